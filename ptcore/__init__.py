@@ -1,0 +1,130 @@
+"""ptcore: tensors with PyTorch semantics and tape-based autograd, for the
+SciPy world.  ``torch.X`` -> ``ptcore.X``.
+
+>>> import ptcore
+>>> x = ptcore.arange(6, dtype=ptcore.float32).view(2, 3)
+>>> x.T.shape
+ptcore.Size([3, 2])
+"""
+import os as _os
+
+# Kernels' OpenMP threads sleep when idle instead of spinning (measured: spinning
+# threads on a 2-vCPU node make small-op workloads many times slower).  Must be
+# set before the first OpenMP runtime loads; a user's own setting wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from ptcore import _config
+from ptcore._ops import _parallel as _parallel
+from ptcore import _tensor as _C
+from ptcore._tensor import (
+    Size, Storage, dtype, device, _TensorBase,
+    bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+    complex64, complex128,
+    get_default_dtype, set_default_dtype,
+    empty, zeros, ones, full, empty_strided, from_numpy,
+    strided, contiguous_format, preserve_format, channels_last, channels_last_3d,
+)
+from ptcore.tensor import Tensor
+from ptcore._dtype_utils import promote_types, result_type, can_cast, finfo, iinfo
+from ptcore._creation import (
+    tensor, as_tensor, asarray, arange, linspace, logspace, eye,
+    empty_like, zeros_like, ones_like, full_like,
+)
+from ptcore import _indexing  # registers advanced indexing with the core
+from ptcore._dlpack import from_dlpack
+from ptcore._random_api import (
+    Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+    rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
+    randint_like,
+)
+from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
+from ptcore import cuda, testing
+
+__version__ = "0.1.0.dev0"
+
+UntypedStorage = Storage
+
+# dtype aliases, as torch
+half = float16
+float = float32
+double = float64
+cfloat = complex64
+cdouble = complex128
+short = int16
+int = int32
+long = int64
+uint8 = uint8
+
+
+def is_tensor(obj):
+    """True if ``obj`` is a ptcore tensor."""
+    return isinstance(obj, _TensorBase)
+
+
+def is_storage(obj):
+    """True if ``obj`` is a ptcore storage."""
+    return isinstance(obj, Storage)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()
+
+
+def set_num_threads(n):
+    """Threads used by ptcore's parallel CPU kernels (and its BLAS)."""
+    import builtins
+    if isinstance(n, builtins.bool) or not isinstance(n, builtins.int):
+        raise TypeError(f"set_num_threads expects an int, got {type(n).__name__}")
+    _parallel._set_num_threads(n)
+
+
+def get_num_threads():
+    """Threads used by ptcore's parallel CPU kernels."""
+    return _parallel._get_num_threads()
+
+
+def _default_threads():
+    if _config.NUM_THREADS > 0:
+        return _config.NUM_THREADS
+    try:
+        return max(len(_os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return _os.cpu_count() or 1
+
+
+_parallel._set_num_threads(_default_threads())
+_C._set_host_cache_limit(_config.CPU_ALLOCATOR_CACHE_MB << 20)
+
+
+# Function forms of the view and copy methods: ptcore.transpose(x, 0, 1) ...
+def _method_as_function(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"``ptcore.{name}(input, ...)`` is ``input.{name}(...)``."
+    return fn
+
+
+for _name in ("reshape", "view_copy", "transpose", "swapaxes", "swapdims", "permute", "t",
+              "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind",
+              "split", "chunk", "tensor_split", "diagonal", "movedim", "moveaxis", "as_strided",
+              "clone", "broadcast_to", "detach"):
+    if hasattr(Tensor, _name):
+        globals()[_name] = _method_as_function(_name)
+del _name
+
+
+def adjoint(input):
+    return input.mT
+
+
+del _os

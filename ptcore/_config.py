@@ -1,0 +1,21 @@
+"""Every ``PTCORE_*`` environment variable is read here, once, at import."""
+import os
+
+
+def _int_env(name, default):
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be an integer, got {v!r}") from None
+
+
+# Threads used by ptcore's CPU kernels (default chosen in ptcore._threads).
+NUM_THREADS = _int_env("PTCORE_NUM_THREADS", 0)
+# Upper bound on freed large host blocks kept for reuse, in MiB.
+CPU_ALLOCATOR_CACHE_MB = _int_env("PTCORE_CPU_ALLOCATOR_CACHE_MB", 1024)
+# Directory for compiled GPU kernels (used by ptcore.cuda).
+CACHE_DIR = os.environ.get("PTCORE_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ptcore")

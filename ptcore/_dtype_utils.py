@@ -1,0 +1,164 @@
+"""Type promotion (PyTorch's rules), ``finfo``/``iinfo``.
+
+Categories: bool < integral < floating < complex.  Dimensioned tensors take
+precedence over zero-dim tensors, which take precedence over Python scalars
+("weak" types): a lower-category participant never changes the result's
+dtype, a higher-category one lifts it to the default dtype of its category.
+"""
+import numpy as _np
+
+from ptcore import _tensor as _C
+
+_ORDER = [_C.bool_, _C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.float16,
+          _C.bfloat16, _C.float32, _C.float64, _C.complex64, _C.complex128]
+
+
+def _build_table():
+    n = len(_ORDER)
+    table = [[None] * n for _ in range(n)]
+    special = {
+        frozenset(("uint8", "int8")): _C.int16,
+        frozenset(("float16", "bfloat16")): _C.float32,
+        frozenset(("complex64", "float64")): _C.complex128,
+    }
+    for a in _ORDER:
+        for b in _ORDER:
+            r = special.get(frozenset((a._name, b._name)))
+            if r is None:
+                r = a if a.num >= b.num else b
+            table[a.num][b.num] = r
+    return table
+
+
+_PROMOTE = _build_table()
+
+
+def promote_types(type1, type2):
+    """The smallest dtype both ``type1`` and ``type2`` can be safely cast to."""
+    a = _C._as_dtype(type1)
+    b = _C._as_dtype(type2)
+    return _PROMOTE[a.num][b.num]
+
+
+def _category(dt):
+    return dt._category
+
+
+def _combine(higher, lower):
+    """PyTorch's combine_categories(higher-priority, lower-priority)."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_complex:
+        return higher
+    if higher.is_floating_point:
+        if lower.is_complex:
+            return higher.to_complex()
+        return higher
+    if higher._category == 0 or lower.is_floating_point or lower.is_complex:
+        return _PROMOTE[higher.num][lower.num]
+    return higher
+
+
+def _scalar_type(x):
+    if isinstance(x, bool):
+        return _C.bool_
+    if isinstance(x, int):
+        return _C.int64
+    if isinstance(x, float):
+        return _C.get_default_dtype()
+    if isinstance(x, complex):
+        return _C._get_default_complex_dtype()
+    if isinstance(x, _np.generic):
+        return _scalar_type(x.item())
+    raise TypeError(f"result_type: expected a Tensor or a Number, got {type(x).__name__}")
+
+
+def _result_type(*args):
+    """Promotion over any mix of tensors and Python scalars."""
+    dim_r = zero_r = wrapped_r = None
+    for a in args:
+        if isinstance(a, _C._TensorBase):
+            dt = a.dtype
+            if a.dim() > 0:
+                dim_r = dt if dim_r is None else _PROMOTE[dim_r.num][dt.num]
+            else:
+                zero_r = dt if zero_r is None else _PROMOTE[zero_r.num][dt.num]
+        elif a is None:
+            continue
+        else:
+            dt = _scalar_type(a)
+            wrapped_r = dt if wrapped_r is None else _PROMOTE[wrapped_r.num][dt.num]
+    r = _combine(dim_r, _combine(zero_r, wrapped_r))
+    if r is None:
+        raise TypeError("result_type: no tensors or numbers given")
+    return r
+
+
+def result_type(tensor1, tensor2):
+    """dtype of an arithmetic op on the two operands (tensors or numbers)."""
+    return _result_type(tensor1, tensor2)
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's casting rules allow ``from_`` -> ``to`` for in-place/out ops."""
+    a = _C._as_dtype(from_)
+    b = _C._as_dtype(to)
+    if a.is_complex and not b.is_complex:
+        return False
+    if a.is_floating_point and b._category < 2:
+        return False
+    if a._category > 0 and b._category == 0:
+        return False
+    return True
+
+
+class finfo:
+    """Machine limits of a floating dtype (``torch.finfo``)."""
+
+    def __init__(self, type=None):
+        dt = _C.get_default_dtype() if type is None else _C._as_dtype(type)
+        if dt.is_complex:
+            dt = dt.to_real()
+        if not dt.is_floating_point:
+            raise TypeError(f"finfo() requires a floating point input type. Use iinfo to handle '{dt!r}'")
+        self.dtype = dt._name
+        if dt is _C.bfloat16:
+            self.bits = 16
+            self.eps = 0.0078125
+            self.max = 3.3895313892515355e38
+            self.min = -3.3895313892515355e38
+            self.tiny = self.smallest_normal = 1.1754943508222875e-38
+            self.resolution = 0.01
+        else:
+            fi = _np.finfo(dt._np)
+            self.bits = int(fi.bits)
+            self.eps = float(fi.eps)
+            self.max = float(fi.max)
+            self.min = float(fi.min)
+            self.tiny = self.smallest_normal = float(fi.smallest_normal)
+            self.resolution = float(fi.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (``torch.iinfo``)."""
+
+    def __init__(self, type):
+        dt = _C._as_dtype(type)
+        if dt.is_floating_point or dt.is_complex:
+            raise TypeError(f"iinfo() requires an integer input type. Use finfo to handle '{dt!r}'")
+        self.dtype = dt._name
+        if dt is _C.bool_:
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            ii = _np.iinfo(dt._np)
+            self.bits, self.min, self.max = int(ii.bits), int(ii.min), int(ii.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

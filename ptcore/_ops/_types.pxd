@@ -1,0 +1,34 @@
+# Shared C-level type contract for ptcore's kernels.
+#
+# ``ScalarType`` numbers are the single source of truth for dtypes at the C
+# level: ``ptcore.dtype.num`` carries the same number, every kernel dispatch
+# table is indexed by it.  float16/bfloat16 are stored as raw 16-bit patterns
+# (``ptc_half``/``ptc_bf16``) and converted through ``ptc_half.h``.
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
+
+cdef extern from "ptc_half.h" nogil:
+    ctypedef uint16_t ptc_half
+    ctypedef uint16_t ptc_bf16
+    float ptc_half_to_float(uint16_t h)
+    uint16_t ptc_float_to_half(float f)
+    float ptc_bf16_to_float(uint16_t b)
+    uint16_t ptc_float_to_bf16(float f)
+
+cdef enum ScalarType:
+    PT_BOOL = 0
+    PT_UINT8 = 1
+    PT_INT8 = 2
+    PT_INT16 = 3
+    PT_INT32 = 4
+    PT_INT64 = 5
+    PT_FLOAT16 = 6
+    PT_BFLOAT16 = 7
+    PT_FLOAT32 = 8
+    PT_FLOAT64 = 9
+    PT_COMPLEX64 = 10
+    PT_COMPLEX128 = 11
+    PT_NUM_TYPES = 12
+
+# Largest number of dimensions a tensor may have (as NumPy).
+cdef enum:
+    PT_MAX_DIMS = 64

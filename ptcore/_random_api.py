@@ -1,0 +1,469 @@
+"""Random number generation: ``Generator`` (Philox4x32-10, counter based, so
+a seed gives the same stream on every device), the global default generator
+and the sampling functions (``rand``, ``randn``, ``randint``, ``randperm``,
+``normal``, ``bernoulli``, ``multinomial``) and in-place fills."""
+import os
+import numbers
+
+import numpy as np
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore._ops import _random as _K
+
+_DEFAULT_SEED = 67280421310721
+_MASK64 = (1 << 64) - 1
+
+
+class Generator:
+    """A Philox4x32-10 random stream: state = (seed, offset).
+
+    Each sampling call consumes a documented number of 128-bit Philox blocks
+    and advances ``offset``; the same (seed, offset) gives the same numbers on
+    CPU and GPU.
+    """
+
+    __module__ = "ptcore"
+
+    def __init__(self, device="cpu"):
+        self._device = _C._to_device(device)
+        self._seed = _DEFAULT_SEED
+        self._offset = 0
+
+    @property
+    def device(self):
+        return self._device
+
+    def manual_seed(self, seed):
+        """Reset the stream to ``seed`` (any Python int; taken modulo 2**64)."""
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise TypeError(f"manual_seed expected an int, got {type(seed).__name__}")
+        seed = int(seed)
+        if seed < -0x8000_0000_0000_0000 or seed > _MASK64:
+            raise RuntimeError(f"Overflow when unpacking long")
+        self._seed = seed & _MASK64
+        self._offset = 0
+        return self
+
+    def seed(self):
+        """Seed from the operating system's entropy; returns the new seed."""
+        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+        self._seed = s
+        self._offset = 0
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        """The state as a uint8 tensor of 16 bytes (seed, offset; little endian)."""
+        raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        return _C.from_numpy(np.frombuffer(raw, dtype=np.uint8).copy())
+
+    def set_state(self, new_state):
+        if not isinstance(new_state, _TensorBase) or new_state.dtype is not _C.uint8:
+            raise TypeError("RNG state must be a ptcore.ByteTensor (uint8 tensor)")
+        if new_state.numel() != 16:
+            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {new_state.numel()}")
+        raw = bytes(new_state.contiguous().numpy().tobytes())
+        self._seed = int.from_bytes(raw[:8], "little")
+        self._offset = int.from_bytes(raw[8:], "little")
+        return self
+
+    def _take(self):
+        return self._seed, self._offset
+
+    def _advance(self, new_offset):
+        self._offset = int(new_offset) & _MASK64
+
+    def __getstate__(self):
+        return {"device": str(self._device), "seed": self._seed, "offset": self._offset}
+
+    def __setstate__(self, st):
+        self._device = _C._to_device(st["device"])
+        self._seed = int(st["seed"])
+        self._offset = int(st["offset"])
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the default generator (and CUDA generators, when present)."""
+    default_generator.manual_seed(seed)
+    return default_generator
+
+
+def seed():
+    """Seed the default generator non-deterministically; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+def _gen(generator):
+    if generator is None:
+        return default_generator
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a ptcore.Generator, got {type(generator).__name__}")
+    return generator
+
+
+# ---------------------------------------------------------------------------
+# filling helpers
+# ---------------------------------------------------------------------------
+
+def _fill_contig(t, kernel, generator, *args):
+    """Run a fill kernel into ``t`` (through a contiguous temporary if needed)."""
+    g = _gen(generator)
+    if t.device.type != "cpu":
+        raise RuntimeError(f"random sampling on {t.device} needs the CUDA backend")
+    target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
+    n = target.numel()
+    if n:
+        s, off = g._take()
+        g._advance(kernel(target.data_ptr(), target.dtype.num, n, s, off, *args))
+    if target is not t:
+        t.copy_(target)
+    return t
+
+
+def _check_float(dt, name):
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"\"{name}\" not implemented for '{dt._legacy}'")
+
+
+def _new(size, dtype, device, default=None):
+    shape = _size_arg(size)
+    dt = (default or _C.get_default_dtype()) if dtype is None else _C._as_dtype(dtype)
+    dev = _C._to_device(device)
+    if dev.type != "cpu":
+        raise RuntimeError(f"random sampling on {dev} needs the CUDA backend")
+    return _C.empty(shape, dtype=dt)
+
+
+def _size_arg(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return [int(s) for s in size]
+
+
+def _finish(t, out, requires_grad):
+    if out is not None:
+        if tuple(out.shape) != tuple(t.shape):
+            out.resize_(t.shape)
+        out.copy_(t)
+        return out
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# ---------------------------------------------------------------------------
+# public sampling functions
+# ---------------------------------------------------------------------------
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    """Uniform samples on [0, 1)."""
+    t = _new(size, dtype, device)
+    _check_float(t.dtype, "check_uniform_bounds")
+    _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
+    return _finish(t, out, requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    """Standard normal samples."""
+    t = _new(size, dtype, device)
+    _check_float(t.dtype, "normal_kernel_cpu")
+    _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
+    return _finish(t, out, requires_grad)
+
+
+def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False, **kwargs):
+    """Integers uniformly drawn from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    low = kwargs.pop("low", None)
+    high = kwargs.pop("high", None)
+    if kwargs:
+        raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list, _C.Size)):
+        size = args.pop()
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    elif len(args) > 2:
+        raise TypeError("randint() takes at most (low, high, size)")
+    if low is None:
+        low = 0
+    if high is None or size is None:
+        raise TypeError("randint() missing required arguments 'high' and/or 'size'")
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = _new((tuple(size),), dtype, device, default=_C.int64)
+    _check_int_range(t.dtype, low, high - 1)
+    _fill_contig(t, _K.fill_randint_addr, generator, low, high)
+    return _finish(t, out, requires_grad)
+
+
+def _check_int_range(dt, lo, hi):
+    if dt.is_complex:
+        raise RuntimeError(f"random_ is not implemented for complex tensors ({dt})")
+    if dt._category == 1:
+        info = np.iinfo(dt._np)
+        if lo < info.min or hi > info.max:
+            raise RuntimeError(
+                f"random_ expects 'from' and 'to' - 1 to be inside the range of {dt._name}: "
+                f"[{info.min}, {info.max}], got [{lo}, {hi}]")
+    elif dt is _C.bool_:
+        if lo < 0 or hi > 1:
+            raise RuntimeError(f"random_ expects 'from' and 'to' - 1 to be inside [0, 1] for bool, got [{lo}, {hi}]")
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    """A random permutation of ``0 .. n-1``."""
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
+    t = _C.empty(n, dtype=_C.int64)
+    g = _gen(generator)
+    if n:
+        s, off = g._take()
+        g._advance(_K.randperm_addr(t.data_ptr(), n, s, off))
+    if dt is not _C.int64:
+        if dt._category == 1 and n - 1 > np.iinfo(dt._np).max:
+            raise RuntimeError(f"n is too large for result tensor type: '{dt._legacy}'")
+        t = t.to(dt)
+    return _finish(t, out, requires_grad)
+
+
+def _as_np64(x):
+    if isinstance(x, _TensorBase):
+        return x.detach().cpu().double().contiguous().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False, pin_memory=False):
+    """Normal samples with the given mean(s) and standard deviation(s)."""
+    mean_t = isinstance(mean, _TensorBase)
+    std_t = isinstance(std, _TensorBase)
+    if not mean_t and not std_t:
+        if size is None:
+            raise TypeError("normal(): with scalar mean and std a 'size' is required")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        t = _new((tuple(size),), dtype, device)
+        _check_float(t.dtype, "normal_kernel_cpu")
+        _fill_contig(t, _K.fill_normal_addr, generator, float(mean), float(std))
+        return _finish(t, out, requires_grad)
+    ref = mean if mean_t else std
+    dt = ref.dtype
+    if mean_t and std_t:
+        dt = mean.dtype
+    _check_float(dt, "normal_kernel_cpu")
+    m = _as_np64(mean)
+    s = _as_np64(std)
+    if np.any(s < 0):
+        raise RuntimeError(f"normal expects all elements of std >= 0.0")
+    shape = np.broadcast_shapes(m.shape, s.shape) if (mean_t and std_t) else (m.shape if mean_t else s.shape)
+    if mean_t and std_t and m.size != s.size and m.shape != s.shape:
+        shape = np.broadcast_shapes(m.shape, s.shape)
+    z = _C.empty(shape, dtype=_C.float64)
+    _fill_contig(z, _K.fill_normal_addr, generator, 0.0, 1.0)
+    vals = np.broadcast_to(m, shape) + np.broadcast_to(s, shape) * z.numpy()
+    t = _C.from_numpy(np.ascontiguousarray(vals)).to(dt, copy=True)
+    return _finish(t, out, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 samples with probabilities ``input`` (or the scalar ``p``)."""
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
+    t = _C.empty(input.shape, dtype=input.dtype)
+    if p is None:
+        _bernoulli_tensor(t, input, generator)
+    else:
+        _bernoulli_(t, p, generator)
+    return _finish(t, out, False)
+
+
+def _bernoulli_tensor(t, probs, generator):
+    p = _as_np64(probs)
+    if p.size and (np.any(p < 0) or np.any(p > 1) or np.any(np.isnan(p))):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    p = np.ascontiguousarray(np.broadcast_to(p, tuple(t.shape)))
+    target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
+    g = _gen(generator)
+    if target.numel():
+        s, off = g._take()
+        g._advance(_K.fill_bernoulli_addr(target.data_ptr(), target.dtype.num, target.numel(), s, off,
+                                          p.ctypes.data, 1))
+    if target is not t:
+        t.copy_(target)
+    return t
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Category indices sampled with probabilities proportional to the rows of ``input``."""
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"multinomial(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype._legacy}")
+    num_samples = int(num_samples)
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    cats = input.shape[-1]
+    if not replacement and num_samples > cats:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if cats > (1 << 24):
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    p = _as_np64(input).reshape(-1, cats)
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    sums = p.sum(axis=1)
+    if np.any(sums <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and np.any((p > 0).sum(axis=1) < num_samples):
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)")
+    p = np.ascontiguousarray(p)
+    rows = p.shape[0]
+    res = _C.empty(rows, num_samples, dtype=_C.int64)
+    g = _gen(generator)
+    s, off = g._take()
+    g._advance(_K.multinomial_addr(res.data_ptr(), p.ctypes.data, rows, cats, num_samples,
+                                   bool(replacement), s, off))
+    if input.dim() == 1:
+        res = res.view(num_samples)
+    return _finish(res, out, False)
+
+
+def _like_fn(name):
+    def f(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+          memory_format=None):
+        t = _C._like(input, dtype, device, False, 0, None, memory_format)
+        if name == "rand":
+            _check_float(t.dtype, "check_uniform_bounds")
+            _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
+        else:
+            _check_float(t.dtype, "normal_kernel_cpu")
+            _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    f.__name__ = name + "_like"
+    f.__doc__ = f"Like ``{name}`` with the shape (and dtype/device) of ``input``."
+    return f
+
+
+rand_like = _like_fn("rand")
+randn_like = _like_fn("randn")
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """Like ``randint`` with the shape of ``input``."""
+    if high is None:
+        low, high = 0, low
+    t = _C._like(input, dtype, device, False, 0, None, memory_format)
+    _random_(t, int(low), int(high), generator)
+    return t
+
+
+# ---------------------------------------------------------------------------
+# in-place methods (Tensor.uniform_ ...)
+# ---------------------------------------------------------------------------
+
+def _uniform_(t, low, high, generator):
+    _check_float(t.dtype, "check_uniform_bounds")
+    low, high = float(low), float(high)
+    if not low <= high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
+    _fill_contig(t, _K.fill_uniform_addr, generator, low, high)
+    t._bump_version()
+    return t
+
+
+def _normal_(t, mean, std, generator):
+    _check_float(t.dtype, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    _fill_contig(t, _K.fill_normal_addr, generator, float(mean), float(std))
+    t._bump_version()
+    return t
+
+
+def _random_(t, low, high, generator):
+    dt = t.dtype
+    if high is None:
+        if low != 0 and low is not None:
+            low, high = 0, int(low)
+        else:
+            low = 0
+            if dt.is_floating_point:
+                digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dt._name]
+                high = (1 << digits) + 1
+            elif dt is _C.bool_:
+                high = 2
+            else:
+                high = int(np.iinfo(dt._np).max) + 1
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _check_int_range(dt, low, high - 1)
+    _fill_contig(t, _K.fill_randint_addr, generator, low, high)
+    t._bump_version()
+    return t
+
+
+def _bernoulli_(t, p, generator):
+    if isinstance(p, _TensorBase):
+        _bernoulli_tensor(t, p, generator)
+    else:
+        p = float(p)
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        if t.dtype.is_complex:
+            raise RuntimeError("bernoulli_ is not implemented for complex tensors")
+        one = np.array([p], dtype=np.float64)
+        target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
+        g = _gen(generator)
+        if target.numel():
+            s, off = g._take()
+            g._advance(_K.fill_bernoulli_addr(target.data_ptr(), target.dtype.num, target.numel(), s,
+                                              off, one.ctypes.data, 0))
+        if target is not t:
+            t.copy_(target)
+    t._bump_version()
+    return t
+
+
+def _exponential_(t, lambd, generator):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"exponential_ not implemented for '{t.dtype._legacy}'")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    _fill_contig(t, _K.fill_exponential_addr, generator, float(lambd))
+    t._bump_version()
+    return t

@@ -1,0 +1,84 @@
+# The typed tensor core: dtypes, devices, storage and the strided view.
+#
+# Other Cython modules (and third-party extensions) cimport these types to
+# read a tensor's metadata at C speed (the pattern of cupy/_core/core.pxd).
+from libc.stdint cimport int64_t
+
+cdef enum:
+    PT_INLINE_DIMS = 6      # shapes/strides up to this rank live inside the object
+
+
+cdef class dtype:
+    cdef readonly int num               # ScalarType number (ptcore._ops._types)
+    cdef readonly int itemsize
+    cdef readonly str _name              # 'float32'
+    cdef readonly bint is_floating_point
+    cdef readonly bint is_complex
+    cdef readonly bint is_signed
+    cdef readonly int _category          # 0 bool, 1 integral, 2 floating, 3 complex
+    cdef readonly object _np             # NumPy dtype, or None (bfloat16)
+    cdef readonly str _legacy            # 'Float' for ptcore.FloatTensor
+
+
+cdef class device:
+    cdef readonly str type
+    cdef readonly object index           # None or int
+    cdef int _type_code                  # 0 cpu, 1 cuda, 2 meta
+    cdef int _idx                        # -1 when index is None
+
+
+cdef class Storage:
+    cdef char* _data
+    cdef Py_ssize_t _nbytes
+    cdef int _kind                       # see _tensor.pyx: STORAGE_* constants
+    cdef object _owner                   # keeps external memory alive
+    cdef void* _dl_managed               # DLPack capsule payload to release
+    cdef bint _dl_versioned
+    cdef readonly device device
+    cdef public Py_ssize_t _version      # bumped by in-place writes (autograd)
+    cdef public object _shared           # shared-memory handle (multiprocessing)
+    cdef object __weakref__
+
+    cdef bytes _bytes(self)
+
+
+cdef class _TensorBase:
+    cdef Storage _storage
+    cdef Py_ssize_t _offset              # in elements
+    cdef int _ndim
+    cdef Py_ssize_t* _shape
+    cdef Py_ssize_t* _strides            # in elements, as PyTorch
+    cdef Py_ssize_t _inline[2 * PT_INLINE_DIMS]
+    cdef Py_ssize_t _numel
+    cdef dtype _dtype
+    cdef object _view_base               # the tensor this is a view of, or None
+    # autograd slots, used by ptcore.autograd
+    cdef public bint _requires_grad
+    cdef public object _grad
+    cdef public object _grad_fn
+    cdef public object _backward_hooks
+    cdef public object _post_acc_hooks
+    cdef public bint _retains_grad
+    cdef object __weakref__
+
+    cdef int _alloc_dims(self, int ndim) except -1
+    cdef inline char* _ptr(self) noexcept:
+        return self._storage._data + self._offset * self._dtype.itemsize
+    cdef bint _is_contig(self) noexcept
+    cdef _TensorBase _view(self, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
+                           Py_ssize_t offset)
+    cdef int _set_from(self, _TensorBase other) except -1
+    cdef _TensorBase _view_lists(self, list shape, list strides, Py_ssize_t offset)
+    cdef _TensorBase _view_dtype(self, dtype dt)
+    cdef _TensorBase _select(self, int d, Py_ssize_t i)
+    cdef _TensorBase _select_index(self, int d, Py_ssize_t i)
+    cdef _TensorBase _basic_index(self, tuple items)
+    cdef object _as_numpy(self)
+
+
+cdef _TensorBase _make_tensor(Storage storage, dtype dt, int ndim,
+                              const Py_ssize_t* shape, const Py_ssize_t* strides,
+                              Py_ssize_t offset)
+cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
+                               device dev, bint zero)
+cdef dtype dtype_from_num(int num)

@@ -1,0 +1,2701 @@
+# cython: language_level=3
+"""The typed tensor core of ptcore.
+
+dtypes, devices, host storage (with a caching, huge-page-aware allocator) and
+``_TensorBase``: a strided view of a ``Storage`` holding shape, strides (in
+elements), offset, dtype and the autograd slots.  Views share storage and
+never copy.  ``ptcore.Tensor`` is a Python subclass of ``_TensorBase``.
+"""
+cimport cython
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.object cimport PyTypeObject, PyObject
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
+                             PyBUF_RECORDS_RO, PyBUF_FORMAT, PyBUF_WRITABLE)
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.string cimport memset, memcpy
+from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t,
+                          uint16_t, uint64_t, uintptr_t)
+from libc.math cimport isfinite
+
+from ptcore._ops._types cimport (
+    ScalarType, PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
+    PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
+    PT_COMPLEX128, PT_NUM_TYPES, PT_MAX_DIMS,
+    ptc_half_to_float, ptc_bf16_to_float)
+from ptcore._ops._copy cimport copy_cast, fill as _kfill
+
+import numpy as _np
+import operator as _operator
+import warnings as _warnings
+
+# ---------------------------------------------------------------------------
+# dtypes
+# ---------------------------------------------------------------------------
+
+cdef list _DTYPES = [None] * PT_NUM_TYPES
+cdef dict _DTYPE_BY_NAME = {}
+
+
+@cython.final
+cdef class dtype:
+    """A tensor element type (``ptcore.float32`` ...), as ``torch.dtype``."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("cannot create 'ptcore.dtype' instances; use ptcore.float32, ptcore.int64, ...")
+
+    def __repr__(self):
+        return "ptcore." + self._name
+
+    def __reduce__(self):
+        return (_dtype_from_name, (self._name,))
+
+    def to_real(self):
+        """The real counterpart of a complex dtype (identity otherwise)."""
+        if self.num == PT_COMPLEX64:
+            return _DTYPES[PT_FLOAT32]
+        if self.num == PT_COMPLEX128:
+            return _DTYPES[PT_FLOAT64]
+        return self
+
+    def to_complex(self):
+        """The complex counterpart of a floating dtype."""
+        if self.num == PT_FLOAT64:
+            return _DTYPES[PT_COMPLEX128]
+        if self.num in (PT_FLOAT32, PT_FLOAT16, PT_BFLOAT16):
+            return _DTYPES[PT_COMPLEX64]
+        if self.is_complex:
+            return self
+        raise RuntimeError(f"to_complex is only supported for floating point dtypes, got {self!r}")
+
+
+cdef dtype _new_dtype(int num, str name, int itemsize, int category, bint signed,
+                      object np_dtype, str legacy):
+    cdef dtype d = dtype.__new__(dtype)
+    d.num = num
+    d._name = name
+    d.itemsize = itemsize
+    d._category = category
+    d.is_floating_point = category == 2
+    d.is_complex = category == 3
+    d.is_signed = signed
+    d._np = np_dtype
+    d._legacy = legacy
+    _DTYPES[num] = d
+    _DTYPE_BY_NAME[name] = d
+    return d
+
+
+bool_ = _new_dtype(PT_BOOL, "bool", 1, 0, False, _np.dtype(_np.bool_), "Bool")
+uint8 = _new_dtype(PT_UINT8, "uint8", 1, 1, False, _np.dtype(_np.uint8), "Byte")
+int8 = _new_dtype(PT_INT8, "int8", 1, 1, True, _np.dtype(_np.int8), "Char")
+int16 = _new_dtype(PT_INT16, "int16", 2, 1, True, _np.dtype(_np.int16), "Short")
+int32 = _new_dtype(PT_INT32, "int32", 4, 1, True, _np.dtype(_np.int32), "Int")
+int64 = _new_dtype(PT_INT64, "int64", 8, 1, True, _np.dtype(_np.int64), "Long")
+float16 = _new_dtype(PT_FLOAT16, "float16", 2, 2, True, _np.dtype(_np.float16), "Half")
+bfloat16 = _new_dtype(PT_BFLOAT16, "bfloat16", 2, 2, True, None, "BFloat16")
+float32 = _new_dtype(PT_FLOAT32, "float32", 4, 2, True, _np.dtype(_np.float32), "Float")
+float64 = _new_dtype(PT_FLOAT64, "float64", 8, 2, True, _np.dtype(_np.float64), "Double")
+complex64 = _new_dtype(PT_COMPLEX64, "complex64", 8, 3, True, _np.dtype(_np.complex64), "ComplexFloat")
+complex128 = _new_dtype(PT_COMPLEX128, "complex128", 16, 3, True, _np.dtype(_np.complex128), "ComplexDouble")
+
+cdef dict _NP_TO_DTYPE = {d._np: d for d in _DTYPES if d._np is not None}
+
+
+cdef dtype dtype_from_num(int num):
+    return <dtype>_DTYPES[num]
+
+
+def _dtype_from_name(str name):
+    """Inverse of ``dtype.__reduce__`` (pickling by name, no code)."""
+    try:
+        return _DTYPE_BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown ptcore dtype name {name!r}") from None
+
+
+def _all_dtypes():
+    return list(_DTYPES)
+
+
+def _dtype_from_numpy(np_dtype):
+    """ptcore dtype for a NumPy dtype; TypeError if unsupported."""
+    d = _NP_TO_DTYPE.get(_np.dtype(np_dtype))
+    if d is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{_np.dtype(np_dtype).name}. The only supported "
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint8, and bool.")
+    return d
+
+
+cdef dtype _default_dtype = float32
+
+
+def get_default_dtype():
+    """The default floating point dtype (initially ``ptcore.float32``)."""
+    return _default_dtype
+
+
+def set_default_dtype(d):
+    """Set the default floating point dtype (float16, bfloat16, float32 or float64)."""
+    global _default_dtype
+    if not isinstance(d, dtype) or not (<dtype>d).is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+    _default_dtype = <dtype>d
+
+
+cdef inline dtype _default_complex():
+    return <dtype>_DTYPES[PT_COMPLEX128 if _default_dtype.num == PT_FLOAT64 else PT_COMPLEX64]
+
+
+def _get_default_complex_dtype():
+    return _default_complex()
+
+
+# ---------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------
+
+cdef dict _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "meta": 2}
+
+
+@cython.final
+cdef class device:
+    """Where a tensor's storage lives: ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``."""
+
+    def __init__(self, type, index=None):
+        cdef str s
+        if isinstance(type, device):
+            if index is not None:
+                raise TypeError("device(): a device object and an index cannot both be given")
+            self.type = (<device>type).type
+            self.index = (<device>type).index
+        elif isinstance(type, int) and not isinstance(type, bool):
+            if index is not None:
+                raise TypeError("device(): an integer device and an index cannot both be given")
+            if type < 0:
+                raise RuntimeError(f"Device index must not be negative, got {type}")
+            self.type = "cuda"
+            self.index = int(type)
+        elif isinstance(type, str):
+            s = type.strip()
+            if ":" in s:
+                if index is not None:
+                    raise RuntimeError(f"device(): type (string) must not include an index because index was passed explicitly: {s}")
+                name, _, idx = s.partition(":")
+                if not idx.isdigit():
+                    raise RuntimeError(f"Invalid device string: '{type}'")
+                index = int(idx)
+                s = name
+            if s not in _DEVICE_TYPES:
+                raise RuntimeError(
+                    f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+            self.type = s
+            if index is not None:
+                if isinstance(index, bool) or not isinstance(index, int):
+                    raise TypeError(f"device(): index must be an int, got {_typename(index)}")
+                if index < 0:
+                    raise RuntimeError(f"Device index must not be negative, got {index}")
+                index = int(index)
+            self.index = index
+        else:
+            raise TypeError(f"device() received an invalid combination of arguments: {_typename(type)}")
+        self._type_code = _DEVICE_TYPES[self.type]
+        self._idx = -1 if self.index is None else self.index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        if self.index is None:
+            return self.type
+        return f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, device):
+            return self.type == (<device>other).type and self.index == (<device>other).index
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+cdef device _CPU = device("cpu")
+cdef dict _device_cache = {}
+
+
+cdef device _as_device(object d):
+    """Parse a device argument (device, str, int); None means CPU."""
+    if d is None:
+        return _CPU
+    if type(d) is device:
+        return <device>d
+    try:
+        return <device>_device_cache[d]
+    except (KeyError, TypeError):
+        pass
+    cdef device dev = device(d)
+    if dev.type == "cuda" and dev.index is None:
+        pass
+    try:
+        _device_cache[d] = dev
+    except TypeError:
+        pass
+    return dev
+
+
+def _to_device(d):
+    return _as_device(d)
+
+
+cdef object _cuda_hook = None
+
+
+def _set_cuda_hook(hook):
+    """Registered by ptcore.cuda: called for any non-CPU placement."""
+    global _cuda_hook
+    _cuda_hook = hook
+
+
+cdef int _require_cpu(device dev, str what) except -1:
+    if dev._type_code == 0:
+        return 0
+    if dev._type_code == 1:
+        if _cuda_hook is not None:
+            _cuda_hook(dev, what)
+        raise RuntimeError(f"{what}: CUDA tensors are not supported by this build of ptcore ({dev})")
+    raise NotImplementedError(f"{what}: device type '{dev.type}' is not supported")
+
+
+cdef str _typename(object o):
+    return type(o).__name__
+
+
+# ---------------------------------------------------------------------------
+# Host allocator: aligned small blocks, mmap'd large blocks with huge pages,
+# a bounded cache of freed large blocks (no page faults on reuse), and lazily
+# zero-filled fresh mappings for zeros().
+# ---------------------------------------------------------------------------
+
+cdef extern from "ptc_alloc.h":
+    void* ptc_host_alloc(size_t n, int zero) nogil
+    void ptc_host_free(void* p, size_t n) nogil
+    void ptc_host_empty_cache() nogil
+    size_t ptc_large_threshold
+    size_t ptc_cache_limit
+    size_t ptc_cache_bytes
+    int ptc_cache_n
+    uint64_t ptc_stat_hits, ptc_stat_maps, ptc_stat_unmaps
+    size_t ptc_live_bytes
+
+
+def _host_allocator_stats():
+    """Counters of the host allocator (large blocks only)."""
+    return {
+        "cached_bytes": ptc_cache_bytes, "cached_blocks": ptc_cache_n,
+        "cache_limit": ptc_cache_limit, "large_threshold": ptc_large_threshold,
+        "live_large_bytes": ptc_live_bytes, "cache_hits": ptc_stat_hits,
+        "maps": ptc_stat_maps, "unmaps": ptc_stat_unmaps,
+    }
+
+
+def _host_empty_cache():
+    """Return all cached large host blocks to the operating system."""
+    ptc_host_empty_cache()
+
+
+def _set_host_cache_limit(Py_ssize_t nbytes):
+    global ptc_cache_limit
+    if nbytes < 0:
+        raise ValueError(f"host cache limit must be >= 0 bytes, got {nbytes}")
+    ptc_cache_limit = nbytes
+    ptc_host_empty_cache()
+
+
+# ---------------------------------------------------------------------------
+# Storage
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    STORAGE_HOST = 0        # ptc_host_alloc
+    STORAGE_EXTERNAL = 1    # memory owned by _owner (NumPy array, buffer, shm)
+    STORAGE_DLPACK = 2      # DLPack managed tensor, released through its deleter
+    STORAGE_DEVICE = 3      # device memory owned by _owner (ptcore.cuda allocation)
+
+cdef extern from "ptc_dlpack.h":
+    void ptc_dlpack_release(void* managed, int versioned) nogil
+
+
+cdef class Storage:
+    """Untyped bytes on a device (``torch.UntypedStorage``).
+
+    ``Storage(nbytes)`` allocates uninitialised host memory.
+    """
+
+    def __init__(self, Py_ssize_t nbytes=0, device=None):
+        _require_cpu(_as_device(device), "Storage")
+        if nbytes < 0:
+            raise ValueError(f"Storage: size must be non-negative, got {nbytes}")
+        if self._data != NULL or self._owner is not None:
+            raise RuntimeError("Storage already initialised")
+        _host_storage_init(self, nbytes, False)
+
+    def __dealloc__(self):
+        if self._kind == STORAGE_HOST:
+            if self._data != NULL:
+                ptc_host_free(self._data, <size_t>self._nbytes)
+        elif self._kind == STORAGE_DLPACK:
+            if self._dl_managed != NULL:
+                ptc_dlpack_release(self._dl_managed, self._dl_versioned)
+        self._data = NULL
+
+    def nbytes(self):
+        return self._nbytes
+
+    def size(self):
+        return self._nbytes
+
+    def __len__(self):
+        return self._nbytes
+
+    def data_ptr(self):
+        return <Py_ssize_t><uintptr_t>self._data
+
+    def element_size(self):
+        return 1
+
+    def is_shared(self):
+        return self._shared is not None
+
+    def is_pinned(self, device="cuda"):
+        return False
+
+    def tolist(self):
+        if self.device._type_code != 0:
+            raise RuntimeError("tolist() of a device storage: copy it to the CPU first")
+        return list(self._bytes())
+
+    cdef bytes _bytes(self):
+        if self._nbytes == 0:
+            return b""
+        return (<char*>self._data)[:self._nbytes]
+
+    def __repr__(self):
+        return f"<ptcore.Storage of {self._nbytes} bytes on {self.device}>"
+
+    def __reduce__(self):
+        if self.device._type_code != 0:
+            raise RuntimeError("pickling a device storage: copy it to the CPU first")
+        return (_storage_from_bytes, (self._bytes(),))
+
+    @property
+    def _kind_name(self):
+        return ("host", "external", "dlpack", "device")[self._kind]
+
+
+cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:
+    cdef void* p = NULL
+    if nbytes > 0:
+        with nogil:
+            p = ptc_host_alloc(<size_t>nbytes, zero)
+        if p == NULL:
+            raise MemoryError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
+    st._data = <char*>p
+    st._nbytes = nbytes
+    st._kind = STORAGE_HOST
+    st.device = _CPU
+    return 0
+
+
+cdef Storage _new_host_storage(Py_ssize_t nbytes, bint zero):
+    cdef Storage st = Storage.__new__(Storage)
+    _host_storage_init(st, nbytes, zero)
+    return st
+
+
+cdef Storage _external_storage(char* data, Py_ssize_t nbytes, object owner, device dev):
+    cdef Storage st = Storage.__new__(Storage)
+    st._data = data
+    st._nbytes = nbytes
+    st._kind = STORAGE_EXTERNAL if dev._type_code == 0 else STORAGE_DEVICE
+    st._owner = owner
+    st.device = dev
+    return st
+
+
+def _storage_from_bytes(bytes b):
+    cdef Storage st = _new_host_storage(len(b), False)
+    if len(b):
+        memcpy(st._data, <const char*>b, len(b))
+    return st
+
+
+def _storage_from_pointer(Py_ssize_t ptr, Py_ssize_t nbytes, owner, dev=None):
+    """Wrap memory owned by ``owner`` (kept alive) as a Storage.  Internal."""
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+    if ptr == 0 and nbytes > 0:
+        raise ValueError("null pointer with a non-zero size")
+    return _external_storage(<char*><uintptr_t>ptr, nbytes, owner, _as_device(dev))
+
+
+cdef Storage _dlpack_storage(char* data, Py_ssize_t nbytes, void* managed, bint versioned, device dev):
+    cdef Storage st = Storage.__new__(Storage)
+    st._data = data
+    st._nbytes = nbytes
+    st._kind = STORAGE_DLPACK
+    st._dl_managed = managed
+    st._dl_versioned = versioned
+    st.device = dev
+    return st
+
+
+cdef Storage _EMPTY_STORAGE = _new_host_storage(0, False)
+
+
+# ---------------------------------------------------------------------------
+# Size
+# ---------------------------------------------------------------------------
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints (``torch.Size``)."""
+
+    __slots__ = ()
+    __module__ = "ptcore"
+
+    def __new__(cls, sizes=()):
+        t = tuple.__new__(cls, sizes)
+        for s in t:
+            if not isinstance(s, int) and not hasattr(s, "__index__"):
+                raise TypeError(f"Size() takes an iterable of 'int' (item {len(t)} is '{type(s).__name__}')")
+        return t
+
+    def __repr__(self):
+        return f"ptcore.Size([{', '.join(str(s) for s in self)}])"
+
+    def __getitem__(self, key):
+        r = tuple.__getitem__(self, key)
+        if isinstance(key, slice):
+            return Size(r)
+        return r
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
+    def numel(self):
+        """Number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+cdef object _Size_new = tuple.__new__
+
+
+cdef inline object _make_size(int n, const Py_ssize_t* v):
+    cdef tuple t = PyTuple_New(n)
+    cdef int i
+    cdef object o
+    for i in range(n):
+        o = v[i]
+        Py_INCREF(o)
+        PyTuple_SET_ITEM(t, i, o)
+    return _Size_new(Size, t)
+
+
+cdef inline tuple _make_tuple(int n, const Py_ssize_t* v):
+    cdef tuple t = PyTuple_New(n)
+    cdef int i
+    cdef object o
+    for i in range(n):
+        o = v[i]
+        Py_INCREF(o)
+        PyTuple_SET_ITEM(t, i, o)
+    return t
+
+
+# ---------------------------------------------------------------------------
+# small helpers on shapes
+# ---------------------------------------------------------------------------
+
+cdef inline int _wrap_dim(Py_ssize_t d, int ndim) except -1:
+    cdef int n = ndim if ndim > 0 else 1
+    if d < -n or d >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return <int>(d + n if d < 0 else d)
+
+
+def _wrap_dim_py(d, int ndim):
+    return _wrap_dim(_operator.index(d), ndim)
+
+
+cdef list _parse_shape_args(tuple args, str fname):
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` -> list of ints."""
+    cdef object a
+    if len(args) == 1 and not isinstance(args[0], int):
+        a = args[0]
+        if isinstance(a, (tuple, list)):
+            args = tuple(a)
+        elif isinstance(a, _TensorBase) or hasattr(a, "__index__"):
+            args = (a,)
+        else:
+            raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, but found element of type {_typename(a)}")
+    cdef list out = []
+    for a in args:
+        if isinstance(a, bool) or not (isinstance(a, int) or hasattr(a, "__index__")):
+            raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, but found element of type {_typename(a)} at pos {len(out)}")
+        out.append(_operator.index(a))
+    return out
+
+
+cdef inline void _contig_strides(int ndim, const Py_ssize_t* shape, Py_ssize_t* strides) noexcept:
+    cdef Py_ssize_t s = 1
+    cdef int i
+    for i in range(ndim - 1, -1, -1):
+        strides[i] = s
+        s *= shape[i] if shape[i] > 1 else 1
+
+
+cdef list _infer_size(list shape, Py_ssize_t numel):
+    cdef Py_ssize_t prod = 1
+    cdef int infer = -1
+    cdef int i
+    for i in range(len(shape)):
+        if shape[i] == -1:
+            if infer >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif shape[i] < 0:
+            raise RuntimeError(f"invalid shape dimension {shape[i]}")
+        else:
+            prod *= shape[i]
+    if infer >= 0:
+        if prod == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {_fmt_list(shape)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous")
+        if numel % prod != 0:
+            raise RuntimeError(f"shape '{_fmt_list(shape)}' is invalid for input of size {numel}")
+        shape = list(shape)
+        shape[infer] = numel // prod
+    elif prod != numel:
+        raise RuntimeError(f"shape '{_fmt_list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+cdef str _fmt_list(object seq):
+    return "[" + ", ".join(str(x) for x in seq) + "]"
+
+
+cdef object _compute_view_strides(_TensorBase t, list newshape):
+    """Strides for viewing ``t`` as ``newshape`` without copying, or None
+    (PyTorch's computeStride)."""
+    cdef int old_nd = t._ndim
+    cdef int new_nd = len(newshape)
+    cdef list newstride = [0] * new_nd
+    cdef int i
+    if t._numel == 0:
+        if [t._shape[i] for i in range(old_nd)] == newshape:
+            return [t._strides[i] for i in range(old_nd)]
+        s = 1
+        for i in range(new_nd - 1, -1, -1):
+            newstride[i] = s
+            s *= max(newshape[i], 1)
+        return newstride
+    if old_nd == 0:
+        for i in range(new_nd):
+            newstride[i] = 1
+        return newstride
+    cdef int view_d = new_nd - 1
+    cdef Py_ssize_t chunk_base_stride = t._strides[old_nd - 1]
+    cdef Py_ssize_t tensor_numel = 1
+    cdef Py_ssize_t view_numel = 1
+    cdef int tensor_d
+    for tensor_d in range(old_nd - 1, -1, -1):
+        tensor_numel *= t._shape[tensor_d]
+        if tensor_d == 0 or (t._shape[tensor_d - 1] != 1 and
+                             t._strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = t._strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return newstride
+
+
+# ---------------------------------------------------------------------------
+# tensor construction
+# ---------------------------------------------------------------------------
+
+cdef object _TensorClass = None     # ptcore.Tensor, set by ptcore.tensor
+cdef tuple _EMPTY_TUPLE = ()
+
+
+def _set_tensor_class(cls):
+    global _TensorClass
+    if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+        raise TypeError("tensor class must subclass _TensorBase")
+    _TensorClass = cls
+
+
+cdef extern from *:
+    """
+    static PyObject *ptc_new_instance(PyObject *cls, PyObject *args) {
+        return ((PyTypeObject *)cls)->tp_new((PyTypeObject *)cls, args, NULL);
+    }
+    """
+    object ptc_new_instance(object cls, object args)
+
+
+cdef inline _TensorBase _new_instance(object cls):
+    return <_TensorBase>ptc_new_instance(cls, _EMPTY_TUPLE)
+
+
+cdef _TensorBase _make_tensor(Storage storage, dtype dt, int ndim,
+                              const Py_ssize_t* shape, const Py_ssize_t* strides,
+                              Py_ssize_t offset):
+    cdef _TensorBase t = _new_instance(_TensorClass)
+    t._storage = storage
+    t._dtype = dt
+    t._offset = offset
+    t._alloc_dims(ndim)
+    cdef Py_ssize_t n = 1
+    cdef int i
+    for i in range(ndim):
+        t._shape[i] = shape[i]
+        t._strides[i] = strides[i]
+        n *= shape[i]
+    t._numel = n
+    return t
+
+
+cdef Py_ssize_t _checked_nbytes(int ndim, const Py_ssize_t* shape, int itemsize) except -1:
+    cdef Py_ssize_t n = 1
+    cdef int i
+    for i in range(ndim):
+        if shape[i] < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {shape[i]}: {_fmt_list([shape[j] for j in range(ndim)])}")
+    for i in range(ndim):
+        if shape[i] != 0 and n > (<Py_ssize_t>0x7fffffffffffffff) // itemsize // shape[i]:
+            raise RuntimeError(f"numel overflows for shape {_fmt_list([shape[j] for j in range(ndim)])}")
+        n *= shape[i]
+    return n * itemsize
+
+
+cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
+                               device dev, bint zero):
+    if ndim > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {ndim}")
+    if dev._type_code != 0:
+        _require_cpu(dev, "empty")
+    cdef Py_ssize_t nbytes = _checked_nbytes(ndim, shape, dt.itemsize)
+    cdef Storage st = _new_host_storage(nbytes, zero)
+    cdef Py_ssize_t strides[PT_MAX_DIMS]
+    _contig_strides(ndim, shape, strides)
+    return _make_tensor(st, dt, ndim, shape, strides, 0)
+
+
+cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
+    """A new tensor shaped like ``src``; keeps src's dim order when src is
+    non-overlapping and dense (PyTorch's preserve_format)."""
+    cdef Py_ssize_t strides[PT_MAX_DIMS]
+    cdef int nd = src._ndim
+    cdef int perm[PT_MAX_DIMS]
+    cdef int i, j, k
+    cdef Py_ssize_t s
+    if src._is_contig() or not _non_overlapping_and_dense(src):
+        return _empty_contig(dt, nd, src._shape, src._storage.device, zero)
+    # order dims by decreasing stride (stable), then lay them out densely
+    for i in range(nd):
+        perm[i] = i
+    for i in range(1, nd):
+        k = perm[i]
+        j = i - 1
+        while j >= 0 and src._strides[perm[j]] < src._strides[k]:
+            perm[j + 1] = perm[j]
+            j -= 1
+        perm[j + 1] = k
+    s = 1
+    for i in range(nd - 1, -1, -1):
+        strides[perm[i]] = s
+        s *= src._shape[perm[i]] if src._shape[perm[i]] > 1 else 1
+    cdef Storage st = _new_host_storage(src._numel * dt.itemsize, zero)
+    return _make_tensor(st, dt, nd, src._shape, strides, 0)
+
+
+cdef bint _non_overlapping_and_dense(_TensorBase t) noexcept:
+    cdef int nd = t._ndim
+    cdef int perm[PT_MAX_DIMS]
+    cdef int i, j, k
+    cdef Py_ssize_t expected = 1
+    if nd == 0 or t._numel == 0:
+        return True
+    for i in range(nd):
+        perm[i] = i
+    for i in range(1, nd):
+        k = perm[i]
+        j = i - 1
+        while j >= 0 and (t._strides[perm[j]] > t._strides[k] or
+                          (t._strides[perm[j]] == t._strides[k] and t._shape[perm[j]] > t._shape[k])):
+            perm[j + 1] = perm[j]
+            j -= 1
+        perm[j + 1] = k
+    for i in range(nd):
+        k = perm[i]
+        if t._shape[k] == 1:
+            continue
+        if t._strides[k] != expected:
+            return False
+        expected *= t._shape[k]
+    return True
+
+
+# ---------------------------------------------------------------------------
+# copy / fill glue to the kernels
+# ---------------------------------------------------------------------------
+
+cdef int _broadcast_src_strides(_TensorBase dst, _TensorBase src, Py_ssize_t* out) except -1:
+    """Byte strides of ``src`` expanded to ``dst``'s shape."""
+    cdef int nd = dst._ndim
+    cdef int off = nd - src._ndim
+    cdef int i
+    cdef Py_ssize_t s
+    if off < 0:
+        raise RuntimeError(
+            f"output with shape {_fmt_list(dst.shape)} doesn't match the broadcast shape "
+            f"{_fmt_list(_broadcast_shapes_list(dst.shape, src.shape))}")
+    for i in range(nd):
+        if i < off:
+            out[i] = 0
+            continue
+        s = src._shape[i - off]
+        if s == dst._shape[i]:
+            out[i] = src._strides[i - off] * src._dtype.itemsize if s != 1 else 0
+        elif s == 1:
+            out[i] = 0
+        else:
+            raise RuntimeError(
+                f"The size of tensor a ({dst._shape[i]}) must match the size of tensor b ({s}) "
+                f"at non-singleton dimension {i}")
+    return 0
+
+
+cdef list _broadcast_shapes_list(object a, object b):
+    cdef list ra = list(a)[::-1]
+    cdef list rb = list(b)[::-1]
+    cdef list out = []
+    cdef int i
+    for i in range(max(len(ra), len(rb))):
+        x = ra[i] if i < len(ra) else 1
+        y = rb[i] if i < len(rb) else 1
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {max(len(ra), len(rb)) - 1 - i}")
+    return out[::-1]
+
+
+cdef void _byte_strides(_TensorBase t, Py_ssize_t* out) noexcept:
+    cdef int i
+    for i in range(t._ndim):
+        out[i] = t._strides[i] * t._dtype.itemsize
+
+
+cdef int _check_internal_overlap(_TensorBase t) except -1:
+    cdef int i
+    for i in range(t._ndim):
+        if t._strides[i] == 0 and t._shape[i] > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation.")
+    return 0
+
+
+cdef void _byte_extent(_TensorBase t, uintptr_t* lo, uintptr_t* hi) noexcept:
+    cdef uintptr_t base = <uintptr_t>t._ptr()
+    cdef Py_ssize_t span = 0
+    cdef int i
+    for i in range(t._ndim):
+        if t._shape[i] > 1:
+            span += (t._shape[i] - 1) * t._strides[i]
+    lo[0] = base
+    hi[0] = base + (span + 1) * t._dtype.itemsize
+
+
+cdef bint _may_overlap(_TensorBase a, _TensorBase b) noexcept:
+    if a._storage is not b._storage or a._numel == 0 or b._numel == 0:
+        return False
+    cdef uintptr_t alo, ahi, blo, bhi
+    _byte_extent(a, &alo, &ahi)
+    _byte_extent(b, &blo, &bhi)
+    return alo < bhi and blo < ahi
+
+
+cdef bint _same_layout(_TensorBase a, _TensorBase b) noexcept:
+    if a._storage is not b._storage or a._offset != b._offset or a._ndim != b._ndim \
+            or a._dtype is not b._dtype:
+        return False
+    cdef int i
+    for i in range(a._ndim):
+        if a._shape[i] != b._shape[i] or (a._shape[i] > 1 and a._strides[i] != b._strides[i]):
+            return False
+    return True
+
+
+cdef int _copy_into(_TensorBase dst, _TensorBase src) except -1:
+    """dst[...] = src with broadcasting and dtype conversion (both on CPU)."""
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    cdef int rc
+    _broadcast_src_strides(dst, src, sstr)
+    if dst._numel == 0:
+        return 0
+    _check_internal_overlap(dst)
+    if _may_overlap(dst, src):
+        if _same_layout(dst, src):
+            return 0
+        src = _clone_contig(src)
+        _broadcast_src_strides(dst, src, sstr)
+    _byte_strides(dst, dstr)
+    cdef char* dp = dst._ptr()
+    cdef char* sp = src._ptr()
+    with nogil:
+        rc = copy_cast(dp, dst._dtype.num, dstr, sp, src._dtype.num, sstr,
+                       dst._shape, dst._ndim)
+    if rc != 0:
+        raise RuntimeError(f"copy: unsupported dtypes {src._dtype!r} -> {dst._dtype!r}")
+    return 0
+
+
+cdef _TensorBase _clone_contig(_TensorBase src):
+    cdef _TensorBase out = _empty_contig(src._dtype, src._ndim, src._shape, src._storage.device, False)
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    _byte_strides(out, dstr)
+    _byte_strides(src, sstr)
+    cdef char* dp = out._ptr()
+    cdef char* sp = src._ptr()
+    if src._numel:
+        with nogil:
+            copy_cast(dp, out._dtype.num, dstr, sp, src._dtype.num, sstr,
+                      out._shape, out._ndim)
+    return out
+
+
+cdef _TensorBase _convert(_TensorBase src, dtype dt, bint preserve_layout):
+    """A copy of ``src`` with dtype ``dt`` (layout preserved when dense)."""
+    cdef _TensorBase out
+    if preserve_layout:
+        out = _empty_strided_like(src, dt, False)
+    else:
+        out = _empty_contig(dt, src._ndim, src._shape, src._storage.device, False)
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    _byte_strides(out, dstr)
+    _byte_strides(src, sstr)
+    cdef char* dp = out._ptr()
+    cdef char* sp = src._ptr()
+    if src._numel:
+        with nogil:
+            copy_cast(dp, dt.num, dstr, sp, src._dtype.num, sstr,
+                      out._shape, out._ndim)
+    return out
+
+
+# Scalar encoding: a Python number -> one element of a dtype, checking range
+# as PyTorch does ("value cannot be converted to type X without overflow").
+
+cdef dict _INT_RANGES = {
+    PT_UINT8: (0, 255), PT_INT8: (-128, 127), PT_INT16: (-32768, 32767),
+    PT_INT32: (-2147483648, 2147483647),
+    PT_INT64: (-9223372036854775808, 9223372036854775807),
+}
+
+
+cdef int _encode_scalar(object value, dtype dt, char* out) except -1:
+    cdef double dv
+    cdef double complex cv
+    cdef int64_t iv
+    cdef uint8_t bv
+    cdef Py_ssize_t zero = 0
+    cdef int src_type
+    cdef char buf[16]
+    if isinstance(value, _TensorBase):
+        if (<_TensorBase>value)._numel != 1:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with {(<_TensorBase>value)._ndim} dimensions.")
+        value = (<_TensorBase>value).item()
+    if isinstance(value, bool):
+        bv = 1 if value else 0
+        memcpy(buf, &bv, 1)
+        src_type = PT_BOOL
+    elif isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, float)):
+        value = _operator.index(value)
+        if dt._category == 1:
+            lo, hi = _INT_RANGES[dt.num]
+            if value < lo or value > hi:
+                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+        if -9223372036854775808 <= value <= 9223372036854775807:
+            iv = value
+            memcpy(buf, &iv, 8)
+            src_type = PT_INT64
+        else:
+            if dt._category < 2:
+                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+            dv = float(value)
+            memcpy(buf, &dv, 8)
+            src_type = PT_FLOAT64
+    elif isinstance(value, complex):
+        cv = value
+        if dt._category != 3:
+            if cv.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+        memcpy(buf, &cv, 16)
+        src_type = PT_COMPLEX128
+    else:
+        try:
+            dv = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"expected a number, got {_typename(value)}") from None
+        if dt._category == 1 and not isfinite(dv):
+            raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+        if dt._category == 1:
+            lo, hi = _INT_RANGES[dt.num]
+            if dv <= lo - 1.0 or dv >= hi + 1.0:
+                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+        memcpy(buf, &dv, 8)
+        src_type = PT_FLOAT64
+    copy_cast(out, dt.num, &zero, buf, src_type, &zero, &zero, 0)
+    return 0
+
+
+cdef int _fill(_TensorBase t, object value) except -1:
+    cdef char buf[16]
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    _encode_scalar(value, t._dtype, buf)
+    if t._numel == 0:
+        return 0
+    _check_internal_overlap(t)
+    _byte_strides(t, dstr)
+    cdef char* dp = t._ptr()
+    with nogil:
+        _kfill(dp, t._dtype.num, dstr, t._shape, t._ndim, buf)
+    return 0
+
+
+cdef object _read_scalar(const char* p, int num):
+    if num == PT_BOOL:
+        return (<const uint8_t*>p)[0] != 0
+    if num == PT_UINT8:
+        return (<const uint8_t*>p)[0]
+    if num == PT_INT8:
+        return (<const int8_t*>p)[0]
+    if num == PT_INT16:
+        return (<const int16_t*>p)[0]
+    if num == PT_INT32:
+        return (<const int32_t*>p)[0]
+    if num == PT_INT64:
+        return (<const int64_t*>p)[0]
+    if num == PT_FLOAT16:
+        return <double>ptc_half_to_float((<const uint16_t*>p)[0])
+    if num == PT_BFLOAT16:
+        return <double>ptc_bf16_to_float((<const uint16_t*>p)[0])
+    if num == PT_FLOAT32:
+        return <double>(<const float*>p)[0]
+    if num == PT_FLOAT64:
+        return (<const double*>p)[0]
+    if num == PT_COMPLEX64:
+        return complex((<const float*>p)[0], (<const float*>p)[1])
+    return complex((<const double*>p)[0], (<const double*>p)[1])
+
+
+cdef dict _BUFFER_FORMATS = {
+    PT_BOOL: b"?", PT_UINT8: b"B", PT_INT8: b"b", PT_INT16: b"h", PT_INT32: b"i",
+    PT_INT64: b"q", PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
+    PT_COMPLEX64: b"Zf", PT_COMPLEX128: b"Zd",
+}
+
+
+@cython.final
+cdef class _ArrayExport:
+    """Carries ``__array_interface__`` for NumPy and keeps the tensor alive."""
+    cdef readonly dict __array_interface__
+    cdef object _tensor
+
+
+# ---------------------------------------------------------------------------
+# _TensorBase
+# ---------------------------------------------------------------------------
+
+cdef object _advanced_getitem = None
+cdef object _advanced_setitem = None
+
+
+def _set_indexing_hooks(getter, setter):
+    """Advanced (tensor/list/mask) indexing lives in ptcore._indexing."""
+    global _advanced_getitem, _advanced_setitem
+    _advanced_getitem = getter
+    _advanced_setitem = setter
+
+
+cdef inline bint _is_basic_index(object o) noexcept:
+    return (o is None or o is Ellipsis or type(o) is slice or type(o) is int or type(o) is bool)
+
+
+cdef class _TensorBase:
+    """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
+
+    def __cinit__(self, *args, **kwargs):
+        self._shape = self._inline
+        self._strides = self._inline + PT_INLINE_DIMS
+        self._ndim = 1
+        self._shape[0] = 0
+        self._strides[0] = 1
+        self._numel = 0
+        self._storage = _EMPTY_STORAGE
+        self._dtype = _default_dtype
+
+    def __dealloc__(self):
+        if self._shape != NULL and self._shape != self._inline:
+            PyMem_Free(self._shape)
+        self._shape = NULL
+
+    cdef int _alloc_dims(self, int ndim) except -1:
+        if ndim < 0 or ndim > PT_MAX_DIMS:
+            raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {ndim}")
+        if self._shape != self._inline and self._shape != NULL:
+            PyMem_Free(self._shape)
+            self._shape = self._inline
+        if ndim <= PT_INLINE_DIMS:
+            self._shape = self._inline
+            self._strides = self._inline + PT_INLINE_DIMS
+        else:
+            self._shape = <Py_ssize_t*>PyMem_Malloc(2 * ndim * sizeof(Py_ssize_t))
+            if self._shape == NULL:
+                self._shape = self._inline
+                raise MemoryError()
+            self._strides = self._shape + ndim
+        self._ndim = ndim
+        return 0
+
+    cdef bint _is_contig(self) noexcept:
+        cdef Py_ssize_t z = 1
+        cdef int i
+        if self._numel == 0:
+            return True
+        for i in range(self._ndim - 1, -1, -1):
+            if self._shape[i] != 1:
+                if self._strides[i] != z:
+                    return False
+                z *= self._shape[i]
+        return True
+
+    cdef _TensorBase _view(self, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
+                           Py_ssize_t offset):
+        cdef _TensorBase v = _make_tensor(self._storage, self._dtype, ndim, shape, strides, offset)
+        v._view_base = self if self._view_base is None else self._view_base
+        if _view_hook is not None and self._requires_grad:
+            _view_hook(self, v)
+        return v
+
+    cdef int _set_from(self, _TensorBase other) except -1:
+        """Make self share other's storage and layout (used by constructors)."""
+        self._storage = other._storage
+        self._dtype = other._dtype
+        self._offset = other._offset
+        self._alloc_dims(other._ndim)
+        cdef int i
+        for i in range(other._ndim):
+            self._shape[i] = other._shape[i]
+            self._strides[i] = other._strides[i]
+        self._numel = other._numel
+        return 0
+
+    # -- metadata ---------------------------------------------------------
+
+    @property
+    def shape(self):
+        return _make_size(self._ndim, self._shape)
+
+    def size(self, dim=None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return _make_size(self._ndim, self._shape)
+        if self._ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        return self._shape[_wrap_dim(_operator.index(dim), self._ndim)]
+
+    def stride(self, dim=None):
+        """Strides in elements (a tuple), or the stride of one dimension."""
+        if dim is None:
+            return _make_tuple(self._ndim, self._strides)
+        if self._ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        return self._strides[_wrap_dim(_operator.index(dim), self._ndim)]
+
+    def dim(self):
+        return self._ndim
+
+    def ndimension(self):
+        return self._ndim
+
+    @property
+    def ndim(self):
+        return self._ndim
+
+    def numel(self):
+        return self._numel
+
+    def nelement(self):
+        return self._numel
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self):
+        return self._storage.device._type_code == 1
+
+    @property
+    def is_cpu(self):
+        return self._storage.device._type_code == 0
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def layout(self):
+        return _strided_layout
+
+    def get_device(self):
+        """-1 for CPU tensors, the device index otherwise."""
+        return self._storage.device._idx if self._storage.device._type_code else -1
+
+    def storage_offset(self):
+        return self._offset
+
+    def data_ptr(self):
+        return <Py_ssize_t><uintptr_t>self._ptr() if self._storage._data != NULL else 0
+
+    def untyped_storage(self):
+        return self._storage
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._numel * self._dtype.itemsize
+
+    def is_contiguous(self, memory_format=None):
+        if memory_format is None or memory_format is contiguous_format:
+            return self._is_contig()
+        return _is_contig_format(self, memory_format)
+
+    def is_non_overlapping_and_dense(self):
+        return _non_overlapping_and_dense(self)
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return self._dtype.is_complex
+
+    def is_signed(self):
+        return self._dtype.is_signed
+
+    @property
+    def _base(self):
+        return self._view_base
+
+    def _is_view(self):
+        return self._view_base is not None
+
+    def _version_counter(self):
+        return self._storage._version
+
+    @property
+    def _version(self):
+        return self._storage._version
+
+    def _bump_version(self):
+        self._storage._version += 1
+
+    def is_set_to(self, _TensorBase other):
+        return _same_layout(self, other)
+
+    # -- views --------------------------------------------------------------
+
+    def view(self, *shape):
+        """A view with a new shape (or a reinterpretation as another dtype)."""
+        if len(shape) == 1 and isinstance(shape[0], dtype):
+            return self._view_dtype(<dtype>shape[0])
+        cdef list newshape = _infer_size(_parse_shape_args(shape, "view"), self._numel)
+        strides = _compute_view_strides(self, newshape)
+        if strides is None:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return self._view_lists(newshape, strides, self._offset)
+
+    cdef _TensorBase _view_lists(self, list shape, list strides, Py_ssize_t offset):
+        cdef int nd = len(shape)
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i
+        if nd > PT_MAX_DIMS:
+            raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+        for i in range(nd):
+            sh[i] = shape[i]
+            st[i] = strides[i]
+        return self._view(nd, sh, st, offset)
+
+    cdef _TensorBase _view_dtype(self, dtype dt):
+        cdef int old = self._dtype.itemsize
+        cdef int new = dt.itemsize
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i, nd = self._ndim
+        if old == new:
+            v = self._view(nd, self._shape, self._strides, self._offset)
+            (<_TensorBase>v)._dtype = dt
+            return v
+        if nd == 0:
+            raise RuntimeError(
+                f"self.dim() cannot be 0 to view {self._dtype!r} as {dt!r} (different element sizes)")
+        if self._strides[nd - 1] != 1:
+            raise RuntimeError(
+                f"self.stride(-1) must be 1 to view {self._dtype!r} as {dt!r} (different element sizes), "
+                f"but got {self._strides[nd - 1]}")
+        for i in range(nd):
+            sh[i] = self._shape[i]
+            st[i] = self._strides[i]
+        if new > old:
+            ratio = new // old
+            if sh[nd - 1] % ratio != 0:
+                raise RuntimeError(
+                    f"self.size(-1) must be divisible by {ratio} to view {self._dtype!r} as {dt!r} "
+                    f"(different element sizes), but got {sh[nd - 1]}")
+            if self._offset % ratio != 0:
+                raise RuntimeError(
+                    f"self.storage_offset() must be divisible by {ratio} to view {self._dtype!r} as "
+                    f"{dt!r} (different element sizes), but got {self._offset}")
+            for i in range(nd - 1):
+                if st[i] % ratio != 0:
+                    raise RuntimeError(
+                        f"self.stride({i}) must be divisible by {ratio} to view {self._dtype!r} as "
+                        f"{dt!r} (different element sizes), but got {st[i]}")
+                st[i] //= ratio
+            sh[nd - 1] //= ratio
+            off = self._offset // ratio
+        else:
+            ratio = old // new
+            for i in range(nd - 1):
+                st[i] *= ratio
+            sh[nd - 1] *= ratio
+            off = self._offset * ratio
+        v = _make_tensor(self._storage, dt, nd, sh, st, off)
+        (<_TensorBase>v)._view_base = self if self._view_base is None else self._view_base
+        return v
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape(self, *shape):
+        """``view`` when the strides allow it, otherwise a contiguous copy."""
+        cdef list newshape = _infer_size(_parse_shape_args(shape, "reshape"), self._numel)
+        strides = _compute_view_strides(self, newshape)
+        if strides is not None:
+            return self._view_lists(newshape, strides, self._offset)
+        return self.contiguous().view(newshape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def as_strided(self, size, stride, storage_offset=None):
+        """A view with explicit sizes, strides (elements) and storage offset."""
+        cdef list sh = [_operator.index(s) for s in size]
+        cdef list st = [_operator.index(s) for s in stride]
+        cdef Py_ssize_t off = self._offset if storage_offset is None else _operator.index(storage_offset)
+        if len(sh) != len(st):
+            raise RuntimeError(
+                f"mismatch in length of strides and shape: {len(st)} strides for {len(sh)} dims")
+        for s in sh:
+            if s < 0:
+                raise RuntimeError(f"as_strided: negative size {s} in {_fmt_list(sh)}")
+        for s in st:
+            if s < 0:
+                raise RuntimeError(
+                    f"as_strided: Negative strides are not supported at the moment, got strides: {_fmt_list(st)}")
+        if off < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {off}")
+        _check_in_bounds(self._storage, self._dtype, sh, st, off)
+        return self._view_lists(sh, st, off)
+
+    def transpose(self, dim0, dim1):
+        """Swap two dimensions (a view)."""
+        cdef int a = _wrap_dim(_operator.index(dim0), self._ndim)
+        cdef int b = _wrap_dim(_operator.index(dim1), self._ndim)
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int nd = self._ndim
+        memcpy(sh, self._shape, nd * sizeof(Py_ssize_t))
+        memcpy(st, self._strides, nd * sizeof(Py_ssize_t))
+        if nd:
+            sh[a], sh[b] = sh[b], sh[a]
+            st[a], st[b] = st[b], st[a]
+        return self._view(nd, sh, st, self._offset)
+
+    swapaxes = transpose
+    swapdims = transpose
+
+    def t(self):
+        """Transpose a tensor of at most 2 dimensions."""
+        if self._ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._ndim}D")
+        if self._ndim < 2:
+            return self._view(self._ndim, self._shape, self._strides, self._offset)
+        return self.transpose(0, 1)
+
+    def permute(self, *dims):
+        """Reorder dimensions (a view)."""
+        cdef list d = _parse_shape_args(dims, "permute")
+        cdef int nd = self._ndim
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i, k
+        cdef bint seen[PT_MAX_DIMS]
+        if len(d) != nd:
+            raise RuntimeError(
+                f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to len(dims) = {len(d)}")
+        memset(seen, 0, sizeof(seen))
+        for i in range(nd):
+            k = _wrap_dim(d[i], nd)
+            if seen[k]:
+                raise RuntimeError("permute(): duplicate dims are not allowed.")
+            seen[k] = True
+            sh[i] = self._shape[k]
+            st[i] = self._strides[k]
+        return self._view(nd, sh, st, self._offset)
+
+    @property
+    def T(self):
+        if self._ndim != 2 and self._ndim != 0 and self._ndim != 1:
+            _warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+                "to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
+        return self.permute(list(range(self._ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        if self._ndim < 2:
+            raise RuntimeError(
+                f"tensor.mT is only supported on matrices or batches of matrices. Got {self._ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    def movedim(self, source, destination):
+        """Move dimension(s) ``source`` to position(s) ``destination``."""
+        cdef int nd = self._ndim
+        src = [source] if not isinstance(source, (tuple, list)) else list(source)
+        dst = [destination] if not isinstance(destination, (tuple, list)) else list(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(
+                f"movedim: Invalid source or destination dims: source ({_fmt_list(src)} dims) should "
+                f"contain the same number of dims as destination ({_fmt_list(dst)} dims)")
+        src = [_wrap_dim(_operator.index(s), nd) for s in src]
+        dst = [_wrap_dim(_operator.index(s), nd) for s in dst]
+        if len(set(src)) != len(src):
+            raise RuntimeError(f"movedim: repeated dim in `source` ({_fmt_list(src)})")
+        if len(set(dst)) != len(dst):
+            raise RuntimeError(f"movedim: repeated dim in `destination` ({_fmt_list(dst)})")
+        order = [-1] * nd
+        for s, t in zip(src, dst):
+            order[t] = s
+        rest = iter([i for i in range(nd) if i not in src])
+        for i in range(nd):
+            if order[i] == -1:
+                order[i] = next(rest)
+        return self.permute(order)
+
+    moveaxis = movedim
+
+    def squeeze(self, dim=None):
+        """Remove size-1 dimensions (all, one, or a tuple of them)."""
+        cdef int nd = self._ndim
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i, n = 0
+        cdef bint drop[PT_MAX_DIMS]
+        memset(drop, 0, sizeof(drop))
+        if dim is None:
+            for i in range(nd):
+                drop[i] = self._shape[i] == 1
+        else:
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            for d in dims:
+                i = _wrap_dim(_operator.index(d), nd)
+                if nd and self._shape[i] == 1:
+                    drop[i] = True
+        for i in range(nd):
+            if not drop[i]:
+                sh[n] = self._shape[i]
+                st[n] = self._strides[i]
+                n += 1
+        return self._view(n, sh, st, self._offset)
+
+    def unsqueeze(self, dim):
+        """Insert a size-1 dimension at ``dim`` (a view)."""
+        cdef int nd = self._ndim
+        cdef Py_ssize_t d = _operator.index(dim)
+        if d < -nd - 1 or d > nd:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {d})")
+        if d < 0:
+            d += nd + 1
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i
+        if nd + 1 > PT_MAX_DIMS:
+            raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+        for i in range(d):
+            sh[i] = self._shape[i]
+            st[i] = self._strides[i]
+        sh[d] = 1
+        st[d] = self._shape[d] * self._strides[d] if d < nd else 1
+        for i in range(d, nd):
+            sh[i + 1] = self._shape[i]
+            st[i + 1] = self._strides[i]
+        return self._view(nd + 1, sh, st, self._offset)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Merge dimensions ``start_dim..end_dim`` (a view when possible)."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            return self.reshape(1)
+        cdef int s = _wrap_dim(_operator.index(start_dim), nd)
+        cdef int e = _wrap_dim(_operator.index(end_dim), nd)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return self._view(nd, self._shape, self._strides, self._offset)
+        shape = [self._shape[i] for i in range(s)]
+        n = 1
+        for i in range(s, e + 1):
+            n *= self._shape[i]
+        shape.append(n)
+        shape.extend(self._shape[i] for i in range(e + 1, nd))
+        return self.reshape(shape)
+
+    def unflatten(self, dim, sizes):
+        """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
+        cdef int nd = self._ndim
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        sizes = [_operator.index(s) for s in sizes]
+        if len(sizes) == 0:
+            raise RuntimeError("unflatten: sizes must be non-empty")
+        n = self._shape[d] if nd else 1
+        try:
+            sizes = _infer_size(sizes, n)
+        except RuntimeError:
+            raise RuntimeError(
+                f"unflatten: Provided sizes {_fmt_list(sizes)} don't multiply up to the size of dim "
+                f"{dim} ({n}) in the input tensor") from None
+        shape = [self._shape[i] for i in range(d)] + sizes + [self._shape[i] for i in range(d + 1, nd)]
+        return self.view(shape)
+
+    def expand(self, *sizes):
+        """Broadcast size-1 dimensions to ``sizes`` without copying (-1 keeps a size)."""
+        cdef list target = _parse_shape_args(sizes, "expand")
+        cdef int nd = self._ndim
+        cdef int n = len(target)
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i, j
+        if n < nd:
+            raise RuntimeError(
+                f"expand({self._dtype._legacy}Tensor{{{_fmt_list(self.shape)}}}, size={_fmt_list(target)}): the number "
+                f"of sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({nd})")
+        if n > PT_MAX_DIMS:
+            raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+        for i in range(n - 1, -1, -1):
+            j = i - (n - nd)
+            s = target[i]
+            if j >= 0:
+                if s == -1:
+                    s = self._shape[j]
+                if self._shape[j] == s:
+                    sh[i] = s
+                    st[i] = self._strides[j]
+                elif self._shape[j] == 1:
+                    if s < 0:
+                        raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(target)}")
+                    sh[i] = s
+                    st[i] = 0
+                else:
+                    raise RuntimeError(
+                        f"The expanded size of the tensor ({s}) must match the existing size "
+                        f"({self._shape[j]}) at non-singleton dimension {i}.  Target sizes: "
+                        f"{_fmt_list(target)}.  Tensor sizes: {_fmt_list(self.shape)}")
+            else:
+                if s == -1:
+                    raise RuntimeError(
+                        f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
+                if s < 0:
+                    raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(target)}")
+                sh[i] = s
+                st[i] = 0
+        return self._view(n, sh, st, self._offset)
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def broadcast_to(self, size):
+        return self.expand(size)
+
+    def narrow(self, dim, start, length):
+        """Elements ``start .. start+length`` of dimension ``dim`` (a view)."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        if isinstance(start, _TensorBase):
+            start = start.item()
+        cdef Py_ssize_t s = _operator.index(start)
+        cdef Py_ssize_t n = _operator.index(length)
+        cdef Py_ssize_t size = self._shape[d]
+        if n < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if s < -size or s > size:
+            raise IndexError(
+                f"start out of range (expected to be in range of [{-size}, {size}], but got {s})")
+        if s < 0:
+            s += size
+        if s + n > size:
+            raise RuntimeError(f"start ({s}) + length ({n}) exceeds dimension size ({size}).")
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        memcpy(sh, self._shape, nd * sizeof(Py_ssize_t))
+        sh[d] = n
+        return self._view(nd, sh, self._strides, self._offset + s * self._strides[d])
+
+    def select(self, dim, index):
+        """Index ``index`` along ``dim``, removing that dimension (a view)."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        return self._select(d, _operator.index(index))
+
+    cdef _TensorBase _select(self, int d, Py_ssize_t i):
+        cdef int nd = self._ndim
+        cdef Py_ssize_t size = self._shape[d]
+        if i < -size or i >= size:
+            raise IndexError(
+                f"select(): index {i} out of range for tensor of size {_fmt_list(self.shape)} at dimension {d}")
+        if i < 0:
+            i += size
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int k, n = 0
+        for k in range(nd):
+            if k != d:
+                sh[n] = self._shape[k]
+                st[n] = self._strides[k]
+                n += 1
+        return self._view(nd - 1, sh, st, self._offset + i * self._strides[d])
+
+    def unbind(self, dim=0):
+        """All slices along ``dim`` as a tuple of views."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        return tuple(self._select(d, i) for i in range(self._shape[d]))
+
+    def split(self, split_size, dim=0):
+        """Split into chunks of ``split_size`` (int) or of the listed sizes."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef Py_ssize_t size = self._shape[d]
+        if isinstance(split_size, (list, tuple)):
+            sizes = [_operator.index(s) for s in split_size]
+            if sum(sizes) != size or any(s < 0 for s in sizes):
+                raise RuntimeError(
+                    f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                    f"size at dimension {d}), but got split_sizes={_fmt_list(sizes)}")
+        else:
+            step = _operator.index(split_size)
+            if step < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+            if step == 0:
+                if size != 0:
+                    raise RuntimeError(
+                        f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+                return (self.narrow(d, 0, 0),)
+            sizes = [step] * (size // step)
+            if size % step or size == 0:
+                sizes.append(size % step)
+        out = []
+        start = 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return tuple(out)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return self.split(list(split_sizes), dim)
+
+    def chunk(self, chunks, dim=0):
+        """Split into at most ``chunks`` pieces of equal size (the last may be smaller)."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        chunks = _operator.index(chunks)
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        size = self._shape[d]
+        step = (size + chunks - 1) // chunks
+        if step == 0:
+            return tuple(self.narrow(d, 0, 0) for _ in range(chunks))
+        return self.split(step, d)
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        """NumPy's array_split: ``n`` nearly equal sections, or split before the given indices."""
+        cdef int nd = self._ndim
+        if nd == 0:
+            raise RuntimeError(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        size = self._shape[d]
+        if isinstance(indices_or_sections, _TensorBase):
+            t = indices_or_sections
+            if t._ndim == 0:
+                indices_or_sections = t.item()
+            else:
+                indices_or_sections = t.tolist()
+        if isinstance(indices_or_sections, (list, tuple)):
+            out = []
+            start = 0
+            for idx in indices_or_sections:
+                idx = _operator.index(idx)
+                if idx < 0:
+                    idx = max(idx + size, 0)
+                stop = min(max(idx, start), size)
+                out.append(self.narrow(d, min(start, size), stop - min(start, size)))
+                start = max(idx, start)
+            start = min(start, size)
+            out.append(self.narrow(d, start, size - start))
+            return tuple(out)
+        n = _operator.index(indices_or_sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        out = []
+        start = 0
+        for i in range(n):
+            length = q + (1 if i < r else 0)
+            out.append(self.narrow(d, start, length))
+            start += length
+        return tuple(out)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The diagonal of the (dim1, dim2) planes as a view, appended as the last dimension."""
+        cdef int nd = self._ndim
+        if nd < 2:
+            raise RuntimeError(f"diagonal dimensions requested: tensor has {nd} dims, need at least 2")
+        cdef int a = _wrap_dim(_operator.index(dim1), nd)
+        cdef int b = _wrap_dim(_operator.index(dim2), nd)
+        if a == b:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        cdef Py_ssize_t off = _operator.index(offset)
+        cdef Py_ssize_t n, start = self._offset
+        if off >= 0:
+            n = max(min(self._shape[a], self._shape[b] - off), 0)
+            if n > 0:
+                start += off * self._strides[b]
+        else:
+            n = max(min(self._shape[a] + off, self._shape[b]), 0)
+            if n > 0:
+                start -= off * self._strides[a]
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i, k = 0
+        for i in range(nd):
+            if i != a and i != b:
+                sh[k] = self._shape[i]
+                st[k] = self._strides[i]
+                k += 1
+        sh[k] = n
+        st[k] = self._strides[a] + self._strides[b]
+        return self._view(nd - 1, sh, st, start)
+
+    def unfold(self, dimension, size, step):
+        """Sliding windows of ``size`` with ``step`` along ``dimension``, as a new last dim."""
+        cdef int nd = self._ndim
+        cdef int d = _wrap_dim(_operator.index(dimension), nd) if nd else 0
+        cdef Py_ssize_t w = _operator.index(size)
+        cdef Py_ssize_t s = _operator.index(step)
+        cdef Py_ssize_t dimsize = self._shape[d] if nd else 1
+        cdef Py_ssize_t dimstride = self._strides[d] if nd else 1
+        if w > dimsize:
+            raise RuntimeError(f"maximum size for tensor at dimension {d} is {dimsize} but size is {w}")
+        if w < 0:
+            raise RuntimeError(f"size is {w} but must be >= 0")
+        if s <= 0:
+            raise RuntimeError(f"step is {s} but must be > 0")
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int i
+        for i in range(nd):
+            sh[i] = self._shape[i]
+            st[i] = self._strides[i]
+        if nd:
+            sh[d] = (dimsize - w) // s + 1
+            st[d] = s * dimstride
+        sh[nd if nd else 0] = w
+        st[nd if nd else 0] = dimstride
+        return self._view(nd + 1 if nd else 1, sh, st, self._offset)
+
+    # -- indexing -------------------------------------------------------------
+
+    def __getitem__(self, idx):
+        if type(idx) is int:
+            if self._ndim == 0:
+                raise IndexError(
+                    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            return self._select_index(0, idx)
+        cdef tuple items = idx if type(idx) is tuple else (idx,)
+        for it in items:
+            if not _is_basic_index(it):
+                if isinstance(it, (_TensorBase, list)) or not hasattr(it, "__index__"):
+                    if _advanced_getitem is None:
+                        raise IndexError(f"unsupported index type {_typename(it)}")
+                    return _advanced_getitem(self, idx)
+        return self._basic_index(items)
+
+    cdef _TensorBase _select_index(self, int d, Py_ssize_t i):
+        cdef Py_ssize_t size = self._shape[d]
+        if i < -size or i >= size:
+            raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+        return self._select(d, i)
+
+    cdef _TensorBase _basic_index(self, tuple items):
+        cdef int nd = self._ndim
+        cdef int consumed = 0, n_ell = 0
+        cdef Py_ssize_t sh[PT_MAX_DIMS]
+        cdef Py_ssize_t st[PT_MAX_DIMS]
+        cdef int out = 0, src = 0, k
+        cdef Py_ssize_t offset = self._offset, size, start, stop, step, length, i
+        for it in items:
+            if it is Ellipsis:
+                n_ell += 1
+            elif it is not None and type(it) is not bool:
+                consumed += 1
+        if n_ell > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if consumed > nd:
+            raise IndexError(f"too many indices for tensor of dimension {nd}")
+        for it in items:
+            if out >= PT_MAX_DIMS:
+                raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+            if it is None or type(it) is bool:
+                sh[out] = 0 if it is False else 1
+                st[out] = self._shape[src] * self._strides[src] if src < nd else 1
+                out += 1
+            elif it is Ellipsis:
+                for k in range(nd - consumed):
+                    if out >= PT_MAX_DIMS:
+                        raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+                    sh[out] = self._shape[src]
+                    st[out] = self._strides[src]
+                    out += 1
+                    src += 1
+            elif type(it) is slice:
+                size = self._shape[src]
+                if (<slice>it).step is not None:
+                    step = _operator.index((<slice>it).step)
+                    if step <= 0:
+                        raise ValueError("step must be greater than zero")
+                start, stop, step = (<slice>it).indices(size)
+                length = (stop - start + step - 1) // step if stop > start else 0
+                sh[out] = length
+                st[out] = self._strides[src] * step
+                if length > 0:
+                    offset += start * self._strides[src]
+                out += 1
+                src += 1
+            else:
+                i = _operator.index(it)
+                size = self._shape[src]
+                if i < -size or i >= size:
+                    raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")
+                if i < 0:
+                    i += size
+                offset += i * self._strides[src]
+                src += 1
+        while src < nd:
+            if out >= PT_MAX_DIMS:
+                raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+            sh[out] = self._shape[src]
+            st[out] = self._strides[src]
+            out += 1
+            src += 1
+        return self._view(out, sh, st, offset)
+
+    def __setitem__(self, idx, value):
+        cdef tuple items = idx if type(idx) is tuple else (idx,)
+        for it in items:
+            if not _is_basic_index(it):
+                if isinstance(it, (_TensorBase, list)) or not hasattr(it, "__index__"):
+                    if _advanced_setitem is None:
+                        raise IndexError(f"unsupported index type {_typename(it)}")
+                    _advanced_setitem(self, idx, value)
+                    return
+        if _inplace_hook is not None and self._requires_grad:
+            _inplace_hook(self, "__setitem__")
+        cdef _TensorBase dst = self._basic_index(items)
+        _assign(dst, value)
+        self._storage._version += 1
+
+    # -- copying --------------------------------------------------------------
+
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast, converted) into this tensor in place."""
+        if not isinstance(src, _TensorBase):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {_typename(src)}")
+        if (<_TensorBase>src)._storage.device._type_code != 0 or self._storage.device._type_code != 0:
+            return _device_copy(self, src, non_blocking)
+        if _inplace_hook is not None and self._requires_grad:
+            _inplace_hook(self, "copy_")
+        _copy_into(self, <_TensorBase>src)
+        self._storage._version += 1
+        return self
+
+    def fill_(self, value):
+        """Fill with a scalar in place."""
+        if self._storage.device._type_code != 0:
+            return _device_fill(self, value)
+        if _inplace_hook is not None and self._requires_grad:
+            _inplace_hook(self, "fill_")
+        _fill(self, value)
+        self._storage._version += 1
+        return self
+
+    def zero_(self):
+        """Fill with zeros in place."""
+        return self.fill_(0)
+
+    def contiguous(self, memory_format=None):
+        """Self if already contiguous, else a contiguous copy."""
+        if memory_format is not None and memory_format is not contiguous_format \
+                and memory_format is not preserve_format:
+            return _to_memory_format(self, memory_format)
+        if self._is_contig():
+            return self
+        if self._storage.device._type_code != 0:
+            return _device_clone(self, False)
+        return _grad_wrap(self, _clone_contig(self), "contiguous")
+
+    def clone(self, memory_format=None):
+        """A copy with its own storage (keeps a dense layout, as PyTorch)."""
+        if self._storage.device._type_code != 0:
+            return _device_clone(self, memory_format is None or memory_format is preserve_format)
+        if memory_format is None or memory_format is preserve_format:
+            out = _convert(self, self._dtype, True)
+        elif memory_format is contiguous_format:
+            out = _clone_contig(self)
+        else:
+            out = _to_memory_format(self._clone_contig_method(), memory_format)
+        return _grad_wrap(self, out, "clone")
+
+    def _clone_contig_method(self):
+        return _clone_contig(self)
+
+    def _to_dtype(self, dtype dt, bint copy=False):
+        """Internal: convert dtype (no autograd)."""
+        if dt is self._dtype and not copy:
+            return self
+        return _convert(self, dt, True)
+
+    # -- Python scalars -------------------------------------------------------
+
+    def item(self):
+        """The single value of a one-element tensor as a Python number."""
+        if self._numel != 1:
+            raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
+        if self._storage.device._type_code != 0:
+            return _device_item(self)
+        return _read_scalar(self._ptr(), self._dtype.num)
+
+    def tolist(self):
+        """Nested Python lists of the values (a number for a 0-d tensor)."""
+        if self._storage.device._type_code != 0:
+            return self.cpu().tolist()
+        if self._ndim == 0:
+            return _read_scalar(self._ptr(), self._dtype.num)
+        if self._dtype.num == PT_BFLOAT16:
+            return self._to_dtype(float32).tolist()
+        return self._as_numpy().tolist()
+
+    def __len__(self):
+        if self._ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if self._ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._numel == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if self._numel != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __int__(self):
+        if self._numel != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self.item()
+        if isinstance(v, complex):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return int(v)
+
+    def __float__(self):
+        if self._numel != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self.item()
+        if isinstance(v, complex):
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return float(v)
+
+    def __complex__(self):
+        if self._numel != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype._category != 1 or self._numel != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return self.item()
+
+    def __hash__(self):
+        return id(self)
+
+    # -- NumPy, buffers ---------------------------------------------------------
+
+    cdef object _as_numpy(self):
+        """Zero-copy NumPy view of a CPU tensor (no autograd checks)."""
+        if self._dtype._np is None:
+            raise TypeError(f"Got unsupported ScalarType {self._dtype._legacy}")
+        cdef _ArrayExport e = _ArrayExport.__new__(_ArrayExport)
+        cdef int i
+        cdef int isz = self._dtype.itemsize
+        e._tensor = self
+        e.__array_interface__ = {
+            "version": 3,
+            "shape": _make_tuple(self._ndim, self._shape),
+            "typestr": self._dtype._np.str,
+            "strides": tuple([self._strides[i] * isz for i in range(self._ndim)]),
+            "data": (<Py_ssize_t><uintptr_t>self._ptr() if self._storage._data != NULL else 0, False),
+        }
+        return _np.asarray(e)
+
+    def numpy(self, *, force=False):
+        """A NumPy array sharing this tensor's memory (CPU tensors)."""
+        if force:
+            t = self.detach() if self._requires_grad else self
+            if (<_TensorBase>t)._storage.device._type_code != 0:
+                t = t.cpu()
+            if (<_TensorBase>t)._dtype.num == PT_BFLOAT16:
+                raise TypeError(f"Got unsupported ScalarType BFloat16")
+            return (<_TensorBase>t)._as_numpy()
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._storage.device._type_code != 0:
+            raise TypeError(
+                f"can't convert {self._storage.device} device type tensor to numpy. Use Tensor.cpu() "
+                "to copy the tensor to host memory first.")
+        return self._as_numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        if copy:
+            a = a.copy()
+        return a
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        if self._storage.device._type_code != 0:
+            raise BufferError(f"cannot export a buffer of a {self._storage.device} tensor")
+        fmt = _BUFFER_FORMATS.get(self._dtype.num)
+        if fmt is None:
+            raise BufferError(f"{self._dtype!r} has no buffer-protocol format")
+        cdef Py_ssize_t* dims = <Py_ssize_t*>PyMem_Malloc((2 * self._ndim + 1) * sizeof(Py_ssize_t))
+        if dims == NULL:
+            raise MemoryError()
+        cdef int i
+        for i in range(self._ndim):
+            dims[i] = self._shape[i]
+            dims[self._ndim + i] = self._strides[i] * self._dtype.itemsize
+        buffer.buf = self._ptr()
+        buffer.obj = self
+        buffer.len = self._numel * self._dtype.itemsize
+        buffer.itemsize = self._dtype.itemsize
+        buffer.readonly = 0
+        buffer.ndim = self._ndim
+        buffer.format = <char*>(<bytes>fmt) if (flags & PyBUF_FORMAT) else NULL
+        buffer.shape = dims
+        buffer.strides = dims + self._ndim
+        buffer.suboffsets = NULL
+        buffer.internal = dims
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        PyMem_Free(buffer.internal)
+
+    def __dlpack_device__(self):
+        cdef device dev = self._storage.device
+        if dev._type_code == 0:
+            return (1, 0)
+        return (2, dev._idx if dev._idx >= 0 else 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule (versioned when the consumer allows it)."""
+        return _dlpack_export(self, stream, max_version, dl_device, copy)
+
+    # -- pickling / copying -----------------------------------------------------
+
+    def __reduce_ex__(self, proto):
+        return _reduce_tensor(self)
+
+    def __deepcopy__(self, memo):
+        return _deepcopy_tensor(self, memo)
+
+
+
+# ---------------------------------------------------------------------------
+# hooks filled in by higher layers (autograd, cuda, dlpack)
+# ---------------------------------------------------------------------------
+
+cdef object _view_hook = None       # autograd: record a view of a tensor requiring grad
+cdef object _inplace_hook = None    # autograd: check an in-place write on a tensor requiring grad
+cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
+cdef object _device_ops = None      # ptcore.cuda: copy/fill/clone/item on device tensors
+cdef object _dlpack_module = None
+
+
+def _set_autograd_hooks(view_hook, inplace_hook, grad_wrap_hook):
+    global _view_hook, _inplace_hook, _grad_wrap_hook
+    _view_hook = view_hook
+    _inplace_hook = inplace_hook
+    _grad_wrap_hook = grad_wrap_hook
+
+
+def _set_device_ops(ops):
+    global _device_ops
+    _device_ops = ops
+
+
+cdef object _grad_wrap(_TensorBase src, object out, str name):
+    if _grad_wrap_hook is not None and src._requires_grad:
+        return _grad_wrap_hook(src, out, name)
+    return out
+
+
+cdef object _no_device(_TensorBase t, str what):
+    _require_cpu(t._storage.device, what)
+    raise RuntimeError(f"{what}: unsupported device {t._storage.device}")
+
+
+cdef object _device_copy(_TensorBase dst, object src, bint non_blocking):
+    if _device_ops is None:
+        bad = dst if dst._storage.device._type_code != 0 else <_TensorBase>src
+        return _no_device(bad, "copy_")
+    return _device_ops.copy_(dst, src, non_blocking)
+
+
+cdef object _device_fill(_TensorBase t, object value):
+    if _device_ops is None:
+        return _no_device(t, "fill_")
+    return _device_ops.fill_(t, value)
+
+
+cdef object _device_clone(_TensorBase t, bint preserve):
+    if _device_ops is None:
+        return _no_device(t, "clone")
+    return _device_ops.clone(t, preserve)
+
+
+cdef object _device_item(_TensorBase t):
+    if _device_ops is None:
+        return _no_device(t, "item")
+    return _device_ops.item(t)
+
+
+cdef object _dlpack_export(_TensorBase t, object stream, object max_version, object dl_device, object copy):
+    global _dlpack_module
+    if _dlpack_module is None:
+        from ptcore import _dlpack as m
+        _dlpack_module = m
+    return _dlpack_module.to_dlpack(t, stream=stream, max_version=max_version,
+                                    dl_device=dl_device, copy=copy)
+
+
+# ---------------------------------------------------------------------------
+# layouts and memory formats
+# ---------------------------------------------------------------------------
+
+@cython.final
+cdef class _Enumish:
+    cdef readonly str name
+
+    def __repr__(self):
+        return "ptcore." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+
+cdef _Enumish _mk_enum(str name):
+    cdef _Enumish e = _Enumish.__new__(_Enumish)
+    e.name = name
+    return e
+
+
+_strided_layout = _mk_enum("strided")
+strided = _strided_layout
+contiguous_format = _mk_enum("contiguous_format")
+preserve_format = _mk_enum("preserve_format")
+channels_last = _mk_enum("channels_last")
+channels_last_3d = _mk_enum("channels_last_3d")
+
+
+cdef tuple _memory_format_perm(_TensorBase t, object fmt):
+    if fmt is channels_last:
+        if t._ndim != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        return (0, 2, 3, 1)
+    if fmt is channels_last_3d:
+        if t._ndim != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        return (0, 2, 3, 4, 1)
+    raise ValueError(f"unknown memory format {fmt!r}")
+
+
+cdef bint _is_contig_format(_TensorBase t, object fmt) except -1:
+    perm = _memory_format_perm(t, fmt)
+    return (<_TensorBase>t.permute(perm))._is_contig()
+
+
+cdef object _to_memory_format(_TensorBase t, object fmt):
+    perm = _memory_format_perm(t, fmt)
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    p = t.permute(perm)
+    return _clone_contig(<_TensorBase>p).permute(inv)
+
+
+cdef int _check_in_bounds(Storage st, dtype dt, list sh, list strides, Py_ssize_t off) except -1:
+    cdef Py_ssize_t need = 0
+    cdef Py_ssize_t n = 1
+    for s, k in zip(sh, strides):
+        n *= s
+        if s > 0:
+            need += (s - 1) * k
+    if n == 0:
+        return 0
+    need = (need + 1 + off) * dt.itemsize
+    if need > st._nbytes:
+        raise RuntimeError(
+            f"setStorage: sizes {_fmt_list(sh)}, strides {_fmt_list(strides)}, storage offset {off}, "
+            f"and itemsize {dt.itemsize} requiring a storage size of {need} are out of bounds for "
+            f"storage of size {st._nbytes}")
+    return 0
+
+
+cdef int _assign(_TensorBase dst, object value) except -1:
+    """``dst[...] = value`` for a view ``dst`` (tensor, number or nested data)."""
+    cdef _TensorBase src
+    if isinstance(value, _TensorBase):
+        src = <_TensorBase>value
+        # PyTorch drops leading size-1 dims of the value ("slicePrefix1sSize")
+        while src._ndim > dst._ndim and src._shape[0] == 1:
+            src = src._select(0, 0)
+        if src._storage.device._type_code != 0 or dst._storage.device._type_code != 0:
+            _device_copy(dst, src, False)
+        else:
+            _copy_into(dst, src)
+        return 0
+    if isinstance(value, (bool, int, float, complex)) or (
+            hasattr(value, "__index__") or hasattr(value, "__float__")) and not hasattr(value, "__len__"):
+        if dst._storage.device._type_code != 0:
+            _device_fill(dst, value)
+        else:
+            _fill(dst, value)
+        return 0
+    from ptcore import tensor as _tensor_fn
+    return _assign(dst, _tensor_fn(value, dtype=dst._dtype))
+
+
+# ---------------------------------------------------------------------------
+# pickling by value, deepcopy
+# ---------------------------------------------------------------------------
+
+cdef tuple _reduce_tensor(_TensorBase t):
+    cdef _TensorBase c = t
+    if t._storage.device._type_code != 0:
+        c = t.cpu()
+    if not c._is_contig() or c._offset != 0 or c._storage._nbytes != c._numel * c._dtype.itemsize:
+        c = _clone_contig(c)
+    data = c._storage._bytes()
+    state = None
+    d = getattr(t, "__dict__", None)
+    if d:
+        state = dict(d)
+    return (_rebuild_tensor, (data, t._dtype._name, _make_tuple(t._ndim, t._shape),
+                              bool(t._requires_grad), str(t._storage.device), type(t), state))
+
+
+def _rebuild_tensor(bytes data, str dtype_name, tuple shape, bint requires_grad=False,
+                    str dev="cpu", cls=None, state=None):
+    """Rebuild a pickled tensor from its bytes (no code runs beyond this)."""
+    cdef dtype dt = _dtype_from_name(dtype_name)
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef int i, nd = len(shape)
+    if nd > PT_MAX_DIMS:
+        raise ValueError("corrupt tensor pickle: too many dimensions")
+    for i in range(nd):
+        sh[i] = shape[i]
+    cdef Py_ssize_t nbytes = _checked_nbytes(nd, sh, dt.itemsize)
+    if nbytes != len(data):
+        raise ValueError(
+            f"corrupt tensor pickle: shape {list(shape)} of {dt!r} needs {nbytes} bytes, got {len(data)}")
+    cdef _TensorBase t = _empty_contig(dt, nd, sh, _CPU, False)
+    if nbytes:
+        memcpy(t._ptr(), <const char*>data, nbytes)
+    if cls is not None and cls is not _TensorClass:
+        if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+            raise TypeError(f"corrupt tensor pickle: {cls!r} is not a tensor class")
+        t = _TensorClass._make_subclass(cls, t, False)
+    if requires_grad:
+        t.requires_grad_(True)
+    if state:
+        t.__dict__.update(state)
+    if dev != "cpu":
+        return t.to(dev)
+    return t
+
+
+cdef object _deepcopy_tensor(_TensorBase t, dict memo):
+    if t._grad_fn is not None:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001")
+    key = id(t)
+    if key in memo:
+        return memo[key]
+    if t._storage.device._type_code != 0:
+        new = _device_clone(t, True)
+    else:
+        new = _convert(t, t._dtype, True)
+    if type(t) is not _TensorClass:
+        new = _TensorClass._make_subclass(type(t), new, False)
+    (<_TensorBase>new)._requires_grad = t._requires_grad
+    memo[key] = new
+    if t._grad is not None:
+        import copy as _copy
+        (<_TensorBase>new)._grad = _copy.deepcopy(t._grad, memo)
+    d = getattr(t, "__dict__", None)
+    if d:
+        import copy as _copy
+        for k, v in d.items():
+            setattr(new, k, _copy.deepcopy(v, memo))
+    return new
+
+
+# ---------------------------------------------------------------------------
+# fast factories (the per-call cost of zeros(1) matters)
+# ---------------------------------------------------------------------------
+
+cdef inline dtype _resolve_dtype(object dt, dtype default):
+    if dt is None:
+        return default
+    if type(dt) is dtype:
+        return <dtype>dt
+    return _dtype_arg(dt)
+
+
+cdef dtype _dtype_arg(object dt):
+    if isinstance(dt, dtype):
+        return <dtype>dt
+    if isinstance(dt, str) and dt in _DTYPE_BY_NAME:
+        return <dtype>_DTYPE_BY_NAME[dt]
+    if dt is float:
+        return float64
+    if dt is int:
+        return int64
+    if dt is bool:
+        return bool_
+    if dt is complex:
+        return complex128
+    try:
+        return <dtype>_dtype_from_numpy(dt)
+    except TypeError:
+        raise TypeError(f"expected a ptcore.dtype, got {dt!r}") from None
+
+
+def _as_dtype(dt):
+    """Validate a dtype argument (ptcore dtype, NumPy dtype, or Python type)."""
+    return _dtype_arg(dt)
+
+
+cdef int _check_requires_grad(_TensorBase t, bint rg) except -1:
+    if rg:
+        if t._dtype._category < 2:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return 0
+
+
+cdef _TensorBase _factory(tuple size, object dtype_, object device_, bint rg, dtype default,
+                          int mode, object value, str fname):
+    # mode 0 empty, 1 zeros, 2 full(value)
+    cdef list shape = _parse_shape_args(size, fname)
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef int i, nd = len(shape)
+    cdef dtype dt = _resolve_dtype(dtype_, default)
+    cdef device dev = _as_device(device_)
+    if nd > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+    for i in range(nd):
+        sh[i] = shape[i]
+    cdef _TensorBase t
+    if dev._type_code != 0:
+        _checked_nbytes(nd, sh, dt.itemsize)
+        if _device_ops is None:
+            _require_cpu(dev, fname)
+        t = _device_ops.empty(shape, dt, dev)
+        if mode == 1:
+            t.zero_()
+        elif mode == 2:
+            t.fill_(value)
+    else:
+        t = _empty_contig(dt, nd, sh, dev, mode == 1)
+        if mode == 2:
+            _fill(t, value)
+    _check_requires_grad(t, rg)
+    return t
+
+
+cdef object _finish_out(_TensorBase t, object out, str fname):
+    if out is None:
+        return t
+    if not isinstance(out, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_typename(out)}")
+    _resize_out(<_TensorBase>out, t.shape)
+    out.copy_(t)
+    return out
+
+
+cdef int _resize_out(_TensorBase out, object shape) except -1:
+    if tuple(out.shape) != tuple(shape):
+        if out._numel != 0:
+            _warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                f"which does not match the required output shape {list(shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they "
+                "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
+                "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(shape)
+    return 0
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    """Uninitialised tensor of the given shape."""
+    cdef _TensorBase t = _factory(size, dtype, device, requires_grad, _default_dtype, 0, None, "empty")
+    if memory_format is not None and memory_format is not contiguous_format and memory_format is not preserve_format:
+        t = _to_memory_format(t, memory_format)
+        t._requires_grad = requires_grad
+    return _finish_out(t, out, "empty")
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Tensor of zeros (large ones are zero-filled lazily by the OS)."""
+    return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 1, None, "zeros"),
+                       out, "zeros")
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Tensor of ones."""
+    return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 2, 1, "ones"),
+                       out, "ones")
+
+
+cdef dtype _scalar_dtype(object v):
+    if isinstance(v, bool):
+        return bool_
+    if isinstance(v, int):
+        return int64
+    if isinstance(v, complex):
+        return _default_complex()
+    if isinstance(v, _TensorBase):
+        return (<_TensorBase>v)._dtype
+    if hasattr(v, "dtype") and isinstance(v.dtype, _np.dtype):
+        return _dtype_from_numpy(v.dtype)
+    return _default_dtype
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """Tensor filled with ``fill_value`` (dtype inferred from the value, as PyTorch)."""
+    return _finish_out(_factory((size,), dtype, device, requires_grad, _scalar_dtype(fill_value), 2,
+                                fill_value, "full"), out, "full")
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """Uninitialised tensor with explicit strides (in elements)."""
+    return _empty_strided_impl(size, stride, dtype, device, requires_grad)
+
+
+cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
+    cdef list sh = [_operator.index(s) for s in size]
+    cdef list st = [_operator.index(s) for s in stride]
+    if len(sh) != len(st):
+        raise RuntimeError(
+            f"mismatch in length of strides and shape: {len(st)} strides for {len(sh)} dims")
+    cdef dtype dt = _resolve_dtype(dtype_, _default_dtype)
+    cdef device dev = _as_device(device_)
+    _require_cpu(dev, "empty_strided")
+    for s in sh:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(sh)}")
+    for s in st:
+        if s < 0:
+            raise RuntimeError(f"empty_strided: negative strides are not supported, got {_fmt_list(st)}")
+    cdef Py_ssize_t need = 0
+    cdef Py_ssize_t n = 1
+    for s, k in zip(sh, st):
+        n *= s
+        need += (s - 1) * k if s > 0 else 0
+    need = (need + 1) * dt.itemsize if n else 0
+    cdef Storage storage = _new_host_storage(need, False)
+    cdef Py_ssize_t csh[PT_MAX_DIMS]
+    cdef Py_ssize_t cst[PT_MAX_DIMS]
+    cdef int i
+    for i in range(len(sh)):
+        csh[i] = sh[i]
+        cst[i] = st[i]
+    cdef _TensorBase t = _make_tensor(storage, dt, len(sh), csh, cst, 0)
+    _check_requires_grad(t, requires_grad)
+    return t
+
+
+def _like(_TensorBase src, dtype_, device_, bint rg, int mode, value, memory_format):
+    """empty_like/zeros_like/ones_like/full_like: PyTorch keeps a dense input's layout."""
+    cdef dtype dt = _resolve_dtype(dtype_, src._dtype)
+    cdef device dev = src._storage.device if device_ is None else _as_device(device_)
+    cdef _TensorBase t
+    if dev._type_code != 0 or src._storage.device._type_code != 0:
+        return _factory((list(src.shape),), dt, dev, rg, dt, mode, value, "like")
+    if memory_format is None or memory_format is preserve_format:
+        t = _empty_strided_like(src, dt, mode == 1)
+    elif memory_format is contiguous_format:
+        t = _empty_contig(dt, src._ndim, src._shape, dev, mode == 1)
+    else:
+        t = _to_memory_format(_empty_contig(dt, src._ndim, src._shape, dev, mode == 1), memory_format)
+    if mode == 2:
+        _fill(t, value)
+    _check_requires_grad(t, rg)
+    return t
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with a NumPy array (changes show through both ways)."""
+    if not isinstance(ndarray, _np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {_typename(ndarray)})")
+    arr = ndarray
+    cdef dtype dt = _dtype_from_numpy(arr.dtype)
+    if not arr.dtype.isnative:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. Conversion "
+            "between byte orders is currently not supported.")
+    if arr.ndim > PT_MAX_DIMS:
+        raise ValueError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {arr.ndim}")
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef Py_ssize_t st[PT_MAX_DIMS]
+    cdef int i, nd = arr.ndim
+    cdef Py_ssize_t extent = 0, isz = dt.itemsize
+    shape = arr.shape
+    bstrides = arr.strides
+    for i in range(nd):
+        sh[i] = shape[i]
+        if bstrides[i] < 0:
+            raise ValueError(
+                "At least one stride in the given numpy array is negative, and tensors with negative "
+                "strides are not currently supported. (You can probably work around this by making a "
+                "copy of your array  with array.copy().) ")
+        if bstrides[i] % isz != 0:
+            raise ValueError(
+                "given numpy array strides not a multiple of the element byte size. Copy the numpy "
+                "array to reallocate the memory.")
+        st[i] = bstrides[i] // isz
+        if sh[i] > 1:
+            extent += (sh[i] - 1) * st[i]
+    if not arr.flags.writeable:
+        _warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable "
+            "tensors. This means writing to this tensor will result in undefined behavior. You may "
+            "want to copy the array to protect its data or make it writable before converting it to "
+            "a tensor. This type of warning will be suppressed for the rest of this program.",
+            UserWarning, stacklevel=2)
+    cdef Py_ssize_t n = arr.size
+    cdef Py_ssize_t ptr = arr.__array_interface__["data"][0] if n else 0
+    cdef Storage storage = _external_storage(<char*><uintptr_t>ptr, (extent + 1) * isz if n else 0,
+                                             arr, _CPU)
+    return _make_tensor(storage, dt, nd, sh, st, 0)
+
+
+def _make_subclass_impl(cls, _TensorBase data, bint require_grad):
+    """A ``cls`` instance sharing ``data``'s storage (used by nn.Parameter)."""
+    if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+        raise TypeError(f"_make_subclass: {cls!r} is not a subclass of Tensor")
+    cdef _TensorBase t = _new_instance(cls)
+    t._set_from(data)
+    _check_requires_grad(t, require_grad)
+    return t
+
+
+def _set_data(_TensorBase self, _TensorBase other):
+    """``tensor.data = other``: make self share other's storage and layout."""
+    self._set_from(other)
+
+
+def _resize_impl(_TensorBase self, list shape):
+    """In-place resize (keeps the data prefix when the storage is big enough)."""
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef Py_ssize_t st[PT_MAX_DIMS]
+    cdef int i, nd = len(shape)
+    if nd > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    for i in range(nd):
+        sh[i] = shape[i]
+    cdef Py_ssize_t nbytes = _checked_nbytes(nd, sh, self._dtype.itemsize)
+    _contig_strides(nd, sh, st)
+    cdef Storage new_st
+    cdef Py_ssize_t have = self._storage._nbytes - self._offset * self._dtype.itemsize
+    if nbytes > have:
+        if self._storage.device._type_code != 0:
+            raise RuntimeError("resize_ of device tensors to a larger size is not supported")
+        if self._storage._kind != STORAGE_HOST and self._storage._kind != STORAGE_EXTERNAL:
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        new_st = _new_host_storage(nbytes + self._offset * self._dtype.itemsize, False)
+        if self._storage._nbytes:
+            memcpy(new_st._data, self._storage._data, self._storage._nbytes)
+        self._storage = new_st
+    self._alloc_dims(nd)
+    cdef Py_ssize_t n = 1
+    for i in range(nd):
+        self._shape[i] = sh[i]
+        self._strides[i] = st[i]
+        n *= sh[i]
+    self._numel = n
+    return self
+
+
+def _tensor_from_storage(Storage storage, dtype dt, shape, strides, Py_ssize_t offset):
+    """A tensor viewing ``storage`` (bounds checked)."""
+    cdef list sh = [_operator.index(s) for s in shape]
+    cdef list st = [_operator.index(s) for s in strides]
+    if len(sh) != len(st):
+        raise RuntimeError("shape and strides differ in length")
+    for s in st:
+        if s < 0:
+            raise RuntimeError("negative strides are not supported")
+    if offset < 0:
+        raise RuntimeError(f"invalid storage offset {offset}")
+    _check_in_bounds(storage, dt, sh, st, offset)
+    cdef Py_ssize_t csh[PT_MAX_DIMS]
+    cdef Py_ssize_t cst[PT_MAX_DIMS]
+    cdef int i
+    if len(sh) > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    for i in range(len(sh)):
+        csh[i] = sh[i]
+        cst[i] = st[i]
+    return _make_tensor(storage, dt, len(sh), csh, cst, offset)
+
+
+def _dlpack_storage_new(Py_ssize_t data, Py_ssize_t nbytes, Py_ssize_t managed, bint versioned, dev):
+    """Storage owning a DLPack managed tensor (released through its deleter)."""
+    return _dlpack_storage(<char*><uintptr_t>data, nbytes, <void*><uintptr_t>managed, versioned,
+                           _as_device(dev))

@@ -1,0 +1,76 @@
+"""ptcore.cuda: GPU support through cuda-python.
+
+Importing ``ptcore`` never touches CUDA.  This module answers
+``is_available()`` without raising; the device backend (caching allocator,
+NVRTC kernels, cuBLAS) is the subject of the CUDA work and is loaded only
+when a device is actually used.
+"""
+import importlib.util as _ilu
+
+from ptcore import _tensor as _C
+
+_reason = None
+
+
+def _probe():
+    """(available, reason) -- never raises."""
+    global _reason
+    if _reason is not None:
+        return _reason
+    if _ilu.find_spec("cuda") is None or _ilu.find_spec("cuda.bindings") is None:
+        _reason = (False, "the 'cuda' extra is not installed (pip install ptcore[cuda] for cuda-bindings)")
+        return _reason
+    try:
+        from cuda.bindings import driver
+        err, = driver.cuInit(0)
+        if int(err) != 0:
+            _reason = (False, f"cuInit failed: {err!r} (no NVIDIA driver or no device)")
+            return _reason
+        err, n = driver.cuDeviceGetCount()
+        if int(err) != 0 or n == 0:
+            _reason = (False, "no CUDA device found")
+            return _reason
+    except Exception as e:  # a broken install must not break is_available()
+        _reason = (False, f"CUDA driver unusable: {type(e).__name__}: {e}")
+        return _reason
+    _reason = (False, "a CUDA device is present, but this build of ptcore has no CUDA backend yet")
+    return _reason
+
+
+def is_available():
+    """True when a CUDA device can be used by ptcore.  Never raises."""
+    return _probe()[0]
+
+
+def _unavailable_reason():
+    """Why ``is_available()`` is False (None when it is True)."""
+    ok, why = _probe()
+    return None if ok else why
+
+
+def device_count():
+    """Number of usable CUDA devices (0 when CUDA is unavailable)."""
+    return 0
+
+
+def _lazy_init(what="CUDA"):
+    ok, why = _probe()
+    if not ok:
+        raise RuntimeError(f"{what}: CUDA is not available: {why}")
+
+
+def _cuda_hook(dev, what):
+    _lazy_init(f"{what} on {dev}")
+
+
+def _to_device(t, device, dtype, non_blocking):
+    if device.type == "cuda" or t.device.type == "cuda":
+        _lazy_init(f"moving a tensor from {t.device} to {device}")
+    raise RuntimeError(f"cannot move a tensor from {t.device} to {device}")
+
+
+def _pin_memory(t):
+    _lazy_init("pin_memory()")
+
+
+_C._set_cuda_hook(_cuda_hook)

@@ -1,0 +1,385 @@
+"""``ptcore.Tensor``: the Python subclass of the Cython tensor core.
+
+Metadata, views and indexing live in ``_tensor._TensorBase`` (C speed);
+this class adds the autograd-facing attributes, conversions (``to``, ``type``,
+``double`` ...), printing, and the legacy constructor.
+"""
+import numbers as _numbers
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+
+
+def _parse_to(args, kwargs):
+    """Parse ``to(...)``'s overloads -> (device, dtype, non_blocking, copy, memory_format)."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    args = list(args)
+    if args and isinstance(args[0], _TensorBase):
+        other = args.pop(0)
+        device, dtype = other.device, other.dtype
+    elif args and (isinstance(args[0], (str, _C.device)) or
+                   (isinstance(args[0], int) and not isinstance(args[0], bool))):
+        device = args.pop(0)
+        if args and (isinstance(args[0], _C.dtype) or args[0] is None):
+            dtype = args.pop(0)
+    elif args and isinstance(args[0], _C.dtype):
+        dtype = args.pop(0)
+    if args and isinstance(args[0], bool):
+        non_blocking = args.pop(0)
+        if args and isinstance(args[0], bool):
+            copy = args.pop(0)
+    if args:
+        raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
+    if device is not None:
+        device = _C._to_device(device)
+    if dtype is not None:
+        dtype = _C._as_dtype(dtype)
+    return device, dtype, non_blocking, copy, memory_format
+
+
+_LEGACY_TYPES = {}
+
+
+def _legacy_type_name(t):
+    prefix = "ptcore.cuda." if t.is_cuda else "ptcore."
+    return f"{prefix}{t.dtype._legacy}Tensor"
+
+
+class Tensor(_TensorBase):
+    """A multi-dimensional array with a dtype and a device (``torch.Tensor``).
+
+    ``ptcore.Tensor(data)`` builds a default-dtype tensor from data;
+    ``ptcore.Tensor(2, 3)`` an uninitialised one of that shape.  Prefer
+    ``ptcore.tensor``, ``ptcore.empty`` and friends.
+    """
+
+    __module__ = "ptcore"
+    __array_priority__ = 1000
+
+    def __init__(self, *args, device=None):
+        if not args:
+            self._set_from_tensor(_C.empty(0, device=device))
+            return
+        if len(args) == 1 and isinstance(args[0], _TensorBase):
+            self._set_from_tensor(args[0])
+            return
+        if all(isinstance(a, _numbers.Integral) and not isinstance(a, bool) for a in args) or \
+                (len(args) == 1 and isinstance(args[0], _C.Size)):
+            self._set_from_tensor(_C.empty(*args, device=device))
+            return
+        if len(args) == 1:
+            from ptcore._creation import tensor as _tensor_fn
+            self._set_from_tensor(_tensor_fn(args[0], dtype=_C.get_default_dtype(), device=device))
+            return
+        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+
+    def _set_from_tensor(self, other):
+        _C._set_data(self, other)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        return _C._make_subclass_impl(cls, data, require_grad)
+
+    # -- autograd-facing attributes ----------------------------------------
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(bool(value))
+
+    def requires_grad_(self, requires_grad=True):
+        """Set whether autograd records operations on this (leaf) tensor."""
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if not requires_grad and self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, _TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                    f"dtype '{self.dtype}'. Please ensure that the gradient and the tensor have the same dtype")
+            if value.device != self.device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value.device.type}' to a "
+                    f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
+                    "and the tensor are on the same device")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: grad {list(value.shape)} vs tensor "
+                    f"{list(self.shape)}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def detach(self):
+        """A tensor sharing storage with this one, cut from the autograd graph."""
+        t = _C._tensor_from_storage(self.untyped_storage(), self.dtype, self.shape, self.stride(),
+                                    self.storage_offset())
+        return t
+
+    def detach_(self):
+        """Detach this tensor from the graph in place (it becomes a leaf)."""
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, _TensorBase):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        _C._set_data(self, other)
+
+    # -- conversions ----------------------------------------------------------
+
+    def to(self, *args, **kwargs):
+        """Convert dtype and/or move to a device: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``."""
+        device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
+        return _to_impl(self, device, dtype, non_blocking, copy, memory_format)
+
+    def cpu(self, memory_format=None):
+        """This tensor on the CPU (self if it already is)."""
+        return _to_impl(self, _C._to_device("cpu"), None, False, False, memory_format)
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """This tensor on a CUDA device."""
+        dev = _C._to_device("cuda" if device is None else
+                            (device if not isinstance(device, int) else f"cuda:{device}"))
+        if dev.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
+        return _to_impl(self, dev, None, non_blocking, False, memory_format)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The legacy type name (``'ptcore.FloatTensor'``), or a converted tensor."""
+        if dtype is None:
+            return _legacy_type_name(self)
+        if isinstance(dtype, str):
+            name = dtype
+            cuda = False
+            for prefix in ("ptcore.cuda.", "torch.cuda."):
+                if name.startswith(prefix):
+                    cuda, name = True, name[len(prefix):]
+            for prefix in ("ptcore.", "torch."):
+                if name.startswith(prefix):
+                    name = name[len(prefix):]
+            match = [d for d in _C._all_dtypes() if d._legacy + "Tensor" == name]
+            if not match:
+                raise ValueError(f"invalid type: '{dtype}'")
+            return self.to(device="cuda" if cuda else self.device, dtype=match[0],
+                           non_blocking=non_blocking)
+        if isinstance(dtype, type) and issubclass(dtype, _TensorBase):
+            return self
+        return self.to(dtype=_C._as_dtype(dtype), non_blocking=non_blocking)
+
+    def type_as(self, other):
+        return self.to(dtype=other.dtype, device=other.device)
+
+    def double(self, memory_format=None):
+        return self.to(_C.float64)
+
+    def float(self, memory_format=None):
+        return self.to(_C.float32)
+
+    def half(self, memory_format=None):
+        return self.to(_C.float16)
+
+    def bfloat16(self, memory_format=None):
+        return self.to(_C.bfloat16)
+
+    def long(self, memory_format=None):
+        return self.to(_C.int64)
+
+    def int(self, memory_format=None):
+        return self.to(_C.int32)
+
+    def short(self, memory_format=None):
+        return self.to(_C.int16)
+
+    def char(self, memory_format=None):
+        return self.to(_C.int8)
+
+    def byte(self, memory_format=None):
+        return self.to(_C.uint8)
+
+    def bool(self, memory_format=None):
+        return self.to(_C.bool_)
+
+    def cfloat(self, memory_format=None):
+        return self.to(_C.complex64)
+
+    def cdouble(self, memory_format=None):
+        return self.to(_C.complex128)
+
+    # -- new_* constructors ----------------------------------------------------
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                   pin_memory=False):
+        from ptcore._creation import tensor as _tensor_fn
+        return _tensor_fn(data, dtype=self.dtype if dtype is None else dtype,
+                          device=self.device if device is None else device,
+                          requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
+        return _C.empty(*size, dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
+        return _C.zeros(*size, dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False):
+        return _C.ones(*size, dtype=self.dtype if dtype is None else dtype,
+                       device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False):
+        return _C.full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
+                       device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                          layout=None, pin_memory=False):
+        return _C.empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                                device=self.device if device is None else device,
+                                requires_grad=requires_grad)
+
+    def resize_(self, *sizes, memory_format=None):
+        """Resize in place (contiguous); grows the storage when needed."""
+        shape = [int(s) for s in (sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)]
+        for s in shape:
+            if s < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {shape}")
+        if self._requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return _C._resize_impl(self, shape)
+
+    def resize_as_(self, other, memory_format=None):
+        return self.resize_(other.shape)
+
+    # -- random fills (in place) -------------------------------------------------
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        from ptcore import _random_api
+        return _random_api._uniform_(self, from_, to, generator)
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from ptcore import _random_api
+        return _random_api._normal_(self, mean, std, generator)
+
+    def random_(self, from_=0, to=None, *, generator=None):
+        from ptcore import _random_api
+        return _random_api._random_(self, from_, to, generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from ptcore import _random_api
+        return _random_api._bernoulli_(self, p, generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        from ptcore import _random_api
+        return _random_api._exponential_(self, lambd, generator)
+
+    # -- misc ----------------------------------------------------------------------
+
+    def pin_memory(self, device=None):
+        from ptcore import cuda
+        return cuda._pin_memory(self)
+
+    def is_pinned(self, device=None):
+        return False
+
+    def is_shared(self):
+        return self.untyped_storage().is_shared()
+
+    def dim_order(self):
+        strides = self.stride()
+        return tuple(sorted(range(self.dim()), key=lambda i: (-strides[i], i)))
+
+    def __repr__(self, *, tensor_contents=None):
+        from ptcore._tensor_str import _str
+        return _str(self, tensor_contents=tensor_contents)
+
+    def __format__(self, format_spec):
+        if self.dim() == 0 and not self.is_meta:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def __reversed__(self):
+        if self.dim() == 0:
+            return self
+        return iter(self.unbind(0)[::-1])
+
+    def __dir__(self):
+        return sorted(set(dir(type(self)) + list(self.__dict__.keys())))
+
+
+def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
+    cur_dev = t.device
+    if device is None:
+        device = cur_dev
+    if dtype is None:
+        dtype = t.dtype
+    if device == cur_dev or (device.type == cur_dev.type and device.index is None):
+        if dtype is t.dtype and not copy and (memory_format is None or t.is_contiguous(memory_format=memory_format)):
+            return t
+        out = t._to_dtype(dtype, copy=True)
+        if memory_format is not None and memory_format is not _C.preserve_format:
+            out = out.contiguous(memory_format=memory_format)
+        return _autograd_to(t, out)
+    # cross-device: the CUDA backend implements the transfer
+    from ptcore import cuda
+    out = cuda._to_device(t, device, dtype, non_blocking)
+    return _autograd_to(t, out)
+
+
+def _autograd_to(src, out):
+    hook = _AUTOGRAD_TO[0]
+    if hook is not None and src.requires_grad:
+        return hook(src, out)
+    return out
+
+
+_AUTOGRAD_TO = [None]
+
+_C._set_tensor_class(Tensor)
