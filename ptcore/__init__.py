@@ -40,6 +40,26 @@ from ptcore._random_api import (
 from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
 from ptcore import cuda, testing
 
+# The operator library: each area module exports its public functions through
+# __all__ and the Tensor methods it provides through _TENSOR_METHODS.
+from ptcore import _elementwise, _reductions, _linalg_ops, _shape_ops, _sorting
+from ptcore._elementwise import *  # noqa: F401,F403
+from ptcore._reductions import *  # noqa: F401,F403
+from ptcore._linalg_ops import *  # noqa: F401,F403
+from ptcore._shape_ops import *  # noqa: F401,F403
+from ptcore._sorting import *  # noqa: F401,F403
+from ptcore import linalg
+
+
+
+def _bind_methods():
+    for mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting):
+        for name, fn in mod._TENSOR_METHODS.items():
+            setattr(Tensor, name, fn)
+
+
+_bind_methods()
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage

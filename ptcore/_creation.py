@@ -73,7 +73,7 @@ def _data_to_numpy(data):
 def _from_numpy_copy(arr, dt, device, requires_grad):
     if arr.dtype == np.uint64:
         arr = arr.astype(np.int64)
-    src = _C.from_numpy(np.ascontiguousarray(arr))
+    src = _C.from_numpy(np.asarray(order="C", a=arr))
     out = _C.empty(arr.shape, dtype=dt)
     out.copy_(src)
     if device is not None and _C._to_device(device).type != "cpu":
@@ -193,7 +193,7 @@ def _num(x, name):
 
 def _finish(values, dt, device, requires_grad, out, fname):
     """Copy NumPy ``values`` into a new tensor (or ``out``)."""
-    t = _C.from_numpy(np.ascontiguousarray(values)).to(dtype=dt, copy=True)
+    t = _C.from_numpy(np.asarray(order="C", a=values)).to(dtype=dt, copy=True)
     if device is not None and _C._to_device(device).type != "cpu":
         t = t.to(device)
     if out is not None:

@@ -1,105 +1,488 @@
-"""Advanced indexing (integer tensors, lists, boolean masks, mixed with basic
-indices) for reading and writing, following NumPy/PyTorch semantics.
+"""Advanced indexing: ``x[idx]`` and ``x[idx] = v`` where ``idx`` holds
+integer tensors, lists or boolean masks (mixed with ints, slices, None and
+Ellipsis), and ``index_put_``.
 
-Basic indexing (ints, slices, None, Ellipsis) is done in ``_tensor`` as views;
-advanced indexing always produces a copy.
+Basic indexing (ints, slices, None, Ellipsis) is done as views in
+``ptcore._tensor``; it calls :func:`getitem` / :func:`setitem` (registered with
+``_C._set_indexing_hooks``) as soon as an index item is a tensor or a
+sequence.  The algorithm is PyTorch's (``applySlicing`` + ``index``):
+
+1. walk the items left to right: ints and 0-d integer tensors *select*,
+   slices slice, None (and Python bools) unsqueeze, Ellipsis skips dims; a
+   tensor (or a sequence, turned into an int64 or bool tensor) is recorded
+   against the current dim; a k-dim bool/uint8 mask covers k dims;
+2. masks become k int64 tensors (their ``nonzero`` coordinates), int32
+   becomes int64, all index tensors are broadcast together;
+3. the broadcast index dims replace the indexed dims in place when those are
+   adjacent, else they go first (NumPy's rule, applied after step 1, so ints
+   never count as advanced indices).
+
+The element loop is ``ptcore._ops._index.indexed``.  Index values are
+checked before anything is written.
 """
-import numpy as np
+import operator
+import warnings
+
+import numpy as _np
 
 from ptcore import _tensor as _C
+from ptcore import _registry
 from ptcore._tensor import _TensorBase
+from ptcore._ops import _index as _K
+
+__all__ = []
+
+_INDEX_DTYPE_MSG = "tensors used as indices must be long, int, byte or bool tensors"
 
 
-def _raw(t):
-    """A NumPy view of ``t``'s memory; bfloat16 is viewed as int16 bits."""
-    if t.dtype is _C.bfloat16:
-        return t.view(_C.int16).numpy(), True
-    return t.detach().numpy() if t.requires_grad else t.numpy(), False
+# ---------------------------------------------------------------------------
+# small helpers shared with ptcore._shape_ops
+# ---------------------------------------------------------------------------
+def _plain(t):
+    """``t`` without autograd tracking (same memory)."""
+    return t.detach() if t._requires_grad else t
 
 
-def _convert_index(idx, ndim):
-    items = idx if isinstance(idx, tuple) else (idx,)
+def _int64(t):
+    return t if t.dtype is _C.int64 else t._to_dtype(_C.int64)
+
+
+def _fmt(shape):
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _scalar_name(dt):
+    """PyTorch's ScalarType name (``Float``, ``Long``, ``ComplexFloat`` ...)."""
+    return dt._legacy
+
+
+def _broadcast_strides(t, shape):
+    """Element strides of ``t`` viewed broadcast to ``shape`` (t's shape is
+    known to broadcast)."""
+    nd = len(shape)
+    off = nd - t.dim()
+    out = [0] * nd
+    tshape = t.shape
+    tstr = t.stride()
+    for i in range(t.dim()):
+        if tshape[i] != 1 or shape[off + i] == 1:
+            out[off + i] = tstr[i]
+    return out
+
+
+def _broadcast_two(a, b):
+    """Broadcast shape of two shapes or None when they do not broadcast."""
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
     out = []
-    for it in items:
-        if isinstance(it, _TensorBase):
-            if it.device.type != "cpu":
-                it = it.cpu()
-            if it.dtype is _C.bool_ or it.dtype is _C.uint8:
-                out.append(_raw(it)[0].astype(bool, copy=False))
-            elif it.dtype.is_floating_point or it.dtype.is_complex:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            else:
-                out.append(_raw(it)[0].astype(np.int64, copy=False))
-        elif isinstance(it, list):
-            a = np.array(it) if it else np.array([], dtype=np.int64)
-            if a.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(a)
-        elif isinstance(it, np.ndarray):
-            out.append(it)
-        elif it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer)):
-            if isinstance(it, slice) and it.step is not None and it.step <= 0:
-                raise ValueError("step must be greater than zero")
-            out.append(it)
-        elif hasattr(it, "__index__"):
-            out.append(it.__index__())
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
         else:
-            raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                f"are valid indices (got {type(it).__name__})")
+            return None
     return tuple(out)
 
 
-def _fix_error(e):
-    msg = str(e).replace("axis", "dimension").replace("array", "tensor")
-    return IndexError(msg)
+def _check_bounds(index, size, allow_negative, make_error):
+    """Raise ``make_error(bad_value)`` if an int64 index is out of range."""
+    bad = _registry.kernel("index_bounds", index.device)(index, size, allow_negative)
+    if bad is not None:
+        raise make_error(bad)
 
 
+@_registry.register("index_bounds", "cpu")
+def _index_bounds_cpu(index, size, allow_negative):
+    return _K.check_index(index, size, allow_negative)
+
+
+def _tensor_from_sequence(seq):
+    """PyTorch's ``indexing_tensor_from_data``: bool/uint8 data stays, anything
+    else becomes int64."""
+    from ptcore._creation import tensor
+    t = tensor(seq)
+    if t.dtype is _C.bool_ or t.dtype is _C.uint8:
+        return t
+    if t.dtype is _C.int64:
+        return t
+    if t.is_complex():
+        raise IndexError(_INDEX_DTYPE_MSG)
+    return t._to_dtype(_C.int64)
+
+
+def _is_sequence(o):
+    return isinstance(o, (list, tuple, range, _np.ndarray))
+
+
+def _items_of(idx):
+    """The index as a tuple of items (PyTorch's ``treatSequenceAsTuple``)."""
+    if type(idx) is tuple:
+        return idx
+    if isinstance(idx, _TensorBase) or not _is_sequence(idx):
+        return (idx,)
+    if isinstance(idx, _np.ndarray) and idx.ndim == 0:
+        return (idx,)
+    n = len(idx)
+    if n >= 32:
+        return (idx,)
+    for o in idx:
+        if (isinstance(o, (_TensorBase, slice)) or o is None or o is Ellipsis
+                or _is_sequence(o)):
+            warnings.warn(
+                "Using a non-tuple sequence for multidimensional indexing is deprecated; "
+                "use x[tuple(seq)] instead of x[seq].", UserWarning, stacklevel=4)
+            return tuple(idx)
+    return (idx,)
+
+
+def _is_bool_scalar(o):
+    return type(o) is bool or isinstance(o, _np.bool_)
+
+
+def _is_mask(t):
+    return t.dtype is _C.bool_ or t.dtype is _C.uint8
+
+
+def _specified_dims(items):
+    count = 0
+    for o in items:
+        if isinstance(o, _TensorBase):
+            count += o.dim() if _is_mask(o) else 1
+        elif o is not None and o is not Ellipsis and not _is_bool_scalar(o):
+            count += 1
+    return count
+
+
+def _bool_index(value, device):
+    """The int64 index tensor a Python/0-d bool stands for ([0] or [])."""
+    t = _C.zeros(1 if value else 0, dtype=_C.int64)
+    return t if device.type == "cpu" else t.to(device)
+
+
+def _select(result, dim, i, real_dim):
+    size = result.shape[dim]
+    if i < -size or i >= size:
+        raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {size}")
+    return result.select(dim, i)
+
+
+def _apply_slicing(self, items):
+    """Step 1: the view after the basic items and the recorded tensors as a
+    list of ``(dim, tensor)``."""
+    ndim = self.dim()
+    specified = _specified_dims(items)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result = _plain(self)
+    recorded = []
+    dim = 0
+    real_dim = 0
+    for o in items:
+        if isinstance(o, _TensorBase):
+            if o.dim() == 0 and not o.is_floating_point() and not o.is_complex():
+                if not _is_mask(o):
+                    result = _select(result, dim, int(o.item()), real_dim)
+                    real_dim += 1
+                    continue
+                result = result.unsqueeze(dim)
+                recorded.append((dim, _bool_index(bool(o.item()), self.device)))
+                dim += 1
+                continue
+            recorded.append((dim, o))
+            k = o.dim() if _is_mask(o) else 1
+            dim += k
+            real_dim += k
+        elif _is_bool_scalar(o):
+            result = result.unsqueeze(dim)
+            recorded.append((dim, _bool_index(bool(o), self.device)))
+            dim += 1
+        elif o is None:
+            result = result.unsqueeze(dim)
+            dim += 1
+        elif o is Ellipsis:
+            dim += ndim - specified
+            real_dim += ndim - specified
+        elif type(o) is slice:
+            if o.step is not None and operator.index(o.step) <= 0:
+                raise ValueError("step must be greater than zero")
+            result = result[(slice(None),) * dim + (o,)]
+            dim += 1
+            real_dim += 1
+        elif _is_sequence(o):
+            t = _tensor_from_sequence(o)
+            if t.device != self.device:
+                t = t.to(self.device)
+            recorded.append((dim, t))
+            k = t.dim() if _is_mask(t) else 1
+            dim += k
+            real_dim += k
+        elif hasattr(o, "__index__") and not isinstance(o, float):
+            result = _select(result, dim, operator.index(o), real_dim)
+            real_dim += 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                f"Variables are valid indices (got {type(o).__name__})")
+    return result, recorded
+
+
+def _expand_indices(result, recorded):
+    """Step 2: a list (one entry per dim of ``result``, None where not indexed)
+    of int64 index tensors; masks are replaced by their coordinates."""
+    from ptcore._shape_ops import nonzero
+    indices = [None] * result.dim()
+    for dim, t in recorded:
+        if _is_mask(t):
+            if t.dtype is _C.uint8:
+                warnings.warn("indexing with dtype ptcore.uint8 is now deprecated, please use a "
+                              "dtype ptcore.bool instead.", UserWarning, stacklevel=4)
+            for j in range(t.dim()):
+                if t.shape[j] != result.shape[dim + j]:
+                    raise IndexError(
+                        f"The shape of the mask {_fmt(t.shape)} at index {j} does not match the "
+                        f"shape of the indexed tensor {_fmt(result.shape)} at index {dim + j}")
+            coords = nonzero(_plain(t))
+            for j in range(t.dim()):
+                indices[dim + j] = coords.select(1, j)
+        elif t.dtype is _C.int64 or t.dtype is _C.int32:
+            indices[dim] = _int64(_plain(t))
+        else:
+            raise IndexError(_INDEX_DTYPE_MSG)
+    return indices
+
+
+def _index_shape(src_shape, indices):
+    """Step 3: (broadcast index shape, result shape, positions, adjacent)."""
+    positions = [d for d, t in enumerate(indices) if t is not None]
+    bshape = ()
+    shapes = []
+    for d in positions:
+        s = tuple(indices[d].shape)
+        shapes.append(s)
+        b = _broadcast_two(bshape, s)
+        if b is None:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(_fmt(x) for x in shapes))
+        bshape = b
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    if adjacent:
+        shape = (tuple(src_shape[:positions[0]]) + bshape
+                 + tuple(src_shape[positions[-1] + 1:]))
+    else:
+        shape = bshape + tuple(s for d, s in enumerate(src_shape) if indices[d] is None)
+    return bshape, shape, positions, adjacent
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _validate(src_shape, indices, positions):
+    for k, d in enumerate(positions):
+        size = src_shape[d]
+        _check_bounds(indices[d], size, True, lambda v, k=k, size=size: IndexError(
+            f"index {v} is out of bounds for dimension {k} with size {size}"))
+
+
+def _plan(src, indices, bshape, shape, positions, adjacent):
+    """Strides (elements) of the indexed operand and of each index operand
+    over the result's iteration space."""
+    nb = len(bshape)
+    first = positions[0] if adjacent else 0
+    src_shape = src.shape
+    src_str = src.stride()
+    data_strides = []
+    d_out = 0
+    if adjacent:
+        for d in range(first):
+            data_strides.append(src_str[d])
+        data_strides.extend([0] * nb)
+        for d in range(positions[-1] + 1, len(src_shape)):
+            data_strides.append(src_str[d])
+    else:
+        data_strides.extend([0] * nb)
+        for d in range(len(src_shape)):
+            if indices[d] is None:
+                data_strides.append(src_str[d])
+    idx_tensors, idx_strides, sizes, muls = [], [], [], []
+    for d in positions:
+        t = indices[d]
+        st = [0] * len(shape)
+        st[first:first + nb] = _broadcast_strides(t, bshape)
+        idx_tensors.append(t)
+        idx_strides.append(st)
+        sizes.append(src_shape[d])
+        muls.append(src_str[d])
+    del d_out
+    return data_strides, idx_tensors, idx_strides, sizes, muls
+
+
+@_registry.register("index", "cpu")
+def _index_cpu(out, src, indices, bshape, positions, adjacent):
+    """out (contiguous, the result shape) = src[indices]; indices validated."""
+    shape = tuple(out.shape)
+    data_strides, idx, idx_strides, sizes, muls = _plan(src, indices, bshape, shape,
+                                                         positions, adjacent)
+    _K.indexed(0, 0, out, out.stride(), src, data_strides, shape, idx, idx_strides,
+               sizes, muls)
+
+
+@_registry.register("index_put_", "cpu")
+def _index_put_cpu(self, indices, values, accumulate, bshape, shape, positions, adjacent):
+    """self[indices] = values (or +=); values (self's dtype) broadcast to
+    ``shape``; indices validated."""
+    data_strides, idx, idx_strides, sizes, muls = _plan(self, indices, bshape, shape,
+                                                         positions, adjacent)
+    vstr = _broadcast_strides(values, shape)
+    if accumulate:
+        _K.indexed(2, _K.REDUCTIONS["add"], values, vstr, self, data_strides, shape, idx,
+                   idx_strides, sizes, muls)
+    else:
+        _K.indexed(1, 0, values, vstr, self, data_strides, shape, idx, idx_strides,
+                   sizes, muls)
+
+
+def _index_get(result, indices):
+    bshape, shape, positions, adjacent = _index_shape(result.shape, indices)
+    out = _C.empty(shape, dtype=result.dtype, device=result.device)
+    if _numel(shape) == 0:
+        return out
+    _validate(result.shape, indices, positions)
+    _registry.check_same_device("index", result, *[indices[d] for d in positions])
+    _registry.kernel("index", result.device)(out, result, indices, bshape, positions, adjacent)
+    return out
+
+
+def _overlaps(a, b):
+    """Whether two tensors may share memory (same storage, overlapping bytes)."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+
+    def extent(t):
+        lo = hi = t.data_ptr()
+        for s, st in zip(t.shape, t.stride()):
+            span = (s - 1) * st * t.element_size()
+            if span < 0:
+                lo += span
+            else:
+                hi += span
+        return lo, hi + t.element_size()
+    alo, ahi = extent(a)
+    blo, bhi = extent(b)
+    return alo < bhi and blo < ahi
+
+
+def _index_put(target, indices, values, accumulate):
+    """target[indices] = values with ``values`` of target's dtype."""
+    bshape, shape, positions, adjacent = _index_shape(target.shape, indices)
+    if _broadcast_two(shape, values.shape) != tuple(shape):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {_fmt(values.shape)} cannot "
+                           f"be broadcast to indexing result of shape {_fmt(shape)}")
+    if _numel(shape) == 0:
+        return
+    _validate(target.shape, indices, positions)
+    _registry.check_same_device("index_put_", target, values,
+                                *[indices[d] for d in positions])
+    values = _plain(values)
+    if _overlaps(target, values):
+        values = values.clone()
+    _registry.kernel("index_put_", target.device)(target, indices, values, accumulate, bshape,
+                                                  shape, positions, adjacent)
+
+
+# ---------------------------------------------------------------------------
+# the hooks
+# ---------------------------------------------------------------------------
 def getitem(self, idx):
-    arr, is_bf16 = _raw(self)
-    try:
-        res = arr[_convert_index(idx, self.dim())]
-    except IndexError as e:
-        raise _fix_error(e) from None
-    res = np.array(res, copy=True)
-    t = _C.from_numpy(res)
-    if is_bf16:
-        t = t.view(_C.bfloat16)
-    if self.device.type != "cpu":
-        t = t.to(self.device)
-    return t
+    """``self[idx]`` when ``idx`` has an advanced (tensor/sequence) item."""
+    result, recorded = _apply_slicing(self, _items_of(idx))
+    if not recorded:
+        return result if result is not self else result.view(result.shape)
+    return _index_get(result, _expand_indices(result, recorded))
+
+
+def _value_tensor(self, value):
+    if isinstance(value, _TensorBase):
+        return value
+    if isinstance(value, (bool, int, float, complex, _np.number, _np.bool_)):
+        t = _C.empty((), dtype=self.dtype)
+        t.fill_(value)
+        return t if self.device.type == "cpu" else t.to(self.device)
+    from ptcore.tensor import _legacy_type_name
+    raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type_name(self)}")
 
 
 def setitem(self, idx, value):
-    if self.device.type != "cpu":
-        raise NotImplementedError("advanced index assignment on device tensors is not supported yet")
-    arr, is_bf16 = _raw(self)
-    if isinstance(value, _TensorBase):
-        v = value.to(dtype=self.dtype, device="cpu")
-        vals = _raw(v)[0]
-    elif is_bf16:
-        vals = _raw(_C.full((), value, dtype=_C.bfloat16) if np.ndim(value) == 0
-                    else _tensor_of(value))[0]
-    else:
-        vals = value
-        if not np.isscalar(vals):
-            vals = _raw(_tensor_of(value).to(self.dtype))[0]
-        else:
-            probe = _C.empty(1, dtype=self.dtype)
-            probe.fill_(value)              # PyTorch's range checks for scalars
-            vals = _raw(probe)[0][0]
-    try:
-        arr[_convert_index(idx, self.dim())] = vals
-    except IndexError as e:
-        raise _fix_error(e) from None
-    except ValueError as e:
-        raise RuntimeError(f"shape mismatch in index assignment: {e}") from None
+    """``self[idx] = value`` when ``idx`` has an advanced item."""
+    value = _value_tensor(self, value)
+    result, recorded = _apply_slicing(self, _items_of(idx))
+    # PyTorch drops leading size-1 dims of the value ("slicePrefix1sSize")
+    v = value
+    while v.dim() > 0 and v.shape[0] == 1:
+        v = v.select(0, 0) if not v._requires_grad else v.detach().select(0, 0)
+    if not recorded:
+        result[...] = v
+        self._bump_version()
+        return
+    if v.dtype is not self.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_scalar_name(self.dtype)} for the destination and {_scalar_name(v.dtype)} for the "
+            "source.")
+    _index_put(result, _expand_indices(result, recorded), v, False)
     self._bump_version()
 
 
-def _tensor_of(value):
-    from ptcore._creation import tensor
-    return tensor(value)
+def _check_index_list(indices, fname):
+    if isinstance(indices, _TensorBase) or not isinstance(indices, (list, tuple)):
+        raise TypeError(f"{fname}(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """``input[indices] = values`` in place (``accumulate`` adds, summing
+    duplicates); ``values`` must have input's dtype."""
+    _check_index_list(indices, "index_put_")
+    if not isinstance(values, _TensorBase):
+        raise TypeError(f"index_put_(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if len(indices) == 0:
+        raise RuntimeError("index_put_(): expected at least one index tensor")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_scalar_name(input.dtype)} for the destination and "
+            f"{_scalar_name(values.dtype)} for the source.")
+    if _specified_dims(indices) > input.dim():
+        raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
+    for t in indices:
+        if t.is_floating_point() or t.is_complex() or t.dtype in (_C.int8, _C.int16):
+            raise IndexError(_INDEX_DTYPE_MSG)
+    target = _plain(input)
+    recorded = []
+    dim = 0
+    for t in indices:
+        recorded.append((dim, t))
+        dim += t.dim() if _is_mask(t) else 1
+    _index_put(target, _expand_indices(target, recorded), values, bool(accumulate))
+    input._bump_version()
+    return input
+
+
+def index_put(input, indices, values, accumulate=False):
+    """Out-of-place :func:`index_put_`."""
+    return index_put_(input.clone(), indices, values, accumulate)
 
 
 _C._set_indexing_hooks(getitem, setitem)

@@ -291,7 +291,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     z = _C.empty(shape, dtype=_C.float64)
     _fill_contig(z, _K.fill_normal_addr, generator, 0.0, 1.0)
     vals = np.broadcast_to(m, shape) + np.broadcast_to(s, shape) * z.numpy()
-    t = _C.from_numpy(np.ascontiguousarray(vals)).to(dt, copy=True)
+    t = _C.from_numpy(np.asarray(order="C", a=vals)).to(dt, copy=True)
     return _finish(t, out, requires_grad)
 
 
@@ -311,7 +311,7 @@ def _bernoulli_tensor(t, probs, generator):
     p = _as_np64(probs)
     if p.size and (np.any(p < 0) or np.any(p > 1) or np.any(np.isnan(p))):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    p = np.ascontiguousarray(np.broadcast_to(p, tuple(t.shape)))
+    p = np.asarray(order="C", a=np.broadcast_to(p, tuple(t.shape)))
     target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
     g = _gen(generator)
     if target.numel():
@@ -347,7 +347,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and np.any((p > 0).sum(axis=1) < num_samples):
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)")
-    p = np.ascontiguousarray(p)
+    p = np.asarray(order="C", a=p)
     rows = p.shape[0]
     res = _C.empty(rows, num_samples, dtype=_C.int64)
     g = _gen(generator)

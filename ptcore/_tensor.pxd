@@ -81,4 +81,5 @@ cdef _TensorBase _make_tensor(Storage storage, dtype dt, int ndim,
                               Py_ssize_t offset)
 cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
                                device dev, bint zero)
+cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero)
 cdef dtype dtype_from_num(int num)

@@ -21,8 +21,12 @@ Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
 * -> bool: ``v != 0`` (complex: real != 0 or imag != 0; NaN -> True), 0/1 byte.
 * bool -> anything: 0/1.
 * integer -> integer: two's-complement wrap.
-* float/half/bf16/complex -> uint8/int8/int16/int32: truncate to int64, then
-  wrap (so -1.0 -> uint8 255); -> int64: truncate.
+* float/half/bf16/complex -> integer: truncate toward zero.  -> uint8 goes
+  through int64 (so -1.0 -> 255, as PyTorch's special case); -> int8/int16/
+  int32 through int32 (PyTorch's plain static_cast: in-range values are the
+  same as via int64, out-of-range/NaN give what x86 gives PyTorch, e.g.
+  INT32_MIN, and the loop vectorises); -> int64 directly.  Out-of-range
+  values never trap.
 * complex -> real: real part.  real -> complex: imag = 0.
 * float16/bfloat16 are converted through float32 (RNE); float64 -> half/bf16
   casts to float32 first; int -> float32/half/bf16 is a single C cast to
@@ -159,6 +163,19 @@ cdef inline int64_t _ld_i64(const src_t* p) noexcept nogil:
         return <int64_t>p[0]
 
 
+cdef inline int32_t _ld_i32(const src_t* p) noexcept nogil:
+    # As _ld_i64 but through int32: PyTorch's static_cast<int8/16/32_t>(float)
+    # (x86: cvtt*2si; out-of-range/NaN -> INT32_MIN), and it vectorises.
+    if src_t is pt_bool_s:
+        return <int32_t>p.v
+    elif src_t is pt_half_s or src_t is pt_bf16_s:
+        return <int32_t>_ld_f32(p)
+    elif src_t is pt_cf_s or src_t is pt_cd_s:
+        return <int32_t>p.re
+    else:
+        return <int32_t>p[0]
+
+
 cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
     if src_t is dst_t:
         d[0] = s[0]                                # bit copy
@@ -178,8 +195,10 @@ cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
     elif dst_t is pt_cd_s:
         d.re = _ld_f64(s)
         d.im = _ld_imag_f64(s)
-    else:                                          # uint8/int8/int16/int32/int64
+    elif dst_t is int64_t or dst_t is uint8_t:     # uint8 via int64: -1.0 -> 255
         d[0] = <dst_t>_ld_i64(s)
+    else:                                          # int8/int16/int32 via int32
+        d[0] = <dst_t>_ld_i32(s)
 
 
 # --------------------------------------------------------------------------
@@ -303,7 +322,13 @@ _register_dst(<pt_cd_s*>NULL)
 # planning: reduce dims, choose tiling and the parallel split
 # --------------------------------------------------------------------------
 cdef enum:
-    _TILE = 32           # tile edge (elements) for transposed copies
+    # Tiles for transposed copies: _TILE_ROWS destination rows (walking along
+    # source cache lines) x _TILE_COLS destination columns (= distinct source
+    # rows).  Only 8 source rows are live at a time, so even power-of-two
+    # strides (all lines in one L1 set) stay within the cache's associativity;
+    # measured best on 4096^2 uint8/int16/float32/complex128 transposes.
+    _TILE_ROWS = 128
+    _TILE_COLS = 8
     _COL_ALIGN = 256     # column split granularity (elements)
     _MIN_TILE_STRIDE = 64  # src inner stride (bytes) from which tiling pays
 
@@ -339,17 +364,15 @@ cdef void _segment(const _plan_t* p, char* d, const char* s, Py_ssize_t nrows,
     rb = 0
     while rb < nrows:
         nr = nrows - rb
-        if nr > _TILE:
-            nr = _TILE
+        if nr > _TILE_ROWS:
+            nr = _TILE_ROWS
         cb = c0
         while cb < c1:
             nc = c1 - cb
-            if nc > _TILE:
-                nc = _TILE
-            # inner loop over the tile's rows: source-contiguous reads,
-            # destination-strided writes; both stay in L1 inside a tile.
+            if nc > _TILE_COLS:
+                nc = _TILE_COLS
             p.fn(d + rb * ds0 + cb * ds1, s + rb * ss0 + cb * ss1,
-                 nc, nr, ds1, ds0, ss1, ss0)
+                 nr, nc, ds0, ds1, ss0, ss1)
             cb += nc
         rb += nr
 
@@ -519,20 +542,16 @@ cdef int _execute(char* dst, int dst_type, const Py_ssize_t* dst_strides,
     if nthreads <= 1 or numel < parallel_grain():
         _run_rows(p, 0, p.rows, 0, L)
         return 0
-    if p.rows >= nthreads:
+    if p.rows % nthreads == 0 or p.rows >= 8 * nthreads or L < 2 * _COL_ALIGN:
+        # contiguous blocks of rows, one per thread
         p.ncolsplit = 1
         p.row_chunk = (p.rows + nthreads - 1) // nthreads
-        if p.tiled and p.row_chunk > _TILE:
-            p.row_chunk = (p.row_chunk + _TILE - 1) // _TILE * _TILE
         nitems = (p.rows + p.row_chunk - 1) // p.row_chunk
     else:
-        p.ncolsplit = nthreads
+        # few rows (e.g. one long row): every row is cut in nthreads pieces
         p.col_chunk = (L + nthreads - 1) // nthreads
         p.col_chunk = (p.col_chunk + _COL_ALIGN - 1) // _COL_ALIGN * _COL_ALIGN
         p.ncolsplit = (L + p.col_chunk - 1) // p.col_chunk
-        if p.ncolsplit <= 1:
-            _run_rows(p, 0, p.rows, 0, L)
-            return 0
         p.row_chunk = 1
         nitems = p.rows * p.ncolsplit
     for it in prange(nitems, num_threads=nthreads, schedule='static'):
@@ -566,31 +585,42 @@ cdef int fill(char* dst, int dst_type, const Py_ssize_t* dst_strides,
 # --------------------------------------------------------------------------
 # Python-visible test hooks
 # --------------------------------------------------------------------------
-_NUMPY_TYPES = {
-    "bool": <int>PT_BOOL, "uint8": <int>PT_UINT8, "int8": <int>PT_INT8,
-    "int16": <int>PT_INT16, "int32": <int>PT_INT32, "int64": <int>PT_INT64,
-    "float16": <int>PT_FLOAT16, "float32": <int>PT_FLOAT32,
-    "float64": <int>PT_FLOAT64, "complex64": <int>PT_COMPLEX64,
-    "complex128": <int>PT_COMPLEX128,
-}
 # every type number by name (bfloat16 has no NumPy dtype: pass uint16 arrays
 # with an explicit type number to the hooks)
-_TYPE_NUMBERS = dict(_NUMPY_TYPES, bfloat16=<int>PT_BFLOAT16)
+_TYPE_NUMBERS = {
+    "bool": <int>PT_BOOL, "uint8": <int>PT_UINT8, "int8": <int>PT_INT8,
+    "int16": <int>PT_INT16, "int32": <int>PT_INT32, "int64": <int>PT_INT64,
+    "float16": <int>PT_FLOAT16, "bfloat16": <int>PT_BFLOAT16,
+    "float32": <int>PT_FLOAT32, "float64": <int>PT_FLOAT64,
+    "complex64": <int>PT_COMPLEX64, "complex128": <int>PT_COMPLEX128,
+}
+# buffer-protocol format code (native order) -> type number
+_FORMAT_TYPES = {
+    b"?": <int>PT_BOOL, b"B": <int>PT_UINT8, b"b": <int>PT_INT8,
+    b"e": <int>PT_FLOAT16, b"f": <int>PT_FLOAT32, b"d": <int>PT_FLOAT64,
+    b"Zf": <int>PT_COMPLEX64, b"Zd": <int>PT_COMPLEX128,
+}
+_SIGNED_BY_SIZE = {2: <int>PT_INT16, 4: <int>PT_INT32, 8: <int>PT_INT64}
 
 
-def _resolve_type(arr, override):
+cdef int _buffer_type(const Py_buffer* view, override) except -2:
+    """Type number of a buffer: its format, or ``override`` when given (an
+    out-of-range override is passed through for copy_cast to reject)."""
     cdef int t
-    if override is None:
-        name = arr.dtype.name
-        if name not in _NUMPY_TYPES or not arr.dtype.isnative:
-            raise TypeError(f"unsupported dtype {arr.dtype}")
-        t = _NUMPY_TYPES[name]
-    else:
-        t = int(override)
+    if override is not None:
+        t = override
         if t < 0 or t >= PT_NUM_TYPES:
-            return t  # passed through: copy_cast reports it
-    if arr.dtype.itemsize != _ITEMSIZE[t]:
-        raise TypeError(f"itemsize of {arr.dtype} does not match type number {t}")
+            return -1
+    else:
+        fmt = (<bytes>view.format).lstrip(b"@=")
+        if fmt in _FORMAT_TYPES:
+            t = _FORMAT_TYPES[fmt]
+        elif fmt in (b"h", b"i", b"l", b"q") and view.itemsize in _SIGNED_BY_SIZE:
+            t = _SIGNED_BY_SIZE[view.itemsize]
+        else:
+            raise TypeError(f"unsupported buffer format {fmt!r}")
+    if view.itemsize != _ITEMSIZE[t]:
+        raise TypeError(f"itemsize {view.itemsize} does not match type number {t}")
     return t
 
 
@@ -601,21 +631,22 @@ def _itemsize(int type_num):
 
 
 def _copy_cast_arrays(dst, src, dst_type=None, src_type=None):
-    """copy_cast(dst <- src); src must already have dst's shape.
+    """copy_cast(dst <- src) on two NumPy arrays (any buffer exporter); src
+    must already have dst's shape (np.broadcast_to).
 
     ``dst_type``/``src_type`` override the type number derived from the
-    NumPy dtype (e.g. a uint16 array holding bfloat16 bits)."""
+    dtype (e.g. a uint16 array holding bfloat16 bits)."""
     cdef Py_buffer dv, sv
     cdef Py_ssize_t zeros[PT_MAX_DIMS]
-    cdef int dt, st, rc, i
-    if tuple(dst.shape) != tuple(src.shape):
-        raise ValueError(f"shape mismatch {dst.shape} vs {src.shape}")
-    dt = _resolve_type(dst, dst_type)
-    st = _resolve_type(src, src_type)
+    cdef int dt, st, rc = 0, i
     PyObject_GetBuffer(dst, &dv, PyBUF_RECORDS)
     try:
         PyObject_GetBuffer(src, &sv, PyBUF_RECORDS_RO)
         try:
+            if dv.ndim != sv.ndim or any(dv.shape[i] != sv.shape[i] for i in range(dv.ndim)):
+                raise ValueError(f"shape mismatch {dst.shape} vs {src.shape}")
+            dt = _buffer_type(&dv, dst_type)
+            st = _buffer_type(&sv, src_type)
             for i in range(dv.ndim):
                 zeros[i] = 0
             with nogil:
@@ -634,14 +665,14 @@ def _fill_array(dst, value_bytes, dst_type=None):
     """fill(dst, value) with value_bytes = one element encoded in dst's type."""
     cdef Py_buffer dv
     cdef Py_ssize_t zeros[PT_MAX_DIMS]
-    cdef int dt, rc
+    cdef int dt, rc = 0
     cdef bytes val = bytes(value_bytes)
     cdef const char* vp = val
-    dt = _resolve_type(dst, dst_type)
-    if 0 <= dt < PT_NUM_TYPES and len(val) != _ITEMSIZE[dt]:
-        raise ValueError(f"value has {len(val)} bytes, expected {_ITEMSIZE[dt]}")
     PyObject_GetBuffer(dst, &dv, PyBUF_RECORDS)
     try:
+        dt = _buffer_type(&dv, dst_type)
+        if dt >= 0 and len(val) != _ITEMSIZE[dt]:
+            raise ValueError(f"value has {len(val)} bytes, expected {_ITEMSIZE[dt]}")
         with nogil:
             rc = fill(<char*>dv.buf, dt, dv.strides if dv.ndim else zeros,
                       dv.shape if dv.ndim else zeros, dv.ndim, vp)

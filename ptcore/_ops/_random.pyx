@@ -85,8 +85,8 @@ exponential(lambd)
         word i%4; ``u = (x + 0.5) * 2^-32``.  Blocks: ceil(n/4).
     float64: element i -> block i//2, pair (x_{2(i%2)}, x_{2(i%2)+1});
         ``u = ((D >> 12) + 0.5) * 2^-52``.  Blocks: ceil(n/2).
-    u is in (0, 1) exactly; value ``fl(-log(u) / lambd)`` (> 0 for finite
-    lambd), rounded to the dtype.
+    u is in (0, 1) exactly, so ``-log(u) > 0``; value ``fl(-log(u) / lambd)``
+    rounded to the dtype.
 
 randperm(n)  (Rao-Sandelius: random buckets, then Fisher-Yates per bucket)
     m = smallest m >= 0 with n <= 2^(14+m), capped at 20; nb = 2^m buckets.
@@ -100,9 +100,9 @@ randperm(n)  (Rao-Sandelius: random buckets, then Fisher-Yates per bucket)
         ``(lo32(offset + A + d//2), hi32(offset + A + d//2), j, 0)``, pair
         (x_{2(d%2)}, x_{2(d%2)+1}); ``k = (D * (t + 1)) >> 64`` in [0, t];
         swap dst[S_j + t] and dst[S_j + k].
-    Blocks consumed: A + max_j ceil((L_j - 1) / 2).  The result is a
-    uniformly random permutation (bias of the 64-bit multiply-shift draws
-    < 2^-40 for n < 2^24 per bucket).
+    Blocks consumed: A + max_j ceil((L_j - 1) / 2) (= A + max_j floor(L_j/2)).
+    The result is a uniformly random permutation up to the multiply-shift
+    draws' relative bias <= (t + 1) / 2^64.
 
 multinomial(probs rows x cats, num_samples)
     with replacement: sample (row r, s) is element e = r*num_samples + s ->
@@ -110,7 +110,8 @@ multinomial(probs rows x cats, num_samples)
         ``cdf_k = fl(...fl(p_0 + p_1)... + p_k)`` (left-to-right sums),
         ``target = fl(u * cdf_{cats-1})``; the sample is the smallest k with
         ``cdf_k > target`` (binary search), or the last category with p > 0
-        when rounding leaves none.  Blocks: ceil(rows*num_samples/2).
+        (cats - 1 if none) when rounding leaves none.  Rows need not be
+        normalised.  Blocks: ceil(rows*num_samples/2).
     without replacement (exponential race = sequential sampling without
         replacement): category c of row r is element e = r*cats + c -> block
         e//2, pair as above; ``u = ((D >> 12) + 0.5) * 2^-52``,
@@ -120,10 +121,21 @@ multinomial(probs rows x cats, num_samples)
         zero-probability categories are never drawn while positive ones
         remain.  Blocks: ceil(rows*cats/2).
 
-Parallelism: the block range is split into fixed chunks run with
+Implementation
+--------------
+Blocks are generated 8 at a time with AVX2 (chosen at run time), else 4 at a
+time with SSE2, else one by one; Box-Muller and -log(u) run 4 lanes wide
+with AVX2 (same operations in the same order, barriers against fusing), else
+scalar.  Words and values are identical on every path.  The
+block range is split into fixed chunks run with
 ``prange(num_threads=get_num_threads())`` once the output has at least
-``parallel_grain()`` elements; every value is a function of its element
-index only, so results are identical for any thread count.
+``parallel_grain()`` elements; every value is a function of its element index
+only, so results are identical for any thread count (randperm: phase A is a
+stable counting sort by bucket, phase B runs buckets in parallel;
+multinomial without replacement runs rows in parallel).  The kernels are
+``noexcept nogil`` and never raise: an unsupported dtype or ``n <= 0`` writes
+nothing and returns ``offset``; the ``*_addr`` wrappers validate arguments
+and raise TypeError/ValueError first.
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
@@ -186,13 +198,129 @@ cdef extern from *:
     /* lo/hi 32-bit halves of the four products a[l] * m (m broadcast). */
     static inline void ptc__mulhilo4(__m128i a, __m128i m, __m128i *hi, __m128i *lo)
     {
-        __m128i ev = _mm_mul_epu32(a, m);
-        __m128i od = _mm_mul_epu32(_mm_srli_epi64(a, 32), m);
-        __m128i t0 = _mm_shuffle_epi32(ev, _MM_SHUFFLE(3, 1, 2, 0)); /* lo0 lo2 hi0 hi2 */
-        __m128i t1 = _mm_shuffle_epi32(od, _MM_SHUFFLE(3, 1, 2, 0)); /* lo1 lo3 hi1 hi3 */
-        *lo = _mm_unpacklo_epi32(t0, t1);
-        *hi = _mm_unpackhi_epi32(t0, t1);
+        const __m128i lomask = _mm_set1_epi64x(0xffffffffLL);
+        __m128i ev = _mm_mul_epu32(a, m);                       /* lanes 0, 2 */
+        __m128i od = _mm_mul_epu32(_mm_srli_epi64(a, 32), m);   /* lanes 1, 3 */
+        *lo = _mm_or_si128(_mm_and_si128(ev, lomask), _mm_slli_epi64(od, 32));
+        *hi = _mm_or_si128(_mm_srli_epi64(ev, 32), _mm_andnot_si128(lomask, od));
     }
+
+    /* 4 blocks ctr0..ctr0+3 -> out[16] (block-major). */
+    static inline void ptc__philox_x4(uint64_t ctr0, uint32_t c2, uint32_t k0, uint32_t k1,
+                                      uint32_t *out)
+    {
+        const __m128i m0 = _mm_set1_epi32((int)PTC_PHILOX_M0);
+        const __m128i m1 = _mm_set1_epi32((int)PTC_PHILOX_M1);
+        uint32_t lo[4], hi[4];
+        int l, r;
+        for (l = 0; l < 4; ++l) {
+            uint64_t cl = ctr0 + (uint64_t)l;
+            lo[l] = (uint32_t)cl;
+            hi[l] = (uint32_t)(cl >> 32);
+        }
+        __m128i x0 = _mm_loadu_si128((const __m128i *)lo);
+        __m128i x1 = _mm_loadu_si128((const __m128i *)hi);
+        __m128i x2 = _mm_set1_epi32((int)c2);
+        __m128i x3 = _mm_setzero_si128();
+        uint32_t ka = k0, kb = k1;
+        for (r = 0; r < 10; ++r) {
+            __m128i h0, l0, h1, l1;
+            ptc__mulhilo4(x0, m0, &h0, &l0);
+            ptc__mulhilo4(x2, m1, &h1, &l1);
+            x0 = _mm_xor_si128(_mm_xor_si128(h1, x1), _mm_set1_epi32((int)ka));
+            x1 = l1;
+            x2 = _mm_xor_si128(_mm_xor_si128(h0, x3), _mm_set1_epi32((int)kb));
+            x3 = l0;
+            ka += PTC_PHILOX_W0;
+            kb += PTC_PHILOX_W1;
+        }
+        /* 4x4 transpose: lanes are blocks, registers are words. */
+        __m128i t0 = _mm_unpacklo_epi32(x0, x1); /* b0w0 b0w1 b1w0 b1w1 */
+        __m128i t1 = _mm_unpacklo_epi32(x2, x3); /* b0w2 b0w3 b1w2 b1w3 */
+        __m128i t2 = _mm_unpackhi_epi32(x0, x1); /* b2w0 b2w1 b3w0 b3w1 */
+        __m128i t3 = _mm_unpackhi_epi32(x2, x3); /* b2w2 b2w3 b3w2 b3w3 */
+        __m128i *o = (__m128i *)out;
+        _mm_storeu_si128(o + 0, _mm_unpacklo_epi64(t0, t1));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(t0, t1));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(t2, t3));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(t2, t3));
+    }
+    #endif
+
+    /* AVX2: 8 blocks per step, selected at run time (same integer results). */
+    #if defined(__GNUC__) && defined(__x86_64__) && !defined(PTC_NO_AVX2)
+    #include <immintrin.h>
+    #define PTC_PHILOX_AVX2 1
+    static int ptc_use_avx2 = 0;
+    static void ptc_philox_cpu_init(void)
+    {
+        __builtin_cpu_init();
+        ptc_use_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    /* test hook: 0 forces the SSE2/scalar path; returns the previous state */
+    static int ptc_philox_set_avx2(int on)
+    {
+        int prev = ptc_use_avx2;
+        ptc_use_avx2 = (on && __builtin_cpu_supports("avx2")) ? 1 : 0;
+        return prev;
+    }
+
+    __attribute__((target("avx2")))
+    static Py_ssize_t ptc__philox_avx2(uint64_t ctr0, uint32_t c2, uint32_t k0, uint32_t k1,
+                                       Py_ssize_t nb, uint32_t *out)
+    {
+        const __m256i m0 = _mm256_set1_epi32((int)PTC_PHILOX_M0);
+        const __m256i m1 = _mm256_set1_epi32((int)PTC_PHILOX_M1);
+        Py_ssize_t b = 0;
+        for (; b + 8 <= nb; b += 8) {
+            uint32_t lo[8], hi[8];
+            int l, r;
+            for (l = 0; l < 8; ++l) {
+                uint64_t cl = ctr0 + (uint64_t)b + (uint64_t)l;
+                lo[l] = (uint32_t)cl;
+                hi[l] = (uint32_t)(cl >> 32);
+            }
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)lo);
+            __m256i x1 = _mm256_loadu_si256((const __m256i *)hi);
+            __m256i x2 = _mm256_set1_epi32((int)c2);
+            __m256i x3 = _mm256_setzero_si256();
+            uint32_t ka = k0, kb = k1;
+            for (r = 0; r < 10; ++r) {
+                __m256i e0 = _mm256_mul_epu32(x0, m0);
+                __m256i o0 = _mm256_mul_epu32(_mm256_srli_epi64(x0, 32), m0);
+                __m256i e1 = _mm256_mul_epu32(x2, m1);
+                __m256i o1 = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
+                __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+                __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
+                __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+                __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
+                x0 = _mm256_xor_si256(_mm256_xor_si256(h1, x1), _mm256_set1_epi32((int)ka));
+                x1 = l1;
+                x2 = _mm256_xor_si256(_mm256_xor_si256(h0, x3), _mm256_set1_epi32((int)kb));
+                x3 = l0;
+                ka += PTC_PHILOX_W0;
+                kb += PTC_PHILOX_W1;
+            }
+            __m256i t0 = _mm256_unpacklo_epi32(x0, x1); /* b0w0 b0w1 b1w0 b1w1 | b4.. b5.. */
+            __m256i t1 = _mm256_unpacklo_epi32(x2, x3);
+            __m256i t2 = _mm256_unpackhi_epi32(x0, x1); /* b2.. b3.. | b6.. b7.. */
+            __m256i t3 = _mm256_unpackhi_epi32(x2, x3);
+            __m256i u0 = _mm256_unpacklo_epi64(t0, t1); /* b0 | b4 */
+            __m256i u1 = _mm256_unpackhi_epi64(t0, t1); /* b1 | b5 */
+            __m256i u2 = _mm256_unpacklo_epi64(t2, t3); /* b2 | b6 */
+            __m256i u3 = _mm256_unpackhi_epi64(t2, t3); /* b3 | b7 */
+            __m256i *o = (__m256i *)(out + 4 * b);
+            _mm256_storeu_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
+            _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+            _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+            _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+        }
+        return b;
+    }
+    #else
+    #define PTC_PHILOX_AVX2 0
+    static void ptc_philox_cpu_init(void) { }
+    static int ptc_philox_set_avx2(int on) { (void)on; return 0; }
     #endif
 
     /* Blocks ctr0 .. ctr0+nb-1 (third counter word c2) -> out[4*nb], block-major. */
@@ -200,47 +328,13 @@ cdef extern from *:
                                   Py_ssize_t nb, uint32_t *out)
     {
         Py_ssize_t b = 0;
+    #if PTC_PHILOX_AVX2
+        if (ptc_use_avx2 && nb >= 8)
+            b = ptc__philox_avx2(ctr0, c2, k0, k1, nb, out);
+    #endif
     #if PTC_PHILOX_SSE2
-        const __m128i m0 = _mm_set1_epi32((int)PTC_PHILOX_M0);
-        const __m128i m1 = _mm_set1_epi32((int)PTC_PHILOX_M1);
-        for (; b + 4 <= nb; b += 4) {
-            uint64_t c = ctr0 + (uint64_t)b;
-            uint32_t lo[4], hi[4];
-            int l, r;
-            for (l = 0; l < 4; ++l) {
-                uint64_t cl = c + (uint64_t)l;
-                lo[l] = (uint32_t)cl;
-                hi[l] = (uint32_t)(cl >> 32);
-            }
-            __m128i x0 = _mm_loadu_si128((const __m128i *)lo);
-            __m128i x1 = _mm_loadu_si128((const __m128i *)hi);
-            __m128i x2 = _mm_set1_epi32((int)c2);
-            __m128i x3 = _mm_setzero_si128();
-            uint32_t ka = k0, kb = k1;
-            for (r = 0; r < 10; ++r) {
-                __m128i h0, l0, h1, l1;
-                ptc__mulhilo4(x0, m0, &h0, &l0);
-                ptc__mulhilo4(x2, m1, &h1, &l1);
-                __m128i kav = _mm_set1_epi32((int)ka);
-                __m128i kbv = _mm_set1_epi32((int)kb);
-                x0 = _mm_xor_si128(_mm_xor_si128(h1, x1), kav);
-                x1 = l1;
-                x2 = _mm_xor_si128(_mm_xor_si128(h0, x3), kbv);
-                x3 = l0;
-                ka += PTC_PHILOX_W0;
-                kb += PTC_PHILOX_W1;
-            }
-            /* 4x4 transpose: lanes are blocks, registers are words. */
-            __m128i t0 = _mm_unpacklo_epi32(x0, x1); /* b0w0 b0w1 b1w0 b1w1 */
-            __m128i t1 = _mm_unpacklo_epi32(x2, x3); /* b0w2 b0w3 b1w2 b1w3 */
-            __m128i t2 = _mm_unpackhi_epi32(x0, x1); /* b2w0 b2w1 b3w0 b3w1 */
-            __m128i t3 = _mm_unpackhi_epi32(x2, x3); /* b2w2 b2w3 b3w2 b3w3 */
-            __m128i *o = (__m128i *)(out + 4 * b);
-            _mm_storeu_si128(o + 0, _mm_unpacklo_epi64(t0, t1));
-            _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(t0, t1));
-            _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(t2, t3));
-            _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(t2, t3));
-        }
+        for (; b + 4 <= nb; b += 4)
+            ptc__philox_x4(ctr0 + (uint64_t)b, c2, k0, k1, out + 4 * b);
     #endif
         for (; b < nb; ++b)
             ptc_philox_ctr(ctr0 + (uint64_t)b, c2, k0, k1, out + 4 * b);
@@ -288,6 +382,35 @@ cdef extern from *:
     /* Product that is never fused with a following addition. */
     #define PTC_MUL(a, b) ptc_nc((a) * (b))
 
+    /* fdlibm e_log.c constants (hex = the intended values) */
+    #define PTC_LN2_HI 6.93147180369123816490e-01 /* 3fe62e42 fee00000 */
+    #define PTC_LN2_LO 1.90821492927058770002e-10 /* 3dea39ef 35793c76 */
+    #define PTC_LG1 6.666666666666735130e-01      /* 3FE55555 55555593 */
+    #define PTC_LG2 3.999999999940941908e-01      /* 3FD99999 9997FA04 */
+    #define PTC_LG3 2.857142874366239149e-01      /* 3FD24924 94229359 */
+    #define PTC_LG4 2.222219843214978396e-01      /* 3FCC71C5 1D8E78AF */
+    #define PTC_LG5 1.818357216161805012e-01      /* 3FC74664 96CB03DE */
+    #define PTC_LG6 1.531383769920937332e-01      /* 3FC39A09 D078C69F */
+    #define PTC_LG7 1.479819860511658591e-01      /* 3FC2F112 DF3E5244 */
+    /* Taylor coefficients: nearest doubles to (-1)^k/(2k+1)! and (-1)^k/(2k)! */
+    #define PTC_S1 -0.16666666666666666
+    #define PTC_S2 0.008333333333333333
+    #define PTC_S3 -0.0001984126984126984
+    #define PTC_S4 2.7557319223985893e-06
+    #define PTC_S5 -2.505210838544172e-08
+    #define PTC_S6 1.6059043836821613e-10
+    #define PTC_S7 -7.647163731819816e-13
+    #define PTC_S8 2.8114572543455206e-15
+    #define PTC_C1 -0.5
+    #define PTC_C2 0.041666666666666664
+    #define PTC_C3 -0.001388888888888889
+    #define PTC_C4 2.48015873015873e-05
+    #define PTC_C5 -2.755731922398589e-07
+    #define PTC_C6 2.08767569878681e-09
+    #define PTC_C7 -1.1470745597729725e-11
+    #define PTC_C8 4.779477332387385e-14
+    #define PTC_PIO2 1.5707963267948966
+
     /* Natural log of a positive, normal, finite double.  The algorithm and
        coefficients are fdlibm's e_log.c (Copyright (C) 1993 by Sun
        Microsystems, Inc.; "Permission to use, copy, modify, and distribute
@@ -296,15 +419,9 @@ cdef extern from *:
        a fixed order, so every IEEE-754 machine gets the same bits. */
     static inline double ptc_log(double x)
     {
-        const double ln2_hi = 6.93147180369123816490e-01; /* 3fe62e42 fee00000 */
-        const double ln2_lo = 1.90821492927058770002e-10; /* 3dea39ef 35793c76 */
-        const double Lg1 = 6.666666666666735130e-01;      /* 3FE55555 55555593 */
-        const double Lg2 = 3.999999999940941908e-01;      /* 3FD99999 9997FA04 */
-        const double Lg3 = 2.857142874366239149e-01;      /* 3FD24924 94229359 */
-        const double Lg4 = 2.222219843214978396e-01;      /* 3FCC71C5 1D8E78AF */
-        const double Lg5 = 1.818357216161805012e-01;      /* 3FC74664 96CB03DE */
-        const double Lg6 = 1.531383769920937332e-01;      /* 3FC39A09 D078C69F */
-        const double Lg7 = 1.479819860511658591e-01;      /* 3FC2F112 DF3E5244 */
+        const double ln2_hi = PTC_LN2_HI, ln2_lo = PTC_LN2_LO;
+        const double Lg1 = PTC_LG1, Lg2 = PTC_LG2, Lg3 = PTC_LG3, Lg4 = PTC_LG4,
+                     Lg5 = PTC_LG5, Lg6 = PTC_LG6, Lg7 = PTC_LG7;
         uint64_t ix;
         uint32_t hx;
         int k;
@@ -337,15 +454,11 @@ cdef extern from *:
        (-c, s).  Error about 1 ulp. */
     static inline void ptc_sincos2pi(double u, double *sn, double *cs)
     {
-        const double S1 = -0.16666666666666666, S2 = 0.008333333333333333,
-                     S3 = -0.0001984126984126984, S4 = 2.7557319223985893e-06,
-                     S5 = -2.505210838544172e-08, S6 = 1.6059043836821613e-10,
-                     S7 = -7.647163731819816e-13, S8 = 2.8114572543455206e-15;
-        const double C1 = -0.5, C2 = 0.041666666666666664,
-                     C3 = -0.001388888888888889, C4 = 2.48015873015873e-05,
-                     C5 = -2.755731922398589e-07, C6 = 2.08767569878681e-09,
-                     C7 = -1.1470745597729725e-11, C8 = 4.779477332387385e-14;
-        const double PIO2 = 1.5707963267948966;
+        const double S1 = PTC_S1, S2 = PTC_S2, S3 = PTC_S3, S4 = PTC_S4,
+                     S5 = PTC_S5, S6 = PTC_S6, S7 = PTC_S7, S8 = PTC_S8;
+        const double C1 = PTC_C1, C2 = PTC_C2, C3 = PTC_C3, C4 = PTC_C4,
+                     C5 = PTC_C5, C6 = PTC_C6, C7 = PTC_C7, C8 = PTC_C8;
+        const double PIO2 = PTC_PIO2;
         double v = 4.0 * u, r, x, z, ps, pc, s, c;
         int q = (int)(v + 0.5);
         r = v - (double)q;
@@ -367,12 +480,220 @@ cdef extern from *:
         pc = C2 + PTC_MUL(z, pc);
         pc = C1 + PTC_MUL(z, pc);
         c = 1.0 + PTC_MUL(z, pc);
-        switch (q & 3) {
-        case 0: *sn = s; *cs = c; break;
-        case 1: *sn = c; *cs = -s; break;
-        case 2: *sn = -s; *cs = -c; break;
-        default: *sn = -c; *cs = s; break;
+        {
+            /* quadrant q&3: (s, c), (c, -s), (-s, -c), (-c, s); branch-free
+               (selection by mask, negation by sign-bit flip) */
+            uint64_t bs, bc, rs, rc;
+            uint64_t swap = (uint64_t)0 - (uint64_t)(q & 1);
+            uint64_t neg_s = (uint64_t)((q >> 1) & 1) << 63;
+            uint64_t neg_c = (uint64_t)(((q + 1) >> 1) & 1) << 63;
+            memcpy(&bs, &s, 8);
+            memcpy(&bc, &c, 8);
+            rs = ((bs & ~swap) | (bc & swap)) ^ neg_s;
+            rc = ((bc & ~swap) | (bs & swap)) ^ neg_c;
+            memcpy(sn, &rs, 8);
+            memcpy(cs, &rc, 8);
         }
+    }
+
+    /* Box-Muller on a batch: pair p -> z[2p] = r*cos, z[2p+1] = r*sin with
+       r = sqrt(-2 log u1), (sin, cos) = sincos2pi(u2).  wide == 0: u1, u2
+       from words (2p, 2p+1) as 1 - x*2^-32 and x*2^-32; wide != 0: from the
+       64-bit pairs (4p, 4p+1), (4p+2, 4p+3) as 1 - (D>>11)*2^-53 and
+       (D>>11)*2^-53.  The AVX2 path evaluates exactly the same operations. */
+    static inline void ptc__bm_pair(const uint32_t *buf, int wide, Py_ssize_t p, double *z)
+    {
+        double u1, u2, r, sn, cs;
+        if (wide) {
+            uint64_t d0 = (uint64_t)buf[4 * p] | ((uint64_t)buf[4 * p + 1] << 32);
+            uint64_t d1 = (uint64_t)buf[4 * p + 2] | ((uint64_t)buf[4 * p + 3] << 32);
+            u1 = 1.0 - (double)(d0 >> 11) * 1.1102230246251565e-16;
+            u2 = (double)(d1 >> 11) * 1.1102230246251565e-16;
+        } else {
+            u1 = 1.0 - (double)buf[2 * p] * 2.3283064365386963e-10;
+            u2 = (double)buf[2 * p + 1] * 2.3283064365386963e-10;
+        }
+        r = sqrt(-2.0 * ptc_log(u1));
+        ptc_sincos2pi(u2, &sn, &cs);
+        z[2 * p] = r * cs;
+        z[2 * p + 1] = r * sn;
+    }
+
+    #if PTC_PHILOX_AVX2
+    #define PTC_TA __attribute__((target("avx2")))
+    #define PTC_V(c) _mm256_set1_pd(c)
+    /* keeps a vector product from being fused (no-op without FMA targets) */
+    PTC_TA static inline __m256d ptc__vnc(__m256d x) { __asm__("" : "+x"(x)); return x; }
+    #define PTC_VMUL(a, b) ptc__vnc(_mm256_mul_pd((a), (b)))
+
+    PTC_TA static inline __m256d ptc__log4(__m256d xv)
+    {
+        const __m256i ix = _mm256_castpd_si256(xv);
+        const __m256i lo32 = _mm256_set1_epi64x(0xffffffffLL);
+        __m256i hx = _mm256_add_epi64(_mm256_srli_epi64(ix, 32),
+                                      _mm256_set1_epi64x(0x3ff00000LL - 0x3fe6a09eLL));
+        __m256i k = _mm256_sub_epi64(_mm256_srli_epi64(hx, 20), _mm256_set1_epi64x(0x3ff));
+        hx = _mm256_add_epi64(_mm256_and_si256(hx, _mm256_set1_epi64x(0x000fffffLL)),
+                              _mm256_set1_epi64x(0x3fe6a09eLL));
+        __m256d x = _mm256_castsi256_pd(_mm256_or_si256(_mm256_slli_epi64(hx, 32),
+                                                        _mm256_and_si256(ix, lo32)));
+        __m128i k32 = _mm256_castsi256_si128(
+            _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+        __m256d dk = _mm256_cvtepi32_pd(k32);
+        __m256d f = _mm256_sub_pd(x, PTC_V(1.0));
+        __m256d hfsq = PTC_VMUL(_mm256_mul_pd(PTC_V(0.5), f), f);
+        __m256d s = _mm256_div_pd(f, _mm256_add_pd(PTC_V(2.0), f));
+        __m256d z = _mm256_mul_pd(s, s);
+        __m256d w = _mm256_mul_pd(z, z);
+        __m256d t1 = PTC_VMUL(w, _mm256_add_pd(PTC_V(PTC_LG2), PTC_VMUL(w,
+                         _mm256_add_pd(PTC_V(PTC_LG4), PTC_VMUL(w, PTC_V(PTC_LG6))))));
+        __m256d t2 = PTC_VMUL(z, _mm256_add_pd(PTC_V(PTC_LG1), PTC_VMUL(w,
+                         _mm256_add_pd(PTC_V(PTC_LG3), PTC_VMUL(w,
+                         _mm256_add_pd(PTC_V(PTC_LG5), PTC_VMUL(w, PTC_V(PTC_LG7))))))));
+        __m256d R = _mm256_add_pd(t2, t1);
+        __m256d a = _mm256_add_pd(PTC_VMUL(s, _mm256_add_pd(hfsq, R)), PTC_VMUL(dk, PTC_V(PTC_LN2_LO)));
+        a = _mm256_add_pd(_mm256_sub_pd(a, hfsq), f);
+        return _mm256_add_pd(a, PTC_VMUL(dk, PTC_V(PTC_LN2_HI)));
+    }
+
+    PTC_TA static inline void ptc__sincos2pi4(__m256d u, __m256d *sn, __m256d *cs)
+    {
+        __m256d v = _mm256_mul_pd(PTC_V(4.0), u);
+        __m128i q32 = _mm256_cvttpd_epi32(_mm256_add_pd(v, PTC_V(0.5)));
+        __m256d r = _mm256_sub_pd(v, _mm256_cvtepi32_pd(q32));
+        __m256d x = _mm256_mul_pd(r, PTC_V(PTC_PIO2));
+        __m256d z = _mm256_mul_pd(x, x);
+        __m256d ps = _mm256_add_pd(PTC_V(PTC_S7), PTC_VMUL(z, PTC_V(PTC_S8)));
+        ps = _mm256_add_pd(PTC_V(PTC_S6), PTC_VMUL(z, ps));
+        ps = _mm256_add_pd(PTC_V(PTC_S5), PTC_VMUL(z, ps));
+        ps = _mm256_add_pd(PTC_V(PTC_S4), PTC_VMUL(z, ps));
+        ps = _mm256_add_pd(PTC_V(PTC_S3), PTC_VMUL(z, ps));
+        ps = _mm256_add_pd(PTC_V(PTC_S2), PTC_VMUL(z, ps));
+        ps = _mm256_add_pd(PTC_V(PTC_S1), PTC_VMUL(z, ps));
+        __m256d s = _mm256_add_pd(x, PTC_VMUL(_mm256_mul_pd(x, z), ps));
+        __m256d pc = _mm256_add_pd(PTC_V(PTC_C7), PTC_VMUL(z, PTC_V(PTC_C8)));
+        pc = _mm256_add_pd(PTC_V(PTC_C6), PTC_VMUL(z, pc));
+        pc = _mm256_add_pd(PTC_V(PTC_C5), PTC_VMUL(z, pc));
+        pc = _mm256_add_pd(PTC_V(PTC_C4), PTC_VMUL(z, pc));
+        pc = _mm256_add_pd(PTC_V(PTC_C3), PTC_VMUL(z, pc));
+        pc = _mm256_add_pd(PTC_V(PTC_C2), PTC_VMUL(z, pc));
+        pc = _mm256_add_pd(PTC_V(PTC_C1), PTC_VMUL(z, pc));
+        __m256d c = _mm256_add_pd(PTC_V(1.0), PTC_VMUL(z, pc));
+        __m256i q = _mm256_cvtepi32_epi64(q32);
+        __m256i one = _mm256_set1_epi64x(1);
+        __m256d swap = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(q, one), one));
+        __m256d neg_s = _mm256_castsi256_pd(_mm256_slli_epi64(
+            _mm256_and_si256(_mm256_srli_epi64(q, 1), one), 63));
+        __m256d neg_c = _mm256_castsi256_pd(_mm256_slli_epi64(
+            _mm256_and_si256(_mm256_srli_epi64(_mm256_add_epi64(q, one), 1), one), 63));
+        *sn = _mm256_xor_pd(_mm256_blendv_pd(s, c, swap), neg_s);
+        *cs = _mm256_xor_pd(_mm256_blendv_pd(c, s, swap), neg_c);
+    }
+
+    /* exact uint64 (< 2^53) -> double */
+    PTC_TA static inline __m256d ptc__u53_to_pd(__m256i d)
+    {
+        const __m256i magic = _mm256_set1_epi64x(0x4330000000000000LL);   /* 2^52 */
+        __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(d, 32), magic)),
+                                   PTC_V(4503599627370496.0));
+        __m256d lo = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(
+                                       _mm256_and_si256(d, _mm256_set1_epi64x(0xffffffffLL)), magic)),
+                                   PTC_V(4503599627370496.0));
+        return _mm256_add_pd(_mm256_mul_pd(hi, PTC_V(4294967296.0)), lo);   /* exact */
+    }
+
+    PTC_TA static Py_ssize_t ptc__box_muller_avx2(const uint32_t *buf, int wide, Py_ssize_t npairs,
+                                                  double *z)
+    {
+        Py_ssize_t p = 0;
+        for (; p + 4 <= npairs; p += 4) {
+            __m256d u1, u2, sn, cs, r;
+            if (wide) {
+                __m256i A = _mm256_loadu_si256((const __m256i *)(buf + 4 * p));
+                __m256i B = _mm256_loadu_si256((const __m256i *)(buf + 4 * p + 8));
+                __m256i d0 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(A, B), 0xD8);
+                __m256i d1 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(A, B), 0xD8);
+                u1 = _mm256_sub_pd(PTC_V(1.0), _mm256_mul_pd(
+                         ptc__u53_to_pd(_mm256_srli_epi64(d0, 11)), PTC_V(1.1102230246251565e-16)));
+                u2 = _mm256_mul_pd(ptc__u53_to_pd(_mm256_srli_epi64(d1, 11)),
+                                   PTC_V(1.1102230246251565e-16));
+            } else {
+                __m256i W = _mm256_loadu_si256((const __m256i *)(buf + 2 * p));
+                __m256i even = _mm256_and_si256(W, _mm256_set1_epi64x(0xffffffffLL));
+                __m256i odd = _mm256_srli_epi64(W, 32);
+                u1 = _mm256_sub_pd(PTC_V(1.0), _mm256_mul_pd(ptc__u53_to_pd(even),
+                                                             PTC_V(2.3283064365386963e-10)));
+                u2 = _mm256_mul_pd(ptc__u53_to_pd(odd), PTC_V(2.3283064365386963e-10));
+            }
+            r = _mm256_sqrt_pd(_mm256_mul_pd(PTC_V(-2.0), ptc__log4(u1)));
+            ptc__sincos2pi4(u2, &sn, &cs);
+            __m256d zc = _mm256_mul_pd(r, cs), zs = _mm256_mul_pd(r, sn);
+            __m256d lo = _mm256_unpacklo_pd(zc, zs);   /* c0 s0 | c2 s2 */
+            __m256d hi = _mm256_unpackhi_pd(zc, zs);   /* c1 s1 | c3 s3 */
+            _mm256_storeu_pd(z + 2 * p, _mm256_permute2f128_pd(lo, hi, 0x20));
+            _mm256_storeu_pd(z + 2 * p + 4, _mm256_permute2f128_pd(lo, hi, 0x31));
+        }
+        return p;
+    }
+    #endif
+
+    /* -log(u) for n uniforms in (0, 1): wide == 0: u = (x + 0.5) * 2^-32 from
+       word i; wide != 0: u = ((D >> 12) + 0.5) * 2^-52 from pair (2i, 2i+1). */
+    static inline double ptc__neglog1(const uint32_t *buf, int wide, Py_ssize_t i)
+    {
+        double u;
+        if (wide) {
+            uint64_t d = (uint64_t)buf[2 * i] | ((uint64_t)buf[2 * i + 1] << 32);
+            u = ((double)(d >> 12) + 0.5) * 2.220446049250313e-16;
+        } else {
+            u = ((double)buf[i] + 0.5) * 2.3283064365386963e-10;
+        }
+        return -ptc_log(u);
+    }
+
+    #if PTC_PHILOX_AVX2
+    PTC_TA static Py_ssize_t ptc__neglog_avx2(const uint32_t *buf, int wide, Py_ssize_t n,
+                                              double *out)
+    {
+        Py_ssize_t i = 0;
+        const __m256d sign = PTC_V(-0.0);
+        for (; i + 4 <= n; i += 4) {
+            __m256d u;
+            if (wide) {
+                __m256i d = _mm256_loadu_si256((const __m256i *)(buf + 2 * i));
+                u = _mm256_mul_pd(_mm256_add_pd(ptc__u53_to_pd(_mm256_srli_epi64(d, 12)), PTC_V(0.5)),
+                                  PTC_V(2.220446049250313e-16));
+            } else {
+                __m256i w = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(buf + i)));
+                u = _mm256_mul_pd(_mm256_add_pd(ptc__u53_to_pd(w), PTC_V(0.5)),
+                                  PTC_V(2.3283064365386963e-10));
+            }
+            _mm256_storeu_pd(out + i, _mm256_xor_pd(ptc__log4(u), sign));
+        }
+        return i;
+    }
+    #endif
+
+    static void ptc_neglog(const uint32_t *buf, int wide, Py_ssize_t n, double *out)
+    {
+        Py_ssize_t i = 0;
+    #if PTC_PHILOX_AVX2
+        if (ptc_use_avx2)
+            i = ptc__neglog_avx2(buf, wide, n, out);
+    #endif
+        for (; i < n; ++i)
+            out[i] = ptc__neglog1(buf, wide, i);
+    }
+
+    static void ptc_box_muller(const uint32_t *buf, int wide, Py_ssize_t npairs, double *z)
+    {
+        Py_ssize_t p = 0;
+    #if PTC_PHILOX_AVX2
+        if (ptc_use_avx2)
+            p = ptc__box_muller_avx2(buf, wide, npairs, z);
+    #endif
+        for (; p < npairs; ++p)
+            ptc__bm_pair(buf, wide, p, z);
     }
     """
     void ptc_philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
@@ -381,13 +702,19 @@ cdef extern from *:
                         uint32_t* out) noexcept nogil
     void ptc_philox_blocks(uint64_t ctr0, uint32_t c2, uint32_t k0, uint32_t k1,
                            Py_ssize_t nb, uint32_t* out) noexcept nogil
+    void ptc_philox_cpu_init() noexcept nogil
+    int ptc_philox_set_avx2(int on) noexcept nogil
     uint64_t ptc_mulhi64(uint64_t a, uint64_t b) noexcept nogil
     uint64_t ptc_mulhi128(uint64_t xlo, uint64_t xhi, uint64_t r) noexcept nogil
     double ptc_nc(double x) noexcept nogil
     double ptc_log(double x) noexcept nogil
     void ptc_sincos2pi(double u, double* sn, double* cs) noexcept nogil
+    void ptc_box_muller(const uint32_t* buf, int wide, Py_ssize_t npairs, double* z) noexcept nogil
+    void ptc_neglog(const uint32_t* buf, int wide, Py_ssize_t n, double* out) noexcept nogil
     double DBL_MAX
 
+
+ptc_philox_cpu_init()
 
 # --------------------------------------------------------------------------
 # constants and shared plumbing
@@ -553,7 +880,13 @@ cdef void _w_uniform(const _Params* P, Py_ssize_t b0, Py_ssize_t b1) noexcept no
             cnt = 4 * nb
             if cnt > total - s0:
                 cnt = total - s0
-            if kind == _K_F32:
+            if kind == _K_F32 and low == 0.0 and rng == 1.0:
+                # same values as the general formula (u is exact in float32
+                # and < 1), written so the compiler can vectorise it
+                o32 = (<float*>P.dst) + s0
+                for j in range(cnt):
+                    o32[j] = <float><int32_t>(buf[j] >> 8) * <float>_TWO_M24
+            elif kind == _K_F32:
                 o32 = (<float*>P.dst) + s0
                 for j in range(cnt):
                     u = <double>(buf[j] >> 8) * _TWO_M24
@@ -630,20 +963,21 @@ cdef inline void _store_real(char* dst, int kind, Py_ssize_t s, double v) noexce
 
 cdef void _w_normal(const _Params* P, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil:
     cdef uint32_t buf[4 * _BATCH]
-    cdef Py_ssize_t b, nb, s0, cnt, q
+    cdef double z[4 * _BATCH]
+    cdef Py_ssize_t b, nb, s0, cnt, j
     cdef int kind = P.kind
+    cdef bint wide = kind == _K_F64
     cdef double mean = P.a, sd = P.b
     cdef Py_ssize_t total = P.total
-    cdef double u1, u2, r, sn, cs, z0, z1
-    cdef uint64_t d0, d1
     cdef char* dst = P.dst
+    cdef float* o32
     b = b0
     while b < b1:
         nb = b1 - b
         if nb > _BATCH:
             nb = _BATCH
         ptc_philox_blocks(P.ctr0 + <uint64_t>b, 0, P.k0, P.k1, nb, buf)
-        if kind == _K_F64:
+        if wide:
             s0 = 2 * b
             cnt = 2 * nb
         else:
@@ -651,23 +985,15 @@ cdef void _w_normal(const _Params* P, Py_ssize_t b0, Py_ssize_t b1) noexcept nog
             cnt = 4 * nb
         if cnt > total - s0:
             cnt = total - s0
-        # one Box-Muller pair per 2 scalars
-        for q in range((cnt + 1) // 2):
-            if kind == _K_F64:
-                d0 = (<uint64_t>buf[4 * q]) | ((<uint64_t>buf[4 * q + 1]) << 32)
-                d1 = (<uint64_t>buf[4 * q + 2]) | ((<uint64_t>buf[4 * q + 3]) << 32)
-                u1 = 1.0 - <double>(d0 >> 11) * _TWO_M53
-                u2 = <double>(d1 >> 11) * _TWO_M53
-            else:
-                u1 = 1.0 - <double>buf[2 * q] * _TWO_M32
-                u2 = <double>buf[2 * q + 1] * _TWO_M32
-            r = sqrt(-2.0 * ptc_log(u1))
-            ptc_sincos2pi(u2, &sn, &cs)
-            z0 = r * cs
-            z1 = r * sn
-            _store_real(dst, kind, s0 + 2 * q, mean + ptc_nc(sd * z0))
-            if 2 * q + 1 < cnt:
-                _store_real(dst, kind, s0 + 2 * q + 1, mean + ptc_nc(sd * z1))
+        # one Box-Muller pair per 2 scalars: z[2p] = r*cos, z[2p+1] = r*sin
+        ptc_box_muller(buf, wide, (cnt + 1) // 2, z)
+        if kind == _K_F32:
+            o32 = (<float*>dst) + s0
+            for j in range(cnt):
+                o32[j] = <float>(mean + ptc_nc(sd * z[j]))
+        else:
+            for j in range(cnt):
+                _store_real(dst, kind, s0 + j, mean + ptc_nc(sd * z[j]))
         b += nb
 
 
@@ -698,35 +1024,41 @@ cdef uint64_t fill_normal(char* dst, int dst_type, Py_ssize_t n, uint64_t seed,
 # --------------------------------------------------------------------------
 cdef void _w_exponential(const _Params* P, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil:
     cdef uint32_t buf[4 * _BATCH]
+    cdef double e[4 * _BATCH]
     cdef Py_ssize_t b, nb, s0, cnt, j
     cdef int kind = P.kind
-    cdef double lambd = P.a, u
+    cdef bint wide = kind == _K_F64
+    cdef double lambd = P.a
     cdef Py_ssize_t total = P.total
-    cdef uint64_t d
     cdef char* dst = P.dst
+    cdef float* o32
+    cdef double* o64
     b = b0
     while b < b1:
         nb = b1 - b
         if nb > _BATCH:
             nb = _BATCH
         ptc_philox_blocks(P.ctr0 + <uint64_t>b, 0, P.k0, P.k1, nb, buf)
-        if kind == _K_F64:
+        if wide:
             s0 = 2 * b
             cnt = 2 * nb
-            if cnt > total - s0:
-                cnt = total - s0
-            for j in range(cnt):
-                d = (<uint64_t>buf[2 * j]) | ((<uint64_t>buf[2 * j + 1]) << 32)
-                u = (<double>(d >> 12) + 0.5) * _TWO_M52
-                (<double*>dst)[s0 + j] = -ptc_log(u) / lambd
         else:
             s0 = 4 * b
             cnt = 4 * nb
-            if cnt > total - s0:
-                cnt = total - s0
+        if cnt > total - s0:
+            cnt = total - s0
+        ptc_neglog(buf, wide, cnt, e)          # e[j] = -log(u_j)
+        if kind == _K_F64:
+            o64 = (<double*>dst) + s0
             for j in range(cnt):
-                u = (<double>buf[j] + 0.5) * _TWO_M32
-                _store_real(dst, kind, s0 + j, -ptc_log(u) / lambd)
+                o64[j] = e[j] / lambd
+        elif kind == _K_F32:
+            o32 = (<float*>dst) + s0
+            for j in range(cnt):
+                o32[j] = <float>(e[j] / lambd)
+        else:
+            for j in range(cnt):
+                _store_real(dst, kind, s0 + j, e[j] / lambd)
         b += nb
 
 
@@ -1249,6 +1581,8 @@ _FLOATS_C = frozenset((PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64,
                        PT_COMPLEX64, PT_COMPLEX128))
 _FLOATS = frozenset((PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64))
 _REALS = frozenset(range(PT_FLOAT64 + 1))
+# element counts above this could overflow byte/scalar index arithmetic
+_MAX_ELEMS = (2**63 - 1) // 32
 
 
 cdef _check(str kernel, Py_ssize_t addr, int dst_type, Py_ssize_t n, allowed):
@@ -1257,6 +1591,8 @@ cdef _check(str kernel, Py_ssize_t addr, int dst_type, Py_ssize_t n, allowed):
         raise TypeError(f"{kernel}: unsupported dtype number {dst_type} ({name})")
     if n < 0:
         raise ValueError(f"{kernel}: n must be >= 0, got {n}")
+    if n > _MAX_ELEMS:
+        raise ValueError(f"{kernel}: n too large ({n})")
     if n > 0 and addr == 0:
         raise ValueError(f"{kernel}: null destination address")
 
@@ -1364,6 +1700,8 @@ def randperm_addr(Py_ssize_t addr, Py_ssize_t n, uint64_t seed, uint64_t offset)
     cdef int err = 0
     if n < 0:
         raise ValueError(f"randperm: n must be >= 0, got {n}")
+    if n > _MAX_ELEMS:
+        raise ValueError(f"randperm: n too large ({n})")
     if n > 0 and addr == 0:
         raise ValueError("randperm: null destination address")
     with nogil:
@@ -1390,7 +1728,7 @@ def multinomial_addr(Py_ssize_t out_addr, Py_ssize_t probs_addr, Py_ssize_t rows
                              "without replacement")
         if out_addr == 0 or probs_addr == 0:
             raise ValueError("multinomial: null address")
-        if rows * num_samples // num_samples != rows or rows * cats // cats != rows:
+        if (<object>rows) * num_samples > _MAX_ELEMS or (<object>rows) * cats > _MAX_ELEMS:
             raise ValueError("multinomial: size overflow")
     with nogil:
         r = multinomial_checked(<int64_t*><uintptr_t>out_addr,
@@ -1418,3 +1756,8 @@ def _det_sincos2pi(double u):
         raise ValueError("_det_sincos2pi: u must be in [0, 1)")
     ptc_sincos2pi(u, &s, &c)
     return (s, c)
+
+
+def _set_avx2(bint on):
+    """Test hook: enable/disable the AVX2 Philox path; returns the previous state."""
+    return bool(ptc_philox_set_avx2(on))

@@ -180,6 +180,37 @@ def test_stream_layout(offset, nblocks):
         assert tuple(int(x) for x in w[4 * q:4 * q + 4]) == ref
 
 
+def test_simd_paths_agree():
+    # AVX2 (8 blocks), SSE2 (4 blocks) and scalar tails give the same words
+    prev = _random._set_avx2(True)
+    try:
+        a = words(0x0123456789ABCDEF, 2**32 - 20, 203)
+        _random._set_avx2(False)
+        b = words(0x0123456789ABCDEF, 2**32 - 20, 203)
+    finally:
+        _random._set_avx2(prev)
+    np.testing.assert_array_equal(a, b)
+    for q in (0, 19, 20, 21, 202):
+        c = 2**32 - 20 + q
+        ref = ref_philox((c & MASK32, c >> 32, 0, 0), (0x89ABCDEF, 0x01234567))
+        assert tuple(int(x) for x in a[4 * q:4 * q + 4]) == ref
+
+
+@pytest.mark.parametrize("t", [F32, F64, C64])
+def test_simd_transforms_agree(t):
+    # vectorised (AVX2) and scalar log / sincos give identical bits
+    res = []
+    prev = _random._set_avx2(True)
+    try:
+        for on in (True, False):
+            _random._set_avx2(on)
+            res.append((normal(t, 200_003, 1, 0, 0.5, 3.0)[0].tobytes(),
+                        exponential(F64 if t == C64 else t, 200_003, 0.7, 1, 0)[0].tobytes()))
+    finally:
+        _random._set_avx2(prev)
+    assert res[0] == res[1]
+
+
 def test_stream_vs_recorded_randomgen_output():
     # randomgen.Philox(key=seed, counter=0, number=4, width=32).random_raw(8):
     # randomgen pre-increments the counter, so its first block is counter 1.
@@ -248,8 +279,15 @@ def _ref_box_muller_pair(u1, u2):
     return r * c, r * s
 
 
+@pytest.fixture(params=[True, False], ids=["avx2", "noavx2"])
+def simd(request):
+    prev = _random._set_avx2(request.param)
+    yield
+    _random._set_avx2(prev)
+
+
 @pytest.mark.parametrize("t", [F32, F16, BF16, C64, F64, C128])
-def test_normal_mapping_exact(t):
+def test_normal_mapping_exact(t, simd):
     n, seed, off, mean, std = 401, 2024, 9, 0.5, 2.0
     a, new = normal(t, n, seed, off, mean, std)
     cplx = t in (C64, C128)
@@ -279,7 +317,7 @@ def test_normal_mapping_exact(t):
 
 
 @pytest.mark.parametrize("t", [F32, F16, BF16, F64])
-def test_exponential_mapping_exact(t):
+def test_exponential_mapping_exact(t, simd):
     n, seed, off, lambd = 301, 5, 123, 2.5
     a, new = exponential(t, n, lambd, seed, off)
     wide = t == F64
@@ -554,6 +592,14 @@ def test_randint_wide_ranges():
     assert a.min() >= 0 and a.max() < r
     counts = np.bincount((a // (r // 30)).astype(np.int64), minlength=30)
     assert stats.chisquare(counts).pvalue > 1e-4
+    # a 32-bit (resp. 64-bit) multiply-shift would give v % 3 == 0 probability
+    # 1/2 for r = 3 * 2^30 (resp. 3 * 2^62); the 64/128-bit fractions do not
+    a, _ = randint(INT64, 300_000, 0, 3 * 2**30, 5, 0)
+    assert stats.chisquare(np.bincount(a % 3, minlength=3)).pvalue > 1e-4
+    a, _ = randint(INT64, 300_000, -2**63, 2**62, 6, 0)
+    v = a.view(np.uint64) ^ np.uint64(2**63)          # a - low, exactly
+    assert stats.chisquare(np.bincount((v % np.uint64(3)).astype(np.int64),
+                                       minlength=3)).pvalue > 1e-4
     # extremes of the int64 domain
     a, _ = randint(INT64, 1000, 2**63 - 3, 2**63 - 1, 4, 0)
     assert set(a.tolist()) == {2**63 - 3, 2**63 - 2}

@@ -1,0 +1,68 @@
+"""Shared timing harness for ptcore's benchmarks.
+
+Every case runs ptcore, PyTorch and NumPy on the same inputs in the same
+process; the table reports medians and the ratio ptcore / PyTorch (lower is
+better for times).  PyTorch is optional: without it the ratio column is empty.
+"""
+import gc
+import statistics
+import time
+
+
+def median_time(fn, *, repeat=15, min_time=0.05, warmup=2):
+    """Median seconds per call of ``fn`` (calls batched to reach ``min_time``)."""
+    for _ in range(warmup):
+        fn()
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time or number >= 1 << 20:
+            break
+        number *= 2 if dt == 0 else max(2, int(min_time / dt * 1.2))
+    times = []
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times.append((time.perf_counter() - t0) / number)
+    finally:
+        if gc_was:
+            gc.enable()
+    return statistics.median(times)
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s < 1e-6:
+        return f"{s * 1e9:.0f} ns"
+    if s < 1e-3:
+        return f"{s * 1e6:.2f} us"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def print_table(title, rows):
+    """rows: (case, ptcore_s, torch_s, numpy_s)."""
+    print(f"\n## {title}\n")
+    print(f"| case | ptcore | torch | numpy | ptcore/torch | ptcore/numpy |")
+    print(f"|---|---:|---:|---:|---:|---:|")
+    for case, p, t, n in rows:
+        rt = f"{p / t:.2f}" if (p and t) else "-"
+        rn = f"{p / n:.2f}" if (p and n) else "-"
+        print(f"| {case} | {fmt_time(p)} | {fmt_time(t)} | {fmt_time(n)} | {rt} | {rn} |")
+
+
+def try_import_torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        return None

@@ -1,0 +1,1162 @@
+"""Elementwise operators with PyTorch semantics: unary math, binary
+arithmetic/comparison/logical/bitwise ops, ``where``/``clamp``/``lerp``/
+``addcmul``/``addcdiv``, ``isclose``/``allclose``/``equal``, complex views,
+and the Python operators on ``Tensor``.
+
+Dtype rules (result_type with weak Python scalars, int -> float for
+transcendental functions, bool special cases, PyTorch's error messages)
+live here; the loops run in ``ptcore._ops._ew`` through the driver
+``ptcore._ops._ewdrv``.  Device routing goes through ``ptcore._registry``.
+"""
+import builtins
+import math
+import numbers
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore import _registry
+from ptcore._dtype_utils import _result_type
+from ptcore._ops import _ewdrv as _D
+
+_U = _D.UNARY
+_B = _D.BINARY
+_T = _D.TERNARY
+
+__all__ = []
+_TENSOR_METHODS = {}
+
+
+def _export(fn, method=True, name=None):
+    name = name or fn.__name__
+    __all__.append(name)
+    globals()[name] = fn
+    if method:
+        _TENSOR_METHODS[name] = fn
+    return fn
+
+
+def _is_number(x):
+    return isinstance(x, (numbers.Number,)) and not isinstance(x, _TensorBase)
+
+
+def _check_tensor(x, fname, argname="input"):
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"{fname}(): argument '{argname}' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def _device_of(*args):
+    dev = None
+    for a in args:
+        if isinstance(a, _TensorBase):
+            d = a.device
+            if dev is None:
+                dev = d
+            elif d != dev:
+                # a 0-d CPU tensor may join a CUDA op, as in PyTorch
+                if a.dim() == 0 and d.type == "cpu":
+                    continue
+                if dev.type == "cpu" and _first_dim0_cpu(args, a):
+                    dev = d
+                    continue
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but found at least two devices, "
+                    f"{_registry._dev_str(dev)} and {_registry._dev_str(d)}!")
+    return dev
+
+
+def _first_dim0_cpu(args, other):
+    for a in args:
+        if isinstance(a, _TensorBase):
+            return a.dim() == 0 and a.device.type == "cpu"
+    return False
+
+
+def _kernel(kind, dev):
+    if dev is None or dev.type == "cpu":
+        return None
+    return _registry.kernel(f"ew_{kind}", dev)
+
+
+_FLOAT_CAT = 2
+
+
+def _default_float():
+    return _C.get_default_dtype()
+
+
+def _to_float_dtype(dt):
+    """int/bool -> default float dtype; float/complex unchanged."""
+    return dt if dt._category >= _FLOAT_CAT else _default_float()
+
+
+def _name(dt):
+    return dt._legacy
+
+
+# ---------------------------------------------------------------------------
+# unary
+# ---------------------------------------------------------------------------
+
+def _unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
+    k = _kernel("unary", x.device)
+    if k is not None:
+        return k(op, x, out, compute, result, fname, inplace, d0, d1, d2, i0)
+    return _D.run_unary(_U[op], x, out, compute, result, fname, inplace, d0, d1, d2, i0)
+
+
+def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
+    op = op or name
+
+    def fn(input, *, out=None):
+        _check_tensor(input, name)
+        dt = input.dtype
+        if dt.is_complex and not complex_ok:
+            raise RuntimeError(f"\"{name}\" not implemented for '{_name(dt)}'")
+        if float_only and dt._category < _FLOAT_CAT:
+            raise RuntimeError(f"\"{name}\" not implemented for '{_name(dt)}'")
+        res = _to_float_dtype(dt)
+        return _unary(op, input, out, res, res, name)
+
+    def fn_(self):
+        dt = self.dtype
+        if dt._category < _FLOAT_CAT:
+            raise RuntimeError(f"result type {_name(_to_float_dtype(dt))} can't be cast to the desired output type {_name(dt)}")
+        return _unary(op, self, self, dt, dt, name + "_", True)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (integer inputs are promoted to the default float dtype)."
+    fn_.__name__ = name + "_"
+    fn_.__doc__ = f"In-place ``{name}``."
+    _export(fn)
+    _TENSOR_METHODS[name + "_"] = fn_
+    __all__.append(name + "_") if name in ("exp", "sigmoid", "sqrt", "rsqrt", "log", "sin", "cos", "tanh") else None
+    globals()[name + "_"] = fn_
+    return fn
+
+
+for _n in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+           "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+           "sigmoid", "erf", "erfc", "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0",
+           "reciprocal"):
+    _make_float_unary(_n, complex_ok=_n not in ("exp2", "expm1", "log2", "log10", "log1p", "erf",
+                                                 "erfc", "erfinv", "lgamma", "digamma",
+                                                 "deg2rad", "rad2deg", "i0"))
+_make_float_unary("frac", float_only=True, complex_ok=False)
+
+# aliases PyTorch has
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
+for _a, _f in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"),
+               ("arccosh", "acosh"), ("arctanh", "atanh"), ("special_expit", "sigmoid")):
+    if not _a.startswith("special"):
+        __all__.append(_a)
+        _TENSOR_METHODS[_a] = globals()[_f]
+        _TENSOR_METHODS[_a + "_"] = globals()[_f + "_"]
+
+
+def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=True, bool_result=None):
+    op = op or name
+
+    def fn(input, *, out=None):
+        _check_tensor(input, name)
+        dt = input.dtype
+        if (dt is _C.bool_ and not allow_bool) or (dt.is_complex and not allow_complex) or \
+                (dt.is_floating_point and not allow_float):
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+        res = dt
+        if bool_result is not None and dt is _C.bool_:
+            res = bool_result
+        compute = res
+        if op == "abs" and dt.is_complex:
+            return _unary(op, input, out, dt, dt.to_real(), name)
+        return _unary(op, input, out, compute, res, name)
+
+    def fn_(self):
+        dt = self.dtype
+        fn(self)  # validation only for dtype support
+        return _unary(op, self, self, dt, dt, name + "_", True)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn_.__name__ = name + "_"
+    _export(fn)
+    _TENSOR_METHODS[name + "_"] = fn_
+    globals()[name + "_"] = fn_
+    return fn
+
+
+def neg(input, *, out=None):
+    """``-input``."""
+    _check_tensor(input, "neg")
+    if input.dtype is _C.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return _unary("neg", input, out, input.dtype, input.dtype, "neg")
+
+
+def neg_(self):
+    if self.dtype is _C.bool_:
+        neg(self)
+    return _unary("neg", self, self, self.dtype, self.dtype, "neg_", True)
+
+
+_export(neg)
+_export(neg_)
+negative = neg
+negative_ = neg_
+__all__ += ["negative"]
+_TENSOR_METHODS.update(negative=neg, negative_=neg_)
+
+_same_unary("abs", allow_bool=False)
+absolute = abs  # noqa: F821
+__all__.append("absolute")
+_TENSOR_METHODS["absolute"] = absolute
+_same_unary("sign", allow_complex=False)
+_same_unary("floor", allow_complex=False)
+_same_unary("ceil", allow_complex=False)
+_same_unary("trunc", allow_complex=False)
+fix = trunc  # noqa: F821
+__all__.append("fix")
+_TENSOR_METHODS["fix"] = fix
+_same_unary("relu", allow_bool=False, allow_complex=False)
+_same_unary("bitwise_not", allow_float=False, allow_complex=False)
+
+
+def sgn(input, *, out=None):
+    """Sign for real inputs; ``z / |z|`` for complex."""
+    _check_tensor(input, "sgn")
+    if input.dtype.is_complex:
+        return _unary("sgn", input, out, input.dtype, input.dtype, "sgn")
+    return sign(input, out=out)  # noqa: F821
+
+
+_export(sgn)
+
+
+def square(input, *, out=None):
+    """``input * input`` (bool becomes int64, as PyTorch)."""
+    _check_tensor(input, "square")
+    dt = _C.int64 if input.dtype is _C.bool_ else input.dtype
+    return _unary("square", input, out, dt, dt, "square")
+
+
+def square_(self):
+    return _unary("square", self, self, self.dtype, self.dtype, "square_", True)
+
+
+_export(square)
+_TENSOR_METHODS["square_"] = square_
+
+
+def round(input, *, decimals=0, out=None):
+    """Round half to even, optionally to ``decimals`` digits."""
+    _check_tensor(input, "round")
+    dt = input.dtype
+    if dt.is_complex:
+        raise RuntimeError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
+    decimals = int(decimals)
+    if decimals == 0 or dt._category < _FLOAT_CAT:
+        if decimals != 0:
+            raise RuntimeError("round_cpu not implemented for integer types with decimals != 0")
+        return _unary("round", input, out, dt, dt, "round")
+    return _unary("round_dec", input, out, dt, dt, "round", d0=10.0 ** builtins.abs(decimals),
+                  i0=1 if decimals > 0 else -1)
+
+
+def round_(self, *, decimals=0):
+    dt = self.dtype
+    if decimals == 0 or dt._category < _FLOAT_CAT:
+        return _unary("round", self, self, dt, dt, "round_", True)
+    return _unary("round_dec", self, self, dt, dt, "round_", True, d0=10.0 ** builtins.abs(decimals),
+                  i0=1 if decimals > 0 else -1)
+
+
+_export(round)
+_TENSOR_METHODS["round_"] = round_
+
+
+def _bool_unary(name):
+    def fn(input):
+        _check_tensor(input, name)
+        return _unary(name, input, None, input.dtype, _C.bool_, name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` test (bool result)."
+    return _export(fn)
+
+
+for _n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"):
+    _bool_unary(_n)
+
+
+def isreal(input):
+    """True where the imaginary part is zero (always True for real dtypes)."""
+    if not input.dtype.is_complex:
+        return _C.ones(input.shape, dtype=_C.bool_)
+    return eq(imag(input), 0)  # noqa: F821
+
+
+_export(isreal)
+
+
+def logical_not(input, *, out=None):
+    """``input == 0`` as bool."""
+    _check_tensor(input, "logical_not")
+    return _unary("logical_not", input, out, input.dtype, _C.bool_ if out is None else out.dtype,
+                  "logical_not")
+
+
+def logical_not_(self):
+    return _unary("logical_not", self, self, self.dtype, self.dtype, "logical_not_", True)
+
+
+_export(logical_not)
+_TENSOR_METHODS["logical_not_"] = logical_not_
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN/+inf/-inf by finite numbers (the dtype's extremes by default)."""
+    _check_tensor(input, "nan_to_num")
+    dt = input.dtype
+    if dt._category < _FLOAT_CAT:
+        return input.clone() if out is None else out.copy_(input)
+    if dt.is_complex:
+        r = nan_to_num(real(input), nan, posinf, neginf)  # noqa: F821
+        i = nan_to_num(imag(input), nan, posinf, neginf)  # noqa: F821
+        return complex(r, i) if out is None else out.copy_(complex(r, i))
+    fi = _C_finfo(dt)
+    return _unary("nan_to_num", input, out, dt, dt, "nan_to_num", d0=float(nan),
+                  d1=fi.max if posinf is None else float(posinf),
+                  d2=fi.min if neginf is None else float(neginf))
+
+
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return self.copy_(nan_to_num(self, nan, posinf, neginf))
+
+
+def _C_finfo(dt):
+    from ptcore._dtype_utils import finfo
+    return finfo(dt)
+
+
+_export(nan_to_num)
+_TENSOR_METHODS["nan_to_num_"] = nan_to_num_
+
+
+def logit(input, eps=None, *, out=None):
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when eps is given."""
+    _check_tensor(input, "logit")
+    res = _to_float_dtype(input.dtype)
+    return _unary("logit", input, out, res, res, "logit", d0=0.0 if eps is None else float(eps),
+                  i0=0 if eps is None else 1)
+
+
+def logit_(self, eps=None):
+    return _unary("logit", self, self, self.dtype, self.dtype, "logit_", True,
+                  d0=0.0 if eps is None else float(eps), i0=0 if eps is None else 1)
+
+
+_export(logit)
+_TENSOR_METHODS["logit_"] = logit_
+
+
+def _nn_unary(name, *params):
+    """Activation kernels (float-only, as PyTorch's CPU kernels)."""
+    def fn(input, *args, out=None):
+        dt = input.dtype
+        if dt._category < _FLOAT_CAT or dt.is_complex:
+            raise RuntimeError(f"\"{name}\" not implemented for '{_name(dt)}'")
+        vals = [float(a) for a in args] + [0.0] * (3 - len(args))
+        return _unary(name, input, out, dt, dt, name, False, *vals[:3])
+    fn.__name__ = "_" + name
+    return fn
+
+
+_silu = _nn_unary("silu")
+_gelu = _nn_unary("gelu")
+_gelu_tanh = _nn_unary("gelu_tanh")
+_softplus = _nn_unary("softplus")
+_mish = _nn_unary("mish")
+_elu = _nn_unary("elu")
+_leaky_relu = _nn_unary("leaky_relu")
+_hardsigmoid = _nn_unary("hardsigmoid")
+_hardswish = _nn_unary("hardswish")
+
+
+def angle(input, *, out=None):
+    """Argument of complex numbers (0 or pi for reals)."""
+    _check_tensor(input, "angle")
+    dt = input.dtype
+    if dt.is_complex:
+        return _unary("angle", input, out, dt, dt.to_real(), "angle")
+    res = _to_float_dtype(dt)
+    return _unary("angle", input, out, res, res, "angle")
+
+
+_export(angle)
+
+
+def conj_physical(input, *, out=None):
+    """Complex conjugate as a new tensor (a copy for real tensors)."""
+    _check_tensor(input, "conj_physical")
+    if not input.dtype.is_complex:
+        return input.clone() if out is None else out.copy_(input)
+    return _unary("conj", input, out, input.dtype, input.dtype, "conj_physical")
+
+
+def conj(input):
+    """Complex conjugate (``input`` itself for real tensors, as PyTorch)."""
+    if not input.dtype.is_complex:
+        return input
+    return conj_physical(input)
+
+
+def resolve_conj(input):
+    return input
+
+
+def resolve_neg(input):
+    return input
+
+
+def is_conj(input):
+    return False
+
+
+for _f in (conj_physical, conj, resolve_conj, resolve_neg, is_conj):
+    _export(_f)
+
+
+def view_as_real(input):
+    """A real view of a complex tensor with a trailing dim of size 2."""
+    dt = input.dtype
+    if not dt.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    real_dt = dt.to_real()
+    shape = list(input.shape) + [2]
+    strides = [s * 2 for s in input.stride()] + [1]
+    return _C._tensor_from_storage(input.untyped_storage(), real_dt, shape, strides,
+                                   input.storage_offset() * 2)
+
+
+def view_as_complex(input):
+    """A complex view of a real tensor whose last dim has size 2 and stride 1."""
+    dt = input.dtype
+    if dt not in (_C.float32, _C.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: {_name(dt)}")
+    if input.dim() == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input.stride(-1) != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in input.stride()[:-1]) or input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    cdt = _C.complex64 if dt is _C.float32 else _C.complex128
+    return _C._tensor_from_storage(input.untyped_storage(), cdt, list(input.shape[:-1]),
+                                   [s // 2 for s in input.stride()[:-1]], input.storage_offset() // 2)
+
+
+def real(input):
+    """The real part (a view for complex tensors, ``input`` itself otherwise)."""
+    if not input.dtype.is_complex:
+        return input
+    return view_as_real(input).select(-1, 0)
+
+
+def imag(input):
+    """The imaginary part of a complex tensor (a view)."""
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, 1)
+
+
+def complex(real, imag, *, out=None):
+    """A complex tensor from real and imaginary parts."""
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_name(real.dtype)} but got scalar type {_name(imag.dtype)} for second argument")
+    if real.dtype not in (_C.float32, _C.float64, _C.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_name(real.dtype)} and {_name(imag.dtype)}")
+    shape = _D_broadcast(real.shape, imag.shape)
+    cdt = _C.complex128 if real.dtype is _C.float64 else _C.complex64
+    res = _C.empty(shape, dtype=cdt) if out is None else out
+    v = view_as_real(res)
+    v.select(-1, 0).copy_(real)
+    v.select(-1, 1).copy_(imag)
+    return res
+
+
+def polar(abs, angle, *, out=None):
+    """``abs * (cos(angle) + i sin(angle))``."""
+    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)  # noqa: F821
+
+
+for _f in (view_as_real, view_as_complex, complex, polar):
+    _export(_f, method=False)
+for _f in (real, imag):
+    _export(_f, method=False)
+_TENSOR_METHODS["conj"] = conj
+_TENSOR_METHODS["conj_physical"] = conj_physical
+_TENSOR_METHODS["resolve_conj"] = resolve_conj
+_TENSOR_METHODS["resolve_neg"] = resolve_neg
+_TENSOR_METHODS["is_conj"] = is_conj
+_TENSOR_METHODS["angle"] = angle
+
+
+def _D_broadcast(*shapes):
+    out = []
+    for shape in shapes:
+        shape = list(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        off = len(out) - len(shape)
+        for i, s in enumerate(shape):
+            o = out[off + i]
+            if o == s or s == 1:
+                continue
+            if o == 1:
+                out[off + i] = s
+            else:
+                raise RuntimeError(
+                    f"The size of tensor a ({o}) must match the size of tensor b ({s}) at "
+                    f"non-singleton dimension {off + i}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# binary
+# ---------------------------------------------------------------------------
+
+def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
+    dev = _device_of(a, b, out)
+    k = _kernel("binary", dev)
+    if k is not None:
+        return k(op, a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
+    return _D.run_binary(_B[op], a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
+
+
+def _operands(fname, input, other):
+    if not isinstance(input, _TensorBase):
+        if isinstance(other, _TensorBase) and _is_number(input):
+            return input, other
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if not (isinstance(other, _TensorBase) or _is_number(other)):
+        raise TypeError(f"{fname}(): argument 'other' (position 2) must be Tensor or Number, not {type(other).__name__}")
+    return input, other
+
+
+def _scalar_value(x):
+    if isinstance(x, _TensorBase):
+        return None
+    return x
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    input, other = _operands("add", input, other)
+    dt = _result_type(input, other)
+    return _add_impl(input, other, alpha, out, dt, "add", False)
+
+
+def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
+    if alpha is None:
+        alpha = 1
+    if isinstance(alpha, builtins.bool):
+        alpha = int(alpha)
+    if dt._category < _FLOAT_CAT and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dt is _C.bool_:
+        if negate:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                "or `logical_xor()` operator instead.")
+        if alpha not in (0, 1, True, False):
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        return _binary("add", a, b, out, dt, dt, fname, inplace)
+    if dt._category < _FLOAT_CAT and isinstance(alpha, builtins.complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a complex number.")
+    if not dt.is_complex and isinstance(alpha, builtins.complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    if negate:
+        alpha = -alpha
+    if alpha == 1 and not isinstance(alpha, builtins.complex):
+        return _binary("add", a, b, out, dt, dt, fname, inplace)
+    if negate and alpha == -1 and not isinstance(alpha, builtins.complex):
+        return _binary("sub", a, b, out, dt, dt, fname, inplace)
+    if isinstance(alpha, builtins.complex):
+        return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=alpha.real, d1=alpha.imag)
+    if dt._category < _FLOAT_CAT:
+        return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, i0=int(alpha))
+    return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=float(alpha))
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    input, other = _operands("sub", input, other)
+    dt = _result_type(input, other)
+    return _add_impl(input, other, alpha, out, dt, "sub", False, negate=True)
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    dt = _result_type(input, other)
+    if isinstance(other, _TensorBase) or True:
+        return _add_impl(other, input, alpha, None, dt, "rsub", False, negate=True)
+
+
+def add_(self, other, *, alpha=1):
+    return _add_impl(self, other, alpha, self, _result_type(self, other), "add_", True)
+
+
+def sub_(self, other, *, alpha=1):
+    return _add_impl(self, other, alpha, self, _result_type(self, other), "sub_", True, negate=True)
+
+
+subtract = sub
+subtract_ = sub_
+for _f in (add, sub, rsub):
+    _export(_f)
+_TENSOR_METHODS.update(add_=add_, sub_=sub_, subtract=sub, subtract_=sub_)
+__all__ += ["subtract"]
+
+
+def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
+           complex_ok=True, doc=None):
+    """A binary op with result_type promotion (and int -> float when asked)."""
+    op = op or name
+
+    def dtypes(a, b):
+        dt = _result_type(a, b)
+        if int_only and dt._category >= _FLOAT_CAT:
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+        if float_only and dt._category != _FLOAT_CAT:
+            if dt._category < _FLOAT_CAT:
+                dt = _default_float()
+            else:
+                raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+        if dt is _C.bool_ and not bool_ok:
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+        if dt.is_complex and not complex_ok:
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+        if float_result:
+            dt = _to_float_dtype(dt)
+        return dt
+
+    def fn(input, other, *, out=None):
+        input, other = _operands(name, input, other)
+        dt = dtypes(input, other)
+        return _binary(op, input, other, out, dt, dt, name)
+
+    def fn_(self, other):
+        dt = dtypes(self, other)
+        return _binary(op, self, other, self, dt, dt, name + "_", True)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc or f"Elementwise ``{name}`` with broadcasting and type promotion."
+    fn_.__name__ = name + "_"
+    _export(fn)
+    _TENSOR_METHODS[name + "_"] = fn_
+    globals()[name + "_"] = fn_
+    return fn
+
+
+_arith("mul", doc="``input * other``.")
+multiply = mul  # noqa: F821
+multiply_ = mul_  # noqa: F821
+__all__.append("multiply")
+_TENSOR_METHODS.update(multiply=multiply, multiply_=multiply_)
+_arith("maximum", complex_ok=False)
+_arith("minimum", complex_ok=False)
+_arith("fmax", complex_ok=False)
+_arith("fmin", complex_ok=False)
+_arith("remainder", bool_ok=False, complex_ok=False)
+_arith("fmod", bool_ok=False, complex_ok=False)
+_arith("bitwise_and", int_only=True)
+_arith("bitwise_or", int_only=True)
+_arith("bitwise_xor", int_only=True)
+_arith("bitwise_left_shift", op="left_shift", int_only=True, bool_ok=False)
+_arith("bitwise_right_shift", op="right_shift", int_only=True, bool_ok=False)
+_arith("atan2", float_only=True)
+_arith("hypot", float_only=True)
+_arith("copysign", float_only=True)
+_arith("nextafter", float_only=True)
+_arith("xlogy", float_only=True)
+arctan2 = atan2  # noqa: F821
+__all__.append("arctan2")
+_TENSOR_METHODS["arctan2"] = arctan2
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (integers promote to float), or ``rounding_mode`` 'trunc'/'floor'."""
+    input, other = _operands("div", input, other)
+    return _div_impl(input, other, rounding_mode, out, False)
+
+
+def _div_impl(a, b, rounding_mode, out, inplace):
+    dt = _result_type(a, b)
+    fname = "div_" if inplace else "div"
+    if rounding_mode is None:
+        dt = _to_float_dtype(dt)
+        return _binary("div", a, b, out, dt, dt, fname, inplace)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if dt.is_complex:
+        raise RuntimeError(f"div_{rounding_mode}_cpu does not support complex inputs")
+    if dt is _C.bool_:
+        dt = _C.int64 if False else dt
+        raise RuntimeError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    return _binary("div_" + rounding_mode, a, b, out, dt, dt, fname, inplace)
+
+
+def div_(self, other, *, rounding_mode=None):
+    return _div_impl(self, other, rounding_mode, self, True)
+
+
+def true_divide(input, other, *, out=None):
+    return div(input, other, out=out)
+
+
+def floor_divide(input, other, *, out=None):
+    """Division rounded toward negative infinity."""
+    input, other = _operands("floor_divide", input, other)
+    return _div_impl(input, other, "floor", out, False)
+
+
+def floor_divide_(self, other):
+    return _div_impl(self, other, "floor", self, True)
+
+
+divide = div
+divide_ = div_
+for _f in (div, true_divide, floor_divide):
+    _export(_f)
+__all__.append("divide")
+_TENSOR_METHODS.update(div_=div_, divide=div, divide_=div_, true_divide_=div_,
+                       floor_divide_=floor_divide_)
+
+
+def pow(input, exponent, *, out=None):
+    """``input ** exponent`` (integer bases with negative integer exponents raise)."""
+    if not isinstance(input, _TensorBase):
+        if _is_number(input) and isinstance(exponent, _TensorBase):
+            dt = _result_type(input, exponent)
+            return _binary("pow", input, exponent, out, dt, dt, "pow")
+        raise TypeError(f"pow(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return _pow_impl(input, exponent, out, False)
+
+
+def _pow_impl(a, e, out, inplace):
+    dt = _result_type(a, e)
+    if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if dt is _C.bool_:
+        dt = _C.int64 if not inplace else dt
+    return _binary("pow", a, e, out, dt, dt, "pow_" if inplace else "pow", inplace)
+
+
+def pow_(self, exponent):
+    return _pow_impl(self, exponent, self, True)
+
+
+def float_power(input, exponent, *, out=None):
+    """Power computed in double precision (float64 or complex128 result)."""
+    cplx = (isinstance(input, _TensorBase) and input.dtype.is_complex) or \
+        (isinstance(exponent, _TensorBase) and exponent.dtype.is_complex) or \
+        isinstance(input, builtins.complex) or isinstance(exponent, builtins.complex)
+    dt = _C.complex128 if cplx else _C.float64
+    return _binary("pow", input, exponent, out, dt, dt, "float_power")
+
+
+def float_power_(self, exponent):
+    dt = self.dtype
+    if dt is not _C.float64 and dt is not _C.complex128:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_name(dt)} but the operation's result requires dtype Double")
+    return _binary("pow", self, exponent, self, dt, dt, "float_power_", True)
+
+
+_export(pow)
+_export(float_power)
+_TENSOR_METHODS.update(pow_=pow_, float_power_=float_power_)
+
+
+def _compare(name, op=None):
+    op = op or name
+
+    def fn(input, other, *, out=None):
+        input, other = _operands(name, input, other)
+        dt = _result_type(input, other)
+        if dt.is_complex and op not in ("eq", "ne"):
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+        return _binary(op, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
+
+    def fn_(self, other):
+        dt = _result_type(self, other)
+        return _binary(op, self, other, self, dt, self.dtype, name + "_", True)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` comparison (bool result)."
+    fn_.__name__ = name + "_"
+    _export(fn)
+    _TENSOR_METHODS[name + "_"] = fn_
+    return fn
+
+
+for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _compare(_n)
+for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                   ("less_equal", "le"), ("not_equal", "ne")):
+    globals()[_alias] = globals()[_n]
+    __all__.append(_alias)
+    _TENSOR_METHODS[_alias] = globals()[_n]
+    _TENSOR_METHODS[_alias + "_"] = _TENSOR_METHODS[_n + "_"]
+
+
+def _logical(name):
+    def fn(input, other, *, out=None):
+        input, other = _operands(name, input, other)
+        dt = _result_type(input, other)
+        return _binary(name, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
+
+    def fn_(self, other):
+        dt = _result_type(self, other)
+        return _binary(name, self, other, self, dt, self.dtype, name + "_", True)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (nonzero is True; bool result)."
+    _export(fn)
+    _TENSOR_METHODS[name + "_"] = fn_
+    return fn
+
+
+for _n in ("logical_and", "logical_or", "logical_xor"):
+    _logical(_n)
+
+
+# ---------------------------------------------------------------------------
+# ternary
+# ---------------------------------------------------------------------------
+
+def _ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, i0=0):
+    dev = _device_of(a, b, c, out)
+    k = _kernel("ternary", dev)
+    if k is not None:
+        return k(op, a, b, c, out, compute, result, fname, inplace, d0, d1, i0)
+    return _D.run_ternary(_T[op], a, b, c, out, compute, result, fname, inplace, d0, d1, i0)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` else ``other`` (one-argument form: nonzero indices)."""
+    if input is None and other is None:
+        from ptcore import _shape_ops
+        if hasattr(_shape_ops, "nonzero"):
+            return _shape_ops.nonzero(condition, as_tuple=True)
+        raise NotImplementedError("where(condition) needs nonzero")
+    if not isinstance(condition, _TensorBase):
+        raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
+    if condition.dtype is not _C.bool_:
+        if condition.dtype is _C.uint8:
+            condition = condition.to(_C.bool_)
+        else:
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a tensor with dtype {_name(condition.dtype)}")
+    if not isinstance(input, _TensorBase) and not isinstance(other, _TensorBase):
+        dt = _result_type(input, other)
+        if isinstance(input, builtins.float) or isinstance(other, builtins.float):
+            dt = _to_float_dtype(dt)
+    else:
+        dt = _result_type(input, other)
+    return _ternary("where", input, other, condition, out, dt, dt, "where")
+
+
+def _where_method(self, condition, y):
+    return where(condition, self, y)
+
+
+_export(where, method=False)
+_TENSOR_METHODS["where"] = _where_method
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Limit values to ``[min, max]`` (scalars or tensors; NaN stays NaN)."""
+    _check_tensor(input, "clamp")
+    return _clamp_impl(input, min, max, out, False)
+
+
+def _clamp_impl(x, lo, hi, out, inplace):
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = _result_type(x, *(v for v in (lo, hi) if v is not None))
+    if dt.is_complex:
+        raise RuntimeError("clamp is not supported for complex types")
+    if dt is _C.bool_:
+        raise RuntimeError("\"clamp_cpu\" not implemented for 'Bool'")
+    if inplace:
+        dt_res = x.dtype
+    else:
+        dt_res = dt
+    if lo is None:
+        lo = -math.inf if dt._category >= _FLOAT_CAT else _int_min(dt)
+    if hi is None:
+        hi = math.inf if dt._category >= _FLOAT_CAT else _int_max(dt)
+    return _ternary("clamp", x, lo, hi, out, dt, dt_res if out is None else out.dtype,
+                    "clamp_" if inplace else "clamp", inplace)
+
+
+def _int_min(dt):
+    from ptcore._dtype_utils import iinfo
+    return iinfo(dt).min
+
+
+def _int_max(dt):
+    from ptcore._dtype_utils import iinfo
+    return iinfo(dt).max
+
+
+def clamp_(self, min=None, max=None):
+    return _clamp_impl(self, min, max, self, True)
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+clip = clamp
+clip_ = clamp_
+_export(clamp)
+_export(clamp_min)
+_export(clamp_max)
+__all__.append("clip")
+_TENSOR_METHODS.update(clamp_=clamp_, clip=clamp, clip_=clamp_,
+                       clamp_min_=lambda self, min: clamp_(self, min=min),
+                       clamp_max_=lambda self, max: clamp_(self, max=max))
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``."""
+    _check_tensor(input, "lerp")
+    dt = _result_type(input, end, weight) if isinstance(weight, _TensorBase) else _result_type(input, end)
+    if dt._category < _FLOAT_CAT:
+        raise RuntimeError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
+    return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
+
+
+def lerp_(self, end, weight):
+    return _ternary("lerp", self, end, weight, self, self.dtype, self.dtype, "lerp_", True)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``."""
+    dt = _result_type(input, tensor1, tensor2)
+    return _addc("addcmul", input, tensor1, tensor2, value, out, dt, False)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``."""
+    dt = _result_type(input, tensor1, tensor2)
+    if dt._category < _FLOAT_CAT:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+            "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+            "for all dtypes.")
+    return _addc("addcdiv", input, tensor1, tensor2, value, out, dt, False)
+
+
+def _addc(op, x, t1, t2, value, out, dt, inplace):
+    if isinstance(value, builtins.complex):
+        return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=value.real, d1=value.imag)
+    if dt._category < _FLOAT_CAT:
+        if isinstance(value, float):
+            raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
+        return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, i0=int(value))
+    return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=float(value))
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    return _addc("addcmul", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    return _addc("addcdiv", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
+
+
+for _f in (lerp, addcmul, addcdiv):
+    _export(_f)
+_TENSOR_METHODS.update(lerp_=lerp_, addcmul_=addcmul_, addcdiv_=addcdiv_)
+
+
+# ---------------------------------------------------------------------------
+# closeness and equality
+# ---------------------------------------------------------------------------
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (bool)."""
+    _check_tensor(input, "isclose")
+    _check_tensor(other, "isclose", "other")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_name(input.dtype)} did not match {_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = eq(input, other)  # noqa: F821
+    if input.dtype is _C.bool_ or input.dtype._category < _FLOAT_CAT and rtol == 0 and atol == 0:
+        return close
+    if equal_nan and input.dtype._category >= _FLOAT_CAT:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))  # noqa: F821
+    if input.dtype._category < _FLOAT_CAT:
+        a = input.to(_default_float())
+        b = other.to(_default_float())
+    else:
+        a, b = input, other
+    diff = abs(sub(a, b))  # noqa: F821
+    tol = add(mul(abs(b), rtol), atol)  # noqa: F821
+    finite = logical_and(isfinite(a), isfinite(b))  # noqa: F821
+    within = logical_and(finite, le(diff, tol))  # noqa: F821
+    return logical_or(close, within)  # noqa: F821
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if ``isclose`` holds everywhere."""
+    c = isclose(input, other, rtol, atol, equal_nan)
+    return builtins.bool(_all_true(c))
+
+
+def _all_true(b):
+    if b.numel() == 0:
+        return True
+    return not _any_false(b)
+
+
+def _any_false(b):
+    nb = logical_not(b)  # noqa: F821
+    return nb.contiguous().view(-1).numpy().any() if not nb.requires_grad else False
+
+
+def equal(input, other):
+    """True if both tensors have the same shape and elements."""
+    _check_tensor(input, "equal")
+    _check_tensor(other, "equal", "other")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    if input.numel() == 0:
+        return True
+    return _all_true(eq(input, other))  # noqa: F821
+
+
+_export(isclose)
+_export(allclose)
+_export(equal)
+
+
+# ---------------------------------------------------------------------------
+# Python operators
+# ---------------------------------------------------------------------------
+
+def _op(fn, reflected=False):
+    def method(self, other):
+        if not (isinstance(other, _TensorBase) or _is_number(other)):
+            return NotImplemented
+        if reflected:
+            return fn(other, self) if isinstance(other, _TensorBase) else _reflected(fn, self, other)
+        return fn(self, other)
+    return method
+
+
+def _reflected(fn, self, other):
+    if fn is sub:
+        return rsub(self, other)
+    if fn is div:
+        return div(_C.full((), other, dtype=_result_type(self, other)) if False else other, self)
+    return fn(other, self)
+
+
+def _rtruediv(self, other):
+    if not _is_number(other):
+        return NotImplemented
+    dt = _to_float_dtype(_result_type(self, other))
+    return _binary("div", other, self, None, dt, dt, "div")
+
+
+def _rfloordiv(self, other):
+    if not _is_number(other):
+        return NotImplemented
+    dt = _result_type(self, other)
+    return _binary("div_floor", other, self, None, dt, dt, "floor_divide")
+
+
+def _rsub(self, other):
+    if not _is_number(other):
+        return NotImplemented
+    return rsub(self, other)
+
+
+def _rpow(self, other):
+    if not _is_number(other):
+        return NotImplemented
+    dt = _result_type(self, other)
+    return _binary("pow", other, self, None, dt, dt, "pow")
+
+
+def _rmod(self, other):
+    if not _is_number(other):
+        return NotImplemented
+    dt = _result_type(self, other)
+    return _binary("remainder", other, self, None, dt, dt, "remainder")
+
+
+def _inplace(fn_):
+    def method(self, other):
+        if not (isinstance(other, _TensorBase) or _is_number(other)):
+            return NotImplemented
+        return fn_(self, other)
+    return method
+
+
+def _invert(self):
+    if self.dtype is _C.bool_:
+        return logical_not(self)  # noqa: F821
+    return bitwise_not(self)  # noqa: F821
+
+
+def _eq_op(self, other):
+    if not (isinstance(other, _TensorBase) or _is_number(other)):
+        return False if other is None else NotImplemented
+    return eq(self, other)  # noqa: F821
+
+
+def _ne_op(self, other):
+    if not (isinstance(other, _TensorBase) or _is_number(other)):
+        return True if other is None else NotImplemented
+    return ne(self, other)  # noqa: F821
+
+
+_TENSOR_METHODS.update(
+    __add__=_op(add), __radd__=_op(add), __iadd__=_inplace(add_),
+    __sub__=_op(sub), __rsub__=_rsub, __isub__=_inplace(sub_),
+    __mul__=_op(mul), __rmul__=_op(mul), __imul__=_inplace(mul_),  # noqa: F821
+    __truediv__=_op(div), __rtruediv__=_rtruediv, __itruediv__=_inplace(div_),
+    __div__=_op(div),
+    __floordiv__=_op(floor_divide), __rfloordiv__=_rfloordiv, __ifloordiv__=_inplace(floor_divide_),
+    __mod__=_op(remainder), __rmod__=_rmod, __imod__=_inplace(remainder_),  # noqa: F821
+    __pow__=_op(pow), __rpow__=_rpow, __ipow__=_inplace(pow_),
+    __and__=_op(bitwise_and), __rand__=_op(bitwise_and), __iand__=_inplace(bitwise_and_),  # noqa: F821
+    __or__=_op(bitwise_or), __ror__=_op(bitwise_or), __ior__=_inplace(bitwise_or_),  # noqa: F821
+    __xor__=_op(bitwise_xor), __rxor__=_op(bitwise_xor), __ixor__=_inplace(bitwise_xor_),  # noqa: F821
+    __lshift__=_op(bitwise_left_shift), __ilshift__=_inplace(bitwise_left_shift_),  # noqa: F821
+    __rshift__=_op(bitwise_right_shift), __irshift__=_inplace(bitwise_right_shift_),  # noqa: F821
+    __eq__=_eq_op, __ne__=_ne_op,
+    __lt__=_op(lt), __le__=_op(le), __gt__=_op(gt), __ge__=_op(ge),  # noqa: F821
+    __neg__=neg, __pos__=lambda self: self, __abs__=abs, __invert__=_invert,  # noqa: F821
+    __hash__=_TensorBase.__hash__,
+)
+_TENSOR_METHODS.update(
+    real=property(real), imag=property(imag, lambda self, v: imag(self).copy_(v)),
+)
+_TENSOR_METHODS["real"] = property(real, lambda self, v: real(self).copy_(v))

@@ -1,0 +1,527 @@
+# cython: language_level=3
+"""Matrix products and dense factorisations on CPU tensors.
+
+BLAS and LAPACK come from ``scipy.linalg.cython_blas`` / ``cython_lapack``
+(SciPy's bundled OpenBLAS), so ptcore needs no BLAS at build time.  Importing
+this module loads SciPy's linear algebra (tens of MiB), which is why
+``ptcore._linalg_ops`` imports it on the first matmul, never at
+``import ptcore``.
+
+Layout convention.  ptcore tensors are row-major-with-strides; BLAS is
+column-major.  A row-major ``C = A @ B`` is the column-major
+``C^T = B^T @ A^T``, so operands are swapped and every operand is passed in
+place whenever one of its two last dims has unit stride and the other one is
+a valid leading dimension (scikit-learn's ``_cython_blas.pyx`` pattern).  The
+Python layer (``ptcore._linalg_ops``) copies an operand contiguous only when
+:func:`usable` says BLAS cannot read it as it is.
+
+LAPACK needs column-major work matrices: each routine copies one batch
+element at a time into a Fortran-ordered buffer, calls LAPACK, and writes the
+results through the output tensor's strides.
+
+The SciPy integer type: SciPy < 1.18 declares BLAS/LAPACK integers as ``int``;
+SciPy >= 1.18 as ``blas_int`` (a ``ctypedef int`` in its LP64 build, which is
+what ``cython_blas`` exports).  Both are C ``int``, so ``blas_int`` below is a
+local ``ctypedef int`` that matches either declaration.
+"""
+cimport cython
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcpy
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.math cimport log, fabs, sqrt
+
+from scipy.linalg.cython_blas cimport (
+    sgemm, dgemm, cgemm, zgemm, sgemv, dgemv, cgemv, zgemv,
+    sdot, ddot, cdotu, zdotu, cdotc, zdotc,
+)
+from scipy.linalg cimport cython_lapack as lp
+
+from ptcore._tensor cimport _TensorBase
+from ptcore._ops._types cimport (
+    PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
+    PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
+)
+from ptcore._ops._parallel cimport get_num_threads
+
+ctypedef int blas_int
+ctypedef float complex cfloat
+ctypedef double complex cdouble
+
+ctypedef fused blas_t:
+    float
+    double
+    cfloat
+    cdouble
+
+ctypedef fused int_t:
+    uint8_t
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+
+cdef enum:
+    # LAPACK/BLAS option characters
+    CH_N = 78
+    CH_T = 84
+    CH_V = 86
+    CH_L = 76
+    CH_U = 85
+    CH_A = 65
+    CH_S = 83
+    CH_y = 121
+    CH_g = 103
+    CH_d = 100
+    CH_s = 115
+
+cdef enum:
+    INT_LIMIT = 2147483647
+    # OpenBLAS runs a gemm on one thread below about 64**3 multiply-adds; a
+    # batch of such products is spread over ptcore's threads instead.
+    SMALL_GEMM = 262144
+
+
+# ---------------------------------------------------------------------------
+# typed BLAS wrappers
+# ---------------------------------------------------------------------------
+
+cdef inline void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alpha,
+                       blas_t* a, blas_int lda, blas_t* b, blas_int ldb, blas_t beta,
+                       blas_t* c, blas_int ldc) noexcept nogil:
+    if blas_t is float:
+        sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    elif blas_t is double:
+        dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    elif blas_t is cfloat:
+        cgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    else:
+        zgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+
+
+cdef inline void _gemv(char tr, blas_int m, blas_int n, blas_t alpha, blas_t* a, blas_int lda,
+                       blas_t* x, blas_int incx, blas_t beta, blas_t* y,
+                       blas_int incy) noexcept nogil:
+    if blas_t is float:
+        sgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+    elif blas_t is double:
+        dgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+    elif blas_t is cfloat:
+        cgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+    else:
+        zgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+
+
+cdef inline blas_t _dot(blas_int n, blas_t* x, blas_int incx, blas_t* y, blas_int incy,
+                        bint conj) noexcept nogil:
+    if blas_t is float:
+        return sdot(&n, x, &incx, y, &incy)
+    elif blas_t is double:
+        return ddot(&n, x, &incx, y, &incy)
+    elif blas_t is cfloat:
+        if conj:
+            return cdotc(&n, x, &incx, y, &incy)
+        return cdotu(&n, x, &incx, y, &incy)
+    else:
+        if conj:
+            return zdotc(&n, x, &incx, y, &incy)
+        return zdotu(&n, x, &incx, y, &incy)
+
+
+# ---------------------------------------------------------------------------
+# operand layouts
+# ---------------------------------------------------------------------------
+
+cdef inline int _layout(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t rs, Py_ssize_t cs,
+                        char* tr, blas_int* ld) noexcept nogil:
+    """How BLAS reads the row-major ``rows x cols`` operand with element
+    strides ``(rs, cs)``: as the column-major ``cols x rows`` matrix
+    ``op(X)``.  Sets ``tr``/``ld``; returns -1 when it cannot be read in place."""
+    if cols <= 1:
+        cs = 1
+    if rows <= 1:
+        rs = (cols if cols > 1 else 1) if cs == 1 else 1
+    if cs == 1 and rs >= (cols if cols > 1 else 1) and rs <= INT_LIMIT:
+        tr[0] = CH_N
+        ld[0] = <blas_int>rs
+        return 0
+    if rs == 1 and cs >= (rows if rows > 1 else 1) and cs <= INT_LIMIT:
+        tr[0] = CH_T
+        ld[0] = <blas_int>cs
+        return 0
+    return -1
+
+
+def usable(_TensorBase t):
+    """Whether BLAS can read the matrices (last two dims) of ``t`` in place."""
+    cdef char tr
+    cdef blas_int ld
+    cdef int nd = t._ndim
+    if nd < 2:
+        return False
+    if t._shape[nd - 2] > INT_LIMIT or t._shape[nd - 1] > INT_LIMIT:
+        return True      # mm_into raises the size error
+    return _layout(t._shape[nd - 2], t._shape[nd - 1], t._strides[nd - 2], t._strides[nd - 1],
+                   &tr, &ld) == 0
+
+
+def vector_usable(_TensorBase t):
+    """Whether a 1-D ``t`` can be passed to BLAS as a vector (positive stride)."""
+    return t._ndim == 1 and (t._shape[0] <= 1 or t._strides[0] > 0)
+
+
+cdef inline Py_ssize_t _boff(Py_ssize_t idx, int nd, const Py_ssize_t* shape,
+                             const Py_ssize_t* strides) noexcept nogil:
+    """Element offset of flat batch index ``idx`` over the leading ``nd`` dims."""
+    cdef Py_ssize_t off = 0, q
+    cdef int d
+    for d in range(nd - 1, -1, -1):
+        q = idx % shape[d]
+        idx = idx // shape[d]
+        off += q * strides[d]
+    return off
+
+
+# ---------------------------------------------------------------------------
+# floating products
+# ---------------------------------------------------------------------------
+
+cdef struct _MM:
+    # one product C = alpha A B + beta C, row-major view of the operands
+    Py_ssize_t M, N, K
+    Py_ssize_t ars, acs, brs, bcs, crs, ccs
+    char ta, tb
+    blas_int lda, ldb, ldc
+
+
+cdef void _mm_one(_MM* p, blas_t* a, blas_t* b, blas_t* c, blas_t alpha,
+                  blas_t beta) noexcept nogil:
+    cdef Py_ssize_t i, j
+    if p.M == 0 or p.N == 0:
+        return
+    if p.K == 0:
+        for i in range(p.M):
+            for j in range(p.N):
+                if beta == 0:
+                    c[i * p.crs + j * p.ccs] = 0
+                else:
+                    c[i * p.crs + j * p.ccs] = beta * c[i * p.crs + j * p.ccs]
+        return
+    cdef Py_ssize_t inc = p.brs if p.K > 1 else 1
+    if p.N == 1 and inc > 0 and inc <= INT_LIMIT:
+        # matrix @ vector: y(M) = A x
+        if p.ta == CH_N:
+            _gemv(CH_T, <blas_int>p.K, <blas_int>p.M, alpha, a, p.lda, b, <blas_int>inc,
+                  beta, c, <blas_int>p.crs)
+        else:
+            _gemv(CH_N, <blas_int>p.M, <blas_int>p.K, alpha, a, p.lda, b, <blas_int>inc,
+                  beta, c, <blas_int>p.crs)
+        return
+    inc = p.acs if p.K > 1 else 1
+    if p.M == 1 and inc > 0 and inc <= INT_LIMIT:
+        # vector @ matrix: y(N) = B^T x  (C's row has unit stride)
+        if p.tb == CH_N:
+            _gemv(CH_N, <blas_int>p.N, <blas_int>p.K, alpha, b, p.ldb, a, <blas_int>inc,
+                  beta, c, 1)
+        else:
+            _gemv(CH_T, <blas_int>p.K, <blas_int>p.N, alpha, b, p.ldb, a, <blas_int>inc,
+                  beta, c, 1)
+        return
+    _gemm(p.tb, p.ta, <blas_int>p.N, <blas_int>p.M, <blas_int>p.K, alpha, b, p.ldb, a, p.lda,
+          beta, c, p.ldc)
+
+
+cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
+                      const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
+                      blas_t* a, blas_t* b, blas_t* c, blas_t alpha, blas_t beta,
+                      int nthreads) noexcept nogil:
+    cdef Py_ssize_t i
+    if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM:
+        for i in prange(nbatch, num_threads=nthreads, schedule='static'):
+            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                    c + _boff(i, nb, bshape, sc), alpha, beta)
+    else:
+        for i in range(nbatch):
+            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                    c + _boff(i, nb, bshape, sc), alpha, beta)
+
+
+cdef int _check_int(Py_ssize_t v, str what) except -1:
+    if v > INT_LIMIT:
+        raise RuntimeError(f"matmul: {what} = {v} is larger than the BLAS limit {INT_LIMIT}")
+    return 0
+
+
+def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
+    """``c = beta * c + alpha * (a @ b)`` over matching batch dims.
+
+    ``a`` (..., M, K), ``b`` (..., K, N) and ``c`` (..., M, N) have the same
+    number of dims and the same batch sizes (``a``/``b`` may be expanded
+    views).  The caller checked shapes and dtypes and made the operands
+    usable (:func:`usable`); ``c`` must have a unit stride in one of its two
+    last dims and must not overlap ``a``/``b``.  Float32/64 and complex64/128
+    go to BLAS, the integer types to a blocked int64 kernel (wrapping as
+    PyTorch); ``beta == 0`` ignores ``c``'s values (NaN included).
+    """
+    cdef int nd = c._ndim
+    if nd < 2 or a._ndim != nd or b._ndim != nd:
+        raise RuntimeError("mm_into: operands must have the same number (>= 2) of dims")
+    cdef int nb = nd - 2
+    cdef Py_ssize_t nbatch = 1
+    cdef int i
+    for i in range(nb):
+        if a._shape[i] != c._shape[i] or b._shape[i] != c._shape[i]:
+            raise RuntimeError("mm_into: batch sizes differ")
+        nbatch *= c._shape[i]
+    cdef _MM p
+    p.M = a._shape[nd - 2]
+    p.K = a._shape[nd - 1]
+    p.N = b._shape[nd - 1]
+    if b._shape[nd - 2] != p.K or c._shape[nd - 2] != p.M or c._shape[nd - 1] != p.N:
+        raise RuntimeError("mm_into: matrix sizes do not match")
+    if a._dtype is not c._dtype or b._dtype is not c._dtype:
+        raise RuntimeError("mm_into: dtypes differ")
+    cdef int num = c._dtype.num
+    if nbatch == 0 or p.M == 0 or p.N == 0:
+        return c
+    p.ars = a._strides[nd - 2]
+    p.acs = a._strides[nd - 1]
+    p.brs = b._strides[nd - 2]
+    p.bcs = b._strides[nd - 1]
+    p.crs = c._strides[nd - 2]
+    p.ccs = c._strides[nd - 1]
+    if num >= PT_UINT8 and num <= PT_INT64:
+        return _int_mm(c, a, b, &p, nb, nbatch, alpha, beta)
+    if num < PT_FLOAT32 or num > PT_COMPLEX128:
+        raise RuntimeError(f"mm_into: unsupported dtype {c._dtype}")
+    _check_int(p.M, "rows")
+    _check_int(p.N, "columns")
+    _check_int(p.K, "inner size")
+    cdef Py_ssize_t sa[64]
+    cdef Py_ssize_t sb[64]
+    cdef Py_ssize_t sc[64]
+    cdef char* pa = a._ptr()
+    cdef char* pb = b._ptr()
+    cdef char* pc = c._ptr()
+    cdef Py_ssize_t t
+    for i in range(nb):
+        sa[i] = a._strides[i]
+        sb[i] = b._strides[i]
+        sc[i] = c._strides[i]
+    # C must be written with unit column stride: a column-major C is the
+    # row-major C^T = B^T A^T, so swap the operands.
+    if p.N <= 1:
+        p.ccs = 1
+    if p.M <= 1:
+        p.crs = p.N if p.ccs == 1 else 1
+    if not (p.ccs == 1 and p.crs >= p.N):
+        if p.crs == 1 and p.ccs >= p.M:
+            p.M, p.N = p.N, p.M
+            p.crs, p.ccs = p.ccs, p.crs
+            t = p.ars; p.ars = p.bcs; p.bcs = t
+            t = p.acs; p.acs = p.brs; p.brs = t
+            pa, pb = pb, pa
+            for i in range(nb):
+                sa[i], sb[i] = sb[i], sa[i]
+        else:
+            raise RuntimeError("mm_into: output has no unit-stride matrix dim")
+    _check_int(p.crs, "output leading dimension")
+    p.ldc = <blas_int>p.crs
+    if p.K > 0:
+        if _layout(p.M, p.K, p.ars, p.acs, &p.ta, &p.lda) != 0 or \
+                _layout(p.K, p.N, p.brs, p.bcs, &p.tb, &p.ldb) != 0:
+            raise RuntimeError("mm_into: operand not usable by BLAS (copy it first)")
+    cdef int nthreads = get_num_threads()
+    cdef float fa, fb
+    cdef double da, db
+    cdef cfloat ca, cb
+    cdef cdouble za, zb
+    if num == PT_FLOAT32:
+        fa = alpha; fb = beta
+        with nogil:
+            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <float*>pa, <float*>pb,
+                        <float*>pc, fa, fb, nthreads)
+    elif num == PT_FLOAT64:
+        da = alpha; db = beta
+        with nogil:
+            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <double*>pa, <double*>pb,
+                        <double*>pc, da, db, nthreads)
+    elif num == PT_COMPLEX64:
+        ca = alpha; cb = beta
+        with nogil:
+            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cfloat*>pa, <cfloat*>pb,
+                        <cfloat*>pc, ca, cb, nthreads)
+    else:
+        za = alpha; zb = beta
+        with nogil:
+            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cdouble*>pa, <cdouble*>pb,
+                        <cdouble*>pc, za, zb, nthreads)
+    return c
+
+
+# ---------------------------------------------------------------------------
+# integer products (int64 accumulation; wraps modulo 2**bits like PyTorch)
+# ---------------------------------------------------------------------------
+
+cdef inline uint64_t _u(int_t v) noexcept nogil:
+    return <uint64_t>(<int64_t>v)
+
+
+cdef void _imm_rows(_MM* p, const int_t* a, const int_t* b, int_t* c, uint64_t alpha,
+                    uint64_t beta, Py_ssize_t i0, Py_ssize_t i1, uint64_t* acc) noexcept nogil:
+    cdef Py_ssize_t i, j, k
+    cdef uint64_t av
+    cdef const int_t* brow
+    cdef int_t* cij
+    for i in range(i0, i1):
+        memset(acc, 0, p.N * sizeof(uint64_t))
+        for k in range(p.K):
+            av = _u(a[i * p.ars + k * p.acs])
+            if av == 0:
+                continue
+            brow = b + k * p.brs
+            if p.bcs == 1:
+                for j in range(p.N):
+                    acc[j] += av * _u(brow[j])
+            else:
+                for j in range(p.N):
+                    acc[j] += av * _u(brow[j * p.bcs])
+        for j in range(p.N):
+            cij = c + i * p.crs + j * p.ccs
+            if beta == 0:
+                cij[0] = <int_t>(alpha * acc[j])
+            else:
+                cij[0] = <int_t>(beta * _u(cij[0]) + alpha * acc[j])
+
+
+cdef int _imm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
+                      const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
+                      const int_t* a, const int_t* b, int_t* c, uint64_t alpha, uint64_t beta,
+                      int nthreads) noexcept nogil:
+    cdef Py_ssize_t nrows = nbatch * p.M, r, bi, i
+    cdef int nt = nthreads
+    if nrows * p.N * (p.K + 1) < 65536 or nt < 1 or nrows < 2:
+        nt = 1
+    cdef uint64_t* acc = <uint64_t*>malloc(nt * (p.N + 1) * sizeof(uint64_t))
+    if acc == NULL:
+        return -1
+    for r in prange(nrows, num_threads=nt, schedule='static'):
+        bi = r // p.M
+        i = r - bi * p.M
+        _imm_rows(p, a + _boff(bi, nb, bshape, sa), b + _boff(bi, nb, bshape, sb),
+                  c + _boff(bi, nb, bshape, sc), alpha, beta, i, i + 1,
+                  acc + threadid() * (p.N + 1))
+    free(acc)
+    return 0
+
+
+cdef object _int_mm(_TensorBase c, _TensorBase a, _TensorBase b, _MM* p, int nb,
+                    Py_ssize_t nbatch, alpha, beta):
+    cdef Py_ssize_t sa[64]
+    cdef Py_ssize_t sb[64]
+    cdef Py_ssize_t sc[64]
+    cdef int i
+    for i in range(nb):
+        sa[i] = a._strides[i]
+        sb[i] = b._strides[i]
+        sc[i] = c._strides[i]
+    cdef uint64_t ua = <uint64_t>(int(alpha) & 0xFFFFFFFFFFFFFFFF)
+    cdef uint64_t ub = <uint64_t>(int(beta) & 0xFFFFFFFFFFFFFFFF)
+    cdef int nt = get_num_threads()
+    cdef int num = c._dtype.num
+    cdef char* pa = a._ptr()
+    cdef char* pb = b._ptr()
+    cdef char* pc = c._ptr()
+    cdef int r = 0
+    with nogil:
+        if num == PT_UINT8:
+            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <uint8_t*>pa, <uint8_t*>pb,
+                         <uint8_t*>pc, ua, ub, nt)
+        elif num == PT_INT8:
+            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int8_t*>pa, <int8_t*>pb,
+                         <int8_t*>pc, ua, ub, nt)
+        elif num == PT_INT16:
+            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int16_t*>pa, <int16_t*>pb,
+                         <int16_t*>pc, ua, ub, nt)
+        elif num == PT_INT32:
+            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int32_t*>pa, <int32_t*>pb,
+                         <int32_t*>pc, ua, ub, nt)
+        else:
+            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int64_t*>pa, <int64_t*>pb,
+                         <int64_t*>pc, ua, ub, nt)
+    if r != 0:
+        raise MemoryError()
+    return c
+
+
+# ---------------------------------------------------------------------------
+# dot / vdot
+# ---------------------------------------------------------------------------
+
+cdef blas_t _dot_chunked(Py_ssize_t n, blas_t* x, Py_ssize_t incx, blas_t* y, Py_ssize_t incy,
+                         bint conj) noexcept nogil:
+    cdef blas_t s = 0
+    cdef Py_ssize_t step, done = 0
+    while done < n:
+        step = n - done
+        if step > (1 << 30):
+            step = 1 << 30
+        s = s + _dot(<blas_int>step, x + done * incx, <blas_int>incx, y + done * incy,
+                     <blas_int>incy, conj)
+        done += step
+    return s
+
+
+cdef uint64_t _idot(Py_ssize_t n, const int_t* x, Py_ssize_t incx, const int_t* y,
+                    Py_ssize_t incy) noexcept nogil:
+    cdef uint64_t s = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        s += _u(x[i * incx]) * _u(y[i * incy])
+    return s
+
+
+def dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj=False):
+    """``out[()] = sum(conj(x) * y if conj else x * y)`` for 1-D ``x``, ``y``.
+
+    Float/complex types go to BLAS ``?dot``/``?dotu``/``?dotc`` (strides must
+    be positive: :func:`vector_usable`); integer types wrap like PyTorch.
+    """
+    cdef Py_ssize_t n = x._shape[0]
+    cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
+    cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
+    cdef int num = out._dtype.num
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    cdef char* po = out._ptr()
+    if x._dtype is not out._dtype or y._dtype is not out._dtype or y._shape[0] != n:
+        raise RuntimeError("dot_into: dtype or size mismatch")
+    if num >= PT_FLOAT32 and (ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT):
+        raise RuntimeError("dot_into: vector not usable by BLAS (copy it first)")
+    cdef uint64_t r
+    with nogil:
+        if num == PT_FLOAT32:
+            (<float*>po)[0] = _dot_chunked(n, <float*>px, ix, <float*>py, iy, conj)
+        elif num == PT_FLOAT64:
+            (<double*>po)[0] = _dot_chunked(n, <double*>px, ix, <double*>py, iy, conj)
+        elif num == PT_COMPLEX64:
+            (<cfloat*>po)[0] = _dot_chunked(n, <cfloat*>px, ix, <cfloat*>py, iy, conj)
+        elif num == PT_COMPLEX128:
+            (<cdouble*>po)[0] = _dot_chunked(n, <cdouble*>px, ix, <cdouble*>py, iy, conj)
+        elif num == PT_UINT8:
+            (<uint8_t*>po)[0] = <uint8_t>_idot(n, <uint8_t*>px, ix, <uint8_t*>py, iy)
+        elif num == PT_INT8:
+            (<int8_t*>po)[0] = <int8_t>_idot(n, <int8_t*>px, ix, <int8_t*>py, iy)
+        elif num == PT_INT16:
+            (<int16_t*>po)[0] = <int16_t>_idot(n, <int16_t*>px, ix, <int16_t*>py, iy)
+        elif num == PT_INT32:
+            (<int32_t*>po)[0] = <int32_t>_idot(n, <int32_t*>px, ix, <int32_t*>py, iy)
+        elif num == PT_INT64:
+            (<int64_t*>po)[0] = <int64_t>_idot(n, <int64_t*>px, ix, <int64_t*>py, iy)
+        else:
+            with gil:
+                raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
+    return out
+
+
+include "_lapack.pxi"

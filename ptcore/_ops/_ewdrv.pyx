@@ -1,0 +1,524 @@
+# cython: language_level=3
+"""Driver for the elementwise kernels: the n-d iterator (``ew_apply``),
+operand preparation (dtype conversion, broadcasting, Python scalars),
+output allocation/validation (``out=``, in-place), and the fast paths behind
+``Tensor.__add__`` and friends.
+
+Dtype *decisions* (type promotion, int -> float for transcendental ops,
+PyTorch's error cases) are made by the caller (``ptcore._elementwise``);
+this module executes them.
+"""
+cimport cython
+from cython.parallel cimport prange
+from libc.string cimport memset, memcpy
+from libc.stdint cimport int64_t, uintptr_t
+from cpython.ref cimport Py_INCREF
+
+from ptcore._ops._types cimport (PT_BOOL, PT_INT64, PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32,
+                                 PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128, PT_NUM_TYPES,
+                                 PT_MAX_DIMS)
+from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
+                              unary_out, binary_out)
+from ptcore._tensor cimport _TensorBase, dtype, Storage, dtype_from_num, _empty_contig, \
+    _empty_strided_like
+from ptcore import _tensor as _C
+from ptcore._ops import _ew as _ew_mod
+
+import operator as _operator
+
+cdef dtype _F32 = dtype_from_num(PT_FLOAT32)
+
+UNARY = {name: i for i, name in enumerate(_ew_mod.UNARY_OPS)}
+BINARY = {name: i for i, name in enumerate(_ew_mod.BINARY_OPS)}
+TERNARY = {name: i for i, name in enumerate(_ew_mod.TERNARY_OPS)}
+cdef int _WHERE = TERNARY["where"]
+
+cdef enum:
+    MAXOP = 4
+    TILE = 64
+
+
+# ---------------------------------------------------------------------------
+# iterator
+# ---------------------------------------------------------------------------
+
+cdef struct ew_iter:
+    int nop
+    int ndim
+    Py_ssize_t shape[PT_MAX_DIMS]
+    Py_ssize_t strides[MAXOP][PT_MAX_DIMS]
+    char* ptrs[MAXOP]
+    int itemsize[MAXOP]
+
+
+cdef void _it_prepare(ew_iter* it) noexcept nogil:
+    """Drop size-1 dims, order dims by the output's strides, coalesce."""
+    cdef int nop = it.nop, nd = it.ndim, i, j, k, m = 0
+    cdef Py_ssize_t tmp
+    # drop size-1 dims
+    for i in range(nd):
+        if it.shape[i] != 1:
+            it.shape[m] = it.shape[i]
+            for k in range(nop):
+                it.strides[k][m] = it.strides[k][i]
+            m += 1
+    nd = m
+    # insertion sort: descending |output stride| (stable), ties by input strides
+    for i in range(1, nd):
+        j = i
+        while j > 0 and _stride_less(it, j - 1, j):
+            tmp = it.shape[j]; it.shape[j] = it.shape[j - 1]; it.shape[j - 1] = tmp
+            for k in range(nop):
+                tmp = it.strides[k][j]; it.strides[k][j] = it.strides[k][j - 1]; it.strides[k][j - 1] = tmp
+            j -= 1
+    # coalesce dim i into i+1 when every operand is contiguous across them
+    m = 0
+    if nd > 0:
+        for i in range(1, nd):
+            if _can_merge(it, m, i):
+                for k in range(nop):
+                    it.strides[k][m] = it.strides[k][i]
+                it.shape[m] *= it.shape[i]
+            else:
+                m += 1
+                it.shape[m] = it.shape[i]
+                for k in range(nop):
+                    it.strides[k][m] = it.strides[k][i]
+        nd = m + 1
+    it.ndim = nd
+
+
+cdef inline Py_ssize_t _abs(Py_ssize_t v) noexcept nogil:
+    return -v if v < 0 else v
+
+
+cdef inline bint _stride_less(ew_iter* it, int a, int b) noexcept nogil:
+    """True when dim a should come after dim b (a is 'more inner')."""
+    cdef int k
+    for k in range(it.nop):
+        if _abs(it.strides[k][a]) != _abs(it.strides[k][b]):
+            if it.strides[k][a] == 0 or it.strides[k][b] == 0:
+                continue
+            return _abs(it.strides[k][a]) < _abs(it.strides[k][b])
+    return False
+
+
+cdef inline bint _can_merge(ew_iter* it, int outer, int inner) noexcept nogil:
+    cdef int k
+    for k in range(it.nop):
+        if it.strides[k][outer] != it.strides[k][inner] * it.shape[inner]:
+            return False
+    return True
+
+
+cdef void _run_rows(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """Rows [start, stop) of the flattened outer dims (inner dim = ndim-1)."""
+    cdef int nd = it.ndim, nop = it.nop, k, d
+    cdef char* p[MAXOP]
+    cdef Py_ssize_t s[MAXOP]
+    cdef Py_ssize_t idx[PT_MAX_DIMS]
+    cdef Py_ssize_t r, rem
+    cdef Py_ssize_t inner = it.shape[nd - 1]
+    for k in range(nop):
+        s[k] = it.strides[k][nd - 1]
+    # unravel start
+    rem = start
+    for d in range(nd - 2, -1, -1):
+        idx[d] = rem % it.shape[d]
+        rem //= it.shape[d]
+    for k in range(nop):
+        p[k] = it.ptrs[k]
+        for d in range(nd - 1):
+            p[k] += idx[d] * it.strides[k][d]
+    for r in range(start, stop):
+        f(p, s, inner, e)
+        # odometer increment
+        d = nd - 2
+        while d >= 0:
+            idx[d] += 1
+            for k in range(nop):
+                p[k] += it.strides[k][d]
+            if idx[d] < it.shape[d]:
+                break
+            for k in range(nop):
+                p[k] -= it.strides[k][d] * it.shape[d]
+            idx[d] = 0
+            d -= 1
+
+
+cdef void _run_chunk1d(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef char* p[MAXOP]
+    cdef Py_ssize_t s[MAXOP]
+    cdef int k
+    for k in range(it.nop):
+        s[k] = it.strides[k][0]
+        p[k] = it.ptrs[k] + start * s[k]
+    if stop > start:
+        f(p, s, stop - start, e)
+
+
+cdef bint _wants_tiles(ew_iter* it) noexcept nogil:
+    """2-D+ iteration where some input walks memory across the outer dim
+    (transposed relative to the output): blocked tiles keep it in cache."""
+    cdef int nd = it.ndim, k
+    if nd < 2 or it.shape[nd - 1] < 2 * TILE or it.shape[nd - 2] < 2 * TILE:
+        return False
+    for k in range(1, it.nop):
+        if _abs(it.strides[k][nd - 1]) > 8 * it.itemsize[k] and \
+                _abs(it.strides[k][nd - 2]) == it.itemsize[k]:
+            return True
+    return False
+
+
+cdef void _run_tile_row(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t outer,
+                        Py_ssize_t tile_row) noexcept nogil:
+    """All tiles of one band of TILE rows of the last two dims, for one
+    index of the outer dims."""
+    cdef int nd = it.ndim, nop = it.nop, k, d
+    cdef char* base[MAXOP]
+    cdef char* p[MAXOP]
+    cdef Py_ssize_t s[MAXOP]
+    cdef Py_ssize_t rem = outer, i, j0, i0, i1, ncols = it.shape[nd - 1], nrows = it.shape[nd - 2]
+    cdef Py_ssize_t w
+    for k in range(nop):
+        base[k] = it.ptrs[k]
+        s[k] = it.strides[k][nd - 1]
+    for d in range(nd - 3, -1, -1):
+        for k in range(nop):
+            base[k] += (rem % it.shape[d]) * it.strides[k][d]
+        rem //= it.shape[d]
+    i0 = tile_row * TILE
+    i1 = i0 + TILE if i0 + TILE < nrows else nrows
+    j0 = 0
+    while j0 < ncols:
+        w = TILE if j0 + TILE <= ncols else ncols - j0
+        for i in range(i0, i1):
+            for k in range(nop):
+                p[k] = base[k] + i * it.strides[k][nd - 2] + j0 * s[k]
+            f(p, s, w, e)
+        j0 += TILE
+
+
+cdef void ew_apply(ew_iter* it, loop_t f, const ew_extra* e) noexcept nogil:
+    cdef Py_ssize_t numel = 1, rows, chunk, nchunks, c, nb, outer, t
+    cdef int d, nt
+    cdef Py_ssize_t zeros[MAXOP]
+    _it_prepare(it)
+    for d in range(it.ndim):
+        numel *= it.shape[d]
+    if numel == 0:
+        return
+    if it.ndim == 0:
+        memset(zeros, 0, sizeof(zeros))
+        f(it.ptrs, zeros, 1, e)
+        return
+    nt = get_num_threads()
+    if numel < parallel_grain() or nt <= 1:
+        nt = 1
+    if _wants_tiles(it):
+        outer = 1
+        for d in range(it.ndim - 2):
+            outer *= it.shape[d]
+        nb = (it.shape[it.ndim - 2] + TILE - 1) // TILE
+        if nt > 1:
+            for t in prange(outer * nb, nogil=True, num_threads=nt, schedule="static"):
+                _run_tile_row(it, f, e, t // nb, t % nb)
+        else:
+            for t in range(outer * nb):
+                _run_tile_row(it, f, e, t // nb, t % nb)
+        return
+    if it.ndim == 1:
+        if nt > 1:
+            chunk = (numel + nt - 1) // nt
+            chunk = (chunk + 63) & ~(<Py_ssize_t>63)
+            nchunks = (numel + chunk - 1) // chunk
+            for c in prange(nchunks, nogil=True, num_threads=nt, schedule="static"):
+                _run_chunk1d(it, f, e, c * chunk, min(numel, (c + 1) * chunk))
+        else:
+            _run_chunk1d(it, f, e, 0, numel)
+        return
+    rows = numel // it.shape[it.ndim - 1]
+    if nt > 1 and rows >= nt:
+        chunk = (rows + nt - 1) // nt
+        for c in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+            _run_rows(it, f, e, c * chunk, min(rows, (c + 1) * chunk))
+    else:
+        _run_rows(it, f, e, 0, rows)
+
+
+# ---------------------------------------------------------------------------
+# operands
+# ---------------------------------------------------------------------------
+
+cdef object _Tensor = None
+
+
+cdef _TensorBase _scalar_tensor(object v, dtype dt):
+    """A 0-d tensor of dtype ``dt`` holding Python number ``v``."""
+    cdef _TensorBase t = _empty_contig(dt, 0, NULL, _C._to_device("cpu"), False)
+    t.fill_(v)
+    return t
+
+
+cdef _TensorBase _as_operand(object x, dtype compute):
+    """Tensor (converted to ``compute``) or Python scalar (0-d of ``compute``)."""
+    cdef _TensorBase t
+    if isinstance(x, _TensorBase):
+        t = <_TensorBase>x
+        if t._dtype is not compute:
+            t = t._to_dtype(compute)
+        return t
+    return _scalar_tensor(x, compute)
+
+
+cdef int _broadcast_into(list shape, _TensorBase t) except -1:
+    """Grow ``shape`` (a list, right-aligned) to broadcast with t.shape."""
+    cdef int nd = t._ndim, n = len(shape), i, j
+    cdef Py_ssize_t a, b
+    if nd > n:
+        shape[0:0] = [1] * (nd - n)
+        n = nd
+    for i in range(nd):
+        j = n - nd + i
+        a = shape[j]
+        b = t._shape[i]
+        if a == b or b == 1:
+            continue
+        if a == 1:
+            shape[j] = b
+        else:
+            raise RuntimeError(
+                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                f"non-singleton dimension {i + (n - nd)}")
+    return 0
+
+
+cdef int _set_operand(ew_iter* it, int k, _TensorBase t, int nd) except -1:
+    cdef int off = nd - t._ndim, i
+    it.ptrs[k] = t._ptr()
+    it.itemsize[k] = t._dtype.itemsize
+    for i in range(nd):
+        if i < off or t._shape[i - off] == 1:
+            it.strides[k][i] = 0
+        else:
+            it.strides[k][i] = t._strides[i - off] * t._dtype.itemsize
+    return 0
+
+
+cdef bint _overlaps(_TensorBase a, _TensorBase b):
+    if a._storage is not b._storage or a._numel == 0 or b._numel == 0:
+        return False
+    cdef Py_ssize_t alo = a._offset, ahi = a._offset, blo = b._offset, bhi = b._offset
+    cdef int i
+    for i in range(a._ndim):
+        if a._shape[i] > 1:
+            ahi += (a._shape[i] - 1) * a._strides[i]
+    for i in range(b._ndim):
+        if b._shape[i] > 1:
+            bhi += (b._shape[i] - 1) * b._strides[i]
+    alo *= a._dtype.itemsize
+    blo *= b._dtype.itemsize
+    ahi = (ahi + 1) * a._dtype.itemsize
+    bhi = (bhi + 1) * b._dtype.itemsize
+    return alo < bhi and blo < ahi
+
+
+cdef bint _same_view(_TensorBase a, _TensorBase b):
+    if a._storage is not b._storage or a._offset != b._offset or a._ndim != b._ndim \
+            or a._dtype.itemsize != b._dtype.itemsize:
+        return False
+    cdef int i
+    for i in range(a._ndim):
+        if a._shape[i] != b._shape[i] or (a._shape[i] > 1 and a._strides[i] != b._strides[i]):
+            return False
+    return True
+
+
+cdef str _fmt(object shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+cdef _TensorBase _alloc_out(list shape, dtype dt, list operands):
+    """Output of ``shape``: follows the layout of the first full-shape dense
+    operand (PyTorch keeps e.g. a transposed input's layout), else contiguous."""
+    cdef _TensorBase t
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef int i, nd = len(shape)
+    for op in operands:
+        t = <_TensorBase>op
+        if t._ndim == nd and t._numel > 1 and not t._is_contig():
+            same = True
+            for i in range(nd):
+                if t._shape[i] != shape[i]:
+                    same = False
+                    break
+            if same:
+                return _empty_strided_like(t, dt, False)
+            break
+    for i in range(nd):
+        sh[i] = shape[i]
+    return _empty_contig(dt, nd, sh, _C._to_device("cpu"), False)
+
+
+cdef _TensorBase _check_out(object out, list shape, dtype result, str opname):
+    """Validate ``out=`` (or the self of an in-place op): shape and casting."""
+    if not isinstance(out, _TensorBase):
+        raise TypeError(f"{opname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    cdef _TensorBase o = <_TensorBase>out
+    cdef dtype od = o._dtype
+    if not _can_cast(result, od):
+        raise RuntimeError(f"result type {result._legacy} can't be cast to the desired output type {od._legacy}")
+    return o
+
+
+cdef bint _can_cast(dtype frm, dtype to):
+    if frm._category == 3 and to._category != 3:
+        return False
+    if frm._category == 2 and to._category < 2:
+        return False
+    if frm._category > 0 and to._category == 0:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# the generic runner
+# ---------------------------------------------------------------------------
+
+cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype result,
+                 ew_extra* ex, str opname, bint inplace):
+    """Run a loop over ``inputs`` (tensors or Python scalars) into a new
+    tensor of dtype ``result`` or into ``out``.
+
+    The loop runs in ``compute`` (float16/bfloat16 run in float32; ``where``
+    on 16-bit floats selects their bits as int16) and writes the loop's own
+    output dtype; the result is then converted or copied where needed.
+    """
+    cdef dtype loop_dt = compute
+    cdef bint low = compute.num == PT_FLOAT16 or compute.num == PT_BFLOAT16
+    cdef bint is_where = kind == 3 and op == _WHERE
+    cdef dtype bits_dt = dtype_from_num(3)     # int16
+    cdef list ts = []
+    cdef list shape = []
+    cdef _TensorBase t, o = None, dst
+    cdef loop_t f
+    cdef int out_num, i, k, nd
+    if is_where:
+        for x in inputs[:2]:
+            t = _as_operand(x, compute)
+            ts.append(t._view_dtype(bits_dt) if low else t)
+        ts.append(_as_operand(inputs[2], dtype_from_num(PT_BOOL)))
+        if low:
+            loop_dt = bits_dt
+    else:
+        if low:
+            loop_dt = _F32
+        for x in inputs:
+            ts.append(_as_operand(x, loop_dt))
+    for t in ts:
+        _broadcast_into(shape, t)
+    nd = len(shape)
+    if kind == 1:
+        f = unary_loop(op, loop_dt.num)
+        out_num = unary_out(op, loop_dt.num)
+    elif kind == 2:
+        f = binary_loop(op, loop_dt.num)
+        out_num = binary_out(op, loop_dt.num)
+    else:
+        f = ternary_loop(op, loop_dt.num)
+        out_num = loop_dt.num
+    if f == NULL:
+        raise RuntimeError(f"\"{opname}\" not implemented for '{compute._legacy}'")
+    cdef dtype loop_out = dtype_from_num(out_num)
+    if out is not None:
+        o = _check_out(out, shape, result, opname)
+        if [o._shape[i] for i in range(o._ndim)] != shape:
+            if inplace:
+                raise RuntimeError(
+                    f"output with shape {_fmt(o.shape)} doesn't match the broadcast shape {_fmt(shape)}")
+            _resize(o, shape)
+        for i in range(o._ndim):
+            if o._strides[i] == 0 and o._shape[i] > 1:
+                raise RuntimeError(
+                    "unsupported operation: more than one element of the written-to tensor refers to a "
+                    "single memory location. Please clone() the tensor before performing the operation.")
+        for k in range(len(ts)):
+            t = <_TensorBase>ts[k]
+            if _overlaps(t, o) and not _same_view(t, o):
+                ts[k] = t.clone()
+        if o._dtype is loop_out:
+            dst = o
+        elif is_where and low and o._dtype is compute:
+            dst = o._view_dtype(bits_dt)
+        else:
+            dst = _alloc_out(shape, loop_out, ts)
+    else:
+        dst = _alloc_out(shape, loop_out, ts)
+    cdef ew_iter it
+    it.nop = 1 + len(ts)
+    it.ndim = nd
+    for i in range(nd):
+        it.shape[i] = shape[i]
+    _set_operand(&it, 0, dst, nd)
+    for k in range(len(ts)):
+        _set_operand(&it, k + 1, <_TensorBase>ts[k], nd)
+    ex.flag = 0
+    with nogil:
+        ew_apply(&it, f, ex)
+    if ex.flag:
+        raise RuntimeError("ZeroDivisionError")
+    if is_where and low:
+        dst = dst._view_dtype(compute)
+    if o is not None:
+        if dst._storage is o._storage and dst._offset == o._offset:
+            o._storage._version += 1
+        else:
+            o.copy_(dst)
+        return o
+    if dst._dtype is not result:
+        return dst._to_dtype(result)
+    return dst
+
+
+cdef int _resize(_TensorBase o, list shape) except -1:
+    import warnings
+    if o._numel != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {_fmt(o.shape)}, which "
+            f"does not match the required output shape {_fmt(shape)}. This behavior is deprecated, and in "
+            "a future PyTorch release outputs will not be resized unless they have zero elements. You "
+            "can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+            "t.resize_(0).", UserWarning, stacklevel=4)
+    o.resize_(shape)
+    return 0
+
+
+cdef void _fill_extra(ew_extra* ex, double d0, double d1, double d2, int64_t i0, int64_t i1) noexcept:
+    ex.d0 = d0
+    ex.d1 = d1
+    ex.d2 = d2
+    ex.i0 = i0
+    ex.i1 = i1
+    ex.flag = 0
+
+
+def run_unary(int op, x, out, dtype compute, dtype result, str opname, bint inplace=False,
+              double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
+    cdef ew_extra ex
+    _fill_extra(&ex, d0, d1, d2, i0, 0)
+    return _run(1, op, [x], out, compute, result, &ex, opname, inplace)
+
+
+def run_binary(int op, a, b, out, dtype compute, dtype result, str opname, bint inplace=False,
+               double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
+    cdef ew_extra ex
+    _fill_extra(&ex, d0, d1, d2, i0, 0)
+    return _run(2, op, [a, b], out, compute, result, &ex, opname, inplace)
+
+
+def run_ternary(int op, a, b, c, out, dtype compute, dtype result, str opname, bint inplace=False,
+                double d0=0.0, double d1=0.0, int64_t i0=0):
+    cdef ew_extra ex
+    _fill_extra(&ex, d0, d1, 0.0, i0, 0)
+    return _run(3, op, [a, b, c], out, compute, result, &ex, opname, inplace)

@@ -1,0 +1,987 @@
+# cython: language_level=3, cdivision=True
+"""CPU kernels for indexing and shape ops.
+
+Structure
+---------
+* ``indexed``: the one indexed-element loop behind advanced indexing,
+  ``index_select``, ``gather``, ``take``, ``scatter*``, ``index_put_``,
+  ``index_add_``, ``index_copy_``, ``index_fill_``.  An iteration space
+  (``shape``) carries byte strides for a *dense* operand and for the
+  *indexed* operand, plus a list of int64 index operands, each with its own
+  strides over the iteration space, the size of the dimension it indexes and
+  that dimension's stride.  At position ``p``::
+
+      a = data + base(p) + sum_k wrap(idx_k[p]) * mul_k       (indexed element)
+      b = dense + dense_off(p)                                (dense element)
+
+  and the mode says what happens: GATHER ``*b = *a``, SCATTER ``*a = *b``,
+  or a reduction ``*a = op(*a, *b)``.  Copies move ``itemsize`` raw bytes
+  (the same code serves every dtype); reductions go through a table
+  ``_RED[op][ScalarType]`` of element functions written once over a fused
+  type (float16/bfloat16 computed in float32).  A dense operand with all-zero
+  strides is a scalar (``index_fill_``, ``scatter_(value=)``).
+* masked loops (``masked``): compress (``masked_select``), expand
+  (``masked_scatter_``) and fill (``masked_fill_``), plus ``masked_count``.
+* ``nonzero`` over a bool tensor.
+* ``cat_into``: each input copied by ``copy_cast`` into its slice of the output.
+* ``flip_into``: ``copy_cast`` with negated destination strides.
+* ``tri_zero`` (``tril_``/``triu_``), ``repeat_index`` (``repeat_interleave``),
+  ``trace_sum``, ``div_count`` (``scatter_reduce`` mean).
+
+Index operands are int64 and already validated (``check_index``): kernels
+trust their inputs.  GATHER splits its elements over threads once there are
+``parallel_grain()`` of them; writes to the indexed operand run serially, so
+duplicates resolve the same way (last one wins / accumulated in order) at any
+thread count.
+"""
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint64_t
+from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, free
+from cython.parallel cimport prange
+
+from ptcore._tensor cimport _TensorBase
+from ptcore._ops._types cimport (
+    PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
+    PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
+    PT_NUM_TYPES, PT_MAX_DIMS,
+    ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
+)
+from ptcore._ops._copy cimport copy_cast
+from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+
+
+# --------------------------------------------------------------------------
+# storage types (one distinct C type per dtype, as in _copy.pyx)
+# --------------------------------------------------------------------------
+ctypedef struct pt_bool_s:
+    uint8_t v
+
+ctypedef struct pt_half_s:
+    uint16_t bits
+
+ctypedef struct pt_bf16_s:
+    uint16_t bits
+
+ctypedef struct pt_cf_s:
+    float re
+    float im
+
+ctypedef struct pt_cd_s:
+    double re
+    double im
+
+ctypedef fused scalar_t:
+    pt_bool_s
+    uint8_t
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    pt_half_s
+    pt_bf16_s
+    float
+    double
+    pt_cf_s
+    pt_cd_s
+
+
+cdef enum:
+    MODE_GATHER = 0
+    MODE_SCATTER = 1
+    MODE_REDUCE = 2
+
+cdef enum:
+    RED_ADD = 0
+    RED_MUL = 1
+    RED_MAX = 2
+    RED_MIN = 3
+    RED_NUM = 4
+
+# masked modes
+cdef enum:
+    MASK_COMPRESS = 0
+    MASK_EXPAND = 1
+    MASK_FILL = 2
+
+
+ctypedef void (*elem_fn)(char* a, const char* b) noexcept nogil
+
+
+# --------------------------------------------------------------------------
+# element reductions  *a = op(*a, *b)
+# --------------------------------------------------------------------------
+cdef inline float _f32(const scalar_t* p) noexcept nogil:
+    if scalar_t is pt_half_s:
+        return ptc_half_to_float(p.bits)
+    elif scalar_t is pt_bf16_s:
+        return ptc_bf16_to_float(p.bits)
+    else:
+        return 0
+
+
+cdef inline void _st_f32(scalar_t* p, float v) noexcept nogil:
+    if scalar_t is pt_half_s:
+        p.bits = ptc_float_to_half(v)
+    elif scalar_t is pt_bf16_s:
+        p.bits = ptc_float_to_bf16(v)
+
+
+cdef void _red_add(scalar_t* a, const scalar_t* b) noexcept nogil:
+    if scalar_t is pt_bool_s:
+        a.v = (a.v | b.v) != 0
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        _st_f32(a, _f32(a) + _f32(b))
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        a.re = a.re + b.re
+        a.im = a.im + b.im
+    elif scalar_t is float or scalar_t is double:
+        a[0] = a[0] + b[0]
+    else:                                   # integers wrap (unsigned arithmetic)
+        a[0] = <scalar_t>(<uint64_t>a[0] + <uint64_t>b[0])
+
+
+cdef void _red_mul(scalar_t* a, const scalar_t* b) noexcept nogil:
+    cdef double re, im
+    if scalar_t is pt_bool_s:
+        a.v = (a.v != 0) and (b.v != 0)
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        _st_f32(a, _f32(a) * _f32(b))
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        re = <double>a.re * b.re - <double>a.im * b.im
+        im = <double>a.re * b.im + <double>a.im * b.re
+        a.re = re
+        a.im = im
+    elif scalar_t is float or scalar_t is double:
+        a[0] = a[0] * b[0]
+    else:
+        a[0] = <scalar_t>(<uint64_t>a[0] * <uint64_t>b[0])
+
+
+cdef void _red_max(scalar_t* a, const scalar_t* b) noexcept nogil:
+    # PyTorch: NaN in either operand propagates (a = b iff isnan(b) or a < b)
+    cdef float x, y
+    if scalar_t is pt_bool_s:
+        a.v = (a.v != 0) or (b.v != 0)
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        x = _f32(a)
+        y = _f32(b)
+        if y != y or x < y:
+            a[0] = b[0]
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        pass                                # rejected by the caller
+    elif scalar_t is float or scalar_t is double:
+        if b[0] != b[0] or a[0] < b[0]:
+            a[0] = b[0]
+    else:
+        if a[0] < b[0]:
+            a[0] = b[0]
+
+
+cdef void _red_min(scalar_t* a, const scalar_t* b) noexcept nogil:
+    cdef float x, y
+    if scalar_t is pt_bool_s:
+        a.v = (a.v != 0) and (b.v != 0)
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        x = _f32(a)
+        y = _f32(b)
+        if y != y or y < x:
+            a[0] = b[0]
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        pass
+    elif scalar_t is float or scalar_t is double:
+        if b[0] != b[0] or b[0] < a[0]:
+            a[0] = b[0]
+    else:
+        if b[0] < a[0]:
+            a[0] = b[0]
+
+
+# a /= count where count > 0 (scatter_reduce 'mean'); integers floor-divide.
+ctypedef void (*div_fn)(char* a, Py_ssize_t sa, const int64_t* c, Py_ssize_t sc,
+                        Py_ssize_t n) noexcept nogil
+
+
+cdef void _div_count(scalar_t* a, Py_ssize_t sa, const int64_t* c, Py_ssize_t sc,
+                     Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int64_t k, q, r
+    cdef scalar_t* p
+    for i in range(n):
+        k = (<const int64_t*>((<const char*>c) + i * sc))[0]
+        if k <= 0:
+            continue
+        p = <scalar_t*>((<char*>a) + i * sa)
+        if scalar_t is pt_bool_s:
+            pass                            # rejected by the caller
+        elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+            _st_f32(p, _f32(p) / <float>k)
+        elif scalar_t is pt_cf_s:
+            p.re = p.re / <float>k
+            p.im = p.im / <float>k
+        elif scalar_t is pt_cd_s:
+            p.re = p.re / <double>k
+            p.im = p.im / <double>k
+        elif scalar_t is float:
+            p[0] = p[0] / <float>k
+        elif scalar_t is double:
+            p[0] = p[0] / <double>k
+        else:
+            q = (<int64_t>p[0]) / k
+            r = (<int64_t>p[0]) - q * k
+            if r != 0 and r < 0:
+                q -= 1
+            p[0] = <scalar_t>q
+
+
+# trace: sum of n elements at byte stride s, accumulated as PyTorch's CPU
+# acc_type (int64 for integers, double for float32/64, float for half/bf16,
+# complex128 for complex); integers store int64, the rest their own type.
+ctypedef void (*sum_fn)(const char* p, Py_ssize_t n, Py_ssize_t s, char* out) noexcept nogil
+
+
+cdef void _strided_sum(const scalar_t* p, Py_ssize_t n, Py_ssize_t s, char* out) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t iacc = 0
+    cdef double dacc = 0, dim_ = 0
+    cdef float facc = 0
+    cdef const scalar_t* q
+    for i in range(n):
+        q = <const scalar_t*>((<const char*>p) + i * s)
+        if scalar_t is pt_bool_s:
+            iacc += q.v
+        elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+            facc += _f32(q)
+        elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+            dacc += q.re
+            dim_ += q.im
+        elif scalar_t is float or scalar_t is double:
+            dacc += q[0]
+        else:
+            iacc += <uint64_t><int64_t>q[0]
+    if scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        _st_f32(<scalar_t*>out, facc)
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        (<scalar_t*>out).re = dacc
+        (<scalar_t*>out).im = dim_
+    elif scalar_t is float or scalar_t is double:
+        (<scalar_t*>out)[0] = <scalar_t>dacc
+    else:
+        (<int64_t*>out)[0] = <int64_t>iacc
+
+
+# --------------------------------------------------------------------------
+# dispatch tables, filled once at import
+# --------------------------------------------------------------------------
+cdef elem_fn _RED[RED_NUM][PT_NUM_TYPES]
+cdef div_fn _DIV[PT_NUM_TYPES]
+cdef sum_fn _SUM[PT_NUM_TYPES]
+
+
+cdef inline int _type_num(scalar_t* tag) noexcept nogil:
+    if scalar_t is pt_bool_s:
+        return PT_BOOL
+    elif scalar_t is uint8_t:
+        return PT_UINT8
+    elif scalar_t is int8_t:
+        return PT_INT8
+    elif scalar_t is int16_t:
+        return PT_INT16
+    elif scalar_t is int32_t:
+        return PT_INT32
+    elif scalar_t is int64_t:
+        return PT_INT64
+    elif scalar_t is pt_half_s:
+        return PT_FLOAT16
+    elif scalar_t is pt_bf16_s:
+        return PT_BFLOAT16
+    elif scalar_t is float:
+        return PT_FLOAT32
+    elif scalar_t is double:
+        return PT_FLOAT64
+    elif scalar_t is pt_cf_s:
+        return PT_COMPLEX64
+    else:
+        return PT_COMPLEX128
+
+
+cdef void _register(scalar_t* tag) noexcept nogil:
+    cdef int t = _type_num(tag)
+    _RED[<int>RED_ADD][t] = <elem_fn>_red_add[scalar_t]
+    _RED[<int>RED_MUL][t] = <elem_fn>_red_mul[scalar_t]
+    _RED[<int>RED_MAX][t] = <elem_fn>_red_max[scalar_t]
+    _RED[<int>RED_MIN][t] = <elem_fn>_red_min[scalar_t]
+    _DIV[t] = <div_fn>_div_count[scalar_t]
+    _SUM[t] = <sum_fn>_strided_sum[scalar_t]
+
+
+_register(<pt_bool_s*>NULL)
+_register(<uint8_t*>NULL)
+_register(<int8_t*>NULL)
+_register(<int16_t*>NULL)
+_register(<int32_t*>NULL)
+_register(<int64_t*>NULL)
+_register(<pt_half_s*>NULL)
+_register(<pt_bf16_s*>NULL)
+_register(<float*>NULL)
+_register(<double*>NULL)
+_register(<pt_cf_s*>NULL)
+_register(<pt_cd_s*>NULL)
+
+REDUCTIONS = {"add": <int>RED_ADD, "sum": <int>RED_ADD, "multiply": <int>RED_MUL,
+              "prod": <int>RED_MUL, "amax": <int>RED_MAX, "amin": <int>RED_MIN}
+
+
+# --------------------------------------------------------------------------
+# element copies of itemsize bytes (constant sizes compile to plain moves)
+# --------------------------------------------------------------------------
+cdef inline void _cp(char* d, const char* s, Py_ssize_t isz) noexcept nogil:
+    if isz == 4:
+        memcpy(d, s, 4)
+    elif isz == 8:
+        memcpy(d, s, 8)
+    elif isz == 2:
+        memcpy(d, s, 2)
+    elif isz == 1:
+        d[0] = s[0]
+    else:
+        memcpy(d, s, 16)
+
+
+# --------------------------------------------------------------------------
+# the indexed iteration
+# --------------------------------------------------------------------------
+ctypedef struct _iter_t:
+    int nd                                  # >= 1
+    int nidx
+    Py_ssize_t isz
+    Py_ssize_t numel
+    char* dense
+    char* data
+    Py_ssize_t shape[PT_MAX_DIMS]
+    Py_ssize_t dstr[PT_MAX_DIMS]            # dense operand, bytes
+    Py_ssize_t sstr[PT_MAX_DIMS]            # indexed operand, bytes
+    const char* iptr[PT_MAX_DIMS]
+    Py_ssize_t istr[PT_MAX_DIMS][PT_MAX_DIMS]   # [k][dim], bytes
+    Py_ssize_t isize[PT_MAX_DIMS]           # size of the dim index k selects in
+    Py_ssize_t imul[PT_MAX_DIMS]            # that dim's stride, bytes
+
+
+cdef bint _mergeable(const _iter_t* it, int o, int i) noexcept nogil:
+    """Outer dim o and inner dim i can be one dim for every operand."""
+    cdef int k
+    cdef Py_ssize_t n = it.shape[i]
+    if it.dstr[o] != it.dstr[i] * n or it.sstr[o] != it.sstr[i] * n:
+        return False
+    for k in range(it.nidx):
+        if it.istr[k][o] != it.istr[k][i] * n:
+            return False
+    return True
+
+
+cdef void _prepare(_iter_t* it) noexcept nogil:
+    """Drop size-1 dims and coalesce contiguous neighbours (order kept)."""
+    cdef int nd = it.nd, i, k, m = 0
+    for i in range(nd):
+        if it.shape[i] == 1:
+            continue
+        it.shape[m] = it.shape[i]
+        it.dstr[m] = it.dstr[i]
+        it.sstr[m] = it.sstr[i]
+        for k in range(it.nidx):
+            it.istr[k][m] = it.istr[k][i]
+        m += 1
+    nd = m
+    if nd == 0:
+        it.shape[0] = 1
+        it.dstr[0] = 0
+        it.sstr[0] = 0
+        for k in range(it.nidx):
+            it.istr[k][0] = 0
+        nd = 1
+    m = 0
+    for i in range(1, nd):
+        if _mergeable(it, m, i):
+            it.shape[m] *= it.shape[i]
+            it.dstr[m] = it.dstr[i]
+            it.sstr[m] = it.sstr[i]
+            for k in range(it.nidx):
+                it.istr[k][m] = it.istr[k][i]
+        else:
+            m += 1
+            it.shape[m] = it.shape[i]
+            it.dstr[m] = it.dstr[i]
+            it.sstr[m] = it.sstr[i]
+            for k in range(it.nidx):
+                it.istr[k][m] = it.istr[k][i]
+    it.nd = m + 1
+
+
+cdef inline Py_ssize_t _offset_at(const _iter_t* it, const char** ip, Py_ssize_t j,
+                                  int last) noexcept nogil:
+    cdef Py_ssize_t off = 0
+    cdef int64_t v
+    cdef int k
+    for k in range(it.nidx):
+        v = (<const int64_t*>(ip[k] + j * it.istr[k][last]))[0]
+        if v < 0:
+            v += it.isize[k]
+        off += v * it.imul[k]
+    return off
+
+
+cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
+               Py_ssize_t stop) noexcept nogil:
+    """Elements [start, stop) of the iteration, in C order."""
+    cdef int nd = it.nd, last = it.nd - 1, d, k
+    cdef Py_ssize_t isz = it.isz
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef const char* ip[PT_MAX_DIMS]
+    cdef char* dp = it.dense
+    cdef char* sp = it.data
+    cdef Py_ssize_t rem = start, q, j, c0, c1, off
+    cdef Py_ssize_t n_in = it.shape[last]
+    cdef Py_ssize_t ds = it.dstr[last], ss = it.sstr[last]
+    cdef bint hoist = True                  # index operands constant along the inner dim
+    cdef char* a
+    cdef char* b
+    for k in range(it.nidx):
+        ip[k] = it.iptr[k]
+        if it.istr[k][last] != 0:
+            hoist = False
+    # unravel start; dp/sp/ip point at the row start (inner coordinate 0)
+    for d in range(last, -1, -1):
+        q = rem % it.shape[d]
+        rem = rem // it.shape[d]
+        coord[d] = q
+        if d != last:
+            dp += q * it.dstr[d]
+            sp += q * it.sstr[d]
+            for k in range(it.nidx):
+                ip[k] += q * it.istr[k][d]
+    c0 = coord[last]
+    while start < stop:
+        c1 = n_in
+        if c1 - c0 > stop - start:
+            c1 = c0 + (stop - start)
+        start += c1 - c0
+        if hoist:
+            off = _offset_at(it, ip, 0, last)
+            a = sp + off + c0 * ss
+            b = dp + c0 * ds
+            if mode == MODE_GATHER:
+                if ds == isz and ss == isz:
+                    memcpy(b, a, <size_t>((c1 - c0) * isz))
+                else:
+                    for j in range(c1 - c0):
+                        _cp(b + j * ds, a + j * ss, isz)
+            elif mode == MODE_SCATTER:
+                if ds == isz and ss == isz:
+                    memcpy(a, b, <size_t>((c1 - c0) * isz))
+                else:
+                    for j in range(c1 - c0):
+                        _cp(a + j * ss, b + j * ds, isz)
+            else:
+                for j in range(c1 - c0):
+                    fn(a + j * ss, b + j * ds)
+        else:
+            for j in range(c0, c1):
+                off = _offset_at(it, ip, j, last)
+                a = sp + off + j * ss
+                b = dp + j * ds
+                if mode == MODE_GATHER:
+                    _cp(b, a, isz)
+                elif mode == MODE_SCATTER:
+                    _cp(a, b, isz)
+                else:
+                    fn(a, b)
+        # next row
+        c0 = 0
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            dp += it.dstr[d]
+            sp += it.sstr[d]
+            for k in range(it.nidx):
+                ip[k] += it.istr[k][d]
+            if coord[d] < it.shape[d]:
+                break
+            dp -= it.dstr[d] * it.shape[d]
+            sp -= it.sstr[d] * it.shape[d]
+            for k in range(it.nidx):
+                ip[k] -= it.istr[k][d] * it.shape[d]
+            coord[d] = 0
+            d -= 1
+
+
+cdef void _execute(const _iter_t* it, int mode, elem_fn fn) noexcept nogil:
+    cdef Py_ssize_t nthreads = get_num_threads(), chunk, nchunks, c, s, e
+    if it.numel == 0:
+        return
+    if mode != MODE_GATHER or nthreads <= 1 or it.numel < parallel_grain():
+        _run(it, mode, fn, 0, it.numel)
+        return
+    chunk = (it.numel + nthreads - 1) // nthreads
+    nchunks = (it.numel + chunk - 1) // chunk
+    for c in prange(nchunks, num_threads=nthreads, schedule='static'):
+        s = c * chunk
+        e = s + chunk
+        if e > it.numel:
+            e = it.numel
+        _run(it, mode, fn, s, e)
+
+
+def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data,
+            data_strides, shape, list indices, list index_strides, sizes, muls):
+    """The indexed loop (see the module docstring).
+
+    ``mode``: 0 gather (dense <- data[idx]), 1 scatter (data[idx] <- dense),
+    2 reduce (data[idx] = op(data[idx], dense)) with ``op`` one of
+    ``REDUCTIONS``' values.  ``shape`` is the iteration space; the stride
+    arguments are in elements over it; ``indices`` are int64 tensors, all
+    values already checked against ``sizes``; ``muls`` are the element
+    strides in ``data`` of the dims they index.  ``dense`` and ``data`` have
+    the same dtype."""
+    cdef _iter_t* it
+    cdef int nd = len(shape), nidx = len(indices), i, k
+    cdef Py_ssize_t isz = data._dtype.itemsize, n = 1
+    cdef elem_fn fn = NULL
+    cdef _TensorBase ix
+    if nd > PT_MAX_DIMS or nidx > PT_MAX_DIMS:
+        raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    if dense._dtype.num != data._dtype.num:
+        raise TypeError("indexed: dense and data operands must have the same dtype")
+    if mode == MODE_REDUCE:
+        if op < 0 or op >= RED_NUM:
+            raise ValueError(f"indexed: unknown reduction {op}")
+        fn = _RED[op][data._dtype.num]
+    elif mode != MODE_GATHER and mode != MODE_SCATTER:
+        raise ValueError(f"indexed: unknown mode {mode}")
+    it = <_iter_t*>malloc(sizeof(_iter_t))
+    if it == NULL:
+        raise MemoryError()
+    try:
+        it.nd = nd
+        it.nidx = nidx
+        it.isz = isz
+        it.dense = dense._ptr()
+        it.data = data._ptr()
+        for i in range(nd):
+            it.shape[i] = shape[i]
+            n *= it.shape[i]
+            it.dstr[i] = <Py_ssize_t>dense_strides[i] * isz
+            it.sstr[i] = <Py_ssize_t>data_strides[i] * isz
+        it.numel = n
+        for k in range(nidx):
+            ix = <_TensorBase?>indices[k]
+            if ix._dtype.num != PT_INT64:
+                raise TypeError("indexed: index operands must be int64")
+            it.iptr[k] = ix._ptr()
+            st = index_strides[k]
+            for i in range(nd):
+                it.istr[k][i] = <Py_ssize_t>st[i] * 8
+            it.isize[k] = sizes[k]
+            it.imul[k] = <Py_ssize_t>muls[k] * isz
+        _prepare(it)
+        with nogil:
+            _execute(it, mode, fn)
+    finally:
+        free(it)
+
+
+# --------------------------------------------------------------------------
+# index validation
+# --------------------------------------------------------------------------
+cdef bint _walk_check(const char* p, int nd, const Py_ssize_t* shape, const Py_ssize_t* st,
+                      int64_t lo, int64_t hi, int64_t* bad) noexcept nogil:
+    """True (and *bad set) at the first int64 outside [lo, hi)."""
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef Py_ssize_t j, n_in, s_in
+    cdef int d, last
+    cdef int64_t v
+    if nd == 0:
+        v = (<const int64_t*>p)[0]
+        if v < lo or v >= hi:
+            bad[0] = v
+            return True
+        return False
+    for d in range(nd):
+        if shape[d] == 0:
+            return False
+        coord[d] = 0
+    last = nd - 1
+    n_in = shape[last]
+    s_in = st[last] * 8
+    while True:
+        for j in range(n_in):
+            v = (<const int64_t*>(p + j * s_in))[0]
+            if v < lo or v >= hi:
+                bad[0] = v
+                return True
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            p += st[d] * 8
+            if coord[d] < shape[d]:
+                break
+            p -= st[d] * 8 * shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return False
+
+
+def check_index(_TensorBase index, Py_ssize_t size, bint allow_negative):
+    """The first value of the int64 tensor ``index`` outside [0, size)
+    (or [-size, size) with ``allow_negative``), or None."""
+    cdef int64_t bad = 0
+    cdef bint found
+    cdef int64_t lo = -size if allow_negative else 0
+    if index._dtype.num != PT_INT64:
+        raise TypeError("check_index: index must be int64")
+    cdef const char* ip = index._ptr()
+    with nogil:
+        found = _walk_check(ip, index._ndim, index._shape, index._strides, lo, size, &bad)
+    return bad if found else None
+
+
+# --------------------------------------------------------------------------
+# masked loops
+# --------------------------------------------------------------------------
+ctypedef struct _mask_t:
+    int nd
+    Py_ssize_t shape[PT_MAX_DIMS]
+    Py_ssize_t dstr[PT_MAX_DIMS]            # data, bytes
+    Py_ssize_t mstr[PT_MAX_DIMS]            # mask (bool), bytes
+
+
+cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* mask,
+                          char* dense, Py_ssize_t isz, bint count_only) noexcept nogil:
+    """Walk the broadcast space; returns the number of set mask elements seen."""
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef int nd = m.nd, last = m.nd - 1, d
+    cdef Py_ssize_t j, n_in, ds, ms, cnt = 0
+    for d in range(nd):
+        if m.shape[d] == 0:
+            return 0
+        coord[d] = 0
+    n_in = m.shape[last]
+    ds = m.dstr[last]
+    ms = m.mstr[last]
+    while True:
+        for j in range(n_in):
+            if mask[j * ms] == 0:
+                continue
+            if not count_only:
+                if mode == MASK_COMPRESS:
+                    _cp(dense + cnt * isz, data + j * ds, isz)
+                elif mode == MASK_EXPAND:
+                    _cp(data + j * ds, dense + cnt * isz, isz)
+                else:
+                    _cp(data + j * ds, dense, isz)
+            cnt += 1
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            data += m.dstr[d]
+            mask += m.mstr[d]
+            if coord[d] < m.shape[d]:
+                break
+            data -= m.dstr[d] * m.shape[d]
+            mask -= m.mstr[d] * m.shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return cnt
+
+
+cdef int _mask_setup(_mask_t* m, shape, data_strides, mask_strides, Py_ssize_t isz) except -1:
+    cdef int nd = len(shape), i
+    if nd > PT_MAX_DIMS:
+        raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    m.nd = nd if nd > 0 else 1
+    m.shape[0] = 1
+    m.dstr[0] = 0
+    m.mstr[0] = 0
+    for i in range(nd):
+        m.shape[i] = shape[i]
+        m.dstr[i] = <Py_ssize_t>data_strides[i] * isz
+        m.mstr[i] = mask_strides[i]
+    return 0
+
+
+def masked(int mode, _TensorBase data, data_strides, _TensorBase mask, mask_strides, shape,
+           _TensorBase dense):
+    """Masked loop over ``shape`` (strides in elements; mask is bool).
+
+    mode 0 compress: dense[k++] = data[p] where mask[p] (dense contiguous);
+    mode 1 expand: data[p] = dense[k++] where mask[p] (dense contiguous,
+    with at least that many elements); mode 2 fill: data[p] = dense[0].
+    Returns the number of set mask elements."""
+    cdef _mask_t m
+    cdef Py_ssize_t cnt
+    if mask._dtype.num != PT_BOOL or dense._dtype.num != data._dtype.num:
+        raise TypeError("masked: bad operand dtypes")
+    if mode < MASK_COMPRESS or mode > MASK_FILL:
+        raise ValueError(f"masked: unknown mode {mode}")
+    cdef char* dp = data._ptr()
+    cdef const char* mp = mask._ptr()
+    cdef char* bp = dense._ptr()
+    cdef Py_ssize_t isz = data._dtype.itemsize
+    _mask_setup(&m, shape, data_strides, mask_strides, isz)
+    with nogil:
+        cnt = _mask_run(&m, mode, dp, mp, bp, isz, False)
+    return cnt
+
+
+def masked_count(_TensorBase mask, mask_strides, shape):
+    """Number of set elements of the bool tensor ``mask`` seen over ``shape``."""
+    cdef _mask_t m
+    cdef Py_ssize_t cnt
+    if mask._dtype.num != PT_BOOL:
+        raise TypeError("masked_count: mask must be bool")
+    cdef const char* mp = mask._ptr()
+    _mask_setup(&m, shape, [0] * len(shape), mask_strides, 1)
+    with nogil:
+        cnt = _mask_run(&m, MASK_COMPRESS, NULL, mp, NULL, 1, True)
+    return cnt
+
+
+def nonzero(_TensorBase mask, _TensorBase out):
+    """Coordinates of the set elements of the bool tensor ``mask`` into the
+    contiguous int64 tensor ``out`` of shape (count, mask.ndim)."""
+    cdef int nd = mask._ndim, d, last
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef const char* p = mask._ptr()
+    cdef int64_t* o = <int64_t*>out._ptr()
+    cdef Py_ssize_t j, n_in, s_in, row = 0, nrows
+    if mask._dtype.num != PT_BOOL or out._dtype.num != PT_INT64 or not out._is_contig():
+        raise TypeError("nonzero: bad operands")
+    nrows = out._shape[0] if out._ndim else 0
+    if nd == 0 or mask._numel == 0:
+        return
+    with nogil:
+        last = nd - 1
+        for d in range(nd):
+            coord[d] = 0
+        n_in = mask._shape[last]
+        s_in = mask._strides[last]
+        while True:
+            for j in range(n_in):
+                if p[j * s_in] != 0 and row < nrows:
+                    coord[last] = j
+                    for d in range(nd):
+                        o[row * nd + d] = coord[d]
+                    row += 1
+            d = last - 1
+            while d >= 0:
+                coord[d] += 1
+                p += mask._strides[d]
+                if coord[d] < mask._shape[d]:
+                    break
+                p -= mask._strides[d] * mask._shape[d]
+                coord[d] = 0
+                d -= 1
+            if d < 0:
+                break
+
+
+# --------------------------------------------------------------------------
+# cat / stack / flip through copy_cast
+# --------------------------------------------------------------------------
+def cat_into(_TensorBase out, list tensors, int dim, bint stack):
+    """Copy each tensor into its slice of ``out`` along ``dim`` (cat) or into
+    ``out.select(dim, i)`` (stack).  Shapes were checked by the caller; for
+    cat, tensors that are legacy empty 1-D (shape (0,)) are skipped."""
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    cdef Py_ssize_t off = 0, osz = out._dtype.itemsize
+    cdef int i, k, nd, rc = 0
+    cdef char* dst
+    cdef const char* src
+    cdef _TensorBase t
+    for obj in tensors:
+        t = <_TensorBase?>obj
+        if t._numel == 0:                   # nothing to copy (incl. legacy empty 1-D)
+            if stack:
+                off += 1
+            elif t._ndim == out._ndim:
+                off += t._shape[dim]
+            continue
+        nd = t._ndim
+        k = 0
+        for i in range(out._ndim):
+            if stack and i == dim:
+                continue
+            shp[k] = t._shape[k]
+            dstr[k] = out._strides[i] * osz
+            sstr[k] = t._strides[k] * t._dtype.itemsize
+            k += 1
+        if k != nd:
+            raise ValueError("cat_into: rank mismatch")
+        dst = out._ptr() + off * out._strides[dim] * osz
+        src = t._ptr()
+        with nogil:
+            rc = copy_cast(dst, out._dtype.num, dstr, src, t._dtype.num, sstr, shp, nd)
+        if rc != 0:
+            raise ValueError("cat_into: copy failed")
+        off += 1 if stack else t._shape[dim]
+
+
+def flip_into(_TensorBase out, _TensorBase src, list flip):
+    """out = src flipped along the dims d with flip[d] true (same shape)."""
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    cdef int nd = src._ndim, i, rc = 0
+    cdef char* dst = out._ptr()
+    cdef Py_ssize_t osz = out._dtype.itemsize
+    if out._ndim != nd:
+        raise ValueError("flip_into: rank mismatch")
+    if src._numel == 0:
+        return
+    for i in range(nd):
+        dstr[i] = out._strides[i] * osz
+        sstr[i] = src._strides[i] * src._dtype.itemsize
+        if flip[i]:
+            dst += (src._shape[i] - 1) * dstr[i]
+            dstr[i] = -dstr[i]
+    cdef const char* sp = src._ptr()
+    with nogil:
+        rc = copy_cast(dst, out._dtype.num, dstr, sp, src._dtype.num, sstr, src._shape, nd)
+    if rc != 0:
+        raise ValueError("flip_into: copy failed")
+
+
+# --------------------------------------------------------------------------
+# small kernels
+# --------------------------------------------------------------------------
+def tri_zero(_TensorBase t, Py_ssize_t k, bint upper):
+    """In place: zero what tril (upper=False: j > i + k) or triu (upper=True:
+    j < i + k) removes, over the last two dims of ``t`` (ndim >= 2)."""
+    cdef int nd = t._ndim, d
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef Py_ssize_t R, C, sr, sc, isz = t._dtype.itemsize, i, j, j0, j1
+    cdef char* p = t._ptr()
+    cdef char* row
+    if nd < 2:
+        raise ValueError("tri_zero: need >= 2 dims")
+    if t._numel == 0:
+        return
+    R = t._shape[nd - 2]
+    C = t._shape[nd - 1]
+    sr = t._strides[nd - 2] * isz
+    sc = t._strides[nd - 1] * isz
+    with nogil:
+        for d in range(nd - 2):
+            coord[d] = 0
+        while True:
+            for i in range(R):
+                if upper:
+                    j0 = 0
+                    j1 = i + k
+                    if j1 > C:
+                        j1 = C
+                else:
+                    j0 = i + k + 1
+                    if j0 < 0:
+                        j0 = 0
+                    j1 = C
+                if j1 <= j0:
+                    continue
+                row = p + i * sr
+                if sc == isz:
+                    memset(row + j0 * isz, 0, <size_t>((j1 - j0) * isz))
+                else:
+                    for j in range(j0, j1):
+                        memset(row + j * sc, 0, <size_t>isz)
+            d = nd - 3
+            while d >= 0:
+                coord[d] += 1
+                p += t._strides[d] * isz
+                if coord[d] < t._shape[d]:
+                    break
+                p -= t._strides[d] * isz * t._shape[d]
+                coord[d] = 0
+                d -= 1
+            if d < 0:
+                break
+
+
+def repeat_index(_TensorBase repeats, _TensorBase out):
+    """out = [0]*repeats[0] + [1]*repeats[1] + ... (int64, contiguous; the
+    caller checked repeats >= 0 and out's length = their sum)."""
+    cdef const int64_t* r = <const int64_t*>repeats._ptr()
+    cdef int64_t* o = <int64_t*>out._ptr()
+    cdef Py_ssize_t n = repeats._numel, i, j, pos = 0, total = out._numel
+    cdef Py_ssize_t rs = repeats._strides[0] if repeats._ndim else 0
+    if repeats._dtype.num != PT_INT64 or out._dtype.num != PT_INT64 or not out._is_contig():
+        raise TypeError("repeat_index: int64 operands expected")
+    with nogil:
+        for i in range(n):
+            for j in range(r[i * rs]):
+                if pos < total:
+                    o[pos] = i
+                pos += 1
+
+
+def trace_sum(_TensorBase src, _TensorBase out):
+    """out (0-d) = sum of the main diagonal of the 2-D ``src``."""
+    cdef Py_ssize_t n = min(src._shape[0], src._shape[1])
+    cdef Py_ssize_t s = (src._strides[0] + src._strides[1]) * src._dtype.itemsize
+    cdef sum_fn fn = _SUM[src._dtype.num]
+    cdef const char* sp = src._ptr()
+    cdef char* op = out._ptr()
+    with nogil:
+        fn(sp, n, s, op)
+
+
+def div_count(_TensorBase data, _TensorBase counts):
+    """data /= counts where counts > 0 (same shape; counts int64)."""
+    cdef int nd = data._ndim, d
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef char* p = data._ptr()
+    cdef const char* c = counts._ptr()
+    cdef Py_ssize_t isz = data._dtype.itemsize
+    cdef div_fn fn = _DIV[data._dtype.num]
+    if counts._dtype.num != PT_INT64 or counts._ndim != nd:
+        raise TypeError("div_count: bad counts")
+    if data._numel == 0:
+        return
+    if nd == 0:
+        fn(p, 0, <const int64_t*>c, 0, 1)
+        return
+    with nogil:
+        for d in range(nd):
+            coord[d] = 0
+        while True:
+            fn(p, data._strides[nd - 1] * isz, <const int64_t*>c, counts._strides[nd - 1] * 8,
+               data._shape[nd - 1])
+            d = nd - 2
+            while d >= 0:
+                coord[d] += 1
+                p += data._strides[d] * isz
+                c += counts._strides[d] * 8
+                if coord[d] < data._shape[d]:
+                    break
+                p -= data._strides[d] * isz * data._shape[d]
+                c -= counts._strides[d] * 8 * data._shape[d]
+                coord[d] = 0
+                d -= 1
+            if d < 0:
+                break
+
+
+def mod_index(_TensorBase index, Py_ssize_t size):
+    """In place on a contiguous int64 tensor: v = v mod size (Python's sign
+    rule, result in [0, size)); size > 0."""
+    cdef int64_t* p = <int64_t*>index._ptr()
+    cdef Py_ssize_t n = index._numel, i
+    cdef int64_t v, m = size
+    if index._dtype.num != PT_INT64 or not index._is_contig() or size <= 0:
+        raise ValueError("mod_index: contiguous int64 tensor and positive size expected")
+    with nogil:
+        for i in range(n):
+            v = p[i] % m
+            if v < 0:
+                v += m
+            p[i] = v

@@ -1,0 +1,1523 @@
+# cython: language_level=3, cdivision=True
+"""Sorting and searching kernels: sort/argsort, topk, kthvalue, unique,
+searchsorted, histc, bincount, isin.
+
+Structure
+---------
+* Every real dtype has a C storage type (one-member structs for bool, half
+  and bfloat16, as in ``_copy.pyx``); ``real_t`` fuses them.  Complex dtypes
+  have no order and are rejected by the Python layer before a kernel runs.
+* Ordering goes through *keys*: ``_key`` maps an element to an unsigned
+  integer of the element's width whose unsigned order is the element order of
+  ``torch.sort`` -- integers by flipping the sign bit, floats by the usual
+  sign-magnitude flip, with every NaN mapped to the largest key (NaN sorts
+  last) and -0.0 mapped to +0.0's key (so they tie and keep their relative
+  order in a stable sort).  Descending order is the bitwise complement of the
+  key.  Values are then gathered from the input through the sorted indices,
+  so NaN payloads and the sign of zero are preserved.
+* ``_radix_sort`` is a stable LSD radix sort over the key bytes with an index
+  payload; byte passes whose digit is constant are skipped, already sorted
+  rows and short rows (insertion sort) take shortcuts.
+* Row kernels (sort, topk, kthvalue, searchsorted) walk the rows of a tensor
+  along one dim through ``_rows_t`` (the outer dims with per-operand element
+  strides), any strides allowed; rows are split over OpenMP threads in
+  contiguous blocks when there are several rows and the work reaches
+  ``parallel_grain()``.  Every row is computed independently and serially,
+  so results never depend on the thread count.
+* ``kthvalue`` runs the median-of-three quickselect that PyTorch's CPU kernel
+  runs (Sedgewick's partition), on keys, so it returns PyTorch's index among
+  ties.  ``topk`` selects the k-th key by radix selection and returns the k
+  first elements of the stable order (smallest index first among ties).
+* ``searchsorted`` compares values natively (half/bfloat16 through float),
+  with PyTorch's ``!(mid >= v)`` / ``!(mid > v)`` binary-search steps, so
+  NaNs behave as in PyTorch.
+
+The ``def`` functions at the bottom are the Python entry points; the public
+functions in ``ptcore._sorting`` check arguments, promote dtypes and allocate
+outputs before calling them.
+"""
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+from cython.parallel cimport prange
+
+from ptcore._tensor cimport _TensorBase
+from ptcore._ops._types cimport (
+    PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
+    PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_NUM_TYPES, PT_MAX_DIMS,
+    ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
+)
+from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+
+
+# --------------------------------------------------------------------------
+# storage types
+# --------------------------------------------------------------------------
+ctypedef struct pt_bool_s:
+    uint8_t v
+
+ctypedef struct pt_half_s:
+    uint16_t bits
+
+ctypedef struct pt_bf16_s:
+    uint16_t bits
+
+ctypedef fused real_t:
+    pt_bool_s
+    uint8_t
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    pt_half_s
+    pt_bf16_s
+    float
+    double
+
+# floating types only (histc)
+ctypedef fused flt_t:
+    pt_half_s
+    pt_bf16_s
+    float
+    double
+
+# integer types only (bincount)
+ctypedef fused int_t:
+    uint8_t
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+
+
+cdef inline int _type_num(real_t* tag) noexcept nogil:
+    if real_t is pt_bool_s:
+        return PT_BOOL
+    elif real_t is uint8_t:
+        return PT_UINT8
+    elif real_t is int8_t:
+        return PT_INT8
+    elif real_t is int16_t:
+        return PT_INT16
+    elif real_t is int32_t:
+        return PT_INT32
+    elif real_t is int64_t:
+        return PT_INT64
+    elif real_t is pt_half_s:
+        return PT_FLOAT16
+    elif real_t is pt_bf16_s:
+        return PT_BFLOAT16
+    elif real_t is float:
+        return PT_FLOAT32
+    else:
+        return PT_FLOAT64
+
+
+cdef inline bint _is_float(real_t* tag) noexcept nogil:
+    return real_t is pt_half_s or real_t is pt_bf16_s or real_t is float or real_t is double
+
+
+# --------------------------------------------------------------------------
+# ordered keys
+# --------------------------------------------------------------------------
+cdef inline uint64_t _width_mask(int width) noexcept nogil:
+    return (<uint64_t>0xFFFFFFFFFFFFFFFFULL) >> (64 - 8 * width)
+
+
+cdef inline uint64_t _fkey16(uint16_t b, uint16_t inf) noexcept nogil:
+    cdef uint16_t a = b & 0x7FFF
+    if a > inf:
+        return 0xFFFF                       # NaN: largest
+    if a == 0:
+        return 0x8000                       # -0.0 ties with +0.0
+    if b & 0x8000:
+        return (~b) & 0xFFFF
+    return b | 0x8000
+
+
+cdef inline uint64_t _fkey32(uint32_t u) noexcept nogil:
+    cdef uint32_t a = u & 0x7FFFFFFFULL
+    if a > 0x7F800000ULL:
+        return 0xFFFFFFFFULL
+    if a == 0:
+        return 0x80000000ULL
+    if u & 0x80000000ULL:
+        return (~u) & 0xFFFFFFFFULL
+    return u | 0x80000000ULL
+
+
+cdef inline uint64_t _fkey64(uint64_t u) noexcept nogil:
+    cdef uint64_t a = u & 0x7FFFFFFFFFFFFFFFULL
+    if a > 0x7FF0000000000000ULL:
+        return 0xFFFFFFFFFFFFFFFFULL
+    if a == 0:
+        return 0x8000000000000000ULL
+    if u & 0x8000000000000000ULL:
+        return ~u
+    return u | 0x8000000000000000ULL
+
+
+cdef inline uint64_t _key(const real_t* p) noexcept nogil:
+    if real_t is pt_bool_s:
+        return 1 if p.v != 0 else 0
+    elif real_t is uint8_t:
+        return p[0]
+    elif real_t is int8_t:
+        return (<uint8_t>p[0]) ^ 0x80
+    elif real_t is int16_t:
+        return (<uint16_t>p[0]) ^ 0x8000
+    elif real_t is int32_t:
+        return (<uint32_t>p[0]) ^ (<uint32_t>0x80000000ULL)
+    elif real_t is int64_t:
+        return (<uint64_t>p[0]) ^ (<uint64_t>0x8000000000000000ULL)
+    elif real_t is pt_half_s:
+        return _fkey16(p.bits, 0x7C00)
+    elif real_t is pt_bf16_s:
+        return _fkey16(p.bits, 0x7F80)
+    elif real_t is float:
+        return _fkey32((<const uint32_t*>p)[0])
+    else:
+        return _fkey64((<const uint64_t*>p)[0])
+
+
+ctypedef void (*keyrow_fn)(const char* p, Py_ssize_t n, Py_ssize_t stride, uint64_t flip,
+                           uint64_t* out) noexcept nogil
+
+
+cdef void _keyrow(const real_t* p, Py_ssize_t n, Py_ssize_t stride, uint64_t flip,
+                  uint64_t* out) noexcept nogil:
+    """Keys of n elements at element stride ``stride``, xor ``flip``."""
+    cdef Py_ssize_t j
+    if stride == 1:
+        for j in range(n):
+            out[j] = _key(&p[j]) ^ flip
+    else:
+        for j in range(n):
+            out[j] = _key(&p[j * stride]) ^ flip
+
+
+# --------------------------------------------------------------------------
+# native comparisons (searchsorted) and loads
+# --------------------------------------------------------------------------
+cdef inline bint _ge(const real_t* a, const real_t* b) noexcept nogil:
+    if real_t is pt_bool_s:
+        return a.v >= b.v
+    elif real_t is pt_half_s:
+        return ptc_half_to_float(a.bits) >= ptc_half_to_float(b.bits)
+    elif real_t is pt_bf16_s:
+        return ptc_bf16_to_float(a.bits) >= ptc_bf16_to_float(b.bits)
+    else:
+        return a[0] >= b[0]
+
+
+cdef inline bint _gt(const real_t* a, const real_t* b) noexcept nogil:
+    if real_t is pt_bool_s:
+        return a.v > b.v
+    elif real_t is pt_half_s:
+        return ptc_half_to_float(a.bits) > ptc_half_to_float(b.bits)
+    elif real_t is pt_bf16_s:
+        return ptc_bf16_to_float(a.bits) > ptc_bf16_to_float(b.bits)
+    else:
+        return a[0] > b[0]
+
+
+cdef inline double _ld_f64(const real_t* p) noexcept nogil:
+    if real_t is pt_bool_s:
+        return <double>p.v
+    elif real_t is pt_half_s:
+        return <double>ptc_half_to_float(p.bits)
+    elif real_t is pt_bf16_s:
+        return <double>ptc_bf16_to_float(p.bits)
+    else:
+        return <double>p[0]
+
+
+# --------------------------------------------------------------------------
+# stable sort of (key, index) pairs
+# --------------------------------------------------------------------------
+cdef enum:
+    _INSERTION_MAX = 24
+
+
+cdef void _insertion_sort(uint64_t* k, int64_t* ix, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef uint64_t kk
+    cdef int64_t vv
+    for i in range(1, n):
+        kk = k[i]
+        vv = ix[i]
+        j = i
+        while j > 0 and k[j - 1] > kk:
+            k[j] = k[j - 1]
+            ix[j] = ix[j - 1]
+            j -= 1
+        k[j] = kk
+        ix[j] = vv
+
+
+cdef bint _radix_sort(uint64_t* k, int64_t* ix, uint64_t* kb, int64_t* ib,
+                      Py_ssize_t n, int width) noexcept nogil:
+    """Stable sort of keys ``k`` (``width`` bytes used) carrying ``ix``.
+
+    ``kb``/``ib`` are scratch of n entries.  Returns True when the result
+    ended in ``kb``/``ib`` instead of ``k``/``ix``.
+    """
+    cdef Py_ssize_t cnt[8][256]
+    cdef Py_ssize_t i, s, t, p
+    cdef int b, sh, d
+    cdef bint sorted_ = True
+    cdef bint swapped = False
+    cdef uint64_t* sk
+    cdef int64_t* si
+    cdef uint64_t* dk
+    cdef int64_t* di
+    cdef uint64_t* tk
+    cdef int64_t* ti
+    cdef uint64_t key
+    if n < 2:
+        return False
+    for i in range(1, n):
+        if k[i] < k[i - 1]:
+            sorted_ = False
+            break
+    if sorted_:
+        return False
+    if n <= _INSERTION_MAX:
+        _insertion_sort(k, ix, n)
+        return False
+    memset(cnt, 0, sizeof(cnt))
+    for i in range(n):
+        key = k[i]
+        for b in range(width):
+            cnt[b][(key >> (8 * b)) & 0xFF] += 1
+    sk = k
+    si = ix
+    dk = kb
+    di = ib
+    for b in range(width):
+        sh = 8 * b
+        if cnt[b][(sk[0] >> sh) & 0xFF] == n:
+            continue                        # constant digit
+        s = 0
+        for d in range(256):
+            t = cnt[b][d]
+            cnt[b][d] = s
+            s += t
+        for i in range(n):
+            key = sk[i]
+            d = (key >> sh) & 0xFF
+            p = cnt[b][d]
+            cnt[b][d] = p + 1
+            dk[p] = key
+            di[p] = si[i]
+        tk = sk
+        sk = dk
+        dk = tk
+        ti = si
+        si = di
+        di = ti
+        swapped = not swapped
+    return swapped
+
+
+cdef uint64_t _radix_select(const uint64_t* keys, Py_ssize_t n, Py_ssize_t r, int width,
+                            uint64_t* scratch, Py_ssize_t* need_eq) noexcept nogil:
+    """The key of rank ``r`` (0-based, ascending) among n keys.
+
+    ``need_eq`` receives how many elements equal to that key have rank <= r.
+    ``scratch`` holds n entries.
+    """
+    cdef Py_ssize_t cnt[256]
+    cdef const uint64_t* src = keys
+    cdef Py_ssize_t m = n, i, j, cum
+    cdef uint64_t result = 0
+    cdef int b, sh, d
+    b = width - 1
+    while b >= 0:
+        sh = 8 * b
+        memset(cnt, 0, sizeof(cnt))
+        for i in range(m):
+            cnt[(src[i] >> sh) & 0xFF] += 1
+        cum = 0
+        d = 0
+        while cum + cnt[d] <= r:
+            cum += cnt[d]
+            d += 1
+        r -= cum
+        result |= (<uint64_t>d) << sh
+        if b > 0 and cnt[d] != m:
+            j = 0
+            for i in range(m):
+                if ((src[i] >> sh) & 0xFF) == <uint64_t>d:
+                    scratch[j] = src[i]
+                    j += 1
+            src = scratch
+            m = j
+        b -= 1
+    need_eq[0] = r + 1
+    return result
+
+
+cdef void _quickselect(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Move the element of rank k to position k: the median-of-three
+    quickselect of PyTorch's kthvalue (same swaps, so the same index among
+    ties)."""
+    cdef Py_ssize_t L = 0, R = n - 1, P, i, j
+    cdef uint64_t piv, tk
+    cdef int64_t tv
+    while True:
+        if R <= L:
+            return
+        if R == L + 1:
+            if a[L] > a[R]:
+                tk = a[L]; a[L] = a[R]; a[R] = tk
+                tv = ix[L]; ix[L] = ix[R]; ix[R] = tv
+            return
+        P = (L + R) >> 1
+        tk = a[P]; a[P] = a[L + 1]; a[L + 1] = tk
+        tv = ix[P]; ix[P] = ix[L + 1]; ix[L + 1] = tv
+        if a[L + 1] > a[R]:
+            tk = a[L + 1]; a[L + 1] = a[R]; a[R] = tk
+            tv = ix[L + 1]; ix[L + 1] = ix[R]; ix[R] = tv
+        if a[L] > a[R]:
+            tk = a[L]; a[L] = a[R]; a[R] = tk
+            tv = ix[L]; ix[L] = ix[R]; ix[R] = tv
+        if a[L + 1] > a[L]:
+            tk = a[L + 1]; a[L + 1] = a[L]; a[L] = tk
+            tv = ix[L + 1]; ix[L + 1] = ix[L]; ix[L] = tv
+        i = L + 1
+        j = R
+        piv = a[L]
+        while True:
+            i += 1
+            while piv > a[i]:
+                i += 1
+            j -= 1
+            while a[j] > piv:
+                j -= 1
+            if j < i:
+                break
+            tk = a[i]; a[i] = a[j]; a[j] = tk
+            tv = ix[i]; ix[i] = ix[j]; ix[j] = tv
+        tk = a[L]; a[L] = a[j]; a[j] = tk
+        tv = ix[L]; ix[L] = ix[j]; ix[j] = tv
+        if j <= k:
+            L = i
+        if j >= k:
+            R = j - 1
+
+
+# --------------------------------------------------------------------------
+# rows of a tensor along one dim
+# --------------------------------------------------------------------------
+cdef enum:
+    _MAX_OPS = 4
+
+ctypedef struct _rows_t:
+    int nd                                   # number of outer dims
+    Py_ssize_t nrows
+    Py_ssize_t shape[PT_MAX_DIMS]
+    Py_ssize_t st[_MAX_OPS][PT_MAX_DIMS]     # element strides of the outer dims
+
+
+cdef inline void _row_offsets(const _rows_t* R, Py_ssize_t r, Py_ssize_t* offs) noexcept nogil:
+    cdef int k, o
+    cdef Py_ssize_t q
+    for o in range(_MAX_OPS):
+        offs[o] = 0
+    k = R.nd - 1
+    while k >= 0:
+        q = r % R.shape[k]
+        r = r // R.shape[k]
+        for o in range(_MAX_OPS):
+            offs[o] += q * R.st[o][k]
+        k -= 1
+
+
+cdef int _init_rows(_rows_t* R, _TensorBase src, int dim, ops) except -1:
+    """Outer shape = ``src``'s shape without ``dim``; ``ops`` lists up to
+    _MAX_OPS tensors (or None) iterated alongside.  An operand whose ndim is
+    not src's (a 1-D boundaries tensor) repeats for every row (stride 0)."""
+    cdef int d, k, o
+    cdef _TensorBase t
+    if len(ops) > _MAX_OPS:
+        raise ValueError("too many operands")
+    memset(R, 0, sizeof(_rows_t))
+    k = 0
+    R.nrows = 1
+    for d in range(src._ndim):
+        if d == dim:
+            continue
+        R.shape[k] = src._shape[d]
+        R.nrows *= src._shape[d]
+        for o in range(len(ops)):
+            if ops[o] is None:
+                continue
+            t = <_TensorBase>ops[o]
+            if t._ndim == src._ndim:
+                if t._shape[d] != src._shape[d]:
+                    raise ValueError("operand shapes differ outside the row dim")
+                R.st[o][k] = t._strides[d]
+        k += 1
+    R.nd = k
+    return 0
+
+
+cdef inline char* _elem(_TensorBase t, Py_ssize_t off) noexcept:
+    return t._ptr() + off * t._dtype.itemsize
+
+
+ctypedef int (*range_fn)(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil
+
+
+cdef int _run(range_fn fn, const void* job, Py_ssize_t nrows, Py_ssize_t work) noexcept nogil:
+    """Run fn over rows [0, nrows) in contiguous blocks, one per thread when
+    worthwhile.  Returns the sum of the blocks' error codes."""
+    cdef int nthreads = get_num_threads()
+    cdef Py_ssize_t nchunks, c
+    cdef int err = 0
+    if nrows <= 0:
+        return 0
+    if nthreads <= 1 or nrows < 2 or work < parallel_grain():
+        return fn(job, 0, nrows)
+    nchunks = nthreads if nrows >= nthreads else nrows
+    for c in prange(nchunks, num_threads=nthreads, schedule='static'):
+        err += fn(job, c * nrows // nchunks, (c + 1) * nrows // nchunks)
+    return err
+
+
+cdef inline void _gather(const char* src, Py_ssize_t sst, const int64_t* ix, Py_ssize_t n,
+                         char* dst, Py_ssize_t dst_st, int isz) noexcept nogil:
+    """dst[j] = src[ix[j]] for n elements of isz bytes; strides in bytes."""
+    cdef Py_ssize_t j
+    if isz == 1:
+        for j in range(n):
+            (<uint8_t*>(dst + j * dst_st))[0] = (<const uint8_t*>(src + ix[j] * sst))[0]
+    elif isz == 2:
+        for j in range(n):
+            (<uint16_t*>(dst + j * dst_st))[0] = (<const uint16_t*>(src + ix[j] * sst))[0]
+    elif isz == 4:
+        for j in range(n):
+            (<uint32_t*>(dst + j * dst_st))[0] = (<const uint32_t*>(src + ix[j] * sst))[0]
+    else:
+        for j in range(n):
+            (<uint64_t*>(dst + j * dst_st))[0] = (<const uint64_t*>(src + ix[j] * sst))[0]
+
+
+cdef inline void _put_idx(char* dst, Py_ssize_t st, const int64_t* ix, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    if st == 8:
+        memcpy(dst, ix, <size_t>n * 8)
+    else:
+        for j in range(n):
+            (<int64_t*>(dst + j * st))[0] = ix[j]
+
+
+# --------------------------------------------------------------------------
+# dispatch tables
+# --------------------------------------------------------------------------
+ctypedef void (*search_fn)(const char* bd, Py_ssize_t M, Py_ssize_t bst,
+                           const int64_t* sorter, Py_ssize_t sst,
+                           const char* vals, Py_ssize_t N, Py_ssize_t vst,
+                           char* out, Py_ssize_t ost, bint out32, bint right) noexcept nogil
+
+ctypedef void (*minmax_fn)(const char* p, Py_ssize_t n, Py_ssize_t st,
+                           double* dmin, double* dmax, int64_t* imin, int64_t* imax) noexcept nogil
+
+cdef keyrow_fn _KEYROW[PT_NUM_TYPES]
+cdef search_fn _SEARCH[PT_NUM_TYPES]
+cdef minmax_fn _MINMAX[PT_NUM_TYPES]
+cdef bint _FLOATING[PT_NUM_TYPES]
+cdef int _WIDTH[PT_NUM_TYPES]
+
+
+# --------------------------------------------------------------------------
+# sort / topk / kthvalue over rows
+# --------------------------------------------------------------------------
+ctypedef struct _rowjob_t:
+    _rows_t rows
+    keyrow_fn keyfn
+    int width
+    int isz
+    uint64_t flip
+    Py_ssize_t n                  # row length of the input
+    Py_ssize_t k                  # topk: k; kthvalue: rank (0-based)
+    const char* src
+    Py_ssize_t src_st             # element stride along the dim
+    char* vals                    # NULL: no values output
+    Py_ssize_t vals_st
+    char* inds
+    Py_ssize_t inds_st
+
+
+cdef inline void _job_row(const _rowjob_t* J, Py_ssize_t r, const char** s, char** v,
+                          char** ix) noexcept nogil:
+    cdef Py_ssize_t offs[_MAX_OPS]
+    _row_offsets(&J.rows, r, offs)
+    s[0] = J.src + offs[0] * J.isz
+    v[0] = (J.vals + offs[1] * J.isz) if J.vals != NULL else NULL
+    ix[0] = J.inds + offs[2] * 8
+
+
+cdef int _sort_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    cdef const _rowjob_t* J = <const _rowjob_t*>job
+    cdef Py_ssize_t n = J.n, r, j
+    cdef uint64_t* k
+    cdef int64_t* ix
+    cdef uint64_t* kb
+    cdef int64_t* ib
+    cdef const char* s
+    cdef char* v
+    cdef char* o
+    cdef char* mem = <char*>malloc(<size_t>n * 32 + 1)
+    if mem == NULL:
+        return 1
+    k = <uint64_t*>mem
+    ix = <int64_t*>(mem + n * 8)
+    kb = <uint64_t*>(mem + n * 16)
+    ib = <int64_t*>(mem + n * 24)
+    for r in range(r0, r1):
+        _job_row(J, r, &s, &v, &o)
+        J.keyfn(s, n, J.src_st, J.flip, k)
+        for j in range(n):
+            ix[j] = j
+        if _radix_sort(k, ix, kb, ib, n, J.width):
+            _put_idx(o, J.inds_st * 8, ib, n)
+            if v != NULL:
+                _gather(s, J.src_st * J.isz, ib, n, v, J.vals_st * J.isz, J.isz)
+        else:
+            _put_idx(o, J.inds_st * 8, ix, n)
+            if v != NULL:
+                _gather(s, J.src_st * J.isz, ix, n, v, J.vals_st * J.isz, J.isz)
+    free(mem)
+    return 0
+
+
+cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    cdef const _rowjob_t* J = <const _rowjob_t*>job
+    cdef Py_ssize_t n = J.n, kk = J.k, r, j, m, need, taken
+    cdef uint64_t* k
+    cdef int64_t* ix
+    cdef uint64_t* kb
+    cdef int64_t* ib
+    cdef uint64_t thr, kj
+    cdef const char* s
+    cdef char* v
+    cdef char* o
+    cdef bint full = 2 * kk >= n or n <= 64
+    cdef char* mem = <char*>malloc(<size_t>n * 32 + 1)
+    if mem == NULL:
+        return 1
+    k = <uint64_t*>mem
+    ix = <int64_t*>(mem + n * 8)
+    kb = <uint64_t*>(mem + n * 16)
+    ib = <int64_t*>(mem + n * 24)
+    for r in range(r0, r1):
+        _job_row(J, r, &s, &v, &o)
+        J.keyfn(s, n, J.src_st, J.flip, k)
+        if full:
+            for j in range(n):
+                ix[j] = j
+            if _radix_sort(k, ix, kb, ib, n, J.width):
+                memcpy(ix, ib, <size_t>kk * 8)
+        else:
+            # the k-th key, then the k first elements of the stable order
+            # collected in index order, then a stable sort of those
+            thr = _radix_select(k, n, kk - 1, J.width, kb, &need)
+            m = 0
+            taken = 0
+            for j in range(n):
+                kj = k[j]
+                if kj < thr:
+                    kb[m] = kj
+                    ib[m] = j
+                    m += 1
+                elif kj == thr and taken < need:
+                    taken += 1
+                    kb[m] = kj
+                    ib[m] = j
+                    m += 1
+            if _radix_sort(kb, ib, k, ix, kk, J.width):
+                pass                       # result in k/ix
+            else:
+                memcpy(ix, ib, <size_t>kk * 8)
+        _put_idx(o, J.inds_st * 8, ix, kk)
+        _gather(s, J.src_st * J.isz, ix, kk, v, J.vals_st * J.isz, J.isz)
+    free(mem)
+    return 0
+
+
+cdef int _kth_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    cdef const _rowjob_t* J = <const _rowjob_t*>job
+    cdef Py_ssize_t n = J.n, r, j
+    cdef uint64_t* k
+    cdef int64_t* ix
+    cdef const char* s
+    cdef char* v
+    cdef char* o
+    cdef char* mem = <char*>malloc(<size_t>n * 16 + 1)
+    if mem == NULL:
+        return 1
+    k = <uint64_t*>mem
+    ix = <int64_t*>(mem + n * 8)
+    for r in range(r0, r1):
+        _job_row(J, r, &s, &v, &o)
+        J.keyfn(s, n, J.src_st, 0, k)
+        for j in range(n):
+            ix[j] = j
+        _quickselect(k, ix, n, J.k)
+        (<int64_t*>o)[0] = ix[J.k]
+        _gather(s, J.src_st * J.isz, &ix[J.k], 1, v, 0, J.isz)
+    free(mem)
+    return 0
+
+
+cdef int _setup_job(_rowjob_t* J, _TensorBase src, int dim, _TensorBase vals,
+                    _TensorBase inds) except -1:
+    cdef int t = src._dtype.num
+    if t < 0 or t >= PT_NUM_TYPES or _KEYROW[t] == NULL:
+        raise TypeError(f"sorting kernels do not support {src.dtype}")
+    if inds._dtype.num != PT_INT64 or (vals is not None and vals._dtype.num != t):
+        raise TypeError("sorting kernels: bad output dtypes")
+    if src._ndim == 0 or dim < 0 or dim >= src._ndim:
+        raise ValueError("sorting kernels need a dim of a tensor with >= 1 dims")
+    _init_rows(&J.rows, src, dim, [src, vals, inds])
+    J.keyfn = _KEYROW[t]
+    J.width = _WIDTH[t]
+    J.isz = src._dtype.itemsize
+    J.n = src._shape[dim]
+    J.src = src._ptr()
+    J.src_st = src._strides[dim]
+    J.vals = vals._ptr() if vals is not None else NULL
+    J.vals_st = vals._strides[dim] if vals is not None else 0
+    J.inds = inds._ptr()
+    J.inds_st = inds._strides[dim]
+    return 0
+
+
+def sort(_TensorBase src, int dim, bint descending, _TensorBase values, _TensorBase indices):
+    """Stable sort of ``src`` along ``dim`` into ``values`` (or None) and
+    ``indices`` (int64), both of src's shape."""
+    cdef _rowjob_t J
+    cdef int err
+    _setup_job(&J, src, dim, values, indices)
+    if (values is not None and tuple(values.shape) != tuple(src.shape)) or \
+            tuple(indices.shape) != tuple(src.shape):
+        raise ValueError("sort kernel: output shapes differ from the input's")
+    J.flip = _width_mask(J.width) if descending else 0
+    J.k = 0
+    if J.n == 0 or J.rows.nrows == 0:
+        return
+    with nogil:
+        err = _run(_sort_range, &J, J.rows.nrows, src._numel)
+    if err:
+        raise MemoryError("sort: out of memory for the sort buffers")
+
+
+def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, _TensorBase values,
+         _TensorBase indices):
+    """The k largest (smallest) elements along ``dim``, sorted, the smallest
+    index first among ties."""
+    cdef _rowjob_t J
+    cdef int err
+    _setup_job(&J, src, dim, values, indices)
+    if values is None or k < 0 or k > J.n or values._shape[dim] != k or indices._shape[dim] != k:
+        raise ValueError("topk kernel: bad k or output shapes")
+    J.flip = _width_mask(J.width) if largest else 0
+    J.k = k
+    if k == 0 or J.rows.nrows == 0:
+        return
+    with nogil:
+        err = _run(_topk_range, &J, J.rows.nrows, src._numel)
+    if err:
+        raise MemoryError("topk: out of memory for the selection buffers")
+
+
+def kthvalue(_TensorBase src, int dim, Py_ssize_t k, _TensorBase values, _TensorBase indices):
+    """k-th smallest (1-based) along ``dim`` into keepdim-shaped outputs."""
+    cdef _rowjob_t J
+    cdef int err
+    _setup_job(&J, src, dim, values, indices)
+    if values is None or k < 1 or k > J.n or values._shape[dim] != 1 or indices._shape[dim] != 1:
+        raise ValueError("kthvalue kernel: bad k or output shapes")
+    J.flip = 0
+    J.k = k - 1
+    if J.rows.nrows == 0:
+        return
+    with nogil:
+        err = _run(_kth_range, &J, J.rows.nrows, src._numel)
+    if err:
+        raise MemoryError("kthvalue: out of memory for the selection buffers")
+
+
+# --------------------------------------------------------------------------
+# searchsorted
+# --------------------------------------------------------------------------
+cdef void _search_row(const real_t* bd, Py_ssize_t M, Py_ssize_t bst,
+                      const int64_t* sorter, Py_ssize_t sst,
+                      const real_t* vals, Py_ssize_t N, Py_ssize_t vst,
+                      char* out, Py_ssize_t ost, bint out32, bint right) noexcept nogil:
+    """PyTorch's cus_lower_bound / cus_upper_bound for N values; strides in
+    elements (out: of its own dtype)."""
+    cdef Py_ssize_t i, lo, hi, mid
+    cdef const real_t* v
+    cdef const real_t* mv
+    cdef bint go_right
+    for i in range(N):
+        v = &vals[i * vst]
+        lo = 0
+        hi = M
+        while lo < hi:
+            mid = lo + ((hi - lo) >> 1)
+            if sorter != NULL:
+                mv = &bd[sorter[mid * sst] * bst]
+            else:
+                mv = &bd[mid * bst]
+            if right:
+                go_right = not _gt(mv, v)
+            else:
+                go_right = not _ge(mv, v)
+            if go_right:
+                lo = mid + 1
+            else:
+                hi = mid
+        if out32:
+            (<int32_t*>out)[i * ost] = <int32_t>lo
+        else:
+            (<int64_t*>out)[i * ost] = lo
+
+
+ctypedef struct _searchjob_t:
+    _rows_t rows
+    search_fn fn
+    const char* bd
+    Py_ssize_t M, bst
+    const char* sorter
+    Py_ssize_t sst
+    const char* vals
+    Py_ssize_t N, vst
+    char* out
+    Py_ssize_t ost
+    int isz, osz
+    bint out32, right
+
+
+cdef int _search_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    cdef const _searchjob_t* J = <const _searchjob_t*>job
+    cdef Py_ssize_t offs[_MAX_OPS]
+    cdef Py_ssize_t r, i
+    cdef const int64_t* so
+    for r in range(r0, r1):
+        _row_offsets(&J.rows, r, offs)
+        so = NULL
+        if J.sorter != NULL:
+            so = <const int64_t*>(J.sorter + offs[3] * 8)
+            for i in range(J.M):
+                if so[i * J.sst] < 0 or so[i * J.sst] >= J.M:
+                    return 1
+        J.fn(J.bd + offs[0] * J.isz, J.M, J.bst, so, J.sst,
+             J.vals + offs[1] * J.isz, J.N, J.vst,
+             J.out + offs[2] * J.osz, J.ost, J.out32, J.right)
+    return 0
+
+
+def searchsorted(_TensorBase boundaries, _TensorBase values, _TensorBase out, bint right,
+                 _TensorBase sorter=None):
+    """Insertion points of ``values`` (..., N) in ``boundaries`` (..., M) or
+    1-D, same dtype; ``out`` int32/int64 of values' shape; ``sorter`` int64
+    of boundaries' shape or None.  Raises RuntimeError for sorter indices out
+    of range."""
+    cdef _searchjob_t J
+    cdef int t = boundaries._dtype.num
+    cdef int last, err
+    cdef bint one_d = boundaries._ndim == 1
+    if values._dtype.num != t or _SEARCH[t] == NULL:
+        raise TypeError("searchsorted kernel: unsupported or mismatched dtypes")
+    if values._ndim < 1 or boundaries._ndim < 1 or tuple(out.shape) != tuple(values.shape):
+        raise ValueError("searchsorted kernel: bad shapes")
+    if out._dtype.num != PT_INT32 and out._dtype.num != PT_INT64:
+        raise TypeError("searchsorted kernel: bad output dtype")
+    if not one_d and boundaries._ndim != values._ndim:
+        raise ValueError("searchsorted kernel: bad shapes")
+    if sorter is not None and (sorter._dtype.num != PT_INT64 or
+                               tuple(sorter.shape) != tuple(boundaries.shape)):
+        raise ValueError("searchsorted kernel: bad sorter")
+    last = values._ndim - 1
+    _init_rows(&J.rows, values, last, [boundaries, values, out, sorter])
+    J.fn = _SEARCH[t]
+    J.isz = boundaries._dtype.itemsize
+    J.osz = out._dtype.itemsize
+    J.out32 = out._dtype.num == PT_INT32
+    J.right = right
+    J.bd = boundaries._ptr()
+    J.M = boundaries._shape[boundaries._ndim - 1]
+    J.bst = boundaries._strides[boundaries._ndim - 1]
+    J.sorter = sorter._ptr() if sorter is not None else NULL
+    J.sst = sorter._strides[sorter._ndim - 1] if sorter is not None else 0
+    J.vals = values._ptr()
+    J.N = values._shape[last]
+    J.vst = values._strides[last]
+    J.out = out._ptr()
+    J.ost = out._strides[last]
+    if not one_d:
+        for d in range(boundaries._ndim - 1):
+            if boundaries._shape[d] != values._shape[d]:
+                raise ValueError("searchsorted kernel: leading dims differ")
+    if J.N == 0 or J.rows.nrows == 0:
+        return
+    with nogil:
+        err = _run(_search_range, &J, J.rows.nrows, values._numel * 8)
+    if err:
+        raise RuntimeError("torch.searchsorted(): sorter index out of range")
+
+
+# --------------------------------------------------------------------------
+# unique
+# --------------------------------------------------------------------------
+def unique_flat(_TensorBase src, bint do_sort, _TensorBase perm, _TensorBase gid):
+    """Group the elements of 1-D ``src``: ``perm`` (int64, n) receives the
+    stable sort order (identity when not ``do_sort``), ``gid`` (int64, n)
+    the group number of the i-th element in that order (NaNs are never
+    equal).  Returns the number of groups."""
+    cdef int t = src._dtype.num
+    cdef Py_ssize_t n, i
+    cdef uint64_t* k
+    cdef int64_t* ix
+    cdef char* mem
+    cdef int64_t* pp
+    cdef int64_t* gg
+    cdef int64_t g = 0
+    cdef uint64_t nan_key
+    cdef bint flt
+    cdef const char* sp
+    cdef Py_ssize_t sst
+    if t < 0 or t >= PT_NUM_TYPES or _KEYROW[t] == NULL:
+        raise TypeError(f"unique does not support {src.dtype}")
+    if src._ndim != 1 or perm._ndim != 1 or gid._ndim != 1:
+        raise ValueError("unique_flat kernel: 1-D tensors expected")
+    n = src._shape[0]
+    if perm._shape[0] != n or gid._shape[0] != n or perm._dtype.num != PT_INT64 or \
+            gid._dtype.num != PT_INT64 or not perm._is_contig() or not gid._is_contig():
+        raise ValueError("unique_flat kernel: bad outputs")
+    if n == 0:
+        return 0
+    flt = _FLOATING[t]
+    nan_key = _width_mask(_WIDTH[t])
+    pp = <int64_t*>perm._ptr()
+    gg = <int64_t*>gid._ptr()
+    mem = <char*>malloc(<size_t>n * 24)
+    if mem == NULL:
+        raise MemoryError("unique: out of memory")
+    k = <uint64_t*>mem
+    ix = <int64_t*>(mem + n * 8)
+    sp = src._ptr()
+    sst = src._strides[0]
+    with nogil:
+        _KEYROW[t](sp, n, sst, 0, k)
+        for i in range(n):
+            pp[i] = i
+        if do_sort:
+            # ix / k + 2n region as scratch; result copied into pp when needed
+            if _radix_sort(k, pp, <uint64_t*>(mem + n * 16), ix, n, _WIDTH[t]):
+                memcpy(pp, ix, <size_t>n * 8)
+                memcpy(k, mem + n * 16, <size_t>n * 8)
+        gg[0] = 0
+        for i in range(1, n):
+            if k[i] != k[i - 1] or (flt and k[i] == nan_key):
+                g += 1
+            gg[i] = g
+    free(mem)
+    return g + 1
+
+
+cdef inline bint _row_lt(const uint64_t* keys, Py_ssize_t R, int64_t a, int64_t b) noexcept nogil:
+    cdef const uint64_t* x = &keys[a * R]
+    cdef const uint64_t* y = &keys[b * R]
+    cdef Py_ssize_t c
+    for c in range(R):
+        if x[c] != y[c]:
+            return x[c] < y[c]
+    return False
+
+
+cdef void _merge_sort_rows(int64_t* a, int64_t* buf, Py_ssize_t S, const uint64_t* keys,
+                           Py_ssize_t R) noexcept nogil:
+    """Stable bottom-up merge sort of row numbers ``a`` by lexicographic key
+    rows; runs of 16 by insertion first."""
+    cdef Py_ssize_t i, j, lo, mid, hi, w, p, q, o
+    cdef int64_t v
+    cdef int64_t* src = a
+    cdef int64_t* dst = buf
+    cdef int64_t* tmp
+    lo = 0
+    while lo < S:
+        hi = lo + 16 if lo + 16 < S else S
+        for i in range(lo + 1, hi):
+            v = a[i]
+            j = i
+            while j > lo and _row_lt(keys, R, v, a[j - 1]):
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = v
+        lo = hi
+    w = 16
+    while w < S:
+        lo = 0
+        while lo < S:
+            mid = lo + w if lo + w < S else S
+            hi = lo + 2 * w if lo + 2 * w < S else S
+            p = lo
+            q = mid
+            o = lo
+            while p < mid and q < hi:
+                if _row_lt(keys, R, src[q], src[p]):
+                    dst[o] = src[q]
+                    q += 1
+                else:
+                    dst[o] = src[p]
+                    p += 1
+                o += 1
+            while p < mid:
+                dst[o] = src[p]
+                p += 1
+                o += 1
+            while q < hi:
+                dst[o] = src[q]
+                q += 1
+                o += 1
+            lo = hi
+        tmp = src
+        src = dst
+        dst = tmp
+        w *= 2
+    if src != a:
+        memcpy(a, src, <size_t>S * 8)
+
+
+def unique_rows(_TensorBase mat, bint do_sort, _TensorBase perm, _TensorBase gid):
+    """As unique_flat for the rows of a contiguous 2-D ``mat`` (S, R):
+    lexicographic stable order; rows containing NaN are never equal."""
+    cdef int t = mat._dtype.num
+    cdef Py_ssize_t S, R, i, c
+    cdef uint64_t* keys
+    cdef int64_t* buf
+    cdef int64_t* pp
+    cdef int64_t* gg
+    cdef int64_t g = 0
+    cdef uint64_t nan_key
+    cdef bint flt, same
+    cdef const char* mp = mat._ptr()
+    if t < 0 or t >= PT_NUM_TYPES or _KEYROW[t] == NULL:
+        raise TypeError(f"unique does not support {mat.dtype}")
+    if mat._ndim != 2 or not mat._is_contig():
+        raise ValueError("unique_rows kernel: contiguous 2-D input expected")
+    S = mat._shape[0]
+    R = mat._shape[1]
+    if perm._ndim != 1 or gid._ndim != 1 or perm._shape[0] != S or gid._shape[0] != S or \
+            perm._dtype.num != PT_INT64 or gid._dtype.num != PT_INT64 or \
+            not perm._is_contig() or not gid._is_contig():
+        raise ValueError("unique_rows kernel: bad outputs")
+    if S == 0:
+        return 0
+    flt = _FLOATING[t]
+    nan_key = _width_mask(_WIDTH[t])
+    pp = <int64_t*>perm._ptr()
+    gg = <int64_t*>gid._ptr()
+    keys = <uint64_t*>malloc(<size_t>(S * R) * 8 + 8)
+    buf = <int64_t*>malloc(<size_t>S * 8 + 8)
+    if keys == NULL or buf == NULL:
+        free(keys)
+        free(buf)
+        raise MemoryError("unique: out of memory")
+    with nogil:
+        _KEYROW[t](mp, S * R, 1, 0, keys)
+        for i in range(S):
+            pp[i] = i
+        if do_sort:
+            _merge_sort_rows(pp, buf, S, keys, R)
+        gg[0] = 0
+        for i in range(1, S):
+            same = True
+            for c in range(R):
+                if keys[pp[i] * R + c] != keys[pp[i - 1] * R + c] or \
+                        (flt and keys[pp[i] * R + c] == nan_key):
+                    same = False
+                    break
+            if not same:
+                g += 1
+            gg[i] = g
+    free(keys)
+    free(buf)
+    return g + 1
+
+
+def unique_finish(_TensorBase src, Py_ssize_t esize, Py_ssize_t est, _TensorBase perm,
+                  _TensorBase gid, _TensorBase out, _TensorBase inverse, _TensorBase counts):
+    """Scatter the groups found by unique_flat/unique_rows.
+
+    Element i of ``src`` is the ``esize`` bytes at byte offset ``i * est``
+    (an element of a 1-D tensor, or a row of a contiguous 2-D one); ``out``
+    (contiguous, G elements of esize bytes) receives the first element of
+    every group, ``inverse`` (int64, n, or None) the group of every element,
+    ``counts`` (int64, G, or None) the group sizes."""
+    cdef Py_ssize_t n = perm._shape[0], i, G
+    cdef const int64_t* pp = <const int64_t*>perm._ptr()
+    cdef const int64_t* gg = <const int64_t*>gid._ptr()
+    cdef const char* sp = src._ptr()
+    cdef char* op = out._ptr()
+    cdef int64_t* inv = NULL
+    cdef int64_t* cnt = NULL
+    cdef Py_ssize_t inv_st = 0
+    if not out._is_contig() or gid._shape[0] != n:
+        raise ValueError("unique_finish kernel: bad arguments")
+    G = gg[n - 1] + 1 if n > 0 else 0
+    if out._numel * out._dtype.itemsize != G * esize:
+        raise ValueError("unique_finish kernel: output size mismatch")
+    if inverse is not None:
+        if inverse._numel != n or inverse._dtype.num != PT_INT64 or not inverse._is_contig():
+            raise ValueError("unique_finish kernel: bad inverse")
+        inv = <int64_t*>inverse._ptr()
+    if counts is not None:
+        if counts._numel != G or counts._dtype.num != PT_INT64 or not counts._is_contig():
+            raise ValueError("unique_finish kernel: bad counts")
+        cnt = <int64_t*>counts._ptr()
+    with nogil:
+        if cnt != NULL:
+            memset(cnt, 0, <size_t>G * 8)
+        for i in range(n):
+            if i == 0 or gg[i] != gg[i - 1]:
+                memcpy(op + gg[i] * esize, sp + pp[i] * est, <size_t>esize)
+            if inv != NULL:
+                inv[pp[i]] = gg[i]
+            if cnt != NULL:
+                cnt[gg[i]] += 1
+
+
+def unique_consecutive_counts(_TensorBase gid, _TensorBase counts):
+    """counts[g] = size of group g (gid non-decreasing)."""
+    cdef Py_ssize_t n = gid._shape[0], i
+    cdef const int64_t* gg = <const int64_t*>gid._ptr()
+    cdef int64_t* cnt = <int64_t*>counts._ptr()
+    with nogil:
+        memset(cnt, 0, <size_t>counts._numel * 8)
+        for i in range(n):
+            cnt[gg[i]] += 1
+
+
+# --------------------------------------------------------------------------
+# min / max (histc range, bincount size)
+# --------------------------------------------------------------------------
+cdef void _minmax(const real_t* p, Py_ssize_t n, Py_ssize_t st, double* dmin, double* dmax,
+                  int64_t* imin, int64_t* imax) noexcept nogil:
+    """NaN-propagating min/max as doubles for floating types, exact int64
+    for integer types (n >= 1)."""
+    cdef Py_ssize_t j
+    cdef double x, lo, hi
+    cdef int64_t y, ilo, ihi
+    if real_t is pt_half_s or real_t is pt_bf16_s or real_t is float or real_t is double:
+        lo = _ld_f64(p)
+        hi = lo
+        for j in range(1, n):
+            x = _ld_f64(&p[j * st])
+            if x != x:
+                lo = x
+                hi = x
+                break
+            if x < lo:
+                lo = x
+            if x > hi:
+                hi = x
+        dmin[0] = lo
+        dmax[0] = hi
+    elif real_t is pt_bool_s:
+        ilo = p.v != 0
+        ihi = ilo
+        for j in range(1, n):
+            y = p[j * st].v != 0
+            if y < ilo:
+                ilo = y
+            if y > ihi:
+                ihi = y
+        imin[0] = ilo
+        imax[0] = ihi
+    else:
+        ilo = <int64_t>p[0]
+        ihi = ilo
+        for j in range(1, n):
+            y = <int64_t>p[j * st]
+            if y < ilo:
+                ilo = y
+            if y > ihi:
+                ihi = y
+        imin[0] = ilo
+        imax[0] = ihi
+
+
+def minmax(_TensorBase src):
+    """(min, max) of a non-empty 1-D tensor: floats (NaN if any NaN) for
+    floating dtypes, ints for integer dtypes."""
+    cdef int t = src._dtype.num
+    cdef double dlo = 0, dhi = 0
+    cdef int64_t ilo = 0, ihi = 0
+    cdef const char* sp = src._ptr()
+    cdef Py_ssize_t n = src._shape[0], st = src._strides[0]
+    if src._ndim != 1 or src._numel == 0 or _MINMAX[t] == NULL:
+        raise ValueError("minmax kernel: non-empty 1-D real tensor expected")
+    with nogil:
+        _MINMAX[t](sp, n, st, &dlo, &dhi, &ilo, &ihi)
+    if _FLOATING[t]:
+        return dlo, dhi
+    return ilo, ihi
+
+
+# --------------------------------------------------------------------------
+# histc
+# --------------------------------------------------------------------------
+cdef inline float _rh(float x) noexcept nogil:
+    return ptc_half_to_float(ptc_float_to_half(x))
+
+
+cdef inline float _rb(float x) noexcept nogil:
+    return ptc_bf16_to_float(ptc_float_to_bf16(x))
+
+
+cdef inline Py_ssize_t _bin(const flt_t* p, double lo_d, double hi_d, Py_ssize_t nbins) noexcept nogil:
+    """Bin of one element as PyTorch's LINEAR_INTERPOLATION computes it in the
+    element type (edges rounded to it), -1 when outside [lo, hi] or NaN."""
+    cdef double xd, pd
+    cdef float xf, lf, hf, pf
+    cdef Py_ssize_t pos
+    if flt_t is double:
+        xd = p[0]
+        if not (xd >= lo_d and xd <= hi_d):
+            return -1
+        pd = (xd - lo_d) * <double>nbins / (hi_d - lo_d)
+        pos = <Py_ssize_t>pd if pd < 9.2e18 else nbins
+    elif flt_t is float:
+        xf = p[0]
+        lf = <float>lo_d
+        hf = <float>hi_d
+        if not (xf >= lf and xf <= hf):
+            return -1
+        pf = (xf - lf) * <float>nbins / (hf - lf)
+        pos = <Py_ssize_t>pf if pf < 9.2e18 else nbins
+    elif flt_t is pt_half_s:
+        xf = ptc_half_to_float(p.bits)
+        lf = _rh(<float>lo_d)
+        hf = _rh(<float>hi_d)
+        if not (xf >= lf and xf <= hf):
+            return -1
+        pf = _rh(_rh(_rh(xf - lf) * _rh(<float>nbins)) / _rh(hf - lf))
+        pos = <Py_ssize_t>pf if pf < 9.2e18 else nbins
+    else:
+        xf = ptc_bf16_to_float(p.bits)
+        lf = _rb(<float>lo_d)
+        hf = _rb(<float>hi_d)
+        if not (xf >= lf and xf <= hf):
+            return -1
+        pf = _rb(_rb(_rb(xf - lf) * _rb(<float>nbins)) / _rb(hf - lf))
+        pos = <Py_ssize_t>pf if pf < 9.2e18 else nbins
+    if pos >= nbins:
+        pos = nbins - 1
+    if pos < 0:
+        pos = 0
+    return pos
+
+
+cdef void _histc_count(const flt_t* p, Py_ssize_t n, Py_ssize_t st, double lo, double hi,
+                       Py_ssize_t nbins, int64_t* counts) noexcept nogil:
+    cdef Py_ssize_t j, b
+    for j in range(n):
+        b = _bin(&p[j * st], lo, hi, nbins)
+        if b >= 0:
+            counts[b] += 1
+
+
+cdef void _histc_store(flt_t* out, const int64_t* counts, Py_ssize_t nbins) noexcept nogil:
+    cdef Py_ssize_t b
+    for b in range(nbins):
+        if flt_t is pt_half_s:
+            out[b].bits = ptc_float_to_half(<float>counts[b])
+        elif flt_t is pt_bf16_s:
+            out[b].bits = ptc_float_to_bf16(<float>counts[b])
+        else:
+            out[b] = <flt_t>counts[b]
+
+
+ctypedef void (*histc_count_fn)(const char* p, Py_ssize_t n, Py_ssize_t st, double lo, double hi,
+                                Py_ssize_t nbins, int64_t* counts) noexcept nogil
+ctypedef void (*histc_store_fn)(char* out, const int64_t* counts, Py_ssize_t nbins) noexcept nogil
+
+cdef histc_count_fn _HCOUNT[PT_NUM_TYPES]
+cdef histc_store_fn _HSTORE[PT_NUM_TYPES]
+
+
+def histc(_TensorBase src, _TensorBase hist, double lo, double hi):
+    """Histogram of 1-D floating ``src`` into contiguous ``hist`` (same
+    dtype, nbins = hist.numel()) over [lo, hi] (finite, lo < hi).  Counts
+    are accumulated exactly (int64) and converted once."""
+    cdef int t = src._dtype.num
+    cdef Py_ssize_t nbins = hist._numel, n, st, b
+    cdef int nthreads = get_num_threads()
+    cdef Py_ssize_t nchunks = 1, c
+    cdef int64_t* counts
+    cdef histc_count_fn fn
+    cdef const char* sp = src._ptr()
+    cdef char* hp = hist._ptr()
+    cdef Py_ssize_t bst = src._strides[0] * src._dtype.itemsize if src._ndim == 1 else 0
+    if _HCOUNT[t] == NULL or hist._dtype.num != t or not hist._is_contig() or src._ndim != 1:
+        raise TypeError("histc kernel: bad arguments")
+    if nbins == 0:
+        return
+    n = src._shape[0]
+    st = src._strides[0]
+    fn = _HCOUNT[t]
+    if nthreads > 1 and n >= parallel_grain() and n >= 2 * nthreads:
+        nchunks = nthreads
+    counts = <int64_t*>malloc(<size_t>(nchunks * nbins) * 8)
+    if counts == NULL:
+        raise MemoryError("histc: out of memory")
+    memset(counts, 0, <size_t>(nchunks * nbins) * 8)
+    with nogil:
+        if nchunks == 1:
+            fn(sp, n, st, lo, hi, nbins, counts)
+        else:
+            for c in prange(nchunks, num_threads=nthreads, schedule='static'):
+                fn(sp + (c * n // nchunks) * bst,
+                   (c + 1) * n // nchunks - c * n // nchunks, st, lo, hi, nbins,
+                   &counts[c * nbins])
+            for c in range(1, nchunks):
+                for b in range(nbins):
+                    counts[b] += counts[c * nbins + b]
+        _HSTORE[t](hp, counts, nbins)
+    free(counts)
+
+
+# --------------------------------------------------------------------------
+# bincount
+# --------------------------------------------------------------------------
+cdef void _bincount(const int_t* p, Py_ssize_t n, Py_ssize_t st, const char* w,
+                    Py_ssize_t wst, int wtype, char* out) noexcept nogil:
+    """Serial accumulation in input order (as PyTorch), so float sums match."""
+    cdef Py_ssize_t j
+    cdef int64_t b
+    if w == NULL:
+        for j in range(n):
+            (<int64_t*>out)[<int64_t>p[j * st]] += 1
+    elif wtype == PT_FLOAT32:
+        for j in range(n):
+            b = <int64_t>p[j * st]
+            (<float*>out)[b] = (<float*>out)[b] + (<const float*>w)[j * wst]
+    else:
+        for j in range(n):
+            b = <int64_t>p[j * st]
+            (<double*>out)[b] = (<double*>out)[b] + (<const double*>w)[j * wst]
+
+
+ctypedef void (*bincount_fn)(const char* p, Py_ssize_t n, Py_ssize_t st, const char* w,
+                             Py_ssize_t wst, int wtype, char* out) noexcept nogil
+
+cdef bincount_fn _BINCOUNT[PT_NUM_TYPES]
+
+
+def bincount(_TensorBase src, _TensorBase weights, _TensorBase out):
+    """Counts (or weight sums) of the non-negative 1-D integer ``src`` into
+    zero-filled contiguous ``out`` (int64, or float32/float64 = weights'
+    dtype) that is longer than max(src)."""
+    cdef int t = src._dtype.num
+    cdef int wt = weights._dtype.num if weights is not None else -1
+    cdef Py_ssize_t n, j
+    cdef int64_t lo = 0, hi = 0
+    cdef double dlo, dhi
+    cdef const char* sp = src._ptr()
+    cdef const char* wp = weights._ptr() if weights is not None else NULL
+    cdef Py_ssize_t wst = weights._strides[0] if weights is not None and weights._ndim == 1 else 0
+    cdef char* op = out._ptr()
+    cdef Py_ssize_t sst
+    if _BINCOUNT[t] == NULL or src._ndim != 1 or not out._is_contig():
+        raise TypeError("bincount kernel: bad arguments")
+    n = src._shape[0]
+    if weights is None:
+        if out._dtype.num != PT_INT64:
+            raise TypeError("bincount kernel: bad output dtype")
+    elif (wt != PT_FLOAT32 and wt != PT_FLOAT64) or out._dtype.num != wt or \
+            weights._ndim != 1 or weights._shape[0] != n:
+        raise TypeError("bincount kernel: bad weights")
+    if n == 0:
+        return
+    sst = src._strides[0]
+    with nogil:
+        _MINMAX[t](sp, n, sst, &dlo, &dhi, &lo, &hi)
+    if lo < 0 or hi >= out._numel:
+        raise ValueError("bincount kernel: values out of range")
+    with nogil:
+        _BINCOUNT[t](sp, n, sst, wp, wst, wt, op)
+
+
+# --------------------------------------------------------------------------
+# isin
+# --------------------------------------------------------------------------
+ctypedef struct _isinjob_t:
+    keyrow_fn keyfn
+    const char* el
+    Py_ssize_t est
+    int isz
+    const uint64_t* tk            # sorted test keys
+    Py_ssize_t m
+    uint8_t* out
+    Py_ssize_t ost
+    bint flt, invert
+    uint64_t nan_key
+    Py_ssize_t n
+    Py_ssize_t block
+
+
+cdef int _isin_range(const void* job, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil:
+    cdef const _isinjob_t* J = <const _isinjob_t*>job
+    cdef Py_ssize_t i, i0, i1, lo, hi, mid
+    cdef uint64_t key
+    cdef bint found
+    cdef uint64_t kbuf[256]
+    cdef Py_ssize_t blk, c
+    i0 = b0 * J.block
+    i1 = b1 * J.block
+    if i1 > J.n:
+        i1 = J.n
+    i = i0
+    while i < i1:
+        blk = i1 - i if i1 - i < 256 else 256
+        J.keyfn(J.el + i * J.est * J.isz, blk, J.est, 0, kbuf)
+        for c in range(blk):
+            key = kbuf[c]
+            found = False
+            if not (J.flt and key == J.nan_key):
+                lo = 0
+                hi = J.m
+                while lo < hi:
+                    mid = lo + ((hi - lo) >> 1)
+                    if J.tk[mid] < key:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                found = lo < J.m and J.tk[lo] == key
+            J.out[(i + c) * J.ost] = found != J.invert
+        i += blk
+    return 0
+
+
+def isin(_TensorBase elements, _TensorBase test, _TensorBase out, bint invert):
+    """out[i] = elements[i] in test (1-D tensors of one dtype; out bool 1-D);
+    NaN is in nothing, -0.0 equals 0.0."""
+    cdef _isinjob_t J
+    cdef int t = elements._dtype.num
+    cdef Py_ssize_t m, nblocks
+    cdef uint64_t* mem
+    cdef int64_t* ix
+    cdef bint swapped
+    cdef int err
+    cdef const char* tp = test._ptr()
+    cdef Py_ssize_t tst = test._strides[0] if test._ndim == 1 else 0
+    if test._dtype.num != t or _KEYROW[t] == NULL or elements._ndim != 1 or test._ndim != 1 or \
+            out._ndim != 1 or out._dtype.num != PT_BOOL or out._shape[0] != elements._shape[0]:
+        raise TypeError("isin kernel: bad arguments")
+    m = test._shape[0]
+    mem = <uint64_t*>malloc(<size_t>m * 32 + 8)
+    if mem == NULL:
+        raise MemoryError("isin: out of memory")
+    ix = <int64_t*>(mem + 2 * m)
+    with nogil:
+        _KEYROW[t](tp, m, tst, 0, mem)
+        swapped = _radix_sort(mem, ix, mem + m, ix + m, m, _WIDTH[t])
+    J.keyfn = _KEYROW[t]
+    J.el = elements._ptr()
+    J.est = elements._strides[0]
+    J.isz = elements._dtype.itemsize
+    J.tk = (mem + m) if swapped else mem
+    J.m = m
+    J.out = <uint8_t*>out._ptr()
+    J.ost = out._strides[0]
+    J.flt = _FLOATING[t]
+    J.invert = invert
+    J.nan_key = _width_mask(_WIDTH[t])
+    J.n = elements._shape[0]
+    J.block = 4096
+    nblocks = (J.n + J.block - 1) // J.block
+    with nogil:
+        err = _run(_isin_range, &J, nblocks, J.n * 4)
+    free(mem)
+
+
+# --------------------------------------------------------------------------
+# table registration
+# --------------------------------------------------------------------------
+cdef void _register(real_t* tag) noexcept nogil:
+    cdef int t = _type_num(tag)
+    _KEYROW[t] = <keyrow_fn>_keyrow[real_t]
+    _SEARCH[t] = <search_fn>_search_row[real_t]
+    _MINMAX[t] = <minmax_fn>_minmax[real_t]
+    _FLOATING[t] = _is_float(tag)
+    _WIDTH[t] = sizeof(real_t)
+
+
+cdef void _register_flt(flt_t* tag) noexcept nogil:
+    cdef int t
+    if flt_t is pt_half_s:
+        t = PT_FLOAT16
+    elif flt_t is pt_bf16_s:
+        t = PT_BFLOAT16
+    elif flt_t is float:
+        t = PT_FLOAT32
+    else:
+        t = PT_FLOAT64
+    _HCOUNT[t] = <histc_count_fn>_histc_count[flt_t]
+    _HSTORE[t] = <histc_store_fn>_histc_store[flt_t]
+
+
+cdef void _register_int(int_t* tag) noexcept nogil:
+    cdef int t
+    if int_t is uint8_t:
+        t = PT_UINT8
+    elif int_t is int8_t:
+        t = PT_INT8
+    elif int_t is int16_t:
+        t = PT_INT16
+    elif int_t is int32_t:
+        t = PT_INT32
+    else:
+        t = PT_INT64
+    _BINCOUNT[t] = <bincount_fn>_bincount[int_t]
+
+
+cdef void _register_all() noexcept nogil:
+    cdef int t
+    for t in range(PT_NUM_TYPES):
+        _KEYROW[t] = NULL
+        _SEARCH[t] = NULL
+        _MINMAX[t] = NULL
+        _HCOUNT[t] = NULL
+        _HSTORE[t] = NULL
+        _BINCOUNT[t] = NULL
+        _FLOATING[t] = False
+        _WIDTH[t] = 0
+    _register(<pt_bool_s*>NULL)
+    _register(<uint8_t*>NULL)
+    _register(<int8_t*>NULL)
+    _register(<int16_t*>NULL)
+    _register(<int32_t*>NULL)
+    _register(<int64_t*>NULL)
+    _register(<pt_half_s*>NULL)
+    _register(<pt_bf16_s*>NULL)
+    _register(<float*>NULL)
+    _register(<double*>NULL)
+    _register_flt(<pt_half_s*>NULL)
+    _register_flt(<pt_bf16_s*>NULL)
+    _register_flt(<float*>NULL)
+    _register_flt(<double*>NULL)
+    _register_int(<uint8_t*>NULL)
+    _register_int(<int8_t*>NULL)
+    _register_int(<int16_t*>NULL)
+    _register_int(<int32_t*>NULL)
+    _register_int(<int64_t*>NULL)
+
+
+_register_all()

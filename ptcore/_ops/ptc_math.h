@@ -1,0 +1,142 @@
+/* Scalar helpers for the elementwise kernels that libm lacks. */
+#ifndef PTC_MATH_H
+#define PTC_MATH_H
+#include <math.h>
+#include <stdint.h>
+
+/* Inverse error function: Giles' single-precision approximation refined by
+ * two Newton steps on erf (accurate to a few ulp in double). */
+static inline double ptc_erfinv(double y)
+{
+    if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
+    if (y == 1.0) return INFINITY;
+    if (y == -1.0) return -INFINITY;
+    double w = -log((1.0 - y) * (1.0 + y)), x;
+    if (w < 6.25) {
+        w -= 3.125;
+        x = -3.6444120640178196996e-21;
+        x = -1.685059138182016589e-19 + x * w;
+        x = 1.2858480715256400167e-18 + x * w;
+        x = 1.115787767802518096e-17 + x * w;
+        x = -1.333171662854620906e-16 + x * w;
+        x = 2.0972767875968561637e-17 + x * w;
+        x = 6.6376381343583238325e-15 + x * w;
+        x = -4.0545662729752068639e-14 + x * w;
+        x = -8.1519341976054721522e-14 + x * w;
+        x = 2.6335093153082322977e-12 + x * w;
+        x = -1.2975133253453532498e-11 + x * w;
+        x = -5.4154120542946279317e-11 + x * w;
+        x = 1.051212273321532285e-09 + x * w;
+        x = -4.1126339803469836976e-09 + x * w;
+        x = -2.9070369957882005086e-08 + x * w;
+        x = 4.2347877827932403518e-07 + x * w;
+        x = -1.3654692000834678645e-06 + x * w;
+        x = -1.3882523362786468719e-05 + x * w;
+        x = 0.0001867342080340571352 + x * w;
+        x = -0.00074070253416626697512 + x * w;
+        x = -0.0060336708714301490533 + x * w;
+        x = 0.24015818242558961693 + x * w;
+        x = 1.6536545626831027356 + x * w;
+    } else if (w < 16.0) {
+        w = sqrt(w) - 3.25;
+        x = 2.2137376921775787049e-09;
+        x = 9.0756561938885390979e-08 + x * w;
+        x = -2.7517406297064545428e-07 + x * w;
+        x = 1.8239629214389227755e-08 + x * w;
+        x = 1.5027403968909827627e-06 + x * w;
+        x = -4.013867526981545969e-06 + x * w;
+        x = 2.9234449089955446044e-06 + x * w;
+        x = 1.2475304481671778723e-05 + x * w;
+        x = -4.7318229009055733981e-05 + x * w;
+        x = 6.8284851459573175448e-05 + x * w;
+        x = 2.4031110387097893999e-05 + x * w;
+        x = -0.0003550375203628474796 + x * w;
+        x = 0.00095328937973738049703 + x * w;
+        x = -0.0016882755560235047313 + x * w;
+        x = 0.0024914420961078508066 + x * w;
+        x = -0.0037512085075692412107 + x * w;
+        x = 0.005370914553590063617 + x * w;
+        x = 1.0052589676941592334 + x * w;
+        x = 3.0838856104922207635 + x * w;
+    } else {
+        w = sqrt(w) - 5.0;
+        x = -2.7109920616438573243e-11;
+        x = -2.5556418169965252055e-10 + x * w;
+        x = 1.5076572693500548083e-09 + x * w;
+        x = -3.7894654401267369937e-09 + x * w;
+        x = 7.6157012080783393804e-09 + x * w;
+        x = -1.4960026627149240478e-08 + x * w;
+        x = 2.9147953450901080826e-08 + x * w;
+        x = -6.7711997758452339498e-08 + x * w;
+        x = 2.2900482228026654717e-07 + x * w;
+        x = -9.9298272942317002539e-07 + x * w;
+        x = 4.5260625972231537039e-06 + x * w;
+        x = -1.9681778105531670567e-05 + x * w;
+        x = 7.5995277030017761139e-05 + x * w;
+        x = -0.00021503011930044477347 + x * w;
+        x = -0.00013871931833623122026 + x * w;
+        x = 1.0103004648645343977 + x * w;
+        x = 4.8499064014085844221 + x * w;
+    }
+    x *= y;
+    /* Newton refinement on erf(x) = y */
+    for (int k = 0; k < 2; k++) {
+        double err = erf(x) - y;
+        x -= err / (1.1283791670955126 * exp(-x * x));
+    }
+    return x;
+}
+
+/* Digamma: reflection for x < 0, recurrence up to x >= 6, asymptotic series.
+ * Poles (non-positive integers) give NaN except x == 0 -> -inf sign-aware,
+ * as PyTorch. */
+static inline double ptc_digamma(double x)
+{
+    if (x == 0.0) return signbit(x) ? INFINITY : -INFINITY;
+    if (isnan(x)) return NAN;
+    if (x < 0.0) {
+        if (x == floor(x)) return NAN;
+        /* psi(1 - x) - pi / tan(pi x) */
+        double r = ptc_digamma(1.0 - x);
+        return r - 3.14159265358979323846 / tan(3.14159265358979323846 * x);
+    }
+    double result = 0.0;
+    while (x < 6.0) { result -= 1.0 / x; x += 1.0; }
+    double f = 1.0 / (x * x);
+    double t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132
+               + f * (691.0 / 32760 + f * (-1.0 / 12 + f * 3617.0 / 8160)))))));
+    return result + log(x) - 0.5 / x + t;
+}
+
+/* Python/NumPy floor division for floats (as PyTorch's div_floor). */
+static inline double ptc_floordiv(double a, double b)
+{
+    if (b == 0.0) return a / b;
+    double mod = fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0.0 && ((b < 0.0) != (mod < 0.0))) div -= 1.0;
+    double fl;
+    if (div != 0.0) {
+        fl = floor(div);
+        if (div - fl > 0.5) fl += 1.0;
+    } else {
+        fl = copysign(0.0, a / b);
+    }
+    return fl;
+}
+static inline float ptc_floordivf(float a, float b)
+{
+    if (b == 0.0f) return a / b;
+    float mod = fmodf(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+    float fl;
+    if (div != 0.0f) {
+        fl = floorf(div);
+        if (div - fl > 0.5f) fl += 1.0f;
+    } else {
+        fl = copysignf(0.0f, a / b);
+    }
+    return fl;
+}
+#endif

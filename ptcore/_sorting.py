@@ -1,0 +1,3 @@
+"""(in progress)"""
+__all__ = []
+_TENSOR_METHODS = {}
