@@ -112,10 +112,11 @@ def get_num_threads():
 
 
 def _default_threads():
+    import builtins
     if _config.NUM_THREADS > 0:
         return _config.NUM_THREADS
     try:
-        return max(len(_os.sched_getaffinity(0)), 1)
+        return builtins.max(builtins.len(_os.sched_getaffinity(0)), 1)
     except (AttributeError, OSError):
         return _os.cpu_count() or 1
 

@@ -1137,11 +1137,27 @@ def _ne_op(self, other):
     return ne(self, other)  # noqa: F821
 
 
+def _fast_op(opname, generic):
+    """Operator method: the Cython fast path for plain same-dtype operands,
+    else the general function (promotion, broadcasting, autograd, devices)."""
+    opi = _B[opname]
+    fast = _D.fast_binary
+
+    def method(self, other):
+        r = fast(opi, self, other)
+        if r is not None:
+            return r
+        return generic(self, other)
+    method.__name__ = generic.__name__
+    return method
+
+
 _TENSOR_METHODS.update(
-    __add__=_op(add), __radd__=_op(add), __iadd__=_inplace(add_),
-    __sub__=_op(sub), __rsub__=_rsub, __isub__=_inplace(sub_),
-    __mul__=_op(mul), __rmul__=_op(mul), __imul__=_inplace(mul_),  # noqa: F821
-    __truediv__=_op(div), __rtruediv__=_rtruediv, __itruediv__=_inplace(div_),
+    __add__=_fast_op("add", _op(add)), __radd__=_fast_op("add", _op(add)), __iadd__=_inplace(add_),
+    __sub__=_fast_op("sub", _op(sub)), __rsub__=_rsub, __isub__=_inplace(sub_),
+    __mul__=_fast_op("mul", _op(mul)), __rmul__=_fast_op("mul", _op(mul)),  # noqa: F821
+    __imul__=_inplace(mul_),  # noqa: F821
+    __truediv__=_fast_op("div", _op(div)), __rtruediv__=_rtruediv, __itruediv__=_inplace(div_),
     __div__=_op(div),
     __floordiv__=_op(floor_divide), __rfloordiv__=_rfloordiv, __ifloordiv__=_inplace(floor_divide_),
     __mod__=_op(remainder), __rmod__=_rmod, __imod__=_inplace(remainder_),  # noqa: F821
@@ -1152,7 +1168,8 @@ _TENSOR_METHODS.update(
     __lshift__=_op(bitwise_left_shift), __ilshift__=_inplace(bitwise_left_shift_),  # noqa: F821
     __rshift__=_op(bitwise_right_shift), __irshift__=_inplace(bitwise_right_shift_),  # noqa: F821
     __eq__=_eq_op, __ne__=_ne_op,
-    __lt__=_op(lt), __le__=_op(le), __gt__=_op(gt), __ge__=_op(ge),  # noqa: F821
+    __lt__=_fast_op("lt", _op(lt)), __le__=_fast_op("le", _op(le)),  # noqa: F821
+    __gt__=_fast_op("gt", _op(gt)), __ge__=_fast_op("ge", _op(ge)),  # noqa: F821
     __neg__=neg, __pos__=lambda self: self, __abs__=abs, __invert__=_invert,  # noqa: F821
     __hash__=_TensorBase.__hash__,
 )

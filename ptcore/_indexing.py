@@ -108,7 +108,7 @@ def _tensor_from_sequence(seq):
     if t.dtype is _C.int64:
         return t
     if t.is_complex():
-        raise IndexError(_INDEX_DTYPE_MSG)
+        raise TypeError("'complex' object cannot be interpreted as an integer")
     return t._to_dtype(_C.int64)
 
 
@@ -358,8 +358,21 @@ def _index_get(result, indices):
     return out
 
 
-def _overlaps(a, b):
-    """Whether two tensors may share memory (same storage, overlapping bytes)."""
+def _dense_overlap(a, b):
+    """PyTorch's ``get_overlap_status(a, b) != No``: only decided for
+    non-overlapping-and-dense tensors ('too hard' otherwise -> False)."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    if not a.is_non_overlapping_and_dense() or not b.is_non_overlapping_and_dense():
+        return False
+    a0, b0 = a.data_ptr(), b.data_ptr()
+    return a0 < b0 + b.numel() * b.element_size() and b0 < a0 + a.numel() * a.element_size()
+
+
+def _may_share(a, b):
+    """Conservative: whether the byte ranges of two tensors intersect."""
     if a.numel() == 0 or b.numel() == 0:
         return False
     if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
@@ -379,19 +392,64 @@ def _overlaps(a, b):
     return alo < bhi and blo < ahi
 
 
-def _index_put(target, indices, values, accumulate):
-    """target[indices] = values with ``values`` of target's dtype."""
+_OVERLAP_MSG = ("unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation.")
+
+
+def _masked_fill_dispatch(target, recorded, values):
+    """PyTorch's ``canDispatchToMaskedFill``: one mask index and a one-element
+    value -> ``masked_fill_``.  Returns True when done."""
+    if values.numel() != 1 or values.device.type != "cpu" or len(recorded) != 1:
+        return False
+    dim, m = recorded[0]
+    if not _is_mask(m) or m.device != target.device:
+        return False
+    for j in range(m.dim()):
+        if m.shape[j] != target.shape[dim + j]:
+            raise IndexError(
+                f"The shape of the mask {_fmt(m.shape)} at index {j} does not match the shape of "
+                f"the indexed tensor {_fmt(target.shape)} at index {dim + j}")
+    mask = _plain(m)
+    trailing = target.dim() - dim - m.dim()
+    if trailing:
+        mask = mask.reshape(tuple(mask.shape) + (1,) * trailing)
+    from ptcore._shape_ops import masked_fill_
+    masked_fill_(target, mask, values.item())
+    return True
+
+
+def _index_put_impl(target, recorded, values, accumulate):
+    """``target[recorded] = values`` (or +=) with PyTorch's ``_index_put_impl_``
+    order of checks: masked_fill dispatch, overlap, index expansion and
+    broadcasting, value shape, value dtype, index bounds."""
+    if not accumulate and _masked_fill_dispatch(target, recorded, values):
+        return
+    values = _plain(values)
+    if _dense_overlap(target, values):
+        raise RuntimeError(_OVERLAP_MSG)
+    for s, st in zip(target.shape, target.stride()):
+        if st == 0 and s > 1:
+            warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the "
+                          "tensor before performing this operation. This also applies to advanced "
+                          "indexing e.g. tensor[indices] = tensor", UserWarning, stacklevel=4)
+            break
+    indices = _expand_indices(target, recorded)
     bshape, shape, positions, adjacent = _index_shape(target.shape, indices)
     if _broadcast_two(shape, values.shape) != tuple(shape):
         raise RuntimeError(f"shape mismatch: value tensor of shape {_fmt(values.shape)} cannot "
                            f"be broadcast to indexing result of shape {_fmt(shape)}")
+    if values.dtype is not target.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_scalar_name(target.dtype)} for the destination and {_scalar_name(values.dtype)} "
+            "for the source.")
     if _numel(shape) == 0:
         return
     _validate(target.shape, indices, positions)
     _registry.check_same_device("index_put_", target, values,
                                 *[indices[d] for d in positions])
-    values = _plain(values)
-    if _overlaps(target, values):
+    if _may_share(target, values):
         values = values.clone()
     _registry.kernel("index_put_", target.device)(target, indices, values, accumulate, bshape,
                                                   shape, positions, adjacent)
@@ -415,6 +473,12 @@ def _value_tensor(self, value):
         t = _C.empty((), dtype=self.dtype)
         t.fill_(value)
         return t if self.device.type == "cpu" else t.to(self.device)
+    if _is_sequence(value):
+        # an extension over PyTorch (which rejects lists): as basic indexing
+        # does, the data becomes a tensor converted to self's dtype
+        from ptcore._creation import tensor
+        t = tensor(value)._to_dtype(self.dtype)
+        return t if self.device.type == "cpu" else t.to(self.device)
     from ptcore.tensor import _legacy_type_name
     raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type_name(self)}")
 
@@ -423,20 +487,18 @@ def setitem(self, idx, value):
     """``self[idx] = value`` when ``idx`` has an advanced item."""
     value = _value_tensor(self, value)
     result, recorded = _apply_slicing(self, _items_of(idx))
-    # PyTorch drops leading size-1 dims of the value ("slicePrefix1sSize")
-    v = value
-    while v.dim() > 0 and v.shape[0] == 1:
-        v = v.select(0, 0) if not v._requires_grad else v.detach().select(0, 0)
     if not recorded:
-        result[...] = v
+        result[...] = value
         self._bump_version()
         return
-    if v.dtype is not self.dtype:
-        raise RuntimeError(
-            f"Index put requires the source and destination dtypes match, got "
-            f"{_scalar_name(self.dtype)} for the destination and {_scalar_name(v.dtype)} for the "
-            "source.")
-    _index_put(result, _expand_indices(result, recorded), v, False)
+    # PyTorch drops leading size-1 dims of the value ("slicePrefix1sSize")
+    v = _plain(value)
+    k = 0
+    while k < v.dim() and v.shape[k] == 1:
+        k += 1
+    if k:
+        v = v.reshape(tuple(v.shape[k:]))
+    _index_put_impl(result, recorded, v, False)
     self._bump_version()
 
 
@@ -457,25 +519,21 @@ def index_put_(input, indices, values, accumulate=False):
     if not isinstance(values, _TensorBase):
         raise TypeError(f"index_put_(): argument 'values' must be Tensor, not "
                         f"{type(values).__name__}")
+    if len(indices) > input.dim():
+        raise IndexError(f"too many indices for tensor of dimension {input.dim()} "
+                         f"(got {len(indices)})")
     if len(indices) == 0:
         raise RuntimeError("index_put_(): expected at least one index tensor")
-    if values.dtype is not input.dtype:
-        raise RuntimeError(
-            f"Index put requires the source and destination dtypes match, got "
-            f"{_scalar_name(input.dtype)} for the destination and "
-            f"{_scalar_name(values.dtype)} for the source.")
-    if _specified_dims(indices) > input.dim():
-        raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
-    for t in indices:
-        if t.is_floating_point() or t.is_complex() or t.dtype in (_C.int8, _C.int16):
-            raise IndexError(_INDEX_DTYPE_MSG)
     target = _plain(input)
     recorded = []
     dim = 0
     for t in indices:
         recorded.append((dim, t))
         dim += t.dim() if _is_mask(t) else 1
-    _index_put(target, _expand_indices(target, recorded), values, bool(accumulate))
+    if dim > input.dim():
+        raise IndexError(f"too many indices for tensor of dimension {input.dim()} "
+                         f"(got {dim})")
+    _index_put_impl(target, recorded, values, bool(accumulate))
     input._bump_version()
     return input
 

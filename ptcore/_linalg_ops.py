@@ -1,3 +1,1464 @@
-"""(in progress)"""
-__all__ = []
-_TENSOR_METHODS = {}
+"""Matrix products: ``matmul`` and its family, ``einsum``, ``tensordot``, ``kron``.
+
+Float32/float64/complex64/complex128 products go to BLAS (SciPy's OpenBLAS,
+through ``ptcore._ops._blas``), without copies whenever BLAS can read an
+operand as it is laid out; float16/bfloat16 are computed in float32 (as
+PyTorch's CPU does) and rounded once; integer products use an exact kernel
+that wraps like PyTorch's.  The BLAS extension loads SciPy's linear algebra,
+so it is imported on the first product, not at ``import ptcore``.
+
+The top-level forms of the ``ptcore.linalg`` factorisations (``det``,
+``inverse``, ``svd`` ...) live here too; they call ``ptcore.linalg``.
+"""
+import builtins as _b
+import math as _math
+import numbers as _numbers
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore._registry import check_same_device as _check_same_device
+
+__all__ = [
+    "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger",
+    "addmm", "addmv", "addr", "baddbmm", "addbmm",
+    "einsum", "tensordot", "kron", "chain_matmul", "matrix_power",
+    "det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "pinverse",
+]
+
+# ---------------------------------------------------------------------------
+# lazy BLAS import and thread count
+# ---------------------------------------------------------------------------
+_BLAS = None
+_BLAS_THREADS = [None]     # last value given to _set_blas_threads
+_BLAS_SETTER = [None]      # callable(n) that sets the BLAS pool size
+
+
+def _blas():
+    """``ptcore._ops._blas``, imported (and its thread count set) on first use."""
+    global _BLAS
+    if _BLAS is None:
+        from ptcore._ops import _blas as mod
+        _BLAS = mod
+        _apply_blas_threads()
+    return _BLAS
+
+
+def _find_blas_setter():
+    """A function setting the thread count of the BLAS that SciPy's
+    ``cython_blas`` uses: SciPy's bundled OpenBLAS through ctypes, else
+    threadpoolctl (optional) on the BLAS libraries it finds."""
+    import ctypes
+    import glob
+    import os
+    try:
+        import scipy
+        base = os.path.dirname(os.path.dirname(scipy.__file__))
+        libs = sorted(glob.glob(os.path.join(base, "scipy.libs", "*openblas*.so*")))
+        libs += sorted(glob.glob(os.path.join(os.path.dirname(scipy.__file__), ".dylibs",
+                                              "*openblas*")))
+    except Exception:           # pragma: no cover - no SciPy
+        libs = []
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in ("scipy_openblas_set_num_threads", "openblas_set_num_threads",
+                    "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn.argtypes = [ctypes.c_int]
+                fn.restype = None
+                return fn
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+
+    def setter(n):
+        threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+    return setter
+
+
+def _apply_blas_threads():
+    n = _BLAS_THREADS[0]
+    if n is None:
+        from ptcore._ops import _parallel
+        n = _parallel._get_num_threads()
+    if _BLAS_SETTER[0] is None:
+        _BLAS_SETTER[0] = _find_blas_setter() or (lambda n: None)
+    try:
+        _BLAS_SETTER[0](int(n))
+    except Exception:           # pragma: no cover - a foreign BLAS refusing
+        pass
+
+
+def _set_blas_threads(n):
+    """Threads BLAS/LAPACK may use (called by ``ptcore.set_num_threads``).
+
+    Before the first product this only records ``n``; SciPy's BLAS is not
+    loaded for it."""
+    _BLAS_THREADS[0] = int(n)
+    if _BLAS is not None:
+        _apply_blas_threads()
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+_CPP_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+_BLAS_NUMS = (_C.float32.num, _C.float64.num, _C.complex64.num, _C.complex128.num)
+_LOW = (_C.float16, _C.bfloat16)
+
+
+def _cpp(dt):
+    return _CPP_NAMES[dt._name]
+
+
+def _st(dt):
+    return dt._legacy
+
+
+def _check_tensor(x, name, pos, fn):
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, "
+                        f"not {type(x).__name__}")
+
+
+def _check_cpu(fn, *ts):
+    if all(t.is_cpu for t in ts):
+        return None
+    dev = _check_same_device(fn, *ts)
+    if dev is not None and dev.type != "cpu":
+        from ptcore._registry import kernel
+        kernel(fn, dev)          # raises the device error (or routes later)
+    return dev
+
+
+def _not_impl(kname, dt):
+    return NotImplementedError(f'"{kname}" not implemented for \'{_st(dt)}\'')
+
+
+def _empty(shape, dt):
+    return _C.empty(tuple(shape), dtype=dt)
+
+
+def _usable(t):
+    return t if _blas().usable(t) else t.contiguous()
+
+
+def _vec_usable(t):
+    return t if _blas().vector_usable(t) else t.contiguous()
+
+
+def _finish(result, out, fn="matmul"):
+    """Return ``result``, or write it into ``out`` (resized as PyTorch does)."""
+    if out is None:
+        return result
+    if not isinstance(out, _TensorBase):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp(result.dtype)}, but got "
+                           f"{_cpp(out.dtype)} instead")
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(tuple(result.shape))
+    out.copy_(result)
+    return out
+
+
+def _scalar_ok(value, dt, name):
+    """PyTorch's check: integral tensors take no floating alpha/beta."""
+    if not (dt.is_floating_point or dt.is_complex):
+        if isinstance(value, _b.float) or isinstance(value, _b.complex):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               "floating point number.")
+    elif not dt.is_complex and isinstance(value, _b.complex):
+        raise RuntimeError(f"For non-complex input tensors, argument {name} must not be a "
+                           "complex number.")
+    return value
+
+
+def _int_scalar(v):
+    if isinstance(v, _TensorBase):
+        v = v.item()
+    if isinstance(v, _b.complex):
+        v = v.real
+    return _b.int(v)
+
+
+def _is_zero(v):
+    if isinstance(v, _TensorBase):
+        v = v.item()
+    return v == 0
+
+
+# ---------------------------------------------------------------------------
+# the product kernel: c = beta * c + alpha * (a @ b) over equal batch dims
+# ---------------------------------------------------------------------------
+def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
+    """``a`` (..., M, K) @ ``b`` (..., K, N) with equal batch sizes (``a``/``b``
+    may be expanded views).  Returns ``c`` (updated in place when given and
+    BLAS-writable) or a new contiguous tensor."""
+    dt = a.dtype
+    if dt is _C.bool_:
+        raise _not_impl(kname, dt)
+    if c is None and dt not in _LOW and type(alpha) is _b.int and alpha == 1:
+        return _blas().product(a, b)
+    shape = tuple(a.shape)[:-1] + (tuple(b.shape)[-1],)
+    if beta is not None and _is_zero(beta):
+        beta = 0
+    if dt in _LOW:
+        a32 = a._to_dtype(_C.float32)
+        b32 = b._to_dtype(_C.float32)
+        c32 = None
+        if c is not None and not _is_zero(beta):
+            c32 = c._to_dtype(_C.float32, copy=True)
+        r32 = _product(a32, b32, c32, alpha, beta if c32 is not None else 0)
+        if c is not None:
+            c.copy_(r32)
+            return c
+        return r32._to_dtype(dt)
+    if dt.is_floating_point or dt.is_complex:
+        if not dt.is_complex:
+            if isinstance(alpha, _b.complex):
+                alpha = alpha.real
+            if isinstance(beta, _b.complex):
+                beta = beta.real
+        alpha = alpha.item() if isinstance(alpha, _TensorBase) else alpha
+        beta = beta.item() if isinstance(beta, _TensorBase) else beta
+    else:
+        alpha = _int_scalar(alpha)
+        beta = _int_scalar(beta)
+    blas = _blas()
+    if dt.num in _BLAS_NUMS:
+        if not blas.usable(a):
+            a = a.contiguous()
+        if not blas.usable(b):
+            b = b.contiguous()
+    target = c
+    if c is None:
+        target = _empty(shape, dt)
+        beta = 0
+    elif not _writable(c, a, b):
+        target = c.contiguous() if beta != 0 else _empty(shape, dt)
+        if target is c:
+            target = c.clone()
+    blas.mm_into(target, a, b, alpha, beta)
+    if c is not None and target is not c:
+        c.copy_(target)
+        return c
+    return target
+
+
+def _writable(c, a, b):
+    """Whether BLAS may write ``c`` directly: a unit stride in one of its two
+    last dims, no internal overlap in the matrices, and no memory shared
+    with the operands."""
+    if c.numel() == 0:
+        return True
+    s = c.stride()
+    sh = c.shape
+    m, n = sh[-2], sh[-1]
+    rs, cs = s[-2], s[-1]
+    if n <= 1:
+        cs = 1
+    if m <= 1:
+        rs = n if cs == 1 else 1
+    if not ((cs == 1 and rs >= _b.max(n, 1)) or (rs == 1 and cs >= _b.max(m, 1))):
+        return False
+    for i in range(c.dim() - 2):
+        if s[i] == 0 and sh[i] > 1:
+            return False
+    for t in (a, b):
+        if t.untyped_storage().data_ptr() == c.untyped_storage().data_ptr() and t.numel() > 0:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# matmul family
+# ---------------------------------------------------------------------------
+def _mm_check(a, b):
+    if a.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if b.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_cpp(a.dtype)} != {_cpp(b.dtype)}")
+    sa = tuple(a.shape)
+    sb = tuple(b.shape)
+    if sa[1] != sb[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and "
+                           f"{sb[0]}x{sb[1]})")
+
+
+def mm(input, mat2, *, out=None):
+    """Matrix product of two 2-D tensors (``torch.mm``)."""
+    _check_tensor(input, "input", 1, "mm")
+    _check_tensor(mat2, "mat2", 2, "mm")
+    _check_cpu("mm", input, mat2)
+    _mm_check(input, mat2)
+    return _finish(_product(input, mat2), out, "mm")
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of two 3-D tensors (``torch.bmm``)."""
+    _check_tensor(input, "input", 1, "bmm")
+    _check_tensor(mat2, "mat2", 2, "bmm")
+    _check_cpu("bmm", input, mat2)
+    _bmm_check(input, mat2)
+    if input.dtype is _C.bool_:
+        raise _not_impl("bmm", input.dtype)
+    return _finish(_product(input, mat2), out, "bmm")
+
+
+def _bmm_check(a, b, n1="batch1", n2="batch2"):
+    if a.dim() != 3:
+        raise RuntimeError(f"{n1} must be a 3D tensor")
+    if b.dim() != 3:
+        raise RuntimeError(f"{n2} must be a 3D tensor")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
+    if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+
+
+def _mv_check(mat, vec, input_shape=None, input_dtype=None):
+    if mat.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got "
+                           f"{1 if input_shape is None else len(input_shape)}, {mat.dim()}, "
+                           f"{vec.dim()}")
+    idt = vec.dtype if input_dtype is None else input_dtype
+    if not (idt is mat.dtype is vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_st(idt)}, {_st(mat.dtype)}, and {_st(vec.dtype)}")
+    ish = (mat.shape[0],) if input_shape is None else tuple(input_shape)
+    if mat.shape[1] != vec.shape[0] or not (
+            ish == (mat.shape[0],) or ish == (1,) or ish == ()):
+        got = ish[0] if len(ish) else 1
+        raise RuntimeError(f"size mismatch, got input ({got}), mat ({mat.shape[0]}x"
+                           f"{mat.shape[1]}), vec ({vec.shape[0]})")
+
+
+def mv(input, vec, *, out=None):
+    """Matrix-vector product (``torch.mv``)."""
+    _check_tensor(input, "input", 1, "mv")
+    _check_tensor(vec, "vec", 2, "mv")
+    _check_cpu("mv", input, vec)
+    _mv_check(input, vec)
+    if input.dtype is _C.bool_:
+        raise _not_impl("addmv_impl_cpu", input.dtype)
+    r = _product(input, vec.unsqueeze(1)).squeeze(1)
+    return _finish(r, out, "mv")
+
+
+def _dot_check(a, b):
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_st(a.dtype)} and {_st(b.dtype)}")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                           f"[{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    if a.dtype is _C.bool_:
+        raise _not_impl("dot", a.dtype)
+
+
+def _dot_impl(a, b, conj):
+    dt = a.dtype
+    if dt in _LOW:
+        return _dot_impl(a._to_dtype(_C.float32), b._to_dtype(_C.float32), conj)._to_dtype(dt)
+    out = _empty((), dt)
+    blas = _blas()
+    blas.dot_into(out, _vec_usable(a), _vec_usable(b), bool(conj and dt.is_complex))
+    return out
+
+
+def dot(input, tensor, *, out=None):
+    """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
+    _check_tensor(input, "input", 1, "dot")
+    _check_tensor(tensor, "tensor", 2, "dot")
+    _check_cpu("dot", input, tensor)
+    _dot_check(input, tensor)
+    return _finish(_dot_impl(input, tensor, False), out, "dot")
+
+
+def vdot(input, other, *, out=None):
+    """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
+    _check_tensor(input, "input", 1, "vdot")
+    _check_tensor(other, "other", 2, "vdot")
+    _check_cpu("vdot", input, other)
+    _dot_check(input, other)
+    return _finish(_dot_impl(input, other, True), out, "vdot")
+
+
+def _broadcast_batch(sa, sb):
+    """PyTorch's broadcast of two batch shapes (error names tensors a and b)."""
+    n = _b.max(len(sa), len(sb))
+    sa = (1,) * (n - len(sa)) + tuple(sa)
+    sb = (1,) * (n - len(sb)) + tuple(sb)
+    out = []
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _batched_matmul(a, b):
+    """``a`` (..., M, K) @ ``b`` (..., K, N), both at least 2-D, batch dims
+    broadcast.  Shapes and dtypes already checked."""
+    batch = _broadcast_batch(a.shape[:-2], b.shape[:-2])
+    blas = _blas()
+    if a.dtype.num in _BLAS_NUMS:
+        # make operands BLAS-readable before expanding (never materialise
+        # a broadcast)
+        if not blas.usable(a):
+            a = a.contiguous()
+        if not blas.usable(b):
+            b = b.contiguous()
+    a = a.expand(*batch, a.shape[-2], a.shape[-1])
+    b = b.expand(*batch, b.shape[-2], b.shape[-1])
+    return _product(a, b, kname="bmm")
+
+
+def matmul(input, other, *, out=None):
+    """Matrix product with PyTorch's 1-D/2-D/batched rules (``torch.matmul``).
+
+    1-D @ 1-D is a dot product (0-d result); a 1-D first operand gets a dim
+    prepended and a 1-D second operand a dim appended, removed afterwards;
+    batch dims broadcast.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> a = ptcore.ones(2, 3, 4)
+    >>> ptcore.matmul(a, ptcore.ones(4)).shape
+    ptcore.Size([2, 3])
+    """
+    _check_tensor(input, "input", 1, "matmul")
+    _check_tensor(other, "other", 2, "matmul")
+    _check_cpu("matmul", input, other)
+    a, b = input, other
+    da, db = a.dim(), b.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        _dot_check(a, b)
+        r = _dot_impl(a, b, False)
+    elif da == 2 and db == 1:
+        _mv_check(a, b)
+        if a.dtype is _C.bool_:
+            raise _not_impl("addmv_impl_cpu", a.dtype)
+        r = _product(a, b.unsqueeze(1)).squeeze(1)
+    elif da == 1 and db == 2:
+        a2 = a.unsqueeze(0)
+        _mm_check(a2, b)
+        r = _product(a2, b).squeeze(0)
+    elif da == 2 and db == 2:
+        _mm_check(a, b)
+        r = _product(a, b)
+    elif da >= 3 and db <= 2:
+        # fold the batch into the rows: one large product
+        K = a.shape[-1]
+        rows = a.numel() // K if K else _math.prod(a.shape[:-1])
+        folded_shape = (rows, K)
+        if db == 1:
+            if a.dtype is not b.dtype:
+                raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                                   f"{_st(b.dtype)}, {_st(a.dtype)}, and {_st(b.dtype)}")
+            if K != b.shape[0]:
+                raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{K}), "
+                                   f"vec ({b.shape[0]})")
+            if a.dtype is _C.bool_:
+                raise _not_impl("addmv_impl_cpu", a.dtype)
+            b2 = b.unsqueeze(1)
+        else:
+            if a.dtype is not b.dtype:
+                raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                                   f"{_cpp(a.dtype)} != {_cpp(b.dtype)}")
+            if K != b.shape[0]:
+                raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{K} and "
+                                   f"{b.shape[0]}x{b.shape[1]})")
+            b2 = b
+        try:
+            a2 = a.view(folded_shape)
+        except RuntimeError:
+            a2 = None
+        if a2 is not None:
+            r = _product(a2, b2).view(tuple(a.shape[:-1]) + tuple(b2.shape[-1:]))
+        else:
+            r = _batched_matmul(a, b2)
+        if db == 1:
+            r = r.squeeze(-1)
+    else:
+        # at least one operand >= 3-D, the other 1-D or 2-D or batched
+        a2 = a.unsqueeze(0) if da == 1 else a
+        b2 = b.unsqueeze(-1) if db == 1 else b
+        if a2.dtype is not b2.dtype:
+            raise RuntimeError(f"expected scalar type {_st(a2.dtype)} but found "
+                               f"{_st(b2.dtype)}")
+        batch = _broadcast_batch(a2.shape[:-2], b2.shape[:-2])
+        if a2.shape[-1] != b2.shape[-2]:
+            nb = _math.prod(batch)
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{nb}, {a2.shape[-1]}] but got: [{nb}, {b2.shape[-2]}].")
+        if a2.dtype is _C.bool_:
+            raise _not_impl("bmm", a2.dtype)
+        r = _batched_matmul(a2, b2)
+        if da == 1:
+            r = r.squeeze(-2)
+        if db == 1:
+            r = r.squeeze(-1)
+    return _finish(r, out, "matmul")
+
+
+def inner(input, other, *, out=None):
+    """Inner product over the last dims (``torch.inner``)."""
+    _check_tensor(input, "input", 1, "inner")
+    _check_tensor(other, "other", 2, "inner")
+    _check_cpu("inner", input, other)
+    if input.dim() == 0 or other.dim() == 0:
+        # a scalar times a tensor: an exact rank-1 product
+        from ptcore._dtype_utils import _result_type
+        dt = _result_type(input, other)
+        s, t = (input, other) if input.dim() == 0 else (other, input)
+        r = _rank1(t._to_dtype(dt).reshape(-1), s._to_dtype(dt).reshape(1))
+        return _finish(r.reshape(tuple(t.shape)), out, "inner")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {_st(input.dtype)} but found "
+                           f"{_st(other.dtype)}")
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return _finish(tensordot(input, other, dims=([input.dim() - 1], [other.dim() - 1])), out,
+                   "inner")
+
+
+# ---------------------------------------------------------------------------
+# add* forms
+# ---------------------------------------------------------------------------
+def _expand_input(inp, shape):
+    return inp.expand(*shape)
+
+
+def _addmm_impl(inp, m1, m2, beta, alpha, fn):
+    if inp.dtype is not m2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_st(inp.dtype)} "
+                           f"and {_st(m2.dtype)}")
+    _mm_check(m1, m2)
+    shape = (m1.shape[0], m2.shape[1])
+    if inp.dim() > 2:
+        raise RuntimeError(f"expand({inp.type()}{{{list(inp.shape)}}}, size={list(shape)}): the "
+                           f"number of sizes provided (2) must be greater or equal to the number "
+                           f"of dimensions in the tensor ({inp.dim()})")
+    c = None
+    if not _is_zero(beta):
+        c = _expand_input(inp, shape).clone(memory_format=_C.contiguous_format)
+    else:
+        _expand_input(inp, shape)       # shape check only
+    return _product(m1, m2, c, alpha, beta)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``).  With
+    ``beta == 0`` the values of ``input`` (NaN included) are ignored."""
+    for x, n, p in ((input, "input", 1), (mat1, "mat1", 2), (mat2, "mat2", 3)):
+        _check_tensor(x, n, p, "addmm")
+    _check_cpu("addmm", input, mat1, mat2)
+    return _finish(_addmm_impl(input, mat1, mat2, beta, alpha, "addmm"), out, "addmm")
+
+
+def _inplace_shape_check(self, shape):
+    if tuple(self.shape) != tuple(shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output "
+                           f"tensor size {list(shape)} should match")
+
+
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """In-place :func:`addmm`."""
+    _check_tensor(mat1, "mat1", 1, "addmm_")
+    _check_tensor(mat2, "mat2", 2, "addmm_")
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_st(self.dtype)} "
+                           f"and {_st(mat2.dtype)}")
+    _mm_check(mat1, mat2)
+    _inplace_shape_check(self, (mat1.shape[0], mat2.shape[1]))
+    _product(mat1, mat2, self, alpha, beta)
+    return self
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
+    for x, n, p in ((input, "input", 1), (mat, "mat", 2), (vec, "vec", 3)):
+        _check_tensor(x, n, p, "addmv")
+    _check_cpu("addmv", input, mat, vec)
+    _mv_check(mat, vec, input.shape, input.dtype)
+    dt = mat.dtype
+    if dt is _C.bool_:
+        raise _not_impl("addmv_impl_cpu", dt)
+    _scalar_ok(alpha, dt, "alpha")
+    _scalar_ok(beta, dt, "beta")
+    c = None
+    if not _is_zero(beta):
+        c = input.expand(mat.shape[0]).clone(memory_format=_C.contiguous_format).unsqueeze(1)
+    r = _product(mat, vec.unsqueeze(1), c, alpha, beta).squeeze(1)
+    return _finish(r, out, "addmv")
+
+
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """In-place :func:`addmv`."""
+    _mv_check(mat, vec, self.shape, self.dtype)
+    _inplace_shape_check(self, (mat.shape[0],))
+    if mat.dtype is _C.bool_:
+        raise _not_impl("addmv_impl_cpu", mat.dtype)
+    _product(mat, vec.unsqueeze(1), self.unsqueeze(1), alpha, beta)
+    return self
+
+
+def _outer_check(a, b, fn="outer"):
+    if a.dim() != 1:
+        raise RuntimeError(f"{fn}: Expected 1-D argument self, but got {a.dim()}-D")
+    if b.dim() != 1:
+        raise RuntimeError(f"{fn}: Expected 1-D argument vec2, but got {b.dim()}-D")
+
+
+def _rank1(a, b, c=None, alpha=1, beta=0):
+    """``beta * c + alpha * outer(a, b)`` in ``a``'s dtype (bool via uint8)."""
+    dt = a.dtype
+    if dt is _C.bool_:
+        u = _C.uint8
+        cu = c._to_dtype(u, copy=True) if c is not None else None
+        r = _rank1(a._to_dtype(u), b._to_dtype(u), cu, _b.int(_b.bool(alpha)),
+                   _b.int(_b.bool(beta)))
+        return r._to_dtype(dt)
+    return _product(a.unsqueeze(1), b.unsqueeze(0), c, alpha, beta)
+
+
+def outer(input, vec2, *, out=None):
+    """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
+    _check_tensor(input, "input", 1, "outer")
+    _check_tensor(vec2, "vec2", 2, "outer")
+    _check_cpu("outer", input, vec2)
+    _outer_check(input, vec2)
+    from ptcore._dtype_utils import _result_type
+    dt = _result_type(input, vec2)
+    r = _rank1(input._to_dtype(dt), vec2._to_dtype(dt))
+    return _finish(r, out, "outer")
+
+
+ger = outer
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``; dtypes promote)."""
+    for x, n, p in ((input, "input", 1), (vec1, "vec1", 2), (vec2, "vec2", 3)):
+        _check_tensor(x, n, p, "addr")
+    _check_cpu("addr", input, vec1, vec2)
+    if vec1.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
+    if vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    from ptcore._dtype_utils import _result_type
+    dt = _result_type(input, vec1, vec2)
+    if dt is _C.bool_:
+        for v, n in ((alpha, "alpha"), (beta, "beta")):
+            if not isinstance(v, (_b.bool, _b.int)):
+                raise RuntimeError(f"For integral input tensors, argument {n} must not be a "
+                                   "floating point number.")
+    _scalar_ok(alpha, dt, "alpha")
+    _scalar_ok(beta, dt, "beta")
+    shape = (vec1.shape[0], vec2.shape[0])
+    c = None
+    if not _is_zero(beta):
+        c = input._to_dtype(dt).expand(*shape).clone(memory_format=_C.contiguous_format)
+    else:
+        input.expand(*shape)
+    r = _rank1(vec1._to_dtype(dt), vec2._to_dtype(dt), c, alpha, beta)
+    return _finish(r, out, "addr")
+
+
+def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In-place :func:`addr`."""
+    r = addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    _inplace_shape_check(self, r.shape)
+    self.copy_(r)
+    return self
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
+    for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
+        _check_tensor(x, n, p, "baddbmm")
+    _check_cpu("baddbmm", input, batch1, batch2)
+    _bmm_check(batch1, batch2)
+    if input.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input.dtype)}, "
+                           f"batch1: {_cpp(batch1.dtype)}, batch2: {_cpp(batch2.dtype)}")
+    if batch1.dtype is _C.bool_:
+        raise _not_impl("bmm", batch1.dtype)
+    _scalar_ok(alpha, batch1.dtype, "alpha")
+    _scalar_ok(beta, batch1.dtype, "beta")
+    shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+    c = None
+    if not _is_zero(beta):
+        c = input.expand(*shape).clone(memory_format=_C.contiguous_format)
+    else:
+        input.expand(*shape)
+    return _finish(_product(batch1, batch2, c, alpha, beta, kname="bmm"), out, "baddbmm")
+
+
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place :func:`baddbmm`."""
+    _bmm_check(batch1, batch2)
+    if self.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(self.dtype)}, "
+                           f"batch1: {_cpp(batch1.dtype)}, batch2: {_cpp(batch2.dtype)}")
+    if batch1.dtype is _C.bool_:
+        raise _not_impl("bmm", batch1.dtype)
+    _inplace_shape_check(self, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    _product(batch1, batch2, self, alpha, beta, kname="bmm")
+    return self
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` (``torch.addbmm``),
+    computed as one (M, B*K) @ (B*K, N) product."""
+    for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
+        _check_tensor(x, n, p, "addbmm")
+    _check_cpu("addbmm", input, batch1, batch2)
+    if batch1.dim() != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    if not (input.dtype is batch1.dtype is batch2.dtype):
+        raise RuntimeError(f"expected scalar type {_st(input.dtype)} but found "
+                           f"{_st(batch2.dtype if batch1.dtype is input.dtype else batch1.dtype)}")
+    if batch1.dtype is _C.bool_:
+        raise _not_impl("addmm_impl_cpu_", batch1.dtype)
+    B, M, K = batch1.shape
+    N = batch2.shape[2]
+    a = batch1.permute(1, 0, 2).reshape(M, B * K)
+    b = batch2.reshape(B * K, N)
+    c = None
+    if not _is_zero(beta):
+        c = input.expand(M, N).clone(memory_format=_C.contiguous_format)
+    else:
+        input.expand(M, N)
+    return _finish(_product(a, b, c, alpha, beta), out, "addbmm")
+
+
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place :func:`addbmm`."""
+    r = addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    _inplace_shape_check(self, r.shape)
+    self.copy_(r)
+    return self
+
+
+# ---------------------------------------------------------------------------
+# sums through products (no dependency on the reduction kernels)
+# ---------------------------------------------------------------------------
+def _sum_last(t, k):
+    """Sum ``t`` over its last ``k`` dims, keeping ``t``'s dtype (exact
+    wrapping for integers; float16/bfloat16 accumulate in float32)."""
+    if k == 0:
+        return t
+    lead = tuple(t.shape[:t.dim() - k])
+    r = _math.prod(t.shape[t.dim() - k:])
+    n = _math.prod(lead)
+    work = t._to_dtype(_C.int64) if t.dtype is _C.bool_ else t
+    ones = _C.ones(r, 1, dtype=work.dtype)
+    return _product(work.reshape(n, r), ones).reshape(lead)
+
+
+def _sum_dims(t, dims):
+    """Sum over ``dims`` (removed)."""
+    dims = sorted(set(d % t.dim() for d in dims)) if t.dim() else []
+    if not dims:
+        return t
+    keep = [d for d in range(t.dim()) if d not in dims]
+    return _sum_last(t.permute(*keep, *dims), len(dims))
+
+
+# ---------------------------------------------------------------------------
+# einsum
+# ---------------------------------------------------------------------------
+def _einsum_parse_sublist(args):
+    ops, subs = [], []
+    args = list(args)
+    out_sub = None
+    while len(args) >= 2:
+        ops.append(args.pop(0))
+        subs.append(args.pop(0))
+    if args:
+        out_sub = args.pop(0)
+
+    def conv(sub):
+        s = ""
+        for x in sub:
+            if x is Ellipsis:
+                s += "..."
+            else:
+                x = _b.int(x)
+                if not 0 <= x < 52:
+                    raise RuntimeError(f"einsum(): subscript in subscript list is not within the "
+                                       f"valid range [0, 52)")
+                s += chr(ord("A") + x) if x < 26 else chr(ord("a") + x - 26)
+        return s
+    eq = ",".join(conv(s) for s in subs)
+    if out_sub is not None:
+        eq += "->" + conv(out_sub)
+    return eq, ops
+
+
+def _einsum_terms(term, ndim, idx):
+    """Labels of one operand's term: a list of letters and ('...', k) markers."""
+    labels = []
+    i = 0
+    ell = False
+    while i < len(term):
+        ch = term[i]
+        if ch == ".":
+            if term[i:i + 3] != "..." or ell:
+                raise RuntimeError("einsum(): found '.' for operand %d that is not part of any "
+                                   "ellipsis" % idx if term[i:i + 3] != "..." else
+                                   "einsum(): found '.' for operand %d for which an ellipsis "
+                                   "was already found" % idx)
+            ell = True
+            labels.append(None)
+            i += 3
+            continue
+        if not ch.isalpha() or not ch.isascii():
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               f"string, subscripts must be in [a-zA-Z]")
+        labels.append(ch)
+        i += 1
+    nl = len(labels) - (1 if ell else 0)
+    if ell:
+        if nl > ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({nl}) is "
+                               f"more than the number of dimensions ({ndim}) for operand {idx}")
+    elif nl != ndim:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation ({nl}) does not "
+                           f"match the number of dimensions ({ndim}) for operand {idx} and no "
+                           f"ellipsis was given")
+    return labels, ndim - nl if ell else 0
+
+
+def einsum(*args):
+    """Einstein summation (``torch.einsum``): ``einsum('ij,jk->ik', a, b)``.
+
+    Supports ``...`` (broadcast batch dims), implicit output (alphabetical
+    labels that appear once, after the ellipsis dims), repeated labels in one
+    operand (diagonals) and the sublist form ``einsum(a, [0, 1], b, [1, 2])``.
+    Contractions run left to right as batched matrix products.
+    """
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, "
+                        "or at least one operand and its subscripts list")
+    if isinstance(args[0], str):
+        eq = args[0]
+        ops = list(args[1:])
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = list(ops[0])
+    else:
+        eq, ops = _einsum_parse_sublist(args)
+    for i, t in enumerate(ops):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"einsum(): expected Tensor operands, got {type(t).__name__} at "
+                            f"position {i}")
+    eq = eq.replace(" ", "")
+    if "->" in eq:
+        lhs, rhs = eq.split("->", 1)
+    else:
+        lhs, rhs = eq, None
+    terms = lhs.split(",")
+    if len(terms) > len(ops):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(terms) < len(ops):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    if not ops:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    dt = ops[0].dtype
+    for t in ops[1:]:
+        if t.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {_st(dt)} but found {_st(t.dtype)}")
+    _check_cpu("einsum", *ops)
+
+    parsed = [_einsum_terms(term, t.dim(), i) for i, (term, t) in enumerate(zip(terms, ops))]
+    n_ell = _b.max([k for _, k in parsed] + [0])
+    ell_labels = [f"\0{j}" for j in range(n_ell)]     # aligned from the right
+
+    # per operand: the label of every dim, after ellipsis expansion
+    op_labels = []
+    for labels, k in parsed:
+        full = []
+        for lab in labels:
+            if lab is None:
+                full.extend(ell_labels[n_ell - k:])
+            else:
+                full.append(lab)
+        op_labels.append(full)
+
+    counts = {}
+    for labels in op_labels:
+        for lab in labels:
+            counts[lab] = counts.get(lab, 0) + 1
+
+    if rhs is None:
+        letters = sorted(lab for lab, c in counts.items() if c == 1 and not lab.startswith("\0"))
+        out_labels = ell_labels + letters
+    else:
+        out_labels = []
+        seen_ell = False
+        i = 0
+        while i < len(rhs):
+            ch = rhs[i]
+            if ch == ".":
+                if rhs[i:i + 3] != "..." or seen_ell:
+                    raise RuntimeError("einsum(): found '.' for output that is not part of any "
+                                       "ellipsis" if rhs[i:i + 3] != "..." else
+                                       "einsum(): found '.' for output for which an ellipsis "
+                                       "was already found")
+                seen_ell = True
+                out_labels.extend(ell_labels)
+                i += 3
+                continue
+            if not ch.isalpha() or not ch.isascii():
+                raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + i}"
+                                   f" in the equation string, subscripts must be in [a-zA-Z]")
+            if ch in out_labels:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in "
+                                   f"the output")
+            if ch not in counts:
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the "
+                                   f"equation for any input operand")
+            out_labels.append(ch)
+            i += 1
+        if not seen_ell:
+            # ellipsis dims not in the output are summed
+            pass
+
+    # diagonals of repeated labels, and label sizes (broadcasting size-1 dims)
+    sizes = {}
+    views = []
+    for i, (t, labels) in enumerate(zip(ops, op_labels)):
+        uniq = []
+        shp, strd = [], []
+        st = t.stride()
+        for d, lab in enumerate(labels):
+            if lab in uniq:
+                j = uniq.index(lab)
+                if shp[j] != t.shape[d]:
+                    raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {i} "
+                                       f"but the sizes don't match, {t.shape[d]} != {shp[j]}")
+                strd[j] += st[d]
+            else:
+                uniq.append(lab)
+                shp.append(t.shape[d])
+                strd.append(st[d])
+        if len(uniq) != len(labels):
+            t = t.as_strided(shp, strd, t.storage_offset())
+        for lab, s in zip(uniq, shp):
+            prev = sizes.get(lab)
+            if prev is None or prev == 1:
+                sizes[lab] = s
+            elif s != 1 and s != prev:
+                name = lab if not lab.startswith("\0") else "..."
+                raise RuntimeError(f"einsum(): subscript {name} has size {s} for operand {i} which "
+                                   f"does not broadcast with previously seen size {prev}")
+        views.append((t, uniq))
+
+    out_set = set(out_labels)
+    # single operand: permute/sum
+    if len(views) == 1:
+        t, labs = views[0]
+        to_sum = [d for d, lab in enumerate(labs) if lab not in out_set]
+        if to_sum:
+            sdt = t.dtype
+            if not (sdt.is_floating_point or sdt.is_complex):
+                t = t._to_dtype(_C.int64)          # sum's integer promotion
+            t = _sum_dims(t, to_sum)
+            labs = [lab for lab in labs if lab in out_set]
+        return t.permute(*[labs.index(lab) for lab in out_labels]) if labs else t
+
+    if dt is _C.bool_:
+        raise _not_impl("bmm", dt)
+
+    # left-to-right pairwise contraction
+    remaining = [set(labs) for _, labs in views]
+    cur, cur_labs = views[0]
+    cur, cur_labs = _einsum_presum(cur, cur_labs, out_set | set().union(*remaining[1:]))
+    for k in range(1, len(views)):
+        nxt, nxt_labs = views[k]
+        later = set().union(*remaining[k + 1:]) if k + 1 < len(views) else set()
+        keep = out_set | later
+        nxt, nxt_labs = _einsum_presum(nxt, nxt_labs, keep | set(cur_labs))
+        cur, cur_labs = _einsum_pair(cur, cur_labs, nxt, nxt_labs, keep)
+    # labels of size 1 broadcast in the output (e.g. an unreduced ellipsis dim)
+    perm = [cur_labs.index(lab) for lab in out_labels]
+    res = cur.permute(*perm) if perm else cur
+    target = tuple(sizes[lab] for lab in out_labels)
+    if tuple(res.shape) != target:
+        res = res.expand(*target).contiguous()
+    return res
+
+
+def _einsum_presum(t, labs, keep):
+    """Sum out labels not in ``keep`` (they appear nowhere else); like
+    PyTorch's ``sum``, integer operands become int64."""
+    to_sum = [d for d, lab in enumerate(labs) if lab not in keep]
+    if not to_sum:
+        return t, list(labs)
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        t = t._to_dtype(_C.int64)
+    return _sum_dims(t, to_sum), [lab for lab in labs if lab in keep]
+
+
+def _einsum_pair(a, la, b, lb, keep):
+    """Contract ``a`` (labels ``la``) with ``b`` (labels ``lb``) via bmm;
+    labels in both and not in ``keep`` are summed."""
+    la, lb = list(la), list(lb)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
+    batch = [lab for lab in la if lab in lb and lab in keep]
+    summed = [lab for lab in la if lab in lb and lab not in keep]
+    a_only = [lab for lab in la if lab not in lb]
+    b_only = [lab for lab in lb if lab not in la]
+    # a summed label of size 1 on one side: sum the other side alone
+    for lab in list(summed):
+        sa = a.shape[la.index(lab)]
+        sb = b.shape[lb.index(lab)]
+        if sa != sb:
+            if sa == 1:
+                d = la.index(lab)
+                a = a.select(d, 0)
+                la.pop(d)
+                b = _sum_dims(b, [lb.index(lab)])
+                lb.remove(lab)
+            else:
+                d = lb.index(lab)
+                b = b.select(d, 0)
+                lb.pop(d)
+                a = _sum_dims(a, [la.index(lab)])
+                la.remove(lab)
+            summed.remove(lab)
+    bsz = []
+    for lab in batch:
+        sa = a.shape[la.index(lab)]
+        sb = b.shape[lb.index(lab)]
+        bsz.append(sb if sa == 1 else sa)
+    ash = [a.shape[la.index(lab)] for lab in a_only]
+    bsh = [b.shape[lb.index(lab)] for lab in b_only]
+    ksh = [a.shape[la.index(lab)] for lab in summed]
+    pa = a.permute(*[la.index(lab) for lab in batch + a_only + summed])
+    pb = b.permute(*[lb.index(lab) for lab in batch + summed + b_only])
+    pa = pa.expand(*bsz, *ash, *ksh)
+    pb = pb.expand(*bsz, *ksh, *bsh)
+    nb = _math.prod(bsz)
+    M = _math.prod(ash)
+    K = _math.prod(ksh)
+    N = _math.prod(bsh)
+    r = _product(pa.reshape(nb, M, K), pb.reshape(nb, K, N), kname="bmm")
+    return r.reshape(*bsz, *ash, *bsh), batch + a_only + b_only
+
+
+# ---------------------------------------------------------------------------
+# tensordot, kron, chains, powers
+# ---------------------------------------------------------------------------
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` dims of ``a`` with ``b`` (``torch.tensordot``):
+    an int (last ``dims`` of ``a`` with first ``dims`` of ``b``) or a pair of
+    dim lists."""
+    _check_tensor(a, "a", 1, "tensordot")
+    _check_tensor(b, "b", 2, "tensordot")
+    _check_cpu("tensordot", a, b)
+    if isinstance(dims, _TensorBase):
+        dims = dims.tolist()
+    if isinstance(dims, _numbers.Integral) and not isinstance(dims, _b.bool):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.dim() or dims > b.dim():
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da = list(range(a.dim() - dims, a.dim()))
+        db = list(range(dims))
+    else:
+        if not isinstance(dims, (list, tuple)) or len(dims) != 2:
+            raise RuntimeError("tensordot expects dims to be a pair of lists or an int")
+        da, db = dims
+        da = [da] if isinstance(da, _numbers.Integral) else list(da)
+        db = [db] if isinstance(db, _numbers.Integral) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    da = [_wrap(d, a.dim()) for d in da]
+    db = [_wrap(d, b.dim()) for d in db]
+    for x, y in zip(da, db):
+        sx, sy = a.shape[x], b.shape[y]
+        if sx != sy and sx != 1 and sy != 1:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sx} in "
+                               f"dim {x} and second has size {sy} in dim {y}")
+    # size-1 vs size-n contracted pairs: sum the other operand over that dim
+    pairs = list(zip(da, db))
+    sum_a = [x for x, y in pairs if a.shape[x] != b.shape[y] and b.shape[y] == 1]
+    sum_b = [y for x, y in pairs if a.shape[x] != b.shape[y] and a.shape[x] == 1]
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    out_shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    ca = [x for x, y in pairs if x not in sum_a and y not in sum_b]
+    cb = [y for x, y in pairs if x not in sum_a and y not in sum_b]
+    if sum_a or sum_b:
+        # reduce the broadcast pairs first, then recurse on the rest
+        a2 = _sum_keep(a, sum_a)
+        b2 = _sum_keep(b, sum_b)
+        return _finish(tensordot(a2, b2, ([x for x, _ in pairs], [y for _, y in pairs])),
+                       out, "tensordot")
+    K = _math.prod([a.shape[d] for d in ca])
+    M = _math.prod([a.shape[d] for d in free_a])
+    N = _math.prod([b.shape[d] for d in free_b])
+    if a.dtype is _C.bool_:
+        raise _not_impl("addmm_impl_cpu_", a.dtype)
+    pa = a.permute(*free_a, *ca).reshape(M, K)
+    pb = b.permute(*cb, *free_b).reshape(K, N)
+    r = _product(pa, pb).reshape(*out_shape) if out_shape else _product(pa, pb).reshape(())
+    return _finish(r, out, "tensordot")
+
+
+def _sum_keep(t, dims):
+    if not dims:
+        return t
+    s = _sum_dims(t, dims)
+    for d in sorted(dims):
+        s = s.unsqueeze(d)
+    return s
+
+
+def _wrap(d, n):
+    if not -n <= d < n if n else d not in (0, -1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n if n else 0
+
+
+def kron(input, other, *, out=None):
+    """Kronecker product (``torch.kron``; dtypes promote)."""
+    _check_tensor(input, "input", 1, "kron")
+    _check_tensor(other, "other", 2, "kron")
+    _check_cpu("kron", input, other)
+    from ptcore._dtype_utils import _result_type
+    dt = _result_type(input, other)
+    a = input._to_dtype(dt)
+    b = other._to_dtype(dt)
+    n = _b.max(a.dim(), b.dim())
+    ash = (1,) * (n - a.dim()) + tuple(a.shape)
+    bsh = (1,) * (n - b.dim()) + tuple(b.shape)
+    prod = _rank1(a.reshape(-1), b.reshape(-1))          # (numel_a, numel_b)
+    perm = []
+    for i in range(n):
+        perm += [i, n + i]
+    r = prod.reshape(*ash, *bsh).permute(*perm).reshape(*[x * y for x, y in zip(ash, bsh)])
+    return _finish(r.contiguous(), out, "kron")
+
+
+def _chain_order(shapes):
+    """Optimal parenthesisation (classic O(n^3) dynamic programme)."""
+    n = len(shapes)
+    p = [shapes[0][0]] + [s[1] for s in shapes]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            best = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if best is None or c < best:
+                    best, split[i][j] = c, k
+            cost[i][j] = best
+    return split
+
+
+def _chain(mats):
+    if len(mats) == 1:
+        return mats[0]
+    if len(mats) == 2:
+        return _product(mats[0], mats[1])
+    split = _chain_order([tuple(m.shape) for m in mats])
+
+    def go(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return _product(go(i, k), go(k + 1, j))
+    return go(0, len(mats) - 1)
+
+
+def multi_dot(tensors, *, out=None):
+    """Product of a chain of matrices in the cheapest order
+    (``torch.linalg.multi_dot``); the first/last may be 1-D."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):
+        _check_tensor(t, "tensors", 1, "multi_dot")
+    _check_cpu("multi_dot", *tensors)
+    first, last = tensors[0], tensors[-1]
+    if first.dim() not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                           f"{first.dim()}D")
+    if last.dim() not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.dim()}D")
+    for i in range(1, n - 1):
+        if tensors[i].dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].dim()}D")
+    dt = first.dtype
+    for i, t in enumerate(tensors):
+        if t.dtype is not dt:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {_cpp(dt)} and tensor {i} {_cpp(t.dtype)}")
+    mats = list(tensors)
+    if first.dim() == 1:
+        mats[0] = first.unsqueeze(0)
+    if last.dim() == 1:
+        mats[-1] = last.unsqueeze(1)
+    for i in range(n - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} "
+                               f"cannot be multiplied")
+    if dt is _C.bool_:
+        raise _not_impl("addmm_impl_cpu_", dt)
+    r = _chain(mats)
+    if first.dim() == 1 and last.dim() == 1:
+        r = r.reshape(())
+    elif first.dim() == 1:
+        r = r.squeeze(0)
+    elif last.dim() == 1:
+        r = r.squeeze(1)
+    return _finish(r, out, "multi_dot")
+
+
+_CHAIN_WARNED = [False]
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated form of :func:`ptcore.linalg.multi_dot` for 2-D tensors."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not _CHAIN_WARNED[0]:
+        import warnings
+        _CHAIN_WARNED[0] = True
+        warnings.warn("ptcore.chain_matmul is deprecated and will be removed in a future "
+                      "release. Use ptcore.linalg.multi_dot instead, which accepts a list of "
+                      "two or more tensors rather than multiple parameters.", UserWarning,
+                      stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for t in matrices:
+        _check_tensor(t, "matrices", 1, "chain_matmul")
+        if t.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {t.dim()}, expected 2 instead.")
+    if len(matrices) == 1:
+        return _finish(matrices[0].clone(), out, "chain_matmul")
+    return multi_dot(matrices, out=out)
+
+
+def matrix_power(input, n, *, out=None):
+    """``input`` raised to the integer power ``n`` (``torch.linalg.matrix_power``);
+    ``n < 0`` inverts first, ``n == 0`` gives identities."""
+    _check_tensor(input, "input", 1, "matrix_power")
+    A = input
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if isinstance(n, _b.bool) or not isinstance(n, _numbers.Integral):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    n = _b.int(n)
+    sz = A.shape[-1]
+    if n == 0:
+        eye = _C.zeros(sz, sz, dtype=A.dtype)
+        if sz:
+            eye.diagonal().fill_(1)
+        return _finish(eye.expand(*A.shape).contiguous(), out, "matrix_power")
+    if n < 0:
+        from ptcore import linalg
+        A = linalg.inv(A)
+        n = -n
+    if n == 1:
+        return _finish(A.clone(memory_format=_C.contiguous_format), out, "matrix_power")
+    if A.dtype is _C.bool_:
+        raise _not_impl("bmm" if A.dim() > 2 else "addmm_impl_cpu_", A.dtype)
+    result = None
+    base = A
+    while n:
+        if n & 1:
+            result = base if result is None else _mpow_mul(result, base)
+        n >>= 1
+        if n:
+            base = _mpow_mul(base, base)
+    if result is A:
+        result = A.clone(memory_format=_C.contiguous_format)
+    return _finish(result, out, "matrix_power")
+
+
+def _mpow_mul(x, y):
+    if x.dim() == 2:
+        return _product(x, y)
+    return _batched_matmul(x, y)
+
+
+# ---------------------------------------------------------------------------
+# top-level forms of the factorisations (implemented in ptcore.linalg)
+# ---------------------------------------------------------------------------
+def det(input):
+    """Determinant (``torch.det``)."""
+    from ptcore import linalg
+    return linalg.det(input)
+
+
+def slogdet(input):
+    """(sign, log|det|) (``torch.slogdet``)."""
+    from ptcore import linalg
+    return linalg.slogdet(input)
+
+
+def logdet(input):
+    """log of the determinant; NaN for a negative determinant (``torch.logdet``)."""
+    from ptcore import linalg
+    return linalg._logdet(input)
+
+
+def inverse(input, *, out=None):
+    """Matrix inverse (``torch.inverse``)."""
+    from ptcore import linalg
+    return linalg.inv(input, out=out)
+
+
+def cholesky(input, upper=False, *, out=None):
+    """Cholesky factor (``torch.cholesky``, deprecated form)."""
+    from ptcore import linalg
+    return linalg.cholesky(input, upper=upper, out=out)
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """``(U, S, V)`` with ``input = U diag(S) V^H`` (``torch.svd``: returns V,
+    not V^H; ``some=True`` gives the reduced factors)."""
+    from ptcore import linalg
+    return linalg._torch_svd(input, some, compute_uv)
+
+
+def qr(input, some=True, *, out=None):
+    """``(Q, R)`` (``torch.qr``; ``some=False`` gives the complete Q)."""
+    from ptcore import linalg
+    return linalg._torch_qr(input, some)
+
+
+def pinverse(input, rcond=1e-15):
+    """Pseudo-inverse (``torch.pinverse``)."""
+    from ptcore import linalg
+    return linalg.pinv(input, rtol=rcond)
+
+
+# ---------------------------------------------------------------------------
+# Tensor methods
+# ---------------------------------------------------------------------------
+def _m_matmul(self, other):
+    return matmul(self, other)
+
+
+def _m_rmatmul(self, other):
+    if not isinstance(other, _TensorBase):
+        return NotImplemented
+    return matmul(other, self)
+
+
+def _m___matmul__(self, other):
+    if not isinstance(other, _TensorBase):
+        return NotImplemented
+    return matmul(self, other)
+
+
+def _method(fn):
+    def m(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    m.__name__ = fn.__name__
+    m.__qualname__ = "Tensor." + fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+def _m_svd(self, some=True, compute_uv=True):
+    return svd(self, some, compute_uv)
+
+
+def _m_qr(self, some=True):
+    return qr(self, some)
+
+
+def _m_cholesky(self, upper=False):
+    return cholesky(self, upper)
+
+
+def _m_pinverse(self, rcond=1e-15):
+    return pinverse(self, rcond)
+
+
+_TENSOR_METHODS = {
+    "matmul": _method(matmul),
+    "mm": _method(mm),
+    "bmm": _method(bmm),
+    "mv": _method(mv),
+    "dot": _method(dot),
+    "vdot": _method(vdot),
+    "inner": _method(inner),
+    "outer": _method(outer),
+    "ger": _method(outer),
+    "addmm": _method(addmm),
+    "addmm_": addmm_,
+    "addmv": _method(addmv),
+    "addmv_": addmv_,
+    "addr": _method(addr),
+    "addr_": addr_,
+    "baddbmm": _method(baddbmm),
+    "baddbmm_": baddbmm_,
+    "addbmm": _method(addbmm),
+    "addbmm_": addbmm_,
+    "kron": _method(kron),
+    "matrix_power": _method(matrix_power),
+    "__matmul__": _m___matmul__,
+    "__rmatmul__": _m_rmatmul,
+    "__imatmul__": _m___matmul__,      # PyTorch has no in-place @=: a @= b rebinds a
+    "det": _method(det),
+    "logdet": _method(logdet),
+    "slogdet": _method(slogdet),
+    "inverse": _method(inverse),
+    "cholesky": _m_cholesky,
+    "svd": _m_svd,
+    "qr": _m_qr,
+    "pinverse": _m_pinverse,
+}

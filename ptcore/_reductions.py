@@ -1,3 +1,1190 @@
-"""(in progress)"""
+"""Reductions, scans, softmax and order statistics with PyTorch semantics.
+
+``sum``/``mean``/``prod``/``nansum``/``nanmean``, ``max``/``min`` (value,
+``(values, indices)`` along a dim, or the binary form), ``amax``/``amin``/
+``aminmax``, ``argmax``/``argmin``, ``var``/``std`` (+ ``_mean``), ``norm``
+and ``vector_norm``, ``logsumexp``, ``all``/``any``/``count_nonzero``, the
+scans ``cumsum``/``cumprod``/``cummax``/``cummin``/``logcumsumexp``,
+``softmax``/``log_softmax``, ``median``/``nanmedian``/``mode`` and
+``quantile``/``nanquantile``.
+
+This module does all argument checking, dtype rules and output allocation;
+the CPU kernels live in ``ptcore._ops._reduce`` and are reached through
+``ptcore._registry`` (one kernel per op name and device type).
+
+Result dtypes follow PyTorch: integer/bool sums and products give int64,
+``mean`` of an integer tensor raises, ``var``/``std``/norms of complex
+tensors are real, float16/bfloat16 accumulate in float32 (var/std and norms
+in float64), float32 cumulative sums/products accumulate in float64.
+"""
+import builtins as _b
+import collections as _collections
+import math as _math
+import numbers as _numbers
+import operator as _operator
+import types as _types
+import warnings as _warnings
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore import _registry
+from ptcore._ops import _reduce as _K
+
 __all__ = []
 _TENSOR_METHODS = {}
+
+
+def _export(fn, method=True, name=None):
+    name = name or fn.__name__
+    __all__.append(name)
+    globals()[name] = fn
+    if method:
+        _TENSOR_METHODS[name] = fn
+    return fn
+
+
+# --------------------------------------------------------------------------
+# named tuples (torch.return_types)
+# --------------------------------------------------------------------------
+try:  # share the module object the sorting ops created, when present
+    from ptcore._sorting import return_types as _rt_module
+except ImportError:  # pragma: no cover - depends on import order of the package
+    _rt_module = _types.ModuleType("ptcore.return_types",
+                                   "Named tuples returned by ptcore ops (torch.return_types).")
+
+
+def _named(name, fields=("values", "indices")):
+    cls = _collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ptcore.return_types.{name}(\n{body})"
+
+    cls.__repr__ = __repr__
+    cls.__module__ = "ptcore.return_types"
+    cls.__qualname__ = name
+    setattr(_rt_module, name, cls)
+    return cls
+
+
+_max_t = _named("max")
+_min_t = _named("min")
+_aminmax_t = _named("aminmax", ("min", "max"))
+_median_t = _named("median")
+_nanmedian_t = _named("nanmedian")
+_mode_t = _named("mode")
+_cummax_t = _named("cummax")
+_cummin_t = _named("cummin")
+
+
+# --------------------------------------------------------------------------
+# CPU kernels, registered once per op name
+# --------------------------------------------------------------------------
+def _reduce_kernel(code_of):
+    def kernel(x, dims, acc, out0, out1=None, *, correction=0.0, p=2.0, take_sqrt=False):
+        _K.reduce(x, dims, code_of(p), acc.num, out0, out1, correction, p, take_sqrt)
+    return kernel
+
+
+def _norm_code(p):
+    if p == _math.inf:
+        return _K.OPS["norminf"]
+    if p == -_math.inf:
+        return _K.OPS["normninf"]
+    if p == 0:
+        return _K.OPS["norm0"]
+    if p == 1:
+        return _K.OPS["norm1"]
+    if p == 2:
+        return _K.OPS["norm2"]
+    return _K.OPS["normp"]
+
+
+for _name, _code in (("sum", "sum"), ("nansum", "nansum"), ("mean", "mean"), ("nanmean", "nanmean"),
+                     ("prod", "prod"), ("amax", "max"), ("amin", "min"), ("max.dim", "argmax"),
+                     ("min.dim", "argmin"), ("aminmax", "aminmax"), ("all", "all"), ("any", "any"),
+                     ("var", "var"), ("logsumexp", "logsumexp"), ("count_nonzero", "sum")):
+    _registry.register(_name, "cpu")(_reduce_kernel(lambda p, _c=_K.OPS[_code]: _c))
+_registry.register("vector_norm", "cpu")(_reduce_kernel(_norm_code))
+
+
+def _line_kernel(opname):
+    def kernel(x, dim, out0, out1=None):
+        _K.lines(x, dim, opname, out0, out1)
+    return kernel
+
+
+for _name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "softmax", "log_softmax"):
+    _registry.register(_name, "cpu")(_line_kernel(_name))
+
+
+def _select_kernel(kind):
+    def kernel(x2d, vals, idx):
+        _K.select_rows(x2d, vals, idx, kind)
+    return kernel
+
+
+for _name in ("median", "nanmedian", "mode"):
+    _registry.register(_name, "cpu")(_select_kernel(_name))
+
+
+@_registry.register("quantile", "cpu")
+def _quantile_cpu(x2d, q, out, interp, ignore_nan, single):
+    _K.quantile_rows(x2d, q, out, interp, ignore_nan, single)
+
+
+del _name, _code
+
+
+# --------------------------------------------------------------------------
+# argument helpers
+# --------------------------------------------------------------------------
+# C++ type names PyTorch prints in out= dtype errors
+_CPP_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _cpp(dt):
+    return _CPP_NAMES[dt._name]
+
+
+def _lg(dt):
+    return dt._legacy
+
+
+def _is_int_like(dt):
+    return dt._category <= 1
+
+
+def _tensor_arg(x, fname):
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
+def _int_arg(d, fname, argname="dim"):
+    if isinstance(d, _b.bool) or isinstance(d, _TensorBase) and d.dim() != 0:
+        raise TypeError(f"{fname}(): argument '{argname}' must be int, not {type(d).__name__}")
+    try:
+        return _operator.index(d)
+    except TypeError:
+        raise TypeError(f"{fname}(): argument '{argname}' must be int, not "
+                        f"{type(d).__name__}") from None
+
+
+def _wrap(d, ndim):
+    n = ndim if ndim > 0 else 1
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def _dims(dim, ndim, fname, *, empty_is_all=True):
+    """``dim`` (None, int, or a sequence) -> sorted tuple of distinct wrapped
+    dims (all dims for None and, by default, for an empty sequence)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        if len(dim) == 0:
+            return tuple(range(ndim)) if empty_is_all else ()
+        seen = []
+        for d in dim:
+            w = _wrap(_int_arg(d, fname), ndim)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.append(w)
+        return tuple(sorted(seen)) if ndim else ()
+    w = _wrap(_int_arg(dim, fname), ndim)
+    return (w,) if ndim else ()
+
+
+def _one_dim(dim, ndim, fname):
+    """A single int dim, wrapped (0-d tensors accept 0 and -1)."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return _wrap(_int_arg(dim, fname), ndim)
+
+
+def _keep_shape(shape, dims):
+    return [1 if i in dims else s for i, s in enumerate(shape)]
+
+
+def _out_shape(shape, dims, keepdim):
+    if keepdim:
+        return _keep_shape(shape, dims)
+    return [s for i, s in enumerate(shape) if i not in dims]
+
+
+def _empty(shape, dt, dev):
+    return _C.empty(shape, dtype=dt, device=dev)
+
+
+def _squeeze_to(t, shape):
+    return t if list(t.shape) == list(shape) else t.view(shape)
+
+
+def _write_out(out, res, fname):
+    """Copy ``res`` into ``out`` (resized when its shape differs)."""
+    if not isinstance(out, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    _registry.check_same_device(fname, res, out)
+    if list(out.shape) != list(res.shape):
+        if out.numel() != 0:
+            _warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(res.shape)}. This behavior is deprecated, and in a future PyTorch "
+                f"release outputs will not be resized unless they have zero elements. You can "
+                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                f"with t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(list(res.shape))
+    out.copy_(res)
+    return out
+
+
+def _check_out_dtype(out, dt, fname):
+    if out is not None and isinstance(out, _TensorBase) and out.dtype is not dt:
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp(dt)}, but got "
+                           f"{_cpp(out.dtype)} instead")
+
+
+def _acc_of(dt):
+    """Computation type of sum-like ops for result dtype ``dt``."""
+    if _is_int_like(dt):
+        return _C.int64
+    if dt in (_C.float16, _C.bfloat16):
+        return _C.float32
+    return dt
+
+
+def _ext_acc(dt):
+    """Computation type of max/min/arg ops (inputs keep their order)."""
+    if _is_int_like(dt):
+        return _C.int64
+    if dt in (_C.float16, _C.bfloat16):
+        return _C.float32
+    return dt
+
+
+def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
+    """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
+    dev = x.device
+    kshape = _keep_shape(x.shape, dims)
+    o0 = _empty(kshape, dt0, dev) if dt0 is not None else None
+    o1 = _empty(kshape, dt1, dev) if dt1 is not None else None
+    _registry.kernel(kname, dev)(x, dims, acc, o0, o1, **params)
+    if not keepdim:
+        oshape = _out_shape(x.shape, dims, False)
+        o0 = _squeeze_to(o0, oshape) if o0 is not None else None
+        o1 = _squeeze_to(o1, oshape) if o1 is not None else None
+    return o0, o1
+
+
+def _np_aliases(fn):
+    """Accept NumPy's ``axis``/``keepdims`` spellings, as PyTorch does."""
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                if "dim" in kwargs:
+                    raise TypeError(f"{fn.__name__}() got both 'dim' and its alias 'axis'")
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+# --------------------------------------------------------------------------
+# sum, nansum, mean, nanmean, prod
+# --------------------------------------------------------------------------
+def _sum_like_dtype(x, dtype, out):
+    if dtype is not None:
+        dt = _C._as_dtype(dtype)
+        _check_out_dtype(out, dt, "sum")
+        return dt
+    if out is not None and isinstance(out, _TensorBase):
+        return out.dtype
+    return _C.int64 if _is_int_like(x.dtype) else x.dtype
+
+
+@_np_aliases
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum of the elements over ``dim`` (all dims when None).
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int or tuple of ints, optional
+    keepdim : bool
+        Keep the reduced dims with size 1.
+    dtype : ptcore.dtype, optional
+        The input is cast to ``dtype`` before summing; also the result dtype.
+    out : Tensor, optional
+
+    Returns
+    -------
+    Tensor
+        int64 for integer/bool inputs (without ``dtype``), else the input dtype.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> x = ptcore.arange(6).view(2, 3)
+    >>> x.sum(dim=1).tolist()
+    [3, 12]
+    """
+    x = _tensor_arg(input, "sum")
+    dims = _dims(dim, x.ndim, "sum")
+    rdt = _sum_like_dtype(x, dtype, out)
+    r, _ = _reduce("sum", x, dims, keepdim, _acc_of(rdt), rdt)
+    return r if out is None else _write_out(out, r, "sum")
+
+
+@_np_aliases
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum treating NaN as zero."""
+    x = _tensor_arg(input, "nansum")
+    if x.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    dims = _dims(dim, x.ndim, "nansum")
+    rdt = _sum_like_dtype(x, dtype, out)
+    acc = _acc_of(rdt)
+    kname = "nansum" if acc.is_floating_point else "sum"
+    r, _ = _reduce(kname, x, dims, keepdim, acc, rdt)
+    return r if out is None else _write_out(out, r, "nansum")
+
+
+def _mean_dtype(x, dtype, out, fname):
+    if dtype is not None:
+        dt = _C._as_dtype(dtype)
+        if not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(f"{fname}(): could not infer output dtype. Optional dtype must be "
+                               f"either a floating point or complex dtype. Got: {_lg(dt)}")
+        return dt
+    dt = x.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        if fname == "nanmean":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                               f"but got {_lg(dt)}")
+        raise RuntimeError(f"{fname}(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {_lg(dt)}")
+    if out is not None and isinstance(out, _TensorBase) and out.dtype is not dt:
+        if not (out.dtype.is_floating_point or out.dtype.is_complex) or (
+                dt.is_complex and not out.dtype.is_complex):
+            raise RuntimeError(f"result type {_lg(dt)} can't be cast to the desired output type "
+                               f"{_lg(out.dtype)}")
+    return dt
+
+
+@_np_aliases
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Arithmetic mean over ``dim``; floating point and complex inputs only.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
+    [2.0, 3.5]
+    """
+    x = _tensor_arg(input, "mean")
+    rdt = _mean_dtype(x, dtype, out, "mean")
+    dims = _dims(dim, x.ndim, "mean")
+    r, _ = _reduce("mean", x, dims, keepdim, _acc_of(rdt), rdt)
+    return r if out is None else _write_out(out, r, "mean")
+
+
+@_np_aliases
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean of the non-NaN elements (NaN where all are NaN)."""
+    x = _tensor_arg(input, "nanmean")
+    rdt = _mean_dtype(x, dtype, out, "nanmean")
+    dims = _dims(dim, x.ndim, "nanmean")
+    acc = _acc_of(rdt)
+    if acc.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    r, _ = _reduce("nanmean", x, dims, keepdim, acc, rdt)
+    return r if out is None else _write_out(out, r, "nanmean")
+
+
+@_np_aliases
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Product of the elements (of all, or along the int ``dim``)."""
+    x = _tensor_arg(input, "prod")
+    if isinstance(dim, (tuple, list)):
+        raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
+    dims = _dims(dim, x.ndim, "prod")
+    rdt = _sum_like_dtype(x, dtype, out)
+    r, _ = _reduce("prod", x, dims, keepdim, _acc_of(rdt), rdt)
+    return r if out is None else _write_out(out, r, "prod")
+
+
+for _f in (sum, nansum, mean, nanmean, prod):
+    _export(_f)
+
+
+# --------------------------------------------------------------------------
+# max / min / amax / amin / aminmax / argmax / argmin
+# --------------------------------------------------------------------------
+def _no_complex(x, kname):
+    if x.dtype.is_complex:
+        raise NotImplementedError(f'"{kname}" not implemented for \'{_lg(x.dtype)}\'')
+
+
+def _check_nonempty(x, dims, fname, full):
+    if x.numel() != 0:
+        return
+    if full:
+        raise RuntimeError(f"{fname}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           f"Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{fname}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _max_min(name, input, dim, keepdim, out, other_kw):
+    from ptcore import _elementwise
+    fname = name
+    if other_kw is not None or isinstance(dim, _TensorBase):
+        other = other_kw if other_kw is not None else dim
+        fn = _elementwise.maximum if name == "max" else _elementwise.minimum
+        return fn(input, other) if out is None else fn(input, other, out=out)
+    x = _tensor_arg(input, fname)
+    if dim is None:
+        if out is not None:
+            raise TypeError(f"{fname}() received an invalid combination of arguments: out= needs dim")
+        _no_complex(x, f"{name}_all")
+        _check_nonempty(x, (), fname, True)
+        dims = tuple(range(x.ndim))
+        r, _ = _reduce("amax" if name == "max" else "amin", x, dims, False, _ext_acc(x.dtype), x.dtype)
+        return r
+    d = _one_dim(dim, x.ndim, fname)
+    dims = (d,) if x.ndim else ()
+    _no_complex(x, f"{name}_cpu")
+    _check_nonempty(x, dims, fname, False)
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors")
+        _check_out_dtype(out[0], x.dtype, fname)
+        _check_out_dtype(out[1], _C.int64, fname)
+    v, i = _reduce("max.dim" if name == "max" else "min.dim", x, dims, keepdim, _ext_acc(x.dtype),
+                   x.dtype, _C.int64)
+    cls = _max_t if name == "max" else _min_t
+    if out is not None:
+        return cls(_write_out(out[0], v, fname), _write_out(out[1], i, fname))
+    return cls(v, i)
+
+
+@_np_aliases
+def max(input, dim=None, keepdim=False, *, out=None, other=None):
+    """The maximum: of all elements (``max(x)``), ``(values, indices)`` along
+    ``dim`` (first index of the maximum; NaN propagates), or the elementwise
+    ``maximum(input, other)`` when the second argument is a tensor.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> v, i = ptcore.tensor([[1., 5., 5.], [7., 0., 2.]]).max(dim=1)
+    >>> v.tolist(), i.tolist()
+    ([5.0, 7.0], [1, 0])
+    """
+    return _max_min("max", input, dim, keepdim, out, other)
+
+
+@_np_aliases
+def min(input, dim=None, keepdim=False, *, out=None, other=None):
+    """The minimum; see :func:`max`."""
+    return _max_min("min", input, dim, keepdim, out, other)
+
+
+def _amax_amin(name, input, dim, keepdim, out):
+    x = _tensor_arg(input, name)
+    full = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
+    dims = _dims(dim, x.ndim, name)
+    _no_complex(x, "max_values_cpu" if name == "amax" else "min_values_cpu")
+    _check_nonempty(x, dims, name, full)
+    if out is not None and isinstance(out, _TensorBase) and out.dtype is not x.dtype:
+        raise RuntimeError(f"Expected the dtype for input and out to match, but got {_lg(x.dtype)} "
+                           f"for input's dtype and {_lg(out.dtype)} for out's dtype.")
+    r, _ = _reduce(name, x, dims, keepdim, _ext_acc(x.dtype), x.dtype)
+    return r if out is None else _write_out(out, r, name)
+
+
+@_np_aliases
+def amax(input, dim=(), keepdim=False, *, out=None):
+    """Maximum over ``dim`` (all dims when empty); NaN propagates."""
+    return _amax_amin("amax", input, dim, keepdim, out)
+
+
+@_np_aliases
+def amin(input, dim=(), keepdim=False, *, out=None):
+    """Minimum over ``dim`` (all dims when empty); NaN propagates."""
+    return _amax_amin("amin", input, dim, keepdim, out)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """``(min, max)`` over ``dim`` (all elements when None) in one pass."""
+    x = _tensor_arg(input, "aminmax")
+    _no_complex(x, "aminmax_cpu")
+    if dim is None:
+        dims = tuple(range(x.ndim))
+        if x.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+    else:
+        d = _one_dim(dim, x.ndim, "aminmax")
+        dims = (d,) if x.ndim else ()
+        if x.numel() == 0 and x.ndim and x.shape[d] == 0:
+            raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+    mn, mx = _reduce("aminmax", x, dims, keepdim, _ext_acc(x.dtype), x.dtype, x.dtype)
+    if out is not None:
+        _check_out_dtype(out[0], x.dtype, "aminmax")
+        _check_out_dtype(out[1], x.dtype, "aminmax")
+        return _aminmax_t(_write_out(out[0], mn, "aminmax"), _write_out(out[1], mx, "aminmax"))
+    return _aminmax_t(mn, mx)
+
+
+def _argext(name, input, dim, keepdim, out):
+    x = _tensor_arg(input, name)
+    if x.dtype is _C.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if x.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
+    if dim is None:
+        if x.numel() == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        dims = tuple(range(x.ndim))
+    else:
+        if isinstance(dim, (tuple, list)) or isinstance(dim, float):
+            raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not "
+                            f"{type(dim).__name__}")
+        d = _one_dim(dim, x.ndim, name)
+        dims = (d,) if x.ndim else ()
+        _check_nonempty(x, dims, name, False)
+    if out is not None:
+        _check_out_dtype(out, _C.int64, name)
+    _, i = _reduce("max.dim" if name == "argmax" else "min.dim", x, dims, keepdim, _ext_acc(x.dtype),
+                   None, _C.int64)
+    return i if out is None else _write_out(out, i, name)
+
+
+@_np_aliases
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    """Index of the first maximum (of the flattened input when ``dim`` is None).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tensor([[1., 9.], [9., 2.]]).argmax().item()
+    1
+    """
+    return _argext("argmax", input, dim, keepdim, out)
+
+
+@_np_aliases
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    """Index of the first minimum; see :func:`argmax`."""
+    return _argext("argmin", input, dim, keepdim, out)
+
+
+for _f in (max, min, amax, amin, aminmax, argmax, argmin):
+    _export(_f)
+
+
+# --------------------------------------------------------------------------
+# var / std / var_mean / std_mean
+# --------------------------------------------------------------------------
+def _var_args(fname, dim, unbiased, correction):
+    if isinstance(dim, _b.bool):                 # var(x, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"{fname}() received an invalid combination of arguments")
+        unbiased, dim = dim, None
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{fname}() received an invalid combination of arguments: both "
+                        f"'unbiased' and 'correction' given")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if isinstance(correction, _TensorBase):
+        correction = correction.item()
+    return dim, float(correction)
+
+
+def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, with_mean):
+    x = _tensor_arg(input, fname)
+    dim, corr = _var_args(fname, dim, unbiased, correction)
+    dt = x.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = _dims(dim, x.ndim, fname)
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    if n - corr <= 0:
+        _warnings.warn(f"{'std' if take_sqrt else 'var'}(): degrees of freedom is <= 0. Correction "
+                       f"should be strictly less than the reduction factor (input numel divided by "
+                       f"output numel).", UserWarning, stacklevel=3)
+    acc = _C.complex128 if dt.is_complex else _C.float64
+    rdt = dt.to_real() if dt.is_complex else dt
+    v, m = _reduce("var", x, dims, keepdim, acc, rdt, dt if with_mean else None,
+                   correction=corr, take_sqrt=take_sqrt)
+    if with_mean:
+        return v, m
+    if out is not None:
+        _check_out_dtype(out, rdt, fname)
+        return _write_out(out, v, fname)
+    return v
+
+
+@_np_aliases
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance over ``dim`` with ``correction`` (default 1, Bessel's
+    correction; the legacy ``unbiased=False`` means 0).  Complex inputs give
+    the real variance ``E|x - mean|^2``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tensor([1., 2., 3., 4.]).var().item()
+    1.6666666269302368
+    """
+    return _var_impl("var", input, dim, unbiased, keepdim, correction, out, False, False)
+
+
+@_np_aliases
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Standard deviation (square root of :func:`var`)."""
+    return _var_impl("std", input, dim, unbiased, keepdim, correction, out, True, False)
+
+
+@_np_aliases
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """``(var, mean)`` over ``dim`` in one call."""
+    v, m = _var_impl("var_mean", input, dim, unbiased, keepdim, correction, None, False, True)
+    if out is not None:
+        return (_write_out(out[0], v, "var_mean"), _write_out(out[1], m, "var_mean"))
+    return v, m
+
+
+@_np_aliases
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """``(std, mean)`` over ``dim`` in one call."""
+    v, m = _var_impl("std_mean", input, dim, unbiased, keepdim, correction, None, True, True)
+    if out is not None:
+        return (_write_out(out[0], v, "std_mean"), _write_out(out[1], m, "std_mean"))
+    return v, m
+
+
+_export(var)
+_export(std)
+_export(var_mean, method=False)
+_export(std_mean, method=False)
+
+
+# --------------------------------------------------------------------------
+# norms, logsumexp
+# --------------------------------------------------------------------------
+def _fmt_ord(o):
+    if isinstance(o, float) and o.is_integer():
+        return str(int(o))
+    if isinstance(o, float) and _math.isinf(o):
+        return "inf" if o > 0 else "-inf"
+    return str(o)
+
+
+def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``torch.linalg.vector_norm``: ``sum(|x|**ord)**(1/ord)`` over ``dim``
+    (all dims when None); ``ord`` inf/-inf give max/min ``|x|``, 0 the count of
+    non-zeros.  Accumulates in float64; the result is real.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.vector_norm(ptcore.tensor([3., 4.])).item()
+    5.0
+    """
+    fn = "linalg.vector_norm"
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"linalg_vector_norm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    if isinstance(ord, (str, _b.bool)) or not isinstance(ord, _numbers.Real):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(ord).__name__}")
+    dt = x.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {_lg(dt)}")
+    cdt = dt
+    if dtype is not None:
+        cdt = _C._as_dtype(dtype)
+        if not (cdt.is_floating_point or cdt.is_complex):
+            raise RuntimeError(f"{fn}: dtype should be floating point or complex, but got {_lg(cdt)}")
+        if cdt.is_complex != dt.is_complex:
+            if dt.is_complex:
+                raise RuntimeError(f"{fn}: dtype should be complex for complex inputs, but got "
+                                   f"{_lg(cdt)}")
+            raise RuntimeError(f"{fn}: dtype should be real for real inputs, but got {_lg(cdt)}")
+    rdt = cdt.to_real() if cdt.is_complex else cdt
+    dims = _dims(dim, x.ndim, fn)
+    o = float(ord)
+    if x.numel() == 0 and (o < 0 or _math.isinf(o)):
+        if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+            raise RuntimeError(f"{fn} cannot compute the {_fmt_ord(ord)} norm on an empty tensor "
+                               f"because the operation does not have an identity")
+        for d in dims:
+            if x.shape[d] == 0:
+                raise RuntimeError(f"{fn} cannot compute the {_fmt_ord(ord)} norm on the dimension "
+                                   f"{d}because this dimension is empty and the operation does not "
+                                   f"have an identity")
+    if cdt is not dt:
+        x = x._to_dtype(cdt)
+    if out is not None:
+        _check_out_dtype(out, rdt, "linalg_vector_norm")
+    acc = {_C.float16: _C.float32, _C.bfloat16: _C.float32}.get(cdt, cdt)
+    r, _ = _reduce("vector_norm", x, dims, keepdim, acc, rdt, p=o)
+    return r if out is None else _write_out(out, r, "linalg_vector_norm")
+
+
+_export(_vector_norm, method=False)
+vector_norm = _export(_vector_norm, method=False, name="vector_norm")
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The legacy ``torch.norm``: 'fro' (or a number) gives a vector norm over
+    ``dim`` (all dims when None); other strings ('nuc') a matrix norm through
+    ``ptcore.linalg.matrix_norm``."""
+    x = _tensor_arg(input, "norm")
+    _dim = [dim] if isinstance(dim, _numbers.Integral) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, _numbers.Integral) or len(dim) <= 2):
+            return _vector_norm(x, 2, _dim, keepdim, dtype=dtype, out=out)
+        from ptcore import linalg as _linalg
+        if _dim is None:
+            _dim = list(range(x.ndim))
+        if out is None:
+            return _linalg.matrix_norm(x, p, _dim, keepdim, dtype=dtype)
+        return _linalg.matrix_norm(x, p, _dim, keepdim, dtype=dtype, out=out)
+    _p = 2.0 if p is None else p
+    return _vector_norm(x, _p, _dim, keepdim, dtype=dtype, out=out)
+
+
+_export(norm)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """``log(sum(exp(input)))`` over ``dim``, computed stably (max shifted
+    out); integer inputs give the default float dtype."""
+    x = _tensor_arg(input, "logsumexp")
+    dims = _dims(dim, x.ndim, "logsumexp")
+    dt = x.dtype
+    if dt.is_complex:
+        raise NotImplementedError(f"logsumexp: complex inputs are not supported")
+    rdt = _C.get_default_dtype() if _is_int_like(dt) else dt
+    acc = _C.float64 if rdt is _C.float64 else _C.float32
+    if out is not None:
+        _check_out_dtype(out, rdt, "logsumexp")
+    r, _ = _reduce("logsumexp", x, dims, keepdim, acc, rdt)
+    return r if out is None else _write_out(out, r, "logsumexp")
+
+
+_export(_np_aliases(logsumexp), name="logsumexp")
+
+
+# --------------------------------------------------------------------------
+# all / any / count_nonzero
+# --------------------------------------------------------------------------
+def _all_any(name, input, dim, keepdim, out):
+    x = _tensor_arg(input, name)
+    dims = _dims(dim, x.ndim, name)
+    rdt = _C.uint8 if x.dtype is _C.uint8 else _C.bool_
+    if out is not None and isinstance(out, _TensorBase) and out.dtype is not rdt:
+        if rdt is _C.bool_ or out.dtype is not _C.bool_:
+            raise RuntimeError(f"{name} only supports bool tensor for result, got: {_lg(out.dtype)}")
+    r, _ = _reduce(name, x, dims, keepdim, _C.bool_, rdt)
+    return r if out is None else _write_out(out, r, name)
+
+
+@_np_aliases
+def all(input, dim=None, keepdim=False, *, out=None):
+    """True where every element over ``dim`` is non-zero (uint8 in, uint8 out)."""
+    return _all_any("all", input, dim, keepdim, out)
+
+
+@_np_aliases
+def any(input, dim=None, keepdim=False, *, out=None):
+    """True where some element over ``dim`` is non-zero (uint8 in, uint8 out)."""
+    return _all_any("any", input, dim, keepdim, out)
+
+
+@_np_aliases
+def count_nonzero(input, dim=None):
+    """Number of non-zero elements over ``dim`` (int64)."""
+    x = _tensor_arg(input, "count_nonzero")
+    dims = _dims(dim, x.ndim, "count_nonzero")
+    r, _ = _reduce("count_nonzero", x, dims, False, _C.bool_, _C.int64)
+    return r
+
+
+for _f in (all, any, count_nonzero):
+    _export(_f)
+
+
+# --------------------------------------------------------------------------
+# scans
+# --------------------------------------------------------------------------
+def _scan_acc(dt):
+    if _is_int_like(dt):
+        return _C.int64
+    if dt in (_C.float16, _C.bfloat16):
+        return _C.float32
+    if dt is _C.float32:
+        return _C.float64          # PyTorch's CPU scans accumulate float in double
+    if dt is _C.complex64:
+        return _C.complex128
+    return dt
+
+
+def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
+    """Line kernel on x converted to ``acc``; result converted to ``rdt``."""
+    dev = x.device
+    xa = x if x.dtype is acc else x._to_dtype(acc)
+    o = _empty(list(x.shape), acc, dev)
+    oi = _empty(list(x.shape), _C.int64, dev) if want_idx else None
+    _registry.kernel(kname, dev)(xa, dim, o, oi)
+    if rdt is not acc:
+        o = o._to_dtype(rdt)
+    return o, oi
+
+
+def _cum_sumprod(name, input, dim, dtype, out):
+    x = _tensor_arg(input, name)
+    d = _one_dim(dim, x.ndim, name)
+    if dtype is not None:
+        rdt = _C._as_dtype(dtype)
+        x = x._to_dtype(rdt) if rdt is not x.dtype else x
+    elif out is not None and isinstance(out, _TensorBase):
+        rdt = out.dtype
+    else:
+        rdt = _C.int64 if _is_int_like(x.dtype) else x.dtype
+    if out is not None:
+        _check_out_dtype(out, rdt, name)
+    r, _ = _run_lines(name, x, d, _scan_acc(rdt), rdt)
+    return r if out is None else _write_out(out, r, name)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Cumulative sum along ``dim``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tensor([1, 2, 3]).cumsum(0).tolist()
+    [1, 3, 6]
+    """
+    return _cum_sumprod("cumsum", input, dim, dtype, out)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Cumulative product along ``dim``."""
+    return _cum_sumprod("cumprod", input, dim, dtype, out)
+
+
+def _cum_inplace(name, self, dim, dtype):
+    if dtype is not None and _C._as_dtype(dtype) is not self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp(self.dtype)} and output "
+                           f"tensor dtype {_cpp(_C._as_dtype(dtype))} should match")
+    r = _cum_sumprod(name, self, dim, None, None)
+    self.copy_(r)
+    return self
+
+
+def cumsum_(self, dim, *, dtype=None):
+    """In-place :func:`cumsum`."""
+    return _cum_inplace("cumsum", self, dim, dtype)
+
+
+def cumprod_(self, dim, *, dtype=None):
+    """In-place :func:`cumprod`."""
+    return _cum_inplace("cumprod", self, dim, dtype)
+
+
+def _cum_ext(name, input, dim, out):
+    x = _tensor_arg(input, name)
+    d = _one_dim(dim, x.ndim, name)
+    _no_complex(x, f"{name}_cpu")
+    acc = _ext_acc(x.dtype)
+    v, i = _run_lines(name, x, d, acc, x.dtype, want_idx=True)
+    cls = _cummax_t if name == "cummax" else _cummin_t
+    if out is not None:
+        _check_out_dtype(out[0], x.dtype, name)
+        _check_out_dtype(out[1], _C.int64, name)
+        return cls(_write_out(out[0], v, name), _write_out(out[1], i, name))
+    return cls(v, i)
+
+
+def cummax(input, dim, *, out=None):
+    """``(values, indices)`` of the running maximum along ``dim`` (ties take
+    the later index; NaN propagates)."""
+    return _cum_ext("cummax", input, dim, out)
+
+
+def cummin(input, dim, *, out=None):
+    """``(values, indices)`` of the running minimum along ``dim``."""
+    return _cum_ext("cummin", input, dim, out)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably."""
+    x = _tensor_arg(input, "logcumsumexp")
+    d = _one_dim(dim, x.ndim, "logcumsumexp")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_lg(x.dtype)}\'')
+    acc = _C.float64 if x.dtype is _C.float64 else _C.float32
+    if out is not None:
+        _check_out_dtype(out, x.dtype, "logcumsumexp")
+    r, _ = _run_lines("logcumsumexp", x, d, acc, x.dtype)
+    return r if out is None else _write_out(out, r, "logcumsumexp")
+
+
+for _f in (cumsum, cumprod, cumsum_, cumprod_, cummax, cummin, logcumsumexp):
+    _export(_f)
+
+
+# --------------------------------------------------------------------------
+# softmax / log_softmax
+# --------------------------------------------------------------------------
+def _softmax_impl(name, input, dim, dtype):
+    x = _tensor_arg(input, name)
+    if dim is None:
+        raise TypeError(f"{name}() missing required argument 'dim'")
+    d = _one_dim(dim, x.ndim, name)
+    if dtype is not None:
+        dt = _C._as_dtype(dtype)
+        if dt is not x.dtype:
+            x = x._to_dtype(dt)
+    dt = x.dtype
+    if not dt.is_floating_point:
+        last = x.ndim == 0 or d == x.ndim - 1
+        kname = "softmax_lastdim_kernel_impl" if last else "softmax_kernel_impl"
+        if name == "log_softmax":
+            kname = "log_" + kname
+        raise NotImplementedError(f'"{kname}" not implemented for \'{_lg(dt)}\'')
+    acc = _C.float64 if dt is _C.float64 else _C.float32
+    r, _ = _run_lines(name, x, d, acc, dt)
+    return r
+
+
+def softmax(input, dim, dtype=None):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (float16/bfloat16
+    computed in float32); ``dtype`` casts the input first.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> [round(v, 4) for v in ptcore.tensor([1., 2., 3.]).softmax(0).tolist()]
+    [0.09, 0.2447, 0.6652]
+    """
+    return _softmax_impl("softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """``(x - max) - log(sum(exp(x - max)))`` along ``dim``."""
+    return _softmax_impl("log_softmax", input, dim, dtype)
+
+
+def _get_softmax_dim(name, ndim, stacklevel=3):
+    """The legacy implicit dim of ``nn.functional.softmax(x)`` (with its warning)."""
+    _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                   f"include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+_export(softmax)
+_export(log_softmax)
+
+
+# --------------------------------------------------------------------------
+# median / nanmedian / mode / quantile
+# --------------------------------------------------------------------------
+def _rows(x, d, copy=False):
+    """x with dim d moved last, as a contiguous (M, n) tensor in the
+    selection type (float64 / int64); a private copy when ``copy``."""
+    sel = _C.int64 if _is_int_like(x.dtype) else _C.float64
+    n = x.shape[d] if x.ndim else 1
+    xm = x.movedim(d, -1) if x.ndim else x.reshape(1)
+    if xm.dtype is not sel:
+        xm = xm._to_dtype(sel)
+    xm = xm.contiguous()
+    M = xm.numel() // n if n else 0
+    rows = xm.reshape(M, n)
+    if copy and rows.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+        rows = rows.clone()
+    return rows, M, n
+
+
+def _select(kname, x, d, keepdim):
+    """(values, indices) of the per-row selection along d."""
+    rows, M, n = _rows(x, d)
+    dev = x.device
+    vals = _empty([M], rows.dtype, dev)
+    idx = _empty([M], _C.int64, dev)
+    _registry.kernel(kname, dev)(rows, vals, idx)
+    dims = (d,) if x.ndim else ()
+    shape = _out_shape(x.shape, dims, keepdim)
+    vals = vals.view(shape)
+    idx = idx.view(shape)
+    if vals.dtype is not x.dtype:
+        vals = vals._to_dtype(x.dtype)
+    return vals, idx
+
+
+def _check_select_dtype(x, kname):
+    if x.dtype is _C.bool_ or x.dtype.is_complex:
+        raise NotImplementedError(f'"{kname}" not implemented for \'{_lg(x.dtype)}\'')
+
+
+def _median_impl(name, input, dim, keepdim, out):
+    x = _tensor_arg(input, name)
+    _check_select_dtype(x, "median_cpu" if name == "median" else "nanmedian_cpu")
+    if dim is None:
+        if x.numel() == 0:
+            if _is_int_like(x.dtype):
+                raise RuntimeError(f"{name}(): input tensor is empty")
+            return _C.full([], float("nan"), dtype=x.dtype, device=x.device)
+        flat = x.reshape(-1)
+        v, _ = _select(name, flat, 0, False)
+        return v
+    d = _one_dim(dim, x.ndim, name)
+    if x.ndim and x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    v, i = _select(name, x, d, keepdim)
+    cls = _median_t if name == "median" else _nanmedian_t
+    if out is not None:
+        _check_out_dtype(out[0], x.dtype, name)
+        _check_out_dtype(out[1], _C.int64, name)
+        return cls(_write_out(out[0], v, name), _write_out(out[1], i, name))
+    return cls(v, i)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The lower median (of all elements, or ``(values, indices)`` along
+    ``dim``); NaN when the row holds a NaN.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tensor([3., 1., 4., 2.]).median().item()
+    2.0
+    """
+    return _median_impl("median", input, dim, keepdim, out)
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """The lower median of the non-NaN elements."""
+    return _median_impl("nanmedian", input, dim, keepdim, out)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """``(values, indices)``: the most frequent value along ``dim`` (the
+    smallest among ties) and the index of its last occurrence."""
+    x = _tensor_arg(input, "mode")
+    _check_select_dtype(x, "mode_cpu")
+    d = _one_dim(dim, x.ndim, "mode")
+    if x.ndim and x.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    v, i = _select("mode", x, d, keepdim)
+    if out is not None:
+        _check_out_dtype(out[0], x.dtype, "mode")
+        _check_out_dtype(out[1], _C.int64, "mode")
+        return _mode_t(_write_out(out[0], v, "mode"), _write_out(out[1], i, "mode"))
+    return _mode_t(v, i)
+
+
+_INTERP = {"linear": 0, "lower": 1, "higher": 2, "midpoint": 3, "nearest": 4}
+
+
+def _quantile_impl(fname, input, q, dim, keepdim, interpolation, out, ignore_nan):
+    x = _tensor_arg(input, fname)
+    if x.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError(f"{fname}() input tensor must be either float or double dtype")
+    dev = x.device
+    if isinstance(q, _TensorBase):
+        if q.dim() > 1:
+            raise RuntimeError(f"{fname}() q must be a scalar or 1D tensor")
+        if q.dtype is not x.dtype:
+            raise RuntimeError(f"{fname}() q tensor must be same dtype as the input tensor")
+        _registry.check_same_device(fname, x, q)
+        scalar_q = q.dim() == 0
+        qv = [float(v) for v in q.reshape(-1).tolist()]
+        for v in qv:
+            if not 0 <= v <= 1:
+                raise RuntimeError(f"{fname}() q values must be in the range [0, 1]")
+    elif isinstance(q, _numbers.Real) and not isinstance(q, _b.bool):
+        scalar_q = True
+        qv = [float(q)]
+        if not 0 <= qv[0] <= 1:
+            raise RuntimeError(f"{fname}() q must be in the range [0, 1] but got {q}")
+    else:
+        raise TypeError(f"{fname}() received an invalid combination of arguments: q must be a "
+                        f"float or a Tensor, not {type(q).__name__}")
+    if x.numel() == 0:
+        raise RuntimeError(f"{fname}() input tensor must be non-empty")
+    if interpolation not in _INTERP:
+        raise RuntimeError(f"{fname}() interpolation must be one of linear, lower, higher, midpoint "
+                           f"or nearest, but got {interpolation}")
+    if dim is None:
+        src = x.reshape(-1)
+        d = 0
+        oshape = [1] * x.ndim if keepdim else []
+    else:
+        d = _one_dim(dim, x.ndim, fname)
+        src = x
+        oshape = _out_shape(x.shape, (d,) if x.ndim else (), keepdim)
+    rows, M, n = _rows(src, d, copy=True)        # the kernel sorts the rows in place
+    from ptcore._creation import tensor as _tensor_fn
+    qt = _tensor_fn(qv, dtype=_C.float64, device=dev)
+    res = _empty([len(qv), M], _C.float64, dev)
+    _registry.kernel("quantile", dev)(rows, qt, res, _INTERP[interpolation], ignore_nan,
+                                      x.dtype is _C.float32)
+    res = res.view([len(qv)] + oshape)
+    if scalar_q:
+        res = res.view(oshape)
+    if res.dtype is not x.dtype:
+        res = res._to_dtype(x.dtype)
+    if out is not None:
+        _check_out_dtype(out, x.dtype, fname)
+        return _write_out(out, res, fname)
+    return res
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (``q`` a float or a 0-/1-D tensor in [0, 1]) of
+    all elements or along ``dim``; with a 1-D ``q`` the result gains a
+    leading dim of len(q).  ``interpolation``: linear, lower, higher,
+    midpoint or nearest.  Any NaN in a row gives NaN.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tensor([1., 2., 3., 4.]).quantile(0.5).item()
+    2.5
+    """
+    return _quantile_impl("quantile", input, q, dim, keepdim, interpolation, out, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """:func:`quantile` ignoring NaNs (NaN where a row is all NaN)."""
+    return _quantile_impl("nanquantile", input, q, dim, keepdim, interpolation, out, True)
+
+
+for _f in (median, nanmedian, mode, quantile, nanquantile):
+    _export(_f)
+
+del _f

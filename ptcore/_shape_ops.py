@@ -1,3 +1,1896 @@
-"""(in progress)"""
-__all__ = []
-_TENSOR_METHODS = {}
+"""Shape and indexing ops: gather/scatter and friends, masks, nonzero,
+cat/stack, flip/roll/rot90, repeat/tile, triangles and diagonals, meshgrid,
+broadcasting helpers and padding.
+
+Every public function checks its arguments (PyTorch's error types and
+messages), computes the result's shape and dtype and allocates it, then calls
+the kernel registered for the device (``ptcore._registry``); the CPU kernels
+are thin wrappers over ``ptcore._ops._index``.  Ops that are views plus a
+copy (``repeat``, ``roll``, ``rot90``, ``pad`` ...) are written with views and
+``copy_``, which runs the strided copy kernel.
+"""
+import builtins
+import operator
+import warnings
+
+import numpy as _np
+
+from ptcore import _tensor as _C
+from ptcore import _registry
+from ptcore._tensor import _TensorBase
+from ptcore._ops import _index as _K
+from ptcore._dtype_utils import promote_types, can_cast
+from ptcore._indexing import (
+    _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _broadcast_two, _check_bounds,
+    _numel, index_put_, index_put,
+)
+
+__all__ = [
+    "index_select", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
+    "gather", "scatter", "scatter_add", "scatter_reduce",
+    "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere", "take",
+    "take_along_dim",
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+    "row_stack",
+    "flip", "fliplr", "flipud", "roll", "rot90", "tile", "repeat_interleave",
+    "tril", "triu", "tril_indices", "triu_indices", "diag", "diag_embed", "diagflat",
+    "diagonal_scatter", "select_scatter", "slice_scatter", "trace",
+    "meshgrid", "broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d",
+    "atleast_3d", "narrow_copy", "ravel", "constant_pad_nd",
+]
+
+_MODE_GATHER, _MODE_SCATTER, _MODE_REDUCE = 0, 1, 2
+
+# C++ type names PyTorch prints in a few messages (masked_fill_)
+_CPP_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+def _wrap(dim, ndim):
+    return _C._wrap_dim_py(operator.index(dim), ndim)
+
+
+def _typename(o):
+    return type(o).__name__
+
+
+def _check_tensor(t, fname, argname, pos):
+    if not isinstance(t, _TensorBase):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, "
+                        f"not {_typename(t)}")
+
+
+def _nonempty(t):
+    """``t`` as at least 1-D (a 0-d tensor becomes shape (1,))."""
+    return t.view(1) if t.dim() == 0 else t
+
+
+def _scalar_tensor(value, dtype):
+    """A 0-d tensor of ``dtype`` holding ``value`` (PyTorch's conversion and
+    overflow checks, as ``fill_``)."""
+    t = _C.empty((), dtype=dtype)
+    t.fill_(value.item() if isinstance(value, _TensorBase) else value)
+    return t
+
+
+def _value_of(value, fname):
+    """A fill value given as a number or a 0-d tensor."""
+    if isinstance(value, _TensorBase):
+        if value.dim() != 0:
+            raise RuntimeError(f"{fname} only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.dim()} dimension(s).")
+        return value.item()
+    return value
+
+
+def _out_same_dtype(result_dtype, out, msg):
+    if out is not None:
+        if not isinstance(out, _TensorBase):
+            raise TypeError(f"argument 'out' must be Tensor, not {_typename(out)}")
+        if out.dtype is not result_dtype:
+            raise RuntimeError(msg)
+
+
+def _write_out(result, out):
+    """Return ``result`` or copy it into ``out`` (resized like PyTorch)."""
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+def _dense_overlap(a, b):
+    """PyTorch's ``get_overlap_status`` != No, for non-overlapping-and-dense
+    tensors ('too hard' otherwise -> False)."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    if not a.is_non_overlapping_and_dense() or not b.is_non_overlapping_and_dense():
+        return False
+    a0, b0 = a.data_ptr(), b.data_ptr()
+    a1 = a0 + a.numel() * a.element_size()
+    b1 = b0 + b.numel() * b.element_size()
+    return a0 < b1 and b0 < a1
+
+
+def _assert_no_overlap(a, b):
+    if _dense_overlap(a, b):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
+
+def _assert_no_internal_overlap(t):
+    for s, st in zip(t.shape, t.stride()):
+        if st == 0 and s > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+def _int_list(v, fname, argname):
+    if isinstance(v, _TensorBase) or not isinstance(v, (list, tuple, _C.Size)):
+        raise TypeError(f"{fname}(): argument '{argname}' must be tuple of ints, not "
+                        f"{_typename(v)}")
+    return [operator.index(x) for x in v]
+
+
+def _broadcast_shape_tensors(shapes):
+    """Broadcast shape with PyTorch's ``infer_size`` message."""
+    out = []
+    for shape in shapes:
+        a, b = list(out), list(shape)
+        n = max(len(a), len(b))
+        res = []
+        for i in range(n - 1, -1, -1):
+            oa = i - (n - len(a))
+            ob = i - (n - len(b))
+            sa = a[oa] if oa >= 0 else 1
+            sb = b[ob] if ob >= 0 else 1
+            if sa != sb and sa != 1 and sb != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                    f"non-singleton dimension {i}")
+            res.append(sb if sa == 1 else sa)
+        out = res[::-1]
+    return tuple(out)
+
+
+def _along_dim(mode, op, dense, dense_strides, data, dim, index, index_strides, shape):
+    """The indexed kernel with one index operand selecting along ``dim`` of
+    ``data`` (gather/scatter/index_select/index_add ...)."""
+    data_strides = list(data.stride())
+    data_strides[dim] = 0
+    _K.indexed(mode, op, dense, dense_strides, data, data_strides, list(shape), [index],
+               [index_strides], [data.shape[dim]], [data.stride(dim)])
+
+
+def _dim_vector_strides(index, ndim, dim):
+    st = [0] * ndim
+    st[dim] = index.stride(0) if index.dim() else 0
+    return st
+
+
+# ---------------------------------------------------------------------------
+# CPU kernels (registered; called with validated arguments)
+# ---------------------------------------------------------------------------
+@_registry.register("index_select", "cpu")
+def _index_select_cpu(out, input, dim, index):
+    _along_dim(_MODE_GATHER, 0, out, out.stride(), input, dim, index,
+               _dim_vector_strides(index, out.dim(), dim), out.shape)
+
+
+@_registry.register("gather", "cpu")
+def _gather_cpu(out, input, dim, index):
+    _along_dim(_MODE_GATHER, 0, out, out.stride(), input, dim, index, list(index.stride()),
+               index.shape)
+
+
+@_registry.register("scatter", "cpu")
+def _scatter_cpu(self, dim, index, src, reduce):
+    """self[... index ...] = src (or reduce into it); ``src`` has self's dtype
+    (a 0-d tensor for a value); the iteration runs over index's shape."""
+    dstr = [0] * index.dim() if src.dim() == 0 else list(src.stride())
+    if reduce is None:
+        _along_dim(_MODE_SCATTER, 0, src, dstr, self, dim, index, list(index.stride()),
+                   index.shape)
+    else:
+        _along_dim(_MODE_REDUCE, _K.REDUCTIONS[reduce], src, dstr, self, dim, index,
+                   list(index.stride()), index.shape)
+
+
+@_registry.register("scatter_mean_finish", "cpu")
+def _scatter_mean_finish_cpu(self, counts):
+    _K.div_count(self, counts)
+
+
+@_registry.register("index_put_dim", "cpu")
+def _index_put_dim_cpu(self, dim, index, source, reduce):
+    """index_copy_/index_add_/index_fill_: self.select(dim, index[i]) <-
+    source.select(dim, i) (or += with reduce='add'); a 0-d ``source`` fills."""
+    shape = list(self.shape)
+    shape[dim] = index.numel()
+    dstr = [0] * len(shape) if source.dim() == 0 else list(source.stride())
+    istr = _dim_vector_strides(index, len(shape), dim)
+    if reduce is None:
+        _along_dim(_MODE_SCATTER, 0, source, dstr, self, dim, index, istr, shape)
+    else:
+        _along_dim(_MODE_REDUCE, _K.REDUCTIONS[reduce], source, dstr, self, dim, index, istr,
+                   shape)
+
+
+@_registry.register("scale", "cpu")
+def _scale_cpu(t, alpha):
+    """t *= alpha in place (alpha a 0-d tensor of t's dtype)."""
+    _K.indexed(_MODE_REDUCE, _K.REDUCTIONS["multiply"], alpha, [0] * t.dim(), t,
+               list(t.stride()), list(t.shape), [], [], [], [])
+
+
+@_registry.register("masked_fill_", "cpu")
+def _masked_fill_cpu(self, mask, value):
+    _K.masked(2, self, self.stride(), mask, _broadcast_strides(mask, self.shape), self.shape,
+              value)
+
+
+@_registry.register("masked_select", "cpu")
+def _masked_select_cpu(input, mask, shape):
+    istr = _broadcast_strides(input, shape)
+    mstr = _broadcast_strides(mask, shape)
+    n = _K.masked_count(mask, mstr, shape)
+    out = _C.empty(n, dtype=input.dtype)
+    _K.masked(0, input, istr, mask, mstr, shape, out)
+    return out
+
+
+@_registry.register("masked_scatter_", "cpu")
+def _masked_scatter_cpu(self, mask, source):
+    """Returns False (nothing written) when source has too few elements."""
+    mstr = _broadcast_strides(mask, self.shape)
+    n = _K.masked_count(mask, mstr, self.shape)
+    if n > source.numel():
+        return False
+    src = source.contiguous() if n else source
+    _K.masked(1, self, self.stride(), mask, mstr, self.shape, src)
+    return True
+
+
+@_registry.register("nonzero", "cpu")
+def _nonzero_cpu(input):
+    mask = input if input.dtype is _C.bool_ else input._to_dtype(_C.bool_)
+    n = _K.masked_count(mask, mask.stride(), mask.shape)
+    out = _C.empty((n, input.dim()), dtype=_C.int64)
+    if n and input.dim():
+        _K.nonzero(mask, out)
+    return out
+
+
+@_registry.register("cat", "cpu")
+def _cat_cpu(out, tensors, dim):
+    _K.cat_into(out, list(tensors), dim, False)
+
+
+@_registry.register("stack", "cpu")
+def _stack_cpu(out, tensors, dim):
+    _K.cat_into(out, list(tensors), dim, True)
+
+
+@_registry.register("flip", "cpu")
+def _flip_cpu(out, input, flags):
+    _K.flip_into(out, input, flags)
+
+
+@_registry.register("tri_", "cpu")
+def _tri_cpu(t, diagonal, upper):
+    _K.tri_zero(t, diagonal, upper)
+
+
+@_registry.register("repeat_interleave_index", "cpu")
+def _repeat_interleave_index_cpu(repeats, total):
+    out = _C.empty(total, dtype=_C.int64)
+    _K.repeat_index(repeats, out)
+    return out
+
+
+@_registry.register("trace", "cpu")
+def _trace_cpu(out, input):
+    _K.trace_sum(input, out)
+
+
+@_registry.register("mod_index", "cpu")
+def _mod_index_cpu(index, size):
+    _K.mod_index(index, size)
+
+
+# ---------------------------------------------------------------------------
+# index_select / gather / take
+# ---------------------------------------------------------------------------
+def index_select(input, dim, index, *, out=None):
+    """Entries of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    _check_tensor(input, "index_select", "input", 1)
+    _check_tensor(index, "index_select", "index", 3)
+    if index.dtype is not _C.int64 and index.dtype is not _C.int32:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    _registry.check_same_device("index_select", input, index)
+    _out_same_dtype(input.dtype, out, "index_select(): self and result must have the same "
+                                      "scalar type")
+    ndim = input.dim()
+    dim = _wrap(dim, ndim)
+    src = _plain(input)
+    idx = _int64(_plain(index))
+    if ndim == 0:
+        if idx.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{idx.numel()} value(s)")
+        if int(idx.reshape(-1)[0].item()) != 0:
+            raise IndexError("index out of range in self")
+        return _write_out(src.clone(), out)
+    size = input.shape[dim]
+    if size == 0 and idx.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    _check_bounds(idx, size, False, lambda v: RuntimeError(
+        f"INDICES element is out of DATA bounds, id={v} axis_dim={size}"))
+    shape = list(input.shape)
+    shape[dim] = idx.numel()
+    result = _C.empty(shape, dtype=input.dtype, device=input.device)
+    if result.numel():
+        _registry.kernel("index_select", input.device)(result, src, dim, idx)
+    return _write_out(result, out)
+
+
+def _check_index_dtype(index, fname):
+    if index.dtype is not _C.int64 and index.dtype is not _C.int32:
+        raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """``out[i][j][k] = input[i][index[i][j][k]][k]`` (for dim=1)."""
+    _check_tensor(input, "gather", "input", 1)
+    _check_tensor(index, "gather", "index", 3)
+    _check_index_dtype(index, "gather")
+    ndim = input.dim()
+    dim = _wrap(dim, ndim)
+    if max(index.dim(), 1) != max(ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[input.dtype._name]}, "
+                           f"but got {_CPP_NAMES[out.dtype._name]} instead")
+    _registry.check_same_device("gather", input, index)
+    src = _nonempty(_plain(input))
+    idx = _nonempty(_int64(_plain(index)))
+    for d in range(src.dim()):
+        if d != dim and idx.shape[d] > src.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {_fmt(index.shape)} to be "
+                f"no larger than self {_fmt(input.shape)} apart from dimension {dim}")
+    result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
+    if idx.numel():
+        size = src.shape[dim]
+        _check_bounds(idx, size, False, lambda v: RuntimeError(
+            f"index {v} is out of bounds for dimension {dim} with size {size}"))
+        _registry.kernel("gather", input.device)(_nonempty(result), src, dim, idx)
+    return _write_out(result, out)
+
+
+def _flat(t):
+    return t.reshape(-1)
+
+
+def take(input, index, *, out=None):
+    """``input`` as a 1-D tensor, indexed by ``index`` (result has index's shape)."""
+    _check_tensor(input, "take", "input", 1)
+    _check_tensor(index, "take", "index", 2)
+    if index.dtype is not _C.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{_scalar_name(index.dtype)}")
+    _registry.check_same_device("take", input, index)
+    _out_same_dtype(input.dtype, out, "take(): self and result must have the same scalar type")
+    n = input.numel()
+    idx = _plain(index)
+    result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
+    if idx.numel():
+        if n == 0:
+            raise IndexError("take(): tried to take from an empty tensor")
+        _check_bounds(idx, n, True, lambda v: IndexError(
+            f"out of range: tried to access index {v} on a tensor of {n} elements."))
+        _registry.kernel("gather", input.device)(_flat(result), _flat(_plain(input)), 0,
+                                                 _flat(idx))
+    return _write_out(result, out)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the
+    other dims; flattened when ``dim`` is None)."""
+    _check_tensor(input, "take_along_dim", "input", 1)
+    _check_tensor(indices, "take_along_dim", "indices", 2)
+    if indices.dtype is not _C.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_scalar_name(indices.dtype)}")
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[input.dtype._name]}, "
+                           f"but got {_CPP_NAMES[out.dtype._name]} instead")
+    if dim is None:
+        return gather(_flat(_plain(input)), 0, _flat(_plain(indices)), out=out)
+    if input.dim() != indices.dim():
+        raise RuntimeError(
+            f"torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {input.dim()} dimensions for input, and {indices.dim()} "
+            "dimensions for indices")
+    d = _wrap(dim, input.dim())
+    x = _plain(input)
+    idx = _plain(indices)
+    if input.dim() == 0:
+        return gather(x, 0, idx, out=out)
+    s = list(x.shape)
+    s[d] = idx.shape[d]
+    idx = idx.expand(_broadcast_shape_tensors([s, idx.shape]))
+    s = list(idx.shape)
+    s[d] = x.shape[d]
+    x = x.expand(_broadcast_shape_tensors([s, x.shape]))
+    if idx.numel():
+        size = x.shape[d]
+        if size == 0:
+            raise RuntimeError("ZeroDivisionError")
+        idx = idx.clone(memory_format=_C.contiguous_format)     # our own copy to wrap
+        _registry.kernel("mod_index", idx.device)(idx, size)
+    return gather(x, d, idx, out=out)
+
+
+# ---------------------------------------------------------------------------
+# scatter family
+# ---------------------------------------------------------------------------
+def _scatter_checks(self, dim, index, src, fname):
+    _check_index_dtype(index, "scatter")
+    ndim = self.dim()
+    dim = _wrap(dim, ndim)
+    if max(index.dim(), 1) != max(ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None:
+        if src.dtype is not self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        if max(src.dim(), 1) != max(index.dim(), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+    s = _nonempty(self)
+    ix = _nonempty(index)
+    sr = _nonempty(src) if src is not None else None
+    for d in range(s.dim()):
+        bad = (d != dim and ix.shape[d] > s.shape[d]) or (sr is not None
+                                                          and ix.shape[d] > sr.shape[d])
+        if bad:
+            if sr is None:
+                raise RuntimeError(
+                    f"Expected index {_fmt(index.shape)} to be no larger than self "
+                    f"{_fmt(self.shape)} apart from dimension {dim}")
+            raise RuntimeError(
+                f"Expected index {_fmt(index.shape)} to be no larger than self "
+                f"{_fmt(self.shape)} apart from dimension {dim} and to be no larger size than "
+                f"src {_fmt(src.shape)}")
+    _registry.check_same_device(fname, self, index, src)
+    return dim
+
+
+def _scatter_impl(self, dim, index, src, value, reduce, fname):
+    """Validated in-place scatter into ``self``; returns self."""
+    if src is not None:
+        _check_tensor(src, fname, "src", 4)
+    dim = _scatter_checks(self, dim, index, src, fname)
+    if index.numel() == 0:
+        return self
+    target = _nonempty(_plain(self))
+    idx = _nonempty(_int64(_plain(index)))
+    size = target.shape[dim]
+    _check_bounds(idx, size, False, lambda v: RuntimeError(
+        f"index {v} is out of bounds for dimension {dim} with size {size}"))
+    if src is None:
+        if isinstance(value, complex) and not (self.is_complex()):
+            raise RuntimeError(f"value cannot be converted to type {self.dtype._name} without "
+                               "overflow")
+        s = _scalar_tensor(value, self.dtype)
+    else:
+        s = _nonempty(_plain(src))
+        if _dense_overlap(target, s):
+            s = s.clone()
+    _assert_no_internal_overlap(target)
+    _registry.kernel("scatter", self.device)(target, dim, idx, s, reduce)
+    self._bump_version()
+    return self
+
+
+def _split_src_value(src, value, fname):
+    if isinstance(src, _TensorBase):
+        if value is not None:
+            raise TypeError(f"{fname}() received both 'src' and 'value'")
+        return src, None
+    if src is None and value is None:
+        raise TypeError(f"{fname}() missing required argument 'src' or 'value'")
+    return None, (value if src is None else src)
+
+
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """In place: writes ``src`` (or the number ``value``) into ``self`` at the
+    positions ``index`` gives along ``dim``; ``reduce`` 'add' / 'multiply'."""
+    src, value = _split_src_value(src, value, "scatter_")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return _scatter_impl(self, dim, index, src, value, reduce, "scatter_")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+    """Out-of-place :func:`scatter_`."""
+    src, value = _split_src_value(src, value, "scatter")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    result = _plain(input).clone()
+    _scatter_impl(result, dim, index, src, value, reduce, "scatter")
+    return _write_out(result, out)
+
+
+def scatter_add_(self, dim, index, src):
+    """In place: ``self[index[i][j]][j] += src[i][j]`` (dim=0), duplicates summed."""
+    _check_tensor(src, "scatter_add_", "src", 3)
+    return _scatter_impl(self, dim, index, src, None, "add", "scatter_add_")
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    """Out-of-place :func:`scatter_add_`."""
+    _check_tensor(src, "scatter_add", "src", 4)
+    result = _plain(input).clone()
+    _scatter_impl(result, dim, index, src, None, "add", "scatter_add")
+    return _write_out(result, out)
+
+
+_REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+
+
+def _reduce_identity(dtype, reduce):
+    if reduce in _REDUCE_IDENTITY:
+        return _REDUCE_IDENTITY[reduce]
+    hi = reduce == "amin"
+    if dtype is _C.bool_:
+        return hi
+    if dtype.is_floating_point:
+        return float("inf") if hi else float("-inf")
+    info = _np.iinfo(dtype._np)
+    return int(info.max if hi else info.min)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In place: reduces ``src`` into ``self`` along ``dim`` at ``index`` with
+    'sum', 'prod', 'mean', 'amax' or 'amin' (``include_self``: whether the
+    original values take part)."""
+    _check_tensor(src, "scatter_reduce_", "src", 3)
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if (reduce in ("amax", "amin") and self.is_complex()) or (reduce == "mean"
+                                                              and self.dtype is _C.bool_):
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented '
+                                  f"for '{_scalar_name(self.dtype)}'")
+    dim = _scatter_checks(self, dim, index, src, "scatter_reduce_")
+    if index.numel() == 0:
+        return self
+    target = _nonempty(_plain(self))
+    idx = _nonempty(_int64(_plain(index)))
+    size = target.shape[dim]
+    _check_bounds(idx, size, False, lambda v: RuntimeError(
+        f"index {v} is out of bounds for dimension {dim} with size {size}"))
+    _assert_no_internal_overlap(target)
+    s = _nonempty(_plain(src))
+    if _dense_overlap(target, s):
+        s = s.clone()
+    kern = _registry.kernel("scatter", self.device)
+    if not include_self:
+        kern(target, dim, idx, _scalar_tensor(_reduce_identity(self.dtype, reduce), self.dtype),
+             None)
+    kern(target, dim, idx, s, "add" if reduce == "mean" else reduce)
+    if reduce == "mean":
+        counts = _C.full(target.shape, 1 if include_self else 0, dtype=_C.int64,
+                         device=self.device)
+        kern(counts, dim, idx, _scalar_tensor(1, _C.int64), "add")
+        _registry.kernel("scatter_mean_finish", self.device)(target, counts)
+    self._bump_version()
+    return self
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    """Out-of-place :func:`scatter_reduce_`."""
+    result = _plain(input).clone()
+    scatter_reduce_(result, dim, index, src, reduce, include_self=include_self)
+    return _write_out(result, out)
+
+
+# ---------------------------------------------------------------------------
+# index_add / index_copy / index_fill
+# ---------------------------------------------------------------------------
+def _vector_index_checks(self, dim, index, source, fname):
+    if index.dim() > 1:
+        raise IndexError(f"{fname}(): Index is supposed to be a vector, but got dim: "
+                         f"{index.dim()} with type: {_scalar_name(index.dtype)} and size: "
+                         f"{_fmt(index.shape)}")
+    if index.dtype is not _C.int64 and index.dtype is not _C.int32:
+        raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index but got: "
+                           f"{_scalar_name(index.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"{fname}(): self ({_scalar_name(self.dtype)}) and source "
+                           f"({_scalar_name(source.dtype)}) must have the same scalar type")
+    dim = _wrap(dim, self.dim())
+    if not (dim == 0 or dim < source.dim()):
+        raise IndexError(f"{fname}(): Indexing dim {dim} is out of bounds of the source tensor "
+                         f"with dim {source.dim()}")
+    n = index.numel()
+    ssize = 1 if source.dim() == 0 else source.shape[dim]
+    if n != ssize:
+        raise RuntimeError(f"{fname}(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({ssize}), for dim: {dim}")
+    a, b = list(self.shape), list(source.shape)
+    if a and b:
+        del a[dim]
+        del b[dim]
+    if a != b:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {_fmt(self.shape)} source.shape = "
+            f"{_fmt(source.shape)}")
+    _registry.check_same_device(fname, self, index, source)
+    return dim
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """In place: ``self.select(dim, index[i]) += alpha * source.select(dim, i)``,
+    duplicates accumulated."""
+    _check_tensor(source, "index_add_", "source", 3)
+    dim = _vector_index_checks(self, dim, index, source, "index_add_")
+    idx = _int64(_plain(index)).reshape(-1)
+    target = _nonempty(_plain(self))
+    size = target.shape[dim]
+    _check_bounds(idx, size, False, lambda v: RuntimeError(
+        f"index {v} is out of bounds for dimension {dim} with size {size}"))
+    if idx.numel() == 0 or target.numel() == 0:
+        return self
+    src = _plain(source)
+    if alpha != 1:
+        src = src.clone()
+        _registry.kernel("scale", self.device)(src, _scalar_tensor(alpha, self.dtype))
+    elif _dense_overlap(target, src):
+        src = src.clone()
+    src = _nonempty(src) if target.dim() == 1 and src.dim() == 0 else src
+    _assert_no_internal_overlap(target)
+    _registry.kernel("index_put_dim", self.device)(target, dim, idx, src.reshape(
+        _index_dim_shape(target, dim, idx.numel())), "add")
+    self._bump_version()
+    return self
+
+
+def _index_dim_shape(target, dim, n):
+    shape = list(target.shape)
+    shape[dim] = n
+    return shape
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    """Out-of-place :func:`index_add_`."""
+    result = _plain(input).clone()
+    index_add_(result, dim, index, source, alpha=alpha)
+    return _write_out(result, out)
+
+
+def _cpp_sizes(sizes):
+    return " ".join(str(int(s)) for s in sizes)
+
+
+def index_copy_(self, dim, index, source):
+    """In place: ``self.select(dim, index[i]) = source.select(dim, i)``."""
+    _check_tensor(source, "index_copy_", "source", 3)
+    if index.dim() >= 2:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
+    n = index.numel()
+    if source.dim() == 0 and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {n})")
+    if source.dim() != self.dim() and source.dim() != 0 and self.dim() != 0:
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their dimensionality "
+            f"must match. Source dimensionality ({source.dim()}), destination dimensionality "
+            f"({self.dim()})")
+    if index.dtype is not _C.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_scalar_name(index.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {_scalar_name(self.dtype)} and (source) "
+                           f"{_scalar_name(source.dtype)}")
+    dim = _wrap(dim, self.dim())
+    a, b = list(self.shape), list(source.shape)
+    if a:
+        del a[dim]
+    if b:
+        del b[dim]
+    if a != b:
+        raise RuntimeError(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+            f"slice shape: {_cpp_sizes(a)} at dimension {dim} and source slice shape: "
+            f"{_cpp_sizes(b)} at dimension 0.")
+    if index.dim() != 0 and source.dim() and n != source.shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
+                         f"source.size(dim) ({source.shape[dim]})")
+    _registry.check_same_device("index_copy_", self, index, source)
+    target = _nonempty(_plain(self))
+    idx = _plain(index).reshape(-1)
+    size = target.shape[dim]
+    _check_bounds(idx, size, False, lambda v: IndexError(
+        f"index_copy_(): index {v} is out of bounds for dimension {dim} with size {size}"))
+    if n == 0 or target.numel() == 0:
+        return self
+    src = _plain(source)
+    if _dense_overlap(target, src):
+        src = src.clone()
+    _assert_no_internal_overlap(target)
+    _registry.kernel("index_put_dim", self.device)(
+        target, dim, idx, src.reshape(_index_dim_shape(target, dim, n)), None)
+    self._bump_version()
+    return self
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    """Out-of-place :func:`index_copy_`."""
+    result = _plain(input).clone()
+    index_copy_(result, dim, index, source)
+    return _write_out(result, out)
+
+
+def index_fill_(self, dim, index, value):
+    """In place: fills ``self.select(dim, i)`` with ``value`` for i in ``index``."""
+    _check_tensor(index, "index_fill_", "index", 2)
+    if index.dtype is not _C.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    value = _value_of(value, "index_fill_")
+    if isinstance(value, complex) and not self.is_complex():
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
+    dim = _wrap(dim, self.dim())
+    _registry.check_same_device("index_fill_", self, index)
+    target = _nonempty(_plain(self))
+    idx = _plain(index).reshape(-1)
+    size = target.shape[dim]
+    _check_bounds(idx, size, True, lambda v: IndexError(
+        f"index {v} is out of bounds for dimension {dim} with size {size}"))
+    v = _scalar_tensor(value, self.dtype)
+    if idx.numel() == 0 or target.numel() == 0:
+        return self
+    _assert_no_internal_overlap(target)
+    _registry.kernel("index_put_dim", self.device)(target, dim, idx, v, None)
+    self._bump_version()
+    return self
+
+
+def index_fill(input, dim, index, value):
+    """Out-of-place :func:`index_fill_`."""
+    result = _plain(input).clone()
+    return index_fill_(result, dim, index, value)
+
+
+# ---------------------------------------------------------------------------
+# masks
+# ---------------------------------------------------------------------------
+def masked_fill_(self, mask, value):
+    """In place: ``self`` = ``value`` where the bool ``mask`` (broadcast) is True."""
+    _check_tensor(mask, "masked_fill_", "mask", 1)
+    if mask.dtype is not _C.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_NAMES[mask.dtype._name]}")
+    value = _value_of(value, "masked_fill_")
+    b = _broadcast_shape_tensors([self.shape, mask.shape])
+    if tuple(b) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {_fmt(self.shape)} doesn't match the broadcast "
+                           f"shape {_fmt(b)}")
+    _registry.check_same_device("masked_fill_", self, mask)
+    v = _scalar_tensor(value, self.dtype)
+    if self.numel() == 0:
+        return self
+    target = _plain(self)
+    _assert_no_internal_overlap(target)
+    _registry.kernel("masked_fill_", self.device)(target, _plain(mask), v)
+    self._bump_version()
+    return self
+
+
+def masked_fill(input, mask, value):
+    """Out-of-place :func:`masked_fill_` (``input`` and ``mask`` broadcast)."""
+    _check_tensor(input, "masked_fill", "input", 1)
+    _check_tensor(mask, "masked_fill", "mask", 2)
+    if mask.dtype is not _C.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_NAMES[mask.dtype._name]}")
+    shape = _broadcast_shape_tensors([mask.shape, input.shape])
+    result = _plain(input).expand(shape).contiguous()
+    if result.data_ptr() == input.data_ptr() and result.numel():
+        result = result.clone()
+    return masked_fill_(result, mask, value)
+
+
+def masked_select(input, mask, *, out=None):
+    """1-D tensor of the elements of ``input`` where ``mask`` (broadcast) is True."""
+    _check_tensor(input, "masked_select", "input", 1)
+    _check_tensor(mask, "masked_select", "mask", 2)
+    if mask.dtype is not _C.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    _out_same_dtype(input.dtype, out, "masked_select(): self and result must have the same "
+                                      "scalar type")
+    _registry.check_same_device("masked_select", input, mask)
+    shape = _broadcast_shape_tensors([input.shape, mask.shape])
+    result = _registry.kernel("masked_select", input.device)(_plain(input), _plain(mask), shape)
+    return _write_out(result, out)
+
+
+def masked_scatter_(self, mask, source):
+    """In place: the elements of ``self`` where ``mask`` is True are replaced,
+    in order, by the first elements of ``source``."""
+    _check_tensor(mask, "masked_scatter_", "mask", 1)
+    _check_tensor(source, "masked_scatter_", "source", 2)
+    if mask.dtype is not _C.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_scalar_name(mask.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_scalar_name(self.dtype)} and {_scalar_name(source.dtype)}")
+    m = _plain(mask).expand(self.shape)
+    _registry.check_same_device("masked_scatter_", self, mask, source)
+    target = _plain(self)
+    _assert_no_internal_overlap(target)
+    src = _plain(source)
+    if _dense_overlap(target, src):
+        src = src.clone()
+    if target.numel() == 0:
+        return self
+    ok = _registry.kernel("masked_scatter_", self.device)(target, m, src)
+    if not ok:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    self._bump_version()
+    return self
+
+
+def masked_scatter(input, mask, source):
+    """Out-of-place :func:`masked_scatter_` (``input`` and ``mask`` broadcast)."""
+    _check_tensor(mask, "masked_scatter", "mask", 2)
+    shape = _broadcast_shape_tensors([input.shape, mask.shape])
+    result = _plain(input).expand(shape).clone(memory_format=_C.contiguous_format)
+    return masked_scatter_(result, _plain(mask).expand(shape), source)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """Indices of the non-zero elements: an (n, ndim) int64 tensor, or with
+    ``as_tuple`` one 1-D tensor per dimension."""
+    _check_tensor(input, "nonzero", "input", 1)
+    if out is not None and out.dtype is not _C.int64:
+        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
+                           f"type{_scalar_name(out.dtype)}")
+    result = _registry.kernel("nonzero", input.device)(_plain(input))
+    if as_tuple:
+        if input.dim() == 0:
+            return (_C.zeros(result.shape[0], dtype=_C.int64, device=input.device),)
+        return tuple(result.select(1, j) for j in range(input.dim()))
+    return _write_out(result, out)
+
+
+def argwhere(input):
+    """``nonzero(input)``: the (n, ndim) indices of the non-zero elements."""
+    return nonzero(input)
+
+
+def _where1(condition):
+    """``where(condition)`` (single argument) = ``nonzero(condition, as_tuple=True)``."""
+    return nonzero(condition, as_tuple=True)
+
+
+# ---------------------------------------------------------------------------
+# cat / stack
+# ---------------------------------------------------------------------------
+def _tensor_seq(tensors, fname):
+    if isinstance(tensors, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        "not Tensor")
+    try:
+        seq = list(tensors)
+    except TypeError:
+        raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {_typename(tensors)}") from None
+    for i, t in enumerate(seq):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{_typename(t)}")
+    return seq
+
+
+def _promote_all(seq):
+    dt = seq[0].dtype
+    for t in seq[1:]:
+        dt = promote_types(dt, t.dtype)
+    return dt
+
+
+def _legacy_empty(t):
+    return t.dim() == 1 and t.shape[0] == 0
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenate tensors along an existing dimension (dtypes promoted)."""
+    seq = _tensor_seq(tensors, "cat")
+    if not seq:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(seq):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dtype = _promote_all(seq)
+    _registry.check_same_device("cat", *seq)
+    ref = next((t for t in seq if not _legacy_empty(t)), None)
+    if out is not None:
+        if not isinstance(out, _TensorBase):
+            raise TypeError(f"cat(): argument 'out' must be Tensor, not {_typename(out)}")
+        if not can_cast(dtype, out.dtype):
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                            f"{_scalar_name(out.dtype)}")
+    if ref is None:
+        result = _C.empty(0, dtype=dtype if out is None else out.dtype, device=seq[0].device)
+        return result if out is None else _write_out(result, out)
+    nd = ref.dim()
+    dim = _wrap(dim, nd)
+    shape = list(ref.shape)
+    total = 0
+    for i, t in enumerate(seq):
+        if _legacy_empty(t):
+            continue
+        if t.dim() != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and "
+                               f"{t.dim()}")
+        for d in range(nd):
+            if d != dim and t.shape[d] != shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{shape[d]} but got size {t.shape[d]} for tensor number {i} in the list.")
+        total += t.shape[dim]
+    shape[dim] = total
+    plain = [_plain(t) for t in seq]
+    if out is not None:
+        if tuple(out.shape) != tuple(shape):
+            _write_out(_C.empty(shape, dtype=out.dtype), out)    # resize with PyTorch's warning
+        _assert_no_internal_overlap(out)
+        for t in plain:
+            _assert_no_overlap(out, t)
+        result = _plain(out)
+    else:
+        result = _C.empty(shape, dtype=dtype, device=ref.device)
+    if result.numel():
+        _registry.kernel("cat", ref.device)(result, plain, dim)
+    if out is not None:
+        out._bump_version()
+        return out
+    return result
+
+
+def concat(tensors, dim=0, *, out=None):
+    """Alias of :func:`cat`."""
+    return cat(tensors, dim, out=out)
+
+
+def concatenate(tensors, axis=0, out=None):
+    """Alias of :func:`cat` (NumPy's ``axis`` name)."""
+    return cat(tensors, axis, out=out)
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Join tensors of equal shape along a new dimension ``dim``."""
+    seq = _tensor_seq(tensors, "stack")
+    if not seq:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    s0 = tuple(seq[0].shape)
+    for i, t in enumerate(seq[1:], 1):
+        if tuple(t.shape) != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {_fmt(s0)} at "
+                               f"entry 0 and {_fmt(t.shape)} at entry {i}")
+    dim = _wrap(dim, len(s0) + 1)
+    dtype = _promote_all(seq)
+    _registry.check_same_device("stack", *seq)
+    shape = list(s0)
+    shape.insert(dim, len(seq))
+    if out is not None:
+        if not isinstance(out, _TensorBase):
+            raise TypeError(f"stack(): argument 'out' must be Tensor, not {_typename(out)}")
+        if not can_cast(dtype, out.dtype):
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                            f"{_scalar_name(out.dtype)}")
+        if tuple(out.shape) != tuple(shape):
+            _write_out(_C.empty(shape, dtype=out.dtype), out)
+        plain = [_plain(t) for t in seq]
+        for t in plain:
+            _assert_no_overlap(out, t)
+        if out.numel():
+            _registry.kernel("stack", out.device)(_plain(out), plain, dim)
+        out._bump_version()
+        return out
+    result = _C.empty(shape, dtype=dtype, device=seq[0].device)
+    if result.numel():
+        _registry.kernel("stack", seq[0].device)(result, [_plain(t) for t in seq], dim)
+    return result
+
+
+def _stack_family(tensors, fname, transform, dim_of):
+    seq = _tensor_seq(tensors, fname)
+    if not seq:
+        raise RuntimeError(f"{fname} expects a non-empty TensorList")
+    seq = [transform(_plain(t)) for t in seq]
+    return seq, dim_of(seq)
+
+
+def hstack(tensors, *, out=None):
+    """Concatenate column-wise (along dim 0 for 1-D inputs, else dim 1)."""
+    seq, dim = _stack_family(tensors, "hstack", lambda t: atleast_1d(t),
+                             lambda s: 0 if s[0].dim() == 1 else 1)
+    return cat(seq, dim, out=out)
+
+
+def vstack(tensors, *, out=None):
+    """Concatenate row-wise (inputs made at least 2-D)."""
+    seq, dim = _stack_family(tensors, "vstack", lambda t: atleast_2d(t), lambda s: 0)
+    return cat(seq, dim, out=out)
+
+
+def row_stack(tensors, *, out=None):
+    """Alias of :func:`vstack`."""
+    return vstack(tensors, out=out)
+
+
+def dstack(tensors, *, out=None):
+    """Concatenate depth-wise (inputs made at least 3-D, along dim 2)."""
+    seq, dim = _stack_family(tensors, "dstack", lambda t: atleast_3d(t), lambda s: 2)
+    return cat(seq, dim, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    """Stack 0-D/1-D inputs as columns, 2-D inputs as they are, along dim 1."""
+    seq, dim = _stack_family(tensors, "column_stack",
+                             lambda t: t.reshape(t.numel(), 1) if t.dim() <= 1 else t,
+                             lambda s: 1)
+    return cat(seq, dim, out=out)
+
+
+# ---------------------------------------------------------------------------
+# flip / roll / rot90
+# ---------------------------------------------------------------------------
+def flip(input, dims):
+    """Reverse the order of elements along ``dims`` (a copy)."""
+    _check_tensor(input, "flip", "input", 1)
+    dims = _int_list(dims, "flip", "dims (position 2)")
+    nd = input.dim()
+    flags = [False] * max(nd, 1)
+    for d in dims:
+        w = _wrap(d, nd)
+        if flags[w]:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        flags[w] = True
+    x = _plain(input)
+    result = _C.empty(input.shape, dtype=input.dtype, device=input.device)
+    if result.numel():
+        _registry.kernel("flip", input.device)(result, x, flags[:nd])
+    return result
+
+
+def fliplr(input):
+    """Flip along dim 1 (input at least 2-D)."""
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    """Flip along dim 0 (input at least 1-D)."""
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def _as_list(v):
+    if isinstance(v, (list, tuple, _C.Size)):
+        return [operator.index(x) for x in v]
+    return [operator.index(v)]
+
+
+def _roll_one(x, shift, d):
+    n = x.shape[d]
+    out = _C.empty(x.shape, dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out
+    s = shift % n
+    if s == 0:
+        out.copy_(x)
+        return out
+    out.narrow(d, s, n - s).copy_(x.narrow(d, 0, n - s))
+    out.narrow(d, 0, s).copy_(x.narrow(d, n - s, s))
+    return out
+
+
+def roll(input, shifts, dims=None):
+    """Roll elements along ``dims`` by ``shifts`` (flattened when dims is None)."""
+    _check_tensor(input, "roll", "input", 1)
+    shifts = _as_list(shifts)
+    dims = [] if dims is None else _as_list(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    x = _plain(input)
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        flat = x.reshape(-1)
+        if flat.numel() == 0:
+            return x.clone()
+        return _roll_one(flat, shifts[0], 0).view(input.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    wd = [_wrap(d, x.dim()) for d in dims]
+    result = x
+    for s, d in zip(shifts, wd):
+        result = _roll_one(result, s, d)
+    return result
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the
+    first towards the second)."""
+    _check_tensor(input, "rot90", "input", 1)
+    dims = _as_list(dims)
+    nd = input.dim()
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = _wrap(dims[0], nd), _wrap(dims[1], nd)
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == nd:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    k = operator.index(k) % 4
+    x = _plain(input)
+    if k == 1:
+        return flip(x, [d1]).transpose(d0, d1)
+    if k == 2:
+        return flip(x, [d0, d1])
+    if k == 3:
+        return flip(x, [d0]).transpose(d0, d1)
+    return x.clone(memory_format=_C.contiguous_format)
+
+
+# ---------------------------------------------------------------------------
+# repeat / tile / repeat_interleave
+# ---------------------------------------------------------------------------
+def _size_args(sizes, fname):
+    if len(sizes) == 1 and isinstance(sizes[0], (list, tuple, _C.Size)):
+        sizes = sizes[0]
+    return [operator.index(s) for s in sizes]
+
+
+def repeat(input, *sizes):
+    """Tile ``input`` ``sizes[i]`` times along each dim (``Tensor.repeat``)."""
+    reps = _size_args(sizes, "repeat")
+    nd = input.dim()
+    if len(reps) < nd:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    x = _plain(input)
+    for _ in range(len(reps) - nd):
+        x = x.unsqueeze(0)
+    target = [r * s for r, s in zip(reps, x.shape)]
+    for t in target:
+        if t < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {t}: "
+                               f"{_fmt(target)}")
+    out = _C.empty(target, dtype=input.dtype, device=input.device)
+    if out.numel() == 0:
+        return out
+    inter = []
+    src = x
+    for i, (r, s) in enumerate(zip(reps, x.shape)):
+        inter += [r, s]
+        src = src.unsqueeze(2 * i)
+    out.view(inter).copy_(src.expand(inter))
+    return out
+
+
+def tile(input, dims):
+    """:func:`repeat` with ``dims`` padded with leading 1s to input's rank."""
+    _check_tensor(input, "tile", "input", 1)
+    reps = _int_list(dims, "tile", "dims")
+    if len(reps) < input.dim():
+        reps = [1] * (input.dim() - len(reps)) + reps
+    return repeat(input, reps)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (``dim`` None: of the flattened input) ``repeats``
+    times; ``repeats`` an int or a tensor with one count per element.  With a
+    single tensor argument, ``repeat_interleave(r)`` gives
+    ``[0]*r[0] + [1]*r[1] + ...``."""
+    if repeats is None:
+        r = input
+        if r.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        out = _repeat_index(r, output_size)
+        return out if r.dtype is _C.int64 else out._to_dtype(r.dtype)
+    x = _plain(input)
+    if dim is None:
+        x = x.reshape(-1)
+        d = 0
+    else:
+        d = _wrap(dim, x.dim())
+    if isinstance(repeats, _TensorBase):
+        if repeats.dim() == 0 or (repeats.dim() == 1 and repeats.shape[0] == 1):
+            repeats = int(repeats.item())
+        else:
+            if repeats.dim() != 1:
+                raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+            if repeats.shape[0] != x.shape[d]:
+                raise RuntimeError(
+                    f"repeats must have the same size as input along dim, but got "
+                    f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {x.shape[d]}")
+            idx = _repeat_index(repeats, output_size)
+            return index_select(x, d, idx)
+    r = operator.index(repeats)
+    if r < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    n = x.shape[d] * r if x.dim() else r
+    if output_size is not None and output_size != n:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {n} but got "
+                           f"{output_size}")
+    e = x.unsqueeze(d + 1)
+    shape = list(e.shape)
+    shape[d + 1] = r
+    e = e.expand(shape)
+    shape = list(x.shape)
+    shape[d] = shape[d] * r
+    out = _C.empty(shape, dtype=x.dtype, device=x.device)
+    if out.numel():
+        out.view(e.shape).copy_(e)
+    return out
+
+
+def _repeat_index(repeats, output_size):
+    if repeats.dtype is not _C.int64 and repeats.dtype is not _C.int32:
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{_scalar_name(repeats.dtype)}'")
+    r = _int64(_plain(repeats))
+    r = r.contiguous()
+    if r.numel():
+        bad = _registry.kernel("index_bounds", r.device)(r, 2 ** 62, False)
+        if bad is not None:
+            raise RuntimeError("repeats can not be negative")
+    total = sum(r.tolist()) if r.numel() else 0
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+    return _registry.kernel("repeat_interleave_index", r.device)(r, total)
+
+
+# ---------------------------------------------------------------------------
+# triangles, diagonals, trace
+# ---------------------------------------------------------------------------
+def _tri_check(input, fname):
+    if input.dim() < 2:
+        raise RuntimeError(f"{fname}: input tensor must have at least 2 dimensions")
+
+
+def tril_(self, diagonal=0):
+    """In place: zero the elements above the ``diagonal``-th diagonal."""
+    _tri_check(self, "tril")
+    if self.numel():
+        _registry.kernel("tri_", self.device)(_plain(self), operator.index(diagonal), False)
+        self._bump_version()
+    return self
+
+
+def triu_(self, diagonal=0):
+    """In place: zero the elements below the ``diagonal``-th diagonal."""
+    _tri_check(self, "triu")
+    if self.numel():
+        _registry.kernel("tri_", self.device)(_plain(self), operator.index(diagonal), True)
+        self._bump_version()
+    return self
+
+
+def tril(input, diagonal=0, *, out=None):
+    """Lower triangle (elements with ``j - i <= diagonal``) of the last two dims."""
+    _check_tensor(input, "tril", "input", 1)
+    _tri_check(input, "tril")
+    result = _plain(input).clone(memory_format=_C.contiguous_format)
+    return _write_out(tril_(result, diagonal), out)
+
+
+def triu(input, diagonal=0, *, out=None):
+    """Upper triangle (elements with ``j - i >= diagonal``) of the last two dims."""
+    _check_tensor(input, "triu", "input", 1)
+    _tri_check(input, "triu")
+    result = _plain(input).clone(memory_format=_C.contiguous_format)
+    return _write_out(triu_(result, diagonal), out)
+
+
+def _tri_indices(row, col, offset, dtype, device, upper, fname):
+    row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = _C._as_dtype(dtype) if dtype is not None else _C.int64
+    if dt._category != 1:
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{_scalar_name(dt)}'")
+    if upper:
+        r, c = _np.triu_indices(row, k=offset, m=col)
+    else:
+        r, c = _np.tril_indices(row, k=offset, m=col)
+    arr = _np.stack([r, c]).astype(_np.int64)
+    out = _C.empty(arr.shape, dtype=dt)
+    out.copy_(_C.from_numpy(_np.ascontiguousarray(arr)))
+    return out if device is None or _C._to_device(device).type == "cpu" else out.to(device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 requires_grad=False):
+    """The (2, N) coordinates of the lower triangle of a row x col matrix."""
+    return _tri_indices(row, col, offset, dtype, device, False, "tril_indices")
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 requires_grad=False):
+    """The (2, N) coordinates of the upper triangle of a row x col matrix."""
+    return _tri_indices(row, col, offset, dtype, device, True, "triu_indices")
+
+
+def diag(input, diagonal=0, *, out=None):
+    """1-D input: a square matrix with it on the ``diagonal``-th diagonal;
+    2-D input: that diagonal as a 1-D tensor."""
+    _check_tensor(input, "diag", "input", 1)
+    nd = input.dim()
+    k = operator.index(diagonal)
+    x = _plain(input)
+    if nd == 1:
+        n = x.shape[0] + abs(k)
+        result = _C.zeros((n, n), dtype=x.dtype, device=x.device)
+        if x.numel():
+            result.diagonal(k).copy_(x)
+    elif nd == 2:
+        result = x.diagonal(k).clone(memory_format=_C.contiguous_format)
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+    return _write_out(result, out)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Batched diagonal matrices: the last dim of ``input`` becomes the
+    ``offset`` diagonal of the planes (dim1, dim2) of the result."""
+    _check_tensor(input, "diag_embed", "input", 1)
+    nd = input.dim() + 1
+    d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    k = operator.index(offset)
+    x = _plain(input)
+    n = x.shape[-1] + abs(k)
+    rest = list(x.shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(n if i in (d1, d2) else rest.pop(0))
+    result = _C.zeros(shape, dtype=x.dtype, device=x.device)
+    if x.numel():
+        result.diagonal(k, d1, d2).copy_(x)
+    return result
+
+
+def diagflat(input, offset=0):
+    """:func:`diag` of the flattened input."""
+    _check_tensor(input, "diagflat", "input", 1)
+    return diag(_plain(input).reshape(-1), offset)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
+    _check_tensor(input, "diagonal_scatter", "input", 1)
+    _check_tensor(src, "diagonal_scatter", "src", 2)
+    result = _plain(input).clone()
+    view = result.diagonal(offset, dim1, dim2)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{_fmt(src.shape)}, slice size = {_fmt(view.shape)}")
+    view.copy_(_plain(src))
+    return result
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` with ``src`` written on ``input.select(dim, index)``."""
+    _check_tensor(input, "select_scatter", "input", 1)
+    _check_tensor(src, "select_scatter", "src", 2)
+    result = _plain(input).clone()
+    view = result.select(dim, index)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{_fmt(src.shape)}, slice size = {_fmt(view.shape)}")
+    view.copy_(_plain(src))
+    return result
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` with ``src`` written on ``input[..., start:end:step, ...]``
+    (the slice taken along ``dim``)."""
+    _check_tensor(input, "slice_scatter", "input", 1)
+    _check_tensor(src, "slice_scatter", "src", 2)
+    result = _plain(input).clone()
+    d = _wrap(dim, result.dim())
+    view = result[(slice(None),) * d + (slice(start, end, step),)]
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{_fmt(src.shape)}, slice size = {_fmt(view.shape)}")
+    view.copy_(_plain(src))
+    return result
+
+
+def trace(input):
+    """Sum of the main diagonal of a 2-D tensor (integers give int64)."""
+    _check_tensor(input, "trace", "input", 1)
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    if input.dtype is _C.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    dt = _C.int64 if input.dtype._category == 1 else input.dtype
+    out = _C.empty((), dtype=dt, device=input.device)
+    _registry.kernel("trace", input.device)(out, _plain(input))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# broadcasting helpers, meshgrid, atleast_nd, misc
+# ---------------------------------------------------------------------------
+def broadcast_shapes(*shapes):
+    """The shape all ``shapes`` broadcast to (no tensors are created)."""
+    max_len = 0
+    norm = []
+    for s in shapes:
+        if isinstance(s, (int, _np.integer)) and not isinstance(s, bool):
+            s = (int(s),)
+        elif isinstance(s, (tuple, list, _C.Size)):
+            s = tuple(operator.index(v) for v in s)
+        else:
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {s}")
+        norm.append(s)
+        max_len = max(max_len, len(s))
+    result = [1] * max_len
+    for idx, s in enumerate(norm):
+        for i in range(-1, -1 - len(s), -1):
+            if s[i] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if s[i] == 1 or s[i] == result[i]:
+                continue
+            if result[i] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {s[i]} at {i}! Mismatching "
+                    f"argument at index {idx} had {s}; but expected shape should be "
+                    f"broadcastable to {result}")
+            result[i] = s[i]
+    return _C.Size(result)
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{_typename(t)}")
+    shape = _broadcast_shape_tensors([t.shape for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 0-D/1-D tensors (``indexing`` 'ij' or 'xy');
+    the results are expanded views."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{_typename(t)}")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    for t in tensors[1:]:
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f"received: {indexing}")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.numel() for t in ts]
+    grids = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        grids.append(t.reshape(view).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _atleast(args, fn):
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, _TensorBase):
+            return fn(a)
+        if isinstance(a, (list, tuple)):
+            return tuple(fn(t) for t in a)
+    return tuple(fn(t) for t in args)
+
+
+def _al1(t):
+    return t.reshape(1) if t.dim() == 0 else t
+
+
+def _al2(t):
+    if t.dim() == 0:
+        return t.reshape(1, 1)
+    return t.unsqueeze(0) if t.dim() == 1 else t
+
+
+def _al3(t):
+    if t.dim() == 0:
+        return t.reshape(1, 1, 1)
+    if t.dim() == 1:
+        return t.unsqueeze(0).unsqueeze(-1)
+    return t.unsqueeze(-1) if t.dim() == 2 else t
+
+
+def atleast_1d(*tensors):
+    """Views with at least one dimension."""
+    return _atleast(tensors, _al1)
+
+
+def atleast_2d(*tensors):
+    """Views with at least two dimensions (1-D (n) -> (1, n))."""
+    return _atleast(tensors, _al2)
+
+
+def atleast_3d(*tensors):
+    """Views with at least three dimensions ((n) -> (1, n, 1), (a, b) -> (a, b, 1))."""
+    return _atleast(tensors, _al3)
+
+
+def narrow_copy(input, dim, start, length, *, out=None):
+    """A contiguous copy of ``input.narrow(dim, start, length)``."""
+    _check_tensor(input, "narrow_copy", "input", 1)
+    result = _plain(input).narrow(dim, start, length).clone(memory_format=_C.contiguous_format)
+    return _write_out(result, out)
+
+
+def ravel(input):
+    """The elements as a 1-D tensor (a view when ``input`` is contiguous)."""
+    _check_tensor(input, "ravel", "input", 1)
+    return input.contiguous().view(-1)
+
+
+# ---------------------------------------------------------------------------
+# padding
+# ---------------------------------------------------------------------------
+def constant_pad_nd(input, pad, value=0):
+    """Pad the last ``len(pad) // 2`` dims with ``value``; ``pad`` is
+    (last_left, last_right, 2nd_last_left, ...); negative entries crop."""
+    _check_tensor(input, "constant_pad_nd", "input", 1)
+    pad = [operator.index(p) for p in pad]
+    nd = input.dim()
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > nd:
+        raise RuntimeError(
+            f"Length of pad should be no more than twice the number of dimensions of the input. "
+            f"Pad length is {len(pad)}while the input has {nd}dimensions.")
+    if isinstance(value, _TensorBase):
+        value = value.item()
+    x = _plain(input)
+    shape = list(x.shape)
+    npad = len(pad) // 2
+    # crop negative padding first (as PyTorch, narrow's errors included)
+    for i in range(npad):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo < 0:
+            x = x.narrow(d, -lo, x.shape[d] + lo)
+        if hi < 0:
+            x = x.narrow(d, 0, x.shape[d] + hi)
+    for i in range(npad):
+        d = nd - 1 - i
+        shape[d] = shape[d] + pad[2 * i] + pad[2 * i + 1]
+        if shape[d] < 0:
+            raise RuntimeError(
+                f"The input size {input.shape[d]}, plus negative padding {pad[2 * i]} and "
+                f"{pad[2 * i + 1]} resulted in a negative output size, which is invalid. Check "
+                f"dimension {d} of your input.")
+    out = _C.empty(shape, dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out
+    out.fill_(value)
+    inner = out
+    for i in range(npad):
+        d = nd - 1 - i
+        inner = inner.narrow(d, max(pad[2 * i], 0), x.shape[d])
+    if x.numel():
+        inner.copy_(x)
+    return out
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_index(n_in, lo, hi, mode):
+    """Source positions along one dim (PyTorch's reflection/replication maps)."""
+    n_out = n_in + lo + hi
+    i0 = max(0, -lo)
+    o0 = max(0, lo)
+    idx = []
+    for j in range(n_out):
+        if mode == "reflect":
+            if j < lo:
+                p = lo * 2 - j
+            elif j < n_in + lo:
+                p = j
+            else:
+                p = (n_in + lo - 1) * 2 - j
+        else:
+            if j < lo:
+                p = lo
+            elif j < n_in + lo:
+                p = j
+            else:
+                p = n_in + lo - 1
+        idx.append(p - o0 + i0)
+    return idx
+
+
+def _pad_circular(x, pad):
+    nd = x.dim()
+    npad = len(pad) // 2
+    shape = list(x.shape)
+    for i in range(npad):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = shape[d]
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        core = size + min(lo, 0) + min(hi, 0)
+        if lo > core or hi > core:
+            # PyTorch reads uninitialised memory here; refuse instead
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        shape[d] = size + lo + hi
+    out = _C.empty(shape, dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out
+    o, s = out, x
+    for i in range(npad):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        o = o.narrow(d, max(lo, 0), shape[d] - max(lo, 0) - max(hi, 0))
+        s = s.narrow(d, max(-lo, 0), x.shape[d] - max(-lo, 0) - max(-hi, 0))
+    o.copy_(s)
+    for i in range(npad):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = shape[d]
+        if lo > 0:
+            out.narrow(d, 0, lo).copy_(out.narrow(d, n - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(d, n - hi, hi).copy_(out.narrow(d, max(lo, 0), hi))
+    return out
+
+
+def pad(input, pad, mode="constant", value=None):
+    """``torch.nn.functional.pad``: pad (or, with negative entries, crop) the
+    last ``len(pad) // 2`` dims; ``mode`` 'constant' (with ``value``),
+    'reflect', 'replicate' or 'circular'."""
+    _check_tensor(input, "pad", "input", 1)
+    pad = [operator.index(p) for p in pad]
+    nd = input.dim()
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * nd:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{nd}")
+    if mode == "constant":
+        return constant_pad_nd(input, pad, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    x = _plain(input)
+    if mode == "circular":
+        return _pad_circular(x, pad)
+    if x.dtype is _C.bool_:
+        name = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f"\"{name}_pad{k}d\" not implemented for 'Bool'")
+    batch = nd == k + 2
+    for d in range(1 if batch else 0, nd):
+        if x.shape[d] == 0:
+            raise RuntimeError(
+                f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size "
+                f"and other non-zero dimensions for input, but got: {_fmt(x.shape)}")
+    sizes_in, sizes_out = [], []
+    for i in range(k):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and not (lo < x.shape[d] and hi < x.shape[d]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
+                f"{_fmt(x.shape)}")
+        sizes_in.insert(0, x.shape[d])
+        sizes_out.insert(0, x.shape[d] + lo + hi)
+    too_small = (sizes_out[0] < 1) if k == 1 else builtins.all(s < 1 for s in sizes_out)
+    if too_small or builtins.any(s < 0 for s in sizes_out):
+        names = "DHW"[3 - k:]
+        a = (", " if k == 2 else " ").join(f"{n}: {s}" for n, s in zip(names, sizes_in))
+        b = " ".join(f"{n}: {s}" for n, s in zip(names, sizes_out))
+        raise RuntimeError(f"input ({a}) is too small. Calculated output {b}")
+    result = x
+    for i in range(k):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo == 0 and hi == 0:
+            continue
+        idx = _index_tensor(_pad_index(result.shape[d], lo, hi, mode))
+        result = index_select(result, d, idx)
+    return result if result is not x else x.clone()
+
+
+def _index_tensor(values):
+    arr = _np.asarray(values, dtype=_np.int64).reshape(-1)
+    return _C.from_numpy(arr)
+
+
+# ---------------------------------------------------------------------------
+# Tensor methods
+# ---------------------------------------------------------------------------
+def _m_scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    return scatter_(self, dim, index, src, value=value, reduce=reduce)
+
+
+def _m_scatter(self, dim, index, src=None, value=None, *, reduce=None):
+    return scatter(self, dim, index, src, value=value, reduce=reduce)
+
+
+def _m_put_(self, index, source, accumulate=False):
+    """Tensor.put_: ``self.view(-1)[index] = source`` (``accumulate`` adds)."""
+    _check_tensor(index, "put_", "index", 1)
+    _check_tensor(source, "put_", "source", 2)
+    if index.dtype is not _C.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{_scalar_name(index.dtype)}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_scalar_name(self.dtype)} and source.dtype = "
+                           f"{_scalar_name(source.dtype)}")
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source.numel()}, index.numel() = "
+                           f"{index.numel()}")
+    n = self.numel()
+    idx = _plain(index).reshape(-1)
+    if idx.numel() == 0:
+        return self
+    if n == 0:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    _check_bounds(idx, n, True, lambda v: IndexError(
+        f"out of range: tried to access index {v} on a tensor of {n} elements."))
+    if self.is_contiguous():
+        flat = _plain(self).view(-1)
+        index_put_(flat, (idx,), _plain(source).reshape(-1), accumulate)
+    else:
+        tmp = _plain(self).contiguous().view(-1)
+        index_put_(tmp, (idx,), _plain(source).reshape(-1), accumulate)
+        _plain(self).copy_(tmp.view(self.shape))
+    self._bump_version()
+    return self
+
+
+def _m_put(self, index, source, accumulate=False):
+    return _m_put_(_plain(self).clone(), index, source, accumulate)
+
+
+def _m_masked_fill(self, mask, value):
+    return masked_fill(self, mask, value)
+
+
+def _m_repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+def _m_nonzero(self, *, as_tuple=False):
+    return nonzero(self, as_tuple=as_tuple)
+
+
+def _m_flip(self, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple, _C.Size)):
+        dims = dims[0]
+    return flip(self, list(dims))
+
+
+def _m_roll(self, shifts, dims=None):
+    return roll(self, shifts, dims)
+
+
+_TENSOR_METHODS = {
+    "index_select": index_select,
+    "index_add_": index_add_, "index_add": index_add,
+    "index_copy_": index_copy_, "index_copy": index_copy,
+    "index_fill_": index_fill_, "index_fill": index_fill,
+    "index_put_": index_put_, "index_put": index_put,
+    "gather": gather,
+    "scatter_": _m_scatter_, "scatter": _m_scatter,
+    "scatter_add_": scatter_add_, "scatter_add": scatter_add,
+    "scatter_reduce_": scatter_reduce_, "scatter_reduce": scatter_reduce,
+    "masked_fill_": masked_fill_, "masked_fill": _m_masked_fill,
+    "masked_select": masked_select,
+    "masked_scatter_": masked_scatter_, "masked_scatter": masked_scatter,
+    "nonzero": _m_nonzero, "argwhere": argwhere,
+    "take": take, "take_along_dim": take_along_dim,
+    "put_": _m_put_, "put": _m_put,
+    "flip": _m_flip, "fliplr": fliplr, "flipud": flipud,
+    "roll": _m_roll, "rot90": rot90,
+    "repeat": repeat, "tile": tile, "repeat_interleave": _m_repeat_interleave,
+    "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_,
+    "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
+    "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
+    "slice_scatter": slice_scatter,
+    "trace": trace,
+    "narrow_copy": narrow_copy, "ravel": ravel,
+}
+

@@ -1,3 +1,976 @@
-"""(in progress)"""
-__all__ = []
-_TENSOR_METHODS = {}
+"""Sorting and searching: ``sort``, ``argsort``, ``msort``, ``topk``,
+``kthvalue``, ``unique``, ``unique_consecutive``, ``searchsorted``,
+``bucketize``, ``histc``, ``histogram``, ``bincount``, ``isin``.
+
+The public functions check arguments, promote dtypes, compute shapes and
+allocate outputs; the CPU kernels (``ptcore._ops._sort``) are registered in
+``ptcore._registry`` and reached through ``kernel(op, device)``.
+
+Ordering follows ``torch.sort``: NaN is larger than every number (last in
+ascending order, first in descending order), -0.0 and 0.0 are equal.  Sorts
+are always stable, so ``stable=False`` gives one of the orders PyTorch may
+give.  Complex tensors have no order: the ops reject them as PyTorch does.
+"""
+import collections
+import numbers
+import operator
+import types
+import warnings
+
+from ptcore import _tensor as _C
+from ptcore import _registry
+from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import _result_type
+from ptcore._ops import _sort as _K
+
+__all__ = [
+    "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
+    "searchsorted", "bucketize", "histc", "histogram", "bincount", "isin",
+]
+
+# --------------------------------------------------------------------------
+# named tuples (wired as ptcore.return_types by the package)
+# --------------------------------------------------------------------------
+return_types = types.ModuleType("ptcore.return_types",
+                                "Named tuples returned by ptcore ops (torch.return_types).")
+
+
+def _named(name, fields):
+    cls = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ptcore.return_types.{name}(\n{body})"
+
+    cls.__repr__ = __repr__
+    cls.__module__ = "ptcore.return_types"
+    cls.__qualname__ = name
+    setattr(return_types, name, cls)
+    return cls
+
+
+_sort_t = _named("sort", ["values", "indices"])
+_topk_t = _named("topk", ["values", "indices"])
+_kthvalue_t = _named("kthvalue", ["values", "indices"])
+_histogram_t = _named("histogram", ["hist", "bin_edges"])
+
+# --------------------------------------------------------------------------
+# argument helpers
+# --------------------------------------------------------------------------
+# PyTorch's ScalarType names (NotImplementedError messages) and C++ type
+# names (out= dtype messages)
+_SCALAR_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+_CPP_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _sname(dt):
+    return _SCALAR_NAMES[dt._name]
+
+
+def _not_impl(kname, dt):
+    return NotImplementedError(f"\"{kname}\" not implemented for '{_sname(dt)}'")
+
+
+def _typename(x):
+    return type(x).__name__
+
+
+def _tensor_arg(x, fname, argname="input", pos=1):
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, "
+                        f"not {_typename(x)}")
+    return x.detach() if x._requires_grad else x
+
+
+def _int_arg(v, fname, argname, pos=None):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        if isinstance(v, _TensorBase) and v.dim() == 0 and not v.dtype.is_floating_point \
+                and not v.dtype.is_complex and v.dtype is not _C.bool_:
+            return int(v.item())
+        where = f" (position {pos})" if pos is not None else ""
+        raise TypeError(f"{fname}(): argument '{argname}'{where} must be int, not {_typename(v)}")
+    return operator.index(v)
+
+
+def _wrap_dim(dim, ndim):
+    return _C._wrap_dim_py(dim, ndim)
+
+
+def _empty(shape, dtype, device):
+    return _C.empty(tuple(shape), dtype=dtype, device=device)
+
+
+def _check_out_tensor(t, fname):
+    if not isinstance(t, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_typename(t)}")
+
+
+def _resize_out(out, shape):
+    shape = tuple(shape)
+    if tuple(out.shape) != shape:
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                f"which does not match the required output shape {list(shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they "
+                "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
+                "to zero elements with t.resize_(0).", UserWarning, stacklevel=4)
+        out.resize_(shape)
+
+
+def _write_out(out, result, fname):
+    """Copy a computed result into a user's ``out=`` tensor (resized as
+    PyTorch does, dtype must match)."""
+    _check_out_tensor(out, fname)
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[result.dtype._name]}, "
+                           f"but got {_CPP_NAMES[out.dtype._name]} instead")
+    if out.device != result.device:
+        raise RuntimeError(f"Expected out tensor to be on device {result.device}, but got "
+                           f"{out.device} instead")
+    _resize_out(out, result.shape)
+    out.copy_(result)
+    return out
+
+
+def _write_outs(out, results, fname):
+    if not isinstance(out, (tuple, list)) or len(out) != len(results):
+        raise TypeError(f"{fname}(): argument 'out' must be tuple of {len(results)} Tensors")
+    for o, r in zip(out, results):
+        _check_out_tensor(o, fname)
+        if o.dtype is not r.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[r.dtype._name]}, "
+                               f"but got {_CPP_NAMES[o.dtype._name]} instead")
+    return tuple(_write_out(o, r, fname) for o, r in zip(out, results))
+
+
+def _scalar_tensor(v, device):
+    """A Python number as a 0-d tensor of its own (wrapped-number) dtype."""
+    if isinstance(v, bool):
+        dt = _C.bool_
+    elif isinstance(v, numbers.Integral):
+        dt = _C.int64
+    elif isinstance(v, numbers.Real):
+        dt = _C.float64
+    elif isinstance(v, numbers.Complex):
+        dt = _C.complex128
+    else:
+        raise TypeError(f"expected a Tensor or a Number, got {_typename(v)}")
+    return _C.full((), v, dtype=dt, device=device)
+
+
+def _flat(x):
+    """x as a 1-D tensor (a view when possible)."""
+    return x.reshape(-1)
+
+
+# --------------------------------------------------------------------------
+# CPU kernels
+# --------------------------------------------------------------------------
+@_registry.register("sort", "cpu")
+def _sort_cpu(x, dim, descending, stable, values, indices):
+    _K.sort(x, dim, descending, values, indices)
+
+
+@_registry.register("topk", "cpu")
+def _topk_cpu(x, k, dim, largest, sorted_, values, indices):
+    _K.topk(x, dim, k, largest, values, indices)
+
+
+@_registry.register("kthvalue", "cpu")
+def _kthvalue_cpu(x, k, dim, values, indices):
+    _K.kthvalue(x, dim, k, values, indices)
+
+
+@_registry.register("searchsorted", "cpu")
+def _searchsorted_cpu(boundaries, values, out, right, sorter):
+    _K.searchsorted(boundaries, values, out, right, sorter)
+
+
+@_registry.register("unique", "cpu")
+def _unique_cpu(x1, consecutive, return_inverse, return_counts):
+    """Groups of a 1-D tensor -> (values, inverse or None, counts or None)."""
+    n = x1.shape[0]
+    perm = _empty((n,), _C.int64, x1.device)
+    gid = _empty((n,), _C.int64, x1.device)
+    g = _K.unique_flat(x1, not consecutive, perm, gid)
+    vals = _empty((g,), x1.dtype, x1.device)
+    inv = _empty((n,), _C.int64, x1.device) if return_inverse else None
+    cnt = _empty((g,), _C.int64, x1.device) if return_counts else None
+    if n:
+        isz = x1.element_size()
+        _K.unique_finish(x1, isz, x1.stride(0) * isz, perm, gid, vals, inv, cnt)
+    return vals, inv, cnt
+
+
+@_registry.register("unique_dim", "cpu")
+def _unique_dim_cpu(mat, consecutive, return_inverse, return_counts):
+    """Groups of the rows of a contiguous 2-D tensor -> (rows, inverse, counts)."""
+    s, r = mat.shape
+    perm = _empty((s,), _C.int64, mat.device)
+    gid = _empty((s,), _C.int64, mat.device)
+    g = _K.unique_rows(mat, not consecutive, perm, gid)
+    rows = _empty((g, r), mat.dtype, mat.device)
+    inv = _empty((s,), _C.int64, mat.device) if return_inverse else None
+    cnt = _empty((g,), _C.int64, mat.device) if return_counts else None
+    if s:
+        rsz = r * mat.element_size()
+        _K.unique_finish(mat, rsz, rsz, perm, gid, rows, inv, cnt)
+    return rows, inv, cnt
+
+
+@_registry.register("sorting_minmax", "cpu")
+def _minmax_cpu(x1):
+    return _K.minmax(x1)
+
+
+@_registry.register("histc", "cpu")
+def _histc_cpu(x1, hist, lo, hi):
+    _K.histc(x1, hist, lo, hi)
+
+
+@_registry.register("bincount", "cpu")
+def _bincount_cpu(x1, weights, out):
+    out.zero_()
+    _K.bincount(x1, weights, out)
+
+
+@_registry.register("isin", "cpu")
+def _isin_cpu(elements1, test1, out1, invert):
+    _K.isin(elements1, test1, out1, invert)
+
+
+# --------------------------------------------------------------------------
+# sort, argsort, msort
+# --------------------------------------------------------------------------
+def _sort_common(x, dim, descending, stable, fname, want_values):
+    d = _wrap_dim(_int_arg(dim, fname, "dim"), x.dim())
+    if x.dtype.is_complex:
+        raise RuntimeError("Sort does not support complex dtypes on CPU")
+    values = _empty(x.shape, x.dtype, x.device) if want_values else None
+    indices = _empty(x.shape, _C.int64, x.device)
+    if x.dim() == 0:
+        if want_values:
+            values.copy_(x)
+        indices.zero_()
+    elif x.numel() > 0:
+        _registry.kernel("sort", x.device)(x, d, bool(descending), bool(stable), values, indices)
+    return values, indices
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """Sort ``input`` along ``dim``; returns ``(values, indices)``.
+
+    The sort is always stable (equal elements keep their order, also for
+    ``stable=False``); NaN sorts as the largest value.
+
+    Parameters
+    ----------
+    input : Tensor
+        A real tensor (complex raises RuntimeError, as PyTorch on CPU).
+    dim : int, optional
+        The dimension to sort along (default: the last).
+    descending : bool, optional
+        Largest first.
+    stable : bool, optional
+        Accepted for PyTorch compatibility; the sort is always stable.
+    out : tuple of two Tensors, optional
+        ``(values, indices)`` outputs.
+
+    Returns
+    -------
+    ptcore.return_types.sort
+        ``values`` (input's dtype) and ``indices`` (int64).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.sort(ptcore.tensor([3., float('nan'), 1.])).indices
+    tensor([2, 0, 1])
+    """
+    x = _tensor_arg(input, "sort")
+    values, indices = _sort_common(x, dim, descending, stable, "sort", True)
+    if out is not None:
+        values, indices = _write_outs(out, (values, indices), "sort")
+    return _sort_t(values, indices)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices (int64) that sort ``input`` along ``dim`` (stable; NaN largest).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.argsort(ptcore.tensor([2, 1, 2, 0]), descending=True)
+    tensor([0, 2, 1, 3])
+    """
+    x = _tensor_arg(input, "argsort")
+    return _sort_common(x, dim, descending, stable, "argsort", False)[1]
+
+
+def msort(input, *, out=None):
+    """``input`` sorted along its first dimension (values only).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.msort(ptcore.tensor([[3, 1], [2, 4]]))
+    tensor([[2, 1],
+            [3, 4]])
+    """
+    x = _tensor_arg(input, "msort")
+    values = _sort_common(x, 0, False, False, "msort", True)[0]
+    if out is not None:
+        values = _write_out(out, values, "msort")
+    return values
+
+
+# --------------------------------------------------------------------------
+# topk, kthvalue
+# --------------------------------------------------------------------------
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """The ``k`` largest (or smallest) elements along ``dim``.
+
+    Results are always in sorted order (largest first when ``largest``);
+    among equal values the lower index comes first.  NaN counts as the
+    largest value.
+
+    Returns
+    -------
+    ptcore.return_types.topk
+        ``values`` (input's dtype) and ``indices`` (int64).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.topk(ptcore.tensor([1., 5., 3., 5.]), 2)
+    ptcore.return_types.topk(
+    values=tensor([5., 5.]),
+    indices=tensor([1, 3]))
+    """
+    x = _tensor_arg(input, "topk")
+    k = _int_arg(k, "topk", "k", 2)
+    dim = _int_arg(dim, "topk", "dim", 3)
+    d = _wrap_dim(dim, x.dim())
+    size = x.shape[d] if x.dim() > 0 else 1
+    if k < 0 or k > size:
+        raise RuntimeError("selected index k out of range")
+    if x.dtype.is_complex:
+        raise RuntimeError("topk does not support complex dtypes on CPU")
+    if x.dtype is _C.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if x.dim() == 0:
+        values = _empty((), x.dtype, x.device)
+        values.copy_(x)
+        indices = _C.zeros((), dtype=_C.int64, device=x.device)
+    else:
+        shape = list(x.shape)
+        shape[d] = k
+        values = _empty(shape, x.dtype, x.device)
+        indices = _empty(shape, _C.int64, x.device)
+        if values.numel() > 0:
+            _registry.kernel("topk", x.device)(x, k, d, bool(largest), bool(sorted), values, indices)
+    if out is not None:
+        values, indices = _write_outs(out, (values, indices), "topk")
+    return _topk_t(values, indices)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The ``k``-th smallest element (1-based) along ``dim`` and its index.
+
+    Among equal values the index is the one PyTorch's CPU kernel returns
+    (same selection algorithm).  NaN counts as the largest value.
+
+    Returns
+    -------
+    ptcore.return_types.kthvalue
+        ``values`` (input's dtype) and ``indices`` (int64).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.kthvalue(ptcore.tensor([4., 1., 3.]), 2)
+    ptcore.return_types.kthvalue(
+    values=tensor(3.),
+    indices=tensor(2))
+    """
+    x = _tensor_arg(input, "kthvalue")
+    k = _int_arg(k, "kthvalue", "k", 2)
+    dim = _int_arg(dim, "kthvalue", "dim", 3)
+    d = _wrap_dim(dim, x.dim())
+    if x.dtype is _C.bool_ or x.dtype.is_complex:
+        raise _not_impl("kthvalue_cpu", x.dtype)
+    size = x.shape[d] if x.dim() > 0 else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if k < 1 or k > size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if x.dim() == 0:
+        values = _empty((), x.dtype, x.device)
+        values.copy_(x)
+        indices = _C.zeros((), dtype=_C.int64, device=x.device)
+    else:
+        shape = list(x.shape)
+        shape[d] = 1
+        values = _empty(shape, x.dtype, x.device)
+        indices = _empty(shape, _C.int64, x.device)
+        if values.numel() > 0:
+            _registry.kernel("kthvalue", x.device)(x, k, d, values, indices)
+        if not keepdim:
+            values = values.squeeze(d)
+            indices = indices.squeeze(d)
+    if out is not None:
+        values, indices = _write_outs(out, (values, indices), "kthvalue")
+    return _kthvalue_t(values, indices)
+
+
+# --------------------------------------------------------------------------
+# unique, unique_consecutive
+# --------------------------------------------------------------------------
+def _unique_result(vals, inv, cnt, return_inverse, return_counts):
+    if not return_inverse and not return_counts:
+        return vals
+    res = [vals]
+    if return_inverse:
+        res.append(inv)
+    if return_counts:
+        res.append(cnt)
+    return tuple(res)
+
+
+def _unique_impl(input, consecutive, return_inverse, return_counts, dim, fname):
+    x = _tensor_arg(input, fname)
+    if dim is None:
+        if x.dtype.is_complex:
+            raise _not_impl("unique", x.dtype)
+        x1 = _flat(x)
+        vals, inv, cnt = _registry.kernel("unique", x.device)(
+            x1, consecutive, bool(return_inverse), bool(return_counts))
+        if inv is not None:
+            inv = inv.view(x.shape)
+        return _unique_result(vals, inv, cnt, return_inverse, return_counts)
+
+    dim = _int_arg(dim, "unique_dim" if not consecutive else fname, "dim", 2)
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _wrap_dim(dim, x.dim())
+    if x.dtype.is_complex:
+        raise _not_impl("unique_dim" if not consecutive else "unique_consecutive", x.dtype)
+    shape = list(x.shape)
+    if x.numel() == 0:
+        nzero = sum(1 for s in shape if s == 0)
+        if nzero != 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique "
+                               "cannot be applied ")
+        if shape[d] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
+        vals = _empty(shape, x.dtype, x.device)
+        inv = _empty((0,), _C.int64, x.device)
+        cnt = _empty((0,), _C.int64, x.device)
+        return _unique_result(vals, inv, cnt, return_inverse, return_counts)
+    moved = x.movedim(d, 0)
+    s = shape[d]
+    r = x.numel() // s
+    mat = moved.contiguous().view(s, r)
+    rows, inv, cnt = _registry.kernel("unique_dim", x.device)(
+        mat, consecutive, bool(return_inverse), bool(return_counts))
+    vals = rows.view([rows.shape[0]] + list(moved.shape[1:])).movedim(0, d)
+    return _unique_result(vals, inv, cnt, return_inverse, return_counts)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The unique elements (or slices along ``dim``) of ``input``, sorted.
+
+    NaNs are all distinct (as PyTorch); -0.0 and 0.0 are one value.  The
+    result is sorted also for ``sorted=False`` (as PyTorch on CPU).
+
+    Returns
+    -------
+    Tensor or tuple
+        ``output``, then ``inverse_indices`` (input's shape, or
+        ``input.size(dim)``) if ``return_inverse``, then ``counts`` if
+        ``return_counts``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.unique(ptcore.tensor([3, 1, 3, 2]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    return _unique_impl(input, False, return_inverse, return_counts, dim, "unique")
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (or slices along ``dim``).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.unique_consecutive(ptcore.tensor([1, 1, 2, 2, 1]))
+    tensor([1, 2, 1])
+    """
+    return _unique_impl(input, True, return_inverse, return_counts, dim, "unique_consecutive")
+
+
+# --------------------------------------------------------------------------
+# searchsorted, bucketize
+# --------------------------------------------------------------------------
+def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname):
+    is_scalar = not isinstance(values, _TensorBase)
+    if is_scalar and (isinstance(values, (str, bytes)) or not isinstance(values, numbers.Number)):
+        raise TypeError(f"{fname}(): argument 'input' must be Tensor or Number, not "
+                        f"{_typename(values)}")
+    if not is_scalar and values._requires_grad:
+        values = values.detach()
+    if sorter is not None:
+        sorter = _tensor_arg(sorter, fname, "sorter")
+    _registry.check_same_device(fname, boundaries, None if is_scalar else values, sorter)
+    vdim = 0 if is_scalar else values.dim()
+    vshape = () if is_scalar else tuple(values.shape)
+    vnumel = 1 if is_scalar else values.numel()
+    if sorter is not None:
+        if tuple(sorter.shape) != tuple(boundaries.shape):
+            raise RuntimeError(
+                f"torch.searchsorted(): boundary and sorter must have the same size, but got "
+                f"boundary tensor {list(boundaries.shape)}and got sorter tensor {list(sorter.shape)}")
+        if sorter.dtype is not _C.int64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {_sname(sorter.dtype)}")
+    if not (vdim > 0 or (vnumel == 1 and boundaries.dim() == 1)):
+        raise RuntimeError(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+            f"dimension is 1, but we got boundaries tensor dim({boundaries.dim()}) and input "
+            f"value's dim({vdim}) numel({vnumel})")
+    if boundaries.dim() == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if boundaries.dim() != 1 and (boundaries.dim() != vdim or
+                                  tuple(boundaries.shape[:-1]) != vshape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(boundaries.shape)} and input value tensor {list(vshape)}")
+    out_dt = _C.int32 if out_int32 else _C.int64
+    if out is not None:
+        _check_out_tensor(out, fname)
+        if out.dtype is not out_dt:
+            raise RuntimeError(
+                "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) "
+                "or Long(int64) depending on whether out_int32 flag is True, but we got output "
+                f"tensor's dtype {_sname(out.dtype)} and out_int32 flag is "
+                f"{'True' if out_int32 else 'False'}")
+    if out_int32 and boundaries.shape[-1] >= 2147483647:
+        raise RuntimeError(
+            "torch.searchsorted(): the size of boundaries' last dimension should be less than "
+            f"2147483647, but we got {boundaries.shape[-1]}")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side != "right":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               f"got side of {side} while right was True")
+    is_right = (side == "right") if side is not None else bool(right)
+
+    common = _result_type(boundaries, values)
+    if common is _C.bool_ or common.is_complex:
+        raise _not_impl("searchsorted_out_cpu", common)
+    bd = boundaries if boundaries.dtype is common else boundaries.to(common)
+    if is_scalar:
+        vals = _scalar_tensor(values, boundaries.device).to(common)
+    else:
+        vals = values if values.dtype is common else values.to(common)
+    result = _empty(vshape, out_dt, boundaries.device)
+    if result.numel() > 0:
+        v1 = vals.view(1) if vdim == 0 else vals
+        r1 = result.view(1) if vdim == 0 else result
+        _registry.kernel("searchsorted", bd.device)(bd, v1, r1, is_right, sorter)
+    elif sorter is not None and sorter.numel() > 0:
+        # PyTorch validates the sorter even when there is nothing to search
+        lo, hi = _registry.kernel("sorting_minmax", sorter.device)(_flat(sorter))
+        if lo < 0 or hi >= sorter.shape[-1]:
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    if out is not None:
+        result = _write_out(out, result, fname)
+    return result
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None,
+                 sorter=None):
+    """Indices where the elements of ``input`` would be inserted into the
+    innermost dimension of ``sorted_sequence`` to keep it sorted.
+
+    ``sorted_sequence`` is 1-D or has ``input``'s leading dimensions;
+    ``input`` may be a Python number (then ``sorted_sequence`` must be 1-D).
+    Operands are promoted to their common dtype.  ``right``/``side='right'``
+    return the last suitable index; ``sorter`` (int64) sorts an unsorted
+    ``sorted_sequence``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.searchsorted(ptcore.tensor([1, 3, 5, 7]), ptcore.tensor([3, 6]))
+    tensor([1, 3])
+    """
+    bd = _tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
+    return _search_impl(bd, input, out_int32, right, side, out, sorter, "searchsorted")
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of every element of ``input`` given 1-D sorted ``boundaries``
+    (``searchsorted(boundaries, input)``).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.bucketize(ptcore.tensor([1, 5, 9]), ptcore.tensor([1, 5, 7]), right=True)
+    tensor([1, 2, 3])
+    """
+    bd = _tensor_arg(boundaries, "bucketize", "boundaries", 2)
+    if bd.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({bd.dim()})")
+    return _search_impl(bd, input, out_int32, right, None, out, None, "bucketize")
+
+
+# --------------------------------------------------------------------------
+# histc, histogram
+# --------------------------------------------------------------------------
+def _real_arg(v, fname, argname):
+    if isinstance(v, _TensorBase):
+        v = v.item()
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        v = v.real
+    if not isinstance(v, numbers.Real):
+        raise TypeError(f"{fname}(): argument '{argname}' must be Number, not {_typename(v)}")
+    return float(v)
+
+
+def _fmt(v):
+    return f"{v:g}" if v == v else "nan"
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """Histogram of ``input`` with ``bins`` equal-width bins over [min, max].
+
+    ``min == max`` uses the data's range (widened by 1 on each side when
+    all elements are equal).  Elements outside the range and NaNs are
+    ignored.  Floating inputs only; the result has the input's dtype.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.histc(ptcore.tensor([1., 2., 1.]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    x = _tensor_arg(input, "histc")
+    bins = _int_arg(bins, "histc", "bins")
+    lo = _real_arg(min, "histc", "min")
+    hi = _real_arg(max, "histc", "max")
+    if x.dtype is _C.bool_:
+        raise _not_impl("linspace_cpu", x.dtype)
+    if lo == hi and x.numel() > 0:
+        if not x.dtype.is_floating_point:
+            raise _not_impl("aminmax_cpu" if x.dtype.is_complex else "histogram_cpu", x.dtype)
+        lo, hi = _registry.kernel("sorting_minmax", x.device)(_flat(x))
+    if lo == hi:
+        lo -= 1
+        hi += 1
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if not all(v == v and abs(v) != float("inf") for v in (lo, hi)):
+        raise RuntimeError(f"torch.histc: range of [{_fmt(lo)}, {_fmt(hi)}] is not finite")
+    if not lo < hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not x.dtype.is_floating_point:
+        raise _not_impl("histogram_cpu", x.dtype)
+    if out is not None:
+        _check_out_tensor(out, "histc")
+        if out.dtype is not x.dtype:
+            raise RuntimeError(
+                "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+                f"input {_CPP_NAMES[x.dtype._name]} and hist {_CPP_NAMES[out.dtype._name]}")
+    hist = _empty((bins,), x.dtype, x.device)
+    _registry.kernel("histc", x.device)(_flat(x), hist, lo, hi)
+    if out is not None:
+        hist = _write_out(out, hist, "histc")
+    return hist
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """Histogram of ``input`` (``torch.histogram``): ``bins`` equal-width
+    bins over ``range`` (default: the data's range), or explicit increasing
+    bin edges (a 1-D tensor).  Returns ``(hist, bin_edges)``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.histogram(ptcore.tensor([1., 2., 1.]), bins=4, range=(0., 3.)).hist
+    tensor([0., 2., 1., 0.])
+    """
+    import numpy as np
+
+    x = _tensor_arg(input, "histogram")
+    if not x.dtype.is_floating_point:
+        raise _not_impl("histogram_cpu", x.dtype)
+    if weight is not None:
+        weight = _tensor_arg(weight, "histogram", "weight")
+        if weight.dtype is not x.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                "should have the same dtype")
+        if tuple(weight.shape) != tuple(x.shape):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape as "
+                f"the input tensor excluding its innermost dimension, but got input with shape "
+                f"{list(x.shape) + [1]} and weight with shape {list(weight.shape)}")
+    xd = _host_array(x)
+    if isinstance(bins, _TensorBase):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, but "
+                               f"got {bins.dim()} dimensions in the bins tensor for dimension 0")
+        if bins.dtype is not x.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the "
+                               "same dtype")
+        if bins.numel() < 1:
+            raise RuntimeError("torch.histogramdd(): bins tensor should have at least 1 element, "
+                               "but got 0 elements for dimension 0")
+        edges = _host_array(bins.detach())
+        if np.any(edges[:-1] > edges[1:]):
+            raise RuntimeError("torch.histogramdd(): bins tensor should be monotonically "
+                               "increasing for dimension 0")
+        edges_t = bins.detach().clone()
+    else:
+        nb = _int_arg(bins, "histogram", "bins", 2)
+        if nb <= 0:
+            raise RuntimeError(f"torch.histogramdd(): bins must be > 0, but got {nb} for dimension 0")
+        if range is not None:
+            lo, hi = (float(v) for v in range)
+        elif xd.size:
+            lo, hi = float(np.min(xd)), float(np.max(xd))
+        else:
+            lo = hi = 0.0
+        if not lo <= hi:
+            raise RuntimeError(f"torch.histogramdd(): expected the range argument to be a "
+                               f"sequence of min, max pairs with min <= max, but got {lo} > {hi}")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd(): range [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo -= 0.5
+            hi += 0.5
+        from ptcore._creation import linspace
+        edges_t = linspace(lo, hi, nb + 1, dtype=x.dtype, device=x.device)
+        edges = _host_array(edges_t)
+    flat = xd.reshape(-1).astype(np.float64)
+    e64 = edges.astype(np.float64)
+    ok = (flat >= e64[0]) & (flat <= e64[-1])
+    pos = np.searchsorted(e64, flat[ok], side="right") - 1
+    pos[pos == e64.size - 1] -= 1
+    nbins = e64.size - 1
+    if weight is None:
+        counts = np.bincount(pos, minlength=nbins).astype(np.float64)
+    else:
+        w = _host_array(weight).reshape(-1).astype(np.float64)[ok]
+        counts = np.bincount(pos, weights=w, minlength=nbins)
+    if density:
+        total = counts.sum()
+        counts = counts / total / np.diff(e64)
+    hist = _C.from_numpy(np.ascontiguousarray(counts)).to(x.dtype)
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError("histogram(): argument 'out' must be tuple of 2 Tensors")
+        hist = _write_out(out[0], hist, "histogram")
+        edges_t = _write_out(out[1], edges_t, "histogram")
+    return _histogram_t(hist, edges_t)
+
+
+def _host_array(t):
+    """A NumPy copy of a (detached, CPU) tensor's values (float64 for the
+    16-bit float types)."""
+    import numpy as np
+    t = t.detach() if t._requires_grad else t
+    if t.dtype in (_C.float16, _C.bfloat16):
+        t = t.to(_C.float64)
+    return np.array(t.contiguous().numpy(), copy=True)
+
+
+# --------------------------------------------------------------------------
+# bincount, isin
+# --------------------------------------------------------------------------
+_BINCOUNT_INPUT = ("uint8", "int8", "int16", "int32", "int64")
+
+
+def bincount(input, weights=None, minlength=0):
+    """Number of occurrences of every value in a non-negative 1-D integer
+    tensor (or the sum of ``weights`` per value).
+
+    The result is int64 without weights, float32 for float32 weights and
+    float64 for any other weights (as PyTorch); its length is
+    ``max(input.max() + 1, minlength)``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.bincount(ptcore.tensor([0, 2, 2]))
+    tensor([1, 0, 2])
+    """
+    x = _tensor_arg(input, "bincount")
+    minlength = _int_arg(minlength, "bincount", "minlength")
+    if weights is not None:
+        weights = _tensor_arg(weights, "bincount", "weights", 2)
+    _registry.check_same_device("bincount", x, weights)
+    if x.dtype._name not in _BINCOUNT_INPUT:
+        raise _not_impl("bincount_cpu", x.dtype)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if x.dim() == 1 and x.numel() == 0:
+        return _C.zeros(minlength, dtype=_C.int64, device=x.device)
+    if x.dim() != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    lo, hi = _registry.kernel("sorting_minmax", x.device)(x)
+    if lo < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.dim() != 1 or weights.shape[0] != x.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    n = hi + 1 if hi + 1 > minlength else minlength
+    if weights is None:
+        out = _empty((n,), _C.int64, x.device)
+    else:
+        if weights.dtype is not _C.float32 and weights.dtype is not _C.float64:
+            if weights.dtype.is_complex:
+                warnings.warn("Casting complex values to real discards the imaginary part",
+                              UserWarning, stacklevel=2)
+            weights = weights.to(_C.float64)
+        out = _empty((n,), weights.dtype, x.device)
+    _registry.kernel("bincount", x.device)(x, weights, out)
+    return out
+
+
+def _isin_dtype(v):
+    return v.dtype if isinstance(v, _TensorBase) else _scalar_tensor(v, "cpu").dtype
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
+    """Whether every element of ``elements`` is in ``test_elements``
+    (bool, ``elements``' shape).  Either argument may be a Python number.
+
+    Operands are compared in their promoted dtype; NaN is in nothing and
+    -0.0 equals 0.0.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.isin(ptcore.tensor([[1, 2], [3, 4]]), ptcore.tensor([2, 3]))
+    tensor([[False,  True],
+            [ True, False]])
+    """
+    e_t = isinstance(elements, _TensorBase)
+    t_t = isinstance(test_elements, _TensorBase)
+    if not e_t and not t_t:
+        raise TypeError(
+            f"isin() received an invalid combination of arguments - got ({_typename(elements)}, "
+            f"{_typename(test_elements)}), but expected one of: (Tensor elements, Tensor "
+            "test_elements), (Number element, Tensor test_elements), (Tensor elements, Number "
+            "test_element)")
+    for v in (elements, test_elements):
+        if not isinstance(v, (_TensorBase, numbers.Number)) or isinstance(v, (str, bytes)):
+            raise TypeError(f"isin(): expected a Tensor or a Number, got {_typename(v)}")
+    device = elements.device if e_t else test_elements.device
+    _registry.check_same_device("isin", elements if e_t else None, test_elements if t_t else None)
+    for v in (elements, test_elements):
+        dt = _isin_dtype(v)
+        if dt is _C.bool_ or dt.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {_sname(dt)}")
+    common = _result_type(elements, test_elements)
+
+    def as_tensor(v):
+        if isinstance(v, _TensorBase):
+            v = v.detach() if v._requires_grad else v
+        else:
+            v = _scalar_tensor(v, device)
+        return v if v.dtype is common else v.to(common)
+
+    el = as_tensor(elements)
+    te = as_tensor(test_elements)
+    result = _empty(el.shape, _C.bool_, device)
+    if result.numel() > 0:
+        _registry.kernel("isin", device)(_flat(el), _flat(te), result.view(-1), bool(invert))
+    if out is not None:
+        result = _write_out(out, result, "isin")
+    return result
+
+
+# --------------------------------------------------------------------------
+# Tensor methods
+# --------------------------------------------------------------------------
+def _m_sort(self, dim=-1, descending=False, stable=False):
+    return sort(self, dim, descending, stable)
+
+
+def _m_argsort(self, dim=-1, descending=False, stable=False):
+    return argsort(self, dim, descending, stable)
+
+
+def _m_msort(self):
+    return msort(self)
+
+
+def _m_topk(self, k, dim=-1, largest=True, sorted=True):
+    return topk(self, k, dim, largest, sorted)
+
+
+def _m_kthvalue(self, k, dim=-1, keepdim=False):
+    return kthvalue(self, k, dim, keepdim)
+
+
+def _m_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def _m_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
+def _m_bincount(self, weights=None, minlength=0):
+    return bincount(self, weights, minlength)
+
+
+def _m_histc(self, bins=100, min=0, max=0):
+    return histc(self, bins, min, max)
+
+
+def _m_histogram(self, bins, *, range=None, weight=None, density=False):
+    return histogram(self, bins, range=range, weight=weight, density=density)
+
+
+for _f, _name in ((_m_sort, "sort"), (_m_argsort, "argsort"), (_m_msort, "msort"),
+                  (_m_topk, "topk"), (_m_kthvalue, "kthvalue"), (_m_unique, "unique"),
+                  (_m_unique_consecutive, "unique_consecutive"), (_m_bincount, "bincount"),
+                  (_m_histc, "histc"), (_m_histogram, "histogram")):
+    _f.__name__ = _name
+    _f.__qualname__ = f"Tensor.{_name}"
+    _f.__doc__ = f"See :func:`ptcore.{_name}`."
+
+_TENSOR_METHODS = {
+    "sort": _m_sort,
+    "argsort": _m_argsort,
+    "msort": _m_msort,
+    "topk": _m_topk,
+    "kthvalue": _m_kthvalue,
+    "unique": _m_unique,
+    "unique_consecutive": _m_unique_consecutive,
+    "bincount": _m_bincount,
+    "histc": _m_histc,
+    "histogram": _m_histogram,
+}
+del _f, _name

@@ -24,12 +24,10 @@ SciPy >= 1.18 as ``blas_int`` (a ``ctypedef int`` in its LP64 build, which is
 what ``cython_blas`` exports).  Both are C ``int``, so ``blas_int`` below is a
 local ``ctypedef int`` that matches either declaration.
 """
-cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.math cimport log, fabs, sqrt
 
 from scipy.linalg.cython_blas cimport (
     sgemm, dgemm, cgemm, zgemm, sgemv, dgemv, cgemv, zgemv,
@@ -37,7 +35,7 @@ from scipy.linalg.cython_blas cimport (
 )
 from scipy.linalg cimport cython_lapack as lp
 
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops._types cimport (
     PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
     PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
@@ -357,6 +355,29 @@ def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
             _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cdouble*>pa, <cdouble*>pb,
                         <cdouble*>pc, za, zb, nthreads)
     return c
+
+
+def product(_TensorBase a, _TensorBase b):
+    """``a @ b`` into a new contiguous tensor: ``a`` (..., M, K), ``b``
+    (..., K, N) with the same batch sizes (expanded views allowed) and the
+    same float/complex/integer dtype (checked by the caller).  Operands BLAS
+    cannot read in place are copied contiguous first."""
+    cdef int nd = a._ndim
+    cdef int i
+    cdef Py_ssize_t shape[64]
+    if nd < 2 or b._ndim != nd or nd > 64:
+        raise RuntimeError("product: operands must have the same number (>= 2) of dims")
+    for i in range(nd - 1):
+        shape[i] = a._shape[i]
+    shape[nd - 1] = b._shape[nd - 1]
+    cdef int num = a._dtype.num
+    if num >= PT_FLOAT32 and num <= PT_COMPLEX128:
+        if not usable(a):
+            a = a.contiguous()
+        if not usable(b):
+            b = b.contiguous()
+    cdef _TensorBase c = _empty_contig(a._dtype, nd, shape, a._storage.device, False)
+    return mm_into(c, a, b, 1, 0)
 
 
 # ---------------------------------------------------------------------------

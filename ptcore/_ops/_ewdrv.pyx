@@ -22,12 +22,14 @@ from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary
                               unary_out, binary_out)
 from ptcore._tensor cimport _TensorBase, dtype, Storage, dtype_from_num, _empty_contig, \
     _empty_strided_like
+from ptcore._ops._copy cimport copy_cast
 from ptcore import _tensor as _C
 from ptcore._ops import _ew as _ew_mod
 
 import operator as _operator
 
 cdef dtype _F32 = dtype_from_num(PT_FLOAT32)
+cdef object _CPU = _C._to_device("cpu")
 
 UNARY = {name: i for i, name in enumerate(_ew_mod.UNARY_OPS)}
 BINARY = {name: i for i, name in enumerate(_ew_mod.BINARY_OPS)}
@@ -254,10 +256,42 @@ cdef void ew_apply(ew_iter* it, loop_t f, const ew_extra* e) noexcept nogil:
 cdef object _Tensor = None
 
 
+cdef int _encode(object v, dtype dt, char* out) except -1:
+    """Python number -> one element of ``dt``, converting like a C cast
+    (integers wrap), as PyTorch does for scalar operands."""
+    cdef char buf[16]
+    cdef int64_t iv
+    cdef double dv
+    cdef double complex cv
+    cdef Py_ssize_t zero = 0
+    cdef int src
+    if isinstance(v, bool):
+        iv = 1 if v else 0
+        memcpy(buf, &iv, 8)
+        src = PT_INT64
+    elif isinstance(v, int):
+        iv = v          # OverflowError beyond int64, as PyTorch
+        memcpy(buf, &iv, 8)
+        src = PT_INT64
+    elif isinstance(v, complex):
+        cv = v
+        memcpy(buf, &cv, 16)
+        src = PT_COMPLEX128
+    else:
+        dv = float(v)
+        memcpy(buf, &dv, 8)
+        src = PT_FLOAT64
+    if dt.num == PT_BOOL:
+        (<unsigned char*>out)[0] = 0 if v == 0 else 1
+        return 0
+    copy_cast(out, dt.num, &zero, buf, src, &zero, &zero, 0)
+    return 0
+
+
 cdef _TensorBase _scalar_tensor(object v, dtype dt):
     """A 0-d tensor of dtype ``dt`` holding Python number ``v``."""
-    cdef _TensorBase t = _empty_contig(dt, 0, NULL, _C._to_device("cpu"), False)
-    t.fill_(v)
+    cdef _TensorBase t = _empty_contig(dt, 0, NULL, _CPU, False)
+    _encode(v, dt, t._ptr())
     return t
 
 
@@ -358,7 +392,7 @@ cdef _TensorBase _alloc_out(list shape, dtype dt, list operands):
             break
     for i in range(nd):
         sh[i] = shape[i]
-    return _empty_contig(dt, nd, sh, _C._to_device("cpu"), False)
+    return _empty_contig(dt, nd, sh, _CPU, False)
 
 
 cdef _TensorBase _check_out(object out, list shape, dtype result, str opname):
@@ -522,3 +556,91 @@ def run_ternary(int op, a, b, c, out, dtype compute, dtype result, str opname, b
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, 0.0, i0, 0)
     return _run(3, op, [a, b, c], out, compute, result, &ex, opname, inplace)
+
+
+# ---------------------------------------------------------------------------
+# fast path for the Python operators: same-dtype CPU tensors (or a tensor and
+# a Python scalar of a category that keeps the tensor's dtype), no autograd
+# ---------------------------------------------------------------------------
+
+cdef inline bint _plain(_TensorBase t) noexcept:
+    return t._storage.device._type_code == 0 and not t._requires_grad
+
+
+def fast_binary(int op, a, b):
+    """Result of a binary op for the common cases, or None to take the general path."""
+    if not isinstance(a, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = None, out
+    cdef dtype dt = ta._dtype
+    cdef int cat = dt._category
+    cdef char sbuf[16]
+    cdef char* ptrs[3]
+    cdef Py_ssize_t strides[3]
+    cdef loop_t f
+    cdef ew_extra ex
+    cdef bint same_shape = True
+    cdef int i
+    if not _plain(ta) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16:
+        return None
+    f = binary_loop(op, dt.num)
+    if f == NULL:
+        return None
+    cdef int res_num = binary_out(op, dt.num)
+    if isinstance(b, _TensorBase):
+        tb = <_TensorBase>b
+        if tb._dtype is not dt or not _plain(tb):
+            return None
+        if tb._ndim != ta._ndim:
+            same_shape = False
+        else:
+            for i in range(ta._ndim):
+                if ta._shape[i] != tb._shape[i]:
+                    same_shape = False
+                    break
+        if not same_shape or not ta._is_contig() or not tb._is_contig():
+            return run_binary(op, a, b, None, dt, dtype_from_num(res_num), _ew_mod.BINARY_OPS[op])
+    else:
+        tb = None
+        if type(b) is float:
+            if cat < 2:
+                return None
+        elif type(b) is int:
+            if cat < 1:
+                return None
+        else:
+            return None
+    out = _empty_contig(dtype_from_num(res_num), ta._ndim, ta._shape, _CPU, False)
+    ptrs[0] = out._ptr()
+    ptrs[1] = ta._ptr()
+    strides[0] = out._dtype.itemsize
+    strides[1] = dt.itemsize
+    if tb is None:
+        _encode(b, dt, sbuf)
+        ptrs[2] = sbuf
+        strides[2] = 0
+    else:
+        ptrs[2] = tb._ptr()
+        strides[2] = dt.itemsize
+    ex.flag = 0
+    if ta._numel:
+        if ta._numel < parallel_grain():
+            f(ptrs, strides, ta._numel, &ex)
+        else:
+            _run_flat(f, ptrs, strides, ta._numel, &ex)
+    if ex.flag:
+        raise RuntimeError("ZeroDivisionError")
+    return out
+
+
+cdef void _run_flat(loop_t f, char** ptrs, Py_ssize_t* strides, Py_ssize_t n, ew_extra* e) noexcept nogil:
+    cdef ew_iter it
+    it.nop = 3
+    it.ndim = 1
+    it.shape[0] = n
+    cdef int k
+    for k in range(3):
+        it.ptrs[k] = ptrs[k]
+        it.strides[k][0] = strides[k]
+        it.itemsize[k] = strides[k] if strides[k] else 1
+    ew_apply(&it, f, e)

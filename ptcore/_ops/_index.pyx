@@ -205,6 +205,8 @@ cdef void _div_count(scalar_t* a, Py_ssize_t sa, const int64_t* c, Py_ssize_t sc
                      Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     cdef int64_t k, q, r
+    cdef float fr
+    cdef double dr
     cdef scalar_t* p
     for i in range(n):
         k = (<const int64_t*>((<const char*>c) + i * sc))[0]
@@ -215,12 +217,14 @@ cdef void _div_count(scalar_t* a, Py_ssize_t sa, const int64_t* c, Py_ssize_t sc
             pass                            # rejected by the caller
         elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
             _st_f32(p, _f32(p) / <float>k)
-        elif scalar_t is pt_cf_s:
-            p.re = p.re / <float>k
-            p.im = p.im / <float>k
+        elif scalar_t is pt_cf_s:             # c10::complex division: times 1/k
+            fr = 1.0 / <float>k
+            p.re = p.re * fr
+            p.im = p.im * fr
         elif scalar_t is pt_cd_s:
-            p.re = p.re / <double>k
-            p.im = p.im / <double>k
+            dr = 1.0 / <double>k
+            p.re = p.re * dr
+            p.im = p.im * dr
         elif scalar_t is float:
             p[0] = p[0] / <float>k
         elif scalar_t is double:

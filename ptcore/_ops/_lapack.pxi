@@ -44,14 +44,6 @@ cdef inline void _store(_M3* m, Py_ssize_t bi, const blas_t* src, Py_ssize_t ld,
             dst[i * m.sr + j * m.sc] = src[i + j * ld]
 
 
-cdef inline void _zero(_M3* m, Py_ssize_t bi, blas_t* tag) noexcept nogil:
-    cdef blas_t* dst = (<blas_t*>m.p) + bi * m.sb
-    cdef Py_ssize_t i, j
-    for i in range(m.r):
-        for j in range(m.c):
-            dst[i * m.sr + j * m.sc] = 0
-
-
 cdef inline blas_t _conj(blas_t v) noexcept nogil:
     if blas_t is cfloat or blas_t is cdouble:
         return v.conjugate()

@@ -77,7 +77,7 @@ cdef extern from *:
     #  define PTCR_CLONES
     #endif
 
-    #define PTCR_BLOCK 512           /* leaf of the pairwise sums */
+    #define PTCR_BLOCK 1024          /* leaf of the pairwise sums */
 
     /* binary-counter cascade: pushing leaves in order and merging equal-size
        neighbours is pairwise summation at leaf granularity */
@@ -89,68 +89,142 @@ cdef extern from *:
         for (int i_ = (top) - 2; i_ >= 0; i_--) s_ = stack[i_] + s_; (out) = s_; } } while (0)
 
     #if defined(__GNUC__)
+    /* helpers passing vectors must be inlined into each target clone (the
+       vector ABI differs between the clones' instruction sets) */
+    #define PTCR_INLINE static inline __attribute__((always_inline))
     #define PTCR_HAVE_VEC 1
     typedef float   ptcr_vf __attribute__((vector_size(64)));   /* 16 lanes */
     typedef int32_t ptcr_vfi __attribute__((vector_size(64)));
     typedef double  ptcr_vd __attribute__((vector_size(64)));   /* 8 lanes */
     typedef int64_t ptcr_vdi __attribute__((vector_size(64)));
-    static inline ptcr_vf ptcr_ld_f(const float* p) { ptcr_vf v; memcpy(&v, p, sizeof v); return v; }
-    static inline void ptcr_st_f(float* p, ptcr_vf v) { memcpy(p, &v, sizeof v); }
-    static inline ptcr_vd ptcr_ld_d(const double* p) { ptcr_vd v; memcpy(&v, p, sizeof v); return v; }
-    static inline void ptcr_st_d(double* p, ptcr_vd v) { memcpy(p, &v, sizeof v); }
-    static inline ptcr_vf ptcr_sel_f(ptcr_vfi m, ptcr_vf a, ptcr_vf b)
+    PTCR_INLINE ptcr_vf ptcr_ld_f(const float* p) { ptcr_vf v; memcpy(&v, p, sizeof v); return v; }
+    PTCR_INLINE void ptcr_st_f(float* p, ptcr_vf v) { memcpy(p, &v, sizeof v); }
+    PTCR_INLINE ptcr_vd ptcr_ld_d(const double* p) { ptcr_vd v; memcpy(&v, p, sizeof v); return v; }
+    PTCR_INLINE void ptcr_st_d(double* p, ptcr_vd v) { memcpy(p, &v, sizeof v); }
+    PTCR_INLINE ptcr_vf ptcr_sel_f(ptcr_vfi m, ptcr_vf a, ptcr_vf b)
     { return (ptcr_vf)(((ptcr_vfi)a & m) | ((ptcr_vfi)b & ~m)); }
-    static inline ptcr_vd ptcr_sel_d(ptcr_vdi m, ptcr_vd a, ptcr_vd b)
+    PTCR_INLINE ptcr_vd ptcr_sel_d(ptcr_vdi m, ptcr_vd a, ptcr_vd b)
     { return (ptcr_vd)(((ptcr_vdi)a & m) | ((ptcr_vdi)b & ~m)); }
-    static inline float ptcr_hsum_f(ptcr_vf a) {
+    PTCR_INLINE float ptcr_hsum_f(ptcr_vf a) {
         float t[16]; memcpy(t, &a, sizeof t);
         for (int w = 8; w >= 1; w >>= 1) for (int k = 0; k < w; k++) t[k] += t[k + w];
         return t[0];
     }
-    static inline double ptcr_hsum_d(ptcr_vd a) {
+    PTCR_INLINE double ptcr_hsum_d(ptcr_vd a) {
         double t[8]; memcpy(t, &a, sizeof t);
         for (int w = 4; w >= 1; w >>= 1) for (int k = 0; k < w; k++) t[k] += t[k + w];
         return t[0];
     }
     #else
+    #define PTCR_INLINE static inline
     #define PTCR_HAVE_VEC 0
     #endif
 
-    /* ---- contiguous pairwise sum ---------------------------------------- */
+    /* ---- contiguous pairwise sums ---------------------------------------
+       Leaves of PTCR_BLOCK elements are summed in 4 x NL lanes; the leaf
+       vectors are merged in a binary cascade (pairwise summation per lane),
+       and the lanes are added in a tree at the end.  The _sq/_abs/_dev
+       variants accumulate f(x) in float64 lanes (norms, variance). */
     #if PTCR_HAVE_VEC
-    #define PTCR_DEF_SUM(NAME, T, VT, NL, LD, HS) \
-    PTCR_CLONES static T NAME(const T* x, ptrdiff_t n) { \
-        T stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; T res; \
-        while (i < n) { \
-            ptrdiff_t m = n - i < PTCR_BLOCK ? n - i : PTCR_BLOCK, j = 0; \
+    typedef float ptcr_v8f __attribute__((vector_size(32)));
+    PTCR_INLINE ptcr_vd ptcr_ld8f_d(const float* p)
+    { ptcr_v8f v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, ptcr_vd); }
+    #define PTCR_CASC_PUSH(VT, stack, top, count, val) do { VT s_ = (val); \
+        int64_t k_ = (count)++; while (k_ & 1) { s_ = stack[--(top)] + s_; k_ >>= 1; } \
+        stack[(top)++] = s_; } while (0)
+    #define PTCR_CASC_FOLD(VT, stack, top, out) do { VT s_ = {0}; if ((top) > 0) { \
+        s_ = stack[(top) - 1]; for (int i_ = (top) - 2; i_ >= 0; i_--) s_ = stack[i_] + s_; } \
+        (out) = s_; } while (0)
+    /* NAME(x, n[, m]) -> RT; lanes VT (NL wide) loaded by LD, transformed by F */
+    #define PTCR_DEF_VSUM(NAME, T, RT, VT, NL, LD, HS, F, FS, EXTRA, EXTRA_INIT) \
+    PTCR_CLONES static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
+        VT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; VT tot; \
+        EXTRA_INIT \
+        for (; i + PTCR_BLOCK <= n; i += PTCR_BLOCK) {   /* fixed trip count: unrolled */ \
             const T* p = x + i; \
             VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \
-            for (; j + 4 * NL <= m; j += 4 * NL) { \
-                a0 += LD(p + j); a1 += LD(p + j + NL); \
-                a2 += LD(p + j + 2 * NL); a3 += LD(p + j + 3 * NL); } \
-            for (; j + NL <= m; j += NL) a0 += LD(p + j); \
-            T s = HS((a0 + a1) + (a2 + a3)), t = 0; \
-            for (; j < m; j++) t += p[j]; \
-            PTCR_PUSH(stack, top, count, s + t); \
-            i += m; \
+            for (int j = 0; j < PTCR_BLOCK; j += 4 * NL) { \
+                a0 += F(LD(p + j)); a1 += F(LD(p + j + NL)); \
+                a2 += F(LD(p + j + 2 * NL)); a3 += F(LD(p + j + 3 * NL)); } \
+            PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); \
         } \
-        PTCR_FOLD(stack, top, res); return res; }
-    PTCR_DEF_SUM(ptcr_sum_f32, float, ptcr_vf, 16, ptcr_ld_f, ptcr_hsum_f)
-    PTCR_DEF_SUM(ptcr_sum_f64, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d)
+        if (i < n) { \
+            ptrdiff_t m = n - i, j = 0; const T* p = x + i; \
+            VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \
+            for (; j + 4 * NL <= m; j += 4 * NL) { \
+                a0 += F(LD(p + j)); a1 += F(LD(p + j + NL)); \
+                a2 += F(LD(p + j + 2 * NL)); a3 += F(LD(p + j + 3 * NL)); } \
+            for (; j + NL <= m; j += NL) a0 += F(LD(p + j)); \
+            for (int k = 0; j < m; j++, k++) a1[k] += FS((RT)p[j]); \
+            PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); \
+        } \
+        PTCR_CASC_FOLD(VT, stack, top, tot); return HS(tot); }
+    #define PTCR_ID(v) (v)
+    #define PTCR_SQ(v) ((v) * (v))
+    #define PTCR_DEV(v) (((v) - vmean) * ((v) - vmean))
+    #define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
+    #define PTCR_NOEXTRA
+    #define PTCR_MEANARG , double mean
+    #define PTCR_VMEAN_D ptcr_vd vmean; for (int k = 0; k < 8; k++) vmean[k] = mean;
+    PTCR_INLINE ptcr_vd ptcr_absv_d(ptcr_vd v)
+    { ptcr_vdi m; for (int k = 0; k < 8; k++) m[k] = 0x7fffffffffffffffLL; return (ptcr_vd)((ptcr_vdi)v & m); }
+    PTCR_DEF_VSUM(ptcr_sum_f32, float, float, ptcr_vf, 16, ptcr_ld_f, ptcr_hsum_f, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, )
+    PTCR_DEF_VSUM(ptcr_sum_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, )
+    PTCR_DEF_VSUM(ptcr_sumsq_f32, float, double, ptcr_vd, 8, ptcr_ld8f_d, ptcr_hsum_d, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, )
+    PTCR_DEF_VSUM(ptcr_sumsq_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, )
+    PTCR_DEF_VSUM(ptcr_sumabs_f32, float, double, ptcr_vd, 8, ptcr_ld8f_d, ptcr_hsum_d, ptcr_absv_d, fabs, PTCR_NOEXTRA, )
+    PTCR_DEF_VSUM(ptcr_sumabs_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, ptcr_absv_d, fabs, PTCR_NOEXTRA, )
+    PTCR_DEF_VSUM(ptcr_sumdev_f32, float, double, ptcr_vd, 8, ptcr_ld8f_d, ptcr_hsum_d, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, PTCR_VMEAN_D)
+    PTCR_DEF_VSUM(ptcr_sumdev_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, PTCR_VMEAN_D)
     #else
-    #define PTCR_DEF_SUM(NAME, T) \
-    static T NAME(const T* x, ptrdiff_t n) { \
-        T stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; T res; \
+    #define PTCR_DEF_SSUM(NAME, T, RT, FS, EXTRA) \
+    static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
+        RT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; RT res; \
         while (i < n) { \
             ptrdiff_t m = n - i < PTCR_BLOCK ? n - i : PTCR_BLOCK, j = 0; \
-            T a[8] = {0}; \
-            for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += x[i + j + k]; \
-            T s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); \
-            for (; j < m; j++) s += x[i + j]; \
+            RT a[8] = {0}; \
+            for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += FS((RT)x[i + j + k]); \
+            RT s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); \
+            for (; j < m; j++) s += FS((RT)x[i + j]); \
             PTCR_PUSH(stack, top, count, s); i += m; } \
         PTCR_FOLD(stack, top, res); return res; }
-    PTCR_DEF_SUM(ptcr_sum_f32, float)
-    PTCR_DEF_SUM(ptcr_sum_f64, double)
+    #define PTCR_ID(v) (v)
+    #define PTCR_SQ(v) ((v) * (v))
+    #define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
+    #define PTCR_NOEXTRA
+    #define PTCR_MEANARG , double mean
+    PTCR_DEF_SSUM(ptcr_sum_f32, float, float, PTCR_ID, PTCR_NOEXTRA)
+    PTCR_DEF_SSUM(ptcr_sum_f64, double, double, PTCR_ID, PTCR_NOEXTRA)
+    PTCR_DEF_SSUM(ptcr_sumsq_f32, float, double, PTCR_SQ, PTCR_NOEXTRA)
+    PTCR_DEF_SSUM(ptcr_sumsq_f64, double, double, PTCR_SQ, PTCR_NOEXTRA)
+    PTCR_DEF_SSUM(ptcr_sumabs_f32, float, double, fabs, PTCR_NOEXTRA)
+    PTCR_DEF_SSUM(ptcr_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
+    PTCR_DEF_SSUM(ptcr_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
+    PTCR_DEF_SSUM(ptcr_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
+    #endif
+
+    /* ---- column max/min with NaN propagation: acc[j] = ext(acc[j], x[j]) --- */
+    #if PTCR_HAVE_VEC
+    #define PTCR_DEF_COLEXT(NAME, T, VT, IT, NL, LD, ST, SEL, CMP) \
+    PTCR_CLONES static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+        for (ptrdiff_t r = 0; r < nrows; r++) { \
+            const T* xr = x + r * rs; ptrdiff_t j = 0; \
+            for (; j + NL <= n; j += NL) { VT a = LD(acc + j), v = LD(xr + j); \
+                ST(acc + j, SEL((IT)(v CMP a) | (IT)(v != v), v, a)); } \
+            for (; j < n; j++) { T v = xr[j]; if (v CMP acc[j] || v != v) acc[j] = v; } } }
+    PTCR_DEF_COLEXT(ptcr_colmaxn_f32, float, ptcr_vf, ptcr_vfi, 16, ptcr_ld_f, ptcr_st_f, ptcr_sel_f, >)
+    PTCR_DEF_COLEXT(ptcr_colminn_f32, float, ptcr_vf, ptcr_vfi, 16, ptcr_ld_f, ptcr_st_f, ptcr_sel_f, <)
+    PTCR_DEF_COLEXT(ptcr_colmaxn_f64, double, ptcr_vd, ptcr_vdi, 8, ptcr_ld_d, ptcr_st_d, ptcr_sel_d, >)
+    PTCR_DEF_COLEXT(ptcr_colminn_f64, double, ptcr_vd, ptcr_vdi, 8, ptcr_ld_d, ptcr_st_d, ptcr_sel_d, <)
+    #else
+    #define PTCR_DEF_COLEXT(NAME, T, CMP) \
+    static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+        for (ptrdiff_t r = 0; r < nrows; r++) { const T* xr = x + r * rs; \
+            for (ptrdiff_t j = 0; j < n; j++) { T v = xr[j]; if (v CMP acc[j] || v != v) acc[j] = v; } } }
+    PTCR_DEF_COLEXT(ptcr_colmaxn_f32, float, >)
+    PTCR_DEF_COLEXT(ptcr_colminn_f32, float, <)
+    PTCR_DEF_COLEXT(ptcr_colmaxn_f64, double, >)
+    PTCR_DEF_COLEXT(ptcr_colminn_f64, double, <)
     #endif
 
     /* ---- acc[j] += x0[j] + x1[j] + ... (rows r * rs apart), j < n ---------- */
@@ -231,9 +305,9 @@ cdef extern from *:
     /* ---- softmax (float32): vectorised expf (Cephes polynomial, <= 1 ulp
        after range reduction; exact 0 / inf / NaN at the ends) -------------- */
     #if PTCR_HAVE_VEC
-    static inline ptcr_vf ptcr_splat_f(float v) { ptcr_vf r; for (int k = 0; k < 16; k++) r[k] = v; return r; }
-    static inline ptcr_vfi ptcr_splat_i(int32_t v) { ptcr_vfi r; for (int k = 0; k < 16; k++) r[k] = v; return r; }
-    static inline ptcr_vf ptcr_exp_vf(ptcr_vf x) {
+    PTCR_INLINE ptcr_vf ptcr_splat_f(float v) { ptcr_vf r; for (int k = 0; k < 16; k++) r[k] = v; return r; }
+    PTCR_INLINE ptcr_vfi ptcr_splat_i(int32_t v) { ptcr_vfi r; for (int k = 0; k < 16; k++) r[k] = v; return r; }
+    PTCR_INLINE ptcr_vf ptcr_exp_vf(ptcr_vf x) {
         const ptcr_vf hi = ptcr_splat_f(88.8f), lo = ptcr_splat_f(-104.0f);
         x = ptcr_sel_f(x > hi, hi, x);
         x = ptcr_sel_f(x < lo, lo, x);
@@ -256,7 +330,7 @@ cdef extern from *:
         return (y * s1) * s2;
     }
     #endif
-    static inline float ptcr_exp_sf(float x) {
+    PTCR_INLINE float ptcr_exp_sf(float x) {
     #if PTCR_HAVE_VEC
         ptcr_vf v = {0}; v[0] = x; return ptcr_exp_vf(v)[0];
     #else
@@ -335,6 +409,16 @@ cdef extern from *:
     """
     float ptcr_sum_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sum_f64(const double* x, Py_ssize_t n) noexcept nogil
+    double ptcr_sumsq_f32(const float* x, Py_ssize_t n) noexcept nogil
+    double ptcr_sumsq_f64(const double* x, Py_ssize_t n) noexcept nogil
+    double ptcr_sumabs_f32(const float* x, Py_ssize_t n) noexcept nogil
+    double ptcr_sumabs_f64(const double* x, Py_ssize_t n) noexcept nogil
+    double ptcr_sumdev_f32(const float* x, Py_ssize_t n, double mean) noexcept nogil
+    double ptcr_sumdev_f64(const double* x, Py_ssize_t n, double mean) noexcept nogil
+    void ptcr_colmaxn_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_colminn_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_colmaxn_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_colminn_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     void ptcr_addrows_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     void ptcr_addrows_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     float ptcr_max_f32(const float* x, Py_ssize_t n, int* nan) noexcept nogil
@@ -727,39 +811,41 @@ cdef void _r_init(acc_t* buf, const rplan* p, Py_ssize_t w, int ps, const char* 
     cdef char* s1 = _sec(buf, 1, w)
     cdef double* d0 = <double*>a0
     cdef double* d1 = <double*>s1
-    cdef int64_t* i0 = <int64_t*>a0
     cdef int64_t* i1 = <int64_t*>s1
     cdef acc_t* a1 = <acc_t*>s1
     if ps == 1:            # second pass: keep the first pass's sec0, zero sec1
         memcpy(a0, tmpl, w * sizeof(acc_t))
-        for j in range(w):
-            d1[j] = 0
+        memset(d1, 0, w * sizeof(double))
         return
-    for j in range(w):
-        if op == R_SUM or op == R_NANSUM or op == R_MEAN or op == R_VAR:
-            if acc_t is uint8_t:
-                i0[j] = 0
-            else:
-                _set_zero(&a0[j])
-        elif op == R_NANMEAN:
-            _set_zero(&a0[j])
-            d1[j] = 0
-        elif op == R_PROD:
+    if op == R_SUM or op == R_NANSUM or op == R_MEAN or op == R_VAR or op == R_NANMEAN:
+        if acc_t is uint8_t:
+            memset(a0, 0, w * sizeof(int64_t))
+        else:
+            memset(a0, 0, w * sizeof(acc_t))      # all-zero bits: 0 of every type
+        if op == R_NANMEAN:
+            memset(d1, 0, w * sizeof(double))
+    elif op == R_PROD:
+        for j in range(w):
             _set_one(&a0[j])
-        elif op == R_MAX or op == R_ANY or op == R_LSE:
+    elif op == R_MAX or op == R_ANY or op == R_LSE:
+        for j in range(w):
             _lowest(&a0[j], True)
-        elif op == R_MIN or op == R_ALL:
+    elif op == R_MIN or op == R_ALL:
+        for j in range(w):
             _lowest(&a0[j], False)
-        elif op == R_ARGMAX or op == R_ARGMIN:
+    elif op == R_ARGMAX or op == R_ARGMIN:
+        for j in range(w):
             _lowest(&a0[j], op == R_ARGMAX)
             i1[j] = -1
-        elif op == R_AMINMAX:
+    elif op == R_AMINMAX:
+        for j in range(w):
             _lowest(&a0[j], False)
             _lowest(&a1[j], True)
-        elif op == R_NORMNINF:
+    elif op == R_NORMNINF:
+        for j in range(w):
             d0[j] = INFINITY
-        else:                # norms: double zero
-            d0[j] = 0
+    else:                # norms: double zero
+        memset(d0, 0, w * sizeof(double))
 
 
 cdef inline void _arg_merge(acc_t* val, int64_t* idx, acc_t v, int64_t i, bint is_max) noexcept nogil:
@@ -866,6 +952,13 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
             if _better(v, a1[0], True):
                 a1[0] = v
     elif op == R_VAR or (op == R_LSE and ps == 1):
+        if op == R_VAR and contig:
+            if acc_t is float:
+                d1[0] += ptcr_sumdev_f32(<const float*>x, n, st[0])
+                return
+            if acc_t is double:
+                d1[0] += ptcr_sumdev_f64(<const double*>x, n, st[0])
+                return
         d1[0] += _tsum(st, x, n, s, op, 0, <const char*>st)
     elif op == R_LSE:
         for j in range(n):
@@ -881,6 +974,13 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
             if (op == R_NORMINF and t > d0[0]) or (op == R_NORMNINF and t < d0[0]):
                 d0[0] = t
     else:      # R_NORM2, R_NORM1, R_NORMP, R_NORM0
+        if contig and (op == R_NORM2 or op == R_NORM1):
+            if acc_t is float:
+                d0[0] += ptcr_sumsq_f32(<const float*>x, n) if op == R_NORM2 else ptcr_sumabs_f32(<const float*>x, n)
+                return
+            if acc_t is double:
+                d0[0] += ptcr_sumsq_f64(<const double*>x, n) if op == R_NORM2 else ptcr_sumabs_f64(<const double*>x, n)
+                return
         d0[0] += _tsum(st, x, n, s, op, p.p, NULL)
 
 
@@ -918,6 +1018,19 @@ cdef void _r_cols(acc_t* buf, const rplan* p, Py_ssize_t w, const char* x, Py_ss
                 for j in range(w):
                     _addto(&a0[j], (<const acc_t*>(xr + j * cs))[0])
         return
+    if (op == R_MAX or op == R_MIN) and cs == sizeof(acc_t) and rs % <Py_ssize_t>sizeof(acc_t) == 0:
+        if acc_t is float:
+            if op == R_MAX:
+                ptcr_colmaxn_f32(a0, <const float*>x, rs // <Py_ssize_t>sizeof(float), nrows, w)
+            else:
+                ptcr_colminn_f32(a0, <const float*>x, rs // <Py_ssize_t>sizeof(float), nrows, w)
+            return
+        if acc_t is double:
+            if op == R_MAX:
+                ptcr_colmaxn_f64(a0, <const double*>x, rs // <Py_ssize_t>sizeof(double), nrows, w)
+            else:
+                ptcr_colminn_f64(a0, <const double*>x, rs // <Py_ssize_t>sizeof(double), nrows, w)
+            return
     for r in range(nrows):
         xr = x + r * rs
         if op == R_NANSUM or op == R_NANMEAN:
@@ -986,44 +1099,56 @@ cdef void _r_comb(acc_t* dst, const rplan* p, const char* src, Py_ssize_t w, int
     cdef const int64_t* k1 = <const int64_t*>b1
     cdef bint is_max
     if ps == 1:
-        for j in range(w):
-            d1[j] += e1[j]
+        ptcr_addrows_f64(d1, e1, 0, 1, w)
         return
-    for j in range(w):
-        if op == R_SUM or op == R_MEAN or op == R_NANSUM or op == R_VAR:
-            if acc_t is uint8_t:
+    if op == R_SUM or op == R_MEAN or op == R_NANSUM or op == R_VAR or op == R_NANMEAN:
+        if acc_t is uint8_t:
+            for j in range(w):
                 (<int64_t*>a0)[j] += (<const int64_t*>b0)[j]
-            else:
+        elif acc_t is float:
+            ptcr_addrows_f32(a0, b0, 0, 1, w)
+        elif acc_t is double:
+            ptcr_addrows_f64(a0, b0, 0, 1, w)
+        else:
+            for j in range(w):
                 _addto(&a0[j], b0[j])
-        elif op == R_NANMEAN:
-            _addto(&a0[j], b0[j])
-            d1[j] += e1[j]
-        elif op == R_PROD:
+        if op == R_NANMEAN:
+            ptcr_addrows_f64(d1, e1, 0, 1, w)
+    elif op == R_PROD:
+        for j in range(w):
             _multo(&a0[j], b0[j])
-        elif op == R_MAX or op == R_MIN or op == R_LSE:
-            if _better(b0[j], a0[j], op != R_MIN):
+    elif op == R_MAX or op == R_MIN or op == R_LSE:
+        is_max = op != R_MIN
+        for j in range(w):
+            if _better(b0[j], a0[j], is_max):
                 a0[j] = b0[j]
-        elif op == R_ALL:
-            if acc_t is uint8_t:
+    elif op == R_ALL:
+        if acc_t is uint8_t:
+            for j in range(w):
                 a0[j] = a0[j] & b0[j]
-        elif op == R_ANY:
-            if acc_t is uint8_t:
+    elif op == R_ANY:
+        if acc_t is uint8_t:
+            for j in range(w):
                 a0[j] = a0[j] | b0[j]
-        elif op == R_ARGMAX or op == R_ARGMIN:
+    elif op == R_ARGMAX or op == R_ARGMIN:
+        is_max = op == R_ARGMAX
+        for j in range(w):
             if k1[j] >= 0:
-                _arg_merge(&a0[j], &i1[j], b0[j], k1[j], op == R_ARGMAX)
-        elif op == R_AMINMAX:
+                _arg_merge(&a0[j], &i1[j], b0[j], k1[j], is_max)
+    elif op == R_AMINMAX:
+        for j in range(w):
             if _better(b0[j], a0[j], False):
                 a0[j] = b0[j]
             if _better(b1[j], a1[j], True):
                 a1[j] = b1[j]
-        elif op == R_NORMINF or op == R_NORMNINF:
+    elif op == R_NORMINF or op == R_NORMNINF:
+        for j in range(w):
             if d0[j] != d0[j]:
                 continue
             if e0[j] != e0[j] or (op == R_NORMINF and e0[j] > d0[j]) or (op == R_NORMNINF and e0[j] < d0[j]):
                 d0[j] = e0[j]
-        else:
-            d0[j] += e0[j]
+    else:
+        ptcr_addrows_f64(d0, e0, 0, 1, w)
 
 
 cdef void _r_between(acc_t* buf, const rplan* p, Py_ssize_t w) noexcept nogil:
@@ -1252,6 +1377,18 @@ cdef void _inner_one(const rplan* p, const rops* o, const char* xb, char* st, ch
     cdef char ust[_ST]
     cdef char* ustates
     cdef int nth = get_num_threads()
+    cdef Py_ssize_t s = p.rxs[p.nr - 1] if p.nr > 0 else 0
+    cdef Py_ssize_t di = p.rix[p.nr - 1] if p.nr > 0 else 0
+    if p.R == 1 and p.L <= _SEG:
+        # one row per output: the same operations as the cascade of one unit
+        for ps in range(p.npass):
+            o.init(st, p, 1, ps, tmpl)
+            _row_any(p, o, st, xb, p.L, s, 0, di, ps, cbuf)
+            if ps == 0 and p.npass == 2:
+                o.between(st, p, 1)
+                memcpy(tmpl, st, _ST)
+        o.finish(st, p, 1)
+        return
     for ps in range(p.npass):
         o.init(st, p, 1, ps, tmpl)
         _casc_init(&cas)
@@ -1532,7 +1669,7 @@ cdef int _acc_index(int num) except -1:
     raise TypeError(f"reduce: unsupported computation type {num}")
 
 
-cdef int _real_num(int num) noexcept:
+cdef int _real_num(int num) noexcept nogil:
     if num == PT_COMPLEX64:
         return PT_FLOAT32
     if num == PT_COMPLEX128:
@@ -1540,7 +1677,7 @@ cdef int _real_num(int num) noexcept:
     return num
 
 
-cdef Py_ssize_t _size_of(int num) noexcept:
+cdef Py_ssize_t _size_of(int num) noexcept nogil:
     if num == PT_BOOL or num == PT_UINT8 or num == PT_INT8:
         return 1
     if num == PT_INT16 or num == PT_FLOAT16 or num == PT_BFLOAT16:
@@ -1769,3 +1906,769 @@ OPS = {
     "all": R_ALL, "any": R_ANY, "var": R_VAR, "norm2": R_NORM2, "norm1": R_NORM1, "normp": R_NORMP,
     "norminf": R_NORMINF, "normninf": R_NORMNINF, "norm0": R_NORM0, "logsumexp": R_LSE,
 }
+
+
+# ==========================================================================
+# lines along one dim: scans and softmax
+# ==========================================================================
+cdef enum:
+    S_CUMSUM = 0
+    S_CUMPROD = 1
+    S_CUMMAX = 2
+    S_CUMMIN = 3
+    S_LCSE = 4
+    S_SOFTMAX = 5
+    S_LOGSOFTMAX = 6
+
+
+ctypedef struct lplan:
+    int op
+    Py_ssize_t n                     # line length
+    Py_ssize_t lx, l0, l1            # line strides (bytes)
+    int nb                           # batch dims; the last is the innermost of the traversal
+    Py_ssize_t bsh[PT_MAX_DIMS]
+    Py_ssize_t bx[PT_MAX_DIMS]
+    Py_ssize_t b0[PT_MAX_DIMS]
+    Py_ssize_t b1[PT_MAX_DIMS]
+    bint cols                        # sweep rows of the innermost batch dim
+    Py_ssize_t B                     # number of lines
+    const char* x
+    char* o0
+    char* o1
+
+
+ctypedef fused sc_t:
+    int64_t
+    float
+    double
+    cf_t
+    cd_t
+
+
+cdef inline sc_t _lae(sc_t x, sc_t y) noexcept nogil:
+    """log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper (real types)."""
+    cdef sc_t mn, mx
+    if sc_t is float or sc_t is double:
+        if y != y:
+            mn = y
+            mx = y
+        else:
+            mn = x if x < y else y
+            mx = y if x < y else x
+        if mn != mx or isfinite(mn):
+            return mx + <sc_t>log1p(exp(<double>(mn - mx)))
+        return x
+    else:
+        return x
+
+
+cdef void _scan_line(sc_t* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil:
+    cdef Py_ssize_t i, n = p.n, lx = p.lx, l0 = p.l0, l1 = p.l1
+    cdef sc_t acc, cur
+    cdef int64_t idx = 0
+    cdef int op = p.op
+    if n <= 0:
+        return
+    if op == S_CUMSUM:
+        _set_zero(&acc)
+        for i in range(n):
+            _addto(&acc, (<const sc_t*>(x + i * lx))[0])
+            (<sc_t*>(o0 + i * l0))[0] = acc
+    elif op == S_CUMPROD:
+        _set_one(&acc)
+        for i in range(n):
+            _multo(&acc, (<const sc_t*>(x + i * lx))[0])
+            (<sc_t*>(o0 + i * l0))[0] = acc
+    elif op == S_CUMMAX or op == S_CUMMIN:
+        if sc_t is int64_t or sc_t is float or sc_t is double:
+            acc = (<const sc_t*>x)[0]
+            for i in range(n):
+                cur = (<const sc_t*>(x + i * lx))[0]
+                if cur != cur or (acc == acc and ((op == S_CUMMAX and cur >= acc) or
+                                                  (op == S_CUMMIN and cur <= acc))):
+                    acc = cur
+                    idx = i
+                (<sc_t*>(o0 + i * l0))[0] = acc
+                (<int64_t*>(o1 + i * l1))[0] = idx
+    elif op == S_LCSE:
+        if sc_t is float or sc_t is double:
+            acc = -INFINITY
+            for i in range(n):
+                acc = _lae((<const sc_t*>(x + i * lx))[0], acc)
+                (<sc_t*>(o0 + i * l0))[0] = acc
+
+
+cdef void _scan_cols(sc_t* acc, const lplan* p, const char* x, char* o0, char* o1, Py_ssize_t w,
+                     Py_ssize_t cx, Py_ssize_t c0, Py_ssize_t c1, int64_t* idx) noexcept nogil:
+    """Scan w lines at once (columns cx/c0/c1 bytes apart), row by row."""
+    cdef Py_ssize_t i, j, n = p.n
+    cdef int op = p.op
+    cdef const char* xr
+    cdef char* yr
+    cdef sc_t cur
+    for j in range(w):
+        if op == S_CUMSUM:
+            _set_zero(&acc[j])
+        elif op == S_CUMPROD:
+            _set_one(&acc[j])
+        elif op == S_LCSE:
+            if sc_t is float or sc_t is double:
+                acc[j] = -INFINITY
+        else:
+            acc[j] = (<const sc_t*>(x + j * cx))[0]
+            idx[j] = 0
+    for i in range(n):
+        xr = x + i * p.lx
+        yr = o0 + i * p.l0
+        if op == S_CUMSUM:
+            for j in range(w):
+                _addto(&acc[j], (<const sc_t*>(xr + j * cx))[0])
+                (<sc_t*>(yr + j * c0))[0] = acc[j]
+        elif op == S_CUMPROD:
+            for j in range(w):
+                _multo(&acc[j], (<const sc_t*>(xr + j * cx))[0])
+                (<sc_t*>(yr + j * c0))[0] = acc[j]
+        elif op == S_LCSE:
+            if sc_t is float or sc_t is double:
+                for j in range(w):
+                    acc[j] = _lae((<const sc_t*>(xr + j * cx))[0], acc[j])
+                    (<sc_t*>(yr + j * c0))[0] = acc[j]
+        else:
+            if sc_t is int64_t or sc_t is float or sc_t is double:
+                for j in range(w):
+                    cur = (<const sc_t*>(xr + j * cx))[0]
+                    if cur != cur or (acc[j] == acc[j] and ((op == S_CUMMAX and cur >= acc[j]) or
+                                                            (op == S_CUMMIN and cur <= acc[j]))):
+                        acc[j] = cur
+                        idx[j] = i
+                    (<sc_t*>(yr + j * c0))[0] = acc[j]
+                    (<int64_t*>(o1 + i * p.l1 + j * c1))[0] = idx[j]
+
+
+ctypedef fused sm_t:
+    float
+    double
+
+
+cdef inline sm_t _expv(sm_t v) noexcept nogil:
+    if sm_t is float:
+        return ptcr_exp_sf(v)
+    else:
+        return exp(v)
+
+
+cdef void _softmax_line(sm_t* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil:
+    cdef Py_ssize_t i, n = p.n, lx = p.lx, l0 = p.l0
+    cdef sm_t m = -INFINITY, v, e, s = 0, c
+    cdef bint lg = p.op == S_LOGSOFTMAX
+    cdef int nanf = 0
+    if n <= 0:
+        return
+    if sm_t is float:
+        if lx == sizeof(float) and l0 == sizeof(float):
+            m = ptcr_max_f32(<const float*>x, n, &nanf)
+            s = ptcr_expsum_f32(<const float*>x, NULL if lg else <float*>o0, n, m)
+            if lg:
+                ptcr_subsub_f32(<const float*>x, <float*>o0, n, m, logf(s))
+            else:
+                ptcr_scale_f32(<float*>o0, n, 1.0 / s)
+            return
+    for i in range(n):
+        v = (<const sm_t*>(x + i * lx))[0]
+        if v > m:
+            m = v
+    for i in range(n):
+        e = _expv((<const sm_t*>(x + i * lx))[0] - m)
+        if not lg:
+            (<sm_t*>(o0 + i * l0))[0] = e
+        s += e
+    if lg:
+        c = <sm_t>log(s)
+        for i in range(n):
+            (<sm_t*>(o0 + i * l0))[0] = ((<const sm_t*>(x + i * lx))[0] - m) - c
+    else:
+        c = 1 / s
+        for i in range(n):
+            (<sm_t*>(o0 + i * l0))[0] = (<sm_t*>(o0 + i * l0))[0] * c
+
+
+cdef extern from "math.h" nogil:
+    float logf(float x)
+
+
+cdef void _softmax_cols(sm_t* buf, const lplan* p, const char* x, char* o0, Py_ssize_t w,
+                        Py_ssize_t cx, Py_ssize_t c0) noexcept nogil:
+    """Softmax of w lines at once; buf holds 3 * w values."""
+    cdef Py_ssize_t i, j, n = p.n
+    cdef sm_t* m = buf
+    cdef sm_t* s = buf + w
+    cdef sm_t* c = buf + 2 * w
+    cdef const char* xr
+    cdef char* yr
+    cdef sm_t v, e
+    cdef bint lg = p.op == S_LOGSOFTMAX
+    cdef bint fast = False
+    if sm_t is float:
+        fast = cx == sizeof(float) and c0 == sizeof(float)
+    for j in range(w):
+        m[j] = -INFINITY
+        s[j] = 0
+    for i in range(n):
+        xr = x + i * p.lx
+        if sm_t is float:
+            if fast:
+                ptcr_colmax_f32(m, <const float*>xr, w)
+                continue
+        for j in range(w):
+            v = (<const sm_t*>(xr + j * cx))[0]
+            if v > m[j]:
+                m[j] = v
+    for i in range(n):
+        xr = x + i * p.lx
+        yr = o0 + i * p.l0
+        if sm_t is float:
+            if fast:
+                ptcr_colexpsum_f32(s, m, <const float*>xr, NULL if lg else <float*>yr, w)
+                continue
+        for j in range(w):
+            e = _expv((<const sm_t*>(xr + j * cx))[0] - m[j])
+            if not lg:
+                (<sm_t*>(yr + j * c0))[0] = e
+            s[j] += e
+    for j in range(w):
+        c[j] = <sm_t>log(s[j]) if lg else 1 / s[j]
+    for i in range(n):
+        xr = x + i * p.lx
+        yr = o0 + i * p.l0
+        if sm_t is float:
+            if fast:
+                if lg:
+                    ptcr_colsubsub_f32(<const float*>xr, <float*>yr, m, c, w)
+                else:
+                    ptcr_colscale_f32(<float*>yr, c, w)
+                continue
+        for j in range(w):
+            if lg:
+                (<sm_t*>(yr + j * c0))[0] = ((<const sm_t*>(xr + j * cx))[0] - m[j]) - c[j]
+            else:
+                (<sm_t*>(yr + j * c0))[0] = (<sm_t*>(yr + j * c0))[0] * c[j]
+
+
+ctypedef void (*line_fn)(char* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil
+ctypedef void (*scols_fn)(char* acc, const lplan* p, const char* x, char* o0, char* o1, Py_ssize_t w,
+                          Py_ssize_t cx, Py_ssize_t c0, Py_ssize_t c1, int64_t* idx) noexcept nogil
+ctypedef void (*smcols_fn)(char* buf, const lplan* p, const char* x, char* o0, Py_ssize_t w,
+                           Py_ssize_t cx, Py_ssize_t c0) noexcept nogil
+
+cdef line_fn _SCAN_LINE[PT_NUM_TYPES]
+cdef scols_fn _SCAN_COLS[PT_NUM_TYPES]
+cdef line_fn _SM_LINE[PT_NUM_TYPES]
+cdef smcols_fn _SM_COLS[PT_NUM_TYPES]
+_SCAN_LINE[<int>PT_INT64] = <line_fn>_scan_line[int64_t]
+_SCAN_LINE[<int>PT_FLOAT32] = <line_fn>_scan_line[float]
+_SCAN_LINE[<int>PT_FLOAT64] = <line_fn>_scan_line[double]
+_SCAN_LINE[<int>PT_COMPLEX64] = <line_fn>_scan_line[cf_t]
+_SCAN_LINE[<int>PT_COMPLEX128] = <line_fn>_scan_line[cd_t]
+_SCAN_COLS[<int>PT_INT64] = <scols_fn>_scan_cols[int64_t]
+_SCAN_COLS[<int>PT_FLOAT32] = <scols_fn>_scan_cols[float]
+_SCAN_COLS[<int>PT_FLOAT64] = <scols_fn>_scan_cols[double]
+_SCAN_COLS[<int>PT_COMPLEX64] = <scols_fn>_scan_cols[cf_t]
+_SCAN_COLS[<int>PT_COMPLEX128] = <scols_fn>_scan_cols[cd_t]
+_SM_LINE[<int>PT_FLOAT32] = <line_fn>_softmax_line[float]
+_SM_LINE[<int>PT_FLOAT64] = <line_fn>_softmax_line[double]
+_SM_COLS[<int>PT_FLOAT32] = <smcols_fn>_softmax_cols[float]
+_SM_COLS[<int>PT_FLOAT64] = <smcols_fn>_softmax_cols[double]
+
+
+cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, Py_ssize_t w) noexcept nogil:
+    """Row traversal: lines [item * w, item * w + w).  Column traversal: an
+    index of the outer batch dims times a block of w columns."""
+    cdef int nb = p.nb, d
+    cdef Py_ssize_t rem, q, xo, y0, y1, b, b1, outer, j0, wb
+    cdef char* buf
+    cdef int64_t* idx
+    if p.cols:
+        outer = item // nblk
+        j0 = (item - outer * nblk) * w
+        wb = p.bsh[nb - 1] - j0
+        if wb > w:
+            wb = w
+        xo = j0 * p.bx[nb - 1]
+        y0 = j0 * p.b0[nb - 1]
+        y1 = j0 * p.b1[nb - 1]
+        rem = outer
+        d = nb - 2
+        while d >= 0:
+            q = rem % p.bsh[d]
+            rem = rem // p.bsh[d]
+            xo += q * p.bx[d]
+            y0 += q * p.b0[d]
+            y1 += q * p.b1[d]
+            d -= 1
+        buf = <char*>malloc(wb * (3 * 16 + 8))
+        if buf == NULL:
+            return
+        idx = <int64_t*>(buf + wb * 48)
+        if p.op >= S_SOFTMAX:
+            _SM_COLS[num](buf, p, p.x + xo, p.o0 + y0, wb, p.bx[nb - 1], p.b0[nb - 1])
+        else:
+            _SCAN_COLS[num](buf, p, p.x + xo, p.o0 + y0, p.o1 + y1, wb, p.bx[nb - 1], p.b0[nb - 1],
+                            p.b1[nb - 1], idx)
+        free(buf)
+        return
+    b = item * w
+    b1 = b + w
+    if b1 > p.B:
+        b1 = p.B
+    while b < b1:
+        xo = 0
+        y0 = 0
+        y1 = 0
+        rem = b
+        d = nb - 1
+        while d >= 0:
+            q = rem % p.bsh[d]
+            rem = rem // p.bsh[d]
+            xo += q * p.bx[d]
+            y0 += q * p.b0[d]
+            y1 += q * p.b1[d]
+            d -= 1
+        if p.op >= S_SOFTMAX:
+            _SM_LINE[num](NULL, p, p.x + xo, p.o0 + y0, NULL)
+        else:
+            _SCAN_LINE[num](NULL, p, p.x + xo, p.o0 + y0, p.o1 + y1 if p.o1 != NULL else NULL)
+        b += 1
+
+
+def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1=None):
+    """Scan or softmax of ``x`` along ``dim`` into ``out0`` (and the int64
+    indices ``out1`` for cummax/cummin).  ``x`` and ``out0`` share the
+    computation dtype (int64, float32, float64, complex) and the shape; ``out0``
+    may be ``x`` itself (in-place scans)."""
+    cdef lplan* p = <lplan*>malloc(sizeof(lplan))
+    cdef int nd = x._ndim, i, j, n, num = x._dtype.num
+    cdef Py_ssize_t isz = x._dtype.itemsize, sz, xs, s0, s1, total, nitems, w, nblk, it, t
+    cdef int nth = get_num_threads()
+    cdef bint big
+    cdef dict ops = {"cumsum": S_CUMSUM, "cumprod": S_CUMPROD, "cummax": S_CUMMAX,
+                     "cummin": S_CUMMIN, "logcumsumexp": S_LCSE, "softmax": S_SOFTMAX,
+                     "log_softmax": S_LOGSOFTMAX}
+    if p == NULL:
+        raise MemoryError()
+    try:
+        memset(p, 0, sizeof(lplan))
+        p.op = ops[opname]
+        if out0._dtype.num != num or (p.op >= S_SOFTMAX and num != PT_FLOAT32 and num != PT_FLOAT64):
+            raise TypeError(f"lines: unsupported dtypes for {opname}")
+        if p.op < S_SOFTMAX and _SCAN_LINE[num] == NULL:
+            raise TypeError(f"lines: unsupported dtype for {opname}")
+        p.x = x._ptr()
+        p.o0 = out0._ptr()
+        p.o1 = out1._ptr() if out1 is not None else NULL
+        if nd == 0:
+            p.n = 1
+        else:
+            p.n = x._shape[dim]
+            p.lx = x._strides[dim] * isz
+            p.l0 = out0._strides[dim] * isz
+            p.l1 = out1._strides[dim] * 8 if out1 is not None else 0
+        n = 0
+        for i in range(nd):
+            sz = x._shape[i]
+            if i == dim or sz == 1:
+                continue
+            xs = x._strides[i] * isz
+            s0 = out0._strides[i] * isz
+            s1 = out1._strides[i] * 8 if out1 is not None else 0
+            j = n
+            while j > 0 and _absz(p.b0[j - 1]) < _absz(s0):
+                p.bsh[j] = p.bsh[j - 1]
+                p.bx[j] = p.bx[j - 1]
+                p.b0[j] = p.b0[j - 1]
+                p.b1[j] = p.b1[j - 1]
+                j -= 1
+            p.bsh[j] = sz
+            p.bx[j] = xs
+            p.b0[j] = s0
+            p.b1[j] = s1
+            n += 1
+        j = 0
+        for i in range(n):
+            if (j > 0 and p.bx[j - 1] == p.bx[i] * p.bsh[i] and p.b0[j - 1] == p.b0[i] * p.bsh[i]
+                    and p.b1[j - 1] == p.b1[i] * p.bsh[i]):
+                p.bsh[j - 1] *= p.bsh[i]
+                p.bx[j - 1] = p.bx[i]
+                p.b0[j - 1] = p.b0[i]
+                p.b1[j - 1] = p.b1[i]
+            else:
+                p.bsh[j] = p.bsh[i]
+                p.bx[j] = p.bx[i]
+                p.b0[j] = p.b0[i]
+                p.b1[j] = p.b1[i]
+                j += 1
+        p.nb = j
+        p.B = 1
+        for i in range(p.nb):
+            p.B *= p.bsh[i]
+        if p.B == 0 or p.n == 0:
+            return
+        # column traversal when a batch dim is more contiguous than the line
+        if p.nb > 0:
+            j = 0
+            for i in range(1, p.nb):
+                if _absz(p.bx[i]) < _absz(p.bx[j]):
+                    j = i
+            if _absz(p.bx[j]) < _absz(p.lx) and p.bsh[j] >= 8 and p.n > 1:
+                p.cols = True
+                if j != p.nb - 1:
+                    t = p.bsh[j]; p.bsh[j] = p.bsh[p.nb - 1]; p.bsh[p.nb - 1] = t
+                    t = p.bx[j]; p.bx[j] = p.bx[p.nb - 1]; p.bx[p.nb - 1] = t
+                    t = p.b0[j]; p.b0[j] = p.b0[p.nb - 1]; p.b0[p.nb - 1] = t
+                    t = p.b1[j]; p.b1[j] = p.b1[p.nb - 1]; p.b1[p.nb - 1] = t
+        total = p.B * p.n
+        big = nth > 1 and total >= parallel_grain()
+        if p.cols:
+            w = 1024
+            nblk = (p.bsh[p.nb - 1] + w - 1) // w
+            nitems = (p.B // p.bsh[p.nb - 1]) * nblk
+            if big and nitems < 2 * nth and p.bsh[p.nb - 1] >= 128:
+                w = (p.bsh[p.nb - 1] + 2 * nth - 1) // (2 * nth)
+                w = (w + 15) // 16 * 16
+                nblk = (p.bsh[p.nb - 1] + w - 1) // w
+                nitems = (p.B // p.bsh[p.nb - 1]) * nblk
+        else:
+            nblk = 1
+            w = (p.B + 4 * nth - 1) // (4 * nth) if big else p.B
+            if w < 1:
+                w = 1
+            nitems = (p.B + w - 1) // w
+        with nogil:
+            if big and nitems > 1:
+                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                    _line_item(p, num, it, nblk, w)
+            else:
+                for it in range(nitems):
+                    _line_item(p, num, it, nblk, w)
+    finally:
+        free(p)
+
+
+# ==========================================================================
+# selection: median / nanmedian / mode / quantile on contiguous rows
+# ==========================================================================
+ctypedef fused sel_t:
+    double
+    int64_t
+
+ctypedef struct pair_d:
+    double v
+    int64_t i
+
+ctypedef struct pair_l:
+    int64_t v
+    int64_t i
+
+
+cdef inline bint _plt_d(const pair_d* a, const pair_d* b) noexcept nogil:
+    """Total order: value (NaN last), then index."""
+    cdef bint an = a.v != a.v, bn = b.v != b.v
+    if an or bn:
+        if an and bn:
+            return a.i < b.i
+        return bn
+    if a.v != b.v:
+        return a.v < b.v
+    return a.i < b.i
+
+
+cdef inline bint _plt_l(const pair_l* a, const pair_l* b) noexcept nogil:
+    if a.v != b.v:
+        return a.v < b.v
+    return a.i < b.i
+
+
+cdef int _cmp_d(const void* a, const void* b) noexcept nogil:
+    if _plt_d(<const pair_d*>a, <const pair_d*>b):
+        return -1
+    if _plt_d(<const pair_d*>b, <const pair_d*>a):
+        return 1
+    return 0
+
+
+cdef int _cmp_l(const void* a, const void* b) noexcept nogil:
+    if _plt_l(<const pair_l*>a, <const pair_l*>b):
+        return -1
+    if _plt_l(<const pair_l*>b, <const pair_l*>a):
+        return 1
+    return 0
+
+
+cdef int _cmp_val_d(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    cdef bint xn = x != x, yn = y != y
+    if xn or yn:
+        return (1 if xn else 0) - (1 if yn else 0)
+    return (x > y) - (x < y)
+
+
+cdef void _select_d(pair_d* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Partial sort: a[k] is the k-th smallest in the total order."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
+    cdef pair_d piv, t
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        # median of three to a[mid]
+        if _plt_d(&a[mid], &a[lo]):
+            t = a[mid]; a[mid] = a[lo]; a[lo] = t
+        if _plt_d(&a[hi], &a[lo]):
+            t = a[hi]; a[hi] = a[lo]; a[lo] = t
+        if _plt_d(&a[hi], &a[mid]):
+            t = a[hi]; a[hi] = a[mid]; a[mid] = t
+        piv = a[mid]
+        i = lo
+        j = hi
+        while i <= j:
+            while _plt_d(&a[i], &piv):
+                i += 1
+            while _plt_d(&piv, &a[j]):
+                j -= 1
+            if i <= j:
+                t = a[i]; a[i] = a[j]; a[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return
+
+
+cdef void _select_l(pair_l* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
+    cdef pair_l piv, t
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        if _plt_l(&a[mid], &a[lo]):
+            t = a[mid]; a[mid] = a[lo]; a[lo] = t
+        if _plt_l(&a[hi], &a[lo]):
+            t = a[hi]; a[hi] = a[lo]; a[lo] = t
+        if _plt_l(&a[hi], &a[mid]):
+            t = a[hi]; a[hi] = a[mid]; a[mid] = t
+        piv = a[mid]
+        i = lo
+        j = hi
+        while i <= j:
+            while _plt_l(&a[i], &piv):
+                i += 1
+            while _plt_l(&piv, &a[j]):
+                j -= 1
+            if i <= j:
+                t = a[i]; a[i] = a[j]; a[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return
+
+
+cdef void _median_row(sel_t* x, Py_ssize_t n, sel_t* val, int64_t* idx, bint ignore_nan,
+                      char* scratch) noexcept nogil:
+    """Lower median of one row (NaN: the first NaN unless ignore_nan)."""
+    cdef Py_ssize_t i, cnt = n, k
+    cdef pair_d* pd = <pair_d*>scratch
+    cdef pair_l* pl = <pair_l*>scratch
+    if sel_t is double:
+        if not ignore_nan:
+            for i in range(n):
+                if x[i] != x[i]:
+                    val[0] = x[i]
+                    idx[0] = i
+                    return
+        for i in range(n):
+            pd[i].v = x[i]
+            pd[i].i = i
+        if ignore_nan:
+            cnt = 0
+            for i in range(n):
+                if x[i] == x[i]:
+                    cnt += 1
+        k = (cnt - 1) // 2 if cnt > 0 else 0
+        _select_d(pd, n, k)
+        val[0] = pd[k].v
+        idx[0] = pd[k].i
+    else:
+        for i in range(n):
+            pl[i].v = x[i]
+            pl[i].i = i
+        k = (n - 1) // 2
+        _select_l(pl, n, k)
+        val[0] = pl[k].v
+        idx[0] = pl[k].i
+
+
+cdef void _mode_row(sel_t* x, Py_ssize_t n, sel_t* val, int64_t* idx, char* scratch) noexcept nogil:
+    """Most frequent value (the smallest among ties), index of its last occurrence."""
+    cdef Py_ssize_t i, run = 0, best = 0
+    cdef pair_d* pd = <pair_d*>scratch
+    cdef pair_l* pl = <pair_l*>scratch
+    cdef bint endrun
+    if sel_t is double:
+        for i in range(n):
+            pd[i].v = x[i]
+            pd[i].i = i
+        qsort(pd, n, sizeof(pair_d), _cmp_d)
+        for i in range(n):
+            run += 1
+            endrun = i == n - 1 or not (pd[i].v == pd[i + 1].v or (pd[i].v != pd[i].v and pd[i + 1].v != pd[i + 1].v))
+            if endrun:
+                if run > best:
+                    best = run
+                    val[0] = pd[i].v
+                    idx[0] = pd[i].i
+                run = 0
+    else:
+        for i in range(n):
+            pl[i].v = x[i]
+            pl[i].i = i
+        qsort(pl, n, sizeof(pair_l), _cmp_l)
+        for i in range(n):
+            run += 1
+            if i == n - 1 or pl[i].v != pl[i + 1].v:
+                if run > best:
+                    best = run
+                    val[0] = pl[i].v
+                    idx[0] = pl[i].i
+                run = 0
+
+
+cdef void _select_item(sel_t* x, Py_ssize_t M, Py_ssize_t n, sel_t* vals, int64_t* idx, int kind,
+                       Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    cdef char* scratch = <char*>malloc((n if n > 0 else 1) * 16)
+    cdef Py_ssize_t r
+    if scratch == NULL:
+        return
+    for r in range(r0, r1):
+        if kind == 2:
+            _mode_row(x + r * n, n, vals + r, idx + r, scratch)
+        else:
+            _median_row(x + r * n, n, vals + r, idx + r, kind == 1, scratch)
+    free(scratch)
+
+
+def select_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, str kind):
+    """Per row of the contiguous 2-D ``x`` (float64 or int64): ``kind`` =
+    'median' / 'nanmedian' / 'mode'; results into contiguous ``vals`` (x's
+    dtype) and ``idx`` (int64), both of length rows."""
+    cdef Py_ssize_t M = x._shape[0], n = x._shape[1], nitems, it, chunk
+    cdef int k = {"median": 0, "nanmedian": 1, "mode": 2}[kind]
+    cdef int nth = get_num_threads()
+    cdef bint big = nth > 1 and M * n >= parallel_grain() and M > 1
+    cdef char* xp = x._ptr()
+    cdef char* vp = vals._ptr()
+    cdef int64_t* ip = <int64_t*>idx._ptr()
+    if n == 0 or M == 0:
+        return
+    chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
+    nitems = (M + chunk - 1) // chunk
+    if x._dtype.num == PT_FLOAT64:
+        with nogil:
+            if big:
+                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                    _select_item(<double*>xp, M, n, <double*>vp, ip, k, it * chunk, min(M, it * chunk + chunk))
+            else:
+                _select_item(<double*>xp, M, n, <double*>vp, ip, k, 0, M)
+    elif x._dtype.num == PT_INT64:
+        with nogil:
+            if big:
+                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                    _select_item(<int64_t*>xp, M, n, <int64_t*>vp, ip, k, it * chunk, min(M, it * chunk + chunk))
+            else:
+                _select_item(<int64_t*>xp, M, n, <int64_t*>vp, ip, k, 0, M)
+    else:
+        raise TypeError("select_rows: float64 or int64 rows expected")
+
+
+cdef inline double _rnd(double v, bint single) noexcept nogil:
+    return <double>(<float>v) if single else v
+
+
+cdef extern from "math.h" nogil:
+    double nearbyint(double x)
+    double floor(double x)
+    double ceil(double x)
+
+
+cdef void _quantile_rows(double* x, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t n, const double* q,
+                         Py_ssize_t nq, double* out, Py_ssize_t M, int interp, bint ignore_nan,
+                         bint single) noexcept nogil:
+    """x rows sorted in place (NaN last); out[k * M + r] for q[k].  PyTorch's
+    algorithm: rank = q * (count - 1) in the input precision, adjusted by the
+    interpolation, then lerp between the neighbours."""
+    cdef Py_ssize_t r, k, cnt, below, above
+    cdef double rank, wgt, lo, hi, d
+    cdef double* row
+    for r in range(r0, r1):
+        row = x + r * n
+        qsort(row, n, sizeof(double), _cmp_val_d)
+        cnt = n
+        if ignore_nan:
+            cnt = 0
+            while cnt < n and row[cnt] == row[cnt]:
+                cnt += 1
+        for k in range(nq):
+            if ignore_nan:
+                rank = _rnd(q[k] * _rnd(<double>(cnt - 1), single), single)
+                if rank < 0:
+                    rank = 0
+            else:
+                if row[n - 1] != row[n - 1]:
+                    rank = <double>(n - 1)
+                else:
+                    rank = _rnd(q[k] * _rnd(<double>(n - 1), single), single)
+            if interp == 1:
+                rank = floor(rank)
+            elif interp == 2:
+                rank = ceil(rank)
+            elif interp == 4:
+                rank = nearbyint(rank)
+            below = <Py_ssize_t>rank
+            lo = row[below]
+            if interp == 0 or interp == 3:
+                above = <Py_ssize_t>ceil(rank)
+                hi = row[above]
+                wgt = 0.5 if interp == 3 else _rnd(rank - below, single)
+                d = _rnd(hi - lo, single)
+                # PyTorch's lerp: weight < 0.5 ? lo + w * d : hi - d * (1 - w)
+                if wgt < 0.5:
+                    lo = _rnd(lo + _rnd(wgt * d, single), single)
+                else:
+                    lo = _rnd(hi - _rnd(d * _rnd(1 - wgt, single), single), single)
+            out[k * M + r] = lo
+
+
+def quantile_rows(_TensorBase x, _TensorBase q, _TensorBase out, int interp, bint ignore_nan,
+                  bint single):
+    """Quantiles of each row of the contiguous float64 (M, n) ``x`` (sorted in
+    place); ``q`` contiguous float64 (nq,); ``out`` contiguous float64 (nq, M).
+    interp: 0 linear, 1 lower, 2 higher, 3 midpoint, 4 nearest."""
+    cdef Py_ssize_t M = x._shape[0], n = x._shape[1], nq = q._numel, it, nitems, chunk
+    cdef int nth = get_num_threads()
+    cdef bint big = nth > 1 and M * n >= parallel_grain() and M > 1
+    cdef double* xp = <double*>x._ptr()
+    cdef double* qp = <double*>q._ptr()
+    cdef double* op = <double*>out._ptr()
+    if M == 0 or n == 0:
+        return
+    chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
+    nitems = (M + chunk - 1) // chunk
+    with nogil:
+        if big:
+            for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                _quantile_rows(xp, it * chunk, min(M, it * chunk + chunk), n, qp, nq, op, M, interp,
+                               ignore_nan, single)
+        else:
+            _quantile_rows(xp, 0, M, n, qp, nq, op, M, interp, ignore_nan, single)

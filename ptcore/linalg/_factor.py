@@ -1,0 +1,713 @@
+"""Dense factorisations and solvers on batches of matrices (LAPACK).
+
+Inputs are reshaped to ``(batch, m, n)`` and handed to the batched LAPACK
+drivers of ``ptcore._ops._blas``, which copy each matrix into a
+column-major work buffer; small post-processing (determinant products,
+thresholds of singular values) is done on NumPy views of the results.
+"""
+import builtins as _b
+import collections as _collections
+import math as _math
+
+import numpy as _np
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import finfo as _finfo
+from ptcore._linalg_ops import _blas, _broadcast_batch
+
+
+class LinAlgError(RuntimeError):
+    """A matrix was singular, not positive-definite, or a LAPACK routine did
+    not converge (``torch.linalg.LinAlgError``)."""
+
+
+LinAlgError.__module__ = "ptcore.linalg"
+
+
+def _nt(name, fields):
+    t = _collections.namedtuple(name, fields)
+    t.__module__ = "ptcore.return_types"
+    return t
+
+
+SlogdetResult = _nt("linalg_slogdet", ["sign", "logabsdet"])
+InvExResult = _nt("linalg_inv_ex", ["inverse", "info"])
+SolveExResult = _nt("linalg_solve_ex", ["result", "info"])
+CholeskyExResult = _nt("linalg_cholesky_ex", ["L", "info"])
+QRResult = _nt("linalg_qr", ["Q", "R"])
+SVDResult = _nt("linalg_svd", ["U", "S", "Vh"])
+EighResult = _nt("linalg_eigh", ["eigenvalues", "eigenvectors"])
+EigResult = _nt("linalg_eig", ["eigenvalues", "eigenvectors"])
+LstsqResult = _nt("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+LUFactorResult = _nt("linalg_lu_factor", ["LU", "pivots"])
+LUFactorExResult = _nt("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+TorchSVDResult = _nt("svd", ["U", "S", "V"])
+TorchQRResult = _nt("qr", ["Q", "R"])
+TorchSlogdetResult = _nt("slogdet", ["sign", "logabsdet"])
+
+_FLOATS = (_C.float32, _C.float64, _C.complex64, _C.complex128)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+def _check_A(A, fn, square=True, name="A"):
+    if not isinstance(A, _TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
+    if A.device.type != "cpu":
+        from ptcore._registry import kernel
+        kernel(fn, A.device)
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: {name} must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    _check_float(A, fn)
+
+
+def _check_float(A, fn):
+    dt = A.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{dt._legacy}")
+    if dt not in _FLOATS:
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {dt._legacy}")
+
+
+def _real(dt):
+    return dt.to_real() if dt.is_complex else dt
+
+
+def _flat(A):
+    """``A`` as a (batch, m, n) tensor (a view when possible) + batch shape."""
+    batch = tuple(A.shape[:-2])
+    nb = _math.prod(batch)
+    return A.reshape(nb, A.shape[-2], A.shape[-1]), batch
+
+
+def _empty(shape, dt):
+    return _C.empty(tuple(shape), dtype=dt)
+
+
+def _tonp(t):
+    return t.numpy(force=True)
+
+
+def _pt(a):
+    """A tensor owning a C-contiguous copy of ``a`` (no copy when ``a`` is a
+    fresh contiguous array); keeps 0-d shapes."""
+    a = _np.asarray(a)
+    if a.base is not None or not a.flags.c_contiguous or not a.flags.writeable:
+        a = a.copy(order="C")
+    return _C.from_numpy(a)
+
+
+def _info(nb):
+    return _C.zeros(nb, dtype=_C.int32)
+
+
+def _check_info(info, fn, batched, message, negative_ok=False):
+    """Raise LinAlgError for the first failed batch element (PyTorch's wording)."""
+    arr = _tonp(info).reshape(-1)
+    bad = _np.nonzero(arr)[0]
+    if bad.size == 0:
+        return
+    i = _b.int(bad[0])
+    code = _b.int(arr[i])
+    if code < 0 and not negative_ok:
+        raise RuntimeError(f"{fn}: LAPACK reported an illegal value in argument {-code} "
+                           f"(internal error)")
+    prefix = f"(Batch element {i}): " if batched else ""
+    raise LinAlgError(f"{fn}: {prefix}{message(code)}")
+
+
+def _eye(n, dt):
+    e = _C.zeros(n, n, dtype=dt)
+    if n:
+        e.diagonal().fill_(1)
+    return e
+
+
+def _out(result, out, fn):
+    if out is None:
+        return result
+    from ptcore._linalg_ops import _finish
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{fn}(): out must be a tuple of {len(result)} tensors")
+        return type(result)(*[_finish(r, o, fn) for r, o in zip(result, out)])
+    return _finish(result, out, fn)
+
+
+# ---------------------------------------------------------------------------
+# inverse, solve
+# ---------------------------------------------------------------------------
+def _inv_msg(code):
+    return (f"The diagonal element {code} is zero, the inversion could not be completed "
+            f"because the input matrix is singular.")
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """Inverse and LAPACK's info per matrix (``torch.linalg.inv_ex``)."""
+    _check_A(A, "linalg.inv")
+    A3, batch = _flat(A)
+    n = A.shape[-1]
+    res = _empty(A3.shape, A.dtype)
+    info = _info(A3.shape[0])
+    _blas().inv_into(A3, res, info)
+    if check_errors:
+        _check_info(info, "linalg.inv", A.dim() > 2, _inv_msg)
+    return _out(InvExResult(res.reshape(*batch, n, n), info.reshape(batch)), out, "inv_ex")
+
+
+def inv(A, *, out=None):
+    """Inverse of square matrices (``torch.linalg.inv``).
+
+    Raises
+    ------
+    LinAlgError
+        If a matrix is singular.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.linalg.inv(ptcore.tensor([[2.0, 1.0], [0.0, 4.0]])).diagonal()
+    tensor([0.5000, 0.2500])
+    """
+    res, info = inv_ex(A)
+    _check_info(info, "linalg.inv", A.dim() > 2, _inv_msg)
+    return _out(res, out, "inv")
+
+
+def _solve_impl(A, B, left, fn):
+    _check_A(A, "linalg.solve")
+    if not isinstance(B, _TensorBase):
+        raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {A.dtype._legacy} and B of type {B.dtype._legacy} instead")
+    n = A.shape[-1]
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    eq = "AX = B" if left else "XA = B"
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.dim() < 2:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    if not left:
+        if vector or Bm.shape[-1] != n:
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                               f"{eq} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+        X, info = _solve_impl(A.mT, Bm.mT, True, fn)
+        return X.mT, info
+    if Bm.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    batch = _broadcast_batch(Bm.shape[:-2], A.shape[:-2])
+    nb = _math.prod(batch)
+    k = Bm.shape[-1]
+    A3 = A.expand(*batch, n, n).reshape(nb, n, n)
+    B3 = Bm.expand(*batch, n, k).reshape(nb, n, k)
+    X = _empty((nb, n, k), A.dtype)
+    info = _info(nb)
+    _blas().solve_into(A3, B3, X, info)
+    X = X.reshape(*batch, n, k)
+    if vector:
+        X = X.squeeze(-1)
+    return X, info.reshape(batch)
+
+
+def _solve_msg(code):
+    return "The solver failed because the input matrix is singular."
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """Solution of ``A X = B`` and LAPACK's info (``torch.linalg.solve_ex``)."""
+    X, info = _solve_impl(A, B, left, "linalg.solve_ex")
+    if check_errors:
+        _check_info(info, "torch.linalg.solve_ex", info.dim() > 0, _solve_msg)
+    return _out(SolveExResult(X, info), out, "solve_ex")
+
+
+def solve(A, B, *, left=True, out=None):
+    """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for square,
+    invertible ``A``; batch dims broadcast, ``B`` may be a (batch of)
+    vector(s) (``torch.linalg.solve``)."""
+    X, info = _solve_impl(A, B, left, "linalg.solve")
+    _check_info(info, "torch.linalg.solve", info.dim() > 0, _solve_msg)
+    return _out(X, out, "solve")
+
+
+# ---------------------------------------------------------------------------
+# determinants, LU
+# ---------------------------------------------------------------------------
+def _lu(A, fn):
+    A3, batch = _flat(A)
+    nb, m, n = A3.shape
+    k = _b.min(m, n)
+    LU = _empty((nb, m, n), A.dtype)
+    piv = _C.zeros(nb, k, dtype=_C.int32)
+    info = _info(nb)
+    _blas().lu_into(A3, LU, piv, info)
+    return LU, piv, info, batch
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """LU factorisation with partial pivoting (``torch.linalg.lu_factor_ex``):
+    ``LU`` packs L (unit diagonal) and U; ``pivots`` are 1-based (LAPACK)."""
+    _check_A(A, "linalg.lu_factor", square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    LU, piv, info, batch = _lu(A, "linalg.lu_factor")
+    m, n = A.shape[-2:]
+    res = LUFactorExResult(LU.reshape(*batch, m, n), piv.reshape(*batch, _b.min(m, n)),
+                           info.reshape(batch))
+    if check_errors:
+        _check_info(info, "torch.linalg.lu_factor_ex", A.dim() > 2,
+                    lambda c: f"U[{c},{c}] is zero and using it on lu_solve would result in a "
+                              f"division by zero. If you still want to perform the factorization, "
+                              f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                              f"pivot)")
+    return _out(res, out, "lu_factor_ex")
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """LU factorisation (``torch.linalg.lu_factor``); raises on singular input."""
+    LU, piv, info = lu_factor_ex(A, pivot=pivot)
+    _check_info(info, "torch.linalg.lu_factor", A.dim() > 2,
+                lambda c: f"U[{c},{c}] is zero and using it on lu_solve would result in a "
+                          f"division by zero. If you still want to perform the factorization, "
+                          f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    return _out(LUFactorResult(LU, piv), out, "lu_factor")
+
+
+def _det_parts(A, fn):
+    """(diagonal of U, permutation sign) as NumPy arrays, batch-flattened."""
+    _check_A(A, fn)
+    LU, piv, info, batch = _lu(A, fn)
+    n = A.shape[-1]
+    lu = _tonp(LU)
+    d = _np.diagonal(lu, axis1=-2, axis2=-1)
+    swaps = _np.count_nonzero(_tonp(piv) != _np.arange(1, n + 1, dtype=_np.int32), axis=-1)
+    sign = _np.where(swaps % 2 == 1, -1, 1)
+    return d, sign, batch
+
+
+def det(A, *, out=None):
+    """Determinant of square matrices (``torch.linalg.det``)."""
+    d, sign, batch = _det_parts(A, "linalg.det")
+    r = _np.prod(d, axis=-1) * sign.astype(d.dtype)
+    return _out(_pt(r.astype(d.dtype).reshape(batch)), out, "det")
+
+
+def _slogdet_np(A, fn):
+    d, sign, batch = _det_parts(A, fn)
+    absd = _np.abs(d)
+    with _np.errstate(divide="ignore", invalid="ignore"):
+        logabs = _np.sum(_np.log(absd), axis=-1)
+        if A.dtype.is_complex:
+            phase = _np.where(absd == 0, 0, d / _np.where(absd == 0, 1, absd))
+            s = _np.prod(phase, axis=-1) * sign
+        else:
+            s = _np.prod(_np.sign(d), axis=-1) * sign
+    s = s.astype(d.dtype)
+    logabs = logabs.astype(absd.dtype)
+    return s.reshape(batch), logabs.reshape(batch)
+
+
+def slogdet(A, *, out=None):
+    """Sign (phase for complex) and log of the absolute value of the
+    determinant (``torch.linalg.slogdet``)."""
+    s, la = _slogdet_np(A, "linalg.slogdet")
+    return _out(SlogdetResult(_pt(s), _pt(la)), out, "slogdet")
+
+
+def _logdet(A):
+    s, la = _slogdet_np(A, "linalg.slogdet")
+    if A.dtype.is_complex:
+        with _np.errstate(divide="ignore", invalid="ignore"):
+            r = _np.log(s) + la
+        return _pt(r.astype(s.dtype))
+    r = _np.where(s < 0, _np.nan, la).astype(la.dtype)
+    return _pt(r)
+
+
+# ---------------------------------------------------------------------------
+# Cholesky, QR
+# ---------------------------------------------------------------------------
+def _chol_msg(code):
+    return (f"The factorization could not be completed because the input is not "
+            f"positive-definite (the leading minor of order {code} is not positive-definite).")
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """Cholesky factor and LAPACK's info (``torch.linalg.cholesky_ex``)."""
+    _check_A(A, "linalg.cholesky")
+    A3, batch = _flat(A)
+    n = A.shape[-1]
+    L = _empty(A3.shape, A.dtype)
+    info = _info(A3.shape[0])
+    _blas().cholesky_into(A3, L, bool(upper), info)
+    if check_errors:
+        _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
+    return _out(CholeskyExResult(L.reshape(*batch, n, n), info.reshape(batch)), out,
+                "cholesky_ex")
+
+
+def cholesky(A, *, upper=False, out=None):
+    """Cholesky factor ``L`` with ``A = L L^H`` (``U^H U`` with ``upper=True``)
+    of Hermitian positive-definite matrices; only the lower triangle of ``A``
+    is read (``torch.linalg.cholesky``)."""
+    L, info = cholesky_ex(A, upper=upper)
+    _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
+    return _out(L, out, "cholesky")
+
+
+def qr(A, mode="reduced", *, out=None):
+    """QR decomposition (``torch.linalg.qr``): ``mode`` 'reduced' (Q m x k,
+    R k x n, k = min(m, n)), 'complete' (Q m x m, R m x n) or 'r' (R only,
+    Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    _check_A(A, "linalg.qr", square=False)
+    A3, batch = _flat(A)
+    nb, m, n = A3.shape
+    k = _b.min(m, n)
+    rr = m if mode == "complete" else k
+    qc = m if mode == "complete" else k
+    R = _empty((nb, rr, n), A.dtype)
+    Q = _empty((nb, m, qc), A.dtype) if mode != "r" else None
+    info = _info(nb)
+    _blas().qr_into(A3, Q, R, info)
+    Rr = R.reshape(*batch, rr, n)
+    Qr = Q.reshape(*batch, m, qc) if Q is not None else _C.empty(0, dtype=A.dtype)
+    return _out(QRResult(Qr, Rr), out, "qr")
+
+
+def _torch_qr(A, some=True):
+    Q, R = qr(A, "reduced" if some else "complete")
+    return TorchQRResult(Q, R)
+
+
+# ---------------------------------------------------------------------------
+# SVD and eigenproblems
+# ---------------------------------------------------------------------------
+def _svd_msg(code):
+    if code == -4:
+        return ("The algorithm failed to converge because the input matrix contained "
+                "non-finite values.")
+    return (f"The algorithm failed to converge because the input matrix is ill-conditioned or "
+            f"has too many repeated singular values (error code: {code}).")
+
+
+def _svd_impl(A, mode, fn):
+    """mode 'N' (values), 'S' (reduced), 'A' (full) -> (U, S, Vh) tensors."""
+    _check_A(A, fn, square=False)
+    A3, batch = _flat(A)
+    nb, m, n = A3.shape
+    k = _b.min(m, n)
+    rdt = _real(A.dtype)
+    S = _C.zeros(nb, k, dtype=rdt)
+    ucols = k if mode == "S" else m
+    vrows = k if mode == "S" else n
+    U = Vh = None
+    if mode != "N":
+        U = _empty((nb, m, ucols), A.dtype)
+        Vh = _empty((nb, vrows, n), A.dtype)
+    if k == 0:
+        # empty matrices: identity blocks for the full factors
+        if mode != "N":
+            U = _eye(m, A.dtype).narrow(1, 0, ucols).expand(nb, m, ucols).contiguous()
+            Vh = _eye(n, A.dtype).narrow(0, 0, vrows).expand(nb, vrows, n).contiguous()
+    elif nb > 0:
+        if not _np.all(_np.isfinite(_tonp(A3))):
+            info = _info(nb)
+            bad = _np.nonzero(~_np.all(_np.isfinite(_tonp(A3)).reshape(nb, -1), axis=1))[0]
+            info[_b.int(bad[0])] = -4
+            _check_info(info, fn, A.dim() > 2, _svd_msg, negative_ok=True)
+        info = _info(nb)
+        _blas().svd_into(A3, U, S, Vh, mode, info)
+        _check_info(info, fn, A.dim() > 2, _svd_msg, negative_ok=True)
+    S = S.reshape(*batch, k)
+    if mode != "N":
+        U = U.reshape(*batch, m, ucols)
+        Vh = Vh.reshape(*batch, vrows, n)
+    return U, S, Vh
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """Singular value decomposition ``A = U diag(S) Vh`` (``torch.linalg.svd``);
+    singular values descending.  LAPACK ``gesdd``."""
+    U, S, Vh = _svd_impl(A, "A" if full_matrices else "S", "linalg.svd")
+    return _out(SVDResult(U, S, Vh), out, "svd")
+
+
+def svdvals(A, *, driver=None, out=None):
+    """Singular values, descending (``torch.linalg.svdvals``)."""
+    return _out(_svd_impl(A, "N", "linalg.svd")[1], out, "svdvals")
+
+
+def _conj_t(t):
+    """Conjugate transpose of the last two dims (a copy for complex)."""
+    if not t.dtype.is_complex:
+        return t.mT
+    return _pt(_np.conj(_np.swapaxes(_tonp(t), -1, -2)))
+
+
+def _torch_svd(A, some=True, compute_uv=True):
+    if not compute_uv:
+        _check_A(A, "linalg.svd", square=False)
+        S = svdvals(A)
+        m, n = A.shape[-2:]
+        batch = tuple(A.shape[:-2])
+        U = _C.zeros(*batch, m, m if not some else _b.min(m, n), dtype=A.dtype)
+        V = _C.zeros(*batch, n, n if not some else _b.min(m, n), dtype=A.dtype)
+        return TorchSVDResult(U, S, V)
+    U, S, Vh = svd(A, full_matrices=not some)
+    return TorchSVDResult(U, S, _conj_t(Vh))
+
+
+def _check_uplo(UPLO):
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U") or len(UPLO) != 1:
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def _eigh_msg(code):
+    return (f"The algorithm failed to converge because the input matrix is ill-conditioned or "
+            f"has too many repeated eigenvalues (error code: {code}).")
+
+
+def _eigh_impl(A, UPLO, want_v, fn):
+    _check_A(A, fn)
+    uplo = _check_uplo(UPLO)
+    A3, batch = _flat(A)
+    nb, n, _ = A3.shape
+    W = _C.zeros(nb, n, dtype=_real(A.dtype))
+    V = _empty((nb, n, n), A.dtype) if want_v else None
+    info = _info(nb)
+    _blas().eigh_into(A3, W, V, uplo, info)
+    _check_info(info, fn, A.dim() > 2, _eigh_msg)
+    W = W.reshape(*batch, n)
+    if want_v:
+        V = V.reshape(*batch, n, n)
+    return W, V
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending, real) and orthonormal eigenvectors (columns)
+    of Hermitian matrices (``torch.linalg.eigh``); only the ``UPLO``
+    triangle is read."""
+    W, V = _eigh_impl(A, UPLO, True, "linalg.eigh")
+    return _out(EighResult(W, V), out, "eigh")
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) of Hermitian matrices (``torch.linalg.eigvalsh``)."""
+    return _out(_eigh_impl(A, UPLO, False, "linalg.eigvalsh")[0], out, "eigvalsh")
+
+
+def _eig_impl(A, want_v, fn):
+    _check_A(A, fn)
+    A3, batch = _flat(A)
+    nb, n, _ = A3.shape
+    if nb and n and not _np.all(_np.isfinite(_tonp(A3))):
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    cdt = A.dtype if A.dtype.is_complex else A.dtype.to_complex()
+    W = _C.zeros(nb, n, dtype=cdt)
+    V = _C.zeros(nb, n, n, dtype=cdt) if want_v else None
+    info = _info(nb)
+    _blas().eig_into(A3, W, V, info)
+    _check_info(info, "linalg.eig", A.dim() > 2,
+                lambda c: f"The algorithm failed to converge because the input matrix is "
+                          f"ill-conditioned or has too many repeated eigenvalues (error code: "
+                          f"{c}).")
+    W = W.reshape(*batch, n)
+    if want_v:
+        V = V.reshape(*batch, n, n)
+    return W, V
+
+
+def eig(A, *, out=None):
+    """Eigenvalues and right eigenvectors (unit 2-norm columns) of general
+    square matrices, always complex (``torch.linalg.eig``)."""
+    W, V = _eig_impl(A, True, "linalg.eig")
+    return _out(EigResult(W, V), out, "eig")
+
+
+def eigvals(A, *, out=None):
+    """Eigenvalues of general square matrices, complex (``torch.linalg.eigvals``)."""
+    return _out(_eig_impl(A, False, "linalg.eigvals")[0], out, "eigvals")
+
+
+# ---------------------------------------------------------------------------
+# least squares, pseudo-inverse, rank
+# ---------------------------------------------------------------------------
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of ``A X = B`` (``torch.linalg.lstsq``).
+
+    Returns a named tuple ``(solution, residuals, rank, singular_values)``.
+    ``driver``: 'gelsy' (default: QR with column pivoting), 'gelsd'
+    (divide-and-conquer SVD), 'gelss' (SVD) or 'gels' (QR, full rank only).
+    ``residuals`` (squared column norms of ``A X - B``) are computed when
+    m > n, every matrix has full rank and the driver is not 'gelsy'; ``rank``
+    for every driver but 'gels'; ``singular_values`` for 'gelsd'/'gelss'.
+    """
+    fn = "torch.linalg.lstsq"
+    for x, name in ((A, "input"), (B, "other")):
+        if not isinstance(x, _TensorBase):
+            raise TypeError(f"linalg_lstsq(): argument '{name}' must be Tensor, not "
+                            f"{type(x).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if B.dim() < 1:
+        raise RuntimeError(f"{fn}: other must have at least 1 dimension.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {A.dtype._legacy} and other's dtype "
+                           f"{B.dtype._legacy}")
+    if A.dtype not in _FLOATS:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _DRIVERS:
+        raise RuntimeError(f"{fn}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss)")
+    diff = A.dim() - B.dim()
+    if not 0 <= diff <= 1:
+        raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and "
+                           f"(input.dim() - other.dim()) <= 1")
+    vector = diff == 1
+    Bm = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2:]
+    if vector:
+        batch = _broadcast_batch(A.shape[:-2], B.shape[:-1])
+        if Bm.shape[-2] != m:
+            raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-1)")
+    else:
+        if Bm.shape[-2] != m:
+            raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-2)")
+        batch = _broadcast_batch(A.shape[:-2], Bm.shape[:-2])
+    nb = _math.prod(batch)
+    k = Bm.shape[-1]
+    A3 = A.expand(*batch, m, n).reshape(nb, m, n)
+    B3 = Bm.expand(*batch, m, k).reshape(nb, m, k)
+    if rcond is None:
+        rcond = _finfo(A.dtype).eps * _b.max(m, n)
+    rdt = _real(A.dtype)
+    X = _empty((nb, n, k), A.dtype)
+    resid = _C.zeros(nb, k, dtype=rdt) if (m > n and driver != "gelsy") else None
+    rank = _C.zeros(nb, dtype=_C.int64) if driver != "gels" else None
+    S = _C.zeros(nb, _b.min(m, n), dtype=rdt) if driver in ("gelsd", "gelss") else None
+    info = _info(nb)
+    _blas().lstsq_into(A3, B3, X, resid, rank, S, driver, float(rcond), info)
+    _check_info(info, fn, False,
+                lambda c: f"The least squares solution could not be computed because the input "
+                          f"matrix does not have full rank (error code: {c}).")
+    X = X.reshape(*batch, n, k)
+    if vector:
+        X = X.squeeze(-1)
+    empty_real = _C.empty(0, dtype=rdt)
+    if resid is not None and rank is not None and not _np.all(_tonp(rank) == n):
+        resid = None
+    if resid is not None:
+        resid = resid.reshape(*batch, k)
+    abatch = tuple(A.shape[:-2])
+    rank_t = _a_batch(rank.reshape(batch), batch, abatch, 0) if rank is not None else \
+        _C.empty(0, dtype=_C.int64)
+    S_t = _a_batch(S.reshape(*batch, _b.min(m, n)), batch, abatch, 1) if S is not None else \
+        empty_real
+    return LstsqResult(X, resid if resid is not None else empty_real, rank_t, S_t)
+
+
+def _a_batch(t, batch, abatch, trailing):
+    """Results that depend on A alone (rank, singular values), cut from the
+    broadcast ``batch`` back to A's own batch shape (as PyTorch returns them)."""
+    if tuple(batch) == tuple(abatch):
+        return t
+    lead = len(batch) - len(abatch)
+    for d in range(len(batch)):
+        if d < lead or abatch[d - lead] == 1:
+            t = t.narrow(d, 0, 1)
+    return t.reshape(*abatch, *t.shape[len(batch):]).contiguous()
+
+
+def _tolerances(A, atol, rtol, fn, smax):
+    """PyTorch's rule: tol = max(atol, rtol * smax); rtol defaults to
+    eps * max(m, n) when neither is given, to 0 when only atol is."""
+    eps = _finfo(A.dtype).eps
+    m, n = A.shape[-2:]
+
+    def arr(x):
+        if isinstance(x, _TensorBase):
+            return _tonp(x._to_dtype(_C.float64) if not x.dtype.is_complex else x)
+        return _np.asarray(float(x))
+    if atol is None and rtol is None:
+        rt = _np.asarray(eps * _b.max(m, n))
+        at = _np.asarray(0.0)
+    else:
+        at = arr(atol) if atol is not None else _np.asarray(0.0)
+        rt = arr(rtol) if rtol is not None else _np.asarray(0.0)
+    return _np.maximum(at[..., None] if at.ndim else at, (rt[..., None] if rt.ndim else rt)
+                       * smax[..., None])
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
+    """Moore-Penrose pseudo-inverse via the SVD (or ``eigh`` when
+    ``hermitian``); singular values below ``max(atol, rtol * s_max)`` are
+    treated as zero (``torch.linalg.pinv``)."""
+    if rcond is not None:
+        rtol = rcond
+    if hermitian:
+        _check_A(A, "linalg.eigh")
+        W, V = eigh(A)
+        w = _tonp(W)
+        v = _tonp(V)
+        absw = _np.abs(w)
+        smax = absw.max(axis=-1) if w.shape[-1] else _np.zeros(w.shape[:-1], w.dtype)
+        tol = _tolerances(A, atol, rtol, "linalg.pinv", smax)
+        with _np.errstate(divide="ignore"):
+            winv = _np.where(absw > tol, 1.0 / _np.where(w == 0, 1, w), 0).astype(w.dtype)
+        r = (v * winv[..., None, :]) @ _np.conj(_np.swapaxes(v, -1, -2))
+        return _out(_pt(r.astype(v.dtype)), out, "pinv")
+    _check_A(A, "linalg.pinv", square=False)
+    U, S, Vh = svd(A, full_matrices=False)
+    s = _tonp(S)
+    smax = s[..., 0] if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+    tol = _tolerances(A, atol, rtol, "linalg.pinv", smax)
+    with _np.errstate(divide="ignore"):
+        sinv = _np.where(s > tol, 1.0 / _np.where(s == 0, 1, s), 0).astype(s.dtype)
+    u = _tonp(U)
+    vh = _tonp(Vh)
+    r = (_np.conj(_np.swapaxes(vh, -1, -2)) * sinv[..., None, :]) @ _np.conj(
+        _np.swapaxes(u, -1, -2))
+    return _out(_pt(r.astype(u.dtype)), out, "pinv")
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    """Numerical rank: the number of singular values (|eigenvalues| when
+    ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.matrix_rank``)."""
+    if tol is not None:
+        if rtol is not None:
+            raise TypeError("linalg_matrix_rank() received an invalid combination of arguments "
+                            "- got both tol and rtol")
+        atol, rtol = tol, 0.0
+    if not isinstance(A, _TensorBase):
+        raise TypeError(f"linalg_matrix_rank(): argument 'input' must be Tensor, not "
+                        f"{type(A).__name__}")
+    if A.dtype not in _FLOATS:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if hermitian:
+        _check_A(A, "linalg.eigh")
+        s = _np.abs(_tonp(eigvalsh(A)))
+        smax = s.max(axis=-1) if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+    else:
+        _check_A(A, "linalg.svd", square=False)
+        s = _tonp(svdvals(A))
+        smax = s[..., 0] if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+    t = _tolerances(A, atol, rtol, "linalg.matrix_rank", smax)
+    r = _np.count_nonzero(s > t, axis=-1).astype(_np.int64)
+    return _out(_pt(r), out, "matrix_rank")

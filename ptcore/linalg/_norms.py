@@ -1,0 +1,254 @@
+"""Vector and matrix norms, cross products (``torch.linalg`` semantics).
+
+The arithmetic runs on NumPy views of the tensors (float16/bfloat16 in
+float32, rounded once at the end, as PyTorch accumulates); spectral and
+nuclear norms use the LAPACK SVD of ``ptcore.linalg``.
+"""
+import builtins as _b
+import math as _math
+import numbers as _numbers
+
+import numpy as _np
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore.linalg._factor import _tonp, _pt, _out, svdvals
+
+
+def _fmt_ord(o):
+    if isinstance(o, float) and o.is_integer():
+        return str(int(o))
+    if isinstance(o, float) and _math.isinf(o):
+        return "inf" if o > 0 else "-inf"
+    return str(o)
+
+
+def _as_np_float(x):
+    """NumPy view/copy of ``x`` in a type NumPy computes in (f16/bf16 -> f32)."""
+    if x.dtype in (_C.float16, _C.bfloat16):
+        return _tonp(x._to_dtype(_C.float32))
+    return _tonp(x)
+
+
+def _dims(dim, ndim, fn):
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, _numbers.Integral):
+        dim = (dim,)
+    out = []
+    for d in dim:
+        d = _b.int(d)
+        n = ndim if ndim else 1
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
+                             f" but got {d})")
+        d = d % n
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(out) if ndim else ()
+
+
+def _result_dtype(x, dtype, fn):
+    dt = x.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{dt._legacy}")
+    if dtype is not None:
+        dtype = _C._as_dtype(dtype)
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError(f"{fn}: dtype should be floating point or complex, but got "
+                               f"{dtype._legacy}")
+        if dtype.is_complex != dt.is_complex:
+            if dt.is_complex:
+                raise RuntimeError(f"{fn}: dtype should be complex for complex inputs, but got "
+                                   f"{dtype._legacy}")
+            raise RuntimeError(f"{fn}: dtype should be real for real inputs, but got "
+                               f"{dtype._legacy}")
+        return dtype
+    return dt
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector norm over ``dim`` (all dims when None) (``torch.linalg.vector_norm``):
+    ``ord`` inf/-inf (max/min |x|), 0 (count of non-zeros), else
+    ``sum(|x|**ord)**(1/ord)``.  The result is real."""
+    fn = "linalg.vector_norm"
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"linalg_vector_norm(): argument 'input' must be Tensor, not "
+                        f"{type(x).__name__}")
+    if isinstance(ord, str) or not isinstance(ord, _numbers.Number):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type(ord).__name__}")
+    cdt = _result_dtype(x, dtype, fn)
+    rdt = cdt.to_real() if cdt.is_complex else cdt
+    dims = _dims(dim, x.dim(), fn)
+    o = float(ord)
+    if x.numel() == 0 and (o < 0 or _math.isinf(o)):
+        if dim is None or any(x.shape[d] == 0 for d in dims):
+            if dim is None:
+                raise RuntimeError(f"{fn} cannot compute the {_fmt_ord(ord)} norm on an empty "
+                                   f"tensor because the operation does not have an identity")
+            bad = [d for d in dims if x.shape[d] == 0][0]
+            raise RuntimeError(f"{fn} cannot compute the {_fmt_ord(ord)} norm on the dimension "
+                               f"{bad}because this dimension is empty and the operation does not "
+                               f"have an identity")
+    src = x._to_dtype(cdt) if cdt is not x.dtype else x
+    a = _np.abs(_as_np_float(src))
+    axis = dims if x.dim() else None
+    if o == _math.inf:
+        r = _np.max(a, axis=axis, keepdims=keepdim)
+    elif o == -_math.inf:
+        r = _np.min(a, axis=axis, keepdims=keepdim)
+    elif o == 0:
+        r = _np.count_nonzero(a, axis=axis, keepdims=keepdim).astype(a.dtype)
+    elif o == 1:
+        r = _np.sum(a, axis=axis, keepdims=keepdim)
+    elif o == 2:
+        r = _np.sqrt(_np.sum(a * a, axis=axis, keepdims=keepdim))
+    else:
+        with _np.errstate(divide="ignore", over="ignore"):
+            r = _np.power(_np.sum(_np.power(a, o), axis=axis, keepdims=keepdim), 1.0 / o)
+    r = _np.asarray(r, dtype=a.dtype)
+    res = _pt(r)
+    if res.dtype is not rdt:
+        res = res._to_dtype(rdt)
+    return _out(res, out, "vector_norm")
+
+
+_MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _math.inf, -_math.inf)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norm over the two dims ``dim`` (``torch.linalg.matrix_norm``):
+    'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min
+    column sum of |A|), inf/-inf (max/min row sum)."""
+    fn = "linalg.matrix_norm"
+    if not isinstance(A, _TensorBase):
+        raise TypeError(f"linalg_matrix_norm(): argument 'input' must be Tensor, not "
+                        f"{type(A).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if isinstance(dim, _numbers.Integral) or len(dim) != 2:
+        got = dim if isinstance(dim, _numbers.Integral) else " ".join(map(str, dim))
+        raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {got}")
+    ok = ord in ("fro", "nuc") if isinstance(ord, str) else \
+        (isinstance(ord, _numbers.Number) and float(ord) in (2.0, -2.0, 1.0, -1.0, _math.inf,
+                                                             -_math.inf))
+    if not ok:
+        raise RuntimeError(f"{fn}: Order {ord} not supported.")
+    cdt = _result_dtype(A, dtype, fn)
+    rdt = cdt.to_real() if cdt.is_complex else cdt
+    d0, d1 = _dims(dim, A.dim(), fn)
+    if d0 == d1:
+        raise RuntimeError(f"{fn}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    src = A._to_dtype(cdt) if cdt is not A.dtype else A
+    if ord == "fro":
+        return _out(vector_norm(src, 2, (d0, d1), keepdim), out, "matrix_norm")
+    o = ord if isinstance(ord, str) else float(ord)
+    if o in ("nuc", 2.0, -2.0):
+        if src.dtype in (_C.float16, _C.bfloat16):
+            raise NotImplementedError(f'"linalg_svd" not implemented for \'{src.dtype._legacy}\'')
+        perm = [d for d in range(A.dim()) if d not in (d0, d1)] + [d0, d1]
+        m = src.permute(*perm)
+        if m.shape[-1] == 0 or m.shape[-2] == 0:
+            if o == -2.0:
+                raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+            s = _np.zeros(tuple(m.shape[:-2]) + (0,), dtype=_np.dtype(rdt._np))
+        else:
+            s = _tonp(svdvals(m))
+        if o == "nuc":
+            r = _np.sum(s, axis=-1)
+        elif o == 2.0:
+            r = _np.max(s, axis=-1) if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+        else:
+            r = _np.min(s, axis=-1)
+        r = _np.asarray(r, dtype=s.dtype)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = _np.expand_dims(r, d)
+        return _out(_pt(r), out, "matrix_norm")
+    a = _np.abs(_as_np_float(src))
+    # 1/-1: reduce over rows (d0) then max/min over columns; inf/-inf: the opposite
+    sum_dim, red_dim = (d0, d1) if abs(o) == 1.0 else (d1, d0)
+    sums = _np.sum(a, axis=sum_dim, keepdims=True)
+    if sums.shape[red_dim] == 0:
+        if o < 0:
+            raise IndexError(f"amin(): Expected reduction dim {red_dim} to have non-zero size.")
+        r = _np.sum(sums, axis=red_dim, keepdims=True)      # zeros, as PyTorch
+    elif o > 0:
+        r = _np.max(sums, axis=red_dim, keepdims=True)
+    else:
+        r = _np.min(sums, axis=red_dim, keepdims=True)
+    if not keepdim:
+        r = _np.squeeze(r, axis=(d0, d1))
+    res = _pt(_np.asarray(r, dtype=a.dtype))
+    if res.dtype is not rdt:
+        res = res._to_dtype(rdt)
+    return _out(res, out, "matrix_norm")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector or matrix norm (``torch.linalg.norm``): with ``dim`` an int (or
+    ``dim=None``, ``ord=None``) a vector norm, with a 2-tuple (or a 2-D input
+    and a given ``ord``) a matrix norm."""
+    if not isinstance(A, _TensorBase):
+        raise TypeError(f"linalg_norm(): argument 'input' must be Tensor, not "
+                        f"{type(A).__name__}")
+    if dim is not None:
+        dl = [dim] if isinstance(dim, _numbers.Integral) else list(dim)
+        if len(dl) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                               f"Got {dl}")
+    else:
+        dl = None
+    if ord is not None and dl is None and A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, tuple(dl) if dl is not None else (-2, -1), keepdim,
+                           dtype=dtype, out=out)
+    if dl is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+        if A.dim() == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
+    if len(dl) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, tuple(dl), keepdim, dtype=dtype,
+                           out=out)
+    return vector_norm(A, 2 if ord is None else ord, dl, keepdim, dtype=dtype, out=out)
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along ``dim``; batch dims broadcast
+    (``torch.linalg.cross``)."""
+    for x, name in ((input, "input"), (other, "other")):
+        if not isinstance(x, _TensorBase):
+            raise TypeError(f"linalg_cross(): argument '{name}' must be Tensor, not "
+                            f"{type(x).__name__}")
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    n = input.dim()
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim]} and {other.shape[dim]}")
+    from ptcore._linalg_ops import _broadcast_batch
+    _broadcast_batch(input.shape, other.shape)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                           f"{other.dtype._legacy}")
+    dt = input.dtype
+    if dt is _C.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    a = _as_np_float(input)
+    b = _as_np_float(other)
+    with _np.errstate(over="ignore"):
+        r = _np.cross(a, b, axis=dim)
+    res = _pt(_np.asarray(r, dtype=a.dtype))
+    if res.dtype is not dt:
+        res = res._to_dtype(dt)
+    return _out(res, out, "cross")
