@@ -104,6 +104,7 @@ def set_num_threads(n):
     if isinstance(n, builtins.bool) or not isinstance(n, builtins.int):
         raise TypeError(f"set_num_threads expects an int, got {type(n).__name__}")
     _parallel._set_num_threads(n)
+    _linalg_ops._set_blas_threads(n)
 
 
 def get_num_threads():

@@ -111,9 +111,9 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
         _check_tensor(input, name)
         dt = input.dtype
         if dt.is_complex and not complex_ok:
-            raise RuntimeError(f"\"{name}\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         if float_only and dt._category < _FLOAT_CAT:
-            raise RuntimeError(f"\"{name}\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         res = _to_float_dtype(dt)
         return _unary(op, input, out, res, res, name)
 
@@ -162,7 +162,7 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         dt = input.dtype
         if (dt is _C.bool_ and not allow_bool) or (dt.is_complex and not allow_complex) or \
                 (dt.is_floating_point and not allow_float):
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         res = dt
         if bool_result is not None and dt is _C.bool_:
             res = bool_result
@@ -254,11 +254,11 @@ def round(input, *, decimals=0, out=None):
     _check_tensor(input, "round")
     dt = input.dtype
     if dt.is_complex:
-        raise RuntimeError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     decimals = int(decimals)
     if decimals == 0 or dt._category < _FLOAT_CAT:
         if decimals != 0:
-            raise RuntimeError("round_cpu not implemented for integer types with decimals != 0")
+            raise NotImplementedError("round_cpu not implemented for integer types with decimals != 0")
         return _unary("round", input, out, dt, dt, "round")
     return _unary("round_dec", input, out, dt, dt, "round", d0=10.0 ** builtins.abs(decimals),
                   i0=1 if decimals > 0 else -1)
@@ -365,7 +365,7 @@ def _nn_unary(name, *params):
     def fn(input, *args, out=None):
         dt = input.dtype
         if dt._category < _FLOAT_CAT or dt.is_complex:
-            raise RuntimeError(f"\"{name}\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         vals = [float(a) for a in args] + [0.0] * (3 - len(args))
         return _unary(name, input, out, dt, dt, name, False, *vals[:3])
     fn.__name__ = "_" + name
@@ -465,7 +465,7 @@ def real(input):
 def imag(input):
     """The imaginary part of a complex tensor (a view)."""
     if not input.dtype.is_complex:
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        raise NotImplementedError("imag is not implemented for tensors with non-complex dtypes.")
     return view_as_real(input).select(-1, 1)
 
 
@@ -626,16 +626,16 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     def dtypes(a, b):
         dt = _result_type(a, b)
         if int_only and dt._category >= _FLOAT_CAT:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if float_only and dt._category != _FLOAT_CAT:
             if dt._category < _FLOAT_CAT:
                 dt = _default_float()
             else:
-                raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if dt is _C.bool_ and not bool_ok:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
         if dt.is_complex and not complex_ok:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if float_result:
             dt = _to_float_dtype(dt)
         return dt
@@ -704,7 +704,7 @@ def _div_impl(a, b, rounding_mode, out, inplace):
         raise RuntimeError(f"div_{rounding_mode}_cpu does not support complex inputs")
     if dt is _C.bool_:
         dt = _C.int64 if False else dt
-        raise RuntimeError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
     return _binary("div_" + rounding_mode, a, b, out, dt, dt, fname, inplace)
 
 
@@ -786,7 +786,7 @@ def _compare(name, op=None):
         input, other = _operands(name, input, other)
         dt = _result_type(input, other)
         if dt.is_complex and op not in ("eq", "ne"):
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         return _binary(op, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
 
     def fn_(self, other):
@@ -889,7 +889,7 @@ def _clamp_impl(x, lo, hi, out, inplace):
     if dt.is_complex:
         raise RuntimeError("clamp is not supported for complex types")
     if dt is _C.bool_:
-        raise RuntimeError("\"clamp_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
     if inplace:
         dt_res = x.dtype
     else:
@@ -940,7 +940,7 @@ def lerp(input, end, weight, *, out=None):
     _check_tensor(input, "lerp")
     dt = _result_type(input, end, weight) if isinstance(weight, _TensorBase) else _result_type(input, end)
     if dt._category < _FLOAT_CAT:
-        raise RuntimeError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
     return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
 
 

@@ -118,8 +118,8 @@ def _is_sequence(o):
 
 def _items_of(idx):
     """The index as a tuple of items (PyTorch's ``treatSequenceAsTuple``)."""
-    if type(idx) is tuple:
-        return idx
+    if isinstance(idx, tuple):
+        return tuple(idx)
     if isinstance(idx, _TensorBase) or not _is_sequence(idx):
         return (idx,)
     if isinstance(idx, _np.ndarray) and idx.ndim == 0:
@@ -243,11 +243,12 @@ def _expand_indices(result, recorded):
                     raise IndexError(
                         f"The shape of the mask {_fmt(t.shape)} at index {j} does not match the "
                         f"shape of the indexed tensor {_fmt(result.shape)} at index {dim + j}")
-            coords = nonzero(_plain(t))
+            coords = nonzero(_plain(t) if t.device == result.device else t.to(result.device))
             for j in range(t.dim()):
                 indices[dim + j] = coords.select(1, j)
         elif t.dtype is _C.int64 or t.dtype is _C.int32:
-            indices[dim] = _int64(_plain(t))
+            t = _int64(_plain(t))
+            indices[dim] = t if t.device == result.device else t.to(result.device)
         else:
             raise IndexError(_INDEX_DTYPE_MSG)
     return indices
@@ -266,6 +267,9 @@ def _index_shape(src_shape, indices):
             raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                              "with shapes " + ", ".join(_fmt(x) for x in shapes))
         bshape = b
+    if 0 not in bshape and any(src_shape[d] == 0 for d in positions):
+        # no value is a valid index into an empty dimension (PyTorch's early check)
+        raise IndexError("index is out of bounds for dimension with size 0")
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
     if adjacent:
         shape = (tuple(src_shape[:positions[0]]) + bshape
@@ -297,7 +301,6 @@ def _plan(src, indices, bshape, shape, positions, adjacent):
     src_shape = src.shape
     src_str = src.stride()
     data_strides = []
-    d_out = 0
     if adjacent:
         for d in range(first):
             data_strides.append(src_str[d])
@@ -318,7 +321,6 @@ def _plan(src, indices, bshape, shape, positions, adjacent):
         idx_strides.append(st)
         sizes.append(src_shape[d])
         muls.append(src_str[d])
-    del d_out
     return data_strides, idx_tensors, idx_strides, sizes, muls
 
 

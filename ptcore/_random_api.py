@@ -140,7 +140,7 @@ def _fill_contig(t, kernel, generator, *args):
 
 def _check_float(dt, name):
     if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(f"\"{name}\" not implemented for '{dt._legacy}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{dt._legacy}'")
 
 
 def _new(size, dtype, device, default=None):
@@ -225,7 +225,7 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
 
 def _check_int_range(dt, lo, hi):
     if dt.is_complex:
-        raise RuntimeError(f"random_ is not implemented for complex tensors ({dt})")
+        raise NotImplementedError(f"random_ is not implemented for complex tensors ({dt})")
     if dt._category == 1:
         info = np.iinfo(dt._np)
         if lo < info.min or hi > info.max:
@@ -445,7 +445,7 @@ def _bernoulli_(t, p, generator):
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         if t.dtype.is_complex:
-            raise RuntimeError("bernoulli_ is not implemented for complex tensors")
+            raise NotImplementedError("bernoulli_ is not implemented for complex tensors")
         one = np.array([p], dtype=np.float64)
         target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
         g = _gen(generator)
@@ -461,7 +461,7 @@ def _bernoulli_(t, p, generator):
 
 def _exponential_(t, lambd, generator):
     if not t.dtype.is_floating_point:
-        raise RuntimeError(f"exponential_ not implemented for '{t.dtype._legacy}'")
+        raise NotImplementedError(f"exponential_ not implemented for '{t.dtype._legacy}'")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     _fill_contig(t, _K.fill_exponential_addr, generator, float(lambd))

@@ -81,8 +81,12 @@ _cummin_t = _named("cummin")
 # CPU kernels, registered once per op name
 # --------------------------------------------------------------------------
 def _reduce_kernel(code_of):
-    def kernel(x, dims, acc, out0, out1=None, *, correction=0.0, p=2.0, take_sqrt=False):
-        _K.reduce(x, dims, code_of(p), acc.num, out0, out1, correction, p, take_sqrt)
+    """kernel(x, dims, acc, out0, out1, keepdim, correction=, p=, take_sqrt=):
+    reduce x over the sorted tuple ``dims`` computing in dtype ``acc`` into
+    the preallocated outputs (result shape with or without keepdim; either
+    may be None)."""
+    def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
+        _K.reduce(x, dims, code_of(p), acc.num, out0, out1, correction, p, take_sqrt, keepdim)
     return kernel
 
 
@@ -185,11 +189,18 @@ def _wrap(d, ndim):
     return d % n
 
 
+_ALL_DIMS = [tuple(range(n)) for n in range(65)]
+
+
 def _dims(dim, ndim, fname, *, empty_is_all=True):
     """``dim`` (None, int, or a sequence) -> sorted tuple of distinct wrapped
     dims (all dims for None and, by default, for an empty sequence)."""
     if dim is None:
-        return tuple(range(ndim))
+        return _ALL_DIMS[ndim]
+    if type(dim) is int:
+        n = ndim if ndim > 0 else 1
+        if -n <= dim < n:
+            return (dim % n,) if ndim else ()
     if isinstance(dim, (tuple, list)):
         if len(dim) == 0:
             return tuple(range(ndim)) if empty_is_all else ()
@@ -275,14 +286,14 @@ def _ext_acc(dt):
 def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
     dev = x.device
-    kshape = _keep_shape(x.shape, dims)
-    o0 = _empty(kshape, dt0, dev) if dt0 is not None else None
-    o1 = _empty(kshape, dt1, dev) if dt1 is not None else None
-    _registry.kernel(kname, dev)(x, dims, acc, o0, o1, **params)
-    if not keepdim:
-        oshape = _out_shape(x.shape, dims, False)
-        o0 = _squeeze_to(o0, oshape) if o0 is not None else None
-        o1 = _squeeze_to(o1, oshape) if o1 is not None else None
+    if dev.type == "cpu":
+        o0 = _K.alloc_reduced(x, dims, keepdim, dt0) if dt0 is not None else None
+        o1 = _K.alloc_reduced(x, dims, keepdim, dt1) if dt1 is not None else None
+    else:
+        shape = _out_shape(x.shape, dims, keepdim)
+        o0 = _empty(shape, dt0, dev) if dt0 is not None else None
+        o1 = _empty(shape, dt1, dev) if dt1 is not None else None
+    _registry.kernel(kname, dev)(x, dims, acc, o0, o1, keepdim, **params)
     return o0, o1
 
 

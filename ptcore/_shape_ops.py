@@ -21,8 +21,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
 from ptcore._dtype_utils import promote_types, can_cast
 from ptcore._indexing import (
-    _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _broadcast_two, _check_bounds,
-    _numel, index_put_, index_put,
+    _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, index_put_, index_put,
 )
 
 __all__ = [
@@ -325,7 +324,37 @@ def _mod_index_cpu(index, size):
 # index_select / gather / take
 # ---------------------------------------------------------------------------
 def index_select(input, dim, index, *, out=None):
-    """Entries of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    """Entries of ``input`` along ``dim`` at the positions in ``index``.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+    index : Tensor
+        1-D (or 0-d) int64/int32 tensor of positions in ``[0, input.size(dim))``.
+    out : Tensor, optional
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape with ``dim`` of size ``index.numel()`` (a copy).
+
+    Raises
+    ------
+    RuntimeError
+        Wrong index dtype or a position out of range (checked before anything
+        is written).
+    IndexError
+        ``index`` has more than one dimension.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> x = ptcore.arange(6).view(2, 3)
+    >>> ptcore.index_select(x, 1, ptcore.tensor([2, 0]))
+    tensor([[2, 0],
+            [5, 3]])
+    """
     _check_tensor(input, "index_select", "input", 1)
     _check_tensor(index, "index_select", "index", 3)
     if index.dtype is not _C.int64 and index.dtype is not _C.int32:
@@ -365,18 +394,49 @@ def _check_index_dtype(index, fname):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
-    """``out[i][j][k] = input[i][index[i][j][k]][k]`` (for dim=1)."""
+    """Values of ``input`` along ``dim`` at ``index``:
+    ``out[i][j] = input[i][index[i][j]]`` for ``dim=1``.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+    index : Tensor
+        int64/int32, same number of dimensions as ``input``, no larger than
+        ``input`` in the other dims; values in ``[0, input.size(dim))``.
+    sparse_grad : bool
+        Accepted for compatibility; ignored.
+    out : Tensor, optional
+
+    Returns
+    -------
+    Tensor
+        ``index``'s shape, ``input``'s dtype.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> x = ptcore.tensor([[1, 2], [3, 4]])
+    >>> ptcore.gather(x, 1, ptcore.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
     _check_tensor(input, "gather", "input", 1)
     _check_tensor(index, "gather", "index", 3)
-    _check_index_dtype(index, "gather")
     ndim = input.dim()
     dim = _wrap(dim, ndim)
-    if max(index.dim(), 1) != max(ndim, 1):
+    empty = index.numel() == 0           # PyTorch checks nothing about an empty index
+    if not empty:
+        _check_index_dtype(index, "gather")
+    if not empty and max(index.dim(), 1) != max(ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if out is not None and out.dtype is not input.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[input.dtype._name]}, "
                            f"but got {_CPP_NAMES[out.dtype._name]} instead")
     _registry.check_same_device("gather", input, index)
+    result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
+    if empty:
+        return _write_out(result, out)
     src = _nonempty(_plain(input))
     idx = _nonempty(_int64(_plain(index)))
     for d in range(src.dim()):
@@ -384,7 +444,6 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
             raise RuntimeError(
                 f"Size does not match at dimension {d} expected index {_fmt(index.shape)} to be "
                 f"no larger than self {_fmt(input.shape)} apart from dimension {dim}")
-    result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
     if idx.numel():
         size = src.shape[dim]
         _check_bounds(idx, size, False, lambda v: RuntimeError(
@@ -461,14 +520,18 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 # scatter family
 # ---------------------------------------------------------------------------
 def _scatter_checks(self, dim, index, src, fname):
-    _check_index_dtype(index, "scatter")
     ndim = self.dim()
     dim = _wrap(dim, ndim)
+    if index.numel():
+        _check_index_dtype(index, "scatter")
+    if src is not None and src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _registry.check_same_device(fname, self, index, src)
+    if index.numel() == 0:               # PyTorch checks no shapes for an empty index
+        return dim
     if max(index.dim(), 1) != max(ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if src is not None:
-        if src.dtype is not self.dtype:
-            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if max(src.dim(), 1) != max(index.dim(), 1):
             raise RuntimeError("Index tensor must have the same number of dimensions as src "
                                "tensor")
@@ -530,7 +593,33 @@ def _split_src_value(src, value, fname):
 
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     """In place: writes ``src`` (or the number ``value``) into ``self`` at the
-    positions ``index`` gives along ``dim``; ``reduce`` 'add' / 'multiply'."""
+    positions ``index`` gives along ``dim``: ``self[index[i][j]][j] = src[i][j]``
+    for ``dim=0``.
+
+    Parameters
+    ----------
+    dim : int
+    index : Tensor
+        int64/int32, same number of dimensions as ``self``; values in
+        ``[0, self.size(dim))`` (all checked before anything is written).
+    src : Tensor or number
+        Values (``self``'s dtype, at least ``index``'s size) or one number.
+    reduce : {'add', 'multiply'}, optional
+        Combine with the existing values instead of overwriting.
+
+    Returns
+    -------
+    Tensor
+        ``self``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> x = ptcore.zeros(2, 3)
+    >>> x.scatter_(1, ptcore.tensor([[2], [0]]), 1.0)
+    tensor([[0., 0., 1.],
+            [1., 0., 0.]])
+    """
     src, value = _split_src_value(src, value, "scatter_")
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
@@ -833,7 +922,16 @@ def masked_fill(input, mask, value):
 
 
 def masked_select(input, mask, *, out=None):
-    """1-D tensor of the elements of ``input`` where ``mask`` (broadcast) is True."""
+    """The elements of ``input`` where the bool ``mask`` is True, as a 1-D
+    tensor (``input`` and ``mask`` broadcast together; C order).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> x = ptcore.tensor([[1, -2], [-3, 4]])
+    >>> ptcore.masked_select(x, x > 0)
+    tensor([1, 4])
+    """
     _check_tensor(input, "masked_select", "input", 1)
     _check_tensor(mask, "masked_select", "mask", 2)
     if mask.dtype is not _C.bool_:
@@ -882,8 +980,23 @@ def masked_scatter(input, mask, source):
 
 
 def nonzero(input, *, out=None, as_tuple=False):
-    """Indices of the non-zero elements: an (n, ndim) int64 tensor, or with
-    ``as_tuple`` one 1-D tensor per dimension."""
+    """Indices of the non-zero elements (NaN counts as non-zero).
+
+    Returns
+    -------
+    Tensor or tuple of Tensor
+        An (n, ndim) int64 tensor in C order, or with ``as_tuple=True`` one
+        1-D tensor per dimension (a 0-d input counts as 1-D).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.nonzero(ptcore.tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    >>> ptcore.nonzero(ptcore.tensor([0, 3, 5]), as_tuple=True)
+    (tensor([1, 2]),)
+    """
     _check_tensor(input, "nonzero", "input", 1)
     if out is not None and out.dtype is not _C.int64:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
@@ -937,7 +1050,25 @@ def _legacy_empty(t):
 
 
 def cat(tensors, dim=0, *, out=None):
-    """Concatenate tensors along an existing dimension (dtypes promoted)."""
+    """Concatenate tensors along an existing dimension.
+
+    The result dtype is the promotion of all inputs' dtypes; legacy empty
+    1-D tensors (shape ``(0,)``) are skipped whatever the other shapes.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+    dim : int
+    out : Tensor, optional
+        Any dtype the promoted dtype can be cast to.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.cat([ptcore.tensor([[1, 2]]), ptcore.tensor([[3.5, 4.0]])])
+    tensor([[1.0000, 2.0000],
+            [3.5000, 4.0000]])
+    """
     seq = _tensor_seq(tensors, "cat")
     if not seq:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -1002,7 +1133,15 @@ def concatenate(tensors, axis=0, out=None):
 
 
 def stack(tensors, dim=0, *, out=None):
-    """Join tensors of equal shape along a new dimension ``dim``."""
+    """Join tensors of equal shape along a new dimension ``dim``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.stack([ptcore.tensor([1, 2]), ptcore.tensor([3, 4])], dim=1)
+    tensor([[1, 3],
+            [2, 4]])
+    """
     seq = _tensor_seq(tensors, "stack")
     if not seq:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -1081,7 +1220,15 @@ def column_stack(tensors, *, out=None):
 # flip / roll / rot90
 # ---------------------------------------------------------------------------
 def flip(input, dims):
-    """Reverse the order of elements along ``dims`` (a copy)."""
+    """Reverse the order of elements along ``dims`` (a copy).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.flip(ptcore.arange(4).view(2, 2), [0, 1])
+    tensor([[3, 2],
+            [1, 0]])
+    """
     _check_tensor(input, "flip", "input", 1)
     dims = _int_list(dims, "flip", "dims (position 2)")
     nd = input.dim()
@@ -1133,7 +1280,14 @@ def _roll_one(x, shift, d):
 
 
 def roll(input, shifts, dims=None):
-    """Roll elements along ``dims`` by ``shifts`` (flattened when dims is None)."""
+    """Roll elements along ``dims`` by ``shifts`` (flattened when dims is None).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.roll(ptcore.arange(5), 2)
+    tensor([3, 4, 0, 1, 2])
+    """
     _check_tensor(input, "roll", "input", 1)
     shifts = _as_list(shifts)
     dims = [] if dims is None else _as_list(dims)
@@ -1320,7 +1474,16 @@ def triu_(self, diagonal=0):
 
 
 def tril(input, diagonal=0, *, out=None):
-    """Lower triangle (elements with ``j - i <= diagonal``) of the last two dims."""
+    """Lower triangle (elements with ``j - i <= diagonal``) of the last two dims.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.tril(ptcore.ones(3, 3, dtype=ptcore.int64), -1)
+    tensor([[0, 0, 0],
+            [1, 0, 0],
+            [1, 1, 0]])
+    """
     _check_tensor(input, "tril", "input", 1)
     _tri_check(input, "tril")
     result = _plain(input).clone(memory_format=_C.contiguous_format)
@@ -1726,8 +1889,28 @@ def _pad_circular(x, pad):
 
 def pad(input, pad, mode="constant", value=None):
     """``torch.nn.functional.pad``: pad (or, with negative entries, crop) the
-    last ``len(pad) // 2`` dims; ``mode`` 'constant' (with ``value``),
-    'reflect', 'replicate' or 'circular'."""
+    last ``len(pad) // 2`` dims.
+
+    Parameters
+    ----------
+    input : Tensor
+    pad : sequence of int
+        ``(last_left, last_right, 2nd_last_left, 2nd_last_right, ...)``.
+    mode : {'constant', 'reflect', 'replicate', 'circular'}
+        Non-constant modes pad the last 1, 2 or 3 dims of a (batched) input
+        and follow PyTorch's size rules (reflect: padding < dim size).
+    value : number, optional
+        Fill value for 'constant' (default 0).
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> x = ptcore.arange(4.0).view(1, 4)
+    >>> pad(x, (2, 1), mode="reflect")
+    tensor([[2., 1., 0., 1., 2., 3., 2.]])
+    >>> pad(x, (1, -2), value=9)
+    tensor([[9., 0., 1.]])
+    """
     _check_tensor(input, "pad", "input", 1)
     pad = [operator.index(p) for p in pad]
     nd = input.dim()
@@ -1786,9 +1969,37 @@ def pad(input, pad, mode="constant", value=None):
         lo, hi = pad[2 * i], pad[2 * i + 1]
         if lo == 0 and hi == 0:
             continue
-        idx = _index_tensor(_pad_index(result.shape[d], lo, hi, mode))
-        result = index_select(result, d, idx)
+        if lo >= 0 and hi >= 0:
+            result = _pad_dim_slices(result, d, lo, hi, mode)
+        else:      # negative padding: PyTorch's index map (may read cropped elements)
+            idx = _index_tensor(_pad_index(result.shape[d], lo, hi, mode))
+            result = index_select(result, d, idx)
     return result if result is not x else x.clone()
+
+
+def _pad_dim_slices(x, d, lo, hi, mode):
+    """reflect/replicate padding of one dim by non-negative amounts as three
+    strided copies (centre, left band, right band)."""
+    n = x.shape[d]
+    shape = list(x.shape)
+    shape[d] = n + lo + hi
+    out = _C.empty(shape, dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out
+    out.narrow(d, lo, n).copy_(x)
+    if mode == "reflect":
+        if lo:
+            out.narrow(d, 0, lo).copy_(flip(x.narrow(d, 1, lo), [d]))
+        if hi:
+            out.narrow(d, lo + n, hi).copy_(flip(x.narrow(d, n - 1 - hi, hi), [d]))
+    else:
+        if lo:
+            band = out.narrow(d, 0, lo)
+            band.copy_(x.narrow(d, 0, 1).expand(band.shape))
+        if hi:
+            band = out.narrow(d, lo + n, hi)
+            band.copy_(x.narrow(d, n - 1, 1).expand(band.shape))
+    return out
 
 
 def _index_tensor(values):
@@ -1857,10 +2068,24 @@ def _m_nonzero(self, *, as_tuple=False):
     return nonzero(self, as_tuple=as_tuple)
 
 
-def _m_flip(self, *dims):
-    if len(dims) == 1 and isinstance(dims[0], (list, tuple, _C.Size)):
+def _m_flip(self, *dims, **kwargs):
+    if "dims" in kwargs:
+        dims = kwargs.pop("dims")
+    elif len(dims) == 1 and isinstance(dims[0], (list, tuple, _C.Size)):
         dims = dims[0]
-    return flip(self, list(dims))
+    if kwargs:
+        raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return flip(self, list(dims) if isinstance(dims, (list, tuple, _C.Size)) else dims)
+
+
+def _m_tile(self, *dims, **kwargs):
+    if "dims" in kwargs:
+        dims = kwargs.pop("dims")
+    elif len(dims) == 1 and isinstance(dims[0], (list, tuple, _C.Size)):
+        dims = dims[0]
+    if kwargs:
+        raise TypeError(f"tile() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return tile(self, dims)
 
 
 def _m_roll(self, shifts, dims=None):
@@ -1885,7 +2110,7 @@ _TENSOR_METHODS = {
     "put_": _m_put_, "put": _m_put,
     "flip": _m_flip, "fliplr": fliplr, "flipud": flipud,
     "roll": _m_roll, "rot90": rot90,
-    "repeat": repeat, "tile": tile, "repeat_interleave": _m_repeat_interleave,
+    "repeat": repeat, "tile": _m_tile, "repeat_interleave": _m_repeat_interleave,
     "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_,
     "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
     "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,

@@ -165,6 +165,51 @@ A3 = values((3, 4, 5), "float32")      # float32: the dtype of value tensors bui
 
 
 # ---------------------------------------------------------------------------
+# NumPy-only checks (run without PyTorch too; only keys where NumPy and PyTorch agree)
+# ---------------------------------------------------------------------------
+NP_KEYS = [
+    ("int", lambda L: 1, True), ("slices", lambda L: (slice(None, None, 2), slice(1, 3)), True),
+    ("none-ellipsis", lambda L: (None, Ellipsis, 2), True), ("neg", lambda L: (-1, -2), True),
+    ("list", lambda L: [2, 0, -1], False), ("two-lists", lambda L: ([0, 2], [3, 1]), False),
+    ("tensor-slice", lambda L: (T(L, [[0], [2]]), slice(1, 4)), False),
+    ("mask", lambda L: M(L, np.arange(12).reshape(3, 4) % 2 == 0), False),
+    ("slice-mask", lambda L: (slice(None), M(L, [True, False, True, False])), False),
+]
+
+
+@pytest.mark.parametrize("key,is_view", [pytest.param(k, v, id=i) for i, k, v in NP_KEYS])
+def test_getitem_setitem_numpy(key, is_view):
+    a = values((3, 4, 5), "float64")
+    t = pt_of(a)
+    np_key = _np_key(key)
+    p = t[key(ptcore)]
+    np.testing.assert_array_equal(p.numpy(), a[np_key])
+    assert (p._base is t) == is_view
+    ref = a.copy()
+    ref[np_key] = -1.0
+    t[key(ptcore)] = -1.0
+    np.testing.assert_array_equal(t.numpy(), ref)
+    vals = np.arange(a[np_key].size, dtype=np.float64).reshape(a[np_key].shape)
+    ref[np_key] = vals
+    t[key(ptcore)] = pt_of(vals)
+    np.testing.assert_array_equal(t.numpy(), ref)
+
+
+class _NpLib:
+    """Stands in for a tensor library when building NumPy keys."""
+    bool = np.bool_
+    int64 = np.int64
+
+    @staticmethod
+    def tensor(data, dtype=None):
+        return np.asarray(data, dtype=dtype)
+
+
+def _np_key(key):
+    return key(_NpLib)
+
+
+# ---------------------------------------------------------------------------
 # basic indexing: views
 # ---------------------------------------------------------------------------
 BASIC_KEYS = [
@@ -463,6 +508,8 @@ GET_ERRORS = [
     IE("list-oob-empty-dim0", (0, 3), lambda L: [0], ["out of bounds"]),
     IE("tensor-oob-empty-dim0", (0, 3), lambda L: T(L, [0, 0]), ["out of bounds"]),
     IE("list-oob-empty-dim1", (2, 0), lambda L: (slice(None), [0]), ["out of bounds"]),
+    IE("list-oob-empty-dim-of-empty", (0, 0), lambda L: (slice(None), [0]), ["out of bounds"]),
+    IE("ellipsis-list-oob-empty", (1, 0, 0), lambda L: (Ellipsis, [0]), ["out of bounds"]),
     IE("tensor-oob-empty-neg", (2, 0), lambda L: (Ellipsis, T(L, [-1])), ["out of bounds"]),
     IE("list-oob", (2, 3), lambda L: [0, 5], ["index 5 is out of bounds for dimension 0 with size 2"]),
     IE("list-oob-neg", (2, 3), lambda L: [-3], ["index -3 is out of bounds for dimension 0 with size 2"]),

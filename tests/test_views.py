@@ -104,6 +104,107 @@ def wrap(d, n):
 
 
 # ---------------------------------------------------------------------------
+# NumPy-only checks (run without PyTorch too)
+# ---------------------------------------------------------------------------
+def _np_unfold(a, d, size, step):
+    w = np.lib.stride_tricks.sliding_window_view(a, size, axis=d)
+    return w[(slice(None),) * d + (slice(None, None, step),)]
+
+
+NP_VIEW_OPS = [
+    # (id, base shape, ptcore op, numpy op, numpy result is writeable)
+    ("transpose", (3, 4), lambda x: x.transpose(0, 1), lambda a: a.T, True),
+    ("swapaxes-neg", (2, 3, 4), lambda x: x.swapaxes(-1, 0), lambda a: np.swapaxes(a, -1, 0), True),
+    ("t", (3, 4), lambda x: x.t(), lambda a: a.T, True),
+    ("T", (3, 4), lambda x: x.T, lambda a: a.T, True),
+    ("mT", (2, 3, 4), lambda x: x.mT, lambda a: np.swapaxes(a, -1, -2), True),
+    ("permute", (2, 3, 4), lambda x: x.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1), True),
+    ("permute-fn", (2, 3, 4), lambda x: ptcore.permute(x, (1, -1, 0)), lambda a: a.transpose(1, 2, 0), True),
+    ("movedim", (2, 3, 4), lambda x: x.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1), True),
+    ("slice-steps", (5, 6), lambda x: x[1::2, ::3], lambda a: a[1::2, ::3], True),
+    ("select", (3, 4), lambda x: x.select(1, -2), lambda a: a[:, -2], True),
+    ("narrow", (3, 5), lambda x: x.narrow(1, 1, 3), lambda a: a[:, 1:4], True),
+    ("unsqueeze", (3, 4), lambda x: x.unsqueeze(1), lambda a: a[:, None], True),
+    ("squeeze", (1, 3, 1), lambda x: x.squeeze(), lambda a: a.squeeze(), True),
+    ("squeeze-dim", (1, 3, 1), lambda x: x.squeeze(-1), lambda a: a[..., 0], True),
+    ("expand", (3, 1), lambda x: x.expand(2, 3, 4), lambda a: np.broadcast_to(a, (2, 3, 4)), False),
+    ("diagonal", (3, 4), lambda x: x.diagonal(1), lambda a: np.diagonal(a, 1), False),
+    ("diagonal-3d", (2, 3, 4), lambda x: x.diagonal(-1, 2, 1), lambda a: np.diagonal(a, -1, 2, 1), False),
+    ("unfold", (2, 7), lambda x: x.unfold(1, 3, 2), lambda a: _np_unfold(a, 1, 3, 2), False),
+    ("view", (3, 4), lambda x: x.view(2, 6), lambda a: a.reshape(2, 6), True),
+    ("view-infer", (3, 4), lambda x: x.view(-1, 3), lambda a: a.reshape(-1, 3), True),
+    ("reshape-view", (3, 4), lambda x: x.reshape(4, 3), lambda a: a.reshape(4, 3), True),
+    ("flatten", (2, 3, 4), lambda x: x.flatten(1), lambda a: a.reshape(2, 12), True),
+    ("unflatten", (2, 12), lambda x: x.unflatten(1, (3, 4)), lambda a: a.reshape(2, 3, 4), True),
+    ("as_strided", (12,), lambda x: x.as_strided((3, 2), (4, 1), 1),
+     lambda a: np.lib.stride_tricks.as_strided(a[1:], (3, 2), (4 * a.itemsize, a.itemsize)), True),
+    ("getitem", (3, 4, 5), lambda x: x[1, None, ..., 1:4:2], lambda a: a[1, None, ..., 1:4:2], True),
+    ("chain", (4, 6), lambda x: x.t()[1::2].unsqueeze(0).narrow(2, 1, 2),
+     lambda a: a.T[1::2][None][:, :, 1:3], True),
+]
+
+
+@pytest.mark.parametrize("shape,f,g,writeable", [pytest.param(*c[1:], id=c[0]) for c in NP_VIEW_OPS])
+def test_view_values_and_aliasing_numpy(shape, f, g, writeable):
+    a = values(shape, "float64")
+    t = pt_of(a)
+    v = f(t)
+    expect = g(a)
+    assert tuple(v.shape) == expect.shape
+    np.testing.assert_array_equal(v.numpy(), expect)
+    assert v._base is t
+    assert v.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+    # write into the base: visible through the view
+    t.numpy()[...] = -a
+    np.testing.assert_array_equal(v.numpy(), g(-a))
+    if writeable:
+        ref = -a
+        pattern = np.arange(expect.size, dtype=np.float64).reshape(expect.shape) + 1000
+        g(ref)[...] = pattern
+        v.numpy()[...] = pattern
+        np.testing.assert_array_equal(t.numpy(), ref)
+        ref2 = ref.copy()
+        g(ref2)[...] = 7.0
+        v.fill_(7.0)
+        np.testing.assert_array_equal(t.numpy(), ref2)
+
+
+def test_split_chunk_values_numpy():
+    a = values((7, 3), "int32")
+    t = pt_of(a)
+    for got, exp in [(t.split(3), np.split(a, [3, 6])), (t.chunk(3), np.split(a, [3, 6])),
+                     (t.split([2, 5]), np.split(a, [2])), (t.tensor_split(3), np.array_split(a, 3)),
+                     (t.tensor_split([1, 4], dim=0), np.split(a, [1, 4])),
+                     (t.unbind(1), [a[:, i] for i in range(3)])]:
+        assert len(got) == len(exp)
+        for p, e in zip(got, exp):
+            np.testing.assert_array_equal(p.numpy(), e)
+            assert p._base is t
+
+
+def test_copy_clone_contiguous_numpy():
+    a = values((3, 4), "float32")
+    t = pt_of(a)
+    c = t.t().contiguous()
+    assert c.is_contiguous() and tuple(c.stride()) == (3, 1)
+    np.testing.assert_array_equal(c.numpy(), a.T)
+    assert t.contiguous() is t
+    k = t[:, ::2].clone()
+    np.testing.assert_array_equal(k.numpy(), a[:, ::2])
+    k.fill_(0)
+    np.testing.assert_array_equal(t.numpy(), a)
+    d = ptcore.zeros(4, 3, dtype=ptcore.int16)
+    d.t().copy_(pt_of(a[:, :1]))
+    np.testing.assert_array_equal(d.numpy(), np.broadcast_to(a[:, :1], (3, 4)).T.astype(np.int16))
+    with pytest.raises(RuntimeError):
+        t.copy_(ptcore.zeros(5))
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        t.t().view(12)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        t.transpose(0, 2)
+
+
+# ---------------------------------------------------------------------------
 # random view chains
 # ---------------------------------------------------------------------------
 SIZE = st.sampled_from([0, 1, 1, 2, 2, 3, 3, 4])

@@ -463,7 +463,7 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
         f = ternary_loop(op, loop_dt.num)
         out_num = loop_dt.num
     if f == NULL:
-        raise RuntimeError(f"\"{opname}\" not implemented for '{compute._legacy}'")
+        raise NotImplementedError(f"\"{opname}\" not implemented for '{compute._legacy}'")
     cdef dtype loop_out = dtype_from_num(out_num)
     if out is not None:
         o = _check_out(out, shape, result, opname)
@@ -602,6 +602,8 @@ def fast_binary(int op, a, b):
             return run_binary(op, a, b, None, dt, dtype_from_num(res_num), _ew_mod.BINARY_OPS[op])
     else:
         tb = None
+        if not ta._is_contig():
+            return None
         if type(b) is float:
             if cat < 2:
                 return None

@@ -448,6 +448,11 @@ cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
     cdef bint hoist = True                  # index operands constant along the inner dim
     cdef char* a
     cdef char* b
+    cdef const char* i0
+    cdef int64_t v
+    cdef Py_ssize_t is0 = it.istr[0][last] if it.nidx else 0
+    cdef Py_ssize_t sz0 = it.isize[0] if it.nidx else 0
+    cdef Py_ssize_t mul0 = it.imul[0] if it.nidx else 0
     for k in range(it.nidx):
         ip[k] = it.iptr[k]
         if it.istr[k][last] != 0:
@@ -487,6 +492,21 @@ cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
             else:
                 for j in range(c1 - c0):
                     fn(a + j * ss, b + j * ds)
+        elif it.nidx == 1:
+            # one index operand varying along the inner dim (gather, take, ...)
+            i0 = ip[0]
+            for j in range(c0, c1):
+                v = (<const int64_t*>(i0 + j * is0))[0]
+                if v < 0:
+                    v += sz0
+                a = sp + v * mul0 + j * ss
+                b = dp + j * ds
+                if mode == MODE_GATHER:
+                    _cp(b, a, isz)
+                elif mode == MODE_SCATTER:
+                    _cp(a, b, isz)
+                else:
+                    fn(a, b)
         else:
             for j in range(c0, c1):
                 off = _offset_at(it, ip, j, last)
@@ -659,7 +679,8 @@ ctypedef struct _mask_t:
 
 
 cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* mask,
-                          char* dense, Py_ssize_t isz, bint count_only) noexcept nogil:
+                          char* dense, Py_ssize_t isz, bint count_only,
+                          Py_ssize_t cap) noexcept nogil:
     """Walk the broadcast space; returns the number of set mask elements seen."""
     cdef Py_ssize_t coord[PT_MAX_DIMS]
     cdef int nd = m.nd, last = m.nd - 1, d
@@ -675,7 +696,7 @@ cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* ma
         for j in range(n_in):
             if mask[j * ms] == 0:
                 continue
-            if not count_only:
+            if not count_only and (mode == MASK_FILL or cnt < cap):
                 if mode == MASK_COMPRESS:
                     _cp(dense + cnt * isz, data + j * ds, isz)
                 elif mode == MASK_EXPAND:
@@ -718,9 +739,9 @@ def masked(int mode, _TensorBase data, data_strides, _TensorBase mask, mask_stri
     """Masked loop over ``shape`` (strides in elements; mask is bool).
 
     mode 0 compress: dense[k++] = data[p] where mask[p] (dense contiguous);
-    mode 1 expand: data[p] = dense[k++] where mask[p] (dense contiguous,
-    with at least that many elements); mode 2 fill: data[p] = dense[0].
-    Returns the number of set mask elements."""
+    mode 1 expand: data[p] = dense[k++] where mask[p] (dense contiguous);
+    mode 2 fill: data[p] = dense[0].  Compress/expand stop moving elements
+    at dense's size.  Returns the number of set mask elements."""
     cdef _mask_t m
     cdef Py_ssize_t cnt
     if mask._dtype.num != PT_BOOL or dense._dtype.num != data._dtype.num:
@@ -733,7 +754,7 @@ def masked(int mode, _TensorBase data, data_strides, _TensorBase mask, mask_stri
     cdef Py_ssize_t isz = data._dtype.itemsize
     _mask_setup(&m, shape, data_strides, mask_strides, isz)
     with nogil:
-        cnt = _mask_run(&m, mode, dp, mp, bp, isz, False)
+        cnt = _mask_run(&m, mode, dp, mp, bp, isz, False, dense._numel)
     return cnt
 
 
@@ -746,7 +767,7 @@ def masked_count(_TensorBase mask, mask_strides, shape):
     cdef const char* mp = mask._ptr()
     _mask_setup(&m, shape, [0] * len(shape), mask_strides, 1)
     with nogil:
-        cnt = _mask_run(&m, MASK_COMPRESS, NULL, mp, NULL, 1, True)
+        cnt = _mask_run(&m, MASK_COMPRESS, NULL, mp, NULL, 1, True, 0)
     return cnt
 
 
@@ -814,15 +835,19 @@ def cat_into(_TensorBase out, list tensors, int dim, bint stack):
             continue
         nd = t._ndim
         k = 0
+        if t._ndim != out._ndim - (1 if stack else 0):
+            raise ValueError("cat_into: rank mismatch")
+        if off + (1 if stack else t._shape[dim]) > out._shape[dim]:
+            raise ValueError("cat_into: inputs exceed the output")
         for i in range(out._ndim):
             if stack and i == dim:
                 continue
+            if i != dim and t._shape[k] != out._shape[i]:
+                raise ValueError("cat_into: shape mismatch")
             shp[k] = t._shape[k]
             dstr[k] = out._strides[i] * osz
             sstr[k] = t._strides[k] * t._dtype.itemsize
             k += 1
-        if k != nd:
-            raise ValueError("cat_into: rank mismatch")
         dst = out._ptr() + off * out._strides[dim] * osz
         src = t._ptr()
         with nogil:
@@ -839,8 +864,8 @@ def flip_into(_TensorBase out, _TensorBase src, list flip):
     cdef int nd = src._ndim, i, rc = 0
     cdef char* dst = out._ptr()
     cdef Py_ssize_t osz = out._dtype.itemsize
-    if out._ndim != nd:
-        raise ValueError("flip_into: rank mismatch")
+    if out._ndim != nd or tuple(out.shape) != tuple(src.shape) or len(flip) != nd:
+        raise ValueError("flip_into: shape mismatch")
     if src._numel == 0:
         return
     for i in range(nd):
@@ -930,6 +955,10 @@ def repeat_index(_TensorBase repeats, _TensorBase out):
 
 def trace_sum(_TensorBase src, _TensorBase out):
     """out (0-d) = sum of the main diagonal of the 2-D ``src``."""
+    if src._ndim != 2 or out._numel != 1 or src._dtype.num == PT_BOOL:
+        raise ValueError("trace_sum: 2-D non-bool source and one-element output expected")
+    if out._dtype.num != (PT_INT64 if src._dtype._category == 1 else src._dtype.num):
+        raise TypeError("trace_sum: output dtype must be int64 (integers) or the source's")
     cdef Py_ssize_t n = min(src._shape[0], src._shape[1])
     cdef Py_ssize_t s = (src._strides[0] + src._strides[1]) * src._dtype.itemsize
     cdef sum_fn fn = _SUM[src._dtype.num]
@@ -947,8 +976,8 @@ def div_count(_TensorBase data, _TensorBase counts):
     cdef const char* c = counts._ptr()
     cdef Py_ssize_t isz = data._dtype.itemsize
     cdef div_fn fn = _DIV[data._dtype.num]
-    if counts._dtype.num != PT_INT64 or counts._ndim != nd:
-        raise TypeError("div_count: bad counts")
+    if counts._dtype.num != PT_INT64 or tuple(counts.shape) != tuple(data.shape):
+        raise TypeError("div_count: int64 counts of data's shape expected")
     if data._numel == 0:
         return
     if nd == 0:

@@ -55,7 +55,7 @@ from ptcore._ops._types cimport (
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._copy cimport copy_cast
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig, dtype as _Dtype
 
 
 # ==========================================================================
@@ -1689,12 +1689,60 @@ cdef Py_ssize_t _size_of(int num) noexcept nogil:
     return 8
 
 
+def alloc_reduced(_TensorBase x, tuple dims, bint keepdim, _Dtype dt):
+    """A new contiguous CPU tensor of dtype ``dt`` shaped as ``x`` reduced
+    over ``dims`` (sizes 1 there with ``keepdim``, dropped otherwise)."""
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef bint red[PT_MAX_DIMS]
+    cdef int i, n = 0
+    for i in range(x._ndim):
+        red[i] = False
+    for d in dims:
+        red[<int>d] = True
+    for i in range(x._ndim):
+        if red[i]:
+            if keepdim:
+                shape[n] = 1
+                n += 1
+        else:
+            shape[n] = x._shape[i]
+            n += 1
+    return _empty_contig(dt, n, shape, x._storage.device, False)
+
+
+cdef int _out_strides(_TensorBase x, _TensorBase out, const bint* red, bint keepdim,
+                      Py_ssize_t* st) except -1:
+    """Byte strides of ``out`` per dim of ``x`` (0 on the reduced dims)."""
+    cdef int i, k = 0
+    cdef int nkept = 0
+    for i in range(x._ndim):
+        if not red[i]:
+            nkept += 1
+    if out._ndim != (x._ndim if keepdim else nkept):
+        raise ValueError(f"reduce: output has {out._ndim} dims, expected "
+                         f"{x._ndim if keepdim else nkept}")
+    for i in range(x._ndim):
+        if red[i]:
+            st[i] = 0
+            if keepdim:
+                k += 1
+        else:
+            if out._shape[k] != x._shape[i]:
+                raise ValueError("reduce: output shape does not match")
+            st[i] = out._strides[k] * out._dtype.itemsize
+            k += 1
+    return 0
+
+
 def reduce(_TensorBase x, dims, int op, int acc_num, _TensorBase out0=None, _TensorBase out1=None,
-           double correction=0.0, double p=2.0, bint take_sqrt=False):
-    """Reduce ``x`` over ``dims`` (distinct non-negative ints) into
-    keepdim-shaped outputs (``out0``: values, ``out1``: second result --
-    indices, mean, max).  ``acc_num``: the computation type number."""
+           double correction=0.0, double p=2.0, bint take_sqrt=False, bint keepdim=True):
+    """Reduce ``x`` over ``dims`` (distinct non-negative ints) into the
+    outputs (``out0``: values, ``out1``: second result -- indices, mean,
+    max; either may be None), shaped as the result with or without
+    ``keepdim``.  ``acc_num``: the computation type number."""
     cdef rplan* pl = <rplan*>malloc(sizeof(rplan))
+    cdef Py_ssize_t os0[PT_MAX_DIMS]
+    cdef Py_ssize_t os1[PT_MAX_DIMS]
     cdef int nd = x._ndim, i, j, k, n
     cdef Py_ssize_t sz, xs, t0, t1, t2, isz = x._dtype.itemsize, prod
     cdef bint red[PT_MAX_DIMS]
@@ -1750,6 +1798,10 @@ def reduce(_TensorBase x, dims, int op, int acc_num, _TensorBase out0=None, _Ten
             red[i] = False
         for d in dims:
             red[<int>d] = True
+        if out0 is not None:
+            _out_strides(x, out0, red, keepdim, os0)
+        if out1 is not None:
+            _out_strides(x, out1, red, keepdim, os1)
         # logical index strides of the reduced dims
         prod = 1
         i = nd - 1
@@ -1767,8 +1819,8 @@ def reduce(_TensorBase x, dims, int op, int acc_num, _TensorBase out0=None, _Ten
             if red[i] or sz == 1:
                 continue
             xs = x._strides[i] * isz
-            t0 = out0._strides[i] * out0._dtype.itemsize if out0 is not None else 0
-            t1 = out1._strides[i] * out1._dtype.itemsize if out1 is not None else 0
+            t0 = os0[i] if out0 is not None else 0
+            t1 = os1[i] if out1 is not None else 0
             j = n
             # insertion by |out stride| descending (stable)
             t2 = t0 if out0 is not None else t1

@@ -407,6 +407,67 @@ cdef void _quickselect(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t k) noe
             R = j - 1
 
 
+cdef inline bint _cgt(uint64_t a, int64_t ia, uint64_t b, int64_t ib) noexcept nogil:
+    """(a, ia) > (b, ib) in the composite (key, index) order."""
+    return a > b or (a == b and ia > ib)
+
+
+cdef inline void _sift_down(uint64_t* hk, int64_t* hx, Py_ssize_t size, Py_ssize_t pos) noexcept nogil:
+    """Restore the max-heap (composite order) below ``pos``."""
+    cdef uint64_t kk = hk[pos]
+    cdef int64_t ii = hx[pos]
+    cdef Py_ssize_t c
+    while True:
+        c = 2 * pos + 1
+        if c >= size:
+            break
+        if c + 1 < size and _cgt(hk[c + 1], hx[c + 1], hk[c], hx[c]):
+            c += 1
+        if not _cgt(hk[c], hx[c], kk, ii):
+            break
+        hk[pos] = hk[c]
+        hx[pos] = hx[c]
+        pos = c
+    hk[pos] = kk
+    hx[pos] = ii
+
+
+cdef void _heap_smallest(keyrow_fn keyfn, const char* s, Py_ssize_t n, Py_ssize_t st, int isz,
+                         uint64_t flip, Py_ssize_t k, uint64_t* hk, int64_t* hx) noexcept nogil:
+    """The k smallest (key, index) pairs of a row in ascending composite
+    order, through a max-heap of size k: one pass over the row, keys
+    computed in blocks on the stack."""
+    cdef uint64_t kbuf[512]
+    cdef Py_ssize_t j0 = 0, blk, c, j, m
+    cdef uint64_t tk
+    cdef int64_t tv
+    while j0 < n:
+        blk = n - j0 if n - j0 < 512 else 512
+        keyfn(s + j0 * st * isz, blk, st, flip, kbuf)
+        for c in range(blk):
+            j = j0 + c
+            if j < k:
+                hk[j] = kbuf[c]
+                hx[j] = j
+                if j == k - 1:
+                    m = k // 2
+                    while m > 0:
+                        m -= 1
+                        _sift_down(hk, hx, k, m)
+            elif kbuf[c] < hk[0]:
+                # equal keys never enter: a later index is larger in the order
+                hk[0] = kbuf[c]
+                hx[0] = j
+                _sift_down(hk, hx, k, 0)
+        j0 += blk
+    m = k - 1
+    while m > 0:
+        tk = hk[0]; hk[0] = hk[m]; hk[m] = tk
+        tv = hx[0]; hx[0] = hx[m]; hx[m] = tv
+        _sift_down(hk, hx, m, 0)
+        m -= 1
+
+
 # --------------------------------------------------------------------------
 # rows of a tensor along one dim
 # --------------------------------------------------------------------------
@@ -604,25 +665,32 @@ cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     cdef const char* s
     cdef char* v
     cdef char* o
+    cdef bint heap = kk * 64 <= n
     cdef bint full = 2 * kk >= n or n <= 64
-    cdef char* mem = <char*>malloc(<size_t>n * 32 + 1)
+    cdef char* mem = <char*>malloc((<size_t>kk * 16 if heap else <size_t>n * 32) + 1)
     if mem == NULL:
         return 1
     k = <uint64_t*>mem
-    ix = <int64_t*>(mem + n * 8)
-    kb = <uint64_t*>(mem + n * 16)
-    ib = <int64_t*>(mem + n * 24)
+    if heap:
+        ix = <int64_t*>(mem + kk * 8)
+    else:
+        ix = <int64_t*>(mem + n * 8)
+        kb = <uint64_t*>(mem + n * 16)
+        ib = <int64_t*>(mem + n * 24)
     for r in range(r0, r1):
         _job_row(J, r, &s, &v, &o)
-        J.keyfn(s, n, J.src_st, J.flip, k)
-        if full:
+        if heap:
+            _heap_smallest(J.keyfn, s, n, J.src_st, J.isz, J.flip, kk, k, ix)
+        elif full:
+            J.keyfn(s, n, J.src_st, J.flip, k)
             for j in range(n):
                 ix[j] = j
             if _radix_sort(k, ix, kb, ib, n, J.width):
                 memcpy(ix, ib, <size_t>kk * 8)
         else:
-            # the k-th key, then the k first elements of the stable order
-            # collected in index order, then a stable sort of those
+            # the k-th key by radix selection, then the k first elements of
+            # the stable order collected in index order, then a stable sort
+            J.keyfn(s, n, J.src_st, J.flip, k)
             thr = _radix_select(k, n, kk - 1, J.width, kb, &need)
             m = 0
             taken = 0
@@ -637,9 +705,7 @@ cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
                     kb[m] = kj
                     ib[m] = j
                     m += 1
-            if _radix_sort(kb, ib, k, ix, kk, J.width):
-                pass                       # result in k/ix
-            else:
+            if not _radix_sort(kb, ib, k, ix, kk, J.width):
                 memcpy(ix, ib, <size_t>kk * 8)
         _put_idx(o, J.inds_st * 8, ix, kk)
         _gather(s, J.src_st * J.isz, ix, kk, v, J.vals_st * J.isz, J.isz)
@@ -762,11 +828,13 @@ cdef void _search_row(const real_t* bd, Py_ssize_t M, Py_ssize_t bst,
     cdef Py_ssize_t i, lo, hi, mid
     cdef const real_t* v
     cdef const real_t* mv
-    cdef bint go_right
+    cdef bint go
     for i in range(N):
         v = &vals[i * vst]
         lo = 0
         hi = M
+        # the probe sequence of PyTorch's loop (it decides the result when
+        # NaNs break the order); the updates are written branch-free
         while lo < hi:
             mid = lo + ((hi - lo) >> 1)
             if sorter != NULL:
@@ -774,13 +842,11 @@ cdef void _search_row(const real_t* bd, Py_ssize_t M, Py_ssize_t bst,
             else:
                 mv = &bd[mid * bst]
             if right:
-                go_right = not _gt(mv, v)
+                go = not _gt(mv, v)
             else:
-                go_right = not _ge(mv, v)
-            if go_right:
-                lo = mid + 1
-            else:
-                hi = mid
+                go = not _ge(mv, v)
+            lo = (mid + 1) if go else lo
+            hi = hi if go else mid
         if out32:
             (<int32_t*>out)[i * ost] = <int32_t>lo
         else:
@@ -1143,12 +1209,16 @@ cdef void _minmax(const real_t* p, Py_ssize_t n, Py_ssize_t st, double* dmin, do
     else:
         ilo = <int64_t>p[0]
         ihi = ilo
-        for j in range(1, n):
-            y = <int64_t>p[j * st]
-            if y < ilo:
-                ilo = y
-            if y > ihi:
-                ihi = y
+        if st == 1:
+            for j in range(1, n):
+                y = <int64_t>p[j]
+                ilo = y if y < ilo else ilo
+                ihi = y if y > ihi else ihi
+        else:
+            for j in range(1, n):
+                y = <int64_t>p[j * st]
+                ilo = y if y < ilo else ilo
+                ihi = y if y > ihi else ihi
         imin[0] = ilo
         imax[0] = ihi
 
@@ -1390,18 +1460,47 @@ cdef int _isin_range(const void* job, Py_ssize_t b0, Py_ssize_t b1) noexcept nog
         for c in range(blk):
             key = kbuf[c]
             found = False
-            if not (J.flt and key == J.nan_key):
+            if J.m > 0 and not (J.flt and key == J.nan_key):
+                # branch-free lower bound
                 lo = 0
                 hi = J.m
-                while lo < hi:
-                    mid = lo + ((hi - lo) >> 1)
-                    if J.tk[mid] < key:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                while hi > 1:
+                    mid = hi >> 1
+                    lo = (lo + mid) if J.tk[lo + mid - 1] < key else lo
+                    hi -= mid
+                lo += J.tk[lo] < key
                 found = lo < J.m and J.tk[lo] == key
             J.out[(i + c) * J.ost] = found != J.invert
         i += blk
+    return 0
+
+
+cdef int _isin_merge(const _isinjob_t* J) noexcept nogil:
+    """isin for large test sets: sort the elements' keys too and walk both
+    sorted sequences once (sequential memory access)."""
+    cdef Py_ssize_t n = J.n, i, p = 0
+    cdef uint64_t key
+    cdef bint found
+    cdef char* mem = <char*>malloc(<size_t>n * 32 + 1)
+    cdef uint64_t* k
+    cdef int64_t* ix
+    if mem == NULL:
+        return 1
+    k = <uint64_t*>mem
+    ix = <int64_t*>(mem + n * 8)
+    J.keyfn(J.el, n, J.est, 0, k)
+    for i in range(n):
+        ix[i] = i
+    if _radix_sort(k, ix, <uint64_t*>(mem + n * 16), <int64_t*>(mem + n * 24), n, J.isz):
+        k = <uint64_t*>(mem + n * 16)
+        ix = <int64_t*>(mem + n * 24)
+    for i in range(n):
+        key = k[i]
+        while p < J.m and J.tk[p] < key:
+            p += 1
+        found = p < J.m and J.tk[p] == key and not (J.flt and key == J.nan_key)
+        J.out[ix[i] * J.ost] = found != J.invert
+    free(mem)
     return 0
 
 
@@ -1443,8 +1542,13 @@ def isin(_TensorBase elements, _TensorBase test, _TensorBase out, bint invert):
     J.block = 4096
     nblocks = (J.n + J.block - 1) // J.block
     with nogil:
-        err = _run(_isin_range, &J, nblocks, J.n * 4)
+        if m > 65536 and J.n * 64 > m:
+            err = _isin_merge(&J)
+        else:
+            err = _run(_isin_range, &J, nblocks, J.n * 4)
     free(mem)
+    if err:
+        raise MemoryError("isin: out of memory")
 
 
 # --------------------------------------------------------------------------

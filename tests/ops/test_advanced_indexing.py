@@ -387,6 +387,7 @@ GET_ERRORS = [
     ("object", (object(),), ["only integers, slices"]),
     ("too-many", ([0], [0], [0]), ["too many indices for tensor of dimension 2"]),
     ("neg-step", ([0], slice(None, None, -1)), ["step must be greater than zero"]),
+    ("empty-dim", (slice(None), slice(0, 0), [0]), []),
 ]
 
 
@@ -395,6 +396,19 @@ def test_getitem_errors(case):
     _, key, words = case
     p, r = both(rand((4, 3), "float32"))
     same_error(lambda: r[key_of(torch, key)], lambda: p[key_of(ptcore, key)], words)
+
+
+@pytest.mark.parametrize("shape,key", [((0, 0), (slice(None), [0])), ((1, 0, 0), (Ellipsis, [0])),
+                                       ((2, 0), (Ellipsis, T([-1]))), ((0, 3), ([0], [1])),
+                                       ((3, 0), ([1], [0]))])
+def test_index_into_empty_dim_errors(shape, key):
+    """A non-empty index into a size-0 dim fails up front, for get and set."""
+    p, r = both(rand(shape, "float32"))
+    same_error(lambda: r[key_of(torch, key)], lambda: p[key_of(ptcore, key)],
+               ["index is out of bounds for dimension with size 0"])
+    same_error(lambda: r.__setitem__(key_of(torch, key), 1.0),
+               lambda: p.__setitem__(key_of(ptcore, key), 1.0),
+               ["index is out of bounds for dimension with size 0"])
 
 
 # ---------------------------------------------------------------------------
@@ -473,3 +487,14 @@ def test_index_put_errors():
                ["too many indices for tensor of dimension 2"])
     same_error(lambda: r.index_put_((torch.tensor([1, 0]),), r[:2]),
                lambda: p.index_put_((ptcore.tensor([1, 0]),), p[:2]), ["unsupported operation"])
+
+
+def test_index_sequence_kinds():
+    a = rand((4, 3), "int64", seed=11)
+    for key in [range(2), (1, [2]), (1, range(1, 3)), ([True, False, True, False], 1)]:
+        p, r = both(a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert_same(p[key], r[key])
+    p, r = both(a)
+    assert_same(p[ptcore.Size([1, 2])], r[torch.Size([1, 2])])

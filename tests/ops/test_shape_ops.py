@@ -297,7 +297,7 @@ def test_scatter_special_values():
     run_both(lambda L, x, v: x.t().clone().scatter_(0, L.tensor([[1, 0], [2, 1]]), v.t()), a, big)
     # 0-d and empty
     run_both(lambda L: L.tensor(1.0).scatter_(0, L.tensor(0), L.tensor(5.0)))
-    run_both(lambda L, x: x.scatter_(1, L.zeros(0, 2, dtype=L.int64) + 9, L.ones(1, 1)), a)
+    run_both(lambda L, x: x.scatter_(1, L.zeros(0, 2, dtype=L.int64) + 9, L.ones(1, 1, dtype=L.float64)), a)
 
 
 def test_scatter_version_and_inplace_identity():
@@ -940,3 +940,23 @@ def test_put():
                                              accumulate=True), a)
     run_both(lambda L, x: x.put(L.tensor([[2]]), L.tensor([[5.0]])), a)
     err_both(lambda L, x: x.put_(L.tensor([12]), L.tensor([1.0])), a, words=["out of range"])
+
+
+def test_method_argument_forms():
+    a = rand((3, 4), "float32", seed=29)
+    run_both(lambda L, x: x.flip(0), a)
+    run_both(lambda L, x: x.flip(0, 1), a)
+    run_both(lambda L, x: x.flip(dims=[1]), a)
+    run_both(lambda L, x: x.tile(2, 1), a)
+    run_both(lambda L, x: x.tile((1, 2)), a)
+    run_both(lambda L, x: x.tile(dims=(2,)), a)
+    run_both(lambda L, x: x.repeat((2, 1)), a)
+    run_both(lambda L, x: x.roll(shifts=1, dims=0), a)
+    run_both(lambda L, x: x.index_select(dim=1, index=L.tensor([0])), a)
+    run_both(lambda L, x: x.gather(dim=1, index=L.tensor([[0], [1], [2]])), a)
+    run_both(lambda L, x: x.scatter(dim=1, index=L.tensor([[0]]), src=x[:1, :1] * 0), a)
+    run_both(lambda L, x: x.scatter(1, L.tensor([[0]]), value=-1.0), a)
+    run_both(lambda L, x: x.masked_fill(mask=x > 0, value=0.5), a)
+    run_both(lambda L, x: x.nonzero(as_tuple=True), a)
+    run_both(lambda L, x: x.diag(), a)
+    run_both(lambda L, x: x.tril(diagonal=-1), a)

@@ -1,0 +1,84 @@
+"""Reduction benchmarks: sums over all / dim 0 / dim 1, max with indices,
+argmax, softmax and log_softmax on a 4096x4096 float32 tensor (plus a few
+secondary cases), ptcore vs PyTorch vs NumPy in the same process.
+
+Usage: python benchmarks/reductions.py [--threads N] [--n 4096] [--all]
+(default: 1 thread for all three; --all adds the secondary cases).
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import median_time, print_table, try_import_torch  # noqa: E402
+
+import ptcore  # noqa: E402
+
+
+def _np_softmax(a, axis):
+    m = a.max(axis=axis, keepdims=True)
+    e = np.exp(a - m)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def _np_log_softmax(a, axis):
+    m = a.max(axis=axis, keepdims=True)
+    s = a - m
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--all", action="store_true", help="also the secondary cases")
+    args = ap.parse_args()
+    torch = try_import_torch()
+    ptcore.set_num_threads(args.threads)
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+
+    n = args.n
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    x = ptcore.from_numpy(a)
+    t = torch.from_numpy(a) if torch is not None else None
+
+    def case(name, fp, ft, fn):
+        return (name, fp, ft if torch is not None else None, fn)
+
+    cases = [
+        case("sum()", lambda: x.sum(), lambda: t.sum(), lambda: a.sum()),
+        case("sum(dim=0)", lambda: x.sum(0), lambda: t.sum(0), lambda: a.sum(0)),
+        case("sum(dim=1)", lambda: x.sum(1), lambda: t.sum(1), lambda: a.sum(1)),
+        case("max(dim=1) (values, indices)", lambda: x.max(1), lambda: t.max(1),
+             lambda: (a.max(1), a.argmax(1))),
+        case("argmax(dim=1)", lambda: x.argmax(1), lambda: t.argmax(1), lambda: a.argmax(1)),
+        case("softmax(dim=1)", lambda: x.softmax(1), lambda: t.softmax(1), lambda: _np_softmax(a, 1)),
+        case("log_softmax(dim=1)", lambda: x.log_softmax(1), lambda: t.log_softmax(1),
+             lambda: _np_log_softmax(a, 1)),
+    ]
+    if args.all:
+        cases += [
+            case("mean()", lambda: x.mean(), lambda: t.mean(), lambda: a.mean()),
+            case("amax(dim=0)", lambda: x.amax(0), lambda: t.amax(0), lambda: a.max(0)),
+            case("argmax(dim=0)", lambda: x.argmax(0), lambda: t.argmax(0), lambda: a.argmax(0)),
+            case("var(dim=1)", lambda: x.var(1), lambda: t.var(1), lambda: a.var(1, ddof=1)),
+            case("norm()", lambda: x.norm(), lambda: t.norm(), lambda: np.linalg.norm(a)),
+            case("logsumexp(dim=1)", lambda: x.logsumexp(1), lambda: t.logsumexp(1), None),
+            case("softmax(dim=0)", lambda: x.softmax(0), lambda: t.softmax(0), lambda: _np_softmax(a, 0)),
+            case("cumsum(dim=1)", lambda: x.cumsum(1), lambda: t.cumsum(1), lambda: a.cumsum(1)),
+            case("median(dim=1)", lambda: x.median(1), lambda: t.median(1), lambda: np.median(a, 1)),
+        ]
+    rows = []
+    for name, fp, ft, fn in cases:
+        rows.append((name, median_time(fp, repeat=9),
+                     median_time(ft, repeat=9) if ft is not None else None,
+                     median_time(fn, repeat=9) if fn is not None else None))
+    print_table(f"reductions ({n}x{n} float32, {args.threads} thread(s))", rows)
+
+
+if __name__ == "__main__":
+    main()

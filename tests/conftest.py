@@ -1,0 +1,34 @@
+"""Shared test configuration.
+
+``known_failures.txt`` lists tests that assert PyTorch's behaviour where
+ptcore does not match it yet (one ``node id | reason`` per line).  They run
+as non-strict xfail so that the suite stays green while every known
+discrepancy stays visible; a fix is done when its line is deleted.
+"""
+from pathlib import Path
+
+import pytest
+
+_KNOWN = Path(__file__).with_name("known_failures.txt")
+
+
+def _load_known():
+    known = {}
+    if _KNOWN.exists():
+        for line in _KNOWN.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            nodeid, _, reason = line.partition(" | ")
+            known[nodeid.strip()] = reason.strip() or "known discrepancy with PyTorch"
+    return known
+
+
+def pytest_collection_modifyitems(config, items):
+    known = _load_known()
+    if not known:
+        return
+    for item in items:
+        reason = known.get(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
