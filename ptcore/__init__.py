@@ -117,9 +117,13 @@ def _default_threads():
     if _config.NUM_THREADS > 0:
         return _config.NUM_THREADS
     try:
-        return builtins.max(builtins.len(_os.sched_getaffinity(0)), 1)
+        n = builtins.max(builtins.len(_os.sched_getaffinity(0)), 1)
     except (AttributeError, OSError):
-        return _os.cpu_count() or 1
+        n = _os.cpu_count() or 1
+    # Measured on 2-vCPU nodes: the two vCPUs give about one core of
+    # throughput, and a second kernel thread made copies and small-op
+    # workloads slower, never faster.  Use every CPU only on larger nodes.
+    return 1 if n <= 2 else n
 
 
 _parallel._set_num_threads(_default_threads())
