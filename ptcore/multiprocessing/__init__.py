@@ -1,0 +1,1 @@
+"""ptcore.multiprocessing (see the issue tracker: work in progress)."""

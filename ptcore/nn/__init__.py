@@ -1,0 +1,1 @@
+"""ptcore.nn (see the issue tracker: work in progress)."""

@@ -1,0 +1,1 @@
+"""ptcore.optim (see the issue tracker: work in progress)."""

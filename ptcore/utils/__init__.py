@@ -1,0 +1,1 @@
+"""ptcore.utils: data loading and file-format helpers."""

@@ -1,0 +1,1 @@
+"""ptcore.utils.data (work in progress)."""
