@@ -49,6 +49,11 @@ from ptcore._linalg_ops import *  # noqa: F401,F403
 from ptcore._shape_ops import *  # noqa: F401,F403
 from ptcore._sorting import *  # noqa: F401,F403
 from ptcore import linalg
+from ptcore import autograd
+from ptcore.autograd.grad_mode import (  # noqa: F401
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+    is_inference_mode_enabled,
+)
 
 
 

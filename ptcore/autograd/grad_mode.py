@@ -1,0 +1,160 @@
+"""Grad-mode switches: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
+``inference_mode`` (context managers and decorators, thread-local as in
+PyTorch: a new thread starts with gradients enabled)."""
+import functools
+import inspect
+import threading
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+_state = _State()
+
+
+def is_grad_enabled():
+    """True if operations are being recorded for autograd on this thread."""
+    return _state.enabled
+
+
+def is_inference_mode_enabled():
+    """True inside an ``inference_mode()`` block on this thread."""
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that is also usable as a function decorator
+    (``@no_grad()`` and ``@no_grad``)."""
+
+    def __new__(cls, orig_func=None, *args, **kwargs):
+        if orig_func is not None and callable(orig_func) and cls in (no_grad, enable_grad):
+            # bare decorator: @no_grad
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+    def clone(self):
+        return self.__class__()
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("Decorating classes is not supported; decorate the methods instead")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as e:
+                            with self.clone():
+                                response = gen.throw(e)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable gradient recording (context manager or decorator)."""
+
+    def __init__(self, orig_func=None):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable gradient recording inside a ``no_grad`` block."""
+
+    def __init__(self, orig_func=None):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set gradient recording on or off: as a function call (takes effect at
+    once), as a context manager or as a decorator."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
+        self.prev = _state.enabled
+        self.mode = mode
+        _state.enabled = mode
+
+    def __call__(self, func):
+        _state.enabled = self.prev
+        return super().__call__(func)
+
+    def __enter__(self):
+        _state.enabled = self.mode
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``, for inference-only code (``inference_mode(False)``
+    is a no-op block)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            return cls()(mode)
+        return object.__new__(cls)
+
+    def __init__(self, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            mode = True
+        self.mode = bool(mode)
+        self.prev = (True, False)
+
+    def __enter__(self):
+        self.prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled = False
+            _state.inference = True
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
