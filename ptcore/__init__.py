@@ -65,6 +65,11 @@ def _bind_methods():
 
 _bind_methods()
 
+from ptcore.autograd import _install as _ag_install
+_ag_install.install()
+autograd.Variable = Tensor
+del _ag_install
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage
