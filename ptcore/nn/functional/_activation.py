@@ -173,15 +173,12 @@ def prelu(input, weight):
         raise RuntimeError("Not allow zero-dim input tensor.")
     n = weight.numel()
     if n != 1:
-        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        channels = input.shape[1] if input.dim() >= 2 else 1
         if n != channels:
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
                 f"and channel size = {channels}.")
-        if input.dim() >= 2:
-            w = weight.reshape([n] + [1] * (input.dim() - 2))
-        else:
-            w = weight
+        w = weight.reshape([n] + [1] * (input.dim() - 2))
     else:
         w = weight.reshape([])
     return ptcore.where(input > 0, input, input * w)
