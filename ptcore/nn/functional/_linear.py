@@ -4,6 +4,16 @@ from ptcore._tensor import _TensorBase
 
 __all__ = ["linear", "bilinear"]
 
+_CNAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _cname(dt):
+    # PyTorch's C++ scalar type names, used in its dtype-mismatch messages
+    return _CNAMES.get(str(dt).split(".")[-1], str(dt))
+
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``.
@@ -23,12 +33,12 @@ def linear(input, weight, bias=None):
         raise TypeError(f"linear(): argument 'weight' must be Tensor, not {type(weight).__name__}")
     if input.dtype is not weight.dtype:
         raise RuntimeError(
-            f"mat1 and mat2 must have the same dtype, but got {input.dtype._legacy} and "
-            f"{weight.dtype._legacy}")
+            f"expected m1 and m2 to have the same dtype, but got: {_cname(input.dtype)} != "
+            f"{_cname(weight.dtype)}")
     if bias is not None and bias.dtype is not weight.dtype:
         raise RuntimeError(
-            f"expected m1, m2 and bias to have the same dtype, but got: {input.dtype}, "
-            f"{weight.dtype}, {bias.dtype}")
+            f"expected m1, m2 and bias to have the same dtype, but got: {_cname(input.dtype)}, "
+            f"{_cname(weight.dtype)}, {_cname(bias.dtype)}")
     nd = input.dim()
     if weight.dim() == 2 and nd >= 2:
         wt = weight.t()
