@@ -65,6 +65,8 @@ def _bind_methods():
 
 _bind_methods()
 
+from ptcore import optim  # noqa: E402
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage
