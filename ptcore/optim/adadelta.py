@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adadelta", "adadelta"]
@@ -113,11 +113,11 @@ def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=Fal
             square_avg = _view_as_real(square_avg)
             acc_delta = _view_as_real(acc_delta)
             grad = _view_as_real(grad)
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        _addcmul_(square_avg.mul_(rho), grad, grad, 1 - rho)
         std = square_avg.add(eps).sqrt_()
         delta = acc_delta.add(eps).sqrt_()
         delta.div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        _addcmul_(acc_delta.mul_(rho), delta, delta, 1 - rho)
         if is_complex_param:
             param = _view_as_real(param)
         param.add_(delta, alpha=-lr)

@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_fused_foreach, _check_lr, _get_scalar_dtype, _step_tensor,
-    _to_scalar, _use_grad_for_differentiable, _view_as_real,
+    _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adagrad", "adagrad"]
@@ -130,6 +130,6 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             grad = _view_as_real(grad)
             state_sum = _view_as_real(state_sum)
             param = _view_as_real(param)
-        state_sum.addcmul_(grad, grad, value=1)
+        _addcmul_(state_sum, grad, grad, 1)
         std = state_sum.sqrt().add_(eps)
-        param.addcdiv_(grad, std, value=-clr)
+        _addcdiv_(param, grad, std, -clr)

@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_fused_foreach, _get_scalar_dtype, _step_tensor, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adam", "adam"]
@@ -174,8 +174,8 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
         else:
             max_sq = max_exp_avg_sqs[i] if amsgrad else None
 
-        exp_avg.lerp_(grad, one_m_beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=one_m_beta2)
+        _lerp_(exp_avg, grad, one_m_beta1)
+        _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, one_m_beta2)
 
         step = step_t.item()
         bias_correction1 = 1 - beta1 ** step
@@ -187,4 +187,4 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
             denom = max_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
         else:
             denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
-        param.addcdiv_(exp_avg, denom, value=-step_size)
+        _addcdiv_(param, exp_avg, denom, -step_size)

@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adamax", "adamax"]
@@ -119,8 +119,8 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximiz
             grad = _view_as_real(grad)
             exp_avg = _view_as_real(exp_avg)
             exp_inf = _view_as_real(exp_inf)
-        exp_avg.lerp_(grad, 1 - beta1)
+        _lerp_(exp_avg, grad, 1 - beta1)
         ptcore.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
         bias_correction = 1 - beta1 ** step_t.item()
         clr = lr / bias_correction
-        param.addcdiv_(exp_avg, exp_inf, value=-clr)
+        _addcdiv_(param, exp_avg, exp_inf, -clr)

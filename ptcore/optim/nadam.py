@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["NAdam", "nadam"]
@@ -147,11 +147,11 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product *= mu
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        _lerp_(exp_avg, grad, 1 - beta1)
+        _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt()
         mu_product_value = mu_product.item()
         mu_product_next = mu_product_value * mu_next
         denom.add_(eps)
-        param.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_product_value)))
-        param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
+        _addcdiv_(param, grad, denom, (-lr * (1.0 - mu) / (1.0 - mu_product_value)))
+        _addcdiv_(param, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_product_next))

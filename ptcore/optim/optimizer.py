@@ -544,3 +544,34 @@ def _view_as_real(t):
     if t.dim() == 0:
         t = t.reshape(1)
     return t.view(_REAL_OF[t.dtype])
+
+
+# ptcore's fused three-operand kernels (lerp_, addcmul_, addcdiv_) are much
+# slower per element than its binary kernels; above this size the updates are
+# composed of binary ops (same formulas as PyTorch's kernels), below it the
+# single fused call has less Python overhead.
+_FUSED_MAX_NUMEL = 2048
+
+
+def _lerp_(a, b, w):
+    """``a.lerp_(b, w)`` for a Python float ``w``."""
+    if a.numel() < _FUSED_MAX_NUMEL:
+        return a.lerp_(b, w)
+    if -0.5 < w < 0.5:
+        return a.add_(b - a, alpha=w)
+    d = b - a
+    return ptcore.sub(b, d, alpha=1 - w, out=a)
+
+
+def _addcmul_(a, t1, t2, value):
+    """``a.addcmul_(t1, t2, value=value)``."""
+    if a.numel() < _FUSED_MAX_NUMEL:
+        return a.addcmul_(t1, t2, value=value)
+    return a.add_(t1 * t2, alpha=value)
+
+
+def _addcdiv_(a, t1, t2, value):
+    """``a.addcdiv_(t1, t2, value=value)``."""
+    if a.numel() < _FUSED_MAX_NUMEL:
+        return a.addcdiv_(t1, t2, value=value)
+    return a.add_(t1 / t2, alpha=value)

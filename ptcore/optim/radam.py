@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["RAdam", "radam"]
@@ -127,8 +127,8 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_de
                 param.mul_(1 - lr * weight_decay)
             else:
                 grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        _lerp_(exp_avg, grad, 1 - beta1)
+        _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         bias_corrected_exp_avg = exp_avg / bias_correction1

@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -134,12 +134,12 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             param = _view_as_real(param)
             grad = _view_as_real(grad)
             square_avg = _view_as_real(square_avg)
-        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        _addcmul_(square_avg.mul_(alpha), grad, grad, 1 - alpha)
         if centered:
             grad_avg = grad_avgs[i]
             if is_complex_param:
                 grad_avg = _view_as_real(grad_avg)
-            grad_avg.lerp_(grad, 1 - alpha)
+            _lerp_(grad_avg, grad, 1 - alpha)
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()
@@ -148,7 +148,7 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             buf = momentum_buffer_list[i]
             if is_complex_param:
                 buf = _view_as_real(buf)
-            buf.mul_(momentum).addcdiv_(grad, avg)
+            _addcdiv_(buf.mul_(momentum), grad, avg, 1)
             param.add_(buf, alpha=-lr)
         else:
-            param.addcdiv_(grad, avg, value=-lr)
+            _addcdiv_(param, grad, avg, -lr)
