@@ -3,7 +3,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_fused_foreach, _check_lr, _get_scalar_dtype, _step_tensor,
-    _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
+    _to_scalar, _use_grad_for_differentiable, _view_as_real, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adagrad", "adagrad"]

@@ -4,6 +4,7 @@ from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
+    _FUSED_MAX_NUMEL,
 )
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -140,7 +141,10 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             if is_complex_param:
                 grad_avg = _view_as_real(grad_avg)
             _lerp_(grad_avg, grad, 1 - alpha)
-            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            if square_avg.numel() < _FUSED_MAX_NUMEL:
+                avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            else:
+                avg = square_avg.sub(grad_avg * grad_avg).sqrt_()
         else:
             avg = square_avg.sqrt()
         avg = avg.add_(eps)

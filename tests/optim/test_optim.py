@@ -1,6 +1,5 @@
 """ptcore.optim against torch.optim: trajectories, state dicts, errors."""
 import copy
-import warnings
 
 import numpy as np
 import pytest
