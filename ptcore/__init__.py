@@ -164,3 +164,7 @@ def adjoint(input):
 
 
 del _os
+
+
+# --- subpackages (imported last: they use the namespace above) ---
+from ptcore import optim  # noqa: E402
