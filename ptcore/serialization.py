@@ -387,12 +387,12 @@ def _open_zip(fh, name, mm):
     names = zf.namelist()
     if "ptcore/data.json" in names:
         return arch, "ptcore"
-    pkls = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
-    if len(pkls) == 1:
-        return arch, ("torch", pkls[0][:-len("data.pkl")])
     if builtins.any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
         raise RuntimeError(f"ptcore.load: {name} is a TorchScript archive (torch.jit.save); "
                            "ptcore.load reads checkpoints written by torch.save only")
+    pkls = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+    if len(pkls) == 1:
+        return arch, ("torch", pkls[0][:-len("data.pkl")])
     raise RuntimeError(f"ptcore.load: {name} is a zip archive but not a checkpoint: it has "
                        "neither ptcore/data.json nor <archive>/data.pkl")
 
@@ -601,7 +601,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     if sys.byteorder != "little":   # pragma: no cover - no big-endian CI
         raise NotImplementedError("ptcore.save: big-endian hosts are not supported")
     enc = _Encoder()
-    root = enc.encode(obj)
+    try:
+        root = enc.encode(obj)
+    except RecursionError:
+        raise ValueError("ptcore.save: the object is nested too deeply to be saved") from None
     storages = [{"key": str(k), "nbytes": st.nbytes(), "location": str(st.device)}
                 for k, st in enumerate(enc.storages)]
     header = {"format": "ptcore", "version": FORMAT_VERSION, "byteorder": "little",
@@ -1171,8 +1174,11 @@ def _load_torch(arch, prefix, restore, encoding):
     up = _RestrictedUnpickler(io.BytesIO(data), persistent_load, encoding=encoding)
     try:
         result = up.load()
-    except pickle.UnpicklingError:
-        raise
+    except pickle.UnpicklingError as e:
+        if str(e).startswith("ptcore.load"):
+            raise
+        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
+                                     f"({e})") from None
     except _BadTensor as e:
         raise arch.error(f"corrupt {prefix}data.pkl: {e}") from None
     except (EOFError, IndexError, KeyError, ValueError, TypeError, struct.error,
