@@ -630,6 +630,34 @@ def test_torch_shared_storage_views_and_storages():
 
 
 @needs_torch
+def test_torch_tensor_and_parameter_attributes():
+    t = torch.arange(3.0)
+    t.note = "kept"
+    p = torch.nn.Parameter(torch.ones(2))
+    p.tag = 7
+    r = load_bytes(torch_saved({"t": t, "p": p}))
+    assert_matches_torch(r["t"], t)
+    assert_matches_torch(r["p"], p)
+    assert r["t"].note == "kept" and r["p"].tag == 7
+
+
+def test_tensor_state_cannot_shadow_methods():
+    args = tup(storage_pid(), i(0), tup(i(4)), tup(i(1)), b"\x89",
+               g("collections", "OrderedDict") + b")R")
+    for name in ("numpy", "__class__", "__dict__"):
+        pkl = (b"\x80\x02" + g("torch._tensor", "_rebuild_from_type_v2") +
+               tup(g("torch._utils", "_rebuild_tensor_v2"), g("torch", "Tensor"), args,
+                   b"}" + s(name) + i(1) + b"s") + b"R.")
+        with pytest.raises(pickle.UnpicklingError, match=f"refusing to set attribute '{name}'"):
+            load_bytes(torch_zip(pkl, FOUR_FLOATS))
+    ok = (b"\x80\x02" + g("torch._tensor", "_rebuild_from_type_v2") +
+          tup(g("torch._utils", "_rebuild_tensor_v2"), g("torch", "Tensor"), args,
+              b"}" + s("label") + i(1) + b"s") + b"R.")
+    r = load_bytes(torch_zip(ok, FOUR_FLOATS))
+    assert r.label == 1 and r.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@needs_torch
 def test_torch_typed_storage_toplevel():
     import warnings
     x = torch.arange(4, dtype=torch.int16)
