@@ -221,6 +221,8 @@ def _check_tensor_geometry(what, nbytes, dt, shape, stride, offset):
         raise _BadTensor(f"{what}: negative stride in {stride} (not supported)")
     if offset < 0:
         raise _BadTensor(f"{what}: negative storage offset {offset}")
+    if builtins.any(v >= 1 << 62 for v in shape + stride):
+        raise _BadTensor(f"{what}: shape {shape} or stride {stride} is too large")
     numel = 1
     for s in shape:
         numel *= s
@@ -494,7 +496,7 @@ class _Encoder:
 
     def encode(self, obj):
         if obj is None or isinstance(obj, (builtins.bool, str)):
-            return str(obj) if isinstance(obj, str) and type(obj) is not str else obj
+            return str.__str__(obj) if isinstance(obj, str) and type(obj) is not str else obj
         if isinstance(obj, builtins.int):
             return builtins.int(obj)
         if isinstance(obj, builtins.float):
@@ -718,7 +720,7 @@ class _Decoder:
                     if type(attrs) is not dict:
                         raise self.err("odict attrs must be an object")
                     for k, a in attrs.items():
-                        if k.startswith("__"):
+                        if k.startswith("__") or hasattr(collections.OrderedDict, k):
                             raise self.err(f"refusing attribute {k!r}")
                         out.__dict__[k] = self.decode(a)
                 return out

@@ -465,6 +465,8 @@ def test_wrong_magic_and_empty_files(tmp_path):
     (lambda h: h["tensors"][0].update(shape=[2.5]), "list of ints"),
     (lambda h: h["tensors"][0].update(shape=[True]), "list of ints"),
     (lambda h: h["tensors"][0].update(shape=[1 << 62], stride=[0]), "too large"),
+    (lambda h: h["tensors"][0].update(shape=[0, 1 << 70], stride=[1, 1]), "too large"),
+    (lambda h: h["tensors"][0].update(shape=[1], stride=[1 << 70]), "too large"),
     (lambda h: h["tensors"][0].update(shape=[1] * 65, stride=[1] * 65), "dimensions"),
     (lambda h: h["tensors"][0].update(offset=2 ** 80), "need a storage"),
     (lambda h: h["tensors"][0].update(dtype="float128"), "unknown dtype"),
@@ -480,6 +482,8 @@ def test_wrong_magic_and_empty_files(tmp_path):
     (lambda h: h.update(root={"x": 1}), "unknown value tag"),
     (lambda h: h.update(root={"$": "dict", "items": [[[1], 2]]}), "unhashable"),
     (lambda h: h.update(root={"$": "odict", "items": [], "attrs": {"__class__": 1}}),
+     "refusing attribute"),
+    (lambda h: h.update(root={"$": "odict", "items": [], "attrs": {"keys": 1}}),
      "refusing attribute"),
     (lambda h: h.update(root={"$": "bytes", "b64": "***"}), "base64"),
     (lambda h: h.update(root={"$": "dtype", "name": "__class__"}), "unknown dtype"),
@@ -896,7 +900,7 @@ def test_malicious_or_broken_pickles(pkl, match):
 
 @pytest.mark.parametrize("offset, size, stride", [
     (0, (5,), (1,)), (4, (1,), (1,)), (0, (2, 2), (3, 1)), (-1, (1,), (1,)),
-    (0, (2,), (-1,)), (2 ** 70, (1,), (1,)), (0, (1 << 62,), (0,)),
+    (0, (2,), (-1,)), (2 ** 70, (1,), (1,)), (0, (1 << 62,), (0,)), (0, (0, 2 ** 70), (1, 1)),
 ])
 def test_out_of_bounds_tensor_records_are_refused(offset, size, stride):
     pkl = b"\x80\x02" + rebuild_v2(storage_pid(), offset, size, stride) + b"."

@@ -117,7 +117,7 @@ def _parse(buf_len, head):
         if dt not in _BITS:
             raise _header_error(f"InvalidHeaderDeserialization: tensor {name!r} has unknown "
                                 f"dtype {dt!r}")
-        if type(shape) is not list or not builtins.all(type(s) is int and s >= 0
+        if type(shape) is not list or not builtins.all(type(s) is int and 0 <= s < 1 << 62
                                                        for s in shape):
             raise _header_error(f"InvalidHeaderDeserialization: tensor {name!r} has invalid "
                                 f"shape {shape!r}")

@@ -331,8 +331,10 @@ def header_bytes(obj, raw=None):
      "InvalidOffset"),
     (header_bytes({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}) + b"\0" * 8,
      "TensorInvalidInfo"),
-    (header_bytes({"a": {"dtype": "F32", "shape": [2 ** 62, 2 ** 62], "data_offsets": [0, 8]}})
+    (header_bytes({"a": {"dtype": "F32", "shape": [2 ** 61, 2 ** 61], "data_offsets": [0, 8]}})
      + b"\0" * 8, "TensorInvalidInfo"),
+    (header_bytes({"a": {"dtype": "F32", "shape": [0, 2 ** 70], "data_offsets": [0, 0]}}),
+     "invalid shape"),
     (header_bytes({"a": {"dtype": "F32", "shape": [1] * 65, "data_offsets": [0, 4]}})
      + b"\0" * 4, "dimensions"),
     (header_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}) + b"\0" * 4,
