@@ -940,3 +940,41 @@ def test_requires_grad_on_integer_tensor_is_an_error():
 def test_module_exports():
     assert ptcore.save is serialization.save and ptcore.load is serialization.load
     assert pathlib.Path(serialization.__file__).name == "serialization.py"
+
+
+@needs_torch
+def test_fuzzed_torch_pickles_fail_cleanly():
+    import random
+    m = torch.nn.Linear(3, 2)
+    blob = torch_saved({"sd": m.state_dict(), "x": torch.arange(10.0)[2:], "p": m.weight,
+                        "n": [1, 2.5, "a", (3, None)], "b": b"xy"})
+    pkl = zipfile.ZipFile(io.BytesIO(blob)).read("archive/data.pkl")
+    rng = random.Random(0)
+    for _ in range(300):
+        bad = bytearray(pkl)
+        for _ in range(rng.randint(1, 4)):
+            bad[rng.randrange(len(bad))] = rng.randrange(256)
+        if rng.random() < 0.2:
+            bad = bad[:rng.randrange(len(bad))]
+        z = rewrite_zip(blob, lambda n, d: bytes(bad) if n == "archive/data.pkl" else d)
+        try:
+            load_bytes(z)
+        except (RuntimeError, pickle.UnpicklingError):
+            pass
+
+
+def test_fuzzed_ptcore_headers_fail_cleanly():
+    import random
+    blob = saved_bytes({"a": ptcore.arange(10.0), "v": [1, (2, "x")],
+                        "o": collections.OrderedDict(k=ptcore.ones(2))})
+    js = zipfile.ZipFile(io.BytesIO(blob)).read("ptcore/data.json")
+    rng = random.Random(1)
+    for _ in range(300):
+        bad = bytearray(js)
+        for _ in range(rng.randint(1, 3)):
+            bad[rng.randrange(len(bad))] = rng.choice(b'0123456789-[]{}",:.e$ntf')
+        z = rewrite_zip(blob, lambda n, d: bytes(bad) if n == "ptcore/data.json" else d)
+        try:
+            load_bytes(z)
+        except RuntimeError:
+            pass
