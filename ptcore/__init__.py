@@ -39,6 +39,7 @@ from ptcore._random_api import (
 )
 from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
 from ptcore import cuda, testing
+from ptcore.serialization import save, load
 
 # The operator library: each area module exports its public functions through
 # __all__ and the Tensor methods it provides through _TENSOR_METHODS.
