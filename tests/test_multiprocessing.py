@@ -205,3 +205,30 @@ def test_shared_values_match_torch():
     tt = torch.from_numpy(a.copy()).share_memory_()
     np.testing.assert_array_equal(t.numpy(), tt.numpy())
     assert t.is_shared() == tt.is_shared()
+
+
+def test_hogwild_example_accuracy():
+    """examples/hogwild.py: 2 Hogwild processes reach the accuracy of one process."""
+    pytest.importorskip("sklearn")
+    try:
+        from ptcore import nn, optim
+        nn.Linear, nn.CrossEntropyLoss, nn.Module, optim.SGD  # noqa: B018
+        x = ptcore.ones(1, requires_grad=True)
+        (x * 2).sum().backward()
+    except Exception as e:  # nn/optim/autograd not there yet
+        pytest.skip(f"examples/hogwild.py needs nn, optim and autograd: {e}")
+    import importlib.util
+    import sys
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "examples" / "hogwild.py"
+    spec = importlib.util.spec_from_file_location("hogwild_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    argv = sys.argv
+    sys.argv = ["hogwild.py", "--procs", "2", "--epochs", "10", "--start-method", "fork"]
+    try:
+        acc1, accn = mod.main()
+    finally:
+        sys.argv = argv
+    assert acc1 > 0.9
+    assert accn > acc1 - 0.03
