@@ -52,14 +52,41 @@ class _Ctx:
         pass
 
 
+_CAPTURE = []      # record lists of the pre-autograd shim (tests only)
+
 try:
     from ptcore.autograd import Function as _Function
+    _HAVE_AUTOGRAD = True
 except ImportError:     # the autograd engine is not there yet: forward only
+    _HAVE_AUTOGRAD = False
+
     class _Function:
+        """Stand-in for ``ptcore.autograd.Function`` until the engine lands:
+        runs ``forward``; inside :func:`_capture` it records
+        ``(cls, ctx, args, output)`` so that tests can run ``backward``."""
+
         @classmethod
         def apply(cls, *args):
-            needs = tuple(isinstance(a, _TensorBase) and a.requires_grad for a in args)
-            return cls.forward(_Ctx(needs), *args)
+            cap = bool(_CAPTURE)
+            needs = tuple(isinstance(a, _TensorBase) and (cap or a.requires_grad) for a in args)
+            ctx = _Ctx(needs)
+            out = cls.forward(ctx, *args)
+            if cap:
+                _CAPTURE[-1].append((cls, ctx, args, out))
+            return out
+
+
+class _capture:
+    """Record the Functions applied inside the block (pre-autograd shim only)."""
+
+    def __enter__(self):
+        self.records = []
+        _CAPTURE.append(self.records)
+        return self.records
+
+    def __exit__(self, *exc):
+        _CAPTURE.pop()
+        return False
 
 
 def _run_with_ctx(fn_cls, *args):
