@@ -8,12 +8,14 @@ Structure
   ``ptcore.nn.functional`` reshapes).  Tensors are C-contiguous
   ``(N, C, D, H, W)`` and of one floating dtype; the Python layer validated
   every shape, stride, padding and dilation, so the loops trust their inputs.
-* Convolution is im2col + GEMM, one sample at a time: ``_im2col`` writes the
-  ``(C*kd*kh*kw, OD*OH*OW)`` column matrix of one sample (zeros where the
-  window reads padding), then one BLAS ``gemm`` per group multiplies the
-  group's weight rows with its block of column rows straight into the output
-  sample.  A 1x1x1 kernel with unit stride and no padding multiplies the
-  input itself.  The three primitives are
+* Convolution is im2col + GEMM over chunks of samples: ``_im2col`` writes
+  the ``(C*kd*kh*kw, OD*OH*OW)`` column block of each sample of the chunk
+  side by side (zeros where the window reads padding), then one BLAS
+  ``gemm`` per group multiplies the group's weight rows with its block of
+  column rows; the chunk holds ``_gemm_cols // L`` samples (at least one) so
+  small images still give wide GEMMs.  A one-sample chunk writes straight
+  into the output; a 1x1x1 kernel with unit stride, no padding and equal
+  sizes multiplies the input itself.  The three primitives are
 
   - ``conv_forward``        y = W (*) x (+ bias)
   - ``conv_backward_input`` gx = col2im(W^T gy) (+ bias): also the forward of
@@ -99,8 +101,10 @@ cdef inline void _ow_range(Py_ssize_t off, Py_ssize_t sw, Py_ssize_t W, Py_ssize
     hi[0] = b
 
 
-cdef void _im2col_channel(const flt* xc, flt* col, const Geo* g, Py_ssize_t c) noexcept nogil:
-    """Rows of input channel ``c`` (already offset into ``xc``) of the column matrix."""
+cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
+                          Py_ssize_t c) noexcept nogil:
+    """Rows of input channel ``c`` (already offset into ``xc``) of the column
+    matrix; rows are ``ld`` elements apart."""
     cdef Py_ssize_t L = g.OD * g.OH * g.OW
     cdef Py_ssize_t a, b, e, od, oh, ow, idd, ih, off, lo, hi
     cdef flt* row
@@ -109,7 +113,7 @@ cdef void _im2col_channel(const flt* xc, flt* col, const Geo* g, Py_ssize_t c) n
     for a in range(g.kd):
         for b in range(g.kh):
             for e in range(g.kw):
-                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * L
+                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
                 off = e * g.dw - g.pw
                 _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
                 for od in range(g.OD):
@@ -136,8 +140,9 @@ cdef void _im2col_channel(const flt* xc, flt* col, const Geo* g, Py_ssize_t c) n
                             memset(dst + hi, 0, (g.OW - hi) * sizeof(flt))
 
 
-cdef void _col2im_channel(flt* xc, const flt* col, const Geo* g, Py_ssize_t c) noexcept nogil:
-    """Accumulate the rows of input channel ``c`` into its plane ``xc``."""
+cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
+                          Py_ssize_t c) noexcept nogil:
+    """Accumulate the rows (``ld`` apart) of input channel ``c`` into its plane ``xc``."""
     cdef Py_ssize_t L = g.OD * g.OH * g.OW
     cdef Py_ssize_t a, b, e, od, oh, ow, idd, ih, off, lo, hi
     cdef const flt* row
@@ -146,7 +151,7 @@ cdef void _col2im_channel(flt* xc, const flt* col, const Geo* g, Py_ssize_t c) n
     for a in range(g.kd):
         for b in range(g.kh):
             for e in range(g.kw):
-                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * L
+                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
                 off = e * g.dw - g.pw
                 _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
                 if hi <= lo:
@@ -169,19 +174,19 @@ cdef void _col2im_channel(flt* xc, const flt* col, const Geo* g, Py_ssize_t c) n
                                 dst[ow * g.sw] += s[ow]
 
 
-cdef void _im2col(const flt* x, flt* col, const Geo* g, int nth) noexcept nogil:
+cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth) noexcept nogil:
     cdef Py_ssize_t c
     cdef Py_ssize_t plane = g.D * g.H * g.W
     cdef Py_ssize_t per = g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
-            _im2col_channel(x + c * plane, col, g, c)
+            _im2col_channel(x + c * plane, col, ld, g, c)
     else:
         for c in range(g.C):
-            _im2col_channel(x + c * plane, col, g, c)
+            _im2col_channel(x + c * plane, col, ld, g, c)
 
 
-cdef void _col2im(flt* x, const flt* col, const Geo* g, int nth) noexcept nogil:
+cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth) noexcept nogil:
     """x (C, D, H, W) is zeroed, then accumulated from col."""
     cdef Py_ssize_t c
     cdef Py_ssize_t plane = g.D * g.H * g.W
@@ -189,16 +194,17 @@ cdef void _col2im(flt* x, const flt* col, const Geo* g, int nth) noexcept nogil:
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
             memset(x + c * plane, 0, plane * sizeof(flt))
-            _col2im_channel(x + c * plane, col, g, c)
+            _col2im_channel(x + c * plane, col, ld, g, c)
     else:
         for c in range(g.C):
             memset(x + c * plane, 0, plane * sizeof(flt))
-            _col2im_channel(x + c * plane, col, g, c)
+            _col2im_channel(x + c * plane, col, ld, g, c)
 
 
 cdef inline bint _is_pointwise(const Geo* g) noexcept nogil:
     return (g.kd == 1 and g.kh == 1 and g.kw == 1 and g.sd == 1 and g.sh == 1 and g.sw == 1
-            and g.pd == 0 and g.ph == 0 and g.pw == 0)
+            and g.pd == 0 and g.ph == 0 and g.pw == 0
+            and g.OD == g.D and g.OH == g.H and g.OW == g.W)
 
 
 cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcept nogil:
@@ -210,35 +216,89 @@ cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcep
             y[c * L + i] += v
 
 
+cdef Py_ssize_t _gemm_cols = 2048     # target GEMM width: samples per GEMM = this / L
+
+
+def _set_gemm_cols(Py_ssize_t n):
+    """Tuning knob: samples are batched into one GEMM until it has ``n`` columns."""
+    global _gemm_cols
+    if n < 1 or n > 1 << 30:
+        raise ValueError("gemm columns must be in [1, 2**30]")
+    _gemm_cols = n
+
+
+cdef inline Py_ssize_t _chunk(Py_ssize_t N, Py_ssize_t L) noexcept nogil:
+    cdef Py_ssize_t nb = _gemm_cols // L
+    if nb < 1:
+        nb = 1
+    if nb > N:
+        nb = N
+    return nb
+
+
+cdef void _gather(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssize_t L) noexcept nogil:
+    """dst (R, m*L) <- src (m, R, L)."""
+    cdef Py_ssize_t j, r
+    for j in range(m):
+        for r in range(R):
+            memcpy(dst + r * m * L + j * L, src + (j * R + r) * L, L * sizeof(flt))
+
+
+cdef void _scatter(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssize_t L) noexcept nogil:
+    """dst (m, R, L) <- src (R, m*L)."""
+    cdef Py_ssize_t j, r
+    for j in range(m):
+        for r in range(R):
+            memcpy(dst + (j * R + r) * L, src + r * m * L + j * L, L * sizeof(flt))
+
+
 cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
                   const Geo* g, int nth) noexcept nogil:
+    """y (N, OC, L) = W cols(x) (+ bias); ``nb`` samples share one GEMM of
+    ``nb * L`` columns (the column matrix of the chunk is (C*K, nb*L))."""
     cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
-    cdef Py_ssize_t n, gi
+    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
-    cdef flt* col = NULL
+    cdef flt* col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+                                 * sizeof(flt))
+    cdef flt* tmp
     cdef const flt* cp
-    if not pw:
-        col = <flt*>malloc(g.C * KK * L * sizeof(flt))
-        if col == NULL:
-            return -1
-    for n in range(N):
-        if pw:
-            cp = x + n * g.C * L
-        else:
-            _im2col(x + n * g.C * g.D * g.H * g.W, col, g, nth)
+    cdef flt* out
+    if col == NULL:
+        return -1
+    tmp = col + g.C * KK * nb * L
+    n0 = 0
+    while n0 < N:
+        m = nb if N - n0 > nb else N - n0
+        LD = m * L
+        if pw and m == 1:
+            cp = x + n0 * g.C * P
+        elif pw:
+            _gather(col, x + n0 * g.C * P, m, g.C, L)
             cp = col
+        else:
+            for j in range(m):
+                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth)
+            cp = col
+        out = y + n0 * g.OC * L if m == 1 else tmp
         for gi in range(g.G):
             if CgKK == 0:
-                memset(y + n * g.OC * L + gi * OCg * L, 0, OCg * L * sizeof(flt))
+                memset(out + gi * OCg * LD, 0, OCg * LD * sizeof(flt))
                 continue
-            _gemm(CH_N, CH_N, <blas_int>L, <blas_int>OCg, <blas_int>CgKK, <flt>1,
-                  <flt*>cp + gi * CgKK * L, <blas_int>L, <flt*>w + gi * OCg * CgKK,
-                  <blas_int>CgKK, <flt>0, y + n * g.OC * L + gi * OCg * L, <blas_int>L)
+            _gemm(CH_N, CH_N, <blas_int>LD, <blas_int>OCg, <blas_int>CgKK, <flt>1,
+                  <flt*>cp + gi * CgKK * LD, <blas_int>LD, <flt*>w + gi * OCg * CgKK,
+                  <blas_int>CgKK, <flt>0, out + gi * OCg * LD, <blas_int>LD)
+        if m > 1:
+            _scatter(y + n0 * g.OC * L, tmp, m, g.OC, L)
         if bias != NULL:
-            _add_bias(y + n * g.OC * L, bias, g.OC, L)
+            for j in range(m):
+                _add_bias(y + (n0 + j) * g.OC * L, bias, g.OC, L)
+        n0 += m
     free(col)
     return 0
 
@@ -251,28 +311,44 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
     cdef Py_ssize_t plane = g.D * g.H * g.W
-    cdef Py_ssize_t n, gi
+    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
-    cdef flt* col = NULL
+    cdef flt* col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+                                 * sizeof(flt))
+    cdef flt* gbuf
     cdef flt* cp
-    if not pw:
-        col = <flt*>malloc(g.C * KK * L * sizeof(flt))
-        if col == NULL:
-            return -1
-    for n in range(N):
-        cp = gx + n * g.C * plane if pw else col
+    cdef const flt* gp
+    if col == NULL:
+        return -1
+    gbuf = col + g.C * KK * nb * L
+    n0 = 0
+    while n0 < N:
+        m = nb if N - n0 > nb else N - n0
+        LD = m * L
+        if m == 1:
+            gp = gy + n0 * g.OC * L
+        else:
+            _gather(gbuf, gy + n0 * g.OC * L, m, g.OC, L)
+            gp = gbuf
+        cp = gx + n0 * g.C * plane if (pw and m == 1) else col
         for gi in range(g.G):
             if OCg == 0:
-                memset(cp + gi * CgKK * L, 0, CgKK * L * sizeof(flt))
+                memset(cp + gi * CgKK * LD, 0, CgKK * LD * sizeof(flt))
                 continue
-            _gemm(CH_N, CH_T, <blas_int>L, <blas_int>CgKK, <blas_int>OCg, <flt>1,
-                  <flt*>gy + n * g.OC * L + gi * OCg * L, <blas_int>L,
+            _gemm(CH_N, CH_T, <blas_int>LD, <blas_int>CgKK, <blas_int>OCg, <flt>1,
+                  <flt*>gp + gi * OCg * LD, <blas_int>LD,
                   <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
-                  cp + gi * CgKK * L, <blas_int>L)
-        if not pw:
-            _col2im(gx + n * g.C * plane, col, g, nth)
+                  cp + gi * CgKK * LD, <blas_int>LD)
+        if pw and m > 1:
+            _scatter(gx + n0 * g.C * plane, col, m, g.C, L)
+        elif not pw:
+            for j in range(m):
+                _col2im(gx + (n0 + j) * g.C * plane, col + j * L, LD, g, nth)
         if bias != NULL:
-            _add_bias(gx + n * g.C * plane, bias, g.C, plane)
+            for j in range(m):
+                _add_bias(gx + (n0 + j) * g.C * plane, bias, g.C, plane)
+        n0 += m
     free(col)
     return 0
 
@@ -281,31 +357,49 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
                           const Geo* g, int nth) noexcept nogil:
     """gw (OC, C/G, kd, kh, kw) = sum_n gy_n cols(x_n)^T (overwritten)."""
     cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
-    cdef Py_ssize_t n, gi
+    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
-    cdef flt* col = NULL
+    cdef flt* col
+    cdef flt* gbuf
     cdef const flt* cp
+    cdef const flt* gp
     memset(gw, 0, g.OC * CgKK * sizeof(flt))
     if L == 0 or CgKK == 0 or OCg == 0:
         return 0
-    if not pw:
-        col = <flt*>malloc(g.C * KK * L * sizeof(flt))
-        if col == NULL:
-            return -1
-    for n in range(N):
-        if pw:
-            cp = x + n * g.C * L
+    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+                       * sizeof(flt))
+    if col == NULL:
+        return -1
+    gbuf = col + g.C * KK * nb * L
+    n0 = 0
+    while n0 < N:
+        m = nb if N - n0 > nb else N - n0
+        LD = m * L
+        if m == 1:
+            gp = gy + n0 * g.OC * L
         else:
-            _im2col(x + n * g.C * g.D * g.H * g.W, col, g, nth)
+            _gather(gbuf, gy + n0 * g.OC * L, m, g.OC, L)
+            gp = gbuf
+        if pw and m == 1:
+            cp = x + n0 * g.C * P
+        elif pw:
+            _gather(col, x + n0 * g.C * P, m, g.C, L)
+            cp = col
+        else:
+            for j in range(m):
+                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth)
             cp = col
         for gi in range(g.G):
-            _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>L, <flt>1,
-                  <flt*>cp + gi * CgKK * L, <blas_int>L,
-                  <flt*>gy + n * g.OC * L + gi * OCg * L, <blas_int>L, <flt>1,
+            _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>LD, <flt>1,
+                  <flt*>cp + gi * CgKK * LD, <blas_int>LD,
+                  <flt*>gp + gi * OCg * LD, <blas_int>LD, <flt>1,
                   gw + gi * OCg * CgKK, <blas_int>CgKK)
+        n0 += m
     free(col)
     return 0
 
@@ -469,15 +563,16 @@ def unfold_into(_TensorBase x, _TensorBase col, tuple out_size, tuple kernel, tu
     cdef Py_ssize_t N = x._shape[0], n
     cdef Py_ssize_t plane = g.C * g.D * g.H * g.W
     cdef Py_ssize_t csz = g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
     cdef int nth = get_num_threads()
     cdef char* px = x._ptr()
     cdef char* pc = col._ptr()
     with nogil:
         for n in range(N):
             if num == PT_FLOAT32:
-                _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, &g, nth)
+                _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth)
             else:
-                _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, &g, nth)
+                _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth)
     return col
 
 
@@ -500,15 +595,16 @@ def fold_into(_TensorBase col, _TensorBase x, tuple out_size, tuple kernel, tupl
     cdef Py_ssize_t N = x._shape[0], n
     cdef Py_ssize_t plane = g.C * g.D * g.H * g.W
     cdef Py_ssize_t csz = g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
     cdef int nth = get_num_threads()
     cdef char* px = x._ptr()
     cdef char* pc = col._ptr()
     with nogil:
         for n in range(N):
             if num == PT_FLOAT32:
-                _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, &g, nth)
+                _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth)
             else:
-                _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, &g, nth)
+                _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth)
     return x
 
 

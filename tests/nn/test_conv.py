@@ -312,3 +312,27 @@ def test_conv_module_argument_errors():
         nn.Conv2d(4, 4, 3, padding_mode="bogus")
     with pytest.raises(ValueError):
         nn.ConvTranspose2d(4, 4, 3, padding_mode="reflect")
+
+
+@needs_torch
+@pytest.mark.parametrize("cols", [1, 100, 2048])
+@pytest.mark.parametrize("k", [1, 3])
+def test_conv_sample_chunking(cols, k):
+    """Samples batched into one GEMM (full, partial and single-sample chunks)."""
+    from ptcore.nn.functional import _conv as mod
+    K = mod._kernels()
+    K._set_gemm_cols(cols)
+    try:
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((5, 4, 6, 7))
+        w = rng.standard_normal((6, 2, k, k))
+        b = rng.standard_normal(6)
+        _check(lambda *a: F.conv2d(*a, groups=2),
+               lambda *a: torch.nn.functional.conv2d(*a, groups=2), [x, w, b], np.float64)
+        wt = rng.standard_normal((4, 3, k, k))
+        bt = rng.standard_normal(3)
+        _check(lambda *a: F.conv_transpose2d(*a, 1, 0, 1, 1, 2),
+               lambda *a: torch.nn.functional.conv_transpose2d(*a, 1, 0, 1, 1, 2),
+               [x, wt, bt], np.float64)
+    finally:
+        K._set_gemm_cols(2048)
