@@ -128,16 +128,19 @@ cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
                             memset(dst, 0, g.OW * sizeof(flt))
                             continue
                         src = xc + (idd * g.H + ih) * g.W + off
-                        if lo > 0:
-                            memset(dst, 0, lo * sizeof(flt))
+                        for ow in range(lo):
+                            dst[ow] = 0
                         if g.sw == 1:
-                            if hi > lo:
+                            if hi - lo >= 32:
                                 memcpy(dst + lo, src + lo, (hi - lo) * sizeof(flt))
+                            else:
+                                for ow in range(lo, hi):
+                                    dst[ow] = src[ow]
                         else:
                             for ow in range(lo, hi):
                                 dst[ow] = src[ow * g.sw]
-                        if hi < g.OW:
-                            memset(dst + hi, 0, (g.OW - hi) * sizeof(flt))
+                        for ow in range(hi, g.OW):
+                            dst[ow] = 0
 
 
 cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
@@ -216,7 +219,7 @@ cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcep
             y[c * L + i] += v
 
 
-cdef Py_ssize_t _gemm_cols = 2048     # target GEMM width: samples per GEMM = this / L
+cdef Py_ssize_t _gemm_cols = 1024     # target GEMM width: samples per GEMM = this / L
 
 
 def _set_gemm_cols(Py_ssize_t n):

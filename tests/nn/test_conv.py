@@ -335,4 +335,4 @@ def test_conv_sample_chunking(cols, k):
                lambda *a: torch.nn.functional.conv_transpose2d(*a, 1, 0, 1, 1, 2),
                [x, wt, bt], np.float64)
     finally:
-        K._set_gemm_cols(2048)
+        K._set_gemm_cols(1024)
