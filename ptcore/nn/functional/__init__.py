@@ -6,3 +6,6 @@ from ptcore.nn.functional._activation import *  # noqa: F401,F403
 from ptcore.nn.functional._linear import *  # noqa: F401,F403
 from ptcore.nn.functional._dropout import *  # noqa: F401,F403
 from ptcore.nn.functional._sparse import *  # noqa: F401,F403
+from ptcore.nn.functional._conv import *  # noqa: F401,F403
+from ptcore.nn.functional._pool import *  # noqa: F401,F403
+from ptcore.nn.functional._vision import *  # noqa: F401,F403

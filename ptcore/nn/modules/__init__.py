@@ -14,3 +14,20 @@ from ptcore.nn.modules.dropout import (  # noqa: F401
 )
 from ptcore.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from ptcore.nn.modules.sparse import Embedding  # noqa: F401
+from ptcore.nn.modules.conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+)
+from ptcore.nn.modules.pooling import (  # noqa: F401
+    MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    LPPool1d, LPPool2d,
+)
+from ptcore.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from ptcore.nn.modules.upsampling import (  # noqa: F401
+    Upsample, UpsamplingNearest2d, UpsamplingBilinear2d,
+)
+from ptcore.nn.modules.padding import (  # noqa: F401
+    ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+    ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
+)
