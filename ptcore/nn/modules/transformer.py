@@ -207,12 +207,12 @@ class TransformerDecoder(Module):
 
 
 def _activation_kind(activation):
-    from ptcore.nn.modules import activation as _act
-    relu_cls = getattr(_act, "ReLU", ())
-    gelu_cls = getattr(_act, "GELU", ())
-    if activation is F.relu or (relu_cls and isinstance(activation, relu_cls)):
+    import ptcore.nn as _nn
+    relu_cls = getattr(_nn, "ReLU", None)
+    gelu_cls = getattr(_nn, "GELU", None)
+    if activation is F.relu or (relu_cls is not None and isinstance(activation, relu_cls)):
         return 1
-    if activation is F.gelu or (gelu_cls and isinstance(activation, gelu_cls)):
+    if activation is F.gelu or (gelu_cls is not None and isinstance(activation, gelu_cls)):
         return 2
     return 0
 
