@@ -6,3 +6,7 @@ from ptcore.nn.functional._activation import *  # noqa: F401,F403
 from ptcore.nn.functional._linear import *  # noqa: F401,F403
 from ptcore.nn.functional._dropout import *  # noqa: F401,F403
 from ptcore.nn.functional._sparse import *  # noqa: F401,F403
+from ptcore.nn.functional._rnn import *  # noqa: F401,F403
+from ptcore.nn.functional._attention import *  # noqa: F401,F403
+from ptcore.nn.functional._ctc import *  # noqa: F401,F403
+from ptcore.nn.functional._embedding_bag import *  # noqa: F401,F403
