@@ -225,8 +225,8 @@ def _nll_nd(input, target, weight, enum, ignore_index):
         target = target.to(_pt.int64)
     ignored = None
     if target.numel() > 0:
-        tmin = builtins.int(target.min().item())
-        tmax = builtins.int(target.max().item())
+        lo, hi = _pt.aminmax(target)
+        tmin, tmax = builtins.int(lo.item()), builtins.int(hi.item())
         if tmin <= ignore_index <= tmax:
             ignored = target == ignore_index
             target = _pt.where(ignored, 0, target)
