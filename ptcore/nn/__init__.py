@@ -1,1 +1,4 @@
-"""ptcore.nn (see the issue tracker: work in progress)."""
+"""ptcore.nn: neural-network modules, functional ops and initialisers (``torch.nn``)."""
+from ptcore.nn.parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer  # noqa: F401
+from ptcore.nn.modules import *  # noqa: F401,F403
+from ptcore.nn import functional, init, utils  # noqa: F401

@@ -1,4 +1,11 @@
-"""ptcore.nn.functional."""
+"""``ptcore.nn.functional``: functional forms of the layers (``torch.nn.functional``).
+
+Each private module below has an ``__all__``; helpers append their own import line.
+"""
+from ptcore.nn.functional._activation import *  # noqa: F401,F403
+from ptcore.nn.functional._linear import *  # noqa: F401,F403
+from ptcore.nn.functional._dropout import *  # noqa: F401,F403
+from ptcore.nn.functional._sparse import *  # noqa: F401,F403
 from ptcore.nn.functional._loss import *  # noqa: F401,F403
 from ptcore.nn.functional._norm import *  # noqa: F401,F403
 from ptcore.nn.functional._distance import *  # noqa: F401,F403

@@ -1,0 +1,2 @@
+"""Work in progress."""
+__all__ = []

@@ -1,0 +1,1 @@
+"""``ptcore.nn.init`` (work in progress)."""

@@ -1,0 +1,202 @@
+"""``ptcore.nn.Parameter`` and ``ptcore.nn.Buffer`` (as ``torch.nn.parameter``)."""
+from collections import OrderedDict
+
+import ptcore
+from ptcore.tensor import Tensor
+from ptcore._tensor import _TensorBase
+
+__all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer",
+           "UninitializedBuffer", "UninitializedTensorMixin"]
+
+
+def _new_subclass_instance(cls, data, requires_grad):
+    # A ``cls`` instance sharing ``data``'s storage.  ``_TensorBase.__new__`` is the
+    # C-level allocator, so no Python ``__new__`` runs (the core's own
+    # ``_make_subclass`` calls ``tp_new`` with no arguments).
+    t = _TensorBase.__new__(cls)
+    ptcore._C._set_data(t, data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+class _TensorSubclassMeta(type):
+    """Metaclass of Parameter/Buffer: ``Cls(...)`` builds through ``Cls._construct``.
+
+    Construction happens here rather than in ``__new__`` because the tensor core
+    allocates subclass instances through ``tp_new`` with no arguments.  It also
+    makes ``isinstance(t, Parameter)`` true for tensors flagged ``_is_param`` (and
+    ``isinstance(t, Buffer)`` for ``_is_buffer``), as torch.
+    """
+
+    def __call__(cls, *args, **kwargs):
+        return cls._construct(*args, **kwargs)
+
+    def __instancecheck__(self, instance):
+        if self is Parameter and isinstance(instance, _TensorBase) and \
+                getattr(instance, "_is_param", False):
+            return True
+        if self is Buffer and isinstance(instance, _TensorBase) and \
+                getattr(instance, "_is_buffer", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_TensorSubclassMeta):
+    """A Tensor that is a module parameter (``torch.nn.Parameter``).
+
+    Assigning a ``Parameter`` as a :class:`Module` attribute registers it in the
+    module's parameters.  The parameter shares storage with ``data``.
+
+    Parameters
+    ----------
+    data : Tensor, optional
+        Parameter tensor (default: an empty float tensor).
+    requires_grad : bool, optional
+        Whether the parameter requires gradient (default ``True``; not affected
+        by ``no_grad``).
+    """
+
+    __module__ = "ptcore.nn.parameter"
+
+    @classmethod
+    def _construct(cls, data=None, requires_grad=True):
+        if data is None:
+            data = ptcore.empty(0)
+        if not isinstance(data, _TensorBase):
+            raise TypeError(
+                f"Parameter(): data must be a Tensor, got {type(data).__name__}")
+        return _new_subclass_instance(cls, data, requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(memory_format=ptcore.preserve_format), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto):
+        state = {k: v for k, v in self.__dict__.items()}
+        hooks = OrderedDict()
+        if not state:
+            return (_rebuild_parameter, (self.data, self.requires_grad, hooks))
+        return (_rebuild_parameter_with_state, (self.data, self.requires_grad, hooks, state))
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    """Unpickle a Parameter (``torch._utils._rebuild_parameter``)."""
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    """Unpickle a Parameter that carries Python attributes."""
+    param = Parameter(data, requires_grad)
+    if state:
+        if not isinstance(state, dict):
+            raise TypeError("corrupt Parameter pickle: state must be a dict")
+        param.__dict__.update(state)
+    return param
+
+
+class UninitializedTensorMixin:
+    """Behaviour shared by uninitialized (lazy) parameters and buffers."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the tensor a shape (and optionally device/dtype) and turn it into ``cls_to_become``."""
+        if device is None:
+            device = self.data.device
+        if dtype is None:
+            dtype = self.data.dtype
+        self.data = ptcore.empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. "
+            "This error usually happens in `load_state_dict` when trying to load "
+            "an uninitialized parameter into an initialized one. "
+            "Call `forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. "
+            "Call `forward` to initialize the parameters before calling "
+            "`module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    """Whether ``param`` is an ``UninitializedParameter`` or ``UninitializedBuffer``."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet (used by lazy modules)."""
+
+    cls_to_become = Parameter
+
+    @classmethod
+    def _construct(cls, requires_grad=True, device=None, dtype=None):
+        data = ptcore.empty(0, device=device, dtype=dtype)
+        return _new_subclass_instance(cls, data, requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class Buffer(Tensor, metaclass=_TensorSubclassMeta):
+    """A Tensor that is a module buffer (``torch.nn.Buffer``).
+
+    Assigning a ``Buffer`` as a :class:`Module` attribute registers it as a
+    buffer.  ``Buffer(data)`` returns a plain tensor sharing ``data``'s storage,
+    flagged as a buffer.
+
+    Parameters
+    ----------
+    data : Tensor, optional
+        Buffer tensor.
+    persistent : bool, optional
+        Whether the buffer is part of the module's ``state_dict`` (default ``True``).
+    """
+
+    __module__ = "ptcore.nn.parameter"
+
+    @classmethod
+    def _construct(cls, data=None, *, persistent=True):
+        if data is None:
+            data = ptcore.empty(0)
+        if not isinstance(data, _TensorBase):
+            raise TypeError(f"Buffer(): data must be a Tensor, got {type(data).__name__}")
+        t = data.detach()
+        if data.requires_grad:
+            t.requires_grad_(True)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor, metaclass=_TensorSubclassMeta):
+    """A buffer whose shape is not known yet (used by lazy modules)."""
+
+    cls_to_become = Tensor
+
+    @classmethod
+    def _construct(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        data = ptcore.empty(0, device=device, dtype=dtype)
+        ret = _new_subclass_instance(cls, data, requires_grad)
+        ret.persistent = persistent
+        ret._is_buffer = True
+        return ret

@@ -1,0 +1,1 @@
+"""``ptcore.nn.utils``: gradient clipping and parameter/vector conversion."""
