@@ -433,3 +433,43 @@ def test_normalize_gradients(dtype):
     (TF.normalize(tx, dim=1) * r).sum().backward()
     (F.normalize(px, dim=1) * P(r)).sum().backward()
     np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), **tol(dtype))
+
+
+def test_batchnorm_state_dict_roundtrip_and_legacy():
+    tm = torch.nn.BatchNorm1d(3)
+    tm(torch.randn(5, 3) * 2 + 1)
+    sd = {k: P(v) for k, v in tm.state_dict().items()}
+    pm = ptcore.nn.BatchNorm1d(3)
+    pm.load_state_dict(sd)
+    assert int(pm.num_batches_tracked.item()) == 1
+    pm.eval()
+    tm.eval()
+    x = torch.randn(4, 3)
+    check(pm(P(x)), tm(x), "float32")
+    assert list(pm.state_dict().keys()) == list(tm.state_dict().keys())
+    # a checkpoint from before num_batches_tracked existed (version 1) still loads strictly
+    old = {k: v for k, v in sd.items() if k != "num_batches_tracked"}
+    from collections import OrderedDict
+    old = OrderedDict(old)
+    old._metadata = {"": {"version": 1}}
+    pm2 = ptcore.nn.BatchNorm1d(3)
+    pm2.load_state_dict(old)
+    check(pm2.running_mean, tm.running_mean, "float32")
+    # without version metadata the key is filled in as well (as torch does)
+    pm3 = ptcore.nn.BatchNorm1d(3)
+    pm3.load_state_dict(OrderedDict((k, v) for k, v in sd.items() if k != "num_batches_tracked"))
+    assert int(pm3.num_batches_tracked.item()) == 0
+    # a current-version checkpoint missing the key is an error
+    cur = OrderedDict((k, v) for k, v in sd.items() if k != "num_batches_tracked")
+    cur._metadata = {"": {"version": 2}}
+    with pytest.raises(RuntimeError, match="num_batches_tracked"):
+        ptcore.nn.BatchNorm1d(3).load_state_dict(cur)
+
+
+def test_norm_module_dtype_conversion():
+    m = ptcore.nn.BatchNorm2d(3).double()
+    assert m.weight.dtype == ptcore.float64 and m.running_mean.dtype == ptcore.float64
+    assert m.num_batches_tracked.dtype == ptcore.int64
+    x = rnd((2, 3, 2, 2), "float64")
+    t = torch.nn.BatchNorm2d(3).double()
+    check(m(P(x)), t(x), "float64")
