@@ -154,3 +154,27 @@ def test_distance_gradients(dtype):
         (pf(pa, pb) * P(r)).sum().backward()
         np.testing.assert_allclose(pa.grad.numpy(), ta.grad.numpy(), **tol(dtype))
         np.testing.assert_allclose(pb.grad.numpy(), tb.grad.numpy(), **tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("s1,s2", [((3, 4), (5, 4)), ((2, 3, 4), (5, 4)), ((2, 30, 4), (1, 5, 4)),
+                                   ((0, 4), (3, 4))])
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.0, float("inf")])
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                                  "donot_use_mm_for_euclid_dist"])
+def test_cdist(dtype, s1, s2, p, mode):
+    a, b = rnd(s1, dtype, 1), rnd(s2, dtype, 2)
+    t = torch.cdist(a, b, p=p, compute_mode=mode)
+    r = ptcore.cdist(P(a), P(b), p=p, compute_mode=mode)
+    assert tuple(r.shape) == tuple(t.shape)
+    # the matrix-product form loses a few digits, as in torch
+    np.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-4 if dtype == "float32" else 1e-9,
+                               atol=1e-4 if dtype == "float32" else 1e-9)
+
+
+def test_cdist_errors():
+    a = torch.randn(3, 4)
+    for x, y, kw in [(torch.randn(4), a, {}), (a, torch.randn(5, 3), {}), (a, a, {"p": -1.0}),
+                     (a.int(), a.int(), {}), (a, a.double(), {}), (a, a, {"compute_mode": "x"}),
+                     (torch.randn(2, 3, 4), torch.randn(3, 5, 4), {})]:
+        same_error(lambda: ptcore.cdist(P(x), P(y), **kw), lambda: torch.cdist(x, y, **kw))

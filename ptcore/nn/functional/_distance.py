@@ -90,4 +90,56 @@ def pdist(input, p=2):
     return _pt.linalg.vector_norm(diff, p, dim=1)
 
 
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
+                "donot_use_mm_for_euclid_dist": False}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Batched ``p``-norm distances between the rows of ``x1`` ``(B, P, M)``
+    and ``x2`` ``(B, R, M)``; result ``(B, P, R)`` (``ptcore.cdist``).
+
+    For ``p == 2`` the matrix-product form ``||a||^2 - 2 a.b + ||b||^2`` is
+    used when ``compute_mode`` asks for it (by default when ``P > 25`` or
+    ``R > 25``), as in PyTorch.
+    """
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    if not x1.is_floating_point():
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_tname(x1.dtype)}")
+    if not x2.is_floating_point():
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_tname(x2.dtype)}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(x1.dtype)} but found {_tname(x2.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    b1, b2 = list(x1.shape[:-2]), list(x2.shape[:-2])
+    nb = builtins.max(len(b1), len(b2))
+    b1, b2 = [1] * (nb - len(b1)) + b1, [1] * (nb - len(b2)) + b2
+    batch = []
+    for i, (u, v) in enumerate(zip(b1, b2)):
+        if u != v and u != 1 and v != 1:
+            raise RuntimeError(f"The size of tensor a ({u}) must match the size of tensor b ({v}) "
+                               f"at non-singleton dimension {i}")
+        batch.append(v if u == 1 else u)
+    P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    a = x1.expand(tuple(batch) + (P, M))
+    b = x2.expand(tuple(batch) + (R, M))
+    use_mm = _CDIST_MODES[compute_mode]
+    if use_mm is None:
+        use_mm = P > 25 or R > 25
+    if p == 2 and use_mm and P > 0 and R > 0 and M > 0:
+        an = (a * a).sum(-1, keepdim=True)
+        bn = (b * b).sum(-1, keepdim=True)
+        d2 = _pt.matmul(a * -2, b.transpose(-1, -2)) + an + bn.transpose(-1, -2)
+        return _pt.clamp_min(d2, 0).sqrt()
+    return _pt.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, dim=-1)
+
+
 from ptcore.nn.functional._loss import _tname  # noqa: E402
