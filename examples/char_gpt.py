@@ -65,6 +65,8 @@ def main(epochs=5, steps=60, batch_size=32, block_size=48, lr=3e-3, seed=0, use_
         import torch as lib
     else:
         import ptcore as lib
+        import ptcore.nn  # noqa: F401  (torch imports these on `import torch`)
+        import ptcore.optim  # noqa: F401
     F = lib.nn.functional
     lib.manual_seed(seed)
     text = DATA.read_text(encoding="utf-8")
