@@ -164,6 +164,12 @@ def adjoint(input):
     return input.mT
 
 
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Batched ``p``-norm distances between the rows of ``x1`` and ``x2`` (as ``torch.cdist``)."""
+    from ptcore.nn.functional._distance import cdist as _cdist
+    return _cdist(x1, x2, p, compute_mode)
+
+
 del _os
 
 

@@ -31,3 +31,23 @@ from ptcore.nn.modules.padding import (  # noqa: F401
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
 )
+from ptcore.nn.modules.rnn import (  # noqa: F401
+    RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
+)
+from ptcore.nn.modules.sparse_bag import EmbeddingBag  # noqa: F401
+from ptcore.nn.modules.ctc import CTCLoss  # noqa: F401
+from ptcore.nn.modules.distance import PairwiseDistance, CosineSimilarity  # noqa: F401
+from ptcore.nn.modules.loss import (  # noqa: F401
+    L1Loss, NLLLoss, NLLLoss2d, PoissonNLLLoss, GaussianNLLLoss, KLDivLoss, MSELoss, BCELoss,
+    BCEWithLogitsLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, SmoothL1Loss, HuberLoss,
+    SoftMarginLoss, CrossEntropyLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
+    MarginRankingLoss, MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+)
+from ptcore.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from ptcore.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+from ptcore.nn.modules.normalization import LocalResponseNorm, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from ptcore.nn.modules.attention import MultiheadAttention  # noqa: F401
+from ptcore.nn.modules.transformer import (  # noqa: F401
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
+)

@@ -1,0 +1,145 @@
+"""Distances and index utilities of ``ptcore.nn.functional``: ``one_hot``,
+``cosine_similarity``, ``pairwise_distance``, ``pdist`` (PyTorch semantics)."""
+import builtins
+
+import ptcore as _pt
+
+__all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
+
+
+def one_hot(tensor, num_classes=-1):
+    """One-hot encode int64 class indices; result is int64 with a new last dim.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        int64 tensor of class values, any shape.
+    num_classes : int
+        Number of classes; ``-1`` infers ``max + 1``.
+    """
+    if not isinstance(tensor, _pt.Tensor):
+        raise TypeError(f"one_hot(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    if tensor.dtype != _pt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    num_classes = builtins.int(num_classes)
+    shape = list(tensor.shape)
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return _pt.empty(shape + [num_classes], dtype=_pt.int64, device=tensor.device)
+    if builtins.int(tensor.min().item()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    max_val = builtins.int(tensor.max().item())
+    if num_classes == -1:
+        num_classes = max_val + 1
+    elif num_classes <= max_val:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64, device=tensor.device)
+    ret.scatter_(-1, tensor.unsqueeze(-1), 1)
+    return ret
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine similarity along ``dim`` (PyTorch 2.x formula).
+
+    ``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps), dim)``; inputs
+    broadcast.  The clamp does not affect gradients (as in PyTorch).
+    """
+    common = _pt.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_tname(common)}")
+    if not x1.is_floating_point() and not x1.is_complex():
+        x1 = x1.to(common)
+    if not x2.is_floating_point() and not x2.is_complex():
+        x2 = x2.to(common)
+    if x1.shape != x2.shape:
+        x1, x2 = _pt.broadcast_tensors(x1, x2)
+    n1 = _pt.linalg.vector_norm(x1, 2, dim=dim, keepdim=True).clone()
+    n2 = _pt.linalg.vector_norm(x2, 2, dim=dim, keepdim=True).clone()
+    with _pt.no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` over the last dimension (inputs broadcast)."""
+    nd = builtins.max(x1.dim(), x2.dim())
+    return _pt.linalg.vector_norm(x1 - x2 + eps, p, dim=nd - 1, keepdim=keepdim)
+
+
+def pdist(input, p=2):
+    """Condensed ``p``-norm distances between the rows of a 2-D ``input``.
+
+    Returns the upper triangle (``i < j``) of the distance matrix in
+    row-major order, shape ``(N * (N - 1) / 2,)``.
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    if n <= 1:
+        return _pt.empty((0,), dtype=input.dtype, device=input.device)
+    idx = _pt.triu_indices(n, n, 1)
+    diff = input[idx[0]] - input[idx[1]]
+    return _pt.linalg.vector_norm(diff, p, dim=1)
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
+                "donot_use_mm_for_euclid_dist": False}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Batched ``p``-norm distances between the rows of ``x1`` ``(B, P, M)``
+    and ``x2`` ``(B, R, M)``; result ``(B, P, R)`` (``ptcore.cdist``).
+
+    For ``p == 2`` the matrix-product form ``||a||^2 - 2 a.b + ||b||^2`` is
+    used when ``compute_mode`` asks for it (by default when ``P > 25`` or
+    ``R > 25``), as in PyTorch.
+    """
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    if not x1.is_floating_point():
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_tname(x1.dtype)}")
+    if not x2.is_floating_point():
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_tname(x2.dtype)}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(x1.dtype)} but found {_tname(x2.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    b1, b2 = list(x1.shape[:-2]), list(x2.shape[:-2])
+    nb = builtins.max(len(b1), len(b2))
+    b1, b2 = [1] * (nb - len(b1)) + b1, [1] * (nb - len(b2)) + b2
+    batch = []
+    for i, (u, v) in enumerate(zip(b1, b2)):
+        if u != v and u != 1 and v != 1:
+            raise RuntimeError(f"The size of tensor a ({u}) must match the size of tensor b ({v}) "
+                               f"at non-singleton dimension {i}")
+        batch.append(v if u == 1 else u)
+    P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    a = x1.expand(tuple(batch) + (P, M))
+    b = x2.expand(tuple(batch) + (R, M))
+    use_mm = _CDIST_MODES[compute_mode]
+    if use_mm is None:
+        use_mm = P > 25 or R > 25
+    if p == 2 and use_mm and P > 0 and R > 0 and M > 0:
+        an = (a * a).sum(-1, keepdim=True)
+        bn = (b * b).sum(-1, keepdim=True)
+        d2 = _pt.matmul(a * -2, b.transpose(-1, -2)) + an + bn.transpose(-1, -2)
+        return _pt.clamp_min(d2, 0).sqrt()
+    return _pt.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, dim=-1)
+
+
+from ptcore.nn.functional._loss import _tname  # noqa: E402

@@ -1,0 +1,753 @@
+"""Loss functions of ``ptcore.nn.functional`` (PyTorch semantics).
+
+Every loss is composed from ordinary ptcore operators (``log_softmax``,
+``gather``, ``where``, reductions ...), so autograd differentiates it
+without loss-specific backward code.  Shape/dtype checks and error
+messages follow PyTorch's ATen kernels.
+"""
+import builtins
+import math
+import warnings
+
+import ptcore as _pt
+from ptcore.nn import _reduction as _Reduction
+
+__all__ = [
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss",
+]
+
+# PyTorch's ScalarType names, used in its error messages.
+_TORCH_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def _tname(dt):
+    return _TORCH_NAMES.get(str(dt).replace("ptcore.", ""), str(dt))
+
+
+def _shape(t):
+    return list(t.shape)
+
+
+def _check_tensor(x, fname, argname):
+    if not isinstance(x, _pt.Tensor):
+        raise TypeError(f"{fname}(): argument '{argname}' must be Tensor, not {type(x).__name__}")
+
+
+def _apply_reduction(loss, enum):
+    if enum == 0:
+        return loss
+    if enum == 1:
+        return loss.mean()
+    return loss.sum()
+
+
+def _legacy_or(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _Reduction.legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _warn_size(input, target):
+    if target.size() != input.size():
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", stacklevel=3)
+
+
+def _not_implemented(kname, dt):
+    return NotImplementedError(f'"{kname}" not implemented for \'{_tname(dt)}\'')
+
+
+def _logsigmoid(x):
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for all x
+    return _pt.clamp_max(x, 0) - _pt.log1p(_pt.exp(-x.abs()))
+
+
+def _weighted_reduce(errors, weight, reduction):
+    weighted = errors * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return _pt.sum(weighted)
+    if reduction == "mean":
+        return _pt.sum(weighted) / _pt.sum(weight)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+# --------------------------------------------------------------------------
+# regression losses
+# --------------------------------------------------------------------------
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error, ``(input - target) ** 2`` reduced.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape (broadcasting warns, as in PyTorch).
+    reduction : {'mean', 'sum', 'none'}
+    weight : Tensor, optional
+        Elementwise weights (same shape as ``input``); ``'mean'`` divides by
+        their sum.
+    """
+    _check_tensor(input, "mse_loss", "input")
+    _check_tensor(target, "mse_loss", "target")
+    _warn_size(input, target)
+    reduction = _legacy_or(size_average, reduce, reduction)
+    if weight is not None:
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        d = input - target
+        return _weighted_reduce(d * d, weight, reduction)
+    enum = _Reduction.get_enum(reduction)
+    d = input - target
+    if not (d.is_floating_point() or d.is_complex()):
+        raise _not_implemented("mse_cpu", d.dtype)
+    return _apply_reduction(d * d, enum)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error, ``|input - target|`` reduced (see :func:`mse_loss`)."""
+    _check_tensor(input, "l1_loss", "input")
+    _check_tensor(target, "l1_loss", "target")
+    _warn_size(input, target)
+    reduction = _legacy_or(size_average, reduce, reduction)
+    if weight is not None:
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        return _weighted_reduce((input - target).abs(), weight, reduction)
+    enum = _Reduction.get_enum(reduction)
+    return _apply_reduction((input - target).abs(), enum)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Smooth L1: ``0.5 d**2 / beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
+    _check_tensor(input, "smooth_l1_loss", "input")
+    _check_tensor(target, "smooth_l1_loss", "target")
+    _warn_size(input, target)
+    reduction = _legacy_or(size_average, reduce, reduction)
+    enum = _Reduction.get_enum(reduction)
+    if beta == 0.0:
+        return _apply_reduction((input - target).abs(), enum)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    z = (input - target).abs()
+    loss = _pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta)
+    return _apply_reduction(loss, enum)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Huber loss: ``0.5 d**2`` if ``|d| < delta`` else ``delta (|d| - 0.5 delta)``."""
+    _check_tensor(input, "huber_loss", "input")
+    _check_tensor(target, "huber_loss", "target")
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    z = (input - target).abs()
+    loss = _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta))
+    if weight is None:
+        return _apply_reduction(loss, _Reduction.get_enum(reduction))
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = loss * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return _pt.sum(weighted)
+    if reduction == "mean":
+        return weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+# --------------------------------------------------------------------------
+# NLL / cross entropy
+# --------------------------------------------------------------------------
+
+def _nll_checks(input, target, weight):
+    nd = input.dim()
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    if nd != 1:
+        tb = target.shape[0] if target.dim() > 0 else 0
+        if input.shape[0] != tb:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({tb}).")
+    C = input.shape[1] if nd > 1 else input.shape[0]
+    if nd <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if nd == 1 and target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
+        if weight is not None and (weight.dim() != 1 or weight.numel() != C):
+            raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
+                               f"classes but got weight tensor of shape: {_shape(weight)}")
+    else:
+        if nd == 4 and target.dim() != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {target.dim()}")
+        if nd == 4 and _shape(target) != [input.shape[0]] + _shape(input)[2:]:
+            raise RuntimeError(f"size mismatch (got input: {_shape(input)} , target: "
+                               f"{_shape(target)}")
+        if nd != 4 and _shape(target)[1:] != _shape(input)[2:]:
+            raise RuntimeError(f"Expected target size {[input.shape[0]] + _shape(input)[2:]}, "
+                               f"got {_shape(target)}")
+        if weight is not None and weight.numel() != C:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if not input.is_floating_point():
+        raise _not_implemented("nll_loss_out_frame", input.dtype)
+    if target.dtype not in (_pt.int64, _pt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(target.dtype)}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(input.dtype)} but found "
+                           f"{_tname(weight.dtype)}")
+    return C
+
+
+def _nll_nd(input, target, weight, enum, ignore_index):
+    """``nll_loss`` on log-probabilities ``input`` (C), (N, C) or (N, C, d1, ...)."""
+    C = _nll_checks(input, target, weight)
+    one_d = input.dim() == 1
+    if one_d:
+        input = input.unsqueeze(0)
+        target = target.reshape(1)
+    if target.dtype != _pt.int64:
+        target = target.to(_pt.int64)
+    ignored = None
+    if target.numel() > 0:
+        lo, hi = _pt.aminmax(target)
+        tmin, tmax = builtins.int(lo.item()), builtins.int(hi.item())
+        if tmin <= ignore_index <= tmax:
+            ignored = target == ignore_index
+            target = _pt.where(ignored, 0, target)
+        if tmin < 0 or tmax >= C:
+            bad = (target < 0) | (target >= C)
+            if builtins.bool(bad.any()):
+                first = builtins.int(target[bad].reshape(-1)[0].item())
+                raise IndexError(f"Target {first} is out of bounds.")
+    picked = input.gather(1, target.unsqueeze(1)).squeeze(1)
+    if weight is None:
+        if ignored is None:
+            loss = -picked
+            if enum == 1:
+                out = loss.mean() if loss.numel() > 0 else loss.sum() / 0.0
+                return out
+            total = None
+        else:
+            w = (~ignored).to(input.dtype)
+            loss = -(picked * w)
+            total = w
+    else:
+        w = _pt.take(weight, target)
+        if ignored is not None:
+            w = w.masked_fill(ignored, 0)
+        loss = -(picked * w)
+        total = w
+    if enum == 0:
+        return loss.reshape(()) if one_d else loss
+    if enum == 2:
+        return loss.sum()
+    return loss.sum() / total.sum()
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood loss on log-probabilities.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(C)``, ``(N, C)`` or ``(N, C, d1, ...)`` log-probabilities.
+    target : Tensor
+        int64 (or uint8) class indices, ``()``, ``(N)`` or ``(N, d1, ...)``.
+    weight : Tensor, optional
+        Per-class weights of shape ``(C)``.
+    ignore_index : int
+        Target value that contributes neither to the loss nor to the
+        ``'mean'`` denominator.
+    reduction : {'mean', 'sum', 'none'}
+        ``'mean'`` divides by the sum of the weights of non-ignored targets.
+    """
+    _check_tensor(input, "nll_loss", "input")
+    _check_tensor(target, "nll_loss", "target")
+    reduction = _legacy_or(size_average, reduce, reduction)
+    return _nll_nd(input, target, weight, _Reduction.get_enum(reduction), ignore_index)
+
+
+def _class_weight_view(weight, ndim):
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[1] = weight.shape[0]
+    return weight.view(shape)
+
+
+def _ce_prob_target(input, target, weight, enum, label_smoothing, class_dim):
+    C = input.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != C):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {C} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{_shape(weight)}")
+    logp = _pt.log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = target * (1 - label_smoothing) + (label_smoothing / C)
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_weight_view(weight, logp.dim())
+    if enum == 0:
+        return -prod.sum(class_dim)
+    if enum == 2:
+        return -prod.sum()
+    if logp.numel() == 0:
+        return -prod.sum() / 0.0
+    return -prod.sum() / (logp.numel() // C)
+
+
+def _ce_label_smoothing(input, target, weight, enum, ignore_index, label_smoothing, class_dim):
+    logp = _pt.log_softmax(input, class_dim)
+    nll = _nll_nd(logp, target, weight, enum, ignore_index)
+    C = logp.shape[class_dim]
+    if weight is not None:
+        smooth = -(logp * _class_weight_view(weight, logp.dim())).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    ignore_mask = target == ignore_index
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if enum == 1:
+        if weight is not None:
+            kept = target[~ignore_mask].reshape(-1).to(_pt.int64)
+            ret = smooth.sum() / _pt.take(weight, kept).sum()
+        else:
+            ret = smooth.sum() / (~ignore_mask).sum()
+    elif enum == 2:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Cross entropy between logits ``input`` and ``target``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Unnormalised logits, ``(C)``, ``(N, C)`` or ``(N, C, d1, ...)``.
+    target : Tensor
+        Class indices (int64, shape of ``input`` without the class dim) or
+        class probabilities (floating, same shape as ``input``).
+    weight : Tensor, optional
+        Per-class weights ``(C)``.
+    ignore_index : int
+        Ignored target value (class-index targets only).
+    reduction : {'mean', 'sum', 'none'}
+    label_smoothing : float
+        In ``[0, 1]``; mixes the target with the uniform distribution.
+    """
+    _check_tensor(input, "cross_entropy", "input")
+    _check_tensor(target, "cross_entropy", "target")
+    reduction = _legacy_or(size_average, reduce, reduction)
+    enum = _Reduction.get_enum(reduction)
+    class_dim = 0 if input.dim() == 1 else 1
+    if not input.is_floating_point():
+        raise _not_implemented("log_softmax_lastdim_kernel_impl", input.dtype)
+    if input.shape == target.shape:
+        if not target.is_floating_point():
+            raise RuntimeError("Expected floating point type for target with class probabilities, "
+                               f"got {_tname(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _ce_prob_target(input, target, weight, enum, label_smoothing, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        return _ce_label_smoothing(input, target, weight, enum, ignore_index, label_smoothing,
+                                   class_dim)
+    return _nll_nd(_pt.log_softmax(input, class_dim), target, weight, enum, ignore_index)
+
+
+# --------------------------------------------------------------------------
+# binary cross entropy
+# --------------------------------------------------------------------------
+
+def _check_loss_weight(weight, shape):
+    if weight is not None:
+        bs = _pt.broadcast_shapes(tuple(shape), tuple(weight.shape))
+        if list(bs) != list(shape):
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                               f"{list(bs)}")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """Binary cross entropy between probabilities ``input`` and ``target``.
+
+    ``-w [t log(x) + (1 - t) log(1 - x)]`` with both logs clamped to
+    ``>= -100`` as in PyTorch.
+    """
+    _check_tensor(input, "binary_cross_entropy", "input")
+    _check_tensor(target, "binary_cross_entropy", "target")
+    if size_average is not None or reduce is not None:
+        enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        enum = _Reduction.get_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
+                         f"size ({input.size()}) is deprecated. Please ensure they have the same "
+                         "size.")
+    if weight is not None:
+        new_size = _pt.broadcast_shapes(tuple(target.shape), tuple(weight.shape))
+        weight = weight.expand(new_size)
+        _check_loss_weight(weight, input.shape)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected {_tname(input.dtype)}")
+    if not input.is_floating_point():
+        raise _not_implemented("binary_cross_entropy", input.dtype)
+    if input.numel() > 0:
+        with _pt.no_grad():
+            if not builtins.bool(((input >= 0) & (input <= 1)).all()):
+                raise RuntimeError("all elements of input should be between 0 and 1")
+            if not builtins.bool(((target >= 0) & (target <= 1)).all()):
+                raise RuntimeError("all elements of target should be between 0 and 1")
+    loss = ((target - 1) * _pt.clamp_min(_pt.log1p(-input), -100)
+            - target * _pt.clamp_min(_pt.log(input), -100))
+    if weight is not None:
+        loss = loss * weight
+    return _apply_reduction(loss, enum)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross entropy on logits (numerically stable sigmoid + BCE).
+
+    Parameters
+    ----------
+    pos_weight : Tensor, optional
+        Weight of positive examples, broadcast along the class dimension.
+    """
+    _check_tensor(input, "binary_cross_entropy_with_logits", "input")
+    _check_tensor(target, "binary_cross_entropy_with_logits", "target")
+    if size_average is not None or reduce is not None:
+        enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        enum = _Reduction.get_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    ls = _logsigmoid(input)
+    if pos_weight is not None:
+        ls = ls * ((pos_weight - 1) * target + 1)
+    loss = (1 - target) * input - ls
+    if weight is not None:
+        loss = loss * weight
+    return _apply_reduction(loss, enum)
+
+
+# --------------------------------------------------------------------------
+# distribution losses
+# --------------------------------------------------------------------------
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence; ``input`` holds log-probabilities.
+
+    ``reduction='batchmean'`` divides the sum by the batch size (the
+    mathematical KL divergence); ``'mean'`` divides by the element count.
+    """
+    _check_tensor(input, "kl_div", "input")
+    _check_tensor(target, "kl_div", "target")
+    if size_average is not None or reduce is not None:
+        enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.", stacklevel=2)
+        enum = 2 if reduction == "batchmean" else _Reduction.get_enum(reduction)
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not input.is_floating_point() or not target.is_floating_point():
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = _pt.exp(target) * (target - input)
+    else:
+        loss = _pt.xlogy(target, target) - target * input
+    reduced = _apply_reduction(loss, enum)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Poisson negative log likelihood.
+
+    ``exp(input) - target * input`` if ``log_input`` else
+    ``input - target * log(input + eps)``; ``full`` adds the Stirling term.
+    """
+    reduction = _legacy_or(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = _pt.exp(input) - target * input
+    else:
+        loss = input - target * _pt.log(input + eps)
+    if full:
+        stirling = target * _pt.log(target) - target + 0.5 * _pt.log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _apply_reduction(loss, _Reduction.get_enum(reduction))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Gaussian negative log likelihood ``0.5 (log var + (input - target)**2 / var)``.
+
+    ``var`` is a tensor (same shape as ``input``, one dim short, or
+    broadcastable with one mismatched dim) or a non-negative float; it is
+    clamped to ``>= eps`` without affecting its gradient.
+    """
+    if isinstance(var, builtins.float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _pt.ones_like(input)
+    elif not isinstance(var, _pt.Tensor):
+        raise TypeError(f"gaussian_nll_loss(): var must be a Tensor or a float, got "
+                        f"{type(var).__name__}")
+    elif builtins.bool(_pt.any(var < 0)):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = _pt.unsqueeze(var, -1)
+        elif (input.dim() == var.dim()
+              and builtins.sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1):
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _pt.no_grad():
+        var.clamp_(min=eps)
+    d = input - target
+    loss = 0.5 * (_pt.log(var) + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+# --------------------------------------------------------------------------
+# margin / embedding losses
+# --------------------------------------------------------------------------
+
+def _enum_from(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _Reduction.legacy_get_enum(size_average, reduce)
+    return _Reduction.get_enum(reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """``max(0, -target * (input1 - input2) + margin)`` reduced."""
+    enum = _enum_from(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    loss = _pt.clamp_min(-target * (input1 - input2) + margin, 0)
+    return _apply_reduction(loss, enum)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
+    enum = _enum_from(size_average, reduce, reduction)
+    margin_clamp = _pt.clamp_min(margin - input, 0)
+    output_margin = _pt.where(target != 1, margin_clamp, 0.0)
+    output_self = _pt.where(target != -1, input, 0.0)
+    return _apply_reduction(output_margin + output_self, enum)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-target * input))`` reduced."""
+    enum = _enum_from(size_average, reduce, reduction)
+    return _apply_reduction(_pt.log1p(_pt.exp(-input * target)), enum)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """One-versus-all logistic loss averaged over classes (last dim)."""
+    reduction = _legacy_or(size_average, reduce, reduction)
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    C = input.size(class_dim)
+    loss = loss.sum(dim=class_dim) / C
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """``1 - cos(x1, x2)`` for ``target == 1``, ``max(0, cos - margin)`` for ``-1``."""
+    enum = _enum_from(size_average, reduce, reduction)
+    td = target.dim()
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if td == 1:
+        if input1.dim() != 2 or input2.dim() != 2:
+            raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with "
+                               f"sizes {_shape(input1)} and {_shape(input2)}.")
+    elif input1.dim() != 1 or input2.dim() != 1:
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {_shape(input1)} and {_shape(input2)}.")
+    EPS = 1e-12
+    prod_sum = (input1 * input2).sum(td)
+    mag1 = (input1 * input1).sum(td) + EPS
+    mag2 = (input2 * input2).sum(td) + EPS
+    cos = prod_sum / _pt.sqrt(mag1 * mag2)
+    pos = 1 - cos
+    neg = _pt.clamp_min(cos - margin, 0)
+    output = _pt.where(target == 1, pos, 0.0) + _pt.where(target == -1, neg, 0.0)
+    return _apply_reduction(output, enum)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """``max(0, margin + d(a, p) - d(a, n))`` with the pairwise ``p``-norm distance."""
+    from ptcore.nn.functional._distance import pairwise_distance
+    enum = _enum_from(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pd, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd and pd == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a}D, positive {pd}D, and negative {n}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = _pt.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _apply_reduction(_pt.clamp_min(margin + dist_pos - dist_neg, 0), enum)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """Triplet loss with a custom ``distance_function`` (default pairwise L2)."""
+    from ptcore.nn.functional._distance import pairwise_distance
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pd, n = anchor.ndim, positive.ndim, negative.ndim
+    if not (a == pd and pd == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a}D, positive {pd}D, and negative {n}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _pt.minimum(dist_neg, distance_function(positive, negative))
+    loss = _pt.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return _pt.sum(loss)
+    if reduction == "mean":
+        return _pt.mean(loss)
+    return loss
+
+
+def _margin_input_check(input):
+    nd = input.dim()
+    if not ((nd == 2 and input.shape[1] != 0) or (nd == 1 and input.shape[0] != 0) or nd == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {_shape(input)}")
+    nframe = 1 if nd <= 1 else input.shape[0]
+    dim = 1 if nd == 0 else input.shape[-1]
+    return nframe, dim
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Multi-class hinge loss ``sum_{j != y} max(0, margin - x[y] + x[j])**p / C``."""
+    enum = _enum_from(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    nframe, dim = _margin_input_check(input)
+    if not (target.dim() <= 1 and target.numel() == nframe):
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{nframe}], but got "
+            f"{_shape(target)}. Input has shape {_shape(input)}.")
+    if weight is not None and weight.numel() != dim:
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got {_shape(weight)}")
+    if target.dtype != _pt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
+    t = target.reshape(nframe)
+    if nframe > 0 and (builtins.int(t.min().item()) < 0 or builtins.int(t.max().item()) >= dim):
+        raise RuntimeError("target out of range")
+    x = input.reshape(nframe, dim)
+    ti = t.unsqueeze(1)
+    z = _pt.clamp_min(margin - x.gather(1, ti) + x, 0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * _pt.take(weight, t).unsqueeze(1)
+    z = _pt.where(_pt.arange(dim) == ti, 0.0, z)
+    loss = (z.sum(1) / dim).reshape(target.shape)
+    return _apply_reduction(loss, enum)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss; ``target`` lists class indices, ended by ``-1``."""
+    enum = _enum_from(size_average, reduce, reduction)
+    nd = input.dim()
+    nframe, dim = _margin_input_check(input)
+    if nd <= 1:
+        if not (target.dim() <= 1 and target.numel() == dim):
+            raise RuntimeError(f"inconsistent target size: {_shape(target)} for input of size: "
+                               f"{_shape(input)}")
+    elif not (target.dim() == 2 and target.shape[0] == nframe and target.shape[1] == dim):
+        raise RuntimeError(f"inconsistent target size: {_shape(target)} for input of size: "
+                           f"{_shape(input)}")
+    if target.dtype != _pt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
+    t = target.reshape(nframe, dim)
+    if t.numel() > 0 and (builtins.int(t.min().item()) < -1 or builtins.int(t.max().item()) >= dim):
+        raise RuntimeError("argument #2 'target' is out of range")
+    x = input.reshape(nframe, dim)
+    valid = _pt.cumprod((t >= 0).to(_pt.int64), 1) > 0          # targets before the first -1
+    safe = _pt.where(valid, t, 0)
+    is_target = _pt.zeros((nframe, dim), dtype=_pt.int64).scatter_add(1, safe, valid.to(_pt.int64)) > 0
+    xt = x.gather(1, safe)                                        # (N, C): score of j-th target
+    z = _pt.clamp_min(1 - xt.unsqueeze(2) + x.unsqueeze(1), 0)   # (N, target j, class i)
+    mask = valid.unsqueeze(2) & (~is_target).unsqueeze(1)
+    loss = _pt.where(mask, z, 0.0).sum((1, 2)) / dim
+    if nd <= 1:
+        loss = loss.reshape(())
+    return _apply_reduction(loss, enum)

@@ -1,0 +1,299 @@
+"""Normalization functions of ``ptcore.nn.functional`` (PyTorch semantics):
+``batch_norm``, ``instance_norm``, ``layer_norm``, ``group_norm``,
+``rms_norm``, ``normalize``, ``local_response_norm``.
+
+Statistics are computed in two passes (mean, then the mean of the squared
+centred input, which is reused for the output); evaluation-mode batch norm
+is one ``x * scale + shift``.  Running
+statistics are updated in place without recording gradients.
+"""
+import builtins
+
+import ptcore as _pt
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
+           "local_response_norm"]
+
+
+def _shape(t):
+    return list(t.shape)
+
+
+def _verify_batch_size(size):
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{size}")
+
+
+def _check_numel(t, name, n, scale=1):
+    if t is not None and t.numel() * scale != n:
+        raise RuntimeError(f"{name} should contain {n} elements not {t.numel() * scale}")
+
+
+def _check_param_dtype(input, *params):
+    for p in params:
+        if p is not None and p.dtype != input.dtype:
+            if input.dtype == _pt.float32 and p.dtype != _pt.float32:
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _centered_stats(x, dims):
+    """Two-pass statistics over ``dims``: ``(mean, x - mean, biased var)``, keepdim.
+
+    Faster than ``var_mean`` with ptcore's kernels, as accurate, and the
+    centred input is reused for the output.
+    """
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    var = (xc * xc).mean(dims, keepdim=True)
+    return mean, xc, var
+
+
+def _affine(y, weight, bias, shape):
+    """``y * weight + bias`` with per-channel parameters viewed as ``shape``."""
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def _update_running(running, stat, momentum):
+    # running = (1 - momentum) * running + momentum * stat, in place, no autograd
+    with _pt.no_grad():
+        running.mul_(1 - momentum).add_(stat.detach().to(running.dtype), alpha=momentum)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalization over all dims but the channel dim 1.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, *)``.
+    running_mean, running_var : Tensor or None
+        ``(C)`` buffers; updated in place when ``training`` (the variance
+        with the unbiased batch variance), used instead of batch statistics
+        when not ``training``.
+    weight, bias : Tensor, optional
+        Affine ``(C)`` parameters.
+    training : bool
+    momentum : float
+    eps : float
+    """
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    nd = input.dim()
+    C = input.shape[1] if nd > 1 else 0
+    _check_numel(running_mean, "running_mean", C)
+    _check_numel(running_var, "running_var", C)
+    _check_numel(weight, "weight", C)
+    _check_numel(bias, "bias", C)
+    _check_param_dtype(input, weight, bias, running_mean, running_var)
+    shape = [1, C] + [1] * (nd - 2)
+    if training:
+        dims = (0,) + tuple(range(2, nd))
+        mean, xc, var = _centered_stats(input, dims)
+        if running_mean is not None:
+            _update_running(running_mean, mean.reshape(C), momentum)
+        if running_var is not None:
+            n = input.numel() // builtins.max(C, 1)
+            _update_running(running_var, var.reshape(C) * (n / (n - 1)), momentum)
+        invstd = _pt.rsqrt(var + eps)
+        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        y = xc * scale
+        return y if bias is None else y + bias.reshape(shape)
+    if running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    if running_var is None:
+        raise RuntimeError("running_var must be defined in evaluation mode")
+    invstd = _pt.rsqrt(running_var + eps)
+    scale = invstd if weight is None else weight * invstd
+    shift = -running_mean * scale if bias is None else bias - running_mean * scale
+    return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Instance normalization: per sample and channel over the spatial dims.
+
+    ``running_mean``/``running_var`` (``(C)``), when given with
+    ``use_input_stats``, are updated with the batch average of the instance
+    statistics; with ``use_input_stats=False`` they normalise the input.
+    """
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    nd = input.dim()
+    N, C = input.shape[0], input.shape[1]
+    _check_numel(running_mean, "running_mean", N * C, N)
+    _check_numel(running_var, "running_var", N * C, N)
+    _check_numel(weight, "weight", N * C, N)
+    _check_numel(bias, "bias", N * C, N)
+    shape = [1, C] + [1] * (nd - 2)
+    if use_input_stats:
+        dims = tuple(range(2, nd))
+        mean, xc, var = _centered_stats(input, dims)
+        if running_mean is not None:
+            _update_running(running_mean, mean.reshape(N, C).mean(0), momentum)
+        if running_var is not None:
+            n = 1
+            for s in input.shape[2:]:
+                n *= s
+            _update_running(running_var, (var.reshape(N, C) * (n / (n - 1))).mean(0), momentum)
+        y = xc * _pt.rsqrt(var + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        rstd = _pt.rsqrt(running_var + eps)
+        y = input * rstd.reshape(shape) + (-running_mean * rstd).reshape(shape)
+    return _affine(y, weight, bias, shape)
+
+
+def _normalized_shape(normalized_shape, fname):
+    if isinstance(normalized_shape, (builtins.int, _pt.Size)) and not isinstance(
+            normalized_shape, builtins.bool):
+        if isinstance(normalized_shape, builtins.int):
+            raise TypeError(f"{fname}(): argument 'normalized_shape' (position 2) must be tuple "
+                            "of ints, not int")
+    return [builtins.int(s) for s in normalized_shape]
+
+
+def _check_normalized(input, ns, weight, bias, star_sep):
+    if len(ns) == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and _shape(t) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {_shape(t)} and normalized_shape = {ns}")
+    k = len(ns)
+    if input.dim() < k or _shape(input)[-k:] != ns:
+        inner = ", ".join(str(s) for s in ns)
+        raise RuntimeError(f"Given normalized_shape={ns}, expected input with shape "
+                           f"[*{star_sep}{inner}], but got input of size{_shape(input)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Layer normalization over the trailing ``normalized_shape`` dims.
+
+    Parameters
+    ----------
+    input : Tensor
+    normalized_shape : sequence of int
+    weight, bias : Tensor, optional
+        Elementwise affine parameters of shape ``normalized_shape``.
+    eps : float
+    """
+    ns = _normalized_shape(normalized_shape, "layer_norm")
+    _check_normalized(input, ns, weight, bias, ", ")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
+                                  f"'{_tname(input.dtype)}'")
+    dims = tuple(range(-len(ns), 0))
+    _, xc, var = _centered_stats(input, dims)
+    y = xc * _pt.rsqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims.
+
+    ``eps=None`` uses ``finfo(input.dtype).eps``.
+    """
+    ns = _normalized_shape(normalized_shape, "rms_norm")
+    _check_normalized(input, ns, weight, None, "")
+    if eps is None:
+        eps = _pt.finfo(input.dtype).eps
+    dims = tuple(range(-len(ns), 0))
+    y = input * _pt.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        y = y * weight
+    return y
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group normalization: channels split into ``num_groups`` groups, each
+    normalised over its channels and the spatial dims; per-channel affine."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    N, C = input.shape[0], input.shape[1]
+    if num_groups == 0:
+        raise ZeroDivisionError("integer division or modulo by zero")
+    _verify_batch_size([N * C // num_groups, num_groups] + _shape(input)[2:])
+    if C % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {_shape(input)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {_shape(t)} and "
+                               f"input of shape {_shape(input)}")
+    x = input.reshape(N, num_groups, -1)
+    _, xc, var = _centered_stats(x, -1)
+    y = (xc * _pt.rsqrt(var + eps)).reshape(input.shape)
+    return _affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = _pt.linalg.vector_norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return _pt.div(input, denom, out=out)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization across channels (dim 1).
+
+    ``input / (k + alpha / size * sum of squares over size neighbouring
+    channels) ** beta``.
+    """
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    N, C = input.shape[0], input.shape[1]
+    sq = (input * input).reshape(N, C, -1)
+    before, after = size // 2, (size - 1) // 2
+    parts = []
+    if before:
+        parts.append(_pt.zeros((N, before, sq.shape[2]), dtype=sq.dtype, device=sq.device))
+    parts.append(sq)
+    if after:
+        parts.append(_pt.zeros((N, after, sq.shape[2]), dtype=sq.dtype, device=sq.device))
+    padded = _pt.cat(parts, 1) if len(parts) > 1 else sq
+    acc = padded[:, 0:C]
+    for s in range(1, size):
+        acc = acc + padded[:, s:s + C]
+    div = (acc / size).reshape(input.shape)
+    div = (div * alpha + k) ** beta
+    return input / div
+
+
+from ptcore.nn.functional._loss import _tname  # noqa: E402
