@@ -636,3 +636,17 @@ def test_grad_pair_losses(dtype):
     var = rnd((5, 4), dtype, 7, 0.1, 2.0)
     grad_check(lambda u, v, s: F.gaussian_nll_loss(u, v, s), lambda u, v, s: TF.gaussian_nll_loss(u, v, s),
                [a, b, var], dtype)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("mse_loss", 2), ("l1_loss", 2), ("smooth_l1_loss", 2), ("huber_loss", 2), ("kl_div", 2),
+    ("soft_margin_loss", 2), ("multilabel_soft_margin_loss", 2), ("poisson_nll_loss", 2),
+    ("binary_cross_entropy_with_logits", 2), ("hinge_embedding_loss", 2),
+    ("margin_ranking_loss", 3), ("triplet_margin_loss", 3), ("gaussian_nll_loss", 3),
+    ("triplet_margin_with_distance_loss", 3),
+])
+def test_invalid_reduction_everywhere(name, args):
+    x = torch.rand(3, 4) + 0.1
+    targs = [x] * args
+    same_error(lambda: getattr(F, name)(*[P(a) for a in targs], reduction="bogus"),
+               lambda: getattr(TF, name)(*targs, reduction="bogus"))
