@@ -39,6 +39,7 @@ from ptcore._random_api import (
 )
 from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
 from ptcore import cuda, testing
+from ptcore.serialization import save, load
 
 # The operator library: each area module exports its public functions through
 # __all__ and the Tensor methods it provides through _TENSOR_METHODS.
@@ -64,6 +65,11 @@ def _bind_methods():
 
 
 _bind_methods()
+
+from ptcore.autograd import _install as _ag_install
+_ag_install.install()
+autograd.Variable = Tensor
+del _ag_install
 
 __version__ = "0.1.0.dev0"
 
@@ -165,3 +171,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 del _os
+
+
+# --- subpackages (imported last: they use the namespace above) ---
+from ptcore import optim  # noqa: E402

@@ -382,6 +382,15 @@ cdef class Storage:
     def is_pinned(self, device="cuda"):
         return False
 
+    def share_memory_(self):
+        """Move this storage to shared memory in place (no-op when already shared).
+
+        Every tensor viewing the storage sees the shared memory; returns self.
+        """
+        from ptcore.multiprocessing.reductions import _share_storage
+        _share_storage(self)
+        return self
+
     def tolist(self):
         if self.device._type_code != 0:
             raise RuntimeError("tolist() of a device storage: copy it to the CPU first")
@@ -403,6 +412,39 @@ cdef class Storage:
     @property
     def _kind_name(self):
         return ("host", "external", "dlpack", "device")[self._kind]
+
+    def _move_to_buffer(self, owner, handle):
+        """Move this storage's bytes into ``owner``'s writable buffer, in place.
+
+        ``owner`` (e.g. a memoryview of a shared mmap) must expose a writable
+        contiguous buffer of at least ``nbytes`` bytes and is kept alive by
+        the storage; every tensor viewing this storage sees the new memory.
+        The old memory is released.  ``handle`` becomes ``_shared``.
+        Used by ``share_memory_()`` (ptcore.multiprocessing).  Internal.
+        """
+        cdef Py_buffer view
+        if self.device._type_code != 0:
+            raise RuntimeError(f"_move_to_buffer: storage is on {self.device}, not the CPU")
+        PyObject_GetBuffer(owner, &view, PyBUF_WRITABLE)
+        cdef char* dst = <char*>view.buf
+        cdef Py_ssize_t blen = view.len
+        PyBuffer_Release(&view)
+        if blen < self._nbytes:
+            raise ValueError(f"_move_to_buffer: buffer of {blen} bytes for a storage of {self._nbytes} bytes")
+        if self._nbytes:
+            memcpy(dst, self._data, self._nbytes)
+        cdef char* old = self._data
+        if self._kind == STORAGE_HOST:
+            if old != NULL:
+                ptc_host_free(old, <size_t>self._nbytes)
+        elif self._kind == STORAGE_DLPACK:
+            if self._dl_managed != NULL:
+                ptc_dlpack_release(self._dl_managed, self._dl_versioned)
+            self._dl_managed = NULL
+        self._data = dst
+        self._kind = STORAGE_EXTERNAL
+        self._owner = owner      # drops a previous external owner
+        self._shared = handle
 
 
 cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:

@@ -332,6 +332,12 @@ class Tensor(_TensorBase):
     def is_shared(self):
         return self.untyped_storage().is_shared()
 
+    def share_memory_(self):
+        """Move the storage to shared memory in place (views see it too); returns self."""
+        from ptcore.multiprocessing.reductions import _share_storage
+        _share_storage(self.untyped_storage())
+        return self
+
     def dim_order(self):
         strides = self.stride()
         return tuple(sorted(range(self.dim()), key=lambda i: (-strides[i], i)))

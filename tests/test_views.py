@@ -1486,3 +1486,23 @@ def test_scalar_fill_into_expanded_is_allowed(op):
     getattr(tt.expand(2, 3), op)(*args)
     getattr(t.expand(2, 3), op)(*args)
     np.testing.assert_array_equal(t.numpy(), tt.numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,value", [("uint8", -1), ("uint8", -255), ("int8", -128), ("bool", 1j),
+                                         ("bool", -0.5), ("int32", 2.9), ("float16", 1e6),
+                                         ("uint8", 256), ("int8", 128), ("float32", 1e300), ("int64", 1j)])
+def test_fill_scalar_conversion(dtype, value):
+    """fill_ range rules: unsigned targets wrap negatives down to -max, bool takes any number,
+    out-of-range integers / float16 / float32 and complex->int raise."""
+    a = values((3,), dtype)
+    t, tt = pt_of(a), th_of(a)
+    try:
+        tt.fill_(value)
+    except Exception as e:
+        with pytest.raises(type(e)):
+            t.fill_(value)
+        np.testing.assert_array_equal(t.numpy(), a)
+        return
+    t.fill_(value)
+    np.testing.assert_array_equal(t.numpy(), tt.numpy())

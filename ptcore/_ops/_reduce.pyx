@@ -37,10 +37,12 @@ Structure
 * **Selection** (median, nanmedian, mode, quantile) works on contiguous rows
   of double or int64 values (the public layer prepares them).
 
-The hottest float32/float64 loops (contiguous sums, max/argmax, the
-softmax passes with a vectorised ``expf``) are small C functions with GCC
-vector extensions, compiled for AVX-512/AVX2/baseline with ``target_clones``
-where the toolchain supports it (GCC on x86-64 Linux), plain C elsewhere.
+The hottest float32/float64 loops (contiguous sums, max/argmax, column
+max, the softmax passes with a vectorised ``expf``) are small C functions
+written once as a template over GCC vector extensions and instantiated for
+AVX-512F, AVX2 and the baseline ISA (GCC on x86-64; the baseline only
+elsewhere, plain C loops without vector extensions); the widest one the
+CPU supports is chosen at import (``_simd_level`` lets tests run each).
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint64_t, INT64_MIN, INT64_MAX
 from libc.string cimport memcpy, memset
@@ -68,345 +70,416 @@ cdef extern from *:
     #include <string.h>
     #include <math.h>
 
+    /* One template of vector kernels, instantiated per instruction set with
+       that set's native vector width (GCC vector extensions): AVX-512F (16
+       floats), AVX2 (8) and the baseline (4: SSE2 / NEON ...).  ptcr_select()
+       picks the widest the CPU supports into a table at import.  (Generic
+       vectors wider than the target's registers are split or even
+       scalarised by GCC, so one width cannot serve all; target_clones does
+       not help because vector ops are lowered for the default target before
+       cloning.)  Streaming sums use 8-float vectors even with AVX-512
+       (measured ~10% faster on AMD Zen 4). */
     #if defined(__GNUC__) && !defined(__clang__)
     #pragma GCC diagnostic ignored "-Wpsabi"
     #endif
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-    #  define PTCR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+    #  define PTCR_MULTI 1
     #else
-    #  define PTCR_CLONES
+    #  define PTCR_MULTI 0
+    #endif
+    #if defined(__GNUC__)
+    #  define PTCR_VEC 1
+    #  define PTCR_AI static inline __attribute__((always_inline))
+    #else
+    #  define PTCR_VEC 0
+    #  define PTCR_AI static inline
     #endif
 
     #define PTCR_BLOCK 1024          /* leaf of the pairwise sums */
 
-    /* binary-counter cascade: pushing leaves in order and merging equal-size
-       neighbours is pairwise summation at leaf granularity */
-    #define PTCR_PUSH(stack, top, count, val) do { __typeof__(stack[0]) s_ = (val); \
-        int64_t k_ = (count)++; while (k_ & 1) { s_ = stack[--(top)] + s_; k_ >>= 1; } \
+    #if PTCR_VEC
+    /* binary-counter cascade of vector partial sums (pairwise per lane) */
+    #define PTCR_CASC_PUSH(VT, stack, top, count, val) do { VT s_ = (val); \\
+        int64_t k_ = (count)++; while (k_ & 1) { s_ = stack[--(top)] + s_; k_ >>= 1; } \\
         stack[(top)++] = s_; } while (0)
-    #define PTCR_FOLD(stack, top, out) do { if ((top) == 0) (out) = 0; else { \
-        __typeof__(stack[0]) s_ = stack[(top) - 1]; \
-        for (int i_ = (top) - 2; i_ >= 0; i_--) s_ = stack[i_] + s_; (out) = s_; } } while (0)
-
-    #if defined(__GNUC__)
-    /* helpers passing vectors must be inlined into each target clone (the
-       vector ABI differs between the clones' instruction sets) */
-    #define PTCR_INLINE static inline __attribute__((always_inline))
-    #define PTCR_HAVE_VEC 1
-    typedef float   ptcr_vf __attribute__((vector_size(64)));   /* 16 lanes */
-    typedef int32_t ptcr_vfi __attribute__((vector_size(64)));
-    typedef double  ptcr_vd __attribute__((vector_size(64)));   /* 8 lanes */
-    typedef int64_t ptcr_vdi __attribute__((vector_size(64)));
-    PTCR_INLINE ptcr_vf ptcr_ld_f(const float* p) { ptcr_vf v; memcpy(&v, p, sizeof v); return v; }
-    PTCR_INLINE void ptcr_st_f(float* p, ptcr_vf v) { memcpy(p, &v, sizeof v); }
-    PTCR_INLINE ptcr_vd ptcr_ld_d(const double* p) { ptcr_vd v; memcpy(&v, p, sizeof v); return v; }
-    PTCR_INLINE void ptcr_st_d(double* p, ptcr_vd v) { memcpy(p, &v, sizeof v); }
-    PTCR_INLINE ptcr_vf ptcr_sel_f(ptcr_vfi m, ptcr_vf a, ptcr_vf b)
-    { return (ptcr_vf)(((ptcr_vfi)a & m) | ((ptcr_vfi)b & ~m)); }
-    PTCR_INLINE ptcr_vd ptcr_sel_d(ptcr_vdi m, ptcr_vd a, ptcr_vd b)
-    { return (ptcr_vd)(((ptcr_vdi)a & m) | ((ptcr_vdi)b & ~m)); }
-    PTCR_INLINE float ptcr_hsum_f(ptcr_vf a) {
-        float t[16]; memcpy(t, &a, sizeof t);
-        for (int w = 8; w >= 1; w >>= 1) for (int k = 0; k < w; k++) t[k] += t[k + w];
-        return t[0];
-    }
-    PTCR_INLINE double ptcr_hsum_d(ptcr_vd a) {
-        double t[8]; memcpy(t, &a, sizeof t);
-        for (int w = 4; w >= 1; w >>= 1) for (int k = 0; k < w; k++) t[k] += t[k + w];
-        return t[0];
-    }
-    #else
-    #define PTCR_INLINE static inline
-    #define PTCR_HAVE_VEC 0
-    #endif
-
-    /* ---- contiguous pairwise sums ---------------------------------------
-       Leaves of PTCR_BLOCK elements are summed in 4 x NL lanes; the leaf
-       vectors are merged in a binary cascade (pairwise summation per lane),
-       and the lanes are added in a tree at the end.  The _sq/_abs/_dev
-       variants accumulate f(x) in float64 lanes (norms, variance). */
-    #if PTCR_HAVE_VEC
-    typedef float ptcr_v8f __attribute__((vector_size(32)));
-    PTCR_INLINE ptcr_vd ptcr_ld8f_d(const float* p)
-    { ptcr_v8f v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, ptcr_vd); }
-    #define PTCR_CASC_PUSH(VT, stack, top, count, val) do { VT s_ = (val); \
-        int64_t k_ = (count)++; while (k_ & 1) { s_ = stack[--(top)] + s_; k_ >>= 1; } \
-        stack[(top)++] = s_; } while (0)
-    #define PTCR_CASC_FOLD(VT, stack, top, out) do { VT s_ = {0}; if ((top) > 0) { \
-        s_ = stack[(top) - 1]; for (int i_ = (top) - 2; i_ >= 0; i_--) s_ = stack[i_] + s_; } \
+    #define PTCR_CASC_FOLD(VT, stack, top, out) do { VT s_ = {0}; if ((top) > 0) { \\
+        s_ = stack[(top) - 1]; for (int i_ = (top) - 2; i_ >= 0; i_--) s_ = stack[i_] + s_; } \\
         (out) = s_; } while (0)
-    /* NAME(x, n[, m]) -> RT; lanes VT (NL wide) loaded by LD, transformed by F */
-    #define PTCR_DEF_VSUM(NAME, T, RT, VT, NL, LD, HS, F, FS, EXTRA, EXTRA_INIT) \
-    PTCR_CLONES static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
-        VT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; VT tot; \
-        EXTRA_INIT \
-        for (; i + PTCR_BLOCK <= n; i += PTCR_BLOCK) {   /* fixed trip count: unrolled */ \
-            const T* p = x + i; \
-            VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \
-            for (int j = 0; j < PTCR_BLOCK; j += 4 * NL) { \
-                a0 += F(LD(p + j)); a1 += F(LD(p + j + NL)); \
-                a2 += F(LD(p + j + 2 * NL)); a3 += F(LD(p + j + 3 * NL)); } \
-            PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); \
-        } \
-        if (i < n) { \
-            ptrdiff_t m = n - i, j = 0; const T* p = x + i; \
-            VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \
-            for (; j + 4 * NL <= m; j += 4 * NL) { \
-                a0 += F(LD(p + j)); a1 += F(LD(p + j + NL)); \
-                a2 += F(LD(p + j + 2 * NL)); a3 += F(LD(p + j + 3 * NL)); } \
-            for (; j + NL <= m; j += NL) a0 += F(LD(p + j)); \
-            for (int k = 0; j < m; j++, k++) a1[k] += FS((RT)p[j]); \
-            PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); \
-        } \
-        PTCR_CASC_FOLD(VT, stack, top, tot); return HS(tot); }
+    /* NAME(x, n[, mean]) -> RT: pairwise sum of F(x) in lanes VT (NL wide) */
+    #define PTCR_VSUM(NAME, T, RT, VT, NL, LD, F, FS, EXTRA, EXTRA_INIT) \\
+    static RT NAME(const T* x, ptrdiff_t n EXTRA) { \\
+        VT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; VT tot; RT r = 0; \\
+        EXTRA_INIT \\
+        for (; i + PTCR_BLOCK <= n; i += PTCR_BLOCK) { \\
+            const T* p = x + i; VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \\
+            for (int j = 0; j < PTCR_BLOCK; j += 4 * (NL)) { \\
+                a0 += F(LD(p + j)); a1 += F(LD(p + j + (NL))); \\
+                a2 += F(LD(p + j + 2 * (NL))); a3 += F(LD(p + j + 3 * (NL))); } \\
+            PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); } \\
+        if (i < n) { \\
+            ptrdiff_t m = n - i, j = 0; const T* p = x + i; VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \\
+            for (; j + 4 * (NL) <= m; j += 4 * (NL)) { \\
+                a0 += F(LD(p + j)); a1 += F(LD(p + j + (NL))); \\
+                a2 += F(LD(p + j + 2 * (NL))); a3 += F(LD(p + j + 3 * (NL))); } \\
+            for (; j + (NL) <= m; j += (NL)) a0 += F(LD(p + j)); \\
+            for (int k = 0; j < m; j++, k++) a1[k] += FS((RT)p[j]); \\
+            PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); } \\
+        PTCR_CASC_FOLD(VT, stack, top, tot); \\
+        for (int w = (NL) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) tot[k] += tot[k + w]; \\
+        r = tot[0]; return r; }
     #define PTCR_ID(v) (v)
     #define PTCR_SQ(v) ((v) * (v))
     #define PTCR_DEV(v) (((v) - vmean) * ((v) - vmean))
     #define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
     #define PTCR_NOEXTRA
     #define PTCR_MEANARG , double mean
-    #define PTCR_VMEAN_D ptcr_vd vmean; for (int k = 0; k < 8; k++) vmean[k] = mean;
-    PTCR_INLINE ptcr_vd ptcr_absv_d(ptcr_vd v)
-    { ptcr_vdi m; for (int k = 0; k < 8; k++) m[k] = 0x7fffffffffffffffLL; return (ptcr_vd)((ptcr_vdi)v & m); }
-    PTCR_DEF_VSUM(ptcr_sum_f32, float, float, ptcr_vf, 16, ptcr_ld_f, ptcr_hsum_f, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, )
-    PTCR_DEF_VSUM(ptcr_sum_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, )
-    PTCR_DEF_VSUM(ptcr_sumsq_f32, float, double, ptcr_vd, 8, ptcr_ld8f_d, ptcr_hsum_d, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, )
-    PTCR_DEF_VSUM(ptcr_sumsq_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, )
-    PTCR_DEF_VSUM(ptcr_sumabs_f32, float, double, ptcr_vd, 8, ptcr_ld8f_d, ptcr_hsum_d, ptcr_absv_d, fabs, PTCR_NOEXTRA, )
-    PTCR_DEF_VSUM(ptcr_sumabs_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, ptcr_absv_d, fabs, PTCR_NOEXTRA, )
-    PTCR_DEF_VSUM(ptcr_sumdev_f32, float, double, ptcr_vd, 8, ptcr_ld8f_d, ptcr_hsum_d, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, PTCR_VMEAN_D)
-    PTCR_DEF_VSUM(ptcr_sumdev_f64, double, double, ptcr_vd, 8, ptcr_ld_d, ptcr_hsum_d, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, PTCR_VMEAN_D)
-    #else
-    #define PTCR_DEF_SSUM(NAME, T, RT, FS, EXTRA) \
-    static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
-        RT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; RT res; \
-        while (i < n) { \
-            ptrdiff_t m = n - i < PTCR_BLOCK ? n - i : PTCR_BLOCK, j = 0; \
-            RT a[8] = {0}; \
-            for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += FS((RT)x[i + j + k]); \
-            RT s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); \
-            for (; j < m; j++) s += FS((RT)x[i + j]); \
-            PTCR_PUSH(stack, top, count, s); i += m; } \
-        PTCR_FOLD(stack, top, res); return res; }
+
+    /* acc[j] = ext(acc[j], x[j]) over nrows rows, NaN propagating */
+    #define PTCR_COLEXT(NAME, T, VT, IT, NL, LD, ST, SEL, CMP) \\
+    static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \\
+        for (ptrdiff_t r = 0; r < nrows; r++) { \\
+            const T* xr = x + r * rs; ptrdiff_t j = 0; \\
+            for (; j + (NL) <= n; j += (NL)) { VT a = LD(acc + j), v = LD(xr + j); \\
+                VT m = SEL((IT)(v CMP a), v, a); ST(acc + j, SEL((IT)(v != v), v, m)); } \\
+            for (; j < n; j++) { T v = xr[j]; if (v CMP acc[j] || v != v) acc[j] = v; } } }
+
+    /* max/min value (*nan: a NaN was seen) and first index of the extreme
+       (first NaN wins) */
+    #define PTCR_EXT(NAME, ANAME, T, VT, IT, NL, LD, SEL, CMP) \\
+    static T NAME(const T* x, ptrdiff_t n, int* nan) { \\
+        ptrdiff_t i = 0; T best = x[0]; int hasnan = 0; \\
+        if (n >= (NL)) { \\
+            VT m = LD(x); IT nn = (IT)(m != m); \\
+            for (i = (NL); i + (NL) <= n; i += (NL)) { VT v = LD(x + i); \\
+                m = SEL((IT)(v CMP m), v, m); nn |= (IT)(v != v); } \\
+            best = m[0]; for (int k = 0; k < (NL); k++) { if (m[k] CMP best) best = m[k]; hasnan |= (nn[k] != 0); } \\
+        } \\
+        for (; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \\
+        *nan = hasnan; return best; } \\
+    static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \\
+        ptrdiff_t i = 0, bi = 0; T best = x[0]; int hasnan = 0; \\
+        if (n >= (NL)) { \\
+            IT idx, cur, step; for (int k = 0; k < (NL); k++) { idx[k] = k; step[k] = (NL); } cur = idx; \\
+            VT m = LD(x); IT nn = (IT)(m != m); \\
+            for (i = (NL); i + (NL) <= n; i += (NL)) { VT v = LD(x + i); cur += step; \\
+                IT c = (IT)(v CMP m); m = SEL(c, v, m); idx = (idx & ~c) | (cur & c); nn |= (IT)(v != v); } \\
+            best = m[0]; bi = idx[0]; \\
+            for (int k = 0; k < (NL); k++) { hasnan |= (nn[k] != 0); \\
+                if (m[k] CMP best || (m[k] == best && idx[k] < bi)) { best = m[k]; bi = idx[k]; } } \\
+        } else { i = 1; hasnan = x[0] != x[0]; } \\
+        for (; i < n; i++) { T v = x[i]; if (v CMP best) { best = v; bi = i; } hasnan |= (v != v); } \\
+        if (hasnan) { for (i = 0; i < n; i++) if (x[i] != x[i]) { *val = x[i]; return i; } } \\
+        *val = best; return bi; }
+
+    /* the template: S = suffix, W = float lanes of compute vectors, WS =
+       float lanes of streaming vectors */
+    #define PTCR_TEMPLATE(S, W, WS) \\
+    typedef float S##_vf __attribute__((vector_size(4 * (W)))); \\
+    typedef int32_t S##_vi __attribute__((vector_size(4 * (W)))); \\
+    typedef double S##_vd __attribute__((vector_size(4 * (W)))); \\
+    typedef int64_t S##_vl __attribute__((vector_size(4 * (W)))); \\
+    typedef float S##_hvf __attribute__((vector_size(2 * (W)))); \\
+    typedef float S##_sf __attribute__((vector_size(4 * (WS)))); \\
+    typedef double S##_sd __attribute__((vector_size(4 * (WS)))); \\
+    typedef int64_t S##_sl __attribute__((vector_size(4 * (WS)))); \\
+    typedef float S##_hf __attribute__((vector_size(2 * (WS)))); \\
+    PTCR_AI S##_vf S##_ldf(const float* p) { S##_vf v; memcpy(&v, p, sizeof v); return v; } \\
+    PTCR_AI void S##_stf(float* p, S##_vf v) { memcpy(p, &v, sizeof v); } \\
+    PTCR_AI S##_vd S##_ldd(const double* p) { S##_vd v; memcpy(&v, p, sizeof v); return v; } \\
+    PTCR_AI void S##_std(double* p, S##_vd v) { memcpy(p, &v, sizeof v); } \\
+    PTCR_AI S##_sf S##_ldsf(const float* p) { S##_sf v; memcpy(&v, p, sizeof v); return v; } \\
+    PTCR_AI void S##_stsf(float* p, S##_sf v) { memcpy(p, &v, sizeof v); } \\
+    PTCR_AI S##_sd S##_ldsd(const double* p) { S##_sd v; memcpy(&v, p, sizeof v); return v; } \\
+    PTCR_AI void S##_stsd(double* p, S##_sd v) { memcpy(p, &v, sizeof v); } \\
+    PTCR_AI S##_sd S##_ldhf_sd(const float* p) \\
+    { S##_hf v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, S##_sd); } \\
+    PTCR_AI S##_vf S##_self(S##_vi m, S##_vf a, S##_vf b) { return (S##_vf)(((S##_vi)a & m) | ((S##_vi)b & ~m)); } \\
+    PTCR_AI S##_vd S##_seld(S##_vl m, S##_vd a, S##_vd b) { return (S##_vd)(((S##_vl)a & m) | ((S##_vl)b & ~m)); } \\
+    PTCR_AI S##_sd S##_absd(S##_sd v) { return (S##_sd)((S##_sl)v & (0x7fffffffffffffffLL + (S##_sl){0})); } \\
+    PTCR_VSUM(S##_sum_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sum_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumsq_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumsq_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumabs_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, S##_absd, fabs, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumabs_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, S##_absd, fabs, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumdev_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \\
+              S##_sd vmean = mean + (S##_sd){0};) \\
+    PTCR_VSUM(S##_sumdev_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \\
+              S##_sd vmean = mean + (S##_sd){0};) \\
+    static void S##_addrows_f32(float* acc, const float* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \\
+        ptrdiff_t r = 0; \\
+        for (; r + 4 <= nrows; r += 4) { \\
+            const float *x0 = x + r * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs; ptrdiff_t j = 0; \\
+            for (; j + (WS) <= n; j += (WS)) S##_stsf(acc + j, S##_ldsf(acc + j) + \\
+                ((S##_ldsf(x0 + j) + S##_ldsf(x1 + j)) + (S##_ldsf(x2 + j) + S##_ldsf(x3 + j)))); \\
+            for (; j < n; j++) acc[j] += (x0[j] + x1[j]) + (x2[j] + x3[j]); } \\
+        for (; r < nrows; r++) { const float* x0 = x + r * rs; ptrdiff_t j = 0; \\
+            for (; j + (WS) <= n; j += (WS)) S##_stsf(acc + j, S##_ldsf(acc + j) + S##_ldsf(x0 + j)); \\
+            for (; j < n; j++) acc[j] += x0[j]; } } \\
+    static void S##_addrows_f64(double* acc, const double* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \\
+        ptrdiff_t r = 0; \\
+        for (; r + 4 <= nrows; r += 4) { \\
+            const double *x0 = x + r * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs; ptrdiff_t j = 0; \\
+            for (; j + (WS) / 2 <= n; j += (WS) / 2) S##_stsd(acc + j, S##_ldsd(acc + j) + \\
+                ((S##_ldsd(x0 + j) + S##_ldsd(x1 + j)) + (S##_ldsd(x2 + j) + S##_ldsd(x3 + j)))); \\
+            for (; j < n; j++) acc[j] += (x0[j] + x1[j]) + (x2[j] + x3[j]); } \\
+        for (; r < nrows; r++) { const double* x0 = x + r * rs; ptrdiff_t j = 0; \\
+            for (; j + (WS) / 2 <= n; j += (WS) / 2) S##_stsd(acc + j, S##_ldsd(acc + j) + S##_ldsd(x0 + j)); \\
+            for (; j < n; j++) acc[j] += x0[j]; } } \\
+    PTCR_EXT(S##_max_f32, S##_argmax_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, >) \\
+    PTCR_EXT(S##_min_f32, S##_argmin_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, <) \\
+    PTCR_EXT(S##_max_f64, S##_argmax_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, >) \\
+    PTCR_EXT(S##_min_f64, S##_argmin_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, <) \\
+    PTCR_COLEXT(S##_colmaxn_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_stf, S##_self, >) \\
+    PTCR_COLEXT(S##_colminn_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_stf, S##_self, <) \\
+    PTCR_COLEXT(S##_colmaxn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, >) \\
+    PTCR_COLEXT(S##_colminn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, <) \\
+    /* expf: Cephes polynomial after Cody-Waite reduction (<= 1 ulp for   \\
+       normal results), exact 0 below -104, inf above 88.8, NaN kept */   \\
+    PTCR_AI S##_vf S##_exp(S##_vf x) { \\
+        x = S##_self((S##_vi)(x > 88.8f), 88.8f + (S##_vf){0}, x); \\
+        x = S##_self((S##_vi)(x < -104.0f), -104.0f + (S##_vf){0}, x); \\
+        S##_vf t = x * 1.44269504088896341f + 12582912.0f; \\
+        S##_vf fn = t - 12582912.0f; \\
+        S##_vf r = x - fn * 0.693359375f; \\
+        r = r - fn * -2.12194440e-4f; \\
+        S##_vf p = 1.9875691500e-4f + (S##_vf){0}; \\
+        p = p * r + 1.3981999507e-3f; \\
+        p = p * r + 8.3334519073e-3f; \\
+        p = p * r + 4.1665795894e-2f; \\
+        p = p * r + 1.6666665459e-1f; \\
+        p = p * r + 5.0000001201e-1f; \\
+        S##_vf y = p * (r * r) + r + 1.0f; \\
+        S##_vi n = __builtin_convertvector(fn, S##_vi); \\
+        S##_vi n1 = n >> 1, n2 = n - n1; \\
+        S##_vf s1 = (S##_vf)((n1 + 127) << 23), s2 = (S##_vf)((n2 + 127) << 23); \\
+        return (y * s1) * s2; } \\
+    PTCR_AI float S##_hsumf(S##_vf a) { \\
+        for (int w = (W) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) a[k] += a[k + w]; return a[0]; } \\
+    static float S##_exp1(float x) { S##_vf v = {0}; v[0] = x; return S##_exp(v)[0]; } \\
+    static float S##_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) { \\
+        ptrdiff_t j = 0; S##_vf acc = {0}; \\
+        for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - m); \\
+            if (y) S##_stf(y + j, e); acc += e; } \\
+        float s = S##_hsumf(acc); \\
+        for (; j < n; j++) { float e = S##_exp1(x[j] - m); if (y) y[j] = e; s += e; } \\
+        return s; } \\
+    static double S##_sumexp_f32(const float* x, ptrdiff_t n, float m) { \\
+        ptrdiff_t j = 0; S##_vd a0 = {0}, a1 = {0}; double s = 0; \\
+        for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - m); \\
+            S##_hvf lo, hi; memcpy(&lo, &e, sizeof lo); memcpy(&hi, (char*)&e + sizeof lo, sizeof hi); \\
+            a0 += __builtin_convertvector(lo, S##_vd); a1 += __builtin_convertvector(hi, S##_vd); } \\
+        a0 += a1; for (int k = 0; k < (W) / 2; k++) s += a0[k]; \\
+        for (; j < n; j++) s += (double)S##_exp1(x[j] - m); \\
+        return s; } \\
+    static void S##_scale_f32(float* y, ptrdiff_t n, float r) { \\
+        ptrdiff_t j = 0; \\
+        for (; j + (W) <= n; j += (W)) S##_stf(y + j, S##_ldf(y + j) * r); \\
+        for (; j < n; j++) y[j] *= r; } \\
+    static void S##_subsub_f32(const float* x, float* y, ptrdiff_t n, float m, float c) { \\
+        ptrdiff_t j = 0; \\
+        for (; j + (W) <= n; j += (W)) S##_stf(y + j, (S##_ldf(x + j) - m) - c); \\
+        for (; j < n; j++) y[j] = (x[j] - m) - c; } \\
+    static void S##_colmax_f32(float* acc, const float* x, ptrdiff_t n) { \\
+        ptrdiff_t j = 0; \\
+        for (; j + (W) <= n; j += (W)) { S##_vf a = S##_ldf(acc + j), v = S##_ldf(x + j); \\
+            S##_stf(acc + j, S##_self((S##_vi)(v > a), v, a)); } \\
+        for (; j < n; j++) if (x[j] > acc[j]) acc[j] = x[j]; } \\
+    static void S##_colexpsum_f32(float* s, const float* m, const float* x, float* y, ptrdiff_t n) { \\
+        ptrdiff_t j = 0; \\
+        for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - S##_ldf(m + j)); \\
+            if (y) S##_stf(y + j, e); S##_stf(s + j, S##_ldf(s + j) + e); } \\
+        for (; j < n; j++) { float e = S##_exp1(x[j] - m[j]); if (y) y[j] = e; s[j] += e; } } \\
+    static void S##_colscale_f32(float* y, const float* r, ptrdiff_t n) { \\
+        ptrdiff_t j = 0; \\
+        for (; j + (W) <= n; j += (W)) S##_stf(y + j, S##_ldf(y + j) * S##_ldf(r + j)); \\
+        for (; j < n; j++) y[j] *= r[j]; } \\
+    static void S##_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n) { \\
+        ptrdiff_t j = 0; \\
+        for (; j + (W) <= n; j += (W)) \\
+            S##_stf(y + j, (S##_ldf(x + j) - S##_ldf(m + j)) - S##_ldf(c + j)); \\
+        for (; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
+
+    #define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \\
+        S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \\
+        S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \\
+        S##_argmax_f32, S##_argmin_f32, S##_argmax_f64, S##_argmin_f64, \\
+        S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \\
+        S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \\
+        S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32 }
+
+    #if PTCR_MULTI
+    #pragma GCC push_options
+    #pragma GCC target("avx512f")
+    PTCR_TEMPLATE(ptcr512, 16, 8)
+    #pragma GCC pop_options
+    #pragma GCC push_options
+    #pragma GCC target("avx2")
+    PTCR_TEMPLATE(ptcr256, 8, 8)
+    #pragma GCC pop_options
+    #endif
+    PTCR_TEMPLATE(ptcrbase, 4, 4)
+
+    #else   /* no vector extensions (e.g. MSVC): plain loops */
+    #define PTCR_SSUM(NAME, T, RT, FS, EXTRA) \\
+    static RT NAME(const T* x, ptrdiff_t n EXTRA) { \\
+        RT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; RT res = 0; \\
+        while (i < n) { \\
+            ptrdiff_t m = n - i < PTCR_BLOCK ? n - i : PTCR_BLOCK, j = 0; RT a[8] = {0}; \\
+            for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += FS((RT)x[i + j + k]); \\
+            RT s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); \\
+            for (; j < m; j++) s += FS((RT)x[i + j]); \\
+            int64_t k_ = count++; while (k_ & 1) { s = stack[--top] + s; k_ >>= 1; } stack[top++] = s; \\
+            i += m; } \\
+        if (top) { res = stack[top - 1]; for (int t = top - 2; t >= 0; t--) res = stack[t] + res; } \\
+        return res; }
     #define PTCR_ID(v) (v)
     #define PTCR_SQ(v) ((v) * (v))
     #define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
     #define PTCR_NOEXTRA
     #define PTCR_MEANARG , double mean
-    PTCR_DEF_SSUM(ptcr_sum_f32, float, float, PTCR_ID, PTCR_NOEXTRA)
-    PTCR_DEF_SSUM(ptcr_sum_f64, double, double, PTCR_ID, PTCR_NOEXTRA)
-    PTCR_DEF_SSUM(ptcr_sumsq_f32, float, double, PTCR_SQ, PTCR_NOEXTRA)
-    PTCR_DEF_SSUM(ptcr_sumsq_f64, double, double, PTCR_SQ, PTCR_NOEXTRA)
-    PTCR_DEF_SSUM(ptcr_sumabs_f32, float, double, fabs, PTCR_NOEXTRA)
-    PTCR_DEF_SSUM(ptcr_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
-    PTCR_DEF_SSUM(ptcr_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
-    PTCR_DEF_SSUM(ptcr_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
-    #endif
-
-    /* ---- column max/min with NaN propagation: acc[j] = ext(acc[j], x[j]) --- */
-    #if PTCR_HAVE_VEC
-    #define PTCR_DEF_COLEXT(NAME, T, VT, IT, NL, LD, ST, SEL, CMP) \
-    PTCR_CLONES static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
-        for (ptrdiff_t r = 0; r < nrows; r++) { \
-            const T* xr = x + r * rs; ptrdiff_t j = 0; \
-            for (; j + NL <= n; j += NL) { VT a = LD(acc + j), v = LD(xr + j); \
-                ST(acc + j, SEL((IT)(v CMP a) | (IT)(v != v), v, a)); } \
-            for (; j < n; j++) { T v = xr[j]; if (v CMP acc[j] || v != v) acc[j] = v; } } }
-    PTCR_DEF_COLEXT(ptcr_colmaxn_f32, float, ptcr_vf, ptcr_vfi, 16, ptcr_ld_f, ptcr_st_f, ptcr_sel_f, >)
-    PTCR_DEF_COLEXT(ptcr_colminn_f32, float, ptcr_vf, ptcr_vfi, 16, ptcr_ld_f, ptcr_st_f, ptcr_sel_f, <)
-    PTCR_DEF_COLEXT(ptcr_colmaxn_f64, double, ptcr_vd, ptcr_vdi, 8, ptcr_ld_d, ptcr_st_d, ptcr_sel_d, >)
-    PTCR_DEF_COLEXT(ptcr_colminn_f64, double, ptcr_vd, ptcr_vdi, 8, ptcr_ld_d, ptcr_st_d, ptcr_sel_d, <)
-    #else
-    #define PTCR_DEF_COLEXT(NAME, T, CMP) \
-    static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
-        for (ptrdiff_t r = 0; r < nrows; r++) { const T* xr = x + r * rs; \
-            for (ptrdiff_t j = 0; j < n; j++) { T v = xr[j]; if (v CMP acc[j] || v != v) acc[j] = v; } } }
-    PTCR_DEF_COLEXT(ptcr_colmaxn_f32, float, >)
-    PTCR_DEF_COLEXT(ptcr_colminn_f32, float, <)
-    PTCR_DEF_COLEXT(ptcr_colmaxn_f64, double, >)
-    PTCR_DEF_COLEXT(ptcr_colminn_f64, double, <)
-    #endif
-
-    /* ---- acc[j] += x0[j] + x1[j] + ... (rows r * rs apart), j < n ---------- */
-    #define PTCR_DEF_ADDROWS(NAME, T, VT, NL, LD, ST) \
-    PTCR_CLONES static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
-        ptrdiff_t r = 0; \
-        for (; r + 4 <= nrows; r += 4) { \
-            const T *x0 = x + r * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs; \
-            ptrdiff_t j = 0; \
-            PTCR_VLOOP4(T, VT, NL, LD, ST) \
-            for (; j < n; j++) acc[j] += (x0[j] + x1[j]) + (x2[j] + x3[j]); } \
-        for (; r < nrows; r++) { \
-            const T* x0 = x + r * rs; ptrdiff_t j = 0; \
-            PTCR_VLOOP1(T, VT, NL, LD, ST) \
-            for (; j < n; j++) acc[j] += x0[j]; } }
-    #if PTCR_HAVE_VEC
-    #define PTCR_VLOOP4(T, VT, NL, LD, ST) for (; j + NL <= n; j += NL) \
-        ST(acc + j, LD(acc + j) + ((LD(x0 + j) + LD(x1 + j)) + (LD(x2 + j) + LD(x3 + j))));
-    #define PTCR_VLOOP1(T, VT, NL, LD, ST) for (; j + NL <= n; j += NL) ST(acc + j, LD(acc + j) + LD(x0 + j));
-    PTCR_DEF_ADDROWS(ptcr_addrows_f32, float, ptcr_vf, 16, ptcr_ld_f, ptcr_st_f)
-    PTCR_DEF_ADDROWS(ptcr_addrows_f64, double, ptcr_vd, 8, ptcr_ld_d, ptcr_st_d)
-    #else
-    #define PTCR_VLOOP4(T, VT, NL, LD, ST)
-    #define PTCR_VLOOP1(T, VT, NL, LD, ST)
-    PTCR_DEF_ADDROWS(ptcr_addrows_f32, float, float, 1, _, _)
-    PTCR_DEF_ADDROWS(ptcr_addrows_f64, double, double, 1, _, _)
-    #endif
-
-    /* ---- max / min value; *nan set when a NaN was seen ---------------------- */
-    /* ---- argmax / argmin: first index of the extreme, first NaN wins ------- */
-    #if PTCR_HAVE_VEC
-    #define PTCR_DEF_EXT(NAME, ANAME, T, VT, IT, NL, LD, SEL, CMP) \
-    PTCR_CLONES static T NAME(const T* x, ptrdiff_t n, int* nan) { \
-        ptrdiff_t i = 0; T best = x[0]; int hasnan = 0; \
-        if (n >= NL) { \
-            VT m = LD(x); IT nn = (IT)(m != m); \
-            for (i = NL; i + NL <= n; i += NL) { VT v = LD(x + i); \
-                m = SEL(v CMP m, v, m); nn |= (IT)(v != v); } \
-            best = m[0]; for (int k = 0; k < NL; k++) { if (m[k] CMP best) best = m[k]; hasnan |= (nn[k] != 0); } \
-        } \
-        for (; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \
-        *nan = hasnan; return best; } \
-    PTCR_CLONES static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \
-        ptrdiff_t i = 0, bi = 0; T best = x[0]; int hasnan = 0; \
-        if (n >= NL) { \
-            IT idx, cur, step; for (int k = 0; k < NL; k++) { idx[k] = k; step[k] = NL; } cur = idx; \
-            VT m = LD(x); IT nn = (IT)(m != m); \
-            for (i = NL; i + NL <= n; i += NL) { VT v = LD(x + i); cur += step; \
-                IT c = (IT)(v CMP m); m = SEL(c, v, m); idx = (idx & ~c) | (cur & c); nn |= (IT)(v != v); } \
-            best = m[0]; bi = idx[0]; \
-            for (int k = 0; k < NL; k++) { hasnan |= (nn[k] != 0); \
-                if (m[k] CMP best || (m[k] == best && idx[k] < bi)) { best = m[k]; bi = idx[k]; } } \
-        } else { i = 1; hasnan = x[0] != x[0]; } \
-        for (; i < n; i++) { T v = x[i]; if (v CMP best) { best = v; bi = i; } hasnan |= (v != v); } \
-        if (hasnan) { for (i = 0; i < n; i++) if (x[i] != x[i]) { *val = x[i]; return i; } } \
+    PTCR_SSUM(ptcrbase_sum_f32, float, float, PTCR_ID, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sum_f64, double, double, PTCR_ID, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumsq_f32, float, double, PTCR_SQ, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumsq_f64, double, double, PTCR_SQ, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumabs_f32, float, double, fabs, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
+    PTCR_SSUM(ptcrbase_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
+    #define PTCR_SADD(NAME, T) static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \\
+        for (ptrdiff_t r = 0; r < nrows; r++) for (ptrdiff_t j = 0; j < n; j++) acc[j] += x[r * rs + j]; }
+    PTCR_SADD(ptcrbase_addrows_f32, float)
+    PTCR_SADD(ptcrbase_addrows_f64, double)
+    #define PTCR_SEXT(NAME, ANAME, T, CMP) \\
+    static T NAME(const T* x, ptrdiff_t n, int* nan) { \\
+        T best = x[0]; int hasnan = 0; \\
+        for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \\
+        *nan = hasnan; return best; } \\
+    static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \\
+        ptrdiff_t bi = 0; T best = x[0]; \\
+        for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; \\
+            if (v != v) { *val = v; return i; } if (v CMP best) { best = v; bi = i; } } \\
         *val = best; return bi; }
-    PTCR_DEF_EXT(ptcr_max_f32, ptcr_argmax_f32, float, ptcr_vf, ptcr_vfi, 16, ptcr_ld_f, ptcr_sel_f, >)
-    PTCR_DEF_EXT(ptcr_min_f32, ptcr_argmin_f32, float, ptcr_vf, ptcr_vfi, 16, ptcr_ld_f, ptcr_sel_f, <)
-    PTCR_DEF_EXT(ptcr_max_f64, ptcr_argmax_f64, double, ptcr_vd, ptcr_vdi, 8, ptcr_ld_d, ptcr_sel_d, >)
-    PTCR_DEF_EXT(ptcr_min_f64, ptcr_argmin_f64, double, ptcr_vd, ptcr_vdi, 8, ptcr_ld_d, ptcr_sel_d, <)
-    #else
-    #define PTCR_DEF_EXT(NAME, ANAME, T, CMP) \
-    static T NAME(const T* x, ptrdiff_t n, int* nan) { \
-        T best = x[0]; int hasnan = 0; \
-        for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \
-        *nan = hasnan; return best; } \
-    static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \
-        ptrdiff_t bi = 0; T best = x[0]; \
-        for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; \
-            if (v != v) { *val = v; return i; } if (v CMP best) { best = v; bi = i; } } \
-        *val = best; return bi; }
-    PTCR_DEF_EXT(ptcr_max_f32, ptcr_argmax_f32, float, >)
-    PTCR_DEF_EXT(ptcr_min_f32, ptcr_argmin_f32, float, <)
-    PTCR_DEF_EXT(ptcr_max_f64, ptcr_argmax_f64, double, >)
-    PTCR_DEF_EXT(ptcr_min_f64, ptcr_argmin_f64, double, <)
+    PTCR_SEXT(ptcrbase_max_f32, ptcrbase_argmax_f32, float, >)
+    PTCR_SEXT(ptcrbase_min_f32, ptcrbase_argmin_f32, float, <)
+    PTCR_SEXT(ptcrbase_max_f64, ptcrbase_argmax_f64, double, >)
+    PTCR_SEXT(ptcrbase_min_f64, ptcrbase_argmin_f64, double, <)
+    #define PTCR_SCOLEXT(NAME, T, CMP) \\
+    static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \\
+        for (ptrdiff_t r = 0; r < nrows; r++) for (ptrdiff_t j = 0; j < n; j++) { \\
+            T v = x[r * rs + j]; if (v CMP acc[j] || v != v) acc[j] = v; } }
+    PTCR_SCOLEXT(ptcrbase_colmaxn_f32, float, >)
+    PTCR_SCOLEXT(ptcrbase_colminn_f32, float, <)
+    PTCR_SCOLEXT(ptcrbase_colmaxn_f64, double, >)
+    PTCR_SCOLEXT(ptcrbase_colminn_f64, double, <)
+    static float ptcrbase_exp1(float x) { return expf(x); }
+    static float ptcrbase_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) {
+        float s = 0; for (ptrdiff_t j = 0; j < n; j++) { float e = expf(x[j] - m); if (y) y[j] = e; s += e; }
+        return s; }
+    static double ptcrbase_sumexp_f32(const float* x, ptrdiff_t n, float m) {
+        double s = 0; for (ptrdiff_t j = 0; j < n; j++) s += expf(x[j] - m); return s; }
+    static void ptcrbase_scale_f32(float* y, ptrdiff_t n, float r) { for (ptrdiff_t j = 0; j < n; j++) y[j] *= r; }
+    static void ptcrbase_subsub_f32(const float* x, float* y, ptrdiff_t n, float m, float c)
+    { for (ptrdiff_t j = 0; j < n; j++) y[j] = (x[j] - m) - c; }
+    static void ptcrbase_colmax_f32(float* acc, const float* x, ptrdiff_t n)
+    { for (ptrdiff_t j = 0; j < n; j++) if (x[j] > acc[j]) acc[j] = x[j]; }
+    static void ptcrbase_colexpsum_f32(float* s, const float* m, const float* x, float* y, ptrdiff_t n) {
+        for (ptrdiff_t j = 0; j < n; j++) { float e = expf(x[j] - m[j]); if (y) y[j] = e; s[j] += e; } }
+    static void ptcrbase_colscale_f32(float* y, const float* r, ptrdiff_t n) { for (ptrdiff_t j = 0; j < n; j++) y[j] *= r[j]; }
+    static void ptcrbase_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n)
+    { for (ptrdiff_t j = 0; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
+    #define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \\
+        S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \\
+        S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \\
+        S##_argmax_f32, S##_argmin_f32, S##_argmax_f64, S##_argmin_f64, \\
+        S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \\
+        S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \\
+        S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32 }
     #endif
 
-    /* ---- softmax (float32): vectorised expf (Cephes polynomial, <= 1 ulp
-       after range reduction; exact 0 / inf / NaN at the ends) -------------- */
-    #if PTCR_HAVE_VEC
-    PTCR_INLINE ptcr_vf ptcr_splat_f(float v) { ptcr_vf r; for (int k = 0; k < 16; k++) r[k] = v; return r; }
-    PTCR_INLINE ptcr_vfi ptcr_splat_i(int32_t v) { ptcr_vfi r; for (int k = 0; k < 16; k++) r[k] = v; return r; }
-    PTCR_INLINE ptcr_vf ptcr_exp_vf(ptcr_vf x) {
-        const ptcr_vf hi = ptcr_splat_f(88.8f), lo = ptcr_splat_f(-104.0f);
-        x = ptcr_sel_f(x > hi, hi, x);
-        x = ptcr_sel_f(x < lo, lo, x);
-        const ptcr_vf magic = ptcr_splat_f(12582912.0f);      /* 1.5 * 2^23: round to int */
-        ptcr_vf t = x * ptcr_splat_f(1.44269504088896341f) + magic;
-        ptcr_vf fn = t - magic;
-        ptcr_vf r = x - fn * ptcr_splat_f(0.693359375f);
-        r = r - fn * ptcr_splat_f(-2.12194440e-4f);
-        ptcr_vf p = ptcr_splat_f(1.9875691500e-4f);
-        p = p * r + ptcr_splat_f(1.3981999507e-3f);
-        p = p * r + ptcr_splat_f(8.3334519073e-3f);
-        p = p * r + ptcr_splat_f(4.1665795894e-2f);
-        p = p * r + ptcr_splat_f(1.6666665459e-1f);
-        p = p * r + ptcr_splat_f(5.0000001201e-1f);
-        ptcr_vf y = p * (r * r) + r + ptcr_splat_f(1.0f);
-        ptcr_vfi n = __builtin_convertvector(fn, ptcr_vfi);
-        ptcr_vfi n1 = n >> 1, n2 = n - n1;                   /* 2^n = 2^n1 * 2^n2 */
-        ptcr_vf s1 = (ptcr_vf)((n1 + ptcr_splat_i(127)) << 23);
-        ptcr_vf s2 = (ptcr_vf)((n2 + ptcr_splat_i(127)) << 23);
-        return (y * s1) * s2;
-    }
-    #endif
-    PTCR_INLINE float ptcr_exp_sf(float x) {
-    #if PTCR_HAVE_VEC
-        ptcr_vf v = {0}; v[0] = x; return ptcr_exp_vf(v)[0];
-    #else
-        return expf(x);
-    #endif
-    }
+    typedef struct {
+        float (*sum_f32)(const float*, ptrdiff_t);
+        double (*sum_f64)(const double*, ptrdiff_t);
+        double (*sumsq_f32)(const float*, ptrdiff_t);
+        double (*sumsq_f64)(const double*, ptrdiff_t);
+        double (*sumabs_f32)(const float*, ptrdiff_t);
+        double (*sumabs_f64)(const double*, ptrdiff_t);
+        double (*sumdev_f32)(const float*, ptrdiff_t, double);
+        double (*sumdev_f64)(const double*, ptrdiff_t, double);
+        void (*addrows_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+        void (*addrows_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+        float (*max_f32)(const float*, ptrdiff_t, int*);
+        float (*min_f32)(const float*, ptrdiff_t, int*);
+        double (*max_f64)(const double*, ptrdiff_t, int*);
+        double (*min_f64)(const double*, ptrdiff_t, int*);
+        ptrdiff_t (*argmax_f32)(const float*, ptrdiff_t, float*);
+        ptrdiff_t (*argmin_f32)(const float*, ptrdiff_t, float*);
+        ptrdiff_t (*argmax_f64)(const double*, ptrdiff_t, double*);
+        ptrdiff_t (*argmin_f64)(const double*, ptrdiff_t, double*);
+        void (*colmaxn_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+        void (*colminn_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+        void (*colmaxn_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+        void (*colminn_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+        float (*exp1)(float);
+        float (*expsum_f32)(const float*, float*, ptrdiff_t, float);
+        double (*sumexp_f32)(const float*, ptrdiff_t, float);
+        void (*scale_f32)(float*, ptrdiff_t, float);
+        void (*subsub_f32)(const float*, float*, ptrdiff_t, float, float);
+        void (*colmax_f32)(float*, const float*, ptrdiff_t);
+        void (*colexpsum_f32)(float*, const float*, const float*, float*, ptrdiff_t);
+        void (*colscale_f32)(float*, const float*, ptrdiff_t);
+        void (*colsubsub_f32)(const float*, float*, const float*, const float*, ptrdiff_t);
+    } ptcr_table_t;
 
-    /* pass 2: s = sum exp(x - m); y = exp(x - m) stored when y != NULL */
-    PTCR_CLONES static float ptcr_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) {
-        ptrdiff_t j = 0; float s = 0;
-    #if PTCR_HAVE_VEC
-        ptcr_vf acc = {0}, vm = ptcr_splat_f(m);
-        for (; j + 16 <= n; j += 16) {
-            ptcr_vf e = ptcr_exp_vf(ptcr_ld_f(x + j) - vm);
-            if (y) ptcr_st_f(y + j, e);
-            acc += e; }
-        s = ptcr_hsum_f(acc);
+    static ptcr_table_t ptcr_tab = PTCR_TABLE(ptcrbase);
+    static const char* ptcr_isa = "baseline";
+
+    static void ptcr_select(int max_level) {
+        /* max_level: 2 = AVX-512 allowed, 1 = AVX2, 0 = baseline */
+        ptcr_table_t base = PTCR_TABLE(ptcrbase);
+        ptcr_tab = base; ptcr_isa = "baseline";
+    #if PTCR_MULTI
+        __builtin_cpu_init();
+        if (max_level >= 2 && __builtin_cpu_supports("avx512f")) {
+            ptcr_table_t t = PTCR_TABLE(ptcr512); ptcr_tab = t; ptcr_isa = "avx512f"; return; }
+        if (max_level >= 1 && __builtin_cpu_supports("avx2")) {
+            ptcr_table_t t = PTCR_TABLE(ptcr256); ptcr_tab = t; ptcr_isa = "avx2"; return; }
     #endif
-        for (; j < n; j++) { float e = ptcr_exp_sf(x[j] - m); if (y) y[j] = e; s += e; }
-        return s;
     }
-    /* y = y * r */
-    PTCR_CLONES static void ptcr_scale_f32(float* y, ptrdiff_t n, float r) {
-        ptrdiff_t j = 0;
-    #if PTCR_HAVE_VEC
-        ptcr_vf vr = ptcr_splat_f(r);
-        for (; j + 16 <= n; j += 16) ptcr_st_f(y + j, ptcr_ld_f(y + j) * vr);
-    #endif
-        for (; j < n; j++) y[j] *= r;
-    }
-    /* y = (x - m) - c */
-    PTCR_CLONES static void ptcr_subsub_f32(const float* x, float* y, ptrdiff_t n, float m, float c) {
-        ptrdiff_t j = 0;
-    #if PTCR_HAVE_VEC
-        ptcr_vf vm = ptcr_splat_f(m), vc = ptcr_splat_f(c);
-        for (; j + 16 <= n; j += 16) ptcr_st_f(y + j, (ptcr_ld_f(x + j) - vm) - vc);
-    #endif
-        for (; j < n; j++) y[j] = (x[j] - m) - c;
-    }
-    /* column passes: acc[j] = max(acc[j], x[j]) (NaN ignored here: it
-       propagates through exp) */
-    PTCR_CLONES static void ptcr_colmax_f32(float* acc, const float* x, ptrdiff_t n) {
-        ptrdiff_t j = 0;
-    #if PTCR_HAVE_VEC
-        for (; j + 16 <= n; j += 16) { ptcr_vf a = ptcr_ld_f(acc + j), v = ptcr_ld_f(x + j);
-            ptcr_st_f(acc + j, ptcr_sel_f(v > a, v, a)); }
-    #endif
-        for (; j < n; j++) if (x[j] > acc[j]) acc[j] = x[j];
-    }
-    /* s[j] += exp(x[j] - m[j]); y[j] = that when y != NULL */
-    PTCR_CLONES static void ptcr_colexpsum_f32(float* s, const float* m, const float* x, float* y, ptrdiff_t n) {
-        ptrdiff_t j = 0;
-    #if PTCR_HAVE_VEC
-        for (; j + 16 <= n; j += 16) { ptcr_vf e = ptcr_exp_vf(ptcr_ld_f(x + j) - ptcr_ld_f(m + j));
-            if (y) ptcr_st_f(y + j, e); ptcr_st_f(s + j, ptcr_ld_f(s + j) + e); }
-    #endif
-        for (; j < n; j++) { float e = ptcr_exp_sf(x[j] - m[j]); if (y) y[j] = e; s[j] += e; }
-    }
-    /* y[j] *= r[j] */
-    PTCR_CLONES static void ptcr_colscale_f32(float* y, const float* r, ptrdiff_t n) {
-        ptrdiff_t j = 0;
-    #if PTCR_HAVE_VEC
-        for (; j + 16 <= n; j += 16) ptcr_st_f(y + j, ptcr_ld_f(y + j) * ptcr_ld_f(r + j));
-    #endif
-        for (; j < n; j++) y[j] *= r[j];
-    }
-    /* y[j] = (x[j] - m[j]) - c[j] */
-    PTCR_CLONES static void ptcr_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n) {
-        ptrdiff_t j = 0;
-    #if PTCR_HAVE_VEC
-        for (; j + 16 <= n; j += 16)
-            ptcr_st_f(y + j, (ptcr_ld_f(x + j) - ptcr_ld_f(m + j)) - ptcr_ld_f(c + j));
-    #endif
-        for (; j < n; j++) y[j] = (x[j] - m[j]) - c[j];
-    }
+    #define ptcr_sum_f32(x, n) ptcr_tab.sum_f32(x, n)
+    #define ptcr_sum_f64(x, n) ptcr_tab.sum_f64(x, n)
+    #define ptcr_sumsq_f32(x, n) ptcr_tab.sumsq_f32(x, n)
+    #define ptcr_sumsq_f64(x, n) ptcr_tab.sumsq_f64(x, n)
+    #define ptcr_sumabs_f32(x, n) ptcr_tab.sumabs_f32(x, n)
+    #define ptcr_sumabs_f64(x, n) ptcr_tab.sumabs_f64(x, n)
+    #define ptcr_sumdev_f32(x, n, m) ptcr_tab.sumdev_f32(x, n, m)
+    #define ptcr_sumdev_f64(x, n, m) ptcr_tab.sumdev_f64(x, n, m)
+    #define ptcr_addrows_f32(a, x, rs, nr, n) ptcr_tab.addrows_f32(a, x, rs, nr, n)
+    #define ptcr_addrows_f64(a, x, rs, nr, n) ptcr_tab.addrows_f64(a, x, rs, nr, n)
+    #define ptcr_max_f32(x, n, f) ptcr_tab.max_f32(x, n, f)
+    #define ptcr_min_f32(x, n, f) ptcr_tab.min_f32(x, n, f)
+    #define ptcr_max_f64(x, n, f) ptcr_tab.max_f64(x, n, f)
+    #define ptcr_min_f64(x, n, f) ptcr_tab.min_f64(x, n, f)
+    #define ptcr_argmax_f32(x, n, v) ptcr_tab.argmax_f32(x, n, v)
+    #define ptcr_argmin_f32(x, n, v) ptcr_tab.argmin_f32(x, n, v)
+    #define ptcr_argmax_f64(x, n, v) ptcr_tab.argmax_f64(x, n, v)
+    #define ptcr_argmin_f64(x, n, v) ptcr_tab.argmin_f64(x, n, v)
+    #define ptcr_colmaxn_f32(a, x, rs, nr, n) ptcr_tab.colmaxn_f32(a, x, rs, nr, n)
+    #define ptcr_colminn_f32(a, x, rs, nr, n) ptcr_tab.colminn_f32(a, x, rs, nr, n)
+    #define ptcr_colmaxn_f64(a, x, rs, nr, n) ptcr_tab.colmaxn_f64(a, x, rs, nr, n)
+    #define ptcr_colminn_f64(a, x, rs, nr, n) ptcr_tab.colminn_f64(a, x, rs, nr, n)
+    #define ptcr_exp_sf(x) ptcr_tab.exp1(x)
+    #define ptcr_expsum_f32(x, y, n, m) ptcr_tab.expsum_f32(x, y, n, m)
+    #define ptcr_sumexp_f32(x, n, m) ptcr_tab.sumexp_f32(x, n, m)
+    #define ptcr_scale_f32(y, n, r) ptcr_tab.scale_f32(y, n, r)
+    #define ptcr_subsub_f32(x, y, n, m, c) ptcr_tab.subsub_f32(x, y, n, m, c)
+    #define ptcr_colmax_f32(a, x, n) ptcr_tab.colmax_f32(a, x, n)
+    #define ptcr_colexpsum_f32(s, m, x, y, n) ptcr_tab.colexpsum_f32(s, m, x, y, n)
+    #define ptcr_colscale_f32(y, r, n) ptcr_tab.colscale_f32(y, r, n)
+    #define ptcr_colsubsub_f32(x, y, m, c, n) ptcr_tab.colsubsub_f32(x, y, m, c, n)
     """
+    void ptcr_select(int max_level) noexcept nogil
+    const char* ptcr_isa
     float ptcr_sum_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sum_f64(const double* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumsq_f32(const float* x, Py_ssize_t n) noexcept nogil
@@ -415,10 +488,6 @@ cdef extern from *:
     double ptcr_sumabs_f64(const double* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumdev_f32(const float* x, Py_ssize_t n, double mean) noexcept nogil
     double ptcr_sumdev_f64(const double* x, Py_ssize_t n, double mean) noexcept nogil
-    void ptcr_colmaxn_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
-    void ptcr_colminn_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
-    void ptcr_colmaxn_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
-    void ptcr_colminn_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     void ptcr_addrows_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     void ptcr_addrows_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     float ptcr_max_f32(const float* x, Py_ssize_t n, int* nan) noexcept nogil
@@ -429,14 +498,29 @@ cdef extern from *:
     Py_ssize_t ptcr_argmin_f32(const float* x, Py_ssize_t n, float* val) noexcept nogil
     Py_ssize_t ptcr_argmax_f64(const double* x, Py_ssize_t n, double* val) noexcept nogil
     Py_ssize_t ptcr_argmin_f64(const double* x, Py_ssize_t n, double* val) noexcept nogil
+    void ptcr_colmaxn_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_colminn_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_colmaxn_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_colminn_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
     float ptcr_exp_sf(float x) noexcept nogil
     float ptcr_expsum_f32(const float* x, float* y, Py_ssize_t n, float m) noexcept nogil
+    double ptcr_sumexp_f32(const float* x, Py_ssize_t n, float m) noexcept nogil
     void ptcr_scale_f32(float* y, Py_ssize_t n, float r) noexcept nogil
     void ptcr_subsub_f32(const float* x, float* y, Py_ssize_t n, float m, float c) noexcept nogil
     void ptcr_colmax_f32(float* acc, const float* x, Py_ssize_t n) noexcept nogil
     void ptcr_colexpsum_f32(float* s, const float* m, const float* x, float* y, Py_ssize_t n) noexcept nogil
     void ptcr_colscale_f32(float* y, const float* r, Py_ssize_t n) noexcept nogil
     void ptcr_colsubsub_f32(const float* x, float* y, const float* m, const float* c, Py_ssize_t n) noexcept nogil
+
+
+ptcr_select(2)
+
+
+def _simd_level(int max_level=2):
+    """Select the vector kernels (2: AVX-512 if present, 1: AVX2, 0: the
+    baseline) and return the instruction set in use (tests run every level)."""
+    ptcr_select(max_level)
+    return (<bytes>ptcr_isa).decode()
 
 
 # ==========================================================================
@@ -952,6 +1036,10 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
             if _better(v, a1[0], True):
                 a1[0] = v
     elif op == R_VAR or (op == R_LSE and ps == 1):
+        if op == R_LSE and contig:
+            if acc_t is float:
+                d1[0] += ptcr_sumexp_f32(<const float*>x, n, st[0])
+                return
         if op == R_VAR and contig:
             if acc_t is float:
                 d1[0] += ptcr_sumdev_f32(<const float*>x, n, st[0])
@@ -961,6 +1049,22 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
                 return
         d1[0] += _tsum(st, x, n, s, op, 0, <const char*>st)
     elif op == R_LSE:
+        if acc_t is float:
+            if contig:
+                v = ptcr_max_f32(<const float*>x, n, &nanf)
+                if nanf:
+                    v = NAN
+                if _better(v, st[0], True):
+                    st[0] = v
+                return
+        if acc_t is double:
+            if contig:
+                v = ptcr_max_f64(<const double*>x, n, &nanf)
+                if nanf:
+                    v = NAN
+                if _better(v, st[0], True):
+                    st[0] = v
+                return
         for j in range(n):
             v = (<const acc_t*>(x + j * s))[0]
             if _better(v, st[0], True):

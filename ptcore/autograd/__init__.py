@@ -1,5 +1,24 @@
-"""ptcore.autograd: tape-based reverse-mode automatic differentiation."""
+"""ptcore.autograd: tape-based reverse-mode automatic differentiation.
+
+Operations on tensors with ``requires_grad=True`` are recorded as they run
+(a dynamic graph of :class:`~ptcore.autograd.graph.Node` objects reachable
+from each result's ``grad_fn``); :func:`backward` and :func:`grad` replay it
+backwards.  Every backward formula is written with ptcore ops, so it works
+on every device and is itself differentiable (``create_graph=True``).
+"""
 from ptcore.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
     is_inference_mode_enabled,
 )
+from ptcore.autograd.engine import backward, grad  # noqa: F401
+from ptcore.autograd.function import Function, once_differentiable, FunctionCtx  # noqa: F401
+from ptcore.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from ptcore.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from ptcore.autograd import functional, graph  # noqa: F401
+from ptcore.autograd.graph import Node  # noqa: F401
+
+Variable = None  # set by ptcore/__init__ (ptcore.Tensor), as torch.autograd.Variable
+
+__all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
+           "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional", "graph"]

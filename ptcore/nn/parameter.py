@@ -107,9 +107,9 @@ class UninitializedTensorMixin:
     def materialize(self, shape, device=None, dtype=None):
         """Give the tensor a shape (and optionally device/dtype) and turn it into ``cls_to_become``."""
         if device is None:
-            device = self.data.device
+            device = self.device
         if dtype is None:
-            dtype = self.data.dtype
+            dtype = self.dtype
         self.data = ptcore.empty(shape, device=device, dtype=dtype)
         self.__class__ = self.cls_to_become
 

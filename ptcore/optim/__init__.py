@@ -1,1 +1,21 @@
-"""ptcore.optim (see the issue tracker: work in progress)."""
+"""ptcore.optim: optimizers and learning-rate schedulers (``torch.optim``)."""
+from ptcore.optim.optimizer import (  # noqa: F401
+    Optimizer, register_optimizer_step_pre_hook, register_optimizer_step_post_hook,
+)
+from ptcore.optim.sgd import SGD
+from ptcore.optim.adam import Adam
+from ptcore.optim.adamw import AdamW
+from ptcore.optim.rmsprop import RMSprop
+from ptcore.optim.adagrad import Adagrad
+from ptcore.optim.adadelta import Adadelta
+from ptcore.optim.adamax import Adamax
+from ptcore.optim.nadam import NAdam
+from ptcore.optim.radam import RAdam
+from ptcore.optim.lbfgs import LBFGS
+from ptcore.optim import lr_scheduler
+
+__all__ = [
+    "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
+    "RAdam", "RMSprop", "SGD", "lr_scheduler",
+    "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+]

@@ -6,6 +6,13 @@ from ptcore.nn.functional._activation import *  # noqa: F401,F403
 from ptcore.nn.functional._linear import *  # noqa: F401,F403
 from ptcore.nn.functional._dropout import *  # noqa: F401,F403
 from ptcore.nn.functional._sparse import *  # noqa: F401,F403
+from ptcore.nn.functional._conv import *  # noqa: F401,F403
+from ptcore.nn.functional._pool import *  # noqa: F401,F403
+from ptcore.nn.functional._vision import *  # noqa: F401,F403
+from ptcore.nn.functional._rnn import *  # noqa: F401,F403
+from ptcore.nn.functional._attention import *  # noqa: F401,F403
+from ptcore.nn.functional._ctc import *  # noqa: F401,F403
+from ptcore.nn.functional._embedding_bag import *  # noqa: F401,F403
 from ptcore.nn.functional._loss import *  # noqa: F401,F403
 from ptcore.nn.functional._norm import *  # noqa: F401,F403
 from ptcore.nn.functional._distance import *  # noqa: F401,F403

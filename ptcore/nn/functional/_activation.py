@@ -1,2 +1,364 @@
-"""Work in progress."""
-__all__ = []
+"""Activation functions of ``ptcore.nn.functional``.
+
+Each activation uses ptcore's fused float kernel when no gradient is being
+recorded, and otherwise a composition of ordinary differentiable ptcore ops
+(so autograd derives the gradient).
+"""
+import builtins
+import math
+
+import ptcore
+from ptcore import _elementwise as _ew
+from ptcore._reductions import _get_softmax_dim
+from ptcore._tensor import _TensorBase
+
+__all__ = [
+    "threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "elu", "elu_",
+    "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_",
+    "glu", "gelu", "logsigmoid", "hardshrink", "softshrink", "tanhshrink", "softsign", "softplus",
+    "softmin", "softmax", "log_softmax", "tanh", "sigmoid", "hardsigmoid", "silu", "mish",
+    "hardswish",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _check(input, name):
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+
+
+def _needs_grad(t):
+    return t.requires_grad and ptcore.is_grad_enabled()
+
+
+def _float_only(input, name):
+    dt = input.dtype
+    if not (dt.is_floating_point):
+        raise NotImplementedError(f'"{name}" not implemented for \'{dt._legacy}\'')
+
+
+def _assign(input, result):
+    # in-place variants: write the result into ``input`` and return it
+    input.copy_(result)
+    return input
+
+
+# -- ReLU family ---------------------------------------------------------------------
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``y = x if x > threshold else value``."""
+    _check(input, "threshold")
+    out = ptcore.where(input > threshold, input, ptcore.full_like(input, value) if not
+                       isinstance(value, _TensorBase) else value)
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)`` elementwise."""
+    _check(input, "relu")
+    if inplace:
+        return input.relu_()
+    return ptcore.relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    return input.relu_()
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamp to ``[min_val, max_val]``."""
+    _check(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is ptcore.bool:
+        raise RuntimeError("\"hardtanh\" not implemented for 'Bool'")
+    if inplace:
+        return input.clamp_(min_val, max_val)
+    return ptcore.clamp(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """``min(max(x, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _elu_impl(input, negcoef, input_scale, poscoef, name, inplace):
+    _check(input, name)
+    _float_only(input, name)
+    if not _needs_grad(input):
+        out = _ew._elu(input, negcoef, input_scale, poscoef)
+    else:
+        neg = ptcore.expm1(ptcore.clamp_max(input * input_scale, 0.0)) * negcoef
+        out = ptcore.where(input > 0, input * poscoef, neg)
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    return _elu_impl(input, float(alpha), 1.0, 1.0, "elu", inplace)
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`."""
+    return elu(input, alpha, True)
+
+
+def selu(input, inplace=False):
+    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with SELU's constants."""
+    return _elu_impl(input, _SELU_ALPHA * _SELU_SCALE, 1.0, _SELU_SCALE, "selu", inplace)
+
+
+def selu_(input):
+    """In-place :func:`selu`."""
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    alpha = float(alpha)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _elu_impl(input, alpha, 1.0 / alpha, 1.0, "celu", inplace)
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`."""
+    return celu(input, alpha, True)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x if x > 0 else negative_slope * x``."""
+    _check(input, "leaky_relu")
+    _float_only(input, "leaky_relu")
+    if not _needs_grad(input):
+        out = _ew._leaky_relu(input, float(negative_slope))
+    else:
+        out = ptcore.where(input > 0, input, input * negative_slope)
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`."""
+    return leaky_relu(input, negative_slope, True)
+
+
+def prelu(input, weight):
+    """``x if x > 0 else weight * x`` with a learnable per-channel ``weight`` (channel dim 1)."""
+    _check(input, "prelu")
+    if not isinstance(weight, _TensorBase):
+        raise TypeError(f"prelu(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dim() == 0 and weight.numel() != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if n != channels:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                f"and channel size = {channels}.")
+        w = weight.reshape([n] + [1] * (input.dim() - 2))
+    else:
+        w = weight.reshape([])
+    return ptcore.where(input > 0, input, input * w)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: slope ~ U(lower, upper) in training, (lower+upper)/2 otherwise."""
+    _check(input, "rrelu")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    with ptcore.no_grad():
+        slope = ptcore.empty_like(input).uniform_(lower, upper)
+    out = ptcore.where(input >= 0, input, input * slope)
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, True)
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: ``a * sigmoid(b)`` with ``a, b`` the halves of ``input`` along ``dim``."""
+    _check(input, "glu")
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.dim() if dim < 0 else dim
+    size = input.shape[d]
+    if size % 2 != 0:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {d} is size {size}")
+    a, b = input.split(size // 2, d)
+    return a * ptcore.sigmoid(b)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
+    _check(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    _float_only(input, "GeluKernelImpl")
+    if not _needs_grad(input):
+        return _ew._gelu(input) if approximate == "none" else _ew._gelu_tanh(input)
+    if approximate == "none":
+        return input * 0.5 * (1.0 + ptcore.erf(input * (1.0 / math.sqrt(2.0))))
+    inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+    return input * 0.5 * (1.0 + ptcore.tanh(inner))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+    _check(input, "softplus")
+    _float_only(input, "softplus")
+    if not _needs_grad(input):
+        return _ew._softplus(input, float(beta), float(threshold))
+    xb = input * beta
+    soft = ptcore.log1p(ptcore.exp(ptcore.clamp_max(xb, threshold))) / beta
+    return ptcore.where(xb > threshold, input, soft)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x))`` computed stably."""
+    _check(input, "logsigmoid")
+    _float_only(input, "log_sigmoid_forward")
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
+    return ptcore.clamp_max(input, 0.0) - ptcore.log1p(ptcore.exp(-ptcore.abs(input)))
+
+
+def hardshrink(input, lambd=0.5):
+    """``x if |x| > lambd else 0``."""
+    _check(input, "hardshrink")
+    return ptcore.where((input > lambd) | (input < -lambd), input, ptcore.zeros_like(input))
+
+
+def softshrink(input, lambd=0.5):
+    """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
+    _check(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(
+            f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = ptcore.zeros_like(input)
+    return ptcore.where(input > lambd, input - lambd,
+                        ptcore.where(input < -lambd, input + lambd, zero))
+
+
+def tanhshrink(input):
+    """``x - tanh(x)``."""
+    _check(input, "tanhshrink")
+    return input - ptcore.tanh(input)
+
+
+def softsign(input):
+    """``x / (1 + |x|)``."""
+    _check(input, "softsign")
+    return input / (input.abs() + 1)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along ``dim``."""
+    _check(input, "softmax")
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return ptcore.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax of ``-input`` along ``dim``."""
+    _check(input, "softmin")
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return ptcore.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Log of the softmax along ``dim``."""
+    _check(input, "log_softmax")
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return ptcore.log_softmax(input, dim, dtype=dtype)
+
+
+def tanh(input):
+    """``tanh(x)``."""
+    return ptcore.tanh(input)
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-x))``."""
+    return ptcore.sigmoid(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``."""
+    _check(input, "hardsigmoid")
+    _float_only(input, "hardsigmoid")
+    if not _needs_grad(input):
+        out = _ew._hardsigmoid(input)
+    else:
+        out = ptcore.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)``."""
+    _check(input, "silu")
+    _float_only(input, "silu")
+    if not _needs_grad(input):
+        out = _ew._silu(input)
+    else:
+        out = input * ptcore.sigmoid(input)
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))``."""
+    _check(input, "mish")
+    _float_only(input, "mish")
+    if not _needs_grad(input):
+        out = _ew._mish(input)
+    else:
+        out = input * ptcore.tanh(softplus(input))
+    if inplace:
+        return _assign(input, out)
+    return out
+
+
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6``."""
+    _check(input, "hardswish")
+    _float_only(input, "hardswish")
+    if not _needs_grad(input):
+        out = _ew._hardswish(input)
+    else:
+        out = input * ptcore.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    if inplace:
+        return _assign(input, out)
+    return out

@@ -1,2 +1,109 @@
-"""Work in progress."""
-__all__ = []
+"""``linear`` and ``bilinear`` of ``ptcore.nn.functional``."""
+import ptcore
+from ptcore._tensor import _TensorBase
+
+__all__ = ["linear", "bilinear"]
+
+_CNAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _cname(dt):
+    # PyTorch's C++ scalar type names, used in its dtype-mismatch messages
+    return _CNAMES.get(str(dt).split(".")[-1], str(dt))
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(*, in_features)``.
+    weight : Tensor
+        ``(out_features, in_features)`` (or ``(in_features,)``).
+    bias : Tensor, optional
+        ``(out_features,)`` (broadcastable to the output).
+    """
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"linear(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not isinstance(weight, _TensorBase):
+        raise TypeError(f"linear(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_cname(input.dtype)} != "
+            f"{_cname(weight.dtype)}")
+    if bias is not None and bias.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"expected m1, m2 and bias to have the same dtype, but got: {_cname(input.dtype)}, "
+            f"{_cname(weight.dtype)}, {_cname(bias.dtype)}")
+    nd = input.dim()
+    if weight.dim() == 2 and nd >= 2:
+        wt = weight.t()
+        if nd == 2:
+            if bias is not None and bias.dim() <= 1:
+                return ptcore.addmm(bias, input, wt)
+            out = input.mm(wt)
+            return out if bias is None else out + bias
+        batch = input.shape[:-1]
+        k = input.shape[-1]
+        if k != weight.shape[1]:
+            rows = 1
+            for s in batch:
+                rows *= s
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                f"{weight.shape[1]}x{weight.shape[0]})")
+        x2 = input.reshape(-1, k)
+        if bias is not None and bias.dim() <= 1:
+            out = ptcore.addmm(bias, x2, wt)
+        else:
+            out = x2.mm(wt)
+        out = out.view(*batch, weight.shape[0])
+        if bias is not None and bias.dim() > 1:
+            out = out + bias
+        return out
+    out = ptcore.matmul(input, weight.t() if weight.dim() == 2 else weight)
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y = x1^T A x2 + b`` with ``weight`` ``A`` of shape ``(out, in1, in2)``."""
+    for name, t in (("input1", input1), ("input2", input2), ("weight", weight)):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"bilinear(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if input1.dim() != input2.dim():
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
+                f"{input2.shape[i]}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional, got {weight.dim()}")
+    out_f, in1, in2 = weight.shape
+    if input1.dim() == 0 or input1.shape[-1] != in1:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got "
+            f"{input1.shape[-1] if input1.dim() else 0} but expected {in1}")
+    if input2.shape[-1] != in2:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+            f"expected {in2}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_f):
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got "
+            f"{bias.shape[-1] if bias.dim() else 0} but expected {out_f}")
+    batch = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    # (N, in1) @ (in1, out*in2) -> (N, out, in2); contract with x2 over in2
+    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = x1.mm(w).view(-1, out_f, in2)
+    y = ptcore.bmm(t, x2.unsqueeze(2)).squeeze(2)
+    if bias is not None:
+        y = y + bias
+    return y.view(*batch, out_f)

@@ -1,2 +1,95 @@
-"""Work in progress."""
-__all__ = []
+"""``embedding`` of ``ptcore.nn.functional``."""
+import ptcore
+from ptcore._tensor import _TensorBase
+
+__all__ = ["embedding"]
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """Rescale, in place, the rows of ``weight`` indexed by ``input`` whose norm exceeds ``max_norm``."""
+    with ptcore.no_grad():
+        w = weight.detach()
+        idx = ptcore.unique(input.reshape(-1))
+        if idx.numel() == 0:
+            return weight
+        rows = w.index_select(0, idx)
+        norms = ptcore.linalg.vector_norm(rows, norm_type, dim=1)
+        mask = norms > max_norm
+        if bool(mask.any()):
+            sel = idx[mask]
+            scale = max_norm / (norms[mask] + 1e-7)
+            w[sel] = rows[mask] * scale.unsqueeze(1)
+    return weight
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Look up rows of ``weight`` by the integer indices in ``input``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Integer (int64/int32) indices of any shape.
+    weight : Tensor
+        ``(num_embeddings, embedding_dim)`` table.
+    padding_idx : int, optional
+        Rows at this index get no gradient.
+    max_norm : float, optional
+        Rows looked up with a larger ``norm_type``-norm are rescaled in place to ``max_norm``.
+    scale_grad_by_freq : bool
+        Scale the gradient of each row by the inverse of its frequency in ``input``.
+    sparse : bool
+        Sparse gradients are not supported by ptcore (must be False).
+
+    Returns
+    -------
+    Tensor
+        ``(*input.shape, embedding_dim)``.
+    """
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"embedding(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not isinstance(weight, _TensorBase):
+        raise TypeError(f"embedding(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    if sparse:
+        raise NotImplementedError("ptcore has no sparse tensors: embedding(sparse=True) is not supported")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if input.dtype not in (ptcore.int64, ptcore.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if max_norm is not None:
+        input = input.contiguous()
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    flat = input.reshape(-1)
+    if flat.numel():
+        lo = int(flat.min())
+        hi = int(flat.max())
+        if lo < 0 or hi >= weight.shape[0]:
+            raise IndexError("index out of range in self")
+    out = weight.index_select(0, flat)
+    if weight.requires_grad and ptcore.is_grad_enabled() and \
+            (padding_idx >= 0 or scale_grad_by_freq):
+        # same values; the gradient reaching ``weight`` is scaled per lookup
+        # (0 for padding, 1/count for scale_grad_by_freq)
+        with ptcore.no_grad():
+            scale = ptcore.ones(flat.shape[0], dtype=weight.dtype, device=weight.device)
+            if scale_grad_by_freq:
+                counts = ptcore.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
+                counts.index_add_(0, flat, ptcore.ones_like(scale))
+                scale = 1.0 / counts.index_select(0, flat)
+            if padding_idx >= 0:
+                scale = ptcore.where(flat == padding_idx, ptcore.zeros_like(scale), scale)
+        det = out.detach()
+        out = det + (out - det) * scale.unsqueeze(1)
+    return out.view(*input.shape, weight.shape[1])

@@ -3,6 +3,39 @@ from ptcore.nn.modules.module import Module  # noqa: F401
 from ptcore.nn.modules.container import (  # noqa: F401
     Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict,
 )
+from ptcore.nn.modules.linear import Identity, Linear, Bilinear  # noqa: F401
+from ptcore.nn.modules.activation import (  # noqa: F401
+    Threshold, ReLU, RReLU, Hardtanh, ReLU6, Sigmoid, Hardsigmoid, Tanh, SiLU, Mish, Hardswish,
+    ELU, CELU, SELU, GLU, GELU, Hardshrink, LeakyReLU, LogSigmoid, Softplus, Softshrink, PReLU,
+    Softsign, Tanhshrink, Softmin, Softmax, Softmax2d, LogSoftmax,
+)
+from ptcore.nn.modules.dropout import (  # noqa: F401
+    Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
+)
+from ptcore.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
+from ptcore.nn.modules.sparse import Embedding  # noqa: F401
+from ptcore.nn.modules.conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+)
+from ptcore.nn.modules.pooling import (  # noqa: F401
+    MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    LPPool1d, LPPool2d,
+)
+from ptcore.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from ptcore.nn.modules.upsampling import (  # noqa: F401
+    Upsample, UpsamplingNearest2d, UpsamplingBilinear2d,
+)
+from ptcore.nn.modules.padding import (  # noqa: F401
+    ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+    ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
+)
+from ptcore.nn.modules.rnn import (  # noqa: F401
+    RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
+)
+from ptcore.nn.modules.sparse_bag import EmbeddingBag  # noqa: F401
+from ptcore.nn.modules.ctc import CTCLoss  # noqa: F401
 from ptcore.nn.modules.distance import PairwiseDistance, CosineSimilarity  # noqa: F401
 from ptcore.nn.modules.loss import (  # noqa: F401
     L1Loss, NLLLoss, NLLLoss2d, PoissonNLLLoss, GaussianNLLLoss, KLDivLoss, MSELoss, BCELoss,
@@ -13,3 +46,8 @@ from ptcore.nn.modules.loss import (  # noqa: F401
 from ptcore.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 from ptcore.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from ptcore.nn.modules.normalization import LocalResponseNorm, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from ptcore.nn.modules.attention import MultiheadAttention  # noqa: F401
+from ptcore.nn.modules.transformer import (  # noqa: F401
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
+)

@@ -455,8 +455,8 @@ class ParameterDict(Module):
         return getattr(self, attr)
 
     def __setitem__(self, key, value):
-        self._keys[key] = None
         attr = self._key_to_attr(key)
+        self._keys[key] = None
         if isinstance(value, _TensorBase) and not isinstance(value, Parameter):
             value = Parameter(value)
         setattr(self, attr, value)

@@ -1,1 +1,6 @@
 """``ptcore.nn.utils``: gradient clipping and parameter/vector conversion."""
+from ptcore.nn.utils.clip_grad import (  # noqa: F401
+    clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm, clip_grads_with_norm_,
+)
+from ptcore.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from ptcore.nn.utils import rnn  # noqa: F401

@@ -1,0 +1,158 @@
+"""Convolution/pooling benchmark: ptcore vs PyTorch, one thread by default.
+
+    python benchmarks/nn_conv.py [--threads N] [--quick]
+
+Cases (float32, batch 32, 32x32 images, 3x3 kernels, padding 1):
+conv2d 3->64 and 64->64 forward and forward+backward, max_pool2d 2x2 on
+(32, 64, 32, 32) forward and forward+backward, and a LeNet-style CNN training
+step (batch 64, 1x28x28, plain SGD) when ptcore's autograd engine is there.
+Forward+backward runs the layer's autograd ``Function`` (``forward`` then
+``backward`` with all input gradients), or ``Tensor.backward()`` once the
+engine exists.  Targets (ratio ptcore/torch): conv <= 1.5, max_pool2d
+fwd+bwd <= 1.0, LeNet step <= 1.2.
+"""
+import argparse
+import os
+import sys
+
+_ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+_ap.add_argument("--threads", type=int, default=1)
+_ap.add_argument("--quick", action="store_true", help="fewer repeats (smoke test)")
+_args = _ap.parse_args()
+for _v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ[_v] = str(_args.threads)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+
+import ptcore  # noqa: E402
+import ptcore.nn as pnn  # noqa: E402
+import ptcore.nn.functional as PF  # noqa: E402
+from ptcore.nn.functional import _conv as _pconv, _pool as _ppool  # noqa: E402
+from _harness import median_time, print_table, try_import_torch  # noqa: E402
+
+
+def _fn_fwd_bwd(fn, gy):
+    """Run ``fn`` and backpropagate ``gy`` through its single autograd Function."""
+    if _pconv._HAVE_AUTOGRAD:
+        def run():
+            y = fn()
+            y.backward(gy)
+        return run
+
+    def run():
+        with _pconv._capture() as rec:
+            fn()
+        g = gy
+        for cls, ctx, args, out in reversed(rec):
+            ctx.needs_input_grad = tuple(a is not None and hasattr(a, "shape") for a in args)
+            if isinstance(out, tuple):
+                g = cls.backward(ctx, g.reshape(out[0].shape), None)[0]
+            else:
+                g = cls.backward(ctx, g.reshape(out.shape))[0]
+    return run
+
+
+def main():
+    torch = try_import_torch()
+    ptcore.set_num_threads(_args.threads)
+    if torch is not None:
+        torch.set_num_threads(_args.threads)
+    repeat = 3 if _args.quick else 9
+    rng = np.random.default_rng(0)
+    rows = []
+
+    for cin in (3, 64):
+        x = rng.standard_normal((32, cin, 32, 32)).astype(np.float32)
+        w = (rng.standard_normal((64, cin, 3, 3)) * 0.1).astype(np.float32)
+        b = rng.standard_normal(64).astype(np.float32)
+        gy = rng.standard_normal((32, 64, 32, 32)).astype(np.float32)
+        px, pw, pb, pgy = (ptcore.from_numpy(a) for a in (x, w, b, gy))
+        tp = median_time(lambda: PF.conv2d(px, pw, pb, padding=1), repeat=repeat)
+        tt = None
+        if torch is not None:
+            tx, tw, tb = (torch.from_numpy(a) for a in (x, w, b))
+            tt = median_time(lambda: torch.nn.functional.conv2d(tx, tw, tb, padding=1),
+                             repeat=repeat)
+        rows.append((f"conv2d {cin}->64 fwd", tp, tt, None))
+        for t in (px, pw, pb):
+            t.requires_grad_(True)
+        tp = median_time(_fn_fwd_bwd(lambda: PF.conv2d(px, pw, pb, padding=1), pgy),
+                         repeat=repeat)
+        for t in (px, pw, pb):
+            t.requires_grad_(False)
+        tt = None
+        if torch is not None:
+            txg, twg, tbg = (torch.from_numpy(a).requires_grad_() for a in (x, w, b))
+            tgy = torch.from_numpy(gy)
+
+            def tstep():
+                y = torch.nn.functional.conv2d(txg, twg, tbg, padding=1)
+                y.backward(tgy)
+            tt = median_time(tstep, repeat=repeat)
+        rows.append((f"conv2d {cin}->64 fwd+bwd", tp, tt, None))
+
+    x = rng.standard_normal((32, 64, 32, 32)).astype(np.float32)
+    gy = rng.standard_normal((32, 64, 16, 16)).astype(np.float32)
+    px, pgy = ptcore.from_numpy(x), ptcore.from_numpy(gy)
+    tp = median_time(lambda: PF.max_pool2d(px, 2), repeat=repeat)
+    tt = None
+    if torch is not None:
+        tx = torch.from_numpy(x)
+        tt = median_time(lambda: torch.nn.functional.max_pool2d(tx, 2), repeat=repeat)
+    rows.append(("max_pool2d 2x2 fwd", tp, tt, None))
+    px.requires_grad_(True)
+    tp = median_time(_fn_fwd_bwd(lambda: PF.max_pool2d(px, 2), pgy), repeat=repeat)
+    tt = None
+    if torch is not None:
+        txg = torch.from_numpy(x).requires_grad_()
+        tgy = torch.from_numpy(gy)
+
+        def tpool():
+            torch.nn.functional.max_pool2d(txg, 2).backward(tgy)
+        tt = median_time(tpool, repeat=repeat)
+    rows.append(("max_pool2d 2x2 fwd+bwd", tp, tt, None))
+
+    if _pconv._HAVE_AUTOGRAD and hasattr(pnn, "Linear"):
+        def lenet(nn):
+            return nn.Sequential(
+                nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120), nn.ReLU(),
+                nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+        xb = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+        pm = lenet(pnn)
+        pxb = ptcore.from_numpy(xb)
+
+        def pstep():
+            for p in pm.parameters():
+                p.grad = None
+            loss = (pm(pxb) ** 2).mean()
+            loss.backward()
+            with ptcore.no_grad():
+                for p in pm.parameters():
+                    p.sub_(p.grad * 0.01)
+        tp = median_time(pstep, repeat=repeat)
+        tt = None
+        if torch is not None:
+            tm = lenet(torch.nn)
+            txb = torch.from_numpy(xb)
+
+            def tstep2():
+                for p in tm.parameters():
+                    p.grad = None
+                loss = (tm(txb) ** 2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    for p in tm.parameters():
+                        p.sub_(p.grad * 0.01)
+            tt = median_time(tstep2, repeat=repeat)
+        rows.append(("LeNet train step b64", tp, tt, None))
+    else:
+        print("(LeNet train step skipped: ptcore autograd engine not available)")
+
+    print_table(f"nn conv/pool, float32, {_args.threads} thread(s)", rows)
+
+
+if __name__ == "__main__":
+    main()

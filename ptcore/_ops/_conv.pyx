@@ -1,0 +1,968 @@
+# cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
+"""Convolution and pooling kernels on contiguous float32/float64 tensors.
+
+Structure
+---------
+* Every kernel works on three spatial dims ``(D, H, W)``; 1-d and 2-d
+  operations call it with leading spatial sizes of 1 (the Python layer in
+  ``ptcore.nn.functional`` reshapes).  Tensors are C-contiguous
+  ``(N, C, D, H, W)`` and of one floating dtype; the Python layer validated
+  every shape, stride, padding and dilation, so the loops trust their inputs.
+* Convolution is im2col + GEMM over chunks of samples: ``_im2col`` writes
+  the ``(C*kd*kh*kw, OD*OH*OW)`` column block of each sample of the chunk
+  side by side (zeros where the window reads padding), then one BLAS
+  ``gemm`` per group multiplies the group's weight rows with its block of
+  column rows; the chunk holds ``_gemm_cols // L`` samples (at least one) so
+  small images still give wide GEMMs.  A one-sample chunk writes straight
+  into the output; a 1x1x1 kernel with unit stride, no padding and equal
+  sizes multiplies the input itself.  The three primitives are
+
+  - ``conv_forward``        y = W (*) x (+ bias)
+  - ``conv_backward_input`` gx = col2im(W^T gy) (+ bias): also the forward of
+    the transposed convolution
+  - ``conv_backward_weight`` gW = sum_n gy_n cols(x_n)^T: also the weight
+    gradient of the transposed convolution (with ``x``/``gy`` swapped)
+
+  ``_col2im`` accumulates the column matrix back into an input sample.
+  Column rows of one input channel go to distinct output-channel planes, so
+  im2col/col2im split the channels over OpenMP threads.
+* Pooling kernels take, for every spatial dim, the window ``start``/``end``
+  (already clipped to the input) of each output position and a step
+  (dilation); the Python layer computes them for max/avg/adaptive pooling.
+  ``max_pool_forward`` returns values and flat per-plane int64 indices
+  (PyTorch's ``return_indices``), with PyTorch's NaN rule
+  (``val > max || isnan(val)``); the backward scatters by index.  Average
+  pooling divides by a per-output divisor that is a product of per-dim
+  factors (or a fixed ``divisor_override``); an empty window gives 0.
+"""
+from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+from libc.math cimport isnan, INFINITY
+from cython.parallel cimport prange
+
+from scipy.linalg.cython_blas cimport sgemm, dgemm
+
+from ptcore._tensor cimport _TensorBase
+from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
+from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+
+ctypedef int blas_int
+
+cdef enum:
+    CH_N = 78       # 'N'
+    CH_T = 84       # 'T'
+
+ctypedef fused flt:
+    float
+    double
+
+
+cdef struct Geo:
+    Py_ssize_t C, D, H, W            # conv input (per sample)
+    Py_ssize_t OC, OD, OH, OW        # conv output (per sample)
+    Py_ssize_t kd, kh, kw
+    Py_ssize_t sd, sh, sw
+    Py_ssize_t pd, ph, pw
+    Py_ssize_t dd, dh, dw
+    Py_ssize_t G
+
+
+cdef inline void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, flt alpha,
+                       flt* a, blas_int lda, flt* b, blas_int ldb, flt beta,
+                       flt* c, blas_int ldc) noexcept nogil:
+    if flt is float:
+        sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    else:
+        dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+
+
+cdef inline Py_ssize_t _cdiv_up(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    # ceil(a / b) for b > 0 and any a
+    if a >= 0:
+        return (a + b - 1) // b
+    return -((-a) // b)
+
+
+cdef inline void _ow_range(Py_ssize_t off, Py_ssize_t sw, Py_ssize_t W, Py_ssize_t OW,
+                           Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """Output columns ow in [lo, hi) read input column ow*sw + off inside [0, W)."""
+    cdef Py_ssize_t a = 0, b
+    if off < 0:
+        a = _cdiv_up(-off, sw)
+    b = _cdiv_up(W - off, sw)
+    if b > OW:
+        b = OW
+    if a > OW:
+        a = OW
+    if b < a:
+        b = a
+    lo[0] = a
+    hi[0] = b
+
+
+cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
+                          Py_ssize_t c) noexcept nogil:
+    """Rows of input channel ``c`` (already offset into ``xc``) of the column
+    matrix; rows are ``ld`` elements apart."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t a, b, e, od, oh, ow, idd, ih, off, lo, hi
+    cdef flt* row
+    cdef flt* dst
+    cdef const flt* src
+    for a in range(g.kd):
+        for b in range(g.kh):
+            for e in range(g.kw):
+                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
+                off = e * g.dw - g.pw
+                _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
+                for od in range(g.OD):
+                    idd = od * g.sd - g.pd + a * g.dd
+                    if idd < 0 or idd >= g.D:
+                        memset(row + od * g.OH * g.OW, 0, g.OH * g.OW * sizeof(flt))
+                        continue
+                    for oh in range(g.OH):
+                        ih = oh * g.sh - g.ph + b * g.dh
+                        dst = row + (od * g.OH + oh) * g.OW
+                        if ih < 0 or ih >= g.H:
+                            memset(dst, 0, g.OW * sizeof(flt))
+                            continue
+                        src = xc + (idd * g.H + ih) * g.W + off
+                        for ow in range(lo):
+                            dst[ow] = 0
+                        if g.sw == 1:
+                            if hi - lo >= 32:
+                                memcpy(dst + lo, src + lo, (hi - lo) * sizeof(flt))
+                            else:
+                                for ow in range(lo, hi):
+                                    dst[ow] = src[ow]
+                        else:
+                            for ow in range(lo, hi):
+                                dst[ow] = src[ow * g.sw]
+                        for ow in range(hi, g.OW):
+                            dst[ow] = 0
+
+
+cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
+                          Py_ssize_t c) noexcept nogil:
+    """Accumulate the rows (``ld`` apart) of input channel ``c`` into its plane ``xc``."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t a, b, e, od, oh, ow, idd, ih, off, lo, hi
+    cdef const flt* row
+    cdef const flt* s
+    cdef flt* dst
+    for a in range(g.kd):
+        for b in range(g.kh):
+            for e in range(g.kw):
+                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
+                off = e * g.dw - g.pw
+                _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
+                if hi <= lo:
+                    continue
+                for od in range(g.OD):
+                    idd = od * g.sd - g.pd + a * g.dd
+                    if idd < 0 or idd >= g.D:
+                        continue
+                    for oh in range(g.OH):
+                        ih = oh * g.sh - g.ph + b * g.dh
+                        if ih < 0 or ih >= g.H:
+                            continue
+                        s = row + (od * g.OH + oh) * g.OW
+                        dst = xc + (idd * g.H + ih) * g.W + off
+                        if g.sw == 1:
+                            for ow in range(lo, hi):
+                                dst[ow] += s[ow]
+                        else:
+                            for ow in range(lo, hi):
+                                dst[ow * g.sw] += s[ow]
+
+
+cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth) noexcept nogil:
+    cdef Py_ssize_t c
+    cdef Py_ssize_t plane = g.D * g.H * g.W
+    cdef Py_ssize_t per = g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
+        for c in prange(g.C, num_threads=nth, schedule='static'):
+            _im2col_channel(x + c * plane, col, ld, g, c)
+    else:
+        for c in range(g.C):
+            _im2col_channel(x + c * plane, col, ld, g, c)
+
+
+cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth) noexcept nogil:
+    """x (C, D, H, W) is zeroed, then accumulated from col."""
+    cdef Py_ssize_t c
+    cdef Py_ssize_t plane = g.D * g.H * g.W
+    cdef Py_ssize_t per = g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
+        for c in prange(g.C, num_threads=nth, schedule='static'):
+            memset(x + c * plane, 0, plane * sizeof(flt))
+            _col2im_channel(x + c * plane, col, ld, g, c)
+    else:
+        for c in range(g.C):
+            memset(x + c * plane, 0, plane * sizeof(flt))
+            _col2im_channel(x + c * plane, col, ld, g, c)
+
+
+cdef inline bint _is_pointwise(const Geo* g) noexcept nogil:
+    return (g.kd == 1 and g.kh == 1 and g.kw == 1 and g.sd == 1 and g.sh == 1 and g.sw == 1
+            and g.pd == 0 and g.ph == 0 and g.pw == 0
+            and g.OD == g.D and g.OH == g.H and g.OW == g.W)
+
+
+cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcept nogil:
+    cdef Py_ssize_t c, i
+    cdef flt v
+    for c in range(C):
+        v = bias[c]
+        for i in range(L):
+            y[c * L + i] += v
+
+
+cdef Py_ssize_t _gemm_cols = 1024     # target GEMM width: samples per GEMM = this / L
+
+
+def _set_gemm_cols(Py_ssize_t n):
+    """Tuning knob: samples are batched into one GEMM until it has ``n`` columns."""
+    global _gemm_cols
+    if n < 1 or n > 1 << 30:
+        raise ValueError("gemm columns must be in [1, 2**30]")
+    _gemm_cols = n
+
+
+cdef inline Py_ssize_t _chunk(Py_ssize_t N, Py_ssize_t L) noexcept nogil:
+    cdef Py_ssize_t nb = _gemm_cols // L
+    if nb < 1:
+        nb = 1
+    if nb > N:
+        nb = N
+    return nb
+
+
+cdef void _gather(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssize_t L) noexcept nogil:
+    """dst (R, m*L) <- src (m, R, L)."""
+    cdef Py_ssize_t j, r
+    for j in range(m):
+        for r in range(R):
+            memcpy(dst + r * m * L + j * L, src + (j * R + r) * L, L * sizeof(flt))
+
+
+cdef void _scatter(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssize_t L) noexcept nogil:
+    """dst (m, R, L) <- src (R, m*L)."""
+    cdef Py_ssize_t j, r
+    for j in range(m):
+        for r in range(R):
+            memcpy(dst + (j * R + r) * L, src + r * m * L + j * L, L * sizeof(flt))
+
+
+cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
+                  const Geo* g, int nth) noexcept nogil:
+    """y (N, OC, L) = W cols(x) (+ bias); ``nb`` samples share one GEMM of
+    ``nb * L`` columns (the column matrix of the chunk is (C*K, nb*L))."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t KK = g.kd * g.kh * g.kw
+    cdef Py_ssize_t CgKK = Cg * KK
+    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t n0, m, j, gi, LD
+    cdef bint pw = _is_pointwise(g)
+    cdef flt* col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+                                 * sizeof(flt))
+    cdef flt* tmp
+    cdef const flt* cp
+    cdef flt* out
+    if col == NULL:
+        return -1
+    tmp = col + g.C * KK * nb * L
+    n0 = 0
+    while n0 < N:
+        m = nb if N - n0 > nb else N - n0
+        LD = m * L
+        if pw and m == 1:
+            cp = x + n0 * g.C * P
+        elif pw:
+            _gather(col, x + n0 * g.C * P, m, g.C, L)
+            cp = col
+        else:
+            for j in range(m):
+                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth)
+            cp = col
+        out = y + n0 * g.OC * L if m == 1 else tmp
+        for gi in range(g.G):
+            if CgKK == 0:
+                memset(out + gi * OCg * LD, 0, OCg * LD * sizeof(flt))
+                continue
+            _gemm(CH_N, CH_N, <blas_int>LD, <blas_int>OCg, <blas_int>CgKK, <flt>1,
+                  <flt*>cp + gi * CgKK * LD, <blas_int>LD, <flt*>w + gi * OCg * CgKK,
+                  <blas_int>CgKK, <flt>0, out + gi * OCg * LD, <blas_int>LD)
+        if m > 1:
+            _scatter(y + n0 * g.OC * L, tmp, m, g.OC, L)
+        if bias != NULL:
+            for j in range(m):
+                _add_bias(y + (n0 + j) * g.OC * L, bias, g.OC, L)
+        n0 += m
+    free(col)
+    return 0
+
+
+cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, Py_ssize_t N,
+                         const Geo* g, int nth) noexcept nogil:
+    """gx (N, C, D, H, W) = col2im(W^T gy); ``bias`` (C,) is added when given."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t KK = g.kd * g.kh * g.kw
+    cdef Py_ssize_t CgKK = Cg * KK
+    cdef Py_ssize_t plane = g.D * g.H * g.W
+    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t n0, m, j, gi, LD
+    cdef bint pw = _is_pointwise(g)
+    cdef flt* col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+                                 * sizeof(flt))
+    cdef flt* gbuf
+    cdef flt* cp
+    cdef const flt* gp
+    if col == NULL:
+        return -1
+    gbuf = col + g.C * KK * nb * L
+    n0 = 0
+    while n0 < N:
+        m = nb if N - n0 > nb else N - n0
+        LD = m * L
+        if m == 1:
+            gp = gy + n0 * g.OC * L
+        else:
+            _gather(gbuf, gy + n0 * g.OC * L, m, g.OC, L)
+            gp = gbuf
+        cp = gx + n0 * g.C * plane if (pw and m == 1) else col
+        for gi in range(g.G):
+            if OCg == 0:
+                memset(cp + gi * CgKK * LD, 0, CgKK * LD * sizeof(flt))
+                continue
+            _gemm(CH_N, CH_T, <blas_int>LD, <blas_int>CgKK, <blas_int>OCg, <flt>1,
+                  <flt*>gp + gi * OCg * LD, <blas_int>LD,
+                  <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
+                  cp + gi * CgKK * LD, <blas_int>LD)
+        if pw and m > 1:
+            _scatter(gx + n0 * g.C * plane, col, m, g.C, L)
+        elif not pw:
+            for j in range(m):
+                _col2im(gx + (n0 + j) * g.C * plane, col + j * L, LD, g, nth)
+        if bias != NULL:
+            for j in range(m):
+                _add_bias(gx + (n0 + j) * g.C * plane, bias, g.C, plane)
+        n0 += m
+    free(col)
+    return 0
+
+
+cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
+                          const Geo* g, int nth) noexcept nogil:
+    """gw (OC, C/G, kd, kh, kw) = sum_n gy_n cols(x_n)^T (overwritten)."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t KK = g.kd * g.kh * g.kw
+    cdef Py_ssize_t CgKK = Cg * KK
+    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t n0, m, j, gi, LD
+    cdef bint pw = _is_pointwise(g)
+    cdef flt* col
+    cdef flt* gbuf
+    cdef const flt* cp
+    cdef const flt* gp
+    memset(gw, 0, g.OC * CgKK * sizeof(flt))
+    if L == 0 or CgKK == 0 or OCg == 0:
+        return 0
+    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+                       * sizeof(flt))
+    if col == NULL:
+        return -1
+    gbuf = col + g.C * KK * nb * L
+    n0 = 0
+    while n0 < N:
+        m = nb if N - n0 > nb else N - n0
+        LD = m * L
+        if m == 1:
+            gp = gy + n0 * g.OC * L
+        else:
+            _gather(gbuf, gy + n0 * g.OC * L, m, g.OC, L)
+            gp = gbuf
+        if pw and m == 1:
+            cp = x + n0 * g.C * P
+        elif pw:
+            _gather(col, x + n0 * g.C * P, m, g.C, L)
+            cp = col
+        else:
+            for j in range(m):
+                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth)
+            cp = col
+        for gi in range(g.G):
+            _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>LD, <flt>1,
+                  <flt*>cp + gi * CgKK * LD, <blas_int>LD,
+                  <flt*>gp + gi * OCg * LD, <blas_int>LD, <flt>1,
+                  gw + gi * OCg * CgKK, <blas_int>CgKK)
+        n0 += m
+    free(col)
+    return 0
+
+
+# --------------------------------------------------------------------------
+# Python entry points (arguments validated by ptcore.nn.functional._conv)
+# --------------------------------------------------------------------------
+cdef int _geo(Geo* g, _TensorBase x, _TensorBase y, tuple kernel, tuple stride, tuple padding,
+              tuple dilation, Py_ssize_t groups) except -1:
+    if x._ndim != 5 or y._ndim != 5:
+        raise RuntimeError("conv kernel: expected 5-d (N, C, D, H, W) operands")
+    if not x._is_contig() or not y._is_contig():
+        raise RuntimeError("conv kernel: operands must be contiguous")
+    if x._shape[0] != y._shape[0]:
+        raise RuntimeError("conv kernel: batch sizes differ")
+    g.C = x._shape[1]; g.D = x._shape[2]; g.H = x._shape[3]; g.W = x._shape[4]
+    g.OC = y._shape[1]; g.OD = y._shape[2]; g.OH = y._shape[3]; g.OW = y._shape[4]
+    g.kd, g.kh, g.kw = kernel
+    g.sd, g.sh, g.sw = stride
+    g.pd, g.ph, g.pw = padding
+    g.dd, g.dh, g.dw = dilation
+    g.G = groups
+    if g.G < 1 or g.C % g.G or g.OC % g.G:
+        raise RuntimeError("conv kernel: bad groups")
+    if g.sd < 1 or g.sh < 1 or g.sw < 1 or g.dd < 1 or g.dh < 1 or g.dw < 1:
+        raise RuntimeError("conv kernel: stride and dilation must be positive")
+    if g.pd < 0 or g.ph < 0 or g.pw < 0 or g.kd < 1 or g.kh < 1 or g.kw < 1:
+        raise RuntimeError("conv kernel: bad padding or kernel size")
+    # Any positive output size is memory-safe: every input read/write is
+    # bounds-checked against (D, H, W), so the caller may choose asymmetric
+    # ('same') padding or a transposed conv's output_padding through it.
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    if g.OD < 1 or g.OH < 1 or g.OW < 1:
+        raise RuntimeError("conv kernel: empty output")
+    if L > 2147483647 or g.C * g.kd * g.kh * g.kw > 2147483647 or g.OC > 2147483647:
+        raise RuntimeError("conv kernel: sizes exceed the BLAS integer range")
+    return 0
+
+
+cdef int _check_w(_TensorBase w, const Geo* g, int num) except -1:
+    if w._ndim != 5 or not w._is_contig() or w._dtype.num != num:
+        raise RuntimeError("conv kernel: weight must be a contiguous 5-d tensor of the input dtype")
+    if (w._shape[0] != g.OC or w._shape[1] != g.C // g.G or w._shape[2] != g.kd
+            or w._shape[3] != g.kh or w._shape[4] != g.kw):
+        raise RuntimeError("conv kernel: weight shape does not match")
+    return 0
+
+
+cdef int _check_bias(_TensorBase b, Py_ssize_t n, int num) except -1:
+    if b is None:
+        return 0
+    if b._ndim != 1 or b._shape[0] != n or not b._is_contig() or b._dtype.num != num:
+        raise RuntimeError("conv kernel: bias must be a contiguous 1-d tensor of the input dtype")
+    return 0
+
+
+cdef int _dtype_num(_TensorBase t) except -1:
+    cdef int num = t._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        raise RuntimeError("conv kernel: float32/float64 only")
+    return num
+
+
+def conv_forward(_TensorBase x, _TensorBase w, _TensorBase bias, _TensorBase y,
+                 tuple kernel, tuple stride, tuple padding, tuple dilation, Py_ssize_t groups):
+    """y (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w) + bias."""
+    cdef Geo g
+    _geo(&g, x, y, kernel, stride, padding, dilation, groups)
+    cdef int num = _dtype_num(x)
+    if y._dtype.num != num:
+        raise RuntimeError("conv kernel: dtypes differ")
+    _check_w(w, &g, num)
+    _check_bias(bias, g.OC, num)
+    cdef Py_ssize_t N = x._shape[0]
+    cdef int nth = get_num_threads()
+    cdef int rc
+    cdef char* pb = NULL if bias is None else bias._ptr()
+    cdef char* px = x._ptr()
+    cdef char* pw = w._ptr()
+    cdef char* py = y._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            rc = _forward(<float*>px, <float*>pw, <float*>pb, <float*>py, N, &g, nth)
+        else:
+            rc = _forward(<double*>px, <double*>pw, <double*>pb, <double*>py, N, &g, nth)
+    if rc:
+        raise MemoryError("conv: cannot allocate the column buffer")
+    return y
+
+
+def conv_backward_input(_TensorBase gy, _TensorBase w, _TensorBase bias, _TensorBase gx,
+                        tuple kernel, tuple stride, tuple padding, tuple dilation,
+                        Py_ssize_t groups):
+    """gx (N, C, D, H, W) = conv input gradient of gy (N, OC, OD, OH, OW) (+ bias (C,))."""
+    cdef Geo g
+    _geo(&g, gx, gy, kernel, stride, padding, dilation, groups)
+    cdef int num = _dtype_num(gx)
+    if gy._dtype.num != num:
+        raise RuntimeError("conv kernel: dtypes differ")
+    _check_w(w, &g, num)
+    _check_bias(bias, g.C, num)
+    cdef Py_ssize_t N = gx._shape[0]
+    cdef int nth = get_num_threads()
+    cdef int rc
+    cdef char* pb = NULL if bias is None else bias._ptr()
+    cdef char* pgy = gy._ptr()
+    cdef char* pw = w._ptr()
+    cdef char* pgx = gx._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            rc = _backward_input(<float*>pgy, <float*>pw, <float*>pb, <float*>pgx, N, &g, nth)
+        else:
+            rc = _backward_input(<double*>pgy, <double*>pw, <double*>pb, <double*>pgx, N, &g, nth)
+    if rc:
+        raise MemoryError("conv: cannot allocate the column buffer")
+    return gx
+
+
+def conv_backward_weight(_TensorBase x, _TensorBase gy, _TensorBase gw,
+                         tuple kernel, tuple stride, tuple padding, tuple dilation,
+                         Py_ssize_t groups):
+    """gw (OC, C/G, kd, kh, kw) = weight gradient of the conv x -> gy."""
+    cdef Geo g
+    _geo(&g, x, gy, kernel, stride, padding, dilation, groups)
+    cdef int num = _dtype_num(x)
+    if gy._dtype.num != num:
+        raise RuntimeError("conv kernel: dtypes differ")
+    _check_w(gw, &g, num)
+    cdef Py_ssize_t N = x._shape[0]
+    cdef int nth = get_num_threads()
+    cdef int rc
+    cdef char* px = x._ptr()
+    cdef char* pgy = gy._ptr()
+    cdef char* pgw = gw._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            rc = _backward_weight(<float*>px, <float*>pgy, <float*>pgw, N, &g, nth)
+        else:
+            rc = _backward_weight(<double*>px, <double*>pgy, <double*>pgw, N, &g, nth)
+    if rc:
+        raise MemoryError("conv: cannot allocate the column buffer")
+    return gw
+
+
+def unfold_into(_TensorBase x, _TensorBase col, tuple out_size, tuple kernel, tuple stride,
+                tuple padding, tuple dilation):
+    """col (N, C*K, L) contiguous = unfold of x (N, C, D, H, W) contiguous."""
+    cdef Geo g
+    cdef int num = _dtype_num(x)
+    if col._dtype.num != num or not col._is_contig() or not x._is_contig() or x._ndim != 5:
+        raise RuntimeError("unfold kernel: bad operands")
+    g.C = x._shape[1]; g.D = x._shape[2]; g.H = x._shape[3]; g.W = x._shape[4]
+    g.OC = 1
+    g.OD, g.OH, g.OW = out_size
+    g.kd, g.kh, g.kw = kernel
+    g.sd, g.sh, g.sw = stride
+    g.pd, g.ph, g.pw = padding
+    g.dd, g.dh, g.dw = dilation
+    g.G = 1
+    _check_unfold(&g, x._shape[0], col)
+    cdef Py_ssize_t N = x._shape[0], n
+    cdef Py_ssize_t plane = g.C * g.D * g.H * g.W
+    cdef Py_ssize_t csz = g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef int nth = get_num_threads()
+    cdef char* px = x._ptr()
+    cdef char* pc = col._ptr()
+    with nogil:
+        for n in range(N):
+            if num == PT_FLOAT32:
+                _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth)
+            else:
+                _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth)
+    return col
+
+
+def fold_into(_TensorBase col, _TensorBase x, tuple out_size, tuple kernel, tuple stride,
+              tuple padding, tuple dilation):
+    """x (N, C, D, H, W) contiguous = fold (col2im, summing overlaps) of col (N, C*K, L)."""
+    cdef Geo g
+    cdef int num = _dtype_num(x)
+    if col._dtype.num != num or not col._is_contig() or not x._is_contig() or x._ndim != 5:
+        raise RuntimeError("fold kernel: bad operands")
+    g.C = x._shape[1]; g.D = x._shape[2]; g.H = x._shape[3]; g.W = x._shape[4]
+    g.OC = 1
+    g.OD, g.OH, g.OW = out_size
+    g.kd, g.kh, g.kw = kernel
+    g.sd, g.sh, g.sw = stride
+    g.pd, g.ph, g.pw = padding
+    g.dd, g.dh, g.dw = dilation
+    g.G = 1
+    _check_unfold(&g, x._shape[0], col)
+    cdef Py_ssize_t N = x._shape[0], n
+    cdef Py_ssize_t plane = g.C * g.D * g.H * g.W
+    cdef Py_ssize_t csz = g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef int nth = get_num_threads()
+    cdef char* px = x._ptr()
+    cdef char* pc = col._ptr()
+    with nogil:
+        for n in range(N):
+            if num == PT_FLOAT32:
+                _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth)
+            else:
+                _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth)
+    return x
+
+
+cdef int _check_unfold(Geo* g, Py_ssize_t N, _TensorBase col) except -1:
+    if (g.sd < 1 or g.sh < 1 or g.sw < 1 or g.dd < 1 or g.dh < 1 or g.dw < 1 or g.pd < 0
+            or g.ph < 0 or g.pw < 0 or g.kd < 1 or g.kh < 1 or g.kw < 1):
+        raise RuntimeError("unfold kernel: bad geometry")
+    if g.OD < 1 or g.OH < 1 or g.OW < 1:
+        raise RuntimeError("unfold kernel: output size does not match the geometry")
+    if (col._ndim != 3 or col._shape[0] != N or col._shape[1] != g.C * g.kd * g.kh * g.kw
+            or col._shape[2] != g.OD * g.OH * g.OW):
+        raise RuntimeError("unfold kernel: column shape does not match")
+    return 0
+
+
+# --------------------------------------------------------------------------
+# pooling
+# --------------------------------------------------------------------------
+cdef struct Win:
+    Py_ssize_t D, H, W, OD, OH, OW
+    Py_ssize_t stepd, steph, stepw
+    Py_ssize_t* s      # starts: OD + OH + OW entries
+    Py_ssize_t* e      # ends
+    Py_ssize_t* f      # avg divisor factors
+
+
+cdef int _win(Win* w, _TensorBase x, _TensorBase y, list starts, list ends, tuple steps,
+              list factors) except -1:
+    """Copy and validate the per-dim window lists (every window inside the input)."""
+    if x._ndim != 2 or y._ndim != 2 or not x._is_contig() or not y._is_contig():
+        raise RuntimeError("pool kernel: expected contiguous (planes, D*H*W) operands")
+    w.s = NULL; w.e = NULL; w.f = NULL
+    cdef list sizes_in = [len(starts[0]), len(starts[1]), len(starts[2])]
+    cdef Py_ssize_t n = sizes_in[0] + sizes_in[1] + sizes_in[2]
+    cdef Py_ssize_t i, k
+    cdef int j
+    w.OD, w.OH, w.OW = sizes_in
+    w.stepd, w.steph, w.stepw = steps
+    if w.stepd < 1 or w.steph < 1 or w.stepw < 1:
+        raise RuntimeError("pool kernel: bad step")
+    if y._shape[0] != x._shape[0] or y._shape[1] != w.OD * w.OH * w.OW:
+        raise RuntimeError("pool kernel: output size does not match")
+    w.s = <Py_ssize_t*>malloc((3 * n + 3) * sizeof(Py_ssize_t))
+    if w.s == NULL:
+        raise MemoryError()
+    w.e = w.s + n + 1
+    w.f = w.e + n + 1
+    k = 0
+    for j in range(3):
+        if len(ends[j]) != sizes_in[j] or (factors is not None and len(factors[j]) != sizes_in[j]):
+            free(w.s)
+            raise RuntimeError("pool kernel: window lists differ in length")
+        for i in range(sizes_in[j]):
+            w.s[k] = starts[j][i]
+            w.e[k] = ends[j][i]
+            w.f[k] = 1 if factors is None else factors[j][i]
+            k += 1
+    return 0
+
+
+cdef int _win_bounds(Win* w, Py_ssize_t D, Py_ssize_t H, Py_ssize_t W) except -1:
+    cdef Py_ssize_t i, k = 0
+    cdef int j
+    cdef Py_ssize_t sizes[3]
+    cdef Py_ssize_t outs[3]
+    sizes[0] = D; sizes[1] = H; sizes[2] = W
+    outs[0] = w.OD; outs[1] = w.OH; outs[2] = w.OW
+    w.D = D; w.H = H; w.W = W
+    for j in range(3):
+        for i in range(outs[j]):
+            if w.s[k] < 0 or w.e[k] > sizes[j] or w.e[k] < 0:
+                raise RuntimeError("pool kernel: window outside the input")
+            k += 1
+    return 0
+
+
+cdef void _max_fwd_plane(const flt* x, flt* y, int64_t* ind, const Win* w) noexcept nogil:
+    cdef Py_ssize_t od, oh, ow, a, b, c, idx, best
+    cdef Py_ssize_t* sh = w.s + w.OD
+    cdef Py_ssize_t* sw = w.s + w.OD + w.OH
+    cdef Py_ssize_t* eh = w.e + w.OD
+    cdef Py_ssize_t* ew = w.e + w.OD + w.OH
+    cdef flt v, m
+    cdef Py_ssize_t o = 0
+    for od in range(w.OD):
+        for oh in range(w.OH):
+            for ow in range(w.OW):
+                m = -INFINITY
+                best = (w.s[od] * w.H + sh[oh]) * w.W + sw[ow]
+                a = w.s[od]
+                while a < w.e[od]:
+                    b = sh[oh]
+                    while b < eh[oh]:
+                        c = sw[ow]
+                        idx = (a * w.H + b) * w.W
+                        while c < ew[ow]:
+                            v = x[idx + c]
+                            if v > m or isnan(v):
+                                m = v
+                                best = idx + c
+                            c += w.stepw
+                        b += w.steph
+                    a += w.stepd
+                y[o] = m
+                ind[o] = best
+                o += 1
+
+
+cdef void _max_fwd_2x2(const flt* x, flt* y, int64_t* ind, const Win* w) noexcept nogil:
+    """2x2 windows, stride 2, no padding/dilation, one plane (D == 1)."""
+    cdef Py_ssize_t oh, ow, i0, best
+    cdef flt v, m
+    cdef const flt* r0
+    cdef const flt* r1
+    cdef Py_ssize_t W = w.W
+    for oh in range(w.OH):
+        r0 = x + 2 * oh * W
+        r1 = r0 + W
+        for ow in range(w.OW):
+            i0 = 2 * ow
+            m = r0[i0]
+            best = i0
+            if isnan(m):
+                # NaN: PyTorch keeps the last NaN of the window
+                v = r0[i0 + 1]
+                if isnan(v):
+                    best = i0 + 1
+                if isnan(r1[i0]):
+                    best = W + i0
+                if isnan(r1[i0 + 1]):
+                    best = W + i0 + 1
+                y[oh * w.OW + ow] = x[2 * oh * W + best]
+                ind[oh * w.OW + ow] = 2 * oh * W + best
+                continue
+            v = r0[i0 + 1]
+            if v > m or isnan(v):
+                m = v; best = i0 + 1
+            v = r1[i0]
+            if v > m or isnan(v):
+                m = v; best = W + i0
+            v = r1[i0 + 1]
+            if v > m or isnan(v):
+                m = v; best = W + i0 + 1
+            y[oh * w.OW + ow] = m
+            ind[oh * w.OW + ow] = 2 * oh * W + best
+
+
+cdef bint _is_2x2(const Win* w) noexcept nogil:
+    cdef Py_ssize_t i
+    if w.OD != 1 or w.D != 1 or w.s[0] != 0 or w.e[0] != 1 or w.steph != 1 or w.stepw != 1:
+        return False
+    if 2 * w.OH > w.H or 2 * w.OW > w.W:
+        return False
+    for i in range(w.OH):
+        if w.s[1 + i] != 2 * i or w.e[1 + i] != 2 * i + 2:
+            return False
+    for i in range(w.OW):
+        if w.s[1 + w.OH + i] != 2 * i or w.e[1 + w.OH + i] != 2 * i + 2:
+            return False
+    return True
+
+
+cdef void _max_fwd(const flt* x, flt* y, int64_t* ind, Py_ssize_t P, const Win* w,
+                   int nth) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef Py_ssize_t pin = w.D * w.H * w.W, pout = w.OD * w.OH * w.OW
+    cdef bint fast = _is_2x2(w)
+    if nth > 1 and P > 1 and P * pin >= parallel_grain():
+        for p in prange(P, num_threads=nth, schedule='static'):
+            if fast:
+                _max_fwd_2x2(x + p * pin, y + p * pout, ind + p * pout, w)
+            else:
+                _max_fwd_plane(x + p * pin, y + p * pout, ind + p * pout, w)
+    else:
+        for p in range(P):
+            if fast:
+                _max_fwd_2x2(x + p * pin, y + p * pout, ind + p * pout, w)
+            else:
+                _max_fwd_plane(x + p * pin, y + p * pout, ind + p * pout, w)
+
+
+def max_pool_forward(_TensorBase x, _TensorBase y, _TensorBase ind, tuple in_size,
+                     list starts, list ends, tuple steps):
+    """y, ind (P, OD*OH*OW) = max over the windows of x (P, D*H*W)."""
+    cdef Win w
+    cdef int num = _dtype_num(x)
+    if y._dtype.num != num or ind._dtype.num != PT_INT64 or not ind._is_contig() \
+            or ind._ndim != 2 or ind._shape[0] != y._shape[0] or ind._shape[1] != y._shape[1]:
+        raise RuntimeError("max_pool kernel: bad output operands")
+    _win(&w, x, y, starts, ends, steps, None)
+    cdef Py_ssize_t D, H, W
+    D, H, W = in_size
+    try:
+        if D * H * W != x._shape[1]:
+            raise RuntimeError("max_pool kernel: input size does not match")
+        _win_bounds(&w, D, H, W)
+        _check_nonempty(&w)
+    except BaseException:
+        free(w.s)
+        raise
+    cdef Py_ssize_t P = x._shape[0]
+    cdef int nth = get_num_threads()
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    cdef int64_t* pi = <int64_t*>ind._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            _max_fwd(<float*>px, <float*>py, pi, P, &w, nth)
+        else:
+            _max_fwd(<double*>px, <double*>py, pi, P, &w, nth)
+    free(w.s)
+    return y
+
+
+cdef int _check_nonempty(Win* w) except -1:
+    cdef Py_ssize_t i, n = w.OD + w.OH + w.OW
+    for i in range(n):
+        if w.e[i] <= w.s[i]:
+            raise RuntimeError("max_pool kernel: empty window")
+    return 0
+
+
+cdef void _max_bwd(const flt* gy, const int64_t* ind, flt* gx, Py_ssize_t P, Py_ssize_t pin,
+                   Py_ssize_t pout, int nth) noexcept nogil:
+    cdef Py_ssize_t p, o
+    cdef flt* g
+    cdef const flt* s
+    cdef const int64_t* q
+    if nth > 1 and P > 1 and P * pin >= parallel_grain():
+        for p in prange(P, num_threads=nth, schedule='static'):
+            memset(gx + p * pin, 0, pin * sizeof(flt))
+            _max_bwd_plane(gy + p * pout, ind + p * pout, gx + p * pin, pin, pout)
+    else:
+        memset(gx, 0, P * pin * sizeof(flt))
+        for p in range(P):
+            _max_bwd_plane(gy + p * pout, ind + p * pout, gx + p * pin, pin, pout)
+
+
+cdef inline void _max_bwd_plane(const flt* gy, const int64_t* ind, flt* gx, Py_ssize_t pin,
+                                Py_ssize_t pout) noexcept nogil:
+    cdef Py_ssize_t o
+    cdef int64_t i
+    for o in range(pout):
+        i = ind[o]
+        if i >= 0 and i < pin:
+            gx[i] += gy[o]
+
+
+def max_pool_backward(_TensorBase gy, _TensorBase ind, _TensorBase gx):
+    """gx (P, D*H*W) = scatter-add of gy (P, L) at ind (P, L); indices out of
+    the plane are ignored (the Python layer validated user-given indices)."""
+    cdef int num = _dtype_num(gx)
+    if (gy._dtype.num != num or ind._dtype.num != PT_INT64 or gy._ndim != 2 or ind._ndim != 2
+            or gx._ndim != 2 or not gy._is_contig() or not ind._is_contig()
+            or not gx._is_contig() or ind._shape[0] != gy._shape[0]
+            or ind._shape[1] != gy._shape[1] or gx._shape[0] != gy._shape[0]):
+        raise RuntimeError("max_pool backward kernel: bad operands")
+    cdef Py_ssize_t P = gx._shape[0], pin = gx._shape[1], pout = gy._shape[1]
+    cdef int nth = get_num_threads()
+    cdef char* pgy = gy._ptr()
+    cdef char* pgx = gx._ptr()
+    cdef int64_t* pi = <int64_t*>ind._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            _max_bwd(<float*>pgy, pi, <float*>pgx, P, pin, pout, nth)
+        else:
+            _max_bwd(<double*>pgy, pi, <double*>pgx, P, pin, pout, nth)
+    return gx
+
+
+cdef void _avg_plane(const flt* x, flt* y, const Win* w, Py_ssize_t div_override,
+                     bint backward) noexcept nogil:
+    """forward: y = mean over windows of x; backward: x += y / divisor spread
+    over the windows (x is then the input gradient)."""
+    cdef Py_ssize_t od, oh, ow, a, b, c, idx, o = 0, div
+    cdef Py_ssize_t* sh = w.s + w.OD
+    cdef Py_ssize_t* sw = w.s + w.OD + w.OH
+    cdef Py_ssize_t* eh = w.e + w.OD
+    cdef Py_ssize_t* ew = w.e + w.OD + w.OH
+    cdef Py_ssize_t* fh = w.f + w.OD
+    cdef Py_ssize_t* fw = w.f + w.OD + w.OH
+    cdef flt acc, v
+    cdef flt* gx = <flt*>x
+    for od in range(w.OD):
+        for oh in range(w.OH):
+            for ow in range(w.OW):
+                if w.e[od] <= w.s[od] or eh[oh] <= sh[oh] or ew[ow] <= sw[ow]:
+                    if not backward:
+                        y[o] = 0
+                    o += 1
+                    continue
+                div = div_override if div_override else w.f[od] * fh[oh] * fw[ow]
+                if backward:
+                    v = y[o] / <flt>div
+                    for a in range(w.s[od], w.e[od]):
+                        for b in range(sh[oh], eh[oh]):
+                            idx = (a * w.H + b) * w.W
+                            for c in range(sw[ow], ew[ow]):
+                                gx[idx + c] += v
+                else:
+                    acc = 0
+                    for a in range(w.s[od], w.e[od]):
+                        for b in range(sh[oh], eh[oh]):
+                            idx = (a * w.H + b) * w.W
+                            for c in range(sw[ow], ew[ow]):
+                                acc = acc + x[idx + c]
+                    y[o] = acc / <flt>div
+                o += 1
+
+
+cdef void _avg(const flt* x, flt* y, Py_ssize_t P, const Win* w, Py_ssize_t div_override,
+               bint backward, int nth) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef Py_ssize_t pin = w.D * w.H * w.W, pout = w.OD * w.OH * w.OW
+    if backward:
+        memset(<flt*>x, 0, P * pin * sizeof(flt))
+    if nth > 1 and P > 1 and P * pin >= parallel_grain():
+        for p in prange(P, num_threads=nth, schedule='static'):
+            _avg_plane(<flt*>x + p * pin, y + p * pout, w, div_override, backward)
+    else:
+        for p in range(P):
+            _avg_plane(<flt*>x + p * pin, y + p * pout, w, div_override, backward)
+
+
+def avg_pool(_TensorBase x, _TensorBase y, tuple in_size, list starts, list ends, list factors,
+             Py_ssize_t divisor_override, bint backward):
+    """forward: y (P, L) = window means of x (P, D*H*W); backward: x = gradient
+    of the input from y = grad_output.  Window ``i`` of dim ``j`` covers
+    ``[starts[j][i], ends[j][i])``; its divisor is the product of
+    ``factors[j][i]`` over the dims, or ``divisor_override`` when non-zero."""
+    cdef Win w
+    cdef int num = _dtype_num(x)
+    if y._dtype.num != num:
+        raise RuntimeError("avg_pool kernel: dtypes differ")
+    _win(&w, x, y, starts, ends, (1, 1, 1), factors)
+    cdef Py_ssize_t D, H, W, i
+    D, H, W = in_size
+    try:
+        if D * H * W != x._shape[1]:
+            raise RuntimeError("avg_pool kernel: input size does not match")
+        _win_bounds(&w, D, H, W)
+        for i in range(w.OD + w.OH + w.OW):
+            if w.f[i] < 1 and divisor_override == 0 and w.e[i] > w.s[i]:
+                raise RuntimeError("avg_pool kernel: bad divisor")
+    except BaseException:
+        free(w.s)
+        raise
+    cdef Py_ssize_t P = x._shape[0]
+    cdef int nth = get_num_threads()
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            _avg(<float*>px, <float*>py, P, &w, divisor_override, backward, nth)
+        else:
+            _avg(<double*>px, <double*>py, P, &w, divisor_override, backward, nth)
+    free(w.s)
+    return y

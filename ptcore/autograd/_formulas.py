@@ -1,0 +1,1693 @@
+"""Backward formulas, one per differentiable op, written with ptcore ops
+(so they run on every device and are themselves differentiable).
+
+Each formula is called as ``formula(out, *args, **kwargs)`` right after the
+op ran (with recording off) and attaches a node to ``out`` with
+:func:`~ptcore.autograd._record.attach`.  Gradients are returned in the
+broadcast shape and the op's compute dtype: the engine sums them back to
+each input's shape and casts them to its dtype.
+"""
+import math
+
+import ptcore as P
+from ptcore._tensor import _TensorBase
+from ptcore.autograd._record import attach, save, save_out, _is_diff
+
+FORMULAS = {}
+
+
+def _T(x):
+    return isinstance(x, _TensorBase)
+
+
+def formula(*names):
+    def deco(fn):
+        for n in names:
+            FORMULAS[n] = fn
+        return fn
+    return deco
+
+
+def _bname(name):
+    return "".join(p.capitalize() for p in name.strip("_").split("_")) + "Backward0"
+
+
+def _c(t):
+    """conj for complex tensors (a no-op for real ones)."""
+    return t.conj() if _T(t) and t.dtype.is_complex else t
+
+
+# ---------------------------------------------------------------------------
+# elementwise unary: d(out)/d(x) from x and/or out
+# ---------------------------------------------------------------------------
+
+def unary(name, df, need=("x",)):
+    bn = _bname(name)
+    nx, ny = "x" in need, "y" in need
+
+    def f(out, x, *args, **kwargs):
+        if not _is_diff(out):
+            return
+        sx = save(x) if nx else None
+        sy = save_out(out) if ny else None
+
+        def bw(g):
+            return (df(g, sx.unpack() if nx else None, sy.unpack() if ny else None),)
+        attach(bn, out, (x,), bw)
+    FORMULAS[name] = f
+    return f
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+
+unary("neg", lambda g, x, y: -g, ())
+unary("negative", lambda g, x, y: -g, ())
+unary("positive", lambda g, x, y: g, ())
+unary("exp", lambda g, x, y: g * _c(y), ("y",))
+unary("exp2", lambda g, x, y: g * _c(y) * _LN2, ("y",))
+unary("expm1", lambda g, x, y: g * (_c(y) + 1), ("y",))
+unary("log", lambda g, x, y: g / _c(x))
+unary("log2", lambda g, x, y: g / (_c(x) * _LN2))
+unary("log10", lambda g, x, y: g / (_c(x) * _LN10))
+unary("log1p", lambda g, x, y: g / (_c(x) + 1))
+unary("sqrt", lambda g, x, y: g / (2 * _c(y)), ("y",))
+unary("rsqrt", lambda g, x, y: -0.5 * g * _c(y) ** 3, ("y",))
+unary("sin", lambda g, x, y: g * _c(x.cos()))
+unary("cos", lambda g, x, y: -g * _c(x.sin()))
+unary("tan", lambda g, x, y: g * (1 + _c(y) ** 2), ("y",))
+unary("asin", lambda g, x, y: g * _c((1 - x * x).rsqrt()))
+unary("acos", lambda g, x, y: -g * _c((1 - x * x).rsqrt()))
+unary("atan", lambda g, x, y: g / _c(1 + x * x))
+unary("sinh", lambda g, x, y: g * _c(x.cosh()))
+unary("cosh", lambda g, x, y: g * _c(x.sinh()))
+unary("tanh", lambda g, x, y: g * (1 - _c(y) * _c(y)), ("y",))
+unary("asinh", lambda g, x, y: g * _c((x * x + 1).rsqrt()))
+unary("acosh", lambda g, x, y: g * _c(((x - 1).sqrt() * (x + 1).sqrt()).reciprocal()))
+unary("atanh", lambda g, x, y: g / _c(1 - x * x))
+unary("sigmoid", lambda g, x, y: g * _c(y * (1 - y)), ("y",))
+unary("erf", lambda g, x, y: g * _2_SQRTPI * (-(x * x)).exp())
+unary("erfc", lambda g, x, y: -g * _2_SQRTPI * (-(x * x)).exp())
+unary("erfinv", lambda g, x, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), ("y",))
+unary("lgamma", lambda g, x, y: g * x.digamma())
+unary("reciprocal", lambda g, x, y: -g * _c(y * y), ("y",))
+unary("square", lambda g, x, y: 2 * g * _c(x))
+unary("relu", lambda g, x, y: g * (y > 0), ("y",))
+unary("abs", lambda g, x, y: g * x.sgn())
+unary("absolute", lambda g, x, y: g * x.sgn())
+unary("deg2rad", lambda g, x, y: g * (math.pi / 180), ())
+unary("rad2deg", lambda g, x, y: g * (180 / math.pi), ())
+unary("frac", lambda g, x, y: g, ())
+unary("conj", lambda g, x, y: g.conj(), ())
+unary("conj_physical", lambda g, x, y: g.conj(), ())
+unary("resolve_conj", lambda g, x, y: g, ())
+unary("resolve_neg", lambda g, x, y: g, ())
+unary("nan_to_num", lambda g, x, y: g * x.isfinite())
+unary("sinc", lambda g, x, y: g * P.where(x == 0, 0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) / (math.pi * x * x)))
+unary("i0", lambda g, x, y: _not_impl("i0"))
+for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
+    unary(_n, lambda g, x, y: P.zeros_like(g), ())
+
+
+def _not_impl(name):
+    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+
+
+@formula("sgn")
+def _sgn(out, x, *a, **k):
+    if not _is_diff(out):
+        return
+    if not x.dtype.is_complex:
+        attach("SgnBackward0", out, (x,), lambda g: (P.zeros_like(g),))
+        return
+    sx, sy = save(x), save_out(out)
+
+    def bw(g):
+        x, y = sx.unpack(), sy.unpack()
+        a = x.abs()
+        r = (g - (g * y.conj()).real * y) / a
+        return (P.where(a == 0, 0, r),)
+    attach("SgnBackward0", out, (x,), bw)
+
+
+@formula("logit")
+def _logit(out, x, eps=None, **k):
+    sx = save(x)
+
+    def bw(g):
+        x = sx.unpack()
+        r = g / (x * (1 - x))
+        if eps is not None:
+            r = P.where((x < eps) | (x > 1 - eps), 0, r)
+        return (r,)
+    attach("LogitBackward0", out, (x,), bw)
+
+
+@formula("real")
+def _real(out, x, *a, **k):
+    if x.dtype.is_complex:
+        attach("RealBackward0", out, (x,), lambda g: (P.complex(g, P.zeros_like(g)),))
+    else:
+        attach("RealBackward0", out, (x,), lambda g: (g,))
+
+
+@formula("imag")
+def _imag(out, x, *a, **k):
+    attach("ImagBackward0", out, (x,), lambda g: (P.complex(P.zeros_like(g), g),))
+
+
+@formula("angle")
+def _angle(out, x, *a, **k):
+    sx = save(x)
+
+    def bw(g):
+        x = sx.unpack()
+        if not x.dtype.is_complex:
+            return (P.zeros_like(x),)
+        d = x.abs() ** 2
+        r = g * P.complex(-x.imag, x.real) / d   # d angle / d conj(z) convention
+        return (P.where(d == 0, 0, r.conj() * -1).conj(),)
+    attach("AngleBackward0", out, (x,), bw)
+
+
+@formula("complex")
+def _complex(out, re, im, **k):
+    attach("ComplexBackward0", out, (re, im), lambda g: (g.real, g.imag))
+
+
+@formula("view_as_real")
+def _var(out, x, **k):
+    attach("ViewAsRealBackward0", out, (x,), lambda g: (P.view_as_complex(g.contiguous()),))
+
+
+@formula("view_as_complex")
+def _vac(out, x, **k):
+    attach("ViewAsComplexBackward0", out, (x,), lambda g: (P.view_as_real(g),))
+
+
+@formula("polar")
+def _polar(out, ab, an, **k):
+    sa, sn = save(ab), save(an)
+
+    def bw(g):
+        a, n = sa.unpack(), sn.unpack()
+        c, s = n.cos(), n.sin()
+        gr, gi = g.real, g.imag
+        return gr * c + gi * s, a * (gi * c - gr * s)
+    attach("PolarBackward0", out, (ab, an), bw)
+
+
+# ---------------------------------------------------------------------------
+# elementwise binary
+# ---------------------------------------------------------------------------
+
+def _scalar_like(v):
+    return v.conjugate() if isinstance(v, complex) else v
+
+
+@formula("add")
+def _add(out, a, b, *, alpha=1, out_=None, **k):
+    def bw(g):
+        return g, (g if alpha == 1 else g * _scalar_like(alpha))
+    attach("AddBackward0", out, (a, b), bw)
+
+
+@formula("sub", "subtract")
+def _sub(out, a, b, *, alpha=1, **k):
+    def bw(g):
+        return g, (-g if alpha == 1 else -g * _scalar_like(alpha))
+    attach("SubBackward0", out, (a, b), bw)
+
+
+@formula("rsub")
+def _rsub(out, a, b, *, alpha=1, **k):
+    # rsub(a, b) = b - alpha * a
+    def bw(g):
+        return (-g if alpha == 1 else -g * _scalar_like(alpha)), g
+    attach("RsubBackward0", out, (a, b), bw)
+
+
+@formula("mul", "multiply")
+def _mul(out, a, b, **k):
+    sa = save(a) if _T(b) and b._requires_grad else None
+    sb = save(b) if _T(a) and a._requires_grad else None
+
+    def bw(g):
+        ga = g * _c(sb.unpack()) if sb is not None else None
+        gb = g * _c(sa.unpack()) if sa is not None else None
+        return ga, gb
+    attach("MulBackward0", out, (a, b), bw)
+
+
+@formula("div", "divide", "true_divide")
+def _div(out, a, b, *, rounding_mode=None, **k):
+    if rounding_mode is not None:
+        attach("DivBackward1", out, (a, b), lambda g: (P.zeros_like(g), P.zeros_like(g)))
+        return
+    sb = save(b)
+    sa = save(a) if _T(b) and b._requires_grad else None
+
+    def bw(g):
+        b = sb.unpack()
+        ga = g / _c(b)
+        gb = None
+        if sa is not None:
+            gb = -g * _c(sa.unpack()) / _c(b * b)
+        return ga, gb
+    attach("DivBackward0", out, (a, b), bw)
+
+
+@formula("floor_divide", "remainder_int")
+def _floordiv(out, a, b, **k):
+    if _is_diff(out):
+        attach("FloorDivideBackward0", out, (a, b), lambda g: (P.zeros_like(g), P.zeros_like(g)))
+
+
+@formula("pow")
+def _pow(out, a, b, **k):
+    sa, sb = save(a), save(b)
+    so = save_out(out) if _T(b) and b._requires_grad else None
+
+    def bw(g):
+        a, b = sa.unpack(), sb.unpack()
+        ga = gb = None
+        if _T(a) and a._requires_grad:
+            if _T(b):
+                ga = g * _c(b * a ** (b - 1))
+                ga = P.where((b == 0), 0, ga)
+            elif b == 0:
+                ga = P.zeros_like(a) * g
+            else:
+                ga = g * _c(b * a ** (b - 1))
+        if so is not None:
+            y = so.unpack()
+            if _T(a):
+                gb = g * _c(y * a.log())
+                gb = P.where((a == 0) & (b.real >= 0 if b.dtype.is_complex else b >= 0), 0, gb)
+            else:
+                gb = g * _c(y * math.log(a)) if a != 0 else P.zeros_like(y) * g
+        return ga, gb
+    attach("PowBackward0", out, (a, b), bw)
+
+
+@formula("float_power")
+def _float_power(out, a, b, **k):
+    _pow(out, a, b)
+
+
+@formula("atan2", "arctan2")
+def _atan2(out, a, b, **k):
+    sa, sb = save(a), save(b)
+
+    def bw(g):
+        a, b = sa.unpack(), sb.unpack()
+        d = a * a + b * b
+        return g * b / d, -g * a / d
+    attach("Atan2Backward0", out, (a, b), bw)
+
+
+@formula("hypot")
+def _hypot(out, a, b, **k):
+    sa, sb, so = save(a), save(b), save_out(out)
+
+    def bw(g):
+        a, b, y = sa.unpack(), sb.unpack(), so.unpack()
+        return g * a / y, g * b / y
+    attach("HypotBackward0", out, (a, b), bw)
+
+
+def _minmax(name, cmp):
+    @formula(name)
+    def f(out, a, b, **k):
+        sa, sb = save(a), save(b)
+
+        def bw(g):
+            a, b = sa.unpack(), sb.unpack()
+            ma = cmp(a, b).to(g.dtype)
+            eq = (a == b).to(g.dtype)
+            wa = ma + eq * 0.5
+            if name in ("fmax", "fmin"):
+                na, nb = a.isnan(), b.isnan() if _T(b) else False
+                wa = P.where(nb & ~na if _T(b) else na & False, 1, wa)
+                wa = P.where(na & ~nb if _T(b) else na, 0, wa)
+            return g * wa, g * (1 - wa)
+        attach(_bname(name), out, (a, b), bw)
+
+
+_minmax("maximum", lambda a, b: a > b)
+_minmax("minimum", lambda a, b: a < b)
+_minmax("fmax", lambda a, b: a > b)
+_minmax("fmin", lambda a, b: a < b)
+
+
+@formula("fmod")
+def _fmod(out, a, b, **k):
+    sa, sb = save(a), save(b)
+
+    def bw(g):
+        a, b = sa.unpack(), sb.unpack()
+        gb = -g * (a / b).trunc() if _T(b) and b._requires_grad else None
+        return g, gb
+    attach("FmodBackward0", out, (a, b), bw)
+
+
+@formula("remainder")
+def _remainder(out, a, b, **k):
+    if not _is_diff(out):
+        return
+    sa, sb = save(a), save(b)
+
+    def bw(g):
+        a, b = sa.unpack(), sb.unpack()
+        gb = -g * (a / b).floor() if _T(b) and b._requires_grad else None
+        return g, gb
+    attach("RemainderBackward0", out, (a, b), bw)
+
+
+@formula("copysign")
+def _copysign(out, a, b, **k):
+    sa, so = save(a), save_out(out)
+
+    def bw(g):
+        a, y = sa.unpack(), so.unpack()
+        r = P.where(a == 0, 0, y / a)
+        return g * r, P.zeros_like(g) if _T(b) else None
+    attach("CopysignBackward0", out, (a, b), bw)
+
+
+@formula("xlogy")
+def _xlogy(out, x, y, **k):
+    sx, sy = save(x), save(y)
+
+    def bw(g):
+        x, y = sx.unpack(), sy.unpack()
+        gx = P.where((x == 0) & ~(y.isnan() if _T(y) else False), 0, g * (y.log() if _T(y) else math.log(y)))
+        gy = g * x / y if _T(y) else None
+        return gx, gy
+    attach("XlogyBackward0", out, (x, y), bw)
+
+
+@formula("lerp")
+def _lerp(out, start, end, weight, **k):
+    ss, se, sw = save(start), save(end), save(weight)
+
+    def bw(g):
+        s, e, w = ss.unpack(), se.unpack(), sw.unpack()
+        gw = g * _c(e - s) if _T(w) else None
+        return g * _c(1 - w), g * _c(w), gw
+    attach("LerpBackward0", out, (start, end, weight), bw)
+
+
+@formula("addcmul")
+def _addcmul(out, inp, t1, t2, *, value=1, **k):
+    s1, s2 = save(t1), save(t2)
+
+    def bw(g):
+        a, b = s1.unpack(), s2.unpack()
+        return g, g * _c(b) * value, g * _c(a) * value
+    attach("AddcmulBackward0", out, (inp, t1, t2), bw)
+
+
+@formula("addcdiv")
+def _addcdiv(out, inp, t1, t2, *, value=1, **k):
+    s1, s2 = save(t1), save(t2)
+
+    def bw(g):
+        a, b = s1.unpack(), s2.unpack()
+        return g, g * value / _c(b), -g * value * _c(a) / _c(b * b)
+    attach("AddcdivBackward0", out, (inp, t1, t2), bw)
+
+
+@formula("where")
+def _where(out, cond, a=None, b=None, **k):
+    if a is None:
+        return
+    sc = save(cond)
+
+    def bw(g):
+        c = sc.unpack()
+        return None, P.where(c, g, 0), P.where(c, 0, g)
+    attach("WhereBackward0", out, (cond, a, b), bw)
+
+
+def _clamp_formula(name):
+    @formula(name)
+    def f(out, x, min=None, max=None, **k):
+        sx, smin, smax = save(x), save(min), save(max)
+
+        def bw(g):
+            x, lo, hi = sx.unpack(), smin.unpack(), smax.unpack()
+            mask = None
+            if lo is not None:
+                mask = x >= lo
+            if hi is not None:
+                m2 = x <= hi
+                mask = m2 if mask is None else mask & m2
+            gx = g * mask if mask is not None else g
+            glo = ghi = None
+            if _T(lo) and lo._requires_grad:
+                glo = g * (x < lo) if hi is None else g * ((x < lo) & (lo <= hi))
+            if _T(hi) and hi._requires_grad:
+                ghi = g * (x > hi)
+            return gx, glo, ghi
+        attach("ClampBackward1", out, (x, min, max), bw)
+
+
+_clamp_formula("clamp")
+_clamp_formula("clip")
+
+
+@formula("clamp_min")
+def _clamp_min(out, x, min, **k):
+    FORMULAS["clamp"](out, x, min, None)
+
+
+@formula("clamp_max")
+def _clamp_max(out, x, max, **k):
+    FORMULAS["clamp"](out, x, None, max)
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+
+def _dims(x, dim):
+    nd = x.dim()
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return list(range(nd))
+    if isinstance(dim, int):
+        dim = [dim]
+    return sorted(d % nd if nd else 0 for d in dim)
+
+
+def _unsqueeze_to(g, x, dims, keepdim):
+    """Re-insert reduced dims so that ``g`` broadcasts against ``x``."""
+    if not keepdim and x.dim():
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g
+
+
+@formula("sum")
+def _sum(out, x, dim=None, keepdim=False, **k):
+    if not _is_diff(out):
+        return
+    shape = tuple(x.shape)
+    dims = _dims(x, dim)
+
+    def bw(g):
+        return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape),)
+    attach("SumBackward1" if dim is not None else "SumBackward0", out, (x,), bw)
+
+
+class x_stub:
+    """Shape-only stand-in (so that backward closures hold no tensor)."""
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def dim(self):
+        return len(self.shape)
+
+
+@formula("nansum")
+def _nansum(out, x, dim=None, keepdim=False, **k):
+    sx = save(x)
+    dims = _dims(x, dim)
+
+    def bw(g):
+        x = sx.unpack()
+        return (_unsqueeze_to(g, x, dims, keepdim) * ~x.isnan(),)
+    attach("NansumBackward0", out, (x,), bw)
+
+
+@formula("mean")
+def _mean(out, x, dim=None, keepdim=False, **k):
+    shape = tuple(x.shape)
+    dims = _dims(x, dim)
+    n = 1
+    for d in dims:
+        n *= shape[d]
+
+    def bw(g):
+        return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape) / n,)
+    attach("MeanBackward1" if dim is not None else "MeanBackward0", out, (x,), bw)
+
+
+@formula("nanmean")
+def _nanmean(out, x, dim=None, keepdim=False, **k):
+    sx = save(x)
+    dims = _dims(x, dim)
+
+    def bw(g):
+        x = sx.unpack()
+        ok = ~x.isnan()
+        cnt = ok.sum(dims, keepdim=True)
+        return (_unsqueeze_to(g, x, dims, keepdim) * ok / cnt,)
+    attach("NanmeanBackward0", out, (x,), bw)
+
+
+@formula("prod")
+def _prod(out, x, dim=None, keepdim=False, **k):
+    sx, so = save(x), save_out(out)
+    dims = _dims(x, dim) if dim is not None else list(range(x.dim()))
+
+    def bw(g):
+        x, y = sx.unpack(), so.unpack()
+        if x.dim() == 0:
+            return (g,)
+        kd = keepdim if dim is not None else False
+        g = _unsqueeze_to(g, x, dims, kd)
+        y = _unsqueeze_to(y, x, dims, kd)
+        z = x == 0
+        nz = z.sum(dims, keepdim=True)
+        pnz = P.where(z, 1, x).prod(dims[0], keepdim=True) if len(dims) == 1 else \
+            P.where(z, 1, x).reshape(*_keep_shape(x, dims), -1).prod(-1) if False else \
+            _prod_dims(P.where(z, 1, x), dims)
+        r = P.where(z, P.where(nz == 1, pnz, 0), y / P.where(z, 1, x))
+        return (g * _c(r),)
+    attach("ProdBackward0", out, (x,), bw)
+
+
+def _keep_shape(x, dims):
+    return [1 if d in dims else n for d, n in enumerate(x.shape)]
+
+
+def _prod_dims(x, dims):
+    for d in dims:
+        x = x.prod(d, keepdim=True)
+    return x
+
+
+def _select_ties(out, x, dims, keepdim, name):
+    sx, so = save(x), save_out(out)
+
+    def bw(g):
+        x, y = sx.unpack(), so.unpack()
+        y = _unsqueeze_to(y, x, dims, keepdim)
+        g = _unsqueeze_to(g, x, dims, keepdim)
+        mask = (x == y) | (x.isnan() & y.isnan())
+        mask = mask.to(g.dtype)
+        cnt = mask.sum(dims, keepdim=True)
+        return (g * mask / cnt,)
+    attach(name, out, (x,), bw)
+
+
+def _value_index(out, x, dim, keepdim, name):
+    """(values, indices) reductions: the gradient goes to the index."""
+    vals, idx = out[0], out[1]
+    if not _is_diff(vals):
+        return
+    shape = tuple(x.shape)
+    si = save(idx)
+    d = dim % x.dim() if x.dim() else 0
+
+    def bw(gv, gi=None):
+        i = si.unpack()
+        if x_dim := len(shape):
+            if not keepdim:
+                gv = gv.unsqueeze(d)
+                i = i.unsqueeze(d)
+            return (P.zeros(shape, dtype=gv.dtype, device=gv.device).scatter(d, i, gv),)
+        return (gv.reshape(shape),)
+    attach(name, [vals, idx], (x,), bw, multi=True, accepts_none=False)
+
+
+@formula("max", "min")
+def _maxmin(out, x, dim=None, keepdim=False, *, other=None, **k):
+    name = "MaxBackward" if out is not None else "MinBackward"
+    if isinstance(dim, _TensorBase) or other is not None:
+        o = dim if isinstance(dim, _TensorBase) else other
+        FORMULAS["maximum"](out, x, o)
+        return
+    if dim is None:
+        if _is_diff(out):
+            _select_ties(out, x, list(range(x.dim())), False, name + "1")
+        return
+    _value_index(out, x, dim, keepdim, name + "0")
+
+
+def _fix_minmax_names():
+    def mx(out, x, dim=None, keepdim=False, *, other=None, **k):
+        if isinstance(dim, _TensorBase) or other is not None:
+            FORMULAS["maximum"](out, x, dim if isinstance(dim, _TensorBase) else other)
+        elif dim is None:
+            if _is_diff(out):
+                _select_ties(out, x, list(range(x.dim())), False, "MaxBackward1")
+        else:
+            _value_index(out, x, dim, keepdim, "MaxBackward0")
+
+    def mn(out, x, dim=None, keepdim=False, *, other=None, **k):
+        if isinstance(dim, _TensorBase) or other is not None:
+            FORMULAS["minimum"](out, x, dim if isinstance(dim, _TensorBase) else other)
+        elif dim is None:
+            if _is_diff(out):
+                _select_ties(out, x, list(range(x.dim())), False, "MinBackward1")
+        else:
+            _value_index(out, x, dim, keepdim, "MinBackward0")
+    FORMULAS["max"] = mx
+    FORMULAS["min"] = mn
+
+
+_fix_minmax_names()
+
+
+@formula("amax", "amin")
+def _amax(out, x, dim=(), keepdim=False, **k):
+    _select_ties(out, x, _dims(x, dim), keepdim, "AmaxBackward0")
+
+
+@formula("aminmax")
+def _aminmax(out, x, *, dim=None, keepdim=False, **k):
+    dims = _dims(x, dim)
+    mn, mx = out[0], out[1]
+    sx, smn, smx = save(x), save_out(mn, 0), save_out(mx, 1)
+
+    def bw(gmin, gmax):
+        x = sx.unpack()
+        r = None
+        for g, s in ((gmin, smn), (gmax, smx)):
+            if g is None:
+                continue
+            y = _unsqueeze_to(s.unpack(), x, dims, keepdim)
+            mask = (x == y).to(g.dtype)
+            t = _unsqueeze_to(g, x, dims, keepdim) * mask / mask.sum(dims, keepdim=True)
+            r = t if r is None else r + t
+        return (r,)
+    n = attach("AminmaxBackward0", [mn, mx], (x,), bw, multi=True, accepts_none=True)
+
+
+@formula("median", "nanmedian")
+def _median(out, x, dim=None, keepdim=False, **k):
+    if dim is None:
+        if _is_diff(out):
+            _select_ties(out, x, list(range(x.dim())), False, "MedianBackward0")
+        return
+    _value_index(out, x, dim, keepdim, "MedianBackward1")
+
+
+@formula("mode")
+def _mode(out, x, dim=-1, keepdim=False, **k):
+    _value_index(out, x, dim, keepdim, "ModeBackward0")
+
+
+@formula("kthvalue")
+def _kthvalue(out, x, k_, dim=-1, keepdim=False, **k):
+    _value_index(out, x, dim, keepdim, "KthvalueBackward0")
+
+
+@formula("cummax", "cummin")
+def _cummax(out, x, dim, **k):
+    vals, idx = out[0], out[1]
+    shape = tuple(x.shape)
+    si = save(idx)
+    d = dim % x.dim() if x.dim() else 0
+
+    def bw(gv, gi=None):
+        i = si.unpack()
+        if not shape:
+            return (gv,)
+        return (P.zeros(shape, dtype=gv.dtype, device=gv.device).scatter_add(d, i, gv),)
+    attach("CummaxBackward0", [vals, idx], (x,), bw, multi=True)
+
+
+@formula("sort")
+def _sort(out, x, dim=-1, descending=False, stable=False, **k):
+    _value_index(out, x, dim, True, "SortBackward0")
+
+
+@formula("msort")
+def _msort(out, x, **k):
+    # values only: recompute the permutation
+    if not _is_diff(out):
+        return
+    idx = x.detach().sort(0)[1]
+    shape = tuple(x.shape)
+
+    def bw(g):
+        return (P.zeros(shape, dtype=g.dtype, device=g.device).scatter(0, idx, g),)
+    attach("SortBackward0", out, (x,), bw)
+
+
+@formula("topk")
+def _topk(out, x, k_, dim=-1, largest=True, sorted=True, **k):
+    _value_index(out, x, dim, True, "TopkBackward0")
+
+
+@formula("logsumexp")
+def _logsumexp(out, x, dim, keepdim=False, **k):
+    sx, so = save(x), save_out(out)
+    dims = _dims(x, dim)
+
+    def bw(g):
+        x, y = sx.unpack(), so.unpack()
+        return (_unsqueeze_to(g, x, dims, keepdim) * (x - _unsqueeze_to(y, x, dims, keepdim)).exp(),)
+    attach("LogsumexpBackward0", out, (x,), bw)
+
+
+@formula("softmax")
+def _softmax(out, x, dim, dtype=None, **k):
+    so = save_out(out)
+
+    def bw(g):
+        y = so.unpack()
+        gy = g * y
+        return (gy - y * gy.sum(dim, keepdim=True),)
+    attach("SoftmaxBackward0", out, (x,), bw)
+
+
+@formula("log_softmax")
+def _log_softmax(out, x, dim, dtype=None, **k):
+    so = save_out(out)
+
+    def bw(g):
+        y = so.unpack()
+        return (g - y.exp() * g.sum(dim, keepdim=True),)
+    attach("LogSoftmaxBackward0", out, (x,), bw)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+def _var_args(x, dim, unbiased, correction):
+    if isinstance(dim, bool) and unbiased is None:
+        unbiased, dim = dim, None
+    dims = _dims(x, dim)
+    c = _correction(unbiased, correction)
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    return dims, c, n
+
+
+@formula("var")
+def _var(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+    dims, c, n = _var_args(x, dim, unbiased, correction)
+    sx = save(x)
+
+    def bw(g):
+        x = sx.unpack()
+        m = x.mean(dims, keepdim=True)
+        return (2 * _unsqueeze_to(g, x, dims, keepdim) * (x - m) / builtins_max(n - c, 0),)
+    attach("VarBackward0", out, (x,), bw)
+
+
+def builtins_max(a, b):
+    return a if a > b else b
+
+
+@formula("std")
+def _std(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+    dims, c, n = _var_args(x, dim, unbiased, correction)
+    sx, so = save(x), save_out(out)
+
+    def bw(g):
+        x, y = sx.unpack(), so.unpack()
+        m = x.mean(dims, keepdim=True)
+        y = _unsqueeze_to(y, x, dims, keepdim)
+        r = _unsqueeze_to(g, x, dims, keepdim) * (x - m) / (y * builtins_max(n - c, 0))
+        return (P.where(y == 0, 0, r),)
+    attach("StdBackward0", out, (x,), bw)
+
+
+@formula("var_mean", "std_mean")
+def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+    dims, c, n = _var_args(x, dim, unbiased, correction)
+    v, m = out[0], out[1]
+    is_std = False
+    sx, sv = save(x), save_out(v, 0)
+
+    def bw(gv, gm):
+        x = sx.unpack()
+        r = None
+        if gv is not None:
+            mm = x.mean(dims, keepdim=True)
+            vv = _unsqueeze_to(sv.unpack(), x, dims, keepdim)
+            gvv = _unsqueeze_to(gv, x, dims, keepdim)
+            if bw.std:
+                r = P.where(vv == 0, 0, gvv * (x - mm) / (vv * builtins_max(n - c, 0)))
+            else:
+                r = 2 * gvv * (x - mm) / builtins_max(n - c, 0)
+        if gm is not None:
+            t = _unsqueeze_to(gm, x, dims, keepdim).expand(x.shape) / n
+            r = t if r is None else r + t
+        return (r,)
+    bw.std = is_std
+    return attach("VarMeanBackward0", [v, m], (x,), bw, multi=True, accepts_none=True), bw
+
+
+def _std_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+    r = _var_mean(out, x, dim, unbiased, keepdim, correction=correction)
+    if r is not None and r[1] is not None:
+        r[1].std = True
+
+
+FORMULAS["std_mean"] = _std_mean
+
+
+def _norm_bw(x, y, g, p, dims, keepdim):
+    g = _unsqueeze_to(g, x, dims, keepdim)
+    y = _unsqueeze_to(y, x, dims, keepdim)
+    if p == 2:
+        r = g * x / y
+        return P.where(y == 0, 0, r)
+    if p == 1:
+        return g * x.sgn()
+    if p == 0:
+        return P.zeros_like(x) * g
+    if p == math.inf or p == -math.inf:
+        mask = (x.abs() == y).to(g.dtype)
+        return g * x.sgn() * mask / mask.sum(dims, keepdim=True)
+    a = x.abs()
+    r = g * x.sgn() * a ** (p - 1) / y ** (p - 1)
+    return P.where(y == 0, 0, r)
+
+
+@formula("vector_norm", "_vector_norm")
+def _vnorm(out, x, ord=2, dim=None, keepdim=False, **k):
+    sx, so = save(x), save_out(out)
+    dims = _dims(x, dim)
+    p = float(ord)
+
+    def bw(g):
+        return (_norm_bw(sx.unpack(), so.unpack(), g, p, dims, keepdim),)
+    attach("LinalgVectorNormBackward0", out, (x,), bw)
+
+
+@formula("norm")
+def _norm(out, x, p="fro", dim=None, keepdim=False, **k):
+    if p == "nuc":
+        return FORMULAS["__not_impl__"]("norm")(out, x)
+    pf = 2.0 if p in ("fro", None) else float(p)
+    sx, so = save(x), save_out(out)
+    dims = _dims(x, dim)
+
+    def bw(g):
+        return (_norm_bw(sx.unpack(), so.unpack(), g, pf, dims, keepdim),)
+    attach("NormBackward1", out, (x,), bw)
+
+
+def _rev_cumsum(g, d):
+    return g.flip(d).cumsum(d).flip(d)
+
+
+@formula("cumsum")
+def _cumsum(out, x, dim, **k):
+    d = dim % x.dim() if x.dim() else 0
+    attach("CumsumBackward0", out, (x,), lambda g: (_rev_cumsum(g, d) if g.dim() else g,))
+
+
+@formula("cumprod")
+def _cumprod(out, x, dim, **k):
+    sx, so = save(x), save_out(out)
+    d = dim % x.dim() if x.dim() else 0
+
+    def bw(g):
+        x, y = sx.unpack(), so.unpack()
+        if x.dim() == 0:
+            return (g,)
+        if not bool((x == 0).any()):
+            return (_rev_cumsum(g * _c(y), d) / _c(x),)
+        # general case (zeros): O(n^2) over the scanned dim
+        n = x.shape[d]
+        xs = x.movedim(d, -1)
+        gs = g.movedim(d, -1)
+        cols = []
+        for k_ in range(n):
+            # d y_j / d x_k = prod_{i<=j, i!=k} x_i for j >= k
+            ones = P.ones_like(xs)
+            ones[..., k_] = 0
+            m = P.where(ones == 0, P.ones_like(xs), xs).cumprod(-1)
+            m = m * (P.arange(n, device=x.device) >= k_)
+            cols.append((gs * _c(m)).sum(-1))
+        return (P.stack(cols, -1).movedim(-1, d),)
+    attach("CumprodBackward0", out, (x,), bw)
+
+
+@formula("logcumsumexp")
+def _logcumsumexp(out, x, dim, **k):
+    sx, so = save(x), save_out(out)
+    d = dim % x.dim() if x.dim() else 0
+
+    def bw(g):
+        x, y = sx.unpack(), so.unpack()
+        if x.dim() == 0:
+            return (g,)
+        return ((x.unsqueeze(d + 1) - y.unsqueeze(d)).exp().mul(g.unsqueeze(d))
+                .tril(0) if False else _lcse_bw(x, y, g, d),)
+    attach("LogcumsumexpBackward0", out, (x,), bw)
+
+
+def _lcse_bw(x, y, g, d):
+    # grad_i = sum_{j >= i} g_j exp(x_i - y_j), computed stably per column
+    n = x.shape[d]
+    xs, ys, gs = x.movedim(d, -1), y.movedim(d, -1), g.movedim(d, -1)
+    w = (xs.unsqueeze(-1) - ys.unsqueeze(-2))          # [..., i, j]
+    tri = P.ones(n, n, dtype=P.bool, device=x.device).triu()
+    w = P.where(tri, w, -math.inf).exp()
+    r = (w * gs.unsqueeze(-2)).sum(-1)
+    return r.movedim(-1, d)
+
+
+# ---------------------------------------------------------------------------
+# linear algebra
+# ---------------------------------------------------------------------------
+
+def _mT(t):
+    return t.transpose(-2, -1)
+
+
+def _H(t):
+    return _c(t.transpose(-2, -1))
+
+
+@formula("mm")
+def _mm(out, a, b, **k):
+    sa = save(a) if b._requires_grad else None
+    sb = save(b) if a._requires_grad else None
+
+    def bw(g):
+        ga = g.mm(_H(sb.unpack())) if sb is not None else None
+        gb = _H(sa.unpack()).mm(g) if sa is not None else None
+        return ga, gb
+    attach("MmBackward0", out, (a, b), bw)
+
+
+@formula("bmm")
+def _bmm(out, a, b, **k):
+    sa = save(a) if b._requires_grad else None
+    sb = save(b) if a._requires_grad else None
+
+    def bw(g):
+        ga = g.bmm(_H(sb.unpack())) if sb is not None else None
+        gb = _H(sa.unpack()).bmm(g) if sa is not None else None
+        return ga, gb
+    attach("BmmBackward0", out, (a, b), bw)
+
+
+@formula("matmul", "__matmul__")
+def _matmul(out, a, b, **k):
+    if not (_T(a) and _T(b)):
+        return
+    sa = save(a) if b._requires_grad else None
+    sb = save(b) if a._requires_grad else None
+    ashape, bshape = tuple(a.shape), tuple(b.shape)
+
+    def bw(g):
+        a1, b1 = len(ashape) == 1, len(bshape) == 1
+        if a1 and b1:
+            ga = g * _c(sb.unpack()) if sb is not None else None
+            gb = g * _c(sa.unpack()) if sa is not None else None
+            return ga, gb
+        if a1:
+            g = g.unsqueeze(-2)
+        if b1:
+            g = g.unsqueeze(-1)
+        ga = gb = None
+        if sb is not None:
+            bb = sb.unpack()
+            bb = bb.unsqueeze(-1) if b1 else bb
+            ga = P.matmul(g, _H(bb))
+            ga = _sum_to_batch(ga, (1,) + ashape if a1 else ashape)
+            if a1:
+                ga = ga.reshape(ashape)
+        if sa is not None:
+            aa = sa.unpack()
+            aa = aa.unsqueeze(-2) if a1 else aa
+            gb = P.matmul(_H(aa), g)
+            gb = _sum_to_batch(gb, bshape + (1,) if b1 else bshape)
+            if b1:
+                gb = gb.reshape(bshape)
+        return ga, gb
+    attach("MmBackward0" if len(ashape) == 2 and len(bshape) == 2 else "MatmulBackward0",
+           out, (a, b), bw)
+
+
+def _sum_to_batch(g, shape):
+    from ptcore.autograd.graph import _sum_to
+    return _sum_to(g, tuple(shape))
+
+
+@formula("mv")
+def _mv(out, a, v, **k):
+    sa, sv = save(a), save(v)
+
+    def bw(g):
+        return g.unsqueeze(1) * _c(sv.unpack()).unsqueeze(0), _H(sa.unpack()).mv(g)
+    attach("MvBackward0", out, (a, v), bw)
+
+
+@formula("dot", "inner_1d")
+def _dot(out, a, b, **k):
+    sa, sb = save(a), save(b)
+    attach("DotBackward0", out, (a, b), lambda g: (g * _c(sb.unpack()), g * _c(sa.unpack())))
+
+
+@formula("vdot")
+def _vdot(out, a, b, **k):
+    sa, sb = save(a), save(b)
+    attach("VdotBackward0", out, (a, b), lambda g: (_c(g) * sb.unpack(), g * sa.unpack()))
+
+
+@formula("outer", "ger")
+def _outer(out, a, b, **k):
+    sa, sb = save(a), save(b)
+
+    def bw(g):
+        return g.mv(_c(sb.unpack())), _H(g).mv(_c(sa.unpack())).conj() if g.dtype.is_complex else g.t().mv(sa.unpack())
+    attach("OuterBackward0", out, (a, b), bw)
+
+
+@formula("addmm")
+def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
+    s1 = save(m1) if m2._requires_grad else None
+    s2 = save(m2) if m1._requires_grad else None
+
+    def bw(g):
+        gi = g if beta == 1 else g * beta
+        g1 = g.mm(_H(s2.unpack())) if s2 is not None else None
+        g2 = _H(s1.unpack()).mm(g) if s1 is not None else None
+        if alpha != 1:
+            g1 = g1 * alpha if g1 is not None else None
+            g2 = g2 * alpha if g2 is not None else None
+        return gi, g1, g2
+    attach("AddmmBackward0", out, (inp, m1, m2), bw)
+
+
+@formula("addmv")
+def _addmv(out, inp, m, v, *, beta=1, alpha=1, **k):
+    sm, sv = save(m), save(v)
+
+    def bw(g):
+        return (g * beta, g.unsqueeze(1) * _c(sv.unpack()).unsqueeze(0) * alpha,
+                _H(sm.unpack()).mv(g) * alpha)
+    attach("AddmvBackward0", out, (inp, m, v), bw)
+
+
+@formula("addr")
+def _addr(out, inp, v1, v2, *, beta=1, alpha=1, **k):
+    s1, s2 = save(v1), save(v2)
+
+    def bw(g):
+        return (g * beta, g.mv(_c(s2.unpack())) * alpha, g.t().mv(_c(s1.unpack())) * alpha)
+    attach("AddrBackward0", out, (inp, v1, v2), bw)
+
+
+@formula("baddbmm")
+def _baddbmm(out, inp, b1, b2, *, beta=1, alpha=1, **k):
+    s1, s2 = save(b1), save(b2)
+
+    def bw(g):
+        return (g * beta, g.bmm(_H(s2.unpack())) * alpha, _H(s1.unpack()).bmm(g) * alpha)
+    attach("BaddbmmBackward0", out, (inp, b1, b2), bw)
+
+
+@formula("addbmm")
+def _addbmm(out, inp, b1, b2, *, beta=1, alpha=1, **k):
+    s1, s2 = save(b1), save(b2)
+
+    def bw(g):
+        n = s1.unpack().shape[0]
+        ge = g.unsqueeze(0).expand(n, *g.shape)
+        return (g * beta, ge.bmm(_H(s2.unpack())) * alpha, _H(s1.unpack()).bmm(ge) * alpha)
+    attach("AddbmmBackward0", out, (inp, b1, b2), bw)
+
+
+@formula("inverse", "linalg_inv")
+def _inverse(out, a, **k):
+    so = save_out(out)
+
+    def bw(g):
+        y = so.unpack()
+        return (-P.matmul(P.matmul(_H(y), g), _H(y)),)
+    attach("LinalgInvExBackward0", out, (a,), bw)
+
+
+@formula("det", "linalg_det")
+def _det(out, a, **k):
+    sa, so = save(a), save_out(out)
+
+    def bw(g):
+        a, d = sa.unpack(), so.unpack()
+        return ((g * _c(d)).unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(a)),)
+    attach("LinalgDetBackward0", out, (a,), bw)
+
+
+@formula("logdet")
+def _logdet(out, a, **k):
+    sa = save(a)
+    attach("LogdetBackward0", out, (a,),
+           lambda g: (g.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(sa.unpack())),))
+
+
+@formula("slogdet", "linalg_slogdet")
+def _slogdet(out, a, **k):
+    sign, logabs = out[0], out[1]
+    sa = save(a)
+
+    def bw(gs, gl):
+        if gl is None:
+            return (None,)
+        return (gl.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(sa.unpack())),)
+    attach("LinalgSlogdetBackward0", [sign, logabs], (a,), bw, multi=True, accepts_none=True)
+
+
+@formula("linalg_solve")
+def _solve(out, A, B, *, left=True, **k):
+    sA, so = save(A), save_out(out)
+    vec = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+    def bw(g):
+        A, X = sA.unpack(), so.unpack()
+        if not left:
+            # X A = B  ->  A^H X^H = B^H
+            gB = _H(P.linalg.solve(_H(A), _H(g)))
+            gA = -_H(X) @ gB
+            return gA, gB
+        gB = P.linalg.solve(_H(A), g)
+        if vec:
+            gA = -gB.unsqueeze(-1) * _c(X).unsqueeze(-2)
+        else:
+            gA = -gB @ _H(X)
+        return gA, gB
+    attach("LinalgSolveExBackward0", out, (A, B), bw)
+
+
+def _phi(a):
+    return a.tril(-1) + a.diagonal(0, -2, -1).diag_embed() * 0.5
+
+
+@formula("cholesky", "linalg_cholesky")
+def _cholesky(out, a, upper=False, **k):
+    so = save_out(out)
+
+    def bw(g):
+        L = so.unpack()
+        if upper:
+            L, g = _H(L), _H(g)
+        phi = _phi(_H(L) @ g)
+        Linv = P.linalg.inv(L)
+        S = _H(Linv) @ phi @ Linv
+        return (0.5 * (S + _H(S)),)
+    attach("LinalgCholeskyExBackward0", out, (a,), bw)
+
+
+@formula("linalg_eigh")
+def _eigh(out, a, UPLO="L", **k):
+    w, V = out[0], out[1]
+    sw, sV = save_out(w, 0), save_out(V, 1)
+
+    def bw(gw, gV):
+        w, V = sw.unpack(), sV.unpack()
+        r = None
+        if gV is not None:
+            E = w.unsqueeze(-2) - w.unsqueeze(-1)
+            E = P.where(E == 0, math.inf, E)
+            inner = (_H(V) @ gV) / E
+            r = inner
+        if gw is not None:
+            d = gw.to(V.dtype).diag_embed()
+            r = d if r is None else r + d
+        gA = V @ r @ _H(V)
+        return (0.5 * (gA + _H(gA)),)
+    attach("LinalgEighBackward0", [w, V], (a,), bw, multi=True, accepts_none=True)
+
+
+@formula("linalg_eigvalsh")
+def _eigvalsh(out, a, UPLO="L", **k):
+    sa = save(a)
+
+    def bw(g):
+        w, V = P.linalg.eigh(sa.unpack(), UPLO=UPLO)
+        gA = V @ g.to(V.dtype).diag_embed() @ _H(V)
+        return (gA,)
+    attach("LinalgEigvalshBackward0", out, (a,), bw)
+
+
+@formula("trace")
+def _trace(out, a, **k):
+    shape = tuple(a.shape)
+
+    def bw(g):
+        n = min(shape)
+        e = P.zeros(shape, dtype=g.dtype, device=g.device)
+        e.diagonal().fill_(1) if not g._requires_grad else None
+        if g._requires_grad:
+            e = P.eye(shape[0], shape[1], dtype=g.dtype, device=g.device)
+        return (e * g,)
+    attach("TraceBackward0", out, (a,), bw)
+
+
+@formula("kron")
+def _kron(out, a, b, **k):
+    sa, sb = save(a), save(b)
+
+    def bw(g):
+        a, b = sa.unpack(), sb.unpack()
+        nd = max(a.dim(), b.dim())
+        ash = (1,) * (nd - a.dim()) + tuple(a.shape)
+        bsh = (1,) * (nd - b.dim()) + tuple(b.shape)
+        gv = g.reshape(*[x for pair in zip(ash, bsh) for x in pair])
+        ev = [2 * i for i in range(nd)]
+        od = [2 * i + 1 for i in range(nd)]
+        b_ = b.reshape(bsh)
+        a_ = a.reshape(ash)
+        ga = (gv * _c(b_).reshape(*[x for pair in zip((1,) * nd, bsh) for x in pair])).sum(od).reshape(a.shape)
+        gb = (gv * _c(a_).reshape(*[x for pair in zip(ash, (1,) * nd) for x in pair])).sum(ev).reshape(b.shape)
+        return ga, gb
+    attach("KronBackward0", out, (a, b), bw)
+
+
+# ---------------------------------------------------------------------------
+# shape / indexing ops
+# ---------------------------------------------------------------------------
+
+@formula("cat", "concat", "concatenate")
+def _cat(out, tensors, dim=0, axis=None, **k):
+    if axis is not None:
+        dim = axis
+    ts = list(tensors)
+    ref = next(t for t in ts if not (t.dim() == 1 and t.shape[0] == 0))
+    d = dim % ref.dim()
+    sizes = [t.shape[d] if t.dim() == ref.dim() else 0 for t in ts]
+
+    def bw(g):
+        res = []
+        off = 0
+        for t_size, t in zip(sizes, shapes):
+            if t is None:
+                res.append(None)
+                continue
+            res.append(g.narrow(d, off, t_size) if len(t) == g.dim() else P.zeros(t, dtype=g.dtype))
+            off += t_size
+        return tuple(res)
+    shapes = [tuple(t.shape) for t in ts]
+    attach("CatBackward0", out, ts, bw)
+
+
+@formula("stack")
+def _stack(out, tensors, dim=0, **k):
+    ts = list(tensors)
+    d = dim % (ts[0].dim() + 1)
+    attach("StackBackward0", out, ts, lambda g: tuple(g.unbind(d)))
+
+
+@formula("flip")
+def _flip(out, x, dims, **k):
+    attach("FlipBackward0", out, (x,), lambda g: (g.flip(dims),))
+
+
+@formula("fliplr")
+def _fliplr(out, x, **k):
+    attach("FlipBackward0", out, (x,), lambda g: (g.flip(1),))
+
+
+@formula("flipud")
+def _flipud(out, x, **k):
+    attach("FlipBackward0", out, (x,), lambda g: (g.flip(0),))
+
+
+@formula("roll")
+def _roll(out, x, shifts, dims=None, **k):
+    if isinstance(shifts, int):
+        neg = -shifts
+    else:
+        neg = tuple(-s for s in shifts)
+    shape = tuple(x.shape)
+    if dims is None:
+        attach("RollBackward0", out, (x,), lambda g: (g.flatten().roll(neg).reshape(shape),))
+    else:
+        attach("RollBackward0", out, (x,), lambda g: (g.roll(neg, dims),))
+
+
+@formula("rot90")
+def _rot90(out, x, k_=1, dims=(0, 1), **k):
+    attach("Rot90Backward0", out, (x,), lambda g: (g.rot90(-k_, dims),))
+
+
+@formula("repeat")
+def _repeat(out, x, *sizes, **k):
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    shape = tuple(x.shape)
+
+    def bw(g):
+        nd = len(sizes)
+        xs = (1,) * (nd - len(shape)) + shape
+        inter = []
+        for r, n in zip(sizes, xs):
+            inter += [r, n]
+        gg = g.reshape(inter)
+        gg = gg.sum(tuple(range(0, 2 * nd, 2)))
+        return (gg.reshape(shape),)
+    attach("RepeatBackward0", out, (x,), bw)
+
+
+@formula("tile")
+def _tile(out, x, dims, **k):
+    dims = tuple(dims)
+    nd = max(len(dims), x.dim())
+    sizes = (1,) * (nd - len(dims)) + dims
+    _repeat(out, x, sizes)
+
+
+@formula("repeat_interleave")
+def _repeat_interleave(out, x, repeats=None, dim=None, **k):
+    if not _T(x) or not _is_diff(out):
+        return
+    shape = tuple(x.shape)
+    if isinstance(repeats, int) or (_T(repeats) and repeats.numel() == 1):
+        r = int(repeats)
+        d = None if dim is None else dim % x.dim()
+
+        def bw(g):
+            if d is None:
+                return (g.reshape(-1, r).sum(1).reshape(shape),)
+            n = shape[d]
+            gs = list(g.shape)
+            return (g.reshape(gs[:d] + [n, r] + gs[d + 1:]).sum(d + 1),)
+    else:
+        rep = repeats
+        d = 0 if dim is None else dim % x.dim()
+
+        def bw(g):
+            idx = P.arange(rep.shape[0], device=g.device).repeat_interleave(rep)
+            src = g if dim is not None else g
+            z = P.zeros((shape[d],) + tuple(g.shape[d + 1:]) if dim is None else
+                        shape, dtype=g.dtype, device=g.device)
+            if dim is None:
+                return (P.zeros(rep.shape[0], dtype=g.dtype, device=g.device).index_add(0, idx, g).reshape(shape),)
+            return (z.index_add(d, idx, src),)
+    attach("RepeatInterleaveBackward0", out, (x,), bw)
+
+
+@formula("tril")
+def _tril(out, x, diagonal=0, **k):
+    attach("TrilBackward0", out, (x,), lambda g: (g.tril(diagonal),))
+
+
+@formula("triu")
+def _triu(out, x, diagonal=0, **k):
+    attach("TriuBackward0", out, (x,), lambda g: (g.triu(diagonal),))
+
+
+@formula("diag")
+def _diag(out, x, diagonal=0, **k):
+    shape = tuple(x.shape)
+    if len(shape) == 1:
+        attach("DiagBackward0", out, (x,), lambda g: (g.diagonal(diagonal),))
+    else:
+        attach("DiagBackward0", out, (x,), lambda g: (
+            P.diagonal_scatter(P.zeros(shape, dtype=g.dtype, device=g.device), g, diagonal),))
+
+
+@formula("diag_embed")
+def _diag_embed(out, x, offset=0, dim1=-2, dim2=-1, **k):
+    attach("DiagEmbedBackward0", out, (x,), lambda g: (g.diagonal(offset, dim1, dim2),))
+
+
+@formula("diagflat")
+def _diagflat(out, x, offset=0, **k):
+    shape = tuple(x.shape)
+    attach("DiagflatBackward0", out, (x,), lambda g: (g.diagonal(offset).reshape(shape),))
+
+
+@formula("diagonal_scatter")
+def _diagonal_scatter(out, x, src, offset=0, dim1=0, dim2=1, **k):
+    def bw(g):
+        return (P.diagonal_scatter(g, P.zeros_like(g.diagonal(offset, dim1, dim2)), offset, dim1, dim2),
+                g.diagonal(offset, dim1, dim2))
+    attach("DiagonalScatterBackward0", out, (x, src), bw)
+
+
+@formula("select_scatter")
+def _select_scatter(out, x, src, dim, index, **k):
+    def bw(g):
+        return (P.select_scatter(g, P.zeros_like(g.select(dim, index)), dim, index), g.select(dim, index))
+    attach("SelectScatterBackward0", out, (x, src), bw)
+
+
+@formula("slice_scatter")
+def _slice_scatter(out, x, src, dim=0, start=None, end=None, step=1, **k):
+    def sl(t):
+        idx = [slice(None)] * t.dim()
+        idx[dim] = slice(start, end, step)
+        return t[tuple(idx)]
+
+    def bw(g):
+        return (P.slice_scatter(g, P.zeros_like(sl(g)), dim, start, end, step), sl(g))
+    attach("SliceScatterBackward0", out, (x, src), bw)
+
+
+@formula("index_select")
+def _index_select(out, x, dim, index, **k):
+    shape = tuple(x.shape)
+    si = save(index)
+
+    def bw(g):
+        return (P.zeros(shape, dtype=g.dtype, device=g.device).index_add(dim, si.unpack(), g),)
+    attach("IndexSelectBackward0", out, (x,), bw)
+
+
+@formula("gather")
+def _gather(out, x, dim, index, **k):
+    shape = tuple(x.shape)
+    si = save(index)
+
+    def bw(g):
+        return (P.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, si.unpack(), g),)
+    attach("GatherBackward0", out, (x,), bw)
+
+
+@formula("take_along_dim")
+def _take_along_dim(out, x, indices, dim=None, **k):
+    shape = tuple(x.shape)
+    si = save(indices)
+
+    def bw(g):
+        i = si.unpack()
+        z = P.zeros(shape, dtype=g.dtype, device=g.device)
+        if dim is None:
+            return (z.reshape(-1).scatter_add(0, i.reshape(-1), g.reshape(-1)).reshape(shape),)
+        ib = i.expand(*[g.shape[j] if j != dim % len(shape) else i.shape[j] for j in range(len(shape))]) \
+            if i.dim() == len(shape) else i
+        return (z.scatter_add(dim, ib, g),)
+    attach("TakeAlongDimBackward0", out, (x,), bw)
+
+
+@formula("take")
+def _take(out, x, index, **k):
+    shape = tuple(x.shape)
+    si = save(index)
+
+    def bw(g):
+        z = P.zeros(shape, dtype=g.dtype, device=g.device).reshape(-1)
+        i = si.unpack().reshape(-1)
+        i = P.where(i < 0, i + z.shape[0], i)
+        return (z.index_add(0, i, g.reshape(-1)).reshape(shape),)
+    attach("TakeBackward0", out, (x,), bw)
+
+
+@formula("scatter")
+def _scatter(out, x, dim, index, src=None, *, value=None, reduce=None, **k):
+    si = save(index)
+    if reduce is not None:
+        return _not_impl_attach(out, "scatter (with reduce)", (x, src))
+
+    def bw(g):
+        i = si.unpack()
+        gx = g.scatter(dim, i, 0)
+        gs = g.gather(dim, i) if _T(src) else None
+        return gx, gs
+    attach("ScatterBackward0", out, (x, src), bw)
+
+
+@formula("scatter_add")
+def _scatter_add(out, x, dim, index, src, **k):
+    si = save(index)
+    attach("ScatterAddBackward0", out, (x, src), lambda g: (g, g.gather(dim, si.unpack())))
+
+
+@formula("index_add")
+def _index_add(out, x, dim, index, source, *, alpha=1, **k):
+    si = save(index)
+
+    def bw(g):
+        gs = g.index_select(dim, si.unpack())
+        if alpha != 1:
+            gs = gs * alpha
+        if _T(source) and source.dim() == 0:
+            gs = gs.reshape(())
+        return g, gs
+    attach("IndexAddBackward0", out, (x, source), bw)
+
+
+@formula("index_copy")
+def _index_copy(out, x, dim, index, source, **k):
+    si = save(index)
+
+    def bw(g):
+        i = si.unpack()
+        return g.index_fill(dim, i, 0), g.index_select(dim, i)
+    attach("IndexCopyBackward0", out, (x, source), bw)
+
+
+@formula("index_fill")
+def _index_fill(out, x, dim, index, value, **k):
+    si = save(index)
+
+    def bw(g):
+        i = si.unpack()
+        gv = g.index_select(dim, i).sum() if _T(value) else None
+        return g.index_fill(dim, i, 0), gv
+    attach("IndexFillBackward0", out, (x, value), bw)
+
+
+@formula("masked_fill")
+def _masked_fill(out, x, mask, value, **k):
+    sm = save(mask)
+
+    def bw(g):
+        m = sm.unpack()
+        gv = P.where(m, g, 0).sum() if _T(value) else None
+        return g.masked_fill(m, 0), None, gv
+    attach("MaskedFillBackward0", out, (x, mask, value), bw)
+
+
+@formula("masked_select")
+def _masked_select(out, x, mask, **k):
+    sm = save(mask)
+    shape = tuple(x.shape)
+
+    def bw(g):
+        m = sm.unpack()
+        bshape = P.broadcast_shapes(shape, tuple(m.shape))
+        z = P.zeros(bshape, dtype=g.dtype, device=g.device)
+        return (z.masked_scatter(m.expand(bshape), g), None)
+    attach("MaskedSelectBackward0", out, (x, mask), bw)
+
+
+@formula("masked_scatter")
+def _masked_scatter(out, x, mask, source, **k):
+    sm = save(mask)
+    sshape = tuple(source.shape)
+
+    def bw(g):
+        m = sm.unpack().expand(g.shape)
+        sel = g.masked_select(m)
+        n = 1
+        for s in sshape:
+            n *= s
+        gs = P.cat([sel, P.zeros(n - sel.numel(), dtype=g.dtype, device=g.device)]).reshape(sshape)
+        return g.masked_fill(m, 0), None, gs
+    attach("MaskedScatterBackward0", out, (x, mask, source), bw)
+
+
+@formula("index_put")
+def _index_put(out, x, indices, values, accumulate=False, **k):
+    idx = list(indices)
+
+    def bw(g):
+        gx = g if accumulate else P.index_put(g, idx, P.zeros((), dtype=g.dtype, device=g.device))
+        gv = g[tuple(idx)]
+        return gx, gv
+    attach("IndexPutBackward0", out, (x, values), bw)
+
+
+def _not_impl_attach(out, name, ins):
+    def bw(*g):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    attach(_bname(name.split(" ")[0]), out, ins, bw)
+
+
+def getitem(out, x, idx):
+    shape = tuple(x.shape)
+    if not _is_diff(out):
+        return
+
+    def bw(g):
+        z = P.zeros(shape, dtype=g.dtype, device=g.device)
+        return (_index_backward(z, idx, g),)
+    attach("IndexBackward0", out, (x,), bw)
+
+
+def _index_backward(z, idx, g):
+    """z[idx] += g with duplicate indices accumulated (differentiable)."""
+    from ptcore import _indexing as I
+    if g._requires_grad:
+        # create_graph: express through the differentiable index_put on a
+        # flat index map
+        n = z.numel()
+        pos = P.arange(n, device=z.device).reshape(z.shape)[idx]
+        return P.zeros(n, dtype=g.dtype, device=g.device).index_add(0, pos.reshape(-1), g.reshape(-1)).reshape(z.shape)
+    result, recorded = I._apply_slicing(z, I._items_of(idx))
+    if not recorded:
+        result.add_(g)
+        return z
+    I._index_put_impl(result, recorded, g, True)
+    return z
+
+
+def index_put_like(self, idx, value):
+    """Out-of-place ``self[idx] = value`` recorded for autograd."""
+    from ptcore.autograd import grad_mode
+    with grad_mode.no_grad():
+        r = self.clone()
+        P.Tensor.__setitem__.__wrapped__(r, idx, value) if hasattr(P.Tensor.__setitem__, "__wrapped__") \
+            else _TensorBase.__setitem__(r, idx, value)
+    vt = value if _T(value) else None
+    sh = tuple(self.shape)
+
+    def bw(g):
+        gs = g.clone()
+        _TensorBase.__setitem__(gs, idx, 0)
+        gv = g[idx] if vt is not None else None
+        return gs, gv
+    attach("IndexPutBackward0", r, (self, vt), bw)
+    return r
+
+
+@formula("narrow_copy")
+def _narrow_copy(out, x, dim, start, length, **k):
+    shape = tuple(x.shape)
+
+    def bw(g):
+        z = P.zeros(shape, dtype=g.dtype, device=g.device)
+        return (P.slice_scatter(z, g, dim, start, start + length),)
+    attach("NarrowCopyBackward0", out, (x,), bw)
+
+
+@formula("constant_pad_nd", "pad")
+def _pad(out, x, pad, mode="constant", value=None, **k):
+    if mode != "constant":
+        return _not_impl_attach(out, f"pad (mode={mode})", (x,))
+    shape = tuple(x.shape)
+    pad = list(pad)
+
+    def bw(g):
+        idx = [slice(None)] * len(shape)
+        for i in range(len(pad) // 2):
+            d = len(shape) - 1 - i
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            n = g.shape[d]
+            idx[d] = slice(max(lo, 0), n - max(hi, 0))
+        gg = g[tuple(idx)]
+        # negative padding cropped the input: put the gradient back in place
+        if any(p < 0 for p in pad):
+            z = P.zeros(shape, dtype=g.dtype, device=g.device)
+            idx2 = [slice(None)] * len(shape)
+            for i in range(len(pad) // 2):
+                d = len(shape) - 1 - i
+                lo, hi = pad[2 * i], pad[2 * i + 1]
+                idx2[d] = slice(max(-lo, 0), shape[d] - max(-hi, 0))
+            z[tuple(idx2)] = gg
+            return (z,)
+        return (gg,)
+    attach("ConstantPadNdBackward0", out, (x,), bw)

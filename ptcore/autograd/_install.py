@@ -1,0 +1,218 @@
+"""Install autograd into the operator namespace: wrap every public op that
+has a formula (functions, Tensor methods, operators, in-place forms), and
+give ops without one a node that raises on backward (PyTorch's "the
+derivative for 'X' is not implemented")."""
+import ptcore
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore.autograd import _record as R
+from ptcore.autograd._formulas import FORMULAS, getitem as _getitem_formula
+
+_NONDIFF = {
+    # integer/bool results, or no gradient by definition
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "equal", "allclose", "isclose", "isfinite", "isinf", "isnan", "isneginf",
+    "isposinf", "isreal", "signbit", "is_conj", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "bitwise_left_shift", "bitwise_right_shift", "argmax", "argmin", "argsort", "all", "any",
+    "count_nonzero", "nonzero", "argwhere", "searchsorted", "bucketize", "histc", "histogram",
+    "bincount", "isin", "unique", "unique_consecutive", "tril_indices", "triu_indices",
+    "broadcast_shapes", "nextafter", "digamma", "i0", "quantile", "nanquantile",
+    # composites whose parts are differentiable (no formula of their own)
+    "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
+    "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum", "tensordot",
+    "chain_matmul", "matrix_power", "inner", "pinverse", "std_mean_",
+}
+
+# composites: run with recording on so that their parts record
+_COMPOSITE = {"hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d",
+              "atleast_2d", "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum",
+              "tensordot", "chain_matmul", "matrix_power", "inner", "pinverse"}
+
+
+def _wrap_fn(name, fn):
+    f = FORMULAS.get(name)
+    if f is None:
+        if name in _NONDIFF:
+            return fn
+        f = R.not_implemented(name)
+    return R.differentiable(name, fn, f)
+
+
+def _inplace_name(name):
+    return name.endswith("_") and not name.startswith("_")
+
+
+def install():
+    mods = (ptcore._elementwise, ptcore._reductions, ptcore._linalg_ops, ptcore._shape_ops,
+            ptcore._sorting)
+    wrapped = {}
+
+    def wrap(name, fn):
+        key = id(fn)
+        w = wrapped.get(key)
+        if w is None:
+            if _inplace_name(name):
+                base = name[:-1]
+                outplace = getattr(ptcore, base, None) or getattr(ptcore.Tensor, base, None)
+                if outplace is None or base in _NONDIFF:
+                    w = _guard_inplace(name, fn)
+                else:
+                    w = R.inplace(name, fn, lambda *a, _b=base, **k: _call_outplace(_b, *a, **k),
+                                  needs_old_self=base not in ("add", "sub"))
+            else:
+                w = _wrap_fn(name, fn)
+            wrapped[key] = w
+        return w
+
+    # functions
+    for m in mods:
+        for name in m.__all__:
+            if name in _COMPOSITE or name.startswith("__"):
+                continue
+            fn = getattr(m, name)
+            if not callable(fn) or isinstance(fn, type):
+                continue
+            w = wrap(name, fn)
+            setattr(ptcore, name, w)
+            setattr(m, name, w)
+    # methods
+    for m in mods:
+        for name, fn in list(m._TENSOR_METHODS.items()):
+            if name in _COMPOSITE or isinstance(fn, property) or name == "__hash__":
+                continue
+            if name.startswith("__"):
+                continue
+            if not callable(fn):
+                continue
+            setattr(ptcore.Tensor, name, wrap(name, fn))
+    _install_operators(wrap)
+    # linalg namespace
+    la = ptcore.linalg
+    for name, fname in (("inv", "linalg_inv"), ("det", "linalg_det"), ("slogdet", "linalg_slogdet"),
+                        ("solve", "linalg_solve"), ("cholesky", "linalg_cholesky"),
+                        ("eigh", "linalg_eigh"), ("eigvalsh", "linalg_eigvalsh"),
+                        ("vector_norm", "vector_norm")):
+        fn = getattr(la, name, None)
+        if fn is not None:
+            f = FORMULAS.get(fname)
+            setattr(la, name, R.differentiable(fname, fn, f) if f else R.differentiable(
+                fname, fn, R.not_implemented("linalg_" + name)))
+    for name in ("inv_ex", "solve_ex", "cholesky_ex", "qr", "svd", "svdvals", "eig", "eigvals",
+                 "lstsq", "pinv", "matrix_rank", "lu_factor", "lu_factor_ex", "norm",
+                 "matrix_norm", "cross", "multi_dot", "matrix_power", "matmul"):
+        fn = getattr(la, name, None)
+        if fn is None:
+            continue
+        if name in ("matmul",):
+            setattr(la, name, ptcore.matmul)
+        elif name in ("multi_dot", "matrix_power", "pinv", "norm", "matrix_norm", "lstsq"):
+            continue      # composites of differentiable ops (or need their own formula later)
+        elif name in ("matrix_rank",):
+            continue
+        else:
+            setattr(la, name, R.differentiable("linalg_" + name, fn, R.not_implemented("linalg_" + name)))
+
+    # core hooks: views, clone/contiguous, dtype conversion, indexing, in-place core methods
+    _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap)
+    import sys
+    sys.modules["ptcore.tensor"]._AUTOGRAD_TO[0] = R._on_to
+    from ptcore import _indexing
+    g_raw, s_raw = _indexing.getitem, _indexing.setitem
+    _C._set_indexing_hooks(R.differentiable("index", g_raw, _getitem_formula), s_raw)
+    T = ptcore.Tensor
+    from ptcore.autograd import _tensor_methods
+    _tensor_methods.install(T)
+    T.copy_ = R._copy_inplace
+    T.fill_ = R._fill_inplace
+    T.zero_ = R._zero_inplace
+    T.__setitem__ = R._setitem
+    idx_put = R.differentiable("index_put", _indexing.index_put, FORMULAS["index_put"])
+    ptcore.index_put = idx_put
+    T.index_put = idx_put
+    T.index_put_ = R.inplace("index_put_", _indexing.index_put_, idx_put)
+    ptcore.index_put_ = T.index_put_
+
+
+def _call_outplace(base, *args, **kwargs):
+    fn = getattr(ptcore, base, None)
+    if fn is None:
+        fn = getattr(ptcore.Tensor, base)
+    return fn(*args, **kwargs)
+
+
+def _guard_inplace(name, fn):
+    """In-place ops without an out-of-place formula (bitwise, comparisons):
+    still refuse leaves that require grad."""
+    def op(self, *args, **kwargs):
+        if R._state.enabled and isinstance(self, _TensorBase) and self._requires_grad:
+            R.check_inplace(self)
+        return fn(self, *args, **kwargs)
+    op.__name__ = name
+    op.__wrapped__ = fn
+    return op
+
+
+def _install_operators(wrap):
+    from ptcore import _elementwise as E, _linalg_ops as L
+    T = ptcore.Tensor
+    fast = E._fast_op
+    add, sub, mul, div = ptcore.add, ptcore.sub, ptcore.mul, ptcore.div
+    T.__add__ = fast("add", E._op(add))
+    T.__radd__ = fast("add", E._op(add))
+    T.__sub__ = fast("sub", E._op(sub))
+    T.__mul__ = fast("mul", E._op(mul))
+    T.__rmul__ = fast("mul", E._op(mul))
+    T.__truediv__ = fast("div", E._op(div))
+    T.__div__ = E._op(div)
+    T.__floordiv__ = E._op(ptcore.floor_divide)
+    T.__mod__ = E._op(ptcore.remainder)
+    T.__pow__ = E._op(ptcore.pow)
+    T.__neg__ = ptcore.neg
+    T.__abs__ = ptcore.abs
+
+    def _rsub(self, other):
+        if not E._is_number(other):
+            return NotImplemented
+        return ptcore.rsub(self, other)
+
+    def _rtruediv(self, other):
+        if not E._is_number(other):
+            return NotImplemented
+        return ptcore.mul(ptcore.reciprocal(self), other) if self._requires_grad and R._state.enabled \
+            else E._rtruediv(self, other)
+
+    def _rpow(self, other):
+        if not E._is_number(other):
+            return NotImplemented
+        if self._requires_grad and R._state.enabled:
+            return ptcore.pow(other, self)
+        return E._rpow(self, other)
+
+    def _rmod(self, other):
+        if not E._is_number(other):
+            return NotImplemented
+        return E._rmod(self, other)
+
+    T.__rsub__ = _rsub
+    T.__rtruediv__ = _rtruediv
+    T.__rpow__ = _rpow
+    T.__rmod__ = _rmod
+    for op, base in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                     ("__itruediv__", "div_"), ("__ipow__", "pow_"), ("__imod__", "remainder_"),
+                     ("__ifloordiv__", "floor_divide_")):
+        T.__dict__  # noqa: B018
+        setattr(T, op, E._inplace(getattr(T, base)))
+    mm = ptcore.matmul
+
+    def _matmul_op(self, other):
+        if not isinstance(other, _TensorBase):
+            return NotImplemented
+        return mm(self, other)
+
+    def _rmatmul_op(self, other):
+        if not isinstance(other, _TensorBase):
+            return NotImplemented
+        return mm(other, self)
+    T.__matmul__ = _matmul_op
+    T.__rmatmul__ = _rmatmul_op

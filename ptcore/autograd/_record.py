@@ -1,0 +1,399 @@
+"""Recording ops on the tape.
+
+Every differentiable public op (function, Tensor method, operator) is
+wrapped once, at import, by :func:`differentiable`: when grad mode is on and
+an argument requires grad, the op runs with recording off, then its formula
+(``ptcore/autograd/_formulas.py``) saves what backward needs and the
+outputs get a :class:`~ptcore.autograd.graph.Node`.  Ops on tensors that do
+not require grad pay one flag test and an argument scan.
+
+Views are recorded by the tensor core's view hook (:func:`_on_view`): a
+view's node scatters its gradient into its base's geometry, so every view op
+(slicing, transpose, expand, as_strided ...) is differentiable without a
+formula of its own.  In-place ops on tensors in the graph are rewritten as
+"out-of-place, then copy into self", and ``self`` (or its view base) gets
+the new history.
+"""
+import traceback
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd.graph import (Node, SavedTensor, gradient_edge, node_class)
+
+_state = _gm._state
+_anomaly = [False]
+
+
+def _needs_grad(args, kwargs):
+    for a in args:
+        if isinstance(a, _TensorBase):
+            if a._requires_grad:
+                return True
+        elif type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, _TensorBase) and b._requires_grad:
+                    return True
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, _TensorBase) and a._requires_grad:
+                return True
+    return False
+
+
+def _is_diff(t):
+    return isinstance(t, _TensorBase) and (t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def save(t):
+    """Save a tensor (or pass a non-tensor through) for backward."""
+    if isinstance(t, _TensorBase):
+        return SavedTensor(t)
+    return _Plain(t)
+
+
+def save_out(t, output_nr=0):
+    return SavedTensor(t, True, output_nr)
+
+
+class _Plain:
+    __slots__ = ("data",)
+
+    def __init__(self, v):
+        self.data = v
+
+    def unpack(self, node=None):
+        return self.data
+
+
+def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
+    """Give the differentiable tensors in ``outs`` a node named ``name``
+    whose backward maps output gradients to gradients of ``inputs``."""
+    edges = []
+    meta = []
+    anyg = False
+    for t in inputs:
+        if isinstance(t, _TensorBase) and t._requires_grad:
+            edges.append(gradient_edge(t))
+            meta.append((tuple(t.shape), t.dtype))
+            anyg = True
+        else:
+            edges.append(None)
+            meta.append(None)
+    if not anyg:
+        return None
+    node = node_class(name)(tuple(edges), tuple(meta), backward)
+    if multi:
+        om = []
+        for k, o in enumerate(outs):
+            if _is_diff(o):
+                o._requires_grad = True
+                o._grad_fn = node
+                if k:
+                    o._output_nr = k
+                om.append((tuple(o.shape), o.dtype, o.device))
+            else:
+                om.append(None)
+        node._out_meta = tuple(om)
+    else:
+        outs._requires_grad = True
+        outs._grad_fn = node
+    if accepts_none:
+        node._accepts_none = True
+    if _anomaly[0]:
+        node._stack = "".join(traceback.format_stack()[:-3])
+    return node
+
+
+def differentiable(name, raw, formula):
+    """Wrap ``raw`` so that calls with inputs requiring grad are recorded
+    with ``formula(out, *args, **kwargs) -> (inputs, backward)``."""
+    def op(*args, **kwargs):
+        if _state.enabled and _needs_grad(args, kwargs):
+            _state.enabled = False
+            try:
+                out = raw(*args, **kwargs)
+            finally:
+                _state.enabled = True
+            if out is NotImplemented:
+                return out
+            formula(out, *args, **kwargs)
+            return out
+        return raw(*args, **kwargs)
+    op.__name__ = getattr(raw, "__name__", name)
+    op.__qualname__ = getattr(raw, "__qualname__", name)
+    op.__doc__ = getattr(raw, "__doc__", None)
+    op.__wrapped__ = raw
+    return op
+
+
+def not_implemented(name):
+    """Formula for ops whose derivative is not implemented: the outputs
+    join the graph, and backward through them raises (as PyTorch)."""
+    def formula(out, *args, **kwargs):
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        ins = [a for a in args if isinstance(a, _TensorBase)]
+        for a in args:
+            if type(a) in (list, tuple):
+                ins.extend(b for b in a if isinstance(b, _TensorBase))
+        ins.extend(v for v in kwargs.values() if isinstance(v, _TensorBase))
+
+        def bw(*grads):
+            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        if any(_is_diff(o) for o in outs):
+            attach(name.capitalize() + "Backward0", list(outs) if isinstance(out, (tuple, list)) else out,
+                   ins, bw, multi=isinstance(out, (tuple, list)))
+    return formula
+
+
+# ---------------------------------------------------------------------------
+# views
+# ---------------------------------------------------------------------------
+
+def _geometry(v, base):
+    return (tuple(v.shape), tuple(v.stride()), v.storage_offset() - base.storage_offset())
+
+
+def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
+    """Gradient of ``base`` from the gradient ``g`` of its view."""
+    # expanded (stride-0) dims: sum them first
+    red = [d for d in range(len(vshape)) if vstride[d] == 0 and vshape[d] != 1]
+    if red:
+        g = g.sum(red, keepdim=True)
+        vshape = tuple(1 if d in red else n for d, n in enumerate(vshape))
+    if full and len(base_shape) == len(vshape) and vshape == base_shape and vstride == base_stride \
+            and voff == 0:
+        return g
+    if _overlaps(vshape, vstride):
+        return _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff)
+    gb = _C.empty_strided(base_shape, base_stride, dtype=g.dtype, device=g.device)
+    if not full:
+        gb.zero_()
+    gb.as_strided(vshape, vstride, voff).copy_(g)
+    return gb
+
+
+def _overlaps(shape, stride):
+    dims = sorted((abs(s), n) for s, n in zip(stride, shape) if n > 1)
+    extent = 1
+    for s, n in dims:
+        if s < extent:
+            return True
+        extent = s * (n - 1) + extent if s else extent
+        extent = max(extent, s * (n - 1) + 1)
+    return False
+
+
+def _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff):
+    import ptcore
+    n = 1
+    span = 1
+    for s, k in zip(base_stride, base_shape):
+        span += (k - 1) * s
+        n *= k
+    idx = ptcore.arange(span, device=g.device).as_strided(vshape, vstride, voff).reshape(-1)
+    flat = _C.zeros(span, dtype=g.dtype, device=g.device)
+    flat = flat.index_add(0, idx, g.reshape(-1))
+    return flat.as_strided(base_shape, base_stride, 0)
+
+
+def _covers(vshape, vstride, voff, base):
+    n = 1
+    for k, s in zip(vshape, vstride):
+        if s == 0:
+            continue
+        n *= k
+    return n == base.numel() and voff == 0 and not _overlaps(vshape, vstride)
+
+
+def _on_view(src, v):
+    """Core hook: ``v`` is a new view of ``src`` (which requires grad)."""
+    if not _state.enabled:
+        return
+    base = v._base
+    if base is None:
+        base = src
+    if v.dtype is not base.dtype or not (v.dtype.is_floating_point or v.dtype.is_complex):
+        return
+    if not base._requires_grad:
+        return
+    bshape, bstride = tuple(base.shape), tuple(base.stride())
+    vshape, vstride, voff = _geometry(v, base)
+    full = _covers(vshape, vstride, voff, base)
+    if full and _is_plain_reshape(base, vshape, vstride, voff):
+        def bw(g):
+            return (g.reshape(bshape),)
+    else:
+        def bw(g):
+            return (_scatter_to_base(g, bshape, bstride, vshape, vstride, voff, full),)
+    name = "ViewBackward0" if full else "AsStridedBackward0"
+    attach(name, v, (base,), bw)
+
+
+def _is_plain_reshape(base, vshape, vstride, voff):
+    if not base.is_contiguous() or voff:
+        return False
+    z = 1
+    for n, s in zip(reversed(vshape), reversed(vstride)):
+        if n != 1 and s != z:
+            return False
+        z *= n
+    return True
+
+
+def _on_grad_wrap(src, out, name):
+    """Core hook for ``clone``/``contiguous`` results."""
+    if _state.enabled:
+        attach("CloneBackward0", out, (src,), lambda g: (g,))
+    return out
+
+
+def _on_to(src, out):
+    if _state.enabled and _is_diff(out):
+        attach("ToCopyBackward0", out, (src,), lambda g: (g,))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# in-place ops
+# ---------------------------------------------------------------------------
+
+def check_inplace(t):
+    if t._grad_fn is None and t._requires_grad and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    b = t._base
+    if b is not None and b._grad_fn is None and b._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def rebase(self, r):
+    """Give ``self`` (just overwritten in place with ``r``'s values) the
+    history of ``r``; for a view, its base gets a CopySlices node."""
+    if not r._requires_grad:
+        return self
+    base = self._base
+    if base is None:
+        self._grad_fn = r._grad_fn
+        self._output_nr = r._output_nr
+        self._requires_grad = True
+        return self
+    bshape, bstride = tuple(base.shape), tuple(base.stride())
+    vshape, vstride, voff = _geometry(self, base)
+
+    def bw(g):
+        gb = _C.empty_strided(bshape, bstride, dtype=g.dtype, device=g.device)
+        gb.copy_(g)
+        region = gb.as_strided(vshape, vstride, voff)
+        gr = region.clone()
+        region.zero_()
+        return gb, gr
+    ins = (base, r)
+    attach("CopySlices", base, ins, bw)
+    # the view now reads the new base
+    self._grad_fn = None
+    self._requires_grad = False
+    _on_view(base, self)
+    return self
+
+
+def inplace(name, raw_inplace, outplace, needs_old_self=True):
+    """Wrap an in-place op ``x.op_(...)``: when recording, compute
+    ``outplace(x, ...)`` with autograd, copy it into ``x`` and rebase."""
+    def op(self, *args, **kwargs):
+        if _state.enabled and (self._requires_grad or _needs_grad(args, kwargs)):
+            check_inplace(self)
+            src = self
+            if needs_old_self and self._requires_grad:
+                src = self.clone()
+            r = outplace(src, *args, **kwargs)
+            if r is NotImplemented:
+                return r
+            _state.enabled = False
+            try:
+                _TensorBase.copy_(self, r)
+            finally:
+                _state.enabled = True
+            return rebase(self, r)
+        return raw_inplace(self, *args, **kwargs)
+    op.__name__ = getattr(raw_inplace, "__name__", name)
+    op.__doc__ = getattr(raw_inplace, "__doc__", None)
+    op.__wrapped__ = raw_inplace
+    return op
+
+
+def _copy_outplace(self, src, non_blocking=False):
+    import ptcore
+    r = src.to(self.dtype) if src.dtype is not self.dtype else src
+    if tuple(r.shape) != tuple(self.shape):
+        r = r.expand(self.shape)
+    return _identity(r)
+
+
+def _identity(t):
+    out = t.detach().clone()
+    if t._requires_grad and _state.enabled:
+        attach("CopyBackwards", out, (t,), lambda g: (g,))
+    return out
+
+
+def _copy_inplace(self, src, non_blocking=False):
+    if _state.enabled and (self._requires_grad or (isinstance(src, _TensorBase) and src._requires_grad)):
+        if not isinstance(src, _TensorBase):
+            return _TensorBase.copy_(self, src, non_blocking)
+        check_inplace(self)
+        r = _copy_outplace(self, src)
+        _state.enabled = False
+        try:
+            _TensorBase.copy_(self, r, non_blocking)
+        finally:
+            _state.enabled = True
+        if not r._requires_grad:      # src does not require grad: self's history is cut
+            return rebase(self, _const_source(self))
+        return rebase(self, r)
+    return _TensorBase.copy_(self, src, non_blocking)
+
+
+def _const_source(self):
+    """An alias of ``self`` whose node sends no gradient anywhere: the history
+    of a tensor overwritten with values that do not require grad."""
+    r = self.detach()
+    r._grad_fn = node_class("FillBackward0")((), (), lambda g: ())
+    r._requires_grad = True
+    return r
+
+
+def _fill_inplace(self, value):
+    if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
+        check_inplace(self)
+        if isinstance(value, _TensorBase) and value._requires_grad:
+            import ptcore
+            r = value.to(self.dtype).expand(self.shape)
+            return _copy_inplace(self, r)
+        _state.enabled = False
+        try:
+            _TensorBase.fill_(self, value)
+        finally:
+            _state.enabled = True
+        return rebase(self, _const_source(self))
+    return _TensorBase.fill_(self, value)
+
+
+def _zero_inplace(self):
+    return _fill_inplace(self, 0)
+
+
+def _setitem(self, idx, value):
+    if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
+        check_inplace(self)
+        from ptcore.autograd import _formulas as F
+        r = F.index_put_like(self, idx, value)
+        _state.enabled = False
+        try:
+            _TensorBase.copy_(self, r)
+        finally:
+            _state.enabled = True
+        rebase(self, r)
+        return None
+    return _TensorBase.__setitem__(self, idx, value)

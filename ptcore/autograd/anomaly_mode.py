@@ -1,0 +1,52 @@
+"""``detect_anomaly``: record the forward stack of every node and check
+each backward result for NaN."""
+import warnings
+
+from ptcore.autograd import _record as R
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+
+
+def is_anomaly_enabled():
+    return R._anomaly[0]
+
+
+class detect_anomaly:
+    """Context manager / decorator: backward errors and NaN gradients name
+    the forward operation (with its stack) that created the failing node."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+        self.prev = False
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and "
+                      "should only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        self.prev = R._anomaly[0]
+        R._anomaly[0] = True
+
+    def __exit__(self, *exc):
+        R._anomaly[0] = self.prev
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with self.__class__(self.check_nan):
+                return fn(*a, **k)
+        return wrapper
+
+
+class set_detect_anomaly:
+    def __init__(self, mode, check_nan=True):
+        self.prev = R._anomaly[0]
+        R._anomaly[0] = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        R._anomaly[0] = self.prev
+        return False

@@ -1,0 +1,152 @@
+"""``backward`` and ``grad``: the public entry points to the engine."""
+from ptcore._tensor import _TensorBase
+from ptcore.autograd.graph import gradient_edge, run_backward, accumulate_grad
+
+__all__ = ["backward", "grad"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, _TensorBase):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grad_outputs, is_grads_batched=False):
+    from ptcore import ones_like
+    res = []
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if o.requires_grad:
+                if o.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not (o.dtype.is_floating_point or o.dtype.is_complex):
+                    raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                       f"but got {o.dtype}")
+                if o.dtype.is_complex:
+                    raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                       f"but got {o.dtype}")
+                res.append(ones_like(o))
+            else:
+                res.append(None)
+        else:
+            if not isinstance(g, _TensorBase):
+                raise TypeError("gradients can be either Tensors or None, but got "
+                                f"{type(g).__name__}")
+            if tuple(g.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{tuple(g.shape)} and output[{i}] has a shape of "
+                                   f"{tuple(o.shape)}.")
+            if o.dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError("For complex Tensors, both grad_output and output are required "
+                                   "to have the same dtype. Mismatch in dtype: grad_output[" f"{i}] "
+                                   f"has a dtype of {g.dtype} and output[{i}] has a dtype of "
+                                   f"{o.dtype}.")
+            res.append(g)
+    return res
+
+
+def _roots(outputs, grads, fname):
+    roots, rgrads = [], []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(o, _TensorBase):
+            raise TypeError(f"{fname}: expected outputs to be Tensors, got {type(o).__name__}")
+        if not o.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                               "grad_fn")
+        if g is None:
+            continue
+        roots.append(gradient_edge(o))
+        rgrads.append(g)
+    return roots, rgrads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's
+    leaves (or of ``inputs`` only)."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = _as_tuple(tensors)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    else:
+        grad_tensors = list(_as_tuple(grad_tensors))
+        if len(grad_tensors) != len(tensors):
+            raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grad_tensors)
+    roots, rgrads = _roots(tensors, grads, "backward")
+    if not roots:
+        return
+    if inputs is None:
+        run_backward(roots, rgrads, retain_graph, create_graph)
+        return
+    targets = []
+    for t in inputs:
+        if not isinstance(t, _TensorBase):
+            raise TypeError("backward(inputs=...) expects Tensors")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        targets.append(gradient_edge(t))
+    captured = run_backward(roots, rgrads, retain_graph, create_graph, targets=targets,
+                            accumulate=True)
+    from ptcore.autograd import grad_mode
+    for t, e, g in zip(inputs, targets, captured):
+        if g is None or t.grad_fn is None:
+            continue        # leaves were accumulated by their AccumulateGrad node
+        with grad_mode.set_grad_enabled(bool(create_graph)):
+            accumulate_grad(t, g)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs`` (returned, not
+    accumulated into ``.grad``)."""
+    outputs = _as_tuple(outputs)
+    t_inputs = _as_tuple(inputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    else:
+        grad_outputs = list(_as_tuple(grad_outputs))
+        if len(grad_outputs) != len(outputs):
+            raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
+                               f"for {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in t_inputs:
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"grad: expected inputs to be Tensors, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, grad_outputs)
+    roots, rgrads = _roots(outputs, grads, "grad")
+    targets = [gradient_edge(t) for t in t_inputs]
+    captured = run_backward(roots, rgrads, retain_graph, create_graph, targets=targets,
+                            accumulate=False) if roots else [None] * len(targets)
+    res = []
+    for i, (t, g) in enumerate(zip(t_inputs, captured)):
+        if g is None:
+            if materialize_grads:
+                from ptcore import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                                   "in the graph. Set allow_unused=True if this is the desired "
+                                   "behavior.")
+        elif tuple(g.shape) != tuple(t.shape):
+            from ptcore.autograd.graph import _sum_to
+            g = _sum_to(g, tuple(t.shape))
+        res.append(g)
+    return tuple(res)

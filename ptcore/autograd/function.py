@@ -1,0 +1,273 @@
+"""Custom differentiable operations: :class:`Function` (PyTorch's API)."""
+import functools
+
+from ptcore._tensor import _TensorBase
+from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd.graph import Node, gradient_edge, node_class
+from ptcore.autograd import _record as R
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction"]
+
+_state = _gm._state
+
+
+class FunctionCtx:
+    """The ``ctx`` passed to ``forward``/``backward``: save tensors and flags."""
+
+    def __init__(self):
+        self.to_save = ()
+        self._saved = None
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+        self._dirty = ()
+        self._non_diff = ()
+        self._node = None
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, _TensorBase):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{tensors.index(t)} is of type {type(t).__name__}")
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self.saved_for_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._saved is None:
+            return tuple(self.to_save)
+        if self._saved == "freed":
+            from ptcore.autograd.graph import _FREED_MSG
+            raise RuntimeError(_FREED_MSG)
+        return tuple(s.unpack(self._node) if s is not None else None for s in self._saved)
+
+    saved_variables = saved_tensors
+
+    def mark_dirty(self, *args):
+        self._dirty = args
+
+    def mark_non_differentiable(self, *args):
+        self._non_diff = args
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class BackwardCFunction(Node):
+    """The node of a custom Function (``grad_fn`` of its outputs)."""
+    __slots__ = ("_ctx", "_cls", "_n_out", "_diff_out")
+
+    def _apply(self, grads):
+        if self._freed:
+            from ptcore.autograd.graph import _FREED_MSG
+            raise RuntimeError(_FREED_MSG)
+        ctx = self._ctx
+        from ptcore.autograd import graph as G
+        prev = G._current[0]
+        G._current[0] = self
+        try:
+            gs = list(grads)
+            if not ctx.materialize_grads:
+                pass
+            out = self._cls.backward(ctx, *gs)
+        finally:
+            G._current[0] = prev
+        if not isinstance(out, tuple):
+            out = (out,)
+        n = len(self._next)
+        if len(out) > n:
+            extra = out[n:]
+            if any(e is not None for e in extra):
+                raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of "
+                                   f"gradients (expected {n}, got {len(out)})")
+            out = out[:n]
+        elif len(out) < n:
+            raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(out)})")
+        return out
+
+    def _release(self):
+        Node._release(self)
+        if self._ctx is not None:
+            self._ctx._saved = "freed"
+
+    def __getattr__(self, name):
+        # ctx attributes are reachable on grad_fn, as in PyTorch
+        ctx = object.__getattribute__(self, "_ctx")
+        return getattr(ctx, name)
+
+
+class FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"__slots__": ()})
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class for custom autograd ops.
+
+    Subclasses define static ``forward(ctx, *args, **kwargs)`` (or
+    ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``) and
+    ``backward(ctx, *grad_outputs)``, and are called with ``.apply(...)``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. "
+                           "Please use new-style autograd function with static forward method. "
+                           "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your "
+                                  "custom autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function "
+                                  "to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        uses_setup = cls.setup_context is not Function.setup_context
+        ctx = FunctionCtx()
+        tensor_args = [a if isinstance(a, _TensorBase) else None for a in args]
+        record = _state.enabled and any(t is not None and t._requires_grad for t in tensor_args)
+        ctx.needs_input_grad = tuple(bool(t is not None and t._requires_grad and _state.enabled)
+                                     for t in tensor_args)
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            if uses_setup:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+        if not record:
+            return out
+        is_tuple = isinstance(out, tuple)
+        outs = out if is_tuple else (out,)
+        # inputs returned unchanged become views (so their identity is not
+        # rebased), as PyTorch does for non-dirty inputs
+        dirty = {id(t) for t in ctx._dirty}
+        new_outs = []
+        for o in outs:
+            if isinstance(o, _TensorBase) and id(o) not in dirty and \
+                    any(o is a for a in tensor_args if a is not None):
+                o = o.view_as(o) if not o._requires_grad else o.detach().view_as(o)
+            new_outs.append(o)
+        outs = tuple(new_outs)
+        for d in ctx._dirty:
+            R.check_inplace(d)
+        edges, meta = [], []
+        for t in tensor_args:
+            if t is not None and t._requires_grad:
+                edges.append(gradient_edge(t))
+                meta.append((tuple(t.shape), t.dtype))
+            else:
+                edges.append(None)
+                meta.append(None)
+        node = cls._backward_cls(tuple(edges), tuple(meta), None)
+        node._ctx = ctx
+        node._cls = cls
+        ctx._node = node
+        non_diff = {id(t) for t in ctx._non_diff}
+        om = []
+        for k, o in enumerate(outs):
+            if isinstance(o, _TensorBase):
+                om.append((tuple(o.shape), o.dtype, o.device))
+                if id(o) in non_diff or not (o.dtype.is_floating_point or o.dtype.is_complex):
+                    o._requires_grad = False
+                    continue
+                if o._base is not None and id(o) in dirty:
+                    R.rebase(o, _carrier(o, node, k))
+                    continue
+                o._requires_grad = True
+                o._grad_fn = node
+                if k:
+                    o._output_nr = k
+            else:
+                om.append(None)
+        node._out_meta = tuple(om)
+        node._accepts_none = not ctx.materialize_grads
+        if R._anomaly[0]:
+            import traceback
+            node._stack = "".join(traceback.format_stack()[:-1])
+        # saved tensors (after outputs got their grad_fn, so outputs are
+        # recognised and saved without a reference cycle)
+        out_ids = {id(o): k for k, o in enumerate(outs) if isinstance(o, _TensorBase)}
+        saved = []
+        from ptcore.autograd.graph import SavedTensor
+        for t in ctx.to_save:
+            if t is None:
+                saved.append(None)
+            elif id(t) in out_ids and t._grad_fn is node:
+                saved.append(SavedTensor(t, True, out_ids[id(t)]))
+            else:
+                saved.append(SavedTensor(t))
+        ctx._saved = saved
+        ctx.to_save = ()
+        return outs if is_tuple else outs[0]
+
+
+def _carrier(o, node, k):
+    c = o.detach()
+    c._grad_fn = node
+    c._requires_grad = True
+    if k:
+        c._output_nr = k
+    return c
+
+
+class InplaceFunction(Function):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+
+class NestedIOFunction(Function):
+    pass
+
+
+def once_differentiable(fn):
+    """Decorate a ``backward`` that is not itself differentiable: it runs
+    with recording off, and a double backward through it raises."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with _gm.no_grad():
+            outputs = fn(ctx, *args)
+        if not _state.enabled:
+            return outputs
+        requires = any(isinstance(a, _TensorBase) and a._requires_grad for a in args)
+        if not requires:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        ins = [a for a in args if isinstance(a, _TensorBase)]
+
+        def bw(*g):
+            raise RuntimeError("trying to differentiate twice a function that was marked with "
+                               "@once_differentiable")
+        res = []
+        for o in outs:
+            if isinstance(o, _TensorBase):
+                o = o.detach()
+                R.attach("DelayedError", o, ins, bw)
+            res.append(o)
+        return res[0] if single else tuple(res)
+    return wrapper

@@ -1,0 +1,589 @@
+"""The autograd graph: nodes, saved tensors, and the backward engine.
+
+A tensor produced by a recorded op has ``grad_fn``: the :class:`Node` that
+computes the gradients of that op's inputs from the gradient of its outputs.
+Nodes hold their inputs' graph edges ``(node, output_nr)`` strongly (as
+Chainer's and PyTorch's graphs do) and their outputs not at all, so dropping
+the last output frees the whole graph.  Leaves that require grad are reached
+through an :class:`AccumulateGrad` node, cached (strongly) on the leaf and
+holding the leaf weakly.
+
+The engine (:func:`run_backward`) counts dependencies, then executes the
+nodes in an order where every node runs after all its consumers (ready nodes
+by decreasing sequence number, as PyTorch), summing gradients that reach the
+same output, and frees saved tensors after use unless ``retain_graph``.
+"""
+import heapq
+import itertools
+import sys
+import weakref
+
+from ptcore._tensor import _TensorBase
+from ptcore.autograd import grad_mode as _gm
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward"]
+
+_seq = itertools.count()
+_current = [None]      # the node whose backward is running (for SavedTensor.unpack)
+_state = _gm._state
+
+
+class _HookDict(dict):
+    """An ordered dict of hooks that handles can refer to weakly."""
+    __slots__ = ("__weakref__",)
+
+
+class _RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = next(_RemovableHandle._ids)
+
+    def remove(self):
+        d = self.hooks_dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _add_hook(owner, attr, fn):
+    d = getattr(owner, attr)
+    if d is None:
+        d = _HookDict()
+        setattr(owner, attr, d)
+    h = _RemovableHandle(d)
+    d[h.id] = fn
+    return h
+
+
+_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the graph "
+              "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+              "you need to backward through the graph a second time or if you need to access saved "
+              "tensors after calling backward.")
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    Outputs of the node itself are saved as a detached alias (no reference
+    cycle node -> output -> node); unpacking re-attaches the node as the
+    alias' ``grad_fn`` so double backward through the output works.
+    """
+    __slots__ = ("data", "version", "is_output", "output_nr", "hooks_pack")
+
+    def __init__(self, t, is_output=False, output_nr=0):
+        self.version = t._version
+        self.is_output = is_output
+        self.output_nr = output_nr
+        if is_output:
+            self.data = _alias(t)
+        else:
+            self.data = t
+
+    def unpack(self, node=None):
+        if node is None:
+            node = _current[0]
+        t = self.data
+        if t is None:
+            raise RuntimeError(_FREED_MSG)
+        if t._version != self.version:
+            name = type(node).__name__ if node is not None else "a backward function"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{_type_str(t)} {list(t.shape)}], which is output 0 of "
+                f"{name}, is at version {t._version}; expected version {self.version} "
+                "instead. Hint: the backtrace further above can show the operation that failed to "
+                "compute its gradient. The variable in question was changed in there or anywhere "
+                "later. Good luck!")
+        if self.is_output and node is not None and _state.enabled:
+            a = _alias(t)
+            a._requires_grad = True
+            a._grad_fn = node
+            if self.output_nr:
+                a._output_nr = self.output_nr
+            return a
+        return t
+
+
+def _type_str(t):
+    from ptcore.tensor import _legacy_type_name
+    return _legacy_type_name(t)
+
+
+def _alias(t):
+    return t.detach()
+
+
+class Node:
+    """A backward function in the graph (``tensor.grad_fn``).
+
+    ``next_functions`` are the edges to the nodes of this op's inputs;
+    calling the node with the gradients of its outputs returns the
+    gradients of its inputs.
+    """
+    __slots__ = ("_next", "_in_meta", "_out_meta", "_fn", "_saved", "_seq", "_freed",
+                 "_hooks", "_prehooks", "_tensor_prehooks", "_retain", "_stack", "metadata",
+                 "_accepts_none",
+                 "__weakref__")
+    _name = "Node"
+
+    def __init__(self, next_edges=(), in_meta=(), fn=None, saved=(), out_meta=None):
+        self._next = next_edges
+        self._in_meta = in_meta
+        self._out_meta = out_meta
+        self._fn = fn
+        self._saved = saved
+        self._seq = next(_seq)
+        self._freed = False
+        self._hooks = None
+        self._prehooks = None
+        self._tensor_prehooks = None
+        self._retain = None
+        self._stack = None
+        self._accepts_none = False
+        self.metadata = {}
+
+    def name(self):
+        """The node's name, as PyTorch's (``"MulBackward0"``)."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._next)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; a non-None
+        return replaces ``grad_inputs``."""
+        return _add_hook(self, "_hooks", fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before the node; a non-None return
+        replaces ``grad_outputs``."""
+        return _add_hook(self, "_prehooks", fn)
+
+    def _register_tensor_prehook(self, output_nr, fn):
+        if self._tensor_prehooks is None:
+            self._tensor_prehooks = {}
+        d = self._tensor_prehooks.setdefault(output_nr, _HookDict())
+        h = _RemovableHandle(d)
+        d[h.id] = fn
+        return h
+
+    def _release(self):
+        self._saved = ()
+        self._freed = True
+        self._fn = None
+
+    def _apply(self, grads):
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        prev = _current[0]
+        _current[0] = self
+        try:
+            return self._fn(*grads)
+        finally:
+            _current[0] = prev
+
+    def __call__(self, *grads):
+        return self._apply(grads)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+_node_classes = {}
+
+
+def node_class(name):
+    """The Node subclass named ``name`` (``"MulBackward0"``), created once."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = type(name, (Node,), {"__slots__": ()})
+        _node_classes[name] = cls
+    return cls
+
+
+class AccumulateGrad(Node):
+    """The node that adds a leaf's gradient into ``leaf.grad``."""
+    __slots__ = ("_var",)
+
+    def __init__(self, var):
+        Node.__init__(self, (), ())
+        self._var = weakref.ref(var)
+        self._seq = sys.maxsize
+
+    @property
+    def variable(self):
+        return self._var()
+
+    def _apply(self, grads):
+        g = grads[0]
+        var = self._var()
+        if var is None or g is None:
+            return ()
+        if var._backward_hooks:
+            for h in list(var._backward_hooks.values()):
+                r = h(g)
+                if r is not None:
+                    g = r
+        accumulate_grad(var, g)
+        if var._post_acc_hooks:
+            for h in list(var._post_acc_hooks.values()):
+                h(var)
+        return ()
+
+
+def accumulate_grad(var, g):
+    old = var._grad
+    if g.dtype is not var.dtype:
+        g = g.to(var.dtype)
+    if old is None:
+        if _state.enabled:           # create_graph: keep the graph of the gradient
+            var._grad = g
+        elif _can_steal(g):
+            var._grad = g
+        else:
+            var._grad = g.clone(memory_format=_contig())
+    elif _state.enabled:
+        var._grad = old + g
+    else:
+        if tuple(old.shape) != tuple(g.shape):
+            g = g.expand(old.shape)
+        old.add_(g)
+
+
+def _contig():
+    from ptcore._tensor import contiguous_format
+    return contiguous_format
+
+
+def _can_steal(g):
+    # the engine's own fresh result: referenced only by the engine's locals,
+    # dense, and the only user of its storage (as PyTorch's use_count() == 1)
+    return (sys.getrefcount(g) <= 4 and g._requires_grad is False and g.is_contiguous()
+            and g._sole_owner())
+
+
+def gradient_edge(t):
+    """The edge gradients of ``t`` flow into: ``(grad_fn, output_nr)``, or
+    the leaf's AccumulateGrad."""
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    acc = t._grad_acc
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_acc = acc
+    return (acc, 0)
+
+
+# ---------------------------------------------------------------------------
+# the engine
+# ---------------------------------------------------------------------------
+
+def _sum_to(g, shape):
+    """Sum a broadcast gradient back to ``shape``."""
+    gs = tuple(g.shape)
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    if lead < 0:
+        return g.reshape(shape)
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        if n == 1 and gs[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    elif tuple(g.shape) != shape:
+        g = g.reshape(shape)
+    return g
+
+
+def _validate(node, grads):
+    """Match each input gradient to its input's shape and dtype."""
+    meta = node._in_meta
+    out = list(grads)
+    n = len(node._next)
+    if len(out) != n:
+        if len(out) < n:
+            out += [None] * (n - len(out))
+        else:
+            raise RuntimeError(f"function {type(node).__name__} returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(out)})")
+    for i in range(n):
+        g = out[i]
+        if g is None or node._next[i] is None:
+            continue
+        if not isinstance(g, _TensorBase):
+            raise TypeError(f"function {type(node).__name__} returned a gradient of type "
+                            f"{type(g).__name__} at position {i}; expected a Tensor or None")
+        shape, dt = meta[i]
+        if tuple(g.shape) != shape:
+            try:
+                g = _sum_to(g, shape)
+            except Exception:
+                raise RuntimeError(f"Function {type(node).__name__} returned an invalid gradient "
+                                   f"at index {i} - got {list(g.shape)} but expected shape "
+                                   f"compatible with {list(shape)}") from None
+        if g.dtype is not dt and dt is not None:
+            if dt.is_complex or not g.dtype.is_complex:
+                g = g.to(dt)
+            else:
+                g = g.real.to(dt)
+        out[i] = g
+    return out
+
+
+def _zeros_for(node, k):
+    from ptcore._tensor import zeros
+    if node._out_meta is not None and k < len(node._out_meta):
+        m = node._out_meta[k]
+        if m is None:
+            return None            # a non-differentiable output (indices)
+    else:
+        m = None
+    if m is None:
+        raise RuntimeError(f"{type(node).__name__}: an output received no gradient and its shape "
+                           "is unknown")
+    shape, dt, dev = m
+    return zeros(shape, dtype=dt, device=dev)
+
+
+def _run_tensor_prehooks(node, buf):
+    for nr, hooks in node._tensor_prehooks.items():
+        if nr < len(buf) and buf[nr] is not None:
+            g = buf[nr]
+            for h in list(hooks.values()):
+                r = h(g)
+                if r is not None:
+                    g = r
+            buf[nr] = g
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
+                 accumulate=True, allow_unused=False):
+    """Run the graph from ``roots`` (edges) with ``root_grads``.
+
+    ``targets``: edges whose incoming gradient is captured and returned (for
+    :func:`ptcore.autograd.grad` and ``backward(inputs=...)``); when given,
+    only nodes that lead to a target run.  ``accumulate=False`` captures
+    leaf gradients instead of adding them into ``.grad``.
+    """
+    # dependency counts over the reachable graph
+    deps = {}
+    stack = []
+    for e in roots:
+        if e[0] not in deps:
+            deps[e[0]] = 0
+            stack.append(e[0])
+    while stack:
+        n = stack.pop()
+        for e in n._next:
+            if e is None:
+                continue
+            m = e[0]
+            c = deps.get(m)
+            if c is None:
+                deps[m] = 1
+                stack.append(m)
+            else:
+                deps[m] = c + 1
+
+    capture = None
+    needed = None
+    if targets is not None:
+        capture = {}
+        tset = {}
+        for i, e in enumerate(targets):
+            tset.setdefault(id(e[0]), []).append((i, e[1]))
+        needed = _needed_nodes(deps, tset)
+    buffers = {}
+    for e, g in zip(roots, root_grads):
+        b = buffers.get(e[0])
+        if b is None:
+            b = buffers[e[0]] = [None] * _n_outputs(e[0], e[1])
+        elif len(b) <= e[1]:
+            b.extend([None] * (e[1] + 1 - len(b)))
+        b[e[1]] = g if b[e[1]] is None else b[e[1]] + g
+
+    heap = []
+    for e in roots:
+        n = e[0]
+        if deps[n] == 0 and not any(h[2] is n for h in heap):
+            heapq.heappush(heap, (-n._seq, id(n), n))
+
+    prev = _state.enabled
+    _state.enabled = bool(create_graph)
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            buf = buffers.pop(node, None)
+            if buf is None:
+                buf = []
+            if node._tensor_prehooks:
+                _run_tensor_prehooks(node, buf)
+            if node._retain:
+                for nr, ref in list(node._retain.items()):
+                    t = ref()
+                    if t is not None and nr < len(buf) and buf[nr] is not None:
+                        g = buf[nr]
+                        if t._grad is None:
+                            t._grad = g if create_graph else g.detach().clone()
+                        else:
+                            t._grad = t._grad + g
+            if capture is not None:
+                hits = tset.get(id(node))
+                if hits:
+                    for i, nr in hits:
+                        if nr < len(buf) and buf[nr] is not None:
+                            capture[i] = buf[nr]
+                if type(node) is AccumulateGrad:
+                    run = accumulate and hits is not None
+                else:
+                    run = any(e is not None and id(e[0]) in needed for e in node._next)
+                if not run:
+                    _release_children(node, deps, heap)
+                    continue
+            if not any(g is not None for g in buf) and type(node) is not AccumulateGrad:
+                _release_children(node, deps, heap)
+                if not retain_graph:
+                    node._release()
+                continue
+            if node._prehooks:
+                for h in list(node._prehooks.values()):
+                    r = h(tuple(buf))
+                    if r is not None:
+                        buf = list(r)
+            if type(node) is not AccumulateGrad:
+                nout = _n_outputs(node, 0)
+                if len(buf) < nout:
+                    buf.extend([None] * (nout - len(buf)))
+                if not node._accepts_none:
+                    for k in range(len(buf)):
+                        if buf[k] is None:
+                            buf[k] = _zeros_for(node, k)
+            grads_out = tuple(buf)
+            try:
+                gin = node._apply(grads_out)
+            except Exception as exc:
+                if node._stack is not None:
+                    _add_anomaly_note(exc, node)
+                raise
+            if type(node) is AccumulateGrad:
+                gin = ()
+            else:
+                if gin is None or isinstance(gin, _TensorBase):
+                    gin = (gin,)
+                gin = _validate(node, gin)
+                if node._stack is not None:
+                    _check_nan(node, gin)
+            if node._hooks:
+                for h in list(node._hooks.values()):
+                    r = h(tuple(gin), grads_out)
+                    if r is not None:
+                        gin = list(r) if not isinstance(r, _TensorBase) else [r]
+            if not retain_graph:
+                node._release()
+            nxt = node._next
+            for k in range(len(nxt)):
+                e = nxt[k]
+                if e is None:
+                    continue
+                m = e[0]
+                g = gin[k] if k < len(gin) else None
+                if g is not None:
+                    b = buffers.get(m)
+                    nr = e[1]
+                    if b is None:
+                        b = buffers[m] = [None] * _n_outputs(m, nr)
+                    elif len(b) <= nr:
+                        b.extend([None] * (nr + 1 - len(b)))
+                    b[nr] = g if b[nr] is None else b[nr] + g
+                c = deps[m] - 1
+                deps[m] = c
+                if c == 0:
+                    heapq.heappush(heap, (-m._seq, id(m), m))
+    finally:
+        _state.enabled = prev
+    if capture is not None:
+        return [capture.get(i) for i in range(len(targets))]
+    return None
+
+
+def _release_children(node, deps, heap):
+    for e in node._next:
+        if e is None:
+            continue
+        m = e[0]
+        c = deps[m] - 1
+        deps[m] = c
+        if c == 0:
+            heapq.heappush(heap, (-m._seq, id(m), m))
+
+
+def _n_outputs(node, nr):
+    m = node._out_meta
+    n = len(m) if m is not None else 1
+    return n if n > nr else nr + 1
+
+
+def _needed_nodes(deps, tset):
+    """ids of the nodes from which a target node is reachable."""
+    needed = set()
+    # iterative post-order over the reachable graph
+    state = {}
+    for root in list(deps):
+        if id(root) in state:
+            continue
+        stack = [(root, iter(e for e in root._next if e is not None))]
+        state[id(root)] = 1
+        while stack:
+            n, it = stack[-1]
+            advanced = False
+            for e in it:
+                m = e[0]
+                if id(m) not in state:
+                    state[id(m)] = 1
+                    stack.append((m, iter(x for x in m._next if x is not None)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            if id(n) in tset or any(e is not None and id(e[0]) in needed for e in n._next):
+                needed.add(id(n))
+    return needed
+
+
+# ---------------------------------------------------------------------------
+# anomaly detection support
+# ---------------------------------------------------------------------------
+
+def _add_anomaly_note(exc, node):
+    msg = (f"Error detected in {type(node).__name__}. Traceback of forward call that caused "
+           f"the error:\n{node._stack}")
+    try:
+        exc.add_note(msg)
+    except AttributeError:
+        pass
+
+
+def _check_nan(node, gin):
+    for i, g in enumerate(gin):
+        if g is None:
+            continue
+        if (g.dtype.is_floating_point or g.dtype.is_complex) and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its "
+                               f"{i}th output.\nTraceback of forward call that caused the error:\n"
+                               f"{node._stack}")

@@ -1,0 +1,246 @@
+"""Pickling reductions that send tensors between processes by shared memory.
+
+Strategy ``"file_descriptor"`` (PyTorch's default on Linux): a storage's
+bytes live in an anonymous ``memfd_create`` file mapped ``MAP_SHARED``.
+Sending a storage sends a duplicate of its file descriptor
+(``multiprocessing.reduction.DupFd``: passed to a spawned child directly,
+otherwise through ``multiprocessing.resource_sharer``).  Nothing is ever
+named in ``/dev/shm``: the kernel frees the memory when the last process
+closes its descriptor and unmaps it, even when processes are killed.
+"""
+import mmap
+import os
+import threading
+import weakref
+from multiprocessing.reduction import ForkingPickler, DupFd
+
+from ptcore import _tensor as _C
+from ptcore._tensor import Storage, _TensorBase
+
+__all__ = ["init_reductions", "reduce_tensor", "reduce_storage", "rebuild_tensor",
+           "rebuild_storage_fd"]
+
+_HAVE_MOVE = hasattr(Storage, "_move_to_buffer")
+
+# (st_dev, st_ino) of a memfd -> the Storage mapping it in this process, so a
+# storage received twice (or sent back to its creator) is one Storage object.
+_cache = weakref.WeakValueDictionary()
+_cache_lock = threading.Lock()
+
+
+class _SharedHandle:
+    """Owns the file descriptor of a shared storage (closed when dropped)."""
+
+    __slots__ = ("fd", "nbytes", "key", "__weakref__")
+
+    def __init__(self, fd, nbytes):
+        self.fd = fd
+        self.nbytes = nbytes
+        st = os.fstat(fd)
+        self.key = (st.st_dev, st.st_ino)
+
+    def __del__(self, _close=os.close):
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            try:
+                _close(fd)
+            except OSError:
+                pass
+
+    def __repr__(self):
+        return f"<shared memory fd={self.fd} nbytes={self.nbytes}>"
+
+
+def _map_fd(fd, nbytes):
+    """A writable MAP_SHARED view of ``fd``: (memoryview, address)."""
+    mm = mmap.mmap(fd, builtin_max(nbytes, 1), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    mv = memoryview(mm)
+    import ctypes
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(mv))
+    return mv, addr
+
+
+def builtin_max(a, b):
+    return a if a >= b else b
+
+
+def _new_fd(nbytes):
+    fd = os.memfd_create("ptcore_shm", os.MFD_CLOEXEC)
+    try:
+        if nbytes:
+            os.ftruncate(fd, nbytes)
+        else:
+            os.ftruncate(fd, 1)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _register(storage, handle):
+    with _cache_lock:
+        _cache[handle.key] = storage
+
+
+def _new_shared_storage(nbytes):
+    """A new, uninitialised Storage of ``nbytes`` bytes in shared memory."""
+    fd = _new_fd(nbytes)
+    handle = _SharedHandle(fd, nbytes)
+    mv, addr = _map_fd(fd, nbytes)
+    st = _C._storage_from_pointer(addr, nbytes, mv)
+    st._shared = handle
+    _register(st, handle)
+    return st
+
+
+def _new_shared_tensor(shape, dtype):
+    """An uninitialised contiguous tensor of ``shape``/``dtype`` in shared memory."""
+    shape = [int(s) for s in shape]
+    n = 1
+    for s in shape:
+        n *= s
+    st = _new_shared_storage(n * dtype.itemsize)
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= builtin_max(s, 1)
+    strides.reverse()
+    t = _C._tensor_from_storage(st, dtype, shape, strides, 0)
+    from ptcore.tensor import Tensor
+    if type(t) is not Tensor:
+        t = Tensor._make_subclass(Tensor, t, False)
+    return t
+
+
+def _share_storage(storage):
+    """Move ``storage`` to shared memory in place (no-op when already shared)."""
+    if not isinstance(storage, Storage):
+        raise TypeError(f"expected a ptcore.Storage, got {type(storage).__name__}")
+    if storage.is_shared():
+        return storage
+    if storage.device.type != "cpu":
+        # CUDA tensors would need CUDA IPC; PyTorch's share_memory_ is a no-op for them.
+        return storage
+    if not _HAVE_MOVE:
+        raise RuntimeError(
+            "this ptcore build cannot move a storage to shared memory in place "
+            "(Storage._move_to_buffer is missing: rebuild the extension modules)")
+    nbytes = storage.nbytes()
+    fd = _new_fd(nbytes)
+    handle = _SharedHandle(fd, nbytes)
+    mv, _ = _map_fd(fd, nbytes)
+    storage._move_to_buffer(mv, handle)
+    _register(storage, handle)
+    return storage
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+
+def rebuild_storage_fd(df, nbytes):
+    """Rebuild a shared storage from a duplicated file descriptor."""
+    fd = df.detach()
+    try:
+        key = os.fstat(fd)
+        key = (key.st_dev, key.st_ino)
+        with _cache_lock:
+            st = _cache.get(key)
+        if st is not None:
+            os.close(fd)
+            return st
+        handle = _SharedHandle(fd, nbytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    size = os.fstat(fd).st_size
+    if size < nbytes:
+        raise RuntimeError(f"shared memory segment of {size} bytes is smaller than its storage ({nbytes} bytes)")
+    mv, addr = _map_fd(fd, nbytes)
+    st = _C._storage_from_pointer(addr, nbytes, mv)
+    st._shared = handle
+    _register(st, handle)
+    return st
+
+
+def rebuild_storage_empty():
+    return Storage(0)
+
+
+def reduce_storage(storage):
+    """Send a storage as a duplicated descriptor of its shared memory."""
+    if storage.device.type != "cpu":
+        raise RuntimeError(
+            f"sending a storage on {storage.device} between processes is not supported; "
+            "copy it to the CPU first")
+    nbytes = storage.nbytes()
+    if nbytes == 0:
+        return (rebuild_storage_empty, ())
+    _share_storage(storage)
+    handle = storage._shared
+    return (rebuild_storage_fd, (DupFd(handle.fd), nbytes))
+
+
+def rebuild_tensor(cls, storage, dtype, shape, stride, offset, requires_grad, state=None):
+    """Rebuild a tensor viewing a (shared) storage."""
+    t = _C._tensor_from_storage(storage, dtype, shape, stride, offset)
+    from ptcore.tensor import Tensor
+    if cls is not type(t):
+        if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+            raise TypeError(f"{cls!r} is not a tensor class")
+        t = Tensor._make_subclass(cls, t, requires_grad)
+    elif requires_grad:
+        t.requires_grad_(True)
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def reduce_tensor(tensor):
+    """Reduce a tensor to (its storage, metadata); the storage goes by shared memory."""
+    if tensor.requires_grad and getattr(tensor, "grad_fn", None) is not None:
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
+            "does not support crossing process boundaries.  If you just want to transfer the data, "
+            "call detach() on the tensor before serializing (e.g., putting it on the queue).")
+    if tensor.device.type != "cpu":
+        raise RuntimeError(
+            f"sending a tensor on {tensor.device} between processes is not supported; "
+            "copy it to the CPU first")
+    state = getattr(tensor, "__dict__", None) or None
+    if state:
+        state = dict(state)
+    return (rebuild_tensor, (type(tensor), tensor.untyped_storage(), tensor.dtype,
+                             tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
+                             bool(tensor.requires_grad), state))
+
+
+def _tensor_classes():
+    out, todo = [], [_TensorBase]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(c.__subclasses__())
+    return out
+
+
+def register_tensor_class(cls):
+    """Register a Tensor subclass (e.g. ``nn.Parameter``) for shared-memory sending.
+
+    The multiprocessing pickler dispatches on the exact type, so subclasses
+    defined after ``ptcore.multiprocessing`` was imported are registered here
+    (``init_reductions`` registers the ones that exist).
+    """
+    ForkingPickler.register(cls, reduce_tensor)
+
+
+def init_reductions():
+    """Register the storage and tensor reductions with multiprocessing's pickler."""
+    ForkingPickler.register(Storage, reduce_storage)
+    try:
+        import ptcore.nn.parameter  # noqa: F401  (registers Parameter/Buffer too)
+    except Exception:
+        pass
+    for cls in _tensor_classes():
+        ForkingPickler.register(cls, reduce_tensor)

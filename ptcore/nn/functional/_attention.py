@@ -1,0 +1,453 @@
+"""Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
+
+Both are composed of ordinary ptcore ops (matmul, softmax, masked_fill ...), so
+autograd differentiates them without dedicated backward kernels.
+"""
+import builtins
+import math
+import warnings
+
+import ptcore
+from ptcore._shape_ops import pad as _pad
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def _linear(input, weight, bias=None):
+    from ptcore.nn.functional._linear import linear
+    return linear(input, weight, bias)
+
+
+def _dropout(input, p, training=True):
+    from ptcore.nn.functional._dropout import dropout
+    return dropout(input, p=p, training=training)
+
+
+def _safe_softmax(scores, dim=-1):
+    """Softmax that gives 0 (not NaN) on rows that are entirely ``-inf``."""
+    masked_rows = scores.isneginf().all(dim, keepdim=True)
+    if builtins.bool(masked_rows.any()):
+        scores = ptcore.where(masked_rows, 0.0, scores)
+        return ptcore.where(masked_rows, 0.0, ptcore.softmax(scores, dim))
+    return ptcore.softmax(scores, dim)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    r"""Scaled dot-product attention ``softmax(Q K^T * scale + bias) V``.
+
+    Parameters
+    ----------
+    query : Tensor
+        ``(N, ..., Hq, L, E)``.
+    key : Tensor
+        ``(N, ..., H, S, E)``.
+    value : Tensor
+        ``(N, ..., H, S, Ev)``.
+    attn_mask : Tensor, optional
+        Broadcastable to ``(N, ..., L, S)``.  A boolean mask marks with ``True``
+        the positions that *may* be attended; a float mask is added to the scores.
+    dropout_p : float
+        Dropout probability applied to the attention weights (always applied
+        when > 0, as in PyTorch).
+    is_causal : bool
+        Use a lower-triangular (top-left aligned) causal mask; ``attn_mask``
+        must then be None.
+    scale : float, optional
+        Scaling factor; defaults to ``1 / sqrt(E)``.
+    enable_gqa : bool
+        Grouped-query attention: ``Hq`` must be a multiple of ``H`` and the key
+        and value heads are repeated.
+
+    Returns
+    -------
+    Tensor
+        ``(N, ..., Hq, L, Ev)``.  Rows whose every position is masked give 0.
+    """
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, ptcore.Tensor):
+            raise TypeError(f"scaled_dot_product_attention(): {name} must be a Tensor, "
+                            f"got {type(t).__name__}")
+        if t.dim() < 2:
+            raise RuntimeError(f"scaled_dot_product_attention(): {name} must be at least 2-D, "
+                               f"got shape {tuple(t.shape)}")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+    if not query.is_floating_point():
+        raise RuntimeError(f"scaled_dot_product_attention(): expected a floating point dtype, "
+                           f"got {query.dtype}")
+    if query.size(-1) != key.size(-1):
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): query's embedding size {query.size(-1)} does not "
+            f"match key's {key.size(-1)} (query {tuple(query.shape)}, key {tuple(key.shape)})")
+    if key.size(-2) != value.size(-2):
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): key and value sequence lengths differ "
+            f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
+
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
+        hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
+        if hq % hk != 0 or hq % hv != 0:
+            raise RuntimeError(
+                f"scaled_dot_product_attention(): with enable_gqa=True the number of query heads "
+                f"({hq}) must be a multiple of the key ({hk}) and value ({hv}) heads")
+        if hk != hq:
+            key = key.repeat_interleave(hq // hk, -3)
+        if hv != hq:
+            value = value.repeat_interleave(hq // hv, -3)
+
+    scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
+    masked = False
+    if is_causal:
+        keep = ptcore.ones(L, S, dtype=ptcore.bool).tril(0)
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+        masked = True
+    if attn_mask is not None:
+        if not isinstance(attn_mask, ptcore.Tensor):
+            raise TypeError(f"scaled_dot_product_attention(): attn_mask must be a Tensor, "
+                            f"got {type(attn_mask).__name__}")
+        if attn_mask.dtype == ptcore.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        elif attn_mask.is_floating_point():
+            scores = scores + attn_mask
+        else:
+            raise RuntimeError(f"scaled_dot_product_attention(): attn_mask must be bool or "
+                               f"floating point, got {attn_mask.dtype}")
+        masked = True
+    attn = _safe_softmax(scores, -1) if masked else ptcore.softmax(scores, -1)
+    if dropout_p > 0.0:
+        attn = _dropout(attn, dropout_p, True)
+    return ptcore.matmul(attn, value)
+
+
+# ---------------------------------------------------------------------------
+# multi_head_attention_forward (follows torch.nn.functional line by line)
+# ---------------------------------------------------------------------------
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.dim() == 3:
+        is_batched = True
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D"
+                f" but found {key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D"
+                f" but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                f" but found {attn_mask.dim()}-D tensor instead")
+    elif query.dim() == 2:
+        is_batched = False
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D"
+                f" but found {key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D"
+                f" but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                    f" but found {attn_mask.dim()}-D tensor instead")
+            if attn_mask.dim() == 3:
+                expected_shape = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected_shape:
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected_shape} but got "
+                        f"{tuple(attn_mask.shape)}")
+    else:
+        raise AssertionError(
+            "query should be unbatched 2D or batched 3D tensor but received "
+            f"{query.dim()}-D query tensor")
+    return is_batched
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """Bool masks -> float masks with ``-inf`` where True; float masks pass through."""
+    if mask is not None:
+        mask_dtype = mask.dtype
+        mask_is_float = mask.is_floating_point()
+        if mask_dtype != ptcore.bool and not mask_is_float:
+            raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+        if check_other and other_type is not None and mask_dtype != other_type:
+            warnings.warn(f"Support for mismatched {mask_name} and {other_name} "
+                          "is deprecated. Use same type for both instead.", stacklevel=3)
+        if not mask_is_float:
+            mask = ptcore.zeros_like(mask, dtype=target_type).masked_fill(mask, float("-inf"))
+    return mask
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, ptcore.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or ptcore.Tensor")
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    E = q.size(-1)
+    if k is v:
+        if q is k:
+            proj = _linear(q, w, b)
+            proj = proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([E, E * 2])
+        if b is None:
+            b_q = b_kv = None
+        else:
+            b_q, b_kv = b.split([E, E * 2])
+        q_proj = _linear(q, w_q, b_q)
+        kv_proj = _linear(k, w_kv, b_kv)
+        kv_proj = kv_proj.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+        return q_proj, kv_proj[0], kv_proj[1]
+    w_q, w_k, w_v = w.chunk(3)
+    if b is None:
+        b_q = b_k = b_v = None
+    else:
+        b_q, b_k, b_v = b.chunk(3)
+    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
+    for name, w, shape in (("query", w_q, (Eq, Eq)), ("key", w_k, (Eq, Ek)),
+                           ("value", w_v, (Eq, Ev))):
+        if tuple(w.shape) != shape:
+            raise AssertionError(f"expecting {name} weights shape of {shape}, but got "
+                                 f"{tuple(w.shape)}")
+    for name, b in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if b is not None and tuple(b.shape) != (Eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got "
+                                 f"{tuple(b.shape)}")
+    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    r"""Forward pass of :class:`~ptcore.nn.MultiheadAttention` (``torch.nn.functional``'s).
+
+    Parameters
+    ----------
+    query, key, value : Tensor
+        ``(L, N, E)``/``(S, N, E)`` (or unbatched ``(L, E)``/``(S, E)``).
+    embed_dim_to_check, num_heads : int
+        Model width and number of heads.
+    in_proj_weight, in_proj_bias : Tensor or None
+        Packed ``(3E, E)`` projection and ``(3E,)`` bias.
+    bias_k, bias_v : Tensor or None
+        ``(1, 1, E)`` biases appended to the key/value sequences.
+    add_zero_attn : bool
+        Append a zero key/value position.
+    dropout_p : float
+        Dropout on the attention weights (only when ``training``).
+    out_proj_weight, out_proj_bias : Tensor
+        Output projection.
+    key_padding_mask : Tensor, optional
+        ``(N, S)``; True (bool) or a float added to the scores marks padding.
+    need_weights, average_attn_weights : bool
+        Return the attention weights (averaged over heads).
+    attn_mask : Tensor, optional
+        ``(L, S)`` or ``(N*num_heads, L, S)``; True (bool) means *not* allowed.
+    is_causal : bool
+        Hint that ``attn_mask`` is the causal mask.
+
+    Returns
+    -------
+    (Tensor, Tensor or None)
+        The output ``(L, N, E)`` and the weights ``(N, L, S)`` (or per head).
+    """
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query = query.unsqueeze(1)
+        key = key.unsqueeze(1)
+        value = value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+            "module method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
+                                 f"match value's {tuple(value.shape[:2])}")
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
+                             f"{tuple(value.shape)}")
+
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    else:
+        if q_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight is None")
+        if k_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but k_proj_weight is None")
+        if v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but v_proj_weight is None")
+        if in_proj_bias is None:
+            b_q = b_k = b_v = None
+        else:
+            b_q, b_k, b_v = in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, "
+                                   f"but should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, "
+                                   f"but should be {(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = ptcore.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = ptcore.cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = _pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = _pad(key_padding_mask, (0, 1))
+    else:
+        if bias_k is not None:
+            raise AssertionError("bias_k is set but bias_v is None")
+        if bias_v is not None:
+            raise AssertionError("bias_v is set but bias_k is None")
+
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if static_k is None:
+        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        if static_k.size(0) != bsz * num_heads:
+            raise AssertionError(f"expecting static_k.size(0) of {bsz * num_heads}, but got "
+                                 f"{static_k.size(0)}")
+        if static_k.size(2) != head_dim:
+            raise AssertionError(f"expecting static_k.size(2) of {head_dim}, but got "
+                                 f"{static_k.size(2)}")
+        k = static_k
+    if static_v is None:
+        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        if static_v.size(0) != bsz * num_heads:
+            raise AssertionError(f"expecting static_v.size(0) of {bsz * num_heads}, but got "
+                                 f"{static_v.size(0)}")
+        if static_v.size(2) != head_dim:
+            raise AssertionError(f"expecting static_v.size(2) of {head_dim}, but got "
+                                 f"{static_v.size(2)}")
+        v = static_v
+
+    if add_zero_attn:
+        zero_attn_shape = (bsz * num_heads, 1, head_dim)
+        k = ptcore.cat([k, ptcore.zeros(zero_attn_shape, dtype=k.dtype, device=k.device)], dim=1)
+        v = ptcore.cat([v, ptcore.zeros(zero_attn_shape, dtype=v.dtype, device=v.device)], dim=1)
+        if attn_mask is not None:
+            attn_mask = _pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = _pad(key_padding_mask, (0, 1))
+
+    src_len = k.size(1)
+
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = (key_padding_mask.view(bsz, 1, 1, src_len)
+                            .expand(-1, num_heads, -1, -1)
+                            .reshape(bsz * num_heads, 1, src_len))
+        if attn_mask is None:
+            attn_mask = key_padding_mask
+        else:
+            attn_mask = attn_mask + key_padding_mask
+
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        E = q.shape[-1]
+        q_scaled = q * math.sqrt(1.0 / builtins.float(E))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        if attn_mask is not None:
+            attn_output_weights = ptcore.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            attn_output_weights = ptcore.bmm(q_scaled, k.transpose(-2, -1))
+        attn_output_weights = ptcore.softmax(attn_output_weights, -1)
+        if dropout_p > 0.0:
+            attn_output_weights = _dropout(attn_output_weights, dropout_p, True)
+        attn_output = ptcore.bmm(attn_output_weights, v)
+        attn_output = attn_output.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        attn_output = _linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+        attn_output_weights = attn_output_weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            attn_output_weights = attn_output_weights.mean(dim=1)
+        if not is_batched:
+            attn_output = attn_output.squeeze(1)
+            attn_output_weights = attn_output_weights.squeeze(0)
+        return attn_output, attn_output_weights
+
+    if attn_mask is not None:
+        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
+    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz, num_heads, src_len, head_dim)
+    v = v.reshape(bsz, num_heads, src_len, head_dim)
+    attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    attn_output = _linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+    if not is_batched:
+        attn_output = attn_output.squeeze(1)
+    return attn_output, None

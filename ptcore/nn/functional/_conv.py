@@ -1,0 +1,804 @@
+"""Convolutions: ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``, ``unfold``, ``fold``.
+
+Every operation is reduced to three spatial dims ``(D, H, W)`` (1-d and 2-d
+inputs get leading spatial sizes of 1) and runs the im2col + GEMM kernels of
+``ptcore._ops._conv``.  Each operation is one autograd ``Function`` whose
+backward calls the same kernels (input gradient = col2im of ``W^T gy``,
+weight gradient = ``gy cols(x)^T``, bias gradient = a sum), so a convolution
+is a single node of the graph.
+"""
+import builtins
+import operator
+
+import ptcore
+from ptcore._tensor import _TensorBase
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "unfold", "fold",
+]
+
+# ---------------------------------------------------------------------------
+# kernels and the autograd Function base
+# ---------------------------------------------------------------------------
+_K = None
+
+
+def _kernels():
+    """``ptcore._ops._conv`` (loads SciPy's BLAS with ptcore's thread count)."""
+    global _K
+    if _K is None:
+        from ptcore import _linalg_ops
+        _linalg_ops._blas()
+        from ptcore._ops import _conv
+        _K = _conv
+    return _K
+
+
+class _Ctx:
+    """Context for running a Function without the autograd engine."""
+
+    def __init__(self, needs):
+        self.needs_input_grad = needs
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *args):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
+
+
+_CAPTURE = []      # record lists of the pre-autograd shim (tests only)
+
+try:
+    from ptcore.autograd import Function as _Function
+    _HAVE_AUTOGRAD = True
+except ImportError:     # the autograd engine is not there yet: forward only
+    _HAVE_AUTOGRAD = False
+
+    class _Function:
+        """Stand-in for ``ptcore.autograd.Function`` until the engine lands:
+        runs ``forward``; inside :func:`_capture` it records
+        ``(cls, ctx, args, output)`` so that tests can run ``backward``."""
+
+        @classmethod
+        def apply(cls, *args):
+            cap = bool(_CAPTURE)
+            needs = tuple(isinstance(a, _TensorBase) and (cap or a.requires_grad) for a in args)
+            ctx = _Ctx(needs)
+            out = cls.forward(ctx, *args)
+            if cap:
+                _CAPTURE[-1].append((cls, ctx, args, out))
+            return out
+
+
+class _capture:
+    """Record the Functions applied inside the block (pre-autograd shim only)."""
+
+    def __enter__(self):
+        self.records = []
+        _CAPTURE.append(self.records)
+        return self.records
+
+    def __exit__(self, *exc):
+        _CAPTURE.pop()
+        return False
+
+
+def _run_with_ctx(fn_cls, *args):
+    """Run ``fn_cls.forward`` with a plain context (every input needing grad);
+    returns ``(output, ctx)`` for a later ``fn_cls.backward(ctx, grad)``.
+    Used by the tests to check backward formulas without the engine."""
+    needs = tuple(isinstance(a, _TensorBase) for a in args)
+    ctx = _Ctx(needs)
+    with ptcore.no_grad():
+        out = fn_cls.forward(ctx, *args)
+    return out, ctx
+
+
+# ---------------------------------------------------------------------------
+# argument helpers
+# ---------------------------------------------------------------------------
+_FLOATS = (ptcore.float32, ptcore.float64)
+_LOW = (ptcore.float16, ptcore.bfloat16)
+_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+_CPP = {
+    "float32": "float", "float64": "double", "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+    "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
+
+
+def _dname(dt):
+    return str(dt).replace("ptcore.", "")
+
+
+def _legacy(dt):
+    return f"torch.{_TYPE_NAMES.get(_dname(dt), _dname(dt))}Tensor"
+
+
+def _size(t):
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+def _tuple(v, n, name):
+    """Expand an int or a sequence of ``n`` ints."""
+    if isinstance(v, _TensorBase):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        vals = [operator.index(i) for i in v]
+        if len(vals) == 1 and n != 1:
+            vals = vals * n
+        if len(vals) != n:
+            raise RuntimeError(
+                f"expected {name} to be a single integer value or a list of {n} values to match "
+                f"the convolution dimensions, but got {name}={vals}")
+        return tuple(vals)
+    return (operator.index(v),) * n
+
+
+def _to5(shape_tail, nd):
+    """Pad a spatial tuple of ``nd`` entries to 3 with leading ``fill``."""
+    return (1,) * (3 - nd) + tuple(shape_tail)
+
+
+def _pad5(vals, nd, fill):
+    return (fill,) * (3 - nd) + tuple(vals)
+
+
+def _check_tensor(x, name, what):
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"{name}(): argument '{what}' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _check_dtype(input, weight, bias, name):
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"Input type ({_legacy(input.dtype)}) and weight type ({_legacy(weight.dtype)}) "
+            f"should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_CPP.get(_dname(input.dtype))}) and bias type "
+                           f"({_CPP.get(_dname(bias.dtype))}) should be the same")
+    if input.dtype not in _FLOATS and input.dtype not in _LOW:
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{_TYPE_NAMES.get(_dname(input.dtype))}'")
+    if input.device.type != "cpu" or weight.device.type != "cpu":
+        raise RuntimeError(f"{name}: only CPU tensors are supported")
+
+
+def _compute_dtype(dt):
+    return ptcore.float32 if dt in _LOW else dt
+
+
+def _c5(t, shape, dt):
+    """``t`` as a contiguous tensor of ``shape`` and dtype ``dt`` (no copy when possible)."""
+    if t.dtype != dt:
+        t = t.to(dt)
+    return t.contiguous().reshape(shape)
+
+
+# ---------------------------------------------------------------------------
+# convolution
+# ---------------------------------------------------------------------------
+class _ConvFn(_Function):
+    """y = conv(x, w) + b on (N, C, *spatial) tensors, 1 <= nd <= 3 spatial dims.
+
+    ``geo`` = (nd, stride, pad_left, dilation, groups, out_spatial), all 3-tuples
+    (ints for nd/groups).  The output size may be smaller/larger on the right
+    than symmetric padding gives ('same' padding)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo):
+        nd, stride, pad, dil, groups, osz = geo
+        K = _kernels()
+        dt = _compute_dtype(x.dtype)
+        N, C = x.shape[0], x.shape[1]
+        x5 = _c5(x, (N, C) + _to5(x.shape[2:], nd), dt)
+        w5 = _c5(w, tuple(w.shape[:2]) + _to5(w.shape[2:], nd), dt)
+        b5 = None if b is None else _c5(b, (b.shape[0],), dt)
+        OC = w.shape[0]
+        y = ptcore.empty((N, OC) + osz, dtype=dt)
+        if y.numel():
+            K.conv_forward(x5, w5, b5, y, tuple(w5.shape[2:]), stride, pad, dil, groups)
+        ctx.save_for_backward(x5, w5)
+        ctx.geo = geo
+        ctx.shapes = (x.shape, w.shape, x.dtype)
+        y = y.reshape((N, OC) + tuple(osz[3 - nd:]))
+        return y if dt == x.dtype else y.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x5, w5 = ctx.saved_tensors
+        nd, stride, pad, dil, groups, osz = ctx.geo
+        xshape, wshape, odt = ctx.shapes
+        K = _kernels()
+        dt = x5.dtype
+        needs = ctx.needs_input_grad
+        N = x5.shape[0]
+        gy5 = _c5(gy, (N, w5.shape[0]) + osz, dt)
+        gx = gw = gb = None
+        if needs[0]:
+            gx = ptcore.empty(x5.shape, dtype=dt)
+            if gx.numel():
+                if gy5.numel():
+                    K.conv_backward_input(gy5, w5, None, gx, tuple(w5.shape[2:]), stride, pad,
+                                          dil, groups)
+                else:
+                    gx.zero_()
+            gx = gx.reshape(xshape)
+            if dt != odt:
+                gx = gx.to(odt)
+        if needs[1]:
+            gw = ptcore.empty(w5.shape, dtype=dt)
+            if gw.numel():
+                if gy5.numel() and x5.numel():
+                    K.conv_backward_weight(x5, gy5, gw, tuple(w5.shape[2:]), stride, pad, dil,
+                                           groups)
+                else:
+                    gw.zero_()
+            gw = gw.reshape(wshape)
+            if dt != odt:
+                gw = gw.to(odt)
+        if len(needs) > 2 and needs[2]:
+            gb = gy5.sum((0, 2, 3, 4))
+            if dt != odt:
+                gb = gb.to(odt)
+        return gx, gw, gb, None
+
+
+def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """Validate the arguments as PyTorch does; returns (batched input, geo, unbatched)."""
+    _check_tensor(input, name, "input")
+    _check_tensor(weight, name, "weight")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {_size(input)}")
+    unbatched = input.dim() == nd + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    k = weight.dim() - 2
+    stride = _tuple(stride, k, "stride")
+    dilation = _tuple(dilation, k, "dilation")
+    if k != nd or input.dim() != weight.dim():
+        # PyTorch's message for a weight of the wrong rank
+        if input.dim() != weight.dim():
+            raise RuntimeError(
+                f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
+                f"weight {_size(weight)}, but got {input.dim()}-dimensional input of size "
+                f"{_size(input)} instead")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and builtins.any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+    else:
+        padding = _tuple(padding, k, "padding")
+        if builtins.any(p < 0 for p in padding):
+            raise RuntimeError("negative padding is not supported")
+    if builtins.any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if builtins.any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    groups = operator.index(groups)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{_size(weight)}] instead")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {_size(weight)}, expected input{_size(input)} "
+            f"to have {weight.shape[1] * groups} channels, but got {input.shape[1]} channels "
+            f"instead")
+    ks = tuple(weight.shape[2:])
+    spatial = tuple(input.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            pad_l = pad_r = (0,) * k
+        else:
+            tot = [d * (kk - 1) for d, kk in zip(dilation, ks)]
+            pad_l = tuple(t // 2 for t in tot)
+            pad_r = tuple(t - t // 2 for t in tot)
+    else:
+        pad_l = pad_r = padding
+    padded = [s + a + b for s, a, b in zip(spatial, pad_l, pad_r)]
+    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, ks)]
+    if builtins.any(p < e for p, e in zip(padded, eff)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(str(p) for p in padded)}). "
+            f"Kernel size: ({' x '.join(str(e) for e in eff)}). Kernel size can't be greater "
+            f"than actual input size")
+    if bias is not None:
+        _check_tensor(bias, name, "bias")
+        if bias.dim() != 1 or bias.shape[0] != weight.shape[0]:
+            raise RuntimeError(
+                f"Given weight of size {_size(weight)}, expected bias to be 1-dimensional with "
+                f"{weight.shape[0]} elements, but got bias of size {_size(bias)} instead")
+    _check_dtype(input, weight, bias, name)
+    osz = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
+    geo = (nd, _pad5(stride, nd, 1), _pad5(pad_l, nd, 0), _pad5(dilation, nd, 1), groups,
+           _pad5(osz, nd, 1))
+    return input, geo, unbatched
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    x, geo, unbatched = _prepare_conv(input, weight, bias, stride, padding, dilation, groups,
+                                      nd, name)
+    y = _ConvFn.apply(x, weight, bias, geo)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution over an input of shape ``(N, C_in, L)`` or ``(C_in, L)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    weight : Tensor
+        ``(C_out, C_in / groups, kW)``.
+    bias : Tensor, optional
+        ``(C_out,)``.
+    stride, padding, dilation : int or tuple
+        ``padding`` may also be ``'valid'`` or ``'same'``.
+    groups : int
+
+    Returns
+    -------
+    Tensor
+        ``(N, C_out, L_out)``.
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution over an input of shape ``(N, C_in, H, W)`` or ``(C_in, H, W)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    weight : Tensor
+        ``(C_out, C_in / groups, kH, kW)``.
+    bias : Tensor, optional
+        ``(C_out,)``.
+    stride, padding, dilation : int or tuple
+        ``padding`` may also be ``'valid'`` or ``'same'``.
+    groups : int
+
+    Returns
+    -------
+    Tensor
+        ``(N, C_out, H_out, W_out)``.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> import ptcore.nn.functional as F
+    >>> F.conv2d(ptcore.ones(1, 1, 3, 3), ptcore.ones(1, 1, 2, 2)).shape
+    ptcore.Size([1, 1, 2, 2])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    weight : Tensor
+        ``(C_out, C_in / groups, kD, kH, kW)``.
+    bias : Tensor, optional
+    stride, padding, dilation : int or tuple
+        ``padding`` may also be ``'valid'`` or ``'same'``.
+    groups : int
+
+    Returns
+    -------
+    Tensor
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+# ---------------------------------------------------------------------------
+# transposed convolution
+# ---------------------------------------------------------------------------
+class _ConvTransposeFn(_Function):
+    """y = conv_transpose(x, w) + b: the input gradient of the convolution
+    from y's size to x's size with weight ``w`` (C_in, C_out / groups, *k)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo):
+        nd, stride, pad, dil, groups, osz = geo
+        K = _kernels()
+        dt = _compute_dtype(x.dtype)
+        N, C = x.shape[0], x.shape[1]
+        isz = _to5(x.shape[2:], nd)
+        x5 = _c5(x, (N, C) + isz, dt)
+        w5 = _c5(w, tuple(w.shape[:2]) + _to5(w.shape[2:], nd), dt)
+        b5 = None if b is None else _c5(b, (b.shape[0],), dt)
+        OC = w.shape[1] * groups
+        y = ptcore.empty((N, OC) + osz, dtype=dt)
+        if y.numel():
+            if x5.numel():
+                K.conv_backward_input(x5, w5, b5, y, tuple(w5.shape[2:]), stride, pad, dil,
+                                      groups)
+            elif b5 is not None:
+                y.copy_(b5.reshape((1, OC, 1, 1, 1)).expand(y.shape))
+            else:
+                y.zero_()
+        ctx.save_for_backward(x5, w5)
+        ctx.geo = geo
+        ctx.shapes = (x.shape, w.shape, x.dtype)
+        y = y.reshape((N, OC) + tuple(osz[3 - nd:]))
+        return y if dt == x.dtype else y.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x5, w5 = ctx.saved_tensors
+        nd, stride, pad, dil, groups, osz = ctx.geo
+        xshape, wshape, odt = ctx.shapes
+        K = _kernels()
+        dt = x5.dtype
+        needs = ctx.needs_input_grad
+        N = x5.shape[0]
+        gy5 = _c5(gy, (N, w5.shape[1] * groups) + osz, dt)
+        gx = gw = gb = None
+        if needs[0]:
+            gx = ptcore.empty(x5.shape, dtype=dt)
+            if gx.numel():
+                if gy5.numel():
+                    K.conv_forward(gy5, w5, None, gx, tuple(w5.shape[2:]), stride, pad, dil,
+                                   groups)
+                else:
+                    gx.zero_()
+            gx = gx.reshape(xshape)
+            if dt != odt:
+                gx = gx.to(odt)
+        if needs[1]:
+            gw = ptcore.empty(w5.shape, dtype=dt)
+            if gw.numel():
+                if gy5.numel() and x5.numel():
+                    K.conv_backward_weight(gy5, x5, gw, tuple(w5.shape[2:]), stride, pad, dil,
+                                           groups)
+                else:
+                    gw.zero_()
+            gw = gw.reshape(wshape)
+            if dt != odt:
+                gw = gw.to(odt)
+        if len(needs) > 2 and needs[2]:
+            gb = gy5.sum((0, 2, 3, 4))
+            if dt != odt:
+                gb = gb.to(odt)
+        return gx, gw, gb, None
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
+                    name):
+    _check_tensor(input, name, "input")
+    _check_tensor(weight, name, "weight")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {_size(input)}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    if weight.dim() != nd + 2:
+        raise RuntimeError(
+            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+            f"{_size(weight)}, but got {x.dim()}-dimensional input of size {_size(x)} instead")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    stride = _tuple(stride, nd, "stride")
+    padding = _tuple(padding, nd, "padding")
+    dilation = _tuple(dilation, nd, "dilation")
+    output_padding = _tuple(output_padding, nd, "output_padding")
+    groups = operator.index(groups)
+    if builtins.any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if builtins.any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if builtins.any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if builtins.any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            names = ["depth", "height", "width"][3 - nd:]
+            if nd == 1:
+                names = ["width"]
+            detail = " ".join(
+                f"output_padding_{n}: {o}" for n, o in zip(names, output_padding)) + " " + \
+                " ".join(f"stride_{n}: {s2}" for n, s2 in zip(names, stride)) + " " + \
+                " ".join(f"dilation_{n}: {d2}" for n, d2 in zip(names, dilation))
+            raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                               f"but got {detail}")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{_size(weight)}] instead")
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {_size(weight)}, expected input{_size(x)} to "
+            f"have {weight.shape[0]} channels, but got {x.shape[1]} channels instead")
+    OC = weight.shape[1] * groups
+    if bias is not None:
+        _check_tensor(bias, name, "bias")
+        if bias.dim() != 1 or bias.shape[0] != OC:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {_size(weight)}, expected bias to be "
+                f"1-dimensional with {OC} elements, but got bias of size {_size(bias)} instead")
+    _check_dtype(x, weight, bias, name)
+    ks = tuple(weight.shape[2:])
+    osz = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
+                for i, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, ks,
+                                             output_padding))
+    if builtins.any(o <= 0 for o in osz):
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(str(i) for i in x.shape[2:])}). "
+            f"Calculated output size per channel: ({' x '.join(str(o) for o in osz)}). "
+            f"Output size is too small")
+    geo = (nd, _pad5(stride, nd, 1), _pad5(padding, nd, 0), _pad5(dilation, nd, 1), groups,
+           _pad5(osz, nd, 1))
+    y = _ConvTransposeFn.apply(x, weight, bias, geo)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """1-d transposed convolution ("deconvolution").
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C_in, L)`` or ``(C_in, L)``.
+    weight : Tensor
+        ``(C_in, C_out / groups, kW)``.
+    bias : Tensor, optional
+    stride, padding, output_padding, dilation : int or tuple
+    groups : int
+
+    Returns
+    -------
+    Tensor
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """2-d transposed convolution ("deconvolution").
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C_in, H, W)`` or ``(C_in, H, W)``.
+    weight : Tensor
+        ``(C_in, C_out / groups, kH, kW)``.
+    bias : Tensor, optional
+    stride, padding, output_padding, dilation : int or tuple
+    groups : int
+
+    Returns
+    -------
+    Tensor
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """3-d transposed convolution ("deconvolution").
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``.
+    weight : Tensor
+        ``(C_in, C_out / groups, kD, kH, kW)``.
+    bias : Tensor, optional
+    stride, padding, output_padding, dilation : int or tuple
+    groups : int
+
+    Returns
+    -------
+    Tensor
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
+
+
+# ---------------------------------------------------------------------------
+# unfold / fold
+# ---------------------------------------------------------------------------
+class _UnfoldFn(_Function):
+    @staticmethod
+    def forward(ctx, x, geo):
+        kernel, stride, pad, dil, osz = geo
+        K = _kernels()
+        dt = _compute_dtype(x.dtype)
+        N, C = x.shape[0], x.shape[1]
+        x5 = _c5(x, (N, C, 1) + tuple(x.shape[2:]), dt)
+        L = osz[0] * osz[1] * osz[2]
+        col = ptcore.empty((N, C * kernel[1] * kernel[2], L), dtype=dt)
+        if col.numel():
+            K.unfold_into(x5, col, osz, kernel, stride, pad, dil)
+        ctx.geo = geo
+        ctx.shapes = (x.shape, x.dtype)
+        return col if dt == x.dtype else col.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        kernel, stride, pad, dil, osz = ctx.geo
+        xshape, odt = ctx.shapes
+        dt = _compute_dtype(odt)
+        gx = _fold_kernel(g, xshape, kernel, stride, pad, dil, osz, dt)
+        return (gx if dt == odt else gx.to(odt)), None
+
+
+def _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt):
+    K = _kernels()
+    N, C = xshape[0], xshape[1]
+    col = _c5(col, tuple(col.shape), dt)
+    x5 = ptcore.empty((N, C, 1) + tuple(xshape[2:]), dtype=dt)
+    if x5.numel():
+        if col.numel():
+            K.fold_into(col, x5, osz, kernel, stride, pad, dil)
+        else:
+            x5.zero_()
+    return x5.reshape(xshape)
+
+
+class _FoldFn(_Function):
+    @staticmethod
+    def forward(ctx, col, geo, xshape):
+        kernel, stride, pad, dil, osz = geo
+        dt = _compute_dtype(col.dtype)
+        ctx.geo = geo
+        ctx.shapes = (col.shape, col.dtype)
+        out = _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt)
+        return out if dt == col.dtype else out.to(col.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        kernel, stride, pad, dil, osz = ctx.geo
+        cshape, odt = ctx.shapes
+        K = _kernels()
+        dt = _compute_dtype(odt)
+        N = g.shape[0]
+        g5 = _c5(g, (N, g.shape[1], 1) + tuple(g.shape[2:]), dt)
+        col = ptcore.empty(cshape, dtype=dt)
+        if col.numel():
+            K.unfold_into(g5, col, osz, kernel, stride, pad, dil)
+        return (col if dt == odt else col.to(odt)), None, None
+
+
+def _fold_args(kernel_size, dilation, padding, stride):
+    k = _tuple(kernel_size, 2, "kernel_size")
+    d = _tuple(dilation, 2, "dilation")
+    p = _tuple(padding, 2, "padding")
+    s = _tuple(stride, 2, "stride")
+    if builtins.any(v <= 0 for v in k):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{k[0]} kernel_width: {k[1]}")
+    if builtins.any(v <= 0 for v in s):
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {s[0]} "
+                           f"stride_width: {s[1]}")
+    if builtins.any(v <= 0 for v in d):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{d[0]} dilation_width: {d[1]}")
+    if builtins.any(v < 0 for v in p):
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {p[0]} "
+                           f"pad_width: {p[1]}")
+    return k, d, p, s
+
+
+def _blocks(size, k, d, p, s):
+    return tuple((size[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(2))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding local blocks (im2col): ``(N, C, H, W)`` -> ``(N, C*kH*kW, L)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        4-d (batched) or 3-d (unbatched) input.
+    kernel_size, dilation, padding, stride : int or tuple
+
+    Returns
+    -------
+    Tensor
+    """
+    _check_tensor(input, "unfold", "input")
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(
+            f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    if x.dtype not in _FLOATS and x.dtype not in _LOW:
+        raise NotImplementedError(
+            f"\"im2col\" not implemented for '{_TYPE_NAMES.get(_dname(x.dtype))}'")
+    H, W = x.shape[2], x.shape[3]
+    if x.shape[1] == 0 or (x.shape[0] == 0 and False):
+        raise RuntimeError(
+            f"Expected non-empty 3D or 4D input tensor, but got input of size {_size(input)}")
+    oh, ow = _blocks((H, W), k, d, p, s)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({H}, {W}), kernel_size=({k[0]}, {k[1]}), "
+            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array "
+            f"of sliding blocks as ({oh}, {ow}), but its components must be at least one.")
+    geo = ((1,) + k, (1,) + s, (0,) + p, (1,) + d, (1, oh, ow))
+    col = _UnfoldFn.apply(x, geo)
+    return col.squeeze(0) if unbatched else col
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combine sliding local blocks into a tensor (col2im, overlaps summed).
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C*kH*kW, L)`` or ``(C*kH*kW, L)``.
+    output_size : int or tuple
+        Spatial size ``(H, W)`` of the output.
+    kernel_size, dilation, padding, stride : int or tuple
+
+    Returns
+    -------
+    Tensor
+        ``(N, C, H, W)``.
+    """
+    _check_tensor(input, "fold", "input")
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(
+            f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+            f"(got {input.dim()}D)")
+    osize = _tuple(output_size, 2, "output_size")
+    k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    if x.dtype not in _FLOATS and x.dtype not in _LOW:
+        raise NotImplementedError(
+            f"\"col2im\" not implemented for '{_TYPE_NAMES.get(_dname(x.dtype))}'")
+    kk = k[0] * k[1]
+    if x.shape[1] % kk:
+        raise RuntimeError(
+            f"Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size=({k[0]}, {k[1]})")
+    oh, ow = _blocks(osize, k, d, p, s)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(
+            f"Given output_size=({osize[0]}, {osize[1]}), kernel_size=({k[0]}, {k[1]}), "
+            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
+            f"calculated shape of the array of sliding blocks as ({oh}, {ow}), but its "
+            f"components must be at least one.")
+    if x.shape[2] != oh * ow:
+        raise RuntimeError(
+            f"Given output_size=({osize[0]}, {osize[1]}), kernel_size=({k[0]}, {k[1]}), "
+            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
+            f"expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {oh} * {ow} = {oh * ow}, but got input.size(2)={x.shape[2]}.")
+    geo = ((1,) + k, (1,) + s, (0,) + p, (1,) + d, (1, oh, ow))
+    xshape = (x.shape[0], x.shape[1] // kk) + osize
+    out = _FoldFn.apply(x, geo, xshape)
+    return out.squeeze(0) if unbatched else out

@@ -1,0 +1,661 @@
+"""Pooling: ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``,
+``adaptive_max_pool1d/2d/3d``.
+
+Every pooling computes, per spatial dim, the window ``[start, end)`` (clipped
+to the input) of each output position, and runs the Cython kernels of
+``ptcore._ops._conv`` on ``(planes, D*H*W)`` views.  Max pooling returns
+PyTorch's flat per-plane int64 indices; its backward scatters by index.
+"""
+import builtins
+import math
+import operator
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore.nn.functional._conv import (
+    _Function, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
+)
+
+__all__ = [
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d",
+]
+
+_INTS = (ptcore.uint8, ptcore.int8, ptcore.int16, ptcore.int32, ptcore.int64)
+
+
+def _pool_tuple(v, nd, fname, what):
+    if isinstance(v, _TensorBase):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        vals = tuple(operator.index(i) for i in v)
+        if len(vals) == 1:
+            vals = vals * nd
+        if len(vals) != nd:
+            n = {1: "one int", 2: "two ints", 3: "three ints"}[nd]
+            raise RuntimeError(f"{fname}: {what} must either be a single int, or a tuple of {n}")
+        return vals
+    return (operator.index(v),) * nd
+
+
+def _compute_dtype(dt, fname, allow_int):
+    if dt in _FLOATS:
+        return dt
+    if dt in _LOW:
+        return ptcore.float32
+    if allow_int and dt in _INTS:
+        return ptcore.float64
+    raise NotImplementedError(f"\"{fname}\" not implemented for '{_TYPE_NAMES.get(_dname(dt))}'")
+
+
+def _out_size(n, k, p, s, d, ceil_mode):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    o = num // s + 1        # floor division (num may be negative)
+    if ceil_mode and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def _check_input(input, nd, fname, msg_style):
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dim() not in (nd + 1, nd + 2):
+        if msg_style == "max1d":
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                               f"0 dim batch size for input, but got:{_size(input)}")
+        if msg_style == "adaptive":
+            sep = ": " if fname.startswith("adaptive_max") else " "
+            raise RuntimeError(f"{fname}(): Expected {nd + 1}D or {nd + 2}D tensor, but got"
+                               f"{sep}{_size(input)}")
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_size(input)}")
+    lead = 1 if input.dim() == nd + 2 else 0
+    for d in range(lead, input.dim()):
+        if input.shape[d] == 0:
+            if msg_style == "adaptive":
+                raise RuntimeError(
+                    f"{fname}(): Expected input to have non-zero size for non-batch dimensions, "
+                    f"but input has sizes {_size(input)} with dimension {d} being empty")
+            raise RuntimeError(
+                f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
+                f"size for input, but got:{_size(input)}")
+
+
+def _planes(x, nd, dt):
+    """(planes, prod(spatial)) contiguous view/copy of x in dtype dt."""
+    sp = tuple(x.shape[x.dim() - nd:])
+    P = 1
+    for s in x.shape[:x.dim() - nd]:
+        P *= s
+    L = 1
+    for s in sp:
+        L *= s
+    if x.dtype != dt:
+        x = x.to(dt)
+    return x.contiguous().reshape((P, L)), sp
+
+
+def _pad3(lst, nd, fill):
+    return [fill] * (3 - nd) + list(lst)
+
+
+# ---------------------------------------------------------------------------
+# max pooling
+# ---------------------------------------------------------------------------
+class _MaxPoolFn(_Function):
+    """values, indices = max over windows; ``win`` = (starts, ends, steps,
+    in_size3, out_shape) with per-dim lists of 3 dims."""
+
+    @staticmethod
+    def forward(ctx, x, nd, win, fname):
+        starts, ends, steps, out_sp = win
+        dt = _compute_dtype(x.dtype, fname, True)
+        xp, sp = _planes(x, nd, dt)
+        lead = tuple(x.shape[:x.dim() - nd])
+        L = 1
+        for s in out_sp:
+            L *= s
+        y = ptcore.empty((xp.shape[0], L), dtype=dt)
+        ind = ptcore.empty((xp.shape[0], L), dtype=ptcore.int64)
+        if y.numel():
+            _kernels().max_pool_forward(xp, y, ind, tuple(_pad3(sp, nd, 1)), starts, ends, steps)
+        y = y.reshape(lead + tuple(out_sp))
+        ind = ind.reshape(lead + tuple(out_sp))
+        if dt != x.dtype:
+            y = y.to(x.dtype)
+        ctx.save_for_backward(ind)
+        ctx.meta = (x.shape, x.dtype, nd)
+        if hasattr(ctx, "mark_non_differentiable"):
+            ctx.mark_non_differentiable(ind)
+        return y, ind
+
+    @staticmethod
+    def backward(ctx, gy, gind=None):
+        (ind,) = ctx.saved_tensors
+        xshape, odt, nd = ctx.meta
+        return _max_pool_backward(gy, ind, xshape, odt, nd), None, None, None
+
+
+def _max_pool_backward(gy, ind, xshape, odt, nd):
+    dt = ptcore.float32 if odt in _LOW else odt
+    if dt not in _FLOATS:
+        dt = ptcore.float64
+    P = 1
+    for s in xshape[:len(xshape) - nd]:
+        P *= s
+    Lin = 1
+    for s in xshape[len(xshape) - nd:]:
+        Lin *= s
+    gyp = gy.to(dt).contiguous().reshape((P, -1)) if gy.numel() else None
+    gx = ptcore.empty((P, Lin), dtype=dt)
+    if gx.numel():
+        if gyp is None:
+            gx.zero_()
+        else:
+            _kernels().max_pool_backward(gyp, ind.contiguous().reshape((P, -1)), gx)
+    gx = gx.reshape(xshape)
+    return gx if dt == odt else gx.to(odt)
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd,
+              fname):
+    _check_input(input, nd, fname, "max1d" if nd == 1 else "max")
+    k = _pool_tuple(kernel_size, nd, fname, "kernel_size")
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        s = k
+    else:
+        s = _pool_tuple(stride, nd, fname, "stride")
+    p = _pool_tuple(padding, nd, fname, "padding")
+    d = _pool_tuple(dilation, nd, fname, "dilation")
+    if builtins.any(v <= 0 for v in k):
+        raise RuntimeError(f"{fname}: kernel_size must be greater than zero, but got "
+                           f"{list(k)}" if nd == 1 else
+                           "kernel size should be greater than zero, but got " +
+                           " ".join(f"k{n}: {v}" for n, v in zip("DHW"[3 - nd:], k)))
+    if builtins.any(v <= 0 for v in s):
+        raise RuntimeError("stride should not be zero" if builtins.any(v == 0 for v in s) else
+                           "stride should be greater than zero")
+    if builtins.any(v <= 0 for v in d):
+        raise RuntimeError("dilation should be greater than zero, but got " +
+                           " ".join(f"dilation{n}: {v}" for n, v in zip("DHW"[3 - nd:], d)))
+    if builtins.any(v < 0 for v in p):
+        raise RuntimeError("pad must be non-negative")
+    for kk, pp, dd in zip(k, p, d):
+        if pp > (dd * (kk - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                f"kernel_size={kk} and dilation={dd}")
+    sp = tuple(input.shape[input.dim() - nd:])
+    osz = tuple(_out_size(n, kk, pp, ss, dd, ceil_mode)
+                for n, kk, pp, ss, dd in zip(sp, k, p, s, d))
+    if builtins.any(o < 1 for o in osz):
+        C = input.shape[input.dim() - nd - 1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(str(v) for v in (C,) + sp)}). Calculated output size: "
+            f"({'x'.join(str(v) for v in (C,) + osz)}). Output size is too small")
+    starts, ends = [], []
+    for n, kk, pp, ss, dd, o in zip(sp, k, p, s, d, osz):
+        st, en = [], []
+        for i in range(o):
+            a = i * ss - pp
+            b = builtins.min(a + (kk - 1) * dd + 1, n)
+            while a < 0:
+                a += dd
+            st.append(a)
+            en.append(b)
+        starts.append(st)
+        ends.append(en)
+    starts = _pad3(starts, nd, [0])
+    ends = _pad3(ends, nd, [1])
+    steps = tuple(_pad3(d, nd, 1))
+    y, ind = _MaxPoolFn.apply(input, nd, (starts, ends, steps, osz), fname)
+    return (y, ind) if return_indices else y
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """1-d max pooling returning ``(values, indices)``; see :func:`max_pool1d`."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 1,
+                     "max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """2-d max pooling returning ``(values, indices)``; see :func:`max_pool2d`."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2,
+                     "max_pool2d")
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """3-d max pooling returning ``(values, indices)``; see :func:`max_pool3d`."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3,
+                     "max_pool3d")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """1-d max pooling over ``(N, C, L)`` or ``(C, L)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    kernel_size, stride, padding, dilation : int or tuple
+        ``stride`` defaults to ``kernel_size``.
+    ceil_mode : bool
+        Use ceil instead of floor for the output size.
+    return_indices : bool
+        Also return the argmax indices (flat per plane).
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     1, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-d max pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    kernel_size, stride, padding, dilation : int or tuple
+        ``stride`` defaults to ``kernel_size``.
+    ceil_mode : bool
+    return_indices : bool
+        Also return the argmax indices (``h * W + w`` per plane).
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> import ptcore.nn.functional as F
+    >>> F.max_pool2d(ptcore.arange(16.).view(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2, "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-d max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    kernel_size, stride, padding, dilation : int or tuple
+    ceil_mode, return_indices : bool
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d")
+
+
+# ---------------------------------------------------------------------------
+# average pooling
+# ---------------------------------------------------------------------------
+class _AvgPoolFn(_Function):
+    @staticmethod
+    def forward(ctx, x, nd, win, fname):
+        starts, ends, factors, div, out_sp = win
+        dt = _compute_dtype(x.dtype, fname, False)
+        xp, sp = _planes(x, nd, dt)
+        lead = tuple(x.shape[:x.dim() - nd])
+        L = 1
+        for s in out_sp:
+            L *= s
+        y = ptcore.empty((xp.shape[0], L), dtype=dt)
+        if y.numel():
+            _kernels().avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div, False)
+        ctx.meta = (x.shape, x.dtype, nd, win, sp, dt)
+        y = y.reshape(lead + tuple(out_sp))
+        return y if dt == x.dtype else y.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        xshape, odt, nd, win, sp, dt = ctx.meta
+        starts, ends, factors, div, out_sp = win
+        P = 1
+        for s in xshape[:len(xshape) - nd]:
+            P *= s
+        Lin = 1
+        for s in sp:
+            Lin *= s
+        gx = ptcore.empty((P, Lin), dtype=dt)
+        if gx.numel():
+            if gy.numel():
+                gyp = gy.to(dt).contiguous().reshape((P, -1))
+                _kernels().avg_pool(gx, gyp, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div,
+                                    True)
+            else:
+                gx.zero_()
+        gx = gx.reshape(xshape)
+        return (gx if dt == odt else gx.to(odt)), None, None, None
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, nd, fname):
+    if nd == 1 and isinstance(input, _TensorBase) and input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"avg_pool1d)")
+    _check_input(input, nd, fname, "avg")
+    k = _pool_tuple(kernel_size, nd, fname, "kernel_size")
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        s = k
+    else:
+        s = _pool_tuple(stride, nd, fname, "stride")
+    p = _pool_tuple(padding, nd, fname, "padding")
+    if builtins.any(v <= 0 for v in k):
+        raise RuntimeError("kernel size should be greater than zero, but got " +
+                           " ".join(f"k{n}: {v}" for n, v in zip("DHW"[3 - nd:], k)))
+    if builtins.any(v <= 0 for v in s):
+        raise RuntimeError("stride should not be zero" if builtins.any(v == 0 for v in s) else
+                           "stride should be greater than zero")
+    if builtins.any(v < 0 for v in p):
+        raise RuntimeError("pad must be non-negative")
+    for kk, pp in zip(k, p):
+        if pp > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation=1")
+    div = 0
+    if divisor_override is not None:
+        div = operator.index(divisor_override)
+        if div == 0:
+            raise RuntimeError("divisor must be not zero")
+    sp = tuple(input.shape[input.dim() - nd:])
+    osz = tuple(_out_size(n, kk, pp, ss, 1, ceil_mode) for n, kk, pp, ss in zip(sp, k, p, s))
+    if builtins.any(o < 1 for o in osz):
+        C = input.shape[input.dim() - nd - 1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(str(v) for v in (C,) + sp)}). Calculated output size: "
+            f"({'x'.join(str(v) for v in (C,) + osz)}). Output size is too small")
+    starts, ends, factors = [], [], []
+    for n, kk, pp, ss, o in zip(sp, k, p, s, osz):
+        st, en, fa = [], [], []
+        for i in range(o):
+            a = i * ss - pp
+            b = builtins.min(a + kk, n + pp)
+            pool = b - a
+            a = builtins.max(a, 0)
+            b = builtins.min(b, n)
+            if b < a:
+                b = a
+            st.append(a)
+            en.append(b)
+            fa.append(pool if count_include_pad else builtins.max(b - a, 1))
+        starts.append(st)
+        ends.append(en)
+        factors.append(fa)
+    win = (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), div, osz)
+    return _AvgPoolFn.apply(input, nd, win, fname)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """1-d average pooling over ``(N, C, L)`` or ``(C, L)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    kernel_size, stride, padding : int or tuple
+    ceil_mode : bool
+    count_include_pad : bool
+        Count the zero padding in the divisor.
+
+    Returns
+    -------
+    Tensor
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1,
+                     "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-d average pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    kernel_size, stride, padding : int or tuple
+    ceil_mode, count_include_pad : bool
+    divisor_override : int, optional
+        Divide every window sum by this instead of the window size.
+
+    Returns
+    -------
+    Tensor
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3-d average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    kernel_size, stride, padding : int or tuple
+    ceil_mode, count_include_pad : bool
+    divisor_override : int, optional
+
+    Returns
+    -------
+    Tensor
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
+
+
+# ---------------------------------------------------------------------------
+# adaptive pooling
+# ---------------------------------------------------------------------------
+def _adaptive_windows(input, output_size, nd, fname):
+    _check_input(input, nd, fname, "adaptive")
+    sp = tuple(input.shape[input.dim() - nd:])
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != nd:
+            raise RuntimeError(f"{fname}: output_size must be {nd}")
+        osz = tuple(sp[i] if v is None else operator.index(v) for i, v in enumerate(output_size))
+    else:
+        osz = (operator.index(output_size),) * nd
+    if builtins.any(o < 0 for o in osz):
+        raise RuntimeError(f"{fname}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {list(osz)}")
+    starts, ends, factors = [], [], []
+    for n, o in zip(sp, osz):
+        st = [(i * n) // o for i in range(o)]
+        en = [-((-(i + 1) * n) // o) for i in range(o)]
+        starts.append(st)
+        ends.append(en)
+        factors.append([e - s for s, e in zip(st, en)])
+    return (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), osz)
+
+
+def _adaptive_avg(input, output_size, nd, fname):
+    starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
+    return _AvgPoolFn.apply(input, nd, (starts, ends, factors, 0, osz), fname)
+
+
+def _adaptive_max(input, output_size, return_indices, nd, fname):
+    starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
+    y, ind = _MaxPoolFn.apply(input, nd, (starts, ends, (1, 1, 1), osz), fname)
+    return (y, ind) if return_indices else y
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """1-d adaptive average pooling to ``output_size``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, L)`` or ``(C, L)``.
+    output_size : int
+
+    Returns
+    -------
+    Tensor
+    """
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2-d adaptive average pooling to ``output_size`` (int or ``(H, W)``, ``None``
+    keeps the input size).
+
+    Parameters
+    ----------
+    input : Tensor
+    output_size : int or tuple
+
+    Returns
+    -------
+    Tensor
+    """
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-d adaptive average pooling to ``output_size``.
+
+    Parameters
+    ----------
+    input : Tensor
+    output_size : int or tuple
+
+    Returns
+    -------
+    Tensor
+    """
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """1-d adaptive max pooling returning ``(values, indices)``."""
+    return _adaptive_max(input, output_size, True, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """2-d adaptive max pooling returning ``(values, indices)``."""
+    return _adaptive_max(input, output_size, True, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """3-d adaptive max pooling returning ``(values, indices)``."""
+    return _adaptive_max(input, output_size, True, 3, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-d adaptive max pooling to ``output_size``.
+
+    Parameters
+    ----------
+    input : Tensor
+    output_size : int
+    return_indices : bool
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+    """
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-d adaptive max pooling to ``output_size``.
+
+    Parameters
+    ----------
+    input : Tensor
+    output_size : int or tuple
+    return_indices : bool
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+    """
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-d adaptive max pooling to ``output_size``.
+
+    Parameters
+    ----------
+    input : Tensor
+    output_size : int or tuple
+    return_indices : bool
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+    """
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+# ---------------------------------------------------------------------------
+# power-average pooling (composed)
+# ---------------------------------------------------------------------------
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """1-d power-average pooling: ``(sum x^p)^(1/p)`` over each window.
+
+    Parameters
+    ----------
+    input : Tensor
+    norm_type : float
+    kernel_size, stride : int
+    ceil_mode : bool
+
+    Returns
+    -------
+    Tensor
+    """
+    k = _pool_tuple(kernel_size, 1, "lp_pool1d", "kernel_size")[0]
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), k, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-d power-average pooling: ``(sum x^p)^(1/p)`` over each window.
+
+    Parameters
+    ----------
+    input : Tensor
+    norm_type : float
+    kernel_size, stride : int or tuple
+    ceil_mode : bool
+
+    Returns
+    -------
+    Tensor
+    """
+    kh, kw = _pool_tuple(kernel_size, 2, "lp_pool2d", "kernel_size")
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), (kh, kw), padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)

@@ -1,0 +1,391 @@
+"""Vision helpers: ``pad``, ``interpolate``/``upsample*``, ``pixel_shuffle``,
+``pixel_unshuffle``.
+
+``pad`` runs ``ptcore._shape_ops.pad`` forward and has an explicit backward
+(cropping for constant padding, index-add over each padded dim's source map
+for reflect/replicate/circular).  ``interpolate`` resamples one spatial dim
+at a time: output = sum over taps ``j`` of ``x.index_select(d, idx_j) * w_j``,
+with PyTorch's index/weight formulas (nearest, nearest-exact, linear,
+bilinear, trilinear, bicubic; area = adaptive average pooling).
+"""
+import builtins
+import math
+import operator
+
+import numpy as np
+
+import ptcore
+from ptcore import _shape_ops
+from ptcore._tensor import _TensorBase
+from ptcore.nn.functional._conv import _Function, _size
+from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
+    adaptive_avg_pool3d
+
+__all__ = [
+    "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "pixel_shuffle", "pixel_unshuffle",
+]
+
+
+# ---------------------------------------------------------------------------
+# pad
+# ---------------------------------------------------------------------------
+def _circular_index(n, lo, hi):
+    """Source positions of PyTorch's circular padding along one dim."""
+    n_out = n + lo + hi
+    core = list(range(builtins.max(-lo, 0), n - builtins.max(-hi, 0)))
+    out = [0] * n_out
+    a = builtins.max(lo, 0)
+    out[a:a + len(core)] = core
+    if lo > 0:
+        src = n_out - lo - builtins.max(hi, 0)
+        out[0:lo] = out[src:src + lo]
+    if hi > 0:
+        a = builtins.max(lo, 0)
+        out[n_out - hi:] = out[a:a + hi]
+    return out
+
+
+class _PadFn(_Function):
+    @staticmethod
+    def forward(ctx, x, pad, mode, value):
+        out = _shape_ops.pad(x, pad, mode, value)
+        ctx.meta = (tuple(x.shape), tuple(pad), mode)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        xshape, pad, mode = ctx.meta
+        if mode == "constant":
+            return _shape_ops.constant_pad_nd(g, [-p for p in pad], 0), None, None, None
+        nd = len(xshape)
+        k = len(pad) // 2
+        for i in range(k):
+            d = nd - 1 - i
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            if lo == 0 and hi == 0:
+                continue
+            n = xshape[d]
+            if mode == "circular":
+                idx = _circular_index(n, lo, hi)
+            else:
+                idx = _shape_ops._pad_index(n, lo, hi, mode)
+            shape = list(g.shape)
+            shape[d] = n
+            gx = ptcore.zeros(shape, dtype=g.dtype)
+            gx.index_add_(d, ptcore.tensor(idx, dtype=ptcore.int64), g)
+            g = gx
+        return g, None, None, None
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative entries, crop) the last ``len(pad) // 2`` dims.
+
+    Parameters
+    ----------
+    input : Tensor
+    pad : sequence of int
+        ``(last_left, last_right, 2nd_last_left, 2nd_last_right, ...)``.
+    mode : {'constant', 'reflect', 'replicate', 'circular'}
+    value : float, optional
+        Fill value of 'constant' padding (default 0).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> import ptcore.nn.functional as F
+    >>> F.pad(ptcore.arange(3.), (1, 2), mode="replicate")
+    tensor([0., 0., 1., 2., 2., 2.])
+    """
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"pad(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    pad = tuple(operator.index(p) for p in pad)
+    return _PadFn.apply(input, pad, mode, value)
+
+
+# ---------------------------------------------------------------------------
+# resampling along one dim
+# ---------------------------------------------------------------------------
+class _ResampleFn(_Function):
+    """y = sum_j x.index_select(d, idx_j) * w_j (w_j broadcast along dim d, or None = 1)."""
+
+    @staticmethod
+    def forward(ctx, x, d, taps):
+        out = None
+        for idx, w in taps:
+            t = x.index_select(d, idx)
+            if w is not None:
+                t = t * w
+            out = t if out is None else out.add_(t)
+        ctx.meta = (tuple(x.shape), d, taps)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        xshape, d, taps = ctx.meta
+        gx = ptcore.zeros(xshape, dtype=g.dtype)
+        for idx, w in taps:
+            gx.index_add_(d, idx, g if w is None else g * w)
+        return gx, None, None
+
+
+def _scale_value(scale, n_in, n_out, ft):
+    # compute_scales_value: 1/scale when a scale is given, else in/out (in opmath type)
+    if scale is not None and scale > 0:
+        return ft(1.0 / scale)
+    return ft(n_in) / ft(n_out)
+
+
+def _area_scale(n_in, n_out, align_corners, scale, ft):
+    if align_corners:
+        return ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
+    return _scale_value(scale, n_in, n_out, ft)
+
+
+def _taps(mode, n_in, n_out, scale, align_corners, ft, ndim, d):
+    """(index tensor, weight tensor or None) pairs resampling one dim."""
+    o = np.arange(n_out)
+    if mode in ("nearest", "nearest-exact"):
+        if mode == "nearest" and n_out == n_in:
+            idx = o
+        elif mode == "nearest" and n_out == 2 * n_in:
+            idx = o >> 1
+        else:
+            s = _scale_value(scale, n_in, n_out, np.float32)
+            if mode == "nearest":
+                src = np.floor(o.astype(np.float32) * s)
+            else:
+                src = np.floor((o.astype(np.float32) + np.float32(0.5)) * s)
+            idx = np.minimum(src.astype(np.int64), n_in - 1)
+        return [(ptcore.from_numpy(np.ascontiguousarray(idx, dtype=np.int64)), None)]
+    s = _area_scale(n_in, n_out, align_corners, scale, ft)
+    of = o.astype(ft)
+    wshape = [1] * ndim
+    wshape[d] = n_out
+    if mode == "cubic":
+        if align_corners:
+            real = s * of
+        else:
+            real = s * (of + ft(0.5)) - ft(0.5)
+        fl = np.floor(real)
+        t = (real - fl).astype(ft)
+        i0 = fl.astype(np.int64)
+        A = ft(-0.75)
+
+        def cc1(x):
+            return ((A + 2) * x - (A + 3)) * x * x + 1
+
+        def cc2(x):
+            return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+        ws = [cc2(t + 1), cc1(t), cc1(1 - t), cc2(2 - t)]
+        out = []
+        for j in range(4):
+            idx = np.clip(i0 - 1 + j, 0, n_in - 1)
+            out.append((ptcore.from_numpy(np.ascontiguousarray(idx, dtype=np.int64)),
+                        ptcore.from_numpy(np.ascontiguousarray(ws[j], dtype=ft)).reshape(wshape)))
+        return out
+    if align_corners:
+        real = s * of
+    else:
+        real = np.maximum(s * (of + ft(0.5)) - ft(0.5), ft(0))
+    i0 = real.astype(np.int64)
+    lam1 = np.clip(real - i0.astype(ft), 0, 1).astype(ft)
+    lam0 = (ft(1) - lam1).astype(ft)
+    i1 = i0 + (i0 < n_in - 1)
+    mk = ptcore.from_numpy
+    return [(mk(np.ascontiguousarray(i0)), mk(np.ascontiguousarray(lam0)).reshape(wshape)),
+            (mk(np.ascontiguousarray(i1)), mk(np.ascontiguousarray(lam1)).reshape(wshape))]
+
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Down/up-sample ``input`` to ``size`` or by ``scale_factor``.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, *spatial)`` with 1 to 3 spatial dims.
+    size : int or tuple, optional
+    scale_factor : float or tuple, optional
+    mode : str
+        'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear' (4-D),
+        'bicubic' (4-D), 'trilinear' (5-D) or 'area'.
+    align_corners : bool, optional
+        For the interpolating modes (default False).
+    recompute_scale_factor : bool, optional
+        Recompute the scale from the output size instead of using
+        ``scale_factor`` in the index computation.
+    antialias : bool
+        Not supported (must be False).
+
+    Returns
+    -------
+    Tensor
+    """
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"interpolate(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if dim < 1 or dim > 3 or mode not in _MODES:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    f"Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"of {list(size)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                    f"format and output size in (o1, o2, ...,oK) format.")
+            out_size = [operator.index(s) for s in size]
+        else:
+            out_size = [operator.index(size)] * dim
+        scales = [None] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    f"Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {list(scale_factor)}. Please provide input tensor in "
+                    f"(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        out_size = [int(math.floor(float(input.shape[i + 2]) * scales[i])) for i in range(dim)]
+        if recompute_scale_factor:
+            scales = [None] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+    if mode in need and need[mode] != dim:
+        raise NotImplementedError(
+            f"Got {input.dim()}D input, but {mode} mode needs {need[mode] + 2}D input")
+    for i, o in enumerate(out_size):
+        if o <= 0:
+            raise RuntimeError(
+                f"Input and output sizes should be greater than 0, but got input "
+                f"({', '.join(str(s) for s in input.shape[2:])}) and output "
+                f"({', '.join(str(s) for s in out_size)})")
+    if mode == "area":
+        fn = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
+        return fn(input, out_size)
+    if not input.is_floating_point():
+        raise NotImplementedError(f"interpolate: {mode} mode needs a floating-point input, got "
+                                  f"{input.dtype}")
+    ft = np.float64 if input.dtype == ptcore.float64 else np.float32
+    kind = {"linear": "linear", "bilinear": "linear", "trilinear": "linear",
+            "bicubic": "cubic"}.get(mode, mode)
+    x = input
+    for i in range(dim):
+        d = i + 2
+        n_in, n_out = x.shape[d], out_size[i]
+        if kind in ("nearest",) and n_in == n_out:
+            continue
+        taps = _taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
+        taps = [(idx, None if w is None else w.to(x.dtype)) for idx, w in taps]
+        x = _ResampleFn.apply(x, d, taps)
+    return x if x is not input else input.clone()
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of :func:`interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')``."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---------------------------------------------------------------------------
+# pixel shuffle
+# ---------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    """Rearrange ``(*, C*r^2, H, W)`` into ``(*, C, H*r, W*r)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    upscale_factor : int
+
+    Returns
+    -------
+    Tensor
+    """
+    r = operator.index(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = tuple(input.shape[:-3])
+    oc = c // (r * r)
+    n = len(lead)
+    x = input.reshape(lead + (oc, r, r, h, w))
+    perm = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
+    return x.permute(perm).reshape(lead + (oc, h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """Rearrange ``(*, C, H*r, W*r)`` into ``(*, C*r^2, H, W)`` (inverse of
+    :func:`pixel_shuffle`).
+
+    Parameters
+    ----------
+    input : Tensor
+    downscale_factor : int
+
+    Returns
+    -------
+    Tensor
+    """
+    r = operator.index(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, "
+                           f"but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, "
+                           f"but input.size(-1)={w} is not divisible by {r}")
+    lead = tuple(input.shape[:-3])
+    n = len(lead)
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
+    return x.permute(perm).reshape(lead + (c * r * r, h // r, w // r))

@@ -1,0 +1,103 @@
+"""Identity, Linear and Bilinear layers (``torch.nn``)."""
+import math
+
+import ptcore
+from ptcore.nn import functional as F
+from ptcore.nn import init
+from ptcore.nn.parameter import Parameter
+from ptcore.nn.modules.module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+class Identity(Module):
+    """A placeholder that returns its input (arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x A^T + b``.
+
+    Parameters
+    ----------
+    in_features, out_features : int
+        Sizes of each input and output sample.
+    bias : bool
+        Whether to learn an additive bias (default True).
+    device, dtype : optional
+        Factory arguments of the parameters.
+    """
+
+    __constants__ = ["in_features", "out_features"]
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(ptcore.empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(ptcore.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Kaiming-uniform weight (a=sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    pass
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b``."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(ptcore.empty((out_features, in1_features, in2_features),
+                                             device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(ptcore.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight and bias U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+        if self.in1_features <= 0:
+            raise ValueError(
+                f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

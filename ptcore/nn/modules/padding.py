@@ -1,0 +1,140 @@
+"""Padding layers (``torch.nn.ZeroPad*``, ``ConstantPad*``, ``ReflectionPad*``,
+``ReplicationPad*``, ``CircularPad*``)."""
+from ptcore.nn import functional as F
+from ptcore.nn.modules.module import Module
+
+__all__ = [
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+]
+
+
+def _ntuple(v, n):
+    if isinstance(v, (list, tuple)):
+        if len(v) != n:
+            raise ValueError(f"expected a padding of {n} ints, got {tuple(v)}")
+        return tuple(v)
+    return (v,) * n
+
+
+class _PadNd(Module):
+    __constants__ = ["padding", "mode"]
+    _nd = 1
+    _mode = "constant"
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _ntuple(padding, 2 * self._nd)
+
+    def forward(self, input):
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(Module):
+    __constants__ = ["padding", "value"]
+    _nd = 1
+
+    def __init__(self, padding, value):
+        super().__init__()
+        self.padding = _ntuple(padding, 2 * self._nd)
+        self.value = value
+
+    def forward(self, input):
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self):
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pad the last dim with a constant ``value``."""
+    _nd = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pad the last 2 dims with a constant ``value``."""
+    _nd = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last 3 dims with a constant ``value``."""
+    _nd = 3
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pad the last dim with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad2d(ConstantPad2d):
+    """Pad the last 2 dims with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last 3 dims with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    """Pad the last dim with the reflection of the input."""
+    _nd, _mode = 1, "reflect"
+
+
+class ReflectionPad2d(_PadNd):
+    """Pad the last 2 dims with the reflection of the input."""
+    _nd, _mode = 2, "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    """Pad the last 3 dims with the reflection of the input."""
+    _nd, _mode = 3, "reflect"
+
+
+class ReplicationPad1d(_PadNd):
+    """Pad the last dim by repeating the edge values."""
+    _nd, _mode = 1, "replicate"
+
+
+class ReplicationPad2d(_PadNd):
+    """Pad the last 2 dims by repeating the edge values."""
+    _nd, _mode = 2, "replicate"
+
+
+class ReplicationPad3d(_PadNd):
+    """Pad the last 3 dims by repeating the edge values."""
+    _nd, _mode = 3, "replicate"
+
+
+class CircularPad1d(_PadNd):
+    """Pad the last dim circularly."""
+    _nd, _mode = 1, "circular"
+
+
+class CircularPad2d(_PadNd):
+    """Pad the last 2 dims circularly."""
+    _nd, _mode = 2, "circular"
+
+
+class CircularPad3d(_PadNd):
+    """Pad the last 3 dims circularly."""
+    _nd, _mode = 3, "circular"

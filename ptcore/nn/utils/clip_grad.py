@@ -1,0 +1,127 @@
+"""Gradient clipping (``torch.nn.utils.clip_grad``)."""
+import functools
+import types
+import warnings
+
+import ptcore
+from ptcore._tensor import _TensorBase
+
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm",
+           "clip_grads_with_norm_"]
+
+
+def _no_grad(func):
+    def _no_grad_wrapper(*args, **kwargs):
+        with ptcore.no_grad():
+            return func(*args, **kwargs)
+    functools.update_wrapper(_no_grad_wrapper, func)
+    return _no_grad_wrapper
+
+
+def _check_foreach(foreach, tensors):
+    if foreach:
+        for t in tensors:
+            if t.device.type not in ("cpu", "cuda"):
+                raise RuntimeError(
+                    f"foreach=True was passed, but can't use the foreach API on {t.device.type} tensors")
+
+
+@_no_grad
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The ``norm_type``-norm of the norms of ``tensors`` (as if concatenated into one vector).
+
+    Parameters
+    ----------
+    tensors : Tensor or iterable of Tensor
+    norm_type : float
+        ``inf`` for the max-norm.
+    error_if_nonfinite : bool
+        Raise if the total norm is nan or inf.
+    foreach : bool, optional
+        Accepted for compatibility (ptcore always loops).
+    """
+    if isinstance(tensors, _TensorBase):
+        tensors = [tensors]
+    else:
+        tensors = list(tensors)
+    norm_type = float(norm_type)
+    if len(tensors) == 0:
+        return ptcore.tensor(0.0)
+    _check_foreach(foreach, tensors)
+    first_device = tensors[0].device
+    norms = [ptcore.linalg.vector_norm(g, norm_type) for g in tensors]
+    total_norm = ptcore.linalg.vector_norm(
+        ptcore.stack([n.to(first_device) for n in norms]), norm_type)
+    if error_if_nonfinite and bool(ptcore.logical_or(total_norm.isnan(), total_norm.isinf())):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from "
+            "`parameters` is non-finite, so it cannot be clipped. To disable "
+            "this error and scale the gradients by the non-finite norm anyway, "
+            "set `error_if_nonfinite=False`")
+    return total_norm
+
+
+@_no_grad
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``."""
+    if isinstance(parameters, _TensorBase):
+        parameters = [parameters]
+    grads = [p.grad for p in parameters if p.grad is not None]
+    max_norm = float(max_norm)
+    if len(grads) == 0:
+        return
+    _check_foreach(foreach, grads)
+    clip_coef = max_norm / (total_norm + 1e-6)
+    clip_coef_clamped = ptcore.clamp(clip_coef, max=1.0)
+    for g in grads:
+        g.mul_(clip_coef_clamped.to(device=g.device, dtype=g.dtype))
+
+
+@_no_grad
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Clip the gradient norm of ``parameters`` (in place); returns the total norm before clipping.
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        Tensors whose ``.grad`` is clipped.
+    max_norm : float
+        Maximum norm.
+    norm_type : float
+        Type of the p-norm (``inf`` for the max-norm).
+    error_if_nonfinite : bool
+        Raise if the total norm is nan or inf.
+    foreach : bool, optional
+        Accepted for compatibility.
+    """
+    if isinstance(parameters, _TensorBase):
+        parameters = [parameters]
+    else:
+        is_generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)
+        if is_generator and len(parameters) == 0:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
+                          stacklevel=3)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
+    return total_norm
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated alias of :func:`clip_grad_norm_`."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated "
+                  "in favor of `torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+@_no_grad
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp the gradients of ``parameters`` to ``[-clip_value, clip_value]`` (in place)."""
+    if isinstance(parameters, _TensorBase):
+        parameters = [parameters]
+    clip_value = float(clip_value)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    _check_foreach(foreach, grads)
+    for grad in grads:
+        grad.clamp_(min=-clip_value, max=clip_value)

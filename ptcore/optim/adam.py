@@ -1,0 +1,190 @@
+"""Adam (``torch.optim.Adam``)."""
+import ptcore
+from ptcore.tensor import Tensor
+from ptcore.optim.optimizer import (
+    Optimizer, _check_fused_foreach, _get_scalar_dtype, _step_tensor, _to_scalar,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
+)
+
+__all__ = ["Adam", "adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam: a method for stochastic optimization (Kingma & Ba, 2014).
+
+    Parameters
+    ----------
+    params : iterable
+        Parameters or parameter groups to optimize.
+    lr : float or Tensor, optional
+        Learning rate (default: 1e-3).
+    betas : tuple of float, optional
+        Coefficients of the running averages of the gradient and of its square
+        (default: (0.9, 0.999)).
+    eps : float, optional
+        Term added to the denominator for numerical stability (default: 1e-8).
+    weight_decay : float, optional
+        Weight decay (L2 penalty) (default: 0).
+    amsgrad : bool, optional
+        Use the AMSGrad variant (default: False).
+    foreach, capturable, differentiable, fused : optional
+        Accepted for compatibility with PyTorch; the update is the same.
+    maximize : bool, optional
+        Maximize the objective instead of minimizing it (default: False).
+    decoupled_weight_decay : bool, optional
+        Decoupled weight decay as in AdamW (default: False).
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError(
+                    "lr as a Tensor is not supported for capturable=False and foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i in (0, 1):
+            if isinstance(betas[i], Tensor):
+                if not capturable and foreach:
+                    raise ValueError(
+                        f"betas[{i}] as a Tensor is not supported for capturable=False "
+                        "and foreach=True")
+                if betas[i].numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(map(_to_scalar, betas))
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+            "capturable": capturable, "differentiable": differentiable, "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+        _check_fused_foreach(self, fused, foreach, differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(p_state["step"])
+
+    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                    state_steps):
+        amsgrad = group["amsgrad"]
+        state_all = self.state
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                params.append(p)
+                grads.append(g)
+                state = state_all[p]
+                if len(state) == 0:
+                    state["step"] = ptcore.tensor(0.0, dtype=_get_scalar_dtype())
+                    state["exp_avg"] = ptcore.zeros_like(p)
+                    state["exp_avg_sq"] = ptcore.zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = ptcore.zeros_like(p)
+                exp_avgs.append(state["exp_avg"])
+                exp_avg_sqs.append(state["exp_avg_sq"])
+                if amsgrad:
+                    max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+                state_steps.append(state["step"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            A closure that reevaluates the model and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with ptcore.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps = (
+                [], [], [], [], [], [])
+            beta1, beta2 = group["betas"]
+            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs,
+                             max_exp_avg_sqs, state_steps)
+            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                 amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                 weight_decay=group["weight_decay"], eps=group["eps"],
+                 maximize=group["maximize"],
+                 decoupled_weight_decay=group["decoupled_weight_decay"])
+        return loss
+
+
+def _scalar(x):
+    x = _to_scalar(x)
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+         foreach=None, capturable=False, differentiable=False, fused=None,
+         grad_scale=None, found_inf=None, has_complex=False, decoupled_weight_decay=False,
+         *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize):
+    """Functional form of :class:`Adam` (updates everything in place)."""
+    lr = _scalar(lr)
+    beta1 = _scalar(beta1)
+    beta2 = _scalar(beta2)
+    one_m_beta1 = 1 - beta1
+    one_m_beta2 = 1 - beta2
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg = exp_avgs[i]
+        exp_avg_sq = exp_avg_sqs[i]
+        step_t = state_steps[i]
+        step_t += 1
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        if param.is_complex():
+            grad = _view_as_real(grad)
+            exp_avg = _view_as_real(exp_avg)
+            exp_avg_sq = _view_as_real(exp_avg_sq)
+            param = _view_as_real(param)
+            max_sq = _view_as_real(max_exp_avg_sqs[i]) if amsgrad else None
+        else:
+            max_sq = max_exp_avg_sqs[i] if amsgrad else None
+
+        _lerp_(exp_avg, grad, one_m_beta1)
+        _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, one_m_beta2)
+
+        step = step_t.item()
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
+        if amsgrad:
+            ptcore.maximum(max_sq, exp_avg_sq, out=max_sq)
+            denom = max_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
+        else:
+            denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
+        _addcdiv_(param, exp_avg, denom, -step_size)

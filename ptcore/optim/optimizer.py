@@ -1,0 +1,577 @@
+"""Base class of the optimizers (``torch.optim.Optimizer``)."""
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from copy import deepcopy
+from itertools import chain
+
+import ptcore
+from ptcore.tensor import Tensor
+
+__all__ = [
+    "Optimizer",
+    "register_optimizer_step_pre_hook",
+    "register_optimizer_step_post_hook",
+]
+
+
+class _RequiredParameter:
+    """Singleton marking a required optimizer option."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class RemovableHandle:
+    """A handle that removes a hook from the dict it was registered in.
+
+    Parameters
+    ----------
+    hooks_dict : dict
+        The dict the hook lives in.
+    """
+
+    next_id = 0
+
+    def __init__(self, hooks_dict):
+        import weakref
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+
+    def remove(self):
+        """Remove the hook."""
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None and self.id in hooks_dict:
+            del hooks_dict[self.id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, type, value, tb):
+        self.remove()
+
+
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register a pre hook common to all optimizers.
+
+    ``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)``.
+
+    Returns
+    -------
+    RemovableHandle
+    """
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``.
+
+    Returns
+    -------
+    RemovableHandle
+    """
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _get_value(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _to_scalar(x):
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+def _get_scalar_dtype(is_fused=None):
+    if is_fused:
+        return ptcore.float32
+    return ptcore.float64 if ptcore.get_default_dtype() == ptcore.float64 else ptcore.float32
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "ptcore.Tensor"
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    if module in (None, "builtins"):
+        return name
+    return f"{module}.{name}"
+
+
+def _use_grad_for_differentiable(func):
+    """Run ``step`` with grad mode set to the optimizer's ``differentiable`` option."""
+    @functools.wraps(func)
+    def _use_grad(self, *args, **kwargs):
+        prev = ptcore.is_grad_enabled()
+        try:
+            ptcore.set_grad_enabled(self.defaults["differentiable"])
+            return func(self, *args, **kwargs)
+        finally:
+            ptcore.set_grad_enabled(prev)
+    return _use_grad
+
+
+def _check_fused_foreach(self, fused, foreach, differentiable):
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _step_tensor(value=0.0):
+    return ptcore.tensor(float(value), dtype=_get_scalar_dtype())
+
+
+def _hooked_step(func):
+    """Wrap a subclass's ``step`` so that the step pre/post hooks run around it."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        pre = self._optimizer_step_pre_hooks
+        if pre or _global_optimizer_pre_hooks:
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(), pre.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(
+                            f"{func} must return None or a tuple of (new_args, new_kwargs), "
+                            f"but got {result}.")
+        out = func(*args, **kwargs)
+        post = self._optimizer_step_post_hooks
+        if post or _global_optimizer_post_hooks:
+            for post_hook in chain(post.values(), _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+        return out
+    wrapper.hooked = True
+    return wrapper
+
+
+class Optimizer:
+    r"""Base class for all optimizers.
+
+    Parameters
+    ----------
+    params : iterable
+        An iterable of tensors, of ``(name, tensor)`` pairs or of dicts (parameter
+        groups). Specifies what tensors should be optimized.
+    defaults : dict
+        Default values of the optimization options (used when a parameter group
+        does not specify them).
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _hooked_step(step)
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be "
+                "an iterable of Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self):
+        return {
+            "defaults": self.defaults,
+            "state": self.state,
+            "param_groups": self.param_groups,
+        }
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self):
+        format_string = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            format_string += "\n"
+            format_string += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    format_string += f"    {key}: {group[key]}\n"
+        format_string += ")"
+        return format_string
+
+    # -- hooks ---------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """Register a hook ``hook(optimizer, args, kwargs) -> None or (args, kwargs)``
+        called before :meth:`step`.
+
+        Returns
+        -------
+        RemovableHandle
+        """
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook):
+        """Register a hook ``hook(optimizer, args, kwargs)`` called after :meth:`step`.
+
+        Returns
+        -------
+        RemovableHandle
+        """
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    def _register(self, hooks, hook, prepend):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer)`` called before :meth:`state_dict`."""
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer, state_dict) -> state_dict or None`` called after
+        :meth:`state_dict`."""
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer, state_dict) -> state_dict or None`` called before
+        :meth:`load_state_dict`."""
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer)`` called after :meth:`load_state_dict`."""
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    # -- state dict ----------------------------------------------------------
+    def state_dict(self):
+        """Return the state of the optimizer as a dict.
+
+        It has two entries: ``state`` (per-parameter state keyed by integer
+        parameter ids) and ``param_groups`` (the groups' options, with the
+        parameters replaced by their ids).  The state tensors are not copied.
+        """
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+
+        param_mappings = {}
+        start_index = 0
+
+        def pack_group(group):
+            nonlocal start_index
+            packed = {k: v for k, v in group.items() if k != "params"}
+            param_mappings.update({
+                id(p): i for i, p in enumerate(group["params"], start_index)
+                if id(p) not in param_mappings})
+            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
+            start_index += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {
+            (param_mappings[id(k)] if isinstance(k, Tensor) else k): v
+            for k, v in self.state.items()
+        }
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            hook_result = post_hook(self, state_dict)
+            if hook_result is not None:
+                state_dict = hook_result
+        return state_dict
+
+    @staticmethod
+    def _process_value_according_to_param_policy(param, value, param_id, param_groups,
+                                                 key=None):
+        fused = False
+        capturable = False
+        for pg in param_groups:
+            if param_id in pg["params"]:
+                fused = pg.get("fused", False)
+                capturable = pg.get("capturable", False)
+                break
+        if key == "step":
+            if capturable or fused:
+                return value.to(dtype=ptcore.float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict):
+        """Load the optimizer state.
+
+        Parameters
+        ----------
+        state_dict : dict
+            Optimizer state, as returned by :meth:`state_dict`.
+        """
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            hook_result = pre_hook(self, state_dict)
+            if hook_result is not None:
+                state_dict = hook_result
+
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        param_lens = (len(g["params"]) for g in groups)
+        saved_lens = (len(g["params"]) for g in saved_groups)
+        if any(p_len != s_len for p_len, s_len in zip(param_lens, saved_lens)):
+            raise ValueError(
+                "loaded state dict contains a parameter group "
+                "that doesn't match the size of optimizer's group")
+
+        id_map = dict(zip(
+            chain.from_iterable(g["params"] for g in saved_groups),
+            chain.from_iterable(g["params"] for g in groups)))
+
+        def _cast(param, value, param_id=None, param_groups=None, key=None):
+            if isinstance(value, Tensor):
+                return Optimizer._process_value_according_to_param_policy(
+                    param, value, param_id, param_groups, key)
+            if isinstance(value, dict):
+                return {k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k)
+                        for k, v in value.items()}
+            if isinstance(value, (str, bytes)):
+                return value
+            if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
+                # a tensor of another library (e.g. torch): take its data
+                return _cast(param, ptcore.from_dlpack(value), param_id, param_groups, key)
+            if isinstance(value, Iterable):
+                return type(value)(
+                    _cast(param, v, param_id=param_id, param_groups=param_groups)
+                    for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = _cast(param, v, param_id=k,
+                                     param_groups=state_dict["param_groups"])
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    # -- gradients and steps -------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all optimized tensors.
+
+        Parameters
+        ----------
+        set_to_none : bool, optional
+            Set the grads to None instead of filling them with zeros
+            (default: True).
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        if getattr(g, "grad_fn", None) is not None:
+                            g.detach_()
+                        else:
+                            g.requires_grad_(False)
+                        g.zero_()
+
+    def step(self, closure=None):
+        """Perform a single optimization step (to be overridden by subclasses).
+
+        Parameters
+        ----------
+        closure : callable, optional
+            A closure that reevaluates the model and returns the loss.
+        """
+        raise NotImplementedError
+
+    def add_param_group(self, param_group):
+        """Add a parameter group to the optimizer's ``param_groups``.
+
+        Parameters
+        ----------
+        param_group : dict
+            Specifies the tensors to optimize (``"params"``) with group-specific
+            optimization options.
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. "
+                "Please use a list instead.")
+        else:
+            if not isinstance(params, Iterable):
+                raise TypeError(
+                    "optimizer parameters should be an iterable of Tensors, but got "
+                    + _typename(params))
+            param_group["params"] = list(params)
+
+        extracted_param_tensors = []
+        extracted_param_names = []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                extracted_param_names.append(param[0])
+                extracted_param_tensors.append(param[1])
+            else:
+                extracted_param_tensors.append(param)
+
+        param_group["params"] = extracted_param_tensors
+        if len(extracted_param_names) != 0:
+            if len(extracted_param_names) == len(extracted_param_tensors):
+                param_group["param_names"] = extracted_param_names
+            else:
+                raise ValueError(
+                    "all optimizer params should be with/without names. "
+                    "Some param names are missing")
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, "
+                    "but one of the params is " + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or getattr(param, "retains_grad", False)):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required "
+                    f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3)
+
+        param_set = set()
+        for group in self.param_groups:
+            param_set.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                current_group_txt = (
+                    "with names" if "param_names" in param_group else "without names")
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {current_group_txt} to the optimizer")
+
+        if not param_set.isdisjoint({id(p) for p in param_group["params"]}):
+            raise ValueError("some parameters appear in more than one parameter group")
+
+        self.param_groups.append(param_group)
+
+
+_REAL_OF = None
+
+
+def _view_as_real(t):
+    """A real view of a complex tensor (real and imaginary parts interleaved)."""
+    global _REAL_OF
+    if _REAL_OF is None:
+        _REAL_OF = {ptcore.complex64: ptcore.float32, ptcore.complex128: ptcore.float64}
+    if t.dim() == 0:
+        t = t.reshape(1)
+    return t.view(_REAL_OF[t.dtype])
+
+
+# ptcore's fused three-operand kernels (lerp_, addcmul_, addcdiv_) are much
+# slower per element than its binary kernels; above this size the updates are
+# composed of binary ops (same formulas as PyTorch's kernels), below it the
+# single fused call has less Python overhead.
+_FUSED_MAX_NUMEL = 2048
+
+
+def _lerp_(a, b, w):
+    """``a.lerp_(b, w)`` for a Python float ``w``."""
+    if a.numel() < _FUSED_MAX_NUMEL:
+        return a.lerp_(b, w)
+    if -0.5 < w < 0.5:
+        return a.add_(b - a, alpha=w)
+    d = b - a
+    return ptcore.sub(b, d, alpha=1 - w, out=a)
+
+
+def _addcmul_(a, t1, t2, value):
+    """``a.addcmul_(t1, t2, value=value)``."""
+    if a.numel() < _FUSED_MAX_NUMEL:
+        return a.addcmul_(t1, t2, value=value)
+    return a.add_(t1 * t2, alpha=value)
+
+
+def _addcdiv_(a, t1, t2, value):
+    """``a.addcdiv_(t1, t2, value=value)``."""
+    if a.numel() < _FUSED_MAX_NUMEL:
+        return a.addcdiv_(t1, t2, value=value)
+    return a.add_(t1 / t2, alpha=value)

@@ -1,0 +1,118 @@
+"""Stochastic gradient descent (``torch.optim.SGD``)."""
+import ptcore
+from ptcore.tensor import Tensor
+from ptcore.optim.optimizer import (
+    Optimizer, _check_fused_foreach, _to_scalar, _use_grad_for_differentiable,
+)
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent, optionally with (Nesterov) momentum.
+
+    Parameters
+    ----------
+    params : iterable
+        Parameters or parameter groups to optimize.
+    lr : float or Tensor, optional
+        Learning rate (default: 1e-3).
+    momentum : float, optional
+        Momentum factor (default: 0).
+    dampening : float, optional
+        Dampening for momentum (default: 0).
+    weight_decay : float, optional
+        Weight decay (L2 penalty) (default: 0).
+    nesterov : bool, optional
+        Enable Nesterov momentum (default: False).
+    maximize : bool, optional
+        Maximize the objective instead of minimizing it (default: False).
+    foreach, differentiable, fused : optional
+        Accepted for compatibility with PyTorch; the update is the same.
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr, "momentum": momentum, "dampening": dampening,
+            "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+            "foreach": foreach, "differentiable": differentiable, "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        _check_fused_foreach(self, fused, foreach, differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            A closure that reevaluates the model and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with ptcore.enable_grad():
+                loss = closure()
+        state = self.state
+        for group in self.param_groups:
+            params, grads, bufs = [], [], []
+            momentum = group["momentum"]
+            for p in group["params"]:
+                if p.grad is not None:
+                    params.append(p)
+                    grads.append(p.grad)
+                    if momentum != 0:
+                        bufs.append(state[p].get("momentum_buffer"))
+            sgd(params, grads, bufs, weight_decay=group["weight_decay"],
+                momentum=momentum, lr=group["lr"], dampening=group["dampening"],
+                nesterov=group["nesterov"], maximize=group["maximize"])
+            if momentum != 0:
+                for p, buf in zip(params, bufs):
+                    state[p]["momentum_buffer"] = buf
+        return loss
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None,
+        fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr,
+        dampening, nesterov, maximize):
+    """Functional form of :class:`SGD` (updates ``params`` and the buffers in place)."""
+    lr = _to_scalar(lr)
+    if isinstance(lr, Tensor):
+        lr = lr.item()
+    for i, param in enumerate(params):
+        grad = d_p_list[i] if not maximize else -d_p_list[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = grad.detach().clone()
+                momentum_buffer_list[i] = buf
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            if nesterov:
+                grad = grad.add(buf, alpha=momentum)
+            else:
+                grad = buf
+        param.add_(grad, alpha=-lr)

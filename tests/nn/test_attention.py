@@ -1,0 +1,314 @@
+"""scaled_dot_product_attention, multi_head_attention_forward and MultiheadAttention vs PyTorch."""
+import itertools
+
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.nn as nn
+import ptcore.nn.functional as F
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+DTYPES = [("float32", 1e-5, 1e-6), ("float64", 1e-10, 1e-12)]
+
+
+def _pt(t):
+    return ptcore.from_numpy(t.detach().cpu().numpy().copy())
+
+
+def _close(a, b, rtol, atol):
+    a = a.detach().numpy() if isinstance(a, ptcore.Tensor) else a
+    b = b.detach().cpu().numpy() if torch is not None and isinstance(b, torch.Tensor) else b
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+def _autograd_works():
+    try:
+        x = ptcore.ones(2, requires_grad=True)
+        (x * x).sum().backward()
+        return x.grad is not None
+    except Exception:
+        return False
+
+
+needs_autograd = pytest.mark.skipif(not _autograd_works(), reason="autograd not available")
+
+
+def _copy_module(tmod, pmod):
+    sd = {k: _pt(v) for k, v in tmod.state_dict().items()}
+    assert list(pmod.state_dict().keys()) == list(sd.keys())
+    for k, v in pmod.state_dict().items():
+        assert tuple(v.shape) == tuple(sd[k].shape), k
+    pmod.load_state_dict(sd)
+
+
+# ---------------------------------------------------------------------------
+# scaled_dot_product_attention
+# ---------------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("dt,rtol,atol", DTYPES)
+@pytest.mark.parametrize("mask_kind", [None, "bool", "float", "causal", "bool_bcast"])
+@pytest.mark.parametrize("scale", [None, 0.3])
+def test_sdpa_matches_torch(dt, rtol, atol, mask_kind, scale):
+    g = torch.Generator().manual_seed(0)
+    tdt = getattr(torch, dt)
+    q = torch.randn(2, 3, 5, 8, generator=g, dtype=tdt)
+    k = torch.randn(2, 3, 7, 8, generator=g, dtype=tdt)
+    v = torch.randn(2, 3, 7, 6, generator=g, dtype=tdt)
+    kw = {}
+    if mask_kind == "bool":
+        m = torch.rand(5, 7, generator=g) > 0.3
+        m[:, 0] = True
+        kw["attn_mask"] = m
+    elif mask_kind == "bool_bcast":
+        m = torch.rand(2, 1, 5, 7, generator=g) > 0.5
+        m[0, 0, 1] = False          # a fully masked row -> zeros
+        kw["attn_mask"] = m
+    elif mask_kind == "float":
+        kw["attn_mask"] = torch.randn(5, 7, generator=g, dtype=tdt)
+    elif mask_kind == "causal":
+        kw["is_causal"] = True
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale, **kw)
+    pkw = {k_: (_pt(v_) if isinstance(v_, torch.Tensor) else v_) for k_, v_ in kw.items()}
+    got = F.scaled_dot_product_attention(_pt(q), _pt(k), _pt(v), scale=scale, **pkw)
+    assert got.dtype == getattr(ptcore, dt)
+    _close(got, expected, rtol * 10, atol * 10)
+
+
+@needs_torch
+def test_sdpa_gqa_and_3d():
+    g = torch.Generator().manual_seed(1)
+    q = torch.randn(2, 4, 5, 8, generator=g, dtype=torch.float64)
+    k = torch.randn(2, 2, 6, 8, generator=g, dtype=torch.float64)
+    v = torch.randn(2, 2, 6, 8, generator=g, dtype=torch.float64)
+    exp = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    got = F.scaled_dot_product_attention(_pt(q), _pt(k), _pt(v), enable_gqa=True)
+    _close(got, exp, 1e-10, 1e-12)
+    q3, k3, v3 = q[0], k[0].repeat_interleave(2, 0), v[0].repeat_interleave(2, 0)
+    exp = torch.nn.functional.scaled_dot_product_attention(q3, k3, v3, is_causal=True)
+    got = F.scaled_dot_product_attention(_pt(q3), _pt(k3), _pt(v3), is_causal=True)
+    _close(got, exp, 1e-10, 1e-12)
+
+
+def test_sdpa_errors():
+    q = ptcore.randn(2, 3, 4)
+    with pytest.raises(RuntimeError, match="is_causal"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ptcore.ones(3, 3, dtype=ptcore.bool),
+                                       is_causal=True)
+    with pytest.raises(RuntimeError, match="dtype"):
+        F.scaled_dot_product_attention(q, q.double(), q)
+    with pytest.raises(RuntimeError, match="embedding size"):
+        F.scaled_dot_product_attention(q, ptcore.randn(2, 3, 5), ptcore.randn(2, 3, 5))
+
+
+def test_sdpa_dropout_train_is_random_but_shaped():
+    ptcore.manual_seed(0)
+    q = ptcore.randn(1, 2, 4, 8)
+    a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    b = F.scaled_dot_product_attention(q, q, q, dropout_p=0.0)
+    assert a.shape == b.shape
+    assert not np.allclose(a.numpy(), b.numpy())
+
+
+# ---------------------------------------------------------------------------
+# MultiheadAttention
+# ---------------------------------------------------------------------------
+
+MHA_GRID = list(itertools.product(
+    [False, True],          # batch_first
+    [True, False],          # bias
+    [False, True],          # add_bias_kv
+    [False, True],          # add_zero_attn
+    [None, 6],              # kdim/vdim
+))
+
+
+def _mha_pair(embed, heads, dt, **kw):
+    torch.manual_seed(0)
+    tm = torch.nn.MultiheadAttention(embed, heads, dtype=getattr(torch, dt), **kw)
+    if tm.in_proj_bias is not None:   # make the zero-initialised biases non-trivial
+        with torch.no_grad():
+            tm.in_proj_bias.normal_()
+            tm.out_proj.bias.normal_()
+    pm = nn.MultiheadAttention(embed, heads, dtype=getattr(ptcore, dt), **kw)
+    _copy_module(tm, pm)
+    tm.eval()
+    pm.eval()
+    return tm, pm
+
+
+@needs_torch
+@pytest.mark.parametrize("dt,rtol,atol", DTYPES)
+@pytest.mark.parametrize("batch_first,bias,add_bias_kv,add_zero_attn,kvdim", MHA_GRID)
+def test_mha_matches_torch(dt, rtol, atol, batch_first, bias, add_bias_kv, add_zero_attn,
+                           kvdim):
+    E, H, L, S, N = 8, 2, 4, 5, 3
+    tm, pm = _mha_pair(E, H, dt, batch_first=batch_first, bias=bias, add_bias_kv=add_bias_kv,
+                       add_zero_attn=add_zero_attn, kdim=kvdim, vdim=kvdim)
+    tdt = getattr(torch, dt)
+    g = torch.Generator().manual_seed(1)
+    kd = kvdim or E
+    shp = (lambda a, b: (N, a, b)) if batch_first else (lambda a, b: (a, N, b))
+    q = torch.randn(*shp(L, E), generator=g, dtype=tdt)
+    k = torch.randn(*shp(S, kd), generator=g, dtype=tdt)
+    v = torch.randn(*shp(S, kd), generator=g, dtype=tdt)
+    kpm = torch.zeros(N, S, dtype=torch.bool)
+    kpm[0, -2:] = True
+    am = torch.rand(L, S, generator=g) > 0.8
+    am[:, 0] = False
+    for need_weights, avg in [(True, True), (True, False), (False, True)]:
+        for masks in [{}, {"key_padding_mask": kpm}, {"attn_mask": am},
+                      {"key_padding_mask": kpm, "attn_mask": am}]:
+            to, tw = tm(q, k, v, need_weights=need_weights, average_attn_weights=avg, **masks)
+            po, pw = pm(_pt(q), _pt(k), _pt(v), need_weights=need_weights,
+                        average_attn_weights=avg, **{a: _pt(b) for a, b in masks.items()})
+            _close(po, to, rtol * 10, atol * 10)
+            if need_weights:
+                _close(pw, tw, rtol * 10, atol * 10)
+            else:
+                assert pw is None and tw is None
+
+
+@needs_torch
+@pytest.mark.parametrize("dt,rtol,atol", DTYPES)
+def test_mha_self_attention_float_and_3d_masks_unbatched(dt, rtol, atol):
+    E, H, L, N = 8, 4, 5, 2
+    tm, pm = _mha_pair(E, H, dt)
+    tdt = getattr(torch, dt)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(L, N, E, generator=g, dtype=tdt)
+    fm = torch.randn(N * H, L, L, generator=g, dtype=tdt)
+    fkpm = torch.zeros(N, L, dtype=tdt)
+    fkpm[1, 0] = float("-inf")
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(L, dtype=tdt)
+    for masks in [{"attn_mask": fm}, {"key_padding_mask": fkpm, "attn_mask": fm},
+                  {"attn_mask": causal, "is_causal": True}]:
+        for need_weights in (True, False):
+            to, tw = tm(x, x, x, need_weights=need_weights, **masks)
+            po, pw = pm(_pt(x), _pt(x), _pt(x), need_weights=need_weights,
+                        **{a: (_pt(b) if isinstance(b, torch.Tensor) else b)
+                           for a, b in masks.items()})
+            _close(po, to, rtol * 10, atol * 10)
+            if need_weights:
+                _close(pw, tw, rtol * 10, atol * 10)
+    # unbatched input
+    xu = x[:, 0]
+    to, tw = tm(xu, xu, xu, average_attn_weights=False)
+    po, pw = pm(_pt(xu), _pt(xu), _pt(xu), average_attn_weights=False)
+    _close(po, to, rtol * 10, atol * 10)
+    _close(pw, tw, rtol * 10, atol * 10)
+
+
+def test_mha_parameters_and_init():
+    m = nn.MultiheadAttention(12, 3)
+    names = [n for n, _ in m.named_parameters()]
+    assert names == ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+    assert tuple(m.in_proj_weight.shape) == (36, 12)
+    assert np.all(m.in_proj_bias.detach().numpy() == 0)
+    assert np.all(m.out_proj.bias.detach().numpy() == 0)
+    bound = np.sqrt(6.0 / (12 + 36))
+    assert np.abs(m.in_proj_weight.detach().numpy()).max() <= bound
+    m2 = nn.MultiheadAttention(12, 3, kdim=5, vdim=7, add_bias_kv=True, bias=False)
+    names = [n for n, _ in m2.named_parameters()]
+    assert names == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "bias_k", "bias_v",
+                     "out_proj.weight"]
+    assert tuple(m2.k_proj_weight.shape) == (12, 5)
+    assert tuple(m2.v_proj_weight.shape) == (12, 7)
+    with pytest.raises(AssertionError, match="divisible"):
+        nn.MultiheadAttention(10, 3)
+    with pytest.raises(ValueError, match="greater than 0"):
+        nn.MultiheadAttention(0, 3)
+
+
+def test_mha_errors():
+    m = nn.MultiheadAttention(8, 2)
+    x = ptcore.randn(4, 2, 8)
+    with pytest.raises(RuntimeError, match="2D attn_mask"):
+        m(x, x, x, attn_mask=ptcore.zeros(3, 4, dtype=ptcore.bool))
+    with pytest.raises(RuntimeError, match="3D attn_mask"):
+        m(x, x, x, attn_mask=ptcore.zeros(3, 4, 4, dtype=ptcore.bool))
+    with pytest.raises(AssertionError, match="only bool and floating"):
+        m(x, x, x, attn_mask=ptcore.zeros(4, 4, dtype=ptcore.int64))
+    with pytest.raises(AssertionError, match="embedding dimension"):
+        m(ptcore.randn(4, 2, 6), ptcore.randn(4, 2, 6), ptcore.randn(4, 2, 6))
+    with pytest.raises(RuntimeError, match="Need attn_mask"):
+        m(x, x, x, is_causal=True)
+    with pytest.raises(AssertionError, match="key_padded_mask"):
+        m(x, x, x, key_padding_mask=ptcore.zeros(2, 3, dtype=ptcore.bool))
+
+
+def test_mha_dropout_in_training_only():
+    ptcore.manual_seed(0)
+    m = nn.MultiheadAttention(8, 2, dropout=0.5)
+    x = ptcore.randn(4, 2, 8)
+    m.eval()
+    a, _ = m(x, x, x)
+    b, _ = m(x, x, x)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    m.train()
+    c, _ = m(x, x, x)
+    assert not np.allclose(a.numpy(), c.numpy())
+
+
+# ---------------------------------------------------------------------------
+# gradients
+# ---------------------------------------------------------------------------
+
+@needs_torch
+@needs_autograd
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("kvdim", [None, 6])
+def test_mha_gradients_match_torch(need_weights, kvdim):
+    E, H, L, S, N = 8, 2, 4, 5, 3
+    tm, pm = _mha_pair(E, H, "float64", add_bias_kv=True, kdim=kvdim, vdim=kvdim)
+    g = torch.Generator().manual_seed(3)
+    kd = kvdim or E
+    q = torch.randn(L, N, E, generator=g, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(S, N, kd, generator=g, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(S, N, kd, generator=g, dtype=torch.float64, requires_grad=True)
+    am = torch.rand(L, S + 1, generator=g) > 0.8
+    am[:, 0] = False
+    am = am[:, :S]
+    w = torch.randn(L, N, E, generator=g, dtype=torch.float64)
+    to, _ = tm(q, k, v, attn_mask=am, need_weights=need_weights)
+    (to * w).sum().backward()
+    pq, pk, pv = (_pt(t).requires_grad_() for t in (q, k, v))
+    po, _ = pm(pq, pk, pv, attn_mask=_pt(am), need_weights=need_weights)
+    (po * _pt(w)).sum().backward()
+    for a, b in ((pq, q), (pk, k), (pv, v)):
+        _close(a.grad, b.grad, 1e-9, 1e-10)
+    tparams = dict(tm.named_parameters())
+    for name, p in pm.named_parameters():
+        _close(p.grad, tparams[name].grad, 1e-9, 1e-10)
+
+
+@needs_torch
+@needs_autograd
+@pytest.mark.parametrize("mask_kind", [None, "causal", "bool"])
+def test_sdpa_gradients(mask_kind):
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(2, 2, 5, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(2, 2, 5, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(2, 2, 5, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    kw = {}
+    if mask_kind == "causal":
+        kw["is_causal"] = True
+    elif mask_kind == "bool":
+        m = torch.rand(5, 5, generator=g) > 0.5
+        m[2] = False  # fully masked row
+        kw["attn_mask"] = m
+    w = torch.randn(2, 2, 5, 3, generator=g, dtype=torch.float64)
+    (torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw) * w).sum().backward()
+    pq, pk, pv = (_pt(t).requires_grad_() for t in (q, k, v))
+    pkw = {a: (_pt(b) if isinstance(b, torch.Tensor) else b) for a, b in kw.items()}
+    (F.scaled_dot_product_attention(pq, pk, pv, **pkw) * _pt(w)).sum().backward()
+    for a, b in ((pq, q), (pk, k), (pv, v)):
+        _close(a.grad, b.grad, 1e-9, 1e-10)

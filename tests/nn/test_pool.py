@@ -1,0 +1,244 @@
+"""Pooling (functional and modules) against PyTorch: values, indices, gradients, errors."""
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.nn as nn
+import ptcore.nn.functional as F
+
+from conv_grad_util import grads, to_pt
+
+try:
+    import torch
+except ImportError:
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-10, atol=1e-12)}
+
+
+def _check(pt_fn, th_fn, x, dt, with_indices=False):
+    rng = np.random.default_rng(1)
+    tx = torch.tensor(x, requires_grad=True)
+    tout = th_fn(tx)
+    ty = tout[0] if with_indices else tout
+    gy = rng.standard_normal(tuple(ty.shape)).astype(dt)
+    (tgx,) = torch.autograd.grad(ty, [tx], torch.tensor(gy))
+
+    def f(a):
+        out = pt_fn(a)
+        if with_indices:
+            f.ind = out[1]
+            return out[0]
+        return out
+
+    y, (gx,) = grads(f, [to_pt(x)], to_pt(gy))
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), equal_nan=True, **TOL[dt])
+    np.testing.assert_allclose(gx.numpy(), tgx.numpy(), **TOL[dt])
+    if with_indices:
+        assert f.ind.dtype == ptcore.int64
+        np.testing.assert_array_equal(f.ind.numpy(), tout[1].numpy())
+
+
+MAX2D = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True),
+    dict(kernel_size=(2, 3), stride=(1, 2), ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=2, padding=(1, 0), dilation=(1, 3)),
+    dict(kernel_size=4, stride=3, ceil_mode=True),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", MAX2D)
+def test_max_pool2d_matches_torch(kw, dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 10, 11)).astype(dt)
+    _check(lambda a: F.max_pool2d(a, return_indices=True, **kw),
+           lambda a: torch.nn.functional.max_pool2d(a, return_indices=True, **kw), x, dt, True)
+    _check(lambda a: F.max_pool2d(a, **kw), lambda a: torch.nn.functional.max_pool2d(a, **kw),
+           x[0], dt)
+
+
+@needs_torch
+def test_max_pool2d_nan_and_ties():
+    x = np.zeros((1, 1, 4, 4))
+    x[0, 0, 0, 1] = np.nan
+    x[0, 0, 1, 0] = np.nan
+    x[0, 0, 2:, 2:] = 1.0        # ties: the first index wins
+    y, i = F.max_pool2d(to_pt(x), 2, return_indices=True)
+    ty, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_array_equal(np.isnan(y.numpy()), np.isnan(ty.numpy()))
+    y, i = F.max_pool2d(to_pt(x), 3, 1, 1, return_indices=True)
+    ty, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 1, 1, return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1,
+                                                          dilation=2, ceil_mode=True)])
+def test_max_pool1d_3d_match_torch(kw, dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 11)).astype(dt)
+    _check(lambda a: F.max_pool1d(a, return_indices=True, **kw),
+           lambda a: torch.nn.functional.max_pool1d(a, return_indices=True, **kw), x, dt, True)
+    x = rng.standard_normal((2, 2, 6, 7, 5)).astype(dt)
+    _check(lambda a: F.max_pool3d(a, return_indices=True, **kw),
+           lambda a: torch.nn.functional.max_pool3d(a, return_indices=True, **kw), x, dt, True)
+
+
+AVG2D = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=(2, 3), stride=(1, 2), ceil_mode=True, divisor_override=5),
+    dict(kernel_size=(4, 2), stride=3, padding=(2, 1), divisor_override=3),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", AVG2D)
+def test_avg_pool2d_matches_torch(kw, dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 10, 11)).astype(dt)
+    _check(lambda a: F.avg_pool2d(a, **kw), lambda a: torch.nn.functional.avg_pool2d(a, **kw),
+           x, dt)
+    _check(lambda a: F.avg_pool2d(a, **kw), lambda a: torch.nn.functional.avg_pool2d(a, **kw),
+           x[1], dt)
+
+
+@needs_torch
+@pytest.mark.parametrize("kw", [dict(kernel_size=3), dict(kernel_size=3, stride=2, padding=1,
+                                                          ceil_mode=True,
+                                                          count_include_pad=False)])
+def test_avg_pool1d_3d_match_torch(kw):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 11))
+    _check(lambda a: F.avg_pool1d(a, **kw), lambda a: torch.nn.functional.avg_pool1d(a, **kw),
+           x, np.float64)
+    x = rng.standard_normal((2, 2, 6, 7, 5))
+    _check(lambda a: F.avg_pool3d(a, **kw), lambda a: torch.nn.functional.avg_pool3d(a, **kw),
+           x, np.float64)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("osz", [(3, 4), 1, (5, 7), (None, 3), (13, 4)])
+def test_adaptive_pool2d_matches_torch(osz, dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(dt)
+    _check(lambda a: F.adaptive_avg_pool2d(a, osz),
+           lambda a: torch.nn.functional.adaptive_avg_pool2d(a, osz), x, dt)
+    _check(lambda a: F.adaptive_max_pool2d(a, osz, True),
+           lambda a: torch.nn.functional.adaptive_max_pool2d(a, osz, True), x, dt, True)
+
+
+@needs_torch
+def test_adaptive_pool1d_3d_match_torch():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 11))
+    for o in (1, 4, 11, 15):
+        _check(lambda a: F.adaptive_avg_pool1d(a, o),
+               lambda a: torch.nn.functional.adaptive_avg_pool1d(a, o), x, np.float64)
+        _check(lambda a: F.adaptive_max_pool1d(a, o, True),
+               lambda a: torch.nn.functional.adaptive_max_pool1d(a, o, True), x, np.float64, True)
+    x = rng.standard_normal((2, 5, 6, 7))
+    _check(lambda a: F.adaptive_avg_pool3d(a, (2, 3, 4)),
+           lambda a: torch.nn.functional.adaptive_avg_pool3d(a, (2, 3, 4)), x, np.float64)
+
+
+@needs_torch
+def test_pool_noncontiguous_and_lowprec():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 9, 8, 3)).astype(np.float32)
+    px = to_pt(x).permute(0, 3, 1, 2)
+    tx = torch.tensor(x).permute(0, 3, 1, 2)
+    np.testing.assert_allclose(F.max_pool2d(px, 2).numpy(),
+                               torch.nn.functional.max_pool2d(tx, 2).numpy())
+    np.testing.assert_allclose(F.avg_pool2d(px, 3, 1, 1).numpy(),
+                               torch.nn.functional.avg_pool2d(tx, 3, 1, 1).numpy(), rtol=1e-6)
+    out = F.max_pool2d(px.to(ptcore.float16), 2)
+    assert out.dtype == ptcore.float16
+    np.testing.assert_array_equal(out.float().numpy(),
+                                  torch.nn.functional.max_pool2d(tx.half(), 2).float().numpy())
+    xi = rng.integers(-50, 50, (2, 3, 6, 6))
+    out = F.max_pool2d(to_pt(xi), 2)
+    assert out.dtype == ptcore.int64
+    np.testing.assert_array_equal(out.numpy(),
+                                  torch.nn.functional.max_pool2d(torch.tensor(xi), 2).numpy())
+
+
+def _err(fn):
+    with pytest.raises(Exception) as ei:
+        fn()
+    return type(ei.value), str(ei.value).splitlines()[0]
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda F, t: F.max_pool2d(t.randn(2, 3, 6, 6), 2, stride=0),
+    lambda F, t: F.max_pool2d(t.randn(2, 3, 6, 6), 2, dilation=0),
+    lambda F, t: F.max_pool2d(t.randn(2, 3, 6, 6), 2, padding=2),
+    lambda F, t: F.max_pool2d(t.randn(2, 3, 1, 1), 3),
+    lambda F, t: F.avg_pool2d(t.randn(2, 3, 6, 6), 2, padding=2),
+    lambda F, t: F.avg_pool2d(t.randn(2, 3, 1, 1), 3),
+    lambda F, t: F.avg_pool1d(t.randn(6), 2),
+    lambda F, t: F.max_pool1d(t.randn(6), 2),
+    lambda F, t: F.max_pool1d(t.randn(1, 2, 3, 6), 2),
+    lambda F, t: F.adaptive_avg_pool2d(t.randn(6), 2),
+    lambda F, t: F.adaptive_max_pool2d(t.randn(6), 2),
+    lambda F, t: F.avg_pool2d(t.randn(2, 3, 6, 6), 2, divisor_override=0),
+    lambda F, t: F.max_pool2d(t.randn(2, 3, 6, 6), (2, 2, 2)),
+    lambda F, t: F.adaptive_avg_pool2d(t.randn(2, 3, 6, 6), (2, 2, 2)),
+    lambda F, t: F.max_pool2d(t.randn(2, 0, 6, 6), 2),
+])
+def test_pool_errors_match_torch(call):
+    assert _err(lambda: call(F, ptcore)) == _err(lambda: call(torch.nn.functional, torch))
+
+
+@needs_torch
+def test_pool_empty_batch():
+    out = F.max_pool2d(ptcore.randn(0, 3, 6, 6), 2)
+    assert out.shape == (0, 3, 3, 3)
+    out = F.adaptive_avg_pool2d(ptcore.randn(2, 3, 6, 6), (0, 2))
+    assert out.shape == (2, 3, 0, 2)
+
+
+@needs_torch
+@pytest.mark.parametrize("cls,args,kw", [
+    ("MaxPool1d", (3,), dict(stride=2, padding=1, return_indices=True)),
+    ("MaxPool2d", (2,), dict()),
+    ("MaxPool2d", ((3, 2),), dict(stride=1, dilation=(1, 2), ceil_mode=True)),
+    ("MaxPool3d", (2,), dict(stride=1)),
+    ("AvgPool1d", (3,), dict(stride=2, padding=1, count_include_pad=False)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, divisor_override=4)),
+    ("AvgPool3d", (2,), dict(ceil_mode=True)),
+    ("AdaptiveAvgPool1d", (4,), dict()),
+    ("AdaptiveAvgPool2d", ((3, None),), dict()),
+    ("AdaptiveAvgPool3d", (2,), dict()),
+    ("AdaptiveMaxPool1d", (4,), dict()),
+    ("AdaptiveMaxPool2d", (3,), dict(return_indices=True)),
+    ("AdaptiveMaxPool3d", ((2, 3, 1),), dict()),
+    ("LPPool1d", (2, 3), dict(stride=2)),
+    ("LPPool2d", (3, 2), dict()),
+])
+def test_pool_modules_match_torch(cls, args, kw):
+    tm = getattr(torch.nn, cls)(*args, **kw)
+    pm = getattr(nn, cls)(*args, **kw)
+    assert repr(pm) == repr(tm)
+    nd = 3 if cls.endswith("3d") else (2 if cls.endswith("2d") else 1)
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.standard_normal((2, 3) + (8,) * nd))
+    ref = tm(torch.tensor(x))
+    out = pm(to_pt(x))
+    if isinstance(ref, tuple):
+        np.testing.assert_array_equal(out[1].numpy(), ref[1].numpy())
+        out, ref = out[0], ref[0]
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-10, atol=1e-12)
