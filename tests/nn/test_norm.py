@@ -33,7 +33,7 @@ def P(t):
 
 def rnd(shape, dtype, seed=0, scale=1.0, shift=0.0):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=getattr(torch, dtype)) * scale + shift
+    return torch.randn(tuple(shape), generator=g, dtype=getattr(torch, dtype)) * scale + shift
 
 
 def check(p, t, dtype):
