@@ -662,3 +662,14 @@ def test_invalid_reduction_everywhere(name, args):
     targs = [x] * args
     same_error(lambda: getattr(F, name)(*[P(a) for a in targs], reduction="bogus"),
                lambda: getattr(TF, name)(*targs, reduction="bogus"))
+
+
+@needs_autograd
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_grad_bce_at_saturation(reduction):
+    x = torch.tensor([0.0, 1.0, 0.0, 1.0, 0.3, 1e-30], dtype=torch.float64)
+    t = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.6, 0.5], dtype=torch.float64)
+    w = torch.tensor([1.0, 2.0, 0.5, 1.0, 3.0, 1.0], dtype=torch.float64)
+    grad_check(lambda u, v: F.binary_cross_entropy(u, v, weight=P(w), reduction=reduction),
+               lambda u, v: TF.binary_cross_entropy(u, v, weight=w, reduction=reduction),
+               [x, t], "float64")
