@@ -39,7 +39,6 @@ from ptcore._random_api import (
 )
 from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
 from ptcore import cuda, testing
-from ptcore.serialization import save, load
 
 # The operator library: each area module exports its public functions through
 # __all__ and the Tensor methods it provides through _TENSOR_METHODS.
@@ -173,5 +172,19 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 del _os
 
 
-# --- subpackages (imported last: they use the namespace above) ---
-from ptcore import optim  # noqa: E402
+# --- subpackages: imported on first use (``import ptcore`` stays fast) ---
+_LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
+                 "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization"}
+
+
+def __getattr__(name):
+    import importlib
+    if name in _LAZY_MODULES:
+        mod = importlib.import_module(_LAZY_MODULES[name])
+        globals()[name] = mod
+        return mod
+    if name in ("save", "load"):
+        fn = getattr(importlib.import_module("ptcore.serialization"), name)
+        globals()[name] = fn
+        return fn
+    raise AttributeError(f"module 'ptcore' has no attribute '{name}'")

@@ -1,1 +1,10 @@
 """ptcore.utils: data loading and file-format helpers."""
+
+
+def __getattr__(name):
+    import importlib
+    if name in ("data", "safetensors", "hooks"):
+        mod = importlib.import_module(f"ptcore.utils.{name}")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'ptcore.utils' has no attribute '{name}'")
