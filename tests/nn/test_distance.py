@@ -27,7 +27,7 @@ def P(t):
 
 def rnd(shape, dtype, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=getattr(torch, dtype))
+    return torch.randn(tuple(shape), generator=g, dtype=getattr(torch, dtype))
 
 
 def check(p, t, dtype):

@@ -35,8 +35,8 @@ def P(t):
 def rnd(shape, dtype, seed=0, low=None, high=None):
     g = torch.Generator().manual_seed(seed)
     if low is None:
-        return torch.randn(*shape, generator=g, dtype=getattr(torch, dtype))
-    return torch.rand(*shape, generator=g, dtype=getattr(torch, dtype)) * (high - low) + low
+        return torch.randn(tuple(shape), generator=g, dtype=getattr(torch, dtype))
+    return torch.rand(tuple(shape), generator=g, dtype=getattr(torch, dtype)) * (high - low) + low
 
 
 def check(p, t, dtype):
@@ -71,16 +71,28 @@ def same_error(pfn, tfn):
 
 
 def grad_check(pfn, tfn, inputs, dtype):
-    """Compare gradients of sum(loss * r) w.r.t. ``inputs`` (torch tensors)."""
-    tin = [x.detach().clone().requires_grad_(True) for x in inputs]
-    pin = [P(x).requires_grad_(True) for x in inputs]
-    tout = tfn(*tin)
+    """Compare gradients of sum(loss * r) w.r.t. ``inputs`` (torch tensors);
+    inputs torch cannot differentiate (e.g. some targets) get no grad."""
+    diff = [True] * len(inputs)
+    while True:
+        tin = [x.detach().clone().requires_grad_(d) for x, d in zip(inputs, diff)]
+        try:
+            tout = tfn(*tin)
+            break
+        except RuntimeError as e:
+            if "is not differentiable" not in str(e) or not diff[-1]:
+                raise
+            diff[[i for i, d in enumerate(diff) if d][-1]] = False
+    pin = [P(x).requires_grad_(d) for x, d in zip(inputs, diff)]
     pout = pfn(*pin)
     r = rnd(tuple(tout.shape), dtype, seed=99)
     (tout * r).sum().backward()
     (pout * P(r)).sum().backward()
-    for a, b in zip(pin, tin):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **tol(dtype))
+    for a, b, d in zip(pin, tin, diff):
+        if d and b.grad is None:          # used only in non-differentiable ways (a where mask)
+            assert a.grad is None or not a.grad.numpy().any()
+        elif d:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **tol(dtype))
 
 
 # ---------------------------------------------------------------------------
@@ -636,3 +648,28 @@ def test_grad_pair_losses(dtype):
     var = rnd((5, 4), dtype, 7, 0.1, 2.0)
     grad_check(lambda u, v, s: F.gaussian_nll_loss(u, v, s), lambda u, v, s: TF.gaussian_nll_loss(u, v, s),
                [a, b, var], dtype)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("mse_loss", 2), ("l1_loss", 2), ("smooth_l1_loss", 2), ("huber_loss", 2), ("kl_div", 2),
+    ("soft_margin_loss", 2), ("multilabel_soft_margin_loss", 2), ("poisson_nll_loss", 2),
+    ("binary_cross_entropy_with_logits", 2), ("hinge_embedding_loss", 2),
+    ("margin_ranking_loss", 3), ("triplet_margin_loss", 3), ("gaussian_nll_loss", 3),
+    ("triplet_margin_with_distance_loss", 3),
+])
+def test_invalid_reduction_everywhere(name, args):
+    x = torch.rand(3, 4) + 0.1
+    targs = [x] * args
+    same_error(lambda: getattr(F, name)(*[P(a) for a in targs], reduction="bogus"),
+               lambda: getattr(TF, name)(*targs, reduction="bogus"))
+
+
+@needs_autograd
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_grad_bce_at_saturation(reduction):
+    x = torch.tensor([0.0, 1.0, 0.0, 1.0, 0.3, 1e-30], dtype=torch.float64)
+    t = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.6, 0.5], dtype=torch.float64)
+    w = torch.tensor([1.0, 2.0, 0.5, 1.0, 3.0, 1.0], dtype=torch.float64)
+    grad_check(lambda u, v: F.binary_cross_entropy(u, v, weight=P(w), reduction=reduction),
+               lambda u, v: TF.binary_cross_entropy(u, v, weight=w, reduction=reduction),
+               [x, t], "float64")

@@ -33,7 +33,7 @@ def P(t):
 
 def rnd(shape, dtype, seed=0, scale=1.0, shift=0.0):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g, dtype=getattr(torch, dtype)) * scale + shift
+    return torch.randn(tuple(shape), generator=g, dtype=getattr(torch, dtype)) * scale + shift
 
 
 def check(p, t, dtype):
@@ -473,3 +473,20 @@ def test_norm_module_dtype_conversion():
     x = rnd((2, 3, 2, 2), "float64")
     t = torch.nn.BatchNorm2d(3).double()
     check(m(P(x)), t(x), "float64")
+
+
+@needs_autograd
+@pytest.mark.parametrize("mod,args,shape", [("BatchNorm2d", (3,), (4, 3, 2, 2)),
+                                            ("LayerNorm", ((5,),), (4, 5)),
+                                            ("GroupNorm", (1, 3), (2, 3, 4))])
+def test_inplace_op_on_output_keeps_backward_valid(mod, args, shape):
+    kw = {"elementwise_affine": False} if mod == "LayerNorm" else {"affine": False}
+    tm, pm = getattr(torch.nn, mod)(*args, **kw), getattr(ptcore.nn, mod)(*args, **kw)
+    x = rnd(shape, "float64", 1)
+    tx, px = x.float().clone().requires_grad_(True), P(x.float()).requires_grad_(True)
+    ty, py = tm(tx), pm(px)
+    ty.mul_(ty.detach() + 2.0)      # in-place on the normalised output (as a ReLU(inplace) would)
+    py.mul_(py.detach() + 2.0)
+    ty.sum().backward()
+    py.sum().backward()
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)

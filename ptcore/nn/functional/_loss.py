@@ -10,6 +10,7 @@ import math
 import warnings
 
 import ptcore as _pt
+from ptcore.autograd.function import Function
 from ptcore.nn import _reduction as _Reduction
 
 __all__ = [
@@ -391,6 +392,30 @@ def _check_loss_weight(weight, shape):
                                f"{list(bs)}")
 
 
+_BCE_EPS = 9.999999960041972e-13     # PyTorch's EPSILON: the float32 nearest to 1e-12
+
+
+class _BinaryCrossEntropy(Function):
+    """Elementwise BCE with PyTorch's gradients: ``(x - t) / max(x (1 - x), 1e-12)``
+    for the input (finite at ``x`` in {0, 1}) and ``-logit(x)`` for the target."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return ((target - 1) * _pt.clamp_min(_pt.log1p(-input), -100)
+                - target * _pt.clamp_min(_pt.log(input), -100))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        gi = gt = None
+        if ctx.needs_input_grad[0]:
+            gi = grad * (input - target) / _pt.clamp_min((1 - input) * input, _BCE_EPS)
+        if ctx.needs_input_grad[1]:
+            gt = grad * (_pt.log1p(-input) - _pt.log(input))
+        return gi, gt
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """Binary cross entropy between probabilities ``input`` and ``target``.
@@ -422,8 +447,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                 raise RuntimeError("all elements of input should be between 0 and 1")
             if not builtins.bool(((target >= 0) & (target <= 1)).all()):
                 raise RuntimeError("all elements of target should be between 0 and 1")
-    loss = ((target - 1) * _pt.clamp_min(_pt.log1p(-input), -100)
-            - target * _pt.clamp_min(_pt.log(input), -100))
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _apply_reduction(loss, enum)
