@@ -563,12 +563,15 @@ def run_ternary(int op, a, b, c, out, dtype compute, dtype result, str opname, b
 # a Python scalar of a category that keeps the tensor's dtype), no autograd
 # ---------------------------------------------------------------------------
 
-cdef inline bint _plain(_TensorBase t) noexcept:
-    return t._storage.device._type_code == 0 and not t._requires_grad
+cdef inline bint _plain(_TensorBase t, bint any_grad) noexcept:
+    return t._storage.device._type_code == 0 and (any_grad or not t._requires_grad)
 
 
-def fast_binary(int op, a, b):
-    """Result of a binary op for the common cases, or None to take the general path."""
+def fast_binary(int op, a, b, bint any_grad=False):
+    """Result of a binary op for the common cases, or None to take the general path.
+
+    ``any_grad``: accept operands that require grad (autograd records the
+    result itself)."""
     if not isinstance(a, _TensorBase):
         return None
     cdef _TensorBase ta = <_TensorBase>a, tb = None, out
@@ -581,7 +584,7 @@ def fast_binary(int op, a, b):
     cdef ew_extra ex
     cdef bint same_shape = True
     cdef int i
-    if not _plain(ta) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16:
+    if not _plain(ta, any_grad) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16:
         return None
     f = binary_loop(op, dt.num)
     if f == NULL:
@@ -589,7 +592,7 @@ def fast_binary(int op, a, b):
     cdef int res_num = binary_out(op, dt.num)
     if isinstance(b, _TensorBase):
         tb = <_TensorBase>b
-        if tb._dtype is not dt or not _plain(tb):
+        if tb._dtype is not dt or not _plain(tb, any_grad):
             return None
         if tb._ndim != ta._ndim:
             same_shape = False

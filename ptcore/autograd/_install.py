@@ -30,12 +30,21 @@ _COMPOSITE = {"hstack", "vstack", "row_stack", "dstack", "column_stack", "atleas
               "tensordot", "chain_matmul", "matrix_power", "inner", "pinverse"}
 
 
+_FAST = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul",
+         "div": "div", "divide": "div", "true_divide": "div"}
+
+
 def _wrap_fn(name, fn):
     f = FORMULAS.get(name)
     if f is None:
         if name in _NONDIFF:
             return fn
         f = R.not_implemented(name)
+    fast = _FAST.get(name)
+    if fast is not None:
+        from ptcore._ops import _ew
+        return R.differentiable(name, fn, f, _ew.BINARY_OPS_INDEX[fast] if hasattr(
+            _ew, "BINARY_OPS_INDEX") else ptcore._elementwise._B[fast])
     return R.differentiable(name, fn, f)
 
 

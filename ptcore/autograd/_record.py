@@ -19,7 +19,8 @@ import traceback
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
-from ptcore.autograd.graph import (Node, SavedTensor, gradient_edge, node_class)
+from ptcore.autograd.graph import _node_classes
+from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, gradient_edge, node_class)
 
 _state = _gm._state
 _anomaly = [False]
@@ -53,7 +54,7 @@ def save(t):
 
 
 def save_out(t, output_nr=0):
-    return SavedTensor(t, True, output_nr)
+    return SavedOutput(t, output_nr)
 
 
 class _Plain:
@@ -74,15 +75,19 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     anyg = False
     for t in inputs:
         if isinstance(t, _TensorBase) and t._requires_grad:
-            edges.append(gradient_edge(t))
-            meta.append((tuple(t.shape), t.dtype))
+            fn = t._grad_fn
+            edges.append((fn, t._output_nr) if fn is not None else gradient_edge(t))
+            meta.append((t.shape, t.dtype))
             anyg = True
         else:
             edges.append(None)
             meta.append(None)
     if not anyg:
         return None
-    node = node_class(name)(tuple(edges), tuple(meta), backward)
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = node_class(name)
+    node = cls(tuple(edges), tuple(meta), backward)
     if multi:
         om = []
         for k, o in enumerate(outs):
@@ -105,9 +110,37 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
-def differentiable(name, raw, formula):
+def differentiable(name, raw, formula, fast_op=None):
     """Wrap ``raw`` so that calls with inputs requiring grad are recorded
-    with ``formula(out, *args, **kwargs) -> (inputs, backward)``."""
+    with ``formula(out, *args, **kwargs)`` (which attaches the node).
+
+    ``fast_op``: the elementwise kernel index of a binary op, whose Cython
+    fast path then also serves recorded calls."""
+    if fast_op is not None:
+        from ptcore._ops import _ewdrv
+        fast = _ewdrv.fast_binary
+
+        def op(*args, **kwargs):
+            if _state.enabled and _needs_grad(args, kwargs):
+                out = fast(fast_op, args[0], args[1], True) if len(args) == 2 and not kwargs \
+                    else None
+                if out is None:
+                    _state.enabled = False
+                    try:
+                        out = raw(*args, **kwargs)
+                    finally:
+                        _state.enabled = True
+                    if out is NotImplemented:
+                        return out
+                formula(out, *args, **kwargs)
+                return out
+            return raw(*args, **kwargs)
+        op.__name__ = getattr(raw, "__name__", name)
+        op.__qualname__ = getattr(raw, "__qualname__", name)
+        op.__doc__ = getattr(raw, "__doc__", None)
+        op.__wrapped__ = raw
+        return op
+
     def op(*args, **kwargs):
         if _state.enabled and _needs_grad(args, kwargs):
             _state.enabled = False

@@ -54,12 +54,16 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+def _cfn(*g):      # marker: a live custom-Function node (None once freed)
+    raise AssertionError
+
+
 class BackwardCFunction(Node):
     """The node of a custom Function (``grad_fn`` of its outputs)."""
     __slots__ = ("_ctx", "_cls", "_n_out", "_diff_out")
 
     def _apply(self, grads):
-        if self._freed:
+        if self._fn is None:
             from ptcore.autograd.graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
         ctx = self._ctx
@@ -182,7 +186,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             else:
                 edges.append(None)
                 meta.append(None)
-        node = cls._backward_cls(tuple(edges), tuple(meta), None)
+        node = cls._backward_cls(tuple(edges), tuple(meta), _cfn)
         node._ctx = ctx
         node._cls = cls
         ctx._node = node
@@ -212,12 +216,12 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         # recognised and saved without a reference cycle)
         out_ids = {id(o): k for k, o in enumerate(outs) if isinstance(o, _TensorBase)}
         saved = []
-        from ptcore.autograd.graph import SavedTensor
+        from ptcore.autograd.graph import SavedTensor, SavedOutput
         for t in ctx.to_save:
             if t is None:
                 saved.append(None)
             elif id(t) in out_ids and t._grad_fn is node:
-                saved.append(SavedTensor(t, True, out_ids[id(t)]))
+                saved.append(SavedOutput(t, out_ids[id(t)]))
             else:
                 saved.append(SavedTensor(t))
         ctx._saved = saved

@@ -71,22 +71,32 @@ _FREED_MSG = ("Trying to backward through the graph a second time (or directly a
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved.
-
-    Outputs of the node itself are saved as a detached alias (no reference
-    cycle node -> output -> node); unpacking re-attaches the node as the
-    alias' ``grad_fn`` so double backward through the output works.
-    """
-    __slots__ = ("data", "version", "is_output", "output_nr", "hooks_pack")
+    """A tensor saved for backward, with the version it had when saved."""
+    __slots__ = ("data", "version")
 
     def __init__(self, t, is_output=False, output_nr=0):
+        self.data = t
         self.version = t._version
-        self.is_output = is_output
+
+    def unpack(self, node=None):
+        t = self.data
+        if t is None:
+            raise RuntimeError(_FREED_MSG)
+        if t._version != self.version:
+            _version_error(t, self, node)
+        return t
+
+
+class SavedOutput(SavedTensor):
+    """An output of the node itself, saved as a detached alias (no reference
+    cycle node -> output -> node); unpacking re-attaches the node as the
+    alias' ``grad_fn`` so that double backward through the output works."""
+    __slots__ = ("output_nr",)
+
+    def __init__(self, t, output_nr=0):
+        self.data = _alias(t)
+        self.version = t._version
         self.output_nr = output_nr
-        if is_output:
-            self.data = _alias(t)
-        else:
-            self.data = t
 
     def unpack(self, node=None):
         if node is None:
@@ -95,15 +105,8 @@ class SavedTensor:
         if t is None:
             raise RuntimeError(_FREED_MSG)
         if t._version != self.version:
-            name = type(node).__name__ if node is not None else "a backward function"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{_type_str(t)} {list(t.shape)}], which is output 0 of "
-                f"{name}, is at version {t._version}; expected version {self.version} "
-                "instead. Hint: the backtrace further above can show the operation that failed to "
-                "compute its gradient. The variable in question was changed in there or anywhere "
-                "later. Good luck!")
-        if self.is_output and node is not None and _state.enabled:
+            _version_error(t, self, node)
+        if node is not None and _state.enabled:
             a = _alias(t)
             a._requires_grad = True
             a._grad_fn = node
@@ -111,6 +114,19 @@ class SavedTensor:
                 a._output_nr = self.output_nr
             return a
         return t
+
+
+def _version_error(t, saved, node):
+    if node is None:
+        node = _current[0]
+    name = type(node).__name__ if node is not None else "a backward function"
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{_type_str(t)} {list(t.shape)}], which is output 0 of "
+        f"{name}, is at version {t._version}; expected version {saved.version} "
+        "instead. Hint: the backtrace further above can show the operation that failed to "
+        "compute its gradient. The variable in question was changed in there or anywhere "
+        "later. Good luck!")
 
 
 def _type_str(t):
@@ -122,6 +138,35 @@ def _alias(t):
     return t.detach()
 
 
+class _Extra:
+    """Rarely used node state (hooks, retain_grad, anomaly stack), kept out
+    of the node itself so that creating a node stays cheap."""
+    __slots__ = ("hooks", "prehooks", "tensor_prehooks", "retain", "stack", "accepts_none",
+                 "metadata")
+
+    def __init__(self):
+        self.hooks = None
+        self.prehooks = None
+        self.tensor_prehooks = None
+        self.retain = None
+        self.stack = None
+        self.accepts_none = False
+        self.metadata = None
+
+
+def _extra_prop(name):
+    def get(self):
+        x = self._x
+        return None if x is None else getattr(x, name)
+
+    def set_(self, v):
+        x = self._x
+        if x is None:
+            x = self._x = _Extra()
+        setattr(x, name, v)
+    return property(get, set_)
+
+
 class Node:
     """A backward function in the graph (``tensor.grad_fn``).
 
@@ -129,27 +174,46 @@ class Node:
     calling the node with the gradients of its outputs returns the
     gradients of its inputs.
     """
-    __slots__ = ("_next", "_in_meta", "_out_meta", "_fn", "_saved", "_seq", "_freed",
-                 "_hooks", "_prehooks", "_tensor_prehooks", "_retain", "_stack", "metadata",
-                 "_accepts_none",
-                 "__weakref__")
+    __slots__ = ("_next", "_in_meta", "_out_meta", "_fn", "_seq", "_x", "__weakref__")
     _name = "Node"
 
-    def __init__(self, next_edges=(), in_meta=(), fn=None, saved=(), out_meta=None):
+    def __init__(self, next_edges=(), in_meta=(), fn=None, out_meta=None):
         self._next = next_edges
         self._in_meta = in_meta
         self._out_meta = out_meta
         self._fn = fn
-        self._saved = saved
         self._seq = next(_seq)
-        self._freed = False
-        self._hooks = None
-        self._prehooks = None
-        self._tensor_prehooks = None
-        self._retain = None
-        self._stack = None
-        self._accepts_none = False
-        self.metadata = {}
+        self._x = None
+
+    _hooks = _extra_prop("hooks")
+    _prehooks = _extra_prop("prehooks")
+    _tensor_prehooks = _extra_prop("tensor_prehooks")
+    _retain = _extra_prop("retain")
+    _stack = _extra_prop("stack")
+
+    @property
+    def _accepts_none(self):
+        x = self._x
+        return False if x is None else x.accepts_none
+
+    @_accepts_none.setter
+    def _accepts_none(self, v):
+        if v or self._x is not None:
+            if self._x is None:
+                self._x = _Extra()
+            self._x.accepts_none = bool(v)
+
+    @property
+    def metadata(self):
+        if self._x is None:
+            self._x = _Extra()
+        if self._x.metadata is None:
+            self._x.metadata = {}
+        return self._x.metadata
+
+    @property
+    def _freed(self):
+        return self._fn is None
 
     def name(self):
         """The node's name, as PyTorch's (``"MulBackward0"``)."""
@@ -162,33 +226,38 @@ class Node:
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after the node; a non-None
         return replaces ``grad_inputs``."""
-        return _add_hook(self, "_hooks", fn)
+        if self._x is None:
+            self._x = _Extra()
+        return _add_hook(self._x, "hooks", fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before the node; a non-None return
         replaces ``grad_outputs``."""
-        return _add_hook(self, "_prehooks", fn)
+        if self._x is None:
+            self._x = _Extra()
+        return _add_hook(self._x, "prehooks", fn)
 
     def _register_tensor_prehook(self, output_nr, fn):
-        if self._tensor_prehooks is None:
-            self._tensor_prehooks = {}
-        d = self._tensor_prehooks.setdefault(output_nr, _HookDict())
+        if self._x is None:
+            self._x = _Extra()
+        if self._x.tensor_prehooks is None:
+            self._x.tensor_prehooks = {}
+        d = self._x.tensor_prehooks.setdefault(output_nr, _HookDict())
         h = _RemovableHandle(d)
         d[h.id] = fn
         return h
 
     def _release(self):
-        self._saved = ()
-        self._freed = True
         self._fn = None
 
     def _apply(self, grads):
-        if self._freed:
+        fn = self._fn
+        if fn is None:
             raise RuntimeError(_FREED_MSG)
         prev = _current[0]
         _current[0] = self
         try:
-            return self._fn(*grads)
+            return fn(*grads)
         finally:
             _current[0] = prev
 
@@ -200,6 +269,10 @@ class Node:
 
 
 _node_classes = {}
+
+
+def _ACC(*g):   # marker: AccumulateGrad nodes are never freed
+    return ()
 
 
 def node_class(name):
@@ -216,9 +289,12 @@ class AccumulateGrad(Node):
     __slots__ = ("_var",)
 
     def __init__(self, var):
-        Node.__init__(self, (), ())
+        Node.__init__(self, (), (), _ACC)
         self._var = weakref.ref(var)
         self._seq = sys.maxsize
+
+    def _release(self):
+        pass
 
     @property
     def variable(self):
@@ -313,8 +389,9 @@ def _sum_to(g, shape):
 def _validate(node, grads):
     """Match each input gradient to its input's shape and dtype."""
     meta = node._in_meta
-    out = list(grads)
-    n = len(node._next)
+    nxt = node._next
+    n = len(nxt)
+    out = grads if type(grads) is list else list(grads)
     if len(out) != n:
         if len(out) < n:
             out += [None] * (n - len(out))
@@ -323,15 +400,18 @@ def _validate(node, grads):
                                f"gradients (expected {n}, got {len(out)})")
     for i in range(n):
         g = out[i]
-        if g is None or node._next[i] is None:
+        if g is None or nxt[i] is None:
             continue
-        if not isinstance(g, _TensorBase):
-            raise TypeError(f"function {type(node).__name__} returned a gradient of type "
-                            f"{type(g).__name__} at position {i}; expected a Tensor or None")
         shape, dt = meta[i]
-        if tuple(g.shape) != shape:
+        try:
+            if g.dtype is dt and g.shape == shape:
+                continue
+        except AttributeError:
+            raise TypeError(f"function {type(node).__name__} returned a gradient of type "
+                            f"{type(g).__name__} at position {i}; expected a Tensor or None") from None
+        if g.shape != shape:
             try:
-                g = _sum_to(g, shape)
+                g = _sum_to(g, tuple(shape))
             except Exception:
                 raise RuntimeError(f"Function {type(node).__name__} returned an invalid gradient "
                                    f"at index {i} - got {list(g.shape)} but expected shape "
@@ -361,7 +441,7 @@ def _zeros_for(node, k):
 
 
 def _run_tensor_prehooks(node, buf):
-    for nr, hooks in node._tensor_prehooks.items():
+    for nr, hooks in node._x.tensor_prehooks.items():
         if nr < len(buf) and buf[nr] is not None:
             g = buf[nr]
             for h in list(hooks.values()):
@@ -401,7 +481,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 deps[m] = c + 1
 
     capture = None
-    needed = None
+    needed = tset = None
     if targets is not None:
         capture = {}
         tset = {}
@@ -418,81 +498,87 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
         b[e[1]] = g if b[e[1]] is None else b[e[1]] + g
 
     heap = []
+    pushed = set()
     for e in roots:
         n = e[0]
-        if deps[n] == 0 and not any(h[2] is n for h in heap):
+        if deps[n] == 0 and id(n) not in pushed:
+            pushed.add(id(n))
             heapq.heappush(heap, (-n._seq, id(n), n))
 
+    heappush, heappop = heapq.heappush, heapq.heappop
+    acc_t = AccumulateGrad
     prev = _state.enabled
     _state.enabled = bool(create_graph)
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
+            node = heappop(heap)[2]
             buf = buffers.pop(node, None)
             if buf is None:
-                buf = []
-            if node._tensor_prehooks:
-                _run_tensor_prehooks(node, buf)
-            if node._retain:
-                for nr, ref in list(node._retain.items()):
-                    t = ref()
-                    if t is not None and nr < len(buf) and buf[nr] is not None:
-                        g = buf[nr]
-                        if t._grad is None:
-                            t._grad = g if create_graph else g.detach().clone()
-                        else:
-                            t._grad = t._grad + g
+                buf = [None]
+            x = node._x
+            is_acc = type(node) is acc_t
+            if x is not None:
+                if x.tensor_prehooks:
+                    _run_tensor_prehooks(node, buf)
+                if x.retain:
+                    _retain_grads(x.retain, buf, create_graph)
             if capture is not None:
                 hits = tset.get(id(node))
                 if hits:
                     for i, nr in hits:
                         if nr < len(buf) and buf[nr] is not None:
                             capture[i] = buf[nr]
-                if type(node) is AccumulateGrad:
+                if is_acc:
                     run = accumulate and hits is not None
                 else:
-                    run = any(e is not None and id(e[0]) in needed for e in node._next)
+                    run = False
+                    for e in node._next:
+                        if e is not None and id(e[0]) in needed:
+                            run = True
+                            break
                 if not run:
                     _release_children(node, deps, heap)
                     continue
-            if not any(g is not None for g in buf) and type(node) is not AccumulateGrad:
+            if buf[0] is None and not any(g is not None for g in buf):
                 _release_children(node, deps, heap)
                 if not retain_graph:
                     node._release()
                 continue
-            if node._prehooks:
-                for h in list(node._prehooks.values()):
+            if x is not None and x.prehooks:
+                for h in list(x.prehooks.values()):
                     r = h(tuple(buf))
                     if r is not None:
                         buf = list(r)
-            if type(node) is not AccumulateGrad:
-                nout = _n_outputs(node, 0)
-                if len(buf) < nout:
-                    buf.extend([None] * (nout - len(buf)))
-                if not node._accepts_none:
-                    for k in range(len(buf)):
-                        if buf[k] is None:
-                            buf[k] = _zeros_for(node, k)
-            grads_out = tuple(buf)
+            if not is_acc:
+                om = node._out_meta
+                if om is not None:
+                    if len(buf) < len(om):
+                        buf.extend([None] * (len(om) - len(buf)))
+                    if not (x is not None and x.accepts_none):
+                        for k in range(len(buf)):
+                            if buf[k] is None:
+                                buf[k] = _zeros_for(node, k)
             try:
-                gin = node._apply(grads_out)
+                gin = node._apply(buf)
             except Exception as exc:
-                if node._stack is not None:
+                if x is not None and x.stack is not None:
                     _add_anomaly_note(exc, node)
                 raise
-            if type(node) is AccumulateGrad:
-                gin = ()
-            else:
-                if gin is None or isinstance(gin, _TensorBase):
-                    gin = (gin,)
-                gin = _validate(node, gin)
-                if node._stack is not None:
+            if is_acc:
+                if not retain_graph:
+                    node._release()
+                continue
+            if gin is None or isinstance(gin, _TensorBase):
+                gin = [gin]
+            gin = _validate(node, gin)
+            if x is not None:
+                if x.stack is not None:
                     _check_nan(node, gin)
-            if node._hooks:
-                for h in list(node._hooks.values()):
-                    r = h(tuple(gin), grads_out)
-                    if r is not None:
-                        gin = list(r) if not isinstance(r, _TensorBase) else [r]
+                if x.hooks:
+                    for h in list(x.hooks.values()):
+                        r = h(tuple(gin), tuple(buf))
+                        if r is not None:
+                            gin = list(r) if not isinstance(r, _TensorBase) else [r]
             if not retain_graph:
                 node._release()
             nxt = node._next
@@ -501,24 +587,40 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 if e is None:
                     continue
                 m = e[0]
-                g = gin[k] if k < len(gin) else None
+                g = gin[k]
                 if g is not None:
-                    b = buffers.get(m)
                     nr = e[1]
+                    b = buffers.get(m)
                     if b is None:
-                        b = buffers[m] = [None] * _n_outputs(m, nr)
-                    elif len(b) <= nr:
-                        b.extend([None] * (nr + 1 - len(b)))
-                    b[nr] = g if b[nr] is None else b[nr] + g
+                        if nr == 0 and m._out_meta is None:
+                            buffers[m] = [g]
+                        else:
+                            b = buffers[m] = [None] * _n_outputs(m, nr)
+                            b[nr] = g
+                    else:
+                        if len(b) <= nr:
+                            b.extend([None] * (nr + 1 - len(b)))
+                        b[nr] = g if b[nr] is None else b[nr] + g
                 c = deps[m] - 1
                 deps[m] = c
                 if c == 0:
-                    heapq.heappush(heap, (-m._seq, id(m), m))
+                    heappush(heap, (-m._seq, id(m), m))
     finally:
         _state.enabled = prev
     if capture is not None:
         return [capture.get(i) for i in range(len(targets))]
     return None
+
+
+def _retain_grads(retain, buf, create_graph):
+    for nr, ref in list(retain.items()):
+        t = ref()
+        if t is not None and nr < len(buf) and buf[nr] is not None:
+            g = buf[nr]
+            if t._grad is None:
+                t._grad = g if create_graph else g.detach().clone()
+            else:
+                t._grad = t._grad + g
 
 
 def _release_children(node, deps, heap):
