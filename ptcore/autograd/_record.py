@@ -239,13 +239,21 @@ def _covers(vshape, vstride, voff, base):
     return n == base.numel() and voff == 0 and not _overlaps(vshape, vstride)
 
 
+_VIEW_NODES = ("ViewBackward0", "AsStridedBackward0")
+
+
 def _on_view(src, v):
     """Core hook: ``v`` is a new view of ``src`` (which requires grad)."""
     if not _state.enabled:
         return
-    base = v._base
-    if base is None:
-        base = src
+    # the root base when src is itself a geometric view of it (its history
+    # is a view node); otherwise src's own history is what v derives from
+    base = src
+    sb = src._base
+    if sb is not None and sb._requires_grad:
+        fn = src._grad_fn
+        if fn is None or type(fn).__name__ in _VIEW_NODES:
+            base = sb
     if v.dtype is not base.dtype or not (v.dtype.is_floating_point or v.dtype.is_complex):
         return
     if not base._requires_grad:
