@@ -1691,3 +1691,117 @@ def _pad(out, x, pad, mode="constant", value=None, **k):
             return (z,)
         return (gg,)
     attach("ConstantPadNdBackward0", out, (x,), bw)
+
+
+# ---------------------------------------------------------------------------
+# decompositions: SVD and QR
+# ---------------------------------------------------------------------------
+
+def _svd_backward(gU, gS, gVh, U, S, Vh, full_matrices):
+    """PyTorch's linalg.svd backward (U, S, Vh; the reduced part is used)."""
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        m, n = U.shape[-2], Vh.shape[-1]
+        k = S.shape[-1]
+        Uk, Vhk = U[..., :, :k], Vh[..., :k, :]
+        return P.matmul(Uk * gS.unsqueeze(-2).to(U.dtype), Vhk)
+    m, n = U.shape[-2], Vh.shape[-1]
+    k = S.shape[-1]
+    if full_matrices:
+        U, Vh = U[..., :, :k], Vh[..., :k, :]
+        gU = gU[..., :, :k] if gU is not None else None
+        gVh = gVh[..., :k, :] if gVh is not None else None
+    if gU is None:
+        gU = P.zeros_like(U)
+    if gVh is None:
+        gVh = P.zeros_like(Vh)
+    is_complex = U.dtype.is_complex
+    V = _H(Vh)
+    gV = _H(gVh)
+    UhgU = _H(U) @ gU
+    VhgV = _H(V) @ gV
+    UhgU = UhgU - _H(UhgU)
+    VhgV = VhgV - _H(VhgV)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    E = E + P.eye(k, dtype=E.dtype, device=E.device)
+    Sc = S.to(U.dtype)
+    ret = (UhgU * Sc.unsqueeze(-2) + Sc.unsqueeze(-1) * VhgV) / E.to(U.dtype)
+    if gS is not None:
+        ret = ret + gS.to(U.dtype).diag_embed()
+    if is_complex:
+        ret = ret + (UhgU.diagonal(0, -2, -1) / (2 * Sc)).diag_embed()
+    if m > k:
+        ret = U @ ret
+        gUSinv = gU / Sc.unsqueeze(-2)
+        ret = ret + gUSinv - U @ (_H(U) @ gUSinv)
+        ret = ret @ Vh
+    elif n > k:
+        ret = ret @ Vh
+        SinvgVh = gVh / Sc.unsqueeze(-1)
+        ret = ret + SinvgVh - (SinvgVh @ V) @ Vh
+        ret = U @ ret
+    else:
+        ret = U @ (ret @ Vh)
+    return ret
+
+
+@formula("linalg_svd")
+def _linalg_svd(out, A, full_matrices=True, **k):
+    U, S, Vh = out[0], out[1], out[2]
+    sU, sS, sV = save_out(U, 0), save_out(S, 1), save_out(Vh, 2)
+
+    def bw(gU, gS, gVh):
+        return (_svd_backward(gU, gS, gVh, sU.unpack(), sS.unpack(), sV.unpack(), full_matrices),)
+    attach("LinalgSvdBackward0", [U, S, Vh], (A,), bw, multi=True, accepts_none=True)
+
+
+@formula("svd")
+def _svd_old(out, A, some=True, compute_uv=True, **k):
+    U, S, V = out[0], out[1], out[2]
+    if not compute_uv:
+        return _not_impl_attach(out, "svd (compute_uv=False)", (A,))
+    sU, sS, sV = save_out(U, 0), save_out(S, 1), save_out(V, 2)
+
+    def bw(gU, gS, gV):
+        gVh = _H(gV) if gV is not None else None
+        return (_svd_backward(gU, gS, gVh, sU.unpack(), sS.unpack(), _H(sV.unpack()), not some),)
+    attach("SvdBackward0", [U, S, V], (A,), bw, multi=True, accepts_none=True)
+
+
+@formula("linalg_svdvals")
+def _svdvals(out, A, **k):
+    sA = save(A)
+
+    def bw(gS):
+        U, S, Vh = P.linalg.svd(sA.unpack(), full_matrices=False)
+        return (_svd_backward(None, gS, None, U, S, Vh, False),)
+    attach("LinalgSvdvalsBackward0", out, (A,), bw)
+
+
+@formula("linalg_qr")
+def _linalg_qr(out, A, mode="reduced", **k):
+    Q, R = out[0], out[1]
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "r" or (mode == "complete" and m > n) or m < n:
+        return _not_impl_attach([Q, R] if False else Q, "linalg_qr (mode=%s, %dx%d)" % (mode, m, n), (A,))
+    sQ, sR = save_out(Q, 0), save_out(R, 1)
+
+    def bw(gQ, gR):
+        Q, R = sQ.unpack(), sR.unpack()
+        if gQ is None:
+            gQ = P.zeros_like(Q)
+        if gR is None:
+            gR = P.zeros_like(R)
+        M = R @ _H(gR) - _H(gQ) @ Q
+        low = M.tril(-1)
+        d = M.diagonal(0, -2, -1)
+        if M.dtype.is_complex:
+            d = d.real.to(M.dtype)
+        copyltu = low + _H(low) + d.diag_embed()
+        X = gQ + Q @ copyltu
+        # gA = X R^{-H}  <=>  R gA^H = X^H
+        gA = _H(P.linalg.solve(R, _H(X)))
+        return (gA,)
+    attach("LinalgQrBackward0", [Q, R], (A,), bw, multi=True, accepts_none=True)

@@ -101,13 +101,14 @@ def install():
     for name, fname in (("inv", "linalg_inv"), ("det", "linalg_det"), ("slogdet", "linalg_slogdet"),
                         ("solve", "linalg_solve"), ("cholesky", "linalg_cholesky"),
                         ("eigh", "linalg_eigh"), ("eigvalsh", "linalg_eigvalsh"),
-                        ("vector_norm", "vector_norm")):
+                        ("vector_norm", "vector_norm"), ("svd", "linalg_svd"),
+                        ("svdvals", "linalg_svdvals"), ("qr", "linalg_qr")):
         fn = getattr(la, name, None)
         if fn is not None:
             f = FORMULAS.get(fname)
             setattr(la, name, R.differentiable(fname, fn, f) if f else R.differentiable(
                 fname, fn, R.not_implemented("linalg_" + name)))
-    for name in ("inv_ex", "solve_ex", "cholesky_ex", "qr", "svd", "svdvals", "eig", "eigvals",
+    for name in ("inv_ex", "solve_ex", "cholesky_ex", "eig", "eigvals",
                  "lstsq", "pinv", "matrix_rank", "lu_factor", "lu_factor_ex", "norm",
                  "matrix_norm", "cross", "multi_dot", "matrix_power", "matmul"):
         fn = getattr(la, name, None)
