@@ -105,7 +105,39 @@ unary("resolve_conj", lambda g, x, y: g, ())
 unary("resolve_neg", lambda g, x, y: g, ())
 unary("nan_to_num", lambda g, x, y: g * x.isfinite())
 unary("sinc", lambda g, x, y: g * P.where(x == 0, 0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) / (math.pi * x * x)))
-unary("i0", lambda g, x, y: _not_impl("i0"))
+unary("i0", lambda g, x, y: g * _i1(x))
+unary("digamma", lambda g, x, y: g * _trigamma(x))
+
+
+def _trigamma(x):
+    """polygamma(1, x) from ptcore ops (differentiable): recurrence up to
+    x >= 10, then the asymptotic series; reflection for x < 0.5."""
+    neg = x < 0.5
+    z = P.where(neg, 1 - x, x)
+    acc = P.zeros_like(z)
+    for _ in range(10):
+        acc = acc + 1 / (z * z)
+        z = z + 1
+    iz = 1 / z
+    iz2 = iz * iz
+    ser = iz + iz2 / 2 + iz * iz2 * (1 / 6 + iz2 * (-1 / 30 + iz2 * (1 / 42 + iz2 * (-1 / 30 + iz2 * 5 / 66))))
+    r = acc + ser
+    s = (math.pi * x).sin()
+    return P.where(neg, math.pi ** 2 / (s * s) - r, r)
+
+
+def _i1(x):
+    """The modified Bessel function I1 (d i0 / dx) by its power series
+    (all terms positive: accurate to double precision for |x| < ~100)."""
+    a = x.abs()
+    h = a / 2
+    h2 = h * h
+    term = h
+    acc = h
+    for k in range(1, 120):
+        term = term * h2 / (k * (k + 1))
+        acc = acc + term
+    return acc * x.sign()
 for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
     unary(_n, lambda g, x, y: P.zeros_like(g), ())
 
@@ -165,9 +197,8 @@ def _angle(out, x, *a, **k):
         x = sx.unpack()
         if not x.dtype.is_complex:
             return (P.zeros_like(x),)
-        d = x.abs() ** 2
-        r = g * P.complex(-x.imag, x.real) / d   # d angle / d conj(z) convention
-        return (P.where(d == 0, 0, r.conj() * -1).conj(),)
+        r = g * x / (x.abs() ** 2) * 1j
+        return (P.where(x == 0, 0, r),)
     attach("AngleBackward0", out, (x,), bw)
 
 
@@ -260,8 +291,9 @@ def _div(out, a, b, *, rounding_mode=None, **k):
 
 @formula("floor_divide", "remainder_int")
 def _floordiv(out, a, b, **k):
+    # as PyTorch: the result joins the graph, backward raises
     if _is_diff(out):
-        attach("FloorDivideBackward0", out, (a, b), lambda g: (P.zeros_like(g), P.zeros_like(g)))
+        _not_impl_attach(out, "floor_divide", (a, b))
 
 
 @formula("pow")
@@ -382,7 +414,10 @@ def _xlogy(out, x, y, **k):
 
     def bw(g):
         x, y = sx.unpack(), sy.unpack()
-        gx = P.where((x == 0) & ~(y.isnan() if _T(y) else False), 0, g * (y.log() if _T(y) else math.log(y)))
+        if _T(y):
+            gx = P.where((x == 0) & ~y.isnan(), 0, g * y.log())
+        else:
+            gx = P.where(x == 0, 0, g * math.log(y)) if y == y else g * math.nan
         gy = g * x / y if _T(y) else None
         return gx, gy
     attach("XlogyBackward0", out, (x, y), bw)
@@ -1647,7 +1682,7 @@ def index_put_like(self, idx, value):
 
     def bw(g):
         gs = g.clone()
-        _TensorBase.__setitem__(gs, idx, 0)
+        gs[idx] = 0          # recorded when create_graph (the region got no gradient)
         gv = g[idx] if vt is not None else None
         return gs, gv
     attach("IndexPutBackward0", r, (self, vt), bw)
@@ -1691,3 +1726,23 @@ def _pad(out, x, pad, mode="constant", value=None, **k):
             return (z,)
         return (gg,)
     attach("ConstantPadNdBackward0", out, (x,), bw)
+
+
+@formula("_product")
+def _product_formula(out, a, b, c=None, alpha=1, beta=0, kname=None, **k):
+    """The private GEMM of ``ptcore._linalg_ops`` (``beta * c + alpha * a @ b``
+    with equal batch dims), which composites such as einsum, tensordot,
+    kron, multi_dot and matrix_power are built on."""
+    sa = save(a) if _T(b) and b._requires_grad else None
+    sb = save(b) if _T(a) and a._requires_grad else None
+    cg = _T(c) and c._requires_grad
+
+    def bw(g):
+        ga = P.matmul(g, _H(sb.unpack())) if sb is not None else None
+        gb = P.matmul(_H(sa.unpack()), g) if sa is not None else None
+        if alpha != 1:
+            ga = ga * _scalar_like(alpha) if ga is not None else None
+            gb = gb * _scalar_like(alpha) if gb is not None else None
+        gc = (g * _scalar_like(beta) if beta != 1 else g) if cg else None
+        return ga, gb, gc
+    attach("MmBackward0" if a.dim() == 2 else "BmmBackward0", out, (a, b, c), bw)

@@ -17,7 +17,7 @@ _NONDIFF = {
     "bitwise_left_shift", "bitwise_right_shift", "argmax", "argmin", "argsort", "all", "any",
     "count_nonzero", "nonzero", "argwhere", "searchsorted", "bucketize", "histc", "histogram",
     "bincount", "isin", "unique", "unique_consecutive", "tril_indices", "triu_indices",
-    "broadcast_shapes", "nextafter", "digamma", "i0", "quantile", "nanquantile",
+    "broadcast_shapes", "nextafter", "quantile", "nanquantile",
     # composites whose parts are differentiable (no formula of their own)
     "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
     "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum", "tensordot",
@@ -87,6 +87,10 @@ def install():
                 continue
             setattr(ptcore.Tensor, name, wrap(name, fn))
     _install_operators(wrap)
+    # the private GEMM the linalg composites (einsum, tensordot, kron,
+    # multi_dot, matrix_power, sums over dims) are built on
+    from ptcore import _linalg_ops
+    _linalg_ops._product = R.differentiable("_product", _linalg_ops._product, FORMULAS["_product"])
     # linalg namespace
     la = ptcore.linalg
     for name, fname in (("inv", "linalg_inv"), ("det", "linalg_det"), ("slogdet", "linalg_slogdet"),

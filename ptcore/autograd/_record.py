@@ -105,11 +105,19 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
+_OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad.")
+
+
 def differentiable(name, raw, formula):
     """Wrap ``raw`` so that calls with inputs requiring grad are recorded
     with ``formula(out, *args, **kwargs) -> (inputs, backward)``."""
     def op(*args, **kwargs):
         if _state.enabled and _needs_grad(args, kwargs):
+            if "out" in kwargs:
+                if kwargs["out"] is not None:
+                    raise RuntimeError(_OUT_MSG.format(name))
+                kwargs = {k: v for k, v in kwargs.items() if k != "out"}
             _state.enabled = False
             try:
                 out = raw(*args, **kwargs)
@@ -216,7 +224,11 @@ def _on_view(src, v):
     if v.dtype is not base.dtype or not (v.dtype.is_floating_point or v.dtype.is_complex):
         return
     if not base._requires_grad:
-        return
+        # ``src`` may be an op's result that aliases an internal buffer (a
+        # LAPACK/NumPy output): ``src`` itself is then the differentiable base
+        if base is src or not src._requires_grad:
+            return
+        base = src
     bshape, bstride = tuple(base.shape), tuple(base.stride())
     vshape, vstride, voff = _geometry(v, base)
     full = _covers(vshape, vstride, voff, base)
