@@ -236,6 +236,17 @@ REDUCTION_CASES = [
     C("msort", lambda m, a: m.msort(a), [S], "distinct"),
     C("topk", lambda m, a: m.topk(a, 2), [S], "distinct"),
     C("topk-smallest-dim0", lambda m, a: a.topk(2, 0, largest=False), [S], "distinct"),
+    C("quantile", lambda m, a: m.quantile(a, 0.3), [S], "distinct"),
+    C("quantile-dim-q1d", lambda m, a: m.quantile(a, m.tensor([0.2, 0.5, 1.0], dtype=m.float64),
+                                                  dim=1), [S], "distinct"),
+    C("quantile-keepdim", lambda m, a: a.quantile(0.7, dim=0, keepdim=True), [S], "distinct"),
+    C("quantile-lower", lambda m, a: a.quantile(0.4, 1, interpolation="lower"), [S], "distinct"),
+    C("quantile-midpoint", lambda m, a: a.quantile(0.4, 1, interpolation="midpoint"), [S],
+      "distinct"),
+    C("quantile-nearest", lambda m, a: m.quantile(a, 0.6, 0, True, interpolation="nearest"), [S],
+      "distinct"),
+    C("nanquantile", lambda m, a: m.nanquantile(m.where(a > 3, math.nan, a), 0.5, dim=1), [S],
+      "distinct"),
     C("trace", lambda m, a: m.trace(a), [S]),
     C("trace-square", lambda m, a: a.trace(), [(3, 3)]),
 ]
@@ -301,7 +312,10 @@ LINALG_CASES = [
     C("linalg.solve-bcast", lambda m, a, b: m.linalg.solve(a, b), [(2, 3, 3), (3, 2)],
       ("spd", "any")),
     C("linalg.solve-left-false", lambda m, a, b: m.linalg.solve(a, b, left=False),
-      [(3, 3), (2, 3)], ("spd", "any")),
+      [(3, 3), (2, 3)]),
+    C("linalg.solve-nonsym", lambda m, a, b: m.linalg.solve(a, b), [(3, 3), (3, 2)]),
+    C("linalg.solve_ex", lambda m, a, b: m.linalg.solve_ex(a, b)[0], [(3, 3), (3, 2)]),
+    C("cholesky_ex", lambda m, a: m.linalg.cholesky_ex(a)[0], [(3, 3)], "spd"),
     C("cholesky", lambda m, a: m.linalg.cholesky(a), [(3, 3)], "spd"),
     C("cholesky-upper", lambda m, a: m.cholesky(a, upper=True), [(3, 3)], "spd"),
     C("cholesky-batched", lambda m, a: m.linalg.cholesky(a), [(2, 3, 3)], "spd"),
@@ -312,7 +326,16 @@ LINALG_CASES = [
     C("pinverse", lambda m, a: m.pinverse(a), [(3, 2)], rtol=1e-6, second=False),
     C("linalg.pinv", lambda m, a: m.linalg.pinv(a), [(2, 3)], rtol=1e-6, second=False),
     C("linalg.cross", lambda m, a, b: m.linalg.cross(a, b), [(2, 3), (2, 3)]),
-    C("svdvals", lambda m, a: m.linalg.svdvals(a), [(3, 2)]),
+    C("svdvals", lambda m, a: m.linalg.svdvals(a), [(3, 2)], second=False),
+    C("matrix_norm-nuc", lambda m, a: m.linalg.matrix_norm(a, "nuc"), [(3, 2)], second=False),
+    C("matrix_norm-2", lambda m, a: m.linalg.matrix_norm(a, 2), [(3, 2)], second=False),
+    C("matrix_norm-inf-keepdim", lambda m, a: m.linalg.matrix_norm(a, -math.inf, keepdim=True),
+      [(2, 3, 4)], "distinct"),
+    C("linalg.norm-dims", lambda m, a: m.linalg.norm(a, dim=(0, 2)), [(2, 3, 4)]),
+    C("linalg.norm-ord-dim", lambda m, a: m.linalg.norm(a, 1, dim=1), [S]),
+    C("linalg.cross-dim0", lambda m, a, b: m.linalg.cross(a, b, dim=0), [(3, 2), (3, 2)]),
+    C("lstsq-vec", lambda m, a, b: m.linalg.lstsq(a, b)[0], [(4, 3), (4,)], second=False),
+    C("pinv-tall", lambda m, a: m.linalg.pinv(a), [(4, 2)], rtol=1e-6, second=False),
     C("qr-R", lambda m, a: m.linalg.qr(a)[1], [(3, 3)]),
     C("lstsq", lambda m, a, b: m.linalg.lstsq(a, b)[0], [(4, 3), (4, 2)], second=False),
 ]
@@ -367,6 +390,15 @@ SHAPE_CASES = [
                                                               s, "sum"), [S, (3, 2)]),
     C("scatter_reduce-amax", lambda m, a, s: m.scatter_reduce(a, 1, _idx(m, [[0, 0], [2, 3], [1, 1]]),
                                                                s, "amax"), [S, (3, 2)], "distinct"),
+    C("scatter_reduce-mean", lambda m, a, s: m.scatter_reduce(a, 1, _idx(m, [[0, 0], [2, 3], [1, 1]]),
+                                                               s, "mean"), [S, (3, 2)]),
+    C("scatter_reduce-amin-noself", lambda m, a, s: m.scatter_reduce(
+        a, 1, _idx(m, [[0, 0], [2, 3], [1, 1]]), s, "amin", include_self=False), [S, (3, 2)],
+      "distinct"),
+    C("scatter_reduce-mean-noself", lambda m, a, s: a.scatter_reduce(
+        0, _idx(m, [[0, 1, 0, 2]]), s, "mean", include_self=False), [S, (1, 4)]),
+    C("scatter_reduce-amax-ties", lambda m, a, s: m.scatter_reduce(
+        a.round(), 1, _idx(m, [[0, 0], [2, 3], [1, 1]]), s.round(), "amax"), [S, (3, 2)]),
     C("index_add", lambda m, a, s: m.index_add(a, 0, _idx(m, [0, 2, 0]), s, alpha=2),
       [S, (3, 4)]),
     C("index_copy", lambda m, a, s: m.index_copy(a, 1, _idx(m, [3, 0]), s), [S, (3, 2)]),
@@ -518,3 +550,166 @@ ALL_CASES = UNARY_CASES + BINARY_CASES + REDUCTION_CASES + LINALG_CASES + SHAPE_
 @pytest.mark.parametrize("fn,shapes,domain,diff,second,rtol,atol", ALL_CASES)
 def test_grad_vs_torch(fn, shapes, domain, diff, second, rtol, atol):
     compare(fn, arrays(shapes, domain), diff=diff, second=second, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------
+# numerical checks: gradcheck / gradgradcheck (ptcore's own, finite differences)
+# ---------------------------------------------------------------------------
+
+_GC = {
+    "exp": (lambda x: x.exp(), [(2, 3)], "any"),
+    "mul-bcast": (lambda x, y: x * y, [(2, 3), (3,)], "any"),
+    "div": (lambda x, y: x / y, [(2, 3), (2, 3)], ("any", "pos")),
+    "pow": (lambda x, y: x ** y, [(2, 3), (2, 3)], ("pos", "any")),
+    "tanh": (lambda x: ptcore.tanh(x), [(2, 3)], "any"),
+    "sigmoid": (lambda x: ptcore.sigmoid(x), [(2, 3)], "any"),
+    "log_softmax": (lambda x: ptcore.log_softmax(x, 1), [(2, 3)], "any"),
+    "softmax": (lambda x: x.softmax(0), [(2, 3)], "any"),
+    "logsumexp": (lambda x: x.logsumexp(1), [(2, 3)], "any"),
+    "std": (lambda x: x.std(1), [(2, 3)], "any"),
+    "var": (lambda x: x.var(), [(2, 3)], "any"),
+    "norm": (lambda x: ptcore.linalg.vector_norm(x, 3, 1), [(2, 3)], "any"),
+    "prod": (lambda x: x.prod(1), [(2, 3)], "any"),
+    "cumprod": (lambda x: x.cumprod(1), [(2, 3)], "any"),
+    "matmul": (lambda x, y: x @ y, [(2, 3), (3, 2)], "any"),
+    "matmul-bcast": (lambda x, y: x @ y, [(2, 2, 3), (3,)], "any"),
+    "einsum": (lambda x, y: ptcore.einsum("ij,kj->ik", x, y), [(2, 3), (2, 3)], "any"),
+    "inv": (lambda x: ptcore.linalg.inv(x), [(3, 3)], "spd"),
+    "det": (lambda x: ptcore.linalg.det(x), [(3, 3)], "any"),
+    "slogdet": (lambda x: ptcore.linalg.slogdet(x)[1], [(3, 3)], "any"),
+    "solve": (lambda x, y: ptcore.linalg.solve(x, y), [(3, 3), (3, 2)], "any"),
+    "cholesky": (lambda x: ptcore.linalg.cholesky(x @ x.mT + 3 * ptcore.eye(3, dtype=x.dtype)),
+                 [(3, 3)], "any"),
+    "eigh": (lambda x: ptcore.linalg.eigh(x + x.mT)[0], [(3, 3)], "any"),
+    "cat-index": (lambda x, y: ptcore.cat([x, y])[ptcore.tensor([0, 3, 3])], [(2, 3), (2, 3)], "any"),
+    "gather": (lambda x: x.gather(1, ptcore.tensor([[0, 0], [2, 1]])), [(2, 3)], "any"),
+    "max-dim": (lambda x: x.max(1)[0], [(2, 3)], "distinct"),
+    "sort": (lambda x: x.sort(1)[0], [(2, 3)], "distinct"),
+    "where": (lambda x, y: ptcore.where(x > 0, x * y, y), [(2, 3), (2, 3)], "any"),
+    "clamp": (lambda x: x.clamp(-0.5, 0.5), [(2, 3)], "any"),
+    "atan2": (lambda x, y: ptcore.atan2(x, y), [(2, 3), (2, 3)], "any"),
+    "view-expand": (lambda x: (x.t().unsqueeze(0).expand(2, 3, 2) * 2)[:, 1:], [(2, 3)], "any"),
+    "as_strided": (lambda x: x.as_strided((2, 2), (1, 1)) ** 2, [(4,)], "any"),
+    "setitem": (lambda x, y: _set(x, y), [(2, 3), (3,)], "any"),
+    "pinv": (lambda x: ptcore.linalg.pinv(x), [(3, 2)], "any"),
+    "lgamma": (lambda x: x.lgamma(), [(2, 3)], "pos"),
+}
+
+_GGC = ["exp", "mul-bcast", "div", "pow", "tanh", "sigmoid", "log_softmax", "softmax", "logsumexp",
+        "std", "var", "norm", "prod", "matmul", "matmul-bcast", "einsum", "inv", "det", "slogdet",
+        "solve", "cholesky", "eigh", "cat-index", "gather", "max-dim", "sort", "where", "atan2",
+        "view-expand", "as_strided", "setitem", "lgamma"]
+
+
+def _set(x, y):
+    r = x * 1
+    r[1] = y * 2
+    return r
+
+
+def _gc_inputs(name):
+    fn, shapes, domain = _GC[name]
+    return fn, [ptcore.tensor(a, requires_grad=True) for a in arrays(shapes, domain, seed=3)]
+
+
+@pytest.mark.parametrize("name", sorted(_GC))
+def test_gradcheck(name):
+    fn, xs = _gc_inputs(name)
+    assert ptcore.autograd.gradcheck(fn, xs, eps=1e-6, atol=1e-6, rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", _GGC)
+def test_gradgradcheck(name):
+    fn, xs = _gc_inputs(name)
+    assert ptcore.autograd.gradgradcheck(fn, xs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+def test_gradcheck_detects_wrong_formula():
+    from ptcore.autograd import Function
+
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x            # should be 2 * g * x
+
+    x = ptcore.tensor([1.0, 2.0], dtype=ptcore.float64, requires_grad=True)
+    assert ptcore.autograd.gradcheck(Bad.apply, (x,), raise_exception=False) is False
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        ptcore.autograd.gradcheck(Bad.apply, (x,))
+
+
+# ---------------------------------------------------------------------------
+# no graph without requires_grad; integer outputs never require grad
+# ---------------------------------------------------------------------------
+
+_NOGRAD_OPS = [
+    lambda x: x.exp(), lambda x: x + x, lambda x: x.sum(1), lambda x: x @ x.t(),
+    lambda x: x.t(), lambda x: x[0], lambda x: x[ptcore.tensor([0, 1])], lambda x: x.max(1)[0],
+    lambda x: x.sort(1)[0], lambda x: ptcore.cat([x, x]), lambda x: ptcore.einsum("ij->j", x),
+    lambda x: x.to(ptcore.float32), lambda x: x.clone(), lambda x: ptcore.linalg.norm(x),
+    lambda x: ptcore.hstack([x, x]), lambda x: x.softmax(1), lambda x: x.cumsum(0),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_NOGRAD_OPS)))
+def test_no_graph_without_requires_grad(k):
+    x = ptcore.randn(3, 3, dtype=ptcore.float64)
+    out = _NOGRAD_OPS[k](x)
+    assert out.grad_fn is None and not out.requires_grad
+
+
+_INT_OUT = {
+    "argmax": lambda x: x.argmax(1), "argsort": lambda x: x.argsort(), "gt": lambda x: x > 0,
+    "isnan": lambda x: x.isnan(), "max-indices": lambda x: x.max(1)[1],
+    "sort-indices": lambda x: x.sort(1)[1], "topk-indices": lambda x: x.topk(2)[1],
+    "to-int": lambda x: x.to(ptcore.int64), "long": lambda x: x.long(),
+    "nonzero": lambda x: x.nonzero(), "eq": lambda x: x == x, "bool": lambda x: x.bool(),
+    "round-int": lambda x: x.to(ptcore.int32) + 1, "cummax-indices": lambda x: x.cummax(0)[1],
+    "kthvalue-indices": lambda x: x.kthvalue(1, 0)[1],
+    "searchsorted": lambda x: ptcore.searchsorted(x[0].sort()[0], x[1]),
+    "count_nonzero": lambda x: x.count_nonzero(), "floor_divide-int":
+        lambda x: ptcore.floor_divide(x.long(), 2),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(_INT_OUT))
+def test_integer_outputs_never_require_grad(name):
+    x = ptcore.randn(3, 3, dtype=ptcore.float64, requires_grad=True)
+    out = _INT_OUT[name](x)
+    assert not (out.dtype.is_floating_point or out.dtype.is_complex)
+    assert not out.requires_grad and out.grad_fn is None
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["unique", "unique_consecutive"])
+def test_nondifferentiable_float_outputs_as_torch(name):
+    # torch: the result requires grad, backward raises "not implemented"
+    x = ptcore.tensor([[1.0, 1.0, 2.0]], dtype=ptcore.float64, requires_grad=True)
+    out = getattr(ptcore, name)(x)
+    tout = getattr(torch, name)(torch.tensor([[1.0, 1.0, 2.0]], requires_grad=True))
+    assert out.requires_grad == tout.requires_grad
+    with pytest.raises(RuntimeError, match="not implemented"):
+        out.sum().backward()
+
+
+@needs_torch
+def test_floor_divide_backward_raises_as_torch():
+    x = ptcore.tensor([3.0, 4.5], requires_grad=True)
+    y = ptcore.floor_divide(x, 2.0)
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match="floor_divide"):
+        y.sum().backward()
+
+
+def test_out_argument_with_requires_grad_raises():
+    x = ptcore.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+        ptcore.exp(x, out=ptcore.empty(3))
+    assert ptcore.exp(x, out=None).requires_grad
