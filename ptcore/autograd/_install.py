@@ -127,6 +127,8 @@ def install():
     _norms.vector_norm = la.vector_norm
     _norms.matrix_norm = la.matrix_norm
 
+    from ptcore.autograd.graph import node_class
+    node_class("CopySlices").name = lambda self: "torch::autograd::CopySlices"   # as torch
     # core hooks: views, clone/contiguous, dtype conversion, indexing, in-place core methods
     _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap)
     import sys
