@@ -219,8 +219,8 @@ def _on_view(src, v):
     if not _state.enabled:
         return
     base = v._base
-    if base is None:
-        base = src
+    if base is None or (src is not base and src._grad_fn is not None):
+        base = src       # chain through an intermediate view: grad() w.r.t. it sees this use
     if v.dtype is not base.dtype or not (v.dtype.is_floating_point or v.dtype.is_complex):
         return
     if not base._requires_grad:

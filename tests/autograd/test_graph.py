@@ -400,3 +400,14 @@ def test_training_loop_does_not_leak():
     grown = _rss_kib() - base
     assert float(last) < first
     assert grown < 4 * 1024, f"RSS grew by {grown} KiB over 10000 steps"
+
+
+@needs_torch
+def test_grad_with_respect_to_an_intermediate_view():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        v = x.view(-1)
+        y = (v[0] * v[1]).sin() + v[2:].sum()
+        return m.autograd.grad(y, v)[0]
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p), _np(t))
