@@ -1180,7 +1180,7 @@ def _stack_family(tensors, fname, transform, dim_of):
     seq = _tensor_seq(tensors, fname)
     if not seq:
         raise RuntimeError(f"{fname} expects a non-empty TensorList")
-    seq = [transform(_plain(t)) for t in seq]
+    seq = [transform(t) for t in seq]      # views/cat keep the autograd history
     return seq, dim_of(seq)
 
 

@@ -156,6 +156,8 @@ class Tensor(_TensorBase):
 
     def detach_(self):
         """Detach this tensor from the graph in place (it becomes a leaf)."""
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
         return self

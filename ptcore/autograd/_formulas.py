@@ -33,8 +33,10 @@ def _bname(name):
 
 
 def _c(t):
-    """conj for complex tensors (a no-op for real ones)."""
-    return t.conj() if _T(t) and t.dtype.is_complex else t
+    """conj for complex tensors and Python complex scalars (a no-op for real ones)."""
+    if _T(t):
+        return t.conj() if t.dtype.is_complex else t
+    return t.conjugate() if isinstance(t, complex) else t
 
 
 # ---------------------------------------------------------------------------
@@ -105,7 +107,39 @@ unary("resolve_conj", lambda g, x, y: g, ())
 unary("resolve_neg", lambda g, x, y: g, ())
 unary("nan_to_num", lambda g, x, y: g * x.isfinite())
 unary("sinc", lambda g, x, y: g * P.where(x == 0, 0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) / (math.pi * x * x)))
-unary("i0", lambda g, x, y: _not_impl("i0"))
+unary("i0", lambda g, x, y: g * _i1(x))
+unary("digamma", lambda g, x, y: g * _trigamma(x))
+
+
+def _trigamma(x):
+    """polygamma(1, x) from ptcore ops (differentiable): recurrence up to
+    x >= 10, then the asymptotic series; reflection for x < 0.5."""
+    neg = x < 0.5
+    z = P.where(neg, 1 - x, x)
+    acc = P.zeros_like(z)
+    for _ in range(10):
+        acc = acc + 1 / (z * z)
+        z = z + 1
+    iz = 1 / z
+    iz2 = iz * iz
+    ser = iz + iz2 / 2 + iz * iz2 * (1 / 6 + iz2 * (-1 / 30 + iz2 * (1 / 42 + iz2 * (-1 / 30 + iz2 * 5 / 66))))
+    r = acc + ser
+    s = (math.pi * x).sin()
+    return P.where(neg, math.pi ** 2 / (s * s) - r, r)
+
+
+def _i1(x):
+    """The modified Bessel function I1 (d i0 / dx) by its power series
+    (all terms positive: accurate to double precision for |x| < ~100)."""
+    a = x.abs()
+    h = a / 2
+    h2 = h * h
+    term = h
+    acc = h
+    for k in range(1, 120):
+        term = term * h2 / (k * (k + 1))
+        acc = acc + term
+    return acc * x.sign()
 for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
     unary(_n, lambda g, x, y: P.zeros_like(g), ())
 
@@ -165,9 +199,8 @@ def _angle(out, x, *a, **k):
         x = sx.unpack()
         if not x.dtype.is_complex:
             return (P.zeros_like(x),)
-        d = x.abs() ** 2
-        r = g * P.complex(-x.imag, x.real) / d   # d angle / d conj(z) convention
-        return (P.where(d == 0, 0, r.conj() * -1).conj(),)
+        r = g * x / (x.abs() ** 2) * 1j
+        return (P.where(x == 0, 0, r),)
     attach("AngleBackward0", out, (x,), bw)
 
 
@@ -260,8 +293,9 @@ def _div(out, a, b, *, rounding_mode=None, **k):
 
 @formula("floor_divide", "remainder_int")
 def _floordiv(out, a, b, **k):
+    # as PyTorch: the result joins the graph, backward raises
     if _is_diff(out):
-        attach("FloorDivideBackward0", out, (a, b), lambda g: (P.zeros_like(g), P.zeros_like(g)))
+        _not_impl_attach(out, "floor_divide", (a, b))
 
 
 @formula("pow")
@@ -382,7 +416,10 @@ def _xlogy(out, x, y, **k):
 
     def bw(g):
         x, y = sx.unpack(), sy.unpack()
-        gx = P.where((x == 0) & ~(y.isnan() if _T(y) else False), 0, g * (y.log() if _T(y) else math.log(y)))
+        if _T(y):
+            gx = P.where((x == 0) & ~y.isnan(), 0, g * y.log())
+        else:
+            gx = P.where(x == 0, 0, g * math.log(y)) if y == y else g * math.nan
         gy = g * x / y if _T(y) else None
         return gx, gy
     attach("XlogyBackward0", out, (x, y), bw)
@@ -1167,8 +1204,8 @@ def _solve(out, A, B, *, left=True, **k):
     def bw(g):
         A, X = sA.unpack(), so.unpack()
         if not left:
-            # X A = B  ->  A^H X^H = B^H
-            gB = _H(P.linalg.solve(_H(A), _H(g)))
+            # X A = B: gB = g A^-H, i.e. A gB^H = g^H
+            gB = _H(P.linalg.solve(A, _H(g)))
             gA = -_H(X) @ gB
             return gA, gB
         gB = P.linalg.solve(_H(A), g)
@@ -1647,7 +1684,7 @@ def index_put_like(self, idx, value):
 
     def bw(g):
         gs = g.clone()
-        _TensorBase.__setitem__(gs, idx, 0)
+        gs[idx] = 0          # recorded when create_graph (the region got no gradient)
         gv = g[idx] if vt is not None else None
         return gs, gv
     attach("IndexPutBackward0", r, (self, vt), bw)
@@ -1805,3 +1842,212 @@ def _linalg_qr(out, A, mode="reduced", **k):
         gA = _H(P.linalg.solve(R, _H(X)))
         return (gA,)
     attach("LinalgQrBackward0", [Q, R], (A,), bw, multi=True, accepts_none=True)
+
+
+@formula("_product")
+def _product_formula(out, a, b, c=None, alpha=1, beta=0, kname=None, **k):
+    """The private GEMM of ``ptcore._linalg_ops`` (``beta * c + alpha * a @ b``
+    with equal batch dims), which composites such as einsum, tensordot,
+    kron, multi_dot and matrix_power are built on."""
+    sa = save(a) if _T(b) and b._requires_grad else None
+    sb = save(b) if _T(a) and a._requires_grad else None
+    cg = _T(c) and c._requires_grad
+
+    def bw(g):
+        ga = P.matmul(g, _H(sb.unpack())) if sb is not None else None
+        gb = P.matmul(_H(sa.unpack()), g) if sa is not None else None
+        if alpha != 1:
+            ga = ga * _scalar_like(alpha) if ga is not None else None
+            gb = gb * _scalar_like(alpha) if gb is not None else None
+        gc = (g * _scalar_like(beta) if beta != 1 else g) if cg else None
+        return ga, gb, gc
+    attach("MmBackward0" if a.dim() == 2 else "BmmBackward0", out, (a, b, c), bw)
+
+
+
+@formula("linalg_inv_ex")
+def _inv_ex(out, a, **k):
+    inv, info = out[0], out[1]
+    so = save_out(inv, 0)
+
+    def bw(g, gi=None):
+        y = so.unpack()
+        return (-P.matmul(P.matmul(_H(y), g), _H(y)),)
+    attach("LinalgInvExBackward0", [inv, info], (a,), bw, multi=True)
+
+
+@formula("linalg_cross")
+def _cross(out, a, b, *, dim=-1, **k):
+    sa, sb = save(a), save(b)
+
+    def bw(g):
+        a, b = sa.unpack(), sb.unpack()
+        ga = P.linalg.cross(b.conj() if b.dtype.is_complex else b, g, dim=dim) \
+            if _T(a) and a._requires_grad else None
+        gb = P.linalg.cross(g, a.conj() if a.dtype.is_complex else a, dim=dim) \
+            if _T(b) and b._requires_grad else None
+        return ga, gb
+    attach("LinalgCrossBackward0", out, (a, b), bw)
+
+
+@formula("linalg_svdvals")
+def _svdvals(out, a, **k):
+    sa = save(a)
+
+    def bw(g):
+        from ptcore.autograd import grad_mode
+        with grad_mode.no_grad():
+            U, S, Vh = P.linalg.svd(sa.unpack(), full_matrices=False)
+        if g._requires_grad:
+            raise RuntimeError("the derivative for 'linalg_svd' is not implemented "
+                               "(double backward through svdvals).")
+        return (P.matmul(U * g.to(U.dtype).unsqueeze(-2), Vh),)
+    attach("LinalgSvdBackward0", out, (a,), bw)
+
+
+def _pinv_backward(g, pinvA, A):
+    """PyTorch's pinv_backward (``torch/csrc/autograd/FunctionsManual.cpp``)."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh = _H(pinvA)
+    gpinvAh = _H(g)
+    if m <= n:
+        K = P.matmul(gpinvAh, pinvA)
+        KpinvAh = P.matmul(K, pinvAh)
+        return (-_H(P.matmul(pinvA, K)) + KpinvAh - P.matmul(P.matmul(A, pinvA), KpinvAh)
+                + P.matmul(P.matmul(pinvAh, pinvA), gpinvAh - P.matmul(K, A)))
+    K = P.matmul(pinvA, gpinvAh)
+    pinvAhK = P.matmul(pinvAh, K)
+    return (-_H(P.matmul(K, pinvA)) + P.matmul(P.matmul(gpinvAh - P.matmul(A, K), pinvA), pinvAh)
+            + pinvAhK - P.matmul(P.matmul(pinvAhK, pinvA), A))
+
+
+@formula("linalg_pinv")
+def _pinv(out, a, *args, **k):
+    sa, so = save(a), save_out(out)
+
+    def bw(g):
+        return (_pinv_backward(g, so.unpack(), sa.unpack()),)
+    attach("LinalgPinvBackward0", out, (a,), bw)
+
+
+@formula("linalg_lstsq")
+def _lstsq(out, A, B, *args, **k):
+    X = out[0]
+    sA, sB = save(A), save(B)
+    vec = B.dim() == A.dim() - 1
+
+    def bw(gX, *rest):
+        if gX is None:
+            return None, None
+        A, B = sA.unpack(), sB.unpack()
+        pinvA = P.linalg.pinv(A)
+        g2 = gX.unsqueeze(-1) if vec else gX
+        B2 = B.unsqueeze(-1) if vec else B
+        gA = _pinv_backward(P.matmul(g2, _H(B2)), pinvA, A) if A._requires_grad else None
+        gB = P.matmul(_H(pinvA), g2) if B._requires_grad else None
+        if gB is not None and vec:
+            gB = gB.squeeze(-1)
+        return gA, gB
+    attach("LinalgLstsqBackward0", list(out), (A, B), bw, multi=True, accepts_none=True)
+
+
+@formula("scatter_reduce")
+def _scatter_reduce(out, x, dim, index, src, reduce, *, include_self=True, **k):
+    """PyTorch's scatter_reduce_backward for sum/mean/amax/amin."""
+    if reduce == "prod":
+        return _not_impl_attach(out, "scatter_reduce (reduce='prod')", (x, src))
+    si, sx, ss = save(index), save(x), save(src)
+    so = save_out(out)
+
+    def bw(g):
+        i, x, src = si.unpack(), sx.unpack(), ss.unpack()
+        if reduce == "sum":
+            gx, gs = g, g.gather(dim, i)
+        elif reduce == "mean":
+            N = (P.ones_like(g) if include_self else P.zeros_like(g)).scatter_add(
+                dim, i, P.ones_like(src))
+            N = P.where(N == 0, 1, N)
+            gx = g / N
+            gs = gx.gather(dim, i)
+        else:
+            y = so.unpack()
+            val = y.gather(dim, i)
+            x_is = (x == y).to(g.dtype)
+            s_is = (src == val).to(g.dtype)
+            if not include_self:
+                x_is = x_is.scatter(dim, i, 0)
+            n = x_is.scatter_add(dim, i, s_is)
+            gd = g / n
+            gx = x_is * gd
+            gs = s_is * gd.gather(dim, i)
+        if not include_self:
+            gx = gx.scatter(dim, i, 0)
+        return gx, gs
+    attach("ScatterReduceBackward0", out, (x, src), bw)
+
+
+
+@formula("quantile", "nanquantile")
+def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k):
+    """The result interpolates two order statistics per row: the gradient
+    goes to their original positions (weights 1 - w and w)."""
+    if not _is_diff(out):
+        return
+    sx = save(x)
+    qt = q.detach() if _T(q) else P.tensor(q, dtype=P.float64)
+    nan_mode = out is not None and False
+
+    def bw(g):
+        x = sx.unpack().detach()
+        d = None if dim is None else dim % builtins_max(x.dim(), 1)
+        xm = x.reshape(-1) if d is None else (x.movedim(d, -1) if x.dim() else x.reshape(1))
+        nanq = bw.nan
+        vals, si = xm.sort(-1)
+        nan = xm.isnan()
+        n = (~nan).sum(-1, keepdim=True) if nanq else P.full_like(nan.sum(-1, keepdim=True), xm.shape[-1])
+        qv = qt.to(P.float64).reshape(-1)
+        pos = qv * (n - 1).clamp(min=0).to(P.float64)            # (..., Q)
+        if interpolation == "lower":
+            lo = hi = pos.floor()
+            w = P.zeros_like(pos)
+        elif interpolation == "higher":
+            lo = hi = pos.ceil()
+            w = P.zeros_like(pos)
+        elif interpolation == "nearest":
+            lo = hi = pos.round()
+            w = P.zeros_like(pos)
+        else:
+            lo, hi = pos.floor(), pos.ceil()
+            w = (pos - lo) if interpolation == "linear" else P.full_like(pos, 0.5)
+        lo_i = si.gather(-1, lo.long())
+        hi_i = si.gather(-1, hi.long())
+        # g -> (..., Q)
+        gq = g
+        if qt.dim() != 0:
+            gq = gq.movedim(0, -1)
+        else:
+            gq = gq.unsqueeze(-1)
+        if keepdim:
+            if d is None:
+                gq = gq.reshape(-1)
+            elif x.dim():
+                gq = gq.squeeze(d)
+        gq = gq.reshape(tuple(xm.shape[:-1]) + (qv.shape[0],))
+        w = w.to(g.dtype)
+        z = P.zeros(tuple(xm.shape), dtype=g.dtype, device=g.device)
+        gx = z.scatter_add(-1, lo_i, gq * (1 - w)).scatter_add(-1, hi_i, gq * w)
+        if d is None or not x.dim():
+            return (gx.reshape(x.shape),)
+        return (gx.movedim(-1, d),)
+    bw.nan = False
+    attach("QuantileBackward0", out, (x,), bw)
+    return bw
+
+
+def _nanquantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k):
+    bw = _quantile(out, x, q, dim, keepdim, interpolation=interpolation)
+    if bw is not None:
+        bw.nan = True
+
+
+FORMULAS["nanquantile"] = _nanquantile

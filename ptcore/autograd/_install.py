@@ -16,8 +16,7 @@ _NONDIFF = {
     "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "bitwise_left_shift", "bitwise_right_shift", "argmax", "argmin", "argsort", "all", "any",
     "count_nonzero", "nonzero", "argwhere", "searchsorted", "bucketize", "histc", "histogram",
-    "bincount", "isin", "unique", "unique_consecutive", "tril_indices", "triu_indices",
-    "broadcast_shapes", "nextafter", "digamma", "i0", "quantile", "nanquantile",
+    "bincount", "isin", "tril_indices", "triu_indices", "broadcast_shapes",
     # composites whose parts are differentiable (no formula of their own)
     "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
     "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum", "tensordot",
@@ -96,6 +95,10 @@ def install():
                 continue
             setattr(ptcore.Tensor, name, wrap(name, fn))
     _install_operators(wrap)
+    # the private GEMM the linalg composites (einsum, tensordot, kron,
+    # multi_dot, matrix_power, sums over dims) are built on
+    from ptcore import _linalg_ops
+    _linalg_ops._product = R.differentiable("_product", _linalg_ops._product, FORMULAS["_product"])
     # linalg namespace
     la = ptcore.linalg
     for name, fname in (("inv", "linalg_inv"), ("det", "linalg_det"), ("slogdet", "linalg_slogdet"),
@@ -116,13 +119,26 @@ def install():
             continue
         if name in ("matmul",):
             setattr(la, name, ptcore.matmul)
-        elif name in ("multi_dot", "matrix_power", "pinv", "norm", "matrix_norm", "lstsq"):
-            continue      # composites of differentiable ops (or need their own formula later)
+        elif name in ("multi_dot", "matrix_power", "norm"):
+            continue      # composites of differentiable ops
         elif name in ("matrix_rank",):
             continue
+        elif name == "matrix_norm":
+            la.matrix_norm = _matrix_norm_ad(fn)
+        elif name in ("solve_ex", "cholesky_ex"):
+            base = FORMULAS["linalg_" + name[:-3]]
+            setattr(la, name, R.differentiable(
+                "linalg_" + name, fn, lambda out, *a, _f=base, **k: _f(out[0], *a, **k)))
         else:
-            setattr(la, name, R.differentiable("linalg_" + name, fn, R.not_implemented("linalg_" + name)))
+            f = FORMULAS.get("linalg_" + name) or R.not_implemented("linalg_" + name)
+            setattr(la, name, R.differentiable("linalg_" + name, fn, f))
+    # linalg.norm / matrix_norm dispatch through these module globals
+    from ptcore.linalg import _norms
+    _norms.vector_norm = la.vector_norm
+    _norms.matrix_norm = la.matrix_norm
 
+    from ptcore.autograd.graph import node_class
+    node_class("CopySlices").name = lambda self: "torch::autograd::CopySlices"   # as torch
     # core hooks: views, clone/contiguous, dtype conversion, indexing, in-place core methods
     _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap)
     import sys
@@ -226,3 +242,38 @@ def _install_operators(wrap):
         return mm(other, self)
     T.__matmul__ = _matmul_op
     T.__rmatmul__ = _rmatmul_op
+
+
+def _matrix_norm_ad(raw):
+    """``linalg.matrix_norm`` (computed with NumPy) recorded by composing
+    differentiable ops when an input requires grad."""
+    import functools
+    from ptcore.autograd import grad_mode
+
+    @functools.wraps(raw)
+    def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+        if not (R._state.enabled and isinstance(A, _TensorBase) and A._requires_grad):
+            return raw(A, ord, dim, keepdim, dtype=dtype, out=out)
+        if out is not None:
+            raise RuntimeError(R._OUT_MSG.format("linalg_matrix_norm"))
+        with grad_mode.no_grad():
+            ref = raw(A, ord, dim, keepdim, dtype=dtype)      # validates the arguments
+        src = A.to(dtype) if dtype is not None else A
+        d0, d1 = (d % A.dim() for d in dim)
+        if ord == "fro":
+            return ptcore.linalg.vector_norm(src, 2, (d0, d1), keepdim)
+        if ord == "nuc" or float(ord) in (2.0, -2.0):
+            s = ptcore.linalg.svdvals(src.movedim((d0, d1), (-2, -1)))
+            r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if float(ord) > 0 else s.amin(-1))
+            if keepdim:
+                for d in sorted((d0, d1)):
+                    r = r.unsqueeze(d)
+            return r
+        o = float(ord)
+        sum_dim, red_dim = (d0, d1) if abs(o) == 1.0 else (d1, d0)
+        sums = src.abs().sum(sum_dim, keepdim=True)
+        r = sums.amax(red_dim, keepdim=True) if o > 0 else sums.amin(red_dim, keepdim=True)
+        if not keepdim:
+            r = r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+        return r.to(ref.dtype) if r.dtype is not ref.dtype else r
+    return matrix_norm

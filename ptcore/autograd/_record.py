@@ -110,6 +110,10 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
+_OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad.")
+
+
 def differentiable(name, raw, formula, fast_op=None):
     """Wrap ``raw`` so that calls with inputs requiring grad are recorded
     with ``formula(out, *args, **kwargs)`` (which attaches the node).
@@ -125,6 +129,10 @@ def differentiable(name, raw, formula, fast_op=None):
                 out = fast(fast_op, args[0], args[1], True) if len(args) == 2 and not kwargs \
                     else None
                 if out is None:
+                    if "out" in kwargs:
+                        if kwargs["out"] is not None:
+                            raise RuntimeError(_OUT_MSG.format(name))
+                        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
                     _state.enabled = False
                     try:
                         out = raw(*args, **kwargs)
@@ -143,6 +151,10 @@ def differentiable(name, raw, formula, fast_op=None):
 
     def op(*args, **kwargs):
         if _state.enabled and _needs_grad(args, kwargs):
+            if "out" in kwargs:
+                if kwargs["out"] is not None:
+                    raise RuntimeError(_OUT_MSG.format(name))
+                kwargs = {k: v for k, v in kwargs.items() if k != "out"}
             _state.enabled = False
             try:
                 out = raw(*args, **kwargs)
@@ -246,18 +258,17 @@ def _on_view(src, v):
     """Core hook: ``v`` is a new view of ``src`` (which requires grad)."""
     if not _state.enabled:
         return
-    # the root base when src is itself a geometric view of it (its history
-    # is a view node); otherwise src's own history is what v derives from
-    base = src
-    sb = src._base
-    if sb is not None and sb._requires_grad:
-        fn = src._grad_fn
-        if fn is None or type(fn).__name__ in _VIEW_NODES:
-            base = sb
+    base = v._base
+    if base is None or (src is not base and src._grad_fn is not None):
+        base = src       # chain through an intermediate view: grad() w.r.t. it sees this use
     if v.dtype is not base.dtype or not (v.dtype.is_floating_point or v.dtype.is_complex):
         return
     if not base._requires_grad:
-        return
+        # ``src`` may be an op's result that aliases an internal buffer (a
+        # LAPACK/NumPy output): ``src`` itself is then the differentiable base
+        if base is src or not src._requires_grad:
+            return
+        base = src
     bshape, bstride = tuple(base.shape), tuple(base.stride())
     vshape, vstride, voff = _geometry(v, base)
     full = _covers(vshape, vstride, voff, base)

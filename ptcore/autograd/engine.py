@@ -99,8 +99,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                             accumulate=True)
     from ptcore.autograd import grad_mode
     for t, e, g in zip(inputs, targets, captured):
-        if g is None or t.grad_fn is None:
-            continue        # leaves were accumulated by their AccumulateGrad node
+        if g is None or t.grad_fn is None or t._retains_grad:
+            continue        # leaves were accumulated by their AccumulateGrad node,
+            #                 non-leaves that retain grad by their retain hook
         with grad_mode.set_grad_enabled(bool(create_graph)):
             accumulate_grad(t, g)
 

@@ -132,8 +132,8 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad``, for inference-only code (``inference_mode(False)``
-    is a no-op block)."""
+    """Like ``no_grad``, for inference-only code; ``inference_mode(False)``
+    leaves inference mode and enables grad (as PyTorch)."""
 
     def __new__(cls, mode=True):
         if callable(mode) and not isinstance(mode, bool):
@@ -148,9 +148,9 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference)
-        if self.mode:
-            _state.enabled = False
-            _state.inference = True
+        # as c10::InferenceMode(mode): grad mode becomes ``not mode``
+        _state.enabled = not self.mode
+        _state.inference = self.mode
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev

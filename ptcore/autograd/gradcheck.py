@@ -55,7 +55,7 @@ def _analytical_jacobian(inputs, outputs):
         if not o.requires_grad:
             continue
         for k in range(o.numel()):
-            go = ptcore.zeros_like(o)
+            go = ptcore.zeros(tuple(o.shape), dtype=o.dtype, device=o.device)
             go.view(-1)[k] = 1
             gs = grad((o,), diff_in, (go,), retain_graph=True, allow_unused=True)
             for i, g in enumerate(gs):

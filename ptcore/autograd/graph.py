@@ -300,6 +300,9 @@ class AccumulateGrad(Node):
     def variable(self):
         return self._var()
 
+    def name(self):
+        return "torch::autograd::AccumulateGrad"      # PyTorch's node name
+
     def _apply(self, grads):
         g = grads[0]
         var = self._var()

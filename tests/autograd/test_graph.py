@@ -1,0 +1,413 @@
+"""Graph semantics of ptcore.autograd compared with PyTorch: accumulation,
+retain_graph, errors, backward(inputs=), grad(), hooks, grad modes, detach,
+leaves, node structure and names, anomaly mode, memory."""
+import math
+
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore import autograd
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+
+
+def both(fn):
+    """Run ``fn(mod)`` with ptcore and torch; return both results."""
+    return fn(ptcore), fn(torch)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+@needs_torch
+def test_grad_accumulates_across_backward_calls():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        (x * x).sum().backward()
+        (3 * x).sum().backward()
+        return x.grad
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p), _np(t))
+
+
+@needs_torch
+def test_retain_graph_and_freed_graph_error():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        y = (x.exp() * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.backward()
+        return x.grad
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p), _np(t))
+
+
+def test_backward_nonscalar_needs_gradient():
+    x = ptcore.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(ptcore.ones_like(x))
+    np.testing.assert_allclose(_np(x.grad), 2 * np.ones_like(A))
+
+
+def test_backward_on_tensor_without_grad_raises():
+    x = ptcore.tensor(A)
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        x.sum().backward()
+
+
+def test_gradient_shape_mismatch():
+    x = ptcore.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        (x * 2).backward(ptcore.ones(3))
+
+
+@needs_torch
+def test_backward_inputs_restricts_accumulation():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        w = m.tensor(A.T.copy(), requires_grad=True)
+        h = x @ w
+        h.retain_grad()
+        y = (h * h).sum()
+        y.backward(inputs=[w], retain_graph=True)
+        res = [x.grad, w.grad.clone()]
+        y.backward(inputs=[h])
+        return res + [h.grad]
+    p, t = both(run)
+    assert p[0] is None and t[0] is None
+    np.testing.assert_allclose(_np(p[1]), _np(t[1]))
+    np.testing.assert_allclose(_np(p[2]), _np(t[2]))
+    x = ptcore.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (x * 2).sum().backward(inputs=[])
+
+
+@needs_torch
+def test_grad_allow_unused_and_materialize():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        z = m.tensor(A, requires_grad=True)
+        y = (x * 2).sum()
+        with pytest.raises(RuntimeError, match="appears to not have been used"):
+            m.autograd.grad(y, [x, z], retain_graph=True)
+        g1 = m.autograd.grad(y, [x, z], allow_unused=True, retain_graph=True)
+        g2 = m.autograd.grad(y, [x, z], materialize_grads=True)
+        return g1, g2, x.grad
+    (p1, p2, pg), (t1, t2, tg) = both(run)
+    assert p1[1] is None and t1[1] is None
+    np.testing.assert_allclose(_np(p1[0]), _np(t1[0]))
+    np.testing.assert_allclose(_np(p2[1]), _np(t2[1]))
+    assert pg is None and tg is None          # grad() does not accumulate
+    with pytest.raises(ValueError):
+        x = ptcore.tensor(A, requires_grad=True)
+        autograd.grad(x.sum(), x, allow_unused=False, materialize_grads=True)
+
+
+@needs_torch
+def test_grad_of_nonleaf_and_multiple_outputs():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        h = x.sin()
+        y1 = (h * h).sum()
+        y2 = h.exp().sum()
+        return m.autograd.grad([y1, y2], [h, x])
+    p, t = both(run)
+    for a, b in zip(p, t):
+        np.testing.assert_allclose(_np(a), _np(b))
+
+
+@needs_torch
+def test_double_backward_create_graph():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        y = (x ** 3).sum()
+        g, = m.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+        return g, x.grad
+    p, t = both(run)
+    for a, b in zip(p, t):
+        np.testing.assert_allclose(_np(a), _np(b))
+    assert p[0].requires_grad
+
+
+@needs_torch
+def test_hooks_order_and_replacement():
+    def run(m):
+        log = []
+        x = m.tensor(A, requires_grad=True)
+        x.register_hook(lambda g: log.append(("leaf1", float(g.sum()))))
+        x.register_hook(lambda g: g * 2)
+        x.register_hook(lambda g: log.append(("leaf3", float(g.sum()))))
+        x.register_post_accumulate_grad_hook(lambda t: log.append(("post", float(t.grad.sum()))))
+        h = x * 3
+        h.register_hook(lambda g: log.append(("h", float(g.sum()))))
+        hd = h.register_hook(lambda g: g + 1)
+        y = (h * h).sum()
+        fn = h.grad_fn
+        fn.register_prehook(lambda go: log.append(("pre", float(go[0].sum()))))
+        fn.register_hook(lambda gi, go: log.append(("node", float(gi[0].sum()))))
+        y.backward(retain_graph=True)
+        g1 = x.grad.clone()
+        hd.remove()
+        x.grad = None
+        y.backward()
+        return log, g1, x.grad
+    (pl, p1, p2), (tl, t1, t2) = both(run)
+    assert [k for k, _ in pl] == [k for k, _ in tl]
+    np.testing.assert_allclose([v for _, v in pl], [v for _, v in tl])
+    np.testing.assert_allclose(_np(p1), _np(t1))
+    np.testing.assert_allclose(_np(p2), _np(t2))
+
+
+def test_hook_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        ptcore.zeros(2).register_hook(lambda g: g)
+    x = ptcore.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+@needs_torch
+def test_retain_grad():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        h = x.exp()
+        h.retain_grad()
+        h.retain_grad()
+        v = h[0]
+        v.retain_grad()
+        (h * v).sum().backward()
+        return h.grad, v.grad, h.retains_grad, x.retains_grad
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p[0]), _np(t[0]))
+    np.testing.assert_allclose(_np(p[1]), _np(t[1]))
+    assert p[2:] == t[2:] == (True, False)
+    with pytest.raises(RuntimeError, match="can't retain_grad"):
+        ptcore.zeros(2).retain_grad()
+
+
+def test_nonleaf_grad_access_warns():
+    x = ptcore.zeros(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="is not a leaf Tensor"):
+        assert (x * 2).grad is None
+
+
+def test_grad_modes_context_and_decorator():
+    x = ptcore.ones(2, requires_grad=True)
+    with autograd.no_grad():
+        assert not (x * 2).requires_grad
+        assert not ptcore.is_grad_enabled()
+        with autograd.enable_grad():
+            assert (x * 2).requires_grad
+        with ptcore.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+    assert ptcore.is_grad_enabled()
+    with ptcore.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    ptcore.set_grad_enabled(False)
+    try:
+        assert not ptcore.is_grad_enabled()
+    finally:
+        ptcore.set_grad_enabled(True)
+    assert ptcore.is_grad_enabled()
+
+    @ptcore.no_grad()
+    def f(t):
+        return t * 2
+
+    @ptcore.enable_grad()
+    def g(t):
+        return t * 2
+
+    @ptcore.inference_mode()
+    def h(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+    with ptcore.no_grad():
+        assert g(x).requires_grad
+    r = h(x)
+    assert not r.requires_grad
+    with ptcore.inference_mode():
+        assert ptcore.is_inference_mode_enabled()
+        assert not (x * 3).requires_grad
+        with ptcore.inference_mode(False):
+            assert (x * 3).requires_grad
+            assert not ptcore.is_inference_mode_enabled()
+    assert not ptcore.is_inference_mode_enabled()
+    with ptcore.no_grad(), ptcore.inference_mode(False):     # as torch: grad comes back on
+        assert (x * 3).requires_grad
+
+    @ptcore.no_grad()
+    def gen():
+        yield (x * 2).requires_grad
+        yield (x * 2).requires_grad
+    assert list(gen()) == [False, False]
+
+
+def test_detach_and_detach_():
+    x = ptcore.tensor(A, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    d[0, 0] = 100.0              # shares memory
+    assert float(y[0, 0]) == 100.0
+    z = x * 3
+    z.detach_()
+    assert z.grad_fn is None and not z.requires_grad and z.is_leaf
+    v = (x * 2)[0]
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        v.detach_()
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        x[0].detach_()
+
+
+@needs_torch
+def test_requires_grad_errors_and_is_leaf():
+    def run(m):
+        res = []
+        x = m.tensor(A, requires_grad=True)
+        y = x * 2
+        res += [x.is_leaf, y.is_leaf, m.tensor(A).is_leaf, (m.tensor(A) * 2).is_leaf]
+        with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
+            y.requires_grad_(False)
+        with pytest.raises(RuntimeError, match="floating point"):
+            m.tensor([1, 2]).requires_grad_()
+        with pytest.raises(RuntimeError, match="floating point"):
+            m.tensor([1, 2], requires_grad=True)
+        y.requires_grad_(True)              # allowed no-op
+        d = x.detach().requires_grad_()
+        res += [d.is_leaf, d.requires_grad]
+        return res
+    p, t = both(run)
+    assert p == t
+
+
+_NAMES = [
+    ("mul", lambda x, y: x * y), ("add", lambda x, y: x + y), ("sub", lambda x, y: x - y),
+    ("div", lambda x, y: x / y), ("sum", lambda x, y: x.sum()), ("sumdim", lambda x, y: x.sum(0)),
+    ("mean", lambda x, y: x.mean()), ("mm", lambda x, y: x @ y.t()), ("exp", lambda x, y: x.exp()),
+    ("tanh", lambda x, y: x.tanh()), ("sigmoid", lambda x, y: x.sigmoid()),
+    ("relu", lambda x, y: x.relu()), ("pow", lambda x, y: x ** 2), ("neg", lambda x, y: -x),
+    ("t", lambda x, y: x.t()), ("clone", lambda x, y: x.clone()), ("cat", lambda x, y:
+                                                                    ptcore.cat([x, y]) if isinstance(x, ptcore.Tensor) else torch.cat([x, y])),
+    ("softmax", lambda x, y: x.softmax(1)), ("log_softmax", lambda x, y: x.log_softmax(1)),
+    ("index", lambda x, y: x[[0, 1], [1, 2]]), ("max", lambda x, y: x.max()),
+    ("where", lambda x, y: (x if isinstance(x, ptcore.Tensor) else x).where(x > 0, y)),
+    ("bmm", lambda x, y: x.unsqueeze(0).bmm(y.t().unsqueeze(0))),
+    ("addmm", lambda x, y: (ptcore if isinstance(x, ptcore.Tensor) else torch).addmm(x, x, y.t() @ x)),
+    ("abs", lambda x, y: x.abs()), ("sqrt", lambda x, y: x.abs().sqrt()),
+    ("to", lambda x, y: x.float()), ("var", lambda x, y: x.var()),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,fn", _NAMES, ids=[n for n, _ in _NAMES])
+def test_grad_fn_names_as_torch(name, fn):
+    px, py = (ptcore.tensor(A, requires_grad=True) for _ in range(2))
+    tx, ty = (torch.tensor(A, requires_grad=True) for _ in range(2))
+    assert fn(px, py).grad_fn.name() == fn(tx, ty).grad_fn.name()
+
+
+@needs_torch
+def test_next_functions_structure():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        c = m.tensor(A)
+        y = (x * c + x).sum()
+        return y, x
+
+    (p, px), (t, tx) = both(run)
+
+    def walk(fn, depth=0):
+        if fn is None:
+            return None
+        return (fn.name(), tuple(walk(f) for f, _ in fn.next_functions))
+    assert walk(p.grad_fn) == walk(t.grad_fn)
+    acc = p.grad_fn.next_functions[0][0].next_functions[1][0]
+    assert type(acc).__name__ == "AccumulateGrad"
+    assert acc.variable is px
+
+
+@needs_torch
+def test_anomaly_mode_reports_nan():
+    x = ptcore.tensor([0.0, 1.0], requires_grad=True)
+    with autograd.detect_anomaly():
+        y = x.sqrt() * 0 + (x * 0).sqrt()       # 0 * inf -> nan in the backward of sqrt
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            y.sum().backward()
+    tx = torch.tensor([0.0, 1.0], requires_grad=True)
+    with pytest.warns(UserWarning), torch.autograd.detect_anomaly():
+        ty = tx.sqrt() * 0 + (tx * 0).sqrt()
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            ty.sum().backward()
+    assert not ptcore.is_anomaly_enabled() if hasattr(ptcore, "is_anomaly_enabled") else True
+
+
+def test_graph_freed_when_output_dropped():
+    import gc
+    import weakref
+    x = ptcore.randn(3, requires_grad=True)
+    y = (x * 2).exp()
+    ref = weakref.ref(y.grad_fn)
+    del y
+    gc.collect()
+    assert ref() is None
+
+
+def _rss_kib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4
+
+
+def test_training_loop_does_not_leak():
+    ptcore.manual_seed(0)
+    w1 = (ptcore.randn(16, 32) * 0.1).requires_grad_()
+    b1 = ptcore.zeros(32, requires_grad=True)
+    w2 = (ptcore.randn(32, 4) * 0.1).requires_grad_()
+    x = ptcore.randn(8, 16)
+    target = ptcore.randn(8, 4)
+    params = [w1, b1, w2]
+
+    def step():
+        h = (x @ w1 + b1).relu()
+        loss = ((h @ w2 - target) ** 2).mean()
+        loss.backward()
+        with ptcore.no_grad():
+            for p in params:
+                p -= 0.01 * p.grad
+                p.grad = None
+        return loss
+
+    first = float(step())
+    for _ in range(500):
+        step()
+    base = _rss_kib()
+    for _ in range(10000):
+        last = step()
+    grown = _rss_kib() - base
+    assert float(last) < first
+    assert grown < 4 * 1024, f"RSS grew by {grown} KiB over 10000 steps"
+
+
+@needs_torch
+def test_grad_with_respect_to_an_intermediate_view():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        v = x.view(-1)
+        y = (v[0] * v[1]).sin() + v[2:].sum()
+        return m.autograd.grad(y, v)[0]
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p), _np(t))

@@ -1,0 +1,179 @@
+"""In-place ops and views under autograd, compared with PyTorch: version
+counter errors, leaf checks, CopySlices on views of non-leaves."""
+import numpy as np
+import pytest
+
+import ptcore
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+
+
+def both(fn):
+    return fn(ptcore), fn(torch)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["exp", "sigmoid", "mul-saved", "pow-saved", "view-of-saved"])
+def test_modified_saved_tensor_raises(case):
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        if case == "exp":
+            y = x.exp()
+            z = y.sum()
+            y.add_(1)
+        elif case == "sigmoid":
+            y = (x * 1).sigmoid()
+            z = y.sum()
+            y.mul_(2)
+        elif case == "mul-saved":
+            h = x * 2
+            z = (h * x).sum()
+            h.zero_()
+        elif case == "pow-saved":
+            h = x + 1
+            z = (h ** 2).sum()
+            h[0, 0] = 3.0
+        else:
+            h = x + 1
+            z = (h * h).sum()
+            h[0].mul_(2)                      # in-place through a view bumps the base
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.backward()
+        return True
+    assert both(run) == (True, True)
+
+
+@needs_torch
+def test_version_counter_as_torch():
+    def run(m):
+        x = m.tensor(A)
+        v = [x._version]
+        x.add_(1)
+        v.append(x._version)
+        x[0] = 2.0
+        v.append(x._version)
+        x[1].mul_(3)
+        v.append(x._version)
+        y = x.view(-1)
+        y.sub_(1)
+        v.append(x._version)
+        return [b - v[0] for b in v]
+    p, t = both(run)
+    assert p == t           # increments as torch (ptcore.tensor() itself starts at version 1)
+
+
+@needs_torch
+def test_inplace_on_leaf_and_view_of_leaf_raise():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            x.add_(1)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place"):
+            x[0].mul_(2)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            x[0, 0] = 1.0
+        with m.no_grad():
+            x.add_(1)                          # allowed under no_grad
+            x[0] = 0.0
+        return x
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p), _np(t))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", range(7))
+def test_inplace_on_views_of_nonleaves(case):
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        w = m.tensor(A[0] * 2, requires_grad=True)
+        h = x * 1
+        if case == 0:
+            h[0].mul_(w)
+        elif case == 1:
+            h[:, 1:].copy_(w[:2].expand(2, 2))
+        elif case == 2:
+            h.t()[1] += w[:2]
+        elif case == 3:
+            h[h > 0] = 0.0
+        elif case == 4:
+            h.view(-1)[::2].exp_()
+        elif case == 5:
+            h.diagonal().zero_()
+            h[1].fill_(w[0])
+        else:
+            v = h[0]
+            h.mul_(w)                           # base modified: the view sees it
+            h = v * 2
+        out = (h * h).sum()
+        gx, gw = m.autograd.grad(out, [x, w], allow_unused=True)
+        return h, gx, gw
+    p, t = both(run)
+    np.testing.assert_allclose(_np(p[0]), _np(t[0]))
+    for a, b in zip(p[1:], t[1:]):
+        if b is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(_np(a), _np(b))
+
+
+@needs_torch
+def test_copyslices_grad_fn_name_and_view_history():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        h = x * 1
+        v = h[0]
+        v.mul_(2)
+        return h.grad_fn.name(), v.requires_grad, v.grad_fn is not None
+    p, t = both(run)
+    assert p == t
+
+
+@needs_torch
+def test_inplace_grad_matches_torch_double_backward():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        h = x.clone()
+        h.mul_(x)
+        h.sin_()
+        h[1] = x[0] * 3
+        g, = m.autograd.grad(h.sum(), x, create_graph=True)
+        gg, = m.autograd.grad((g * g).sum(), x)
+        return g, gg
+    p, t = both(run)
+    for a, b in zip(p, t):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10)
+
+
+@needs_torch
+def test_inplace_of_non_requires_grad_by_requires_grad():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        buf = m.zeros(2, 3, dtype=m.float64)
+        buf[0] = x[1] * 2
+        buf.add_(x)
+        return buf.requires_grad, m.autograd.grad(buf.pow(2).sum(), x)[0]
+    p, t = both(run)
+    assert p[0] is t[0] is True
+    np.testing.assert_allclose(_np(p[1]), _np(t[1]))
+
+
+@needs_torch
+def test_views_share_and_track_base():
+    def run(m):
+        x = m.tensor(A, requires_grad=True)
+        h = x * 2
+        v = h.t()[1:]
+        return v._base is h, v.is_leaf, v.requires_grad
+    p, t = both(run)
+    assert p == t
