@@ -20,8 +20,10 @@ from ptcore.nn.modules.conv import (  # noqa: F401
 from ptcore.nn.modules.pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
     AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
-    LPPool1d, LPPool2d,
+    LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
 )
+from ptcore.nn.modules.fold import Fold, Unfold  # noqa: F401
+from ptcore.nn.modules.channelshuffle import ChannelShuffle  # noqa: F401
 from ptcore.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from ptcore.nn.modules.upsampling import (  # noqa: F401
     Upsample, UpsamplingNearest2d, UpsamplingBilinear2d,
