@@ -167,11 +167,15 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         # views become plain aliases: the core's view tracking links views to
         # their root base, which would bypass this node for views of outputs
         dirty = {id(t) for t in ctx._dirty}
+        non_diff = {id(t) for t in ctx._non_diff}
         new_outs = []
         for k, o in enumerate(outs):
             if isinstance(o, _TensorBase) and id(o) not in dirty and (
                     o._base is not None or any(o is a for a in tensor_args if a is not None)):
+                nd = id(o) in non_diff
                 o = o.detach()
+                if nd:
+                    non_diff.add(id(o))
                 # modifying it in place would bypass this node: forbidden
                 o._custom_view_of = (k, cls.__name__ + "Backward")
             new_outs.append(o)
@@ -190,7 +194,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node._ctx = ctx
         node._cls = cls
         ctx._node = node
-        non_diff = {id(t) for t in ctx._non_diff}
         om = []
         for k, o in enumerate(outs):
             if isinstance(o, _TensorBase):

@@ -1,5 +1,8 @@
 """Layer classes of ``ptcore.nn`` (re-exported by ``ptcore.nn``)."""
-from ptcore.nn.modules.module import Module  # noqa: F401
+from ptcore.nn.modules.module import (  # noqa: F401
+    Module, register_module_forward_pre_hook, register_module_forward_hook,
+    register_module_full_backward_pre_hook, register_module_full_backward_hook,
+)
 from ptcore.nn.modules.container import (  # noqa: F401
     Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict,
 )
