@@ -13,7 +13,7 @@ import operator
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.nn.functional._conv import (
-    _Function, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
+    _Function, _once_differentiable, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
 )
 
 __all__ = [
@@ -138,6 +138,7 @@ class _MaxPoolFn(_Function):
         return y, ind
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, gy, gind=None):
         (ind,) = ctx.saved_tensors
         xshape, odt, nd = ctx.meta
@@ -331,6 +332,7 @@ class _AvgPoolFn(_Function):
         return y if dt == x.dtype else y.to(x.dtype)
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, gy):
         xshape, odt, nd, win, sp, dt = ctx.meta
         starts, ends, factors, div, out_sp = win

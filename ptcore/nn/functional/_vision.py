@@ -57,7 +57,18 @@ class _PadFn(_Function):
     def backward(ctx, g):
         xshape, pad, mode = ctx.meta
         if mode == "constant":
-            return _shape_ops.constant_pad_nd(g, [-p for p in pad], 0), None, None, None
+            # crop what was padded (a differentiable slice), pad what was cropped
+            nd = len(xshape)
+            sl = [slice(None)] * nd
+            for i in range(len(pad) // 2):
+                d = nd - 1 - i
+                lo, hi = builtins.max(pad[2 * i], 0), builtins.max(pad[2 * i + 1], 0)
+                sl[d] = slice(lo, g.shape[d] - hi)
+            g = g[tuple(sl)]
+            grow = [builtins.max(-p, 0) for p in pad]
+            if builtins.any(grow):
+                g = _PadFn.apply(g, grow, "constant", 0)
+            return g, None, None, None
         nd = len(xshape)
         k = len(pad) // 2
         for i in range(k):
