@@ -311,6 +311,16 @@ def _on_to(src, out):
 # ---------------------------------------------------------------------------
 
 def check_inplace(t):
+    for v in (t, t._base):
+        info = getattr(v, "_custom_view_of", None) if v is not None else None
+        if info is not None and v._requires_grad:
+            raise RuntimeError(
+                f"Output {info[0]} of {info[1]} is a view and is being modified inplace. This "
+                "view was created inside a custom Function (or because an input was returned "
+                "as-is) and the autograd logic to handle view+inplace would override the custom "
+                "backward associated with the custom Function, leading to incorrect gradients. "
+                "This behavior is forbidden. You can fix this by cloning the output of the "
+                "custom Function.")
     if t._grad_fn is None and t._requires_grad and t._base is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")

@@ -166,14 +166,22 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             return out
         is_tuple = isinstance(out, tuple)
         outs = out if is_tuple else (out,)
-        # inputs returned unchanged become views (so their identity is not
-        # rebased), as PyTorch does for non-dirty inputs
+        # inputs returned unchanged become new tensors (so their identity is
+        # not rebased), as PyTorch does for non-dirty inputs; outputs that are
+        # views become plain aliases: the core's view tracking links views to
+        # their root base, which would bypass this node for views of outputs
         dirty = {id(t) for t in ctx._dirty}
+        non_diff = {id(t) for t in ctx._non_diff}
         new_outs = []
-        for o in outs:
-            if isinstance(o, _TensorBase) and id(o) not in dirty and \
-                    any(o is a for a in tensor_args if a is not None):
-                o = o.view_as(o) if not o._requires_grad else o.detach().view_as(o)
+        for k, o in enumerate(outs):
+            if isinstance(o, _TensorBase) and id(o) not in dirty and (
+                    o._base is not None or any(o is a for a in tensor_args if a is not None)):
+                nd = id(o) in non_diff
+                o = o.detach()
+                if nd:
+                    non_diff.add(id(o))
+                # modifying it in place would bypass this node: forbidden
+                o._custom_view_of = (k, cls.__name__ + "Backward")
             new_outs.append(o)
         outs = tuple(new_outs)
         for d in ctx._dirty:
@@ -190,7 +198,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node._ctx = ctx
         node._cls = cls
         ctx._node = node
-        non_diff = {id(t) for t in ctx._non_diff}
         om = []
         for k, o in enumerate(outs):
             if isinstance(o, _TensorBase):

@@ -252,10 +252,10 @@ def test_mha_dropout_in_training_only():
     m.eval()
     a, _ = m(x, x, x)
     b, _ = m(x, x, x)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     m.train()
     c, _ = m(x, x, x)
-    assert not np.allclose(a.numpy(), c.numpy())
+    assert not np.allclose(a.detach().numpy(), c.detach().numpy())
 
 
 # ---------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_forward_matches_torch_with_copied_weights():
     _copy_params(tm, pm)
     x = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
     want = tm(torch.from_numpy(x)).detach().numpy()
-    got = pm(ptcore.from_numpy(x)).numpy()
+    got = pm(ptcore.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -392,11 +392,6 @@ def test_hook_order_matches_torch():
         return log
 
     assert run(ptcore) == run(torch)
-
-
-def test_backward_hook_not_implemented():
-    with pytest.raises(NotImplementedError):
-        nn.Linear(1, 1).register_full_backward_hook(lambda *a: None)
 
 
 def test_missing_forward():

@@ -228,6 +228,7 @@ def test_pool_empty_batch():
     ("AdaptiveMaxPool3d", ((2, 3, 1),), dict()),
     ("LPPool1d", (2, 3), dict(stride=2)),
     ("LPPool2d", (3, 2), dict()),
+    ("LPPool3d", (2, 2), dict(stride=(1, 2, 2))),
 ])
 def test_pool_modules_match_torch(cls, args, kw):
     tm = getattr(torch.nn, cls)(*args, **kw)
@@ -242,3 +243,47 @@ def test_pool_modules_match_torch(cls, args, kw):
         np.testing.assert_array_equal(out[1].numpy(), ref[1].numpy())
         out, ref = out[0], ref[0]
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-10, atol=1e-12)
+
+
+
+@needs_torch
+@pytest.mark.parametrize("nd,kw,out", [
+    (1, dict(kernel_size=2), None), (2, dict(kernel_size=2, stride=1), None),
+    (2, dict(kernel_size=(2, 3), stride=(2, 2), padding=(0, 1)), (1, 3, 9, 8)),
+    (3, dict(kernel_size=2), (9, 9, 9)), (2, dict(kernel_size=3, stride=2), (8, 8))])
+def test_max_unpool_matches_torch(nd, kw, out):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 3) + (8,) * nd)
+    tpool = getattr(torch.nn, f"MaxPool{nd}d")(return_indices=True, **kw)
+    y, i = tpool(torch.tensor(x))
+    tm = getattr(torch.nn, f"MaxUnpool{nd}d")(**kw)
+    pm = getattr(nn, f"MaxUnpool{nd}d")(**kw)
+    assert repr(pm) == repr(tm)
+    ref = tm(y, i, output_size=out)
+    got = pm(to_pt(y.numpy()), to_pt(i.numpy()), output_size=out)
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    # unbatched
+    ref = tm(y[0], i[0], output_size=out)
+    got = pm(to_pt(y[0].numpy()), to_pt(i[0].numpy()), output_size=out)
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda F, t: F.max_unpool2d(t.ones(1, 1, 2, 2), t.tensor([[[[0, 1], [2, 99]]]]), 2),
+    lambda F, t: F.max_unpool2d(t.ones(1, 1, 2, 2), t.tensor([[[[0, 1], [2, -1]]]]), 2),
+    lambda F, t: F.max_unpool2d(t.ones(1, 1, 2, 2), t.zeros(1, 1, 2, 2), 2),
+    lambda F, t: F.max_unpool2d(t.ones(1, 1, 2, 2), t.zeros(1, 1, 2, 2, dtype=t.int64), 2,
+                                output_size=(9, 9)),
+    lambda F, t: F.max_unpool2d(t.ones(1, 1, 2, 2), t.zeros(1, 1, 2, 2, dtype=t.int64), 2,
+                                output_size=(9,)),
+    lambda F, t: F.max_unpool2d(t.ones(2, 2), t.zeros(2, 2, dtype=t.int64), 2),
+    lambda F, t: F.max_unpool1d(t.ones(1, 2, 2), t.zeros(1, 2, 3, dtype=t.int64), 2),
+])
+def test_max_unpool_errors_match_torch(call):
+    with pytest.raises(Exception) as te:
+        call(torch.nn.functional, torch)
+    with pytest.raises(Exception) as pe:
+        call(F, ptcore)
+    assert type(pe.value) is type(te.value)
+    assert str(pe.value).splitlines()[0] == str(te.value).splitlines()[0]

@@ -246,10 +246,10 @@ def test_rnn_dropout_between_layers_in_training():
     m.eval()
     a, _ = m(x)
     b, _ = m(x)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     m.train()
     c, _ = m(x)
-    assert not np.allclose(a.numpy(), c.numpy())
+    assert not np.allclose(a.detach().numpy(), c.detach().numpy())
 
 
 # ---------------------------------------------------------------------------

@@ -107,6 +107,11 @@ def _err(fn):
     lambda F, t: F.pixel_unshuffle(t.randn(4, 2, 3), 2),
     lambda F, t: F.pad(t.randn(2, 3), (1, 2, 3), "constant"),
     lambda F, t: F.pad(t.randn(2, 3, 3), (3, 3), "reflect"),
+    lambda F, t: F.interpolate(t.randn(2, 3, 4), size=3, mode="linear", antialias=True),
+    lambda F, t: F.interpolate(t.randn(2, 3, 4, 4), size=3, mode="nearest", antialias=True),
+    lambda F, t: F.channel_shuffle(t.randn(2, 5, 3), 2),
+    lambda F, t: F.channel_shuffle(t.randn(2, 4, 3), 0),
+    lambda F, t: F.channel_shuffle(t.randn(4, 3), 2),
 ])
 def test_vision_errors_match_torch(call):
     assert _err(lambda: call(F, ptcore)) == _err(lambda: call(torch.nn.functional, torch))
@@ -159,3 +164,14 @@ def test_upsample_modules_match_torch(cls, kw):
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
     np.testing.assert_allclose(pm(to_pt(x)).numpy(), tm(torch.tensor(x)).numpy(), rtol=1e-10,
                                atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("groups,shape", [(2, (2, 4, 3)), (3, (1, 6, 2, 2)), (1, (2, 3, 2, 1, 2))])
+def test_channel_shuffle_matches_torch(groups, shape):
+    x = np.random.default_rng(0).standard_normal(shape)
+    ref = torch.nn.functional.channel_shuffle(torch.tensor(x), groups)
+    np.testing.assert_array_equal(F.channel_shuffle(to_pt(x), groups).numpy(), ref.numpy())
+    m, tm = nn.ChannelShuffle(groups), torch.nn.ChannelShuffle(groups)
+    assert repr(m) == repr(tm)
+    np.testing.assert_array_equal(m(to_pt(x)).numpy(), ref.numpy())

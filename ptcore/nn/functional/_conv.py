@@ -56,9 +56,13 @@ _CAPTURE = []      # record lists of the pre-autograd shim (tests only)
 
 try:
     from ptcore.autograd import Function as _Function
+    from ptcore.autograd import once_differentiable as _once_differentiable
     _HAVE_AUTOGRAD = True
 except ImportError:     # the autograd engine is not there yet: forward only
     _HAVE_AUTOGRAD = False
+
+    def _once_differentiable(fn):
+        return fn
 
     class _Function:
         """Stand-in for ``ptcore.autograd.Function`` until the engine lands:
@@ -217,6 +221,7 @@ class _ConvFn(_Function):
         return y if dt == x.dtype else y.to(x.dtype)
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, gy):
         x5, w5 = ctx.saved_tensors
         nd, stride, pad, dil, groups, osz = ctx.geo
@@ -447,6 +452,7 @@ class _ConvTransposeFn(_Function):
         return y if dt == x.dtype else y.to(x.dtype)
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, gy):
         x5, w5 = ctx.saved_tensors
         nd, stride, pad, dil, groups, osz = ctx.geo
@@ -645,6 +651,7 @@ class _UnfoldFn(_Function):
         return col if dt == x.dtype else col.to(x.dtype)
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, g):
         kernel, stride, pad, dil, osz = ctx.geo
         xshape, odt = ctx.shapes
@@ -677,6 +684,7 @@ class _FoldFn(_Function):
         return out if dt == col.dtype else out.to(col.dtype)
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, g):
         kernel, stride, pad, dil, osz = ctx.geo
         cshape, odt = ctx.shapes

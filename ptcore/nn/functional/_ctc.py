@@ -163,6 +163,8 @@ def _get_function():
     Function = getattr(ptcore.autograd, "Function", None)
     if Function is None:
         return None
+    # backward uses the forward's (constant) alpha/beta: not differentiable again
+    once_differentiable = getattr(ptcore.autograd, "once_differentiable", lambda f: f)
 
     class CTCLossFunction(Function):
         @staticmethod
@@ -176,6 +178,7 @@ def _get_function():
             return ptcore.from_numpy(out)
 
         @staticmethod
+        @once_differentiable
         def backward(ctx, grad_out):
             prob, la, nll, zero_infinity, dtype = ctx._ctc
             g = prob.grad(la, nll, zero_infinity)

@@ -71,6 +71,7 @@ class _Standardize(Function):
         y.mul_(rstd)
         ctx.save_for_backward(x, mean, rstd)
         ctx.dims = dims
+        ctx.eps = eps
         ctx.mark_non_differentiable(mean, var)
         ctx.set_materialize_grads(False)
         return y, mean, var
@@ -81,6 +82,11 @@ class _Standardize(Function):
             return None, None, None
         x, mean, rstd = ctx.saved_tensors
         dims = ctx.dims
+        if _pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad):
+            # double backward: the statistics depend on x too
+            mean = x.mean(dims, keepdim=True)
+            xc = x - mean
+            rstd = _pt.rsqrt((xc * xc).mean(dims, keepdim=True) + ctx.eps)
         y = (x - mean) * rstd
         gx = gy - gy.mean(dims, keepdim=True) - y * (gy * y).mean(dims, keepdim=True)
         return gx * rstd, None, None

@@ -13,7 +13,7 @@ import operator
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.nn.functional._conv import (
-    _Function, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
+    _Function, _once_differentiable, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
 )
 
 __all__ = [
@@ -23,7 +23,8 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d",
+    "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]
 
 _INTS = (ptcore.uint8, ptcore.int8, ptcore.int16, ptcore.int32, ptcore.int64)
@@ -137,6 +138,7 @@ class _MaxPoolFn(_Function):
         return y, ind
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, gy, gind=None):
         (ind,) = ctx.saved_tensors
         xshape, odt, nd = ctx.meta
@@ -330,6 +332,7 @@ class _AvgPoolFn(_Function):
         return y if dt == x.dtype else y.to(x.dtype)
 
     @staticmethod
+    @_once_differentiable
     def backward(ctx, gy):
         xshape, odt, nd, win, sp, dt = ctx.meta
         starts, ends, factors, div, out_sp = win
@@ -659,3 +662,127 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     else:
         out = avg_pool2d(input.pow(norm_type), (kh, kw), padding=0, ceil_mode=ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-d power-average pooling: ``(sum x^p)^(1/p)`` over each window.
+
+    Parameters
+    ----------
+    input : Tensor
+    norm_type : float
+    kernel_size, stride : int or tuple
+    ceil_mode : bool
+
+    Returns
+    -------
+    Tensor
+    """
+    kd, kh, kw = _pool_tuple(kernel_size, 3, "lp_pool3d", "kernel_size")
+    if stride is not None:
+        out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), stride, 0, ceil_mode)
+    else:
+        out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kd * kh * kw).pow(1.0 / norm_type)
+
+
+# ---------------------------------------------------------------------------
+# max unpooling
+# ---------------------------------------------------------------------------
+def _ntuple(v, n):
+    if isinstance(v, (tuple, list)):
+        return tuple(v)
+    return (v,) * n
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    input_size = tuple(input.shape)
+    k = len(kernel_size)
+    default_size = [(input_size[-k + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+                    for d in range(k)]
+    if output_size is None:
+        return default_size
+    output_size = list(output_size)
+    if len(output_size) == k + 2:
+        output_size = output_size[2:]
+    if len(output_size) != k:
+        raise ValueError(
+            f"output_size should be a sequence containing {k} or {k + 2} elements, but it has "
+            f"a length of '{len(output_size)}'")
+    for d in range(k):
+        min_size = default_size[d] - stride[d]
+        max_size = default_size[d] + stride[d]
+        if not (min_size < output_size[d] < max_size):
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                             f"between {min_size} and {max_size})")
+    return output_size
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):
+    if not isinstance(input, _TensorBase) or not isinstance(indices, _TensorBase):
+        raise TypeError(f"max_unpool{nd}d(): input and indices must be Tensors")
+    kernel_size = _ntuple(kernel_size, nd)
+    stride = kernel_size if stride is None else _ntuple(stride, nd)
+    padding = _ntuple(padding, nd)
+    osz = [int(v) for v in _unpool_output_size(input, kernel_size, stride, padding, output_size)]
+    if nd == 1:
+        # as PyTorch: the 2-d kernel on (..., L, 1)
+        return _max_unpool_kernel(input.unsqueeze(-1), indices.unsqueeze(-1), osz + [1],
+                                  2).squeeze(-1)
+    return _max_unpool_kernel(input, indices, osz, nd)
+
+
+def _max_unpool_kernel(input, indices, osz, nd):
+    name = f"max_unpooling{nd}d"
+    if indices.dtype != ptcore.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_TYPE_NAMES.get(_dname(indices.dtype), indices.dtype)}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Input to {name} should be a {nd + 1}d or {nd + 2}d Tensor, but got "
+                           f"a tensor with {input.dim()} dimensions.")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({_size(input)}) but got indices tensor with shape: "
+                           f"{_size(indices)}")
+    lead = tuple(input.shape[:-nd])
+    total = 1
+    for v in osz:
+        total *= v
+    flat_idx = indices.reshape(lead + (-1,))
+    if flat_idx.numel():
+        lo, hi = int(flat_idx.min().item()), int(flat_idx.max().item())
+        if lo < 0 or hi >= total:
+            bad = lo if lo < 0 else hi
+            raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                               f"{'x'.join(str(v) for v in osz)})")
+    out = ptcore.zeros(lead + (total,), dtype=input.dtype, device=input.device)
+    out = out.scatter(-1, flat_idx, input.reshape(lead + (-1,)))
+    return out.reshape(lead + tuple(osz))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool1d`: put each value at its index,
+    zeros elsewhere.
+
+    Parameters
+    ----------
+    input, indices : Tensor
+        The output and indices of ``max_pool1d(..., return_indices=True)``.
+    kernel_size, stride, padding : int or tuple
+    output_size : sequence of int, optional
+
+    Returns
+    -------
+    Tensor
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool2d` (see :func:`max_unpool1d`)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool3d` (see :func:`max_unpool1d`)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)

@@ -23,7 +23,7 @@ from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d,
 
 __all__ = [
     "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-    "pixel_shuffle", "pixel_unshuffle",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
 ]
 
 
@@ -57,7 +57,18 @@ class _PadFn(_Function):
     def backward(ctx, g):
         xshape, pad, mode = ctx.meta
         if mode == "constant":
-            return _shape_ops.constant_pad_nd(g, [-p for p in pad], 0), None, None, None
+            # crop what was padded (a differentiable slice), pad what was cropped
+            nd = len(xshape)
+            sl = [slice(None)] * nd
+            for i in range(len(pad) // 2):
+                d = nd - 1 - i
+                lo, hi = builtins.max(pad[2 * i], 0), builtins.max(pad[2 * i + 1], 0)
+                sl[d] = slice(lo, g.shape[d] - hi)
+            g = g[tuple(sl)]
+            grow = [builtins.max(-p, 0) for p in pad]
+            if builtins.any(grow):
+                g = _PadFn.apply(g, grow, "constant", 0)
+            return g, None, None, None
         nd = len(xshape)
         k = len(pad) // 2
         for i in range(k):
@@ -203,6 +214,46 @@ def _taps(mode, n_in, n_out, scale, align_corners, ft, ndim, d):
             (mk(np.ascontiguousarray(i1)), mk(np.ascontiguousarray(lam1)).reshape(wshape))]
 
 
+def _aa_taps(kind, n_in, n_out, scale, align_corners, ft, ndim, d):
+    """Taps of PyTorch's anti-aliased bilinear/bicubic resampling of one dim:
+    the filter is widened by the scale when downsampling and each output's
+    weights are normalised to sum to one."""
+    s = float(_area_scale(n_in, n_out, align_corners, scale, ft))
+    interp = 2 if kind == "linear" else 4
+    support = interp * 0.5 * s if s >= 1.0 else interp * 0.5
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    width = int(math.ceil(support)) * 2 + 1
+    a = -0.5
+
+    def filt(x):
+        x = np.abs(x)
+        if kind == "linear":
+            return np.where(x < 1.0, 1.0 - x, 0.0)
+        c1 = ((a + 2) * x - (a + 3)) * x * x + 1
+        c2 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1.0, c1, np.where(x < 2.0, c2, 0.0))
+
+    idx = np.zeros((width, n_out), dtype=np.int64)
+    wts = np.zeros((width, n_out), dtype=ft)
+    for i in range(n_out):
+        center = s * (i + 0.5)
+        xmin = builtins.max(int(center - support + 0.5), 0)
+        xsize = builtins.min(int(center + support + 0.5), n_in) - xmin
+        j = np.arange(xsize)
+        w = filt(((j + xmin - center + 0.5) * invscale).astype(ft)).astype(ft)
+        tot = w.sum()
+        if tot != 0:
+            w = w / tot
+        idx[:xsize, i] = xmin + j
+        idx[xsize:, i] = builtins.min(xmin, n_in - 1)
+        wts[:xsize, i] = w
+    wshape = [1] * ndim
+    wshape[d] = n_out
+    mk = ptcore.from_numpy
+    return [(mk(np.ascontiguousarray(idx[j])), mk(np.ascontiguousarray(wts[j])).reshape(wshape))
+            for j in range(width)]
+
+
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 
 
@@ -225,7 +276,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         Recompute the scale from the output size instead of using
         ``scale_factor`` in the index computation.
     antialias : bool
-        Not supported (must be False).
+        Anti-aliased bilinear/bicubic resampling (4-D input), as PyTorch.
 
     Returns
     -------
@@ -276,8 +327,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = [None] * dim
     else:
         raise ValueError("either size or scale_factor should be defined")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
     need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode in need and need[mode] != dim:
         raise NotImplementedError(
@@ -303,7 +355,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         n_in, n_out = x.shape[d], out_size[i]
         if kind in ("nearest",) and n_in == n_out:
             continue
-        taps = _taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
+        if antialias:
+            taps = _aa_taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
+        else:
+            taps = _taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
         taps = [(idx, None if w is None else w.to(x.dtype)) for idx, w in taps]
         x = _ResampleFn.apply(x, d, taps)
     return x if x is not input else input.clone()
@@ -389,3 +444,39 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
     return x.permute(perm).reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Split the channels (dim 1) into ``groups`` groups and interleave them:
+    ``(N, g*k, *) -> (N, k*g, *)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        At least 3-d.
+    groups : int
+
+    Returns
+    -------
+    Tensor
+    """
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"channel_shuffle(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    groups = operator.index(groups)
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {_size(input)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    y = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+    return y.reshape((n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle

@@ -1,5 +1,8 @@
 """Layer classes of ``ptcore.nn`` (re-exported by ``ptcore.nn``)."""
-from ptcore.nn.modules.module import Module  # noqa: F401
+from ptcore.nn.modules.module import (  # noqa: F401
+    Module, register_module_forward_pre_hook, register_module_forward_hook,
+    register_module_full_backward_pre_hook, register_module_full_backward_hook,
+)
 from ptcore.nn.modules.container import (  # noqa: F401
     Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict,
 )
@@ -20,8 +23,10 @@ from ptcore.nn.modules.conv import (  # noqa: F401
 from ptcore.nn.modules.pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
     AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
-    LPPool1d, LPPool2d,
+    LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
 )
+from ptcore.nn.modules.fold import Fold, Unfold  # noqa: F401
+from ptcore.nn.modules.channelshuffle import ChannelShuffle  # noqa: F401
 from ptcore.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from ptcore.nn.modules.upsampling import (  # noqa: F401
     Upsample, UpsamplingNearest2d, UpsamplingBilinear2d,

@@ -11,7 +11,71 @@ from ptcore._tensor import _TensorBase
 from ptcore.nn.parameter import Parameter, Buffer, is_lazy
 from ptcore.utils.hooks import RemovableHandle
 
-__all__ = ["Module"]
+__all__ = [
+    "Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+]
+
+# global hooks, run for every module (``torch.nn.modules.module``)
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_is_full_backward_hook = None
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """Register ``hook(module, args)`` run before the forward of every module.
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """Register ``hook(module, args, output)`` run after the forward of every module.
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    handle = RemovableHandle(_global_forward_hooks,
+                             extra_dict=_global_forward_hooks_always_called)
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """Register ``hook(module, grad_output)`` run for every module before its
+    input gradients are computed (see :meth:`Module.register_full_backward_pre_hook`).
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    """Register ``hook(module, grad_input, grad_output)`` run for every module
+    (see :meth:`Module.register_full_backward_hook`).
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -420,16 +484,53 @@ class Module:
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        """Register a backward pre-hook (not supported yet)."""
-        raise NotImplementedError(
-            "Module.register_full_backward_pre_hook is not supported by ptcore yet "
-            "(module backward hooks need autograd support); use Tensor.register_hook on outputs")
+        """Register ``hook(module, grad_output) -> tuple(Tensor) or None``.
+
+        It runs when the gradients with respect to the module's outputs are
+        available, before the input gradients are computed; a returned tuple
+        replaces ``grad_output``.  Do not modify the arguments in place.
+
+        Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        """Register a backward hook (not supported yet)."""
-        raise NotImplementedError(
-            "Module.register_full_backward_hook is not supported by ptcore yet "
-            "(module backward hooks need autograd support); use Tensor.register_hook on outputs")
+        """Register ``hook(module, grad_input, grad_output) -> tuple(Tensor) or None``.
+
+        It runs when the gradients with respect to the module's positional
+        tensor inputs (``grad_input``; None for inputs that do not require
+        grad and for non-tensor arguments) have been computed; a returned
+        tuple replaces ``grad_input``.  Do not modify the arguments in place.
+        Like PyTorch, the module's input and output tensors are passed
+        through an identity autograd Function, so modifying them in place
+        inside ``forward`` raises.
+
+        Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on "
+                               "a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _get_backward_hooks(self):
+        full = []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        return full
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     def register_backward_hook(self, hook):
         """Deprecated backward hook (not supported)."""
@@ -439,13 +540,23 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                or self._forward_pre_hooks or _global_backward_pre_hooks
+                or _global_backward_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks):
             return forward_call(*args, **kwargs)
 
         result = None
         called_always_called_hooks = set()
         try:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
+            full_backward_hooks, backward_pre_hooks = [], []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks = self._get_backward_hooks()
+
+            for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                                  *self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     args_kwargs_result = hook(self, args, kwargs)
                     if args_kwargs_result is not None:
@@ -462,23 +573,39 @@ class Module:
                             args_result = (args_result,)
                         args = args_result
 
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                from ptcore.nn.modules._functions import BackwardHook
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+
             result = forward_call(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or \
+                        hook_id in _global_forward_hooks_always_called:
                     called_always_called_hooks.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if hook_id in self._forward_hooks_with_kwargs or \
+                        hook_id in _global_forward_hooks_with_kwargs:
                     hook_result = hook(self, args, kwargs, result)
                 else:
                     hook_result = hook(self, args, result)
                 if hook_result is not None:
                     result = hook_result
+
+            if bw_hook:
+                if not isinstance(result, (_TensorBase, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}")
+                result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and \
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if (hook_id in self._forward_hooks_always_called or
+                        hook_id in _global_forward_hooks_always_called) and \
                         hook_id not in called_always_called_hooks:
                     try:
-                        if hook_id in self._forward_hooks_with_kwargs:
+                        if hook_id in self._forward_hooks_with_kwargs or \
+                                hook_id in _global_forward_hooks_with_kwargs:
                             hook_result = hook(self, args, kwargs, result)
                         else:
                             hook_result = hook(self, args, result)
