@@ -177,11 +177,15 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             if isinstance(o, _TensorBase) and id(o) not in dirty and (
                     o._base is not None or any(o is a for a in tensor_args if a is not None)):
                 nd = id(o) in non_diff
+                st = o.untyped_storage()
+                of_input = any(a is not None and a.untyped_storage() is st for a in tensor_args)
                 o = o.detach()
                 if nd:
                     non_diff.add(id(o))
-                # modifying it in place would bypass this node: forbidden
-                o._custom_view_of = (k, cls.__name__ + "Backward")
+                if of_input:
+                    # a view of an input: modifying it in place would bypass
+                    # this node, so it is forbidden (as PyTorch)
+                    o._custom_view_of = (k, cls.__name__ + "Backward")
             new_outs.append(o)
         outs = tuple(new_outs)
         for d in ctx._dirty:
