@@ -76,6 +76,8 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     for t in inputs:
         if isinstance(t, _TensorBase) and t._requires_grad:
             fn = t._grad_fn
+            if fn is not None and isinstance(fn, _ViewNode) and fn._bver != t._version:
+                fn = refresh_view(t)
             edges.append((fn, t._output_nr) if fn is not None else gradient_edge(t))
             meta.append((t.shape, t.dtype))
             anyg = True
@@ -279,7 +281,35 @@ def _on_view(src, v):
         def bw(g):
             return (_scatter_to_base(g, bshape, bstride, vshape, vstride, voff, full),)
     name = "ViewBackward0" if full else "AsStridedBackward0"
-    attach(name, v, (base,), bw)
+    node = attach(name, v, (base,), bw)
+    if node is not None:
+        node._bver = v._version
+
+
+class _ViewNode(Node):
+    """Node of a view; remembers the storage version at the view's creation
+    so that a view whose base was later modified in place gets its history
+    regenerated (as PyTorch does)."""
+    __slots__ = ("_bver",)
+
+
+for _n in ("ViewBackward0", "AsStridedBackward0"):
+    _node_classes[_n] = type(_n, (_ViewNode,), {"__slots__": ()})
+del _n
+
+
+def refresh_view(t):
+    """``t``'s view node is stale (its base changed in place after the view
+    was taken): rebuild it from the base's current history."""
+    base = t._base
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        t._grad_fn = None
+        _on_view(base, t)
+    finally:
+        _state.enabled = prev
+    return t._grad_fn
 
 
 def _is_plain_reshape(base, vshape, vstride, voff):

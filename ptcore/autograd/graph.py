@@ -356,6 +356,9 @@ def gradient_edge(t):
     the leaf's AccumulateGrad."""
     fn = t._grad_fn
     if fn is not None:
+        if type(fn).__name__ in ("ViewBackward0", "AsStridedBackward0") and fn._bver != t._version:
+            from ptcore.autograd._record import refresh_view
+            fn = refresh_view(t)
         return (fn, t._output_nr)
     acc = t._grad_acc
     if acc is None:
