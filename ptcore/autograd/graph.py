@@ -269,6 +269,7 @@ class Node:
 
 
 _node_classes = {}
+_node_apply = Node._apply
 
 
 def _ACC(*g):   # marker: AccumulateGrad nodes are never freed
@@ -564,19 +565,41 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                         for k in range(len(buf)):
                             if buf[k] is None:
                                 buf[k] = _zeros_for(node, k)
+            plain = type(node)._apply is _node_apply
             try:
-                gin = node._apply(buf)
+                if plain:
+                    # formula nodes: call the backward closure directly
+                    fn = node._fn
+                    if fn is None:
+                        raise RuntimeError(_FREED_MSG)
+                    _current[0] = node
+                    gin = fn(*buf)
+                else:
+                    gin = node._apply(buf)
             except Exception as exc:
                 if x is not None and x.stack is not None:
                     _add_anomaly_note(exc, node)
                 raise
+            finally:
+                if plain:
+                    _current[0] = None
             if is_acc:
-                if not retain_graph:
-                    node._release()
                 continue
             if gin is None or isinstance(gin, _TensorBase):
                 gin = [gin]
-            gin = _validate(node, gin)
+            # fast path: every gradient already has its input's shape and dtype
+            meta = node._in_meta
+            ok = len(gin) == len(meta)
+            if ok:
+                for i in range(len(meta)):
+                    g = gin[i]
+                    if g is not None:
+                        mi = meta[i]
+                        if mi is None or g.dtype is not mi[1] or g.shape != mi[0]:
+                            ok = False
+                            break
+            if not ok:
+                gin = _validate(node, gin)
             if x is not None:
                 if x.stack is not None:
                     _check_nan(node, gin)
@@ -586,7 +609,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                         if r is not None:
                             gin = list(r) if not isinstance(r, _TensorBase) else [r]
             if not retain_graph:
-                node._release()
+                if plain:
+                    node._fn = None
+                else:
+                    node._release()
             nxt = node._next
             for k in range(len(nxt)):
                 e = nxt[k]
