@@ -871,7 +871,7 @@ _export(_np_aliases(logsumexp), name="logsumexp")
 # --------------------------------------------------------------------------
 def _all_any(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
-    dims = _dims(dim, x.ndim, name)
+    dims = _dims(dim, x.ndim, name, empty_is_all=False)   # all/any: dim=() reduces nothing
     rdt = _C.uint8 if x.dtype is _C.uint8 else _C.bool_
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not rdt:
         if rdt is _C.bool_ or out.dtype is not _C.bool_:

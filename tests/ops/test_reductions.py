@@ -285,8 +285,8 @@ OPS = {
                            V(dtype=F64), V(2, dim=[])],
     # (dim=() is left out: torch 2.13 raises a shape error there, a torch bug)
     "logsumexp": [V(1), V(-1, True), V((0, 2)), V(0)],
-    "all": [V(), V(1), V(-1, True), V((0, 2))],
-    "any": [V(), V(1), V(-1, True), V((0, 2))],
+    "all": [V(), V(1), V(-1, True), V((0, 2)), V(())],     # () reduces nothing here
+    "any": [V(), V(1), V(-1, True), V((0, 2)), V([], True)],
     "count_nonzero": [V(), V(1), V((0, 2)), V(-1)],
     "cumsum": [V(0), V(1), V(-1), V(2, dtype=F64), V(1, dtype=I64)],
     "cumprod": [V(0), V(-1), V(1, dtype=F64)],
@@ -773,3 +773,43 @@ def test_parallel_results_equal_serial():
     assert serial[0] == par[0]
     for s, p in zip(serial[1:], par[1:]):
         np.testing.assert_array_equal(s, p)
+
+
+# --------------------------------------------------------------------------
+# randomised layouts (a few dozen hypothesis examples)
+# --------------------------------------------------------------------------
+try:
+    from hypothesis import given, settings, HealthCheck, strategies as st
+except ImportError:  # pragma: no cover - depends on the environment
+    given = None
+
+if given is not None:
+    @st.composite
+    def _cases(draw):
+        nd = draw(st.integers(1, 4))
+        shape = draw(st.lists(st.integers(0, 6), min_size=nd, max_size=nd))
+        perm = draw(st.permutations(list(range(nd))))
+        step = draw(st.integers(1, 3))
+        dims = draw(st.lists(st.integers(-nd, nd - 1), unique_by=lambda d: d % nd, max_size=nd))
+        keep = draw(st.booleans())
+        op = draw(st.sampled_from(["sum", "mean", "amax", "amin", "var", "prod", "logsumexp",
+                                   "nansum", "count_nonzero", "std", "any"]))
+        dt = draw(st.sampled_from(["float32", "float64", "int32", "float16"]))
+        seed = draw(st.integers(0, 2 ** 16))
+        return shape, perm, step, dims, keep, op, dt, seed
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_cases())
+    def test_random_layouts_match_torch(case):
+        shape, perm, step, dims, keep, op, dt, seed = case
+        base = [s * step for s in shape]
+        a = make(dt, base, np.random.default_rng(seed))
+        sl = tuple(slice(None, None, step) for _ in base)
+        xp = P(a, dt)[sl].permute(*perm)
+        xt = T(a, dt)[sl].permute(*perm)
+        kw = {} if op == "count_nonzero" else {"keepdim": keep}
+        dim = tuple(dims)
+        if op == "logsumexp" and not dim:
+            dim = tuple(range(len(shape)))   # logsumexp's () is a torch bug, see OPS
+        compare(lambda: getattr(ptcore, op)(xp, dim, **kw),
+                lambda: getattr(torch, op)(xt, dim, **kw), ctx=f"{op} {case}")
