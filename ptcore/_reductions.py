@@ -1128,6 +1128,25 @@ def _check_select_dtype(x, kname):
         raise NotImplementedError(f'"{kname}" not implemented for \'{_lg(x.dtype)}\'')
 
 
+def _median_all_cpu(x, ignore_nan):
+    """Median of all elements: a value-only selection on a private copy in
+    the narrowest exact type (float32 for 16-bit floats, int64 for ints)."""
+    if _is_int_like(x.dtype):
+        sel = _C.int64
+    elif x.dtype is _C.float64:
+        sel = _C.float64
+    else:
+        sel = _C.float32
+    flat = x.reshape(-1)
+    if flat.dtype is not sel:
+        flat = flat._to_dtype(sel)
+    elif x.is_contiguous():               # reshape gave a view: the kernel reorders in place
+        flat = flat.clone()
+    _K.median_flat(flat, ignore_nan)
+    v = flat[0].clone()
+    return v if v.dtype is x.dtype else v._to_dtype(x.dtype)
+
+
 def _median_impl(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
     if dim is None:
@@ -1139,6 +1158,8 @@ def _median_impl(name, input, dim, keepdim, out):
             if _is_int_like(x.dtype):
                 raise RuntimeError(f"{name}(): input tensor is empty")
             return _C.full([], float("nan"), dtype=x.dtype, device=x.device)
+        if x.device.type == "cpu" and hasattr(_K, "median_flat"):   # (an older build lacks it)
+            return _median_all_cpu(x, name == "nanmedian")
         flat = x.reshape(-1)
         v, _ = _select(name, flat, 0, False)
         return v
