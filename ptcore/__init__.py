@@ -7,6 +7,7 @@ SciPy world.  ``torch.X`` -> ``ptcore.X``.
 ptcore.Size([3, 2])
 """
 import os as _os
+import sys as _sys
 
 # Kernels' OpenMP threads sleep when idle instead of spinning (measured: spinning
 # threads on a 2-vCPU node make small-op workloads many times slower).  Must be
@@ -48,6 +49,8 @@ from ptcore._reductions import *  # noqa: F401,F403
 from ptcore._linalg_ops import *  # noqa: F401,F403
 from ptcore._shape_ops import *  # noqa: F401,F403
 from ptcore._sorting import *  # noqa: F401,F403
+from ptcore._sorting import return_types  # torch.return_types (named tuples of max, sort ...)
+_sys.modules.setdefault("ptcore.return_types", return_types)
 from ptcore import linalg
 from ptcore import autograd
 from ptcore.autograd.grad_mode import (  # noqa: F401

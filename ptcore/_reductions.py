@@ -318,6 +318,14 @@ def _np_aliases(fn):
 # --------------------------------------------------------------------------
 # sum, nansum, mean, nanmean, prod
 # --------------------------------------------------------------------------
+def _cast_for_bool(x, rdt):
+    """A bool result dtype casts the input to bool first (as PyTorch does:
+    a bool sum is a logical or, a bool product a logical and)."""
+    if rdt is _C.bool_ and x.dtype is not _C.bool_:
+        return x._to_dtype(_C.bool_)
+    return x
+
+
 def _sum_like_dtype(x, dtype, out):
     if dtype is not None:
         dt = _C._as_dtype(dtype)
@@ -357,6 +365,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     x = _tensor_arg(input, "sum")
     dims = _dims(dim, x.ndim, "sum")
     rdt = _sum_like_dtype(x, dtype, out)
+    x = _cast_for_bool(x, rdt)
     r, _ = _reduce("sum", x, dims, keepdim, _acc_of(rdt), rdt)
     return r if out is None else _write_out(out, r, "sum")
 
@@ -365,10 +374,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
     x = _tensor_arg(input, "nansum")
+    dims = _dims(dim, x.ndim, "nansum")
     if x.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    dims = _dims(dim, x.ndim, "nansum")
     rdt = _sum_like_dtype(x, dtype, out)
+    if rdt.is_complex and x.numel() and not _is_int_like(x.dtype):
+        raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(rdt)}\'')
+    x = _cast_for_bool(x, rdt)
     acc = _acc_of(rdt)
     kname = "nansum" if acc.is_floating_point else "sum"
     r, _ = _reduce(kname, x, dims, keepdim, acc, rdt)
@@ -376,11 +388,15 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _mean_dtype(x, dtype, out, fname):
+    if fname == "nanmean" and not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_lg(x.dtype)}")
     if dtype is not None:
         dt = _C._as_dtype(dtype)
         if not (dt.is_floating_point or dt.is_complex):
             raise RuntimeError(f"{fname}(): could not infer output dtype. Optional dtype must be "
                                f"either a floating point or complex dtype. Got: {_lg(dt)}")
+        _check_out_dtype(out, dt, fname)
         return dt
     dt = x.dtype
     if not (dt.is_floating_point or dt.is_complex):
@@ -394,6 +410,8 @@ def _mean_dtype(x, dtype, out, fname):
                 dt.is_complex and not out.dtype.is_complex):
             raise RuntimeError(f"result type {_lg(dt)} can't be cast to the desired output type "
                                f"{_lg(out.dtype)}")
+        if out.dtype.is_complex or not dt.is_complex:
+            return out.dtype         # PyTorch computes in the out= dtype
     return dt
 
 
@@ -421,7 +439,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     rdt = _mean_dtype(x, dtype, out, "nanmean")
     dims = _dims(dim, x.ndim, "nanmean")
     acc = _acc_of(rdt)
-    if acc.is_complex:
+    if acc.is_complex or x.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     r, _ = _reduce("nanmean", x, dims, keepdim, acc, rdt)
     return r if out is None else _write_out(out, r, "nanmean")
@@ -435,6 +453,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
     dims = _dims(dim, x.ndim, "prod")
     rdt = _sum_like_dtype(x, dtype, out)
+    x = _cast_for_bool(x, rdt)
     r, _ = _reduce("prod", x, dims, keepdim, _acc_of(rdt), rdt)
     return r if out is None else _write_out(out, r, "prod")
 
@@ -480,8 +499,8 @@ def _max_min(name, input, dim, keepdim, out, other_kw):
         return r
     d = _one_dim(dim, x.ndim, fname)
     dims = (d,) if x.ndim else ()
-    _no_complex(x, f"{name}_cpu")
     _check_nonempty(x, dims, fname, False)
+    _no_complex(x, f"{name}_cpu")
     if out is not None:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors")
@@ -521,8 +540,9 @@ def _amax_amin(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
     full = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     dims = _dims(dim, x.ndim, name)
-    _no_complex(x, "max_values_cpu" if name == "amax" else "min_values_cpu")
     _check_nonempty(x, dims, name, full)
+    if x.numel():                        # an empty result runs no kernel
+        _no_complex(x, "max_values_cpu" if name == "amax" else "min_values_cpu")
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not x.dtype:
         raise RuntimeError(f"Expected the dtype for input and out to match, but got {_lg(x.dtype)} "
                            f"for input's dtype and {_lg(out.dtype)} for out's dtype.")
@@ -545,7 +565,6 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` over ``dim`` (all elements when None) in one pass."""
     x = _tensor_arg(input, "aminmax")
-    _no_complex(x, "aminmax_cpu")
     if dim is None:
         dims = tuple(range(x.ndim))
         if x.numel() == 0:
@@ -556,6 +575,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         dims = (d,) if x.ndim else ()
         if x.numel() == 0 and x.ndim and x.shape[d] == 0:
             raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+    _no_complex(x, "aminmax_cpu")
     mn, mx = _reduce("aminmax", x, dims, keepdim, _ext_acc(x.dtype), x.dtype, x.dtype)
     if out is not None:
         _check_out_dtype(out[0], x.dtype, "aminmax")
@@ -566,6 +586,9 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 
 def _argext(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
+    if isinstance(dim, (tuple, list)) or isinstance(dim, float):
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
+                        f"{type(dim).__name__}")
     if x.dtype is _C.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
     if x.dtype.is_complex:
@@ -645,6 +668,18 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
                        f"output numel).", UserWarning, stacklevel=3)
     acc = _C.complex128 if dt.is_complex else _C.float64
     rdt = dt.to_real() if dt.is_complex else dt
+    if out is not None and not with_mean and isinstance(out, _TensorBase) and out.dtype is not rdt:
+        odt = out.dtype
+        if not (odt.is_floating_point or odt.is_complex):
+            raise RuntimeError(f"result type {_lg(rdt)} can't be cast to the desired output type "
+                               f"{_lg(odt)}")
+        if odt.is_complex and not dt.is_complex:
+            raise NotImplementedError(f'"std_cpu" not implemented for \'{_lg(odt)}\'')
+        if odt.is_floating_point:
+            rdt = odt                    # PyTorch computes in the out= dtype
+        else:
+            return _write_out(out, _var_impl(fname, x, dim, None, keepdim, corr, None, take_sqrt,
+                                             False), fname)
     v, m = _reduce("var", x, dims, keepdim, acc, rdt, dt if with_mean else None,
                    correction=corr, take_sqrt=take_sqrt)
     if with_mean:
@@ -765,6 +800,7 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 _export(_vector_norm, method=False)
 vector_norm = _export(_vector_norm, method=False, name="vector_norm")
+_vector_norm_raw = _vector_norm      # unwrapped (ptcore.linalg.vector_norm calls it)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -789,6 +825,24 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 _export(norm)
 
 
+def _complex_lse(x, dims, keepdim, cumulative):
+    """Complex logsumexp / logcumsumexp as PyTorch computes them: the max of
+    the real parts (infinities replaced by 0) is shifted out."""
+    from ptcore import _elementwise as E
+    if x.numel() == 0:
+        if cumulative:
+            return x.clone()
+        return E.log(sum(E.exp(x), dims, keepdim))
+    m = amax(E.real(x), dims, True)
+    m = E.where(E.isinf(m), _C.zeros([], dtype=m.dtype, device=m.device), m)
+    e = E.exp(E.sub(x, m))
+    s = cumsum(e, dims[0]) if cumulative else sum(e, dims, True)
+    r = E.add(E.log(s), m)
+    if not keepdim and not cumulative:
+        r = r.view(_out_shape(x.shape, dims, False))
+    return r
+
+
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input)))`` over ``dim``, computed stably (max shifted
     out); integer inputs give the default float dtype."""
@@ -796,7 +850,11 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     dims = _dims(dim, x.ndim, "logsumexp")
     dt = x.dtype
     if dt.is_complex:
-        raise NotImplementedError(f"logsumexp: complex inputs are not supported")
+        r = _complex_lse(x, dims, keepdim, cumulative=False)
+        if out is not None:
+            _check_out_dtype(out, dt, "logsumexp")
+            return _write_out(out, r, "logsumexp")
+        return r
     rdt = _C.get_default_dtype() if _is_int_like(dt) else dt
     acc = _C.float64 if rdt is _C.float64 else _C.float32
     if out is not None:
@@ -813,7 +871,7 @@ _export(_np_aliases(logsumexp), name="logsumexp")
 # --------------------------------------------------------------------------
 def _all_any(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
-    dims = _dims(dim, x.ndim, name)
+    dims = _dims(dim, x.ndim, name, empty_is_all=False)   # all/any: dim=() reduces nothing
     rdt = _C.uint8 if x.dtype is _C.uint8 else _C.bool_
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not rdt:
         if rdt is _C.bool_ or out.dtype is not _C.bool_:
@@ -929,7 +987,8 @@ def cumprod_(self, dim, *, dtype=None):
 def _cum_ext(name, input, dim, out):
     x = _tensor_arg(input, name)
     d = _one_dim(dim, x.ndim, name)
-    _no_complex(x, f"{name}_cpu")
+    if x.numel():
+        _no_complex(x, f"{name}_cpu")
     acc = _ext_acc(x.dtype)
     v, i = _run_lines(name, x, d, acc, x.dtype, want_idx=True)
     cls = _cummax_t if name == "cummax" else _cummin_t
@@ -955,6 +1014,12 @@ def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably."""
     x = _tensor_arg(input, "logcumsumexp")
     d = _one_dim(dim, x.ndim, "logcumsumexp")
+    if x.dtype.is_complex:
+        r = _complex_lse(x, (d,), True, cumulative=True)
+        if out is not None:
+            _check_out_dtype(out, x.dtype, "logcumsumexp")
+            return _write_out(out, r, "logcumsumexp")
+        return r
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_lg(x.dtype)}\'')
     acc = _C.float64 if x.dtype is _C.float64 else _C.float32
@@ -981,6 +1046,8 @@ def _softmax_impl(name, input, dim, dtype):
         if dt is not x.dtype:
             x = x._to_dtype(dt)
     dt = x.dtype
+    if x.numel() == 0:
+        return _empty(list(x.shape), dt, x.device)
     if not dt.is_floating_point:
         last = x.ndim == 0 or d == x.ndim - 1
         kname = "softmax_lastdim_kernel_impl" if last else "softmax_kernel_impl"
@@ -1061,20 +1128,45 @@ def _check_select_dtype(x, kname):
         raise NotImplementedError(f'"{kname}" not implemented for \'{_lg(x.dtype)}\'')
 
 
+def _median_all_cpu(x, ignore_nan):
+    """Median of all elements: a value-only selection on a private copy in
+    the narrowest exact type (float32 for 16-bit floats, int64 for ints)."""
+    if _is_int_like(x.dtype):
+        sel = _C.int64
+    elif x.dtype is _C.float64:
+        sel = _C.float64
+    else:
+        sel = _C.float32
+    flat = x.reshape(-1)
+    if flat.dtype is not sel:
+        flat = flat._to_dtype(sel)
+    elif x.is_contiguous():               # reshape gave a view: the kernel reorders in place
+        flat = flat.clone()
+    _K.median_flat(flat, ignore_nan)
+    v = flat[0].clone()
+    return v if v.dtype is x.dtype else v._to_dtype(x.dtype)
+
+
 def _median_impl(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
-    _check_select_dtype(x, "median_cpu" if name == "median" else "nanmedian_cpu")
     if dim is None:
+        if out is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments: the "
+                            f"reduction of all elements takes no 'out' (give 'dim')")
+        _check_select_dtype(x, "median_cpu" if name == "median" else "nanmedian_cpu")
         if x.numel() == 0:
             if _is_int_like(x.dtype):
                 raise RuntimeError(f"{name}(): input tensor is empty")
             return _C.full([], float("nan"), dtype=x.dtype, device=x.device)
+        if x.device.type == "cpu" and hasattr(_K, "median_flat"):   # (an older build lacks it)
+            return _median_all_cpu(x, name == "nanmedian")
         flat = x.reshape(-1)
         v, _ = _select(name, flat, 0, False)
         return v
     d = _one_dim(dim, x.ndim, name)
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    _check_select_dtype(x, "median_out")
     v, i = _select(name, x, d, keepdim)
     cls = _median_t if name == "median" else _nanmedian_t
     if out is not None:
@@ -1106,10 +1198,11 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     """``(values, indices)``: the most frequent value along ``dim`` (the
     smallest among ties) and the index of its last occurrence."""
     x = _tensor_arg(input, "mode")
-    _check_select_dtype(x, "mode_cpu")
     d = _one_dim(dim, x.ndim, "mode")
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    if x.dtype.is_complex and x.numel():
+        raise NotImplementedError(f'"mode_cpu" not implemented for \'{_lg(x.dtype)}\'')
     v, i = _select("mode", x, d, keepdim)
     if out is not None:
         _check_out_dtype(out[0], x.dtype, "mode")

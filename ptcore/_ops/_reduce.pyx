@@ -2748,6 +2748,90 @@ def select_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, str kind):
         raise TypeError("select_rows: float64 or int64 rows expected")
 
 
+ctypedef fused kv_t:
+    float
+    double
+    int64_t
+
+
+cdef void _qselect(kv_t* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Partial sort of NaN-free values: a[k] becomes the k-th smallest."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
+    cdef kv_t piv, t
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        if a[mid] < a[lo]:
+            t = a[mid]; a[mid] = a[lo]; a[lo] = t
+        if a[hi] < a[lo]:
+            t = a[hi]; a[hi] = a[lo]; a[lo] = t
+        if a[hi] < a[mid]:
+            t = a[hi]; a[hi] = a[mid]; a[mid] = t
+        piv = a[mid]
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < piv:
+                i += 1
+            while piv < a[j]:
+                j -= 1
+            if i <= j:
+                t = a[i]; a[i] = a[j]; a[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return
+
+
+cdef Py_ssize_t _median_flat(kv_t* a, Py_ssize_t n, bint ignore_nan) noexcept nogil:
+    """Lower median of all n values into a[0] (in-place partial order);
+    returns -1 when the result is NaN (a[0] then holds that NaN)."""
+    cdef Py_ssize_t i, cnt = n, k
+    cdef kv_t t
+    if kv_t is not int64_t:
+        if ignore_nan:
+            cnt = 0
+            for i in range(n):
+                if a[i] == a[i]:
+                    t = a[cnt]; a[cnt] = a[i]; a[i] = t
+                    cnt += 1
+            if cnt == 0:
+                a[0] = NAN
+                return -1
+        else:
+            for i in range(n):
+                if a[i] != a[i]:
+                    a[0] = a[i]
+                    return -1
+    k = (cnt - 1) // 2
+    _qselect(a, cnt, k)
+    a[0] = a[k]
+    return k
+
+
+def median_flat(_TensorBase x, bint ignore_nan):
+    """Lower median of the contiguous 1-D ``x`` (float32 / float64 / int64,
+    a private buffer: reordered in place), left in ``x[0]`` (NaN when a NaN
+    is present, or with ``ignore_nan`` when all are NaN)."""
+    cdef Py_ssize_t n = x._shape[0]
+    cdef char* p = x._ptr()
+    if n == 0:
+        return
+    with nogil:
+        if x._dtype.num == PT_FLOAT32:
+            _median_flat(<float*>p, n, ignore_nan)
+        elif x._dtype.num == PT_FLOAT64:
+            _median_flat(<double*>p, n, ignore_nan)
+        elif x._dtype.num == PT_INT64:
+            _median_flat(<int64_t*>p, n, ignore_nan)
+        else:
+            with gil:
+                raise TypeError("median_flat: float32, float64 or int64 expected")
+
+
 cdef inline double _rnd(double v, bint single) noexcept nogil:
     return <double>(<float>v) if single else v
 

@@ -70,50 +70,12 @@ def _result_dtype(x, dtype, fn):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Vector norm over ``dim`` (all dims when None) (``torch.linalg.vector_norm``):
+    """Vector norm over ``dim`` (all dims when None or empty) (``torch.linalg.vector_norm``):
     ``ord`` inf/-inf (max/min |x|), 0 (count of non-zeros), else
-    ``sum(|x|**ord)**(1/ord)``.  The result is real."""
-    fn = "linalg.vector_norm"
-    if not isinstance(x, _TensorBase):
-        raise TypeError(f"linalg_vector_norm(): argument 'input' must be Tensor, not "
-                        f"{type(x).__name__}")
-    if isinstance(ord, str) or not isinstance(ord, _numbers.Number):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
-                        f"{type(ord).__name__}")
-    cdt = _result_dtype(x, dtype, fn)
-    rdt = cdt.to_real() if cdt.is_complex else cdt
-    dims = _dims(dim, x.dim(), fn)
-    o = float(ord)
-    if x.numel() == 0 and (o < 0 or _math.isinf(o)):
-        if dim is None or any(x.shape[d] == 0 for d in dims):
-            if dim is None:
-                raise RuntimeError(f"{fn} cannot compute the {_fmt_ord(ord)} norm on an empty "
-                                   f"tensor because the operation does not have an identity")
-            bad = [d for d in dims if x.shape[d] == 0][0]
-            raise RuntimeError(f"{fn} cannot compute the {_fmt_ord(ord)} norm on the dimension "
-                               f"{bad}because this dimension is empty and the operation does not "
-                               f"have an identity")
-    src = x._to_dtype(cdt) if cdt is not x.dtype else x
-    a = _np.abs(_as_np_float(src))
-    axis = dims if x.dim() else None
-    if o == _math.inf:
-        r = _np.max(a, axis=axis, keepdims=keepdim)
-    elif o == -_math.inf:
-        r = _np.min(a, axis=axis, keepdims=keepdim)
-    elif o == 0:
-        r = _np.count_nonzero(a, axis=axis, keepdims=keepdim).astype(a.dtype)
-    elif o == 1:
-        r = _np.sum(a, axis=axis, keepdims=keepdim)
-    elif o == 2:
-        r = _np.sqrt(_np.sum(a * a, axis=axis, keepdims=keepdim))
-    else:
-        with _np.errstate(divide="ignore", over="ignore"):
-            r = _np.power(_np.sum(_np.power(a, o), axis=axis, keepdims=keepdim), 1.0 / o)
-    r = _np.asarray(r, dtype=a.dtype)
-    res = _pt(r)
-    if res.dtype is not rdt:
-        res = res._to_dtype(rdt)
-    return _out(res, out, "vector_norm")
+    ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
+    reduction kernels of ``ptcore._reductions``."""
+    from ptcore import _reductions
+    return _reductions._vector_norm_raw(x, ord, dim, keepdim, dtype=dtype, out=out)
 
 
 _MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _math.inf, -_math.inf)

@@ -843,3 +843,52 @@ def test_public_names_and_methods():
     x = ptcore.tensor([2, 0, 1])
     assert x.unique_consecutive().tolist() == [2, 0, 1]
     assert x.bincount().tolist() == [1, 1, 1]
+
+
+# ---------------------------------------------------------------------------
+# large inputs (the benchmark sizes): 1e6 float32 with NaNs, -0.0 and ties
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dt", ["float32", "int64", "float16"])
+def test_large_sort_topk_unique_match_torch(torch, dt):
+    rng = _rng("large", dt)
+    if dt == "int64":
+        a = rng.integers(-1000, 1000, 1_000_000).astype(dt)
+    else:
+        a = (rng.standard_normal(1_000_000) * 8).round(1).astype(dt)   # many ties
+        a[rng.integers(0, a.size, 2000)] = np.nan
+        a[rng.integers(0, a.size, 2000)] = -0.0
+        a[rng.integers(0, a.size, 200)] = -np.inf
+    xp, xt = P(a, dt), T(torch, a, dt)
+    for desc in (False, True):
+        rp = ptcore.sort(xp, descending=desc, stable=True)
+        rt = torch.sort(xt, descending=desc, stable=True)
+        assert_same(rp.values, rt.values)
+        assert_same(rp.indices, rt.indices)
+        assert_same(ptcore.argsort(xp, descending=desc, stable=True),
+                    torch.argsort(xt, descending=desc, stable=True))
+    # unstable sort: values equal, indices a permutation that sorts
+    ru = ptcore.sort(xp)
+    assert_same(ru.values, torch.sort(xt).values, bits=False)   # -0.0 vs 0.0: any order
+    np.testing.assert_array_equal(np.sort(pnp(ru.indices)), np.arange(a.size))
+    for k in (1, 100, 10_000):
+        for largest in (True, False):
+            rp = ptcore.topk(xp, k, largest=largest)
+            st = torch.sort(xt, descending=largest, stable=True)
+            assert_same(rp.values, st.values[:k])
+            assert_same(rp.indices, st.indices[:k])
+    up = ptcore.unique(xp, return_inverse=True, return_counts=True)
+    ut = torch.unique(xt, return_inverse=True, return_counts=True)
+    if dt == "int64":
+        for p_, t_ in zip(up, ut):
+            assert_same(p_, t_)
+    else:   # NaNs: torch keeps one entry per NaN
+        assert_same(up[0], ut[0], bits=False)
+        assert_same(up[2], ut[2])
+    m = a[:999_000].reshape(1000, 999)
+    for dim in (0, 1):
+        rp = ptcore.sort(P(m, dt), dim=dim, stable=True)
+        rt = torch.sort(T(torch, m, dt), dim=dim, stable=True)
+        assert_same(rp.indices, rt.indices)
+        kp = ptcore.kthvalue(P(m, dt), 17, dim)
+        kt = torch.kthvalue(T(torch, m, dt), 17, dim)
+        assert_same(kp.values, kt.values)
