@@ -143,6 +143,18 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    if all(type(b) is np.ndarray and b.dtype == elem.dtype and b.shape == elem.shape
+           for b in batch):
+        # one stacked copy straight into the batch tensor (no per-item tensors)
+        dt = ptcore.from_numpy(np.empty(0, elem.dtype)).dtype
+        shape = (len(batch),) + tuple(elem.shape)
+        if _in_worker():
+            from ptcore.multiprocessing.reductions import _new_shared_tensor
+            out = _new_shared_tensor(shape, dt)
+        else:
+            out = ptcore.empty(shape, dtype=dt)
+        np.stack(batch, out=out.numpy())
+        return out
     return collate([ptcore.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
