@@ -152,6 +152,16 @@ def _new(size, dtype, device, default=None):
     return _C.empty(shape, dtype=dt)
 
 
+def _size_kw(args, size, fname):
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{fname}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (size,)
+
+
 def _size_arg(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -173,19 +183,19 @@ def _finish(t, out, requires_grad):
 # public sampling functions
 # ---------------------------------------------------------------------------
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    """Uniform samples on [0, 1)."""
-    t = _new(size, dtype, device)
+    """Uniform samples on [0, 1) (shape positionally or as ``size=``)."""
+    t = _new(_size_kw(args, size, "rand"), dtype, device)
     _check_float(t.dtype, "check_uniform_bounds")
     _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
     return _finish(t, out, requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    """Standard normal samples."""
-    t = _new(size, dtype, device)
+    """Standard normal samples (shape positionally or as ``size=``)."""
+    t = _new(_size_kw(args, size, "randn"), dtype, device)
     _check_float(t.dtype, "normal_kernel_cpu")
     _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
     return _finish(t, out, requires_grad)

@@ -2520,9 +2520,21 @@ cdef int _resize_out(_TensorBase out, object shape) except -1:
     return 0
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+cdef tuple _size_args(tuple args, object size, str fname):
+    """Shape arguments given positionally or as the ``size=`` keyword (as PyTorch)."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{fname}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, not {_typename(size)}")
+    return (size,)
+
+
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    """Uninitialised tensor of the given shape."""
+    """Uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=...)``)."""
+    size = _size_args(args, size, "empty")
     cdef _TensorBase t = _factory(size, dtype, device, requires_grad, _default_dtype, 0, None, "empty")
     if memory_format is not None and memory_format is not contiguous_format and memory_format is not preserve_format:
         t = _to_memory_format(t, memory_format)
@@ -2530,29 +2542,41 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _finish_out(t, out, "empty")
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
     """Tensor of zeros (large ones are zero-filled lazily by the OS)."""
+    size = _size_args(args, size, "zeros")
     return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 1, None, "zeros"),
                        out, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     """Tensor of ones."""
+    size = _size_args(args, size, "ones")
     return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 2, 1, "ones"),
                        out, "ones")
 
 
 cdef dtype _scalar_dtype(object v):
+    """The dtype PyTorch gives a Python number used as a fill value (as a ``Scalar``)."""
+    cdef dtype d
     if isinstance(v, bool):
         return bool_
-    if isinstance(v, int):
+    if isinstance(v, int) or isinstance(v, _np.integer):
         return int64
-    if isinstance(v, complex):
+    if isinstance(v, complex) or isinstance(v, _np.complexfloating):
         return _default_complex()
     if isinstance(v, _TensorBase):
-        return (<_TensorBase>v)._dtype
-    if hasattr(v, "dtype") and isinstance(v.dtype, _np.dtype):
-        return _dtype_from_numpy(v.dtype)
+        if (<_TensorBase>v)._ndim != 0:
+            raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {_typename(v)}")
+        d = (<_TensorBase>v)._dtype
+        if d._category == 0:
+            return bool_
+        if d._category == 1:
+            return int64
+        if d._category == 3:
+            return _default_complex()
     return _default_dtype
 
 
@@ -2626,11 +2650,11 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, _np.ndarray):
         raise TypeError(f"expected np.ndarray (got {_typename(ndarray)})")
     arr = ndarray
-    cdef dtype dt = _dtype_from_numpy(arr.dtype)
     if not arr.dtype.isnative:
         raise ValueError(
             "given numpy array has byte order different from the native byte order. Conversion "
             "between byte orders is currently not supported.")
+    cdef dtype dt = _dtype_from_numpy(arr.dtype)
     if arr.ndim > PT_MAX_DIMS:
         raise ValueError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {arr.ndim}")
     cdef Py_ssize_t sh[PT_MAX_DIMS]
