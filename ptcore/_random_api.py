@@ -149,6 +149,7 @@ def _new(size, dtype, device, default=None):
     dt = (default or _C.get_default_dtype()) if dtype is None else _C._as_dtype(dtype)
     dev = _C._to_device(device)
     if dev.type != "cpu":
+        _C.empty(shape, dtype=dt, device=dev)   # raises, naming why, when CUDA is unavailable
         raise RuntimeError(f"random sampling on {dev} needs the CUDA backend")
     return _C.empty(shape, dtype=dt)
 

@@ -27,6 +27,7 @@ from ptcore._ops._copy cimport copy_cast, fill as _kfill
 
 import numpy as _np
 import operator as _operator
+import re as _re
 import warnings as _warnings
 
 # ---------------------------------------------------------------------------
@@ -158,6 +159,8 @@ def _get_default_complex_dtype():
 # ---------------------------------------------------------------------------
 
 cdef dict _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "meta": 2}
+# PyTorch's device string grammar: a type name, optionally ':' and an index without leading zeros
+_DEVICE_RE = _re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?", _re.ASCII)
 
 
 @cython.final
@@ -179,15 +182,15 @@ cdef class device:
             self.type = "cuda"
             self.index = int(type)
         elif isinstance(type, str):
-            s = type.strip()
-            if ":" in s:
+            s = type
+            m = _DEVICE_RE.fullmatch(s)
+            if m is None:
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            if m.group(2) is not None:
                 if index is not None:
                     raise RuntimeError(f"device(): type (string) must not include an index because index was passed explicitly: {s}")
-                name, _, idx = s.partition(":")
-                if not idx.isdigit():
-                    raise RuntimeError(f"Invalid device string: '{type}'")
-                index = int(idx)
-                s = name
+                index = int(m.group(2))
+                s = m.group(1)
             if s not in _DEVICE_TYPES:
                 raise RuntimeError(
                     f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
