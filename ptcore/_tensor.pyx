@@ -1205,7 +1205,7 @@ cdef object _read_scalar(const char* p, int num):
 
 cdef dict _BUFFER_FORMATS = {
     PT_BOOL: b"?", PT_UINT8: b"B", PT_INT8: b"b", PT_INT16: b"h", PT_INT32: b"i",
-    PT_INT64: b"q", PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
+    PT_INT64: _np.dtype(_np.int64).char.encode(), PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
     PT_COMPLEX64: b"Zf", PT_COMPLEX128: b"Zd",
 }
 
@@ -2223,7 +2223,7 @@ cdef class _TensorBase:
         return complex(self.item())
 
     def __index__(self):
-        if self._dtype._category != 1 or self._numel != 1:
+        if self._dtype._category > 1 or self._numel != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return self.item()
 
@@ -2278,6 +2278,9 @@ cdef class _TensorBase:
     def __getbuffer__(self, Py_buffer* buffer, int flags):
         if self._storage.device._type_code != 0:
             raise BufferError(f"cannot export a buffer of a {self._storage.device} tensor")
+        if self._requires_grad:
+            raise BufferError(
+                "Can't export a buffer of a Tensor that requires grad. Use tensor.detach() first.")
         fmt = _BUFFER_FORMATS.get(self._dtype.num)
         if fmt is None:
             raise BufferError(f"{self._dtype!r} has no buffer-protocol format")
@@ -2548,10 +2551,21 @@ cdef object _deepcopy_tensor(_TensorBase t, dict memo):
     key = id(t)
     if key in memo:
         return memo[key]
+    cdef Storage st
     if t._storage.device._type_code != 0:
         new = _device_clone(t, True)
     else:
-        new = _convert(t, t._dtype, True)
+        # as PyTorch: the storage is deep-copied once per memo, so copies of
+        # views of one storage still share theirs (same offset and strides)
+        skey = id(t._storage)
+        st = memo.get(skey)
+        if st is None:
+            st = _new_host_storage(t._storage._nbytes, False)
+            if t._storage._nbytes:
+                memcpy(st._data, t._storage._data, t._storage._nbytes)
+            memo[skey] = st
+            memo.setdefault(id(memo), []).append(t._storage)    # keep the key's object alive
+        new = _make_tensor(st, t._dtype, t._ndim, t._shape, t._strides, t._offset)
     if type(t) is not _TensorClass:
         new = _TensorClass._make_subclass(type(t), new, False)
     (<_TensorBase>new)._requires_grad = t._requires_grad
