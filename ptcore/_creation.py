@@ -1,13 +1,17 @@
 """Tensor creation from data and ranges: ``tensor``, ``as_tensor``, ``asarray``,
 ``arange``, ``linspace``, ``logspace``, ``eye`` and the ``*_like`` family."""
+import builtins
 import math
 import numbers
+import operator
 import warnings
+from itertools import chain as _chain
 
 import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import promote_types as _promote
 
 
 def _flatten_tensor_items(data):
@@ -22,52 +26,330 @@ def _flatten_tensor_items(data):
     return data
 
 
-def _contains_tensor(data, depth=0):
-    if isinstance(data, _TensorBase):
+_MAX_DIMS = 128
+_PY_SCALAR = {float: 2, int: 1, bool: 0, complex: 3}
+_LIST_TYPES = {list, tuple}
+
+_SEQ_CHECK = []
+
+
+def _sequence_check():
+    """CPython's ``PySequence_Check`` through ctypes (loaded on first use), or None."""
+    if not _SEQ_CHECK:
+        try:
+            import ctypes
+            fn = ctypes.pythonapi.PySequence_Check
+            fn.argtypes = [ctypes.py_object]
+            fn.restype = ctypes.c_int
+        except Exception:                           # pragma: no cover - non-CPython
+            fn = None
+        _SEQ_CHECK.append(fn)
+    return _SEQ_CHECK[0]
+
+
+def _is_sequence(x):
+    """CPython's ``PySequence_Check`` (what PyTorch walks as a nested sequence)."""
+    t = type(x)
+    if t is list or t is tuple:
         return True
-    if isinstance(data, (list, tuple)) and data and depth < 64:
-        return _contains_tensor(data[0], depth + 1)
-    return False
+    if t in _PY_SCALAR or x is None or isinstance(x, (_TensorBase, dict, np.generic)):
+        return False
+    check = _sequence_check()
+    if check is not None:
+        return bool(check(x))
+    return hasattr(x, "__getitem__") and hasattr(x, "__len__")
 
 
-def _data_to_numpy(data):
-    """NumPy array for Python data plus the dtype PyTorch would infer."""
-    if isinstance(data, np.ndarray):
-        return data, _C._dtype_from_numpy(data.dtype)
-    if isinstance(data, np.generic):
-        arr = np.asarray(data)
-        return arr, _C._dtype_from_numpy(arr.dtype)
-    if isinstance(data, str) or isinstance(data, bytes):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    if isinstance(data, (list, tuple)) and _contains_tensor(data):
-        data = _flatten_tensor_items(data)
+def _compute_sizes(data):
+    sizes = []
+    seq = data
+    while _is_sequence(seq):
+        n = len(seq)
+        sizes.append(n)
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if n == 0:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _scalar_default(code):
+    if code == 2:
+        return _C.get_default_dtype()
+    if code == 1:
+        return _C.int64
+    if code == 0:
+        return _C.bool_
+    return _C._get_default_complex_dtype()
+
+
+def _infer_scalar_type(obj, leaves):
+    """PyTorch's ``infer_scalar_type``; ``leaves`` collects the leaf types seen."""
+    t = type(obj)
+    if t is list or t is tuple:
+        if not obj:
+            return _C.get_default_dtype()
+        # nested lists: one C-level pass per depth over all items of that depth
+        level = obj
+        while True:
+            types = set(map(type, level))
+            if types.issubset(_PY_SCALAR):
+                leaves.update(types)
+                return _scalar_default(builtins.max(map(_PY_SCALAR.__getitem__, types)))
+            if not types.issubset(_LIST_TYPES):
+                break
+            nxt = list(_chain.from_iterable(level))
+            if not nxt or 0 in map(len, level):
+                break                          # empty rows: exact per-element rules
+            level = nxt
+        if level is not obj:
+            return _infer_level(level, leaves)
+        return _infer_level(obj, leaves)
+    code = _PY_SCALAR.get(t)
+    if code is not None:
+        leaves.add(t)
+        return _scalar_default(code)
+    if isinstance(obj, np.ndarray):
+        leaves.add(np.ndarray)
+        return _C._dtype_from_numpy(obj.dtype)
+    if isinstance(obj, np.generic):
+        leaves.add(t)
+        return _C._dtype_from_numpy(obj.dtype)
+    if isinstance(obj, float):
+        leaves.add(float)
+        return _C.get_default_dtype()
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        leaves.add(int)
+        return _C.int64
+    if isinstance(obj, complex):
+        leaves.add(complex)
+        return _C._get_default_complex_dtype()
+    if isinstance(obj, _TensorBase):
+        leaves.add(_TensorBase)
+        dt = obj.dtype
+        leaves.add(bool if dt is _C.bool_ else complex if dt.is_complex else
+                   float if dt.is_floating_point else int)
+        return dt
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    if _is_sequence(obj):
+        n = len(obj)
+        if n == 0:
+            return _C.get_default_dtype()
+        res = None
+        for i in range(n):
+            d = _infer_scalar_type(obj[i], leaves)
+            res = d if res is None else _promote(res, d)
+            if res is _C.complex128:
+                return res
+        return res
+    raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
+
+
+def _infer_level(items, leaves):
+    res = None
+    for x in items:
+        d = _infer_scalar_type(x, leaves)
+        res = d if res is None else _promote(res, d)
+        if res is _C.complex128:
+            return res
+    return res
+
+
+_INT_LIMITS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1),
+               "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+
+
+def _overflow(dt):
+    return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+
+
+def _unpack_long(obj):
+    v = operator.index(obj)
+    if not -2 ** 63 <= v < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _store_scalar(obj, dt):
+    """PyTorch's ``store_scalar``: one Python value converted (and checked) for ``dt``."""
+    if isinstance(obj, _TensorBase):
+        if obj.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        obj = obj.item()
+    name = dt._name
+    if name in _INT_LIMITS:
+        lo, hi = _INT_LIMITS[name]
+        if isinstance(obj, float):
+            v = float(obj)
+            if v != v or v < lo or v > hi:
+                raise _overflow(dt)
+            return int(v)
+        v = _unpack_long(obj)
+        if lo == 0:
+            if v > hi or (v < 0 and -v > hi):
+                raise _overflow(dt)
+            return v & hi
+        if v < lo or v > hi:
+            raise _overflow(dt)
+        return v
+    if dt is _C.bool_:
+        if isinstance(obj, float):
+            return bool(float(obj) != 0.0) if obj == obj else True
+        if isinstance(obj, complex):
+            return complex(obj) != 0
+        return operator.index(obj) != 0
+    if dt.is_complex:
+        if isinstance(obj, (str, bytes)):
+            raise TypeError(f"must be real number, not {type(obj).__name__}")
+        try:
+            return complex(obj)
+        except TypeError:
+            raise TypeError(f"must be real number, not {type(obj).__name__}") from None
+    if isinstance(obj, (str, bytes, complex)):
+        raise TypeError(f"must be real number, not {type(obj).__name__}")
+    try:
+        return float(obj)
+    except TypeError:
+        raise TypeError(f"must be real number, not {type(obj).__name__}") from None
+
+
+def _recursive_store(obj, sizes, dim, dt, out):
+    if dim == len(sizes):
+        out.append(_store_scalar(obj, dt))
+        return
+    n = sizes[dim]
+    if type(obj) is list or type(obj) is tuple:
+        seq = obj
+    else:
+        try:
+            seq = list(obj)
+        except TypeError:
+            raise TypeError("not a sequence") from None
+    if len(seq) != n:
+        raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(seq)})")
+    for x in seq:
+        _recursive_store(x, sizes, dim + 1, dt, out)
+
+
+_LEAF_KIND = {bool: "b", int: "i", float: "f", complex: "c", np.float64: "f"}
+_INTISH_KINDS = "iub"
+
+
+def _fast_values(data, sizes, dt, leaves):
+    """NumPy array of ``data`` when a vectorised conversion gives PyTorch's result, else None."""
+    if _TensorBase in leaves:
+        data = _flatten_tensor_items(data)      # one-element tensors -> Python numbers
     try:
         arr = np.array(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal lengths: {e}") from None
-    except OverflowError:
-        raise RuntimeError("Overflow when unpacking long") from None
+    except (ValueError, TypeError, OverflowError):
+        return None
     kind = arr.dtype.kind
-    if kind == "b":
-        return arr, _C.bool_
-    if kind in "iu":
-        if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-            raise RuntimeError("Overflow when unpacking long")
-        return arr, _C.int64
-    if kind == "f":
-        return arr, _C.get_default_dtype()
-    if kind == "c":
-        return arr, _C._get_default_complex_dtype()
-    if kind == "O":
-        flat = arr.ravel()
-        for x in flat:
-            if isinstance(x, int) and not isinstance(x, bool):
-                raise RuntimeError("Overflow when unpacking long")
-            if isinstance(x, (str, bytes)):
-                raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-        raise TypeError(f"Could not infer dtype of {type(flat[0]).__name__}" if flat.size else
-                        "Could not infer dtype")
-    raise TypeError(f"Could not infer dtype of {arr.dtype}")
+    if kind not in "biufc" or arr.shape != tuple(sizes):
+        return None
+    leaf_kinds = set()
+    for t in leaves:
+        k = _LEAF_KIND.get(t)
+        if k is None:
+            if t is np.ndarray:
+                return _check_array_values(arr, dt, kind)
+            if t is _TensorBase:
+                continue
+            if issubclass(t, np.bool_):
+                k = "b"
+            elif issubclass(t, np.integer):
+                k = "i"
+            elif issubclass(t, np.floating):
+                k = "F"                         # not a Python float: int dtypes reject it
+            elif issubclass(t, np.complexfloating):
+                k = "c"
+            else:
+                return None
+        leaf_kinds.add(k)
+    if leaf_kinds <= {"b", "i"} and kind not in _INTISH_KINDS:
+        return None                              # Python ints beyond int64 (np.array gave float64)
+    name = dt._name
+    if name in _INT_LIMITS:
+        if "c" in leaf_kinds or "F" in leaf_kinds:
+            return None
+        if "f" in leaf_kinds and "i" in leaf_kinds:
+            return None                          # per-element rules differ for ints and floats
+    return _check_array_values(arr, dt, kind)
+
+
+def _check_array_values(arr, dt, kind):
+    name = dt._name
+    if name in _INT_LIMITS:
+        lo, hi = _INT_LIMITS[name]
+        if kind == "c":
+            return None
+        if kind == "f":
+            if arr.size and (np.isnan(arr).any() or arr.min() < lo or arr.max() > hi):
+                raise _overflow(dt)
+            return arr
+        if kind == "u" and arr.size and arr.max() > 2 ** 63 - 1:
+            raise ValueError("Overflow when unpacking long long")
+        if kind != "b" and arr.size:
+            mn, mx = int(arr.min()), int(arr.max())
+            if mx > hi or (mn < -hi if lo == 0 else mn < lo):
+                raise _overflow(dt)
+            if lo == 0 and mn < 0:
+                arr = arr & hi
+        return arr
+    if kind == "c" and not dt.is_complex and dt is not _C.bool_:
+        raise TypeError("must be real number, not complex")
+    return arr
+
+
+def _data_to_numpy(data, dtype=None):
+    """NumPy array for Python data plus the dtype PyTorch would infer (or ``dtype``).
+
+    Follows PyTorch's ``internal_new_from_data``: the shape comes from the
+    first elements (``compute_sizes``), the dtype from promoting every leaf
+    (``infer_scalar_type``: NumPy scalars/arrays and tensors keep their dtype,
+    Python numbers give int64/default float/default complex), and every value
+    is converted with PyTorch's checked scalar conversion.  A vectorised NumPy
+    path is used whenever it gives the same result as the per-element rules.
+    """
+    if isinstance(data, np.ndarray):
+        dt = _C._dtype_from_numpy(data.dtype)
+        return data, (dt if dtype is None else _C._as_dtype(dtype))
+    if isinstance(data, np.generic):
+        arr = np.asarray(data)
+        dt = _C._dtype_from_numpy(arr.dtype)
+        return arr, (dt if dtype is None else _C._as_dtype(dtype))
+    code = _PY_SCALAR.get(type(data))
+    if code is not None:                        # a Python number: checked conversion
+        dt = _scalar_default(code) if dtype is None else _C._as_dtype(dtype)
+        return np.array(_store_scalar(data, dt), dtype=_store_np_dtype(dt)), dt
+    sizes = _compute_sizes(data)
+    leaves = set()
+    if dtype is None:
+        dt = _infer_scalar_type(data, leaves)
+    else:
+        dt = _C._as_dtype(dtype)
+        try:
+            _infer_scalar_type(data, leaves)
+        except (TypeError, RuntimeError, ValueError):
+            leaves = None
+    arr = None if leaves is None else _fast_values(data, sizes, dt, leaves)
+    if arr is None:
+        out = []
+        _recursive_store(data, sizes, 0, dt, out)
+        arr = np.array(out, dtype=_store_np_dtype(dt)).reshape(sizes)
+    return arr, dt
+
+
+def _store_np_dtype(dt):
+    """NumPy dtype holding values converted by ``_store_scalar`` for ``dt``."""
+    if dt is _C.bool_:
+        return np.bool_
+    if dt.is_complex:
+        return np.complex128
+    if dt.is_floating_point:
+        return np.float64
+    return np.int64
 
 
 def _from_numpy_copy(arr, dt, device, requires_grad):
@@ -75,7 +357,7 @@ def _from_numpy_copy(arr, dt, device, requires_grad):
         arr = arr.astype(np.int64)
     src = _C.from_numpy(np.asarray(order="C", a=arr))
     out = _C.empty(arr.shape, dtype=dt)
-    out.copy_(src)
+    _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed
     if device is not None and _C._to_device(device).type != "cpu":
         out = out.to(device)
     if requires_grad:
@@ -105,8 +387,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if requires_grad:
             out.requires_grad_(True)
         return out
-    arr, inferred = _data_to_numpy(data)
-    dt = inferred if dtype is None else _C._as_dtype(dtype)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    arr, dt = _data_to_numpy(data, dtype)
     return _from_numpy_copy(arr, dt, device, requires_grad)
 
 
@@ -120,14 +403,9 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, _TensorBase):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, np.ndarray):
-        try:
-            _C._dtype_from_numpy(data.dtype)
-            ok = data.dtype.isnative and all(s >= 0 for s in data.strides)
-        except TypeError:
-            ok = False
-        if ok:
-            t = _C.from_numpy(data)
-            return t.to(dtype=dtype, device=device)
+        # as PyTorch: shares memory, so unsupported layouts (negative strides,
+        # non-native byte order) raise from from_numpy instead of copying
+        return _C.from_numpy(data).to(dtype=dtype, device=device)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -140,21 +418,14 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     if isinstance(obj, _TensorBase):
         shared = obj
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__"):
-        a = np.asarray(obj)
-        try:
-            _C._dtype_from_numpy(a.dtype)
-            if a.dtype.isnative and all(s >= 0 for s in a.strides):
-                shared = _C.from_numpy(a)
-        except TypeError:
-            if copy is False:
-                raise
+        shared = _C.from_numpy(np.asarray(obj))
     elif hasattr(obj, "__dlpack__"):
         shared = _C_from_dlpack(obj)
     elif isinstance(obj, (bytes, bytearray, memoryview)) or _has_buffer(obj):
-        a = np.asarray(memoryview(obj))
-        if a.dtype == np.dtype("V1") or a.dtype.kind == "V":
-            a = a.view(np.uint8)
-        shared = _C.from_numpy(a)
+        # as PyTorch: the buffer's raw bytes read as ``dtype`` (default: the default dtype)
+        shared = _from_buffer(obj, dt if dt is not None else _C.get_default_dtype())
+        if dt is None:
+            dt = shared.dtype
     if shared is not None:
         needs_copy = (dt is not None and dt is not shared.dtype) or (
             dev is not None and dev != shared.device)
@@ -171,6 +442,23 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     if copy is False:
         raise ValueError(f"asarray(): can't satisfy copy=False for an object of type {type(obj).__name__}")
     return tensor(obj, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def _from_buffer(obj, dt):
+    """A tensor sharing the bytes of a buffer-protocol object, read as ``dt``."""
+    m = memoryview(obj)
+    if not m.c_contiguous:
+        raise ValueError("asarray(): the buffer must be C-contiguous")
+    nbytes = m.nbytes
+    if nbytes == 0:
+        raise ValueError(f"both buffer length ({nbytes}) and count (-1) must not be 0")
+    if nbytes % dt.itemsize:
+        raise ValueError(f"buffer length ({nbytes} bytes) after offset (0 bytes) must be a multiple "
+                         f"of element size ({dt.itemsize})")
+    raw = np.asarray(m.cast("B") if m.ndim != 1 or m.format != "B" else m)
+    if dt._np is not None:
+        return _C.from_numpy(raw.view(dt._np))
+    return _C.from_numpy(raw.view(np.int16)).view(dt)
 
 
 def _has_buffer(obj):
@@ -226,23 +514,56 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         dt = _C._as_dtype(dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if all_int:
-        n = (end - start + step - (1 if step > 0 else -1)) // step
+    integral = not (dt.is_floating_point or dt.is_complex)
+    if integral:
+        # PyTorch converts start/end/step to the (int64) accumulate type first
+        xstart, xend, xstep = int(start), int(end), int(step)
+        if xstep == 0:
+            raise ValueError("step must be nonzero")
+    else:
+        xstart, xend, xstep = start, end, step
+    if (xstep > 0 and xend < xstart) or (xstep < 0 and xend > xstart):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if all_int or dt is _C.int64:
+        sgn = 1 if xstep > 0 else -1
+        n = (xend - xstart + xstep - sgn) // xstep
     else:
         n = math.ceil((float(end) - float(start)) / float(step))
     n = max(int(n), 0)
-    if dt.is_floating_point or dt.is_complex:
+    if not integral:
         idx = np.arange(n, dtype=np.float64)
         values = float(start) + idx * float(step)
     else:
-        values = np.arange(n, dtype=np.int64) * int(step) + int(start)
+        values = np.arange(n, dtype=np.int64) * xstep + xstart
     return _finish(values, dt, device, requires_grad, out, "arange")
 
 
 _NP_COMPUTE = {"float32": np.float32, "float64": np.float64, "float16": np.float32,
                "bfloat16": np.float32, "complex64": np.complex64, "complex128": np.complex128}
+
+
+def _range_dtype(start, end, dtype, fname):
+    is_c = isinstance(start, complex) or isinstance(end, complex)
+    if dtype is None:
+        return _C._get_default_complex_dtype() if is_c else _C.get_default_dtype()
+    dt = _C._as_dtype(dtype)
+    if is_c and not dt.is_complex:
+        inferred = _C._get_default_complex_dtype()
+        raise RuntimeError(f"torch.{fname}(): inferred dtype {inferred} can't be safely cast to "
+                           f"passed dtype {dt._legacy}")
+    if dt is _C.bool_:
+        raise NotImplementedError(f"\"{fname}_cpu\" not implemented for 'Bool'")
+    return dt
+
+
+def _endpoint(v, dt):
+    """``Scalar.to<scalar_t>()``: integral dtypes truncate (checked), floating ones round."""
+    if not (dt.is_floating_point or dt.is_complex):
+        return _store_scalar(v, dt)
+    np_t = _NP_COMPUTE.get(dt._name)
+    if dt._name in ("float32", "float16", "complex64"):
+        return np_t(v) if dt._name != "float16" else np.float16(v)
+    return v
 
 
 def _linspace_values(start, end, steps, dt):
@@ -253,10 +574,11 @@ def _linspace_values(start, end, steps, dt):
     ctype = _NP_COMPUTE.get(dt._name)
     halfway = steps // 2
     idx = np.arange(steps)
-    if ctype is None:                       # integral output: step in double
-        step = (float(end) - float(start)) / (steps - 1)
-        lo = float(start) + step * idx
-        hi = float(end) - step * (steps - idx - 1)
+    if ctype is None:                       # integral output: truncated endpoints, step in double
+        s, e = _endpoint(start, dt), _endpoint(end, dt)
+        step = (float(e) - float(s)) / (steps - 1)
+        lo = float(s) + step * idx
+        hi = float(e) - step * (steps - idx - 1)
         return np.where(idx < halfway, lo, hi)
     s, e = ctype(start), ctype(end)
     step = (e - s) / ctype(steps - 1)
@@ -275,13 +597,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
-    if dtype is None:
-        if isinstance(start, complex) or isinstance(end, complex):
-            dt = _C._get_default_complex_dtype()
-        else:
-            dt = _C.get_default_dtype()
-    else:
-        dt = _C._as_dtype(dtype)
+    dt = _range_dtype(start, end, dtype, "linspace")
     return _finish(_linspace_values(start, end, steps, dt), dt, device, requires_grad, out, "linspace")
 
 
@@ -294,24 +610,44 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("logspace(): number of steps must be non-negative")
-    dt = _C.get_default_dtype() if dtype is None else _C._as_dtype(dtype)
+    dt = _range_dtype(start, end, dtype, "logspace")
+    base = float(_num(base, "base"))
     if steps == 0:
-        values = np.zeros(0)
-    elif steps == 1:
-        values = np.array([float(base) ** start])
+        return _finish(np.zeros(0), dt, device, requires_grad, out, "logspace")
+    s, e = _endpoint(start, dt), _endpoint(end, dt)
+    if dt.is_complex:
+        s, e = complex(s), complex(e)
+        if steps == 1:
+            values = np.array([base ** s])
+        else:
+            idx = np.arange(steps, dtype=np.float64)
+            step = (e - s) / (steps - 1)
+            expo = np.where(idx < steps // 2, s + step * idx, e - step * (steps - 1 - idx))
+            values = np.power(complex(base), expo)
+        return _finish(values, dt, device, requires_grad, out, "logspace")
+    if steps == 1:
+        values = np.array([base ** float(s)])
     else:
         halfway = steps // 2
         idx = np.arange(steps, dtype=np.float64)
-        step = (float(end) - float(start)) / (steps - 1)
-        expo = np.where(idx < halfway, float(start) + step * idx, float(end) - step * (steps - 1 - idx))
-        values = np.power(float(base), expo)
+        step = float(e - s) / (steps - 1)       # the difference is taken in the output dtype
+        expo = np.where(idx < halfway, float(s) + step * idx, float(e) - step * (steps - 1 - idx))
+        values = np.power(base, expo)
     return _finish(values, dt, device, requires_grad, out, "logspace")
+
+
+def _int_arg(v, fname, name, pos):
+    x = _num(v, name)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be int, not "
+                        f"{type(v).__name__}")
+    return x
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """2-D tensor with ones on the diagonal."""
-    n = int(_num(n, "n"))
-    m = n if m is None else int(_num(m, "m"))
+    n = _int_arg(n, "eye", "n", 1)
+    m = n if m is None else _int_arg(m, "eye", "m", 2)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:

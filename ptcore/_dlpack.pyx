@@ -100,7 +100,7 @@ def to_dlpack(_TensorBase t, stream=None, max_version=None, dl_device=None, copy
     if copy:
         t = t.clone()
     if t._requires_grad:
-        raise RuntimeError(
+        raise BufferError(
             "Can't export tensors that require gradient, use tensor.detach()")
     cdef bint versioned = max_version is not None and tuple(max_version)[0] >= 1
     cdef int nd = t._ndim

@@ -138,7 +138,7 @@ class finfo:
             self.max = float(fi.max)
             self.min = float(fi.min)
             self.tiny = self.smallest_normal = float(fi.smallest_normal)
-            self.resolution = float(fi.resolution)
+            self.resolution = 10.0 ** -int(fi.precision)   # a Python float, as PyTorch
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
@@ -153,12 +153,11 @@ class iinfo:
         dt = _C._as_dtype(type)
         if dt.is_floating_point or dt.is_complex:
             raise TypeError(f"iinfo() requires an integer input type. Use finfo to handle '{dt!r}'")
-        self.dtype = dt._name
         if dt is _C.bool_:
-            self.bits, self.min, self.max = 8, 0, 1
-        else:
-            ii = _np.iinfo(dt._np)
-            self.bits, self.min, self.max = int(ii.bits), int(ii.min), int(ii.max)
+            raise TypeError("ptcore.bool is not supported by ptcore.iinfo")
+        self.dtype = dt._name
+        ii = _np.iinfo(dt._np)
+        self.bits, self.min, self.max = int(ii.bits), int(ii.min), int(ii.max)
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -904,12 +904,12 @@ def _clamp_impl(x, lo, hi, out, inplace):
 
 def _int_min(dt):
     from ptcore._dtype_utils import iinfo
-    return iinfo(dt).min
+    return 0 if dt._category == 0 else iinfo(dt).min
 
 
 def _int_max(dt):
     from ptcore._dtype_utils import iinfo
-    return iinfo(dt).max
+    return 1 if dt._category == 0 else iinfo(dt).max
 
 
 def clamp_(self, min=None, max=None):

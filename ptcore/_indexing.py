@@ -472,8 +472,7 @@ def _value_tensor(self, value):
     if isinstance(value, _TensorBase):
         return value
     if isinstance(value, (bool, int, float, complex, _np.number, _np.bool_)):
-        t = _C.empty((), dtype=self.dtype)
-        t.fill_(value)
+        t = _C._setitem_scalar(value, self.dtype)     # PyTorch's setitem scalar rules
         return t if self.device.type == "cpu" else t.to(self.device)
     if _is_sequence(value):
         # an extension over PyTorch (which rejects lists): as basic indexing

@@ -35,12 +35,12 @@ class Generator:
         return self._device
 
     def manual_seed(self, seed):
-        """Reset the stream to ``seed`` (any Python int; taken modulo 2**64)."""
+        """Reset the stream to ``seed`` (an int in [-2**63, 2**64); taken modulo 2**64)."""
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise TypeError(f"manual_seed expected an int, got {type(seed).__name__}")
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = int(seed)
         if seed < -0x8000_0000_0000_0000 or seed > _MASK64:
-            raise RuntimeError(f"Overflow when unpacking long")
+            raise ValueError("Overflow when unpacking long long")
         self._seed = seed & _MASK64
         self._offset = 0
         return self
@@ -90,6 +90,7 @@ default_generator = Generator()
 
 def manual_seed(seed):
     """Seed the default generator (and CUDA generators, when present)."""
+    seed = int(seed)
     default_generator.manual_seed(seed)
     return default_generator
 
@@ -148,8 +149,19 @@ def _new(size, dtype, device, default=None):
     dt = (default or _C.get_default_dtype()) if dtype is None else _C._as_dtype(dtype)
     dev = _C._to_device(device)
     if dev.type != "cpu":
+        _C.empty(shape, dtype=dt, device=dev)   # raises, naming why, when CUDA is unavailable
         raise RuntimeError(f"random sampling on {dev} needs the CUDA backend")
     return _C.empty(shape, dtype=dt)
+
+
+def _size_kw(args, size, fname):
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{fname}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (size,)
 
 
 def _size_arg(size):
@@ -173,19 +185,19 @@ def _finish(t, out, requires_grad):
 # public sampling functions
 # ---------------------------------------------------------------------------
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    """Uniform samples on [0, 1)."""
-    t = _new(size, dtype, device)
+    """Uniform samples on [0, 1) (shape positionally or as ``size=``)."""
+    t = _new(_size_kw(args, size, "rand"), dtype, device)
     _check_float(t.dtype, "check_uniform_bounds")
     _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
     return _finish(t, out, requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    """Standard normal samples."""
-    t = _new(size, dtype, device)
+    """Standard normal samples (shape positionally or as ``size=``)."""
+    t = _new(_size_kw(args, size, "randn"), dtype, device)
     _check_float(t.dtype, "normal_kernel_cpu")
     _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
     return _finish(t, out, requires_grad)
@@ -285,14 +297,28 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     s = _as_np64(std)
     if np.any(s < 0):
         raise RuntimeError(f"normal expects all elements of std >= 0.0")
-    shape = np.broadcast_shapes(m.shape, s.shape) if (mean_t and std_t) else (m.shape if mean_t else s.shape)
+    shape = _broadcast_pair(m.shape, s.shape) if (mean_t and std_t) else (m.shape if mean_t else s.shape)
     if mean_t and std_t and m.size != s.size and m.shape != s.shape:
-        shape = np.broadcast_shapes(m.shape, s.shape)
+        shape = _broadcast_pair(m.shape, s.shape)
     z = _C.empty(shape, dtype=_C.float64)
     _fill_contig(z, _K.fill_normal_addr, generator, 0.0, 1.0)
     vals = np.broadcast_to(m, shape) + np.broadcast_to(s, shape) * z.numpy()
     t = _C.from_numpy(np.asarray(order="C", a=vals)).to(dt, copy=True)
     return _finish(t, out, requires_grad)
+
+
+def _broadcast_pair(a, b):
+    """Broadcast shape of two shapes, with PyTorch's error message."""
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
@@ -301,6 +327,9 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
     t = _C.empty(input.shape, dtype=input.dtype)
     if p is None:
+        if not (input.dtype.is_floating_point or input.dtype.is_complex):
+            raise NotImplementedError(
+                f"\"bernoulli_tensor_cpu_p_\" not implemented for '{input.dtype._legacy}'")
         _bernoulli_tensor(t, input, generator)
     else:
         _bernoulli_(t, p, generator)
@@ -416,6 +445,10 @@ def _normal_(t, mean, std, generator):
 
 def _random_(t, low, high, generator):
     dt = t.dtype
+    if dt.is_complex:
+        if high is None and (low == 0 or low is None):
+            raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{dt._legacy}'")
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if high is None:
         if low != 0 and low is not None:
             low, high = 0, int(low)

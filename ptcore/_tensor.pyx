@@ -27,6 +27,7 @@ from ptcore._ops._copy cimport copy_cast, fill as _kfill
 
 import numpy as _np
 import operator as _operator
+import re as _re
 import warnings as _warnings
 
 # ---------------------------------------------------------------------------
@@ -106,6 +107,14 @@ cdef dtype dtype_from_num(int num):
     return <dtype>_DTYPES[num]
 
 
+def _setitem_scalar(value, dtype dt):
+    """0-d CPU tensor of ``dt`` holding ``value`` converted with ``tensor[idx] = value`` rules."""
+    cdef Py_ssize_t sh[1]
+    cdef _TensorBase t = _empty_contig(dt, 0, sh, _CPU, False)
+    _fill(t, value, True)
+    return t
+
+
 def _dtype_from_name(str name):
     """Inverse of ``dtype.__reduce__`` (pickling by name, no code)."""
     try:
@@ -158,6 +167,8 @@ def _get_default_complex_dtype():
 # ---------------------------------------------------------------------------
 
 cdef dict _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "meta": 2}
+# PyTorch's device string grammar: a type name, optionally ':' and an index without leading zeros
+_DEVICE_RE = _re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?", _re.ASCII)
 
 
 @cython.final
@@ -179,15 +190,15 @@ cdef class device:
             self.type = "cuda"
             self.index = int(type)
         elif isinstance(type, str):
-            s = type.strip()
-            if ":" in s:
+            s = type
+            m = _DEVICE_RE.fullmatch(s)
+            if m is None:
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            if m.group(2) is not None:
                 if index is not None:
                     raise RuntimeError(f"device(): type (string) must not include an index because index was passed explicitly: {s}")
-                name, _, idx = s.partition(":")
-                if not idx.isdigit():
-                    raise RuntimeError(f"Invalid device string: '{type}'")
-                index = int(idx)
-                s = name
+                index = int(m.group(2))
+                s = m.group(1)
             if s not in _DEVICE_TYPES:
                 raise RuntimeError(
                     f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
@@ -773,30 +784,52 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
 
 
 cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
-    """A new tensor shaped like ``src``; keeps src's dim order when src is
-    non-overlapping and dense (PyTorch's preserve_format)."""
+    """A new tensor shaped like ``src`` with PyTorch's preserve_format layout: src's
+    strides verbatim when src is non-overlapping and dense, else dense strides in
+    src's dimension order (``infer_dense_strides``)."""
     cdef Py_ssize_t strides[PT_MAX_DIMS]
     cdef int nd = src._ndim
     cdef int perm[PT_MAX_DIMS]
-    cdef int i, j, k
-    cdef Py_ssize_t s
-    if src._is_contig() or not _non_overlapping_and_dense(src):
-        return _empty_contig(dt, nd, src._shape, src._storage.device, zero)
-    # order dims by decreasing stride (stable), then lay them out densely
+    cdef int i, j, dim0, dim1, tmp, cmp
+    cdef Py_ssize_t s, s0, s1
+    cdef Storage st
+    if _non_overlapping_and_dense(src):
+        for i in range(nd):
+            strides[i] = src._strides[i]
+        st = _new_host_storage(src._numel * dt.itemsize, zero)
+        return _make_tensor(st, dt, nd, src._shape, strides, 0)
+    # infer_dense_strides: stable insertion sort from the fastest dim; 0 strides do not move
     for i in range(nd):
-        perm[i] = i
+        perm[i] = nd - 1 - i
     for i in range(1, nd):
-        k = perm[i]
-        j = i - 1
-        while j >= 0 and src._strides[perm[j]] < src._strides[k]:
-            perm[j + 1] = perm[j]
-            j -= 1
-        perm[j + 1] = k
+        dim1 = i
+        for j in range(1, i + 1):
+            dim0 = i - j
+            s0 = src._strides[perm[dim0]]
+            s1 = src._strides[perm[dim1]]
+            if s0 == 0 or s1 == 0:
+                cmp = 0
+            elif s0 < s1:
+                cmp = -1
+            elif s0 > s1:
+                cmp = 1
+            elif src._shape[perm[dim0]] > src._shape[perm[dim1]]:
+                cmp = 1
+            else:
+                cmp = 0
+            if cmp > 0:
+                tmp = perm[dim0]
+                perm[dim0] = perm[dim1]
+                perm[dim1] = tmp
+                dim1 = dim0
+            elif cmp < 0:
+                break
     s = 1
-    for i in range(nd - 1, -1, -1):
+    for i in range(nd):
         strides[perm[i]] = s
-        s *= src._shape[perm[i]] if src._shape[perm[i]] > 1 else 1
-    cdef Storage st = _new_host_storage(src._numel * dt.itemsize, zero)
+        if src._shape[perm[i]] > 1:
+            s *= src._shape[perm[i]]
+    st = _new_host_storage(src._numel * dt.itemsize, zero)
     return _make_tensor(st, dt, nd, src._shape, strides, 0)
 
 
@@ -922,6 +955,39 @@ cdef bint _same_layout(_TensorBase a, _TensorBase b) noexcept:
     return True
 
 
+cdef int _check_partial_overlap(_TensorBase dst, _TensorBase src) except -1:
+    """PyTorch's ``assert_no_partial_overlap`` for ``dst.copy_(src)``: dense views of the
+    same memory that overlap without being the same view raise."""
+    cdef uintptr_t a0, a1, b0, b1
+    cdef int i
+    if dst is src or dst._storage is not src._storage or dst._numel == 0 or src._numel == 0:
+        return 0
+    if dst._offset == src._offset and dst._dtype is src._dtype and dst._ndim == src._ndim:
+        for i in range(dst._ndim):
+            if dst._shape[i] != src._shape[i] or dst._strides[i] != src._strides[i]:
+                break
+        else:
+            return 0                # the same data: copy_ returns early
+    if not _non_overlapping_and_dense(dst) or not _non_overlapping_and_dense(src):
+        return 0                    # "too hard" to tell: PyTorch does not raise
+    a0 = <uintptr_t>dst._ptr()
+    a1 = a0 + dst._numel * dst._dtype.itemsize
+    b0 = <uintptr_t>src._ptr()
+    b1 = b0 + src._numel * src._dtype.itemsize
+    if a0 == b0 and a1 == b1:
+        if dst._ndim == src._ndim:
+            for i in range(dst._ndim):
+                if dst._strides[i] != src._strides[i]:
+                    break
+            else:
+                return 0
+    elif not (a0 < b1 and b0 < a1):
+        return 0
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+        "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
 cdef int _copy_into(_TensorBase dst, _TensorBase src) except -1:
     """dst[...] = src with broadcasting and dtype conversion (both on CPU)."""
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
@@ -992,7 +1058,46 @@ cdef dict _INT_RANGES = {
 }
 
 
-cdef int _encode_scalar(object value, dtype dt, char* out) except -1:
+cdef double _FLOAT32_MAX = 3.4028234663852886e38
+cdef double _BF16_MAX = 3.3895313892515355e38
+cdef double _HALF_MAX = 65504.0
+
+
+cdef object _overflow_error(dtype dt):
+    return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+
+
+cdef int _check_float_value(double dv, dtype dt, bint setitem) except -1:
+    """``c10::checked_convert`` of a double to ``dt`` (bool never overflows)."""
+    cdef double hi
+    if dt._category == 0:
+        return 0
+    if dt._category == 1:
+        lo, ihi = _INT_RANGES[dt.num]
+        if dv != dv or dv < lo or dv > ihi:         # NaN and +-inf overflow integers
+            raise _overflow_error(dt)
+        return 0
+    if dt.num == PT_FLOAT32 or dt.num == PT_COMPLEX64:
+        hi = _FLOAT32_MAX
+    elif dt.num == PT_FLOAT16 and not setitem:
+        hi = _HALF_MAX
+    elif dt.num == PT_BFLOAT16 and not setitem:
+        hi = _BF16_MAX
+    else:
+        return 0
+    if isfinite(dv) and (dv > hi or dv < -hi):
+        raise _overflow_error(dt)
+    return 0
+
+
+cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) except -1:
+    """One Python number -> one element of ``dt``, checked as PyTorch's ``Scalar.to<T>()``.
+
+    ``setitem`` selects ``tensor[idx] = number`` rules (Python ints must fit int64;
+    float16/bfloat16 destinations are not range checked); otherwise ``fill_`` rules
+    (ints up to 2**64 - 1 are accepted as unsigned).  A one-element tensor value is
+    converted like ``copy_`` (no range check).
+    """
     cdef double dv
     cdef double complex cv
     cdef int64_t iv
@@ -1000,36 +1105,48 @@ cdef int _encode_scalar(object value, dtype dt, char* out) except -1:
     cdef Py_ssize_t zero = 0
     cdef int src_type
     cdef char buf[16]
+    cdef bint checked = True
     if isinstance(value, _TensorBase):
         if (<_TensorBase>value)._numel != 1:
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with {(<_TensorBase>value)._ndim} dimensions.")
         value = (<_TensorBase>value).item()
+        checked = False
     if isinstance(value, bool):
         bv = 1 if value else 0
         memcpy(buf, &bv, 1)
         src_type = PT_BOOL
     elif isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, float)):
         value = _operator.index(value)
-        if dt._category == 1:
-            lo, hi = _INT_RANGES[dt.num]
-            if value < lo or value > hi:
-                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
         if -9223372036854775808 <= value <= 9223372036854775807:
+            if checked and dt._category == 1:
+                lo, hi = _INT_RANGES[dt.num]
+                if value > hi or (value < -hi if lo == 0 else value < lo):
+                    raise _overflow_error(dt)   # unsigned types wrap negatives down to -max
+            elif checked and dt.num == PT_FLOAT16 and not setitem and (value > 65504 or value < -65504):
+                raise _overflow_error(dt)
             iv = value
             memcpy(buf, &iv, 8)
             src_type = PT_INT64
         else:
-            if dt._category < 2:
-                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+            if setitem:
+                raise ValueError("Overflow when unpacking long long")
+            if value < 0 or value > 18446744073709551615:
+                raise OverflowError("int too big to convert")
+            if checked and dt._category == 1:       # an unsigned 64-bit Scalar fits no integer dtype
+                raise _overflow_error(dt)
             dv = float(value)
+            if checked:
+                _check_float_value(dv, dt, setitem)
             memcpy(buf, &dv, 8)
             src_type = PT_FLOAT64
     elif isinstance(value, complex):
         cv = value
-        if dt._category != 3:
-            if cv.imag != 0:
-                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+        if checked and dt._category != 0:
+            if dt._category != 3 and cv.imag != 0:
+                raise _overflow_error(dt)
+            _check_float_value(cv.real, dt, setitem)
+            _check_float_value(cv.imag, dt, setitem)
         memcpy(buf, &cv, 16)
         src_type = PT_COMPLEX128
     else:
@@ -1037,25 +1154,22 @@ cdef int _encode_scalar(object value, dtype dt, char* out) except -1:
             dv = float(value)
         except (TypeError, ValueError):
             raise TypeError(f"expected a number, got {_typename(value)}") from None
-        if dt._category == 1 and not isfinite(dv):
-            raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
-        if dt._category == 1:
-            lo, hi = _INT_RANGES[dt.num]
-            if dv <= lo - 1.0 or dv >= hi + 1.0:
-                raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+        if checked:
+            _check_float_value(dv, dt, setitem)
         memcpy(buf, &dv, 8)
         src_type = PT_FLOAT64
     copy_cast(out, dt.num, &zero, buf, src_type, &zero, &zero, 0)
     return 0
 
 
-cdef int _fill(_TensorBase t, object value) except -1:
+cdef int _fill(_TensorBase t, object value, bint setitem=False) except -1:
     cdef char buf[16]
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
-    _encode_scalar(value, t._dtype, buf)
+    _encode_scalar(value, t._dtype, buf, setitem)
     if t._numel == 0:
         return 0
-    _check_internal_overlap(t)
+    if setitem or isinstance(value, _TensorBase):
+        _check_internal_overlap(t)  # fill_(number) writes an expanded tensor's base (as PyTorch)
     _byte_strides(t, dstr)
     cdef char* dp = t._ptr()
     with nogil:
@@ -1091,7 +1205,7 @@ cdef object _read_scalar(const char* p, int num):
 
 cdef dict _BUFFER_FORMATS = {
     PT_BOOL: b"?", PT_UINT8: b"B", PT_INT8: b"b", PT_INT16: b"h", PT_INT32: b"i",
-    PT_INT64: b"q", PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
+    PT_INT64: _np.dtype(_np.int64).char.encode(), PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
     PT_COMPLEX64: b"Zf", PT_COMPLEX128: b"Zd",
 }
 
@@ -1116,6 +1230,29 @@ def _set_indexing_hooks(getter, setter):
     global _advanced_getitem, _advanced_setitem
     _advanced_getitem = getter
     _advanced_setitem = setter
+
+
+cdef _TensorBase _slice_dim(_TensorBase self, int d, Py_ssize_t start, Py_ssize_t end):
+    """``at::slice(self, d, start, end)``: wraps negatives, clamps, keeps start's offset."""
+    cdef Py_ssize_t size = self._shape[d]
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    if start < 0:
+        start = 0
+    elif start >= size:
+        start = size
+    if end < start:
+        end = start
+    elif end >= size:
+        end = size
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef int i
+    for i in range(self._ndim):
+        sh[i] = self._shape[i]
+    sh[d] = end - start
+    return self._view(self._ndim, sh, self._strides, self._offset + start * self._strides[d])
 
 
 cdef inline bint _is_basic_index(object o) noexcept:
@@ -1405,7 +1542,10 @@ cdef class _TensorBase:
         strides = _compute_view_strides(self, newshape)
         if strides is not None:
             return self._view_lists(newshape, strides, self._offset)
-        return self.contiguous().view(newshape)
+        # PyTorch: _unsafe_view(clone): a fresh tensor, not a view (its _base is None)
+        cdef _TensorBase v = self.contiguous().view(newshape)
+        v._view_base = None
+        return v
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
@@ -1489,6 +1629,10 @@ cdef class _TensorBase:
 
     @property
     def mT(self):
+        if self._ndim == 0:
+            _warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                           "these cases.", UserWarning, stacklevel=2)
+            return self._view(0, self._shape, self._strides, self._offset)
         if self._ndim < 2:
             raise RuntimeError(
                 f"tensor.mT is only supported on matrices or batches of matrices. Got {self._ndim}-D tensor.")
@@ -1644,7 +1788,8 @@ cdef class _TensorBase:
                 if s < 0:
                     raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(target)}")
                 sh[i] = s
-                st[i] = 0
+                # a new size-1 dim gets the stride a contiguous layout would give it
+                st[i] = sh[i + 1] * st[i + 1] if (s == 1 and i + 1 < n) else 0
         return self._view(n, sh, st, self._offset)
 
     def expand_as(self, other):
@@ -1779,15 +1924,11 @@ cdef class _TensorBase:
         if isinstance(indices_or_sections, (list, tuple)):
             out = []
             start = 0
-            for idx in indices_or_sections:
+            for idx in indices_or_sections:     # PyTorch: slice(start, idx), then start = idx
                 idx = _operator.index(idx)
-                if idx < 0:
-                    idx = max(idx + size, 0)
-                stop = min(max(idx, start), size)
-                out.append(self.narrow(d, min(start, size), stop - min(start, size)))
-                start = max(idx, start)
-            start = min(start, size)
-            out.append(self.narrow(d, start, size - start))
+                out.append(_slice_dim(self, d, start, idx))
+                start = idx
+            out.append(_slice_dim(self, d, start, size))
             return tuple(out)
         n = _operator.index(indices_or_sections)
         if n <= 0:
@@ -1804,10 +1945,10 @@ cdef class _TensorBase:
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """The diagonal of the (dim1, dim2) planes as a view, appended as the last dimension."""
         cdef int nd = self._ndim
+        cdef int a = _wrap_dim(_operator.index(dim1), nd if nd else 1)
+        cdef int b = _wrap_dim(_operator.index(dim2), nd if nd else 1)
         if nd < 2:
             raise RuntimeError(f"diagonal dimensions requested: tensor has {nd} dims, need at least 2")
-        cdef int a = _wrap_dim(_operator.index(dim1), nd)
-        cdef int b = _wrap_dim(_operator.index(dim2), nd)
         if a == b:
             raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
         cdef Py_ssize_t off = _operator.index(offset)
@@ -1870,8 +2011,10 @@ cdef class _TensorBase:
             return self._select_index(0, idx)
         cdef tuple items = idx if type(idx) is tuple else (idx,)
         for it in items:
-            if not _is_basic_index(it):
-                if isinstance(it, (_TensorBase, list)) or not hasattr(it, "__index__"):
+            # a bool index is an (advanced) mask in PyTorch: the result is a copy
+            if type(it) is bool or not _is_basic_index(it):
+                if type(it) is bool or isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) \
+                        or not hasattr(it, "__index__"):
                     if _advanced_getitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
                     return _advanced_getitem(self, idx)
@@ -1924,8 +2067,7 @@ cdef class _TensorBase:
                 length = (stop - start + step - 1) // step if stop > start else 0
                 sh[out] = length
                 st[out] = self._strides[src] * step
-                if length > 0:
-                    offset += start * self._strides[src]
+                offset += start * self._strides[src]    # even when empty, as PyTorch's slice
                 out += 1
                 src += 1
             else:
@@ -1950,7 +2092,7 @@ cdef class _TensorBase:
         cdef tuple items = idx if type(idx) is tuple else (idx,)
         for it in items:
             if not _is_basic_index(it):
-                if isinstance(it, (_TensorBase, list)) or not hasattr(it, "__index__"):
+                if isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) or not hasattr(it, "__index__"):
                     if _advanced_setitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
                     _advanced_setitem(self, idx, value)
@@ -1971,6 +2113,7 @@ cdef class _TensorBase:
             return _device_copy(self, src, non_blocking)
         if _inplace_hook is not None and self._requires_grad:
             _inplace_hook(self, "copy_")
+        _check_partial_overlap(self, <_TensorBase>src)
         _copy_into(self, <_TensorBase>src)
         self._storage._version += 1
         return self
@@ -2080,7 +2223,7 @@ cdef class _TensorBase:
         return complex(self.item())
 
     def __index__(self):
-        if self._dtype._category != 1 or self._numel != 1:
+        if self._dtype._category > 1 or self._numel != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return self.item()
 
@@ -2135,6 +2278,9 @@ cdef class _TensorBase:
     def __getbuffer__(self, Py_buffer* buffer, int flags):
         if self._storage.device._type_code != 0:
             raise BufferError(f"cannot export a buffer of a {self._storage.device} tensor")
+        if self._requires_grad:
+            raise BufferError(
+                "Can't export a buffer of a Tensor that requires grad. Use tensor.detach() first.")
         fmt = _BUFFER_FORMATS.get(self._dtype.num)
         if fmt is None:
             raise BufferError(f"{self._dtype!r} has no buffer-protocol format")
@@ -2332,6 +2478,7 @@ cdef int _assign(_TensorBase dst, object value) except -1:
         if src._storage.device._type_code != 0 or dst._storage.device._type_code != 0:
             _device_copy(dst, src, False)
         else:
+            _check_partial_overlap(dst, src)
             _copy_into(dst, src)
         return 0
     if isinstance(value, (bool, int, float, complex)) or (
@@ -2339,7 +2486,7 @@ cdef int _assign(_TensorBase dst, object value) except -1:
         if dst._storage.device._type_code != 0:
             _device_fill(dst, value)
         else:
-            _fill(dst, value)
+            _fill(dst, value, True)
         return 0
     from ptcore import tensor as _tensor_fn
     return _assign(dst, _tensor_fn(value, dtype=dst._dtype))
@@ -2404,10 +2551,21 @@ cdef object _deepcopy_tensor(_TensorBase t, dict memo):
     key = id(t)
     if key in memo:
         return memo[key]
+    cdef Storage st
     if t._storage.device._type_code != 0:
         new = _device_clone(t, True)
     else:
-        new = _convert(t, t._dtype, True)
+        # as PyTorch: the storage is deep-copied once per memo, so copies of
+        # views of one storage still share theirs (same offset and strides)
+        skey = id(t._storage)
+        st = memo.get(skey)
+        if st is None:
+            st = _new_host_storage(t._storage._nbytes, False)
+            if t._storage._nbytes:
+                memcpy(st._data, t._storage._data, t._storage._nbytes)
+            memo[skey] = st
+            memo.setdefault(id(memo), []).append(t._storage)    # keep the key's object alive
+        new = _make_tensor(st, t._dtype, t._ndim, t._shape, t._strides, t._offset)
     if type(t) is not _TensorClass:
         new = _TensorClass._make_subclass(type(t), new, False)
     (<_TensorBase>new)._requires_grad = t._requires_grad
@@ -2520,9 +2678,21 @@ cdef int _resize_out(_TensorBase out, object shape) except -1:
     return 0
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+cdef tuple _size_args(tuple args, object size, str fname):
+    """Shape arguments given positionally or as the ``size=`` keyword (as PyTorch)."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{fname}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, not {_typename(size)}")
+    return (size,)
+
+
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    """Uninitialised tensor of the given shape."""
+    """Uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=...)``)."""
+    size = _size_args(args, size, "empty")
     cdef _TensorBase t = _factory(size, dtype, device, requires_grad, _default_dtype, 0, None, "empty")
     if memory_format is not None and memory_format is not contiguous_format and memory_format is not preserve_format:
         t = _to_memory_format(t, memory_format)
@@ -2530,29 +2700,41 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _finish_out(t, out, "empty")
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
     """Tensor of zeros (large ones are zero-filled lazily by the OS)."""
+    size = _size_args(args, size, "zeros")
     return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 1, None, "zeros"),
                        out, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     """Tensor of ones."""
+    size = _size_args(args, size, "ones")
     return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 2, 1, "ones"),
                        out, "ones")
 
 
 cdef dtype _scalar_dtype(object v):
+    """The dtype PyTorch gives a Python number used as a fill value (as a ``Scalar``)."""
+    cdef dtype d
     if isinstance(v, bool):
         return bool_
-    if isinstance(v, int):
+    if isinstance(v, int) or isinstance(v, _np.integer):
         return int64
-    if isinstance(v, complex):
+    if isinstance(v, complex) or isinstance(v, _np.complexfloating):
         return _default_complex()
     if isinstance(v, _TensorBase):
-        return (<_TensorBase>v)._dtype
-    if hasattr(v, "dtype") and isinstance(v.dtype, _np.dtype):
-        return _dtype_from_numpy(v.dtype)
+        if (<_TensorBase>v)._ndim != 0:
+            raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {_typename(v)}")
+        d = (<_TensorBase>v)._dtype
+        if d._category == 0:
+            return bool_
+        if d._category == 1:
+            return int64
+        if d._category == 3:
+            return _default_complex()
     return _default_dtype
 
 
@@ -2626,11 +2808,11 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, _np.ndarray):
         raise TypeError(f"expected np.ndarray (got {_typename(ndarray)})")
     arr = ndarray
-    cdef dtype dt = _dtype_from_numpy(arr.dtype)
     if not arr.dtype.isnative:
         raise ValueError(
             "given numpy array has byte order different from the native byte order. Conversion "
             "between byte orders is currently not supported.")
+    cdef dtype dt = _dtype_from_numpy(arr.dtype)
     if arr.ndim > PT_MAX_DIMS:
         raise ValueError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {arr.ndim}")
     cdef Py_ssize_t sh[PT_MAX_DIMS]

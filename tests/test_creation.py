@@ -161,6 +161,58 @@ def test_tensor_errors_match_torch(key):
     same_error(cases[key])
 
 
+# per-element conversion rules of tensor(data, dtype=...) (PyTorch's store_scalar)
+STORE_OK = {
+    "uint8_neg_int_wraps": lambda L: L.tensor([-1, -255, 7], dtype=L.uint8),
+    "uint8_mixed_int_float": lambda L: L.tensor([-1, 0.5], dtype=L.uint8),
+    "int8_float_truncates": lambda L: L.tensor([[1.9, -1.9], [127.0, -128.0]], dtype=L.int8),
+    "bool_any_number": lambda L: L.tensor([0.0, float("nan"), 2j, -3], dtype=L.bool),
+    "float32_big_int": lambda L: L.tensor([2 ** 64, 1], dtype=L.float32),
+    "float16_overflow_is_inf": lambda L: L.tensor([1e6, -1e6], dtype=L.float16),
+    "np_scalars_promote": lambda L: L.tensor([np.uint8(1), np.int8(-2)]),
+    "np_float32_and_float": lambda L: L.tensor([np.float32(1.5), 2.5]),
+    "np_int32_and_float": lambda L: L.tensor([[np.int32(1)], [2.5]]),
+    "complex_and_np_float64": lambda L: L.tensor([1j, np.float64(2.0)]),
+    "np_array_and_list_rows": lambda L: L.tensor([np.array([1, 2], dtype=np.int32), [3, 4]]),
+    "tensor_in_nested_list": lambda L: L.tensor([[L.tensor(1, dtype=L.int32)], [2.5]]),
+    "tuples_and_lists": lambda L: L.tensor(([1, 2], (3, 4))),
+    "range_rows": lambda L: L.tensor([range(3), range(3)]),
+    "empty_rows": lambda L: L.tensor([[], []], dtype=L.uint8),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(STORE_OK))
+def test_tensor_store_rules_match_torch(key):
+    p, t = both(STORE_OK[key])
+    assert_same(p, t)
+
+
+STORE_ERR = {
+    "uint8_neg_int_past_max": lambda L: L.tensor([-256], dtype=L.uint8),
+    "uint8_neg_float": lambda L: L.tensor([-0.5], dtype=L.uint8),
+    "uint8_float_above_max": lambda L: L.tensor([255.5], dtype=L.uint8),
+    "int_nan": lambda L: L.tensor([float("nan")], dtype=L.int32),
+    "int_inf": lambda L: L.tensor([float("inf")], dtype=L.int64),
+    "int64_unpack_overflow": lambda L: L.tensor([2 ** 63], dtype=L.uint8),
+    "complex_to_int": lambda L: L.tensor([1 + 2j], dtype=L.int32),
+    "np_float32_to_int": lambda L: L.tensor([np.float32(1.5)], dtype=L.int64),
+    "huge_int_to_float": lambda L: L.tensor([1.0, 2 ** 1100]),
+    "list_in_float_row": lambda L: L.tensor([1.0, [2, 3]]),
+    "bytes_in_list": lambda L: L.tensor([b"ab"]),
+    "str_after_list": lambda L: L.tensor([[1], "a"]),
+    "none_then_str": lambda L: L.tensor([None, "a"]),
+    "zero_d_array_in_list": lambda L: L.tensor([np.array(5)]),
+    "ragged_longer_row": lambda L: L.tensor([[1, 2], [3, 4, 5]]),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(STORE_ERR))
+def test_tensor_store_errors_match_torch(key):
+    same_error(STORE_ERR[key])
+
+
 def test_tensor_basic_inference():
     assert ptcore.tensor([1, 2]).dtype is ptcore.int64
     assert ptcore.tensor([1.0, 2]).dtype is ptcore.float32

@@ -304,8 +304,10 @@ def test_np_asarray_gives_the_canonical_numpy_dtype(dt):
 # buffer protocol
 # ---------------------------------------------------------------------------
 
+# int64 uses NumPy's canonical char ('l' on LP64, 'q' where long is 32-bit), so that
+# np.asarray(t) (which reads the buffer) gives numpy.int64 exactly, as torch's __array__ does
 @pytest.mark.parametrize("dt,fmt", [("bool", "?"), ("uint8", "B"), ("int8", "b"), ("int16", "h"),
-                                    ("int32", "i"), ("int64", "q"), ("float16", "e"),
+                                    ("int32", "i"), ("int64", np.dtype(np.int64).char), ("float16", "e"),
                                     ("float32", "f"), ("float64", "d"), ("complex64", "Zf"),
                                     ("complex128", "Zd")])
 def test_memoryview_format(dt, fmt):

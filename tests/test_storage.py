@@ -4,6 +4,7 @@ measured in a subprocess), ``_host_empty_cache`` and a randomized stress test
 for corruption."""
 import gc
 import json
+import os
 import pickle
 import random
 import subprocess
@@ -289,9 +290,22 @@ _RSS_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run_rss(mode):
+def _child_env():
+    """Environment for a child interpreter importing the ptcore this process imported.
+
+    The child runs outside the checkout (a source tree on ``sys.path[0]`` would
+    shadow the built package), with the directory holding the imported ptcore
+    first on its path (an editable install's import hook still takes precedence).
+    """
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+def _run_rss(mode, cwd):
     proc = subprocess.run([sys.executable, "-c", _RSS_SCRIPT, mode], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, cwd=cwd, env=_child_env())
     if proc.returncode != 0 and 'rebuilding the "ptcore" editable package failed' in proc.stderr:
         # the editable install rebuilds on import; a tree being edited concurrently
         # can fail to build in the child although this process imported fine
@@ -302,8 +316,8 @@ def _run_rss(mode):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc/self/statm")
 @pytest.mark.parametrize("mode", ["fresh", "dirty_cache"])
-def test_large_zeros_are_lazy_and_read_as_zero(mode):
-    out = _run_rss(mode)
+def test_large_zeros_are_lazy_and_read_as_zero(mode, tmp_path):
+    out = _run_rss(mode, tmp_path)
     if mode == "dirty_cache":
         assert out["cached"] >= 64 * MiB
     assert out["nonzero"] == 0 and out["first_last"] == [0.0, 0.0]

@@ -884,13 +884,19 @@ def test_linalg_error_type():
 # ---------------------------------------------------------------------------
 # import cost and threads
 # ---------------------------------------------------------------------------
-def test_import_does_not_load_blas():
+def test_import_does_not_load_blas(tmp_path):
     code = ("import sys, ptcore; "
             "print('scipy.linalg' in sys.modules, 'ptcore._ops._blas' in sys.modules); "
             "ptcore.matmul(ptcore.ones(2, 2), ptcore.ones(2, 2)); "
             "print('ptcore._ops._blas' in sys.modules)")
+    # the child runs outside the checkout (a source tree on sys.path[0] would shadow the
+    # built package) with the directory of the ptcore imported here first on its path
+    import os
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
+                         check=True, cwd=tmp_path, env=env).stdout.split()
     assert out == ["False", "False", "True"]
 
 
