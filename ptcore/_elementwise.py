@@ -533,14 +533,57 @@ def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0
     return _D.run_binary(_B[op], a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
-def _operands(fname, input, other):
+# which operands of a binary function may be Python numbers (PyTorch's
+# signatures): "both" (Tensor/Scalar overloads either way), "second"
+# (``op(Tensor, Scalar)`` only), "none" (``op(Tensor, Tensor)`` only)
+_SCALARS_BOTH, _SCALARS_SECOND, _SCALARS_NONE = 2, 1, 0
+# functions that accept two Python numbers (the first becomes a 0-d tensor)
+_TWO_SCALARS = {"add", "sub", "mul", "div", "true_divide", "floor_divide"}
+
+
+def _operands(fname, input, other, scalars=_SCALARS_BOTH):
     if not isinstance(input, _TensorBase):
-        if isinstance(other, _TensorBase) and _is_number(input):
-            return input, other
-        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if not (isinstance(other, _TensorBase) or _is_number(other)):
-        raise TypeError(f"{fname}(): argument 'other' (position 2) must be Tensor or Number, not {type(other).__name__}")
+        if scalars == _SCALARS_BOTH and _is_number(input):
+            if isinstance(other, _TensorBase):
+                return input, other
+            if fname in _TWO_SCALARS and _is_number(other):
+                if fname == "sub":
+                    _sub_check(input, other)
+                return _C.tensor(input, dtype=_result_type(input, other)), other
+        if scalars == _SCALARS_NONE or not _is_number(input):
+            raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(
+            f"{fname}() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(other).__name__}), but expected (Tensor input, Tensor other) or (Tensor input, Number other)")
+    if isinstance(other, _TensorBase):
+        return input, other
+    if scalars == _SCALARS_NONE or not _is_number(other):
+        what = "Tensor" if scalars == _SCALARS_NONE else "Tensor or Number"
+        raise TypeError(f"{fname}(): argument 'other' (position 2) must be {what}, not {type(other).__name__}")
     return input, other
+
+
+def _other_tensor(fname, other):
+    """Method / in-place forms of Tensor-only ops: ``other`` must be a Tensor."""
+    if not isinstance(other, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+
+
+def _is_boolish(x):
+    return x.dtype is _C.bool_ if isinstance(x, _TensorBase) else isinstance(x, builtins.bool)
+
+
+def _sub_check(a, b):
+    """PyTorch refuses subtraction with bool operands (tensors or Python bools)."""
+    ba, bb = _is_boolish(a), _is_boolish(b)
+    if ba and bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _scalar_value(x):
@@ -556,25 +599,31 @@ def add(input, other, *, alpha=1, out=None):
     return _add_impl(input, other, alpha, out, dt, "add", False)
 
 
+def _alpha_check(dt, alpha):
+    if isinstance(alpha, builtins.bool):
+        if dt is not _C.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif dt._category < _FLOAT_CAT and not isinstance(alpha, numbers.Integral):
+        if isinstance(alpha, builtins.complex):
+            raise RuntimeError("For integral input tensors, argument alpha must not be a complex number.")
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if not dt.is_complex and isinstance(alpha, builtins.complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
 def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
     if alpha is None:
         alpha = 1
+    if negate:
+        _sub_check(a, b)
+    _alpha_check(dt, alpha)
+    if dt is _C.bool_:
+        if not alpha:
+            # a + False * b == a (broadcast against b)
+            b = _binary("mul", b, False, None, dt, dt, "mul") if isinstance(b, _TensorBase) else False
+        return _binary("add", a, b, out, dt, dt, fname, inplace)
     if isinstance(alpha, builtins.bool):
         alpha = int(alpha)
-    if dt._category < _FLOAT_CAT and isinstance(alpha, float):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    if dt is _C.bool_:
-        if negate:
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-                "or `logical_xor()` operator instead.")
-        if alpha not in (0, 1, True, False):
-            raise RuntimeError("Boolean alpha only supported for Boolean results.")
-        return _binary("add", a, b, out, dt, dt, fname, inplace)
-    if dt._category < _FLOAT_CAT and isinstance(alpha, builtins.complex):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a complex number.")
-    if not dt.is_complex and isinstance(alpha, builtins.complex):
-        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     if negate:
         alpha = -alpha
     if alpha == 1 and not isinstance(alpha, builtins.complex):
@@ -619,7 +668,7 @@ __all__ += ["subtract"]
 
 
 def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
-           complex_ok=True, doc=None):
+           complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True):
     """A binary op with result_type promotion (and int -> float when asked)."""
     op = op or name
 
@@ -628,7 +677,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         if int_only and dt._category >= _FLOAT_CAT:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if float_only and dt._category != _FLOAT_CAT:
-            if dt._category < _FLOAT_CAT:
+            if dt._category < _FLOAT_CAT and int_ok:
                 dt = _default_float()
             else:
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
@@ -641,11 +690,13 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         return dt
 
     def fn(input, other, *, out=None):
-        input, other = _operands(name, input, other)
+        input, other = _operands(name, input, other, scalars)
         dt = dtypes(input, other)
         return _binary(op, input, other, out, dt, dt, name)
 
     def fn_(self, other):
+        if scalars == _SCALARS_NONE:
+            _other_tensor(name + "_", other)
         dt = dtypes(self, other)
         return _binary(op, self, other, self, dt, dt, name + "_", True)
 
@@ -664,21 +715,63 @@ multiply = mul  # noqa: F821
 multiply_ = mul_  # noqa: F821
 __all__.append("multiply")
 _TENSOR_METHODS.update(multiply=multiply, multiply_=multiply_)
-_arith("maximum", complex_ok=False)
-_arith("minimum", complex_ok=False)
-_arith("fmax", complex_ok=False)
-_arith("fmin", complex_ok=False)
+_arith("maximum", complex_ok=False, scalars=_SCALARS_NONE)
+_arith("minimum", complex_ok=False, scalars=_SCALARS_NONE)
+_arith("fmax", complex_ok=False, scalars=_SCALARS_NONE)
+_arith("fmin", complex_ok=False, scalars=_SCALARS_NONE)
 _arith("remainder", bool_ok=False, complex_ok=False)
-_arith("fmod", bool_ok=False, complex_ok=False)
+_arith("fmod", bool_ok=False, complex_ok=False, scalars=_SCALARS_SECOND)
 _arith("bitwise_and", int_only=True)
 _arith("bitwise_or", int_only=True)
 _arith("bitwise_xor", int_only=True)
 _arith("bitwise_left_shift", op="left_shift", int_only=True, bool_ok=False)
 _arith("bitwise_right_shift", op="right_shift", int_only=True, bool_ok=False)
-_arith("atan2", float_only=True)
-_arith("hypot", float_only=True)
-_arith("copysign", float_only=True)
-_arith("nextafter", float_only=True)
+_arith("atan2", float_only=True, scalars=_SCALARS_NONE)
+_arith("hypot", float_only=True, scalars=_SCALARS_NONE, int_ok=False)
+_arith("copysign", float_only=True, scalars=_SCALARS_SECOND)
+_arith("nextafter", float_only=True, scalars=_SCALARS_NONE, int_ok=False)
+_nextafter_kernel = nextafter  # noqa: F821
+_nextafter_kernel_ = nextafter_  # noqa: F821
+
+
+def _nextafter16(x, y, dt):
+    """nextafter for float16/bfloat16, stepping their own bit patterns
+    (the float32 kernel would step float32's)."""
+    x, y = x.to(dt), y.to(dt)
+    shape = _D_broadcast(x.shape, y.shape)
+    x, y = x.expand(shape), y.expand(shape)
+    xf, yf = x.to(_C.float32), y.to(_C.float32)
+    u = bitwise_and(x.view(_C.int16).to(_C.int32), 0xFFFF)  # noqa: F821
+    up = eq(gt(yf, xf), gt(xf, 0))  # noqa: F821 -- magnitude grows
+    step = where(up, add(u, 1), sub(u, 1))
+    tiny = where(signbit(yf), 0x8001, 1)  # noqa: F821 -- smallest subnormal towards y
+    bits = where(eq(xf, 0), tiny, step)  # noqa: F821
+    r = bits.to(_C.int16).view(dt)
+    r = where(eq(xf, yf), y, r)  # noqa: F821
+    return where(logical_or(isnan(xf), isnan(yf)), add(x, y), r)  # noqa: F821
+
+
+def nextafter(input, other, *, out=None):
+    """The next representable value after ``input`` towards ``other``."""
+    input, other = _operands("nextafter", input, other, _SCALARS_NONE)
+    dt = _result_type(input, other)
+    if dt is _C.float16 or dt is _C.bfloat16:
+        r = _nextafter16(input, other, dt)
+        return r if out is None else out.copy_(r)
+    return _nextafter_kernel(input, other, out=out)
+
+
+def nextafter_(self, other):
+    _other_tensor("nextafter_", other)
+    dt = _result_type(self, other)
+    if (dt is _C.float16 or dt is _C.bfloat16) and self.dtype is dt:
+        return self.copy_(_nextafter16(self, other, dt))
+    return _nextafter_kernel_(self, other)
+
+
+_export(nextafter)
+__all__.remove("nextafter")
+_TENSOR_METHODS["nextafter_"] = nextafter_
 _arith("xlogy", float_only=True)
 arctan2 = atan2  # noqa: F821
 __all__.append("arctan2")
@@ -698,13 +791,10 @@ def _div_impl(a, b, rounding_mode, out, inplace):
         dt = _to_float_dtype(dt)
         return _binary("div", a, b, out, dt, dt, fname, inplace)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
+        raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-    if dt.is_complex:
-        raise RuntimeError(f"div_{rounding_mode}_cpu does not support complex inputs")
-    if dt is _C.bool_:
-        dt = _C.int64 if False else dt
-        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    if dt.is_complex or dt is _C.bool_:
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'")
     return _binary("div_" + rounding_mode, a, b, out, dt, dt, fname, inplace)
 
 
@@ -740,6 +830,8 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, _TensorBase):
         if _is_number(input) and isinstance(exponent, _TensorBase):
             dt = _result_type(input, exponent)
+            if dt is _C.bool_:
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
             return _binary("pow", input, exponent, out, dt, dt, "pow")
         raise TypeError(f"pow(): argument 'input' must be Tensor, not {type(input).__name__}")
     return _pow_impl(input, exponent, out, False)
@@ -750,7 +842,10 @@ def _pow_impl(a, e, out, inplace):
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if dt is _C.bool_:
-        dt = _C.int64 if not inplace else dt
+        # bool ** bool exists only with a Python bool exponent (x ** True == x)
+        if not isinstance(e, builtins.bool):
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        return _binary("pow", a, e, out, _C.uint8, _C.bool_, "pow_" if inplace else "pow", inplace)
     return _binary("pow", a, e, out, dt, dt, "pow_" if inplace else "pow", inplace)
 
 
@@ -783,7 +878,7 @@ def _compare(name, op=None):
     op = op or name
 
     def fn(input, other, *, out=None):
-        input, other = _operands(name, input, other)
+        input, other = _operands(name, input, other, _SCALARS_SECOND)
         dt = _result_type(input, other)
         if dt.is_complex and op not in ("eq", "ne"):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
@@ -813,11 +908,12 @@ for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
 
 def _logical(name):
     def fn(input, other, *, out=None):
-        input, other = _operands(name, input, other)
+        input, other = _operands(name, input, other, _SCALARS_NONE)
         dt = _result_type(input, other)
         return _binary(name, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
 
     def fn_(self, other):
+        _other_tensor(name + "_", other)
         dt = _result_type(self, other)
         return _binary(name, self, other, self, dt, self.dtype, name + "_", True)
 
@@ -1166,7 +1262,9 @@ _TENSOR_METHODS.update(
     __or__=_op(bitwise_or), __ror__=_op(bitwise_or), __ior__=_inplace(bitwise_or_),  # noqa: F821
     __xor__=_op(bitwise_xor), __rxor__=_op(bitwise_xor), __ixor__=_inplace(bitwise_xor_),  # noqa: F821
     __lshift__=_op(bitwise_left_shift), __ilshift__=_inplace(bitwise_left_shift_),  # noqa: F821
+    __rlshift__=_op(bitwise_left_shift, reflected=True),  # noqa: F821
     __rshift__=_op(bitwise_right_shift), __irshift__=_inplace(bitwise_right_shift_),  # noqa: F821
+    __rrshift__=_op(bitwise_right_shift, reflected=True),  # noqa: F821
     __eq__=_eq_op, __ne__=_ne_op,
     __lt__=_fast_op("lt", _op(lt)), __le__=_fast_op("le", _op(le)),  # noqa: F821
     __gt__=_fast_op("gt", _op(gt)), __ge__=_fast_op("ge", _op(ge)),  # noqa: F821
