@@ -104,12 +104,57 @@ def _unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2
     return _D.run_unary(_U[op], x, out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
+def _complex_parts(z):
+    return view_as_real(z).select(-1, 0), view_as_real(z).select(-1, 1)
+
+
+def _c_exp2(z):
+    return exp(mul(z, math.log(2.0)))  # noqa: F821
+
+
+def _c_log2(z):
+    return div(log(z), math.log(2.0))  # noqa: F821
+
+
+def _c_log10(z):
+    return div(log(z), math.log(10.0))  # noqa: F821
+
+
+def _c_expm1(z):
+    # exp(x + iy) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i exp(x) sin y, accurate near 0
+    x, y = _complex_parts(z)
+    s = sin(mul(y, 0.5))  # noqa: F821
+    re = sub(mul(expm1(x), cos(y)), mul(mul(s, s), 2.0))  # noqa: F821
+    im = mul(exp(x), sin(y))  # noqa: F821
+    return complex(re.contiguous(), im.contiguous())
+
+
+def _c_log1p(z):
+    # as c10's log1p for complex: 0.5 * log1p(x (x + 2) + y^2) for |z| < 0.5
+    x, y = _complex_parts(z)
+    x1 = add(x, 1.0)
+    theta = atan2(y, x1)  # noqa: F821
+    r = add(mul(x, add(x, 2.0)), mul(y, y))
+    small = lt(abs(z), 0.5)  # noqa: F821
+    re_small = where(eq(r, 0), x, mul(log1p(r), 0.5))  # noqa: F821
+    re_big = log(hypot(x1, y))  # noqa: F821
+    return complex(where(small, re_small, re_big).contiguous(), theta.contiguous())
+
+
+_COMPLEX_COMPOSED = {"exp2": _c_exp2, "log2": _c_log2, "log10": _c_log10, "expm1": _c_expm1,
+                     "log1p": _c_log1p}
+
+
 def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     op = op or name
+    composed = _COMPLEX_COMPOSED.get(name)
 
     def fn(input, *, out=None):
         _check_tensor(input, name)
         dt = input.dtype
+        if dt.is_complex and composed is not None:
+            r = composed(input)
+            return r if out is None else out.copy_(r)
         if dt.is_complex and not complex_ok:
             raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         if float_only and dt._category < _FLOAT_CAT:
@@ -119,8 +164,12 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
 
     def fn_(self):
         dt = self.dtype
+        if float_only and (dt._category < _FLOAT_CAT or dt.is_complex):
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if dt._category < _FLOAT_CAT:
             raise RuntimeError(f"result type {_name(_to_float_dtype(dt))} can't be cast to the desired output type {_name(dt)}")
+        if dt.is_complex and composed is not None:
+            return self.copy_(composed(self))
         return _unary(op, self, self, dt, dt, name + "_", True)
 
     fn.__name__ = name
@@ -173,6 +222,8 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
 
     def fn_(self):
         dt = self.dtype
+        if op == "abs" and dt.is_complex:
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         fn(self)  # validation only for dtype support
         return _unary(op, self, self, dt, dt, name + "_", True)
 
@@ -213,9 +264,9 @@ absolute = abs  # noqa: F821
 __all__.append("absolute")
 _TENSOR_METHODS["absolute"] = absolute
 _same_unary("sign", allow_complex=False)
-_same_unary("floor", allow_complex=False)
-_same_unary("ceil", allow_complex=False)
-_same_unary("trunc", allow_complex=False)
+_same_unary("floor", allow_complex=False, allow_bool=False)
+_same_unary("ceil", allow_complex=False, allow_bool=False)
+_same_unary("trunc", allow_complex=False, allow_bool=False)
 fix = trunc  # noqa: F821
 __all__.append("fix")
 _TENSOR_METHODS["fix"] = fix
@@ -253,7 +304,7 @@ def round(input, *, decimals=0, out=None):
     """Round half to even, optionally to ``decimals`` digits."""
     _check_tensor(input, "round")
     dt = input.dtype
-    if dt.is_complex:
+    if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     decimals = int(decimals)
     if decimals == 0 or dt._category < _FLOAT_CAT:
@@ -266,6 +317,8 @@ def round(input, *, decimals=0, out=None):
 
 def round_(self, *, decimals=0):
     dt = self.dtype
+    if dt.is_complex or dt is _C.bool_ or (decimals != 0 and dt._category < _FLOAT_CAT):
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     if decimals == 0 or dt._category < _FLOAT_CAT:
         return _unary("round", self, self, dt, dt, "round_", True)
     return _unary("round_dec", self, self, dt, dt, "round_", True, d0=10.0 ** builtins.abs(decimals),
@@ -347,6 +400,12 @@ def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when eps is given."""
     _check_tensor(input, "logit")
     res = _to_float_dtype(input.dtype)
+    if eps is not None and (res is _C.float16 or res is _C.bfloat16):
+        # PyTorch clamps to [eps, 1 - eps] in the 16-bit type itself
+        lo = _C.full((), float(eps), dtype=res)
+        hi = sub(1.0, lo)
+        input = clamp(input.to(res), lo, hi)  # noqa: F821
+        eps = None
     return _unary("logit", input, out, res, res, "logit", d0=0.0 if eps is None else float(eps),
                   i0=0 if eps is None else 1)
 
@@ -549,7 +608,7 @@ def _operands(fname, input, other, scalars=_SCALARS_BOTH):
             if fname in _TWO_SCALARS and _is_number(other):
                 if fname == "sub":
                     _sub_check(input, other)
-                return _C.tensor(input, dtype=_result_type(input, other)), other
+                return _C.full((), input, dtype=_result_type(input, other)), other
         if scalars == _SCALARS_NONE or not _is_number(input):
             raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         raise TypeError(
@@ -573,8 +632,27 @@ def _is_boolish(x):
     return x.dtype is _C.bool_ if isinstance(x, _TensorBase) else isinstance(x, builtins.bool)
 
 
+def _chalf_check(dt, a, b, kname):
+    """PyTorch promotes float16 with a lower-priority complex operand (0-d
+    tensor or Python scalar) to complex32, which most kernels lack; ptcore
+    has no complex32 but raises where PyTorch's kernel does not exist."""
+    if not dt.is_complex:
+        return
+    dims = [x for x in (a, b) if isinstance(x, _TensorBase) and x.dim() > 0]
+    grp = dims or [x for x in (a, b) if isinstance(x, _TensorBase)]
+    if grp and _result_type(*grp) is _C.float16:
+        raise NotImplementedError(f"\"{kname}\" not implemented for 'ComplexHalf'")
+
+
+def _big_int_check(*xs):
+    for x in xs:
+        if isinstance(x, builtins.int) and not -2 ** 63 <= x < 2 ** 64:
+            raise OverflowError("int too big to convert")
+
+
 def _sub_check(a, b):
     """PyTorch refuses subtraction with bool operands (tensors or Python bools)."""
+    _big_int_check(a, b)
     ba, bb = _is_boolish(a), _is_boolish(b)
     if ba and bb:
         raise RuntimeError(
@@ -789,6 +867,7 @@ def _div_impl(a, b, rounding_mode, out, inplace):
     fname = "div_" if inplace else "div"
     if rounding_mode is None:
         dt = _to_float_dtype(dt)
+        _chalf_check(dt, a, b, "div_cpu")
         return _binary("div", a, b, out, dt, dt, fname, inplace)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
@@ -832,6 +911,7 @@ def pow(input, exponent, *, out=None):
             dt = _result_type(input, exponent)
             if dt is _C.bool_:
                 raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            _chalf_check(dt, input, exponent, "pow")
             return _binary("pow", input, exponent, out, dt, dt, "pow")
         raise TypeError(f"pow(): argument 'input' must be Tensor, not {type(input).__name__}")
     return _pow_impl(input, exponent, out, False)
@@ -839,6 +919,7 @@ def pow(input, exponent, *, out=None):
 
 def _pow_impl(a, e, out, inplace):
     dt = _result_type(a, e)
+    _chalf_check(dt, a, e, "pow")
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if dt is _C.bool_:
@@ -910,6 +991,7 @@ def _logical(name):
     def fn(input, other, *, out=None):
         input, other = _operands(name, input, other, _SCALARS_NONE)
         dt = _result_type(input, other)
+        _chalf_check(dt, input, other, name + "_cpu")
         return _binary(name, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
 
     def fn_(self, other):
@@ -978,24 +1060,72 @@ def clamp(input, min=None, max=None, *, out=None):
     return _clamp_impl(input, min, max, out, False)
 
 
+_CTYPE = {"Bool": "bool", "Byte": "uint8_t", "Char": "int8_t", "Short": "int16_t", "Int": "int",
+          "Long": "int64_t", "Half": "c10::Half", "BFloat16": "c10::BFloat16", "Float": "float",
+          "Double": "double", "ComplexFloat": "c10::complex<float>",
+          "ComplexDouble": "c10::complex<double>"}
+
+
+def _scalar_fits(v, dt):
+    """PyTorch's check that a Python scalar converts to ``dt`` without overflow."""
+    if isinstance(v, builtins.complex) and not dt.is_complex:
+        ok = False
+    elif dt._category < _FLOAT_CAT and dt is not _C.bool_ and isinstance(v, numbers.Integral) \
+            and not isinstance(v, builtins.bool):
+        hi = _int_max(dt)
+        # c10::overflows: an unsigned type also takes negatives down to -max
+        ok = (-hi if _int_min(dt) == 0 else _int_min(dt)) <= v <= hi
+    else:
+        ok = True
+    if not ok:
+        t = _name(dt)
+        raise RuntimeError(f"value cannot be converted to type {_CTYPE.get(t, t)} without overflow")
+
+
 def _clamp_impl(x, lo, hi, out, inplace):
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    dt = _result_type(x, *(v for v in (lo, hi) if v is not None))
+    bounds = [v for v in (lo, hi) if v is not None]
+    ntensor = builtins.sum(1 for v in bounds if isinstance(v, _TensorBase))
+    if 0 < ntensor < len(bounds):
+        raise TypeError(
+            "clamp() received an invalid combination of arguments - got (Tensor, "
+            f"{', '.join(type(v).__name__ if not isinstance(v, _TensorBase) else 'Tensor' for v in (lo, hi))}), "
+            "but expected one of: (Tensor input, Tensor min = None, Tensor max = None) or "
+            "(Tensor input, Number min = None, Number max = None)")
+    for v in bounds:
+        if not isinstance(v, _TensorBase) and not _is_number(v):
+            raise TypeError(f"clamp(): argument 'min' must be Number, not {type(v).__name__}")
+    dt = _result_type(x, *bounds)
     if dt.is_complex:
-        raise RuntimeError("clamp is not supported for complex types")
-    if dt is _C.bool_:
-        raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError("clamp is not supported for complex types")
+    if dt is _C.bool_ and ntensor == 0:
+        raise NotImplementedError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+    if ntensor == 0:
+        for v in bounds:
+            _scalar_fits(v, dt)
     if inplace:
         dt_res = x.dtype
+        if not _can_cast_py(dt, dt_res):
+            raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type {_name(dt_res)}")
     else:
         dt_res = dt
     if lo is None:
-        lo = -math.inf if dt._category >= _FLOAT_CAT else _int_min(dt)
+        lo = -math.inf if dt._category >= _FLOAT_CAT else (False if dt is _C.bool_ else _int_min(dt))
     if hi is None:
-        hi = math.inf if dt._category >= _FLOAT_CAT else _int_max(dt)
+        hi = math.inf if dt._category >= _FLOAT_CAT else (True if dt is _C.bool_ else _int_max(dt))
     return _ternary("clamp", x, lo, hi, out, dt, dt_res if out is None else out.dtype,
                     "clamp_" if inplace else "clamp", inplace)
+
+
+def _can_cast_py(frm, to):
+    if frm.is_complex and not to.is_complex:
+        return False
+    if frm._category >= _FLOAT_CAT and to._category < _FLOAT_CAT:
+        return False
+    if frm._category > 0 and to is _C.bool_:
+        return False
+    return True
 
 
 def _int_min(dt):
@@ -1031,17 +1161,44 @@ _TENSOR_METHODS.update(clamp_=clamp_, clip=clamp, clip_=clamp_,
                        clamp_max_=lambda self, max: clamp_(self, max=max))
 
 
-def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``."""
+def _lerp_check(input, end, weight):
     _check_tensor(input, "lerp")
-    dt = _result_type(input, end, weight) if isinstance(weight, _TensorBase) else _result_type(input, end)
+    _check_tensor(end, "lerp", "end")
+    dt = input.dtype
+    if end.dtype is not dt:
+        t = _name(dt)
+        raise RuntimeError(f"expected dtype {_CTYPE.get(t, t)} for `end` but got dtype {_CTYPE.get(_name(end.dtype), _name(end.dtype))}")
+    if isinstance(weight, _TensorBase):
+        if weight.dim() > 0 and weight.dtype is not dt:
+            t = _name(dt)
+            raise RuntimeError(f"expected dtype {_CTYPE.get(t, t)} for `weight` but got dtype {_CTYPE.get(_name(weight.dtype), _name(weight.dtype))}")
+        if weight.dim() == 0:
+            # a 0-d weight takes part in type promotion
+            dt = _result_type(input, end, weight)
+            if dt._category < _FLOAT_CAT:
+                raise NotImplementedError(f"\"lerp_kernel_tensor\" not implemented for '{_name(dt)}'")
+    elif not _is_number(weight):
+        raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
     if dt._category < _FLOAT_CAT:
         raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
+    if not isinstance(weight, _TensorBase):
+        _scalar_fits(weight, dt)
+    return dt
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``."""
+    dt = _lerp_check(input, end, weight)
+    if isinstance(weight, _TensorBase) and weight.dim() == 0 and weight.dtype is not dt:
+        weight = weight.to(dt)
     return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
 
 
 def lerp_(self, end, weight):
-    return _ternary("lerp", self, end, weight, self, self.dtype, self.dtype, "lerp_", True)
+    dt = _lerp_check(self, end, weight)
+    if isinstance(weight, _TensorBase) and weight.dim() == 0 and weight.dtype is not dt:
+        weight = weight.to(dt)
+    return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
@@ -1065,11 +1222,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 
 def _addc(op, x, t1, t2, value, out, dt, inplace):
+    if dt is _C.bool_:
+        raise NotImplementedError(f"\"{op}_cpu_out\" not implemented for 'Bool'")
+    _scalar_fits(value, dt)
     if isinstance(value, builtins.complex):
         return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=value.real, d1=value.imag)
     if dt._category < _FLOAT_CAT:
-        if isinstance(value, float):
-            raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
+        # the value converts to the integer type (truncation), as PyTorch
         return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, i0=int(value))
     return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=float(value))
 
@@ -1197,6 +1356,7 @@ def _rpow(self, other):
     if not _is_number(other):
         return NotImplemented
     dt = _result_type(self, other)
+    _chalf_check(dt, self, other, "pow")
     return _binary("pow", other, self, None, dt, dt, "pow")
 
 
