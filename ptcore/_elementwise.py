@@ -108,16 +108,23 @@ def _complex_parts(z):
     return view_as_real(z).select(-1, 0), view_as_real(z).select(-1, 1)
 
 
+def _scale_parts(z, c):
+    """``z * c`` for a real ``c``, part by part (a complex product would turn
+    ``inf * 0`` into NaN)."""
+    view_as_real(z).mul_(c)
+    return z
+
+
 def _c_exp2(z):
-    return exp(mul(z, math.log(2.0)))  # noqa: F821
+    return exp(_scale_parts(z.clone(), math.log(2.0)))  # noqa: F821
 
 
 def _c_log2(z):
-    return div(log(z), math.log(2.0))  # noqa: F821
+    return _scale_parts(log(z), 1.0 / math.log(2.0))  # noqa: F821
 
 
 def _c_log10(z):
-    return div(log(z), math.log(10.0))  # noqa: F821
+    return _scale_parts(log(z), 1.0 / math.log(10.0))  # noqa: F821
 
 
 def _c_expm1(z):
@@ -746,7 +753,7 @@ __all__ += ["subtract"]
 
 
 def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
-           complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True):
+           complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True, swap_bf16=False):
     """A binary op with result_type promotion (and int -> float when asked)."""
     op = op or name
 
@@ -770,12 +777,16 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     def fn(input, other, *, out=None):
         input, other = _operands(name, input, other, scalars)
         dt = dtypes(input, other)
+        if swap_bf16 and dt is _C.bfloat16:
+            return _binary(op, other, input, out, dt, dt, name)
         return _binary(op, input, other, out, dt, dt, name)
 
     def fn_(self, other):
         if scalars == _SCALARS_NONE:
             _other_tensor(name + "_", other)
         dt = dtypes(self, other)
+        if swap_bf16 and dt is _C.bfloat16:
+            return _binary(op, other, self, self, dt, dt, name + "_", True)
         return _binary(op, self, other, self, dt, dt, name + "_", True)
 
     fn.__name__ = name
@@ -795,8 +806,10 @@ __all__.append("multiply")
 _TENSOR_METHODS.update(multiply=multiply, multiply_=multiply_)
 _arith("maximum", complex_ok=False, scalars=_SCALARS_NONE)
 _arith("minimum", complex_ok=False, scalars=_SCALARS_NONE)
-_arith("fmax", complex_ok=False, scalars=_SCALARS_NONE)
-_arith("fmin", complex_ok=False, scalars=_SCALARS_NONE)
+# fmax/fmin of equal values (+0 and -0) give the first operand, but the second
+# for bfloat16, as PyTorch's CPU kernels
+_arith("fmax", complex_ok=False, scalars=_SCALARS_NONE, swap_bf16=True)
+_arith("fmin", complex_ok=False, scalars=_SCALARS_NONE, swap_bf16=True)
 _arith("remainder", bool_ok=False, complex_ok=False)
 _arith("fmod", bool_ok=False, complex_ok=False, scalars=_SCALARS_SECOND)
 _arith("bitwise_and", int_only=True)
@@ -1104,6 +1117,8 @@ def _clamp_impl(x, lo, hi, out, inplace):
     if ntensor == 0:
         for v in bounds:
             _scalar_fits(v, dt)
+    if out is not None and not inplace and isinstance(out, _TensorBase) and out.dtype is not dt:
+        raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
     if inplace:
         dt_res = x.dtype
         if not _can_cast_py(dt, dt_res):
@@ -1261,20 +1276,17 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = eq(input, other)  # noqa: F821
-    if input.dtype is _C.bool_ or input.dtype._category < _FLOAT_CAT and rtol == 0 and atol == 0:
-        return close
     if equal_nan and input.dtype._category >= _FLOAT_CAT:
         close = logical_or(close, logical_and(isnan(input), isnan(other)))  # noqa: F821
+    if rtol == 0 and atol == 0:
+        return close
+    # as PyTorch: integer and bool operands compute in the default float dtype
+    a, b = input, other
     if input.dtype._category < _FLOAT_CAT:
-        a = input.to(_default_float())
-        b = other.to(_default_float())
-    else:
-        a, b = input, other
-    diff = abs(sub(a, b))  # noqa: F821
-    tol = add(mul(abs(b), rtol), atol)  # noqa: F821
-    finite = logical_and(isfinite(a), isfinite(b))  # noqa: F821
-    within = logical_and(finite, le(diff, tol))  # noqa: F821
-    return logical_or(close, within)  # noqa: F821
+        a, b = input.to(_default_float()), other.to(_default_float())
+    allowed = add(abs(mul(b, rtol)), atol)  # noqa: F821
+    actual = abs(sub(a, b))  # noqa: F821
+    return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)))  # noqa: F821
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1378,7 +1390,15 @@ def _inplace(fn_):
 def _invert(self):
     if self.dtype is _C.bool_:
         return logical_not(self)  # noqa: F821
+    if self.dtype._category >= _FLOAT_CAT:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return bitwise_not(self)  # noqa: F821
+
+
+def _pos(self):
+    if self.dtype is _C.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
 
 
 def _eq_op(self, other):
@@ -1428,7 +1448,7 @@ _TENSOR_METHODS.update(
     __eq__=_eq_op, __ne__=_ne_op,
     __lt__=_fast_op("lt", _op(lt)), __le__=_fast_op("le", _op(le)),  # noqa: F821
     __gt__=_fast_op("gt", _op(gt)), __ge__=_fast_op("ge", _op(ge)),  # noqa: F821
-    __neg__=neg, __pos__=lambda self: self, __abs__=abs, __invert__=_invert,  # noqa: F821
+    __neg__=neg, __pos__=_pos, __abs__=abs, __invert__=_invert,  # noqa: F821
     __hash__=_TensorBase.__hash__,
 )
 _TENSOR_METHODS.update(
