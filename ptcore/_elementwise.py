@@ -659,8 +659,9 @@ def _big_int_check(*xs):
 
 def _sub_check(a, b):
     """PyTorch refuses subtraction with bool operands (tensors or Python bools)."""
-    _big_int_check(a, b)
     ba, bb = _is_boolish(a), _is_boolish(b)
+    if ba or bb:
+        _big_int_check(a, b)  # PyTorch converts the scalar (and overflows) first
     if ba and bb:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
@@ -701,7 +702,8 @@ def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
         alpha = 1
     if negate:
         _sub_check(a, b)
-    _alpha_check(dt, alpha)
+    if type(alpha) is not int:  # a plain int alpha passes every check
+        _alpha_check(dt, alpha)
     if dt is _C.bool_:
         if not alpha:
             # a + False * b == a (broadcast against b)
@@ -1096,32 +1098,35 @@ def _scalar_fits(v, dt):
 
 
 def _clamp_impl(x, lo, hi, out, inplace):
-    if lo is None and hi is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    bounds = [v for v in (lo, hi) if v is not None]
-    ntensor = builtins.sum(1 for v in bounds if isinstance(v, _TensorBase))
-    if 0 < ntensor < len(bounds):
-        raise TypeError(
-            "clamp() received an invalid combination of arguments - got (Tensor, "
-            f"{', '.join(type(v).__name__ if not isinstance(v, _TensorBase) else 'Tensor' for v in (lo, hi))}), "
-            "but expected one of: (Tensor input, Tensor min = None, Tensor max = None) or "
-            "(Tensor input, Number min = None, Number max = None)")
-    for v in bounds:
-        if not isinstance(v, _TensorBase) and not _is_number(v):
-            raise TypeError(f"clamp(): argument 'min' must be Number, not {type(v).__name__}")
-    dt = _result_type(x, *bounds)
+    lo_t, hi_t = isinstance(lo, _TensorBase), isinstance(hi, _TensorBase)
+    if lo is None:
+        if hi is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        dt = _result_type(x, hi)
+    elif hi is None:
+        dt = _result_type(x, lo)
+    else:
+        if lo_t != hi_t:
+            raise TypeError(
+                "clamp() received an invalid combination of arguments - got (Tensor, "
+                f"{'Tensor' if lo_t else type(lo).__name__}, {'Tensor' if hi_t else type(hi).__name__}), "
+                "but expected one of: (Tensor input, Tensor min = None, Tensor max = None) or "
+                "(Tensor input, Number min = None, Number max = None)")
+        dt = _result_type(x, lo, hi)
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    if dt is _C.bool_ and ntensor == 0:
-        raise NotImplementedError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
-    if ntensor == 0:
-        for v in bounds:
-            _scalar_fits(v, dt)
+    scalar_bounds = not (lo_t or hi_t)
+    if scalar_bounds and dt._category < _FLOAT_CAT:
+        if dt is _C.bool_:
+            raise NotImplementedError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+        for v in (lo, hi):
+            if v is not None:
+                _scalar_fits(v, dt)
     if out is not None and not inplace and isinstance(out, _TensorBase) and out.dtype is not dt:
         raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
     if inplace:
         dt_res = x.dtype
-        if not _can_cast_py(dt, dt_res):
+        if dt_res is not dt and not _can_cast_py(dt, dt_res):
             raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type {_name(dt_res)}")
     else:
         dt_res = dt
@@ -1194,25 +1199,30 @@ def _lerp_check(input, end, weight):
                 raise NotImplementedError(f"\"lerp_kernel_tensor\" not implemented for '{_name(dt)}'")
     elif not _is_number(weight):
         raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
+    elif isinstance(weight, builtins.complex) and not dt.is_complex:
+        _scalar_fits(weight, dt)  # raises as PyTorch
     if dt._category < _FLOAT_CAT:
         raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
-    if not isinstance(weight, _TensorBase):
-        _scalar_fits(weight, dt)
     return dt
+
+
+def _lerp_dtype(input, end, weight):
+    # common case first: float tensors of one dtype and a float weight
+    if type(weight) is float and isinstance(input, _TensorBase) and isinstance(end, _TensorBase):
+        dt = input.dtype
+        if end.dtype is dt and dt._category == _FLOAT_CAT:
+            return dt
+    return _lerp_check(input, end, weight)
 
 
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
-    dt = _lerp_check(input, end, weight)
-    if isinstance(weight, _TensorBase) and weight.dim() == 0 and weight.dtype is not dt:
-        weight = weight.to(dt)
+    dt = _lerp_dtype(input, end, weight)
     return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
 
 
 def lerp_(self, end, weight):
-    dt = _lerp_check(self, end, weight)
-    if isinstance(weight, _TensorBase) and weight.dim() == 0 and weight.dtype is not dt:
-        weight = weight.to(dt)
+    dt = _lerp_dtype(self, end, weight)
     return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
 
 
