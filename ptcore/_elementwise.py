@@ -104,12 +104,64 @@ def _unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2
     return _D.run_unary(_U[op], x, out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
+def _complex_parts(z):
+    return view_as_real(z).select(-1, 0), view_as_real(z).select(-1, 1)
+
+
+def _scale_parts(z, c):
+    """``z * c`` for a real ``c``, part by part (a complex product would turn
+    ``inf * 0`` into NaN)."""
+    view_as_real(z).mul_(c)
+    return z
+
+
+def _c_exp2(z):
+    return exp(_scale_parts(z.clone(), math.log(2.0)))  # noqa: F821
+
+
+def _c_log2(z):
+    return _scale_parts(log(z), 1.0 / math.log(2.0))  # noqa: F821
+
+
+def _c_log10(z):
+    return _scale_parts(log(z), 1.0 / math.log(10.0))  # noqa: F821
+
+
+def _c_expm1(z):
+    # exp(x + iy) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i exp(x) sin y, accurate near 0
+    x, y = _complex_parts(z)
+    s = sin(mul(y, 0.5))  # noqa: F821
+    re = sub(mul(expm1(x), cos(y)), mul(mul(s, s), 2.0))  # noqa: F821
+    im = mul(exp(x), sin(y))  # noqa: F821
+    return complex(re.contiguous(), im.contiguous())
+
+
+def _c_log1p(z):
+    # as c10's log1p for complex: 0.5 * log1p(x (x + 2) + y^2) for |z| < 0.5
+    x, y = _complex_parts(z)
+    x1 = add(x, 1.0)
+    theta = atan2(y, x1)  # noqa: F821
+    r = add(mul(x, add(x, 2.0)), mul(y, y))
+    small = lt(abs(z), 0.5)  # noqa: F821
+    re_small = where(eq(r, 0), x, mul(log1p(r), 0.5))  # noqa: F821
+    re_big = log(hypot(x1, y))  # noqa: F821
+    return complex(where(small, re_small, re_big).contiguous(), theta.contiguous())
+
+
+_COMPLEX_COMPOSED = {"exp2": _c_exp2, "log2": _c_log2, "log10": _c_log10, "expm1": _c_expm1,
+                     "log1p": _c_log1p}
+
+
 def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     op = op or name
+    composed = _COMPLEX_COMPOSED.get(name)
 
     def fn(input, *, out=None):
         _check_tensor(input, name)
         dt = input.dtype
+        if dt.is_complex and composed is not None:
+            r = composed(input)
+            return r if out is None else out.copy_(r)
         if dt.is_complex and not complex_ok:
             raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         if float_only and dt._category < _FLOAT_CAT:
@@ -119,8 +171,12 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
 
     def fn_(self):
         dt = self.dtype
+        if float_only and (dt._category < _FLOAT_CAT or dt.is_complex):
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if dt._category < _FLOAT_CAT:
             raise RuntimeError(f"result type {_name(_to_float_dtype(dt))} can't be cast to the desired output type {_name(dt)}")
+        if dt.is_complex and composed is not None:
+            return self.copy_(composed(self))
         return _unary(op, self, self, dt, dt, name + "_", True)
 
     fn.__name__ = name
@@ -173,6 +229,8 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
 
     def fn_(self):
         dt = self.dtype
+        if op == "abs" and dt.is_complex:
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         fn(self)  # validation only for dtype support
         return _unary(op, self, self, dt, dt, name + "_", True)
 
@@ -213,9 +271,9 @@ absolute = abs  # noqa: F821
 __all__.append("absolute")
 _TENSOR_METHODS["absolute"] = absolute
 _same_unary("sign", allow_complex=False)
-_same_unary("floor", allow_complex=False)
-_same_unary("ceil", allow_complex=False)
-_same_unary("trunc", allow_complex=False)
+_same_unary("floor", allow_complex=False, allow_bool=False)
+_same_unary("ceil", allow_complex=False, allow_bool=False)
+_same_unary("trunc", allow_complex=False, allow_bool=False)
 fix = trunc  # noqa: F821
 __all__.append("fix")
 _TENSOR_METHODS["fix"] = fix
@@ -253,7 +311,7 @@ def round(input, *, decimals=0, out=None):
     """Round half to even, optionally to ``decimals`` digits."""
     _check_tensor(input, "round")
     dt = input.dtype
-    if dt.is_complex:
+    if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     decimals = int(decimals)
     if decimals == 0 or dt._category < _FLOAT_CAT:
@@ -266,6 +324,8 @@ def round(input, *, decimals=0, out=None):
 
 def round_(self, *, decimals=0):
     dt = self.dtype
+    if dt.is_complex or dt is _C.bool_ or (decimals != 0 and dt._category < _FLOAT_CAT):
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     if decimals == 0 or dt._category < _FLOAT_CAT:
         return _unary("round", self, self, dt, dt, "round_", True)
     return _unary("round_dec", self, self, dt, dt, "round_", True, d0=10.0 ** builtins.abs(decimals),
@@ -347,6 +407,12 @@ def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when eps is given."""
     _check_tensor(input, "logit")
     res = _to_float_dtype(input.dtype)
+    if eps is not None and (res is _C.float16 or res is _C.bfloat16):
+        # PyTorch clamps to [eps, 1 - eps] in the 16-bit type itself
+        lo = _C.full((), float(eps), dtype=res)
+        hi = sub(1.0, lo)
+        input = clamp(input.to(res), lo, hi)  # noqa: F821
+        eps = None
     return _unary("logit", input, out, res, res, "logit", d0=0.0 if eps is None else float(eps),
                   i0=0 if eps is None else 1)
 
@@ -533,14 +599,77 @@ def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0
     return _D.run_binary(_B[op], a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
-def _operands(fname, input, other):
+# which operands of a binary function may be Python numbers (PyTorch's
+# signatures): "both" (Tensor/Scalar overloads either way), "second"
+# (``op(Tensor, Scalar)`` only), "none" (``op(Tensor, Tensor)`` only)
+_SCALARS_BOTH, _SCALARS_SECOND, _SCALARS_NONE = 2, 1, 0
+# functions that accept two Python numbers (the first becomes a 0-d tensor)
+_TWO_SCALARS = {"add", "sub", "mul", "div", "true_divide", "floor_divide"}
+
+
+def _operands(fname, input, other, scalars=_SCALARS_BOTH):
     if not isinstance(input, _TensorBase):
-        if isinstance(other, _TensorBase) and _is_number(input):
-            return input, other
-        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if not (isinstance(other, _TensorBase) or _is_number(other)):
-        raise TypeError(f"{fname}(): argument 'other' (position 2) must be Tensor or Number, not {type(other).__name__}")
+        if scalars == _SCALARS_BOTH and _is_number(input):
+            if isinstance(other, _TensorBase):
+                return input, other
+            if fname in _TWO_SCALARS and _is_number(other):
+                if fname == "sub":
+                    _sub_check(input, other)
+                return _C.full((), input, dtype=_result_type(input, other)), other
+        if scalars == _SCALARS_NONE or not _is_number(input):
+            raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(
+            f"{fname}() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(other).__name__}), but expected (Tensor input, Tensor other) or (Tensor input, Number other)")
+    if isinstance(other, _TensorBase):
+        return input, other
+    if scalars == _SCALARS_NONE or not _is_number(other):
+        what = "Tensor" if scalars == _SCALARS_NONE else "Tensor or Number"
+        raise TypeError(f"{fname}(): argument 'other' (position 2) must be {what}, not {type(other).__name__}")
     return input, other
+
+
+def _other_tensor(fname, other):
+    """Method / in-place forms of Tensor-only ops: ``other`` must be a Tensor."""
+    if not isinstance(other, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+
+
+def _is_boolish(x):
+    return x.dtype is _C.bool_ if isinstance(x, _TensorBase) else isinstance(x, builtins.bool)
+
+
+def _chalf_check(dt, a, b, kname):
+    """PyTorch promotes float16 with a lower-priority complex operand (0-d
+    tensor or Python scalar) to complex32, which most kernels lack; ptcore
+    has no complex32 but raises where PyTorch's kernel does not exist."""
+    if not dt.is_complex:
+        return
+    dims = [x for x in (a, b) if isinstance(x, _TensorBase) and x.dim() > 0]
+    grp = dims or [x for x in (a, b) if isinstance(x, _TensorBase)]
+    if grp and _result_type(*grp) is _C.float16:
+        raise NotImplementedError(f"\"{kname}\" not implemented for 'ComplexHalf'")
+
+
+def _big_int_check(*xs):
+    for x in xs:
+        if isinstance(x, builtins.int) and not -2 ** 63 <= x < 2 ** 64:
+            raise OverflowError("int too big to convert")
+
+
+def _sub_check(a, b):
+    """PyTorch refuses subtraction with bool operands (tensors or Python bools)."""
+    ba, bb = _is_boolish(a), _is_boolish(b)
+    if ba or bb:
+        _big_int_check(a, b)  # PyTorch converts the scalar (and overflows) first
+    if ba and bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _scalar_value(x):
@@ -556,25 +685,32 @@ def add(input, other, *, alpha=1, out=None):
     return _add_impl(input, other, alpha, out, dt, "add", False)
 
 
+def _alpha_check(dt, alpha):
+    if isinstance(alpha, builtins.bool):
+        if dt is not _C.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif dt._category < _FLOAT_CAT and not isinstance(alpha, numbers.Integral):
+        if isinstance(alpha, builtins.complex):
+            raise RuntimeError("For integral input tensors, argument alpha must not be a complex number.")
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if not dt.is_complex and isinstance(alpha, builtins.complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
 def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
     if alpha is None:
         alpha = 1
+    if negate:
+        _sub_check(a, b)
+    if type(alpha) is not int:  # a plain int alpha passes every check
+        _alpha_check(dt, alpha)
+    if dt is _C.bool_:
+        if not alpha:
+            # a + False * b == a (broadcast against b)
+            b = _binary("mul", b, False, None, dt, dt, "mul") if isinstance(b, _TensorBase) else False
+        return _binary("add", a, b, out, dt, dt, fname, inplace)
     if isinstance(alpha, builtins.bool):
         alpha = int(alpha)
-    if dt._category < _FLOAT_CAT and isinstance(alpha, float):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    if dt is _C.bool_:
-        if negate:
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-                "or `logical_xor()` operator instead.")
-        if alpha not in (0, 1, True, False):
-            raise RuntimeError("Boolean alpha only supported for Boolean results.")
-        return _binary("add", a, b, out, dt, dt, fname, inplace)
-    if dt._category < _FLOAT_CAT and isinstance(alpha, builtins.complex):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a complex number.")
-    if not dt.is_complex and isinstance(alpha, builtins.complex):
-        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     if negate:
         alpha = -alpha
     if alpha == 1 and not isinstance(alpha, builtins.complex):
@@ -619,7 +755,7 @@ __all__ += ["subtract"]
 
 
 def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
-           complex_ok=True, doc=None):
+           complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True, swap_bf16=False):
     """A binary op with result_type promotion (and int -> float when asked)."""
     op = op or name
 
@@ -628,7 +764,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         if int_only and dt._category >= _FLOAT_CAT:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if float_only and dt._category != _FLOAT_CAT:
-            if dt._category < _FLOAT_CAT:
+            if dt._category < _FLOAT_CAT and int_ok:
                 dt = _default_float()
             else:
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
@@ -641,12 +777,18 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         return dt
 
     def fn(input, other, *, out=None):
-        input, other = _operands(name, input, other)
+        input, other = _operands(name, input, other, scalars)
         dt = dtypes(input, other)
+        if swap_bf16 and dt is _C.bfloat16:
+            return _binary(op, other, input, out, dt, dt, name)
         return _binary(op, input, other, out, dt, dt, name)
 
     def fn_(self, other):
+        if scalars == _SCALARS_NONE:
+            _other_tensor(name + "_", other)
         dt = dtypes(self, other)
+        if swap_bf16 and dt is _C.bfloat16:
+            return _binary(op, other, self, self, dt, dt, name + "_", True)
         return _binary(op, self, other, self, dt, dt, name + "_", True)
 
     fn.__name__ = name
@@ -664,21 +806,65 @@ multiply = mul  # noqa: F821
 multiply_ = mul_  # noqa: F821
 __all__.append("multiply")
 _TENSOR_METHODS.update(multiply=multiply, multiply_=multiply_)
-_arith("maximum", complex_ok=False)
-_arith("minimum", complex_ok=False)
-_arith("fmax", complex_ok=False)
-_arith("fmin", complex_ok=False)
+_arith("maximum", complex_ok=False, scalars=_SCALARS_NONE)
+_arith("minimum", complex_ok=False, scalars=_SCALARS_NONE)
+# fmax/fmin of equal values (+0 and -0) give the first operand, but the second
+# for bfloat16, as PyTorch's CPU kernels
+_arith("fmax", complex_ok=False, scalars=_SCALARS_NONE, swap_bf16=True)
+_arith("fmin", complex_ok=False, scalars=_SCALARS_NONE, swap_bf16=True)
 _arith("remainder", bool_ok=False, complex_ok=False)
-_arith("fmod", bool_ok=False, complex_ok=False)
+_arith("fmod", bool_ok=False, complex_ok=False, scalars=_SCALARS_SECOND)
 _arith("bitwise_and", int_only=True)
 _arith("bitwise_or", int_only=True)
 _arith("bitwise_xor", int_only=True)
 _arith("bitwise_left_shift", op="left_shift", int_only=True, bool_ok=False)
 _arith("bitwise_right_shift", op="right_shift", int_only=True, bool_ok=False)
-_arith("atan2", float_only=True)
-_arith("hypot", float_only=True)
-_arith("copysign", float_only=True)
-_arith("nextafter", float_only=True)
+_arith("atan2", float_only=True, scalars=_SCALARS_NONE)
+_arith("hypot", float_only=True, scalars=_SCALARS_NONE, int_ok=False)
+_arith("copysign", float_only=True, scalars=_SCALARS_SECOND)
+_arith("nextafter", float_only=True, scalars=_SCALARS_NONE, int_ok=False)
+_nextafter_kernel = nextafter  # noqa: F821
+_nextafter_kernel_ = nextafter_  # noqa: F821
+
+
+def _nextafter16(x, y, dt):
+    """nextafter for float16/bfloat16, stepping their own bit patterns
+    (the float32 kernel would step float32's)."""
+    x, y = x.to(dt), y.to(dt)
+    shape = _D_broadcast(x.shape, y.shape)
+    x, y = x.expand(shape), y.expand(shape)
+    xf, yf = x.to(_C.float32), y.to(_C.float32)
+    u = bitwise_and(x.view(_C.int16).to(_C.int32), 0xFFFF)  # noqa: F821
+    up = eq(gt(yf, xf), gt(xf, 0))  # noqa: F821 -- magnitude grows
+    step = where(up, add(u, 1), sub(u, 1))
+    tiny = where(signbit(yf), 0x8001, 1)  # noqa: F821 -- smallest subnormal towards y
+    bits = where(eq(xf, 0), tiny, step)  # noqa: F821
+    r = bits.to(_C.int16).view(dt)
+    r = where(eq(xf, yf), y, r)  # noqa: F821
+    return where(logical_or(isnan(xf), isnan(yf)), add(x, y), r)  # noqa: F821
+
+
+def nextafter(input, other, *, out=None):
+    """The next representable value after ``input`` towards ``other``."""
+    input, other = _operands("nextafter", input, other, _SCALARS_NONE)
+    dt = _result_type(input, other)
+    if dt is _C.float16 or dt is _C.bfloat16:
+        r = _nextafter16(input, other, dt)
+        return r if out is None else out.copy_(r)
+    return _nextafter_kernel(input, other, out=out)
+
+
+def nextafter_(self, other):
+    _other_tensor("nextafter_", other)
+    dt = _result_type(self, other)
+    if (dt is _C.float16 or dt is _C.bfloat16) and self.dtype is dt:
+        return self.copy_(_nextafter16(self, other, dt))
+    return _nextafter_kernel_(self, other)
+
+
+_export(nextafter)
+__all__.remove("nextafter")
+_TENSOR_METHODS["nextafter_"] = nextafter_
 _arith("xlogy", float_only=True)
 arctan2 = atan2  # noqa: F821
 __all__.append("arctan2")
@@ -696,15 +882,13 @@ def _div_impl(a, b, rounding_mode, out, inplace):
     fname = "div_" if inplace else "div"
     if rounding_mode is None:
         dt = _to_float_dtype(dt)
+        _chalf_check(dt, a, b, "div_cpu")
         return _binary("div", a, b, out, dt, dt, fname, inplace)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
+        raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-    if dt.is_complex:
-        raise RuntimeError(f"div_{rounding_mode}_cpu does not support complex inputs")
-    if dt is _C.bool_:
-        dt = _C.int64 if False else dt
-        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    if dt.is_complex or dt is _C.bool_:
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'")
     return _binary("div_" + rounding_mode, a, b, out, dt, dt, fname, inplace)
 
 
@@ -740,6 +924,9 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, _TensorBase):
         if _is_number(input) and isinstance(exponent, _TensorBase):
             dt = _result_type(input, exponent)
+            if dt is _C.bool_:
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            _chalf_check(dt, input, exponent, "pow")
             return _binary("pow", input, exponent, out, dt, dt, "pow")
         raise TypeError(f"pow(): argument 'input' must be Tensor, not {type(input).__name__}")
     return _pow_impl(input, exponent, out, False)
@@ -747,10 +934,14 @@ def pow(input, exponent, *, out=None):
 
 def _pow_impl(a, e, out, inplace):
     dt = _result_type(a, e)
+    _chalf_check(dt, a, e, "pow")
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if dt is _C.bool_:
-        dt = _C.int64 if not inplace else dt
+        # bool ** bool exists only with a Python bool exponent (x ** True == x)
+        if not isinstance(e, builtins.bool):
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        return _binary("pow", a, e, out, _C.uint8, _C.bool_, "pow_" if inplace else "pow", inplace)
     return _binary("pow", a, e, out, dt, dt, "pow_" if inplace else "pow", inplace)
 
 
@@ -783,7 +974,7 @@ def _compare(name, op=None):
     op = op or name
 
     def fn(input, other, *, out=None):
-        input, other = _operands(name, input, other)
+        input, other = _operands(name, input, other, _SCALARS_SECOND)
         dt = _result_type(input, other)
         if dt.is_complex and op not in ("eq", "ne"):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
@@ -813,11 +1004,13 @@ for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
 
 def _logical(name):
     def fn(input, other, *, out=None):
-        input, other = _operands(name, input, other)
+        input, other = _operands(name, input, other, _SCALARS_NONE)
         dt = _result_type(input, other)
+        _chalf_check(dt, input, other, name + "_cpu")
         return _binary(name, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
 
     def fn_(self, other):
+        _other_tensor(name + "_", other)
         dt = _result_type(self, other)
         return _binary(name, self, other, self, dt, self.dtype, name + "_", True)
 
@@ -882,24 +1075,77 @@ def clamp(input, min=None, max=None, *, out=None):
     return _clamp_impl(input, min, max, out, False)
 
 
+_CTYPE = {"Bool": "bool", "Byte": "uint8_t", "Char": "int8_t", "Short": "int16_t", "Int": "int",
+          "Long": "int64_t", "Half": "c10::Half", "BFloat16": "c10::BFloat16", "Float": "float",
+          "Double": "double", "ComplexFloat": "c10::complex<float>",
+          "ComplexDouble": "c10::complex<double>"}
+
+
+def _scalar_fits(v, dt):
+    """PyTorch's check that a Python scalar converts to ``dt`` without overflow."""
+    if isinstance(v, builtins.complex) and not dt.is_complex:
+        ok = False
+    elif dt._category < _FLOAT_CAT and dt is not _C.bool_ and isinstance(v, numbers.Integral) \
+            and not isinstance(v, builtins.bool):
+        hi = _int_max(dt)
+        # c10::overflows: an unsigned type also takes negatives down to -max
+        ok = (-hi if _int_min(dt) == 0 else _int_min(dt)) <= v <= hi
+    else:
+        ok = True
+    if not ok:
+        t = _name(dt)
+        raise RuntimeError(f"value cannot be converted to type {_CTYPE.get(t, t)} without overflow")
+
+
 def _clamp_impl(x, lo, hi, out, inplace):
-    if lo is None and hi is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    dt = _result_type(x, *(v for v in (lo, hi) if v is not None))
+    lo_t, hi_t = isinstance(lo, _TensorBase), isinstance(hi, _TensorBase)
+    if lo is None:
+        if hi is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        dt = _result_type(x, hi)
+    elif hi is None:
+        dt = _result_type(x, lo)
+    else:
+        if lo_t != hi_t:
+            raise TypeError(
+                "clamp() received an invalid combination of arguments - got (Tensor, "
+                f"{'Tensor' if lo_t else type(lo).__name__}, {'Tensor' if hi_t else type(hi).__name__}), "
+                "but expected one of: (Tensor input, Tensor min = None, Tensor max = None) or "
+                "(Tensor input, Number min = None, Number max = None)")
+        dt = _result_type(x, lo, hi)
     if dt.is_complex:
-        raise RuntimeError("clamp is not supported for complex types")
-    if dt is _C.bool_:
-        raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError("clamp is not supported for complex types")
+    scalar_bounds = not (lo_t or hi_t)
+    if scalar_bounds and dt._category < _FLOAT_CAT:
+        if dt is _C.bool_:
+            raise NotImplementedError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+        for v in (lo, hi):
+            if v is not None:
+                _scalar_fits(v, dt)
+    if out is not None and not inplace and isinstance(out, _TensorBase) and out.dtype is not dt:
+        raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
     if inplace:
         dt_res = x.dtype
+        if dt_res is not dt and not _can_cast_py(dt, dt_res):
+            raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type {_name(dt_res)}")
     else:
         dt_res = dt
     if lo is None:
-        lo = -math.inf if dt._category >= _FLOAT_CAT else _int_min(dt)
+        lo = -math.inf if dt._category >= _FLOAT_CAT else (False if dt is _C.bool_ else _int_min(dt))
     if hi is None:
-        hi = math.inf if dt._category >= _FLOAT_CAT else _int_max(dt)
+        hi = math.inf if dt._category >= _FLOAT_CAT else (True if dt is _C.bool_ else _int_max(dt))
     return _ternary("clamp", x, lo, hi, out, dt, dt_res if out is None else out.dtype,
                     "clamp_" if inplace else "clamp", inplace)
+
+
+def _can_cast_py(frm, to):
+    if frm.is_complex and not to.is_complex:
+        return False
+    if frm._category >= _FLOAT_CAT and to._category < _FLOAT_CAT:
+        return False
+    if frm._category > 0 and to is _C.bool_:
+        return False
+    return True
 
 
 def _int_min(dt):
@@ -935,17 +1181,49 @@ _TENSOR_METHODS.update(clamp_=clamp_, clip=clamp, clip_=clamp_,
                        clamp_max_=lambda self, max: clamp_(self, max=max))
 
 
-def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``."""
+def _lerp_check(input, end, weight):
     _check_tensor(input, "lerp")
-    dt = _result_type(input, end, weight) if isinstance(weight, _TensorBase) else _result_type(input, end)
+    _check_tensor(end, "lerp", "end")
+    dt = input.dtype
+    if end.dtype is not dt:
+        t = _name(dt)
+        raise RuntimeError(f"expected dtype {_CTYPE.get(t, t)} for `end` but got dtype {_CTYPE.get(_name(end.dtype), _name(end.dtype))}")
+    if isinstance(weight, _TensorBase):
+        if weight.dim() > 0 and weight.dtype is not dt:
+            t = _name(dt)
+            raise RuntimeError(f"expected dtype {_CTYPE.get(t, t)} for `weight` but got dtype {_CTYPE.get(_name(weight.dtype), _name(weight.dtype))}")
+        if weight.dim() == 0:
+            # a 0-d weight takes part in type promotion
+            dt = _result_type(input, end, weight)
+            if dt._category < _FLOAT_CAT:
+                raise NotImplementedError(f"\"lerp_kernel_tensor\" not implemented for '{_name(dt)}'")
+    elif not _is_number(weight):
+        raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
+    elif isinstance(weight, builtins.complex) and not dt.is_complex:
+        _scalar_fits(weight, dt)  # raises as PyTorch
     if dt._category < _FLOAT_CAT:
         raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
+    return dt
+
+
+def _lerp_dtype(input, end, weight):
+    # common case first: float tensors of one dtype and a float weight
+    if type(weight) is float and isinstance(input, _TensorBase) and isinstance(end, _TensorBase):
+        dt = input.dtype
+        if end.dtype is dt and dt._category == _FLOAT_CAT:
+            return dt
+    return _lerp_check(input, end, weight)
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``."""
+    dt = _lerp_dtype(input, end, weight)
     return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
 
 
 def lerp_(self, end, weight):
-    return _ternary("lerp", self, end, weight, self, self.dtype, self.dtype, "lerp_", True)
+    dt = _lerp_dtype(self, end, weight)
+    return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
@@ -969,11 +1247,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 
 def _addc(op, x, t1, t2, value, out, dt, inplace):
+    if dt is _C.bool_:
+        raise NotImplementedError(f"\"{op}_cpu_out\" not implemented for 'Bool'")
+    _scalar_fits(value, dt)
     if isinstance(value, builtins.complex):
         return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=value.real, d1=value.imag)
     if dt._category < _FLOAT_CAT:
-        if isinstance(value, float):
-            raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
+        # the value converts to the integer type (truncation), as PyTorch
         return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, i0=int(value))
     return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=float(value))
 
@@ -1006,20 +1286,17 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = eq(input, other)  # noqa: F821
-    if input.dtype is _C.bool_ or input.dtype._category < _FLOAT_CAT and rtol == 0 and atol == 0:
-        return close
     if equal_nan and input.dtype._category >= _FLOAT_CAT:
         close = logical_or(close, logical_and(isnan(input), isnan(other)))  # noqa: F821
+    if rtol == 0 and atol == 0:
+        return close
+    # as PyTorch: integer and bool operands compute in the default float dtype
+    a, b = input, other
     if input.dtype._category < _FLOAT_CAT:
-        a = input.to(_default_float())
-        b = other.to(_default_float())
-    else:
-        a, b = input, other
-    diff = abs(sub(a, b))  # noqa: F821
-    tol = add(mul(abs(b), rtol), atol)  # noqa: F821
-    finite = logical_and(isfinite(a), isfinite(b))  # noqa: F821
-    within = logical_and(finite, le(diff, tol))  # noqa: F821
-    return logical_or(close, within)  # noqa: F821
+        a, b = input.to(_default_float()), other.to(_default_float())
+    allowed = add(abs(mul(b, rtol)), atol)  # noqa: F821
+    actual = abs(sub(a, b))  # noqa: F821
+    return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)))  # noqa: F821
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1101,6 +1378,7 @@ def _rpow(self, other):
     if not _is_number(other):
         return NotImplemented
     dt = _result_type(self, other)
+    _chalf_check(dt, self, other, "pow")
     return _binary("pow", other, self, None, dt, dt, "pow")
 
 
@@ -1122,7 +1400,15 @@ def _inplace(fn_):
 def _invert(self):
     if self.dtype is _C.bool_:
         return logical_not(self)  # noqa: F821
+    if self.dtype._category >= _FLOAT_CAT:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return bitwise_not(self)  # noqa: F821
+
+
+def _pos(self):
+    if self.dtype is _C.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
 
 
 def _eq_op(self, other):
@@ -1166,11 +1452,13 @@ _TENSOR_METHODS.update(
     __or__=_op(bitwise_or), __ror__=_op(bitwise_or), __ior__=_inplace(bitwise_or_),  # noqa: F821
     __xor__=_op(bitwise_xor), __rxor__=_op(bitwise_xor), __ixor__=_inplace(bitwise_xor_),  # noqa: F821
     __lshift__=_op(bitwise_left_shift), __ilshift__=_inplace(bitwise_left_shift_),  # noqa: F821
+    __rlshift__=_op(bitwise_left_shift, reflected=True),  # noqa: F821
     __rshift__=_op(bitwise_right_shift), __irshift__=_inplace(bitwise_right_shift_),  # noqa: F821
+    __rrshift__=_op(bitwise_right_shift, reflected=True),  # noqa: F821
     __eq__=_eq_op, __ne__=_ne_op,
     __lt__=_fast_op("lt", _op(lt)), __le__=_fast_op("le", _op(le)),  # noqa: F821
     __gt__=_fast_op("gt", _op(gt)), __ge__=_fast_op("ge", _op(ge)),  # noqa: F821
-    __neg__=neg, __pos__=lambda self: self, __abs__=abs, __invert__=_invert,  # noqa: F821
+    __neg__=neg, __pos__=_pos, __abs__=abs, __invert__=_invert,  # noqa: F821
     __hash__=_TensorBase.__hash__,
 )
 _TENSOR_METHODS.update(

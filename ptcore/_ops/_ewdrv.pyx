@@ -358,6 +358,31 @@ cdef bint _overlaps(_TensorBase a, _TensorBase b):
     return alo < bhi and blo < ahi
 
 
+cdef bint _dense(_TensorBase t):
+    """Non-overlapping and dense (some permutation of a contiguous layout)."""
+    cdef Py_ssize_t expected = 1, best, st
+    cdef int i, j, nd = t._ndim, pick
+    cdef bint used[PT_MAX_DIMS]
+    for i in range(nd):
+        used[i] = t._shape[i] == 1
+    for j in range(nd):
+        pick = -1
+        best = 0
+        for i in range(nd):
+            if not used[i]:
+                st = t._strides[i] if t._strides[i] >= 0 else -t._strides[i]
+                if pick < 0 or st < best:
+                    pick = i
+                    best = st
+        if pick < 0:
+            break
+        if t._strides[pick] != expected:
+            return False
+        expected *= t._shape[pick]
+        used[pick] = True
+    return True
+
+
 cdef bint _same_view(_TensorBase a, _TensorBase b):
     if a._storage is not b._storage or a._offset != b._offset or a._ndim != b._ndim \
             or a._dtype.itemsize != b._dtype.itemsize:
@@ -379,17 +404,22 @@ cdef _TensorBase _alloc_out(list shape, dtype dt, list operands):
     cdef _TensorBase t
     cdef Py_ssize_t sh[PT_MAX_DIMS]
     cdef int i, nd = len(shape)
+    cdef bint same
     for op in operands:
         t = <_TensorBase>op
-        if t._ndim == nd and t._numel > 1 and not t._is_contig():
-            same = True
-            for i in range(nd):
-                if t._shape[i] != shape[i]:
-                    same = False
-                    break
-            if same:
-                return _empty_strided_like(t, dt, False)
-            break
+        if t._ndim != nd or t._numel <= 1:
+            continue
+        same = True
+        for i in range(nd):
+            if t._shape[i] != shape[i] or (t._strides[i] == 0 and t._shape[i] > 1):
+                same = False
+                break
+        if not same:
+            continue
+        # as TensorIterator: the first operand with full-size strides decides
+        if not t._is_contig():
+            return _empty_strided_like(t, dt, False)
+        break
     for i in range(nd):
         sh[i] = shape[i]
     return _empty_contig(dt, nd, sh, _CPU, False)
@@ -447,9 +477,15 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
             loop_dt = bits_dt
     else:
         if low:
+            # operands take the common dtype first (a float32 0-d operand or a
+            # Python scalar rounds to float16/bfloat16), then float32 for the loop
             loop_dt = _F32
-        for x in inputs:
-            ts.append(_as_operand(x, loop_dt))
+            for x in inputs:
+                t = _as_operand(x, compute)
+                ts.append(t if t._dtype is _F32 else t._to_dtype(_F32))
+        else:
+            for x in inputs:
+                ts.append(_as_operand(x, loop_dt))
     for t in ts:
         _broadcast_into(shape, t)
     nd = len(shape)
@@ -480,6 +516,12 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
         for k in range(len(ts)):
             t = <_TensorBase>ts[k]
             if _overlaps(t, o) and not _same_view(t, o):
+                if _dense(t) and _dense(o):
+                    # PyTorch's partial overlap of dense operands: refused
+                    raise RuntimeError(
+                        "unsupported operation: some elements of the input tensor and the written-to "
+                        "tensor refer to a single memory location. Please clone() the tensor before "
+                        "performing the operation.")
                 ts[k] = t.clone()
         if o._dtype is loop_out:
             dst = o
@@ -517,6 +559,12 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
 
 cdef int _resize(_TensorBase o, list shape) except -1:
     import warnings
+    cdef Py_ssize_t need = o._dtype.itemsize
+    for v in shape:
+        need *= <Py_ssize_t>v
+    if o._storage._kind == 1 and need > o._storage._nbytes - o._offset * o._dtype.itemsize:
+        # memory owned by someone else (a NumPy array, a buffer) cannot grow
+        raise RuntimeError("Trying to resize storage that is not resizable")
     if o._numel != 0:
         warnings.warn(
             f"An output with one or more elements was resized since it had shape {_fmt(o.shape)}, which "

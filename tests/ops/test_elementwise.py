@@ -1788,6 +1788,74 @@ def test_operator_results_match_functions():
         np.testing.assert_array_equal(op(pa, pb).numpy(), fn(pa, pb).numpy())
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128"])
+def test_ternary_kernel_paths_large(dt):
+    """The ternary loops' contiguous, in-place, scalar-operand and strided paths
+    (long enough to run the vectorised bodies and their tails)."""
+    rng = np.random.default_rng(7)
+    n = 1003
+    vals = [rng.standard_normal(n) for _ in range(3)]
+    if kind(dt) == "c":
+        vals = [v + 1j * rng.standard_normal(n) for v in vals]
+    w = rng.uniform(-0.5, 1.5, n)
+    vals[2][::7] = 0.5 if kind(dt) == "f" else 0.5 + 0j
+    (pa, ta), (pb, tb), (pc, tc) = (mk(v, dt) for v in vals)
+    pw, tw = mk(w if kind(dt) == "f" else w + 0j, dt)
+    cases = [
+        (lambda a, b, c, w_: torch.lerp(a, b, w_) if isinstance(a, torch.Tensor)
+         else ptcore.lerp(a, b, w_), "lerp t"),
+        (lambda a, b, c, w_: a.lerp(b, 0.3), "lerp s"),
+        (lambda a, b, c, w_: a.addcmul(b, c, value=0.7), "addcmul"),
+        (lambda a, b, c, w_: a.addcdiv(b, c, value=-1.5), "addcdiv"),
+        (lambda a, b, c, w_: a.clone().lerp_(b, w_), "lerp_ t"),
+        (lambda a, b, c, w_: a.clone().lerp_(b, 0.75), "lerp_ s"),
+        (lambda a, b, c, w_: a.clone().addcmul_(b, c, value=2), "addcmul_"),
+        (lambda a, b, c, w_: a.clone().addcdiv_(b, c), "addcdiv_"),
+        (lambda a, b, c, w_: a[::2].lerp(b[::2], w_[::2]), "lerp strided"),
+        (lambda a, b, c, w_: a[1:].clone().addcmul_(b[:-1], c[::1][1:]), "addcmul_ offset"),
+    ]
+    fails = []
+    for f, name in cases:
+        m = run_both(lambda: f(pa, pb, pc, pw), lambda: f(ta, tb, tc, tw), rtol=1e-4, atol=1e-5)
+        if m:
+            fails.append(f"{name}: {m}")
+    assert_no_failures(fails)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_clamp_tensor_bounds_large(dt):
+    rng = np.random.default_rng(3)
+    x, lo, hi = rng.standard_normal((3, 1003))
+    lo[::5] = np.nan
+    hi[::11] = np.nan
+    (px, tx), (plo, tlo), (phi, thi) = mk(x, dt), mk(lo, dt), mk(hi, dt)
+    check(lambda: ptcore.clamp(px, plo, phi), lambda: torch.clamp(tx, tlo, thi), exact=True)
+    check(lambda: px.clone().clamp_(plo, phi), lambda: tx.clone().clamp_(tlo, thi), exact=True)
+    check(lambda: ptcore.clamp(px, 0.5, -0.5), lambda: torch.clamp(tx, 0.5, -0.5), exact=True)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_sqrt_rsqrt_contiguous_simd(dt):
+    rng = np.random.default_rng(5)
+    v = np.abs(rng.standard_normal(1003)) * 100
+    v[:9] = [0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 4.0, 2.0]
+    p, t = mk(v, dt)
+    for name in ("sqrt", "rsqrt"):
+        check(lambda: getattr(ptcore, name)(p), lambda: getattr(torch, name)(t), signed_zero=True)
+        check(lambda: getattr(p.clone(), name + "_")(), lambda: getattr(t.clone(), name + "_")(),
+              signed_zero=True)
+        check(lambda: getattr(ptcore, name)(p[::3]), lambda: getattr(torch, name)(t[::3]))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_division_by_signed_zero(dt):
+    a = np.array([1.5 - 2j, -3.5 + 1j, 0j, complex(np.inf, 1), 2 + 2j])
+    b = np.array([0j, complex(-0.0, 0.0), complex(0.0, -0.0), 1 + 1j, complex(-0.0, -0.0)])
+    (pa, ta), (pb, tb) = mk(a, dt), mk(b, dt)
+    check(lambda: pa / pb, lambda: ta / tb)
+    check(lambda: ptcore.div(pa, -0.0), lambda: torch.div(ta, -0.0))
+
+
 # ---------------------------------------------------------------------------
 # 6. multithreading consistency
 # ---------------------------------------------------------------------------
