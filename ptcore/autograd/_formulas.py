@@ -1005,14 +1005,39 @@ def _H(t):
     return _c(t.transpose(-2, -1))
 
 
+def _is_transposed(t):
+    """A 2-D real tensor laid out as the transpose of a contiguous matrix
+    (``W.t()``): its gradient is best computed in the same layout, as
+    PyTorch's mm_mat*_backward does, so that no copy is needed later."""
+    if t.dim() != 2 or t.dtype.is_complex:
+        return False
+    s0, s1 = t.stride()
+    return s0 == 1 and s1 == t.shape[0] and t.shape[0] > 1 and t.shape[1] > 1
+
+
+def _mm_grad_a(g, b, a_transposed):
+    # d/da (a @ b) = g @ b^H, in a's layout when a is a transposed matrix
+    if a_transposed:
+        return b.mm(g.t()).t()
+    return g.mm(_H(b))
+
+
+def _mm_grad_b(g, a, b_transposed):
+    # d/db (a @ b) = a^H @ g, in b's layout when b is a transposed matrix
+    if b_transposed:
+        return g.t().mm(a).t()
+    return _H(a).mm(g)
+
+
 @formula("mm")
 def _mm(out, a, b, **k):
     sa = save(a) if b._requires_grad else None
     sb = save(b) if a._requires_grad else None
+    ta, tb = _is_transposed(a), _is_transposed(b)
 
     def bw(g):
-        ga = g.mm(_H(sb.unpack())) if sb is not None else None
-        gb = _H(sa.unpack()).mm(g) if sa is not None else None
+        ga = _mm_grad_a(g, sb.unpack(), ta) if sb is not None else None
+        gb = _mm_grad_b(g, sa.unpack(), tb) if sa is not None else None
         return ga, gb
     attach("MmBackward0", out, (a, b), bw)
 
@@ -1106,11 +1131,12 @@ def _outer(out, a, b, **k):
 def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
     s1 = save(m1) if m2._requires_grad else None
     s2 = save(m2) if m1._requires_grad else None
+    t1, t2 = _is_transposed(m1), _is_transposed(m2)
 
     def bw(g):
         gi = g if beta == 1 else g * beta
-        g1 = g.mm(_H(s2.unpack())) if s2 is not None else None
-        g2 = _H(s1.unpack()).mm(g) if s1 is not None else None
+        g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None else None
+        g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None else None
         if alpha != 1:
             g1 = g1 * alpha if g1 is not None else None
             g2 = g2 * alpha if g2 is not None else None

@@ -213,6 +213,10 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
         return g
     if _overlaps(vshape, vstride):
         return _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff)
+    if full and not red and tuple(g.stride()) == vstride and g.storage_offset() >= voff:
+        # g already has the view's layout (e.g. a weight gradient computed in
+        # the transposed weight's strides): reinterpret it, no copy
+        return g.as_strided(base_shape, base_stride, g.storage_offset() - voff)
     gb = _C.empty_strided(base_shape, base_stride, dtype=g.dtype, device=g.device)
     if not full:
         gb.zero_()
