@@ -1,5 +1,6 @@
 """Custom differentiable operations: :class:`Function` (PyTorch's API)."""
 import functools
+import weakref
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
@@ -40,7 +41,8 @@ class FunctionCtx:
         if self._saved == "freed":
             from ptcore.autograd.graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
-        return tuple(s.unpack(self._node) if s is not None else None for s in self._saved)
+        node = self._node() if self._node is not None else None
+        return tuple(s.unpack(node) if s is not None else None for s in self._saved)
 
     saved_variables = saved_tensors
 
@@ -201,7 +203,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node = cls._backward_cls(tuple(edges), tuple(meta), _cfn)
         node._ctx = ctx
         node._cls = cls
-        ctx._node = node
+        # weakly: node -> ctx -> node would be a reference cycle keeping the
+        # saved tensors alive until the cyclic GC runs
+        ctx._node = weakref.ref(node)
         om = []
         for k, o in enumerate(outs):
             if isinstance(o, _TensorBase):
@@ -237,6 +241,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 saved.append(SavedTensor(t))
         ctx._saved = saved
         ctx.to_save = ()
+        ctx._dirty = ()
+        ctx._non_diff = ()
         return outs if is_tuple else outs[0]
 
 

@@ -244,3 +244,39 @@ def test_wrong_number_of_gradients_raises():
     x = ptcore.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="incorrect number of gradients"):
         Bad.apply(x, x).sum().backward()
+
+
+def test_function_node_freed_without_cyclic_gc():
+    """ctx <-> node must not form a reference cycle: the graph (and what
+    the ctx holds) is freed by reference counting alone."""
+    import gc
+    import weakref
+
+    class TwoOut(ptcore.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            aux = ptcore.zeros(a.shape, dtype=ptcore.int64)
+            ctx.save_for_backward(a)
+            ctx.mark_non_differentiable(aux)
+            return a * 2, aux
+
+        @staticmethod
+        def backward(ctx, g, gaux):
+            (a,) = ctx.saved_tensors
+            return g * 2
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        x = ptcore.randn(5, requires_grad=True)
+        y, aux = TwoOut.apply(x)
+        node = weakref.ref(y.grad_fn)
+        aux_ref = weakref.ref(aux)
+        y.sum().backward()
+        del y, aux
+        assert node() is None
+        assert aux_ref() is None
+        assert x.grad.tolist() == [2.0] * 5
+    finally:
+        if was:
+            gc.enable()
