@@ -135,6 +135,9 @@ class _MaxPoolFn(_Function):
         ctx.meta = (x.shape, x.dtype, nd)
         if hasattr(ctx, "mark_non_differentiable"):
             ctx.mark_non_differentiable(ind)
+        if hasattr(ctx, "set_materialize_grads"):
+            # backward only uses the values' gradient: no zeros for the indices
+            ctx.set_materialize_grads(False)
         return y, ind
 
     @staticmethod
