@@ -21,6 +21,7 @@ import ptcore  # noqa: E402
 
 
 def main():
+    relu_out = _has_out(ptcore.relu)
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--default-threads", action="store_true",
@@ -61,7 +62,8 @@ def main():
             ("exp out=", lambda: ptcore.exp(pa, out=po), lambda: torch.exp(ta, out=to),
              lambda: np.exp(a, out=no)),
             ("relu", lambda: ptcore.relu(pa), lambda: torch.relu(ta), lambda: np.maximum(a, 0)),
-            ("relu out=", lambda: ptcore.relu(pa, out=po) if _has_out(ptcore.relu) else ptcore.clamp(pa, min=0, out=po),
+            ("relu out=", (lambda: ptcore.relu(pa, out=po)) if relu_out else
+             (lambda: ptcore.clamp(pa, min=0, out=po)),
              lambda: torch.clamp(ta, min=0, out=to), lambda: np.maximum(a, 0, out=no)),
         ]
         for name, fp, ft, fn in cases:
@@ -94,7 +96,7 @@ def main():
     print_table(f"layouts and overhead ({label})", rows)
 
 
-def _has_out(fn):
+def _has_out(fn):  # evaluated once per run (inspect.signature is slow)
     import inspect
     try:
         return "out" in inspect.signature(fn).parameters

@@ -257,6 +257,8 @@ static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(vexpr, s
 PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf(x))
 PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf(-x)))
 PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf(-x)))
+/* relu keeps NaN (x < 0 is false for NaN), as torch: clear the lanes where x < 0 */
+PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)), (x < 0.0f ? 0.0f : x))
 #define PTC_HAVE_VEC_F32 1
 #else
 #define PTC_HAVE_VEC_F32 0
@@ -266,5 +268,7 @@ static void ptc_sigmoid_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ptc_expf(-a[i])); }
 static void ptc_silu_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = a[i] / (1.0f + ptc_expf(-a[i])); }
+static void ptc_relu_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = a[i] < 0.0f ? 0.0f : a[i]; }
 #endif
 #endif
