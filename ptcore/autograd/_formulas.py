@@ -11,7 +11,8 @@ import math
 
 import ptcore as P
 from ptcore._tensor import _TensorBase
-from ptcore.autograd._record import attach, save, save_out, _is_diff
+from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
+from ptcore.autograd.graph import SavedTensor
 
 FORMULAS = {}
 
@@ -239,18 +240,35 @@ def _scalar_like(v):
     return v.conjugate() if isinstance(v, complex) else v
 
 
+def _ncls(name):
+    from ptcore.autograd.graph import node_class
+    return node_class(name)
+
+
+_AddB, _SubB, _RsubB, _MulB = (_ncls("AddBackward0"), _ncls("SubBackward0"),
+                               _ncls("RsubBackward0"), _ncls("MulBackward0"))
+
+
 @formula("add")
 def _add(out, a, b, *, alpha=1, out_=None, **k):
-    def bw(g):
-        return g, (g if alpha == 1 else g * _scalar_like(alpha))
-    attach("AddBackward0", out, (a, b), bw)
+    if alpha == 1:
+        def bw(g):
+            return g, g
+    else:
+        def bw(g):
+            return g, g * _scalar_like(alpha)
+    attach2(_AddB, out, a, b, bw)
 
 
 @formula("sub", "subtract")
 def _sub(out, a, b, *, alpha=1, **k):
-    def bw(g):
-        return g, (-g if alpha == 1 else -g * _scalar_like(alpha))
-    attach("SubBackward0", out, (a, b), bw)
+    if alpha == 1:
+        def bw(g):
+            return g, -g
+    else:
+        def bw(g):
+            return g, -g * _scalar_like(alpha)
+    attach2(_SubB, out, a, b, bw)
 
 
 @formula("rsub")
@@ -258,19 +276,26 @@ def _rsub(out, a, b, *, alpha=1, **k):
     # rsub(a, b) = b - alpha * a
     def bw(g):
         return (-g if alpha == 1 else -g * _scalar_like(alpha)), g
-    attach("RsubBackward0", out, (a, b), bw)
+    attach2(_RsubB, out, a, b, bw)
 
 
 @formula("mul", "multiply")
 def _mul(out, a, b, **k):
-    sa = save(a) if _T(b) and b._requires_grad else None
-    sb = save(b) if _T(a) and a._requires_grad else None
-
-    def bw(g):
-        ga = g * _c(sb.unpack()) if sb is not None else None
-        gb = g * _c(sa.unpack()) if sa is not None else None
-        return ga, gb
-    attach("MulBackward0", out, (a, b), bw)
+    ta = isinstance(a, _TensorBase)
+    tb = isinstance(b, _TensorBase)
+    sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
+    sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None
+    if out.dtype.is_complex:
+        def bw(g):
+            ga = g * _c(sb.unpack()) if sb is not None else None
+            gb = g * _c(sa.unpack()) if sa is not None else None
+            return ga, gb
+    else:
+        def bw(g):
+            ga = g * sb.unpack() if sb is not None else None
+            gb = g * sa.unpack() if sa is not None else None
+            return ga, gb
+    attach2(_MulB, out, a, b, bw)
 
 
 @formula("div", "divide", "true_divide")

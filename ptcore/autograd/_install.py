@@ -179,10 +179,38 @@ def _guard_inplace(name, fn):
     return op
 
 
+def _fast_op(opname, generic):
+    """Operator method: the Cython fast path, also for operands that require
+    grad (when recording, the op's formula attaches the node directly),
+    else the general function."""
+    from ptcore._ops import _ewdrv
+    opi = ptcore._elementwise._B[opname]
+    fast = _ewdrv.fast_binary
+    st = R._state
+    formula = FORMULAS[opname]
+    TB = _TensorBase
+
+    def method(self, other):
+        if not st.enabled:
+            r = fast(opi, self, other, True)
+            return generic(self, other) if r is None else r
+        r = fast(opi, self, other, False)
+        if r is not None:
+            return r
+        if self._requires_grad or (isinstance(other, TB) and other._requires_grad):
+            r = fast(opi, self, other, True)
+            if r is not None:
+                formula(r, self, other)
+                return r
+        return generic(self, other)
+    method.__name__ = generic.__name__
+    return method
+
+
 def _install_operators(wrap):
     from ptcore import _elementwise as E, _linalg_ops as L
     T = ptcore.Tensor
-    fast = E._fast_op
+    fast = _fast_op
     add, sub, mul, div = ptcore.add, ptcore.sub, ptcore.mul, ptcore.div
     T.__add__ = fast("add", E._op(add))
     T.__radd__ = fast("add", E._op(add))

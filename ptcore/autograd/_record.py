@@ -112,6 +112,41 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
+def attach2(cls, out, a, b, backward):
+    """:func:`attach` specialised for one output and two inputs (the binary
+    elementwise ops), with the node class given directly."""
+    if isinstance(a, _TensorBase) and a._requires_grad:
+        fn = a._grad_fn
+        if fn is None:
+            ea = gradient_edge(a)
+        else:
+            if isinstance(fn, _ViewNode) and fn._bver != a._version:
+                fn = refresh_view(a)
+            ea = (fn, a._output_nr)
+        ma = (a.shape, a.dtype)
+    else:
+        ea = ma = None
+    if isinstance(b, _TensorBase) and b._requires_grad:
+        fn = b._grad_fn
+        if fn is None:
+            eb = gradient_edge(b)
+        else:
+            if isinstance(fn, _ViewNode) and fn._bver != b._version:
+                fn = refresh_view(b)
+            eb = (fn, b._output_nr)
+        mb = (b.shape, b.dtype)
+    else:
+        eb = mb = None
+    if ea is None and eb is None:
+        return None
+    node = cls((ea, eb), (ma, mb), backward)
+    out._requires_grad = True
+    out._grad_fn = node
+    if _anomaly[0]:
+        node._stack = "".join(traceback.format_stack()[:-3])
+    return node
+
+
 _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, "
             "but one of the arguments requires grad.")
 
