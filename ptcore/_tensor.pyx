@@ -1456,6 +1456,17 @@ cdef class _TensorBase:
     def _bump_version(self):
         self._storage._version += 1
 
+    def _meta_is(self, shape, dtype dt):
+        """True if this tensor has exactly ``shape`` and dtype ``dt`` (the
+        autograd engine's per-gradient check, without building a Size)."""
+        cdef Py_ssize_t i
+        if self._dtype is not dt or len(shape) != self._ndim:
+            return False
+        for i in range(self._ndim):
+            if <Py_ssize_t>shape[i] != self._shape[i]:
+                return False
+        return True
+
     def is_set_to(self, _TensorBase other):
         return _same_layout(self, other)
 

@@ -595,7 +595,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     g = gin[i]
                     if g is not None:
                         mi = meta[i]
-                        if mi is None or g.dtype is not mi[1] or g.shape != mi[0]:
+                        if mi is None or not g._meta_is(mi[0], mi[1]):
                             ok = False
                             break
             if not ok:
