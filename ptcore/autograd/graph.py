@@ -24,6 +24,7 @@ from ptcore.autograd import grad_mode as _gm
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward"]
 
 _seq = itertools.count()
+_ACC_BASE = 1 << 62
 _current = [None]      # the node whose backward is running (for SavedTensor.unpack)
 _state = _gm._state
 
@@ -292,7 +293,8 @@ class AccumulateGrad(Node):
     def __init__(self, var):
         Node.__init__(self, (), (), _ACC)
         self._var = weakref.ref(var)
-        self._seq = sys.maxsize
+        # after every op node (PyTorch gives accumulators top priority), unique
+        self._seq = _ACC_BASE + next(_seq)
 
     def _release(self):
         pass
@@ -510,7 +512,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
         n = e[0]
         if deps[n] == 0 and id(n) not in pushed:
             pushed.add(id(n))
-            heapq.heappush(heap, (-n._seq, id(n), n))
+            heapq.heappush(heap, (-n._seq, n))
 
     heappush, heappop = heapq.heappush, heapq.heappop
     acc_t = AccumulateGrad
@@ -518,7 +520,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     _state.enabled = bool(create_graph)
     try:
         while heap:
-            node = heappop(heap)[2]
+            node = heappop(heap)[1]
             buf = buffers.pop(node, None)
             if buf is None:
                 buf = [None]
@@ -636,7 +638,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 c = deps[m] - 1
                 deps[m] = c
                 if c == 0:
-                    heappush(heap, (-m._seq, id(m), m))
+                    heappush(heap, (-m._seq, m))
     finally:
         _state.enabled = prev
     if capture is not None:
@@ -663,7 +665,7 @@ def _release_children(node, deps, heap):
         c = deps[m] - 1
         deps[m] = c
         if c == 0:
-            heapq.heappush(heap, (-m._seq, id(m), m))
+            heapq.heappush(heap, (-m._seq, m))
 
 
 def _n_outputs(node, nr):
