@@ -5,10 +5,8 @@
 Cases (float32, batch 32, 32x32 images, 3x3 kernels, padding 1):
 conv2d 3->64 and 64->64 forward and forward+backward, max_pool2d 2x2 on
 (32, 64, 32, 32) forward and forward+backward, and a LeNet-style CNN training
-step (batch 64, 1x28x28, plain SGD) when ptcore's autograd engine is there.
-Forward+backward runs the layer's autograd ``Function`` (``forward`` then
-``backward`` with all input gradients), or ``Tensor.backward()`` once the
-engine exists.  Targets (ratio ptcore/torch): conv <= 1.5, max_pool2d
+step (batch 64, 1x28x28, plain SGD).
+Forward+backward is ``y.backward(grad)`` through ptcore's autograd.  Targets (ratio ptcore/torch): conv <= 1.5, max_pool2d
 fwd+bwd <= 1.0, LeNet step <= 1.2.
 """
 import argparse
@@ -28,28 +26,14 @@ import numpy as np  # noqa: E402
 import ptcore  # noqa: E402
 import ptcore.nn as pnn  # noqa: E402
 import ptcore.nn.functional as PF  # noqa: E402
-from ptcore.nn.functional import _conv as _pconv, _pool as _ppool  # noqa: E402
 from _harness import median_time, print_table, try_import_torch  # noqa: E402
 
 
 def _fn_fwd_bwd(fn, gy):
-    """Run ``fn`` and backpropagate ``gy`` through its single autograd Function."""
-    if _pconv._HAVE_AUTOGRAD:
-        def run():
-            y = fn()
-            y.backward(gy)
-        return run
-
+    """Run ``fn`` and backpropagate ``gy`` with ptcore's autograd."""
     def run():
-        with _pconv._capture() as rec:
-            fn()
-        g = gy
-        for cls, ctx, args, out in reversed(rec):
-            ctx.needs_input_grad = tuple(a is not None and hasattr(a, "shape") for a in args)
-            if isinstance(out, tuple):
-                g = cls.backward(ctx, g.reshape(out[0].shape), None)[0]
-            else:
-                g = cls.backward(ctx, g.reshape(out.shape))[0]
+        y = fn()
+        y.backward(gy)
     return run
 
 
@@ -113,43 +97,40 @@ def main():
         tt = median_time(tpool, repeat=repeat)
     rows.append(("max_pool2d 2x2 fwd+bwd", tp, tt, None))
 
-    if _pconv._HAVE_AUTOGRAD and hasattr(pnn, "Linear"):
-        def lenet(nn):
-            return nn.Sequential(
-                nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
-                nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120), nn.ReLU(),
-                nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    def lenet(nn):
+        return nn.Sequential(
+            nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120), nn.ReLU(),
+            nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
 
-        xb = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
-        pm = lenet(pnn)
-        pxb = ptcore.from_numpy(xb)
+    xb = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+    pm = lenet(pnn)
+    pxb = ptcore.from_numpy(xb)
 
-        def pstep():
+    def pstep():
+        for p in pm.parameters():
+            p.grad = None
+        loss = (pm(pxb) ** 2).mean()
+        loss.backward()
+        with ptcore.no_grad():
             for p in pm.parameters():
-                p.grad = None
-            loss = (pm(pxb) ** 2).mean()
-            loss.backward()
-            with ptcore.no_grad():
-                for p in pm.parameters():
-                    p.sub_(p.grad * 0.01)
-        tp = median_time(pstep, repeat=repeat)
-        tt = None
-        if torch is not None:
-            tm = lenet(torch.nn)
-            txb = torch.from_numpy(xb)
+                p.sub_(p.grad * 0.01)
+    tp = median_time(pstep, repeat=repeat)
+    tt = None
+    if torch is not None:
+        tm = lenet(torch.nn)
+        txb = torch.from_numpy(xb)
 
-            def tstep2():
+        def tstep2():
+            for p in tm.parameters():
+                p.grad = None
+            loss = (tm(txb) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
                 for p in tm.parameters():
-                    p.grad = None
-                loss = (tm(txb) ** 2).mean()
-                loss.backward()
-                with torch.no_grad():
-                    for p in tm.parameters():
-                        p.sub_(p.grad * 0.01)
-            tt = median_time(tstep2, repeat=repeat)
-        rows.append(("LeNet train step b64", tp, tt, None))
-    else:
-        print("(LeNet train step skipped: ptcore autograd engine not available)")
+                    p.sub_(p.grad * 0.01)
+        tt = median_time(tstep2, repeat=repeat)
+    rows.append(("LeNet train step b64", tp, tt, None))
 
     print_table(f"nn conv/pool, float32, {_args.threads} thread(s)", rows)
 

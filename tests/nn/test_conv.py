@@ -320,7 +320,7 @@ def test_conv_module_argument_errors():
 def test_conv_sample_chunking(cols, k):
     """Samples batched into one GEMM (full, partial and single-sample chunks)."""
     from ptcore.nn.functional import _conv as mod
-    K = mod._kernels()
+    K = mod._kernels("cpu")
     K._set_gemm_cols(cols)
     try:
         rng = np.random.default_rng(0)

@@ -11,6 +11,7 @@ import builtins
 import operator
 
 import ptcore
+from ptcore import _registry
 from ptcore._tensor import _TensorBase
 
 __all__ = [
@@ -21,87 +22,24 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # kernels and the autograd Function base
 # ---------------------------------------------------------------------------
-_K = None
+def _load_cpu_kernels():
+    from ptcore import _linalg_ops
+    _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
+    from ptcore._ops import _conv
+    return _conv
 
 
-def _kernels():
-    """``ptcore._ops._conv`` (loads SciPy's BLAS with ptcore's thread count)."""
-    global _K
-    if _K is None:
-        from ptcore import _linalg_ops
-        _linalg_ops._blas()
-        from ptcore._ops import _conv
-        _K = _conv
-    return _K
+_registry.register("conv_kernels", "cpu")(_load_cpu_kernels)
 
 
-class _Ctx:
-    """Context for running a Function without the autograd engine."""
-
-    def __init__(self, needs):
-        self.needs_input_grad = needs
-        self.saved_tensors = ()
-
-    def save_for_backward(self, *tensors):
-        self.saved_tensors = tensors
-
-    def mark_non_differentiable(self, *args):
-        pass
-
-    def set_materialize_grads(self, value):
-        pass
+def _kernels(device):
+    """The im2col/GEMM, fold and pooling kernels for ``device``, through the
+    op registry (the one place where ops are routed by device)."""
+    return _registry.kernel("conv_kernels", device)()
 
 
-_CAPTURE = []      # record lists of the pre-autograd shim (tests only)
-
-try:
-    from ptcore.autograd import Function as _Function
-    from ptcore.autograd import once_differentiable as _once_differentiable
-    _HAVE_AUTOGRAD = True
-except ImportError:     # the autograd engine is not there yet: forward only
-    _HAVE_AUTOGRAD = False
-
-    def _once_differentiable(fn):
-        return fn
-
-    class _Function:
-        """Stand-in for ``ptcore.autograd.Function`` until the engine lands:
-        runs ``forward``; inside :func:`_capture` it records
-        ``(cls, ctx, args, output)`` so that tests can run ``backward``."""
-
-        @classmethod
-        def apply(cls, *args):
-            cap = bool(_CAPTURE)
-            needs = tuple(isinstance(a, _TensorBase) and (cap or a.requires_grad) for a in args)
-            ctx = _Ctx(needs)
-            out = cls.forward(ctx, *args)
-            if cap:
-                _CAPTURE[-1].append((cls, ctx, args, out))
-            return out
-
-
-class _capture:
-    """Record the Functions applied inside the block (pre-autograd shim only)."""
-
-    def __enter__(self):
-        self.records = []
-        _CAPTURE.append(self.records)
-        return self.records
-
-    def __exit__(self, *exc):
-        _CAPTURE.pop()
-        return False
-
-
-def _run_with_ctx(fn_cls, *args):
-    """Run ``fn_cls.forward`` with a plain context (every input needing grad);
-    returns ``(output, ctx)`` for a later ``fn_cls.backward(ctx, grad)``.
-    Used by the tests to check backward formulas without the engine."""
-    needs = tuple(isinstance(a, _TensorBase) for a in args)
-    ctx = _Ctx(needs)
-    with ptcore.no_grad():
-        out = fn_cls.forward(ctx, *args)
-    return out, ctx
+from ptcore.autograd import Function as _Function  # noqa: E402
+from ptcore.autograd import once_differentiable as _once_differentiable  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -204,7 +142,7 @@ class _ConvFn(_Function):
     @staticmethod
     def forward(ctx, x, w, b, geo):
         nd, stride, pad, dil, groups, osz = geo
-        K = _kernels()
+        K = _kernels(x.device)
         dt = _compute_dtype(x.dtype)
         N, C = x.shape[0], x.shape[1]
         x5 = _c5(x, (N, C) + _to5(x.shape[2:], nd), dt)
@@ -226,7 +164,7 @@ class _ConvFn(_Function):
         x5, w5 = ctx.saved_tensors
         nd, stride, pad, dil, groups, osz = ctx.geo
         xshape, wshape, odt = ctx.shapes
-        K = _kernels()
+        K = _kernels(gy.device)
         dt = x5.dtype
         needs = ctx.needs_input_grad
         N = x5.shape[0]
@@ -428,7 +366,7 @@ class _ConvTransposeFn(_Function):
     @staticmethod
     def forward(ctx, x, w, b, geo):
         nd, stride, pad, dil, groups, osz = geo
-        K = _kernels()
+        K = _kernels(x.device)
         dt = _compute_dtype(x.dtype)
         N, C = x.shape[0], x.shape[1]
         isz = _to5(x.shape[2:], nd)
@@ -457,7 +395,7 @@ class _ConvTransposeFn(_Function):
         x5, w5 = ctx.saved_tensors
         nd, stride, pad, dil, groups, osz = ctx.geo
         xshape, wshape, odt = ctx.shapes
-        K = _kernels()
+        K = _kernels(gy.device)
         dt = x5.dtype
         needs = ctx.needs_input_grad
         N = x5.shape[0]
@@ -638,7 +576,7 @@ class _UnfoldFn(_Function):
     @staticmethod
     def forward(ctx, x, geo):
         kernel, stride, pad, dil, osz = geo
-        K = _kernels()
+        K = _kernels(x.device)
         dt = _compute_dtype(x.dtype)
         N, C = x.shape[0], x.shape[1]
         x5 = _c5(x, (N, C, 1) + tuple(x.shape[2:]), dt)
@@ -661,7 +599,7 @@ class _UnfoldFn(_Function):
 
 
 def _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt):
-    K = _kernels()
+    K = _kernels(col.device)
     N, C = xshape[0], xshape[1]
     col = _c5(col, tuple(col.shape), dt)
     x5 = ptcore.empty((N, C, 1) + tuple(xshape[2:]), dtype=dt)
@@ -688,7 +626,7 @@ class _FoldFn(_Function):
     def backward(ctx, g):
         kernel, stride, pad, dil, osz = ctx.geo
         cshape, odt = ctx.shapes
-        K = _kernels()
+        K = _kernels(g.device)
         dt = _compute_dtype(odt)
         N = g.shape[0]
         g5 = _c5(g, (N, g.shape[1], 1) + tuple(g.shape[2:]), dt)

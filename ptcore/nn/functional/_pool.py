@@ -126,7 +126,7 @@ class _MaxPoolFn(_Function):
         y = ptcore.empty((xp.shape[0], L), dtype=dt)
         ind = ptcore.empty((xp.shape[0], L), dtype=ptcore.int64)
         if y.numel():
-            _kernels().max_pool_forward(xp, y, ind, tuple(_pad3(sp, nd, 1)), starts, ends, steps)
+            _kernels(xp.device).max_pool_forward(xp, y, ind, tuple(_pad3(sp, nd, 1)), starts, ends, steps)
         y = y.reshape(lead + tuple(out_sp))
         ind = ind.reshape(lead + tuple(out_sp))
         if dt != x.dtype:
@@ -164,7 +164,7 @@ def _max_pool_backward(gy, ind, xshape, odt, nd):
         if gyp is None:
             gx.zero_()
         else:
-            _kernels().max_pool_backward(gyp, ind.contiguous().reshape((P, -1)), gx)
+            _kernels(gyp.device).max_pool_backward(gyp, ind.contiguous().reshape((P, -1)), gx)
     gx = gx.reshape(xshape)
     return gx if dt == odt else gx.to(odt)
 
@@ -329,7 +329,7 @@ class _AvgPoolFn(_Function):
             L *= s
         y = ptcore.empty((xp.shape[0], L), dtype=dt)
         if y.numel():
-            _kernels().avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div, False)
+            _kernels(xp.device).avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div, False)
         ctx.meta = (x.shape, x.dtype, nd, win, sp, dt)
         y = y.reshape(lead + tuple(out_sp))
         return y if dt == x.dtype else y.to(x.dtype)
@@ -349,7 +349,7 @@ class _AvgPoolFn(_Function):
         if gx.numel():
             if gy.numel():
                 gyp = gy.to(dt).contiguous().reshape((P, -1))
-                _kernels().avg_pool(gx, gyp, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div,
+                _kernels(gx.device).avg_pool(gx, gyp, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div,
                                     True)
             else:
                 gx.zero_()
