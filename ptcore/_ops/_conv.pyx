@@ -102,11 +102,11 @@ cdef inline void _ow_range(Py_ssize_t off, Py_ssize_t sw, Py_ssize_t W, Py_ssize
 
 
 cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
-                          Py_ssize_t c) noexcept nogil:
+                          Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """Rows of input channel ``c`` (already offset into ``xc``) of the column
-    matrix; rows are ``ld`` elements apart."""
-    cdef Py_ssize_t L = g.OD * g.OH * g.OW
-    cdef Py_ssize_t a, b, e, od, oh, ow, idd, ih, off, lo, hi
+    matrix, for the output rows ``r0 <= od*OH + oh < r1`` only (column 0 is
+    output row ``r0``); column-matrix rows are ``ld`` elements apart."""
+    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi
     cdef flt* row
     cdef flt* dst
     cdef const flt* src
@@ -116,38 +116,36 @@ cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
                 row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
                 off = e * g.dw - g.pw
                 _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
-                for od in range(g.OD):
+                od = r0 // g.OH
+                oh = r0 - od * g.OH
+                for r in range(r0, r1):
                     idd = od * g.sd - g.pd + a * g.dd
-                    if idd < 0 or idd >= g.D:
-                        memset(row + od * g.OH * g.OW, 0, g.OH * g.OW * sizeof(flt))
+                    ih = oh * g.sh - g.ph + b * g.dh
+                    dst = row + (r - r0) * g.OW
+                    oh += 1
+                    if oh == g.OH:
+                        oh = 0
+                        od += 1
+                    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
+                        memset(dst, 0, g.OW * sizeof(flt))
                         continue
-                    for oh in range(g.OH):
-                        ih = oh * g.sh - g.ph + b * g.dh
-                        dst = row + (od * g.OH + oh) * g.OW
-                        if ih < 0 or ih >= g.H:
-                            memset(dst, 0, g.OW * sizeof(flt))
-                            continue
-                        src = xc + (idd * g.H + ih) * g.W + off
-                        for ow in range(lo):
-                            dst[ow] = 0
-                        if g.sw == 1:
-                            if hi - lo >= 32:
-                                memcpy(dst + lo, src + lo, (hi - lo) * sizeof(flt))
-                            else:
-                                for ow in range(lo, hi):
-                                    dst[ow] = src[ow]
-                        else:
-                            for ow in range(lo, hi):
-                                dst[ow] = src[ow * g.sw]
-                        for ow in range(hi, g.OW):
-                            dst[ow] = 0
+                    src = xc + (idd * g.H + ih) * g.W + off
+                    if lo > 0:
+                        memset(dst, 0, lo * sizeof(flt))
+                    if g.sw == 1:
+                        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(flt))
+                    else:
+                        for ow in range(lo, hi):
+                            dst[ow] = src[ow * g.sw]
+                    if hi < g.OW:
+                        memset(dst + hi, 0, (g.OW - hi) * sizeof(flt))
 
 
 cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
-                          Py_ssize_t c) noexcept nogil:
-    """Accumulate the rows (``ld`` apart) of input channel ``c`` into its plane ``xc``."""
-    cdef Py_ssize_t L = g.OD * g.OH * g.OW
-    cdef Py_ssize_t a, b, e, od, oh, ow, idd, ih, off, lo, hi
+                          Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """Accumulate the rows (``ld`` apart) of input channel ``c`` for output
+    rows ``[r0, r1)`` into its plane ``xc``."""
+    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi
     cdef const flt* row
     cdef const flt* s
     cdef flt* dst
@@ -159,49 +157,58 @@ cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
                 _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
                 if hi <= lo:
                     continue
-                for od in range(g.OD):
+                od = r0 // g.OH
+                oh = r0 - od * g.OH
+                for r in range(r0, r1):
                     idd = od * g.sd - g.pd + a * g.dd
-                    if idd < 0 or idd >= g.D:
+                    ih = oh * g.sh - g.ph + b * g.dh
+                    oh += 1
+                    if oh == g.OH:
+                        oh = 0
+                        od += 1
+                    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
                         continue
-                    for oh in range(g.OH):
-                        ih = oh * g.sh - g.ph + b * g.dh
-                        if ih < 0 or ih >= g.H:
-                            continue
-                        s = row + (od * g.OH + oh) * g.OW
-                        dst = xc + (idd * g.H + ih) * g.W + off
-                        if g.sw == 1:
-                            for ow in range(lo, hi):
-                                dst[ow] += s[ow]
-                        else:
-                            for ow in range(lo, hi):
-                                dst[ow * g.sw] += s[ow]
+                    s = row + (r - r0) * g.OW
+                    dst = xc + (idd * g.H + ih) * g.W + off
+                    if g.sw == 1:
+                        for ow in range(lo, hi):
+                            dst[ow] += s[ow]
+                    else:
+                        for ow in range(lo, hi):
+                            dst[ow * g.sw] += s[ow]
 
 
-cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth) noexcept nogil:
+cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth,
+                  Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """Column rows of output rows ``[r0, r1)`` of one sample ``x`` (C, D, H, W)."""
     cdef Py_ssize_t c
     cdef Py_ssize_t plane = g.D * g.H * g.W
-    cdef Py_ssize_t per = g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
-            _im2col_channel(x + c * plane, col, ld, g, c)
+            _im2col_channel(x + c * plane, col, ld, g, c, r0, r1)
     else:
         for c in range(g.C):
-            _im2col_channel(x + c * plane, col, ld, g, c)
+            _im2col_channel(x + c * plane, col, ld, g, c, r0, r1)
 
 
-cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth) noexcept nogil:
-    """x (C, D, H, W) is zeroed, then accumulated from col."""
+cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
+                  Py_ssize_t r0, Py_ssize_t r1, bint zero) noexcept nogil:
+    """Accumulate the column rows of output rows ``[r0, r1)`` into the sample
+    ``x`` (C, D, H, W), zeroing it first when ``zero``."""
     cdef Py_ssize_t c
     cdef Py_ssize_t plane = g.D * g.H * g.W
-    cdef Py_ssize_t per = g.kd * g.kh * g.kw * g.OD * g.OH * g.OW
+    cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
-            memset(x + c * plane, 0, plane * sizeof(flt))
-            _col2im_channel(x + c * plane, col, ld, g, c)
+            if zero:
+                memset(x + c * plane, 0, plane * sizeof(flt))
+            _col2im_channel(x + c * plane, col, ld, g, c, r0, r1)
     else:
         for c in range(g.C):
-            memset(x + c * plane, 0, plane * sizeof(flt))
-            _col2im_channel(x + c * plane, col, ld, g, c)
+            if zero:
+                memset(x + c * plane, 0, plane * sizeof(flt))
+            _col2im_channel(x + c * plane, col, ld, g, c, r0, r1)
 
 
 cdef inline bint _is_pointwise(const Geo* g) noexcept nogil:
@@ -219,15 +226,19 @@ cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcep
             y[c * L + i] += v
 
 
-cdef Py_ssize_t _gemm_cols = 1024     # target GEMM width: samples per GEMM = this / L
+cdef Py_ssize_t _gemm_cols = 256      # target GEMM width: samples per GEMM = this / L
 
 
 def _set_gemm_cols(Py_ssize_t n):
-    """Tuning knob: samples are batched into one GEMM until it has ``n`` columns."""
+    """Tuning knob: samples are batched into one GEMM until it has ``n``
+    columns (measured: 256 beats 1024 for LeNet's 8x8 outputs, whose batched
+    column block no longer fits in L2).  Returns the previous value."""
     global _gemm_cols
     if n < 1 or n > 1 << 30:
         raise ValueError("gemm columns must be in [1, 2**30]")
+    old = _gemm_cols
     _gemm_cols = n
+    return old
 
 
 cdef inline Py_ssize_t _chunk(Py_ssize_t N, Py_ssize_t L) noexcept nogil:
@@ -237,6 +248,275 @@ cdef inline Py_ssize_t _chunk(Py_ssize_t N, Py_ssize_t L) noexcept nogil:
     if nb > N:
         nb = N
     return nb
+
+
+cdef Py_ssize_t _col_budget = 1 << 18   # column-buffer elements per row chunk
+
+
+def _set_col_budget(Py_ssize_t n):
+    """Tuning knob: a one-sample GEMM is split into output-row chunks whose
+    column block holds at most ``n`` elements (so it stays in L2)."""
+    global _col_budget
+    if n < 1 or n > 1 << 40:
+        raise ValueError("column budget must be in [1, 2**40]")
+    old = _col_budget
+    _col_budget = n
+    return old
+
+
+cdef inline Py_ssize_t _rows_chunk(const Geo* g) noexcept nogil:
+    """Output rows (of OD*OH) per chunk of a one-sample GEMM, balanced."""
+    cdef Py_ssize_t R = g.OD * g.OH
+    cdef Py_ssize_t per_row = g.C * g.kd * g.kh * g.kw * g.OW
+    cdef Py_ssize_t rc, nch
+    if per_row <= 0:
+        return R if R > 0 else 1
+    rc = _col_budget // per_row
+    if rc < 1:
+        rc = 1
+    if rc >= R:
+        return R if R > 0 else 1
+    nch = (R + rc - 1) // rc
+    return (R + nch - 1) // nch
+
+
+cdef inline bint _row_chunked(Py_ssize_t nb, bint pw, Py_ssize_t CgKK, Py_ssize_t OCg) noexcept nogil:
+    return nb == 1 and not pw and CgKK > 0 and OCg > 0
+
+
+cdef void _fill_bias_rows(flt* out, const flt* bias, Py_ssize_t rows, Py_ssize_t n,
+                          Py_ssize_t ld) noexcept nogil:
+    """out[r, :n] = bias[r] for ``rows`` rows ``ld`` apart."""
+    cdef Py_ssize_t r, i
+    cdef flt v
+    for r in range(rows):
+        v = bias[r]
+        for i in range(n):
+            out[r * ld + i] = v
+
+
+cdef enum:
+    MODE_FWD = 0    # y = W cols(x) (+ bias)
+    MODE_BWD_X = 1  # gx = col2im(W^T gy) (+ bias)
+    MODE_BWD_W = 2  # gw = sum gy cols(x)^T
+
+
+cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
+               const Geo* g, int nth) noexcept nogil:
+    """The three primitives one sample at a time, in chunks of output rows
+    whose column block fits in L2 (``_col_budget``).  Operands by mode:
+    FWD (x, w, bias) -> y; BWD_X (gy=x, w, bias) -> gx=y;
+    BWD_W (x, gy=w) -> gw=y (zeroed by the caller).  The forward pre-fills
+    the bias so the GEMM accumulates onto it."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
+    cdef Py_ssize_t R = g.OD * g.OH
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t CgKK = Cg * g.kd * g.kh * g.kw
+    cdef Py_ssize_t rc = _rows_chunk(g)
+    cdef Py_ssize_t n, r0, r1, Lc, gi
+    cdef flt* out
+    cdef const flt* gys
+    cdef flt beta = 1 if bias != NULL else 0
+    cdef flt* col = <flt*>malloc((g.C * g.kd * g.kh * g.kw * rc * g.OW + 1) * sizeof(flt))
+    if col == NULL:
+        return -1
+    for n in range(N):
+        if mode == MODE_BWD_X:
+            memset(y + n * g.C * P, 0, g.C * P * sizeof(flt))
+        r0 = 0
+        while r0 < R:
+            r1 = r0 + rc if R - r0 > rc else R
+            Lc = (r1 - r0) * g.OW
+            if mode != MODE_BWD_X:
+                _im2col(x + n * g.C * P, col, Lc, g, nth, r0, r1)
+            for gi in range(g.G):
+                if mode == MODE_FWD:
+                    out = y + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                    if bias != NULL:
+                        _fill_bias_rows(out, bias + gi * OCg, OCg, Lc, L)
+                    _gemm(CH_N, CH_N, <blas_int>Lc, <blas_int>OCg, <blas_int>CgKK, <flt>1,
+                          col + gi * CgKK * Lc, <blas_int>Lc, <flt*>w + gi * OCg * CgKK,
+                          <blas_int>CgKK, beta, out, <blas_int>L)
+                elif mode == MODE_BWD_X:
+                    _gemm(CH_N, CH_T, <blas_int>Lc, <blas_int>CgKK, <blas_int>OCg, <flt>1,
+                          <flt*>x + n * g.OC * L + gi * OCg * L + r0 * g.OW, <blas_int>L,
+                          <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
+                          col + gi * CgKK * Lc, <blas_int>Lc)
+                else:
+                    gys = w + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                    _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>Lc, <flt>1,
+                          col + gi * CgKK * Lc, <blas_int>Lc, <flt*>gys, <blas_int>L, <flt>1,
+                          y + gi * OCg * CgKK, <blas_int>CgKK)
+            if mode == MODE_BWD_X:
+                _col2im(y + n * g.C * P, col, Lc, g, nth, r0, r1, False)
+            r0 = r1
+        if mode == MODE_BWD_X and bias != NULL:
+            _add_bias(y + n * g.C * P, bias, g.C, P)
+    free(col)
+    return 0
+
+
+cdef bint _shift_enabled = True
+
+
+def _set_shift(bint on):
+    """Tuning knob: use the shifted-GEMM kernels (no im2col) where they apply.
+    Returns the previous value."""
+    global _shift_enabled
+    old = _shift_enabled
+    _shift_enabled = on
+    return old
+
+
+cdef inline bint _use_shift(const Geo* g, Py_ssize_t Cg, Py_ssize_t OCg) noexcept nogil:
+    """Stride-1 convolutions with enough input channels per group run as a
+    sum of one GEMM per kernel offset over a zero-padded copy of the sample
+    (no column matrix); the padded-width output grid wastes at most ~30%."""
+    cdef Py_ssize_t Hp, Wp, L, Ng
+    if not _shift_enabled or g.sd != 1 or g.sh != 1 or g.sw != 1 or Cg < 32 or OCg < 1:
+        return False
+    if g.kd * g.kh * g.kw == 1:
+        return False
+    L = g.OD * g.OH * g.OW
+    if L == 0:
+        return False
+    Hp = g.OH + (g.kh - 1) * g.dh
+    Wp = g.OW + (g.kw - 1) * g.dw
+    Ng = ((g.OD - 1) * Hp + (g.OH - 1)) * Wp + g.OW
+    return Ng * 10 <= L * 13
+
+
+cdef int _shift(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
+                const Geo* g, int nth) noexcept nogil:
+    """The three primitives for stride-1 convolutions without a column matrix
+    (operands by mode as in ``_rows``).
+
+    Each sample is held in a zero-padded (C, Dp, Hp, Wp) buffer ``xp``; output
+    position (od, oh, ow) is grid index j = (od*Hp + oh)*Wp + ow of an
+    (OC, Ng) grid, and kernel offset (a, b, e) reads padded index
+    j + (a*dd*Hp + b*dh)*Wp + e*dw, so per group and offset k one GEMM does
+      FWD:   grid += W_k xp[:, shift:shift+Ng]
+      BWD_X: xp[:, shift:shift+Ng] += W_k^T grid(gy)
+      BWD_W: G_k += xp[:, shift:shift+Ng] grid(gy)^T
+    with W_k / G_k held as ``wk[(k*G + gi)]`` = (OCg, Cg) row-major.  Grid
+    columns with ow >= OW are padding: dropped on output, zero in grid(gy)."""
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t KK = g.kd * g.kh * g.kw
+    cdef Py_ssize_t CgKK = Cg * KK
+    cdef Py_ssize_t Dp = g.OD + (g.kd - 1) * g.dd
+    cdef Py_ssize_t Hp = g.OH + (g.kh - 1) * g.dh
+    cdef Py_ssize_t Wp = g.OW + (g.kw - 1) * g.dw
+    cdef Py_ssize_t Pp = Dp * Hp * Wp
+    cdef Py_ssize_t Ng = ((g.OD - 1) * Hp + (g.OH - 1)) * Wp + g.OW
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
+    cdef Py_ssize_t n, c, k, a, b, e, gi, o, idd, ih, od, oh, i, lo, hi, sh
+    cdef flt* src
+    cdef flt* dst
+    cdef flt v
+    cdef flt* xp = <flt*>malloc((g.C * Pp + g.OC * Ng + g.OC * CgKK + 1) * sizeof(flt))
+    cdef flt* grid
+    cdef flt* wk
+    if xp == NULL:
+        return -1
+    grid = xp + g.C * Pp
+    wk = grid + g.OC * Ng
+    if mode == MODE_BWD_W:
+        memset(wk, 0, g.OC * CgKK * sizeof(flt))
+    else:
+        for gi in range(g.G):
+            for o in range(OCg):
+                for c in range(Cg):
+                    for k in range(KK):
+                        wk[(k * g.G + gi) * OCg * Cg + o * Cg + c] = w[(gi * OCg + o) * CgKK + c * KK + k]
+    memset(xp, 0, g.C * Pp * sizeof(flt))
+    # input columns [lo, hi) land inside the padded width (at + pw)
+    lo = 0 if g.pw >= 0 else -g.pw
+    hi = g.W if g.W + g.pw <= Wp else Wp - g.pw
+    for n in range(N):
+        if mode != MODE_FWD:
+            # grid(gy): gy at its grid positions, zeros in the padding columns
+            src = <flt*>(x if mode == MODE_BWD_X else w) + n * g.OC * L
+            for o in range(g.OC):
+                memset(grid + o * Ng, 0, Ng * sizeof(flt))
+                for od in range(g.OD):
+                    for oh in range(g.OH):
+                        memcpy(grid + o * Ng + (od * Hp + oh) * Wp,
+                               src + o * L + (od * g.OH + oh) * g.OW, g.OW * sizeof(flt))
+        if mode == MODE_BWD_X:
+            memset(xp, 0, g.C * Pp * sizeof(flt))
+        elif hi > lo:
+            for c in range(g.C):
+                for idd in range(g.D):
+                    od = idd + g.pd
+                    if od >= Dp:
+                        continue
+                    for ih in range(g.H):
+                        oh = ih + g.ph
+                        if oh >= Hp:
+                            continue
+                        memcpy(xp + (c * Dp + od) * Hp * Wp + oh * Wp + lo + g.pw,
+                               x + n * g.C * P + (c * g.D + idd) * g.H * g.W + ih * g.W + lo,
+                               (hi - lo) * sizeof(flt))
+        for gi in range(g.G):
+            k = 0
+            for a in range(g.kd):
+                for b in range(g.kh):
+                    for e in range(g.kw):
+                        sh = (a * g.dd * Hp + b * g.dh) * Wp + e * g.dw
+                        if mode == MODE_FWD:
+                            _gemm(CH_N, CH_N, <blas_int>Ng, <blas_int>OCg, <blas_int>Cg, <flt>1,
+                                  xp + gi * Cg * Pp + sh, <blas_int>Pp,
+                                  wk + (k * g.G + gi) * OCg * Cg, <blas_int>Cg,
+                                  <flt>(0 if k == 0 else 1), grid + gi * OCg * Ng, <blas_int>Ng)
+                        elif mode == MODE_BWD_X:
+                            _gemm(CH_N, CH_T, <blas_int>Ng, <blas_int>Cg, <blas_int>OCg, <flt>1,
+                                  grid + gi * OCg * Ng, <blas_int>Ng,
+                                  wk + (k * g.G + gi) * OCg * Cg, <blas_int>Cg, <flt>1,
+                                  xp + gi * Cg * Pp + sh, <blas_int>Pp)
+                        else:
+                            _gemm(CH_T, CH_N, <blas_int>Cg, <blas_int>OCg, <blas_int>Ng, <flt>1,
+                                  xp + gi * Cg * Pp + sh, <blas_int>Pp,
+                                  grid + gi * OCg * Ng, <blas_int>Ng, <flt>1,
+                                  wk + (k * g.G + gi) * OCg * Cg, <blas_int>Cg)
+                        k += 1
+        if mode == MODE_FWD:
+            for o in range(g.OC):
+                v = bias[o] if bias != NULL else 0
+                for od in range(g.OD):
+                    for oh in range(g.OH):
+                        src = grid + o * Ng + (od * Hp + oh) * Wp
+                        dst = y + (n * g.OC + o) * L + (od * g.OH + oh) * g.OW
+                        for i in range(g.OW):
+                            dst[i] = src[i] + v
+        elif mode == MODE_BWD_X:
+            for c in range(g.C):
+                v = bias[c] if bias != NULL else 0
+                for idd in range(g.D):
+                    od = idd + g.pd
+                    for ih in range(g.H):
+                        oh = ih + g.ph
+                        dst = y + n * g.C * P + (c * g.D + idd) * g.H * g.W + ih * g.W
+                        if od >= Dp or oh >= Hp or hi <= lo:
+                            for i in range(g.W):    # never read by the conv: zero gradient
+                                dst[i] = v
+                            continue
+                        src = xp + (c * Dp + od) * Hp * Wp + oh * Wp + g.pw
+                        for i in range(lo):
+                            dst[i] = v
+                        for i in range(lo, hi):
+                            dst[i] = src[i] + v
+                        for i in range(hi, g.W):
+                            dst[i] = v
+    if mode == MODE_BWD_W:
+        for gi in range(g.G):
+            for o in range(OCg):
+                for c in range(Cg):
+                    for k in range(KK):
+                        y[(gi * OCg + o) * CgKK + c * KK + k] = wk[(k * g.G + gi) * OCg * Cg + o * Cg + c]
+    free(xp)
+    return 0
 
 
 cdef void _gather(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssize_t L) noexcept nogil:
@@ -267,11 +547,15 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
     cdef Py_ssize_t nb = _chunk(N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
-    cdef flt* col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
-                                 * sizeof(flt))
+    cdef flt* col
     cdef flt* tmp
     cdef const flt* cp
     cdef flt* out
+    if _use_shift(g, Cg, OCg):
+        return _shift(MODE_FWD, x, w, bias, y, N, g, nth)
+    if _row_chunked(nb, pw, CgKK, OCg):
+        return _rows(MODE_FWD, x, w, bias, y, N, g, nth)
+    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
     if col == NULL:
         return -1
     tmp = col + g.C * KK * nb * L
@@ -286,7 +570,7 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
             cp = col
         else:
             for j in range(m):
-                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth)
+                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth, 0, g.OD * g.OH)
             cp = col
         out = y + n0 * g.OC * L if m == 1 else tmp
         for gi in range(g.G):
@@ -317,11 +601,15 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
     cdef Py_ssize_t nb = _chunk(N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
-    cdef flt* col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
-                                 * sizeof(flt))
+    cdef flt* col
     cdef flt* gbuf
     cdef flt* cp
     cdef const flt* gp
+    if _use_shift(g, Cg, OCg):
+        return _shift(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
+    if _row_chunked(nb, pw, CgKK, OCg):
+        return _rows(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
+    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
     if col == NULL:
         return -1
     gbuf = col + g.C * KK * nb * L
@@ -347,7 +635,7 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
             _scatter(gx + n0 * g.C * plane, col, m, g.C, L)
         elif not pw:
             for j in range(m):
-                _col2im(gx + (n0 + j) * g.C * plane, col + j * L, LD, g, nth)
+                _col2im(gx + (n0 + j) * g.C * plane, col + j * L, LD, g, nth, 0, g.OD * g.OH, True)
         if bias != NULL:
             for j in range(m):
                 _add_bias(gx + (n0 + j) * g.C * plane, bias, g.C, plane)
@@ -374,6 +662,10 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
     memset(gw, 0, g.OC * CgKK * sizeof(flt))
     if L == 0 or CgKK == 0 or OCg == 0:
         return 0
+    if _use_shift(g, Cg, OCg):
+        return _shift(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
+    if _row_chunked(nb, pw, CgKK, OCg):
+        return _rows(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
                        * sizeof(flt))
     if col == NULL:
@@ -395,7 +687,7 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
             cp = col
         else:
             for j in range(m):
-                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth)
+                _im2col(x + (n0 + j) * g.C * P, col + j * L, LD, g, nth, 0, g.OD * g.OH)
             cp = col
         for gi in range(g.G):
             _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>LD, <flt>1,
@@ -573,9 +865,9 @@ def unfold_into(_TensorBase x, _TensorBase col, tuple out_size, tuple kernel, tu
     with nogil:
         for n in range(N):
             if num == PT_FLOAT32:
-                _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth)
+                _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH)
             else:
-                _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth)
+                _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH)
     return col
 
 
@@ -605,9 +897,9 @@ def fold_into(_TensorBase col, _TensorBase x, tuple out_size, tuple kernel, tupl
     with nogil:
         for n in range(N):
             if num == PT_FLOAT32:
-                _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth)
+                _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH, True)
             else:
-                _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth)
+                _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH, True)
     return x
 
 

@@ -1,5 +1,6 @@
 """Convolutions (functional and modules) against PyTorch: values, gradients, errors."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -321,7 +322,7 @@ def test_conv_sample_chunking(cols, k):
     """Samples batched into one GEMM (full, partial and single-sample chunks)."""
     from ptcore.nn.functional import _conv as mod
     K = mod._kernels("cpu")
-    K._set_gemm_cols(cols)
+    old = K._set_gemm_cols(cols)
     try:
         rng = np.random.default_rng(0)
         x = rng.standard_normal((5, 4, 6, 7))
@@ -335,4 +336,63 @@ def test_conv_sample_chunking(cols, k):
                lambda *a: torch.nn.functional.conv_transpose2d(*a, 1, 0, 1, 1, 2),
                [x, wt, bt], np.float64)
     finally:
-        K._set_gemm_cols(1024)
+        K._set_gemm_cols(old)
+
+
+# Wide-channel stride-1 convolutions run the shifted-GEMM kernels (one GEMM per
+# kernel offset over a zero-padded sample, no column matrix); with the shift off
+# they run im2col in output-row chunks.  Both are compared with torch, forward
+# and all gradients, also with a column budget small enough to force many chunks.
+SHIFT_CASES = [
+    # (conv, x shape, w shape, kwargs)
+    ("conv2d", (2, 32, 9, 11), (40, 32, 3, 3), dict(padding=1)),
+    ("conv2d", (2, 64, 7, 8), (16, 32, 3, 2), dict(padding=(2, 1), dilation=(2, 1), groups=2)),
+    ("conv2d", (1, 32, 10, 10), (8, 32, 4, 4), dict(padding="same")),
+    ("conv2d", (3, 32, 6, 7), (5, 32, 2, 2), dict()),
+    ("conv1d", (2, 32, 17), (7, 32, 3), dict(padding=2)),
+    ("conv3d", (1, 32, 4, 5, 6), (3, 32, 3, 3, 3), dict(padding=1)),
+    ("conv3d", (1, 32, 4, 5, 6), (3, 32, 2, 3, 1), dict(padding=(1, 0, 0), dilation=(1, 2, 1))),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("shift,budget", [(True, 1 << 18), (False, 1 << 18), (False, 700)])
+@pytest.mark.parametrize("case", SHIFT_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_conv_wide_channel_paths(case, shift, budget):
+    from ptcore.nn.functional import _conv as mod
+    K = mod._kernels("cpu")
+    name, xs, ws, kw = case
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal(ws) * 0.2
+    b = rng.standard_normal(ws[0])
+    old_shift = K._set_shift(shift)
+    old_budget = K._set_col_budget(budget)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # torch: 'same' with an even kernel
+            _check(lambda *a: getattr(F, name)(*a, **kw),
+                   lambda *a: getattr(torch.nn.functional, name)(*a, **kw), [x, w, b], np.float64)
+            _check(lambda *a: getattr(F, name)(*a, **kw),
+                   lambda *a: getattr(torch.nn.functional, name)(*a, **kw),
+                   [x.astype(np.float32), w.astype(np.float32), b.astype(np.float32)], np.float32)
+    finally:
+        K._set_shift(old_shift)
+        K._set_col_budget(old_budget)
+
+
+@needs_torch
+@pytest.mark.parametrize("shift", [True, False])
+def test_conv_transpose_wide_channel(shift):
+    from ptcore.nn.functional import _conv as mod
+    K = mod._kernels("cpu")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 48, 7, 9))
+    w = rng.standard_normal((48, 40, 3, 3)) * 0.2
+    b = rng.standard_normal(40)
+    old_shift = K._set_shift(shift)
+    try:
+        _check(lambda *a: F.conv_transpose2d(*a, padding=1),
+               lambda *a: torch.nn.functional.conv_transpose2d(*a, padding=1), [x, w, b], np.float64)
+    finally:
+        K._set_shift(old_shift)
