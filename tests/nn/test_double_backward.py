@@ -78,10 +78,6 @@ def test_module_double_backward_layernorm_mlp():
 
 
 @pytest.mark.parametrize("fn,shape", [
-    (lambda F, x: F.conv2d(x, ptcore.ones(3, 2, 3, 3, dtype=x.dtype)), (2, 2, 5, 5)),
-    (lambda F, x: F.max_pool2d(x, 2), (2, 2, 4, 4)),
-    (lambda F, x: F.avg_pool1d(x, 2), (2, 2, 4)),
-    (lambda F, x: F.unfold(x, 2), (1, 2, 3, 3)),
     (lambda F, x: F.ctc_loss(x.log_softmax(2), ptcore.tensor([[1, 2], [1, 1]]),
                              ptcore.tensor([5, 5]), ptcore.tensor([2, 2])), (5, 2, 3)),
 ])
@@ -93,3 +89,54 @@ def test_not_twice_differentiable_raises(fn, shape):
     assert g.shape == x.shape
     with pytest.raises(RuntimeError, match="once_differentiable"):
         (g * g).sum().backward()
+
+
+# Convolution, transposed convolution, pooling and fold/unfold are twice
+# differentiable (their backward functions are each other's adjoints), as in
+# PyTorch: second-order gradients with respect to every input against torch.
+def _conv_second_order(lib, name, arrays, kwargs):
+    ts = [lib.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    F = lib.nn.functional
+    y = getattr(F, name)(*ts, **kwargs)
+    gs = lib.autograd.grad((y * y * y).sum(), ts, create_graph=True)
+    total = sum((g * g).sum() for g in gs)
+    ggs = lib.autograd.grad(total, ts)
+    return [y.detach().numpy()] + [g.detach().numpy() for g in gs] + \
+        [g.detach().numpy() for g in ggs]
+
+
+@pytest.mark.parametrize("name,shapes,kwargs", [
+    ("conv2d", [(2, 4, 6, 5), (6, 2, 3, 3), (6,)], dict(padding=1, groups=2)),
+    ("conv2d", [(2, 3, 7, 7), (4, 3, 3, 2)], dict(stride=2, dilation=(1, 2))),
+    ("conv2d", [(1, 32, 6, 6), (5, 32, 3, 3), (5,)], dict(padding=1)),   # shifted-GEMM path
+    ("conv1d", [(2, 3, 9), (4, 3, 3)], dict(padding="same")),
+    ("conv3d", [(1, 2, 4, 4, 3), (3, 2, 2, 2, 2), (3,)], dict()),
+    ("conv_transpose2d", [(2, 4, 4, 5), (4, 3, 3, 3), (3,)], dict(stride=2, padding=1,
+                                                                  output_padding=1)),
+    ("conv_transpose1d", [(2, 4, 6), (4, 2, 3)], dict(groups=2)),
+])
+def test_conv_double_backward(name, shapes, kwargs):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) * 0.5 for s in shapes]
+    got = _conv_second_order(ptcore, name, arrays, kwargs)
+    want = _conv_second_order(torch, name, arrays, kwargs)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("fn,shape", [
+    (lambda F, x: F.max_pool2d(x, 2), (2, 2, 4, 5)),
+    (lambda F, x: F.max_pool1d(x, 3, stride=2, padding=1), (2, 2, 7)),
+    (lambda F, x: F.adaptive_max_pool2d(x, (2, 3)), (1, 2, 5, 7)),
+    (lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False),
+     (2, 2, 5, 5)),
+    (lambda F, x: F.avg_pool1d(x, 2), (2, 2, 4)),
+    (lambda F, x: F.adaptive_avg_pool2d(x, (2, 3)), (1, 2, 5, 7)),
+    (lambda F, x: F.unfold(x, 2, padding=1, stride=2), (1, 2, 3, 4)),
+    (lambda F, x: F.fold(x, (4, 5), 2), (2, 8, 12)),
+])
+def test_pool_fold_double_backward(fn, shape):
+    a = np.random.default_rng(6).standard_normal(shape)
+    got = _second_order(ptcore, lambda lib, F, x: fn(F, x), a)
+    want = _second_order(torch, lambda lib, F, x: fn(F, x), a)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)

@@ -39,7 +39,6 @@ def _kernels(device):
 
 
 from ptcore.autograd import Function as _Function  # noqa: E402
-from ptcore.autograd import once_differentiable as _once_differentiable  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -132,71 +131,102 @@ def _c5(t, shape, dt):
 # ---------------------------------------------------------------------------
 # convolution
 # ---------------------------------------------------------------------------
-class _ConvFn(_Function):
-    """y = conv(x, w) + b on (N, C, *spatial) tensors, 1 <= nd <= 3 spatial dims.
+def _prim(kind, a, b, bias, geo, out_shape):
+    """Run one convolution primitive on natural-shaped ``(N, C, *spatial)``
+    tensors; returns a tensor of ``out_shape`` in ``a``'s dtype.
 
-    ``geo`` = (nd, stride, pad_left, dilation, groups, out_spatial), all 3-tuples
-    (ints for nd/groups).  The output size may be smaller/larger on the right
-    than symmetric padding gives ('same' padding)."""
+    kind ``"fwd"``: y = conv(x=a, w=b) + bias; ``"bx"``: gx = input gradient
+    of the conv for gy=a, w=b (+ bias: also the transposed convolution);
+    ``"bw"``: gw = weight gradient for x=a, gy=b.  float16/bfloat16 compute in
+    float32, as PyTorch's CPU kernels do."""
+    nd, stride, pad, dil, groups = geo[:5]
+    odt = a.dtype
+    dt = _compute_dtype(odt)
+    a5 = _c5(a, tuple(a.shape[:2]) + _to5(a.shape[2:], nd), dt)
+    b5 = _c5(b, tuple(b.shape[:2]) + _to5(b.shape[2:], nd), dt)
+    bias5 = None if bias is None else _c5(bias, (bias.shape[0],), dt)
+    out5 = tuple(out_shape[:2]) + _to5(out_shape[2:], nd)
+    out = ptcore.empty(out5, dtype=dt)
+    if out.numel():
+        if a5.numel() and b5.numel():
+            K = _kernels(a.device)
+            if kind == "fwd":
+                K.conv_forward(a5, b5, bias5, out, tuple(b5.shape[2:]), stride, pad, dil, groups)
+            elif kind == "bx":
+                K.conv_backward_input(a5, b5, bias5, out, tuple(b5.shape[2:]), stride, pad, dil,
+                                      groups)
+            else:
+                K.conv_backward_weight(a5, b5, out, out5[2:], stride, pad, dil, groups)
+        elif bias5 is not None:
+            out.copy_(bias5.reshape((1, out5[1], 1, 1, 1)).expand(out5))
+        else:
+            out.zero_()
+    out = out.reshape(tuple(out_shape))
+    return out if dt == odt else out.to(odt)
+
+
+def _bias_grad(g):
+    return g.sum([0] + list(range(2, g.dim())))
+
+
+# The three primitives are each other's derivatives, so every gradient is
+# itself differentiable (double backward, gradient penalties):
+#   <conv(x, w), gy> = <x, bx(gy, w)> = <w, bw(x, gy)>.
+class _ConvFwd(_Function):
+    """y = conv(x, w) + b, of shape ``yshape``."""
 
     @staticmethod
-    def forward(ctx, x, w, b, geo):
-        nd, stride, pad, dil, groups, osz = geo
-        K = _kernels(x.device)
-        dt = _compute_dtype(x.dtype)
-        N, C = x.shape[0], x.shape[1]
-        x5 = _c5(x, (N, C) + _to5(x.shape[2:], nd), dt)
-        w5 = _c5(w, tuple(w.shape[:2]) + _to5(w.shape[2:], nd), dt)
-        b5 = None if b is None else _c5(b, (b.shape[0],), dt)
-        OC = w.shape[0]
-        y = ptcore.empty((N, OC) + osz, dtype=dt)
-        if y.numel():
-            K.conv_forward(x5, w5, b5, y, tuple(w5.shape[2:]), stride, pad, dil, groups)
-        ctx.save_for_backward(x5, w5)
+    def forward(ctx, x, w, b, geo, yshape):
+        ctx.save_for_backward(x, w)
         ctx.geo = geo
-        ctx.shapes = (x.shape, w.shape, x.dtype)
-        y = y.reshape((N, OC) + tuple(osz[3 - nd:]))
-        return y if dt == x.dtype else y.to(x.dtype)
+        return _prim("fwd", x, w, b, geo, yshape)
 
     @staticmethod
-    @_once_differentiable
     def backward(ctx, gy):
-        x5, w5 = ctx.saved_tensors
-        nd, stride, pad, dil, groups, osz = ctx.geo
-        xshape, wshape, odt = ctx.shapes
-        K = _kernels(gy.device)
-        dt = x5.dtype
+        x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        N = x5.shape[0]
-        gy5 = _c5(gy, (N, w5.shape[0]) + osz, dt)
-        gx = gw = gb = None
-        if needs[0]:
-            gx = ptcore.empty(x5.shape, dtype=dt)
-            if gx.numel():
-                if gy5.numel():
-                    K.conv_backward_input(gy5, w5, None, gx, tuple(w5.shape[2:]), stride, pad,
-                                          dil, groups)
-                else:
-                    gx.zero_()
-            gx = gx.reshape(xshape)
-            if dt != odt:
-                gx = gx.to(odt)
-        if needs[1]:
-            gw = ptcore.empty(w5.shape, dtype=dt)
-            if gw.numel():
-                if gy5.numel() and x5.numel():
-                    K.conv_backward_weight(x5, gy5, gw, tuple(w5.shape[2:]), stride, pad, dil,
-                                           groups)
-                else:
-                    gw.zero_()
-            gw = gw.reshape(wshape)
-            if dt != odt:
-                gw = gw.to(odt)
-        if len(needs) > 2 and needs[2]:
-            gb = gy5.sum((0, 2, 3, 4))
-            if dt != odt:
-                gb = gb.to(odt)
-        return gx, gw, gb, None
+        gx = _ConvBwdX.apply(gy, w, None, ctx.geo, tuple(x.shape)) if needs[0] else None
+        gw = _ConvBwdW.apply(x, gy, ctx.geo, tuple(w.shape)) if needs[1] else None
+        gb = _bias_grad(gy) if needs[2] else None
+        return gx, gw, gb, None, None
+
+
+class _ConvBwdX(_Function):
+    """gx = input gradient of conv(., w) for ``gy`` (+ b), of shape ``xshape``:
+    also the transposed convolution of ``gy`` (its ``b`` is then the bias)."""
+
+    @staticmethod
+    def forward(ctx, gy, w, b, geo, xshape):
+        ctx.save_for_backward(gy, w)
+        ctx.geo = geo
+        return _prim("bx", gy, w, b, geo, xshape)
+
+    @staticmethod
+    def backward(ctx, g):
+        gy, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        ggy = _ConvFwd.apply(g, w, None, ctx.geo, tuple(gy.shape)) if needs[0] else None
+        gw = _ConvBwdW.apply(g, gy, ctx.geo, tuple(w.shape)) if needs[1] else None
+        gb = _bias_grad(g) if needs[2] else None
+        return ggy, gw, gb, None, None
+
+
+class _ConvBwdW(_Function):
+    """gw = weight gradient of conv(x, .) for ``gy``, of shape ``wshape``."""
+
+    @staticmethod
+    def forward(ctx, x, gy, geo, wshape):
+        ctx.save_for_backward(x, gy)
+        ctx.geo = geo
+        return _prim("bw", x, gy, None, geo, wshape)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, gy = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        gx = _ConvBwdX.apply(gy, g, None, ctx.geo, tuple(x.shape)) if needs[0] else None
+        ggy = _ConvFwd.apply(x, g, None, ctx.geo, tuple(gy.shape)) if needs[1] else None
+        return gx, ggy, None, None
 
 
 def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
@@ -281,7 +311,8 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     x, geo, unbatched = _prepare_conv(input, weight, bias, stride, padding, dilation, groups,
                                       nd, name)
-    y = _ConvFn.apply(x, weight, bias, geo)
+    nd, osz = geo[0], geo[5]
+    y = _ConvFwd.apply(x, weight, bias, geo, (x.shape[0], weight.shape[0]) + tuple(osz[3 - nd:]))
     return y.squeeze(0) if unbatched else y
 
 
@@ -359,77 +390,6 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 # ---------------------------------------------------------------------------
 # transposed convolution
 # ---------------------------------------------------------------------------
-class _ConvTransposeFn(_Function):
-    """y = conv_transpose(x, w) + b: the input gradient of the convolution
-    from y's size to x's size with weight ``w`` (C_in, C_out / groups, *k)."""
-
-    @staticmethod
-    def forward(ctx, x, w, b, geo):
-        nd, stride, pad, dil, groups, osz = geo
-        K = _kernels(x.device)
-        dt = _compute_dtype(x.dtype)
-        N, C = x.shape[0], x.shape[1]
-        isz = _to5(x.shape[2:], nd)
-        x5 = _c5(x, (N, C) + isz, dt)
-        w5 = _c5(w, tuple(w.shape[:2]) + _to5(w.shape[2:], nd), dt)
-        b5 = None if b is None else _c5(b, (b.shape[0],), dt)
-        OC = w.shape[1] * groups
-        y = ptcore.empty((N, OC) + osz, dtype=dt)
-        if y.numel():
-            if x5.numel():
-                K.conv_backward_input(x5, w5, b5, y, tuple(w5.shape[2:]), stride, pad, dil,
-                                      groups)
-            elif b5 is not None:
-                y.copy_(b5.reshape((1, OC, 1, 1, 1)).expand(y.shape))
-            else:
-                y.zero_()
-        ctx.save_for_backward(x5, w5)
-        ctx.geo = geo
-        ctx.shapes = (x.shape, w.shape, x.dtype)
-        y = y.reshape((N, OC) + tuple(osz[3 - nd:]))
-        return y if dt == x.dtype else y.to(x.dtype)
-
-    @staticmethod
-    @_once_differentiable
-    def backward(ctx, gy):
-        x5, w5 = ctx.saved_tensors
-        nd, stride, pad, dil, groups, osz = ctx.geo
-        xshape, wshape, odt = ctx.shapes
-        K = _kernels(gy.device)
-        dt = x5.dtype
-        needs = ctx.needs_input_grad
-        N = x5.shape[0]
-        gy5 = _c5(gy, (N, w5.shape[1] * groups) + osz, dt)
-        gx = gw = gb = None
-        if needs[0]:
-            gx = ptcore.empty(x5.shape, dtype=dt)
-            if gx.numel():
-                if gy5.numel():
-                    K.conv_forward(gy5, w5, None, gx, tuple(w5.shape[2:]), stride, pad, dil,
-                                   groups)
-                else:
-                    gx.zero_()
-            gx = gx.reshape(xshape)
-            if dt != odt:
-                gx = gx.to(odt)
-        if needs[1]:
-            gw = ptcore.empty(w5.shape, dtype=dt)
-            if gw.numel():
-                if gy5.numel() and x5.numel():
-                    K.conv_backward_weight(gy5, x5, gw, tuple(w5.shape[2:]), stride, pad, dil,
-                                           groups)
-                else:
-                    gw.zero_()
-            gw = gw.reshape(wshape)
-            if dt != odt:
-                gw = gw.to(odt)
-        if len(needs) > 2 and needs[2]:
-            gb = gy5.sum((0, 2, 3, 4))
-            if dt != odt:
-                gb = gb.to(odt)
-        return gx, gw, gb, None
-
-
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
                     name):
     _check_tensor(input, name, "input")
@@ -499,7 +459,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
             f"Output size is too small")
     geo = (nd, _pad5(stride, nd, 1), _pad5(padding, nd, 0), _pad5(dilation, nd, 1), groups,
            _pad5(osz, nd, 1))
-    y = _ConvTransposeFn.apply(x, weight, bias, geo)
+    y = _ConvBwdX.apply(x, weight, bias, geo,
+                        (x.shape[0], weight.shape[1] * groups) + tuple(osz))
     return y.squeeze(0) if unbatched else y
 
 
@@ -589,13 +550,9 @@ class _UnfoldFn(_Function):
         return col if dt == x.dtype else col.to(x.dtype)
 
     @staticmethod
-    @_once_differentiable
     def backward(ctx, g):
-        kernel, stride, pad, dil, osz = ctx.geo
-        xshape, odt = ctx.shapes
-        dt = _compute_dtype(odt)
-        gx = _fold_kernel(g, xshape, kernel, stride, pad, dil, osz, dt)
-        return (gx if dt == odt else gx.to(odt)), None
+        # fold and unfold are each other's adjoints: twice differentiable
+        return _FoldFn.apply(g, ctx.geo, ctx.shapes[0]), None
 
 
 def _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt):
@@ -622,18 +579,8 @@ class _FoldFn(_Function):
         return out if dt == col.dtype else out.to(col.dtype)
 
     @staticmethod
-    @_once_differentiable
     def backward(ctx, g):
-        kernel, stride, pad, dil, osz = ctx.geo
-        cshape, odt = ctx.shapes
-        K = _kernels(g.device)
-        dt = _compute_dtype(odt)
-        N = g.shape[0]
-        g5 = _c5(g, (N, g.shape[1], 1) + tuple(g.shape[2:]), dt)
-        col = ptcore.empty(cshape, dtype=dt)
-        if col.numel():
-            K.unfold_into(g5, col, osz, kernel, stride, pad, dil)
-        return (col if dt == odt else col.to(odt)), None, None
+        return _UnfoldFn.apply(g, ctx.geo), None, None
 
 
 def _fold_args(kernel_size, dilation, padding, stride):

@@ -13,7 +13,7 @@ import operator
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.nn.functional._conv import (
-    _Function, _once_differentiable, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
+    _Function, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
 )
 
 __all__ = [
@@ -141,11 +141,35 @@ class _MaxPoolFn(_Function):
         return y, ind
 
     @staticmethod
-    @_once_differentiable
     def backward(ctx, gy, gind=None):
         (ind,) = ctx.saved_tensors
         xshape, odt, nd = ctx.meta
-        return _max_pool_backward(gy, ind, xshape, odt, nd), None, None, None
+        return _MaxPoolBwd.apply(gy, ind, xshape, odt, nd), None, None, None
+
+
+class _MaxPoolBwd(_Function):
+    """gx = scatter of ``gy`` to the argmax positions ``ind``; its own
+    gradient gathers at the same positions (so max pooling is twice
+    differentiable, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, gy, ind, xshape, odt, nd):
+        ctx.save_for_backward(ind)
+        ctx.meta = (tuple(gy.shape), xshape, nd)
+        return _max_pool_backward(gy, ind, xshape, odt, nd)
+
+    @staticmethod
+    def backward(ctx, gg):
+        (ind,) = ctx.saved_tensors
+        yshape, xshape, nd = ctx.meta
+        lead = xshape[:len(xshape) - nd]
+        P = 1
+        for s in lead:
+            P *= s
+        if gg.numel() == 0 or ind.numel() == 0:
+            return ptcore.zeros(yshape, dtype=gg.dtype), None, None, None, None
+        ggy = gg.reshape((P, -1)).gather(1, ind.reshape((P, -1)))
+        return ggy.reshape(yshape), None, None, None, None
 
 
 def _max_pool_backward(gy, ind, xshape, odt, nd):
@@ -330,14 +354,23 @@ class _AvgPoolFn(_Function):
         y = ptcore.empty((xp.shape[0], L), dtype=dt)
         if y.numel():
             _kernels(xp.device).avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div, False)
-        ctx.meta = (x.shape, x.dtype, nd, win, sp, dt)
+        ctx.meta = (x.shape, x.dtype, nd, win, sp, dt, fname)
         y = y.reshape(lead + tuple(out_sp))
         return y if dt == x.dtype else y.to(x.dtype)
 
     @staticmethod
-    @_once_differentiable
     def backward(ctx, gy):
-        xshape, odt, nd, win, sp, dt = ctx.meta
+        return _AvgPoolBwd.apply(gy, ctx.meta), None, None, None
+
+
+class _AvgPoolBwd(_Function):
+    """gx = the adjoint of average pooling applied to ``gy``; its own gradient
+    is average pooling again (twice differentiable, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, gy, meta):
+        ctx.meta = meta
+        xshape, odt, nd, win, sp, dt, _ = meta
         starts, ends, factors, div, out_sp = win
         P = 1
         for s in xshape[:len(xshape) - nd]:
@@ -349,12 +382,17 @@ class _AvgPoolFn(_Function):
         if gx.numel():
             if gy.numel():
                 gyp = gy.to(dt).contiguous().reshape((P, -1))
-                _kernels(gx.device).avg_pool(gx, gyp, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div,
-                                    True)
+                _kernels(gx.device).avg_pool(gx, gyp, tuple(_pad3(sp, nd, 1)), starts, ends,
+                                             factors, div, True)
             else:
                 gx.zero_()
         gx = gx.reshape(xshape)
-        return (gx if dt == odt else gx.to(odt)), None, None, None
+        return gx if dt == odt else gx.to(odt)
+
+    @staticmethod
+    def backward(ctx, gg):
+        nd, win, fname = ctx.meta[2], ctx.meta[3], ctx.meta[6]
+        return _AvgPoolFn.apply(gg, nd, win, fname), None
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
