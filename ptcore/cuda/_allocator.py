@@ -352,18 +352,34 @@ class Block:
                 f"pool={'small' if self.is_small else 'large'}, {state})")
 
 
-def _inc(stat, n):
-    c = stat[0] + n
-    stat[0] = c
-    if c > stat[1]:
-        stat[1] = c
-    stat[2] += n
+def _inc2(pair, n):
+    # Stat::increase of a stat for "all" and for the block's pool
+    s = pair[0]
+    c = s[0] + n
+    s[0] = c
+    if c > s[1]:
+        s[1] = c
+    s[2] += n
+    s = pair[1]
+    c = s[0] + n
+    s[0] = c
+    if c > s[1]:
+        s[1] = c
+    s[2] += n
 
 
-def _dec(stat, n):
-    stat[0] -= n
-    stat[3] += n
+def _dec2(pair, n):
+    # Stat::decrease for "all" and the block's pool
+    s = pair[0]
+    s[0] -= n
+    s[3] += n
+    s = pair[1]
+    s[0] -= n
+    s[3] += n
 
+
+(_S_ALLOCATION, _S_SEGMENT, _S_ACTIVE, _S_INACTIVE_SPLIT, _S_ALLOCATED_BYTES,
+ _S_RESERVED_BYTES, _S_ACTIVE_BYTES, _S_INACTIVE_SPLIT_BYTES, _S_REQUESTED_BYTES) = range(9)
 
 _owner_ids = itertools.count(1)
 
@@ -405,6 +421,10 @@ class CachingAllocator:
         self._fraction = 1.0
         self._stats = {name: [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
                        for name in _STAT_ARRAYS}
+        # _pairs[is_small][_S_X] = (stats of "all", stats of the pool) for stat X
+        self._pairs = tuple(tuple((self._stats[name][_ALL], self._stats[name][pool])
+                                  for name in _STAT_ARRAYS)
+                            for pool in (_LARGE, _SMALL))
         self._oversize_allocations = [0, 0, 0, 0]
         self._oversize_segments = [0, 0, 0, 0]
         self._counters = dict.fromkeys(_COUNTERS, 0)
@@ -570,12 +590,9 @@ class CachingAllocator:
             return None
         self._total_allocated_memory += alloc_size
         block = Block(ptr, alloc_size, stream, is_small, self._id)
-        pool = _SMALL if is_small else _LARGE
-        st = self._stats
-        _inc(st["segment"][_ALL], 1)
-        _inc(st["segment"][pool], 1)
-        _inc(st["reserved_bytes"][_ALL], alloc_size)
-        _inc(st["reserved_bytes"][pool], alloc_size)
+        pr = self._pairs[is_small]
+        _inc2(pr[_S_SEGMENT], 1)
+        _inc2(pr[_S_RESERVED_BYTES], alloc_size)
         self._counters["num_device_alloc"] += 1
         return block
 
@@ -583,8 +600,7 @@ class CachingAllocator:
         # block: a free block (not in any free list) of size >= rsize.
         # A fresh Block object always goes to the caller, so a stale handle
         # of an earlier allocation can never free this one.
-        st = self._stats
-        pool = _SMALL if block.is_small else _LARGE
+        pr = self._pairs[block.is_small]
         remaining = block.size - rsize
         split = remaining >= kMinBlockSize if block.is_small else remaining > kSmallSize
         already_split = block.prev is not None or block.next is not None
@@ -600,13 +616,10 @@ class CachingAllocator:
             block.size = remaining
             self._insert_free(block)
             if already_split:
-                _dec(st["inactive_split_bytes"][_ALL], rsize)
-                _dec(st["inactive_split_bytes"][pool], rsize)
+                _dec2(pr[_S_INACTIVE_SPLIT_BYTES], rsize)
             else:
-                _inc(st["inactive_split_bytes"][_ALL], remaining)
-                _inc(st["inactive_split_bytes"][pool], remaining)
-                _inc(st["inactive_split"][_ALL], 1)
-                _inc(st["inactive_split"][pool], 1)
+                _inc2(pr[_S_INACTIVE_SPLIT_BYTES], remaining)
+                _inc2(pr[_S_INACTIVE_SPLIT], 1)
         else:
             # new replaces block in the segment's list
             new.size = block.size
@@ -616,30 +629,24 @@ class CachingAllocator:
             block.prev = block.next = None
             block.owner = 0
             if already_split:
-                _dec(st["inactive_split_bytes"][_ALL], new.size)
-                _dec(st["inactive_split_bytes"][pool], new.size)
-                _dec(st["inactive_split"][_ALL], 1)
-                _dec(st["inactive_split"][pool], 1)
+                _dec2(pr[_S_INACTIVE_SPLIT_BYTES], new.size)
+                _dec2(pr[_S_INACTIVE_SPLIT], 1)
         new.allocated = True
         new.requested_size = orig_size
         self._active[new.ptr] = new
         size = new.size
-        for t in (_ALL, pool):
-            _inc(st["allocation"][t], 1)
-            _inc(st["allocated_bytes"][t], size)
-            _inc(st["active"][t], 1)
-            _inc(st["active_bytes"][t], size)
-            _inc(st["requested_bytes"][t], orig_size)
+        _inc2(pr[_S_ALLOCATION], 1)
+        _inc2(pr[_S_ALLOCATED_BYTES], size)
+        _inc2(pr[_S_ACTIVE], 1)
+        _inc2(pr[_S_ACTIVE_BYTES], size)
+        _inc2(pr[_S_REQUESTED_BYTES], orig_size)
         return new
 
     def _free_locked(self, block):
         block.allocated = False
-        st = self._stats
-        pool = _SMALL if block.is_small else _LARGE
-        _dec(st["allocation"][_ALL], 1)
-        _dec(st["allocation"][pool], 1)
-        _dec(st["allocated_bytes"][_ALL], block.size)
-        _dec(st["allocated_bytes"][pool], block.size)
+        pr = self._pairs[block.is_small]
+        _dec2(pr[_S_ALLOCATION], 1)
+        _dec2(pr[_S_ALLOCATED_BYTES], block.size)
         if block.stream_uses:
             self._insert_events(block)
         else:
@@ -649,8 +656,7 @@ class CachingAllocator:
     def _free_block(self, block):
         # moves a block (not allocated, no pending events) into the cache,
         # merging it with free neighbours of its segment
-        st = self._stats
-        pool = _SMALL if block.is_small else _LARGE
+        pr = self._pairs[block.is_small]
         original_size = block.size
         requested = block.requested_size
         del self._active[block.ptr]
@@ -684,18 +690,17 @@ class CachingAllocator:
         if block.prev is not None or block.next is not None:
             d_count += 1
             d_bytes += block.size
-        for t in (_ALL, pool):
-            if d_count > 0:
-                _inc(st["inactive_split"][t], d_count)
-            elif d_count < 0:
-                _dec(st["inactive_split"][t], -d_count)
-            if d_bytes > 0:
-                _inc(st["inactive_split_bytes"][t], d_bytes)
-            elif d_bytes < 0:
-                _dec(st["inactive_split_bytes"][t], -d_bytes)
-            _dec(st["active"][t], 1)
-            _dec(st["active_bytes"][t], original_size)
-            _dec(st["requested_bytes"][t], requested)
+        if d_count > 0:
+            _inc2(pr[_S_INACTIVE_SPLIT], d_count)
+        elif d_count < 0:
+            _dec2(pr[_S_INACTIVE_SPLIT], -d_count)
+        if d_bytes > 0:
+            _inc2(pr[_S_INACTIVE_SPLIT_BYTES], d_bytes)
+        elif d_bytes < 0:
+            _dec2(pr[_S_INACTIVE_SPLIT_BYTES], -d_bytes)
+        _dec2(pr[_S_ACTIVE], 1)
+        _dec2(pr[_S_ACTIVE_BYTES], original_size)
+        _dec2(pr[_S_REQUESTED_BYTES], requested)
 
     def _insert_events(self, block):
         streams = block.stream_uses
@@ -747,7 +752,6 @@ class CachingAllocator:
         # empty_cache semantics: wait for pending cross-stream frees, then give
         # every entirely free segment back to the backend
         self._synchronize_and_free_events()
-        st = self._stats
         raw_free = self.backend.raw_free
         for key, lst in list(self._free.items()):
             keep = []
@@ -758,11 +762,9 @@ class CachingAllocator:
                     continue
                 raw_free(block.ptr)
                 self._total_allocated_memory -= block.size
-                pool = _SMALL if block.is_small else _LARGE
-                _dec(st["segment"][_ALL], 1)
-                _dec(st["segment"][pool], 1)
-                _dec(st["reserved_bytes"][_ALL], block.size)
-                _dec(st["reserved_bytes"][pool], block.size)
+                pr = self._pairs[block.is_small]
+                _dec2(pr[_S_SEGMENT], 1)
+                _dec2(pr[_S_RESERVED_BYTES], block.size)
                 self._counters["num_device_free"] += 1
                 block.owner = 0
             if keep:
