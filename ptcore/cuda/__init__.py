@@ -8,6 +8,16 @@ when a device is actually used.
 import importlib.util as _ilu
 
 from ptcore import _tensor as _C
+# The caching allocator's bookkeeping is pure Python and needs no driver:
+# before a device backend is attached these report what torch reports before
+# CUDA is initialised (empty stats, zero bytes); the mutating ones raise.
+from ptcore.cuda._allocator import (  # noqa: F401
+    OutOfMemoryError, caching_allocator_alloc, caching_allocator_delete, empty_cache,
+    get_per_process_memory_fraction, max_memory_allocated, max_memory_reserved,
+    mem_get_info, memory_allocated, memory_reserved, memory_snapshot, memory_stats,
+    memory_stats_as_nested_dict, memory_summary, reset_accumulated_memory_stats,
+    reset_peak_memory_stats, set_per_process_memory_fraction,
+)
 
 _reason = None
 
