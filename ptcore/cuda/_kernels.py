@@ -114,6 +114,7 @@ from ptcore.cuda._prelude import PRELUDE, MAX_DIMS
 __all__ = [
     "DTYPES", "TAGS", "UNARY", "BINARY", "TERNARY", "REDUCE", "program_source",
     "all_kernels", "kernel", "kernel_name", "philox_blocks", "philox_uniform_args", "MAX_DIMS",
+    "pack_params", "pack_strided", "collapse_dims",
 ]
 
 # dtype -> (tag, storage C type, compute C type, kind)
@@ -344,7 +345,7 @@ def _ew_kernel(name, out_dt, in_dts, var_names, compute_dt, expr, variant):
     compute type ``T`` of ``compute_dt`` and stored as ``out_dt``.
     """
     K = 1 + len(in_dts)
-    params = [f"long long n", f"{_storage(out_dt)}* out"]
+    params = ["long long n", f"{_storage(out_dt)}* out"]
     params += [f"const {_storage(d)}* in{k}" for k, d in enumerate(in_dts)]
     params.append("ptc_params p")
     if variant == "s":
@@ -1024,7 +1025,7 @@ def _random_kernels(dt):
             f"        for (int j = 0; j < {per}; ++j) {{\n"
             f"            const long long s = q * {per} + j;\n"
             f"            if (s >= n) break;\n"
-            f"            out[s] = {_store(dt, '__dadd_rn(mean, __dmul_rn(std, z[j]))') if dt != 'float64' else '__dadd_rn(mean, __dmul_rn(std, z[j]))'};\n"
+            f"            out[s] = {_store(dt, '__dadd_rn(mean, __dmul_rn(std, z[j]))')};\n"
             f"        }}\n    }}\n}}\n")
     return [(uname, uni), (nname, norm)]
 
@@ -1141,7 +1142,6 @@ def kernel(name):
 
 def program_source(names):
     """Prelude + the family preludes needed + the bodies of ``names`` (one program)."""
-    reg = all_kernels()
     fams = []
     bodies = []
     for n in names:
@@ -1150,5 +1150,71 @@ def program_source(names):
         if extra is not None and extra not in fams:
             fams.append(extra)
         bodies.append(src)
-    del reg
     return PRELUDE + "".join(fams) + "\n".join(bodies)
+
+
+# ---------------------------------------------------------------------------
+# host side of the ABI: argument packing and dimension collapsing
+# ---------------------------------------------------------------------------
+
+def pack_params(d0=0.0, d1=0.0, d2=0.0, i0=0, i1=0):
+    """The 40 bytes of a ``ptc_params`` struct (little endian, as on every CUDA host)."""
+    import struct
+    return struct.pack("<3d2q", float(d0), float(d1), float(d2), int(i0), int(i1))
+
+
+def pack_strided(sizes, strides):
+    """The bytes of a ``ptc_strided<K>`` struct, ``K = len(strides)``.
+
+    ``sizes`` has ``1 <= ndim <= MAX_DIMS`` entries; ``strides[k]`` gives
+    operand k's element strides (operand 0 is the output).
+    """
+    import struct
+    sizes = [int(s) for s in sizes]
+    ndim = len(sizes)
+    if not 1 <= ndim <= MAX_DIMS:
+        raise ValueError(f"ptc_strided supports 1 to {MAX_DIMS} dims, got {ndim} (sizes {sizes})")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"negative size in {sizes}")
+    vals = [ndim] + sizes + [0] * (MAX_DIMS - ndim)
+    for k, st in enumerate(strides):
+        st = [int(x) for x in st]
+        if len(st) != ndim:
+            raise ValueError(f"operand {k} has {len(st)} strides for {ndim} dims")
+        vals += st + [0] * (MAX_DIMS - ndim)
+    return struct.pack(f"<{len(vals)}q", *vals)
+
+
+def collapse_dims(sizes, strides):
+    """Drop size-1 dims and merge dims that are contiguous for every operand.
+
+    Returns ``(sizes, strides)`` describing the same element -> offset map
+    (C order over ``sizes``) with as few dims as possible (at least one).
+    Raises ValueError when more than ``MAX_DIMS`` dims remain; the caller
+    then makes a contiguous copy first.
+    """
+    sizes = [int(s) for s in sizes]
+    strides = [[int(x) for x in st] for st in strides]
+    for k, st in enumerate(strides):
+        if len(st) != len(sizes):
+            raise ValueError(f"operand {k} has {len(st)} strides for {len(sizes)} dims")
+    if any(s == 0 for s in sizes):
+        return [0], [[0] for _ in strides]
+    keep = [d for d, s in enumerate(sizes) if s != 1]
+    out_sizes = []
+    out_strides = [[] for _ in strides]
+    for d in keep:
+        if out_sizes and all(out_strides[k][-1] == strides[k][d] * sizes[d] for k in range(len(strides))):
+            out_sizes[-1] *= sizes[d]
+            for k in range(len(strides)):
+                out_strides[k][-1] = strides[k][d]
+        else:
+            out_sizes.append(sizes[d])
+            for k in range(len(strides)):
+                out_strides[k].append(strides[k][d])
+    if not out_sizes:
+        return [1], [[0] for _ in strides]
+    if len(out_sizes) > MAX_DIMS:
+        raise ValueError(f"{len(out_sizes)} dims remain after collapsing sizes {sizes}; the strided "
+                         f"kernels take at most {MAX_DIMS}")
+    return out_sizes, out_strides

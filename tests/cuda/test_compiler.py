@@ -463,3 +463,63 @@ def test_cache_dir_default_and_env(monkeypatch):
     assert C.cache_dir() == os.path.join(os.path.expanduser("~"), ".cache", "ptcore", "kernels")
     monkeypatch.setenv("PTCORE_CACHE_DIR", "/some/where")
     assert C.cache_dir() == "/some/where"
+
+
+# ---------------------------------------------------------------------------
+# host side of the ABI
+# ---------------------------------------------------------------------------
+
+def _offsets(sizes, strides, i):
+    """Python copy of the prelude's ptc_offsets (dim 0 outermost)."""
+    o = [0] * len(strides)
+    for d in range(len(sizes) - 1, -1, -1):
+        if d == 0:
+            c = i
+        else:
+            i, c = divmod(i, sizes[d])
+        for k, st in enumerate(strides):
+            o[k] += c * st[d]
+    return o
+
+
+def test_pack_params_and_strided_layout():
+    import struct
+    b = K.pack_params(1.5, -2.0, 3.25, -7, 2**40)
+    assert len(b) == 40 and struct.unpack("<3d2q", b) == (1.5, -2.0, 3.25, -7, 2**40)
+    b = K.pack_strided([2, 3], [[3, 1], [1, 2], [0, 5]])
+    assert len(b) == 8 + 8 * K.MAX_DIMS * 4
+    vals = struct.unpack(f"<{len(b) // 8}q", b)
+    M = K.MAX_DIMS
+    assert vals[0] == 2 and vals[1:3] == (2, 3) and vals[1 + M:1 + M + 2] == (3, 1)
+    assert vals[1 + 2 * M:1 + 2 * M + 2] == (1, 2) and vals[1 + 3 * M:1 + 3 * M + 2] == (0, 5)
+    with pytest.raises(ValueError, match="1 to 8 dims"):
+        K.pack_strided([2] * 9, [[1] * 9])
+    with pytest.raises(ValueError, match="operand 1 has 1 strides for 2 dims"):
+        K.pack_strided([2, 2], [[2, 1], [1]])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_collapse_dims_preserves_every_offset(seed):
+    rng = np.random.default_rng(seed)
+    ndim = int(rng.integers(1, 7))
+    sizes = [int(s) for s in rng.integers(1, 4, ndim)]
+    # out C-contiguous, in0 a permuted / sliced layout, in1 broadcast along random dims
+    out = [int(np.prod(sizes[d + 1:])) for d in range(ndim)]
+    perm = rng.permutation(ndim)
+    base = [int(np.prod([sizes[p] for p in perm[j + 1:]])) for j in range(ndim)]
+    in0 = [0] * ndim
+    for j, p in enumerate(perm):
+        in0[p] = base[j] * (2 if seed % 2 else 1)
+    in1 = [0 if rng.random() < 0.5 else out[d] for d in range(ndim)]
+    strides = [out, in0, in1]
+    cs, cst = K.collapse_dims(sizes, strides)
+    assert 1 <= len(cs) <= ndim and int(np.prod(cs)) == int(np.prod(sizes))
+    n = int(np.prod(sizes))
+    for i in range(n):
+        assert _offsets(cs, cst, i) == _offsets(sizes, strides, i)
+    if seed == 0:
+        assert K.collapse_dims([4, 5, 6], [[30, 6, 1]]) == ([120], [[1]])
+        assert K.collapse_dims([1, 1], [[1, 1], [0, 0]]) == ([1], [[0], [0]])
+        assert K.collapse_dims([3, 0], [[1, 1]]) == ([0], [[0]])
+        with pytest.raises(ValueError, match="9 dims remain"):
+            K.collapse_dims([2] * 9, [[3 ** (8 - d) for d in range(9)]])
