@@ -108,6 +108,15 @@ Families (``T`` = storage type of the kernel's dtype, ``B`` = unsigned char):
   ``philox_blocks(dtype, n)``.
 
 Elementwise kernels are grid-stride loops: any 1-D grid and block work.
+Integer division/remainder by zero yields 0 (the CPU kernels raise; a
+launcher wanting that error checks the divisor first).  Out-of-range
+float -> integer casts follow CUDA's saturating conversion (float -> uint8 /
+int8 / int16 goes through int64, as c10's ``static_cast_with_inter_type``).
+
+Host helpers: :func:`pack_params` and :func:`pack_strided` give the exact
+bytes of the two structs (what ``kernelParams`` entries point at), and
+:func:`collapse_dims` drops size-1 dims and merges dims that are contiguous
+for every operand before a strided launch.
 """
 from ptcore.cuda._prelude import PRELUDE, MAX_DIMS
 
