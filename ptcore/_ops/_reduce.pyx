@@ -182,6 +182,7 @@ cdef extern from *:
     typedef float S##_sf __attribute__((vector_size(4 * (WS)))); \\
     typedef double S##_sd __attribute__((vector_size(4 * (WS)))); \\
     typedef int64_t S##_sl __attribute__((vector_size(4 * (WS)))); \\
+    typedef int32_t S##_si __attribute__((vector_size(4 * (WS)))); \\
     typedef float S##_hf __attribute__((vector_size(2 * (WS)))); \\
     PTCR_AI S##_vf S##_ldf(const float* p) { S##_vf v; memcpy(&v, p, sizeof v); return v; } \\
     PTCR_AI void S##_stf(float* p, S##_vf v) { memcpy(p, &v, sizeof v); } \\
@@ -196,11 +197,12 @@ cdef extern from *:
     PTCR_AI S##_vf S##_self(S##_vi m, S##_vf a, S##_vf b) { return (S##_vf)(((S##_vi)a & m) | ((S##_vi)b & ~m)); } \\
     PTCR_AI S##_vd S##_seld(S##_vl m, S##_vd a, S##_vd b) { return (S##_vd)(((S##_vl)a & m) | ((S##_vl)b & ~m)); } \\
     PTCR_AI S##_sd S##_absd(S##_sd v) { return (S##_sd)((S##_sl)v & (0x7fffffffffffffffLL + (S##_sl){0})); } \\
+    PTCR_AI S##_sf S##_abssf(S##_sf v) { return (S##_sf)((S##_si)v & (0x7fffffff + (S##_si){0})); } \\
     PTCR_VSUM(S##_sum_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \\
     PTCR_VSUM(S##_sum_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \\
-    PTCR_VSUM(S##_sumsq_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumsq_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \\
     PTCR_VSUM(S##_sumsq_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \\
-    PTCR_VSUM(S##_sumabs_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, S##_absd, fabs, PTCR_NOEXTRA, ) \\
+    PTCR_VSUM(S##_sumabs_f32, float, float, S##_sf, (WS), S##_ldsf, S##_abssf, fabsf, PTCR_NOEXTRA, ) \\
     PTCR_VSUM(S##_sumabs_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, S##_absd, fabs, PTCR_NOEXTRA, ) \\
     PTCR_VSUM(S##_sumdev_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \\
               S##_sd vmean = mean + (S##_sd){0};) \\
@@ -340,9 +342,9 @@ cdef extern from *:
     #define PTCR_MEANARG , double mean
     PTCR_SSUM(ptcrbase_sum_f32, float, float, PTCR_ID, PTCR_NOEXTRA)
     PTCR_SSUM(ptcrbase_sum_f64, double, double, PTCR_ID, PTCR_NOEXTRA)
-    PTCR_SSUM(ptcrbase_sumsq_f32, float, double, PTCR_SQ, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumsq_f32, float, float, PTCR_SQ, PTCR_NOEXTRA)
     PTCR_SSUM(ptcrbase_sumsq_f64, double, double, PTCR_SQ, PTCR_NOEXTRA)
-    PTCR_SSUM(ptcrbase_sumabs_f32, float, double, fabs, PTCR_NOEXTRA)
+    PTCR_SSUM(ptcrbase_sumabs_f32, float, float, fabsf, PTCR_NOEXTRA)
     PTCR_SSUM(ptcrbase_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
     PTCR_SSUM(ptcrbase_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
     PTCR_SSUM(ptcrbase_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
@@ -400,9 +402,9 @@ cdef extern from *:
     typedef struct {
         float (*sum_f32)(const float*, ptrdiff_t);
         double (*sum_f64)(const double*, ptrdiff_t);
-        double (*sumsq_f32)(const float*, ptrdiff_t);
+        float (*sumsq_f32)(const float*, ptrdiff_t);
         double (*sumsq_f64)(const double*, ptrdiff_t);
-        double (*sumabs_f32)(const float*, ptrdiff_t);
+        float (*sumabs_f32)(const float*, ptrdiff_t);
         double (*sumabs_f64)(const double*, ptrdiff_t);
         double (*sumdev_f32)(const float*, ptrdiff_t, double);
         double (*sumdev_f64)(const double*, ptrdiff_t, double);
@@ -482,9 +484,9 @@ cdef extern from *:
     const char* ptcr_isa
     float ptcr_sum_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sum_f64(const double* x, Py_ssize_t n) noexcept nogil
-    double ptcr_sumsq_f32(const float* x, Py_ssize_t n) noexcept nogil
+    float ptcr_sumsq_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumsq_f64(const double* x, Py_ssize_t n) noexcept nogil
-    double ptcr_sumabs_f32(const float* x, Py_ssize_t n) noexcept nogil
+    float ptcr_sumabs_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumabs_f64(const double* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumdev_f32(const float* x, Py_ssize_t n, double mean) noexcept nogil
     double ptcr_sumdev_f64(const double* x, Py_ssize_t n, double mean) noexcept nogil
