@@ -123,8 +123,12 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "softmax"
 
 
 def _select_kernel(kind):
-    def kernel(x2d, vals, idx):
-        _K.select_rows(x2d, vals, idx, kind)
+    if kind == "mode":
+        def kernel(x2d, vals, idx):
+            _K.select_rows(x2d, vals, idx, kind)
+    else:       # rows of float32 / float64 / int64
+        def kernel(x2d, vals, idx, _ignore=kind == "nanmedian"):
+            _K.median_rows(x2d, vals, idx, _ignore)
     return kernel
 
 
@@ -1091,10 +1095,11 @@ _export(log_softmax)
 # --------------------------------------------------------------------------
 # median / nanmedian / mode / quantile
 # --------------------------------------------------------------------------
-def _rows(x, d, copy=False):
+def _rows(x, d, copy=False, sel=None):
     """x with dim d moved last, as a contiguous (M, n) tensor in the
-    selection type (float64 / int64); a private copy when ``copy``."""
-    sel = _C.int64 if _is_int_like(x.dtype) else _C.float64
+    selection type ``sel`` (default float64 / int64); a private copy when ``copy``."""
+    if sel is None:
+        sel = _C.int64 if _is_int_like(x.dtype) else _C.float64
     n = x.shape[d] if x.ndim else 1
     xm = x.movedim(d, -1) if x.ndim else x.reshape(1)
     if xm.dtype is not sel:
@@ -1109,8 +1114,14 @@ def _rows(x, d, copy=False):
 
 def _select(kname, x, d, keepdim):
     """(values, indices) of the per-row selection along d."""
-    rows, M, n = _rows(x, d)
     dev = x.device
+    sel = None
+    if kname != "mode":
+        # medians select on the values in the narrowest exact type (float32
+        # for 16-bit floats)
+        sel = (_C.int64 if _is_int_like(x.dtype) else
+               _C.float64 if x.dtype is _C.float64 else _C.float32)
+    rows, M, n = _rows(x, d, sel=sel)
     vals = _empty([M], rows.dtype, dev)
     idx = _empty([M], _C.int64, dev)
     _registry.kernel(kname, dev)(rows, vals, idx)

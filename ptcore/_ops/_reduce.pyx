@@ -2569,105 +2569,6 @@ cdef int _cmp_val_d(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-cdef void _select_d(pair_d* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
-    """Partial sort: a[k] is the k-th smallest in the total order."""
-    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
-    cdef pair_d piv, t
-    while hi > lo:
-        mid = lo + (hi - lo) // 2
-        # median of three to a[mid]
-        if _plt_d(&a[mid], &a[lo]):
-            t = a[mid]; a[mid] = a[lo]; a[lo] = t
-        if _plt_d(&a[hi], &a[lo]):
-            t = a[hi]; a[hi] = a[lo]; a[lo] = t
-        if _plt_d(&a[hi], &a[mid]):
-            t = a[hi]; a[hi] = a[mid]; a[mid] = t
-        piv = a[mid]
-        i = lo
-        j = hi
-        while i <= j:
-            while _plt_d(&a[i], &piv):
-                i += 1
-            while _plt_d(&piv, &a[j]):
-                j -= 1
-            if i <= j:
-                t = a[i]; a[i] = a[j]; a[j] = t
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            return
-
-
-cdef void _select_l(pair_l* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
-    cdef pair_l piv, t
-    while hi > lo:
-        mid = lo + (hi - lo) // 2
-        if _plt_l(&a[mid], &a[lo]):
-            t = a[mid]; a[mid] = a[lo]; a[lo] = t
-        if _plt_l(&a[hi], &a[lo]):
-            t = a[hi]; a[hi] = a[lo]; a[lo] = t
-        if _plt_l(&a[hi], &a[mid]):
-            t = a[hi]; a[hi] = a[mid]; a[mid] = t
-        piv = a[mid]
-        i = lo
-        j = hi
-        while i <= j:
-            while _plt_l(&a[i], &piv):
-                i += 1
-            while _plt_l(&piv, &a[j]):
-                j -= 1
-            if i <= j:
-                t = a[i]; a[i] = a[j]; a[j] = t
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            return
-
-
-cdef void _median_row(sel_t* x, Py_ssize_t n, sel_t* val, int64_t* idx, bint ignore_nan,
-                      char* scratch) noexcept nogil:
-    """Lower median of one row (NaN: the first NaN unless ignore_nan)."""
-    cdef Py_ssize_t i, cnt = n, k
-    cdef pair_d* pd = <pair_d*>scratch
-    cdef pair_l* pl = <pair_l*>scratch
-    if sel_t is double:
-        if not ignore_nan:
-            for i in range(n):
-                if x[i] != x[i]:
-                    val[0] = x[i]
-                    idx[0] = i
-                    return
-        for i in range(n):
-            pd[i].v = x[i]
-            pd[i].i = i
-        if ignore_nan:
-            cnt = 0
-            for i in range(n):
-                if x[i] == x[i]:
-                    cnt += 1
-        k = (cnt - 1) // 2 if cnt > 0 else 0
-        _select_d(pd, n, k)
-        val[0] = pd[k].v
-        idx[0] = pd[k].i
-    else:
-        for i in range(n):
-            pl[i].v = x[i]
-            pl[i].i = i
-        k = (n - 1) // 2
-        _select_l(pl, n, k)
-        val[0] = pl[k].v
-        idx[0] = pl[k].i
-
-
 cdef void _mode_row(sel_t* x, Py_ssize_t n, sel_t* val, int64_t* idx, char* scratch) noexcept nogil:
     """Most frequent value (the smallest among ties), index of its last occurrence."""
     cdef Py_ssize_t i, run = 0, best = 0
@@ -2710,19 +2611,16 @@ cdef void _select_item(sel_t* x, Py_ssize_t M, Py_ssize_t n, sel_t* vals, int64_
     if scratch == NULL:
         return
     for r in range(r0, r1):
-        if kind == 2:
-            _mode_row(x + r * n, n, vals + r, idx + r, scratch)
-        else:
-            _median_row(x + r * n, n, vals + r, idx + r, kind == 1, scratch)
+        _mode_row(x + r * n, n, vals + r, idx + r, scratch)
     free(scratch)
 
 
 def select_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, str kind):
     """Per row of the contiguous 2-D ``x`` (float64 or int64): ``kind`` =
-    'median' / 'nanmedian' / 'mode'; results into contiguous ``vals`` (x's
+    'mode' (medians: ``median_rows``); results into contiguous ``vals`` (x's
     dtype) and ``idx`` (int64), both of length rows."""
     cdef Py_ssize_t M = x._shape[0], n = x._shape[1], nitems, it, chunk
-    cdef int k = {"median": 0, "nanmedian": 1, "mode": 2}[kind]
+    cdef int k = {"mode": 2}[kind]
     cdef int nth = get_num_threads()
     cdef bint big = nth > 1 and M * n >= parallel_grain() and M > 1
     cdef char* xp = x._ptr()
@@ -2832,6 +2730,92 @@ def median_flat(_TensorBase x, bint ignore_nan):
         else:
             with gil:
                 raise TypeError("median_flat: float32, float64 or int64 expected")
+
+
+cdef void _median_rows_item(const kv_t* x, Py_ssize_t n, kv_t* vals, int64_t* idx,
+                            bint ignore_nan, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """Rows r0..r1 of the lower median along rows of length n, by a
+    value-only selection on a copy (4 or 8 bytes per element instead of
+    (value, index) pairs).  The index is the one the (value, index) total
+    order would give: the (k - #smaller)-th occurrence of the median value;
+    the value returned is that element (so -0.0 / 0.0 follow the index)."""
+    cdef kv_t* a = <kv_t*>malloc((n if n > 0 else 1) * sizeof(kv_t))
+    cdef const kv_t* row
+    cdef Py_ssize_t r, i, cnt, k, less, occ
+    cdef kv_t v
+    cdef bint nan_found
+    if a == NULL:
+        return
+    for r in range(r0, r1):
+        row = x + r * n
+        nan_found = False
+        cnt = 0
+        if kv_t is int64_t:
+            memcpy(a, row, n * sizeof(kv_t))
+            cnt = n
+        else:
+            for i in range(n):
+                v = row[i]
+                if v == v:
+                    a[cnt] = v
+                    cnt += 1
+                elif not ignore_nan:
+                    vals[r] = v
+                    idx[r] = i
+                    nan_found = True
+                    break
+            if nan_found:
+                continue
+            if cnt == 0:             # nanmedian of an all-NaN row: the first NaN
+                vals[r] = row[0]
+                idx[r] = 0
+                continue
+        k = (cnt - 1) // 2
+        _qselect(a, cnt, k)
+        v = a[k]
+        less = 0
+        for i in range(n):
+            less += row[i] < v
+        occ = k - less
+        for i in range(n):
+            if row[i] == v:
+                if occ == 0:
+                    vals[r] = row[i]
+                    idx[r] = i
+                    break
+                occ -= 1
+    free(a)
+
+
+def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_nan):
+    """Lower median along the rows of the contiguous 2-D ``x`` (float32,
+    float64 or int64) into ``vals`` (x's dtype) and ``idx`` (int64)."""
+    cdef Py_ssize_t M = x._shape[0], n = x._shape[1], nitems, it, chunk
+    cdef int nth = get_num_threads()
+    cdef bint big = nth > 1 and M * n >= parallel_grain() and M > 1
+    cdef char* xp = x._ptr()
+    cdef char* vp = vals._ptr()
+    cdef int64_t* ip = <int64_t*>idx._ptr()
+    cdef int num = x._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64 and num != PT_INT64:
+        raise TypeError("median_rows: float32, float64 or int64 rows expected")
+    if vals._dtype.num != num or not (x._is_contig() and vals._is_contig() and idx._is_contig()):
+        raise TypeError("median_rows: contiguous operands, values in the input dtype")
+    if n == 0 or M == 0:
+        return
+    chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
+    nitems = (M + chunk - 1) // chunk
+    with nogil:
+        for it in prange(nitems, num_threads=nth if big else 1, schedule='dynamic'):
+            if num == PT_FLOAT32:
+                _median_rows_item(<const float*>xp, n, <float*>vp, ip, ignore_nan,
+                                  it * chunk, min(M, it * chunk + chunk))
+            elif num == PT_FLOAT64:
+                _median_rows_item(<const double*>xp, n, <double*>vp, ip, ignore_nan,
+                                  it * chunk, min(M, it * chunk + chunk))
+            else:
+                _median_rows_item(<const int64_t*>xp, n, <int64_t*>vp, ip, ignore_nan,
+                                  it * chunk, min(M, it * chunk + chunk))
 
 
 cdef inline double _rnd(double v, bint single) noexcept nogil:
