@@ -7,6 +7,29 @@ from libc.stdint cimport int64_t
 cdef enum:
     PT_INLINE_DIMS = 6      # shapes/strides up to this rank live inside the object
 
+# View-op codes passed to the autograd view hook, which names the node as
+# PyTorch does (ptcore.autograd._record._VIEW_NAMES holds the same table).
+cdef enum:
+    VK_GENERIC = 0          # ViewBackward0 / AsStridedBackward0 from the geometry
+    VK_VIEW = 1
+    VK_TRANSPOSE = 2
+    VK_T = 3
+    VK_PERMUTE = 4
+    VK_SQUEEZE0 = 5
+    VK_SQUEEZE1 = 6
+    VK_SQUEEZE2 = 7
+    VK_UNSQUEEZE = 8
+    VK_EXPAND = 9
+    VK_SLICE = 10
+    VK_SELECT = 11
+    VK_DIAGONAL = 12
+    VK_UNFOLD = 13
+    VK_AS_STRIDED = 14
+    VK_SPLIT = 15
+    VK_SPLIT_SIZES = 16
+    VK_UNBIND = 17
+    VK_ALIAS = 18
+
 
 cdef class dtype:
     cdef readonly int num               # ScalarType number (ptcore._ops._types)
@@ -66,13 +89,15 @@ cdef class _TensorBase:
         return self._storage._data + self._offset * self._dtype.itemsize
     cdef bint _is_contig(self) noexcept
     cdef _TensorBase _view(self, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
-                           Py_ssize_t offset)
+                           Py_ssize_t offset, int kind=*)
     cdef int _set_from(self, _TensorBase other) except -1
-    cdef _TensorBase _view_lists(self, list shape, list strides, Py_ssize_t offset)
+    cdef _TensorBase _view_lists(self, list shape, list strides, Py_ssize_t offset, int kind=*)
     cdef _TensorBase _view_dtype(self, dtype dt)
-    cdef _TensorBase _select(self, int d, Py_ssize_t i)
+    cdef _TensorBase _select(self, int d, Py_ssize_t i, int kind=*)
+    cdef _TensorBase _transpose(self, dim0, dim1, int kind)
+    cdef _TensorBase _narrow(self, dim, start, length, int kind)
     cdef _TensorBase _select_index(self, int d, Py_ssize_t i)
-    cdef _TensorBase _basic_index(self, tuple items)
+    cdef _TensorBase _basic_index(self, tuple items, bint bare=*)
     cdef object _as_numpy(self)
 
 

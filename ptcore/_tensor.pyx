@@ -1252,7 +1252,7 @@ cdef _TensorBase _slice_dim(_TensorBase self, int d, Py_ssize_t start, Py_ssize_
     for i in range(self._ndim):
         sh[i] = self._shape[i]
     sh[d] = end - start
-    return self._view(self._ndim, sh, self._strides, self._offset + start * self._strides[d])
+    return self._view(self._ndim, sh, self._strides, self._offset + start * self._strides[d], VK_SLICE)
 
 
 cdef inline bint _is_basic_index(object o) noexcept:
@@ -1308,11 +1308,13 @@ cdef class _TensorBase:
         return True
 
     cdef _TensorBase _view(self, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
-                           Py_ssize_t offset):
+                           Py_ssize_t offset, int kind=VK_GENERIC):
+        """A view of this tensor's storage; ``kind`` names the view op for
+        autograd (PyTorch's node name: TBackward0, SliceBackward0 ...)."""
         cdef _TensorBase v = _make_tensor(self._storage, self._dtype, ndim, shape, strides, offset)
         v._view_base = self if self._view_base is None else self._view_base
         if _view_hook is not None and self._requires_grad:
-            _view_hook(self, v)
+            _view_hook(self, v, kind)
         return v
 
     cdef int _set_from(self, _TensorBase other) except -1:
@@ -1484,7 +1486,8 @@ cdef class _TensorBase:
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
         return self._view_lists(newshape, strides, self._offset)
 
-    cdef _TensorBase _view_lists(self, list shape, list strides, Py_ssize_t offset):
+    cdef _TensorBase _view_lists(self, list shape, list strides, Py_ssize_t offset,
+                                 int kind=VK_VIEW):
         cdef int nd = len(shape)
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         cdef Py_ssize_t st[PT_MAX_DIMS]
@@ -1494,7 +1497,7 @@ cdef class _TensorBase:
         for i in range(nd):
             sh[i] = shape[i]
             st[i] = strides[i]
-        return self._view(nd, sh, st, offset)
+        return self._view(nd, sh, st, offset, kind)
 
     cdef _TensorBase _view_dtype(self, dtype dt):
         cdef int old = self._dtype.itemsize
@@ -1579,10 +1582,13 @@ cdef class _TensorBase:
         if off < 0:
             raise RuntimeError(f"Tensor: invalid storage offset {off}")
         _check_in_bounds(self._storage, self._dtype, sh, st, off)
-        return self._view_lists(sh, st, off)
+        return self._view_lists(sh, st, off, VK_AS_STRIDED)
 
     def transpose(self, dim0, dim1):
         """Swap two dimensions (a view)."""
+        return self._transpose(dim0, dim1, VK_TRANSPOSE)
+
+    cdef _TensorBase _transpose(self, dim0, dim1, int kind):
         cdef int a = _wrap_dim(_operator.index(dim0), self._ndim)
         cdef int b = _wrap_dim(_operator.index(dim1), self._ndim)
         cdef Py_ssize_t sh[PT_MAX_DIMS]
@@ -1593,7 +1599,7 @@ cdef class _TensorBase:
         if nd:
             sh[a], sh[b] = sh[b], sh[a]
             st[a], st[b] = st[b], st[a]
-        return self._view(nd, sh, st, self._offset)
+        return self._view(nd, sh, st, self._offset, kind)
 
     swapaxes = transpose
     swapdims = transpose
@@ -1603,8 +1609,8 @@ cdef class _TensorBase:
         if self._ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._ndim}D")
         if self._ndim < 2:
-            return self._view(self._ndim, self._shape, self._strides, self._offset)
-        return self.transpose(0, 1)
+            return self._view(self._ndim, self._shape, self._strides, self._offset, VK_T)
+        return self._transpose(0, 1, VK_T)
 
     def permute(self, *dims):
         """Reorder dimensions (a view)."""
@@ -1626,7 +1632,7 @@ cdef class _TensorBase:
             seen[k] = True
             sh[i] = self._shape[k]
             st[i] = self._strides[k]
-        return self._view(nd, sh, st, self._offset)
+        return self._view(nd, sh, st, self._offset, VK_PERMUTE)
 
     @property
     def T(self):
@@ -1643,7 +1649,7 @@ cdef class _TensorBase:
         if self._ndim == 0:
             _warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
                            "these cases.", UserWarning, stacklevel=2)
-            return self._view(0, self._shape, self._strides, self._offset)
+            return self._view(0, self._shape, self._strides, self._offset, VK_TRANSPOSE)
         if self._ndim < 2:
             raise RuntimeError(
                 f"tensor.mT is only supported on matrices or batches of matrices. Got {self._ndim}-D tensor.")
@@ -1682,6 +1688,8 @@ cdef class _TensorBase:
         cdef Py_ssize_t st[PT_MAX_DIMS]
         cdef int i, n = 0
         cdef bint drop[PT_MAX_DIMS]
+        cdef int kind = VK_SQUEEZE0 if dim is None else (
+            VK_SQUEEZE2 if isinstance(dim, (tuple, list)) else VK_SQUEEZE1)
         memset(drop, 0, sizeof(drop))
         if dim is None:
             for i in range(nd):
@@ -1697,7 +1705,7 @@ cdef class _TensorBase:
                 sh[n] = self._shape[i]
                 st[n] = self._strides[i]
                 n += 1
-        return self._view(n, sh, st, self._offset)
+        return self._view(n, sh, st, self._offset, kind)
 
     def unsqueeze(self, dim):
         """Insert a size-1 dimension at ``dim`` (a view)."""
@@ -1721,7 +1729,7 @@ cdef class _TensorBase:
         for i in range(d, nd):
             sh[i + 1] = self._shape[i]
             st[i + 1] = self._strides[i]
-        return self._view(nd + 1, sh, st, self._offset)
+        return self._view(nd + 1, sh, st, self._offset, VK_UNSQUEEZE)
 
     def flatten(self, start_dim=0, end_dim=-1):
         """Merge dimensions ``start_dim..end_dim`` (a view when possible)."""
@@ -1733,7 +1741,7 @@ cdef class _TensorBase:
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
-            return self._view(nd, self._shape, self._strides, self._offset)
+            return self._view(nd, self._shape, self._strides, self._offset, VK_VIEW)
         shape = [self._shape[i] for i in range(s)]
         n = 1
         for i in range(s, e + 1):
@@ -1801,7 +1809,7 @@ cdef class _TensorBase:
                 sh[i] = s
                 # a new size-1 dim gets the stride a contiguous layout would give it
                 st[i] = sh[i + 1] * st[i + 1] if (s == 1 and i + 1 < n) else 0
-        return self._view(n, sh, st, self._offset)
+        return self._view(n, sh, st, self._offset, VK_EXPAND)
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -1811,6 +1819,9 @@ cdef class _TensorBase:
 
     def narrow(self, dim, start, length):
         """Elements ``start .. start+length`` of dimension ``dim`` (a view)."""
+        return self._narrow(dim, start, length, VK_SLICE)
+
+    cdef _TensorBase _narrow(self, dim, start, length, int kind):
         cdef int nd = self._ndim
         if nd == 0:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -1832,7 +1843,7 @@ cdef class _TensorBase:
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         memcpy(sh, self._shape, nd * sizeof(Py_ssize_t))
         sh[d] = n
-        return self._view(nd, sh, self._strides, self._offset + s * self._strides[d])
+        return self._view(nd, sh, self._strides, self._offset + s * self._strides[d], kind)
 
     def select(self, dim, index):
         """Index ``index`` along ``dim``, removing that dimension (a view)."""
@@ -1842,7 +1853,7 @@ cdef class _TensorBase:
         cdef int d = _wrap_dim(_operator.index(dim), nd)
         return self._select(d, _operator.index(index))
 
-    cdef _TensorBase _select(self, int d, Py_ssize_t i):
+    cdef _TensorBase _select(self, int d, Py_ssize_t i, int kind=VK_SELECT):
         cdef int nd = self._ndim
         cdef Py_ssize_t size = self._shape[d]
         if i < -size or i >= size:
@@ -1858,7 +1869,7 @@ cdef class _TensorBase:
                 sh[n] = self._shape[k]
                 st[n] = self._strides[k]
                 n += 1
-        return self._view(nd - 1, sh, st, self._offset + i * self._strides[d])
+        return self._view(nd - 1, sh, st, self._offset + i * self._strides[d], kind)
 
     def unbind(self, dim=0):
         """All slices along ``dim`` as a tuple of views."""
@@ -1866,7 +1877,7 @@ cdef class _TensorBase:
         if nd == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         cdef int d = _wrap_dim(_operator.index(dim), nd)
-        return tuple(self._select(d, i) for i in range(self._shape[d]))
+        return tuple(self._select(d, i, VK_UNBIND) for i in range(self._shape[d]))
 
     def split(self, split_size, dim=0):
         """Split into chunks of ``split_size`` (int) or of the listed sizes."""
@@ -1875,7 +1886,9 @@ cdef class _TensorBase:
             raise RuntimeError("split expects at least a 1-dimensional tensor")
         cdef int d = _wrap_dim(_operator.index(dim), nd)
         cdef Py_ssize_t size = self._shape[d]
+        cdef int kind = VK_SPLIT
         if isinstance(split_size, (list, tuple)):
+            kind = VK_SPLIT_SIZES
             sizes = [_operator.index(s) for s in split_size]
             if sum(sizes) != size or any(s < 0 for s in sizes):
                 raise RuntimeError(
@@ -1889,14 +1902,14 @@ cdef class _TensorBase:
                 if size != 0:
                     raise RuntimeError(
                         f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-                return (self.narrow(d, 0, 0),)
+                return (self._narrow(d, 0, 0, kind),)
             sizes = [step] * (size // step)
             if size % step or size == 0:
                 sizes.append(size % step)
         out = []
         start = 0
         for s in sizes:
-            out.append(self.narrow(d, start, s))
+            out.append(self._narrow(d, start, s, kind))
             start += s
         return tuple(out)
 
@@ -1982,7 +1995,7 @@ cdef class _TensorBase:
                 k += 1
         sh[k] = n
         st[k] = self._strides[a] + self._strides[b]
-        return self._view(nd - 1, sh, st, start)
+        return self._view(nd - 1, sh, st, start, VK_DIAGONAL)
 
     def unfold(self, dimension, size, step):
         """Sliding windows of ``size`` with ``step`` along ``dimension``, as a new last dim."""
@@ -2009,7 +2022,7 @@ cdef class _TensorBase:
             st[d] = s * dimstride
         sh[nd if nd else 0] = w
         st[nd if nd else 0] = dimstride
-        return self._view(nd + 1 if nd else 1, sh, st, self._offset)
+        return self._view(nd + 1 if nd else 1, sh, st, self._offset, VK_UNFOLD)
 
     # -- indexing -------------------------------------------------------------
 
@@ -2029,7 +2042,7 @@ cdef class _TensorBase:
                     if _advanced_getitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
                     return _advanced_getitem(self, idx)
-        return self._basic_index(items)
+        return self._basic_index(items, type(idx) is slice)
 
     cdef _TensorBase _select_index(self, int d, Py_ssize_t i):
         cdef Py_ssize_t size = self._shape[d]
@@ -2037,9 +2050,12 @@ cdef class _TensorBase:
             raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
         return self._select(d, i)
 
-    cdef _TensorBase _basic_index(self, tuple items):
+    cdef _TensorBase _basic_index(self, tuple items, bint bare=False):
+        """View for a tuple of ints/slices/None/Ellipsis; ``bare``: the index
+        was a lone slice (always a slice op for autograd, as in PyTorch)."""
         cdef int nd = self._ndim
         cdef int consumed = 0, n_ell = 0
+        cdef int kind = VK_SLICE if bare else VK_ALIAS
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         cdef Py_ssize_t st[PT_MAX_DIMS]
         cdef int out = 0, src = 0, k
@@ -2060,6 +2076,7 @@ cdef class _TensorBase:
                 sh[out] = 0 if it is False else 1
                 st[out] = self._shape[src] * self._strides[src] if src < nd else 1
                 out += 1
+                kind = VK_UNSQUEEZE
             elif it is Ellipsis:
                 for k in range(nd - consumed):
                     if out >= PT_MAX_DIMS:
@@ -2079,6 +2096,8 @@ cdef class _TensorBase:
                 sh[out] = length
                 st[out] = self._strides[src] * step
                 offset += start * self._strides[src]    # even when empty, as PyTorch's slice
+                if bare or start != 0 or step != 1 or length != size:
+                    kind = VK_SLICE
                 out += 1
                 src += 1
             else:
@@ -2090,6 +2109,7 @@ cdef class _TensorBase:
                     i += size
                 offset += i * self._strides[src]
                 src += 1
+                kind = VK_SELECT
         while src < nd:
             if out >= PT_MAX_DIMS:
                 raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
@@ -2097,7 +2117,7 @@ cdef class _TensorBase:
             st[out] = self._strides[src]
             out += 1
             src += 1
-        return self._view(out, sh, st, offset)
+        return self._view(out, sh, st, offset, kind)
 
     def __setitem__(self, idx, value):
         cdef tuple items = idx if type(idx) is tuple else (idx,)

@@ -292,11 +292,18 @@ def _covers(vshape, vstride, voff, base):
     return n == base.numel() and voff == 0 and not _overlaps(vshape, vstride)
 
 
-_VIEW_NODES = ("ViewBackward0", "AsStridedBackward0")
+# PyTorch's node names per view-op code of the core (ptcore/_tensor.pxd VK_*)
+_VIEW_NAMES = (None, "ViewBackward0", "TransposeBackward0", "TBackward0", "PermuteBackward0",
+               "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+               "ExpandBackward0", "SliceBackward0", "SelectBackward0", "DiagonalBackward0",
+               "UnfoldBackward0", "AsStridedBackward0", "SplitBackward0",
+               "SplitWithSizesBackward0", "UnbindBackward0", "AliasBackward0")
 
 
-def _on_view(src, v):
-    """Core hook: ``v`` is a new view of ``src`` (which requires grad)."""
+def _on_view(src, v, kind=0, name=None):
+    """Core hook: ``v`` is a new view of ``src`` (which requires grad) made
+    by the view op ``kind`` (a code of ``_VIEW_NAMES``; 0: name it from the
+    geometry), or named ``name``."""
     if not _state.enabled:
         return
     base = v._base
@@ -319,7 +326,10 @@ def _on_view(src, v):
     else:
         def bw(g):
             return (_scatter_to_base(g, bshape, bstride, vshape, vstride, voff, full),)
-    name = "ViewBackward0" if full else "AsStridedBackward0"
+    if name is None:
+        name = _VIEW_NAMES[kind] if 0 < kind < len(_VIEW_NAMES) else None
+        if name is None:
+            name = "ViewBackward0" if full else "AsStridedBackward0"
     node = attach(name, v, (base,), bw)
     if node is not None:
         node._bver = v._version
@@ -330,9 +340,10 @@ class _ViewNode(Node):
     so that a view whose base was later modified in place gets its history
     regenerated (as PyTorch does)."""
     __slots__ = ("_bver",)
+    _is_view = True
 
 
-for _n in ("ViewBackward0", "AsStridedBackward0"):
+for _n in _VIEW_NAMES[1:]:
     _node_classes[_n] = type(_n, (_ViewNode,), {"__slots__": ()})
 del _n
 
@@ -343,9 +354,10 @@ def refresh_view(t):
     base = t._base
     prev = _state.enabled
     _state.enabled = True
+    old = t._grad_fn
     try:
         t._grad_fn = None
-        _on_view(base, t)
+        _on_view(base, t, name=type(old).__name__ if isinstance(old, _ViewNode) else None)
     finally:
         _state.enabled = prev
     return t._grad_fn

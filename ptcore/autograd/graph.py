@@ -177,6 +177,7 @@ class Node:
     """
     __slots__ = ("_next", "_in_meta", "_out_meta", "_fn", "_seq", "_x", "__weakref__")
     _name = "Node"
+    _is_view = False      # view nodes (autograd._record._ViewNode) remember the base version
 
     def __init__(self, next_edges=(), in_meta=(), fn=None, out_meta=None):
         self._next = next_edges
@@ -359,7 +360,7 @@ def gradient_edge(t):
     the leaf's AccumulateGrad."""
     fn = t._grad_fn
     if fn is not None:
-        if type(fn).__name__ in ("ViewBackward0", "AsStridedBackward0") and fn._bver != t._version:
+        if fn._is_view and fn._bver != t._version:
             from ptcore.autograd._record import refresh_view
             fn = refresh_view(t)
         return (fn, t._output_nr)
@@ -518,9 +519,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     acc_t = AccumulateGrad
     prev = _state.enabled
     _state.enabled = bool(create_graph)
+    nxt_node = None    # the only ready node, kept off the heap (chains)
     try:
-        while heap:
-            node = heappop(heap)[1]
+        while True:
+            if nxt_node is not None:
+                node = nxt_node
+                nxt_node = None
+            elif heap:
+                node = heappop(heap)[1]
+            else:
+                break
             buf = buffers.pop(node, None)
             if buf is None:
                 buf = [None]
@@ -638,7 +646,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 c = deps[m] - 1
                 deps[m] = c
                 if c == 0:
-                    heappush(heap, (-m._seq, m))
+                    if nxt_node is None and not heap:
+                        nxt_node = m
+                    else:
+                        if nxt_node is not None:
+                            heappush(heap, (-nxt_node._seq, nxt_node))
+                            nxt_node = None
+                        heappush(heap, (-m._seq, m))
     finally:
         _state.enabled = prev
     if capture is not None:
