@@ -411,3 +411,49 @@ def test_grad_with_respect_to_an_intermediate_view():
         return m.autograd.grad(y, v)[0]
     p, t = both(run)
     np.testing.assert_allclose(_np(p), _np(t))
+
+
+_VIEW_CASES = {
+    "view": lambda m, x, a: x.view(12, 5), "reshape": lambda m, x, a: x.reshape(60),
+    "flatten": lambda m, x, a: x.flatten(), "unflatten": lambda m, x, a: x.unflatten(2, (5, 1)),
+    "transpose": lambda m, x, a: x.transpose(0, 1), "swapaxes": lambda m, x, a: x.swapaxes(0, 1),
+    "t": lambda m, x, a: a.t(), "T": lambda m, x, a: a.T, "mT": lambda m, x, a: x.mT,
+    "permute": lambda m, x, a: x.permute(2, 0, 1), "movedim": lambda m, x, a: x.movedim(0, 2),
+    "squeeze()": lambda m, x, a: x[:, :1].squeeze(),
+    "squeeze(d)": lambda m, x, a: x.unsqueeze(0).squeeze(0),
+    "squeeze(t)": lambda m, x, a: x.unsqueeze(0).squeeze((0,)),
+    "unsqueeze": lambda m, x, a: x.unsqueeze(1), "expand": lambda m, x, a: x[:1].expand(4, 4, 5),
+    "expand_as": lambda m, x, a: x[:1].expand_as(m.empty(4, 4, 5)),
+    "broadcast_to": lambda m, x, a: x[:1].broadcast_to((2, 4, 5)),
+    "narrow": lambda m, x, a: x.narrow(0, 1, 2), "slice": lambda m, x, a: x[1:3],
+    "slice_step": lambda m, x, a: x[::2], "full_slice": lambda m, x, a: x[:],
+    "select": lambda m, x, a: x[1], "select_m": lambda m, x, a: x.select(1, 2),
+    "slice_select": lambda m, x, a: x[1:3, 0], "select_slice": lambda m, x, a: x[0, 1:3],
+    "trailing_full": lambda m, x, a: x[0, :], "none": lambda m, x, a: x[None],
+    "ellipsis": lambda m, x, a: x[..., 0], "none_select": lambda m, x, a: x[None, 0],
+    "full_full": lambda m, x, a: x[:, :], "ell_full": lambda m, x, a: x[..., :],
+    "full_then": lambda m, x, a: x[:, 1:], "full_none": lambda m, x, a: x[:, None],
+    "sel_none": lambda m, x, a: x[0, None], "only_ellipsis": lambda m, x, a: x[...],
+    "tuple_full": lambda m, x, a: x[(slice(None),)], "slice_past": lambda m, x, a: x[0:100],
+    "diagonal": lambda m, x, a: x.diagonal(), "unfold": lambda m, x, a: x.unfold(2, 2, 1),
+    "as_strided": lambda m, x, a: x.as_strided((2, 2), (1, 1)),
+    "split": lambda m, x, a: x.split(1)[0], "chunk": lambda m, x, a: x.chunk(3)[1],
+    "unbind": lambda m, x, a: x.unbind()[0], "tensor_split": lambda m, x, a: x.tensor_split(3)[0],
+    "split_sizes": lambda m, x, a: x.split([1, 2])[1], "view_as": lambda m, x, a: x.view_as(x),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(_VIEW_CASES))
+def test_view_node_names_as_torch(name):
+    fn = _VIEW_CASES[name]
+    names = []
+    for m in (ptcore, torch):
+        x = m.randn(3, 4, 5, requires_grad=True)
+        a = m.randn(3, 4, requires_grad=True)
+        y = fn(m, x, a)
+        names.append(type(y.grad_fn).__name__)
+        # the gradient flows through to the leaf whatever the node's name
+        y.sum().backward()
+        names.append(float((x.grad if x.grad is not None else a.grad).sum()))
+    assert names[:2] == names[2:]
