@@ -37,6 +37,45 @@ def median_time(fn, *, repeat=15, min_time=0.05, warmup=2):
     return statistics.median(times)
 
 
+def _calibrate(fn, min_time):
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time or number >= 1 << 20:
+            return number
+        number *= 2 if dt == 0 else max(2, int(min_time / dt * 1.2))
+
+
+def paired_median_times(fns, *, repeat=15, min_time=0.05, warmup=2):
+    """Median seconds per call of each of ``fns``, timed in alternation
+    (round r times every function once) so that a machine whose load drifts
+    during the run biases none of them: the ratios come from the same
+    moments.  ``None`` entries give ``None``."""
+    live = [f for f in fns if f is not None]
+    for f in live:
+        for _ in range(warmup):
+            f()
+    numbers = {id(f): _calibrate(f, min_time) for f in live}
+    times = {id(f): [] for f in live}
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for f in live:
+                n = numbers[id(f)]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    f()
+                times[id(f)].append((time.perf_counter() - t0) / n)
+    finally:
+        if gc_was:
+            gc.enable()
+    return [None if f is None else statistics.median(times[id(f)]) for f in fns]
+
+
 def fmt_time(s):
     if s is None:
         return "-"

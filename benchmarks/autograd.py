@@ -8,7 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -67,9 +67,9 @@ def main():
     tc = cases(torch) if torch is not None else {}
     rows = []
     for name, fn in pc.items():
-        p = median_time(fn, repeat=11) / N
-        t = median_time(tc[name], repeat=11) / N if name in tc else None
-        rows.append((name + " (per op)", p, t, None))
+        # ptcore and torch alternate (paired): load drift biases neither
+        p, t = paired_median_times([fn, tc.get(name)], repeat=15)
+        rows.append((name + " (per op)", p / N, None if t is None else t / N, None))
     print_table("autograd: per-op cost (1 thread)", rows)
 
 

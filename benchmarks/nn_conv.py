@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 import ptcore  # noqa: E402
 import ptcore.nn as pnn  # noqa: E402
 import ptcore.nn.functional as PF  # noqa: E402
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 
 def _fn_fwd_bwd(fn, gy):
@@ -46,56 +46,49 @@ def main():
     rng = np.random.default_rng(0)
     rows = []
 
+    def pair(name, fp, ft):
+        # ptcore and torch timed in alternation: load drift biases neither
+        rows.append((name, *paired_median_times([fp, ft], repeat=repeat), None))
+
     for cin in (3, 64):
         x = rng.standard_normal((32, cin, 32, 32)).astype(np.float32)
         w = (rng.standard_normal((64, cin, 3, 3)) * 0.1).astype(np.float32)
         b = rng.standard_normal(64).astype(np.float32)
         gy = rng.standard_normal((32, 64, 32, 32)).astype(np.float32)
         px, pw, pb, pgy = (ptcore.from_numpy(a) for a in (x, w, b, gy))
-        tp = median_time(lambda: PF.conv2d(px, pw, pb, padding=1), repeat=repeat)
-        tt = None
+        pxg, pwg, pbg = (ptcore.from_numpy(a).requires_grad_() for a in (x, w, b))
+        tt_f = tt_b = None
         if torch is not None:
             tx, tw, tb = (torch.from_numpy(a) for a in (x, w, b))
-            tt = median_time(lambda: torch.nn.functional.conv2d(tx, tw, tb, padding=1),
-                             repeat=repeat)
-        rows.append((f"conv2d {cin}->64 fwd", tp, tt, None))
-        for t in (px, pw, pb):
-            t.requires_grad_(True)
-        tp = median_time(_fn_fwd_bwd(lambda: PF.conv2d(px, pw, pb, padding=1), pgy),
-                         repeat=repeat)
-        for t in (px, pw, pb):
-            t.requires_grad_(False)
-        tt = None
-        if torch is not None:
             txg, twg, tbg = (torch.from_numpy(a).requires_grad_() for a in (x, w, b))
             tgy = torch.from_numpy(gy)
 
-            def tstep():
-                y = torch.nn.functional.conv2d(txg, twg, tbg, padding=1)
-                y.backward(tgy)
-            tt = median_time(tstep, repeat=repeat)
-        rows.append((f"conv2d {cin}->64 fwd+bwd", tp, tt, None))
+            def tt_f():
+                torch.nn.functional.conv2d(tx, tw, tb, padding=1)
+
+            def tt_b():
+                torch.nn.functional.conv2d(txg, twg, tbg, padding=1).backward(tgy)
+        pair(f"conv2d {cin}->64 fwd", lambda: PF.conv2d(px, pw, pb, padding=1), tt_f)
+        pair(f"conv2d {cin}->64 fwd+bwd",
+             _fn_fwd_bwd(lambda: PF.conv2d(pxg, pwg, pbg, padding=1), pgy), tt_b)
 
     x = rng.standard_normal((32, 64, 32, 32)).astype(np.float32)
     gy = rng.standard_normal((32, 64, 16, 16)).astype(np.float32)
     px, pgy = ptcore.from_numpy(x), ptcore.from_numpy(gy)
-    tp = median_time(lambda: PF.max_pool2d(px, 2), repeat=repeat)
-    tt = None
+    pxg = ptcore.from_numpy(x).requires_grad_()
+    tp_f = tp_b = None
     if torch is not None:
         tx = torch.from_numpy(x)
-        tt = median_time(lambda: torch.nn.functional.max_pool2d(tx, 2), repeat=repeat)
-    rows.append(("max_pool2d 2x2 fwd", tp, tt, None))
-    px.requires_grad_(True)
-    tp = median_time(_fn_fwd_bwd(lambda: PF.max_pool2d(px, 2), pgy), repeat=repeat)
-    tt = None
-    if torch is not None:
         txg = torch.from_numpy(x).requires_grad_()
         tgy = torch.from_numpy(gy)
 
-        def tpool():
+        def tp_f():
+            torch.nn.functional.max_pool2d(tx, 2)
+
+        def tp_b():
             torch.nn.functional.max_pool2d(txg, 2).backward(tgy)
-        tt = median_time(tpool, repeat=repeat)
-    rows.append(("max_pool2d 2x2 fwd+bwd", tp, tt, None))
+    pair("max_pool2d 2x2 fwd", lambda: PF.max_pool2d(px, 2), tp_f)
+    pair("max_pool2d 2x2 fwd+bwd", _fn_fwd_bwd(lambda: PF.max_pool2d(pxg, 2), pgy), tp_b)
 
     def lenet(nn):
         return nn.Sequential(
@@ -115,8 +108,7 @@ def main():
         with ptcore.no_grad():
             for p in pm.parameters():
                 p.sub_(p.grad * 0.01)
-    tp = median_time(pstep, repeat=repeat)
-    tt = None
+    tstep2 = None
     if torch is not None:
         tm = lenet(torch.nn)
         txb = torch.from_numpy(xb)
@@ -129,8 +121,7 @@ def main():
             with torch.no_grad():
                 for p in tm.parameters():
                     p.sub_(p.grad * 0.01)
-        tt = median_time(tstep2, repeat=repeat)
-    rows.append(("LeNet train step b64", tp, tt, None))
+    pair("LeNet train step b64", pstep, tstep2)
 
     print_table(f"nn conv/pool, float32, {_args.threads} thread(s)", rows)
 

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import ptcore  # noqa: E402
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 torch = try_import_torch()
 
@@ -61,8 +61,7 @@ def main():
         lp = [float(p2()) for _ in range(3)]
         lt = [float(t2()) for _ in range(3)]
         print("first losses ptcore", [f"{v:.5f}" for v in lp], "torch", [f"{v:.5f}" for v in lt])
-    tp = median_time(pstep, repeat=15)
-    tt = median_time(tstep, repeat=15) if tstep else None
+    tp, tt = paired_median_times([pstep, tstep], repeat=15)
     rows.append(("MLP 784-512-512-10 b128 Adam step", tp, tt, None))
     print_table(f"nn training step ({_args.threads} thread(s))", rows)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -74,9 +74,7 @@ def main():
         ]
     rows = []
     for name, fp, ft, fn in cases:
-        rows.append((name, median_time(fp, repeat=9),
-                     median_time(ft, repeat=9) if ft is not None else None,
-                     median_time(fn, repeat=9) if fn is not None else None))
+        rows.append((name, *paired_median_times([fp, ft, fn], repeat=9)))
     print_table(f"reductions ({n}x{n} float32, {args.threads} thread(s))", rows)
 
 
