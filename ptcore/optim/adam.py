@@ -1,5 +1,6 @@
 """Adam (``torch.optim.Adam``)."""
 import ptcore
+from ptcore import _registry
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_eps_betas_wd, _check_fused_foreach, _get_scalar_dtype, _step_tensor, _to_scalar,
@@ -7,6 +8,30 @@ from ptcore.optim.optimizer import (
 )
 
 __all__ = ["Adam", "adam"]
+
+
+def _adam_step_cpu(*args):
+    from ptcore._ops import _optim
+    return _optim.adam_step(*args)
+
+
+_registry.register("adam_step", "cpu")(_adam_step_cpu)
+
+
+def _fusable(param, grad, exp_avg, exp_avg_sq, max_sq):
+    """The single-pass kernel applies: real float tensors of one dtype, shape
+    and device, all contiguous, and the update is not being recorded."""
+    dt = param.dtype
+    if dt is not ptcore.float32 and dt is not ptcore.float64:
+        return False
+    if ptcore.is_grad_enabled() or not _registry.has_kernel("adam_step", param.device.type):
+        return False
+    shape = param.shape
+    for t in (param, grad, exp_avg, exp_avg_sq) + (() if max_sq is None else (max_sq,)):
+        if t.dtype is not dt or t.shape != shape or not t.is_contiguous() \
+                or t.device != param.device:
+            return False
+    return True
 
 
 class Adam(Optimizer):
@@ -148,11 +173,19 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
     one_m_beta1 = 1 - beta1
     one_m_beta2 = 1 - beta2
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
         step_t = state_steps[i]
         step_t += 1
+        max_sq = max_exp_avg_sqs[i] if amsgrad else None
+        if _fusable(param, grads[i], exp_avg, exp_avg_sq, max_sq):
+            step = step_t.item()
+            _registry.kernel("adam_step", param.device)(
+                param, grads[i], exp_avg, exp_avg_sq, max_sq, lr, beta1, beta2, eps,
+                weight_decay, 1 - beta1 ** step, 1 - beta2 ** step, maximize,
+                decoupled_weight_decay)
+            continue
+        grad = grads[i] if not maximize else -grads[i]
         if weight_decay != 0:
             if decoupled_weight_decay:
                 param.mul_(1 - lr * weight_decay)

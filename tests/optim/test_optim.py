@@ -492,3 +492,39 @@ def test_step_runs_without_grad_and_in_place():
     o.step()
     assert a is before and a.is_leaf and a.requires_grad
     assert ptcore.is_grad_enabled()
+
+
+@pytest.mark.parametrize("opts", [
+    dict(lr=0.05), dict(lr=0.05, amsgrad=True, weight_decay=0.1),
+    dict(lr=0.05, maximize=True), dict(lr=0.02, betas=(0.3, 0.9)),   # lerp weight > 0.5
+])
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adam_fused_kernel_matches_composed_update(opts, cls, dtype, monkeypatch):
+    """The single-pass CPU kernel and the composition of elementwise ops
+    give the same trajectory (the kernel is the default path)."""
+    import ptcore.optim.adam as adam_mod
+    rng = np.random.default_rng(7)
+    init = rng.standard_normal((5, 7)).astype(dtype)
+    grads = [rng.standard_normal((5, 7)).astype(dtype) for _ in range(15)]
+    taken = []
+    real = adam_mod._fusable
+
+    def spy(*a):
+        taken.append(real(*a))
+        return taken[-1]
+    monkeypatch.setattr(adam_mod, "_fusable", spy)
+
+    def run():
+        p = ptcore.nn.Parameter(ptcore.from_numpy(init.copy()))
+        opt = getattr(ptcore.optim, cls)([p], **opts)
+        for g in grads:
+            p.grad = ptcore.from_numpy(g)
+            opt.step()
+        return p.detach().numpy().copy(), opt.state[p]["exp_avg_sq"].numpy().copy()
+    fused = run()
+    assert taken and all(taken)          # every step went through the kernel
+    monkeypatch.setattr(adam_mod, "_fusable", lambda *a: False)
+    composed = run()
+    for a, b in zip(fused, composed):
+        _close(a, b, **TOL[dtype])
