@@ -1636,6 +1636,8 @@ cdef class _TensorBase:
 
     @property
     def T(self):
+        if self._ndim == 2:           # the common case without building a dims list
+            return self._transpose(0, 1, VK_PERMUTE)
         if self._ndim != 2 and self._ndim != 0 and self._ndim != 1:
             _warnings.warn(
                 "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
