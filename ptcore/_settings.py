@@ -61,7 +61,7 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
         raise TypeError(f"_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
                         f"not {type(warn_only).__name__}")
     _state["deterministic"] = mode
-    _state["deterministic_warn_only"] = mode and warn_only
+    _state["deterministic_warn_only"] = warn_only
 
 
 def are_deterministic_algorithms_enabled():
