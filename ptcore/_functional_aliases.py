@@ -381,6 +381,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if nd not in (1, 2, 3):
         raise RuntimeError(f"convolution: expected a 3-D, 4-D or 5-D weight, but got weight of "
                            f"shape {list(weight.shape)}")
+    if input.dim() != weight.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
+                           f"weight {list(weight.shape)}, but got {input.dim()}-dimensional input "
+                           f"of size {list(input.shape)} instead")
     F = _F()
     if transposed:
         fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]

@@ -217,6 +217,13 @@ def test_convolutions():
     check("convolution", R(2, 4, 5), R(4, 3, 3), None, [2], [1], [1], True, [1], 1, grad=(0, 1))
     check("convolution", R(1, 4, 3, 3, 3), R(2, 2, 2, 2, 2), None, [1, 1, 1], [0, 0, 0],
           [1, 1, 1], False, [0, 0, 0], 2, grad=(0, 1))
+    with pytest.raises(RuntimeError) as e:
+        ptcore.convolution(ptcore.randn(1, 1, 3), ptcore.randn(1, 1, 1, 1), None, [1], [0], [1],
+                           False, [0], 1)
+    with pytest.raises(RuntimeError) as te:
+        torch.convolution(torch.randn(1, 1, 3), torch.randn(1, 1, 1, 1), None, [1], [0], [1],
+                          False, [0], 1)
+    assert str(e.value) == str(te.value)
 
 
 @needs_torch

@@ -470,14 +470,12 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                     raise RuntimeError(f"jacrev(f, ...): Expected f to return Tensors, got "
                                        f"{type(o)}")
                 rows = [[] for _ in ins]
-                flat = o.reshape(-1)
                 for k in range(o.numel()):
                     e = pt.zeros(o.numel(), dtype=o.dtype, device=o.device)
                     e[k] = 1
                     gs = _grads([o], ins, [e.view(o.shape)], cg)
                     for r, g in zip(rows, gs):
                         r.append(g)
-                del flat
                 per_in = []
                 for r, x in zip(rows, ins):
                     if r:
