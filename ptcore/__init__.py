@@ -73,6 +73,16 @@ _ag_install.install()
 autograd.Variable = Tensor
 del _ag_install
 
+# Top-level functional ops, settings and extra random sampling (composites of the above).
+from ptcore import _functional_aliases, _settings, _random_extra
+from ptcore._functional_aliases import *  # noqa: F401,F403
+from ptcore._settings import *  # noqa: F401,F403
+from ptcore._random_extra import *  # noqa: F401,F403
+for _mod in (_functional_aliases, _random_extra):
+    for _name, _fn in _mod._TENSOR_METHODS.items():
+        setattr(Tensor, _name, _fn)
+del _mod, _name, _fn
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage
@@ -177,7 +187,8 @@ del _os
 
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
-                 "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization"}
+                 "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
+                 "func": "ptcore.func"}
 
 
 def __getattr__(name):
@@ -186,6 +197,10 @@ def __getattr__(name):
         mod = importlib.import_module(_LAZY_MODULES[name])
         globals()[name] = mod
         return mod
+    if name == "vmap":
+        fn = importlib.import_module("ptcore.func").vmap
+        globals()[name] = fn
+        return fn
     if name in ("save", "load"):
         fn = getattr(importlib.import_module("ptcore.serialization"), name)
         globals()[name] = fn

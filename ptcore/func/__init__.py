@@ -1,0 +1,560 @@
+"""``ptcore.func``: function transforms with ``torch.func``'s API.
+
+``vmap`` runs the function once per slice of the mapped dimensions and
+stacks the results (correct, not fast).  ``grad``, ``grad_and_value``,
+``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``hessian`` are built on
+``ptcore.autograd`` (reverse mode; ``jacfwd`` and ``jvp`` use reverse mode
+internally), and nest: ``jacfwd(jacrev(f))`` is a Hessian.
+"""
+import builtins
+import functools
+
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+           "functional_call"]
+
+
+def _pt():
+    import ptcore
+    return ptcore
+
+
+def _is_tensor(x):
+    from ptcore._tensor import _TensorBase
+    return isinstance(x, _TensorBase)
+
+
+# ---------------------------------------------------------------------------
+# a small pytree: tuples, lists, dicts (and namedtuples) of leaves
+# ---------------------------------------------------------------------------
+
+def _flatten(tree):
+    """(leaves, spec) with ``spec`` rebuilding the structure from leaves."""
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for t in tree:
+            ls, sp = _flatten(t)
+            leaves.extend(ls)
+            specs.append((builtins.len(ls), sp))
+        return leaves, ("seq", type(tree), specs)
+    if isinstance(tree, dict):
+        keys = builtins.list(tree.keys())
+        leaves, specs = [], []
+        for k in keys:
+            ls, sp = _flatten(tree[k])
+            leaves.extend(ls)
+            specs.append((builtins.len(ls), sp))
+        return leaves, ("dict", type(tree), keys, specs)
+    return [tree], ("leaf",)
+
+
+def _unflatten(leaves, spec):
+    leaves = builtins.list(leaves)
+    return _unflat(iter(leaves), spec)
+
+
+def _unflat(it, spec):
+    kind = spec[0]
+    if kind == "leaf":
+        return next(it)
+    if kind == "seq":
+        typ, specs = spec[1], spec[2]
+        items = [_unflat(it, sp) for _, sp in specs]
+        if typ in (tuple, builtins.list):
+            return typ(items)
+        if hasattr(typ, "_fields"):   # namedtuple
+            return typ(*items)
+        return typ(items)
+    typ, keys, specs = spec[1], spec[2], spec[3]
+    d = {k: _unflat(it, sp) for k, (_, sp) in zip(keys, specs)}
+    return d if typ is dict else typ(d)
+
+
+def _broadcast_dims(dims, tree, what):
+    """Per-leaf dims: an int/None applies to every leaf of ``tree``; otherwise ``dims``
+    must mirror ``tree``'s structure."""
+    if dims is None or isinstance(dims, builtins.int):
+        return [dims] * builtins.len(_flatten(tree)[0])
+    if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if builtins.len(dims) != builtins.len(tree):
+            raise ValueError(f"vmap: {what} is not compatible with the structure of the "
+                             f"inputs: expected {builtins.len(tree)} entries, got "
+                             f"{builtins.len(dims)}")
+        out = []
+        for d, t in zip(dims, tree):
+            out.extend(_broadcast_dims(d, t, what))
+        return out
+    if isinstance(dims, dict) and isinstance(tree, dict):
+        if set(dims) != set(tree):
+            raise ValueError(f"vmap: {what} keys {sorted(dims)} do not match the input "
+                             f"keys {sorted(tree)}")
+        out = []
+        for k in tree:
+            out.extend(_broadcast_dims(dims[k], tree[k], what))
+        return out
+    raise ValueError(f"vmap: {what} must be an int, None, or a (nested) structure matching "
+                     f"the inputs, got {dims!r}")
+
+
+# ---------------------------------------------------------------------------
+# vmap
+# ---------------------------------------------------------------------------
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """Vectorize ``func`` over a dimension of its inputs (``torch.func.vmap``).
+
+    Parameters
+    ----------
+    func : callable
+        Takes tensors (or nested tuples/lists/dicts of them) and returns a
+        tensor or a nested tuple/list/dict of tensors.
+    in_dims : int, None or nested tuple
+        The mapped dim of each positional input (None: not mapped).
+        Keyword arguments are never mapped.
+    out_dims : int, None or tuple
+        Where the mapped dim goes in each output (None: the output must not
+        depend on the mapped inputs and is returned once).
+    randomness : {'error', 'different', 'same'}
+        'error' raises if ``func`` draws random numbers from the default
+        generator; 'different' gives each slice its own numbers; 'same'
+        gives every slice the same numbers.
+    chunk_size : int, optional
+        Accepted for compatibility (slices are always run one at a time).
+
+    Returns
+    -------
+    callable
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, builtins.int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    if not callable(func):
+        raise TypeError(f"vmap: expected `func` to be callable, got {type(func).__name__}")
+    if not (in_dims is None or isinstance(in_dims, (builtins.int, tuple))):
+        raise ValueError(f"vmap(f, in_dims={in_dims}, ...): expected `in_dims` to be int or a "
+                         f"(potentially nested) tuple matching the structure of inputs, got: "
+                         f"{type(in_dims)}.")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
+
+    return wrapped
+
+
+def _fname(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
+    pt = _pt()
+    if builtins.len(args) == 0:
+        raise ValueError(f"vmap({_fname(func)})(<inputs>): got no inputs. Maybe you forgot to add "
+                         f"inputs, or you are trying to vmap over a function with no inputs. "
+                         f"The latter is unsupported.")
+    if isinstance(in_dims, tuple) and builtins.len(in_dims) != builtins.len(args):
+        raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
+                         f"compatible with the structure of `inputs`. in_dims has structure with "
+                         f"{builtins.len(in_dims)} entries but inputs has {builtins.len(args)}.")
+    leaves, spec = _flatten(builtins.list(args))
+    dims = _broadcast_dims(builtins.list(in_dims) if isinstance(in_dims, tuple) else in_dims,
+                           builtins.list(args), "in_dims")
+    size = None
+    norm = []
+    for leaf, d in zip(leaves, dims):
+        if d is None:
+            norm.append(None)
+            continue
+        if not isinstance(d, builtins.int):
+            raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
+                             f"must be int or None, got {d!r}")
+        if not _is_tensor(leaf):
+            raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for an input but the input is of type {type(leaf)}. "
+                             f"We cannot vmap over non-Tensor arguments, please use None as the "
+                             f"respective in_dim")
+        nd = leaf.dim()
+        if not -nd <= d < nd:
+            raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for some input, but that input is a Tensor of "
+                             f"dimensionality {nd} so expected in_dim to satisfy "
+                             f"-{nd} <= in_dim < {nd}.")
+        d = d % nd
+        n = leaf.shape[d]
+        if size is None:
+            size = n
+        elif n != size:
+            sizes = [l.shape[dd % l.dim()] for l, dd in zip(leaves, dims) if dd is not None]
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes {sizes} for the mapped dimension")
+        norm.append(d)
+    if size is None:
+        raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): at least one "
+                         f"input must be mapped over (got in_dims={in_dims} for {builtins.len(args)} "
+                         f"inputs)")
+    if size == 0:
+        raise ValueError("vmap: the mapped dimension has size 0; ptcore's vmap runs the function "
+                         "per slice and needs at least one")
+
+    gen = pt.default_generator
+    start_state = gen.get_state()
+    results = []
+    for i in range(size):
+        sl = [leaf if d is None else leaf.select(d, i) for leaf, d in zip(leaves, norm)]
+        call_args = _unflatten(sl, spec)
+        if randomness == "same":
+            gen.set_state(start_state)
+        before = gen.get_state()
+        out = func(*call_args, **kwargs)
+        if randomness == "error" and not bool((gen.get_state() == before).all()):
+            gen.set_state(before)
+            raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                               "Please either use the 'same' or 'different' randomness flags on "
+                               "vmap or perform the randomness operation out of vmap")
+        results.append(out)
+    return _stack_outputs(func, results, out_dims)
+
+
+def _stack_outputs(func, results, out_dims):
+    pt = _pt()
+    flat0, spec = _flatten(results[0])
+    per = [_flatten(r)[0] for r in results]
+    for leaf in flat0:
+        if not _is_tensor(leaf):
+            raise ValueError(f"vmap({_fname(func)}, ...): `{_fname(func)}` must only return "
+                             f"Tensors, got type {type(leaf)}. Did you mean to set out_dims= to "
+                             f"None for output?")
+    if isinstance(out_dims, tuple) and not isinstance(results[0], (tuple, builtins.list)):
+        if builtins.len(out_dims) != 1:
+            raise ValueError(f"vmap({_fname(func)}, ..., out_dims={out_dims})(<inputs>): "
+                             f"out_dims is not compatible with the structure of `outputs`. "
+                             f"out_dims has structure with {builtins.len(out_dims)} entries but "
+                             f"outputs has 1.")
+        odims = [out_dims[0]]
+    elif isinstance(out_dims, tuple):
+        if builtins.len(out_dims) != builtins.len(results[0]):
+            raise ValueError(f"vmap({_fname(func)}, ..., out_dims={out_dims})(<inputs>): "
+                             f"out_dims is not compatible with the structure of `outputs`. "
+                             f"out_dims has structure with {builtins.len(out_dims)} entries but "
+                             f"outputs has {builtins.len(results[0])}.")
+        odims = _broadcast_dims(builtins.list(out_dims), builtins.list(results[0]), "out_dims")
+    else:
+        odims = _broadcast_dims(out_dims, results[0], "out_dims")
+    stacked = []
+    for j, d in enumerate(odims):
+        col = [p[j] for p in per]
+        if d is None:
+            first = col[0]
+            for c in col[1:]:
+                if tuple(c.shape) != tuple(first.shape) or not bool((c == first).all()):
+                    raise ValueError(f"vmap({_fname(func)}, ...): `{_fname(func)}` can not "
+                                     f"return a BatchedTensor when out_dim is None")
+            stacked.append(first)
+        else:
+            if not isinstance(d, builtins.int):
+                raise ValueError(f"vmap: out_dims must be int or None, got {d!r}")
+            nd = col[0].dim() + 1
+            if not -nd <= d < nd:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-nd}, {nd - 1}], but got {d})")
+            stacked.append(pt.stack(col, dim=d))
+    return _unflatten(stacked, spec)
+
+
+# ---------------------------------------------------------------------------
+# autograd transforms
+# ---------------------------------------------------------------------------
+
+def _outer_tracking(leaves):
+    pt = _pt()
+    return pt.is_grad_enabled() and builtins.any(_is_tensor(x) and x.requires_grad
+                                                  for x in leaves)
+
+
+def _prep(x, create_graph):
+    if not _is_tensor(x):
+        raise TypeError(f"Expected differentiable inputs to be Tensors, got {type(x).__name__}")
+    if create_graph and x.requires_grad:
+        return x.view_as(x)
+    return x.detach().requires_grad_(True)
+
+
+def _argnums(argnums, nargs, fname):
+    if isinstance(argnums, builtins.int):
+        idx = (argnums,)
+    elif isinstance(argnums, tuple) and argnums and builtins.all(
+            isinstance(a, builtins.int) for a in argnums):
+        idx = argnums
+    else:
+        raise RuntimeError(f"{fname}: Expected argnums to be int or tuple of ints, got: "
+                           f"{type(argnums)}" if not isinstance(argnums, tuple) else
+                           f"{fname}: Expected argnums to be a non-empty tuple of ints")
+    norm = []
+    for a in idx:
+        if not -nargs <= a < nargs:
+            raise RuntimeError(f"Got argnums={a}, but only {nargs} positional inputs")
+        norm.append(a % nargs)
+    return norm
+
+
+def _select_and_prepare(args, argnums, fname):
+    """Returns (new_args, diff_leaves, diff_spec, create_graph)."""
+    idx = _argnums(argnums, builtins.len(args), fname)
+    chosen = [args[i] for i in idx]
+    leaves, spec = _flatten(chosen)
+    create_graph = _outer_tracking(leaves)
+    prepped = [_prep(x, create_graph) for x in leaves]
+    new_chosen = _unflatten(prepped, spec)
+    new_args = builtins.list(args)
+    for i, v in zip(idx, new_chosen):
+        new_args[i] = v
+    return new_args, prepped, spec, create_graph
+
+
+def _grads(outs, ins, gos, create_graph):
+    pt = _pt()
+    from ptcore.autograd import grad as _agrad
+    pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
+    if not pairs:
+        return [pt.zeros_like(x) for x in ins]
+    gs = _agrad([o for o, _ in pairs], ins, [g for _, g in pairs], retain_graph=True,
+                create_graph=create_graph, allow_unused=True)
+    return [pt.zeros_like(x) if g is None else g for g, x in zip(gs, ins)]
+
+
+def _fin(tree, create_graph):
+    if create_graph:
+        return tree
+    leaves, spec = _flatten(tree)
+    return _unflatten([x.detach() if _is_tensor(x) else x for x in leaves], spec)
+
+
+def _split_aux(out, has_aux, fname):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and builtins.len(out) == 2):
+        raise RuntimeError(f"{fname}(f, ...)(*args): output of function f should be a tuple: "
+                           f"(output, aux) if has_aux is True")
+    return out[0], out[1]
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``(gradient, value)`` of a scalar-valued ``func`` w.r.t. ``args[argnums]``."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        pt = _pt()
+        with pt.enable_grad():
+            new_args, ins, spec, cg = _select_and_prepare(args, argnums, "grad_and_value")
+            out = func(*new_args, **kwargs)
+            out, aux = _split_aux(out, has_aux, "grad_and_value")
+            if not _is_tensor(out):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(out)}")
+            if out.dim() != 0:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
+                                   f"wanted to use the vjp or jacrev APIs instead?")
+            gs = _grads([out], ins, [pt.ones_like(out)], cg)
+        g = _unflatten(gs, spec)
+        g = g[0] if isinstance(argnums, builtins.int) else tuple(g)
+        g, out = _fin(g, cg), _fin(out, cg)
+        if has_aux:
+            return g, (out, _fin(aux, cg))
+        return g, out
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """Gradient of a scalar-valued ``func`` w.r.t. ``args[argnums]`` (``torch.func.grad``)."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, v = gv(*args, **kwargs)
+        if has_aux:
+            return g, v[1]
+        return g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` returns one gradient per primal."""
+    pt = _pt()
+    with pt.enable_grad():
+        leaves, spec = _flatten(builtins.list(primals))
+        cg = _outer_tracking(leaves)
+        ins = [_prep(x, cg) for x in leaves]
+        out = func(*_unflatten(ins, spec))
+        out, aux = _split_aux(out, has_aux, "vjp")
+    out_leaves, out_spec = _flatten(out)
+    for o in out_leaves:
+        if not _is_tensor(o):
+            raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
+                               f"non-empty output, with only Tensors, got {type(o)}")
+
+    def vjp_fn(*cotangents):
+        ct = cotangents[0] if builtins.len(cotangents) == 1 else cotangents
+        ct_leaves, _ = _flatten(ct)
+        if builtins.len(ct_leaves) != builtins.len(out_leaves):
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function: got "
+                               f"{builtins.len(ct_leaves)} cotangents for "
+                               f"{builtins.len(out_leaves)} outputs")
+        for c, o in zip(ct_leaves, out_leaves):
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: cotangent has shape {list(c.shape)} "
+                                   f"and output has shape {list(o.shape)}")
+        with pt.enable_grad():
+            gs = _grads(out_leaves, ins, ct_leaves, cg or _outer_tracking(ct_leaves))
+        res = _unflatten([_fin(g, cg) for g in gs], spec)
+        return tuple(res)
+
+    result = (_fin(out, cg), vjp_fn)
+    if has_aux:
+        return result + (_fin(aux, cg),)
+    return result
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)``, computed with two reverse passes."""
+    pt = _pt()
+    if not isinstance(primals, (tuple, builtins.list)):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple")
+    if not isinstance(tangents, (tuple, builtins.list)) or \
+            builtins.len(tangents) != builtins.len(primals):
+        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple with the "
+                           "same structure as primals")
+    p_leaves, spec = _flatten(builtins.list(primals))
+    t_leaves, _ = _flatten(builtins.list(tangents))
+    with pt.enable_grad():
+        ins = [_prep(x, True) for x in p_leaves]
+        out = func(*_unflatten(ins, spec))
+        out, aux = _split_aux(out, has_aux, "jvp")
+        out_leaves, out_spec = _flatten(out)
+        # u -> J^T u is linear in u; differentiating <J^T u, t> w.r.t. u gives J t
+        us = [pt.zeros_like(o).requires_grad_(True) for o in out_leaves]
+        gs = _grads(out_leaves, ins, us, True)
+        dot = builtins.sum((g * t).sum() for g, t in zip(gs, t_leaves) if g.requires_grad)
+        if isinstance(dot, builtins.int) or not dot.requires_grad:
+            jv = [pt.zeros_like(o) for o in out_leaves]
+        else:
+            jv = _grads([dot], us, [pt.ones_like(dot)], _outer_tracking(p_leaves + t_leaves))
+    cg = _outer_tracking(p_leaves + t_leaves)
+    res = (_fin(out, cg), _fin(_unflatten(jv, out_spec), cg))
+    if has_aux:
+        return res + (_fin(aux, cg),)
+    return res
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """Jacobian of ``func`` w.r.t. ``args[argnums]`` by reverse mode (``torch.func.jacrev``).
+
+    For an output of shape ``O`` and an input of shape ``I`` the block has
+    shape ``O + I``; tuples of outputs/argnums give nested tuples.
+    """
+    if chunk_size is not None and (not isinstance(chunk_size, builtins.int) or chunk_size <= 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        pt = _pt()
+        with pt.enable_grad():
+            new_args, ins, spec, cg = _select_and_prepare(args, argnums, "jacrev")
+            out = func(*new_args, **kwargs)
+            out, aux = _split_aux(out, has_aux, "jacrev")
+            out_leaves, out_spec = _flatten(out)
+            blocks = []
+            for o in out_leaves:
+                if not _is_tensor(o):
+                    raise RuntimeError(f"jacrev(f, ...): Expected f to return Tensors, got "
+                                       f"{type(o)}")
+                rows = [[] for _ in ins]
+                for k in range(o.numel()):
+                    e = pt.zeros(o.numel(), dtype=o.dtype, device=o.device)
+                    e[k] = 1
+                    gs = _grads([o], ins, [e.view(o.shape)], cg)
+                    for r, g in zip(rows, gs):
+                        r.append(g)
+                per_in = []
+                for r, x in zip(rows, ins):
+                    if r:
+                        j = pt.stack(r).reshape(tuple(o.shape) + tuple(x.shape))
+                    else:
+                        j = pt.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype,
+                                     device=x.device)
+                    per_in.append(_fin(j, cg))
+                per_in = _unflatten(per_in, spec)
+                blocks.append(per_in[0] if isinstance(argnums, builtins.int) else tuple(per_in))
+        res = _unflatten(blocks, out_spec)
+        if has_aux:
+            return res, _fin(aux, cg)
+        return res
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """Jacobian with ``torch.func.jacfwd``'s API (ptcore computes it in reverse mode)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def hessian(func, argnums=0):
+    """Hessian of a scalar-valued ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """Call ``module`` with its parameters/buffers temporarily replaced by the given tensors."""
+    if isinstance(parameter_and_buffer_dicts, dict):
+        mapping = dict(parameter_and_buffer_dicts)
+    else:
+        mapping = {}
+        for d in parameter_and_buffer_dicts:
+            for k, v in d.items():
+                if k in mapping:
+                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
+                                     f"functional call is ambiguous")
+                mapping[k] = v
+    if strict:
+        names = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+        missing, unexpected = sorted(names - set(mapping)), sorted(set(mapping) - names)
+        if missing or unexpected:
+            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: "
+                               f"missing keys {missing}, unexpected keys {unexpected}")
+    saved = []
+    try:
+        for name, value in mapping.items():
+            owner = module
+            *path, leaf = name.split(".")
+            for p in path:
+                owner = getattr(owner, p)
+            store = None
+            for kind in ("_parameters", "_buffers"):
+                d = owner.__dict__.get(kind)
+                if d is not None and leaf in d:
+                    store = d
+                    break
+            if store is not None:
+                saved.append((store, leaf, store[leaf]))
+                store[leaf] = value
+            else:
+                saved.append((owner.__dict__, leaf, owner.__dict__.get(leaf, _MISSING)))
+                object.__setattr__(owner, leaf, value)
+        if args is None:
+            args = ()
+        elif not isinstance(args, tuple):
+            args = (args,)
+        return module(*args, **(kwargs or {}))
+    finally:
+        for store, leaf, old in reversed(saved):
+            if old is _MISSING:
+                store.pop(leaf, None)
+            else:
+                store[leaf] = old
+
+
+_MISSING = object()
