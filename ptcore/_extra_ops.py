@@ -28,7 +28,7 @@ __all__ = [
     "polygamma", "mvlgamma", "igamma", "igammac",
     "is_nonzero", "is_same_size", "is_signed", "scalar_tensor", "range", "fill", "fill_",
     "zero_", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-    "kaiser_window",
+    "kaiser_window", "as_strided_",
 ]
 
 
@@ -284,7 +284,13 @@ def block_diag(*tensors):
         h, w = m.shape
         if m.dtype is not dt:
             m = m.to(dt)
-        rows.append(ptcore.constant_pad_nd(m, [c0, cols - c0 - w], 0))
+        parts = []
+        if c0:
+            parts.append(ptcore.zeros(h, c0, dtype=dt, device=m.device))
+        parts.append(m)
+        if cols - c0 - w:
+            parts.append(ptcore.zeros(h, cols - c0 - w, dtype=dt, device=m.device))
+        rows.append(ptcore.cat(parts, 1) if len(parts) > 1 else m)
         c0 += w
     return ptcore.cat(rows, 0)
 
@@ -795,6 +801,13 @@ def lu(A, pivot=True, get_infos=False, out=None):
     """LU factorisation, legacy API (``torch.lu``): ``(LU, pivots)`` or
     ``(LU, pivots, infos)``; prefer :func:`ptcore.linalg.lu_factor`."""
     _check_tensor(A, "lu", "A", 1)
+    warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)"
+        "\nshould be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+        "compute_pivots)", UserWarning, stacklevel=2)
     if A.dim() < 2:
         raise RuntimeError("torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(A.shape)} instead")
@@ -1255,6 +1268,8 @@ def _size_args(size):
 def sum_to_size(self, *size):
     """Sum ``self`` down to ``size`` (which must broadcast to ``self.shape``)
     (``Tensor.sum_to_size``)."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     size = _size_args(size)
     shape = list(self.shape)
     ok = len(size) <= len(shape)
@@ -1441,7 +1456,8 @@ _TENSOR_METHODS = {
     "gcd": gcd, "gcd_": gcd_, "lcm": lcm, "lcm_": lcm_, "sinc": sinc, "sinc_": sinc_,
     "frexp": frexp, "ldexp": ldexp, "ldexp_": ldexp_, "dist": dist, "positive": positive,
     "matrix_exp": matrix_exp, "cholesky_solve": cholesky_solve,
-    "cholesky_inverse": cholesky_inverse, "lu": lu, "lu_solve": lu_solve,
+    "cholesky_inverse": cholesky_inverse, "lu_solve": lu_solve,
+    "lu": lambda self, pivot=True, get_infos=False: tuple(lu(self, pivot, get_infos)),
     "polygamma": _polygamma_method, "polygamma_": _polygamma_inplace,
     "mvlgamma": mvlgamma, "mvlgamma_": lambda self, p: _inplace(self, mvlgamma, p),
     "igamma": igamma, "igamma_": lambda self, other: _inplace(self, igamma, other),
