@@ -27,6 +27,7 @@ __all__ = [
     "matrix_exp", "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve",
     "polygamma", "mvlgamma", "igamma", "igammac",
     "is_nonzero", "is_same_size", "is_signed", "scalar_tensor", "range", "fill", "fill_",
+    "renorm", "is_inference", "is_neg",
     "zero_", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
     "kaiser_window", "as_strided_",
 ]
@@ -888,6 +889,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """Solve ``A x = b`` from ``A``'s LU factorisation (``torch.lu_solve``)."""
     _check_tensor(b, "lu_solve", "input", 1)
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+                  "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+                  "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
+                  "with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
     if b.dim() < 2:
         raise RuntimeError(f"linalg.lu_solve: Expected B to have at least 2 dimensions, but it "
                            f"has {b.dim()} dimensions instead")
@@ -1475,6 +1480,232 @@ _TENSOR_METHODS = {
     "squeeze_": squeeze_, "unsqueeze_": unsqueeze_, "t_": t_, "transpose_": transpose_,
     "swapaxes_": transpose_, "swapdims_": transpose_, "as_strided_": as_strided_,
 }
+for _k, _v in list(_TENSOR_METHODS.items()):
+    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
+        _v.__name__ = _k
+        _v.__qualname__ = "Tensor." + _k
+del _k, _v
+
+
+# ---------------------------------------------------------------------------
+# more function forms: *_copy ops, unsafe splits, legacy norms/solvers
+# ---------------------------------------------------------------------------
+
+def _fresh(t):
+    return t.clone(memory_format=_C.contiguous_format)
+
+
+def _copy_op(name, method):
+    def fn(input, *args, out=None, **kwargs):
+        r = input if method == "view_as_self" else getattr(input, method)(*args, **kwargs)
+        r = tuple(_fresh(v) for v in r) if isinstance(r, (tuple, list)) else _fresh(r)
+        return r if out is None else _write_out(r, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"A contiguous copy of ``input.{method}(...)`` (``torch.{name}``)."
+    return fn
+
+
+def _fn_copy_op(name, base):
+    def fn(input, *, out=None):
+        r = _fresh(getattr(ptcore, base)(input))
+        return r if out is None else _write_out(r, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"A contiguous copy of ``ptcore.{base}(input)`` (``torch.{name}``)."
+    return fn
+
+
+_COPY_OPS = {
+    "alias_copy": "view_as_self", "as_strided_copy": "as_strided", "detach_copy": "detach",
+    "diagonal_copy": "diagonal", "expand_copy": "expand", "permute_copy": "permute",
+    "select_copy": "select", "split_copy": "split", "split_with_sizes_copy": "split",
+    "squeeze_copy": "squeeze", "t_copy": "t", "transpose_copy": "transpose",
+    "unbind_copy": "unbind", "unfold_copy": "unfold", "unsqueeze_copy": "unsqueeze",
+    "view_copy": "view",
+}
+for _n, _m in _COPY_OPS.items():
+    globals()[_n] = _copy_op(_n, _m)
+    __all__.append(_n)
+for _n in ("view_as_real_copy", "view_as_complex_copy"):
+    globals()[_n] = _fn_copy_op(_n, _n[:-5])
+    __all__.append(_n)
+del _n, _m
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
+    """A contiguous copy of ``input[..., start:end:step, ...]`` along ``dim`` (``torch.slice_copy``)."""
+    d = _wrap_dim(dim, input.dim())
+    r = _fresh(input[(slice(None),) * d + (slice(start, end, step),)])
+    return r if out is None else _write_out(r, out)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Split into chunks of the given sizes (``torch.split_with_sizes``)."""
+    sizes = list(split_sizes)
+    if builtins.sum(sizes) != input.shape[_wrap_dim(dim, input.dim())]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{input.shape[_wrap_dim(dim, input.dim())]} (input tensor's size at "
+                           f"dimension {dim}), but got split_sizes={sizes}")
+    return input.split(sizes, dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    """:meth:`Tensor.split` without view tracking (``torch.unsafe_split``)."""
+    return input.split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """:func:`split_with_sizes` without view tracking (``torch.unsafe_split_with_sizes``)."""
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """:meth:`Tensor.chunk` without view tracking (``torch.unsafe_chunk``)."""
+    return input.chunk(chunks, dim)
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    """Deprecated; ``linalg.vector_norm(input, 2, dim, keepdim)`` (``torch.frobenius_norm``)."""
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                  "It will be removed in a future PyTorch release. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return _write_out(ptcore.linalg.vector_norm(input, 2., dim, keepdim), out)
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    """Deprecated; ``linalg.matrix_norm(input, 'nuc', dim, keepdim)`` (``torch.nuclear_norm``)."""
+    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
+                  "will be removed in a future PyTorch release. Please use "
+                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning,
+                  stacklevel=2)
+    if isinstance(dim, builtins.bool):
+        dim, keepdim = None, dim
+    if dim is None:
+        if input.dim() != 2:
+            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "
+                               f"{input.dim()} dimensions instead.")
+        dim = (0, 1)
+    return _write_out(ptcore.linalg.matrix_norm(input, "nuc", tuple(dim), keepdim), out)
+
+
+TriangularSolveResult = _named("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """Solve a triangular system, legacy API (``torch.triangular_solve``):
+    returns ``(solution, cloned_coefficient)``."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of "
+                  "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+                  "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
+                  "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+                  "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).",
+                  UserWarning, stacklevel=2)
+    _check_tensor(b, "triangular_solve", "input", 1)
+    _check_tensor(A, "triangular_solve", "A", 2)
+    if b.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, "
+                           f"but it has {b.dim()} dimensions instead")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
+                           f"but it has {A.dim()} dimensions instead")
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_tname(b.dtype)} and A of type {_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    T = ptcore.triu(A) if upper else ptcore.tril(A)
+    if unitriangular:
+        n = A.shape[-1]
+        eye = ptcore.eye(n, dtype=A.dtype)
+        T = T * (1 - eye) + eye
+    if transpose:
+        T = T.mT
+    bb, TT = _broadcast_mats(b, T)
+    sol = ptcore.linalg.solve(TT, bb)
+    coef = _fresh(_broadcast_mats(b, A)[1])
+    if out is not None:
+        return TriangularSolveResult(_write_out(sol, out[0]), _write_out(coef, out[1]))
+    return TriangularSolveResult(sol, coef)
+
+
+def is_inference(input):
+    """Whether ``input`` is an inference tensor (``torch.is_inference``; always False)."""
+    return False
+
+
+def is_neg(input):
+    """Whether ``input`` has the negative bit set (``torch.is_neg``; always False)."""
+    return False
+
+
+__all__ += ["slice_copy", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes",
+            "unsafe_chunk", "frobenius_norm", "nuclear_norm", "triangular_solve"]
+
+
+# random in-place fills and Python-callable maps (Tensor methods)
+
+def _cauchy_(self, median=0., sigma=1., *, generator=None):
+    u = ptcore.empty_like(self).uniform_(generator=generator)
+    return self.copy_(median + sigma * ptcore.tan(math.pi * (u - 0.5)))
+
+
+def _log_normal_(self, mean=1., std=2., *, generator=None):
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return self.normal_(mean, std, generator=generator).exp_()
+
+
+def _geometric_(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = ptcore.empty_like(self, dtype=_C.float64).uniform_(generator=generator)
+    u = ptcore.where(u == 0, ptcore.full_like(u, 5e-324), u)
+    return self.copy_(ptcore.ceil(ptcore.log(u) / math.log1p(-p)))
+
+
+def _apply_(self, callable):
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    vals = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map_(self, tensor, callable):
+    o = tensor.expand_as(self)
+    vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o.reshape(-1).tolist())]
+    self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map2_(self, x, y, callable):
+    xs, ys = x.expand_as(self), y.expand_as(self)
+    vals = [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(),
+                                                 xs.reshape(-1).tolist(), ys.reshape(-1).tolist())]
+    self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+_TENSOR_METHODS.update({
+    "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
+    "triangular_solve": triangular_solve,
+    "cauchy_": _cauchy_, "log_normal_": _log_normal_, "geometric_": _geometric_,
+    "apply_": _apply_, "map_": _map_, "map2_": _map2_,
+    "bernoulli": lambda self, p=None, *, generator=None: ptcore.bernoulli(
+        self, p, generator=generator),
+    "multinomial": lambda self, num_samples, replacement=False, *, generator=None:
+        ptcore.multinomial(self, num_samples, replacement, generator=generator),
+    "const_data_ptr": lambda self: self.data_ptr(),
+})
+for _k in ("is_xla", "is_xpu", "is_ipu", "is_maia", "is_mps", "is_mtia", "is_vulkan",
+           "is_mkldnn", "is_nested", "is_sparse_csr"):
+    _TENSOR_METHODS[_k] = property(lambda self: False, doc=f"``Tensor.{_k}``: always False.")
+_TENSOR_METHODS["is_distributed"] = lambda self: False
 for _k, _v in list(_TENSOR_METHODS.items()):
     if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
         _v.__name__ = _k

@@ -506,8 +506,12 @@ def test_lu_family(name, shape):
     if shape[-1] == shape[-2]:
         b = rng.standard_normal(shape[:-1] + (2,)).astype(name)
         bp, bt = both(b)
-        close(ptcore.lu_solve(bp, LUp, pivp), torch.lu_solve(bt, LUt, pivt), tol=tol * 10)
-        close(bp.lu_solve(LUp, pivp), bt.lu_solve(LUt, pivt), tol=tol * 10)
+        close(*call(lambda L, x, f, q: L.lu_solve(x, f, q), (bp, bt), (LUp, LUt), (pivp, pivt)),
+              tol=tol * 10)
+        close(*call(lambda L, x, f, q: x.lu_solve(f, q), (bp, bt), (LUp, LUt), (pivp, pivt)),
+              tol=tol * 10)
+        with pytest.warns(UserWarning, match="torch.lu_solve is deprecated"):
+            ptcore.lu_solve(bp, LUp, pivp)
 
 
 def test_lu_errors_and_grad():
@@ -522,8 +526,10 @@ def test_lu_errors_and_grad():
     lu_p, piv_p = ptcore.linalg.lu_factor(ptcore.tensor(a))
     bp = ptcore.tensor(rng.standard_normal((3, 2)), requires_grad=True)
     bt = torch.tensor(bp.detach().numpy(), requires_grad=True)
-    ptcore.lu_solve(bp, lu_p, piv_p).sum().backward()
-    torch.lu_solve(bt, lu_t, piv_t).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptcore.lu_solve(bp, lu_p, piv_p).sum().backward()
+        torch.lu_solve(bt, lu_t, piv_t).sum().backward()
     np.testing.assert_allclose(bp.grad.numpy(), bt.grad.numpy(), rtol=1e-9, atol=1e-9)
 
 
@@ -797,3 +803,84 @@ def test_inplace_view_ops():
         (y * L.tensor(w)).sum().backward()
     close(a.grad, at.grad)
     assert a.grad.shape == (1, 3)
+
+
+# ---------------------------------------------------------------------------
+# *_copy ops, unsafe splits, legacy norms/solvers, random fills, maps
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,args", [
+    ("alias_copy", ()), ("transpose_copy", (0, 1)), ("t_copy", ()), ("diagonal_copy", (1,)),
+    ("expand_copy", ((2, 3, 4),)), ("permute_copy", ((1, 0),)), ("select_copy", (1, 2)),
+    ("squeeze_copy", ()), ("unsqueeze_copy", (0,)), ("view_copy", ((4, 3),)),
+    ("unfold_copy", (1, 2, 1)), ("as_strided_copy", ((2, 2), (1, 2), 1)), ("detach_copy", ()),
+    ("slice_copy", (1, 1, None, 2)), ("split_copy", (2,)), ("split_with_sizes_copy", ([1, 2],)),
+    ("unbind_copy", ()), ("split_with_sizes", ([1, 2],)), ("unsafe_split", (2,)),
+    ("unsafe_chunk", (2,)), ("unsafe_split_with_sizes", ([2, 1],))])
+def test_copy_ops(name, args):
+    x = pair((3, 4), "float32")
+    p, r = call(lambda L, t: getattr(L, name)(t, *args), x)
+    close(p, r, tol=0)
+    for q in (p if isinstance(p, tuple) else (p,)):
+        if name.endswith("_copy"):
+            assert q.is_contiguous() and q.data_ptr() != x[0].data_ptr()
+    if name.startswith("unsafe") or name == "split_with_sizes":
+        close(*call(lambda L, t: getattr(t, name)(*args), x), tol=0)
+
+
+def test_view_as_real_complex_copy():
+    close(*call(lambda L, t: L.view_as_real_copy(t), pair((3,), "complex64")), tol=0)
+    close(*call(lambda L, t: L.view_as_complex_copy(t), pair((3, 2), "float32")), tol=0)
+
+
+def test_legacy_norms_triangular_solve():
+    x = pair((3, 4), "float64", 1)
+    close(*call(lambda L, t: L.frobenius_norm(t, (0, 1)), x))
+    close(*call(lambda L, t: L.frobenius_norm(t, 1, True), x))
+    close(*call(lambda L, t: L.nuclear_norm(t), x))
+    close(*call(lambda L, t: L.nuclear_norm(t, True), x))
+    close(*call(lambda L, t: L.nuclear_norm(pair((2, 3, 4), "float64")[0] if L is ptcore
+                                            else pair((2, 3, 4), "float64")[1], (1, 2)), x))
+    with pytest.warns(UserWarning, match="frobenius_norm is deprecated"):
+        ptcore.frobenius_norm(x[0], (0, 1))
+    rng = np.random.default_rng(1)
+    A = both(np.triu(rng.standard_normal((3, 3))) + 3 * np.eye(3) + np.tril(np.ones((3, 3)), -1))
+    B = both(rng.standard_normal((2, 3, 2)))
+    for kw in ({}, dict(upper=False), dict(transpose=True), dict(unitriangular=True),
+               dict(upper=False, transpose=True, unitriangular=True)):
+        p, r = call(lambda L, b, a: L.triangular_solve(b, a, **kw), B, A)
+        close(p.solution, r.solution)
+        close(p.cloned_coefficient, r.cloned_coefficient)
+        close(*call(lambda L, b, a: tuple(b.triangular_solve(a, **kw)), B, A))
+    same_error(lambda: torch.triangular_solve(torch.ones(3), torch.eye(3)),
+               lambda: ptcore.triangular_solve(ptcore.ones(3), ptcore.eye(3)),
+               ["at least 2 dimensions"])
+    grads(lambda L, b, a: L.triangular_solve(b, a).solution, rng.standard_normal((3, 2)),
+          np.triu(rng.standard_normal((3, 3))) + 3 * np.eye(3), tol=1e-7)
+
+
+def test_random_fills_and_maps():
+    ptcore.manual_seed(0)
+    z = ptcore.zeros(20000, dtype=ptcore.float64)
+    assert abs(z.geometric_(0.25).mean().item() - 4.0) < 0.15
+    assert builtins_min(z) >= 1 and bool((z == z.round()).all())
+    assert abs(z.log_normal_(0.0, 0.5).log().std().item() - 0.5) < 0.02
+    assert abs(z.cauchy_(1.0, 2.0).median().item() - 1.0) < 0.1
+    with pytest.raises(RuntimeError):
+        z.geometric_(1.5)
+    p, t = pair((2, 3), "float32")
+    close(p.apply_(lambda v: v * 2 + 1), t.apply_(lambda v: v * 2 + 1))
+    q = both(np.arange(3, dtype=np.float32))
+    close(p.map_(q[0], lambda a, b: a - b), t.map_(q[1], lambda a, b: a - b))
+    close(p.map2_(q[0], q[0], lambda a, b, c: a + b * c), t.map2_(q[1], q[1], lambda a, b, c: a + b * c))
+    x = ptcore.ones(2, 3)
+    assert x.const_data_ptr() == x.data_ptr()
+    for attr in ("is_xla", "is_xpu", "is_mps", "is_nested", "is_mkldnn", "is_sparse_csr"):
+        assert getattr(x, attr) is getattr(torch.ones(2), attr) is False
+    assert ptcore.is_inference(x) is False and ptcore.is_neg(x) is False
+    assert x.bernoulli().shape == (2, 3) and x.multinomial(2).shape == (2, 2)
+    close(*call(lambda L, t: L.renorm(t, 2, 0, 1.0), pair((3, 4), "float64")))
+
+
+def builtins_min(t):
+    return t.min().item()
