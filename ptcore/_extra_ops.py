@@ -1436,15 +1436,6 @@ def as_strided_(self, size, stride, storage_offset=None):
     return _rebind(self, "as_strided", size, stride, storage_offset)
 
 
-def _meth(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    m.__name__ = fn.__name__
-    m.__qualname__ = "Tensor." + fn.__name__
-    m.__doc__ = fn.__doc__
-    return m
-
-
 def _polygamma_method(self, n):
     return polygamma(n, self)
 
@@ -1540,12 +1531,7 @@ def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
 
 def split_with_sizes(input, split_sizes, dim=0):
     """Split into chunks of the given sizes (``torch.split_with_sizes``)."""
-    sizes = list(split_sizes)
-    if builtins.sum(sizes) != input.shape[_wrap_dim(dim, input.dim())]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
-                           f"{input.shape[_wrap_dim(dim, input.dim())]} (input tensor's size at "
-                           f"dimension {dim}), but got split_sizes={sizes}")
-    return input.split(sizes, dim)
+    return input.split_with_sizes(split_sizes, dim)
 
 
 def unsafe_split(input, split_size, dim=0):
@@ -1691,7 +1677,7 @@ def _map2_(self, x, y, callable):
 
 
 _TENSOR_METHODS.update({
-    "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
     "triangular_solve": triangular_solve,
     "cauchy_": _cauchy_, "log_normal_": _log_normal_, "geometric_": _geometric_,
