@@ -43,12 +43,13 @@ from ptcore import cuda, testing
 
 # The operator library: each area module exports its public functions through
 # __all__ and the Tensor methods it provides through _TENSOR_METHODS.
-from ptcore import _elementwise, _reductions, _linalg_ops, _shape_ops, _sorting
+from ptcore import _elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, _extra_ops
 from ptcore._elementwise import *  # noqa: F401,F403
 from ptcore._reductions import *  # noqa: F401,F403
 from ptcore._linalg_ops import *  # noqa: F401,F403
 from ptcore._shape_ops import *  # noqa: F401,F403
 from ptcore._sorting import *  # noqa: F401,F403
+from ptcore._extra_ops import *  # noqa: F401,F403
 from ptcore._sorting import return_types  # torch.return_types (named tuples of max, sort ...)
 _sys.modules.setdefault("ptcore.return_types", return_types)
 from ptcore import linalg
@@ -61,7 +62,7 @@ from ptcore.autograd.grad_mode import (  # noqa: F401
 
 
 def _bind_methods():
-    for mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting):
+    for mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, _extra_ops):
         for name, fn in mod._TENSOR_METHODS.items():
             setattr(Tensor, name, fn)
 
@@ -173,7 +174,7 @@ del _name
 
 
 def adjoint(input):
-    return input.mT
+    return input.adjoint()
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):

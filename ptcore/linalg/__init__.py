@@ -19,8 +19,9 @@ __all__ = [
     "LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "det", "slogdet", "cholesky",
     "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "lstsq",
     "pinv", "matrix_rank", "lu_factor", "lu_factor_ex", "norm", "vector_norm", "matrix_norm",
-    "cross", "multi_dot", "matrix_power", "matmul",
+    "cross", "multi_dot", "matrix_power", "matmul", "matrix_exp",
 ]
+from ptcore._extra_ops import matrix_exp  # noqa: E402
 
 
 def _logdet(A):
