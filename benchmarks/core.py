@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -42,7 +42,7 @@ def main():
     ]
     rows = []
     for name, fp, ft, fn in cases:
-        rows.append((name, median_time(fp), median_time(ft) if torch else None, median_time(fn)))
+        rows.append((name, *paired_median_times([fp, ft if torch else None, fn])))
     print_table(f"per-call overhead (4x4 float32, {args.threads} thread(s))", rows)
 
     n = 16 * 1024 * 1024  # 64 MiB of float32
@@ -65,8 +65,7 @@ def main():
                 lambda: np.ascontiguousarray(mn.T)))
     rows = []
     for name, fp, ft, fn in big:
-        rows.append((name, median_time(fp, repeat=9), median_time(ft, repeat=9) if torch else None,
-                     median_time(fn, repeat=9)))
+        rows.append((name, *paired_median_times([fp, ft if torch else None, fn], repeat=9)))
     print_table(f"large copies and allocation ({args.threads} thread(s))", rows)
 
 

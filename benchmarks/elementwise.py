@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -67,8 +67,8 @@ def main():
              lambda: torch.clamp(ta, min=0, out=to), lambda: np.maximum(a, 0, out=no)),
         ]
         for name, fp, ft, fn in cases:
-            rows.append((f"{name} n={n:.0e}", median_time(fp, repeat=rep),
-                         median_time(ft, repeat=rep) if torch else None, median_time(fn, repeat=rep)))
+            rows.append((f"{name} n={n:.0e}",
+                         *paired_median_times([fp, ft if torch else None, fn], repeat=rep)))
     print_table(f"elementwise float32 ({label})", rows)
 
     rows = []
@@ -80,19 +80,18 @@ def main():
         tm = tk = tv = None
         if torch is not None:
             tm, tk, tv = torch.from_numpy(m.copy()), torch.from_numpy(k.copy()), torch.from_numpy(v.copy())
-        rows.append(("add transposed operand 4096^2", median_time(lambda: pm + pk.T, repeat=7),
-                     median_time(lambda: tm + tk.T, repeat=7) if torch else None,
-                     median_time(lambda: m + k.T, repeat=7)))
-        rows.append(("broadcast add 4096^2 + (4096,)", median_time(lambda: pm + pv, repeat=7),
-                     median_time(lambda: tm + tv, repeat=7) if torch else None,
-                     median_time(lambda: m + v, repeat=7)))
+        rows.append(("add transposed operand 4096^2", *paired_median_times(
+            [lambda: pm + pk.T, (lambda: tm + tk.T) if torch else None, lambda: m + k.T],
+            repeat=7)))
+        rows.append(("broadcast add 4096^2 + (4096,)", *paired_median_times(
+            [lambda: pm + pv, (lambda: tm + tv) if torch else None, lambda: m + v], repeat=7)))
     x1 = ptcore.ones(1)
     t1 = torch.ones(1) if torch else None
     n1 = np.ones(1, np.float32)
-    rows.append(("1-element add (per call)", median_time(lambda: x1 + x1),
-                 median_time(lambda: t1 + t1) if torch else None, median_time(lambda: n1 + n1)))
-    rows.append(("1-element add scalar (per call)", median_time(lambda: x1 + 1.0),
-                 median_time(lambda: t1 + 1.0) if torch else None, median_time(lambda: n1 + 1.0)))
+    rows.append(("1-element add (per call)", *paired_median_times(
+        [lambda: x1 + x1, (lambda: t1 + t1) if torch else None, lambda: n1 + n1])))
+    rows.append(("1-element add scalar (per call)", *paired_median_times(
+        [lambda: x1 + 1.0, (lambda: t1 + 1.0) if torch else None, lambda: n1 + 1.0])))
     print_table(f"layouts and overhead ({label})", rows)
 
 

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 import ptcore  # noqa: E402
 from ptcore import _linalg_ops  # noqa: E402
-from _harness import median_time, fmt_time, try_import_torch  # noqa: E402
+from _harness import paired_median_times, fmt_time, try_import_torch  # noqa: E402
 
 
 def main():
@@ -64,12 +64,14 @@ def main():
         n = sb[-1] if len(sb) > 1 else 1
         batch = int(np.prod(sa[:-2])) if len(sa) > 2 else 1
         flops = 2.0 * m * n * k * batch
-        tp = median_time(lambda: ptcore.matmul(pa, pb), repeat=repeat)
-        tt = None
+        tfn = None
         if torch is not None:
             ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-            tt = median_time(lambda: torch.matmul(ta, tb), repeat=repeat)
-        tn = median_time(lambda: np.matmul(a, b), repeat=repeat)
+
+            def tfn():
+                torch.matmul(ta, tb)
+        tp, tt, tn = paired_median_times(
+            [lambda: ptcore.matmul(pa, pb), tfn, lambda: np.matmul(a, b)], repeat=repeat)
         gp, gn = flops / tp / 1e9, flops / tn / 1e9
         gt = flops / tt / 1e9 if tt else None
         ratio = f"{gp / gt:.2f}" if gt else "-"

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import median_time, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -85,9 +85,7 @@ def main():
         ts = torch.from_numpy(s) if torch is not None else None
     rows = []
     for name, fp, ft, fn in cases:
-        rows.append((name, median_time(fp, repeat=7),
-                     median_time(ft, repeat=7) if ft is not None else None,
-                     median_time(fn, repeat=7) if fn is not None else None))
+        rows.append((name, *paired_median_times([fp, ft, fn], repeat=7)))
     print_table(f"sorting ({n} float32, {args.threads} thread(s))", rows)
 
 

@@ -62,12 +62,14 @@ def check(name, *args, grad=(), rtol=1e-10, atol=1e-10, kwargs=None, out_grad=No
     return pout
 
 
-def test_nn_not_imported_eagerly():
+def test_nn_not_imported_eagerly(tmp_path):
     import subprocess
     import sys
     code = "import sys, ptcore; assert 'ptcore.nn' not in sys.modules; ptcore.selu; " \
            "assert 'ptcore.nn' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # run outside the source tree: from the repository root the child would
+    # import the uncompiled source package instead of the installed one
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
 
 
 # -- dropout ----------------------------------------------------------------------------

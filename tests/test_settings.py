@@ -111,7 +111,7 @@ def test_warn_always_and_anomaly():
         ptcore.set_anomaly_enabled(False)
 
 
-def test_interop_threads_set_once():
+def test_interop_threads_set_once(tmp_path):
     code = """
 import ptcore
 assert ptcore.get_num_interop_threads() >= 1
@@ -131,7 +131,9 @@ except RuntimeError as e:
 else:
     raise AssertionError('second call must fail')
 """
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # run outside the source tree: from the repository root the child would
+    # import the uncompiled source package instead of the installed one
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
 
 
 @needs_torch
