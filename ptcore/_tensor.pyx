@@ -1458,6 +1458,11 @@ cdef class _TensorBase:
     def _bump_version(self):
         self._storage._version += 1
 
+    def _ad_meta(self):
+        """``(shape, dtype)`` with the shape as a plain tuple: autograd's
+        record of an input (cheaper than building a Size)."""
+        return (_make_tuple(self._ndim, self._shape), self._dtype)
+
     def _meta_is(self, shape, dtype dt):
         """True if this tensor has exactly ``shape`` and dtype ``dt`` (the
         autograd engine's per-gradient check, without building a Size)."""

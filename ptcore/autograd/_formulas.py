@@ -279,10 +279,35 @@ def _rsub(out, a, b, *, alpha=1, **k):
     attach2(_RsubB, out, a, b, bw)
 
 
+def _stale(a, va, b, vb):
+    """Raise PyTorch's error for the operand modified in place after being saved."""
+    from ptcore.autograd.graph import _version_error
+    t, v = (a, va) if a._version != va else (b, vb)
+    _version_error(t, _VersionOnly(v), None)
+
+
+class _VersionOnly:
+    __slots__ = ("version",)
+
+    def __init__(self, v):
+        self.version = v
+
+
 @formula("mul", "multiply")
 def _mul(out, a, b, **k):
     ta = isinstance(a, _TensorBase)
     tb = isinstance(b, _TensorBase)
+    if ta and tb and a._requires_grad and b._requires_grad and not out.dtype.is_complex:
+        # the hot case (both operands differentiable, real): the operands and
+        # their versions live in the closure, no SavedTensor objects
+        va, vb = a._version, b._version
+
+        def bw(g):
+            if a._version != va or b._version != vb:
+                _stale(a, va, b, vb)
+            return g * b, g * a
+        attach2(_MulB, out, a, b, bw)
+        return
     sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
     sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None
     if out.dtype.is_complex:

@@ -194,15 +194,14 @@ def _fast_op(opname, generic):
         if not st.enabled:
             r = fast(opi, self, other, True)
             return generic(self, other) if r is None else r
-        r = fast(opi, self, other, False)
-        if r is not None:
-            return r
         if self._requires_grad or (isinstance(other, TB) and other._requires_grad):
             r = fast(opi, self, other, True)
             if r is not None:
                 formula(r, self, other)
                 return r
-        return generic(self, other)
+            return generic(self, other)
+        r = fast(opi, self, other, False)
+        return generic(self, other) if r is None else r
     method.__name__ = generic.__name__
     return method
 

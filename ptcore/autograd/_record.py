@@ -79,7 +79,7 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
             if fn is not None and isinstance(fn, _ViewNode) and fn._bver != t._version:
                 fn = refresh_view(t)
             edges.append((fn, t._output_nr) if fn is not None else gradient_edge(t))
-            meta.append((t.shape, t.dtype))
+            meta.append(t._ad_meta())
             anyg = True
         else:
             edges.append(None)
@@ -123,7 +123,7 @@ def attach2(cls, out, a, b, backward):
             if isinstance(fn, _ViewNode) and fn._bver != a._version:
                 fn = refresh_view(a)
             ea = (fn, a._output_nr)
-        ma = (a.shape, a.dtype)
+        ma = a._ad_meta()
     else:
         ea = ma = None
     if isinstance(b, _TensorBase) and b._requires_grad:
@@ -134,7 +134,7 @@ def attach2(cls, out, a, b, backward):
             if isinstance(fn, _ViewNode) and fn._bver != b._version:
                 fn = refresh_view(b)
             eb = (fn, b._output_nr)
-        mb = (b.shape, b.dtype)
+        mb = b._ad_meta()
     else:
         eb = mb = None
     if ea is None and eb is None:

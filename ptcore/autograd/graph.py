@@ -118,16 +118,33 @@ class SavedOutput(SavedTensor):
 
 
 def _version_error(t, saved, node):
+    """PyTorch's error for a saved tensor modified in place: it names the op
+    whose output the tensor is (the saving node for a saved output, else the
+    tensor's current grad_fn; none for a leaf), with the hint that depends
+    on anomaly mode."""
     if node is None:
         node = _current[0]
-    name = type(node).__name__ if node is not None else "a backward function"
+    fn = node if isinstance(saved, SavedOutput) else t._grad_fn
+    where = ""
+    if fn is not None:
+        name = type(fn).__name__
+        base = name.rstrip("0123456789")
+        if base.endswith("Backward"):
+            base = base[:-len("Backward")]
+        nr = getattr(saved, "output_nr", None) if isinstance(saved, SavedOutput) else t._output_nr
+        where = f", which is output {nr or 0} of {base or name},"
+    from ptcore.autograd import anomaly_mode
+    if anomaly_mode.is_anomaly_enabled():
+        hint = ("Hint: the backtrace further above can show the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{_type_str(t)} {list(t.shape)}], which is output 0 of "
-        f"{name}, is at version {t._version}; expected version {saved.version} "
-        "instead. Hint: the backtrace further above can show the operation that failed to "
-        "compute its gradient. The variable in question was changed in there or anywhere "
-        "later. Good luck!")
+        f"inplace operation: [{_type_str(t)} {list(t.shape)}]{where} is at version "
+        f"{t._version}; expected version {saved.version} instead. {hint}")
 
 
 def _type_str(t):

@@ -457,3 +457,52 @@ def test_view_node_names_as_torch(name):
         y.sum().backward()
         names.append(float((x.grad if x.grad is not None else a.grad).sum()))
     assert names[:2] == names[2:]
+
+
+def _inplace_after_save_cases(m):
+    def c_leaf():
+        a = m.randn(3, requires_grad=True)
+        b = m.randn(3)
+        z = a * b
+        b.add_(1)
+        z.sum().backward()
+
+    def c_input():
+        a = m.randn(3, requires_grad=True)
+        a2 = a * 1
+        z = a2 * a2
+        a2.add_(1)
+        z.sum().backward()
+
+    def c_output():
+        a = m.randn(3, requires_grad=True)
+        y = a.exp()
+        y.add_(1)
+        y.sum().backward()
+
+    def c_mul_both():
+        a = m.randn(3, requires_grad=True)
+        w = m.randn(3, requires_grad=True)
+        a2 = a * 1
+        z = a2 * w
+        a2.mul_(2)
+        z.sum().backward()
+
+    def c_chunk_output():
+        a = m.randn(2, 3, requires_grad=True)
+        q, _ = a.sigmoid().chunk(2)
+        y = q.tanh()
+        y.mul_(2)
+        y.sum().backward()
+    return [c_leaf, c_input, c_output, c_mul_both, c_chunk_output]
+
+
+@needs_torch
+@pytest.mark.parametrize("k", range(5))
+def test_modified_saved_tensor_message_as_torch(k):
+    msgs = []
+    for m in (ptcore, torch):
+        with pytest.raises(RuntimeError) as ei:
+            _inplace_after_save_cases(m)[k]()
+        msgs.append(str(ei.value).replace("ptcore.", "torch."))
+    assert msgs[0] == msgs[1]
