@@ -13,15 +13,7 @@ def median_time(fn, *, repeat=15, min_time=0.05, warmup=2):
     """Median seconds per call of ``fn`` (calls batched to reach ``min_time``)."""
     for _ in range(warmup):
         fn()
-    number = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_time or number >= 1 << 20:
-            break
-        number *= 2 if dt == 0 else max(2, int(min_time / dt * 1.2))
+    number = _calibrate(fn, min_time)
     times = []
     gc_was = gc.isenabled()
     gc.disable()

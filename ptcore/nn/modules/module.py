@@ -82,19 +82,8 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 def _typename(obj):
     """``torch.typename``: the legacy tensor type name, or the object's qualified name."""
-    if isinstance(obj, _TensorBase):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in ("", "builtins"):
-        return qualname
-    return f"{module}.{qualname}"
+    from ptcore._settings import typename
+    return typename(obj)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
