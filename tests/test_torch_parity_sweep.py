@@ -1,0 +1,133 @@
+"""Regression tests for mismatches found by a differential sweep of ptcore
+against PyTorch (result dtype, values, exception class and message)."""
+import numpy as np
+import pytest
+
+import ptcore
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+pytestmark = needs_torch
+
+
+def _run(mod, fn):
+    try:
+        return "ok", fn(mod)
+    except Exception as e:  # noqa: BLE001
+        return "err", e
+
+
+def _to_np(t):
+    t = t.detach()
+    if str(t.dtype).split(".")[-1] in ("float16", "bfloat16"):
+        t = t.float()
+    return t.numpy()
+
+
+def _same(a, b, rtol=1e-5, atol=1e-6):
+    if isinstance(b, (tuple, list)):
+        assert isinstance(a, (tuple, list)) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y, rtol, atol)
+        return
+    if isinstance(b, torch.Tensor):
+        assert isinstance(a, ptcore.Tensor), type(a)
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(_to_np(a), _to_np(b), rtol=rtol, atol=atol, equal_nan=True)
+        return
+    if isinstance(b, str):
+        assert a.replace("ptcore", "torch") == b
+        return
+    assert type(a) is type(b) and a == b, (a, b)
+
+
+def check(fn, rtol=1e-5, atol=1e-6, match=None):
+    """Run ``fn(ptcore)`` and ``fn(torch)``: same values/dtype/shape, or the
+    same exception class (and ``match`` in ptcore's message)."""
+    (sa, a), (sb, b) = _run(ptcore, fn), _run(torch, fn)
+    if sb == "err":
+        assert sa == "err", f"torch raised {type(b).__name__}: {b}; ptcore returned {a!r}"
+        assert type(a).__name__ == type(b).__name__, (a, b)
+        if match is not None:
+            assert match in str(a), str(a)
+        return
+    if sa == "err":
+        raise a
+    _same(a, b, rtol, atol)
+
+
+# ---------------------------------------------------------------------------
+# creation
+
+@pytest.mark.parametrize("args", [(0, 1, 0.1), (1, 2.5, 0.5), (0.5, 3.7, 0.7), (-1, 2.5, 0.5)])
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+def test_arange_integral_dtype_fractional_step(args, dtype):
+    check(lambda m: m.arange(*args, dtype=getattr(m, dtype)))
+
+
+# ---------------------------------------------------------------------------
+# elementwise: error classes and messages
+
+@pytest.mark.parametrize("op,dtype,match", [
+    ("relu", "bool", "Boolean inputs not supported for relu"),
+    ("deg2rad", "complex64", "not supported for complex"),
+    ("rad2deg", "complex64", "not supported for complex"),
+    ("isposinf", "complex64", "does not support complex"),
+    ("isneginf", "complex64", "does not support complex"),
+    ("imag", "float32", "non-complex"),
+    ("imag", "int64", "non-complex"),
+])
+def test_unary_error_class(op, dtype, match):
+    check(lambda m: getattr(m, op)(m.ones(3, dtype=getattr(m, dtype))), match=match)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum", "fmax", "fmin"])
+@pytest.mark.parametrize("dtypes", [("complex64", "complex64"), ("float32", "complex64")])
+def test_minmax_complex_error(op, dtypes):
+    check(lambda m: getattr(m, op)(m.ones(3, dtype=getattr(m, dtypes[0])),
+                                   m.ones(3, dtype=getattr(m, dtypes[1]))),
+          match="not implemented for complex tensors")
+
+
+@pytest.mark.parametrize("scalar", [2, 2.5, True])
+def test_rsub_scalar_first_is_type_error(scalar):
+    check(lambda m: m.rsub(scalar, m.ones(3)))
+    check(lambda m: m.rsub(m.ones(3), scalar))
+    check(lambda m: scalar - m.ones(3))
+
+
+# ---------------------------------------------------------------------------
+# ldexp / logaddexp dtypes
+
+@pytest.mark.parametrize("a,b", [("float16", "uint8"), ("bfloat16", "int64"), ("int64", "int32"),
+                                 ("float64", "uint8"), ("float32", "float64"), ("int8", "float64"),
+                                 ("float16", "bool"), ("int64", "bool"), ("complex64", "bool"),
+                                 ("float32", "complex64")])
+def test_ldexp_dtypes(a, b):
+    x = np.array([1.5, -2.0, 3.0, 0.25])
+    e = np.array([3, 1, 20, 0])
+
+    def f(m):
+        return m.ldexp(m.tensor(x).to(getattr(m, a)), m.tensor(e).to(getattr(m, b)))
+    check(f, rtol=2e-3)
+
+
+@pytest.mark.parametrize("op", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("a,b", [("bool", "float16"), ("float64", "bool"), ("float32", "float32"),
+                                 ("complex64", "complex64"), ("float32", "complex64"),
+                                 ("int64", "int64")])
+def test_logaddexp_dtypes(op, a, b):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(6) * 3, rng.standard_normal(6) * 3
+
+    def f(m):
+        xa, ya = m.tensor(x).to(getattr(m, a)), m.tensor(y).to(getattr(m, b))
+        if a == "complex64":
+            xa = xa * (1 + 0.5j)
+        return getattr(m, op)(xa, ya)
+    check(f, rtol=2e-3, atol=2e-3)
