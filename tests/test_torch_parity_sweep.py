@@ -174,3 +174,31 @@ def test_nanmean_complex(shape, dtype):
 @pytest.mark.parametrize("shape", [(), (1,)])
 def test_complex_0d_select_ops(op, shape):
     check(lambda m: tuple(getattr(m, op)(m.tensor(1.5 - 2j).reshape(shape), 0)))
+
+
+# ---------------------------------------------------------------------------
+# shape ops
+
+@pytest.mark.parametrize("shape,dim", [((5,), 0), ((2, 5), 0), ((2, 5), 1), ((2, 3, 5), 0),
+                                       ((2, 3, 5), 1), ((2, 3, 5), 2), ((2, 3, 5), -1)])
+@pytest.mark.parametrize("index", [[7], [-1]])
+def test_index_select_out_of_range_error_class(shape, dim, index):
+    check(lambda m: m.zeros(shape).index_select(dim, m.tensor(index)))
+
+
+# ---------------------------------------------------------------------------
+# sorting
+
+@pytest.mark.parametrize("dtype", ["bool", "complex64"])
+@pytest.mark.parametrize("shape,k", [((), 1), ((), 2), ((1,), 1), ((0, 3), 1)])
+def test_kthvalue_bool_complex(dtype, shape, k):
+    check(lambda m: tuple(m.kthvalue(m.ones(shape, dtype=getattr(m, dtype)), k, 0)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "complex64"])
+@pytest.mark.parametrize("vshape", [(0,), (0, 3), (2,)])
+def test_searchsorted_bool_complex_empty_values(dtype, vshape):
+    check(lambda m: m.searchsorted(m.ones(3, dtype=getattr(m, dtype)),
+                                   m.ones(vshape, dtype=getattr(m, dtype))))
+    check(lambda m: m.bucketize(m.ones(vshape, dtype=getattr(m, dtype)),
+                                m.ones(3, dtype=getattr(m, dtype))))
