@@ -202,3 +202,34 @@ def test_searchsorted_bool_complex_empty_values(dtype, vshape):
                                    m.ones(vshape, dtype=getattr(m, dtype))))
     check(lambda m: m.bucketize(m.ones(vshape, dtype=getattr(m, dtype)),
                                 m.ones(3, dtype=getattr(m, dtype))))
+
+
+# ---------------------------------------------------------------------------
+# linalg
+
+_LINALG_FNS = {
+    "det": lambda m, a: m.linalg.det(a), "solve": lambda m, a: m.linalg.solve(a, a),
+    "lu_factor": lambda m, a: m.linalg.lu_factor(a), "svd": lambda m, a: m.linalg.svd(a),
+    "svdvals": lambda m, a: m.linalg.svdvals(a), "qr": lambda m, a: m.linalg.qr(a),
+    "eigh": lambda m, a: m.linalg.eigh(a), "eigvalsh": lambda m, a: m.linalg.eigvalsh(a),
+    "eigvals": lambda m, a: m.linalg.eigvals(a), "cholesky": lambda m, a: m.linalg.cholesky(a),
+    "inv": lambda m, a: m.linalg.inv(a), "slogdet": lambda m, a: m.linalg.slogdet(a),
+    "matrix_norm_nuc": lambda m, a: m.linalg.matrix_norm(a, ord="nuc"),
+    "matrix_norm_2": lambda m, a: m.linalg.matrix_norm(a, ord=2, dtype=m.float32),
+}
+
+
+@pytest.mark.parametrize("fn", sorted(_LINALG_FNS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64", "bool"])
+def test_linalg_unsupported_dtype_error_class(fn, dtype):
+    f = _LINALG_FNS[fn]
+    check(lambda m: f(m, m.eye(3, dtype=getattr(m, dtype))))
+
+
+def test_linalg_diagonal_vecdot():
+    check(lambda m: m.linalg.diagonal(m.arange(24.).view(2, 3, 4), offset=1))
+    check(lambda m: m.linalg.diagonal(m.arange(24.).view(2, 3, 4), dim1=0, dim2=2))
+    x = np.arange(6.).reshape(2, 3)
+    check(lambda m: m.linalg.vecdot(m.tensor(x), m.tensor(x) + 1))
+    check(lambda m: m.linalg.vecdot(m.tensor(x) * (1 + 2j), m.tensor(x) * 1j, dim=0))
+    check(lambda m: m.linalg.vecdot(m.tensor(x), m.tensor(x).long()))
