@@ -233,3 +233,14 @@ def test_linalg_diagonal_vecdot():
     check(lambda m: m.linalg.vecdot(m.tensor(x), m.tensor(x) + 1))
     check(lambda m: m.linalg.vecdot(m.tensor(x) * (1 + 2j), m.tensor(x) * 1j, dim=0))
     check(lambda m: m.linalg.vecdot(m.tensor(x), m.tensor(x).long()))
+
+
+# ---------------------------------------------------------------------------
+# nn.functional on integer inputs
+
+@pytest.mark.parametrize("fn", ["relu6", "hardtanh", "hardshrink", "softshrink", "glu"])
+@pytest.mark.parametrize("shape", [(2, 4), (0, 4), (2, 3)])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32"])
+def test_activation_integer_inputs(fn, shape, dtype):
+    x = np.arange(np.prod(shape)).reshape(shape) - 3
+    check(lambda m: getattr(m.nn.functional, fn)(m.tensor(x).to(getattr(m, dtype))))
