@@ -518,7 +518,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if integral:
         # PyTorch converts start/end/step to the (int64) accumulate type first
         xstart, xend, xstep = int(start), int(end), int(step)
-        if xstep == 0:
+        if xstep == 0 and dt is _C.int64:
+            # (other integral dtypes size the result in double and repeat start)
             raise ValueError("step must be nonzero")
     else:
         xstart, xend, xstep = start, end, step

@@ -162,6 +162,8 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
         if dt.is_complex and composed is not None:
             r = composed(input)
             return r if out is None else out.copy_(r)
+        if dt.is_complex and name in ("deg2rad", "rad2deg"):
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
         if dt.is_complex and not complex_ok:
             raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         if float_only and dt._category < _FLOAT_CAT:
@@ -216,6 +218,8 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
     def fn(input, *, out=None):
         _check_tensor(input, name)
         dt = input.dtype
+        if op == "relu" and dt is _C.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")
         if (dt is _C.bool_ and not allow_bool) or (dt.is_complex and not allow_complex) or \
                 (dt.is_floating_point and not allow_float):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
@@ -339,6 +343,8 @@ _TENSOR_METHODS["round_"] = round_
 def _bool_unary(name):
     def fn(input):
         _check_tensor(input, name)
+        if input.dtype.is_complex and name in ("isposinf", "isneginf"):
+            raise RuntimeError(f"{name} does not support complex inputs.")
         return _unary(name, input, None, input.dtype, _C.bool_, name)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` test (bool result)."
@@ -531,7 +537,7 @@ def real(input):
 def imag(input):
     """The imaginary part of a complex tensor (a view)."""
     if not input.dtype.is_complex:
-        raise NotImplementedError("imag is not implemented for tensors with non-complex dtypes.")
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return view_as_real(input).select(-1, 1)
 
 
@@ -733,6 +739,8 @@ def sub(input, other, *, alpha=1, out=None):
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     dt = _result_type(input, other)
     if isinstance(other, _TensorBase) or True:
         return _add_impl(other, input, alpha, None, dt, "rsub", False, negate=True)
@@ -771,6 +779,8 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         if dt is _C.bool_ and not bool_ok:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
         if dt.is_complex and not complex_ok:
+            if name in ("maximum", "minimum", "fmax", "fmin"):
+                raise RuntimeError(f"{name} not implemented for complex tensors.")
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if float_result:
             dt = _to_float_dtype(dt)

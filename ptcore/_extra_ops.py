@@ -518,22 +518,34 @@ def _float_binary_check(a, b, fn, kernel):
     return dt
 
 
-def logaddexp(input, other, *, out=None):
-    """``log(exp(input) + exp(other))`` computed stably (``torch.logaddexp``)."""
-    _float_binary_check(input, other, "logaddexp", "logaddexp_cpu")
+def _logaddexp_impl(input, other, out, fname, exp_fn, scale):
+    dt = _float_binary_check(input, other, fname, fname + "_cpu")
+    if isinstance(input, ptcore.Tensor) and input.dtype != dt:
+        input = input.to(dt)
+    if isinstance(other, ptcore.Tensor) and other.dtype != dt:
+        other = other.to(dt)
+    if dt.is_complex and fname == "logaddexp2":
+        raise NotImplementedError(f"\"logaddexp2_cpu\" not implemented for '{_tname(dt)}'")
+    if dt.is_complex:
+        # as PyTorch: order the operands by real part, ``max + log1p(exp(min - max))``
+        first = ptcore.real(input) >= ptcore.real(other)
+        mx, mn = ptcore.where(first, input, other), ptcore.where(first, other, input)
+        r = mx + ptcore.log1p(exp_fn(mn - mx)) * scale
+        return _write_out(r, out)
     m = ptcore.maximum(input, other)
-    r = m + ptcore.log1p(ptcore.exp(-ptcore.abs(input - other)))
+    r = m + ptcore.log1p(exp_fn(-ptcore.abs(input - other))) * scale
     r = ptcore.where(ptcore.isinf(input) & (input == other), m, r)
     return _write_out(r, out)
+
+
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))`` computed stably (``torch.logaddexp``)."""
+    return _logaddexp_impl(input, other, out, "logaddexp", ptcore.exp, 1.0)
 
 
 def logaddexp2(input, other, *, out=None):
     """``log2(2**input + 2**other)`` computed stably (``torch.logaddexp2``)."""
-    _float_binary_check(input, other, "logaddexp2", "logaddexp2_cpu")
-    m = ptcore.maximum(input, other)
-    r = m + ptcore.log1p(ptcore.exp2(-ptcore.abs(input - other))) * (1.0 / math.log(2.0))
-    r = ptcore.where(ptcore.isinf(input) & (input == other), m, r)
-    return _write_out(r, out)
+    return _logaddexp_impl(input, other, out, "logaddexp2", ptcore.exp2, 1.0 / math.log(2.0))
 
 
 def _heaviside(input, values):
@@ -663,7 +675,16 @@ def ldexp(input, other, *, out=None):
     """``input * 2**other`` (``torch.ldexp``)."""
     _check_tensor(input, "ldexp", "input", 1)
     _check_tensor(other, "ldexp", "other", 2)
-    return _write_out(ptcore.mul(input, ptcore.pow(2.0, other)), out)
+    if other.is_floating_point() or other.is_complex():
+        return _write_out(ptcore.mul(input, ptcore.pow(2.0, other)), out)
+    # integral exponents: exact scaling in the result's floating dtype, as PyTorch
+    dt = ptcore.result_type(input, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = ptcore.get_default_dtype()
+    elif other.dtype == ptcore.bool and dt.is_floating_point:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    r = ptcore.mul(input.to(dt), ptcore.pow(2.0, other.to(dt)))
+    return _write_out(r, out)
 
 
 def ldexp_(input, other):

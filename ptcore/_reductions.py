@@ -443,8 +443,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     rdt = _mean_dtype(x, dtype, out, "nanmean")
     dims = _dims(dim, x.ndim, "nanmean")
     acc = _acc_of(rdt)
-    if acc.is_complex or x.dtype.is_complex:
+    if x.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
+    if acc.is_complex and x.numel():
+        raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(rdt)}\'')
     r, _ = _reduce("nanmean", x, dims, keepdim, acc, rdt)
     return r if out is None else _write_out(out, r, "nanmean")
 
@@ -496,15 +498,16 @@ def _max_min(name, input, dim, keepdim, out, other_kw):
     if dim is None:
         if out is not None:
             raise TypeError(f"{fname}() received an invalid combination of arguments: out= needs dim")
-        _no_complex(x, f"{name}_all")
         _check_nonempty(x, (), fname, True)
+        _no_complex(x, f"{name}_all")
         dims = tuple(range(x.ndim))
         r, _ = _reduce("amax" if name == "max" else "amin", x, dims, False, _ext_acc(x.dtype), x.dtype)
         return r
     d = _one_dim(dim, x.ndim, fname)
     dims = (d,) if x.ndim else ()
     _check_nonempty(x, dims, fname, False)
-    _no_complex(x, f"{name}_cpu")
+    if x.dtype.is_complex:
+        raise RuntimeError(f"{fname}(): does not support complex input")
     if out is not None:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors")
@@ -941,6 +944,8 @@ def _cum_sumprod(name, input, dim, dtype, out):
     d = _one_dim(dim, x.ndim, name)
     if dtype is not None:
         rdt = _C._as_dtype(dtype)
+        if rdt is _C.bool_ and x.numel():
+            raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
         x = x._to_dtype(rdt) if rdt is not x.dtype else x
     elif out is not None and isinstance(out, _TensorBase):
         rdt = out.dtype
@@ -991,10 +996,12 @@ def cumprod_(self, dim, *, dtype=None):
 def _cum_ext(name, input, dim, out):
     x = _tensor_arg(input, name)
     d = _one_dim(dim, x.ndim, name)
-    if x.numel():
+    if x.numel() and x.ndim:             # (a 0-d input is returned as it is)
         _no_complex(x, f"{name}_cpu")
-    acc = _ext_acc(x.dtype)
-    v, i = _run_lines(name, x, d, acc, x.dtype, want_idx=True)
+    if x.ndim == 0 and x.dtype.is_complex:  # (the kernels have no complex loop)
+        v, i = x.clone(), _C.zeros((), dtype=_C.int64, device=x.device)
+    else:
+        v, i = _run_lines(name, x, d, _ext_acc(x.dtype), x.dtype, want_idx=True)
     cls = _cummax_t if name == "cummax" else _cummin_t
     if out is not None:
         _check_out_dtype(out[0], x.dtype, name)
@@ -1151,8 +1158,9 @@ def _median_all_cpu(x, ignore_nan):
     flat = x.reshape(-1)
     if flat.dtype is not sel:
         flat = flat._to_dtype(sel)
-    elif x.is_contiguous():               # reshape gave a view: the kernel reorders in place
-        flat = flat.clone()
+    if flat.dtype is x.dtype or not flat.is_contiguous():
+        # reshape may give a (strided) view of x: the kernel reorders a dense copy in place
+        flat = flat.clone(memory_format=_C.contiguous_format)
     _K.median_flat(flat, ignore_nan)
     v = flat[0].clone()
     return v if v.dtype is x.dtype else v._to_dtype(x.dtype)
@@ -1212,9 +1220,12 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     d = _one_dim(dim, x.ndim, "mode")
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    if x.dtype.is_complex and x.numel():
+    if x.dtype.is_complex and x.numel() and x.ndim:
         raise NotImplementedError(f'"mode_cpu" not implemented for \'{_lg(x.dtype)}\'')
-    v, i = _select("mode", x, d, keepdim)
+    if x.ndim == 0 and x.dtype.is_complex:  # (the kernels have no complex loop)
+        v, i = x.clone(), _C.zeros((), dtype=_C.int64, device=x.device)
+    else:
+        v, i = _select("mode", x, d, keepdim)
     if out is not None:
         _check_out_dtype(out[0], x.dtype, "mode")
         _check_out_dtype(out[1], _C.int64, "mode")

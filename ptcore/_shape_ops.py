@@ -378,8 +378,10 @@ def index_select(input, dim, index, *, out=None):
     size = input.shape[dim]
     if size == 0 and idx.numel():
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    # PyTorch's dim-1 kernel reports a RuntimeError, the others an IndexError
     _check_bounds(idx, size, False, lambda v: RuntimeError(
-        f"INDICES element is out of DATA bounds, id={v} axis_dim={size}"))
+        f"INDICES element is out of DATA bounds, id={v} axis_dim={size}") if dim == 1 else
+        IndexError("index out of range in self"))
     shape = list(input.shape)
     shape[dim] = idx.numel()
     result = _C.empty(shape, dtype=input.dtype, device=input.device)

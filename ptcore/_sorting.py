@@ -407,7 +407,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     k = _int_arg(k, "kthvalue", "k", 2)
     dim = _int_arg(dim, "kthvalue", "dim", 3)
     d = _wrap_dim(dim, x.dim())
-    if x.dtype is _C.bool_ or x.dtype.is_complex:
+    # (a 0-d input runs no kernel in PyTorch: any dtype is accepted)
+    if (x.dtype is _C.bool_ or x.dtype.is_complex) and x.dim() > 0 and x.shape[d] > 0:
         raise _not_impl("kthvalue_cpu", x.dtype)
     size = x.shape[d] if x.dim() > 0 else 1
     if size == 0:
@@ -582,7 +583,7 @@ def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname)
     is_right = (side == "right") if side is not None else bool(right)
 
     common = _result_type(boundaries, values)
-    if common is _C.bool_ or common.is_complex:
+    if (common is _C.bool_ or common.is_complex) and 0 not in tuple(vshape):
         raise _not_impl("searchsorted_out_cpu", common)
     bd = boundaries if boundaries.dtype is common else boundaries.to(common)
     if is_scalar:

@@ -37,3 +37,21 @@ def _torch_svd(A, some, compute_uv):
 def _torch_qr(A, some):
     from ptcore.linalg._factor import _torch_qr as f
     return f(A, some)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of a (batch of) matrices (``torch.linalg.diagonal``): a view."""
+    return A.diagonal(offset=offset, dim1=dim1, dim2=dim2)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """``sum(x.conj() * y, dim)`` (``torch.linalg.vecdot``)."""
+    import ptcore
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {x.dtype._legacy} and y of type {y.dtype._legacy} instead")
+    r = ptcore.sum(x.conj() * y, dim)
+    return r if out is None else out.copy_(r)
+
+
+__all__ += ["diagonal", "vecdot"]

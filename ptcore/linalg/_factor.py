@@ -66,12 +66,26 @@ def _check_A(A, fn, square=True, name="A"):
     _check_float(A, fn)
 
 
+# PyTorch lets these dtypes reach the LAPACK kernel's dispatch, which raises
+# NotImplementedError naming the kernel (the other functions check first)
+_KERNEL_OF = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.lu_factor": "lu_cpu",
+              "linalg.svd": "linalg_svd_cpu", "linalg.qr": "geqrf_cpu",
+              "linalg.eigh": "linalg_eigh_cpu", "linalg.eigvalsh": "linalg_eigh_cpu",
+              "linalg.eig": "linalg_eig_out_cpu", "linalg.eigvals": "linalg_eig_out_cpu",
+              "linalg.cholesky": "cholesky_cpu"}
+_KERNEL_OF_INT = ("linalg.lu_factor", "linalg.eigh", "linalg.eigvalsh")
+
+
 def _check_float(A, fn):
     dt = A.dtype
     if not (dt.is_floating_point or dt.is_complex):
+        if fn in _KERNEL_OF_INT:
+            raise NotImplementedError(f"\"{_KERNEL_OF[fn]}\" not implemented for '{dt._legacy}'")
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{dt._legacy}")
     if dt not in _FLOATS:
+        if fn in _KERNEL_OF:
+            raise NotImplementedError(f"\"{_KERNEL_OF[fn]}\" not implemented for '{dt._legacy}'")
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {dt._legacy}")
 
 

@@ -109,8 +109,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         return _out(vector_norm(src, 2, (d0, d1), keepdim), out, "matrix_norm")
     o = ord if isinstance(ord, str) else float(ord)
     if o in ("nuc", 2.0, -2.0):
-        if src.dtype in (_C.float16, _C.bfloat16):
-            raise NotImplementedError(f'"linalg_svd" not implemented for \'{src.dtype._legacy}\'')
+        if A.dtype in (_C.float16, _C.bfloat16):   # (checked on the input, as PyTorch)
+            raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. "
+                               f"Got {A.dtype._legacy}")
         perm = [d for d in range(A.dim()) if d not in (d0, d1)] + [d0, d1]
         m = src.permute(*perm)
         if m.shape[-1] == 0 or m.shape[-2] == 0:

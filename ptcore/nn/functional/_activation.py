@@ -83,6 +83,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype is ptcore.bool:
         raise RuntimeError("\"hardtanh\" not implemented for 'Bool'")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        min_val, max_val = int(min_val), int(max_val)   # (bounds in the input's dtype)
     if inplace:
         return input.clamp_(min_val, max_val)
     return ptcore.clamp(input, min_val, max_val)
@@ -212,6 +214,7 @@ def glu(input, dim=-1):
     if size % 2 != 0:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {d} is size {size}")
+    _float_only(input, "glu_cpu")
     a, b = input.split(size // 2, d)
     return a * ptcore.sigmoid(b)
 
@@ -252,12 +255,14 @@ def logsigmoid(input):
 def hardshrink(input, lambd=0.5):
     """``x if |x| > lambd else 0``."""
     _check(input, "hardshrink")
+    _float_only(input, "hardshrink_cpu")
     return ptcore.where((input > lambd) | (input < -lambd), input, ptcore.zeros_like(input))
 
 
 def softshrink(input, lambd=0.5):
     """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
     _check(input, "softshrink")
+    _float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
