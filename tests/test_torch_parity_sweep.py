@@ -244,3 +244,15 @@ def test_linalg_diagonal_vecdot():
 def test_activation_integer_inputs(fn, shape, dtype):
     x = np.arange(np.prod(shape)).reshape(shape) - 3
     check(lambda m: getattr(m.nn.functional, fn)(m.tensor(x).to(getattr(m, dtype))))
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.complex64])
+def test_inplace_on_empty_zero_stride_tensor(dt):
+    # NumPy gives an empty (0, 3) array zero strides; writing into it is fine
+    for m in (ptcore, torch):
+        x = m.from_numpy(np.zeros((0, 3), dt))
+        x.mul_(2)
+        x.add_(1)
+        assert tuple(x.shape) == (0, 3)
+        assert tuple(m.exp2(x).shape) == (0, 3)

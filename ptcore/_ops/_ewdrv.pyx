@@ -509,7 +509,7 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
                     f"output with shape {_fmt(o.shape)} doesn't match the broadcast shape {_fmt(shape)}")
             _resize(o, shape)
         for i in range(o._ndim):
-            if o._strides[i] == 0 and o._shape[i] > 1:
+            if o._strides[i] == 0 and o._shape[i] > 1 and o._numel > 0:
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor refers to a "
                     "single memory location. Please clone() the tensor before performing the operation.")
