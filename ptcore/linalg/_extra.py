@@ -62,6 +62,21 @@ def _tri(A, upper, unitriangular):
     return ptcore.triu(A) if upper else ptcore.tril(A)
 
 
+def _substitute(T, B, upper):
+    """Row-by-row forward/back substitution for ``T X = B``."""
+    n = T.shape[-1]
+    batch = _broadcast_batch(tuple(B.shape[:-2]), tuple(T.shape[:-2]))
+    T = T.expand(*batch, n, n)
+    B = B.expand(*batch, n, B.shape[-1])
+    rows = [None] * n
+    for i in (reversed(range(n)) if upper else range(n)):
+        acc = B[..., i, :]
+        for j in (range(i + 1, n) if upper else range(i)):
+            acc = acc - T[..., i, j].unsqueeze(-1) * rows[j]
+        rows[i] = acc / T[..., i, i].unsqueeze(-1)
+    return ptcore.stack(rows, -2)
+
+
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``
     (``torch.linalg.solve_triangular``).
@@ -109,7 +124,14 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     T = _tri(A, upper, unitriangular)
     if B.dim() < A.dim():       # never let solve read B as a batch of vectors
         B = B.reshape((1,) * (A.dim() - B.dim()) + tuple(B.shape))
-    X = ptcore.linalg.solve_ex(T, B, left=left)[0]
+    if n and not unitriangular and bool((T.diagonal(dim1=-2, dim2=-1) == 0).any()):
+        # singular: plain substitution, giving PyTorch's infs/nans (no error)
+        if left:
+            X = _substitute(T, B, upper)
+        else:
+            X = _substitute(T.mT, B.mT, not upper).mT
+    else:
+        X = ptcore.linalg.solve_ex(T, B, left=left)[0]
     return _out(X, out, "linalg_solve_triangular")
 
 

@@ -93,6 +93,17 @@ def test_solve_triangular_values(dtype, upper, left, unit):
            TOL[dtype])
 
 
+def test_solve_triangular_singular():
+    # a zero on the diagonal gives infs/nans, no error (as PyTorch)
+    for left in (True, False):
+        for upper in (True, False):
+            a = np.triu(_np((3, 3), "float64", 1)) if upper else np.tril(_np((3, 3), "float64", 1))
+            a[1, 1] = 0
+            (pa, ta), (pb, tb) = _pair(a), _pair(_np((2, 3, 3), "float64", 2))
+            _close(LA.solve_triangular(pa, pb, upper=upper, left=left),
+                   torch.linalg.solve_triangular(ta, tb, upper=upper, left=left))
+
+
 def test_solve_triangular_promotion_out_errors():
     A = _np((3, 3), "float64", 1, well=True)
     B = _np((3, 2), "float32", 2)
@@ -290,6 +301,17 @@ def test_geqrf_values(dtype, shape):
     assert type(rp).__name__ == "geqrf" and rp._fields == ("a", "tau")
     _close(rp.a, rt.a, TOL[dtype] * 10)
     _close(rp.tau, rt.tau, TOL[dtype] * 10)
+    _close(pa.geqrf().a, ta.geqrf().a, TOL[dtype] * 10)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_geqrf_larger(dtype):
+    # LAPACK's blocked geqrf agrees with the unblocked reflectors to rounding
+    for shape in ((70, 50), (50, 70)):
+        pa, ta = _pair(_np(shape, dtype, 12))
+        rp, rt = ptcore.geqrf(pa), torch.geqrf(ta)
+        _close(rp.a, rt.a, 1e-11)
+        _close(rp.tau, rt.tau, 1e-11)
 
 
 def test_geqrf_special_errors():
@@ -318,6 +340,7 @@ def test_householder_product_values(dtype, shape, k):
     _close(LA.householder_product(pa, pt_), torch.linalg.householder_product(ta, tt),
            TOL[dtype])
     _close(ptcore.orgqr(pa, pt_), torch.orgqr(ta, tt), TOL[dtype])
+    _close(pa.orgqr(pt_), ta.orgqr(tt), TOL[dtype])
 
 
 def test_householder_product_qr_roundtrip_out_errors():
@@ -361,6 +384,8 @@ def test_ormqr_values(dtype, left, transpose, shape):
     pc, tc = _pair(_np(c_shape, dtype, 4))
     _close(ptcore.ormqr(ap, taup, pc, left, transpose),
            torch.ormqr(at, taut, tc, left, transpose), TOL[dtype] * 10)
+    _close(ap.ormqr(taup, pc, left, transpose), at.ormqr(taut, tc, left, transpose),
+           TOL[dtype] * 10)
 
 
 def test_ormqr_grad_out_errors():
