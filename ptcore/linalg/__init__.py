@@ -58,7 +58,7 @@ __all__ += ["diagonal", "vecdot"]
 
 from ptcore.linalg._extra import (  # noqa: E402,F401
     solve_triangular, lu, lu_solve, cond, householder_product, tensorinv, tensorsolve, vander,
-    common_notes,
+    common_notes, ldl_factor, ldl_factor_ex, ldl_solve,
 )
 __all__ += ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
-            "tensorsolve", "vander"]
+            "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"]

@@ -18,7 +18,8 @@ from ptcore._linalg_ops import _broadcast_batch
 from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError  # noqa: F401
 
 __all__ = ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
-           "tensorsolve", "vander", "geqrf", "orgqr", "ormqr", "common_notes"]
+           "tensorsolve", "vander", "geqrf", "orgqr", "ormqr", "common_notes", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve"]
 
 LUResult = _nt("linalg_lu", ["P", "L", "U"])
 GeqrfResult = _nt("geqrf", ["a", "tau"])
@@ -601,3 +602,270 @@ def vander(x, *, N=None):
     r = ptcore.cumprod(x_.unsqueeze(-1).expand(*shape, n - 1), -1)
     ones = ptcore.ones(shape + (1,), dtype=r.dtype)
     return ptcore.cat([ones, r], -1)
+
+
+# ---------------------------------------------------------------------------
+# LDL (Bunch-Kaufman), computed with NumPy matrix by matrix: PyTorch does not
+# differentiate these either
+# ---------------------------------------------------------------------------
+import numpy as _np  # noqa: E402
+
+LDLFactorResult = _nt("linalg_ldl_factor", ["LD", "pivots"])
+LDLFactorExResult = _nt("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+_BK_ALPHA = (1 + _math.sqrt(17)) / 8
+
+
+def _sytf2_lower(A, herm=False):
+    """LAPACK's unblocked Bunch-Kaufman ``?sytf2``/``?hetf2`` (lower) on one matrix."""
+    a = _np.array(A, dtype=A.dtype, copy=True)
+    n = a.shape[0]
+    cplx = _np.iscomplexobj(a)
+    cabs1 = (lambda z: _np.abs(z.real) + _np.abs(z.imag)) if cplx else _np.abs
+    piv = _np.zeros(n, _np.int32); info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(a[k, k].real) if herm else cabs1(a[k, k])
+        if k < n - 1:
+            col = cabs1(a[k+1:, k]); imax = k + 1 + int(_np.argmax(col)); colmax = col.max()
+        else:
+            colmax = 0.0; imax = k
+        if max(absakk, colmax) == 0 or _np.isnan(absakk):
+            if info == 0: info = k + 1
+            kp = k
+        else:
+            if absakk >= _BK_ALPHA * colmax:
+                kp = k
+            else:
+                row = cabs1(a[imax, k:imax]); jmax = k + int(_np.argmax(row)); rowmax = row.max()
+                if imax < n - 1:
+                    c2 = cabs1(a[imax+1:, imax]); rowmax = max(rowmax, c2.max())
+                aii = abs(a[imax, imax].real) if herm else cabs1(a[imax, imax])
+                if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif aii >= _BK_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp = imax; kstep = 2
+            kk = k + kstep - 1
+            if kp != kk:
+                if kp < n - 1:
+                    t = a[kp+1:, kk].copy(); a[kp+1:, kk] = a[kp+1:, kp]; a[kp+1:, kp] = t
+                t = a[kk+1:kp, kk].copy()
+                if herm:
+                    a[kk+1:kp, kk] = _np.conj(a[kp, kk+1:kp]); a[kp, kk+1:kp] = _np.conj(t)
+                    a[kp, kk] = _np.conj(a[kp, kk])
+                else:
+                    a[kk+1:kp, kk] = a[kp, kk+1:kp]; a[kp, kk+1:kp] = t
+                t = a[kk, kk]; a[kk, kk] = a[kp, kp]; a[kp, kp] = t
+                if kstep == 2:
+                    t = a[k+1, k]; a[k+1, k] = a[kp, k]; a[kp, k] = t
+            if kstep == 1:
+                if herm: a[k, k] = a[k, k].real
+                if k < n - 1:
+                    x = a[k+1:, k].copy()
+                    if herm:
+                        r1 = 1.0 / a[k, k].real
+                        a[k+1:, k+1:] -= _np.tril(r1 * _np.outer(x, _np.conj(x)))
+                        a[k+1:, k] = x * r1
+                    else:
+                        r1 = 1.0 / a[k, k]
+                        a[k+1:, k+1:] -= _np.tril(r1 * _np.outer(x, x))
+                        a[k+1:, k] = x * r1
+            else:
+                if k < n - 2:
+                    if herm:
+                        d = abs(a[k+1, k])
+                        d11 = a[k+1, k+1].real / d
+                        d22 = a[k, k].real / d
+                        tt = 1.0 / (d11 * d22 - 1)
+                        d21 = a[k+1, k] / d
+                        d = tt / d
+                        for j in range(k+2, n):
+                            wk = d * (d11 * a[j, k] - d21 * a[j, k+1])
+                            wkp1 = d * (d22 * a[j, k+1] - _np.conj(d21) * a[j, k])
+                            a[j:, j] -= a[j:, k] * _np.conj(wk) + a[j:, k+1] * _np.conj(wkp1)
+                            a[j, k] = wk; a[j, k+1] = wkp1
+                            a[j, j] = a[j, j].real
+                    else:
+                        d21 = a[k+1, k]
+                        d11 = a[k+1, k+1] / d21
+                        d22 = a[k, k] / d21
+                        tt = 1.0 / (d11 * d22 - 1)
+                        d21 = tt / d21
+                        for j in range(k+2, n):
+                            wk = d21 * (d11 * a[j, k] - a[j, k+1])
+                            wkp1 = d21 * (d22 * a[j, k+1] - a[j, k])
+                            a[j:, j] -= a[j:, k] * wk + a[j:, k+1] * wkp1
+                            a[j, k] = wk; a[j, k+1] = wkp1
+                if herm:
+                    a[k, k] = a[k, k].real; a[k+1, k+1] = a[k+1, k+1].real
+        if kstep == 1:
+            piv[k] = kp + 1
+        else:
+            piv[k] = -(kp + 1); piv[k+1] = -(kp + 1)
+        k += kstep
+    return _np.tril(a), piv, info
+
+
+def _sytrs_lower(a, piv, b, herm):
+    """LAPACK's ``?sytrs``/``?hetrs`` (lower) for one matrix: solves in place."""
+    n = a.shape[0]
+    cj = _np.conj if herm else (lambda z: z)
+    k = 0
+    while k < n:
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= _np.outer(a[k + 1:, k], b[k])
+            b[k] = b[k] / (a[k, k].real if herm else a[k, k])
+            k += 1
+        else:
+            kp = -piv[k] - 1
+            if kp != k + 1:
+                b[[k + 1, kp]] = b[[kp, k + 1]]
+            if k < n - 2:
+                b[k + 2:] -= _np.outer(a[k + 2:, k], b[k])
+                b[k + 2:] -= _np.outer(a[k + 2:, k + 1], b[k + 1])
+            akm1k = a[k + 1, k]
+            akm1 = a[k, k] / cj(akm1k)
+            ak = a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1 = b[k] / cj(akm1k)
+            bk = b[k + 1] / akm1k
+            b[k] = (ak * bkm1 - bk) / denom
+            b[k + 1] = (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:
+        if piv[k] > 0:
+            if k < n - 1:
+                b[k] -= cj(a[k + 1:, k]) @ b[k + 1:]
+            kp = piv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            if k < n - 1:
+                b[k] -= cj(a[k + 1:, k]) @ b[k + 1:]
+                b[k - 1] -= cj(a[k + 1:, k - 1]) @ b[k + 1:]
+            kp = -piv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            k -= 2
+    return b
+
+
+def _np_of(t):
+    return t.detach().resolve_conj().numpy()
+
+
+def _square_checks(A, fn):
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    dt = A.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{dt._legacy}")
+
+
+class _LDLFactor(_Function):
+    @staticmethod
+    def forward(ctx, A, hermitian):
+        a = _np_of(A)
+        n = a.shape[-1]
+        batch = a.shape[:-2]
+        a2 = a.reshape(-1, n, n)
+        LD = _np.zeros_like(a2)
+        piv = _np.zeros((a2.shape[0], n), _np.int32)
+        info = _np.zeros(a2.shape[0], _np.int32)
+        for i in range(a2.shape[0]):
+            LD[i], piv[i], info[i] = _sytf2_lower(a2[i], hermitian and a.dtype.kind == "c")
+        return (ptcore.from_numpy(LD.reshape(a.shape)), ptcore.from_numpy(piv.reshape(
+            batch + (n,))), ptcore.from_numpy(info.reshape(batch)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """Bunch-Kaufman factorisation ``A = P L D L^T P^T`` (``L^H`` with
+    ``hermitian``) of symmetric/Hermitian matrices, LAPACK's compact form
+    (``torch.linalg.ldl_factor_ex``): ``LD`` holds ``L`` (unit diagonal
+    implied) and the 1x1/2x2 blocks of ``D``; ``pivots`` as ``?sytrf``;
+    ``info`` > 0 where ``D`` is exactly singular.  Only the lower triangle
+    is read.  Not differentiable (as PyTorch)."""
+    fn = "torch.linalg.ldl_factor_ex"
+    _tensor_arg(A, "linalg_ldl_factor_ex", "self")
+    _square_checks(A, fn)
+    if A.dtype not in _FLOATS:
+        raise NotImplementedError(f"\"ldl_factor_kernel_cpu\" not implemented for "
+                                  f"'{A.dtype._legacy}'")
+    LD, piv, info = _LDLFactor.apply(A, bool(hermitian))
+    if check_errors:
+        _ldl_check(info, fn)
+    return _out(LDLFactorExResult(LD, piv, info), out, "linalg_ldl_factor_ex")
+
+
+def _ldl_check(info, fn):
+    bad = info.reshape(-1)
+    nz = [int(v) for v in bad.tolist() if v != 0]
+    if nz:
+        raise RuntimeError(f"{fn}: Unknown error code: {nz[0]}.")
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`; raises when ``D`` is
+    singular (``torch.linalg.ldl_factor``)."""
+    LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
+    _ldl_check(info, "torch.linalg.ldl_factor")
+    return _out(LDLFactorResult(LD, piv), out, "linalg_ldl_factor")
+
+
+class _LDLSolve(_Function):
+    @staticmethod
+    def forward(ctx, LD, pivots, B, hermitian):
+        n = LD.shape[-1]
+        batch = tuple(_broadcast_batch(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
+        ld = _np.broadcast_to(_np_of(LD), batch + (n, n)).reshape(-1, n, n)
+        pv = _np.broadcast_to(_np_of(pivots).astype(_np.int64), batch + (n,)).reshape(-1, n)
+        b = _np.array(_np.broadcast_to(_np_of(B), batch + tuple(B.shape[-2:])))
+        b2 = b.reshape((-1,) + tuple(B.shape[-2:]))
+        herm = hermitian and ld.dtype.kind == "c"
+        for i in range(b2.shape[0]):
+            _sytrs_lower(ld[i], pv[i], b2[i], herm)
+        return ptcore.from_numpy(_np.ascontiguousarray(b2.reshape(b.shape)))
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """Solve ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)``
+    (``torch.linalg.ldl_solve``); batch dims broadcast.  Not differentiable
+    (as PyTorch)."""
+    fn = "torch.linalg.ldl_solve"
+    for x, nm in ((LD, "LD"), (pivots, "pivots"), (B, "B")):
+        _tensor_arg(x, "linalg_ldl_solve", nm)
+    _square_checks(LD, fn)
+    if B.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-{_b.max(B.dim(), 1)}, {_b.max(B.dim(), 1) - 1}], but got -2)")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same, "
+                           f"but got pivots with shape {_shape_str(pivots.shape)} instead")
+    n = LD.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {fn}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{B.dtype._legacy} and A of type {LD.dtype._legacy} instead.")
+    _lapack_dtype(LD.dtype, "ldl_solve_cpu")
+    return _out(_LDLSolve.apply(LD, pivots, B, bool(hermitian)), out, "linalg_ldl_solve")

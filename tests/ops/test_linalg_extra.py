@@ -492,6 +492,67 @@ def test_vander_grad_errors():
 
 def test_namespace_matches_torch():
     public = {n for n in dir(torch.linalg) if not n.startswith("_")}
-    missing = public - set(dir(LA)) - {"ldl_factor", "ldl_factor_ex", "ldl_solve"}
+    missing = public - set(dir(LA))
     assert not missing
     assert set(LA.common_notes) == set(torch.linalg.common_notes)
+
+
+# ---------------------------------------------------------------------------
+# ldl_factor(_ex), ldl_solve
+# ---------------------------------------------------------------------------
+def _sym(shape, dtype, seed, herm):
+    a = _np(shape, dtype, seed)
+    return a + (np.conj(np.swapaxes(a, -1, -2)) if herm else np.swapaxes(a, -1, -2))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_ldl_factor_solve_values(dtype, hermitian):
+    for seed in range(8):          # various 1x1/2x2 pivot patterns
+        n = 1 + seed % 6
+        pa, ta = _pair(_sym((2, n, n), dtype, seed, hermitian))
+        rp = LA.ldl_factor_ex(pa, hermitian=hermitian)
+        rt = torch.linalg.ldl_factor_ex(ta, hermitian=hermitian)
+        assert type(rp).__name__ == "linalg_ldl_factor_ex" and rp._fields == ("LD", "pivots",
+                                                                               "info")
+        _close(rp.pivots, rt.pivots, 0)
+        _close(rp.info, rt.info, 0)
+        _close(rp.LD, rt.LD, TOL[dtype] * 10)
+        LDp, pivp = LA.ldl_factor(pa, hermitian=hermitian)
+        _close(LDp, rt.LD, TOL[dtype] * 10)
+        pb, tb = _pair(_np((2, n, 3), dtype, seed + 50))
+        _close(LA.ldl_solve(LDp, pivp, pb, hermitian=hermitian),
+               torch.linalg.ldl_solve(rt.LD, rt.pivots, tb, hermitian=hermitian),
+               TOL[dtype] * 100)
+
+
+def test_ldl_broadcast_out_errors():
+    pa, ta = _pair(_sym((4, 4), "float64", 1, False))
+    LDp, pivp = LA.ldl_factor(pa)
+    LDt, pivt = torch.linalg.ldl_factor(ta)
+    pb, tb = _pair(_np((2, 4, 2), "float64", 2))
+    _close(LA.ldl_solve(LDp, pivp, pb), torch.linalg.ldl_solve(LDt, pivt, tb))
+    o = ptcore.empty(0, dtype=ptcore.float64)
+    assert LA.ldl_solve(LDp, pivp, pb[0], out=o) is o
+    outs = (ptcore.empty(0, dtype=ptcore.float64), ptcore.empty(0, dtype=ptcore.int32))
+    assert LA.ldl_factor(pa, out=outs).LD is outs[0]
+    r = LA.ldl_factor_ex(ptcore.zeros(2, 3, 3))
+    _close(r.info, torch.linalg.ldl_factor_ex(torch.zeros(2, 3, 3)).info, 0)
+    with pytest.raises(RuntimeError, match="Unknown error code: 1"):
+        LA.ldl_factor(ptcore.zeros(3, 3))
+    fP, fT = LA.ldl_factor, torch.linalg.ldl_factor
+    _raises(lambda: fP(ptcore.zeros(3)), lambda: fT(torch.zeros(3)))
+    _raises(lambda: fP(ptcore.zeros(3, 4)), lambda: fT(torch.zeros(3, 4)))
+    _raises(lambda: fP(pa.long()), lambda: fT(ta.long()))
+    _raises(lambda: fP(pa.half()), lambda: fT(ta.half()), NotImplementedError)
+    sP, sT = LA.ldl_solve, torch.linalg.ldl_solve
+    _raises(lambda: sP(LDp, pivp, pb[0, :, 0]), lambda: sT(LDt, pivt, tb[0, :, 0]), IndexError)
+    _raises(lambda: sP(LDp, pivp, ptcore.zeros(3, 2, dtype=ptcore.float64)),
+            lambda: sT(LDt, pivt, torch.zeros(3, 2, dtype=torch.float64)))
+    _raises(lambda: sP(LDp, pivp, pb.float()), lambda: sT(LDt, pivt, tb.float()))
+    _raises(lambda: sP(LDp, pivp[:2], pb), lambda: sT(LDt, pivt[:2], tb))
+    _raises(lambda: sP(LDp[0], pivp, pb), lambda: sT(LDt[0], pivt, tb))
+    _raises(lambda: sP(LDp.long(), pivp, pb.long()), lambda: sT(LDt.long(), pivt, tb.long()))
+    pa.requires_grad_(True)
+    ta.requires_grad_(True)
+    _raises(lambda: fP(pa).LD.sum().backward(), lambda: fT(ta).LD.sum().backward())
