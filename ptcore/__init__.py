@@ -53,6 +53,8 @@ from ptcore._extra_ops import *  # noqa: F401,F403
 from ptcore._sorting import return_types  # torch.return_types (named tuples of max, sort ...)
 _sys.modules.setdefault("ptcore.return_types", return_types)
 from ptcore import linalg
+from ptcore.linalg._extra import geqrf, orgqr, ormqr  # noqa: E402,F401
+Tensor.geqrf, Tensor.orgqr, Tensor.ormqr = geqrf, orgqr, ormqr
 from ptcore import autograd
 from ptcore.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,

@@ -55,3 +55,10 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 
 __all__ += ["diagonal", "vecdot"]
+
+from ptcore.linalg._extra import (  # noqa: E402,F401
+    solve_triangular, lu, lu_solve, cond, householder_product, tensorinv, tensorsolve, vander,
+    common_notes, ldl_factor, ldl_factor_ex, ldl_solve,
+)
+__all__ += ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
+            "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
