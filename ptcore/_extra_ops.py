@@ -851,8 +851,8 @@ def _perm_from_pivots(piv, m):
     p = np.asarray(piv.detach().to(_C.int64).numpy()) - 1
     batch = p.shape[:-1]
     k = p.shape[-1]
-    p2 = p.reshape(-1, k)
-    nb = p2.shape[0]
+    nb = int(np.prod(batch, dtype=np.int64))
+    p2 = p.reshape(nb, k)
     perm = np.tile(np.arange(m, dtype=np.int64), (nb, 1))
     rows = np.arange(nb)
     for i in builtins.range(k):

@@ -884,3 +884,14 @@ def test_random_fills_and_maps():
 
 def builtins_min(t):
     return t.min().item()
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0), (0, 2, 2), (2, 3, 2)])
+def test_lu_unpack_empty_and_batched(shape):
+    a = np.random.default_rng(2).standard_normal(shape)
+    P, L, U = torch.lu_unpack(*torch.linalg.lu_factor(torch.from_numpy(a)))
+    p, l, u = ptcore.lu_unpack(*ptcore.linalg.lu_factor(ptcore.from_numpy(a)))
+    for x, y in ((p, P), (l, L), (u, U)):
+        assert tuple(x.shape) == tuple(y.shape)
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-12, atol=1e-12)
