@@ -886,7 +886,6 @@ def builtins_min(t):
     return t.min().item()
 
 
-@needs_torch
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0), (0, 2, 2), (2, 3, 2)])
 def test_lu_unpack_empty_and_batched(shape):
     a = np.random.default_rng(2).standard_normal(shape)
