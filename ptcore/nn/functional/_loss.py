@@ -254,6 +254,10 @@ def _nll_nd(input, target, weight, enum, ignore_index):
             w = w.masked_fill(ignored, 0)
         loss = -(picked * w)
         total = w
+    if ignored is not None:
+        # ignored targets give +0 and an exactly-zero gradient (as PyTorch's
+        # kernel), even when every target is ignored and the 'mean' denominator is 0
+        loss = loss.masked_fill(ignored, 0.0)
     if enum == 0:
         return loss.reshape(()) if one_d else loss
     if enum == 2:
@@ -611,6 +615,10 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``log(1 + exp(-target * input))`` reduced."""
     enum = _enum_from(size_average, reduce, reduction)
+    if isinstance(target, _pt.Tensor) and target.requires_grad and _pt.is_grad_enabled():
+        # PyTorch has no derivative formula for the target of this loss
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
     return _apply_reduction(_pt.log1p(_pt.exp(-input * target)), enum)
 
 

@@ -345,7 +345,10 @@ class _AvgPoolFn(_Function):
     @staticmethod
     def forward(ctx, x, nd, win, fname):
         starts, ends, factors, div, out_sp = win
-        dt = _compute_dtype(x.dtype, fname, False)
+        # PyTorch's CPU avg_pool1d/2d/3d also run on int64 (window sum divided
+        # with C integer division, i.e. truncated); the adaptive ones do not.
+        is_long = x.dtype == ptcore.int64 and not fname.startswith("adaptive")
+        dt = ptcore.float64 if is_long else _compute_dtype(x.dtype, fname, False)
         xp, sp = _planes(x, nd, dt)
         lead = tuple(x.shape[:x.dim() - nd])
         L = 1
@@ -353,9 +356,20 @@ class _AvgPoolFn(_Function):
             L *= s
         y = ptcore.empty((xp.shape[0], L), dtype=dt)
         if y.numel():
-            _kernels(xp.device).avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors, div, False)
+            _kernels(xp.device).avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors,
+                                         1 if is_long else div, False)
         ctx.meta = (x.shape, x.dtype, nd, win, sp, dt, fname)
         y = y.reshape(lead + tuple(out_sp))
+        if is_long:
+            if div:
+                divisor = div
+            else:       # per-position pool sizes: outer product of the per-dim factors
+                divisor = ptcore.ones((), dtype=ptcore.int64)
+                for i, f in enumerate(factors[3 - nd:]):
+                    shape = [1] * nd
+                    shape[i] = len(f)
+                    divisor = divisor * ptcore.tensor(f, dtype=ptcore.int64).reshape(shape)
+            return ptcore.div(y.to(ptcore.int64), divisor, rounding_mode="trunc")
         return y if dt == x.dtype else y.to(x.dtype)
 
     @staticmethod

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.nn import init
 from ptcore.nn.functional import _attention as _A
-from ptcore.nn.modules.linear import Linear
+from ptcore.nn.modules.linear import NonDynamicallyQuantizableLinear
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
 
@@ -72,7 +72,8 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(ptcore.empty(3 * embed_dim, **factory_kwargs))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **factory_kwargs)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        **factory_kwargs)
         if add_bias_kv:
             self.bias_k = Parameter(ptcore.empty((1, 1, embed_dim), **factory_kwargs))
             self.bias_v = Parameter(ptcore.empty((1, 1, embed_dim), **factory_kwargs))

@@ -1,6 +1,7 @@
 """Transformer encoder/decoder layers and stacks (``torch.nn.Transformer`` ...)."""
 import builtins
 import copy
+import warnings
 
 import ptcore
 from ptcore.nn import functional as F
@@ -145,10 +146,39 @@ class TransformerEncoder(Module):
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
-        # nested tensors are not supported: the "sparsity fast path" is never taken
+        # this attribute saves the value provided at object construction
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        # this attribute controls whether the "sparsity fast path" is used; ptcore
+        # has no nested tensors but reproduces its visible effect (padded
+        # positions of the output are zero) in ``forward``
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+
+        enc_layer = "encoder_layer"
+        why_not_sparsity_fast_path = ""
+        if not isinstance(encoder_layer, TransformerEncoderLayer):
+            why_not_sparsity_fast_path = f"{enc_layer} was not TransformerEncoderLayer"
+        elif encoder_layer.norm_first:
+            why_not_sparsity_fast_path = f"{enc_layer}.norm_first was True"
+        elif not encoder_layer.self_attn.batch_first:
+            why_not_sparsity_fast_path = (f"{enc_layer}.self_attn.batch_first was not True"
+                                          "(use batch_first for better inference performance)")
+        elif not encoder_layer.self_attn._qkv_same_embed_dim:
+            why_not_sparsity_fast_path = f"{enc_layer}.self_attn._qkv_same_embed_dim was not True"
+        elif encoder_layer.self_attn.in_proj_bias is None:
+            why_not_sparsity_fast_path = f"{enc_layer}.self_attn was passed bias=False"
+        elif not encoder_layer.activation_relu_or_gelu:
+            why_not_sparsity_fast_path = f"{enc_layer}.activation_relu_or_gelu was not True"
+        elif encoder_layer.norm1.eps != encoder_layer.norm2.eps:
+            why_not_sparsity_fast_path = (f"{enc_layer}.norm1.eps was not equal to "
+                                          f"{enc_layer}.norm2.eps")
+        elif encoder_layer.self_attn.num_heads % 2 == 1:
+            why_not_sparsity_fast_path = f"{enc_layer}.self_attn.num_heads is odd"
+
+        if enable_nested_tensor and why_not_sparsity_fast_path:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not_sparsity_fast_path}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         r"""Run ``src`` through every layer.
@@ -171,12 +201,41 @@ class TransformerEncoder(Module):
         batch_first = first_layer.self_attn.batch_first
         seq_len = _get_seq_len(src, batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        # PyTorch's sparsity fast path (eval, no grad, left-aligned padding mask,
+        # no attention mask) runs on nested tensors and pads the result with zeros
+        keep = self._sparsity_fast_path_keep(src, mask, src_key_padding_mask)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal,
                          src_key_padding_mask=src_key_padding_mask)
+        if keep is not None:
+            output = output.masked_fill(keep.logical_not().unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _sparsity_fast_path_keep(self, src, mask, src_key_padding_mask):
+        """The ``(N, S)`` keep-mask when PyTorch would take its nested-tensor path."""
+        first_layer = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first_layer.training
+                or src.dim() != 3 or src_key_padding_mask is None or mask is not None):
+            return None
+        tensor_args = (src, first_layer.self_attn.in_proj_weight,
+                       first_layer.self_attn.in_proj_bias, first_layer.self_attn.out_proj.weight,
+                       first_layer.self_attn.out_proj.bias, first_layer.norm1.weight,
+                       first_layer.norm1.bias, first_layer.norm2.weight, first_layer.norm2.bias,
+                       first_layer.linear1.weight, first_layer.linear1.bias,
+                       first_layer.linear2.weight, first_layer.linear2.bias)
+        if ptcore.is_grad_enabled() and builtins.any(
+                x is not None and x.requires_grad for x in tensor_args):
+            return None
+        keep = src_key_padding_mask.logical_not()
+        if getattr(self, "mask_check", True):
+            # left aligned: every row is True...True False...False
+            k = keep.to(ptcore.int64)
+            if keep.shape[-1] > 1 and bool((k[:, 1:] > k[:, :-1]).any()):
+                return None
+        return keep
 
 
 class TransformerDecoder(Module):
