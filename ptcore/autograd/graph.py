@@ -333,7 +333,7 @@ class AccumulateGrad(Node):
             for h in list(var._backward_hooks.values()):
                 r = h(g)
                 if r is not None:
-                    g = r
+                    g = _hook_result(h, g, r)
         accumulate_grad(var, g)
         if var._post_acc_hooks:
             for h in list(var._post_acc_hooks.values()):
@@ -467,6 +467,20 @@ def _zeros_for(node, k):
     return zeros(shape, dtype=dt, device=dev)
 
 
+def _hook_result(h, old, new):
+    """A tensor hook's replacement gradient, checked as PyTorch does: same
+    size and same type (dtype/device) as the value it replaces."""
+    if not isinstance(new, _TensorBase):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(h, "__name__", type(h).__name__)
+    if not new._meta_is(old.shape, new.dtype):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if new.dtype is not old.dtype or new.device != old.device:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_str(old)} "
+                           f"got {_type_str(new)})")
+    return new
+
+
 def _run_tensor_prehooks(node, buf):
     for nr, hooks in node._x.tensor_prehooks.items():
         if nr < len(buf) and buf[nr] is not None:
@@ -474,7 +488,7 @@ def _run_tensor_prehooks(node, buf):
             for h in list(hooks.values()):
                 r = h(g)
                 if r is not None:
-                    g = r
+                    g = _hook_result(h, g, r)
             buf[nr] = g
 
 

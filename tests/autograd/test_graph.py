@@ -506,3 +506,48 @@ def test_modified_saved_tensor_message_as_torch(k):
             _inplace_after_save_cases(m)[k]()
         msgs.append(str(ei.value).replace("ptcore.", "torch."))
     assert msgs[0] == msgs[1]
+
+
+def _hook_cases(m):
+    def double(g):
+        return g.double()
+
+    def size_nonleaf():
+        x = m.randn(2, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: m.ones(3))
+        y.sum().backward()
+
+    def size_leaf():
+        x = m.randn(2, requires_grad=True)
+        x.register_hook(lambda g: m.ones(3))
+        (x * 2).sum().backward()
+
+    def type_nonleaf():
+        x = m.randn(2, requires_grad=True)
+        y = x * 2
+        y.register_hook(double)
+        y.sum().backward()
+
+    def type_leaf():
+        x = m.randn(2, requires_grad=True)
+        x.register_hook(double)
+        (x * 2).sum().backward()
+
+    def not_tensor():
+        x = m.randn(2, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: 5)
+        y.sum().backward()
+    return [size_nonleaf, size_leaf, type_nonleaf, type_leaf, not_tensor]
+
+
+@needs_torch
+@pytest.mark.parametrize("k", range(5))
+def test_hook_result_checks_as_torch(k):
+    res = []
+    for m in (ptcore, torch):
+        with pytest.raises((RuntimeError, TypeError)) as ei:
+            _hook_cases(m)[k]()
+        res.append((ei.type, str(ei.value).replace("ptcore.", "torch.")))
+    assert res[0] == res[1]
