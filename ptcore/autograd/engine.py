@@ -131,6 +131,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise TypeError(f"grad: expected inputs to be Tensors, got {type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        return _grad_batched(outputs, t_inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     grads = _make_grads(outputs, grad_outputs)
     roots, rgrads = _roots(outputs, grads, "grad")
     targets = [gradient_edge(t) for t in t_inputs]
@@ -150,4 +153,43 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             from ptcore.autograd.graph import _sum_to
             g = _sum_to(g, tuple(t.shape))
         res.append(g)
+    return tuple(res)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad(..., is_grads_batched=True)``: the first dim of every
+    grad_output is a batch of vectors; one backward per batch entry (the
+    graph is kept until the last), results stacked along a new first dim."""
+    from ptcore import stack
+    B = None
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            continue
+        if not isinstance(g, _TensorBase):
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(o.shape) or (B is not None and
+                                                                    g.shape[0] != B):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g.shape[1:]} and output[{i}] has a "
+                f"shape of {o.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+        B = g.shape[0]
+    if B is None:
+        return grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                    allow_unused=allow_unused, materialize_grads=materialize_grads)
+    per = []
+    for b in range(B):
+        per.append(grad(outputs, inputs, [None if g is None else g[b] for g in grad_outputs],
+                        retain_graph=True if b < B - 1 else retain_graph,
+                        create_graph=create_graph, allow_unused=allow_unused,
+                        materialize_grads=materialize_grads))
+    res = []
+    for k in range(len(inputs)):
+        parts = [p[k] for p in per]
+        res.append(None if parts and parts[0] is None else stack(parts))
     return tuple(res)

@@ -551,3 +551,23 @@ def test_hook_result_checks_as_torch(k):
             _hook_cases(m)[k]()
         res.append((ei.type, str(ei.value).replace("ptcore.", "torch.")))
     assert res[0] == res[1]
+
+
+@needs_torch
+def test_grad_is_grads_batched_as_torch():
+    a = np.random.default_rng(8).standard_normal(3)
+    wv = np.random.default_rng(9).standard_normal(3)
+    res = []
+    for m in (ptcore, torch):
+        x = m.from_numpy(a.copy()).requires_grad_()
+        w = m.from_numpy(wv.copy()).requires_grad_()
+        y = x ** 2 * w
+        g1 = m.autograd.grad(y, [x, w], m.eye(3, dtype=m.float64), is_grads_batched=True,
+                             retain_graph=True)
+        g2 = m.autograd.grad((x * w).sum(), [x, w], m.ones(2, dtype=m.float64),
+                             is_grads_batched=True)
+        res.append([t.detach().numpy() for t in g1 + g2])
+        with pytest.raises(RuntimeError, match="is_grads_batched=True"):
+            m.autograd.grad((x * w), x, m.ones(2, 4, dtype=m.float64), is_grads_batched=True)
+    for p, t in zip(*res):
+        np.testing.assert_allclose(p, t, rtol=1e-12)
