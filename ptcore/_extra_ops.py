@@ -1369,9 +1369,6 @@ def _output_nr(self):
     return getattr(self, "_output_nr", 0)
 
 
-def is_inference(self):
-    """Whether this is an inference tensor (ptcore has none: always False)."""
-    return False
 
 
 def is_neg(self):
@@ -1483,7 +1480,7 @@ _TENSOR_METHODS = {
     "renorm": renorm, "renorm_": renorm_, "sum_to_size": sum_to_size,
     "fill_diagonal_": fill_diagonal_,
     "mH": property(_mH), "H": property(_H), "adjoint": adjoint,
-    "output_nr": property(_output_nr), "is_inference": is_inference, "is_neg": is_neg,
+    "output_nr": property(_output_nr), "is_neg": is_neg,
     "new": new,
     "absolute_": lambda self: self.abs_(),
     "arctan2_": lambda self, other: self.atan2_(other),
@@ -1640,8 +1637,10 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 
 
 def is_inference(input):
-    """Whether ``input`` is an inference tensor (``torch.is_inference``; always False)."""
-    return False
+    """Whether ``input`` is an inference tensor (``torch.is_inference``): its
+    memory was allocated inside ``inference_mode``."""
+    _check_tensor(input, "is_inference", "input", 1)
+    return input.is_inference()
 
 
 def is_neg(input):

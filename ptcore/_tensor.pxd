@@ -59,6 +59,7 @@ cdef class Storage:
     cdef bint _dl_versioned
     cdef readonly device device
     cdef public Py_ssize_t _version      # bumped by in-place writes (autograd)
+    cdef readonly bint _inference        # allocated in inference mode: its tensors are inference tensors
     cdef public object _shared           # shared-memory handle (multiprocessing)
     cdef object __weakref__
 

@@ -349,11 +349,32 @@ cdef extern from "ptc_dlpack.h":
     void ptc_dlpack_release(void* managed, int versioned) nogil
 
 
+cdef extern from *:
+    """
+    /* inference mode is active on this thread (set by autograd.grad_mode) */
+    static __thread int ptc_inference_on = 0;
+    """
+    int ptc_inference_on
+
+
+def _set_inference_mode(bint on):
+    """Storage made on this thread while ``on`` belongs to inference tensors
+    (PyTorch's InferenceMode: every tensor sharing it is an inference
+    tensor).  Returns the previous setting."""
+    global ptc_inference_on
+    cdef bint old = ptc_inference_on
+    ptc_inference_on = on
+    return old
+
+
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
 
     ``Storage(nbytes)`` allocates uninitialised host memory.
     """
+
+    def __cinit__(self, *args, **kwargs):
+        self._inference = ptc_inference_on
 
     def __init__(self, Py_ssize_t nbytes=0, device=None):
         _require_cpu(_as_device(device), "Storage")
@@ -1457,6 +1478,11 @@ cdef class _TensorBase:
 
     def _bump_version(self):
         self._storage._version += 1
+
+    def is_inference(self):
+        """Whether this is an inference tensor (its memory was allocated in
+        inference mode), as ``torch.Tensor.is_inference``."""
+        return self._storage._inference
 
     def _ad_meta(self):
         """``(shape, dtype)`` with the shape as a plain tuple: autograd's

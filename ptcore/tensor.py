@@ -100,6 +100,11 @@ class Tensor(_TensorBase):
         """Set whether autograd records operations on this (leaf) tensor."""
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad and self.is_inference():
+            from ptcore.autograd.grad_mode import is_inference_mode_enabled
+            if not is_inference_mode_enabled():
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
         if not requires_grad and self._grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "

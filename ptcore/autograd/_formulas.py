@@ -301,6 +301,9 @@ def _mul(out, a, b, **k):
         # the hot case (both operands differentiable, real): the operands and
         # their versions live in the closure, no SavedTensor objects
         va, vb = a._version, b._version
+        if a.is_inference() or b.is_inference():
+            SavedTensor(a)          # raises torch's error for inference tensors
+            SavedTensor(b)
 
         def bw(g):
             if a._version != va or b._version != vb:

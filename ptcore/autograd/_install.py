@@ -171,8 +171,10 @@ def _guard_inplace(name, fn):
     """In-place ops without an out-of-place formula (bitwise, comparisons):
     still refuse leaves that require grad."""
     def op(self, *args, **kwargs):
-        if R._state.enabled and isinstance(self, _TensorBase) and self._requires_grad:
-            R.check_inplace(self)
+        if isinstance(self, _TensorBase):
+            R._check_inference_write(self)
+            if R._state.enabled and self._requires_grad:
+                R.check_inplace(self)
         return fn(self, *args, **kwargs)
     op.__name__ = name
     op.__wrapped__ = fn

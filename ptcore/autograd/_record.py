@@ -391,6 +391,17 @@ def _on_to(src, out):
 # in-place ops
 # ---------------------------------------------------------------------------
 
+_INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed."
+                      "You can make a clone to get a normal tensor before doing inplace update."
+                      "See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _check_inference_write(t):
+    """PyTorch's refusal to write into an inference tensor outside inference mode."""
+    if not _state.inference and t.is_inference():
+        raise RuntimeError(_INFERENCE_INPLACE)
+
+
 def check_inplace(t):
     for v in (t, t._base):
         info = getattr(v, "_custom_view_of", None) if v is not None else None
@@ -445,6 +456,8 @@ def inplace(name, raw_inplace, outplace, needs_old_self=True):
     """Wrap an in-place op ``x.op_(...)``: when recording, compute
     ``outplace(x, ...)`` with autograd, copy it into ``x`` and rebase."""
     def op(self, *args, **kwargs):
+        if isinstance(self, _TensorBase):
+            _check_inference_write(self)
         if _state.enabled and (self._requires_grad or _needs_grad(args, kwargs)):
             check_inplace(self)
             src = self
@@ -482,6 +495,7 @@ def _identity(t):
 
 
 def _copy_inplace(self, src, non_blocking=False):
+    _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(src, _TensorBase) and src._requires_grad)):
         if not isinstance(src, _TensorBase):
             return _TensorBase.copy_(self, src, non_blocking)
@@ -508,6 +522,7 @@ def _const_source(self):
 
 
 def _fill_inplace(self, value):
+    _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         check_inplace(self)
         if isinstance(value, _TensorBase) and value._requires_grad:
@@ -528,6 +543,7 @@ def _zero_inplace(self):
 
 
 def _setitem(self, idx, value):
+    _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         check_inplace(self)
         from ptcore.autograd import _formulas as F

@@ -5,6 +5,8 @@ import functools
 import inspect
 import threading
 
+from ptcore import _tensor as _C
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
@@ -148,12 +150,15 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference)
-        # as c10::InferenceMode(mode): grad mode becomes ``not mode``
+        # as c10::InferenceMode(mode): grad mode becomes ``not mode``; memory
+        # allocated meanwhile makes inference tensors
         _state.enabled = not self.mode
         _state.inference = self.mode
+        _C._set_inference_mode(self.mode)
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev
+        _C._set_inference_mode(self.prev[1])
         return False
 
     def clone(self):

@@ -64,6 +64,11 @@ def _add_hook(owner, attr, fn):
     return h
 
 
+_INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors "
+                    "created in inference mode in computation tracked by autograd. To work "
+                    "around this, you can make a clone to get a normal tensor and use it in "
+                    "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
               "tensors after they have already been freed). Saved intermediate values of the graph "
               "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
@@ -76,6 +81,8 @@ class SavedTensor:
     __slots__ = ("data", "version")
 
     def __init__(self, t, is_output=False, output_nr=0):
+        if not _state.inference and t.is_inference():
+            raise RuntimeError(_INFERENCE_SAVED)
         self.data = t
         self.version = t._version
 

@@ -571,3 +571,40 @@ def test_grad_is_grads_batched_as_torch():
             m.autograd.grad((x * w), x, m.ones(2, 4, dtype=m.float64), is_grads_batched=True)
     for p, t in zip(*res):
         np.testing.assert_allclose(p, t, rtol=1e-12)
+
+
+def _inference_cases(m):
+    with m.inference_mode():
+        x = m.randn(3)
+        y = m.randn(3)
+    w = m.randn(3, requires_grad=True)
+    return [lambda: x.add_(1), lambda: x.fill_(1), lambda: x.zero_(), lambda: x.copy_(y),
+            lambda: x.__setitem__(0, 1.0), lambda: x.requires_grad_(), lambda: x * w,
+            lambda: (x + w).sum().backward(), lambda: x.exp(), lambda: x.clone().add_(1),
+            lambda: x.exp().mul_(2), lambda: x.__iadd__(1), lambda: x.sin_(),
+            lambda: (x.is_inference(), x[:2].is_inference(), x.detach().is_inference(),
+                     x.clone().is_inference(), w.is_inference())]
+
+
+@needs_torch
+@pytest.mark.parametrize("k", range(14))
+def test_inference_tensors_as_torch(k):
+    res = []
+    for m in (ptcore, torch):
+        try:
+            r = _inference_cases(m)[k]()
+            res.append(("ok", r if isinstance(r, tuple) else None))
+        except RuntimeError as e:
+            res.append(("err", str(e)))
+    assert res[0] == res[1]
+
+
+def test_inference_mode_is_per_thread():
+    import threading
+    out = []
+    with ptcore.inference_mode():
+        t = threading.Thread(target=lambda: out.append(ptcore.randn(2).is_inference()))
+        t.start()
+        t.join()
+        out.append(ptcore.randn(2).is_inference())
+    assert out == [False, True]
