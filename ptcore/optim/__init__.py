@@ -12,10 +12,12 @@ from ptcore.optim.adamax import Adamax
 from ptcore.optim.nadam import NAdam
 from ptcore.optim.radam import RAdam
 from ptcore.optim.lbfgs import LBFGS
+from ptcore.optim.rprop import Rprop
+from ptcore.optim.asgd import ASGD
 from ptcore.optim import lr_scheduler
 
 __all__ = [
-    "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
-    "RAdam", "RMSprop", "SGD", "lr_scheduler",
+    "ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
+    "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
 ]
