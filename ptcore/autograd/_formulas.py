@@ -13,6 +13,7 @@ import ptcore as P
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
 from ptcore.autograd.graph import SavedTensor
+from ptcore.autograd.grad_mode import _ever as _inference_ever
 
 FORMULAS = {}
 
@@ -301,7 +302,7 @@ def _mul(out, a, b, **k):
         # the hot case (both operands differentiable, real): the operands and
         # their versions live in the closure, no SavedTensor objects
         va, vb = a._version, b._version
-        if a.is_inference() or b.is_inference():
+        if _inference_ever[0] and (a.is_inference() or b.is_inference()):
             SavedTensor(a)          # raises torch's error for inference tensors
             SavedTensor(b)
 

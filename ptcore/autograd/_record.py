@@ -398,7 +398,7 @@ _INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode 
 
 def _check_inference_write(t):
     """PyTorch's refusal to write into an inference tensor outside inference mode."""
-    if not _state.inference and t.is_inference():
+    if _gm._ever[0] and not _state.inference and t.is_inference():
         raise RuntimeError(_INFERENCE_INPLACE)
 
 

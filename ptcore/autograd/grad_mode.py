@@ -18,6 +18,9 @@ class _State(threading.local):
 
 
 _state = _State()
+# inference mode was entered at least once in this process: until then no
+# inference tensor exists and autograd skips its inference-tensor checks
+_ever = [False]
 
 
 def is_grad_enabled():
@@ -154,6 +157,8 @@ class inference_mode(_DecoratorContextManager):
         # allocated meanwhile makes inference tensors
         _state.enabled = not self.mode
         _state.inference = self.mode
+        if self.mode:
+            _ever[0] = True
         _C._set_inference_mode(self.mode)
 
     def __exit__(self, *exc):

@@ -81,7 +81,7 @@ class SavedTensor:
     __slots__ = ("data", "version")
 
     def __init__(self, t, is_output=False, output_nr=0):
-        if not _state.inference and t.is_inference():
+        if _gm._ever[0] and not _state.inference and t.is_inference():
             raise RuntimeError(_INFERENCE_SAVED)
         self.data = t
         self.version = t._version
