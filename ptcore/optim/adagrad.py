@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_fused_foreach, _check_lr, _get_scalar_dtype, _step_tensor,
+    Optimizer, _check_fused_foreach, _check_lr, _get_scalar_dtype, 
     _to_scalar, _use_grad_for_differentiable, _view_as_real, _addcmul_, _addcdiv_,
 )
 
@@ -66,14 +66,9 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        for s in self.state.values():
-            if "step" in s and not isinstance(s["step"], Tensor):
-                s["step"] = _step_tensor(s["step"])
+        self._upgrade_state({
+            "foreach": None, "maximize": False, "differentiable": False, "fused": None
+        })
 
     def share_memory(self):
         """Accepted for compatibility (CPU tensors of one process)."""
@@ -99,10 +94,7 @@ class Adagrad(Optimizer):
         closure : callable, optional
             A closure that reevaluates the model and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with ptcore.enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             params, grads, state_sums, state_steps = [], [], [], []
             self._init_group(group, params, grads, state_sums, state_steps)

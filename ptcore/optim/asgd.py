@@ -4,7 +4,7 @@ import builtins
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _get_scalar_dtype, _get_value, _step_tensor, _to_scalar,
+    Optimizer, _check_lr, _get_scalar_dtype, _get_value, _to_scalar,
     _use_grad_for_differentiable, _view_as_real,
 )
 
@@ -48,20 +48,9 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0:
-                    if not isinstance(p_state["step"], Tensor):
-                        p_state["step"] = _step_tensor(p_state["step"])
-                    for key in ("eta", "mu"):
-                        if not isinstance(p_state[key], Tensor):
-                            p_state[key] = ptcore.tensor(p_state[key],
-                                                         dtype=_get_scalar_dtype())
+        self._upgrade_state({
+            "foreach": None, "maximize": False, "differentiable": False, "capturable": False
+        }, tensor_keys=('step', 'eta', 'mu'))
 
     def _init_group(self, group, params_with_grad, grads, mus, axs, etas, state_steps):
         has_complex = False
@@ -98,10 +87,7 @@ class ASGD(Optimizer):
         closure : callable, optional
             A closure that reevaluates the model and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with ptcore.enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             params_with_grad, grads, mus, axs, etas, state_steps = [], [], [], [], [], []
             has_complex = self._init_group(group, params_with_grad, grads, mus, axs, etas,

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _step_tensor, _to_scalar,
+    Optimizer, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
@@ -51,19 +51,10 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0:
-                    if not isinstance(p_state["step"], Tensor):
-                        p_state["step"] = _step_tensor(p_state["step"])
-                    if not isinstance(p_state["mu_product"], Tensor):
-                        p_state["mu_product"] = _step_tensor(p_state["mu_product"])
+        self._upgrade_state({
+            "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+            "decoupled_weight_decay": False
+        }, tensor_keys=('step', 'mu_product'))
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, mu_products,
                     state_steps):
@@ -91,10 +82,7 @@ class NAdam(Optimizer):
         closure : callable, optional
             A closure that reevaluates the model and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with ptcore.enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = (
                 [], [], [], [], [], [])

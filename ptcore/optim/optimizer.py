@@ -243,6 +243,28 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
 
+    def _upgrade_state(self, flags, tensor_keys=("step",)):
+        """``__setstate__`` of an optimizer pickled by an older version: group
+        options missing from it get their defaults (``flags``, in order), and
+        per-parameter ``tensor_keys`` stored as Python numbers become 0-d
+        tensors of the step dtype."""
+        for group in self.param_groups:
+            for k, v in flags.items():
+                group.setdefault(k, v)
+        if tensor_keys:
+            for s in self.state.values():
+                for key in tensor_keys:
+                    if key in s and not isinstance(s[key], Tensor):
+                        s[key] = _step_tensor(s[key])
+
+    @staticmethod
+    def _closure_loss(closure):
+        """The loss of ``step(closure)``: the closure re-evaluated with grad enabled."""
+        if closure is None:
+            return None
+        with ptcore.enable_grad():
+            return closure()
+
     def __repr__(self):
         format_string = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _get_scalar_dtype, _step_tensor, _to_scalar,
+    Optimizer, _check_lr, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
     _FUSED_MAX_NUMEL,
 )
@@ -56,17 +56,10 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(p_state["step"])
+        self._upgrade_state({
+            "momentum": 0, "centered": False, "foreach": None, "maximize": False,
+            "differentiable": False, "capturable": False
+        })
 
     def _init_group(self, group, params, grads, square_avgs, momentum_buffer_list,
                     grad_avgs, state_steps):
@@ -99,10 +92,7 @@ class RMSprop(Optimizer):
         closure : callable, optional
             A closure that reevaluates the model and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with ptcore.enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps = (
                 [], [], [], [], [], [])

@@ -54,12 +54,10 @@ class SGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._upgrade_state({
+            "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+            "fused": False
+        }, tensor_keys=())
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -70,10 +68,7 @@ class SGD(Optimizer):
         closure : callable, optional
             A closure that reevaluates the model and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with ptcore.enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         state = self.state
         for group in self.param_groups:
             params, grads, bufs = [], [], []
