@@ -578,7 +578,7 @@ cdef enum:
     R_LSE = 19
 
 cdef enum:
-    _SEG = 16384          # elements per unit of a long row (inner traversal)
+    _SEG = 131072         # elements per unit of a long row (inner traversal)
     _W = 1024             # output columns per block (outer traversal)
     _CASC_K = 16          # rows per cascade level (outer traversal, float sums)
     _SEC = 16             # bytes per element of one state section
@@ -1545,6 +1545,39 @@ cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n
         copy_cast(dst, p.o1_num, &dstride, src, p.r1_num, &ss, &n, 1)
 
 
+cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
+                      Py_ssize_t ks) noexcept nogil:
+    """sum/mean of ``cnt`` contiguous float32/float64 rows (one row of at most
+    _SEG elements per output, ``ks`` bytes apart) straight into ``res``,
+    without the per-output state machinery: the same operations as
+    ``_inner_one`` (zero, plus the row's pairwise sum, mean divided by N in
+    double), about 60 ns less per output.  False when it does not apply."""
+    cdef Py_ssize_t j
+    cdef Py_ssize_t s = p.rxs[p.nr - 1] if p.nr > 0 else 0
+    cdef float fs
+    cdef double ds
+    if (p.R != 1 or p.L > _SEG or p.conv or p.npass != 1 or p.r0_sec != 0 or p.out1 != NULL
+            or (p.op != R_SUM and p.op != R_MEAN)):
+        return False
+    if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+        for j in range(cnt):
+            fs = 0
+            fs += ptcr_sum_f32(<const float*>(x + j * ks), p.L)
+            if p.op == R_MEAN:
+                fs = <float>(fs / <double>p.N)
+            (<float*>res)[j] = fs
+        return True
+    if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+        for j in range(cnt):
+            ds = 0
+            ds += ptcr_sum_f64(<const double*>(x + j * ks), p.L)
+            if p.op == R_MEAN:
+                ds = ds / <double>p.N
+            (<double*>res)[j] = ds
+        return True
+    return False
+
+
 cdef void _inner_item(const rplan* p, Py_ssize_t item, Py_ssize_t nchunk, Py_ssize_t chunk,
                       bint par) noexcept nogil:
     """Outputs of chunk `item`: an index of the outer kept dims times a run of
@@ -1580,10 +1613,11 @@ cdef void _inner_item(const rplan* p, Py_ssize_t item, Py_ssize_t nchunk, Py_ssi
     res1 = res0 + _RBUF * _SEC
     if p.conv:
         cbuf = res1 + _RBUF * _SEC
-    for j in range(cnt):
-        _inner_one(p, o, p.x + xoff + j * (p.kxs[nk - 1] if nk > 0 else 0), st, cbuf, par)
-        memcpy(res0 + j * p.r0_size, st + p.r0_sec * _SEC, p.r0_size)
-        memcpy(res1 + j * p.r1_size, st + p.r1_sec * _SEC, p.r1_size)
+    if not _inner_sums(p, res0, cnt, p.x + xoff, p.kxs[nk - 1] if nk > 0 else 0):
+        for j in range(cnt):
+            _inner_one(p, o, p.x + xoff + j * (p.kxs[nk - 1] if nk > 0 else 0), st, cbuf, par)
+            memcpy(res0 + j * p.r0_size, st + p.r0_sec * _SEC, p.r0_size)
+            memcpy(res1 + j * p.r1_size, st + p.r1_sec * _SEC, p.r1_size)
     _store(p, 0, res0, cnt, p.out0 + o0off, p.ko0[nk - 1] if nk > 0 else 0)
     _store(p, 1, res1, cnt, p.out1 + o1off, p.ko1[nk - 1] if nk > 0 else 0)
     free(res0)
