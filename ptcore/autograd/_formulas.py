@@ -212,7 +212,7 @@ def _complex(out, re, im, **k):
 
 
 @formula("view_as_real")
-def _var(out, x, **k):
+def _view_as_real(out, x, **k):
     attach("ViewAsRealBackward0", out, (x,), lambda g: (P.view_as_complex(g.contiguous()),))
 
 
@@ -1894,7 +1894,7 @@ def _svdvals(out, A, **k):
     def bw(gS):
         U, S, Vh = P.linalg.svd(sA.unpack(), full_matrices=False)
         return (_svd_backward(None, gS, None, U, S, Vh, False),)
-    attach("LinalgSvdvalsBackward0", out, (A,), bw)
+    attach("LinalgSvdBackward0", out, (A,), bw)      # torch's node name (svdvals is _linalg_svd)
 
 
 @formula("linalg_qr")
@@ -1968,21 +1968,6 @@ def _cross(out, a, b, *, dim=-1, **k):
             if _T(b) and b._requires_grad else None
         return ga, gb
     attach("LinalgCrossBackward0", out, (a, b), bw)
-
-
-@formula("linalg_svdvals")
-def _svdvals(out, a, **k):
-    sa = save(a)
-
-    def bw(g):
-        from ptcore.autograd import grad_mode
-        with grad_mode.no_grad():
-            U, S, Vh = P.linalg.svd(sa.unpack(), full_matrices=False)
-        if g._requires_grad:
-            raise RuntimeError("the derivative for 'linalg_svd' is not implemented "
-                               "(double backward through svdvals).")
-        return (P.matmul(U * g.to(U.dtype).unsqueeze(-2), Vh),)
-    attach("LinalgSvdBackward0", out, (a,), bw)
 
 
 def _pinv_backward(g, pinvA, A):

@@ -157,6 +157,22 @@ def differentiable(name, raw, formula, fast_op=None):
 
     ``fast_op``: the elementwise kernel index of a binary op, whose Cython
     fast path then also serves recorded calls."""
+    def recorded(args, kwargs):
+        """``raw`` run without recording (``out=`` refused: not
+        differentiable), then the formula attaches the node."""
+        if "out" in kwargs:
+            if kwargs["out"] is not None:
+                raise RuntimeError(_OUT_MSG.format(name))
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        _state.enabled = False
+        try:
+            out = raw(*args, **kwargs)
+        finally:
+            _state.enabled = True
+        if out is not NotImplemented:
+            formula(out, *args, **kwargs)
+        return out
+
     if fast_op is not None:
         from ptcore._ops import _ewdrv
         fast = _ewdrv.fast_binary
@@ -166,42 +182,15 @@ def differentiable(name, raw, formula, fast_op=None):
                 out = fast(fast_op, args[0], args[1], True) if len(args) == 2 and not kwargs \
                     else None
                 if out is None:
-                    if "out" in kwargs:
-                        if kwargs["out"] is not None:
-                            raise RuntimeError(_OUT_MSG.format(name))
-                        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-                    _state.enabled = False
-                    try:
-                        out = raw(*args, **kwargs)
-                    finally:
-                        _state.enabled = True
-                    if out is NotImplemented:
-                        return out
+                    return recorded(args, kwargs)
                 formula(out, *args, **kwargs)
                 return out
             return raw(*args, **kwargs)
-        op.__name__ = getattr(raw, "__name__", name)
-        op.__qualname__ = getattr(raw, "__qualname__", name)
-        op.__doc__ = getattr(raw, "__doc__", None)
-        op.__wrapped__ = raw
-        return op
-
-    def op(*args, **kwargs):
-        if _state.enabled and _needs_grad(args, kwargs):
-            if "out" in kwargs:
-                if kwargs["out"] is not None:
-                    raise RuntimeError(_OUT_MSG.format(name))
-                kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-            _state.enabled = False
-            try:
-                out = raw(*args, **kwargs)
-            finally:
-                _state.enabled = True
-            if out is NotImplemented:
-                return out
-            formula(out, *args, **kwargs)
-            return out
-        return raw(*args, **kwargs)
+    else:
+        def op(*args, **kwargs):
+            if _state.enabled and _needs_grad(args, kwargs):
+                return recorded(args, kwargs)
+            return raw(*args, **kwargs)
     op.__name__ = getattr(raw, "__name__", name)
     op.__qualname__ = getattr(raw, "__qualname__", name)
     op.__doc__ = getattr(raw, "__doc__", None)
@@ -480,7 +469,6 @@ def inplace(name, raw_inplace, outplace, needs_old_self=True):
 
 
 def _copy_outplace(self, src, non_blocking=False):
-    import ptcore
     r = src.to(self.dtype) if src.dtype is not self.dtype else src
     if tuple(r.shape) != tuple(self.shape):
         r = r.expand(self.shape)
@@ -526,7 +514,6 @@ def _fill_inplace(self, value):
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         check_inplace(self)
         if isinstance(value, _TensorBase) and value._requires_grad:
-            import ptcore
             r = value.to(self.dtype).expand(self.shape)
             return _copy_inplace(self, r)
         _state.enabled = False

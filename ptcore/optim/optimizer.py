@@ -156,6 +156,15 @@ def _step_tensor(value=0.0):
     return ptcore.tensor(float(value), dtype=_get_scalar_dtype())
 
 
+_STEP_DOC = """Perform a single optimization step.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            A closure that reevaluates the model and returns the loss.
+        """
+
+
 def _hooked_step(func):
     """Wrap a subclass's ``step`` so that the step pre/post hooks run around it."""
     @functools.wraps(func)
@@ -199,6 +208,8 @@ class Optimizer:
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "hooked", False):
+            if step.__doc__ is None:
+                step.__doc__ = _STEP_DOC
             cls.step = _hooked_step(step)
 
     def __init__(self, params, defaults):

@@ -68,13 +68,6 @@ class RAdam(Optimizer):
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            A closure that reevaluates the model and returns the loss.
-        """
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             params, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []

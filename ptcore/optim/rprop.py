@@ -80,13 +80,6 @@ class Rprop(Optimizer):
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            A closure that reevaluates the model and returns the loss.
-        """
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             params, grads, prevs, step_sizes, state_steps = [], [], [], [], []

@@ -1,5 +1,4 @@
 """Stochastic gradient descent (``torch.optim.SGD``)."""
-import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_fused_foreach, _to_scalar, _use_grad_for_differentiable,
@@ -61,13 +60,6 @@ class SGD(Optimizer):
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            A closure that reevaluates the model and returns the loss.
-        """
         loss = self._closure_loss(closure)
         state = self.state
         for group in self.param_groups:

@@ -11,6 +11,14 @@ try:
 except ImportError:
     torch = None
 
+# a small float64 matrix several graph tests start from
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+
+
+def both(fn):
+    """Run ``fn(mod)`` with ptcore and torch; return both results."""
+    return fn(ptcore), fn(torch)
+
 
 def arrays(shapes, domain="any", seed=0):
     """Float64 test inputs; ``domain`` keeps them where the op is smooth."""

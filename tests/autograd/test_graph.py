@@ -1,7 +1,6 @@
 """Graph semantics of ptcore.autograd compared with PyTorch: accumulation,
 retain_graph, errors, backward(inputs=), grad(), hooks, grad modes, detach,
 leaves, node structure and names, anomaly mode, memory."""
-import math
 
 import numpy as np
 import pytest
@@ -16,16 +15,7 @@ except ImportError:
 
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 
-A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
-
-
-def both(fn):
-    """Run ``fn(mod)`` with ptcore and torch; return both results."""
-    return fn(ptcore), fn(torch)
-
-
-def _np(t):
-    return t.detach().numpy()
+from ag_helpers import A, _np, both  # noqa: E402
 
 
 @needs_torch

@@ -3,7 +3,6 @@ counter errors, leaf checks, CopySlices on views of non-leaves."""
 import numpy as np
 import pytest
 
-import ptcore
 
 try:
     import torch
@@ -12,15 +11,7 @@ except ImportError:
 
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 
-A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
-
-
-def both(fn):
-    return fn(ptcore), fn(torch)
-
-
-def _np(t):
-    return t.detach().numpy()
+from ag_helpers import A, _np, both  # noqa: E402
 
 
 @needs_torch

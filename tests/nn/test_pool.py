@@ -287,3 +287,25 @@ def test_max_unpool_errors_match_torch(call):
         call(F, ptcore)
     assert type(pe.value) is type(te.value)
     assert str(pe.value).splitlines()[0] == str(te.value).splitlines()[0]
+
+
+@needs_torch
+@pytest.mark.parametrize("nd,shape,kw", [
+    (1, (2, 3, 9), dict(kernel_size=3)),
+    (1, (2, 3, 10), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    (2, (2, 3, 7, 8), dict(kernel_size=(2, 3))),
+    (2, (1, 2, 7, 7), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    (3, (1, 2, 4, 5, 6), dict(kernel_size=2)),
+])
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
+def test_lp_pool_matches_torch(nd, shape, kw, p):
+    a = np.random.default_rng(11).random(shape) + 0.1
+    name = f"lp_pool{nd}d"
+    x = ptcore.from_numpy(a.copy()).requires_grad_()
+    tx = torch.from_numpy(a.copy()).requires_grad_()
+    y = getattr(F, name)(x, p, **kw)
+    ty = getattr(torch.nn.functional, name)(tx, p, **kw)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-12)

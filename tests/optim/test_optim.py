@@ -14,98 +14,20 @@ except ImportError:
 
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 
-# (48, 50) is above ptcore.optim's size threshold for composed (non-fused) updates
-SHAPES = [(3, 4), (5,), (2, 1, 3), (), (48, 50)]
-NSTEPS = 20
-
-PT_DTYPES = {"float32": ptcore.float32, "float64": ptcore.float64}
-TORCH_DTYPES = {"float32": "float32", "float64": "float64"}
-TOL = {"float32": dict(rtol=2e-5, atol=2e-6), "float64": dict(rtol=1e-10, atol=1e-12)}
-
-
-def _np_data(seed, dtype):
-    rng = np.random.default_rng(seed)
-    xs = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
-    cs = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
-    ws = [(rng.random(s) + 0.5).astype(dtype) for s in SHAPES]
-    return xs, cs, ws
+from optim_oracle import (  # noqa: E402
+    NSTEPS, TOL, Side as _Side, assert_close_params as _assert_close_params,
+    assert_state_dict_equal as _assert_state_dict_equal, close as _close, config_id as _ids,
+    make as _make, run as _run_o, skip_some as _skip_some,
+    torch_sd_to_ptcore as _torch_sd_to_ptcore,
+)
 
 
-class _Side:
-    """Parameters and the fixed gradient function for one library."""
-
-    def __init__(self, lib, dtype, seed=0):
-        self.lib = lib
-        xs, cs, ws = _np_data(seed, dtype)
-        self.params = [lib.tensor(x.copy(), requires_grad=True) for x in xs]
-        self.cs = [lib.tensor(c) for c in cs]
-        self.ws = [lib.tensor(w) for w in ws]
-
-    def set_grads(self, step, sign=1.0, skip=None):
-        # grad of sum(w * (x - c)^2 / 2 + 0.025 * x^4), same op order on both sides
-        for i, (p, c, w) in enumerate(zip(self.params, self.cs, self.ws)):
-            if skip is not None and skip(step, i):
-                p.grad = None
-                continue
-            x = p.detach()
-            g = (x - c) * w + x * x * x * 0.1
-            if sign != 1.0:
-                g = g * sign
-            p.grad = g
-
-    def groups(self, override):
-        if override is None:
-            return self.params
-        return [{"params": self.params[:2]}, dict({"params": self.params[2:]}, **override)]
+def _run(side, opt, steps, start, opts, override=None, skip=_skip_some):
+    _run_o(side, opt, steps, start, opts, skip)
 
 
 def _to_np(t):
-    if isinstance(t, ptcore.Tensor):
-        return t.detach().numpy()
     return t.detach().numpy()
-
-
-def _skip_some(step, i):
-    # parameter 1 has no gradient on every third step
-    return i == 1 and step % 3 == 2
-
-
-def _close(actual, desired, rtol, atol, err_msg=""):
-    # elementwise rtol plus a normwise term: an element whose gradient is a
-    # cancellation (near a minimum) legitimately amplifies last-bit differences
-    desired = np.asarray(desired)
-    scale = float(np.abs(desired).max()) if desired.size else 0.0
-    np.testing.assert_allclose(actual, desired, rtol=rtol, atol=atol + rtol * scale,
-                               err_msg=err_msg)
-
-
-def _assert_close_params(pp, tp, dtype, msg=""):
-    for a, b in zip(pp, tp):
-        assert a.dtype == PT_DTYPES[dtype]
-        _close(_to_np(a), _to_np(b), err_msg=msg, **TOL[dtype])
-
-
-def _assert_state_dict_equal(psd, tsd, dtype):
-    assert len(psd["param_groups"]) == len(tsd["param_groups"])
-    for pg, tg in zip(psd["param_groups"], tsd["param_groups"]):
-        assert pg == tg
-    assert sorted(psd["state"].keys()) == sorted(tsd["state"].keys())
-    for k, ts in tsd["state"].items():
-        ps = psd["state"][k]
-        assert sorted(ps.keys()) == sorted(ts.keys())
-        for name, tv in ts.items():
-            pv = ps[name]
-            if isinstance(tv, torch.Tensor):
-                assert isinstance(pv, ptcore.Tensor), name
-                assert str(pv.dtype).split(".")[-1] == str(tv.dtype).split(".")[-1], name
-                assert tuple(pv.shape) == tuple(tv.shape), name
-                if name == "step":
-                    assert pv.item() == tv.item()
-                else:
-                    _close(pv.numpy(), tv.numpy(), err_msg=name, **TOL[dtype])
-            else:
-                assert pv == tv, name
-
 
 # (name, options, group override) -- the override applies to the second group
 CONFIGS = [
@@ -151,30 +73,6 @@ CONFIGS = [
 ]
 
 
-def _ids(c):
-    name, opts, ov = c
-    s = name + "-" + ",".join(f"{k}={v}" for k, v in opts.items())
-    if ov:
-        s += "|" + ",".join(f"{k}={v}" for k, v in ov.items())
-    return s
-
-
-def _make(name, opts, override, dtype, seed=0):
-    ps = _Side(ptcore, dtype, seed)
-    ts = _Side(torch, dtype, seed)
-    popt = getattr(optim, name)(ps.groups(override), **opts)
-    topt = getattr(torch.optim, name)(ts.groups(override), **opts)
-    return ps, ts, popt, topt
-
-
-def _run(side, opt, steps, start, opts, override, skip=_skip_some):
-    # with maximize, the gradient is flipped so that the trajectory stays bounded
-    maximize = opts.get("maximize", False)
-    for k in range(start, start + steps):
-        side.set_grads(k, sign=-1.0 if maximize else 1.0, skip=skip)
-        opt.step()
-
-
 @needs_torch
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("config", CONFIGS, ids=[_ids(c) for c in CONFIGS])
@@ -213,18 +111,6 @@ def test_state_dict_round_trip(config):
     # parameter dtype)
     for a, b in zip(ps.params, ps2.params):
         _close(a.detach().numpy(), b.detach().numpy(), rtol=1e-11, atol=0.0)
-
-
-def _torch_sd_to_ptcore(tsd):
-    def conv(v):
-        if isinstance(v, torch.Tensor):
-            return ptcore.from_numpy(v.numpy().copy())
-        if isinstance(v, dict):
-            return {k: conv(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [conv(x) for x in v]
-        return v
-    return conv(tsd)
 
 
 @needs_torch

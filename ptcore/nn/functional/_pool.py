@@ -675,6 +675,21 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 # ---------------------------------------------------------------------------
 # power-average pooling (composed)
 # ---------------------------------------------------------------------------
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, avg):
+    """(sum over each window of x^p)^(1/p) as PyTorch composes it: the average
+    of x^p times the window size, sign-preserving relu, then the p-th root."""
+    k = _pool_tuple(kernel_size, nd, f"lp_pool{nd}d", "kernel_size")
+    n = 1
+    for v in k:
+        n *= v
+    kk = k[0] if nd == 1 else k
+    if stride is not None:
+        out = avg(input.pow(norm_type), kk, stride, 0, ceil_mode)
+    else:
+        out = avg(input.pow(norm_type), kk, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(n).pow(1.0 / norm_type)
+
+
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """1-d power-average pooling: ``(sum x^p)^(1/p)`` over each window.
 
@@ -689,12 +704,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     -------
     Tensor
     """
-    k = _pool_tuple(kernel_size, 1, "lp_pool1d", "kernel_size")[0]
-    if stride is not None:
-        out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
-    else:
-        out = avg_pool1d(input.pow(norm_type), k, padding=0, ceil_mode=ceil_mode)
-    return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, avg_pool1d)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -711,12 +721,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     -------
     Tensor
     """
-    kh, kw = _pool_tuple(kernel_size, 2, "lp_pool2d", "kernel_size")
-    if stride is not None:
-        out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
-    else:
-        out = avg_pool2d(input.pow(norm_type), (kh, kw), padding=0, ceil_mode=ceil_mode)
-    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, avg_pool2d)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -733,12 +738,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     -------
     Tensor
     """
-    kd, kh, kw = _pool_tuple(kernel_size, 3, "lp_pool3d", "kernel_size")
-    if stride is not None:
-        out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), stride, 0, ceil_mode)
-    else:
-        out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), padding=0, ceil_mode=ceil_mode)
-    return (out.sign() * out.abs().relu()).mul(kd * kh * kw).pow(1.0 / norm_type)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, avg_pool3d)
 
 
 # ---------------------------------------------------------------------------
