@@ -11,7 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import promote_types as _promote
+from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32
 
 
 def _flatten_tensor_items(data):
@@ -162,6 +162,7 @@ _INT_LIMITS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 
 
 
 def _overflow(dt):
+    # torch.tensor() names the dtype itself here (fill_ and friends name C++ types)
     return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
 
 
@@ -499,6 +500,8 @@ def _finish(values, dt, device, requires_grad, out, fname):
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
+    if dtype is not None:
+        _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
     if end is None:
         start, end = 0, start
     start, end, step = _num(start, "start"), _num(end, "end"), _num(step, "step")
@@ -592,6 +595,8 @@ def _linspace_values(start, end, steps, dt):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if dtype is not None:
+        _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
     start, end = _num(start, "start"), _num(end, "end")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
@@ -605,6 +610,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
+    if dtype is not None:
+        _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
     start, end = _num(start, "start"), _num(end, "end")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
@@ -647,6 +654,8 @@ def _int_arg(v, fname, name, pos):
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """2-D tensor with ones on the diagonal."""
+    if dtype is not None:
+        _refuse_complex32("eye", _C._as_dtype(dtype))
     n = _int_arg(n, "eye", "n", 1)
     m = n if m is None else _int_arg(m, "eye", "m", 2)
     if n < 0:

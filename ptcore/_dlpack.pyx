@@ -13,7 +13,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from ptcore._tensor cimport _TensorBase, Storage, dtype, device, dtype_from_num, _make_tensor
 from ptcore._ops._types cimport (PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
                                  PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64,
-                                 PT_COMPLEX64, PT_COMPLEX128, PT_MAX_DIMS)
+                                 PT_COMPLEX64, PT_COMPLEX128, PT_COMPLEX32, PT_MAX_DIMS)
 from ptcore import _tensor as _C
 
 cdef extern from "ptc_dlpack.h":
@@ -69,8 +69,9 @@ cdef enum:
     kDLComplex = 5
     kDLBool = 6
 
-cdef uint8_t[12] _CODE = [kDLBool, kDLUInt, kDLInt, kDLInt, kDLInt, kDLInt, kDLFloat, kDLBfloat,
-                          kDLFloat, kDLFloat, kDLComplex, kDLComplex]
+# by ScalarType number (complex32 last)
+cdef uint8_t[13] _CODE = [kDLBool, kDLUInt, kDLInt, kDLInt, kDLInt, kDLInt, kDLFloat, kDLBfloat,
+                          kDLFloat, kDLFloat, kDLComplex, kDLComplex, kDLComplex]
 
 
 cdef dtype _dtype_from_dl(DLDataType t):
@@ -82,6 +83,7 @@ cdef dtype _dtype_from_dl(DLDataType t):
         (kDLInt, 16): PT_INT16, (kDLInt, 32): PT_INT32, (kDLInt, 64): PT_INT64,
         (kDLFloat, 16): PT_FLOAT16, (kDLBfloat, 16): PT_BFLOAT16, (kDLFloat, 32): PT_FLOAT32,
         (kDLFloat, 64): PT_FLOAT64, (kDLComplex, 64): PT_COMPLEX64, (kDLComplex, 128): PT_COMPLEX128,
+        (kDLComplex, 32): PT_COMPLEX32,
     }
     num = table.get((code, bits))
     if num is None:

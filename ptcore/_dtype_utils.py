@@ -9,28 +9,57 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 
+# lowest to highest; ties that need a wider type are handled in _promote_pair
 _ORDER = [_C.bool_, _C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.float16,
-          _C.bfloat16, _C.float32, _C.float64, _C.complex64, _C.complex128]
+          _C.bfloat16, _C.float32, _C.float64, _C.complex32, _C.complex64, _C.complex128]
+_RANK = {d._name: i for i, d in enumerate(_ORDER)}
+
+
+def _promote_pair(a, b):
+    names = {a._name, b._name}
+    if names == {"uint8", "int8"}:
+        return _C.int16
+    if names == {"float16", "bfloat16"}:
+        return _C.float32
+    if a.is_complex != b.is_complex and (a.is_floating_point or b.is_floating_point):
+        # complex with a real floating type: the complex type of the promoted reals
+        return _promote_pair(a.to_real(), b.to_real()).to_complex()
+    return a if _RANK[a._name] >= _RANK[b._name] else b
 
 
 def _build_table():
     n = len(_ORDER)
     table = [[None] * n for _ in range(n)]
-    special = {
-        frozenset(("uint8", "int8")): _C.int16,
-        frozenset(("float16", "bfloat16")): _C.float32,
-        frozenset(("complex64", "float64")): _C.complex128,
-    }
     for a in _ORDER:
         for b in _ORDER:
-            r = special.get(frozenset((a._name, b._name)))
-            if r is None:
-                r = a if a.num >= b.num else b
-            table[a.num][b.num] = r
+            table[a.num][b.num] = _promote_pair(a, b)
     return table
 
 
 _PROMOTE = _build_table()
+
+
+# C++ type names PyTorch prints in its dtype messages (``typeid`` names, as
+# in "Expected out tensor to have dtype float, but got long int instead")
+_CPP_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
+}
+
+
+def _cpp_name(dt):
+    """PyTorch's C++ name of ``dt`` (a ptcore dtype)."""
+    return _CPP_NAMES[dt._name]
+
+
+def _refuse_complex32(kname, *tensors):
+    """PyTorch's NotImplementedError for a CPU kernel without ComplexHalf
+    (``tensors``: tensors, dtypes or anything else, which is ignored)."""
+    for t in tensors:
+        if t is _C.complex32 or getattr(t, "dtype", None) is _C.complex32:
+            raise NotImplementedError(f"\"{kname}\" not implemented for 'ComplexHalf'")
 
 
 def promote_types(type1, type2):

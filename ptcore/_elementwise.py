@@ -15,7 +15,7 @@ import numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore import _registry
-from ptcore._dtype_utils import _result_type
+from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._ops import _ewdrv as _D
 
 _U = _D.UNARY
@@ -159,6 +159,8 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     def fn(input, *, out=None):
         _check_tensor(input, name)
         dt = input.dtype
+        if dt is _C.complex32:
+            raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
         if dt.is_complex and composed is not None:
             r = composed(input)
             return r if out is None else out.copy_(r)
@@ -173,6 +175,8 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
 
     def fn_(self):
         dt = self.dtype
+        if dt is _C.complex32:
+            raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
         if float_only and (dt._category < _FLOAT_CAT or dt.is_complex):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if dt._category < _FLOAT_CAT:
@@ -382,6 +386,7 @@ _TENSOR_METHODS["logical_not_"] = logical_not_
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replace NaN/+inf/-inf by finite numbers (the dtype's extremes by default)."""
+    _refuse_complex32("nan_to_num", input)
     _check_tensor(input, "nan_to_num")
     dt = input.dtype
     if dt._category < _FLOAT_CAT:
@@ -514,15 +519,15 @@ def view_as_real(input):
 def view_as_complex(input):
     """A complex view of a real tensor whose last dim has size 2 and stride 1."""
     dt = input.dtype
-    if dt not in (_C.float32, _C.float64):
-        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: {_name(dt)}")
+    if dt not in (_C.float32, _C.float64, _C.float16):
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {_name(dt)}")
     if input.dim() == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if input.stride(-1) != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(s % 2 for s in input.stride()[:-1]) or input.storage_offset() % 2:
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    cdt = _C.complex64 if dt is _C.float32 else _C.complex128
+    cdt = dt.to_complex()
     return _C._tensor_from_storage(input.untyped_storage(), cdt, list(input.shape[:-1]),
                                    [s // 2 for s in input.stride()[:-1]], input.storage_offset() // 2)
 
@@ -548,7 +553,7 @@ def complex(real, imag, *, out=None):
     if real.dtype not in (_C.float32, _C.float64, _C.float16):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_name(real.dtype)} and {_name(imag.dtype)}")
     shape = _D_broadcast(real.shape, imag.shape)
-    cdt = _C.complex128 if real.dtype is _C.float64 else _C.complex64
+    cdt = real.dtype.to_complex()
     res = _C.empty(shape, dtype=cdt) if out is None else out
     v = view_as_real(res)
     v.select(-1, 0).copy_(real)
@@ -719,15 +724,35 @@ def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
         alpha = int(alpha)
     if negate:
         alpha = -alpha
+    if dt is _C.complex32 and (isinstance(alpha, builtins.complex) or alpha not in (1, -1)) \
+            and (out is None or out.dtype.is_complex):
+        _C._checked_scalar(alpha, dt)
+        return _c32_add_alpha(a, b, alpha, out, fname, inplace)
     if alpha == 1 and not isinstance(alpha, builtins.complex):
         return _binary("add", a, b, out, dt, dt, fname, inplace)
     if negate and alpha == -1 and not isinstance(alpha, builtins.complex):
         return _binary("sub", a, b, out, dt, dt, fname, inplace)
+    _C._checked_scalar(alpha, dt)              # PyTorch's range check of alpha
     if isinstance(alpha, builtins.complex):
         return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=alpha.real, d1=alpha.imag)
     if dt._category < _FLOAT_CAT:
         return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, i0=int(alpha))
+    if dt is _C.float16 or dt is _C.bfloat16:
+        # PyTorch takes alpha in the tensor's dtype: a + b * alpha is then one
+        # exact float32 product and one rounding (its fused multiply-add)
+        alpha = _C._checked_scalar(alpha, dt).item()
     return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=float(alpha))
+
+
+def _c32_add_alpha(a, b, alpha, out, fname, inplace):
+    """PyTorch's ComplexHalf ``a + alpha * b``: the product is rounded to
+    complex32, then the parts are added without a further complex product."""
+    c32, f16 = _C.complex32, _C.float16
+    t = _binary("mul", b, alpha, None, c32, c32, "mul")
+    a = a._to_dtype(c32) if isinstance(a, _TensorBase) else _C.full((), a, dtype=c32)
+    o = view_as_real(out) if out is not None else None
+    r = _binary("add", view_as_real(a), view_as_real(t), o, f16, f16, fname, inplace)
+    return out if out is not None else r.view(c32).squeeze(-1)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -1068,6 +1093,10 @@ def where(condition, input=None, other=None, *, out=None):
             dt = _to_float_dtype(dt)
     else:
         dt = _result_type(input, other)
+    if dt is _C.complex32:
+        for v in (input, other):
+            if not isinstance(v, _TensorBase):
+                _C._checked_scalar(v, dt)      # PyTorch's range check of the scalar
     return _ternary("where", input, other, condition, out, dt, dt, "where")
 
 
@@ -1085,10 +1114,6 @@ def clamp(input, min=None, max=None, *, out=None):
     return _clamp_impl(input, min, max, out, False)
 
 
-_CTYPE = {"Bool": "bool", "Byte": "uint8_t", "Char": "int8_t", "Short": "int16_t", "Int": "int",
-          "Long": "int64_t", "Half": "c10::Half", "BFloat16": "c10::BFloat16", "Float": "float",
-          "Double": "double", "ComplexFloat": "c10::complex<float>",
-          "ComplexDouble": "c10::complex<double>"}
 
 
 def _scalar_fits(v, dt):
@@ -1103,8 +1128,7 @@ def _scalar_fits(v, dt):
     else:
         ok = True
     if not ok:
-        t = _name(dt)
-        raise RuntimeError(f"value cannot be converted to type {_CTYPE.get(t, t)} without overflow")
+        raise _C._overflow_exception(dt)
 
 
 def _clamp_impl(x, lo, hi, out, inplace):
@@ -1196,12 +1220,12 @@ def _lerp_check(input, end, weight):
     _check_tensor(end, "lerp", "end")
     dt = input.dtype
     if end.dtype is not dt:
-        t = _name(dt)
-        raise RuntimeError(f"expected dtype {_CTYPE.get(t, t)} for `end` but got dtype {_CTYPE.get(_name(end.dtype), _name(end.dtype))}")
+        raise RuntimeError(f"expected dtype {_C._scalar_cpp_name(dt)} for `end` but got dtype "
+                           f"{_C._scalar_cpp_name(end.dtype)}")
     if isinstance(weight, _TensorBase):
         if weight.dim() > 0 and weight.dtype is not dt:
-            t = _name(dt)
-            raise RuntimeError(f"expected dtype {_CTYPE.get(t, t)} for `weight` but got dtype {_CTYPE.get(_name(weight.dtype), _name(weight.dtype))}")
+            raise RuntimeError(f"expected dtype {_C._scalar_cpp_name(dt)} for `weight` but got dtype "
+                               f"{_C._scalar_cpp_name(weight.dtype)}")
         if weight.dim() == 0:
             # a 0-d weight takes part in type promotion
             dt = _result_type(input, end, weight)
@@ -1328,6 +1352,7 @@ def _any_false(b):
 
 def equal(input, other):
     """True if both tensors have the same shape and elements."""
+    _refuse_complex32("equal_cpu", input, other)
     _check_tensor(input, "equal")
     _check_tensor(other, "equal", "other")
     if tuple(input.shape) != tuple(other.shape):
@@ -1367,8 +1392,9 @@ def _reflected(fn, self, other):
 def _rtruediv(self, other):
     if not _is_number(other):
         return NotImplemented
-    dt = _to_float_dtype(_result_type(self, other))
-    return _binary("div", other, self, None, dt, dt, "div")
+    # PyTorch's Tensor.__rtruediv__ is ``self.reciprocal() * other`` (its
+    # rounding, and its dtypes: float16 / complex scalar -> complex32 via mul)
+    return mul(reciprocal(self), other)  # noqa: F821
 
 
 def _rfloordiv(self, other):

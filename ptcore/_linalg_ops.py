@@ -16,6 +16,7 @@ import numbers as _numbers
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._registry import check_same_device as _check_same_device
 
 __all__ = [
@@ -106,18 +107,11 @@ def _set_blas_threads(n):
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-_CPP_NAMES = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 _BLAS_NUMS = (_C.float32.num, _C.float64.num, _C.complex64.num, _C.complex128.num)
 _LOW = (_C.float16, _C.bfloat16)
 
 
-def _cpp(dt):
-    return _CPP_NAMES[dt._name]
+_cpp = _cpp_name
 
 
 def _st(dt):
@@ -300,6 +294,7 @@ def _mm_check(a, b):
 
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors (``torch.mm``)."""
+    _refuse_complex32("addmm_impl_cpu_", input, mat2)
     _check_tensor(input, "input", 1, "mm")
     _check_tensor(mat2, "mat2", 2, "mm")
     _check_cpu("mm", input, mat2)
@@ -385,6 +380,7 @@ def _dot_impl(a, b, conj):
 
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
+    _refuse_complex32("dot", input, tensor)
     _check_tensor(input, "input", 1, "dot")
     _check_tensor(tensor, "tensor", 2, "dot")
     _check_cpu("dot", input, tensor)
@@ -394,6 +390,7 @@ def dot(input, tensor, *, out=None):
 
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
+    _refuse_complex32("vdot", input, other)
     _check_tensor(input, "input", 1, "vdot")
     _check_tensor(other, "other", 2, "vdot")
     _check_cpu("vdot", input, other)
@@ -446,6 +443,7 @@ def matmul(input, other, *, out=None):
     >>> ptcore.matmul(a, ptcore.ones(4)).shape
     ptcore.Size([2, 3])
     """
+    _refuse_complex32("dot" if getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1 else "addmm_impl_cpu_", input, other)
     _check_tensor(input, "input", 1, "matmul")
     _check_tensor(other, "other", 2, "matmul")
     _check_cpu("matmul", input, other)
@@ -643,6 +641,11 @@ def _rank1(a, b, c=None, alpha=1, beta=0):
         r = _rank1(a._to_dtype(u), b._to_dtype(u), cu, _b.int(_b.bool(alpha)),
                    _b.int(_b.bool(beta)))
         return r._to_dtype(dt)
+    if dt is _C.complex32:
+        # PyTorch computes ComplexHalf outer products elementwise; here in complex64
+        w = _C.complex64
+        return _rank1(a._to_dtype(w), b._to_dtype(w), c._to_dtype(w) if c is not None else None,
+                      alpha, beta)._to_dtype(dt)
     return _product(a.unsqueeze(1), b.unsqueeze(0), c, alpha, beta)
 
 

@@ -3,6 +3,7 @@ a seed gives the same stream on every device), the global default generator
 and the sampling functions (``rand``, ``randn``, ``randint``, ``randperm``,
 ``normal``, ``bernoulli``, ``multinomial``) and in-place fills."""
 import os
+import math as _math
 import numbers
 
 import numpy as np
@@ -126,6 +127,15 @@ def _gen(generator):
 
 def _fill_contig(t, kernel, generator, *args):
     """Run a fill kernel into ``t`` (through a contiguous temporary if needed)."""
+    if t.dtype is _C.complex32:
+        # as PyTorch: real and imaginary parts drawn as float16 (the normal's
+        # std split over the two parts, as for the other complex dtypes)
+        if kernel is _K.fill_normal_addr:
+            args = (args[0], args[1] * _math.sqrt(0.5))
+        parts = _C.empty(tuple(t.shape) + (2,), dtype=_C.float16)
+        _fill_contig(parts, kernel, generator, *args)
+        t.copy_(parts.view(_C.complex32).squeeze(-1))
+        return t
     g = _gen(generator)
     if t.device.type != "cpu":
         raise RuntimeError(f"random sampling on {t.device} needs the CUDA backend")

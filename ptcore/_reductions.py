@@ -27,6 +27,7 @@ import warnings as _warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore import _registry
 from ptcore._ops import _reduce as _K
 
@@ -147,17 +148,9 @@ del _name, _code
 # --------------------------------------------------------------------------
 # argument helpers
 # --------------------------------------------------------------------------
-# C++ type names PyTorch prints in out= dtype errors
-_CPP_NAMES = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 
 
-def _cpp(dt):
-    return _CPP_NAMES[dt._name]
+_cpp = _cpp_name   # C++ type names PyTorch prints in out= dtype errors
 
 
 def _lg(dt):
@@ -287,9 +280,20 @@ def _ext_acc(dt):
     return dt
 
 
+_C32_REDUCTIONS = frozenset(("all", "any", "count_nonzero", "vector_norm", "var"))
+
+
 def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
     dev = x.device
+    if x.dtype is _C.complex32:
+        # PyTorch's CPU kernels take ComplexHalf only for these; they run
+        # exactly on the complex64 values here
+        if kname not in _C32_REDUCTIONS:
+            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for 'ComplexHalf'")
+        x = x.to(_C.complex64)
+        if acc is _C.complex32:
+            acc = _C.complex64
     if dev.type == "cpu":
         o0 = _K.alloc_reduced(x, dims, keepdim, dt0) if dt0 is not None else None
         o1 = _K.alloc_reduced(x, dims, keepdim, dt1) if dt1 is not None else None
@@ -966,6 +970,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
     >>> ptcore.tensor([1, 2, 3]).cumsum(0).tolist()
     [1, 3, 6]
     """
+    _refuse_complex32("cumsum_out_cpu", input)
     return _cum_sumprod("cumsum", input, dim, dtype, out)
 
 

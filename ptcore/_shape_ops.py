@@ -19,7 +19,7 @@ from ptcore import _tensor as _C
 from ptcore import _registry
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
-from ptcore._dtype_utils import promote_types, can_cast
+from ptcore._dtype_utils import _refuse_complex32, promote_types, can_cast, _cpp_name
 from ptcore._indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, index_put_, index_put,
 )
@@ -40,13 +40,6 @@ __all__ = [
 
 _MODE_GATHER, _MODE_SCATTER, _MODE_REDUCE = 0, 1, 2
 
-# C++ type names PyTorch prints in a few messages (masked_fill_)
-_CPP_NAMES = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 
 
 # ---------------------------------------------------------------------------
@@ -74,9 +67,7 @@ def _nonempty(t):
 def _scalar_tensor(value, dtype):
     """A 0-d tensor of ``dtype`` holding ``value`` (PyTorch's conversion and
     overflow checks, as ``fill_``)."""
-    t = _C.empty((), dtype=dtype)
-    t.fill_(value.item() if isinstance(value, _TensorBase) else value)
-    return t
+    return _C._checked_scalar(value.item() if isinstance(value, _TensorBase) else value, dtype)
 
 
 def _value_of(value, fname):
@@ -423,6 +414,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     tensor([[1, 1],
             [4, 3]])
     """
+    _refuse_complex32("scatter_gather_tensor_cpu", input)
     _check_tensor(input, "gather", "input", 1)
     _check_tensor(index, "gather", "index", 3)
     ndim = input.dim()
@@ -433,8 +425,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     if not empty and max(index.dim(), 1) != max(ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if out is not None and out.dtype is not input.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[input.dtype._name]}, "
-                           f"but got {_CPP_NAMES[out.dtype._name]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(input.dtype)}, "
+                           f"but got {_cpp_name(out.dtype)} instead")
     _registry.check_same_device("gather", input, index)
     result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
     if empty:
@@ -460,6 +452,7 @@ def _flat(t):
 
 def take(input, index, *, out=None):
     """``input`` as a 1-D tensor, indexed by ``index`` (result has index's shape)."""
+    _refuse_complex32("take_cpu", input)
     _check_tensor(input, "take", "input", 1)
     _check_tensor(index, "take", "index", 2)
     if index.dtype is not _C.int64:
@@ -489,8 +482,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_scalar_name(indices.dtype)}")
     if out is not None and out.dtype is not input.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[input.dtype._name]}, "
-                           f"but got {_CPP_NAMES[out.dtype._name]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(input.dtype)}, "
+                           f"but got {_cpp_name(out.dtype)} instead")
     if dim is None:
         return gather(_flat(_plain(input)), 0, _flat(_plain(indices)), out=out)
     if input.dim() != indices.dim():
@@ -622,6 +615,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     tensor([[0., 0., 1.],
             [1., 0., 0.]])
     """
+    _refuse_complex32("scatter_gather_tensor_cpu", self)
     src, value = _split_src_value(src, value, "scatter_")
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
@@ -630,6 +624,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     """Out-of-place :func:`scatter_`."""
+    _refuse_complex32("scatter_gather_tensor_cpu", input)
     src, value = _split_src_value(src, value, "scatter")
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
@@ -759,6 +754,13 @@ def index_add_(self, dim, index, source, *, alpha=1):
     _check_bounds(idx, size, False, lambda v: RuntimeError(
         f"index {v} is out of bounds for dimension {dim} with size {size}"))
     if idx.numel() == 0 or target.numel() == 0:
+        return self
+    if self.dtype is _C.complex32:
+        # no ComplexHalf accumulation kernel: accumulate in complex64, round once
+        wide = _plain(self).to(_C.complex64)
+        index_add_(wide, dim, index, _plain(source).to(_C.complex64), alpha=alpha)
+        target.copy_(wide)
+        self._bump_version()
         return self
     src = _plain(source)
     if alpha != 1:
@@ -892,7 +894,7 @@ def masked_fill_(self, mask, value):
     _check_tensor(mask, "masked_fill_", "mask", 1)
     if mask.dtype is not _C.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_CPP_NAMES[mask.dtype._name]}")
+                           f"{_cpp_name(mask.dtype)}")
     value = _value_of(value, "masked_fill_")
     b = _broadcast_shape_tensors([self.shape, mask.shape])
     if tuple(b) != tuple(self.shape):
@@ -915,7 +917,7 @@ def masked_fill(input, mask, value):
     _check_tensor(mask, "masked_fill", "mask", 2)
     if mask.dtype is not _C.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_CPP_NAMES[mask.dtype._name]}")
+                           f"{_cpp_name(mask.dtype)}")
     shape = _broadcast_shape_tensors([mask.shape, input.shape])
     result = _plain(input).expand(shape).contiguous()
     if result.data_ptr() == input.data_ptr() and result.numel():
@@ -949,6 +951,7 @@ def masked_select(input, mask, *, out=None):
 def masked_scatter_(self, mask, source):
     """In place: the elements of ``self`` where ``mask`` is True are replaced,
     in order, by the first elements of ``source``."""
+    _refuse_complex32("masked_scatter", self)
     _check_tensor(mask, "masked_scatter_", "mask", 1)
     _check_tensor(source, "masked_scatter_", "source", 2)
     if mask.dtype is not _C.bool_:
@@ -1240,6 +1243,9 @@ def flip(input, dims):
         if flags[w]:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         flags[w] = True
+    if input.dtype is _C.complex32 and (flags[nd - 1] or not input.is_contiguous()):
+        # PyTorch's flip kernel takes ComplexHalf only when the innermost dim stays
+        _refuse_complex32("flip_cpu", input)
     x = _plain(input)
     result = _C.empty(input.shape, dtype=input.dtype, device=input.device)
     if result.numel():

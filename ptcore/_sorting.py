@@ -20,7 +20,7 @@ import warnings
 from ptcore import _tensor as _C
 from ptcore import _registry
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import _result_type
+from ptcore._dtype_utils import _result_type, _cpp_name
 from ptcore._ops import _sort as _K
 
 __all__ = [
@@ -57,23 +57,9 @@ _histogram_t = _named("histogram", ["hist", "bin_edges"])
 # --------------------------------------------------------------------------
 # argument helpers
 # --------------------------------------------------------------------------
-# PyTorch's ScalarType names (NotImplementedError messages) and C++ type
-# names (out= dtype messages)
-_SCALAR_NAMES = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-_CPP_NAMES = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _sname(dt):
-    return _SCALAR_NAMES[dt._name]
+    """PyTorch's ScalarType name (NotImplementedError messages)."""
+    return dt._legacy
 
 
 def _not_impl(kname, dt):
@@ -132,8 +118,8 @@ def _write_out(out, result, fname):
     PyTorch does, dtype must match)."""
     _check_out_tensor(out, fname)
     if out.dtype is not result.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[result.dtype._name]}, "
-                           f"but got {_CPP_NAMES[out.dtype._name]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(result.dtype)}, "
+                           f"but got {_cpp_name(out.dtype)} instead")
     if out.device != result.device:
         raise RuntimeError(f"Expected out tensor to be on device {result.device}, but got "
                            f"{out.device} instead")
@@ -148,8 +134,8 @@ def _write_outs(out, results, fname):
     for o, r in zip(out, results):
         _check_out_tensor(o, fname)
         if o.dtype is not r.dtype:
-            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[r.dtype._name]}, "
-                               f"but got {_CPP_NAMES[o.dtype._name]} instead")
+            raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(r.dtype)}, "
+                               f"but got {_cpp_name(o.dtype)} instead")
     return tuple(_write_out(o, r, fname) for o, r in zip(out, results))
 
 
@@ -700,7 +686,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         if out.dtype is not x.dtype:
             raise RuntimeError(
                 "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
-                f"input {_CPP_NAMES[x.dtype._name]} and hist {_CPP_NAMES[out.dtype._name]}")
+                f"input {_cpp_name(x.dtype)} and hist {_cpp_name(out.dtype)}")
     hist = _empty((bins,), x.dtype, x.device)
     _registry.kernel("histc", x.device)(_flat(x), hist, lo, hi)
     if out is not None:

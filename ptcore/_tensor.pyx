@@ -21,7 +21,7 @@ from libc.math cimport isfinite
 from ptcore._ops._types cimport (
     ScalarType, PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
     PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
-    PT_COMPLEX128, PT_NUM_TYPES, PT_MAX_DIMS,
+    PT_COMPLEX128, PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_bf16_to_float)
 from ptcore._ops._copy cimport copy_cast, fill as _kfill
 
@@ -57,17 +57,21 @@ cdef class dtype:
             return _DTYPES[PT_FLOAT32]
         if self.num == PT_COMPLEX128:
             return _DTYPES[PT_FLOAT64]
+        if self.num == PT_COMPLEX32:
+            return _DTYPES[PT_FLOAT16]
         return self
 
     def to_complex(self):
         """The complex counterpart of a floating dtype."""
         if self.num == PT_FLOAT64:
             return _DTYPES[PT_COMPLEX128]
-        if self.num in (PT_FLOAT32, PT_FLOAT16, PT_BFLOAT16):
+        if self.num == PT_FLOAT16:
+            return _DTYPES[PT_COMPLEX32]
+        if self.num in (PT_FLOAT32, PT_BFLOAT16):
             return _DTYPES[PT_COMPLEX64]
         if self.is_complex:
             return self
-        raise RuntimeError(f"to_complex is only supported for floating point dtypes, got {self!r}")
+        raise RuntimeError(f"Unknown Complex ScalarType for {self._legacy}")
 
 
 cdef dtype _new_dtype(int num, str name, int itemsize, int category, bint signed,
@@ -99,6 +103,8 @@ float32 = _new_dtype(PT_FLOAT32, "float32", 4, 2, True, _np.dtype(_np.float32), 
 float64 = _new_dtype(PT_FLOAT64, "float64", 8, 2, True, _np.dtype(_np.float64), "Double")
 complex64 = _new_dtype(PT_COMPLEX64, "complex64", 8, 3, True, _np.dtype(_np.complex64), "ComplexFloat")
 complex128 = _new_dtype(PT_COMPLEX128, "complex128", 16, 3, True, _np.dtype(_np.complex128), "ComplexDouble")
+# ComplexHalf: no NumPy dtype (``.numpy()`` refuses it, as PyTorch)
+complex32 = _new_dtype(PT_COMPLEX32, "complex32", 4, 3, True, None, "ComplexHalf")
 
 cdef dict _NP_TO_DTYPE = {d._np: d for d in _DTYPES if d._np is not None}
 
@@ -112,6 +118,16 @@ def _setitem_scalar(value, dtype dt):
     cdef Py_ssize_t sh[1]
     cdef _TensorBase t = _empty_contig(dt, 0, sh, _CPU, False)
     _fill(t, value, True)
+    return t
+
+
+def _checked_scalar(value, dtype dt):
+    """0-d CPU tensor of ``dt`` holding ``value`` converted as PyTorch's checked
+    ``Scalar.to<T>()`` (masked_fill, alpha): float16 and complex32 must fit
+    the half range, the other types as ``fill_``."""
+    cdef Py_ssize_t sh[1]
+    cdef _TensorBase t = _empty_contig(dt, 0, sh, _CPU, False)
+    _encode_scalar(value, dt, t._ptr(), dt.num == PT_COMPLEX32)
     return t
 
 
@@ -791,8 +807,23 @@ cdef Py_ssize_t _checked_nbytes(int ndim, const Py_ssize_t* shape, int itemsize)
     return n * itemsize
 
 
+cdef bint _c32_warned = False
+
+
+cdef int _warn_complex32() except -1:
+    # PyTorch's TORCH_WARN_ONCE at the first allocation of a ComplexHalf tensor
+    global _c32_warned
+    if not _c32_warned:
+        _c32_warned = True
+        _warnings.warn("ComplexHalf support is experimental and many operators don't support it yet.",
+                       UserWarning, stacklevel=3)
+    return 0
+
+
 cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
                                device dev, bint zero):
+    if dt.num == PT_COMPLEX32:
+        _warn_complex32()
     if ndim > PT_MAX_DIMS:
         raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {ndim}")
     if dev._type_code != 0:
@@ -814,6 +845,8 @@ cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
     cdef int i, j, dim0, dim1, tmp, cmp
     cdef Py_ssize_t s, s0, s1
     cdef Storage st
+    if dt.num == PT_COMPLEX32:
+        _warn_complex32()
     if _non_overlapping_and_dense(src):
         for i in range(nd):
             strides[i] = src._strides[i]
@@ -1084,8 +1117,30 @@ cdef double _BF16_MAX = 3.3895313892515355e38
 cdef double _HALF_MAX = 65504.0
 
 
-cdef object _overflow_error(dtype dt):
-    return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+# PyTorch names the C++ type in its overflow message
+cdef dict _CPP_NAMES = {
+    PT_BOOL: "bool", PT_UINT8: "uint8_t", PT_INT8: "int8_t", PT_INT16: "int16_t",
+    PT_INT32: "int", PT_INT64: "int64_t", PT_FLOAT16: "c10::Half",
+    PT_BFLOAT16: "c10::BFloat16", PT_FLOAT32: "float", PT_FLOAT64: "double",
+    PT_COMPLEX64: "c10::complex<float>", PT_COMPLEX128: "c10::complex<double>",
+    PT_COMPLEX32: "c10::complex<c10::Half>",
+}
+
+
+def _scalar_cpp_name(dtype dt):
+    """The C++ name PyTorch's scalar checks print for ``dt`` (``int64_t``, ``c10::Half``)."""
+    return _CPP_NAMES[dt.num]
+
+
+def _overflow_exception(dtype dt):
+    """PyTorch's RuntimeError for a Python number that does not fit ``dt``."""
+    return _overflow_error(dt)
+
+
+cdef object _overflow_error(dtype dt, bint setitem=True):
+    # complex32's fill_ goes through complex<float> (PyTorch checks that range)
+    name = "c10::complex<float>" if dt.num == PT_COMPLEX32 and not setitem else _CPP_NAMES[dt.num]
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 cdef int _check_float_value(double dv, dtype dt, bint setitem) except -1:
@@ -1098,16 +1153,16 @@ cdef int _check_float_value(double dv, dtype dt, bint setitem) except -1:
         if dv != dv or dv < lo or dv > ihi:         # NaN and +-inf overflow integers
             raise _overflow_error(dt)
         return 0
-    if dt.num == PT_FLOAT32 or dt.num == PT_COMPLEX64:
+    if dt.num == PT_FLOAT32 or dt.num == PT_COMPLEX64 or (dt.num == PT_COMPLEX32 and not setitem):
         hi = _FLOAT32_MAX
-    elif dt.num == PT_FLOAT16 and not setitem:
+    elif (dt.num == PT_FLOAT16 and not setitem) or dt.num == PT_COMPLEX32:
         hi = _HALF_MAX
     elif dt.num == PT_BFLOAT16 and not setitem:
         hi = _BF16_MAX
     else:
         return 0
     if isfinite(dv) and (dv > hi or dv < -hi):
-        raise _overflow_error(dt)
+        raise _overflow_error(dt, setitem)
     return 0
 
 
@@ -1120,7 +1175,7 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
     converted like ``copy_`` (no range check).
     """
     cdef double dv
-    cdef double complex cv
+    cdef double cparts[2]
     cdef int64_t iv
     cdef uint8_t bv
     cdef Py_ssize_t zero = 0
@@ -1144,7 +1199,8 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
                 lo, hi = _INT_RANGES[dt.num]
                 if value > hi or (value < -hi if lo == 0 else value < lo):
                     raise _overflow_error(dt)   # unsigned types wrap negatives down to -max
-            elif checked and dt.num == PT_FLOAT16 and not setitem and (value > 65504 or value < -65504):
+            elif checked and ((dt.num == PT_FLOAT16 and not setitem) or (dt.num == PT_COMPLEX32 and setitem)) \
+                    and (value > 65504 or value < -65504):
                 raise _overflow_error(dt)
             iv = value
             memcpy(buf, &iv, 8)
@@ -1162,13 +1218,16 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
             memcpy(buf, &dv, 8)
             src_type = PT_FLOAT64
     elif isinstance(value, complex):
-        cv = value
+        # the parts one by one: Cython's Python -> C complex conversion builds
+        # re + im*I, which turns complex(0, inf) into nan+inf*j
+        cparts[0] = value.real
+        cparts[1] = value.imag
         if checked and dt._category != 0:
-            if dt._category != 3 and cv.imag != 0:
+            if dt._category != 3 and cparts[1] != 0:
                 raise _overflow_error(dt)
-            _check_float_value(cv.real, dt, setitem)
-            _check_float_value(cv.imag, dt, setitem)
-        memcpy(buf, &cv, 16)
+            _check_float_value(cparts[0], dt, setitem)
+            _check_float_value(cparts[1], dt, setitem)
+        memcpy(buf, cparts, 16)
         src_type = PT_COMPLEX128
     else:
         try:
@@ -1186,7 +1245,11 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
 cdef int _fill(_TensorBase t, object value, bint setitem=False) except -1:
     cdef char buf[16]
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
-    _encode_scalar(value, t._dtype, buf, setitem)
+    # PyTorch fills a one-element tensor through a different path whose range
+    # check is setitem's for float16/bfloat16 (none) and complex32 (the half range)
+    _encode_scalar(value, t._dtype, buf, setitem or (
+        t._numel == 1 and (t._dtype.num == PT_FLOAT16 or t._dtype.num == PT_BFLOAT16
+                           or t._dtype.num == PT_COMPLEX32)))
     if t._numel == 0:
         return 0
     if setitem or isinstance(value, _TensorBase):
@@ -1221,6 +1284,9 @@ cdef object _read_scalar(const char* p, int num):
         return (<const double*>p)[0]
     if num == PT_COMPLEX64:
         return complex((<const float*>p)[0], (<const float*>p)[1])
+    if num == PT_COMPLEX32:
+        return complex(<double>ptc_half_to_float((<const uint16_t*>p)[0]),
+                       <double>ptc_half_to_float((<const uint16_t*>p)[1]))
     return complex((<const double*>p)[0], (<const double*>p)[1])
 
 
@@ -2246,6 +2312,8 @@ cdef class _TensorBase:
             return _read_scalar(self._ptr(), self._dtype.num)
         if self._dtype.num == PT_BFLOAT16:
             return self._to_dtype(float32).tolist()
+        if self._dtype.num == PT_COMPLEX32:
+            return self._to_dtype(complex64).tolist()      # exact
         return self._as_numpy().tolist()
 
     def __len__(self):
@@ -2270,7 +2338,9 @@ cdef class _TensorBase:
             raise ValueError("only one element tensors can be converted to Python scalars")
         v = self.item()
         if isinstance(v, complex):
-            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            if v.imag != 0:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            v = v.real
         return int(v)
 
     def __float__(self):
@@ -2278,7 +2348,9 @@ cdef class _TensorBase:
             raise ValueError("only one element tensors can be converted to Python scalars")
         v = self.item()
         if isinstance(v, complex):
-            raise RuntimeError("value cannot be converted to type double without overflow")
+            if v.imag != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            v = v.real
         return float(v)
 
     def __complex__(self):

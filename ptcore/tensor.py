@@ -251,6 +251,9 @@ class Tensor(_TensorBase):
     def bool(self, memory_format=None):
         return self.to(_C.bool_)
 
+    def chalf(self, memory_format=None):
+        return self.to(_C.complex32)
+
     def cfloat(self, memory_format=None):
         return self.to(_C.complex64)
 

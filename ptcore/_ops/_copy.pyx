@@ -4,12 +4,12 @@
 Structure
 ---------
 * Every dtype has a distinct C storage type (``pt_bool_s``, ``pt_half_s``,
-  ``pt_bf16_s``, ``pt_cf_s``, ``pt_cd_s`` are one-member structs so that the
+  ``pt_bf16_s``, ``pt_cf_s``, ``pt_cd_s``, ``pt_ch_s`` are structs so that the
   fused-type machinery can tell them apart from ``uint8_t``/``uint16_t``).
 * ``_cvt`` converts one element; it is written once over two fused types
   (``src_t`` x ``dst_t``) with compile-time branches on the type category.
 * ``_kern`` is the one 2-D inner kernel (n0 rows of n1 elements); Cython
-  instantiates it for all 12x12 pairs and ``_KERNELS[dst][src]`` holds them.
+  instantiates it for all 13x13 pairs and ``_KERNELS[dst][src]`` holds them.
 * ``copy_cast`` drops size-1 dims, flips negative destination strides, sorts
   dims so the destination's innermost stride is smallest, coalesces
   contiguous dims, switches to cache-blocked tiles when the source is
@@ -28,7 +28,8 @@ Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
   INT32_MIN, and the loop vectorises); -> int64 directly.  Out-of-range
   values never trap.
 * complex -> real: real part.  real -> complex: imag = 0.
-* float16/bfloat16 are converted through float32 (RNE); float64 -> half/bf16
+* float16/bfloat16 (and each half of complex32) are converted through
+  float32 (RNE); float64 -> half/bf16
   casts to float32 first; int -> float32/half/bf16 is a single C cast to
   float32.
 * same dtype: bit copy (NaN payloads kept).
@@ -41,7 +42,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS,
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
-    PT_NUM_TYPES, PT_MAX_DIMS,
+    PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
@@ -67,6 +68,10 @@ ctypedef struct pt_cd_s:
     double re
     double im
 
+ctypedef struct pt_ch_s:
+    uint16_t re          # float16 bits
+    uint16_t im
+
 # The same list twice so that source and destination vary independently.
 ctypedef fused src_t:
     pt_bool_s
@@ -81,6 +86,7 @@ ctypedef fused src_t:
     double
     pt_cf_s
     pt_cd_s
+    pt_ch_s
 
 ctypedef fused dst_t:
     pt_bool_s
@@ -95,6 +101,7 @@ ctypedef fused dst_t:
     double
     pt_cf_s
     pt_cd_s
+    pt_ch_s
 
 
 # --------------------------------------------------------------------------
@@ -107,6 +114,8 @@ cdef inline bint _ld_nonzero(const src_t* p) noexcept nogil:
         return (p.bits & 0x7fff) != 0          # +-0 -> False, NaN -> True
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return p.re != 0 or p.im != 0
+    elif src_t is pt_ch_s:
+        return (p.re & 0x7fff) != 0 or (p.im & 0x7fff) != 0
     else:
         return p[0] != 0
 
@@ -120,6 +129,8 @@ cdef inline float _ld_f32(const src_t* p) noexcept nogil:
         return ptc_bf16_to_float(p.bits)
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return <float>p.re
+    elif src_t is pt_ch_s:
+        return ptc_half_to_float(p.re)
     else:
         return <float>p[0]
 
@@ -133,6 +144,8 @@ cdef inline double _ld_f64(const src_t* p) noexcept nogil:
         return <double>ptc_bf16_to_float(p.bits)
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return <double>p.re
+    elif src_t is pt_ch_s:
+        return <double>ptc_half_to_float(p.re)
     else:
         return <double>p[0]
 
@@ -140,6 +153,8 @@ cdef inline double _ld_f64(const src_t* p) noexcept nogil:
 cdef inline float _ld_imag_f32(const src_t* p) noexcept nogil:
     if src_t is pt_cf_s or src_t is pt_cd_s:
         return <float>p.im
+    elif src_t is pt_ch_s:
+        return ptc_half_to_float(p.im)
     else:
         return 0
 
@@ -147,6 +162,8 @@ cdef inline float _ld_imag_f32(const src_t* p) noexcept nogil:
 cdef inline double _ld_imag_f64(const src_t* p) noexcept nogil:
     if src_t is pt_cf_s or src_t is pt_cd_s:
         return <double>p.im
+    elif src_t is pt_ch_s:
+        return <double>ptc_half_to_float(p.im)
     else:
         return 0
 
@@ -155,7 +172,7 @@ cdef inline int64_t _ld_i64(const src_t* p) noexcept nogil:
     # floating sources truncate toward zero (C cast); integers widen.
     if src_t is pt_bool_s:
         return <int64_t>p.v
-    elif src_t is pt_half_s or src_t is pt_bf16_s:
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
         return <int64_t>_ld_f32(p)
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return <int64_t>p.re
@@ -168,7 +185,7 @@ cdef inline int32_t _ld_i32(const src_t* p) noexcept nogil:
     # (x86: cvtt*2si; out-of-range/NaN -> INT32_MIN), and it vectorises.
     if src_t is pt_bool_s:
         return <int32_t>p.v
-    elif src_t is pt_half_s or src_t is pt_bf16_s:
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
         return <int32_t>_ld_f32(p)
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return <int32_t>p.re
@@ -195,6 +212,9 @@ cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
     elif dst_t is pt_cd_s:
         d.re = _ld_f64(s)
         d.im = _ld_imag_f64(s)
+    elif dst_t is pt_ch_s:
+        d.re = ptc_float_to_half(_ld_f32(s))
+        d.im = ptc_float_to_half(_ld_imag_f32(s))
     elif dst_t is int64_t or dst_t is uint8_t:     # uint8 via int64: -1.0 -> 255
         d[0] = <dst_t>_ld_i64(s)
     else:                                          # int8/int16/int32 via int32
@@ -283,8 +303,10 @@ cdef inline int _type_num(dst_t* tag) noexcept nogil:
         return PT_FLOAT64
     elif dst_t is pt_cf_s:
         return PT_COMPLEX64
-    else:
+    elif dst_t is pt_cd_s:
         return PT_COMPLEX128
+    else:
+        return PT_COMPLEX32
 
 
 cdef void _register_dst(dst_t* tag) noexcept nogil:
@@ -302,6 +324,7 @@ cdef void _register_dst(dst_t* tag) noexcept nogil:
     _KERNELS[t][<int>PT_FLOAT64] = <kern_t>_kern[dst_t, double]
     _KERNELS[t][<int>PT_COMPLEX64] = <kern_t>_kern[dst_t, pt_cf_s]
     _KERNELS[t][<int>PT_COMPLEX128] = <kern_t>_kern[dst_t, pt_cd_s]
+    _KERNELS[t][<int>PT_COMPLEX32] = <kern_t>_kern[dst_t, pt_ch_s]
 
 
 _register_dst(<pt_bool_s*>NULL)
@@ -316,6 +339,7 @@ _register_dst(<float*>NULL)
 _register_dst(<double*>NULL)
 _register_dst(<pt_cf_s*>NULL)
 _register_dst(<pt_cd_s*>NULL)
+_register_dst(<pt_ch_s*>NULL)
 
 
 # --------------------------------------------------------------------------
@@ -593,6 +617,7 @@ _TYPE_NUMBERS = {
     "float16": <int>PT_FLOAT16, "bfloat16": <int>PT_BFLOAT16,
     "float32": <int>PT_FLOAT32, "float64": <int>PT_FLOAT64,
     "complex64": <int>PT_COMPLEX64, "complex128": <int>PT_COMPLEX128,
+    "complex32": <int>PT_COMPLEX32,
 }
 # buffer-protocol format code (native order) -> type number
 _FORMAT_TYPES = {

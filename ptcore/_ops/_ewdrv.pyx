@@ -14,9 +14,9 @@ from libc.string cimport memset, memcpy
 from libc.stdint cimport int64_t, uintptr_t
 from cpython.ref cimport Py_INCREF
 
-from ptcore._ops._types cimport (PT_BOOL, PT_INT64, PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32,
-                                 PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128, PT_NUM_TYPES,
-                                 PT_MAX_DIMS)
+from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
+                                 PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
+                                 PT_COMPLEX128, PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS)
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
@@ -29,12 +29,28 @@ from ptcore._ops import _ew as _ew_mod
 import operator as _operator
 
 cdef dtype _F32 = dtype_from_num(PT_FLOAT32)
+cdef dtype _C64 = dtype_from_num(PT_COMPLEX64)
 cdef object _CPU = _C._to_device("cpu")
 
 UNARY = {name: i for i, name in enumerate(_ew_mod.UNARY_OPS)}
 BINARY = {name: i for i, name in enumerate(_ew_mod.BINARY_OPS)}
 TERNARY = {name: i for i, name in enumerate(_ew_mod.TERNARY_OPS)}
 cdef int _WHERE = TERNARY["where"]
+
+# Operands that PyTorch's float16/bfloat16 kernels take as a float32 scalar
+# when they are a Python number or a 0-d tensor (``original_scalar_value``):
+# the multiplier/divisor of mul/div (all rounding modes) and lerp's weight.  Elsewhere a scalar is
+# first rounded to the tensor's dtype.
+cdef frozenset _F32_SCALAR_OPERANDS = frozenset(
+    [(2, BINARY[n], 1) for n in ("mul", "div", "div_floor", "div_trunc")]
+    + [(3, TERNARY["lerp"], 2)])
+
+# What PyTorch's CPU kernels implement for complex32 (ComplexHalf); they run
+# here in complex64 and round back.  Everything else raises NotImplementedError.
+cdef frozenset _C32_OPS = frozenset(
+    [(1, UNARY[n]) for n in ("neg", "abs", "sgn", "isnan", "isinf", "isfinite", "conj")]
+    + [(2, BINARY[n]) for n in ("add", "add_alpha", "sub", "mul", "eq", "ne")]
+    + [(3, TERNARY[n]) for n in ("where", "addcmul")])
 
 cdef enum:
     MAXOP = 4
@@ -262,7 +278,7 @@ cdef int _encode(object v, dtype dt, char* out) except -1:
     cdef char buf[16]
     cdef int64_t iv
     cdef double dv
-    cdef double complex cv
+    cdef double cparts[2]
     cdef Py_ssize_t zero = 0
     cdef int src
     if isinstance(v, bool):
@@ -274,8 +290,9 @@ cdef int _encode(object v, dtype dt, char* out) except -1:
         memcpy(buf, &iv, 8)
         src = PT_INT64
     elif isinstance(v, complex):
-        cv = v
-        memcpy(buf, &cv, 16)
+        cparts[0] = v.real          # not through a C complex: re + im*I would
+        cparts[1] = v.imag          # turn complex(0, inf) into nan+inf*j
+        memcpy(buf, cparts, 16)
         src = PT_COMPLEX128
     else:
         dv = float(v)
@@ -455,14 +472,17 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     """Run a loop over ``inputs`` (tensors or Python scalars) into a new
     tensor of dtype ``result`` or into ``out``.
 
-    The loop runs in ``compute`` (float16/bfloat16 run in float32; ``where``
-    on 16-bit floats selects their bits as int16) and writes the loop's own
+    The loop runs in ``compute`` (float16/bfloat16 run in float32, complex32
+    in complex64; ``where`` on them selects their bits as int16/int32) and writes the loop's own
     output dtype; the result is then converted or copied where needed.
     """
     cdef dtype loop_dt = compute
-    cdef bint low = compute.num == PT_FLOAT16 or compute.num == PT_BFLOAT16
+    cdef bint c32 = compute.num == PT_COMPLEX32
+    cdef bint low = compute.num == PT_FLOAT16 or compute.num == PT_BFLOAT16 or c32
     cdef bint is_where = kind == 3 and op == _WHERE
-    cdef dtype bits_dt = dtype_from_num(3)     # int16
+    cdef dtype bits_dt = dtype_from_num(PT_INT32 if c32 else PT_INT16)
+    if c32 and (kind, op) not in _C32_OPS:
+        raise NotImplementedError(f"\"{opname}\" not implemented for 'ComplexHalf'")
     cdef list ts = []
     cdef list shape = []
     cdef _TensorBase t, o = None, dst
@@ -478,11 +498,17 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     else:
         if low:
             # operands take the common dtype first (a float32 0-d operand or a
-            # Python scalar rounds to float16/bfloat16), then float32 for the loop
-            loop_dt = _F32
-            for x in inputs:
-                t = _as_operand(x, compute)
-                ts.append(t if t._dtype is _F32 else t._to_dtype(_F32))
+            # Python scalar rounds to float16/bfloat16/complex32), then
+            # float32 (complex64) for the loop
+            loop_dt = _C64 if c32 else _F32
+            for k in range(len(inputs)):
+                x = inputs[k]
+                if not c32 and (kind, op, k) in _F32_SCALAR_OPERANDS and (
+                        not isinstance(x, _TensorBase) or (<_TensorBase>x)._ndim == 0):
+                    t = _as_operand(x, _F32)
+                else:
+                    t = _as_operand(x, compute)
+                ts.append(t if t._dtype is loop_dt else t._to_dtype(loop_dt))
         else:
             for x in inputs:
                 ts.append(_as_operand(x, loop_dt))
@@ -523,7 +549,7 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
                         "tensor refer to a single memory location. Please clone() the tensor before "
                         "performing the operation.")
                 ts[k] = t.clone()
-        if o._dtype is loop_out:
+        if o._dtype is loop_out and (not low or loop_out is result):
             dst = o
         elif is_where and low and o._dtype is compute:
             dst = o._view_dtype(bits_dt)
@@ -550,6 +576,9 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
         if dst._storage is o._storage and dst._offset == o._offset:
             o._storage._version += 1
         else:
+            if low and not is_where and dst._dtype is not result:
+                # PyTorch computes in the common dtype, then casts to out's
+                dst = dst._to_dtype(result)
             o.copy_(dst)
         return o
     if dst._dtype is not result:
@@ -632,7 +661,8 @@ def fast_binary(int op, a, b, bint any_grad=False):
     cdef ew_extra ex
     cdef bint same_shape = True
     cdef int i
-    if not _plain(ta, any_grad) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16:
+    if not _plain(ta, any_grad) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 \
+            or dt.num == PT_COMPLEX32:
         return None
     f = binary_loop(op, dt.num)
     if f == NULL:

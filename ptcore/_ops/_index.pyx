@@ -578,6 +578,8 @@ def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data
         if op < 0 or op >= RED_NUM:
             raise ValueError(f"indexed: unknown reduction {op}")
         fn = _RED[op][data._dtype.num]
+        if fn == NULL:
+            raise NotImplementedError(f"indexed reduction not implemented for '{data._dtype._legacy}'")
     elif mode != MODE_GATHER and mode != MODE_SCATTER:
         raise ValueError(f"indexed: unknown mode {mode}")
     it = <_iter_t*>malloc(sizeof(_iter_t))
@@ -962,6 +964,8 @@ def trace_sum(_TensorBase src, _TensorBase out):
     cdef Py_ssize_t n = min(src._shape[0], src._shape[1])
     cdef Py_ssize_t s = (src._strides[0] + src._strides[1]) * src._dtype.itemsize
     cdef sum_fn fn = _SUM[src._dtype.num]
+    if fn == NULL:
+        raise NotImplementedError(f"\"trace\" not implemented for '{src._dtype._legacy}'")
     cdef const char* sp = src._ptr()
     cdef char* op = out._ptr()
     with nogil:
@@ -978,6 +982,8 @@ def div_count(_TensorBase data, _TensorBase counts):
     cdef div_fn fn = _DIV[data._dtype.num]
     if counts._dtype.num != PT_INT64 or tuple(counts.shape) != tuple(data.shape):
         raise TypeError("div_count: int64 counts of data's shape expected")
+    if fn == NULL:
+        raise NotImplementedError(f"div_count not implemented for '{data._dtype._legacy}'")
     if data._numel == 0:
         return
     if nd == 0:

@@ -1575,7 +1575,7 @@ cdef uint64_t multinomial(int64_t* out, const double* probs, Py_ssize_t rows,
 # Python wrappers (raw addresses; for tests and the Python layer)
 # --------------------------------------------------------------------------
 _DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16",
-                "bfloat16", "float32", "float64", "complex64", "complex128")
+                "bfloat16", "float32", "float64", "complex64", "complex128", "complex32")
 
 _FLOATS_C = frozenset((PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64,
                        PT_COMPLEX64, PT_COMPLEX128))

@@ -53,7 +53,7 @@ from cython.parallel cimport prange
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
-    PT_NUM_TYPES, PT_MAX_DIMS,
+    PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS,
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._copy cimport copy_cast
@@ -1822,7 +1822,7 @@ cdef Py_ssize_t _size_of(int num) noexcept nogil:
         return 1
     if num == PT_INT16 or num == PT_FLOAT16 or num == PT_BFLOAT16:
         return 2
-    if num == PT_INT32 or num == PT_FLOAT32:
+    if num == PT_INT32 or num == PT_FLOAT32 or num == PT_COMPLEX32:
         return 4
     if num == PT_COMPLEX128:
         return 16

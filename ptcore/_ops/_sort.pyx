@@ -1304,14 +1304,21 @@ cdef void _histc_count(const flt_t* p, Py_ssize_t n, Py_ssize_t st, double lo, d
 
 
 cdef void _histc_store(flt_t* out, const int64_t* counts, Py_ssize_t nbins) noexcept nogil:
+    # PyTorch adds 1 per element to a histogram of the input's dtype, so a bin
+    # stops growing where +1 no longer changes it (2**(mantissa bits + 1):
+    # 256 for bfloat16, 2048 for float16); exact integers below that
     cdef Py_ssize_t b
+    cdef int64_t c
     for b in range(nbins):
+        c = counts[b]
         if flt_t is pt_half_s:
-            out[b].bits = ptc_float_to_half(<float>counts[b])
+            out[b].bits = ptc_float_to_half(<float>(c if c < 2048 else 2048))
         elif flt_t is pt_bf16_s:
-            out[b].bits = ptc_float_to_bf16(<float>counts[b])
+            out[b].bits = ptc_float_to_bf16(<float>(c if c < 256 else 256))
+        elif flt_t is float:
+            out[b] = <float>(c if c < 16777216 else 16777216)
         else:
-            out[b] = <flt_t>counts[b]
+            out[b] = <double>(c if c < (<int64_t>1 << 53) else (<int64_t>1 << 53))
 
 
 ctypedef void (*histc_count_fn)(const char* p, Py_ssize_t n, Py_ssize_t st, double lo, double hi,

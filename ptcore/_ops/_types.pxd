@@ -3,7 +3,8 @@
 # ``ScalarType`` numbers are the single source of truth for dtypes at the C
 # level: ``ptcore.dtype.num`` carries the same number, every kernel dispatch
 # table is indexed by it.  float16/bfloat16 are stored as raw 16-bit patterns
-# (``ptc_half``/``ptc_bf16``) and converted through ``ptc_half.h``.
+# (``ptc_half``/``ptc_bf16``) and converted through ``ptc_half.h``; complex32
+# is a pair of float16 patterns (real, imag).
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "ptc_half.h" nogil:
@@ -27,7 +28,9 @@ cdef enum ScalarType:
     PT_FLOAT64 = 9
     PT_COMPLEX64 = 10
     PT_COMPLEX128 = 11
-    PT_NUM_TYPES = 12
+    PT_COMPLEX32 = 12      # ComplexHalf: two float16 (after the others so
+                           # that range checks FLOAT32..COMPLEX128 keep meaning BLAS types)
+    PT_NUM_TYPES = 13
 
 # Largest number of dimensions a tensor may have (as NumPy).
 cdef enum:

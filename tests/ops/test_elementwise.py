@@ -88,9 +88,13 @@ def to_np(x):
         x = x.detach().resolve_conj().resolve_neg()
         if x.dtype == torch.bfloat16:
             x = x.float()
+        elif x.dtype == torch.complex32:      # no NumPy dtype; complex64 is exact
+            x = x.to(torch.complex64)
         return np.array(x.numpy())
     if pdt(x) == "bfloat16":
         x = x.float()
+    elif pdt(x) == "complex32":
+        x = x.to(ptcore.complex64)
     return np.array(x.numpy())
 
 

@@ -13,6 +13,7 @@ import operator
 import ptcore
 from ptcore import _registry
 from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import _cpp_name
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -46,25 +47,10 @@ from ptcore.autograd import Function as _Function  # noqa: E402
 # ---------------------------------------------------------------------------
 _FLOATS = (ptcore.float32, ptcore.float64)
 _LOW = (ptcore.float16, ptcore.bfloat16)
-_TYPE_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-_CPP = {
-    "float32": "float", "float64": "double", "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-    "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-}
-
-
-def _dname(dt):
-    return str(dt).replace("ptcore.", "")
 
 
 def _legacy(dt):
-    return f"torch.{_TYPE_NAMES.get(_dname(dt), _dname(dt))}Tensor"
+    return f"torch.{dt._legacy}Tensor"
 
 
 def _size(t):
@@ -108,11 +94,11 @@ def _check_dtype(input, weight, bias, name):
             f"Input type ({_legacy(input.dtype)}) and weight type ({_legacy(weight.dtype)}) "
             f"should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
     if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_CPP.get(_dname(input.dtype))}) and bias type "
-                           f"({_CPP.get(_dname(bias.dtype))}) should be the same")
+        raise RuntimeError(f"Input type ({_cpp_name(input.dtype)}) and bias type "
+                           f"({_cpp_name(bias.dtype)}) should be the same")
     if input.dtype not in _FLOATS and input.dtype not in _LOW:
         raise NotImplementedError(
-            f"\"{name}\" not implemented for '{_TYPE_NAMES.get(_dname(input.dtype))}'")
+            f"\"{name}\" not implemented for '{input.dtype._legacy}'")
     if input.device.type != "cpu" or weight.device.type != "cpu":
         raise RuntimeError(f"{name}: only CPU tensors are supported")
 
@@ -629,7 +615,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     x = input.unsqueeze(0) if unbatched else input
     if x.dtype not in _FLOATS and x.dtype not in _LOW:
         raise NotImplementedError(
-            f"\"im2col\" not implemented for '{_TYPE_NAMES.get(_dname(x.dtype))}'")
+            f"\"im2col\" not implemented for '{x.dtype._legacy}'")
     H, W = x.shape[2], x.shape[3]
     if x.shape[1] == 0 or (x.shape[0] == 0 and False):
         raise RuntimeError(
@@ -672,7 +658,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     x = input.unsqueeze(0) if unbatched else input
     if x.dtype not in _FLOATS and x.dtype not in _LOW:
         raise NotImplementedError(
-            f"\"col2im\" not implemented for '{_TYPE_NAMES.get(_dname(x.dtype))}'")
+            f"\"col2im\" not implemented for '{x.dtype._legacy}'")
     kk = k[0] * k[1]
     if x.shape[1] % kk:
         raise RuntimeError(

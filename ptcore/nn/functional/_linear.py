@@ -4,15 +4,8 @@ from ptcore._tensor import _TensorBase
 
 __all__ = ["linear", "bilinear"]
 
-_CNAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def _cname(dt):
-    # PyTorch's C++ scalar type names, used in its dtype-mismatch messages
-    return _CNAMES.get(str(dt).split(".")[-1], str(dt))
+# PyTorch's C++ scalar type names, used in its dtype-mismatch messages
+from ptcore._dtype_utils import _cpp_name as _cname  # noqa: E402
 
 
 def linear(input, weight, bias=None):

@@ -22,16 +22,9 @@ __all__ = [
     "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss",
 ]
 
-# PyTorch's ScalarType names, used in its error messages.
-_TORCH_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-
-
 def _tname(dt):
-    return _TORCH_NAMES.get(str(dt).replace("ptcore.", ""), str(dt))
+    """PyTorch's ScalarType name of ``dt`` ("Float"), used in its error messages."""
+    return dt._legacy
 
 
 def _shape(t):

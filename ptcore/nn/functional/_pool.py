@@ -7,13 +7,12 @@ to the input) of each output position, and runs the Cython kernels of
 PyTorch's flat per-plane int64 indices; its backward scatters by index.
 """
 import builtins
-import math
 import operator
 
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.nn.functional._conv import (
-    _Function, _kernels, _size, _FLOATS, _LOW, _TYPE_NAMES, _dname,
+    _Function, _kernels, _size, _FLOATS, _LOW,
 )
 
 __all__ = [
@@ -51,7 +50,7 @@ def _compute_dtype(dt, fname, allow_int):
         return ptcore.float32
     if allow_int and dt in _INTS:
         return ptcore.float64
-    raise NotImplementedError(f"\"{fname}\" not implemented for '{_TYPE_NAMES.get(_dname(dt))}'")
+    raise NotImplementedError(f"\"{fname}\" not implemented for '{dt._legacy}'")
 
 
 def _out_size(n, k, p, s, d, ceil_mode):
@@ -791,7 +790,7 @@ def _max_unpool_kernel(input, indices, osz, nd):
     name = f"max_unpooling{nd}d"
     if indices.dtype != ptcore.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
-                           f"{_TYPE_NAMES.get(_dname(indices.dtype), indices.dtype)}")
+                           f"{indices.dtype._legacy}")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Input to {name} should be a {nd + 1}d or {nd + 2}d Tensor, but got "
                            f"a tensor with {input.dim()} dimensions.")

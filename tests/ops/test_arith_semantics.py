@@ -1,0 +1,170 @@
+"""Bit-level arithmetic semantics checked against PyTorch: complex add/sub/mul
+with infinities, NaNs and signed zeros, ``scalar / tensor`` rounding,
+low-precision results written to wider ``out=`` tensors, Python scalars with
+infinite parts, and PyTorch's range checks of fill values and ``alpha``."""
+import math
+
+import numpy as np
+import pytest
+
+import ptcore
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+INF, NAN = math.inf, math.nan
+PARTS = [0.0, -0.0, 1.5, -2.0, INF, -INF, NAN]
+SPECIAL = [complex(a, b) for a in PARTS for b in PARTS]
+
+
+def _bits(t):
+    """(real, imag) float64 pairs of a complex tensor, or floats, NaN-aware."""
+    if t.dtype in (ptcore.complex32, torch.complex32 if torch else None):
+        t = t.to(ptcore.complex64 if isinstance(t, ptcore.Tensor) else torch.complex64)
+    vals = t.tolist()
+    vals = vals if isinstance(vals, list) else [vals]
+    out = []
+    for v in vals:
+        for p in ((v.real, v.imag) if isinstance(v, complex) else (v,)):
+            out.append("nan" if p != p else (p, math.copysign(1.0, p)))
+    return out
+
+
+def _same(p, t):
+    assert str(p.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    assert _bits(p) == _bits(t)
+
+
+def _pair(dtype_name, values):
+    return (ptcore.tensor(values, dtype=getattr(ptcore, dtype_name)),
+            torch.tensor(values, dtype=getattr(torch, dtype_name)))
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "add_alpha", "sub_alpha_complex"])
+def test_complex_special_values_tensor_tensor(dt, op):
+    # every ordered pair of special values: torch computes a + b * alpha with a
+    # complex alpha (1+0j; -1+0j for sub) and plain (non Annex G) products
+    a_vals = [x for x in SPECIAL for _ in SPECIAL]
+    b_vals = [y for _ in SPECIAL for y in SPECIAL]
+    pa, ta = _pair(dt, a_vals)
+    pb, tb = _pair(dt, b_vals)
+    f = {"add": lambda L, a, b: L.add(a, b), "sub": lambda L, a, b: L.sub(a, b),
+         "mul": lambda L, a, b: L.mul(a, b),
+         "add_alpha": lambda L, a, b: L.add(a, b, alpha=2),
+         "sub_alpha_complex": lambda L, a, b: L.sub(a, b, alpha=0.5 - 2j)}[op]
+    _same(f(ptcore, pa, pb), f(torch, ta, tb))
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("s", [1, -0.0, 2.5, complex(0, INF), complex(INF, 0), complex(NAN, 1), 1j])
+def test_complex_special_values_with_python_scalars(dt, s):
+    pa, ta = _pair(dt, SPECIAL)
+    for f in (lambda a: a + s, lambda a: s + a, lambda a: a - s, lambda a: s - a,
+              lambda a: a * s, lambda a: s * a):
+        _same(f(pa), f(ta))
+
+
+@needs_torch
+def test_python_complex_scalar_with_infinite_part_is_not_mangled():
+    # complex(0, inf) must stay 0+inf*j (a C complex built as re + im*I would
+    # give nan+inf*j)
+    for dt in ("complex32", "complex64", "complex128"):
+        p = ptcore.full((2,), complex(0, INF), dtype=getattr(ptcore, dt))
+        t = torch.full((2,), complex(0, INF), dtype=getattr(torch, dt))
+        _same(p, t)
+        p[0] = complex(-INF, 0)
+        t[0] = complex(-INF, 0)
+        _same(p, t)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "int64"])
+def test_scalar_divided_by_tensor_rounds_like_torch(dt):
+    # torch's ``s / t`` is ``t.reciprocal() * s`` (one rounding more than s/t)
+    v = (np.arange(1, 2000) * 0.37).astype(np.float64)
+    if dt == "int64":
+        v = np.arange(1, 2000)
+    p = ptcore.tensor(v.tolist(), dtype=getattr(ptcore, dt))
+    t = torch.tensor(v.tolist(), dtype=getattr(torch, dt))
+    for s in (3, 0.1, -7.5, 1 + 1j):
+        _same(s / p, s / t)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "complex32"])
+def test_low_precision_result_rounded_before_wider_out(dt):
+    # the result is computed in the inputs' dtype, then cast to out's dtype
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(64).tolist()
+    b = rng.standard_normal(64).tolist()
+    if dt == "complex32":
+        a = [complex(x, y) for x, y in zip(a, b)]
+        wide = "complex64"
+    else:
+        wide = "float32"
+    pa, ta = _pair(dt, a)
+    pb, tb = _pair(dt, b)
+    po = ptcore.empty(64, dtype=getattr(ptcore, wide))
+    to = torch.empty(64, dtype=getattr(torch, wide))
+    _same(ptcore.mul(pa, pb, out=po), torch.mul(ta, tb, out=to))
+    _same(ptcore.add(pa, pb, out=po), torch.add(ta, tb, out=to))
+    if dt == "complex32":
+        po, to = ptcore.empty(64), torch.empty(64)
+        _same(ptcore.abs(pa, out=po), torch.abs(ta, out=to))
+
+
+def _raises_like(pf, tf):
+    try:
+        tf()
+    except Exception as e:          # noqa: BLE001 - any torch error
+        with pytest.raises(type(e)) as info:
+            pf()
+        assert str(info.value) == str(e)
+        return
+    pf()
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float16", "complex32", "bfloat16", "float32", "int8", "int32"])
+@pytest.mark.parametrize("n", [0, 1, 2])
+@pytest.mark.parametrize("v", [70000, 1e5, 1e39, 300])
+def test_fill_range_checks_like_torch(dt, n, v):
+    # including PyTorch's one-element fill path, whose check differs for
+    # float16 (none) and complex32 (the half range)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        p = ptcore.zeros(n, dtype=getattr(ptcore, dt))
+        t = torch.zeros(n, dtype=getattr(torch, dt))
+        _raises_like(lambda: p.fill_(v), lambda: t.fill_(v))
+        _same(p, t)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float16", "float32", "int16"])
+def test_alpha_range_checked_like_torch(dt):
+    p = ptcore.ones(3, dtype=getattr(ptcore, dt))
+    t = torch.ones(3, dtype=getattr(torch, dt))
+    for alpha in (1e5, 1e39, 70000, 3):
+        if dt == "int16" and isinstance(alpha, float):
+            continue
+        _raises_like(lambda: ptcore.add(p, p, alpha=alpha), lambda: torch.add(t, t, alpha=alpha))
+
+
+@needs_torch
+def test_python_number_conversion_of_complex_tensors():
+    for v in (2 + 0j, -3.5 + 0j, 1 + 1j):
+        p, t = ptcore.tensor(v), torch.tensor(v)
+        for conv in (float, int, complex):
+            _raises_like(lambda: conv(p), lambda: conv(t))
+            try:
+                assert conv(p) == conv(t)
+            except RuntimeError:
+                pass
