@@ -820,6 +820,19 @@ cdef int _warn_complex32() except -1:
     return 0
 
 
+cdef bint _complex_cast_warned = False
+
+
+cpdef int _warn_complex_to_real(dtype src, dtype dst, int stacklevel=1) except -1:
+    # PyTorch's TORCH_WARN_ONCE when a copy drops imaginary parts (not to bool)
+    global _complex_cast_warned
+    if src._category == 3 and dst._category != 3 and dst.num != PT_BOOL and not _complex_cast_warned:
+        _complex_cast_warned = True
+        _warnings.warn("Casting complex values to real discards the imaginary part",
+                       UserWarning, stacklevel=stacklevel)
+    return 0
+
+
 cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
                                device dev, bint zero):
     if dt.num == PT_COMPLEX32:
@@ -2244,6 +2257,7 @@ cdef class _TensorBase:
         if _inplace_hook is not None and self._requires_grad:
             _inplace_hook(self, "copy_")
         _check_partial_overlap(self, <_TensorBase>src)
+        _warn_complex_to_real((<_TensorBase>src)._dtype, self._dtype)
         _copy_into(self, <_TensorBase>src)
         self._storage._version += 1
         return self

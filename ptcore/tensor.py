@@ -376,6 +376,7 @@ def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
         device = cur_dev
     if dtype is None:
         dtype = t.dtype
+    _C._warn_complex_to_real(t.dtype, dtype, 3)     # attributed to the caller of .to()
     if device == cur_dev or (device.type == cur_dev.type and device.index is None):
         if dtype is t.dtype and not copy and (memory_format is None or t.is_contiguous(memory_format=memory_format)):
             return t

@@ -168,3 +168,24 @@ def test_python_number_conversion_of_complex_tensors():
                 assert conv(p) == conv(t)
             except RuntimeError:
                 pass
+
+
+@pytest.mark.parametrize("stmt, warns", [
+    ("x.to(ptcore.float32)", True), ("x.float()", True), ("x.to(ptcore.int64)", True),
+    ("ptcore.zeros(1).copy_(x)", True), ("x.bool()", False), ("x.real", False),
+    ("x.abs()", False), ("x.to(ptcore.complex128)", False)])
+def test_complex_to_real_cast_warns_once(tmp_path, stmt, warns):
+    # PyTorch's TORCH_WARN_ONCE: the first complex -> real (non-bool) copy in
+    # a process warns, later ones do not
+    import subprocess
+    import sys
+    code = ("import warnings, ptcore\n"
+            "x = ptcore.tensor([1 + 2j])\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    {stmt}\n"
+            f"    {stmt}\n"
+            "print(sum('discards the imaginary part' in str(i.message) for i in w))\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       check=True)
+    assert r.stdout.strip() == ("1" if warns else "0")
