@@ -7,6 +7,7 @@ from ptcore import _tensor as _C
 _TOLS = {
     "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7),
+    "complex32": (1e-3, 1e-5),
 }
 
 
@@ -15,6 +16,8 @@ def _to_numpy(x):
         t = x.detach().cpu()
         if t.dtype is _C.bfloat16:
             t = t.float()
+        elif t.dtype is _C.complex32:             # no NumPy dtype; complex64 is exact
+            t = t.to(_C.complex64)
         return np.array(t.numpy(), copy=True), x.dtype
     a = np.asarray(x)
     return a, None
