@@ -559,7 +559,74 @@ cdef Storage _EMPTY_STORAGE = _new_host_storage(0, False)
 # Size
 # ---------------------------------------------------------------------------
 
-class Size(tuple):
+cdef extern from *:
+    """
+    /* The C base of ptcore.Size: a tuple whose subscript is a C slot (an int
+       index costs what it costs on a tuple; a slice is a Size again) and
+       whose instances ptc_size_new fills in place (one allocation). */
+    static PyTypeObject* ptc_size_type = NULL;      /* ptcore.Size, set at import */
+
+    static PyObject* ptc_size_new(Py_ssize_t n, const Py_ssize_t* v) {
+        PyObject* r = ptc_size_type->tp_alloc(ptc_size_type, n);
+        if (r == NULL) return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject* o = PyLong_FromSsize_t(v[i]);
+            if (o == NULL) { Py_DECREF(r); return NULL; }
+            PyTuple_SET_ITEM(r, i, o);
+        }
+        return r;
+    }
+
+    static PyObject* ptc_size_subscript(PyObject* self, PyObject* key) {
+        PyObject* r = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+        if (r == NULL || !PySlice_Check(key) || ptc_size_type == NULL) return r;
+        Py_ssize_t n = PyTuple_GET_SIZE(r);
+        PyObject* s = ptc_size_type->tp_alloc(ptc_size_type, n);
+        if (s == NULL) { Py_DECREF(r); return NULL; }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject* o = PyTuple_GET_ITEM(r, i);
+            Py_INCREF(o);
+            PyTuple_SET_ITEM(s, i, o);
+        }
+        Py_DECREF(r);
+        return s;
+    }
+
+    static PyMappingMethods ptc_size_as_mapping = {0, ptc_size_subscript, 0};
+
+    static PyTypeObject ptc_SizeBase_Type = {
+        PyVarObject_HEAD_INIT(NULL, 0)
+        "ptcore._tensor._SizeBase",                   /* tp_name */
+        sizeof(PyTupleObject) - sizeof(PyObject*),    /* tp_basicsize */
+        sizeof(PyObject*),                            /* tp_itemsize */
+    };
+
+    static PyObject* ptc_size_base_type(void) {
+        if (ptc_SizeBase_Type.tp_base == NULL) {
+            ptc_SizeBase_Type.tp_base = &PyTuple_Type;
+            ptc_SizeBase_Type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_TUPLE_SUBCLASS;
+            ptc_SizeBase_Type.tp_as_mapping = &ptc_size_as_mapping;
+            ptc_SizeBase_Type.tp_doc = "C base of ptcore.Size (a tuple).";
+            if (PyType_Ready(&ptc_SizeBase_Type) < 0) return NULL;
+        }
+        Py_INCREF(&ptc_SizeBase_Type);
+        return (PyObject*)&ptc_SizeBase_Type;
+    }
+
+    static void ptc_set_size_type(PyObject* tp) {
+        Py_INCREF(tp);
+        ptc_size_type = (PyTypeObject*)tp;
+    }
+    """
+    object ptc_size_base_type()
+    object ptc_size_new(Py_ssize_t n, const Py_ssize_t* v)
+    void ptc_set_size_type(object tp)
+
+
+_SizeBase = ptc_size_base_type()
+
+
+class Size(_SizeBase):
     """The shape of a tensor: a tuple of ints (``torch.Size``)."""
 
     __slots__ = ()
@@ -574,12 +641,6 @@ class Size(tuple):
 
     def __repr__(self):
         return f"ptcore.Size([{', '.join(str(s) for s in self)}])"
-
-    def __getitem__(self, key):
-        r = tuple.__getitem__(self, key)
-        if isinstance(key, slice):
-            return Size(r)
-        return r
 
     def __add__(self, other):
         if not isinstance(other, tuple):
@@ -607,18 +668,11 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
-cdef object _Size_new = tuple.__new__
+ptc_set_size_type(Size)
 
 
 cdef inline object _make_size(int n, const Py_ssize_t* v):
-    cdef tuple t = PyTuple_New(n)
-    cdef int i
-    cdef object o
-    for i in range(n):
-        o = v[i]
-        Py_INCREF(o)
-        PyTuple_SET_ITEM(t, i, o)
-    return _Size_new(Size, t)
+    return ptc_size_new(n, v)
 
 
 cdef inline tuple _make_tuple(int n, const Py_ssize_t* v):
