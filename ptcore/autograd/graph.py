@@ -192,11 +192,13 @@ def _unpack_hooked(saved, node, is_output):
     if not isinstance(r, _TensorBase):
         raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
                         f"result of type {type(r).__name__}")
-    if not _state.enabled or r._requires_grad:
+    if r._requires_grad:
         return r
-    # create_graph: the unpacked value stands for the saved tensor in the graph
+    # the unpacked value stands for the saved tensor in the graph (as PyTorch:
+    # it gets the original's grad_fn / gradient accumulator); saved outputs,
+    # as unhooked ones, only when recording (double backward)
     if is_output:
-        if node is None:
+        if node is None or not _state.enabled:
             return r
         edge = (node, saved.output_nr)
     elif edge is None:
