@@ -16,6 +16,7 @@ from ptcore.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly  # n
 from ptcore.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from ptcore.autograd import functional, graph  # noqa: F401
 from ptcore.autograd.graph import Node  # noqa: F401
+from ptcore.autograd.graph import _is_checkpoint_valid  # noqa: F401
 
 Variable = None  # set by ptcore/__init__ (ptcore.Tensor), as torch.autograd.Variable
 

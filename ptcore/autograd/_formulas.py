@@ -12,7 +12,7 @@ import math
 import ptcore as P
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
-from ptcore.autograd.graph import SavedTensor
+from ptcore.autograd.graph import SavedTensor, _hooks_on
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 
 FORMULAS = {}
@@ -298,9 +298,11 @@ class _VersionOnly:
 def _mul(out, a, b, **k):
     ta = isinstance(a, _TensorBase)
     tb = isinstance(b, _TensorBase)
-    if ta and tb and a._requires_grad and b._requires_grad and not out.dtype.is_complex:
+    if ta and tb and a._requires_grad and b._requires_grad and not out.dtype.is_complex \
+            and not _hooks_on[0]:
         # the hot case (both operands differentiable, real): the operands and
-        # their versions live in the closure, no SavedTensor objects
+        # their versions live in the closure, no SavedTensor objects (not under
+        # saved_tensors_hooks, which must see every saved tensor)
         va, vb = a._version, b._version
         if _inference_ever[0] and (a.is_inference() or b.is_inference()):
             SavedTensor(a)          # raises torch's error for inference tensors

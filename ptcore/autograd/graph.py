@@ -13,15 +13,18 @@ nodes in an order where every node runs after all its consumers (ready nodes
 by decreasing sequence number, as PyTorch), summing gradients that reach the
 same output, and frees saved tensors after use unless ``retain_graph``.
 """
+import contextlib
 import heapq
 import itertools
 import sys
+import threading
 import weakref
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward",
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _seq = itertools.count()
 _ACC_BASE = 1 << 62
@@ -77,19 +80,25 @@ _FREED_MSG = ("Trying to backward through the graph a second time (or directly a
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved."""
-    __slots__ = ("data", "version")
+    """A tensor saved for backward, with the version it had when saved.
+
+    Under :class:`saved_tensors_hooks` the tensor is not kept: the pack
+    hook's result is, and the unpack hook turns it back into a tensor when
+    backward needs it (then no version check is possible, as in PyTorch)."""
+    __slots__ = ("data", "version", "_hk")
 
     def __init__(self, t, is_output=False, output_nr=0):
         if _gm._ever[0] and not _state.inference and t.is_inference():
             raise RuntimeError(_INFERENCE_SAVED)
+        if _hooks_on[0] and _pack(self, t, False):
+            return
         self.data = t
         self.version = t._version
 
     def unpack(self, node=None):
         t = self.data
         if t is None:
-            raise RuntimeError(_FREED_MSG)
+            return _unpack_hooked(self, node, False)
         if t._version != self.version:
             _version_error(t, self, node)
         return t
@@ -102,16 +111,18 @@ class SavedOutput(SavedTensor):
     __slots__ = ("output_nr",)
 
     def __init__(self, t, output_nr=0):
+        self.output_nr = output_nr
+        if _hooks_on[0] and _pack(self, t, True):
+            return
         self.data = _alias(t)
         self.version = t._version
-        self.output_nr = output_nr
 
     def unpack(self, node=None):
         if node is None:
             node = _current[0]
         t = self.data
         if t is None:
-            raise RuntimeError(_FREED_MSG)
+            return _unpack_hooked(self, node, True)
         if t._version != self.version:
             _version_error(t, self, node)
         if node is not None and _state.enabled:
@@ -122,6 +133,180 @@ class SavedOutput(SavedTensor):
                 a._output_nr = self.output_nr
             return a
         return t
+
+
+# ---------------------------------------------------------------------------
+# saved tensors hooks (torch.autograd.graph.saved_tensors_hooks)
+# ---------------------------------------------------------------------------
+
+class _HooksTLS(threading.local):
+    def __init__(self):
+        self.stack = []            # (pack_hook, unpack_hook), innermost last
+        self.disabled = None       # disable_saved_tensors_hooks' error message
+
+
+_hooks_tls = _HooksTLS()
+_hooks_on = [0]     # hooks contexts open on any thread: one test on the hot path
+
+_PACK_INPLACE = ("A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                 "input to pack hook cannot be modified by in-place operations as this can lead "
+                 "to unexpected side-effects. Please open an issue if you need to perform "
+                 "in-place operations on the input to a pack hook.")
+
+
+def _pack(saved, t, is_output):
+    """Run the innermost pack hook on ``t`` (recording off, as PyTorch) and
+    keep its result in ``saved`` instead of ``t``; False when this thread
+    has no hooks."""
+    stack = _hooks_tls.stack
+    if not stack:
+        return False
+    pack_hook, unpack_hook = stack[-1]
+    edge = None
+    if not is_output and t._requires_grad:
+        edge = gradient_edge(t)      # for double backward through the unpacked value
+    v = t._version
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        packed = pack_hook(t)
+    finally:
+        _state.enabled = prev
+    if t._version != v:
+        raise RuntimeError(_PACK_INPLACE)
+    saved.data = None
+    saved.version = v
+    saved._hk = (unpack_hook, packed, edge)
+    return True
+
+
+def _unpack_hooked(saved, node, is_output):
+    try:
+        hk = saved._hk
+    except AttributeError:
+        hk = None
+    if hk is None:
+        raise RuntimeError(_FREED_MSG)
+    unpack_hook, packed, edge = hk
+    r = unpack_hook(packed)
+    if not isinstance(r, _TensorBase):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                        f"result of type {type(r).__name__}")
+    if r._requires_grad:
+        return r
+    # the unpacked value stands for the saved tensor in the graph (as PyTorch:
+    # it gets the original's grad_fn / gradient accumulator); saved outputs,
+    # as unhooked ones, only when recording (double backward)
+    if is_output:
+        if node is None or not _state.enabled:
+            return r
+        edge = (node, saved.output_nr)
+    elif edge is None:
+        return r
+    a = _alias(r)
+    a._requires_grad = True
+    if type(edge[0]) is AccumulateGrad:
+        a._grad_acc = edge[0]
+    else:
+        a._grad_fn = edge[0]
+        if edge[1]:
+            a._output_nr = edge[1]
+    return a
+
+
+class saved_tensors_hooks:
+    """Context manager that sets a pair of pack / unpack hooks for saved tensors.
+
+    Every tensor an operation saves for backward inside the block is passed
+    to ``pack_hook`` (with recording off); its result is stored instead of
+    the tensor.  When backward needs the tensor, ``unpack_hook`` is called
+    with that result and must return a tensor with the original's content.
+    Nested blocks: the innermost pair applies.
+
+    Parameters
+    ----------
+    pack_hook : callable
+        ``pack_hook(tensor) -> Any``.  Must not modify its input in place.
+    unpack_hook : callable
+        ``unpack_hook(packed) -> Tensor``.
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        msg = _hooks_tls.disabled
+        if msg is not None:
+            raise RuntimeError(msg)
+        _hooks_tls.stack.append((self.pack_hook, self.unpack_hook))
+        _hooks_on[0] += 1
+
+    def __exit__(self, *args):
+        _hooks_tls.stack.pop()
+        _hooks_on[0] -= 1
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Context manager under which tensors saved for backward are stored on
+    the CPU and copied back to their device when backward needs them.
+
+    Parameters
+    ----------
+    pin_memory : bool, optional
+        Accepted for PyTorch compatibility (copies are synchronous here).
+    device_type : str, optional
+        Accepted for PyTorch compatibility.
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            return (tensor.device, tensor.cpu())
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Context manager that disables saved tensors hooks: entering
+    :class:`saved_tensors_hooks` inside it raises ``RuntimeError(error_message)``
+    (as does entering it while hooks are active)."""
+    prev = _hooks_tls.disabled
+    try:
+        _hooks_tls.disabled = error_message
+        if _hooks_tls.stack:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        _hooks_tls.disabled = prev
+
+
+# graph tasks: one per run_backward call (torch._C._current_graph_task_id and
+# torch.autograd._is_checkpoint_valid, used by activation checkpointing)
+class _TaskTLS(threading.local):
+    def __init__(self):
+        self.stack = []            # (task id, checkpoint valid), innermost last
+
+
+_task_tls = _TaskTLS()
+_task_ids = itertools.count()
+
+
+def _current_graph_task_id():
+    """Id of the backward pass running on this thread, -1 outside backward."""
+    st = _task_tls.stack
+    return st[-1][0] if st else -1
+
+
+def _is_checkpoint_valid():
+    """False inside a backward pass started by ``autograd.grad`` or
+    ``backward(inputs=...)`` (reentrant checkpointing cannot serve those)."""
+    st = _task_tls.stack
+    return st[-1][1] if st else True
 
 
 def _version_error(t, saved, node):
@@ -558,6 +743,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     prev = _state.enabled
     _state.enabled = bool(create_graph)
     nxt_node = None    # the only ready node, kept off the heap (chains)
+    tasks = _task_tls.stack
+    tasks.append((next(_task_ids), targets is None))
     try:
         while True:
             if nxt_node is not None:
@@ -693,6 +880,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                         heappush(heap, (-m._seq, m))
     finally:
         _state.enabled = prev
+        tasks.pop()
     if capture is not None:
         return [capture.get(i) for i in range(len(targets))]
     return None
