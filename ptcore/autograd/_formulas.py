@@ -2118,3 +2118,86 @@ def _nanquantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", 
 
 
 FORMULAS["nanquantile"] = _nanquantile
+
+
+# ---------------------------------------------------------------------------
+# nn.functional activations: the forward is one fused kernel; these attach
+# PyTorch's node (GeluBackward0 ...) with a backward written in differentiable
+# ops, so double backward works
+# ---------------------------------------------------------------------------
+
+def activation(name, node, df, need=("x",)):
+    """``FORMULAS[name](out, x, *params)``: node ``node`` whose backward is
+    ``df(g, x, y, *params)``."""
+    nx, ny = "x" in need, "y" in need
+
+    def f(out, x, *params):
+        if not _is_diff(out):
+            return
+        sx = save(x) if nx else None
+        sy = save_out(out) if ny else None
+
+        def bw(g):
+            return (df(g, sx.unpack() if nx else None, sy.unpack() if ny else None, *params),)
+        attach(node, out, (x,), bw)
+    FORMULAS[name] = f
+    return f
+
+
+_SQRT1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_grad(g, x, y, approximate):
+    if approximate == "tanh":
+        x2 = x * x
+        t = P.tanh(_GELU_K * (x + 0.044715 * x2 * x))
+        dinner = _GELU_K * (1.0 + 3.0 * 0.044715 * x2)
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * dinner)
+    cdf = 0.5 * (1.0 + P.erf(x * _SQRT1_2))
+    return g * (cdf + x * P.exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+def _silu_grad(g, x, y):
+    s = P.sigmoid(x)
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+def _mish_grad(g, x, y):
+    t = P.tanh(P.nn.functional.softplus(x))
+    return g * (t + x * P.sigmoid(x) * (1.0 - t * t))
+
+
+def _softplus_grad(g, x, y, beta, threshold):
+    z = P.exp(x * beta)
+    return P.where(x * beta > threshold, g, g * z / (z + 1.0))
+
+
+def _elu_grad(g, x, y, negcoef, input_scale, poscoef):
+    # torch: first derivative takes x <= 0, its derivative (double backward) x < 0
+    xn = P.where(x < 0, x, x.detach())
+    return P.where(x <= 0, g * (input_scale * negcoef) * P.exp(xn * input_scale), g * poscoef)
+
+
+def _hardswish_grad(g, x, y):
+    xm = P.where((x > -3.0) & (x < 3.0), x, x.detach())     # torch: strict in double backward
+    return P.where(x <= -3.0, g * 0.0, P.where(x < 3.0, g * (xm / 3.0 + 0.5), g))
+
+
+activation("gelu", "GeluBackward0", _gelu_grad)
+activation("silu", "SiluBackward0", _silu_grad)
+activation("mish", "MishBackward0", _mish_grad)
+activation("softplus", "SoftplusBackward0", _softplus_grad)
+activation("elu", "EluBackward0", _elu_grad)
+activation("celu", "CeluBackward0", _elu_grad)
+activation("leaky_relu", "LeakyReluBackward0",
+           lambda g, x, y, slope: P.where(x > 0, g, g * slope))
+activation("rrelu_eval", "RreluWithNoiseBackward0",
+           lambda g, x, y, slope: P.where(x > 0, g, g * slope))
+activation("hardsigmoid", "HardsigmoidBackward0",
+           lambda g, x, y: P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0))
+activation("hardswish", "HardswishBackward0", _hardswish_grad)
+activation("hardtanh", "HardtanhBackward0",
+           lambda g, x, y, lo, hi: P.where((x <= lo) | (x >= hi), g * 0.0, g))
+activation("logsigmoid", "LogSigmoidBackward0", lambda g, x, y: g * P.sigmoid(-x))

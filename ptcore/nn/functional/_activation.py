@@ -4,13 +4,12 @@ Each activation uses ptcore's fused float kernel when no gradient is being
 recorded, and otherwise a composition of ordinary differentiable ptcore ops
 (so autograd derives the gradient).
 """
-import builtins
-import math
 
 import ptcore
 from ptcore import _elementwise as _ew
 from ptcore._reductions import _get_softmax_dim
 from ptcore._tensor import _TensorBase
+from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 
 __all__ = [
     "threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "elu", "elu_",
@@ -31,6 +30,17 @@ def _check(input, name):
 
 def _needs_grad(t):
     return t.requires_grad and ptcore.is_grad_enabled()
+
+
+def _fused(name, input, forward, *params):
+    """``forward()`` (one fused kernel); when ``input`` needs grad, the result
+    gets PyTorch's node through the activation formula ``name``."""
+    if not _needs_grad(input):
+        return forward()
+    with ptcore.no_grad():
+        out = forward()
+    _FORMULAS[name](out, input, *params)
+    return out
 
 
 def _float_only(input, name):
@@ -87,7 +97,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         min_val, max_val = int(min_val), int(max_val)   # (bounds in the input's dtype)
     if inplace:
         return input.clamp_(min_val, max_val)
-    return ptcore.clamp(input, min_val, max_val)
+    if not input.dtype.is_floating_point:
+        return ptcore.clamp(input, min_val, max_val)
+    return _fused("hardtanh", input, lambda: ptcore.clamp(input, min_val, max_val),
+                  float(min_val), float(max_val))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -103,11 +116,8 @@ def relu6(input, inplace=False):
 def _elu_impl(input, negcoef, input_scale, poscoef, name, inplace):
     _check(input, name)
     _float_only(input, name)
-    if not _needs_grad(input):
-        out = _ew._elu(input, negcoef, input_scale, poscoef)
-    else:
-        neg = ptcore.expm1(ptcore.clamp_max(input * input_scale, 0.0)) * negcoef
-        out = ptcore.where(input > 0, input * poscoef, neg)
+    out = _fused("celu" if name == "celu" else "elu", input,
+                 lambda: _ew._elu(input, negcoef, input_scale, poscoef), negcoef, input_scale, poscoef)
     if inplace:
         return _assign(input, out)
     return out
@@ -146,14 +156,12 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu"):
     """``x if x > 0 else negative_slope * x``."""
     _check(input, "leaky_relu")
     _float_only(input, "leaky_relu")
-    if not _needs_grad(input):
-        out = _ew._leaky_relu(input, float(negative_slope))
-    else:
-        out = ptcore.where(input > 0, input, input * negative_slope)
+    slope = float(negative_slope)
+    out = _fused(_formula, input, lambda: _ew._leaky_relu(input, slope), slope)
     if inplace:
         return _assign(input, out)
     return out
@@ -190,7 +198,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: slope ~ U(lower, upper) in training, (lower+upper)/2 otherwise."""
     _check(input, "rrelu")
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        return leaky_relu(input, (lower + upper) / 2, inplace, _formula="rrelu_eval")
     with ptcore.no_grad():
         slope = ptcore.empty_like(input).uniform_(lower, upper)
     out = ptcore.where(input >= 0, input, input * slope)
@@ -225,23 +233,16 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
-    if not _needs_grad(input):
-        return _ew._gelu(input) if approximate == "none" else _ew._gelu_tanh(input)
-    if approximate == "none":
-        return input * 0.5 * (1.0 + ptcore.erf(input * (1.0 / math.sqrt(2.0))))
-    inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-    return input * 0.5 * (1.0 + ptcore.tanh(inner))
+    return _fused("gelu", input, lambda: _ew._gelu(input) if approximate == "none"
+                  else _ew._gelu_tanh(input), approximate)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     _check(input, "softplus")
     _float_only(input, "softplus")
-    if not _needs_grad(input):
-        return _ew._softplus(input, float(beta), float(threshold))
-    xb = input * beta
-    soft = ptcore.log1p(ptcore.exp(ptcore.clamp_max(xb, threshold))) / beta
-    return ptcore.where(xb > threshold, input, soft)
+    beta, threshold = float(beta), float(threshold)
+    return _fused("softplus", input, lambda: _ew._softplus(input, beta, threshold), beta, threshold)
 
 
 def logsigmoid(input):
@@ -249,7 +250,8 @@ def logsigmoid(input):
     _check(input, "logsigmoid")
     _float_only(input, "log_sigmoid_forward")
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
-    return ptcore.clamp_max(input, 0.0) - ptcore.log1p(ptcore.exp(-ptcore.abs(input)))
+    return _fused("logsigmoid", input, lambda: ptcore.clamp_max(input, 0.0) - ptcore.log1p(
+        ptcore.exp(-ptcore.abs(input))))
 
 
 def hardshrink(input, lambd=0.5):
@@ -321,10 +323,7 @@ def hardsigmoid(input, inplace=False):
     """``relu6(x + 3) / 6``."""
     _check(input, "hardsigmoid")
     _float_only(input, "hardsigmoid")
-    if not _needs_grad(input):
-        out = _ew._hardsigmoid(input)
-    else:
-        out = ptcore.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    out = _fused("hardsigmoid", input, lambda: _ew._hardsigmoid(input))
     if inplace:
         return _assign(input, out)
     return out
@@ -334,10 +333,7 @@ def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
     _check(input, "silu")
     _float_only(input, "silu")
-    if not _needs_grad(input):
-        out = _ew._silu(input)
-    else:
-        out = input * ptcore.sigmoid(input)
+    out = _fused("silu", input, lambda: _ew._silu(input))
     if inplace:
         return _assign(input, out)
     return out
@@ -347,10 +343,7 @@ def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
     _check(input, "mish")
     _float_only(input, "mish")
-    if not _needs_grad(input):
-        out = _ew._mish(input)
-    else:
-        out = input * ptcore.tanh(softplus(input))
+    out = _fused("mish", input, lambda: _ew._mish(input))
     if inplace:
         return _assign(input, out)
     return out
@@ -360,10 +353,7 @@ def hardswish(input, inplace=False):
     """``x * relu6(x + 3) / 6``."""
     _check(input, "hardswish")
     _float_only(input, "hardswish")
-    if not _needs_grad(input):
-        out = _ew._hardswish(input)
-    else:
-        out = input * ptcore.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    out = _fused("hardswish", input, lambda: _ew._hardswish(input))
     if inplace:
         return _assign(input, out)
     return out
