@@ -418,12 +418,16 @@ def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when eps is given."""
     _check_tensor(input, "logit")
     res = _to_float_dtype(input.dtype)
-    if eps is not None and (res is _C.float16 or res is _C.bfloat16):
-        # PyTorch clamps to [eps, 1 - eps] in the 16-bit type itself
-        lo = _C.full((), float(eps), dtype=res)
-        hi = sub(1.0, lo)
-        input = clamp(input.to(res), lo, hi)  # noqa: F821
-        eps = None
+    if res is _C.float16 or res is _C.bfloat16:
+        if eps is not None:
+            # PyTorch clamps to [eps, 1 - eps] in the 16-bit type itself
+            lo = _C.full((), float(eps), dtype=res)
+            hi = sub(1.0, lo)
+            input = clamp(input.to(res), lo, hi)  # noqa: F821
+        # ... and evaluates log(x / (1 - x)) with every step rounded to it
+        x = input.to(res)
+        q = _binary("div", x, _binary("sub", 1.0, x, None, res, res, "logit"), None, res, res, "logit")
+        return _unary("log", q, out, res, res, "logit")
     return _unary("logit", input, out, res, res, "logit", d0=0.0 if eps is None else float(eps),
                   i0=0 if eps is None else 1)
 
@@ -651,14 +655,8 @@ def _is_boolish(x):
 
 
 def _chalf_check(dt, a, b, kname):
-    """PyTorch promotes float16 with a lower-priority complex operand (0-d
-    tensor or Python scalar) to complex32, which most kernels lack; ptcore
-    has no complex32 but raises where PyTorch's kernel does not exist."""
-    if not dt.is_complex:
-        return
-    dims = [x for x in (a, b) if isinstance(x, _TensorBase) and x.dim() > 0]
-    grp = dims or [x for x in (a, b) if isinstance(x, _TensorBase)]
-    if grp and _result_type(*grp) is _C.float16:
+    """PyTorch's error where its CPU kernel has no complex32 (ComplexHalf)."""
+    if dt is _C.complex32:
         raise NotImplementedError(f"\"{kname}\" not implemented for 'ComplexHalf'")
 
 
@@ -788,8 +786,10 @@ __all__ += ["subtract"]
 
 
 def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
-           complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True, swap_bf16=False):
-    """A binary op with result_type promotion (and int -> float when asked)."""
+           complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True, swap_bf16=False, lowp=None):
+    """A binary op with result_type promotion (and int -> float when asked);
+    ``lowp(a, b, out, dtype, fname, inplace)`` replaces the kernel for
+    float16/bfloat16 results."""
     op = op or name
 
     def dtypes(a, b):
@@ -814,6 +814,8 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     def fn(input, other, *, out=None):
         input, other = _operands(name, input, other, scalars)
         dt = dtypes(input, other)
+        if lowp is not None and (dt is _C.float16 or dt is _C.bfloat16):
+            return lowp(input, other, out, dt, name, False)
         if swap_bf16 and dt is _C.bfloat16:
             return _binary(op, other, input, out, dt, dt, name)
         return _binary(op, input, other, out, dt, dt, name)
@@ -822,6 +824,8 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         if scalars == _SCALARS_NONE:
             _other_tensor(name + "_", other)
         dt = dtypes(self, other)
+        if lowp is not None and (dt is _C.float16 or dt is _C.bfloat16):
+            return lowp(self, other, self, dt, name + "_", True)
         if swap_bf16 and dt is _C.bfloat16:
             return _binary(op, other, self, self, dt, dt, name + "_", True)
         return _binary(op, self, other, self, dt, dt, name + "_", True)
@@ -900,7 +904,20 @@ def nextafter_(self, other):
 _export(nextafter)
 __all__.remove("nextafter")
 _TENSOR_METHODS["nextafter_"] = nextafter_
-_arith("xlogy", float_only=True)
+def _xlogy_lowp(a, b, out, dt, fname, inplace):
+    # PyTorch's Half/BFloat16 xlogy: log(y) rounded to the dtype, then x * it;
+    # NaN where y is NaN, else 0 where x == 0
+    a = a if isinstance(a, _TensorBase) else _C.full((), a, dtype=dt)
+    b = b if isinstance(b, _TensorBase) else _C.full((), b, dtype=dt)
+    prod = _binary("mul", a, _unary("log", b, None, dt, dt, fname), None, dt, dt, fname)
+    r = where(b != b, _C.full((), float("nan"), dtype=dt),  # noqa: F821
+              where(a == 0, _C.zeros((), dtype=dt), prod))  # noqa: F821
+    if out is None:
+        return r
+    return _binary("mul", r, 1, out, dt, dt, fname, inplace)
+
+
+_arith("xlogy", float_only=True, lowp=_xlogy_lowp)
 arctan2 = atan2  # noqa: F821
 __all__.append("arctan2")
 _TENSOR_METHODS["arctan2"] = arctan2
@@ -924,6 +941,12 @@ def _div_impl(a, b, rounding_mode, out, inplace):
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'")
+    if rounding_mode == "trunc" and (dt is _C.float16 or dt is _C.bfloat16) \
+            and isinstance(b, _TensorBase) and b.dim() > 0:
+        # PyTorch truncates the quotient rounded to the 16-bit type (a scalar
+        # divisor instead takes the float32 path of the kernel)
+        q = _binary("div", a, b, None, dt, dt, "div")
+        return _unary("trunc", q, out, dt, dt, fname, inplace)
     return _binary("div_" + rounding_mode, a, b, out, dt, dt, fname, inplace)
 
 
@@ -967,8 +990,47 @@ def pow(input, exponent, *, out=None):
     return _pow_impl(input, exponent, out, False)
 
 
+_POW_SPECIAL_DTYPES = None
+
+
+def _pow_scalar_special(a, e, out, dt, fname, inplace):
+    """PyTorch's pow with a scalar exponent: 0 fills ones and 1 copies (every
+    dtype); 0.5/-0.5/-1 are sqrt/rsqrt/reciprocal and 2/3/-2 products
+    (x*x, x*x*x, 1/(x*x), rounded per step) for float32/float64/bfloat16
+    and complex.  None when the plain pow kernel applies."""
+    global _POW_SPECIAL_DTYPES
+    if _POW_SPECIAL_DTYPES is None:
+        _POW_SPECIAL_DTYPES = (_C.float32, _C.float64, _C.bfloat16, _C.complex64, _C.complex128)
+    if isinstance(e, builtins.bool) or not isinstance(a, _TensorBase):
+        return None
+    if e == 0 or e == 1:
+        if out is not None:
+            return None              # the kernel gives the same values
+        return _C.ones(a.shape, dtype=dt) if e == 0 else a._to_dtype(dt, True)
+    if dt not in _POW_SPECIAL_DTYPES:
+        return None
+    if e == 0.5:
+        return _unary("sqrt", a, out, dt, dt, fname, inplace)
+    if e == -0.5:
+        return _unary("rsqrt", a, out, dt, dt, fname, inplace)
+    if e == -1:
+        return _unary("reciprocal", a, out, dt, dt, fname, inplace)
+    if e == 2:
+        return _binary("mul", a, a, out, dt, dt, fname, inplace)
+    if e == 3:
+        return _binary("mul", _binary("mul", a, a, None, dt, dt, fname), a, out, dt, dt, fname, inplace)
+    if e == -2:
+        return _unary("reciprocal", _binary("mul", a, a, None, dt, dt, fname), out, dt, dt, fname,
+                      inplace)
+    return None
+
+
 def _pow_impl(a, e, out, inplace):
     dt = _result_type(a, e)
+    if _is_number(e) and not isinstance(e, builtins.complex) and dt._category >= _FLOAT_CAT:
+        r = _pow_scalar_special(a, e, out, dt, "pow_" if inplace else "pow", inplace)
+        if r is not None:
+            return r
     _chalf_check(dt, a, e, "pow")
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")

@@ -532,6 +532,13 @@ def _logaddexp_impl(input, other, out, fname, exp_fn, scale):
         mx, mn = ptcore.where(first, input, other), ptcore.where(first, other, input)
         r = mx + ptcore.log1p(exp_fn(mn - mx)) * scale
         return _write_out(r, out)
+    if dt is _C.float16 or dt is _C.bfloat16:
+        # PyTorch evaluates the formula in float32 and rounds once
+        f32 = _C.float32
+        r = _logaddexp_impl(input.to(f32) if isinstance(input, ptcore.Tensor) else input,
+                            other.to(f32) if isinstance(other, ptcore.Tensor) else other,
+                            None, fname, exp_fn, scale)
+        return _write_out(r.to(dt), out)
     m = ptcore.maximum(input, other)
     r = m + ptcore.log1p(exp_fn(-ptcore.abs(input - other))) * scale
     r = ptcore.where(ptcore.isinf(input) & (input == other), m, r)
@@ -623,11 +630,14 @@ def sinc(input, *, out=None):
     x = input
     if _is_int_dtype(x.dtype):
         x = x.to(_C.get_default_dtype())
+    low = x.dtype if x.dtype in (_C.float16, _C.bfloat16) else None
+    if low is not None:
+        x = x.to(_C.float32)          # PyTorch: the float32 formula, rounded once
     zero = x == 0
     xs = ptcore.where(zero, ptcore.ones_like(x), x)
     px = xs * math.pi
     r = ptcore.where(zero, ptcore.ones_like(x), ptcore.sin(px) / px)
-    return _write_out(r, out)
+    return _write_out(r if low is None else r.to(low), out)
 
 
 def sinc_(input):

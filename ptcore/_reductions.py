@@ -451,7 +451,14 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if acc.is_complex and x.numel():
         raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(rdt)}\'')
-    r, _ = _reduce("nanmean", x, dims, keepdim, acc, rdt)
+    if rdt is _C.float16 or rdt is _C.bfloat16:
+        # PyTorch: nansum rounded to the 16-bit type, then divided by the count
+        s, _ = _reduce("nansum", x, dims, keepdim, acc, rdt)
+        cnt, _ = _reduce("sum", x == x, dims, keepdim, _C.int64, _C.int64)
+        from ptcore._elementwise import div as _div
+        r = _div(s, cnt)
+    else:
+        r, _ = _reduce("nanmean", x, dims, keepdim, acc, rdt)
     return r if out is None else _write_out(out, r, "nanmean")
 
 
@@ -868,8 +875,22 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         return r
     rdt = _C.get_default_dtype() if _is_int_like(dt) else dt
     acc = _C.float64 if rdt is _C.float64 else _C.float32
-    if out is not None:
-        _check_out_dtype(out, rdt, "logsumexp")
+    odt = out.dtype if isinstance(out, _TensorBase) else rdt
+    if out is not None and not odt.is_floating_point:
+        raise RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: "
+                           f"{_lg(odt)}")
+    if rdt in (_C.float16, _C.bfloat16) or odt is not rdt:
+        # PyTorch's composition (each step rounded to its dtype; the sum goes
+        # straight into out's dtype): max, exp(x - max), sum, log, + max
+        xr = x if x.dtype is rdt else x.to(rdt)
+        if xr.numel() == 0:                       # log(0) = -inf per output
+            r = sum(xr.exp(), dims, keepdim, dtype=odt).log()
+            return r if out is None else _write_out(out, r, "logsumexp")
+        m = amax(xr, dims, True)
+        m = m.masked_fill(m.abs() == _math.inf, 0)
+        r = sum(xr.sub(m).exp(), dims, keepdim, dtype=odt).log()
+        r = r.add(m if keepdim else m.squeeze(dims))
+        return r if out is None else _write_out(out, r, "logsumexp")
     r, _ = _reduce("logsumexp", x, dims, keepdim, acc, rdt)
     return r if out is None else _write_out(out, r, "logsumexp")
 

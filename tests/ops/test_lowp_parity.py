@@ -179,7 +179,6 @@ def test_softmax_last_dim_and_sum(dt):
 
 
 # --------------------------------------------------------------------------- mismatches (xfail)
-@xf("xlogy: torch rounds log(y) to the low-precision dtype first (c10 Half/BFloat16 log overload): x * dt(log(y))")
 @pytest.mark.parametrize("dt", LOWP)
 @pytest.mark.parametrize("kind", ["tensor", "scalar"])
 def test_xlogy_lowp(dt, kind):
@@ -191,7 +190,6 @@ def test_xlogy_lowp(dt, kind):
     assert_bits(ptcore.xlogy(_pt(x), yy if kind == "scalar" else _pt(y)), t)
 
 
-@xf("logaddexp/logaddexp2 on float16/bfloat16: torch computes the float32 formula and rounds once")
 @pytest.mark.parametrize("dt", LOWP)
 @pytest.mark.parametrize("fn", ["logaddexp", "logaddexp2"])
 def test_logaddexp_lowp(dt, fn):
@@ -201,8 +199,6 @@ def test_logaddexp_lowp(dt, fn):
     assert_bits(getattr(ptcore, fn)(_pt(a), _pt(b)), t)
 
 
-@xf("div(rounding_mode='trunc') tensor/tensor on float16/bfloat16: torch truncates the quotient "
-    "after rounding it to the dtype: trunc(dt(a / b))")
 @pytest.mark.parametrize("dt", LOWP)
 def test_div_trunc_tensor_lowp(dt):
     a, b = _randn(dt, scale=100, seed=9), _rand(dt, lo=0.1, hi=1.1)
@@ -222,8 +218,6 @@ def test_reflected_floordiv_lowp(dt, s):
     assert_bits(s // _pt(x), t)
 
 
-@xf("bfloat16 pow with integer exponent: torch multiplies in bfloat16 with a rounding per step "
-    "(x*x*x, 1/(x*x)); float16 uses float32 and rounds once")
 @pytest.mark.parametrize("e", [3, -2])
 def test_pow_int_exponent_bf16(e):
     x = _randn("bfloat16", seed=11)
@@ -232,7 +226,6 @@ def test_pow_int_exponent_bf16(e):
     assert_bits(_pt(x).pow(e), t)
 
 
-@xf("bfloat16 pow(x, 0.5) / pow(x, -0.5) are sqrt / rsqrt in torch: -0 -> -0 / -inf, -inf -> nan")
 @pytest.mark.parametrize("e", [0.5, -0.5])
 def test_pow_half_exponent_bf16_special(e):
     x = torch.tensor([-0.0, 0.0, -math.inf, math.inf, 4.0] * 64, dtype=torch.bfloat16)
@@ -241,7 +234,6 @@ def test_pow_half_exponent_bf16_special(e):
     assert_bits(_pt(x).pow(e), t)
 
 
-@xf("logit on float16/bfloat16: torch evaluates log(x / (1 - x)) with every step rounded to the dtype")
 @pytest.mark.parametrize("dt", LOWP)
 def test_logit_lowp(dt):
     x = _rand(dt)
@@ -250,7 +242,6 @@ def test_logit_lowp(dt):
     assert_bits(ptcore.logit(_pt(x)), t)
 
 
-@xf("sinc on float16/bfloat16: torch = float32 sin(pi_f * x) / (pi_f * x), rounded once")
 @pytest.mark.parametrize("dt", LOWP)
 def test_sinc_lowp(dt):
     x = _randn(dt, seed=12)
@@ -260,9 +251,10 @@ def test_sinc_lowp(dt):
     assert_bits(ptcore.sinc(_pt(x)), t)
 
 
-@xf("logsigmoid / gelu(tanh) on float16/bfloat16: torch = float32 formula rounded once")
 @pytest.mark.parametrize("dt", LOWP)
-@pytest.mark.parametrize("fn", ["logsigmoid", "gelu_tanh"])
+@pytest.mark.parametrize("fn", ["logsigmoid", pytest.param("gelu_tanh", marks=xf(
+    "gelu(tanh) on float16/bfloat16: torch's float32 tanh (SLEEF) saturates earlier than "
+    "ptcore's, e.g. -0.0 vs -1.8e-7 near x = -5.1"))])
 def test_activation_float32_round_once(dt, fn):
     x = torch.linspace(-12, 12, 1024).to(getattr(torch, dt))
     TF, PF = torch.nn.functional, ptcore.nn.functional
@@ -273,8 +265,6 @@ def test_activation_float32_round_once(dt, fn):
     assert_bits(f(PF, _pt(x)), t)
 
 
-@xf("activation signed zeros / NaN: elu/selu/celu(-0) = -0, hardswish(x <= -3) = -0, "
-    "hardshrink/softshrink keep NaN (ptcore gives +0 / 0)")
 @pytest.mark.parametrize("dt", LOWP + ["float32"])
 @pytest.mark.parametrize("fn", ["elu", "selu", "celu", "hardswish", "hardshrink", "softshrink"])
 def test_activation_signed_zero_nan(dt, fn):
@@ -296,7 +286,6 @@ def test_prod_lowp_accumulates_in_dtype(dt):
     assert_bits(_pt(x).prod(-1), t)
 
 
-@xf("nanmean on float16/bfloat16: torch = nansum(x) rounded to the dtype, then / count in the dtype")
 @pytest.mark.parametrize("dt", LOWP)
 def test_nanmean_lowp(dt):
     x = _randn(dt, n=37 * 23).reshape(37, 23)
@@ -315,11 +304,11 @@ def test_var_mean_inf(dt):
     assert_bits(pm, tm)
 
 
-@xf("softmax/log_softmax(dtype=float32) of float16/bfloat16: torch casts the input first "
-    "(== softmax(x.float())); softmax(dim=0), log_softmax and logsumexp on low precision differ too")
 @pytest.mark.parametrize("dt", LOWP)
-@pytest.mark.parametrize("case", ["softmax_dtype", "log_softmax_dtype", "softmax_dim0", "log_softmax",
-                                  "logsumexp"])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=xf(
+    "softmax/log_softmax on float16/bfloat16 (and with dtype=float32): an ulp here and there from "
+    "torch's vectorised exp (SLEEF) against ptcore's")) for c in [
+        "softmax_dtype", "log_softmax_dtype", "softmax_dim0", "log_softmax"]] + ["logsumexp"])
 def test_softmax_family_lowp(dt, case):
     x = _randn(dt, n=37 * 23).reshape(37, 23) if case == "softmax_dim0" else _randn(dt, n=37 * 64).reshape(37, 64)
     f = {"softmax_dtype": lambda L, v: L.softmax(v, -1, dtype=L.float32),
@@ -332,7 +321,6 @@ def test_softmax_family_lowp(dt, case):
     assert_bits(f(ptcore, _pt(x)), t)
 
 
-@xf("logsumexp(float16, out=float32): torch accepts a wider out=, ptcore raises")
 @pytest.mark.parametrize("dt", LOWP)
 def test_logsumexp_wider_out(dt):
     x = _randn(dt, n=64 * 8).reshape(8, 64)

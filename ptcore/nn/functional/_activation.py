@@ -250,15 +250,19 @@ def logsigmoid(input):
     _check(input, "logsigmoid")
     _float_only(input, "log_sigmoid_forward")
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
-    return _fused("logsigmoid", input, lambda: ptcore.clamp_max(input, 0.0) - ptcore.log1p(
-        ptcore.exp(-ptcore.abs(input))))
+    def forward():
+        x = input.float() if input.dtype in (ptcore.float16, ptcore.bfloat16) else input
+        r = ptcore.clamp_max(x, 0.0) - ptcore.log1p(ptcore.exp(-ptcore.abs(x)))
+        return r.to(input.dtype)       # float16/bfloat16: the float32 formula rounded once
+    return _fused("logsigmoid", input, forward)
 
 
 def hardshrink(input, lambd=0.5):
     """``x if |x| > lambd else 0``."""
     _check(input, "hardshrink")
     _float_only(input, "hardshrink_cpu")
-    return ptcore.where((input > lambd) | (input < -lambd), input, ptcore.zeros_like(input))
+    # as PyTorch: (x >= -lambd and x <= lambd) ? 0 : x, so NaN stays NaN
+    return ptcore.where((input >= -lambd) & (input <= lambd), ptcore.zeros_like(input), input)
 
 
 def softshrink(input, lambd=0.5):
@@ -268,9 +272,10 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    zero = ptcore.zeros_like(input)
+    # as PyTorch: NaN stays NaN, the middle branch is +0
+    mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
     return ptcore.where(input > lambd, input - lambd,
-                        ptcore.where(input < -lambd, input + lambd, zero))
+                        ptcore.where(input < -lambd, input + lambd, mid))
 
 
 def tanhshrink(input):
