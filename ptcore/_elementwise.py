@@ -1342,7 +1342,18 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     return _addc("addcdiv", input, tensor1, tensor2, value, out, dt, False)
 
 
+def _addc_args(op, x, t1, t2, inplace):
+    # PyTorch takes only tensors here (a number is a TypeError, not a scalar operand)
+    names = (("tensor1", t1, 1), ("tensor2", t2, 2)) if inplace else \
+        (("input", x, 1), ("tensor1", t1, 2), ("tensor2", t2, 3))
+    for name, v, pos in names:
+        if not isinstance(v, _TensorBase):
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
+
+
 def _addc(op, x, t1, t2, value, out, dt, inplace):
+    _addc_args(op + ("_" if inplace else ""), x, t1, t2, inplace)
     if dt is _C.bool_:
         raise NotImplementedError(f"\"{op}_cpu_out\" not implemented for 'Bool'")
     _scalar_fits(value, dt)

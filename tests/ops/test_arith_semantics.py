@@ -189,3 +189,39 @@ def test_complex_to_real_cast_warns_once(tmp_path, stmt, warns):
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                        check=True)
     assert r.stdout.strip() == ("1" if warns else "0")
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_fused_multiply_add_ops_bit_exact(dt, layout):
+    # torch's add/sub with alpha, lerp and addcmul are fused multiply-adds
+    rng = np.random.default_rng(11)
+    vals = [rng.standard_normal(2048).tolist() for _ in range(3)]
+    ps = [ptcore.tensor(v, dtype=getattr(ptcore, dt)) for v in vals]
+    ts = [torch.tensor(v, dtype=getattr(torch, dt)) for v in vals]
+    if layout == "strided":
+        if dt in ("float16", "bfloat16"):
+            pytest.skip("torch's strided 16-bit loop rounds alpha * other separately (its scalar path)")
+        ps = [p[::2] for p in ps]
+        ts = [t[::2] for t in ts]
+    (pa, pb, pc), (ta, tb, tc) = ps, ts
+    w = ptcore.tensor(np.linspace(-0.2, 1.2, pa.numel()).tolist(), dtype=pa.dtype)
+    tw = torch.tensor(np.linspace(-0.2, 1.2, ta.numel()).tolist(), dtype=ta.dtype)
+    for fp, ft in ((lambda: ptcore.add(pa, pb, alpha=0.3), lambda: torch.add(ta, tb, alpha=0.3)),
+                   (lambda: ptcore.sub(pa, pb, alpha=-0.01), lambda: torch.sub(ta, tb, alpha=-0.01)),
+                   (lambda: pa.clone().add_(pb, alpha=2.5), lambda: ta.clone().add_(tb, alpha=2.5)),
+                   (lambda: ptcore.lerp(pa, pb, 0.3), lambda: torch.lerp(ta, tb, 0.3)),
+                   (lambda: ptcore.lerp(pa, pb, 0.7), lambda: torch.lerp(ta, tb, 0.7)),
+                   (lambda: ptcore.lerp(pa, pb, w), lambda: torch.lerp(ta, tb, tw)),
+                   (lambda: ptcore.addcmul(pa, pb, pc, value=0.1), lambda: torch.addcmul(ta, tb, tc, value=0.1)),
+                   (lambda: ptcore.addcdiv(pa, pb, pc + 3, value=-0.3), lambda: torch.addcdiv(ta, tb, tc + 3, value=-0.3))):
+        _same(fp(), ft())
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.addcmul(x, 0, x), lambda L, x: L.addcmul(x, x, 0), lambda L, x: L.addcmul(2, x, x),
+    lambda L, x: L.addcdiv(x, 1.0, x), lambda L, x: x.addcmul_(x, 0), lambda L, x: x.addcdiv_(1, x)])
+def test_addcmul_addcdiv_take_tensors_only(call):
+    _raises_like(lambda: call(ptcore, ptcore.ones(3)), lambda: call(torch, torch.ones(3)))
