@@ -606,6 +606,13 @@ def _D_broadcast(*shapes):
 # binary
 # ---------------------------------------------------------------------------
 
+# the Cython fast path of plain same-dtype, same-shape, contiguous in-place
+# ops (the autograd wrapper has already run its checks)
+_fast_inplace = _D.fast_inplace
+_B_ADD, _B_SUB, _B_DIV = _B["add"], _B["sub"], _B["div"]
+_FAST_INPLACE = {"mul"}
+
+
 def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
     dev = _device_of(a, b, out)
     k = _kernel("binary", dev)
@@ -770,10 +777,18 @@ def rsub(input, other, *, alpha=1):
 
 
 def add_(self, other, *, alpha=1):
+    if alpha == 1 and type(alpha) is int:
+        r = _fast_inplace(_B_ADD, self, other)
+        if r is not None:
+            return r
     return _add_impl(self, other, alpha, self, _result_type(self, other), "add_", True)
 
 
 def sub_(self, other, *, alpha=1):
+    if alpha == 1 and type(alpha) is int:
+        r = _fast_inplace(_B_SUB, self, other)
+        if r is not None:
+            return r
     return _add_impl(self, other, alpha, self, _result_type(self, other), "sub_", True, negate=True)
 
 
@@ -820,7 +835,13 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
             return _binary(op, other, input, out, dt, dt, name)
         return _binary(op, input, other, out, dt, dt, name)
 
+    opi = _B.get(op) if name in _FAST_INPLACE else None
+
     def fn_(self, other):
+        if opi is not None:
+            r = _fast_inplace(opi, self, other)
+            if r is not None:
+                return r
         if scalars == _SCALARS_NONE:
             _other_tensor(name + "_", other)
         dt = dtypes(self, other)
@@ -951,6 +972,10 @@ def _div_impl(a, b, rounding_mode, out, inplace):
 
 
 def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        r = _fast_inplace(_B_DIV, self, other)
+        if r is not None:
+            return r
     return _div_impl(self, other, rounding_mode, self, True)
 
 

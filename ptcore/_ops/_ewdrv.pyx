@@ -716,6 +716,70 @@ def fast_binary(int op, a, b, bint any_grad=False):
     return out
 
 
+def fast_inplace(int op, a, b):
+    """``a op= b`` for the common cases, or None to take the general path:
+    ``a`` a contiguous CPU tensor (not float16/bfloat16/complex32) whose dtype
+    the op keeps, ``b`` a contiguous tensor of the same dtype and shape that
+    does not overlap ``a`` (or is ``a``), or a Python int/float of a category
+    that keeps the dtype.  The caller has done the autograd checks."""
+    if not isinstance(a, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = None
+    cdef dtype dt = ta._dtype
+    cdef int cat = dt._category
+    cdef char sbuf[16]
+    cdef char* ptrs[3]
+    cdef Py_ssize_t strides[3]
+    cdef loop_t f
+    cdef ew_extra ex
+    cdef int i
+    if ta._storage.device._type_code != 0 or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 \
+            or dt.num == PT_COMPLEX32 or not ta._is_contig():
+        return None
+    f = binary_loop(op, dt.num)
+    if f == NULL or binary_out(op, dt.num) != dt.num:
+        return None
+    if isinstance(b, _TensorBase):
+        tb = <_TensorBase>b
+        if tb._dtype is not dt or tb._storage.device._type_code != 0 or tb._ndim != ta._ndim \
+                or not tb._is_contig():
+            return None
+        for i in range(ta._ndim):
+            if ta._shape[i] != tb._shape[i]:
+                return None
+        if tb._storage is ta._storage and not _same_view(ta, tb):
+            return None
+    elif type(b) is float:
+        if cat < 2:
+            return None
+    elif type(b) is int:
+        if cat < 1:
+            return None
+    else:
+        return None
+    ptrs[0] = ta._ptr()
+    ptrs[1] = ta._ptr()
+    strides[0] = dt.itemsize
+    strides[1] = dt.itemsize
+    if tb is None:
+        _encode(b, dt, sbuf)
+        ptrs[2] = sbuf
+        strides[2] = 0
+    else:
+        ptrs[2] = tb._ptr()
+        strides[2] = dt.itemsize
+    ex.flag = 0
+    if ta._numel:
+        if ta._numel < parallel_grain():
+            f(ptrs, strides, ta._numel, &ex)
+        else:
+            _run_flat(f, ptrs, strides, ta._numel, &ex)
+    if ex.flag:
+        raise RuntimeError("ZeroDivisionError")
+    ta._storage._version += 1
+    return a
+
+
 cdef void _run_flat(loop_t f, char** ptrs, Py_ssize_t* strides, Py_ssize_t n, ew_extra* e) noexcept nogil:
     cdef ew_iter it
     it.nop = 3

@@ -25,8 +25,7 @@ def _bits(t):
     """(real, imag) float64 pairs of a complex tensor, or floats, NaN-aware."""
     if t.dtype in (ptcore.complex32, torch.complex32 if torch else None):
         t = t.to(ptcore.complex64 if isinstance(t, ptcore.Tensor) else torch.complex64)
-    vals = t.tolist()
-    vals = vals if isinstance(vals, list) else [vals]
+    vals = t.reshape(-1).tolist()
     out = []
     for v in vals:
         for p in ((v.real, v.imag) if isinstance(v, complex) else (v,)):
@@ -225,3 +224,43 @@ def test_fused_multiply_add_ops_bit_exact(dt, layout):
     lambda L, x: L.addcdiv(x, 1.0, x), lambda L, x: x.addcmul_(x, 0), lambda L, x: x.addcdiv_(1, x)])
 def test_addcmul_addcdiv_take_tensors_only(call):
     _raises_like(lambda: call(ptcore, ptcore.ones(3)), lambda: call(torch, torch.ones(3)))
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64", "bool", "complex64", "uint8"])
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+@pytest.mark.parametrize("other", ["same", "self", "int", "float", "overlap", "broadcast"])
+def test_inplace_fast_path_matches_torch(dt, op, other):
+    # the Cython fast path for plain in-place ops must agree with the general
+    # path: results, dtype errors, aliasing, version counters
+    rng = np.random.default_rng(5)
+    base = (rng.standard_normal(24) * 5).round(1).tolist()
+    if dt in ("int32", "int64", "uint8"):
+        base = [int(abs(v)) + 1 for v in base]
+    if dt == "bool":
+        base = [v > 0 for v in base]
+    libs = []
+    for L in (ptcore, torch):
+        x = L.tensor(base, dtype=getattr(L, dt)).reshape(4, 6)
+        y = L.tensor(base[::-1], dtype=getattr(L, dt)).reshape(4, 6)
+        arg = {"same": y, "self": x, "int": 3, "float": 0.5, "overlap": None,
+               "broadcast": y[0]}[other]
+        if other == "overlap":
+            flat = x.reshape(-1)
+            x, arg = flat[:12], flat[6:18]
+        libs.append((L, x, arg))
+    (P, px, pa), (T, tx, ta) = libs
+    v0 = px._version
+
+    def run(x, a):
+        return getattr(x, op)(a)
+    try:
+        rt = run(tx, ta)
+    except Exception as e:              # noqa: BLE001 - compare the class
+        with pytest.raises(type(e)):
+            run(px, pa)
+        return
+    rp = run(px, pa)
+    assert rp is px
+    assert px._version > v0
+    _same(px, tx)
