@@ -654,11 +654,7 @@ def fast_binary(int op, a, b, bint any_grad=False):
     cdef _TensorBase ta = <_TensorBase>a, tb = None, out
     cdef dtype dt = ta._dtype
     cdef int cat = dt._category
-    cdef char sbuf[16]
-    cdef char* ptrs[3]
-    cdef Py_ssize_t strides[3]
     cdef loop_t f
-    cdef ew_extra ex
     cdef bint same_shape = True
     cdef int i
     if not _plain(ta, any_grad) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 \
@@ -694,6 +690,18 @@ def fast_binary(int op, a, b, bint any_grad=False):
         else:
             return None
     out = _empty_contig(dtype_from_num(res_num), ta._ndim, ta._shape, _CPU, False)
+    _run_fast(f, out, ta, tb, b)
+    return out
+
+
+cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, object b) except -1:
+    """out = ta op (tb, or the Python number b): contiguous operands of ta's
+    length (the fast paths' shared loop call)."""
+    cdef char sbuf[16]
+    cdef char* ptrs[3]
+    cdef Py_ssize_t strides[3]
+    cdef ew_extra ex
+    cdef dtype dt = ta._dtype
     ptrs[0] = out._ptr()
     ptrs[1] = ta._ptr()
     strides[0] = out._dtype.itemsize
@@ -713,7 +721,7 @@ def fast_binary(int op, a, b, bint any_grad=False):
             _run_flat(f, ptrs, strides, ta._numel, &ex)
     if ex.flag:
         raise RuntimeError("ZeroDivisionError")
-    return out
+    return 0
 
 
 def fast_inplace(int op, a, b):
@@ -727,11 +735,7 @@ def fast_inplace(int op, a, b):
     cdef _TensorBase ta = <_TensorBase>a, tb = None
     cdef dtype dt = ta._dtype
     cdef int cat = dt._category
-    cdef char sbuf[16]
-    cdef char* ptrs[3]
-    cdef Py_ssize_t strides[3]
     cdef loop_t f
-    cdef ew_extra ex
     cdef int i
     if ta._storage.device._type_code != 0 or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 \
             or dt.num == PT_COMPLEX32 or not ta._is_contig():
@@ -757,25 +761,7 @@ def fast_inplace(int op, a, b):
             return None
     else:
         return None
-    ptrs[0] = ta._ptr()
-    ptrs[1] = ta._ptr()
-    strides[0] = dt.itemsize
-    strides[1] = dt.itemsize
-    if tb is None:
-        _encode(b, dt, sbuf)
-        ptrs[2] = sbuf
-        strides[2] = 0
-    else:
-        ptrs[2] = tb._ptr()
-        strides[2] = dt.itemsize
-    ex.flag = 0
-    if ta._numel:
-        if ta._numel < parallel_grain():
-            f(ptrs, strides, ta._numel, &ex)
-        else:
-            _run_flat(f, ptrs, strides, ta._numel, &ex)
-    if ex.flag:
-        raise RuntimeError("ZeroDivisionError")
+    _run_fast(f, ta, ta, tb, b)
     ta._storage._version += 1
     return a
 
