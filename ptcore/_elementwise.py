@@ -706,8 +706,7 @@ def _alpha_check(dt, alpha):
         if dt is not _C.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
     elif dt._category < _FLOAT_CAT and not isinstance(alpha, numbers.Integral):
-        if isinstance(alpha, builtins.complex):
-            raise RuntimeError("For integral input tensors, argument alpha must not be a complex number.")
+        # (PyTorch says "floating point" for a complex alpha too)
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if not dt.is_complex and isinstance(alpha, builtins.complex):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
@@ -800,28 +799,32 @@ _TENSOR_METHODS.update(add_=add_, sub_=sub_, subtract=sub, subtract_=sub_)
 __all__ += ["subtract"]
 
 
+_KERNEL_NAMES = {"bitwise_left_shift": "lshift", "bitwise_right_shift": "rshift"}
+
+
 def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
            complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True, swap_bf16=False, lowp=None):
     """A binary op with result_type promotion (and int -> float when asked);
     ``lowp(a, b, out, dtype, fname, inplace)`` replaces the kernel for
     float16/bfloat16 results."""
     op = op or name
+    kname = _KERNEL_NAMES.get(name, name)      # PyTorch's kernel name in its errors
 
     def dtypes(a, b):
         dt = _result_type(a, b)
         if int_only and dt._category >= _FLOAT_CAT:
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{_name(dt)}'")
         if float_only and dt._category != _FLOAT_CAT:
             if dt._category < _FLOAT_CAT and int_ok:
                 dt = _default_float()
             else:
-                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+                raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{_name(dt)}'")
         if dt is _C.bool_ and not bool_ok:
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for 'Bool'")
         if dt.is_complex and not complex_ok:
             if name in ("maximum", "minimum", "fmax", "fmin"):
                 raise RuntimeError(f"{name} not implemented for complex tensors.")
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{_name(dt)}'")
         if float_result:
             dt = _to_float_dtype(dt)
         return dt
@@ -1239,7 +1242,9 @@ def _clamp_impl(x, lo, hi, out, inplace):
     scalar_bounds = not (lo_t or hi_t)
     if scalar_bounds and dt._category < _FLOAT_CAT:
         if dt is _C.bool_:
-            raise NotImplementedError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
+            kname = "clamp_scalar_cpu" if lo is not None and hi is not None else \
+                ("clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu")
+            raise NotImplementedError(f"\"{kname}\" not implemented for 'Bool'")
         for v in (lo, hi):
             if v is not None:
                 _scalar_fits(v, dt)
@@ -1323,7 +1328,8 @@ def _lerp_check(input, end, weight):
     elif isinstance(weight, builtins.complex) and not dt.is_complex:
         _scalar_fits(weight, dt)  # raises as PyTorch
     if dt._category < _FLOAT_CAT:
-        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_name(dt)}'")
+        kname = "lerp_kernel_tensor" if isinstance(weight, _TensorBase) else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kname}\" not implemented for '{_name(dt)}'")
     return dt
 
 
@@ -1499,6 +1505,8 @@ def _rfloordiv(self, other):
     if not _is_number(other):
         return NotImplemented
     dt = _result_type(self, other)
+    if dt.is_complex:
+        raise NotImplementedError(f"\"div_floor_cpu\" not implemented for '{_name(dt)}'")
     return _binary("div_floor", other, self, None, dt, dt, "floor_divide")
 
 
@@ -1520,6 +1528,8 @@ def _rmod(self, other):
     if not _is_number(other):
         return NotImplemented
     dt = _result_type(self, other)
+    if dt.is_complex:
+        raise NotImplementedError(f"\"remainder_cpu\" not implemented for '{_name(dt)}'")
     return _binary("remainder", other, self, None, dt, dt, "remainder")
 
 

@@ -264,3 +264,17 @@ def test_inplace_fast_path_matches_torch(dt, op, other):
     assert rp is px
     assert px._version > v0
     _same(px, tx)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda L, x, b: L.add(x, x, alpha=0.5j), lambda L, x, b: b.clamp(min=True),
+    lambda L, x, b: b.clamp(max=True), lambda L, x, b: b.clamp(True, True),
+    lambda L, x, b: L.lerp(x, x, 0.5), lambda L, x, b: L.lerp(x, x, x),
+    lambda L, x, b: (1 + 2j) // x, lambda L, x, b: (1 + 2j) % x, lambda L, x, b: x // (1 + 2j),
+    lambda L, x, b: L.bitwise_left_shift(b, b), lambda L, x, b: L.bitwise_right_shift(x, 0.5),
+    lambda L, x, b: x.float() << 1])
+def test_error_messages_name_torch_kernels(call):
+    def run(L):
+        return call(L, L.ones(3, dtype=L.int32), L.ones(3, dtype=L.bool))
+    _raises_like(lambda: run(ptcore), lambda: run(torch))
