@@ -29,7 +29,7 @@ __all__ = [
     "is_nonzero", "is_same_size", "is_signed", "scalar_tensor", "range", "fill", "fill_",
     "renorm", "is_inference", "is_neg",
     "zero_", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-    "kaiser_window", "as_strided_",
+    "kaiser_window", "as_strided_", "gradient", "put", "empty_permuted",
 ]
 
 
@@ -1756,3 +1756,157 @@ for _name in _INPLACE_ALIASES:
         globals()[_name] = _make_alias(_name)
         __all__.append(_name)
 del _name
+
+
+# ---------------------------------------------------------------------------
+# gradient (torch.gradient: central differences, one-sided at the edges)
+# ---------------------------------------------------------------------------
+
+def _gradient_dims(input, dim):
+    if dim is None:
+        return None
+    dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+    seen = set()
+    out = []
+    for d in dims:
+        w = _wrap_dim(d, input.dim())
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+        out.append(w)
+    return out
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimate of the derivative of ``input`` along each dimension in
+    ``dim`` (all by default) with second-order central differences inside
+    and first- or second-order one-sided differences at the edges
+    (``torch.gradient``).
+
+    ``spacing`` is a number (one step for every dimension), a list of
+    numbers (a step per dimension) or a list of 1-D coordinate tensors.
+    Returns a tuple with one tensor per dimension.
+
+    Examples
+    --------
+    >>> import ptcore
+    >>> ptcore.gradient(ptcore.tensor([1., 4., 9., 16.]))
+    (tensor([3., 4., 6., 7.]),)
+    """
+    _check_tensor(input, "gradient", "input", 1)
+    if input.dtype is _C.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    dims = _gradient_dims(input, dim)
+    listed = isinstance(spacing, (list, tuple))
+    if listed:
+        n = len(spacing)
+        if dims is None and n != input.dim():
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                f"equal to 'self.dim() = {input.dim()}', since dim argument was not given, but got "
+                f"a list of length {n}")
+        if dims is not None and n != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                f"arguments to have the same length, but got a spacing argument of length {n} and a "
+                f"dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(builtins.range(input.dim())) if dims is None else dims
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    steps = list(spacing) if listed else [spacing] * len(dims)
+    result = []
+    for d, h in zip(dims, steps):
+        if isinstance(h, _TensorBase):
+            result.append(_gradient_coords(input, d, h, edge_order))
+        else:
+            result.append(_gradient_uniform(input, d, h, edge_order))
+    return tuple(result)
+
+
+def _slice_dim(x, d, start, stop):
+    """``x[start:stop]`` along ``d`` (negative bounds from the end, stop None = end)."""
+    n = x.shape[d]
+    start = start + n if start < 0 else start
+    stop = n if stop is None else (stop + n if stop < 0 else stop)
+    return x.narrow(d, start, stop - start)
+
+
+def _gradient_uniform(x, d, h, edge_order):
+    def sl(start, stop):
+        return _slice_dim(x, d, start, stop)
+    center = (sl(2, None) - sl(0, -2)) / h
+    if edge_order == 1:
+        prepend = (sl(1, 2) - sl(0, 1)) / h
+        append = (sl(-1, None) - sl(-2, -1)) / h
+    else:
+        prepend = (-1.5 * sl(0, 1) + 2 * sl(1, 2) - 0.5 * sl(2, 3)) / h
+        append = (0.5 * sl(-3, -2) - 2 * sl(-2, -1) + 1.5 * sl(-1, None)) / h
+    return ptcore.cat([prepend, center / 2, append], d)
+
+
+def _gradient_coords(x, d, coords, edge_order):
+    if coords.dim() != 1:
+        raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, "
+                           f"but got an element with {coords.dim()} dimensions!")
+    def sl(start, stop):
+        return _slice_dim(x, d, start, stop)
+    shape = [1] * x.dim()
+    shape[d] = -1
+    dx = ptcore.diff(coords)
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    center = a * sl(0, -2) + b * sl(1, -1) + c * sl(2, None)
+    if edge_order == 1:
+        prepend = (sl(1, 2) - sl(0, 1)) / dx[0]
+        append = (sl(-1, None) - sl(-2, -1)) / dx[-1]
+    else:
+        a = -(2.0 * dx[0] + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+        b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+        c = (-dx[0]) / (dx[1] * (dx[0] + dx[1]))
+        prepend = a * sl(0, 1) + b * sl(1, 2) + c * sl(2, 3)
+        a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+        b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+        c = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+        append = a * sl(-3, -2) + b * sl(-2, -1) + c * sl(-1, None)
+    return ptcore.cat([prepend, center, append], d)
+
+
+def put(input, index, source, accumulate=False):
+    """Out-of-place :meth:`Tensor.put_` (``torch.put``): ``input`` copied,
+    with ``source`` written at the flat positions ``index``."""
+    _check_tensor(input, "put", "input", 1)
+    return input.put(index, source, accumulate)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """Uninitialised tensor of logical shape ``size`` whose memory is laid
+    out in the dimension order ``physical_layout`` (outermost first),
+    as ``torch.empty_permuted``."""
+    size = [operator.index(s) for s in size]
+    order = [operator.index(d) for d in physical_layout]
+    nd = len(size)
+    if len(order) != nd:
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; i.e. "
+            f"len(size) = {nd} is not equal to len(physical_layout) = {len(order)}")
+    seen = set()
+    for i, d in enumerate(order):
+        if d < 0 or d >= nd:
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {nd - 1}, but got {d} at index "
+                f"{i}).  NB: negative dims not currently supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    t = ptcore.empty([size[d] for d in order], dtype=dtype, device=device)
+    inverse = [0] * nd
+    for i, d in enumerate(order):
+        inverse[d] = i
+    t = t.permute(inverse)
+    return t.requires_grad_() if requires_grad else t
