@@ -1910,3 +1910,68 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
         inverse[d] = i
     t = t.permute(inverse)
     return t.requires_grad_() if requires_grad else t
+
+
+# ---------------------------------------------------------------------------
+# index_reduce (torch.index_reduce / Tensor.index_reduce_)
+# ---------------------------------------------------------------------------
+_INDEX_REDUCE_WARNED = [False]
+
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """In place: ``self.select(dim, index[i])`` combined with
+    ``source.select(dim, i)`` by ``reduce`` ('prod', 'mean', 'amax' or
+    'amin'), ``self``'s values included unless ``include_self=False``."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
+                           f"but got {reduce}.")
+    if not _INDEX_REDUCE_WARNED[0]:
+        _INDEX_REDUCE_WARNED[0] = True
+        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
+                      stacklevel=2)
+    _check_tensor(index, "index_reduce_", "index", 2)
+    _check_tensor(source, "index_reduce_", "source", 3)
+    if index.dim() > 1:
+        raise IndexError(
+            f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
+            f"{index.dtype._legacy} and size: {list(index.shape)}")
+    if index.dtype not in (_C.int32, _C.int64):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{index.dtype._legacy}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({self.dtype._legacy}) and source "
+                           f"({source.dtype._legacy}) must have the same scalar type")
+    nd = builtins.max(self.dim(), 1)
+    d = _wrap_dim(dim, nd)
+    sshape, oshape = list(self.shape) or [1], list(source.shape) or [1]
+    if len(sshape) != len(oshape) or any(a != b for k, (a, b) in enumerate(zip(sshape, oshape))
+                                         if k != d):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+    if index.numel() != oshape[d]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({oshape[d]}), for dim: {d}")
+    idx = index.reshape(-1).to(_C.int64)
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= sshape[d]):
+        raise IndexError("index out of range in self")
+    target = self.reshape(sshape) if self.dim() == 0 else self
+    src = source.reshape(oshape)
+    view = [1] * nd
+    view[d] = -1
+    target.scatter_reduce_(d, idx.reshape(view).expand(oshape), src, reduce,
+                           include_self=include_self)
+    return self
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """Out-of-place :func:`index_reduce_` (``torch.index_reduce``)."""
+    _check_tensor(input, "index_reduce", "input", 1)
+    r = index_reduce_(input.clone(), dim, index, source, reduce, include_self=include_self)
+    if out is None:
+        return r
+    return out.resize_(r.shape).copy_(r)
+
+
+__all__ += ["index_reduce"]
+_TENSOR_METHODS.update(index_reduce=index_reduce, index_reduce_=index_reduce_)

@@ -113,3 +113,45 @@ def test_empty_permuted_errors(args):
     with pytest.raises(RuntimeError) as ep:
         ptcore.empty_permuted(*args)
     assert str(ep.value) == str(et.value)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dt", ["float64", "int64"])
+def test_index_reduce_matches_torch(reduce, include_self, dim, dt):
+    rng = np.random.default_rng(7)
+    base = rng.integers(-4, 5, (5, 6)).astype(np.float64)
+    n = 7
+    shape = [5, 6]
+    d = dim % 2
+    shape[d] = n
+    src = rng.integers(-4, 5, shape).astype(np.float64)
+    idx = rng.integers(0, base.shape[d], n)
+    p, t = _pair(base, dt)
+    ps, ts = _pair(src, dt)
+    rp = p.index_reduce(dim, ptcore.tensor(idx.tolist()), ps, reduce, include_self=include_self)
+    rt = t.index_reduce(dim, torch.tensor(idx.tolist()), ts, reduce, include_self=include_self)
+    np.testing.assert_array_equal(rp.numpy(), rt.numpy())
+    p.index_reduce_(dim, ptcore.tensor(idx.tolist()).int(), ps, reduce, include_self=include_self)
+    np.testing.assert_array_equal(p.numpy(), rt.numpy())
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("call", [
+    lambda L, x, s, i: x.index_reduce(0, i, s, "sum"),
+    lambda L, x, s, i: x.index_reduce(0, i.view(2, 1), s, "prod"),
+    lambda L, x, s, i: x.index_reduce(0, i.float(), s, "prod"),
+    lambda L, x, s, i: x.index_reduce(0, L.tensor([0, 5]), s, "prod"),
+    lambda L, x, s, i: x.index_reduce(0, i, s[:, :3], "prod"),
+    lambda L, x, s, i: x.index_reduce(0, L.tensor([0, 2, 1]), s, "prod"),
+    lambda L, x, s, i: x.index_reduce(0, i, s.double(), "prod")])
+def test_index_reduce_errors(call):
+    def run(L):
+        return call(L, L.ones(3, 4), L.arange(8.0).reshape(2, 4), L.tensor([0, 2]))
+    with pytest.raises(Exception) as et:
+        run(torch)
+    with pytest.raises(type(et.value)) as ep:
+        run(ptcore)
+    assert str(ep.value) == str(et.value)
