@@ -1018,7 +1018,7 @@ def pow(input, exponent, *, out=None):
     return _pow_impl(input, exponent, out, False)
 
 
-_POW_SPECIAL_DTYPES = None
+_POW_SPECIAL_DTYPES = (_C.float32, _C.float64, _C.bfloat16, _C.complex64, _C.complex128)
 
 
 def _pow_scalar_special(a, e, out, dt, fname, inplace):
@@ -1026,9 +1026,6 @@ def _pow_scalar_special(a, e, out, dt, fname, inplace):
     dtype); 0.5/-0.5/-1 are sqrt/rsqrt/reciprocal and 2/3/-2 products
     (x*x, x*x*x, 1/(x*x), rounded per step) for float32/float64/bfloat16
     and complex.  None when the plain pow kernel applies."""
-    global _POW_SPECIAL_DTYPES
-    if _POW_SPECIAL_DTYPES is None:
-        _POW_SPECIAL_DTYPES = (_C.float32, _C.float64, _C.bfloat16, _C.complex64, _C.complex128)
     if isinstance(e, builtins.bool) or not isinstance(a, _TensorBase):
         return None
     if e == 0 or e == 1:

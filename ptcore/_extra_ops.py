@@ -784,6 +784,20 @@ def _broadcast_mats(B, A):
     return (B.expand(*batch, *B.shape[-2:]), A.expand(*batch, *A.shape[-2:]))
 
 
+def _check_linear_solve(b, A, name):
+    """PyTorch's linearSolveCheckInputs: same dtype, square A, matching rows."""
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_tname(b.dtype)} and A of type {_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+
+
 def cholesky_solve(B, L, upper=False, *, out=None):
     """Solve ``A X = B`` given the Cholesky factor of ``A`` (``torch.cholesky_solve``)."""
     _check_tensor(B, "cholesky_solve", "input", 1)
@@ -794,16 +808,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     if L.dim() < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions "
                            "instead")
-    if B.dtype is not L.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_tname(B.dtype)} and A of type {_tname(L.dtype)} instead.")
-    if L.shape[-1] != L.shape[-2]:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by "
-                           f"{L.shape[-1]} matrices")
-    if L.shape[-1] != B.shape[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
-                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
-                           f"by {B.shape[-1]}")
+    _check_linear_solve(B, L, "cholesky_solve")
     if _is_int_dtype(B.dtype):
         raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_tname(B.dtype)}'")
     B, L = _broadcast_mats(B, L)
@@ -1621,16 +1626,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     if A.dim() < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
                            f"but it has {A.dim()} dimensions instead")
-    if b.dtype is not A.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_tname(b.dtype)} and A of type {_tname(A.dtype)} instead.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by "
-                           f"{A.shape[-1]} matrices")
-    if A.shape[-1] != b.shape[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
-                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
-                           f"by {b.shape[-1]}")
+    _check_linear_solve(b, A, "triangular_solve")
     T = ptcore.triu(A) if upper else ptcore.tril(A)
     if unitriangular:
         n = A.shape[-1]

@@ -443,7 +443,8 @@ def matmul(input, other, *, out=None):
     >>> ptcore.matmul(a, ptcore.ones(4)).shape
     ptcore.Size([2, 3])
     """
-    _refuse_complex32("dot" if getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1 else "addmm_impl_cpu_", input, other)
+    vectors = getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1
+    _refuse_complex32("dot" if vectors else "addmm_impl_cpu_", input, other)
     _check_tensor(input, "input", 1, "matmul")
     _check_tensor(other, "other", 2, "matmul")
     _check_cpu("matmul", input, other)

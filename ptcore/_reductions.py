@@ -455,8 +455,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         # PyTorch: nansum rounded to the 16-bit type, then divided by the count
         s, _ = _reduce("nansum", x, dims, keepdim, acc, rdt)
         cnt, _ = _reduce("sum", x == x, dims, keepdim, _C.int64, _C.int64)
-        from ptcore._elementwise import div as _div
-        r = _div(s, cnt)
+        r = s / cnt
     else:
         r, _ = _reduce("nanmean", x, dims, keepdim, acc, rdt)
     return r if out is None else _write_out(out, r, "nanmean")

@@ -679,19 +679,21 @@ def fast_binary(int op, a, b, bint any_grad=False):
             return run_binary(op, a, b, None, dt, dtype_from_num(res_num), _ew_mod.BINARY_OPS[op])
     else:
         tb = None
-        if not ta._is_contig():
-            return None
-        if type(b) is float:
-            if cat < 2:
-                return None
-        elif type(b) is int:
-            if cat < 1:
-                return None
-        else:
+        if not ta._is_contig() or not _scalar_keeps(b, cat):
             return None
     out = _empty_contig(dtype_from_num(res_num), ta._ndim, ta._shape, _CPU, False)
     _run_fast(f, out, ta, tb, b)
     return out
+
+
+cdef inline bint _scalar_keeps(object b, int cat):
+    """A Python float with a floating/complex tensor, or an int with a
+    non-bool one: the tensor's dtype is the result's (the fast paths' case)."""
+    if type(b) is float:
+        return cat >= 2
+    if type(b) is int:
+        return cat >= 1
+    return False
 
 
 cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, object b) except -1:
@@ -753,13 +755,7 @@ def fast_inplace(int op, a, b):
                 return None
         if tb._storage is ta._storage and not _same_view(ta, tb):
             return None
-    elif type(b) is float:
-        if cat < 2:
-            return None
-    elif type(b) is int:
-        if cat < 1:
-            return None
-    else:
+    elif not _scalar_keeps(b, cat):
         return None
     _run_fast(f, ta, ta, tb, b)
     ta._storage._version += 1
