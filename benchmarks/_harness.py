@@ -97,3 +97,25 @@ def try_import_torch():
         return torch
     except ImportError:
         return None
+
+
+def print_cpu():
+    """Print the CPU model and its vector extensions (``lscpu``), so that a
+    table is read against the machine it was measured on."""
+    import platform
+    import subprocess
+    model, flags = platform.processor() or platform.machine(), ""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        key, _, val = line.partition(":")
+        if key.strip() == "Model name":
+            model = val.strip()
+        elif key.strip() == "Flags":
+            wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512_bf16",
+                      "avx512_fp16", "amx_tile", "neon", "asimd", "sve")
+            have = val.split()
+            flags = " ".join(f for f in wanted if f in have)
+    print(f"CPU: {model}; vector flags: {flags or '-'}")

@@ -50,7 +50,7 @@ from ptcore._linalg_ops import *  # noqa: F401,F403
 from ptcore._shape_ops import *  # noqa: F401,F403
 from ptcore._sorting import *  # noqa: F401,F403
 from ptcore._extra_ops import *  # noqa: F401,F403
-from ptcore._sorting import return_types  # torch.return_types (named tuples of max, sort ...)
+from ptcore._return_types import return_types  # torch.return_types (named tuples of max, sort ...)
 _sys.modules.setdefault("ptcore.return_types", return_types)
 from ptcore import linalg
 from ptcore.linalg._extra import geqrf, orgqr, ormqr  # noqa: E402,F401
@@ -76,6 +76,30 @@ _ag_install.install()
 autograd.Variable = Tensor
 del _ag_install
 
+# Every other public op becomes an entry of the dispatch point too.
+from ptcore._dispatch.generate import bind_namespace as _bind_ns
+from ptcore import _creation, _random_api
+_self_mod = _sys.modules[__name__]
+_bind_ns(_extra_ops, _extra_ops.__all__, "extra", (_self_mod,), _extra_ops._TENSOR_METHODS, Tensor)
+_bind_ns(_creation, ("tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye",
+                     "empty_like", "zeros_like", "ones_like", "full_like"), "creation", (_self_mod,))
+_bind_ns(_C, ("empty", "zeros", "ones", "full", "empty_strided"), "creation", (_self_mod,))
+_bind_ns(_random_api, ("rand", "randn", "randint", "randperm", "normal", "bernoulli",
+                       "multinomial", "rand_like", "randn_like", "randint_like"), "random",
+         (_self_mod,))
+
+# the __torch_function__ layer must be there before any op call; autocast (ptcore.amp)
+from ptcore._dispatch import torch_function as _torch_function  # noqa: F401
+from ptcore import amp
+from ptcore.amp import autocast
+from ptcore.amp.autocast_mode import (  # noqa: F401
+    is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+    autocast_increment_nesting, autocast_decrement_nesting,
+)
+
 # Top-level functional ops, settings and extra random sampling (composites of the above).
 from ptcore import _functional_aliases, _settings, _random_extra
 from ptcore._functional_aliases import *  # noqa: F401,F403
@@ -84,7 +108,9 @@ from ptcore._random_extra import *  # noqa: F401,F403
 for _mod in (_functional_aliases, _random_extra):
     for _name, _fn in _mod._TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
-del _mod, _name, _fn
+    _bind_ns(_mod, _mod.__all__, "functional" if _mod is _functional_aliases else "random",
+             (_self_mod,), _mod._TENSOR_METHODS, Tensor)
+del _mod, _name, _fn, _self_mod
 
 __version__ = "0.1.0.dev0"
 
@@ -167,10 +193,11 @@ def _method_as_function(name):
     return fn
 
 
-for _name in ("reshape", "view_copy", "transpose", "swapaxes", "swapdims", "permute", "t",
-              "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind",
-              "split", "chunk", "tensor_split", "diagonal", "movedim", "moveaxis", "as_strided",
-              "clone", "broadcast_to", "detach"):
+_METHOD_FUNCTIONS = ("reshape", "view_copy", "transpose", "swapaxes", "swapdims", "permute", "t",
+                     "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind",
+                     "split", "chunk", "tensor_split", "diagonal", "movedim", "moveaxis",
+                     "as_strided", "clone", "broadcast_to", "detach")
+for _name in _METHOD_FUNCTIONS:
     if hasattr(Tensor, _name):
         globals()[_name] = _method_as_function(_name)
 del _name
@@ -186,13 +213,24 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _cdist(x1, x2, p, compute_mode)
 
 
-del _os
+# the rest of the public functions become entries of the dispatch point; the
+# tensor core's own methods (views, conversions, metadata) are declared in the table
+from ptcore._dispatch import generate as _gen  # noqa: E402
+_gen.bind_namespace(_sys.modules[__name__], _METHOD_FUNCTIONS + (
+    "adjoint", "cdist", "geqrf", "orgqr", "ormqr", "from_numpy", "from_dlpack", "numel",
+    "is_complex", "is_floating_point", "index_put_"), "shape")
+_gen.bind_namespace(linalg, [n for n in dir(linalg) if not n.startswith("_")], "linalg",
+                    namespace="linalg")
+_gen.bind_operators(Tensor)
+_gen.declare_core(Tensor)
+del _os, _gen
 
 
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
                  "func": "ptcore.func"}
+_LAZY_MODULES.update(overrides="ptcore.overrides", profiler="ptcore.profiler", cpu="ptcore.cpu")
 
 
 def __getattr__(name):

@@ -18,11 +18,9 @@ tensors are real, float16/bfloat16 accumulate in float32 (var/std and norms
 in float64), float32 cumulative sums/products accumulate in float64.
 """
 import builtins as _b
-import collections as _collections
 import math as _math
 import numbers as _numbers
 import operator as _operator
-import types as _types
 import warnings as _warnings
 
 from ptcore import _tensor as _C
@@ -47,25 +45,7 @@ def _export(fn, method=True, name=None):
 # --------------------------------------------------------------------------
 # named tuples (torch.return_types)
 # --------------------------------------------------------------------------
-try:  # share the module object the sorting ops created, when present
-    from ptcore._sorting import return_types as _rt_module
-except ImportError:  # pragma: no cover - depends on import order of the package
-    _rt_module = _types.ModuleType("ptcore.return_types",
-                                   "Named tuples returned by ptcore ops (torch.return_types).")
-
-
-def _named(name, fields=("values", "indices")):
-    cls = _collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ptcore.return_types.{name}(\n{body})"
-
-    cls.__repr__ = __repr__
-    cls.__module__ = "ptcore.return_types"
-    cls.__qualname__ = name
-    setattr(_rt_module, name, cls)
-    return cls
+from ptcore._return_types import named as _named  # noqa: E402
 
 
 _max_t = _named("max")

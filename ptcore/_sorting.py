@@ -11,16 +11,15 @@ ascending order, first in descending order), -0.0 and 0.0 are equal.  Sorts
 are always stable, so ``stable=False`` gives one of the orders PyTorch may
 give.  Complex tensors have no order: the ops reject them as PyTorch does.
 """
-import collections
 import numbers
 import operator
-import types
 import warnings
 
 from ptcore import _tensor as _C
 from ptcore import _registry
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _result_type, _cpp_name
+from ptcore._return_types import named
 from ptcore._ops import _sort as _K
 
 __all__ = [
@@ -31,22 +30,7 @@ __all__ = [
 # --------------------------------------------------------------------------
 # named tuples (wired as ptcore.return_types by the package)
 # --------------------------------------------------------------------------
-return_types = types.ModuleType("ptcore.return_types",
-                                "Named tuples returned by ptcore ops (torch.return_types).")
-
-
-def _named(name, fields):
-    cls = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ptcore.return_types.{name}(\n{body})"
-
-    cls.__repr__ = __repr__
-    cls.__module__ = "ptcore.return_types"
-    cls.__qualname__ = name
-    setattr(return_types, name, cls)
-    return cls
+_named = named
 
 
 _sort_t = _named("sort", ["values", "indices"])

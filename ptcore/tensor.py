@@ -62,6 +62,24 @@ class Tensor(_TensorBase):
     __module__ = "ptcore"
     __array_priority__ = 1000
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from ptcore._dispatch import torch_function
+        torch_function.on_subclass(cls, Tensor)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """PyTorch's default: run ``func`` with subclass dispatch off and
+        return its tensors as ``cls`` (see :mod:`ptcore.overrides`)."""
+        from ptcore._dispatch.torch_function import tensor_torch_function
+        return tensor_torch_function(cls, func, types, args, kwargs)
+    __torch_function__.__func__._ptc_default_tf = True
+
+    def as_subclass(self, cls):
+        """A ``cls`` instance sharing this tensor's data, kept in the autograd graph."""
+        from ptcore._dispatch.torch_function import as_subclass
+        return as_subclass(self, cls)
+
     def __init__(self, *args, device=None):
         if not args:
             self._set_from_tensor(_C.empty(0, device=device))

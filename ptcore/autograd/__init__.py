@@ -23,3 +23,13 @@ Variable = None  # set by ptcore/__init__ (ptcore.Tensor), as torch.autograd.Var
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
            "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional", "graph"]
+
+
+def __getattr__(name):
+    # ptcore.autograd.profiler: imported on first use
+    if name == "profiler":
+        import importlib
+        mod = importlib.import_module("ptcore.autograd.profiler")
+        globals()["profiler"] = mod
+        return mod
+    raise AttributeError(f"module 'ptcore.autograd' has no attribute '{name}'")

@@ -51,49 +51,65 @@ def _inplace_name(name):
     return name.endswith("_") and not name.startswith("_")
 
 
+_FAMILY = {"_elementwise": "pointwise", "_reductions": "reduction", "_linalg_ops": "linalg",
+           "_shape_ops": "shape", "_sorting": "sorting"}
+
+
+def _body(name, fn):
+    """``fn`` under autograd recording (the body of op ``name``'s entry)."""
+    if _inplace_name(name):
+        base = name[:-1]
+        outplace = getattr(ptcore, base, None) or getattr(ptcore.Tensor, base, None)
+        if outplace is None or base in _NONDIFF:
+            return _guard_inplace(name, fn)
+        return R.inplace(name, fn, lambda *a, _b=base, **k: _call_outplace(_b, *a, **k),
+                         needs_old_self=base not in ("add", "sub"))
+    return _wrap_fn(name, fn)
+
+
 def install():
+    """Give every op of the autograd-aware families its body (recording with
+    its formula) and bind the entries made from the table."""
+    from ptcore._dispatch.generate import entry
     mods = (ptcore._elementwise, ptcore._reductions, ptcore._linalg_ops, ptcore._shape_ops,
             ptcore._sorting)
-    wrapped = {}
+    bodies = {}
 
-    def wrap(name, fn):
+    def wrap(name, fn, kind, family):
         key = id(fn)
-        w = wrapped.get(key)
-        if w is None:
-            if _inplace_name(name):
-                base = name[:-1]
-                outplace = getattr(ptcore, base, None) or getattr(ptcore.Tensor, base, None)
-                if outplace is None or base in _NONDIFF:
-                    w = _guard_inplace(name, fn)
-                else:
-                    w = R.inplace(name, fn, lambda *a, _b=base, **k: _call_outplace(_b, *a, **k),
-                                  needs_old_self=base not in ("add", "sub"))
-            else:
-                w = _wrap_fn(name, fn)
-            wrapped[key] = w
-        return w
+        b = bodies.get(key)
+        if b is None:
+            b = bodies[key] = (name, _body(name, fn))
+        bname, body = b
+        return entry(name, fn, body, kind, family,
+                     factory=lambda k, _n=bname: _body(_n, k))
 
     # functions
     for m in mods:
+        fam = _FAMILY[m.__name__.rsplit(".", 1)[-1]]
         for name in m.__all__:
-            if name in _COMPOSITE or name.startswith("__"):
+            if name.startswith("__"):
                 continue
             fn = getattr(m, name)
             if not callable(fn) or isinstance(fn, type):
                 continue
-            w = wrap(name, fn)
+            # composites record through their parts: their body is the function itself
+            w = entry(name, fn, None, "function", fam) if name in _COMPOSITE else \
+                wrap(name, fn, "function", fam)
             setattr(ptcore, name, w)
             setattr(m, name, w)
     # methods
     for m in mods:
+        fam = _FAMILY[m.__name__.rsplit(".", 1)[-1]]
         for name, fn in list(m._TENSOR_METHODS.items()):
-            if name in _COMPOSITE or isinstance(fn, property) or name == "__hash__":
+            if isinstance(fn, property) or name == "__hash__":
                 continue
             if name.startswith("__"):
                 continue
             if not callable(fn):
                 continue
-            setattr(ptcore.Tensor, name, wrap(name, fn))
+            setattr(ptcore.Tensor, name, entry(name, fn, None, "method", fam)
+                    if name in _COMPOSITE else wrap(name, fn, "method", fam))
     _install_operators(wrap)
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on
@@ -101,6 +117,14 @@ def install():
     _linalg_ops._product = R.differentiable("_product", _linalg_ops._product, FORMULAS["_product"])
     # linalg namespace
     la = ptcore.linalg
+    raw_la = {}
+
+    def setla(name, fname, fn, formula):
+        raw_la[name] = fn
+        body = R.differentiable(fname, fn, formula)
+        setattr(la, name, entry(fname, fn, body, "function", "linalg",
+                                factory=lambda k, _f=formula, _n=fname: R.differentiable(_n, k, _f),
+                                public_name=name, namespace="linalg"))
     for name, fname in (("inv", "linalg_inv"), ("det", "linalg_det"), ("slogdet", "linalg_slogdet"),
                         ("solve", "linalg_solve"), ("cholesky", "linalg_cholesky"),
                         ("eigh", "linalg_eigh"), ("eigvalsh", "linalg_eigvalsh"),
@@ -108,9 +132,8 @@ def install():
                         ("svdvals", "linalg_svdvals"), ("qr", "linalg_qr")):
         fn = getattr(la, name, None)
         if fn is not None:
-            f = FORMULAS.get(fname)
-            setattr(la, name, R.differentiable(fname, fn, f) if f else R.differentiable(
-                fname, fn, R.not_implemented("linalg_" + name)))
+            f = FORMULAS.get(fname) or R.not_implemented("linalg_" + name)
+            setla(name, fname, fn, f)
     for name in ("inv_ex", "solve_ex", "cholesky_ex", "eig", "eigvals",
                  "lstsq", "pinv", "matrix_rank", "lu_factor", "lu_factor_ex", "norm",
                  "matrix_norm", "cross", "multi_dot", "matrix_power", "matmul"):
@@ -127,11 +150,10 @@ def install():
             la.matrix_norm = _matrix_norm_ad(fn)
         elif name in ("solve_ex", "cholesky_ex"):
             base = FORMULAS["linalg_" + name[:-3]]
-            setattr(la, name, R.differentiable(
-                "linalg_" + name, fn, lambda out, *a, _f=base, **k: _f(out[0], *a, **k)))
+            setla(name, "linalg_" + name, fn, lambda out, *a, _f=base, **k: _f(out[0], *a, **k))
         else:
             f = FORMULAS.get("linalg_" + name) or R.not_implemented("linalg_" + name)
-            setattr(la, name, R.differentiable("linalg_" + name, fn, f))
+            setla(name, "linalg_" + name, fn, f)
     # linalg.norm / matrix_norm dispatch through these module globals
     from ptcore.linalg import _norms
     _norms.vector_norm = la.vector_norm
@@ -149,11 +171,14 @@ def install():
     T = ptcore.Tensor
     from ptcore.autograd import _tensor_methods
     _tensor_methods.install(T)
-    T.copy_ = R._copy_inplace
-    T.fill_ = R._fill_inplace
-    T.zero_ = R._zero_inplace
-    T.__setitem__ = R._setitem
-    idx_put = R.differentiable("index_put", _indexing.index_put, FORMULAS["index_put"])
+    T.copy_ = entry("copy_", _TensorBase.copy_, R._copy_inplace, "method", "pointwise")
+    T.fill_ = entry("fill_", _TensorBase.fill_, R._fill_inplace, "method", "pointwise")
+    T.zero_ = entry("zero_", _TensorBase.zero_, R._zero_inplace, "method", "pointwise")
+    T.__setitem__ = entry("__setitem__", _TensorBase.__setitem__, R._setitem, "method",
+                          "indexing")
+    idx_put = entry("index_put", _indexing.index_put,
+                    R.differentiable("index_put", _indexing.index_put, FORMULAS["index_put"]),
+                    "function", "indexing")
     ptcore.index_put = idx_put
     T.index_put = idx_put
     T.index_put_ = R.inplace("index_put_", _indexing.index_put_, idx_put)
@@ -181,18 +206,23 @@ def _guard_inplace(name, fn):
     return op
 
 
-def _fast_op(opname, generic):
-    """Operator method: the Cython fast path, also for operands that require
-    grad (when recording, the op's formula attaches the node directly),
-    else the general function."""
+def _fast_op(opname, generic, dunder):
+    """Operator method ``Tensor.<dunder>``: the Cython fast path, also for
+    operands that require grad (when recording, the op's formula attaches
+    the node directly), else the general function.  An entry of the
+    dispatch point: with a layer on, the call goes down the layer stack."""
     from ptcore._ops import _ewdrv
+    from ptcore._dispatch import dispatcher as D
+    from ptcore._dispatch.table import declare
     opi = ptcore._elementwise._B[opname]
     fast = _ewdrv.fast_binary
     st = R._state
     formula = FORMULAS[opname]
     TB = _TensorBase
+    flag = D.on
+    slow = D.run_layers
 
-    def method(self, other):
+    def body(self, other):
         if not st.enabled:
             r = fast(opi, self, other, True)
             return generic(self, other) if r is None else r
@@ -204,21 +234,33 @@ def _fast_op(opname, generic):
             return generic(self, other)
         r = fast(opi, self, other, False)
         return generic(self, other) if r is None else r
-    method.__name__ = generic.__name__
+
+    def method(self, other):
+        if flag[0]:
+            # as torch, the layers see the method (``Tensor.add`` for ``a + b``)
+            m = getattr(ptcore.Tensor, opname)
+            return m(self, other) if not dunder.startswith("__r") or opname in ("add", "mul") \
+                else slow(method, d, (self, other), {})
+        return body(self, other)
+    d = declare(dunder, body, "pointwise", "method", namespace="Tensor")
+    d.raw = d.body = body
+    method.__name__ = dunder
+    method.__qualname__ = "Tensor." + dunder
+    D._register_entry(method, d)
     return method
 
 
 def _install_operators(wrap):
-    from ptcore import _elementwise as E, _linalg_ops as L
+    from ptcore import _elementwise as E
     T = ptcore.Tensor
     fast = _fast_op
     add, sub, mul, div = ptcore.add, ptcore.sub, ptcore.mul, ptcore.div
-    T.__add__ = fast("add", E._op(add))
-    T.__radd__ = fast("add", E._op(add))
-    T.__sub__ = fast("sub", E._op(sub))
-    T.__mul__ = fast("mul", E._op(mul))
-    T.__rmul__ = fast("mul", E._op(mul))
-    T.__truediv__ = fast("div", E._op(div))
+    T.__add__ = fast("add", E._op(add), "__add__")
+    T.__radd__ = fast("add", E._op(add), "__radd__")
+    T.__sub__ = fast("sub", E._op(sub), "__sub__")
+    T.__mul__ = fast("mul", E._op(mul), "__mul__")
+    T.__rmul__ = fast("mul", E._op(mul), "__rmul__")
+    T.__truediv__ = fast("div", E._op(div), "__truediv__")
     T.__div__ = E._op(div)
     T.__floordiv__ = E._op(ptcore.floor_divide)
     T.__mod__ = E._op(ptcore.remainder)

@@ -84,3 +84,13 @@ def _pin_memory(t):
 
 
 _C._set_cuda_hook(_cuda_hook)
+
+
+def __getattr__(name):
+    # ptcore.cuda.amp (the deprecated autocast/GradScaler spellings), imported on first use
+    if name == "amp":
+        import importlib
+        mod = importlib.import_module("ptcore.cuda.amp")
+        globals()["amp"] = mod
+        return mod
+    raise AttributeError(f"module 'ptcore.cuda' has no attribute '{name}'")

@@ -6,7 +6,6 @@ column-major work buffer; small post-processing (determinant products,
 thresholds of singular values) is done on NumPy views of the results.
 """
 import builtins as _b
-import collections as _collections
 import math as _math
 
 import numpy as _np
@@ -24,11 +23,11 @@ class LinAlgError(RuntimeError):
 
 LinAlgError.__module__ = "ptcore.linalg"
 
+from ptcore._return_types import named as _named  # noqa: E402
+
 
 def _nt(name, fields):
-    t = _collections.namedtuple(name, fields)
-    t.__module__ = "ptcore.return_types"
-    return t
+    return _named(name, fields)
 
 
 SlogdetResult = _nt("linalg_slogdet", ["sign", "logabsdet"])

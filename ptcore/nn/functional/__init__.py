@@ -16,3 +16,17 @@ from ptcore.nn.functional._embedding_bag import *  # noqa: F401,F403
 from ptcore.nn.functional._loss import *  # noqa: F401,F403
 from ptcore.nn.functional._norm import *  # noqa: F401,F403
 from ptcore.nn.functional._distance import *  # noqa: F401,F403
+
+
+def _bind_entries():
+    """Every public function here is an entry of the dispatch point (so
+    ``__torch_function__``, autocast, the profiler ... see ``F.linear`` etc.)."""
+    import sys
+    from ptcore._dispatch.generate import bind_namespace
+    mod = sys.modules[__name__]
+    names = [n for n in dir(mod) if not n.startswith("_")]
+    bind_namespace(mod, names, "nn.functional", namespace="nn.functional")
+
+
+_bind_entries()
+del _bind_entries

@@ -1,0 +1,105 @@
+"""Dispatch overhead: what every op call pays at the one dispatch point.
+
+The cases issue 14 names as "no slower than before the change": a
+one-element add (operator and function), a view, ``a[0, 0]``, a 100-op
+autograd chain with backward, and the MLP train step; plus a call of an op
+through the table with every interception layer off, and the same call with
+a ``TorchFunctionMode`` and the profiler on (what a layer costs when it is
+used).  ptcore vs PyTorch vs NumPy in one run; ratio = ptcore / PyTorch.
+
+Usage: python benchmarks/dispatch.py [--threads N]
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import paired_median_times, print_cpu, print_table, try_import_torch  # noqa: E402
+from autograd import chain_tensor  # noqa: E402
+from nn_train import make  # noqa: E402
+
+import ptcore  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    torch = try_import_torch()
+    ptcore.set_num_threads(args.threads)
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+    print_cpu()
+
+    def pair(lib):
+        if lib is None:
+            return None
+        a, b = lib.ones(1), lib.ones(1)
+        m = lib.zeros(4, 4)
+        x = lib.ones(1, requires_grad=True)
+        w = lib.full((1,), 0.999, requires_grad=True)
+        return a, b, m, x, w
+
+    P, T = pair(ptcore), pair(torch)
+    na, nb, nm = np.ones(1, np.float32), np.ones(1, np.float32), np.zeros((4, 4), np.float32)
+    cases = [
+        ("a + b (1 element)", lambda: P[0] + P[1], T and (lambda: T[0] + T[1]), lambda: na + nb),
+        ("add(a, b) (1 element)", lambda: ptcore.add(P[0], P[1]),
+         T and (lambda: torch.add(T[0], T[1])), lambda: np.add(na, nb)),
+        ("exp(a) (1 element)", lambda: ptcore.exp(P[0]), T and (lambda: torch.exp(T[0])),
+         lambda: np.exp(na)),
+        ("a.sum() (1 element)", lambda: P[0].sum(), T and (lambda: T[0].sum()), lambda: na.sum()),
+        ("view(16)", lambda: P[2].view(16), T and (lambda: T[2].view(16)), lambda: nm.reshape(16)),
+        ("a[0, 0]", lambda: P[2][0, 0], T and (lambda: T[2][0, 0]), lambda: nm[0, 0]),
+        ("100-op autograd chain + backward", lambda: chain_tensor(ptcore, P[3], P[4]).backward(),
+         T and (lambda: chain_tensor(torch, T[3], T[4]).backward()), None),
+    ]
+    rows = [(name, *paired_median_times([fp, ft, fn])) for name, fp, ft, fn in cases]
+    sp, _ = make(ptcore)
+    st = make(torch)[0] if torch else None
+    rows.append(("MLP 784-512-512-10 b128 Adam step",
+                 *paired_median_times([sp, st, None], repeat=9, min_time=0.2)))
+    print_table(f"dispatch overhead ({args.threads} thread(s))", rows)
+
+    # what a layer costs when it is on
+    overrides = getattr(ptcore, "overrides", None)
+    if overrides is None or torch is None:
+        return
+    import torch.overrides as tov
+
+    class _PtNull(overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class _TNull(tov.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    def in_mode(mode, fn):
+        def run():
+            with mode():
+                for _ in range(20):
+                    fn()
+        return run
+    rows = [("20 x add(a, b) under a pass-through TorchFunctionMode",
+             *paired_median_times([in_mode(_PtNull, lambda: ptcore.add(P[0], P[1])),
+                                   in_mode(_TNull, lambda: torch.add(T[0], T[1])), None]))]
+    import ptcore.profiler as pprof
+
+    def prof(lib, mod, x, y):
+        def run():
+            with mod.profile():
+                for _ in range(20):
+                    lib.add(x, y)
+        return run
+    rows.append(("20 x add(a, b) under profiler.profile()",
+                 *paired_median_times([prof(ptcore, pprof, P[0], P[1]),
+                                       prof(torch, torch.profiler, T[0], T[1]), None],
+                                      repeat=7)))
+    print_table("layers switched on", rows)
+
+
+if __name__ == "__main__":
+    main()

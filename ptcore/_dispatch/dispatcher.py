@@ -1,0 +1,139 @@
+"""The one dispatch point every public op call passes through.
+
+Each public callable (``ptcore.add``, ``Tensor.add``, ``nn.functional.linear``
+...) is an *entry* made by :func:`make_entry` over its :class:`OpDef`.  An
+entry does one test: is any interception layer on?  If not, it runs the op's
+body (autograd recording, then the device kernel) directly, so a layer that is
+off costs one list lookup.  If one is, the call travels down the ordered
+layer stack::
+
+    __torch_function__ (subclasses, TorchFunctionMode)   order 0
+    profiler (record per-op time)                         order 5
+    vmap batching                                         order 10
+    autocast                                              order 20
+    tracing (jit)                                         order 30
+    autograd recording + device kernel (the op's body)
+        -> dispatch-level modes (TorchDispatchMode) see the kernel call
+
+A layer is an object with ``order``, ``enabled`` and
+``handle(entry, opdef, args, kwargs, nxt)``; it calls ``nxt(args, kwargs)`` to
+continue down the stack (possibly with changed arguments) or returns a
+result of its own.
+"""
+import threading
+
+from ptcore._dispatch.table import _register_entry
+
+__all__ = ["Layer", "register_layer", "refresh", "make_entry", "run_layers", "kernel_layer",
+           "on"]
+
+# on[0]: some layer is enabled (the only test an entry makes when none is)
+on = [False]
+_LAYERS = []
+# kernel-level interception (TorchDispatchMode): set by that module
+kernel_layer = [None]
+_tls = threading.local()
+
+
+class Layer:
+    """Base of the interception layers (see the module docstring)."""
+    order = 100
+    name = "layer"
+    enabled = False
+
+    def handle(self, entry, opdef, args, kwargs, nxt):
+        return nxt(args, kwargs)
+
+    def set_enabled(self, flag):
+        self.enabled = bool(flag)
+        refresh()
+
+
+def register_layer(layer):
+    """Add ``layer`` to the stack (kept sorted by ``order``)."""
+    if layer not in _LAYERS:
+        _LAYERS.append(layer)
+        _LAYERS.sort(key=lambda l: l.order)
+    refresh()
+    return layer
+
+
+def refresh():
+    on[0] = any(l.enabled for l in _LAYERS) or kernel_layer[0] is not None and \
+        kernel_layer[0].enabled
+
+
+def run_layers(entry, opdef, args, kwargs, start=0):
+    """Run the enabled layers from ``start`` on, then the op's body."""
+    layers = _LAYERS
+    n = len(layers)
+    i = start
+    while i < n:
+        layer = layers[i]
+        i += 1
+        if layer.enabled:
+            def nxt(a, k, _i=i):
+                return run_layers(entry, opdef, a, k, _i)
+            return layer.handle(entry, opdef, args, kwargs, nxt)
+    kl = kernel_layer[0]
+    if kl is not None and kl.enabled:
+        return _hooked_body(opdef)(*args, **kwargs)
+    return opdef.body(*args, **kwargs)
+
+
+def _hooked_body(opdef):
+    """The op's body with its kernel call routed through the kernel layer."""
+    b = opdef._hooked_body
+    if b is None:
+        raw = opdef.raw
+
+        def kernel(*args, **kwargs):
+            kl = kernel_layer[0]
+            if kl is not None and kl.enabled:
+                return kl.handle_kernel(opdef, raw, args, kwargs)
+            return raw(*args, **kwargs)
+        kernel.__name__ = getattr(raw, "__name__", opdef.name)
+        factory = getattr(opdef, "_body_factory", None)
+        b = factory(kernel) if factory is not None else kernel
+        opdef._hooked_body = b
+    return b
+
+
+_PUBLIC_MODULE = {"ptcore": "ptcore", "nn.functional": "ptcore.nn.functional",
+                  "linalg": "ptcore.linalg", "Tensor": "ptcore"}
+
+# set by ptcore._dispatch.torch_function: (args, kwargs) -> handled result or _NOT_HANDLED
+_foreign = [None]
+NOT_HANDLED = object()
+
+
+def make_entry(opdef, public_name=None, qualname=None, doc=None):
+    """The public callable of ``opdef``."""
+    body = opdef.body
+    flag = on
+    slow = run_layers
+    foreign = _foreign
+
+    def entry(*args, **kwargs):
+        if flag[0]:
+            return slow(entry, opdef, args, kwargs)
+        try:
+            return body(*args, **kwargs)
+        except Exception:
+            # an argument that is not a Tensor but implements __torch_function__
+            f = foreign[0]
+            if f is not None:
+                r = f(entry, args, kwargs)
+                if r is not NOT_HANDLED:
+                    return r
+            raise
+    raw = opdef.raw
+    entry.__name__ = public_name or getattr(raw, "__name__", opdef.name)
+    entry.__qualname__ = qualname or getattr(raw, "__qualname__", entry.__name__)
+    entry.__doc__ = doc if doc is not None else getattr(raw, "__doc__", None)
+    entry.__wrapped__ = raw
+    mod = _PUBLIC_MODULE.get(opdef.namespace) or getattr(raw, "__module__", None)
+    if mod:
+        entry.__module__ = mod
+    _register_entry(entry, opdef)
+    return entry

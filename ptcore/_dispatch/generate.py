@@ -1,0 +1,139 @@
+"""Make the public callables from the operator table.
+
+``ptcore.X``, ``Tensor.X`` and ``nn.functional.X`` are entries of the one
+dispatch point (:func:`ptcore._dispatch.dispatcher.make_entry`): an op
+module declares its functions (``__all__``) and methods
+(``_TENSOR_METHODS``); :func:`entry` records each in the table, with the
+body autograd supplies, and returns the entry that is bound once, at import.
+"""
+from ptcore._dispatch.table import declare, op_of
+from ptcore._dispatch.dispatcher import make_entry
+
+__all__ = ["entry", "bind_namespace", "bind_operators", "declare_core", "CORE"]
+
+
+def entry(name, raw, body=None, kind="function", family="", factory=None, public_name=None,
+          namespace=None):
+    """The public callable for op ``name`` (kind ``"function"`` or
+    ``"method"``) implemented by ``raw``; ``body`` is ``raw`` under autograd
+    recording (default ``raw``), ``factory(kernel)`` rebuilds that body over
+    another kernel (for dispatch-level modes)."""
+    d = declare(name, raw, family, kind, namespace=namespace)
+    d.raw = raw
+    d.body = body if body is not None else raw
+    d._body_factory = factory
+    d._hooked_body = None
+    return make_entry(d, public_name=public_name)
+
+
+def _is_op(fn):
+    return callable(fn) and not isinstance(fn, (type, property, staticmethod, classmethod))
+
+
+def bind_namespace(module, names, family, targets=(), methods=None, tensor_cls=None,
+                   namespace=None):
+    """Replace each of ``names`` in ``module`` (and in each of ``targets``,
+    e.g. the ``ptcore`` package) by its entry; bind ``methods``
+    (name -> function) on ``tensor_cls`` as method entries."""
+    made = {}
+    for name in names:
+        fn = getattr(module, name, None)
+        if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None:
+            continue
+        e = entry(name, fn, family=family, namespace=namespace)
+        made[name] = e
+        setattr(module, name, e)
+        for t in targets:
+            if getattr(t, name, None) is fn:
+                setattr(t, name, e)
+    if methods and tensor_cls is not None:
+        for name, fn in methods.items():
+            if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None or \
+                    op_of(tensor_cls.__dict__.get(name)) is not None:
+                continue
+            setattr(tensor_cls, name, entry(name, fn, kind="method", family=family))
+    return made
+
+
+# Python operator methods of Tensor that are ops (the fast binary ones are
+# entries already; these are bound here)
+OPERATORS = (
+    "__and__", "__or__", "__xor__", "__invert__", "__lshift__", "__rshift__", "__rand__",
+    "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__eq__", "__ne__", "__lt__", "__le__",
+    "__gt__", "__ge__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+    "__rpow__", "__rsub__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__", "__abs__",
+    "__pos__", "__div__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__",
+    "__imod__", "__ifloordiv__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
+    "__imatmul__", "__idiv__",
+)
+
+
+# operator methods that torch reports to ``__torch_function__`` (and to every
+# other layer) as the Tensor method they compute (``a > b`` as ``Tensor.gt``)
+REPORTED_AS = {
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
+    "__div__": "div", "__mod__": "remainder", "__matmul__": "matmul",
+    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
+    "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+}
+# operator methods whose own name torch gives as another (``__pow__`` is ``pow``)
+PUBLIC_NAMES = {"__pow__": "pow", "__ipow__": "pow_", "__neg__": "neg", "__abs__": "abs",
+                "__pos__": "positive", "__rtruediv__": "__rdiv__"}
+
+
+def _reported(tensor_cls, name, fn, target):
+    """Operator method ``name``: ``fn`` when no layer is on, else the call of
+    method ``target`` (which the layers then see), as torch reports it."""
+    from ptcore._dispatch import dispatcher as D
+    from numbers import Number
+    flag = D.on
+    d = declare(name, fn, "pointwise", "method", namespace="Tensor")
+    d.raw = d.body = fn
+
+    def op(self, *args):
+        if flag[0] and all(isinstance(a, (tensor_cls, Number)) for a in args):
+            return getattr(tensor_cls, target)(self, *args)
+        return fn(self, *args)
+    op.__name__ = name
+    op.__qualname__ = "Tensor." + name
+    op.__doc__ = getattr(fn, "__doc__", None)
+    D._register_entry(op, d)
+    return op
+
+
+def bind_operators(tensor_cls):
+    """Make the operator methods of ``tensor_cls`` entries (namespace Tensor)."""
+    for name in OPERATORS:
+        fn = tensor_cls.__dict__.get(name)
+        if fn is None or not callable(fn) or op_of(fn) is not None:
+            continue
+        target = REPORTED_AS.get(name)
+        if target is not None and callable(getattr(tensor_cls, target, None)):
+            setattr(tensor_cls, name, _reported(tensor_cls, name, fn, target))
+            continue
+        setattr(tensor_cls, name, entry(name, fn, kind="method", family="pointwise",
+                                        namespace="Tensor",
+                                        public_name=PUBLIC_NAMES.get(name, name)))
+
+
+# names of the tensor-core methods (Cython ``_TensorBase`` and ``tensor.py``:
+# views, conversions, metadata) declared in the table without an entry
+CORE = set()
+
+
+def declare_core(tensor_cls, skip=()):
+    """Declare every public method of ``tensor_cls`` that is not an entry as
+    a core op: in the table (kind ``"core"``), but called directly (views and
+    metadata at C speed); a subclass overriding ``__torch_function__`` sees
+    them through the protocol."""
+    for name in dir(tensor_cls):
+        if name.startswith("_") and not (name in ("__getitem__", "__setitem__")):
+            continue
+        if name in skip:
+            continue
+        fn = getattr(tensor_cls, name, None)
+        if fn is None or isinstance(fn, type) or not callable(fn) or op_of(fn) is not None:
+            continue
+        declare(name, fn, "core", "core", namespace="Tensor")
+        CORE.add(name)

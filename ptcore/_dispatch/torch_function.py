@@ -1,0 +1,352 @@
+"""The ``__torch_function__`` layer of the dispatch point (PyTorch's
+protocol, ``torch/overrides.py``): Tensor subclasses and other objects that
+define ``__torch_function__``, and ``TorchFunctionMode`` context managers,
+intercept every ptcore function and Tensor method.
+
+The layer is off (and costs nothing) until a Tensor subclass overriding
+``__torch_function__`` is defined or a mode is entered.  Objects that are
+not Tensors are found when an op raises on them (an op body never accepts
+them), so they cost nothing either.
+"""
+from ptcore._dispatch.mode_stack import ModeStack
+import warnings
+
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch import dispatcher as _D
+
+__all__ = ["TorchFunctionMode", "handle_torch_function", "has_torch_function",
+           "has_torch_function_unary", "has_torch_function_variadic", "is_tensor_like",
+           "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
+           "tensor_torch_function", "as_subclass", "_get_current_function_mode",
+           "_get_current_function_mode_stack", "_pop_mode_temporarily",
+           "is_torch_function_mode_enabled"]
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """``__torch_function__`` of classes that opt out of the protocol
+    (``nn.Parameter``): the op runs as for a plain Tensor."""
+    return NotImplemented
+
+
+_disabled_torch_function_impl = classmethod(_disabled_torch_function_impl).__func__
+
+
+class _State(ModeStack):
+    def __init__(self):
+        super().__init__()
+        self.sub_disabled = 0
+        self.all_disabled = 0
+
+
+_st = _State()
+_plain_types = set()        # Tensor classes that do not override the protocol
+_subclass_seen = [False]
+_mode_count = [0]
+
+
+def _tf_of(t):
+    """The class's ``__torch_function__`` if it takes part in the protocol, else None."""
+    if t in _plain_types:
+        return None
+    f = getattr(t, "__torch_function__", None)
+    if f is None:
+        return None
+    fn = getattr(f, "__func__", f)
+    if fn is _disabled_torch_function_impl or getattr(fn, "_ptc_default_tf", False):
+        if issubclass(t, _TensorBase):
+            _plain_types.add(t)
+        return None
+    return f
+
+
+def _overloaded(args, kwargs):
+    """Arguments whose types override ``__torch_function__``, subclasses
+    before their base classes (PyTorch's ``_get_overloaded_args``)."""
+    found = []
+    types = []
+
+    def add(a):
+        t = type(a)
+        if t in types or _tf_of(t) is None:
+            return
+        index = len(found)
+        for i, old in enumerate(found):
+            if issubclass(t, type(old)):
+                index = i
+                break
+        types.append(t)
+        found.insert(index, a)
+    for a in args:
+        if type(a) in (list, tuple):
+            for b in a:
+                add(b)
+        else:
+            add(a)
+    if kwargs:
+        for a in kwargs.values():
+            if type(a) in (list, tuple):
+                for b in a:
+                    add(b)
+            else:
+                add(a)
+    return found
+
+
+def _dispatch(public_api, overloaded, args, kwargs):
+    types = tuple(type(a) for a in overloaded)
+    st = _st
+    if st.modes and not st.all_disabled:
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    for a in overloaded:
+        result = type(a).__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{getattr(public_api, '__module__', 'ptcore')}.{getattr(public_api, '__name__', public_api)}"
+    lines = "".join(f"\n  - tensor subclass {type(a)}" for a in overloaded)
+    if st.modes:
+        lines += f"\n  - mode object {st.modes[-1]!r}"
+    msg = (f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
+           f"NotImplemented:\n{lines}\n")
+    raise TypeError(msg)
+
+
+class _TorchFunctionLayer(_D.Layer):
+    order = 0
+    name = "torch_function"
+
+    def handle(self, entry, opdef, args, kwargs, nxt):
+        st = _st
+        if st.all_disabled:
+            return nxt(args, kwargs)
+        ov = _overloaded(args, kwargs) if _subclass_seen[0] and not st.sub_disabled else ()
+        if ov or st.modes:
+            return _dispatch(entry, ov, args, kwargs or {})
+        return nxt(args, kwargs)
+
+    def update(self):
+        self.set_enabled(_subclass_seen[0] or _mode_count[0] > 0)
+
+
+_LAYER = _D.register_layer(_TorchFunctionLayer())
+
+
+def _foreign(entry, args, kwargs):
+    """An op raised: dispatch if an argument is a non-Tensor object that
+    implements ``__torch_function__``."""
+    if _st.all_disabled:
+        return _D.NOT_HANDLED
+    for a in args:
+        if not isinstance(a, _TensorBase) and hasattr(type(a), "__torch_function__"):
+            break
+    else:
+        if not kwargs or not any(not isinstance(v, _TensorBase) and
+                                 hasattr(type(v), "__torch_function__")
+                                 for v in kwargs.values()):
+            return _D.NOT_HANDLED
+    ov = [a for a in _overloaded(args, kwargs) if not isinstance(a, _TensorBase)] \
+        if _st.sub_disabled else _overloaded(args, kwargs)
+    if not ov:
+        return _D.NOT_HANDLED
+    return _dispatch(entry, ov, args, kwargs or {})
+
+
+_D._foreign[0] = _foreign
+
+
+# ---------------------------------------------------------------------------
+# public protocol functions (ptcore.overrides)
+# ---------------------------------------------------------------------------
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Call the ``__torch_function__`` overrides of ``relevant_args`` (and
+    the current mode) for ``public_api(*args, **kwargs)``."""
+    ov = _overloaded(tuple(relevant_args), None)
+    return _dispatch(public_api, ov, args, kwargs)
+
+
+def has_torch_function(relevant_args):
+    """True if a mode is active or an argument overrides ``__torch_function__``."""
+    st = _st
+    if st.all_disabled:
+        return False
+    if st.modes:
+        return True
+    if st.sub_disabled:
+        return False
+    return bool(_overloaded(tuple(relevant_args), None))
+
+
+def has_torch_function_unary(a):
+    return has_torch_function((a,))
+
+
+def has_torch_function_variadic(*args):
+    return has_torch_function(args)
+
+
+def is_tensor_like(inp):
+    """True for a ptcore Tensor or an object whose type defines ``__torch_function__``."""
+    return isinstance(inp, _TensorBase) or hasattr(type(inp), "__torch_function__")
+
+
+def is_torch_function_mode_enabled():
+    return bool(_st.modes) and not _st.all_disabled
+
+
+_get_current_function_mode = _st.current
+_get_current_function_mode_stack = _st.stack
+_pop_mode_temporarily = _st.pop_temporarily
+
+
+class TorchFunctionMode:
+    """A context manager whose ``__torch_function__(func, types, args,
+    kwargs)`` sees every ptcore function and Tensor method called inside it
+    (``torch.overrides.TorchFunctionMode``).  Inside the handler the mode is
+    off, so ``func(*args, **kwargs)`` runs the op."""
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _st.modes.append(self)
+        _mode_count[0] += 1
+        _LAYER.update()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        try:
+            _st.modes.remove(self)
+        except ValueError:
+            pass
+        _mode_count[0] -= 1
+        _LAYER.update()
+        return False
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
+                      "`with Mode()`")
+        return cls(*args, **kwargs)
+
+
+class DisableTorchFunctionSubclass:
+    """Inside it, Tensor subclasses' ``__torch_function__`` is not called (modes still are)."""
+
+    def __enter__(self):
+        _st.sub_disabled += 1
+        return self
+
+    def __exit__(self, *exc):
+        _st.sub_disabled -= 1
+        return False
+
+
+class DisableTorchFunction:
+    """Inside it, neither subclasses nor modes intercept ops."""
+
+    def __enter__(self):
+        _st.all_disabled += 1
+        return self
+
+    def __exit__(self, *exc):
+        _st.all_disabled -= 1
+        return False
+
+
+# ---------------------------------------------------------------------------
+# Tensor.__torch_function__, as_subclass, and subclasses
+# ---------------------------------------------------------------------------
+
+_NOWRAP = set()
+
+
+def get_default_nowrap_functions():
+    return _NOWRAP
+
+
+def tensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """``Tensor.__torch_function__``: run ``func`` with subclass dispatch
+    off and return its tensors as ``cls`` (PyTorch's default)."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        ret = func(*args, **kwargs)
+        if func in _NOWRAP:
+            return ret
+        return _convert(ret, cls)
+
+
+
+def _convert(ret, cls):
+    if cls is _TensorBase or cls is None:
+        return ret
+    if isinstance(ret, _TensorBase) and not isinstance(ret, cls):
+        ret = as_subclass(ret, cls)
+    elif isinstance(ret, (tuple, list)):
+        ret = type(ret)(_convert(r, cls) for r in ret) if type(ret) in (tuple, list) else \
+            type(ret)(*(_convert(r, cls) for r in ret))
+    return ret
+
+
+def as_subclass(self, cls):
+    """A ``cls`` instance sharing this tensor's data and autograd history."""
+    if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a Tensor subclass, got {cls!r}")
+    with DisableTorchFunction():
+        r = _TensorBase.__getitem__(self, Ellipsis)
+    r.__class__ = cls
+    return r
+
+
+# Tensor-core methods (written in Cython / tensor.py, not table entries) that a
+# subclass overriding __torch_function__ sees through the protocol.
+CORE_METHODS = (
+    "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "expand",
+    "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "select", "split",
+    "chunk", "unbind", "contiguous", "clone", "detach", "to", "type_as", "float", "double",
+    "half", "bfloat16", "int", "long", "bool", "cpu", "__getitem__", "__setitem__",
+    "as_strided", "diagonal", "movedim", "unfold", "repeat", "numpy", "tolist", "item",
+    "copy_", "fill_", "zero_", "requires_grad_", "backward",
+)
+
+
+def _core_method(public, impl):
+    st = _st
+
+    def method(*args, **kwargs):
+        if not st.all_disabled and (st.modes or not st.sub_disabled):
+            ov = () if st.sub_disabled else _overloaded(args, kwargs)
+            if ov or st.modes:
+                return _dispatch(public, ov, args, kwargs)
+        return impl(*args, **kwargs)
+    method.__name__ = getattr(impl, "__name__", "method")
+    method.__qualname__ = getattr(impl, "__qualname__", method.__name__)
+    method.__doc__ = getattr(impl, "__doc__", None)
+    method.__wrapped__ = impl
+    return method
+
+
+def on_subclass(cls, tensor_cls):
+    """Called for every new Tensor subclass: one that overrides
+    ``__torch_function__`` switches the layer on and routes the core
+    methods through the protocol."""
+    if _tf_of(cls) is None:
+        return
+    _subclass_seen[0] = True
+    _LAYER.update()
+    for name in CORE_METHODS:
+        impl = getattr(cls, name, None)
+        if impl is None or name in cls.__dict__ or getattr(impl, "_ptc_core_tf", False):
+            continue
+        public = getattr(tensor_cls, name)
+        m = _core_method(public, impl)
+        m._ptc_core_tf = True
+        setattr(cls, name, m)

@@ -1,0 +1,29 @@
+"""``ptcore.cuda.amp``: the deprecated per-device autocast and GradScaler spellings."""
+from ptcore.amp.autocast_mode import _deprecated_alias, custom_bwd as _cbwd, custom_fwd as _cfwd
+from ptcore.amp.grad_scaler import GradScaler as _GradScaler
+
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
+
+autocast = _deprecated_alias("cuda", "cuda")
+
+
+class GradScaler(_GradScaler):
+    """``torch.cuda.amp.GradScaler(...)``: ``ptcore.amp.GradScaler('cuda', ...)``
+    (disabled with a warning when no CUDA device is available, as torch)."""
+
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        import warnings
+        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                         enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    return _cfwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd=None):
+    return _cbwd(bwd, device_type="cuda")
