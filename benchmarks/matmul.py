@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import ptcore  # noqa: E402
-from ptcore import _linalg_ops  # noqa: E402
+from ptcore._ops import linalg as _linalg_ops  # noqa: E402
 from _harness import paired_median_times, fmt_time, try_import_torch  # noqa: E402
 
 

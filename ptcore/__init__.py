@@ -27,13 +27,13 @@ from ptcore._tensor import (
 )
 from ptcore.tensor import Tensor
 from ptcore._dtype_utils import promote_types, result_type, can_cast, finfo, iinfo
-from ptcore._creation import (
+from ptcore._ops.creation import (
     tensor, as_tensor, asarray, arange, linspace, logspace, eye,
     empty_like, zeros_like, ones_like, full_like,
 )
-from ptcore import _indexing  # registers advanced indexing with the core
+from ptcore._ops import indexing as _indexing  # registers advanced indexing with the core
 from ptcore._dlpack import from_dlpack
-from ptcore._random_api import (
+from ptcore._ops.random import (
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
     randint_like,
@@ -41,15 +41,37 @@ from ptcore._random_api import (
 from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
 from ptcore import cuda, testing
 
-# The operator library: each area module exports its public functions through
-# __all__ and the Tensor methods it provides through _TENSOR_METHODS.
-from ptcore import _elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, _extra_ops
-from ptcore._elementwise import *  # noqa: F401,F403
-from ptcore._reductions import *  # noqa: F401,F403
-from ptcore._linalg_ops import *  # noqa: F401,F403
-from ptcore._shape_ops import *  # noqa: F401,F403
-from ptcore._sorting import *  # noqa: F401,F403
-from ptcore._extra_ops import *  # noqa: F401,F403
+# The operator library (ptcore._ops, one module per op family): each module
+# exports its public functions through __all__ and the Tensor methods it
+# provides through _TENSOR_METHODS.
+from ptcore._ops import pointwise as _elementwise
+from ptcore._ops import reduction as _reductions
+from ptcore._ops import linalg as _linalg_ops
+from ptcore._ops import shape as _shape_ops
+from ptcore._ops import sorting as _sorting
+from ptcore._ops import (
+    calculus, creation_composite, indexing_composite, linalg_composite, pointwise_composite,
+    reduction_composite, shape_composite, tensor_info,
+)
+from ptcore._ops.pointwise import *  # noqa: F401,F403
+from ptcore._ops.reduction import *  # noqa: F401,F403
+from ptcore._ops.linalg import *  # noqa: F401,F403
+from ptcore._ops.shape import *  # noqa: F401,F403
+from ptcore._ops.sorting import *  # noqa: F401,F403
+from ptcore._ops.pointwise_composite import *  # noqa: F401,F403
+from ptcore._ops.reduction_composite import *  # noqa: F401,F403
+from ptcore._ops.calculus import *  # noqa: F401,F403
+from ptcore._ops.linalg_composite import *  # noqa: F401,F403
+from ptcore._ops.shape_composite import *  # noqa: F401,F403
+from ptcore._ops.indexing_composite import *  # noqa: F401,F403
+from ptcore._ops.creation_composite import *  # noqa: F401,F403
+from ptcore._ops.tensor_info import *  # noqa: F401,F403
+_COMPOSITES = {pointwise_composite: "pointwise", reduction_composite: "reduction",
+               calculus: "calculus", linalg_composite: "linalg", shape_composite: "shape",
+               indexing_composite: "indexing", creation_composite: "creation",
+               tensor_info: "info"}
+del (calculus, creation_composite, indexing_composite, linalg_composite, pointwise_composite,
+     reduction_composite, shape_composite, tensor_info)
 from ptcore._return_types import return_types  # torch.return_types (named tuples of max, sort ...)
 _sys.modules.setdefault("ptcore.return_types", return_types)
 from ptcore import linalg
@@ -64,7 +86,7 @@ from ptcore.autograd.grad_mode import (  # noqa: F401
 
 
 def _bind_methods():
-    for mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, _extra_ops):
+    for mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, *_COMPOSITES):
         for name, fn in mod._TENSOR_METHODS.items():
             setattr(Tensor, name, fn)
 
@@ -78,9 +100,11 @@ del _ag_install
 
 # Every other public op becomes an entry of the dispatch point too.
 from ptcore._dispatch.generate import bind_namespace as _bind_ns
-from ptcore import _creation, _random_api
+from ptcore._ops import creation as _creation
+from ptcore._ops import random as _random_api
 _self_mod = _sys.modules[__name__]
-_bind_ns(_extra_ops, _extra_ops.__all__, "extra", (_self_mod,), _extra_ops._TENSOR_METHODS, Tensor)
+for _mod, _family in _COMPOSITES.items():
+    _bind_ns(_mod, _mod.__all__, _family, (_self_mod,), _mod._TENSOR_METHODS, Tensor)
 _bind_ns(_creation, ("tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye",
                      "empty_like", "zeros_like", "ones_like", "full_like"), "creation", (_self_mod,))
 _bind_ns(_C, ("empty", "zeros", "ones", "full", "empty_strided"), "creation", (_self_mod,))
@@ -101,16 +125,18 @@ from ptcore.amp.autocast_mode import (  # noqa: F401
 )
 
 # Top-level functional ops, settings and extra random sampling (composites of the above).
-from ptcore import _functional_aliases, _settings, _random_extra
-from ptcore._functional_aliases import *  # noqa: F401,F403
+from ptcore import _settings
+from ptcore._ops import nn_functions as _functional_aliases
+from ptcore._ops import random_samplers as _random_extra
+from ptcore._ops.nn_functions import *  # noqa: F401,F403
 from ptcore._settings import *  # noqa: F401,F403
-from ptcore._random_extra import *  # noqa: F401,F403
+from ptcore._ops.random_samplers import *  # noqa: F401,F403
 for _mod in (_functional_aliases, _random_extra):
     for _name, _fn in _mod._TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
     _bind_ns(_mod, _mod.__all__, "functional" if _mod is _functional_aliases else "random",
              (_self_mod,), _mod._TENSOR_METHODS, Tensor)
-del _mod, _name, _fn, _self_mod
+del _mod, _name, _fn, _self_mod, _family
 
 __version__ = "0.1.0.dev0"
 

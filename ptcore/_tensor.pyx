@@ -1380,7 +1380,7 @@ cdef object _advanced_setitem = None
 
 
 def _set_indexing_hooks(getter, setter):
-    """Advanced (tensor/list/mask) indexing lives in ptcore._indexing."""
+    """Advanced (tensor/list/mask) indexing lives in ptcore._ops.indexing."""
     global _advanced_getitem, _advanced_setitem
     _advanced_getitem = getter
     _advanced_setitem = setter

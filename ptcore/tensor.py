@@ -92,7 +92,7 @@ class Tensor(_TensorBase):
             self._set_from_tensor(_C.empty(*args, device=device))
             return
         if len(args) == 1:
-            from ptcore._creation import tensor as _tensor_fn
+            from ptcore._ops.creation import tensor as _tensor_fn
             self._set_from_tensor(_tensor_fn(args[0], dtype=_C.get_default_dtype(), device=device))
             return
         raise TypeError(f"Tensor(): invalid arguments {args!r}")
@@ -282,7 +282,7 @@ class Tensor(_TensorBase):
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                    pin_memory=False):
-        from ptcore._creation import tensor as _tensor_fn
+        from ptcore._ops.creation import tensor as _tensor_fn
         return _tensor_fn(data, dtype=self.dtype if dtype is None else dtype,
                           device=self.device if device is None else device,
                           requires_grad=requires_grad)
@@ -329,23 +329,23 @@ class Tensor(_TensorBase):
     # -- random fills (in place) -------------------------------------------------
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-        from ptcore import _random_api
+        from ptcore._ops import random as _random_api
         return _random_api._uniform_(self, from_, to, generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from ptcore import _random_api
+        from ptcore._ops import random as _random_api
         return _random_api._normal_(self, mean, std, generator)
 
     def random_(self, from_=0, to=None, *, generator=None):
-        from ptcore import _random_api
+        from ptcore._ops import random as _random_api
         return _random_api._random_(self, from_, to, generator)
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        from ptcore import _random_api
+        from ptcore._ops import random as _random_api
         return _random_api._bernoulli_(self, p, generator)
 
     def exponential_(self, lambd=1.0, *, generator=None):
-        from ptcore import _random_api
+        from ptcore._ops import random as _random_api
         return _random_api._exponential_(self, lambd, generator)
 
     # -- misc ----------------------------------------------------------------------

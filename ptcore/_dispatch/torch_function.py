@@ -8,6 +8,8 @@ The layer is off (and costs nothing) until a Tensor subclass overriding
 not Tensors are found when an op raises on them (an op body never accepts
 them), so they cost nothing either.
 """
+import weakref
+
 from ptcore._dispatch.mode_stack import ModeStack
 import warnings
 
@@ -40,7 +42,13 @@ class _State(ModeStack):
 
 _st = _State()
 _plain_types = set()        # Tensor classes that do not override the protocol
-_subclass_seen = [False]
+_subclass_seen = [False]     # some live Tensor subclass overrides the protocol
+_overriding = weakref.WeakSet()
+
+
+def _subclass_gone():
+    _subclass_seen[0] = any(True for _ in _overriding)   # the live ones
+    _LAYER.update()
 _mode_count = [0]
 
 
@@ -56,7 +64,17 @@ def _tf_of(t):
         if issubclass(t, _TensorBase):
             _plain_types.add(t)
         return None
+    if _is_torch_tensor_type(t):
+        # a PyTorch tensor (an input ptcore converts, e.g. through DLPack):
+        # its __torch_function__ serves torch's functions, not ptcore's
+        _plain_types.add(t)
+        return None
     return f
+
+
+def _is_torch_tensor_type(t):
+    return any(c.__name__ == "Tensor" and c.__module__ in ("torch", "torch._tensor")
+               for c in t.__mro__)
 
 
 def _overloaded(args, kwargs):
@@ -340,6 +358,8 @@ def on_subclass(cls, tensor_cls):
     methods through the protocol."""
     if _tf_of(cls) is None:
         return
+    _overriding.add(cls)
+    weakref.finalize(cls, _subclass_gone)
     _subclass_seen[0] = True
     _LAYER.update()
     for name in CORE_METHODS:

@@ -4,7 +4,7 @@
 BLAS and LAPACK come from ``scipy.linalg.cython_blas`` / ``cython_lapack``
 (SciPy's bundled OpenBLAS), so ptcore needs no BLAS at build time.  Importing
 this module loads SciPy's linear algebra (tens of MiB), which is why
-``ptcore._linalg_ops`` imports it on the first matmul, never at
+``ptcore._ops.linalg`` imports it on the first matmul, never at
 ``import ptcore``.
 
 Layout convention.  ptcore tensors are row-major-with-strides; BLAS is
@@ -12,7 +12,7 @@ column-major.  A row-major ``C = A @ B`` is the column-major
 ``C^T = B^T @ A^T``, so operands are swapped and every operand is passed in
 place whenever one of its two last dims has unit stride and the other one is
 a valid leading dimension (scikit-learn's ``_cython_blas.pyx`` pattern).  The
-Python layer (``ptcore._linalg_ops``) copies an operand contiguous only when
+Python layer (``ptcore._ops.linalg``) copies an operand contiguous only when
 :func:`usable` says BLAS cannot read it as it is.
 
 LAPACK needs column-major work matrices: each routine copies one batch

@@ -5,7 +5,7 @@ output allocation/validation (``out=``, in-place), and the fast paths behind
 ``Tensor.__add__`` and friends.
 
 Dtype *decisions* (type promotion, int -> float for transcendental ops,
-PyTorch's error cases) are made by the caller (``ptcore._elementwise``);
+PyTorch's error cases) are made by the caller (``ptcore._ops.pointwise``);
 this module executes them.
 """
 cimport cython

@@ -33,7 +33,7 @@ Structure
   NaNs behave as in PyTorch.
 
 The ``def`` functions at the bottom are the Python entry points; the public
-functions in ``ptcore._sorting`` check arguments, promote dtypes and allocate
+functions in ``ptcore._ops.sorting`` check arguments, promote dtypes and allocate
 outputs before calling them.
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t

@@ -1739,7 +1739,7 @@ def getitem(out, x, idx):
 
 def _index_backward(z, idx, g):
     """z[idx] += g with duplicate indices accumulated (differentiable)."""
-    from ptcore import _indexing as I
+    from ptcore._ops import indexing as I
     if g._requires_grad:
         # create_graph: express through the differentiable index_put on a
         # flat index map
@@ -1928,7 +1928,7 @@ def _linalg_qr(out, A, mode="reduced", **k):
 
 @formula("_product")
 def _product_formula(out, a, b, c=None, alpha=1, beta=0, kname=None, **k):
-    """The private GEMM of ``ptcore._linalg_ops`` (``beta * c + alpha * a @ b``
+    """The private GEMM of ``ptcore._ops.linalg`` (``beta * c + alpha * a @ b``
     with equal batch dims), which composites such as einsum, tensordot,
     kron, multi_dot and matrix_power are built on."""
     sa = save(a) if _T(b) and b._requires_grad else None

@@ -43,7 +43,7 @@ def _wrap_fn(name, fn):
     if fast is not None:
         from ptcore._ops import _ew
         return R.differentiable(name, fn, f, _ew.BINARY_OPS_INDEX[fast] if hasattr(
-            _ew, "BINARY_OPS_INDEX") else ptcore._elementwise._B[fast])
+            _ew, "BINARY_OPS_INDEX") else ptcore._ops.pointwise._B[fast])
     return R.differentiable(name, fn, f)
 
 
@@ -51,8 +51,8 @@ def _inplace_name(name):
     return name.endswith("_") and not name.startswith("_")
 
 
-_FAMILY = {"_elementwise": "pointwise", "_reductions": "reduction", "_linalg_ops": "linalg",
-           "_shape_ops": "shape", "_sorting": "sorting"}
+_FAMILY = {"pointwise": "pointwise", "reduction": "reduction", "linalg": "linalg",
+           "shape": "shape", "sorting": "sorting"}
 
 
 def _body(name, fn):
@@ -71,8 +71,8 @@ def install():
     """Give every op of the autograd-aware families its body (recording with
     its formula) and bind the entries made from the table."""
     from ptcore._dispatch.generate import entry
-    mods = (ptcore._elementwise, ptcore._reductions, ptcore._linalg_ops, ptcore._shape_ops,
-            ptcore._sorting)
+    mods = (ptcore._ops.pointwise, ptcore._ops.reduction, ptcore._ops.linalg, ptcore._ops.shape,
+            ptcore._ops.sorting)
     bodies = {}
 
     def wrap(name, fn, kind, family):
@@ -113,7 +113,7 @@ def install():
     _install_operators(wrap)
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on
-    from ptcore import _linalg_ops
+    from ptcore._ops import linalg as _linalg_ops
     _linalg_ops._product = R.differentiable("_product", _linalg_ops._product, FORMULAS["_product"])
     # linalg namespace
     la = ptcore.linalg
@@ -165,7 +165,7 @@ def install():
     _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap)
     import sys
     sys.modules["ptcore.tensor"]._AUTOGRAD_TO[0] = R._on_to
-    from ptcore import _indexing
+    from ptcore._ops import indexing as _indexing
     g_raw, s_raw = _indexing.getitem, _indexing.setitem
     _C._set_indexing_hooks(R.differentiable("index", g_raw, _getitem_formula), s_raw)
     T = ptcore.Tensor
@@ -214,7 +214,7 @@ def _fast_op(opname, generic, dunder):
     from ptcore._ops import _ewdrv
     from ptcore._dispatch import dispatcher as D
     from ptcore._dispatch.table import declare
-    opi = ptcore._elementwise._B[opname]
+    opi = ptcore._ops.pointwise._B[opname]
     fast = _ewdrv.fast_binary
     st = R._state
     formula = FORMULAS[opname]
@@ -251,7 +251,7 @@ def _fast_op(opname, generic, dunder):
 
 
 def _install_operators(wrap):
-    from ptcore import _elementwise as E
+    from ptcore._ops import pointwise as E
     T = ptcore.Tensor
     fast = _fast_op
     add, sub, mul, div = ptcore.add, ptcore.sub, ptcore.mul, ptcore.div

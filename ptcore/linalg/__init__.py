@@ -13,7 +13,7 @@ from ptcore.linalg._factor import (  # noqa: F401
     lu_factor_ex,
 )
 from ptcore.linalg._norms import norm, vector_norm, matrix_norm, cross  # noqa: F401
-from ptcore._linalg_ops import multi_dot, matrix_power, matmul  # noqa: F401
+from ptcore._ops.linalg import multi_dot, matrix_power, matmul  # noqa: F401
 
 __all__ = [
     "LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "det", "slogdet", "cholesky",
@@ -21,7 +21,7 @@ __all__ = [
     "pinv", "matrix_rank", "lu_factor", "lu_factor_ex", "norm", "vector_norm", "matrix_norm",
     "cross", "multi_dot", "matrix_power", "matmul", "matrix_exp",
 ]
-from ptcore._extra_ops import matrix_exp  # noqa: E402
+from ptcore._ops.linalg_composite import matrix_exp  # noqa: E402
 
 
 def _logdet(A):

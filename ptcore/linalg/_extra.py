@@ -14,7 +14,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.function import Function as _Function
-from ptcore._linalg_ops import _broadcast_batch
+from ptcore._ops.linalg import _broadcast_batch
 from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError  # noqa: F401
 
 __all__ = ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",

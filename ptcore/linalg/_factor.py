@@ -13,7 +13,7 @@ import numpy as _np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import finfo as _finfo
-from ptcore._linalg_ops import _blas, _broadcast_batch
+from ptcore._ops.linalg import _blas, _broadcast_batch
 
 
 class LinAlgError(RuntimeError):
@@ -145,7 +145,7 @@ def _eye(n, dt):
 def _out(result, out, fn):
     if out is None:
         return result
-    from ptcore._linalg_ops import _finish
+    from ptcore._ops.linalg import _finish
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{fn}(): out must be a tuple of {len(result)} tensors")

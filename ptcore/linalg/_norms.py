@@ -73,8 +73,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector norm over ``dim`` (all dims when None or empty) (``torch.linalg.vector_norm``):
     ``ord`` inf/-inf (max/min |x|), 0 (count of non-zeros), else
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
-    reduction kernels of ``ptcore._reductions``."""
-    from ptcore import _reductions
+    reduction kernels of ``ptcore._ops.reduction``."""
+    from ptcore._ops import reduction as _reductions
     return _reductions._vector_norm_raw(x, ord, dim, keepdim, dtype=dtype, out=out)
 
 
@@ -199,7 +199,7 @@ def cross(input, other, *, dim=-1, out=None):
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim]} and {other.shape[dim]}")
-    from ptcore._linalg_ops import _broadcast_batch
+    from ptcore._ops.linalg import _broadcast_batch
     _broadcast_batch(input.shape, other.shape)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "

@@ -1,4 +1,4 @@
-"""ptcore._extra_ops against PyTorch: cross, diff, cov, corrcoef, block_diag,
+"""The composite ops (ptcore._ops.*_composite, calculus) against PyTorch: cross, diff, cov, corrcoef, block_diag,
 cartesian_prod, combinations, trapezoid, vander, unravel_index, h/v/dsplit,
 logaddexp(2), heaviside, gcd/lcm, sinc, frexp, ldexp, dist, matrix_exp,
 cholesky_solve/inverse, lu/lu_unpack/lu_solve, polygamma, mvlgamma,

@@ -1,4 +1,4 @@
-"""Matrix products (ptcore._linalg_ops) and ptcore.linalg against PyTorch.
+"""Matrix products (ptcore._ops.linalg) and ptcore.linalg against PyTorch.
 
 PyTorch is the oracle where installed (tests needing it skip otherwise);
 NumPy checks the rest.  Factorisations whose vectors are only defined up to
@@ -902,7 +902,7 @@ def test_import_does_not_load_blas(tmp_path):
 
 def test_blas_threads_follow_setting():
     import ctypes
-    from ptcore import _linalg_ops
+    from ptcore._ops import linalg as _linalg_ops
     ptcore.matmul(ptcore.ones(2, 2), ptcore.ones(2, 2))
     setter = _linalg_ops._BLAS_SETTER[0]
     assert setter is not None

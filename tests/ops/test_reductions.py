@@ -1,5 +1,5 @@
 """Tests for ptcore's reductions, scans, softmax and order statistics
-(``ptcore._reductions`` over the kernels of ``ptcore._ops._reduce``).
+(``ptcore._ops.reduction`` over the kernels of ``ptcore._ops._reduce``).
 
 PyTorch is the oracle: every op is called with the same arguments on tensors
 built from the same NumPy data, and the results must agree in dtype, shape

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore import _shape_ops
+from ptcore._ops import shape as _shape_ops
 
 torch = pytest.importorskip("torch")
 F = pytest.importorskip("torch.nn.functional")

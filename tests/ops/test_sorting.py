@@ -1,4 +1,4 @@
-"""Tests for ptcore's sorting and searching ops (ptcore._sorting, _ops._sort).
+"""Tests for ptcore's sorting and searching ops (ptcore._ops.sorting, _ops._sort).
 
 PyTorch is the oracle (tests that need it skip cleanly without it); NumPy
 checks the rest.  Inputs are built from the same NumPy data for both
@@ -831,13 +831,13 @@ def test_isin_numpy_oracle():
 # namespace and methods
 # ---------------------------------------------------------------------------
 def test_public_names_and_methods():
-    from ptcore import _sorting
+    from ptcore._ops import sorting as _sorting
     for name in _sorting.__all__:
         assert callable(getattr(ptcore, name))
     for name in ("sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
                  "bincount", "histc", "histogram"):
         assert callable(getattr(ptcore.Tensor, name))
-    rt = _sorting.return_types
+    rt = ptcore.return_types
     for name in ("sort", "topk", "kthvalue", "histogram"):
         assert getattr(rt, name).__module__ == "ptcore.return_types"
     x = ptcore.tensor([2, 0, 1])

@@ -6,8 +6,8 @@ recorded, and otherwise a composition of ordinary differentiable ptcore ops
 """
 
 import ptcore
-from ptcore import _elementwise as _ew
-from ptcore._reductions import _get_softmax_dim
+from ptcore._ops import pointwise as _ew
+from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 

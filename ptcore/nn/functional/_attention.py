@@ -8,7 +8,7 @@ import math
 import warnings
 
 import ptcore
-from ptcore._shape_ops import pad as _pad
+from ptcore._ops.shape import pad as _pad
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 

@@ -24,7 +24,7 @@ __all__ = [
 # kernels and the autograd Function base
 # ---------------------------------------------------------------------------
 def _load_cpu_kernels():
-    from ptcore import _linalg_ops
+    from ptcore._ops import linalg as _linalg_ops
     _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
     from ptcore._ops import _conv
     return _conv

@@ -1,7 +1,7 @@
 """Vision helpers: ``pad``, ``interpolate``/``upsample*``, ``pixel_shuffle``,
 ``pixel_unshuffle``.
 
-``pad`` runs ``ptcore._shape_ops.pad`` forward and has an explicit backward
+``pad`` runs ``ptcore._ops.shape.pad`` forward and has an explicit backward
 (cropping for constant padding, index-add over each padded dim's source map
 for reflect/replicate/circular).  ``interpolate`` resamples one spatial dim
 at a time: output = sum over taps ``j`` of ``x.index_select(d, idx_j) * w_j``,
@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 import ptcore
-from ptcore import _shape_ops
+from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \

@@ -7,7 +7,7 @@ import traceback
 from dataclasses import dataclass
 
 import ptcore
-from ptcore.utils.data._utils import MP_STATUS_CHECK_INTERVAL, HAS_NUMPY
+from ptcore.utils.data._utils._constants import MP_STATUS_CHECK_INTERVAL, HAS_NUMPY
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 

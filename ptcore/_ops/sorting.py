@@ -739,7 +739,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         if lo == hi:
             lo -= 0.5
             hi += 0.5
-        from ptcore._creation import linspace
+        from ptcore._ops.creation import linspace
         edges_t = linspace(lo, hi, nb + 1, dtype=x.dtype, device=x.device)
         edges = _host_array(edges_t)
     flat = xd.reshape(-1).astype(np.float64)

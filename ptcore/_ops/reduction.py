@@ -478,7 +478,7 @@ def _check_nonempty(x, dims, fname, full):
 
 
 def _max_min(name, input, dim, keepdim, out, other_kw):
-    from ptcore import _elementwise
+    from ptcore._ops import pointwise as _elementwise
     fname = name
     if other_kw is not None or isinstance(dim, _TensorBase):
         other = other_kw if other_kw is not None else dim
@@ -825,7 +825,7 @@ _export(norm)
 def _complex_lse(x, dims, keepdim, cumulative):
     """Complex logsumexp / logcumsumexp as PyTorch computes them: the max of
     the real parts (infinities replaced by 0) is shifted out."""
-    from ptcore import _elementwise as E
+    from ptcore._ops import pointwise as E
     if x.numel() == 0:
         if cumulative:
             return x.clone()
@@ -1279,7 +1279,7 @@ def _quantile_impl(fname, input, q, dim, keepdim, interpolation, out, ignore_nan
         src = x
         oshape = _out_shape(x.shape, (d,) if x.ndim else (), keepdim)
     rows, M, n = _rows(src, d, copy=True)        # the kernel sorts the rows in place
-    from ptcore._creation import tensor as _tensor_fn
+    from ptcore._ops.creation import tensor as _tensor_fn
     qt = _tensor_fn(qv, dtype=_C.float64, device=dev)
     res = _empty([len(qv), M], _C.float64, dev)
     _registry.kernel("quantile", dev)(rows, qt, res, _INTERP[interpolation], ignore_nan,

@@ -1162,7 +1162,7 @@ def _ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1
 def where(condition, input=None, other=None, *, out=None):
     """``input`` where ``condition`` else ``other`` (one-argument form: nonzero indices)."""
     if input is None and other is None:
-        from ptcore import _shape_ops
+        from ptcore._ops import shape as _shape_ops
         if hasattr(_shape_ops, "nonzero"):
             return _shape_ops.nonzero(condition, as_tuple=True)
         raise NotImplementedError("where(condition) needs nonzero")

@@ -20,7 +20,7 @@ from ptcore import _registry
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
 from ptcore._dtype_utils import _refuse_complex32, promote_types, can_cast, _cpp_name
-from ptcore._indexing import (
+from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, index_put_, index_put,
 )
 

@@ -36,7 +36,7 @@ _INDEX_DTYPE_MSG = "tensors used as indices must be long, int, byte or bool tens
 
 
 # ---------------------------------------------------------------------------
-# small helpers shared with ptcore._shape_ops
+# small helpers shared with ptcore._ops.shape
 # ---------------------------------------------------------------------------
 def _plain(t):
     """``t`` without autograd tracking (same memory)."""
@@ -101,7 +101,7 @@ def _index_bounds_cpu(index, size, allow_negative):
 def _tensor_from_sequence(seq):
     """PyTorch's ``indexing_tensor_from_data``: bool/uint8 data stays, anything
     else becomes int64."""
-    from ptcore._creation import tensor
+    from ptcore._ops.creation import tensor
     t = tensor(seq)
     if t.dtype is _C.bool_ or t.dtype is _C.uint8:
         return t
@@ -231,7 +231,7 @@ def _apply_slicing(self, items):
 def _expand_indices(result, recorded):
     """Step 2: a list (one entry per dim of ``result``, None where not indexed)
     of int64 index tensors; masks are replaced by their coordinates."""
-    from ptcore._shape_ops import nonzero
+    from ptcore._ops.shape import nonzero
     indices = [None] * result.dim()
     for dim, t in recorded:
         if _is_mask(t):
@@ -416,7 +416,7 @@ def _masked_fill_dispatch(target, recorded, values):
     trailing = target.dim() - dim - m.dim()
     if trailing:
         mask = mask.reshape(tuple(mask.shape) + (1,) * trailing)
-    from ptcore._shape_ops import masked_fill_
+    from ptcore._ops.shape import masked_fill_
     masked_fill_(target, mask, values.item())
     return True
 
@@ -477,7 +477,7 @@ def _value_tensor(self, value):
     if _is_sequence(value):
         # an extension over PyTorch (which rejects lists): as basic indexing
         # does, the data becomes a tensor converted to self's dtype
-        from ptcore._creation import tensor
+        from ptcore._ops.creation import tensor
         t = tensor(value)._to_dtype(self.dtype)
         return t if self.device.type == "cpu" else t.to(self.device)
     from ptcore.tensor import _legacy_type_name

@@ -1,0 +1,105 @@
+"""Shared argument checks and result helpers of the composite op modules
+(``*_composite``, ``calculus``, ``tensor_info``)."""
+import builtins
+
+import ptcore
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+
+__all__ = []
+
+
+def _is_int_dtype(dt):
+    return not (dt.is_floating_point or dt.is_complex)
+
+
+def _tname(dt):
+    """torch's C++ scalar type name (``Float``, ``Long`` ...)."""
+    return dt._legacy
+
+
+def _check_tensor(x, fn, name, pos):
+    if not isinstance(x, _TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _wrap_dim(dim, ndim):
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _recording(*ts):
+    from ptcore.autograd import grad_mode
+    return grad_mode.is_grad_enabled() and builtins.any(
+        isinstance(t, _TensorBase) and t.requires_grad for t in ts)
+
+
+def _write_out(res, out):
+    if out is None:
+        return res
+    if tuple(out.shape) != tuple(res.shape):
+        out.resize_(res.shape)
+    out.copy_(res)
+    return out
+
+
+def _inplace(self, fn, *args, **kwargs):
+    """``self.op_(...)``: compute ``fn(self, ...)`` and write it back, with
+    torch's checks (result dtype castable, shape unchanged by broadcasting)."""
+    src = self.clone() if _recording(self) else self
+    r = fn(src, *args, **kwargs)
+    if not ptcore.can_cast(r.dtype, self.dtype):
+        raise RuntimeError(f"result type {_tname(r.dtype)} can't be cast to the desired output "
+                           f"type {_tname(self.dtype)}")
+    if tuple(r.shape) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(r.shape)}")
+    self.copy_(r)
+    return self
+
+
+def _not_implemented_grad(name, fn):
+    """Run ``fn``; if an input requires grad, give the result a node that
+    raises torch's "the derivative for 'name' is not implemented"."""
+    def wrapper(*args, **kwargs):
+        w = _NOT_IMPL_CACHE.get(name)
+        if w is None:
+            from ptcore.autograd import _record as R
+            w = R.differentiable(name, fn, R.not_implemented(name))
+            _NOT_IMPL_CACHE[name] = w
+        return w(*args, **kwargs)
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+_NOT_IMPL_CACHE = {}
+
+
+def _named(name, fields):
+    from ptcore._ops.sorting import _named as mk
+    return mk(name, fields)
+
+
+def _to_np(t):
+    return t.detach().resolve_conj().numpy()
+
+
+def _from_np(a, dt):
+    import numpy as np
+    r = ptcore.from_numpy(np.ascontiguousarray(a))
+    return r.to(dt) if r.dtype is not dt else r
+
+
+def _float_dtype(x):
+    return x.dtype if x.dtype.is_floating_point else _C.get_default_dtype()
+
+
+def _fresh(t):
+    return t.clone(memory_format=_C.contiguous_format)

@@ -1,0 +1,279 @@
+"""Creation functions composed of other ops: ``block_diag``, ``cartesian_prod``,
+``combinations``, ``vander``, ``scalar_tensor``, ``range``, the window functions
+(``hann_window`` ...), ``empty_permuted`` and the legacy ``Tensor.new``."""
+import builtins
+import itertools
+import math
+import numbers
+import operator
+import warnings
+
+import ptcore
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore._ops._composite_common import _is_int_dtype, _check_tensor, _write_out
+
+__all__ = [
+    "block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "range",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "empty_permuted",
+]
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix from 0-, 1- and 2-D tensors (``torch.block_diag``)."""
+    if not tensors:
+        return ptcore.empty(1, 0)
+    mats = []
+    dt = None
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"block_diag(): argument 'tensors' must be tuple of Tensors, but "
+                            f"found element of type {type(t).__name__} at pos {i}")
+        if t.dim() > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.dim()} dimensions")
+        m = t.reshape(1, 1) if t.dim() == 0 else (t.reshape(1, -1) if t.dim() == 1 else t)
+        mats.append(m)
+        dt = t.dtype if dt is None else ptcore.promote_types(dt, t.dtype)
+    cols = builtins.sum(m.shape[1] for m in mats)
+    rows = []
+    c0 = 0
+    for m in mats:
+        h, w = m.shape
+        if m.dtype is not dt:
+            m = m.to(dt)
+        parts = []
+        if c0:
+            parts.append(ptcore.zeros(h, c0, dtype=dt, device=m.device))
+        parts.append(m)
+        if cols - c0 - w:
+            parts.append(ptcore.zeros(h, cols - c0 - w, dtype=dt, device=m.device))
+        rows.append(ptcore.cat(parts, 1) if len(parts) > 1 else m)
+        c0 += w
+    return ptcore.cat(rows, 0)
+
+
+def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors, as rows (``torch.cartesian_prod``)."""
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = ptcore.meshgrid(*tensors, indexing="ij")
+    return ptcore.stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """Length-``r`` combinations of the elements of a 1-D tensor (``torch.combinations``)."""
+    _check_tensor(input, "combinations", "input", 1)
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    r = operator.index(r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return ptcore.empty(0, dtype=input.dtype, device=input.device)
+    n = input.shape[0]
+    gen = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    idx = list(gen(builtins.range(n), r))
+    if not idx:
+        return ptcore.empty(0, r, dtype=input.dtype, device=input.device)
+    return input[ptcore.tensor(idx, dtype=_C.int64)]
+
+
+def vander(x, N=None, increasing=False):
+    """Vandermonde matrix with columns ``x**(N-1) ... x**0`` (``torch.vander``)."""
+    _check_tensor(x, "vander", "x", 1)
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else operator.index(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = ptcore.promote_types(x.dtype, _C.int64)
+    m = x.shape[0]
+    if n == 0:
+        res = ptcore.empty(m, 0, dtype=dt, device=x.device)
+    else:
+        cols = [ptcore.ones(m, 1, dtype=dt, device=x.device)]
+        if n > 1:
+            xs = x.to(dt) if x.dtype is not dt else x
+            cols.append(ptcore.cumprod(xs.unsqueeze(1).expand(m, n - 1), 1))
+        res = ptcore.cat(cols, 1) if len(cols) > 1 else cols[0]
+    return res if increasing else ptcore.flip(res, [1])
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  requires_grad=False):
+    """0-dim tensor holding ``s``, default float dtype (``torch.scalar_tensor``)."""
+    if isinstance(s, _TensorBase):
+        s = s.item()
+    dt = _C.get_default_dtype() if dtype is None else dtype
+    return ptcore.full((), s, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """Deprecated inclusive ``[start, end]`` range (``torch.range``); use :func:`arange`."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        raise TypeError("range() missing required argument 'end' (pos 2)")
+    vals = [v.item() if isinstance(v, _TensorBase) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = builtins.int(math.floor((end - start) / step)) + 1
+    dt = _C.get_default_dtype() if dtype is None else dtype
+    if _is_int_dtype(dt) and dt is not _C.bool_ and not (builtins.float(step).is_integer()):
+        raise RuntimeError("step must be an integer for integral dtypes in torch.range")
+    r = ptcore.arange(size, dtype=_C.float64) * step + start
+    r = r.to(dt)
+    if requires_grad:
+        r.requires_grad_(True)
+    return _write_out(r, out)
+
+
+def _window(name, N, periodic, dtype, device, requires_grad, make):
+    dt = _C.get_default_dtype() if dtype is None else dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+    N = operator.index(N)
+    if N < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={N}")
+    if N == 0:
+        w = ptcore.empty(0, dtype=dt, device=device)
+    elif N == 1:
+        w = ptcore.ones(1, dtype=dt, device=device)
+    else:
+        L = N + 1 if periodic else N
+        w = make(ptcore.arange(L, dtype=dt, device=device), L)
+        if periodic:
+            w = w.narrow(0, 0, L - 1).contiguous()
+    if requires_grad:
+        w.requires_grad_(True)
+    return w
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, pin_memory=False, requires_grad=False):
+    """Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` (``torch.hamming_window``)."""
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, L: ptcore.cos(n * (math.pi * 2. / (L - 1))) * (-beta) + alpha)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                pin_memory=False, requires_grad=False):
+    """Hann window (``torch.hann_window``)."""
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, L: ptcore.cos(n * (math.pi * 2. / (L - 1))) * (-0.5) + 0.5)
+
+
+def _blackman(n, L):
+    w = n * (math.pi / (L - 1))
+    return ptcore.cos(w * 4) * 0.08 - ptcore.cos(w * 2) * 0.5 + 0.42
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    """Blackman window (``torch.blackman_window``)."""
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   _blackman)
+
+
+def _bartlett(n, L):
+    w = n * (2. / (L - 1))
+    h = ((L - 1) >> 1) + 1
+    return ptcore.cat([w.narrow(0, 0, h), w.narrow(0, h, L - h) * -1 + 2])
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    """Bartlett (triangular) window (``torch.bartlett_window``)."""
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   _bartlett)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, pin_memory=False, requires_grad=False):
+    """Kaiser window with shape parameter ``beta`` (``torch.kaiser_window``)."""
+    def make(n, L):
+        nd = n.to(_C.float64) if n.dtype is _C.float64 else n
+        alpha = (L - 1) / 2.0
+        t = ptcore.abs(1 - ((nd - alpha) / alpha) ** 2)
+        b = ptcore.full((), beta, dtype=nd.dtype)
+        return ptcore.i0(ptcore.sqrt(t) * beta) / ptcore.i0(b)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, make)
+
+
+def new(self, *args, device=None, **kwargs):
+    """Legacy constructor with ``self``'s dtype (``Tensor.new``)."""
+    if kwargs:
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"({', '.join(k + '=' + type(v).__name__ for k, v in kwargs.items())}, )")
+    dt = self.dtype
+    dev = self.device if device is None else device
+    if not args:
+        return ptcore.empty(0, dtype=dt, device=dev)
+    if len(args) == 1 and isinstance(args[0], _TensorBase):
+        o = args[0]
+        if o.dtype is not dt:
+            raise TypeError(f"expected dtype {dt} (got {o.dtype})")
+        return o.detach()
+    if len(args) == 1 and isinstance(args[0], _C.Size):
+        return ptcore.empty(tuple(args[0]), dtype=dt, device=dev)
+    if builtins.all(isinstance(a, numbers.Integral) and not isinstance(a, builtins.bool)
+                    for a in args):
+        return ptcore.empty(*args, dtype=dt, device=dev)
+    if len(args) == 1 and not isinstance(args[0], (numbers.Number, str)):
+        return ptcore.tensor(args[0], dtype=dt, device=dev)
+    raise TypeError("new() received an invalid combination of arguments - got "
+                    f"({', '.join(type(a).__name__ for a in args)})")
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """Uninitialised tensor of logical shape ``size`` whose memory is laid
+    out in the dimension order ``physical_layout`` (outermost first),
+    as ``torch.empty_permuted``."""
+    size = [operator.index(s) for s in size]
+    order = [operator.index(d) for d in physical_layout]
+    nd = len(size)
+    if len(order) != nd:
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; i.e. "
+            f"len(size) = {nd} is not equal to len(physical_layout) = {len(order)}")
+    seen = set()
+    for i, d in enumerate(order):
+        if d < 0 or d >= nd:
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {nd - 1}, but got {d} at index "
+                f"{i}).  NB: negative dims not currently supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    t = ptcore.empty([size[d] for d in order], dtype=dtype, device=device)
+    inverse = [0] * nd
+    for i, d in enumerate(order):
+        inverse[d] = i
+    t = t.permute(inverse)
+    return t.requires_grad_() if requires_grad else t
+
+
+_TENSOR_METHODS = {
+    "new": new,
+}
+
+for _k, _v in list(_TENSOR_METHODS.items()):
+    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
+        _v.__name__ = _k
+        _v.__qualname__ = "Tensor." + _k
+del _k, _v

@@ -1,0 +1,341 @@
+"""Linear-algebra functions composed of differentiable ptcore ops: ``cross``,
+``matrix_exp``, ``cholesky_solve``/``cholesky_inverse``, ``lu``/``lu_unpack``/``lu_solve``,
+``triangular_solve`` and the legacy ``frobenius_norm``/``nuclear_norm``."""
+import builtins
+import warnings
+
+import ptcore
+from ptcore import _tensor as _C
+from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
+
+__all__ = [
+    "cross", "matrix_exp", "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve",
+    "frobenius_norm", "nuclear_norm", "triangular_solve",
+]
+
+
+def cross(input, other, dim=None, *, out=None):
+    """Cross product of 3-vectors along ``dim`` (``torch.cross``).
+
+    With ``dim=None`` (deprecated) the first dimension of ``input`` of size 3
+    is used, as torch does; prefer :func:`ptcore.linalg.cross`.
+    """
+    _check_tensor(input, "cross", "input", 1)
+    _check_tensor(other, "cross", "other", 2)
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+                      "The default value of dim will change to agree with that of linalg.cross "
+                      "in a future release.", UserWarning, stacklevel=2)
+        for i, s in enumerate(input.shape):
+            if s == 3:
+                dim = i
+                break
+        else:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _write_out(ptcore.linalg.cross(input, other, dim=dim), out)
+
+
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+
+
+_THETA13 = 5.371920351148152
+
+
+def _square_check(A, fn):
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def matrix_exp(A):
+    """Matrix exponential of (batches of) square matrices (``torch.matrix_exp``):
+    scaling and squaring with the degree-13 Pade approximant (Higham 2005),
+    computed in double precision."""
+    _check_tensor(A, "matrix_exp", "input", 1)
+    _square_check(A, "linalg.matrix_exp")
+    if not (A.dtype.is_floating_point or A.is_complex()):
+        raise RuntimeError("linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {_tname(A.dtype)}")
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    if n == 1:
+        return ptcore.exp(A)
+    wdt = _C.complex128 if A.is_complex() else _C.float64
+    X = A.to(wdt) if A.dtype is not wdt else A
+    with ptcore.no_grad():
+        norm1 = ptcore.abs(X.detach()).sum(-2).amax(-1)          # 1-norm per matrix
+        ratio = ptcore.where(ptcore.isfinite(norm1), norm1, ptcore.zeros_like(norm1)) / _THETA13
+        s = ptcore.clamp(ptcore.ceil(ptcore.log2(ratio)), min=0)
+        s = ptcore.where(ratio > 0, s, ptcore.zeros_like(s))
+        smax = builtins.int(s.max().item()) if s.numel() else 0
+    scale = ptcore.pow(2.0, -s).to(X.dtype).unsqueeze(-1).unsqueeze(-1)
+    X = X * scale
+    eye = ptcore.eye(n, dtype=wdt)
+    b = _PADE13
+    X2 = X @ X
+    X4 = X2 @ X2
+    X6 = X4 @ X2
+    U = X @ (X6 @ (b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 + b[3] * X2 +
+             b[1] * eye)
+    V = X6 @ (b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + \
+        b[0] * eye
+    R = ptcore.linalg.solve(V - U, V + U)
+    for k in builtins.range(smax):
+        sq = R @ R
+        R = ptcore.where((s > k).unsqueeze(-1).unsqueeze(-1), sq, R)
+    return R.to(A.dtype) if R.dtype is not A.dtype else R
+
+
+def _broadcast_mats(B, A):
+    batch = ptcore.broadcast_shapes(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
+    return (B.expand(*batch, *B.shape[-2:]), A.expand(*batch, *A.shape[-2:]))
+
+
+def _check_linear_solve(b, A, name):
+    """PyTorch's linearSolveCheckInputs: same dtype, square A, matching rows."""
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_tname(b.dtype)} and A of type {_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """Solve ``A X = B`` given the Cholesky factor of ``A`` (``torch.cholesky_solve``)."""
+    _check_tensor(B, "cholesky_solve", "input", 1)
+    _check_tensor(L, "cholesky_solve", "input2", 2)
+    if B.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} dimensions "
+                           "instead")
+    if L.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions "
+                           "instead")
+    _check_linear_solve(B, L, "cholesky_solve")
+    if _is_int_dtype(B.dtype):
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_tname(B.dtype)}'")
+    B, L = _broadcast_mats(B, L)
+    if upper:
+        L = L.mH
+    y = ptcore.linalg.solve(L, B)
+    return _write_out(ptcore.linalg.solve(L.mH, y), out)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """Inverse of ``A`` from its Cholesky factor (``torch.cholesky_inverse``)."""
+    _check_tensor(L, "cholesky_inverse", "input", 1)
+    _square_check(L, "cholesky_inverse")
+    if _is_int_dtype(L.dtype):
+        raise NotImplementedError(
+            f"\"cholesky_inverse_out_cpu\" not implemented for '{_tname(L.dtype)}'")
+    Li = ptcore.linalg.inv(L)
+    r = Li @ Li.mH if upper else Li.mH @ Li
+    return _write_out(r, out)
+
+
+LUWithInfo = _named("_lu_with_info", ["LU", "pivots", "info"])
+
+
+LUUnpackResult = _named("lu_unpack", ["P", "L", "U"])
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """LU factorisation, legacy API (``torch.lu``): ``(LU, pivots)`` or
+    ``(LU, pivots, infos)``; prefer :func:`ptcore.linalg.lu_factor`."""
+    _check_tensor(A, "lu", "A", 1)
+    warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)"
+        "\nshould be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+        "compute_pivots)", UserWarning, stacklevel=2)
+    if A.dim() < 2:
+        raise RuntimeError("torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(A.shape)} instead")
+    LU, piv, info = ptcore.linalg.lu_factor_ex(A, pivot=pivot)
+    if out is not None:
+        res = [_write_out(LU, out[0]), _write_out(piv, out[1])]
+        if get_infos:
+            res.append(_write_out(info, out[2]))
+        return tuple(res)
+    if get_infos:
+        return LUWithInfo(LU, piv, info)
+    return LU, piv
+
+
+def _perm_from_pivots(piv, m):
+    """LAPACK 1-based row interchanges -> permutation such that
+    ``P @ L @ U == A`` with ``P[..., perm[i], i] = 1``."""
+    import numpy as np
+    p = np.asarray(piv.detach().to(_C.int64).numpy()) - 1
+    batch = p.shape[:-1]
+    k = p.shape[-1]
+    nb = int(np.prod(batch, dtype=np.int64))
+    p2 = p.reshape(nb, k)
+    perm = np.tile(np.arange(m, dtype=np.int64), (nb, 1))
+    rows = np.arange(nb)
+    for i in builtins.range(k):
+        j = p2[:, i]
+        if ((j < 0) | (j >= m)).any():
+            raise RuntimeError("torch.lu_unpack: pivots out of range [1, "
+                               f"{m}]")
+        a = perm[rows, i].copy()
+        perm[rows, i] = perm[rows, j]
+        perm[rows, j] = a
+    P = np.zeros((nb, m, m))
+    P[rows[:, None], perm, np.arange(m)[None, :]] = 1.0
+    return P.reshape(*batch, m, m)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """Unpack ``(LU, pivots)`` from :func:`lu` into ``P, L, U`` with ``A = P L U``
+    (``torch.lu_unpack``)."""
+    _check_tensor(LU_data, "lu_unpack", "LU_data", 1)
+    _check_tensor(LU_pivots, "lu_unpack", "LU_pivots", 2)
+    if LU_data.dim() < 2:
+        raise RuntimeError("torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(LU_data.shape)} instead")
+    m, n = LU_data.shape[-2:]
+    k = builtins.min(m, n)
+    if unpack_pivots:
+        if LU_pivots.dtype is not _C.int32:
+            raise RuntimeError(
+                "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                "dtype.\nNote: this function is intended to be used with the output produced by "
+                "torch.linalg.lu_factor")
+        if tuple(LU_pivots.shape) != tuple(LU_data.shape[:-2]) + (k,):
+            raise RuntimeError(
+                "torch.lu_unpack: Expected LU_pivots.size(-1) == min(LU_data.size(-1), "
+                f"LU_data.size(-2)), but got {LU_pivots.shape[-1] if LU_pivots.dim() else 0}")
+    dt = LU_data.dtype
+    empty = ptcore.empty(0, dtype=dt, device=LU_data.device)
+    if unpack_data:
+        Lfull = ptcore.tril(LU_data, -1).narrow(-1, 0, k)
+        L = Lfull + ptcore.eye(m, k, dtype=dt)
+        U = ptcore.triu(LU_data.narrow(-2, 0, k))
+    else:
+        L = U = empty
+    if unpack_pivots:
+        import numpy as np
+        P = ptcore.from_numpy(np.ascontiguousarray(_perm_from_pivots(LU_pivots, m))).to(dt)
+    else:
+        P = empty
+    if out is not None:
+        return LUUnpackResult(_write_out(P, out[0]), _write_out(L, out[1]),
+                              _write_out(U, out[2]))
+    return LUUnpackResult(P, L, U)
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """Solve ``A x = b`` from ``A``'s LU factorisation (``torch.lu_solve``)."""
+    _check_tensor(b, "lu_solve", "input", 1)
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+                  "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+                  "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
+                  "with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    if b.dim() < 2:
+        raise RuntimeError(f"linalg.lu_solve: Expected B to have at least 2 dimensions, but it "
+                           f"has {b.dim()} dimensions instead")
+    _square_check(LU_data, "linalg.lu_solve")
+    if b.shape[-2] != LU_data.shape[-1]:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({LU_data.shape[-2]}x{LU_data.shape[-1]} and "
+                           f"{b.shape[-2]}x{b.shape[-1]})")
+    if b.dtype is not LU_data.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {_tname(LU_data.dtype)} and B of type "
+                           f"{_tname(b.dtype)} instead")
+    P, L, U = lu_unpack(LU_data, LU_pivots)
+    b, P = _broadcast_mats(b, P)
+    b, L = _broadcast_mats(b, L)
+    b, U = _broadcast_mats(b, U)
+    y = ptcore.linalg.solve(L, P.mT @ b)
+    return _write_out(ptcore.linalg.solve(U, y), out)
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    """Deprecated; ``linalg.vector_norm(input, 2, dim, keepdim)`` (``torch.frobenius_norm``)."""
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                  "It will be removed in a future PyTorch release. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return _write_out(ptcore.linalg.vector_norm(input, 2., dim, keepdim), out)
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    """Deprecated; ``linalg.matrix_norm(input, 'nuc', dim, keepdim)`` (``torch.nuclear_norm``)."""
+    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
+                  "will be removed in a future PyTorch release. Please use "
+                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning,
+                  stacklevel=2)
+    if isinstance(dim, builtins.bool):
+        dim, keepdim = None, dim
+    if dim is None:
+        if input.dim() != 2:
+            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "
+                               f"{input.dim()} dimensions instead.")
+        dim = (0, 1)
+    return _write_out(ptcore.linalg.matrix_norm(input, "nuc", tuple(dim), keepdim), out)
+
+
+TriangularSolveResult = _named("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """Solve a triangular system, legacy API (``torch.triangular_solve``):
+    returns ``(solution, cloned_coefficient)``."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of "
+                  "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+                  "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
+                  "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+                  "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).",
+                  UserWarning, stacklevel=2)
+    _check_tensor(b, "triangular_solve", "input", 1)
+    _check_tensor(A, "triangular_solve", "A", 2)
+    if b.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, "
+                           f"but it has {b.dim()} dimensions instead")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
+                           f"but it has {A.dim()} dimensions instead")
+    _check_linear_solve(b, A, "triangular_solve")
+    T = ptcore.triu(A) if upper else ptcore.tril(A)
+    if unitriangular:
+        n = A.shape[-1]
+        eye = ptcore.eye(n, dtype=A.dtype)
+        T = T * (1 - eye) + eye
+    if transpose:
+        T = T.mT
+    bb, TT = _broadcast_mats(b, T)
+    sol = ptcore.linalg.solve(TT, bb)
+    coef = _fresh(_broadcast_mats(b, A)[1])
+    if out is not None:
+        return TriangularSolveResult(_write_out(sol, out[0]), _write_out(coef, out[1]))
+    return TriangularSolveResult(sol, coef)
+
+
+_TENSOR_METHODS = {
+    "cross": cross,
+    "matrix_exp": matrix_exp,
+    "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse,
+    "lu_solve": lu_solve,
+    "lu": lambda self, pivot=True, get_infos=False: tuple(lu(self, pivot, get_infos)),
+    "triangular_solve": triangular_solve,
+}
+
+for _k, _v in list(_TENSOR_METHODS.items()):
+    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
+        _v.__name__ = _k
+        _v.__qualname__ = "Tensor." + _k
+del _k, _v

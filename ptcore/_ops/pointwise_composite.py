@@ -1,0 +1,489 @@
+"""Pointwise functions composed of other ops or with their own
+``autograd.Function``: ``logaddexp``, ``heaviside``, ``gcd``/``lcm``, ``sinc``,
+``frexp``/``ldexp``, the gamma-function family (``polygamma``, ``mvlgamma``,
+``igamma``/``igammac``), fills (``fill_``, ``zero_``), Python-callable maps
+(``apply_``, ``map_``) and the top-level in-place aliases (``ptcore.abs_(x)`` is
+``x.abs_()``)."""
+import builtins
+import math
+import operator
+
+import ptcore
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore._ops.reduction_composite import sum_to_size
+from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
+
+__all__ = [
+    "logaddexp", "logaddexp2", "heaviside", "gcd", "gcd_", "lcm", "lcm_", "sinc", "sinc_",
+    "frexp", "ldexp", "ldexp_", "positive", "polygamma", "mvlgamma", "igamma", "igammac",
+    "fill", "fill_", "zero_",
+]
+
+
+def _float_binary_check(a, b, fn, kernel):
+    _check_tensor(a, fn, "input", 1)
+    _check_tensor(b, fn, "other", 2)
+    dt = ptcore.result_type(a, b)
+    if _is_int_dtype(dt):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(dt)}'")
+    return dt
+
+
+def _logaddexp_impl(input, other, out, fname, exp_fn, scale):
+    dt = _float_binary_check(input, other, fname, fname + "_cpu")
+    if isinstance(input, ptcore.Tensor) and input.dtype != dt:
+        input = input.to(dt)
+    if isinstance(other, ptcore.Tensor) and other.dtype != dt:
+        other = other.to(dt)
+    if dt.is_complex and fname == "logaddexp2":
+        raise NotImplementedError(f"\"logaddexp2_cpu\" not implemented for '{_tname(dt)}'")
+    if dt.is_complex:
+        # as PyTorch: order the operands by real part, ``max + log1p(exp(min - max))``
+        first = ptcore.real(input) >= ptcore.real(other)
+        mx, mn = ptcore.where(first, input, other), ptcore.where(first, other, input)
+        r = mx + ptcore.log1p(exp_fn(mn - mx)) * scale
+        return _write_out(r, out)
+    if dt is _C.float16 or dt is _C.bfloat16:
+        # PyTorch evaluates the formula in float32 and rounds once
+        f32 = _C.float32
+        r = _logaddexp_impl(input.to(f32) if isinstance(input, ptcore.Tensor) else input,
+                            other.to(f32) if isinstance(other, ptcore.Tensor) else other,
+                            None, fname, exp_fn, scale)
+        return _write_out(r.to(dt), out)
+    m = ptcore.maximum(input, other)
+    r = m + ptcore.log1p(exp_fn(-ptcore.abs(input - other))) * scale
+    r = ptcore.where(ptcore.isinf(input) & (input == other), m, r)
+    return _write_out(r, out)
+
+
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))`` computed stably (``torch.logaddexp``)."""
+    return _logaddexp_impl(input, other, out, "logaddexp", ptcore.exp, 1.0)
+
+
+def logaddexp2(input, other, *, out=None):
+    """``log2(2**input + 2**other)`` computed stably (``torch.logaddexp2``)."""
+    return _logaddexp_impl(input, other, out, "logaddexp2", ptcore.exp2, 1.0 / math.log(2.0))
+
+
+def _heaviside(input, values):
+    _check_tensor(input, "heaviside", "input", 1)
+    _check_tensor(values, "heaviside", "values", 2)
+    if input.is_complex() or values.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    pos = (input > 0).to(input.dtype)
+    return ptcore.where(input == 0, values, pos)
+
+
+_heaviside_nd = _not_implemented_grad("heaviside", _heaviside)
+
+
+def heaviside(input, values, *, out=None):
+    """Heaviside step: 0 below zero, ``values`` at zero, 1 above (``torch.heaviside``)."""
+    return _write_out(_heaviside_nd(input, values), out)
+
+
+def _int_binary(a, b, fn):
+    _check_tensor(a, fn, "input", 1)
+    if not isinstance(b, _TensorBase):
+        raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(b).__name__}")
+    dt = ptcore.result_type(a, b)
+    if not _is_int_dtype(dt) or dt is _C.bool_:
+        raise NotImplementedError(f"\"{fn}_cpu\" not implemented for '{_tname(dt)}'")
+    return dt
+
+
+def _gcd_raw(a, b, dt):
+    a, b = ptcore.broadcast_tensors(a.to(dt), b.to(dt))
+    a = ptcore.abs(a)
+    b = ptcore.abs(b)
+    while True:
+        nz = b != 0
+        if not builtins.bool(nz.any()):
+            return a
+        bs = ptcore.where(nz, b, ptcore.ones_like(b))
+        a, b = ptcore.where(nz, b, a), ptcore.where(nz, ptcore.remainder(a, bs), b)
+
+
+def gcd(input, other, *, out=None):
+    """Elementwise greatest common divisor of integer tensors (``torch.gcd``)."""
+    dt = _int_binary(input, other, "gcd")
+    return _write_out(_gcd_raw(input, other, dt), out)
+
+
+def lcm(input, other, *, out=None):
+    """Elementwise least common multiple of integer tensors (``torch.lcm``)."""
+    dt = _int_binary(input, other, "lcm")
+    g = _gcd_raw(input, other, dt)
+    a, b = ptcore.broadcast_tensors(input.to(dt), other.to(dt))
+    gz = g == 0
+    gs = ptcore.where(gz, ptcore.ones_like(g), g)
+    r = ptcore.abs(ptcore.div(a, gs, rounding_mode="trunc") * b)
+    return _write_out(ptcore.where(gz, ptcore.zeros_like(r), r), out)
+
+
+def gcd_(input, other):
+    """In-place :func:`gcd`."""
+    return _inplace(input, gcd, other)
+
+
+def lcm_(input, other):
+    """In-place :func:`lcm`."""
+    return _inplace(input, lcm, other)
+
+
+def sinc(input, *, out=None):
+    """Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0 (``torch.sinc``)."""
+    _check_tensor(input, "sinc", "input", 1)
+    x = input
+    if _is_int_dtype(x.dtype):
+        x = x.to(_C.get_default_dtype())
+    low = x.dtype if x.dtype in (_C.float16, _C.bfloat16) else None
+    if low is not None:
+        x = x.to(_C.float32)          # PyTorch: the float32 formula, rounded once
+    zero = x == 0
+    xs = ptcore.where(zero, ptcore.ones_like(x), x)
+    px = xs * math.pi
+    r = ptcore.where(zero, ptcore.ones_like(x), ptcore.sin(px) / px)
+    return _write_out(r if low is None else r.to(low), out)
+
+
+def sinc_(input):
+    """In-place :func:`sinc`."""
+    return _inplace(input, sinc)
+
+
+FrexpResult = _named("frexp", ["mantissa", "exponent"])
+
+
+def _pow2(e, dt):
+    return ptcore.pow(2.0, e.to(dt))
+
+
+def frexp(input, *, out=None):
+    """Decompose into mantissa in [0.5, 1) and int32 exponent (``torch.frexp``)."""
+    _check_tensor(input, "frexp", "input", 1)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input
+    wdt = _C.float64 if x.dtype is _C.float64 else _C.float32
+    with ptcore.no_grad():
+        xw = x.detach().to(wdt)
+        a = ptcore.abs(xw)
+        special = (a == 0) | ~ptcore.isfinite(xw)
+        a = ptcore.where(special, ptcore.ones_like(a), a)
+        e = ptcore.floor(ptcore.log2(a)) + 1
+        for _ in builtins.range(2):                 # correct log2 rounding near powers of 2
+            e1 = ptcore.floor(e / 2)
+            m = a * _pow2(-e1, wdt) * _pow2(e1 - e, wdt)
+            e = e + (m >= 1).to(wdt) - (m < 0.5).to(wdt)
+        e = ptcore.where(special, ptcore.zeros_like(e), e)
+        e1 = ptcore.floor(e / 2)
+        s1, s2 = _pow2(-e1, wdt).to(x.dtype), _pow2(e1 - e, wdt).to(x.dtype)
+        exponent = e.to(_C.int32)
+    mantissa = x * s1 * s2
+    if out is not None:
+        _write_out(mantissa, out[0])
+        _write_out(exponent, out[1])
+        return FrexpResult(out[0], out[1])
+    return FrexpResult(mantissa, exponent)
+
+
+def ldexp(input, other, *, out=None):
+    """``input * 2**other`` (``torch.ldexp``)."""
+    _check_tensor(input, "ldexp", "input", 1)
+    _check_tensor(other, "ldexp", "other", 2)
+    if other.is_floating_point() or other.is_complex():
+        return _write_out(ptcore.mul(input, ptcore.pow(2.0, other)), out)
+    # integral exponents: exact scaling in the result's floating dtype, as PyTorch
+    dt = ptcore.result_type(input, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = ptcore.get_default_dtype()
+    elif other.dtype == ptcore.bool and dt.is_floating_point:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    r = ptcore.mul(input.to(dt), ptcore.pow(2.0, other.to(dt)))
+    return _write_out(r, out)
+
+
+def ldexp_(input, other):
+    """In-place :func:`ldexp`."""
+    return input.mul_(ptcore.pow(2.0, other))
+
+
+def positive(input):
+    """Returns ``input`` (``torch.positive``); bool tensors are refused."""
+    _check_tensor(input, "positive", "input", 1)
+    if input.dtype is _C.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _polygamma_raw(n, x):
+    import scipy.special as sp
+    dt = _float_dtype(x)
+    import numpy as np
+    xa = _to_np(x).astype(np.float64)
+    with np.errstate(all="ignore"):
+        r = sp.polygamma(n, xa)
+    return _from_np(r, dt)
+
+
+_POLYGAMMA_FN = []
+
+
+def _polygamma_function():
+    if not _POLYGAMMA_FN:
+        from ptcore.autograd import Function
+
+        class PolygammaBackward(Function):
+            @staticmethod
+            def forward(ctx, x, n):
+                ctx.n = n
+                ctx.save_for_backward(x)
+                return _polygamma_raw(n, x)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * polygamma(ctx.n + 1, x), None
+
+        _POLYGAMMA_FN.append(PolygammaBackward)
+    return _POLYGAMMA_FN[0]
+
+
+def polygamma(n, input, *, out=None):
+    """``n``-th derivative of the digamma function (``torch.polygamma``)."""
+    _check_tensor(input, "polygamma", "input", 2)
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if input.is_complex():
+        raise NotImplementedError(f"\"polygamma\" not implemented for '{_tname(input.dtype)}'")
+    if n == 0:
+        x = input if input.dtype.is_floating_point else input.to(_C.get_default_dtype())
+        return _write_out(ptcore.digamma(x), out)
+    if _recording(input):
+        r = _polygamma_function().apply(input, n)
+    else:
+        r = _polygamma_raw(n, input)
+    return _write_out(r, out)
+
+
+def mvlgamma(input, p, *, out=None):
+    """Multivariate log-gamma of dimension ``p`` (``torch.mvlgamma``)."""
+    _check_tensor(input, "mvlgamma", "input", 1)
+    p = operator.index(p)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    dt = _float_dtype(input)
+    args = ptcore.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=dt, device=input.device)
+    x = input if input.dtype is dt else input.to(dt)
+    args = args + x.unsqueeze(-1)
+    r = ptcore.lgamma(args).sum(-1) + (p * (p - 1)) * math.log(math.pi) * 0.25
+    return _write_out(r, out)
+
+
+def _igamma_raw(a, x, upper):
+    import numpy as np
+    import scipy.special as sp
+    dt = ptcore.result_type(a, x)
+    a_, x_ = ptcore.broadcast_tensors(a, x)
+    npdt = np.float64 if dt is _C.float64 else np.float32
+    with np.errstate(all="ignore"):
+        r = (sp.gammaincc if upper else sp.gammainc)(_to_np(a_).astype(npdt),
+                                                       _to_np(x_).astype(npdt))
+    return _from_np(np.asarray(r), dt)
+
+
+_IGAMMA_FN = []
+
+
+def _igamma_function():
+    if not _IGAMMA_FN:
+        from ptcore.autograd import Function
+
+        class IgammaBackward(Function):
+            @staticmethod
+            def forward(ctx, a, x, upper):
+                ctx.upper = upper
+                ctx.save_for_backward(a, x)
+                return _igamma_raw(a, x, upper)
+
+            @staticmethod
+            def backward(ctx, g):
+                a, x = ctx.saved_tensors
+                name = "igammac" if ctx.upper else "igamma"
+                if ctx.needs_input_grad[0]:
+                    raise NotImplementedError(f"the derivative for '{name}: input' is not "
+                                              "implemented.")
+                dx = None
+                if ctx.needs_input_grad[1]:
+                    d = ptcore.exp((a - 1) * ptcore.log(x) - x - ptcore.lgamma(a))
+                    dx = g * (-d if ctx.upper else d)
+                    if tuple(dx.shape) != tuple(x.shape):
+                        dx = sum_to_size(dx, *x.shape)
+                    if dx.dtype is not x.dtype:
+                        dx = dx.to(x.dtype)
+                return None, dx, None
+
+        _IGAMMA_FN.append(IgammaBackward)
+    return _IGAMMA_FN[0]
+
+
+def _igamma(input, other, upper, out):
+    name = "igammac" if upper else "igamma"
+    _check_tensor(input, name, "input", 1)
+    _check_tensor(other, name, "other", 2)
+    dt = ptcore.result_type(input, other)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_tname(dt)}'")
+    if _recording(input, other):
+        r = _igamma_function().apply(input, other, upper)
+    else:
+        r = _igamma_raw(input, other, upper)
+    return _write_out(r, out)
+
+
+def igamma(input, other, *, out=None):
+    """Regularized lower incomplete gamma ``P(input, other)`` (``torch.igamma``)."""
+    return _igamma(input, other, False, out)
+
+
+def igammac(input, other, *, out=None):
+    """Regularized upper incomplete gamma ``Q(input, other)`` (``torch.igammac``)."""
+    return _igamma(input, other, True, out)
+
+
+def fill(input, value):
+    """A new tensor like ``input`` filled with ``value`` (``torch.fill``)."""
+    _check_tensor(input, "fill", "input", 1)
+    if isinstance(value, _TensorBase):
+        if value.dim() != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.dim()} dimensions.")
+        r = ptcore.empty_like(input)
+        r.copy_(value)
+        return r
+    return ptcore.full_like(input, value)
+
+
+def fill_(input, value):
+    """Fill ``input`` with ``value`` in place (``torch.fill_``)."""
+    return input.fill_(value)
+
+
+def zero_(input):
+    """Fill ``input`` with zeros in place (``torch.zero_``)."""
+    return input.zero_()
+
+
+def _sgn_(self):
+    return _inplace(self, ptcore.sgn)
+
+
+def _conj_physical_(self):
+    if not self.is_complex():
+        return self
+    return _inplace(self, ptcore.conj_physical)
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n):
+    return _inplace(self, lambda x: polygamma(n, x))
+
+
+def _apply_(self, callable):
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    vals = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map_(self, tensor, callable):
+    o = tensor.expand_as(self)
+    vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o.reshape(-1).tolist())]
+    self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map2_(self, x, y, callable):
+    xs, ys = x.expand_as(self), y.expand_as(self)
+    vals = [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(),
+                                                 xs.reshape(-1).tolist(), ys.reshape(-1).tolist())]
+    self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+_INPLACE_ALIASES = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cosh_", "deg2rad_",
+    "detach_", "erf_", "erfc_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "i0_", "log10_",
+    "log1p_", "log2_", "logit_", "nan_to_num_", "negative_", "rad2deg_", "reciprocal_", "relu_",
+    "resize_as_", "round_", "sinh_", "square_", "tan_", "trunc_", "xlogy_",
+)   # (cos_, exp_, log_, neg_, sigmoid_, sin_, sqrt_, rsqrt_, tanh_ come from ptcore._ops.pointwise)
+
+
+def _make_alias(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``ptcore.{name}(input, ...)`` is ``input.{name}(...)`` (in place)."
+    return fn
+
+
+for _name in _INPLACE_ALIASES:
+    if _name not in globals():
+        globals()[_name] = _make_alias(_name)
+        __all__.append(_name)
+
+
+del _name
+
+
+_TENSOR_METHODS = {
+    "logaddexp": logaddexp,
+    "logaddexp2": logaddexp2,
+    "heaviside": heaviside,
+    "heaviside_": lambda self, values: _inplace(self, heaviside, values),
+    "gcd": gcd,
+    "gcd_": gcd_,
+    "lcm": lcm,
+    "lcm_": lcm_,
+    "sinc": sinc,
+    "sinc_": sinc_,
+    "frexp": frexp,
+    "ldexp": ldexp,
+    "ldexp_": ldexp_,
+    "positive": positive,
+    "polygamma": _polygamma_method,
+    "polygamma_": _polygamma_inplace,
+    "mvlgamma": mvlgamma,
+    "mvlgamma_": lambda self, p: _inplace(self, mvlgamma, p),
+    "igamma": igamma,
+    "igamma_": lambda self, other: _inplace(self, igamma, other),
+    "igammac": igammac,
+    "igammac_": lambda self, other: _inplace(self, igammac, other),
+    "absolute_": lambda self: self.abs_(),
+    "arctan2_": lambda self, other: self.atan2_(other),
+    "sgn_": _sgn_,
+    "fix_": lambda self: self.trunc_(),
+    "conj_physical_": _conj_physical_,
+    "apply_": _apply_,
+    "map_": _map_,
+    "map2_": _map2_,
+}
+
+for _k, _v in list(_TENSOR_METHODS.items()):
+    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
+        _v.__name__ = _k
+        _v.__qualname__ = "Tensor." + _k
+del _k, _v

@@ -1,0 +1,214 @@
+"""Variants of the shape and view ops: ``hsplit``/``vsplit``/``dsplit``, the
+``*_copy`` forms, the unsafe splits, the conjugate-transpose views (``mH``, ``H``,
+``adjoint``) and the in-place view methods (``squeeze_``, ``t_``, ``transpose_`` ...)."""
+import builtins
+import numbers
+import warnings
+
+import ptcore
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, _write_out, _fresh
+
+__all__ = [
+    "hsplit", "vsplit", "dsplit", "as_strided_", "slice_copy", "split_with_sizes",
+    "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
+]
+
+
+def _dir_split(input, ios, name, min_dim, dim):
+    _check_tensor(input, name, "input", 1)
+    if input.dim() < min_dim:
+        s = "" if min_dim == 1 else ""
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension{s}, "
+                           f"but got a tensor with {input.dim()} dimensions!")
+    if isinstance(ios, numbers.Integral) and not isinstance(ios, builtins.bool):
+        size = input.shape[dim]
+        if ios == 0 or size % ios != 0:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {size} is not divisible by the split_size "
+                               f"{ios}!")
+    else:
+        ios = list(ios)
+    return input.tensor_split(ios, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along dim 1 (dim 0 for 1-D tensors) (``torch.hsplit``)."""
+    d = 0 if isinstance(input, _TensorBase) and input.dim() == 1 else 1
+    return _dir_split(input, indices_or_sections, "hsplit", 1, d)
+
+
+def vsplit(input, indices_or_sections):
+    """Split along dim 0 of a tensor with at least 2 dims (``torch.vsplit``)."""
+    return _dir_split(input, indices_or_sections, "vsplit", 2, 0)
+
+
+def dsplit(input, indices_or_sections):
+    """Split along dim 2 of a tensor with at least 3 dims (``torch.dsplit``)."""
+    return _dir_split(input, indices_or_sections, "dsplit", 3, 2)
+
+
+def _mH(self):
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return self.mT.conj() if self.is_complex() else self.mT
+
+
+def _H(self):
+    if self.dim() == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return self.conj() if self.is_complex() else self
+    if self.dim() != 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.dim()}-D tensor. For batches of matrices, consider using "
+                           "tensor.mH")
+    return self.mT.conj() if self.is_complex() else self.mT
+
+
+def adjoint(self):
+    """Conjugate transpose of the last two dims (``Tensor.adjoint``)."""
+    if self.dim() < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {self.dim()}-D tensor.")
+    return _mH(self)
+
+
+def _rebind(self, name, *args):
+    """In-place metadata ops (``squeeze_``, ``t_`` ...): compute the view and
+    make ``self`` take its shape/strides/offset (and its autograd history)."""
+    v = getattr(self, name)(*args)
+    if _recording(self):
+        if self.grad_fn is None and self._base is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        _C._set_data(self, v)
+        self._grad_fn = v._grad_fn
+        self._output_nr = getattr(v, "_output_nr", 0)
+        return self
+    _C._set_data(self, v)
+    return self
+
+
+def squeeze_(self, *dim):
+    """In-place :meth:`squeeze` (rebinds the shape)."""
+    return _rebind(self, "squeeze", *dim)
+
+
+def unsqueeze_(self, dim):
+    """In-place :meth:`unsqueeze`."""
+    return _rebind(self, "unsqueeze", dim)
+
+
+def t_(self):
+    """In-place :meth:`t`."""
+    return _rebind(self, "t")
+
+
+def transpose_(self, dim0, dim1):
+    """In-place :meth:`transpose`."""
+    return _rebind(self, "transpose", dim0, dim1)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """In-place :meth:`as_strided`."""
+    if storage_offset is None:
+        return _rebind(self, "as_strided", size, stride)
+    return _rebind(self, "as_strided", size, stride, storage_offset)
+
+
+def _copy_op(name, method):
+    def fn(input, *args, out=None, **kwargs):
+        r = input if method == "view_as_self" else getattr(input, method)(*args, **kwargs)
+        r = tuple(_fresh(v) for v in r) if isinstance(r, (tuple, list)) else _fresh(r)
+        return r if out is None else _write_out(r, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"A contiguous copy of ``input.{method}(...)`` (``torch.{name}``)."
+    return fn
+
+
+def _fn_copy_op(name, base):
+    def fn(input, *, out=None):
+        r = _fresh(getattr(ptcore, base)(input))
+        return r if out is None else _write_out(r, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"A contiguous copy of ``ptcore.{base}(input)`` (``torch.{name}``)."
+    return fn
+
+
+_COPY_OPS = {
+    "alias_copy": "view_as_self", "as_strided_copy": "as_strided", "detach_copy": "detach",
+    "diagonal_copy": "diagonal", "expand_copy": "expand", "permute_copy": "permute",
+    "select_copy": "select", "split_copy": "split", "split_with_sizes_copy": "split",
+    "squeeze_copy": "squeeze", "t_copy": "t", "transpose_copy": "transpose",
+    "unbind_copy": "unbind", "unfold_copy": "unfold", "unsqueeze_copy": "unsqueeze",
+    "view_copy": "view",
+}
+
+
+for _n, _m in _COPY_OPS.items():
+    globals()[_n] = _copy_op(_n, _m)
+    __all__.append(_n)
+
+
+for _n in ("view_as_real_copy", "view_as_complex_copy"):
+    globals()[_n] = _fn_copy_op(_n, _n[:-5])
+    __all__.append(_n)
+
+
+del _n, _m
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
+    """A contiguous copy of ``input[..., start:end:step, ...]`` along ``dim`` (``torch.slice_copy``)."""
+    d = _wrap_dim(dim, input.dim())
+    r = _fresh(input[(slice(None),) * d + (slice(start, end, step),)])
+    return r if out is None else _write_out(r, out)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Split into chunks of the given sizes (``torch.split_with_sizes``)."""
+    return input.split_with_sizes(split_sizes, dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    """:meth:`Tensor.split` without view tracking (``torch.unsafe_split``)."""
+    return input.split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """:func:`split_with_sizes` without view tracking (``torch.unsafe_split_with_sizes``)."""
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """:meth:`Tensor.chunk` without view tracking (``torch.unsafe_chunk``)."""
+    return input.chunk(chunks, dim)
+
+
+_TENSOR_METHODS = {
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "mH": property(_mH),
+    "H": property(_H),
+    "adjoint": adjoint,
+    "squeeze_": squeeze_,
+    "unsqueeze_": unsqueeze_,
+    "t_": t_,
+    "transpose_": transpose_,
+    "swapaxes_": transpose_,
+    "swapdims_": transpose_,
+    "as_strided_": as_strided_,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    "unsafe_chunk": unsafe_chunk,
+}
+
+for _k, _v in list(_TENSOR_METHODS.items()):
+    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
+        _v.__name__ = _k
+        _v.__qualname__ = "Tensor." + _k
+del _k, _v

@@ -1,0 +1,218 @@
+"""The package's import graph goes one way, down the layers.
+
+The layers are listed here, once, lowest first; a module belongs to the
+longest prefix that names it.  The test reads every module of the source
+tree with ``ast`` (nothing is imported) and fails on
+
+* an import cycle among module-level imports, and
+* an import (module-level or inside a function) from a module to a module of
+  a higher layer,
+
+except for the edges listed in ``KNOWN_UPWARD``, each with its reason; that
+list may only shrink.  Imports of the package root ``ptcore`` itself (the
+public namespace, through which composite ops call other ops' entries at call
+time, as torch's Python composites call ``torch.X``) are listed separately in
+``ROOT_IMPORTERS`` and may only shrink too.
+"""
+import ast
+import pathlib
+
+import pytest
+
+import ptcore
+
+LAYERS = [
+    ("core", ["ptcore._tensor", "ptcore._dlpack", "ptcore._config", "ptcore._dtype_utils",
+              "ptcore._settings", "ptcore._return_types", "ptcore._ops._blas", "ptcore._ops._conv",
+              "ptcore._ops._copy", "ptcore._ops._ew", "ptcore._ops._ewdrv", "ptcore._ops._index",
+              "ptcore._ops._optim", "ptcore._ops._parallel", "ptcore._ops._random",
+              "ptcore._ops._reduce", "ptcore._ops._sort", "ptcore._build_utils",
+              "ptcore._cyutility"]),
+    ("dispatch", ["ptcore._dispatch"]),
+    ("ops", ["ptcore._registry", "ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
+             "ptcore.tensor"]),
+    ("autograd", ["ptcore.autograd", "ptcore.func"]),
+    ("library", ["ptcore.nn", "ptcore.optim", "ptcore.utils", "ptcore.amp", "ptcore.cpu",
+                 "ptcore.cuda", "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.overrides",
+                 "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing"]),
+]
+
+# (importer, imported): why it still points up
+KNOWN_UPWARD = {
+    ("ptcore._settings", "ptcore.autograd._record"):
+        "set_anomaly_enabled and friends store their flags in autograd's state",
+    ("ptcore.linalg._extra", "ptcore.autograd.function"):
+        "geqrf/orgqr/ormqr carry their own autograd.Function",
+    ("ptcore._ops.pointwise_composite", "ptcore.autograd"):
+        "polygamma/igamma carry their own autograd.Function",
+    ("ptcore._ops._composite_common", "ptcore.autograd._record"):
+        "composites ask whether autograd is recording",
+    ("ptcore._ops._composite_common", "ptcore.autograd.grad_mode"):
+        "composites compute reference values under no_grad",
+    ("ptcore.tensor", "ptcore.autograd.grad_mode"): "Tensor methods that enter no_grad",
+    ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
+    ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
+    ("ptcore._registry", "ptcore.cuda"): "device routing loads the CUDA backend on first use",
+    ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
+        "torch.relu & co. are nn.functional's kernels under top-level names",
+    ("ptcore._ops.nn_functions", "ptcore.nn.functional._dropout"): "same",
+    ("ptcore._ops.nn_functions", "ptcore.nn.functional._sparse"): "same",
+}
+
+# modules that import the package root (call public entries at call time)
+ROOT_IMPORTERS = {
+    "ptcore._ops._composite_common", "ptcore._ops.calculus", "ptcore._ops.creation_composite",
+    "ptcore._ops.indexing_composite", "ptcore._ops.linalg_composite",
+    "ptcore._ops.pointwise_composite", "ptcore._ops.reduction_composite",
+    "ptcore._ops.shape_composite", "ptcore.linalg", "ptcore.linalg._extra",
+    "ptcore._ops.random_samplers", "ptcore._tensor_str", "ptcore._ops.nn_functions",
+    "ptcore._settings", "ptcore._dispatch.autocast",
+}
+
+ROOT = pathlib.Path(ptcore.__file__).resolve().parent
+
+
+def _modules():
+    mods = {}
+    for p in ROOT.rglob("*"):
+        if p.suffix not in (".py", ".pyx") or "builddir" in p.parts:
+            continue
+        rel = p.relative_to(ROOT.parent).with_suffix("")
+        name = ".".join(rel.parts)
+        if name.endswith(".__init__"):
+            name = name[: -len(".__init__")]
+        mods[name] = p
+    return mods
+
+
+def _layer(mod):
+    best = None
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for pre in prefixes:
+            if (mod == pre or mod.startswith(pre + ".")) and (best is None or len(pre) > best[1]):
+                best = (i, len(pre))
+    return None if best is None else best[0]
+
+
+def _graph():
+    mods = _modules()
+    edges, lazy = {}, {}
+
+    def target(name):
+        while name not in mods and "." in name:
+            name = name.rsplit(".", 1)[0]
+        return name
+
+    for name, path in mods.items():
+        if path.suffix != ".py":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        is_pkg = path.name == "__init__.py"
+
+        def visit(node, in_func):
+            for child in ast.iter_child_nodes(node):
+                f = in_func or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                  ast.Lambda))
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    for t in _resolve(name, child, is_pkg, mods):
+                        t = target(t)
+                        if t != name and t.startswith("ptcore"):
+                            (lazy if f else edges).setdefault(name, set()).add(t)
+                visit(child, f)
+        visit(tree, False)
+    return mods, edges, lazy
+
+
+def _resolve(cur, node, is_pkg, mods):
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = node.module or ""
+    if node.level:
+        parts = cur.split(".")
+        if not is_pkg:
+            parts = parts[:-1]
+        parts = parts[: len(parts) - node.level + 1]
+        base = ".".join(parts + ([base] if base else []))
+    out = []
+    for a in node.names:
+        full = f"{base}.{a.name}"
+        out.append(full if full in mods else base)
+    return out
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return _graph()
+
+
+def test_every_module_has_a_layer(graph):
+    mods, _, _ = graph
+    missing = [m for m in mods if m != "ptcore" and _layer(m) is None]
+    assert not missing, f"modules without a layer (add them to LAYERS): {missing}"
+
+
+def test_no_import_cycle(graph):
+    mods, edges, _ = graph
+    # Tarjan's strongly connected components over module-level imports,
+    # without the package root (see ROOT_IMPORTERS)
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w == "ptcore":
+                continue
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+    for v in sorted(mods):
+        if v not in index:
+            strong(v)
+    assert not comps, f"import cycles: {comps}"
+
+
+def test_imports_point_down(graph):
+    _, edges, lazy = graph
+    bad = []
+    for kind, g in (("module-level", edges), ("in a function", lazy)):
+        for a, targets in g.items():
+            la = _layer(a)
+            for b in targets:
+                if b == "ptcore" or la is None:
+                    continue
+                lb = _layer(b)
+                if lb is not None and lb > la and (a, b) not in KNOWN_UPWARD and \
+                        not any(a == k[0] and b.startswith(k[1] + ".") for k in KNOWN_UPWARD):
+                    bad.append(f"{a} -> {b} ({kind}: {LAYERS[la][0]} -> {LAYERS[lb][0]})")
+    assert not bad, "imports up the layers:\n" + "\n".join(sorted(bad))
+
+
+def test_root_importers_only_shrink(graph):
+    _, edges, lazy = graph
+    importers = {a for g in (edges, lazy) for a, t in g.items() if "ptcore" in t}
+    lower = {a for a in importers if _layer(a) is not None and _layer(a) < 3}
+    new = sorted(lower - ROOT_IMPORTERS)
+    assert not new, f"new imports of the package root from below the autograd layer: {new}"
+
+
+def test_known_lists_are_current(graph):
+    _, edges, lazy = graph
+    all_edges = {(a, b) for g in (edges, lazy) for a, t in g.items() for b in t}
+    stale = [k for k in KNOWN_UPWARD if k not in all_edges and
+             not any(a == k[0] and b.startswith(k[1] + ".") for a, b in all_edges)]
+    assert not stale, f"KNOWN_UPWARD lists edges that are gone (remove them): {stale}"
