@@ -25,7 +25,7 @@ import threading
 from ptcore._dispatch.table import _register_entry
 
 __all__ = ["Layer", "register_layer", "refresh", "make_entry", "run_layers", "kernel_layer",
-           "on"]
+           "on", "register_core_entry"]
 
 # on[0]: some layer is enabled (the only test an entry makes when none is)
 on = [False]
@@ -59,8 +59,32 @@ def register_layer(layer):
 
 
 def refresh():
-    on[0] = any(l.enabled for l in _LAYERS) or kernel_layer[0] is not None and \
+    now = any(l.enabled for l in _LAYERS) or kernel_layer[0] is not None and \
         kernel_layer[0].enabled
+    if now != on[0]:
+        on[0] = now
+        _swap_core_entries(now)
+
+
+# (class, name, own attribute or None, entry): the core methods that are
+# entries only while a layer is on
+_CORE_ENTRIES = []
+
+
+def register_core_entry(cls, name, own, entry):
+    _CORE_ENTRIES.append((cls, name, own, entry))
+    if on[0]:
+        setattr(cls, name, entry)
+
+
+def _swap_core_entries(layers_on):
+    for cls, name, own, entry in _CORE_ENTRIES:
+        if layers_on:
+            setattr(cls, name, entry)
+        elif own is not None:
+            setattr(cls, name, own)
+        elif name in cls.__dict__:
+            delattr(cls, name)      # the base class's (Cython) method again
 
 
 def run_layers(entry, opdef, args, kwargs, start=0):

@@ -7,7 +7,7 @@ module declares its functions (``__all__``) and methods
 body autograd supplies, and returns the entry that is bound once, at import.
 """
 from ptcore._dispatch.table import declare, op_of
-from ptcore._dispatch.dispatcher import make_entry
+from ptcore._dispatch.dispatcher import make_entry, register_core_entry
 
 __all__ = ["entry", "bind_namespace", "bind_operators", "declare_core", "CORE"]
 
@@ -118,15 +118,30 @@ def bind_operators(tensor_cls):
 
 
 # names of the tensor-core methods (Cython ``_TensorBase`` and ``tensor.py``:
-# views, conversions, metadata) declared in the table without an entry
+# views, conversions, metadata) declared in the table
 CORE = set()
+
+# the core methods that make tensors: entries of the dispatch point (a layer
+# such as the tracer or __torch_function__ sees them); when no layer is on an
+# entry calls the Cython method directly.  Metadata (size, dim, stride ...),
+# conversions out of ptcore (item, tolist, numpy) and hooks stay plain.
+CORE_ENTRIES = (
+    "view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims", "permute",
+    "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "flatten", "unflatten",
+    "narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind",
+    "contiguous", "clone", "detach", "to", "type_as", "float", "double", "half", "bfloat16",
+    "int", "long", "bool", "byte", "char", "short", "cfloat", "cdouble", "chalf", "cpu",
+    "__getitem__", "as_strided", "diagonal", "movedim", "moveaxis", "unfold", "new_empty",
+    "new_zeros", "new_ones", "new_full", "new_tensor",
+)
 
 
 def declare_core(tensor_cls, skip=()):
     """Declare every public method of ``tensor_cls`` that is not an entry as
-    a core op: in the table (kind ``"core"``), but called directly (views and
-    metadata at C speed); a subclass overriding ``__torch_function__`` sees
-    them through the protocol."""
+    a core op (kind ``"core"``).  The tensor-making ones (``CORE_ENTRIES``)
+    get entries that the dispatcher puts on the class while a layer is on;
+    with none on, the Cython methods are called directly (a view or
+    ``a[i]`` stays at C speed).  Metadata methods are always direct."""
     for name in dir(tensor_cls):
         if name.startswith("_") and not (name in ("__getitem__", "__setitem__")):
             continue
@@ -135,5 +150,10 @@ def declare_core(tensor_cls, skip=()):
         fn = getattr(tensor_cls, name, None)
         if fn is None or isinstance(fn, type) or not callable(fn) or op_of(fn) is not None:
             continue
-        declare(name, fn, "core", "core", namespace="Tensor")
+        if name in CORE_ENTRIES:
+            e = entry(name, fn, kind="core", family="core", namespace="Tensor")
+            own = tensor_cls.__dict__.get(name)
+            register_core_entry(tensor_cls, name, own, e)
+        else:
+            declare(name, fn, "core", "core", namespace="Tensor")
         CORE.add(name)

@@ -15,6 +15,7 @@ import warnings
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch.table import op_of
 
 __all__ = ["TorchFunctionMode", "handle_torch_function", "has_torch_function",
            "has_torch_function_unary", "has_torch_function_variadic", "is_tensor_like",
@@ -367,6 +368,8 @@ def on_subclass(cls, tensor_cls):
         if impl is None or name in cls.__dict__ or getattr(impl, "_ptc_core_tf", False):
             continue
         public = getattr(tensor_cls, name)
+        if op_of(public) is not None:
+            continue        # an entry of the dispatch point: the layer sees it
         m = _core_method(public, impl)
         m._ptc_core_tf = True
         setattr(cls, name, m)
