@@ -256,7 +256,8 @@ del _os, _gen
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
                  "func": "ptcore.func"}
-_LAZY_MODULES.update(overrides="ptcore.overrides", profiler="ptcore.profiler", cpu="ptcore.cpu")
+_LAZY_MODULES.update(overrides="ptcore.overrides", profiler="ptcore.profiler", cpu="ptcore.cpu",
+                     jit="ptcore.jit")
 
 
 def __getattr__(name):

@@ -34,7 +34,8 @@ LAYERS = [
     ("autograd", ["ptcore.autograd", "ptcore.func"]),
     ("library", ["ptcore.nn", "ptcore.optim", "ptcore.utils", "ptcore.amp", "ptcore.cpu",
                  "ptcore.cuda", "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.overrides",
-                 "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing"]),
+                 "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing",
+                 "ptcore.jit"]),
 ]
 
 # (importer, imported): why it still points up

@@ -133,6 +133,8 @@ CORE_ENTRIES = (
     "int", "long", "bool", "byte", "char", "short", "cfloat", "cdouble", "chalf", "cpu",
     "__getitem__", "as_strided", "diagonal", "movedim", "moveaxis", "unfold", "new_empty",
     "new_zeros", "new_ones", "new_full", "new_tensor",
+    # conversions to Python values: seen by the layers (the tracer warns)
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
 )
 
 
@@ -143,7 +145,7 @@ def declare_core(tensor_cls, skip=()):
     with none on, the Cython methods are called directly (a view or
     ``a[i]`` stays at C speed).  Metadata methods are always direct."""
     for name in dir(tensor_cls):
-        if name.startswith("_") and not (name in ("__getitem__", "__setitem__")):
+        if name.startswith("_") and name not in CORE_ENTRIES and name != "__setitem__":
             continue
         if name in skip:
             continue

@@ -1,0 +1,85 @@
+"""The tracing layer of the dispatch point: while a tracer is active on a
+thread (``ptcore.jit.trace``), every op call made by the traced program —
+not the calls an op makes inside its own implementation — is handed to the
+tracer with its arguments and result, which records it as a graph node.
+Conversions of a tensor to a Python value (``item``, ``bool(t)`` ...) are
+reported too: the tracer warns that the value becomes a constant."""
+import threading
+
+from ptcore._dispatch import dispatcher as _D
+
+__all__ = ["TracerWarning", "active_tracer", "tracing"]
+
+
+class TracerWarning(Warning):
+    """A traced program did something the trace cannot generalise (``torch.jit.TracerWarning``)."""
+
+    @staticmethod
+    def ignore_lib_warnings():
+        import warnings
+        warnings.filterwarnings("ignore", category=TracerWarning, module="ptcore")
+
+
+TracerWarning.__module__ = "ptcore.jit"
+
+# core methods that turn a tensor into a Python value: not graph nodes
+CONVERSIONS = {"item": "number", "__float__": "number", "__int__": "number",
+               "__index__": "number", "__bool__": "boolean", "tolist": "list",
+               "numpy": "NumPy array"}
+
+
+class _Tls(threading.local):
+    def __init__(self):
+        self.tracer = None
+        self.depth = 0
+
+
+_tls = _Tls()
+
+
+def active_tracer():
+    return _tls.tracer
+
+
+class tracing:
+    """Context: ``tracer`` records the op calls made on this thread."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def __enter__(self):
+        if _tls.tracer is not None:
+            raise RuntimeError("ptcore.jit.trace: a trace is already running on this thread")
+        _tls.tracer = self.tracer
+        _tls.depth = 0
+        _LAYER.set_enabled(True)
+        return self.tracer
+
+    def __exit__(self, *exc):
+        _tls.tracer = None
+        _LAYER.set_enabled(False)
+        return False
+
+
+class _TracingLayer(_D.Layer):
+    order = 30
+    name = "tracing"
+
+    def handle(self, entry, opdef, args, kwargs, nxt):
+        st = _tls
+        tracer = st.tracer
+        if tracer is None or st.depth:
+            return nxt(args, kwargs)
+        st.depth += 1
+        try:
+            out = nxt(args, kwargs)
+        finally:
+            st.depth -= 1
+        if opdef.name in CONVERSIONS and opdef.namespace == "Tensor":
+            tracer.converted(opdef.name, CONVERSIONS[opdef.name])
+        else:
+            tracer.record(opdef, args, kwargs, out)
+        return out
+
+
+_LAYER = _D.register_layer(_TracingLayer())

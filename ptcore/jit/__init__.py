@@ -1,0 +1,39 @@
+"""``ptcore.jit`` (``torch.jit``): trace functions and modules into a graph
+IR, run, optimise, save and load them.
+
+* :func:`trace` / :func:`trace_module` record a program's op calls through
+  the tracing layer of the dispatch point into a graph
+  (:class:`ScriptFunction`, :class:`ScriptModule`: ``.graph``, ``.code``).
+* :func:`save` / :func:`load`: one zip file with the graphs (op names and
+  encoded arguments, no code, no pickle) and the tensors.
+* :func:`freeze` / :func:`optimize_for_inference`: inline the weights, fold
+  constants and batch norms, remove dead and repeated nodes.
+
+``script`` (compiling Python source with control flow) is not available yet;
+it raises a clear error naming :func:`trace` as the alternative.
+"""
+from ptcore._dispatch.tracing import TracerWarning
+from ptcore.jit._ir import JitError, Graph
+from ptcore.jit._trace import trace, trace_module, TracingCheckError
+from ptcore.jit._script_module import ScriptModule, ScriptFunction, RecursiveScriptModule
+from ptcore.jit._serialization import save, load
+from ptcore.jit._passes import freeze, optimize_for_inference
+from ptcore.jit._annotations import (  # noqa: F401
+    Final, annotate, ignore, unused, export, is_scripting, is_tracing, fork, wait, Future,
+    Attribute, interface, script_if_tracing, copy, enable_onednn_fusion, onednn_fusion_enabled,
+)
+
+__all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimize_for_inference",
+           "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracerWarning",
+           "TracingCheckError", "JitError", "Graph", "Final", "annotate", "ignore", "unused",
+           "export", "is_scripting", "is_tracing", "fork", "wait", "Future", "Attribute",
+           "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled"]
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """``torch.jit.script`` compiles Python source; ptcore cannot do that yet."""
+    raise NotImplementedError(
+        f"ptcore.jit.script is not supported yet (scripting {getattr(obj, '__name__', obj)!r} "
+        "needs a compiler for the TorchScript subset of Python); use "
+        "ptcore.jit.trace(module, example_inputs), which records the same graph for code "
+        "without data-dependent control flow")

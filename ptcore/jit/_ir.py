@@ -1,0 +1,373 @@
+"""The graph IR of ``ptcore.jit``: a :class:`Graph` is a list of
+:class:`Node` s in execution order over SSA :class:`Value` s.
+
+A node calls one op of the operator table, named by its table key
+(``namespace``, ``name``) — ``("ptcore", "add")``, ``("Tensor", "view")``,
+``("nn.functional", "linear")`` — with arguments encoded as plain data:
+``{"v": n}`` for value ``n``, lists, tuples, numbers, strings, None, and
+tagged forms for dtypes, devices, slices, ``...`` and sizes.  The encoding is
+JSON-compatible, which is how graphs are saved: a graph file names ops, it
+never holds code.
+"""
+import math
+
+import ptcore
+from ptcore._dispatch.table import lookup
+
+__all__ = ["Value", "Node", "Graph", "encode_const", "decode", "resolve_op", "JitError"]
+
+
+class JitError(RuntimeError):
+    """A graph or a file that ``ptcore.jit`` cannot build, check or load."""
+
+
+class Value:
+    """One SSA value: a graph input, a parameter or buffer (``name`` is its
+    qualified attribute name), a constant tensor, or a node output."""
+    __slots__ = ("id", "kind", "name", "dtype", "shape", "device", "const")
+
+    def __init__(self, id, kind, name=None, dtype=None, shape=None, device=None, const=None):
+        self.id = id
+        self.kind = kind            # "input", "param", "const", "node"
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.device = device
+        self.const = const          # the tensor of a "const" value
+
+    @classmethod
+    def of_tensor(cls, id, kind, t, name=None):
+        return cls(id, kind, name, str(t.dtype).replace("ptcore.", ""), tuple(t.shape),
+                   str(t.device), t if kind == "const" else None)
+
+    def type_str(self):
+        if self.dtype is None:
+            return "Tensor"
+        dt = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+              "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+              "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
+            self.dtype, self.dtype)
+        return f"{dt}({', '.join(map(str, self.shape))}, device={self.device})"
+
+    def ref(self):
+        return f"%self.{self.name}" if self.kind == "param" else f"%{self.id}"
+
+
+class Node:
+    """One op call: ``op`` is its table key; ``args``/``kwargs`` encoded; ``outputs`` is the
+    encoded structure of its result (value references where it holds tensors)."""
+    __slots__ = ("op", "args", "kwargs", "outputs", "_fn")
+
+    def __init__(self, op, args, kwargs, outputs):
+        self.op = tuple(op)
+        self.args = args
+        self.kwargs = kwargs
+        self.outputs = outputs
+        self._fn = None
+
+    def fn(self):
+        if self._fn is None:
+            self._fn = resolve_op(self.op)
+        return self._fn
+
+    def input_ids(self):
+        out = []
+        _collect(self.args, out)
+        for a in self.kwargs.values():
+            _collect(a, out)
+        return out
+
+    def output_ids(self):
+        out = []
+        _collect(self.outputs, out)
+        return out
+
+    def qualname(self):
+        ns, name = self.op
+        return {"ptcore": "ptcore", "Tensor": "ptcore.Tensor",
+                "nn.functional": "ptcore.nn.functional", "linalg": "ptcore.linalg"}.get(
+            ns, "ptcore." + ns) + "." + name
+
+
+class Graph:
+    """Inputs, values, nodes and outputs of one traced method."""
+
+    def __init__(self):
+        self.values = {}            # id -> Value
+        self.inputs = []            # ids of the graph inputs, in order
+        self.nodes = []
+        self.outputs = None         # encoded structure of the result
+
+    def new_value(self, kind, t=None, name=None):
+        vid = max(self.values, default=-1) + 1
+        v = Value.of_tensor(vid, kind, t, name) if t is not None else Value(vid, kind, name)
+        self.values[vid] = v
+        return v
+
+    def params(self):
+        return [v for v in self.values.values() if v.kind == "param"]
+
+    # ------------------------------------------------------------------ text
+    def __str__(self):
+        vals = self.values
+        ins = [f"%{i} : {vals[i].type_str()}" for i in self.inputs]
+        ins += [f"{v.ref()} : {v.type_str()}" for v in self.params()]
+        lines = ["graph(" + ",\n      ".join(ins) + "):"]
+        for v in vals.values():
+            if v.kind == "const":
+                lines.append(f"  %{v.id} : {v.type_str()} = prim::Constant[value=<Tensor>]()")
+        for n in self.nodes:
+            outs = n.output_ids()
+            lhs = ", ".join(f"%{i} : {vals[i].type_str()}" for i in outs) if outs else "_"
+            args = [_text(a, vals) for a in n.args]
+            args += [f"{k}={_text(a, vals)}" for k, a in n.kwargs.items()]
+            lines.append(f"  {lhs} = {n.op[0]}::{n.op[1]}({', '.join(args)})")
+        lines.append(f"  return ({_text(self.outputs, vals)})")
+        return "\n".join(lines) + "\n"
+
+    def code(self, method="forward", has_self=True):
+        """Python-like text of the graph (``ScriptModule.code``)."""
+        vals = self.values
+
+        def name(v):
+            if v.kind == "input":
+                return f"input_{self.inputs.index(v.id)}"
+            if v.kind == "param":
+                out = "self"
+                for part in v.name.split("."):
+                    out = f"{out}.{part}" if part.isidentifier() else f'getattr({out}, "{part}")'
+                return out
+            return f"_{v.id}"
+        params = (["self"] if has_self else []) + [f"input_{i}" for i in range(len(self.inputs))]
+        lines = [f"def {method}({', '.join(params)}):"]
+        for v in vals.values():
+            if v.kind == "const":
+                lines.append(f"    _{v.id} = CONSTANTS.c{v.id}")
+        for n in self.nodes:
+            outs = n.output_ids()
+            lhs = ", ".join(f"_{i}" for i in outs) if outs else "_"
+            args = [_pycode(a, vals, name) for a in n.args]
+            args += [f"{k}={_pycode(a, vals, name)}" for k, a in n.kwargs.items()]
+            lines.append(f"    {lhs} = {n.qualname()}({', '.join(args)})")
+        lines.append(f"    return {_pycode(self.outputs, vals, name)}")
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ (de)serialise
+    def to_json(self):
+        return {
+            "values": [[v.id, v.kind, v.name, v.dtype, list(v.shape) if v.shape is not None
+                        else None, v.device] for v in self.values.values()],
+            "inputs": list(self.inputs),
+            "nodes": [[list(n.op), n.args, n.kwargs, n.outputs] for n in self.nodes],
+            "outputs": self.outputs,
+        }
+
+    @classmethod
+    def from_json(cls, data, constants):
+        g = cls()
+        try:
+            for vid, kind, name, dtype, shape, device in data["values"]:
+                if kind not in ("input", "param", "const", "node") or not isinstance(vid, int):
+                    raise JitError(f"bad value record {vid!r}")
+                g.values[vid] = Value(vid, kind, name, dtype,
+                                      tuple(shape) if shape is not None else None, device,
+                                      constants.get(vid) if kind == "const" else None)
+                if kind == "const" and vid not in constants:
+                    raise JitError(f"constant %{vid} has no tensor in the file")
+            g.inputs = [int(i) for i in data["inputs"]]
+            for op, args, kwargs, outputs in data["nodes"]:
+                if not (isinstance(op, list) and len(op) == 2 and all(isinstance(p, str)
+                                                                      for p in op)):
+                    raise JitError(f"bad op name {op!r}")
+                if not isinstance(kwargs, dict):
+                    raise JitError(f"bad keyword arguments for {op!r}")
+                g.nodes.append(Node(op, args, kwargs, outputs))
+            g.outputs = data["outputs"]
+        except (KeyError, TypeError, ValueError) as e:
+            raise JitError(f"malformed graph: {e}") from None
+        g.check()
+        return g
+
+    def check(self):
+        """Every op is in the operator table and every value is defined before use."""
+        defined = {v.id for v in self.values.values() if v.kind != "node"}
+        for n in self.nodes:
+            resolve_op(n.op)
+            for i in n.input_ids():
+                if i not in defined:
+                    raise JitError(f"{n.op[0]}::{n.op[1]} uses %{i} before it is defined")
+            for i in n.output_ids():
+                if i not in self.values:
+                    raise JitError(f"{n.op[0]}::{n.op[1]} defines unknown value %{i}")
+                defined.add(i)
+        out = []
+        _collect(self.outputs, out)
+        for i in out:
+            if i not in defined:
+                raise JitError(f"the graph returns %{i}, which is never defined")
+
+
+# ---------------------------------------------------------------------------
+# argument encoding
+# ---------------------------------------------------------------------------
+
+_DTYPES = None
+
+
+def _dtype_by_name(name):
+    global _DTYPES
+    if _DTYPES is None:
+        _DTYPES = {str(getattr(ptcore, n)).replace("ptcore.", ""): getattr(ptcore, n)
+                   for n in dir(ptcore) if isinstance(getattr(ptcore, n, None), ptcore.dtype)}
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise JitError(f"unknown dtype {name!r}") from None
+
+
+def encode_const(x):
+    """The encoding of a non-tensor argument, or raise TypeError."""
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else {"float": repr(x)}
+    if isinstance(x, complex):
+        return {"complex": [encode_const(x.real), encode_const(x.imag)]}
+    if isinstance(x, ptcore.dtype):
+        return {"dtype": str(x).replace("ptcore.", "")}
+    if isinstance(x, ptcore.device):
+        return {"device": str(x)}
+    if isinstance(x, slice):
+        return {"slice": [encode_const(x.start), encode_const(x.stop), encode_const(x.step)]}
+    if x is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(x, ptcore.Size):
+        return {"size": [int(i) for i in x]}
+    mf = getattr(ptcore, "memory_format", None)
+    if mf is not None and isinstance(x, mf):
+        return {"memory_format": str(x).replace("ptcore.", "")}
+    raise TypeError(f"cannot record an argument of type {type(x).__name__} in a graph")
+
+
+def decode(x, env):
+    """The Python object of encoded ``x``; value references read from ``env``."""
+    if type(x) is dict:
+        if "v" in x:
+            return env[x["v"]]
+        if "list" in x:
+            return [decode(a, env) for a in x["list"]]
+        if "tuple" in x:
+            return tuple(decode(a, env) for a in x["tuple"])
+        if "dtype" in x:
+            return _dtype_by_name(x["dtype"])
+        if "device" in x:
+            return ptcore.device(x["device"])
+        if "slice" in x:
+            return slice(*(decode(a, env) for a in x["slice"]))
+        if "ellipsis" in x:
+            return Ellipsis
+        if "size" in x:
+            return ptcore.Size(x["size"])
+        if "float" in x:
+            return float(x["float"])
+        if "complex" in x:
+            return complex(decode(x["complex"][0], env), decode(x["complex"][1], env))
+        if "memory_format" in x:
+            return getattr(ptcore, x["memory_format"])
+        if "dict" in x:
+            return {k: decode(v, env) for k, v in x["dict"]}
+        raise JitError(f"unknown encoded argument {x!r}")
+    return x
+
+
+def _collect(x, out):
+    if type(x) is dict:
+        if "v" in x:
+            out.append(x["v"])
+            return
+        for k in ("list", "tuple"):
+            if k in x:
+                for a in x[k]:
+                    _collect(a, out)
+        if "dict" in x:
+            for _, a in x["dict"]:
+                _collect(a, out)
+    elif type(x) in (list, tuple):
+        for a in x:
+            _collect(a, out)
+
+
+def _text(x, vals):
+    if type(x) is dict:
+        if "v" in x:
+            return vals[x["v"]].ref()
+        if "list" in x:
+            return "[" + ", ".join(_text(a, vals) for a in x["list"]) + "]"
+        if "tuple" in x:
+            return "(" + ", ".join(_text(a, vals) for a in x["tuple"]) + ")"
+        k, v = next(iter(x.items()))
+        return f"{k}:{v}"
+    return repr(x)
+
+
+def _pycode(x, vals, name):
+    if type(x) is dict:
+        if "v" in x:
+            return name(vals[x["v"]])
+        if "list" in x:
+            return "[" + ", ".join(_pycode(a, vals, name) for a in x["list"]) + "]"
+        if "tuple" in x:
+            inner = ", ".join(_pycode(a, vals, name) for a in x["tuple"])
+            return f"({inner},)" if len(x["tuple"]) == 1 else f"({inner})"
+        if "dtype" in x:
+            return "ptcore." + x["dtype"]
+        if "device" in x:
+            return f"ptcore.device({x['device']!r})"
+        if "slice" in x:
+            a, b, c = (_pycode(p, vals, name) for p in x["slice"])
+            return f"slice({a}, {b}, {c})"
+        if "ellipsis" in x:
+            return "..."
+        if "size" in x:
+            return repr(tuple(x["size"]))
+        if "float" in x:
+            return f"float({x['float']!r})"
+        return repr(decode(x, {}))
+    return repr(x)
+
+
+# ---------------------------------------------------------------------------
+# op resolution: only ops of the operator table
+# ---------------------------------------------------------------------------
+
+_NAMESPACES = {"ptcore": lambda: ptcore, "Tensor": lambda: ptcore.Tensor,
+               "nn.functional": lambda: __import__("ptcore.nn.functional",
+                                                   fromlist=["_"]),
+               "linalg": lambda: ptcore.linalg}
+
+
+def resolve_op(op):
+    """The callable of table op ``op`` = (namespace, name); JitError if the
+    table has no such op (a graph can call nothing else)."""
+    ns, name = op
+    d = lookup(name, ns)
+    if d is None:
+        raise JitError(f"unknown op {ns}::{name}: not in ptcore's operator table")
+    owner = _NAMESPACES.get(ns)
+    if owner is None:
+        raise JitError(f"unknown op namespace {ns!r}")
+    fn = getattr(owner(), name, None)
+    if fn is None:
+        raise JitError(f"op {ns}::{name} is declared but not bound")
+    if ns == "Tensor" and d.kind == "core":
+        # the entry (seen by layers), whichever of entry or Cython method is bound now
+        fn = _core_entry(name) or fn
+    return fn
+
+
+def _core_entry(name):
+    from ptcore._dispatch import dispatcher as D
+    for cls, n, _own, entry in D._CORE_ENTRIES:
+        if n == name:
+            return entry
+    return None

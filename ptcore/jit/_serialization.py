@@ -1,0 +1,192 @@
+"""``ptcore.jit.save`` / ``load``: one zip file holding the graphs (JSON:
+op names from the operator table and encoded arguments — no code, no pickle)
+and the tensors (raw little-endian bytes with dtype and shape).  Loading
+needs neither the model's class nor pickle, runs nothing from the file, and
+checks every record (ops must be in the table, sizes must match)."""
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore.jit._ir import Graph, JitError, _dtype_by_name
+
+__all__ = ["save", "load"]
+
+_FORMAT = "ptcore.jit/1"
+_MAX_JSON = 1 << 30
+
+
+def _tensor_bytes(t):
+    t = t.detach().contiguous().cpu()
+    n = t.numel() * t.element_size()
+    if n == 0:
+        return b""
+    return t.reshape(-1).view(ptcore.uint8).numpy().tobytes()
+
+
+def _tensor_from(raw, dtype_name, shape, device):
+    dt = _dtype_by_name(dtype_name)
+    numel = 1
+    for s in shape:
+        if not isinstance(s, int) or s < 0:
+            raise JitError(f"bad tensor shape {shape!r}")
+        numel *= s
+    itemsize = ptcore.empty(0, dtype=dt).element_size()
+    if len(raw) != numel * itemsize:
+        raise JitError(f"tensor data has {len(raw)} bytes; a {dtype_name} tensor of shape "
+                       f"{list(shape)} needs {numel * itemsize}")
+    if numel == 0:
+        t = ptcore.empty(shape, dtype=dt)
+    else:
+        u8 = ptcore.from_numpy(np.frombuffer(raw, dtype=np.uint8).copy())
+        t = u8.view(dt).reshape(shape)
+    return t.to(device) if device is not None else t
+
+
+def _module_tree(m):
+    return {"name": getattr(m, "_original_name", type(m).__name__), "training": m.training,
+            "params": [n for n, p in m._parameters.items() if p is not None],
+            "buffers": [n for n, b in m._buffers.items() if b is not None],
+            "nonpersistent": sorted(getattr(m, "_non_persistent_buffers_set", ())),
+            "requires_grad": {n: bool(p.requires_grad) for n, p in m._parameters.items()
+                              if p is not None},
+            "children": {n: _module_tree(c) for n, c in m._modules.items() if c is not None}}
+
+
+def save(m, f, _extra_files=None):
+    """Save a traced module or function to ``f`` (a path or a binary file)."""
+    from ptcore.jit._script_module import ScriptModule, ScriptFunction
+    if isinstance(m, ScriptModule):
+        graphs, kind = m._graphs, "module"
+        tensors = dict(m.named_parameters(remove_duplicate=False))
+        tensors.update(m.named_buffers(remove_duplicate=False))
+        tree = _module_tree(m)
+        name = m._original_name
+    elif isinstance(m, ScriptFunction):
+        graphs, kind, tensors, tree, name = {"forward": m.graph}, "function", {}, None, m.name
+    else:
+        raise TypeError(f"ptcore.jit.save: expected a ScriptModule or ScriptFunction (from "
+                        f"ptcore.jit.trace), got {type(m).__name__}")
+    meta = {"format": _FORMAT, "kind": kind, "name": name, "tree": tree, "tensors": {},
+            "graphs": {}}
+    blobs = {}
+    for key, t in tensors.items():
+        meta["tensors"]["p:" + key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
+        blobs["p:" + key] = _tensor_bytes(t)
+    for method, g in graphs.items():
+        meta["graphs"][method] = g.to_json()
+        for v in g.values.values():
+            if v.kind == "const":
+                key = f"c:{method}:{v.id}"
+                meta["tensors"][key] = [str(v.const.dtype).replace("ptcore.", ""),
+                                        list(v.const.shape)]
+                blobs[key] = _tensor_bytes(v.const)
+    own = isinstance(f, (str, os.PathLike))
+    fh = open(f, "wb") if own else f
+    try:
+        with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("model/meta.json", json.dumps(meta))
+            for i, (key, raw) in enumerate(blobs.items()):
+                z.writestr(f"model/tensors/{i}", raw)
+                meta["tensors"][key].append(i)
+            z.writestr("model/index.json", json.dumps({k: v[2] for k, v in
+                                                       meta["tensors"].items()}))
+            for k, v in (_extra_files or {}).items():
+                z.writestr("extra/" + k, v if isinstance(v, bytes) else str(v).encode())
+    finally:
+        if own:
+            fh.close()
+
+
+def _read(z, name):
+    try:
+        info = z.getinfo(name)
+    except KeyError:
+        raise JitError(f"not a ptcore.jit file: {name} is missing") from None
+    if info.file_size > _MAX_JSON and name.endswith(".json"):
+        raise JitError(f"{name} is implausibly large ({info.file_size} bytes)")
+    return z.read(name)
+
+
+def load(f, map_location=None, _extra_files=None):
+    """Load what :func:`save` wrote (``torch.jit.load``)."""
+    from ptcore.jit._script_module import ScriptModule, ScriptFunction
+    device = None
+    if map_location is not None:
+        device = ptcore.device(map_location) if not isinstance(map_location, ptcore.device) \
+            else map_location
+    own = isinstance(f, (str, os.PathLike))
+    data = open(f, "rb").read() if own else f.read()
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        if data[:2] == b"PK":
+            raise JitError("ptcore.jit.load: the file is truncated or corrupt") from None
+        raise JitError("ptcore.jit.load: not a zip archive (expected a file written by "
+                       "ptcore.jit.save)") from None
+    with z:
+        names = z.namelist()
+        if "model/meta.json" not in names and any(n.endswith("/data.pkl") for n in names):
+            raise JitError("ptcore.jit.load: this is a TorchScript archive written by "
+                           "torch.jit.save; ptcore cannot read those yet (it reads files "
+                           "written by ptcore.jit.save)")
+        try:
+            meta = json.loads(_read(z, "model/meta.json"))
+            index = json.loads(_read(z, "model/index.json"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise JitError(f"ptcore.jit.load: corrupt metadata: {e}") from None
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise JitError("ptcore.jit.load: unknown format "
+                           f"{meta.get('format') if isinstance(meta, dict) else meta!r}")
+        tensors = {}
+        try:
+            for key, (dtype, shape) in ((k, v[:2]) for k, v in meta["tensors"].items()):
+                raw = _read(z, f"model/tensors/{int(index[key])}")
+                tensors[key] = _tensor_from(raw, dtype, shape, device)
+        except (KeyError, TypeError, ValueError) as e:
+            raise JitError(f"ptcore.jit.load: corrupt tensor records: {e}") from None
+        if _extra_files is not None:
+            for k in list(_extra_files):
+                name = "extra/" + k
+                _extra_files[k] = z.read(name) if name in names else b""
+    graphs = {}
+    for method, gj in meta["graphs"].items():
+        consts = {int(k.split(":")[2]): t for k, t in tensors.items()
+                  if k.startswith(f"c:{method}:")}
+        graphs[method] = Graph.from_json(gj, consts)
+    if meta["kind"] == "function":
+        return ScriptFunction(graphs["forward"], meta.get("name", "fn"))
+    sm = _build(meta["tree"], tensors, "")
+    object.__setattr__(sm, "_graphs", graphs)
+    return sm
+
+
+def _build(tree, tensors, prefix):
+    from ptcore.jit._script_module import ScriptModule
+    from ptcore.nn import Parameter
+    if not isinstance(tree, dict):
+        raise JitError("ptcore.jit.load: corrupt module tree")
+    sm = ScriptModule()
+    object.__setattr__(sm, "_original_name", str(tree.get("name", "Module")))
+    sm.training = bool(tree.get("training", False))
+    rg = tree.get("requires_grad", {})
+    for n in tree.get("params", ()):
+        t = _need(tensors, "p:" + prefix + n)
+        sm._parameters[n] = Parameter(t, requires_grad=bool(rg.get(n, True)))
+    for n in tree.get("buffers", ()):
+        sm._buffers[n] = _need(tensors, "p:" + prefix + n)
+    sm._non_persistent_buffers_set = set(tree.get("nonpersistent", ()))
+    for n, child in tree.get("children", {}).items():
+        sm._modules[n] = _build(child, tensors, prefix + n + ".")
+    return sm
+
+
+def _need(tensors, key):
+    t = tensors.get(key)
+    if t is None or not isinstance(t, _TensorBase):
+        raise JitError(f"ptcore.jit.load: the file has no tensor for {key[2:]!r}")
+    return t

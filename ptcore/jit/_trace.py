@@ -1,0 +1,197 @@
+"""``ptcore.jit.trace`` / ``trace_module``: run a function or module once on
+example inputs with the tracing layer of the dispatch point on, recording
+each op call into a :class:`~ptcore.jit._ir.Graph`."""
+import warnings
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch import tracing as _tracing
+from ptcore._dispatch.tracing import TracerWarning
+from ptcore.jit._ir import Graph, Node, JitError, encode_const
+
+__all__ = ["trace", "trace_module", "TracingCheckError"]
+
+
+class TracingCheckError(Exception):
+    """The traced graph does not reproduce the program's outputs (``check_trace``)."""
+
+
+_CONVERSION_MSG = ("Converting a tensor to a Python {what} might cause the trace to be incorrect. "
+                   "We can't record the data flow of Python values, so this value will be treated "
+                   "as a constant in the future. This means that the trace might not generalize to "
+                   "other inputs!")
+
+
+class _Tracer:
+    """Builds a graph from the op calls the tracing layer reports."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.env = {}           # id(tensor) -> (tensor, value id): keeps the tensor alive
+        self.warned = set()
+
+    def add_input(self, t, kind="input", name=None):
+        v = self.graph.new_value(kind, t, name)
+        self.env[id(t)] = (t, v.id)
+        return v.id
+
+    def encode(self, x, opname):
+        if isinstance(x, _TensorBase):
+            hit = self.env.get(id(x))
+            if hit is not None and hit[0] is x:
+                return {"v": hit[1]}
+            # a tensor the trace did not make: a constant of the graph
+            c = x.detach()
+            v = self.graph.new_value("const", c)
+            self.env[id(x)] = (x, v.id)
+            return {"v": v.id}
+        if type(x) is list:
+            return {"list": [self.encode(a, opname) for a in x]}
+        if isinstance(x, tuple) and not isinstance(x, ptcore.Size):
+            return {"tuple": [self.encode(a, opname) for a in x]}
+        try:
+            return encode_const(x)
+        except TypeError as e:
+            raise JitError(f"ptcore.jit.trace: {opname}: {e}") from None
+
+    def bind(self, out):
+        if isinstance(out, _TensorBase):
+            v = self.graph.new_value("node", out)
+            self.env[id(out)] = (out, v.id)
+            return {"v": v.id}
+        if isinstance(out, (tuple, list)) and not isinstance(out, ptcore.Size):
+            items = [self.bind(a) for a in out]
+            return {"list": items} if type(out) is list else {"tuple": items}
+        return None
+
+    def record(self, opdef, args, kwargs, out):
+        name = f"{opdef.namespace}::{opdef.name}"
+        enc_args = [self.encode(a, name) for a in args]
+        enc_kwargs = {k: self.encode(v, name) for k, v in kwargs.items()}
+        self.graph.nodes.append(Node((opdef.namespace, opdef.name), enc_args, enc_kwargs,
+                                     self.bind(out)))
+
+    def converted(self, name, what):
+        if what not in self.warned:
+            self.warned.add(what)
+            warnings.warn(_CONVERSION_MSG.format(what=what), TracerWarning, stacklevel=4)
+
+    def finish(self, out):
+        if isinstance(out, _TensorBase) or isinstance(out, (tuple, list)):
+            self.graph.outputs = self._output(out)
+        else:
+            raise JitError("ptcore.jit.trace: the traced function must return tensors (or "
+                           f"tuples/lists of tensors), not {type(out).__name__}")
+        return self.graph
+
+    def _output(self, out):
+        if isinstance(out, _TensorBase):
+            return self.encode(out, "return")
+        if isinstance(out, (tuple, list)):
+            items = [self._output(a) for a in out]
+            return {"list": items} if type(out) is list else {"tuple": items}
+        if isinstance(out, dict):
+            return {"dict": [[k, self._output(v)] for k, v in out.items()]}
+        return self.encode(out, "return")
+
+
+def _as_tuple(example_inputs):
+    if isinstance(example_inputs, _TensorBase):
+        return (example_inputs,)
+    if isinstance(example_inputs, (tuple, list)):
+        return tuple(example_inputs)
+    raise TypeError("ptcore.jit.trace: example_inputs must be a Tensor or a tuple of Tensors, "
+                    f"not {type(example_inputs).__name__}")
+
+
+def _trace_graph(fn, inputs, module=None):
+    tracer = _Tracer()
+    for t in inputs:
+        if not isinstance(t, _TensorBase):
+            raise TypeError("ptcore.jit.trace: example inputs must be tensors, got "
+                            f"{type(t).__name__}")
+        tracer.graph.inputs.append(tracer.add_input(t))
+    if module is not None:
+        for name, p in module.named_parameters():
+            tracer.add_input(p, "param", name)
+        for name, b in module.named_buffers():
+            if b is not None:
+                tracer.add_input(b, "param", name)
+    with _tracing.tracing(tracer):
+        out = fn(*inputs)
+    return tracer.finish(out), out
+
+
+def _compare(expected, got, where, rtol, atol):
+    if isinstance(expected, _TensorBase):
+        if not isinstance(got, _TensorBase) or tuple(expected.shape) != tuple(got.shape) or \
+                expected.dtype is not got.dtype:
+            raise TracingCheckError(f"{where}: the graph's output differs in shape or dtype")
+        if not ptcore.allclose(expected.detach(), got.detach(), rtol=rtol, atol=atol,
+                               equal_nan=True):
+            raise TracingCheckError(
+                f"{where}: the graph's output differs from the traced program's "
+                f"(largest difference {float((expected.detach() - got.detach()).abs().max())}); "
+                "the program may depend on Python values or call code the trace cannot see")
+    elif isinstance(expected, (tuple, list)):
+        for a, b in zip(expected, got):
+            _compare(a, b, where, rtol, atol)
+
+
+def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
+          check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
+          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
+    """Trace ``func`` (a function or an ``nn.Module``) on ``example_inputs``
+    into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.trace``)."""
+    from ptcore.jit._script_module import ScriptFunction
+    from ptcore.nn import Module
+    if example_kwarg_inputs is not None:
+        raise NotImplementedError("ptcore.jit.trace: example_kwarg_inputs is not supported; "
+                                  "pass the inputs positionally")
+    if isinstance(func, Module):
+        return trace_module(func, {"forward": example_inputs}, check_trace=check_trace,
+                            check_inputs=([{"forward": c} for c in check_inputs]
+                                          if check_inputs else None),
+                            check_tolerance=check_tolerance)
+    if not callable(func):
+        raise TypeError(f"ptcore.jit.trace: expected a function or Module, got {type(func)}")
+    inputs = _as_tuple(example_inputs)
+    graph, out = _trace_graph(func, inputs)
+    sf = ScriptFunction(graph, getattr(func, "__name__", "fn"))
+    if check_trace:
+        for chk in [inputs] + [_as_tuple(c) for c in (check_inputs or ())]:
+            ref = func(*chk) if chk is not inputs else out
+            _compare(ref, sf(*chk), f"ptcore.jit.trace of {sf.name}", check_tolerance,
+                     check_tolerance)
+    return sf
+
+
+def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
+                 check_tolerance=1e-5, strict=True, _force_outplace=False,
+                 _module_class=None, _compilation_unit=None, example_inputs_is_kwarg=False,
+                 _store_inputs=True):
+    """Trace the methods of ``mod`` named in ``inputs`` (name -> example
+    inputs) into a :class:`ScriptModule` (``torch.jit.trace_module``)."""
+    from ptcore.jit._script_module import ScriptModule
+    from ptcore.nn import Module
+    if not isinstance(mod, Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    graphs, outs = {}, {}
+    for method, example in inputs.items():
+        fn = getattr(mod, method)
+        graphs[method], outs[method] = _trace_graph(fn, _as_tuple(example), mod)
+    sm = ScriptModule._from_module(mod, graphs)
+    if check_trace:
+        for method, example in inputs.items():
+            _compare(outs[method], getattr(sm, method)(*_as_tuple(example)),
+                     f"ptcore.jit.trace of {type(mod).__name__}.{method}", check_tolerance,
+                     check_tolerance)
+        for chk in check_inputs or ():
+            for method, example in chk.items():
+                _compare(getattr(mod, method)(*_as_tuple(example)),
+                         getattr(sm, method)(*_as_tuple(example)),
+                         f"ptcore.jit.trace of {type(mod).__name__}.{method}",
+                         check_tolerance, check_tolerance)
+    return sm
