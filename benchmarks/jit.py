@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import paired_median_times, print_cpu, print_table, try_import_torch  # noqa: E402
+from _harness import fmt_time, paired_median_times, print_cpu, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -81,7 +81,6 @@ def main():
     print("| case | ptcore eager | ptcore traced | torch eager | torch trace+freeze | "
           "traced/ptcore eager | traced/torch eager | traced/torch jit |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    from _harness import fmt_time
     for name, (pe, pt, te, tj) in rows:
         r = (lambda a, b: f"{a / b:.2f}" if a and b else "-")
         print(f"| {name} | {fmt_time(pe)} | {fmt_time(pt)} | {fmt_time(te) if te else '-'} | "

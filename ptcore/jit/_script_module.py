@@ -3,7 +3,6 @@ function) and :class:`ScriptModule` (a traced ``nn.Module``, sharing the
 module's parameters and buffers), and the interpreter that runs a graph by
 calling the ops of the operator table — so autograd, autocast and every other
 layer of the dispatch point apply to a traced program as to the eager one."""
-import ptcore
 from ptcore.nn import Module
 from ptcore.jit._ir import decode, JitError
 

@@ -114,7 +114,7 @@ def _read(z, name):
 
 def load(f, map_location=None, _extra_files=None):
     """Load what :func:`save` wrote (``torch.jit.load``)."""
-    from ptcore.jit._script_module import ScriptModule, ScriptFunction
+    from ptcore.jit._script_module import ScriptFunction
     device = None
     if map_location is not None:
         device = ptcore.device(map_location) if not isinstance(map_location, ptcore.device) \
