@@ -174,6 +174,21 @@ static inline float ptc_expf(float x)
     return x != x ? x : y;
 }
 
+/* tanh in float32 from ptc_expf: Cephes' odd polynomial below |x| = 0.625,
+ * 1 - 2 / (exp(2|x|) + 1) above (about 2 ulp); the vector forms below compute
+ * the same operations lane by lane */
+static inline float ptc_tanhf(float x)
+{
+    float ax = fabsf(x);
+    if (ax < 0.625f) {
+        float z = x * x;
+        return copysignf(((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z
+                            - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
+                          - 3.33332819422e-1f) * z * x + x, x);     /* tanh(-0) = -0 */
+    }
+    return copysignf(1.0f - 2.0f / (ptc_expf(ax + ax) + 1.0f), x);
+}
+
 /* Explicitly vectorised contiguous float32 loops for the hot transcendental
  * ops (GCC/Clang vector extensions: SSE2 code by default, an AVX2 clone
  * chosen at load time where the CPU has it).  Same algorithm as ptc_expf. */
@@ -226,6 +241,30 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_expf8(ptc_v8sf x)
     PTC_EXPF_BODY(ptc_v8sf, ptc_v8si, ptc_sel8)
 }
 
+/* tanh on vectors (see ptc_tanhf) */
+#define PTC_TANHF_BODY(VF, VI, SEL, EXPV)                                      \
+    const VF zero = {0};                                                      \
+    VI sign = (VI)x & (int32_t)0x80000000;                                    \
+    VF ax = (VF)((VI)x & 0x7fffffff);                                         \
+    VF large = 1.0f - 2.0f / (EXPV(ax + ax) + 1.0f);                          \
+    large = (VF)((VI)large | sign);                                           \
+    VI small_ = ax < 0.625f;                                                  \
+    VF xc = SEL(small_, x, zero);                                             \
+    VF z = xc * xc;                                                           \
+    VF p = zero - 5.70498872745e-3f;                                          \
+    p = p * z + 2.06390887954e-2f;                                            \
+    p = p * z - 5.37397155531e-2f;                                            \
+    p = p * z + 1.33314422036e-1f;                                            \
+    p = p * z - 3.33332819422e-1f;                                            \
+    VF small = p * z * xc + xc;                                               \
+    small = (VF)((VI)small | sign);          /* tanh(-0) = -0 */              \
+    return SEL(small_, small, large);
+
+static inline __attribute__((always_inline)) ptc_v8sf ptc_tanhf8(ptc_v8sf x)
+{
+    PTC_TANHF_BODY(ptc_v8sf, ptc_v8si, ptc_sel8, ptc_expf8)
+}
+
 #define PTC_MAP_BODY(W, VF, vexpr, sexpr)                                      \
     Py_ssize_t i = 0;                                                         \
     for (; i + (W) <= n; i += (W)) {                                          \
@@ -251,6 +290,11 @@ static inline __attribute__((always_inline)) ptc_v16sf ptc_sel16(ptc_v16si m, pt
 static inline __attribute__((always_inline)) ptc_v16sf ptc_expf16(ptc_v16sf x)
 {
     PTC_EXPF_BODY(ptc_v16sf, ptc_v16si, ptc_sel16)
+}
+
+static inline __attribute__((always_inline)) ptc_v16sf ptc_tanhf16(ptc_v16sf x)
+{
+    PTC_TANHF_BODY(ptc_v16sf, ptc_v16si, ptc_sel16, ptc_expf16)
 }
 
 static int ptc_vec_level(void)
@@ -280,6 +324,7 @@ static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(8, ptc_v
 #endif
 #include <string.h>
 PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf16(x), ptc_expf(x))
+PTC_MAP_F32(ptc_tanh_f32, ptc_tanhf8(x), ptc_tanhf16(x), ptc_tanhf(x))
 PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf16(-x)),
             1.0f / (1.0f + ptc_expf(-x)))
 PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf16(-x)),
@@ -292,6 +337,8 @@ PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)),
 #define PTC_HAVE_VEC_F32 0
 static void ptc_exp_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_expf(a[i]); }
+static void ptc_tanh_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_tanhf(a[i]); }
 static void ptc_sigmoid_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ptc_expf(-a[i])); }
 static void ptc_silu_f32(float *o, const float *a, Py_ssize_t n)

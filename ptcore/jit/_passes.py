@@ -38,6 +38,7 @@ def _uses(graph):
 
 def eliminate_dead_code(graph):
     """Drop pure nodes whose outputs nothing uses (repeat to a fixed point)."""
+    graph.__dict__.pop("_plan", None)
     changed = True
     while changed:
         changed = False
@@ -72,6 +73,7 @@ def _rename(x, mapping):
 def eliminate_common_subexpressions(graph):
     """Replace a pure node that repeats an earlier one (same op, same
     arguments) by the earlier node's outputs."""
+    graph.__dict__.pop("_plan", None)
     seen, mapping, keep = {}, {}, []
     for n in graph.nodes:
         n.args = _rename(n.args, mapping)
@@ -94,6 +96,7 @@ def eliminate_common_subexpressions(graph):
 def fold_constants(graph):
     """Evaluate pure nodes whose inputs are all constants; their outputs
     become constants of the graph."""
+    graph.__dict__.pop("_plan", None)
     keep = []
     for n in graph.nodes:
         ins = n.input_ids()
@@ -123,6 +126,7 @@ def fold_batch_norm(graph):
     """``batch_norm(conv(x, W, b), mean, var, gamma, beta, training=False)``
     (and the same after ``linear``), with every weight a constant, becomes
     one convolution (linear) with folded weights."""
+    graph.__dict__.pop("_plan", None)
     out_ids = []
     _collect(graph.outputs, out_ids)
     keep = list(graph.nodes)

@@ -4,7 +4,7 @@ module's parameters and buffers), and the interpreter that runs a graph by
 calling the ops of the operator table — so autograd, autocast and every other
 layer of the dispatch point apply to a traced program as to the eager one."""
 from ptcore.nn import Module
-from ptcore.jit._ir import decode, JitError
+from ptcore.jit._ir import decode, JitError, Node
 
 __all__ = ["ScriptFunction", "ScriptModule", "run_graph"]
 
@@ -40,7 +40,14 @@ def run_graph(graph, inputs, params=None):
             except (KeyError, TypeError):
                 raise JitError(f"the graph needs parameter or buffer {v.name!r}, which the "
                                "module does not have") from None
-    for n in graph.nodes:
+    steps = graph.__dict__.get("_plan")
+    if steps is None:
+        from ptcore.jit._fusion import plan
+        steps = graph._plan = plan(graph)
+    for n in steps:
+        if type(n) is not Node:
+            n.run(env)          # a fused group
+            continue
         fn = n._fn or n.fn()
         args = [decode(a, env) for a in n.args]
         kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
