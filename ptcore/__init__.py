@@ -257,7 +257,7 @@ _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.ut
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
                  "func": "ptcore.func"}
 _LAZY_MODULES.update(overrides="ptcore.overrides", profiler="ptcore.profiler", cpu="ptcore.cpu",
-                     jit="ptcore.jit")
+                     jit="ptcore.jit", onnx="ptcore.onnx")
 
 
 def __getattr__(name):

@@ -1,0 +1,387 @@
+"""``ptcore.onnx.export``: trace a model with ``ptcore.jit`` and write its
+graph as an ONNX model (opset 17 by default).  Each op of the trace maps to
+ONNX operators; an op with no mapping raises :class:`UnsupportedOperatorError`
+naming it."""
+import inspect
+import math
+import os
+
+import numpy as np
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore.jit._ir import decode, _collect
+from ptcore.onnx import _proto as P
+
+__all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError"]
+
+
+class OnnxExporterError(RuntimeError):
+    """The model cannot be exported as asked."""
+
+
+class UnsupportedOperatorError(OnnxExporterError):
+    """An op of the traced model has no ONNX mapping."""
+
+
+def _np_dtype_name(t):
+    return str(t.dtype).replace("ptcore.", "")
+
+
+def _raw(t):
+    t = t.detach().contiguous().cpu()
+    if t.numel() == 0:
+        return b""
+    return t.reshape(-1).view(ptcore.uint8).numpy().tobytes()
+
+
+class _Builder:
+    def __init__(self, graph, opset):
+        self.g = graph
+        self.opset = opset
+        self.nodes = []
+        self.inits = []
+        self.names = {}
+        self.count = 0
+        self.used = set()           # value ids read by some node
+
+    def fresh(self, base="t"):
+        self.count += 1
+        return f"{base}_{self.count}"
+
+    def const(self, array, dtype):
+        """An initializer holding ``array`` (NumPy) as ONNX ``dtype``."""
+        name = self.fresh("const")
+        arr = np.ascontiguousarray(np.asarray(array, dtype={"float32": np.float32,
+                                                            "float64": np.float64,
+                                                            "int64": np.int64,
+                                                            "float16": np.float16}[dtype]))
+        self.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+        return name
+
+    def add(self, op, inputs, outputs=None, **attrs):
+        outputs = outputs or [self.fresh(op.lower())]
+        self.nodes.append(P.node(op, inputs, outputs, self.fresh("n_" + op), attrs))
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def name(self, enc):
+        if type(enc) is dict and "v" in enc:
+            self.used.add(enc["v"])
+            return self.names[enc["v"]]
+        raise OnnxExporterError(f"expected a tensor argument, got {enc!r}")
+
+    def dtype_of(self, enc):
+        return self.g.values[enc["v"]].dtype
+
+    def operand(self, enc, like):
+        """A tensor operand: a value, or a Python number as a constant of ``like``'s dtype."""
+        if type(enc) is dict and "v" in enc:
+            return self.name(enc)
+        val = decode(enc, {})
+        return self.const(np.array(val), self.dtype_of(like))
+
+
+def _bind(fn, args, kwargs):
+    sig = inspect.signature(fn)
+    b = sig.bind(*args, **kwargs)
+    b.apply_defaults()
+    return b.arguments
+
+
+def _pair(v, n):
+    if isinstance(v, (list, tuple)):
+        return [int(i) for i in v]
+    return [int(v)] * n
+
+
+def _conv(b, node, F, nd):
+    a = _bind(getattr(F, f"conv{nd}d"), node.args, node.kwargs)
+    pad = decode(a["padding"], {})
+    if isinstance(pad, str):
+        if pad != "valid":
+            raise UnsupportedOperatorError(f"conv{nd}d with padding={pad!r}")
+        pad = 0
+    pads = _pair(pad, nd)
+    ins = [b.name(a["input"]), b.name(a["weight"])]
+    if a["bias"] is not None:
+        ins.append(b.name(a["bias"]))
+    return b.add("Conv", ins, strides=_pair(decode(a["stride"], {}), nd), pads=pads + pads,
+                 dilations=_pair(decode(a["dilation"], {}), nd), group=int(a["groups"]))
+
+
+def _pool(b, node, F, kind, nd):
+    a = _bind(getattr(F, f"{kind}_pool{nd}d"), node.args, node.kwargs)
+    k = _pair(decode(a["kernel_size"], {}), nd)
+    stride = decode(a["stride"], {})
+    s = k if stride in (None, [], ()) else _pair(stride, nd)
+    p = _pair(decode(a["padding"], {}), nd)
+    attrs = dict(kernel_shape=k, strides=s, pads=p + p, ceil_mode=int(bool(a["ceil_mode"])))
+    if kind == "max":
+        if a.get("return_indices"):
+            raise UnsupportedOperatorError("max_pool with return_indices=True")
+        attrs["dilations"] = _pair(decode(a["dilation"], {}), nd)
+        return b.add("MaxPool", [b.name(a["input"])], **attrs)
+    if a.get("divisor_override") is not None:
+        raise UnsupportedOperatorError("avg_pool with divisor_override")
+    attrs["count_include_pad"] = int(bool(a["count_include_pad"]))
+    return b.add("AveragePool", [b.name(a["input"])], **attrs)
+
+
+def _shape_arg(node):
+    args = [decode(a, {}) for a in node.args[1:]]
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = list(args[0])
+    return [int(i) for i in args]
+
+
+_UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
+          "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs", "erf": "Erf", "sin": "Sin", "cos": "Cos",
+          "reciprocal": "Reciprocal", "floor": "Floor", "ceil": "Ceil", "contiguous": "Identity",
+          "clone": "Identity", "detach": "Identity"}
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul",
+           "pow": "Pow", "maximum": "Max", "minimum": "Min"}
+
+
+def _convert(b, node, batch_dims):
+    import ptcore.nn.functional as F
+    ns, name = node.op
+    args, kw = node.args, node.kwargs
+    if name in _UNARY and len(args) == 1:
+        return b.add(_UNARY[name], [b.name(args[0])])
+    if name in _BINARY and len(args) == 2 and not kw:
+        x, y = args
+        if type(x) is dict and "v" in x:
+            return b.add(_BINARY[name], [b.name(x), b.operand(y, x)])
+        return b.add(_BINARY[name], [b.operand(x, y), b.name(y)])     # number op tensor
+    if ns == "Tensor" and name in ("__rsub__", "__rtruediv__", "__rdiv__") and len(args) == 2:
+        op = "Sub" if name == "__rsub__" else "Div"
+        return b.add(op, [b.const(np.array(decode(args[1], {})), b.dtype_of(args[0])),
+                          b.name(args[0])])
+    if ns == "nn.functional":
+        if name == "linear":
+            a = _bind(F.linear, args, kw)
+            x, w, bias = a["input"], a["weight"], a["bias"]
+            if len(b.g.values[x["v"]].shape) == 2:
+                ins = [b.name(x), b.name(w)] + ([b.name(bias)] if bias is not None else [])
+                return b.add("Gemm", ins, transB=1)
+            wt = b.add("Transpose", [b.name(w)], perm=[1, 0])
+            y = b.add("MatMul", [b.name(x), wt])
+            return b.add("Add", [y, b.name(bias)]) if bias is not None else y
+        for nd in (1, 2, 3):
+            if name == f"conv{nd}d":
+                return _conv(b, node, F, nd)
+            if name == f"max_pool{nd}d":
+                return _pool(b, node, F, "max", nd)
+            if name == f"avg_pool{nd}d":
+                return _pool(b, node, F, "avg", nd)
+        if name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"):
+            a = _bind(getattr(F, name), args, kw)
+            out = decode(a["output_size"], {})
+            if all(o == 1 for o in (out if isinstance(out, (list, tuple)) else [out])):
+                return b.add("GlobalAveragePool", [b.name(a["input"])])
+            raise UnsupportedOperatorError(f"{name} with output_size={out!r} (only 1)")
+        if name in ("relu", "tanh", "sigmoid"):
+            return b.add(_UNARY[name], [b.name(args[0])])
+        if name == "leaky_relu":
+            a = _bind(F.leaky_relu, args, kw)
+            return b.add("LeakyRelu", [b.name(a["input"])], alpha=float(a["negative_slope"]))
+        if name == "gelu":
+            a = _bind(F.gelu, args, kw)
+            x = b.name(a["input"])
+            dt = b.dtype_of(a["input"])
+            if a["approximate"] == "tanh":
+                inner = b.add("Mul", [x, b.const(np.array(math.sqrt(2 / math.pi)), dt)])
+                cube = b.add("Mul", [b.add("Mul", [x, x]), x])
+                inner = b.add("Add", [inner, b.add("Mul", [cube, b.const(
+                    np.array(0.044715 * math.sqrt(2 / math.pi)), dt)])])
+                t = b.add("Tanh", [inner])
+            else:
+                t = b.add("Erf", [b.add("Div", [x, b.const(np.array(math.sqrt(2.0)), dt)])])
+            one = b.add("Add", [t, b.const(np.array(1.0), dt)])
+            return b.add("Mul", [b.add("Mul", [x, one]), b.const(np.array(0.5), dt)])
+        if name in ("softmax", "log_softmax"):
+            a = _bind(getattr(F, name), args, kw)
+            if a.get("dtype") is not None:
+                raise UnsupportedOperatorError(f"{name} with dtype=")
+            dim = a["dim"]
+            return b.add("Softmax" if name == "softmax" else "LogSoftmax",
+                         [b.name(a["input"])], axis=int(dim))
+        if name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"):
+            a = _bind(getattr(F, name), args, kw)
+            if a["training"]:
+                raise UnsupportedOperatorError(f"{name} in training mode (export in eval mode)")
+            return b.add("Identity", [b.name(a["input"])])
+        if name == "batch_norm":
+            a = _bind(F.batch_norm, args, kw)
+            if a["training"]:
+                raise UnsupportedOperatorError("batch_norm in training mode (call model.eval())")
+            x = a["input"]
+            c = b.g.values[a["running_mean"]["v"]].shape[0]
+            dt = b.dtype_of(x)
+            scale = b.name(a["weight"]) if a["weight"] is not None else b.const(np.ones(c), dt)
+            bias = b.name(a["bias"]) if a["bias"] is not None else b.const(np.zeros(c), dt)
+            return b.add("BatchNormalization", [b.name(x), scale, bias,
+                                                b.name(a["running_mean"]),
+                                                b.name(a["running_var"])],
+                         epsilon=float(a["eps"]), momentum=float(1 - a["momentum"]))
+        if name == "layer_norm":
+            a = _bind(F.layer_norm, args, kw)
+            shape = decode(a["normalized_shape"], {})
+            shape = [shape] if isinstance(shape, int) else list(shape)
+            dt = b.dtype_of(a["input"])
+            scale = b.name(a["weight"]) if a["weight"] is not None else \
+                b.const(np.ones(shape), dt)
+            bias = b.name(a["bias"]) if a["bias"] is not None else b.const(np.zeros(shape), dt)
+            return b.add("LayerNormalization", [b.name(a["input"]), scale, bias],
+                         axis=-len(shape), epsilon=float(a["eps"]))
+        if name == "embedding":
+            a = _bind(F.embedding, args, kw)
+            return b.add("Gather", [b.name(a["weight"]), b.name(a["input"])], axis=0)
+    if ns in ("Tensor", "ptcore") and name in ("flatten",):
+        start = int(decode(args[1], {})) if len(args) > 1 else int(kw.get("start_dim", 0))
+        end = int(decode(args[2], {})) if len(args) > 2 else int(kw.get("end_dim", -1))
+        rank = len(b.g.values[args[0]["v"]].shape)
+        if end % max(rank, 1) != rank - 1:
+            raise UnsupportedOperatorError("flatten that does not end at the last dim")
+        if start == 0:
+            shape = b.const(np.array([-1]), "int64")
+            return b.add("Reshape", [b.name(args[0]), shape])
+        return b.add("Flatten", [b.name(args[0])], axis=start)
+    if ns in ("Tensor", "ptcore") and name in ("view", "reshape"):
+        shape = _shape_arg(node) if ns == "Tensor" else [int(i) for i in decode(args[1], {})]
+        x = args[0]
+        in_shape = b.g.values[x["v"]].shape
+        # a dimension equal to a dynamic axis of the input is copied from it (0)
+        shape = [0 if (i in batch_dims.get(x["v"], ()) and i < len(in_shape) and
+                       s == in_shape[i]) else s for i, s in enumerate(shape)]
+        return b.add("Reshape", [b.name(x), b.const(np.array(shape), "int64")])
+    if ns in ("Tensor", "ptcore") and name in ("t", "transpose", "permute", "swapaxes"):
+        x = args[0]
+        rank = len(b.g.values[x["v"]].shape)
+        if name == "t":
+            perm = list(range(rank))[::-1]
+        elif name == "permute":
+            perm = _shape_arg(node) if ns == "Tensor" else list(decode(args[1], {}))
+            perm = [p % rank for p in perm]
+        else:
+            d0, d1 = (int(decode(a, {})) % rank for a in args[1:3])
+            perm = list(range(rank))
+            perm[d0], perm[d1] = perm[d1], perm[d0]
+        return b.add("Transpose", [b.name(x)], perm=perm)
+    if ns == "ptcore" and name == "cat":
+        items = args[0].get("list", args[0].get("tuple"))
+        dim = int(decode(args[1], {})) if len(args) > 1 else int(kw.get("dim", 0))
+        return b.add("Concat", [b.name(t) for t in items], axis=dim)
+    if ns in ("Tensor", "ptcore") and name in ("mean", "sum") and \
+            (len(args) >= 2 or "dim" in kw) and kw.get("dtype") is None:
+        dim = decode(args[1] if len(args) > 1 else kw["dim"], {})
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        keep = decode(args[2], {}) if len(args) > 2 else kw.get("keepdim", False)
+        if name == "mean" and b.opset < 18:
+            return b.add("ReduceMean", [b.name(args[0])], axes=dims, keepdims=int(bool(keep)))
+        if name == "mean":
+            return b.add("ReduceMean", [b.name(args[0]), b.const(np.array(dims), "int64")],
+                         keepdims=int(bool(keep)))
+        return b.add("ReduceSum", [b.name(args[0]), b.const(np.array(dims), "int64")],
+                     keepdims=int(bool(keep)))
+    raise UnsupportedOperatorError(
+        f"Exporting the operator '{ns}::{name}' to ONNX opset version {b.opset} is not "
+        "supported by ptcore.onnx")
+
+
+def export(model, args, f, export_params=True, verbose=False, training=None,
+           input_names=None, output_names=None, operator_export_type=None,
+           opset_version=None, do_constant_folding=True, dynamic_axes=None,
+           keep_initializers_as_inputs=None, custom_opsets=None,
+           export_modules_as_functions=False, autograd_inlining=True, dynamo=False, **kwargs):
+    """Export ``model`` (an ``nn.Module`` or function), traced on ``args``,
+    to the ONNX file ``f`` (a path or a binary file object)."""
+    from ptcore import jit
+    opset = 17 if opset_version is None else int(opset_version)
+    if opset < 17 or opset > 21:
+        raise OnnxExporterError(f"ptcore.onnx exports opset versions 17-21, not {opset}")
+    if isinstance(args, _TensorBase):
+        args = (args,)
+    args = tuple(a for a in args if not isinstance(a, dict))
+    if isinstance(model, ptcore.nn.Module):
+        was = model.training
+        model.eval()
+        try:
+            with ptcore.no_grad():
+                traced = jit.trace(model, args)
+        finally:
+            model.train(was)
+        g = traced.graph
+        params = dict(model.named_parameters(remove_duplicate=False))
+        params.update(model.named_buffers(remove_duplicate=False))
+    else:
+        with ptcore.no_grad():
+            traced = jit.trace(model, args)
+        g = traced.graph
+        params = {}
+    b = _Builder(g, opset)
+    input_names = list(input_names or [])
+    in_names = [input_names[i] if i < len(input_names) else f"input_{i}"
+                for i in range(len(g.inputs))]
+    dyn = dynamic_axes or {}
+    batch_dims = {}
+    inputs = []
+    for vid, nm in zip(g.inputs, in_names):
+        b.names[vid] = nm
+        v = g.values[vid]
+        axes = _axes(dyn.get(nm), nm)
+        batch_dims[vid] = set(axes)
+        shape = [axes.get(i, s) for i, s in enumerate(v.shape)]
+        inputs.append(P.value_info(nm, v.dtype, shape))
+    for v in g.values.values():
+        if v.kind == "param":
+            b.names[v.id] = v.name
+        elif v.kind == "const":
+            b.names[v.id] = f"const_{v.id}"
+    for n in g.nodes:
+        outs = n.output_ids()
+        if len(outs) != 1:
+            raise UnsupportedOperatorError(f"{n.op[0]}::{n.op[1]} returns {len(outs)} tensors")
+        out_name = _convert(b, n, batch_dims)
+        b.names[outs[0]] = out_name
+        src = n.input_ids()
+        if src and src[0] in batch_dims and n.op[1] not in ("t", "transpose", "permute"):
+            batch_dims[outs[0]] = set(batch_dims[src[0]])
+    out_ids = []
+    _collect(g.outputs, out_ids)
+    # the weights and constants some node reads, as initializers
+    for v in g.values.values():
+        if v.id in b.used or v.id in out_ids:
+            t = params[v.name] if v.kind == "param" else v.const if v.kind == "const" else None
+            if t is not None:
+                b.inits.append(P.tensor(b.names[v.id], _np_dtype_name(t), list(t.shape),
+                                        _raw(t)))
+    output_names = list(output_names or [])
+    outputs = []
+    for i, vid in enumerate(out_ids):
+        nm = output_names[i] if i < len(output_names) else f"output_{i}"
+        b.add("Identity", [b.names[vid]], [nm])
+        v = g.values[vid]
+        axes = _axes(dyn.get(nm), nm)
+        outputs.append(P.value_info(nm, v.dtype, [axes.get(j, s) for j, s in
+                                                   enumerate(v.shape)]))
+    name = type(model).__name__ if isinstance(model, ptcore.nn.Module) else \
+        getattr(model, "__name__", "graph")
+    data = P.model(P.graph(f"main_graph_{name}", b.nodes, b.inits, inputs, outputs), opset,
+                   producer_version=getattr(ptcore, "__version__", "0"))
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(data)
+    else:
+        f.write(data)
+    return None
+
+
+def _axes(spec, name):
+    if spec is None:
+        return {}
+    if isinstance(spec, dict):
+        return {int(k): str(v) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return {int(k): f"{name}_dynamic_axes_{i + 1}" for i, k in enumerate(spec)}
+    raise OnnxExporterError(f"dynamic_axes[{name!r}] must be a dict or a list of axes")

@@ -1,0 +1,115 @@
+"""ptcore.onnx.export: the files pass onnx.checker and ONNX Runtime gives
+eager ptcore's outputs (dynamic batch included); unsupported ops and modes
+are refused clearly."""
+import io
+
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.nn as nn
+import ptcore.nn.functional as F
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def _export(model, args, **kw):
+    buf = io.BytesIO()
+    ptcore.onnx.export(model, args, buf, **kw)
+    data = buf.getvalue()
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    return data, ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+
+
+class LeNetish(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(1, 4, 5, padding=2)
+        self.bn = nn.BatchNorm2d(4)
+        self.c2 = nn.Conv2d(4, 8, 5)
+        self.f1 = nn.Linear(200, 32)
+        self.ln = nn.LayerNorm(32)
+        self.f2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.c1(x))), 2)
+        x = F.avg_pool2d(F.gelu(self.c2(x)), 2)
+        x = x.view(x.size(0), -1)
+        x = self.ln(F.leaky_relu(self.f1(x), 0.1))
+        return F.log_softmax(self.f2(x) * 2.0 + 1.0, dim=1)
+
+
+def _model(name):
+    ptcore.manual_seed(0)
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Dropout(0.5), nn.Linear(16, 3),
+                             nn.Softmax(dim=-1)), (4, 6)
+    if name == "lenet":
+        m = LeNetish()
+        m(ptcore.randn(8, 1, 28, 28))       # running statistics that are not the defaults
+        return m, (2, 1, 28, 28)
+    if name == "cnn":
+        return nn.Sequential(nn.Conv1d(3, 5, 3, stride=2, padding=1), nn.Sigmoid(),
+                             nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(5, 2)), (2, 3, 16)
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "cnn"])
+def test_onnxruntime_matches_eager(name):
+    m, shape = _model(name)
+    m.eval()
+    x = ptcore.randn(*shape)
+    data, sess = _export(m, (x,), input_names=["x"], output_names=["y"])
+    inp = sess.get_inputs()[0]
+    assert inp.name == "x" and list(inp.shape) == list(shape)
+    got = sess.run(None, {"x": x.numpy()})[0]
+    np.testing.assert_allclose(got, m(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_batch():
+    m, shape = _model("lenet")
+    m.eval()
+    data, sess = _export(m, (ptcore.randn(*shape),), input_names=["x"], output_names=["y"],
+                         dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    assert sess.get_inputs()[0].shape[0] == "batch"
+    for bs in (1, 3, 7):
+        x = ptcore.randn(bs, *shape[1:])
+        got = sess.run(None, {"x": x.numpy()})[0]
+        assert got.shape == (bs, 10)
+        np.testing.assert_allclose(got, m(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_export_leaves_training_mode_and_weights_alone(tmp_path):
+    m, shape = _model("mlp")
+    m.train()
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    path = tmp_path / "m.onnx"
+    ptcore.onnx.export(m, ptcore.randn(*shape), str(path))
+    assert m.training
+    for k, v in m.state_dict().items():
+        assert ptcore.equal(v, before[k])
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model)
+    assert model.opset_import[0].version == 17
+    names = {i.name for i in model.graph.initializer}
+    assert "0.weight" in names and "3.bias" in names
+
+
+def test_functions_and_opset_choice():
+    def f(a, b):
+        return ptcore.tanh(a @ b.t()) - 1.0, (a * 3.0).sum(dim=1)
+    a, b = ptcore.randn(3, 4), ptcore.randn(5, 4)
+    data, sess = _export(f, (a, b), opset_version=18)
+    outs = sess.run(None, {"input_0": a.numpy(), "input_1": b.numpy()})
+    for got, exp in zip(outs, f(a, b)):
+        np.testing.assert_allclose(got, exp.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ptcore.onnx.OnnxExporterError):
+        ptcore.onnx.export(f, (a, b), io.BytesIO(), opset_version=9)
+
+
+def test_unsupported_op_is_named():
+    def f(a):
+        return ptcore.cumsum(a, 0)
+    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="cumsum"):
+        ptcore.onnx.export(f, (ptcore.randn(3),), io.BytesIO())
