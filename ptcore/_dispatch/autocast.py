@@ -111,14 +111,150 @@ def _device_type(args, kwargs):
     return None
 
 
-def _widest(args, kwargs):
+def _promote_target(opdef, lower, args, kwargs):
+    """PyTorch's ``promote`` policy: the autocast dtype unless a float32
+    argument makes it float32; float64 arguments are ignored (left as they
+    are); another floating dtype is an error, as in torch."""
     import ptcore
-    best = None
+    target = lower
     for a in list(args) + list((kwargs or {}).values()):
         for t in (a if type(a) in (list, tuple) else (a,)):
-            if isinstance(t, _TensorBase) and t.dtype.is_floating_point:
-                best = t.dtype if best is None else ptcore.promote_types(best, t.dtype)
-    return best
+            if not (isinstance(t, _TensorBase) and t.dtype.is_floating_point):
+                continue
+            d = t.dtype
+            if d is ptcore.float64:
+                continue
+            if target is ptcore.float32 or d is ptcore.float32:
+                target = ptcore.float32
+            elif not (target is lower and d is lower):
+                raise RuntimeError(
+                    f"autocast: {opdef.name} got a {d} tensor while autocasting to {lower}; "
+                    f"its floating arguments must be float32, float64 or {lower}")
+    return target
+
+
+# -- per-device refinements of the table's categories ----------------------
+#
+# The table's "lower" list is CUDA's; PyTorch's CPU list leaves mv, addmv and
+# addr alone.  Some of PyTorch's ops reach a listed op (bmm, mm) only for some
+# arguments (einsum contracting an index, tensordot, inner and matrix_power
+# calling mm), others are single kernels that ptcore composes of listed ops
+# (bilinear: torch's _trilinear is not cast, so its parts must not be either),
+# and multi_head_attention_forward runs every one of its parts in the autocast
+# dtype.  PyTorch's norms take a lower-precision input with float32 parameters
+# and return the input's dtype; F.pad's reflect/replicate modes are
+# float32 ops for 1-d/2-d (replicate also 3-d) padding.
+
+def _ndim(t):
+    return t.dim() if isinstance(t, _TensorBase) else -1
+
+
+def _einsum_category(args, kwargs):
+    if not args or not isinstance(args[0], str):
+        return None
+    eq = args[0].replace(" ", "")
+    ops = args[1:]
+    if len(ops) == 1 and type(ops[0]) in (list, tuple):
+        ops = ops[0]
+    if len(ops) < 2:
+        return None
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    seen = {}
+    for term in terms:
+        for c in set(term.replace(".", "")):
+            seen[c] = seen.get(c, 0) + 1
+    if not arrow:
+        counts = {}
+        for c in lhs.replace(",", "").replace(".", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(c for c in counts if counts[c] == 1)
+    return "lower" if any(n >= 2 and c not in out for c, n in seen.items()) else None
+
+
+def _tensordot_category(args, kwargs):
+    a = args[0] if args else kwargs.get("a")
+    b = args[1] if len(args) > 1 else kwargs.get("b")
+    dims = args[2] if len(args) > 2 else kwargs.get("dims", 2)
+    if isinstance(dims, _TensorBase):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        n = dims
+    elif type(dims) in (list, tuple) and len(dims) == 2 and type(dims[0]) in (list, tuple):
+        n = len(dims[0])
+    else:
+        n = 1
+    # a full contraction (0-d result) is a dot product: not cast on CPU
+    return None if n == _ndim(a) and n == _ndim(b) else "lower"
+
+
+def _inner_category(args, kwargs):
+    a = args[0] if args else kwargs.get("input")
+    b = args[1] if len(args) > 1 else kwargs.get("other")
+    da, db = _ndim(a), _ndim(b)
+    return "lower" if da >= 1 and db >= 1 and not (da == 1 and db == 1) else None
+
+
+def _matrix_power_category(args, kwargs):
+    n = args[1] if len(args) > 1 else kwargs.get("n", 0)
+    return "lower" if isinstance(n, int) and n >= 2 else None
+
+
+def _pad_category(args, kwargs):
+    pad = args[1] if len(args) > 1 else kwargs.get("pad", ())
+    mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+    k = len(pad) // 2
+    if (mode == "reflect" and k in (1, 2)) or (mode == "replicate" and k in (1, 2, 3)):
+        return "fp32"
+    return None
+
+
+def _const(cat):
+    return lambda args, kwargs: cat
+
+
+_CPU_RULES = {
+    "mv": _const(None), "addmv": _const(None), "addr": _const(None),
+    "einsum": _einsum_category, "tensordot": _tensordot_category, "inner": _inner_category,
+    "matrix_power": _matrix_power_category, "pad": _pad_category,
+    "bilinear": _const("off"), "multi_head_attention_forward": _const("lower"),
+    "batch_norm": _const("norm"), "layer_norm": _const("norm"), "group_norm": _const("norm"),
+    "instance_norm": _const("norm"), "rms_norm": _const("norm"),
+}
+
+
+def _category(opdef, dev, args, kwargs):
+    cat = opdef.autocast
+    if opdef.namespace == "linalg":
+        # the lists name torch.linalg.X as linalg_X
+        from ptcore._dispatch.table import autocast_category
+        name = opdef.name
+        cat = autocast_category(name if name.startswith("linalg_") else "linalg_" + name)
+        if name == "multi_dot":
+            cat = "lower"
+    if dev == "cpu":
+        rule = _CPU_RULES.get(opdef.name)
+        if rule is not None:
+            cat = rule(args, kwargs)
+    return cat
+
+
+def _run_norm(args, kwargs, nxt):
+    """A lower-precision input with float32 parameters: computed in float32,
+    returned in the input's dtype (PyTorch's mixed-dtype norm kernels)."""
+    import ptcore
+    inp = args[0] if args else kwargs.get("input")
+    if not (isinstance(inp, _TensorBase) and inp.dtype in (ptcore.bfloat16, ptcore.float16)):
+        return nxt(args, kwargs)
+    others = [v for v in list(args[1:]) + list((kwargs or {}).values())
+              if isinstance(v, _TensorBase) and v is not inp]
+    if not any(v.dtype.is_floating_point and v.dtype is not inp.dtype for v in others):
+        return nxt(args, kwargs)
+    if args:
+        args = (inp.float(),) + tuple(args[1:])
+    else:
+        kwargs = dict(kwargs, input=inp.float())
+    return nxt(args, kwargs).to(inp.dtype)
 
 
 class _AutocastLayer(_D.Layer):
@@ -126,26 +262,32 @@ class _AutocastLayer(_D.Layer):
     name = "autocast"
 
     def handle(self, entry, opdef, args, kwargs, nxt):
-        cat = opdef.autocast
         st = state
-        if cat is None or st.excluded:
+        if st.excluded:
             return nxt(args, kwargs)
         dev = _device_type(args, kwargs)
         if dev is None or not st.enabled.get(dev, False):
             return nxt(args, kwargs)
+        cat = _category(opdef, dev, args, kwargs)
+        if cat is None:
+            return nxt(args, kwargs)
+        if cat == "off" or cat == "norm":
+            st.excluded += 1
+            try:
+                return _run_norm(args, kwargs, nxt) if cat == "norm" else nxt(args, kwargs)
+            finally:
+                st.excluded -= 1
         import ptcore
         if cat == "lower":
             target = get_dtype(dev)
         elif cat == "fp32":
             target = ptcore.float32
         else:
-            target = _widest(args, kwargs)
-            if target is None:
-                return nxt(args, kwargs)
+            target = _promote_target(opdef, get_dtype(dev), args, kwargs)
 
         def cast(t):
             if cat == "promote":
-                return t.to(target) if t.dtype.is_floating_point and t.dtype is not target else t
+                return t.to(target) if _eligible(t) and t.dtype is not target else t
             return _cast(t, target)
         args = tuple(_map(a, cast) for a in args)
         if kwargs:

@@ -15,8 +15,9 @@ _DEVICE_TYPES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "ipu", "maia
 
 
 def is_autocast_available(device_type):
-    """True if autocast supports ``device_type`` on this build (as torch)."""
-    return device_type in ("cpu", "cuda")
+    """True if autocast supports ``device_type`` on this build (cpu and cuda
+    here); an unknown device type string is an error, as in torch."""
+    return _check_device_type(device_type) in ("cpu", "cuda")
 
 
 def _supported(device_type, dtype):
@@ -57,6 +58,7 @@ class autocast:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if device_type not in _DEVICE_TYPES:
+            _check_device_type(device_type)
             raise RuntimeError(
                 f"User specified an unsupported autocast device_type '{device_type}'")
         self.device = device_type
@@ -177,46 +179,72 @@ def custom_bwd(bwd=None, *, device_type):
 
 # -- the global autocast state functions (torch.is_autocast_enabled ...) -------
 
+# the device type strings torch.device accepts (the state functions reject others)
+_KNOWN_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
+                       "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu",
+                       "mtia", "privateuseone")
+
+
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise TypeError(f"device_type must be a str, got {type(device_type).__name__}")
+    if device_type not in _KNOWN_DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_KNOWN_DEVICE_TYPES)} device type at "
+                           f"start of device string: {device_type}")
+    return device_type
+
+
+def _deprecated(old, new):
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
 def is_autocast_enabled(device_type=None):
     """Whether autocast is on for ``device_type`` (default: ``"cuda"``, as torch)."""
-    return _state.is_enabled("cuda" if device_type is None else device_type)
+    return _state.is_enabled("cuda" if device_type is None else _check_device_type(device_type))
 
 
 def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:          # the old one-argument form: the CUDA flag
         device_type, enabled = "cuda", device_type
-    _state.set_enabled(device_type, enabled)
+    _state.set_enabled(_check_device_type(device_type), enabled)
 
 
 def get_autocast_dtype(device_type):
-    return _state.get_dtype(device_type)
+    return _state.get_dtype(_check_device_type(device_type))
 
 
 def set_autocast_dtype(device_type, dtype):
-    _state.set_dtype(device_type, dtype)
+    _state.set_dtype(_check_device_type(device_type), dtype)
 
 
 def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return _state.is_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     _state.set_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return _state.get_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     _state.set_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return _state.get_dtype("cuda")
 
 
 def set_autocast_gpu_dtype(dtype):
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
     _state.set_dtype("cuda", dtype)
 
 

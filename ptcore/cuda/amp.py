@@ -22,8 +22,18 @@ class GradScaler(_GradScaler):
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
+    """``torch.cuda.amp.custom_fwd``: deprecated ``ptcore.amp.custom_fwd(device_type='cuda')``."""
+    import warnings
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
     return _cfwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
 
 
 def custom_bwd(bwd=None):
+    """``torch.cuda.amp.custom_bwd``: deprecated ``ptcore.amp.custom_bwd(device_type='cuda')``."""
+    import warnings
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
     return _cbwd(bwd, device_type="cuda")

@@ -355,8 +355,12 @@ def resolve_op(op):
         raise JitError(f"unknown op {ns}::{name}: not in ptcore's operator table")
     owner = _NAMESPACES.get(ns)
     if owner is None:
-        raise JitError(f"unknown op namespace {ns!r}")
-    fn = getattr(owner(), name, None)
+        # another public submodule whose ops are in the table (ptcore.fft ...)
+        import importlib
+        mod = importlib.import_module("ptcore." + ns)
+        fn = getattr(mod, name, None)
+    else:
+        fn = getattr(owner(), name, None)
     if fn is None:
         raise JitError(f"op {ns}::{name} is declared but not bound")
     if ns == "Tensor" and d.kind == "core":

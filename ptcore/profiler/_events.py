@@ -24,8 +24,10 @@ class FunctionEvent:
 
     def __init__(self, ev, t0_ns):
         self.id = ev.id
-        self.name = ev.name
-        self.key = ev.name
+        # the steps of a scheduled profile are one row, as in torch
+        self.trace_name = ev.name
+        self.name = "ProfilerStep*" if ev.name.startswith("ProfilerStep#") else ev.name
+        self.key = self.name
         self.thread = ev.thread
         self.start_us = (ev.start_ns - t0_ns) / 1e3
         self.end_us = (ev.end_ns - t0_ns) / 1e3
@@ -134,6 +136,9 @@ class EventList(list):
         shapes = self._group_by_input_shape
         if shapes:
             cols.append("Input Shapes")
+            max_shapes_column_width = min(
+                max([len("Input Shapes")] + [len(str(e.input_shapes)) for e in rows]) + 4,
+                max_shapes_column_width)
         w = 12
         sep = "-" * name_w + "  " + "  ".join("-" * (w if c != "Input Shapes" else
                                                       max_shapes_column_width) for c in cols) + "  "
@@ -143,7 +148,7 @@ class EventList(list):
             lines.append(header)
         lines.append(sep)
         lines.append(f"{'Name':>{name_w}}  " + "  ".join(
-            f"{c:>{w}}" if c != "Input Shapes" else f"{c:<{max_shapes_column_width}}"
+            f"{c:>{w}}" if c != "Input Shapes" else f"{c:>{max_shapes_column_width}}"
             for c in cols) + "  ")
         lines.append(sep)
         for e in rows:
@@ -156,7 +161,7 @@ class EventList(list):
                     _format_time(e.cpu_time_total), _format_time(e.cpu_time), str(e.count)]
             line = f"{name:>{name_w}}  " + "  ".join(f"{v:>{w}}" for v in vals) + "  "
             if shapes:
-                line += f"{str(e.input_shapes)[:max_shapes_column_width]:<{max_shapes_column_width}}  "
+                line += f"{str(e.input_shapes)[:max_shapes_column_width]:>{max_shapes_column_width}}  "
             lines.append(line)
         lines.append(sep)
         lines.append(f"Self CPU time total: {_format_time(total_self)}")
@@ -174,7 +179,7 @@ class EventList(list):
             if e.input_shapes:
                 args["Input Dims"] = e.input_shapes
             trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else
-                          "cpu_op", "name": e.name, "pid": pid, "tid": e.thread,
+                          "cpu_op", "name": e.trace_name, "pid": pid, "tid": e.thread,
                           "ts": e.start_us, "dur": e.cpu_time_total, "args": args})
         with open(path, "w") as f:
             json.dump({"traceEvents": trace, "displayTimeUnit": "ms",

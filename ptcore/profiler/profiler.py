@@ -37,18 +37,16 @@ class ProfilerAction(enum.Enum):
 def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
     """A step -> :class:`ProfilerAction` function (PyTorch's cycle: skip
     ``skip_first`` steps, then ``wait``, ``warmup``, ``active`` steps,
-    ``repeat`` times; 0 repeats forever)."""
-    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
-        raise AssertionError("Invalid profiler schedule arguments")
-
+    ``repeat`` times; 0 repeats forever).  ``skip_first_wait`` starts the
+    first cycle without its wait steps."""
     def schedule_fn(step):
         if step < 0:
             raise AssertionError(f"Step should be non-negative, got {step}")
         if step < skip_first:
             return ProfilerAction.NONE
         step -= skip_first
-        if skip_first_wait and step < wait:
-            pass
+        if skip_first_wait != 0:
+            step += wait
         num_steps = wait + warmup + active
         if repeat > 0 and step / num_steps >= repeat:
             return ProfilerAction.NONE
@@ -59,6 +57,13 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
             return ProfilerAction.WARMUP
         return ProfilerAction.RECORD if mod_step < num_steps - 1 else \
             ProfilerAction.RECORD_AND_SAVE
+
+    if not (wait >= 0 and warmup >= 0 and active > 0 and repeat >= 0 and skip_first >= 0):
+        raise AssertionError("Invalid profiler schedule arguments")
+    if warmup == 0:
+        import warnings
+        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
+                      stacklevel=2)
     return schedule_fn
 
 
@@ -235,10 +240,42 @@ class profile(_KinetoProfile):
     def __exit__(self, exc_type, exc_val, exc_tb):
         self.stop()
 
+    # PyTorch's transitions between two steps' actions (None: the profile ends)
+    def _actions(self, prev, cur):
+        A = ProfilerAction
+        ready = self._trace_ready
+        if prev is A.NONE:
+            return [] if cur in (None, A.NONE, A.WARMUP) else [self.start_trace]
+        if prev is A.WARMUP:
+            if cur is None or cur is A.NONE:
+                if cur is A.NONE:
+                    import warnings
+                    warnings.warn("Incorrect schedule: WARMUP followed by NONE")
+                return [self.start_trace, self.stop_trace]
+            return [] if cur is A.WARMUP else [self.start_trace]
+        if prev is A.RECORD:
+            if cur is None:
+                return [self.stop_trace, ready]
+            if cur in (A.NONE, A.WARMUP):
+                import warnings
+                warnings.warn(f"Incorrect schedule: RECORD followed by {cur.name}")
+                return [self.stop_trace]
+            return []
+        # RECORD_AND_SAVE: the cycle ends
+        if cur is None or cur in (A.NONE, A.WARMUP):
+            return [self.stop_trace, ready]
+        return [self.stop_trace, ready, self.start_trace]
+
+    def _transit(self, prev, cur):
+        for fn in self._actions(prev, cur):
+            fn()
+
+    def _trace_ready(self):
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
     def start(self):
-        if self.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE,
-                                   ProfilerAction.WARMUP):
-            self.start_trace()
+        self._transit(ProfilerAction.NONE, self.current_action)
         if self.record_steps:
             self._step_ev = _P.push_range(f"ProfilerStep#{self.step_num}", is_user=True)
 
@@ -246,12 +283,7 @@ class profile(_KinetoProfile):
         if self._step_ev is not None:
             _P.pop_range(self._step_ev)
             self._step_ev = None
-        if self._recording:
-            self.stop_trace()
-            if self.on_trace_ready is not None and \
-                    self.current_action in (ProfilerAction.RECORD,
-                                            ProfilerAction.RECORD_AND_SAVE):
-                self.on_trace_ready(self)
+        self._transit(self.current_action, None)
 
     def step(self):
         """Mark the end of a training step (advances the schedule)."""
@@ -261,16 +293,6 @@ class profile(_KinetoProfile):
         prev = self.current_action
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
-        cur = self.current_action
-        recording_now = cur in (ProfilerAction.WARMUP, ProfilerAction.RECORD,
-                                ProfilerAction.RECORD_AND_SAVE)
-        if prev == ProfilerAction.RECORD_AND_SAVE or (self._recording and not recording_now):
-            if self._recording:
-                self.stop_trace()
-            if prev in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE) and \
-                    self.on_trace_ready is not None:
-                self.on_trace_ready(self)
-        if recording_now and not self._recording:
-            self.start_trace()
-        if self.record_steps and self._recording:
+        self._transit(prev, self.current_action)
+        if self.record_steps:
             self._step_ev = _P.push_range(f"ProfilerStep#{self.step_num}", is_user=True)
