@@ -9,8 +9,8 @@ IR, run, optimise, save and load them.
 * :func:`freeze` / :func:`optimize_for_inference`: inline the weights, fold
   constants and batch norms, remove dead and repeated nodes.
 
-``script`` (compiling Python source with control flow) is not available yet;
-it raises a clear error naming :func:`trace` as the alternative.
+* :func:`script` compiles the Python of a function or module, with its
+  control flow, into the same graphs.
 """
 from ptcore._dispatch.tracing import TracerWarning
 from ptcore.jit._ir import JitError, Graph
@@ -18,6 +18,7 @@ from ptcore.jit._trace import trace, trace_module, TracingCheckError
 from ptcore.jit._script_module import ScriptModule, ScriptFunction, RecursiveScriptModule
 from ptcore.jit._serialization import save, load
 from ptcore.jit._passes import freeze, optimize_for_inference
+from ptcore.jit._script import script, ScriptError
 from ptcore.jit._annotations import (  # noqa: F401
     Final, annotate, ignore, unused, export, is_scripting, is_tracing, fork, wait, Future,
     Attribute, interface, script_if_tracing, copy, enable_onednn_fusion, onednn_fusion_enabled,
@@ -25,15 +26,6 @@ from ptcore.jit._annotations import (  # noqa: F401
 
 __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimize_for_inference",
            "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracerWarning",
-           "TracingCheckError", "JitError", "Graph", "Final", "annotate", "ignore", "unused",
+           "TracingCheckError", "JitError", "ScriptError", "Graph", "Final", "annotate", "ignore", "unused",
            "export", "is_scripting", "is_tracing", "fork", "wait", "Future", "Attribute",
            "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled"]
-
-
-def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """``torch.jit.script`` compiles Python source; ptcore cannot do that yet."""
-    raise NotImplementedError(
-        f"ptcore.jit.script is not supported yet (scripting {getattr(obj, '__name__', obj)!r} "
-        "needs a compiler for the TorchScript subset of Python); use "
-        "ptcore.jit.trace(module, example_inputs), which records the same graph for code "
-        "without data-dependent control flow")

@@ -53,16 +53,38 @@ class Value:
         return f"%self.{self.name}" if self.kind == "param" else f"%{self.id}"
 
 
-class Node:
-    """One op call: ``op`` is its table key; ``args``/``kwargs`` encoded; ``outputs`` is the
-    encoded structure of its result (value references where it holds tensors)."""
-    __slots__ = ("op", "args", "kwargs", "outputs", "_fn")
+class Block:
+    """The body of a control-flow node: parameters (value ids bound on
+    entry), nodes, and the encoded values it returns."""
+    __slots__ = ("params", "nodes", "returns")
 
-    def __init__(self, op, args, kwargs, outputs):
+    def __init__(self, params=(), nodes=None, returns=()):
+        self.params = list(params)
+        self.nodes = nodes if nodes is not None else []
+        self.returns = list(returns)
+
+    def to_json(self):
+        return [self.params, [n.to_json() for n in self.nodes], self.returns]
+
+    @classmethod
+    def from_json(cls, data):
+        params, nodes, returns = data
+        return cls([int(i) for i in params], [Node.from_json(n) for n in nodes], returns)
+
+
+class Node:
+    """One op call: ``op`` is its table key (or ``("prim", name)`` for the
+    primitive operations of scripted graphs); ``args``/``kwargs`` encoded;
+    ``outputs`` is the encoded structure of its result (value references where
+    it holds tensors); control-flow nodes have ``blocks``."""
+    __slots__ = ("op", "args", "kwargs", "outputs", "blocks", "_fn")
+
+    def __init__(self, op, args, kwargs, outputs, blocks=None):
         self.op = tuple(op)
         self.args = args
         self.kwargs = kwargs
         self.outputs = outputs
+        self.blocks = blocks or []
         self._fn = None
 
     def fn(self):
@@ -70,11 +92,34 @@ class Node:
             self._fn = resolve_op(self.op)
         return self._fn
 
+    def to_json(self):
+        out = [list(self.op), self.args, self.kwargs, self.outputs]
+        if self.blocks:
+            out.append([b.to_json() for b in self.blocks])
+        return out
+
+    @classmethod
+    def from_json(cls, data):
+        if not isinstance(data, list) or len(data) not in (4, 5):
+            raise JitError(f"bad node record {str(data)[:80]}")
+        op, args, kwargs, outputs = data[:4]
+        if not (isinstance(op, list) and len(op) == 2 and all(isinstance(p, str) for p in op)):
+            raise JitError(f"bad op name {op!r}")
+        if not isinstance(kwargs, dict) or not isinstance(args, list):
+            raise JitError(f"bad arguments for {op!r}")
+        blocks = [Block.from_json(b) for b in data[4]] if len(data) == 5 else None
+        return cls(op, args, kwargs, outputs, blocks)
+
     def input_ids(self):
+        """Every value the node reads, inside its blocks included."""
         out = []
         _collect(self.args, out)
         for a in self.kwargs.values():
             _collect(a, out)
+        for b in self.blocks:
+            for n in b.nodes:
+                out.extend(n.input_ids())
+            _collect(b.returns, out)
         return out
 
     def output_ids(self):
@@ -116,14 +161,49 @@ class Graph:
         for v in vals.values():
             if v.kind == "const":
                 lines.append(f"  %{v.id} : {v.type_str()} = prim::Constant[value=<Tensor>]()")
-        for n in self.nodes:
+        self._text_nodes(self.nodes, lines, "  ")
+        lines.append(f"  return ({_text(self.outputs, vals)})")
+        return "\n".join(lines) + "\n"
+
+    def _check_nodes(self, nodes, defined):
+        for n in nodes:
+            resolve_op(n.op)
+            own = []
+            _collect(n.args, own)
+            for a in n.kwargs.values():
+                _collect(a, own)
+            for i in own:
+                if i not in defined:
+                    raise JitError(f"{n.op[0]}::{n.op[1]} uses %{i} before it is defined")
+            for b in n.blocks:
+                inner = set(defined) | set(b.params)
+                for i in b.params:
+                    if i not in self.values:
+                        raise JitError(f"block parameter %{i} is not a value of the graph")
+                self._check_nodes(b.nodes, inner)
+                rets = []
+                _collect(b.returns, rets)
+                for i in rets:
+                    if i not in inner:
+                        raise JitError(f"a block of {n.op[1]} returns undefined %{i}")
+            for i in n.output_ids():
+                if i not in self.values:
+                    raise JitError(f"{n.op[0]}::{n.op[1]} defines unknown value %{i}")
+                defined.add(i)
+
+    def _text_nodes(self, nodes, lines, ind):
+        vals = self.values
+        for n in nodes:
             outs = n.output_ids()
             lhs = ", ".join(f"%{i} : {vals[i].type_str()}" for i in outs) if outs else "_"
             args = [_text(a, vals) for a in n.args]
             args += [f"{k}={_text(a, vals)}" for k, a in n.kwargs.items()]
-            lines.append(f"  {lhs} = {n.op[0]}::{n.op[1]}({', '.join(args)})")
-        lines.append(f"  return ({_text(self.outputs, vals)})")
-        return "\n".join(lines) + "\n"
+            lines.append(f"{ind}{lhs} = {n.op[0]}::{n.op[1]}({', '.join(args)})")
+            for k, b in enumerate(n.blocks):
+                params = ", ".join(f"%{i}" for i in b.params)
+                lines.append(f"{ind}  block{k}({params}):")
+                self._text_nodes(b.nodes, lines, ind + "    ")
+                lines.append(f"{ind}    -> ({', '.join(_text(r, vals) for r in b.returns)})")
 
     def code(self, method="forward", has_self=True):
         """Python-like text of the graph (``ScriptModule.code``)."""
@@ -158,7 +238,7 @@ class Graph:
             "values": [[v.id, v.kind, v.name, v.dtype, list(v.shape) if v.shape is not None
                         else None, v.device] for v in self.values.values()],
             "inputs": list(self.inputs),
-            "nodes": [[list(n.op), n.args, n.kwargs, n.outputs] for n in self.nodes],
+            "nodes": [n.to_json() for n in self.nodes],
             "outputs": self.outputs,
         }
 
@@ -175,13 +255,8 @@ class Graph:
                 if kind == "const" and vid not in constants:
                     raise JitError(f"constant %{vid} has no tensor in the file")
             g.inputs = [int(i) for i in data["inputs"]]
-            for op, args, kwargs, outputs in data["nodes"]:
-                if not (isinstance(op, list) and len(op) == 2 and all(isinstance(p, str)
-                                                                      for p in op)):
-                    raise JitError(f"bad op name {op!r}")
-                if not isinstance(kwargs, dict):
-                    raise JitError(f"bad keyword arguments for {op!r}")
-                g.nodes.append(Node(op, args, kwargs, outputs))
+            for n in data["nodes"]:
+                g.nodes.append(Node.from_json(n))
             g.outputs = data["outputs"]
         except (KeyError, TypeError, ValueError) as e:
             raise JitError(f"malformed graph: {e}") from None
@@ -189,17 +264,10 @@ class Graph:
         return g
 
     def check(self):
-        """Every op is in the operator table and every value is defined before use."""
+        """Every op is in the operator table (or a known primitive) and every
+        value is defined before use."""
         defined = {v.id for v in self.values.values() if v.kind != "node"}
-        for n in self.nodes:
-            resolve_op(n.op)
-            for i in n.input_ids():
-                if i not in defined:
-                    raise JitError(f"{n.op[0]}::{n.op[1]} uses %{i} before it is defined")
-            for i in n.output_ids():
-                if i not in self.values:
-                    raise JitError(f"{n.op[0]}::{n.op[1]} defines unknown value %{i}")
-                defined.add(i)
+        self._check_nodes(self.nodes, defined)
         out = []
         _collect(self.outputs, out)
         for i in out:
@@ -347,9 +415,17 @@ _NAMESPACES = {"ptcore": lambda: ptcore, "Tensor": lambda: ptcore.Tensor,
 
 
 def resolve_op(op):
-    """The callable of table op ``op`` = (namespace, name); JitError if the
-    table has no such op (a graph can call nothing else)."""
+    """The callable of table op ``op`` = (namespace, name) or of a primitive
+    ``("prim", name)``; JitError for anything else (a graph can call nothing else)."""
     ns, name = op
+    if ns == "prim":
+        from ptcore.jit._prim import PRIM, CONTROL
+        if name in CONTROL:
+            return None
+        try:
+            return PRIM[name]
+        except KeyError:
+            raise JitError(f"unknown primitive prim::{name}") from None
     d = lookup(name, ns)
     if d is None:
         raise JitError(f"unknown op {ns}::{name}: not in ptcore's operator table")

@@ -44,15 +44,47 @@ def run_graph(graph, inputs, params=None):
     if steps is None:
         from ptcore.jit._fusion import plan
         steps = graph._plan = plan(graph)
-    for n in steps:
+    _run_nodes(steps, env)
+    return decode(graph.outputs, env)
+
+
+def _run_nodes(nodes, env):
+    for n in nodes:
         if type(n) is not Node:
             n.run(env)          # a fused group
+            continue
+        if n.blocks:
+            _bind(n.outputs, _control(n, env), env)
             continue
         fn = n._fn or n.fn()
         args = [decode(a, env) for a in n.args]
         kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
         _bind(n.outputs, fn(*args, **kwargs), env)
-    return decode(graph.outputs, env)
+
+
+def _run_block(block, env, params):
+    for vid, x in zip(block.params, params):
+        env[vid] = x
+    _run_nodes(block.nodes, env)
+    return tuple(decode(r, env) for r in block.returns)
+
+
+def _control(n, env):
+    kind = n.op[1]
+    args = [decode(a, env) for a in n.args]
+    if kind == "If":
+        return _run_block(n.blocks[0] if args[0] else n.blocks[1], env, ())
+    if kind == "Loop":                  # args: trip count, carried...; body(i, carried...)
+        trips, carried = args[0], tuple(args[1:])
+        for i in range(int(trips)):
+            carried = _run_block(n.blocks[0], env, (i,) + carried)
+        return carried
+    if kind == "While":                 # args: carried...; cond block, body block
+        carried = tuple(args)
+        while _run_block(n.blocks[0], env, carried)[0]:
+            carried = _run_block(n.blocks[1], env, carried)
+        return carried
+    raise JitError(f"unknown control-flow node prim::{kind}")
 
 
 class ScriptFunction:
@@ -66,7 +98,15 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         if kwargs:
-            raise TypeError(f"{self.name}() takes its inputs positionally (traced function)")
+            raise TypeError(f"{self.name}() takes its inputs positionally (compiled function)")
+        defaults = getattr(self, "_defaults", None)
+        n = len(self.graph.inputs)
+        if defaults is not None and len(args) < n:
+            import inspect
+            fill = defaults[len(args):n]
+            if any(d is inspect.Parameter.empty for d in fill):
+                raise TypeError(f"{self.name}() missing required arguments")
+            args = tuple(args) + tuple(fill)
         return run_graph(self.graph, args)
 
     @property

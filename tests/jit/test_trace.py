@@ -330,11 +330,6 @@ def test_cse_and_dce():
     np.testing.assert_allclose(_np(sf(x)), _np(2 * ptcore.exp(x)), rtol=1e-6)
 
 
-def test_script_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="trace"):
-        jit.script(nn.Linear(2, 2))
-
-
 def test_trace_rejects_non_tensor_inputs_and_outputs():
     with pytest.raises(TypeError):
         jit.trace(lambda a: a, ("x",))

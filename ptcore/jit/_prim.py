@@ -1,0 +1,83 @@
+"""The primitive operations of scripted graphs (``prim::*`` nodes): Python
+scalar and container operations, attribute reads and method calls on the
+values a graph computes, and the control-flow nodes' bodies run by the
+interpreter.  Every name a graph file may use is in :data:`PRIM`; a method
+or attribute name must be one of the allowlisted ones, so a graph cannot
+reach anything but ptcore's ops and plain data operations.
+"""
+import operator
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch.table import lookup
+from ptcore.jit._ir import JitError
+
+__all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS"]
+
+TENSOR_ATTRS = {"shape", "dtype", "device", "ndim", "T", "mT", "H", "mH", "real", "imag",
+                "data", "grad", "requires_grad", "is_cuda", "is_leaf", "layout", "is_sparse",
+                "is_quantized", "is_meta"}
+_LIST_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy",
+                 "clear"}
+_DICT_METHODS = {"keys", "values", "items", "get"}
+_STR_METHODS = {"startswith", "endswith", "lower", "upper", "strip", "split", "join"}
+
+
+def _getattr(x, name):
+    if isinstance(x, _TensorBase) and name in TENSOR_ATTRS:
+        return getattr(x, name)
+    if isinstance(x, (ptcore.dtype, ptcore.device)) and not name.startswith("_"):
+        return getattr(x, name)
+    raise JitError(f"attribute {name!r} of a {type(x).__name__} is not available in a "
+                   "scripted graph")
+
+
+def _method(name, x, *args, **kwargs):
+    if isinstance(x, _TensorBase):
+        if lookup(name, "Tensor") is None:
+            raise JitError(f"Tensor.{name} is not an op of ptcore's operator table")
+        return getattr(ptcore.Tensor, name)(x, *args, **kwargs)
+    allowed = (_LIST_METHODS if isinstance(x, list) else _DICT_METHODS if isinstance(x, dict)
+               else _STR_METHODS if isinstance(x, str) else ())
+    if name not in allowed:
+        raise JitError(f"method {name!r} of a {type(x).__name__} is not available in a "
+                       "scripted graph")
+    return getattr(x, name)(*args, **kwargs)
+
+
+def _raise(msg):
+    raise RuntimeError(msg)
+
+
+def _assert(cond, msg=None):
+    if not cond:
+        raise AssertionError(msg if msg is not None else "scripted assertion failed")
+
+
+def _format(fmt, *args):
+    return fmt.format(*args)
+
+
+PRIM = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow, "matmul": operator.matmul, "lshift": operator.lshift,
+    "rshift": operator.rshift, "bitand": operator.and_, "bitor": operator.or_,
+    "bitxor": operator.xor, "neg": operator.neg, "pos": operator.pos,
+    "invert": operator.invert, "not": operator.not_, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge, "eq": operator.eq, "ne": operator.ne,
+    "is": operator.is_, "isnot": operator.is_not, "in": lambda a, b: a in b,
+    "notin": lambda a, b: a not in b, "and": lambda a, b: a and b, "or": lambda a, b: a or b,
+    "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul,
+    "itruediv": operator.itruediv, "ifloordiv": operator.ifloordiv, "imod": operator.imod,
+    "ipow": operator.ipow, "getitem": operator.getitem, "setitem": operator.setitem,
+    "len": len, "int": int, "float": float, "bool": bool, "str": str, "abs": abs,
+    "min": min, "max": max, "round": round, "tuple": lambda *a: tuple(a),
+    "list": lambda *a: list(a), "dict": lambda *kv: dict(zip(kv[::2], kv[1::2])),
+    "slice": slice, "range": lambda *a: list(range(*a)), "getattr": _getattr,
+    "method": _method, "raise": _raise, "assert": _assert, "format": _format,
+    "isinstance_tensor": lambda x: isinstance(x, _TensorBase),
+}
+
+# control-flow nodes: the interpreter runs their blocks
+CONTROL = {"If", "Loop", "While"}

@@ -1,0 +1,792 @@
+"""``ptcore.jit.script``: compile the Python of a function or module into a
+graph with its control flow (``prim::If``, ``prim::Loop``, ``prim::While``).
+
+The compiler reads the source (``ast``), and
+* evaluates at compile time what only depends on constants, globals and the
+  module's attributes (``if self.bias is not None``, ``_pair(3)``), as
+  TorchScript resolves module attributes and constants;
+* records every call of an op of ptcore's operator table as a node, and
+  Python operations on run-time values (``x + 1``, ``len(xs)``, ``t.shape[0]``)
+  as primitive nodes;
+* inlines calls of submodules, of the module's own methods and of plain
+  Python functions.
+
+What it does not accept (``break``/``continue``, ``with``, ``try``, closures
+over run-time values, comprehensions over run-time values, assignments to
+attributes) raises :class:`ScriptError` naming the file and line.
+"""
+import ast
+import builtins
+import inspect
+import operator
+import textwrap
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch.table import op_of
+from ptcore.jit._ir import Graph, Node, Block, JitError, encode_const
+
+__all__ = ["script", "ScriptError"]
+
+
+class ScriptError(JitError):
+    """Python that ``ptcore.jit.script`` cannot compile."""
+
+
+class Const:
+    """A value known at compile time."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _is_ref(x):
+    return type(x) is dict and "v" in x
+
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+           ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul",
+           ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "bitand", ast.BitOr: "bitor",
+           ast.BitXor: "bitxor"}
+_PYBIN = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+          "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+          "pow": operator.pow, "matmul": operator.matmul, "lshift": operator.lshift,
+          "rshift": operator.rshift, "bitand": operator.and_, "bitor": operator.or_,
+          "bitxor": operator.xor}
+_CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
+           ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot", ast.In: "in", ast.NotIn: "notin"}
+_PYCMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+          "eq": operator.eq, "ne": operator.ne, "is": operator.is_, "isnot": operator.is_not,
+          "in": lambda a, b: a in b, "notin": lambda a, b: a not in b}
+_UNOPS = {ast.USub: ("neg", operator.neg), ast.UAdd: ("pos", operator.pos),
+          ast.Invert: ("invert", operator.invert), ast.Not: ("not", operator.not_)}
+_AUG = {"add": "iadd", "sub": "isub", "mul": "imul", "truediv": "itruediv",
+        "floordiv": "ifloordiv", "mod": "imod", "pow": "ipow"}
+_BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "float",
+                  builtins.bool: "bool", builtins.abs: "abs", builtins.min: "min",
+                  builtins.max: "max", builtins.round: "round", builtins.str: "str",
+                  builtins.tuple: None, builtins.list: None}
+
+
+class _Return(Exception):
+    pass
+
+
+class _Compiler:
+    def __init__(self, root):
+        self.g = Graph()
+        self.root = root                # the module being scripted, or None
+        self.param_names = {}
+        if root is not None:
+            for name, p in root.named_parameters(remove_duplicate=False):
+                self.param_names.setdefault(id(p), name)
+            for name, b in root.named_buffers(remove_duplicate=False):
+                if b is not None:
+                    self.param_names.setdefault(id(b), name)
+        self.param_values = {}
+        self.nodes = self.g.nodes       # the block being filled
+        self.depth = 0
+
+    # ------------------------------------------------------------ values
+    def new(self):
+        return {"v": self.g.new_value("node").id}
+
+    def emit(self, op, args, kwargs=None, blocks=None, nout=1):
+        enc_args = [self.enc(a) for a in args]
+        enc_kw = {k: self.enc(v) for k, v in (kwargs or {}).items()}
+        outs = [self.new() for _ in range(nout)]
+        outputs = outs[0] if nout == 1 else {"tuple": outs}
+        self.nodes.append(Node(op, enc_args, enc_kw, outputs, blocks))
+        return outs[0] if nout == 1 else outs
+
+    def enc(self, x):
+        if _is_ref(x):
+            return x
+        if isinstance(x, _Seq):
+            return {"tuple": [self.enc(a) for a in x.items]}
+        if isinstance(x, Const):
+            return self.const_enc(x.value)
+        if isinstance(x, (list, tuple)):
+            items = [self.enc(a) for a in x]
+            return {"list": items} if isinstance(x, list) else {"tuple": items}
+        raise ScriptError(f"internal: cannot encode {x!r}")
+
+    def const_enc(self, v):
+        if isinstance(v, _TensorBase):
+            return self.tensor_ref(v)
+        if isinstance(v, (list, tuple)) and not isinstance(v, ptcore.Size):
+            items = [self.const_enc(a) for a in v]
+            return {"list": items} if isinstance(v, list) else {"tuple": items}
+        try:
+            return encode_const(v)
+        except TypeError:
+            raise ScriptError(f"a value of type {type(v).__name__} cannot be used at run "
+                              "time in a scripted graph") from None
+
+    def tensor_ref(self, t):
+        name = self.param_names.get(id(t))
+        key = id(t)
+        hit = self.param_values.get(key)
+        if hit is not None:
+            return hit
+        if name is not None:
+            v = self.g.new_value("param", t, name)
+        else:
+            v = self.g.new_value("const", t.detach())
+        ref = {"v": v.id}
+        self.param_values[key] = ref
+        return ref
+
+    # ------------------------------------------------------------ functions
+    def compile_function(self, fn, self_obj, args, kwargs, where):
+        """Inline ``fn`` (a Python function) called with compiled ``args``."""
+        self.depth += 1
+        if self.depth > 64:
+            raise ScriptError(f"{where}: calls nest too deeply (recursion is not supported)")
+        try:
+            src = textwrap.dedent(inspect.getsource(fn))
+            filename = inspect.getsourcefile(fn) or "<unknown>"
+            first = fn.__code__.co_firstlineno
+        except (OSError, TypeError):
+            raise ScriptError(f"{where}: the source of {fn!r} is not available") from None
+        tree = ast.parse(src)
+        fdef = tree.body[0]
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            raise ScriptError(f"{where}: {fn!r} is not a plain function")
+        sig = inspect.signature(fn)
+        call_args = ([Const(self_obj)] if self_obj is not None else []) + list(args)
+        try:
+            bound = sig.bind(*call_args, **kwargs)
+        except TypeError as e:
+            raise ScriptError(f"{where}: {e}") from None
+        scope = {}
+        for name, p in sig.parameters.items():
+            if name in bound.arguments:
+                val = bound.arguments[name]
+                if p.kind == p.VAR_POSITIONAL:
+                    val = tuple(val)
+                    if not all(isinstance(a, Const) for a in val):
+                        val = list(val)
+                        scope[name] = _Seq(val)
+                        continue
+                    val = Const(tuple(a.value for a in val))
+                elif p.kind == p.VAR_KEYWORD:
+                    val = Const({k: a.value for k, a in val.items()}) if all(
+                        isinstance(a, Const) for a in val.values()) else _raise_kw(where)
+                scope[name] = val
+            elif p.default is not inspect.Parameter.empty:
+                scope[name] = Const(p.default)
+            elif p.kind == p.VAR_POSITIONAL:
+                scope[name] = Const(())
+            elif p.kind == p.VAR_KEYWORD:
+                scope[name] = Const({})
+        ctx = _Ctx(self, fn, scope, filename, first - 1)
+        result = ctx.body(fdef.body)
+        self.depth -= 1
+        return result if result is not None else Const(None)
+
+
+def _raise_kw(where):
+    raise ScriptError(f"{where}: **kwargs with run-time values is not supported")
+
+
+class _Seq:
+    """A tuple/list of compile-time length whose items are run-time values."""
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
+class _Ctx:
+    """Compiles one function body (a scope)."""
+
+    def __init__(self, comp, fn, scope, filename, line0):
+        self.c = comp
+        self.fn = fn
+        self.scope = scope
+        self.filename = filename
+        self.line0 = line0
+        self.globals = getattr(fn, "__globals__", {})
+        self.closure = {}
+        if getattr(fn, "__closure__", None):
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    self.closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+
+    def err(self, node, msg):
+        line = self.line0 + getattr(node, "lineno", 1)
+        try:
+            text = open(self.filename).read().splitlines()[line - 1].strip()
+        except (OSError, IndexError):
+            text = ""
+        return ScriptError(f"{msg}\n  at {self.filename}:{line}: {text}")
+
+    # ------------------------------------------------------------ statements
+    def body(self, stmts):
+        """Compile ``stmts``; the returned value, or None if they do not return."""
+        for i, st in enumerate(stmts):
+            if isinstance(st, ast.Return):
+                return self.expr(st.value) if st.value is not None else Const(None)
+            if isinstance(st, ast.If) and (_returns(st.body) or _returns(st.orelse)):
+                return self.if_return(st, stmts[i + 1:])
+            self.stmt(st)
+        return None
+
+    def stmt(self, st):
+        if isinstance(st, ast.Expr):
+            if isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                return      # docstring
+            self.expr(st.value)
+        elif isinstance(st, ast.Assign):
+            val = self.expr(st.value)
+            for t in st.targets:
+                self.assign(t, val)
+        elif isinstance(st, ast.AnnAssign):
+            if st.value is not None:
+                self.assign(st.target, self.expr(st.value))
+        elif isinstance(st, ast.AugAssign):
+            op = _BINOPS.get(type(st.op))
+            if op is None:
+                raise self.err(st, "unsupported augmented assignment")
+            cur = self.expr(st.target)
+            rhs = self.expr(st.value)
+            if isinstance(cur, Const) and isinstance(rhs, Const):
+                val = Const(_PYBIN[op](cur.value, rhs.value))
+            else:
+                val = self.c.emit(("prim", _AUG.get(op, op)), [cur, rhs])
+            self.assign(st.target, val)
+        elif isinstance(st, ast.If):
+            self.if_stmt(st)
+        elif isinstance(st, ast.For):
+            self.for_stmt(st)
+        elif isinstance(st, ast.While):
+            self.while_stmt(st)
+        elif isinstance(st, ast.Pass):
+            pass
+        elif isinstance(st, ast.Assert):
+            test = self.expr(st.test)
+            msg = self.expr(st.msg) if st.msg is not None else Const(None)
+            if isinstance(test, Const):
+                if not test.value:
+                    self.c.emit(("prim", "raise"), [Const(str(msg.value if isinstance(
+                        msg, Const) else "assertion failed"))])
+            else:
+                self.c.emit(("prim", "assert"), [test, msg])
+        elif isinstance(st, ast.Raise):
+            msg = "scripted code raised"
+            if isinstance(st.exc, ast.Call) and st.exc.args:
+                m = self.expr(st.exc.args[0])
+                if isinstance(m, Const):
+                    msg = str(m.value)
+            self.c.emit(("prim", "raise"), [Const(msg)])
+        else:
+            raise self.err(st, f"{type(st).__name__} statements are not supported by "
+                               "ptcore.jit.script")
+
+    def assign(self, target, val):
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = val
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            n = len(target.elts)
+            if isinstance(val, Const):
+                items = list(val.value)
+                if len(items) != n:
+                    raise self.err(target, f"cannot unpack {len(items)} values into {n}")
+                for t, v in zip(target.elts, items):
+                    self.assign(t, Const(v))
+            elif isinstance(val, _Seq):
+                for t, v in zip(target.elts, val.items):
+                    self.assign(t, v)
+            else:
+                for i, t in enumerate(target.elts):
+                    self.assign(t, self.c.emit(("prim", "getitem"), [val, Const(i)]))
+        elif isinstance(target, ast.Subscript):
+            base = self.expr(target.value)
+            idx = self.index(target.slice)
+            if isinstance(base, Const) and not isinstance(base.value, _TensorBase):
+                raise self.err(target, "item assignment to a compile-time container")
+            self.c.emit(("prim", "setitem"), [base, idx, val])
+        else:
+            raise self.err(target, "only names, tuples and items can be assigned in "
+                                   "ptcore.jit.script (not attributes)")
+
+    # ------------------------------------------------------------ control flow
+    def _branch(self, stmts, tail=None):
+        """Compile ``stmts`` (then ``tail``) in a block; (block nodes, scope, returned)."""
+        saved_nodes, saved_scope = self.c.nodes, self.scope
+        self.c.nodes, self.scope = [], dict(saved_scope)
+        try:
+            ret = self.body(list(stmts) + list(tail or []))
+            return self.c.nodes, self.scope, ret
+        finally:
+            self.c.nodes, self.scope = saved_nodes, saved_scope
+
+    def _merge(self, node, branches):
+        """Values assigned in the branches that exist in all of them become outputs."""
+        names = []
+        for _, sc, _ in branches:
+            for k, v in sc.items():
+                if k not in names and all(k in b[1] for b in branches) and \
+                        any(b[1][k] is not self.scope.get(k) for b in branches):
+                    names.append(k)
+        return names
+
+    def if_stmt(self, st):
+        cond = self.expr(st.test)
+        if isinstance(cond, Const):
+            ret = self.body(st.body if cond.value else st.orelse)
+            if ret is not None:
+                raise self.err(st, "internal: return inside a constant branch")
+            return
+        bt = self._branch(st.body)
+        be = self._branch(st.orelse)
+        names = self._merge(st, [bt, be])
+        outs = self._if_node(cond, [bt, be], names)
+        for k, v in zip(names, outs):
+            self.scope[k] = v
+
+    def _if_node(self, cond, branches, names, extra=()):
+        blocks = []
+        for nodes, sc, ret in branches:
+            rets = [sc[k] for k in names] + [r for r in (ret,) if extra]
+            blocks.append(Block([], nodes, [self.c.enc(r) for r in rets]))
+        n = len(names) + (1 if extra else 0)
+        outs = [self.c.new() for _ in range(n)]
+        self.c.nodes.append(Node(("prim", "If"), [self.c.enc(cond)], {},
+                                 {"tuple": outs}, blocks))
+        return outs
+
+    def if_return(self, st, rest):
+        cond = self.expr(st.test)
+        if isinstance(cond, Const):
+            chosen = st.body if cond.value else st.orelse
+            return self.body(list(chosen) + ([] if _returns(chosen) else list(rest)))
+        bt = self._branch(st.body, None if _returns(st.body) else rest)
+        be = self._branch(st.orelse, None if _returns(st.orelse) else rest)
+        if bt[2] is None or be[2] is None:
+            raise self.err(st, "every path must return a value when one branch returns")
+        outs = self._if_node(cond, [bt, be], [], extra=(True,))
+        return outs[0]
+
+    def _carried(self, stmts):
+        names = []
+        for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                    node.id in self.scope and node.id not in names:
+                names.append(node.id)
+            if isinstance(node, (ast.Break, ast.Continue)):
+                raise self.err(node, "break/continue are not supported by ptcore.jit.script")
+        return names
+
+    def for_stmt(self, st):
+        if st.orelse:
+            raise self.err(st, "for/else is not supported")
+        it = st.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+                it.func.id == "range" and self._lookup_global("range") is builtins.range:
+            bounds = [self.expr(a) for a in it.args]
+            if all(isinstance(b, Const) for b in bounds) and \
+                    len(range(*[b.value for b in bounds])) <= 64:
+                return self._unroll(st, [Const(i) for i in range(*[b.value for b in bounds])])
+            return self._loop(st, bounds)
+        seq = self.expr(it)
+        if isinstance(seq, Const):
+            items = list(seq.value.values() if isinstance(seq.value, dict) else seq.value) \
+                if not isinstance(seq.value, ptcore.nn.Module) else list(seq.value)
+            return self._unroll(st, [Const(v) for v in items])
+        if isinstance(seq, _Seq):
+            return self._unroll(st, seq.items)
+        n = self.c.emit(("prim", "len"), [seq])
+        return self._loop(st, [n], seq=seq)
+
+    def _unroll(self, st, items):
+        for v in items:
+            self.assign(st.target, v)
+            if self.body(st.body) is not None:
+                raise self.err(st, "return inside a loop is not supported")
+
+    def _loop(self, st, bounds, seq=None):
+        if seq is None:
+            if len(bounds) == 1:
+                start, stop, step = Const(0), bounds[0], Const(1)
+            else:
+                start, stop = bounds[0], bounds[1]
+                step = bounds[2] if len(bounds) > 2 else Const(1)
+            trips = self._trips(start, stop, step)
+        else:
+            trips = bounds[0]
+        names = self._carried(st.body)
+        i_ref = self.c.new()
+        params = [self.c.new() for _ in names]
+        saved_nodes, saved_scope = self.c.nodes, self.scope
+        self.c.nodes, self.scope = [], dict(saved_scope)
+        try:
+            for k, p in zip(names, params):
+                self.scope[k] = p
+            if seq is None:
+                idx = i_ref if (isinstance(start, Const) and start.value == 0 and
+                                isinstance(step, Const) and step.value == 1) else \
+                    self.c.emit(("prim", "add"), [start, self.c.emit(("prim", "mul"),
+                                                                     [i_ref, step])])
+            else:
+                idx = self.c.emit(("prim", "getitem"), [seq, i_ref])
+            self.assign(st.target, idx)
+            if self.body(st.body) is not None:
+                raise self.err(st, "return inside a loop is not supported")
+            body_nodes = self.c.nodes
+            rets = [self.c.enc(self.scope[k]) for k in names]
+        finally:
+            self.c.nodes, self.scope = saved_nodes, saved_scope
+        outs = [self.c.new() for _ in names]
+        block = Block([i_ref["v"]] + [p["v"] for p in params], body_nodes, rets)
+        self.c.nodes.append(Node(("prim", "Loop"), [self.c.enc(trips)] +
+                                 [self.c.enc(self.scope[k]) for k in names], {},
+                                 {"tuple": outs}, [block]))
+        for k, v in zip(names, outs):
+            self.scope[k] = v
+
+    def _trips(self, start, stop, step):
+        if all(isinstance(x, Const) for x in (start, stop, step)):
+            return Const(len(range(start.value, stop.value, step.value)))
+        r = self.c.emit(("prim", "range"), [start, stop, step])
+        return self.c.emit(("prim", "len"), [r])
+
+    def while_stmt(self, st):
+        if st.orelse:
+            raise self.err(st, "while/else is not supported")
+        names = self._carried(st.body)
+        for node in ast.walk(st.test):
+            if isinstance(node, ast.Name) and node.id in self.scope and node.id not in names:
+                names.append(node.id)
+        params_c = [self.c.new() for _ in names]
+        params_b = [self.c.new() for _ in names]
+        saved_nodes, saved_scope = self.c.nodes, self.scope
+        try:
+            self.c.nodes, self.scope = [], dict(saved_scope)
+            for k, p in zip(names, params_c):
+                self.scope[k] = p
+            cond = self.expr(st.test)
+            cond_block = Block([p["v"] for p in params_c], self.c.nodes, [self.c.enc(cond)])
+            self.c.nodes, self.scope = [], dict(saved_scope)
+            for k, p in zip(names, params_b):
+                self.scope[k] = p
+            if self.body(st.body) is not None:
+                raise self.err(st, "return inside a loop is not supported")
+            body_block = Block([p["v"] for p in params_b], self.c.nodes,
+                               [self.c.enc(self.scope[k]) for k in names])
+        finally:
+            self.c.nodes, self.scope = saved_nodes, saved_scope
+        outs = [self.c.new() for _ in names]
+        self.c.nodes.append(Node(("prim", "While"), [self.c.enc(self.scope[k]) for k in names],
+                                 {}, {"tuple": outs}, [cond_block, body_block]))
+        for k, v in zip(names, outs):
+            self.scope[k] = v
+
+    # ------------------------------------------------------------ expressions
+    def _lookup_global(self, name):
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        return getattr(builtins, name, _MISSING)
+
+    def expr(self, e):
+        if isinstance(e, ast.Constant):
+            return Const(e.value)
+        if isinstance(e, ast.Name):
+            if e.id in self.scope:
+                return self.scope[e.id]
+            v = self._lookup_global(e.id)
+            if v is _MISSING:
+                raise self.err(e, f"undefined name {e.id!r}")
+            return Const(v)
+        if isinstance(e, ast.Attribute):
+            base = self.expr(e.value)
+            if isinstance(base, Const):
+                try:
+                    return Const(getattr(base.value, e.attr))
+                except AttributeError as ex:
+                    raise self.err(e, str(ex)) from None
+            if isinstance(base, _Seq):
+                raise self.err(e, "attributes of a tuple are not supported")
+            return self.c.emit(("prim", "getattr"), [base, Const(e.attr)])
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        if isinstance(e, ast.BinOp):
+            op = _BINOPS.get(type(e.op))
+            if op is None:
+                raise self.err(e, "unsupported operator")
+            a, b = self.expr(e.left), self.expr(e.right)
+            if isinstance(a, Const) and isinstance(b, Const):
+                return Const(_PYBIN[op](a.value, b.value))
+            return self.c.emit(("prim", op), [self.seq(a), self.seq(b)])
+        if isinstance(e, ast.UnaryOp):
+            name, fn = _UNOPS[type(e.op)]
+            a = self.expr(e.operand)
+            if isinstance(a, Const):
+                return Const(fn(a.value))
+            return self.c.emit(("prim", name), [a])
+        if isinstance(e, ast.Compare):
+            left = self.expr(e.left)
+            result = None
+            for op, right_e in zip(e.ops, e.comparators):
+                name = _CMPOPS[type(op)]
+                right = self.expr(right_e)
+                if isinstance(left, Const) and isinstance(right, Const):
+                    r = Const(_PYCMP[name](left.value, right.value))
+                else:
+                    r = self.c.emit(("prim", name), [self.seq(left), self.seq(right)])
+                result = r if result is None else self._and(result, r)
+                left = right
+            return result
+        if isinstance(e, ast.BoolOp):
+            vals = [self.expr(v) for v in e.values]
+            out = vals[0]
+            for v in vals[1:]:
+                out = self._and(out, v) if isinstance(e.op, ast.And) else self._or(out, v)
+            return out
+        if isinstance(e, ast.IfExp):
+            cond = self.expr(e.test)
+            if isinstance(cond, Const):
+                return self.expr(e.body if cond.value else e.orelse)
+            saved = self.c.nodes
+            self.c.nodes = []
+            a = self.expr(e.body)
+            na, self.c.nodes = self.c.nodes, []
+            b = self.expr(e.orelse)
+            nb = self.c.nodes
+            self.c.nodes = saved
+            out = self.c.new()
+            self.c.nodes.append(Node(("prim", "If"), [self.c.enc(cond)], {}, {"tuple": [out]},
+                                     [Block([], na, [self.c.enc(a)]),
+                                      Block([], nb, [self.c.enc(b)])]))
+            return out
+        if isinstance(e, (ast.Tuple, ast.List)):
+            items = [self.expr(x) for x in e.elts]
+            if all(isinstance(x, Const) for x in items):
+                vals = [x.value for x in items]
+                return Const(tuple(vals) if isinstance(e, ast.Tuple) else vals)
+            if isinstance(e, ast.Tuple):
+                return _Seq(items)
+            return self.c.emit(("prim", "list"), items)
+        if isinstance(e, ast.Dict):
+            items = []
+            for k, v in zip(e.keys, e.values):
+                items += [self.expr(k), self.expr(v)]
+            if all(isinstance(x, Const) for x in items):
+                return Const({items[i].value: items[i + 1].value for i in range(0, len(items), 2)})
+            return self.c.emit(("prim", "dict"), items)
+        if isinstance(e, ast.Subscript):
+            base = self.expr(e.value)
+            idx = self.index(e.slice)
+            if isinstance(base, Const) and isinstance(idx, Const) and \
+                    not isinstance(base.value, _TensorBase):
+                return Const(base.value[idx.value])
+            if isinstance(base, _Seq) and isinstance(idx, Const) and isinstance(idx.value, int):
+                return base.items[idx.value]
+            return self.c.emit(("prim", "getitem"), [self.seq(base), idx])
+        if isinstance(e, ast.JoinedStr):
+            parts = []
+            for v in e.values:
+                if isinstance(v, ast.Constant):
+                    parts.append(Const(v.value))
+                else:
+                    parts.append(self.expr(v.value))
+            if all(isinstance(p, Const) for p in parts):
+                return Const("".join(str(p.value) for p in parts))
+            fmt = "".join("{}" if not isinstance(p, Const) else
+                          str(p.value).replace("{", "{{").replace("}", "}}") for p in parts)
+            return self.c.emit(("prim", "format"), [Const(fmt)] +
+                               [p for p in parts if not isinstance(p, Const)])
+        if isinstance(e, ast.Starred):
+            raise self.err(e, "starred expressions are only supported in calls")
+        raise self.err(e, f"{type(e).__name__} expressions are not supported by "
+                          "ptcore.jit.script")
+
+    def seq(self, x):
+        return x        # a _Seq is encoded as a tuple of its items
+
+    def _and(self, a, b):
+        if isinstance(a, Const):
+            return b if a.value else a
+        return self.c.emit(("prim", "and"), [a, b])
+
+    def _or(self, a, b):
+        if isinstance(a, Const):
+            return a if a.value else b
+        return self.c.emit(("prim", "or"), [a, b])
+
+    def index(self, s):
+        if isinstance(s, ast.Slice):
+            parts = [self.expr(p) if p is not None else Const(None)
+                     for p in (s.lower, s.upper, s.step)]
+            if all(isinstance(p, Const) for p in parts):
+                return Const(slice(*[p.value for p in parts]))
+            return self.c.emit(("prim", "slice"), parts)
+        if isinstance(s, ast.Tuple):
+            items = [self.index(x) for x in s.elts]
+            if all(isinstance(x, Const) for x in items):
+                return Const(tuple(x.value for x in items))
+            return self.c.emit(("prim", "tuple"), items)
+        return self.seq(self.expr(s))
+
+    def call_args(self, e):
+        args = []
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                v = self.expr(a.value)
+                if isinstance(v, Const):
+                    args.extend(Const(x) for x in v.value)
+                elif isinstance(v, _Seq):
+                    args.extend(v.items)
+                else:
+                    raise self.err(a, "*args of a run-time sequence is not supported")
+            else:
+                args.append(self.seq(self.expr(a)) if not isinstance(a, ast.Tuple)
+                            else self.expr(a))
+        kwargs = {}
+        for k in e.keywords:
+            if k.arg is None:
+                v = self.expr(k.value)
+                if not isinstance(v, Const):
+                    raise self.err(k, "**kwargs of run-time values is not supported")
+                kwargs.update({kk: Const(vv) for kk, vv in v.value.items()})
+            else:
+                kwargs[k.arg] = self.expr(k.value)
+        return args, kwargs
+
+    def call(self, e):
+        from ptcore.nn import Module
+        # a method of a run-time value: x.view(...), xs.append(...)
+        if isinstance(e.func, ast.Attribute):
+            base = self.expr(e.func.value)
+            if not isinstance(base, Const):
+                args, kwargs = self.call_args(e)
+                base = self.seq(base)
+                return self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
+                                   {k: self.seq(v) for k, v in kwargs.items()})
+            try:
+                fn = getattr(base.value, e.func.attr)
+            except AttributeError as ex:
+                raise self.err(e, str(ex)) from None
+        else:
+            f = self.expr(e.func)
+            if not isinstance(f, Const):
+                raise self.err(e, "calling a run-time value is not supported")
+            fn = f.value
+        args, kwargs = self.call_args(e)
+        allconst = all(isinstance(a, Const) for a in args) and \
+            all(isinstance(v, Const) for v in kwargs.values())
+        where = f"{self.filename}:{self.line0 + e.lineno}"
+        from ptcore.jit import _annotations
+        if fn is _annotations.is_scripting:
+            return Const(True)          # as in TorchScript: the scripted path
+        d = op_of(fn)
+        if d is not None:
+            return self.c.emit((d.namespace, d.name), args, kwargs)
+        if isinstance(fn, Module):
+            return self.c.compile_function(type(fn).forward, fn, args, kwargs, where)
+        if inspect.ismethod(fn) and isinstance(fn.__self__, Module):
+            if getattr(fn.__func__, "_torchscript_modifier", None) in ("ignore", "unused"):
+                raise self.err(e, f"{fn.__name__} is marked @ptcore.jit.ignore/unused; "
+                                  "ptcore cannot call Python from a scripted graph")
+            return self.c.compile_function(fn.__func__, fn.__self__, args, kwargs, where)
+        if fn in _BUILTIN_PRIMS:
+            if allconst:
+                return Const(fn(*[a.value for a in args], **{k: v.value for k, v in
+                                                              kwargs.items()}))
+            if fn in (builtins.tuple, builtins.list):
+                if len(args) == 1 and isinstance(args[0], _Seq):
+                    return args[0]
+                raise self.err(e, f"{fn.__name__}() of a run-time value is not supported")
+            return self.c.emit(("prim", _BUILTIN_PRIMS[fn]), args)
+        if fn is builtins.isinstance and len(args) == 2 and isinstance(args[1], Const):
+            if isinstance(args[0], Const):
+                return Const(isinstance(args[0].value, args[1].value))
+            cls = args[1].value
+            if cls is ptcore.Tensor or cls is _TensorBase:
+                return self.c.emit(("prim", "isinstance_tensor"), [args[0]])
+            raise self.err(e, "isinstance of a run-time value against a non-Tensor type")
+        if fn is builtins.range:
+            if allconst:
+                return Const(range(*[a.value for a in args]))
+            return self.c.emit(("prim", "range"), args)
+        if allconst:
+            # a pure helper on constants (``_pair(3)``, ``math.sqrt(2)``): its value
+            try:
+                return Const(fn(*[a.value for a in args],
+                                **{k: v.value for k, v in kwargs.items()}))
+            except Exception as ex:
+                raise self.err(e, f"evaluating {getattr(fn, '__name__', fn)}(...) at compile "
+                                  f"time failed: {ex}") from None
+        if inspect.isfunction(fn):
+            return self.c.compile_function(fn, None, args, kwargs, where)
+        raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
+                          "values in ptcore.jit.script")
+
+
+_MISSING = object()
+
+
+def _returns(stmts):
+    return bool(stmts) and (isinstance(stmts[-1], ast.Return) or (
+        isinstance(stmts[-1], ast.If) and _returns(stmts[-1].body) and
+        _returns(stmts[-1].orelse)))
+
+
+def _compile(fn, self_obj, root, nargs_names):
+    comp = _Compiler(root)
+    inputs = []
+    for name in nargs_names:
+        v = comp.g.new_value("input", name=name)
+        comp.g.inputs.append(v.id)
+        inputs.append({"v": v.id})
+    result = comp.compile_function(fn, self_obj, inputs, {}, getattr(fn, "__qualname__", "fn"))
+    comp.g.outputs = comp.enc(result)
+    comp.g.check()
+    return comp.g
+
+
+def _positional(fn, skip_self):
+    sig = inspect.signature(fn)
+    names = []
+    for i, (name, p) in enumerate(sig.parameters.items()):
+        if skip_self and i == 0:
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            raise ScriptError(f"ptcore.jit.script: {fn.__qualname__} takes *args/**kwargs or "
+                              "keyword-only arguments; script supports positional parameters")
+        names.append(name)
+    return names
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """Compile ``obj`` (a function or an ``nn.Module``) with its control flow
+    into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.script``)."""
+    from ptcore.jit._script_module import ScriptFunction, ScriptModule
+    from ptcore.nn import Module
+    if isinstance(obj, (ScriptModule, ScriptFunction)):
+        return obj
+    if isinstance(obj, Module):
+        graphs = {}
+        methods = ["forward"] + [n for n in dir(type(obj)) if n != "forward" and getattr(
+            getattr(type(obj), n, None), "_torchscript_modifier", None) == "export"]
+        for m in methods:
+            fn = getattr(type(obj), m)
+            graphs[m] = _compile(fn, obj, obj, _positional(fn, True))
+        sm = ScriptModule._from_module(obj, graphs)
+        return sm
+    if inspect.isclass(obj):
+        raise ScriptError("ptcore.jit.script compiles functions and nn.Module instances, not "
+                          f"classes ({obj.__qualname__})")
+    if inspect.isfunction(obj):
+        g = _compile(obj, None, None, _positional(obj, False))
+        sf = ScriptFunction(g, obj.__name__)
+        sig = inspect.signature(obj)
+        sf._defaults = [p.default for p in sig.parameters.values()]
+        return sf
+    raise ScriptError(f"ptcore.jit.script: cannot compile a {type(obj).__name__}")
