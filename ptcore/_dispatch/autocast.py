@@ -16,6 +16,7 @@ import threading
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch.table import autocast_category as _table_category
 
 __all__ = ["state", "is_enabled", "get_dtype", "set_enabled", "set_dtype", "clear_cache"]
 
@@ -227,9 +228,8 @@ def _category(opdef, dev, args, kwargs):
     cat = opdef.autocast
     if opdef.namespace == "linalg":
         # the lists name torch.linalg.X as linalg_X
-        from ptcore._dispatch.table import autocast_category
         name = opdef.name
-        cat = autocast_category(name if name.startswith("linalg_") else "linalg_" + name)
+        cat = _table_category(name if name.startswith("linalg_") else "linalg_" + name)
         if name == "multi_dot":
             cat = "lower"
     if dev == "cpu":
@@ -263,7 +263,8 @@ class _AutocastLayer(_D.Layer):
 
     def handle(self, entry, opdef, args, kwargs, nxt):
         st = state
-        if st.excluded:
+        if st.excluded or (kwargs and kwargs.get("out") is not None):
+            # out= overloads are not autocast in PyTorch: they run as called
             return nxt(args, kwargs)
         dev = _device_type(args, kwargs)
         if dev is None or not st.enabled.get(dev, False):

@@ -104,9 +104,14 @@ class _ProfilerLayer(_D.Layer):
 
     def handle(self, entry, opdef, args, kwargs, nxt):
         name = opdef.name
-        ev = push_range("aten::" + _OPERATOR_NAMES.get(name, name.lstrip("_") if
-                                                        not name.startswith("__") else
-                                                        name.strip("_")), args, kwargs)
+        name = "aten::" + _OPERATOR_NAMES.get(name, name.lstrip("_") if
+                                              not name.startswith("__") else name.strip("_"))
+        stack = _tls.stack
+        if stack and stack[-1].name == name and not stack[-1].is_user:
+            # one spelling of an op forwarding to another (F.relu -> ptcore.relu,
+            # Tensor.sum -> ptcore.sum): one call, one event, as in torch
+            return nxt(args, kwargs)
+        ev = push_range(name, args, kwargs)
         try:
             return nxt(args, kwargs)
         finally:

@@ -54,6 +54,9 @@ class OpOverload:
         return f"aten::{self._opdef.name}"
 
     def __call__(self, *args, **kwargs):
+        # inside a mode's handler, the modes below it still see the call
+        if _st.modes and _LAYER.enabled:
+            return _LAYER.handle_kernel(self._opdef, self._raw, args, kwargs)
         return self._raw(*args, **kwargs)
 
     def __repr__(self):
@@ -81,7 +84,9 @@ class _KernelLayer:
         mode = _st.modes.pop()
         try:
             from ptcore._tensor import _TensorBase
-            types = tuple({type(a) for a in args if isinstance(a, _TensorBase)})
+            # as torch: only the tensor subclasses that define __torch_dispatch__
+            types = tuple({type(a) for a in args if isinstance(a, _TensorBase) and
+                           getattr(type(a), "__torch_dispatch__", None) is not None})
             return mode.__torch_dispatch__(OpOverload.of(opdef, raw), types, args, kwargs)
         finally:
             _st.modes.append(mode)

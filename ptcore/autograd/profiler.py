@@ -25,8 +25,9 @@ class profile(_KinetoProfile):
         self.enabled = enabled
 
     def __enter__(self):
-        if self.enabled:
-            self.start_trace()
+        if not self.enabled:
+            return None          # as torch: ``with profile(enabled=False) as p`` binds None
+        self.start_trace()
         return self
 
     def __exit__(self, *exc):

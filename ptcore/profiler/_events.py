@@ -4,7 +4,7 @@
 import json
 import os
 
-__all__ = ["FunctionEvent", "FunctionEventAvg", "EventList"]
+__all__ = ["Interval", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
 
 def _format_time(us):
@@ -17,6 +17,21 @@ def _format_time(us):
 
 def _format_pct(part, total):
     return f"{(part / total * 100.0 if total else 0.0):.2f}%"
+
+
+class Interval:
+    """A time range in microseconds (``FunctionEvent.time_range``)."""
+    __slots__ = ("start", "end")
+
+    def __init__(self, start, end):
+        self.start = start
+        self.end = end
+
+    def elapsed_us(self):
+        return self.end - self.start
+
+    def __repr__(self):
+        return f"Interval(start={self.start}, end={self.end})"
 
 
 class FunctionEvent:
@@ -48,10 +63,11 @@ class FunctionEvent:
 
     @property
     def time_range(self):
-        return (self.start_us, self.end_us)
+        return Interval(self.start_us, self.end_us)
 
     def __repr__(self):
-        return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={_format_time(self.cpu_time_total)} "
+        return (f"<FunctionEvent id={self.id} name={self.name} "
+                f"cpu_time={_format_time(self.cpu_time_total)} "
                 f"self_cpu_time={_format_time(self.self_cpu_time_total)} "
                 f"input_shapes={self.input_shapes}>")
 
@@ -81,7 +97,8 @@ class FunctionEventAvg:
         return self.cpu_time_total / self.count if self.count else 0.0
 
     def __repr__(self):
-        return (f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
+        return (f"<FunctionEventAvg key={self.key} "
+                f"self_cpu_time={_format_time(self.self_cpu_time_total)} "
                 f"cpu_time={_format_time(self.cpu_time)} input_shapes={self.input_shapes}>")
 
 
@@ -161,7 +178,8 @@ class EventList(list):
                     _format_time(e.cpu_time_total), _format_time(e.cpu_time), str(e.count)]
             line = f"{name:>{name_w}}  " + "  ".join(f"{v:>{w}}" for v in vals) + "  "
             if shapes:
-                line += f"{str(e.input_shapes)[:max_shapes_column_width]:>{max_shapes_column_width}}  "
+                shp = str(e.input_shapes)[:max_shapes_column_width]
+                line += f"{shp:>{max_shapes_column_width}}  "
             lines.append(line)
         lines.append(sep)
         lines.append(f"Self CPU time total: {_format_time(total_self)}")

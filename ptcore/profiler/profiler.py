@@ -77,7 +77,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     def handler_fn(prof):
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        file_name = f"{name}.{int(time.time() * 1000)}.pt.trace.json"
+        file_name = f"{name}.{time.time_ns()}.pt.trace.json"
         if use_gzip:
             file_name += ".gz"
         path = os.path.join(dir_name, file_name)

@@ -1,6 +1,7 @@
 """``MultiheadAttention``."""
 import ptcore
 from ptcore.nn import init
+from ptcore.nn import functional as F
 from ptcore.nn.functional import _attention as _A
 from ptcore.nn.modules.linear import NonDynamicallyQuantizableLinear
 from ptcore.nn.modules.module import Module
@@ -151,7 +152,7 @@ class MultiheadAttention(Module):
         if not self._qkv_same_embed_dim:
             kwargs.update(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
                           k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
-        attn_output, attn_output_weights = _A.multi_head_attention_forward(
+        attn_output, attn_output_weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, **kwargs)
