@@ -23,6 +23,7 @@ cdef extern from "ptc_math.h" nogil:
     # vectorised (AVX2/AVX-512, chosen at run time) float32 maps, as the eager kernels use
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_geluv_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_silu_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_relu_f32(float* o, const float* a, Py_ssize_t n)
@@ -140,9 +141,7 @@ cdef inline void _run_f32(const int32_t* prog, int ninstr, float** reg, Py_ssize
             for i in range(m):
                 d[i] = a[i] if (a[i] <= b[i] or a[i] != a[i]) else b[i]
         elif op == OP_GELU:
-            for i in range(m):
-                x = a[i]
-                d[i] = 0.5 * x * (1.0 + erff(x * 0.7071067811865476))
+            ptc_geluv_f32(d, a, m)
         elif op == OP_GELU_TANH:
             for i in range(m):
                 x = a[i]

@@ -189,6 +189,34 @@ static inline float ptc_tanhf(float x)
     return copysignf(1.0f - 2.0f / (ptc_expf(ax + ax) + 1.0f), x);
 }
 
+/* exact GELU as PyTorch's CPU kernels compute it: x * 0.5 * (1 + erf(x / sqrt 2))
+ * with erf from Abramowitz & Stegun 7.1.26 for float32 (|error| < 1.5e-7, what
+ * ATen's Vectorized<float>::erf uses) and libm's erf for float64 */
+static inline float ptc_erf_as_f(float x)
+{
+    float a = fabsf(x);
+    float t = 1.0f / (0.3275911f * a + 1.0f);
+    float r = (((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t
+              + 0.254829592f;
+    return copysignf(1.0f - r * t * ptc_expf(-(x * x)), x);
+}
+static inline float ptc_gelu_f32(float x)
+{
+    return x * 0.5f * (1.0f + ptc_erf_as_f(x * 0.70710678118654752440f));
+}
+static inline float ptc_gelu_tanh_f32(float x)
+{
+    return x * 0.5f * (1.0f + ptc_tanhf((x + x * x * x * 0.044715f) * 0.79788456080286535588f));
+}
+static inline double ptc_gelu_tanh_f64(double x)
+{
+    return x * 0.5 * (1.0 + tanh((x + x * x * x * 0.044715) * 0.79788456080286535588));
+}
+static inline double ptc_gelu_f64(double x)
+{
+    return x * 0.5 * (1.0 + erf(x * 0.70710678118654752440));
+}
+
 /* Explicitly vectorised contiguous float32 loops for the hot transcendental
  * ops (GCC/Clang vector extensions: SSE2 code by default, an AVX2 clone
  * chosen at load time where the CPU has it).  Same algorithm as ptc_expf. */
@@ -265,6 +293,25 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_tanhf8(ptc_v8sf x)
     PTC_TANHF_BODY(ptc_v8sf, ptc_v8si, ptc_sel8, ptc_expf8)
 }
 
+/* exact GELU on vectors (see ptc_gelu_f32) */
+#define PTC_GELU_BODY(VF, VI, EXPV)                                            \
+    VF u = x * 0.70710678118654752440f;                                       \
+    VI sign = (VI)u & (int32_t)0x80000000;                                    \
+    VF a = (VF)((VI)u & 0x7fffffff);                                          \
+    VF t = 1.0f / (a * 0.3275911f + 1.0f);                                    \
+    VF r = t * 1.061405429f - 1.453152027f;                                   \
+    r = r * t + 1.421413741f;                                                 \
+    r = r * t - 0.284496736f;                                                 \
+    r = r * t + 0.254829592f;                                                 \
+    VF erf_ = 1.0f - r * t * EXPV(-(u * u));                                  \
+    erf_ = (VF)((VI)erf_ | sign);                                             \
+    return x * 0.5f * (1.0f + erf_);
+
+static inline __attribute__((always_inline)) ptc_v8sf ptc_gelu8(ptc_v8sf x)
+{
+    PTC_GELU_BODY(ptc_v8sf, ptc_v8si, ptc_expf8)
+}
+
 #define PTC_MAP_BODY(W, VF, vexpr, sexpr)                                      \
     Py_ssize_t i = 0;                                                         \
     for (; i + (W) <= n; i += (W)) {                                          \
@@ -297,6 +344,11 @@ static inline __attribute__((always_inline)) ptc_v16sf ptc_tanhf16(ptc_v16sf x)
     PTC_TANHF_BODY(ptc_v16sf, ptc_v16si, ptc_sel16, ptc_expf16)
 }
 
+static inline __attribute__((always_inline)) ptc_v16sf ptc_gelu16(ptc_v16sf x)
+{
+    PTC_GELU_BODY(ptc_v16sf, ptc_v16si, ptc_expf16)
+}
+
 static int ptc_vec_level(void)
 {
     static int level = -1;
@@ -325,6 +377,11 @@ static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(8, ptc_v
 #include <string.h>
 PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf16(x), ptc_expf(x))
 PTC_MAP_F32(ptc_tanh_f32, ptc_tanhf8(x), ptc_tanhf16(x), ptc_tanhf(x))
+PTC_MAP_F32(ptc_geluv_f32, ptc_gelu8(x), ptc_gelu16(x), ptc_gelu_f32(x))
+PTC_MAP_F32(ptc_gelu_tanhv_f32,
+            x * 0.5f * (1.0f + ptc_tanhf8((x + x * x * x * 0.044715f) * 0.79788456080286535588f)),
+            x * 0.5f * (1.0f + ptc_tanhf16((x + x * x * x * 0.044715f) * 0.79788456080286535588f)),
+            ptc_gelu_tanh_f32(x))
 PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf16(-x)),
             1.0f / (1.0f + ptc_expf(-x)))
 PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf16(-x)),
@@ -339,6 +396,10 @@ static void ptc_exp_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_expf(a[i]); }
 static void ptc_tanh_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_tanhf(a[i]); }
+static void ptc_geluv_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_gelu_f32(a[i]); }
+static void ptc_gelu_tanhv_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_gelu_tanh_f32(a[i]); }
 static void ptc_sigmoid_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ptc_expf(-a[i])); }
 static void ptc_silu_f32(float *o, const float *a, Py_ssize_t n)
