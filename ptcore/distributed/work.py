@@ -1,0 +1,118 @@
+"""``Work``: the handle of a collective or point-to-point operation in flight.
+
+Every operation is posted to MPI as a non-blocking request; ``wait`` polls it until it
+completes or the process group's timeout passes.  Polling (rather than a blocking
+``MPI_Wait``) is what lets a rank whose peer died or never joined raise an error instead of
+hanging forever.
+"""
+import time
+
+from ptcore.distributed._mpi import mpi
+
+
+class DistBackendError(RuntimeError):
+    """An MPI operation failed or timed out (``torch.distributed.DistBackendError``)."""
+
+
+# spin on MPI_Test this long before sleeping between polls (keeps small messages fast)
+_SPIN_SECONDS = 2e-3
+_MAX_SLEEP = 2e-3
+
+
+class Work:
+    """Handle of an asynchronous operation (``torch.distributed.Work``).
+
+    ``wait()`` blocks until the operation finished (raising on failure or timeout) and
+    returns True; ``is_completed()`` tests without blocking.
+    """
+
+    def __init__(self, group, name, requests, finish=None, check=None, result=None):
+        self._group = group
+        self._name = name
+        self._requests = list(requests)
+        self._check = check            # (request, fn): metadata agreement, tested first
+        self._finish = finish          # runs once after completion (copy back, AVG divide...)
+        self._result = result
+        self._done = False
+        self._error = None
+        self._start = time.monotonic()
+        self._statuses = None          # MPI statuses of the requests, when asked for
+        self._keep = None              # buffers MPI reads or writes until completion
+
+    def _test(self):
+        MPI = mpi()
+        try:
+            if self._check is not None:
+                req, fn = self._check
+                if not req.Test():
+                    return False
+                self._check = None
+                fn()                           # raises when the ranks disagree
+            if self._requests and not MPI.Request.Testall(self._requests, self._statuses):
+                return False
+            self._done = True
+            self._keep = None
+            if self._finish is not None:
+                self._finish()
+        except MPI.Exception as e:
+            self._fail(DistBackendError(f"{self._name}: MPI error: {e.Get_error_string()}"))
+        except BaseException as e:
+            self._fail(e)
+        return True
+
+    def _fail(self, exc):
+        self._error = exc
+        self._group._mark_broken(str(exc))
+        raise exc
+
+    def is_completed(self):
+        """True when the operation has finished (runs its completion step once)."""
+        if self._error is not None:
+            raise self._error
+        return self._done or self._test()
+
+    def is_success(self):
+        return self._done and self._error is None
+
+    def exception(self):
+        return self._error
+
+    def wait(self, timeout=None):
+        """Block until the operation finished; raise ``DistBackendError`` after ``timeout``
+        (a ``datetime.timedelta``; default: the process group's)."""
+        if self._error is not None:
+            raise self._error
+        if self._done:
+            return True
+        limit = self._group._timeout_s if timeout is None else _seconds(timeout)
+        spin_until = time.monotonic() + _SPIN_SECONDS
+        sleep = 1e-5
+        while not self._test():
+            now = time.monotonic()
+            if now - self._start > limit:
+                self._fail(DistBackendError(
+                    f"{self._name} timed out after {limit:g} s on rank {self._group._global_rank} "
+                    f"of a group of {self._group.size()}: a peer rank died, hangs, or did not "
+                    "call the same collective; the process group can no longer be used"))
+            if now > spin_until:
+                time.sleep(sleep)
+                sleep = min(sleep * 2, _MAX_SLEEP)
+        return True
+
+    def result(self):
+        self.wait()
+        return self._result
+
+    def source_rank(self):
+        return self._result
+
+    def __repr__(self):
+        state = "completed" if self._done else "pending"
+        return f"<ptcore.distributed.Work {self._name} ({state})>"
+
+
+def _seconds(timeout):
+    s = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+    if not s > 0:
+        raise ValueError(f"timeout must be positive, got {timeout!r}")
+    return s
