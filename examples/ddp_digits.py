@@ -66,6 +66,10 @@ def main(argv=None):
                                    dtype=ptcore.float64)
         local = float(stats[0] / stats[1])
         dist.all_reduce(stats)
+        # the batch-norm running statistics are rank 0's as of each forward (DDP broadcasts
+        # buffers then), each rank's last forward updated its own: evaluate with rank 0's
+        for b in model.module.buffers():
+            dist.broadcast(b, 0)
         te_loss, te_acc = evaluate(model.module, test_loader)
         print(f"{tag} epoch {epoch:2d}/{args.epochs}  local train loss {local:.4f}  "
               f"global train loss {float(stats[0] / stats[1]):.4f}  test acc "

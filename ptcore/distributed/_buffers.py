@@ -12,6 +12,7 @@ import ptcore
 from ptcore.autograd.grad_mode import no_grad
 
 _REDUCE_IN_FLOAT32 = (ptcore.float16, ptcore.bfloat16)
+_SPECIAL = frozenset(_REDUCE_IN_FLOAT32)        # dtypes that may need staging
 
 
 class Buffer:
@@ -23,6 +24,11 @@ class Buffer:
         if not isinstance(tensor, ptcore.Tensor):
             raise TypeError(f"expected a ptcore.Tensor, got {type(tensor).__name__}")
         self.tensor = tensor
+        dt = tensor.dtype
+        if (dt not in _SPECIAL and tensor.is_cpu and not tensor.requires_grad
+                and tensor.is_contiguous()):
+            self.mpi, self._writeback = tensor, False      # the common case: MPI uses it as is
+            return
         t = tensor.detach() if tensor.requires_grad else tensor
         staged = False
         if t.device.type != "cpu":

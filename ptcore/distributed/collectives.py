@@ -25,36 +25,52 @@ def _opcode(name):
     return _OPS.setdefault(name, len(_OPS) + 1)
 
 
+_SIGNATURES = {}
+
+
 def _signature(name, t, extra=0):
-    """Per-rank description that must agree: op, dtype, ndim, numel, shape, extra."""
-    shape = tuple(t.shape) if t is not None else ()
-    dims = list(shape[:_MAX_DIMS]) + [-1] * (_MAX_DIMS - min(len(shape), _MAX_DIMS))
-    return [_opcode(name), dtype_code(t.dtype) if t is not None else 0, len(shape),
-            t.numel() if t is not None else 0, *dims, int(extra)]
+    """Per-rank description that must agree, as the int64 array sent to the agreement
+    all-reduce: op, dtype, ndim, numel, shape, extra, then the same negated (so that one
+    MAX-reduction gives both the maximum and the minimum of every field)."""
+    shape = tuple(t.shape) if t is not None else None
+    key = (name, t.dtype if t is not None else None, shape, extra)
+    local = _SIGNATURES.get(key)
+    if local is None:
+        shape = shape or ()
+        dims = list(shape[:_MAX_DIMS]) + [-1] * (_MAX_DIMS - min(len(shape), _MAX_DIMS))
+        sig = [_opcode(name), dtype_code(t.dtype) if t is not None else 0, len(shape),
+               t.numel() if t is not None else 0, *dims, int(extra)]
+        local = np.array(sig + [-v for v in sig], dtype=np.int64)
+        local.flags.writeable = False
+        if len(_SIGNATURES) > 4096:
+            _SIGNATURES.clear()
+        _SIGNATURES[key] = local
+    return local
 
 
 _FIELDS = ["operation", "dtype", "number of dimensions", "number of elements"] + \
     [f"size of dim {i}" for i in range(_MAX_DIMS)] + ["root rank / reduction"]
 
 
-def _meta_check(pg, name, sig, t):
-    MPI = _mpi.mpi()
-    k = len(sig)
-    local = np.array(sig + [-s for s in sig], dtype=np.int64)
+def _meta_check(pg, name, local, t):
+    k = len(local) // 2
     out = np.empty_like(local)
-    req = pg._meta.Iallreduce(local, out, op=MPI.MAX)
+    req = pg._meta.Iallreduce(local, out, op=_mpi.mpi().MAX)
 
     def verify():
+        # the MAX of (sig, -sig) equals this rank's (sig, -sig) exactly when every rank
+        # passed the same signature
+        if out.tobytes() == local.tobytes():
+            return
         hi, lo = out[:k], -out[k:]
         bad = [_FIELDS[i] for i in range(k) if hi[i] != lo[i]]
-        if bad:
-            mine = (f"{t.dtype} tensor of shape {tuple(t.shape)}" if t is not None
-                    else "no tensor")
-            raise ValueError(
-                f"{name}: the ranks of the group disagree on the {', '.join(bad)} "
-                f"(this rank, {pg.rank()}, passed a {mine}; numel ranges {lo[3]}..{hi[3]} "
-                "across ranks); every rank must call the same collective with tensors of the "
-                "same shape and dtype")
+        mine = (f"{t.dtype} tensor of shape {tuple(t.shape)}" if t is not None
+                else "no tensor")
+        raise ValueError(
+            f"{name}: the ranks of the group disagree on the {', '.join(bad)} "
+            f"(this rank, {pg.rank()}, passed a {mine}; numel ranges {lo[3]}..{hi[3]} "
+            "across ranks); every rank must call the same collective with tensors of the "
+            "same shape and dtype")
     return req, verify
 
 

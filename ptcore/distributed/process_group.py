@@ -35,13 +35,17 @@ class ProcessGroup:
     """A set of ranks sharing two MPI communicators: one for the data, one for the
     shape/dtype agreement checks (so that a check never matches a data message)."""
 
-    def __init__(self, comm, ranks, timeout_s, global_rank):
+    def __init__(self, comm, ranks, timeout_s, global_rank, node_peers=None):
         self._comm = comm                  # None on ranks outside the group
         self._meta = comm.Dup() if comm is not None else None
         self._ranks = list(ranks)          # global ranks, in group-rank order
         self._timeout_s = timeout_s
         self._global_rank = global_rank
         self._broken = None
+        # global rank -> (pid, start time) of the other members running on this node
+        members = set(self._ranks)
+        self._node_peers = {r: v for r, v in (node_peers or {}).items()
+                            if r in members and r != global_rank}
 
     def rank(self):
         return self._comm.Get_rank() if self._comm is not None else -1
@@ -51,6 +55,11 @@ class ProcessGroup:
 
     def name(self):
         return "mpi"
+
+    def _dead_peers(self):
+        """Global ranks of the members on this node whose process has ended."""
+        from ptcore.distributed._liveness import alive
+        return [r for r, (pid, start) in self._node_peers.items() if not alive(pid, start)]
 
     def _mark_broken(self, why):
         if self._broken is None:
@@ -75,7 +84,7 @@ class ProcessGroup:
         return f"<ptcore.distributed.ProcessGroup ranks={self._ranks}>"
 
 
-_state = {"world": None, "groups": [], "broken": False, "atexit": False}
+_state = {"world": None, "groups": [], "broken": False, "atexit": False, "node_peers": {}}
 
 
 class _GroupNamespace:
@@ -178,12 +187,18 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"init_process_group: rank {want_rank} is out of range for a world "
                          f"of size {n}")
     key = world.Get_rank() if want_rank is None else want_rank
-    keys = world.allgather(key)
+    from ptcore.distributed._liveness import identity
+    me = identity()
+    infos = world.allgather((key, me))
+    keys = [k for k, _ in infos]
     if sorted(keys) != list(range(n)):
         raise RuntimeError(f"init_process_group: the RANK values of the processes {keys} are "
                            f"not a permutation of 0..{n - 1}")
+    _state["node_peers"] = {k: (pid, start) for k, (node, pid, start) in infos
+                            if node == me[0]}
     comm = world.Split(0, key)
-    _state["world"] = ProcessGroup(comm, range(n), timeout_s, comm.Get_rank())
+    _state["world"] = ProcessGroup(comm, range(n), timeout_s, comm.Get_rank(),
+                                   _state["node_peers"])
     _state["groups"] = [_state["world"]]
     _state["broken"] = False
     if not _state["atexit"]:
@@ -293,7 +308,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     me = world.rank()
     color = 0 if me in ranks else MPI.UNDEFINED
     comm = world._comm.Split(color, ranks.index(me) if me in ranks else 0)
-    pg = ProcessGroup(comm if comm != MPI.COMM_NULL else None, ranks, timeout_s, me)
+    pg = ProcessGroup(comm if comm != MPI.COMM_NULL else None, ranks, timeout_s, me,
+                      _state.get("node_peers"))
     _state["groups"].append(pg)
     return pg
 

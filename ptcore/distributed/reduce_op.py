@@ -22,18 +22,22 @@ class ReduceOp(enum.Enum):
         return f"<RedOpType.{self.name}: {self.value}>"
 
 
+_TABLES = {}
+
+
 def _mpi_op(MPI, op, is_bool):
     """The MPI reduction for ``op`` (``AVG`` reduces with ``SUM``)."""
-    if not isinstance(op, ReduceOp):
-        raise TypeError(f"op must be a ptcore.distributed.ReduceOp, got {type(op).__name__}")
-    if is_bool:
+    tables = _TABLES.get(MPI)
+    if tables is None:
         # torch reduces bool tensors logically: SUM/MAX/BOR are OR, PRODUCT/MIN/BAND are AND
-        table = {ReduceOp.SUM: MPI.LOR, ReduceOp.MAX: MPI.LOR, ReduceOp.BOR: MPI.LOR,
-                 ReduceOp.PRODUCT: MPI.LAND, ReduceOp.MIN: MPI.LAND, ReduceOp.BAND: MPI.LAND,
-                 ReduceOp.BXOR: MPI.LXOR}
-        if op not in table:
-            raise ValueError(f"ReduceOp.{op.name} is not supported for bool tensors")
-        return table[op]
-    return {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD,
-            ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX, ReduceOp.BAND: MPI.BAND,
-            ReduceOp.BOR: MPI.BOR, ReduceOp.BXOR: MPI.BXOR}[op]
+        tables = _TABLES[MPI] = (
+            {"SUM": MPI.SUM, "AVG": MPI.SUM, "PRODUCT": MPI.PROD, "MIN": MPI.MIN,
+             "MAX": MPI.MAX, "BAND": MPI.BAND, "BOR": MPI.BOR, "BXOR": MPI.BXOR},
+            {"SUM": MPI.LOR, "MAX": MPI.LOR, "BOR": MPI.LOR, "PRODUCT": MPI.LAND,
+             "MIN": MPI.LAND, "BAND": MPI.LAND, "BXOR": MPI.LXOR})
+    if type(op) is not ReduceOp:
+        raise TypeError(f"op must be a ptcore.distributed.ReduceOp, got {type(op).__name__}")
+    mop = tables[1 if is_bool else 0].get(op._name_)
+    if mop is None:
+        raise ValueError(f"ReduceOp.{op.name} is not supported for bool tensors")
+    return mop

@@ -5,6 +5,7 @@ completes or the process group's timeout passes.  Polling (rather than a blockin
 ``MPI_Wait``) is what lets a rank whose peer died or never joined raise an error instead of
 hanging forever.
 """
+import os
 import time
 
 from ptcore.distributed._mpi import mpi
@@ -14,9 +15,13 @@ class DistBackendError(RuntimeError):
     """An MPI operation failed or timed out (``torch.distributed.DistBackendError``)."""
 
 
-# spin on MPI_Test this long before sleeping between polls (keeps small messages fast)
-_SPIN_SECONDS = 2e-3
-_MAX_SLEEP = 2e-3
+# MPI moves the data of a non-blocking operation only while some call polls it (no progress
+# thread), so ``wait`` polls without pause, as MPI's own blocking calls spin, but yields the
+# CPU between polls so that an oversubscribed node still runs its other processes.
+_MPI = None
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
+# while waiting, check this often whether the peers on this node are still running
+_LIVENESS_SECONDS = 0.5
 
 
 class Work:
@@ -27,6 +32,9 @@ class Work:
     """
 
     def __init__(self, group, name, requests, finish=None, check=None, result=None):
+        global _MPI
+        if _MPI is None:
+            _MPI = mpi()
         self._group = group
         self._name = name
         self._requests = list(requests)
@@ -40,7 +48,6 @@ class Work:
         self._keep = None              # buffers MPI reads or writes until completion
 
     def _test(self):
-        MPI = mpi()
         try:
             if self._check is not None:
                 req, fn = self._check
@@ -48,13 +55,15 @@ class Work:
                     return False
                 self._check = None
                 fn()                           # raises when the ranks disagree
-            if self._requests and not MPI.Request.Testall(self._requests, self._statuses):
+            reqs = self._requests
+            if reqs and not (reqs[0].Test() if len(reqs) == 1 and self._statuses is None
+                             else _MPI.Request.Testall(reqs, self._statuses)):
                 return False
             self._done = True
             self._keep = None
             if self._finish is not None:
                 self._finish()
-        except MPI.Exception as e:
+        except _MPI.Exception as e:
             self._fail(DistBackendError(f"{self._name}: MPI error: {e.Get_error_string()}"))
         except BaseException as e:
             self._fail(e)
@@ -82,21 +91,27 @@ class Work:
         (a ``datetime.timedelta``; default: the process group's)."""
         if self._error is not None:
             raise self._error
-        if self._done:
+        if self._done or self._test():
             return True
         limit = self._group._timeout_s if timeout is None else _seconds(timeout)
-        spin_until = time.monotonic() + _SPIN_SECONDS
-        sleep = 1e-5
+        next_check = time.monotonic() + _LIVENESS_SECONDS
         while not self._test():
             now = time.monotonic()
+            if now > next_check:
+                next_check = now + _LIVENESS_SECONDS
+                dead = self._group._dead_peers()
+                if dead:
+                    self._fail(DistBackendError(
+                        f"{self._name} failed on rank {self._group._global_rank}: the process of "
+                        f"rank{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
+                        "(same node) has ended, so the operation can never complete; the "
+                        "process group can no longer be used"))
             if now - self._start > limit:
                 self._fail(DistBackendError(
                     f"{self._name} timed out after {limit:g} s on rank {self._group._global_rank} "
                     f"of a group of {self._group.size()}: a peer rank died, hangs, or did not "
                     "call the same collective; the process group can no longer be used"))
-            if now > spin_until:
-                time.sleep(sleep)
-                sleep = min(sleep * 2, _MAX_SLEEP)
+            _yield()
         return True
 
     def result(self):

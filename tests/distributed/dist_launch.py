@@ -40,6 +40,20 @@ def run_mpi(script, n, *args, timeout=120, env=None):
     return _run(cmd, timeout, env)
 
 
+def run_mpi_keep_going(script, n, *args, timeout=120, env=None):
+    """Like ``run_mpi``, but the launcher keeps the other ranks running when one exits with an
+    error (MPICH's Hydra ``-disable-auto-cleanup``); skips with other MPI launchers."""
+    from ptcore.distributed import _mpi
+    exe = mpiexec_or_skip()
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             timeout=60).stdout
+    if "HYDRA" not in version:
+        pytest.skip("needs MPICH's mpiexec (Hydra) to keep ranks running after one dies")
+    cmd = _mpi.mpiexec_command(exe, n)
+    cmd.insert(1, "-disable-auto-cleanup")
+    return _run(cmd + [sys.executable, "-u", str(HERE / script), *map(str, args)], timeout, env)
+
+
 def run_launcher(script, n, *args, timeout=120, env=None):
     """``python -m ptcore.distributed.run --nproc-per-node n script args``."""
     mpiexec_or_skip()

@@ -65,6 +65,32 @@ elif case == "hang":
         dist.all_reduce(ptcore.ones(4))
     except RuntimeError as e:
         caught(e)
+elif case == "dead":
+    # rank 1 dies in the middle of the job while the launcher keeps the others running
+    # (mpiexec -disable-auto-cleanup, srun without --kill-on-bad-exit): rank 0's receive from
+    # it and the other ranks' all_reduce fail with an error naming it, long before the
+    # process group's 600 s timeout
+    dist.all_reduce(ptcore.ones(4))
+    if rank == 1:
+        os._exit(int(sys.argv[2]))
+    try:
+        if rank == 0:
+            dist.recv(ptcore.zeros(2), 1)
+        else:
+            dist.all_reduce(ptcore.ones(4))
+    except dist.DistBackendError as e:
+        caught(e)
+    try:
+        dist.barrier()
+    except RuntimeError as e:
+        caught(e)
+    # the first survivor to exit aborts the job: wait (bounded) until every survivor has
+    # printed, signalling through files since the group can no longer be used
+    sync = os.environ["SYNC_DIR"]
+    open(os.path.join(sync, f"done{rank}"), "w").close()
+    deadline = time.monotonic() + 60
+    while len(os.listdir(sync)) < dist.get_world_size() - 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
 elif case == "crash":
     # rank 1 dies with an error; the MPI launcher must end the whole job
     if rank == 1:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import ptcore
-from dist_launch import run_launcher, run_mpi
+from dist_launch import run_launcher, run_mpi, run_mpi_keep_going
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -100,6 +100,23 @@ def test_hung_rank_gives_timeout_error():
                for r, e, m in caught), p.stdout
     assert any(e == "RuntimeError" and "unusable" in m for _, e, m in caught), p.stdout
     assert "STILL ALIVE" not in p.stdout
+    assert p.returncode != 0
+
+
+@pytest.mark.parametrize("n,code", [(2, 3), (3, 0)])
+def test_dead_rank_gives_error_before_the_timeout(n, code, tmp_path):
+    # rank 1 exits (with an error, or cleanly without finishing) while the launcher keeps the
+    # others running; they must raise DistBackendError naming rank 1 although the group's
+    # timeout is 600 s (the 120 s bound on the job is far shorter), then end the job
+    p = run_mpi_keep_going("dist_worker_errors.py", n, "dead", code, timeout=120,
+                           env={"SYNC_DIR": str(tmp_path)})
+    caught = _caught(p.stdout)
+    died = [r for r, e, m in caught if e == "DistBackendError" and "rank 1" in m
+            and "has ended" in m]
+    assert sorted(died) == [str(r) for r in range(n) if r != 1], p.stdout
+    assert any("recv" in m for r, _, m in caught if r == "0"), p.stdout
+    unusable = [r for r, e, m in caught if e == "RuntimeError" and "unusable" in m]
+    assert sorted(unusable) == sorted(died), p.stdout
     assert p.returncode != 0
 
 
