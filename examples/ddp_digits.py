@@ -26,6 +26,12 @@ from ptcore.utils.data.distributed import DistributedSampler  # noqa: E402
 from digits import DigitsCNN, evaluate, load_digits_split  # noqa: E402
 
 
+def say(line):
+    """Print one line in one write, so that the ranks' lines do not interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=12)
@@ -44,8 +50,8 @@ def main(argv=None):
     local_batch = max(1, args.batch_size // world)
     train_loader = DataLoader(train_set, batch_size=local_batch, sampler=sampler)
     test_loader = DataLoader(TensorDataset(xte, yte), batch_size=256)
-    print(f"{tag} {len(sampler)} of {len(train_set)} training images per epoch, batch "
-          f"{local_batch}, {ptcore.get_num_threads()} thread(s)", flush=True)
+    say(f"{tag} {len(sampler)} of {len(train_set)} training images per epoch, batch "
+          f"{local_batch}, {ptcore.get_num_threads()} thread(s)")
 
     model = DDP(DigitsCNN())
     opt = ptcore.optim.Adam(model.parameters(), lr=args.lr)
@@ -71,17 +77,17 @@ def main(argv=None):
         for b in model.module.buffers():
             dist.broadcast(b, 0)
         te_loss, te_acc = evaluate(model.module, test_loader)
-        print(f"{tag} epoch {epoch:2d}/{args.epochs}  local train loss {local:.4f}  "
+        say(f"{tag} epoch {epoch:2d}/{args.epochs}  local train loss {local:.4f}  "
               f"global train loss {float(stats[0] / stats[1]):.4f}  test acc "
-              f"{100 * te_acc:6.2f}%  {time.perf_counter() - t0:5.1f} s", flush=True)
+              f"{100 * te_acc:6.2f}%  {time.perf_counter() - t0:5.1f} s")
 
     # every rank holds the same weights: compare a checksum
     check = ptcore.stack([p.detach().double().sum() for p in model.parameters()]).sum()
     sums = [None] * world
     dist.all_gather_object(sums, float(check))
     same = max(sums) - min(sums) <= 1e-9 * max(1.0, abs(sums[0]))
-    print(f"{tag} final test accuracy {100 * te_acc:.2f}%, weights identical on all ranks: "
-          f"{same}", flush=True)
+    say(f"{tag} final test accuracy {100 * te_acc:.2f}%, weights identical on all ranks: "
+          f"{same}")
     dist.destroy_process_group()
     return te_acc >= 0.97 and same
 

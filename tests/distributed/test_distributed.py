@@ -156,3 +156,14 @@ def test_reduce_op_and_availability():
         assert dist.is_available()
     except ImportError:
         assert not dist.is_available()
+
+
+def test_ddp_digits_example_runs():
+    pytest.importorskip("sklearn")
+    from dist_launch import HERE
+    p = run_mpi(str(HERE.parents[1] / "examples" / "ddp_digits.py"), 2, "--epochs", "2",
+                timeout=300)
+    for r in (0, 1):
+        assert re.search(rf"\[rank {r}/2\] epoch  2/2 .* test acc", p.stdout), p.stdout
+        assert f"[rank {r}/2] final test accuracy" in p.stdout, p.stdout
+    assert p.stdout.count("weights identical on all ranks: True") == 2, p.stdout
