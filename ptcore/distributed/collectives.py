@@ -75,7 +75,7 @@ def _meta_check(pg, name, local, t):
 
 
 def _run(pg, name, start, finish=None, sig_tensor=None, extra=0, async_op=False, result=None,
-         keep=None, check=True):
+         keep=None, check=True, peer=None):
     pg._usable(name)
     chk = None
     if check and _config.DISTRIBUTED_CHECKS:
@@ -89,6 +89,8 @@ def _run(pg, name, start, finish=None, sig_tensor=None, extra=0, async_op=False,
         raise DistBackendError(f"{name}: MPI error: {e.Get_error_string()}") from None
     w = Work(pg, name, reqs, finish, chk, result)
     w._keep = keep
+    if peer is not None:
+        w._peer = pg._ranks[peer]
     if async_op:
         return w
     w.wait()
@@ -442,7 +444,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     peer = _group_rank(pg, dst, group_dst, "dst", "isend")
     buf = Buffer(tensor, writeback=False)
     return _run(pg, "isend", lambda: [pg._comm.Isend(buf.mpi, peer, tag)], None, None,
-                async_op=True, keep=buf, check=False)
+                async_op=True, keep=buf, check=False, peer=peer)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -471,7 +473,8 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     def start():
         r = pg._comm.Irecv(buf.mpi, peer, tag)
         return [r]
-    work = _run(pg, "irecv", start, None, None, async_op=True, keep=buf, check=False)
+    work = _run(pg, "irecv", start, None, None, async_op=True, keep=buf, check=False,
+                peer=None if peer == MPI.ANY_SOURCE else peer)
     work._statuses = [status]
     work._finish = finish
     return work

@@ -56,10 +56,12 @@ class ProcessGroup:
     def name(self):
         return "mpi"
 
-    def _dead_peers(self):
-        """Global ranks of the members on this node whose process has ended."""
+    def _dead_peers(self, peer=None):
+        """Global ranks of the members on this node whose process has ended (only ``peer``,
+        a global rank, when given: a point-to-point operation depends on no one else)."""
         from ptcore.distributed._liveness import alive
-        return [r for r, (pid, start) in self._node_peers.items() if not alive(pid, start)]
+        return [r for r, (pid, start) in self._node_peers.items()
+                if (peer is None or r == peer) and not alive(pid, start)]
 
     def _mark_broken(self, why):
         if self._broken is None:

@@ -36,6 +36,7 @@ class Work:
         if _MPI is None:
             _MPI = mpi()
         self._group = group
+        self._peer = None              # global rank of a point-to-point operation's peer
         self._name = name
         self._requests = list(requests)
         self._check = check            # (request, fn): metadata agreement, tested first
@@ -99,7 +100,7 @@ class Work:
             now = time.monotonic()
             if now > next_check:
                 next_check = now + _LIVENESS_SECONDS
-                dead = self._group._dead_peers()
+                dead = self._group._dead_peers(self._peer)
                 if dead:
                     self._fail(DistBackendError(
                         f"{self._name} failed on rank {self._group._global_rank}: the process of "

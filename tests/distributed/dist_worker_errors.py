@@ -91,6 +91,28 @@ elif case == "dead":
     deadline = time.monotonic() + 60
     while len(os.listdir(sync)) < dist.get_world_size() - 1 and time.monotonic() < deadline:
         time.sleep(0.05)
+elif case == "p2p_after_exit":
+    # rank 2 leaves; a receive between ranks 0 and 1 that waits past the liveness checks
+    # still completes (it does not depend on rank 2), a collective then names rank 2
+    dist.all_reduce(ptcore.ones(4))
+    if rank == 2:
+        os._exit(0)
+    if rank == 1:
+        time.sleep(2)                     # rank 0 waits through several liveness checks
+        dist.send(ptcore.full((3,), 7.0), 0)
+    else:
+        t = ptcore.zeros(3)
+        dist.recv(t, 1)
+        sys.stdout.write(f"RECV rank=0 {t.tolist()}\n")
+    try:
+        dist.all_reduce(ptcore.ones(4))
+    except dist.DistBackendError as e:
+        caught(e)
+    sync = os.environ["SYNC_DIR"]
+    open(os.path.join(sync, f"done{rank}"), "w").close()
+    deadline = time.monotonic() + 60
+    while len(os.listdir(sync)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
 elif case == "crash":
     # rank 1 dies with an error; the MPI launcher must end the whole job
     if rank == 1:

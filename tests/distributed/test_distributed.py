@@ -120,6 +120,14 @@ def test_dead_rank_gives_error_before_the_timeout(n, code, tmp_path):
     assert p.returncode != 0
 
 
+def test_point_to_point_ignores_other_ranks_exit(tmp_path):
+    p = run_mpi_keep_going("dist_worker_errors.py", 3, "p2p_after_exit", timeout=120,
+                           env={"SYNC_DIR": str(tmp_path)})
+    assert "RECV rank=0 [7.0, 7.0, 7.0]" in p.stdout, p.stdout
+    died = [r for r, e, m in _caught(p.stdout) if e == "DistBackendError" and "rank 2" in m]
+    assert sorted(died) == ["0", "1"], p.stdout
+
+
 def test_crashed_rank_ends_the_job():
     p = run_mpi("dist_worker_errors.py", 2, "crash", timeout=120)
     assert p.returncode != 0 and "STILL ALIVE" not in p.stdout, p.stdout
