@@ -9,7 +9,8 @@ Starts itself under ``mpiexec -n RANKS`` (one thread per rank) and prints two ta
    and torch.distributed's gloo backend; bus bandwidth = 2 (n-1)/n * bytes / time.
    Target: ptcore >= 0.95x raw mpi4py's bandwidth.
 2. one training step (SGD, cross-entropy) of an MLP and a small CNN on a global batch:
-   single process (1 thread, the whole batch) against DistributedDataParallel (RANKS ranks x
+   single process (1 thread, the whole batch; every rank runs one at the same time, so that
+   it sees the same load as the DDP step) against DistributedDataParallel (RANKS ranks x
    1 thread, batch split), for ptcore (MPI) and torch (gloo, torch's DDP).
    Target: ptcore DDP step / torch DDP step <= 1.0.
 
@@ -83,18 +84,6 @@ def make_step(lib, build, shape, rows, wrap=None, seed=0):
     return step
 
 
-def _median_step(step, repeat, number):
-    for _ in range(2):
-        step()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            step()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
-
-
 # ------------------------------------------------------------------------------ worker
 def worker(args):
     """Runs on every rank under mpiexec; rank 0 prints the results as one line each."""
@@ -144,11 +133,16 @@ def worker(args):
                   flush=True)
 
     for name, (build, shape) in MODELS.items():
+        # DDP on BATCH/n samples per rank, and the single-process step on the whole batch,
+        # which every rank runs at the same time on its own core (n independent
+        # single-process runs), so that both see the same machine load
         local = BATCH // n
-        steps = {"ptcore": make_step(ptcore, build, shape, local, DDP, seed=rank)}
+        steps = {"ptcore": make_step(ptcore, build, shape, local, DDP, seed=rank),
+                 "ptcore1": make_step(ptcore, build, shape, BATCH, seed=rank)}
         if tdist is not None:
             from torch.nn.parallel import DistributedDataParallel as TDDP
             steps["torch"] = make_step(torch, build, shape, local, TDDP, seed=rank)
+            steps["torch1"] = make_step(torch, build, shape, BATCH, seed=rank)
         res = {k: [] for k in steps}
         number = 5 if args.quick else 10
         for s in steps.values():
@@ -166,26 +160,6 @@ def worker(args):
 
 
 # ------------------------------------------------------------------------------ driver
-def single_process(args):
-    """Step time of each model on the whole global batch, one process, one thread."""
-    ptcore.set_num_threads(1)
-    torch = try_import_torch()
-    if torch is not None:
-        torch.set_num_threads(1)
-    out = {}
-    repeat, number = (3, 5) if args.quick else (7, 10)
-    for name, (build, shape) in MODELS.items():
-        steps = {"ptcore": make_step(ptcore, build, shape, BATCH)}
-        if torch is not None:
-            steps["torch"] = make_step(torch, build, shape, BATCH)
-        res = {k: [] for k in steps}
-        for _ in range(repeat):
-            for k, s in steps.items():
-                res[k].append(_median_step(s, 1, number))
-        out[name] = {k: statistics.median(v) for k, v in res.items()}
-    return out
-
-
 def _fmt_bw(nbytes, s, n):
     if s is None:
         return "-"
@@ -203,7 +177,6 @@ def main():
     from ptcore.distributed import _mpi
     if not _mpi.available() or _mpi.find_mpiexec() is None:
         raise SystemExit("needs mpi4py and mpiexec: pip install '.[mpi]'")
-    single = single_process(args)
     cmd = _mpi.mpiexec_command(_mpi.find_mpiexec(), args.ranks) + [
         sys.executable, "-u", os.path.abspath(__file__), "--worker", "--port", str(args.port)]
     if args.quick:
@@ -240,8 +213,7 @@ def main():
           "| DDP/1 proc | ptcore/torch DDP |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, d in ddp:
-        s = single[name]
-        pt1, pt, t1, tt = s["ptcore"], d["ptcore"], s.get("torch"), d.get("torch")
+        pt1, pt, t1, tt = d["ptcore1"], d["ptcore"], d.get("torch1"), d.get("torch")
         print(f"| {name} | {fmt_time(pt1)} | {fmt_time(pt)} | {pt / pt1:.2f} | {fmt_time(t1)} | "
               f"{fmt_time(tt)} | {(tt / t1) if tt else float('nan'):.2f} | "
               f"{(pt / tt) if tt else float('nan'):.2f} |")

@@ -150,7 +150,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         ``"env://"`` (default) or None.  Ranks always come from the MPI launcher.
     timeout : datetime.timedelta, optional
         How long a collective may wait for its peers before raising ``DistBackendError``
-        (default 30 minutes, as torch's).
+        (default 30 minutes, as torch's).  A peer on the same node whose process has ended
+        (crashed, killed, exited) fails the wait at once, with an error naming its rank.
     world_size, rank : int, optional
         If given (or set as ``WORLD_SIZE``/``RANK``), they must agree with MPI: the world
         size must equal MPI's, and the ranks are renumbered so that this process is ``rank``.
