@@ -253,11 +253,20 @@ del _os, _gen
 
 
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
-_LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
-                 "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
-                 "func": "ptcore.func"}
-_LAZY_MODULES.update(overrides="ptcore.overrides", profiler="ptcore.profiler", cpu="ptcore.cpu",
-                     jit="ptcore.jit", onnx="ptcore.onnx")
+_LAZY_MODULES = {
+    "nn": "ptcore.nn",
+    "optim": "ptcore.optim",
+    "utils": "ptcore.utils",
+    "multiprocessing": "ptcore.multiprocessing",
+    "serialization": "ptcore.serialization",
+    "func": "ptcore.func",
+    "overrides": "ptcore.overrides",
+    "profiler": "ptcore.profiler",
+    "cpu": "ptcore.cpu",
+    "jit": "ptcore.jit",
+    "onnx": "ptcore.onnx",
+    "distributed": "ptcore.distributed",
+}
 
 
 def __getattr__(name):

@@ -19,3 +19,5 @@ CPU_ALLOCATOR_CACHE_MB = _int_env("PTCORE_CPU_ALLOCATOR_CACHE_MB", 1024)
 # Directory for compiled GPU kernels (used by ptcore.cuda).
 CACHE_DIR = os.environ.get("PTCORE_CACHE_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ptcore")
+# ptcore.distributed: check that ranks agree on each collective's shapes/dtypes (1) or not (0).
+DISTRIBUTED_CHECKS = _int_env("PTCORE_DISTRIBUTED_CHECKS", 1)

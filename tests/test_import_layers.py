@@ -35,7 +35,7 @@ LAYERS = [
     ("library", ["ptcore.nn", "ptcore.optim", "ptcore.utils", "ptcore.amp", "ptcore.cpu",
                  "ptcore.cuda", "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.overrides",
                  "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing",
-                 "ptcore.jit", "ptcore.onnx"]),
+                 "ptcore.jit", "ptcore.onnx", "ptcore.distributed"]),
 ]
 
 # (importer, imported): why it still points up

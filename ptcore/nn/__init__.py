@@ -2,3 +2,4 @@
 from ptcore.nn.parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer  # noqa: F401
 from ptcore.nn.modules import *  # noqa: F401,F403
 from ptcore.nn import functional, init, utils  # noqa: F401
+from ptcore.nn import parallel  # noqa: F401

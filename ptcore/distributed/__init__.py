@@ -1,0 +1,36 @@
+"""``ptcore.distributed``: process groups, collectives and point-to-point messages on MPI
+(``torch.distributed``'s API).
+
+Start the processes with an MPI launcher (``mpirun -n N python train.py``, ``srun``) or with
+``python -m ptcore.distributed.run --nproc-per-node N train.py``, then call
+``init_process_group()``.  mpi4py is imported by ``init_process_group``, not by importing
+this package.
+"""
+from ptcore.distributed.reduce_op import ReduceOp
+from ptcore.distributed.work import DistBackendError, Work
+from ptcore.distributed.process_group import (
+    Backend, GroupMember, ProcessGroup, barrier, default_pg_timeout, destroy_process_group,
+    get_backend, get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
+    get_world_size, group, init_process_group, is_available, is_gloo_available, is_initialized,
+    is_mpi_available, is_nccl_available, is_torchelastic_launched, monitored_barrier, new_group,
+)
+from ptcore.distributed.collectives import (
+    P2POp, all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single,
+    batch_isend_irecv, broadcast, gather, irecv, isend, recv, reduce, reduce_scatter,
+    reduce_scatter_tensor, scatter, send,
+)
+from ptcore.distributed.object_collectives import (
+    all_gather_object, broadcast_object_list, gather_object, scatter_object_list,
+)
+
+__all__ = [
+    "Backend", "DistBackendError", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work",
+    "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
+    "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
+    "default_pg_timeout", "destroy_process_group", "gather", "gather_object", "get_backend",
+    "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
+    "get_world_size", "group", "init_process_group", "irecv", "is_available",
+    "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
+    "is_torchelastic_launched", "isend", "monitored_barrier", "new_group", "recv", "reduce",
+    "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+]

@@ -1,0 +1,43 @@
+"""``ReduceOp``: the reductions the collectives support (``torch.distributed.ReduceOp``)."""
+import enum
+
+
+class ReduceOp(enum.Enum):
+    """Element-wise reduction applied by ``all_reduce``, ``reduce`` and ``reduce_scatter``.
+
+    ``AVG`` sums and divides by the group size (floating tensors; integer tensors
+    divide with truncation, as NCCL's average does).
+    """
+
+    SUM = 0
+    PRODUCT = 1
+    MIN = 2
+    MAX = 3
+    BAND = 4
+    BOR = 5
+    BXOR = 6
+    AVG = 7
+
+    def __repr__(self):
+        return f"<RedOpType.{self.name}: {self.value}>"
+
+
+_TABLES = {}
+
+
+def _mpi_op(MPI, op, is_bool):
+    """The MPI reduction for ``op`` (``AVG`` reduces with ``SUM``)."""
+    tables = _TABLES.get(MPI)
+    if tables is None:
+        # torch reduces bool tensors logically: SUM/MAX/BOR are OR, PRODUCT/MIN/BAND are AND
+        tables = _TABLES[MPI] = (
+            {"SUM": MPI.SUM, "AVG": MPI.SUM, "PRODUCT": MPI.PROD, "MIN": MPI.MIN,
+             "MAX": MPI.MAX, "BAND": MPI.BAND, "BOR": MPI.BOR, "BXOR": MPI.BXOR},
+            {"SUM": MPI.LOR, "MAX": MPI.LOR, "BOR": MPI.LOR, "PRODUCT": MPI.LAND,
+             "MIN": MPI.LAND, "BAND": MPI.LAND, "BXOR": MPI.LXOR})
+    if type(op) is not ReduceOp:
+        raise TypeError(f"op must be a ptcore.distributed.ReduceOp, got {type(op).__name__}")
+    mop = tables[1 if is_bool else 0].get(op._name_)
+    if mop is None:
+        raise ValueError(f"ReduceOp.{op.name} is not supported for bool tensors")
+    return mop

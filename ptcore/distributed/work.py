@@ -1,0 +1,134 @@
+"""``Work``: the handle of a collective or point-to-point operation in flight.
+
+Every operation is posted to MPI as a non-blocking request; ``wait`` polls it until it
+completes or the process group's timeout passes.  Polling (rather than a blocking
+``MPI_Wait``) is what lets a rank whose peer died or never joined raise an error instead of
+hanging forever.
+"""
+import os
+import time
+
+from ptcore.distributed._mpi import mpi
+
+
+class DistBackendError(RuntimeError):
+    """An MPI operation failed or timed out (``torch.distributed.DistBackendError``)."""
+
+
+# MPI moves the data of a non-blocking operation only while some call polls it (no progress
+# thread), so ``wait`` polls without pause, as MPI's own blocking calls spin, but yields the
+# CPU between polls so that an oversubscribed node still runs its other processes.
+_MPI = None
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
+# while waiting, check this often whether the peers on this node are still running
+_LIVENESS_SECONDS = 0.5
+
+
+class Work:
+    """Handle of an asynchronous operation (``torch.distributed.Work``).
+
+    ``wait()`` blocks until the operation finished (raising on failure or timeout) and
+    returns True; ``is_completed()`` tests without blocking.
+    """
+
+    def __init__(self, group, name, requests, finish=None, check=None, result=None):
+        global _MPI
+        if _MPI is None:
+            _MPI = mpi()
+        self._group = group
+        self._peer = None              # global rank of a point-to-point operation's peer
+        self._name = name
+        self._requests = list(requests)
+        self._check = check            # (request, fn): metadata agreement, tested first
+        self._finish = finish          # runs once after completion (copy back, AVG divide...)
+        self._result = result
+        self._done = False
+        self._error = None
+        self._start = time.monotonic()
+        self._statuses = None          # MPI statuses of the requests, when asked for
+        self._keep = None              # buffers MPI reads or writes until completion
+
+    def _test(self):
+        try:
+            if self._check is not None:
+                req, fn = self._check
+                if not req.Test():
+                    return False
+                self._check = None
+                fn()                           # raises when the ranks disagree
+            reqs = self._requests
+            if reqs and not (reqs[0].Test() if len(reqs) == 1 and self._statuses is None
+                             else _MPI.Request.Testall(reqs, self._statuses)):
+                return False
+            self._done = True
+            self._keep = None
+            if self._finish is not None:
+                self._finish()
+        except _MPI.Exception as e:
+            self._fail(DistBackendError(f"{self._name}: MPI error: {e.Get_error_string()}"))
+        except BaseException as e:
+            self._fail(e)
+        return True
+
+    def _fail(self, exc):
+        self._error = exc
+        self._group._mark_broken(str(exc))
+        raise exc
+
+    def is_completed(self):
+        """True when the operation has finished (runs its completion step once)."""
+        if self._error is not None:
+            raise self._error
+        return self._done or self._test()
+
+    def is_success(self):
+        return self._done and self._error is None
+
+    def exception(self):
+        return self._error
+
+    def wait(self, timeout=None):
+        """Block until the operation finished; raise ``DistBackendError`` after ``timeout``
+        (a ``datetime.timedelta``; default: the process group's)."""
+        if self._error is not None:
+            raise self._error
+        if self._done or self._test():
+            return True
+        limit = self._group._timeout_s if timeout is None else _seconds(timeout)
+        next_check = time.monotonic() + _LIVENESS_SECONDS
+        while not self._test():
+            now = time.monotonic()
+            if now > next_check:
+                next_check = now + _LIVENESS_SECONDS
+                dead = self._group._dead_peers(self._peer)
+                if dead:
+                    self._fail(DistBackendError(
+                        f"{self._name} failed on rank {self._group._global_rank}: the process of "
+                        f"rank{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
+                        "(same node) has ended, so the operation can never complete; the "
+                        "process group can no longer be used"))
+            if now - self._start > limit:
+                self._fail(DistBackendError(
+                    f"{self._name} timed out after {limit:g} s on rank {self._group._global_rank} "
+                    f"of a group of {self._group.size()}: a peer rank died, hangs, or did not "
+                    "call the same collective; the process group can no longer be used"))
+            _yield()
+        return True
+
+    def result(self):
+        self.wait()
+        return self._result
+
+    def source_rank(self):
+        return self._result
+
+    def __repr__(self):
+        state = "completed" if self._done else "pending"
+        return f"<ptcore.distributed.Work {self._name} ({state})>"
+
+
+def _seconds(timeout):
+    s = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+    if not s > 0:
+        raise ValueError(f"timeout must be positive, got {timeout!r}")
+    return s

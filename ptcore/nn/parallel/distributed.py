@@ -1,0 +1,320 @@
+"""``DistributedDataParallel``: data-parallel training over a ``ptcore.distributed`` group.
+
+As torch's Reducer: parameters (and buffers) are broadcast from rank 0 at construction;
+gradients are copied into flat buckets (about ``bucket_cap_mb`` each, parameters in reverse
+registration order, roughly the order backward produces them) from post-accumulate-grad hooks,
+and each bucket's averaging all-reduce is started, non-blocking, as soon as all its gradients
+are in, while backward goes on computing the rest.  Buckets are launched in bucket order on
+every rank (MPI requires the same order of collectives everywhere).  When the last bucket has
+been launched, the hook waits for all of them and writes the averaged gradients back.
+"""
+import contextlib
+import itertools
+
+import ptcore
+from ptcore.autograd.grad_mode import no_grad
+from ptcore.nn.modules.module import Module
+
+_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024       # torch's: a small first bucket starts early
+_BROADCAST_BUCKET_BYTES = 250 * 1024 * 1024
+
+
+def _dist():
+    import ptcore.distributed as dist
+    return dist
+
+
+class _Bucket:
+    __slots__ = ("params", "offsets", "flat", "views", "pending", "work", "index")
+
+    def __init__(self, index, params):
+        self.index = index
+        self.params = params
+        self.offsets = list(itertools.accumulate([0] + [p.numel() for p in params]))
+        self.flat = ptcore.zeros(self.offsets[-1], dtype=params[0].dtype)
+        self.views = [self.flat[a:b].view(tuple(p.shape))
+                      for p, a, b in zip(params, self.offsets, self.offsets[1:])]
+        self.pending = len(params)
+        self.work = None
+
+
+def _coalesced_broadcast(tensors, pg, src=0):
+    """Broadcast ``tensors`` from ``src`` in few large messages (one flat buffer per dtype)."""
+    dist = _dist()
+    by_dtype = {}
+    for t in tensors:
+        by_dtype.setdefault(t.dtype, []).append(t)
+    for dtype, group in by_dtype.items():
+        chunk, size = [], 0
+        for t in group + [None]:
+            if t is None or (chunk and size + t.numel() * t.element_size() > _BROADCAST_BUCKET_BYTES):
+                if chunk:
+                    flat = ptcore.cat([c.detach().reshape(-1) for c in chunk])
+                    dist.broadcast(flat, src=pg._ranks[src], group=pg)
+                    off = 0
+                    with no_grad():
+                        for c in chunk:
+                            c.copy_(flat[off:off + c.numel()].view(tuple(c.shape)))
+                            off += c.numel()
+                chunk, size = [], 0
+            if t is not None:
+                chunk.append(t)
+                size += t.numel() * t.element_size()
+
+
+class DistributedDataParallel(Module):
+    """Data parallelism over processes (``torch.nn.parallel.DistributedDataParallel``).
+
+    Parameters
+    ----------
+    module : Module
+        The model, replicated on every rank.
+    device_ids, output_device, dim : optional
+        Accepted for torch parity (CPU modules take None).
+    broadcast_buffers : bool
+        Broadcast rank 0's buffers (batch-norm statistics) at every forward.
+    process_group : ProcessGroup, optional
+        Group to average over (default: the world).
+    bucket_cap_mb : float, optional
+        Bucket size in MiB (default 25; the first bucket is 1 MiB, as in torch).
+    find_unused_parameters : bool
+        Traverse the autograd graph after each forward and mark parameters that do not take
+        part as ready, so that their buckets are still reduced.  A parameter that no rank used
+        keeps its ``grad``.
+    gradient_as_bucket_view : bool
+        Make every ``param.grad`` a view into its bucket (saves a copy and the memory).
+
+    Notes
+    -----
+    The processes must have been started by an MPI launcher and ``init_process_group`` called.
+    ``no_sync()`` skips the all-reduce; gradients accumulate locally until the next synced
+    backward.
+    """
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0,
+                 broadcast_buffers=True, init_sync=True, process_group=None, bucket_cap_mb=None,
+                 find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False, **kwargs):
+        super().__init__()
+        dist = _dist()
+        if not dist.is_initialized():
+            raise RuntimeError("DistributedDataParallel: Default process group has not been "
+                               "initialized, please make sure to call init_process_group.")
+        if not isinstance(module, Module):
+            raise TypeError(f"DistributedDataParallel: module must be a ptcore.nn.Module, got "
+                            f"{type(module).__name__}")
+        unsupported = sorted(k for k, v in kwargs.items() if v not in (None, False))
+        if unsupported:
+            raise TypeError(f"DistributedDataParallel: unsupported arguments {unsupported}")
+        self.module = module
+        pg = process_group if process_group is not None else dist.group.WORLD
+        object.__setattr__(self, "process_group", pg)
+        self.device_ids = device_ids
+        self.output_device = output_device
+        self.dim = dim
+        self.broadcast_buffers = True if broadcast_buffers is None else bool(broadcast_buffers)
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        self._world = dist.get_world_size(pg)
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have "
+                               "any parameter that requires a gradient.")
+        if init_sync:
+            _coalesced_broadcast(list(module.parameters()) + list(module.buffers()), pg)
+        self._buckets = self._make_buckets(params)
+        self._where = {}
+        for b in self._buckets:
+            for i, p in enumerate(b.params):
+                self._where[id(p)] = (b, i)
+        self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
+        self._params = params
+        self._armed = False          # a synced backward is expected
+        self._in_backward = False
+        self._ready = set()
+        self._next_bucket = 0
+        self._used = None
+
+    # ------------------------------------------------------------------ buckets
+    def _make_buckets(self, params):
+        buckets, current, size, dtype = [], [], 0, None
+        cap = min(_DEFAULT_FIRST_BUCKET_BYTES, self.bucket_bytes_cap)
+        for p in reversed(params):
+            nbytes = p.numel() * p.element_size()
+            if current and (p.dtype != dtype or size + nbytes > cap):
+                buckets.append(_Bucket(len(buckets), current))
+                current, size = [], 0
+                cap = self.bucket_bytes_cap
+            current.append(p)
+            size += nbytes
+            dtype = p.dtype
+        if current:
+            buckets.append(_Bucket(len(buckets), current))
+        return buckets
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, *inputs, **kwargs):
+        dist = _dist()
+        if self._armed and self._in_backward:
+            raise RuntimeError(
+                "Expected to have finished reduction in the prior iteration before starting a "
+                "new one. This error indicates that your module has parameters that were not "
+                "used in producing loss. You can enable unused parameter detection by passing "
+                "the keyword argument `find_unused_parameters=True` to "
+                "`ptcore.nn.parallel.DistributedDataParallel`, and by making sure all `forward` "
+                "function outputs participate in calculating loss.")
+        if self.require_forward_param_sync and self.broadcast_buffers and self._world > 1:
+            bufs = list(self.module.buffers())
+            if bufs:
+                _coalesced_broadcast(bufs, self.process_group)
+        out = self.module(*inputs, **kwargs)
+        if ptcore.is_grad_enabled() and self.require_backward_grad_sync:
+            self._prepare_for_backward(out)
+        else:
+            self._armed = False
+        del dist
+        return out
+
+    def _prepare_for_backward(self, out):
+        self._armed = True
+        self._in_backward = False
+        self._ready = set()
+        self._next_bucket = 0
+        for b in self._buckets:
+            b.pending = len(b.params)
+            b.work = None
+        if self.find_unused_parameters:
+            reached = _reachable_leaves(out)
+            self._used = ptcore.zeros(len(self._params), dtype=ptcore.int32)
+            unused = []
+            for i, p in enumerate(self._params):
+                if id(p) in reached:
+                    self._used[i] = 1
+                else:
+                    unused.append(p)
+            for p in unused:
+                self._mark_ready(p, unused=True)
+
+    # ------------------------------------------------------------------ backward
+    def _grad_ready(self, p):
+        if not self._armed or not self.require_backward_grad_sync:
+            return
+        self._in_backward = True
+        self._mark_ready(p, unused=False)
+
+    def _mark_ready(self, p, unused):
+        if id(p) in self._ready:
+            raise RuntimeError(
+                "Expected to mark a variable ready only once. This error is caused by a "
+                "parameter receiving two gradients in one iteration (for example backward run "
+                "twice through the same graph) or by a parameter marked unused that did take "
+                "part in the backward pass.")
+        self._ready.add(id(p))
+        b, i = self._where[id(p)]
+        view = b.views[i]
+        with no_grad():
+            g = p.grad
+            if unused or g is None:
+                view.zero_()
+            elif g is not view:
+                if self.gradient_as_bucket_view:
+                    view.copy_(g)
+                    p.grad = view
+                else:
+                    view.copy_(g)
+        b.pending -= 1
+        if b.pending == 0:
+            self._launch_ready()
+
+    def _launch_ready(self):
+        dist = _dist()
+        while self._next_bucket < len(self._buckets):
+            b = self._buckets[self._next_bucket]
+            if b.pending:
+                return
+            with no_grad():
+                b.flat.div_(self._world)
+            b.work = dist.all_reduce(b.flat, group=self.process_group, async_op=True)
+            self._next_bucket += 1
+        self._finalize()
+
+    def _finalize(self):
+        dist = _dist()
+        used = None
+        if self.find_unused_parameters:
+            used = self._used
+            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
+        for b in self._buckets:
+            b.work.wait()
+            b.work = None
+        with no_grad():
+            k = 0
+            index = {id(p): j for j, p in enumerate(self._params)}
+            for b in self._buckets:
+                for p, view in zip(b.params, b.views):
+                    k += 1
+                    if used is not None and not int(used[index[id(p)]]):
+                        continue          # unused on every rank: grad left as it was
+                    if self.gradient_as_bucket_view:
+                        if p.grad is not view:
+                            p.grad = view
+                    elif p.grad is None:
+                        p.grad = view.clone()
+                    else:
+                        p.grad.copy_(view)
+        self._armed = False
+        self._in_backward = False
+
+    # ------------------------------------------------------------------ API
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Inside this context, backward accumulates gradients locally without all-reduce."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def join(self, *args, **kwargs):
+        raise NotImplementedError("DistributedDataParallel.join (uneven inputs) is not "
+                                  "supported; give every rank the same number of batches "
+                                  "(DistributedSampler does)")
+
+    def _get_ddp_logging_data(self):
+        return {"world_size": self._world, "bucket_cap_bytes": self.bucket_bytes_cap,
+                "num_buckets": len(self._buckets)}
+
+
+def _reachable_leaves(out):
+    """ids of the leaf tensors reached by walking the autograd graph back from ``out``."""
+    roots = []
+
+    def collect(o):
+        if isinstance(o, ptcore.Tensor):
+            if o.grad_fn is not None:
+                roots.append(o.grad_fn)
+        elif isinstance(o, dict):
+            for v in o.values():
+                collect(v)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                collect(v)
+    collect(out)
+    seen, leaves, stack = set(), set(), roots
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        var = getattr(fn, "variable", None)
+        if var is not None:
+            leaves.add(id(var))
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return leaves
