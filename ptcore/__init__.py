@@ -192,7 +192,8 @@ del _os
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
-                 "func": "ptcore.func"}
+                 "func": "ptcore.func", "accelerator": "ptcore.accelerator",
+                 "backends": "ptcore.backends", "random": "ptcore.random", "hub": "ptcore.hub"}
 
 
 def __getattr__(name):
@@ -203,6 +204,10 @@ def __getattr__(name):
         return mod
     if name == "vmap":
         fn = importlib.import_module("ptcore.func").vmap
+        globals()[name] = fn
+        return fn
+    if name == "compile":
+        fn = importlib.import_module("ptcore._compile").compile
         globals()[name] = fn
         return fn
     if name in ("save", "load"):
