@@ -103,6 +103,21 @@ def test_requesting_cuda_tensor_raises(make):
         make(ptcore)
 
 
+@needs_no_gpu
+def test_set_default_device_cuda_without_gpu_raises():
+    for dev in ("cuda", ptcore.device("cuda")):
+        with pytest.raises(RuntimeError, match="CUDA is not available"):
+            ptcore.set_default_device(dev)
+    assert ptcore.get_default_device() == ptcore.device("cpu")
+    # torch records it and fails at the first factory call; ptcore's factories do not
+    # consult the default device, so it refuses at once instead of making CPU tensors
+    try:
+        torch.set_default_device("cuda")
+        assert _outcome(lambda: torch.zeros(1))[0] == "raise"
+    finally:
+        torch.set_default_device(None)
+
+
 # -- backends ----------------------------------------------------------------------
 
 @needs_no_gpu
