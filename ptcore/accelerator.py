@@ -4,8 +4,12 @@ False, ``current_accelerator()`` None, ``device_count()`` 0, and the calls
 that need a device raise ``RuntimeError``."""
 import builtins
 
-__all__ = ["current_accelerator", "current_device_idx", "current_device_index", "device_count",
-           "device_index", "is_available", "set_device_idx", "set_device_index", "synchronize"]
+__all__ = ["current_accelerator", "current_device_idx", "current_device_index", "current_stream",
+           "device_count", "device_index", "empty_cache", "empty_host_cache",
+           "get_device_capability", "get_memory_info", "is_available", "max_memory_allocated",
+           "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
+           "reset_accumulated_memory_stats", "reset_peak_memory_stats", "set_device_idx",
+           "set_device_index", "set_stream", "synchronize"]
 
 _NONE = "Cannot access accelerator device when none is available."
 
@@ -94,3 +98,82 @@ class device_index:
         if self.idx is not None:
             set_device_index(self.prev)
         return False
+
+
+# -- memory and streams: the current accelerator's (ptcore.cuda's) ---------------------
+
+def _device_arg(device_index):
+    return None if device_index is None else _index(device_index)
+
+
+def empty_cache():
+    """Release the cached, unused device memory."""
+    _require()
+    _cuda().empty_cache()
+
+
+def empty_host_cache():
+    """Release the cached pinned host memory."""
+    _require()
+
+
+def memory_stats(device_index=None, /):
+    """The device allocator's statistics (a dict)."""
+    _require()
+    return _cuda().memory_stats(_device_arg(device_index))
+
+
+def memory_allocated(device_index=None, /):
+    """Bytes of device memory held by live tensors."""
+    return memory_stats(device_index).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device_index=None, /):
+    """Peak of :func:`memory_allocated` since the last reset."""
+    return memory_stats(device_index).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device_index=None, /):
+    """Bytes of device memory held by the caching allocator."""
+    return memory_stats(device_index).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device_index=None, /):
+    """Peak of :func:`memory_reserved` since the last reset."""
+    return memory_stats(device_index).get("reserved_bytes.all.peak", 0)
+
+
+def reset_accumulated_memory_stats(device_index=None, /):
+    """Reset the allocator's accumulated counters."""
+    _require()
+    _cuda().reset_accumulated_memory_stats(_device_arg(device_index))
+
+
+def reset_peak_memory_stats(device_index=None, /):
+    """Reset the allocator's peak counters."""
+    _require()
+    _cuda().reset_peak_memory_stats(_device_arg(device_index))
+
+
+def get_memory_info(device_index=None, /):
+    """(free, total) bytes of device memory."""
+    _require()
+    return _cuda().mem_get_info(_device_arg(device_index))
+
+
+def get_device_capability(device=None, /):
+    """The device's capabilities."""
+    _require()
+    return _cuda().get_device_capability(device)
+
+
+def current_stream(device=None, /):
+    """The current stream of ``device``."""
+    _require()
+    return _cuda().current_stream(device)
+
+
+def set_stream(stream):
+    """Make ``stream`` the current stream of its device."""
+    _require()
+    _cuda().set_stream(stream)

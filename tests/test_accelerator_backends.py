@@ -36,6 +36,14 @@ def test_accelerator_without_device_matches_torch():
             getattr(ptcore.accelerator, name)()
     with pytest.raises(RuntimeError, match="none is available"):
         ptcore.accelerator.set_device_index(0)
+    for name in ("empty_cache", "empty_host_cache", "get_memory_info", "max_memory_allocated",
+                 "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
+                 "reset_accumulated_memory_stats", "reset_peak_memory_stats",
+                 "get_device_capability", "current_stream"):
+        assert _outcome(getattr(torch.accelerator, name))[0] == "raise"
+        with pytest.raises(RuntimeError, match="none is available"):
+            getattr(ptcore.accelerator, name)()
+    assert set(torch.accelerator.__all__) - set(ptcore.accelerator.__all__) == {"Graph"}
     for L in (torch, ptcore):
         with pytest.raises(ValueError, match="specified index or an integer"):
             L.accelerator.set_device_index(None)
@@ -57,9 +65,11 @@ def test_accelerator_follows_cuda_is_available(monkeypatch):
 def test_device_selection_idiom():
     dev = (ptcore.accelerator.current_accelerator() if ptcore.accelerator.is_available()
            else ptcore.device("cpu"))
-    tdev = (torch.accelerator.current_accelerator() if torch.accelerator.is_available()
-            else torch.device("cpu"))
-    assert str(dev) == str(tdev)
+    assert str(dev) == ("cuda" if ptcore.cuda.is_available() else "cpu")
+    if ptcore.cuda.is_available() == torch.cuda.is_available():
+        tdev = (torch.accelerator.current_accelerator() if torch.accelerator.is_available()
+                else torch.device("cpu"))
+        assert str(dev) == str(tdev)
     assert ptcore.ones(2, device=dev).device == dev
 
 
