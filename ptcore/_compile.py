@@ -37,7 +37,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                            options=options, disable=disable)
         return decorator
     if not callable(model):
-        raise RuntimeError("Only callable can be compiled, but got " + type(model).__name__)
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if not disable and not _warned[0]:
         _warned[0] = True
         warnings.warn("ptcore.compile: ptcore has no graph compiler yet; the model runs "

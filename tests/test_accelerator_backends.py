@@ -303,9 +303,13 @@ def test_compile_returns_runnable_model():
         warnings.simplefilter("error")
         f = ptcore.compile(mode="max-autotune")(lambda t: t * 2)   # warned once only
     assert f(ptcore.ones(2)).tolist() == [2.0, 2.0]
+    # torch 2.13's check (torch.compile(3) imports torch._dynamo, too slow to compare here)
+    with pytest.raises(AssertionError, match="A callable function is expected, but <class 'int'>"):
+        ptcore.compile(3)
     for L in (torch, ptcore):
         with pytest.raises(RuntimeError, match="Unrecognized mode"):
             L.compile(m, mode="fastest")
+
 
 
 def test_utils_dlpack_roundtrip_with_torch_and_numpy():
