@@ -197,6 +197,18 @@ def test_matmul_precision_and_allow_tf32_are_one_setting():
         ptcore.set_float32_matmul_precision("highest")
 
 
+def test_mha_fastpath_switch_as_torch():
+    for L in (torch, ptcore):
+        assert L.backends.mha.get_fastpath_enabled() is True
+        L.backends.mha.set_fastpath_enabled(False)
+        assert L.backends.mha.get_fastpath_enabled() is False
+        L.backends.mha.set_fastpath_enabled(True)
+    with pytest.raises(RuntimeError, match="expects a bool"):
+        ptcore.backends.mha.set_fastpath_enabled(1)
+    with ptcore.backends.mkl.verbose(ptcore.backends.mkl.VERBOSE_ON):
+        assert ptcore.backends.mkl.is_available() is False
+
+
 def test_sdp_flags_and_deprecated_context():
     for L in (torch, ptcore):
         B = L.backends.cuda

@@ -5,6 +5,6 @@ backends it does not use (cuDNN, MPS, oneDNN, opt_einsum) are kept and
 returned so that scripts setting them run unchanged, and the availability
 queries answer what is true for ptcore.
 """
-from ptcore.backends import cpu, cuda, cudnn, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+from ptcore.backends import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
 
-__all__ = ["cpu", "cuda", "cudnn", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
