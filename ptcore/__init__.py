@@ -266,6 +266,10 @@ _LAZY_MODULES = {
     "jit": "ptcore.jit",
     "onnx": "ptcore.onnx",
     "distributed": "ptcore.distributed",
+    "accelerator": "ptcore.accelerator",
+    "backends": "ptcore.backends",
+    "random": "ptcore.random",
+    "hub": "ptcore.hub",
 }
 
 
@@ -277,6 +281,10 @@ def __getattr__(name):
         return mod
     if name == "vmap":
         fn = importlib.import_module("ptcore.func").vmap
+        globals()[name] = fn
+        return fn
+    if name == "compile":
+        fn = importlib.import_module("ptcore._compile").compile
         globals()[name] = fn
         return fn
     if name in ("save", "load"):

@@ -109,7 +109,9 @@ def set_default_device(device):
     """Record the default device (``None`` resets it to CPU).
 
     Note: ptcore's factory functions do not consult it yet; pass ``device=``
-    explicitly.  :func:`get_default_device` reports it.
+    explicitly.  :func:`get_default_device` reports it.  A CUDA device is
+    refused at once (``RuntimeError``) when CUDA is unavailable, where torch
+    records it and fails at the first factory call.
     """
     import ptcore
     if device is None:
@@ -119,7 +121,10 @@ def set_default_device(device):
         if not ptcore.cuda.is_available():
             raise RuntimeError("Cannot access accelerator device when none is available.")
         device = ptcore.device("cuda", device)
-    _state["default_device"] = ptcore.device(device)
+    device = ptcore.device(device)
+    if device.type == "cuda":           # as torch without a usable GPU: refuse up front
+        ptcore.cuda._lazy_init(f"set_default_device({str(device)!r})")
+    _state["default_device"] = device
 
 
 def get_default_device():

@@ -98,8 +98,14 @@ import numpy as np
 
 import ptcore
 from ptcore import _tensor as _C
+from ptcore import _pickle_checkpoint as _pc
+from ptcore._pickle_checkpoint import (  # noqa: F401
+    add_safe_globals, clear_safe_globals, get_safe_globals, get_unsafe_globals_in_checkpoint,
+    safe_globals,
+)
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "get_unsafe_globals_in_checkpoint", "safe_globals"]
 
 FORMAT_VERSION = 1
 _ALIGN = 64
@@ -607,6 +613,13 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         root = enc.encode(obj)
     except RecursionError:
         raise ValueError("ptcore.save: the object is nested too deeply to be saved") from None
+    except (TypeError, ValueError):
+        # not data only (a module, an optimizer, a NumPy array ...): pickled as
+        # torch.save does; ptcore.load needs weights_only=False (or allowlisted
+        # globals) to read it back
+        from ptcore._pickle_checkpoint import save_pickled
+        save_pickled(obj, f, pickle_protocol)
+        return
     storages = [{"key": str(k), "nbytes": st.nbytes(), "location": str(st.device)}
                 for k, st in enumerate(enc.storages)]
     header = {"format": "ptcore", "version": FORMAT_VERSION, "byteorder": "little",
@@ -1061,16 +1074,16 @@ class _RestrictedUnpickler(pickle._Unpickler):
         obj = _globals().get((module, name))
         if obj is not None:
             return obj
+        obj = _pc.user_global(module, name)
+        if obj is not None:
+            return obj
         if module == "torch" and name in _TORCH_UNSUPPORTED_DTYPES:
             raise pickle.UnpicklingError(f"ptcore.load: the checkpoint uses torch.{name}, a "
                                          "dtype ptcore does not support")
         if module == "torch" and name.endswith("Storage"):
             raise pickle.UnpicklingError(f"ptcore.load: the checkpoint uses {module}.{name}, a "
                                          "storage type ptcore does not support")
-        raise pickle.UnpicklingError(
-            f"ptcore.load: refusing to load global {module}.{name}: checkpoints may contain only "
-            "tensors, storages, dtypes, devices and plain containers (loading never runs code "
-            "from the file)")
+        raise pickle.UnpicklingError(_pc.unsupported_global_message(module, name))
 
     def persistent_load(self, pid):
         return self._persistent(pid)
@@ -1083,7 +1096,7 @@ class _RestrictedUnpickler(pickle._Unpickler):
         stack = self.stack
         args = stack.pop()
         func = stack[-1]
-        if not _allowed_callable(func):
+        if not (_allowed_callable(func) or _pc.is_user_global(func)):
             raise pickle.UnpicklingError(f"ptcore.load: refusing to call {func!r}")
         if not isinstance(args, tuple):
             raise pickle.UnpicklingError("REDUCE arguments must be a tuple")
@@ -1093,7 +1106,8 @@ class _RestrictedUnpickler(pickle._Unpickler):
     def load_newobj(self):
         args = self.stack.pop()
         cls = self.stack.pop()
-        if not builtins.any(cls is c for c in _NEWOBJ_CLASSES) or not isinstance(args, tuple):
+        if not (builtins.any(cls is c for c in _NEWOBJ_CLASSES) or _pc.is_user_global(cls)) \
+                or not isinstance(args, tuple):
             raise pickle.UnpicklingError(f"ptcore.load: refusing to create an object of {cls!r}")
         self.append(cls.__new__(cls, *args))
     dispatch[pickle.NEWOBJ[0]] = load_newobj
@@ -1102,6 +1116,9 @@ class _RestrictedUnpickler(pickle._Unpickler):
         kwargs = self.stack.pop()
         args = self.stack.pop()
         cls = self.stack.pop()
+        if _pc.is_user_global(cls) and isinstance(args, tuple) and isinstance(kwargs, dict):
+            self.append(cls.__new__(cls, *args, **kwargs))
+            return
         if (not builtins.any(cls is c for c in _NEWOBJ_CLASSES) or not isinstance(args, tuple)
                 or kwargs):
             raise pickle.UnpicklingError(f"ptcore.load: refusing to create an object of {cls!r}")
@@ -1113,6 +1130,9 @@ class _RestrictedUnpickler(pickle._Unpickler):
         inst = self.stack[-1]
         if type(inst) is collections.OrderedDict:
             _safe_set_state(inst, state, "OrderedDict")
+            return
+        if _pc.is_user_global(type(inst)):
+            _pc.build_allowed(inst, state)
             return
         raise pickle.UnpicklingError(f"ptcore.load: refusing to BUILD an object of type "
                                      f"{type(inst).__name__}")
@@ -1143,7 +1163,31 @@ def _swap_bytes(storage, itemsize):
     w.byteswap(inplace=True)
 
 
-def _load_torch(arch, prefix, restore, encoding):
+def _load_torch(arch, prefix, restore, encoding, full=False):
+    persistent_load = _torch_persistent_load(arch, prefix, restore)
+    data = arch.read_small(prefix + "data.pkl")
+    if full:
+        from ptcore._pickle_checkpoint import FullUnpickler
+        return _untype_storages(FullUnpickler(io.BytesIO(data), persistent_load,
+                                              encoding=encoding).load())
+    up = _RestrictedUnpickler(io.BytesIO(data), persistent_load, encoding=encoding)
+    try:
+        result = up.load()
+    except pickle.UnpicklingError as e:
+        if str(e).startswith(("ptcore.load", "Weights only load failed")):
+            raise
+        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
+                                     f"({e})") from None
+    except _BadTensor as e:
+        raise arch.error(f"corrupt {prefix}data.pkl: {e}") from None
+    except (EOFError, IndexError, KeyError, ValueError, TypeError, struct.error,
+            AttributeError, RecursionError, OverflowError, MemoryError) as e:
+        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
+                                     f"({type(e).__name__}: {e})") from None
+    return _untype_storages(result)
+
+
+def _torch_persistent_load(arch, prefix, restore):
     byteorder = "little"
     if prefix + "byteorder" in arch.zf.namelist():
         byteorder = arch.read_small(prefix + "byteorder", 64).decode("ascii", "replace").strip()
@@ -1174,22 +1218,7 @@ def _load_torch(arch, prefix, restore, encoding):
             loaded[key] = restore(st, location)
         return _TypedStorage(loaded[key], dt)
 
-    data = arch.read_small(prefix + "data.pkl")
-    up = _RestrictedUnpickler(io.BytesIO(data), persistent_load, encoding=encoding)
-    try:
-        result = up.load()
-    except pickle.UnpicklingError as e:
-        if str(e).startswith("ptcore.load"):
-            raise
-        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
-                                     f"({e})") from None
-    except _BadTensor as e:
-        raise arch.error(f"corrupt {prefix}data.pkl: {e}") from None
-    except (EOFError, IndexError, KeyError, ValueError, TypeError, struct.error,
-            AttributeError, RecursionError, OverflowError, MemoryError) as e:
-        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
-                                     f"({type(e).__name__}: {e})") from None
-    return _untype_storages(result)
+    return persistent_load
 
 
 def _copy_storage(st):
@@ -1244,8 +1273,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     pickle_module : ignored
         Accepted for compatibility with ``torch.load``.
     weights_only : bool, optional
-        Accepted for compatibility.  ptcore always loads as PyTorch does with
-        ``weights_only=True``: only tensors, storages and plain containers.
+        ``True`` (the default, also for ``None``): only tensors, storages,
+        plain containers and the globals allowed with
+        :func:`add_safe_globals`; anything else is refused by name, never
+        executed.  ``False``: full unpickling, as ``torch.load`` -- needed for
+        whole modules, optimizers and other objects ``ptcore.save`` pickled;
+        it runs whatever the file names, so use it only for trusted files.
     mmap : bool, optional
         Memory-map the file (a file name is then required) instead of reading
         the storages into memory; the mapping is private (copy-on-write), so
@@ -1268,12 +1301,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         A PyTorch checkpoint refers to something other than tensors, storages
         and plain containers (refused by name, never executed).
     """
+    if weights_only is not None and not isinstance(weights_only, builtins.bool):
+        raise TypeError(f"ptcore.load: weights_only must be a bool, got "
+                        f"{type(weights_only).__name__}")
     restore = _make_restore(map_location)
     arch, kind = _open_archive(f, builtins.bool(mmap))
     try:
         if kind == "ptcore":
             return _load_ptcore(arch, restore)
-        return _load_torch(arch, kind[1], restore, kwargs.get("encoding", "utf-8"))
+        return _load_torch(arch, kind[1], restore, kwargs.get("encoding", "utf-8"),
+                           full=weights_only is False)
     finally:
         fp = arch.zf.fp
         arch.zf.close()

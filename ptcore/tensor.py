@@ -387,6 +387,30 @@ class Tensor(_TensorBase):
     def __dir__(self):
         return sorted(set(dir(type(self)) + list(self.__dict__.keys())))
 
+    # -- pickling and deepcopy: data, requires_grad and user attributes; never
+    # the autograd graph (as PyTorch: a pickled non-leaf loads as a leaf) --
+
+    def __reduce_ex__(self, proto):
+        fn, args = _TensorBase.__reduce_ex__(self, proto)
+        state = args[-1]
+        if state and not _AUTOGRAD_ATTRS.isdisjoint(state):
+            args = args[:-1] + ({k: v for k, v in state.items() if k not in _AUTOGRAD_ATTRS}
+                                or None,)
+        return fn, args
+
+    def __deepcopy__(self, memo):
+        new = _TensorBase.__deepcopy__(self, memo)
+        d = getattr(new, "__dict__", None)
+        if d:
+            for k in _AUTOGRAD_ATTRS.intersection(d):
+                del d[k]
+        return new
+
+
+# attributes autograd keeps in a tensor's __dict__ (the leaf's gradient
+# accumulator, a saved alias's output number): never pickled or deep-copied
+_AUTOGRAD_ATTRS = frozenset(("_grad_acc", "_output_nr"))
+
 
 def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
     cur_dev = t.device

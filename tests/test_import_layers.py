@@ -35,7 +35,9 @@ LAYERS = [
     ("library", ["ptcore.nn", "ptcore.optim", "ptcore.utils", "ptcore.amp", "ptcore.cpu",
                  "ptcore.cuda", "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.overrides",
                  "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing",
-                 "ptcore.jit", "ptcore.onnx", "ptcore.distributed"]),
+                 "ptcore.jit", "ptcore.onnx", "ptcore.distributed", "ptcore.accelerator",
+                 "ptcore.backends", "ptcore.random", "ptcore.hub", "ptcore._pickle_checkpoint",
+                 "ptcore._compile"]),
 ]
 
 # (importer, imported): why it still points up
@@ -54,6 +56,7 @@ KNOWN_UPWARD = {
     ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
     ("ptcore._registry", "ptcore.cuda"): "device routing loads the CUDA backend on first use",
+    ("ptcore._ops.random", "ptcore.cuda"): "manual_seed/seed also seed the CUDA generators",
     ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
         "torch.relu & co. are nn.functional's kernels under top-level names",
     ("ptcore._ops.nn_functions", "ptcore.nn.functional._dropout"): "same",

@@ -87,18 +87,26 @@ class Generator:
 
 
 default_generator = Generator()
+# as PyTorch: a new Generator starts from 67280421310721, but the default one
+# is seeded non-deterministically in every process (64 bits of OS entropy)
+default_generator._seed = int.from_bytes(os.urandom(8), "little")
 
 
 def manual_seed(seed):
     """Seed the default generator (and CUDA generators, when present)."""
     seed = int(seed)
     default_generator.manual_seed(seed)
+    import ptcore.cuda
+    ptcore.cuda.manual_seed_all(seed)
     return default_generator
 
 
 def seed():
     """Seed the default generator non-deterministically; returns the seed."""
-    return default_generator.seed()
+    s = default_generator.seed()
+    import ptcore.cuda
+    ptcore.cuda.manual_seed_all(s)
+    return s
 
 
 def initial_seed():

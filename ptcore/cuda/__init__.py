@@ -19,6 +19,11 @@ from ptcore.cuda._allocator import (  # noqa: F401
     reset_peak_memory_stats, set_per_process_memory_fraction,
 )
 
+from ptcore.cuda._random import (  # noqa: F401
+    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all,
+    set_rng_state, set_rng_state_all,
+)
+
 _reason = None
 
 
@@ -61,6 +66,51 @@ def _unavailable_reason():
 def device_count():
     """Number of usable CUDA devices (0 when CUDA is unavailable)."""
     return 0
+
+
+def is_initialized():
+    """True once CUDA has been initialised in this process."""
+    return False
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether bfloat16 is usable on the current CUDA device (False without one)."""
+    return is_available()
+
+
+def current_device():
+    """Index of the current CUDA device; needs CUDA."""
+    _lazy_init("current_device()")
+    return 0
+
+
+def set_device(device):
+    """Select the current CUDA device (a negative index is a no-op, as torch)."""
+    import ptcore
+    idx = device if isinstance(device, int) else ptcore.device(device).index
+    if idx is None or idx < 0:
+        return
+    _lazy_init(f"set_device({device!r})")
+
+
+def synchronize(device=None):
+    """Wait for every kernel queued on ``device``; needs CUDA."""
+    _lazy_init("synchronize()")
+
+
+def get_device_name(device=None):
+    """Name of a CUDA device; needs CUDA."""
+    _lazy_init("get_device_name()")
+
+
+def get_device_capability(device=None):
+    """(major, minor) compute capability of a CUDA device; needs CUDA."""
+    _lazy_init("get_device_capability()")
+
+
+def get_device_properties(device=None):
+    """Properties of a CUDA device; needs CUDA."""
+    _lazy_init("get_device_properties()")
 
 
 def _lazy_init(what="CUDA"):

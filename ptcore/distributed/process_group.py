@@ -221,7 +221,7 @@ def _abort_if_broken():
 def _world(opname="this operation"):
     pg = _state["world"]
     if pg is None:
-        raise RuntimeError(f"{opname}: Default process group has not been initialized, please "
+        raise ValueError(f"{opname}: Default process group has not been initialized, please "
                            "make sure to call init_process_group.")
     return pg
 

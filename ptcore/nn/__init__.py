@@ -3,3 +3,4 @@ from ptcore.nn.parameter import Parameter, Buffer, UninitializedParameter, Unini
 from ptcore.nn.modules import *  # noqa: F401,F403
 from ptcore.nn import functional, init, utils  # noqa: F401
 from ptcore.nn import parallel  # noqa: F401
+from ptcore.nn.parallel import DataParallel  # noqa: F401

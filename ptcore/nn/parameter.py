@@ -79,7 +79,8 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        state = {k: v for k, v in self.__dict__.items()}
+        from ptcore.tensor import _AUTOGRAD_ATTRS
+        state = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_ATTRS}
         hooks = OrderedDict()
         if not state:
             return (_rebuild_parameter, (self.data, self.requires_grad, hooks))

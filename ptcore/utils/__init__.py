@@ -3,7 +3,7 @@
 
 def __getattr__(name):
     import importlib
-    if name in ("data", "safetensors", "hooks", "checkpoint"):
+    if name in ("data", "safetensors", "hooks", "checkpoint", "dlpack", "benchmark", "tensorboard"):
         mod = importlib.import_module(f"ptcore.utils.{name}")
         globals()[name] = mod
         return mod

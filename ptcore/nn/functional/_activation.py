@@ -55,17 +55,51 @@ def _assign(input, result):
     return input
 
 
+_NEG_SLOPE_MSG = {
+    "leaky_relu": "In-place leakyReLu backward calculation is triggered with a negative slope which "
+                  "is not supported. This is caused by calling in-place forward function with a "
+                  "negative slope, please call out-of-place version instead.",
+    "elu": "In-place elu backward calculation is triggered with a negative slope which is not "
+           "supported. This is caused by calling in-place forward function with a negative slope, "
+           "please call out-of-place version instead.",
+}
+
+
+def _inplace(input, compute, negative_slope_of=None):
+    """Write ``compute(x)`` into ``input`` and return ``input``.
+
+    Under autograd the activation's node must not save ``input`` itself (the
+    write bumps its version and backward would refuse it), so it is computed
+    from a copy of the original values, whose gradient flows back to the
+    tensor ``input`` held before the write -- PyTorch's gradients for every
+    in-place activation.  ``negative_slope_of`` names the formula (leaky_relu,
+    elu) whose in-place backward PyTorch refuses for a negative slope: as
+    PyTorch, the refusal comes when the gradient is computed.
+    """
+    if not _needs_grad(input):
+        return _assign(input, compute(input))
+    if input.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    _assign(input, compute(input.clone()))
+    if negative_slope_of is not None:
+        msg = _NEG_SLOPE_MSG[negative_slope_of]
+
+        def _refuse(grad):
+            raise RuntimeError(msg)
+        input.register_hook(_refuse)
+    return input
+
+
 # -- ReLU family ---------------------------------------------------------------------
 
 
 def threshold(input, threshold, value, inplace=False):
     """``y = x if x > threshold else value``."""
     _check(input, "threshold")
-    out = ptcore.where(input > threshold, input, ptcore.full_like(input, value) if not
-                       isinstance(value, _TensorBase) else value)
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: globals()["threshold"](x, threshold, value))
+    return ptcore.where(input > threshold, input, ptcore.full_like(input, value) if not
+                        isinstance(value, _TensorBase) else value)
 
 
 def threshold_(input, threshold, value):
@@ -116,11 +150,11 @@ def relu6(input, inplace=False):
 def _elu_impl(input, negcoef, input_scale, poscoef, name, inplace):
     _check(input, name)
     _float_only(input, name)
-    out = _fused("celu" if name == "celu" else "elu", input,
-                 lambda: _ew._elu(input, negcoef, input_scale, poscoef), negcoef, input_scale, poscoef)
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: _elu_impl(x, negcoef, input_scale, poscoef, name, False),
+                        "elu" if negcoef < 0 else None)
+    return _fused("celu" if name == "celu" else "elu", input,
+                  lambda: _ew._elu(input, negcoef, input_scale, poscoef), negcoef, input_scale, poscoef)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -161,10 +195,10 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     _check(input, "leaky_relu")
     _float_only(input, "leaky_relu")
     slope = float(negative_slope)
-    out = _fused(_formula, input, lambda: _ew._leaky_relu(input, slope), slope)
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: leaky_relu(x, slope, False, _formula),
+                        "leaky_relu" if slope < 0 else None)
+    return _fused(_formula, input, lambda: _ew._leaky_relu(input, slope), slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -201,10 +235,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         return leaky_relu(input, (lower + upper) / 2, inplace, _formula="rrelu_eval")
     with ptcore.no_grad():
         slope = ptcore.empty_like(input).uniform_(lower, upper)
-    out = ptcore.where(input >= 0, input, input * slope)
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: ptcore.where(x >= 0, x, x * slope))
+    return ptcore.where(input >= 0, input, input * slope)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -328,37 +361,33 @@ def hardsigmoid(input, inplace=False):
     """``relu6(x + 3) / 6``."""
     _check(input, "hardsigmoid")
     _float_only(input, "hardsigmoid")
-    out = _fused("hardsigmoid", input, lambda: _ew._hardsigmoid(input))
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: hardsigmoid(x))
+    return _fused("hardsigmoid", input, lambda: _ew._hardsigmoid(input))
 
 
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
     _check(input, "silu")
     _float_only(input, "silu")
-    out = _fused("silu", input, lambda: _ew._silu(input))
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: silu(x))
+    return _fused("silu", input, lambda: _ew._silu(input))
 
 
 def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
     _check(input, "mish")
     _float_only(input, "mish")
-    out = _fused("mish", input, lambda: _ew._mish(input))
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: mish(x))
+    return _fused("mish", input, lambda: _ew._mish(input))
 
 
 def hardswish(input, inplace=False):
     """``x * relu6(x + 3) / 6``."""
     _check(input, "hardswish")
     _float_only(input, "hardswish")
-    out = _fused("hardswish", input, lambda: _ew._hardswish(input))
     if inplace:
-        return _assign(input, out)
-    return out
+        return _inplace(input, lambda x: hardswish(x))
+    return _fused("hardswish", input, lambda: _ew._hardswish(input))

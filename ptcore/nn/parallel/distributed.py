@@ -98,7 +98,7 @@ class DistributedDataParallel(Module):
         super().__init__()
         dist = _dist()
         if not dist.is_initialized():
-            raise RuntimeError("DistributedDataParallel: Default process group has not been "
+            raise ValueError("DistributedDataParallel: Default process group has not been "
                                "initialized, please make sure to call init_process_group.")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be a ptcore.nn.Module, got "

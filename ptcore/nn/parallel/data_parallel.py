@@ -1,0 +1,112 @@
+"""``DataParallel`` and ``data_parallel`` (``torch.nn.parallel``).
+
+Without an accelerator (CPU) ``DataParallel`` wraps the module as PyTorch's
+does -- ``.module`` is the wrapped module, ``device_ids`` is empty, forward
+calls the module, the state dict's keys gain the prefix ``module.`` -- and
+``data_parallel`` raises PyTorch's "device type could not be determined".
+With one CUDA device the module is moved there and called directly.
+Replication over several devices needs ptcore's CUDA backend and raises
+``NotImplementedError`` until it exists.
+"""
+import builtins
+from itertools import chain
+
+from ptcore.nn.modules.module import Module
+
+__all__ = ["DataParallel", "data_parallel"]
+
+_MULTI = ("over several CUDA devices needs ptcore's CUDA backend (replicate / scatter / "
+          "gather), which this build does not have")
+
+
+def _device_type():
+    """'cuda' when a CUDA device is usable, else None (torch's _get_available_device_type)."""
+    import ptcore
+    return "cuda" if ptcore.cuda.is_available() else None
+
+
+def _index(d):
+    import ptcore
+    if isinstance(d, builtins.int) and not isinstance(d, builtins.bool):
+        return d
+    dev = ptcore.device(d)
+    if dev.index is None:
+        return ptcore.cuda.current_device()
+    return dev.index
+
+
+def _resolve(device_ids, output_device):
+    import ptcore
+    if device_ids is None:
+        device_ids = list(range(ptcore.cuda.device_count()))
+    if not device_ids:
+        raise RuntimeError("no available devices were found")
+    ids = [_index(d) for d in device_ids]
+    out = ids[0] if output_device is None else _index(output_device)
+    return ids, out
+
+
+def _check_on(module, src):
+    for t in chain(module.parameters(), module.buffers()):
+        if t.device != src:
+            raise RuntimeError("module must have its parameters and buffers on device "
+                               f"{src} (device_ids[0]) but found one of them on device: "
+                               f"{t.device}")
+
+
+class DataParallel(Module):
+    """Run ``module`` on the batch split across CUDA devices (``torch.nn.DataParallel``).
+
+    Parameters
+    ----------
+    module : Module
+        The module to run.
+    device_ids : list of int or devices, optional
+        CUDA devices to use (all, by default).
+    output_device : int or device, optional
+        Where the output is gathered (``device_ids[0]`` by default).
+    dim : int, optional
+        The batch dimension to scatter along.
+    """
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        device_type = _device_type()
+        if device_type is None:          # as torch without an accelerator
+            self.module = module
+            self.device_ids = []
+            return
+        import ptcore
+        ids, out = _resolve(device_ids, output_device)
+        self.dim = dim
+        self.module = module
+        self.device_ids = ids
+        self.output_device = out
+        self.src_device_obj = ptcore.device(device_type, ids[0])
+        if len(ids) == 1:
+            self.module.to(self.src_device_obj)
+
+    def forward(self, *inputs, **kwargs):
+        if not self.device_ids:
+            return self.module(*inputs, **kwargs)
+        _check_on(self.module, self.src_device_obj)
+        if len(self.device_ids) > 1:
+            raise NotImplementedError("DataParallel " + _MULTI)
+        return self.module(*inputs, **kwargs)
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
+                  module_kwargs=None):
+    """Functional :class:`DataParallel`: ``module(*inputs, **module_kwargs)``
+    over the given CUDA devices; like torch, it needs an accelerator."""
+    import ptcore
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    device_type = _device_type()
+    if device_type is None:
+        raise RuntimeError("device type could not be determined")
+    ids, _ = _resolve(device_ids, output_device)
+    _check_on(module, ptcore.device(device_type, ids[0]))
+    if len(ids) > 1:
+        raise NotImplementedError("data_parallel " + _MULTI)
+    return module(*inputs, **(module_kwargs or {}))
