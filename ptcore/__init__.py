@@ -102,6 +102,10 @@ int = int32
 long = int64
 uint8 = uint8
 
+# constants, as torch (and the array API standard)
+from math import e, pi, inf, nan  # noqa: E402
+newaxis = None
+
 
 def is_tensor(obj):
     """True if ``obj`` is a ptcore tensor."""
@@ -193,6 +197,7 @@ del _os
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
                  "func": "ptcore.func"}
+_LAZY_MODULES["array_api"] = "ptcore.array_api"
 
 
 def __getattr__(name):
