@@ -30,19 +30,33 @@ def _operands(x1, x2):
                     f"{type(x1).__name__} and {type(x2).__name__}")
 
 
-def _binary(name, fn):
-    def f(x1, x2, /):
-        if type(x1) is _Tensor and type(x2) is _Tensor and (x1.dtype == x2.dtype):
+def _binary(name, fn, takes_scalar=True):
+    """The standard's ``name``: ``fn`` with the standard's operand rules.
+
+    ``takes_scalar``: ``fn(tensor, python_scalar)`` already gives the standard's
+    result, so that case skips the conversion.
+    """
+    if takes_scalar:
+        def f(x1, x2, /):
+            if type(x1) is _Tensor:
+                t2 = type(x2)
+                if (t2 is _Tensor and x1.dtype == x2.dtype) or t2 is float or t2 is int or t2 is _b.bool:
+                    return fn(x1, x2)
+            x1, x2 = _operands(x1, x2)
             return fn(x1, x2)
-        x1, x2 = _operands(x1, x2)
-        return fn(x1, x2)
+    else:
+        def f(x1, x2, /):
+            if type(x1) is _Tensor and type(x2) is _Tensor and x1.dtype == x2.dtype:
+                return fn(x1, x2)
+            x1, x2 = _operands(x1, x2)
+            return fn(x1, x2)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Element-wise ``{name}`` of the standard (see ``ptcore.{fn.__name__}``)."
+    f.__doc__ = f"Element-wise ``{name}`` of the array API standard (``ptcore.{fn.__name__}``)."
     return f
 
 
 add = _binary("add", _pt.add)
-atan2 = _binary("atan2", _pt.atan2)
+atan2 = _binary("atan2", _pt.atan2, takes_scalar=False)
 bitwise_and = _binary("bitwise_and", _pt.bitwise_and)
 bitwise_left_shift = _binary("bitwise_left_shift", _pt.bitwise_left_shift)
 bitwise_or = _binary("bitwise_or", _pt.bitwise_or)
@@ -54,17 +68,17 @@ equal = _binary("equal", _pt.eq)
 floor_divide = _binary("floor_divide", _pt.floor_divide)
 greater = _binary("greater", _pt.greater)
 greater_equal = _binary("greater_equal", _pt.greater_equal)
-hypot = _binary("hypot", _pt.hypot)
+hypot = _binary("hypot", _pt.hypot, takes_scalar=False)
 less = _binary("less", _pt.less)
 less_equal = _binary("less_equal", _pt.less_equal)
-logaddexp = _binary("logaddexp", _pt.logaddexp)
-logical_and = _binary("logical_and", _pt.logical_and)
-logical_or = _binary("logical_or", _pt.logical_or)
-logical_xor = _binary("logical_xor", _pt.logical_xor)
-maximum = _binary("maximum", _pt.maximum)
-minimum = _binary("minimum", _pt.minimum)
+logaddexp = _binary("logaddexp", _pt.logaddexp, takes_scalar=False)
+logical_and = _binary("logical_and", _pt.logical_and, takes_scalar=False)
+logical_or = _binary("logical_or", _pt.logical_or, takes_scalar=False)
+logical_xor = _binary("logical_xor", _pt.logical_xor, takes_scalar=False)
+maximum = _binary("maximum", _pt.maximum, takes_scalar=False)
+minimum = _binary("minimum", _pt.minimum, takes_scalar=False)
 multiply = _binary("multiply", _pt.multiply)
-nextafter = _binary("nextafter", _pt.nextafter)
+nextafter = _binary("nextafter", _pt.nextafter, takes_scalar=False)
 not_equal = _binary("not_equal", _pt.not_equal)
 pow = _binary("pow", _pt.pow)
 remainder = _binary("remainder", _pt.remainder)
