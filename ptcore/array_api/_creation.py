@@ -27,11 +27,15 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 def empty(shape, *, dtype=None, device=None):
     """An uninitialised array of ``shape``."""
+    if dtype is None and device is None:
+        return _pt.empty(shape)
     return _pt.empty(shape, dtype=dtype, device=device)
 
 
 def empty_like(x, /, *, dtype=None, device=None):
     """An uninitialised array shaped as ``x``."""
+    if dtype is None and device is None:
+        return _pt.empty_like(x)
     return _pt.empty_like(x, dtype=dtype, device=device)
 
 
@@ -87,11 +91,15 @@ def meshgrid(*arrays, indexing="xy"):
 
 def ones(shape, *, dtype=None, device=None):
     """An array of ones."""
+    if dtype is None and device is None:
+        return _pt.ones(shape)
     return _pt.ones(shape, dtype=dtype, device=device)
 
 
 def ones_like(x, /, *, dtype=None, device=None):
     """Ones shaped as ``x``."""
+    if dtype is None and device is None:
+        return _pt.ones_like(x)
     return _pt.ones_like(x, dtype=dtype, device=device)
 
 
@@ -107,9 +115,13 @@ def triu(x, /, *, k=0):
 
 def zeros(shape, *, dtype=None, device=None):
     """An array of zeros."""
+    if dtype is None and device is None:
+        return _pt.zeros(shape)
     return _pt.zeros(shape, dtype=dtype, device=device)
 
 
 def zeros_like(x, /, *, dtype=None, device=None):
     """Zeros shaped as ``x``."""
+    if dtype is None and device is None:
+        return _pt.zeros_like(x)
     return _pt.zeros_like(x, dtype=dtype, device=device)

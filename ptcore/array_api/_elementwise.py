@@ -65,7 +65,21 @@ bitwise_xor = _binary("bitwise_xor", _pt.bitwise_xor)
 copysign = _binary("copysign", _pt.copysign)
 divide = _binary("divide", _pt.divide)
 equal = _binary("equal", _pt.eq)
-floor_divide = _binary("floor_divide", _pt.floor_divide)
+
+
+def _floor_divide(x1, x2):
+    out = _pt.floor_divide(x1, x2)
+    if out.is_floating_point():
+        # the standard: an infinite operand against a finite one gives the signed quotient
+        # (+-inf or +-0) where floor would give NaN or -1
+        a = x1 if isinstance(x1, _Tensor) else _pt.tensor(x1, dtype=out.dtype)
+        b = x2 if isinstance(x2, _Tensor) else _pt.tensor(x2, dtype=out.dtype)
+        out = _pt.where(_pt.isinf(a) != _pt.isinf(b), a / b, out)
+    return out
+
+
+_floor_divide.__name__ = "floor_divide"
+floor_divide = _binary("floor_divide", _floor_divide)
 greater = _binary("greater", _pt.greater)
 greater_equal = _binary("greater_equal", _pt.greater_equal)
 hypot = _binary("hypot", _pt.hypot, takes_scalar=False)
@@ -81,7 +95,19 @@ multiply = _binary("multiply", _pt.multiply)
 nextafter = _binary("nextafter", _pt.nextafter, takes_scalar=False)
 not_equal = _binary("not_equal", _pt.not_equal)
 pow = _binary("pow", _pt.pow)
-remainder = _binary("remainder", _pt.remainder)
+
+
+def _remainder(x1, x2):
+    out = _pt.remainder(x1, x2)
+    if out.is_floating_point():
+        # a zero remainder takes the divisor's sign (the standard's signed-zero cases); a
+        # nonzero one already has it
+        out = _pt.copysign(out, x2 if isinstance(x2, _Tensor) else _pt.tensor(x2, dtype=out.dtype))
+    return out
+
+
+_remainder.__name__ = "remainder"
+remainder = _binary("remainder", _remainder)
 subtract = _binary("subtract", _pt.subtract)
 
 abs = _pt.abs

@@ -32,5 +32,10 @@ def tensordot(x1, x2, /, *, axes=2):
 def vecdot(x1, x2, /, *, axis=-1):
     """Dot product of conjugated ``x1`` and ``x2`` along ``axis``, broadcasting the other axes."""
     x1, x2 = _promote(x1, x2)
+    n1, n2 = x1.shape[axis] if x1.ndim else None, x2.shape[axis] if x2.ndim else None
+    if n1 is None or n2 is None or n1 != n2:
+        raise ValueError(f"vecdot: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} must have the same size "
+                         f"along axis {axis} (it is not broadcast)")
     x1, x2 = _pt.broadcast_tensors(x1, x2)
-    return _pt.linalg.vecdot(x1, x2, dim=axis)
+    out = _pt.linalg.vecdot(x1, x2, dim=axis)
+    return out if out.dtype == x1.dtype else out.to(x1.dtype)  # torch sums small integers in int64

@@ -13,7 +13,10 @@ def broadcast_arrays(*arrays):
 
 def broadcast_shapes(*shapes):
     """The shape that ``shapes`` broadcast to."""
-    return tuple(_pt.broadcast_shapes(*shapes))
+    try:
+        return tuple(_pt.broadcast_shapes(*shapes))
+    except RuntimeError as exc:  # the standard's error type
+        raise ValueError(str(exc)) from None
 
 
 def broadcast_to(x, /, shape):
@@ -76,6 +79,8 @@ def repeat(x, repeats, /, *, axis=None):
     if axis is None:
         x = x.reshape(-1)
         axis = 0
+    if isinstance(repeats, _Tensor) and repeats.dtype != _pt.int64:
+        repeats = repeats.to(_pt.int64)  # torch's kernel takes int32/int64 counts only
     return _pt.repeat_interleave(x, repeats, axis)
 
 
@@ -143,4 +148,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
 def _wrap(indices, n):
     if indices.dtype == _pt.uint8 or indices.dtype == _pt.bool:
         return indices.to(_pt.int64)
-    return _pt.where(indices < 0, indices + n, indices)
+    if indices.device.type == "cpu" and (indices.numel() == 0 or indices.numpy().min() >= 0):
+        return indices  # nothing to wrap (a NumPy view of the CPU buffer checks it cheaply)
+    # one op: maps -n <= i < 0 to i + n and keeps 0 <= i < n (out-of-range indices are
+    # unspecified by the standard)
+    return _pt.remainder(indices, n)

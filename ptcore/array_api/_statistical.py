@@ -46,6 +46,8 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """Sum along ``axis``; integer inputs sum in the default integer dtype."""
     if axis == ():
         return _none_reduction(x, _sum_dtype(x, dtype))
+    if dtype is None:
+        return _pt.sum(x, dim=_axes(axis), keepdim=keepdims)
     return _pt.sum(x, dim=_axes(axis), keepdim=keepdims, dtype=dtype)
 
 
