@@ -122,7 +122,6 @@ ceil = _pt.ceil
 cos = _pt.cos
 cosh = _pt.cosh
 exp = _pt.exp
-expm1 = _pt.expm1
 floor = _pt.floor
 isfinite = _pt.isfinite
 isinf = _pt.isinf
@@ -142,6 +141,15 @@ square = _pt.square
 tan = _pt.tan
 tanh = _pt.tanh
 trunc = _pt.trunc
+
+
+def expm1(x, /):
+    """``exp(x) - 1``; complex infinities and NaNs follow the standard's special cases."""
+    if x.is_complex():
+        # ptcore's complex expm1 gives NaN for every non-finite input; exp(x) - 1 has the
+        # standard's values there
+        return _pt.where(_pt.isfinite(x), _pt.expm1(x), _pt.exp(x) - 1)
+    return _pt.expm1(x)
 
 
 def conj(x, /):

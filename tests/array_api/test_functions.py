@@ -239,3 +239,68 @@ def test_result_type_and_can_cast():
     assert xp.can_cast(xp.int8, xp.int16) and not xp.can_cast(xp.float64, xp.int64)
     with pytest.raises(ValueError):
         xp.result_type(1, 2.0)
+
+
+def test_floor_divide_and_remainder_infinity_and_signed_zero_cases():
+    # the standard's special cases (NumPy's floor_divide gives NaN for inf // finite; the
+    # standard, and so the namespace, gives the signed infinity)
+    inf = np.inf
+    a = np.array([inf, inf, -inf, -inf, 3.0, -3.0, 3.0, -3.0, 7.0])
+    b = np.array([2.0, -2.0, 2.0, -2.0, inf, -inf, -inf, inf, 2.0])
+    out = xp.floor_divide(_t(a), _t(b)).numpy()
+    ref = np.array([inf, -inf, -inf, inf, 0.0, 0.0, -0.0, -0.0, 3.0])
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(ref))
+    z = np.array([-0.0, 0.0, 5.0, -5.0])
+    d = np.array([3.0, -3.0, 5.0, 5.0])
+    out = xp.remainder(_t(z), _t(d)).numpy()
+    ref = np.remainder(z, d)  # NumPy follows the standard here: +0, -0, +0, +0
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(ref))
+    assert np.signbit(xp.remainder(_t(np.array([0.0])), -2.0).numpy()).all()
+
+
+def test_vecdot_dtype_and_contracted_axis_is_not_broadcast():
+    a = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    b = np.array([1, 2, 3], dtype=np.uint8)
+    _eq(xp.vecdot(_t(a), _t(b)), np.vecdot(a, b))
+    _eq(xp.linalg.vecdot(_t(a), _t(b)), np.vecdot(a, b))
+    c = np.arange(6.0).reshape(3, 2) + 1j
+    _eq(xp.vecdot(_t(c), _t(c[:, :1]), axis=0), np.vecdot(c, c[:, :1], axis=0))
+    with pytest.raises(ValueError, match="same size"):
+        xp.vecdot(_t(a), _t(b[:1]))
+    with pytest.raises(ValueError):
+        xp.vecdot(_t(np.zeros(0)), _t(np.zeros(1)))
+
+
+def test_broadcast_shapes_error_and_repeat_with_small_int_counts():
+    with pytest.raises(ValueError):
+        xp.broadcast_shapes((3,), (4,))
+    with pytest.raises(RuntimeError):  # ptcore keeps torch's error type
+        ptcore.broadcast_shapes((3,), (4,))
+    a = np.array([True, False, True])
+    for dt in (np.int8, np.uint8, np.int16, np.int32):
+        r = np.array([2, 0, 1], dtype=dt)
+        _eq(xp.repeat(_t(a), _t(r)), np.repeat(a, r))
+    _eq(xp.repeat(_t(a[:0]), _t(np.zeros(0, np.int8))), np.repeat(a[:0], np.zeros(0, np.int8)))
+
+
+def test_take_negative_and_empty_indices():
+    a = np.arange(12.0).reshape(3, 4)
+    for idx in ([0, 2, 1], [-1, 0, -4], []):
+        i = np.array(idx, dtype=np.int64)
+        _eq(xp.take(_t(a), _t(i), axis=1), np.take(a, i, axis=1))
+    i = np.array([-3, 2], dtype=np.int32)
+    _eq(xp.take(_t(a), _t(i), axis=0), np.take(a, i, axis=0))
+
+
+def test_complex_expm1_special_cases():
+    inf, nan = np.inf, np.nan
+    z = np.array([complex(inf, 0), complex(-inf, inf), complex(inf, inf), complex(-inf, nan),
+                  complex(inf, nan), complex(nan, 0), complex(1, 2), complex(1e-10, 1e-10)])
+    out = xp.expm1(_t(z)).numpy()
+    ref = np.array([complex(inf, 0), complex(-1, 0), complex(inf, nan), complex(-1, 0),
+                    complex(inf, nan), complex(nan, 0), np.expm1(1 + 2j), np.expm1(1e-10 + 1e-10j)])
+    np.testing.assert_allclose(out.real, ref.real, rtol=1e-12)
+    np.testing.assert_allclose(np.abs(out.imag), np.abs(ref.imag), rtol=1e-12)
+    _eq(xp.expm1(_t(np.array([0.5, -inf]))), np.expm1(np.array([0.5, -inf])))
