@@ -24,6 +24,8 @@ def cross(x1, x2, /, *, axis=-1):
     if x1.dtype != x2.dtype:
         dt = _pt.promote_types(x1.dtype, x2.dtype)
         x1, x2 = x1.to(dt), x2.to(dt)
+    if x1.ndim != x2.ndim:  # the standard broadcasts the other axes (torch wants equal ndim)
+        x1, x2 = _pt.broadcast_tensors(x1, x2)
     return _la.cross(x1, x2, dim=axis)
 
 

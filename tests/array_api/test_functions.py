@@ -304,3 +304,11 @@ def test_complex_expm1_special_cases():
     np.testing.assert_allclose(out.real, ref.real, rtol=1e-12)
     np.testing.assert_allclose(np.abs(out.imag), np.abs(ref.imag), rtol=1e-12)
     _eq(xp.expm1(_t(np.array([0.5, -inf]))), np.expm1(np.array([0.5, -inf])))
+
+
+def test_linalg_cross_broadcasts_other_axes():
+    a = np.arange(3, dtype=np.uint8)
+    b = (np.arange(12, dtype=np.uint8) % 5).reshape(4, 3)
+    _eq(xp.linalg.cross(_t(a), _t(b)), np.linalg.cross(a, b))
+    f = np.arange(6.0).reshape(3, 2)
+    _eq(xp.linalg.cross(_t(f), _t(f[:, ::-1].copy()), axis=-2), np.cross(f, f[:, ::-1], axis=-2))
