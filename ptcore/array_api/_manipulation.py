@@ -1,6 +1,8 @@
 """Manipulation and indexing functions of the array API namespace."""
 import builtins as _b
 
+import numpy as _np
+
 import ptcore as _pt
 
 _Tensor = _pt.Tensor
@@ -148,7 +150,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
 def _wrap(indices, n):
     if indices.dtype == _pt.uint8 or indices.dtype == _pt.bool:
         return indices.to(_pt.int64)
-    if indices.device.type == "cpu" and (indices.numel() == 0 or indices.numpy().min() >= 0):
+    if indices.device.type == "cpu" and (indices.numel() == 0 or _np.asarray(indices).min() >= 0):
         return indices  # nothing to wrap (a NumPy view of the CPU buffer checks it cheaply)
     # one op: maps -n <= i < 0 to i + n and keeps 0 <= i < n (out-of-range indices are
     # unspecified by the standard)

@@ -19,6 +19,8 @@ def max(x, /, *, axis=None, keepdims=False):
     """Largest elements along ``axis`` (NaN propagates)."""
     if axis == ():
         return _pt.clone(x)
+    if axis is None and not keepdims:
+        return _pt.amax(x)
     return _pt.amax(x, dim=() if axis is None else axis, keepdim=keepdims)
 
 
@@ -26,6 +28,8 @@ def min(x, /, *, axis=None, keepdims=False):
     """Smallest elements along ``axis`` (NaN propagates)."""
     if axis == ():
         return _pt.clone(x)
+    if axis is None and not keepdims:
+        return _pt.amin(x)
     return _pt.amin(x, dim=() if axis is None else axis, keepdim=keepdims)
 
 
@@ -47,6 +51,8 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     if axis == ():
         return _none_reduction(x, _sum_dtype(x, dtype))
     if dtype is None:
+        if not keepdims:
+            return _pt.sum(x, _axes(axis)) if axis is not None else _pt.sum(x)
         return _pt.sum(x, dim=_axes(axis), keepdim=keepdims)
     return _pt.sum(x, dim=_axes(axis), keepdim=keepdims, dtype=dtype)
 
