@@ -154,6 +154,10 @@ int = int32
 long = int64
 uint8 = uint8
 
+# constants, as torch (and the array API standard)
+from math import e, pi, inf, nan  # noqa: E402
+newaxis = None
+
 
 def is_tensor(obj):
     """True if ``obj`` is a ptcore tensor."""
@@ -270,6 +274,7 @@ _LAZY_MODULES = {
     "backends": "ptcore.backends",
     "random": "ptcore.random",
     "hub": "ptcore.hub",
+    "array_api": "ptcore.array_api",
 }
 
 

@@ -51,6 +51,10 @@ def _legacy_type_name(t):
     return f"{prefix}{t.dtype._legacy}Tensor"
 
 
+_ARRAY_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+_array_api = None
+
+
 class Tensor(_TensorBase):
     """A multi-dimensional array with a dtype and a device (``torch.Tensor``).
 
@@ -405,6 +409,26 @@ class Tensor(_TensorBase):
             for k in _AUTOGRAD_ATTRS.intersection(d):
                 del d[k]
         return new
+
+    # --- the Python array API standard (``ptcore.array_api``) ---
+    def __array_namespace__(self, *, api_version=None):
+        """The array API namespace of this tensor: ``ptcore.array_api``.
+
+        ``api_version`` may be None or a standard version from 2021.12 to 2025.12.
+        """
+        if api_version is not None and api_version not in _ARRAY_API_VERSIONS:
+            raise ValueError(f"__array_namespace__: unsupported array API version {api_version!r}; "
+                             f"supported: {', '.join(_ARRAY_API_VERSIONS)}")
+        global _array_api
+        if _array_api is None:
+            import ptcore.array_api as _array_api
+        return _array_api
+
+    def to_device(self, device, /, *, stream=None):
+        """This tensor on ``device`` (itself when already there), as the array API standard's method."""
+        if stream is not None and not isinstance(stream, int):
+            raise ValueError(f"to_device: stream must be None or an int, got {type(stream).__name__}")
+        return self.to(device)
 
 
 # attributes autograd keeps in a tensor's __dict__ (the leaf's gradient

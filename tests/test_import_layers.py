@@ -37,7 +37,7 @@ LAYERS = [
                  "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing",
                  "ptcore.jit", "ptcore.onnx", "ptcore.distributed", "ptcore.accelerator",
                  "ptcore.backends", "ptcore.random", "ptcore.hub", "ptcore._pickle_checkpoint",
-                 "ptcore._compile"]),
+                 "ptcore._compile", "ptcore.array_api"]),
 ]
 
 # (importer, imported): why it still points up
@@ -55,6 +55,7 @@ KNOWN_UPWARD = {
     ("ptcore.tensor", "ptcore.autograd.grad_mode"): "Tensor methods that enter no_grad",
     ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
+    ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
     ("ptcore._registry", "ptcore.cuda"): "device routing loads the CUDA backend on first use",
     ("ptcore._ops.random", "ptcore.cuda"): "manual_seed/seed also seed the CUDA generators",
     ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
