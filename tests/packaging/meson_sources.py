@@ -84,6 +84,14 @@ def _call_bodies(text, name):
     return bodies
 
 
+def _list_assignment(text, var, where):
+    m = re.search(r"^" + var + r"\s*=\s*\[", text, re.M)
+    if m is None:
+        raise AssertionError(f"{where}: no list assignment to {var}")
+    end = text.index("]", m.end())
+    return text[m.end():end]
+
+
 def referenced_sources(root=None):
     """Source files (paths relative to the root) that the meson build reads.
 
@@ -122,7 +130,11 @@ def installed_sources(root=None):
             if m is None:
                 raise AssertionError(f"{mb}: py.install_sources without subdir: {body!r}")
             files_part = body[:m.start()]
-            for lit in _LITERAL.findall(files_part):
+            lits = _LITERAL.findall(files_part)
+            # a list variable: py.install_sources(python_sources, subdir: ...)
+            for var in re.findall(r"^\s*(\w+)\s*,", files_part):
+                lits += _LITERAL.findall(_list_assignment(text, var, mb))
+            for lit in lits:
                 src = (mb.parent / lit).relative_to(root).as_posix()
                 installed[f"{m.group(1)}/{Path(lit).name}"] = src
     return installed
