@@ -5,9 +5,12 @@ drifting away from requires-python, the classifiers, the meson options and
 the smoke-test script it runs.
 """
 import ast
+import json
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from packaging.specifiers import SpecifierSet
@@ -58,13 +61,12 @@ def test_free_threaded_builds_only_with_freethreading_compatible_extensions(cfg,
     sel = _selectors(cibw)
     ft = sorted(minor for minor, t in sel if t)
     assert ft, "no free-threaded wheels configured"
-    assert min(ft) >= 13, "free-threaded CPython exists from 3.13"
+    # cibuildwheel 4 builds free-threaded wheels from 3.14 (3.13t was experimental)
+    assert min(ft) >= 14
     assert all((minor, False) in sel for minor in ft)
     meson = strip_comments((repo_root() / "meson.build").read_text())
     assert "freethreading_compatible=True" in meson, (
         "free-threaded wheels need every Cython module compiled with freethreading_compatible")
-    # 3.13t needs the opt-in in cibuildwheel
-    assert "cpython-freethreading" in cibw.get("enable", [])
     # Cython supports the free-threaded build from 3.1
     cython_req = next(r for r in cfg["build-system"]["requires"] if r.lower().startswith("cython"))
     assert Version("3.0.12") not in SpecifierSet(cython_req[len("cython"):])
@@ -134,3 +136,27 @@ def test_smoke_test_script_passes_here():
                        timeout=240, cwd=script.parent)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ptcore smoke test passed" in r.stdout
+
+
+def test_cibuildwheel_selects_exactly_the_intended_wheels(cfg):
+    """cibuildwheel itself (no build: --print-build-identifiers) parses the config
+    and selects CPython 3.10-3.14 plus 3.14t, manylinux only, on both architectures."""
+    if shutil.which("cibuildwheel") is None:
+        pytest.skip("needs cibuildwheel (test extra)")
+    r = subprocess.run(["cibuildwheel", "--print-build-identifiers", "--platform", "linux",
+                        str(repo_root())], capture_output=True, text=True, timeout=120,
+                       cwd=repo_root())
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = set(r.stdout.split())
+    minors = sorted({minor for minor, _ in _selectors(cfg["tool"]["cibuildwheel"])})
+    want = {f"cp3{m}-manylinux_{arch}" for m in minors for arch in ("x86_64", "aarch64")}
+    want |= {f"cp3{NEWEST_MINOR}t-manylinux_{arch}" for arch in ("x86_64", "aarch64")}
+    assert got == want, (sorted(got - want), sorted(want - got))
+
+
+def test_config_validates_against_cibuildwheels_schema(cibw):
+    cibuildwheel = pytest.importorskip("cibuildwheel")
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = Path(cibuildwheel.__file__).parent / "resources" / "cibuildwheel.schema.json"
+    schema = json.loads(schema_path.read_text())
+    jsonschema.validate(cibw, schema)
