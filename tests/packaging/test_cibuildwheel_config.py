@@ -16,7 +16,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from meson_sources import pyproject, repo_root, strip_comments
+from meson_sources import _call_bodies, meson_build_files, pyproject, repo_root, strip_comments
 
 # newest CPython minor the wheels are built for
 NEWEST_MINOR = 14
@@ -160,3 +160,17 @@ def test_config_validates_against_cibuildwheels_schema(cibw):
     schema_path = Path(cibuildwheel.__file__).parent / "resources" / "cibuildwheel.schema.json"
     schema = json.loads(schema_path.read_text())
     jsonschema.validate(cibw, schema)
+
+
+def test_every_cython_extension_gets_the_freethreading_directive():
+    """A single module without Py_mod_gil = not-used re-enables the GIL in the 3.14t wheels."""
+    checked = 0
+    for mb in meson_build_files():
+        text = strip_comments(mb.read_text())
+        for body in _call_bodies(text, "py.extension_module"):
+            if "cyutility" in body.split(",", 1)[0]:
+                continue    # Cython's shared utility module declares itself GIL-free
+            assert re.search(r"\bcython_args\s*:\s*cython_args\b", body), (
+                f"{mb}: extension module without the project's cython_args: {body[:80]!r}")
+            checked += 1
+    assert checked >= 4     # _tensor/_dlpack loop, _ew, the kernel loop, _optim
