@@ -69,7 +69,7 @@ def meson_build_files(root=None):
     return order
 
 
-def _call_bodies(text, name):
+def call_bodies(text, name):
     """The argument text of every ``name(...)`` call (balanced parentheses)."""
     bodies = []
     for m in re.finditer(re.escape(name) + r"\s*\(", text):
@@ -125,7 +125,7 @@ def installed_sources(root=None):
     installed = {}
     for mb in meson_build_files(root):
         text = strip_comments(mb.read_text())
-        for body in _call_bodies(text, "py.install_sources"):
+        for body in call_bodies(text, "py.install_sources"):
             m = re.search(r"\bsubdir\s*:\s*'([^']*)'", body)
             if m is None:
                 raise AssertionError(f"{mb}: py.install_sources without subdir: {body!r}")
@@ -148,7 +148,7 @@ def extension_modules(root=None):
         text = strip_comments(mb.read_text())
         loops = {m.start(): m for m in re.finditer(
             r"\bforeach\s+(\w+)\s*:\s*\[(.*?)\](.*?)\bendforeach\b", text, re.S)}
-        for body in _call_bodies(text, "py.extension_module"):
+        for body in call_bodies(text, "py.extension_module"):
             sub = re.search(r"\bsubdir\s*:\s*'([^']*)'", body).group(1)
             first = body.split(",", 1)[0].strip()
             if first.startswith("'"):

@@ -16,7 +16,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from meson_sources import _call_bodies, meson_build_files, pyproject, repo_root, strip_comments
+from meson_sources import call_bodies, meson_build_files, pyproject, repo_root, strip_comments
 
 # newest CPython minor the wheels are built for
 NEWEST_MINOR = 14
@@ -167,7 +167,7 @@ def test_every_cython_extension_gets_the_freethreading_directive():
     checked = 0
     for mb in meson_build_files():
         text = strip_comments(mb.read_text())
-        for body in _call_bodies(text, "py.extension_module"):
+        for body in call_bodies(text, "py.extension_module"):
             if "cyutility" in body.split(",", 1)[0]:
                 continue    # Cython's shared utility module declares itself GIL-free
             assert re.search(r"\bcython_args\s*:\s*cython_args\b", body), (
