@@ -186,13 +186,32 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _cdist(x1, x2, p, compute_mode)
 
 
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
+    """Short-time Fourier transform (``torch.stft``); see :func:`ptcore.fft._stft.stft`."""
+    from ptcore.fft._stft import stft as _stft
+    return _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                 onesided, return_complex, align_to_window)
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """Inverse short-time Fourier transform (``torch.istft``); see :func:`ptcore.fft._stft.istft`."""
+    from ptcore.fft._stft import istft as _istft
+    return _istft(input, n_fft, hop_length, win_length, window, center, normalized, onesided,
+                  length, return_complex)
+
+
+Tensor.stft, Tensor.istft = stft, istft
+
 del _os
 
 
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
-                 "func": "ptcore.func"}
+                 "func": "ptcore.func", "fft": "ptcore.fft", "special": "ptcore.special"}
 
 
 def __getattr__(name):
