@@ -11,6 +11,9 @@ def _freq_dtype(fname, dtype):
     dt = _C.get_default_dtype() if dtype is None else dtype
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{fname} requires a floating point or complex dtype")
+    if dt.is_complex:
+        # torch 2.13 on CPU builds the frequencies with arange, which has no complex kernel
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dt._legacy}\'')
     return dt
 
 
@@ -35,8 +38,14 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_mem
     h = (n + 1) // 2
     if n - h:
         r[h:] = ptcore.arange(-(n // 2), 0, dtype=dt, device=device)
-    r = r.mul_(1.0 / (n * d)) if n else r
+    r = r.mul_(_scale(n, d))
     return _finish(r, out, requires_grad)
+
+
+def _scale(n, d):
+    # torch multiplies by 1.0 / (n * d) in C++: inf (and nan for 0 * inf) when n * d == 0
+    nd = n * d
+    return float("inf") if nd == 0 else 1.0 / nd
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
@@ -49,7 +58,7 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_me
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     r = ptcore.arange(n // 2 + 1, dtype=dt, device=device)
-    r = r.mul_(1.0 / (n * d)) if n else r
+    r = r.mul_(_scale(n, d))
     return _finish(r, out, requires_grad)
 
 
@@ -72,7 +81,7 @@ def _shift(input, dim, inverse):
     else:
         dims = [_operator.index(d) for d in dim]
     if not dims:
-        return input.clone()
+        raise RuntimeError("`shifts` required")
     shifts = [(input.shape[d] + 1) // 2 if inverse else input.shape[d] // 2 for d in dims]
     return input.roll(shifts, dims)
 
