@@ -99,6 +99,11 @@ def sinc(input, *, out=None):
 
 def round(input, *, decimals=0, out=None):
     """Round half to even, to ``decimals`` places (``torch.special.round``)."""
+    dt = getattr(input, "dtype", None)
+    if dt is not None and not (dt.is_floating_point or dt.is_complex):
+        # torch.special.round always takes the ``decimals`` overload, which has
+        # no integer kernel (unlike torch.round)
+        raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{dt._legacy}\'')
     return _pt.round(input, decimals=decimals, out=out)
 
 

@@ -174,7 +174,13 @@ log_ndtr = unary("log_ndtr", lambda x: _s().log_ndtr(x), _d_log_ndtr,
 xlog1py = binary("xlog1py", lambda x, y: _s().xlog1py(x, y), _d_xlog1py, half_ok=True,
                  doc="``input * log1p(other)``, 0 where ``input == 0`` "
                      "(``torch.special.xlog1py``).")
-zeta = binary("zeta", lambda x, q: _s().zeta(x, q), _d_zeta,
+def _zeta(x, q):
+    # torch's Cephes kernel gives nan at q = +inf (SciPy the limit 0), after
+    # its x == 1 test (inf)
+    return _np.where(_np.isposinf(q) & (x != 1), _np.nan, _s().zeta(x, q))
+
+
+zeta = binary("zeta", _zeta, _d_zeta,
               doc="Hurwitz zeta function ``sum_k (k + other) ** -input`` "
                   "(``torch.special.zeta``).")
 
@@ -183,8 +189,11 @@ def _poly(name, kernel, title):
     def k(x, n):
         n = _np.broadcast_to(n, _np.broadcast_shapes(x.shape, n.shape))
         x = _np.broadcast_to(x, n.shape)
+        # torch truncates n with a C cast: nan, +-inf and out-of-range degrees
+        # become INT64_MIN, a negative degree, whose polynomial is 0
         with _np.errstate(all="ignore"):
-            ni = _np.where(_np.isfinite(n), n, 0).astype(_np.int64)
+            ok = _np.isfinite(n) & (_np.abs(n) < 2.0 ** 63)
+            ni = _np.where(ok, n, -1).astype(_np.int64)
         return kernel(_np.ascontiguousarray(x), ni)
     return binary(name, k, NO_GRAD,
                   doc=f"{title} of degree ``n`` (truncated to an integer) at ``input`` "
