@@ -18,6 +18,15 @@ __all__ = ["chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted"
 def _recurrence(x, n, p0, p1, step):
     """``P_n(x)`` from ``P_0 = p0``, ``P_1 = p1`` and ``P_k = step(k, P_{k-1},
     P_{k-2})`` (for ``k >= 2``), elementwise for an array of degrees ``n``."""
+    if n.size and n.min() == n.max() >= 0:
+        # one degree for all (a scalar ``n``, the common case): the plain recurrence
+        top = int(n.flat[0])
+        if top == 0:
+            return _np.broadcast_to(p0, x.shape).astype(x.dtype)
+        p, q = p0, p1
+        for k in range(2, top + 1):
+            p, q = q, step(k, q, p)
+        return _np.broadcast_to(q, x.shape).astype(x.dtype, copy=False)
     r = _np.where(n == 0, p0, p1)
     top = int(n.max()) if n.size else 0
     if top >= 2:
@@ -36,12 +45,21 @@ def _sel(cond, a, r):
     return _np.where(cond, a, r) if cond.any() else r
 
 
+def _rec_unless(big, x, n, p0, p1, step):
+    """The recurrence, or nothing (zeros) where the closed form covers all."""
+    if big.all():
+        return _np.zeros_like(x)
+    return _recurrence(x, n, p0, p1, step)
+
+
 def chebyshev_t(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
-        r = _recurrence(x, n, one, x, lambda k, q, p: (x + x) * q - p)
         ax = _np.abs(x)
-        r = _sel((n > 6) & (ax < 1), _np.cos(n * _np.arccos(x)), r)
+        x2 = x + x
+        big = (n > 6) & (ax < 1)
+        r = _rec_unless(big, x, n, one, x, lambda k, q, p: x2 * q - p)
+        r = _sel(big, _np.cos(n * _np.arccos(x)), r)
         r = _sel(ax == 1, _np.where((x > 0) | (n % 2 == 0), 1, -1).astype(x.dtype), r)
     return _np.where(n < 0, 0, r).astype(x.dtype, copy=False)
 
@@ -49,8 +67,9 @@ def chebyshev_t(x, n):
 def chebyshev_u(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
-        r = _recurrence(x, n, one, x + x, lambda k, q, p: (x + x) * q - p)
         ax = _np.abs(x)
+        x2 = x + x
+        r = _rec_unless((n > 8) & (ax < 1), x, n, one, x + x, lambda k, q, p: x2 * q - p)
         big = (n > 8) & (ax < 1)
         if big.any():
             t = _np.arccos(x)
@@ -64,8 +83,9 @@ def chebyshev_u(x, n):
 def chebyshev_v(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
-        r = _recurrence(x, n, one, x + x - 1, lambda k, q, p: (x + x) * q - p)
         ax = _np.abs(x)
+        x2 = x + x
+        r = _rec_unless((n > 8) & (ax < 1), x, n, one, x + x - 1, lambda k, q, p: x2 * q - p)
         odd = _np.where(n % 2 == 0, n + n + 1, -(n + n + 1)).astype(x.dtype)
         big = (n > 8) & (ax < 1)
         if big.any():
@@ -79,8 +99,9 @@ def chebyshev_v(x, n):
 def chebyshev_w(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
-        r = _recurrence(x, n, one, x + x + 1, lambda k, q, p: (x + x) * q - p)
         ax = _np.abs(x)
+        x2 = x + x
+        r = _rec_unless((n > 8) & (ax < 1), x, n, one, x + x + 1, lambda k, q, p: x2 * q - p)
         edge = _np.where(x > 0, n + n + 1, _np.where(n % 2 == 0, 1, -1)).astype(x.dtype)
         big = (n > 8) & (ax < 1)
         if big.any():
@@ -101,7 +122,8 @@ def shifted(kernel):
 def hermite_h(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
-        return _recurrence(x, n, one, x + x, lambda k, q, p: (x + x) * q - (2 * (k - 1)) * p)
+        x2 = x + x
+        return _recurrence(x, n, one, x2, lambda k, q, p: x2 * q - (2 * (k - 1)) * p)
 
 
 def hermite_he(x, n):
