@@ -134,6 +134,13 @@ class _C2R(_Function):
         return gI, None, None, None
 
 
+# the graph nodes carry PyTorch's names
+for _cls, _name in ((_C2C, "FftC2CBackward0"), (_R2C, "FftR2CBackward0"),
+                    (_C2R, "FftC2RBackward0")):
+    _cls._backward_cls.__name__ = _cls._backward_cls.__qualname__ = _name
+del _cls, _name
+
+
 def c2c(x, dims, norm, forward):
     """Complex-to-complex transform of ``x`` over ``dims`` (a tuple)."""
     return _C2C.apply(x, tuple(dims), norm, bool(forward))

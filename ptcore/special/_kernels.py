@@ -133,6 +133,33 @@ def _sum_to(g, shape):
     return g
 
 
+def _node_name(fname):
+    """PyTorch's generated node name: ``special_i0e`` -> ``SpecialI0EBackward0``
+    (a letter after a digit or an underscore is capitalized)."""
+    out, up = [], True
+    for ch in "special_" + fname:
+        if ch == "_":
+            up = True
+            continue
+        out.append(ch.upper() if up else ch)
+        up = ch.isdigit()
+    return "".join(out)
+
+
+_RECORDERS = {}
+
+
+def _recorder(fname):
+    """A :class:`_Recorded` subclass whose graph node carries PyTorch's name."""
+    cls = _RECORDERS.get(fname)
+    if cls is None:
+        name = _node_name(fname)
+        cls = type(name, (_Recorded,), {})
+        cls._backward_cls.__name__ = cls._backward_cls.__qualname__ = name + "Backward0"
+        _RECORDERS[fname] = cls
+    return cls
+
+
 def _attach(r, grad, fname, fwd, inputs):
     """Record ``r`` (computed without recording) as the output of ``inputs``."""
     if grad == NO_GRAD or not _gm._state.enabled:
@@ -140,7 +167,7 @@ def _attach(r, grad, fname, fwd, inputs):
     if not any(isinstance(t, _TensorBase) and t.requires_grad for t in inputs):
         return r
     fn = fname if grad == NOT_IMPLEMENTED else grad
-    return _Recorded.apply(r.detach(), fn, fwd, *inputs)
+    return _recorder(fname).apply(r.detach(), fn, fwd, *inputs)
 
 
 def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None):

@@ -351,3 +351,37 @@ def test_namespace_matches_torch():
         warnings.simplefilter("error")
         import ptcore.fft as f
         assert f is ptcore.fft
+
+
+def test_graph_node_names_as_torch():
+    for name, dtype in [("fft", "float64"), ("fft", "complex128"), ("irfft", "complex128"),
+                        ("rfftn", "float64")]:
+        a = _data((4,), dtype)
+        p = getattr(ptcore.fft, name)(ptcore.from_numpy(a.copy()).requires_grad_())
+        t = getattr(torch.fft, name)(torch.from_numpy(a.copy()).requires_grad_())
+        assert type(p.grad_fn).__name__ == type(t.grad_fn).__name__
+
+
+def test_scipy_workers_follow_ptcore_threads(monkeypatch):
+    import scipy.fft
+    from ptcore.fft import _primitives
+    seen = []
+    real = scipy.fft.fftn
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(scipy.fft, name)
+
+        @staticmethod
+        def fftn(*a, **k):
+            seen.append(k["workers"])
+            return real(*a, **k)
+    monkeypatch.setattr(_primitives, "_scipy_fft", lambda: Spy())
+    n = ptcore.get_num_threads()
+    try:
+        for k in (1, 2):
+            ptcore.set_num_threads(k)
+            ptcore.fft.fft(ptcore.randn(8, dtype=ptcore.complex64))
+    finally:
+        ptcore.set_num_threads(n)
+    assert seen == [1, 2]

@@ -411,3 +411,14 @@ def test_xlog1py_gradient_broadcast_and_zero():
         gt = torch.autograd.grad(torch.special.xlog1py(xt, yt).sum(), [xt, yt])
     for u, v in zip(gp, gt):
         np.testing.assert_allclose(u.numpy(), v.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["entr", "erfcx", "i0e", "i1", "i1e", "ndtri", "log_ndtr"])
+def test_graph_node_names_as_torch(name):
+    p = getattr(ptcore.special, name)(ptcore.rand(3, dtype=ptcore.float64, requires_grad=True))
+    t = getattr(torch.special, name)(torch.rand(3, dtype=torch.float64, requires_grad=True))
+    assert type(p.grad_fn).__name__ == type(t.grad_fn).__name__
+    for f in ("xlog1py", "zeta"):
+        p = getattr(ptcore.special, f)(ptcore.rand(3, requires_grad=True) + 1, ptcore.rand(3) + 1)
+        t = getattr(torch.special, f)(torch.rand(3, requires_grad=True) + 1, torch.rand(3) + 1)
+        assert type(p.grad_fn).__name__ == type(t.grad_fn).__name__
