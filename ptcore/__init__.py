@@ -205,13 +205,34 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
 
 Tensor.stft, Tensor.istft = stft, istft
 
+
+def _to_sparse(self, layout=None, *, sparse_dim=None, blocksize=None, dense_dim=None):
+    """A sparse copy of this dense tensor (``Tensor.to_sparse``); see :mod:`ptcore.sparse`."""
+    from ptcore.sparse import to_sparse
+    return to_sparse(self, layout)
+
+
+def _to_sparse_csr(self, dense_dim=None):
+    from ptcore.sparse import to_sparse, sparse_csr
+    return to_sparse(self, sparse_csr)
+
+
+def _to_sparse_csc(self, dense_dim=None):
+    from ptcore.sparse import to_sparse, sparse_csc
+    return to_sparse(self, sparse_csc)
+
+
+Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc = \
+    _to_sparse, _to_sparse_csr, _to_sparse_csc
+
 del _os
 
 
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
-                 "func": "ptcore.func", "fft": "ptcore.fft", "special": "ptcore.special"}
+                 "func": "ptcore.func", "fft": "ptcore.fft", "special": "ptcore.special",
+                 "sparse": "ptcore.sparse"}
 
 
 def __getattr__(name):
