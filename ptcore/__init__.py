@@ -243,12 +243,52 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _cdist(x1, x2, p, compute_mode)
 
 
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
+    """Short-time Fourier transform (``torch.stft``); see :func:`ptcore.fft._stft.stft`."""
+    from ptcore.fft._stft import stft as _stft
+    return _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                 onesided, return_complex, align_to_window)
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """Inverse short-time Fourier transform (``torch.istft``); see :func:`ptcore.fft._stft.istft`."""
+    from ptcore.fft._stft import istft as _istft
+    return _istft(input, n_fft, hop_length, win_length, window, center, normalized, onesided,
+                  length, return_complex)
+
+
+Tensor.stft, Tensor.istft = stft, istft
+
+
+def _to_sparse(self, layout=None, *, sparse_dim=None, blocksize=None, dense_dim=None):
+    """A sparse copy of this dense tensor (``Tensor.to_sparse``); see :mod:`ptcore.sparse`."""
+    from ptcore.sparse import to_sparse
+    return to_sparse(self, layout)
+
+
+def _to_sparse_csr(self, dense_dim=None):
+    from ptcore.sparse import to_sparse, sparse_csr
+    return to_sparse(self, sparse_csr)
+
+
+def _to_sparse_csc(self, dense_dim=None):
+    from ptcore.sparse import to_sparse, sparse_csc
+    return to_sparse(self, sparse_csc)
+
+
+Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc = \
+    _to_sparse, _to_sparse_csr, _to_sparse_csc
+
+
 # the rest of the public functions become entries of the dispatch point; the
 # tensor core's own methods (views, conversions, metadata) are declared in the table
 from ptcore._dispatch import generate as _gen  # noqa: E402
 _gen.bind_namespace(_sys.modules[__name__], _METHOD_FUNCTIONS + (
     "adjoint", "cdist", "geqrf", "orgqr", "ormqr", "from_numpy", "from_dlpack", "numel",
-    "is_complex", "is_floating_point", "index_put_"), "shape")
+    "is_complex", "is_floating_point", "index_put_", "stft", "istft"), "shape")
 _gen.bind_namespace(linalg, [n for n in dir(linalg) if not n.startswith("_")], "linalg",
                     namespace="linalg")
 _gen.bind_operators(Tensor)
@@ -274,6 +314,9 @@ _LAZY_MODULES = {
     "backends": "ptcore.backends",
     "random": "ptcore.random",
     "hub": "ptcore.hub",
+    "fft": "ptcore.fft",
+    "special": "ptcore.special",
+    "sparse": "ptcore.sparse",
     "array_api": "ptcore.array_api",
 }
 

@@ -37,7 +37,8 @@ LAYERS = [
                  "ptcore.serialization", "ptcore.multiprocessing", "ptcore.testing",
                  "ptcore.jit", "ptcore.onnx", "ptcore.distributed", "ptcore.accelerator",
                  "ptcore.backends", "ptcore.random", "ptcore.hub", "ptcore._pickle_checkpoint",
-                 "ptcore._compile", "ptcore.array_api"]),
+                 "ptcore._compile", "ptcore.array_api", "ptcore.fft", "ptcore.special",
+                 "ptcore.sparse"]),
 ]
 
 # (importer, imported): why it still points up

@@ -124,7 +124,8 @@ def _hooked_body(opdef):
 
 
 _PUBLIC_MODULE = {"ptcore": "ptcore", "nn.functional": "ptcore.nn.functional",
-                  "linalg": "ptcore.linalg", "Tensor": "ptcore"}
+                  "linalg": "ptcore.linalg", "Tensor": "ptcore", "fft": "ptcore.fft",
+                  "special": "ptcore.special"}
 
 # set by ptcore._dispatch.torch_function: (args, kwargs) -> handled result or _NOT_HANDLED
 _foreign = [None]

@@ -133,15 +133,15 @@ def _trigamma(x):
 def _i1(x):
     """The modified Bessel function I1 (d i0 / dx) by its power series
     (all terms positive: accurate to double precision for |x| < ~100)."""
-    a = x.abs()
-    h = a / 2
+    # odd in x term by term (no abs/sign, so its own derivative at 0 is 1/2)
+    h = x / 2
     h2 = h * h
     term = h
     acc = h
     for k in range(1, 120):
         term = term * h2 / (k * (k + 1))
         acc = acc + term
-    return acc * x.sign()
+    return acc
 for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
     unary(_n, lambda g, x, y: P.zeros_like(g), ())
 
@@ -472,10 +472,15 @@ def _xlogy(out, x, y, **k):
 
     def bw(g):
         x, y = sx.unpack(), sy.unpack()
-        if _T(y):
-            gx = P.where((x == 0) & ~y.isnan(), 0, g * y.log())
+        # torch: xlogy(grad, other), 0 where self == 0 and other <= 0
+        if not _T(x):
+            gx = None
+        elif _T(y):
+            gx = P.xlogy(g, y).masked_fill((x == 0) & (y <= 0), 0)
         else:
-            gx = P.where(x == 0, 0, g * math.log(y)) if y == y else g * math.nan
+            gx = P.xlogy(g, float(y))
+            if y <= 0:
+                gx = gx.masked_fill(x == 0, 0)
         gy = g * x / y if _T(y) else None
         return gx, gy
     attach("XlogyBackward0", out, (x, y), bw)

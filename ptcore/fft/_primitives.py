@@ -1,0 +1,158 @@
+"""The three FFT primitives every ``ptcore.fft`` function is built from, as
+PyTorch builds them: ``_c2c`` (complex to complex), ``_r2c`` (real to complex,
+one-sided or full) and ``_c2r`` (Hermitian half-spectrum to real).
+
+Each is an autograd :class:`~ptcore.autograd.Function` whose forward calls
+``scipy.fft`` (pocketfft) on NumPy views of the tensors (no copy where the
+layout allows; SciPy keeps single precision single) with ``workers=`` set to
+``ptcore.get_num_threads()``, and whose backward is PyTorch's formula
+(``fft_r2c_backward``, ``fft_c2r_backward``) written with these same
+primitives, so higher-order gradients follow.
+
+``norm`` is PyTorch's normalization enum: 0 no scaling, 1 ``1/sqrt(n)``,
+2 ``1/n``, where ``n`` is the product of the signal sizes; the backward of a
+transform applies the same scaling in the opposite direction.
+"""
+import numpy as _np
+
+from ptcore import _tensor as _C
+from ptcore.autograd.function import Function as _Function
+
+NORM_NONE, NORM_ROOT, NORM_N = 0, 1, 2
+# scipy.fft's ``norm`` for (enum, forward): forward transforms scale by
+# nothing/sqrt/n for "backward"/"ortho"/"forward", inverse ones the reverse
+_SCIPY_NORM_FWD = ("backward", "ortho", "forward")
+_SCIPY_NORM_INV = ("forward", "ortho", "backward")
+
+_sfft = None
+
+
+def _scipy_fft():
+    global _sfft
+    if _sfft is None:
+        import scipy.fft as m
+        _sfft = m
+    return _sfft
+
+
+def _threads():
+    import ptcore
+    return max(1, ptcore.get_num_threads())
+
+
+def _np_view(x):
+    """A NumPy view of a CPU tensor (the tensor's memory, no copy)."""
+    if x.device.type != "cpu":
+        raise RuntimeError(f"ptcore.fft: tensors on {x.device} are not supported yet "
+                           "(only CPU tensors)")
+    return x.detach().resolve_conj().numpy()
+
+
+def _wrap(a):
+    import ptcore
+    a = _np.asarray(a)
+    if not a.flags.writeable:
+        a = a.copy()
+    return ptcore.from_numpy(a)
+
+
+def zero_pad(x, d, extra):
+    """``x`` with ``extra`` zeros appended along dim ``d`` (differentiable)."""
+    import ptcore
+    shape = list(x.shape)
+    shape[d] = extra
+    return ptcore.cat([x, ptcore.zeros(shape, dtype=x.dtype, device=x.device)], d)
+
+
+class _C2C(_Function):
+    @staticmethod
+    def forward(ctx, x, dims, norm, forward):
+        ctx.args = (dims, norm, forward)
+        if not dims:
+            return x.clone()
+        f = _scipy_fft()
+        fn = f.fftn if forward else f.ifftn
+        mode = (_SCIPY_NORM_FWD if forward else _SCIPY_NORM_INV)[norm]
+        return _wrap(fn(_np_view(x), axes=dims, norm=mode, workers=_threads()))
+
+    @staticmethod
+    def backward(ctx, g):
+        dims, norm, forward = ctx.args
+        if not g.is_complex():
+            g = g.to(_C.complex128 if g.dtype is _C.float64 else _C.complex64)
+        return c2c(g, dims, norm, not forward), None, None, None
+
+
+class _R2C(_Function):
+    @staticmethod
+    def forward(ctx, x, dims, norm, onesided):
+        ctx.args = (dims, norm, onesided, x.shape[dims[-1]])
+        f = _scipy_fft()
+        fn = f.rfftn if onesided else f.fftn
+        r = fn(_np_view(x), axes=dims, norm=_SCIPY_NORM_FWD[norm], workers=_threads())
+        return _wrap(r)
+
+    @staticmethod
+    def backward(ctx, g):
+        # PyTorch's fft_r2c_backward: fill the discarded half with zeros,
+        # inverse C2C transform, keep the real part
+        dims, norm, onesided, last = ctx.args
+        if onesided:
+            d = dims[-1]
+            missing = last - g.shape[d]
+            if missing > 0:
+                g = zero_pad(g, d, missing)
+        import ptcore
+        return ptcore.real(c2c(g, dims, norm, False)), None, None, None
+
+
+class _C2R(_Function):
+    @staticmethod
+    def forward(ctx, x, dims, norm, last_dim_size):
+        ctx.args = (dims, norm)
+        s = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
+        r = _scipy_fft().irfftn(_np_view(x), s=s, axes=dims, norm=_SCIPY_NORM_INV[norm],
+                                workers=_threads())
+        return _wrap(r)
+
+    @staticmethod
+    def backward(ctx, g):
+        # PyTorch's fft_c2r_backward: one-sided R2C of the gradient, then the
+        # entries whose mirror images fell outside the half spectrum doubled
+        dims, norm = ctx.args
+        gI = r2c(g, dims, norm, True)
+        d = dims[-1]
+        double = g.shape[d] - gI.shape[d]
+        if double > 0:
+            import ptcore
+            w = _np.ones(gI.shape[d], dtype=_np.float32 if gI.dtype is _C.complex64
+                         else _np.float64)
+            w[1:1 + double] = 2
+            shape = [1] * gI.dim()
+            shape[d] = gI.shape[d]
+            gI = gI * ptcore.from_numpy(w.reshape(shape))
+        return gI, None, None, None
+
+
+# the graph nodes carry PyTorch's names
+for _cls, _name in ((_C2C, "FftC2CBackward0"), (_R2C, "FftR2CBackward0"),
+                    (_C2R, "FftC2RBackward0")):
+    _cls._backward_cls.__name__ = _cls._backward_cls.__qualname__ = _name
+del _cls, _name
+
+
+def c2c(x, dims, norm, forward):
+    """Complex-to-complex transform of ``x`` over ``dims`` (a tuple)."""
+    return _C2C.apply(x, tuple(dims), norm, bool(forward))
+
+
+def r2c(x, dims, norm, onesided):
+    """Forward real-to-complex transform; ``onesided`` keeps the last
+    transformed dim's first ``n // 2 + 1`` entries."""
+    return _R2C.apply(x, tuple(dims), norm, bool(onesided))
+
+
+def c2r(x, dims, norm, last_dim_size):
+    """Inverse transform of a Hermitian half spectrum to a real signal whose
+    last transformed dim has ``last_dim_size`` entries."""
+    return _C2R.apply(x, tuple(dims), norm, int(last_dim_size))

@@ -1,0 +1,407 @@
+"""Sparse tensors in COO, CSR and CSC layouts (``torch.sparse_coo_tensor``,
+``torch.sparse_csr_tensor``, ``torch.sparse_csc_tensor``) for 2-D matrices
+(and N-D COO), with zero-copy exchange with ``scipy.sparse``.
+
+A :class:`SparseTensor` holds its index and value tensors; CSR/CSC index
+arrays keep their dtype (int32 or int64, as PyTorch allows), so that
+:func:`from_scipy` and :meth:`SparseTensor.to_scipy` share memory with SciPy's
+``indptr``/``indices``/``data`` arrays.  COO indices are PyTorch's ``(ndim,
+nnz)`` int64 matrix: SciPy keeps rows and columns in two arrays, so the
+indices are copied on the way in and out (the values are shared).
+"""
+import operator as _operator
+
+import numpy as _np
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+
+__all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo_tensor",
+           "sparse_csr_tensor", "sparse_csc_tensor", "from_scipy", "to_sparse"]
+
+
+class _Layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "ptcore." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+
+sparse_coo = _Layout("sparse_coo")
+sparse_csr = _Layout("sparse_csr")
+sparse_csc = _Layout("sparse_csc")
+
+
+def _pt():
+    import ptcore
+    return ptcore
+
+
+def _as_tensor(v, dtype=None):
+    pt = _pt()
+    if isinstance(v, _TensorBase):
+        return v if dtype is None or v.dtype is dtype else v.to(dtype)
+    return pt.as_tensor(v, dtype=dtype)
+
+
+class SparseTensor:
+    """A sparse matrix (or N-D COO array) in ``layout``.
+
+    Not a subclass of :class:`ptcore.Tensor`: it supports the sparse API
+    (``indices``/``values``/``crow_indices``/..., ``coalesce``, ``to_dense``,
+    conversions, ``mm``/``@`` with a dense operand) and ``to_scipy``.
+    """
+
+    __slots__ = ("layout", "_shape", "_parts", "_coalesced")
+
+    def __init__(self, layout, parts, shape, coalesced=False):
+        self.layout = layout
+        self._parts = parts
+        self._shape = tuple(int(s) for s in shape)
+        self._coalesced = coalesced
+
+    # -- metadata ----------------------------------------------------------
+    @property
+    def shape(self):
+        return _C.Size(self._shape) if hasattr(_C, "Size") else _pt().Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self._shape[_operator.index(dim)]
+
+    def dim(self):
+        return len(self._shape)
+
+    ndim = property(dim)
+
+    @property
+    def dtype(self):
+        return self._parts[-1].dtype
+
+    @property
+    def device(self):
+        return self._parts[-1].device
+
+    @property
+    def is_sparse(self):
+        return self.layout is sparse_coo
+
+    @property
+    def is_sparse_csr(self):
+        return self.layout is sparse_csr
+
+    @property
+    def requires_grad(self):
+        return False
+
+    def _nnz(self):
+        return int(self._parts[-1].shape[0])
+
+    def __repr__(self):
+        p = self._parts
+        if self.layout is sparse_coo:
+            body = f"indices={p[0]!r},\n       values={p[1]!r}"
+        elif self.layout is sparse_csr:
+            body = f"crow_indices={p[0]!r},\n       col_indices={p[1]!r},\n       values={p[2]!r}"
+        else:
+            body = f"ccol_indices={p[0]!r},\n       row_indices={p[1]!r},\n       values={p[2]!r}"
+        return (f"tensor({body}, size={self._shape}, nnz={self._nnz()}, "
+                f"layout={self.layout!r})")
+
+    # -- parts -------------------------------------------------------------
+    def _need(self, layout, what):
+        if self.layout is not layout:
+            raise RuntimeError(f"{what} expected sparse {layout.name[7:]} tensor layout but got "
+                               f"{self.layout.name.capitalize().replace('_', '')}")
+
+    def indices(self):
+        self._need(sparse_coo, "indices")
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._parts[0]
+
+    def values(self):
+        if self.layout is sparse_coo and not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._parts[-1]
+
+    def _indices(self):
+        self._need(sparse_coo, "_indices")
+        return self._parts[0]
+
+    def _values(self):
+        return self._parts[-1]
+
+    def crow_indices(self):
+        self._need(sparse_csr, "crow_indices")
+        return self._parts[0]
+
+    def col_indices(self):
+        self._need(sparse_csr, "col_indices")
+        return self._parts[1]
+
+    def ccol_indices(self):
+        self._need(sparse_csc, "ccol_indices")
+        return self._parts[0]
+
+    def row_indices(self):
+        self._need(sparse_csc, "row_indices")
+        return self._parts[1]
+
+    def is_coalesced(self):
+        self._need(sparse_coo, "is_coalesced")
+        return self._coalesced
+
+    # -- conversions -------------------------------------------------------
+    def to_scipy(self):
+        """The matrix as a ``scipy.sparse`` array sharing this tensor's memory
+        (CSR/CSC: index and value arrays; COO: the values)."""
+        import scipy.sparse as sp
+        if self.dim() != 2:
+            raise RuntimeError(f"to_scipy expects a 2-D sparse tensor, got {self.dim()}-D")
+        p = [t.numpy() for t in self._parts]
+        if self.layout is sparse_coo:
+            return sp.coo_array((p[1], (p[0][0], p[0][1])), shape=self._shape, copy=False)
+        cls = sp.csr_array if self.layout is sparse_csr else sp.csc_array
+        return cls((p[2], p[1], p[0]), shape=self._shape, copy=False)
+
+    def coalesce(self):
+        """Indices sorted (row-major) and duplicates summed."""
+        self._need(sparse_coo, "coalesce")
+        if self._coalesced:
+            return self
+        pt = _pt()
+        idx = self._parts[0].numpy()
+        vals = self._parts[1]
+        if idx.shape[1] == 0:
+            return SparseTensor(sparse_coo, (self._parts[0].clone(), vals.clone()),
+                                self._shape, True)
+        lin = _np.ravel_multi_index(tuple(idx), self._shape)
+        uniq, inv = _np.unique(lin, return_inverse=True)
+        out = pt.zeros((len(uniq),) + tuple(vals.shape[1:]), dtype=vals.dtype)
+        out.index_add_(0, pt.from_numpy(inv.reshape(-1).astype(_np.int64)), vals)
+        new_idx = _np.stack(_np.unravel_index(uniq, self._shape)).astype(_np.int64)
+        return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), self._shape, True)
+
+    def to_dense(self):
+        pt = _pt()
+        if self.layout is sparse_coo:
+            d = pt.zeros(self._shape, dtype=self.dtype)
+            idx = self._parts[0]
+            if idx.shape[1]:
+                flat = pt.from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), self._shape)
+                                     .astype(_np.int64))
+                d.view(-1).index_add_(0, flat, self._parts[1])
+            return d
+        return pt.from_numpy(_np.ascontiguousarray(self.to_scipy().toarray()))
+
+    def to_sparse_coo(self):
+        if self.layout is sparse_coo:
+            return self
+        pt = _pt()
+        c = self.to_scipy().tocoo()
+        idx = _np.stack([c.row, c.col]).astype(_np.int64)
+        vals = pt.from_numpy(_np.ascontiguousarray(c.data))
+        r = SparseTensor(sparse_coo, (pt.from_numpy(idx), vals), self._shape, False)
+        return r.coalesce() if self.layout is sparse_csc else \
+            SparseTensor(sparse_coo, r._parts, self._shape, True)
+
+    to_sparse = to_sparse_coo
+
+    def to_sparse_csr(self):
+        if self.layout is sparse_csr:
+            return self
+        return from_scipy(self.coalesce().to_scipy().tocsr() if self.layout is sparse_coo
+                          else self.to_scipy().tocsr())
+
+    def to_sparse_csc(self):
+        if self.layout is sparse_csc:
+            return self
+        return from_scipy(self.coalesce().to_scipy().tocsc() if self.layout is sparse_coo
+                          else self.to_scipy().tocsc())
+
+    def t(self):
+        if self.dim() != 2:
+            raise RuntimeError("t() expects a 2-D sparse tensor")
+        p = self._parts
+        shape = self._shape[::-1]
+        if self.layout is sparse_coo:
+            return SparseTensor(sparse_coo, (p[0].flip(0), p[1]), shape, False)
+        other = sparse_csc if self.layout is sparse_csr else sparse_csr
+        return SparseTensor(other, p, shape)
+
+    def mm(self, other):
+        from ptcore.sparse._ops import mm
+        return mm(self, other)
+
+    def __matmul__(self, other):
+        return self.mm(other)
+
+    def __neg__(self):
+        return SparseTensor(self.layout, self._parts[:-1] + (-self._parts[-1],), self._shape,
+                            self._coalesced)
+
+    def __mul__(self, s):
+        if isinstance(s, _TensorBase) and s.dim() > 0:
+            raise NotImplementedError("sparse * dense tensor is not supported; use a scalar")
+        return SparseTensor(self.layout, self._parts[:-1] + (self._parts[-1] * s,), self._shape,
+                            self._coalesced)
+
+    __rmul__ = __mul__
+
+
+def _infer_size(idx, size):
+    if size is not None:
+        return tuple(_operator.index(s) for s in size)
+    if idx.shape[1] == 0:
+        return (0,) * idx.shape[0]
+    return tuple(int(v) + 1 for v in idx.numpy().max(1))
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """A COO sparse tensor from ``indices`` ``(ndim, nnz)`` and ``values``
+    ``(nnz,)`` (``torch.sparse_coo_tensor``); duplicates are kept until
+    :meth:`~SparseTensor.coalesce`."""
+    idx = _as_tensor(indices)
+    if idx.dtype is not _C.int64:
+        if idx.dtype.is_floating_point or idx.dtype.is_complex:
+            raise RuntimeError(f"indices must be an int64 tensor")
+        idx = idx.to(_C.int64)
+    vals = _as_tensor(values, dtype)
+    if idx.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
+    if vals.dim() != 1:
+        raise NotImplementedError("hybrid sparse tensors (values with dense dims) are not "
+                                  "supported")
+    if idx.shape[1] != vals.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{idx.shape[1]}, nnz from values: {vals.shape[0]}")
+    shape = _infer_size(idx, size)
+    if len(shape) != idx.shape[0]:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({idx.shape[0]}) + "
+                           f"dense_dim (0), but got {len(shape)}")
+    a = idx.numpy()
+    if a.size:
+        if a.min() < 0:
+            raise RuntimeError("found negative index")
+        for d in range(len(shape)):
+            m = int(a[d].max())
+            if m >= shape[d]:
+                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                                   f"{shape[d]} but found index {m}")
+    return SparseTensor(sparse_coo, (idx.contiguous(), vals.contiguous()), shape,
+                        bool(is_coalesced) or idx.shape[1] <= 1)
+
+
+def _compressed(layout, comp, plain, values, size, dtype):
+    comp, plain, vals = _as_tensor(comp), _as_tensor(plain), _as_tensor(values, dtype)
+    cname, pname = (("crow_indices", "col_indices") if layout is sparse_csr
+                    else ("ccol_indices", "row_indices"))
+    for t, nm in ((comp, cname), (plain, pname)):
+        if t.dtype not in (_C.int32, _C.int64):
+            raise RuntimeError(f"{cname} and {pname} must be an int32 or int64 tensor, but got "
+                               f"{t.dtype._legacy}")
+    if comp.dtype is not plain.dtype:
+        raise RuntimeError(f"{cname} and {pname} must have the same dtype, but got "
+                           f"{comp.dtype._legacy} and {plain.dtype._legacy}")
+    if comp.dim() != 1 or plain.dim() != 1 or vals.dim() != 1:
+        raise RuntimeError(f"{cname}, {pname} and values must be 1-D (batched and hybrid "
+                           "compressed tensors are not supported)")
+    if plain.shape[0] != vals.shape[0]:
+        raise RuntimeError(f"{pname} and values must have the same number of elements, but got "
+                           f"{plain.shape[0]} and {vals.shape[0]}")
+    c = comp.numpy()
+    if c.size == 0 or c[0] != 0 or c[-1] != plain.shape[0] or (_np.diff(c) < 0).any():
+        raise RuntimeError(f"{cname} must start at 0, end at nnz and be non-decreasing")
+    p = plain.numpy()
+    if size is None:
+        n_other = int(p.max()) + 1 if p.size else 0
+        size = (len(c) - 1, n_other) if layout is sparse_csr else (n_other, len(c) - 1)
+    size = tuple(_operator.index(s) for s in size)
+    if len(size) != 2:
+        raise RuntimeError("only 2-D compressed sparse tensors are supported")
+    n_comp, n_plain = (size if layout is sparse_csr else size[::-1])
+    if len(c) != n_comp + 1:
+        raise RuntimeError(f"{cname}.shape[-1] must be equal to size[{0 if layout is sparse_csr else 1}] + 1 "
+                           f"(={n_comp + 1}), but got: {len(c)}")
+    if p.size and (p.min() < 0 or p.max() >= n_plain):
+        raise RuntimeError(f"{pname} must be in [0, {n_plain})")
+    return SparseTensor(layout, (comp, plain, vals), size)
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
+                      requires_grad=False, check_invariants=None):
+    """A CSR sparse matrix (``torch.sparse_csr_tensor``); the index tensors
+    are int32 or int64, shared, not copied."""
+    return _compressed(sparse_csr, crow_indices, col_indices, values, size, dtype)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
+                      requires_grad=False, check_invariants=None):
+    """A CSC sparse matrix (``torch.sparse_csc_tensor``)."""
+    return _compressed(sparse_csc, ccol_indices, row_indices, values, size, dtype)
+
+
+def _share(a):
+    """A tensor on ``a``'s memory (copied only if NumPy cannot lend it)."""
+    pt = _pt()
+    a = _np.asarray(a)
+    if not (a.flags.c_contiguous and a.flags.writeable) or a.dtype.byteorder not in "=|":
+        a = _np.ascontiguousarray(a).copy()
+    return pt.from_numpy(a)
+
+
+def from_scipy(m):
+    """A :class:`SparseTensor` from a ``scipy.sparse`` matrix or array.
+
+    CSR and CSC share SciPy's ``indptr``, ``indices`` and ``data`` (no copy);
+    COO shares ``data`` and builds the ``(2, nnz)`` int64 indices; other
+    formats are converted to CSR by SciPy first.
+    """
+    import scipy.sparse as sp
+    if not sp.issparse(m):
+        raise TypeError(f"from_scipy expects a scipy.sparse matrix or array, got "
+                        f"{type(m).__name__}")
+    fmt = m.format
+    if fmt in ("csr", "csc"):
+        ip, ix = m.indptr, m.indices
+        if ip.dtype != ix.dtype:
+            t = _np.promote_types(ip.dtype, ix.dtype)
+            ip, ix = ip.astype(t), ix.astype(t)
+        layout = sparse_csr if fmt == "csr" else sparse_csc
+        return SparseTensor(layout, (_share(ip), _share(ix), _share(m.data)), m.shape)
+    if fmt == "coo":
+        idx = _np.stack([m.row, m.col]).astype(_np.int64)
+        pt = _pt()
+        return SparseTensor(sparse_coo, (pt.from_numpy(idx), _share(m.data)), m.shape,
+                            bool(getattr(m, "has_canonical_format", False)))
+    return from_scipy(m.tocsr())
+
+
+def to_sparse(dense, layout=None):
+    """``Tensor.to_sparse(layout=...)`` for a dense 2-D (or N-D, COO) tensor."""
+    pt = _pt()
+    layout = sparse_coo if layout is None else layout
+    a = dense.detach().numpy()
+    if layout is sparse_coo:
+        nz = _np.nonzero(a)
+        idx = _np.stack(nz).astype(_np.int64) if a.ndim else _np.zeros((0, 1), _np.int64)
+        vals = _np.ascontiguousarray(a[nz])
+        return SparseTensor(sparse_coo, (pt.from_numpy(idx.reshape(a.ndim, -1)),
+                                         pt.from_numpy(vals)), a.shape, True)
+    if a.ndim != 2:
+        raise RuntimeError(f"to_sparse_{layout.name[7:]}: expected a 2-D tensor, got {a.ndim}-D")
+    import scipy.sparse as sp
+    m = sp.csr_array(a) if layout is sparse_csr else sp.csc_array(a)
+    m.indptr, m.indices = m.indptr.astype(_np.int64), m.indices.astype(_np.int64)
+    return from_scipy(m)

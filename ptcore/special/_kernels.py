@@ -1,0 +1,228 @@
+"""Elementwise special functions computed with ``scipy.special`` on NumPy
+views of CPU tensors, with PyTorch's dtype rules and derivatives.
+
+:func:`unary` and :func:`binary` turn a NumPy kernel into a ``ptcore``
+function: integer and bool inputs are promoted to the default float dtype,
+float16/bfloat16 are computed in float32 and rounded back where PyTorch
+supports them on CPU (and raise PyTorch's ``NotImplementedError``
+otherwise), ``out=`` is honoured, and the result is differentiable with the
+given formula (written with ptcore ops, so it differentiates again), is
+left out of the graph (PyTorch has no derivative and its results do not
+require grad), or joins the graph with a backward that raises (PyTorch's
+"derivative not implemented").
+"""
+import numbers as _numbers
+
+import numpy as _np
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
+from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd.function import Function as _Function
+
+NO_GRAD = "no_grad"            # PyTorch: results never require grad
+NOT_IMPLEMENTED = "not_impl"   # PyTorch: backward raises
+
+_HALF = (_C.float16, _C.bfloat16)
+_NP_OF = {_C.float32: _np.float32, _C.float64: _np.float64}
+
+
+def _tensor_type_error(fname, arg, pos, v):
+    return TypeError(f"special_{fname}(): argument '{arg}' (position {pos}) must be Tensor, "
+                     f"not {type(v).__name__}")
+
+
+def _compute_dtype(fname, dt, half_ok):
+    """(the dtype of the result, the dtype the kernel runs in)."""
+    if dt.is_complex:
+        raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt._legacy}\'')
+    if not dt.is_floating_point:
+        dt = _C.get_default_dtype()
+    if dt in _HALF:
+        if not half_ok:
+            raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt._legacy}\'')
+        return dt, _C.float32
+    return dt, dt
+
+
+def _np_of(t, dt):
+    if t.device.type != "cpu":
+        raise RuntimeError(f"ptcore.special: tensors on {t.device} are not supported yet "
+                           "(only CPU tensors)")
+    if t.dtype is not dt:
+        t = t.detach().to(dt)
+    return t.detach().numpy()
+
+
+def _wrap(a, npdt, dt):
+    import ptcore
+    a = _np.asarray(a)
+    if a.dtype != npdt:
+        a = a.astype(npdt)
+    elif not a.flags.writeable:
+        a = a.copy()
+    r = ptcore.from_numpy(a)
+    return r.to(dt) if r.dtype is not dt else r
+
+
+def _finish(fname, r, out):
+    if out is None:
+        return r
+    if not isinstance(out, _TensorBase):
+        raise TypeError(f"special_{fname}(): argument 'out' must be Tensor, not "
+                        f"{type(out).__name__}")
+    if r.requires_grad and _gm._state.enabled:
+        raise RuntimeError(f"special_{fname}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if not out.dtype.is_floating_point and r.dtype.is_floating_point:
+        raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output "
+                           f"type {out.dtype._legacy}")
+    from ptcore._ops.sorting import _resize_out
+    _resize_out(out, r.shape)
+    out.copy_(r)
+    return out
+
+
+class _Recorded(_Function):
+    """An elementwise op whose forward is a precomputed result and whose
+    backward is ``grad_fn(grad, result, *inputs)``, one entry per input:
+    a tensor, ``None`` (no gradient) or :data:`NOT_IMPLEMENTED`; a string
+    ``grad_fn`` names an op with no derivative at all.  Under
+    ``create_graph`` the result is recomputed with ``fwd`` so that the
+    formula's use of it is differentiable too."""
+
+    @staticmethod
+    def forward(ctx, result, grad_fn, fwd, *inputs):
+        ctx.grad_fn = grad_fn
+        ctx.fwd = fwd
+        ctx.save_for_backward(result, *inputs)
+        return result
+
+    @staticmethod
+    def backward(ctx, g):
+        needs = ctx.needs_input_grad[3:]
+        name = ctx.grad_fn if isinstance(ctx.grad_fn, str) else ctx.fwd.__name__
+        if isinstance(ctx.grad_fn, str):
+            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        result, *inputs = ctx.saved_tensors
+        if _gm._state.enabled and any(t.requires_grad for t in inputs):
+            result = ctx.fwd(*inputs)
+        grads = ctx.grad_fn(g, result, *inputs)
+        out = []
+        for gi, x, need in zip(grads, inputs, needs):
+            if isinstance(gi, str):
+                if need:
+                    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+                gi = None
+            if gi is None or not need:
+                out.append(None)
+                continue
+            if tuple(gi.shape) != tuple(x.shape):
+                gi = _sum_to(gi, tuple(x.shape))
+            out.append(gi)
+        return (None, None, None) + tuple(out)
+
+
+def _sum_to(g, shape):
+    lead = g.dim() - len(shape)
+    if lead:
+        g = g.sum(tuple(range(lead)))
+    dims = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g
+
+
+def _node_name(fname):
+    """PyTorch's generated node name: ``special_i0e`` -> ``SpecialI0EBackward0``
+    (a letter after a digit or an underscore is capitalized)."""
+    out, up = [], True
+    for ch in "special_" + fname:
+        if ch == "_":
+            up = True
+            continue
+        out.append(ch.upper() if up else ch)
+        up = ch.isdigit()
+    return "".join(out)
+
+
+_RECORDERS = {}
+
+
+def _recorder(fname):
+    """A :class:`_Recorded` subclass whose graph node carries PyTorch's name."""
+    cls = _RECORDERS.get(fname)
+    if cls is None:
+        name = _node_name(fname)
+        cls = type(name, (_Recorded,), {})
+        cls._backward_cls.__name__ = cls._backward_cls.__qualname__ = name + "Backward0"
+        _RECORDERS[fname] = cls
+    return cls
+
+
+def _attach(r, grad, fname, fwd, inputs):
+    """Record ``r`` (computed without recording) as the output of ``inputs``."""
+    if grad == NO_GRAD or not _gm._state.enabled:
+        return r
+    if not any(isinstance(t, _TensorBase) and t.requires_grad for t in inputs):
+        return r
+    fn = fname if grad == NOT_IMPLEMENTED else grad
+    return _recorder(fname).apply(r.detach(), fn, fwd, *inputs)
+
+
+def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None):
+    """A ptcore function ``f(input, *, out=None)`` from the NumPy kernel
+    ``kernel(array) -> array`` (run in the input's float precision)."""
+    def f(input, *, out=None):
+        if not isinstance(input, _TensorBase):
+            raise _tensor_type_error(fname, "input", 1, input)
+        dt, cdt = _compute_dtype(fname, input.dtype, half_ok)
+        npdt = _NP_OF[cdt]
+        with _np.errstate(all="ignore"):
+            a = kernel(_np_of(input, cdt))
+        r = _wrap(a, npdt, dt)
+        x = input if input.dtype is dt else input.to(dt)
+        r = _attach(r, grad, fname, f, (x,)) if input.dtype.is_floating_point else r
+        return _finish(fname, r, out)
+    f.__name__ = f.__qualname__ = fname
+    f.__doc__ = doc
+    return f
+
+
+def _as_tensor_pair(fname, a, b, allow_scalar_first):
+    import ptcore
+    ta, tb = isinstance(a, _TensorBase), isinstance(b, _TensorBase)
+    if not ta and not tb:
+        raise _tensor_type_error(fname, "input", 1, a)
+    if not ta:
+        if not allow_scalar_first or not isinstance(a, _numbers.Number):
+            raise _tensor_type_error(fname, "input", 1, a)
+    if not tb and not isinstance(b, _numbers.Number):
+        raise _tensor_type_error(fname, "other", 2, b)
+    dt = ptcore.result_type(a, b)
+    return dt
+
+
+def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
+    """A ptcore function ``f(input, other, *, out=None)`` from the NumPy
+    kernel ``kernel(a, b) -> array``; either argument may be a number
+    (PyTorch's ``Scalar`` overloads), the two broadcast."""
+    def f(input, other, *, out=None):
+        import ptcore
+        dt0 = _as_tensor_pair(fname, input, other, True)
+        if not int_ok and not (dt0.is_floating_point or dt0.is_complex):
+            raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt0._legacy}\'')
+        dt, cdt = _compute_dtype(fname, dt0, half_ok)
+        dev = input.device if isinstance(input, _TensorBase) else other.device
+        xs = [v if isinstance(v, _TensorBase) and v.dtype is dt else
+              (v.to(dt) if isinstance(v, _TensorBase) else ptcore.tensor(v, dtype=dt, device=dev))
+              for v in (input, other)]
+        npdt = _NP_OF[cdt]
+        with _np.errstate(all="ignore"):
+            a = kernel(_np_of(xs[0], cdt), _np_of(xs[1], cdt))
+        r = _wrap(a, npdt, dt)
+        r = _attach(r, grad, fname, f, tuple(xs))
+        return _finish(fname, r, out)
+    f.__name__ = f.__qualname__ = fname
+    f.__doc__ = doc
+    return f
