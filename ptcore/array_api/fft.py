@@ -1,20 +1,14 @@
 """The array API standard's ``fft`` extension.
 
-Calls ``ptcore.fft`` where that module exists. Until it does, the transforms
-(not the shifts and frequencies) take a NumPy round trip through
-``scipy.fft``/``numpy.fft`` on the CPU: REPLACE with ``ptcore.fft`` once it is
-merged (marked ``_ROUND_TRIP``).
+The transforms are ``ptcore.fft``'s (with the standard's argument names).
 """
-import importlib as _il
-import importlib.util as _ilu
-
 import ptcore as _pt
+from ptcore import fft as _pfft
 
 __all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft", "irfft",
            "irfftn", "rfft", "rfftfreq", "rfftn"]
 
 _NORMS = ("backward", "ortho", "forward")
-_pfft = _il.import_module("ptcore.fft") if _ilu.find_spec("ptcore.fft") is not None else None
 
 
 def _check_norm(norm):
@@ -22,27 +16,10 @@ def _check_norm(norm):
         raise ValueError(f"fft: norm must be one of {_NORMS}, got {norm!r}")
 
 
-def _ROUND_TRIP(name, x, **kwargs):
-    """Run ``numpy.fft.<name>`` on ``x`` (CPU only) and return a tensor of the standard's dtype."""
-    import numpy as np
-    if x.device.type != "cpu":
-        raise NotImplementedError(f"fft.{name}: needs ptcore.fft for tensors on {x.device}")
-    a = x.detach().numpy()
-    out = getattr(np.fft, name)(a, **kwargs)
-    single = x.dtype in (_pt.float32, _pt.complex64)
-    if np.iscomplexobj(out):
-        out = out.astype(np.complex64 if single else np.complex128, copy=False)
-    else:
-        out = out.astype(np.float32 if single else np.float64, copy=False)
-    return _pt.from_numpy(np.ascontiguousarray(out))
-
-
 def _one(name):
     def f(x, /, *, n=None, axis=-1, norm="backward"):
         _check_norm(norm)
-        if _pfft is not None:
-            return getattr(_pfft, name)(x, n=n, dim=axis, norm=norm)
-        return _ROUND_TRIP(name, x, n=n, axis=axis, norm=norm)
+        return getattr(_pfft, name)(x, n=n, dim=axis, norm=norm)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"One-dimensional ``{name}`` along ``axis`` (``n`` points, ``norm`` scaling)."
     return f
@@ -51,9 +28,7 @@ def _one(name):
 def _many(name):
     def f(x, /, *, s=None, axes=None, norm="backward"):
         _check_norm(norm)
-        if _pfft is not None:
-            return getattr(_pfft, name)(x, s=s, dim=axes, norm=norm)
-        return _ROUND_TRIP(name, x, s=s, axes=axes, norm=norm)
+        return getattr(_pfft, name)(x, s=s, dim=axes, norm=norm)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"N-dimensional ``{name}`` over ``axes`` (shape ``s``, ``norm`` scaling)."
     return f
