@@ -1,0 +1,121 @@
+"""Each distribution against torch.distributions with the same float64
+parameters: shapes, log_prob, cdf/icdf, entropy, moments, support checks,
+expand, enumerate_support and gradients of log_prob."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+from dist_cases import CASES, HAS_CDF, HAS_ICDF, as_np, build_pair, case_id  # noqa: E402
+
+IDS = [case_id(c) for c in CASES]
+
+
+def _close(a, b, rtol=1e-7, atol=1e-9):
+    np.testing.assert_allclose(as_np(a), as_np(b), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _torch_values(td, n=3):
+    torch.manual_seed(0)
+    return td.sample((n,))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_shapes_and_support(case):
+    pd, td, _, _ = build_pair(*case)
+    assert tuple(pd.batch_shape) == tuple(td.batch_shape)
+    assert tuple(pd.event_shape) == tuple(td.event_shape)
+    assert pd.has_rsample == td.has_rsample
+    assert pd.has_enumerate_support == td.has_enumerate_support
+    assert repr(pd.support) == repr(td.support).replace("torch.", "ptcore.")
+    ptcore.manual_seed(0)
+    for shape in [(), (5,), (2, 3)]:
+        s = pd.sample(shape)
+        assert tuple(s.shape) == tuple(td.sample(shape).shape)
+        assert bool(pd.support.check(s).all())
+    assert repr(pd).split("(")[0] == repr(td).split("(")[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_log_prob(case):
+    pd, td, _, _ = build_pair(*case)
+    v = _torch_values(td)
+    lp_t = td.log_prob(v)
+    lp_p = pd.log_prob(ptcore.tensor(v.numpy()))
+    rtol = 2e-6 if case[0] == "VonMises" else 1e-7
+    _close(lp_p, lp_t, rtol=rtol, atol=1e-9 if rtol < 1e-6 else 1e-6)
+    assert lp_p.dtype == ptcore.float64
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_moments_entropy(case):
+    pd, td, _, _ = build_pair(*case)
+    for attr in ("mean", "variance", "stddev", "mode"):
+        try:
+            expected = getattr(td, attr)
+        except NotImplementedError:
+            with pytest.raises(NotImplementedError):
+                getattr(pd, attr)
+            continue
+        rtol = 2e-6 if case[0] == "VonMises" else 1e-7
+        _close(getattr(pd, attr), expected, rtol=rtol, atol=1e-7)
+    try:
+        expected = td.entropy()
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            pd.entropy()
+        return
+    _close(pd.entropy(), expected, rtol=1e-7)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in HAS_CDF], ids=case_id)
+def test_cdf_icdf(case):
+    pd, td, _, _ = build_pair(*case)
+    v = _torch_values(td)
+    _close(pd.cdf(ptcore.tensor(v.numpy())), td.cdf(v), rtol=1e-7, atol=1e-9)
+    if case[0] in HAS_ICDF:
+        q = torch.tensor(np.linspace(0.05, 0.95, 7)).reshape((7,) + (1,) * len(td.batch_shape))
+        _close(pd.icdf(ptcore.tensor(q.numpy())), td.icdf(q), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_expand(case):
+    pd, td, _, _ = build_pair(*case)
+    shape = (2,) + tuple(td.batch_shape)
+    pe, te = pd.expand(shape), td.expand(shape)
+    assert type(pe) is type(pd)
+    assert tuple(pe.batch_shape) == tuple(te.batch_shape)
+    assert tuple(pe.event_shape) == tuple(te.event_shape)
+    v = _torch_values(te, 2)
+    _close(pe.log_prob(ptcore.tensor(v.numpy())), te.log_prob(v), rtol=2e-6, atol=1e-6)
+    assert tuple(pe.sample((3,)).shape) == (3,) + shape + tuple(te.event_shape)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in
+                                  ("Bernoulli", "Binomial", "Categorical", "OneHotCategorical")], ids=case_id)
+def test_enumerate_support(case):
+    pd, td, _, _ = build_pair(*case)
+    for expand in (True, False):
+        _close(pd.enumerate_support(expand), td.enumerate_support(expand))
+    v = td.enumerate_support()
+    _close(pd.log_prob(ptcore.tensor(v.numpy())), td.log_prob(v))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_log_prob_gradients(case):
+    pd, td, pk, tk = build_pair(*case, requires_grad=True)
+    v = _torch_values(td).detach()
+    w = np.random.default_rng(0).normal(size=tuple(td.log_prob(v).shape))
+    (td.log_prob(v) * torch.tensor(w)).sum().backward()
+    (pd.log_prob(ptcore.tensor(v.numpy())) * ptcore.tensor(w)).sum().backward()
+    rtol = 2e-6 if case[0] == "VonMises" else 1e-6
+    checked = 0
+    for k, tp in tk.items():
+        if isinstance(tp, torch.Tensor) and tp.requires_grad:
+            assert (pk[k].grad is None) == (tp.grad is None), k
+            if tp.grad is not None:
+                _close(pk[k].grad, tp.grad, rtol=rtol, atol=1e-7)
+                checked += 1
+    assert checked >= 1
