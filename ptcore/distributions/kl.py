@@ -464,3 +464,9 @@ for _tp, _tq in [(Normal, Beta), (Normal, Exponential), (Normal, Gamma), (Normal
                  (Gumbel, Beta), (Gumbel, Exponential), (Gumbel, Gamma), (Gumbel, Uniform),
                  (Exponential, Beta), (Exponential, Uniform), (Gamma, Beta), (Gamma, Uniform)]:
     register_kl(_tp, _tq)(_kl_infinite_batch)
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return ptcore.full_like(p.rate, math.inf)
