@@ -7,6 +7,10 @@ Gamma(alpha + 1) * U ** (1 / alpha).  The gradient of a draw x w.r.t. alpha
 holds the CDF fixed: dx/dalpha = -(dP(alpha, x)/dalpha) / p(x; alpha), with P
 the regularized lower incomplete gamma function (scipy.special.gammainc),
 its alpha-derivative taken by a central difference in double precision.
+Dirichlet (and Beta) draws are normalized gamma draws; their gradient is
+torch's: each coordinate's Beta-marginal implicit derivative (the regularized
+incomplete beta function, scipy.special.betainc) times the simplex projection
+of the incoming gradient.
 """
 import numpy as np
 from scipy import special as _sp
@@ -94,10 +98,54 @@ def _standard_gamma(concentration, generator=None):
     return _standard_gamma_sample(concentration, generator)
 
 
-def _sample_dirichlet(concentration, generator=None):
-    """Dirichlet draws as normalized standard-gamma draws along the last dim;
-    differentiable through the gamma draws and the normalization."""
-    gammas = _standard_gamma(concentration, generator)
+def _dirichlet_sample(concentration, generator=None):
+    """Dirichlet draws (no graph) as normalized standard-gamma draws along the last dim."""
+    gammas = _standard_gamma_sample(concentration, generator)
     tiny = ptcore.finfo(gammas.dtype).tiny
     gammas = gammas.clamp(min=tiny)
     return gammas / gammas.sum(-1, keepdim=True)
+
+
+def _dirichlet_grad(x, concentration):
+    """torch's ``_dirichlet_grad``: dx_i/dalpha_i / (1 - x_i) of each coordinate's
+    Beta(alpha_i, total - alpha_i) marginal, holding its CDF fixed."""
+    a = concentration.detach().to(ptcore.float64).numpy()
+    xv = x.detach().to(ptcore.float64).numpy()
+    a, xv = np.broadcast_arrays(a, xv)
+    total = a.sum(-1, keepdims=True)
+    b = total - a
+    h = 1e-5 * np.maximum(a, 1e-3)
+    with np.errstate(all="ignore"):
+        # dx/dalpha of the Beta(alpha, total - alpha) marginal with the other
+        # coordinates' mass fixed, divided by 1 - x: the backward multiplies by
+        # (g_i - sum_j x_j g_j), whose own-coordinate factor is 1 - x_i
+        lower = _sp.betainc(a, b, xv) < 0.5
+        dp = np.where(lower,
+                      _sp.betainc(a + h, b, xv) - _sp.betainc(a - h, b, xv),
+                      _sp.betainc(b, a - h, 1.0 - xv) - _sp.betainc(b, a + h, 1.0 - xv)) / (2 * h)
+        log_pdf = (a - 1) * np.log(xv) + b * np.log1p(-xv) - _sp.betaln(a, b)
+        grad = -dp * np.exp(-log_pdf)
+    grad = np.where(np.isfinite(grad), grad, 0.0)
+    return ptcore.from_numpy(np.ascontiguousarray(grad)).to(x.dtype)
+
+
+class _Dirichlet(ptcore.autograd.Function):
+    @staticmethod
+    def forward(ctx, concentration, generator=None):
+        x = _dirichlet_sample(concentration, generator)
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, concentration = ctx.saved_tensors
+        grad = _dirichlet_grad(x, concentration)
+        return grad * (grad_output - (x * grad_output).sum(-1, keepdim=True)), None
+
+
+def _sample_dirichlet(concentration, generator=None):
+    """Dirichlet draws along the last dim; differentiable w.r.t. ``concentration``
+    with torch's implicit reparameterization gradient (``_Dirichlet.backward``)."""
+    if concentration.requires_grad and ptcore.is_grad_enabled():
+        return _Dirichlet.apply(concentration, generator)
+    return _dirichlet_sample(concentration, generator)
