@@ -18,20 +18,24 @@ from ptcore.distributions.chi2 import Chi2
 from ptcore.distributions.constraint_registry import biject_to, transform_to
 from ptcore.distributions.dirichlet import Dirichlet
 from ptcore.distributions.exponential import Exponential
+from ptcore.distributions.fishersnedecor import FisherSnedecor
 from ptcore.distributions.gamma import Gamma
 from ptcore.distributions.geometric import Geometric
 from ptcore.distributions.gumbel import Gumbel
 from ptcore.distributions.half_cauchy import HalfCauchy
 from ptcore.distributions.half_normal import HalfNormal
 from ptcore.distributions.independent import Independent
+from ptcore.distributions.inverse_gamma import InverseGamma
 from ptcore.distributions.laplace import Laplace
 from ptcore.distributions.log_normal import LogNormal
 from ptcore.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ptcore.distributions.mixture_same_family import MixtureSameFamily
 from ptcore.distributions.multinomial import Multinomial
 from ptcore.distributions.multivariate_normal import MultivariateNormal
+from ptcore.distributions.negative_binomial import NegativeBinomial
 from ptcore.distributions.normal import Normal
 from ptcore.distributions.one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from ptcore.distributions.pareto import Pareto
 from ptcore.distributions.poisson import Poisson
 from ptcore.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from ptcore.distributions.relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
@@ -40,6 +44,7 @@ from ptcore.distributions.transformed_distribution import TransformedDistributio
 from ptcore.distributions.transforms import *  # noqa: F401,F403
 from ptcore.distributions.uniform import Uniform
 from ptcore.distributions.von_mises import VonMises
+from ptcore.distributions.weibull import Weibull
 from ptcore.distributions.kl import kl_divergence, register_kl
 
 __all__ = [
@@ -50,5 +55,6 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
+    "FisherSnedecor", "InverseGamma", "NegativeBinomial", "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)

@@ -25,6 +25,7 @@ from ptcore.distributions.lowrank_multivariate_normal import LowRankMultivariate
 from ptcore.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from ptcore.distributions.normal import Normal
 from ptcore.distributions.one_hot_categorical import OneHotCategorical
+from ptcore.distributions.pareto import Pareto
 from ptcore.distributions.poisson import Poisson
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.uniform import Uniform
@@ -470,3 +471,56 @@ for _tp, _tq in [(Normal, Beta), (Normal, Exponential), (Normal, Gamma), (Normal
 @register_kl(Poisson, Binomial)
 def _kl_poisson_infinity(p, q):
     return ptcore.full_like(p.rate, math.inf)
+
+
+# ---- Pareto ------------------------------------------------------------------------------
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return ptcore.where(p.support.lower_bound < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate_prod = p.scale * q.rate
+    result = ((p.alpha / scale_rate_prod).log() - p.alpha.reciprocal()
+              + p.alpha * scale_rate_prod / (p.alpha - 1) - 1)
+    return ptcore.where(p.alpha <= 1, math.inf, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common_term = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common_term
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common_term
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return ptcore.where(p.alpha <= 1, math.inf, t1 + t2 + t3 + t4 - 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common_term = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * common_term.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common_term - q.loc).pow(2)
+    return ptcore.where(p.alpha <= 2, math.inf, t1 - t2 + (t3 + t4) / var_normal - 1)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    support_uniform = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * support_uniform).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
+    return ptcore.where(p.low < q.support.lower_bound, math.inf, t2 * (q.alpha + 1) - t1)
+
+
+for _tp, _tq in [(Pareto, Beta), (Pareto, Uniform), (Beta, Pareto), (Exponential, Pareto), (Gamma, Pareto),
+                 (Gumbel, Pareto), (Laplace, Pareto), (Normal, Pareto)]:
+    register_kl(_tp, _tq)(_kl_infinite_batch)
+del _tp, _tq

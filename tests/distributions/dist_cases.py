@@ -62,6 +62,12 @@ CASES = [
     ("MultivariateNormal", dict(loc=_real(3), precision_matrix=_spd(3))),
     ("LowRankMultivariateNormal", dict(loc=_real(2, 3), cov_factor=_real(2, 3, 2) * 0.5,
                                        cov_diag=_pos(2, 3))),
+    ("Pareto", dict(scale=_pos(3), alpha=_pos(3, low=2.5, high=5.0))),
+    ("Weibull", dict(scale=_pos(3), concentration=_pos(3, low=0.6))),
+    ("InverseGamma", dict(concentration=_pos(3, low=2.5), rate=_pos(3))),
+    ("NegativeBinomial", dict(total_count=_pos(3, low=1.0, high=6.0), probs=rng.uniform(0.1, 0.8, size=3))),
+    ("NegativeBinomial", dict(total_count=np.array([2.0, 4.0]), logits=_real(2))),
+    ("FisherSnedecor", dict(df1=_pos(3, low=2.5, high=8.0), df2=_pos(3, low=4.5, high=9.0))),
     ("RelaxedBernoulli", dict(temperature=np.array(0.7), probs=rng.uniform(0.2, 0.8, size=3))),
     ("RelaxedOneHotCategorical", dict(temperature=np.array(0.8), probs=_simplex(2, 3))),
 ]

@@ -28,7 +28,7 @@ def _families():
         "Gamma": lambda: dict(concentration=_u(0.5, 3), rate=_u(0.5, 2)),
         "Beta": lambda: dict(concentration1=_u(0.5, 3), concentration0=_u(0.5, 3)),
         "Uniform": lambda: dict(low=_u(0.1, 0.3), high=_u(0.6, 0.9)),
-        "Pareto": None,
+        "Pareto": lambda: dict(scale=_u(0.5, 2), alpha=_u(0.5, 4)),
         "Bernoulli": lambda: dict(probs=_u(0.1, 0.9)),
         "Geometric": lambda: dict(probs=_u(0.1, 0.9)),
         "Poisson": lambda: dict(rate=_u(0.5, 4)),

@@ -41,11 +41,20 @@ CONT = {
                  stats.t([2.5, 9.0], [0.0, 1.0], [1.0, 2.0]), np.linspace(-6, 6, 13)),
     "VonMises": (lambda: D.VonMises(T([0.5, -2.0]), T([0.8, 4.0])), stats.vonmises([0.8, 4.0], [0.5, -2.0]),
                  np.linspace(-3.1, 3.1, 13)),
+    "Pareto": (lambda: D.Pareto(T([1.0, 0.5]), T([2.5, 5.0])), stats.pareto([2.5, 5.0], scale=[1.0, 0.5]),
+               np.linspace(1.0, 6, 13)),
+    "Weibull": (lambda: D.Weibull(T([1.0, 2.0]), T([0.7, 3.0])), stats.weibull_min([0.7, 3.0], scale=[1.0, 2.0]),
+                np.linspace(0.05, 5, 13)),
+    "InverseGamma": (lambda: D.InverseGamma(T([2.5, 4.0]), T([1.0, 3.0])),
+                     stats.invgamma([2.5, 4.0], scale=[1.0, 3.0]), np.linspace(0.05, 5, 13)),
+    "FisherSnedecor": (lambda: D.FisherSnedecor(T([3.0, 8.0]), T([5.0, 12.0])), stats.f([3.0, 8.0], [5.0, 12.0]),
+                       np.linspace(0.05, 5, 13)),
 }
 HAS_CDF = {"Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy",
            "Gamma", "Chi2"}
 HAS_ICDF = HAS_CDF - {"Gamma", "Chi2"}
-NO_ENTROPY = {"VonMises"}  # scipy's von Mises entropy is numerical integration; checked separately
+# scipy's von Mises entropy is numerical integration (checked separately); torch has no F entropy
+NO_ENTROPY = {"VonMises", "FisherSnedecor"}
 
 
 def _grid(x):
@@ -99,6 +108,9 @@ DISC = {
     "Binomial": (lambda: D.Binomial(T([6.0, 6.0]), T([0.3, 0.8])), stats.binom(6, [0.3, 0.8]), np.arange(7)),
     "Poisson": (lambda: D.Poisson(T([0.5, 6.0])), stats.poisson([0.5, 6.0]), np.arange(15)),
     "Geometric": (lambda: D.Geometric(T([0.3, 0.8])), stats.geom([0.3, 0.8], loc=-1), np.arange(12)),
+    # torch counts successes (probability probs) before total_count failures
+    "NegativeBinomial": (lambda: D.NegativeBinomial(T([3.0, 2.5]), T([0.4, 0.7])), stats.nbinom([3.0, 2.5], [0.6, 0.3]),
+                         np.arange(20)),
 }
 
 
@@ -110,7 +122,7 @@ def test_discrete_against_scipy(name):
     np.testing.assert_allclose(d.log_prob(T(k)).numpy(), ref.logpmf(k), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(d.mean.numpy(), ref.mean(), rtol=1e-9)
     np.testing.assert_allclose(d.variance.numpy(), ref.var(), rtol=1e-9)
-    if name != "Poisson":  # torch has no Poisson entropy
+    if name not in ("Poisson", "NegativeBinomial"):  # torch has no entropy for these
         np.testing.assert_allclose(d.entropy().numpy(), ref.entropy(), rtol=1e-9)
 
 
@@ -144,7 +156,8 @@ def test_multivariate_against_scipy():
 
 N = 40000
 SAMPLED = ["Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy",
-           "Gumbel", "Gamma", "Chi2", "Beta", "StudentT", "VonMises"]
+           "Gumbel", "Gamma", "Chi2", "Beta", "StudentT", "VonMises", "Pareto", "Weibull", "InverseGamma",
+           "FisherSnedecor"]
 
 
 @pytest.mark.parametrize("name", SAMPLED)
