@@ -226,3 +226,37 @@ def test_number_arguments_and_dtypes():
     assert D.Bernoulli(0.3).sample().dtype == ptcore.float32
     assert D.Categorical(probs=ptcore.ones(3)).sample().dtype == ptcore.int64
     assert D.Poisson(P([2.0])).sample().dtype == ptcore.float64
+
+
+def test_relaxed_and_multivariate_rsample_gradients():
+    """Recover the noise of ptcore's draw, redo torch's reparameterization with it,
+    and compare the parameter gradients."""
+    logits = np.array([[0.3, -1.2, 0.8], [1.5, 0.0, -0.4]])
+    temp = 0.7
+    lp = P(logits, True)
+    x, (g,) = _weighted_grads(D.RelaxedBernoulli(P(temp), logits=lp), (lp,))
+    lt = Tt(logits, True)
+    noise = torch.logit(torch.tensor(x)) * temp - lt.detach()
+    (torch.sigmoid((lt + noise) / temp) * torch.tensor(W)).sum().backward()
+    np.testing.assert_allclose(g, lt.grad.numpy(), rtol=1e-7, atol=1e-10)
+
+    lp = P(logits, True)
+    x, (g,) = _weighted_grads(D.RelaxedOneHotCategorical(P(temp), logits=lp), (lp,))
+    np.testing.assert_allclose(x.sum(-1), 1.0, rtol=1e-12)
+    lt = Tt(logits, True)
+    gumbels = torch.log(torch.tensor(x)) * temp - lt.detach()
+    (torch.softmax((lt + gumbels) / temp, -1) * torch.tensor(W)).sum().backward()
+    np.testing.assert_allclose(g, lt.grad.numpy(), rtol=1e-7, atol=1e-10)
+
+    a = np.array([[1.0, 0.0, 0.0], [0.4, 0.8, 0.0], [-0.3, 0.2, 1.5]])
+    loc = np.array([0.5, -1.0, 2.0])
+    lp, sp = P(loc, True), P(a, True)
+    ptcore.manual_seed(0)
+    x = D.MultivariateNormal(lp, scale_tril=sp).rsample((2,))
+    (x * P(W)).sum().backward()
+    lt, st = Tt(loc, True), Tt(a, True)
+    eps = torch.linalg.solve_triangular(st.detach(), (torch.tensor(x.detach().numpy()) - lt.detach()).mT,
+                                        upper=False).mT
+    ((lt + (st @ eps.mT).mT) * torch.tensor(W)).sum().backward()
+    np.testing.assert_allclose(lp.grad.numpy(), lt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(sp.grad.numpy(), st.grad.numpy(), rtol=1e-9, atol=1e-12)
