@@ -26,8 +26,10 @@ from ptcore.distributions.half_cauchy import HalfCauchy
 from ptcore.distributions.half_normal import HalfNormal
 from ptcore.distributions.independent import Independent
 from ptcore.distributions.inverse_gamma import InverseGamma
+from ptcore.distributions.kumaraswamy import Kumaraswamy
 from ptcore.distributions.laplace import Laplace
 from ptcore.distributions.log_normal import LogNormal
+from ptcore.distributions.logistic_normal import LogisticNormal
 from ptcore.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ptcore.distributions.mixture_same_family import MixtureSameFamily
 from ptcore.distributions.multinomial import Multinomial
@@ -55,6 +57,6 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "FisherSnedecor", "InverseGamma", "NegativeBinomial", "Pareto", "Weibull",
+    "FisherSnedecor", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial", "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)

@@ -68,6 +68,8 @@ CASES = [
     ("NegativeBinomial", dict(total_count=_pos(3, low=1.0, high=6.0), probs=rng.uniform(0.1, 0.8, size=3))),
     ("NegativeBinomial", dict(total_count=np.array([2.0, 4.0]), logits=_real(2))),
     ("FisherSnedecor", dict(df1=_pos(3, low=2.5, high=8.0), df2=_pos(3, low=4.5, high=9.0))),
+    ("Kumaraswamy", dict(concentration1=_pos(3, low=1.2), concentration0=_pos(3, low=1.2))),
+    ("LogisticNormal", dict(loc=_real(2, 3), scale=_pos(2, 3))),
     ("RelaxedBernoulli", dict(temperature=np.array(0.7), probs=rng.uniform(0.2, 0.8, size=3))),
     ("RelaxedOneHotCategorical", dict(temperature=np.array(0.8), probs=_simplex(2, 3))),
 ]

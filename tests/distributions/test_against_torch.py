@@ -53,6 +53,12 @@ def test_log_prob(case):
 def test_moments_entropy(case):
     pd, td, _, _ = build_pair(*case)
     for attr in ("mean", "variance", "stddev", "mode"):
+        if case[0] == "Kumaraswamy" and attr == "mode":
+            # torch 2.13's Kumaraswamy.mode is NaN for every concentration0 > 1 (it takes
+            # log1p(-concentration0)); ptcore returns the mode ((a - 1) / (a b - 1)) ** (1 / a)
+            a, b = case[1]["concentration1"], case[1]["concentration0"]
+            _close(pd.mode, ((a - 1) / (a * b - 1)) ** (1 / a), rtol=1e-12)
+            continue
         try:
             expected = getattr(td, attr)
         except NotImplementedError:

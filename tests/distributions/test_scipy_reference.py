@@ -220,3 +220,26 @@ def test_sampling_is_seeded():
     b = d.sample((100,))
     assert ptcore.equal(a, b)
     assert not ptcore.equal(a, d.sample((100,)))
+
+
+def test_kumaraswamy_and_logistic_normal_samples():
+    a, b = np.array([0.7, 2.0, 5.0]), np.array([1.5, 3.0, 0.8])
+    ptcore.manual_seed(9)
+    d = D.Kumaraswamy(T(a), T(b))
+    s = d.sample((N,)).numpy()
+    assert ((s > 0) & (s < 1)).all()
+    # the CDF 1 - (1 - x^a)^b evaluated at the draws is uniform: KS against U(0, 1)
+    for j in range(3):
+        u = 1 - (1 - s[:, j] ** a[j]) ** b[j]
+        assert stats.kstest(u, "uniform").statistic < 2.0 / np.sqrt(N)
+    se = np.sqrt(d.variance.numpy() / N)
+    assert (np.abs(s.mean(0) - d.mean.numpy()) < 6 * se).all()
+    # logistic normal: the stick-breaking inverse of the draws is Normal(loc, scale)
+    loc, scale = np.array([0.3, -0.5]), np.array([1.0, 0.4])
+    ln = D.LogisticNormal(T(loc), T(scale))
+    x = ln.sample((N,))
+    assert tuple(x.shape) == (N, 3)
+    np.testing.assert_allclose(x.sum(-1).numpy(), 1.0, rtol=1e-12)
+    y = D.StickBreakingTransform().inv(x).numpy()
+    for j in range(2):
+        assert stats.kstest(y[:, j], stats.norm(loc[j], scale[j]).cdf).statistic < 2.0 / np.sqrt(N)
