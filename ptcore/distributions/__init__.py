@@ -20,6 +20,7 @@ from ptcore.distributions.dirichlet import Dirichlet
 from ptcore.distributions.exponential import Exponential
 from ptcore.distributions.fishersnedecor import FisherSnedecor
 from ptcore.distributions.gamma import Gamma
+from ptcore.distributions.generalized_pareto import GeneralizedPareto
 from ptcore.distributions.geometric import Geometric
 from ptcore.distributions.gumbel import Gumbel
 from ptcore.distributions.half_cauchy import HalfCauchy
@@ -57,6 +58,6 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "FisherSnedecor", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial", "Pareto", "Weibull",
+    "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial", "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)

@@ -1,5 +1,4 @@
 """Chi-squared distribution: Gamma(df / 2, 1 / 2)."""
-import ptcore
 from ptcore.distributions import constraints
 from ptcore.distributions.gamma import Gamma
 

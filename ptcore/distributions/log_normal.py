@@ -1,5 +1,4 @@
 """Log-normal distribution: exp of a Normal."""
-import ptcore
 from ptcore.distributions import constraints
 from ptcore.distributions.normal import Normal
 from ptcore.distributions.transformed_distribution import TransformedDistribution

@@ -49,9 +49,11 @@ CONT = {
                      stats.invgamma([2.5, 4.0], scale=[1.0, 3.0]), np.linspace(0.05, 5, 13)),
     "FisherSnedecor": (lambda: D.FisherSnedecor(T([3.0, 8.0]), T([5.0, 12.0])), stats.f([3.0, 8.0], [5.0, 12.0]),
                        np.linspace(0.05, 5, 13)),
+    "GeneralizedPareto": (lambda: D.GeneralizedPareto(T([0.5, -1.0]), T([1.5, 0.7]), T([0.3, -0.4])),
+                          stats.genpareto([0.3, -0.4], [0.5, -1.0], [1.5, 0.7]), np.linspace(0.5, 0.7, 13)),
 }
 HAS_CDF = {"Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy",
-           "Gamma", "Chi2"}
+           "Gamma", "Chi2", "GeneralizedPareto"}
 HAS_ICDF = HAS_CDF - {"Gamma", "Chi2"}
 # scipy's von Mises entropy is numerical integration (checked separately); torch has no F entropy
 NO_ENTROPY = {"VonMises", "FisherSnedecor"}
@@ -149,7 +151,7 @@ def test_multivariate_against_scipy():
 N = 40000
 SAMPLED = ["Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy",
            "Gumbel", "Gamma", "Chi2", "Beta", "StudentT", "VonMises", "Pareto", "Weibull", "InverseGamma",
-           "FisherSnedecor"]
+           "FisherSnedecor", "GeneralizedPareto"]
 
 
 @pytest.mark.parametrize("name", SAMPLED)
