@@ -58,6 +58,7 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial", "Pareto", "Weibull",
+    "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
+    "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)
