@@ -16,6 +16,7 @@ from ptcore.distributions.categorical import Categorical
 from ptcore.distributions.cauchy import Cauchy
 from ptcore.distributions.chi2 import Chi2
 from ptcore.distributions.constraint_registry import biject_to, transform_to
+from ptcore.distributions.continuous_bernoulli import ContinuousBernoulli
 from ptcore.distributions.dirichlet import Dirichlet
 from ptcore.distributions.exponential import Exponential
 from ptcore.distributions.fishersnedecor import FisherSnedecor
@@ -58,7 +59,7 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
+    "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
     "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)

@@ -10,6 +10,7 @@ from ptcore.distributions.bernoulli import Bernoulli
 from ptcore.distributions.beta import Beta
 from ptcore.distributions.binomial import Binomial
 from ptcore.distributions.categorical import Categorical
+from ptcore.distributions.continuous_bernoulli import ContinuousBernoulli
 from ptcore.distributions.cauchy import Cauchy
 from ptcore.distributions.dirichlet import Dirichlet
 from ptcore.distributions.distribution import Distribution
@@ -522,5 +523,59 @@ def _kl_uniform_pareto(p, q):
 
 for _tp, _tq in [(Pareto, Beta), (Pareto, Uniform), (Beta, Pareto), (Exponential, Pareto), (Gamma, Pareto),
                  (Gumbel, Pareto), (Laplace, Pareto), (Normal, Pareto)]:
+    register_kl(_tp, _tq)(_kl_infinite_batch)
+del _tp, _tq
+
+
+# ---- ContinuousBernoulli -----------------------------------------------------------------
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ptcore.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ptcore.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - ptcore.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + ptcore.log(q.scale)
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    # infinite unless [0, 1] lies strictly inside (low, high)
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return ptcore.where(outside, math.inf, result)
+
+
+def _cross_continuous_bernoulli(p, q):
+    """-H(p) - E_p[log q], q a continuous Bernoulli."""
+    return -p.entropy() - p.mean * q.logits - ptcore.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return _cross_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = _cross_continuous_bernoulli(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return ptcore.where(outside, math.inf, result)
+
+
+for _tp, _tq in [(ContinuousBernoulli, Pareto), (Exponential, ContinuousBernoulli),
+                 (Gamma, ContinuousBernoulli), (Gumbel, ContinuousBernoulli), (Laplace, ContinuousBernoulli),
+                 (Normal, ContinuousBernoulli), (Pareto, ContinuousBernoulli)]:
     register_kl(_tp, _tq)(_kl_infinite_batch)
 del _tp, _tq

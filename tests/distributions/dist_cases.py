@@ -70,14 +70,17 @@ CASES = [
     ("FisherSnedecor", dict(df1=_pos(3, low=2.5, high=8.0), df2=_pos(3, low=4.5, high=9.0))),
     ("Kumaraswamy", dict(concentration1=_pos(3, low=1.2), concentration0=_pos(3, low=1.2))),
     ("LogisticNormal", dict(loc=_real(2, 3), scale=_pos(2, 3))),
+    ("ContinuousBernoulli", dict(probs=np.array([0.2, 0.4995, 0.8]))),
+    ("ContinuousBernoulli", dict(logits=_real(2, 3))),
     ("RelaxedBernoulli", dict(temperature=np.array(0.7), probs=rng.uniform(0.2, 0.8, size=3))),
     ("RelaxedOneHotCategorical", dict(temperature=np.array(0.8), probs=_simplex(2, 3))),
 ]
 
 # continuous, with cdf/icdf in torch
 HAS_CDF = {"Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy",
-           "Gamma", "Chi2"}
-HAS_ICDF = {"Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy"}
+           "Gamma", "Chi2", "ContinuousBernoulli"}
+HAS_ICDF = {"Normal", "LogNormal", "HalfNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfCauchy",
+            "ContinuousBernoulli"}
 
 
 def case_id(case):

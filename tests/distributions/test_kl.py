@@ -36,6 +36,7 @@ def _families():
         "LogNormal": lambda: dict(loc=_u(-1, 1), scale=_u(0.5, 2)),
         "StudentT": lambda: dict(df=_u(2, 5), loc=_u(-1, 1), scale=_u(0.5, 2)),
         "Chi2": lambda: dict(df=_u(1, 5)),
+        "ContinuousBernoulli": lambda: dict(probs=_u(0.1, 0.9)),
     }
     return {k: v for k, v in fams.items() if v is not None}
 
