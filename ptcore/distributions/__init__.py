@@ -59,7 +59,7 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
-    "Pareto", "Weibull",
+    "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal",
+    "NegativeBinomial", "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)
