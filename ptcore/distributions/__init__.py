@@ -30,6 +30,7 @@ from ptcore.distributions.independent import Independent
 from ptcore.distributions.inverse_gamma import InverseGamma
 from ptcore.distributions.kumaraswamy import Kumaraswamy
 from ptcore.distributions.laplace import Laplace
+from ptcore.distributions.lkj_cholesky import LKJCholesky
 from ptcore.distributions.log_normal import LogNormal
 from ptcore.distributions.logistic_normal import LogisticNormal
 from ptcore.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -59,7 +60,8 @@ __all__ = [
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal",
+    "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LKJCholesky",
+    "LogisticNormal",
     "NegativeBinomial", "Pareto", "Weibull",
 ]
 __all__.extend(transforms.__all__)

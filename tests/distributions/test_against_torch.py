@@ -156,3 +156,31 @@ def test_generalized_pareto_float32():
     for a, b in zip(pk, tk):
         _close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
     assert tuple(pd.expand((2, 3)).sample((4,)).shape) == (4, 2, 3)
+
+
+@pytest.mark.parametrize("dim", [2, 4])
+def test_lkj_cholesky(dim):
+    conc = np.array([0.5, 1.0, 3.0])
+    pc, tc = ptcore.tensor(conc, requires_grad=True), torch.tensor(conc, requires_grad=True)
+    pd, td = ptcore.distributions.LKJCholesky(dim, pc), torch.distributions.LKJCholesky(dim, tc)
+    assert tuple(pd.batch_shape) == (3,) and tuple(pd.event_shape) == (dim, dim)
+    v = _torch_values(td, 2)
+    lp, lt = pd.log_prob(ptcore.tensor(v.numpy())), td.log_prob(v)
+    _close(lp, lt, rtol=1e-10, atol=1e-12)
+    lp.sum().backward()
+    lt.sum().backward()
+    _close(pc.grad, tc.grad, rtol=1e-9)
+    ptcore.manual_seed(0)
+    s = pd.sample((2000,))
+    assert tuple(s.shape) == (2000, 3, dim, dim)
+    assert bool(pd.support.check(s).all())
+    # the correlation matrices' off-diagonal entries have mean 0 and variance 1 / (2 eta + dim - 1)
+    corr = (s @ s.mT).numpy()
+    off = corr[..., 1, 0]
+    np.testing.assert_allclose(corr.diagonal(axis1=-2, axis2=-1), 1.0, rtol=1e-10)
+    var = 1 / (2 * conc + dim - 1)
+    assert (np.abs(off.mean(0)) < 6 * np.sqrt(var / 2000)).all()
+    assert (np.abs(off.var(0) / var - 1) < 0.2).all()
+    assert tuple(pd.expand((2, 3)).sample().shape) == (2, 3, dim, dim)
+    with pytest.raises(ValueError):
+        ptcore.distributions.LKJCholesky(1, 1.0)
