@@ -50,6 +50,7 @@ from ptcore.distributions.transforms import *  # noqa: F401,F403
 from ptcore.distributions.uniform import Uniform
 from ptcore.distributions.von_mises import VonMises
 from ptcore.distributions.weibull import Weibull
+from ptcore.distributions.wishart import Wishart
 from ptcore.distributions.kl import kl_divergence, register_kl
 
 __all__ = [
@@ -62,6 +63,6 @@ __all__ = [
     "biject_to", "kl_divergence", "register_kl", "transform_to",
     "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LKJCholesky",
     "LogisticNormal",
-    "NegativeBinomial", "Pareto", "Weibull",
+    "NegativeBinomial", "Pareto", "Weibull", "Wishart",
 ]
 __all__.extend(transforms.__all__)
