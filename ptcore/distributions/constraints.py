@@ -3,7 +3,7 @@
 import ptcore
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
     "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
     "half_open_interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
     "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_semidefinite",
@@ -398,3 +398,32 @@ positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
 cat = _Cat
 stack = _Stack
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """Support of a :class:`MixtureSameFamily`: the component support checked
+    with the component (rightmost batch) dim added back, then all-reduced over it."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.dim() - self.event_dim
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"

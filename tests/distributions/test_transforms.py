@@ -180,3 +180,18 @@ def test_mixture_same_family():
     assert tuple(mix.event_shape) == (2,) and tuple(mix.sample((4,)).shape) == (4, 2)
     with pytest.raises(ValueError):
         D.MixtureSameFamily(D.Categorical(logits=ptcore.zeros(4)), D.Normal(ptcore.zeros(3), ptcore.ones(3)))
+
+
+def test_mixture_same_family_support_constraint():
+    low = ptcore.tensor([[0.0, 1.0, 2.0], [0.0, 0.5, 0.2]], dtype=ptcore.float64)
+    comp = D.Uniform(low, low + 1.0)
+    mix = D.MixtureSameFamily(D.Categorical(logits=ptcore.zeros(2, 3, dtype=ptcore.float64)), comp)
+    tmix = TD.MixtureSameFamily(TD.Categorical(logits=torch.zeros(2, 3, dtype=torch.float64)),
+                                TD.Uniform(torch.tensor(low.numpy()), torch.tensor(low.numpy()) + 1.0))
+    assert isinstance(mix.support, D.constraints.MixtureSameFamilyConstraint)
+    v = np.array([[0.5, 0.7], [2.5, 0.6], [1.5, 1.1]])
+    np.testing.assert_array_equal(mix.support.check(ptcore.tensor(v)).numpy(),
+                                  tmix.support.check(torch.tensor(v)).numpy())
+    assert repr(mix.support) == repr(tmix.support).replace("torch.", "ptcore.")
+    with pytest.raises(TypeError):
+        D.constraints.MixtureSameFamilyConstraint(3)
