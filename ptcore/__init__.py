@@ -318,6 +318,7 @@ _LAZY_MODULES = {
     "special": "ptcore.special",
     "sparse": "ptcore.sparse",
     "array_api": "ptcore.array_api",
+    "distributions": "ptcore.distributions",
 }
 
 

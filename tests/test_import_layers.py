@@ -38,7 +38,7 @@ LAYERS = [
                  "ptcore.jit", "ptcore.onnx", "ptcore.distributed", "ptcore.accelerator",
                  "ptcore.backends", "ptcore.random", "ptcore.hub", "ptcore._pickle_checkpoint",
                  "ptcore._compile", "ptcore.array_api", "ptcore.fft", "ptcore.special",
-                 "ptcore.sparse"]),
+                 "ptcore.sparse", "ptcore.distributions"]),
 ]
 
 # (importer, imported): why it still points up

@@ -296,8 +296,12 @@ def _on_view(src, v, kind=0, name=None):
     if not _state.enabled:
         return
     base = v._base
-    if base is None or (src is not base and src._grad_fn is not None):
+    if base is None or (src is not base and src._grad_fn is not None
+                        and not (base._requires_grad and _overlaps(tuple(src.shape), tuple(src.stride()))
+                                 and not _overlaps(tuple(base.shape), tuple(base.stride())))):
         base = src       # chain through an intermediate view: grad() w.r.t. it sees this use
+    # (an intermediate view with overlapping elements, e.g. expanded, cannot
+    # locate ``v`` among its elements from strides alone: chain to the root)
     if v.dtype is not base.dtype or not (v.dtype.is_floating_point or v.dtype.is_complex):
         return
     if not base._requires_grad:
