@@ -86,6 +86,14 @@ for _mod in (_functional_aliases, _random_extra):
         setattr(Tensor, _name, _fn)
 del _mod, _name, _fn
 
+# Legacy tensor types (FloatTensor ...), layout / memory_format, constants, removed functions.
+from ptcore import _legacy_types, _removed_ops
+from ptcore._legacy_types import *  # noqa: F401,F403
+from ptcore._removed_ops import *  # noqa: F401,F403
+for _name, _fn in _removed_ops._TENSOR_METHODS.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage

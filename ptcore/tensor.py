@@ -214,6 +214,8 @@ class Tensor(_TensorBase):
                 raise ValueError(f"invalid type: '{dtype}'")
             return self.to(device="cuda" if cuda else self.device, dtype=match[0],
                            non_blocking=non_blocking)
+        if isinstance(getattr(dtype, "dtype", None), _C.dtype) and isinstance(dtype, type):
+            return self.to(dtype=dtype.dtype, non_blocking=non_blocking)  # ptcore.LongTensor ...
         if isinstance(dtype, type) and issubclass(dtype, _TensorBase):
             return self
         return self.to(dtype=_C._as_dtype(dtype), non_blocking=non_blocking)
