@@ -68,3 +68,4 @@ from ptcore.nn.modules.batchnorm import (  # noqa: F401
 from ptcore.nn.modules.instancenorm import (  # noqa: F401
     LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
 )
+from ptcore.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
