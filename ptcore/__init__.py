@@ -200,7 +200,7 @@ del _os
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
-                 "func": "ptcore.func"}
+                 "func": "ptcore.func", "quasirandom": "ptcore.quasirandom"}
 
 
 def __getattr__(name):
