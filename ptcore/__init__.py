@@ -94,6 +94,13 @@ for _name, _fn in _removed_ops._TENSOR_METHODS.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
 
+# TypedStorage / FloatStorage ..., Tensor.storage, set_, resize, resize_as.
+from ptcore import _typed_storage
+from ptcore._typed_storage import *  # noqa: F401,F403
+for _name, _fn in _typed_storage._TENSOR_METHODS.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage
@@ -118,7 +125,7 @@ def is_tensor(obj):
 
 def is_storage(obj):
     """True if ``obj`` is a ptcore storage."""
-    return isinstance(obj, Storage)
+    return isinstance(obj, (Storage, TypedStorage))
 
 
 def is_floating_point(input):
