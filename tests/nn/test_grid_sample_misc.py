@@ -35,7 +35,9 @@ def test_affine_grid_errors():
         TF.affine_grid(torch.zeros(2, 3, 3), (2, 3, 4, 5), align_corners=False)
     with pytest.raises(ValueError, match="affine matrices"):
         F.affine_grid(ptcore.zeros(2, 3, 3), (2, 3, 4, 5), align_corners=False)
-    with pytest.raises(ValueError):
+    with pytest.raises(NotImplementedError):
+        TF.affine_grid(torch.zeros(2, 2, 3), (2, 3, 4), align_corners=False)
+    with pytest.raises(NotImplementedError, match="4D and 5D"):
         F.affine_grid(ptcore.zeros(2, 2, 3), (2, 3, 4), align_corners=False)
 
 
