@@ -243,37 +243,44 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     offset, size and strides (contiguous strides when omitted); ``set_()`` empties it."""
     _check_inplace_leaf(self, "set_")
     if source is None:
-        src = _C._tensor_from_storage(_C.Storage(0, device=self.device), self.dtype, [0], [1], 0)
+        untyped, storage_offset, size, stride = _C.Storage(0, device=self.device), 0, [0], None
     elif isinstance(source, _TensorBase):
         if source.dtype is not self.dtype:
             raise RuntimeError(f"set_: could not set a tensor of dtype {self.dtype} to a tensor of "
                                f"dtype {source.dtype}")
         if size is None and stride is None and storage_offset == 0:
-            src = source
-        else:
-            src = _view_of(self, source.untyped_storage(), storage_offset, size, stride)
+            storage_offset, size, stride = source.storage_offset(), source.shape, source.stride()
+        untyped = source.untyped_storage()
     elif isinstance(source, TypedStorage):
         if source.dtype is not self.dtype:
             raise RuntimeError(f"set_: expected a storage of dtype {self.dtype} or an "
                                f"UntypedStorage, got a TypedStorage of dtype {source.dtype}")
-        src = _view_of(self, source.untyped(), storage_offset, size, stride,
-                       default_numel=source.size())
+        untyped = source.untyped()
     elif isinstance(source, _C.Storage):
-        src = _view_of(self, source, storage_offset, size, stride,
-                       default_numel=source.nbytes() // self.dtype.itemsize)
+        untyped = source
     else:
         raise TypeError(f"set_(): expected a Tensor or a Storage as source, got "
                         f"{type(source).__name__}")
-    _C._set_data(self, src)
+    offset, size, stride = _geometry(self, untyped, storage_offset, size, stride)
+    native = getattr(_C, "_set_storage_impl", None)
+    if native is not None:  # the C setter (grows a resizable storage, export checks)
+        return native(self, untyped, offset, tuple(size), tuple(stride))
+    try:
+        view = _C._tensor_from_storage(untyped, self.dtype, size, stride, offset)
+    except (RuntimeError, ValueError) as err:
+        raise RuntimeError(f"set_: size {size}, stride {stride} and storage offset {offset} do "
+                           f"not fit a storage of {untyped.nbytes()} bytes for dtype "
+                           f"{self.dtype} ({err})") from None
+    _C._set_data(self, view)
     return self
 
 
-def _view_of(self, untyped, offset, size, stride, default_numel=None):
+def _geometry(self, untyped, offset, size, stride):
+    """``(offset, size, stride)`` of a ``set_`` call with torch's defaults filled in."""
     offset = operator.index(offset)
     if size is None:
-        if default_numel is None:
-            raise TypeError("set_(): size is required with a storage offset")
-        size = [default_numel - offset] if offset or default_numel else [0]
+        numel = untyped.nbytes() // self.dtype.itemsize
+        size = [numel - offset] if numel > offset else [0]
     size = [operator.index(s) for s in size]
     if stride is None:
         stride, acc = [], 1
@@ -286,12 +293,7 @@ def _view_of(self, untyped, offset, size, stride, default_numel=None):
     if builtins.len(stride) != builtins.len(size):
         raise RuntimeError(f"set_: {builtins.len(size)} sizes {size} but {builtins.len(stride)} "
                            f"strides {stride}")
-    try:
-        return _C._tensor_from_storage(untyped, self.dtype, size, stride, offset)
-    except (RuntimeError, ValueError) as err:
-        raise RuntimeError(f"set_: size {size}, stride {stride} and storage offset {offset} do "
-                           f"not fit a storage of {untyped.nbytes()} bytes for dtype "
-                           f"{self.dtype} ({err})") from None
+    return offset, size, stride
 
 
 def resize(self, *sizes):
