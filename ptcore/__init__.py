@@ -207,8 +207,9 @@ del _os
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.utils",
                  "multiprocessing": "ptcore.multiprocessing", "serialization": "ptcore.serialization",
-                 "func": "ptcore.func", "quasirandom": "ptcore.quasirandom",
-                 "signal": "ptcore.signal"}
+                 "func": "ptcore.func"}
+_LAZY_MODULES["quasirandom"] = "ptcore.quasirandom"
+_LAZY_MODULES["signal"] = "ptcore.signal"
 
 
 def __getattr__(name):
