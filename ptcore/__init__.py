@@ -95,9 +95,16 @@ for _name, _fn in _removed_ops._TENSOR_METHODS.items():
 del _name, _fn
 
 # TypedStorage / FloatStorage ..., Tensor.storage, set_, resize, resize_as.
-from ptcore import _typed_storage
-from ptcore._typed_storage import *  # noqa: F401,F403
-for _name, _fn in _typed_storage._TENSOR_METHODS.items():
+from ptcore import storage
+from ptcore.storage import *  # noqa: F401,F403
+for _name, _fn in storage._TENSOR_METHODS.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
+
+# nonzero_static, as_strided_scatter.
+from ptcore import _indexing_extra
+from ptcore._indexing_extra import *  # noqa: F401,F403
+for _name, _fn in _indexing_extra._TENSOR_METHODS.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
 
@@ -210,6 +217,14 @@ _LAZY_MODULES = {"nn": "ptcore.nn", "optim": "ptcore.optim", "utils": "ptcore.ut
                  "func": "ptcore.func"}
 _LAZY_MODULES["quasirandom"] = "ptcore.quasirandom"
 _LAZY_MODULES["signal"] = "ptcore.signal"
+_LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.signal.windows
+_LAZY_MODULES["functional"] = "ptcore.functional"
+_LAZY_MODULES["version"] = "ptcore.version"
+# torch's top-level names for functions that live in subpackages here (imported on first use)
+_LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
+               "affine_grid_generator": "ptcore.nn.functional._grid_sample",
+               "conv_tbc": "ptcore.nn.functional._conv_tbc",
+               "OutOfMemoryError": "ptcore.cuda"}
 
 
 def __getattr__(name):
@@ -218,6 +233,10 @@ def __getattr__(name):
         mod = importlib.import_module(_LAZY_MODULES[name])
         globals()[name] = mod
         return mod
+    if name in _LAZY_ATTRS:
+        value = getattr(importlib.import_module(_LAZY_ATTRS[name]), name)
+        globals()[name] = value
+        return value
     if name == "vmap":
         fn = importlib.import_module("ptcore.func").vmap
         globals()[name] = fn

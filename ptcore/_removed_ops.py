@@ -63,5 +63,48 @@ def matrix_rank(input, tol=None, symmetric=False, *, out=None):
     raise RuntimeError(_MESSAGES["matrix_rank"])
 
 
+_REINFORCE = """reinforce() was removed.
+Use ptcore.distributions instead.
+See https://pytorch.org/docs/main/distributions.html
+
+Instead of:
+
+probs = policy_network(state)
+action = probs.multinomial()
+next_state, reward = env.step(action)
+action.reinforce(reward)
+action.backward()
+
+Use:
+
+probs = policy_network(state)
+# NOTE: categorical is equivalent to what used to be called multinomial
+m = ptcore.distributions.Categorical(probs)
+action = m.sample()
+next_state, reward = env.step(action)
+loss = -m.log_prob(action) * reward
+loss.backward()
+"""
+
+
+def reinforce(self, reward):
+    """Removed (``Variable.reinforce``): raises torch's RuntimeError with the replacement."""
+    raise RuntimeError(_REINFORCE)
+
+
+def _get_volatile(self):
+    import warnings
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=2)
+    return False
+
+
+def _set_volatile(self, value):
+    import warnings
+    warnings.warn("volatile was removed and now has no effect. Use `with ptcore.no_grad():` "
+                  "instead.", UserWarning, stacklevel=2)
+
+
 # Tensor methods torch keeps with the same error (torch has no Tensor.matrix_rank).
-_TENSOR_METHODS = {"lstsq": lstsq, "solve": solve, "symeig": symeig, "eig": eig}
+_TENSOR_METHODS = {"lstsq": lstsq, "solve": solve, "symeig": symeig, "eig": eig,
+                   "reinforce": reinforce, "volatile": property(_get_volatile, _set_volatile)}

@@ -310,6 +310,14 @@ class Tensor(_TensorBase):
     def resize_as_(self, other, memory_format=None):
         return self.resize_(other.shape)
 
+    def module_load(self, other, assign=False):
+        """How ``other`` is loaded into this parameter or buffer by ``Module.load_state_dict``
+        when parameters are swapped: ``other.detach()`` with ``assign``, else this tensor
+        with ``other`` copied in (detached)."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
     # -- random fills (in place) -------------------------------------------------
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):

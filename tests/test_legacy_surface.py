@@ -115,7 +115,7 @@ def test_tensor_storage_is_typed_and_shared():
 
 
 def test_storage_warns_like_torch():
-    import ptcore._typed_storage as ts
+    import ptcore.storage as ts
     ts._WARNED = False
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")

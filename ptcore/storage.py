@@ -1,4 +1,4 @@
-"""Typed storages (``torch.TypedStorage``, ``FloatStorage`` ...) and the Tensor methods that
+"""``ptcore.storage`` (``torch.storage``): typed storages (``torch.TypedStorage``, ``FloatStorage`` ...) and the Tensor methods that
 take or give storages: ``Tensor.storage``, ``storage_type``, ``set_``, and torch's deprecated
 out-of-place ``resize`` / ``resize_as``.
 
@@ -13,9 +13,11 @@ import warnings
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 
-__all__ = ["TypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
+__all__ = ["TypedStorage", "UntypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
            "ByteStorage", "CharStorage", "ShortStorage", "IntStorage", "LongStorage",
            "BoolStorage", "ComplexFloatStorage", "ComplexDoubleStorage"]
+
+UntypedStorage = _C.Storage
 
 _WARNED = False
 
