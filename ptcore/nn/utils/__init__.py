@@ -4,3 +4,8 @@ from ptcore.nn.utils.clip_grad import (  # noqa: F401
 )
 from ptcore.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from ptcore.nn.utils import rnn  # noqa: F401
+from ptcore.nn.utils.weight_norm import weight_norm, remove_weight_norm  # noqa: F401,E402
+from ptcore.nn.utils import stateless  # noqa: F401,E402
+from ptcore.nn.utils import parametrize  # noqa: F401,E402
+from ptcore.nn.utils import parametrizations  # noqa: F401,E402
+from ptcore.nn.utils.spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401,E402
