@@ -25,7 +25,7 @@ torch = pytest.importorskip("torch")
 EXCEPTIONS_FILE = pathlib.Path(__file__).with_name("public_api_exceptions.txt")
 
 # Modules compared through dir() (as a user's ``torch.X`` sees them).
-NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.optim",
+NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.optim",
               "torch.optim.lr_scheduler", "torch.utils.data", "torch.autograd", "torch.linalg"]
 
 # Packages whose (non-private) submodules are compared through their __all__ (or the names

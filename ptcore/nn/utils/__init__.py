@@ -9,3 +9,9 @@ from ptcore.nn.utils import stateless  # noqa: F401,E402
 from ptcore.nn.utils import parametrize  # noqa: F401,E402
 from ptcore.nn.utils import parametrizations  # noqa: F401,E402
 from ptcore.nn.utils.spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401,E402
+from ptcore.nn.utils import fusion, init, memory_format  # noqa: F401,E402
+from ptcore.nn.utils.fusion import (  # noqa: F401,E402
+    fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights)
+from ptcore.nn.utils.init import skip_init  # noqa: F401,E402
+from ptcore.nn.utils.memory_format import (  # noqa: F401,E402
+    convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format)
