@@ -69,3 +69,4 @@ from ptcore.nn.modules.instancenorm import (  # noqa: F401
     LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
 )
 from ptcore.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
+from ptcore.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
