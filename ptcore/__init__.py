@@ -224,7 +224,8 @@ _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "affine_grid_generator": "ptcore.nn.functional._grid_sample",
                "conv_tbc": "ptcore.nn.functional._conv_tbc",
-               "OutOfMemoryError": "ptcore.cuda"}
+               "OutOfMemoryError": "ptcore.cuda",
+               "svd_lowrank": "ptcore._lowrank", "pca_lowrank": "ptcore._lowrank"}
 
 
 def __getattr__(name):
