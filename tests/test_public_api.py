@@ -104,18 +104,35 @@ def _import_ptcore(name):
         return None
 
 
+def torch_listing():
+    """``{namespace: public names}`` of torch's namespaces and ``torch.Tensor`` as a fresh
+    ``import torch`` has them (torch adds lazily imported submodules, e.g. ``torch.onnx``, to
+    its namespace once some code imports them, so this runs in a subprocess)."""
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, __file__, "--torch-listing"], capture_output=True,
+                         text=True, timeout=600, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _torch_listing_here():
+    listing = {ns: _dir_names(importlib.import_module(ns)) for ns in NAMESPACES}
+    listing["torch.Tensor"] = [n for n in dir(torch.Tensor) if not n.startswith("_")]
+    return listing
+
+
 def missing_names():
     """``{area: [qualified torch names ptcore lacks]}``."""
     import ptcore
     areas = {}
+    listing = torch_listing()
     for ns in NAMESPACES:
-        tmod = importlib.import_module(ns)
         pmod = _import_ptcore(ns)
-        names = _dir_names(tmod)
-        areas[ns] = sorted(f"{ns}.{n}" for n in names if pmod is None or not hasattr(pmod, n))
+        areas[ns] = sorted(f"{ns}.{n}" for n in listing[ns]
+                           if pmod is None or not hasattr(pmod, n))
     areas["torch.Tensor"] = sorted(
-        f"torch.Tensor.{n}" for n in dir(torch.Tensor)
-        if not n.startswith("_") and not hasattr(ptcore.Tensor, n))
+        f"torch.Tensor.{n}" for n in listing["torch.Tensor"] if not hasattr(ptcore.Tensor, n))
     subs = []
     for sub in _submodules():
         try:
@@ -210,6 +227,10 @@ def test_submodule_paths_are_the_same_objects():
 
 if __name__ == "__main__":
     import sys
+    if "--torch-listing" in sys.argv:
+        import json
+        print(json.dumps(_torch_listing_here()))
+        sys.exit(0)
     exc = load_exceptions() if EXCEPTIONS_FILE.exists() else {}
     show_all = "--all" in sys.argv
     found = missing_names()
