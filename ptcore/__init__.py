@@ -225,7 +225,8 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "affine_grid_generator": "ptcore.nn.functional._grid_sample",
                "conv_tbc": "ptcore.nn.functional._conv_tbc",
                "OutOfMemoryError": "ptcore.cuda",
-               "svd_lowrank": "ptcore._lowrank", "pca_lowrank": "ptcore._lowrank"}
+               "svd_lowrank": "ptcore._lowrank", "pca_lowrank": "ptcore._lowrank",
+               "from_file": "ptcore._from_file"}
 
 
 def __getattr__(name):
