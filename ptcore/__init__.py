@@ -138,6 +138,23 @@ for _mod in (_functional_aliases, _random_extra):
              (_self_mod,), _mod._TENSOR_METHODS, Tensor)
 del _mod, _name, _fn, _self_mod, _family
 
+# Legacy tensor types (FloatTensor ...), layout / memory_format, constants, removed functions.
+from ptcore import _legacy_types
+from ptcore._ops import removed as _removed_ops
+from ptcore._legacy_types import *  # noqa: F401,F403
+from ptcore._ops.removed import *  # noqa: F401,F403
+for _name, _fn in _removed_ops._TENSOR_METHODS.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
+
+# TypedStorage / FloatStorage ..., Tensor.storage, set_, resize, resize_as.
+from ptcore import storage
+from ptcore.storage import *  # noqa: F401,F403
+for _name, _fn in storage._TENSOR_METHODS.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
+
+
 __version__ = "0.1.0.dev0"
 
 UntypedStorage = Storage
@@ -166,7 +183,7 @@ def is_tensor(obj):
 
 def is_storage(obj):
     """True if ``obj`` is a ptcore storage."""
-    return isinstance(obj, Storage)
+    return isinstance(obj, (Storage, TypedStorage))
 
 
 def is_floating_point(input):
@@ -320,6 +337,21 @@ _LAZY_MODULES = {
     "array_api": "ptcore.array_api",
     "distributions": "ptcore.distributions",
 }
+_LAZY_MODULES["quasirandom"] = "ptcore.quasirandom"
+_LAZY_MODULES["signal"] = "ptcore.signal"
+_LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.signal.windows
+_LAZY_MODULES["functional"] = "ptcore.functional"
+_LAZY_MODULES["version"] = "ptcore.version"
+# torch's top-level names for functions that live in subpackages here (imported on first use)
+_LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
+               "affine_grid_generator": "ptcore.nn.functional._grid_sample",
+               "conv_tbc": "ptcore.nn.functional._conv_tbc",
+               "OutOfMemoryError": "ptcore.cuda",
+               "svd_lowrank": "ptcore._ops.lowrank", "pca_lowrank": "ptcore._ops.lowrank",
+               "from_file": "ptcore._ops.from_file", "to_dlpack": "ptcore.utils.dlpack",
+               "GradScaler": "ptcore.amp",
+               "DisableTorchFunction": "ptcore._dispatch.torch_function",
+               "DisableTorchFunctionSubclass": "ptcore._dispatch.torch_function"}
 
 
 def __getattr__(name):
@@ -328,6 +360,10 @@ def __getattr__(name):
         mod = importlib.import_module(_LAZY_MODULES[name])
         globals()[name] = mod
         return mod
+    if name in _LAZY_ATTRS:
+        value = getattr(importlib.import_module(_LAZY_ATTRS[name]), name)
+        globals()[name] = value
+        return value
     if name == "vmap":
         fn = importlib.import_module("ptcore.func").vmap
         globals()[name] = fn

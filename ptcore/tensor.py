@@ -236,6 +236,8 @@ class Tensor(_TensorBase):
                 raise ValueError(f"invalid type: '{dtype}'")
             return self.to(device="cuda" if cuda else self.device, dtype=match[0],
                            non_blocking=non_blocking)
+        if isinstance(getattr(dtype, "dtype", None), _C.dtype) and isinstance(dtype, type):
+            return self.to(dtype=dtype.dtype, non_blocking=non_blocking)  # ptcore.LongTensor ...
         if isinstance(dtype, type) and issubclass(dtype, _TensorBase):
             return self
         return self.to(dtype=_C._as_dtype(dtype), non_blocking=non_blocking)
@@ -329,6 +331,14 @@ class Tensor(_TensorBase):
 
     def resize_as_(self, other, memory_format=None):
         return self.resize_(other.shape)
+
+    def module_load(self, other, assign=False):
+        """How ``other`` is loaded into this parameter or buffer by ``Module.load_state_dict``
+        when parameters are swapped: ``other.detach()`` with ``assign``, else this tensor
+        with ``other`` copied in (detached)."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
 
     # -- random fills (in place) -------------------------------------------------
 

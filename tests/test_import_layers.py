@@ -38,7 +38,8 @@ LAYERS = [
                  "ptcore.jit", "ptcore.onnx", "ptcore.distributed", "ptcore.accelerator",
                  "ptcore.backends", "ptcore.random", "ptcore.hub", "ptcore._pickle_checkpoint",
                  "ptcore._compile", "ptcore.array_api", "ptcore.fft", "ptcore.special",
-                 "ptcore.sparse", "ptcore.distributions"]),
+                 "ptcore.sparse", "ptcore.distributions", "ptcore.quasirandom", "ptcore.signal",
+                 "ptcore.functional", "ptcore.version", "ptcore._legacy_types", "ptcore.storage"]),
 ]
 
 # (importer, imported): why it still points up
@@ -72,7 +73,7 @@ ROOT_IMPORTERS = {
     "ptcore._ops.pointwise_composite", "ptcore._ops.reduction_composite",
     "ptcore._ops.shape_composite", "ptcore.linalg", "ptcore.linalg._extra",
     "ptcore._ops.random_samplers", "ptcore._tensor_str", "ptcore._ops.nn_functions",
-    "ptcore._settings", "ptcore._dispatch.autocast",
+    "ptcore._settings", "ptcore._dispatch.autocast", "ptcore._ops.from_file", "ptcore._ops.lowrank",
 }
 
 ROOT = pathlib.Path(ptcore.__file__).resolve().parent

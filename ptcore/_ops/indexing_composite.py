@@ -12,6 +12,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim
 
 __all__ = [
+    "nonzero_static", "as_strided_scatter",
     "unravel_index", "put", "index_reduce",
 ]
 
@@ -133,7 +134,35 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     return out.resize_(r.shape).copy_(r)
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """The indices of the nonzero elements as ``nonzero`` gives them, as exactly ``size``
+    rows: extra rows are dropped, missing rows are filled with ``fill_value``."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size!r}")
+    idx = ptcore.nonzero(input)
+    n, nd = idx.shape[0], idx.shape[1]
+    if n >= size:
+        return idx[:size].contiguous()
+    pad = ptcore.full((size - n, nd), fill_value, dtype=idx.dtype, device=idx.device)
+    return ptcore.cat((idx, pad), dim=0)
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` whose ``as_strided(size, stride, storage_offset)`` window holds
+    ``src`` (differentiable in both)."""
+    size = tuple(operator.index(s) for s in size)
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    out = input.clone()
+    window = out.as_strided(size, stride, storage_offset)
+    window.copy_(src)
+    return out
+
+
 _TENSOR_METHODS = {
+    "nonzero_static": nonzero_static,
+    "as_strided_scatter": as_strided_scatter,
     "fill_diagonal_": fill_diagonal_,
     "index_reduce": index_reduce,
     "index_reduce_": index_reduce_,

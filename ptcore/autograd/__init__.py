@@ -17,6 +17,10 @@ from ptcore.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from ptcore.autograd import functional, graph  # noqa: F401
 from ptcore.autograd.graph import Node  # noqa: F401
 from ptcore.autograd.graph import _is_checkpoint_valid  # noqa: F401
+from ptcore.autograd.graph import SavedTensor  # noqa: F401
+from ptcore.autograd.grad_mode import (  # noqa: F401
+    set_multithreading_enabled, is_multithreading_enabled, is_view_replay_enabled)
+from ptcore.autograd import variable  # noqa: F401
 
 Variable = None  # set by ptcore/__init__ (ptcore.Tensor), as torch.autograd.Variable
 

@@ -168,3 +168,48 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
+
+
+class _EngineFlags(threading.local):
+    def __init__(self):
+        self.multithreading = True
+        self.view_replay = False
+
+
+_engine_flags = _EngineFlags()
+
+
+def is_multithreading_enabled():
+    """Whether multithreaded backward is enabled on this thread (``True`` by default).
+
+    ptcore's engine runs backward on the calling thread either way; the flag is kept so code
+    that switches it (``set_multithreading_enabled``) runs unchanged."""
+    return _engine_flags.multithreading
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enable or disable multithreaded backward on this thread, as a function or a context
+    manager (the previous value returns on exit)."""
+
+    def __init__(self, mode):
+        self.prev = _engine_flags.multithreading
+        _engine_flags.multithreading = bool(mode)
+        self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _engine_flags.multithreading = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_view_replay_enabled():
+    """Whether views are replayed instead of recorded as ``as_strided`` (always ``False``:
+    ptcore keeps every view's own backward)."""
+    return _engine_flags.view_replay
+
+
+__all__ += ["set_multithreading_enabled", "is_multithreading_enabled", "is_view_replay_enabled"]

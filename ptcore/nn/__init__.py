@@ -4,3 +4,23 @@ from ptcore.nn.modules import *  # noqa: F401,F403
 from ptcore.nn import functional, init, utils  # noqa: F401
 from ptcore.nn import parallel  # noqa: F401
 from ptcore.nn.parallel import DataParallel  # noqa: F401
+from ptcore.nn import grad, common_types  # noqa: F401,E402
+
+
+def factory_kwargs(kwargs):
+    """The factory keywords (``device``, ``dtype``, ``memory_format``) of ``kwargs`` as one dict,
+    merged with an explicit ``factory_kwargs`` entry; unexpected keys raise ``TypeError``
+    (``torch.nn.factory_kwargs``)."""
+    if kwargs is None:
+        return {}
+    simple_keys = {"device", "dtype", "memory_format"}
+    expected_keys = simple_keys | {"factory_kwargs"}
+    if not kwargs.keys() <= expected_keys:
+        raise TypeError(f"unexpected kwargs {kwargs.keys() - expected_keys}")
+    r = dict(kwargs.get("factory_kwargs", {}))
+    for k in simple_keys:
+        if k in kwargs:
+            if k in r:
+                raise TypeError(f"{k} specified twice, in **kwargs and in factory_kwargs")
+            r[k] = kwargs[k]
+    return r

@@ -15,9 +15,13 @@ from ptcore.optim.lbfgs import LBFGS
 from ptcore.optim.rprop import Rprop
 from ptcore.optim.asgd import ASGD
 from ptcore.optim import lr_scheduler
+from ptcore.optim.adafactor import Adafactor
+from ptcore.optim.muon import Muon
+from ptcore.optim.sparse_adam import SparseAdam
+from ptcore.optim import swa_utils  # noqa: E402
 
 __all__ = [
     "ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
-    "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
+    "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "Adafactor", "SparseAdam", "swa_utils", "Muon",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
 ]

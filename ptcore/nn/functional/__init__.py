@@ -16,6 +16,11 @@ from ptcore.nn.functional._embedding_bag import *  # noqa: F401,F403
 from ptcore.nn.functional._loss import *  # noqa: F401,F403
 from ptcore.nn.functional._norm import *  # noqa: F401,F403
 from ptcore.nn.functional._distance import *  # noqa: F401,F403
+from ptcore.nn.functional._grid_sample import *  # noqa: F401,F403
+from ptcore.nn.functional._gumbel_softmax import *  # noqa: F401,F403
+from ptcore.nn.functional._fractional_max_pool import *  # noqa: F401,F403
+from ptcore.nn.functional._conv_tbc import *  # noqa: F401,F403
+from ptcore.nn import grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
 
 
 def _bind_entries():

@@ -56,3 +56,18 @@ from ptcore.nn.modules.transformer import (  # noqa: F401
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer,
 )
+from ptcore.nn.modules.lazy import LazyModuleMixin  # noqa: F401
+from ptcore.nn.modules.linear import LazyLinear  # noqa: F401
+from ptcore.nn.modules.conv import (  # noqa: F401
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
+from ptcore.nn.modules.batchnorm import (  # noqa: F401
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm,
+)
+from ptcore.nn.modules.instancenorm import (  # noqa: F401
+    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
+from ptcore.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
+from ptcore.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from ptcore.nn.modules.normalization import CrossMapLRN2d  # noqa: F401

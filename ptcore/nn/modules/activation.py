@@ -445,3 +445,7 @@ class LogSoftmax(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+# torch defines MultiheadAttention in nn/modules/activation.py; ptcore keeps it in attention.py.
+from ptcore.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

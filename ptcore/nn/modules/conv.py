@@ -4,7 +4,8 @@ import math
 import ptcore
 from ptcore.nn import functional as F
 from ptcore.nn import init
-from ptcore.nn.parameter import Parameter
+from ptcore.nn.parameter import Parameter, UninitializedParameter
+from ptcore.nn.modules.lazy import LazyModuleMixin
 from ptcore.nn.modules.module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
@@ -297,3 +298,85 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
     _nd = 3
     _fn = staticmethod(F.conv_transpose3d)
+
+
+# --- lazy convolutions: in_channels inferred from the first input ---
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups,
+                                         *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups,
+                                         *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        no_batch = self._nd + 1
+        if input.dim() not in (no_batch, no_batch + 1):
+            raise RuntimeError(
+                f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input to "
+                f"{self.__class__.__name__}, but got input of size: {list(input.shape)}")
+        return input.shape[1] if input.dim() == no_batch + 1 else input.shape[0]
+
+    def _lazy_setup(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
+def _lazy_conv(base):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                     bias=True, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                             padding_mode, device=device, dtype=dtype)
+            self._lazy_setup(out_channels, bias, device, dtype)
+    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + base.__name__
+    LazyConv.__doc__ = (f"A :class:`{base.__name__}` whose ``in_channels`` is inferred from the "
+                        f"first input; becomes a :class:`{base.__name__}` after it.")
+    return LazyConv
+
+
+def _lazy_conv_transpose(base):
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                             dilation, padding_mode, device=device, dtype=dtype)
+            self._lazy_setup(out_channels, bias, device, dtype)
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = "Lazy" + base.__name__
+    LazyConvTranspose.__doc__ = (f"A :class:`{base.__name__}` whose ``in_channels`` is inferred "
+                                 f"from the first input; becomes a :class:`{base.__name__}`.")
+    return LazyConvTranspose
+
+
+LazyConv1d = _lazy_conv(Conv1d)
+LazyConv2d = _lazy_conv(Conv2d)
+LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d)
+for _cls in (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+             LazyConvTranspose3d):
+    _cls.__module__ = __name__
+del _cls
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d"]

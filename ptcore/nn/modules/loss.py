@@ -291,3 +291,7 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    distance_function=self.distance_function,
                                                    margin=self.margin, swap=self.swap,
                                                    reduction=self.reduction)
+
+
+# torch defines CTCLoss in nn/modules/loss.py; ptcore keeps it in ctc.py.
+from ptcore.nn.modules.ctc import CTCLoss  # noqa: E402,F401

@@ -172,3 +172,8 @@ class RMSNorm(Module):
     def extra_repr(self):
         return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(
             **self.__dict__))
+
+
+from ptcore.nn.modules._cross_map_lrn import CrossMapLRN2d  # noqa: E402
+
+__all__ += ["CrossMapLRN2d"]

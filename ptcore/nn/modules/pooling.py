@@ -293,3 +293,54 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """Partial inverse of :class:`MaxPool3d` (parameters as :class:`MaxUnpool1d`)."""
     _nd = 3
     _fn = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nd = self._nd
+        name = type(self).__name__
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             f"ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-d fractional max pooling over pseudo-randomly placed windows.
+
+    Parameters
+    ----------
+    kernel_size : int or (int, int)
+    output_size : int or (int, int), optional
+    output_ratio : float or (float, float), optional
+        In ``(0, 1)``; exactly one of ``output_size`` and ``output_ratio``.
+    return_indices : bool
+    _random_samples : Tensor, optional
+        Fixed ``(N, C, 2)`` window samples (a buffer).
+    """
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-d fractional max pooling (see :class:`FractionalMaxPool2d`; ``(N, C, 3)`` samples)."""
+    _nd = 3
+
+
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]

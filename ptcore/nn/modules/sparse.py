@@ -100,3 +100,7 @@ class Embedding(Module):
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+# torch defines EmbeddingBag in nn/modules/sparse.py; ptcore keeps it in sparse_bag.py.
+from ptcore.nn.modules.sparse_bag import EmbeddingBag  # noqa: E402,F401

@@ -1,0 +1,129 @@
+"""Torch's legacy names for tensor types and layouts.
+
+``ptcore.FloatTensor`` ... ``ptcore.BoolTensor`` (``isinstance`` checks on dtype
+and device, constructors as ``torch.FloatTensor(2, 3)`` / ``torch.LongTensor([1, 2])``),
+``ptcore.layout`` and ``ptcore.memory_format`` (the types of ``ptcore.strided`` and
+``ptcore.channels_last``), and the constants ``inf``, ``nan``, ``pi``, ``e``, ``newaxis``.
+"""
+import builtins
+import math
+
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase, Size
+
+__all__ = [
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+    "layout", "memory_format", "inf", "nan", "pi", "e", "newaxis",
+]
+
+inf = math.inf
+nan = math.nan
+pi = math.pi
+e = math.e
+newaxis = None
+
+
+class _LegacyTensorType(type):
+    """Metaclass of the legacy tensor types: ``isinstance`` compares dtype and device."""
+
+    def __instancecheck__(cls, obj):
+        return (isinstance(obj, _TensorBase) and obj.dtype is cls.dtype
+                and obj.device.type == "cpu")
+
+    def __subclasscheck__(cls, sub):
+        return type.__subclasscheck__(cls, sub)
+
+    def __repr__(cls):
+        return f"<class 'ptcore.{cls.__name__}'>"
+
+    @property
+    def is_cuda(cls):
+        return False
+
+    @property
+    def is_sparse(cls):
+        return False
+
+    def __call__(cls, *args, device=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}; it accepts sizes, data or a tensor, and device=")
+        if device is not None and _C.device(device).type != "cpu":
+            raise RuntimeError(f"legacy constructor {cls.__name__} expects device type cpu, "
+                               f"got {_C.device(device).type}")
+        dtype = cls.dtype
+        import ptcore
+        if not args:
+            return ptcore.empty(0, dtype=dtype)
+        if builtins.len(args) == 1:
+            a = args[0]
+            if isinstance(a, _TensorBase):
+                if a.dtype is not dtype:
+                    raise TypeError(f"{cls.__name__}: expected a tensor of dtype {dtype}, "
+                                    f"got {a.dtype}")
+                return a.detach() if not a.requires_grad else a.view(a.shape)
+            if isinstance(a, Size):
+                return ptcore.empty(tuple(a), dtype=dtype)
+            if isinstance(a, _C.Storage) and hasattr(ptcore.Tensor, "set_"):
+                return ptcore.empty(0, dtype=dtype).set_(a)
+            if isinstance(a, (builtins.int,)) and not isinstance(a, builtins.bool):
+                return ptcore.empty(a, dtype=dtype)
+            if isinstance(a, (builtins.list, builtins.tuple)) or hasattr(a, "__array__"):
+                return ptcore.tensor(a, dtype=dtype)
+            raise TypeError(f"{cls.__name__}(): expected sizes, a sequence of data or a tensor, "
+                            f"got {type(a).__name__}")
+        if all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
+            return ptcore.empty(tuple(args), dtype=dtype)
+        raise TypeError(f"{cls.__name__}(): expected integer sizes, got "
+                        f"({', '.join(type(a).__name__ for a in args)})")
+
+
+def _legacy(name, dtype):
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "ptcore",
+                                        "__doc__": f"Legacy type of CPU tensors of dtype {dtype}."})
+
+
+FloatTensor = _legacy("FloatTensor", _C.float32)
+DoubleTensor = _legacy("DoubleTensor", _C.float64)
+HalfTensor = _legacy("HalfTensor", _C.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", _C.bfloat16)
+ByteTensor = _legacy("ByteTensor", _C.uint8)
+CharTensor = _legacy("CharTensor", _C.int8)
+ShortTensor = _legacy("ShortTensor", _C.int16)
+IntTensor = _legacy("IntTensor", _C.int32)
+LongTensor = _legacy("LongTensor", _C.int64)
+BoolTensor = _legacy("BoolTensor", _C.bool_)
+
+_LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor,
+                 ShortTensor, IntTensor, LongTensor, BoolTensor)
+
+
+class _EnumType(type):
+    def __instancecheck__(cls, obj):
+        return any(obj is m for m in cls._members())
+
+
+class layout(metaclass=_EnumType):
+    """The type of ``ptcore.strided`` (``torch.layout``); only strided tensors exist."""
+    __module__ = "ptcore"
+
+    @staticmethod
+    def _members():
+        return (_C.strided,)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'ptcore.layout' instances")
+
+
+class memory_format(metaclass=_EnumType):
+    """The type of ``ptcore.contiguous_format``, ``channels_last`` ... (``torch.memory_format``)."""
+    __module__ = "ptcore"
+
+    @staticmethod
+    def _members():
+        return (_C.contiguous_format, _C.preserve_format, _C.channels_last,
+                _C.channels_last_3d)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'ptcore.memory_format' instances")

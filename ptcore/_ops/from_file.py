@@ -1,0 +1,45 @@
+"""``ptcore.from_file`` (``torch.from_file``): a 1-D tensor of ``size`` elements read from a
+file's first bytes, or, with ``shared=True``, mapped onto the file so that writes to the
+tensor reach the file."""
+import os
+
+import numpy as np
+
+import ptcore
+
+__all__ = ["from_file"]
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=False, requires_grad=False):
+    """The first ``size`` elements of ``dtype`` (default dtype when None) stored in
+    ``filename``; ``shared=True`` maps the file (changes are written back), else the bytes
+    are copied."""
+    dtype = ptcore.get_default_dtype() if dtype is None else dtype
+    if device is not None and ptcore.device(device).type != "cpu":
+        raise RuntimeError(f"from_file: only CPU tensors can be read from a file, got device "
+                           f"{device}")
+    size = int(size)
+    if size < 0:
+        raise RuntimeError(f"from_file: size must be non-negative, got {size}")
+    filename = os.fspath(filename)
+    mode = "read-write" if shared else "read-only"
+    try:
+        file_size = os.path.getsize(filename)
+    except OSError as err:
+        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: "
+                           f"{err.strerror} ({err.errno})") from None
+    nbytes = size * dtype.itemsize
+    if file_size < nbytes:
+        raise RuntimeError(f"file <{filename}> size <{file_size}> is smaller than the required "
+                           f"mapping size <{nbytes}>")
+    if size == 0:
+        return ptcore.empty(0, dtype=dtype, requires_grad=requires_grad)
+    if shared:
+        raw = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,))
+    else:
+        raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
+    out = ptcore.from_numpy(raw).view(dtype)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
