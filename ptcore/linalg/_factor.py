@@ -357,13 +357,14 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     _check_A(A, "linalg.cholesky")
     A3, batch = _flat(A)
     n = A.shape[-1]
-    L = _empty(A3.shape, A.dtype)
+    # the result is allocated in its final shape (the kernel writes a 3-d view
+    # of it), so the tensor returned is not a view: autograd treats it as a base
+    L = _empty((*batch, n, n), A.dtype)
     info = _info(A3.shape[0])
-    _blas().cholesky_into(A3, L, bool(upper), info)
+    _blas().cholesky_into(A3, L.reshape(A3.shape), bool(upper), info)
     if check_errors:
         _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
-    return _out(CholeskyExResult(L.reshape(*batch, n, n), info.reshape(batch)), out,
-                "cholesky_ex")
+    return _out(CholeskyExResult(L, info.reshape(batch)), out, "cholesky_ex")
 
 
 def cholesky(A, *, upper=False, out=None):

@@ -939,3 +939,22 @@ def test_tensor_methods_present():
         for name in ("det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "pinverse",
                      "matrix_power", "chain_matmul", "kron", "tensordot", "einsum"):
             assert hasattr(torch, name) and hasattr(ptcore, name), name
+
+
+def test_cholesky_solve_gradient_through_broadcast_cholesky_factor():
+    # the factor from linalg.cholesky, broadcast over B's batch dims: the
+    # gradients for L and for A equal torch's (they were off when L was a view)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 3))
+    spd = a @ a.transpose(0, 2, 1) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2, 3, 3))
+
+    def run(lib):
+        s = lib.tensor(spd, requires_grad=True)
+        L = lib.linalg.cholesky(s)
+        L.retain_grad()
+        lib.cholesky_solve(lib.tensor(b), L).diagonal(dim1=-2, dim2=-1).sum().backward()
+        return L.grad.detach().numpy(), s.grad.detach().numpy()
+    for p, t in zip(run(ptcore), run(torch)):
+        np.testing.assert_allclose(p, t, rtol=1e-10, atol=1e-12)
