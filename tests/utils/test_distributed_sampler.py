@@ -46,5 +46,5 @@ def test_epochs_differ_and_invalid_rank():
     for bad in (2, -1):
         with pytest.raises(ValueError, match=r"Invalid rank .*\[0, 1\]"):
             DistributedSampler(list(range(4)), 2, bad)
-    with pytest.raises(RuntimeError, match="not been initialized"):
+    with pytest.raises(ValueError, match="not been initialized"):
         DistributedSampler(list(range(4)))
