@@ -457,7 +457,7 @@ cdef class Storage:
     cdef int _realloc(self, Py_ssize_t nbytes) except -1:
         """Resize in place to ``nbytes`` (a new host block; the common prefix is
         copied); every tensor viewing this storage sees the new block."""
-        if not self._resizable:
+        if not self._resizable or self._nexports > 0:
             raise RuntimeError("Trying to resize storage that is not resizable")
         if self.device._type_code != 0:
             raise RuntimeError(f"resizing a storage on {self.device} is not supported")
@@ -483,15 +483,16 @@ cdef class Storage:
 
         Raises RuntimeError "Trying to resize storage that is not resizable"
         for borrowed memory (``from_numpy``, DLPack imports, shared memory) and
-        for storage that was exported with ``Tensor.numpy()`` or the buffer
-        protocol, as PyTorch does.
+        while a NumPy array from ``Tensor.numpy()`` or a buffer-protocol export
+        still views it.  After a DLPack export the old block is kept alive
+        (until the storage dies) for the consumer.
         """
         self._realloc(_operator.index(size))
         return self
 
     def resizable(self):
         """Whether ``resize_`` may reallocate this storage."""
-        return self._resizable
+        return self._resizable and self._nexports == 0
 
     def nbytes(self):
         return self._nbytes
@@ -1510,6 +1511,11 @@ cdef class _ArrayExport:
     """Carries ``__array_interface__`` for NumPy and keeps the tensor alive."""
     cdef readonly dict __array_interface__
     cdef object _tensor
+    cdef Storage _st        # counted in _st._nexports while the array lives
+
+    def __dealloc__(self):
+        if self._st is not None:
+            self._st._nexports -= 1
 
 
 # ---------------------------------------------------------------------------
@@ -2587,10 +2593,11 @@ cdef class _TensorBase:
         cdef int i
         cdef int isz = self._dtype.itemsize
         # the export holds the storage itself (set_ or .data = may move the tensor
-        # to another storage) and, as PyTorch, makes it non-resizable
-        e._tensor = (self, self._storage)
-        self._storage._resizable = False
-        self._storage._exported = True
+        # to another storage); while it lives the storage refuses resize_, as
+        # PyTorch's does after numpy()
+        e._tensor = self
+        e._st = self._storage
+        self._storage._nexports += 1
         e.__array_interface__ = {
             "version": 3,
             "shape": _make_tuple(self._ndim, self._shape),
@@ -2645,8 +2652,7 @@ cdef class _TensorBase:
         # dims[2 * ndim] holds a reference to the storage for the buffer's lifetime
         dims[2 * self._ndim] = <Py_ssize_t><PyObject*>self._storage
         Py_INCREF(self._storage)
-        self._storage._resizable = False
-        self._storage._exported = True
+        self._storage._nexports += 1
         buffer.buf = self._ptr()
         buffer.obj = self
         buffer.len = self._numel * self._dtype.itemsize
@@ -2661,8 +2667,11 @@ cdef class _TensorBase:
 
     def __releasebuffer__(self, Py_buffer* buffer):
         cdef Py_ssize_t* dims = <Py_ssize_t*>buffer.internal
+        cdef Storage st
         if dims != NULL:
-            Py_DECREF(<object><PyObject*>dims[2 * buffer.ndim])
+            st = <Storage><PyObject*>dims[2 * buffer.ndim]
+            st._nexports -= 1
+            Py_DECREF(st)
         PyMem_Free(buffer.internal)
 
     def __dlpack_device__(self):
