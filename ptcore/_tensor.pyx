@@ -163,7 +163,12 @@ def _all_dtypes():
 
 def _dtype_from_numpy(np_dtype):
     """ptcore dtype for a NumPy dtype; TypeError if unsupported."""
-    d = _NP_TO_DTYPE.get(_np.dtype(np_dtype))
+    npd = _np.dtype(np_dtype)
+    d = _NP_TO_DTYPE.get(npd)
+    if d is None and not npd.isnative and _NP_TO_DTYPE.get(npd.newbyteorder("=")) is not None:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. Conversion "
+            "between byte orders is currently not supported.")
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{_np.dtype(np_dtype).name}. The only supported "
@@ -1983,6 +1988,8 @@ cdef class _TensorBase:
             raise RuntimeError(f"movedim: repeated dim in `source` ({_fmt_list(src)})")
         if len(set(dst)) != len(dst):
             raise RuntimeError(f"movedim: repeated dim in `destination` ({_fmt_list(dst)})")
+        if nd == 0:     # dims 0 / -1 of a 0-d tensor name the tensor itself
+            return self.permute(())
         order = [-1] * nd
         for s, t in zip(src, dst):
             order[t] = s

@@ -606,7 +606,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     try:
         root = enc.encode(obj)
     except RecursionError:
-        raise ValueError("ptcore.save: the object is nested too deeply to be saved") from None
+        raise RecursionError("ptcore.save: maximum recursion depth exceeded: the object is nested too deeply to be saved") from None
     storages = [{"key": str(k), "nbytes": st.nbytes(), "location": str(st.device)}
                 for k, st in enumerate(enc.storages)]
     header = {"format": "ptcore", "version": FORMAT_VERSION, "byteorder": "little",
