@@ -272,7 +272,7 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-            f"but got weight of size {_size(weight)} instead")
+            f"but got weight of size [{_size(weight)}] instead")
     if input.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {_size(weight)}, expected input{_size(input)} "
@@ -437,7 +437,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-            f"but got weight of size {_size(weight)} instead")
+            f"but got weight of size [{_size(weight)}] instead")
     if x.shape[1] != weight.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {_size(weight)}, expected input{_size(x)} to "
