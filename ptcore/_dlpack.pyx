@@ -91,7 +91,7 @@ cdef dtype _dtype_from_dl(DLDataType t):
     return dtype_from_num(num)
 
 
-def to_dlpack(_TensorBase t, stream=None, max_version=None, dl_device=None, copy=None):
+def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=None, copy=None):
     """Export ``t`` as a DLPack capsule sharing its memory."""
     cdef device dev = t._storage.device
     if dl_device is not None:

@@ -1785,7 +1785,7 @@ cdef class _TensorBase:
                 return False
         return True
 
-    def is_set_to(self, _TensorBase other):
+    def is_set_to(self, _TensorBase other not None):
         return _same_layout(self, other)
 
     # -- views --------------------------------------------------------------
@@ -3158,7 +3158,7 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
     return t
 
 
-def _like(_TensorBase src, dtype_, device_, bint rg, int mode, value, memory_format):
+def _like(_TensorBase src not None, dtype_, device_, bint rg, int mode, value, memory_format):
     """empty_like/zeros_like/ones_like/full_like: PyTorch keeps a dense input's layout."""
     cdef dtype dt = _resolve_dtype(dtype_, src._dtype)
     cdef device dev = src._storage.device if device_ is None else _as_device(device_)
@@ -3223,7 +3223,7 @@ def from_numpy(ndarray):
     return _make_tensor(storage, dt, nd, sh, st, 0)
 
 
-def _make_subclass_impl(cls, _TensorBase data, bint require_grad):
+def _make_subclass_impl(cls, _TensorBase data not None, bint require_grad):
     """A ``cls`` instance sharing ``data``'s storage (used by nn.Parameter)."""
     if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
         raise TypeError(f"_make_subclass: {cls!r} is not a subclass of Tensor")
@@ -3233,12 +3233,12 @@ def _make_subclass_impl(cls, _TensorBase data, bint require_grad):
     return t
 
 
-def _set_data(_TensorBase self, _TensorBase other):
+def _set_data(_TensorBase self not None, _TensorBase other not None):
     """``tensor.data = other``: make self share other's storage and layout."""
     self._set_from(other)
 
 
-def _resize_impl(_TensorBase self, list shape):
+def _resize_impl(_TensorBase self not None, list shape):
     """In-place resize (keeps the data prefix when the storage is big enough)."""
     cdef Py_ssize_t sh[PT_MAX_DIMS]
     cdef Py_ssize_t st[PT_MAX_DIMS]
@@ -3270,7 +3270,7 @@ def _resize_impl(_TensorBase self, list shape):
     return self
 
 
-def _set_storage_impl(_TensorBase self, Storage storage, Py_ssize_t offset, shape, strides):
+def _set_storage_impl(_TensorBase self not None, Storage storage not None, Py_ssize_t offset, shape, strides):
     """``Tensor.set_(storage, offset, size, stride)``: make ``self`` view ``storage``.
 
     ``strides`` None gives contiguous strides.  The storage grows in place when
@@ -3319,14 +3319,14 @@ def _set_storage_impl(_TensorBase self, Storage storage, Py_ssize_t offset, shap
     return self
 
 
-def _empty_storage_like(_TensorBase t):
+def _empty_storage_like(_TensorBase t not None):
     """A new zero-byte storage on ``t``'s device (``Tensor.set_()``)."""
     if t._storage.device._type_code != 0:
         return t.new_empty((0,)).untyped_storage()
     return _new_host_storage(0, False)
 
 
-def _tensor_from_storage(Storage storage, dtype dt, shape, strides, Py_ssize_t offset):
+def _tensor_from_storage(Storage storage not None, dtype dt, shape, strides, Py_ssize_t offset):
     """A tensor viewing ``storage`` (bounds checked)."""
     cdef list sh = [_operator.index(s) for s in shape]
     cdef list st = [_operator.index(s) for s in strides]

@@ -55,6 +55,13 @@ CRASHES = [
     ("broadcast", "ptcore.zeros(2**62, 1).expand(2**62, 1) + ptcore.zeros(1, 8)",
      ("RuntimeError", "overflow")),
     ("broadcast2", "ptcore.ones(1).expand(2**62) + ptcore.ones(4, 1)", ("RuntimeError", "overflow")),
+    # found by the fuzz harness: None where a tensor is expected
+    ("randn_like_none", "ptcore.randn_like(None)", ("TypeError", "")),
+    ("rand_like_none", "ptcore.rand_like(None)", ("TypeError", "")),
+    ("randint_like_none", "ptcore.randint_like(None, ptcore.tensor(3))", ("TypeError", "")),
+    ("empty_like_none", "ptcore.empty_like(None)", ("TypeError", "")),
+    ("is_set_to_none", "ptcore.zeros(2).is_set_to(None)", ("TypeError", "")),
+    ("dlpack_none", "ptcore.utils.dlpack.to_dlpack(None)", ("Error", "")),
     ("resize_overflow", "ptcore.zeros(4).resize_(2**62, 4)",
      ("RuntimeError", "Storage size calculation overflowed")),
     ("resize_with_numpy_view", """
