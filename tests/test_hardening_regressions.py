@@ -61,7 +61,7 @@ CRASHES = [
     ("randint_like_none", "ptcore.randint_like(None, ptcore.tensor(3))", ("TypeError", "")),
     ("empty_like_none", "ptcore.empty_like(None)", ("TypeError", "")),
     ("is_set_to_none", "ptcore.zeros(2).is_set_to(None)", ("TypeError", "")),
-    ("dlpack_none", "ptcore.utils.dlpack.to_dlpack(None)", ("Error", "")),
+    ("dlpack_none", "from ptcore._dlpack import to_dlpack; to_dlpack(None)", ("TypeError", "")),
     ("resize_overflow", "ptcore.zeros(4).resize_(2**62, 4)",
      ("RuntimeError", "Storage size calculation overflowed")),
     ("resize_with_numpy_view", """
