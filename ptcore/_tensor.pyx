@@ -478,6 +478,7 @@ cdef class Storage:
         if keep > 0:
             memcpy(p, self._data, keep)
         self._release_block()
+        self._shared = None         # a shared-memory block is replaced by a private one
         self._data = <char*>p
         self._nbytes = nbytes
         self._kind = STORAGE_HOST
@@ -576,7 +577,8 @@ cdef class Storage:
         self._kind = STORAGE_EXTERNAL
         self._owner = owner
         self._shared = handle
-        self._resizable = False
+        # still resizable (as PyTorch's shared storages): resize_ moves it to a
+        # private host block; a NumPy view of the old block blocks the resize
 
 
 cdef class _RetiredBlock:
