@@ -91,7 +91,7 @@ cdef dtype _dtype_from_dl(DLDataType t):
     return dtype_from_num(num)
 
 
-def to_dlpack(_TensorBase t, stream=None, max_version=None, dl_device=None, copy=None):
+def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=None, copy=None):
     """Export ``t`` as a DLPack capsule sharing its memory."""
     cdef device dev = t._storage.device
     if dl_device is not None:
@@ -129,16 +129,20 @@ def to_dlpack(_TensorBase t, stream=None, max_version=None, dl_device=None, copy
     dl.dtype.lanes = 1
     dl.shape = shape
     dl.strides = strides
-    Py_INCREF(t)
+    # the capsule keeps the storage (not the tensor, whose storage set_ may
+    # swap) alive; a storage resized in place keeps its old block for it
+    cdef object owner = t._storage
+    t._storage._exported = True
+    Py_INCREF(owner)
     if versioned:
         e.versioned.version.major = 1
         e.versioned.version.minor = 0
-        e.versioned.manager_ctx = <void*>t
+        e.versioned.manager_ctx = <void*>owner
         e.versioned.deleter = ptc_dl_deleter_versioned
         e.versioned.flags = PTC_DL_FLAG_IS_COPIED if copy else 0
         return PyCapsule_New(<void*>&e.versioned, "dltensor_versioned",
                              <PyCapsule_Destructor>ptc_dl_capsule_versioned)
-    e.legacy.manager_ctx = <void*>t
+    e.legacy.manager_ctx = <void*>owner
     e.legacy.deleter = ptc_dl_deleter_legacy
     return PyCapsule_New(<void*>&e.legacy, "dltensor", <PyCapsule_Destructor>ptc_dl_capsule_legacy)
 

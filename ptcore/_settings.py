@@ -47,6 +47,13 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
     ptcore's CPU kernels are deterministic already, so the flag is only
     recorded (and reported by :func:`are_deterministic_algorithms_enabled`).
+    Their results are also independent of :func:`ptcore.set_num_threads`:
+    reductions (``sum``, ``mean``, ``var``, ``softmax``, ``cumsum`` ...) combine
+    fixed blocks in a fixed order, and matrix products and convolutions (and
+    their backward) split work into fixed output tiles shared by the threads,
+    with the BLAS library itself kept single-threaded, so each output element
+    is summed in the same order at 1 or N threads (bitwise identical, as in
+    PyTorch).  Results can still differ from PyTorch's in the last bits.
 
     Parameters
     ----------

@@ -61,9 +61,15 @@ cdef class Storage:
     cdef public Py_ssize_t _version      # bumped by in-place writes (autograd)
     cdef readonly bint _inference        # allocated in inference mode: its tensors are inference tensors
     cdef public object _shared           # shared-memory handle (multiprocessing)
+    cdef bint _resizable                 # False for borrowed memory (NumPy, buffers, DLPack imports, shm)
+    cdef Py_ssize_t _nexports            # live NumPy arrays / buffers viewing _data: resize_ refuses
+    cdef bint _exported                  # a DLPack capsule may view _data: resize_ keeps the old block
+    cdef list _retired                   # old blocks kept alive for exporters (freed with the storage)
     cdef object __weakref__
 
     cdef bytes _bytes(self)
+    cdef int _release_block(self) except -1
+    cdef int _realloc(self, Py_ssize_t nbytes) except -1
 
 
 cdef class _TensorBase:

@@ -11,7 +11,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.object cimport PyTypeObject, PyObject
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBUF_RECORDS_RO, PyBUF_FORMAT, PyBUF_WRITABLE)
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memset, memcpy
 from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t,
@@ -29,6 +29,24 @@ import numpy as _np
 import operator as _operator
 import re as _re
 import warnings as _warnings
+
+
+# Overflow-checked size arithmetic: every element count and byte extent that
+# multiplies or adds sizes and strides goes through these, so that a shape or
+# stride near 2**63 raises instead of wrapping to a small (or negative) number
+# that would pass a bounds check (PyTorch's c10::safe_multiplies_u64 and
+# computeStorageNbytes).
+cdef extern from *:
+    """
+    static inline int ptc_mul_ovf(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
+        return __builtin_mul_overflow(a, b, r);
+    }
+    static inline int ptc_add_ovf(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
+        return __builtin_add_overflow(a, b, r);
+    }
+    """
+    bint ptc_mul_ovf(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) noexcept nogil
+    bint ptc_add_ovf(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) noexcept nogil
 
 # ---------------------------------------------------------------------------
 # dtypes
@@ -145,7 +163,12 @@ def _all_dtypes():
 
 def _dtype_from_numpy(np_dtype):
     """ptcore dtype for a NumPy dtype; TypeError if unsupported."""
-    d = _NP_TO_DTYPE.get(_np.dtype(np_dtype))
+    npd = _np.dtype(np_dtype)
+    d = _NP_TO_DTYPE.get(npd)
+    if d is None and not npd.isnative and _NP_TO_DTYPE.get(npd.newbyteorder("=")) is not None:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. Conversion "
+            "between byte orders is currently not supported.")
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{_np.dtype(np_dtype).name}. The only supported "
@@ -409,6 +432,74 @@ cdef class Storage:
                 ptc_dlpack_release(self._dl_managed, self._dl_versioned)
         self._data = NULL
 
+    cdef int _release_block(self) except -1:
+        """Give up the current memory block before it is replaced in place:
+        freed at once, or kept alive until this storage dies when a NumPy
+        array, buffer or DLPack capsule may still view it (no use after free)."""
+        cdef _RetiredBlock b
+        if self._exported:
+            b = _RetiredBlock.__new__(_RetiredBlock)
+            b._data = self._data
+            b._nbytes = self._nbytes
+            b._kind = self._kind
+            b._dl_managed = self._dl_managed
+            b._dl_versioned = self._dl_versioned
+            b._owner = self._owner
+            if self._retired is None:
+                self._retired = []
+            self._retired.append(b)
+        elif self._kind == STORAGE_HOST:
+            if self._data != NULL:
+                ptc_host_free(self._data, <size_t>self._nbytes)
+        elif self._kind == STORAGE_DLPACK:
+            if self._dl_managed != NULL:
+                ptc_dlpack_release(self._dl_managed, self._dl_versioned)
+        self._data = NULL
+        self._dl_managed = NULL
+        self._owner = None
+        return 0
+
+    cdef int _realloc(self, Py_ssize_t nbytes) except -1:
+        """Resize in place to ``nbytes`` (a new host block; the common prefix is
+        copied); every tensor viewing this storage sees the new block."""
+        if not self._resizable or self._nexports > 0:
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        if self.device._type_code != 0:
+            raise RuntimeError(f"resizing a storage on {self.device} is not supported")
+        if nbytes < 0:
+            raise RuntimeError(f"Storage.resize_: size must be non-negative, got {nbytes}")
+        cdef void* p = NULL
+        if nbytes > 0:
+            with nogil:
+                p = ptc_host_alloc(<size_t>nbytes, False)
+            if p == NULL:
+                raise MemoryError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
+        cdef Py_ssize_t keep = nbytes if nbytes < self._nbytes else self._nbytes
+        if keep > 0:
+            memcpy(p, self._data, keep)
+        self._release_block()
+        self._shared = None         # a shared-memory block is replaced by a private one
+        self._data = <char*>p
+        self._nbytes = nbytes
+        self._kind = STORAGE_HOST
+        return 0
+
+    def resize_(self, size):
+        """Resize to ``size`` bytes in place (``UntypedStorage.resize_``).
+
+        Raises RuntimeError "Trying to resize storage that is not resizable"
+        for borrowed memory (``from_numpy``, DLPack imports, shared memory) and
+        while a NumPy array from ``Tensor.numpy()`` or a buffer-protocol export
+        still views it.  After a DLPack export the old block is kept alive
+        (until the storage dies) for the consumer.
+        """
+        self._realloc(_operator.index(size))
+        return self
+
+    def resizable(self):
+        """Whether ``resize_`` may reallocate this storage."""
+        return self._resizable and self._nexports == 0
+
     def nbytes(self):
         return self._nbytes
 
@@ -481,18 +572,33 @@ cdef class Storage:
             raise ValueError(f"_move_to_buffer: buffer of {blen} bytes for a storage of {self._nbytes} bytes")
         if self._nbytes:
             memcpy(dst, self._data, self._nbytes)
-        cdef char* old = self._data
+        self._release_block()
+        self._data = dst
+        self._kind = STORAGE_EXTERNAL
+        self._owner = owner
+        self._shared = handle
+        # still resizable (as PyTorch's shared storages): resize_ moves it to a
+        # private host block; a NumPy view of the old block blocks the resize
+
+
+cdef class _RetiredBlock:
+    """A memory block a storage replaced in place while exporters may still
+    view it; freed when the storage (which the exporters keep alive) dies."""
+    cdef char* _data
+    cdef Py_ssize_t _nbytes
+    cdef int _kind
+    cdef void* _dl_managed
+    cdef bint _dl_versioned
+    cdef object _owner
+
+    def __dealloc__(self):
         if self._kind == STORAGE_HOST:
-            if old != NULL:
-                ptc_host_free(old, <size_t>self._nbytes)
+            if self._data != NULL:
+                ptc_host_free(self._data, <size_t>self._nbytes)
         elif self._kind == STORAGE_DLPACK:
             if self._dl_managed != NULL:
                 ptc_dlpack_release(self._dl_managed, self._dl_versioned)
-            self._dl_managed = NULL
-        self._data = dst
-        self._kind = STORAGE_EXTERNAL
-        self._owner = owner      # drops a previous external owner
-        self._shared = handle
+        self._data = NULL
 
 
 cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:
@@ -505,6 +611,7 @@ cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:
     st._data = <char*>p
     st._nbytes = nbytes
     st._kind = STORAGE_HOST
+    st._resizable = True
     st.device = _CPU
     return 0
 
@@ -729,18 +836,24 @@ cdef inline void _contig_strides(int ndim, const Py_ssize_t* shape, Py_ssize_t* 
 
 
 cdef list _infer_size(list shape, Py_ssize_t numel):
-    cdef Py_ssize_t prod = 1
+    cdef Py_ssize_t prod = 1, v
     cdef int infer = -1
     cdef int i
+    cdef bint overflow = False
     for i in range(len(shape)):
-        if shape[i] == -1:
+        v = shape[i]
+        if v == -1:
             if infer >= 0:
                 raise RuntimeError("only one dimension can be inferred")
             infer = i
-        elif shape[i] < 0:
-            raise RuntimeError(f"invalid shape dimension {shape[i]}")
-        else:
-            prod *= shape[i]
+        elif v < 0:
+            raise RuntimeError(f"invalid shape dimension {v}")
+        elif not overflow and ptc_mul_ovf(prod, v, &prod):
+            overflow = True
+    if overflow:
+        if numel == 0 and infer < 0:
+            raise RuntimeError("numel: integer multiplication overflow")
+        raise RuntimeError(f"shape '{_fmt_list(shape)}' is invalid for input of size {numel}")
     if infer >= 0:
         if prod == 0:
             raise RuntimeError(
@@ -833,32 +946,68 @@ cdef inline _TensorBase _new_instance(object cls):
 cdef _TensorBase _make_tensor(Storage storage, dtype dt, int ndim,
                               const Py_ssize_t* shape, const Py_ssize_t* strides,
                               Py_ssize_t offset):
+    cdef Py_ssize_t n = _checked_numel(ndim, shape)
     cdef _TensorBase t = _new_instance(_TensorClass)
     t._storage = storage
     t._dtype = dt
     t._offset = offset
     t._alloc_dims(ndim)
-    cdef Py_ssize_t n = 1
     cdef int i
     for i in range(ndim):
         t._shape[i] = shape[i]
         t._strides[i] = strides[i]
-        n *= shape[i]
     t._numel = n
     return t
 
 
-cdef Py_ssize_t _checked_nbytes(int ndim, const Py_ssize_t* shape, int itemsize) except -1:
+cdef Py_ssize_t _checked_numel(int ndim, const Py_ssize_t* shape) except -1:
+    """The product of ``shape``, multiplied left to right as PyTorch does;
+    RuntimeError when it does not fit in int64."""
     cdef Py_ssize_t n = 1
+    cdef int i
+    for i in range(ndim):
+        if ptc_mul_ovf(n, shape[i], &n):
+            raise RuntimeError("numel: integer multiplication overflow")
+    return n
+
+
+cdef Py_ssize_t _storage_nbytes(int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
+                                Py_ssize_t offset, int itemsize) except -1:
+    """Bytes of storage a strided view needs: ``(offset + 1 + sum((size-1)*stride)) *
+    itemsize``, 0 when any size is 0; RuntimeError on int64 overflow."""
+    cdef Py_ssize_t need = 0, term
+    cdef int i
+    cdef bint bad = False
+    for i in range(ndim):
+        if shape[i] == 0:
+            return 0
+    for i in range(ndim):
+        if ptc_mul_ovf(shape[i] - 1, strides[i], &term) or ptc_add_ovf(need, term, &need):
+            bad = True
+            break
+    if not bad:
+        bad = (ptc_add_ovf(need, 1, &need) or ptc_add_ovf(need, offset, &need)
+               or ptc_mul_ovf(need, itemsize, &need))
+    if bad:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={_fmt_list([shape[i] for i in range(ndim)])} "
+            f"and strides={_fmt_list([strides[i] for i in range(ndim)])}")
+    return need
+
+
+cdef Py_ssize_t _checked_nbytes(int ndim, const Py_ssize_t* shape, int itemsize) except -1:
+    """Bytes of a contiguous tensor of ``shape``: negative sizes and int64
+    overflow (of the element count or the byte count) raise RuntimeError."""
+    cdef Py_ssize_t n = itemsize
     cdef int i
     for i in range(ndim):
         if shape[i] < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {shape[i]}: {_fmt_list([shape[j] for j in range(ndim)])}")
     for i in range(ndim):
-        if shape[i] != 0 and n > (<Py_ssize_t>0x7fffffffffffffff) // itemsize // shape[i]:
-            raise RuntimeError(f"numel overflows for shape {_fmt_list([shape[j] for j in range(ndim)])}")
-        n *= shape[i]
-    return n * itemsize
+        if ptc_mul_ovf(n, shape[i], &n):
+            raise RuntimeError(
+                f"Storage size calculation overflowed with sizes={_fmt_list([shape[j] for j in range(ndim)])}")
+    return n
 
 
 cdef bint _c32_warned = False
@@ -1369,6 +1518,11 @@ cdef class _ArrayExport:
     """Carries ``__array_interface__`` for NumPy and keeps the tensor alive."""
     cdef readonly dict __array_interface__
     cdef object _tensor
+    cdef Storage _st        # counted in _st._nexports while the array lives
+
+    def __dealloc__(self):
+        if self._st is not None:
+            self._st._nexports -= 1
 
 
 # ---------------------------------------------------------------------------
@@ -1633,7 +1787,7 @@ cdef class _TensorBase:
                 return False
         return True
 
-    def is_set_to(self, _TensorBase other):
+    def is_set_to(self, _TensorBase other not None):
         return _same_layout(self, other)
 
     # -- views --------------------------------------------------------------
@@ -1836,6 +1990,8 @@ cdef class _TensorBase:
             raise RuntimeError(f"movedim: repeated dim in `source` ({_fmt_list(src)})")
         if len(set(dst)) != len(dst):
             raise RuntimeError(f"movedim: repeated dim in `destination` ({_fmt_list(dst)})")
+        if nd == 0:     # dims 0 / -1 of a 0-d tensor name the tensor itself
+            return self.permute(())
         order = [-1] * nd
         for s, t in zip(src, dst):
             order[t] = s
@@ -1974,7 +2130,7 @@ cdef class _TensorBase:
                     raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(target)}")
                 sh[i] = s
                 # a new size-1 dim gets the stride a contiguous layout would give it
-                st[i] = sh[i + 1] * st[i + 1] if (s == 1 and i + 1 < n) else 0
+                st[i] = <Py_ssize_t>(<uint64_t>sh[i + 1] * <uint64_t>st[i + 1]) if (s == 1 and i + 1 < n) else 0
         return self._view(n, sh, st, self._offset, VK_EXPAND)
 
     def expand_as(self, other):
@@ -2185,7 +2341,9 @@ cdef class _TensorBase:
             st[i] = self._strides[i]
         if nd:
             sh[d] = (dimsize - w) // s + 1
-            st[d] = s * dimstride
+            # a step past the end leaves one window: its stride is never used and
+            # wraps as PyTorch's does (no signed-overflow UB)
+            st[d] = <Py_ssize_t>(<uint64_t>s * <uint64_t>dimstride)
         sh[nd if nd else 0] = w
         st[nd if nd else 0] = dimstride
         return self._view(nd + 1 if nd else 1, sh, st, self._offset, VK_UNFOLD)
@@ -2443,7 +2601,12 @@ cdef class _TensorBase:
         cdef _ArrayExport e = _ArrayExport.__new__(_ArrayExport)
         cdef int i
         cdef int isz = self._dtype.itemsize
+        # the export holds the storage itself (set_ or .data = may move the tensor
+        # to another storage); while it lives the storage refuses resize_, as
+        # PyTorch's does after numpy()
         e._tensor = self
+        e._st = self._storage
+        self._storage._nexports += 1
         e.__array_interface__ = {
             "version": 3,
             "shape": _make_tuple(self._ndim, self._shape),
@@ -2495,6 +2658,10 @@ cdef class _TensorBase:
         for i in range(self._ndim):
             dims[i] = self._shape[i]
             dims[self._ndim + i] = self._strides[i] * self._dtype.itemsize
+        # dims[2 * ndim] holds a reference to the storage for the buffer's lifetime
+        dims[2 * self._ndim] = <Py_ssize_t><PyObject*>self._storage
+        Py_INCREF(self._storage)
+        self._storage._nexports += 1
         buffer.buf = self._ptr()
         buffer.obj = self
         buffer.len = self._numel * self._dtype.itemsize
@@ -2508,6 +2675,12 @@ cdef class _TensorBase:
         buffer.internal = dims
 
     def __releasebuffer__(self, Py_buffer* buffer):
+        cdef Py_ssize_t* dims = <Py_ssize_t*>buffer.internal
+        cdef Storage st
+        if dims != NULL:
+            st = <Storage><PyObject*>dims[2 * buffer.ndim]
+            st._nexports -= 1
+            Py_DECREF(st)
         PyMem_Free(buffer.internal)
 
     def __dlpack_device__(self):
@@ -2654,15 +2827,16 @@ cdef object _to_memory_format(_TensorBase t, object fmt):
 
 
 cdef int _check_in_bounds(Storage st, dtype dt, list sh, list strides, Py_ssize_t off) except -1:
-    cdef Py_ssize_t need = 0
-    cdef Py_ssize_t n = 1
-    for s, k in zip(sh, strides):
-        n *= s
-        if s > 0:
-            need += (s - 1) * k
-    if n == 0:
-        return 0
-    need = (need + 1 + off) * dt.itemsize
+    cdef Py_ssize_t csh[PT_MAX_DIMS]
+    cdef Py_ssize_t cst[PT_MAX_DIMS]
+    cdef int i, nd = len(sh)
+    if nd > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+    for i in range(nd):
+        csh[i] = sh[i]
+        cst[i] = strides[i]
+    _checked_numel(nd, csh)
+    cdef Py_ssize_t need = _storage_nbytes(nd, csh, cst, off, dt.itemsize)
     if need > st._nbytes:
         raise RuntimeError(
             f"setStorage: sizes {_fmt_list(sh)}, strides {_fmt_list(strides)}, storage offset {off}, "
@@ -2970,25 +3144,23 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
     for s in st:
         if s < 0:
             raise RuntimeError(f"empty_strided: negative strides are not supported, got {_fmt_list(st)}")
-    cdef Py_ssize_t need = 0
-    cdef Py_ssize_t n = 1
-    for s, k in zip(sh, st):
-        n *= s
-        need += (s - 1) * k if s > 0 else 0
-    need = (need + 1) * dt.itemsize if n else 0
-    cdef Storage storage = _new_host_storage(need, False)
     cdef Py_ssize_t csh[PT_MAX_DIMS]
     cdef Py_ssize_t cst[PT_MAX_DIMS]
     cdef int i
+    if len(sh) > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {len(sh)}")
     for i in range(len(sh)):
         csh[i] = sh[i]
         cst[i] = st[i]
+    cdef Py_ssize_t need = _storage_nbytes(len(sh), csh, cst, 0, dt.itemsize)
+    _checked_numel(len(sh), csh)
+    cdef Storage storage = _new_host_storage(need, False)
     cdef _TensorBase t = _make_tensor(storage, dt, len(sh), csh, cst, 0)
     _check_requires_grad(t, requires_grad)
     return t
 
 
-def _like(_TensorBase src, dtype_, device_, bint rg, int mode, value, memory_format):
+def _like(_TensorBase src not None, dtype_, device_, bint rg, int mode, value, memory_format):
     """empty_like/zeros_like/ones_like/full_like: PyTorch keeps a dense input's layout."""
     cdef dtype dt = _resolve_dtype(dtype_, src._dtype)
     cdef device dev = src._storage.device if device_ is None else _as_device(device_)
@@ -3053,7 +3225,7 @@ def from_numpy(ndarray):
     return _make_tensor(storage, dt, nd, sh, st, 0)
 
 
-def _make_subclass_impl(cls, _TensorBase data, bint require_grad):
+def _make_subclass_impl(cls, _TensorBase data not None, bint require_grad):
     """A ``cls`` instance sharing ``data``'s storage (used by nn.Parameter)."""
     if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
         raise TypeError(f"_make_subclass: {cls!r} is not a subclass of Tensor")
@@ -3063,12 +3235,12 @@ def _make_subclass_impl(cls, _TensorBase data, bint require_grad):
     return t
 
 
-def _set_data(_TensorBase self, _TensorBase other):
+def _set_data(_TensorBase self not None, _TensorBase other not None):
     """``tensor.data = other``: make self share other's storage and layout."""
     self._set_from(other)
 
 
-def _resize_impl(_TensorBase self, list shape):
+def _resize_impl(_TensorBase self not None, list shape):
     """In-place resize (keeps the data prefix when the storage is big enough)."""
     cdef Py_ssize_t sh[PT_MAX_DIMS]
     cdef Py_ssize_t st[PT_MAX_DIMS]
@@ -3078,18 +3250,18 @@ def _resize_impl(_TensorBase self, list shape):
     for i in range(nd):
         sh[i] = shape[i]
     cdef Py_ssize_t nbytes = _checked_nbytes(nd, sh, self._dtype.itemsize)
+    _checked_numel(nd, sh)
     _contig_strides(nd, sh, st)
-    cdef Storage new_st
-    cdef Py_ssize_t have = self._storage._nbytes - self._offset * self._dtype.itemsize
-    if nbytes > have:
+    cdef Py_ssize_t need = 0
+    if nbytes > 0 and (ptc_mul_ovf(self._offset, self._dtype.itemsize, &need)
+                       or ptc_add_ovf(need, nbytes, &need)):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={_fmt_list(shape)} and storage offset {self._offset}")
+    if need > self._storage._nbytes:
         if self._storage.device._type_code != 0:
             raise RuntimeError("resize_ of device tensors to a larger size is not supported")
-        if self._storage._kind != STORAGE_HOST and self._storage._kind != STORAGE_EXTERNAL:
-            raise RuntimeError("Trying to resize storage that is not resizable")
-        new_st = _new_host_storage(nbytes + self._offset * self._dtype.itemsize, False)
-        if self._storage._nbytes:
-            memcpy(new_st._data, self._storage._data, self._storage._nbytes)
-        self._storage = new_st
+        # PyTorch grows the storage in place: every tensor sharing it sees the new memory
+        self._storage._realloc(need)
     self._alloc_dims(nd)
     cdef Py_ssize_t n = 1
     for i in range(nd):
@@ -3100,7 +3272,63 @@ def _resize_impl(_TensorBase self, list shape):
     return self
 
 
-def _tensor_from_storage(Storage storage, dtype dt, shape, strides, Py_ssize_t offset):
+def _set_storage_impl(_TensorBase self not None, Storage storage not None, Py_ssize_t offset, shape, strides):
+    """``Tensor.set_(storage, offset, size, stride)``: make ``self`` view ``storage``.
+
+    ``strides`` None gives contiguous strides.  The storage grows in place when
+    the view needs more bytes than it has (PyTorch's resize of a resizable
+    storage); borrowed or exported storage raises instead.
+    """
+    cdef list sh = [_operator.index(v) for v in shape]
+    cdef int i, nd = len(sh)
+    cdef Py_ssize_t csh[PT_MAX_DIMS]
+    cdef Py_ssize_t cst[PT_MAX_DIMS]
+    if nd > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    for i in range(nd):
+        csh[i] = sh[i]
+        if csh[i] < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {csh[i]}: {_fmt_list(sh)}")
+    if strides is None:
+        _checked_nbytes(nd, csh, self._dtype.itemsize)
+        _contig_strides(nd, csh, cst)
+    else:
+        st = [_operator.index(v) for v in strides]
+        if len(st) != nd:
+            raise RuntimeError(
+                f"mismatch in length of strides and shape: {len(st)} strides for {nd} dims")
+        for i in range(nd):
+            cst[i] = st[i]
+            if cst[i] < 0:
+                raise RuntimeError(f"set_: negative strides are not supported, got {_fmt_list(st)}")
+    cdef Py_ssize_t n = _checked_numel(nd, csh)
+    cdef Py_ssize_t need = _storage_nbytes(nd, csh, cst, offset, self._dtype.itemsize)
+    if storage.device != self._storage.device:
+        raise RuntimeError(
+            f"Attempted to set the storage of a tensor on device \"{self._storage.device}\" to a storage "
+            f"on different device \"{storage.device}\".  This is no longer allowed; the devices must match.")
+    if need > storage._nbytes:
+        storage._realloc(need)
+    self._storage = storage
+    self._offset = offset
+    self._alloc_dims(nd)
+    for i in range(nd):
+        self._shape[i] = csh[i]
+        self._strides[i] = cst[i]
+    self._numel = n
+    return self
+
+
+def _empty_storage_like(_TensorBase t not None):
+    """A new zero-byte storage on ``t``'s device (``Tensor.set_()``)."""
+    if t._storage.device._type_code != 0:
+        return t.new_empty((0,)).untyped_storage()
+    return _new_host_storage(0, False)
+
+
+def _tensor_from_storage(Storage storage not None, dtype dt, shape, strides, Py_ssize_t offset):
     """A tensor viewing ``storage`` (bounds checked)."""
     cdef list sh = [_operator.index(s) for s in shape]
     cdef list st = [_operator.index(s) for s in strides]

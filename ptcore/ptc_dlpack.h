@@ -47,7 +47,7 @@ static void ptc_dlpack_release(void *managed, int versioned) {
 }
 
 /* Producer side: one malloc holds the managed struct, shape and strides;
- * manager_ctx is a strong reference to the exporting tensor. */
+ * manager_ctx is a strong reference to the exporting tensor's Storage. */
 typedef struct {
     DLManagedTensor legacy;
     DLManagedTensorVersioned versioned;

@@ -612,7 +612,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     try:
         root = enc.encode(obj)
     except RecursionError:
-        raise ValueError("ptcore.save: the object is nested too deeply to be saved") from None
+        raise RecursionError("ptcore.save: maximum recursion depth exceeded: the object is nested too deeply to be saved") from None
     except (TypeError, ValueError):
         # not data only (a module, an optimizer, a NumPy array ...): pickled as
         # torch.save does; ptcore.load needs weights_only=False (or allowlisted

@@ -340,6 +340,28 @@ class Tensor(_TensorBase):
             return other.detach()
         return self.copy_(other).detach()
 
+    def set_(self, source=None, storage_offset=0, size=None, stride=None):
+        """Make this tensor view ``source`` (a tensor's storage and geometry, or a
+        storage with ``storage_offset``/``size``/``stride``); ``set_()`` empties it.
+        A resizable storage grows in place when the view needs more bytes."""
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if source is None:
+            st, storage_offset, size, stride = _C._empty_storage_like(self), 0, (0,), None
+        elif isinstance(source, _C._TensorBase):
+            if source.dtype != self.dtype:
+                raise RuntimeError(f"Could not set tensor of type {str(source.dtype).split('.')[-1]} to a tensor of type "
+                                   f"{str(self.dtype).split('.')[-1]}")
+            st, storage_offset = source.untyped_storage(), source.storage_offset()
+            size, stride = tuple(source.shape), source.stride()
+        else:
+            st = source
+            if not isinstance(st, _C.Storage):
+                raise TypeError(f"set_(): expected a Tensor or a Storage, got {type(source).__name__}")
+            if size is None:
+                size = (st.nbytes() // self.dtype.itemsize,)
+        return _C._set_storage_impl(self, st, storage_offset.__index__(), size, stride)
+
     # -- random fills (in place) -------------------------------------------------
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):

@@ -528,7 +528,7 @@ def test_deeply_nested_object_roundtrips_or_fails_cleanly():
     assert depth == 200
     for _ in range(100000):
         obj = [obj]
-    with pytest.raises(ValueError, match="nested too deeply"):
+    with pytest.raises(RecursionError, match="nested too deeply"):
         saved_bytes(obj)
 
 

@@ -1295,7 +1295,7 @@ cdef void _r_finish(acc_t* buf, const rplan* p, Py_ssize_t w) noexcept nogil:
                 a0[j] = a0[j] / d1[j]
     elif op == R_VAR:
         dof = n - p.corr
-        if dof < 0:
+        if dof < 0 or n == 0:       # an empty reduction is nan for any correction
             dof = 0
         for j in range(w):
             v = d1[j] / dof

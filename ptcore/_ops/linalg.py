@@ -82,10 +82,11 @@ def _find_blas_setter():
 
 
 def _apply_blas_threads():
-    n = _BLAS_THREADS[0]
-    if n is None:
-        from ptcore._ops import _parallel
-        n = _parallel._get_num_threads()
+    # BLAS runs single-threaded: ptcore's GEMM splits large products into
+    # fixed column blocks over its own threads (ptcore._ops._blas._gemm), so
+    # results do not depend on the thread count (a multi-threaded OpenBLAS
+    # partitions by thread count and changes results bitwise)
+    n = 1
     if _BLAS_SETTER[0] is None:
         _BLAS_SETTER[0] = _find_blas_setter() or (lambda n: None)
     try:

@@ -215,6 +215,17 @@ class _ConvBwdW(_Function):
         return gx, ggy, None, None
 
 
+def _check_kernel_size(ks):
+    """PyTorch's error for a weight with an empty spatial dim (a 0-size kernel)."""
+    if builtins.any(kk <= 0 for kk in ks):
+        if len(ks) == 3:
+            raise RuntimeError(f"kernel size should be greater than zero, but got: "
+                               f"{ks[0]} x {ks[1]} x {ks[2]} (TxHxW)")
+        kh, kw = (1, ks[0]) if len(ks) == 1 else ks[:2]
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{kh} kernel_width: {kw}")
+
+
 def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     """Validate the arguments as PyTorch does; returns (batched input, geo, unbatched)."""
     _check_tensor(input, name, "input")
@@ -254,6 +265,10 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
     groups = operator.index(groups)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] == 0:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+            f"but got weight of size {_size(weight)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
@@ -264,6 +279,7 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
             f"to have {weight.shape[1] * groups} channels, but got {input.shape[1]} channels "
             f"instead")
     ks = tuple(weight.shape[2:])
+    _check_kernel_size(ks)
     spatial = tuple(input.shape[2:])
     if isinstance(padding, str):
         if padding == "valid":
@@ -435,6 +451,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                 f"1-dimensional with {OC} elements, but got bias of size {_size(bias)} instead")
     _check_dtype(x, weight, bias, name)
     ks = tuple(weight.shape[2:])
+    _check_kernel_size(ks)
     osz = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
                 for i, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, ks,
                                              output_padding))

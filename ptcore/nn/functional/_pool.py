@@ -8,6 +8,7 @@ PyTorch's flat per-plane int64 indices; its backward scatters by index.
 """
 import builtins
 import operator
+import os
 
 import ptcore
 from ptcore._tensor import _TensorBase
@@ -528,6 +529,28 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 # ---------------------------------------------------------------------------
 # adaptive pooling
 # ---------------------------------------------------------------------------
+def _check_output_fits(input, osz, nd, fname):
+    """Fail fast (before building per-window tables) when the output of size
+    ``osz`` could never be allocated: more bytes than the host's memory."""
+    n = input.element_size()
+    for v in tuple(input.shape[:input.dim() - nd]) + tuple(osz):
+        n *= v
+    try:
+        limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):     # pragma: no cover - non-POSIX
+        limit = 1 << 48
+    if n > limit:
+        raise RuntimeError(f"{fname}: DefaultCPUAllocator: can't allocate memory: you tried to "
+                           f"allocate {n} bytes for an output of size "
+                           f"{list(input.shape[:input.dim() - nd]) + list(osz)}")
+    # the window tables hold three Python ints per output position of each dim
+    table = 3 * 40 * builtins.sum(osz)
+    if n + table > limit:
+        raise RuntimeError(f"{fname}: output_size {list(osz)} needs about {table} bytes of "
+                           f"window tables (plus {n} bytes of output), more than this host's "
+                           f"{limit} bytes of memory")
+
+
 def _adaptive_windows(input, output_size, nd, fname):
     _check_input(input, nd, fname, "adaptive")
     sp = tuple(input.shape[input.dim() - nd:])
@@ -540,6 +563,7 @@ def _adaptive_windows(input, output_size, nd, fname):
     if builtins.any(o < 0 for o in osz):
         raise RuntimeError(f"{fname}: elements of output_size must be greater than or equal to 0 "
                            f"but received {list(osz)}")
+    _check_output_fits(input, osz, nd, fname)
     starts, ends, factors = [], [], []
     for n, o in zip(sp, osz):
         st = [(i * n) // o for i in range(o)]

@@ -1,0 +1,251 @@
+"""Regression cases of issue 15: inputs that once crashed the interpreter
+(int64 overflow in size/stride arithmetic, use after free of exported memory)
+and behaviours that differed from PyTorch.
+
+Each former crash runs in a fresh interpreter, so a segmentation fault fails
+its test (with the code that caused it) instead of killing pytest.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_isolated(code):
+    """Run ``code`` (with ptcore imported) in a subprocess; return its result."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    src = "import ptcore\n" + textwrap.dedent(code)
+    return subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+# (case id, code, expected exception name and message fragment; None: must succeed)
+CRASHES = [
+    ("as_strided_item", "ptcore.zeros(4).as_strided([3], [2**61])[1].item()",
+     ("RuntimeError", "Storage size calculation overflowed")),
+    ("as_strided_offset", "ptcore.zeros(4).as_strided([1], [1], 2**62).item()",
+     ("RuntimeError", "Storage size calculation overflowed")),
+    ("as_strided_numel", "ptcore.zeros(4).as_strided([2**62, 4], [0, 0]).sum()",
+     ("RuntimeError", "numel: integer multiplication overflow")),
+    ("empty_strided", "ptcore.empty_strided((2**62, 2), (1, 2**62))",
+     ("RuntimeError", "Storage size calculation overflowed")),
+    ("expand_clone", "ptcore.ones(1, 1).expand(2**62, 4).clone()",
+     ("RuntimeError", "numel: integer multiplication overflow")),
+    ("expand_sum", "ptcore.ones(1, 1).expand(2**62, 4).sum()",
+     ("RuntimeError", "numel: integer multiplication overflow")),
+    ("new_empty", "ptcore.zeros(2).new_empty((2**62, 4))",
+     ("RuntimeError", "Storage size calculation overflowed")),
+    ("zeros", "ptcore.zeros(2**62, 4)", ("RuntimeError", "Storage size calculation overflowed")),
+    ("reshape", "ptcore.zeros(0).reshape(2**62, 4, 0)",
+     ("RuntimeError", "numel: integer multiplication overflow")),
+    ("view", "ptcore.zeros(8).view(2**62, 2**62, 0)", ("RuntimeError", "is invalid for input of size 8")),
+    ("repeat", "ptcore.zeros(2).repeat(2**62)", ("Error", "")),
+    ("repeat2", "ptcore.zeros(2, 2).repeat(2**62, 2**62)", ("Error", "")),
+    ("unfold", "ptcore.zeros(10).unfold(0, 2, 2**62).clone()", None),
+    ("broadcast", "ptcore.zeros(2**62, 1).expand(2**62, 1) + ptcore.zeros(1, 8)",
+     ("RuntimeError", "overflow")),
+    ("broadcast2", "ptcore.ones(1).expand(2**62) + ptcore.ones(4, 1)", ("RuntimeError", "overflow")),
+    # found by the fuzz harness: None where a tensor is expected
+    ("randn_like_none", "ptcore.randn_like(None)", ("TypeError", "")),
+    ("rand_like_none", "ptcore.rand_like(None)", ("TypeError", "")),
+    ("randint_like_none", "ptcore.randint_like(None, ptcore.tensor(3))", ("TypeError", "")),
+    ("empty_like_none", "ptcore.empty_like(None)", ("TypeError", "")),
+    ("is_set_to_none", "ptcore.zeros(2).is_set_to(None)", ("TypeError", "")),
+    ("dlpack_none", "from ptcore._dlpack import to_dlpack; to_dlpack(None)", ("TypeError", "")),
+    ("resize_overflow", "ptcore.zeros(4).resize_(2**62, 4)",
+     ("RuntimeError", "Storage size calculation overflowed")),
+    ("resize_with_numpy_view", """
+        t = ptcore.zeros(4); a = t.numpy()
+        t.resize_(10**6)""", ("RuntimeError", "Trying to resize storage that is not resizable")),
+    ("storage_resize_with_numpy_view", """
+        t = ptcore.zeros(4); a = t.numpy()
+        t.untyped_storage().resize_(10**6)""",
+     ("RuntimeError", "Trying to resize storage that is not resizable")),
+    ("set_with_numpy_view", """
+        t = ptcore.zeros(4); a = t.numpy()
+        ptcore.zeros(1).set_(t.untyped_storage(), 0, (10**6,))""",
+     ("RuntimeError", "Trying to resize storage that is not resizable")),
+    ("resize_with_memoryview", """
+        t = ptcore.zeros(4); m = memoryview(t)
+        t.resize_(10**6)""", ("RuntimeError", "Trying to resize storage that is not resizable")),
+    # a DLPack consumer keeps reading the old block: it must stay alive (and unchanged)
+    ("resize_with_dlpack_consumer", """
+        import numpy as np
+        t = ptcore.arange(4.); a = np.from_dlpack(t)
+        t.resize_(10**6); t.fill_(7.)
+        del t
+        import gc; gc.collect()
+        b = [np.ones(10**5) for _ in range(20)]
+        assert a.tolist() == [0., 1., 2., 3.], a""", None),
+    ("storage_resize_with_dlpack_capsule", """
+        t = ptcore.arange(4.); c = t.__dlpack__()
+        t.untyped_storage().resize_(10**6)
+        u = ptcore.from_dlpack(c)
+        del t
+        import gc; gc.collect()
+        assert u.tolist() == [0., 1., 2., 3.], u""", None),
+    ("set_on_self_storage", """
+        t = ptcore.arange(4.); a = t.numpy()
+        t.set_(); t.resize_(100)
+        assert a.tolist() == [0., 1., 2., 3.]""", None),
+]
+
+
+@pytest.mark.parametrize("case", CRASHES, ids=[c[0] for c in CRASHES])
+def test_former_crash_raises_cleanly(case):
+    name, code, expected = case
+    r = run_isolated(code)
+    assert r.returncode in (0, 1), (
+        f"{name} killed the interpreter (exit status {r.returncode}):\n{code}\n{r.stderr[-2000:]}")
+    if expected is None:
+        assert r.returncode == 0, r.stderr[-2000:]
+        return
+    assert r.returncode == 1, f"{name} did not raise"
+    last = r.stderr.strip().splitlines()[-1]
+    exc, frag = expected
+    assert exc in last.split(":")[0] and frag in last, last
+
+
+def test_overflow_errors_match_torch():
+    cases = [
+        lambda m: m.zeros(4).as_strided([3], [2**61]),
+        lambda m: m.empty_strided((2**62, 2), (1, 2**62)),
+        lambda m: m.ones(1, 1).expand(2**62, 4).clone(),
+        lambda m: m.zeros(2).new_empty((2**62, 4)),
+        lambda m: m.zeros(0).reshape(2**62, 4, 0),
+        lambda m: m.zeros(4).as_strided([1], [1], 2**62),
+    ]
+    for f in cases:
+        with pytest.raises(RuntimeError) as ours:
+            f(ptcore)
+        with pytest.raises(RuntimeError) as theirs:
+            f(torch)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_resize_after_numpy_view_dies_is_allowed():
+    t = ptcore.arange(4.)
+    a = t.numpy()
+    assert not t.untyped_storage().resizable()
+    del a
+    assert t.untyped_storage().resizable()
+    t.resize_(100)
+    assert t.shape == (100,) and t[:4].tolist() == [0., 1., 2., 3.]
+
+
+def test_tolist_does_not_pin_the_storage():
+    t = ptcore.arange(4.)
+    t.tolist()
+    t.resize_(10)
+    assert t.shape == (10,)
+
+
+def test_set_matches_torch():
+    cases = [(), ("t",), ("s",), ("s", 2, (2, 2)), ("s", 2, (2, 2), (1, 2)), ("s", 0, (100,)),
+             ("s64",)]
+    for args in cases:
+        res = []
+        for m in (ptcore, torch):
+            src = {"t": m.zeros(2, 3), "s": m.zeros(10).untyped_storage(),
+                   "s64": m.zeros(3, dtype=m.float64).untyped_storage()}
+            a = tuple(src.get(x, x) if isinstance(x, str) else x for x in args)
+            t = m.zeros(4)
+            r = t.set_(*a)
+            assert r is t
+            res.append((tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes()))
+        assert res[0] == res[1], args
+    with pytest.raises(RuntimeError, match="Could not set tensor of type"):
+        ptcore.zeros(4).set_(ptcore.zeros(2, dtype=ptcore.float64))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        ptcore.zeros(4, requires_grad=True).set_()
+    # sharing: a resize through one tensor is seen by the other (storage grows in place)
+    a = ptcore.arange(4.)
+    b = ptcore.zeros(2).set_(a)
+    b.resize_(100)
+    assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    b[0] = 5.
+    assert a[0].item() == 5.
+
+
+def test_movedim_0d():
+    for m in (ptcore, torch):
+        x = m.tensor(1.)
+        for s, d in ((0, 0), (-1, 0), ([0], [-1])):
+            y = m.movedim(x, s, d)
+            assert y.shape == () and y.item() == 1.
+        with pytest.raises(IndexError):
+            m.movedim(x, 1, 0)
+
+
+@pytest.mark.parametrize("fn,xs,ws", [
+    ("conv1d", (1, 1, 3), (1, 1, 0)),
+    ("conv2d", (1, 1, 3, 3), (1, 1, 0, 0)),
+    ("conv2d", (1, 1, 3, 3), (1, 1, 2, 0)),
+    ("conv3d", (1, 1, 3, 3, 3), (1, 1, 0, 1, 1)),
+    ("conv_transpose2d", (1, 1, 3, 3), (1, 1, 0, 0)),
+    ("conv2d", (1, 1, 3, 3), (0, 1, 2, 2)),
+])
+def test_conv_empty_kernel_errors_match_torch(fn, xs, ws):
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.nn.functional, fn)(torch.zeros(xs), torch.zeros(ws))
+    with pytest.raises(RuntimeError) as ours:
+        getattr(ptcore.nn.functional, fn)(ptcore.zeros(xs), ptcore.zeros(ws))
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+def test_var_std_of_empty_is_nan_for_any_correction():
+    for shape, dim in (((0,), None), ((2, 0), 1), ((0, 3), 0)):
+        for corr in (-2, -1, 0, 1):
+            for f in ("var", "std"):
+                ours = getattr(ptcore, f)(ptcore.empty(shape), dim, correction=corr)
+                theirs = getattr(torch, f)(torch.empty(shape), dim, correction=corr)
+                np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_byteswapped_numpy_message_matches_torch():
+    for npd in (">f4", ">i8", ">c16"):
+        a = np.zeros(3, dtype=npd)
+        for name in ("tensor", "as_tensor", "from_numpy"):
+            with pytest.raises(ValueError) as theirs:
+                getattr(torch, name)(a)
+            with pytest.raises(ValueError) as ours:
+                getattr(ptcore, name)(a)
+            assert str(ours.value) == str(theirs.value)
+
+
+def test_save_deeply_nested_raises_recursion_error_like_torch():
+    import io
+    obj = []
+    for _ in range(100000):
+        obj = [obj]
+    with pytest.raises(RecursionError):
+        torch.save(obj, io.BytesIO())
+    with pytest.raises(RecursionError):
+        ptcore.save(obj, io.BytesIO())
+
+
+def test_huge_adaptive_pool_fails_fast():
+    # the old code built Python window tables for minutes; the subprocess's
+    # timeout bounds the wait
+    r = run_isolated("""
+        import ptcore.nn.functional as F
+        for o in [(10**6, 10**6), (10**9, 1), (10**18, 10**18)]:
+            try:
+                F.adaptive_avg_pool2d(ptcore.zeros(1, 1, 3, 3), o)
+            except RuntimeError as e:
+                assert "memory" in str(e), e
+            else:
+                raise AssertionError(o)
+        print(F.adaptive_avg_pool2d(ptcore.ones(1, 1, 3, 3), (5, 7)).shape)""")
+    assert r.returncode == 0, r.stderr[-2000:]
