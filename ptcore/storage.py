@@ -248,8 +248,9 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         untyped, storage_offset, size, stride = _C.Storage(0, device=self.device), 0, [0], None
     elif isinstance(source, _TensorBase):
         if source.dtype is not self.dtype:
-            raise RuntimeError(f"set_: could not set a tensor of dtype {self.dtype} to a tensor of "
-                               f"dtype {source.dtype}")
+            # torch's message (C++ type names, in its order: source, then self)
+            raise RuntimeError(f"Could not set tensor of type {str(source.dtype).split('.')[-1]} "
+                               f"to a tensor of type {str(self.dtype).split('.')[-1]}")
         if size is None and stride is None and storage_offset == 0:
             storage_offset, size, stride = source.storage_offset(), source.shape, source.stride()
         untyped = source.untyped_storage()
