@@ -12,7 +12,9 @@ import ptcore
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the directory holding the ptcore this test imported (the source tree with its
+# compiled modules, or site-packages after `pip install .`): subprocesses import the same
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 needs_no_gpu = pytest.mark.skipif(ptcore.cuda.is_available() or torch.cuda.is_available(),
                                   reason="compares the GPU-less behaviour")
 
@@ -259,7 +261,7 @@ def test_random_module_matches_torch():
 
 def test_default_generator_seed_per_process_as_torch():
     code = "import {0}; print({0}.initial_seed(), {0}.Generator().initial_seed())"
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = {}
     for lib in ("torch", "ptcore"):
         runs = [subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,

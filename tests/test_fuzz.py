@@ -10,8 +10,12 @@ import sys
 
 import pytest
 
+import ptcore
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+# the directory holding the ptcore this test imported (the source tree with its
+# compiled modules, or site-packages after `pip install .`): subprocesses import the same
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 EXAMPLES = int(os.environ.get("PTCORE_FUZZ_EXAMPLES", "1500"))
 SEEDS = [int(s) for s in os.environ.get("PTCORE_FUZZ_SEED", "0,1").split(",")]
@@ -21,7 +25,7 @@ SEEDS = [int(s) for s in os.environ.get("PTCORE_FUZZ_SEED", "0,1").split(",")]
 def test_fuzz_no_crash(seed, tmp_path):
     trace = tmp_path / "fuzz.trace"
     env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = PKG_PARENT + os.pathsep + env.get("PYTHONPATH", "")
     try:
         r = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_harness.py"),
                             "--examples", str(EXAMPLES), "--seed", str(seed), "--trace", str(trace)],

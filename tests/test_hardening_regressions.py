@@ -17,13 +17,15 @@ import ptcore
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the directory holding the ptcore this test imported (the source tree with its
+# compiled modules, or site-packages after `pip install .`): subprocesses import the same
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 
 def run_isolated(code):
     """Run ``code`` (with ptcore imported) in a subprocess; return its result."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = PKG_PARENT + os.pathsep + env.get("PYTHONPATH", "")
     src = "import ptcore\n" + textwrap.dedent(code)
     return subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
                           timeout=120, env=env)

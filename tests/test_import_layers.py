@@ -82,7 +82,15 @@ ROOT = pathlib.Path(ptcore.__file__).resolve().parent
 def _modules():
     mods = {}
     for p in ROOT.rglob("*"):
-        if p.suffix not in (".py", ".pyx") or "builddir" in p.parts:
+        if "builddir" in p.parts:
+            continue
+        if p.suffix in (".so", ".pyd"):
+            # a compiled module (the installed package has these, not the .pyx)
+            rel = p.relative_to(ROOT.parent)
+            name = ".".join(rel.parts[:-1] + (p.name.split(".")[0],))
+            mods.setdefault(name, p)
+            continue
+        if p.suffix not in (".py", ".pyx"):
             continue
         rel = p.relative_to(ROOT.parent).with_suffix("")
         name = ".".join(rel.parts)

@@ -17,7 +17,9 @@ from ptcore import serialization
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the directory holding the ptcore this test imported (the source tree with its
+# compiled modules, or site-packages after `pip install .`): subprocesses import the same
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 
 @dataclasses.dataclass
@@ -227,7 +229,7 @@ def test_whole_model_reloads_in_fresh_process(tmp_path):
         out = net(ptcore.tensor(np.load({str(tmp_path / "x.npy")!r})))
         np.save({str(tmp_path / "out.npy")!r}, out.detach().numpy())
     """)
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr

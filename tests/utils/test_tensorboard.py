@@ -18,7 +18,9 @@ from tensorboardX.proto import event_pb2  # noqa: E402
 
 from ptcore.utils.tensorboard import SummaryWriter  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the directory holding the ptcore this test imported (the source tree with its
+# compiled modules, or site-packages after `pip install .`): subprocesses import the same
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 
 def _masked(crc):
@@ -133,7 +135,7 @@ def test_errors_and_default_dir(tmp_path, monkeypatch):
 def test_import_does_not_import_torch():
     code = ("import sys, ptcore.utils.tensorboard as tb; "
             "print('torch' in sys.modules and sys.modules['torch'] is not None)")
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=120)
     assert r.returncode == 0, r.stderr
