@@ -249,8 +249,8 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     elif isinstance(source, _TensorBase):
         if source.dtype is not self.dtype:
             # torch's message (C++ type names, in its order: source, then self)
-            raise RuntimeError(f"Could not set tensor of type {str(source.dtype).split('.')[-1]} "
-                               f"to a tensor of type {str(self.dtype).split('.')[-1]}")
+            raise RuntimeError(f"Could not set tensor of type {_cxx_type(source.dtype)} to a "
+                               f"tensor of type {_cxx_type(self.dtype)}")
         if size is None and stride is None and storage_offset == 0:
             storage_offset, size, stride = source.storage_offset(), source.shape, source.stride()
         untyped = source.untyped_storage()
@@ -329,3 +329,16 @@ def _resize_keep_numel(self, sizes):
 
 _TENSOR_METHODS = {"storage": storage, "storage_type": storage_type, "set_": set_,
                    "resize": resize, "resize_as": resize_as}
+
+
+_CXX_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>"}
+
+
+def _cxx_type(dt):
+    """The C++ element type torch's messages name for ``dt``."""
+    name = str(dt).split(".")[-1]
+    return _CXX_TYPES.get(name, name)

@@ -67,8 +67,14 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     if isinstance(axis, int):
         return _pt.prod(x, axis, keepdim=keepdims, dtype=dtype)
     dims = sorted({a % x.ndim for a in axis})
+    kept = [s for i, s in enumerate(x.shape) if i not in dims]
+    reduced = 1
+    for d in dims:
+        reduced *= x.shape[d]
+    # the reduced dims flattened into one (an explicit size: -1 is ambiguous when
+    # a kept dim is 0)
     out = _pt.prod(_pt.movedim(x, dims, list(range(x.ndim - len(dims), x.ndim))).reshape(
-        *[s for i, s in enumerate(x.shape) if i not in dims], -1), -1, dtype=dtype)
+        *kept, reduced), -1, dtype=dtype)
     if keepdims:
         for d in dims:
             out = out.unsqueeze(d)
