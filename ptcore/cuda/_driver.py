@@ -1,0 +1,228 @@
+"""The one narrow interface between ptcore's CUDA runtime and a device.
+
+Everything in ``ptcore.cuda`` above this module (devices, streams, events,
+the caching allocator, device storages, copies, kernel launches, cuBLAS)
+talks to a device only through a :class:`Driver`.  Two implementations
+exist:
+
+* :mod:`ptcore.cuda._real_driver` -- the CUDA driver API through
+  ``cuda.bindings.driver`` (primary contexts, ``cuMemAlloc``,
+  ``cuMemcpy*Async``, streams, events, ``cuModuleLoadData`` of NVRTC cubins,
+  ``cuLaunchKernel``) and cuBLAS resolved with ``dlsym``;
+* :mod:`ptcore.cuda._emulated_driver` -- an emulated device for machines
+  without a GPU: device memory is host memory, streams are ordered queues,
+  events record queue positions, kernels are the same CUDA sources compiled
+  for the host by the C++ compiler through a compatibility header, and
+  cuBLAS runs on the CPU BLAS with the same column-major arguments.
+
+The emulated device is chosen only by the environment variable
+``PTCORE_CUDA_EMULATE`` (``1``, or ``N`` for N devices), read once at the
+first CUDA call.
+
+Conventions shared by both implementations
+------------------------------------------
+* Handles (device pointers, streams, events, modules, functions) are plain
+  Python ints; ``0`` is the legacy default stream.  A device pointer is
+  never dereferenced on the host by code above this interface.
+* Every method that takes ``device`` takes the ordinal (``int``).  Methods
+  that act on a stream make that stream's device current first.
+* Copies and memsets are asynchronous with respect to the host and ordered
+  on ``stream``; ``memcpy_dtoh``/``memcpy_htod`` with pageable host memory
+  behave as the CUDA driver does (they return once the host buffer may be
+  reused / has been written, i.e. synchronously for pageable memory).
+* ``launch`` takes the kernel arguments as a sequence of ``ctypes``
+  instances (``c_longlong``, ``c_void_p``, ``c_double``, ``c_float``,
+  ``c_int`` or ``ctypes.Structure`` values laid out as the kernel's C
+  parameters -- see :mod:`ptcore.cuda._kernels` for the ABI); both drivers
+  build the ``void**`` array from their addresses.
+* Errors: out of memory raises
+  :class:`ptcore.cuda._allocator.BackendOutOfMemory`; every other failure
+  raises :class:`CudaError` (a RuntimeError) naming the call and the
+  driver's error name.
+"""
+import os
+import threading
+
+__all__ = ["Driver", "CudaError", "get_driver", "emulation_requested"]
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed: ``call`` and ``code`` name it."""
+
+    def __init__(self, call, code, message=None):
+        self.call = call
+        self.code = code
+        text = message or f"{call} failed: {code}"
+        super().__init__(text)
+
+
+class Driver:
+    """Abstract device driver (see the module docstring for conventions).
+
+    Attributes
+    ----------
+    is_emulated : bool
+    name : str
+        ``"cuda"`` or ``"emulated"``.
+    """
+
+    is_emulated = False
+    name = "abstract"
+
+    # --- devices ---------------------------------------------------------
+    def device_count(self):
+        """Number of devices (int)."""
+        raise NotImplementedError
+
+    def device_properties(self, device):
+        """dict with keys: ``name`` (str), ``major``, ``minor`` (compute
+        capability), ``total_memory`` (bytes), ``multi_processor_count``,
+        ``max_threads_per_block``, ``max_shared_memory_per_block``,
+        ``warp_size``, ``L2_cache_size``, ``uuid`` (str), ``pci_bus_id``
+        (int)."""
+        raise NotImplementedError
+
+    def set_current(self, device):
+        """Make ``device``'s primary context current on this thread."""
+        raise NotImplementedError
+
+    def device_synchronize(self, device):
+        """Wait until every stream of ``device`` is idle."""
+        raise NotImplementedError
+
+    # --- memory ----------------------------------------------------------
+    def mem_alloc(self, device, nbytes):
+        """Allocate ``nbytes`` (> 0) of device memory; returns the pointer.
+        Raises BackendOutOfMemory when the device is full."""
+        raise NotImplementedError
+
+    def mem_free(self, device, ptr):
+        raise NotImplementedError
+
+    def mem_get_info(self, device):
+        """(free, total) bytes."""
+        raise NotImplementedError
+
+    def host_alloc_pinned(self, nbytes):
+        """Page-locked host memory (``cuMemHostAlloc``); returns a host
+        pointer readable and writable by the host."""
+        raise NotImplementedError
+
+    def host_free_pinned(self, ptr):
+        raise NotImplementedError
+
+    def memcpy_htod(self, dst, src_host, nbytes, stream):
+        raise NotImplementedError
+
+    def memcpy_dtoh(self, dst_host, src, nbytes, stream):
+        raise NotImplementedError
+
+    def memcpy_dtod(self, dst, src, nbytes, stream):
+        """Device to device (also across devices: peer copy)."""
+        raise NotImplementedError
+
+    def memset_d8(self, dst, value, nbytes, stream):
+        raise NotImplementedError
+
+    # --- streams and events ------------------------------------------------
+    def stream_create(self, device, priority=0):
+        """A non-blocking stream on ``device``; returns its handle."""
+        raise NotImplementedError
+
+    def stream_destroy(self, stream):
+        raise NotImplementedError
+
+    def stream_synchronize(self, stream):
+        raise NotImplementedError
+
+    def stream_query(self, stream):
+        """True when all work queued on ``stream`` has completed."""
+        raise NotImplementedError
+
+    def stream_wait_event(self, stream, event):
+        """Work queued on ``stream`` after this call waits for ``event``."""
+        raise NotImplementedError
+
+    def event_create(self, device, timing=False, blocking=False, interprocess=False):
+        raise NotImplementedError
+
+    def event_destroy(self, event):
+        raise NotImplementedError
+
+    def event_record(self, event, stream):
+        raise NotImplementedError
+
+    def event_query(self, event):
+        """True when the work recorded before ``event`` has completed (True for
+        an event never recorded, as CUDA)."""
+        raise NotImplementedError
+
+    def event_synchronize(self, event):
+        raise NotImplementedError
+
+    def event_elapsed_ms(self, start, end):
+        """Milliseconds between two completed timing events (float)."""
+        raise NotImplementedError
+
+    # --- kernels -----------------------------------------------------------
+    def module_load(self, device, source, kernel_names):
+        """Compile (cached) and load CUDA C++ ``source`` holding the
+        ``extern "C"`` kernels ``kernel_names`` on ``device``; returns a
+        dict ``{name: function handle}``."""
+        raise NotImplementedError
+
+    def launch(self, function, grid, block, args, shared_mem=0, stream=0):
+        """Queue ``function`` on ``stream`` with ``grid``/``block`` 3-tuples
+        and ``args`` (a sequence of ctypes instances, see the module
+        docstring)."""
+        raise NotImplementedError
+
+    # --- cuBLAS ------------------------------------------------------------
+    def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,
+             b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,
+             stride_a=0, stride_b=0, stride_c=0):
+        """``cublasGemmStridedBatchedEx`` semantics (column-major; ``trans*``
+        0 = N, 1 = T; types are cudaDataType values: 0 R_32F, 1 R_64F,
+        2 R_16F, 14 R_16BF; ``compute_type`` a cublasComputeType value:
+        68 COMPUTE_32F, 77 COMPUTE_32F_FAST_TF32, 70 COMPUTE_64F;
+        ``alpha``/``beta`` Python floats).  ``batch == 1`` is a plain GEMM."""
+        raise NotImplementedError
+
+
+_driver = None
+_driver_lock = threading.Lock()
+
+
+def emulation_requested():
+    """Number of emulated devices asked for by ``PTCORE_CUDA_EMULATE``
+    (0 when unset/empty/``0``).  Raises ValueError for a malformed value."""
+    v = os.environ.get("PTCORE_CUDA_EMULATE", "").strip()
+    if v in ("", "0"):
+        return 0
+    try:
+        n = int(v)
+    except ValueError:
+        raise ValueError(f"PTCORE_CUDA_EMULATE must be a device count (e.g. 1), got {v!r}") from None
+    if n < 0 or n > 16:
+        raise ValueError(f"PTCORE_CUDA_EMULATE must be between 0 and 16, got {n}")
+    return n
+
+
+def get_driver():
+    """The process's driver (created on the first call): the emulated one
+    when ``PTCORE_CUDA_EMULATE`` asks for it, else the real CUDA driver.
+    Raises RuntimeError (with the reason) when neither is usable."""
+    global _driver
+    d = _driver
+    if d is not None:
+        return d
+    with _driver_lock:
+        if _driver is None:
+            n = emulation_requested()
+            if n:
+                from ptcore.cuda._emulated_driver import EmulatedDriver
+                _driver = EmulatedDriver(n)
+            else:
+                from ptcore.cuda._real_driver import RealDriver
+                _driver = RealDriver()
+        return _driver
