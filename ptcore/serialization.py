@@ -1187,7 +1187,7 @@ def _load_torch(arch, prefix, restore, encoding, full=False):
     return _untype_storages(result)
 
 
-def _torch_persistent_load(arch, prefix, restore):
+def _torch_persistent_load(arch, prefix, restore, datadir="data/"):
     byteorder = "little"
     if prefix + "byteorder" in arch.zf.namelist():
         byteorder = arch.read_small(prefix + "byteorder", 64).decode("ascii", "replace").strip()
@@ -1210,7 +1210,7 @@ def _torch_persistent_load(arch, prefix, restore):
         dt = stype.dtype
         if key not in loaded:
             nbytes = numel * dt.itemsize
-            st = arch.read_storage(f"{prefix}data/{key}", nbytes, exact=False)
+            st = arch.read_storage(f"{prefix}{datadir}{key}", nbytes, exact=False)
             if byteorder == "big" and st.nbytes():
                 if arch.mm is not None:
                     st = _copy_storage(st)

@@ -289,12 +289,21 @@ def get_default_nowrap_functions():
     return _NOWRAP
 
 
+def _is_torch_callable(func):
+    mod = getattr(func, "__module__", None) or \
+        getattr(getattr(func, "__objclass__", None), "__module__", None) or ""
+    return mod == "torch" or mod.startswith("torch.")
+
+
 def tensor_torch_function(cls, func, types, args=(), kwargs=None):
     """``Tensor.__torch_function__``: run ``func`` with subclass dispatch
     off and return its tensors as ``cls`` (PyTorch's default)."""
     if kwargs is None:
         kwargs = {}
-    if not all(issubclass(cls, t) for t in types):
+    if not all(issubclass(cls, t) for t in types) or _is_torch_callable(func):
+        # PyTorch asking ptcore to run one of torch's own functions on a mix of
+        # torch and ptcore tensors: not ptcore's to handle (running it would ask
+        # ptcore again, forever); torch then raises its TypeError
         return NotImplemented
     with DisableTorchFunctionSubclass():
         ret = func(*args, **kwargs)

@@ -58,6 +58,23 @@ def _format(fmt, *args):
     return fmt.format(*args)
 
 
+def _aten_slice(x, dim=0, start=None, end=None, step=1):
+    """``aten::slice`` (TorchScript archives): ``x[..., start:end:step]`` along ``dim``."""
+    if isinstance(x, _TensorBase):
+        d = dim + x.dim() if dim < 0 else dim
+        return x[(slice(None),) * d + (slice(start, end, step),)]
+    return x[start:end:step]
+
+
+def _unsupported(what):
+    raise NotImplementedError(f"{what} is used by this TorchScript program and is not supported "
+                              "by ptcore")
+
+
+def _num_to_tensor(v):
+    return v.detach().clone() if isinstance(v, _TensorBase) else ptcore.tensor(v)
+
+
 PRIM = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul,
     "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
@@ -77,6 +94,12 @@ PRIM = {
     "slice": slice, "range": lambda *a: list(range(*a)), "getattr": _getattr,
     "method": _method, "raise": _raise, "assert": _assert, "format": _format,
     "isinstance_tensor": lambda x: isinstance(x, _TensorBase),
+    "is_grad_enabled": lambda: ptcore.is_grad_enabled(),
+    "is_autocast_enabled": lambda *a: ptcore.is_autocast_enabled(*a),
+    "is_inference_mode_enabled": lambda: ptcore.is_inference_mode_enabled(),
+    "aten_any": lambda x, *a, **k: x.any(*a, **k) if isinstance(x, _TensorBase) else any(x),
+    "aten_all": lambda x, *a, **k: x.all(*a, **k) if isinstance(x, _TensorBase) else all(x),
+    "unsupported": _unsupported, "aten_slice": _aten_slice, "num_to_tensor": _num_to_tensor, "list_copy": list,
 }
 
 # control-flow nodes: the interpreter runs their blocks

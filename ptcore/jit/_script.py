@@ -33,6 +33,14 @@ class ScriptError(JitError):
     """Python that ``ptcore.jit.script`` cannot compile."""
 
 
+class ScriptSource:
+    """Code given as a parsed function definition instead of a Python
+    function (the TorchScript archive reader): ``_ts_fdef`` (ast.FunctionDef),
+    ``_ts_filename``, ``_ts_signature`` (inspect.Signature) and ``__globals__``
+    (the names the code may use)."""
+    _ts_fdef = None
+
+
 class Const:
     """A value known at compile time."""
     __slots__ = ("value",)
@@ -144,17 +152,20 @@ class _Compiler:
         self.depth += 1
         if self.depth > 64:
             raise ScriptError(f"{where}: calls nest too deeply (recursion is not supported)")
-        try:
-            src = textwrap.dedent(inspect.getsource(fn))
-            filename = inspect.getsourcefile(fn) or "<unknown>"
-            first = fn.__code__.co_firstlineno
-        except (OSError, TypeError):
-            raise ScriptError(f"{where}: the source of {fn!r} is not available") from None
-        tree = ast.parse(src)
-        fdef = tree.body[0]
-        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            raise ScriptError(f"{where}: {fn!r} is not a plain function")
-        sig = inspect.signature(fn)
+        if isinstance(fn, ScriptSource):
+            fdef, filename, first, sig = fn._ts_fdef, fn._ts_filename, 1, fn._ts_signature
+        else:
+            try:
+                src = textwrap.dedent(inspect.getsource(fn))
+                filename = inspect.getsourcefile(fn) or "<unknown>"
+                first = fn.__code__.co_firstlineno
+            except (OSError, TypeError):
+                raise ScriptError(f"{where}: the source of {fn!r} is not available") from None
+            tree = ast.parse(src)
+            fdef = tree.body[0]
+            if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                raise ScriptError(f"{where}: {fn!r} is not a plain function")
+            sig = inspect.signature(fn)
         call_args = ([Const(self_obj)] if self_obj is not None else []) + list(args)
         try:
             bound = sig.bind(*call_args, **kwargs)
@@ -209,6 +220,11 @@ class _Ctx:
         self.filename = filename
         self.line0 = line0
         self.globals = getattr(fn, "__globals__", {})
+        # code read from a file (a TorchScript archive) is untrusted: names
+        # resolve only to its namespace and a few builtins, attributes only to
+        # module state and namespace members, and nothing is called at compile
+        # time but ops, primitives and the file's own functions
+        self.restricted = isinstance(fn, ScriptSource)
         self.closure = {}
         if getattr(fn, "__closure__", None):
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -492,7 +508,29 @@ class _Ctx:
             return self.closure[name]
         if name in self.globals:
             return self.globals[name]
+        if self.restricted and name not in _SAFE_BUILTINS:
+            return _MISSING
         return getattr(builtins, name, _MISSING)
+
+    def _restricted_attr(self, e, obj, attr):
+        from ptcore.nn import Module
+        if isinstance(obj, Module):
+            for store in ("_parameters", "_buffers", "_modules"):
+                d = obj.__dict__.get(store)
+                if d is not None and attr in d:
+                    return d[attr]
+            if attr in obj.__dict__ or attr == "training":
+                return obj.__dict__.get(attr, getattr(obj, "training", False))
+            raise self.err(e, f"the module has no attribute {attr!r}")
+        if getattr(type(obj), "_ts_namespace", False):
+            return getattr(obj, attr)
+        if attr.startswith("_"):
+            raise self.err(e, f"attribute {attr!r} is not accessible from archive code")
+        v = getattr(obj, attr)
+        if callable(v):
+            raise self.err(e, f"attribute {attr!r} of {type(obj).__name__} is not accessible "
+                              "from archive code")
+        return v
 
     def expr(self, e):
         if isinstance(e, ast.Constant):
@@ -508,6 +546,8 @@ class _Ctx:
             base = self.expr(e.value)
             if isinstance(base, Const):
                 try:
+                    if self.restricted:
+                        return Const(self._restricted_attr(e, base.value, e.attr))
                     return Const(getattr(base.value, e.attr))
                 except AttributeError as ex:
                     raise self.err(e, str(ex)) from None
@@ -669,8 +709,18 @@ class _Ctx:
                 base = self.seq(base)
                 return self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
                                    {k: self.seq(v) for k, v in kwargs.items()})
+            ts = getattr(base.value, "_ts_methods", None) if isinstance(base.value, Module) \
+                else None
+            if ts and e.func.attr in ts:
+                # a method of a module read from a TorchScript archive
+                args, kwargs = self.call_args(e)
+                return self.c.compile_function(ts[e.func.attr], base.value, args, kwargs,
+                                               f"{self.filename}:{self.line0 + e.lineno}")
             try:
-                fn = getattr(base.value, e.func.attr)
+                fn = getattr(base.value, e.func.attr) if not self.restricted else \
+                    self._restricted_attr(e.func, base.value, e.func.attr) if \
+                    getattr(type(base.value), "_ts_namespace", False) else _refuse_call(
+                        self, e, base.value, e.func.attr)
             except AttributeError as ex:
                 raise self.err(e, str(ex)) from None
         else:
@@ -685,6 +735,14 @@ class _Ctx:
         from ptcore.jit import _annotations
         if fn is _annotations.is_scripting:
             return Const(True)          # as in TorchScript: the scripted path
+        hook = getattr(type(fn), "_jit_compile_call", None)
+        if hook is not None:            # names of a TorchScript archive's code (torch.*, ops.*)
+            return hook(fn, self, args, kwargs, e)
+        if isinstance(fn, ScriptSource):
+            return self.c.compile_function(fn, None, args, kwargs, where)
+        if self.restricted and fn not in _BUILTIN_PRIMS and fn is not builtins.range and \
+                fn is not builtins.isinstance:
+            raise self.err(e, f"archive code may not call {getattr(fn, '__qualname__', fn)!r}")
         d = op_of(fn)
         if d is not None:
             return self.c.emit((d.namespace, d.name), args, kwargs)
@@ -730,6 +788,12 @@ class _Ctx:
 
 
 _MISSING = object()
+_SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round",
+                  "isinstance", "list", "tuple", "True", "False", "None"}
+
+
+def _refuse_call(ctx, e, obj, attr):
+    raise ctx.err(e, f"archive code may not call {type(obj).__name__}.{attr}")
 
 
 def _returns(stmts):

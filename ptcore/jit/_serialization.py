@@ -13,6 +13,7 @@ import numpy as np
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.jit._ir import Graph, JitError, _dtype_by_name
+from ptcore.jit._torchscript import is_torchscript_archive, load_torchscript
 
 __all__ = ["save", "load"]
 
@@ -130,10 +131,11 @@ def load(f, map_location=None, _extra_files=None):
                        "ptcore.jit.save)") from None
     with z:
         names = z.namelist()
-        if "model/meta.json" not in names and any(n.endswith("/data.pkl") for n in names):
-            raise JitError("ptcore.jit.load: this is a TorchScript archive written by "
-                           "torch.jit.save; ptcore cannot read those yet (it reads files "
-                           "written by ptcore.jit.save)")
+        if "model/meta.json" not in names and is_torchscript_archive(names):
+            # written by torch.jit.save: parsed and compiled, never executed
+            from ptcore.serialization import _Archive
+            name = os.fspath(f) if own else getattr(f, "name", "<file>")
+            return load_torchscript(_Archive(z, str(name)), map_location, _extra_files)
         try:
             meta = json.loads(_read(z, "model/meta.json"))
             index = json.loads(_read(z, "model/index.json"))

@@ -579,3 +579,11 @@ def test_autograd_leaf_subclass_grad():
     p, t = run(ptcore), run(torch)
     np.testing.assert_allclose(p[0], t[0], rtol=1e-6)
     assert p[1] == t[1]
+
+
+def test_mixing_torch_and_ptcore_tensors_raises_instead_of_recursing():
+    torch = pytest.importorskip("torch")
+    a, b = ptcore.tensor(3.0), torch.tensor(3.0)
+    for f in (lambda: a + b, lambda: b + a, lambda: torch.add(b, a), lambda: ptcore.add(a, b)):
+        with pytest.raises(TypeError):
+            f()

@@ -287,12 +287,16 @@ def test_load_refuses_bad_files():
         jit.load(io.BytesIO(_rewrite(data, "model/tensors/0", b"\x00" * 5)))
 
 
-def test_load_refuses_a_torchscript_archive_clearly(tmp_path):
-    tm = torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2))
+def test_load_reads_a_torchscript_archive(tmp_path):
+    torch.manual_seed(0)
+    tl = torch.nn.Linear(2, 2)
+    tm = torch.jit.trace(tl, torch.ones(1, 2))
     path = tmp_path / "ts.pt"
     torch.jit.save(tm, str(path))
-    with pytest.raises(jit.JitError, match="TorchScript archive"):
-        jit.load(str(path))
+    m = jit.load(str(path))
+    x = np.array([[1.0, -2.0]], dtype=np.float32)
+    np.testing.assert_allclose(m(ptcore.from_numpy(x)).detach().numpy(),
+                               tl(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
 
 
 def test_freeze_and_optimize_for_inference_fold_batch_norm():

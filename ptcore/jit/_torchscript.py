@@ -1,0 +1,671 @@
+"""Reading TorchScript archives written by ``torch.jit.save``.
+
+A TorchScript archive is a zip file holding
+
+* ``data.pkl`` -- the module tree: one ``__torch__.<qualified class>`` object
+  per module with its attributes, parameters and buffers (tensors are
+  persistent ids pointing at ``data/<key>``);
+* ``constants.pkl`` -- the tensors that the code reads as ``CONSTANTS.c<i>``
+  (storages in ``constants/<key>``);
+* ``code/__torch__/...py`` -- the TorchScript source of every class and
+  function, in TorchScript's Python-syntax subset, calling ATen ops as
+  ``torch.<op>``, primitives as ``ops.prim.<op>``.
+
+Reading one runs no code from the file and needs no PyTorch:
+
+* the pickles go through ptcore.load's restricted unpickler, which only
+  creates inert records for the ``__torch__`` classes and rebuilds tensors;
+* the TorchScript source is parsed with :mod:`ast` (never executed) and
+  compiled by ptcore.jit.script's compiler into ptcore's graph IR; names
+  resolve only to ptcore's operator table, a fixed set of primitives, the
+  archive's constants and the archive's own TorchScript functions.  A name
+  outside those is a clear error.
+
+The result is a :class:`ptcore.jit.ScriptModule` that shares ptcore's
+parameters and runs through ptcore's dispatch point (so autograd works).
+"""
+import ast
+import builtins
+import inspect
+import io
+import pickle
+
+import ptcore
+from ptcore import serialization as _ser
+from ptcore.jit._ir import JitError
+from ptcore.jit._script import ScriptSource
+
+__all__ = ["is_torchscript_archive", "load_torchscript"]
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def is_torchscript_archive(names):
+    """Whether the zip member ``names`` look like a torch.jit.save archive."""
+    return any(n.endswith("/data.pkl") for n in names) and \
+        any("/code/__torch__" in n for n in names)
+
+
+# --------------------------------------------------------------------- pickles
+
+class _TSClass:
+    """Stands for a ``__torch__.*`` class named in a pickle."""
+
+    def __init__(self, qualname):
+        self.qualname = qualname
+
+    def __repr__(self):
+        return f"<TorchScript class {self.qualname}>"
+
+
+class _TSObject:
+    """An instance of a ``__torch__`` class: its attribute dict, nothing else."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.state = {}
+
+
+def _ident(x):
+    return x
+
+
+_JIT_PICKLE_HELPERS = {"build_intlist", "build_tensorlist", "build_doublelist",
+                       "build_boollist", "restore_type_tag"}
+
+
+class _TSUnpickler(_ser._RestrictedUnpickler):
+    dispatch = dict(_ser._RestrictedUnpickler.dispatch)
+
+    def __init__(self, file, persistent_load):
+        super().__init__(file, persistent_load)
+        self._classes = {}
+
+    def find_class(self, module, name):
+        if isinstance(module, str) and (module == "__torch__" or module.startswith("__torch__.")):
+            q = module + "." + name
+            c = self._classes.get(q)
+            if c is None:
+                c = self._classes[q] = _TSClass(q)
+            return c
+        if module == "torch.jit._pickle" and name in _JIT_PICKLE_HELPERS:
+            return _ident if name != "restore_type_tag" else (lambda v, t: v)
+        return super().find_class(module, name)
+
+    def load_reduce(self):
+        func = self.stack[-2]
+        if func is _ident or getattr(func, "__name__", "") == "<lambda>" and \
+                func.__module__ == __name__:
+            args = self.stack.pop()
+            self.stack[-1] = func(*args)
+            return
+        super().load_reduce()
+    dispatch[pickle.REDUCE[0]] = load_reduce
+
+    def load_newobj(self):
+        cls = self.stack[-2]
+        if isinstance(cls, _TSClass):
+            self.stack.pop()
+            self.stack[-1] = _TSObject(cls)
+            return
+        super().load_newobj()
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+
+    def load_build(self):
+        inst = self.stack[-2]
+        if isinstance(inst, _TSObject):
+            state = self.stack.pop()
+            if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+                raise pickle.UnpicklingError(f"the state of {inst.cls.qualname} is not an "
+                                             "attribute dict")
+            inst.state.update(state)
+            return
+        super().load_build()
+    dispatch[pickle.BUILD[0]] = load_build
+
+
+def _unpickle(arch, prefix, member, datadir, restore):
+    data = arch.read_small(prefix + member)
+    pl = _ser._torch_persistent_load(arch, prefix, restore, datadir=datadir)
+    try:
+        obj = _TSUnpickler(io.BytesIO(data), pl).load()
+    except JitError:
+        raise
+    except pickle.UnpicklingError as e:
+        raise JitError(f"ptcore.jit.load: {arch.name}: {prefix}{member}: {e}") from None
+    except (EOFError, IndexError, KeyError, ValueError, TypeError, AttributeError,
+            RecursionError, OverflowError, MemoryError) as e:
+        raise JitError(f"ptcore.jit.load: {arch.name}: corrupt {prefix}{member} "
+                       f"({type(e).__name__}: {e})") from None
+    return _ser._untype_storages(obj)
+
+
+# --------------------------------------------------------------------- code
+
+class TSFunction(ScriptSource):
+    """A function (or method) of the archive's TorchScript code, compiled by
+    ptcore.jit.script's compiler from its parsed AST."""
+
+    def __init__(self, fdef, filename, namespace, qualname):
+        self._ts_fdef = fdef
+        self._ts_filename = filename
+        self.__globals__ = namespace
+        self.__qualname__ = self.__name__ = qualname
+        params = []
+        a = fdef.args
+        defaults = [None] * (len(a.args) - len(a.defaults)) + list(a.defaults)
+        for arg, d in zip(a.args, defaults):
+            default = inspect.Parameter.empty
+            if d is not None:
+                try:
+                    default = ast.literal_eval(d)
+                except ValueError:
+                    raise JitError(f"{filename}: default of {arg.arg} in {qualname} is not a "
+                                   "literal") from None
+            params.append(inspect.Parameter(arg.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=default))
+        self._ts_signature = inspect.Signature(params)
+
+    def __repr__(self):
+        return f"<TorchScript function {self.__qualname__}>"
+
+
+class _TSClassDef:
+    def __init__(self, cdef, filename, namespace, qualname):
+        self.qualname = qualname
+        self.is_module = any(isinstance(b, ast.Name) and b.id == "Module" for b in cdef.bases)
+        self.parameters, self.buffers, self.constants, self.methods = [], [], {}, {}
+        for st in cdef.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name):
+                name = st.targets[0].id
+                if name in ("__parameters__", "__buffers__"):
+                    vals = ast.literal_eval(st.value)
+                    (self.parameters if name == "__parameters__" else self.buffers).extend(vals)
+                else:
+                    self.constants[name] = _literal(st.value, filename)
+            elif isinstance(st, ast.AnnAssign) and st.value is not None and \
+                    isinstance(st.target, ast.Name):
+                self.constants[st.target.id] = _literal(st.value, filename)
+            elif isinstance(st, ast.FunctionDef):
+                self.methods[st.name] = TSFunction(st, filename, namespace,
+                                                   f"{qualname}.{st.name}")
+
+
+def _literal(node, filename):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "device" and node.args:
+            return ptcore.device(ast.literal_eval(node.args[0]))
+        raise JitError(f"{filename}: class constant {ast.dump(node)[:80]} is not a literal") \
+            from None
+
+
+class _Code:
+    """The archive's TorchScript sources, parsed on demand."""
+
+    def __init__(self, arch, prefix, namespace):
+        self.arch, self.prefix, self.ns = arch, prefix, namespace
+        self.files = {}
+        self.names = set(arch.zf.namelist())
+
+    def _module(self, modpath):
+        tree = self.files.get(modpath)
+        if tree is None:
+            member = self.prefix + "code/" + modpath.replace(".", "/") + ".py"
+            if member not in self.names:
+                raise JitError(f"ptcore.jit.load: {self.arch.name}: no code for {modpath} "
+                               f"(expected {member})")
+            src = self.arch.read_small(member).decode("utf-8")
+            try:
+                tree = ast.parse(src, filename=member)
+            except SyntaxError as e:
+                raise JitError(f"ptcore.jit.load: {member}: not valid TorchScript: {e}") from None
+            defs = {}
+            for st in tree.body:
+                if isinstance(st, ast.ClassDef):
+                    defs[st.name] = _TSClassDef(st, member, self.ns, f"{modpath}.{st.name}")
+                elif isinstance(st, ast.FunctionDef):
+                    defs[st.name] = TSFunction(st, member, self.ns, f"{modpath}.{st.name}")
+            tree = self.files[modpath] = defs
+        return tree
+
+    def lookup(self, qualname):
+        modpath, _, name = qualname.rpartition(".")
+        defs = self._module(modpath)
+        if name not in defs:
+            raise JitError(f"ptcore.jit.load: {self.arch.name}: {qualname} is not defined in "
+                           "the archive's code")
+        return defs[name]
+
+
+class _QualifiedNS:
+    """``__torch__.a.b.f`` in the code: resolves to the archive's functions."""
+    _ts_namespace = True
+
+    def __init__(self, code, path):
+        self._code, self._path = code, path
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        q = self._path + "." + name
+        modpath = q.rsplit(".", 1)[0]
+        member = self._code.prefix + "code/" + modpath.replace(".", "/") + ".py"
+        if member in self._code.names:
+            defs = self._code._module(modpath)
+            if name in defs:
+                return defs[name]
+        return _QualifiedNS(self._code, q)
+
+
+class _ConstantsNS:
+    _ts_namespace = True
+
+    def __init__(self, consts):
+        self._c = consts
+
+    def __getattr__(self, name):
+        if name.startswith("c") and name[1:].isdigit() and int(name[1:]) < len(self._c):
+            return self._c[int(name[1:])]
+        raise AttributeError(f"the archive has no constant {name}")
+
+
+# ------------------------------------------------------- ops named in the code
+
+def _dtype(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        try:
+            return _DTYPES_BY_NUM()[v]
+        except KeyError:
+            raise JitError(f"TorchScript archive names dtype number {v}, which ptcore does not "
+                           "support") from None
+    return v
+
+
+_dtype_cache = []
+
+
+def _DTYPES_BY_NUM():
+    if not _dtype_cache:
+        m = {}
+        for n in ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+                  "complex32", "complex64", "complex128", "bool", "bfloat16"):
+            dt = getattr(ptcore, n, None)
+            if dt is not None:
+                m[dt.num] = dt
+        _dtype_cache.append(m)
+    return _dtype_cache[0]
+
+
+_MEMORY_FORMATS = {0: "contiguous_format", 1: "preserve_format", 2: "channels_last",
+                   3: "channels_last_3d"}
+_POLY = {"__xor__": "bitxor", "add": "add", "sub": "sub", "mul": "mul", "div": "truediv", "floordiv": "floordiv",
+         "remainder": "mod", "gt": "gt", "lt": "lt", "ge": "ge", "le": "le", "eq": "eq",
+         "ne": "ne", "__is__": "is", "__isnot__": "isnot", "__and__": "and", "__or__": "or"}
+_PRIM_PY = {"len": "len", "Int": "int", "Float": "float", "Bool": "bool", "neg": "neg",
+            "__not__": "not", "format": "format", "str": "str"}
+
+
+def _norm_kwargs(kwargs):
+    out = {}
+    for k, v in kwargs.items():
+        val = v.value if _is_const(v) else None
+        if k == "dtype" and _is_const(v):
+            v = _const(_dtype(val))
+        elif k in ("layout", "pin_memory") and _is_const(v) and val in (None, False, 0):
+            continue
+        elif k == "memory_format" and _is_const(v) and isinstance(val, int):
+            v = _const(getattr(ptcore, _MEMORY_FORMATS.get(val, "preserve_format")))
+        out[k] = v
+    return out
+
+
+def _is_const(x):
+    from ptcore.jit._script import Const
+    return isinstance(x, Const)
+
+
+def _const(v):
+    from ptcore.jit._script import Const
+    return Const(v)
+
+
+class _ATen:
+    """``torch.<name>`` / ``ops.aten.<name>`` in TorchScript code."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<aten::{self.name}>"
+
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        from ptcore.jit._script import _Seq
+        name = self.name
+        emit = ctx.c.emit
+        kwargs = _norm_kwargs(kwargs)
+        allconst = all(_is_const(a) and not isinstance(a.value, ptcore.Tensor) for a in args) \
+            and all(_is_const(v) for v in kwargs.values())
+        if name == "device" and allconst:
+            return _const(ptcore.device(*[a.value for a in args]))
+        if name in _POLY and len(args) == 2 and not kwargs:
+            if allconst:
+                from ptcore.jit._script import _PYBIN, _PYCMP
+                op = _POLY[name]
+                f = _PYBIN.get(op) or _PYCMP.get(op)
+                if f is not None:
+                    return _const(f(args[0].value, args[1].value))
+            return emit(("prim", _POLY[name]), args)
+        if name in _PRIM_PY:
+            return emit(("prim", _PRIM_PY[name]), args)
+        if name == "size" and len(args) == 1:     # List[int] in TorchScript
+            return emit(("prim", "list_copy"), [emit(("prim", "method"), [_const("size"), args[0]])])
+        if name in ("size", "dim", "numel", "append", "contiguous", "item", "tolist"):
+            return emit(("prim", "method"), [_const(name), args[0]] + list(args[1:]), kwargs)
+        if name == "slice":
+            x, dim, start, end, step = (list(args) + [_const(0), _const(None), _const(None),
+                                                     _const(1)][len(args) - 1:])[:5]
+            if _is_const(end) and end.value is not None and end.value >= _INT64_MAX:
+                end = _const(None)
+            return emit(("prim", "aten_slice"), [x, dim, start, end, step])
+        if name == "list":
+            return emit(("prim", "list_copy"), [args[0]]) if args else _const([])
+        if name == "to" and len(args) >= 2:
+            rest = list(args[1:])
+            if _is_const(rest[0]) and isinstance(rest[0].value, int) and \
+                    not isinstance(rest[0].value, bool):
+                rest = [_const(_dtype(rest[0].value))] + rest[1:]
+            elif len(rest) >= 2 and _is_const(rest[1]) and isinstance(rest[1].value, int) \
+                    and not isinstance(rest[1].value, bool):
+                rest = [rest[0], _const(_dtype(rest[1].value))] + rest[2:]
+            # (tensor, dtype|device[, dtype], non_blocking, copy, memory_format)
+            keep = [r for r in rest if not (_is_const(r) and (r.value is None or
+                                                              isinstance(r.value, bool)))]
+            return emit(("prim", "method"), [_const("to"), args[0]] + keep, kwargs)
+        if name == "_convolution":
+            return _convolution(ctx, args)
+        if name == "warn":
+            return _const(None)
+        if name in ("any", "all"):       # also aten::any.bool / all.bool of a list
+            return emit(("prim", "aten_" + name), args, kwargs)
+        if name in ("is_grad_enabled", "is_autocast_enabled", "is_inference_mode_enabled"):
+            return emit(("prim", name), args)
+        if name == "__range_length":
+            return emit(("prim", "len"), [emit(("prim", "range"), args)])
+        if name == "__derive_index":
+            return emit(("prim", "add"), [args[1], emit(("prim", "mul"), [args[0], args[2]])])
+        if name == "__contains__":
+            return emit(("prim", "in"), [args[1], args[0]])
+        if name == "__getitem__":
+            return emit(("prim", "getitem"), args)
+        fn = _resolve(name)
+        if fn is None:
+            # fails when (and only if) the program reaches it, as a branch of the
+            # code that is not taken (torch's fast paths) must not stop loading
+            return emit(("prim", "unsupported"), [_const(f"aten::{name}")])
+        if isinstance(fn, str):        # a Tensor method
+            return emit(("prim", "method"), [_const(fn), args[0]] + list(args[1:]), kwargs)
+        args = _dtype_positional(fn, args)
+        from ptcore._dispatch.table import op_of
+        d = op_of(fn)
+        if d is None:
+            raise JitError(f"aten::{name} maps to {fn!r}, which is not in ptcore's operator table")
+        return emit((d.namespace, d.name), [a if not isinstance(a, _Seq) else a for a in args],
+                    kwargs)
+
+
+def _dtype_positional(fn, args):
+    """Convert int dtypes passed positionally (``softmax(x, dim, 6)``)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return args
+    names = [p.name for p in sig.parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = list(args)
+    for i, a in enumerate(args):
+        if i < len(names) and names[i] == "dtype" and _is_const(a):
+            out[i] = _const(_dtype(a.value))
+    return out
+
+
+_RENAMES = {"dropout": ("nn.functional", "dropout"), "feature_dropout": ("nn.functional",
+                                                                          "dropout2d")}
+
+
+def _resolve(name):
+    if name in _RENAMES:
+        mod, n = _RENAMES[name]
+        return getattr(ptcore.nn.functional, n)
+    base = name[:-1] if name.endswith("_") and not name.endswith("__") else None
+    for ns in (ptcore, ptcore.nn.functional, ptcore.linalg, ptcore.special, ptcore.fft):
+        f = getattr(ns, name, None)
+        if callable(f) and not isinstance(f, type):
+            return f
+    if hasattr(ptcore.Tensor, name):
+        return name
+    if base is not None and hasattr(ptcore.Tensor, name):
+        return name
+    return None
+
+
+def _convolution(ctx, args):
+    (x, w, b, stride, padding, dilation, transposed, output_padding, groups) = args[:9]
+    if not _is_const(transposed):
+        raise JitError("aten::_convolution with a run-time 'transposed' flag")
+    nd = len(stride.value) if _is_const(stride) else 2
+    F = ptcore.nn.functional
+    from ptcore._dispatch.table import op_of
+    if transposed.value:
+        fn = getattr(F, f"conv_transpose{nd}d")
+        d = op_of(fn)
+        return ctx.c.emit((d.namespace, d.name), [x, w, b, stride, padding, output_padding,
+                                                  groups, dilation])
+    fn = getattr(F, f"conv{nd}d")
+    d = op_of(fn)
+    return ctx.c.emit((d.namespace, d.name), [x, w, b, stride, padding, dilation, groups])
+
+
+_TS_DUNDERS = {"__not__", "__is__", "__isnot__", "__and__", "__or__", "__xor__",
+               "__contains__", "__getitem__", "__derive_index", "__range_length"}
+
+
+class _TorchNS:
+    _ts_namespace = True
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name not in _TS_DUNDERS:
+            raise AttributeError(name)
+        return _ATen(name)
+
+
+class _Prim:
+    def __init__(self, name):
+        self.name = name
+
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        n = self.name
+        if n == "RaiseException":
+            return ctx.c.emit(("prim", "raise"), [args[0] if args else _const("TorchScript exception")])
+        if n in ("unchecked_cast", "unchecked_unwrap_optional"):
+            return args[0]
+        if n == "NumToTensor":
+            return ctx.c.emit(("prim", "num_to_tensor"), [args[0]])
+        if n in ("dtype", "device", "shape", "layout", "requires_grad", "is_cuda", "type",
+                 "index"):
+            return ctx.c.emit(("prim", "getattr"), [args[0], _const(n)])
+        if n in ("is_nested", "is_sparse", "is_sparse_csr", "is_mkldnn", "is_quantized",
+                 "is_meta", "is_xpu", "is_mps", "is_vulkan", "is_ipu", "is_xla", "is_mtia",
+                 "is_maia"):
+            return _const(False)        # ptcore has none of these tensor kinds
+        if n == "data":
+            return ctx.c.emit(("prim", "method"), [_const("detach"), args[0]])
+        if n in ("min", "max", "abs"):
+            return ctx.c.emit(("prim", n), args)
+        if n == "TupleIndex":
+            return ctx.c.emit(("prim", "getitem"), args)
+        return ctx.c.emit(("prim", "unsupported"), [_const(f"prim::{n}")])
+
+
+class _OpsNS:
+    _ts_namespace = True
+
+    def __init__(self, kind):
+        self._kind = kind
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._kind is None:
+            if name in ("prim", "aten"):
+                return _OpsNS(name)
+            raise AttributeError(f"ops.{name} is not supported")
+        return _Prim(name) if self._kind == "prim" else _ATen(name)
+
+
+class _Annotate:
+    """``annotate(T, v)`` / ``unchecked_cast(T, v)``: ``v``; an empty list or
+    dict literal becomes a run-time container (the code appends to it)."""
+
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        v = args[1]
+        if _is_const(v) and type(v.value) is list:
+            return ctx.c.emit(("prim", "list"), [_const(x) for x in v.value])
+        if _is_const(v) and type(v.value) is dict:
+            items = []
+            for k, x in v.value.items():
+                items += [_const(k), _const(x)]
+            return ctx.c.emit(("prim", "dict"), items)
+        return v
+
+
+class _GetAttr:
+    """``getattr(self, "0")`` (Sequential/ModuleList children in the code)."""
+
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        if len(args) != 2 or not all(_is_const(a) for a in args) or \
+                not isinstance(args[1].value, str):
+            raise ctx.err(node, "getattr needs a module and a constant name")
+        return _const(ctx._restricted_attr(node, args[0].value, args[1].value))
+
+
+class _Uninitialized:
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        return _const(None)
+
+
+class _AnyType:
+    """Type names used as values in the code (``annotate(List[int], [])``)."""
+
+    def __getitem__(self, item):
+        return self
+
+
+# --------------------------------------------------------------------- modules
+
+def _build_module(obj, code, path, made):
+    from ptcore.jit._script_module import ScriptModule
+    from ptcore.nn import Parameter
+    if id(obj) in made:
+        return made[id(obj)]
+    cdef = code.lookup(obj.cls.qualname)
+    if not isinstance(cdef, _TSClassDef):
+        raise JitError(f"{obj.cls.qualname} is not a class")
+    sm = ScriptModule()
+    made[id(obj)] = sm
+    object.__setattr__(sm, "_original_name", obj.cls.qualname.rsplit(".", 1)[-1])
+    object.__setattr__(sm, "_ts_methods", cdef.methods)
+    state = obj.state
+    sm.training = bool(state.get("training", False))
+    for n in cdef.parameters:
+        t = state.get(n)
+        if t is None:
+            sm._parameters[n] = None
+            continue
+        if not isinstance(t, ptcore.Tensor):
+            raise JitError(f"{path or 'the root module'}: parameter {n} is not a tensor")
+        sm._parameters[n] = Parameter(t, requires_grad=t.requires_grad or True)
+    for n in cdef.buffers:
+        sm._buffers[n] = state.get(n)
+    for k, v in cdef.constants.items():
+        object.__setattr__(sm, k, v)
+    for k, v in state.items():
+        if k in cdef.parameters or k in cdef.buffers or k == "training":
+            continue
+        if isinstance(v, _TSObject):
+            sub = code.lookup(v.cls.qualname)
+            if isinstance(sub, _TSClassDef) and sub.is_module:
+                sm._modules[k] = _build_module(v, code, f"{path}.{k}" if path else k, made)
+                continue
+            raise JitError(f"{path or 'root'}.{k}: TorchScript class objects other than "
+                           "modules are not supported")
+        object.__setattr__(sm, k, v)
+    return sm
+
+
+def _forward_arg_names(fn):
+    return [a.arg for a in fn._ts_fdef.args.args[1:]]
+
+
+def _compile_all(root):
+    from ptcore.jit._script import _Compiler
+    graphs = {}
+    for name in ("forward",) + tuple(n for n in root._ts_methods if n != "forward" and
+                                     not n.startswith("_")):
+        fn = root._ts_methods.get(name)
+        if fn is None:
+            continue
+        comp = _Compiler(root)
+        inputs = []
+        for an in _forward_arg_names(fn):
+            v = comp.g.new_value("input", name=an)
+            comp.g.inputs.append(v.id)
+            inputs.append({"v": v.id})
+        try:
+            result = comp.compile_function(fn, root, inputs, {}, fn.__qualname__)
+        except JitError:
+            if name == "forward":
+                raise
+            continue        # helper methods are compiled where they are called
+        comp.g.outputs = comp.enc(result)
+        comp.g.check()
+        graphs[name] = comp.g
+    return graphs
+
+
+def load_torchscript(arch, map_location=None, _extra_files=None):
+    """Read the torch.jit.save archive ``arch`` (an opened serialization
+    archive) into a ScriptModule."""
+    names = arch.zf.namelist()
+    pkl = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+    if not pkl:
+        raise JitError(f"ptcore.jit.load: {arch.name}: no data.pkl at the top of the archive")
+    prefix = pkl[0][:-len("data.pkl")]
+    restore = _ser._make_restore(map_location)
+    root_obj = _unpickle(arch, prefix, "data.pkl", "data/", restore)
+    consts = ()
+    if prefix + "constants.pkl" in names:
+        consts = _unpickle(arch, prefix, "constants.pkl", "constants/", restore)
+        if not isinstance(consts, tuple):
+            raise JitError(f"ptcore.jit.load: {arch.name}: constants.pkl is not a tuple")
+    if not isinstance(root_obj, _TSObject):
+        raise JitError(f"ptcore.jit.load: {arch.name}: data.pkl does not hold a module")
+    ns = {}
+    code = _Code(arch, prefix, ns)
+    ns.update({"torch": _TorchNS(), "ops": _OpsNS(None), "CONSTANTS": _ConstantsNS(consts),
+               "__torch__": _QualifiedNS(code, "__torch__"), "annotate": _Annotate(), "unchecked_cast": _Annotate(), "getattr": _GetAttr(),
+               "uninitialized": _Uninitialized(), "Tensor": _AnyType(), "List": _AnyType(),
+               "Optional": _AnyType(), "Tuple": _AnyType(), "Dict": _AnyType(),
+               "inf": float("inf"), "nan": float("nan"), "int": builtins.int, "float": builtins.float, "bool": builtins.bool,
+               "str": builtins.str, "NoneType": _AnyType(), "Final": _AnyType()})
+    root = _build_module(root_obj, code, "", {})
+    graphs = _compile_all(root)
+    object.__setattr__(root, "_graphs", graphs)
+    if _extra_files is not None:
+        for k in list(_extra_files):
+            member = prefix + "extra/" + k
+            _extra_files[k] = arch.read_small(member) if member in names else b""
+    return root
