@@ -352,6 +352,10 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "GradScaler": "ptcore.amp",
                "DisableTorchFunction": "ptcore._dispatch.torch_function",
                "DisableTorchFunctionSubclass": "ptcore._dispatch.torch_function"}
+for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
+           "sparse_csr", "sparse_csc", "spmm"):
+    _LAZY_ATTRS[_n] = "ptcore.sparse"
+del _n
 
 
 def __getattr__(name):

@@ -5,8 +5,10 @@ from ptcore.sparse._tensor import (  # noqa: F401
     SparseTensor, sparse_coo, sparse_csr, sparse_csc, sparse_coo_tensor, sparse_csr_tensor,
     sparse_csc_tensor, from_scipy, to_sparse,
 )
-from ptcore.sparse._ops import mm, addmm, sum  # noqa: F401
+from ptcore.sparse._ops import (  # noqa: F401
+    mm, addmm, sum, softmax, log_softmax, spmm,
+)
 
 __all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo_tensor",
            "sparse_csr_tensor", "sparse_csc_tensor", "from_scipy", "to_sparse", "mm", "addmm",
-           "sum"]
+           "sum", "softmax", "log_softmax", "spmm"]

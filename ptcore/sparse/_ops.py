@@ -1,11 +1,18 @@
-"""Operations on :class:`~ptcore.sparse.SparseTensor`: ``mm``/``addmm``
-(sparse @ dense through SciPy's compiled sparse kernels, differentiable in
-the dense operand) and ``sum``."""
+"""Operations on :class:`~ptcore.sparse.SparseTensor`.
+
+Products go through SciPy's compiled sparse kernels; everything is
+differentiable in the dense operands and in the sparse tensor's values (its
+index structure is fixed), as PyTorch's sparse autograd is: the gradient of
+the values of ``S`` in ``S @ D`` is ``(G[rows] * D[cols]).sum(-1)`` for every
+stored entry.
+"""
+import numpy as _np
+
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.function import Function as _Function
-from ptcore.sparse._tensor import SparseTensor
+from ptcore.sparse._tensor import SparseTensor, sparse_coo, sparse_csr, sparse_csc
 
-__all__ = ["mm", "addmm", "sum"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul"]
 
 
 def _pt():
@@ -13,41 +20,89 @@ def _pt():
     return ptcore
 
 
-class _SparseDenseMM(_Function):
-    """``S @ D`` for a sparse ``S`` (held as a SciPy matrix) and dense ``D``;
-    the gradient of ``D`` is ``S^T @ grad``."""
+def _rows_cols(S):
+    """int64 row and column index tensors of every stored entry (2-D)."""
+    pt = _pt()
+    p = S._parts
+    if S.layout is sparse_coo:
+        return p[0][0], p[0][1]
+    comp = p[0].numpy().astype(_np.int64)
+    counts = _np.diff(comp)
+    major = pt.from_numpy(_np.repeat(_np.arange(len(counts), dtype=_np.int64), counts))
+    minor = p[1].to(pt.int64)
+    return (major, minor) if S.layout is sparse_csr else (minor, major)
+
+
+def _scipy_with(S, values):
+    """S's structure with ``values`` (a NumPy array) as a SciPy CSR/CSC array."""
+    import scipy.sparse as sp
+    p = S._parts
+    if S.layout is sparse_coo:
+        idx = p[0].numpy()
+        return sp.coo_array((values, (idx[0], idx[1])), shape=S._shape).tocsr()
+    cls = sp.csr_array if S.layout is sparse_csr else sp.csc_array
+    return cls((values, p[1].numpy(), p[0].numpy()), shape=S._shape)
+
+
+class _SpMM(_Function):
+    """``S @ D`` with ``S`` = (structure, values); differentiable in both."""
 
     @staticmethod
-    def forward(ctx, dense, sp_mat):
-        ctx.sp = sp_mat
-        pt = _pt()
-        import numpy as np
-        return pt.from_numpy(np.ascontiguousarray(sp_mat @ dense.detach().numpy()))
+    def forward(ctx, values, dense, S):
+        ctx.S = S
+        ctx.save_for_backward(values, dense)
+        m = _scipy_with(S, values.detach().numpy())
+        return _pt().from_numpy(_np.ascontiguousarray(m @ dense.detach().numpy()))
 
     @staticmethod
     def backward(ctx, g):
-        return _SparseDenseMM.apply(g, ctx.sp.T), None
+        values, dense = ctx.saved_tensors
+        S = ctx.S
+        gv = gd = None
+        if ctx.needs_input_grad[1]:
+            St = S.t()
+            gd = _SpMM.apply(values, g, St)
+        if ctx.needs_input_grad[0]:
+            rows, cols = _rows_cols(S)
+            g2 = g if g.dim() == 2 else g.unsqueeze(1)
+            d2 = dense if dense.dim() == 2 else dense.unsqueeze(1)
+            gv = (g2.index_select(0, rows) * d2.index_select(0, cols)).sum(-1)
+        return gv, gd, None
 
 
-def mm(mat1, mat2):
-    """``mat1 @ mat2`` with a sparse ``mat1`` and a dense 2-D ``mat2``
-    (``torch.sparse.mm``); dense result, differentiable in ``mat2``."""
-    if not isinstance(mat1, SparseTensor):
-        raise TypeError(f"sparse.mm expects a sparse first argument, got {type(mat1).__name__}")
-    if not isinstance(mat2, _TensorBase) or mat2.dim() not in (1, 2):
-        raise RuntimeError("sparse.mm: the second argument must be a dense 1-D or 2-D tensor")
+def _check_mm(mat1, mat2, what):
     if mat1.dim() != 2:
-        raise RuntimeError(f"sparse.mm: expected a 2-D sparse matrix, got {mat1.dim()}-D")
+        raise RuntimeError(f"{what}: expected a 2-D sparse matrix, got {mat1.dim()}-D")
+    if not isinstance(mat2, _TensorBase) or mat2.dim() not in (1, 2):
+        raise RuntimeError(f"{what}: the second argument must be a dense 1-D or 2-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
                            f"{mat1.shape[1]} and {'x'.join(str(s) for s in mat2.shape)})")
     if mat1.dtype is not mat2.dtype:
         raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: "
                            f"{mat1.dtype._legacy} != {mat2.dtype._legacy}")
-    m = mat1.to_scipy()
-    if m.format == "coo":
-        m = m.tocsr()
-    return _SparseDenseMM.apply(mat2, m)
+
+
+def mm(mat1, mat2):
+    """``mat1 @ mat2`` with a sparse ``mat1`` and a dense 1-D/2-D ``mat2``, or a
+    dense ``mat1`` and a sparse ``mat2`` (``torch.sparse.mm``); dense result,
+    differentiable in the dense operand and in the sparse values."""
+    if isinstance(mat1, SparseTensor) and isinstance(mat2, SparseTensor):
+        return mm(mat1, mat2.to_dense()).to_sparse()
+    if isinstance(mat2, SparseTensor):
+        if not isinstance(mat1, _TensorBase) or mat1.dim() not in (1, 2):
+            raise RuntimeError("mm: the dense operand must be 1-D or 2-D")
+        if mat1.dim() == 1:
+            return mm(mat2.t(), mat1)
+        return mm(mat2.t(), mat1.t()).t()
+    if not isinstance(mat1, SparseTensor):
+        raise TypeError(f"sparse.mm expects a sparse argument, got {type(mat1).__name__} and "
+                        f"{type(mat2).__name__}")
+    _check_mm(mat1, mat2, "sparse.mm")
+    return _SpMM.apply(mat1._parts[-1], mat2, mat1)
+
+
+spmm = mm
 
 
 def addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0):
@@ -58,15 +113,175 @@ def addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0):
     return r + (input if beta == 1 else input * beta)
 
 
+def _norm_dims(dim, ndim):
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                             f"{ndim - 1}], but got {d})")
+        d = d % ndim
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return sorted(out)
+
+
 def sum(input, dim=None, dtype=None):
-    """Sum of all stored values (``torch.sparse.sum`` without ``dim``); with
-    ``dim`` the dense sum over those dims."""
+    """``torch.sparse.sum``: the sum of the stored values, or over ``dim``
+    (a sparse COO result while dims remain, a dense 0-d one when all are
+    reduced)."""
+    pt = _pt()
     if not isinstance(input, SparseTensor):
-        return _pt().sum(input) if dim is None else _pt().sum(input, dim)
-    v = input._values()
+        return pt.sum(input) if dim is None else pt.sum(input, dim)
+    S = input.to_sparse_coo()
+    v = S._parts[1]
     if dtype is not None:
         v = v.to(dtype)
     if dim is None:
         return v.sum()
-    raise NotImplementedError("sparse.sum over some dims (a sparse result) is not supported; "
-                              "use input.to_dense().sum(dim)")
+    dims = _norm_dims(dim, S.dim())
+    keep = [d for d in range(S.dim()) if d not in dims]
+    if not keep:
+        return v.sum()
+    idx = S._parts[0].numpy()[keep]
+    shape = tuple(S._shape[d] for d in keep)
+    if idx.shape[1] == 0:
+        return SparseTensor(sparse_coo, (pt.from_numpy(idx.astype(_np.int64).copy()), v[:0]),
+                            shape, True)
+    lin = _np.ravel_multi_index(tuple(idx), shape)
+    uniq, inv = _np.unique(lin, return_inverse=True)
+    out = pt.zeros(len(uniq), dtype=v.dtype).index_add(
+        0, pt.from_numpy(inv.reshape(-1).astype(_np.int64)), v)
+    new_idx = _np.stack(_np.unravel_index(uniq, shape)).astype(_np.int64).reshape(len(keep), -1)
+    return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), shape, True)
+
+
+def _groups(S, dim):
+    """For each stored entry, the id of its line along ``dim`` (all other
+    indices equal), and the number of lines."""
+    idx = S._parts[0].numpy()
+    others = [d for d in range(S.dim()) if d != dim]
+    if not others:
+        return _np.zeros(idx.shape[1], _np.int64), 1
+    lin = _np.ravel_multi_index(tuple(idx[others]), tuple(S._shape[d] for d in others))
+    uniq, inv = _np.unique(lin, return_inverse=True)
+    return inv.reshape(-1).astype(_np.int64), len(uniq)
+
+
+def _softmax(input, dim, dtype, log):
+    pt = _pt()
+    if not isinstance(input, SparseTensor):
+        f = pt.log_softmax if log else pt.softmax
+        return f(input, dim, dtype=dtype)
+    layout = input.layout
+    S = input.to_sparse_coo().coalesce()
+    d = _norm_dims(dim, S.dim())[0]
+    v = S._parts[1]
+    if dtype is not None:
+        v = v.to(dtype)
+    if v.shape[0] == 0:
+        out = v.clone()
+    else:
+        g, n = _groups(S, d)
+        gi = pt.from_numpy(g)
+        vmax = pt.full((n,), float("-inf"), dtype=v.dtype).scatter_reduce(
+            0, gi, v.detach(), "amax", include_self=True)
+        shifted = v - vmax.index_select(0, gi)
+        e = shifted.exp()
+        tot = pt.zeros(n, dtype=v.dtype).index_add(0, gi, e)
+        out = shifted - tot.log().index_select(0, gi) if log else e / tot.index_select(0, gi)
+    r = SparseTensor(sparse_coo, (S._parts[0], out), S._shape, True)
+    if layout is sparse_csr:
+        return r.to_sparse_csr()
+    if layout is sparse_csc:
+        return r.to_sparse_csc()
+    return r
+
+
+def softmax(input, dim, dtype=None):
+    """``torch.sparse.softmax``: softmax over the stored entries of each line
+    along ``dim`` (entries that are not stored count as -inf)."""
+    return _softmax(input, dim, dtype, False)
+
+
+def log_softmax(input, dim, dtype=None):
+    """``torch.sparse.log_softmax``."""
+    return _softmax(input, dim, dtype, True)
+
+
+def add(input, other, *, alpha=1):
+    """``input + alpha * other`` where either is sparse: sparse + sparse is
+    sparse (uncoalesced, as torch), dense + sparse is dense; sparse + dense
+    raises as torch does."""
+    pt = _pt()
+    if isinstance(input, SparseTensor) and isinstance(other, SparseTensor):
+        if input._shape != other._shape:
+            raise RuntimeError(f"add: expected sizes to match, got {list(input._shape)} and "
+                               f"{list(other._shape)}")
+        a, b = input.to_sparse_coo(), other.to_sparse_coo()
+        bv = b._parts[1] if alpha == 1 else b._parts[1] * alpha
+        vals = pt.cat([a._parts[1], bv.to(pt.promote_types(a.dtype, bv.dtype))
+                       if a.dtype is not bv.dtype else bv])
+        r = SparseTensor(sparse_coo, (pt.cat([a._parts[0], b._parts[0]], 1), vals), a._shape)
+        if input.layout is not sparse_coo:
+            return r.coalesce().to_sparse_csr() if input.layout is sparse_csr \
+                else r.coalesce().to_sparse_csc()
+        return r
+    if isinstance(input, SparseTensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    o = other.to_dense()
+    return input + (o if alpha == 1 else o * alpha)
+
+
+def mul(input, other):
+    """Elementwise product with a sparse operand: sparse result (the stored
+    entries times the scalar or the dense tensor's entries there)."""
+    if not isinstance(input, SparseTensor):
+        input, other = other, input
+    if isinstance(other, SparseTensor):
+        other = other.to_dense()
+    if isinstance(other, _TensorBase) and other.dim() > 0:
+        S = input.to_sparse_coo()
+        if tuple(other.shape) != input._shape:
+            raise RuntimeError(f"mul: sparse {list(input._shape)} and dense "
+                               f"{list(other.shape)} shapes must match")
+        idx = S._parts[0]
+        picked = other[tuple(idx[d] for d in range(S.dim()))]
+        r = SparseTensor(sparse_coo, (idx, S._parts[1] * picked), S._shape, S._coalesced)
+        return r if input.layout is sparse_coo else (
+            r.coalesce().to_sparse_csr() if input.layout is sparse_csr else
+            r.coalesce().to_sparse_csc())
+    return SparseTensor(input.layout, input._parts[:-1] + (input._parts[-1] * other,),
+                        input._shape, input._coalesced)
+
+
+def _t(x):
+    return x.t() if isinstance(x, SparseTensor) else x.t()
+
+
+_HANDLERS = {
+    "mm": lambda a, b: mm(a, b), "mv": lambda a, b: mm(a, b), "matmul": lambda a, b: mm(a, b), "spmm": lambda a, b: mm(a, b),
+    "__matmul__": lambda a, b: mm(a, b), "__rmatmul__": lambda a, b: mm(b, a),
+    "add": lambda a, b, alpha=1: add(a, b, alpha=alpha),
+    "__add__": lambda a, b: add(a, b), "__radd__": lambda a, b: add(b, a),
+    "sub": lambda a, b, alpha=1: add(a, b, alpha=-alpha), "__sub__": lambda a, b: add(a, b, alpha=-1),
+    "mul": lambda a, b: mul(a, b), "__mul__": lambda a, b: mul(a, b),
+    "__rmul__": lambda a, b: mul(a, b),
+    "sum": lambda a, dim=None, keepdim=False, dtype=None: sum(a, dim, dtype),
+    "softmax": lambda a, dim, dtype=None: softmax(a, dim, dtype),
+    "log_softmax": lambda a, dim, dtype=None: log_softmax(a, dim, dtype),
+    "t": lambda a: a.t(), "neg": lambda a: -a, "__neg__": lambda a: -a,
+    "addmm": lambda inp, a, b, beta=1, alpha=1: addmm(inp, a, b, beta=beta, alpha=alpha),
+}
+
+
+def torch_function(func, args, kwargs):
+    """What ``ptcore.X(...)`` / ``Tensor.X(...)`` does with a sparse argument
+    (``SparseTensor.__torch_function__``); NotImplemented for ops the sparse
+    layouts do not support (the caller then raises)."""
+    name = getattr(func, "__name__", None)
+    h = _HANDLERS.get(name)
+    if h is None:
+        return NotImplemented
+    return h(*args, **(kwargs or {}))

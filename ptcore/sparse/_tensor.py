@@ -99,7 +99,115 @@ class SparseTensor:
 
     @property
     def requires_grad(self):
+        """Whether the values take part in autograd (the structure never does)."""
+        return self._parts[-1].requires_grad
+
+    def requires_grad_(self, requires_grad=True):
+        self._parts[-1].requires_grad_(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        """The gradient of the values, in this tensor's layout (or None)."""
+        g = self._parts[-1].grad
+        if g is None:
+            return None
+        if self.layout is sparse_coo and not self._coalesced and g.shape[0] > 1:
+            # duplicates share one position: its gradient once (coalesced, as torch)
+            pt = _pt()
+            idx = self._parts[0].numpy()
+            lin = _np.ravel_multi_index(tuple(idx), self._shape)
+            uniq, first = _np.unique(lin, return_index=True)
+            new_idx = _np.stack(_np.unravel_index(uniq, self._shape)).astype(_np.int64)
+            return SparseTensor(sparse_coo, (pt.from_numpy(new_idx.reshape(len(self._shape), -1)),
+                                             g[pt.from_numpy(first.astype(_np.int64))]),
+                                self._shape, True)
+        return SparseTensor(self.layout, self._parts[:-1] + (g,), self._shape, self._coalesced)
+
+    @property
+    def grad_fn(self):
+        return self._parts[-1].grad_fn
+
+    @property
+    def is_cuda(self):
         return False
+
+    def numel(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    def sparse_dim(self):
+        return self._parts[0].shape[0] if self.layout is sparse_coo else 2
+
+    def dense_dim(self):
+        return 0
+
+    def _with_values(self, v):
+        return SparseTensor(self.layout, self._parts[:-1] + (v,), self._shape, self._coalesced)
+
+    def to(self, *args, **kwargs):
+        """Values converted with ``Tensor.to`` (dtype; the CPU device)."""
+        return self._with_values(self._parts[-1].to(*args, **kwargs))
+
+    def double(self):
+        return self.to(_pt().float64)
+
+    def float(self):
+        return self.to(_pt().float32)
+
+    def detach(self):
+        return self._with_values(self._parts[-1].detach())
+
+    def clone(self):
+        return SparseTensor(self.layout, tuple(p.clone() for p in self._parts), self._shape,
+                            self._coalesced)
+
+    def transpose(self, dim0, dim1):
+        d0, d1 = (_operator.index(dim0) % self.dim(), _operator.index(dim1) % self.dim())
+        if d0 == d1:
+            return self
+        if self.dim() == 2:
+            return self.t()
+        S = self.to_sparse_coo()
+        perm = list(range(self.dim()))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        shape = tuple(self._shape[p] for p in perm)
+        return SparseTensor(sparse_coo, (S._parts[0][perm], S._parts[1]), shape, False)
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        from ptcore.sparse._ops import sum as _sum
+        return _sum(self, dim, dtype)
+
+    def add(self, other, *, alpha=1):
+        from ptcore.sparse._ops import add
+        return add(self, other, alpha=alpha)
+
+    def __add__(self, other):
+        return self.add(other)
+
+    def __radd__(self, other):
+        from ptcore.sparse._ops import add
+        return add(other, self)
+
+    def __sub__(self, other):
+        return self.add(other, alpha=-1)
+
+    def __truediv__(self, s):
+        if isinstance(s, (_TensorBase, SparseTensor)) and getattr(s, "dim", lambda: 0)() > 0:
+            raise RuntimeError("sparse division is only supported by a scalar")
+        return self._with_values(self._parts[-1] / s)
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        from ptcore.sparse._ops import torch_function
+        return torch_function(func, args, kwargs)
 
     def _nnz(self):
         return int(self._parts[-1].shape[0])
@@ -246,15 +354,17 @@ class SparseTensor:
     def __matmul__(self, other):
         return self.mm(other)
 
+    def __rmatmul__(self, other):
+        from ptcore.sparse._ops import mm
+        return mm(other, self)
+
     def __neg__(self):
         return SparseTensor(self.layout, self._parts[:-1] + (-self._parts[-1],), self._shape,
                             self._coalesced)
 
     def __mul__(self, s):
-        if isinstance(s, _TensorBase) and s.dim() > 0:
-            raise NotImplementedError("sparse * dense tensor is not supported; use a scalar")
-        return SparseTensor(self.layout, self._parts[:-1] + (self._parts[-1] * s,), self._shape,
-                            self._coalesced)
+        from ptcore.sparse._ops import mul
+        return mul(self, s)
 
     __rmul__ = __mul__
 
@@ -299,7 +409,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
             if m >= shape[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
                                    f"{shape[d]} but found index {m}")
-    return SparseTensor(sparse_coo, (idx.contiguous(), vals.contiguous()), shape,
+    vals = vals.contiguous()
+    if requires_grad:
+        vals = vals.detach().requires_grad_()
+    return SparseTensor(sparse_coo, (idx.contiguous(), vals), shape,
                         bool(is_coalesced) or idx.shape[1] <= 1)
 
 
@@ -343,13 +456,15 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                       requires_grad=False, check_invariants=None):
     """A CSR sparse matrix (``torch.sparse_csr_tensor``); the index tensors
     are int32 or int64, shared, not copied."""
-    return _compressed(sparse_csr, crow_indices, col_indices, values, size, dtype)
+    r = _compressed(sparse_csr, crow_indices, col_indices, values, size, dtype)
+    return r._with_values(r._parts[-1].detach().requires_grad_()) if requires_grad else r
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
                       requires_grad=False, check_invariants=None):
     """A CSC sparse matrix (``torch.sparse_csc_tensor``)."""
-    return _compressed(sparse_csc, ccol_indices, row_indices, values, size, dtype)
+    r = _compressed(sparse_csc, ccol_indices, row_indices, values, size, dtype)
+    return r._with_values(r._parts[-1].detach().requires_grad_()) if requires_grad else r
 
 
 def _share(a):

@@ -1,0 +1,164 @@
+"""Sparse products, reductions, softmax and arithmetic against torch, with
+gradients for the dense operands and for the sparse values; a GCN-style
+training run gives torch's losses."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+IDX = [[0, 1, 1, 2, 0, 3], [1, 0, 2, 1, 1, 3]]     # (0, 1) twice: uncoalesced
+VAL = [1.0, 2.0, 3.0, 4.0, 5.0, -1.5]
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 5))
+
+
+def _coo(L, requires_grad=False, dtype=None):
+    dtype = dtype or L.float64
+    return L.sparse_coo_tensor(L.tensor(IDX), L.tensor(VAL, dtype=dtype), (4, 4),
+                               requires_grad=requires_grad)
+
+
+def _dense(x):
+    if hasattr(x, "to_dense") and not isinstance(x, (ptcore.Tensor, torch.Tensor)):
+        x = x.to_dense()
+    elif isinstance(x, torch.Tensor) and x.layout != torch.strided:
+        x = x.to_dense()
+    return x.detach().numpy()
+
+
+def _same(fn, **kw):
+    a, b = fn(ptcore), fn(torch)
+    np.testing.assert_allclose(_dense(a), _dense(b), rtol=1e-10, atol=1e-12, **kw)
+    return a, b
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+@pytest.mark.parametrize("form", ["sparse.mm", "mm", "matmul", "spmm", "@", "dense@", "mv"])
+def test_products(layout, form):
+    def run(L):
+        S = _coo(L)
+        if layout != "coo":
+            S = S.coalesce()
+            S = S.to_sparse_csr() if layout == "csr" else S.to_sparse_csc()
+        x = L.tensor(X)
+        if form == "sparse.mm":
+            return L.sparse.mm(S, x)
+        if form == "mm":
+            return L.mm(S, x)
+        if form == "matmul":
+            return L.matmul(S, x)
+        if form == "spmm":
+            return L.spmm(S, x) if layout == "coo" else L.mm(S, x)
+        if form == "@":
+            return S @ x
+        if form == "dense@":
+            return x.T @ S
+        return L.mv(S, x[:, 0])
+    _same(run)
+
+
+def test_gradients_of_values_and_dense():
+    def run(L):
+        S = _coo(L, requires_grad=True)
+        x = L.tensor(X, requires_grad=True)
+        y = L.sparse.mm(S, x)
+        (y.sin() * y).sum().backward()
+        return S.grad, x.grad
+    (sg, xg), (tsg, txg) = run(ptcore), run(torch)
+    np.testing.assert_allclose(_dense(xg), _dense(txg), rtol=1e-10)
+    np.testing.assert_allclose(_dense(sg), _dense(tsg), rtol=1e-10)
+
+
+def test_gradient_through_csr_values():
+    def run(L):
+        v = L.tensor([1.0, 2.0, 3.0, -2.0], dtype=L.float64, requires_grad=True)
+        x = L.tensor(X, requires_grad=True)
+        S = L.sparse_csr_tensor(L.tensor([0, 1, 3, 3, 4]), L.tensor([1, 0, 2, 3]), v, (4, 4))
+        ((S @ x) ** 2).sum().backward()
+        return v.grad, x.grad
+    for a, b in zip(run(ptcore), run(torch)):
+        np.testing.assert_allclose(_dense(a), _dense(b), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 1), None])
+def test_sum(dim):
+    a, b = _same(lambda L: L.sparse.sum(_coo(L)) if dim is None else L.sparse.sum(_coo(L), dim))
+    if dim in (0, 1, -1):
+        assert a.is_sparse and b.is_sparse and a.shape == tuple(b.shape)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_and_its_gradient(fn, dim):
+    def run(L):
+        v = L.tensor(VAL, dtype=L.float64, requires_grad=True)
+        S = L.sparse_coo_tensor(L.tensor(IDX), v, (4, 4))
+        r = getattr(L.sparse, fn)(S, dim)
+        (r.coalesce().values() * L.arange(5, dtype=L.float64)).sum().backward()
+        return r, v.grad
+    (r, g), (tr, tg) = run(ptcore), run(torch)
+    np.testing.assert_allclose(_dense(r), _dense(tr), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_dense(g), _dense(tg), rtol=1e-10, atol=1e-12)
+
+
+def test_arithmetic():
+    _same(lambda L: _coo(L) * 2)
+    _same(lambda L: 2 * _coo(L))
+    _same(lambda L: _coo(L) + _coo(L))
+    _same(lambda L: _coo(L) - _coo(L) * 3)
+    _same(lambda L: L.ones(4, 4, dtype=L.float64) + _coo(L))
+    _same(lambda L: _coo(L) * L.arange(16, dtype=L.float64).reshape(4, 4))
+    _same(lambda L: _coo(L).sum())
+    _same(lambda L: _coo(L).t())
+    _same(lambda L: _coo(L).transpose(0, 1))
+    _same(lambda L: _coo(L) / 4)
+    with pytest.raises(RuntimeError, match="add\\(sparse, dense\\)"):
+        _coo(ptcore) + ptcore.ones(4, 4, dtype=ptcore.float64)
+    a = _coo(ptcore, dtype=ptcore.float32).double()
+    assert a.dtype is ptcore.float64 and not a.requires_grad
+    assert _coo(ptcore).numel() == 16 and _coo(ptcore).sparse_dim() == 2
+    assert _coo(ptcore).dense_dim() == 0 and len(_coo(ptcore)) == 4
+
+
+def test_mismatches_raise():
+    S = _coo(ptcore)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        ptcore.sparse.mm(S, ptcore.ones(3, 2, dtype=ptcore.float64))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        S @ ptcore.ones(4, 2)
+    with pytest.raises(TypeError):
+        ptcore.cos(S)
+
+
+def test_gcn_training_matches_torch():
+    """Two-layer GCN on a random graph: normalised sparse adjacency @ (X W)."""
+    rng = np.random.default_rng(1)
+    n, f, h, c = 30, 8, 16, 3
+    edges = rng.integers(0, n, (2, 90))
+    edges = np.concatenate([edges, edges[::-1], np.stack([np.arange(n)] * 2)], 1)
+    deg = np.bincount(edges[0], minlength=n).astype(np.float32)
+    w = (1 / np.sqrt(deg[edges[0]] * deg[edges[1]])).astype(np.float32)
+    feats = rng.standard_normal((n, f)).astype(np.float32)
+    labels = rng.integers(0, c, n)
+    w1 = (rng.standard_normal((f, h)) * 0.3).astype(np.float32)
+    w2 = (rng.standard_normal((h, c)) * 0.3).astype(np.float32)
+
+    def train(L):
+        A = L.sparse_coo_tensor(L.tensor(edges), L.tensor(w), (n, n)).coalesce()
+        x, y = L.tensor(feats), L.tensor(labels)
+        p1 = L.nn.Parameter(L.tensor(w1))
+        p2 = L.nn.Parameter(L.tensor(w2))
+        opt = L.optim.Adam([p1, p2], lr=0.05)
+        losses = []
+        for _ in range(15):
+            opt.zero_grad()
+            hid = L.relu(L.sparse.mm(A, x @ p1))
+            out = A @ (hid @ p2)
+            loss = L.nn.functional.cross_entropy(out, y)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss))
+        return losses
+    np.testing.assert_allclose(train(ptcore), train(torch), rtol=2e-4)
