@@ -310,6 +310,13 @@ def _on_view(src, v, kind=0, name=None):
         if base is src or not src._requires_grad:
             return
         base = src
+    # a base with overlapping elements (an expanded view) cannot locate ``v``
+    # among its elements: use the tensor that base was itself taken from
+    while _overlaps(tuple(base.shape), tuple(base.stride())):
+        up = base.__dict__.get("_ag_view_of")
+        if up is None:
+            break
+        base = up
     bshape, bstride = tuple(base.shape), tuple(base.stride())
     vshape, vstride, voff = _geometry(v, base)
     full = _covers(vshape, vstride, voff, base)
@@ -326,6 +333,7 @@ def _on_view(src, v, kind=0, name=None):
     node = attach(name, v, (base,), bw)
     if node is not None:
         node._bver = v._version
+        v.__dict__["_ag_view_of"] = base
 
 
 class _ViewNode(Node):

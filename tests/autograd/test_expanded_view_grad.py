@@ -26,3 +26,37 @@ def test_row_of_expanded_matrix():
     a = ptcore.tensor([1.0, 2.0], dtype=ptcore.float64, requires_grad=True)
     a.expand(4, 2)[2].sum().backward()
     assert a.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("op", [lambda e: e.mT, lambda e: e.transpose(0, 2), lambda e: e[1],
+                                lambda e: e.mT.contiguous(), lambda e: e.permute(2, 0, 1)])
+def test_view_of_expanded_leaf_view(op):
+    """The leaf requiring grad is itself a (transposed) view of a tensor that
+    does not require grad: views of its expansion must still map back to it
+    (cholesky_solve broadcasting a transposed factor hit this, 2x gradients)."""
+    m = np.arange(9.0).reshape(3, 3)
+    w = np.arange(18.0).reshape(2, 3, 3)
+    grads = []
+    for lib in (ptcore, torch):
+        x = lib.tensor(m.T.copy()).T
+        x.requires_grad_()
+        e = x.expand(2, 3, 3)
+        y = op(e)
+        (y * lib.tensor(w.ravel()[:y.numel()]).reshape(y.shape)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_cholesky_solve_with_transposed_factor():
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((3, 3))
+    lc = np.linalg.cholesky(m @ m.T + 3 * np.eye(3))
+    b = rng.standard_normal((2, 3, 4))
+    grads = []
+    for lib in (ptcore, torch):
+        L = lib.tensor(lc.T.copy()).T
+        L.requires_grad_()
+        x = lib.cholesky_solve(lib.tensor(b), L)
+        (x * x).sum().backward()
+        grads.append(L.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
