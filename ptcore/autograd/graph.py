@@ -533,10 +533,21 @@ class AccumulateGrad(Node):
         return ()
 
 
+def _add_grads(a, b):
+    """Sum of two gradients; one may be sparse (an embedding's with
+    ``sparse=True``): dense + sparse is dense, sparse + sparse stays sparse."""
+    if isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return a + b
+    return b + a
+
+
 def accumulate_grad(var, g):
     old = var._grad
     if g.dtype is not var.dtype:
         g = g.to(var.dtype)
+    if not isinstance(g, _TensorBase):      # a sparse gradient
+        var._grad = g if old is None else _add_grads(old, g)
+        return
     if old is None:
         if _state.enabled:           # create_graph: keep the graph of the gradient
             var._grad = g
@@ -544,8 +555,8 @@ def accumulate_grad(var, g):
             var._grad = g
         else:
             var._grad = g.clone(memory_format=_contig())
-    elif _state.enabled:
-        var._grad = old + g
+    elif _state.enabled or not isinstance(old, _TensorBase):
+        var._grad = _add_grads(old, g)
     else:
         if tuple(old.shape) != tuple(g.shape):
             g = g.expand(old.shape)
@@ -830,7 +841,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     g = gin[i]
                     if g is not None:
                         mi = meta[i]
-                        if mi is None or not g._meta_is(mi[0], mi[1]):
+                        if mi is None or not isinstance(g, _TensorBase) or \
+                                not g._meta_is(mi[0], mi[1]):
                             ok = False
                             break
             if not ok:
@@ -867,7 +879,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     else:
                         if len(b) <= nr:
                             b.extend([None] * (nr + 1 - len(b)))
-                        b[nr] = g if b[nr] is None else b[nr] + g
+                        b[nr] = g if b[nr] is None else _add_grads(b[nr], g)
                 c = deps[m] - 1
                 deps[m] = c
                 if c == 0:

@@ -97,6 +97,18 @@ class Adagrad(Optimizer):
         return loss
 
 
+def _sparse_adagrad(param, grad, state_sum, clr, eps):
+    from ptcore.sparse._ops import coo_rows
+    flat, v, tail = coo_rows(grad)
+    if flat.shape[0] == 0:
+        return
+    with ptcore.no_grad():
+        ss = state_sum.view((-1,) + tail)
+        ss.index_add_(0, flat, v * v)
+        std = ss.index_select(0, flat).sqrt().add_(eps)
+        param.view((-1,) + tail).index_add_(0, flat, v / std * (-clr))
+
+
 def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             found_inf=None, has_sparse_grad=False, foreach=None, differentiable=False,
             has_complex=False, *, lr, weight_decay, lr_decay, eps, maximize):
@@ -108,6 +120,11 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
         step_t += 1
         step = step_t.item()
         grad = grad if not maximize else -grad
+        if not isinstance(grad, Tensor):        # a sparse gradient: only its rows change
+            if weight_decay != 0:
+                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+            _sparse_adagrad(param, grad, state_sum, lr / (1 + (step - 1) * lr_decay), eps)
+            continue
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
         clr = lr / (1 + (step - 1) * lr_decay)

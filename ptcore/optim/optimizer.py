@@ -165,6 +165,38 @@ _STEP_DOC = """Perform a single optimization step.
         """
 
 
+# torch's refusals of sparse gradients (SGD, Adagrad and SparseAdam take them)
+_SPARSE_REFUSED = {
+    "Adam": "Adam does not support sparse gradients, please consider SparseAdam instead",
+    "AdamW": "Adam does not support sparse gradients, please consider SparseAdam instead",
+    "RMSprop": "RMSprop does not support sparse gradients",
+    "Adadelta": "Adadelta does not support sparse gradients",
+    "Adamax": "adamax does not support sparse gradients",
+    "NAdam": "NAdam does not support sparse gradients",
+    "RAdam": "RAdam does not support sparse gradients",
+    "Rprop": "Rprop does not support sparse gradients",
+    "ASGD": "ASGD does not support sparse gradients",
+    "Adafactor": "Adafactor does not support sparse gradients",
+    "LBFGS": "LBFGS does not support sparse gradients",
+}
+_dense_only_cache = {}
+
+
+def _dense_only(cls):
+    """The error a ptcore optimizer class raises for sparse gradients, or None."""
+    try:
+        return _dense_only_cache[cls]
+    except KeyError:
+        pass
+    msg = None
+    for c in cls.__mro__:
+        if c.__module__.startswith("ptcore.optim.") and c.__name__ in _SPARSE_REFUSED:
+            msg = _SPARSE_REFUSED[c.__name__]
+            break
+    _dense_only_cache[cls] = msg
+    return msg
+
+
 def _hooked_step(func):
     """Wrap a subclass's ``step`` so that the step pre/post hooks run around it."""
     @functools.wraps(func)
@@ -181,6 +213,13 @@ def _hooked_step(func):
                         raise RuntimeError(
                             f"{func} must return None or a tuple of (new_args, new_kwargs), "
                             f"but got {result}.")
+        msg = _dense_only(type(self))
+        if msg is not None:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is not None and not isinstance(g, Tensor):
+                        raise RuntimeError(msg)
         out = func(*args, **kwargs)
         post = self._optimizer_step_post_hooks
         if post or _global_optimizer_post_hooks:

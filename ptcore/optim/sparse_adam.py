@@ -1,9 +1,9 @@
-"""SparseAdam (``torch.optim.SparseAdam``): Adam for sparse gradients.
+"""SparseAdam (``torch.optim.SparseAdam``): lazy Adam for sparse gradients
+(``nn.Embedding(sparse=True)``): only the rows a gradient stores have their
+moments and values updated, with torch's arithmetic."""
+import math
 
-ptcore has no sparse tensors yet, so no parameter can receive a sparse gradient; the
-optimizer is importable and validates its arguments as torch does, and ``step()`` raises
-torch's error for the dense gradients ptcore produces (use :class:`ptcore.optim.Adam`).
-"""
+import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import Optimizer
 
@@ -55,14 +55,46 @@ class SparseAdam(Optimizer):
                              f"support complex parameters")
 
     def step(self, closure=None):
-        """Raise for dense gradients, as torch (ptcore has no sparse gradients yet)."""
+        """One update of every parameter with a (sparse) gradient."""
+        from ptcore.sparse._ops import coo_rows
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps = group["lr"], group["eps"]
+            if isinstance(lr, Tensor):
+                lr = lr.item()
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if not getattr(p.grad, "is_sparse", False):
+                grad = p.grad
+                if isinstance(grad, Tensor) or not getattr(grad, "is_sparse", False):
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
-                raise NotImplementedError("SparseAdam: ptcore has no sparse gradient tensors yet")
+                if group["maximize"]:
+                    grad = -grad
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = ptcore.zeros_like(p, memory_format=ptcore.preserve_format)
+                    state["exp_avg_sq"] = ptcore.zeros_like(p,
+                                                            memory_format=ptcore.preserve_format)
+                state["step"] += 1
+                step = state["step"]
+                flat, v, tail = coo_rows(grad)
+                if flat.shape[0] == 0:
+                    continue
+                with ptcore.no_grad():
+                    v = v.detach()
+                    ea = state["exp_avg"].view((-1,) + tail)
+                    es = state["exp_avg_sq"].view((-1,) + tail)
+                    old_ea = ea.index_select(0, flat)
+                    upd_ea = (v - old_ea) * (1 - beta1)
+                    ea.index_add_(0, flat, upd_ea)
+                    old_es = es.index_select(0, flat)
+                    upd_es = (v * v - old_es) * (1 - beta2)
+                    es.index_add_(0, flat, upd_es)
+                    numer = upd_ea + old_ea
+                    denom = (upd_es + old_es).sqrt_().add_(eps)
+                    step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+                    p.view((-1,) + tail).index_add_(0, flat, numer / denom * (-step_size))
         return loss

@@ -140,6 +140,7 @@ def sum(input, dim=None, dtype=None):
         v = v.to(dtype)
     if dim is None:
         return v.sum()
+    S._no_dense_dims("sparse.sum over dims")
     dims = _norm_dims(dim, S.dim())
     keep = [d for d in range(S.dim()) if d not in dims]
     if not keep:
@@ -175,6 +176,7 @@ def _softmax(input, dim, dtype, log):
         f = pt.log_softmax if log else pt.softmax
         return f(input, dim, dtype=dtype)
     layout = input.layout
+    input._no_dense_dims("sparse softmax")
     S = input.to_sparse_coo().coalesce()
     d = _norm_dims(dim, S.dim())[0]
     v = S._parts[1]
@@ -242,6 +244,7 @@ def mul(input, other):
     if isinstance(other, SparseTensor):
         other = other.to_dense()
     if isinstance(other, _TensorBase) and other.dim() > 0:
+        input._no_dense_dims("sparse * dense")
         S = input.to_sparse_coo()
         if tuple(other.shape) != input._shape:
             raise RuntimeError(f"mul: sparse {list(input._shape)} and dense "
@@ -260,7 +263,46 @@ def _t(x):
     return x.t() if isinstance(x, SparseTensor) else x.t()
 
 
+def coo_rows(sparse):
+    """``(flat, values, tail)`` of a coalesced copy of ``sparse``: the flat
+    positions of the stored entries over the sparse dims, their values and the
+    dense-dim sizes, so that ``dense.view((-1,) + tail)[flat]`` are the
+    entries' rows (what optimizers update lazily)."""
+    S = sparse.to_sparse_coo().coalesce()
+    idx = S._parts[0]
+    ss = S._sshape()
+    if len(ss) == 1:
+        flat = idx[0]
+    else:
+        flat = _pt().from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), ss).astype(_np.int64))
+    return flat, S._parts[1], S._shape[len(ss):]
+
+
+def dense_add_(dense, sparse, alpha=1):
+    """``dense += alpha * sparse`` in place (``Tensor.add_`` with a sparse
+    operand, as optimizers apply sparse gradients): only the stored rows
+    are touched."""
+    if tuple(dense.shape) != sparse._shape:
+        raise RuntimeError(f"add_: dense {list(dense.shape)} and sparse {list(sparse._shape)} "
+                           "sizes must match")
+    S = sparse.to_sparse_coo()
+    v = S._parts[1] if alpha == 1 else S._parts[1] * alpha
+    if v.dtype is not dense.dtype:
+        v = v.to(dense.dtype)
+    idx = S._parts[0]
+    ss = S._sshape()
+    if len(ss) == 1:
+        flat = idx[0]
+    else:
+        flat = _pt().from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), ss).astype(_np.int64))
+    if flat.shape[0]:
+        dense.view((-1,) + S._shape[len(ss):]).index_add_(0, flat, v)
+    return dense
+
+
 _HANDLERS = {
+    "add_": lambda a, b, alpha=1: dense_add_(a, b, alpha)
+    if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha),
     "mm": lambda a, b: mm(a, b), "mv": lambda a, b: mm(a, b), "matmul": lambda a, b: mm(a, b), "spmm": lambda a, b: mm(a, b),
     "__matmul__": lambda a, b: mm(a, b), "__rmatmul__": lambda a, b: mm(b, a),
     "add": lambda a, b, alpha=1: add(a, b, alpha=alpha),

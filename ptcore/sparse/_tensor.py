@@ -116,10 +116,10 @@ class SparseTensor:
             # duplicates share one position: its gradient once (coalesced, as torch)
             pt = _pt()
             idx = self._parts[0].numpy()
-            lin = _np.ravel_multi_index(tuple(idx), self._shape)
+            lin = _np.ravel_multi_index(tuple(idx), self._sshape())
             uniq, first = _np.unique(lin, return_index=True)
-            new_idx = _np.stack(_np.unravel_index(uniq, self._shape)).astype(_np.int64)
-            return SparseTensor(sparse_coo, (pt.from_numpy(new_idx.reshape(len(self._shape), -1)),
+            new_idx = _np.stack(_np.unravel_index(uniq, self._sshape())).astype(_np.int64)
+            return SparseTensor(sparse_coo, (pt.from_numpy(new_idx.reshape(idx.shape[0], -1)),
                                              g[pt.from_numpy(first.astype(_np.int64))]),
                                 self._shape, True)
         return SparseTensor(self.layout, self._parts[:-1] + (g,), self._shape, self._coalesced)
@@ -142,7 +142,16 @@ class SparseTensor:
         return self._parts[0].shape[0] if self.layout is sparse_coo else 2
 
     def dense_dim(self):
-        return 0
+        return len(self._shape) - self.sparse_dim()
+
+    def _no_dense_dims(self, what):
+        if self.dense_dim():
+            raise NotImplementedError(f"{what} of a hybrid sparse tensor (values with "
+                                      f"{self.dense_dim()} dense dims) is not supported")
+
+    def _sshape(self):
+        """The sizes of the sparse dims."""
+        return self._shape[:self.sparse_dim()]
 
     def _with_values(self, v):
         return SparseTensor(self.layout, self._parts[:-1] + (v,), self._shape, self._coalesced)
@@ -193,6 +202,36 @@ class SparseTensor:
 
     def __sub__(self, other):
         return self.add(other, alpha=-1)
+
+    # in place (what optimizers do with sparse gradients and buffers)
+    def add_(self, other, *, alpha=1):
+        """``self += alpha * other`` for a sparse ``other`` of the same size
+        (entries appended: the result is uncoalesced, as torch's)."""
+        r = self.add(other, alpha=alpha)
+        if not isinstance(r, SparseTensor):
+            raise RuntimeError("add_: a sparse tensor can only be updated in place by a sparse one")
+        self.layout, self._parts, self._coalesced = r.layout, r._parts, r._coalesced
+        return self
+
+    def mul_(self, s):
+        if isinstance(s, (_TensorBase, SparseTensor)) and getattr(s, "dim", lambda: 0)() > 0:
+            raise RuntimeError("mul_ of a sparse tensor is only supported by a scalar")
+        self._parts[-1].mul_(s)
+        return self
+
+    def zero_(self):
+        """No stored entries (``Tensor.zero_`` of a sparse tensor)."""
+        pt = _pt()
+        if self.layout is not sparse_coo:
+            self.layout, self._parts = sparse_coo, self.to_sparse_coo()._parts
+        idx, v = self._parts
+        self._parts = (pt.zeros((idx.shape[0], 0), dtype=pt.int64),
+                       pt.zeros((0,) + tuple(v.shape[1:]), dtype=v.dtype))
+        self._coalesced = True
+        return self
+
+    def __neg__(self):
+        return self._with_values(-self._parts[-1])
 
     def __truediv__(self, s):
         if isinstance(s, (_TensorBase, SparseTensor)) and getattr(s, "dim", lambda: 0)() > 0:
@@ -274,6 +313,7 @@ class SparseTensor:
         """The matrix as a ``scipy.sparse`` array sharing this tensor's memory
         (CSR/CSC: index and value arrays; COO: the values)."""
         import scipy.sparse as sp
+        self._no_dense_dims("to_scipy")
         if self.dim() != 2:
             raise RuntimeError(f"to_scipy expects a 2-D sparse tensor, got {self.dim()}-D")
         p = [t.numpy() for t in self._parts]
@@ -293,11 +333,12 @@ class SparseTensor:
         if idx.shape[1] == 0:
             return SparseTensor(sparse_coo, (self._parts[0].clone(), vals.clone()),
                                 self._shape, True)
-        lin = _np.ravel_multi_index(tuple(idx), self._shape)
+        lin = _np.ravel_multi_index(tuple(idx), self._sshape())
         uniq, inv = _np.unique(lin, return_inverse=True)
         out = pt.zeros((len(uniq),) + tuple(vals.shape[1:]), dtype=vals.dtype)
         out.index_add_(0, pt.from_numpy(inv.reshape(-1).astype(_np.int64)), vals)
-        new_idx = _np.stack(_np.unravel_index(uniq, self._shape)).astype(_np.int64)
+        new_idx = _np.stack(_np.unravel_index(uniq, self._sshape())).astype(_np.int64)
+        new_idx = new_idx.reshape(idx.shape[0], -1)
         return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), self._shape, True)
 
     def to_dense(self):
@@ -306,9 +347,10 @@ class SparseTensor:
             d = pt.zeros(self._shape, dtype=self.dtype)
             idx = self._parts[0]
             if idx.shape[1]:
-                flat = pt.from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), self._shape)
+                ss = self._sshape()
+                flat = pt.from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), ss)
                                      .astype(_np.int64))
-                d.view(-1).index_add_(0, flat, self._parts[1])
+                d.view((-1,) + self._shape[len(ss):]).index_add_(0, flat, self._parts[1])
             return d
         return pt.from_numpy(_np.ascontiguousarray(self.to_scipy().toarray()))
 
@@ -358,10 +400,6 @@ class SparseTensor:
         from ptcore.sparse._ops import mm
         return mm(other, self)
 
-    def __neg__(self):
-        return SparseTensor(self.layout, self._parts[:-1] + (-self._parts[-1],), self._shape,
-                            self._coalesced)
-
     def __mul__(self, s):
         from ptcore.sparse._ops import mul
         return mul(self, s)
@@ -390,21 +428,27 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     vals = _as_tensor(values, dtype)
     if idx.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
-    if vals.dim() != 1:
-        raise NotImplementedError("hybrid sparse tensors (values with dense dims) are not "
-                                  "supported")
+    if vals.dim() < 1:
+        raise RuntimeError("values must have at least one dimension (nnz)")
     if idx.shape[1] != vals.shape[0]:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{idx.shape[1]}, nnz from values: {vals.shape[0]}")
-    shape = _infer_size(idx, size)
-    if len(shape) != idx.shape[0]:
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({idx.shape[0]}) + "
-                           f"dense_dim (0), but got {len(shape)}")
+    sd, dense = idx.shape[0], tuple(vals.shape[1:])
+    if size is None:
+        shape = _infer_size(idx, None) + dense
+    else:
+        shape = tuple(_operator.index(x) for x in size)
+    if len(shape) != sd + len(dense):
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sd}) + dense_dim "
+                           f"({len(dense)}), but got {len(shape)}")
+    if shape[sd:] != dense:
+        raise RuntimeError(f"values has incorrect size, expected {list((idx.shape[1],) + shape[sd:])}, "
+                           f"got {list(vals.shape)}")
     a = idx.numpy()
     if a.size:
         if a.min() < 0:
             raise RuntimeError("found negative index")
-        for d in range(len(shape)):
+        for d in range(sd):
             m = int(a[d].max())
             if m >= shape[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "

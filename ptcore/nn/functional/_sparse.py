@@ -5,6 +5,30 @@ from ptcore._tensor import _TensorBase
 __all__ = ["embedding"]
 
 
+class _SparseEmbedding(ptcore.autograd.Function):
+    """Row lookup whose weight gradient is a sparse COO tensor (torch's
+    EmbeddingBackward0 with ``sparse=True``)."""
+
+    @staticmethod
+    def forward(ctx, weight, flat, padding_idx, scale_grad_by_freq):
+        ctx.flat, ctx.padding_idx, ctx.freq = flat, padding_idx, scale_grad_by_freq
+        ctx.shape = tuple(weight.shape)
+        return weight.detach().index_select(0, flat)
+
+    @staticmethod
+    def backward(ctx, g):
+        from ptcore.sparse import sparse_coo_tensor
+        if ctx.freq:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                               "sparse gradients")
+        flat = ctx.flat
+        g = g.reshape(flat.shape[0], ctx.shape[1])
+        if ctx.padding_idx >= 0:
+            keep = flat != ctx.padding_idx          # torch leaves padding rows out
+            flat, g = flat[keep], g[keep]
+        return sparse_coo_tensor(flat.unsqueeze(0), g, ctx.shape), None, None, None
+
+
 def _embedding_renorm_(weight, input, max_norm, norm_type):
     """Rescale, in place, the rows of ``weight`` indexed by ``input`` whose norm exceeds ``max_norm``."""
     with ptcore.no_grad():
@@ -39,7 +63,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     scale_grad_by_freq : bool
         Scale the gradient of each row by the inverse of its frequency in ``input``.
     sparse : bool
-        Sparse gradients are not supported by ptcore (must be False).
+        The gradient of ``weight`` is a sparse COO tensor holding only the
+        looked-up rows (``indices (1, n)``, ``values (n, embedding_dim)``,
+        uncoalesced, as torch's), for ``optim.SGD``/``Adagrad``/``SparseAdam``.
 
     Returns
     -------
@@ -50,8 +76,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise TypeError(f"embedding(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not isinstance(weight, _TensorBase):
         raise TypeError(f"embedding(): argument 'weight' must be Tensor, not {type(weight).__name__}")
-    if sparse:
-        raise NotImplementedError("ptcore has no sparse tensors: embedding(sparse=True) is not supported")
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.size(0):
@@ -77,6 +101,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         hi = int(flat.max())
         if lo < 0 or hi >= weight.shape[0]:
             raise IndexError("index out of range in self")
+    if sparse and weight.requires_grad and ptcore.is_grad_enabled():
+        out = _SparseEmbedding.apply(weight, flat, padding_idx, scale_grad_by_freq)
+        return out.view(*input.shape, weight.shape[1])
     out = weight.index_select(0, flat)
     if weight.requires_grad and ptcore.is_grad_enabled() and \
             (padding_idx >= 0 or scale_grad_by_freq):
