@@ -523,9 +523,27 @@ def _index_key(c, key):
     return (slice(None),) + key
 
 
+def _batched_int_index(c, x, key):
+    """``x[idx]`` for one integer index tensor ``idx`` batched at this level."""
+    idx = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    if not (c.is_b(idx) and not idx.dtype.is_floating_point and idx.dtype is not ptcore.bool):
+        return None
+    ip = c.phys(idx)
+    if not c.is_b(x):
+        return c.wrap(x[ip])
+    xp = c.phys(x)
+    if x.dim() == 0:
+        return None
+    ar = ptcore.arange(c.size, device=ip.device).reshape((c.size,) + (1,) * idx.dim())
+    return c.wrap(xp[ar, ip])
+
+
 @rule("__getitem__")
 def _getitem(c):
     x, key = c.args[0], c.args[1]
+    r = _batched_int_index(c, x, key)
+    if r is not None:
+        return r
     if not c.is_b(x):
         return _fallback(c)
     pk = _index_key(c, key)
@@ -876,10 +894,20 @@ def _elementwise_loss(c):
     b, red = _reduction_of(c)
     if b is None:
         return _fallback(c)
-    b.arguments["reduction"] = "none"
-    c2 = Call(c.layer, c.frame, c.entry, c.opdef, b.args, b.kwargs, c.nxt)
-    loss = _pointwise(c2)
-    return _reduce_logical(loss, red, b.args[0])
+    a = b.arguments
+    a["reduction"] = "none"
+    names = [k for k, v in a.items() if isinstance(v, _TensorBase)]
+    ts = [a[k] for k in names]
+    r = builtins.max(t.dim() for t in ts)
+    shape = ptcore.broadcast_shapes(*[tuple(t.shape) for t in ts[:2]])
+    for k, t in zip(names, ts):
+        p = c.unwrap(t)
+        p = p.reshape((c.size,) + (1,) * (r - t.dim()) + tuple(t.shape))
+        if k in names[:2]:
+            p = p.expand((c.size,) + tuple(shape))
+        a[k] = p
+    loss = c.wrap(c.op(*b.args, **b.kwargs))
+    return _reduce_logical(loss, red, ts[0])
 
 
 @rule("cross_entropy", "nll_loss")
