@@ -6,11 +6,12 @@ with the *logical* (per-sample) shape, dtype and device, standing for a
 level.  Nested vmaps nest the wrappers: the physical tensor of an inner
 level may itself be batched at an outer level.
 
-The wrapper's own Cython fields describe slice 0 of the physical tensor, so
-its metadata (``shape``, ``dim()``, ``dtype``, ``device``) is the logical
-one at C speed; every op on it goes through the batching layer of the
-dispatch point (:mod:`ptcore._dispatch.batching`), which computes on the
-physical tensor.
+The wrapper's own Cython fields give the logical shape, dtype and device at
+C speed; its data is a single poisoned element (NaN, or the dtype's minimum)
+broadcast with zero strides, so code that reads a wrapper's memory directly
+instead of calling an op shows it rather than silently using one sample.
+Every op on it goes through the batching layer of the dispatch point
+(:mod:`ptcore._dispatch.batching`), which computes on the physical tensor.
 """
 from ptcore._tensor import _TensorBase, _make_subclass_impl, _set_data
 from ptcore.tensor import Tensor
@@ -49,11 +50,72 @@ class BatchedTensor(Tensor):
     def __reduce_ex__(self, proto):
         raise RuntimeError("vmap: cannot pickle or save a tensor inside vmap")
 
+    # the in-place random fills are core methods (not ops of the table): batched here
+    def _random_fill(self, name, args, kwargs):
+        f = _B.frame_of(self._bt_level)
+        if f is None:
+            raise RuntimeError(f"vmap: {name} on a batched tensor of a vmap that has returned")
+        if f.randomness == "error":
+            raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                               "Please either use the 'same' or 'different' randomness flags on "
+                               "vmap or perform the randomness operation out of vmap")
+        p = physical(self)
+        if f.randomness == "different":
+            getattr(p, name)(*args, **kwargs)
+        else:
+            first = p.select(0, 0)
+            getattr(first, name)(*args, **kwargs)
+            p.copy_(first.unsqueeze(0).expand(p.shape))
+        return self
+
+    def uniform_(self, *args, **kwargs):
+        return self._random_fill("uniform_", args, kwargs)
+
+    def normal_(self, *args, **kwargs):
+        return self._random_fill("normal_", args, kwargs)
+
+    def random_(self, *args, **kwargs):
+        return self._random_fill("random_", args, kwargs)
+
+    def bernoulli_(self, *args, **kwargs):
+        return self._random_fill("bernoulli_", args, kwargs)
+
+    def exponential_(self, *args, **kwargs):
+        return self._random_fill("exponential_", args, kwargs)
+
+    def geometric_(self, *args, **kwargs):
+        return self._random_fill("geometric_", args, kwargs)
+
+    def cauchy_(self, *args, **kwargs):
+        return self._random_fill("cauchy_", args, kwargs)
+
+    def log_normal_(self, *args, **kwargs):
+        return self._random_fill("log_normal_", args, kwargs)
+
+
+_POISON = {}
+
+
+def _poison(dtype, device):
+    key = (dtype, str(device))
+    p = _POISON.get(key)
+    if p is None:
+        import ptcore
+        if dtype.is_floating_point or dtype.is_complex:
+            v = float("nan")
+        elif dtype is ptcore.bool:
+            v = False
+        else:
+            v = ptcore.iinfo(dtype).min
+        p = _POISON[key] = ptcore.full((1,), v, dtype=dtype, device=device)
+    return p
+
 
 def wrap(phys, level):
     """The BatchedTensor of level ``level`` over ``phys`` (batch dim 0)."""
-    t = _make_subclass_impl(BatchedTensor, phys, False)
-    _set_data(t, _TensorBase.select(t, 0, 0))
+    shape = phys.shape[1:]
+    t = _make_subclass_impl(BatchedTensor, _poison(phys.dtype, phys.device), False)
+    _set_data(t, _TensorBase.as_strided(t, shape, (0,) * len(shape), 0))
     t._bt_phys = phys
     t._bt_level = level
     t._bt_shared = None

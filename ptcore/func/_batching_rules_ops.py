@@ -485,6 +485,58 @@ def _index_select(c):
     return c.wrap(ptcore.index_select(c.phys(x), _wd(d, x.dim()), idx))
 
 
+@rule("index_add", "index_copy", "index_fill")
+def _index_add(c):
+    name = c.opdef.name
+    x, d, idx = c.args[0], _arg(c, 1, "dim"), _arg(c, 2, "index")
+    if c.is_b(idx) or x.dim() == 0:
+        return _fallback(c)
+    src = _arg(c, 3, "source" if name != "index_fill" else "value")
+    rest = list(c.args[4:])
+    xp = c.unwrap(x)
+    if isinstance(src, _TensorBase) and src.dim() > 0:
+        src = c.unwrap(src)
+    elif c.is_b(src):
+        return _fallback(c)
+    return c.wrap(getattr(ptcore, name)(xp, _wd(d, x.dim()), idx, src, *rest, **c.kwargs))
+
+
+@rule("scatter", "scatter_add", "scatter_reduce", "scatter_", "scatter_add_", "scatter_reduce_")
+def _scatter(c):
+    name = c.opdef.name
+    x, d, idx = c.args[0], _arg(c, 1, "dim"), _arg(c, 2, "index")
+    inplace = name.endswith("_")
+    if inplace and not c.is_b(x):
+        _inplace_error(name)
+    nd = x.dim()
+    if nd == 0:
+        return _fallback(c)
+    rest = [c.unwrap(a) if isinstance(a, _TensorBase) and (c.is_b(a) or a.dim() > 0) else a
+            for a in c.args[3:]]
+    kw = {k: (c.unwrap(v) if isinstance(v, _TensorBase) and (c.is_b(v) or v.dim() > 0) else v)
+          for k, v in c.kwargs.items()}
+    if any(c.is_b(v) for v in rest + list(kw.values())):
+        return _fallback(c)
+    xp = c.phys(x) if inplace else c.unwrap(x)
+    r = getattr(xp if inplace else ptcore, name)(*([] if inplace else [xp]), _wd(d, nd),
+                                                 c.unwrap(idx), *rest, **kw)
+    return x if inplace else c.wrap(r)
+
+
+@rule("as_strided")
+def _as_strided(c):
+    x = c.args[0]
+    size, stride = _arg(c, 1, "size"), _arg(c, 2, "stride")
+    off = _arg(c, 3, "storage_offset")
+    p = c.phys(x)
+    if not p.is_contiguous() or type(p) is _BT:
+        return _fallback(c)
+    off = x.storage_offset() if off is None else off
+    # each sample's row of the physical tensor is its storage
+    return c.wrap(p.as_strided((c.size,) + tuple(size), (p.stride(0),) + tuple(stride),
+                               p.storage_offset() + off - x.storage_offset()))
+
+
 @rule("take_along_dim")
 def _take_along_dim(c):
     x, idx, d = _arg(c, 0, "input"), _arg(c, 1, "indices"), _arg(c, 2, "dim")
