@@ -88,28 +88,88 @@ class Call:
         return r
 
     def bind(self):
-        sig = _signature(self.opdef)
-        if sig is None:
-            return None
-        try:
-            b = sig.bind(*self.args, **self.kwargs)
-        except TypeError:
-            return None
-        return b
+        return _bind(self.opdef, self.args, self.kwargs)
 
 
 _SIGS = {}
 
 
-def _signature(opdef):
+class _Bound:
+    """A cheap ``inspect.BoundArguments``: ``arguments`` (every parameter,
+    defaults applied, in order) and ``args``/``kwargs`` to call with."""
+    __slots__ = ("arguments", "_npos", "_names")
+
+    def __init__(self, arguments, npos, names):
+        self.arguments = arguments
+        self._npos = npos
+        self._names = names
+
+    def apply_defaults(self):
+        pass
+
+    @property
+    def args(self):
+        a = self.arguments
+        return tuple(a[n] for n in self._names[:self._npos])
+
+    @property
+    def kwargs(self):
+        a = self.arguments
+        pos = set(self._names[:self._npos])
+        return {k: v for k, v in a.items() if k not in pos}
+
+
+def _sig_info(opdef):
     s = _SIGS.get(opdef, 0)
     if s == 0:
+        s = None
         try:
-            s = inspect.signature(opdef.raw)
+            sig = inspect.signature(opdef.raw)
         except (TypeError, ValueError):
-            s = None
+            sig = None
+        if sig is not None:
+            names, defaults, npos_max, simple = [], {}, 0, True
+            for p in sig.parameters.values():
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+                    simple = False
+                    break
+                names.append(p.name)
+                if p.kind is p.POSITIONAL_OR_KEYWORD:
+                    npos_max += 1
+                defaults[p.name] = p.default
+            s = (names, defaults, npos_max) if simple else sig
         _SIGS[opdef] = s
     return s
+
+
+def _bind(opdef, args, kwargs):
+    info = _sig_info(opdef)
+    if info is None:
+        return None
+    if not isinstance(info, tuple):
+        try:
+            b = info.bind(*args, **kwargs)
+        except TypeError:
+            return None
+        b.apply_defaults()
+        return b
+    names, defaults, npos_max = info
+    if len(args) > npos_max:
+        return None
+    a = {}
+    for n, v in zip(names, args):
+        a[n] = v
+    for k, v in kwargs.items():
+        if k in a or k not in defaults:
+            return None
+        a[k] = v
+    for n in names:
+        if n not in a:
+            d = defaults[n]
+            if d is inspect.Parameter.empty:
+                return None
+            a[n] = d
+    return _Bound({n: a[n] for n in names}, len(args), names)
 
 
 # ---------------------------------------------------------------------------
