@@ -44,6 +44,23 @@ class BatchedTensor(Tensor):
     def grad_fn(self):
         return None
 
+    # the Cython view properties read the wrapper's own fields: go through ops
+    @property
+    def T(self):
+        return self.permute(*range(self.dim() - 1, -1, -1)) if self.dim() > 1 else self.view_as(self)
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T.conj()
+
+    @property
+    def mH(self):
+        return self.transpose(-2, -1).conj()
+
     def __repr__(self):
         return f"BatchedTensor(lvl={self._bt_level}, bdim=0, value=\n{self._bt_phys!r})"
 

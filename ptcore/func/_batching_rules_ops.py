@@ -887,6 +887,23 @@ for _n in _FOLD_N:
     rule(("nn.functional", _n), ("ptcore", _n))(_fold_n)
 
 
+@rule(("nn.functional", "batch_norm"))
+def _batch_norm(c):
+    b = c.bind()
+    if b is None:
+        return _fallback(c)
+    a = b.arguments
+    x = a["input"]
+    if a.get("training") or not c.is_b(x) or x.dim() < 2 or \
+            any(c.is_b(v) for k, v in a.items() if k != "input"):
+        # training statistics are per sample over its own N: once per sample
+        return _fallback(c)
+    N = x.shape[0]
+    a["input"] = c.phys(x).reshape((c.size * N,) + tuple(x.shape[1:]))
+    out = c.op(*b.args, **b.kwargs)
+    return c.wrap(out.reshape((c.size, N) + tuple(out.shape[1:])))
+
+
 @rule(("nn.functional", "pad"), "constant_pad_nd")
 def _pad(c):
     x = c.args[0]
