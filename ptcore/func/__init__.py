@@ -347,11 +347,18 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                                        f"{type(o)}")
                 if not _vmap_frames() and o.numel() > 0:
                     # torch's way: vmap the vjp over the rows of the identity
-                    per_in = [_fin(j, cg) for j in _jac_rows_by_vmap(o, ins, cg, chunk_size)]
-                    per_in = _unflatten(per_in, spec)
-                    blocks.append(per_in[0] if isinstance(argnums, builtins.int)
-                                  else tuple(per_in))
-                    continue
+                    try:
+                        per_in = [_fin(j, cg) for j in _jac_rows_by_vmap(o, ins, cg,
+                                                                          chunk_size)]
+                    except RuntimeError:
+                        # a backward formula that calls a kernel directly cannot
+                        # take batched cotangents: one vjp per row below
+                        per_in = None
+                    if per_in is not None:
+                        per_in = _unflatten(per_in, spec)
+                        blocks.append(per_in[0] if isinstance(argnums, builtins.int)
+                                      else tuple(per_in))
+                        continue
                 rows = [[] for _ in ins]
                 for k in range(o.numel()):
                     e = pt.zeros(o.numel(), dtype=o.dtype, device=o.device)

@@ -533,6 +533,8 @@ def _dim_op(c):
     if name == "msort":
         return c.wrap(ptcore.sort(p, dim=1 if nd > 0 else 0).values) if nd > 0 else x.clone()
     d = a.get(dkey) if dkey else None
+    if isinstance(d, (list, tuple)) and len(d) == 0 and name in _FULL_REDUCE:
+        d = None            # dim=() / [] reduces over every dim, as torch
     if d is None and name in ("softmax", "log_softmax", "softmin") and dkey:
         d = _legacy_softmax_dim(nd)
     zero_d = nd == 0

@@ -406,3 +406,41 @@ def test_batched_tensor_metadata_is_logical():
     assert seen["shape"] == (4, 5) and seen["dim"] == 2 and seen["numel"] == 20
     assert seen["dtype"] is ptcore.float32
     assert "BatchedTensor(lvl=" in seen["repr"]
+
+
+def test_sweep_over_the_op_table_matches_the_loop():
+    """Every pointwise/reduction/sorting/shape/linalg function of the table
+    that takes one or two float tensors: vmap equals the per-sample loop
+    (dtype, shape, values); most of them take a batching rule."""
+    from ptcore._dispatch.table import OPS
+    from ptcore.func import _batching_rules as R
+    gen = ptcore.Generator().manual_seed(0)
+    x = ptcore.rand(4, 3, 5, generator=gen) + 0.5
+    y = ptcore.rand(4, 3, 5, generator=gen) + 0.5
+    checked, bad, batched = [], [], 0
+    for (ns, name), d in sorted(OPS.items()):
+        if ns != "ptcore" or d.family not in ("pointwise", "reduction", "sorting", "shape",
+                                              "linalg") or "random" in d.tags or \
+                name.endswith("_"):
+            continue
+        fn = getattr(ptcore, name, None)
+        for args in ((x,), (x, y)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    ref = [fn(*[a[i] for a in args]) for i in range(4)]
+                    ref = ptcore.stack(ref)
+                except Exception:
+                    continue
+            R._warned.discard(name)
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                got = vmap(fn)(*args)
+            batched += not any(PERF in str(m.message) for m in w)
+            checked.append(name)
+            if not (tuple(got.shape) == tuple(ref.shape) and got.dtype == ref.dtype and
+                    np.allclose(got.numpy(), ref.numpy(), equal_nan=True, atol=1e-5)):
+                bad.append(name)
+            break
+    assert not bad, bad
+    assert len(checked) > 180 and batched > 150, (len(checked), batched)
