@@ -340,6 +340,8 @@ def _flip(c):
         dims = (dims,)
     if len(c.args) > 2:
         dims = c.args[1:]
+    if dims is None:
+        return _fallback(c)
     return c.wrap(c.phys(x).flip(tuple(_wd(d, x.dim()) for d in dims)))
 
 
