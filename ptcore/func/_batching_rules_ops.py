@@ -435,24 +435,20 @@ def _vstack(c):
     return ptcore.cat(ts, 0)
 
 
+# torch's shapes for 0-d, 1-d (n,) and 2-d (m, n) inputs
+_ATLEAST = {1: (lambda s: (1,), lambda s: s, lambda s: s),
+            2: (lambda s: (1, 1), lambda s: (1,) + s, lambda s: s),
+            3: (lambda s: (1, 1, 1), lambda s: (1,) + s + (1,), lambda s: s + (1,))}
+
+
 @rule("atleast_1d", "atleast_2d", "atleast_3d")
 def _atleast(c):
     n = int(c.opdef.name[-2])
-    ts = c.args[0] if len(c.args) == 1 and isinstance(c.args[0], (tuple, list)) else c.args
-    out = []
-    for t in ts:
-        if t.dim() >= n:
-            out.append(t)
-        elif n == 1:
-            out.append(t.reshape(1))
-        elif n == 2:
-            out.append(t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1))
-        else:
-            out.append(t.reshape((1,) * (3 - t.dim() - (1 if t.dim() else 0)) + tuple(t.shape) +
-                                 ((1,) if t.dim() else ())) if t.dim() < 3 else t)
-    if len(c.args) == 1 and not isinstance(c.args[0], (tuple, list)):
-        return out[0]
-    return tuple(out)
+    single = len(c.args) == 1 and not isinstance(c.args[0], (tuple, list))
+    ts = c.args[0] if len(c.args) == 1 and not single else c.args
+    out = [t if t.dim() >= n or t.dim() > 2 else t.reshape(_ATLEAST[n][t.dim()](tuple(t.shape)))
+           for t in ts]
+    return out[0] if single else tuple(out)
 
 
 @rule("gather")
