@@ -1029,3 +1029,100 @@ for _n in ("matrix_norm", "vector_norm"):
 rule("glu", "normalize", ("linalg", "vector_norm"), ("linalg", "matrix_norm"),
      ("nn.functional", "softmax"), ("nn.functional", "log_softmax"),
      ("nn.functional", "softmin"))(_dim_op)
+
+
+# ---------------------------------------------------------------------------
+# two-tensor ops along a dim: align like pointwise ops, then shift the dim
+# ---------------------------------------------------------------------------
+
+def _aligned(c, ts):
+    r = builtins.max(t.dim() for t in ts)
+    out = []
+    for t in ts:
+        p = c.phys(t)
+        if p is not None and t.dim() < r:
+            p = p.reshape((c.size,) + (1,) * (r - t.dim()) + tuple(t.shape))
+        out.append(t if p is None else p)
+    return out, r
+
+
+@rule(("nn.functional", "cosine_similarity"), ("ptcore", "cosine_similarity"))
+def _cosine_similarity(c):
+    b = c.bind()
+    if b is None:
+        return _fallback(c)
+    a = b.arguments
+    (p1, p2), r = _aligned(c, [a["x1"], a["x2"]])
+    return c.wrap(c.op(p1, p2, _wd(a["dim"], r), a["eps"]))
+
+
+@rule(("nn.functional", "pairwise_distance"), ("ptcore", "pairwise_distance"))
+def _pairwise_distance(c):
+    b = c.bind()
+    if b is None:
+        return _fallback(c)
+    a = b.arguments
+    x1, x2 = a["x1"], a["x2"]
+    if builtins.max(x1.dim(), x2.dim()) == 0:
+        return _fallback(c)
+    (p1, p2), r = _aligned(c, [x1, x2])
+    if r == 1:
+        # a pair of vectors: pairwise_distance of 1-d inputs keeps no batch dim
+        p1 = p1 if c.is_b(x1) else p1.unsqueeze(0)
+        p2 = p2 if c.is_b(x2) else p2.unsqueeze(0)
+    return c.wrap(c.op(p1, p2, a["p"], a["eps"], a["keepdim"]))
+
+
+@rule("cross", "linalg_cross")
+def _cross(c):
+    x, y = c.args[0], _arg(c, 1, "other")
+    d = _arg(c, 2, "dim", -1 if c.opdef.name == "linalg_cross" else None)
+    (px, py), r = _aligned(c, [x, y])
+    px, py = [p if p.dim() == r + 1 else p.reshape((1,) * (r + 1 - p.dim()) + tuple(p.shape))
+              for p in (px, py)]
+    if d is None:
+        shape = ptcore.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+        d = next((i for i, s in enumerate(shape) if s == 3), None)
+        if d is None:
+            return _fallback(c)
+    return c.wrap(ptcore.linalg.cross(px, py, dim=_wd(d, r)))
+
+
+@rule("dist")
+def _dist(c):
+    x, y = c.args[0], _arg(c, 1, "other")
+    p = _arg(c, 2, "p", 2)
+    return ptcore.linalg.vector_norm(x - y, p)
+
+
+@rule("diag")
+def _diag(c):
+    x = c.args[0]
+    off = _arg(c, 1, "diagonal", 0)
+    if not c.is_b(x) or x.dim() not in (1, 2) or c.kwargs.get("out") is not None:
+        return _fallback(c)
+    p = c.phys(x)
+    return c.wrap(ptcore.diag_embed(p, off) if x.dim() == 1 else p.diagonal(off, 1, 2))
+
+
+@rule("diag_embed")
+def _diag_embed(c):
+    x = c.args[0]
+    if not c.is_b(x):
+        return _fallback(c)
+    nd = x.dim() + 1
+    d1, d2 = int(_arg(c, 2, "dim1", -2)), int(_arg(c, 3, "dim2", -1))
+    if not (-nd <= d1 < nd and -nd <= d2 < nd):
+        return _fallback(c)
+    return c.wrap(ptcore.diag_embed(c.phys(x), _arg(c, 1, "offset", 0), d1 % nd + 1,
+                                    d2 % nd + 1))
+
+
+@rule("rot90")
+def _rot90(c):
+    x = c.args[0]
+    dims = _arg(c, 2, "dims", (0, 1))
+    if not c.is_b(x) or x.dim() < 2 or len(dims) != 2:
+        return _fallback(c)
+    return c.wrap(ptcore.rot90(c.phys(x), _arg(c, 1, "k", 1),
+                               tuple(_wd(d, x.dim()) for d in dims)))
