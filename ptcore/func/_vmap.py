@@ -14,6 +14,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.func._batched import wrap, maybe_level
 from ptcore.func import _batching_rules as _rules
 from ptcore.func import _batching_rules_ops as _rule_ops  # noqa: F401  (registers the rules)
+from ptcore.func import _batching_rules_nn as _rule_nn  # noqa: F401
 
 __all__ = ["vmap"]
 
