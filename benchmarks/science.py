@@ -1,9 +1,12 @@
 """Scientific-module benchmarks, ptcore vs PyTorch (and NumPy/SciPy) in the
 same process: ``ptcore.fft`` (1-D 2^20 complex, 2-D 2048x2048 real, with a
-backward) and a sweep over ``ptcore.special`` on 2^20 elements.  The ratio
-column is ptcore / torch measured in this run (lower is better).
+backward), a sweep over ``ptcore.special`` on 2^20 elements, and the
+per-sample gradients of the MLP 784-512-512-10 for a batch of 128 with
+``func.vmap(func.grad(...))`` against a Python loop over the samples and
+against ``torch.func``.  The ratio column is ptcore / torch measured in this
+run (lower is better).
 
-Usage: python benchmarks/science.py [--threads N] [--only fft|special]
+Usage: python benchmarks/science.py [--threads N] [--only fft|special|vmap]
 (default: 1 thread for all libraries; the NumPy column is numpy.fft for the
 transforms and scipy.special for the special functions).
 """
@@ -113,10 +116,61 @@ def special_rows(torch, repeat, dtype):
     return rows
 
 
+def persample_rows(torch, repeat, batch=128):
+    """Per-sample gradients of the MLP 784-512-512-10 (cross-entropy), batch
+    ``batch``: vmap(grad) in each library, and the loop over samples."""
+    rng = np.random.default_rng(0)
+    sizes = [(512, 784), (512, 512), (10, 512)]
+    ws = [((rng.standard_normal(s) / np.sqrt(s[1])).astype(np.float32),
+           np.zeros(s[0], np.float32)) for s in sizes]
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, batch)
+
+    def setup(lib, F, func):
+        params = {}
+        for i, (w, b) in enumerate(ws):
+            params[f"w{i}"] = lib.from_numpy(w.copy())
+            params[f"b{i}"] = lib.from_numpy(b.copy())
+        X, Y = lib.from_numpy(x), lib.from_numpy(y)
+
+        def loss(p, xi, yi):
+            h = F.relu(F.linear(xi, p["w0"], p["b0"]))
+            h = F.relu(F.linear(h, p["w1"], p["b1"]))
+            return F.cross_entropy(F.linear(h, p["w2"], p["b2"]).unsqueeze(0), yi.unsqueeze(0))
+        per_sample = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
+
+        def vm():
+            return per_sample(params, X, Y)
+
+        g1 = func.grad(loss)
+
+        def loop():
+            return [g1(params, X[i], Y[i]) for i in range(batch)]
+        return vm, loop
+
+    import ptcore.func
+    import ptcore.nn.functional as pF
+    pv, pl = setup(ptcore, pF, ptcore.func)
+    tv = tl = None
+    if torch is not None:
+        import torch.func
+        tv, tl = setup(torch, torch.nn.functional, torch.func)
+        # the same gradients
+        a, b = pv(), tv()
+        for k in a:
+            d = float(np.abs(a[k].numpy() - b[k].numpy()).max())
+            assert d < 1e-4, f"per-sample gradient {k} differs from torch.func by {d}"
+    return [(f"per-sample grads MLP 784-512-512-10, b{batch}: vmap(grad)",
+             *paired_median_times([pv, tv, None], repeat=repeat, min_time=0.2, warmup=1)),
+            (f"per-sample grads MLP 784-512-512-10, b{batch}: Python loop",
+             *paired_median_times([pl, tl, None], repeat=max(repeat // 2, 2), min_time=0.2,
+                                  warmup=1))]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--only", choices=["fft", "special"])
+    ap.add_argument("--only", choices=["fft", "special", "vmap"])
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     torch = try_import_torch()
@@ -129,6 +183,9 @@ def main():
     if args.only in (None, "special"):
         print_table(f"special, 2^20 float32 ({args.threads} thread(s); numpy column: "
                     "scipy.special)", special_rows(torch, args.repeat, np.float32))
+    if args.only in (None, "vmap"):
+        print_table(f"per-sample gradients ({args.threads} thread(s); numpy column unused)",
+                    persample_rows(torch, args.repeat))
 
 
 if __name__ == "__main__":

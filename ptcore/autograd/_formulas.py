@@ -1745,9 +1745,9 @@ def getitem(out, x, idx):
 def _index_backward(z, idx, g):
     """z[idx] += g with duplicate indices accumulated (differentiable)."""
     from ptcore._ops import indexing as I
-    if g._requires_grad:
-        # create_graph: express through the differentiable index_put on a
-        # flat index map
+    if g._requires_grad or hasattr(g, "_bt_phys"):
+        # create_graph (or a gradient batched by vmap): express through the
+        # differentiable index_add on a flat index map
         n = z.numel()
         pos = P.arange(n, device=z.device).reshape(z.shape)[idx]
         return P.zeros(n, dtype=g.dtype, device=g.device).index_add(0, pos.reshape(-1), g.reshape(-1)).reshape(z.shape)

@@ -235,7 +235,9 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
     if full and len(base_shape) == len(vshape) and vshape == base_shape and vstride == base_stride \
             and voff == 0:
         return g
-    if _overlaps(vshape, vstride):
+    if _overlaps(vshape, vstride) or hasattr(g, "_bt_phys"):
+        # (a gradient batched by vmap cannot be copied into an unbatched
+        # buffer in place: the out-of-place index_add path batches)
         return _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff)
     if full and not red and tuple(g.stride()) == vstride and g.storage_offset() >= voff:
         # g already has the view's layout (e.g. a weight gradient computed in

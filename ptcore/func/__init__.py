@@ -1,7 +1,7 @@
 """``ptcore.func``: function transforms with ``torch.func``'s API.
 
-``vmap`` runs the function once per slice of the mapped dimensions and
-stacks the results (correct, not fast).  ``grad``, ``grad_and_value``,
+``vmap`` is the batching layer of the dispatch point: the function runs once
+on batched tensors and each op is batched by its rule (``ptcore.func._vmap``).  ``grad``, ``grad_and_value``,
 ``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``hessian`` are built on
 ``ptcore.autograd`` (reverse mode; ``jacfwd`` and ``jvp`` use reverse mode
 internally), and nest: ``jacfwd(jacrev(f))`` is a Hessian.
@@ -10,7 +10,7 @@ import builtins
 import functools
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call"]
+           "functional_call", "stack_module_state"]
 
 
 def _pt():
@@ -96,170 +96,19 @@ def _broadcast_dims(dims, tree, what):
 
 
 # ---------------------------------------------------------------------------
-# vmap
+# vmap: the batching layer of the dispatch point (ptcore.func._vmap)
 # ---------------------------------------------------------------------------
 
-def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """Vectorize ``func`` over a dimension of its inputs (``torch.func.vmap``).
-
-    Parameters
-    ----------
-    func : callable
-        Takes tensors (or nested tuples/lists/dicts of them) and returns a
-        tensor or a nested tuple/list/dict of tensors.
-    in_dims : int, None or nested tuple
-        The mapped dim of each positional input (None: not mapped).
-        Keyword arguments are never mapped.
-    out_dims : int, None or tuple
-        Where the mapped dim goes in each output (None: the output must not
-        depend on the mapped inputs and is returned once).
-    randomness : {'error', 'different', 'same'}
-        'error' raises if ``func`` draws random numbers from the default
-        generator; 'different' gives each slice its own numbers; 'same'
-        gives every slice the same numbers.
-    chunk_size : int, optional
-        Accepted for compatibility (slices are always run one at a time).
-
-    Returns
-    -------
-    callable
-    """
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
-                           f"'same'. Got {randomness}")
-    if chunk_size is not None and (not isinstance(chunk_size, builtins.int) or chunk_size <= 0):
-        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
-    if not callable(func):
-        raise TypeError(f"vmap: expected `func` to be callable, got {type(func).__name__}")
-    if not (in_dims is None or isinstance(in_dims, (builtins.int, tuple))):
-        raise ValueError(f"vmap(f, in_dims={in_dims}, ...): expected `in_dims` to be int or a "
-                         f"(potentially nested) tuple matching the structure of inputs, got: "
-                         f"{type(in_dims)}.")
-
-    @functools.wraps(func)
-    def wrapped(*args, **kwargs):
-        return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
-
-    return wrapped
+from ptcore.func._vmap import vmap  # noqa: E402
 
 
 def _fname(func):
     return getattr(func, "__name__", repr(func))
 
 
-def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
-    pt = _pt()
-    if builtins.len(args) == 0:
-        raise ValueError(f"vmap({_fname(func)})(<inputs>): got no inputs. Maybe you forgot to add "
-                         f"inputs, or you are trying to vmap over a function with no inputs. "
-                         f"The latter is unsupported.")
-    if isinstance(in_dims, tuple) and builtins.len(in_dims) != builtins.len(args):
-        raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
-                         f"compatible with the structure of `inputs`. in_dims has structure with "
-                         f"{builtins.len(in_dims)} entries but inputs has {builtins.len(args)}.")
-    leaves, spec = _flatten(builtins.list(args))
-    dims = _broadcast_dims(builtins.list(in_dims) if isinstance(in_dims, tuple) else in_dims,
-                           builtins.list(args), "in_dims")
-    size = None
-    norm = []
-    for leaf, d in zip(leaves, dims):
-        if d is None:
-            norm.append(None)
-            continue
-        if not isinstance(d, builtins.int):
-            raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
-                             f"must be int or None, got {d!r}")
-        if not _is_tensor(leaf):
-            raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
-                             f"in_dim={d} for an input but the input is of type {type(leaf)}. "
-                             f"We cannot vmap over non-Tensor arguments, please use None as the "
-                             f"respective in_dim")
-        nd = leaf.dim()
-        if not -nd <= d < nd:
-            raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
-                             f"in_dim={d} for some input, but that input is a Tensor of "
-                             f"dimensionality {nd} so expected in_dim to satisfy "
-                             f"-{nd} <= in_dim < {nd}.")
-        d = d % nd
-        n = leaf.shape[d]
-        if size is None:
-            size = n
-        elif n != size:
-            sizes = [l.shape[dd % l.dim()] for l, dd in zip(leaves, dims) if dd is not None]
-            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
-                             f"dimension, got sizes {sizes} for the mapped dimension")
-        norm.append(d)
-    if size is None:
-        raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): at least one "
-                         f"input must be mapped over (got in_dims={in_dims} for {builtins.len(args)} "
-                         f"inputs)")
-    if size == 0:
-        raise ValueError("vmap: the mapped dimension has size 0; ptcore's vmap runs the function "
-                         "per slice and needs at least one")
-
-    gen = pt.default_generator
-    start_state = gen.get_state()
-    results = []
-    for i in range(size):
-        sl = [leaf if d is None else leaf.select(d, i) for leaf, d in zip(leaves, norm)]
-        call_args = _unflatten(sl, spec)
-        if randomness == "same":
-            gen.set_state(start_state)
-        before = gen.get_state()
-        out = func(*call_args, **kwargs)
-        if randomness == "error" and not bool((gen.get_state() == before).all()):
-            gen.set_state(before)
-            raise RuntimeError("vmap: called random operation while in randomness error mode. "
-                               "Please either use the 'same' or 'different' randomness flags on "
-                               "vmap or perform the randomness operation out of vmap")
-        results.append(out)
-    return _stack_outputs(func, results, out_dims)
-
-
-def _stack_outputs(func, results, out_dims):
-    pt = _pt()
-    flat0, spec = _flatten(results[0])
-    per = [_flatten(r)[0] for r in results]
-    for leaf in flat0:
-        if not _is_tensor(leaf):
-            raise ValueError(f"vmap({_fname(func)}, ...): `{_fname(func)}` must only return "
-                             f"Tensors, got type {type(leaf)}. Did you mean to set out_dims= to "
-                             f"None for output?")
-    if isinstance(out_dims, tuple) and not isinstance(results[0], (tuple, builtins.list)):
-        if builtins.len(out_dims) != 1:
-            raise ValueError(f"vmap({_fname(func)}, ..., out_dims={out_dims})(<inputs>): "
-                             f"out_dims is not compatible with the structure of `outputs`. "
-                             f"out_dims has structure with {builtins.len(out_dims)} entries but "
-                             f"outputs has 1.")
-        odims = [out_dims[0]]
-    elif isinstance(out_dims, tuple):
-        if builtins.len(out_dims) != builtins.len(results[0]):
-            raise ValueError(f"vmap({_fname(func)}, ..., out_dims={out_dims})(<inputs>): "
-                             f"out_dims is not compatible with the structure of `outputs`. "
-                             f"out_dims has structure with {builtins.len(out_dims)} entries but "
-                             f"outputs has {builtins.len(results[0])}.")
-        odims = _broadcast_dims(builtins.list(out_dims), builtins.list(results[0]), "out_dims")
-    else:
-        odims = _broadcast_dims(out_dims, results[0], "out_dims")
-    stacked = []
-    for j, d in enumerate(odims):
-        col = [p[j] for p in per]
-        if d is None:
-            first = col[0]
-            for c in col[1:]:
-                if tuple(c.shape) != tuple(first.shape) or not bool((c == first).all()):
-                    raise ValueError(f"vmap({_fname(func)}, ...): `{_fname(func)}` can not "
-                                     f"return a BatchedTensor when out_dim is None")
-            stacked.append(first)
-        else:
-            if not isinstance(d, builtins.int):
-                raise ValueError(f"vmap: out_dims must be int or None, got {d!r}")
-            nd = col[0].dim() + 1
-            if not -nd <= d < nd:
-                raise IndexError(f"Dimension out of range (expected to be in range of "
-                                 f"[{-nd}, {nd - 1}], but got {d})")
-            stacked.append(pt.stack(col, dim=d))
-    return _unflatten(stacked, spec)
+def _vmap_frames():
+    from ptcore._dispatch import batching as _B
+    return builtins.list(_B.frames())
 
 
 # ---------------------------------------------------------------------------
@@ -275,6 +124,21 @@ def _outer_tracking(leaves):
 def _prep(x, create_graph):
     if not _is_tensor(x):
         raise TypeError(f"Expected differentiable inputs to be Tensors, got {type(x).__name__}")
+    frames = _vmap_frames()
+    if frames:
+        # inside vmap: the differentiated input is a leaf of the physical
+        # (batched) graph, one copy per sample, so that the backward of the
+        # batched computation gives per-sample gradients
+        from ptcore.func._batched import to_physical, from_physical
+        p = to_physical(x, frames)
+        p = p.view_as(p) if create_graph and p.requires_grad else p.detach().requires_grad_(True)
+        r = from_physical(p, frames)
+        inner = r
+        for _ in frames[1:]:
+            inner = inner._bt_phys
+        if builtins.any(st == 0 and n > 1 for n, st in zip(p.shape, p.stride())):
+            inner._bt_shared = True     # an expanded leaf: see ptcore.func._batched.physical
+        return r
     if create_graph and x.requires_grad:
         return x.view_as(x)
     return x.detach().requires_grad_(True)
@@ -312,9 +176,19 @@ def _select_and_prepare(args, argnums, fname):
     return new_args, prepped, spec, create_graph
 
 
-def _grads(outs, ins, gos, create_graph):
+def _grads(outs, ins, gos, create_graph, frames=None):
     pt = _pt()
     from ptcore.autograd import grad as _agrad
+    if frames is None:
+        frames = _vmap_frames()
+    if frames:
+        # the batched graph is physical: differentiate the physical tensors
+        from ptcore.func._batched import to_physical, from_physical
+        outs = [to_physical(o, frames) for o in outs]
+        p_ins = [to_physical(x, frames) for x in ins]
+        gos = [to_physical(g, frames) for g in gos]
+        gs = _grads(outs, p_ins, gos, create_graph, frames=[])
+        return [from_physical(g, frames) for g in gs]
     pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
     if not pairs:
         return [pt.zeros_like(x) for x in ins]
@@ -384,6 +258,7 @@ def vjp(func, *primals, has_aux=False):
     with pt.enable_grad():
         leaves, spec = _flatten(builtins.list(primals))
         cg = _outer_tracking(leaves)
+        frames0 = _vmap_frames()        # the vmaps the graph is batched over
         ins = [_prep(x, cg) for x in leaves]
         out = func(*_unflatten(ins, spec))
         out, aux = _split_aux(out, has_aux, "vjp")
@@ -406,7 +281,8 @@ def vjp(func, *primals, has_aux=False):
                 raise RuntimeError(f"Mismatch in shape: cotangent has shape {list(c.shape)} "
                                    f"and output has shape {list(o.shape)}")
         with pt.enable_grad():
-            gs = _grads(out_leaves, ins, ct_leaves, cg or _outer_tracking(ct_leaves))
+            gs = _grads(out_leaves, ins, ct_leaves, cg or _outer_tracking(ct_leaves),
+                        frames=frames0)
         res = _unflatten([_fin(g, cg) for g in gs], spec)
         return tuple(res)
 
@@ -469,6 +345,20 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 if not _is_tensor(o):
                     raise RuntimeError(f"jacrev(f, ...): Expected f to return Tensors, got "
                                        f"{type(o)}")
+                if not _vmap_frames() and o.numel() > 0:
+                    # torch's way: vmap the vjp over the rows of the identity
+                    try:
+                        per_in = [_fin(j, cg) for j in _jac_rows_by_vmap(o, ins, cg,
+                                                                          chunk_size)]
+                    except RuntimeError:
+                        # a backward formula that calls a kernel directly cannot
+                        # take batched cotangents: one vjp per row below
+                        per_in = None
+                    if per_in is not None:
+                        per_in = _unflatten(per_in, spec)
+                        blocks.append(per_in[0] if isinstance(argnums, builtins.int)
+                                      else tuple(per_in))
+                        continue
                 rows = [[] for _ in ins]
                 for k in range(o.numel()):
                     e = pt.zeros(o.numel(), dtype=o.dtype, device=o.device)
@@ -491,6 +381,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             return res, _fin(aux, cg)
         return res
     return wrapper
+
+
+def _jac_rows_by_vmap(o, ins, cg, chunk_size):
+    """The Jacobian blocks of output ``o`` w.r.t. ``ins``: the vjp of each row
+    of the identity, batched by vmap (the backward runs once over all rows)."""
+    pt = _pt()
+    n = o.numel()
+    basis = pt.eye(n, dtype=o.dtype, device=o.device).reshape((n,) + tuple(o.shape))
+
+    def row(ct):
+        return tuple(_grads([o], ins, [ct], cg, frames=[]))
+    rows = vmap(row, chunk_size=chunk_size)(basis)
+    return [r.reshape(tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, ins)]
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
@@ -558,3 +461,37 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 
 _MISSING = object()
+
+
+def stack_module_state(models):
+    """Stack the parameters and buffers of identical ``models`` (``torch.func.stack_module_state``).
+
+    Returns ``(params, buffers)``: dicts from names to tensors with a new
+    leading dim of size ``len(models)``, for ``vmap`` over
+    :func:`functional_call`.  The stacked parameters are new leaves that
+    require grad when the originals do.
+    """
+    pt = _pt()
+    models = builtins.list(models)
+    if builtins.len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (builtins.all(m.training for m in models) or
+            builtins.all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    t0 = type(models[0])
+    if not builtins.all(type(m) is t0 for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        names = [n for n, _ in named(models[0])]
+        out = {}
+        for name in names:
+            ts = [dict(named(m))[name] for m in models]
+            s = pt.stack([t.detach() for t in ts])
+            if builtins.all(t.requires_grad for t in ts):
+                s.requires_grad_(True)
+            out[name] = s
+        return out
+    return (stacked(lambda m: m.named_parameters()),
+            stacked(lambda m: m.named_buffers()))
