@@ -274,6 +274,17 @@ def _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff):
     return flat.as_strided(base_shape, base_stride, 0)
 
 
+def _match_dims(bshape, bstride, vshape, vstride):
+    """The permutation ``perm`` with ``v = base.permute(perm)`` when every
+    dim's (size, stride) pair is unique, else None."""
+    pairs = list(zip(bshape, bstride))
+    if len(set(pairs)) != len(pairs) or len(vshape) != len(bshape):
+        return None
+    index = {p: i for i, p in enumerate(pairs)}
+    perm = [index.get(p) for p in zip(vshape, vstride)]
+    return perm if None not in perm else None
+
+
 def _covers(vshape, vstride, voff, base):
     n = 1
     for k, s in zip(vshape, vstride):
@@ -320,6 +331,19 @@ def _on_view(src, v, kind=0, name=None):
             break
         base = up
     bshape, bstride = tuple(base.shape), tuple(base.stride())
+    if kind in (2, 3, 4) and base is src and _overlaps(bshape, bstride):
+        # a transpose/permute of a tensor whose elements overlap (an expanded
+        # leaf): storage positions cannot say which element is which, but the
+        # dims can, when each (size, stride) pair identifies one dim
+        perm = _match_dims(bshape, bstride, tuple(v.shape), tuple(v.stride()))
+        if perm is not None and v.storage_offset() == base.storage_offset():
+            inv = [0] * len(perm)
+            for i, p_ in enumerate(perm):
+                inv[p_] = i
+            node = attach(_VIEW_NAMES[kind], v, (base,), lambda g: (g.permute(inv),))
+            if node is not None:
+                node._bver = v._version
+            return
     vshape, vstride, voff = _geometry(v, base)
     full = _covers(vshape, vstride, voff, base)
     if full and _is_plain_reshape(base, vshape, vstride, voff):

@@ -60,3 +60,18 @@ def test_cholesky_solve_with_transposed_factor():
         (x * x).sum().backward()
         grads.append(L.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", [lambda p: p.transpose(1, 2), lambda p: p.permute(2, 0, 1),
+                                lambda p: p.mT])
+def test_permuted_view_of_an_expanded_leaf(op):
+    """The leaf requiring grad overlaps itself (w.expand(B, ...)): each batch
+    entry still gets its own gradient through a transpose/permute."""
+    w = np.arange(6.0).reshape(2, 3)
+    grads = []
+    for lib in (ptcore, torch):
+        p = lib.tensor(w).expand(4, 2, 3).requires_grad_()
+        y = op(p)
+        (y * lib.arange(24.0, dtype=lib.float64).reshape(y.shape)).sum().backward()
+        grads.append(p.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
