@@ -68,15 +68,21 @@ def _add(*terms):
 # linear ops: the tangent is the same op applied to the tangent
 # ---------------------------------------------------------------------------
 
+def _op(name):
+    """The callable being differentiated (the op's own entry), else ``name``
+    looked up in ptcore / on Tensor."""
+    f = _ctx_entry[0]
+    if f is None:
+        f = getattr(P, name, None) or getattr(P.Tensor, name)
+    return f
+
+
 def _same_op(name):
     def rule(tan, out, x, *args, **kwargs):
         t = tan(x)
         if t is None:
             return None
-        f = getattr(P.Tensor, name, None)
-        if f is None:
-            f = getattr(P, name)
-        return f(t, *args, **kwargs)
+        return _op(name)(t, *args, **kwargs)
     return rule
 
 
@@ -94,8 +100,7 @@ _LINEAR = ("flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "tril"
            "diag", "diag_embed", "diagflat", "take", "index_select", "gather", "masked_select",
            "sum", "mean", "cumsum", "trace", "neg", "negative", "deg2rad", "rad2deg", "to",
            "type_as", "float", "double", "half", "bfloat16", "cfloat", "cdouble", "chalf",
-           "cpu", "cuda", "take_along_dim", "repeat_interleave", "fft_fft", "block_diag",
-           "frac", "nansum_linear")
+           "cpu", "cuda", "take_along_dim", "repeat_interleave")
 for _n in _VIEWS + _LINEAR:
     JVP[_n] = _same_op(_n)
 
@@ -166,8 +171,7 @@ def _multi_linear(name, positions, kw=()):
                 k[n] = 0
         if not any_t:
             return None
-        f = getattr(P, name, None) or getattr(P.Tensor, name)
-        return f(*a, **k)
+        return _op(name)(*a, **k)
     return rule
 
 
@@ -279,7 +283,8 @@ def _unary(name, d, holomorphic=True):
             return None
         if not holomorphic and x.dtype.is_complex:
             return _double_vjp_named(name, tan, out, (x,) + args, kwargs)
-        return d(x, out) * t
+        dx = d(x, out)
+        return t if dx is 1 else dx * t
     JVP[name] = rule
 
 
@@ -316,6 +321,7 @@ _unary("relu", lambda x, y: (x > 0).to(x.dtype), False)
 _unary("silu", lambda x, y: x.sigmoid() * (1 + x * (1 - x.sigmoid())), False)
 _unary("logsigmoid", lambda x, y: (-x).sigmoid(), False)
 _unary("abs", lambda x, y: x.sign(), False)
+_unary("frac", lambda x, y: 1)
 _unary("absolute", lambda x, y: x.sign(), False)
 
 
@@ -340,7 +346,7 @@ def _clamp_rule(tan, out, x, min=None, max=None, **k):
 
 def _bilinear(name):
     def rule(tan, out, a, b, *args, **kwargs):
-        f = getattr(P, name, None) or getattr(P.Tensor, name)
+        f = _op(name)
         ta, tb = tan(a), tan(b)
         return _add(None if ta is None else f(ta, b, *args, **kwargs),
                     None if tb is None else f(a, tb, *args, **kwargs))
@@ -354,8 +360,8 @@ for _n in ("mm", "bmm", "matmul", "mv", "dot", "vdot", "outer", "ger", "inner", 
 
 def _addmm_like(name):
     def rule(tan, out, inp, m1, m2, *, beta=1, alpha=1, **kwargs):
-        f = getattr(P, name[3:] if name != "addr" else "outer", None)
-        if name in ("addbmm",):
+        f = {"addmm": P.mm, "addmv": P.mv, "baddbmm": P.bmm, "addr": P.outer}.get(name)
+        if name == "addbmm":
             def f(a, b):
                 return P.bmm(a, b).sum(0)
         ti, t1, t2 = tan(inp), tan(m1), tan(m2)
@@ -655,6 +661,7 @@ def _double_vjp(fn, tan, out, args, kwargs, level):
 
 
 _ctx_level = [0]
+_ctx_entry = [None]
 
 
 def _double_vjp_named(name, tan, out, args, kwargs):
@@ -735,8 +742,9 @@ def _attach(out, tg, level, args, kwargs):
 
 
 def _run_rule(rule, fn, tan, out, args, kwargs, level):
-    prev = _ctx_level[0]
+    prev, preve = _ctx_level[0], _ctx_entry[0]
     _ctx_level[0] = level
+    _ctx_entry[0] = fn
     try:
         tg = rule(tan, out, *args, **kwargs) if rule is not None else _Fallback
         if tg is _Fallback:
@@ -744,6 +752,7 @@ def _run_rule(rule, fn, tan, out, args, kwargs, level):
         return tg
     finally:
         _ctx_level[0] = prev
+        _ctx_entry[0] = preve
 
 
 def _missing(out, level, args, kwargs):
@@ -820,9 +829,11 @@ def drive_function(cls, args, kwargs, level):
 # ---------------------------------------------------------------------------
 
 _INPLACE_SPECIAL = {"copy_", "fill_", "zero_", "__setitem__", "index_put_"}
+_META_INPLACE = {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_",
+                 "as_strided_", "resize_", "resize_as_"}
 _NO_OLD = {"add_", "sub_", "copy_", "fill_", "zero_", "__setitem__", "index_put_",
            "masked_fill_", "index_fill_", "index_add_", "index_copy_", "scatter_add_",
-           "clamp_", "clip_", "relu_", "neg_", "t_", "transpose_", "squeeze_", "unsqueeze_"}
+           "neg_"}
 
 
 def _outplace(name):
@@ -840,6 +851,13 @@ def _inplace(entry, opdef, args, kwargs, level, lower):
     if not _fl(self):
         with _L.hidden(level):
             return lower(args, kwargs)
+    if name in _META_INPLACE:
+        with _L.hidden(level):
+            out = lower(args, kwargs)
+            ts = _L.get_tangent(self, level)
+            if ts is not None:
+                getattr(ts, name)(*args[1:], **kwargs)
+        return out
     with _L.hidden(level):
         old = None
         if name not in _NO_OLD:
@@ -848,12 +866,7 @@ def _inplace(entry, opdef, args, kwargs, level, lower):
             if t0 is not None:
                 old.__dict__.setdefault("_fw", {})[level] = t0
         out = lower(args, kwargs)
-        prev = _ctx_level[0]
-        _ctx_level[0] = level
-        try:
-            new = _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level)
-        finally:
-            _ctx_level[0] = prev
+        new = _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level)
         if old is not None:
             old.__dict__.get("_fw", {}).pop(level, None)
         if new is not None:
@@ -889,22 +902,7 @@ def _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level):
     if f is None:
         return None if ts is None else _zeros(self)
     src = old if old is not None else self
-    a = (src,) + tuple(args[1:])
-    if name in ("add_", "sub_", "index_put_", "masked_fill_", "index_fill_", "index_add_",
-                "index_copy_", "scatter_add_", "clamp_", "clip_", "relu_", "neg_"):
-        # linear or masked: the rule needs no old value (``self`` stands in)
-        if ts is not None or True:
-            pass
-    if base in ("clamp", "clip", "relu") and old is None:
-        # the masks of these read the result, which agrees with the input where it passes
-        pass
-    rule = JVP.get(base) if base not in ("t", "transpose", "squeeze", "unsqueeze") else None
-    if base in ("t", "transpose", "squeeze", "unsqueeze"):
-        return None     # metadata changes: handled on the tangent below
-    tg = rule(tan, self, *a, **kwargs) if rule is not None else _Fallback
-    if tg is _Fallback:
-        tg = _double_vjp(f, tan, self, a, kwargs, level)
-    return tg
+    return _run_rule(JVP.get(base), f, tan, self, (src,) + tuple(args[1:]), kwargs, level)
 
 
 def _write(self, new, level):
