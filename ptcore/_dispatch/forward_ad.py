@@ -179,8 +179,30 @@ def set_tangent(t, idx, tg):
             d.pop(idx, None)
         return
     _store(t, idx, tg)
+    al = t.__dict__.get("_fw_aliases")
+    if al:
+        for r in al:
+            a = r()
+            if a is not None:
+                _store(a, idx, tg)
     if not _LAYER.enabled:
         _LAYER.set_enabled(True)
+
+
+def note_alias(t, a):
+    """``a`` is a detached alias of ``t`` that autograd saved for backward
+    (an op's output): it shares ``t``'s tangents, now and when ``t`` gets
+    them after the op's formula ran (forward-over-reverse)."""
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        return
+    for lv in _LEVELS:
+        tg = get_tangent(t, lv.idx)
+        if tg is not None:
+            _store(a, lv.idx, tg)
+    al = t.__dict__.get("_fw_aliases")
+    if al is None:
+        al = t.__dict__["_fw_aliases"] = []
+    al.append(weakref.ref(a))
 
 
 def has_own_tangent(t, idx):
@@ -242,6 +264,18 @@ class hidden:
     def __exit__(self, *exc):
         _tls.ceiling = self.prev
         return False
+
+
+def detach(x):
+    """``x.detach()`` that keeps ``x``'s tangents (the transforms' inputs and
+    results stay dual for the forward-mode levels around them)."""
+    d = x.detach()
+    if _LEVELS and _LAYER.enabled and (d.dtype.is_floating_point or d.dtype.is_complex):
+        for lv in _LEVELS:
+            tg = get_tangent(x, lv.idx)
+            if tg is not None:
+                _store(d, lv.idx, tg)
+    return d
 
 
 def ceiling():

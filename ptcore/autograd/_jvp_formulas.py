@@ -284,7 +284,7 @@ def _unary(name, d, holomorphic=True):
         if not holomorphic and x.dtype.is_complex:
             return _double_vjp_named(name, tan, out, (x,) + args, kwargs)
         dx = d(x, out)
-        return t if dx is 1 else dx * t
+        return t if isinstance(dx, int) and dx == 1 else dx * t
     JVP[name] = rule
 
 
@@ -653,7 +653,7 @@ def _double_vjp(fn, tan, out, args, kwargs, level):
                       us, [t.to(g.dtype) if t.dtype is not g.dtype else t for g, t in pairs],
                       create_graph=create, allow_unused=True)
             for k, j in zip(pick, jv):
-                res[k] = j if create or j is None else j.detach()
+                res[k] = j if create or j is None else _L.detach(j)
         for k in pick:
             if res[k] is None:
                 res[k] = P.zeros_like(outs[k])

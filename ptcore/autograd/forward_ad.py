@@ -102,6 +102,10 @@ def make_dual(tensor, tangent, *, level=None):
     if lvl is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
+    return _check_and_make_dual(tensor, tangent, lvl)
+
+
+def _check_and_make_dual(tensor, tangent, lvl):
     _check_diff(tensor, "primal")
     _check_diff(tangent, "tangent")
     if tuple(tensor.shape) != tuple(tangent.shape):

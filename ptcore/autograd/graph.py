@@ -21,6 +21,7 @@ import threading
 import weakref
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import forward_ad as _fwl
 from ptcore.autograd import grad_mode as _gm
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward",
@@ -345,7 +346,10 @@ def _type_str(t):
 
 
 def _alias(t):
-    return t.detach()
+    a = t.detach()
+    if _fwl.layer().enabled:
+        _fwl.note_alias(t, a)       # the saved output keeps its tangents
+    return a
 
 
 class _Extra:

@@ -9,8 +9,10 @@ internally), and nest: ``jacfwd(jacrev(f))`` is a Hessian.
 import builtins
 import functools
 
+from ptcore._dispatch import forward_ad as _fwl
+
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call"]
+           "functional_call", "linearize"]
 
 
 def _pt():
@@ -277,7 +279,7 @@ def _prep(x, create_graph):
         raise TypeError(f"Expected differentiable inputs to be Tensors, got {type(x).__name__}")
     if create_graph and x.requires_grad:
         return x.view_as(x)
-    return x.detach().requires_grad_(True)
+    return _fwl.detach(x).requires_grad_(True)
 
 
 def _argnums(argnums, nargs, fname):
@@ -327,7 +329,7 @@ def _fin(tree, create_graph):
     if create_graph:
         return tree
     leaves, spec = _flatten(tree)
-    return _unflatten([x.detach() if _is_tensor(x) else x for x in leaves], spec)
+    return _unflatten([_fwl.detach(x) if _is_tensor(x) else x for x in leaves], spec)
 
 
 def _split_aux(out, has_aux, fname):
@@ -416,37 +418,6 @@ def vjp(func, *primals, has_aux=False):
     return result
 
 
-def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)``, computed with two reverse passes."""
-    pt = _pt()
-    if not isinstance(primals, (tuple, builtins.list)):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple")
-    if not isinstance(tangents, (tuple, builtins.list)) or \
-            builtins.len(tangents) != builtins.len(primals):
-        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple with the "
-                           "same structure as primals")
-    p_leaves, spec = _flatten(builtins.list(primals))
-    t_leaves, _ = _flatten(builtins.list(tangents))
-    with pt.enable_grad():
-        ins = [_prep(x, True) for x in p_leaves]
-        out = func(*_unflatten(ins, spec))
-        out, aux = _split_aux(out, has_aux, "jvp")
-        out_leaves, out_spec = _flatten(out)
-        # u -> J^T u is linear in u; differentiating <J^T u, t> w.r.t. u gives J t
-        us = [pt.zeros_like(o).requires_grad_(True) for o in out_leaves]
-        gs = _grads(out_leaves, ins, us, True)
-        dot = builtins.sum((g * t).sum() for g, t in zip(gs, t_leaves) if g.requires_grad)
-        if isinstance(dot, builtins.int) or not dot.requires_grad:
-            jv = [pt.zeros_like(o) for o in out_leaves]
-        else:
-            jv = _grads([dot], us, [pt.ones_like(dot)], _outer_tracking(p_leaves + t_leaves))
-    cg = _outer_tracking(p_leaves + t_leaves)
-    res = (_fin(out, cg), _fin(_unflatten(jv, out_spec), cg))
-    if has_aux:
-        return res + (_fin(aux, cg),)
-    return res
-
-
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """Jacobian of ``func`` w.r.t. ``args[argnums]`` by reverse mode (``torch.func.jacrev``).
 
@@ -491,19 +462,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             return res, _fin(aux, cg)
         return res
     return wrapper
-
-
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """Jacobian with ``torch.func.jacfwd``'s API (ptcore computes it in reverse mode)."""
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
-                           f"'same'. Got {randomness}")
-    return jacrev(func, argnums, has_aux=has_aux)
-
-
-def hessian(func, argnums=0):
-    """Hessian of a scalar-valued ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
-    return jacfwd(jacrev(func, argnums), argnums)
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
@@ -558,3 +516,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 
 _MISSING = object()
+
+
+# forward-mode transforms (ptcore/func/_forward.py)
+from ptcore.func._forward import jvp, linearize, jacfwd, hessian  # noqa: E402
