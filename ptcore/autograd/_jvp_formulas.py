@@ -541,8 +541,7 @@ def _bias_shape(out, b, channel_dim):
 
 def _conv_rule(name, channel_dim=1):
     def rule(tan, out, x, weight, bias=None, *args, **kwargs):
-        import ptcore.nn.functional as F
-        f = getattr(F, name)
+        f = _ctx_entry[0]       # the nn.functional entry itself
         tx, tw = tan(x), tan(weight)
         tb = tan(bias) if _T(bias) else None
         r = _add(None if tx is None else f(tx, weight, None, *args, **kwargs),
