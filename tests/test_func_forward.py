@@ -107,7 +107,7 @@ def test_jacfwd_argnums_outputs_aux():
     (a, b), (ta, tb) = _pair((2, 3), (3,))
 
     def f(m):
-        return lambda a, b: ((a * b).sum(0), a @ b), (a + 1).sum()
+        return lambda a, b: (((a * b).sum(0), a @ b), (a + 1).sum())
     r = pf.jacfwd(f(ptcore), argnums=(0, 1), has_aux=True)(a, b)
     e = tf.jacfwd(f(torch), argnums=(0, 1), has_aux=True)(ta, tb)
     _same(r[0], e[0])
