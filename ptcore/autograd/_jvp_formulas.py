@@ -524,7 +524,20 @@ def _topk_rule(tan, out, x, k_, dim=-1, *a, **kw):
     return (t.gather(dim, out[1]) if x.dim() else t.clone(), None)
 
 
-@jvp_rule("cumprod", "logcumsumexp", "prod")
+@jvp_rule("prod")
+def _prod_rule(tan, out, x, dim=None, keepdim=False, *, dtype=None, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    if dtype is not None or x.dtype.is_complex or x.dim() == 0 or bool((x == 0).any()):
+        return _Fallback     # zeros: the backward formula's careful products
+    if dim is None:
+        return (t * (out / x)).sum()
+    y = out if keepdim else out.unsqueeze(dim)
+    return (t * (y / x)).sum(dim, keepdim=keepdim)
+
+
+@jvp_rule("cumprod", "logcumsumexp")
 def _via_double_vjp(tan, out, *a, **k):
     return _Fallback
 

@@ -8,6 +8,8 @@ from ptcore.autograd.graph import Node, gradient_edge, node_class
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore.autograd import _record as R
 
+_FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
+
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction"]
 
 _state = _gm._state
@@ -149,7 +151,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if _fwl.driver[0] is not None and _fwl.layer().enabled:
+        if _FWL.enabled:
             lvl = _fwl.visible_level(args, kwargs)
             if lvl >= 0:
                 return _fwl.function_driver[0](cls, args, kwargs, lvl)
