@@ -198,7 +198,7 @@ JVP["block_diag"] = _multi_linear("block_diag", tuple(range(64)))
 @jvp_rule("scatter")
 def _scatter(tan, out, x, dim, index, src=None, value=None, reduce=None, **k):
     if reduce is not None:
-        return _double_vjp_named("scatter", tan, out, (x, dim, index, src), dict(reduce=reduce))
+        return _Fallback
     tx = _or0(tan, x)
     s = src if src is not None else value
     if _T(s):
@@ -282,7 +282,7 @@ def _unary(name, d, holomorphic=True):
         if t is None or not _fl(out):
             return None
         if not holomorphic and x.dtype.is_complex:
-            return _double_vjp_named(name, tan, out, (x,) + args, kwargs)
+            return _Fallback
         dx = d(x, out)
         return t if isinstance(dx, int) and dx == 1 else dx * t
     JVP[name] = rule
@@ -328,7 +328,7 @@ _unary("absolute", lambda x, y: x.sign(), False)
 @jvp_rule("clamp", "clip")
 def _clamp_rule(tan, out, x, min=None, max=None, **k):
     if _T(min) or _T(max):
-        return _double_vjp_named("clamp", tan, out, (x, min, max), {})
+        return _Fallback
     t = tan(x)
     if t is None:
         return None
@@ -398,11 +398,8 @@ def _amax_rule(tan, out, x, dim=(), keepdim=False, **k):
 
 @jvp_rule("max", "min")
 def _maxmin_rule(tan, out, x, dim=None, keepdim=False, **k):
-    if _T(dim):         # max(a, b): elementwise
-        return _double_vjp_named("maximum" if _is_max(out, x, dim) else "minimum", tan, out,
-                                 (x, dim), {})
-    if "other" in k:
-        return _double_vjp_named("maximum", tan, out, (x, k["other"]), {})
+    if _T(dim) or "other" in k:         # max(a, b): elementwise
+        return _Fallback
     t = tan(x)
     if t is None:
         return None
@@ -411,10 +408,6 @@ def _maxmin_rule(tan, out, x, dim=None, keepdim=False, **k):
     idx = out[1] if keepdim else out[1].unsqueeze(dim)
     v = t.gather(dim, idx)
     return (v if keepdim else v.squeeze(dim), None)
-
-
-def _is_max(out, a, b):
-    return bool((out == P.maximum(a, b)).all())
 
 
 @jvp_rule("logsumexp")
@@ -454,13 +447,8 @@ def _var_mean_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, corre
         return None
     tv = _var_rule(tan, out[0], x, dim, unbiased, keepdim, correction=correction)
     dims = _var_args(x, dim, unbiased, correction)[0]
-    if _std_mean_flag[0] is out:
-        pass
     tm = t.mean(dims, keepdim=keepdim)
     return tv, tm
-
-
-_std_mean_flag = [None]
 
 
 def _std_mean_rule(tan, out, x, *a, **k):
@@ -477,7 +465,7 @@ def _vnorm_rule(tan, out, x, ord=2, dim=None, keepdim=False, **k):
     if t is None:
         return None
     if ord != 2 or x.dtype.is_complex:
-        return _double_vjp_named("vector_norm", tan, out, (x, ord, dim, keepdim), k)
+        return _Fallback
     dims = _dims(x, dim)
     y = _unsqueeze_to(out, x, dims, keepdim)
     return P.where(y == 0, 0, x * t / y).sum(dims, keepdim=keepdim)
@@ -546,13 +534,7 @@ def _via_double_vjp(tan, out, *a, **k):
 # nn.functional: linear in each input
 # ---------------------------------------------------------------------------
 
-def _bias_shape(out, b, channel_dim):
-    shape = [1] * out.dim()
-    shape[channel_dim] = b.numel()
-    return b.reshape(shape)
-
-
-def _conv_rule(name, channel_dim=1):
+def _conv_rule(name):
     def rule(tan, out, x, weight, bias=None, *args, **kwargs):
         f = _ctx_entry[0]       # the nn.functional entry itself
         tx, tw = tan(x), tan(weight)
@@ -560,11 +542,11 @@ def _conv_rule(name, channel_dim=1):
         r = _add(None if tx is None else f(tx, weight, None, *args, **kwargs),
                  None if tw is None else f(x, tw, None, *args, **kwargs))
         if tb is not None:
-            cd = channel_dim if (name == "linear" or x.dim() == out.dim()) else 0
-            if name == "linear":
-                tb = tb
-            else:
-                tb = _bias_shape(out, tb, cd)
+            if name != "linear":
+                # the channel dim: 1, or 0 for an unbatched input
+                shape = [1] * out.dim()
+                shape[0 if x.dim() == weight.dim() - 1 else 1] = tb.numel()
+                tb = tb.reshape(shape)
             r = _add(r, tb.expand(out.shape))
         return r
     F_JVP[name] = rule
@@ -672,13 +654,9 @@ def _double_vjp(fn, tan, out, args, kwargs, level):
     return res if multi else res[0]
 
 
+# the level and the callable being differentiated (set around each rule)
 _ctx_level = [0]
 _ctx_entry = [None]
-
-
-def _double_vjp_named(name, tan, out, args, kwargs):
-    f = getattr(P, name, None) or getattr(P.Tensor, name)
-    return _double_vjp(f, tan, out, args, kwargs, _ctx_level[0])
 
 
 # ---------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 ``vmap`` runs the function once per slice of the mapped dimensions and
 stacks the results (correct, not fast).  ``grad``, ``grad_and_value``,
-``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``hessian`` are built on
-``ptcore.autograd`` (reverse mode; ``jacfwd`` and ``jvp`` use reverse mode
-internally), and nest: ``jacfwd(jacrev(f))`` is a Hessian.
+``vjp`` and ``jacrev`` are built on reverse-mode ``ptcore.autograd``;
+``jvp``, ``linearize``, ``jacfwd`` and ``hessian`` on forward-mode AD
+(``ptcore/func/_forward.py``, a dual level of their own per call).  They
+nest: ``jacfwd(jacrev(f))`` is a Hessian (forward-over-reverse).
 """
 import builtins
 import functools

@@ -381,3 +381,11 @@ def test_every_one_argument_op_with_a_backward_formula_has_a_forward_one(name):
         return
     assert pt is not None, name
     np.testing.assert_allclose(pt.numpy(), tt.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_unbatched_conv_bias_tangent():
+    x, w, b = _any((3, 7)), _any((4, 3, 3)), _any((4,))
+    ts = [RNG.standard_normal(a.shape) for a in (x, w, b)]
+    f = lambda m, x, w, b: _f(m).conv1d(x, w, b)  # noqa: E731
+    np.testing.assert_allclose(_pt_jvp(f, [x, w, b], ts)[1], _torch_jvp(f, [x, w, b], ts)[1],
+                               rtol=1e-10)
