@@ -49,12 +49,19 @@ _tls = _Tls()
 
 
 class Level:
-    """One dual level: its index and the tensors holding a tangent at it."""
+    """One dual level: its index and the tensors holding a tangent at it
+    (weakly, keyed by id; a dead tensor's entry removes itself)."""
     __slots__ = ("idx", "holders", "__weakref__")
 
     def __init__(self, idx):
         self.idx = idx
-        self.holders = []
+        self.holders = {}
+
+    def hold(self, t):
+        k = id(t)
+        if k not in self.holders:
+            h = self.holders
+            self.holders[k] = weakref.ref(t, lambda r, k=k, h=h: h.pop(k, None))
 
     def __repr__(self):
         return f"<dual level {self.idx}>"
@@ -83,7 +90,7 @@ def pop_level(idx):
             raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                                "was created. This is not supported.")
         lv = _LEVELS.pop()
-        for r in lv.holders:
+        for r in list(lv.holders.values()):
             t = r()
             if t is not None:
                 d = t.__dict__.get("_fw")
@@ -166,7 +173,7 @@ def _store(t, idx, tg):
     if d is None:
         d = t.__dict__["_fw"] = {}
     if idx not in d:
-        lv.holders.append(weakref.ref(t))
+        lv.hold(t)
     d[idx] = tg
 
 

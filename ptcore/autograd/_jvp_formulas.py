@@ -16,6 +16,7 @@ with neither are composites: their inner ops carry the tangents, and an
 output left without one gets it from the double-vjp trick too.
 """
 import math
+import threading
 
 import ptcore as P
 from ptcore._tensor import _TensorBase
@@ -71,7 +72,7 @@ def _add(*terms):
 def _op(name):
     """The callable being differentiated (the op's own entry), else ``name``
     looked up in ptcore / on Tensor."""
-    f = _ctx_entry[0]
+    f = _ctx.entry
     if f is None:
         f = getattr(P, name, None) or getattr(P.Tensor, name)
     return f
@@ -536,7 +537,7 @@ def _via_double_vjp(tan, out, *a, **k):
 
 def _conv_rule(name):
     def rule(tan, out, x, weight, bias=None, *args, **kwargs):
-        f = _ctx_entry[0]       # the nn.functional entry itself
+        f = _ctx.entry       # the nn.functional entry itself
         tx, tw = tan(x), tan(weight)
         tb = tan(bias) if _T(bias) else None
         r = _add(None if tx is None else f(tx, weight, None, *args, **kwargs),
@@ -555,6 +556,67 @@ def _conv_rule(name):
 for _n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "linear"):
     _conv_rule(_n)
+
+
+# activations (nn.functional): from the output where torch allows it, so that
+# ``inplace=True`` (the output is the input) works too
+def _act(name, d, uses_x=False):
+    def rule(tan, out, x, *args, **kwargs):
+        t = tan(x)
+        if t is None or not _fl(out) or x.dtype.is_complex or (uses_x and out is x):
+            return _Fallback if t is not None else None
+        return P.where(d(x, out, *args, **kwargs), t, 0) if d.mask else d(x, out, *args,
+                                                                          **kwargs) * t
+    F_JVP[name] = rule
+
+
+def _mask(f):
+    f.mask = True
+    return f
+
+
+def _scale(f):
+    f.mask = False
+    return f
+
+
+_act("relu", _mask(lambda x, y, inplace=False: y > 0))
+_act("relu6", _mask(lambda x, y, inplace=False: (y > 0) & (y < 6)))
+_act("hardtanh", _mask(lambda x, y, min_val=-1.0, max_val=1.0, inplace=False:
+                       (y > min_val) & (y < max_val)))
+_act("leaky_relu", _scale(lambda x, y, negative_slope=0.01, inplace=False, **k:
+                          P.where(y > 0, 1.0, P.full_like(y, negative_slope))))
+_act("elu", _scale(lambda x, y, alpha=1.0, inplace=False: P.where(y > 0, 1.0, y + alpha)))
+_act("celu", _scale(lambda x, y, alpha=1.0, inplace=False: P.where(y > 0, 1.0, y / alpha + 1)))
+_SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_act("selu", _scale(lambda x, y, inplace=False: P.where(y > 0, _SELU_S, y + _SELU_S * _SELU_A)))
+_act("sigmoid", _scale(lambda x, y: y * (1 - y)))
+_act("tanh", _scale(lambda x, y: 1 - y * y))
+_act("silu", _scale(lambda x, y, inplace=False: x.sigmoid() * (1 + x * (1 - x.sigmoid()))),
+     uses_x=True)
+_act("logsigmoid", _scale(lambda x, y: (-x).sigmoid()), uses_x=True)
+_act("softplus", _scale(lambda x, y, beta=1.0, threshold=20.0:
+                        P.where(x * beta > threshold, 1.0, (x * beta).sigmoid())), uses_x=True)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _gelu_d(x, y, approximate="none"):
+    if approximate != "none":
+        return None
+    return 0.5 * (1 + (x / math.sqrt(2.0)).erf()) + x * (-(x * x) / 2).exp() / _SQRT_2PI
+
+
+_gelu_d.mask = False
+
+
+def _gelu_rule(tan, out, x, approximate="none"):
+    if approximate != "none" or (_T(x) and x.dtype.is_complex):
+        return _Fallback
+    t = tan(x)
+    return None if t is None else _gelu_d(x, out) * t
+
+
+F_JVP["gelu"] = _gelu_rule
 
 
 @jvp_rule("layer_norm", table=F_JVP)
@@ -654,9 +716,13 @@ def _double_vjp(fn, tan, out, args, kwargs, level):
     return res if multi else res[0]
 
 
-# the level and the callable being differentiated (set around each rule)
-_ctx_level = [0]
-_ctx_entry = [None]
+class _Ctx(threading.local):
+    """The level and the callable being differentiated (set around each rule)."""
+    level = 0
+    entry = None
+
+
+_ctx = _Ctx()
 
 
 # ---------------------------------------------------------------------------
@@ -732,17 +798,18 @@ def _attach(out, tg, level, args, kwargs):
 
 
 def _run_rule(rule, fn, tan, out, args, kwargs, level):
-    prev, preve = _ctx_level[0], _ctx_entry[0]
-    _ctx_level[0] = level
-    _ctx_entry[0] = fn
+    ctx = _ctx
+    prev, preve = ctx.level, ctx.entry
+    ctx.level = level
+    ctx.entry = fn
     try:
         tg = rule(tan, out, *args, **kwargs) if rule is not None else _Fallback
         if tg is _Fallback:
             tg = _double_vjp(fn, tan, out, args, kwargs, level)
         return tg
     finally:
-        _ctx_level[0] = prev
-        _ctx_entry[0] = preve
+        ctx.level = prev
+        ctx.entry = preve
 
 
 def _missing(out, level, args, kwargs):
@@ -788,7 +855,10 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
     with _L.hidden(level):
         out = lower(args, kwargs)
         tg = _run_rule(rule, entry, tan, out, args, kwargs, level)
-        _attach(out, tg, level, args, kwargs)
+        if tg is not None and args and out is args[0] and opdef.namespace == "nn.functional":
+            _write(out, tg, level)          # inplace=True: the input's tangent changes
+        else:
+            _attach(out, tg, level, args, kwargs)
     return out
 
 

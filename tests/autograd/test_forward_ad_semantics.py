@@ -290,6 +290,22 @@ def nn_model(m, f):
         return f.unpack_dual(out)
 
 
+@case
+def functional_inplace_activations(m, f):
+    F = m.nn.functional
+    outs = []
+    for act in (lambda x: F.relu(x, inplace=True), lambda x: F.leaky_relu(x, 0.2, inplace=True),
+                lambda x: F.hardtanh(x, -0.5, 0.5, inplace=True),
+                lambda x: F.elu(x, inplace=True), lambda x: F.relu6(x * 4, inplace=True)):
+        with f.dual_level():
+            x = f.make_dual(m.linspace(-2, 2, 6, dtype=m.float64),
+                            m.linspace(1, 2, 6, dtype=m.float64))
+            y = x * 1.0
+            act(y)
+            outs.append(f.unpack_dual(y).tangent)
+    return tuple(outs)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_against_torch(name):
     _assert_same(*both(CASES[name]))
@@ -333,3 +349,4 @@ def test_exception_inside_level_leaves_no_tangent_behind():
     assert fwAD.unpack_dual(d).tangent is None
     with fwAD.dual_level():
         assert fwAD.unpack_dual(d).tangent is None
+
