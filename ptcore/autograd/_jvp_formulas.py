@@ -833,8 +833,8 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
     """Forward AD of one op call whose arguments hold tangents at ``level``."""
     name = opdef.name
     if kwargs.get("out") is not None:
-        with _L.hidden(level):
-            return lower(args, kwargs)
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                  "support it because it is an out= function")
     if name in _NO_TANGENT or "random" in opdef.tags and "inplace" not in opdef.tags:
         with _L.hidden(level):
             out = lower(args, kwargs)

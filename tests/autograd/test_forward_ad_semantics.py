@@ -350,3 +350,19 @@ def test_exception_inside_level_leaves_no_tangent_behind():
     with fwAD.dual_level():
         assert fwAD.unpack_dual(d).tangent is None
 
+
+
+def test_copies_and_pickles_carry_no_tangent():
+    import copy
+    import pickle
+    with fwAD.dual_level():
+        y = fwAD.make_dual(ptcore.ones(3), ptcore.ones(3)) * 2
+        assert fwAD.unpack_dual(copy.deepcopy(y)).tangent is None
+        assert fwAD.unpack_dual(pickle.loads(pickle.dumps(y))).tangent is None
+
+
+def test_out_argument_refused_as_torch():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(ptcore.ones(3), ptcore.ones(3))
+        with pytest.raises(NotImplementedError, match="sin_out .* out= function"):
+            ptcore.sin(d, out=ptcore.empty(3))
