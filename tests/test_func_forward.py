@@ -244,3 +244,20 @@ def test_functional_forward_mode_jacobian_and_hessian():
           TF.hessian(s(torch), tx, outer_jacobian_strategy="forward-mode", vectorize=True))
     with pytest.raises(NotImplementedError, match="vectorize=True"):
         PF.hessian(s(ptcore), x, outer_jacobian_strategy="forward-mode")
+
+
+def test_jvp_through_a_module_with_functional_call():
+    outs = []
+    for m, F in ((ptcore, pf), (torch, tf)):
+        m.manual_seed(0)
+        net = m.nn.Sequential(m.nn.Conv2d(2, 3, 3), m.nn.BatchNorm2d(3), m.nn.ReLU(),
+                              m.nn.Flatten(), m.nn.Linear(12, 4), m.nn.LayerNorm(4))
+        net = net.double().eval()
+        names = [(k, tuple(v.shape)) for k, v in net.named_parameters()]
+        p = {k: m.tensor(np.random.default_rng(i).standard_normal(s))
+             for i, (k, s) in enumerate(names)}
+        t = {k: m.tensor(np.random.default_rng(100 + i).standard_normal(s))
+             for i, (k, s) in enumerate(names)}
+        x = m.tensor(np.random.default_rng(7).standard_normal((5, 2, 4, 4)))
+        outs.append(F.jvp(lambda q: F.functional_call(net, q, (x,)), (p,), (t,)))
+    _same(outs[0], outs[1], rtol=1e-8, atol=1e-10)
