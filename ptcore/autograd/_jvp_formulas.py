@@ -87,8 +87,8 @@ def _same_op(name):
     return rule
 
 
-# views: the same view of the tangent (as a view of it when the layouts agree,
-# so that in-place ops on views reach the base's tangent, as in torch)
+# views: the same view op on the tangent gives a view of it, so that in-place
+# ops on a view reach its base's tangent (as in torch)
 _VIEWS = ("view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims",
           "permute", "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze",
           "flatten", "unflatten", "narrow", "select", "split", "split_with_sizes",
@@ -96,7 +96,7 @@ _VIEWS = ("view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "
           "unfold", "contiguous", "clone", "adjoint", "mT", "mH", "hsplit", "vsplit", "dsplit",
           "view_as_real", "view_as_complex", "real", "imag", "conj", "resolve_conj",
           "resolve_neg", "conj_physical", "alias", "squeeze_copy", "unsqueeze_copy",
-          "ravel", "narrow_copy", "T", "H", "swapaxes_", "positive")
+          "ravel", "narrow_copy", "positive")
 _LINEAR = ("flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "tril", "triu",
            "diag", "diag_embed", "diagflat", "take", "index_select", "gather", "masked_select",
            "sum", "mean", "cumsum", "trace", "neg", "negative", "deg2rad", "rad2deg", "to",
@@ -355,7 +355,7 @@ def _bilinear(name):
 
 
 for _n in ("mm", "bmm", "matmul", "mv", "dot", "vdot", "outer", "ger", "inner", "kron",
-           "cross", "linalg_cross", "_product", "tensordot"):
+           "cross", "linalg_cross", "tensordot"):
     _bilinear(_n)
 
 
@@ -370,11 +370,11 @@ def _addmm_like(name):
         if prod is not None and alpha != 1:
             prod = prod * alpha
         if ti is not None:
-            ti = ti * beta if beta != 1 else ti
-            if beta == 0:
-                ti = ti * 0
+            ti = None if beta == 0 else (ti * beta if beta != 1 else ti)   # beta=0: input ignored
         r = _add(ti, prod)
-        return None if r is None else r.expand(out.shape)
+        if r is None:
+            return None if tan(inp) is None else _zeros(out)
+        return r.expand(out.shape)
     JVP[name] = rule
 
 
