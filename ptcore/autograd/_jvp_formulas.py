@@ -872,13 +872,56 @@ def _fill_missing(out, tg, level, args, kwargs):
         _attach(out, tg, level, args, kwargs)
 
 
+_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+           "forward mode AD.")
+
+
 def drive_function(cls, args, kwargs, level):
-    """Forward AD through a custom :class:`~ptcore.autograd.Function`: the
-    double-vjp trick on its backward."""
+    """Forward AD through a custom :class:`~ptcore.autograd.Function`: its
+    ``jvp`` staticmethod (torch's API: one tangent per input, zeros for
+    tensors without one, None for other arguments); ptcore's own Functions
+    without one get the double-vjp trick on their backward; a user's
+    Function without one raises NotImplementedError, as in torch."""
+    from ptcore.autograd.function import Function, FunctionCtx
+    own_jvp = cls.jvp is not Function.jvp
+    if not own_jvp and not cls.__module__.startswith("ptcore."):
+        raise NotImplementedError(_NO_JVP)
+    tan = _tangent_fn(level)
     with _L.hidden(level):
-        out = cls.apply(*args, **kwargs)
-        tan = _tangent_fn(level)
-        tg = _run_rule(None, cls.apply, tan, out, args, kwargs, level)
+        if not own_jvp:
+            out = cls.apply(*args, **kwargs)
+            tg = _run_rule(None, cls.apply, tan, out, args, kwargs, level)
+            _attach(out, tg, level, args, kwargs)
+            return out
+        record = _gm.is_grad_enabled() and any(_T(a) and a.requires_grad for a in args)
+        ctx = None
+        if record:
+            out = cls.apply(*args, **kwargs)
+            first = next((o for o in (out if isinstance(out, tuple) else (out,)) if _T(o)), None)
+            ctx = getattr(getattr(first, "_grad_fn", None), "_ctx", None)
+        if ctx is None:
+            ctx = FunctionCtx()
+            with _gm.no_grad():
+                if cls.setup_context is not Function.setup_context:
+                    out = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, out)
+                else:
+                    out = cls.forward(ctx, *args, **kwargs)
+        tins = []
+        for a in args:
+            if _T(a):
+                t = tan(a)
+                tins.append(t if t is not None else _zeros(a))
+            else:
+                tins.append(None)
+        fwd = getattr(ctx, "saved_for_forward", None)
+        saved = (ctx._saved, ctx.to_save)
+        if fwd is not None:
+            ctx._saved, ctx.to_save = None, fwd      # ctx.saved_tensors in jvp: these
+        try:
+            tg = cls.jvp(ctx, *tins)
+        finally:
+            ctx._saved, ctx.to_save = saved
         _attach(out, tg, level, args, kwargs)
     return out
 

@@ -311,23 +311,51 @@ def test_against_torch(name):
     _assert_same(*both(CASES[name]))
 
 
-def test_custom_function_via_its_backward():
+def test_custom_function_without_jvp_raises_as_torch():
     class Cube(ptcore.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            ctx.save_for_backward(x)
             return x ** 3
 
         @staticmethod
         def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return 3 * x * x * g
+            return g
 
     with fwAD.dual_level():
-        d = fwAD.make_dual(ptcore.tensor([1.0, 2.0], dtype=ptcore.float64),
-                           ptcore.tensor([1.0, 0.5], dtype=ptcore.float64))
-        t = fwAD.unpack_dual(Cube.apply(d)).tangent
-    np.testing.assert_allclose(t.numpy(), [3.0, 6.0])
+        d = fwAD.make_dual(ptcore.ones(2), ptcore.ones(2))
+        with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+            Cube.apply(d)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_custom_function_jvp_against_torch(requires_grad):
+    def run(m, f):
+        class Mul(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y, k):
+                ctx.save_for_forward(x, y)
+                ctx.save_for_backward(x, y)
+                ctx.k = k
+                return x * y * k
+
+            @staticmethod
+            def jvp(ctx, tx, ty, tk):
+                assert tk is None
+                x, y = ctx.saved_tensors
+                return (tx * y + x * ty) * ctx.k
+
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                return g * y * ctx.k, g * x * ctx.k, None
+
+        with f.dual_level():
+            x = f.make_dual(m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=requires_grad),
+                            m.tensor([1.0, -1.0], dtype=m.float64))
+            y = m.tensor([3.0, 4.0], dtype=m.float64)
+            out = Mul.apply(x, y, 2.0)
+            return f.unpack_dual(out).tangent.detach(), out.requires_grad
+    _assert_same(*both(run))
 
 
 def test_layer_off_without_duals():
