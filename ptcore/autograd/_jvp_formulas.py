@@ -465,11 +465,21 @@ def _vnorm_rule(tan, out, x, ord=2, dim=None, keepdim=False, **k):
     t = tan(x)
     if t is None:
         return None
-    if ord != 2 or x.dtype.is_complex:
+    if ord not in (1, 2) or x.dtype.is_complex or k.get("dtype") is not None:
         return _Fallback
     dims = _dims(x, dim)
+    if ord == 1:
+        return (x.sign() * t).sum(dims, keepdim=keepdim)
     y = _unsqueeze_to(out, x, dims, keepdim)
     return P.where(y == 0, 0, x * t / y).sum(dims, keepdim=keepdim)
+
+
+@jvp_rule("norm")
+def _norm_rule(tan, out, x, p="fro", dim=None, keepdim=False, dtype=None, **k):
+    if dtype is not None or (p not in ("fro", 1, 2, None)) or \
+            (p == "fro" and dim is not None and not isinstance(dim, (list, tuple, int))):
+        return _Fallback
+    return _vnorm_rule(tan, out, x, 2 if p in ("fro", None) else p, dim, keepdim)
 
 
 @jvp_rule("softmax")
