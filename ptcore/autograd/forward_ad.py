@@ -20,6 +20,8 @@ from typing import NamedTuple, Optional
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _L
+from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd import _record
 from ptcore.autograd.grad_mode import _DecoratorContextManager
 from ptcore.autograd import _jvp_formulas
 
@@ -156,10 +158,21 @@ def _unpack(tensor, lvl):
     tg = _L.get_tangent(tensor, lvl)
     if tg is None:
         return UnpackedDualTensor(tensor, None)
-    with _L.hidden(lvl):
-        p = tensor.view_as(tensor)
-    _L.block(p, lvl)
-    return UnpackedDualTensor(p, tg)
+    return UnpackedDualTensor(primal_alias(tensor, lvl), tg)
+
+
+def primal_alias(tensor, lvl):
+    """``tensor``'s data and autograd history without its tangent at ``lvl``
+    (the lower levels' tangents kept).  Not a core view of ``tensor``: views
+    of it must not take ``tensor``'s tangent from their common base."""
+    p = tensor.detach()
+    for k in range(lvl):
+        tg = _L.get_tangent(tensor, k)
+        if tg is not None:
+            _L.set_tangent(p, k, tg)
+    if tensor.requires_grad and _gm.is_grad_enabled():
+        _record._on_view(tensor, p, name="AliasBackward0")
+    return p
 
 
 class dual_level(_DecoratorContextManager):

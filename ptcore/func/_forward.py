@@ -64,10 +64,7 @@ def _unwrap(x, lvl):
     """``x`` without its tangent at ``lvl`` (lower levels kept)."""
     if not isinstance(x, _TensorBase) or _L.get_tangent(x, lvl) is None:
         return x
-    with _L.hidden(lvl):
-        p = x.view_as(x)
-    _L.block(p, lvl)
-    return p
+    return _fwad().primal_alias(x, lvl)
 
 
 def _jvp_impl(func, primals, tangents, has_aux, fname="jvp"):

@@ -394,3 +394,16 @@ def test_out_argument_refused_as_torch():
         d = fwAD.make_dual(ptcore.ones(3), ptcore.ones(3))
         with pytest.raises(NotImplementedError, match="sin_out .* out= function"):
             ptcore.sin(d, out=ptcore.empty(3))
+
+
+def test_views_of_the_unpacked_primal_have_no_tangent():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(ptcore.ones(2, 3), ptcore.ones(2, 3)) * 2
+        p = fwAD.unpack_dual(x).primal
+        assert fwAD.unpack_dual(p[0]).tangent is None
+        assert fwAD.unpack_dual(p.view(-1)).tangent is None
+        assert fwAD.unpack_dual(x[0]).tangent is not None
+        r = ptcore.ones(3, requires_grad=True)
+        q = fwAD.unpack_dual(fwAD.make_dual(r, ptcore.ones(3)) * 3).primal
+        q.sum().backward()
+    np.testing.assert_array_equal(r.grad.numpy(), [3.0, 3.0, 3.0])
