@@ -257,9 +257,12 @@ def _pow_rule(tan, out, a, b, **k):
     if tb is not None:
         if _T(a):
             lg = P.where((a == 0) & (b >= 0), 0, out * a.log())
+        elif a > 0:
+            lg = out * math.log(a)
+        elif a == 0:
+            lg = P.where(b >= 0, 0, out * -math.inf)
         else:
-            lg = out * math.log(a) if a > 0 else (out * P.log(P.as_tensor(a, dtype=out.dtype))
-                                                  if a != 0 else P.where(b >= 0, 0, out * -math.inf))
+            lg = out * P.log(P.as_tensor(a, dtype=out.dtype))
         r = _add(r, lg * tb)
     return r
 
@@ -361,10 +364,11 @@ for _n in ("mm", "bmm", "matmul", "mv", "dot", "vdot", "outer", "ger", "inner", 
 
 def _addmm_like(name):
     def rule(tan, out, inp, m1, m2, *, beta=1, alpha=1, **kwargs):
-        f = {"addmm": P.mm, "addmv": P.mv, "baddbmm": P.bmm, "addr": P.outer}.get(name)
         if name == "addbmm":
             def f(a, b):
                 return P.bmm(a, b).sum(0)
+        else:
+            f = {"addmm": P.mm, "addmv": P.mv, "baddbmm": P.bmm, "addr": P.outer}[name]
         ti, t1, t2 = tan(inp), tan(m1), tan(m2)
         prod = _add(None if t1 is None else f(t1, m2), None if t2 is None else f(m1, t2))
         if prod is not None and alpha != 1:
@@ -711,8 +715,10 @@ def _double_vjp(fn, tan, out, args, kwargs, level):
         us = [P.zeros_like(ys[k]).requires_grad_(True) for k in pick]
         gs = grad([ys[k] for k in pick], xs, us, create_graph=True, allow_unused=True)
         pairs = [(g, t) for g, t in zip(gs, ts) if g is not None and g.requires_grad]
-        create = _gm.is_grad_enabled() and (any(x._requires_grad for x in xs if x._base is not None)
-                                            or any(t.requires_grad for t in ts))
+        # the result joins the graph when an input (not our fresh leaf) or a tangent does
+        create = _gm.is_grad_enabled() and (
+            any(x._requires_grad for x in xs if x._base is not None)
+            or any(t.requires_grad for t in ts))
         res = [None] * len(outs)
         if pairs:
             jv = grad([g for g, _ in pairs],
