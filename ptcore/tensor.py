@@ -464,8 +464,9 @@ class Tensor(_TensorBase):
 
 
 # attributes autograd keeps in a tensor's __dict__ (the leaf's gradient
-# accumulator, a saved alias's output number): never pickled or deep-copied
-_AUTOGRAD_ATTRS = frozenset(("_grad_acc", "_output_nr"))
+# accumulator, a saved alias's output number, forward-AD tangents per level and
+# the aliases sharing them): never pickled or deep-copied
+_AUTOGRAD_ATTRS = frozenset(("_grad_acc", "_output_nr", "_fw", "_fw_aliases"))
 
 
 def _to_impl(t, device, dtype, non_blocking, copy, memory_format):

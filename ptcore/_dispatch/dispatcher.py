@@ -9,6 +9,7 @@ layer stack::
 
     __torch_function__ (subclasses, TorchFunctionMode)   order 0
     profiler (record per-op time)                         order 5
+    forward-mode AD (tangents of dual tensors)            order 8
     vmap batching                                         order 10
     autocast                                              order 20
     tracing (jit)                                         order 30

@@ -31,9 +31,9 @@ __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "en
 
 def __getattr__(name):
     # ptcore.autograd.profiler: imported on first use
-    if name == "profiler":
+    if name in ("profiler", "forward_ad"):
         import importlib
-        mod = importlib.import_module("ptcore.autograd.profiler")
-        globals()["profiler"] = mod
+        mod = importlib.import_module("ptcore.autograd." + name)
+        globals()[name] = mod
         return mod
     raise AttributeError(f"module 'ptcore.autograd' has no attribute '{name}'")

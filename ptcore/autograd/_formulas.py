@@ -982,13 +982,27 @@ def _vnorm(out, x, ord=2, dim=None, keepdim=False, **k):
 @formula("norm")
 def _norm(out, x, p="fro", dim=None, keepdim=False, **k):
     if p == "nuc":
-        return FORMULAS["__not_impl__"]("norm")(out, x)
+        return _nuc_norm(out, x, dim, keepdim)
     pf = 2.0 if p in ("fro", None) else float(p)
     sx, so = save(x), save_out(out)
     dims = _dims(x, dim)
 
     def bw(g):
         return (_norm_bw(sx.unpack(), so.unpack(), g, pf, dims, keepdim),)
+    attach("NormBackward1", out, (x,), bw)
+
+
+def _nuc_norm(out, x, dim, keepdim):
+    """Nuclear norm: d||X||_* = U V^H (the reduced SVD's singular vectors)."""
+    d = (-2, -1) if dim is None else tuple(k % x.dim() for k in dim)
+    sx = save(x)
+
+    def bw(g):
+        x = sx.unpack()
+        U, _, Vh = P.linalg.svd(x.movedim(d, (-2, -1)), full_matrices=False)
+        if keepdim:
+            g = g.squeeze(max(d)).squeeze(min(d)) if dim is not None else g.squeeze(-1).squeeze(-1)
+        return ((g.unsqueeze(-1).unsqueeze(-1) * (U @ Vh)).movedim((-2, -1), d),)
     attach("NormBackward1", out, (x,), bw)
 
 

@@ -5,7 +5,10 @@ import weakref
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import Node, gradient_edge, node_class
+from ptcore._dispatch import forward_ad as _fwl
 from ptcore.autograd import _record as R
+
+_FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction"]
 
@@ -148,6 +151,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if _FWL.enabled:
+            lvl = _fwl.visible_level(args, kwargs)
+            if lvl >= 0:
+                return _fwl.function_driver[0](cls, args, kwargs, lvl)
         uses_setup = cls.setup_context is not Function.setup_context
         ctx = FunctionCtx()
         tensor_args = [a if isinstance(a, _TensorBase) else None for a in args]

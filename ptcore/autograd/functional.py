@@ -1,5 +1,6 @@
 """Higher-level autograd functions: vjp, jvp, jacobian, hessian, hvp, vhp."""
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import forward_ad as _fwl
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -61,8 +62,60 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return (outs if out_t else outs[0]), (gs if is_t else gs[0])
 
 
+def _check_v(vs, inputs):
+    if len(vs) != len(inputs):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(inputs)} but got "
+                           f"{len(vs)}.")
+    for v, x in zip(vs, inputs):
+        if not isinstance(v, _TensorBase):
+            raise TypeError(f"The given v should contain only Tensors, got {type(v).__name__}")
+        if tuple(v.shape) != tuple(x.shape):
+            raise RuntimeError(f"v has invalid size: should be {x.shape} but got {v.shape}.")
+
+
+class _Level:
+    """A forward-AD level of its own (these functions nest with the others)."""
+
+    def __enter__(self):
+        from ptcore.autograd import forward_ad     # noqa: F401  (installs the JVP rules)
+        self.lv = _fwl.push_level()
+        return self.lv.idx
+
+    def __exit__(self, *exc):
+        _fwl.pop_level(self.lv.idx)
+        return False
+
+
+def _dual(x, v, lvl):
+    from ptcore.autograd.forward_ad import _check_and_make_dual
+    return _check_and_make_dual(x, v, lvl)
+
+
+def _tangents(outs, lvl):
+    import ptcore
+    return tuple(_fwl.detach(t) if t is not None else ptcore.zeros_like(o)
+                 for o, t in ((o, _fwl.get_tangent(o, lvl)) for o in outs))
+
+
+def _forward_jvp(func, inputs, vs):
+    """``(outputs, J v)`` by forward-mode AD (detached results)."""
+    with _Level() as lvl:
+        duals = tuple(_dual(_fwl.detach(x), v, lvl) for x, v in zip(inputs, vs))
+        out = func(*duals)
+        outs, out_t = _tuple(out)
+        for o in outs:
+            if not isinstance(o, _TensorBase):
+                raise TypeError("The outputs of the user-provided function given to jvp must be "
+                                f"either a Tensor or a tuple of Tensors but the given outputs of "
+                                f"the user-provided function has type {type(o).__name__}.")
+        jv = _tangents(outs, lvl)
+        outs = tuple(_fwl.detach(o) for o in outs)
+    return outs, out_t, jv
+
+
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), J v)`` by the double-vjp trick."""
+    """``(func(inputs), J v)``: by forward-mode AD, or (``create_graph`` or
+    ``strict``) by the double-vjp trick, as torch computes it."""
     import ptcore
     inputs, is_t = _tuple(inputs)
     if v is None:
@@ -72,6 +125,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         vs = (ptcore.ones_like(inputs[0]),)
     else:
         vs, _ = _tuple(v)
+    _check_v(vs, inputs)
+    if not create_graph and not strict:
+        outs, out_t, jv = _forward_jvp(func, inputs, vs)
+        return (outs if out_t else outs[0]), (jv if out_t else jv[0])
     with ptcore.enable_grad():
         ins = _prep(inputs, create_graph)
         out = func(*ins)
@@ -84,10 +141,65 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return (outs if out_t else outs[0]), (jv if out_t else jv[0])
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    """The Jacobian of ``func`` at ``inputs`` (shape ``out.shape + in.shape``)."""
+_FWD_NEEDS_VECTORIZE = ("Computing Jacobian using forward-AD or forward-over-reverse Hessian is "
+                        "only implemented for `vectorize=True`.")
+
+
+def _jacobian_forward(func, inputs, is_t, create_graph):
+    """The Jacobian by forward-mode AD: one JVP per input element."""
     import ptcore
+    cols = []        # per input: per element, the output tangents
+    outs = out_t = None
+    for i, x in enumerate(inputs):
+        per = []
+        for k in range(x.numel()):
+            vs = [ptcore.zeros_like(y) for y in inputs]
+            e = ptcore.zeros(x.numel(), dtype=x.dtype, device=x.device)
+            e[k] = 1
+            vs[i] = e.view(x.shape)
+            with _Level() as lvl:
+                src = inputs if create_graph else tuple(_fwl.detach(y) for y in inputs)
+                duals = tuple(_dual(y.requires_grad_(True) if not y.requires_grad and
+                                    not create_graph else y, v, lvl) for y, v in zip(src, vs))
+                out = func(*duals)
+                os, out_t = _tuple(out)
+                per.append(_tangents(os, lvl))
+                if outs is None:
+                    outs = os
+        cols.append(per)
+    if outs is None:
+        outs, out_t = _tuple(func(*inputs))
+    res = []
+    for j, o in enumerate(outs):
+        per_in = []
+        for i, x in enumerate(inputs):
+            shape = tuple(o.shape) + tuple(x.shape)
+            if cols[i]:
+                jac = ptcore.stack([c[j] for c in cols[i]], -1).reshape(shape)
+            else:
+                jac = ptcore.zeros(shape, dtype=o.dtype, device=o.device)
+            per_in.append(_fin(jac, create_graph))
+        res.append(tuple(per_in) if is_t else per_in[0])
+    return tuple(res) if out_t else res[0]
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    """The Jacobian of ``func`` at ``inputs`` (shape ``out.shape + in.shape``);
+    ``strategy="forward-mode"`` (with ``vectorize=True``, as torch) computes
+    it by forward-mode AD."""
+    import ptcore
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
+                         'If your function has more outputs than inputs, "forward-mode" tends to '
+                         'be more performant. Otherwise, prefer to use "reverse-mode".')
     inputs, is_t = _tuple(inputs)
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError("torch.autograd.functional.jacobian does not support "
+                                      "`create_graph=True` with `strategy='forward-mode'`")
+        if not vectorize:
+            raise NotImplementedError(_FWD_NEEDS_VECTORIZE)
+        return _jacobian_forward(func, inputs, is_t, False)
     with ptcore.enable_grad():
         ins = _prep(inputs, create_graph)
         out = func(*ins)
@@ -126,6 +238,11 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                    "containing a single element")
             gs = _grad((out,), ins, (ptcore.ones_like(out),), create_graph=True)
         return gs if is_t else gs[0]
+    if outer_jacobian_strategy == "forward-mode":
+        if not vectorize:
+            raise NotImplementedError(_FWD_NEEDS_VECTORIZE)
+        # forward-over-reverse
+        return _jacobian_forward(jac_func, inputs_t, is_t, False)
     res = jacobian(jac_func, inputs_t if is_t else inputs_t[0], create_graph=create_graph)
     return res
 
@@ -146,5 +263,36 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), H v)`` (equal to vhp for the symmetric Hessian)."""
-    return vhp(func, inputs, v, create_graph, strict)
+    """``(func(inputs), H v)``: forward-over-reverse (the JVP of the
+    gradient) unless ``create_graph`` or ``strict``, then as ``vhp`` (equal
+    for the symmetric Hessian)."""
+    import ptcore
+    if create_graph or strict:
+        return vhp(func, inputs, v, create_graph, strict)
+    inputs_t, is_t = _tuple(inputs)
+    if v is None:
+        if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided "
+                               "function is a single Tensor with a single element.")
+        vs = (ptcore.ones_like(inputs_t[0]),)
+    else:
+        vs, _ = _tuple(v)
+    _check_v(vs, inputs_t)
+    from ptcore.autograd.engine import grad
+    with _Level() as lvl:
+        with ptcore.enable_grad():
+            leaves = tuple(_fwl.detach(x).requires_grad_(True) for x in inputs_t)
+            duals = tuple(_dual(x, t, lvl) for x, t in zip(leaves, vs))
+            out = func(*duals)
+            if not isinstance(out, _TensorBase) or out.numel() != 1:
+                raise RuntimeError("The function given to hvp should return a single Tensor "
+                                   "containing a single element")
+            if out.requires_grad:
+                gs = grad(out, leaves, allow_unused=True)
+            else:
+                gs = (None,) * len(leaves)
+        hv = tuple(ptcore.zeros_like(x) if g is None else
+                   (_fwl.detach(_fwl.get_tangent(g, lvl)) if _fwl.get_tangent(g, lvl) is not None
+                    else ptcore.zeros_like(x)) for g, x in zip(gs, inputs_t))
+        o = _fwl.detach(out)
+    return o, (hv if is_t else hv[0])

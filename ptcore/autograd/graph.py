@@ -21,7 +21,10 @@ import threading
 import weakref
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import forward_ad as _fwl
 from ptcore.autograd import grad_mode as _gm
+
+_FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -345,7 +348,10 @@ def _type_str(t):
 
 
 def _alias(t):
-    return t.detach()
+    a = t.detach()
+    if _FWL.enabled:
+        _fwl.note_alias(t, a)       # the saved output keeps its tangents
+    return a
 
 
 class _Extra:

@@ -1,16 +1,20 @@
 """``ptcore.func``: function transforms with ``torch.func``'s API.
 
 ``vmap`` is the batching layer of the dispatch point: the function runs once
-on batched tensors and each op is batched by its rule (``ptcore.func._vmap``).  ``grad``, ``grad_and_value``,
-``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``hessian`` are built on
-``ptcore.autograd`` (reverse mode; ``jacfwd`` and ``jvp`` use reverse mode
-internally), and nest: ``jacfwd(jacrev(f))`` is a Hessian.
+on batched tensors and each op is batched by its rule (``ptcore.func._vmap``).
+``grad``, ``grad_and_value``, ``vjp`` and ``jacrev`` are built on reverse-mode
+``ptcore.autograd``; ``jvp``, ``linearize``, ``jacfwd`` and ``hessian`` on
+forward-mode AD (``ptcore/func/_forward.py``, a dual level of their own per
+call).  They nest: ``jacfwd(jacrev(f))`` is a Hessian (forward-over-reverse),
+``vmap(grad(f))`` gives per-sample gradients.
 """
 import builtins
 import functools
 
+from ptcore._dispatch import forward_ad as _fwl
+
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call", "stack_module_state"]
+           "functional_call", "stack_module_state", "linearize"]
 
 
 def _pt():
@@ -141,7 +145,7 @@ def _prep(x, create_graph):
         return r
     if create_graph and x.requires_grad:
         return x.view_as(x)
-    return x.detach().requires_grad_(True)
+    return _fwl.detach(x).requires_grad_(True)
 
 
 def _argnums(argnums, nargs, fname):
@@ -201,7 +205,7 @@ def _fin(tree, create_graph):
     if create_graph:
         return tree
     leaves, spec = _flatten(tree)
-    return _unflatten([x.detach() if _is_tensor(x) else x for x in leaves], spec)
+    return _unflatten([_fwl.detach(x) if _is_tensor(x) else x for x in leaves], spec)
 
 
 def _split_aux(out, has_aux, fname):
@@ -292,37 +296,6 @@ def vjp(func, *primals, has_aux=False):
     return result
 
 
-def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)``, computed with two reverse passes."""
-    pt = _pt()
-    if not isinstance(primals, (tuple, builtins.list)):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple")
-    if not isinstance(tangents, (tuple, builtins.list)) or \
-            builtins.len(tangents) != builtins.len(primals):
-        raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple with the "
-                           "same structure as primals")
-    p_leaves, spec = _flatten(builtins.list(primals))
-    t_leaves, _ = _flatten(builtins.list(tangents))
-    with pt.enable_grad():
-        ins = [_prep(x, True) for x in p_leaves]
-        out = func(*_unflatten(ins, spec))
-        out, aux = _split_aux(out, has_aux, "jvp")
-        out_leaves, out_spec = _flatten(out)
-        # u -> J^T u is linear in u; differentiating <J^T u, t> w.r.t. u gives J t
-        us = [pt.zeros_like(o).requires_grad_(True) for o in out_leaves]
-        gs = _grads(out_leaves, ins, us, True)
-        dot = builtins.sum((g * t).sum() for g, t in zip(gs, t_leaves) if g.requires_grad)
-        if isinstance(dot, builtins.int) or not dot.requires_grad:
-            jv = [pt.zeros_like(o) for o in out_leaves]
-        else:
-            jv = _grads([dot], us, [pt.ones_like(dot)], _outer_tracking(p_leaves + t_leaves))
-    cg = _outer_tracking(p_leaves + t_leaves)
-    res = (_fin(out, cg), _fin(_unflatten(jv, out_spec), cg))
-    if has_aux:
-        return res + (_fin(aux, cg),)
-    return res
-
-
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """Jacobian of ``func`` w.r.t. ``args[argnums]`` by reverse mode (``torch.func.jacrev``).
 
@@ -345,7 +318,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 if not _is_tensor(o):
                     raise RuntimeError(f"jacrev(f, ...): Expected f to return Tensors, got "
                                        f"{type(o)}")
-                if not _vmap_frames() and o.numel() > 0:
+                if not _vmap_frames() and o.numel() > 0 and not _fwl.levels():
+                    # (under forward AD the per-row loop keeps the tangents)
                     # torch's way: vmap the vjp over the rows of the identity
                     try:
                         per_in = [_fin(j, cg) for j in _jac_rows_by_vmap(o, ins, cg,
@@ -394,19 +368,6 @@ def _jac_rows_by_vmap(o, ins, cg, chunk_size):
         return tuple(_grads([o], ins, [ct], cg, frames=[]))
     rows = vmap(row, chunk_size=chunk_size)(basis)
     return [r.reshape(tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, ins)]
-
-
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """Jacobian with ``torch.func.jacfwd``'s API (ptcore computes it in reverse mode)."""
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
-                           f"'same'. Got {randomness}")
-    return jacrev(func, argnums, has_aux=has_aux)
-
-
-def hessian(func, argnums=0):
-    """Hessian of a scalar-valued ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
-    return jacfwd(jacrev(func, argnums), argnums)
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
@@ -495,3 +456,7 @@ def stack_module_state(models):
         return out
     return (stacked(lambda m: m.named_parameters()),
             stacked(lambda m: m.named_buffers()))
+
+
+# forward-mode transforms (ptcore/func/_forward.py)
+from ptcore.func._forward import jvp, linearize, jacfwd, hessian  # noqa: E402

@@ -1,0 +1,1048 @@
+"""Forward-mode derivatives (JVP rules), one per op name of the operator table.
+
+A rule is called as ``rule(tan, out, *args, **kwargs)`` right after the op
+ran on the primals: ``tan(x)`` is ``x``'s tangent at the level being handled
+(None when ``x`` has none, or is not a tensor) and ``out`` the primal result.
+It returns the tangent of ``out`` (a tuple/list of them for several outputs,
+None for an output without one).  Rules are written with ptcore ops and run
+with their level hidden, so tangents of the lower levels and reverse mode
+flow through them.
+
+Ops with a backward formula but no rule here get their JVP from the
+backward formula by the double-vjp trick: for ``g(u) = vjp(f)(x; u)``,
+linear in ``u``, ``jvp(f)(x; t) = vjp(g)(u; t)`` (``_double_vjp``), which
+also holds for complex ops (PyTorch's conjugate-Wirtinger convention).  Ops
+with neither are composites: their inner ops carry the tangents, and an
+output left without one gets it from the double-vjp trick too.
+"""
+import math
+import threading
+
+import ptcore as P
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch import forward_ad as _L
+from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd._formulas import FORMULAS, _dims, _unsqueeze_to, _var_args
+
+__all__ = ["JVP", "F_JVP", "jvp_rule", "drive", "drive_function"]
+
+# op name -> rule (namespaces ptcore, Tensor, linalg); nn.functional's own rules
+JVP = {}
+F_JVP = {}
+
+
+def _T(x):
+    return isinstance(x, _TensorBase)
+
+
+def _fl(t):
+    return _T(t) and (t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def jvp_rule(*names, table=JVP):
+    def deco(fn):
+        for n in names:
+            table[n] = fn
+        return fn
+    return deco
+
+
+def _zeros(x):
+    return P.zeros_like(x)
+
+
+def _or0(tan, x):
+    t = tan(x)
+    return t if t is not None else (_zeros(x) if _T(x) else 0)
+
+
+def _add(*terms):
+    r = None
+    for t in terms:
+        if t is None:
+            continue
+        r = t if r is None else r + t
+    return r
+
+
+# ---------------------------------------------------------------------------
+# linear ops: the tangent is the same op applied to the tangent
+# ---------------------------------------------------------------------------
+
+def _op(name):
+    """The callable being differentiated (the op's own entry), else ``name``
+    looked up in ptcore / on Tensor."""
+    f = _ctx.entry
+    if f is None:
+        f = getattr(P, name, None) or getattr(P.Tensor, name)
+    return f
+
+
+def _same_op(name):
+    def rule(tan, out, x, *args, **kwargs):
+        t = tan(x)
+        if t is None:
+            return None
+        return _op(name)(t, *args, **kwargs)
+    return rule
+
+
+# views: the same view op on the tangent gives a view of it, so that in-place
+# ops on a view reach its base's tangent (as in torch)
+_VIEWS = ("view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims",
+          "permute", "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze",
+          "flatten", "unflatten", "narrow", "select", "split", "split_with_sizes",
+          "tensor_split", "chunk", "unbind", "__getitem__", "diagonal", "movedim", "moveaxis",
+          "unfold", "contiguous", "clone", "adjoint", "mT", "mH", "hsplit", "vsplit", "dsplit",
+          "view_as_real", "view_as_complex", "real", "imag", "conj", "resolve_conj",
+          "resolve_neg", "conj_physical", "alias", "squeeze_copy", "unsqueeze_copy",
+          "ravel", "narrow_copy", "positive")
+_LINEAR = ("flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "tril", "triu",
+           "diag", "diag_embed", "diagflat", "take", "index_select", "gather", "masked_select",
+           "sum", "mean", "cumsum", "trace", "neg", "negative", "deg2rad", "rad2deg", "to",
+           "type_as", "float", "double", "half", "bfloat16", "cfloat", "cdouble", "chalf",
+           "cpu", "cuda", "take_along_dim", "repeat_interleave")
+for _n in _VIEWS + _LINEAR:
+    JVP[_n] = _same_op(_n)
+
+
+def _to_rule(name):
+    base = _same_op(name)
+
+    def rule(tan, out, x, *args, **kwargs):
+        if not _fl(out):
+            return None
+        t = tan(x)
+        if t is None:
+            return None
+        # the tangent follows the primal's dtype and device, whatever it was
+        r = base(tan, out, x, *args, **kwargs)
+        if _T(r) and (r.dtype is not out.dtype or r.device != out.device):
+            r = r.to(dtype=out.dtype, device=out.device)
+        return r
+    return rule
+
+
+for _n in ("to", "type_as", "float", "double", "half", "bfloat16", "cfloat", "cdouble",
+           "chalf", "cpu", "cuda", "type"):
+    JVP[_n] = _to_rule(_n)
+
+
+@jvp_rule("nansum")
+def _nansum(tan, out, x, *args, **kwargs):
+    t = tan(x)
+    return None if t is None else P.where(x.isnan(), 0, t).sum(*args, **kwargs)
+
+
+@jvp_rule("nanmean")
+def _nanmean(tan, out, x, dim=None, keepdim=False, **kwargs):
+    t = tan(x)
+    if t is None:
+        return None
+    m = ~x.isnan()
+    return P.where(m, t, 0).sum(dim, keepdim=keepdim) / m.sum(dim, keepdim=keepdim)
+
+
+# linear in several tensor arguments: the op on the tangents (zeros where an
+# argument has none)
+def _multi_linear(name, positions, kw=()):
+    def rule(tan, out, *args, **kwargs):
+        a = list(args)
+        any_t = False
+        for p in positions:
+            if p < len(a):
+                v = a[p]
+                if type(v) in (list, tuple):
+                    ts = [tan(e) for e in v]
+                    any_t |= any(t is not None for t in ts)
+                    a[p] = type(v)(t if t is not None else _zeros(e) for t, e in zip(ts, v))
+                elif _T(v):
+                    t = tan(v)
+                    any_t |= t is not None
+                    a[p] = t if t is not None else _zeros(v)
+                elif v is not None and not isinstance(v, bool):
+                    a[p] = 0       # a Python scalar: constant
+        k = dict(kwargs)
+        for n in kw:
+            if n in k and _T(k[n]):
+                t = tan(k[n])
+                any_t |= t is not None
+                k[n] = t if t is not None else _zeros(k[n])
+            elif n in k and k[n] is not None and not isinstance(k[n], (bool, str)):
+                k[n] = 0
+        if not any_t:
+            return None
+        return _op(name)(*a, **k)
+    return rule
+
+
+for _n in ("cat", "concat", "concatenate"):
+    JVP[_n] = _multi_linear(_n, (0,), ("tensors",))
+JVP["stack"] = _multi_linear("stack", (0,), ("tensors",))
+JVP["hstack"] = _multi_linear("hstack", (0,))
+JVP["vstack"] = _multi_linear("vstack", (0,))
+JVP["where"] = _multi_linear("where", (1, 2), ("input", "other"))
+JVP["complex"] = _multi_linear("complex", (0, 1))
+JVP["index_add"] = _multi_linear("index_add", (0, 3), ("source",))
+JVP["index_copy"] = _multi_linear("index_copy", (0, 3), ("source",))
+JVP["index_fill"] = _multi_linear("index_fill", (0, 3), ("value",))
+JVP["masked_fill"] = _multi_linear("masked_fill", (0, 2), ("value",))
+JVP["masked_scatter"] = _multi_linear("masked_scatter", (0, 2), ("source",))
+JVP["select_scatter"] = _multi_linear("select_scatter", (0, 1), ("src",))
+JVP["slice_scatter"] = _multi_linear("slice_scatter", (0, 1), ("src",))
+JVP["diagonal_scatter"] = _multi_linear("diagonal_scatter", (0, 1), ("src",))
+JVP["scatter_add"] = _multi_linear("scatter_add", (0, 3), ("src",))
+JVP["index_put"] = _multi_linear("index_put", (0, 2), ("values",))
+JVP["block_diag"] = _multi_linear("block_diag", tuple(range(64)))
+
+
+@jvp_rule("scatter")
+def _scatter(tan, out, x, dim, index, src=None, value=None, reduce=None, **k):
+    if reduce is not None:
+        return _Fallback
+    tx = _or0(tan, x)
+    s = src if src is not None else value
+    if _T(s):
+        return P.scatter(tx, dim, index, _or0(tan, s))
+    return P.scatter(tx, dim, index, 0.0)
+
+
+@jvp_rule("add")
+def _add_rule(tan, out, a, b, *, alpha=1, **k):
+    ta, tb = tan(a), tan(b)
+    if tb is not None and alpha != 1:
+        tb = tb * alpha
+    return _add(ta, tb)
+
+
+@jvp_rule("sub", "subtract")
+def _sub_rule(tan, out, a, b, *, alpha=1, **k):
+    ta, tb = tan(a), tan(b)
+    if tb is not None:
+        tb = -tb if alpha == 1 else tb * (-alpha)
+    return _add(ta, tb)
+
+
+@jvp_rule("rsub")
+def _rsub_rule(tan, out, a, b, *, alpha=1, **k):
+    return _sub_rule(tan, out, b, a, alpha=alpha)
+
+
+@jvp_rule("mul", "multiply")
+def _mul_rule(tan, out, a, b, **k):
+    ta, tb = tan(a), tan(b)
+    return _add(None if ta is None else ta * b, None if tb is None else a * tb)
+
+
+@jvp_rule("div", "divide", "true_divide")
+def _div_rule(tan, out, a, b, *, rounding_mode=None, **k):
+    if rounding_mode is not None:
+        return _zeros(out)
+    ta, tb = tan(a), tan(b)
+    r = None if ta is None else ta / b
+    if tb is not None:
+        r = _add(r, -(out * tb) / b)
+    return r
+
+
+@jvp_rule("pow")
+def _pow_rule(tan, out, a, b, **k):
+    ta, tb = tan(a), tan(b)
+    r = None
+    if ta is not None:
+        if _T(b):
+            r = P.where(b == 0, 0, b * a.pow(b - 1)) * ta
+        else:
+            r = ta * 0 if b == 0 else (b * a.pow(b - 1)) * ta
+    if tb is not None:
+        if _T(a):
+            lg = P.where((a == 0) & (b >= 0), 0, out * a.log())
+        elif a > 0:
+            lg = out * math.log(a)
+        elif a == 0:
+            lg = P.where(b >= 0, 0, out * -math.inf)
+        else:
+            lg = out * P.log(P.as_tensor(a, dtype=out.dtype))
+        r = _add(r, lg * tb)
+    return r
+
+
+@jvp_rule("floor_divide", "floor", "ceil", "round", "trunc", "fix", "sign", "sgn_real")
+def _zero_rule(tan, out, *a, **k):
+    return _zeros(out)
+
+
+# ---------------------------------------------------------------------------
+# elementwise unary: f'(x) * t
+# ---------------------------------------------------------------------------
+
+_SQRT_PI_2 = math.sqrt(math.pi) / 2
+_2_SQRTPI = 2 / math.sqrt(math.pi)
+
+
+def _unary(name, d, holomorphic=True):
+    def rule(tan, out, x, *args, **kwargs):
+        t = tan(x)
+        if t is None or not _fl(out):
+            return None
+        if not holomorphic and x.dtype.is_complex:
+            return _Fallback
+        dx = d(x, out)
+        return t if isinstance(dx, int) and dx == 1 else dx * t
+    JVP[name] = rule
+
+
+_unary("exp", lambda x, y: y)
+_unary("exp2", lambda x, y: y * math.log(2.0))
+_unary("expm1", lambda x, y: y + 1)
+_unary("log", lambda x, y: 1 / x)
+_unary("log2", lambda x, y: 1 / (x * math.log(2.0)))
+_unary("log10", lambda x, y: 1 / (x * math.log(10.0)))
+_unary("log1p", lambda x, y: 1 / (x + 1))
+_unary("sqrt", lambda x, y: 0.5 / y)
+_unary("rsqrt", lambda x, y: -0.5 * y ** 3)
+_unary("reciprocal", lambda x, y: -(y * y))
+_unary("square", lambda x, y: 2 * x)
+_unary("sin", lambda x, y: x.cos())
+_unary("cos", lambda x, y: -x.sin())
+_unary("tan", lambda x, y: 1 + y * y)
+_unary("sinh", lambda x, y: x.cosh())
+_unary("cosh", lambda x, y: x.sinh())
+_unary("tanh", lambda x, y: 1 - y * y)
+_unary("asin", lambda x, y: (1 - x * x).rsqrt())
+_unary("acos", lambda x, y: -(1 - x * x).rsqrt())
+_unary("atan", lambda x, y: 1 / (1 + x * x))
+_unary("asinh", lambda x, y: (x * x + 1).rsqrt())
+_unary("acosh", lambda x, y: (x * x - 1).rsqrt())
+_unary("atanh", lambda x, y: 1 / (1 - x * x))
+_unary("sigmoid", lambda x, y: y * (1 - y))
+_unary("erf", lambda x, y: _2_SQRTPI * (-(x * x)).exp(), False)
+_unary("erfc", lambda x, y: -_2_SQRTPI * (-(x * x)).exp(), False)
+_unary("erfinv", lambda x, y: _SQRT_PI_2 * (y * y).exp(), False)
+_unary("lgamma", lambda x, y: x.digamma(), False)
+_unary("digamma", lambda x, y: P.polygamma(1, x), False)
+_unary("relu", lambda x, y: (x > 0).to(x.dtype), False)
+_unary("silu", lambda x, y: x.sigmoid() * (1 + x * (1 - x.sigmoid())), False)
+_unary("logsigmoid", lambda x, y: (-x).sigmoid(), False)
+_unary("abs", lambda x, y: x.sign(), False)
+_unary("frac", lambda x, y: 1)
+_unary("absolute", lambda x, y: x.sign(), False)
+
+
+@jvp_rule("clamp", "clip")
+def _clamp_rule(tan, out, x, min=None, max=None, **k):
+    if _T(min) or _T(max):
+        return _Fallback
+    t = tan(x)
+    if t is None:
+        return None
+    m = P.ones_like(x, dtype=P.bool)
+    if min is not None:
+        m = m & (x >= min)
+    if max is not None:
+        m = m & (x <= max)
+    return P.where(m, t, 0)
+
+
+# ---------------------------------------------------------------------------
+# matmul family: bilinear, op(ta, b) + op(a, tb)
+# ---------------------------------------------------------------------------
+
+def _bilinear(name):
+    def rule(tan, out, a, b, *args, **kwargs):
+        f = _op(name)
+        ta, tb = tan(a), tan(b)
+        return _add(None if ta is None else f(ta, b, *args, **kwargs),
+                    None if tb is None else f(a, tb, *args, **kwargs))
+    JVP[name] = rule
+
+
+for _n in ("mm", "bmm", "matmul", "mv", "dot", "vdot", "outer", "ger", "inner", "kron",
+           "cross", "linalg_cross", "tensordot"):
+    _bilinear(_n)
+
+
+def _addmm_like(name):
+    def rule(tan, out, inp, m1, m2, *, beta=1, alpha=1, **kwargs):
+        if name == "addbmm":
+            def f(a, b):
+                return P.bmm(a, b).sum(0)
+        else:
+            f = {"addmm": P.mm, "addmv": P.mv, "baddbmm": P.bmm, "addr": P.outer}[name]
+        ti, t1, t2 = tan(inp), tan(m1), tan(m2)
+        prod = _add(None if t1 is None else f(t1, m2), None if t2 is None else f(m1, t2))
+        if prod is not None and alpha != 1:
+            prod = prod * alpha
+        if ti is not None:
+            ti = None if beta == 0 else (ti * beta if beta != 1 else ti)   # beta=0: input ignored
+        r = _add(ti, prod)
+        if r is None:
+            return None if tan(inp) is None else _zeros(out)
+        return r.expand(out.shape)
+    JVP[name] = rule
+
+
+for _n in ("addmm", "addmv", "addbmm", "baddbmm", "addr"):
+    _addmm_like(_n)
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+
+@jvp_rule("amax", "amin")
+def _amax_rule(tan, out, x, dim=(), keepdim=False, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    dims = _dims(x, dim if dim != () else None)
+    y = _unsqueeze_to(out, x, dims, keepdim)
+    m = (x == y).to(t.dtype)
+    return (t * m).sum(dims, keepdim=keepdim) / m.sum(dims, keepdim=keepdim)
+
+
+@jvp_rule("max", "min")
+def _maxmin_rule(tan, out, x, dim=None, keepdim=False, **k):
+    if _T(dim) or "other" in k:         # max(a, b): elementwise
+        return _Fallback
+    t = tan(x)
+    if t is None:
+        return None
+    if dim is None:
+        return _amax_rule(tan, out, x, (), False)
+    idx = out[1] if keepdim else out[1].unsqueeze(dim)
+    v = t.gather(dim, idx)
+    return (v if keepdim else v.squeeze(dim), None)
+
+
+@jvp_rule("logsumexp")
+def _lse_rule(tan, out, x, dim, keepdim=False, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    dims = _dims(x, dim)
+    y = _unsqueeze_to(out, x, dims, keepdim)
+    w = P.where(y.isinf() & (x == y), 1.0, (x - y).exp()) if x.dtype.is_floating_point \
+        else (x - y).exp()
+    return (t * w).sum(dims, keepdim=keepdim)
+
+
+@jvp_rule("var")
+def _var_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    dims, c, n = _var_args(x, dim, unbiased, correction)
+    xc = x - x.mean(dims, keepdim=True)
+    return 2 * (xc.conj() * t).real.sum(dims, keepdim=keepdim) / max(n - c, 0) \
+        if x.dtype.is_complex else 2 * (xc * t).sum(dims, keepdim=keepdim) / max(n - c, 0)
+
+
+@jvp_rule("std")
+def _std_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+    tv = _var_rule(tan, out, x, dim, unbiased, keepdim, correction=correction)
+    return None if tv is None else tv / (2 * out)
+
+
+@jvp_rule("var_mean", "std_mean")
+def _var_mean_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, correction=None,
+                   **k):
+    t = tan(x)
+    if t is None:
+        return None
+    tv = _var_rule(tan, out[0], x, dim, unbiased, keepdim, correction=correction)
+    dims = _var_args(x, dim, unbiased, correction)[0]
+    tm = t.mean(dims, keepdim=keepdim)
+    return tv, tm
+
+
+def _std_mean_rule(tan, out, x, *a, **k):
+    tv, tm = _var_mean_rule(tan, out, x, *a, **k) or (None, None)
+    return None if tv is None else (tv / (2 * out[0]), tm)
+
+
+JVP["std_mean"] = _std_mean_rule
+
+
+@jvp_rule("vector_norm", "_vector_norm")
+def _vnorm_rule(tan, out, x, ord=2, dim=None, keepdim=False, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    if ord not in (1, 2) or x.dtype.is_complex or k.get("dtype") is not None:
+        return _Fallback
+    dims = _dims(x, dim)
+    if ord == 1:
+        return (x.sign() * t).sum(dims, keepdim=keepdim)
+    y = _unsqueeze_to(out, x, dims, keepdim)
+    return P.where(y == 0, 0, x * t / y).sum(dims, keepdim=keepdim)
+
+
+@jvp_rule("norm")
+def _norm_rule(tan, out, x, p="fro", dim=None, keepdim=False, dtype=None, **k):
+    if dtype is not None or (p not in ("fro", 1, 2, None)) or \
+            (p == "fro" and dim is not None and not isinstance(dim, (list, tuple, int))):
+        return _Fallback
+    return _vnorm_rule(tan, out, x, 2 if p in ("fro", None) else p, dim, keepdim)
+
+
+@jvp_rule("softmax")
+def _softmax_rule(tan, out, x, dim=None, dtype=None, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    t = t.to(out.dtype)
+    return out * (t - (out * t).sum(dim, keepdim=True))
+
+
+@jvp_rule("log_softmax")
+def _log_softmax_rule(tan, out, x, dim=None, dtype=None, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    t = t.to(out.dtype)
+    return t - (out.exp() * t).sum(dim, keepdim=True)
+
+
+JVP["special_softmax"] = _softmax_rule
+F_JVP["softmax"] = lambda tan, out, x, dim=None, _stacklevel=3, dtype=None: \
+    _softmax_rule(tan, out, x, dim)
+F_JVP["log_softmax"] = lambda tan, out, x, dim=None, _stacklevel=3, dtype=None: \
+    _log_softmax_rule(tan, out, x, dim)
+
+
+@jvp_rule("sort")
+def _sort_rule(tan, out, x, dim=-1, descending=False, stable=False, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    return (t.gather(dim, out[1]) if x.dim() else t.clone(), None)
+
+
+@jvp_rule("topk")
+def _topk_rule(tan, out, x, k_, dim=-1, *a, **kw):
+    t = tan(x)
+    if t is None:
+        return None
+    return (t.gather(dim, out[1]) if x.dim() else t.clone(), None)
+
+
+@jvp_rule("prod")
+def _prod_rule(tan, out, x, dim=None, keepdim=False, *, dtype=None, **k):
+    t = tan(x)
+    if t is None:
+        return None
+    if dtype is not None or x.dtype.is_complex or x.dim() == 0 or bool((x == 0).any()):
+        return _Fallback     # zeros: the backward formula's careful products
+    if dim is None:
+        return (t * (out / x)).sum()
+    y = out if keepdim else out.unsqueeze(dim)
+    return (t * (y / x)).sum(dim, keepdim=keepdim)
+
+
+@jvp_rule("cumprod", "logcumsumexp")
+def _via_double_vjp(tan, out, *a, **k):
+    return _Fallback
+
+
+# ---------------------------------------------------------------------------
+# nn.functional: linear in each input
+# ---------------------------------------------------------------------------
+
+def _conv_rule(name):
+    def rule(tan, out, x, weight, bias=None, *args, **kwargs):
+        f = _ctx.entry       # the nn.functional entry itself
+        tx, tw = tan(x), tan(weight)
+        tb = tan(bias) if _T(bias) else None
+        r = _add(None if tx is None else f(tx, weight, None, *args, **kwargs),
+                 None if tw is None else f(x, tw, None, *args, **kwargs))
+        if tb is not None:
+            if name != "linear":
+                # the channel dim: 1, or 0 for an unbatched input
+                shape = [1] * out.dim()
+                shape[0 if x.dim() == weight.dim() - 1 else 1] = tb.numel()
+                tb = tb.reshape(shape)
+            r = _add(r, tb.expand(out.shape))
+        return r
+    F_JVP[name] = rule
+
+
+for _n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "linear"):
+    _conv_rule(_n)
+
+
+# activations (nn.functional): from the output where torch allows it, so that
+# ``inplace=True`` (the output is the input) works too
+def _act(name, d, uses_x=False):
+    def rule(tan, out, x, *args, **kwargs):
+        t = tan(x)
+        if t is None or not _fl(out) or x.dtype.is_complex or (uses_x and out is x):
+            return _Fallback if t is not None else None
+        return P.where(d(x, out, *args, **kwargs), t, 0) if d.mask else d(x, out, *args,
+                                                                          **kwargs) * t
+    F_JVP[name] = rule
+
+
+def _mask(f):
+    f.mask = True
+    return f
+
+
+def _scale(f):
+    f.mask = False
+    return f
+
+
+_act("relu", _mask(lambda x, y, inplace=False: y > 0))
+_act("relu6", _mask(lambda x, y, inplace=False: (y > 0) & (y < 6)))
+_act("hardtanh", _mask(lambda x, y, min_val=-1.0, max_val=1.0, inplace=False:
+                       (y > min_val) & (y < max_val)))
+_act("leaky_relu", _scale(lambda x, y, negative_slope=0.01, inplace=False, **k:
+                          P.where(y > 0, 1.0, P.full_like(y, negative_slope))))
+_act("elu", _scale(lambda x, y, alpha=1.0, inplace=False: P.where(y > 0, 1.0, y + alpha)))
+_act("celu", _scale(lambda x, y, alpha=1.0, inplace=False: P.where(y > 0, 1.0, y / alpha + 1)))
+_SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_act("selu", _scale(lambda x, y, inplace=False: P.where(y > 0, _SELU_S, y + _SELU_S * _SELU_A)))
+_act("sigmoid", _scale(lambda x, y: y * (1 - y)))
+_act("tanh", _scale(lambda x, y: 1 - y * y))
+_act("silu", _scale(lambda x, y, inplace=False: x.sigmoid() * (1 + x * (1 - x.sigmoid()))),
+     uses_x=True)
+_act("logsigmoid", _scale(lambda x, y: (-x).sigmoid()), uses_x=True)
+_act("softplus", _scale(lambda x, y, beta=1.0, threshold=20.0:
+                        P.where(x * beta > threshold, 1.0, (x * beta).sigmoid())), uses_x=True)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _gelu_d(x, y, approximate="none"):
+    if approximate != "none":
+        return None
+    return 0.5 * (1 + (x / math.sqrt(2.0)).erf()) + x * (-(x * x) / 2).exp() / _SQRT_2PI
+
+
+_gelu_d.mask = False
+
+
+def _gelu_rule(tan, out, x, approximate="none"):
+    if approximate != "none" or (_T(x) and x.dtype.is_complex):
+        return _Fallback
+    t = tan(x)
+    return None if t is None else _gelu_d(x, out) * t
+
+
+F_JVP["gelu"] = _gelu_rule
+
+
+@jvp_rule("layer_norm", table=F_JVP)
+def _layer_norm_rule(tan, out, x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    tx = tan(x)
+    tw = tan(weight) if _T(weight) else None
+    tb = tan(bias) if _T(bias) else None
+    dims = tuple(range(x.dim() - len(tuple(normalized_shape)), x.dim()))
+    mu = x.mean(dims, keepdim=True)
+    rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+    xhat = (x - mu) * rstd
+    r = None
+    if tx is not None:
+        txc = tx - tx.mean(dims, keepdim=True)
+        th = rstd * (txc - xhat * (xhat * txc).mean(dims, keepdim=True))
+        r = th * weight if weight is not None else th
+    if tw is not None:
+        r = _add(r, xhat * tw)
+    if tb is not None:
+        r = _add(r, tb.expand(out.shape))
+    return r
+
+
+# ---------------------------------------------------------------------------
+# the generic fallback: jvp from the backward formula (double vjp)
+# ---------------------------------------------------------------------------
+
+class _FallbackMarker:
+    pass
+
+
+_Fallback = _FallbackMarker()
+
+
+def _alias_for_grad(x, level):
+    """A tensor with ``x``'s value (and its tangents of the levels below
+    ``level``) that requires grad, connected to ``x``'s graph when ``x``
+    requires grad."""
+    if x._requires_grad and _gm.is_grad_enabled():
+        return x.view_as(x)        # the view rule carries the lower levels' tangents
+    a = x.detach()
+    for k in range(level):
+        tg = _L.get_tangent(x, k)
+        if tg is not None:
+            _L.set_tangent(a, k, tg)
+    return a.requires_grad_(True)
+
+
+def _double_vjp(fn, tan, out, args, kwargs, level):
+    """Tangent(s) of ``out = fn(*args, **kwargs)`` by the double-vjp trick."""
+    from ptcore.autograd.engine import grad
+    xs, ts = [], []
+
+    def sub(v):
+        if _fl(v):
+            t = tan(v)
+            if t is not None:
+                a = _alias_for_grad(v, level)
+                xs.append(a)
+                ts.append(t)
+                return a
+        return v
+    a2 = []
+    for v in args:
+        if type(v) in (list, tuple):
+            a2.append(type(v)(sub(e) for e in v))
+        else:
+            a2.append(sub(v))
+    k2 = {k: (type(v)(sub(e) for e in v) if type(v) in (list, tuple) else sub(v))
+          for k, v in kwargs.items()}
+    multi = isinstance(out, (tuple, list))
+    outs = list(out) if multi else [out]
+    if not xs:
+        return [None] * len(outs) if multi else None
+    with _gm.enable_grad():
+        y = fn(*a2, **k2)
+        ys = list(y) if isinstance(y, (tuple, list)) else [y]
+        pick = [k for k, v in enumerate(ys) if _fl(v) and v.requires_grad]
+        if not pick:
+            return type(out)([None] * len(outs)) if multi and not hasattr(out, "_fields") \
+                else ([None] * len(outs) if multi else None)
+        us = [P.zeros_like(ys[k]).requires_grad_(True) for k in pick]
+        gs = grad([ys[k] for k in pick], xs, us, create_graph=True, allow_unused=True)
+        pairs = [(g, t) for g, t in zip(gs, ts) if g is not None and g.requires_grad]
+        # the result joins the graph when an input (not our fresh leaf) or a tangent does
+        create = _gm.is_grad_enabled() and (
+            any(x._requires_grad for x in xs if x._base is not None)
+            or any(t.requires_grad for t in ts))
+        res = [None] * len(outs)
+        if pairs:
+            jv = grad([g for g, _ in pairs],
+                      us, [t.to(g.dtype) if t.dtype is not g.dtype else t for g, t in pairs],
+                      create_graph=create, allow_unused=True)
+            for k, j in zip(pick, jv):
+                res[k] = j if create or j is None else _L.detach(j)
+        for k in pick:
+            if res[k] is None:
+                res[k] = P.zeros_like(outs[k])
+    return res if multi else res[0]
+
+
+class _Ctx(threading.local):
+    """The level and the callable being differentiated (set around each rule)."""
+    level = 0
+    entry = None
+
+
+_ctx = _Ctx()
+
+
+# ---------------------------------------------------------------------------
+# the driver (installed in the dispatch layer)
+# ---------------------------------------------------------------------------
+
+_NO_TANGENT = {"detach", "detach_", "new_empty", "new_zeros", "new_ones", "new_full",
+               "new_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+               "randn_like", "randint_like", "item", "tolist", "numpy", "__bool__", "__int__",
+               "__float__", "__index__", "requires_grad_", "retain_grad", "argmax", "argmin",
+               "argsort", "nonzero", "size", "dim", "numel", "stride", "data_ptr",
+               "storage_offset", "is_contiguous", "element_size", "__len__", "__repr__",
+               "__format__", "equal", "allclose", "is_nonzero", "bernoulli", "multinomial",
+               "poisson", "normal"}
+_DIFF_NS = ("ptcore", "Tensor", "linalg")
+
+
+def _tangent_fn(level):
+    get = _L.get_tangent
+
+    def tan(x):
+        if isinstance(x, _TensorBase):
+            return get(x, level)
+        return None
+    return tan
+
+
+def _inputs(args, kwargs):
+    for a in args:
+        if isinstance(a, _TensorBase):
+            yield a
+        elif type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, _TensorBase):
+                    yield b
+    for a in kwargs.values():
+        if isinstance(a, _TensorBase):
+            yield a
+
+
+def _attach(out, tg, level, args, kwargs):
+    if isinstance(out, (tuple, list)):
+        if tg is None:
+            tg = [None] * len(out)
+        elif not isinstance(tg, (tuple, list)):
+            tg = [tg] + [None] * (len(out) - 1)
+        for o, t in zip(out, tg):
+            _attach(o, t, level, args, kwargs)
+        return
+    if not _fl(out):
+        return
+    ins = list(_inputs(args, kwargs))
+    if any(out is a for a in ins):
+        return       # the op returned an input itself: its tangent stays
+    if tg is None or tg is _Fallback:
+        if out._base is not None:
+            _L.block(out, level)     # not the view of a dual base that it may look like
+        return
+    if not _T(tg):
+        tg = P.full_like(out, tg)
+    if tuple(tg.shape) != tuple(out.shape):
+        tg = tg.expand(out.shape)
+    if tg.dtype is not out.dtype:
+        tg = tg.real if (tg.dtype.is_complex and not out.dtype.is_complex) else tg
+        tg = tg.to(out.dtype)
+    if out._base is None:
+        for a in ins:
+            if tg is _L.get_tangent(a, level) or tg._base is not None and \
+                    tg._base is _L.get_tangent(a, level):
+                tg = tg.clone()      # a new tensor gets its own tangent storage
+                break
+    _L.set_tangent(out, level, tg)
+
+
+def _run_rule(rule, fn, tan, out, args, kwargs, level):
+    ctx = _ctx
+    prev, preve = ctx.level, ctx.entry
+    ctx.level = level
+    ctx.entry = fn
+    try:
+        tg = rule(tan, out, *args, **kwargs) if rule is not None else _Fallback
+        if tg is _Fallback:
+            tg = _double_vjp(fn, tan, out, args, kwargs, level)
+        return tg
+    finally:
+        ctx.level = prev
+        ctx.entry = preve
+
+
+def _missing(out, level, args, kwargs):
+    """Whether a differentiable output of a composite lacks a tangent."""
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    ins = list(_inputs(args, kwargs))
+    return any(_fl(o) and _L.get_tangent(o, level) is None and not any(o is a for a in ins)
+               for o in outs)
+
+
+def _rule_for(opdef):
+    ns = opdef.namespace
+    if ns == "nn.functional":
+        return F_JVP.get(opdef.name)
+    if ns in _DIFF_NS:
+        return JVP.get(opdef.name)
+    return None
+
+
+def drive(entry, opdef, args, kwargs, nxt, level, lower):
+    """Forward AD of one op call whose arguments hold tangents at ``level``."""
+    name = opdef.name
+    if kwargs.get("out") is not None:
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                  "support it because it is an out= function")
+    if name in _NO_TANGENT or "random" in opdef.tags and "inplace" not in opdef.tags:
+        with _L.hidden(level):
+            out = lower(args, kwargs)
+            _attach(out, None, level, args, kwargs)
+        return out
+    if "inplace" in opdef.tags or name in _INPLACE_SPECIAL:
+        return _inplace(entry, opdef, args, kwargs, level, lower)
+    rule = _rule_for(opdef)
+    tan = _tangent_fn(level)
+    if rule is None and not (opdef.namespace in _DIFF_NS and name in FORMULAS):
+        # a composite: its inner ops carry the tangents
+        out = nxt(args, kwargs)
+        if _missing(out, level, args, kwargs):
+            with _L.hidden(level):
+                tg = _run_rule(None, entry, tan, out, args, kwargs, level)
+                _fill_missing(out, tg, level, args, kwargs)
+        return out
+    with _L.hidden(level):
+        out = lower(args, kwargs)
+        tg = _run_rule(rule, entry, tan, out, args, kwargs, level)
+        if tg is not None and args and out is args[0] and opdef.namespace == "nn.functional":
+            _write(out, tg, level)          # inplace=True: the input's tangent changes
+        else:
+            _attach(out, tg, level, args, kwargs)
+    return out
+
+
+def _fill_missing(out, tg, level, args, kwargs):
+    if isinstance(out, (tuple, list)):
+        tg = tg if isinstance(tg, (tuple, list)) else [tg] + [None] * (len(out) - 1)
+        for o, t in zip(out, tg):
+            if _fl(o) and _L.get_tangent(o, level) is None:
+                _attach(o, t, level, args, kwargs)
+    else:
+        _attach(out, tg, level, args, kwargs)
+
+
+_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+           "forward mode AD.")
+
+
+def drive_function(cls, args, kwargs, level):
+    """Forward AD through a custom :class:`~ptcore.autograd.Function`: its
+    ``jvp`` staticmethod (torch's API: one tangent per input, zeros for
+    tensors without one, None for other arguments); ptcore's own Functions
+    without one get the double-vjp trick on their backward; a user's
+    Function without one raises NotImplementedError, as in torch."""
+    from ptcore.autograd.function import Function, FunctionCtx
+    own_jvp = cls.jvp is not Function.jvp
+    if not own_jvp and not cls.__module__.startswith("ptcore."):
+        raise NotImplementedError(_NO_JVP)
+    tan = _tangent_fn(level)
+    with _L.hidden(level):
+        if not own_jvp:
+            out = cls.apply(*args, **kwargs)
+            tg = _run_rule(None, cls.apply, tan, out, args, kwargs, level)
+            _attach(out, tg, level, args, kwargs)
+            return out
+        record = _gm.is_grad_enabled() and any(_T(a) and a.requires_grad for a in args)
+        ctx = None
+        if record:
+            out = cls.apply(*args, **kwargs)
+            first = next((o for o in (out if isinstance(out, tuple) else (out,)) if _T(o)), None)
+            ctx = getattr(getattr(first, "_grad_fn", None), "_ctx", None)
+        if ctx is None:
+            ctx = FunctionCtx()
+            with _gm.no_grad():
+                if cls.setup_context is not Function.setup_context:
+                    out = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, out)
+                else:
+                    out = cls.forward(ctx, *args, **kwargs)
+        tins = []
+        for a in args:
+            if _T(a):
+                t = tan(a)
+                tins.append(t if t is not None else _zeros(a))
+            else:
+                tins.append(None)
+        fwd = getattr(ctx, "saved_for_forward", None)
+        saved = (ctx._saved, ctx.to_save)
+        if fwd is not None:
+            ctx._saved, ctx.to_save = None, fwd      # ctx.saved_tensors in jvp: these
+        try:
+            tg = cls.jvp(ctx, *tins)
+        finally:
+            ctx._saved, ctx.to_save = saved
+        _attach(out, tg, level, args, kwargs)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# in-place ops: the out-of-place rule on the old value, written into the
+# tangent of ``self`` (so views of it see the change, as in torch)
+# ---------------------------------------------------------------------------
+
+_INPLACE_SPECIAL = {"copy_", "fill_", "zero_", "__setitem__", "index_put_"}
+_META_INPLACE = {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_",
+                 "as_strided_", "resize_", "resize_as_"}
+_NO_OLD = {"add_", "sub_", "copy_", "fill_", "zero_", "__setitem__", "index_put_",
+           "masked_fill_", "index_fill_", "index_add_", "index_copy_", "scatter_add_",
+           "neg_"}
+
+
+def _outplace(name):
+    base = name[:-1]
+    f = getattr(P, base, None)
+    if f is None:
+        f = getattr(P.Tensor, base, None)
+    return base, f
+
+
+def _inplace(entry, opdef, args, kwargs, level, lower):
+    name = opdef.name
+    self = args[0]
+    tan = _tangent_fn(level)
+    if not _fl(self):
+        with _L.hidden(level):
+            return lower(args, kwargs)
+    if name in _META_INPLACE:
+        with _L.hidden(level):
+            out = lower(args, kwargs)
+            ts = _L.get_tangent(self, level)
+            if ts is not None:
+                getattr(ts, name)(*args[1:], **kwargs)
+        return out
+    with _L.hidden(level):
+        old = None
+        if name not in _NO_OLD:
+            old = self.clone()
+            t0 = tan(self)
+            if t0 is not None:
+                old.__dict__.setdefault("_fw", {})[level] = t0
+        out = lower(args, kwargs)
+        new = _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level)
+        if old is not None:
+            old.__dict__.get("_fw", {}).pop(level, None)
+        if new is not None:
+            _write(self, new, level)
+    return out
+
+
+def _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level):
+    ts = tan(self)
+    if name == "copy_":
+        s = args[1] if len(args) > 1 else kwargs.get("src")
+        t = tan(s)
+        if t is None:
+            return None if ts is None else _zeros(self)
+        return t.expand(self.shape) if tuple(t.shape) != tuple(self.shape) else t
+    if name in ("fill_", "zero_"):
+        v = args[1] if len(args) > 1 else kwargs.get("value")
+        t = tan(v)
+        if t is None:
+            return None if ts is None else _zeros(self)
+        return t.expand(self.shape)
+    if name == "__setitem__":
+        idx, v = args[1], args[2]
+        tv = tan(v)
+        if tv is None and ts is None:
+            return None
+        new = ts.clone() if ts is not None else _zeros(self)
+        new[idx] = tv if tv is not None else 0
+        return new
+    if "random" in opdef.tags:
+        return None if ts is None else _zeros(self)
+    base, f = _outplace(name)
+    if f is None:
+        return None if ts is None else _zeros(self)
+    src = old if old is not None else self
+    return _run_rule(JVP.get(base), f, tan, self, (src,) + tuple(args[1:]), kwargs, level)
+
+
+def _write(self, new, level):
+    cur = _L.get_tangent(self, level)
+    if cur is not None and not _L.overlapping(cur):
+        if cur is not new:
+            cur.copy_(new.to(cur.dtype) if new.dtype is not cur.dtype else new)
+        return
+    b = self._base
+    if cur is None and b is not None:
+        bt = _L.empty_like_layout(b, self.dtype).zero_()
+        _L.set_tangent(b, level, bt)
+        cur = _L.get_tangent(self, level)
+        if cur is not None:
+            cur.copy_(new)
+            return
+    tg = _L.empty_like_layout(self, self.dtype)
+    tg.copy_(new)
+    _L.set_tangent(self, level, tg)
+
+
+def install():
+    _L.driver[0] = drive
+    _L.function_driver[0] = drive_function
