@@ -467,8 +467,9 @@ def _geqrf_impl(A):
 
 
 def geqrf(input, *, out=None):
-    """QR decomposition in LAPACK's compact Householder form
-    (``torch.geqrf``): ``R`` on and above the diagonal of ``a``, the
+    """QR decomposition in LAPACK's compact Householder form (``torch.geqrf``).
+
+    ``R`` is on and above the diagonal of ``a``, the
     reflectors ``v_i`` (implicit leading 1) below it, and their scalars
     ``tau``; ``Q = H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``.  Not
     differentiable (as PyTorch).

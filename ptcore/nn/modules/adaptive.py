@@ -97,10 +97,11 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
     Returns:
         ``NamedTuple`` with ``output`` and ``loss`` fields:
-            * **output** is a Tensor of size ``N`` containing computed target
-              log probabilities for each example
-            * **loss** is a Scalar representing the computed negative
-              log likelihood loss
+
+        * **output** is a Tensor of size ``N`` containing computed target
+          log probabilities for each example
+        * **loss** is a Scalar representing the computed negative
+          log likelihood loss
 
     Shape:
         - input: :math:`(N, \texttt{in\_features})` or :math:`(\texttt{in\_features})`
