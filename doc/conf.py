@@ -26,6 +26,10 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    # docstrings come in two styles: numpydoc's sections (ptcore's own) and
+    # PyTorch's Google-style "Args:" blocks (kept where the API mirrors
+    # torch's); napoleon turns the latter into fields before numpydoc runs
+    "sphinx.ext.napoleon",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "ptcore_apigen",
@@ -44,6 +48,8 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks = set()
 numpydoc_xref_param_type = False
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
 
 # -- doctest (``sphinx-build -b doctest doc doc/_build/doctest``) -------------
 doctest_global_setup = "import ptcore\nimport numpy as np"

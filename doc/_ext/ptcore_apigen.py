@@ -18,7 +18,7 @@ import os
 import types
 from pathlib import Path
 
-__all__ = ["MODULES", "public_names", "module_page", "write_pages", "setup"]
+__all__ = ["MODULES", "OPTIONAL", "available_modules", "public_names", "module_page", "write_pages", "setup"]
 
 # (module, title): the API reference, in the order of its index
 MODULES = [
@@ -30,6 +30,7 @@ MODULES = [
     ("ptcore.optim", "ptcore.optim"),
     ("ptcore.optim.lr_scheduler", "ptcore.optim.lr_scheduler"),
     ("ptcore.autograd", "ptcore.autograd"),
+    ("ptcore.autograd.forward_ad", "ptcore.autograd.forward_ad"),
     ("ptcore.func", "ptcore.func"),
     ("ptcore.linalg", "ptcore.linalg"),
     ("ptcore.fft", "ptcore.fft"),
@@ -50,7 +51,39 @@ MODULES = [
     ("ptcore.array_api", "ptcore.array_api"),
     ("ptcore.backends", "ptcore.backends"),
     ("ptcore.testing", "ptcore.testing"),
+    ("ptcore.nn.utils", "ptcore.nn.utils"),
+    ("ptcore.nn.parallel", "ptcore.nn.parallel"),
+    ("ptcore.utils.checkpoint", "ptcore.utils.checkpoint"),
+    ("ptcore.utils.safetensors", "ptcore.utils.safetensors"),
+    ("ptcore.utils.dlpack", "ptcore.utils.dlpack"),
+    ("ptcore.utils.benchmark", "ptcore.utils.benchmark"),
+    ("ptcore.overrides", "ptcore.overrides"),
+    ("ptcore.accelerator", "ptcore.accelerator"),
+    ("ptcore.cpu", "ptcore.cpu"),
+    ("ptcore.random", "ptcore.random"),
+    ("ptcore.hub", "ptcore.hub"),
+    ("ptcore.signal.windows", "ptcore.signal.windows"),
 ]
+
+# modules documented when this build of ptcore has them (their page is left
+# out, not broken, when they are missing)
+OPTIONAL = {"ptcore.autograd.forward_ad"}
+
+
+def available_modules():
+    """The (module, title) pairs of :data:`MODULES` that import here."""
+    out = []
+    for modname, title in MODULES:
+        if modname in OPTIONAL:
+            try:
+                importlib.import_module(modname)
+            except ModuleNotFoundError as e:
+                if e.name == modname:
+                    continue
+                raise
+        out.append((modname, title))
+    return out
+
 
 # names documented on a page of their own rather than on the ptcore page
 _OWN_PAGE = {"ptcore": {"Tensor"}}
@@ -111,7 +144,7 @@ def _class_owners():
     the other descriptions are ``:no-index:`` (Sphinx would warn of a
     duplicate description of its canonical name)."""
     pages = {}
-    for modname, _ in MODULES:
+    for modname, _ in available_modules():
         obj = _obj(modname)
         if isinstance(obj, type):
             continue
@@ -168,7 +201,7 @@ def write_pages(outdir):
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     owners = _class_owners()
-    for modname, title in MODULES:
+    for modname, title in available_modules():
         path = outdir / f"{modname}.rst"
         text = module_page(modname, title, owners)
         if not path.exists() or path.read_text() != text:
@@ -191,4 +224,4 @@ def setup(app):
 
 if __name__ == "__main__":      # python doc/_ext/ptcore_apigen.py: write the pages only
     write_pages(Path(__file__).resolve().parents[1] / "reference" / "generated")
-    print(os.linesep.join(m for m, _ in MODULES))
+    print(os.linesep.join(m for m, _ in available_modules()))
