@@ -40,8 +40,8 @@ from ptcore._dispatch.generate import entry as _make_entry
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 
-__all__ = ["CustomOpDef", "custom_op", "infer_schema", "ops", "opcheck", "register_autograd",
-           "register_fake", "register_kernel"]
+__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "infer_schema", "ops",
+           "opcheck", "register_autograd", "register_fake", "register_kernel"]
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 # qualname "ns::name" -> CustomOpDef
@@ -211,13 +211,13 @@ class CustomOpDef:
     ``ptcore.ops.<namespace>.<name>``.
     """
 
-    def __init__(self, namespace, name, schema, fn, mutates_args, device_types):
+    def __init__(self, namespace, name, schema, fn, mutates_args, device_types, sig=None):
         self._namespace = namespace
         self._name = name
         self._qualname = f"{namespace}::{name}"
         self._schema = schema
         self._init_fn = fn
-        self._sig = _signature(fn)
+        self._sig = sig if sig is not None else _signature(fn)
         self._positional = [n for n, p in self._sig.parameters.items()
                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._kwonly = [n for n, p in self._sig.parameters.items() if p.kind is p.KEYWORD_ONLY]
@@ -232,7 +232,7 @@ class CustomOpDef:
         self._autograd_fn = self._make_autograd_function()
         self.__name__ = name
         self.__qualname__ = name
-        self.__doc__ = fn.__doc__
+        self.__doc__ = getattr(fn, "__doc__", None)
         self.__module__ = getattr(fn, "__module__", None)
         self._opdef, self._opoverload = self._register()
 
@@ -549,6 +549,185 @@ def opcheck(op, args, kwargs=None, *, atol=1e-6, rtol=1e-5):
                 raise AssertionError(f"opcheck({o._qualname}): the registered backward "
                                      "disagrees with finite differences")
     return True
+
+
+# ---------------------------------------------------------------------------
+# the low-level API: Library.define / impl (schema strings)
+# ---------------------------------------------------------------------------
+
+_SCHEMA = re.compile(r"^\s*(?:([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)?)\s*)?\((.*)\)\s*->\s*(.+?)\s*$")
+_ARG = re.compile(r"^([A-Za-z_][\w]*(?:\([a-z0-9]*!?\))?(?:\[\d*\])?\??)\s+([A-Za-z_]\w*)"
+                  r"(?:\s*=\s*(.+))?$")
+_LITERALS = {"True": True, "False": False, "None": None}
+
+
+def _split_args(text):
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _parse_default(text, where):
+    import ast
+    text = text.strip()
+    if text in _LITERALS:
+        return _LITERALS[text]
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{where}: cannot read the default value {text!r}") from None
+
+
+def _parse_schema(schema):
+    """(name or None, inspect.Signature, mutated argument names) of a schema string."""
+    if not isinstance(schema, str):
+        raise TypeError(f"schema must be a string, not {type(schema).__name__}")
+    m = _SCHEMA.match(schema)
+    if m is None:
+        raise ValueError(f"cannot parse the schema {schema!r}: expected "
+                         "'name(Tensor x, float a=1.0) -> Tensor'")
+    params, mutated, kw_only = [], [], False
+    for arg in _split_args(m.group(2)):
+        if arg == "*":
+            kw_only = True
+            continue
+        am = _ARG.match(arg)
+        if am is None:
+            raise ValueError(f"cannot parse the argument {arg!r} of the schema {schema!r}")
+        typ, name, default = am.groups()
+        if "!" in typ:
+            mutated.append(name)
+        kind = inspect.Parameter.KEYWORD_ONLY if kw_only else \
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+        d = inspect.Parameter.empty if default is None else _parse_default(default, schema)
+        params.append(inspect.Parameter(name, kind, default=d))
+    try:
+        sig = inspect.Signature(params)
+    except ValueError as e:
+        raise ValueError(f"schema {schema!r}: {e}") from None
+    return m.group(1), sig, tuple(mutated)
+
+
+_DEVICE_OF_KEY = {"cpu": "cpu", "cuda": "cuda", "compositeimplicitautograd": None,
+                  "compositeexplicitautograd": None, "": None, "default": None}
+
+
+class Library:
+    """A namespace of ops defined by schema strings (``torch.library.Library``).
+
+    ``kind`` is ``"DEF"`` or ``"FRAGMENT"`` (ops may be defined) or ``"IMPL"``
+    (kernels may be added to existing ops).  ``define(schema)`` adds an op
+    without a kernel; ``impl(name, fn, dispatch_key)`` gives it one for a
+    device (``"CPU"``, ``"CUDA"``) or for every device
+    (``"CompositeImplicitAutograd"``/``"CompositeExplicitAutograd"``/``""``);
+    the ``"Meta"`` key registers the shape function.  Ops made this way are
+    custom ops like those of :func:`custom_op` (``ptcore.ops.<ns>.<name>``,
+    :func:`register_autograd` ...).
+    """
+
+    def __init__(self, ns, kind, dispatch_key=""):
+        if kind not in ("DEF", "IMPL", "FRAGMENT"):
+            raise ValueError(f"Unsupported kind: {kind}")
+        if not isinstance(ns, str) or not ns.isidentifier():
+            raise ValueError(f"Library: the namespace must be an identifier, got {ns!r}")
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self._defined = []
+
+    def __repr__(self):
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
+
+    def define(self, schema, alias_analysis="", *, tags=()):
+        """Define the op of ``schema`` (``"name(Tensor x, float a=1.0) -> Tensor"``); return its name."""
+        if self.kind == "IMPL":
+            raise RuntimeError(f"Library(ns={self.ns!r}, kind='IMPL') cannot define ops; use "
+                               "kind 'DEF' or 'FRAGMENT'")
+        name, sig, mutated = _parse_schema(schema)
+        if name is None or "::" in name:
+            raise ValueError(f"Library.define: the schema must start with the op's name "
+                             f"(without namespace), got {schema!r}")
+        op = CustomOpDef(self.ns, name, schema[schema.index("("):].strip(), None, mutated, (),
+                         sig=sig)
+        _REGISTRY[op._qualname] = op
+        setattr(ops._namespace(self.ns), name, op._opoverload)
+        self._defined.append(op._qualname)
+        return name
+
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=True):
+        """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``."""
+        if with_keyset:
+            raise NotImplementedError("Library.impl: with_keyset is not supported by ptcore")
+        if not callable(fn):
+            raise TypeError(f"Library.impl: fn must be callable, got {type(fn).__name__}")
+        qual = op_name if isinstance(op_name, str) and "::" in op_name else \
+            f"{self.ns}::{getattr(op_name, '_name', op_name)}"
+        op = _op(qual)
+        _register_for_key(op, dispatch_key or self.dispatch_key, fn)
+
+    def _destroy(self):
+        """Remove the ops this library defined."""
+        for qual in self._defined:
+            op = _REGISTRY.pop(qual, None)
+            if op is not None:
+                _table.OPS.pop(("ops." + op._namespace, op._name), None)
+                ops._namespace(op._namespace).__dict__.pop(op._name, None)
+        self._defined = []
+
+
+def _register_for_key(op, key, fn):
+    k = str(key).lower()
+    if k == "meta":
+        op.register_fake(fn)
+        return
+    if k not in _DEVICE_OF_KEY:
+        raise NotImplementedError(f"{op._qualname}: dispatch key {key!r} is not supported "
+                                  "(use 'CPU', 'CUDA', 'Meta' or 'CompositeImplicitAutograd'; "
+                                  "autograd formulas go through register_autograd)")
+    op.register_kernel(_DEVICE_OF_KEY[k], fn)
+
+
+def define(qualname, schema, *, lib=None, tags=()):
+    """Define the op ``"ns::name"`` with ``schema`` (``"(Tensor x) -> Tensor"``), without a kernel.
+
+    Examples
+    --------
+    >>> ptcore.library.define("mylib::twice", "(Tensor x) -> Tensor")
+    >>> @ptcore.library.impl("mylib::twice", "cpu")
+    ... def _(x):
+    ...     return x * 2
+    >>> ptcore.ops.mylib.twice(ptcore.ones(2))
+    tensor([2., 2.])
+    """
+    m = _NAME.match(qualname) if isinstance(qualname, str) else None
+    if m is None:
+        raise ValueError(f"define: expected a name of the form 'namespace::opname', got "
+                         f"{qualname!r}")
+    (lib or Library(m.group(1), "FRAGMENT")).define(m.group(2) + schema.strip())
+
+
+def impl(qualname, types, func=None, *, lib=None):
+    """Register ``func`` as the kernel of op ``qualname`` for device ``types``
+    (``"cpu"``, ``"cuda"``, a sequence of them, or a dispatch key); a decorator without ``func``."""
+    op = _op(qualname)
+    keys = (types,) if isinstance(types, str) else tuple(types)
+
+    def register(f):
+        for k in keys:
+            _register_for_key(op, k, f)
+        return f
+    return register if func is None else register(func)
 
 
 class _OpNamespace:

@@ -343,3 +343,63 @@ def test_opcheck(square_plus):
     cube.register_autograd(lambda ctx, g: g * 2)
     with pytest.raises(AssertionError, match="finite differences"):
         ptcore.library.opcheck(cube, (x,))
+
+
+# ---------------------------------------------------------------------------
+# Library.define / impl (schema strings)
+# ---------------------------------------------------------------------------
+
+def test_library_define_and_impl_as_torch():
+    ns = f"ptc_lib{next(_ids)}"
+    results = []
+    for mod, lib_ns, ones in ((ptcore.library, ns, ptcore.ones),
+                              (torch.library, "t" + ns, torch.ones)):
+        lib = mod.Library(lib_ns, "DEF")
+        assert lib.define("foo(Tensor x, float a=1.5, *, int n=2) -> Tensor") == "foo"
+        ops_ns = getattr(ptcore.ops if mod is ptcore.library else torch.ops, lib_ns)
+        with pytest.raises(NotImplementedError):
+            ops_ns.foo(ones(2))                       # no kernel yet
+        lib.impl("foo", lambda x, a=1.5, n=2: x * a + n, "CPU")
+        results.append((ops_ns.foo(ones(2)).tolist(), ops_ns.foo(ones(2), 2.0, n=1).tolist()))
+    assert results[0] == results[1] == ([3.5, 3.5], [3.0, 3.0])
+    with pytest.raises(ValueError, match="Unsupported kind"):
+        ptcore.library.Library(ns, "BAD")
+
+
+def test_define_impl_functions_and_autograd():
+    q = _name("dfn")
+    ptcore.library.define(q, "(Tensor x, Tensor(a!) out) -> ()")
+
+    @ptcore.library.impl(q, "cpu")
+    def _(x, out):
+        out.copy_(x + 1)
+    out = ptcore.zeros(2)
+    ns, name = q.split("::")
+    getattr(getattr(ptcore.ops, ns), name)(ptcore.ones(2), out)
+    np.testing.assert_array_equal(out.numpy(), [2.0, 2.0])
+
+    q2 = _name("dgrad")
+    ptcore.library.define(q2, "(Tensor x) -> Tensor")
+    ptcore.library.impl(q2, "CompositeExplicitAutograd", lambda x: x * x)
+    ptcore.library.register_autograd(q2, lambda ctx, g: 2 * g * ctx.saved_tensors[0],
+                                     setup_context=lambda ctx, i, o: ctx.save_for_backward(i[0]))
+    x = ptcore.tensor([3.0], requires_grad=True)
+    getattr(getattr(ptcore.ops, q2.split("::")[0]), q2.split("::")[1])(x).sum().backward()
+    assert x.grad.tolist() == [6.0]
+
+
+@pytest.mark.parametrize("schema", ["foo(Tensor x -> Tensor", "(Tensor x) -> Tensor",
+                                    "foo(Tensor) -> Tensor", "foo(Tensor x, int n=[) -> Tensor"])
+def test_bad_schemas(schema):
+    lib = ptcore.library.Library(f"ptc_bad{next(_ids)}", "FRAGMENT")
+    with pytest.raises(ValueError):
+        lib.define(schema)
+
+
+def test_unsupported_dispatch_key_and_impl_library():
+    lib = ptcore.library.Library(f"ptc_key{next(_ids)}", "FRAGMENT")
+    lib.define("g(Tensor x) -> Tensor")
+    with pytest.raises(NotImplementedError, match="dispatch key"):
+        lib.impl("g", lambda x: x, "XLA")
+    with pytest.raises(RuntimeError, match="cannot define"):
+        ptcore.library.Library(lib.ns, "IMPL").define("h(Tensor x) -> Tensor")
