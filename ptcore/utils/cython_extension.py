@@ -208,6 +208,9 @@ def load(name, sources, *, extra_compile_args=None, extra_link_args=None,
     >>> mod.numel(ptcore.zeros(2, 3))
     6
     """
+    if sys.platform == "win32":
+        raise RuntimeError("cython_extension.load: building with MSVC is not supported; "
+                           "build the extension as a meson-python package instead")
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"cython_extension.load: name must be a Python identifier, got {name!r}")
     if isinstance(sources, (str, os.PathLike)):
@@ -253,8 +256,12 @@ def _build(name, pyx, c_sources, target, cflags, ldflags, incs, cc, verbose):
             cy += ["-I", d]
         _run(cy + [str(pyx), "-o", str(c_file)], "Cython", name, verbose, tmp)
         out = tmp / target.name
-        argv = list(cc) + ["-shared", "-fPIC", "-O2", "-fno-strict-aliasing",
-                           "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION"]
+        # a loadable module: -shared on Linux, a bundle resolving Python's
+        # symbols at load time on macOS
+        link = ["-bundle", "-undefined", "dynamic_lookup"] if sys.platform == "darwin" \
+            else ["-shared"]
+        argv = list(cc) + link + ["-fPIC", "-O2", "-fno-strict-aliasing",
+                                  "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION"]
         for d in include_paths() + [str(pyx.parent)] + incs:
             argv += ["-I", d]
         try:
