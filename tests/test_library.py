@@ -403,3 +403,11 @@ def test_unsupported_dispatch_key_and_impl_library():
         lib.impl("g", lambda x: x, "XLA")
     with pytest.raises(RuntimeError, match="cannot define"):
         ptcore.library.Library(lib.ns, "IMPL").define("h(Tensor x) -> Tensor")
+
+
+def test_custom_ops_keep_the_table_consistent(square_plus):
+    from ptcore._dispatch.table import OPS, op_of
+    d = OPS[("ops.ptc_layers", "square_plus")]
+    assert d is square_plus._opdef is op_of(square_plus._opoverload)
+    assert d.tags == {"custom"} and d.kind == "function" and d.autocast is None
+    assert callable(d.raw) and callable(d.body)
