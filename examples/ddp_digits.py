@@ -1,4 +1,7 @@
-"""Train the digits CNN of ``examples/digits.py`` data-parallel over MPI processes.
+"""Data-parallel training over MPI
+===============================
+
+Train the digits CNN of ``examples/digits.py`` data-parallel over MPI processes.
 
 Each rank trains on its own share of every epoch (``DistributedSampler``), gradients are
 averaged by ``DistributedDataParallel`` during backward, and every rank prints its progress.

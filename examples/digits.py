@@ -1,4 +1,7 @@
-"""Train a small CNN on scikit-learn's handwritten digits with ptcore.
+"""Training a CNN on the digits data
+=================================
+
+Train a small CNN on scikit-learn's handwritten digits with ptcore.
 
 The main job of the README: 1797 8x8 images (bundled with scikit-learn, no
 download), a DataLoader over a TensorDataset, Adam with a OneCycle learning

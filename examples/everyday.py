@@ -1,4 +1,7 @@
-"""The everyday PyTorch surface, written as a PyTorch user writes it.
+"""The everyday PyTorch surface
+============================
+
+The everyday PyTorch surface, written as a PyTorch user writes it.
 
 Picks the device through ``ptcore.accelerator`` (the CPU when there is no
 accelerator), sets the usual backend switches, trains a small classifier

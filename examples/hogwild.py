@@ -1,4 +1,7 @@
-"""Hogwild: several processes train one shared model on the digits data.
+"""Hogwild: lock-free training in several processes
+================================================
+
+Hogwild: several processes train one shared model on the digits data.
 
 Every process runs SGD on its own shard of the training set, writing the
 *shared* parameters without locks (Recht et al., 2011).  The model's

@@ -1,4 +1,7 @@
-"""A least-squares fit with ptcore tensors (the interim main job).
+"""A least-squares fit with SciPy's LAPACK
+=======================================
+
+A least-squares fit with ptcore tensors (the interim main job).
 
 Data are generated with ptcore's Philox generator, assembled with ptcore
 views (a Vandermonde design matrix built column by column through strided

@@ -342,6 +342,7 @@ _LAZY_MODULES["signal"] = "ptcore.signal"
 _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.signal.windows
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
+_LAZY_MODULES["library"] = "ptcore.library"
 # torch's top-level names for functions that live in subpackages here (imported on first use)
 _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "affine_grid_generator": "ptcore.nn.functional._grid_sample",
@@ -351,7 +352,9 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "from_file": "ptcore._ops.from_file", "to_dlpack": "ptcore.utils.dlpack",
                "GradScaler": "ptcore.amp",
                "DisableTorchFunction": "ptcore._dispatch.torch_function",
-               "DisableTorchFunctionSubclass": "ptcore._dispatch.torch_function"}
+               "DisableTorchFunctionSubclass": "ptcore._dispatch.torch_function",
+               "ops": "ptcore.library",
+               "get_include": "ptcore.utils.cython_extension"}
 for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
            "sparse_csr", "sparse_csc", "spmm"):
     _LAZY_ATTRS[_n] = "ptcore.sparse"

@@ -58,19 +58,24 @@ def set_printoptions(
 ):
     r"""Set options for printing tensors.
 
-    Args:
-        precision: digits after the decimal point for floating point output
-            (default 4).
-        threshold: number of elements above which the output is summarised
-            with ``...`` (default 1000).
-        edgeitems: items kept at the start and at the end of each summarised
-            dimension (default 3).
-        linewidth: characters per line used when wrapping rows (default 80).
-        profile: a preset applied before the other arguments: ``'default'``,
-            ``'short'`` or ``'full'``.
-        sci_mode: ``True``/``False`` forces scientific notation on/off;
-            ``None`` (the default, and what every call without it restores)
-            lets the formatter choose.
+    Parameters
+    ----------
+    precision : int, optional
+        Digits after the decimal point for floating point output (default 4).
+    threshold : int, optional
+        Number of elements above which the output is summarised with
+        ``...`` (default 1000).
+    edgeitems : int, optional
+        Items kept at the start and at the end of each summarised dimension
+        (default 3).
+    linewidth : int, optional
+        Characters per line used when wrapping rows (default 80).
+    profile : {'default', 'short', 'full'}, optional
+        A preset applied before the other arguments.
+    sci_mode : bool, optional
+        ``True``/``False`` forces scientific notation on/off; ``None`` (the
+        default, and what every call without it restores) lets the formatter
+        choose.
     """
     if profile is not None:
         preset = _PROFILES.get(profile)

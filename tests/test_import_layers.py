@@ -39,7 +39,8 @@ LAYERS = [
                  "ptcore.backends", "ptcore.random", "ptcore.hub", "ptcore._pickle_checkpoint",
                  "ptcore._compile", "ptcore.array_api", "ptcore.fft", "ptcore.special",
                  "ptcore.sparse", "ptcore.distributions", "ptcore.quasirandom", "ptcore.signal",
-                 "ptcore.functional", "ptcore.version", "ptcore._legacy_types", "ptcore.storage"]),
+                 "ptcore.functional", "ptcore.version", "ptcore._legacy_types", "ptcore.storage",
+                 "ptcore.library"]),
 ]
 
 # (importer, imported): why it still points up

@@ -85,7 +85,7 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def vander(x, N=None, increasing=False):
-    """Vandermonde matrix with columns ``x**(N-1) ... x**0`` (``torch.vander``)."""
+    """Vandermonde matrix with columns ``x**(N-1)``, ..., ``x**0`` (``torch.vander``)."""
     _check_tensor(x, "vander", "x", 1)
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")

@@ -269,7 +269,7 @@ def _check_int_range(dt, lo, hi):
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    """A random permutation of ``0 .. n-1``."""
+    """A random permutation of ``0``, ..., ``n - 1``."""
     n = int(n)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")

@@ -2027,7 +2027,7 @@ def _m_scatter(self, dim, index, src=None, value=None, *, reduce=None):
 
 
 def _m_put_(self, index, source, accumulate=False):
-    """Tensor.put_: ``self.view(-1)[index] = source`` (``accumulate`` adds)."""
+    """``Tensor.put_``: ``self.view(-1)[index] = source`` (``accumulate`` adds)."""
     _check_tensor(index, "put_", "index", 1)
     _check_tensor(source, "put_", "source", 2)
     if index.dtype is not _C.int64:

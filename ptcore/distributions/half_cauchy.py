@@ -1,4 +1,4 @@
-"""Half-Cauchy distribution: |X| for X ~ Cauchy(0, scale)."""
+"""Half-Cauchy distribution: ``|X|`` for ``X ~ Cauchy(0, scale)``."""
 import math
 
 import ptcore
@@ -11,7 +11,7 @@ __all__ = ["HalfCauchy"]
 
 
 class HalfCauchy(TransformedDistribution):
-    """|X| with X ~ Cauchy(0, scale)."""
+    """``|X|`` with ``X ~ Cauchy(0, scale)``."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

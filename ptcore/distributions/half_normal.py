@@ -1,4 +1,4 @@
-"""Half-normal distribution: |X| for X ~ Normal(0, scale)."""
+"""Half-normal distribution: ``|X|`` for ``X ~ Normal(0, scale)``."""
 import math
 
 import ptcore
@@ -11,7 +11,7 @@ __all__ = ["HalfNormal"]
 
 
 class HalfNormal(TransformedDistribution):
-    """|X| with X ~ Normal(0, scale)."""
+    """``|X|`` with ``X ~ Normal(0, scale)``."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -517,7 +517,7 @@ class TanhTransform(Transform):
 
 
 class AbsTransform(Transform):
-    r"""y = |x| (not injective; the inverse picks the positive branch)."""
+    r"""``y = |x|`` (not injective; the inverse picks the positive branch)."""
     domain = constraints.real
     codomain = constraints.positive
 

@@ -72,7 +72,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     >>> import ptcore
     >>> x = ptcore.arange(16.)
     >>> ptcore.stft(x, 8, window=ptcore.hann_window(8), return_complex=True).shape
-    ptcore.Size([5, 5])
+    ptcore.Size([5, 9])
     """
     import ptcore
     if not isinstance(input, _TensorBase):

@@ -221,8 +221,11 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     Examples
     --------
     >>> import ptcore
-    >>> ptcore.fft.fft(ptcore.tensor([1., 0., 0., 0.]))
-    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+    >>> X = ptcore.fft.fft(ptcore.tensor([1., 2., 0., 0.]))
+    >>> X.real
+    tensor([ 3.,  1., -1.,  1.])
+    >>> X[1]
+    tensor(1.-2.j)
     """
     _check_input(input, "fft")
     x = _promote(input)

@@ -430,7 +430,11 @@ def resolve_op(op):
     if d is None:
         raise JitError(f"unknown op {ns}::{name}: not in ptcore's operator table")
     owner = _NAMESPACES.get(ns)
-    if owner is None:
+    if ns.startswith("ops."):
+        # a custom op (ptcore.library.custom_op): ptcore.ops.<namespace>.<name>
+        from ptcore.library import ops
+        fn = getattr(getattr(ops, ns[4:]), name, None)
+    elif owner is None:
         # another public submodule whose ops are in the table (ptcore.fft ...)
         import importlib
         mod = importlib.import_module("ptcore." + ns)

@@ -372,7 +372,7 @@ def _apply_right(C, v, t, i):
 
 
 def householder_product(A, tau, *, out=None):
-    """The first ``n`` columns of ``H_1 ... H_k`` with
+    """The first ``n`` columns of the product of the Householder reflectors
     ``H_i = I - tau_i v_i v_i^H`` (``torch.linalg.householder_product``;
     LAPACK's ``orgqr``), ``v_i`` stored below the diagonal of column ``i`` of
     ``A`` (implicit 1 on the diagonal), as :func:`ptcore.geqrf` returns.
@@ -467,8 +467,9 @@ def _geqrf_impl(A):
 
 
 def geqrf(input, *, out=None):
-    """QR decomposition in LAPACK's compact Householder form
-    (``torch.geqrf``): ``R`` on and above the diagonal of ``a``, the
+    """QR decomposition in LAPACK's compact Householder form (``torch.geqrf``).
+
+    ``R`` is on and above the diagonal of ``a``, the
     reflectors ``v_i`` (implicit leading 1) below it, and their scalars
     ``tau``; ``Q = H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``.  Not
     differentiable (as PyTorch).

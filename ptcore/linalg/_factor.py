@@ -702,7 +702,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
-    """Numerical rank: the number of singular values (|eigenvalues| when
+    """Numerical rank: the number of singular values (``|eigenvalues|`` when
     ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.matrix_rank``)."""
     if tol is not None:
         if rtol is not None:

@@ -71,7 +71,7 @@ def _result_dtype(x, dtype, fn):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector norm over ``dim`` (all dims when None or empty) (``torch.linalg.vector_norm``):
-    ``ord`` inf/-inf (max/min |x|), 0 (count of non-zeros), else
+    ``ord`` inf/-inf (max/min ``|x|``), 0 (count of non-zeros), else
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
     reduction kernels of ``ptcore._ops.reduction``."""
     from ptcore._ops import reduction as _reductions
@@ -84,7 +84,7 @@ _MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _math.inf, -_math.inf)
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim`` (``torch.linalg.matrix_norm``):
     'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min
-    column sum of |A|), inf/-inf (max/min row sum)."""
+    column sum of ``|A|``), inf/-inf (max/min row sum)."""
     fn = "linalg.matrix_norm"
     if not isinstance(A, _TensorBase):
         raise TypeError(f"linalg_matrix_norm(): argument 'input' must be Tensor, not "

@@ -3,7 +3,8 @@
 
 def __getattr__(name):
     import importlib
-    if name in ("data", "safetensors", "hooks", "checkpoint", "dlpack", "benchmark", "tensorboard"):
+    if name in ("data", "safetensors", "hooks", "checkpoint", "dlpack", "benchmark", "tensorboard",
+                "cython_extension"):
         mod = importlib.import_module(f"ptcore.utils.{name}")
         globals()[name] = mod
         return mod

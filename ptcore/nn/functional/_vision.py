@@ -109,8 +109,8 @@ def pad(input, pad, mode="constant", value=None):
     --------
     >>> import ptcore
     >>> import ptcore.nn.functional as F
-    >>> F.pad(ptcore.arange(3.), (1, 2), mode="replicate")
-    tensor([0., 0., 1., 2., 2., 2.])
+    >>> F.pad(ptcore.arange(3.).reshape(1, 3), (1, 2), mode="replicate")
+    tensor([[0., 0., 1., 2., 2., 2.]])
     """
     if not isinstance(input, _TensorBase):
         raise TypeError(f"pad(): argument 'input' (position 1) must be Tensor, not "

@@ -86,23 +86,32 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         To compute log-probabilities for all classes, the ``log_prob``
         method can be used.
 
-    Args:
-        in_features (int): Number of features in the input tensor
-        n_classes (int): Number of classes in the dataset
-        cutoffs (Sequence): Cutoffs used to assign targets to their buckets
-        div_value (float, optional): value used as an exponent to compute sizes
-            of the clusters. Default: 4.0
-        head_bias (bool, optional): If ``True``, adds a bias term to the 'head' of the
-            adaptive softmax. Default: ``False``
+    Parameters
+    ----------
+    in_features : int
+        Number of features in the input tensor.
+    n_classes : int
+        Number of classes in the dataset.
+    cutoffs : Sequence
+        Cutoffs used to assign targets to their buckets.
+    div_value : float, optional
+        Value used as an exponent to compute sizes of the clusters. Default: 4.0.
+    head_bias : bool, optional
+        If ``True``, adds a bias term to the 'head' of the adaptive softmax.
+        Default: ``False``.
 
-    Returns:
-        ``NamedTuple`` with ``output`` and ``loss`` fields:
-            * **output** is a Tensor of size ``N`` containing computed target
-              log probabilities for each example
-            * **loss** is a Scalar representing the computed negative
-              log likelihood loss
+    Returns
+    -------
+    NamedTuple
+        With ``output`` and ``loss`` fields: **output** is a Tensor of size
+        ``N`` containing computed target log probabilities for each example,
+        **loss** is a Scalar representing the computed negative log
+        likelihood loss.
 
-    Shape:
+    Notes
+    -----
+    Shapes:
+
         - input: :math:`(N, \texttt{in\_features})` or :math:`(\texttt{in\_features})`
         - target: :math:`(N)` or :math:`()` where each value satisfies :math:`0 <= \texttt{target[i]} <= \texttt{n\_classes}`
         - output1: :math:`(N)` or :math:`()`

@@ -322,9 +322,9 @@ class RNN(RNNBase):
     dropout : float
         Dropout on the outputs of every layer but the last (training only).
 
-    Returns (from ``forward(input, h_0=None)``)
-    -------------------------------------------
-    (output, h_n)
+    Notes
+    -----
+    ``forward(input, h_0=None)`` returns ``(output, h_n)``.
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
@@ -359,9 +359,9 @@ class LSTM(RNNBase):
     proj_size : int
         If > 0, project the hidden state to this size with ``weight_hr_l{k}``.
 
-    Returns (from ``forward(input, (h_0, c_0)=None)``)
-    ---------------------------------------------------
-    (output, (h_n, c_n))
+    Notes
+    -----
+    ``forward(input, (h_0, c_0)=None)`` returns ``(output, (h_n, c_n))``.
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
@@ -399,9 +399,9 @@ class GRU(RNNBase):
     ``n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn))``,
     ``h_t = (1 - z_t) * n_t + z_t * h_{t-1}``.
 
-    Returns (from ``forward(input, h_0=None)``)
-    -------------------------------------------
-    (output, h_n)
+    Notes
+    -----
+    ``forward(input, h_0=None)`` returns ``(output, h_n)``.
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,

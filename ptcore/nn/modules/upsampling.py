@@ -6,7 +6,7 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class Upsample(Module):
-    """Upsample a (N, C, *spatial) input; see :func:`ptcore.nn.functional.interpolate`.
+    """Upsample a ``(N, C, *spatial)`` input; see :func:`ptcore.nn.functional.interpolate`.
 
     Parameters
     ----------

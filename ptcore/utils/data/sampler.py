@@ -29,7 +29,7 @@ class Sampler(Generic[T_co]):
 
 
 class SequentialSampler(Sampler[int]):
-    """Indices ``0 .. len(data_source) - 1`` in order."""
+    """Indices ``0``, ..., ``len(data_source) - 1`` in order."""
 
     def __init__(self, data_source):
         self.data_source = data_source

@@ -1,0 +1,770 @@
+"""Custom operators (``torch.library``'s ``custom_op`` API).
+
+:func:`custom_op` turns a Python function (which may call a compiled
+kernel, e.g. a Cython extension built with
+:func:`ptcore.utils.cython_extension.load`) into an op of ptcore's operator
+table: the op is called through the one dispatch point, so
+``__torch_function__`` overrides, the profiler, autocast, ``ptcore.jit``
+tracing and ``TorchDispatchMode`` see it exactly as they see a built-in op,
+and it is reachable as ``ptcore.ops.<namespace>.<name>``.  Its gradient
+formula is registered with :meth:`CustomOpDef.register_autograd`, kernels
+for other devices with :meth:`CustomOpDef.register_kernel`, and a shape
+function with :meth:`CustomOpDef.register_fake` (checked by :func:`opcheck`).
+
+Examples
+--------
+>>> import ptcore
+>>> from ptcore import Tensor
+>>> @ptcore.library.custom_op("mylib::scaled_tanh", mutates_args=())
+... def scaled_tanh(x: Tensor, scale: float) -> Tensor:
+...     return ptcore.tanh(x) * scale
+>>> def backward(ctx, grad):
+...     y, = ctx.saved_tensors
+...     return grad * (ctx.scale - y * y / ctx.scale), None
+>>> def setup_context(ctx, inputs, output):
+...     ctx.save_for_backward(output)
+...     ctx.scale = inputs[1]
+>>> scaled_tanh.register_autograd(backward, setup_context=setup_context)
+>>> x = ptcore.tensor([0.0, 1.0], requires_grad=True)
+>>> ptcore.ops.mylib.scaled_tanh(x, 2.0).sum().backward()
+>>> x.grad
+tensor([2.0000, 0.8399])
+"""
+import inspect
+import re
+import typing
+from collections.abc import Sequence as _AbcSequence
+
+from ptcore._dispatch import table as _table
+from ptcore._dispatch.generate import entry as _make_entry
+from ptcore._tensor import _TensorBase
+from ptcore.autograd import function as _function
+
+__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "infer_schema", "ops",
+           "opcheck", "register_autograd", "register_fake", "register_kernel"]
+
+_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
+# qualname "ns::name" -> CustomOpDef
+_REGISTRY = {}
+
+
+# ---------------------------------------------------------------------------
+# schemas
+# ---------------------------------------------------------------------------
+
+def _tensor_cls():
+    from ptcore.tensor import Tensor
+    return Tensor
+
+
+def _type_name(ann, where):
+    """The schema type of annotation ``ann`` (``Tensor``, ``SymInt[]``, ``Tensor?`` ...)."""
+    Tensor = _tensor_cls()
+    if ann is Tensor or ann is _TensorBase:
+        return "Tensor"
+    simple = {int: "SymInt", float: "float", bool: "bool", str: "str"}
+    if ann in simple:
+        return simple[ann]
+    origin = typing.get_origin(ann)
+    args = typing.get_args(ann)
+    if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") ==
+                                  "UnionType") or type(ann).__name__ == "UnionType":
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            return _type_name(rest[0], where) + "?"
+    if origin in (list, tuple, _AbcSequence, typing.Sequence) and args:
+        inner = args[0]
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            inner = None
+        if inner in (Tensor, _TensorBase, int, float, bool):
+            return _type_name(inner, where) + "[]"
+    raise ValueError(f"infer_schema(func): {where} has unsupported type {ann!r}; supported: "
+                     "Tensor, int, float, bool, str, Optional[...] of those, and "
+                     "list/Sequence of Tensor, int, float or bool")
+
+
+def _return_schema(ann, fname):
+    Tensor = _tensor_cls()
+    if ann is None or ann is type(None):
+        return "()"
+    if typing.get_origin(ann) is tuple:
+        items = typing.get_args(ann)
+        if items and items[-1] is not Ellipsis:
+            return "(" + ", ".join(_type_name(a, f"a return of {fname}") for a in items) + ")"
+    if ann in (Tensor, _TensorBase) or typing.get_origin(ann) in (list, _AbcSequence):
+        return _type_name(ann, f"the return of {fname}")
+    raise ValueError(f"infer_schema(func): the return type of {fname} must be Tensor, a tuple "
+                     f"of Tensors, list[Tensor] or None, not {ann!r}")
+
+
+def _default_repr(v):
+    if isinstance(v, str):
+        return '"' + v + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_default_repr(a) for a in v) + "]"
+    return repr(v)
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except (NameError, TypeError):
+        return inspect.signature(fn)
+
+
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+    """The op schema of a type-annotated function (``torch.library.infer_schema``).
+
+    Parameters
+    ----------
+    prototype_function : callable
+        Every parameter and the return value must be annotated.
+    mutates_args : iterable of str or "unknown"
+        Names of the parameters the function writes into.
+    op_name : str, optional
+        Prefixed to the schema when given.
+
+    Returns
+    -------
+    str
+        For example ``"(Tensor x, float a, SymInt n=2) -> Tensor"``.
+
+    Raises
+    ------
+    ValueError
+        An annotation is missing or unsupported, or ``mutates_args`` names a
+        parameter the function does not have.
+
+    Examples
+    --------
+    >>> from ptcore import Tensor
+    >>> def f(x: Tensor, a: float, n: int = 2) -> Tensor: ...
+    >>> ptcore.library.infer_schema(f, mutates_args=())
+    '(Tensor x, float a, SymInt n=2) -> Tensor'
+    """
+    sig = _signature(prototype_function)
+    fname = getattr(prototype_function, "__name__", "func")
+    if isinstance(mutates_args, str):
+        if mutates_args != "unknown":
+            raise ValueError("mutates_args must be an iterable of parameter names or the string "
+                             f"'unknown', not {mutates_args!r}")
+        mutated = set()
+    else:
+        mutated = set(mutates_args)
+        missing = mutated - set(sig.parameters)
+        if missing:
+            raise ValueError(f"infer_schema(func): {missing} in mutates_args were not found in "
+                             f"the custom op's signature {fname}{sig}")
+    params, kw_only_started = [], False
+    for k, (name, p) in enumerate(sig.parameters.items()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise ValueError(f"infer_schema(func): {fname} may not take *args or **kwargs")
+        if p.annotation is p.empty:
+            raise ValueError(f"infer_schema(func): Parameter {name} must have a type annotation. "
+                             f"Got func with signature {fname}{sig}")
+        t = _type_name(p.annotation, f"Parameter {name}")
+        if name in mutated:
+            if not t.startswith("Tensor"):
+                raise ValueError(f"infer_schema(func): {name} in mutates_args is a {t}, "
+                                 "not a Tensor")
+            t = t.replace("Tensor", f"Tensor(a{k}!)", 1)
+        s = f"{t} {name}"
+        if p.default is not p.empty:
+            s += "=" + _default_repr(p.default)
+        if p.kind is p.KEYWORD_ONLY and not kw_only_started:
+            params.append("*")
+            kw_only_started = True
+        params.append(s)
+    if sig.return_annotation is sig.empty:
+        raise ValueError(f"infer_schema(func): {fname} must have a return type annotation")
+    out = f"({', '.join(params)}) -> {_return_schema(sig.return_annotation, fname)}"
+    return (op_name or "") + out
+
+
+# ---------------------------------------------------------------------------
+# the op
+# ---------------------------------------------------------------------------
+
+def _device_type(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, _TensorBase):
+            return a.device.type
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, _TensorBase):
+                    return b.device.type
+    return "cpu"
+
+
+def _tensors(x):
+    if isinstance(x, _TensorBase):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [a for a in x if isinstance(a, _TensorBase)]
+    return []
+
+
+class CustomOpDef:
+    """An op made by :func:`custom_op` (``torch.library.CustomOpDef``).
+
+    Calling it calls the op through ptcore's dispatch point.  The op is also
+    ``ptcore.ops.<namespace>.<name>``.
+    """
+
+    def __init__(self, namespace, name, schema, fn, mutates_args, device_types, sig=None):
+        self._namespace = namespace
+        self._name = name
+        self._qualname = f"{namespace}::{name}"
+        self._schema = schema
+        self._init_fn = fn
+        self._sig = sig if sig is not None else _signature(fn)
+        self._positional = [n for n, p in self._sig.parameters.items()
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._kwonly = [n for n, p in self._sig.parameters.items() if p.kind is p.KEYWORD_ONLY]
+        self._mutates_args = mutates_args
+        # device type (None: every device) -> kernel
+        self._kernels = {}
+        for d in device_types:
+            self._kernels[d] = fn
+        self._backward = None
+        self._setup_context = None
+        self._fake = None
+        self._autograd_fn = self._make_autograd_function()
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__module__ = getattr(fn, "__module__", None)
+        self._opdef, self._opoverload = self._register()
+
+    def __repr__(self):
+        return f"<CustomOpDef({self._qualname})>"
+
+    def __call__(self, *args, **kwargs):
+        return self._opoverload(*args, **kwargs)
+
+    # -- registration -------------------------------------------------------
+    def _register(self):
+        ns = "ops." + self._namespace
+        _table.OPS.pop((ns, self._name), None)       # a redefinition replaces the op
+        kernel = self._dispatch_kernel
+
+        def factory(k):
+            return self._make_body(k)
+        op = _make_entry(self._name, kernel, body=self._make_body(kernel), kind="function",
+                         family="custom", factory=factory, namespace=ns)
+        opdef = _table.op_of(op)
+        opdef.tags = opdef.tags | {"custom"} | ({"inplace"} if self._mutates_args else set())
+        op.__name__ = self._name
+        op.__qualname__ = self._name
+        op.__module__ = "ptcore.ops." + self._namespace
+        op.__doc__ = self.__doc__
+        op.default = op
+        op._schema = self._schema
+        op._qualname = self._qualname
+        return opdef, op
+
+    def register_kernel(self, device_types, fn=None, /):
+        """Register ``fn`` as the op's kernel for ``device_types`` ("cpu", "cuda" or a sequence).
+
+        Used as ``op.register_kernel("cuda")(fn)`` or ``op.register_kernel("cuda", fn)``.
+        ``None`` registers the kernel for every device.
+        """
+        types_ = _device_types(device_types)
+
+        def register(f):
+            for d in types_:
+                self._kernels[d] = f
+            return f
+        return register if fn is None else register(fn)
+
+    def register_fake(self, fn, /):
+        """Register the op's shape function: ``fn`` takes the op's arguments and
+        returns outputs of the right shape and dtype without computing values
+        (e.g. ``x.new_empty(shape)``).  ptcore has no fake tensors; the function
+        receives the real arguments and :func:`opcheck` compares its outputs'
+        metadata with the kernel's."""
+        if not callable(fn):
+            raise TypeError(f"register_fake: expected a function, got {type(fn).__name__}")
+        self._fake = fn
+        return fn
+
+    def register_autograd(self, backward, /, *, setup_context=None):
+        """Register the op's derivative formula.
+
+        ``setup_context(ctx, inputs, output)`` saves what backward needs
+        (``ctx.save_for_backward``) after the forward ran (``inputs`` is the
+        tuple of positional arguments; a function of four parameters receives
+        ``(ctx, inputs, keyword_only_inputs, output)``).
+        ``backward(ctx, *grads)`` returns one gradient (or None) per positional
+        input.  Write it with ptcore ops and it is itself differentiable.
+        """
+        if not callable(backward):
+            raise TypeError(f"register_autograd: backward must be callable, got "
+                            f"{type(backward).__name__}")
+        if setup_context is not None and not callable(setup_context):
+            raise TypeError("register_autograd: setup_context must be callable or None")
+        if self._mutates_args:
+            raise RuntimeError(f"register_autograd: {self._qualname} mutates its arguments "
+                               f"({self._mutates_args}); autograd for mutating custom ops is "
+                               "not supported")
+        self._backward = backward
+        self._setup_context = setup_context
+
+    # -- calling ------------------------------------------------------------
+    def _dispatch_kernel(self, *args, **kwargs):
+        dev = _device_type(args, kwargs)
+        fn = self._kernels.get(dev) or self._kernels.get(None)
+        if fn is None:
+            have = sorted(k for k in self._kernels if k is not None)
+            raise NotImplementedError(f"{self._qualname}: no kernel for device type '{dev}' "
+                                      f"(registered: {', '.join(have) or 'none'}); use "
+                                      "register_kernel to add one")
+        out = fn(*args, **kwargs)
+        self._check_no_alias(args, kwargs, out)
+        return out
+
+    def _check_no_alias(self, args, kwargs, out):
+        ins = [t for a in list(args) + list(kwargs.values()) for t in _tensors(a)]
+        if not ins:
+            return
+        stores = {id(t.untyped_storage()) for t in ins}
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for o in outs:
+            if isinstance(o, _TensorBase) and (any(o is t for t in ins) or
+                                               id(o.untyped_storage()) in stores):
+                raise RuntimeError(
+                    f"{self._qualname}: the output of a custom op may not be an input or a "
+                    "view of one; return a copy (e.g. x.clone()) instead")
+
+    def _split(self, args, kwargs):
+        """(positional inputs, keyword-only inputs) with defaults applied."""
+        try:
+            bound = self._sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self._qualname}{self._schema[self._schema.index('('):]}: {e}") \
+                from None
+        bound.apply_defaults()
+        a = bound.arguments
+        return tuple(a[n] for n in self._positional), {n: a[n] for n in self._kwonly}
+
+    def _make_body(self, kernel):
+        from ptcore.autograd import grad_mode as _gm
+        state = _gm._state
+        fn_cls = self._autograd_fn
+
+        def body(*args, **kwargs):
+            pos, kw = self._split(args, kwargs)
+            if state.enabled and any(t._requires_grad for a in pos for t in _tensors(a)):
+                return fn_cls.apply(kernel, kw, *pos)
+            return kernel(*pos, **kw)
+        body.__name__ = self._name
+        return body
+
+    def _make_autograd_function(self):
+        op = self
+
+        class _Fn:
+            @staticmethod
+            def forward(ctx, kernel, kw, *pos):
+                ctx.needs_input_grad = ctx.needs_input_grad[2:]
+                out = kernel(*pos, **kw)
+                if op._setup_context is not None:
+                    sc = op._setup_context
+                    if len(_signature(sc).parameters) == 4:
+                        sc(ctx, pos, kw, out)
+                    else:
+                        sc(ctx, pos, out)
+                return out
+
+            @staticmethod
+            def backward(ctx, *grads):
+                if op._backward is None:
+                    raise RuntimeError(f"Trying to backward through {op._qualname} but no "
+                                       "autograd formula was registered. Please use "
+                                       "register_autograd to add one.")
+                res = op._backward(ctx, *grads)
+                if not isinstance(res, tuple):
+                    res = (res,)
+                n = len(op._positional)
+                if len(res) != n:
+                    raise RuntimeError(f"{op._qualname}: backward returned {len(res)} "
+                                       f"gradient(s); expected one per positional input ({n})")
+                return (None, None) + res
+        # torch's name for the node class: GeneratedBackwardFor_<ns>_<name>_defaultBackward
+        name = f"GeneratedBackwardFor_{self._namespace}_{self._name}_default"
+        return type(name, (_function.Function,), {"forward": _Fn.__dict__["forward"],
+                                                  "backward": _Fn.__dict__["backward"]})
+
+
+def _device_types(device_types):
+    if device_types is None:
+        return (None,)
+    if isinstance(device_types, str):
+        return (device_types,)
+    out = tuple(device_types)
+    if not all(isinstance(d, str) for d in out):
+        raise TypeError(f"device_types must be a string or a sequence of strings, not "
+                        f"{device_types!r}")
+    return out
+
+
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
+    """Make ``fn`` a custom op of ptcore's operator table (``torch.library.custom_op``).
+
+    Parameters
+    ----------
+    name : str
+        ``"namespace::opname"``; the op becomes ``ptcore.ops.namespace.opname``.
+    fn : callable, optional
+        The implementation; omit it to use ``custom_op`` as a decorator.  Its
+        parameters and return value must be type-annotated (see
+        :func:`infer_schema`) unless ``schema`` is given.  It must not return
+        an input or a view of one.
+    mutates_args : iterable of str or "unknown"
+        The parameters the function writes into (``()`` for none).
+    device_types : str or sequence of str, optional
+        The device types ``fn`` is the kernel for (default: all);
+        :meth:`CustomOpDef.register_kernel` adds others.
+    schema : str, optional
+        The schema, instead of inferring it from the annotations.
+
+    Returns
+    -------
+    CustomOpDef
+        Callable like ``fn``; every call goes through the dispatch point.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not ``"namespace::opname"``, or an annotation is missing.
+
+    Examples
+    --------
+    >>> from ptcore import Tensor
+    >>> @ptcore.library.custom_op("mylib::mul3", mutates_args=())
+    ... def mul3(x: Tensor) -> Tensor:
+    ...     return x * 3
+    >>> mul3(ptcore.ones(2))
+    tensor([3., 3.])
+    >>> ptcore.ops.mylib.mul3 is mul3._opoverload
+    True
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"custom_op: name must be a string 'namespace::opname', not "
+                        f"{type(name).__name__}")
+    m = _NAME.match(name)
+    if m is None:
+        raise ValueError(f"custom_op: expected a name of the form 'namespace::opname' "
+                         f"(identifiers), got {name!r}")
+    if not isinstance(mutates_args, str):
+        mutates_args = tuple(mutates_args)
+    types_ = _device_types(device_types)
+
+    def inner(f):
+        if not callable(f):
+            raise TypeError(f"custom_op: expected a function, got {type(f).__name__}")
+        if schema is None:
+            s = infer_schema(f, mutates_args=mutates_args)
+        else:
+            if not isinstance(schema, str) or "->" not in schema:
+                raise ValueError(f"custom_op: schema must look like '(Tensor x) -> Tensor', "
+                                 f"got {schema!r}")
+            s = schema
+        op = CustomOpDef(m.group(1), m.group(2), s, f, mutates_args, types_)
+        _REGISTRY[op._qualname] = op
+        setattr(ops._namespace(m.group(1)), m.group(2), op._opoverload)
+        return op
+    return inner if fn is None else inner(fn)
+
+
+def _op(op):
+    if isinstance(op, CustomOpDef):
+        return op
+    if isinstance(op, str) and op in _REGISTRY:
+        return _REGISTRY[op]
+    q = getattr(op, "_qualname", None)
+    if q in _REGISTRY:
+        return _REGISTRY[q]
+    raise ValueError(f"not a custom op of ptcore.library: {op!r}")
+
+
+def register_autograd(op, backward, /, *, setup_context=None):
+    """``op.register_autograd(backward, setup_context=...)`` for an op given by
+    its name ``"ns::name"`` or object."""
+    _op(op).register_autograd(backward, setup_context=setup_context)
+
+
+def register_fake(op, fn=None, /):
+    """``op.register_fake(fn)`` for an op given by name or object (a decorator without ``fn``)."""
+    o = _op(op)
+    return o.register_fake if fn is None else o.register_fake(fn)
+
+
+def register_kernel(op, device_types, fn=None, /):
+    """``op.register_kernel(device_types, fn)`` for an op given by name or object."""
+    return _op(op).register_kernel(device_types, fn)
+
+
+def opcheck(op, args, kwargs=None, *, atol=1e-6, rtol=1e-5):
+    """Check a custom op's registrations on one input (``torch.library.opcheck``'s role).
+
+    Checks that the kernel's outputs do not alias its inputs, that the
+    function registered with ``register_fake`` (if any) returns outputs with
+    the kernel's shapes and dtypes, and, when a formula is registered and the
+    floating-point inputs can be promoted to float64, that its gradients agree
+    with finite differences (:func:`ptcore.autograd.gradcheck`).
+
+    Raises
+    ------
+    AssertionError
+        A check failed (the message names it).
+    """
+    from ptcore.autograd.gradcheck import gradcheck
+    o = _op(op)
+    kwargs = dict(kwargs or {})
+    out = o._opoverload(*args, **kwargs)
+    if o._fake is not None:
+        fake = o._fake(*args, **kwargs)
+        real_t = out if isinstance(out, (tuple, list)) else (out,)
+        fake_t = fake if isinstance(fake, (tuple, list)) else (fake,)
+        if len(real_t) != len(fake_t):
+            raise AssertionError(f"opcheck({o._qualname}): the fake function returns "
+                                 f"{len(fake_t)} outputs, the kernel {len(real_t)}")
+        for k, (r, f) in enumerate(zip(real_t, fake_t)):
+            if isinstance(r, _TensorBase):
+                if not isinstance(f, _TensorBase) or tuple(r.shape) != tuple(f.shape) or \
+                        r.dtype != f.dtype:
+                    raise AssertionError(
+                        f"opcheck({o._qualname}): output {k}: the kernel gives "
+                        f"{tuple(r.shape)} {r.dtype}, the fake function "
+                        f"{getattr(f, 'shape', None)} {getattr(f, 'dtype', type(f).__name__)}")
+    if o._backward is not None:
+        def is_float(a):
+            return isinstance(a, _TensorBase) and a.dtype.is_floating_point
+        dargs = tuple(a.detach().double().requires_grad_(True) if is_float(a) else a
+                      for a in args)
+        if any(is_float(a) for a in dargs):
+            if not gradcheck(lambda *a: o._opoverload(*a, **kwargs), dargs, atol=atol,
+                             rtol=rtol, raise_exception=False):
+                raise AssertionError(f"opcheck({o._qualname}): the registered backward "
+                                     "disagrees with finite differences")
+    return True
+
+
+# ---------------------------------------------------------------------------
+# the low-level API: Library.define / impl (schema strings)
+# ---------------------------------------------------------------------------
+
+_SCHEMA = re.compile(r"^\s*(?:([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)?)\s*)?\((.*)\)\s*->\s*(.+?)\s*$")
+_ARG = re.compile(r"^([A-Za-z_][\w]*(?:\([a-z0-9]*!?\))?(?:\[\d*\])?\??)\s+([A-Za-z_]\w*)"
+                  r"(?:\s*=\s*(.+))?$")
+_LITERALS = {"True": True, "False": False, "None": None}
+
+
+def _split_args(text):
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _parse_default(text, where):
+    import ast
+    text = text.strip()
+    if text in _LITERALS:
+        return _LITERALS[text]
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{where}: cannot read the default value {text!r}") from None
+
+
+def _parse_schema(schema):
+    """(name or None, inspect.Signature, mutated argument names) of a schema string."""
+    if not isinstance(schema, str):
+        raise TypeError(f"schema must be a string, not {type(schema).__name__}")
+    m = _SCHEMA.match(schema)
+    if m is None:
+        raise ValueError(f"cannot parse the schema {schema!r}: expected "
+                         "'name(Tensor x, float a=1.0) -> Tensor'")
+    params, mutated, kw_only = [], [], False
+    for arg in _split_args(m.group(2)):
+        if arg == "*":
+            kw_only = True
+            continue
+        am = _ARG.match(arg)
+        if am is None:
+            raise ValueError(f"cannot parse the argument {arg!r} of the schema {schema!r}")
+        typ, name, default = am.groups()
+        if "!" in typ:
+            mutated.append(name)
+        kind = inspect.Parameter.KEYWORD_ONLY if kw_only else \
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+        d = inspect.Parameter.empty if default is None else _parse_default(default, schema)
+        params.append(inspect.Parameter(name, kind, default=d))
+    try:
+        sig = inspect.Signature(params)
+    except ValueError as e:
+        raise ValueError(f"schema {schema!r}: {e}") from None
+    return m.group(1), sig, tuple(mutated)
+
+
+_DEVICE_OF_KEY = {"cpu": "cpu", "cuda": "cuda", "compositeimplicitautograd": None,
+                  "compositeexplicitautograd": None, "": None, "default": None}
+
+
+class Library:
+    """A namespace of ops defined by schema strings (``torch.library.Library``).
+
+    ``kind`` is ``"DEF"`` or ``"FRAGMENT"`` (ops may be defined) or ``"IMPL"``
+    (kernels may be added to existing ops).  ``define(schema)`` adds an op
+    without a kernel; ``impl(name, fn, dispatch_key)`` gives it one for a
+    device (``"CPU"``, ``"CUDA"``) or for every device
+    (``"CompositeImplicitAutograd"``/``"CompositeExplicitAutograd"``/``""``);
+    the ``"Meta"`` key registers the shape function.  Ops made this way are
+    custom ops like those of :func:`custom_op` (``ptcore.ops.<ns>.<name>``,
+    :func:`register_autograd` ...).
+    """
+
+    def __init__(self, ns, kind, dispatch_key=""):
+        if kind not in ("DEF", "IMPL", "FRAGMENT"):
+            raise ValueError(f"Unsupported kind: {kind}")
+        if not isinstance(ns, str) or not ns.isidentifier():
+            raise ValueError(f"Library: the namespace must be an identifier, got {ns!r}")
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self._defined = []
+
+    def __repr__(self):
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
+
+    def define(self, schema, alias_analysis="", *, tags=()):
+        """Define the op of ``schema`` (``"name(Tensor x, float a=1.0) -> Tensor"``); return its name."""
+        if self.kind == "IMPL":
+            raise RuntimeError(f"Library(ns={self.ns!r}, kind='IMPL') cannot define ops; use "
+                               "kind 'DEF' or 'FRAGMENT'")
+        name, sig, mutated = _parse_schema(schema)
+        if name is None or "::" in name:
+            raise ValueError(f"Library.define: the schema must start with the op's name "
+                             f"(without namespace), got {schema!r}")
+        op = CustomOpDef(self.ns, name, schema[schema.index("("):].strip(), None, mutated, (),
+                         sig=sig)
+        _REGISTRY[op._qualname] = op
+        setattr(ops._namespace(self.ns), name, op._opoverload)
+        self._defined.append(op._qualname)
+        return name
+
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=True):
+        """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``."""
+        if with_keyset:
+            raise NotImplementedError("Library.impl: with_keyset is not supported by ptcore")
+        if not callable(fn):
+            raise TypeError(f"Library.impl: fn must be callable, got {type(fn).__name__}")
+        qual = op_name if isinstance(op_name, str) and "::" in op_name else \
+            f"{self.ns}::{getattr(op_name, '_name', op_name)}"
+        op = _op(qual)
+        _register_for_key(op, dispatch_key or self.dispatch_key, fn)
+
+    def _destroy(self):
+        """Remove the ops this library defined."""
+        for qual in self._defined:
+            op = _REGISTRY.pop(qual, None)
+            if op is not None:
+                _table.OPS.pop(("ops." + op._namespace, op._name), None)
+                ops._namespace(op._namespace).__dict__.pop(op._name, None)
+        self._defined = []
+
+
+def _register_for_key(op, key, fn):
+    k = str(key).lower()
+    if k == "meta":
+        op.register_fake(fn)
+        return
+    if k not in _DEVICE_OF_KEY:
+        raise NotImplementedError(f"{op._qualname}: dispatch key {key!r} is not supported "
+                                  "(use 'CPU', 'CUDA', 'Meta' or 'CompositeImplicitAutograd'; "
+                                  "autograd formulas go through register_autograd)")
+    op.register_kernel(_DEVICE_OF_KEY[k], fn)
+
+
+def define(qualname, schema, *, lib=None, tags=()):
+    """Define the op ``"ns::name"`` with ``schema`` (``"(Tensor x) -> Tensor"``), without a kernel.
+
+    Examples
+    --------
+    >>> ptcore.library.define("mylib::twice", "(Tensor x) -> Tensor")
+    >>> @ptcore.library.impl("mylib::twice", "cpu")
+    ... def _(x):
+    ...     return x * 2
+    >>> ptcore.ops.mylib.twice(ptcore.ones(2))
+    tensor([2., 2.])
+    """
+    m = _NAME.match(qualname) if isinstance(qualname, str) else None
+    if m is None:
+        raise ValueError(f"define: expected a name of the form 'namespace::opname', got "
+                         f"{qualname!r}")
+    (lib or Library(m.group(1), "FRAGMENT")).define(m.group(2) + schema.strip())
+
+
+def impl(qualname, types, func=None, *, lib=None):
+    """Register ``func`` as the kernel of op ``qualname`` for device ``types``
+    (``"cpu"``, ``"cuda"``, a sequence of them, or a dispatch key); a decorator without ``func``."""
+    op = _op(qualname)
+    keys = (types,) if isinstance(types, str) else tuple(types)
+
+    def register(f):
+        for k in keys:
+            _register_for_key(op, k, f)
+        return f
+    return register if func is None else register(func)
+
+
+class _OpNamespace:
+    """``ptcore.ops.<namespace>``: the custom ops of one namespace."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"<ptcore.ops.{self._name}>"
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"'ptcore.ops.{self._name}' has no op '{name}' (custom ops are "
+                             "registered with ptcore.library.custom_op)")
+
+
+class _Ops:
+    """``ptcore.ops``: one namespace object per custom-op namespace (``torch.ops``)."""
+
+    def __init__(self):
+        self._namespaces = {}
+
+    def _namespace(self, name):
+        ns = self._namespaces.get(name)
+        if ns is None:
+            ns = self._namespaces[name] = _OpNamespace(name)
+        return ns
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._namespace(name)
+
+    def __repr__(self):
+        return "<ptcore.ops>"
+
+
+ops = _Ops()
