@@ -1,16 +1,68 @@
 """Recurrent layers' computation (used by ``nn.RNN/LSTM/GRU`` and their cells).
 
-Composed of ordinary ptcore ops so autograd differentiates it.  For each layer
-and direction the input projection of *all* time steps is one matrix product;
-only the hidden-state product is done per step.  Inputs are handled in the
-packed, time-major layout (``data`` of shape ``(sum(batch_sizes), F)``); a
-padded ``(T, B, F)`` input is the special case ``batch_sizes = [B] * T``.
+For each layer and direction the input projection of *all* time steps is one
+matrix product; only the hidden-state product is done per step.  Inputs are
+handled in the packed, time-major layout (``data`` of shape
+``(sum(batch_sizes), F)``); a padded ``(T, B, F)`` input is the special case
+``batch_sizes = [B] * T``.
+
+Two implementations of the recurrence:
+
+* fused (the usual case: CPU, float32/float64, every sequence of the batch
+  as long, no LSTM projection, no interception layer of the dispatch point
+  on): the whole time loop of a layer and direction is one kernel of
+  ``ptcore._ops._rnn`` (one GEMM per step, the gate math in one loop) and one
+  autograd node (:class:`_LSTMSeq`, :class:`_GRUSeq`, :class:`_RNNSeq`)
+  whose backward runs the reverse loop in the same module;
+* composite: ordinary ptcore ops per step (everything else: packed batches
+  of varying length, projections, other devices and dtypes, and whatever
+  must see every op: tracing, autocast, ``__torch_function__``, modes).
+  The fused nodes also use it for a differentiable backward
+  (``create_graph=True``).
 """
 import builtins
 
 import ptcore
+from ptcore import _registry
+from ptcore._dispatch import dispatcher as _dispatcher
+from ptcore.autograd.function import Function
 
 __all__ = []   # nothing public: torch.nn.functional has no RNN functions
+
+
+def _load_cpu_kernels():
+    from ptcore._ops import linalg as _linalg_ops
+    _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
+    from ptcore._ops import _rnn
+    return _rnn
+
+
+_registry.register("rnn_kernels", "cpu")(_load_cpu_kernels)
+_K = []
+
+
+def _kernels():
+    if not _K:
+        _K.append(_registry.kernel("rnn_kernels", "cpu")())
+    return _K[0]
+
+
+_FUSED_DTYPES = (ptcore.float32, ptcore.float64)
+_CPU = ptcore.device("cpu")
+
+
+def _fusable(*tensors):
+    """The fused kernels apply: no interception layer is on and every tensor
+    (None allowed) is a CPU float32/float64 tensor of the first one's dtype."""
+    if _dispatcher.on[0]:
+        return False
+    dt = tensors[0].dtype
+    if dt not in _FUSED_DTYPES:
+        return False
+    for t in tensors:
+        if t is not None and (t.dtype != dt or t.device != _CPU):
+            return False
+    return True
 
 
 def _dropout(input, p, training):
@@ -69,12 +121,176 @@ def _gru_cell_step(gi, h, w_hh_t, b_hh):
 def _cell_forward(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     """One step of a cell on batched 2-D input; returns h (and c for LSTM)."""
     gi = _proj(input, w_ih, b_ih)
+    if input.size(0) > 0 and _fusable(gi, hx, cx, w_hh, b_hh):
+        _, h, c = _fused_seq(mode, gi.reshape(1, gi.size(0), gi.size(1)), hx, cx, w_hh, b_hh,
+                             False)
+        return (h, c) if mode == "LSTM" else h
     w_hh_t = w_hh.t()
     if mode == "LSTM":
         return _lstm_cell_step(gi, hx, cx, w_hh_t, b_hh, None)
     if mode == "GRU":
         return _gru_cell_step(gi, hx, w_hh_t, b_hh)
     return _rnn_cell_step(gi, hx, w_hh_t, b_hh, "tanh" if mode == "RNN_TANH" else "relu")
+
+
+# ---------------------------------------------------------------------------
+# fused recurrence: one autograd node per layer and direction
+# ---------------------------------------------------------------------------
+
+def _c(t):
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _composite_seq(mode, gi, h0, c0, w_hh, b_hh, reverse):
+    """The composite recurrence on ``gi (T, B, G)``: ``(out, h_n[, c_n])`` as the fused nodes."""
+    T, B = gi.size(0), gi.size(1)
+    offsets = [t * B for t in range(T)]
+    gi2 = gi.reshape(T * B, gi.size(2))
+    if b_hh is not None and mode != "GRU":
+        gi2 = gi2 + b_hh
+        b_hh = None
+    outs, h, c = _run_direction(mode, gi2, [B] * T, offsets, h0, c0, w_hh, b_hh, None, reverse)
+    out = ptcore.stack(outs, 0)
+    return (out, h, c) if mode == "LSTM" else (out, h)
+
+
+def _differentiable_backward(ctx, mode, grads):
+    """Backward that autograd can differentiate again (``create_graph=True``):
+    the composite recurrence re-run on the saved inputs and differentiated."""
+    gi, h0, c0, w_hh, b_hh = ctx.rnn_inputs
+    with ptcore.enable_grad():
+        outs = _composite_seq(mode, gi, h0, c0, w_hh, b_hh, ctx.reverse)
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    wanted = [(k, t) for k, t in enumerate((gi, h0, c0, w_hh, b_hh))
+              if t is not None and t.requires_grad]
+    res = ptcore.autograd.grad([o for o, _ in pairs], [t for _, t in wanted],
+                               [g for _, g in pairs], create_graph=True, allow_unused=True)
+    full = [None] * 5
+    for (k, t), r in zip(wanted, res):
+        full[k] = r if r is not None else ptcore.zeros_like(t)
+    return full
+
+
+class _RNNSeq(Function):
+    """Elman recurrence (tanh or relu) of one layer and direction:
+    ``(gi, h0, w_hh, b_hh) -> (out (T, B, H), h_n)``."""
+
+    @staticmethod
+    def forward(ctx, gi, h0, w_hh, b_hh, reverse, relu):
+        T, B, H = gi.shape
+        out = ptcore.empty((T, B, H), dtype=gi.dtype)
+        w = _c(w_hh)
+        _kernels().rnn_forward(_c(gi), _c(h0), w, None if b_hh is None else _c(b_hh), out,
+                               reverse, relu)
+        ctx.save_for_backward(h0, w_hh, out)
+        ctx.rnn_inputs = (gi, h0, None, w_hh, b_hh)
+        ctx.reverse = reverse
+        ctx.relu = relu
+        return out, out[0 if reverse else T - 1].clone()
+
+    @staticmethod
+    def backward(ctx, dout, dh_n):
+        if ptcore.is_grad_enabled():
+            gi, h0, _, w, b = _differentiable_backward(
+                ctx, "RNN_RELU" if ctx.relu else "RNN_TANH", (dout, dh_n))
+            return gi, h0, w, b, None, None
+        h0, w_hh, out = ctx.saved_tensors
+        T, B, H = out.shape
+        dh = dh_n.contiguous().clone()
+        dG = ptcore.empty((T, B, H), dtype=out.dtype)
+        dW = ptcore.empty((H, H), dtype=out.dtype)
+        db = None if ctx.rnn_inputs[4] is None else ptcore.empty(H, dtype=out.dtype)
+        _kernels().rnn_backward(_c(h0), out, _c(w_hh), _c(dout), dh, dG, dW, db, ctx.reverse,
+                                ctx.relu)
+        return dG, dh, dW, db, None, None
+
+
+class _LSTMSeq(Function):
+    """LSTM recurrence of one layer and direction:
+    ``(gi, h0, c0, w_hh, b_hh) -> (out (T, B, H), h_n, c_n)``."""
+
+    @staticmethod
+    def forward(ctx, gi, h0, c0, w_hh, b_hh, reverse):
+        T, B, G = gi.shape
+        H = G // 4
+        gates = ptcore.empty((T, B, G), dtype=gi.dtype)
+        out = ptcore.empty((T, B, H), dtype=gi.dtype)
+        cs = ptcore.empty((T, B, H), dtype=gi.dtype)
+        _kernels().lstm_forward(_c(gi), _c(h0), _c(c0), _c(w_hh),
+                                None if b_hh is None else _c(b_hh), gates, out, cs, reverse)
+        ctx.save_for_backward(h0, c0, w_hh, out)
+        ctx.rnn_inputs = (gi, h0, c0, w_hh, b_hh)
+        ctx.rnn_gates = gates
+        ctx.rnn_cs = cs
+        ctx.reverse = reverse
+        last = 0 if reverse else T - 1
+        return out, out[last].clone(), cs[last].clone()
+
+    @staticmethod
+    def backward(ctx, dout, dh_n, dc_n):
+        if ptcore.is_grad_enabled():
+            gi, h0, c0, w, b = _differentiable_backward(ctx, "LSTM", (dout, dh_n, dc_n))
+            return gi, h0, c0, w, b, None
+        h0, c0, w_hh, out = ctx.saved_tensors
+        T, B, H = out.shape
+        dt = out.dtype
+        dh = dh_n.contiguous().clone()
+        dc = dc_n.contiguous().clone()
+        dG = ptcore.empty((T, B, 4 * H), dtype=dt)
+        dW = ptcore.empty((4 * H, H), dtype=dt)
+        db = None if ctx.rnn_inputs[4] is None else ptcore.empty(4 * H, dtype=dt)
+        tmp = ptcore.empty(H, dtype=dt)
+        _kernels().lstm_backward(ctx.rnn_gates, ctx.rnn_cs, _c(c0), _c(h0), out, _c(w_hh), _c(dout),
+                                 dh, dc, dG, dW, db, tmp, ctx.reverse)
+        return dG, dh, dc, dW, db, None
+
+
+class _GRUSeq(Function):
+    """GRU recurrence of one layer and direction:
+    ``(gi, h0, w_hh, b_hh) -> (out (T, B, H), h_n)``."""
+
+    @staticmethod
+    def forward(ctx, gi, h0, w_hh, b_hh, reverse):
+        T, B, G = gi.shape
+        H = G // 3
+        saved = ptcore.empty((T, B, 4 * H), dtype=gi.dtype)
+        out = ptcore.empty((T, B, H), dtype=gi.dtype)
+        gh = ptcore.empty((B, G), dtype=gi.dtype)
+        _kernels().gru_forward(_c(gi), _c(h0), _c(w_hh), None if b_hh is None else _c(b_hh),
+                               saved, out, gh, reverse)
+        ctx.save_for_backward(h0, w_hh, out)
+        ctx.rnn_inputs = (gi, h0, None, w_hh, b_hh)
+        ctx.rnn_state = saved
+        ctx.reverse = reverse
+        return out, out[0 if reverse else T - 1].clone()
+
+    @staticmethod
+    def backward(ctx, dout, dh_n):
+        if ptcore.is_grad_enabled():
+            gi, h0, _, w, b = _differentiable_backward(ctx, "GRU", (dout, dh_n))
+            return gi, h0, w, b, None
+        h0, w_hh, out = ctx.saved_tensors
+        T, B, H = out.shape
+        dt = out.dtype
+        dh = dh_n.contiguous().clone()
+        dGI = ptcore.empty((T, B, 3 * H), dtype=dt)
+        dGH = ptcore.empty((T, B, 3 * H), dtype=dt)
+        dW = ptcore.empty((3 * H, H), dtype=dt)
+        db = None if ctx.rnn_inputs[4] is None else ptcore.empty(3 * H, dtype=dt)
+        _kernels().gru_backward(ctx.rnn_state, _c(h0), out, _c(w_hh), _c(dout), dh, dGI, dGH, dW,
+                                db, ctx.reverse)
+        return dGI, dh, dW, db, None
+
+
+def _fused_seq(mode, gi, h0, c0, w_hh, b_hh, reverse):
+    """``(out (T, B, H), h_n, c_n or None)`` of the fused recurrence on ``gi (T, B, G)``."""
+    if mode == "LSTM":
+        return _LSTMSeq.apply(gi, h0, c0, w_hh, b_hh, reverse)
+    if mode == "GRU":
+        out, h = _GRUSeq.apply(gi, h0, w_hh, b_hh, reverse)
+    else:
+        out, h = _RNNSeq.apply(gi, h0, w_hh, b_hh, reverse, mode == "RNN_RELU")
+    return out, h, None
 
 
 # ---------------------------------------------------------------------------
@@ -142,6 +358,8 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
         acc += bs
     layer_input = data
     h_n, c_n = [], []
+    T, B = len(batch_sizes), batch_sizes[0]
+    fused = proj_size == 0 and B > 0 and builtins.all(bs == B for bs in batch_sizes)
     for layer in range(num_layers):
         dir_outputs = []
         for d in range(num_dirs):
@@ -155,6 +373,16 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
                 b_ih = b_hh = None
                 rest = p[2:]
             w_hr = rest[0] if proj_size > 0 else None
+            if fused and _fusable(layer_input, w_ih, w_hh, b_ih, b_hh, hx, cx):
+                gi = _proj(layer_input, w_ih, b_ih)
+                out, h_last, c_last = _fused_seq(
+                    mode, gi.reshape(T, B, gi.size(1)), hx[idx],
+                    None if cx is None else cx[idx], w_hh, b_hh, d == 1)
+                dir_outputs.append(out.reshape(T * B, out.size(2)))
+                h_n.append(h_last)
+                if cx is not None:
+                    c_n.append(c_last)
+                continue
             if mode in ("LSTM", "RNN_TANH", "RNN_RELU") and b_hh is not None:
                 # fold the recurrent bias into the precomputed input projection
                 gi_all = _proj(layer_input, w_ih, b_ih + b_hh)
