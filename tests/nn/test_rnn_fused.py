@@ -90,7 +90,7 @@ def test_fused_path_is_one_node_per_layer():
             continue
         names.add(type(n).__name__)
         stack.extend(f for f, _ in n.next_functions)
-    assert "_LSTMSeqBackward" in names
+    assert "_RecurrentLayerBackward" in names
     assert not any("Sigmoid" in n for n in names)
 
 

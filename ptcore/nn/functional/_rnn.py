@@ -11,8 +11,8 @@ Two implementations of the recurrence:
 * fused (the usual case: CPU, float32/float64, every sequence of the batch
   as long, no LSTM projection, no interception layer of the dispatch point
   on): the whole time loop of a layer and direction is one kernel of
-  ``ptcore._ops._rnn`` (one GEMM per step, the gate math in one loop) and one
-  autograd node (:class:`_LSTMSeq`, :class:`_GRUSeq`, :class:`_RNNSeq`)
+  ``ptcore._ops._rnn`` (one GEMM per step, the gate math in one loop) and,
+  with the input projection, one autograd node (:class:`_RecurrentLayer`)
   whose backward runs the reverse loop in the same module;
 * composite: ordinary ptcore ops per step (everything else: packed batches
   of varying length, projections, other devices and dtypes, and whatever
@@ -120,11 +120,10 @@ def _gru_cell_step(gi, h, w_hh_t, b_hh):
 
 def _cell_forward(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     """One step of a cell on batched 2-D input; returns h (and c for LSTM)."""
-    gi = _proj(input, w_ih, b_ih)
-    if input.size(0) > 0 and _fusable(gi, hx, cx, w_hh, b_hh):
-        _, h, c = _fused_seq(mode, gi.reshape(1, gi.size(0), gi.size(1)), hx, cx, w_hh, b_hh,
-                             False)
+    if input.size(0) > 0 and _fusable(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
+        _, h, c = _fused_layer(mode, input, 1, w_ih, b_ih, hx, cx, w_hh, b_hh, False)
         return (h, c) if mode == "LSTM" else h
+    gi = _proj(input, w_ih, b_ih)
     w_hh_t = w_hh.t()
     if mode == "LSTM":
         return _lstm_cell_step(gi, hx, cx, w_hh_t, b_hh, None)
@@ -154,143 +153,120 @@ def _composite_seq(mode, gi, h0, c0, w_hh, b_hh, reverse):
     return (out, h, c) if mode == "LSTM" else (out, h)
 
 
-def _differentiable_backward(ctx, mode, grads):
+# argument positions of the fused nodes: (x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse)
+_N_TENSORS = 7
+
+
+def _differentiable_backward(ctx, grads):
     """Backward that autograd can differentiate again (``create_graph=True``):
     the composite recurrence re-run on the saved inputs and differentiated."""
-    gi, h0, c0, w_hh, b_hh = ctx.rnn_inputs
+    ins = ctx.rnn_inputs
+    x, w_ih, b_ih, h0, c0, w_hh, b_hh = ins
     with ptcore.enable_grad():
-        outs = _composite_seq(mode, gi, h0, c0, w_hh, b_hh, ctx.reverse)
+        gi = _proj(x, w_ih, b_ih)
+        gi = gi.reshape(ctx.rnn_T, gi.size(0) // ctx.rnn_T, gi.size(1))
+        outs = _composite_seq(ctx.rnn_mode, gi, h0, c0, w_hh, b_hh, ctx.reverse)
     pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
-    wanted = [(k, t) for k, t in enumerate((gi, h0, c0, w_hh, b_hh))
-              if t is not None and t.requires_grad]
+    wanted = [(k, t) for k, t in enumerate(ins) if t is not None and t.requires_grad]
     res = ptcore.autograd.grad([o for o, _ in pairs], [t for _, t in wanted],
                                [g for _, g in pairs], create_graph=True, allow_unused=True)
-    full = [None] * 5
+    full = [None] * (_N_TENSORS + 3)
     for (k, t), r in zip(wanted, res):
         full[k] = r if r is not None else ptcore.zeros_like(t)
-    return full
+    return tuple(full)
 
 
-class _RNNSeq(Function):
-    """Elman recurrence (tanh or relu) of one layer and direction:
-    ``(gi, h0, w_hh, b_hh) -> (out (T, B, H), h_n)``."""
+class _RecurrentLayer(Function):
+    """One layer and direction of RNN (tanh/relu), LSTM or GRU as one node:
+    ``(x (T*B, F), w_ih, b_ih, h0, c0, w_hh, b_hh) -> (out (T, B, H), h_n[, c_n])``.
+
+    The forward computes the input projection of all steps (one GEMM), then
+    runs the recurrence kernel of ``ptcore._ops._rnn``; the backward runs the
+    reverse kernel, then ``dx = dG W_ih``, ``dW_ih = dG^T x`` and
+    ``db_ih = sum(dG)`` (``dG`` the gradient of the projection)."""
 
     @staticmethod
-    def forward(ctx, gi, h0, w_hh, b_hh, reverse, relu):
-        T, B, H = gi.shape
-        out = ptcore.empty((T, B, H), dtype=gi.dtype)
+    def forward(ctx, x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse):
+        K = _kernels()
+        gi = _proj(x, w_ih, b_ih)
+        G = gi.size(1)
+        B = gi.size(0) // T
+        gi = gi.reshape(T, B, G)
+        dt = gi.dtype
         w = _c(w_hh)
-        _kernels().rnn_forward(_c(gi), _c(h0), w, None if b_hh is None else _c(b_hh), out,
-                               reverse, relu)
-        ctx.save_for_backward(h0, w_hh, out)
-        ctx.rnn_inputs = (gi, h0, None, w_hh, b_hh)
-        ctx.reverse = reverse
-        ctx.relu = relu
-        return out, out[0 if reverse else T - 1].clone()
-
-    @staticmethod
-    def backward(ctx, dout, dh_n):
-        if ptcore.is_grad_enabled():
-            gi, h0, _, w, b = _differentiable_backward(
-                ctx, "RNN_RELU" if ctx.relu else "RNN_TANH", (dout, dh_n))
-            return gi, h0, w, b, None, None
-        h0, w_hh, out = ctx.saved_tensors
-        T, B, H = out.shape
-        dh = dh_n.contiguous().clone()
-        dG = ptcore.empty((T, B, H), dtype=out.dtype)
-        dW = ptcore.empty((H, H), dtype=out.dtype)
-        db = None if ctx.rnn_inputs[4] is None else ptcore.empty(H, dtype=out.dtype)
-        _kernels().rnn_backward(_c(h0), out, _c(w_hh), _c(dout), dh, dG, dW, db, ctx.reverse,
-                                ctx.relu)
-        return dG, dh, dW, db, None, None
-
-
-class _LSTMSeq(Function):
-    """LSTM recurrence of one layer and direction:
-    ``(gi, h0, c0, w_hh, b_hh) -> (out (T, B, H), h_n, c_n)``."""
-
-    @staticmethod
-    def forward(ctx, gi, h0, c0, w_hh, b_hh, reverse):
-        T, B, G = gi.shape
-        H = G // 4
-        gates = ptcore.empty((T, B, G), dtype=gi.dtype)
-        out = ptcore.empty((T, B, H), dtype=gi.dtype)
-        cs = ptcore.empty((T, B, H), dtype=gi.dtype)
-        _kernels().lstm_forward(_c(gi), _c(h0), _c(c0), _c(w_hh),
-                                None if b_hh is None else _c(b_hh), gates, out, cs, reverse)
-        ctx.save_for_backward(h0, c0, w_hh, out)
-        ctx.rnn_inputs = (gi, h0, c0, w_hh, b_hh)
-        ctx.rnn_gates = gates
-        ctx.rnn_cs = cs
-        ctx.reverse = reverse
+        bh = None if b_hh is None else _c(b_hh)
+        h0c = _c(h0)
         last = 0 if reverse else T - 1
-        return out, out[last].clone(), cs[last].clone()
-
-    @staticmethod
-    def backward(ctx, dout, dh_n, dc_n):
-        if ptcore.is_grad_enabled():
-            gi, h0, c0, w, b = _differentiable_backward(ctx, "LSTM", (dout, dh_n, dc_n))
-            return gi, h0, c0, w, b, None
-        h0, c0, w_hh, out = ctx.saved_tensors
-        T, B, H = out.shape
-        dt = out.dtype
-        dh = dh_n.contiguous().clone()
-        dc = dc_n.contiguous().clone()
-        dG = ptcore.empty((T, B, 4 * H), dtype=dt)
-        dW = ptcore.empty((4 * H, H), dtype=dt)
-        db = None if ctx.rnn_inputs[4] is None else ptcore.empty(4 * H, dtype=dt)
-        tmp = ptcore.empty(H, dtype=dt)
-        _kernels().lstm_backward(ctx.rnn_gates, ctx.rnn_cs, _c(c0), _c(h0), out, _c(w_hh), _c(dout),
-                                 dh, dc, dG, dW, db, tmp, ctx.reverse)
-        return dG, dh, dc, dW, db, None
-
-
-class _GRUSeq(Function):
-    """GRU recurrence of one layer and direction:
-    ``(gi, h0, w_hh, b_hh) -> (out (T, B, H), h_n)``."""
-
-    @staticmethod
-    def forward(ctx, gi, h0, w_hh, b_hh, reverse):
-        T, B, G = gi.shape
-        H = G // 3
-        saved = ptcore.empty((T, B, 4 * H), dtype=gi.dtype)
-        out = ptcore.empty((T, B, H), dtype=gi.dtype)
-        gh = ptcore.empty((B, G), dtype=gi.dtype)
-        _kernels().gru_forward(_c(gi), _c(h0), _c(w_hh), None if b_hh is None else _c(b_hh),
-                               saved, out, gh, reverse)
-        ctx.save_for_backward(h0, w_hh, out)
-        ctx.rnn_inputs = (gi, h0, None, w_hh, b_hh)
-        ctx.rnn_state = saved
+        if mode == "LSTM":
+            H = G // 4
+            gates = ptcore.empty((T, B, G), dtype=dt)
+            out = ptcore.empty((T, B, H), dtype=dt)
+            cs = ptcore.empty((T, B, H), dtype=dt)
+            K.lstm_forward(gi, h0c, _c(c0), w, bh, gates, out, cs, reverse)
+            ctx.rnn_state = (gates, cs)
+            res = (out, out[last].clone(), cs[last].clone())
+        elif mode == "GRU":
+            H = G // 3
+            state = ptcore.empty((T, B, 4 * H), dtype=dt)
+            out = ptcore.empty((T, B, H), dtype=dt)
+            K.gru_forward(gi, h0c, w, bh, state, out, ptcore.empty((B, G), dtype=dt), reverse)
+            ctx.rnn_state = (state,)
+            res = (out, out[last].clone())
+        else:
+            out = ptcore.empty((T, B, G), dtype=dt)
+            K.rnn_forward(gi, h0c, w, bh, out, reverse, mode == "RNN_RELU")
+            ctx.rnn_state = ()
+            res = (out, out[last].clone())
+        ctx.save_for_backward(h0, c0, w_hh, out)
+        ctx.rnn_inputs = (x, w_ih, b_ih, h0, c0, w_hh, b_hh)
+        ctx.rnn_mode = mode
+        ctx.rnn_T = T
         ctx.reverse = reverse
-        return out, out[0 if reverse else T - 1].clone()
+        return res
 
     @staticmethod
-    def backward(ctx, dout, dh_n):
+    def backward(ctx, dout, dh_n, dc_n=None):
+        mode = ctx.rnn_mode
         if ptcore.is_grad_enabled():
-            gi, h0, _, w, b = _differentiable_backward(ctx, "GRU", (dout, dh_n))
-            return gi, h0, w, b, None
-        h0, w_hh, out = ctx.saved_tensors
+            return _differentiable_backward(ctx, (dout, dh_n, dc_n)[:3 if mode == "LSTM" else 2])
+        K = _kernels()
+        h0, c0, w_hh, out = ctx.saved_tensors
+        x, w_ih, b_ih, _, _, _, b_hh = ctx.rnn_inputs
+        needs = ctx.needs_input_grad
         T, B, H = out.shape
         dt = out.dtype
+        G = w_hh.size(0)
         dh = dh_n.contiguous().clone()
-        dGI = ptcore.empty((T, B, 3 * H), dtype=dt)
-        dGH = ptcore.empty((T, B, 3 * H), dtype=dt)
-        dW = ptcore.empty((3 * H, H), dtype=dt)
-        db = None if ctx.rnn_inputs[4] is None else ptcore.empty(3 * H, dtype=dt)
-        _kernels().gru_backward(ctx.rnn_state, _c(h0), out, _c(w_hh), _c(dout), dh, dGI, dGH, dW,
-                                db, ctx.reverse)
-        return dGI, dh, dW, db, None
+        dc = None
+        dW = ptcore.empty((G, H), dtype=dt)
+        db = None if b_hh is None else ptcore.empty(G, dtype=dt)
+        w, h0c, do = _c(w_hh), _c(h0), _c(dout)
+        if mode == "LSTM":
+            gates, cs = ctx.rnn_state
+            dc = dc_n.contiguous().clone()
+            dG = ptcore.empty((T, B, G), dtype=dt)
+            K.lstm_backward(gates, cs, _c(c0), h0c, out, w, do, dh, dc, dG, dW, db,
+                            ptcore.empty(H, dtype=dt), ctx.reverse)
+        elif mode == "GRU":
+            (state,) = ctx.rnn_state
+            dG = ptcore.empty((T, B, G), dtype=dt)
+            K.gru_backward(state, h0c, out, w, do, dh, dG, ptcore.empty((T, B, G), dtype=dt), dW,
+                           db, ctx.reverse)
+        else:
+            dG = ptcore.empty((T, B, G), dtype=dt)
+            K.rnn_backward(h0c, out, w, do, dh, dG, dW, db, ctx.reverse, mode == "RNN_RELU")
+        dG2 = dG.reshape(T * B, G)
+        dx = ptcore.mm(dG2, w_ih) if needs[0] else None
+        dw_ih = ptcore.mm(dG2.t(), x) if needs[1] else None
+        db_ih = dG2.sum(0) if (b_ih is not None and needs[2]) else None
+        return (dx, dw_ih, db_ih, dh if needs[3] else None, dc if needs[4] else None,
+                dW if needs[5] else None, db if needs[6] else None, None, None, None)
 
 
-def _fused_seq(mode, gi, h0, c0, w_hh, b_hh, reverse):
-    """``(out (T, B, H), h_n, c_n or None)`` of the fused recurrence on ``gi (T, B, G)``."""
-    if mode == "LSTM":
-        return _LSTMSeq.apply(gi, h0, c0, w_hh, b_hh, reverse)
-    if mode == "GRU":
-        out, h = _GRUSeq.apply(gi, h0, w_hh, b_hh, reverse)
-    else:
-        out, h = _RNNSeq.apply(gi, h0, w_hh, b_hh, reverse, mode == "RNN_RELU")
-    return out, h, None
+def _fused_layer(mode, x, T, w_ih, b_ih, h0, c0, w_hh, b_hh, reverse):
+    """``(out (T, B, H), h_n, c_n or None)`` of one fused layer and direction on ``x (T*B, F)``."""
+    res = _RecurrentLayer.apply(x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse)
+    return res if mode == "LSTM" else (res[0], res[1], None)
 
 
 # ---------------------------------------------------------------------------
@@ -374,10 +350,9 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
                 rest = p[2:]
             w_hr = rest[0] if proj_size > 0 else None
             if fused and _fusable(layer_input, w_ih, w_hh, b_ih, b_hh, hx, cx):
-                gi = _proj(layer_input, w_ih, b_ih)
-                out, h_last, c_last = _fused_seq(
-                    mode, gi.reshape(T, B, gi.size(1)), hx[idx],
-                    None if cx is None else cx[idx], w_hh, b_hh, d == 1)
+                out, h_last, c_last = _fused_layer(
+                    mode, layer_input, T, w_ih, b_ih, hx[idx], None if cx is None else cx[idx],
+                    w_hh, b_hh, d == 1)
                 dir_outputs.append(out.reshape(T * B, out.size(2)))
                 h_n.append(h_last)
                 if cx is not None:
