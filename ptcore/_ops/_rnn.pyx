@@ -183,6 +183,7 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
     cdef Py_ssize_t s, t, b, j, tp, G = 4 * H, BH = B * H
     cdef const flt* hp
     cdef const flt* cp
+    cdef const flt* gir
     cdef flt* g
     cdef flt* row
     cdef flt* cr
@@ -193,11 +194,16 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
         hp = h0 if s == 0 else out + tp * BH
         cp = c0 if s == 0 else cs + tp * BH
         g = gates + t * B * G
-        memcpy(g, gi + t * B * G, B * G * sizeof(flt))
-        _add_rows(g, bhh, B, G)
-        _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>1, g, G)
+        _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
         for b in range(B):
             row = g + b * G
+            gir = gi + t * B * G + b * G
+            if bhh != NULL:
+                for j in range(G):
+                    row[j] = gir[j] + bhh[j] + row[j]
+            else:
+                for j in range(G):
+                    row[j] = gir[j] + row[j]
             _sigmoid(row, row, 2 * H)
             _tanh(row + 2 * H, row + 2 * H, H)
             _sigmoid(row + 3 * H, row + 3 * H, H)
