@@ -14,6 +14,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
 from ptcore.autograd.graph import SavedTensor, _hooks_on
 from ptcore.autograd.grad_mode import _ever as _inference_ever
+from ptcore._dispatch.dispatcher import on as _dispatch_on
 
 FORMULAS = {}
 
@@ -2210,8 +2211,20 @@ activation("mish", "MishBackward0", _mish_grad)
 activation("softplus", "SoftplusBackward0", _softplus_grad)
 activation("elu", "EluBackward0", _elu_grad)
 activation("celu", "CeluBackward0", _elu_grad)
-activation("leaky_relu", "LeakyReluBackward0",
-           lambda g, x, y, slope: P.where(x > 0, g, g * slope))
+def _leaky_relu_grad(g, x, y, slope):
+    # one pass (ptcore._ops._activation) where nothing must see the ops (no
+    # create_graph, no dispatch layer); the composite formula otherwise
+    if (not P.is_grad_enabled() and not _dispatch_on[0] and isinstance(slope, (int, float))
+            and x.dtype in (P.float32, P.float64) and g.dtype == x.dtype
+            and x.device.type == "cpu" and g.device.type == "cpu"
+            and tuple(g.shape) == tuple(x.shape)):
+        from ptcore._ops import _activation as _act_kernels
+        return _act_kernels.leaky_relu_backward(g.contiguous(), x.contiguous(),
+                                             P.empty(tuple(x.shape), dtype=x.dtype), slope)
+    return P.where(x > 0, g, g * slope)
+
+
+activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)
 activation("rrelu_eval", "RreluWithNoiseBackward0",
            lambda g, x, y, slope: P.where(x > 0, g, g * slope))
 activation("hardsigmoid", "HardsigmoidBackward0",

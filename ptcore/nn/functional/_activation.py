@@ -198,7 +198,20 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     if inplace:
         return _inplace(input, lambda x: leaky_relu(x, slope, False, _formula),
                         "leaky_relu" if slope < 0 else None)
-    return _fused(_formula, input, lambda: _ew._leaky_relu(input, slope), slope)
+    return _fused(_formula, input, lambda: _leaky_relu_values(input, slope), slope)
+
+
+_LEAKY_DTYPES = (ptcore.float32, ptcore.float64)
+
+
+def _leaky_relu_values(input, slope):
+    # contiguous CPU float32/float64: the branch-free kernel of
+    # ptcore._ops._activation; everything else the generic elementwise one
+    if input.dtype in _LEAKY_DTYPES and input.device.type == "cpu" and input.is_contiguous():
+        from ptcore._ops import _activation as K
+        return K.leaky_relu_forward(input, ptcore.empty(tuple(input.shape), dtype=input.dtype),
+                                    slope)
+    return _ew._leaky_relu(input, slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):

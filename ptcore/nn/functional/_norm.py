@@ -2,14 +2,19 @@
 ``batch_norm``, ``instance_norm``, ``layer_norm``, ``group_norm``,
 ``rms_norm``, ``normalize``, ``local_response_norm``.
 
-Normalisation by batch statistics goes through one autograd Function with
-an explicit backward (:class:`_Standardize`); the affine part is ordinary
-ops.  Evaluation-mode batch norm is one ``x * scale + shift``.  Running
+Training-mode batch norm on CPU float32/float64 is one autograd Function
+(:class:`_BatchNormTrain`) over the per-channel kernels of
+``ptcore._ops._norm`` (statistics, normalisation and affine in one kernel
+call, the backward in another).  Other normalisation by batch statistics
+goes through :class:`_Standardize` (explicit backward) and ordinary ops for
+the affine part.  Evaluation-mode batch norm is one ``x * scale + shift``.  Running
 statistics are updated in place without recording gradients.
 """
 import builtins
 
 import ptcore as _pt
+from ptcore import _registry
+from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore.autograd.function import Function
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
@@ -92,6 +97,78 @@ class _Standardize(Function):
         return gx * rstd, None, None
 
 
+def _load_cpu_kernels():
+    from ptcore._ops import _norm
+    return _norm
+
+
+_registry.register("batch_norm_kernels", "cpu")(_load_cpu_kernels)
+_BN_DTYPES = (_pt.float32, _pt.float64)
+_CPU = _pt.device("cpu")
+
+
+class _BatchNormTrain(Function):
+    """Training-mode batch norm ``(x, weight, bias) -> (y, mean, var)`` in one
+    kernel per direction (``ptcore._ops._norm``; ``mean``/``var``, the batch
+    statistics, are not differentiable).  A backward that must itself be
+    differentiable (``create_graph=True``) re-runs the composite formula."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        K = _registry.kernel("batch_norm_kernels", "cpu")()
+        N, C = x.shape[0], x.shape[1]
+        L = x.numel() // (N * C)
+        xc = x.contiguous()
+        y = _pt.empty(tuple(x.shape), dtype=x.dtype)
+        mean = _pt.empty(C, dtype=x.dtype)
+        invstd = _pt.empty(C, dtype=x.dtype)
+        var = _pt.empty(C, dtype=x.dtype)
+        K.batch_norm_forward(xc, N, C, L, None if weight is None else weight.contiguous(),
+                             None if bias is None else bias.contiguous(), y, mean, invstd, var,
+                             eps)
+        ctx.save_for_backward(x, weight, bias)
+        ctx.bn = (mean, invstd, eps, N, C, L)
+        ctx.mark_non_differentiable(mean, var)
+        ctx.set_materialize_grads(False)
+        return y, mean, var
+
+    @staticmethod
+    def backward(ctx, gy, gmean, gvar):
+        if gy is None:
+            return None, None, None, None
+        x, weight, bias = ctx.saved_tensors
+        mean, invstd, eps, N, C, L = ctx.bn
+        needs = ctx.needs_input_grad
+        if _pt.is_grad_enabled():
+            dims = (0,) + tuple(range(2, x.dim()))
+            shape = [1, C] + [1] * (x.dim() - 2)
+            with _pt.enable_grad():
+                y = _affine(_Standardize.apply(x, dims, eps)[0], weight, bias, shape)
+            wanted = [t for t in (x, weight, bias) if t is not None and t.requires_grad]
+            res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
+            return tuple(next(res) if (t is not None and t.requires_grad) else None
+                         for t in (x, weight, bias)) + (None,)
+        K = _registry.kernel("batch_norm_kernels", "cpu")()
+        gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
+        gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
+        gb = _pt.empty(C, dtype=x.dtype) if needs[2] else None
+        K.batch_norm_backward(gy.contiguous(), x.contiguous(), N, C, L,
+                              None if weight is None else weight.contiguous(), mean, invstd,
+                              gx, gw, gb)
+        return gx, gw, gb, None
+
+
+def _bn_fusable(input, weight, bias):
+    if _dispatcher.on[0] or input.dtype not in _BN_DTYPES or input.device != _CPU:
+        return False
+    if input.dim() < 2 or input.numel() == 0:
+        return False
+    for t in (weight, bias):
+        if t is not None and (t.dtype != input.dtype or t.device != _CPU):
+            return False
+    return True
+
+
 def _standardize(x, dims, eps):
     """``(y, mean, var)``: ``x`` normalised over ``dims`` (see :class:`_Standardize`)."""
     if isinstance(dims, builtins.int):
@@ -147,14 +224,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_param_dtype(input, weight, bias, running_mean, running_var)
     shape = [1, C] + [1] * (nd - 2)
     if training:
-        dims = (0,) + tuple(range(2, nd))
-        y, mean, var = _standardize(input, dims, eps)
+        if _bn_fusable(input, weight, bias):
+            y, mean, var = _BatchNormTrain.apply(input, weight, bias, eps)
+        else:
+            dims = (0,) + tuple(range(2, nd))
+            y, mean, var = _standardize(input, dims, eps)
+            y = _affine(y, weight, bias, shape)
         if running_mean is not None:
             _update_running(running_mean, mean.reshape(C), momentum)
         if running_var is not None:
             n = input.numel() // builtins.max(C, 1)
             _update_running(running_var, var.reshape(C) * (n / (n - 1)), momentum)
-        return _affine(y, weight, bias, shape)
+        return y
     if running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
     if running_var is None:

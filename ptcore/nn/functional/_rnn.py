@@ -1,16 +1,68 @@
 """Recurrent layers' computation (used by ``nn.RNN/LSTM/GRU`` and their cells).
 
-Composed of ordinary ptcore ops so autograd differentiates it.  For each layer
-and direction the input projection of *all* time steps is one matrix product;
-only the hidden-state product is done per step.  Inputs are handled in the
-packed, time-major layout (``data`` of shape ``(sum(batch_sizes), F)``); a
-padded ``(T, B, F)`` input is the special case ``batch_sizes = [B] * T``.
+For each layer and direction the input projection of *all* time steps is one
+matrix product; only the hidden-state product is done per step.  Inputs are
+handled in the packed, time-major layout (``data`` of shape
+``(sum(batch_sizes), F)``); a padded ``(T, B, F)`` input is the special case
+``batch_sizes = [B] * T``.
+
+Two implementations of the recurrence:
+
+* fused (the usual case: CPU, float32/float64, every sequence of the batch
+  as long, no LSTM projection, no interception layer of the dispatch point
+  on): the whole time loop of a layer and direction is one kernel of
+  ``ptcore._ops._rnn`` (one GEMM per step, the gate math in one loop) and,
+  with the input projection, one autograd node (:class:`_RecurrentLayer`)
+  whose backward runs the reverse loop in the same module;
+* composite: ordinary ptcore ops per step (everything else: packed batches
+  of varying length, projections, other devices and dtypes, and whatever
+  must see every op: tracing, autocast, ``__torch_function__``, modes).
+  The fused nodes also use it for a differentiable backward
+  (``create_graph=True``).
 """
 import builtins
 
 import ptcore
+from ptcore import _registry
+from ptcore._dispatch import dispatcher as _dispatcher
+from ptcore.autograd.function import Function
 
 __all__ = []   # nothing public: torch.nn.functional has no RNN functions
+
+
+def _load_cpu_kernels():
+    from ptcore._ops import linalg as _linalg_ops
+    _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
+    from ptcore._ops import _rnn
+    return _rnn
+
+
+_registry.register("rnn_kernels", "cpu")(_load_cpu_kernels)
+_K = []
+
+
+def _kernels():
+    if not _K:
+        _K.append(_registry.kernel("rnn_kernels", "cpu")())
+    return _K[0]
+
+
+_FUSED_DTYPES = (ptcore.float32, ptcore.float64)
+_CPU = ptcore.device("cpu")
+
+
+def _fusable(*tensors):
+    """The fused kernels apply: no interception layer is on and every tensor
+    (None allowed) is a CPU float32/float64 tensor of the first one's dtype."""
+    if _dispatcher.on[0]:
+        return False
+    dt = tensors[0].dtype
+    if dt not in _FUSED_DTYPES:
+        return False
+    for t in tensors:
+        if t is not None and (t.dtype != dt or t.device != _CPU):
+            return False
+    return True
 
 
 def _dropout(input, p, training):
@@ -68,6 +120,9 @@ def _gru_cell_step(gi, h, w_hh_t, b_hh):
 
 def _cell_forward(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     """One step of a cell on batched 2-D input; returns h (and c for LSTM)."""
+    if input.size(0) > 0 and _fusable(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
+        _, h, c = _fused_layer(mode, input, 1, w_ih, b_ih, hx, cx, w_hh, b_hh, False)
+        return (h, c) if mode == "LSTM" else h
     gi = _proj(input, w_ih, b_ih)
     w_hh_t = w_hh.t()
     if mode == "LSTM":
@@ -75,6 +130,143 @@ def _cell_forward(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     if mode == "GRU":
         return _gru_cell_step(gi, hx, w_hh_t, b_hh)
     return _rnn_cell_step(gi, hx, w_hh_t, b_hh, "tanh" if mode == "RNN_TANH" else "relu")
+
+
+# ---------------------------------------------------------------------------
+# fused recurrence: one autograd node per layer and direction
+# ---------------------------------------------------------------------------
+
+def _c(t):
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _composite_seq(mode, gi, h0, c0, w_hh, b_hh, reverse):
+    """The composite recurrence on ``gi (T, B, G)``: ``(out, h_n[, c_n])`` as the fused nodes."""
+    T, B = gi.size(0), gi.size(1)
+    offsets = [t * B for t in range(T)]
+    gi2 = gi.reshape(T * B, gi.size(2))
+    if b_hh is not None and mode != "GRU":
+        gi2 = gi2 + b_hh
+        b_hh = None
+    outs, h, c = _run_direction(mode, gi2, [B] * T, offsets, h0, c0, w_hh, b_hh, None, reverse)
+    out = ptcore.stack(outs, 0)
+    return (out, h, c) if mode == "LSTM" else (out, h)
+
+
+# argument positions of the fused nodes: (x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse)
+_N_TENSORS = 7
+
+
+def _differentiable_backward(ctx, grads):
+    """Backward that autograd can differentiate again (``create_graph=True``):
+    the composite recurrence re-run on the saved inputs and differentiated."""
+    ins = ctx.rnn_inputs
+    x, w_ih, b_ih, h0, c0, w_hh, b_hh = ins
+    with ptcore.enable_grad():
+        gi = _proj(x, w_ih, b_ih)
+        gi = gi.reshape(ctx.rnn_T, gi.size(0) // ctx.rnn_T, gi.size(1))
+        outs = _composite_seq(ctx.rnn_mode, gi, h0, c0, w_hh, b_hh, ctx.reverse)
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    wanted = [(k, t) for k, t in enumerate(ins) if t is not None and t.requires_grad]
+    res = ptcore.autograd.grad([o for o, _ in pairs], [t for _, t in wanted],
+                               [g for _, g in pairs], create_graph=True, allow_unused=True)
+    full = [None] * (_N_TENSORS + 3)
+    for (k, t), r in zip(wanted, res):
+        full[k] = r if r is not None else ptcore.zeros_like(t)
+    return tuple(full)
+
+
+class _RecurrentLayer(Function):
+    """One layer and direction of RNN (tanh/relu), LSTM or GRU as one node:
+    ``(x (T*B, F), w_ih, b_ih, h0, c0, w_hh, b_hh) -> (out (T, B, H), h_n[, c_n])``.
+
+    The forward computes the input projection of all steps (one GEMM), then
+    runs the recurrence kernel of ``ptcore._ops._rnn``; the backward runs the
+    reverse kernel, then ``dx = dG W_ih``, ``dW_ih = dG^T x`` and
+    ``db_ih = sum(dG)`` (``dG`` the gradient of the projection)."""
+
+    @staticmethod
+    def forward(ctx, x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse):
+        K = _kernels()
+        gi = _proj(x, w_ih, b_ih)
+        G = gi.size(1)
+        B = gi.size(0) // T
+        gi = gi.reshape(T, B, G)
+        dt = gi.dtype
+        w = _c(w_hh)
+        bh = None if b_hh is None else _c(b_hh)
+        h0c = _c(h0)
+        last = 0 if reverse else T - 1
+        if mode == "LSTM":
+            H = G // 4
+            gates = ptcore.empty((T, B, G), dtype=dt)
+            out = ptcore.empty((T, B, H), dtype=dt)
+            cs = ptcore.empty((T, B, H), dtype=dt)
+            K.lstm_forward(gi, h0c, _c(c0), w, bh, gates, out, cs, reverse)
+            ctx.rnn_state = (gates, cs)
+            res = (out, out[last].clone(), cs[last].clone())
+        elif mode == "GRU":
+            H = G // 3
+            state = ptcore.empty((T, B, 4 * H), dtype=dt)
+            out = ptcore.empty((T, B, H), dtype=dt)
+            K.gru_forward(gi, h0c, w, bh, state, out, ptcore.empty((B, G), dtype=dt), reverse)
+            ctx.rnn_state = (state,)
+            res = (out, out[last].clone())
+        else:
+            out = ptcore.empty((T, B, G), dtype=dt)
+            K.rnn_forward(gi, h0c, w, bh, out, reverse, mode == "RNN_RELU")
+            ctx.rnn_state = ()
+            res = (out, out[last].clone())
+        ctx.save_for_backward(h0, c0, w_hh, out)
+        ctx.rnn_inputs = (x, w_ih, b_ih, h0, c0, w_hh, b_hh)
+        ctx.rnn_mode = mode
+        ctx.rnn_T = T
+        ctx.reverse = reverse
+        return res
+
+    @staticmethod
+    def backward(ctx, dout, dh_n, dc_n=None):
+        mode = ctx.rnn_mode
+        if ptcore.is_grad_enabled():
+            return _differentiable_backward(ctx, (dout, dh_n, dc_n)[:3 if mode == "LSTM" else 2])
+        K = _kernels()
+        h0, c0, w_hh, out = ctx.saved_tensors
+        x, w_ih, b_ih, _, _, _, b_hh = ctx.rnn_inputs
+        needs = ctx.needs_input_grad
+        T, B, H = out.shape
+        dt = out.dtype
+        G = w_hh.size(0)
+        dh = dh_n.contiguous().clone()
+        dc = None
+        dW = ptcore.empty((G, H), dtype=dt)
+        db = None if b_hh is None else ptcore.empty(G, dtype=dt)
+        w, h0c, do = _c(w_hh), _c(h0), _c(dout)
+        if mode == "LSTM":
+            gates, cs = ctx.rnn_state
+            dc = dc_n.contiguous().clone()
+            dG = ptcore.empty((T, B, G), dtype=dt)
+            K.lstm_backward(gates, cs, _c(c0), h0c, out, w, do, dh, dc, dG, dW, db,
+                            ptcore.empty(H, dtype=dt), ctx.reverse)
+        elif mode == "GRU":
+            (state,) = ctx.rnn_state
+            dG = ptcore.empty((T, B, G), dtype=dt)
+            K.gru_backward(state, h0c, out, w, do, dh, dG, ptcore.empty((T, B, G), dtype=dt), dW,
+                           db, ctx.reverse)
+        else:
+            dG = ptcore.empty((T, B, G), dtype=dt)
+            K.rnn_backward(h0c, out, w, do, dh, dG, dW, db, ctx.reverse, mode == "RNN_RELU")
+        dG2 = dG.reshape(T * B, G)
+        dx = ptcore.mm(dG2, w_ih) if needs[0] else None
+        dw_ih = ptcore.mm(dG2.t(), x) if needs[1] else None
+        db_ih = dG2.sum(0) if (b_ih is not None and needs[2]) else None
+        return (dx, dw_ih, db_ih, dh if needs[3] else None, dc if needs[4] else None,
+                dW if needs[5] else None, db if needs[6] else None, None, None, None)
+
+
+def _fused_layer(mode, x, T, w_ih, b_ih, h0, c0, w_hh, b_hh, reverse):
+    """``(out (T, B, H), h_n, c_n or None)`` of one fused layer and direction on ``x (T*B, F)``."""
+    res = _RecurrentLayer.apply(x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse)
+    return res if mode == "LSTM" else (res[0], res[1], None)
 
 
 # ---------------------------------------------------------------------------
@@ -142,6 +334,8 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
         acc += bs
     layer_input = data
     h_n, c_n = [], []
+    T, B = len(batch_sizes), batch_sizes[0]
+    fused = proj_size == 0 and B > 0 and builtins.all(bs == B for bs in batch_sizes)
     for layer in range(num_layers):
         dir_outputs = []
         for d in range(num_dirs):
@@ -155,6 +349,15 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
                 b_ih = b_hh = None
                 rest = p[2:]
             w_hr = rest[0] if proj_size > 0 else None
+            if fused and _fusable(layer_input, w_ih, w_hh, b_ih, b_hh, hx, cx):
+                out, h_last, c_last = _fused_layer(
+                    mode, layer_input, T, w_ih, b_ih, hx[idx], None if cx is None else cx[idx],
+                    w_hh, b_hh, d == 1)
+                dir_outputs.append(out.reshape(T * B, out.size(2)))
+                h_n.append(h_last)
+                if cx is not None:
+                    c_n.append(c_last)
+                continue
             if mode in ("LSTM", "RNN_TANH", "RNN_RELU") and b_hh is not None:
                 # fold the recurrent bias into the precomputed input projection
                 gi_all = _proj(layer_input, w_ih, b_ih + b_hh)

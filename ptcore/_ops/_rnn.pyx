@@ -1,0 +1,513 @@
+# cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
+"""Recurrent-layer kernels: the whole time loop of one layer and direction of
+an Elman RNN (tanh/relu), LSTM or GRU, forward and backward, on contiguous
+float32/float64 tensors.
+
+The input projection of every time step (``gi = x W_ih^T + b_ih``, shape
+``(T, B, G*H)``) is computed beforehand by one GEMM; each step here adds
+``b_hh`` and one BLAS ``gemm`` for the recurrent product of all gates,
+then one fused loop of the gate math (vectorised sigmoid/tanh for float32,
+the eager kernels' functions).  Gate order as PyTorch: LSTM ``i, f, g, o``,
+GRU ``r, z, n``.  The backward walks the steps in reverse, writes the
+pre-activation gradients of every step (``dG``: the gradient of ``gi``), one
+``gemm`` per step for the hidden-state gradient, then the weight gradient
+``dW_hh = sum_t dG_t^T h_{t-1}`` as two GEMMs over all steps.
+
+``reverse`` runs the sequence from the last step to the first (the backward
+direction of a bidirectional layer).  Outputs ``out[t]`` are the hidden
+states; the step before the first is ``h0``.
+"""
+from libc.string cimport memcpy, memset
+from libc.math cimport exp, tanh
+
+from scipy.linalg.cython_blas cimport sgemm, dgemm
+
+from ptcore._tensor cimport _TensorBase
+from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
+
+cdef extern from "ptc_math.h" nogil:
+    void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
+
+ctypedef int blas_int
+
+cdef enum:
+    CH_N = 78       # 'N'
+    CH_T = 84       # 'T'
+
+ctypedef fused flt:
+    float
+    double
+
+
+cdef inline void _gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, flt alpha,
+                       const flt* a, Py_ssize_t lda, const flt* b, Py_ssize_t ldb, flt beta,
+                       flt* c, Py_ssize_t ldc) noexcept nogil:
+    """Column-major ``C = alpha op(A) op(B) + beta C`` (one BLAS call)."""
+    cdef blas_int m_ = <blas_int>m, n_ = <blas_int>n, k_ = <blas_int>k
+    cdef blas_int lda_ = <blas_int>lda, ldb_ = <blas_int>ldb, ldc_ = <blas_int>ldc
+    cdef Py_ssize_t i
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        # BLAS would scale C by beta; keep C (beta 1) or clear it (beta 0)
+        if beta == 0:
+            for i in range(n):
+                memset(c + i * ldc, 0, m * sizeof(flt))
+        return
+    if flt is float:
+        sgemm(&ta, &tb, &m_, &n_, &k_, &alpha, <float*>a, &lda_, <float*>b, &ldb_, &beta, c, &ldc_)
+    else:
+        dgemm(&ta, &tb, &m_, &n_, &k_, &alpha, <double*>a, &lda_, <double*>b, &ldb_, &beta, c,
+              &ldc_)
+
+
+cdef inline void _sigmoid(flt* o, const flt* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if flt is float:
+        ptc_sigmoid_f32(o, a, n)
+    else:
+        for i in range(n):
+            o[i] = 1.0 / (1.0 + exp(-a[i]))
+
+
+cdef inline void _tanh(flt* o, const flt* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if flt is float:
+        ptc_tanh_f32(o, a, n)
+    else:
+        for i in range(n):
+            o[i] = tanh(a[i])
+
+
+cdef inline Py_ssize_t _step_t(Py_ssize_t s, Py_ssize_t T, bint reverse) noexcept nogil:
+    return T - 1 - s if reverse else s
+
+
+cdef inline Py_ssize_t _prev_t(Py_ssize_t t, bint reverse) noexcept nogil:
+    return t + 1 if reverse else t - 1
+
+
+cdef void _weight_grad(const flt* dG, const flt* h0, const flt* out, flt* dW, Py_ssize_t T,
+                       Py_ssize_t B, Py_ssize_t H, Py_ssize_t G, bint reverse,
+                       flt beta) noexcept nogil:
+    """``dW (G, H) (+)= sum_t dG[t]^T (B, G)^T @ hprev(t) (B, H)``."""
+    # column-major: dW^T (H, G) = hprev^T (H, N) @ dG (N, G)
+    cdef Py_ssize_t first = T - 1 if reverse else 0
+    _gemm(CH_N, CH_T, H, G, B, <flt>1, h0, H, dG + first * B * G, G, beta, dW, H)
+    if T > 1:
+        if reverse:      # steps 0 .. T-2 follow out[1 .. T-1]
+            _gemm(CH_N, CH_T, H, G, (T - 1) * B, <flt>1, out + B * H, H, dG, G, <flt>1, dW, H)
+        else:            # steps 1 .. T-1 follow out[0 .. T-2]
+            _gemm(CH_N, CH_T, H, G, (T - 1) * B, <flt>1, out, H, dG + B * G, G, <flt>1, dW, H)
+
+
+cdef inline void _add_rows(flt* g, const flt* bias, Py_ssize_t B, Py_ssize_t G) noexcept nogil:
+    cdef Py_ssize_t b, j
+    if bias == NULL:
+        return
+    for b in range(B):
+        for j in range(G):
+            g[b * G + j] += bias[j]
+
+
+cdef inline void _col_sums(const flt* dG, flt* db, Py_ssize_t N, Py_ssize_t G) noexcept nogil:
+    cdef Py_ssize_t k, j
+    if db == NULL:
+        return
+    memset(db, 0, G * sizeof(flt))
+    for k in range(N):
+        for j in range(G):
+            db[j] += dG[k * G + j]
+
+
+# ---------------------------------------------------------------------------
+# Elman RNN
+# ---------------------------------------------------------------------------
+
+cdef void _rnn_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, flt* out,
+                   Py_ssize_t T,
+                   Py_ssize_t B, Py_ssize_t H, bint reverse, bint relu) noexcept nogil:
+    cdef Py_ssize_t s, t, i, BH = B * H
+    cdef const flt* hp
+    cdef flt* o
+    cdef flt v
+    for s in range(T):
+        t = _step_t(s, T, reverse)
+        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+        o = out + t * BH
+        memcpy(o, gi + t * BH, BH * sizeof(flt))
+        _add_rows(o, bhh, B, H)
+        _gemm(CH_T, CH_N, H, B, H, <flt>1, w, H, hp, H, <flt>1, o, H)
+        if relu:
+            for i in range(BH):
+                v = o[i]
+                o[i] = 0 if v < 0 else v
+        else:
+            _tanh(o, o, BH)
+
+
+cdef void _rnn_bwd(const flt* h0, const flt* out, const flt* w, const flt* dout, flt* dh,
+                   flt* dG, flt* dW, flt* db, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse,
+                   bint relu) noexcept nogil:
+    cdef Py_ssize_t s, t, i, BH = B * H
+    cdef const flt* o
+    cdef const flt* do
+    cdef flt* dg
+    cdef flt d, y
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        o = out + t * BH
+        do = dout + t * BH
+        dg = dG + t * BH
+        for i in range(BH):
+            d = dh[i] + do[i]
+            y = o[i]
+            if relu:
+                dg[i] = d if y > 0 else 0
+            else:
+                dg[i] = d * (1 - y * y)
+        _gemm(CH_N, CH_N, H, B, H, <flt>1, w, H, dg, H, <flt>0, dh, H)
+    _weight_grad(dG, h0, out, dW, T, B, H, H, reverse, <flt>0)
+    _col_sums(dG, db, T * B, H)
+
+
+# ---------------------------------------------------------------------------
+# LSTM
+# ---------------------------------------------------------------------------
+
+cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, const flt* bhh,
+                    flt* gates,
+                    flt* out, flt* cs, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                    bint reverse) noexcept nogil:
+    cdef Py_ssize_t s, t, b, j, tp, G = 4 * H, BH = B * H
+    cdef const flt* hp
+    cdef const flt* cp
+    cdef const flt* gir
+    cdef flt* g
+    cdef flt* row
+    cdef flt* cr
+    cdef flt* hr
+    for s in range(T):
+        t = _step_t(s, T, reverse)
+        tp = _prev_t(t, reverse)
+        hp = h0 if s == 0 else out + tp * BH
+        cp = c0 if s == 0 else cs + tp * BH
+        g = gates + t * B * G
+        _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
+        for b in range(B):
+            row = g + b * G
+            gir = gi + t * B * G + b * G
+            if bhh != NULL:
+                for j in range(G):
+                    row[j] = gir[j] + bhh[j] + row[j]
+            else:
+                for j in range(G):
+                    row[j] = gir[j] + row[j]
+            _sigmoid(row, row, 2 * H)
+            _tanh(row + 2 * H, row + 2 * H, H)
+            _sigmoid(row + 3 * H, row + 3 * H, H)
+            cr = cs + t * BH + b * H
+            hr = out + t * BH + b * H
+            for j in range(H):
+                cr[j] = row[H + j] * cp[b * H + j] + row[j] * row[2 * H + j]
+            _tanh(hr, cr, H)
+            for j in range(H):
+                hr[j] = row[3 * H + j] * hr[j]
+
+
+cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h0,
+                    const flt* out, const flt* w, const flt* dout, flt* dh, flt* dc, flt* dG,
+                    flt* dW, flt* db, flt* tmp, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                    bint reverse) noexcept nogil:
+    cdef Py_ssize_t s, t, b, j, k, G = 4 * H, BH = B * H
+    cdef const flt* cp
+    cdef const flt* row
+    cdef flt* drow
+    cdef flt dhj, dcj, ig, fg, gg, og, tc
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
+        for b in range(B):
+            row = gates + t * B * G + b * G
+            drow = dG + t * B * G + b * G
+            _tanh(tmp, cs + t * BH + b * H, H)
+            for j in range(H):
+                k = b * H + j
+                ig = row[j]
+                fg = row[H + j]
+                gg = row[2 * H + j]
+                og = row[3 * H + j]
+                tc = tmp[j]
+                dhj = dh[k] + dout[t * BH + k]
+                dcj = dc[k] + dhj * og * (1 - tc * tc)
+                drow[j] = dcj * gg * ig * (1 - ig)
+                drow[H + j] = dcj * cp[k] * fg * (1 - fg)
+                drow[2 * H + j] = dcj * ig * (1 - gg * gg)
+                drow[3 * H + j] = dhj * tc * og * (1 - og)
+                dc[k] = dcj * fg
+        _gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
+    _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
+    _col_sums(dG, db, T * B, G)
+
+
+# ---------------------------------------------------------------------------
+# GRU
+# ---------------------------------------------------------------------------
+
+cdef void _gru_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, flt* saved,
+                   flt* out, flt* gh, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                   bint reverse) noexcept nogil:
+    # saved[t, b] = r, z, n, (W_hn h + b_hn)
+    cdef Py_ssize_t s, t, b, j, G = 3 * H, BH = B * H
+    cdef const flt* hp
+    cdef const flt* gir
+    cdef const flt* ghr
+    cdef flt* sv
+    cdef flt* hr
+    cdef flt n
+    for s in range(T):
+        t = _step_t(s, T, reverse)
+        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+        if bhh != NULL:
+            for b in range(B):
+                memcpy(gh + b * G, bhh, G * sizeof(flt))
+            _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>1, gh, G)
+        else:
+            _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, gh, G)
+        for b in range(B):
+            gir = gi + t * B * G + b * G
+            ghr = gh + b * G
+            sv = saved + t * B * 4 * H + b * 4 * H
+            hr = out + t * BH + b * H
+            for j in range(2 * H):
+                sv[j] = gir[j] + ghr[j]
+            _sigmoid(sv, sv, 2 * H)
+            for j in range(H):
+                sv[3 * H + j] = ghr[2 * H + j]
+                sv[2 * H + j] = gir[2 * H + j] + ghr[2 * H + j] * sv[j]
+            _tanh(sv + 2 * H, sv + 2 * H, H)
+            for j in range(H):
+                n = sv[2 * H + j]
+                hr[j] = (hp[b * H + j] - n) * sv[H + j] + n
+
+
+cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w,
+                   const flt* dout, flt* dh, flt* dGI, flt* dGH, flt* dW, flt* db,
+                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    cdef Py_ssize_t s, t, b, j, k, G = 3 * H, BH = B * H
+    cdef const flt* hp
+    cdef const flt* sv
+    cdef flt* dgi
+    cdef flt* dgh
+    cdef flt dhj, r, z, n, ghn, dpn, dpr, dpz
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+        for b in range(B):
+            sv = saved + t * B * 4 * H + b * 4 * H
+            dgi = dGI + t * B * G + b * G
+            dgh = dGH + t * B * G + b * G
+            for j in range(H):
+                k = b * H + j
+                r = sv[j]
+                z = sv[H + j]
+                n = sv[2 * H + j]
+                ghn = sv[3 * H + j]
+                dhj = dh[k] + dout[t * BH + k]
+                dpn = dhj * (1 - z) * (1 - n * n)
+                dpz = dhj * (hp[k] - n) * z * (1 - z)
+                dpr = dpn * ghn * r * (1 - r)
+                dgi[j] = dpr
+                dgi[H + j] = dpz
+                dgi[2 * H + j] = dpn
+                dgh[j] = dpr
+                dgh[H + j] = dpz
+                dgh[2 * H + j] = dpn * r
+                dh[k] = dhj * z
+        _gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
+    _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
+    _col_sums(dGH, db, T * B, G)
+
+
+# ---------------------------------------------------------------------------
+# Python entry points (shapes were validated by ptcore.nn.functional._rnn;
+# these re-check what a wrong call could turn into an out-of-bounds access)
+# ---------------------------------------------------------------------------
+
+cdef int _num(_TensorBase t) except -1:
+    if t is None or t._ndim != 3:
+        raise ValueError("recurrent kernel: the sequence tensor must be 3-D (T, B, features)")
+    cdef int num = t._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        raise TypeError(f"recurrent kernel: expected float32 or float64, got {t._dtype}")
+    return num
+
+
+cdef char* _arg(_TensorBase t, Py_ssize_t numel, int num, str name) except NULL:
+    if t is None:
+        raise ValueError(f"recurrent kernel: {name} is required")
+    if t._dtype.num != num:
+        raise TypeError(f"recurrent kernel: {name} has dtype {t._dtype}, expected the input's")
+    if t._numel != numel or numel == 0 or not t._is_contig():
+        raise ValueError(f"recurrent kernel: {name} must be contiguous with {numel} (> 0) "
+                         f"elements, got {t._numel}")
+    if t._storage.device.type != "cpu":
+        raise ValueError(f"recurrent kernel: {name} must be on the CPU, got {t._storage.device}")
+    return t._ptr()
+
+
+cdef char* _opt(_TensorBase t, Py_ssize_t numel, int num, str name) except? NULL:
+    return NULL if t is None else _arg(t, numel, num, name)
+
+
+def rnn_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
+                _TensorBase out, bint reverse, bint relu):
+    """``out (T, B, H)``: Elman recurrence over ``gi (T, B, H)`` from ``h0 (B, H)``."""
+    cdef int num = _num(gi)
+    cdef Py_ssize_t T = gi._shape[0], B = gi._shape[1], H = gi._shape[2]
+    cdef char* pgi = _arg(gi, T * B * H, num, "gi")
+    cdef char* ph0 = _arg(h0, B * H, num, "h0")
+    cdef char* pw = _arg(w, H * H, num, "w_hh")
+    cdef char* pb = _opt(bhh, H, num, "b_hh")
+    cdef char* po = _arg(out, T * B * H, num, "out")
+    with nogil:
+        if num == PT_FLOAT32:
+            _rnn_fwd(<float*>pgi, <float*>ph0, <float*>pw, <float*>pb, <float*>po, T, B, H,
+                     reverse, relu)
+        else:
+            _rnn_fwd(<double*>pgi, <double*>ph0, <double*>pw, <double*>pb, <double*>po, T, B, H,
+                     reverse, relu)
+
+
+def rnn_backward(_TensorBase h0, _TensorBase out, _TensorBase w, _TensorBase dout,
+                 _TensorBase dh, _TensorBase dG, _TensorBase dW, _TensorBase db, bint reverse,
+                 bint relu):
+    """``dG (T, B, H)`` (gradient of gi), ``dh`` (in: grad of h_n, out: of h0), ``dW``,
+    ``db`` (or None)."""
+    cdef int num = _num(out)
+    cdef Py_ssize_t T = out._shape[0], B = out._shape[1], H = out._shape[2]
+    cdef char* ph0 = _arg(h0, B * H, num, "h0")
+    cdef char* po = _arg(out, T * B * H, num, "out")
+    cdef char* pw = _arg(w, H * H, num, "w_hh")
+    cdef char* pdo = _arg(dout, T * B * H, num, "dout")
+    cdef char* pdh = _arg(dh, B * H, num, "dh")
+    cdef char* pdg = _arg(dG, T * B * H, num, "dG")
+    cdef char* pdw = _arg(dW, H * H, num, "dW")
+    cdef char* pdb = _opt(db, H, num, "db")
+    with nogil:
+        if num == PT_FLOAT32:
+            _rnn_bwd(<float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh, <float*>pdg,
+                     <float*>pdw, <float*>pdb, T, B, H, reverse, relu)
+        else:
+            _rnn_bwd(<double*>ph0, <double*>po, <double*>pw, <double*>pdo, <double*>pdh,
+                     <double*>pdg, <double*>pdw, <double*>pdb, T, B, H, reverse, relu)
+
+
+def lstm_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
+                 _TensorBase bhh, _TensorBase gates, _TensorBase out, _TensorBase cs, bint reverse):
+    """``gates (T, B, 4H)`` (activated i, f, g, o), ``out`` (h) and ``cs`` (c), each
+    ``(T, B, H)``, from ``gi (T, B, 4H)``, ``h0``, ``c0`` ``(B, H)``, ``w (4H, H)``."""
+    cdef int num = _num(gi)
+    cdef Py_ssize_t T = gi._shape[0], B = gi._shape[1], H = gi._shape[2] // 4
+    if gi._shape[2] != 4 * H:
+        raise ValueError("lstm kernel: the gate dimension must be 4 * hidden_size")
+    cdef char* pgi = _arg(gi, T * B * 4 * H, num, "gi")
+    cdef char* ph0 = _arg(h0, B * H, num, "h0")
+    cdef char* pc0 = _arg(c0, B * H, num, "c0")
+    cdef char* pw = _arg(w, 4 * H * H, num, "w_hh")
+    cdef char* pb = _opt(bhh, 4 * H, num, "b_hh")
+    cdef char* pg = _arg(gates, T * B * 4 * H, num, "gates")
+    cdef char* po = _arg(out, T * B * H, num, "out")
+    cdef char* pc = _arg(cs, T * B * H, num, "cs")
+    with nogil:
+        if num == PT_FLOAT32:
+            _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, <float*>pg,
+                      <float*>po, <float*>pc, T, B, H, reverse)
+        else:
+            _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb,
+                      <double*>pg, <double*>po, <double*>pc, T, B, H, reverse)
+
+
+def lstm_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase h0,
+                  _TensorBase out, _TensorBase w, _TensorBase dout, _TensorBase dh,
+                  _TensorBase dc, _TensorBase dG, _TensorBase dW, _TensorBase db,
+                  _TensorBase tmp, bint reverse):
+    """``dG (T, B, 4H)``, ``dW (4H, H)``; ``dh``/``dc`` in: grads of h_n/c_n, out: of h0/c0."""
+    cdef int num = _num(out)
+    cdef Py_ssize_t T = out._shape[0], B = out._shape[1], H = out._shape[2]
+    cdef char* pg = _arg(gates, T * B * 4 * H, num, "gates")
+    cdef char* pc = _arg(cs, T * B * H, num, "cs")
+    cdef char* pc0 = _arg(c0, B * H, num, "c0")
+    cdef char* ph0 = _arg(h0, B * H, num, "h0")
+    cdef char* po = _arg(out, T * B * H, num, "out")
+    cdef char* pw = _arg(w, 4 * H * H, num, "w_hh")
+    cdef char* pdo = _arg(dout, T * B * H, num, "dout")
+    cdef char* pdh = _arg(dh, B * H, num, "dh")
+    cdef char* pdc = _arg(dc, B * H, num, "dc")
+    cdef char* pdg = _arg(dG, T * B * 4 * H, num, "dG")
+    cdef char* pdw = _arg(dW, 4 * H * H, num, "dW")
+    cdef char* pdb = _opt(db, 4 * H, num, "db")
+    cdef char* pt = _arg(tmp, H, num, "tmp")
+    with nogil:
+        if num == PT_FLOAT32:
+            _lstm_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
+                      <float*>pdo, <float*>pdh, <float*>pdc, <float*>pdg, <float*>pdw,
+                      <float*>pdb, <float*>pt, T, B, H, reverse)
+        else:
+            _lstm_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
+                      <double*>pw, <double*>pdo, <double*>pdh, <double*>pdc, <double*>pdg,
+                      <double*>pdw, <double*>pdb, <double*>pt, T, B, H, reverse)
+
+
+def gru_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
+                _TensorBase saved, _TensorBase out, _TensorBase gh, bint reverse):
+    """``out (T, B, H)`` and ``saved (T, B, 4H)`` (r, z, n, W_hn h + b_hn) from
+    ``gi (T, B, 3H)`` (with b_ih), ``h0 (B, H)``, ``w (3H, H)``, ``bhh (3H)`` or None;
+    ``gh (B, 3H)`` is scratch."""
+    cdef int num = _num(gi)
+    cdef Py_ssize_t T = gi._shape[0], B = gi._shape[1], H = gi._shape[2] // 3
+    if gi._shape[2] != 3 * H:
+        raise ValueError("gru kernel: the gate dimension must be 3 * hidden_size")
+    cdef char* pgi = _arg(gi, T * B * 3 * H, num, "gi")
+    cdef char* ph0 = _arg(h0, B * H, num, "h0")
+    cdef char* pw = _arg(w, 3 * H * H, num, "w_hh")
+    cdef char* pb = _opt(bhh, 3 * H, num, "b_hh")
+    cdef char* ps = _arg(saved, T * B * 4 * H, num, "saved")
+    cdef char* po = _arg(out, T * B * H, num, "out")
+    cdef char* pgh = _arg(gh, B * 3 * H, num, "gh")
+    with nogil:
+        if num == PT_FLOAT32:
+            _gru_fwd(<float*>pgi, <float*>ph0, <float*>pw, <float*>pb, <float*>ps, <float*>po,
+                     <float*>pgh, T, B, H, reverse)
+        else:
+            _gru_fwd(<double*>pgi, <double*>ph0, <double*>pw, <double*>pb, <double*>ps,
+                     <double*>po, <double*>pgh, T, B, H, reverse)
+
+
+def gru_backward(_TensorBase saved, _TensorBase h0, _TensorBase out, _TensorBase w,
+                 _TensorBase dout, _TensorBase dh, _TensorBase dGI, _TensorBase dGH,
+                 _TensorBase dW, _TensorBase db, bint reverse):
+    """``dGI``/``dGH (T, B, 3H)`` (gradients of gi and of the recurrent
+    pre-activations), ``dW (3H, H)``, ``db (3H)`` or None; ``dh`` in: grad of
+    h_n, out: of h0."""
+    cdef int num = _num(out)
+    cdef Py_ssize_t T = out._shape[0], B = out._shape[1], H = out._shape[2]
+    cdef char* ps = _arg(saved, T * B * 4 * H, num, "saved")
+    cdef char* ph0 = _arg(h0, B * H, num, "h0")
+    cdef char* po = _arg(out, T * B * H, num, "out")
+    cdef char* pw = _arg(w, 3 * H * H, num, "w_hh")
+    cdef char* pdo = _arg(dout, T * B * H, num, "dout")
+    cdef char* pdh = _arg(dh, B * H, num, "dh")
+    cdef char* pdgi = _arg(dGI, T * B * 3 * H, num, "dGI")
+    cdef char* pdgh = _arg(dGH, T * B * 3 * H, num, "dGH")
+    cdef char* pdw = _arg(dW, 3 * H * H, num, "dW")
+    cdef char* pdb = _opt(db, 3 * H, num, "db")
+    with nogil:
+        if num == PT_FLOAT32:
+            _gru_bwd(<float*>ps, <float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh,
+                     <float*>pdgi, <float*>pdgh, <float*>pdw, <float*>pdb, T, B, H, reverse)
+        else:
+            _gru_bwd(<double*>ps, <double*>ph0, <double*>po, <double*>pw, <double*>pdo,
+                     <double*>pdh, <double*>pdgi, <double*>pdgh, <double*>pdw, <double*>pdb,
+                     T, B, H, reverse)
