@@ -51,6 +51,12 @@ _programs = {}                     # key -> ctypes.CDLL
 _runtime = None
 _compiler_info = None
 _stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
+_stats_lock = threading.Lock()
+
+
+def _count(what):
+    with _stats_lock:
+        _stats[what] += 1
 
 
 def stats():
@@ -123,7 +129,7 @@ def _build(source, tag):
         os.makedirs(d, exist_ok=True)
     path = os.path.join(d, f"{tag}-{key[:32]}.so")
     if os.path.exists(path):
-        _stats["disk_hits"] += 1
+        _count("disk_hits")
         return path
     with tempfile.TemporaryDirectory(prefix="ptc-emu-") as work:
         src = os.path.join(work, "prog.cpp")
@@ -141,7 +147,7 @@ def _build(source, tag):
                 log = log[:3000] + "\n...\n" + log[-3000:]
             raise RuntimeError(f"compiling a CUDA program for the emulated device failed ({exe} exited with "
                                f"{p.returncode}):\n{log}")
-        _stats["compiles"] += 1
+        _count("compiles")
         fd, tmp = tempfile.mkstemp(prefix=f".{tag}-", suffix=".tmp", dir=d)
         try:
             with os.fdopen(fd, "wb") as f, open(out, "rb") as g:
@@ -205,12 +211,15 @@ def load(source, kernel_names):
     key = hashlib.sha256(text.encode()).hexdigest()
     with _lock:
         lib = _programs.get(key)
-        if lib is None:
-            _get_runtime()
-            lib = ctypes.CDLL(_build(text, "prog"))
-            _programs[key] = lib
-        else:
-            _stats["memory_hits"] += 1
+        if lib is not None:
+            _count("memory_hits")
+    if lib is None:
+        _get_runtime()
+        path = _build(text, "prog")     # outside the lock: programs may compile in parallel
+        with _lock:
+            lib = _programs.get(key)
+            if lib is None:
+                lib = _programs[key] = ctypes.CDLL(path)
     out = {}
     for n in names:
         tramp = ctypes.cast(getattr(lib, f"ptc_host_tramp__{n}"), ctypes.c_void_p).value

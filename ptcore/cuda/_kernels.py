@@ -243,7 +243,8 @@ UNARY = [
     ("erfinv", "f", "same", {"*": "FN(erfinv)(x)"}),
     ("lgamma", "f", "same", {"*": "FN(lgamma)(x)"}),
     ("digamma", "f", "same", {"*": "(T)ptc_digamma((double)x)"}),
-    ("i0", "f", "same", {"*": "FN(cyl_bessel_i0)(x)"}),
+    # i0(+-inf) is NaN in PyTorch (its Cephes evaluation), not the limit +inf of cyl_bessel_i0
+    ("i0", "f", "same", {"*": "(isinf(x) ? x - x : FN(cyl_bessel_i0)(x))"}),
     ("floor", "buif", "same", {"f": "FN(floor)(x)", "*": "x"}),
     ("ceil", "buif", "same", {"f": "FN(ceil)(x)", "*": "x"}),
     ("trunc", "buif", "same", {"f": "FN(trunc)(x)", "*": "x"}),

@@ -107,37 +107,20 @@ __attribute__((visibility("hidden"))) ptc_hthread* ptc_cur;
 
 #define PTC_CLOBBER() __asm__ __volatile__("" ::: "memory")
 
-static __attribute__((noinline)) void __syncthreads() {
+/* a barrier is identified by its source line (call sites are not: the
+   optimiser may duplicate one call into several) */
+static __attribute__((noinline)) int ptc_syncthreads_at(long line, int pred, int which) {
     ptc_hthread* me = ptc_cur;
     PTC_CLOBBER();
-    me->blk->api->barrier(me, __builtin_return_address(0), 0);
+    me->blk->api->barrier(me, (const void*)line, pred);
     ptc_cur = me;
     PTC_CLOBBER();
+    return which == 0 ? 0 : which == 1 ? me->blk->bar_count : which == 2 ? me->blk->bar_and : me->blk->bar_or;
 }
-static __attribute__((noinline)) int __syncthreads_count(int pred) {
-    ptc_hthread* me = ptc_cur;
-    PTC_CLOBBER();
-    me->blk->api->barrier(me, __builtin_return_address(0), pred);
-    ptc_cur = me;
-    PTC_CLOBBER();
-    return me->blk->bar_count;
-}
-static __attribute__((noinline)) int __syncthreads_and(int pred) {
-    ptc_hthread* me = ptc_cur;
-    PTC_CLOBBER();
-    me->blk->api->barrier(me, __builtin_return_address(0), pred);
-    ptc_cur = me;
-    PTC_CLOBBER();
-    return me->blk->bar_and;
-}
-static __attribute__((noinline)) int __syncthreads_or(int pred) {
-    ptc_hthread* me = ptc_cur;
-    PTC_CLOBBER();
-    me->blk->api->barrier(me, __builtin_return_address(0), pred);
-    ptc_cur = me;
-    PTC_CLOBBER();
-    return me->blk->bar_or;
-}
+#define __syncthreads() ((void)ptc_syncthreads_at(__LINE__, 0, 0))
+#define __syncthreads_count(p) ptc_syncthreads_at(__LINE__, (p) != 0, 1)
+#define __syncthreads_and(p) ptc_syncthreads_at(__LINE__, (p) != 0, 2)
+#define __syncthreads_or(p) ptc_syncthreads_at(__LINE__, (p) != 0, 3)
 static __attribute__((noinline)) unsigned long long ptc_warp_call(int op, unsigned int mask, unsigned long long v,
                                                                  int arg, int width) {
     ptc_hthread* me = ptc_cur;

@@ -405,8 +405,8 @@ static int ptc_run_block(ptc_hblock* b, const char* kname) {
             }
             if (b->bar_mixed) {
                 ptc_fail(b, "kernel %s: divergent __syncthreads in block (%u,%u,%u): threads wait at two different "
-                         "__syncthreads calls (%p and %p)", kname, b->bid.x, b->bid.y, b->bid.z, b->bar_site,
-                         b->bar_site2);
+                         "__syncthreads calls (lines %ld and %ld of the program)", kname, b->bid.x, b->bid.y,
+                         b->bid.z, (long)b->bar_site, (long)b->bar_site2);
                 break;
             }
             b->bar_count = b->acc_count;
