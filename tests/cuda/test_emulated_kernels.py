@@ -714,3 +714,233 @@ def test_random_matches_cpu_generator(dev, dt):
                     ctypes.c_double(0.5)])
         assert dev.get(po, (n,), TD[dt]).view(torch.uint8).numpy().tobytes() == \
             ref.view(torch.uint8).numpy().tobytes(), (dt, seed, offset, n)
+
+
+# ---------------------------------------------------------------------------
+# the execution model, with small custom kernels
+# ---------------------------------------------------------------------------
+MODEL_SRC = r'''
+extern "C" __global__ void m_ids(int* out) {
+    /* each thread writes (thread, block) coordinates at its global linear index */
+    long long tpb = (long long)blockDim.x * blockDim.y * blockDim.z;
+    long long b = ((long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    long long t = ((long long)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    int* o = out + (b * tpb + t) * 6;
+    o[0] = threadIdx.x; o[1] = threadIdx.y; o[2] = threadIdx.z;
+    o[3] = blockIdx.x; o[4] = blockIdx.y; o[5] = blockIdx.z;
+}
+extern "C" __global__ void m_reverse(const float* in, float* out) {
+    /* block-wise reversal through shared memory: needs the barrier */
+    __shared__ float sm[1024];
+    int t = threadIdx.x, n = blockDim.x;
+    sm[t] = in[blockIdx.x * n + t];
+    __syncthreads();
+    out[blockIdx.x * n + t] = sm[n - 1 - t];
+}
+extern "C" __global__ void m_shfl(const int* in, int* out, int width) {
+    int t = threadIdx.x, v = in[t];
+    out[5 * t + 0] = __shfl_down_sync(0xffffffffu, v, 3, width);
+    out[5 * t + 1] = __shfl_up_sync(0xffffffffu, v, 5, width);
+    out[5 * t + 2] = __shfl_xor_sync(0xffffffffu, v, 6, width);
+    out[5 * t + 3] = __shfl_sync(0xffffffffu, v, 7, width);
+    out[5 * t + 4] = (int)(__shfl_sync(0xffffffffu, (double)v * 0.5, t + 1, width) * 2.0);
+}
+extern "C" __global__ void m_vote(const int* in, unsigned int* out) {
+    int t = threadIdx.x, p = in[t];
+    out[4 * t + 0] = __ballot_sync(0xffffffffu, p);
+    out[4 * t + 1] = __any_sync(0xffffffffu, p);
+    out[4 * t + 2] = __all_sync(0xffffffffu, p);
+    out[4 * t + 3] = __syncthreads_count(p);
+}
+extern "C" __global__ void m_hist(long long n, const int* in, int* hist, float* fsum) {
+    PTC_FOR(i, n) { atomicAdd(hist + in[i], 1); atomicAdd(fsum, 0.5f); }
+}
+extern "C" __global__ void m_divergent_exit(int* out) {
+    if (threadIdx.x % 3 == 0) return;
+    __syncthreads();
+    out[threadIdx.x] = 1;
+}
+extern "C" __global__ void m_divergent_sites(int* out) {
+    if (threadIdx.x < 16) { out[threadIdx.x] = 1; __syncthreads(); }
+    else { out[threadIdx.x] = 2; __syncthreads(); }
+}
+extern "C" __global__ void m_warp_deadlock(int* out) {
+    if (threadIdx.x == 5) return;
+    out[threadIdx.x] = __shfl_down_sync(0xffffffffu, (int)threadIdx.x, 1);
+}
+extern "C" __global__ void m_loop_barrier(int* out, int rounds) {
+    /* a barrier inside a loop, running totals in shared memory */
+    __shared__ int acc[256];
+    acc[threadIdx.x] = threadIdx.x;
+    for (int r = 0; r < rounds; ++r) {
+        __syncthreads();
+        int left = acc[(threadIdx.x + blockDim.x - 1) % blockDim.x];
+        __syncthreads();
+        acc[threadIdx.x] += left;
+    }
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc[threadIdx.x];
+}
+'''
+MODEL_NAMES = ["m_ids", "m_reverse", "m_shfl", "m_vote", "m_hist", "m_divergent_exit", "m_divergent_sites",
+               "m_warp_deadlock", "m_loop_barrier"]
+
+
+@pytest.fixture(scope="module")
+def model(dev):
+    return dev.d.module_load(0, K.PRELUDE + MODEL_SRC, MODEL_NAMES)
+
+
+@pytest.mark.parametrize("grid,block", [((2, 3, 1), (4, 2, 3)), ((1, 1, 2), (32, 1, 1)), ((3, 1, 1), (8, 8, 2))])
+def test_thread_and_block_indices(dev, model, grid, block):
+    nb, nt = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+    po = dev.empty(nb * nt * 6, torch.int32, fill=-1)
+    dev.launch(model["m_ids"], (grid, block), [ptr(po)])
+    got = dev.get(po, (nb * nt, 6), torch.int32)
+    exp = [(tx, ty, tz, bx, by, bz) for bz in range(grid[2]) for by in range(grid[1]) for bx in range(grid[0])
+           for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
+    assert got.tolist() == [list(e) for e in exp]
+
+
+@pytest.mark.parametrize("bs", [32, 96, 1024])
+def test_shared_memory_and_barrier(dev, model, bs):
+    x = torch.randn(3 * bs)
+    px, po = dev.put(x), dev.empty(3 * bs, torch.float32)
+    dev.launch(model["m_reverse"], ((3, 1, 1), (bs, 1, 1)), [ptr(px), ptr(po)])
+    assert torch.equal(dev.get(po, (3, bs), torch.float32), x.reshape(3, bs).flip(1))
+
+
+def test_barrier_in_a_loop(dev, model):
+    po = dev.empty(2 * 256, torch.int32)
+    rounds = 5
+    dev.launch(model["m_loop_barrier"], ((2, 1, 1), (256, 1, 1)), [ptr(po), ctypes.c_int(rounds)])
+    acc = np.arange(256)
+    for _ in range(rounds):
+        acc = acc + np.roll(acc, 1)
+    got = dev.get(po, (2, 256), torch.int32).numpy()
+    assert (got == acc[None, :].astype(np.int32)).all()
+
+
+@pytest.mark.parametrize("width", [32, 16, 8])
+def test_warp_shuffles(dev, model, width):
+    n = 64
+    vals = np.arange(n, dtype=np.int32) * 7 + 3
+    pi, po = dev.put(torch.from_numpy(vals)), dev.empty(5 * n, torch.int32)
+    dev.launch(model["m_shfl"], ((1, 1, 1), (n, 1, 1)), [ptr(pi), ptr(po), ctypes.c_int(width)])
+    got = dev.get(po, (n, 5), torch.int32).numpy()
+    for t in range(n):
+        seg = (t // width) * width
+        lane = t - seg
+        down = vals[t + 3] if lane + 3 < width else vals[t]
+        up = vals[t - 5] if lane >= 5 else vals[t]
+        xr = vals[seg + ((lane ^ 6) % width)] if (lane ^ 6) < width else vals[t]
+        idx = vals[seg + (7 % width)]
+        nxt = vals[seg + ((lane + 1) % width)]
+        assert got[t].tolist() == [down, up, xr, idx, nxt], (t, width)
+
+
+def test_warp_votes_and_syncthreads_count(dev, model):
+    n = 80            # the last warp is partial (16 lanes)
+    pred = (np.arange(n) % 3 == 0).astype(np.int32)
+    pred[32:64] = 1   # warp 1: all true
+    pi, po = dev.put(torch.from_numpy(pred)), dev.empty(4 * n, torch.int32)
+    dev.launch(model["m_vote"], ((1, 1, 1), (n, 1, 1)), [ptr(pi), ptr(po)])
+    got = dev.get(po, (n, 4), torch.int32).numpy().view(np.uint32)
+    for t in range(n):
+        w = t // 32
+        lanes = pred[32 * w: 32 * w + 32]
+        ballot = sum(1 << i for i, p in enumerate(lanes) if p)
+        assert got[t].tolist() == [ballot, int(lanes.any()), int(lanes.all()), int(pred.sum())], t
+
+
+def test_atomics_across_blocks(dev, model):
+    n = 5000
+    g = torch.Generator().manual_seed(0)
+    vals = torch.randint(0, 17, (n,), generator=g, dtype=torch.int32)
+    pi, ph, pf = dev.put(vals), dev.empty(17, torch.int32), dev.empty(1, torch.float32)
+    dev.launch(model["m_hist"], ((7, 1, 1), (128, 1, 1)), [ll(n), ptr(pi), ptr(ph), ptr(pf)])
+    assert torch.equal(dev.get(ph, (17,), torch.int32), torch.bincount(vals, minlength=17).to(torch.int32))
+    assert float(dev.get(pf, (1,), torch.float32)[0]) == n * 0.5
+
+
+@pytest.mark.parametrize("kernel,match", [
+    ("m_divergent_exit", r"m_divergent_exit.*divergent __syncthreads.*exited"),
+    ("m_divergent_sites", r"m_divergent_sites.*two different __syncthreads"),
+    ("m_warp_deadlock", r"m_warp_deadlock.*__shfl_down_sync.*0x00000020"),
+])
+def test_divergence_is_a_clear_error_and_the_device_stays_usable(dev, model, kernel, match):
+    po = dev.empty(64, torch.int32)
+    with pytest.raises(RuntimeError, match=match):
+        dev.launch(model[kernel], ((2, 1, 1), (64, 1, 1)), [ptr(po)])
+    # the abandoned threads' fibers are reclaimed: the next launches run normally
+    x = torch.randn(2 * 64)
+    px, po2 = dev.put(x), dev.empty(2 * 64, torch.float32)
+    dev.launch(model["m_reverse"], ((2, 1, 1), (64, 1, 1)), [ptr(px), ptr(po2)])
+    assert torch.equal(dev.get(po2, (2, 64), torch.float32), x.reshape(2, 64).flip(1))
+
+
+def test_launch_argument_and_configuration_errors(dev, model):
+    from ptcore.cuda import _host_kernels as H
+    po = dev.empty(8, torch.int32)
+    with pytest.raises(TypeError, match=r"m_reverse takes 2 arguments, got 1"):
+        H.launcher(model["m_reverse"], (1,), (32,), [ptr(po)])
+    with pytest.raises(TypeError, match=r"argument 1 is 4 bytes .*8 bytes"):
+        H.launcher(model["m_reverse"], (1,), (32,), [ptr(po), ctypes.c_int(3)])
+    with pytest.raises(ValueError, match=r"block \(2048, 1, 1\) exceeds"):
+        H.launcher(model["m_reverse"], (1,), (2048,), [ptr(po), ptr(po)])
+    with pytest.raises(ValueError, match=r"grid dimensions must be positive"):
+        H.launcher(model["m_reverse"], (0, 1, 1), (32,), [ptr(po), ptr(po)])
+    with pytest.raises(TypeError, match="kernel handle"):
+        H.launcher("m_reverse", (1,), (32,), [])
+
+
+def test_compile_error_names_the_compiler_output(dev):
+    with pytest.raises(RuntimeError, match=r"(?s)compiling a CUDA program for the emulated device failed.*"
+                                           r"undeclared|not declared"):
+        dev.d.module_load(0, 'extern "C" __global__ void k_bad(int* x) { x[0] = undefined_thing; }', ["k_bad"])
+
+
+def test_missing_compiler_is_a_clear_error(monkeypatch):
+    from ptcore.cuda import _host_kernels as H
+    monkeypatch.setattr(H, "_compiler_info", None)
+    monkeypatch.setenv("CXX", "ptcore-no-such-compiler")
+    with pytest.raises(RuntimeError, match="needs a C.. compiler.*ptcore-no-such-compiler"):
+        H.compiler()
+
+
+def test_disk_cache_is_keyed_and_atomic(tmp_path, monkeypatch):
+    from ptcore.cuda import _host_kernels as H
+    monkeypatch.setenv("PTCORE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(H, "_programs", {})
+    src = 'extern "C" __global__ void k_one(int* x) { x[threadIdx.x] = 7; }\n'
+    before = H.stats()
+    H.load(src, ["k_one"])
+    mid = H.stats()
+    assert mid["compiles"] >= before["compiles"] + 1
+    files = sorted(p.name for p in (tmp_path / "emulated").iterdir())
+    assert any(f.startswith("prog-") and f.endswith(".so") for f in files) and not any(f.endswith(".tmp") for f in files)
+    H.load(src, ["k_one"])                      # memory hit
+    assert H.stats()["memory_hits"] == mid["memory_hits"] + 1
+    monkeypatch.setattr(H, "_programs", {})
+    H.load(src, ["k_one"])                      # disk hit, no compile
+    assert H.stats()["compiles"] == mid["compiles"] and H.stats()["disk_hits"] > mid["disk_hits"]
+    H.load(src + "\n", ["k_one"])               # another source: another entry
+    assert len([p for p in (tmp_path / "emulated").iterdir() if p.name.startswith("prog-")]) == 2
+
+
+def test_grid_stride_elementwise_launch_is_fast(dev):
+    """1e5 elements, 16 blocks x 256 threads: milliseconds (bounded loosely: the machine may be loaded)."""
+    import time
+    names = ["ptc_binary_add_f32_c"]
+    ks = dev.kernels(names)
+    n = 100_000
+    x, y = torch.randn(n), torch.randn(n)
+    px, py, po = dev.put(x), dev.put(y), dev.empty(n, torch.float32)
+    args = [ll(n), ptr(po), ptr(px), ptr(py), params()]
+    dev.launch(ks[names[0]], ((16, 1, 1), (256, 1, 1)), args)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        dev.launch(ks[names[0]], ((16, 1, 1), (256, 1, 1)), args)
+    per = (time.perf_counter() - t0) / 5
+    assert torch.equal(dev.get(po, (n,), torch.float32), x + y)
+    assert per < 2.0, f"{per * 1e3:.1f} ms per launch"
