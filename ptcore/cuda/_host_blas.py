@@ -24,7 +24,7 @@ import ctypes
 
 import numpy as np
 
-__all__ = ["gemm", "R_32F", "R_64F", "R_16F", "R_16BF", "COMPUTE_32F", "COMPUTE_64F"]
+__all__ = ["gemm", "check", "R_32F", "R_64F", "R_16F", "R_16BF", "COMPUTE_32F", "COMPUTE_64F"]
 
 R_32F, R_64F, R_16F, R_16BF = 0, 1, 2, 14
 COMPUTE_32F, COMPUTE_64F = 68, 70
@@ -78,12 +78,9 @@ def _narrow(v, typ):
     return v.astype(_STORAGE[typ])
 
 
-def gemm(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
-         compute_type, batch=1, stride_a=0, stride_b=0, stride_c=0):
-    """``cublasGemmStridedBatchedEx`` on the host; see the module docstring.
-
-    ``transa``/``transb``: 0 (N) or 1 (T) (2, C, is T for real types);
-    ``a``/``b``/``c`` host addresses (ints); ``alpha``/``beta`` numbers."""
+def check(transa, transb, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute_type, batch=1):
+    """Validate a gemm's arguments as cuBLAS does (ValueError naming the bad one);
+    returns the accumulation dtype.  The driver calls it before queueing."""
     for name, v in (("m", m), ("n", n), ("k", k)):
         if int(v) < 0:
             raise ValueError(f"cublasGemmEx: {name} = {v} is negative")
@@ -99,6 +96,19 @@ def gemm(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c
         if ld < max(1, rows):
             raise ValueError(f"cublasGemmEx: {name} = {ld} is smaller than the {rows} rows of its matrix "
                              f"(m={m}, n={n}, k={k}, transa={transa}, transb={transb})")
+    return acc
+
+
+def gemm(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
+         compute_type, batch=1, stride_a=0, stride_b=0, stride_c=0):
+    """``cublasGemmStridedBatchedEx`` on the host; see the module docstring.
+
+    ``transa``/``transb``: 0 (N) or 1 (T) (2, C, is T for real types);
+    ``a``/``b``/``c`` host addresses (ints); ``alpha``/``beta`` numbers."""
+    acc = check(transa, transb, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute_type, batch)
+    ta, tb = transa != 0, transb != 0
+    a_rows, a_cols = (k, m) if ta else (m, k)
+    b_rows, b_cols = (n, k) if tb else (k, n)
     if m == 0 or n == 0:
         return
     cv = _view(c, c_type, batch, m, n, ldc, stride_c)
