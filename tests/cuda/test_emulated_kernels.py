@@ -284,6 +284,37 @@ def test_cast(dev, src):
             assert_same(dev.get(po2, (9, 7), TD[dst]), ref2, dst, f"cast {src}->{dst} broadcast")
 
 
+def test_half_conversions_round_exactly(dev):
+    """float32 <-> float16 / bfloat16 as cvt.rn does (round to nearest even, subnormals, overflow to inf):
+    every 16-bit pattern widened, and 200k float32 patterns of every exponent (subnormals, NaN, inf,
+    values near the overflow threshold and half-way cases) narrowed, compared with torch's conversions."""
+    names = ["ptc_cast_f16_f32_c", "ptc_cast_bf16_f32_c", "ptc_cast_f32_f16_c", "ptc_cast_f32_bf16_c"]
+    ks = dev.kernels(names)
+    bits16 = torch.arange(0, 65536, dtype=torch.int32).to(torch.int16)
+    g = torch.Generator().manual_seed(1)
+    rnd = torch.randint(-2**31, 2**31 - 1, (200_000,), generator=g, dtype=torch.int64).to(torch.int32)
+    half_way = (torch.arange(0, 65536, dtype=torch.int32) << 16) | 0x8000          # bf16 ties
+    f16_ties = (torch.arange(0x33000000 >> 13, 0x47800000 >> 13, dtype=torch.int32) << 13) | 0x1000   # f16 ties
+    f32 = torch.cat([rnd, half_way, f16_ties, torch.tensor([0x477FEFFF, 0x477FF000, 0x7F7FFFFF, 0x33000000,
+                                                              0x33000001, 0x7F800000, 0x7FC00000],
+                                                             dtype=torch.int32)]).view(torch.float32)
+    for src, dst, x in [("f16", "f32", bits16.view(torch.float16)), ("bf16", "f32", bits16.view(torch.bfloat16)),
+                        ("f32", "f16", f32), ("f32", "bf16", f32)]:
+        odt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dst]
+        n = x.numel()
+        px, po = dev.put(x), dev.empty(n, odt)
+        dev.launch(ks[f"ptc_cast_{src}_{dst}_c"], CONFIGS[3], [ll(n), ptr(po), ptr(px), params()])
+        got, ref = dev.get(po, (n,), odt), x.to(odt)
+        nan = torch.isnan(ref)
+        assert torch.equal(torch.isnan(got), nan), (src, dst)
+        gb = got.view(torch.int16 if odt != torch.float32 else torch.int32)
+        rb = ref.view(torch.int16 if odt != torch.float32 else torch.int32)
+        bad = (gb != rb) & ~nan
+        assert not bool(bad.any()), (src, dst, x[bad][:5].tolist(), got[bad][:5].tolist(), ref[bad][:5].tolist())
+        if dst != "f32":
+            assert set(gb[nan].tolist()) <= {0x7FFF}, "NaN narrows to the canonical 0x7fff"
+
+
 # ---------------------------------------------------------------------------
 # binary
 # ---------------------------------------------------------------------------
