@@ -394,7 +394,9 @@ def _cast_expr(src, dst):
     sk, dk = _kind(src), _kind(dst)
     if sk == "f" and dst in ("uint8", "int8", "int16"):
         # through int64 as c10's static_cast_with_inter_type (defined for negatives)
-        return f"({_compute(dst)})(long long)x"
+        return f"({_compute(dst)})ptc_f2i<long long>(x)"
+    if sk == "f" and dk in "ui":
+        return f"ptc_f2i<{_compute(dst)}>(x)"
     return f"({_compute(dst)})x"
 
 

@@ -63,6 +63,16 @@ __device__ __forceinline__ ptc_bfloat16 ptc_f2bf(float f) {
     return b;
 }
 
+/* float -> integer as cvt.rzi does: truncate, saturate to the range, NaN -> 0
+   (a plain C++ cast is undefined there, and the host's differs) */
+template <class I, class F> __device__ __forceinline__ I ptc_f2i(F x) {
+#ifdef PTC_HOST_EMULATION
+    return ptc_host_f2i<I>((double)x);
+#else
+    return (I)x;
+#endif
+}
+
 /* scalar parameters of elementwise / reduction kernels (40 bytes) */
 struct ptc_params { double d0, d1, d2; long long i0, i1; };
 

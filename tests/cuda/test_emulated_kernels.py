@@ -315,6 +315,32 @@ def test_half_conversions_round_exactly(dev):
             assert set(gb[nan].tolist()) <= {0x7FFF}, "NaN narrows to the canonical 0x7fff"
 
 
+def test_float_to_int_casts_saturate_as_the_device():
+    """Out-of-range float -> integer casts follow cvt.rzi (saturate, NaN -> 0; 8/16-bit through int64), as
+    ptcore.cuda._kernels documents, not the host's undefined C++ conversion."""
+    d = Dev()
+    names = ["ptc_cast_f32_i32_c", "ptc_cast_f64_i64_c", "ptc_cast_f32_u8_c", "ptc_cast_f16_i16_c"]
+    ks = d.kernels(names)
+    vals = [math.nan, math.inf, -math.inf, 1e20, -1e20, 3e9, -3e9, 2.9, -2.9, 300.7]
+    i32, i64 = 2**31 - 1, 2**63 - 1
+    exp = {"ptc_cast_f32_i32_c": [0, i32, -i32 - 1, i32, -i32 - 1, i32, -i32 - 1, 2, -2, 300],
+           "ptc_cast_f64_i64_c": [0, i64, -i64 - 1, i64, -i64 - 1, 3 * 10**9, -3 * 10**9, 2, -2, 300],
+           "ptc_cast_f32_u8_c": [0, 255, 0, 255, 0, (3 * 10**9) % 256, (-3 * 10**9) % 256, 2, 254, 44],
+           "ptc_cast_f16_i16_c": None}
+    src_dt = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16}
+    out_dt = {"i32": torch.int32, "i64": torch.int64, "u8": torch.uint8, "i16": torch.int16}
+    for name, want in exp.items():
+        _, _, s_tag, d_tag, _ = name.split("_")
+        x = torch.tensor(vals, dtype=src_dt[s_tag])
+        px, po = d.put(x), d.empty(len(vals), out_dt[d_tag])
+        d.launch(ks[name], CONFIGS[0], [ll(len(vals)), ptr(po), ptr(px), params()])
+        got = d.get(po, (len(vals),), out_dt[d_tag]).tolist()
+        if d_tag == "i16":      # float16 holds 3e9 / 1e20 as inf: int64 saturates, the low 16 bits of
+            want = [int(np.int64(v).astype(np.int16)) for v in                         # INT64_MAX are -1
+                    [0, i64, -i64 - 1, i64, -i64 - 1, i64, -i64 - 1, 2, -2, 300]]
+        assert got == want, (name, got, want)
+
+
 # ---------------------------------------------------------------------------
 # binary
 # ---------------------------------------------------------------------------

@@ -302,6 +302,7 @@ template <class I> static inline I ptc_sat_cvt(double r) {
     if (r >= hi_excl) return (I)~(((I)-1 < (I)0) ? ((I)1 << (8 * sizeof(I) - 1)) : (I)0);
     return (I)r;
 }
+template <class I> static inline I ptc_host_f2i(double x) { return ptc_sat_cvt<I>(trunc(x)); }
 #define PTC_CVT_F(sfx, rnd)                                                                                     \
     static inline int __float2int_##sfx(float x) { return ptc_sat_cvt<int>(rnd((double)x)); }                \
     static inline unsigned int __float2uint_##sfx(float x) { return ptc_sat_cvt<unsigned int>(rnd((double)x)); } \
