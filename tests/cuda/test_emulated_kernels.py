@@ -82,9 +82,32 @@ class Dev:
         self.d.device_synchronize(0)
 
 
+# test function -> the kernel names its program holds, given its dtype parameter
+def _program_table():
+    return {"test_unary": _names_unary, "test_cast": _names_cast, "test_binary": _names_binary,
+            "test_ternary": _names_ternary, "test_reduce": _names_reduce, "test_scan": _names_scan,
+            "test_softmax": _names_softmax, "test_index": _names_index, "test_fill_arange_linspace": _names_fill,
+            "test_random_matches_cpu_generator": _names_random}
+
+
 @pytest.fixture(scope="module")
-def dev():
-    return Dev()
+def dev(request):
+    """The device; the programs of the selected tests are compiled up front, two at a time (the
+    compiler, not the kernels, dominates a cold run)."""
+    from concurrent.futures import ThreadPoolExecutor
+    d = Dev()
+    table = _program_table()
+    wanted = []
+    for item in request.session.items:
+        fn = getattr(item, "originalname", None)
+        if item.module is request.module and fn in table and hasattr(item, "callspec"):
+            prm = item.callspec.params
+            wanted.append(tuple(table[fn](prm.get("dt", prm.get("src")))))
+    wanted = list(dict.fromkeys(wanted))
+    if len(wanted) > 1:
+        with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as ex:
+            list(ex.map(d.kernels, wanted))
+    return d
 
 
 def ll(v):
@@ -208,12 +231,15 @@ def _unary_ops(dt):
     return ops if (FULL or s is None) else [o for o in ops if o in s]
 
 
+def _names_unary(dt):
+    return [f"ptc_unary_{o}_{K.TAGS[dt]}_{v}" for o in _unary_ops(dt) for v in ("c", "s")]
+
+
 @pytest.mark.parametrize("dt", ALL)
 def test_unary(dev, dt):
     tag = K.TAGS[dt]
     ops = _unary_ops(dt)
-    names = [f"ptc_unary_{o}_{tag}_{v}" for o in ops for v in ("c", "s")]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_unary(dt))
     for i, op in enumerate(ops):
         ref_fn, dom = UNARY_REF[op][:2]
         pk = UNARY_REF[op][2] if len(UNARY_REF[op]) > 2 else {}
@@ -255,12 +281,15 @@ def _cast_src_values(src, n, seed):
     return gen(src, n, -100, 120, seed=seed)
 
 
+def _names_cast(src):
+    return [f"ptc_cast_{K.TAGS[src]}_{K.TAGS[d]}_c" for d in ALL] + \
+           [f"ptc_cast_{K.TAGS[src]}_{K.TAGS[d]}_s" for d in ALL if FULL or d in ("float32", "int64", src)]
+
+
 @pytest.mark.parametrize("src", ALL)
 def test_cast(dev, src):
     dsts = ALL
-    names = [f"ptc_cast_{K.TAGS[src]}_{K.TAGS[d]}_c" for d in dsts] + \
-            [f"ptc_cast_{K.TAGS[src]}_{K.TAGS[d]}_s" for d in dsts if FULL or d in ("float32", "int64", src)]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_cast(src))
     for i, dst in enumerate(dsts):
         n = 257 + i
         x = _cast_src_values(src, n, seed=i)
@@ -412,16 +441,22 @@ def _bin_inputs(op, dt, n, seed):
     return x, y
 
 
-@pytest.mark.parametrize("dt", ALL)
-def test_binary(dev, dt):
-    tag = K.TAGS[dt]
+def _binary_ops(dt):
     rows = [K._binary_spec(r) for r in K.BINARY]
     ops = [r[0] for r in rows if K._kinds_ok(r[1], dt, r[4])]
     s = BINARY_SAMPLE[dt]
-    if not FULL and s is not None:
-        ops = [o for o in ops if o in s]
-    names = [f"ptc_binary_{o}_{tag}_{v}" for o in ops for v in ("c", "s")]
-    ks = dev.kernels(names)
+    return ops if (FULL or s is None) else [o for o in ops if o in s]
+
+
+def _names_binary(dt):
+    return [f"ptc_binary_{o}_{K.TAGS[dt]}_{v}" for o in _binary_ops(dt) for v in ("c", "s")]
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_binary(dev, dt):
+    tag = K.TAGS[dt]
+    ops = _binary_ops(dt)
+    ks = dev.kernels(_names_binary(dt))
     for i, op in enumerate(ops):
         ref_fn = BINARY_REF[op][0]
         pk = BINARY_REF[op][2] if len(BINARY_REF[op]) > 2 else {}
@@ -457,12 +492,15 @@ TERNARY_REF = {
 }
 
 
+def _names_ternary(dt):
+    return [f"ptc_ternary_{r[0]}_{K.TAGS[dt]}_{v}" for r in K.TERNARY if K._kinds_ok(r[1], dt) for v in ("c", "s")]
+
+
 @pytest.mark.parametrize("dt", ALL)
 def test_ternary(dev, dt):
     tag = K.TAGS[dt]
     ops = [r[0] for r in K.TERNARY if K._kinds_ok(r[1], dt)]
-    names = [f"ptc_ternary_{o}_{tag}_{v}" for o in ops for v in ("c", "s")]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_ternary(dt))
     for i, op in enumerate(ops):
         n = 333 + i
         lo, hi = ((0, 9) if dt == "uint8" else (-9, 9)) if dt in INTS else (-3.0, 3.0)
@@ -520,18 +558,21 @@ REDUCE_SAMPLE = {"float32": None, "int32": None, "float64": {"sum", "mean", "var
                  "int64": {"sum", "prod", "amax", "argmax", "any"}}
 
 
+def _reduce_ops(dt):
+    ops = [(op, K._reduce_out(dt, out_rule)) for op, dts, out_rule, _acc in K.REDUCE if dt in dts]
+    s = REDUCE_SAMPLE[dt]
+    return ops if (FULL or s is None) else [o for o in ops if o[0] in s]
+
+
+def _names_reduce(dt):
+    return [f"ptc_reduce_{o}_{K.TAGS[dt]}_{K.TAGS[od]}_{v}" for o, od in _reduce_ops(dt) for v in ("c", "s")]
+
+
 @pytest.mark.parametrize("dt", ALL)
 def test_reduce(dev, dt):
-    ops = []
-    for op, dts, out_rule, _acc in K.REDUCE:
-        if dt in dts:
-            ops.append((op, K._reduce_out(dt, out_rule)))
-    s = REDUCE_SAMPLE[dt]
-    if not FULL and s is not None:
-        ops = [o for o in ops if o[0] in s]
+    ops = _reduce_ops(dt)
     tg = K.TAGS[dt]
-    names = [f"ptc_reduce_{o}_{tg}_{K.TAGS[od]}_{v}" for o, od in ops for v in ("c", "s")]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_reduce(dt))
     for i, (op, od) in enumerate(ops):
         M, L = 5 + i % 4, 50 + 131 * (i % 3)        # L up to 312: several values per thread
         lo, hi = (-3.0, 3.0) if dt in FLOATS else ((0, 9) if dt == "uint8" else (-9, 9))
@@ -562,11 +603,15 @@ def test_reduce(dev, dt):
 # ---------------------------------------------------------------------------
 # scans and softmax
 # ---------------------------------------------------------------------------
+def _names_scan(dt):
+    od = K._reduce_out(dt, "int64_if_int")
+    return [f"ptc_scan_{o}_{K.TAGS[dt]}_{K.TAGS[od]}_{v}" for o in ("cumsum", "cumprod") for v in ("c", "s")]
+
+
 @pytest.mark.parametrize("dt", ALL)
 def test_scan(dev, dt):
     od = K._reduce_out(dt, "int64_if_int")
-    names = [f"ptc_scan_{o}_{K.TAGS[dt]}_{K.TAGS[od]}_{v}" for o in ("cumsum", "cumprod") for v in ("c", "s")]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_scan(dt))
     for i, op in enumerate(("cumsum", "cumprod")):
         for j, (M, L) in enumerate([(3, 40), (4, 1500), (1, 1)]):
             if op == "cumprod":
@@ -604,10 +649,13 @@ def test_scan(dev, dt):
             check(dev.get(po2, (L, M), TD[od]).t().contiguous(), "strided")
 
 
+def _names_softmax(dt):
+    return [f"ptc_softmax_{o}_{K.TAGS[dt]}_{v}" for o in ("softmax", "log_softmax") for v in ("c", "s")]
+
+
 @pytest.mark.parametrize("dt", FLOATS)
 def test_softmax(dev, dt):
-    names = [f"ptc_softmax_{o}_{K.TAGS[dt]}_{v}" for o in ("softmax", "log_softmax") for v in ("c", "s")]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_softmax(dt))
     for i, op in enumerate(("softmax", "log_softmax")):
         fn = torch.softmax if op == "softmax" else torch.log_softmax
         for j, (M, L) in enumerate([(4, 33), (2, 2000)]):
@@ -629,10 +677,14 @@ def test_softmax(dev, dt):
 # ---------------------------------------------------------------------------
 # index: gather / scatter / scatter_add and the error flag
 # ---------------------------------------------------------------------------
+def _names_index(dt):
+    return [f"ptc_index_{o}_{K.TAGS[dt]}_s" for o in ("gather", "scatter", "scatter_add")]
+
+
 @pytest.mark.parametrize("dt", ALL)
 def test_index(dev, dt):
     tg = K.TAGS[dt]
-    ks = dev.kernels([f"ptc_index_{o}_{tg}_s" for o in ("gather", "scatter", "scatter_add")])
+    ks = dev.kernels(_names_index(dt))
     g = torch.Generator().manual_seed(3)
     R, C, Ci = 6, 10, 7
     src = gen(dt, R * C, -5, 5, seed=1).reshape(R, C)
@@ -690,13 +742,16 @@ def test_index(dev, dt):
 # ---------------------------------------------------------------------------
 # fill, arange, linspace
 # ---------------------------------------------------------------------------
+def _names_fill(dt):
+    tg = K.TAGS[dt]
+    return [f"ptc_fill_{tg}_c", f"ptc_fill_{tg}_s"] + \
+        ([f"ptc_arange_{tg}_c", f"ptc_linspace_{tg}_c"] if dt != "bool" else [])
+
+
 @pytest.mark.parametrize("dt", ALL)
 def test_fill_arange_linspace(dev, dt):
     tg = K.TAGS[dt]
-    names = [f"ptc_fill_{tg}_c", f"ptc_fill_{tg}_s"]
-    if dt != "bool":
-        names += [f"ptc_arange_{tg}_c", f"ptc_linspace_{tg}_c"]
-    ks = dev.kernels(names)
+    ks = dev.kernels(_names_fill(dt))
     val = 2.75 if dt in FLOATS else (1 if dt == "bool" else 7)
     n = 1000
     po = dev.empty(n, TD[dt])
@@ -746,11 +801,15 @@ def test_fill_arange_linspace(dev, dt):
 _PT = {"float16": 6, "bfloat16": 7, "float32": 8, "float64": 9}
 
 
+def _names_random(dt):
+    return [f"ptc_random_uniform_{K.TAGS[dt]}_c", f"ptc_random_normal_{K.TAGS[dt]}_c"]
+
+
 @pytest.mark.parametrize("dt", FLOATS)
 def test_random_matches_cpu_generator(dev, dt):
     from ptcore._ops import _random as R
     tg = K.TAGS[dt]
-    ks = dev.kernels([f"ptc_random_uniform_{tg}_c", f"ptc_random_normal_{tg}_c"])
+    ks = dev.kernels(_names_random(dt))
     for j, (seed, offset, n) in enumerate([(0, 0, 1), (42, 7, 1001), (2**63 + 12345, 2**64 - 3, 37),
                                            (123456789, 5, 4096)]):
         ref = torch.zeros(n, dtype=TD[dt])
