@@ -200,8 +200,12 @@ class EmulatedDriver(Driver):
                 raise BackendOutOfMemory(
                     f"emulated device {device}: cannot allocate {nbytes} bytes "
                     f"({self._capacity - self._used[device]} free of {self._capacity})")
-            m = mmap.mmap(-1, nbytes)
-            buf = (ctypes.c_char * nbytes).from_buffer(m)
+            # staggered 256-byte-aligned starts (cuMemAlloc's guarantee): page-aligned operands
+            # would alias in the host's store-to-load forwarding (4K aliasing, ~5x slower kernels)
+            self._stagger = (getattr(self, "_stagger", 0) + 1) % 16
+            skew = self._stagger * 256
+            m = mmap.mmap(-1, nbytes + skew)
+            buf = (ctypes.c_char * nbytes).from_buffer(m, skew)
             ptr = ctypes.addressof(buf)
             self._allocs[ptr] = (device, nbytes, m, buf)
             self._used[device] += nbytes
