@@ -14,6 +14,16 @@ function pointer and unpacks ``*(Ai*)params[i]``) and a signature function
 giving the parameter sizes, so a launch with the wrong arguments is a clear
 error rather than a crash.
 
+Dynamic shared memory (``extern __shared__ T name[];``) is rewritten into a
+pointer to the launch's ``shared_mem`` bytes (filled with 0xff: uninitialised
+on the device too); static ``__shared__`` arrays are function-local statics,
+shared by the threads of the one block running at a time.
+
+Known differences from the hardware: host libm/SSE arithmetic is used (no FMA
+contraction, NVRTC's ``-fmad=true`` contracts), so float results may differ in
+the last bits; blocks run in order (x fastest), so a kernel that relies on
+concurrently running blocks (inter-block spin waits) deadlocks.
+
 Execution follows the hardware's model: a grid of blocks (3-D), each a set of
 3-D threads.  Blocks run one after another; the threads of a block are
 cooperative fibers (ptcore/cuda/host/ptc_cuda_host_rt.cpp, compiled once per
@@ -30,6 +40,7 @@ temporary file, then ``os.replace``), and memoised in memory.  The compiler is
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -172,8 +183,8 @@ def _get_runtime():
             lib = ctypes.CDLL(_build(src, "ptc_rt"))
             fn = lib.ptc_rt_launch
             fn.restype = ctypes.c_int
-            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
-                           ctypes.c_char_p, ctypes.c_int]
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ulonglong,
+                           ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
             _runtime = lib
         return _runtime
 
@@ -193,7 +204,14 @@ class HostKernel:
         return f"<emulated CUDA kernel {self.name} ({len(self.sizes)} parameters)>"
 
 
+# ``extern __shared__ [__align__(n)] T name[];`` (dynamic shared memory)
+_EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?"
+                            r"([A-Za-z_][\w\s]*?)\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+
+
 def _program_text(source, names):
+    source = _EXTERN_SHARED.sub(lambda m: f"{m.group(1)}* const {m.group(2)} = ({m.group(1)}*)PTC_DYNAMIC_SMEM;",
+                                source)
     tramps = "".join(f"PTC_HOST_KERNEL({n})\n" for n in names)
     return f"{_read(_HEADER)}\n#line 1 \"cuda_program.cu\"\n{source}\n/* host trampolines */\n{tramps}"
 
@@ -259,8 +277,9 @@ def launcher(function, grid, block, args, shared_mem=0):
         raise ValueError(f"kernel {name}: block {b} exceeds the device limits (1024 threads, z <= 64)")
     if g[1] > 65535 or g[2] > 65535 or g[0] > 2**31 - 1:
         raise ValueError(f"kernel {name}: grid {g} exceeds the device limits")
-    if shared_mem < 0 or shared_mem > 48 * 1024:
-        raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory (at most 49152)")
+    if shared_mem < 0 or shared_mem > 227 * 1024:
+        raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory (at most {227 * 1024}, "
+                         f"an H100's opt-in maximum)")
     args = tuple(args)
     if len(args) != len(function.sizes):
         raise TypeError(f"kernel {name} takes {len(function.sizes)} arguments, got {len(args)}")
@@ -276,12 +295,13 @@ def launcher(function, grid, block, args, shared_mem=0):
     cname = name.encode()
     rt = _get_runtime()
     tramp = function.tramp
+    smem = int(shared_mem)
     keep = (function, args)
 
     def run():
         err = ctypes.create_string_buffer(1024)
         with _launch_lock:
-            rc = rt.ptc_rt_launch(tramp, params, grid3, block3, cname, err, len(err))
+            rc = rt.ptc_rt_launch(tramp, params, grid3, block3, smem, cname, err, len(err))
         if rc:
             msg = err.value.decode(errors="replace")
             if name not in msg:

@@ -898,7 +898,16 @@ extern "C" __global__ void m_loop_barrier(int* out, int rounds) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc[threadIdx.x];
 }
 '''
-MODEL_NAMES = ["m_ids", "m_reverse", "m_shfl", "m_vote", "m_hist", "m_divergent_exit", "m_divergent_sites",
+MODEL_SRC += r'''
+extern "C" __global__ void m_dyn_reverse(const float* in, float* out) {
+    extern __shared__ __align__(16) float dyn[];
+    int t = threadIdx.x, n = blockDim.x;
+    dyn[t] = in[blockIdx.x * n + t];
+    __syncthreads();
+    out[blockIdx.x * n + t] = dyn[n - 1 - t];
+}
+'''
+MODEL_NAMES = ["m_dyn_reverse", "m_ids", "m_reverse", "m_shfl", "m_vote", "m_hist", "m_divergent_exit", "m_divergent_sites",
                "m_warp_deadlock", "m_loop_barrier"]
 
 
@@ -924,6 +933,15 @@ def test_shared_memory_and_barrier(dev, model, bs):
     px, po = dev.put(x), dev.empty(3 * bs, torch.float32)
     dev.launch(model["m_reverse"], ((3, 1, 1), (bs, 1, 1)), [ptr(px), ptr(po)])
     assert torch.equal(dev.get(po, (3, bs), torch.float32), x.reshape(3, bs).flip(1))
+
+
+def test_dynamic_shared_memory(dev, model):
+    bs = 128
+    x = torch.randn(2 * bs)
+    px, po = dev.put(x), dev.empty(2 * bs, torch.float32)
+    dev.d.launch(model["m_dyn_reverse"], (2, 1, 1), (bs, 1, 1), [ptr(px), ptr(po)], bs * 4, 0)
+    dev.d.device_synchronize(0)
+    assert torch.equal(dev.get(po, (2, bs), torch.float32), x.reshape(2, bs).flip(1))
 
 
 def test_barrier_in_a_loop(dev, model):

@@ -78,6 +78,7 @@ struct ptc_hthread {
 struct ptc_hblock {
     uint3 bid, bdim, gdim;
     const ptc_rt_api* api;
+    void* dyn_smem;                   /* the launch's dynamic shared memory (extern __shared__) */
     int nthreads;
     int bar_count, bar_and, bar_or;   /* results of the last released barrier */
     /* runtime-private */
@@ -99,6 +100,9 @@ struct ptc_hblock {
    blocking call: other threads of the block run in between) */
 __attribute__((visibility("hidden"))) ptc_hthread* ptc_cur;
 
+/* ``extern __shared__ T name[];`` is rewritten by the loader into
+   ``T* const name = (T*)PTC_DYNAMIC_SMEM;`` */
+#define PTC_DYNAMIC_SMEM (ptc_cur->blk->dyn_smem)
 #define threadIdx (ptc_cur->tid)
 #define blockIdx (ptc_cur->blk->bid)
 #define blockDim (ptc_cur->blk->bdim)

@@ -435,9 +435,18 @@ static int ptc_run_block(ptc_hblock* b, const char* kname) {
     return 0;
 }
 
+/* dynamic shared memory: one buffer, as blocks run one at a time */
+static double g_dyn_smem[(228 * 1024) / sizeof(double)];
+
 extern "C" int ptc_rt_launch(void (*tramp)(void**, ptc_hthread*), void** params, const unsigned int* grid,
-                             const unsigned int* block, const char* kname, char* err, int errlen) {
+                             const unsigned int* block, unsigned long long smem, const char* kname, char* err,
+                             int errlen) {
     static ptc_hblock b;
+    if (smem > sizeof(g_dyn_smem)) {
+        snprintf(err, errlen, "kernel %s: %llu bytes of dynamic shared memory (at most %zu)", kname, smem,
+                 sizeof(g_dyn_smem));
+        return 1;
+    }
     unsigned long long nthreads = (unsigned long long)block[0] * block[1] * block[2];
     if (nthreads == 0 || nthreads > 1024 || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) {
         snprintf(err, errlen, "kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u)", kname,
@@ -446,6 +455,8 @@ extern "C" int ptc_rt_launch(void (*tramp)(void**, ptc_hthread*), void** params,
     }
     memset(&b, 0, sizeof(b));
     b.api = &g_api;
+    b.dyn_smem = g_dyn_smem;
+    memset(g_dyn_smem, 0xff, smem);    /* uninitialised on the device: never zeros to rely on */
     b.tramp = tramp;
     b.params = params;
     b.threads = g_threads;
