@@ -600,6 +600,26 @@ def test_reduce(dev, dt):
         assert_same(dev.get(po2, (2 * M,), TD[od])[::2].contiguous(), ref, dt, f"reduce {op} {dt} strided")
 
 
+def test_reduce_degenerate_rows(dev):
+    """Rows of 0 and 1 elements: sum 0, prod 1, mean / var NaN (0 / 0), var of one element with correction 1 NaN."""
+    ks = dev.kernels(_names_reduce("float32"))
+    for L in (0, 1):
+        M = 3
+        x = torch.arange(1.0, M * L + 1.0).reshape(M, L)
+        for op, pk in [("sum", {}), ("prod", {}), ("mean", {}), ("var", {"d0": 1.0}), ("std", {"d0": 0.0}),
+                       ("logsumexp", {}), ("count_nonzero", {}), ("norm2", {})]:
+            od = "int64" if op == "count_nonzero" else "float32"
+            name = f"ptc_reduce_{op}_f32_{K.TAGS[od]}_c"
+            if name not in ks:
+                continue
+            with np.errstate(all="ignore"):
+                ref = REDUCE_REF[op](x, 1) if op not in ("var", "std") else \
+                    (torch.var if op == "var" else torch.std)(x, 1, correction=int(pk["d0"]))
+            px, po = dev.put(x), dev.empty(M, TD[od], fill=7)
+            dev.launch(ks[name], CONFIGS[1], [ll(M), ll(L), ptr(po), ptr(px), params(**pk)])
+            assert_same(dev.get(po, (M,), TD[od]), ref, "float32", f"{op} over rows of {L}")
+
+
 # ---------------------------------------------------------------------------
 # scans and softmax
 # ---------------------------------------------------------------------------
