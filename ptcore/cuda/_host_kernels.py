@@ -46,7 +46,7 @@ import subprocess
 import tempfile
 import threading
 
-__all__ = ["load", "launcher", "HostKernel", "compiler", "cache_dir", "FLAGS", "stats"]
+__all__ = ["load", "launcher", "kernel_info", "HostKernel", "compiler", "cache_dir", "FLAGS", "stats"]
 
 #: flags of every compile (the cache key includes them)
 FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-fno-strict-aliasing", "-w")
@@ -59,6 +59,7 @@ _RUNTIME = os.path.join(_HOST_DIR, "ptc_cuda_host_rt.cpp")
 _lock = threading.RLock()          # compiles and the in-memory caches
 _launch_lock = threading.Lock()    # one grid at a time (shared memory is per kernel, not per launch)
 _programs = {}                     # key -> ctypes.CDLL
+_handles = {}                      # trampoline address -> HostKernel (programs are never unloaded)
 _runtime = None
 _compiler_info = None
 _stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
@@ -190,7 +191,7 @@ def _get_runtime():
 
 
 class HostKernel:
-    """One kernel of a host-compiled program (the driver's function handle)."""
+    """One kernel of a host-compiled program: its name, trampoline address and parameter sizes."""
 
     __slots__ = ("name", "tramp", "sizes", "_lib")
 
@@ -218,7 +219,9 @@ def _program_text(source, names):
 
 def load(source, kernel_names):
     """Compile (cached) the CUDA C++ ``source`` for the host; returns
-    ``{name: HostKernel}`` for ``kernel_names``."""
+    ``{name: handle}`` for ``kernel_names``.  A handle is an int (the address
+    of the kernel's trampoline), as the driver interface's handles are;
+    :func:`kernel_info` gives its :class:`HostKernel`."""
     names = list(dict.fromkeys(kernel_names))
     for n in names:
         if not isinstance(n, str) or not n.isidentifier():
@@ -246,8 +249,18 @@ def load(source, kernel_names):
         sig.argtypes = [ctypes.POINTER(ctypes.c_int)]
         cnt = ctypes.c_int(0)
         p = sig(ctypes.byref(cnt))
-        out[n] = HostKernel(n, tramp, tuple(p[i] for i in range(cnt.value)), lib)
+        with _lock:
+            _handles[tramp] = HostKernel(n, tramp, tuple(p[i] for i in range(cnt.value)), lib)
+        out[n] = tramp
     return out
+
+
+def kernel_info(handle):
+    """The :class:`HostKernel` (name, parameter sizes) of a handle from :func:`load`."""
+    k = _handles.get(handle) if isinstance(handle, int) else handle
+    if not isinstance(k, HostKernel):
+        raise TypeError(f"launch needs a kernel handle from module_load, got {handle!r}")
+    return k
 
 
 def _dims(v, what, name):
@@ -263,13 +276,12 @@ def _dims(v, what, name):
 
 
 def launcher(function, grid, block, args, shared_mem=0):
-    """A callable that runs ``function`` (a :class:`HostKernel`) over
+    """A callable that runs ``function`` (a handle from :func:`load`) over
     ``grid``/``block`` with ``args`` (ctypes instances laid out as the kernel's
     C parameters).  The configuration and the arguments are checked now;
     errors while running (a divergent barrier) raise RuntimeError naming the
     kernel."""
-    if not isinstance(function, HostKernel):
-        raise TypeError(f"launch needs a kernel handle from module_load, got {type(function).__name__}")
+    function = kernel_info(function)
     name = function.name
     g = _dims(grid, "grid", name)
     b = _dims(block, "block", name)

@@ -1048,6 +1048,10 @@ def test_launch_argument_and_configuration_errors(dev, model):
         H.launcher(model["m_reverse"], (0, 1, 1), (32,), [ptr(po), ptr(po)])
     with pytest.raises(TypeError, match="kernel handle"):
         H.launcher("m_reverse", (1,), (32,), [])
+    with pytest.raises(TypeError, match="kernel handle"):
+        H.launcher(12345, (1,), (32,), [])
+    assert all(isinstance(h, int) for h in model.values())          # handles are ints, as the driver's
+    assert H.kernel_info(model["m_reverse"]).sizes == (8, 8)
 
 
 def test_compile_error_names_the_compiler_output(dev):
