@@ -32,7 +32,7 @@ where lanes exchange values.  Divergent barriers raise a RuntimeError naming
 the kernel instead of hanging.
 
 Compiled libraries are cached on disk under ``$PTCORE_CACHE_DIR/emulated``
-(default ``~/.cache/ptcore/emulated``) keyed by sha256 of the header, the
+(default ``~/.cache/ptcore/emulated``, see :func:`cache_dir`) keyed by sha256 of the header, the
 source, the compiler's ``--version`` and the flags, written atomically (a
 temporary file, then ``os.replace``), and memoised in memory.  The compiler is
 ``$CXX`` or ``c++`` (then ``g++``, ``clang++``).
@@ -77,10 +77,13 @@ def stats():
 
 
 def cache_dir():
-    """``$PTCORE_CACHE_DIR/emulated``, or ``~/.cache/ptcore/emulated``."""
+    """``$PTCORE_CACHE_DIR/emulated`` (read at each call, as the NVRTC cache
+    does, so a test can redirect it), else ptcore's cache directory
+    (``_config.CACHE_DIR``, ``~/.cache/ptcore``) ``/emulated``."""
     root = os.environ.get("PTCORE_CACHE_DIR", "").strip()
     if not root:
-        root = os.path.join(os.path.expanduser("~"), ".cache", "ptcore")
+        from ptcore import _config
+        root = _config.CACHE_DIR
     return os.path.join(root, "emulated")
 
 
