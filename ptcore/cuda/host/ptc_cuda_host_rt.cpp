@@ -174,24 +174,54 @@ static void ptc_fiber_put(ptc_fiber* f) {
     g_free = f;
 }
 
-/* switch from the scheduler to fiber f */
-static inline void ptc_resume(ptc_fiber* f) {
-    g_curfib = f;
+static ptc_hblock* g_blk = nullptr;     /* the block running now */
+static int g_next = 0;                  /* its next thread to start */
+static const char* g_kname = "";
+
+/* save the running context in `from` (nullptr: the scheduler) and continue `to` (nullptr: the scheduler) */
+static inline void ptc_switch(ptc_fiber* from, ptc_fiber* to) {
+    if (to) g_curfib = to;
 #ifdef PTC_UCONTEXT
-    swapcontext(&g_sched_uc, &f->uc);
+    swapcontext(from ? &from->uc : &g_sched_uc, to ? &to->uc : &g_sched_uc);
 #else
-    ptc_ctx_switch(&g_sched_sp, f->sp);
+    ptc_ctx_switch(from ? &from->sp : &g_sched_sp, to ? to->sp : g_sched_sp);
 #endif
 }
 
-/* switch from the running fiber back to the scheduler */
-static inline void ptc_yield() {
-    ptc_fiber* f = g_curfib;
-#ifdef PTC_UCONTEXT
-    swapcontext(&f->uc, &g_sched_uc);
-#else
-    ptc_ctx_switch(&f->sp, g_sched_sp);
-#endif
+static void ptc_fail(ptc_hblock* b, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* the fiber to run next: a released thread, else the next thread to start (on a pooled fiber);
+   nullptr when neither exists or the block failed */
+static ptc_fiber* ptc_pick() {
+    ptc_hblock* b = g_blk;
+    if (b->failed) return nullptr;
+    if (b->rhead != b->rtail) {
+        int i = b->ready[b->rhead % 1024];
+        b->rhead++;
+        ptc_hthread* t = &b->threads[i];
+        t->state = PTC_T_RUNNING;
+        return t->fib;
+    }
+    if (g_next < b->nthreads) {
+        ptc_hthread* t = &b->threads[g_next];
+        ptc_fiber* f = ptc_fiber_get();
+        if (!f) {
+            ptc_fail(b, "kernel %s: out of memory for the stack of thread %d", g_kname, t->linear);
+            return nullptr;
+        }
+        g_next++;
+        f->th = t;
+        t->fib = f;
+        return f;
+    }
+    return nullptr;
+}
+
+/* the running thread waits (barrier, warp call): hand the CPU straight to the
+   next runnable thread, or back to the scheduler when there is none */
+static void ptc_wait() {
+    ptc_fiber* cur = g_curfib;
+    ptc_switch(cur, ptc_pick());
 }
 
 static void ptc_fiber_main() {
@@ -204,7 +234,9 @@ static void ptc_fiber_main() {
         t->state = PTC_T_DONE;
         b->ndone++;
         ptc_fiber_put(f);
-        ptc_yield();
+        /* usually the next thread starts on this same fiber, with no switch at all */
+        ptc_fiber* nf = ptc_pick();
+        if (nf != f) ptc_switch(f, nf);
     }
 }
 
@@ -214,7 +246,6 @@ static inline void ptc_push_ready(ptc_hblock* b, int i) {
     b->threads[i].state = PTC_T_READY;
 }
 
-static void ptc_fail(ptc_hblock* b, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 #include <stdarg.h>
 static void ptc_fail(ptc_hblock* b, const char* fmt, ...) {
     if (b->failed) return;
@@ -242,7 +273,7 @@ static void ptc_rt_barrier(ptc_hthread* t, const void* site, int pred) {
     b->acc_and &= pred != 0;
     b->acc_or |= pred != 0;
     t->state = PTC_T_WAIT_BAR;
-    ptc_yield();
+    ptc_wait();
 }
 
 static const char* ptc_warp_op_name(int op) {
@@ -315,7 +346,7 @@ static unsigned long long ptc_rt_warp(ptc_hthread* t, int op, unsigned int mask,
         ptc_fail(b, "%s with width %d (must be a power of two <= 32) in thread (%u,%u,%u)", ptc_warp_op_name(op),
                  width, t->tid.x, t->tid.y, t->tid.z);
         t->state = PTC_T_WAIT_WARP;
-        for (;;) ptc_yield();
+        for (;;) ptc_wait();
     }
     unsigned int need = (mask & exist) | (1u << t->lane);
     ptc_warp_state* w = &b->warps[t->warp];
@@ -327,7 +358,7 @@ static unsigned long long ptc_rt_warp(ptc_hthread* t, int op, unsigned int mask,
                  "(divergent warp-synchronous calls)", t->warp, t->lane, ptc_warp_op_name(op), mask, w->arrived,
                  ptc_warp_op_name(w->op), w->need);
         t->state = PTC_T_WAIT_WARP;
-        for (;;) ptc_yield();
+        for (;;) ptc_wait();
     }
     t->xval = v;
     t->xarg = arg;
@@ -342,7 +373,7 @@ static unsigned long long ptc_rt_warp(ptc_hthread* t, int op, unsigned int mask,
         return t->xres;
     }
     t->state = PTC_T_WAIT_WARP;
-    ptc_yield();
+    ptc_wait();
     return t->xres;
 }
 
@@ -372,7 +403,9 @@ static void ptc_describe_stuck(ptc_hblock* b, const char* kname) {
 /* run one block; 0 on success */
 static int ptc_run_block(ptc_hblock* b, const char* kname) {
     int n = b->nthreads;
-    int next = 0;
+    g_blk = b;
+    g_next = 0;
+    g_kname = kname;
     b->ndone = 0;
     b->nbar = 0;
     b->bar_mixed = 0;
@@ -380,22 +413,11 @@ static int ptc_run_block(ptc_hblock* b, const char* kname) {
     for (int w = 0; w < 32; ++w) b->warps[w].arrived = 0;
     for (int i = 0; i < n; ++i) b->threads[i].state = PTC_T_UNSTARTED;
     while (b->ndone < n && !b->failed) {
-        if (b->rhead != b->rtail) {
-            int i = b->ready[b->rhead % 1024];
-            b->rhead++;
-            ptc_hthread* t = &b->threads[i];
-            t->state = PTC_T_RUNNING;
-            ptc_resume(t->fib);
-        } else if (next < n) {
-            ptc_hthread* t = &b->threads[next++];
-            ptc_fiber* f = ptc_fiber_get();
-            if (!f) {
-                ptc_fail(b, "kernel %s: out of memory for the stack of thread %d", kname, t->linear);
-                break;
-            }
-            f->th = t;
-            t->fib = f;
-            ptc_resume(f);
+        ptc_fiber* f = ptc_pick();
+        if (f) {
+            ptc_switch(nullptr, f);
+        } else if (b->failed) {
+            break;
         } else if (b->nbar > 0 && b->nbar == n - b->ndone) {
             if (b->ndone > 0) {
                 ptc_fail(b, "kernel %s: divergent __syncthreads in block (%u,%u,%u): %d threads wait at a barrier "
