@@ -480,16 +480,29 @@ static inline double erfcx(double x) {
     return (1.0 - 0.5 * x2 * (1.0 - 1.5 * x2 * (1.0 - 2.5 * x2))) / (x * 1.7724538509055160273);
 }
 static inline float erfcxf(float x) { return (float)erfcx((double)x); }
-/* modified Bessel functions of the first kind (C++17 special math) */
+/* modified Bessel functions of the first kind: C++17 special math where the
+   standard library has it (libstdc++), else the power series */
+static inline double ptc_bessel_i(int nu, double x) {
+#if defined(__cpp_lib_math_special_functions) || defined(__STDCPP_MATH_SPEC_FUNCS__)
+    return std::cyl_bessel_i((double)nu, x);
+#else
+    double h = 0.5 * x, term = nu ? h : 1.0, sum = term;
+    for (int k = 1; k < 100000 && term > 1e-17 * sum && !std::isinf(sum); ++k) {
+        term *= h * h / ((double)k * (double)(k + nu));
+        sum += term;
+    }
+    return sum;
+#endif
+}
 static inline double cyl_bessel_i0(double x) {
     if (x != x) return x;
     if (std::isinf(x)) return INFINITY;
-    return std::cyl_bessel_i(0.0, fabs(x));
+    return ptc_bessel_i(0, fabs(x));
 }
 static inline double cyl_bessel_i1(double x) {
     if (x != x) return x;
     if (std::isinf(x)) return x;
-    return copysign(std::cyl_bessel_i(1.0, fabs(x)), x);
+    return copysign(ptc_bessel_i(1, fabs(x)), x);
 }
 static inline float cyl_bessel_i0f(float x) { return (float)cyl_bessel_i0((double)x); }
 static inline float cyl_bessel_i1f(float x) { return (float)cyl_bessel_i1((double)x); }
