@@ -23,6 +23,8 @@ __all__ = ["DEVICE_OPS", "install", "empty", "empty_strided", "copy_", "to_devic
 
 def _reset():
     _C._set_device_ops(None)
+    from ptcore._dispatch import device as _device_layer
+    _device_layer.enable(False)
 
 
 # ---------------------------------------------------------------------------
@@ -308,9 +310,15 @@ def clone(t, preserve):
 
 
 def _grad_clone(src, out):
-    from ptcore import tensor as _tensor_mod
-    hook = _tensor_mod._AUTOGRAD_TO[0]
-    return hook(src, out) if hook is not None else out
+    from ptcore.autograd import _record
+    return _record._on_grad_wrap(src, out, "clone")
+
+
+def convert(t, dt):
+    """A copy of CUDA tensor ``t`` as dtype ``dt`` (dense layout kept)."""
+    out = empty_strided(list(t.shape), _dense_strides(t), dt, t.device)
+    copy_(out, t.detach() if t.requires_grad else t)
+    return out
 
 
 def item(t):
@@ -326,6 +334,7 @@ class _DeviceOps:
     copy_ = staticmethod(copy_)
     fill_ = staticmethod(fill_)
     clone = staticmethod(clone)
+    convert = staticmethod(convert)
     item = staticmethod(item)
 
 
@@ -334,6 +343,8 @@ DEVICE_OPS = _DeviceOps()
 
 def install():
     _C._set_device_ops(DEVICE_OPS)
+    from ptcore._dispatch import device as _device_layer
+    _device_layer.enable(True)
 
 
 # ---------------------------------------------------------------------------
