@@ -387,6 +387,7 @@ class EmulatedDriver(Driver):
              stride_a=0, stride_b=0, stride_c=0):
         self._check_device(device)
         from ptcore.cuda import _host_blas
+        _host_blas.check(transa, transb, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute_type, batch)
         self._enqueue(stream, lambda: _host_blas.gemm(
             transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
             compute_type, batch, stride_a, stride_b, stride_c))

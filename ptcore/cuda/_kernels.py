@@ -243,7 +243,8 @@ UNARY = [
     ("erfinv", "f", "same", {"*": "FN(erfinv)(x)"}),
     ("lgamma", "f", "same", {"*": "FN(lgamma)(x)"}),
     ("digamma", "f", "same", {"*": "(T)ptc_digamma((double)x)"}),
-    ("i0", "f", "same", {"*": "FN(cyl_bessel_i0)(x)"}),
+    # i0(+-inf) is NaN in PyTorch (its Cephes evaluation), not the limit +inf of cyl_bessel_i0
+    ("i0", "f", "same", {"*": "(isinf(x) ? x - x : FN(cyl_bessel_i0)(x))"}),
     ("floor", "buif", "same", {"f": "FN(floor)(x)", "*": "x"}),
     ("ceil", "buif", "same", {"f": "FN(ceil)(x)", "*": "x"}),
     ("trunc", "buif", "same", {"f": "FN(trunc)(x)", "*": "x"}),
@@ -839,15 +840,26 @@ def _arange_kernel(name, dt):
 
 
 def _linspace_kernel(name, dt):
-    # PyTorch: step = (end - start) / (steps - 1); first half from start, second from end
-    if _kind(dt) == "f":
+    # PyTorch (RangeFactories): start/end converted to the dtype first; step = (end - start) / (steps - 1)
+    # in the dtype (double for integers); the first half from start, the second from end.  float16 /
+    # bfloat16 arithmetic rounds to the dtype after every operation, as c10::Half / BFloat16 do.
+    if dt in ("float16", "bfloat16"):
+        def r(e):
+            return _load(dt, _store(dt, e))
+        body = (f"        const float start = {r('(float)p.d0')}, end = {r('(float)p.d1')};\n"
+                f"        const float step = n > 1 ? {r(r('end - start') + ' / ' + r('(float)(n - 1)'))} : 0.0f;\n"
+                f"        const long long half = n / 2;\n"
+                f"        const float v = i < half ? {r('start + ' + r('step * ' + r('(float)i')))}\n"
+                f"                                 : {r('end - ' + r('step * ' + r('(float)(n - 1 - i)')))};\n")
+    elif _kind(dt) == "f":
         acc = "double" if dt == "float64" else "float"
         body = (f"        const {acc} start = ({acc})p.d0, end = ({acc})p.d1;\n"
                 f"        const {acc} step = n > 1 ? (end - start) / ({acc})(n - 1) : ({acc})0;\n"
                 f"        const long long half = n / 2;\n"
                 f"        const {acc} v = i < half ? start + step * ({acc})i : end - step * ({acc})(n - 1 - i);\n")
     else:
-        body = ("        const double start = p.d0, end = p.d1;\n"
+        S = _storage(dt)
+        body = (f"        const double start = (double)({S})(long long)p.d0, end = (double)({S})(long long)p.d1;\n"
                 "        const double step = n > 1 ? (end - start) / (double)(n - 1) : 0.0;\n"
                 "        const long long half = n / 2;\n"
                 "        const double v = i < half ? start + step * (double)i : end - step * (double)(n - 1 - i);\n")

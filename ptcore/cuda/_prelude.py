@@ -3,7 +3,9 @@
 NVRTC has no include path, so nothing here includes a header: fixed-width
 integers are spelled as builtin C types, float16 and bfloat16 are 2-byte
 structs converted with inline PTX (``cvt.f32.f16``, ``cvt.rn.f16.f32``,
-``cvt.rn.bf16.f32``; bfloat16 -> float32 is a 16-bit shift), and the few
+``cvt.rn.bf16.f32``; bfloat16 -> float32 is a 16-bit shift; under
+``PTC_HOST_EMULATION`` -- the emulated device's host build -- the same
+rounding is done in C by ``ptc_host_*`` of ptcore/cuda/host/ptc_cuda_host.h), and the few
 helpers PyTorch's kernels rely on (integer division rules, NaN-propagating
 clamp, lerp, digamma, warp/block reductions, atomics for every dtype) are
 written out.  The CUDA math library (``expf``, ``lgamma``, ``erfinvf``,
@@ -30,17 +32,27 @@ struct alignas(2) ptc_half { unsigned short bits; };
 struct alignas(2) ptc_bfloat16 { unsigned short bits; };
 
 __device__ __forceinline__ float ptc_h2f(ptc_half h) {
+#ifdef PTC_HOST_EMULATION
+    return ptc_host_h2f(h.bits);
+#else
     float f; asm("cvt.f32.f16 %%0, %%1;" : "=f"(f) : "h"(h.bits)); return f;
+#endif
 }
 __device__ __forceinline__ ptc_half ptc_f2h(float f) {
+#ifdef PTC_HOST_EMULATION
+    ptc_half h; h.bits = ptc_host_f2h(f); return h;
+#else
     ptc_half h; asm("cvt.rn.f16.f32 %%0, %%1;" : "=h"(h.bits) : "f"(f)); return h;
+#endif
 }
 __device__ __forceinline__ float ptc_bf2f(ptc_bfloat16 b) {
     return __uint_as_float(((unsigned int)b.bits) << 16);
 }
 __device__ __forceinline__ ptc_bfloat16 ptc_f2bf(float f) {
     ptc_bfloat16 b;
-#if __CUDA_ARCH__ >= 800
+#if defined(PTC_HOST_EMULATION)
+    b.bits = ptc_host_f2bf(f);
+#elif __CUDA_ARCH__ >= 800
     asm("cvt.rn.bf16.f32 %%0, %%1;" : "=h"(b.bits) : "f"(f));
 #else
     unsigned int u = __float_as_uint(f);
