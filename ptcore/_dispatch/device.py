@@ -51,6 +51,14 @@ GEOMETRY_OPS = frozenset({
 })
 
 
+# ops outside the *_composite modules that are written with other ops'
+# entries only (each inner op meets this layer itself)
+COMPOSITE_OPS = frozenset({
+    ("nn.functional", "linear"), ("nn.functional", "relu"), ("nn.functional", "tanh"),
+    ("nn.functional", "sigmoid"),
+})
+
+
 class DeviceLayer(_D.Layer):
     order = 40
     name = "device"
@@ -63,6 +71,7 @@ class DeviceLayer(_D.Layer):
         if p is None:
             mod = getattr(opdef.raw, "__module__", "") or ""
             p = (opdef.kind == "core" or "factory" in opdef.tags or opdef.name in GEOMETRY_OPS
+                 or (opdef.namespace, opdef.name) in COMPOSITE_OPS
                  or mod.endswith("_composite") or mod == "ptcore._ops.calculus")
             self._passthrough[opdef] = p
         return p

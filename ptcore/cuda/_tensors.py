@@ -242,6 +242,14 @@ def copy_(dst, src, non_blocking=False):
                     drv.stream_synchronize(_stream(idx))
         _bump_version(dst)
         return dst
+    if dst_cuda and src_cuda and dst.device == src.device:
+        from ptcore.cuda import _launch
+        try:
+            _launch.cast_copy(dst, src if src.dim() <= dst.dim() else _drop_leading(src, dst))
+            _bump_version(dst)
+            return dst
+        except NotImplementedError:
+            pass            # dtypes without kernels (complex): through the host
     # staged through the host (converting, broadcasting or strided copies)
     src_h = _download(src)[0] if src_cuda else src
     if not dst_cuda:
@@ -261,6 +269,17 @@ def copy_(dst, src, non_blocking=False):
         _upload(dst, hst, lo, n)
     _bump_version(dst)
     return dst
+
+
+def _drop_leading(src, dst):
+    """``src`` without leading size-1 dims beyond ``dst``'s rank (copy_
+    broadcasting); a shape mismatch raises as the CPU copy does."""
+    while src.dim() > dst.dim() and src.shape[0] == 1:
+        src = src[0]
+    if src.dim() > dst.dim():
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                           f"{list(src.shape)}")
+    return src
 
 
 def _grad_enabled():
@@ -284,15 +303,27 @@ def fill_(t, value):
         drv.set_current(idx)
         if not isinstance(value, complex) and value == 0 and value is not None:
             drv.memset_d8(t.data_ptr(), 0, nbytes, _stream(idx))
+        elif _fill_kernel(t, value):
+            pass
         else:
             host = _C.full(list(t.shape), value, dtype=t.dtype)
             drv.memcpy_htod(t.data_ptr(), host.data_ptr(), nbytes, _stream(idx))
-    else:
+    elif not _fill_kernel(t, value):
         view, hst, lo, n = _download(t)
         view.fill_(value)
         _upload(t, hst, lo, n)
     _bump_version(t)
     return t
+
+
+def _fill_kernel(t, value):
+    """Fill with the device's fill kernel; False when none serves the dtype."""
+    from ptcore.cuda import _launch
+    try:
+        _launch.fill(t, value)
+        return True
+    except NotImplementedError:
+        return False
 
 
 def clone(t, preserve):
@@ -343,6 +374,8 @@ DEVICE_OPS = _DeviceOps()
 
 def install():
     _C._set_device_ops(DEVICE_OPS)
+    from ptcore.cuda import _launch
+    _launch.register()
     from ptcore._dispatch import device as _device_layer
     _device_layer.enable(True)
 
