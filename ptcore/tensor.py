@@ -400,6 +400,15 @@ class Tensor(_TensorBase):
         from ptcore.cuda import _tensors
         _tensors.record_stream(self, stream)
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule; for a CUDA tensor the consumer's
+        ``stream`` first waits for the work queued on the current stream."""
+        if self.is_cuda:
+            from ptcore.cuda import _tensors
+            _tensors.dlpack_stream_sync(self, stream)
+        return _TensorBase.__dlpack__(self, stream=stream, max_version=max_version,
+                                      dl_device=dl_device, copy=copy)
+
     @property
     def __cuda_array_interface__(self):
         """CUDA Array Interface (version 3) of a CUDA tensor; AttributeError

@@ -161,9 +161,10 @@ def enable(flag=True):
     LAYER.set_enabled(flag)
 
 
-def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor")):
+def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), optional=False):
     """Register ``kernel`` as op ``name``'s implementation on ``device_type``
-    (``"cuda"``) in each namespace where the op is declared.  The kernel
+    (``"cuda"``) in each namespace where the op is declared (KeyError when
+    it is declared in none, unless ``optional``).  The kernel
     takes the op's arguments as its CPU front-end does."""
     from ptcore._dispatch.table import lookup
     done = 0
@@ -173,7 +174,7 @@ def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor")):
             d.kernels[device_type] = kernel
             d.device_bodies.pop(device_type, None)
             done += 1
-    if not done:
+    if not done and not optional:
         raise KeyError(f"register_kernel: no op {name!r} in {namespaces}")
     return kernel
 

@@ -228,6 +228,9 @@ def _broadcast_shape(a, b, fname):
     return out
 
 
+_BOOL_OUT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
+
+
 def binary(op, a, b, out=None, alpha=None, fname=None):
     fname = fname or op
     dev = _device_of(a, b)
@@ -237,7 +240,7 @@ def binary(op, a, b, out=None, alpha=None, fname=None):
                            "Use the `^` or `logical_xor()` operator instead.")
     shape = _broadcast_shape(a, b, fname)
     x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
-    res = _empty(shape, dt, dev)
+    res = _empty(shape, _C.bool_ if op in _BOOL_OUT else dt, dev)
     kop, p = op, _params()
     if op in ("add", "sub") and (alpha not in (None, 1) or op == "sub"):
         al = 1 if alpha is None else alpha
@@ -476,7 +479,7 @@ def _matmul(input, other, *, out=None):
     if a.shape[-1] != b.shape[-2]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[-2]}x{a.shape[-1]} and "
                            f"{b.shape[-2]}x{b.shape[-1]})")
-    batch = _broadcast_shape(_Shape(a.shape[:-2]), _Shape(b.shape[:-2]), "matmul")
+    batch = _broadcast_batch(list(a.shape[:-2]), list(b.shape[:-2]))
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     nb = 1
     for s in batch:
@@ -493,11 +496,16 @@ def _matmul(input, other, *, out=None):
     return _finish(res, out, "matmul")
 
 
-class _Shape:
-    """A bare shape for :func:`_broadcast_shape`."""
-
-    def __init__(self, shape):
-        self.shape = list(shape)
+def _broadcast_batch(sa, sb):
+    n = max(len(sa), len(sb))
+    sa = [1] * (n - len(sa)) + sa
+    sb = [1] * (n - len(sb)) + sb
+    out = []
+    for x, y in zip(sa, sb):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"matmul: the batch dims {sa} and {sb} cannot be broadcast")
+        out.append(y if x == 1 else x)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -519,6 +527,12 @@ def _binary_kernel(op):
             if rounding_mode is not None:
                 raise NotImplementedError(f"div(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
             return binary("div", input, other, out)
+    elif op in _TENSOR_OTHER:
+        def kernel(input, other, *, out=None):
+            if not isinstance(other, _C._TensorBase):
+                raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not "
+                                f"{type(other).__name__}")
+            return binary(op, input, other, out)
     else:
         def kernel(input, other, *, out=None):
             return binary(op, input, other, out)
@@ -526,9 +540,33 @@ def _binary_kernel(op):
     return kernel
 
 
+_TENSOR_OTHER = frozenset({"maximum", "minimum"})
+
+
 def _relu(input, *args, **kwargs):
     return unary("relu", input)
 
+
+def _scalar_like(self, other):
+    import ptcore
+    if isinstance(other, _C._TensorBase):
+        return other
+    return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
+
+
+def _op(name):
+    import ptcore
+    return getattr(ptcore, name)
+
+
+_OPERATORS = {
+    "__pow__": lambda self, other: _op("pow")(self, other),
+    "__rpow__": lambda self, other: _op("pow")(_scalar_like(self, other), self),
+    "__rsub__": lambda self, other: _op("sub")(_scalar_like(self, other), self),
+    "__rtruediv__": lambda self, other: _op("div")(_scalar_like(self, other), self),
+    "__neg__": lambda self: _op("neg")(self),
+    "__abs__": lambda self: _op("abs")(self),
+}
 
 _registered = [False]
 
@@ -541,10 +579,15 @@ def register():
     for op in ("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh"):
         register_kernel(op, "cuda", _unary_kernel(op))
     register_kernel("relu", "cuda", _relu)
-    for op in ("add", "sub", "mul", "div", "maximum", "minimum"):
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum", "pow") + tuple(sorted(_BOOL_OUT)):
         register_kernel(op, "cuda", _binary_kernel(op))
     for op in ("add", "sub", "mul", "div"):
         register_kernel(op + "_", "cuda", _inplace(op), namespaces=("Tensor",))
+    # the Tensor operator methods that are ops of their own: written with the
+    # public ops (their autograd lives in those ops' bodies)
+    t = ("Tensor",)
+    for name, fn in _OPERATORS.items():
+        register_kernel(name, "cuda", fn, namespaces=t, optional=True)
     register_kernel("sum", "cuda", _sum)
     register_kernel("mean", "cuda", _mean)
     register_kernel("amax", "cuda", _amax_kernel("amax"))

@@ -460,6 +460,31 @@ def record_stream(t, stream):
     a.record_stream(b, stream.cuda_stream)
 
 
+def dlpack_stream_sync(t, stream):
+    """DLPack's producer side: make the consumer's ``stream`` (an int
+    handle; None or 1 the legacy default stream, 2 the per-thread one, -1 no
+    synchronisation) wait for the work queued on ``t``'s current stream."""
+    if stream == -1:
+        return
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+        raise TypeError(f"__dlpack__: stream must be an int or None, got {type(stream).__name__}")
+    if stream == 0:
+        raise ValueError("__dlpack__: stream 0 is ambiguous for CUDA (use 1 for the legacy default stream)")
+    drv = _runtime.lazy_init("__dlpack__")
+    idx = t.device.index
+    producer = _stream(idx)
+    consumer = 1 if stream is None else stream
+    if consumer == producer or (producer == 0 and consumer == 1):
+        return
+    drv.set_current(idx)
+    ev = drv.event_create(idx)
+    try:
+        drv.event_record(ev, producer)
+        drv.stream_wait_event(consumer, ev)
+    finally:
+        drv.event_destroy(ev)
+
+
 def cuda_array_interface(t):
     """``__cuda_array_interface__`` (version 3) of CUDA tensor ``t``."""
     if not _is_cuda(t):

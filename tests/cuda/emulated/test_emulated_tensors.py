@@ -304,3 +304,19 @@ def test_ops_without_cuda_kernel_raise():
         ptcore.add(y, ptcore.ones(3, 4))
     # the CPU path is unchanged while the layer is on
     assert ptcore.add(ptcore.ones(2), ptcore.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_dlpack_stream_argument_orders_the_consumer():
+    s1, s2 = cuda.Stream(), cuda.Stream()
+    cuda.synchronize()
+    with cuda.stream(s1):
+        y = ptcore.full((1000,), 3.0, device="cuda")        # queued on s1, not yet run
+        cap = y.__dlpack__(stream=s2.cuda_stream)            # s2 waits for s1's work
+    shared = ptcore.from_dlpack(cap)
+    with cuda.stream(s2):
+        z = shared.clone()
+    s2.synchronize()
+    assert z.cpu().tolist() == [3.0] * 1000
+    with pytest.raises(ValueError):
+        y.__dlpack__(stream=0)
+    y.__dlpack__(stream=-1)
