@@ -311,6 +311,7 @@ def _to_device(d):
 
 
 cdef object _cuda_hook = None
+cdef object _device_ops = None      # ptcore.cuda: copy/fill/clone/item on device tensors
 
 
 def _set_cuda_hook(hook):
@@ -324,7 +325,9 @@ cdef int _require_cpu(device dev, str what) except -1:
         return 0
     if dev._type_code == 1:
         if _cuda_hook is not None:
-            _cuda_hook(dev, what)
+            _cuda_hook(dev, what)       # initialises the CUDA runtime, or raises why it cannot
+            if _device_ops is not None:
+                return 0                # the device runtime is up: the caller uses _device_ops
         raise RuntimeError(f"{what}: CUDA tensors are not supported by this build of ptcore ({dev})")
     raise NotImplementedError(f"{what}: device type '{dev.type}' is not supported")
 
@@ -416,7 +419,12 @@ cdef class Storage:
         self._inference = ptc_inference_on
 
     def __init__(self, Py_ssize_t nbytes=0, device=None):
-        _require_cpu(_as_device(device), "Storage")
+        dev = _as_device(device)
+        if dev.type != "cpu":
+            _require_cpu(dev, "Storage")
+            raise NotImplementedError(
+                f"Storage(nbytes, device='{dev}'): use ptcore.empty(nbytes, dtype=ptcore.uint8, "
+                f"device='{dev}').untyped_storage() for device storage")
         if nbytes < 0:
             raise ValueError(f"Storage: size must be non-negative, got {nbytes}")
         if self._data != NULL or self._owner is not None:
@@ -2725,7 +2733,6 @@ cdef class _TensorBase:
 cdef object _view_hook = None       # autograd: record a view of a tensor requiring grad
 cdef object _inplace_hook = None    # autograd: check an in-place write on a tensor requiring grad
 cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
-cdef object _device_ops = None      # ptcore.cuda: copy/fill/clone/item on device tensors
 cdef object _dlpack_module = None
 
 

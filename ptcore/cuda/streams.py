@@ -125,6 +125,16 @@ class Stream:
     def __cuda_stream__(self):
         return (0, self.cuda_stream)
 
+    def __enter__(self):
+        """``with stream:`` makes it current (as ``ptcore.cuda.stream(stream)``)."""
+        ctx = StreamContext(self)
+        self.__dict__.setdefault("_contexts", []).append(ctx)
+        ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.__dict__["_contexts"].pop().__exit__(*exc)
+
     def __eq__(self, other):
         if isinstance(other, Stream):
             return self.cuda_stream == other.cuda_stream and self.device_index == other.device_index

@@ -76,3 +76,10 @@ def test_emulation_in_a_fresh_process():
                          cwd="/", timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "3", "True", "[1.0,", "1.0,", "1.0]", "False"]
+    # the first CUDA call of a process may be a factory
+    code = ("import ptcore; print(ptcore.zeros(2, device='cuda').device, "
+            "ptcore.empty_strided((2,), (1,), device='cuda:1').device)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd="/", timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["cuda:0", "cuda:1"]

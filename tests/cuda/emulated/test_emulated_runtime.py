@@ -69,6 +69,9 @@ def test_streams():
     s.synchronize()
     assert s.query()
     assert x.cpu().tolist() == [1.0, 1.0, 1.0]
+    with s:                                 # a stream is its own context manager
+        assert cuda.current_stream() == s
+    assert cuda.current_stream() == cuda.default_stream()
     with cuda.stream(None):                 # no-op
         assert cuda.current_stream() == cuda.default_stream()
     with pytest.raises(TypeError):

@@ -320,3 +320,17 @@ def test_dlpack_stream_argument_orders_the_consumer():
     with pytest.raises(ValueError):
         y.__dlpack__(stream=0)
     y.__dlpack__(stream=-1)
+
+
+def test_random_factories_on_device_are_not_implemented_yet():
+    for fn in (lambda: ptcore.randn(6, device="cuda"), lambda: ptcore.rand(2, 3, device="cuda"),
+               lambda: ptcore.randint(0, 10, (4,), device="cuda")):
+        with pytest.raises(NotImplementedError, match="cuda"):
+            fn()
+
+
+def test_storage_on_device_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="untyped_storage"):
+        ptcore._tensor.Storage(8, device="cuda")
+    st = ptcore.empty(8, dtype=ptcore.uint8, device="cuda").untyped_storage()
+    assert st.device == ptcore.device("cuda", 0) and st.nbytes() == 8
