@@ -311,6 +311,7 @@ def _to_device(d):
 
 
 cdef object _cuda_hook = None
+cdef object _device_ops = None      # ptcore.cuda: copy/fill/clone/item on device tensors
 
 
 def _set_cuda_hook(hook):
@@ -324,7 +325,9 @@ cdef int _require_cpu(device dev, str what) except -1:
         return 0
     if dev._type_code == 1:
         if _cuda_hook is not None:
-            _cuda_hook(dev, what)
+            _cuda_hook(dev, what)       # initialises the CUDA runtime, or raises why it cannot
+            if _device_ops is not None:
+                return 0                # the device runtime is up: the caller uses _device_ops
         raise RuntimeError(f"{what}: CUDA tensors are not supported by this build of ptcore ({dev})")
     raise NotImplementedError(f"{what}: device type '{dev.type}' is not supported")
 
@@ -416,7 +419,12 @@ cdef class Storage:
         self._inference = ptc_inference_on
 
     def __init__(self, Py_ssize_t nbytes=0, device=None):
-        _require_cpu(_as_device(device), "Storage")
+        dev = _as_device(device)
+        if dev.type != "cpu":
+            _require_cpu(dev, "Storage")
+            raise NotImplementedError(
+                f"Storage(nbytes, device='{dev}'): use ptcore.empty(nbytes, dtype=ptcore.uint8, "
+                f"device='{dev}').untyped_storage() for device storage")
         if nbytes < 0:
             raise ValueError(f"Storage: size must be non-negative, got {nbytes}")
         if self._data != NULL or self._owner is not None:
@@ -1042,8 +1050,15 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
         _warn_complex32()
     if ndim > PT_MAX_DIMS:
         raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {ndim}")
+    cdef _TensorBase t
     if dev._type_code != 0:
-        _require_cpu(dev, "empty")
+        _checked_nbytes(ndim, shape, dt.itemsize)
+        if _device_ops is None:
+            _require_cpu(dev, "empty")
+        t = _device_ops.empty(list(_make_tuple(ndim, shape)), dt, dev)
+        if zero:
+            t.zero_()
+        return t
     cdef Py_ssize_t nbytes = _checked_nbytes(ndim, shape, dt.itemsize)
     cdef Storage st = _new_host_storage(nbytes, zero)
     cdef Py_ssize_t strides[PT_MAX_DIMS]
@@ -1284,6 +1299,8 @@ cdef int _copy_into(_TensorBase dst, _TensorBase src) except -1:
 
 
 cdef _TensorBase _clone_contig(_TensorBase src):
+    if src._storage.device._type_code != 0:
+        return _device_clone(src, False)
     cdef _TensorBase out = _empty_contig(src._dtype, src._ndim, src._shape, src._storage.device, False)
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
     cdef Py_ssize_t sstr[PT_MAX_DIMS]
@@ -1301,6 +1318,10 @@ cdef _TensorBase _clone_contig(_TensorBase src):
 cdef _TensorBase _convert(_TensorBase src, dtype dt, bint preserve_layout):
     """A copy of ``src`` with dtype ``dt`` (layout preserved when dense)."""
     cdef _TensorBase out
+    if src._storage.device._type_code != 0:
+        if _device_ops is None:
+            return _no_device(src, "to")
+        return _device_ops.convert(src, dt)
     if preserve_layout:
         out = _empty_strided_like(src, dt, False)
     else:
@@ -2365,6 +2386,7 @@ cdef class _TensorBase:
                         or not hasattr(it, "__index__"):
                     if _advanced_getitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
+                    _check_host_data(self, idx, "index (advanced indexing)")
                     return _advanced_getitem(self, idx)
         return self._basic_index(items, type(idx) is slice)
 
@@ -2450,6 +2472,7 @@ cdef class _TensorBase:
                 if isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) or not hasattr(it, "__index__"):
                     if _advanced_setitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
+                    _check_host_data(self, (idx, value), "index_put_ (advanced indexing)")
                     _advanced_setitem(self, idx, value)
                     return
         if _inplace_hook is not None and self._requires_grad:
@@ -2710,7 +2733,6 @@ cdef class _TensorBase:
 cdef object _view_hook = None       # autograd: record a view of a tensor requiring grad
 cdef object _inplace_hook = None    # autograd: check an in-place write on a tensor requiring grad
 cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
-cdef object _device_ops = None      # ptcore.cuda: copy/fill/clone/item on device tensors
 cdef object _dlpack_module = None
 
 
@@ -2760,6 +2782,37 @@ cdef object _device_item(_TensorBase t):
     if _device_ops is None:
         return _no_device(t, "item")
     return _device_ops.item(t)
+
+
+cdef object _pin(object t):
+    """``pin_memory=True`` of a factory: the tensor in page-locked memory."""
+    if (<_TensorBase>t)._storage.device._type_code != 0:
+        raise RuntimeError(f"pin_memory=True needs a CPU tensor, got one on {(<_TensorBase>t)._storage.device}")
+    rg = (<_TensorBase>t)._requires_grad
+    p = t.pin_memory()
+    (<_TensorBase>p)._requires_grad = rg
+    return p
+
+
+cdef int _check_host_data(_TensorBase t, object extra, str what) except -1:
+    """Raise NotImplementedError when an op with only a CPU kernel gets a
+    device tensor (``t`` or a tensor in ``extra``): device memory is never
+    read on the host."""
+    cdef device dev = t._storage.device
+    if dev._type_code == 0:
+        if isinstance(extra, _TensorBase):
+            dev = (<_TensorBase>extra)._storage.device
+        elif isinstance(extra, (tuple, list)):
+            for x in extra:
+                if isinstance(x, _TensorBase) and (<_TensorBase>x)._storage.device._type_code != 0:
+                    dev = (<_TensorBase>x)._storage.device
+                    break
+                if isinstance(x, (tuple, list)):
+                    _check_host_data(t, x, what)
+    if dev._type_code != 0:
+        raise NotImplementedError(f"{what}: no {dev.type.upper()} kernel yet for this op "
+                                  f"(an argument is on {dev}); move the tensors to the CPU with .cpu()")
+    return 0
 
 
 cdef object _dlpack_export(_TensorBase t, object stream, object max_version, object dl_device, object copy):
@@ -3075,6 +3128,8 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
     if memory_format is not None and memory_format is not contiguous_format and memory_format is not preserve_format:
         t = _to_memory_format(t, memory_format)
         t._requires_grad = requires_grad
+    if pin_memory:
+        t = _pin(t)
     return _finish_out(t, out, "empty")
 
 
@@ -3082,16 +3137,16 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
           pin_memory=False):
     """Tensor of zeros (large ones are zero-filled lazily by the OS)."""
     size = _size_args(args, size, "zeros")
-    return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 1, None, "zeros"),
-                       out, "zeros")
+    t = _factory(size, dtype, device, requires_grad, _default_dtype, 1, None, "zeros")
+    return _finish_out(_pin(t) if pin_memory else t, out, "zeros")
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Tensor of ones."""
     size = _size_args(args, size, "ones")
-    return _finish_out(_factory(size, dtype, device, requires_grad, _default_dtype, 2, 1, "ones"),
-                       out, "ones")
+    t = _factory(size, dtype, device, requires_grad, _default_dtype, 2, 1, "ones")
+    return _finish_out(_pin(t) if pin_memory else t, out, "ones")
 
 
 cdef dtype _scalar_dtype(object v):
@@ -3119,14 +3174,15 @@ cdef dtype _scalar_dtype(object v):
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Tensor filled with ``fill_value`` (dtype inferred from the value, as PyTorch)."""
-    return _finish_out(_factory((size,), dtype, device, requires_grad, _scalar_dtype(fill_value), 2,
-                                fill_value, "full"), out, "full")
+    t = _factory((size,), dtype, device, requires_grad, _scalar_dtype(fill_value), 2, fill_value, "full")
+    return _finish_out(_pin(t) if pin_memory else t, out, "full")
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
     """Uninitialised tensor with explicit strides (in elements)."""
-    return _empty_strided_impl(size, stride, dtype, device, requires_grad)
+    t = _empty_strided_impl(size, stride, dtype, device, requires_grad)
+    return _pin(t) if pin_memory else t
 
 
 cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
@@ -3137,7 +3193,10 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
             f"mismatch in length of strides and shape: {len(st)} strides for {len(sh)} dims")
     cdef dtype dt = _resolve_dtype(dtype_, _default_dtype)
     cdef device dev = _as_device(device_)
-    _require_cpu(dev, "empty_strided")
+    cdef _TensorBase t
+    if dev._type_code != 0:
+        if _device_ops is None:
+            _require_cpu(dev, "empty_strided")
     for s in sh:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(sh)}")
@@ -3154,8 +3213,12 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
         cst[i] = st[i]
     cdef Py_ssize_t need = _storage_nbytes(len(sh), csh, cst, 0, dt.itemsize)
     _checked_numel(len(sh), csh)
+    if dev._type_code != 0:
+        t = _device_ops.empty_strided(sh, st, dt, dev)
+        _check_requires_grad(t, requires_grad)
+        return t
     cdef Storage storage = _new_host_storage(need, False)
-    cdef _TensorBase t = _make_tensor(storage, dt, len(sh), csh, cst, 0)
+    t = _make_tensor(storage, dt, len(sh), csh, cst, 0)
     _check_requires_grad(t, requires_grad)
     return t
 

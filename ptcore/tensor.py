@@ -391,7 +391,30 @@ class Tensor(_TensorBase):
         return cuda._pin_memory(self)
 
     def is_pinned(self, device=None):
-        return False
+        from ptcore import cuda
+        return cuda._is_pinned(self)
+
+    def record_stream(self, stream):
+        """Mark this CUDA tensor's memory as used by ``stream``: it is not
+        reused before the work queued on ``stream`` at free time completes."""
+        from ptcore.cuda import _tensors
+        _tensors.record_stream(self, stream)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule; for a CUDA tensor the consumer's
+        ``stream`` first waits for the work queued on the current stream."""
+        if self.is_cuda:
+            from ptcore.cuda import _tensors
+            _tensors.dlpack_stream_sync(self, stream)
+        return _TensorBase.__dlpack__(self, stream=stream, max_version=max_version,
+                                      dl_device=dl_device, copy=copy)
+
+    @property
+    def __cuda_array_interface__(self):
+        """CUDA Array Interface (version 3) of a CUDA tensor; AttributeError
+        for other tensors, as torch."""
+        from ptcore.cuda import _tensors
+        return _tensors.cuda_array_interface(self)
 
     def is_shared(self):
         return self.untyped_storage().is_shared()

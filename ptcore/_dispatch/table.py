@@ -16,10 +16,12 @@ class OpDef:
     """One public op: ``name`` (PyTorch's), the implementation ``raw`` (the
     device-routing front-end), ``body`` (``raw`` under autograd recording),
     its ``family`` (the module group it belongs to), ``tags`` and the
-    ``autocast`` category (``"lower"``, ``"fp32"``, ``"promote"`` or None)."""
+    ``autocast`` category (``"lower"``, ``"fp32"``, ``"promote"`` or None).
+    ``kernels`` maps a device type (``"cuda"``) to the op's kernel there
+    (see :mod:`ptcore._dispatch.device`); the CPU kernel is ``raw``."""
 
     __slots__ = ("name", "raw", "body", "family", "tags", "autocast", "aliases", "kind", "namespace",
-                 "_hooked_body", "_body_factory", "__weakref__")
+                 "_hooked_body", "_body_factory", "kernels", "device_bodies", "__weakref__")
 
     def __init__(self, name, raw, family="", kind="function", tags=(), namespace=None):
         self.name = name
@@ -33,6 +35,8 @@ class OpDef:
         self.aliases = []
         self._hooked_body = None
         self._body_factory = None
+        self.kernels = {}
+        self.device_bodies = {}
 
     def __repr__(self):
         return f"<op {self.name} ({self.family}, {self.kind})>"

@@ -146,7 +146,8 @@ def _fill_contig(t, kernel, generator, *args):
         return t
     g = _gen(generator)
     if t.device.type != "cpu":
-        raise RuntimeError(f"random sampling on {t.device} needs the CUDA backend")
+        raise NotImplementedError(f"random sampling on {t.device} has no CUDA kernel yet (sample on the "
+                                  "CPU and move the tensor with .to())")
     target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
     n = target.numel()
     if n:
@@ -168,7 +169,8 @@ def _new(size, dtype, device, default=None):
     dev = _C._to_device(device)
     if dev.type != "cpu":
         _C.empty(shape, dtype=dt, device=dev)   # raises, naming why, when CUDA is unavailable
-        raise RuntimeError(f"random sampling on {dev} needs the CUDA backend")
+        raise NotImplementedError(f"random sampling on {dev} has no CUDA kernel yet (sample on the "
+                                  "CPU and move the tensor with .to())")
     return _C.empty(shape, dtype=dt)
 
 

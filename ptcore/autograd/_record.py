@@ -416,7 +416,10 @@ def _on_grad_wrap(src, out, name):
 
 def _on_to(src, out):
     if _state.enabled and _is_diff(out):
-        attach("ToCopyBackward0", out, (src,), lambda g: (g,))
+        dev = src.device
+        # the gradient goes back to the source's device (a copy across devices)
+        attach("ToCopyBackward0", out, (src,),
+               lambda g: (g if g.device == dev else g.to(dev),))
     return out
 
 

@@ -1,22 +1,21 @@
-"""ptcore.cuda: GPU support through cuda-python.
+"""ptcore.cuda: CUDA devices, streams, events, memory (``torch.cuda``).
 
-Importing ``ptcore`` never touches CUDA.  This module answers
-``is_available()`` without raising; the device backend (caching allocator,
-NVRTC kernels, cuBLAS) is the subject of the CUDA work and is loaded only
-when a device is actually used.
+Importing ``ptcore`` never touches CUDA: the driver (the real one through
+cuda-python, or the emulated device selected by ``PTCORE_CUDA_EMULATE``)
+is created at the first CUDA call.  ``is_available()`` never raises.  The
+current device and the current stream of each device are per thread, as in
+PyTorch.
 """
-import importlib.util as _ilu
-
 from ptcore import _tensor as _C
 # The caching allocator's bookkeeping is pure Python and needs no driver:
 # before a device backend is attached these report what torch reports before
 # CUDA is initialised (empty stats, zero bytes); the mutating ones raise.
 from ptcore.cuda._allocator import (  # noqa: F401
-    OutOfMemoryError, caching_allocator_alloc, caching_allocator_delete, empty_cache,
-    get_per_process_memory_fraction, max_memory_allocated, max_memory_reserved,
-    mem_get_info, memory_allocated, memory_reserved, memory_snapshot, memory_stats,
+    OutOfMemoryError, caching_allocator_delete, empty_cache,
+    max_memory_allocated, max_memory_reserved,
+    memory_allocated, memory_reserved, memory_snapshot, memory_stats,
     memory_stats_as_nested_dict, memory_summary, reset_accumulated_memory_stats,
-    reset_peak_memory_stats, set_per_process_memory_fraction,
+    reset_peak_memory_stats,
 )
 
 from ptcore.cuda._random import (  # noqa: F401
@@ -24,113 +23,227 @@ from ptcore.cuda._random import (  # noqa: F401
     set_rng_state, set_rng_state_all,
 )
 
-_reason = None
+from ptcore.cuda import _runtime
+from ptcore.cuda._allocator import (
+    get_per_process_memory_fraction as _get_fraction, mem_get_info as _mem_get_info,
+    set_per_process_memory_fraction as _set_fraction,
+    caching_allocator_alloc as _caching_allocator_alloc,
+)
 
 
 def _probe():
     """(available, reason) -- never raises."""
-    global _reason
-    if _reason is not None:
-        return _reason
-    if _ilu.find_spec("cuda") is None or _ilu.find_spec("cuda.bindings") is None:
-        _reason = (False, "the 'cuda' extra is not installed (pip install ptcore[cuda] for cuda-bindings)")
-        return _reason
-    try:
-        from cuda.bindings import driver
-        err, = driver.cuInit(0)
-        if int(err) != 0:
-            _reason = (False, f"cuInit failed: {err!r} (no NVIDIA driver or no device)")
-            return _reason
-        err, n = driver.cuDeviceGetCount()
-        if int(err) != 0 or n == 0:
-            _reason = (False, "no CUDA device found")
-            return _reason
-    except Exception as e:  # a broken install must not break is_available()
-        _reason = (False, f"CUDA driver unusable: {type(e).__name__}: {e}")
-        return _reason
-    _reason = (False, "a CUDA device is present, but this build of ptcore has no CUDA backend yet")
-    return _reason
+    return _runtime.probe()
 
 
 def is_available():
-    """True when a CUDA device can be used by ptcore.  Never raises."""
-    return _probe()[0]
+    """True when a CUDA device can be used by ptcore (also the emulated
+    device of ``PTCORE_CUDA_EMULATE``).  Never raises."""
+    return _runtime.probe()[0]
 
 
 def _unavailable_reason():
     """Why ``is_available()`` is False (None when it is True)."""
-    ok, why = _probe()
+    ok, why = _runtime.probe()
     return None if ok else why
+
+
+def _lazy_init(what="CUDA"):
+    return _runtime.lazy_init(what)
+
+
+def init():
+    """Initialise the CUDA runtime (raises RuntimeError when unavailable)."""
+    _runtime.lazy_init("init()")
 
 
 def device_count():
     """Number of usable CUDA devices (0 when CUDA is unavailable)."""
-    return 0
+    return _runtime.device_count()
 
 
 def is_initialized():
     """True once CUDA has been initialised in this process."""
-    return False
+    return _runtime.is_initialized()
 
 
 def is_bf16_supported(including_emulation=True):
     """Whether bfloat16 is usable on the current CUDA device (False without one)."""
-    return is_available()
+    if not is_available():
+        return False
+    return get_device_capability()[0] >= 8 or bool(including_emulation)
 
 
 def current_device():
-    """Index of the current CUDA device; needs CUDA."""
-    _lazy_init("current_device()")
-    return 0
+    """Index of the current CUDA device."""
+    _runtime.lazy_init("current_device()")
+    return _runtime.current_device()
+
+
+def _index(device, what, optional=True):
+    _runtime.lazy_init(what)
+    idx = _runtime.device_index(device, what)
+    return _runtime.check_index(idx, what)
 
 
 def set_device(device):
     """Select the current CUDA device (a negative index is a no-op, as torch)."""
     import ptcore
-    idx = device if isinstance(device, int) else ptcore.device(device).index
+    if isinstance(device, int) and not isinstance(device, bool):
+        idx = device
+    else:
+        d = ptcore.device(device)
+        if d.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {d}")
+        idx = d.index
     if idx is None or idx < 0:
         return
-    _lazy_init(f"set_device({device!r})")
+    _runtime.set_device(idx)
+
+
+class device:
+    """Context manager selecting a CUDA device (``torch.cuda.device``);
+    an index of -1 or None is a no-op."""
+
+    def __init__(self, device):
+        if device is None:
+            self.idx = -1
+        elif isinstance(device, int) and not isinstance(device, bool):
+            self.idx = device
+        else:
+            self.idx = _runtime.device_index(device, "cuda.device()")
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            _runtime.lazy_init("cuda.device()")
+            self.prev_idx = _runtime.current_device()
+            if self.prev_idx != self.idx:
+                _runtime.set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            _runtime.set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """``device`` of a tensor's device (a no-op for CPU tensors)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if getattr(obj, "is_cuda", False) else -1)
 
 
 def synchronize(device=None):
-    """Wait for every kernel queued on ``device``; needs CUDA."""
-    _lazy_init("synchronize()")
+    """Wait for all work queued on every stream of ``device``."""
+    idx = _index(device, "synchronize()")
+    _runtime.lazy_init("synchronize()").device_synchronize(idx)
 
 
-def get_device_name(device=None):
-    """Name of a CUDA device; needs CUDA."""
-    _lazy_init("get_device_name()")
+class _CudaDeviceProperties:
+    """Properties of a CUDA device (``torch.cuda.get_device_properties``)."""
 
+    def __init__(self, p):
+        self.name = p["name"]
+        self.major = p["major"]
+        self.minor = p["minor"]
+        self.total_memory = p["total_memory"]
+        self.multi_processor_count = p["multi_processor_count"]
+        self.max_threads_per_block = p["max_threads_per_block"]
+        self.shared_memory_per_block = p["max_shared_memory_per_block"]
+        self.warp_size = p["warp_size"]
+        self.L2_cache_size = p["L2_cache_size"]
+        self.uuid = p["uuid"]
+        self.pci_bus_id = p["pci_bus_id"]
+        self.is_integrated = 0
+        self.is_multi_gpu_board = 0
+        self.gcnArchName = "NVIDIA"
 
-def get_device_capability(device=None):
-    """(major, minor) compute capability of a CUDA device; needs CUDA."""
-    _lazy_init("get_device_capability()")
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, uuid={self.uuid}, "
+                f"pci_bus_id={self.pci_bus_id}, L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB)")
 
 
 def get_device_properties(device=None):
-    """Properties of a CUDA device; needs CUDA."""
-    _lazy_init("get_device_properties()")
+    """Properties of a CUDA device (name, total_memory, major, minor,
+    multi_processor_count ...)."""
+    idx = _index(device, "get_device_properties()")
+    return _CudaDeviceProperties(_runtime.lazy_init().device_properties(idx))
 
 
-def _lazy_init(what="CUDA"):
-    ok, why = _probe()
-    if not ok:
-        raise RuntimeError(f"{what}: CUDA is not available: {why}")
+def get_device_name(device=None):
+    """Name of a CUDA device (the emulated device says so)."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """(major, minor) compute capability of a CUDA device."""
+    p = get_device_properties(device)
+    return (p.major, p.minor)
+
+
+def get_arch_list():
+    """Architectures ptcore compiles kernels for (at run time, for the device's own)."""
+    if not is_available():
+        return []
+    major, minor = get_device_capability()
+    return [f"sm_{major}{minor}"]
+
+
+def mem_get_info(device=None):
+    """``(free, total)`` device memory in bytes, as the driver reports it."""
+    _runtime.lazy_init("mem_get_info()")
+    return _mem_get_info(device)
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Limit this process's caching allocator on ``device`` to
+    ``fraction * total memory``."""
+    _runtime.lazy_init("set_per_process_memory_fraction()")
+    return _set_fraction(fraction, device)
+
+
+def get_per_process_memory_fraction(device=None):
+    """The fraction set by :func:`set_per_process_memory_fraction` (1.0 by default)."""
+    _runtime.lazy_init("get_per_process_memory_fraction()")
+    return _get_fraction(device)
+
+
+def caching_allocator_alloc(size, device=None, stream=None):
+    """Allocate ``size`` bytes with the caching allocator; returns the pointer."""
+    _runtime.lazy_init("caching_allocator_alloc()")
+    if stream is not None and not isinstance(stream, int):
+        stream = stream.cuda_stream
+    return _caching_allocator_alloc(size, device, stream)
+
+
+from ptcore.cuda.streams import (  # noqa: E402
+    Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream,
+)
 
 
 def _cuda_hook(dev, what):
-    _lazy_init(f"{what} on {dev}")
+    _runtime.lazy_init(f"{what} on {dev}")
 
 
 def _to_device(t, device, dtype, non_blocking):
-    if device.type == "cuda" or t.device.type == "cuda":
-        _lazy_init(f"moving a tensor from {t.device} to {device}")
-    raise RuntimeError(f"cannot move a tensor from {t.device} to {device}")
+    from ptcore.cuda import _tensors
+    return _tensors.to_device(t, device, dtype, non_blocking)
 
 
 def _pin_memory(t):
-    _lazy_init("pin_memory()")
+    from ptcore.cuda import _tensors
+    return _tensors.pin_memory(t)
+
+
+def _is_pinned(t):
+    if _runtime.get() is None:
+        return False
+    from ptcore.cuda import _tensors
+    return _tensors.is_pinned(t)
 
 
 _C._set_cuda_hook(_cuda_hook)

@@ -219,7 +219,7 @@ class EmulatedDriver(Driver):
             if rec is None:
                 raise CudaError("cuMemFree", "CUDA_ERROR_INVALID_VALUE", f"cuMemFree of unknown pointer {ptr:#x}")
             dev, nbytes, m, buf = rec
-            del buf
+            del buf, rec            # the tuple holds the exported buffer too
             m.close()
             self._used[dev] -= nbytes
 
@@ -244,7 +244,7 @@ class EmulatedDriver(Driver):
             if rec is None:
                 raise CudaError("cuMemFreeHost", "CUDA_ERROR_INVALID_VALUE", f"cuMemFreeHost of unknown pointer {ptr:#x}")
             m, buf, _n = rec
-            del buf
+            del buf, rec
             m.close()
 
     def _is_pinned(self, ptr, nbytes):

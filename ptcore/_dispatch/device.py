@@ -1,0 +1,185 @@
+"""The device layer of the dispatch point: where an op meets the device its
+tensors live on.
+
+The layer is the last before the op's body (order 40).  It is off until a
+device runtime initialises (``ptcore.cuda`` turns it on with the first CUDA
+call), so CPU-only programs never pay for it.  When it is on, a call whose
+tensor arguments (also inside lists/tuples and keyword arguments, ``out=``
+included) are all on the CPU goes on unchanged.  Otherwise:
+
+* ops that touch no element themselves pass through: the tensor-core
+  methods (views, ``to``, ``clone``, ``contiguous``, ``item`` ... whose data
+  movement the core routes to the device runtime), factories, the
+  geometry-only view ops, and composites (written with other ops' entries,
+  each of which comes through here again);
+* every other op runs the kernel registered for the device type in its
+  :class:`~ptcore._dispatch.table.OpDef` (``opdef.kernels[device_type]``),
+  under the autograd body the op's ``_body_factory`` builds over it, so a
+  device kernel is differentiable exactly as the CPU one;
+* an op with no kernel for the device raises ``NotImplementedError`` naming
+  the op and the device: device memory is never read on the host, and
+  tensors are never copied to the host behind the caller's back.
+
+Tensors on two devices (a CPU tensor with dimensions next to a CUDA one, or
+two CUDA devices) raise torch's "Expected all tensors to be on the same
+device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
+"""
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch import dispatcher as _D
+
+__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS"]
+
+# ops that only describe a new view of the same storage (or call core methods
+# that move data through the device runtime)
+GEOMETRY_OPS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "as_strided", "expand", "expand_as",
+    "broadcast_to", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose", "transpose_",
+    "t", "t_", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "swapaxes_",
+    "swapdims_", "narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk",
+    "unbind", "unflatten", "flatten", "ravel", "diagonal", "unfold", "detach", "detach_",
+    "alias", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d",
+    "view_as_real", "view_as_complex", "real", "imag", "adjoint", "mT", "mH", "T", "H",
+    "contiguous", "clone", "to", "cpu", "cuda", "type_as", "numel", "dim", "size", "stride",
+    "is_contiguous", "is_floating_point", "is_complex", "is_nonzero", "is_same_size",
+    "is_tensor", "is_storage", "result_type", "can_cast", "promote_types", "broadcast_tensors",
+    "broadcast_shapes", "meshgrid", "squeeze_copy", "requires_grad_", "retain_grad",
+    "float", "double", "half", "bfloat16", "int", "long", "bool", "byte", "char", "short",
+    "zero_", "fill_", "copy_", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor",
+    "new_empty_strided", "empty_like", "zeros_like", "ones_like", "full_like",
+    # the core guards advanced indexing itself; DLPack exchange moves no data
+    "__getitem__", "__setitem__", "from_dlpack", "__dlpack__", "__dlpack_device__",
+})
+
+
+# ops outside the *_composite modules that are written with other ops'
+# entries only (each inner op meets this layer itself)
+COMPOSITE_OPS = frozenset({
+    ("nn.functional", "linear"), ("nn.functional", "relu"), ("nn.functional", "tanh"),
+    ("nn.functional", "sigmoid"),
+})
+
+
+class DeviceLayer(_D.Layer):
+    order = 40
+    name = "device"
+
+    def __init__(self):
+        self._passthrough = {}      # OpDef -> bool
+
+    def _passes(self, opdef):
+        p = self._passthrough.get(opdef)
+        if p is None:
+            mod = getattr(opdef.raw, "__module__", "") or ""
+            p = (opdef.kind == "core" or "factory" in opdef.tags or opdef.name in GEOMETRY_OPS
+                 or (opdef.namespace, opdef.name) in COMPOSITE_OPS
+                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus")
+            self._passthrough[opdef] = p
+        return p
+
+    def handle(self, entry, opdef, args, kwargs, nxt):
+        dev, mixed = _devices(args, kwargs)
+        if dev is None:
+            return nxt(args, kwargs)
+        kernels = opdef.kernels
+        k = kernels.get(dev.type) if kernels else None
+        if k is None and self._passes(opdef):
+            return nxt(args, kwargs)
+        if mixed is not None:
+            raise RuntimeError(mixed)
+        if k is None:
+            raise NotImplementedError(
+                f"{_public_name(opdef)}: no {dev.type.upper()} kernel yet for this op (an argument is on "
+                f"{dev}); move the tensors to the CPU with .cpu() to run it there")
+        return _device_body(opdef, dev.type, k)(*args, **kwargs)
+
+
+def _public_name(opdef):
+    ns = opdef.namespace
+    if ns == "Tensor":
+        return f"Tensor.{opdef.name}"
+    if ns == "ptcore":
+        return f"ptcore.{opdef.name}"
+    return f"ptcore.{ns}.{opdef.name}"
+
+
+def _device_body(opdef, device_type, kernel):
+    bodies = opdef.device_bodies
+    b = bodies.get(device_type)
+    if b is None:
+        factory = opdef._body_factory
+        b = factory(kernel) if factory is not None else kernel
+        bodies[device_type] = b
+    return b
+
+
+def _scan(x, found):
+    if isinstance(x, _TensorBase):
+        found.append(x)
+    elif type(x) in (list, tuple):
+        for y in x:
+            if isinstance(y, _TensorBase):
+                found.append(y)
+            elif type(y) in (list, tuple):
+                _scan(y, found)
+
+
+def _devices(args, kwargs):
+    """(the non-CPU device of the tensor arguments or None, and the message
+    of torch's same-device error when they are on two devices, or None)."""
+    found = []
+    for a in args:
+        _scan(a, found)
+    if kwargs:
+        for v in kwargs.values():
+            _scan(v, found)
+    dev = None
+    mixed = None
+    for t in found:
+        d = t.device
+        if d.type != "cpu":
+            if dev is None:
+                dev = d
+            elif d != dev and mixed is None:
+                mixed = (f"Expected all tensors to be on the same device, but found at least two "
+                         f"devices, {dev} and {d}!")
+    if dev is None:
+        return None, None
+    if mixed is None:
+        for t in found:
+            if t.device.type == "cpu" and t.dim() != 0:
+                mixed = (f"Expected all tensors to be on the same device, but found at least two "
+                         f"devices, {dev} and cpu!")
+                break
+    return dev, mixed
+
+
+LAYER = _D.register_layer(DeviceLayer())
+
+
+def enable(flag=True):
+    """Turn the device layer on (a device runtime initialised) or off."""
+    LAYER.set_enabled(flag)
+
+
+def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), optional=False):
+    """Register ``kernel`` as op ``name``'s implementation on ``device_type``
+    (``"cuda"``) in each namespace where the op is declared (KeyError when
+    it is declared in none, unless ``optional``).  The kernel
+    takes the op's arguments as its CPU front-end does."""
+    from ptcore._dispatch.table import lookup
+    done = 0
+    for ns in namespaces:
+        d = lookup(name, ns)
+        if d is not None:
+            d.kernels[device_type] = kernel
+            d.device_bodies.pop(device_type, None)
+            done += 1
+    if not done and not optional:
+        raise KeyError(f"register_kernel: no op {name!r} in {namespaces}")
+    return kernel
+
+
+def kernel_for(name, device_type, namespace="ptcore"):
+    from ptcore._dispatch.table import lookup
+    d = lookup(name, namespace)
+    return None if d is None else d.kernels.get(device_type)

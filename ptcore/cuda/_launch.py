@@ -1,0 +1,601 @@
+"""Launching ptcore's CUDA kernels (:mod:`ptcore.cuda._kernels`) on device
+tensors, and the CUDA kernels of the operator table built on them.
+
+Each launch goes through the driver interface only (``module_load`` of the
+kernel's program, memoised per device, then ``launch`` on the current
+stream of the tensors' device), so the same code runs on a GPU and on the
+emulated device.  Arguments follow the kernel ABI of ``_kernels``: element
+counts as ``long long``, device pointers, a ``ptc_params`` struct and, for
+the strided variants, a ``ptc_strided<K>`` struct whose dims were collapsed
+by :func:`~ptcore.cuda._kernels.collapse_dims`.
+
+:func:`register` puts the front-ends below into the table
+(``OpDef.kernels['cuda']``): the pointwise family (add, sub, mul, div, neg,
+exp, log, sqrt, abs, relu, sigmoid, tanh, maximum, minimum and the in-place
+``add_``/``sub_``/``mul_``/``div_``), the reductions sum/mean/amax/amin and
+max/min without ``dim``, and the matmul family (mm, addmm, matmul, bmm)
+through the driver's cuBLAS GEMM.
+"""
+import ctypes
+import math
+import threading
+
+from ptcore import _tensor as _C
+from ptcore.cuda import _kernels as K
+from ptcore.cuda import _runtime
+
+__all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register"]
+
+_BLOCK = 256
+_lock = threading.Lock()
+_functions = {}        # (driver, device, kernel name) -> function handle
+
+_GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14}
+
+
+def _name(dt):
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def _tag(dt, what):
+    t = K.TAGS.get(_name(dt))
+    if t is None:
+        raise NotImplementedError(f"{what}: no CUDA kernel yet for dtype {dt}")
+    return t
+
+
+def _function(idx, name):
+    drv = _runtime.lazy_init(name)
+    key = (drv, idx, name)
+    f = _functions.get(key)
+    if f is None:
+        try:
+            K.kernel(name)
+        except Exception:
+            raise NotImplementedError(f"no CUDA kernel {name} in ptcore's kernel library") from None
+        f = drv.module_load(idx, K.program_source([name]), [name])[name]
+        with _lock:
+            _functions[key] = f
+    return f
+
+
+def _launch(idx, name, n, args, rows=False):
+    drv = _runtime.lazy_init(name)
+    f = _function(idx, name)
+    sms = drv.device_properties(idx)["multi_processor_count"]
+    if rows:                    # one block per row, blocks loop over rows
+        grid = max(1, min(n, sms * 8))
+        block = 128
+    else:
+        grid = max(1, min((n + _BLOCK - 1) // _BLOCK, sms * 8))
+        block = _BLOCK
+    drv.set_current(idx)
+    drv.launch(f, (grid, 1, 1), (block, 1, 1), args, 0, _runtime.current_stream_handle(idx))
+
+
+def _ll(v):
+    return ctypes.c_longlong(int(v))
+
+
+def _ptr(t):
+    return ctypes.c_void_p(t.data_ptr() or None)
+
+
+def _struct(b):
+    return ctypes.create_string_buffer(b, len(b))
+
+
+def _params(**kw):
+    return _struct(K.pack_params(**kw))
+
+
+def _bcast_strides(t, shape):
+    """``t``'s element strides seen broadcast to ``shape`` (0 where expanded)."""
+    nd = len(shape)
+    off = nd - t.dim()
+    sizes, strides = list(t.shape), list(t.stride())
+    out = [0] * nd
+    for d in range(t.dim()):
+        if sizes[d] != 1:
+            out[off + d] = strides[d]
+    return out
+
+
+def _elementwise(family, op_tags, out, inputs, params):
+    """Launch ``ptc_<family>_<op>_<tags>`` over ``out``'s shape (inputs
+    broadcast to it); contiguous variant when every operand is dense."""
+    n = out.numel()
+    if n == 0:
+        return out
+    shape = list(out.shape)
+    idx = out.device.index
+    strides = [list(out.stride())] + [_bcast_strides(x, shape) for x in inputs]
+    try:
+        sizes, cst = K.collapse_dims(shape or [1], strides if shape else [[0] for _ in strides])
+    except ValueError:
+        raise NotImplementedError(f"{family}: more than {K.MAX_DIMS} non-mergeable dims on CUDA")
+    ptrs = [_ptr(out)] + [_ptr(x) for x in inputs]
+    if len(sizes) == 1 and all(s[0] == 1 for s in cst):
+        _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "c"), n,
+                [_ll(n)] + ptrs + [params])
+    else:
+        _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "s"), n,
+                [_ll(n)] + ptrs + [params, _struct(K.pack_strided(sizes, cst))])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# copies and fills
+
+def cast_copy(dst, src):
+    """``dst.copy_(src)`` on one device with a cast kernel (``src``
+    broadcast to ``dst``)."""
+    tags = (_tag(src.dtype, "copy_"), _tag(dst.dtype, "copy_"))
+    _elementwise("cast", ("", tags), dst, [src], _params())
+    return dst
+
+
+def fill(t, value):
+    """``t.fill_(value)`` with the fill kernel."""
+    tag = _tag(t.dtype, "fill_")
+    if isinstance(value, complex):
+        raise NotImplementedError("fill_: complex values have no CUDA kernel yet")
+    if t.dtype.is_floating_point:
+        p = _params(d0=float(value))
+    else:
+        p = _params(i0=int(value))
+    _elementwise("fill", ("", (tag,)), t, [], p)
+    return t
+
+
+def _empty(shape, dt, dev):
+    from ptcore.cuda import _tensors
+    return _tensors.empty(list(shape), dt, dev)
+
+
+def _device_of(*xs):
+    for x in xs:
+        if isinstance(x, _C._TensorBase) and x.device.type == "cuda":
+            return x.device
+    raise RuntimeError("expected a CUDA tensor argument")
+
+
+def _as_operand(x, dt, dev):
+    """``x`` (tensor or Python number) as a tensor of ``dt`` on ``dev``."""
+    if isinstance(x, _C._TensorBase):
+        if x.device != dev:
+            x = x.to(dev)          # a 0-d CPU tensor (the only CPU tensor allowed)
+        if x.dtype is not dt:
+            y = _empty(x.shape, dt, dev)
+            cast_copy(y, x)
+            x = y
+        return x
+    t = _empty((), dt, dev)
+    fill(t, x)
+    return t
+
+
+def _finish(result, out, fname):
+    if out is None:
+        return result
+    if not isinstance(out, _C._TensorBase):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.device != result.device:
+        raise RuntimeError(f"{fname}(): out is on {out.device}, the result on {result.device}")
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# pointwise
+
+_FLOAT_ONLY_UNARY = {"exp", "log", "sqrt", "sigmoid", "tanh"}
+
+
+def unary(op, x, out=None):
+    dev = _device_of(x)
+    dt = x.dtype
+    if op in _FLOAT_ONLY_UNARY and not dt.is_floating_point:
+        dt = _C.get_default_dtype()
+        x = _as_operand(x, dt, dev)
+    res = _empty(x.shape, dt, dev)
+    _elementwise("unary", (op, (_tag(dt, op),)), res, [x], _params())
+    return _finish(res, out, op)
+
+
+def _result_dtype(op, a, b):
+    import ptcore
+    dt = ptcore.result_type(a, b)
+    if op == "div" and not dt.is_floating_point:
+        dt = _C.get_default_dtype()
+    return dt
+
+
+def _broadcast_shape(a, b, fname):
+    sa = list(a.shape) if isinstance(a, _C._TensorBase) else []
+    sb = list(b.shape) if isinstance(b, _C._TensorBase) else []
+    n = max(len(sa), len(sb))
+    sa = [1] * (n - len(sa)) + sa
+    sb = [1] * (n - len(sb)) + sb
+    out = []
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"{fname}: The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return out
+
+
+_BOOL_OUT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
+
+
+def binary(op, a, b, out=None, alpha=None, fname=None):
+    fname = fname or op
+    dev = _device_of(a, b)
+    dt = _result_dtype(op, a, b)
+    if op == "sub" and dt is _C.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    shape = _broadcast_shape(a, b, fname)
+    x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
+    res = _empty(shape, _C.bool_ if op in _BOOL_OUT else dt, dev)
+    kop, p = op, _params()
+    if op in ("add", "sub") and (alpha not in (None, 1) or op == "sub"):
+        al = 1 if alpha is None else alpha
+        if op == "sub":
+            al = -al
+        kop = "add_alpha"
+        p = _params(d0=float(al)) if dt.is_floating_point else _params(i0=int(al))
+    _elementwise("binary", (kop, (_tag(dt, fname),)), res, [x, y], p)
+    return _finish(res, out, fname)
+
+
+def _inplace(op):
+    def kernel(self, other, *, alpha=1, rounding_mode=None):
+        import ptcore
+        if rounding_mode is not None:
+            raise NotImplementedError(f"div_(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
+        r = binary(op, self, other, alpha=alpha if op in ("add", "sub") else None, fname=op + "_")
+        if tuple(r.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                               f"shape {list(r.shape)}")
+        if not ptcore.can_cast(r.dtype, self.dtype):
+            raise RuntimeError(f"result type {_cname(r.dtype)} can't be cast to the desired output "
+                               f"type {_cname(self.dtype)}")
+        self.copy_(r)
+        return self
+    kernel.__name__ = op + "_"
+    return kernel
+
+
+# ---------------------------------------------------------------------------
+# reductions
+
+def _norm_dims(dim, nd, fname):
+    if dim is None:
+        return list(range(nd))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if not dims:
+        return list(range(nd))
+    out = []
+    for d in dims:
+        d = int(d)
+        if not -max(nd, 1) <= d < max(nd, 1):
+            raise IndexError(f"{fname}: Dimension out of range (expected to be in range of "
+                             f"[{-max(nd, 1)}, {max(nd, 1) - 1}], but got {d})")
+        d = d % max(nd, 1)
+        if d in out:
+            raise RuntimeError(f"{fname}: dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return [d for d in out if d < nd]
+
+
+def reduce(op, x, dim=None, keepdim=False, out_dtype=None, fname=None):
+    """Reduce ``x`` over ``dim`` with kernel ``ptc_reduce_<op>``."""
+    fname = fname or op
+    dev = _device_of(x)
+    nd = x.dim()
+    dims = _norm_dims(dim, nd, fname)
+    kept = [d for d in range(nd) if d not in dims]
+    shape = list(x.shape)
+    M = 1
+    for d in kept:
+        M *= shape[d]
+    L = 1
+    for d in dims:
+        L *= shape[d]
+    if keepdim:
+        oshape = [1 if d in dims else shape[d] for d in range(nd)]
+    else:
+        oshape = [shape[d] for d in kept]
+    in_tag = _tag(x.dtype, fname)
+    od = out_dtype or x.dtype
+    res = _empty(oshape, od, dev)
+    if M == 0:
+        return res
+    if L == 0:
+        if op in ("amax", "amin"):
+            raise IndexError(f"{fname}(): Expected reduction dim to have non-zero size.")
+        return fill(res, 0 if op == "sum" else math.nan)
+    # reduced dims last, contiguous: row r of the (M, L) matrix is output r
+    xp = x.permute(kept + dims) if nd else x
+    if not xp.is_contiguous():
+        c = _empty(xp.shape, x.dtype, dev)
+        cast_copy(c, xp)
+        xp = c
+    name = f"ptc_reduce_{op}_{in_tag}_{_tag(od, fname)}_c"
+    _launch(dev.index, name, M, [_ll(M), _ll(L), _ptr(res), _ptr(xp), _params()], rows=True)
+    return res
+
+
+def _sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    x = input
+    if dtype is not None:
+        x = _as_operand(x, dtype, x.device)
+    od = x.dtype if x.dtype.is_floating_point else _C.int64
+    return _finish(reduce("sum", x, dim, keepdim, od, "sum"), out, "sum")
+
+
+def _mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    x = input
+    if dtype is not None:
+        x = _as_operand(x, dtype, x.device)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                           f"point or complex dtype. Got: {_cname(x.dtype)}")
+    return _finish(reduce("mean", x, dim, keepdim, x.dtype, "mean"), out, "mean")
+
+
+def _cname(dt):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+            "float16": "Half", "bfloat16": "BFloat16", "uint8": "Byte", "int8": "Char",
+            "int16": "Short"}.get(_name(dt), _name(dt))
+
+
+def _amax_kernel(op):
+    def kernel(input, dim=(), keepdim=False, *, out=None):
+        return _finish(reduce(op, input, dim, keepdim, input.dtype, op), out, op)
+    kernel.__name__ = op
+    return kernel
+
+
+def _extreme(op, name):
+    def kernel(input, dim=None, keepdim=False, *, out=None, other=None):
+        if other is not None or (isinstance(dim, _C._TensorBase)):
+            o = other if other is not None else dim
+            return binary("maximum" if name == "max" else "minimum", input, o, out=out, fname=name)
+        if dim is not None:
+            raise NotImplementedError(f"{name}(input, dim) (values and indices) has no CUDA kernel yet; "
+                                      f"use amax/amin for the values")
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return _finish(reduce(op, input, None, False, input.dtype, name), out, name)
+    kernel.__name__ = name
+    return kernel
+
+
+# ---------------------------------------------------------------------------
+# matmul family on cuBLAS
+
+def _gemm_types(dt, fname):
+    t = _GEMM_TYPES.get(_name(dt))
+    if t is None:
+        raise NotImplementedError(f"{fname}: cuBLAS GEMM for {dt} is not supported on CUDA "
+                                  "(float32, float64, float16 and bfloat16 are)")
+    if t == 1:
+        return t, 70
+    if t == 0:
+        from ptcore.backends import cuda as _bc
+        return t, (77 if _bc.matmul.allow_tf32 else 68)
+    return t, 68
+
+
+def _contig(t):
+    if t.is_contiguous():
+        return t
+    c = _empty(t.shape, t.dtype, t.device)
+    return cast_copy(c, t)
+
+
+def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
+    """``c = alpha * a @ b + beta * c`` for row-major 2-D (or batched 3-D)
+    ``a`` (.., m, k), ``b`` (.., k, n) and contiguous ``c`` (.., m, n)."""
+    typ, comp = _gemm_types(a.dtype, fname)
+    a, b = _contig(a), _contig(b)
+    batched = a.dim() == 3
+    m, k = a.shape[-2], a.shape[-1]
+    n = b.shape[-1]
+    batch = a.shape[0] if batched else 1
+    if c.numel() == 0:
+        return c
+    if k == 0:
+        if beta == 0:
+            return fill(c, 0)
+        beta_only = binary("mul", c, beta)
+        return c.copy_(beta_only)
+    drv = _runtime.lazy_init(fname)
+    idx = c.device.index
+    drv.set_current(idx)
+    # row-major C = A @ B is column-major C^T = B^T A^T
+    drv.gemm(idx, _runtime.current_stream_handle(idx), 0, 0, n, m, k, float(alpha),
+             b.data_ptr(), typ, n, a.data_ptr(), typ, k, float(beta), c.data_ptr(), typ, n, comp,
+             batch=batch, stride_a=k * n if batched else 0, stride_b=m * k if batched else 0,
+             stride_c=m * n if batched else 0)
+    return c
+
+
+def _check_mm(a, b, fname):
+    if a.dim() != 2 or b.dim() != 2:
+        raise RuntimeError(f"{fname}: self must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                           f"{b.shape[0]}x{b.shape[1]})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a.dtype)} != "
+                           f"{_cname(b.dtype)}")
+
+
+def _mm(input, mat2, *, out=None):
+    _check_mm(input, mat2, "mm")
+    c = _empty((input.shape[0], mat2.shape[1]), input.dtype, input.device)
+    return _finish(gemm_mm(input, mat2, c), out, "mm")
+
+
+def _addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    _check_mm(mat1, mat2, "addmm")
+    m, n = mat1.shape[0], mat2.shape[1]
+    c = _empty((m, n), mat1.dtype, mat1.device)
+    if beta != 0:
+        cast_copy(c, _as_operand(input, mat1.dtype, mat1.device))
+    return _finish(gemm_mm(mat1, mat2, c, alpha, beta if beta != 0 else 0.0, "addmm"), out, "addmm")
+
+
+def _bmm(input, mat2, *, out=None):
+    if input.dim() != 3 or mat2.dim() != 3:
+        raise RuntimeError("batch1 and batch2 must be 3D tensors")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    c = _empty((input.shape[0], input.shape[1], mat2.shape[2]), input.dtype, input.device)
+    return _finish(gemm_mm(input, mat2, c, fname="bmm"), out, "bmm")
+
+
+def _matmul(input, other, *, out=None):
+    a, b = input, other
+    if a.dim() == 0 or b.dim() == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a.dtype)} != "
+                           f"{_cname(b.dtype)}")
+    squeeze_a = a.dim() == 1
+    squeeze_b = b.dim() == 1
+    if squeeze_a:
+        a = a.unsqueeze(0)
+    if squeeze_b:
+        b = b.unsqueeze(1)
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[-2]}x{a.shape[-1]} and "
+                           f"{b.shape[-2]}x{b.shape[-1]})")
+    batch = _broadcast_batch(list(a.shape[:-2]), list(b.shape[:-2]))
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    nb = 1
+    for s in batch:
+        nb *= s
+    a3 = _contig(a.expand(*batch, m, k)).reshape(nb, m, k)
+    b3 = _contig(b.expand(*batch, k, n)).reshape(nb, k, n)
+    c = _empty((nb, m, n), a.dtype, a.device)
+    gemm_mm(a3, b3, c, fname="matmul")
+    res = c.reshape(*batch, m, n)
+    if squeeze_a:
+        res = res.squeeze(-2)
+    if squeeze_b:
+        res = res.squeeze(-1)
+    return _finish(res, out, "matmul")
+
+
+def _broadcast_batch(sa, sb):
+    n = max(len(sa), len(sb))
+    sa = [1] * (n - len(sa)) + sa
+    sb = [1] * (n - len(sb)) + sb
+    out = []
+    for x, y in zip(sa, sb):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"matmul: the batch dims {sa} and {sb} cannot be broadcast")
+        out.append(y if x == 1 else x)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the table
+
+def _unary_kernel(op):
+    def kernel(input, *, out=None):
+        return unary(op, input, out)
+    kernel.__name__ = op
+    return kernel
+
+
+def _binary_kernel(op):
+    if op in ("add", "sub"):
+        def kernel(input, other, *, alpha=1, out=None):
+            return binary(op, input, other, out, alpha)
+    elif op == "div":
+        def kernel(input, other, *, rounding_mode=None, out=None):
+            if rounding_mode is not None:
+                raise NotImplementedError(f"div(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
+            return binary("div", input, other, out)
+    elif op in _TENSOR_OTHER:
+        def kernel(input, other, *, out=None):
+            if not isinstance(other, _C._TensorBase):
+                raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not "
+                                f"{type(other).__name__}")
+            return binary(op, input, other, out)
+    else:
+        def kernel(input, other, *, out=None):
+            return binary(op, input, other, out)
+    kernel.__name__ = op
+    return kernel
+
+
+_TENSOR_OTHER = frozenset({"maximum", "minimum"})
+
+
+def _relu(input, *args, **kwargs):
+    return unary("relu", input)
+
+
+def _scalar_like(self, other):
+    import ptcore
+    if isinstance(other, _C._TensorBase):
+        return other
+    return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
+
+
+def _op(name):
+    import ptcore
+    return getattr(ptcore, name)
+
+
+_OPERATORS = {
+    "__pow__": lambda self, other: _op("pow")(self, other),
+    "__rpow__": lambda self, other: _op("pow")(_scalar_like(self, other), self),
+    "__rsub__": lambda self, other: _op("sub")(_scalar_like(self, other), self),
+    "__rtruediv__": lambda self, other: _op("div")(_scalar_like(self, other), self),
+    "__neg__": lambda self: _op("neg")(self),
+    "__abs__": lambda self: _op("abs")(self),
+}
+
+_registered = [False]
+
+
+def register():
+    """Put the CUDA kernels of this module into the operator table (once)."""
+    if _registered[0]:
+        return
+    from ptcore._dispatch.device import register_kernel
+    for op in ("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh"):
+        register_kernel(op, "cuda", _unary_kernel(op))
+    register_kernel("relu", "cuda", _relu)
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum", "pow") + tuple(sorted(_BOOL_OUT)):
+        register_kernel(op, "cuda", _binary_kernel(op))
+    for op in ("add", "sub", "mul", "div"):
+        register_kernel(op + "_", "cuda", _inplace(op), namespaces=("Tensor",))
+    # the Tensor operator methods that are ops of their own: written with the
+    # public ops (their autograd lives in those ops' bodies)
+    t = ("Tensor",)
+    for name, fn in _OPERATORS.items():
+        register_kernel(name, "cuda", fn, namespaces=t, optional=True)
+    register_kernel("sum", "cuda", _sum)
+    register_kernel("mean", "cuda", _mean)
+    register_kernel("amax", "cuda", _amax_kernel("amax"))
+    register_kernel("amin", "cuda", _amax_kernel("amin"))
+    register_kernel("max", "cuda", _extreme("amax", "max"))
+    register_kernel("min", "cuda", _extreme("amin", "min"))
+    register_kernel("mm", "cuda", _mm)
+    register_kernel("addmm", "cuda", _addmm)
+    register_kernel("bmm", "cuda", _bmm)
+    register_kernel("matmul", "cuda", _matmul)
+    _registered[0] = True

@@ -1,0 +1,481 @@
+"""The real CUDA device: :class:`ptcore.cuda._driver.Driver` over the CUDA
+driver API (``cuda.bindings.driver``, Python-level calls) and cuBLAS
+(``libcublas`` found by ``cuda.pathfinder`` and called through ``ctypes``).
+
+Design (see ``GPU_NOTES.md``):
+
+* ``cuInit`` once; one *primary* context per device, retained on first use
+  (shared with PyTorch and CuPy in the same process, so device pointers
+  interoperate) and made current per thread before every call that needs
+  it;
+* streams are created ``CU_STREAM_NON_BLOCKING``; the handle ``0`` is the
+  legacy default stream of the current device;
+* kernels: CUDA C++ sources are compiled by
+  :func:`ptcore.cuda._compiler.compile` to a **cubin** for the device's exact
+  ``sm_XY`` (never PTX: NVRTC 13.x writes PTX newer than a 13.0 driver
+  reads), loaded with ``cuModuleLoadData`` and memoised per (device,
+  source);  ``launch`` builds ``kernelParams`` (a ``void*[]``) from the
+  addresses of the ctypes argument values;
+* cuBLAS: one handle per (device, thread), ``cublasSetStream_v2`` before
+  every call, ``cublasGemmStridedBatchedEx`` for every GEMM (the ``_v2`` /
+  ``Ex`` symbols only: a plain ``cublasSgemm`` is the legacy API).
+
+Every failure raises :class:`~ptcore.cuda._driver.CudaError` naming the call
+and the driver's error name; ``CUDA_ERROR_OUT_OF_MEMORY`` from an
+allocation raises :class:`~ptcore.cuda._allocator.BackendOutOfMemory`.
+"""
+import ctypes
+import hashlib
+import threading
+
+from ptcore.cuda._allocator import BackendOutOfMemory
+from ptcore.cuda._driver import CudaError, Driver
+
+__all__ = ["RealDriver"]
+
+# driver enum values (cuda.h, CUDA 13)
+_CU_STREAM_NON_BLOCKING = 0x1
+_CU_EVENT_BLOCKING_SYNC = 0x1
+_CU_EVENT_DISABLE_TIMING = 0x2
+_CU_EVENT_INTERPROCESS = 0x4
+_CU_MEMHOSTALLOC_PORTABLE = 0x1
+_CUDA_SUCCESS = 0
+_CUDA_ERROR_OUT_OF_MEMORY = 2
+_CUDA_ERROR_NOT_READY = 600
+
+# cuBLAS enum values (cublas_api.h, library_types.h)
+_CUDA_R_32F, _CUDA_R_64F, _CUDA_R_16F, _CUDA_R_16BF = 0, 1, 2, 14
+_COMPUTE_32F, _COMPUTE_32F_FAST_16BF, _COMPUTE_32F_FAST_TF32, _COMPUTE_64F = 68, 75, 77, 70
+_GEMM_DEFAULT = -1
+
+
+def _code_name(err):
+    try:
+        return err.name
+    except AttributeError:
+        return f"CUresult {int(err)}"
+
+
+def _check(call, result):
+    """Unpack a cuda.bindings result tuple ``(err, *values)``."""
+    err = result[0]
+    if int(err) != _CUDA_SUCCESS:
+        raise CudaError(call, _code_name(err), f"{call} failed: {_code_name(err)} ({int(err)})")
+    if len(result) == 1:
+        return None
+    if len(result) == 2:
+        return result[1]
+    return result[1:]
+
+
+class _Cublas:
+    """cuBLAS through ctypes on the library cuda.pathfinder finds."""
+
+    def __init__(self):
+        try:
+            from cuda.pathfinder import load_nvidia_dynamic_lib
+        except ImportError as e:
+            raise RuntimeError("cuBLAS needs cuda-pathfinder (pip install ptcore[cuda])") from e
+        loaded = load_nvidia_dynamic_lib("cublas")
+        lib = ctypes.CDLL(loaded.abs_path)
+        self.path = loaded.abs_path
+        vp, i, ll = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+        self.create = lib.cublasCreate_v2
+        self.create.argtypes = [ctypes.POINTER(vp)]
+        self.create.restype = i
+        self.destroy = lib.cublasDestroy_v2
+        self.destroy.argtypes = [vp]
+        self.destroy.restype = i
+        self.set_stream = lib.cublasSetStream_v2
+        self.set_stream.argtypes = [vp, vp]
+        self.set_stream.restype = i
+        self.gemm_sbex = lib.cublasGemmStridedBatchedEx
+        self.gemm_sbex.argtypes = [vp, i, i, i, i, i, vp, vp, i, i, ll, vp, i, i, ll,
+                                   vp, vp, i, i, ll, i, i, i]
+        self.gemm_sbex.restype = i
+        self.status_string = lib.cublasGetStatusString
+        self.status_string.argtypes = [i]
+        self.status_string.restype = ctypes.c_char_p
+
+    def check(self, call, status):
+        if status != 0:
+            try:
+                name = self.status_string(status).decode()
+            except Exception:
+                name = f"cublasStatus {status}"
+            raise CudaError(call, name, f"{call} failed: {name} ({status})")
+
+
+class RealDriver(Driver):
+    """The CUDA driver API through cuda.bindings (see the module docstring).
+
+    Raises RuntimeError at construction when cuda-bindings is missing, the
+    driver library cannot be loaded, ``cuInit`` fails or no device exists.
+    """
+
+    is_emulated = False
+    name = "cuda"
+
+    def __init__(self):
+        try:
+            from cuda.bindings import driver
+        except ImportError as e:
+            raise RuntimeError("the 'cuda' extra is not installed (pip install ptcore[cuda] "
+                               "for cuda-bindings)") from e
+        self._d = driver
+        try:
+            err, = driver.cuInit(0)
+        except Exception as e:      # DynamicLibNotFoundError: no libcuda.so.1
+            raise RuntimeError(f"CUDA driver unusable: {type(e).__name__}: {e}") from e
+        if int(err) != _CUDA_SUCCESS:
+            raise RuntimeError(f"cuInit failed: {_code_name(err)} (no NVIDIA driver or no device)")
+        n = _check("cuDeviceGetCount", driver.cuDeviceGetCount())
+        if not n:
+            raise RuntimeError("no CUDA device found")
+        self._n = int(n)
+        self._lock = threading.RLock()
+        self._devices = [None] * self._n     # CUdevice per ordinal
+        self._contexts = [None] * self._n    # retained primary CUcontext per ordinal
+        self._props = [None] * self._n
+        self._tls = threading.local()        # .device: ordinal current on this thread
+        self._stream_dev = {}                # stream handle -> ordinal
+        self._event_dev = {}                 # event handle -> ordinal
+        self._pinned = {}                    # host ptr -> nbytes
+        self._modules = {}                   # (ordinal, sha256 of source) -> (CUmodule, {name: CUfunction})
+        self._functions = {}                 # function handle (int) -> CUfunction
+        self._cublas = None
+        self._cublas_tls = threading.local()
+
+    # --- helpers -------------------------------------------------------------
+    def _check_device(self, device):
+        if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < self._n:
+            raise CudaError("cuDeviceGet", "CUDA_ERROR_INVALID_DEVICE",
+                            f"invalid device ordinal {device!r} (this machine has {self._n})")
+
+    def _context(self, device):
+        ctx = self._contexts[device]
+        if ctx is None:
+            with self._lock:
+                if self._contexts[device] is None:
+                    dev = _check("cuDeviceGet", self._d.cuDeviceGet(device))
+                    self._devices[device] = dev
+                    self._contexts[device] = _check("cuDevicePrimaryCtxRetain",
+                                                    self._d.cuDevicePrimaryCtxRetain(dev))
+                ctx = self._contexts[device]
+        return ctx
+
+    def _make_current(self, device):
+        if getattr(self._tls, "device", None) != device:
+            ctx = self._context(device)
+            _check("cuCtxSetCurrent", self._d.cuCtxSetCurrent(ctx))
+            self._tls.device = device
+
+    def _cur(self):
+        d = getattr(self._tls, "device", None)
+        if d is None:
+            self._make_current(0)
+            d = 0
+        return d
+
+    def _on_stream(self, stream):
+        """Make ``stream``'s device current; returns that ordinal."""
+        dev = self._stream_dev.get(int(stream)) if stream else None
+        if dev is None:
+            return self._cur()
+        self._make_current(dev)
+        return dev
+
+    def _attr(self, device, name):
+        attr = getattr(self._d.CUdevice_attribute, name)
+        self._context(device)
+        return int(_check("cuDeviceGetAttribute",
+                          self._d.cuDeviceGetAttribute(attr, self._devices[device])))
+
+    # --- devices -------------------------------------------------------------
+    def device_count(self):
+        return self._n
+
+    def device_properties(self, device):
+        self._check_device(device)
+        p = self._props[device]
+        if p is not None:
+            return dict(p)
+        self._context(device)
+        dev = self._devices[device]
+        raw = _check("cuDeviceGetName", self._d.cuDeviceGetName(256, dev))
+        name = bytes(raw).split(b"\0", 1)[0].decode(errors="replace")
+        total = int(_check("cuDeviceTotalMem", self._d.cuDeviceTotalMem(dev)))
+        try:
+            u = bytes(_check("cuDeviceGetUuid", self._d.cuDeviceGetUuid(dev)).bytes)
+            h = u.hex()
+            uuid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+        except Exception:
+            uuid = ""
+        p = {
+            "name": name,
+            "major": self._attr(device, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+            "minor": self._attr(device, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
+            "total_memory": total,
+            "multi_processor_count": self._attr(device, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
+            "max_threads_per_block": self._attr(device, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            "max_shared_memory_per_block": self._attr(
+                device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"),
+            "warp_size": self._attr(device, "CU_DEVICE_ATTRIBUTE_WARP_SIZE"),
+            "L2_cache_size": self._attr(device, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE"),
+            "uuid": uuid,
+            "pci_bus_id": self._attr(device, "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID"),
+        }
+        self._props[device] = p
+        return dict(p)
+
+    def set_current(self, device):
+        self._check_device(device)
+        self._make_current(device)
+
+    def device_synchronize(self, device):
+        self._check_device(device)
+        self._make_current(device)
+        _check("cuCtxSynchronize", self._d.cuCtxSynchronize())
+
+    # --- memory --------------------------------------------------------------
+    def mem_alloc(self, device, nbytes):
+        self._check_device(device)
+        if nbytes <= 0:
+            raise CudaError("cuMemAlloc", "CUDA_ERROR_INVALID_VALUE", f"cuMemAlloc of {nbytes} bytes")
+        self._make_current(device)
+        err, ptr = self._d.cuMemAlloc(nbytes)
+        if int(err) == _CUDA_ERROR_OUT_OF_MEMORY:
+            free, total = self.mem_get_info(device)
+            raise BackendOutOfMemory(f"cuda:{device}: cannot allocate {nbytes} bytes "
+                                     f"({free} free of {total})")
+        _check("cuMemAlloc", (err,))
+        return int(ptr)
+
+    def mem_free(self, device, ptr):
+        self._make_current(device)
+        _check("cuMemFree", self._d.cuMemFree(ptr))
+
+    def mem_get_info(self, device):
+        self._check_device(device)
+        self._make_current(device)
+        free, total = _check("cuMemGetInfo", self._d.cuMemGetInfo())
+        return int(free), int(total)
+
+    def host_alloc_pinned(self, nbytes):
+        if nbytes <= 0:
+            raise CudaError("cuMemHostAlloc", "CUDA_ERROR_INVALID_VALUE", f"cuMemHostAlloc of {nbytes} bytes")
+        self._cur()
+        err, ptr = self._d.cuMemHostAlloc(nbytes, _CU_MEMHOSTALLOC_PORTABLE)
+        if int(err) == _CUDA_ERROR_OUT_OF_MEMORY:
+            raise BackendOutOfMemory(f"cannot allocate {nbytes} bytes of pinned host memory")
+        _check("cuMemHostAlloc", (err,))
+        ptr = int(ptr)
+        with self._lock:
+            self._pinned[ptr] = nbytes
+        return ptr
+
+    def host_free_pinned(self, ptr):
+        with self._lock:
+            if self._pinned.pop(ptr, None) is None:
+                raise CudaError("cuMemFreeHost", "CUDA_ERROR_INVALID_VALUE",
+                                f"cuMemFreeHost of unknown pointer {ptr:#x}")
+        self._cur()
+        _check("cuMemFreeHost", self._d.cuMemFreeHost(ptr))
+
+    def is_pinned(self, ptr):
+        """Whether host address ``ptr`` lies in pinned memory from this driver."""
+        with self._lock:
+            for base, n in self._pinned.items():
+                if base <= ptr < base + n:
+                    return True
+        return False
+
+    def _sync_if_pageable(self, host_ptr, nbytes, stream):
+        # the driver stages pageable memory; to keep the host buffer's
+        # lifetime simple for callers, pageable copies complete before return
+        if not self.is_pinned(host_ptr) or not self.is_pinned(host_ptr + nbytes - 1):
+            self.stream_synchronize(stream)
+
+    def memcpy_htod(self, dst, src_host, nbytes, stream):
+        if nbytes == 0:
+            return
+        self._on_stream(stream)
+        _check("cuMemcpyHtoDAsync", self._d.cuMemcpyHtoDAsync(dst, src_host, nbytes, stream))
+        self._sync_if_pageable(src_host, nbytes, stream)
+
+    def memcpy_dtoh(self, dst_host, src, nbytes, stream):
+        if nbytes == 0:
+            return
+        self._on_stream(stream)
+        _check("cuMemcpyDtoHAsync", self._d.cuMemcpyDtoHAsync(dst_host, src, nbytes, stream))
+        self._sync_if_pageable(dst_host, nbytes, stream)
+
+    def memcpy_dtod(self, dst, src, nbytes, stream):
+        if nbytes == 0:
+            return
+        self._on_stream(stream)
+        # unified addressing: the driver infers the devices (peer copies included)
+        _check("cuMemcpyAsync", self._d.cuMemcpyAsync(dst, src, nbytes, stream))
+
+    def memset_d8(self, dst, value, nbytes, stream):
+        if nbytes == 0:
+            return
+        self._on_stream(stream)
+        _check("cuMemsetD8Async", self._d.cuMemsetD8Async(dst, value & 0xFF, nbytes, stream))
+
+    # --- streams and events --------------------------------------------------
+    def stream_create(self, device, priority=0):
+        self._check_device(device)
+        self._make_current(device)
+        s = _check("cuStreamCreateWithPriority",
+                   self._d.cuStreamCreateWithPriority(_CU_STREAM_NON_BLOCKING, int(priority)))
+        h = int(s)
+        with self._lock:
+            self._stream_dev[h] = device
+        return h
+
+    def stream_destroy(self, stream):
+        if not stream:
+            raise CudaError("cuStreamDestroy", "CUDA_ERROR_INVALID_HANDLE", "cannot destroy a default stream")
+        self._on_stream(stream)
+        _check("cuStreamDestroy", self._d.cuStreamDestroy(stream))
+        with self._lock:
+            self._stream_dev.pop(int(stream), None)
+
+    def stream_synchronize(self, stream):
+        self._on_stream(stream)
+        _check("cuStreamSynchronize", self._d.cuStreamSynchronize(stream))
+
+    def stream_query(self, stream):
+        self._on_stream(stream)
+        err, = self._d.cuStreamQuery(stream)
+        if int(err) == _CUDA_ERROR_NOT_READY:
+            return False
+        _check("cuStreamQuery", (err,))
+        return True
+
+    def stream_wait_event(self, stream, event):
+        self._on_stream(stream)
+        _check("cuStreamWaitEvent", self._d.cuStreamWaitEvent(stream, event, 0))
+
+    def event_create(self, device, timing=False, blocking=False, interprocess=False):
+        self._check_device(device)
+        self._make_current(device)
+        flags = 0 if timing else _CU_EVENT_DISABLE_TIMING
+        if blocking:
+            flags |= _CU_EVENT_BLOCKING_SYNC
+        if interprocess:
+            flags |= _CU_EVENT_INTERPROCESS | _CU_EVENT_DISABLE_TIMING
+        e = _check("cuEventCreate", self._d.cuEventCreate(flags))
+        h = int(e)
+        with self._lock:
+            self._event_dev[h] = device
+        return h
+
+    def _on_event(self, event):
+        dev = self._event_dev.get(int(event))
+        if dev is not None:
+            self._make_current(dev)
+        else:
+            self._cur()
+
+    def event_destroy(self, event):
+        self._on_event(event)
+        _check("cuEventDestroy", self._d.cuEventDestroy(event))
+        with self._lock:
+            self._event_dev.pop(int(event), None)
+
+    def event_record(self, event, stream):
+        self._on_stream(stream)
+        _check("cuEventRecord", self._d.cuEventRecord(event, stream))
+
+    def event_query(self, event):
+        self._on_event(event)
+        err, = self._d.cuEventQuery(event)
+        if int(err) == _CUDA_ERROR_NOT_READY:
+            return False
+        _check("cuEventQuery", (err,))
+        return True
+
+    def event_synchronize(self, event):
+        self._on_event(event)
+        _check("cuEventSynchronize", self._d.cuEventSynchronize(event))
+
+    def event_elapsed_ms(self, start, end):
+        self._on_event(start)
+        return float(_check("cuEventElapsedTime", self._d.cuEventElapsedTime(start, end)))
+
+    # --- kernels -------------------------------------------------------------
+    def module_load(self, device, source, kernel_names):
+        self._check_device(device)
+        key = (device, hashlib.sha256(source.encode()).hexdigest())
+        with self._lock:
+            rec = self._modules.get(key)
+            if rec is not None and all(n in rec[1] for n in kernel_names):
+                return {n: rec[1][n] for n in kernel_names}
+        from ptcore.cuda import _compiler
+        props = self.device_properties(device)
+        cubin = _compiler.compile(source, list(kernel_names), arch=(props["major"], props["minor"]))
+        self._make_current(device)
+        with self._lock:
+            rec = self._modules.get(key)
+            if rec is None:
+                mod = _check("cuModuleLoadData", self._d.cuModuleLoadData(cubin))
+                rec = self._modules[key] = (mod, {})
+            mod, funcs = rec
+            for n in kernel_names:
+                if n not in funcs:
+                    f = _check("cuModuleGetFunction", self._d.cuModuleGetFunction(mod, n.encode()))
+                    funcs[n] = int(f)
+                    self._functions[int(f)] = f
+            return {n: funcs[n] for n in kernel_names}
+
+    def launch(self, function, grid, block, args, shared_mem=0, stream=0):
+        f = self._functions.get(function)
+        if f is None:
+            raise CudaError("cuLaunchKernel", "CUDA_ERROR_INVALID_HANDLE",
+                            f"unknown kernel handle {function!r} (not from module_load)")
+        self._on_stream(stream)
+        keep = tuple(args)
+        params = (ctypes.c_void_p * max(1, len(keep)))()
+        for i, a in enumerate(keep):
+            params[i] = ctypes.addressof(a)
+        gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
+        bx, by, bz = (tuple(block) + (1, 1, 1))[:3]
+        # the driver copies the parameter values before cuLaunchKernel returns
+        _check("cuLaunchKernel", self._d.cuLaunchKernel(
+            f, gx, gy, gz, bx, by, bz, shared_mem, stream, ctypes.addressof(params), 0))
+
+    # --- cuBLAS --------------------------------------------------------------
+    def _blas_handle(self, device):
+        if self._cublas is None:
+            with self._lock:
+                if self._cublas is None:
+                    self._cublas = _Cublas()
+        handles = getattr(self._cublas_tls, "handles", None)
+        if handles is None:
+            handles = self._cublas_tls.handles = {}
+        h = handles.get(device)
+        if h is None:
+            self._make_current(device)
+            hp = ctypes.c_void_p()
+            self._cublas.check("cublasCreate_v2", self._cublas.create(ctypes.byref(hp)))
+            h = handles[device] = hp.value
+        return h
+
+    def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,
+             b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,
+             stride_a=0, stride_b=0, stride_c=0):
+        self._check_device(device)
+        h = self._blas_handle(device)
+        self._make_current(device)
+        cb = self._cublas
+        cb.check("cublasSetStream_v2", cb.set_stream(h, stream or None))
+        scalar = ctypes.c_double if compute_type == _COMPUTE_64F else ctypes.c_float
+        al, be = scalar(alpha), scalar(beta)
+        cb.check("cublasGemmStridedBatchedEx", cb.gemm_sbex(
+            h, int(transa), int(transb), int(m), int(n), int(k), ctypes.byref(al),
+            a, int(a_type), int(lda), int(stride_a),
+            b, int(b_type), int(ldb), int(stride_b),
+            ctypes.byref(be), c, int(c_type), int(ldc), int(stride_c),
+            int(batch), int(compute_type), _GEMM_DEFAULT))

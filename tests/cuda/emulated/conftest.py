@@ -1,0 +1,41 @@
+"""Every test module here runs on the emulated CUDA device.
+
+``PTCORE_CUDA_EMULATE`` is set for the duration of each module only, and
+ptcore.cuda's cached probe, driver and allocators are reset on entry and on
+exit (``ptcore.cuda._runtime.reset``), so modules elsewhere in the same
+pytest run still see a machine without a GPU.  With
+``PTCORE_TEST_REAL_CUDA=1`` (a machine with a GPU) they run on the real
+device instead.
+"""
+import gc
+import os
+
+import pytest
+
+import ptcore
+from ptcore.cuda import _runtime
+
+
+def _switch(value):
+    gc.collect()                    # device tensors of the previous state go first
+    _runtime.reset()
+    if value is None:
+        os.environ.pop("PTCORE_CUDA_EMULATE", None)
+    else:
+        os.environ["PTCORE_CUDA_EMULATE"] = value
+
+
+@pytest.fixture(autouse=True, scope="module")
+def emulated_cuda():
+    if os.environ.get("PTCORE_TEST_REAL_CUDA") == "1":
+        if not ptcore.cuda.is_available():
+            pytest.skip("PTCORE_TEST_REAL_CUDA=1 but no CUDA device is usable")
+        yield
+        return
+    old = os.environ.get("PTCORE_CUDA_EMULATE")
+    _switch(os.environ.get("PTCORE_TEST_EMULATE_DEVICES", "2"))
+    assert ptcore.cuda.is_available()
+    try:
+        yield
+    finally:
+        _switch(old)

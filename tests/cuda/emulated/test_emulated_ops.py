@@ -1,0 +1,191 @@
+"""Ops on CUDA tensors through the operator table's CUDA kernels
+(ptcore/cuda/_launch.py) on the emulated device, compared with the CPU:
+pointwise (broadcast, non-contiguous, dtypes), reductions, the matmul
+family on the driver's GEMM, a small MLP's forward, backward and SGD steps;
+ops without a CUDA kernel raise NotImplementedError."""
+import numpy as np
+import pytest
+
+import ptcore
+
+FLOATS = [ptcore.float32, ptcore.float16, ptcore.bfloat16, ptcore.float64]
+
+
+def _rand(shape, dtype=ptcore.float32, seed=0, lo=-3.0, hi=3.0):
+    g = np.random.default_rng(seed)
+    a = ptcore.tensor(g.uniform(lo, hi, shape))
+    return a.to(dtype)
+
+
+def _close(dev_result, cpu_result, exact=False):
+    got = dev_result.cpu()
+    assert got.dtype == cpu_result.dtype and got.shape == cpu_result.shape
+    if exact or not cpu_result.dtype.is_floating_point:
+        assert got.tolist() == cpu_result.tolist()
+    else:
+        tol = {ptcore.float16: 2e-3, ptcore.bfloat16: 1e-2}.get(cpu_result.dtype, 1e-6)
+        assert ptcore.allclose(got.float(), cpu_result.float(), rtol=tol, atol=tol, equal_nan=True)
+
+
+# every kernel is compiled once per (op, dtype) on the emulated device: the
+# sweep covers each op in float32 and each dtype with a few ops
+_BINARY_CASES = ([(op, ptcore.float32) for op in ("add", "sub", "mul", "maximum", "minimum", "gt", "le",
+                                                   "eq")]
+                 + [(op, dt) for op in ("add", "gt") for dt in FLOATS[1:] + [ptcore.int64, ptcore.int32]])
+
+
+@pytest.mark.parametrize("op,dtype", _BINARY_CASES)
+def test_binary_broadcast_noncontig(op, dtype):
+    a = _rand((4, 6), dtype, 1)
+    b = _rand((6,), dtype, 2)
+    fn = getattr(ptcore, op)
+    _close(fn(a.cuda(), b.cuda()), fn(a, b), exact=True)
+    at = a.t()                                              # non-contiguous
+    _close(fn(a.cuda().t(), b[:4].cuda()), fn(at, b[:4]), exact=True)
+    if op in ("maximum", "minimum"):
+        with pytest.raises(TypeError, match="must be Tensor"):
+            fn(a.cuda(), 2)
+    else:
+        _close(fn(a.cuda(), 2), fn(a, 2), exact=True)      # Python scalar
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.bfloat16])
+def test_div_and_alpha(dtype):
+    a, b = _rand((3, 5), dtype, 3), _rand((3, 5), dtype, 4, 0.5, 2.0)
+    _close(ptcore.div(a.cuda(), b.cuda()), ptcore.div(a, b), exact=True)
+    _close(ptcore.add(a.cuda(), b.cuda(), alpha=2), ptcore.add(a, b, alpha=2))
+    _close(ptcore.sub(a.cuda(), b.cuda(), alpha=0.5), ptcore.sub(a, b, alpha=0.5))
+    _close(a.cuda() / 4, a / 4, exact=True)
+    _close(2 / b.cuda(), 2 / b, exact=True)
+    _close(1 - a.cuda(), 1 - a, exact=True)
+    _close(-a.cuda(), -a, exact=True)
+
+
+def test_mixed_dtypes_promote():
+    a = _rand((3, 4), ptcore.float32, 5)
+    i = ptcore.arange(4)
+    _close(a.cuda() + i.cuda(), a + i, exact=True)
+    _close(i.cuda() / 2, i / 2, exact=True)
+    _close(i.cuda() * 3, i * 3, exact=True)
+    h = a.to(ptcore.float16)
+    _close(h.cuda() * a.cuda(), h * a, exact=True)
+    _close(a.cuda() + ptcore.tensor(1.5), a + ptcore.tensor(1.5), exact=True)   # 0-d CPU tensor
+    with pytest.raises(RuntimeError, match="must match"):
+        a.cuda() + ptcore.ones(5, device="cuda")
+
+
+_UNARY_CASES = ([(op, ptcore.float32) for op in ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid",
+                                                  "tanh")]
+                + [(op, dt) for op in ("exp", "relu") for dt in FLOATS[1:]])
+
+
+@pytest.mark.parametrize("op,dtype", _UNARY_CASES)
+def test_unary(op, dtype):
+    lo = 0.1 if op in ("log", "sqrt") else -3.0
+    a = _rand((5, 7), dtype, 6, lo)
+    fn = getattr(ptcore, op)
+    _close(fn(a.cuda()), fn(a))
+    _close(fn(a.cuda()[:, 1::2]), fn(a[:, 1::2]))
+
+
+def test_inplace_and_out():
+    a = _rand((4, 4), ptcore.float32, 7)
+    b = _rand((4,), ptcore.float32, 8)
+    x = a.cuda()
+    x.add_(b.cuda())
+    x.mul_(2)
+    x.sub_(1, alpha=3)
+    x.div_(b.cuda())
+    _close(x, a.add(b).mul(2).sub(1, alpha=3).div(b), exact=True)
+    out = ptcore.empty(4, 4, device="cuda")
+    r = ptcore.mul(a.cuda(), a.cuda(), out=out)
+    assert r is out
+    _close(out, a * a, exact=True)
+    iv = ptcore.arange(4, device="cuda")
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        iv.add_(0.5)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16, ptcore.int64])
+def test_reductions(dtype):
+    a = _rand((3, 4, 5), dtype, 9)
+    x = a.cuda()
+    _close(x.sum(), a.sum())
+    _close(x.sum(1), a.sum(1))
+    _close(x.sum((0, 2), keepdim=True), a.sum((0, 2), keepdim=True))
+    _close(x.transpose(0, 2).sum(0), a.transpose(0, 2).sum(0))
+    _close(x.amax(2), a.amax(2), exact=True)
+    _close(x.amin((0, 1)), a.amin((0, 1)), exact=True)
+    _close(x.max(), a.max(), exact=True)
+    _close(x.min(), a.min(), exact=True)
+    if dtype.is_floating_point:
+        _close(x.mean(), a.mean())
+        _close(x.mean(-1), a.mean(-1))
+    else:
+        with pytest.raises(RuntimeError, match="mean"):
+            x.mean()
+        _close(x.sum(dtype=ptcore.float32), a.sum(dtype=ptcore.float32))
+    _close(ptcore.zeros(0, 3, device="cuda").sum(0), ptcore.zeros(0, 3).sum(0))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_matmul_family(dtype):
+    a, b = _rand((5, 7), dtype, 10), _rand((7, 3), dtype, 11)
+    _close(ptcore.mm(a.cuda(), b.cuda()), ptcore.mm(a, b))
+    _close(a.cuda().t().t() @ b.cuda().t().contiguous().t(), a @ b)
+    c = _rand((3,), dtype, 12)
+    _close(ptcore.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=2), ptcore.addmm(c, a, b, beta=0.5, alpha=2))
+    x, y = _rand((2, 5, 7), dtype, 13), _rand((2, 7, 3), dtype, 14)
+    _close(ptcore.bmm(x.cuda(), y.cuda()), ptcore.bmm(x, y))
+    _close(ptcore.matmul(x.cuda(), b.cuda()), ptcore.matmul(x, b))       # broadcast batch
+    _close(ptcore.matmul(a[0].cuda(), b.cuda()), ptcore.matmul(a[0], b))  # 1-D @ 2-D
+    _close(ptcore.matmul(a.cuda(), b[:, 0].cuda()), ptcore.matmul(a, b[:, 0]))
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        ptcore.mm(a.cuda(), a.cuda())
+
+
+def test_tf32_switch_is_honoured():
+    a, b = _rand((16, 16), ptcore.float32, 15), _rand((16, 16), ptcore.float32, 16)
+    old = ptcore.backends.cuda.matmul.allow_tf32
+    try:
+        ptcore.backends.cuda.matmul.allow_tf32 = False
+        _close(a.cuda() @ b.cuda(), a @ b)
+    finally:
+        ptcore.backends.cuda.matmul.allow_tf32 = old
+
+
+def _mlp_run(dev, steps=3):
+    ptcore.manual_seed(0)
+    m = ptcore.nn.Sequential(ptcore.nn.Linear(8, 16), ptcore.nn.ReLU(), ptcore.nn.Linear(16, 4),
+                             ptcore.nn.Tanh()).to(dev)
+    opt = ptcore.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    x = ptcore.randn(6, 8).to(dev)
+    t = ptcore.randn(6, 4).to(dev)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((m(x) - t) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, {k: v.detach().cpu() for k, v in m.state_dict().items()}
+
+
+def test_mlp_forward_backward_and_training():
+    cpu_losses, cpu_state = _mlp_run("cpu")
+    dev_losses, dev_state = _mlp_run("cuda")
+    assert np.allclose(cpu_losses, dev_losses, rtol=1e-5)
+    for k in cpu_state:
+        assert ptcore.allclose(cpu_state[k], dev_state[k], rtol=1e-5, atol=1e-6), k
+
+
+def test_ops_without_kernels_raise_not_implemented():
+    x = _rand((3, 3)).cuda()
+    with pytest.raises(NotImplementedError, match=r"ptcore\.cumprod.*cuda:0"):
+        ptcore.cumprod(x, 0)
+    with pytest.raises(NotImplementedError, match="cuda:0"):
+        ptcore.nn.functional.softmax(x, 0)
+    with pytest.raises(NotImplementedError, match=r"max\(input, dim\)"):
+        x.max(0)
+    with pytest.raises(NotImplementedError, match="complex"):
+        ptcore.ones(2, dtype=ptcore.complex64, device="cuda") + 1
