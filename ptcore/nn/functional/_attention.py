@@ -33,6 +33,21 @@ def _safe_softmax(scores, dim=-1):
     return ptcore.softmax(scores, dim)
 
 
+_CAUSAL = {}
+
+
+def _causal_block(L, S):
+    """The ``(L, S)`` bool mask, True above the diagonal (the positions
+    ``is_causal`` hides), cached per size."""
+    m = _CAUSAL.get((L, S))
+    if m is None:
+        if len(_CAUSAL) > 64:
+            _CAUSAL.clear()
+        m = ptcore.ones(L, S, dtype=ptcore.bool).triu(1)
+        _CAUSAL[(L, S)] = m
+    return m
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     r"""Scaled dot-product attention ``softmax(Q K^T * scale + bias) V``.
@@ -107,8 +122,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
     if is_causal:
-        keep = ptcore.ones(L, S, dtype=ptcore.bool).tril(0)
-        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+        scores = scores.masked_fill(_causal_block(L, S), float("-inf"))
+        if attn_mask is None:
+            # row i keeps key 0: no row is fully masked, the plain softmax is safe
+            attn = ptcore.softmax(scores, -1)
+            if dropout_p > 0.0:
+                attn = _dropout(attn, dropout_p, True)
+            return ptcore.matmul(attn, value)
         masked = True
     if attn_mask is not None:
         if not isinstance(attn_mask, ptcore.Tensor):
