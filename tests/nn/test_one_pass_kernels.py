@@ -126,3 +126,18 @@ def test_causal_sdpa_values_and_grads(L, S):
         res.append([o, qq.grad, kk.grad, vv.grad])
     for a, c in zip(*res):
         np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_node_and_double_backward(causal):
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    res = []
+    for lib in (ptcore, torch):
+        qq, kk, vv = (lib.from_numpy(a.copy()).requires_grad_() for a in (q, k, v))
+        o = lib.nn.functional.scaled_dot_product_attention(qq, kk, vv, is_causal=causal, scale=0.7)
+        gq, gk, gv = lib.autograd.grad(o.square().sum(), (qq, kk, vv), create_graph=True)
+        (gq.sum() + (gk * gk).sum() + gv.pow(3).sum()).backward()
+        res.append([o, gq, gk, gv, qq.grad, kk.grad, vv.grad])
+    for a, c in zip(*res):
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-9, atol=1e-10)
