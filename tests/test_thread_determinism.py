@@ -15,7 +15,9 @@ def _compute():
     out = {"matmul": a @ b,
            "matmul_f64": a.double() @ b.double(),
            "bmm": ptcore.randn(3, 130, 200) @ ptcore.randn(3, 200, 260),
-           "matvec": a @ ptcore.randn(513)}
+           "matvec": a @ ptcore.randn(513),
+           # blocks wider than 128 columns, the last one ragged
+           "matmul_wide": ptcore.randn(200, 300) @ ptcore.randn(300, 1100)}
     am = a.clone().requires_grad_()
     bm = b.clone().requires_grad_()
     (am @ bm).square().sum().backward()
@@ -58,7 +60,7 @@ def test_tiled_matmul_is_correct(restore_threads):
     for n in (1, 4):
         ptcore.set_num_threads(n)
         for shape_a, shape_b in (((300, 700), (700, 333)), ((129, 64), (64, 1000)),
-                                 ((2, 257, 300), (300, 129))):
+                                 ((2, 257, 300), (300, 129)), ((64, 600), (600, 2000))):
             a, b = ptcore.randn(shape_a, dtype=ptcore.float64), ptcore.randn(shape_b, dtype=ptcore.float64)
             np.testing.assert_allclose((a @ b).numpy(),
                                        (torch.from_numpy(a.numpy()) @ torch.from_numpy(b.numpy())).numpy(),

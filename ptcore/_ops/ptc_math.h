@@ -217,6 +217,22 @@ static inline double ptc_gelu_f64(double x)
     return x * 0.5 * (1.0 + erf(x * 0.70710678118654752440));
 }
 
+/* exact GELU's gradient as ATen's GeluBackward kernel computes it:
+ * dy * (0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi)), with the
+ * erf of ptc_gelu_f32 for float32 and libm's for float64 */
+static inline float ptc_gelu_bwd_f32(float dy, float x)
+{
+    float cdf = 0.5f * (1.0f + ptc_erf_as_f(x * 0.70710678118654752440f));
+    float pdf = 0.39894228040143267794f * ptc_expf(x * x * -0.5f);
+    return dy * (cdf + x * pdf);
+}
+static inline double ptc_gelu_bwd_f64(double dy, double x)
+{
+    double cdf = 0.5 * (1.0 + erf(x * 0.70710678118654752440));
+    double pdf = 0.39894228040143267794 * exp(x * x * -0.5);
+    return dy * (cdf + x * pdf);
+}
+
 /* Explicitly vectorised contiguous float32 loops for the hot transcendental
  * ops (GCC/Clang vector extensions: SSE2 code by default, an AVX2 clone
  * chosen at load time where the CPU has it).  Same algorithm as ptc_expf. */
@@ -312,6 +328,27 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_gelu8(ptc_v8sf x)
     PTC_GELU_BODY(ptc_v8sf, ptc_v8si, ptc_expf8)
 }
 
+/* exact GELU's gradient on vectors (see ptc_gelu_bwd_f32): same operations */
+#define PTC_GELU_BWD_BODY(VF, VI, EXPV)                                        \
+    VF u = x * 0.70710678118654752440f;                                       \
+    VI sign = (VI)u & (int32_t)0x80000000;                                    \
+    VF a = (VF)((VI)u & 0x7fffffff);                                          \
+    VF t = 1.0f / (a * 0.3275911f + 1.0f);                                    \
+    VF r = t * 1.061405429f - 1.453152027f;                                   \
+    r = r * t + 1.421413741f;                                                 \
+    r = r * t - 0.284496736f;                                                 \
+    r = r * t + 0.254829592f;                                                 \
+    VF erf_ = 1.0f - r * t * EXPV(-(u * u));                                  \
+    erf_ = (VF)((VI)erf_ | sign);                                             \
+    VF cdf = 0.5f * (1.0f + erf_);                                            \
+    VF pdf = 0.39894228040143267794f * EXPV(x * x * -0.5f);                   \
+    return g * (cdf + x * pdf);
+
+static inline __attribute__((always_inline)) ptc_v8sf ptc_gelu_bwd8(ptc_v8sf g, ptc_v8sf x)
+{
+    PTC_GELU_BWD_BODY(ptc_v8sf, ptc_v8si, ptc_expf8)
+}
+
 #define PTC_MAP_BODY(W, VF, vexpr, sexpr)                                      \
     Py_ssize_t i = 0;                                                         \
     for (; i + (W) <= n; i += (W)) {                                          \
@@ -321,6 +358,18 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_gelu8(ptc_v8sf x)
         memcpy(o + i, &y, sizeof y);                                          \
     }                                                                         \
     for (; i < n; i++) { float x = a[i]; o[i] = (sexpr); }
+
+/* two-input maps o[i] = f(g[i], x[i]) */
+#define PTC_MAP2_BODY(W, VF, vexpr, sexpr)                                     \
+    Py_ssize_t i = 0;                                                         \
+    for (; i + (W) <= n; i += (W)) {                                          \
+        VF g, x, y;                                                           \
+        memcpy(&g, b + i, sizeof g);                                          \
+        memcpy(&x, a + i, sizeof x);                                          \
+        y = (vexpr);                                                          \
+        memcpy(o + i, &y, sizeof y);                                          \
+    }                                                                         \
+    for (; i < n; i++) { float g = b[i], x = a[i]; o[i] = (sexpr); }
 
 #if PTC_X86_DISPATCH
 /* 16-float vectors for the AVX-512 clone: the same operations in the same
@@ -349,6 +398,11 @@ static inline __attribute__((always_inline)) ptc_v16sf ptc_gelu16(ptc_v16sf x)
     PTC_GELU_BODY(ptc_v16sf, ptc_v16si, ptc_expf16)
 }
 
+static inline __attribute__((always_inline)) ptc_v16sf ptc_gelu_bwd16(ptc_v16sf g, ptc_v16sf x)
+{
+    PTC_GELU_BWD_BODY(ptc_v16sf, ptc_v16si, ptc_expf16)
+}
+
 static int ptc_vec_level(void)
 {
     static int level = -1;
@@ -370,14 +424,32 @@ static void name(float *o, const float *a, Py_ssize_t n)                      \
 { int l_ = ptc_vec_level();                                                   \
   if (l_ == 2) name##_avx512(o, a, n); else if (l_ == 1) name##_avx2(o, a, n); \
   else name##_base(o, a, n); }
+#define PTC_MAP2_F32(name, vexpr8, vexpr16, sexpr)                             \
+__attribute__((target("avx512f"))) static void name##_avx512(float *o, const float *a,     \
+                                                             const float *b, Py_ssize_t n) \
+{ PTC_MAP2_BODY(16, ptc_v16sf, vexpr16, sexpr) }                              \
+__attribute__((target("avx2"))) static void name##_avx2(float *o, const float *a,          \
+                                                        const float *b, Py_ssize_t n)      \
+{ PTC_MAP2_BODY(8, ptc_v8sf, vexpr8, sexpr) }                                 \
+static void name##_base(float *o, const float *a, const float *b, Py_ssize_t n)            \
+{ PTC_MAP2_BODY(8, ptc_v8sf, vexpr8, sexpr) }                                 \
+static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
+{ int l_ = ptc_vec_level();                                                   \
+  if (l_ == 2) name##_avx512(o, a, b, n); else if (l_ == 1) name##_avx2(o, a, b, n); \
+  else name##_base(o, a, b, n); }
 #else
 #define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \
 static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(8, ptc_v8sf, vexpr8, sexpr) }
+#define PTC_MAP2_F32(name, vexpr8, vexpr16, sexpr)                             \
+static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
+{ PTC_MAP2_BODY(8, ptc_v8sf, vexpr8, sexpr) }
 #endif
 #include <string.h>
 PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf16(x), ptc_expf(x))
 PTC_MAP_F32(ptc_tanh_f32, ptc_tanhf8(x), ptc_tanhf16(x), ptc_tanhf(x))
 PTC_MAP_F32(ptc_geluv_f32, ptc_gelu8(x), ptc_gelu16(x), ptc_gelu_f32(x))
+/* o = gelu'(a) * b: a the input x, b the incoming gradient */
+PTC_MAP2_F32(ptc_gelu_bwdv_f32, ptc_gelu_bwd8(g, x), ptc_gelu_bwd16(g, x), ptc_gelu_bwd_f32(g, x))
 PTC_MAP_F32(ptc_gelu_tanhv_f32,
             x * 0.5f * (1.0f + ptc_tanhf8((x + x * x * x * 0.044715f) * 0.79788456080286535588f)),
             x * 0.5f * (1.0f + ptc_tanhf16((x + x * x * x * 0.044715f) * 0.79788456080286535588f)),
@@ -400,6 +472,8 @@ static void ptc_geluv_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_gelu_f32(a[i]); }
 static void ptc_gelu_tanhv_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_gelu_tanh_f32(a[i]); }
+static void ptc_gelu_bwdv_f32(float *o, const float *a, const float *b, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_gelu_bwd_f32(b[i], a[i]); }
 static void ptc_sigmoid_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ptc_expf(-a[i])); }
 static void ptc_silu_f32(float *o, const float *a, Py_ssize_t n)

@@ -10,6 +10,7 @@ each input's shape and casts them to its dtype.
 import math
 
 import ptcore as P
+from ptcore._ops import _nn_kernels as _NNK
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
 from ptcore.autograd.graph import SavedTensor, _hooks_on
@@ -846,12 +847,29 @@ def _logsumexp(out, x, dim, keepdim=False, **k):
     attach("LogsumexpBackward0", out, (x,), bw)
 
 
+def _recorded(*ts):
+    """Whether a backward computed from ``ts`` is itself recorded (create_graph)."""
+    return P.is_grad_enabled() and any(t._requires_grad for t in ts)
+
+
+def _one_pass_softmax_backward(g, y, dim, log):
+    """The one-pass kernel's gradient (last dim, contiguous float), else None."""
+    if _recorded(g, y) or not isinstance(dim, int) or y.dim() == 0:
+        return None
+    if (dim if dim >= 0 else dim + y.dim()) != y.dim() - 1:
+        return None
+    return _NNK.softmax_backward(g, y, -1, log)
+
+
 @formula("softmax")
 def _softmax(out, x, dim, dtype=None, **k):
     so = save_out(out)
 
     def bw(g):
         y = so.unpack()
+        r = _one_pass_softmax_backward(g, y, dim, False)
+        if r is not None:
+            return (r,)
         gy = g * y
         return (gy - y * gy.sum(dim, keepdim=True),)
     attach("SoftmaxBackward0", out, (x,), bw)
@@ -863,6 +881,9 @@ def _log_softmax(out, x, dim, dtype=None, **k):
 
     def bw(g):
         y = so.unpack()
+        r = _one_pass_softmax_backward(g, y, dim, True)
+        if r is not None:
+            return (r,)
         return (g - y.exp() * g.sum(dim, keepdim=True),)
     attach("LogSoftmaxBackward0", out, (x,), bw)
 
@@ -2175,6 +2196,10 @@ def _gelu_grad(g, x, y, approximate):
         t = P.tanh(_GELU_K * (x + 0.044715 * x2 * x))
         dinner = _GELU_K * (1.0 + 3.0 * 0.044715 * x2)
         return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * dinner)
+    if not _recorded(g, x):
+        r = _NNK.gelu_backward(g, x)          # one vectorised pass, as ATen's kernel
+        if r is not None:
+            return r
     cdf = 0.5 * (1.0 + P.erf(x * _SQRT1_2))
     return g * (cdf + x * P.exp(-0.5 * x * x) * _INV_SQRT_2PI)
 

@@ -8,7 +8,10 @@ import math
 import warnings
 
 import ptcore
+from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops.linalg import _product
 from ptcore._ops.shape import pad as _pad
+from ptcore.autograd.function import Function
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -31,6 +34,82 @@ def _safe_softmax(scores, dim=-1):
         scores = ptcore.where(masked_rows, 0.0, scores)
         return ptcore.where(masked_rows, 0.0, ptcore.softmax(scores, dim))
     return ptcore.softmax(scores, dim)
+
+
+_CAUSAL = {}
+
+
+def _causal_block(L, S):
+    """The ``(L, S)`` bool mask, True above the diagonal (the positions
+    ``is_causal`` hides), cached per size."""
+    m = _CAUSAL.get((L, S))
+    if m is None:
+        if len(_CAUSAL) > 64:
+            _CAUSAL.clear()
+        m = ptcore.ones(L, S, dtype=ptcore.bool).triu(1)
+        _CAUSAL[(L, S)] = m
+    return m
+
+
+def _fast_ok(q, k, v):
+    """The fused path applies: float32/float64, equal batch dims, CPU."""
+    return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
+            and q.device.type == "cpu" and k.device.type == "cpu" and v.device.type == "cpu"
+            and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2]))
+
+
+class _Attention(Function):
+    """``softmax(q k^T * scale [+ causal mask]) v`` with its own backward:
+    the scale folded into the score product, the mask and softmax applied in
+    place, and a backward of four products around the one-pass softmax
+    gradient (PyTorch's CPU flash-attention kernel is also one node).  A
+    recorded backward (create_graph) recomputes the probabilities with
+    differentiable ops."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, scale, causal):
+        L, S = q.size(-2), k.size(-2)
+        s = _product(q, k.transpose(-2, -1), alpha=scale)
+        if causal:
+            s.masked_fill_(_causal_block(L, S), float("-inf"))
+        p = ptcore.softmax(s, -1)
+        ctx.save_for_backward(q, k, v, p)
+        ctx.scale = scale
+        ctx.causal = causal
+        return _product(p, v)
+
+    @staticmethod
+    def backward(ctx, g):
+        q, k, v, p = ctx.saved_tensors
+        scale = ctx.scale
+        nq, nk, nv = ctx.needs_input_grad[:3]
+        if ptcore.is_grad_enabled() and any(t.requires_grad for t in (g, q, k, v)):
+            s = ptcore.matmul(q, k.transpose(-2, -1)) * scale
+            if ctx.causal:
+                s = s.masked_fill(_causal_block(q.size(-2), k.size(-2)), float("-inf"))
+            p = ptcore.softmax(s, -1)
+            dp = ptcore.matmul(g, v.transpose(-2, -1))
+            ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
+            return (ptcore.matmul(ds, k) if nq else None,
+                    ptcore.matmul(ds.transpose(-2, -1), q) if nk else None,
+                    ptcore.matmul(p.transpose(-2, -1), g) if nv else None, None, None)
+        gq = gk = gv = None
+        if nv:
+            gv = _product(p.transpose(-2, -1), g)
+        if nq or nk:
+            dp = _product(g, v.transpose(-2, -1))
+            ds = _NNK.softmax_backward(dp, p, -1, False)
+            if ds is None:
+                ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+            ds.mul_(scale)
+            if nq:
+                gq = _product(ds, k)
+            if nk:
+                gk = _product(ds.transpose(-2, -1), q)
+        return gq, gk, gv, None, None
+
+
+_Attention._backward_cls.__name__ = "ScaledDotProductFlashAttentionForCpuBackward0"
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -104,11 +183,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hv != hq:
             value = value.repeat_interleave(hq // hv, -3)
 
+    if attn_mask is None and dropout_p == 0.0 and _fast_ok(query, key, value):
+        return _Attention.apply(query, key, value, scale_factor, builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
     if is_causal:
-        keep = ptcore.ones(L, S, dtype=ptcore.bool).tril(0)
-        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+        scores = scores.masked_fill(_causal_block(L, S), float("-inf"))
+        if attn_mask is None:
+            # row i keeps key 0: no row is fully masked, the plain softmax is safe
+            attn = ptcore.softmax(scores, -1)
+            if dropout_p > 0.0:
+                attn = _dropout(attn, dropout_p, True)
+            return ptcore.matmul(attn, value)
         masked = True
     if attn_mask is not None:
         if not isinstance(attn_mask, ptcore.Tensor):

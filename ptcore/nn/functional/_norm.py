@@ -15,6 +15,7 @@ import builtins
 import ptcore as _pt
 from ptcore import _registry
 from ptcore._dispatch import dispatcher as _dispatcher
+from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd.function import Function
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
@@ -322,6 +323,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not input.is_floating_point():
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
                                   f"'{_tname(input.dtype)}'")
+    n = 1
+    for s in ns:
+        n *= s
+    if input.dtype in (_pt.float32, _pt.float64) and input.is_contiguous() and n > 0 \
+            and input.numel() > 0 and all(p is None or (p.dtype is input.dtype and p.is_contiguous())
+                                          for p in (weight, bias)):
+        return _LayerNorm.apply(input, weight, bias, tuple(ns), builtins.float(eps))
     dims = tuple(range(-len(ns), 0))
     y = _standardize(input, dims, eps)[0]
     if weight is not None:
@@ -329,6 +337,54 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + bias
     return y
+
+
+class _LayerNorm(Function):
+    """Layer norm of contiguous float32/float64 input over its last ``n``
+    elements: one pass per row forward and backward (the statistics in
+    double), as ATen's kernel.  A recorded backward (create_graph) uses the
+    differentiable composite instead."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, ns, eps):
+        n = 1
+        for s in ns:
+            n *= s
+        y, mean, rstd = _NNK.layer_norm_forward(x, n, weight, bias, eps)
+        ctx.save_for_backward(x, weight, mean, rstd)
+        ctx.n = n
+        ctx.ns = ns
+        ctx.eps = eps
+        ctx.has_bias = bias is not None
+        return y
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, w, mean, rstd = ctx.saved_tensors
+        need_w = w is not None and ctx.needs_input_grad[1]
+        need_b = ctx.has_bias and ctx.needs_input_grad[2]
+        if not (_pt.is_grad_enabled() and any(t is not None and t.requires_grad
+                                              for t in (gy, x, w))):
+            r = _NNK.layer_norm_backward(gy.contiguous(), x, mean, rstd, w, need_w, need_b)
+            if r is not None:
+                gx, gw, gb = r
+                return (gx, None if gw is None else gw.view(ctx.ns),
+                        None if gb is None else gb.view(ctx.ns), None, None)
+        # differentiable composite (double backward)
+        x2 = x.reshape(-1, ctx.n)
+        g2 = gy.reshape(-1, ctx.n)
+        mu = x2.mean(-1, keepdim=True)
+        xc = x2 - mu
+        rs = _pt.rsqrt((xc * xc).mean(-1, keepdim=True) + ctx.eps)
+        xh = xc * rs
+        dxh = g2 * w.reshape(1, -1) if w is not None else g2
+        gx = rs * (dxh - dxh.mean(-1, keepdim=True) - xh * (dxh * xh).mean(-1, keepdim=True))
+        gw = (g2 * xh).sum(0).view(ctx.ns) if need_w else None
+        gb = g2.sum(0).view(ctx.ns) if need_b else None
+        return gx.view(x.shape), gw, gb, None, None
+
+
+_LayerNorm._backward_cls.__name__ = "NativeLayerNormBackward0"
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

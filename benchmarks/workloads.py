@@ -1,0 +1,411 @@
+"""End-to-end training workloads: ptcore vs PyTorch, same program, same weights.
+
+    python benchmarks/workloads.py [--only NAME ...] [--quick]
+
+A workload is any object with
+
+    name: str
+    build(lib, seed, small=False) -> state   # lib is ptcore or torch: model, optimizer and the data
+                                             # batches (from numpy.random.Generator(seed), lib.from_numpy)
+    params(state) -> list of tensors         # every parameter and buffer, fixed order, same for both libs
+    step(state, i) -> float                  # one train step on batch i (forward, backward, clip,
+                                             # optimizer step); returns the loss
+
+For each workload the runner builds both libraries with the same seed, copies
+ptcore's parameters and buffers into torch's through NumPy, runs 20 steps in
+each and fails loudly when a loss differs by more than 2e-3 (relative); then it
+times ``step`` (warm-up, then the median ms/step, ptcore and torch alternating
+so load drift biases neither) at 1 thread and at each library's default thread
+count, and prints one table.  Targets (issue 22): every workload <= 1.0x torch
+at both thread counts, the GPT <= 0.9x.
+
+The transformer workloads live here; the recurrent, GAN, LeNet and MLP ones
+in ``workloads_recurrent_gan.py`` (its ``WORKLOADS`` list, when present).
+"""
+import argparse
+import gc
+import importlib.util
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+AGREE_STEPS = 20
+AGREE_RTOL = 2e-3
+
+
+# --------------------------------------------------------------------------
+# (a) character-level GPT (nanoGPT's model, dropout 0)
+# --------------------------------------------------------------------------
+
+def _gpt_classes(lib):
+    nn = lib.nn
+    F = nn.functional
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, n_embd, n_head, block, sdpa):
+            super().__init__()
+            self.n_head = n_head
+            self.sdpa = sdpa
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = nn.Linear(n_embd, n_embd)
+            if not sdpa:
+                self.register_buffer("bias", lib.tril(lib.ones(block, block)).view(1, 1, block, block))
+
+        def forward(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(C, dim=2)
+            hs = C // self.n_head
+            k = k.view(B, T, self.n_head, hs).transpose(1, 2)
+            q = q.view(B, T, self.n_head, hs).transpose(1, 2)
+            v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+            if self.sdpa:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+                att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+                att = F.softmax(att, dim=-1)
+                y = att @ v
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
+            return self.c_proj(y)
+
+    class MLP(nn.Module):
+        def __init__(self, n_embd):
+            super().__init__()
+            self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+            self.gelu = nn.GELU()
+            self.c_proj = nn.Linear(4 * n_embd, n_embd)
+
+        def forward(self, x):
+            return self.c_proj(self.gelu(self.c_fc(x)))
+
+    class Block(nn.Module):
+        def __init__(self, n_embd, n_head, block, sdpa):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(n_embd)
+            self.attn = CausalSelfAttention(n_embd, n_head, block, sdpa)
+            self.ln_2 = nn.LayerNorm(n_embd)
+            self.mlp = MLP(n_embd)
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self, vocab, block, n_layer, n_head, n_embd, sdpa):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, n_embd)
+            self.wpe = nn.Embedding(block, n_embd)
+            self.h = nn.ModuleList([Block(n_embd, n_head, block, sdpa) for _ in range(n_layer)])
+            self.ln_f = nn.LayerNorm(n_embd)
+            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+            self.lm_head.weight = self.wte.weight        # weight tying
+
+        def forward(self, idx, targets):
+            B, T = idx.size()
+            pos = lib.arange(0, T, dtype=lib.long)
+            x = self.wte(idx) + self.wpe(pos)
+            for blk in self.h:
+                x = blk(x)
+            logits = self.lm_head(self.ln_f(x))
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    return GPT
+
+
+class GPTWorkload:
+    """Character-level GPT: 4 layers x 4 heads, 128 wide, block 64, batch 12,
+    vocabulary 65, AdamW (weight decay 0.1), clip_grad_norm_(1.0)."""
+
+    def __init__(self, sdpa):
+        self.sdpa = sdpa
+        self.name = "gpt-sdpa" if sdpa else "gpt-masked"
+
+    def build(self, lib, seed, small=False):
+        lib.manual_seed(seed)
+        if small:
+            n_layer, n_head, n_embd, block, batch = 2, 2, 32, 16, 3
+        else:
+            n_layer, n_head, n_embd, block, batch = 4, 4, 128, 64, 12
+        vocab = 65
+        model = _gpt_classes(lib)(vocab, block, n_layer, n_head, n_embd, self.sdpa)
+        model.train()
+        with lib.no_grad():                              # nanoGPT's initialisation
+            for name, p in model.named_parameters():
+                if name.endswith("bias"):
+                    p.zero_()
+                elif p.dim() >= 2:
+                    std = 0.02 / math.sqrt(2 * n_layer) if name.endswith("c_proj.weight") else 0.02
+                    p.normal_(0.0, std)
+        opt = lib.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+        rng = np.random.default_rng(seed)
+        # "text" with structure a model can learn: a random walk over the vocabulary
+        batches = []
+        for _ in range(8):
+            steps = rng.integers(-2, 3, size=(batch, block + 1))
+            toks = (np.cumsum(steps, axis=1) + rng.integers(0, vocab, size=(batch, 1))) % vocab
+            toks = lib.from_numpy(toks.astype(np.int64))
+            batches.append((toks[:, :-1].contiguous(), toks[:, 1:].contiguous()))
+        return {"lib": lib, "model": model, "opt": opt, "batches": batches}
+
+    def params(self, state):
+        m = state["model"]
+        return list(m.parameters()) + list(m.buffers())
+
+    def step(self, state, i):
+        lib, model, opt = state["lib"], state["model"], state["opt"]
+        x, y = state["batches"][i % len(state["batches"])]
+        opt.zero_grad(set_to_none=True)
+        loss = model(x, y)
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+
+# --------------------------------------------------------------------------
+# (e) nn.TransformerEncoder + nn.MultiheadAttention, token classification
+# --------------------------------------------------------------------------
+
+def _encoder_classes(lib):
+    nn = lib.nn
+
+    class Tagger(nn.Module):
+        def __init__(self, vocab, classes, d_model, nhead, layers, seq):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, d_model)
+            self.pos = nn.Parameter(lib.zeros(1, seq, d_model))
+            layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=4 * d_model,
+                                               dropout=0.0, batch_first=True)
+            self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+            self.head = nn.Linear(d_model, classes)
+
+        def forward(self, x):
+            return self.head(self.enc(self.emb(x) + self.pos[:, :x.shape[1]]))
+
+    return Tagger
+
+
+class EncoderWorkload:
+    """nn.TransformerEncoder (batch_first, d_model 128, 4 heads, 2 layers, ReLU
+    feed-forward 512) tagging each token of a 64-token sequence (batch 16) with
+    one of 10 classes; Adam, clip_grad_norm_(1.0)."""
+
+    name = "transformer-encoder"
+
+    def build(self, lib, seed, small=False):
+        lib.manual_seed(seed)
+        if small:
+            d_model, nhead, layers, seq, batch = 32, 2, 1, 12, 3
+        else:
+            d_model, nhead, layers, seq, batch = 128, 4, 2, 64, 16
+        vocab, classes = 100, 10
+        model = _encoder_classes(lib)(vocab, classes, d_model, nhead, layers, seq)
+        model.train()
+        with lib.no_grad():
+            model.pos.normal_(0.0, 0.02)
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+        rng = np.random.default_rng(seed)
+        batches = []
+        for _ in range(8):
+            toks = rng.integers(0, vocab, size=(batch, seq))
+            # the class of a token depends on it and on its left neighbour
+            tags = (toks + np.roll(toks, 1, axis=1)) % classes
+            batches.append((lib.from_numpy(toks.astype(np.int64)),
+                            lib.from_numpy(tags.astype(np.int64))))
+        return {"lib": lib, "model": model, "opt": opt, "batches": batches, "classes": classes}
+
+    def params(self, state):
+        m = state["model"]
+        return list(m.parameters()) + list(m.buffers())
+
+    def step(self, state, i):
+        lib, model, opt = state["lib"], state["model"], state["opt"]
+        x, y = state["batches"][i % len(state["batches"])]
+        opt.zero_grad(set_to_none=True)
+        logits = model(x)
+        loss = lib.nn.functional.cross_entropy(logits.reshape(-1, state["classes"]), y.reshape(-1))
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+
+def _other_workloads():
+    """``WORKLOADS`` of workloads_recurrent_gan.py next to this file, if present."""
+    path = os.path.join(_HERE, "workloads_recurrent_gan.py")
+    if not os.path.exists(path):
+        return []
+    spec = importlib.util.spec_from_file_location("_ptcore_workloads_recurrent_gan", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return list(mod.WORKLOADS)
+
+
+WORKLOADS = [GPTWorkload(sdpa=False), GPTWorkload(sdpa=True), EncoderWorkload()]
+
+
+def all_workloads():
+    return WORKLOADS + _other_workloads()
+
+
+# --------------------------------------------------------------------------
+# runner
+# --------------------------------------------------------------------------
+
+def build_pair(wl, ptcore, torch, seed=0, small=False):
+    """Both libraries' states, torch's parameters and buffers set to ptcore's."""
+    kw = {"small": True} if small else {}
+    ps = wl.build(ptcore, seed, **kw)
+    ts = wl.build(torch, seed, **kw)
+    pp, tp = wl.params(ps), wl.params(ts)
+    if len(pp) != len(tp):
+        raise RuntimeError(f"{wl.name}: ptcore has {len(pp)} parameters/buffers, torch {len(tp)}")
+    with torch.no_grad():
+        for k, (a, b) in enumerate(zip(pp, tp)):
+            arr = np.ascontiguousarray(a.detach().numpy())
+            if tuple(arr.shape) != tuple(b.shape):
+                raise RuntimeError(f"{wl.name}: parameter {k} has shape {tuple(arr.shape)} in ptcore "
+                                   f"but {tuple(b.shape)} in torch")
+            b.copy_(torch.from_numpy(arr.copy()))
+    return ps, ts
+
+
+def loss_agreement(wl, ps, ts, steps=AGREE_STEPS):
+    """(largest relative loss difference, ptcore losses, torch losses)."""
+    lp, lt, worst = [], [], 0.0
+    for i in range(steps):
+        a, b = wl.step(ps, i), wl.step(ts, i)
+        lp.append(a)
+        lt.append(b)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise AssertionError(f"{wl.name}: step {i} loss ptcore {a}, torch {b} (not finite)")
+        worst = max(worst, abs(a - b) / max(abs(b), 1e-12))
+    return worst, lp, lt
+
+
+def check_agreement(wl, ps, ts, steps=AGREE_STEPS, rtol=AGREE_RTOL):
+    worst, lp, lt = loss_agreement(wl, ps, ts, steps)
+    if worst > rtol:
+        raise AssertionError(
+            f"{wl.name}: losses of ptcore and torch differ by {worst:.3g} relative (> {rtol}) within "
+            f"{steps} steps\n  ptcore {[round(v, 5) for v in lp]}\n  torch  {[round(v, 5) for v in lt]}")
+    return worst, lp, lt
+
+
+def paired_step_times(fns, budget_s):
+    """Median seconds per call of each of ``fns``, the functions alternating
+    in rounds until each has run about ``budget_s`` seconds."""
+    for f in fns:                    # warm-up
+        f()
+        f()
+    per = []
+    for f in fns:
+        t0 = time.perf_counter()
+        f()
+        per.append(max(time.perf_counter() - t0, 1e-6))
+    reps = [max(1, int(0.1 / p)) for p in per]            # ~0.1 s per timing sample
+    rounds = max(5, int(budget_s / 0.1))
+    times = [[] for _ in fns]
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            for k, f in enumerate(fns):
+                t0 = time.perf_counter()
+                for _ in range(reps[k]):
+                    f()
+                times[k].append((time.perf_counter() - t0) / reps[k])
+            if r % 4 == 3:
+                gc.collect()
+    finally:
+        if gc_was:
+            gc.enable()
+    return [statistics.median(t) for t in times]
+
+
+def _set_threads(ptcore, torch, n_pt, n_torch):
+    ptcore.set_num_threads(n_pt)
+    torch.set_num_threads(n_torch)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these workloads")
+    ap.add_argument("--quick", action="store_true", help="short timings (smoke test)")
+    ap.add_argument("--no-check", action="store_true", help="skip the 20-step loss agreement check")
+    args = ap.parse_args(argv)
+
+    sys.path.insert(0, _HERE)
+    from _harness import print_cpu
+    import torch
+    torch_default = torch.get_num_threads()     # before ptcore: both set OpenMP's count
+    import ptcore
+
+    print_cpu()
+    wls = all_workloads()
+    if args.only:
+        known = {w.name for w in wls}
+        bad = [n for n in args.only if n not in known]
+        if bad:
+            ap.error(f"unknown workload(s) {bad}; known: {sorted(known)}")
+        wls = [w for w in wls if w.name in args.only]
+    pt_default = ptcore.get_num_threads()
+    print(f"threads: ptcore default {pt_default}, torch default {torch_default}; "
+          f"torch {torch.__version__}, numpy {np.__version__}")
+    budget = 0.5 if args.quick else 3.0
+    rows = []
+    failures = []
+    for wl in wls:
+        _set_threads(ptcore, torch, 1, 1)
+        ps, ts = build_pair(wl, ptcore, torch, seed=0)
+        if not args.no_check:
+            try:
+                worst, lp, lt = check_agreement(wl, ps, ts)
+                print(f"{wl.name}: {AGREE_STEPS}-step losses agree, max rel diff {worst:.2e} "
+                      f"(first {lp[0]:.5f} / {lt[0]:.5f}, last {lp[-1]:.5f} / {lt[-1]:.5f})",
+                      flush=True)
+            except AssertionError as e:
+                print(f"FAIL {e}", flush=True)
+                failures.append(wl.name)
+        res = {}
+        for label, npt, nto in (("1", 1, 1), ("default", pt_default, torch_default)):
+            _set_threads(ptcore, torch, npt, nto)
+            cnt = [0, 0]
+
+            def fp(cnt=cnt, ps=ps, wl=wl):
+                cnt[0] += 1
+                wl.step(ps, cnt[0])
+
+            def ft(cnt=cnt, ts=ts, wl=wl):
+                cnt[1] += 1
+                wl.step(ts, cnt[1])
+
+            res[label] = paired_step_times([fp, ft], budget)
+        _set_threads(ptcore, torch, pt_default, torch_default)
+        rows.append((wl.name, res))
+        (p1, t1), (pd, td) = res["1"], res["default"]
+        print(f"{wl.name}: 1 thread {p1 * 1e3:.2f} / {t1 * 1e3:.2f} ms ({p1 / t1:.2f}x), default "
+              f"{pd * 1e3:.2f} / {td * 1e3:.2f} ms ({pd / td:.2f}x)", flush=True)
+
+    print(f"\n## training workloads, ms/step (ptcore default threads {pt_default}, "
+          f"torch default threads {torch_default})\n")
+    print("| workload | ptcore ms 1t | torch ms 1t | ratio 1t | ptcore ms dflt | torch ms dflt | ratio dflt |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, res in rows:
+        (p1, t1), (pd, td) = res["1"], res["default"]
+        print(f"| {name} | {p1 * 1e3:.2f} | {t1 * 1e3:.2f} | {p1 / t1:.2f} | "
+              f"{pd * 1e3:.2f} | {td * 1e3:.2f} | {pd / td:.2f} |")
+    if failures:
+        print(f"\nFAILED loss agreement: {failures}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""One-pass kernels of nn functions: GELU, softmax and log-softmax backward,
+layer norm forward and backward.
+
+Each function takes contiguous operands of one floating dtype and returns a
+new contiguous tensor, or ``None`` when it does not apply (other dtypes,
+layouts or shapes): the caller then uses its composite formula.  The
+autograd formulas use them only when the backward is not itself recorded
+(no ``create_graph``), so higher-order gradients keep the differentiable
+composites.
+"""
+from cython.parallel cimport prange
+from libc.math cimport exp, expf, sqrt
+from libc.stdlib cimport calloc, free
+
+from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._tensor cimport _TensorBase, _empty_contig
+
+cdef extern from "ptc_math.h" nogil:
+    void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
+    double ptc_gelu_bwd_f64(double dy, double x)
+
+cdef enum:
+    CHUNK = 16384          # elements per parallel task of the elementwise kernels
+
+
+cdef inline bint _same(_TensorBase a, _TensorBase b) noexcept:
+    cdef int d
+    if a._ndim != b._ndim or a._dtype is not b._dtype:
+        return False
+    for d in range(a._ndim):
+        if a._shape[d] != b._shape[d]:
+            return False
+    return a._is_contig() and b._is_contig()
+
+
+cdef inline int _threads(Py_ssize_t work) noexcept nogil:
+    cdef int nt = get_num_threads()
+    if nt <= 1 or work < 4 * parallel_grain():
+        return 1
+    return nt
+
+
+def gelu_backward(_TensorBase g, _TensorBase x):
+    """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
+    (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
+    if not _same(g, x):
+        return None
+    cdef int num = x._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    cdef _TensorBase out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, i, lo, m
+    cdef int nt = _threads(n)
+    cdef float* of
+    cdef const float* xf
+    cdef const float* gf
+    cdef double* od
+    cdef const double* xd
+    cdef const double* gd
+    if num == PT_FLOAT32:
+        of = <float*>out._ptr()
+        xf = <const float*>x._ptr()
+        gf = <const float*>g._ptr()
+        with nogil:
+            if nt == 1:
+                ptc_gelu_bwdv_f32(of, xf, gf, n)
+            else:
+                for c in prange(nchunks, num_threads=nt, schedule="static"):
+                    lo = c * CHUNK
+                    m = CHUNK if lo + CHUNK <= n else n - lo
+                    ptc_gelu_bwdv_f32(of + lo, xf + lo, gf + lo, m)
+    else:
+        od = <double*>out._ptr()
+        xd = <const double*>x._ptr()
+        gd = <const double*>g._ptr()
+        with nogil:
+            for i in prange(n, num_threads=nt, schedule="static"):
+                od[i] = ptc_gelu_bwd_f64(gd[i], xd[i])
+    return out
+
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
+                        Py_ssize_t n, bint log, int nt) noexcept nogil:
+    """softmax: o = y * (g - sum(g * y)); log_softmax: o = g - exp(y) * sum(g),
+    one row of ``n`` elements at a time (sums accumulated in double)."""
+    cdef Py_ssize_t r, j
+    cdef double s
+    cdef real sr
+    cdef const real* gr
+    cdef const real* yr
+    cdef real* orow
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        gr = g + r * n
+        yr = y + r * n
+        orow = o + r * n
+        s = 0
+        if log:
+            for j in range(n):
+                s = s + gr[j]
+            sr = <real>s
+            for j in range(n):
+                if real is float:
+                    orow[j] = gr[j] - expf(yr[j]) * sr
+                else:
+                    orow[j] = gr[j] - exp(yr[j]) * sr
+        else:
+            for j in range(n):
+                s = s + gr[j] * yr[j]
+            sr = <real>s
+            for j in range(n):
+                orow[j] = yr[j] * (gr[j] - sr)
+
+
+def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
+    """Gradient of softmax (``log=False``, ``y`` its output) or log_softmax
+    (``log=True``) over the last dim ``dim`` of contiguous ``g``/``y``."""
+    if not _same(g, y) or y._ndim == 0 or (dim != y._ndim - 1 and dim != -1):
+        return None
+    cdef int num = y._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    cdef Py_ssize_t n = y._shape[y._ndim - 1]
+    if n == 0 or y._numel == 0:
+        return None
+    cdef Py_ssize_t rows = y._numel // n
+    cdef _TensorBase out = _empty_contig(y._dtype, y._ndim, y._shape, y._storage.device, False)
+    cdef int nt = _threads(y._numel)
+    if nt > rows:
+        nt = <int>rows
+    cdef char* po = out._ptr()
+    cdef char* pg = g._ptr()
+    cdef char* py = y._ptr()
+    if num == PT_FLOAT32:
+        with nogil:
+            _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt)
+    else:
+        with nogil:
+            _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# layer norm over the last ``n`` elements of each row
+# ---------------------------------------------------------------------------
+
+cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* mean,
+                  real* rstd, Py_ssize_t rows, Py_ssize_t n, double eps,
+                  int nt) noexcept nogil:
+    cdef Py_ssize_t r, j
+    cdef double s, d, mu, rs
+    cdef real m_, r_
+    cdef const real* xr
+    cdef real* yr
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        xr = x + r * n
+        yr = y + r * n
+        s = 0
+        for j in range(n):
+            s = s + xr[j]
+        mu = s / n
+        s = 0
+        for j in range(n):
+            d = xr[j] - mu
+            s = s + d * d
+        rs = 1.0 / sqrt(s / n + eps)
+        m_ = <real>mu
+        r_ = <real>rs
+        mean[r] = m_
+        rstd[r] = r_
+        if w != NULL and b != NULL:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_ * w[j] + b[j]
+        elif w != NULL:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_ * w[j]
+        elif b != NULL:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_ + b[j]
+        else:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_
+
+
+cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
+                  const real* rstd, real* gx, double* gw, double* gb, Py_ssize_t rows,
+                  Py_ssize_t n, int nt) noexcept nogil:
+    """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
+    dxh = g w; gw += g xh and gb += g over the rows (serially, in double)."""
+    cdef Py_ssize_t r, j
+    cdef double sa, sc, xh, dxh
+    cdef real a_, c_, m_, r_
+    cdef const real* gr
+    cdef const real* xr
+    cdef real* gxr
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        gr = g + r * n
+        xr = x + r * n
+        gxr = gx + r * n
+        m_ = mean[r]
+        r_ = rstd[r]
+        sa = 0
+        sc = 0
+        for j in range(n):
+            xh = (xr[j] - m_) * r_
+            dxh = gr[j] * w[j] if w != NULL else gr[j]
+            sa = sa + dxh
+            sc = sc + dxh * xh
+        a_ = <real>(sa / n)
+        c_ = <real>(sc / n)
+        if w != NULL:
+            for j in range(n):
+                gxr[j] = r_ * (gr[j] * w[j] - a_ - (xr[j] - m_) * r_ * c_)
+        else:
+            for j in range(n):
+                gxr[j] = r_ * (gr[j] - a_ - (xr[j] - m_) * r_ * c_)
+    if gw != NULL or gb != NULL:
+        for r in range(rows):
+            gr = g + r * n
+            xr = x + r * n
+            m_ = mean[r]
+            r_ = rstd[r]
+            if gw != NULL:
+                for j in range(n):
+                    gw[j] += gr[j] * ((xr[j] - m_) * r_)
+            if gb != NULL:
+                for j in range(n):
+                    gb[j] += gr[j]
+
+
+cdef inline bint _param_ok(object p, _TensorBase x, Py_ssize_t n):
+    if p is None:
+        return True
+    cdef _TensorBase t = <_TensorBase?>p
+    return t._dtype is x._dtype and t._numel == n and t._is_contig()
+
+
+def layer_norm_forward(_TensorBase x, Py_ssize_t n, weight, bias, double eps):
+    """``(y, mean, rstd)`` of layer norm over the last ``n`` elements of
+    contiguous float ``x`` (``weight``/``bias``: None or contiguous with ``n``
+    elements); ``mean``/``rstd`` are 1-D, one per row.  None when it does not apply."""
+    cdef int num = x._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or not x._is_contig() or n <= 0 \
+            or x._numel == 0 or x._numel % n != 0:
+        return None
+    if not (_param_ok(weight, x, n) and _param_ok(bias, x, n)):
+        return None
+    cdef Py_ssize_t rows = x._numel // n
+    cdef _TensorBase y = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef _TensorBase mean = _empty_contig(x._dtype, 1, &rows, x._storage.device, False)
+    cdef _TensorBase rstd = _empty_contig(x._dtype, 1, &rows, x._storage.device, False)
+    cdef char* pw = NULL if weight is None else (<_TensorBase>weight)._ptr()
+    cdef char* pb = NULL if bias is None else (<_TensorBase>bias)._ptr()
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    cdef char* pm = mean._ptr()
+    cdef char* pr = rstd._ptr()
+    cdef int nt = _threads(x._numel)
+    if nt > rows:
+        nt = <int>rows
+    if num == PT_FLOAT32:
+        with nogil:
+            _ln_fwd(<const float*>px, <const float*>pw, <const float*>pb, <float*>py,
+                    <float*>pm, <float*>pr, rows, n, eps, nt)
+    else:
+        with nogil:
+            _ln_fwd(<const double*>px, <const double*>pw, <const double*>pb, <double*>py,
+                    <double*>pm, <double*>pr, rows, n, eps, nt)
+    return y, mean, rstd
+
+
+def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorBase rstd,
+                        weight, bint need_w, bint need_b):
+    """``(gx, gw, gb)`` of layer norm (``gw``/``gb`` None unless asked; 1-D of
+    ``n`` elements), from the forward's ``mean``/``rstd``.  None when it does
+    not apply (``g`` not contiguous like ``x``)."""
+    if not _same(g, x) or mean._dtype is not x._dtype or rstd._dtype is not x._dtype \
+            or not mean._is_contig() or not rstd._is_contig() or mean._numel == 0:
+        return None
+    cdef Py_ssize_t rows = mean._numel
+    if x._numel % rows != 0:
+        return None
+    cdef Py_ssize_t n = x._numel // rows, j
+    if not _param_ok(weight, x, n):
+        return None
+    cdef int num = x._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef _TensorBase gw = None, gb = None
+    cdef double* aw = NULL
+    cdef double* ab = NULL
+    if need_w:
+        aw = <double*>calloc(n, sizeof(double))
+    if need_b:
+        ab = <double*>calloc(n, sizeof(double))
+    if (need_w and aw == NULL) or (need_b and ab == NULL):
+        free(aw)
+        free(ab)
+        raise MemoryError("layer_norm backward: no memory for the parameter gradients")
+    cdef char* pw = NULL if weight is None else (<_TensorBase>weight)._ptr()
+    cdef char* pg = g._ptr()
+    cdef char* px = x._ptr()
+    cdef char* pm = mean._ptr()
+    cdef char* pr = rstd._ptr()
+    cdef char* pgx = gx._ptr()
+    cdef int nt = _threads(x._numel)
+    if nt > rows:
+        nt = <int>rows
+    if num == PT_FLOAT32:
+        with nogil:
+            _ln_bwd(<const float*>pg, <const float*>px, <const float*>pw, <const float*>pm,
+                    <const float*>pr, <float*>pgx, aw, ab, rows, n, nt)
+    else:
+        with nogil:
+            _ln_bwd(<const double*>pg, <const double*>px, <const double*>pw, <const double*>pm,
+                    <const double*>pr, <double*>pgx, aw, ab, rows, n, nt)
+    if need_w:
+        gw = _empty_contig(x._dtype, 1, &n, x._storage.device, False)
+        _store(gw, aw, n)
+        free(aw)
+    if need_b:
+        gb = _empty_contig(x._dtype, 1, &n, x._storage.device, False)
+        _store(gb, ab, n)
+        free(ab)
+    return gx, gw, gb
+
+
+cdef void _store(_TensorBase t, const double* src, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t j
+    cdef float* f
+    cdef double* d
+    if t._dtype.num == PT_FLOAT32:
+        f = <float*>t._ptr()
+        for j in range(n):
+            f[j] = <float>src[j]
+    else:
+        d = <double*>t._ptr()
+        for j in range(n):
+            d[j] = src[j]

@@ -1,0 +1,143 @@
+"""The one-pass kernels (ptcore/_ops/_nn_kernels.pyx) behind GELU's, softmax's
+and log_softmax's backward, layer_norm forward/backward and causal
+scaled_dot_product_attention give torch's values and gradients, and a recorded
+backward (create_graph) still differentiates."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+DTYPES = [(np.float32, 1e-5), (np.float64, 1e-12)]
+
+
+def _pair(a, grad=True):
+    p = ptcore.from_numpy(a.copy())
+    t = torch.from_numpy(a.copy())
+    if grad:
+        p.requires_grad_()
+        t.requires_grad_()
+    return p, t
+
+
+def _close(p, t, tol):
+    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dt,tol", DTYPES)
+@pytest.mark.parametrize("contiguous_grad", [True, False])
+def test_gelu_backward(dt, tol, contiguous_grad):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((5, 37, 19)) * 3).astype(dt)
+    x[0, 0, :4] = [0.0, -0.0, 8.5, -9.0]
+    base = rng.standard_normal((19, 37, 5)).astype(dt)
+    g = np.ascontiguousarray(base.transpose(2, 1, 0))
+    # a permuted (non-contiguous) gradient takes the composite formula
+    pg = ptcore.from_numpy(g.copy()) if contiguous_grad else ptcore.from_numpy(base).permute(2, 1, 0)
+    px, tx = _pair(x)
+    ptcore.nn.functional.gelu(px).backward(pg)
+    torch.nn.functional.gelu(tx).backward(torch.from_numpy(g))
+    _close(px.grad, tx.grad, tol)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [-1, 2, 0])
+@pytest.mark.parametrize("dt,tol", DTYPES)
+def test_softmax_backward(fn, dim, dt, tol):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((4, 6, 33)) * 2).astype(dt)
+    g = rng.standard_normal(x.shape).astype(dt)
+    px, tx = _pair(x)
+    getattr(ptcore, fn)(px, dim).backward(ptcore.from_numpy(g.copy()))
+    getattr(torch, fn)(tx, dim).backward(torch.from_numpy(g.copy()))
+    _close(px.grad, tx.grad, 10 * tol)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "gelu"])
+def test_recorded_backward_keeps_double_backward(fn):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 8)).astype(np.float64)
+    g = rng.standard_normal((3, 8)).astype(np.float64)
+    res = []
+    for lib in (ptcore, torch):
+        xx = lib.from_numpy(x.copy()).requires_grad_()
+        gg = lib.from_numpy(g.copy()).requires_grad_()
+        y = lib.nn.functional.gelu(xx) if fn == "gelu" else getattr(lib, fn)(xx, -1)
+        (gx,) = lib.autograd.grad(y, xx, gg, create_graph=True)
+        (gx * gx).sum().backward()
+        res.append((gx.detach().numpy(), xx.grad.numpy(), gg.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dt,tol", DTYPES)
+@pytest.mark.parametrize("ns", [(33,), (6, 33)])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_layer_norm_forward_backward(dt, tol, ns, affine):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((4, 6, 33)) * 3 + 1).astype(dt)
+    g = rng.standard_normal(x.shape).astype(dt)
+    w = rng.standard_normal(ns).astype(dt)
+    b = rng.standard_normal(ns).astype(dt)
+    out = []
+    for lib in (ptcore, torch):
+        xx = lib.from_numpy(x.copy()).requires_grad_()
+        ww = lib.from_numpy(w.copy()).requires_grad_() if affine in ("both", "weight") else None
+        bb = lib.from_numpy(b.copy()).requires_grad_() if affine in ("both", "bias") else None
+        y = lib.nn.functional.layer_norm(xx, ns, ww, bb, eps=1e-5)
+        y.backward(lib.from_numpy(g.copy()))
+        out.append([y, xx.grad] + [t.grad for t in (ww, bb) if t is not None])
+        assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0" or lib is torch
+    for a, c in zip(*out):
+        _close(a, c, 20 * tol)
+
+
+def test_layer_norm_non_contiguous_and_double_backward():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((7, 5, 12)).astype(np.float64)
+    w = rng.standard_normal(12).astype(np.float64)
+    res = []
+    for lib in (ptcore, torch):
+        xx = lib.from_numpy(x.copy()).requires_grad_()
+        ww = lib.from_numpy(w.copy()).requires_grad_()
+        xt = xx.transpose(0, 1)                         # not contiguous: the composite path
+        y = lib.nn.functional.layer_norm(xt, (12,), ww)
+        y2 = lib.nn.functional.layer_norm(xx, (12,), ww)  # contiguous: the kernel
+        gx, gw = lib.autograd.grad((y.sum(1) * y2.sum(0)).pow(2).sum(), (xx, ww), create_graph=True)
+        (gx.square().sum() + gw.sum()).backward()
+        res.append([y, gx, gw, xx.grad, ww.grad])
+    for a, c in zip(*res):
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("L,S", [(9, 9), (5, 9), (9, 5)])
+def test_causal_sdpa_values_and_grads(L, S):
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((2, 3, L, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 3, S, 8)).astype(np.float32)
+    v = rng.standard_normal((2, 3, S, 4)).astype(np.float32)
+    g = rng.standard_normal((2, 3, L, 4)).astype(np.float32)
+    res = []
+    for lib in (ptcore, torch):
+        qq, kk, vv = (lib.from_numpy(a.copy()).requires_grad_() for a in (q, k, v))
+        o = lib.nn.functional.scaled_dot_product_attention(qq, kk, vv, is_causal=True)
+        o.backward(lib.from_numpy(g.copy()))
+        res.append([o, qq.grad, kk.grad, vv.grad])
+    for a, c in zip(*res):
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_node_and_double_backward(causal):
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    res = []
+    for lib in (ptcore, torch):
+        qq, kk, vv = (lib.from_numpy(a.copy()).requires_grad_() for a in (q, k, v))
+        o = lib.nn.functional.scaled_dot_product_attention(qq, kk, vv, is_causal=causal, scale=0.7)
+        gq, gk, gv = lib.autograd.grad(o.square().sum(), (qq, kk, vv), create_graph=True)
+        (gq.sum() + (gk * gk).sum() + gv.pow(3).sum()).backward()
+        res.append([o, gq, gk, gv, qq.grad, kk.grad, vv.grad])
+    for a, c in zip(*res):
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-9, atol=1e-10)
