@@ -268,7 +268,7 @@ def build_pair(wl, ptcore, torch, seed=0, small=False):
         raise RuntimeError(f"{wl.name}: ptcore has {len(pp)} parameters/buffers, torch {len(tp)}")
     with torch.no_grad():
         for k, (a, b) in enumerate(zip(pp, tp)):
-            arr = np.ascontiguousarray(a.detach().numpy())
+            arr = a.detach().numpy().copy()     # (ascontiguousarray turns 0-d into 1-d)
             if tuple(arr.shape) != tuple(b.shape):
                 raise RuntimeError(f"{wl.name}: parameter {k} has shape {tuple(arr.shape)} in ptcore "
                                    f"but {tuple(b.shape)} in torch")

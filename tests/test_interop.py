@@ -582,3 +582,20 @@ def test_repr_smoke_matches_torch():
                  lambda L: L.tensor(True)):
         assert repr(make(ptcore)) == repr(make(torch)).replace("torch.", "ptcore.")
     assert str(ptcore.tensor([1, 2])) == "tensor([1, 2])"
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+def test_ptcore_leaves_the_shared_openmp_thread_count_alone():
+    """ptcore passes its thread count to each parallel loop; importing it or
+    calling set_num_threads must not change torch's (they share libgomp)."""
+    import os
+    import subprocess
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+    code = ("import torch; torch.set_num_threads(2); import ptcore; "
+            "ptcore.set_num_threads(1); assert torch.get_num_threads() == 2, "
+            "torch.get_num_threads(); ptcore.set_num_threads(3); "
+            "assert torch.get_num_threads() == 2; print('ok')")
+    env = dict(os.environ, PYTHONPATH=parent)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Process-wide thread count for ptcore's CPU kernels."""
-from ptcore._ops._openmp cimport omp_set_num_threads, PTC_HAVE_OPENMP
+from ptcore._ops._openmp cimport PTC_HAVE_OPENMP
 
 cdef int _num_threads = 1
 cdef Py_ssize_t _grain = 32768
@@ -18,9 +18,10 @@ def _set_num_threads(int n):
     global _num_threads
     if n < 1:
         raise ValueError(f"set_num_threads expects a positive integer, got {n}")
+    # every prange passes num_threads explicitly; the OpenMP runtime's own
+    # count is left alone, because it is shared with other libraries in the
+    # process (torch's threads dropped to ptcore's count at import)
     _num_threads = n
-    if PTC_HAVE_OPENMP:
-        omp_set_num_threads(n)
 
 
 def _get_num_threads():
