@@ -158,7 +158,8 @@ def _infer_level(items, leaves):
 
 
 _INT_LIMITS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1),
-               "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+               "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
+               "uint16": (0, 2 ** 16 - 1), "uint32": (0, 2 ** 32 - 1), "uint64": (0, 2 ** 64 - 1)}
 
 
 def _overflow(dt):
@@ -187,6 +188,12 @@ def _store_scalar(obj, dt):
             if v != v or v < lo or v > hi:
                 raise _overflow(dt)
             return int(v)
+        if name == "uint64":
+            v = operator.index(obj)             # PyTorch unpacks uint64 values as unsigned
+            if not -2 ** 63 <= v <= hi:
+                raise (OverflowError("int too big to convert") if v > hi else
+                       ValueError("Overflow when unpacking long long"))
+            return v & hi
         v = _unpack_long(obj)
         if lo == 0:
             if v > hi or (v < 0 and -v > hi):
@@ -289,14 +296,14 @@ def _check_array_values(arr, dt, kind):
             if arr.size and (np.isnan(arr).any() or arr.min() < lo or arr.max() > hi):
                 raise _overflow(dt)
             return arr
-        if kind == "u" and arr.size and arr.max() > 2 ** 63 - 1:
+        if kind == "u" and name != "uint64" and arr.size and arr.max() > 2 ** 63 - 1:
             raise ValueError("Overflow when unpacking long long")
         if kind != "b" and arr.size:
             mn, mx = int(arr.min()), int(arr.max())
             if mx > hi or (mn < -hi if lo == 0 else mn < lo):
                 raise _overflow(dt)
-            if lo == 0 and mn < 0:
-                arr = arr & hi
+            if lo == 0 and mn < 0 and name != "uint64":
+                arr = arr & hi                   # (int64 -> uint64 wraps in the copy)
         return arr
     if kind == "c" and not dt.is_complex and dt is not _C.bool_:
         raise TypeError("must be real number, not complex")
@@ -350,12 +357,12 @@ def _store_np_dtype(dt):
         return np.complex128
     if dt.is_floating_point:
         return np.float64
+    if dt._name == "uint64":
+        return np.uint64
     return np.int64
 
 
 def _from_numpy_copy(arr, dt, device, requires_grad):
-    if arr.dtype == np.uint64:
-        arr = arr.astype(np.int64)
     src = _C.from_numpy(np.asarray(order="C", a=arr))
     out = _C.empty(arr.shape, dtype=dt)
     _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed

@@ -144,6 +144,12 @@ def _fill_contig(t, kernel, generator, *args):
         _fill_contig(parts, kernel, generator, *args)
         t.copy_(parts.view(_C.complex32).squeeze(-1))
         return t
+    if t.dtype in (_C.uint16, _C.uint32, _C.uint64):
+        # PyTorch's limited unsigned types: only random integers (drawn as int64)
+        if kernel is not _K.fill_randint_addr:
+            raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{t.dtype._legacy}'")
+        t.copy_(_fill_contig(_C.empty(t.shape, dtype=_C.int64), kernel, generator, *args))
+        return t
     g = _gen(generator)
     if t.device.type != "cpu":
         raise RuntimeError(f"random sampling on {t.device} needs the CUDA backend")

@@ -25,7 +25,7 @@ import warnings as _warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import _refuse_complex32, _cpp_name
+from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
 from ptcore import _registry
 from ptcore._ops import _reduce as _K
 
@@ -95,6 +95,8 @@ _registry.register("vector_norm", "cpu")(_reduce_kernel(_norm_code))
 
 def _line_kernel(opname):
     def kernel(x, dim, out0, out1=None):
+        if x.dtype in _LIMITED:     # cumsum/cumprod reach here in int64 (below)
+            raise NotImplementedError(f"\"{opname}_cpu\" not implemented for '{x.dtype._legacy}'")
         _K.lines(x, dim, opname, out0, out1)
     return kernel
 
@@ -261,11 +263,21 @@ def _ext_acc(dt):
 
 
 _C32_REDUCTIONS = frozenset(("all", "any", "count_nonzero", "vector_norm", "var"))
+_LIMITED_REDUCTIONS = frozenset(("sum", "nansum", "prod", "all", "any", "logsumexp"))
 
 
 def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
     dev = x.device
+    if dt0 in _LIMITED or acc in _LIMITED:
+        lim = dt0 if dt0 in _LIMITED else acc
+        raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{lim._legacy}'")
+    if x.dtype in _LIMITED:
+        # PyTorch's limited unsigned types: these reductions read them as
+        # int64 (or the floating accumulation type) into an int64/bool/float result
+        if kname not in _LIMITED_REDUCTIONS:
+            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{x.dtype._legacy}'")
+        x = x._to_dtype(acc if acc.is_floating_point else _C.int64)
     if x.dtype is _C.complex32:
         # PyTorch's CPU kernels take ComplexHalf only for these; they run
         # exactly on the complex64 values here
