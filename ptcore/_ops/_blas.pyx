@@ -294,6 +294,8 @@ def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
     if num >= PT_UINT8 and num <= PT_INT64:
         return _int_mm(c, a, b, &p, nb, nbatch, alpha, beta)
     if num < PT_FLOAT32 or num > PT_COMPLEX128:
+        if c._dtype._category == 1:     # uint16/32/64: PyTorch's limited types
+            raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for '{c._dtype._legacy}'")
         raise RuntimeError(f"mm_into: unsupported dtype {c._dtype}")
     _check_int(p.M, "rows")
     _check_int(p.N, "columns")
@@ -544,6 +546,8 @@ def dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj=False):
             (<int64_t*>po)[0] = <int64_t>_idot(n, <int64_t*>px, ix, <int64_t*>py, iy)
         else:
             with gil:
+                if out._dtype._category == 1:   # uint16/32/64: PyTorch's limited types
+                    raise NotImplementedError(f"\"dot\" not implemented for '{out._dtype._legacy}'")
                 raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
     return out
 

@@ -58,8 +58,12 @@ cdef frozenset _C32_OPS = frozenset(
 # run on the signed type of the same width.  Everything else raises
 # NotImplementedError.
 cdef frozenset _UINT_OPS = frozenset(
-    [(2, BINARY[n]) for n in ("mul", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor")]
+    [(1, UNARY[n]) for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "floor",
+                             "ceil", "trunc", "round", "nan_to_num", "conj")]
+    + [(2, BINARY[n]) for n in ("mul", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor")]
     + [(3, TERNARY["where"])])
+cdef int _SIGNBIT = UNARY["signbit"]
+cdef int _ISNAN = UNARY["isnan"]
 
 cdef enum:
     MAXOP = 4
@@ -606,6 +610,8 @@ cdef object _run_unsigned(int kind, int op, list inputs, object out, dtype compu
                           ew_extra* ex, str opname, bint inplace):
     """``_run`` for uint16/32/64: the ops in ``_UINT_OPS`` run on the signed
     type of the same width (same bits), the others raise as PyTorch."""
+    if kind == 1 and op == _SIGNBIT:
+        op = _ISNAN                 # unsigned: never negative (all False, as isnan of an integer)
     if (kind, op) not in _UINT_OPS:
         raise NotImplementedError(f"\"{opname}\" not implemented for '{compute._legacy}'")
     cdef dtype sgn = dtype_from_num(PT_INT16 if compute.num == PT_UINT16 else

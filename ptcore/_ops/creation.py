@@ -11,7 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32
+from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
 
 
 def _flatten_tensor_items(data):
@@ -183,17 +183,20 @@ def _store_scalar(obj, dt):
     name = dt._name
     if name in _INT_LIMITS:
         lo, hi = _INT_LIMITS[name]
-        if isinstance(obj, float):
+        if isinstance(obj, float) and name != "uint64":
             v = float(obj)
             if v != v or v < lo or v > hi:
                 raise _overflow(dt)
             return int(v)
-        if name == "uint64":
-            v = operator.index(obj)             # PyTorch unpacks uint64 values as unsigned
-            if not -2 ** 63 <= v <= hi:
-                raise (OverflowError("int too big to convert") if v > hi else
-                       ValueError("Overflow when unpacking long long"))
-            return v & hi
+        if name == "uint64":                    # PyTorch unpacks uint64 values as unsigned
+            if isinstance(obj, float) or not hasattr(obj, "__index__"):
+                raise TypeError("an integer is required")
+            v = operator.index(obj)
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if v > hi:
+                raise OverflowError("int too big to convert")
+            return v
         v = _unpack_long(obj)
         if lo == 0:
             if v > hi or (v < 0 and -v > hi):
@@ -278,6 +281,8 @@ def _fast_values(data, sizes, dt, leaves):
     if leaf_kinds <= {"b", "i"} and kind not in _INTISH_KINDS:
         return None                              # Python ints beyond int64 (np.array gave float64)
     name = dt._name
+    if name == "uint64" and kind != "u":
+        return None                              # the per-element rules (unsigned unpacking)
     if name in _INT_LIMITS:
         if "c" in leaf_kinds or "F" in leaf_kinds:
             return None
@@ -509,6 +514,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
+        _refuse_limited("arange_cpu", _C._as_dtype(dtype))
     if end is None:
         start, end = 0, start
     start, end, step = _num(start, "start"), _num(end, "end"), _num(step, "step")
@@ -604,6 +610,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
+        _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
     start, end = _num(start, "start"), _num(end, "end")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
@@ -619,6 +626,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """``base ** linspace(start, end, steps)``."""
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
+        _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
     start, end = _num(start, "start"), _num(end, "end")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
@@ -663,6 +671,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     """2-D tensor with ones on the diagonal."""
     if dtype is not None:
         _refuse_complex32("eye", _C._as_dtype(dtype))
+        _refuse_limited("eye", _C._as_dtype(dtype))
     n = _int_arg(n, "eye", "n", 1)
     m = n if m is None else _int_arg(m, "eye", "m", 2)
     if n < 0:

@@ -280,6 +280,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
+    if dt in (_C.uint16, _C.uint32, _C.uint64):
+        raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
     t = _C.empty(n, dtype=_C.int64)
     g = _gen(generator)
     if n:
