@@ -426,3 +426,13 @@ def test_fill_uint64_beyond_int64():
     assert ptcore.tensor([2 ** 64 - 1], dtype=ptcore.uint64).tolist() == [2 ** 64 - 1]
     assert math.isclose(ptcore.tensor([2 ** 64 - 1], dtype=ptcore.uint64).double().item(),
                         2.0 ** 64)
+
+
+@pytest.mark.parametrize("dt", UINTS)
+def test_torch_checkpoint_loads(dt, tmp_path):
+    """A torch.save'd uint16/32/64 tensor loads with its dtype and values."""
+    f = tmp_path / "t.pt"
+    vals = [0, 3, MAX[dt]]
+    torch.save({"w": torch.tensor(vals, dtype=getattr(torch, dt))}, f)
+    q = ptcore.load(f)["w"]
+    assert q.dtype is getattr(ptcore, dt) and q.tolist() == vals
