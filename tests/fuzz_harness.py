@@ -19,6 +19,7 @@ Run by hand for longer::
 last line of the trace.)
 """
 import argparse
+import importlib
 import inspect
 import math
 import os
@@ -57,14 +58,14 @@ def _ops():
         if callable(attr) and not isinstance(attr, property):
             fns.append(("Tensor." + name, name))
     # the other namespaces of the operator table (nn.functional, linalg, fft, special)
-    import ptcore.nn.functional, ptcore.linalg, ptcore.fft, ptcore.special  # noqa: E401,F401
     from ptcore._dispatch.table import OPS
+    mods = {ns: importlib.import_module("ptcore." + ns)
+            for ns in ("nn.functional", "linalg", "fft", "special")}
     seen = {fn for _, fn in fns}
     for (ns, name), d in sorted(OPS.items(), key=lambda kv: kv[0]):
-        if ns in ("ptcore", "Tensor") or name.startswith("_") or name.startswith(_SKIP_PREFIXES):
+        if ns not in mods or name.startswith("_") or name.startswith(_SKIP_PREFIXES):
             continue
-        mod = {"nn.functional": ptcore.nn.functional}.get(ns) or getattr(ptcore, ns, None)
-        fn = getattr(mod, name, None)
+        fn = getattr(mods[ns], name, None)
         if callable(fn) and fn not in seen:
             fns.append((f"ptcore.{ns}.{name}", fn))
     return fns
