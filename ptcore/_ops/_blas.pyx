@@ -153,7 +153,7 @@ cdef inline int _layout(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t rs, Py_ssiz
     return -1
 
 
-def usable(_TensorBase t):
+def usable(_TensorBase t not None):
     """Whether BLAS can read the matrices (last two dims) of ``t`` in place."""
     cdef char tr
     cdef blas_int ld
@@ -507,7 +507,7 @@ cdef uint64_t _idot(Py_ssize_t n, const int_t* x, Py_ssize_t incx, const int_t* 
     return s
 
 
-def dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj=False):
+def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not None, bint conj=False):
     """``out[()] = sum(conj(x) * y if conj else x * y)`` for 1-D ``x``, ``y``.
 
     Float/complex types go to BLAS ``?dot``/``?dotu``/``?dotc`` (strides must

@@ -663,21 +663,21 @@ cdef void _fill_extra(ew_extra* ex, double d0, double d1, double d2, int64_t i0,
     ex.flag = 0
 
 
-def run_unary(int op, x, out, dtype compute, dtype result, str opname, bint inplace=False,
+def run_unary(int op, x, out, dtype compute not None, dtype result, str opname, bint inplace=False,
               double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, d2, i0, 0)
     return _run(1, op, [x], out, compute, result, &ex, opname, inplace)
 
 
-def run_binary(int op, a, b, out, dtype compute, dtype result, str opname, bint inplace=False,
+def run_binary(int op, a, b, out, dtype compute not None, dtype result, str opname, bint inplace=False,
                double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, d2, i0, 0)
     return _run(2, op, [a, b], out, compute, result, &ex, opname, inplace)
 
 
-def run_ternary(int op, a, b, c, out, dtype compute, dtype result, str opname, bint inplace=False,
+def run_ternary(int op, a, b, c, out, dtype compute not None, dtype result, str opname, bint inplace=False,
                 double d0=0.0, double d1=0.0, int64_t i0=0):
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, 0.0, i0, 0)
