@@ -51,7 +51,8 @@ fi
 
 if [ $# -eq 0 ]; then
     # hardening, fuzzing and a sample of the core tests
-    set -- tests/test_hardening_regressions.py tests/test_fuzz.py tests/test_uint_dtypes.py \
+    set -- tests/test_hardening_regressions.py tests/test_fuzz.py tests/test_kernel_none_args.py \
+        tests/test_uint_dtypes.py \
         tests/test_views.py tests/test_indexing.py tests/test_storage.py tests/test_dtypes.py \
         tests/ops/test_copy_kernels.py tests/ops/test_elementwise.py tests/ops/test_advanced_indexing.py \
         -q -p no:cacheprovider
