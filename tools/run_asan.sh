@@ -58,12 +58,30 @@ if [ $# -eq 0 ]; then
         -q -p no:cacheprovider
 fi
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:abort_on_error=0:halt_on_error=1:detect_odr_violation=0}
+# reports go to files (pytest captures stderr, and a process ASan stops loses it)
+LOGDIR=$BUILD/asan-reports
+rm -rf "$LOGDIR"; mkdir -p "$LOGDIR"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:detect_odr_violation=0:log_path=$LOGDIR/asan}
 export PTCORE_CPU_ALLOCATOR_CACHE_MB=0
 export PYTHONPATH=$STAGE${PYTHONPATH:+:$PYTHONPATH}
 # PYTHONSAFEPATH: `python -m` must not put the repository root (the
 # uninstrumented source tree) ahead of the staged package
 export PYTHONSAFEPATH=1
+# the ASan runtime first in every process (tests that start subprocesses pass
+# the environment on, so those run under ASan too)
+# libstdc++ right after it: its interceptor of __cxa_throw must find the real
+# one at start-up, or the first C++ exception (PyTorch, the tests' oracle,
+# raising an error) stops the process in ASan's CHECK
+LIBSTDCXX=$(${CC:-cc} -print-file-name=libstdc++.so.6)
+export LD_PRELOAD=$LIBASAN:$LIBSTDCXX${LD_PRELOAD:+:$LD_PRELOAD}
 "$PY" -c "import ptcore, sys; sys.stdout.write('ptcore from ' + ptcore.__file__ + '\n')"
-# tests that start subprocesses pass the environment on, so they run under ASan too
-LD_PRELOAD=$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD} exec "$PY" -m pytest "$@"
+status=0
+"$PY" -m pytest "$@" || status=$?
+if compgen -G "$LOGDIR/asan*" > /dev/null; then
+    echo "run_asan.sh: AddressSanitizer reports (in $LOGDIR):" >&2
+    cat "$LOGDIR"/asan* >&2
+    [ $status -eq 0 ] && status=1
+else
+    echo "run_asan.sh: no AddressSanitizer report"
+fi
+exit $status
