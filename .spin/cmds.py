@@ -93,3 +93,14 @@ def bench(ctx, *, names, list_only, quick, threads, build, build_dir=None):
     env = dict(os.environ)
     for argv in commands:
         util.run(argv, env=env)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
+def asan(*, pytest_args):
+    """🩺 Run the tests under AddressSanitizer (tools/run_asan.sh).
+
+    Builds an ASan-instrumented copy of the extensions in build-asan/ and runs
+    pytest with PYTEST_ARGS (default: the hardening, fuzz and core tests).
+    """
+    util.run(["bash", str(ROOT / "tools" / "run_asan.sh"), *pytest_args])

@@ -20,7 +20,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import (
     Size, Storage, dtype, device, _TensorBase,
     bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-    complex32, complex64, complex128,
+    complex32, complex64, complex128, uint16, uint32, uint64,
     get_default_dtype, set_default_dtype,
     empty, zeros, ones, full, empty_strided, from_numpy,
     strided, contiguous_format, preserve_format, channels_last, channels_last_3d,

@@ -27,16 +27,36 @@ def _promote_pair(a, b):
     return a if _RANK[a._name] >= _RANK[b._name] else b
 
 
+# PyTorch's limited unsigned types promote only with themselves and with the
+# real floating types; every other pair raises (see _promote)
+_LIMITED = (_C.uint16, _C.uint32, _C.uint64)
+_LIMITED_PARTNERS = (_C.float16, _C.bfloat16, _C.float32, _C.float64)
+
+
 def _build_table():
-    n = len(_ORDER)
+    n = len(_C._all_dtypes())
     table = [[None] * n for _ in range(n)]
     for a in _ORDER:
         for b in _ORDER:
             table[a.num][b.num] = _promote_pair(a, b)
+    for u in _LIMITED:
+        table[u.num][u.num] = u
+        for f in _LIMITED_PARTNERS:
+            table[u.num][f.num] = table[f.num][u.num] = f
     return table
 
 
 _PROMOTE = _build_table()
+
+
+def _promote(a, b):
+    """The promoted dtype of dtypes ``a`` and ``b`` (PyTorch's promoteTypes)."""
+    r = _PROMOTE[a.num][b.num]
+    if r is None:
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{a._legacy} and {b._legacy}")
+    return r
 
 
 # C++ type names PyTorch prints in its dtype messages (``typeid`` names, as
@@ -46,6 +66,7 @@ _CPP_NAMES = {
     "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
     "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
+    "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long",
 }
 
 
@@ -62,11 +83,21 @@ def _refuse_complex32(kname, *tensors):
             raise NotImplementedError(f"\"{kname}\" not implemented for 'ComplexHalf'")
 
 
+def _refuse_limited(kname, *tensors):
+    """PyTorch's NotImplementedError for a CPU kernel without the limited
+    unsigned types uint16/uint32/uint64 (``tensors``: tensors, dtypes or
+    anything else, which is ignored)."""
+    for t in tensors:
+        dt = t if isinstance(t, _C.dtype) else getattr(t, "dtype", None)
+        if dt is not None and dt in _LIMITED:
+            raise NotImplementedError(f"\"{kname}\" not implemented for '{dt._legacy}'")
+
+
 def promote_types(type1, type2):
     """The smallest dtype both ``type1`` and ``type2`` can be safely cast to."""
     a = _C._as_dtype(type1)
     b = _C._as_dtype(type2)
-    return _PROMOTE[a.num][b.num]
+    return _promote(a, b)
 
 
 def _category(dt):
@@ -86,7 +117,7 @@ def _combine(higher, lower):
             return higher.to_complex()
         return higher
     if higher._category == 0 or lower.is_floating_point or lower.is_complex:
-        return _PROMOTE[higher.num][lower.num]
+        return _promote(higher, lower)
     return higher
 
 
@@ -115,14 +146,14 @@ def _result_type(*args):
         if isinstance(a, _C._TensorBase):
             dt = a.dtype
             if a.dim() > 0:
-                dim_r = dt if dim_r is None else _PROMOTE[dim_r.num][dt.num]
+                dim_r = dt if dim_r is None else _promote(dim_r, dt)
             else:
-                zero_r = dt if zero_r is None else _PROMOTE[zero_r.num][dt.num]
+                zero_r = dt if zero_r is None else _promote(zero_r, dt)
         elif a is None:
             continue
         else:
             dt = _scalar_type(a)
-            wrapped_r = dt if wrapped_r is None else _PROMOTE[wrapped_r.num][dt.num]
+            wrapped_r = dt if wrapped_r is None else _promote(wrapped_r, dt)
     r = _combine(dim_r, _combine(zero_r, wrapped_r))
     if r is None:
         raise TypeError("result_type: no tensors or numbers given")

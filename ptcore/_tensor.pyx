@@ -15,13 +15,13 @@ from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memset, memcpy
 from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t,
-                          uint16_t, uint64_t, uintptr_t)
+                          uint16_t, uint32_t, uint64_t, uintptr_t)
 from libc.math cimport isfinite
 
 from ptcore._ops._types cimport (
     ScalarType, PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
     PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
-    PT_COMPLEX128, PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS,
+    PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_bf16_to_float)
 from ptcore._ops._copy cimport copy_cast, fill as _kfill
 
@@ -123,6 +123,11 @@ complex64 = _new_dtype(PT_COMPLEX64, "complex64", 8, 3, True, _np.dtype(_np.comp
 complex128 = _new_dtype(PT_COMPLEX128, "complex128", 16, 3, True, _np.dtype(_np.complex128), "ComplexDouble")
 # ComplexHalf: no NumPy dtype (``.numpy()`` refuses it, as PyTorch)
 complex32 = _new_dtype(PT_COMPLEX32, "complex32", 4, 3, True, None, "ComplexHalf")
+# PyTorch's limited unsigned types: creation, copy/cast, NumPy both ways,
+# eq/ne, bitwise and/or/xor, mul, sort; most other kernels refuse them
+uint16 = _new_dtype(PT_UINT16, "uint16", 2, 1, False, _np.dtype(_np.uint16), "UInt16")
+uint32 = _new_dtype(PT_UINT32, "uint32", 4, 1, False, _np.dtype(_np.uint32), "UInt32")
+uint64 = _new_dtype(PT_UINT64, "uint64", 8, 1, False, _np.dtype(_np.uint64), "UInt64")
 
 cdef dict _NP_TO_DTYPE = {d._np: d for d in _DTYPES if d._np is not None}
 
@@ -173,7 +178,7 @@ def _dtype_from_numpy(np_dtype):
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{_np.dtype(np_dtype).name}. The only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
-            "int8, uint8, and bool.")
+            "int8, uint64, uint32, uint16, uint8, and bool.")
     return d
 
 
@@ -1346,6 +1351,7 @@ cdef dict _INT_RANGES = {
     PT_UINT8: (0, 255), PT_INT8: (-128, 127), PT_INT16: (-32768, 32767),
     PT_INT32: (-2147483648, 2147483647),
     PT_INT64: (-9223372036854775808, 9223372036854775807),
+    PT_UINT16: (0, 65535), PT_UINT32: (0, 4294967295), PT_UINT64: (0, 18446744073709551615),
 }
 
 
@@ -1361,6 +1367,7 @@ cdef dict _CPP_NAMES = {
     PT_BFLOAT16: "c10::BFloat16", PT_FLOAT32: "float", PT_FLOAT64: "double",
     PT_COMPLEX64: "c10::complex<float>", PT_COMPLEX128: "c10::complex<double>",
     PT_COMPLEX32: "c10::complex<c10::Half>",
+    PT_UINT16: "uint16_t", PT_UINT32: "uint32_t", PT_UINT64: "uint64_t",
 }
 
 
@@ -1414,6 +1421,7 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
     cdef double dv
     cdef double cparts[2]
     cdef int64_t iv
+    cdef uint64_t uv
     cdef uint8_t bv
     cdef Py_ssize_t zero = 0
     cdef int src_type
@@ -1447,7 +1455,11 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
                 raise ValueError("Overflow when unpacking long long")
             if value < 0 or value > 18446744073709551615:
                 raise OverflowError("int too big to convert")
-            if checked and dt._category == 1:       # an unsigned 64-bit Scalar fits no integer dtype
+            if dt.num == PT_UINT64:                 # an unsigned 64-bit Scalar: exact
+                uv = value
+                copy_cast(out, dt.num, &zero, <char*>&uv, PT_UINT64, &zero, &zero, 0)
+                return 0
+            if checked and dt._category == 1:       # an unsigned 64-bit Scalar fits no other integer dtype
                 raise _overflow_error(dt)
             dv = float(value)
             if checked:
@@ -1524,6 +1536,12 @@ cdef object _read_scalar(const char* p, int num):
     if num == PT_COMPLEX32:
         return complex(<double>ptc_half_to_float((<const uint16_t*>p)[0]),
                        <double>ptc_half_to_float((<const uint16_t*>p)[1]))
+    if num == PT_UINT16:
+        return (<const uint16_t*>p)[0]
+    if num == PT_UINT32:
+        return (<const uint32_t*>p)[0]
+    if num == PT_UINT64:
+        return (<const uint64_t*>p)[0]
     return complex((<const double*>p)[0], (<const double*>p)[1])
 
 
@@ -1531,6 +1549,7 @@ cdef dict _BUFFER_FORMATS = {
     PT_BOOL: b"?", PT_UINT8: b"B", PT_INT8: b"b", PT_INT16: b"h", PT_INT32: b"i",
     PT_INT64: _np.dtype(_np.int64).char.encode(), PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
     PT_COMPLEX64: b"Zf", PT_COMPLEX128: b"Zd",
+    PT_UINT16: b"H", PT_UINT32: b"I", PT_UINT64: _np.dtype(_np.uint64).char.encode(),
 }
 
 

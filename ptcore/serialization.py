@@ -114,7 +114,8 @@ _MAX_DIMS = 64
 _CHUNK = 1 << 24
 
 _DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-                "float32", "float64", "complex64", "complex128", "complex32")
+                "float32", "float64", "complex64", "complex128", "complex32", "uint16", "uint32",
+                "uint64")
 
 
 # ---------------------------------------------------------------------------
@@ -867,9 +868,10 @@ _TORCH_DTYPE_NAMES = {
     "int64": "int64", "long": "int64", "bool": "bool", "complex64": "complex64",
     "cfloat": "complex64", "complex128": "complex128", "cdouble": "complex128",
     "complex32": "complex32", "chalf": "complex32",
+    "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
 }
 _TORCH_UNSUPPORTED_DTYPES = {
-    "uint16", "uint32", "uint64", "qint8", "quint8", "qint32",
+    "qint8", "quint8", "qint32",
     "quint4x2", "quint2x4", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
     "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "bits8", "bits16",
     "bits1x8", "bits2x4", "bits4x2", "int1", "int2", "int3", "int4", "int5", "int6",

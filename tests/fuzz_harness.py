@@ -1,7 +1,9 @@
 """Crash fuzzer for ptcore's public functions and Tensor methods (issue 15).
 
-Calls random public ``ptcore.*`` functions and ``Tensor`` methods with random
-arguments: tensors of random dtype and shape (sizes 0, 1, small; expanded
+Calls random public ``ptcore.*`` functions, ``Tensor`` methods and the ops of
+the operator table's other namespaces (``nn.functional``, ``linalg``, ``fft``,
+``special``) with random arguments: tensors of random dtype (uint16/32/64
+included) and shape (sizes 0, 1, small; expanded
 views with huge sizes; transposed and sliced strides), ints (negative, 0,
 small, 2**31, 2**62, 2**63 - 1), floats (nan, inf), dims, tuples and None.
 Each call must return or raise a Python exception; a crash of the
@@ -17,6 +19,7 @@ Run by hand for longer::
 last line of the trace.)
 """
 import argparse
+import importlib
 import inspect
 import math
 import os
@@ -36,7 +39,7 @@ _SKIP_PREFIXES = ("set_", "save", "load", "use_deterministic", "manual_seed", "s
                   "record_stream", "untyped_storage", "storage", "data_ptr", "__", "random_",
                   "frombuffer", "from_dlpack", "asarray", "as_tensor", "from_numpy")
 _DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
-           "bool", "complex64", "complex128"]
+           "bool", "complex64", "complex128", "uint16", "uint32", "uint64"]
 _HUGE = [2 ** 31, 2 ** 40, 2 ** 62, 2 ** 63 - 1, -2 ** 63, -2 ** 62]
 
 
@@ -54,6 +57,17 @@ def _ops():
         attr = getattr(ptcore.Tensor, name, None)
         if callable(attr) and not isinstance(attr, property):
             fns.append(("Tensor." + name, name))
+    # the other namespaces of the operator table (nn.functional, linalg, fft, special)
+    from ptcore._dispatch.table import OPS
+    mods = {ns: importlib.import_module("ptcore." + ns)
+            for ns in ("nn.functional", "linalg", "fft", "special")}
+    seen = {fn for _, fn in fns}
+    for (ns, name), d in sorted(OPS.items(), key=lambda kv: kv[0]):
+        if ns not in mods or name.startswith("_") or name.startswith(_SKIP_PREFIXES):
+            continue
+        fn = getattr(mods[ns], name, None)
+        if callable(fn) and fn not in seen:
+            fns.append((f"ptcore.{ns}.{name}", fn))
     return fns
 
 
@@ -91,7 +105,7 @@ class _Gen:
         elif dt == ptcore.bool:
             t = ptcore.randint(0, 2, shape).bool()
         else:
-            t = ptcore.randint(-3 if dt != ptcore.uint8 else 0, 5, shape, dtype=dt)
+            t = ptcore.randint(-3 if dt.is_signed else 0, 5, shape, dtype=dt)
         k = r.random()
         if k < 0.1 and nd >= 2:
             t = t.transpose(0, 1)

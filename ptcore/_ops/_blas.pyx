@@ -153,7 +153,7 @@ cdef inline int _layout(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t rs, Py_ssiz
     return -1
 
 
-def usable(_TensorBase t):
+def usable(_TensorBase t not None):
     """Whether BLAS can read the matrices (last two dims) of ``t`` in place."""
     cdef char tr
     cdef blas_int ld
@@ -294,6 +294,8 @@ def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
     if num >= PT_UINT8 and num <= PT_INT64:
         return _int_mm(c, a, b, &p, nb, nbatch, alpha, beta)
     if num < PT_FLOAT32 or num > PT_COMPLEX128:
+        if c._dtype._category == 1:     # uint16/32/64: PyTorch's limited types
+            raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for '{c._dtype._legacy}'")
         raise RuntimeError(f"mm_into: unsupported dtype {c._dtype}")
     _check_int(p.M, "rows")
     _check_int(p.N, "columns")
@@ -505,7 +507,7 @@ cdef uint64_t _idot(Py_ssize_t n, const int_t* x, Py_ssize_t incx, const int_t* 
     return s
 
 
-def dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj=False):
+def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not None, bint conj=False):
     """``out[()] = sum(conj(x) * y if conj else x * y)`` for 1-D ``x``, ``y``.
 
     Float/complex types go to BLAS ``?dot``/``?dotu``/``?dotc`` (strides must
@@ -544,6 +546,8 @@ def dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj=False):
             (<int64_t*>po)[0] = <int64_t>_idot(n, <int64_t*>px, ix, <int64_t*>py, iy)
         else:
             with gil:
+                if out._dtype._category == 1:   # uint16/32/64: PyTorch's limited types
+                    raise NotImplementedError(f"\"dot\" not implemented for '{out._dtype._legacy}'")
                 raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
     return out
 

@@ -9,7 +9,7 @@ Structure
 * ``_cvt`` converts one element; it is written once over two fused types
   (``src_t`` x ``dst_t``) with compile-time branches on the type category.
 * ``_kern`` is the one 2-D inner kernel (n0 rows of n1 elements); Cython
-  instantiates it for all 13x13 pairs and ``_KERNELS[dst][src]`` holds them.
+  instantiates it for all 16x16 pairs and ``_KERNELS[dst][src]`` holds them.
 * ``copy_cast`` drops size-1 dims, flips negative destination strides, sorts
   dims so the destination's innermost stride is smallest, coalesces
   contiguous dims, switches to cache-blocked tiles when the source is
@@ -21,6 +21,9 @@ Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
 * -> bool: ``v != 0`` (complex: real != 0 or imag != 0; NaN -> True), 0/1 byte.
 * bool -> anything: 0/1.
 * integer -> integer: two's-complement wrap.
+* float -> uint16: through int32; -> uint32: values >= 2**31 through
+  x - 2**31, others through int32 (half types: through int64); -> uint64: C's
+  unsigned conversion (x86-64's sequence).  In-range values are exact.
 * float/half/bf16/complex -> integer: truncate toward zero.  -> uint8 goes
   through int64 (so -1.0 -> 255, as PyTorch's special case); -> int8/int16/
   int32 through int32 (PyTorch's plain static_cast: in-range values are the
@@ -34,7 +37,7 @@ Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
   float32.
 * same dtype: bit copy (NaN payloads kept).
 """
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from cython.parallel cimport prange
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS, PyBUF_RECORDS_RO
@@ -42,7 +45,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS,
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
-    PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS,
+    PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
@@ -87,6 +90,9 @@ ctypedef fused src_t:
     pt_cf_s
     pt_cd_s
     pt_ch_s
+    uint16_t
+    uint32_t
+    uint64_t
 
 ctypedef fused dst_t:
     pt_bool_s
@@ -102,6 +108,9 @@ ctypedef fused dst_t:
     pt_cf_s
     pt_cd_s
     pt_ch_s
+    uint16_t
+    uint32_t
+    uint64_t
 
 
 # --------------------------------------------------------------------------
@@ -193,6 +202,65 @@ cdef inline int32_t _ld_i32(const src_t* p) noexcept nogil:
         return <int32_t>p[0]
 
 
+cdef inline uint64_t _ld_u64(const src_t* p) noexcept nogil:
+    # floating sources: C's unsigned conversion (x86-64: values >= 2**63 go
+    # through x - 2**63; negative ones wrap through int64), as PyTorch
+    if src_t is pt_bool_s:
+        return <uint64_t>p.v
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
+        return _f2u64(<double>_ld_f32(p))
+    elif src_t is float or src_t is double:
+        return _f2u64(<double>p[0])
+    elif src_t is pt_cf_s or src_t is pt_cd_s:
+        return _f2u64(<double>p.re)
+    else:
+        return <uint64_t>p[0]
+
+
+cdef inline uint64_t _f2u64(double x) noexcept nogil:
+    if x >= 9223372036854775808.0:
+        return (<uint64_t>_d2i64(x - 9223372036854775808.0)) ^ (<uint64_t>1 << 63)
+    return <uint64_t>_d2i64(x)
+
+
+cdef extern from *:
+    """
+    /* x86's truncating conversions (cvttsd2si): out-of-range and NaN give
+       the "integer indefinite" value INT64_MIN / INT32_MIN, as PyTorch's
+       kernels get on x86-64, without C's undefined behaviour */
+    static inline int64_t ptc_d2i64(double x) {
+        if (!(x > -9223372036854775809.0 && x < 9223372036854775808.0)) return INT64_MIN;
+        return (int64_t)x;
+    }
+    static inline int32_t ptc_d2i32(double x) {
+        if (!(x > -2147483649.0 && x < 2147483648.0)) return INT32_MIN;
+        return (int32_t)x;
+    }
+    """
+    int64_t _d2i64 "ptc_d2i64"(double x) noexcept nogil
+    int32_t _d2i32 "ptc_d2i32"(double x) noexcept nogil
+
+
+cdef inline uint32_t _ld_u32(const src_t* p) noexcept nogil:
+    # float/double: PyTorch's vectorised conversion (values >= 2**31 through
+    # x - 2**31, the rest through int32); half types go through int64
+    cdef double x
+    if src_t is pt_bool_s:
+        return <uint32_t>p.v
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
+        return <uint32_t>_d2i64(<double>_ld_f32(p))
+    elif src_t is float or src_t is double or src_t is pt_cf_s or src_t is pt_cd_s:
+        if src_t is float or src_t is double:
+            x = <double>p[0]
+        else:
+            x = <double>p.re
+        if x >= 2147483648.0:
+            return (<uint32_t>_d2i32(x - 2147483648.0)) ^ (<uint32_t>1 << 31)
+        return <uint32_t>_d2i32(x)
+    else:
+        return <uint32_t>p[0]
+
+
 cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
     if src_t is dst_t:
         d[0] = s[0]                                # bit copy
@@ -217,6 +285,10 @@ cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
         d.im = ptc_float_to_half(_ld_imag_f32(s))
     elif dst_t is int64_t or dst_t is uint8_t:     # uint8 via int64: -1.0 -> 255
         d[0] = <dst_t>_ld_i64(s)
+    elif dst_t is uint64_t:
+        d[0] = _ld_u64(s)
+    elif dst_t is uint32_t:
+        d[0] = _ld_u32(s)
     else:                                          # int8/int16/int32 via int32
         d[0] = <dst_t>_ld_i32(s)
 
@@ -305,6 +377,12 @@ cdef inline int _type_num(dst_t* tag) noexcept nogil:
         return PT_COMPLEX64
     elif dst_t is pt_cd_s:
         return PT_COMPLEX128
+    elif dst_t is uint16_t:
+        return PT_UINT16
+    elif dst_t is uint32_t:
+        return PT_UINT32
+    elif dst_t is uint64_t:
+        return PT_UINT64
     else:
         return PT_COMPLEX32
 
@@ -325,6 +403,9 @@ cdef void _register_dst(dst_t* tag) noexcept nogil:
     _KERNELS[t][<int>PT_COMPLEX64] = <kern_t>_kern[dst_t, pt_cf_s]
     _KERNELS[t][<int>PT_COMPLEX128] = <kern_t>_kern[dst_t, pt_cd_s]
     _KERNELS[t][<int>PT_COMPLEX32] = <kern_t>_kern[dst_t, pt_ch_s]
+    _KERNELS[t][<int>PT_UINT16] = <kern_t>_kern[dst_t, uint16_t]
+    _KERNELS[t][<int>PT_UINT32] = <kern_t>_kern[dst_t, uint32_t]
+    _KERNELS[t][<int>PT_UINT64] = <kern_t>_kern[dst_t, uint64_t]
 
 
 _register_dst(<pt_bool_s*>NULL)
@@ -340,6 +421,9 @@ _register_dst(<double*>NULL)
 _register_dst(<pt_cf_s*>NULL)
 _register_dst(<pt_cd_s*>NULL)
 _register_dst(<pt_ch_s*>NULL)
+_register_dst(<uint16_t*>NULL)
+_register_dst(<uint32_t*>NULL)
+_register_dst(<uint64_t*>NULL)
 
 
 # --------------------------------------------------------------------------
@@ -617,7 +701,8 @@ _TYPE_NUMBERS = {
     "float16": <int>PT_FLOAT16, "bfloat16": <int>PT_BFLOAT16,
     "float32": <int>PT_FLOAT32, "float64": <int>PT_FLOAT64,
     "complex64": <int>PT_COMPLEX64, "complex128": <int>PT_COMPLEX128,
-    "complex32": <int>PT_COMPLEX32,
+    "complex32": <int>PT_COMPLEX32, "uint16": <int>PT_UINT16, "uint32": <int>PT_UINT32,
+    "uint64": <int>PT_UINT64,
 }
 # buffer-protocol format code (native order) -> type number
 _FORMAT_TYPES = {

@@ -11,12 +11,13 @@ this module executes them.
 cimport cython
 from cython.parallel cimport prange
 from libc.string cimport memset, memcpy
-from libc.stdint cimport int64_t, uintptr_t
+from libc.stdint cimport int64_t, uint64_t, uintptr_t
 from cpython.ref cimport Py_INCREF
 
 from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
                                  PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
-                                 PT_COMPLEX128, PT_COMPLEX32, PT_NUM_TYPES, PT_MAX_DIMS)
+                                 PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64,
+                                 PT_NUM_TYPES, PT_MAX_DIMS)
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
@@ -51,6 +52,18 @@ cdef frozenset _C32_OPS = frozenset(
     [(1, UNARY[n]) for n in ("neg", "abs", "sgn", "isnan", "isinf", "isfinite", "conj")]
     + [(2, BINARY[n]) for n in ("add", "add_alpha", "sub", "mul", "eq", "ne")]
     + [(3, TERNARY[n]) for n in ("where", "addcmul")])
+
+# What PyTorch's CPU kernels implement for the limited unsigned types
+# (uint16/32/64): ops whose result bits do not depend on signedness, so they
+# run on the signed type of the same width.  Everything else raises
+# NotImplementedError.
+cdef frozenset _UINT_OPS = frozenset(
+    [(1, UNARY[n]) for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "floor",
+                             "ceil", "trunc", "round", "nan_to_num", "conj")]
+    + [(2, BINARY[n]) for n in ("mul", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor")]
+    + [(3, TERNARY["where"])])
+cdef int _SIGNBIT = UNARY["signbit"]
+cdef int _ISNAN = UNARY["isnan"]
 
 cdef enum:
     MAXOP = 4
@@ -277,6 +290,7 @@ cdef int _encode(object v, dtype dt, char* out) except -1:
     (integers wrap), as PyTorch does for scalar operands."""
     cdef char buf[16]
     cdef int64_t iv
+    cdef uint64_t uv
     cdef double dv
     cdef double cparts[2]
     cdef Py_ssize_t zero = 0
@@ -286,6 +300,10 @@ cdef int _encode(object v, dtype dt, char* out) except -1:
         memcpy(buf, &iv, 8)
         src = PT_INT64
     elif isinstance(v, int):
+        if dt.num == PT_UINT64 and 9223372036854775807 < v <= 18446744073709551615:
+            uv = v      # uint64 operands take unsigned 64-bit Python ints, as PyTorch
+            memcpy(out, &uv, 8)
+            return 0
         iv = v          # OverflowError beyond int64, as PyTorch
         memcpy(buf, &iv, 8)
         src = PT_INT64
@@ -483,6 +501,8 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     cdef dtype bits_dt = dtype_from_num(PT_INT32 if c32 else PT_INT16)
     if c32 and (kind, op) not in _C32_OPS:
         raise NotImplementedError(f"\"{opname}\" not implemented for 'ComplexHalf'")
+    if compute.num == PT_UINT16 or compute.num == PT_UINT32 or compute.num == PT_UINT64:
+        return _run_unsigned(kind, op, inputs, out, compute, result, ex, opname, inplace)
     cdef list ts = []
     cdef list shape = []
     cdef _TensorBase t, o = None, dst
@@ -586,6 +606,35 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     return dst
 
 
+cdef object _run_unsigned(int kind, int op, list inputs, object out, dtype compute, dtype result,
+                          ew_extra* ex, str opname, bint inplace):
+    """``_run`` for uint16/32/64: the ops in ``_UINT_OPS`` run on the signed
+    type of the same width (same bits), the others raise as PyTorch."""
+    if kind == 1 and op == _SIGNBIT:
+        op = _ISNAN                 # unsigned: never negative (all False, as isnan of an integer)
+    if (kind, op) not in _UINT_OPS:
+        raise NotImplementedError(f"\"{opname}\" not implemented for '{compute._legacy}'")
+    cdef dtype sgn = dtype_from_num(PT_INT16 if compute.num == PT_UINT16 else
+                                    PT_INT32 if compute.num == PT_UINT32 else PT_INT64)
+    cdef list ins = []
+    cdef int k
+    for k in range(len(inputs)):
+        if kind == 3 and k == 2:
+            ins.append(inputs[k])                   # where's condition
+        else:
+            ins.append(_as_operand(inputs[k], compute)._view_dtype(sgn))
+    cdef dtype res = sgn if result is compute else result
+    cdef object o = out
+    if isinstance(out, _TensorBase) and (<_TensorBase>out)._dtype is compute:
+        o = (<_TensorBase>out)._view_dtype(sgn)
+    r = _run(kind, op, ins, o, sgn, res, ex, opname, inplace)
+    if out is not None:
+        return out
+    if (<_TensorBase>r)._dtype is sgn:
+        return (<_TensorBase>r)._view_dtype(compute)
+    return r
+
+
 cdef int _resize(_TensorBase o, list shape) except -1:
     import warnings
     cdef Py_ssize_t need = o._dtype.itemsize
@@ -614,21 +663,21 @@ cdef void _fill_extra(ew_extra* ex, double d0, double d1, double d2, int64_t i0,
     ex.flag = 0
 
 
-def run_unary(int op, x, out, dtype compute, dtype result, str opname, bint inplace=False,
+def run_unary(int op, x, out, dtype compute not None, dtype result, str opname, bint inplace=False,
               double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, d2, i0, 0)
     return _run(1, op, [x], out, compute, result, &ex, opname, inplace)
 
 
-def run_binary(int op, a, b, out, dtype compute, dtype result, str opname, bint inplace=False,
+def run_binary(int op, a, b, out, dtype compute not None, dtype result, str opname, bint inplace=False,
                double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, d2, i0, 0)
     return _run(2, op, [a, b], out, compute, result, &ex, opname, inplace)
 
 
-def run_ternary(int op, a, b, c, out, dtype compute, dtype result, str opname, bint inplace=False,
+def run_ternary(int op, a, b, c, out, dtype compute not None, dtype result, str opname, bint inplace=False,
                 double d0=0.0, double d1=0.0, int64_t i0=0):
     cdef ew_extra ex
     _fill_extra(&ex, d0, d1, 0.0, i0, 0)

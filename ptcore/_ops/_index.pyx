@@ -773,7 +773,7 @@ def masked_count(_TensorBase mask, mask_strides, shape):
     return cnt
 
 
-def nonzero(_TensorBase mask, _TensorBase out):
+def nonzero(_TensorBase mask not None, _TensorBase out not None):
     """Coordinates of the set elements of the bool tensor ``mask`` into the
     contiguous int64 tensor ``out`` of shape (count, mask.ndim)."""
     cdef int nd = mask._ndim, d, last
@@ -859,7 +859,7 @@ def cat_into(_TensorBase out, list tensors, int dim, bint stack):
         off += 1 if stack else t._shape[dim]
 
 
-def flip_into(_TensorBase out, _TensorBase src, list flip):
+def flip_into(_TensorBase out not None, _TensorBase src, list flip):
     """out = src flipped along the dims d with flip[d] true (same shape)."""
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
     cdef Py_ssize_t sstr[PT_MAX_DIMS]
@@ -938,7 +938,7 @@ def tri_zero(_TensorBase t, Py_ssize_t k, bint upper):
                 break
 
 
-def repeat_index(_TensorBase repeats, _TensorBase out):
+def repeat_index(_TensorBase repeats not None, _TensorBase out not None):
     """out = [0]*repeats[0] + [1]*repeats[1] + ... (int64, contiguous; the
     caller checked repeats >= 0 and out's length = their sum)."""
     cdef const int64_t* r = <const int64_t*>repeats._ptr()
@@ -972,7 +972,7 @@ def trace_sum(_TensorBase src, _TensorBase out):
         fn(sp, n, s, op)
 
 
-def div_count(_TensorBase data, _TensorBase counts):
+def div_count(_TensorBase data not None, _TensorBase counts not None):
     """data /= counts where counts > 0 (same shape; counts int64)."""
     cdef int nd = data._ndim, d
     cdef Py_ssize_t coord[PT_MAX_DIMS]
@@ -1010,7 +1010,7 @@ def div_count(_TensorBase data, _TensorBase counts):
                 break
 
 
-def mod_index(_TensorBase index, Py_ssize_t size):
+def mod_index(_TensorBase index not None, Py_ssize_t size):
     """In place on a contiguous int64 tensor: v = v mod size (Python's sign
     rule, result in [0, size)); size > 0."""
     cdef int64_t* p = <int64_t*>index._ptr()

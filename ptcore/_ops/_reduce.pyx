@@ -1874,7 +1874,7 @@ cdef int _out_strides(_TensorBase x, _TensorBase out, const bint* red, bint keep
     return 0
 
 
-def reduce(_TensorBase x, dims, int op, int acc_num, _TensorBase out0=None, _TensorBase out1=None,
+def reduce(_TensorBase x not None, dims, int op, int acc_num, _TensorBase out0=None, _TensorBase out1=None,
            double correction=0.0, double p=2.0, bint take_sqrt=False, bint keepdim=True):
     """Reduce ``x`` over ``dims`` (distinct non-negative ints) into the
     outputs (``out0``: values, ``out1``: second result -- indices, mean,
@@ -2649,7 +2649,7 @@ cdef void _select_item(sel_t* x, Py_ssize_t M, Py_ssize_t n, sel_t* vals, int64_
     free(scratch)
 
 
-def select_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, str kind):
+def select_rows(_TensorBase x not None, _TensorBase vals, _TensorBase idx, str kind):
     """Per row of the contiguous 2-D ``x`` (float64 or int64): ``kind`` =
     'mode' (medians: ``median_rows``); results into contiguous ``vals`` (x's
     dtype) and ``idx`` (int64), both of length rows."""

@@ -1117,8 +1117,8 @@ def unique_rows(_TensorBase mat, bint do_sort, _TensorBase perm, _TensorBase gid
     return g + 1
 
 
-def unique_finish(_TensorBase src, Py_ssize_t esize, Py_ssize_t est, _TensorBase perm,
-                  _TensorBase gid, _TensorBase out, _TensorBase inverse, _TensorBase counts):
+def unique_finish(_TensorBase src not None, Py_ssize_t esize, Py_ssize_t est, _TensorBase perm not None,
+                  _TensorBase gid not None, _TensorBase out not None, _TensorBase inverse, _TensorBase counts):
     """Scatter the groups found by unique_flat/unique_rows.
 
     Element i of ``src`` is the ``esize`` bytes at byte offset ``i * est``
@@ -1159,7 +1159,7 @@ def unique_finish(_TensorBase src, Py_ssize_t esize, Py_ssize_t est, _TensorBase
                 cnt[gg[i]] += 1
 
 
-def unique_consecutive_counts(_TensorBase gid, _TensorBase counts):
+def unique_consecutive_counts(_TensorBase gid not None, _TensorBase counts not None):
     """counts[g] = size of group g (gid non-decreasing)."""
     cdef Py_ssize_t n = gid._shape[0], i
     cdef const int64_t* gg = <const int64_t*>gid._ptr()
@@ -1223,7 +1223,7 @@ cdef void _minmax(const real_t* p, Py_ssize_t n, Py_ssize_t st, double* dmin, do
         imax[0] = ihi
 
 
-def minmax(_TensorBase src):
+def minmax(_TensorBase src not None):
     """(min, max) of a non-empty 1-D tensor: floats (NaN if any NaN) for
     floating dtypes, ints for integer dtypes."""
     cdef int t = src._dtype.num
@@ -1329,7 +1329,7 @@ cdef histc_count_fn _HCOUNT[PT_NUM_TYPES]
 cdef histc_store_fn _HSTORE[PT_NUM_TYPES]
 
 
-def histc(_TensorBase src, _TensorBase hist, double lo, double hi):
+def histc(_TensorBase src not None, _TensorBase hist not None, double lo, double hi):
     """Histogram of 1-D floating ``src`` into contiguous ``hist`` (same
     dtype, nbins = hist.numel()) over [lo, hi] (finite, lo < hi).  Counts
     are accumulated exactly (int64) and converted once."""
@@ -1397,7 +1397,7 @@ ctypedef void (*bincount_fn)(const char* p, Py_ssize_t n, Py_ssize_t st, const c
 cdef bincount_fn _BINCOUNT[PT_NUM_TYPES]
 
 
-def bincount(_TensorBase src, _TensorBase weights, _TensorBase out):
+def bincount(_TensorBase src not None, _TensorBase weights, _TensorBase out not None):
     """Counts (or weight sums) of the non-negative 1-D integer ``src`` into
     zero-filled contiguous ``out`` (int64, or float32/float64 = weights'
     dtype) that is longer than max(src)."""

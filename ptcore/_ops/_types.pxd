@@ -30,7 +30,12 @@ cdef enum ScalarType:
     PT_COMPLEX128 = 11
     PT_COMPLEX32 = 12      # ComplexHalf: two float16 (after the others so
                            # that range checks FLOAT32..COMPLEX128 keep meaning BLAS types)
-    PT_NUM_TYPES = 13
+    # PyTorch's limited unsigned types (creation, copy/cast, comparison,
+    # bitwise ops; most kernels raise NotImplementedError for them)
+    PT_UINT16 = 13
+    PT_UINT32 = 14
+    PT_UINT64 = 15
+    PT_NUM_TYPES = 16
 
 # Largest number of dimensions a tensor may have (as NumPy).
 cdef enum:

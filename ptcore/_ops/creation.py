@@ -11,7 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32
+from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
 
 
 def _flatten_tensor_items(data):
@@ -158,7 +158,8 @@ def _infer_level(items, leaves):
 
 
 _INT_LIMITS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1),
-               "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+               "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
+               "uint16": (0, 2 ** 16 - 1), "uint32": (0, 2 ** 32 - 1), "uint64": (0, 2 ** 64 - 1)}
 
 
 def _overflow(dt):
@@ -182,11 +183,20 @@ def _store_scalar(obj, dt):
     name = dt._name
     if name in _INT_LIMITS:
         lo, hi = _INT_LIMITS[name]
-        if isinstance(obj, float):
+        if isinstance(obj, float) and name != "uint64":
             v = float(obj)
             if v != v or v < lo or v > hi:
                 raise _overflow(dt)
             return int(v)
+        if name == "uint64":                    # PyTorch unpacks uint64 values as unsigned
+            if isinstance(obj, float) or not hasattr(obj, "__index__"):
+                raise TypeError("an integer is required")
+            v = operator.index(obj)
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if v > hi:
+                raise OverflowError("int too big to convert")
+            return v
         v = _unpack_long(obj)
         if lo == 0:
             if v > hi or (v < 0 and -v > hi):
@@ -271,6 +281,8 @@ def _fast_values(data, sizes, dt, leaves):
     if leaf_kinds <= {"b", "i"} and kind not in _INTISH_KINDS:
         return None                              # Python ints beyond int64 (np.array gave float64)
     name = dt._name
+    if name == "uint64" and kind != "u":
+        return None                              # the per-element rules (unsigned unpacking)
     if name in _INT_LIMITS:
         if "c" in leaf_kinds or "F" in leaf_kinds:
             return None
@@ -289,14 +301,14 @@ def _check_array_values(arr, dt, kind):
             if arr.size and (np.isnan(arr).any() or arr.min() < lo or arr.max() > hi):
                 raise _overflow(dt)
             return arr
-        if kind == "u" and arr.size and arr.max() > 2 ** 63 - 1:
+        if kind == "u" and name != "uint64" and arr.size and arr.max() > 2 ** 63 - 1:
             raise ValueError("Overflow when unpacking long long")
         if kind != "b" and arr.size:
             mn, mx = int(arr.min()), int(arr.max())
             if mx > hi or (mn < -hi if lo == 0 else mn < lo):
                 raise _overflow(dt)
-            if lo == 0 and mn < 0:
-                arr = arr & hi
+            if lo == 0 and mn < 0 and name != "uint64":
+                arr = arr & hi                   # (int64 -> uint64 wraps in the copy)
         return arr
     if kind == "c" and not dt.is_complex and dt is not _C.bool_:
         raise TypeError("must be real number, not complex")
@@ -350,12 +362,12 @@ def _store_np_dtype(dt):
         return np.complex128
     if dt.is_floating_point:
         return np.float64
+    if dt._name == "uint64":
+        return np.uint64
     return np.int64
 
 
 def _from_numpy_copy(arr, dt, device, requires_grad):
-    if arr.dtype == np.uint64:
-        arr = arr.astype(np.int64)
     src = _C.from_numpy(np.asarray(order="C", a=arr))
     out = _C.empty(arr.shape, dtype=dt)
     _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed
@@ -502,6 +514,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
+        _refuse_limited("arange_cpu", _C._as_dtype(dtype))
     if end is None:
         start, end = 0, start
     start, end, step = _num(start, "start"), _num(end, "end"), _num(step, "step")
@@ -597,6 +610,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
+        _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
     start, end = _num(start, "start"), _num(end, "end")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
@@ -612,6 +626,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """``base ** linspace(start, end, steps)``."""
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
+        _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
     start, end = _num(start, "start"), _num(end, "end")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
@@ -656,6 +671,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     """2-D tensor with ones on the diagonal."""
     if dtype is not None:
         _refuse_complex32("eye", _C._as_dtype(dtype))
+        _refuse_limited("eye", _C._as_dtype(dtype))
     n = _int_arg(n, "eye", "n", 1)
     m = n if m is None else _int_arg(m, "eye", "m", 2)
     if n < 0:

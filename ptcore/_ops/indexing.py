@@ -338,6 +338,8 @@ def _index_cpu(out, src, indices, bshape, positions, adjacent):
 def _index_put_cpu(self, indices, values, accumulate, bshape, shape, positions, adjacent):
     """self[indices] = values (or +=); values (self's dtype) broadcast to
     ``shape``; indices validated."""
+    if self.dtype in (_C.uint16, _C.uint32, _C.uint64):     # as PyTorch's kernel
+        raise NotImplementedError(f"\"index_put\" not implemented for '{self.dtype._legacy}'")
     data_strides, idx, idx_strides, sizes, muls = _plan(self, indices, bshape, shape,
                                                          positions, adjacent)
     vstr = _broadcast_strides(values, shape)

@@ -144,6 +144,12 @@ def _fill_contig(t, kernel, generator, *args):
         _fill_contig(parts, kernel, generator, *args)
         t.copy_(parts.view(_C.complex32).squeeze(-1))
         return t
+    if t.dtype in (_C.uint16, _C.uint32, _C.uint64):
+        # PyTorch's limited unsigned types: only random integers (drawn as int64)
+        if kernel is not _K.fill_randint_addr:
+            raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{t.dtype._legacy}'")
+        t.copy_(_fill_contig(_C.empty(t.shape, dtype=_C.int64), kernel, generator, *args))
+        return t
     g = _gen(generator)
     if t.device.type != "cpu":
         raise NotImplementedError(f"random sampling on {t.device} has no CUDA kernel yet (sample on the "
@@ -276,6 +282,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
+    if dt in (_C.uint16, _C.uint32, _C.uint64):
+        raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
     t = _C.empty(n, dtype=_C.int64)
     g = _gen(generator)
     if n:

@@ -25,7 +25,7 @@ import warnings as _warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import _refuse_complex32, _cpp_name
+from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
 from ptcore import _registry
 from ptcore._ops import _reduce as _K
 
@@ -95,6 +95,8 @@ _registry.register("vector_norm", "cpu")(_reduce_kernel(_norm_code))
 
 def _line_kernel(opname):
     def kernel(x, dim, out0, out1=None):
+        if x.dtype in _LIMITED:     # cumsum/cumprod reach here in int64 (below)
+            raise NotImplementedError(f"\"{opname}_cpu\" not implemented for '{x.dtype._legacy}'")
         _K.lines(x, dim, opname, out0, out1)
     return kernel
 
@@ -106,11 +108,18 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "softmax"
 def _select_kernel(kind):
     if kind == "mode":
         def kernel(x2d, vals, idx):
+            _refuse_limited_x(x2d, "mode_cpu")
             _K.select_rows(x2d, vals, idx, kind)
     else:       # rows of float32 / float64 / int64
         def kernel(x2d, vals, idx, _ignore=kind == "nanmedian"):
+            _refuse_limited_x(x2d, f"{kind}_cpu")
             _K.median_rows(x2d, vals, idx, _ignore)
     return kernel
+
+
+def _refuse_limited_x(x, kname):
+    if x.dtype in _LIMITED:
+        raise NotImplementedError(f"\"{kname}\" not implemented for '{x.dtype._legacy}'")
 
 
 for _name in ("median", "nanmedian", "mode"):
@@ -261,11 +270,21 @@ def _ext_acc(dt):
 
 
 _C32_REDUCTIONS = frozenset(("all", "any", "count_nonzero", "vector_norm", "var"))
+_LIMITED_REDUCTIONS = frozenset(("sum", "nansum", "prod", "all", "any", "logsumexp"))
 
 
 def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
     dev = x.device
+    if dt0 in _LIMITED or acc in _LIMITED:
+        lim = dt0 if dt0 in _LIMITED else acc
+        raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{lim._legacy}'")
+    if x.dtype in _LIMITED:
+        # PyTorch's limited unsigned types: these reductions read them as
+        # int64 (or the floating accumulation type) into an int64/bool/float result
+        if kname not in _LIMITED_REDUCTIONS:
+            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{x.dtype._legacy}'")
+        x = x._to_dtype(acc if acc.is_floating_point else _C.int64)
     if x.dtype is _C.complex32:
         # PyTorch's CPU kernels take ComplexHalf only for these; they run
         # exactly on the complex64 values here
@@ -934,6 +953,10 @@ def _scan_acc(dt):
 def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
     """Line kernel on x converted to ``acc``; result converted to ``rdt``."""
     dev = x.device
+    if (x.dtype in _LIMITED and kname not in ("cumsum", "cumprod")) or rdt in _LIMITED:
+        lim = rdt if rdt in _LIMITED else x.dtype       # PyTorch's limited unsigned types
+        kn = f"{kname}_out_cpu" if kname in ("cumsum", "cumprod", "logcumsumexp") else f"{kname}_cpu"
+        raise NotImplementedError(f"\"{kn}\" not implemented for '{lim._legacy}'")
     xa = x if x.dtype is acc else x._to_dtype(acc)
     o = _empty(list(x.shape), acc, dev)
     oi = _empty(list(x.shape), _C.int64, dev) if want_idx else None
@@ -1147,7 +1170,7 @@ def _select(kname, x, d, keepdim):
 
 
 def _check_select_dtype(x, kname):
-    if x.dtype is _C.bool_ or x.dtype.is_complex:
+    if x.dtype is _C.bool_ or x.dtype.is_complex or x.dtype in _LIMITED:
         raise NotImplementedError(f'"{kname}" not implemented for \'{_lg(x.dtype)}\'')
 
 
@@ -1225,7 +1248,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     d = _one_dim(dim, x.ndim, "mode")
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    if x.dtype.is_complex and x.numel() and x.ndim:
+    if (x.dtype.is_complex and x.numel() and x.ndim) or x.dtype in _LIMITED:
         raise NotImplementedError(f'"mode_cpu" not implemented for \'{_lg(x.dtype)}\'')
     if x.ndim == 0 and x.dtype.is_complex:  # (the kernels have no complex loop)
         v, i = x.clone(), _C.zeros((), dtype=_C.int64, device=x.device)

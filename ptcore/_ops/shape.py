@@ -19,7 +19,7 @@ from ptcore import _tensor as _C
 from ptcore import _registry
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
-from ptcore._dtype_utils import _refuse_complex32, promote_types, can_cast, _cpp_name
+from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, index_put_, index_put,
 )
@@ -309,6 +309,25 @@ def _trace_cpu(out, input):
 @_registry.register("mod_index", "cpu")
 def _mod_index_cpu(index, size):
     _K.mod_index(index, size)
+
+
+def _refusing_limited(kname, fn):
+    """``fn`` raising PyTorch's NotImplementedError for uint16/32/64 tensors
+    (the limited unsigned types its CPU kernel lacks)."""
+    def kernel(*args, **kwargs):
+        _refuse_limited(kname, *args)
+        return fn(*args, **kwargs)
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+for _op, _kname in (("index_select", "index_select"), ("gather", "scatter_gather_tensor_cpu"),
+                    ("scatter", "scatter_gather_tensor_cpu"), ("index_put_dim", "index_copy_cpu"),
+                    ("masked_fill_", "masked_fill"), ("masked_select", "masked_select"),
+                    ("masked_scatter_", "masked_scatter"), ("nonzero", "nonzero_count_cpu"),
+                    ("flip", "flip_cpu"), ("tri_", "tril"), ("trace", "trace")):
+    _registry.register(_op, "cpu")(_refusing_limited(_kname, _registry.kernel(_op, "cpu")))
+del _op, _kname
 
 
 # ---------------------------------------------------------------------------
@@ -1365,12 +1384,25 @@ def repeat(input, *sizes):
     x = _plain(input)
     for _ in range(len(reps) - nd):
         x = x.unsqueeze(0)
-    target = [r * s for r, s in zip(reps, x.shape)]
+    # PyTorch multiplies in int64 (wrapping); the checks below then refuse
+    # every wrapped size, as its own do
+    target = [((r * s + 2 ** 63) & (2 ** 64 - 1)) - 2 ** 63 for r, s in zip(reps, x.shape)]
+    for t in target:
+        if t == -2 ** 63:
+            raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a "
+                               f"SymInt: {t}")
     for t in target:
         if t < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {t}: "
                                f"{_fmt(target)}")
     out = _C.empty(target, dtype=input.dtype, device=input.device)
+    if 0 in reps:
+        return out
+    for i, (t, r, s) in enumerate(zip(target, reps, x.shape)):
+        if t != r * s:
+            raise RuntimeError(f"maximum size for tensor at dimension {i} is {t} but size is {s}"
+                               if t < s else
+                               f"repeat: size {r} * {s} at dimension {i} overflows int64")
     if out.numel() == 0:
         return out
     inter = []

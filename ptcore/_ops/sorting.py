@@ -18,7 +18,7 @@ import warnings
 from ptcore import _tensor as _C
 from ptcore import _registry
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import _result_type, _cpp_name
+from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named
 from ptcore._ops import _sort as _K
 
@@ -146,29 +146,59 @@ def _flat(x):
 # --------------------------------------------------------------------------
 # CPU kernels
 # --------------------------------------------------------------------------
+def _ordered_key(x):
+    """uint16/32/64 (no sorting kernels, as in PyTorch's limited types) as a
+    signed tensor of the same order: widened, or uint64 with its top bit
+    flipped and read as int64; ``_from_key`` maps back."""
+    if x.dtype is _C.uint16:
+        return x._to_dtype(_C.int32)
+    if x.dtype is _C.uint32:
+        return x._to_dtype(_C.int64)
+    return x.contiguous().view(_C.int64) ^ -2 ** 63
+
+
+def _from_key(k, dt):
+    if dt is _C.uint64:
+        return (k ^ -2 ** 63).view(_C.uint64)
+    return k._to_dtype(dt)
+
+
 @_registry.register("sort", "cpu")
 def _sort_cpu(x, dim, descending, stable, values, indices):
+    if x.dtype in _LIMITED:
+        k = _ordered_key(x)
+        kv = _empty(k.shape, k.dtype, k.device) if values is not None else None
+        _K.sort(k, dim, descending, kv, indices)
+        if values is not None:
+            _TensorBase.copy_(values, _from_key(kv, x.dtype))
+        return
     _K.sort(x, dim, descending, values, indices)
 
 
 @_registry.register("topk", "cpu")
 def _topk_cpu(x, k, dim, largest, sorted_, values, indices):
+    _refuse_limited("topk_cpu", x)
     _K.topk(x, dim, k, largest, values, indices)
 
 
 @_registry.register("kthvalue", "cpu")
 def _kthvalue_cpu(x, k, dim, values, indices):
+    _refuse_limited("kthvalue_cpu", x)
     _K.kthvalue(x, dim, k, values, indices)
 
 
 @_registry.register("searchsorted", "cpu")
 def _searchsorted_cpu(boundaries, values, out, right, sorter):
+    _refuse_limited("searchsorted_out_cpu", boundaries, values)
     _K.searchsorted(boundaries, values, out, right, sorter)
 
 
 @_registry.register("unique", "cpu")
 def _unique_cpu(x1, consecutive, return_inverse, return_counts):
     """Groups of a 1-D tensor -> (values, inverse or None, counts or None)."""
+    if x1.dtype in _LIMITED:
+        vals, inv, cnt = _unique_cpu(_ordered_key(x1), consecutive, return_inverse, return_counts)
+        return _from_key(vals, x1.dtype), inv, cnt
     n = x1.shape[0]
     perm = _empty((n,), _C.int64, x1.device)
     gid = _empty((n,), _C.int64, x1.device)
@@ -185,6 +215,10 @@ def _unique_cpu(x1, consecutive, return_inverse, return_counts):
 @_registry.register("unique_dim", "cpu")
 def _unique_dim_cpu(mat, consecutive, return_inverse, return_counts):
     """Groups of the rows of a contiguous 2-D tensor -> (rows, inverse, counts)."""
+    if mat.dtype in _LIMITED:
+        rows, inv, cnt = _unique_dim_cpu(_ordered_key(mat).contiguous(), consecutive,
+                                         return_inverse, return_counts)
+        return _from_key(rows, mat.dtype), inv, cnt
     s, r = mat.shape
     perm = _empty((s,), _C.int64, mat.device)
     gid = _empty((s,), _C.int64, mat.device)
@@ -200,22 +234,26 @@ def _unique_dim_cpu(mat, consecutive, return_inverse, return_counts):
 
 @_registry.register("sorting_minmax", "cpu")
 def _minmax_cpu(x1):
+    _refuse_limited("aminmax_cpu", x1)
     return _K.minmax(x1)
 
 
 @_registry.register("histc", "cpu")
 def _histc_cpu(x1, hist, lo, hi):
+    _refuse_limited("histc_cpu", x1)
     _K.histc(x1, hist, lo, hi)
 
 
 @_registry.register("bincount", "cpu")
 def _bincount_cpu(x1, weights, out):
+    _refuse_limited("bincount_cpu", x1)
     out.zero_()
     _K.bincount(x1, weights, out)
 
 
 @_registry.register("isin", "cpu")
 def _isin_cpu(elements1, test1, out1, invert):
+    _refuse_limited("isin_default_cpu", elements1, test1)
     _K.isin(elements1, test1, out1, invert)
 
 

@@ -435,7 +435,7 @@ def test_fill_bfloat16_and_errors():
 def test_unknown_type_number():
     a = np.zeros(4, np.uint8)
     with pytest.raises(ValueError):
-        _copy._copy_cast_arrays(a, a, dst_type=13)
+        _copy._copy_cast_arrays(a, a, dst_type=len(_copy._TYPE_NUMBERS))   # one past the last type
     with pytest.raises(ValueError):
         _copy._copy_cast_arrays(a, a, src_type=-1)
 
