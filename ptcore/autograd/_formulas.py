@@ -11,6 +11,7 @@ import math
 
 import ptcore as P
 from ptcore._ops import _nn_kernels as _NNK
+from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
 from ptcore.autograd.graph import SavedTensor, _hooks_on
@@ -848,8 +849,12 @@ def _logsumexp(out, x, dim, keepdim=False, **k):
 
 
 def _recorded(*ts):
-    """Whether a backward computed from ``ts`` is itself recorded (create_graph)."""
-    return P.is_grad_enabled() and any(t._requires_grad for t in ts)
+    """Whether a backward computed from ``ts`` is itself differentiated: recorded
+    (create_graph), or run under a forward-AD level (forward-over-reverse needs
+    the tangents of the backward's own ops, which the one-pass kernels skip)."""
+    if _fw_levels():
+        return True
+    return P.is_grad_enabled() and any(t is not None and t._requires_grad for t in ts)
 
 
 def _one_pass_softmax_backward(g, y, dim, log):

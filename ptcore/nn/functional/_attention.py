@@ -9,6 +9,7 @@ import warnings
 
 import ptcore
 from ptcore._ops import _nn_kernels as _NNK
+from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _product
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
@@ -83,7 +84,7 @@ class _Attention(Function):
         q, k, v, p = ctx.saved_tensors
         scale = ctx.scale
         nq, nk, nv = ctx.needs_input_grad[:3]
-        if ptcore.is_grad_enabled() and any(t.requires_grad for t in (g, q, k, v)):
+        if _recorded(g, q, k, v):
             s = ptcore.matmul(q, k.transpose(-2, -1)) * scale
             if ctx.causal:
                 s = s.masked_fill(_causal_block(q.size(-2), k.size(-2)), float("-inf"))

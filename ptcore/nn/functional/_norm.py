@@ -16,6 +16,7 @@ import ptcore as _pt
 from ptcore import _registry
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._ops import _nn_kernels as _NNK
+from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
@@ -363,8 +364,7 @@ class _LayerNorm(Function):
         x, w, mean, rstd = ctx.saved_tensors
         need_w = w is not None and ctx.needs_input_grad[1]
         need_b = ctx.has_bias and ctx.needs_input_grad[2]
-        if not (_pt.is_grad_enabled() and any(t is not None and t.requires_grad
-                                              for t in (gy, x, w))):
+        if not _recorded(gy, x, w):
             r = _NNK.layer_norm_backward(gy.contiguous(), x, mean, rstd, w, need_w, need_b)
             if r is not None:
                 gx, gw, gb = r
