@@ -9,11 +9,6 @@ ptcore.Size([3, 2])
 import os as _os
 import sys as _sys
 
-# Kernels' OpenMP threads sleep when idle instead of spinning (measured: spinning
-# threads on a 2-vCPU node make small-op workloads many times slower).  Must be
-# set before the first OpenMP runtime loads; a user's own setting wins.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 from ptcore import _config
 from ptcore._ops import _parallel as _parallel
 from ptcore import _tensor as _C
@@ -220,10 +215,10 @@ def _default_threads():
         n = builtins.max(builtins.len(_os.sched_getaffinity(0)), 1)
     except (AttributeError, OSError):
         n = _os.cpu_count() or 1
-    # Measured on 2-vCPU nodes: the two vCPUs give about one core of
-    # throughput, and a second kernel thread made copies and small-op
-    # workloads slower, never faster.  Use every CPU only on larger nodes.
-    return 1 if n <= 2 else n
+    # every CPU the process may run on, as torch; each kernel decides by its
+    # problem size how many of them it uses (ptcore._ops._parallel's grain,
+    # the GEMM tiles), so small ops stay on one thread
+    return n
 
 
 _parallel._set_num_threads(_default_threads())

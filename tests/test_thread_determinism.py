@@ -17,7 +17,12 @@ def _compute():
            "bmm": ptcore.randn(3, 130, 200) @ ptcore.randn(3, 200, 260),
            "matvec": a @ ptcore.randn(513),
            # blocks wider than 128 columns, the last one ragged
-           "matmul_wide": ptcore.randn(200, 300) @ ptcore.randn(300, 1100)}
+           "matmul_wide": ptcore.randn(200, 300) @ ptcore.randn(300, 1100),
+           # tiles of output rows (tall output) and of output columns with a
+           # transposed operand
+           "matmul_tall": ptcore.randn(800, 300) @ ptcore.randn(300, 400),
+           "matmul_wide_t": ptcore.randn(64, 600) @ ptcore.randn(2000, 600).mT,
+           "matmul_tall_t": ptcore.randn(600, 800).mT @ ptcore.randn(600, 256)}
     am = a.clone().requires_grad_()
     bm = b.clone().requires_grad_()
     (am @ bm).square().sum().backward()
@@ -29,6 +34,13 @@ def _compute():
     out["conv2d"] = y
     y.backward(y.detach() * 0.01 + 0.5)
     out["conv2d_grad_x"], out["conv2d_grad_w"], out["conv2d_grad_b"] = x.grad, w.grad, bias.grad
+    # the recurrent kernels' per-step and weight-gradient GEMMs are tiled too
+    lstm = ptcore.nn.LSTM(64, 256, num_layers=2)
+    seq = ptcore.randn(12, 20, 64, requires_grad=True)
+    y, _ = lstm(seq)
+    y.square().sum().backward()
+    out["lstm"], out["lstm_grad_x"] = y, seq.grad
+    out["lstm_grad_w"] = lstm.weight_hh_l0.grad
     big = ptcore.randn(1 << 20)
     m = ptcore.randn(64, 4099)
     out.update(sum=big.sum(), mean=big.mean(), var=big.var(), sum_dim=m.sum(1), sum_dim0=m.sum(0),
@@ -60,10 +72,14 @@ def test_tiled_matmul_is_correct(restore_threads):
     for n in (1, 4):
         ptcore.set_num_threads(n)
         for shape_a, shape_b in (((300, 700), (700, 333)), ((129, 64), (64, 1000)),
-                                 ((2, 257, 300), (300, 129)), ((64, 600), (600, 2000))):
+                                 ((2, 257, 300), (300, 129)), ((64, 600), (600, 2000)),
+                                 ((800, 300), (300, 400)), ((1000, 64), (64, 900))):
             a, b = ptcore.randn(shape_a, dtype=ptcore.float64), ptcore.randn(shape_b, dtype=ptcore.float64)
             np.testing.assert_allclose((a @ b).numpy(),
                                        (torch.from_numpy(a.numpy()) @ torch.from_numpy(b.numpy())).numpy(),
                                        rtol=1e-12, atol=1e-10)
             # a transposed operand takes the other block addressing
             np.testing.assert_allclose((b.mT @ a.mT).numpy(), (a @ b).mT.numpy(), rtol=1e-12, atol=1e-10)
+            # transposed storage of each operand
+            at, bt = a.mT.contiguous().mT, b.mT.contiguous().mT
+            np.testing.assert_allclose((at @ bt).numpy(), (a @ b).numpy(), rtol=1e-12, atol=1e-10)

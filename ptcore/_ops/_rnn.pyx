@@ -20,10 +20,12 @@ states; the step before the first is ``h0``.
 from libc.string cimport memcpy, memset
 from libc.math cimport exp, tanh
 
+from cython.parallel cimport prange
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ptcore._tensor cimport _TensorBase
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._ops._parallel cimport get_num_threads
 
 cdef extern from "ptc_math.h" nogil:
     void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
@@ -40,7 +42,26 @@ ctypedef fused flt:
     double
 
 
-cdef inline void _gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, flt alpha,
+cdef inline void _gemm_one(char ta, char tb, blas_int m, blas_int n, blas_int k, flt alpha,
+                           flt* a, blas_int lda, flt* b, blas_int ldb, flt beta,
+                           flt* c, blas_int ldc) noexcept nogil:
+    if flt is float:
+        sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    else:
+        dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+
+
+# the recurrent and weight-gradient GEMMs are tiled as _blas's (thread-count
+# independent tiles, shared by ptcore's threads; blas_t: the element types here)
+ctypedef fused blas_t:
+    float
+    double
+
+
+include "_gemm_tiles.pxi"
+
+
+cdef inline void _rgemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, flt alpha,
                        const flt* a, Py_ssize_t lda, const flt* b, Py_ssize_t ldb, flt beta,
                        flt* c, Py_ssize_t ldc) noexcept nogil:
     """Column-major ``C = alpha op(A) op(B) + beta C`` (one BLAS call)."""
@@ -55,11 +76,7 @@ cdef inline void _gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t 
             for i in range(n):
                 memset(c + i * ldc, 0, m * sizeof(flt))
         return
-    if flt is float:
-        sgemm(&ta, &tb, &m_, &n_, &k_, &alpha, <float*>a, &lda_, <float*>b, &ldb_, &beta, c, &ldc_)
-    else:
-        dgemm(&ta, &tb, &m_, &n_, &k_, &alpha, <double*>a, &lda_, <double*>b, &ldb_, &beta, c,
-              &ldc_)
+    _gemm(ta, tb, m_, n_, k_, alpha, <flt*>a, lda_, <flt*>b, ldb_, beta, c, ldc_)
 
 
 cdef inline void _sigmoid(flt* o, const flt* a, Py_ssize_t n) noexcept nogil:
@@ -94,12 +111,12 @@ cdef void _weight_grad(const flt* dG, const flt* h0, const flt* out, flt* dW, Py
     """``dW (G, H) (+)= sum_t dG[t]^T (B, G)^T @ hprev(t) (B, H)``."""
     # column-major: dW^T (H, G) = hprev^T (H, N) @ dG (N, G)
     cdef Py_ssize_t first = T - 1 if reverse else 0
-    _gemm(CH_N, CH_T, H, G, B, <flt>1, h0, H, dG + first * B * G, G, beta, dW, H)
+    _rgemm(CH_N, CH_T, H, G, B, <flt>1, h0, H, dG + first * B * G, G, beta, dW, H)
     if T > 1:
         if reverse:      # steps 0 .. T-2 follow out[1 .. T-1]
-            _gemm(CH_N, CH_T, H, G, (T - 1) * B, <flt>1, out + B * H, H, dG, G, <flt>1, dW, H)
+            _rgemm(CH_N, CH_T, H, G, (T - 1) * B, <flt>1, out + B * H, H, dG, G, <flt>1, dW, H)
         else:            # steps 1 .. T-1 follow out[0 .. T-2]
-            _gemm(CH_N, CH_T, H, G, (T - 1) * B, <flt>1, out, H, dG + B * G, G, <flt>1, dW, H)
+            _rgemm(CH_N, CH_T, H, G, (T - 1) * B, <flt>1, out, H, dG + B * G, G, <flt>1, dW, H)
 
 
 cdef inline void _add_rows(flt* g, const flt* bias, Py_ssize_t B, Py_ssize_t G) noexcept nogil:
@@ -138,7 +155,7 @@ cdef void _rnn_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
         o = out + t * BH
         memcpy(o, gi + t * BH, BH * sizeof(flt))
         _add_rows(o, bhh, B, H)
-        _gemm(CH_T, CH_N, H, B, H, <flt>1, w, H, hp, H, <flt>1, o, H)
+        _rgemm(CH_T, CH_N, H, B, H, <flt>1, w, H, hp, H, <flt>1, o, H)
         if relu:
             for i in range(BH):
                 v = o[i]
@@ -167,7 +184,7 @@ cdef void _rnn_bwd(const flt* h0, const flt* out, const flt* w, const flt* dout,
                 dg[i] = d if y > 0 else 0
             else:
                 dg[i] = d * (1 - y * y)
-        _gemm(CH_N, CH_N, H, B, H, <flt>1, w, H, dg, H, <flt>0, dh, H)
+        _rgemm(CH_N, CH_N, H, B, H, <flt>1, w, H, dg, H, <flt>0, dh, H)
     _weight_grad(dG, h0, out, dW, T, B, H, H, reverse, <flt>0)
     _col_sums(dG, db, T * B, H)
 
@@ -194,7 +211,7 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
         hp = h0 if s == 0 else out + tp * BH
         cp = c0 if s == 0 else cs + tp * BH
         g = gates + t * B * G
-        _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
+        _rgemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
         for b in range(B):
             row = g + b * G
             gir = gi + t * B * G + b * G
@@ -246,7 +263,7 @@ cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h
                 drow[2 * H + j] = dcj * ig * (1 - gg * gg)
                 drow[3 * H + j] = dhj * tc * og * (1 - og)
                 dc[k] = dcj * fg
-        _gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
+        _rgemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
     _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dG, db, T * B, G)
 
@@ -272,9 +289,9 @@ cdef void _gru_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
         if bhh != NULL:
             for b in range(B):
                 memcpy(gh + b * G, bhh, G * sizeof(flt))
-            _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>1, gh, G)
+            _rgemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>1, gh, G)
         else:
-            _gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, gh, G)
+            _rgemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, gh, G)
         for b in range(B):
             gir = gi + t * B * G + b * G
             ghr = gh + b * G
@@ -325,7 +342,7 @@ cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w
                 dgh[H + j] = dpz
                 dgh[2 * H + j] = dpn * r
                 dh[k] = dhj * z
-        _gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
+        _rgemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
     _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dGH, db, T * B, G)
 

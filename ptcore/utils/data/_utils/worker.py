@@ -170,6 +170,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event,
     # resource_sharer thread: let it take the GIL promptly while the main
     # thread computes (the default 5 ms switch interval stalls every fetch).
     sys.setswitchinterval(1e-4)
+    # one kernel thread per worker, as torch: the workers run side by side
+    ptcore.set_num_threads(1)
     seed = base_seed + worker_id
     random.seed(seed)
     ptcore.manual_seed(seed)
