@@ -68,22 +68,8 @@ cdef struct Geo:
     Py_ssize_t G
 
 
-cdef inline void _gemm_one(char ta, char tb, blas_int m, blas_int n, blas_int k, flt alpha,
-                       flt* a, blas_int lda, flt* b, blas_int ldb, flt beta,
-                       flt* c, blas_int ldc) noexcept nogil:
-    if flt is float:
-        sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
-    else:
-        dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
-
-
-# the GEMMs of the convolutions, tiled as _blas's (blas_t: the element types here)
-ctypedef fused blas_t:
-    float
-    double
-
-
-include "_gemm_tiles.pxi"
+# the GEMMs of the convolutions, tiled as _blas's
+include "_gemm_real.pxi"
 
 
 cdef inline Py_ssize_t _cdiv_up(Py_ssize_t a, Py_ssize_t b) noexcept nogil:

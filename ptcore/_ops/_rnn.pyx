@@ -42,23 +42,8 @@ ctypedef fused flt:
     double
 
 
-cdef inline void _gemm_one(char ta, char tb, blas_int m, blas_int n, blas_int k, flt alpha,
-                           flt* a, blas_int lda, flt* b, blas_int ldb, flt beta,
-                           flt* c, blas_int ldc) noexcept nogil:
-    if flt is float:
-        sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
-    else:
-        dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
-
-
-# the recurrent and weight-gradient GEMMs are tiled as _blas's (thread-count
-# independent tiles, shared by ptcore's threads; blas_t: the element types here)
-ctypedef fused blas_t:
-    float
-    double
-
-
-include "_gemm_tiles.pxi"
+# the recurrent and weight-gradient GEMMs, tiled as _blas's
+include "_gemm_real.pxi"
 
 
 cdef inline void _rgemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, flt alpha,
