@@ -109,6 +109,7 @@ _bind_ns(_random_api, ("rand", "randn", "randint", "randperm", "normal", "bernou
 
 # the __torch_function__ layer must be there before any op call; autocast (ptcore.amp)
 from ptcore._dispatch import torch_function as _torch_function  # noqa: F401
+from ptcore._dispatch import default_device as _default_device  # noqa: F401
 from ptcore import amp
 from ptcore.amp import autocast
 from ptcore.amp.autocast_mode import (  # noqa: F401

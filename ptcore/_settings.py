@@ -25,7 +25,6 @@ __all__ = [
 _state = {
     "deterministic": False,
     "deterministic_warn_only": False,
-    "default_device": None,
     "matmul_precision": "highest",
     "interop_threads": None,
     "interop_set": False,
@@ -112,32 +111,37 @@ def get_deterministic_debug_mode():
 # default device
 # ---------------------------------------------------------------------------
 
-def set_default_device(device):
-    """Record the default device (``None`` resets it to CPU).
+# the default-device layer (ptcore._dispatch.default_device) registers the
+# per-thread state the factory functions read: set(device) and current()
+_default_device_state = {"set": None, "current": None}
 
-    Note: ptcore's factory functions do not consult it yet; pass ``device=``
-    explicitly.  :func:`get_default_device` reports it.  A CUDA device is
-    refused at once (``RuntimeError``) when CUDA is unavailable, where torch
-    records it and fails at the first factory call.
+
+def set_default_device(device):
+    """Make ``device`` the device of the factory functions (``zeros``,
+    ``tensor``, ``arange``, ``rand`` ...) when a call names none, for the
+    calling thread, as ``torch.set_default_device``; ``None`` resets it to the
+    CPU.  ``with ptcore.device(d):`` does the same inside a block.  A CUDA
+    device is refused at once (``RuntimeError``) when CUDA is unavailable,
+    where torch records it and fails at the first factory call.
     """
     import ptcore
-    if device is None:
-        _state["default_device"] = None
-        return
-    if isinstance(device, builtins.int) and not _is_bool(device):
-        if not ptcore.cuda.is_available():
-            raise RuntimeError("Cannot access accelerator device when none is available.")
-        device = ptcore.device("cuda", device)
-    device = ptcore.device(device)
-    if device.type == "cuda":           # as torch without a usable GPU: refuse up front
-        ptcore.cuda._lazy_init(f"set_default_device({str(device)!r})")
-    _state["default_device"] = device
+    if device is not None:
+        if isinstance(device, builtins.int) and not _is_bool(device):
+            if not ptcore.cuda.is_available():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            device = ptcore.device("cuda", device)
+        device = ptcore.device(device)
+        if device.type == "cuda":           # as torch without a usable GPU: refuse up front
+            ptcore.cuda._lazy_init(f"set_default_device({str(device)!r})")
+    _default_device_state["set"](device)
 
 
 def get_default_device():
-    """The device set by :func:`set_default_device` (``device('cpu')`` by default)."""
+    """The device factory functions use when a call names none: the innermost
+    ``with ptcore.device(...)`` block's, else :func:`set_default_device`'s,
+    else ``device('cpu')``."""
     import ptcore
-    dev = _state["default_device"]
+    dev = _default_device_state["current"]()
     if dev is None:
         return ptcore.device("cpu")
     if dev.type == "cuda" and dev.index is None and ptcore.cuda.is_available():

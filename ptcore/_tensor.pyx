@@ -281,10 +281,25 @@ cdef class device:
         return (device, (self.type, self.index))
 
     def __enter__(self):
+        # ``with ptcore.device(d):`` makes d the factory functions' default
+        # device inside the block (ptcore._dispatch.default_device)
+        if _device_context_hooks[0] is not None:
+            _device_context_hooks[0](self)
         return self
 
     def __exit__(self, *exc):
+        if _device_context_hooks[1] is not None:
+            _device_context_hooks[1](self)
         return False
+
+
+# (enter, exit) callbacks of the default-device layer, set by that layer
+cdef list _device_context_hooks = [None, None]
+
+
+def _set_device_context_hooks(enter, exit):
+    _device_context_hooks[0] = enter
+    _device_context_hooks[1] = exit
 
 
 cdef device _CPU = device("cpu")

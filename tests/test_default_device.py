@@ -1,0 +1,52 @@
+"""set_default_device / get_default_device against torch (CPU only: the CUDA
+behaviour is in tests/cuda/emulated/test_emulated_default_device.py)."""
+import threading
+
+import pytest
+
+import ptcore
+from ptcore._dispatch import default_device as _dd
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    yield
+    ptcore.set_default_device(None)
+
+
+def test_cpu_default_device_round_trip_and_layer_state():
+    assert ptcore.get_default_device() == ptcore.device("cpu")
+    assert not _dd._LAYER.enabled
+    ptcore.set_default_device("cpu")
+    assert _dd._LAYER.enabled
+    t = ptcore.zeros(2)
+    assert t.device.type == "cpu" and t.sum().item() == 0
+    ptcore.set_default_device(None)
+    assert not _dd._LAYER.enabled
+
+
+def test_per_thread_and_block_state_is_independent():
+    ptcore.set_default_device("cpu")
+    seen = []
+    th = threading.Thread(target=lambda: seen.append(_dd._current()))
+    th.start()
+    th.join(60)
+    assert seen == [None]
+    with ptcore.device("cpu"):
+        assert _dd._current() == ptcore.device("cpu")
+    assert _dd._current() == ptcore.device("cpu")
+
+
+def test_device_constructor_list_matches_torch():
+    torch = pytest.importorskip("torch")
+    from torch.utils._device import _device_constructors
+    names = {f.__name__ for f in _device_constructors()}
+    names = {n[len("fft_"):] if n.startswith("fft_") else n for n in names}
+    missing = names - _dd.DEVICE_CONSTRUCTORS - {"empty_quantized", "nested_tensor"}
+    assert not missing, missing
+
+
+def test_bad_default_device_raises():
+    with pytest.raises(RuntimeError):
+        ptcore.set_default_device("foo")
+    assert ptcore.get_default_device() == ptcore.device("cpu")
