@@ -1,26 +1,126 @@
-# Thread-count independent GEMM (issue 15), shared by _blas.pyx and _conv.pyx
-# (``include``d after the including module's fused type ``blas_t`` and its
-# ``_gemm_one``, one single-threaded BLAS call, are defined).
+# Thread-count independent GEMM (issue 15), shared by _blas.pyx, _conv.pyx and
+# _rnn.pyx (``include``d after the including module's fused type ``blas_t``
+# and its ``_gemm_one``, one single-threaded BLAS call, are defined).
 #
 # BLAS itself runs single-threaded (ptcore._ops.linalg pins its pool to 1
-# thread): a multi-threaded OpenBLAS, and even OpenBLAS on a sub-block of the
-# same product, sums in a different order, so results would change with the
-# thread count.  Instead a large product is split into tiles of the output
-# whose shape depends on the product's sizes only, never on the thread count,
-# and ptcore's threads share the tiles: every output element is summed the
-# same way at 1 or N threads.
+# thread): a multi-threaded OpenBLAS sums in an order that depends on its
+# thread count.  ptcore's threads share a large product instead, in tiles of
+# the output, so that every output element is summed the same way at 1 or N
+# threads.  Two ways, chosen per element type on first use:
 #
-# The split runs along the output dimension that re-packs the smaller share
-# of work: each tile re-packs the operand shared by all tiles, which costs
-# about 5/width of the tile's multiply-adds on AVX2 machines (a 192-wide tile
-# ~3 %), so tiles are at least GEMM_TILE_MIN wide and hold at least
-# GEMM_TILE_WORK multiply-adds; the tile count is even (balanced on 2 and 4
-# threads) and capped, so a medium product is split in 2 or 4 and only large
-# ones in many.
+# * Column tiles that change nothing.  OpenBLAS's kernels sum each output
+#   element in an order that depends only on its column's position within
+#   the kernel's column unroll (12 for AVX2 sgemm, 4 for dgemm), so splitting
+#   the columns of a product (column-major view) at multiples of that unroll
+#   gives the one-call result bit for bit.  A probe checks this on the BLAS
+#   and CPU at hand (``_split_width``); where it holds, a product runs as one
+#   call on one thread and as one tile per thread on N threads, at no cost.
+# * Fixed tiles otherwise (another BLAS, another kernel): the tiles depend on
+#   the product's sizes only, never on the thread count.  Each tile re-packs
+#   the operand shared by all tiles (about 5/width of its work on AVX2, more
+#   with short inner dimensions), so tiles are at least GEMM_TILE_MIN wide and
+#   GEMM_TILE_WORK multiply-adds, their count even and capped.
+#
+# Every tile holds at least GEMM_TILE_WORK multiply-adds, above the sizes at
+# which some OpenBLAS kernels (AVX-512) switch to a small-matrix path.
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcmp
+
 cdef enum:
-    GEMM_TILE_MIN = 192             # narrowest tile in the split dimension
+    GEMM_TILE_MIN = 192             # narrowest fixed tile in the split dimension
     GEMM_TILE_WORK = 2097152        # multiply-adds per tile, at least (~60 us)
-    GEMM_TILE_MAX = 64              # tiles per product, at most
+    GEMM_TILE_MAX = 64              # fixed tiles per product, at most
+
+# per element type (float, double, complex float, complex double): the column
+# unroll at which splitting keeps OpenBLAS's results (0: it does not hold, use
+# fixed tiles; -1: not probed yet)
+cdef int _split_w[4]
+_split_w[0] = -1
+_split_w[1] = -1
+_split_w[2] = 0                     # complex: fixed tiles (not probed)
+_split_w[3] = 0
+
+
+cdef inline int _tcode(blas_t* dummy) noexcept nogil:
+    if blas_t is float:
+        return 0
+    elif blas_t is double:
+        return 1
+    elif sizeof(blas_t) == 8:
+        return 2
+    return 3
+
+
+cdef void _probe_fill(blas_t* p, Py_ssize_t count, unsigned int seed) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(count):
+        seed = seed * 1103515245u + 12345u
+        p[i] = <double>((seed >> 8) & 0xFFFF) / 32768.0 - 1.0
+
+
+cdef int _probe(blas_t* dummy, int w) noexcept nogil:
+    """1 when one-call products equal products computed in column tiles whose
+    widths are multiples of ``w`` (and a ragged last tile), bit for bit, for
+    every transposition; 0 otherwise (or when memory is short)."""
+    cdef blas_int m = 173, k = 419, n, lda, ldb, j0, nn
+    cdef int ok = 1, t, ta_i, tb_i, widths[3]
+    cdef char ta, tb
+    cdef blas_t* a
+    cdef blas_t* b
+    cdef blas_t* c1
+    cdef blas_t* c2
+    cdef blas_t one = 1
+    cdef blas_t zero = 0
+    widths[0] = w * ((GEMM_TILE_WORK // (m * k)) // w + 1)   # the smallest tile the real calls use
+    widths[1] = widths[0] + w
+    widths[2] = 3 * widths[0]
+    n = 4 * widths[0] + w // 2 + 1
+    a = <blas_t*>malloc(<size_t>m * k * sizeof(blas_t))
+    b = <blas_t*>malloc(<size_t>k * n * sizeof(blas_t))
+    c1 = <blas_t*>malloc(<size_t>m * n * sizeof(blas_t))
+    c2 = <blas_t*>malloc(<size_t>m * n * sizeof(blas_t))
+    if a == NULL or b == NULL or c1 == NULL or c2 == NULL:
+        ok = 0
+    else:
+        _probe_fill(a, <Py_ssize_t>m * k, 1u)
+        _probe_fill(b, <Py_ssize_t>k * n, 2u)
+        for ta_i in range(2):
+            for tb_i in range(2):
+                ta = 84 if ta_i else 78
+                tb = 84 if tb_i else 78
+                lda = k if ta_i else m
+                ldb = n if tb_i else k
+                _gemm_one(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c1, m)
+                for t in range(3):
+                    j0 = 0
+                    while j0 < n:
+                        nn = n - j0 if n - j0 < widths[t] else widths[t]
+                        _gemm_one(ta, tb, m, nn, k, one, a, lda,
+                                  b + (j0 if tb_i else <Py_ssize_t>j0 * ldb), ldb, zero,
+                                  c2 + <Py_ssize_t>j0 * m, m)
+                        j0 += nn
+                    if memcmp(c1, c2, <size_t>m * n * sizeof(blas_t)) != 0:
+                        ok = 0
+    free(a)
+    free(b)
+    free(c1)
+    free(c2)
+    return ok
+
+
+cdef int _split_width(blas_t* dummy) noexcept nogil:
+    """The column unroll of the BLAS kernel for blas_t, probed on first use
+    (0: column splits change results here)."""
+    cdef int code = _tcode(dummy)
+    cdef int w = _split_w[code]
+    if w < 0:
+        w = 0
+        if _probe(dummy, 12):
+            w = 12
+            if blas_t is not float and _probe(dummy, 4):
+                w = 4
+        _split_w[code] = w
+    return w
 
 
 cdef inline Py_ssize_t _gemm_ntiles(Py_ssize_t work, Py_ssize_t dim) noexcept nogil:
@@ -42,20 +142,40 @@ cdef void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alp
     cdef Py_ssize_t ntiles, t, i0, width
     cdef Py_ssize_t work = <Py_ssize_t>m * <Py_ssize_t>n * <Py_ssize_t>k
     cdef blas_int nn
-    cdef int nth, split_n
-    ntiles = _gemm_ntiles(work, n)
-    split_n = 1
-    if ntiles < 2:
-        # too few columns: split the rows instead (the other operand re-packs)
-        ntiles = _gemm_ntiles(work, m)
-        split_n = 0
-    if ntiles < 2:
+    cdef int nth, split_n, w
+    if work < 2 * GEMM_TILE_WORK:
         _gemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
         return
-    width = ((n if split_n else m) + ntiles - 1) // ntiles
-    width = (width + 15) // 16 * 16
-    ntiles = ((n if split_n else m) + width - 1) // width
     nth = get_num_threads()
+    w = _split_width(a)
+    if w > 0:
+        # column tiles that keep the one-call result: one per thread
+        ntiles = nth
+        if ntiles > n // w:
+            ntiles = n // w
+        if ntiles > work // GEMM_TILE_WORK:
+            ntiles = work // GEMM_TILE_WORK
+        if ntiles < 2:
+            _gemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+            return
+        width = (n + ntiles - 1) // ntiles
+        width = (width + w - 1) // w * w
+        ntiles = (n + width - 1) // width
+        split_n = 1
+    else:
+        # fixed tiles, by the product's sizes only
+        ntiles = _gemm_ntiles(work, n)
+        split_n = 1
+        if ntiles < 2:
+            # too few columns: split the rows instead (the other operand re-packs)
+            ntiles = _gemm_ntiles(work, m)
+            split_n = 0
+        if ntiles < 2:
+            _gemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+            return
+        width = ((n if split_n else m) + ntiles - 1) // ntiles
+        width = (width + 15) // 16 * 16
+        ntiles = ((n if split_n else m) + width - 1) // width
     if nth > ntiles:
         nth = <int>ntiles
     if split_n:
@@ -72,3 +192,10 @@ cdef void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alp
             _gemm_one(ta, tb, nn, n, k, alpha,
                       a + (i0 if (ta == 78 or ta == 110) else i0 * lda), lda, b, ldb, beta,
                       c + i0, ldc)
+
+
+def _gemm_split_widths():
+    """The probed column unroll per element type (float, double, complex64,
+    complex128): > 0 where column tiles keep results bit for bit (tiles per
+    thread), 0 where fixed tiles are used, -1 before the first product."""
+    return [_split_w[0], _split_w[1], _split_w[2], _split_w[3]]
