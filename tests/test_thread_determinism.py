@@ -83,3 +83,17 @@ def test_tiled_matmul_is_correct(restore_threads):
             # transposed storage of each operand
             at, bt = a.mT.contiguous().mT, b.mT.contiguous().mT
             np.testing.assert_allclose((at @ bt).numpy(), (a @ b).numpy(), rtol=1e-12, atol=1e-10)
+
+
+def test_gemm_split_probe_reports_a_width(restore_threads):
+    # the probe runs on the first large product of each real type: a width of
+    # 0 means fixed tiles, > 0 column tiles per thread (both thread-count
+    # independent; the results test above checks the bits)
+    from ptcore._ops import _blas
+    ptcore.set_num_threads(2)
+    for dt in (ptcore.float32, ptcore.float64):
+        a = ptcore.randn(300, 400, dtype=dt)
+        ref = a.numpy() @ a.numpy().T
+        np.testing.assert_allclose((a @ a.mT).numpy(), ref, rtol=1e-5, atol=1e-3)
+    widths = _blas._gemm_split_widths()
+    assert all(isinstance(w, int) and w >= 0 for w in widths[:2]), widths
