@@ -55,7 +55,13 @@ _ALIASES = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "m
 
 
 def _is_num(a):
-    return isinstance(a, (int, float)) and not isinstance(a, bool)
+    if not isinstance(a, (int, float)) or isinstance(a, bool):
+        return False
+    try:
+        float(a)
+    except OverflowError:
+        return False
+    return True
 
 
 def _lower(node):
@@ -134,7 +140,7 @@ class Program:
         value_reg = {}                      # value id produced inside -> register
 
         def operand(a):
-            key = ("v", a["v"]) if type(a) is dict else ("s", float(a))
+            key = ("v", a["v"]) if type(a) is dict else ("s", repr(float(a)))   # -0.0 != 0.0
             r = regs.get(key)
             if r is None:
                 r = regs[key] = len(self.operands)

@@ -309,3 +309,17 @@ def test_float32_math_accuracy():
             inf = np.isinf(exp)
             assert (got[inf] == exp[inf]).all()
             assert np.isnan(got[np.isnan(exp)]).all()
+
+
+def test_signed_zero_scalars_and_huge_ints_are_kept_apart():
+    def f(x):
+        return (x * 0.0 + 1.0) * (x * -0.0)
+    x = ptcore.tensor([1.0, -2.0, 3.0])
+    sf = jit.trace(f, x)
+    assert _groups(sf)
+    got = _np(sf(x))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(_np(f(x))))
+    sg = jit.trace(lambda x: ptcore.exp(x) * 2.0 + 1.0, x)
+    assert _groups(sg)
+    from ptcore.jit._fusion import _is_num
+    assert not _is_num(10 ** 400) and not _is_num(True) and _is_num(3) and _is_num(-0.0)
