@@ -13,7 +13,9 @@ register), or a tensor of the compute dtype or bool, broadcastable to
 place, others are gathered into the block's buffer).  The others are
 temporaries; an instruction is ``(opcode, dst, a, b, c)``.  Output ``j`` is
 the value of register ``out_regs[j]``, written to the contiguous tensor
-``outs[j]`` (compute dtype, or bool: nonzero -> True).
+``outs[j]`` (compute dtype, or bool: nonzero -> True); an entry of ``outs``
+that is a dtype (``ptcore.float32`` ...) asks for a new tensor of the
+iteration shape.
 """
 cimport cython
 from cython.parallel cimport prange, threadid
@@ -23,7 +25,10 @@ from libc.stdint cimport int32_t
 
 from ptcore._ops._types cimport PT_BOOL, PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype
+from ptcore._tensor import device as _device_type
+
+cdef device _CPU = _device_type("cpu")
 
 cdef extern from "ptc_fused.h" nogil:
     int PF_NUM
@@ -100,12 +105,62 @@ cdef void _gather(char* dst, const char* base, int nd, const Py_ssize_t* shape,
             off += st[d]
 
 
+cdef struct _State:
+    const int32_t* prog
+    int ninstr, nin, nreg, nout, nd
+    bint f64
+    size_t isz
+    Py_ssize_t n, blen
+    const Py_ssize_t* shp
+    const Py_ssize_t* bst
+    const int* kind
+    const bint* src_bool
+    char** in_ptr
+    const double* sval64
+    const float* sval32
+    const unsigned char* is_s
+    char** out_ptr
+    const bint* out_bool
+    const int* oreg
+    char* scratch
+
+
+cdef void _block(const _State* S, char** reg, int t, Py_ssize_t blk) noexcept nogil:
+    """Evaluate block ``blk`` with thread ``t``'s registers ``reg``."""
+    cdef Py_ssize_t start = blk * BLOCK, i
+    cdef Py_ssize_t m = BLOCK if start + BLOCK <= S.n else S.n - start
+    cdef int k
+    cdef size_t isz = S.isz
+    for k in range(S.nin):
+        if S.kind[k] == R_DENSE:
+            reg[k] = S.in_ptr[k] + start * isz
+        elif S.kind[k] == R_GATHER:
+            _gather(reg[k], S.in_ptr[k], S.nd, S.shp, S.bst + k * MAXDIM, start, m,
+                    S.src_bool[k], S.f64)
+    for k in range(S.nout):
+        if S.out_bool[k]:
+            reg[S.oreg[k]] = S.scratch + (t * S.nreg + S.oreg[k]) * S.blen * isz
+        else:
+            reg[S.oreg[k]] = S.out_ptr[k] + start * isz
+    if S.f64:
+        ptc_fused_eval_f64(S.prog, S.ninstr, <double**>reg, S.sval64, S.is_s, m)
+    else:
+        ptc_fused_eval_f32(S.prog, S.ninstr, <float**>reg, S.sval32, S.is_s, m)
+    for k in range(S.nout):
+        if S.out_bool[k]:
+            for i in range(m):
+                if S.f64:
+                    (<unsigned char*>S.out_ptr[k])[start + i] = (<double*>reg[S.oreg[k]])[i] != 0
+                else:
+                    (<unsigned char*>S.out_ptr[k])[start + i] = (<float*>reg[S.oreg[k]])[i] != 0
+
+
 def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out_regs,
         list outs, tuple shape, bint f64):
     """Evaluate ``prog`` over ``operands`` into the tensors ``outs`` (see the
     module docstring); ``shape`` is the iteration shape, ``f64`` selects the
     compute dtype (float64, else float32)."""
-    cdef int nin = len(operands), ninstr, k, t, nthreads, d, nd = len(shape), nout
+    cdef int nin = len(operands), ninstr, k, t, nthreads, d, nd = len(shape), nout, nd0
     cdef Py_ssize_t n = 1, nblocks, blk, start, m, i, j
     cdef int cdt = PT_FLOAT64 if f64 else PT_FLOAT32
     cdef size_t isz = 8 if f64 else 4
@@ -126,6 +181,7 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
     cdef _TensorBase x
     cdef double v
     cdef int off
+    cdef _State S
     if prog.shape[0] % 5:
         raise ValueError("fused kernel: malformed program (instructions are 5 int32)")
     ninstr = prog.shape[0] // 5
@@ -139,6 +195,7 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
         if shp[d] < 0:
             raise ValueError(f"fused kernel: bad shape {shape}")
         n *= shp[d]
+    nd0 = nd
     if nd == 0:
         nd = 1
         shp[0] = 1
@@ -160,8 +217,10 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
             if out_regs[j] == out_regs[k]:
                 raise ValueError("fused kernel: two outputs share a register")
         o = outs[k]
+        if isinstance(o, dtype) and ((<dtype>o).num == cdt or (<dtype>o).num == PT_BOOL):
+            o = outs[k] = _empty_contig(<dtype>o, nd0, shp, _CPU, False)
         if not isinstance(o, _TensorBase):
-            raise TypeError("fused kernel: outputs must be tensors")
+            raise TypeError("fused kernel: outputs must be tensors, or the compute dtype or bool")
         x = <_TensorBase>o
         if (x._dtype.num != cdt and x._dtype.num != PT_BOOL) or x._numel != n or \
                 not x._is_contig():
@@ -234,52 +293,51 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
             nthreads = <int>nblocks
         if nthreads < 1:
             nthreads = 1
-        # per thread: one BLOCK buffer per register; scalar registers are
+        S.blen = BLOCK if n > BLOCK else n
+        # per thread: one block buffer per register; scalar registers are
         # filled once (ops other than the binary ones read them as buffers)
-        scratch = <char*>malloc(nthreads * nreg * BLOCK * isz)
+        scratch = <char*>malloc(nthreads * nreg * S.blen * isz)
         regs = <char**>malloc(nthreads * nreg * sizeof(char*))
         if scratch == NULL or regs == NULL:
             raise MemoryError("fused kernel: no memory for the block buffers")
         for t in range(nthreads):
             for k in range(nreg):
-                regs[t * nreg + k] = scratch + (t * nreg + k) * BLOCK * isz
+                regs[t * nreg + k] = scratch + (t * nreg + k) * S.blen * isz
                 if kind[k] == R_SCALAR:
-                    for i in range(BLOCK):
+                    for i in range(S.blen):
                         if f64:
                             (<double*>regs[t * nreg + k])[i] = sval64[k]
                         else:
                             (<float*>regs[t * nreg + k])[i] = sval32[k]
+        S.prog = &prog[0] if ninstr else NULL
+        S.ninstr = ninstr
+        S.nin = nin
+        S.nreg = nreg
+        S.nout = nout
+        S.nd = nd
+        S.f64 = f64
+        S.isz = isz
+        S.n = n
+        S.shp = shp
+        S.bst = bst
+        S.kind = kind
+        S.src_bool = src_bool
+        S.in_ptr = in_ptr
+        S.sval64 = sval64
+        S.sval32 = sval32
+        S.is_s = is_s
+        S.out_ptr = out_ptr
+        S.out_bool = out_bool
+        S.oreg = oreg
+        S.scratch = scratch
         with nogil:
-            for blk in prange(nblocks, num_threads=nthreads, schedule="static"):
-                t = threadid()
-                reg = regs + t * nreg
-                start = blk * BLOCK
-                m = BLOCK if start + BLOCK <= n else n - start
-                for k in range(nin):
-                    if kind[k] == R_DENSE:
-                        reg[k] = in_ptr[k] + start * isz
-                    elif kind[k] == R_GATHER:
-                        reg[k] = scratch + (t * nreg + k) * BLOCK * isz
-                        _gather(reg[k], in_ptr[k], nd, shp, bst + k * MAXDIM, start, m,
-                                src_bool[k], f64)
-                for k in range(nout):
-                    if out_bool[k]:
-                        reg[oreg[k]] = scratch + (t * nreg + oreg[k]) * BLOCK * isz
-                    else:
-                        reg[oreg[k]] = out_ptr[k] + start * isz
-                if f64:
-                    ptc_fused_eval_f64(&prog[0], ninstr, <double**>reg, sval64, is_s, m)
-                else:
-                    ptc_fused_eval_f32(&prog[0], ninstr, <float**>reg, sval32, is_s, m)
-                for k in range(nout):
-                    if out_bool[k]:
-                        for i in range(m):
-                            if f64:
-                                (<unsigned char*>out_ptr[k])[start + i] = \
-                                    (<double*>reg[oreg[k]])[i] != 0
-                            else:
-                                (<unsigned char*>out_ptr[k])[start + i] = \
-                                    (<float*>reg[oreg[k]])[i] != 0
+            if nthreads == 1:
+                for blk in range(nblocks):
+                    _block(&S, regs, 0, blk)
+            else:
+                for blk in prange(nblocks, num_threads=nthreads, schedule="static"):
+                    t = threadid()
+                    _block(&S, regs + t * nreg, t, blk)
     finally:
         free(bst)
         free(regs)

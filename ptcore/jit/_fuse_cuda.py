@@ -51,6 +51,10 @@ _lock = threading.Lock()
 _loaded = set()         # (driver, device, source hash) whose functions _launch knows
 
 
+def _dn(dt):
+    return str(dt).rsplit(".", 1)[-1]
+
+
 def _literal(v):
     v = float(v)
     if v != v:
@@ -66,7 +70,8 @@ def kernel_source(group):
     prog = group.program
     dt = group.dtype
     tensors = [k for k, a in enumerate(prog.operands) if type(a) is dict]
-    in_dtypes = [group.in_meta[k][0] for k in tensors]
+    in_dtypes = [_dn(group.in_meta[k][0]) for k in tensors]
+    out_dtypes = [_dn(d) for d in group.out_dtypes]
     nout = len(group.out_ids)
     kk = nout + len(tensors)
     body, var = [], {}
@@ -92,16 +97,16 @@ def kernel_source(group):
                                 K._fn(e, dt)) + ")"
         body.append(f"        const T v{i} = {expr};")
         var[dst] = f"v{i}"
-    for j, (reg, odt) in enumerate(zip(prog.out_regs, group.out_dtypes)):
+    for j, (reg, odt) in enumerate(zip(prog.out_regs, out_dtypes)):
         if odt == "bool":
             body.append(f"        out{j}[IDX{j}] = (unsigned char)({var[reg]} != (T)0);")
         else:
             body.append(f"        out{j}[IDX{j}] = ({K._storage(odt)})({var[reg]});")
     text = "\n".join(body)
-    digest = hashlib.sha256(f"{dt}|{in_dtypes}|{group.out_dtypes}|{text}".encode()).hexdigest()[:20]
+    digest = hashlib.sha256(f"{dt}|{in_dtypes}|{out_dtypes}|{text}".encode()).hexdigest()[:20]
     name = f"ptc_fused_{digest}"
     params = ["long long n"]
-    params += [f"{K._storage(odt)}* out{j}" for j, odt in enumerate(group.out_dtypes)]
+    params += [f"{K._storage(odt)}* out{j}" for j, odt in enumerate(out_dtypes)]
     params += [f"const {K._storage(idt)}* in{j}" for j, idt in enumerate(in_dtypes)]
     ctype = K._compute(dt)
 
@@ -155,7 +160,7 @@ def run(group, ops):
     idx = dev.index
     drv = _runtime.lazy_init("fused kernel")
     name_c, name_s, tensors = _functions(drv, idx, group)
-    outs = [_tensors.empty(shape, getattr(ptcore, odt), dev) for odt in group.out_dtypes]
+    outs = [_tensors.empty(shape, odt, dev) for odt in group.out_dtypes]
     n = 1
     for s in shape:
         n *= s

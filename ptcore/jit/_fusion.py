@@ -19,6 +19,7 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._ops import _fused
 from ptcore.jit._ir import decode, _collect
 
 __all__ = ["plan", "FusedGroup", "Program", "OPCODES", "CUDA_OPS"]
@@ -42,7 +43,8 @@ CUDA_OPS = frozenset(BINARY + ("neg", "exp", "log", "sqrt", "abs", "relu", "sigm
                                "square", "reciprocal", "rsqrt"))
 _CUDA_NODE_OPS = frozenset(BINARY + ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
                                      "rsub", "__rsub__", "__rtruediv__", "__rpow__"))
-MAX_REGISTERS = 128         # the CPU evaluator's limit (_fused.pyx MAXREG)
+MAX_REGISTERS = 128         # the CPU evaluator's limits (_fused.pyx MAXREG, MAXDIM)
+MAX_DIMS = 16
 _FLOATS = ("float32", "float64")
 _NAMESPACES = ("ptcore", "Tensor", "nn.functional")
 _ALIASES = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
@@ -213,20 +215,22 @@ class FusedGroup:
         self.dtype = dtype                  # compute dtype name
         self.shape = tuple(shape)
         self.device = device                # "cpu" or "cuda"
-        self.out_dtypes = [graph.values[v].dtype for v in out_ids]
+        self.out_dtypes = [getattr(ptcore, graph.values[v].dtype) for v in out_ids]
         self.program = Program(lowered, out_ids, graph)
-        self.in_meta = [(graph.values[a["v"]].dtype, tuple(graph.values[a["v"]].shape))
+        self.in_meta = [(getattr(ptcore, graph.values[a["v"]].dtype),
+                         ptcore.Size(graph.values[a["v"]].shape))
                         if type(a) is dict else None for a in self.program.operands]
         self._cuda = None
 
     def _fast_ok(self, ops):
-        grad = ptcore.is_grad_enabled()
+        if ptcore.is_grad_enabled():
+            for o in ops:
+                if isinstance(o, _TensorBase) and o.requires_grad:
+                    return False
+        dev = self.device
         for o, meta in zip(ops, self.in_meta):
-            if meta is None:
-                continue
-            if not isinstance(o, _TensorBase) or str(o.dtype)[7:] != meta[0] or \
-                    tuple(o.shape) != meta[1] or o.device.type != self.device or \
-                    (grad and o.requires_grad):
+            if meta is not None and (not isinstance(o, _TensorBase) or o.dtype is not meta[0] or
+                                     o.shape != meta[1] or o.device.type != dev):
                 return False
         return True
 
@@ -234,11 +238,8 @@ class FusedGroup:
         ops = [decode(a, env) for a in self.program.operands]
         if self._fast_ok(ops):
             if self.device == "cpu":
-                from ptcore._ops import _fused
-                outs = [ptcore.empty(self.shape, dtype=getattr(ptcore, dt))
-                        for dt in self.out_dtypes]
-                _fused.run(ops, self.program.code, self.program.nreg, self.program.out_code,
-                           outs, self.shape, self.dtype == "float64")
+                outs = _fused.run(ops, self.program.code, self.program.nreg, self.program.out_code,
+                                  list(self.out_dtypes), self.shape, self.dtype == "float64")
             else:
                 from ptcore.jit import _fuse_cuda
                 outs = _fuse_cuda.run(self, ops)
@@ -270,7 +271,7 @@ def _node_info(node, graph):
     if len(outs) != 1 or not (type(node.outputs) is dict and "v" in node.outputs):
         return None
     out = graph.values[outs[0]]
-    if out.shape is None or out.device is None:
+    if out.shape is None or out.device is None or len(out.shape) > MAX_DIMS:
         return None
     dev = out.device.split(":")[0]
     if dev not in ("cpu", "cuda"):
