@@ -42,7 +42,7 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_EXP_: PF_UN(PF_EXP(x))
         case PF_LOG_: PF_UN(PF_LOG(x))
         case PF_TANH_: PF_UN(PF_TANH(x))
-        case PF_SIGMOID: PF_UN((PF_T)1 / ((PF_T)1 + PF_EXP(-x)))
+        case PF_SIGMOID: PF_UN(PF_SIGMOID(x))
         case PF_RELU: PF_UN(x < 0 ? (PF_T)0 : x)
         case PF_SQRT_: PF_UN(PF_SQRT(x))
         case PF_RSQRT: PF_UN((PF_T)1 / PF_SQRT(x))
@@ -58,7 +58,7 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_GELU_TANH:
             PF_UN((PF_T)0.5 * x * ((PF_T)1 + PF_TANH((PF_T)0.79788456080286535588 *
                                                      (x + (PF_T)0.044715 * x * x * x))))
-        case PF_SILU: PF_UN(x / ((PF_T)1 + PF_EXP(-x)))
+        case PF_SILU: PF_UN(x * PF_SIGMOID(x))
         case PF_WHERE:
             for (i = 0; i < m; i++) d[i] = c[i] != 0 ? a[i] : b[i];
             break;
