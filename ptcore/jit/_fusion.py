@@ -105,6 +105,8 @@ def _lower(node):
                 out.append((op, [cur, b]))
                 cur = ("t", len(out) - 1)
         return out
+    if name in ("clamp_min", "clamp_max") and len(args) == 2 and not kw and args[1] is not None:
+        return [("maximum" if name == "clamp_min" else "minimum", args)]
     if name == "where" and len(args) == 3 and not kw:
         return [("where", args)]
     if kw:

@@ -233,7 +233,7 @@ def test_adam_update_is_one_group_with_three_outputs(dtype):
 
 def test_comparisons_where_clamp_pow_and_bool_outputs():
     def body(L, FF, x, y):
-        a = L.where(x > 0, x * 2.0, -x).clamp(-1.5, 1.5)
+        a = L.where(x > 0, x * 2.0, -x).clamp(-1.5, 1.5).clamp_min(-1.25).clamp_max(y + 1.2)
         b = x ** 2 + y ** 0.5 + 1.0 / (y + 1) + 2 ** x - (0.5 - x) + x.pow(3) + y ** -0.5
         c = L.maximum(a, b) * (x <= y) + L.minimum(a, y) * L.abs(x - 0.3)
         return c, (c >= 0.25), L.exp(-x * x) * L.log(y + 1)
