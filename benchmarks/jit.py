@@ -2,9 +2,10 @@
 one thread, same run.
 
 Cases: an 8-op elementwise chain on 1.6e7 float32, the traced MLP forward and a
-GELU/LayerNorm Transformer block forward.  The traced graph is run by the
-interpreter op by op (no fusion yet), so the traced times are the eager times
-plus the interpreter's per-node cost.
+GELU/LayerNorm Transformer block forward.  The traced graph runs in the
+interpreter with its elementwise chains fused (ptcore.jit._fusion: one
+cache-resident pass of the fused kernel per chain); the GEMMs, softmax and
+reductions are the eager kernels.
 
 Usage: python benchmarks/jit.py
 """

@@ -1,333 +1,345 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Fused elementwise kernel for ``ptcore.jit``: evaluates a straight-line
-program of pointwise ops over contiguous float32/float64 operands block by
-block, so a chain of N ops reads its inputs and writes its output once
-instead of N times (the temporaries of a block stay in cache).  No compiler
-is needed at run time: the program is data (an instruction array), like
-numexpr's virtual machine.
+program of pointwise ops block by block (``BLOCK`` elements, so the
+temporaries of a block stay in the L1/L2 cache), reading every input and
+writing every output once instead of once per op.  No compiler is needed at
+run time: the program is data (an instruction array) evaluated by
+``ptc_fused.h``, one vectorised loop per instruction, like numexpr's virtual
+machine.
 
-Registers ``0 .. n_in-1`` are the inputs (a tensor operand, or a scalar
-broadcast to the block), the others temporaries; an instruction is
-``(opcode, dst, a, b)``; the value of register ``result`` is written out.
+Registers ``0 .. n_in-1`` are the inputs: a Python number (a scalar
+register), or a tensor of the compute dtype or bool, broadcastable to
+``shape`` and of any strides (a dense operand of the full size is read in
+place, others are gathered into the block's buffer).  The others are
+temporaries; an instruction is ``(opcode, dst, a, b, c)``.  Output ``j`` is
+the value of register ``out_regs[j]``, written to the contiguous tensor
+``outs[j]`` (compute dtype, or bool: nonzero -> True); an entry of ``outs``
+that is a dtype (``ptcore.float32`` ...) asks for a new tensor of the
+iteration shape.
 """
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
-from libc.math cimport (exp, log, logf, tanh, tanhf, sqrt, sqrtf, fabs, fabsf, sin, sinf,
-                        cos, cosf, erf, erff, log1p, log1pf, expm1, expm1f)
+from libc.string cimport memcpy
 from libc.stdint cimport int32_t
 
-from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
-
-cdef extern from "ptc_math.h" nogil:
-    # vectorised (AVX2/AVX-512, chosen at run time) float32 maps, as the eager kernels use
-    void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
-    void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
-    void ptc_geluv_f32(float* o, const float* a, Py_ssize_t n)
-    void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
-    void ptc_silu_f32(float* o, const float* a, Py_ssize_t n)
-    void ptc_relu_f32(float* o, const float* a, Py_ssize_t n)
+from ptcore._ops._types cimport PT_BOOL, PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype
+from ptcore._tensor import device as _device_type
 
-# opcodes (keep in sync with ptcore.jit._fusion.OPCODES)
+cdef device _CPU = _device_type("cpu")
+
+cdef extern from "ptc_fused.h" nogil:
+    int PF_NUM
+    void ptc_fused_eval_f32(const int32_t* prog, int ninstr, float** reg, const float* sval,
+                            const unsigned char* is_s, Py_ssize_t m)
+    void ptc_fused_eval_f64(const int32_t* prog, int ninstr, double** reg, const double* sval,
+                            const unsigned char* is_s, Py_ssize_t m)
+
 cdef enum:
-    OP_ADD = 0
-    OP_SUB = 1
-    OP_MUL = 2
-    OP_DIV = 3
-    OP_NEG = 4
-    OP_EXP = 5
-    OP_LOG = 6
-    OP_TANH = 7
-    OP_SIGMOID = 8
-    OP_RELU = 9
-    OP_SQRT = 10
-    OP_RSQRT = 11
-    OP_ABS = 12
-    OP_SIN = 13
-    OP_COS = 14
-    OP_SQUARE = 15
-    OP_RECIPROCAL = 16
-    OP_ERF = 17
-    OP_LOG1P = 18
-    OP_EXPM1 = 19
-    OP_MAX = 20
-    OP_MIN = 21
-    OP_GELU = 22
-    OP_GELU_TANH = 23
-    OP_SILU = 24
-    OP_NUM = 25
+    BLOCK = 1024
+    MAXREG = 128
+    MAXDIM = 16
+    # how a register gets its block
+    R_TEMP = 0        # written by the program (scratch, or the output's memory)
+    R_SCALAR = 1      # a constant: filled once
+    R_DENSE = 2       # points into a dense input of the full size
+    R_GATHER = 3      # gathered from a strided / broadcast / bool input
 
-    BLOCK = 2048
-    MAXREG = 64
-
-OPCODE_COUNT = OP_NUM
+OPCODE_COUNT = PF_NUM
 
 
-cdef inline void _run_f32(const int32_t* prog, int ninstr, float** reg, Py_ssize_t m) noexcept nogil:
+cdef void _gather(char* dst, const char* base, int nd, const Py_ssize_t* shape,
+                  const Py_ssize_t* st, Py_ssize_t start, Py_ssize_t m, bint src_bool,
+                  bint f64) noexcept nogil:
+    """Elements ``start .. start+m`` (C order over ``shape``) of the operand
+    at ``base`` with element strides ``st`` into ``dst`` as the compute type."""
+    cdef Py_ssize_t coord[MAXDIM]
+    cdef Py_ssize_t off = 0, r = start, q, run, i, j = 0, s
+    cdef int d
+    cdef const char* p
+    for d in range(nd - 1, -1, -1):
+        q = r // shape[d]
+        coord[d] = r - q * shape[d]
+        off += coord[d] * st[d]
+        r = q
+    while j < m:
+        run = shape[nd - 1] - coord[nd - 1]
+        if run > m - j:
+            run = m - j
+        s = st[nd - 1]
+        if src_bool:
+            p = base + off
+            if f64:
+                for i in range(run):
+                    (<double*>dst)[j + i] = 1.0 if p[i * s] != 0 else 0.0
+            else:
+                for i in range(run):
+                    (<float*>dst)[j + i] = 1.0 if p[i * s] != 0 else 0.0
+        elif f64:
+            p = base + off * 8
+            if s == 1:
+                memcpy(<double*>dst + j, p, run * 8)
+            else:
+                for i in range(run):
+                    (<double*>dst)[j + i] = (<const double*>p)[i * s]
+        else:
+            p = base + off * 4
+            if s == 1:
+                memcpy(<float*>dst + j, p, run * 4)
+            else:
+                for i in range(run):
+                    (<float*>dst)[j + i] = (<const float*>p)[i * s]
+        j += run
+        # advance the coordinates by run elements (run ends the innermost row
+        # unless the block ended)
+        off += run * s
+        coord[nd - 1] += run
+        d = nd - 1
+        while d > 0 and coord[d] == shape[d]:
+            off -= coord[d] * st[d]
+            coord[d] = 0
+            d -= 1
+            coord[d] += 1
+            off += st[d]
+
+
+cdef struct _State:
+    const int32_t* prog
+    int ninstr, nin, nreg, nout, nd
+    bint f64
+    size_t isz
+    Py_ssize_t n, blen
+    const Py_ssize_t* shp
+    const Py_ssize_t* bst
+    const int* kind
+    const bint* src_bool
+    char** in_ptr
+    const double* sval64
+    const float* sval32
+    const unsigned char* is_s
+    char** out_ptr
+    const bint* out_bool
+    const int* oreg
+    char* scratch
+
+
+cdef void _block(const _State* S, char** reg, int t, Py_ssize_t blk) noexcept nogil:
+    """Evaluate block ``blk`` with thread ``t``'s registers ``reg``."""
+    cdef Py_ssize_t start = blk * BLOCK, i
+    cdef Py_ssize_t m = BLOCK if start + BLOCK <= S.n else S.n - start
     cdef int k
-    cdef Py_ssize_t i
-    cdef float* d
-    cdef float* a
-    cdef float* b
-    cdef float x
-    cdef int op
-    for k in range(ninstr):
-        d = reg[prog[4 * k + 1]]
-        a = reg[prog[4 * k + 2]]
-        b = reg[prog[4 * k + 3]]
-        op = prog[4 * k]
-        if op == OP_ADD:
+    cdef size_t isz = S.isz
+    for k in range(S.nin):
+        if S.kind[k] == R_DENSE:
+            reg[k] = S.in_ptr[k] + start * isz
+        elif S.kind[k] == R_GATHER:
+            _gather(reg[k], S.in_ptr[k], S.nd, S.shp, S.bst + k * MAXDIM, start, m,
+                    S.src_bool[k], S.f64)
+    for k in range(S.nout):
+        if S.out_bool[k]:
+            reg[S.oreg[k]] = S.scratch + (t * S.nreg + S.oreg[k]) * S.blen * isz
+        else:
+            reg[S.oreg[k]] = S.out_ptr[k] + start * isz
+    if S.f64:
+        ptc_fused_eval_f64(S.prog, S.ninstr, <double**>reg, S.sval64, S.is_s, m)
+    else:
+        ptc_fused_eval_f32(S.prog, S.ninstr, <float**>reg, S.sval32, S.is_s, m)
+    for k in range(S.nout):
+        if S.out_bool[k]:
             for i in range(m):
-                d[i] = a[i] + b[i]
-        elif op == OP_SUB:
-            for i in range(m):
-                d[i] = a[i] - b[i]
-        elif op == OP_MUL:
-            for i in range(m):
-                d[i] = a[i] * b[i]
-        elif op == OP_DIV:
-            for i in range(m):
-                d[i] = a[i] / b[i]
-        elif op == OP_NEG:
-            for i in range(m):
-                d[i] = -a[i]
-        elif op == OP_EXP:
-            ptc_exp_f32(d, a, m)
-        elif op == OP_LOG:
-            for i in range(m):
-                d[i] = logf(a[i])
-        elif op == OP_TANH:
-            ptc_tanh_f32(d, a, m)
-        elif op == OP_SIGMOID:
-            ptc_sigmoid_f32(d, a, m)
-        elif op == OP_RELU:
-            ptc_relu_f32(d, a, m)
-        elif op == OP_SQRT:
-            for i in range(m):
-                d[i] = sqrtf(a[i])
-        elif op == OP_RSQRT:
-            for i in range(m):
-                d[i] = 1.0 / sqrtf(a[i])
-        elif op == OP_ABS:
-            for i in range(m):
-                d[i] = fabsf(a[i])
-        elif op == OP_SIN:
-            for i in range(m):
-                d[i] = sinf(a[i])
-        elif op == OP_COS:
-            for i in range(m):
-                d[i] = cosf(a[i])
-        elif op == OP_SQUARE:
-            for i in range(m):
-                d[i] = a[i] * a[i]
-        elif op == OP_RECIPROCAL:
-            for i in range(m):
-                d[i] = 1.0 / a[i]
-        elif op == OP_ERF:
-            for i in range(m):
-                d[i] = erff(a[i])
-        elif op == OP_LOG1P:
-            for i in range(m):
-                d[i] = log1pf(a[i])
-        elif op == OP_EXPM1:
-            for i in range(m):
-                d[i] = expm1f(a[i])
-        elif op == OP_MAX:
-            for i in range(m):
-                d[i] = a[i] if (a[i] >= b[i] or a[i] != a[i]) else b[i]
-        elif op == OP_MIN:
-            for i in range(m):
-                d[i] = a[i] if (a[i] <= b[i] or a[i] != a[i]) else b[i]
-        elif op == OP_GELU:
-            ptc_geluv_f32(d, a, m)
-        elif op == OP_GELU_TANH:
-            for i in range(m):
-                x = a[i]
-                d[i] = 0.5 * x * (1.0 + tanhf(0.7978845608028654 * (x + 0.044715 * x * x * x)))
-        elif op == OP_SILU:
-            ptc_silu_f32(d, a, m)
+                if S.f64:
+                    (<unsigned char*>S.out_ptr[k])[start + i] = (<double*>reg[S.oreg[k]])[i] != 0
+                else:
+                    (<unsigned char*>S.out_ptr[k])[start + i] = (<float*>reg[S.oreg[k]])[i] != 0
 
 
-cdef inline void _run_f64(const int32_t* prog, int ninstr, double** reg, Py_ssize_t m) noexcept nogil:
-    cdef int k
-    cdef Py_ssize_t i
-    cdef double* d
-    cdef double* a
-    cdef double* b
-    cdef double x
-    cdef int op
-    for k in range(ninstr):
-        d = reg[prog[4 * k + 1]]
-        a = reg[prog[4 * k + 2]]
-        b = reg[prog[4 * k + 3]]
-        op = prog[4 * k]
-        if op == OP_ADD:
-            for i in range(m):
-                d[i] = a[i] + b[i]
-        elif op == OP_SUB:
-            for i in range(m):
-                d[i] = a[i] - b[i]
-        elif op == OP_MUL:
-            for i in range(m):
-                d[i] = a[i] * b[i]
-        elif op == OP_DIV:
-            for i in range(m):
-                d[i] = a[i] / b[i]
-        elif op == OP_NEG:
-            for i in range(m):
-                d[i] = -a[i]
-        elif op == OP_EXP:
-            for i in range(m):
-                d[i] = exp(a[i])
-        elif op == OP_LOG:
-            for i in range(m):
-                d[i] = log(a[i])
-        elif op == OP_TANH:
-            for i in range(m):
-                d[i] = tanh(a[i])
-        elif op == OP_SIGMOID:
-            for i in range(m):
-                d[i] = 1.0 / (1.0 + exp(-a[i]))
-        elif op == OP_RELU:
-            for i in range(m):
-                x = a[i]
-                d[i] = x if x > 0 or x != x else 0
-        elif op == OP_SQRT:
-            for i in range(m):
-                d[i] = sqrt(a[i])
-        elif op == OP_RSQRT:
-            for i in range(m):
-                d[i] = 1.0 / sqrt(a[i])
-        elif op == OP_ABS:
-            for i in range(m):
-                d[i] = fabs(a[i])
-        elif op == OP_SIN:
-            for i in range(m):
-                d[i] = sin(a[i])
-        elif op == OP_COS:
-            for i in range(m):
-                d[i] = cos(a[i])
-        elif op == OP_SQUARE:
-            for i in range(m):
-                d[i] = a[i] * a[i]
-        elif op == OP_RECIPROCAL:
-            for i in range(m):
-                d[i] = 1.0 / a[i]
-        elif op == OP_ERF:
-            for i in range(m):
-                d[i] = erf(a[i])
-        elif op == OP_LOG1P:
-            for i in range(m):
-                d[i] = log1p(a[i])
-        elif op == OP_EXPM1:
-            for i in range(m):
-                d[i] = expm1(a[i])
-        elif op == OP_MAX:
-            for i in range(m):
-                d[i] = a[i] if (a[i] >= b[i] or a[i] != a[i]) else b[i]
-        elif op == OP_MIN:
-            for i in range(m):
-                d[i] = a[i] if (a[i] <= b[i] or a[i] != a[i]) else b[i]
-        elif op == OP_GELU:
-            for i in range(m):
-                x = a[i]
-                d[i] = 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
-        elif op == OP_GELU_TANH:
-            for i in range(m):
-                x = a[i]
-                d[i] = 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
-        elif op == OP_SILU:
-            for i in range(m):
-                x = a[i]
-                d[i] = x / (1.0 + exp(-x))
-
-
-def run(list operands, const int32_t[::1] prog, int nreg, int result, _TensorBase out):
-    """Evaluate ``prog`` over ``operands`` (contiguous tensors of ``out``'s
-    dtype and element count, or Python floats) into contiguous ``out``."""
-    cdef int nin = len(operands), ninstr = prog.shape[0] // 4, k, t, nthreads
-    cdef Py_ssize_t n = out._numel, nblocks, blk, start, m, i
-    cdef int dt = out._dtype.num
-    cdef size_t isz = 4 if dt == PT_FLOAT32 else 8
+def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out_regs,
+        list outs, tuple shape, bint f64):
+    """Evaluate ``prog`` over ``operands`` into the tensors ``outs`` (see the
+    module docstring); ``shape`` is the iteration shape, ``f64`` selects the
+    compute dtype (float64, else float32)."""
+    cdef int nin = len(operands), ninstr, k, t, nthreads, d, nd = len(shape), nout, nd0
+    cdef Py_ssize_t n = 1, nblocks, blk, start, m, i, j
+    cdef int cdt = PT_FLOAT64 if f64 else PT_FLOAT32
+    cdef size_t isz = 8 if f64 else 4
+    cdef Py_ssize_t shp[MAXDIM]
+    cdef Py_ssize_t* bst
+    cdef int kind[MAXREG]
+    cdef bint src_bool[MAXREG]
     cdef char* in_ptr[MAXREG]
-    cdef double in_val[MAXREG]
-    cdef bint is_scalar[MAXREG]
-    cdef char* outp = out._ptr()
-    cdef char* scratch
-    cdef char** regs
+    cdef double sval64[MAXREG]
+    cdef float sval32[MAXREG]
+    cdef unsigned char is_s[MAXREG]
+    cdef char* out_ptr[MAXREG]
+    cdef bint out_bool[MAXREG]
+    cdef int oreg[MAXREG]
+    cdef char* scratch = NULL
+    cdef char** regs = NULL
     cdef char** reg
     cdef _TensorBase x
-    if dt != PT_FLOAT32 and dt != PT_FLOAT64:
-        raise TypeError("fused kernel: float32 or float64 output expected")
-    if nreg > MAXREG or nin > nreg or result < 0 or result >= nreg or prog.shape[0] % 4:
-        raise ValueError("fused kernel: malformed program")
-    for k in range(prog.shape[0]):
-        if k % 4 == 0:
-            if prog[k] < 0 or prog[k] >= OP_NUM:
-                raise ValueError("fused kernel: unknown opcode")
-        elif prog[k] < 0 or prog[k] >= nreg or (k % 4 == 1 and prog[k] < nin):
-            raise ValueError("fused kernel: bad register")
-    if not out._is_contig():
-        raise ValueError("fused kernel: contiguous output expected")
-    for k in range(nin):
-        o = operands[k]
-        if isinstance(o, _TensorBase):
-            x = <_TensorBase>o
-            if x._dtype.num != dt or x._numel != n or not x._is_contig():
-                raise ValueError("fused kernel: operands must be contiguous, of the output's "
-                                 "dtype and size")
-            in_ptr[k] = x._ptr()
-            is_scalar[k] = False
-        else:
-            in_val[k] = float(o)
-            is_scalar[k] = True
-            in_ptr[k] = NULL
-    if n == 0:
-        return out
-    nblocks = (n + BLOCK - 1) // BLOCK
-    nthreads = get_num_threads()
-    if nthreads > nblocks:
-        nthreads = <int>nblocks
-    if nthreads < 1:
-        nthreads = 1
-    # per thread: one BLOCK buffer per register; scalar inputs filled once,
-    # tensor inputs point into their data, the result register into ``out``
-    scratch = <char*>malloc(nthreads * nreg * BLOCK * isz)
-    regs = <char**>malloc(nthreads * nreg * sizeof(char*))
-    if scratch == NULL or regs == NULL:
-        free(scratch)
-        free(regs)
-        raise MemoryError("fused kernel: no memory for the block buffers")
-    for t in range(nthreads):
+    cdef double v
+    cdef int off
+    cdef _State S
+    if prog.shape[0] % 5:
+        raise ValueError("fused kernel: malformed program (instructions are 5 int32)")
+    ninstr = prog.shape[0] // 5
+    nout = len(outs)
+    if nreg > MAXREG or nin > nreg or nout != out_regs.shape[0] or nout < 1:
+        raise ValueError("fused kernel: malformed program (registers or outputs)")
+    if nd > MAXDIM:
+        raise ValueError(f"fused kernel: at most {MAXDIM} dims, got {nd}")
+    for d in range(nd):
+        shp[d] = shape[d]
+        if shp[d] < 0:
+            raise ValueError(f"fused kernel: bad shape {shape}")
+        n *= shp[d]
+    nd0 = nd
+    if nd == 0:
+        nd = 1
+        shp[0] = 1
+    for k in range(ninstr):
+        if prog[5 * k] < 0 or prog[5 * k] >= PF_NUM:
+            raise ValueError("fused kernel: unknown opcode")
+        for j in range(1, 5):
+            if prog[5 * k + j] < 0 or prog[5 * k + j] >= nreg:
+                raise ValueError("fused kernel: bad register")
+        if prog[5 * k + 1] < nin:
+            raise ValueError("fused kernel: an instruction writes an input register")
+        for j in range(2, 5):
+            if prog[5 * k + j] == prog[5 * k + 1]:
+                raise ValueError("fused kernel: an instruction's destination is also its source")
+    for k in range(nout):
+        if out_regs[k] < nin or out_regs[k] >= nreg:
+            raise ValueError("fused kernel: an output must be a register written by the program")
+        for j in range(k):
+            if out_regs[j] == out_regs[k]:
+                raise ValueError("fused kernel: two outputs share a register")
+        o = outs[k]
+        if isinstance(o, dtype) and ((<dtype>o).num == cdt or (<dtype>o).num == PT_BOOL):
+            o = outs[k] = _empty_contig(<dtype>o, nd0, shp, _CPU, False)
+        if not isinstance(o, _TensorBase):
+            raise TypeError("fused kernel: outputs must be tensors, or the compute dtype or bool")
+        x = <_TensorBase>o
+        if (x._dtype.num != cdt and x._dtype.num != PT_BOOL) or x._numel != n or \
+                not x._is_contig():
+            raise ValueError("fused kernel: outputs must be contiguous, of the compute dtype or "
+                             "bool, with the iteration shape's size")
+        oreg[k] = out_regs[k]
+        out_ptr[k] = x._ptr()
+        out_bool[k] = x._dtype.num == PT_BOOL
+    # tensor operands: broadcast strides over shp (element strides, 0 where expanded)
+    bst = <Py_ssize_t*>malloc(max(nin, 1) * MAXDIM * sizeof(Py_ssize_t))
+    if bst == NULL:
+        raise MemoryError()
+    try:
         for k in range(nreg):
-            regs[t * nreg + k] = scratch + (t * nreg + k) * BLOCK * isz
+            kind[k] = R_TEMP
+            is_s[k] = 0
+            sval32[k] = 0
+            sval64[k] = 0
+            src_bool[k] = False
+            in_ptr[k] = NULL
         for k in range(nin):
-            if is_scalar[k]:
-                for i in range(BLOCK):
-                    if dt == PT_FLOAT32:
-                        (<float*>regs[t * nreg + k])[i] = <float>in_val[k]
+            o = operands[k]
+            if isinstance(o, _TensorBase):
+                x = <_TensorBase>o
+                if x._dtype.num != cdt and x._dtype.num != PT_BOOL:
+                    raise TypeError(f"fused kernel: operand {k} has dtype {x._dtype}, expected "
+                                    f"{'float64' if f64 else 'float32'} or bool")
+                if x._ndim > nd:
+                    raise ValueError(f"fused kernel: operand {k} of shape {tuple(x.shape)} does "
+                                     f"not broadcast to {shape}")
+                off = nd - x._ndim
+                for d in range(nd):
+                    bst[k * MAXDIM + d] = 0
+                for d in range(x._ndim):
+                    if x._shape[d] == shp[off + d]:
+                        bst[k * MAXDIM + off + d] = x._strides[d] if shp[off + d] != 1 else 0
+                    elif x._shape[d] != 1:
+                        raise ValueError(f"fused kernel: operand {k} of shape {tuple(x.shape)} "
+                                         f"does not broadcast to {shape}")
+                in_ptr[k] = x._ptr()
+                src_bool[k] = x._dtype.num == PT_BOOL
+                if x._numel == 1:             # a single value: a scalar register
+                    if src_bool[k]:
+                        v = 1.0 if (<unsigned char*>in_ptr[k])[0] != 0 else 0.0
+                    elif f64:
+                        v = (<double*>in_ptr[k])[0]
                     else:
-                        (<double*>regs[t * nreg + k])[i] = in_val[k]
-    with nogil:
-        for blk in prange(nblocks, num_threads=nthreads, schedule="static"):
-            t = threadid()
-            reg = regs + t * nreg
-            start = blk * BLOCK
-            m = BLOCK if start + BLOCK <= n else n - start
-            for k in range(nin):
-                if not is_scalar[k]:
-                    reg[k] = in_ptr[k] + start * isz
-            if result >= nin:
-                reg[result] = outp + start * isz
-            if dt == PT_FLOAT32:
-                _run_f32(&prog[0], ninstr, <float**>reg, m)
+                        v = (<float*>in_ptr[k])[0]
+                    kind[k] = R_SCALAR
+                elif x._numel == n and not src_bool[k] and x._is_contig():
+                    kind[k] = R_DENSE
+                    continue
+                else:
+                    kind[k] = R_GATHER
+                    continue
+            elif isinstance(o, (int, float)) and not isinstance(o, bool):
+                v = float(o)
+                kind[k] = R_SCALAR
             else:
-                _run_f64(&prog[0], ninstr, <double**>reg, m)
-            if result < nin:
-                for i in range(m * <Py_ssize_t>isz):
-                    (outp + start * isz)[i] = reg[result][i]
-    free(regs)
-    free(scratch)
-    return out
+                raise TypeError(f"fused kernel: operand {k} must be a tensor or a real number, "
+                                f"not {type(o).__name__}")
+            is_s[k] = 1
+            sval64[k] = v
+            sval32[k] = <float>v
+        if n == 0:
+            return outs
+        nblocks = (n + BLOCK - 1) // BLOCK
+        nthreads = get_num_threads()
+        if nthreads > nblocks:
+            nthreads = <int>nblocks
+        if nthreads < 1:
+            nthreads = 1
+        S.blen = BLOCK if n > BLOCK else n
+        # per thread: one block buffer per register; scalar registers are
+        # filled once (ops other than the binary ones read them as buffers)
+        scratch = <char*>malloc(nthreads * nreg * S.blen * isz)
+        regs = <char**>malloc(nthreads * nreg * sizeof(char*))
+        if scratch == NULL or regs == NULL:
+            raise MemoryError("fused kernel: no memory for the block buffers")
+        for t in range(nthreads):
+            for k in range(nreg):
+                regs[t * nreg + k] = scratch + (t * nreg + k) * S.blen * isz
+                if kind[k] == R_SCALAR:
+                    for i in range(S.blen):
+                        if f64:
+                            (<double*>regs[t * nreg + k])[i] = sval64[k]
+                        else:
+                            (<float*>regs[t * nreg + k])[i] = sval32[k]
+        S.prog = &prog[0] if ninstr else NULL
+        S.ninstr = ninstr
+        S.nin = nin
+        S.nreg = nreg
+        S.nout = nout
+        S.nd = nd
+        S.f64 = f64
+        S.isz = isz
+        S.n = n
+        S.shp = shp
+        S.bst = bst
+        S.kind = kind
+        S.src_bool = src_bool
+        S.in_ptr = in_ptr
+        S.sval64 = sval64
+        S.sval32 = sval32
+        S.is_s = is_s
+        S.out_ptr = out_ptr
+        S.out_bool = out_bool
+        S.oreg = oreg
+        S.scratch = scratch
+        with nogil:
+            if nthreads == 1:
+                for blk in range(nblocks):
+                    _block(&S, regs, 0, blk)
+            else:
+                for blk in prange(nblocks, num_threads=nthreads, schedule="static"):
+                    t = threadid()
+                    _block(&S, regs + t * nreg, t, blk)
+    finally:
+        free(bst)
+        free(regs)
+        free(scratch)
+    return outs

@@ -1,15 +1,19 @@
 """Fusion of elementwise chains for the graph interpreter.
 
-A run of consecutive pointwise nodes over float32/float64 tensors of one
-shape (and Python scalars), whose intermediate results nothing else uses,
-becomes one :class:`FusedGroup`: the fused kernel (``ptcore._ops._fused``)
-evaluates the whole chain block by block, reading the inputs and writing
-the result once.  When autograd must record, or an operand is not
-contiguous or not of the traced dtype and size, the group runs its nodes one
-by one instead — the result is the same either way.
+A run of consecutive pointwise nodes on one device whose results all have
+one shape (the group's iteration shape) and one float dtype (comparisons may
+give bool) becomes one :class:`FusedGroup`: its operands (graph values
+broadcastable to the shape, or Python numbers) are read once and every
+result used after the run (or returned by the graph) is written once; the
+values used only inside the run never reach memory.  The group is lowered to
+a straight-line register program (:class:`Program`): on CPU the fused kernel
+``ptcore._ops._fused`` evaluates it block by block, cache-resident; on CUDA
+:mod:`ptcore.jit._fuse_cuda` turns it into one generated kernel.
 
-Fusion is a property of how a graph runs, not of the graph: saved graphs
-hold the plain nodes.
+When autograd must record, or an operand's dtype, shape or device is not the
+traced one, the group runs its nodes one by one instead -- the result is the
+same either way.  Fusion is a property of how a graph runs, not of the
+graph: saved graphs hold the plain nodes.
 """
 import numpy as np
 
@@ -18,131 +22,306 @@ from ptcore._tensor import _TensorBase
 from ptcore._ops import _fused
 from ptcore.jit._ir import decode, _collect
 
-__all__ = ["plan", "FusedGroup", "OPCODES"]
+__all__ = ["plan", "FusedGroup", "Program", "OPCODES", "CUDA_OPS"]
 
-OPCODES = {"add": 0, "sub": 1, "mul": 2, "div": 3, "neg": 4, "exp": 5, "log": 6, "tanh": 7,
-           "sigmoid": 8, "relu": 9, "sqrt": 10, "rsqrt": 11, "abs": 12, "sin": 13, "cos": 14,
-           "square": 15, "reciprocal": 16, "erf": 17, "log1p": 18, "expm1": 19, "maximum": 20,
-           "minimum": 21, "gelu": 22, "gelu_tanh": 23, "silu": 24}
-assert len(OPCODES) == _fused.OPCODE_COUNT
-_BINARY = {"add", "sub", "mul", "div", "maximum", "minimum"}
-_UNARY = set(OPCODES) - _BINARY - {"gelu_tanh"}
-_NAMESPACES = {"ptcore", "Tensor", "nn.functional"}
-_DTYPES = {"float32", "float64"}
+# opcodes of the CPU evaluator (ptcore/_ops/ptc_fused.h, same order)
+OPCODES = {name: i for i, name in enumerate((
+    "add", "sub", "mul", "div", "maximum", "minimum", "pow",
+    "eq", "ne", "lt", "le", "gt", "ge",
+    "neg", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs",
+    "sin", "cos", "square", "reciprocal", "erf", "log1p", "expm1", "gelu",
+    "gelu_tanh", "silu", "where"))}
+BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le",
+          "gt", "ge")
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+UNARY = ("neg", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs", "sin", "cos",
+         "square", "reciprocal", "erf", "log1p", "expm1", "gelu", "gelu_tanh", "silu")
+# the instructions a CUDA group may hold: the pointwise ops ptcore has CUDA
+# kernels for (and what lowering turns them into); a chain with any other op
+# stays unfused on CUDA
+CUDA_OPS = frozenset(BINARY + ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
+                               "square", "reciprocal", "rsqrt"))
+_CUDA_NODE_OPS = frozenset(BINARY + ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
+                                     "rsub", "__rsub__", "__rtruediv__", "__rpow__"))
+MAX_REGISTERS = 128         # the CPU evaluator's limits (_fused.pyx MAXREG, MAXDIM)
+MAX_DIMS = 16
+_FLOATS = ("float32", "float64")
+_NAMESPACES = ("ptcore", "Tensor", "nn.functional")
+_ALIASES = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
+            "__rmul__": "mul", "__truediv__": "div", "true_divide": "div", "__neg__": "neg",
+            "negative": "neg", "__abs__": "abs", "absolute": "abs", "multiply": "mul",
+            "subtract": "sub", "divide": "div", "__pow__": "pow", "float_power": None,
+            "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+            "__ge__": "ge", "greater": "gt", "greater_equal": "ge", "less": "lt",
+            "less_equal": "le", "not_equal": "ne", "max": None, "min": None}
 
 
-def _opcode(node):
-    """The opcode of ``node`` and its operand encodings, or None."""
+def _is_num(a):
+    if not isinstance(a, (int, float)) or isinstance(a, bool):
+        return False
+    try:
+        float(a)
+    except OverflowError:
+        return False
+    return True
+
+
+def _lower(node):
+    """The node as a list of instructions ``(op, args)`` (each arg a graph
+    value encoding, a number, or ``("t", k)``: the result of instruction k of
+    this list; the last instruction gives the node's output), or None when
+    the node is not a fusable pointwise op."""
     ns, name = node.op
     if ns not in _NAMESPACES:
         return None
-    args, kw = node.args, dict(node.kwargs)
+    args, kw = list(node.args), dict(node.kwargs)
     if ns == "nn.functional":
-        if name in ("relu", "silu") and kw.pop("inplace", False) is False and len(args) == 1:
-            return (OPCODES[name], args) if not kw else None
+        if kw.pop("inplace", False) is not False:
+            return None
+        if name in ("relu", "silu", "sigmoid", "tanh") and len(args) == 1 and not kw:
+            return [(name, args)]
         if name == "gelu" and len(args) == 1:
             approx = kw.pop("approximate", "none")
             if kw or approx not in ("none", "tanh"):
                 return None
-            return OPCODES["gelu" if approx == "none" else "gelu_tanh"], args
-        if name in ("sigmoid", "tanh") and len(args) == 1 and not kw:
-            return OPCODES[name], args
+            return [("gelu" if approx == "none" else "gelu_tanh", args)]
         return None
+    name = _ALIASES.get(name, name)
+    if name is None:
+        return None
+    if name in ("add", "sub") and "alpha" in kw and len(args) == 2:
+        alpha = kw.pop("alpha")
+        if not _is_num(alpha) or kw:
+            return None
+        return [("mul", [args[1], alpha]), (name, [args[0], ("t", 0)])]
+    if name == "clamp" and 1 <= len(args) <= 3:
+        lo = args[1] if len(args) > 1 else kw.pop("min", None)
+        hi = args[2] if len(args) > 2 else kw.pop("max", None)
+        if kw or (lo is None and hi is None):
+            return None
+        out, cur = [], args[0]
+        for op, b in (("maximum", lo), ("minimum", hi)):
+            if b is not None:
+                out.append((op, [cur, b]))
+                cur = ("t", len(out) - 1)
+        return out
+    if name in ("clamp_min", "clamp_max") and len(args) == 2 and not kw and args[1] is not None:
+        return [("maximum" if name == "clamp_min" else "minimum", args)]
+    if name == "where" and len(args) == 3 and not kw:
+        return [("where", args)]
     if kw:
         return None
-    if name in _BINARY and len(args) == 2:
-        return OPCODES[name], args
-    if name in _UNARY and len(args) == 1:
-        return OPCODES[name], args
+    if name in ("rsub", "__rsub__") and len(args) == 2:
+        return [("sub", [args[1], args[0]])]
+    if name == "__rtruediv__" and len(args) == 2:
+        return [("div", [args[1], args[0]])]
+    if name == "__rpow__" and len(args) == 2:
+        return [("pow", [args[1], args[0]])]
+    if name == "pow" and len(args) == 2 and _is_num(args[1]):
+        e = args[1]
+        special = {2: [("square", [args[0]])], 0.5: [("sqrt", [args[0]])],
+                   -0.5: [("rsqrt", [args[0]])], -1: [("reciprocal", [args[0]])],
+                   3: [("square", [args[0]]), ("mul", [("t", 0), args[0]])],
+                   1: [("mul", [args[0], 1.0])]}
+        return special.get(e, [("pow", args)])
+    if name in BINARY and len(args) == 2:
+        return [(name, args)]
+    if name in UNARY and len(args) == 1:
+        return [(name, args)]
     return None
 
 
-class FusedGroup:
-    """Nodes evaluated by one fused kernel call."""
-    __slots__ = ("nodes", "operands", "prog", "nreg", "result", "out_id", "dtype", "shape",
-                 "numel")
+class Program:
+    """A fused group lowered to registers: ``operands`` (graph encodings of
+    the inputs: registers ``0 .. len(operands)-1``), ``instrs`` as
+    ``(op, dst, srcs)``, ``out_regs`` (registers of the group's outputs, in
+    ``FusedGroup.out_ids`` order), ``nreg``, and ``code``: the instructions
+    as the CPU evaluator's int32 array.  Booleans are 0/1 in the registers."""
+    __slots__ = ("operands", "instrs", "out_regs", "nreg", "code", "out_code")
 
-    def __init__(self, nodes, graph):
+    def __init__(self, lowered, out_ids, graph):
+        regs, self.operands = {}, []
+        value_reg = {}                      # value id produced inside -> register
+
+        def operand(a):
+            key = ("v", a["v"]) if type(a) is dict else ("s", repr(float(a)))   # -0.0 != 0.0
+            r = regs.get(key)
+            if r is None:
+                r = regs[key] = len(self.operands)
+                self.operands.append(a)
+            return r
+        for vid, ins in lowered:            # inputs first: registers 0 .. nin-1
+            for _, args in ins:
+                for a in args:
+                    if type(a) is dict and a["v"] not in value_reg:
+                        operand(a)
+                    elif type(a) is not dict and type(a) is not tuple:
+                        operand(a)
+            value_reg[vid] = None
+        nin = len(self.operands)
+        # temporaries: a register is freed after its last read; outputs keep theirs
+        seq = []                            # (op, result key, source keys)
+        for vid, ins in lowered:
+            local = []
+            for j, (op, args) in enumerate(ins):
+                key = ("v", vid) if j == len(ins) - 1 else ("n", vid, j)
+                srcs = []
+                for a in args:
+                    if type(a) is tuple:
+                        srcs.append(local[a[1]])
+                    elif type(a) is dict and a["v"] in value_reg:
+                        srcs.append(("v", a["v"]))
+                    else:
+                        srcs.append(("r", operand(a)))
+                local.append(key)
+                seq.append((op, key, srcs))
+        last = {}
+        for i, (_, _, srcs) in enumerate(seq):
+            for s in srcs:
+                last[s] = i
+        pinned = {("v", v) for v in out_ids}
+        free, nreg, where = [], nin, {}
+        self.instrs = []
+        for i, (op, key, srcs) in enumerate(seq):
+            src_regs = [s[1] if s[0] == "r" else where[s] for s in srcs]
+            if free and key not in pinned:
+                dst = free.pop()
+            else:
+                dst, nreg = nreg, nreg + 1
+            where[key] = dst
+            self.instrs.append((op, dst, src_regs))
+            for s in set(srcs):             # registers read for the last time
+                if s[0] != "r" and last.get(s) == i and s not in pinned:
+                    free.append(where[s])
+        self.nreg = nreg
+        self.out_regs = [where[("v", v)] for v in out_ids]
+        prog = []
+        for op, dst, srcs in self.instrs:
+            s = list(srcs) + [srcs[0]] * (3 - len(srcs))
+            if op == "where":               # evaluator: d = c ? a : b, c the condition
+                s = [srcs[1], srcs[2], srcs[0]]
+            prog += [OPCODES[op], dst] + s
+        self.code = np.asarray(prog, dtype=np.int32)
+        self.out_code = np.asarray(self.out_regs, dtype=np.int32)
+
+
+class FusedGroup:
+    """Nodes evaluated by one fused kernel call (CPU) or one generated kernel
+    (CUDA)."""
+    __slots__ = ("nodes", "program", "out_ids", "out_dtypes", "dtype", "shape", "device",
+                 "in_meta", "_cuda")
+
+    def __init__(self, nodes, lowered, out_ids, graph, dtype, shape, device):
         self.nodes = nodes
-        last = graph.values[nodes[-1].output_ids()[0]]
-        self.out_id = last.id
-        self.dtype = getattr(ptcore, last.dtype)
-        self.shape = tuple(last.shape)
-        self.numel = int(np.prod(self.shape, dtype=np.int64))
-        regs, self.operands, prog = {}, [], []
-        temps = {}
-        # operands first: every value or scalar read from outside the group
-        inside = set()
-        for n in nodes:
-            _, args = _opcode(n)
-            for a in args:
-                key = ("v", a["v"]) if type(a) is dict else ("s", float(a))
-                if key[0] == "v" and key[1] in inside:
-                    continue
-                if key not in regs:
-                    regs[key] = len(regs)
-                    self.operands.append(a)
-            inside.add(n.output_ids()[0])
-        nin = len(regs)
-        for n in nodes:
-            code, args = _opcode(n)
-            srcs = []
-            for a in args:
-                if type(a) is dict and a["v"] in temps:
-                    srcs.append(temps[a["v"]])
-                else:
-                    srcs.append(regs[("v", a["v"]) if type(a) is dict else ("s", float(a))])
-            dst = nin + len(temps)
-            temps[n.output_ids()[0]] = dst
-            prog += [code, dst, srcs[0], srcs[1] if len(srcs) > 1 else srcs[0]]
-        self.prog = np.asarray(prog, dtype=np.int32)
-        self.nreg = nin + len(temps)
-        self.result = temps[self.out_id]
+        self.out_ids = out_ids
+        self.dtype = dtype                  # compute dtype name
+        self.shape = tuple(shape)
+        self.device = device                # "cpu" or "cuda"
+        self.out_dtypes = [getattr(ptcore, graph.values[v].dtype) for v in out_ids]
+        self.program = Program(lowered, out_ids, graph)
+        self.in_meta = [(getattr(ptcore, graph.values[a["v"]].dtype),
+                         ptcore.Size(graph.values[a["v"]].shape))
+                        if type(a) is dict else None for a in self.program.operands]
+        self._cuda = None
+
+    def _fast_ok(self, ops):
+        if ptcore.is_grad_enabled():
+            for o in ops:
+                if isinstance(o, _TensorBase) and o.requires_grad:
+                    return False
+        dev = self.device
+        for o, meta in zip(ops, self.in_meta):
+            if meta is not None and (not isinstance(o, _TensorBase) or o.dtype is not meta[0] or
+                                     o.shape != meta[1] or o.device.type != dev):
+                return False
+        return True
 
     def run(self, env):
-        ops = [decode(a, env) for a in self.operands]
-        ok = True
-        grad = ptcore.is_grad_enabled()
-        for o in ops:
-            if isinstance(o, _TensorBase):
-                if o.dtype is not self.dtype or o.numel() != self.numel or \
-                        not o.is_contiguous() or o.device.type != "cpu" or \
-                        (grad and o.requires_grad):
-                    ok = False
-                    break
-        if ok:
-            out = ptcore.empty(self.shape, dtype=self.dtype)
-            env[self.out_id] = _fused.run(ops, self.prog, self.nreg, self.result, out)
-            return
-        for n in self.nodes:        # the same ops, one by one (autograd, odd layouts)
+        ops = [decode(a, env) for a in self.program.operands]
+        if self._fast_ok(ops):
+            if self.device == "cpu":
+                outs = _fused.run(ops, self.program.code, self.program.nreg, self.program.out_code,
+                                  list(self.out_dtypes), self.shape, self.dtype == "float64")
+            else:
+                from ptcore.jit import _fuse_cuda
+                outs = _fuse_cuda.run(self, ops)
+            if outs is not None:
+                for vid, o in zip(self.out_ids, outs):
+                    env[vid] = o
+                return
+        for n in self.nodes:        # the same ops, one by one (autograd, other inputs)
             fn = n._fn or n.fn()
-            env[n.output_ids()[0]] = fn(*[decode(a, env) for a in n.args])
+            args = [decode(a, env) for a in n.args]
+            kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
+            env[n.output_ids()[0]] = fn(*args, **kwargs)
 
 
-def _fusable(node, graph):
-    if _opcode(node) is None:
+def _broadcasts(shape, to):
+    if len(shape) > len(to):
         return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _node_info(node, graph):
+    """``(lowered, device, dtype, shape)`` of a fusable node, or None."""
+    if node.blocks:
+        return None
+    ins = _lower(node)
+    if ins is None:
+        return None
     outs = node.output_ids()
     if len(outs) != 1 or not (type(node.outputs) is dict and "v" in node.outputs):
-        return False
+        return None
     out = graph.values[outs[0]]
-    if out.dtype not in _DTYPES or out.device != "cpu" or out.shape is None:
-        return False
-    for a in _opcode(node)[1]:
-        if type(a) is dict:
-            if "v" not in a:
-                return False
-            v = graph.values[a["v"]]
-            if v.dtype != out.dtype or v.shape != out.shape:
-                return False
-        elif not isinstance(a, (int, float)) or isinstance(a, bool):
-            return False
-    return True
+    if out.shape is None or out.device is None or len(out.shape) > MAX_DIMS:
+        return None
+    dev = out.device.split(":")[0]
+    if dev not in ("cpu", "cuda"):
+        return None
+    if dev == "cuda" and (_ALIASES.get(node.op[1], node.op[1]) not in _CUDA_NODE_OPS or
+                          any(op not in CUDA_OPS for op, _ in ins)):
+        return None
+    compare = ins[-1][0] in COMPARE
+    if compare:
+        if out.dtype != "bool":
+            return None
+        dtype = None
+    else:
+        if out.dtype not in _FLOATS:
+            return None
+        dtype = out.dtype
+    for _, args in ins:
+        for a in args:
+            if type(a) is dict:
+                if "v" not in a:
+                    return None
+                v = graph.values[a["v"]]
+                if v.shape is None or not _broadcasts(tuple(v.shape), tuple(out.shape)) or \
+                        (v.device or "cpu") != out.device:
+                    return None
+                if v.dtype == "bool":
+                    continue
+                if v.dtype not in _FLOATS or (dtype is not None and v.dtype != dtype):
+                    return None
+                dtype = v.dtype
+            elif type(a) is tuple:
+                continue
+            elif not _is_num(a):
+                return None
+    if dtype is None:
+        return None
+    return ins, out.device, dtype, tuple(out.shape)
 
 
 def plan(graph):
-    """The execution steps of ``graph``: its nodes, with fusable runs of two
-    or more pointwise nodes replaced by :class:`FusedGroup` s."""
+    """The execution steps of ``graph``: its nodes, with runs of two or more
+    fusable pointwise nodes of one (device, dtype, shape) replaced by
+    :class:`FusedGroup` s.
+
+    Runs of different shapes may interleave (LayerNorm's ``x - mean`` before
+    ``rsqrt(var + eps)``): a node joins the open run of its key, and a run
+    whose value another run's node reads is emitted first.  Any other node
+    closes every open run before it (so in-place ops keep their order)."""
     uses = {}
     for i, n in enumerate(graph.nodes):
         for vid in n.input_ids():
@@ -151,35 +330,45 @@ def plan(graph):
     _collect(graph.outputs, outs)
     for vid in outs:
         uses.setdefault(vid, []).append(len(graph.nodes))
-    steps, run = [], []
+    steps = []
+    runs = {}                   # key -> [(index, node, lowered)], in creation order
+    producer = {}               # value id -> key of the open run computing it
 
-    def flush():
-        # cut the run after every node whose result is used beyond the run
-        end = graph.nodes.index(run[-1]) + 1 if run else 0
-        group = []
-        for n in run:
-            group.append(n)
-            if any(j >= end for j in uses.get(n.output_ids()[0], ())):
-                _emit(group)
-                group = []
-        _emit(group)
-        run.clear()
+    def flush(key):
+        run = runs.pop(key)
+        for _, n, _ in run:
+            producer.pop(n.output_ids()[0], None)
+        if len(run) < 2:
+            steps.extend(n for _, n, _ in run)
+            return
+        inside = {i for i, _, _ in run}
+        out_ids = [n.output_ids()[0] for _, n, _ in run
+                   if any(j not in inside for j in uses.get(n.output_ids()[0], ()))]
+        if not out_ids:
+            steps.extend(n for _, n, _ in run)
+            return
+        dev, dtype, shape = key
+        g = FusedGroup([n for _, n, _ in run], [(n.output_ids()[0], ins) for _, n, ins in run],
+                       out_ids, graph, dtype, shape, dev.split(":")[0])
+        if g.program.nreg > MAX_REGISTERS:
+            steps.extend(n for _, n, _ in run)
+        else:
+            steps.append(g)
 
-    def _emit(group):
-        if len(group) >= 2:
-            steps.append(FusedGroup(list(group), graph))
-        else:
-            steps.extend(group)
-    for n in graph.nodes:
-        if _fusable(n, graph):
-            if run:
-                prev = graph.values[run[-1].output_ids()[0]]
-                cur = graph.values[n.output_ids()[0]]
-                if (prev.dtype, prev.shape) != (cur.dtype, cur.shape):
-                    flush()
-            run.append(n)
-        else:
-            flush()
+    for i, n in enumerate(graph.nodes):
+        info = _node_info(n, graph)
+        if info is None:
+            for k in list(runs):
+                flush(k)
             steps.append(n)
-    flush()
+            continue
+        key = (info[1], info[2], info[3])
+        for vid in n.input_ids():
+            k = producer.get(vid)
+            if k is not None and k != key and k in runs:
+                flush(k)
+        runs.setdefault(key, []).append((i, n, info[0]))
+        producer[n.output_ids()[0]] = key
+    for k in list(runs):
+        flush(k)
     return steps

@@ -127,6 +127,8 @@ def _compare(expected, got, where, rtol, atol):
         if not isinstance(got, _TensorBase) or tuple(expected.shape) != tuple(got.shape) or \
                 expected.dtype is not got.dtype:
             raise TracingCheckError(f"{where}: the graph's output differs in shape or dtype")
+        if expected.device.type != "cpu" or got.device.type != "cpu":     # compare on the host
+            expected, got = expected.detach().cpu(), got.detach().cpu()
         if not ptcore.allclose(expected.detach(), got.detach(), rtol=rtol, atol=atol,
                                equal_nan=True):
             raise TracingCheckError(
