@@ -64,6 +64,40 @@ cdef inline void _rgemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t
     _gemm(ta, tb, m_, n_, k_, alpha, <flt*>a, lda_, <flt*>b, ldb_, beta, c, ldc_)
 
 
+cdef enum:
+    STEP_TILE_WORK = 2097152        # step products from this many multiply-adds on are split
+    STEP_TILE_MIN = 256             # rows per step tile, at least
+
+
+cdef inline void _step_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                            flt alpha, const flt* a, Py_ssize_t lda, const flt* b,
+                            Py_ssize_t ldb, flt beta, flt* c, Py_ssize_t ldc) noexcept nogil:
+    """One time step's recurrent product (``a`` the weight, ``m`` gates or
+    hidden units, ``n`` the batch): its output columns are too few to share,
+    so large ones are split into row tiles whose shape depends on the sizes
+    only (results do not change with the thread count); each tile re-packs
+    only the small (k x batch) operand."""
+    cdef Py_ssize_t nt = 0, width, t, i0, mm
+    cdef int nth
+    if k > 0 and m * n * k >= STEP_TILE_WORK:
+        nt = m // STEP_TILE_MIN
+        if nt > 4:
+            nt = 4
+    if nt < 2:
+        _rgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+        return
+    width = ((m + nt - 1) // nt + 15) // 16 * 16
+    nt = (m + width - 1) // width
+    nth = get_num_threads()
+    if nth > nt:
+        nth = <int>nt
+    for t in prange(nt, num_threads=nth, schedule='static'):
+        i0 = t * width
+        mm = m - i0 if m - i0 < width else width
+        _rgemm(ta, tb, mm, n, k, alpha, a + (i0 if ta == CH_N else i0 * lda), lda, b, ldb,
+               beta, c + i0, ldc)
+
+
 cdef inline void _sigmoid(flt* o, const flt* a, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     if flt is float:
@@ -140,7 +174,7 @@ cdef void _rnn_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
         o = out + t * BH
         memcpy(o, gi + t * BH, BH * sizeof(flt))
         _add_rows(o, bhh, B, H)
-        _rgemm(CH_T, CH_N, H, B, H, <flt>1, w, H, hp, H, <flt>1, o, H)
+        _step_gemm(CH_T, CH_N, H, B, H, <flt>1, w, H, hp, H, <flt>1, o, H)
         if relu:
             for i in range(BH):
                 v = o[i]
@@ -169,7 +203,7 @@ cdef void _rnn_bwd(const flt* h0, const flt* out, const flt* w, const flt* dout,
                 dg[i] = d if y > 0 else 0
             else:
                 dg[i] = d * (1 - y * y)
-        _rgemm(CH_N, CH_N, H, B, H, <flt>1, w, H, dg, H, <flt>0, dh, H)
+        _step_gemm(CH_N, CH_N, H, B, H, <flt>1, w, H, dg, H, <flt>0, dh, H)
     _weight_grad(dG, h0, out, dW, T, B, H, H, reverse, <flt>0)
     _col_sums(dG, db, T * B, H)
 
@@ -196,7 +230,7 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
         hp = h0 if s == 0 else out + tp * BH
         cp = c0 if s == 0 else cs + tp * BH
         g = gates + t * B * G
-        _rgemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
+        _step_gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
         for b in range(B):
             row = g + b * G
             gir = gi + t * B * G + b * G
@@ -248,7 +282,7 @@ cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h
                 drow[2 * H + j] = dcj * ig * (1 - gg * gg)
                 drow[3 * H + j] = dhj * tc * og * (1 - og)
                 dc[k] = dcj * fg
-        _rgemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
+        _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
     _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dG, db, T * B, G)
 
@@ -274,9 +308,9 @@ cdef void _gru_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
         if bhh != NULL:
             for b in range(B):
                 memcpy(gh + b * G, bhh, G * sizeof(flt))
-            _rgemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>1, gh, G)
+            _step_gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>1, gh, G)
         else:
-            _rgemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, gh, G)
+            _step_gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, gh, G)
         for b in range(B):
             gir = gi + t * B * G + b * G
             ghr = gh + b * G
@@ -327,7 +361,7 @@ cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w
                 dgh[H + j] = dpz
                 dgh[2 * H + j] = dpn * r
                 dh[k] = dhj * z
-        _rgemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
+        _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
     _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dGH, db, T * B, G)
 
