@@ -18,7 +18,10 @@ Design (see ``GPU_NOTES.md``):
   addresses of the ctypes argument values;
 * cuBLAS: one handle per (device, thread), ``cublasSetStream_v2`` before
   every call, ``cublasGemmStridedBatchedEx`` for every GEMM (the ``_v2`` /
-  ``Ex`` symbols only: a plain ``cublasSgemm`` is the legacy API).
+  ``Ex`` symbols only: a plain ``cublasSgemm`` is the legacy API);
+* cuFFT (:mod:`ptcore.cuda._cufft`): ``cufftPlanMany`` plans cached per
+  (device, kind, shape, batch), ``cufftSetStream`` before every
+  ``cufftExec*``.
 
 Every failure raises :class:`~ptcore.cuda._driver.CudaError` naming the call
 and the driver's error name; ``CUDA_ERROR_OUT_OF_MEMORY`` from an
@@ -145,6 +148,7 @@ class RealDriver(Driver):
         self._functions = {}                 # function handle (int) -> CUfunction
         self._cublas = None
         self._cublas_tls = threading.local()
+        self._cufft = None
 
     # --- helpers -------------------------------------------------------------
     def _check_device(self, device):
@@ -479,3 +483,16 @@ class RealDriver(Driver):
             b, int(b_type), int(ldb), int(stride_b),
             ctypes.byref(be), c, int(c_type), int(ldc), int(stride_c),
             int(batch), int(compute_type), _GEMM_DEFAULT))
+
+    # --- cuFFT ---------------------------------------------------------------
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+        self._check_device(device)
+        from ptcore.cuda import _host_fft
+        shape = _host_fft.check(kind, shape, batch, direction)
+        if self._cufft is None:
+            with self._lock:
+                if self._cufft is None:
+                    from ptcore.cuda._cufft import Cufft
+                    self._cufft = Cufft()
+        self._make_current(device)
+        self._cufft.execute(device, stream, kind, shape, int(batch), idata, odata, int(direction))
