@@ -15,10 +15,12 @@
 #   env      nvidia-smi, package versions, libraries found by cuda.pathfinder
 #   build    meson + ninja in /tmp/ptcore-build, extension modules copied in place (<= 240 s)
 #   probe    is_available, properties, a kernel, cuBLAS, cuFFT, DLPack with torch (<= 90 s)
+#   warm     every kernel of the library compiled by NVRTC for the GPU's sm_XY into the
+#            kernel cache, one program per kernel as module_load does, on all cores (<= 120 s)
 #   tests    pytest tests/cuda with PTCORE_TEST_REAL_CUDA=1 (emulator-only files excluded) (<= 150 s)
 #   bench    benchmarks/cuda_check.py, the table in $OUT/cuda_check.md (<= remaining time)
 # Files under $OUT (at most 8 come back): session.log env.txt build.log probe.txt
-# tests.log cuda_check.md cuda_check.json bench.log
+# tests.log cuda_check.md cuda_check.json bench.log (the warm stage reports in session.log)
 # Environment knobs: GPU_SESSION_STAGES="env build probe tests bench" (subset),
 # GPU_SESSION_BUDGET (seconds for the whole script, default 540),
 # GPU_SESSION_BENCH_ONLY (sections for cuda_check.py --only, default all),
@@ -43,7 +45,7 @@ OUT="${OUT:-$ROOT/gpu_session_out}"
 mkdir -p "$OUT"
 START=$(date +%s)
 BUDGET="${GPU_SESSION_BUDGET:-540}"
-STAGES="${GPU_SESSION_STAGES:-env build probe tests bench}"
+STAGES="${GPU_SESSION_STAGES:-env build probe warm tests bench}"
 LOG="$OUT/session.log"
 : > "$LOG"
 say() { echo "[gpu_session $(( $(date +%s) - START ))s] $*" | tee -a "$LOG"; }
@@ -171,6 +173,41 @@ print("nvrtc stats", _compiler.stats(), f"total {time.perf_counter() - t0:.1f} s
 EOF
     say "probe exit $?"
     cat "$OUT/probe.txt" | tee -a "$LOG" >/dev/null
+fi
+
+if want warm; then
+    say "stage warm"
+    timeout 120 "$PY" - >> "$LOG" 2>&1 <<'EOF'
+import multiprocessing as mp, os, subprocess, time
+from ptcore.cuda import _compiler as C, _kernels as K
+
+def arch():
+    if os.environ.get("PTCORE_CUDA_EMULATE"):
+        return "sm_90"
+    out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.split()
+    return "sm_" + out[0].replace(".", "") if out else "sm_90"
+
+def one(args):
+    name, a = args
+    try:
+        C.compile(K.program_source([name]), [name], arch=a)
+        return None
+    except Exception as e:
+        return f"{name}: {str(e).splitlines()[0][:200]}"
+
+if __name__ == "__main__":
+    a = arch()
+    names = list(K.all_kernels())[:int(os.environ.get("GPU_SESSION_WARM_MAX", "100000"))]
+    t0 = time.perf_counter()
+    with mp.get_context("fork").Pool(os.cpu_count()) as pool:   # NVRTC only: no CUDA context
+        errs = [e for e in pool.imap_unordered(one, [(n, a) for n in names], chunksize=8) if e]
+    print(f"warm: {len(names)} kernels for {a} with NVRTC {C.nvrtc_version()} in "
+          f"{time.perf_counter() - t0:.1f} s on {os.cpu_count()} cores; {len(errs)} failed")
+    for e in errs[:20]:
+        print("  ", e)
+EOF
+    say "warm exit $?"
 fi
 
 if want tests; then

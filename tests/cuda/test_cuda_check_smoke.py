@@ -4,6 +4,7 @@ reference) and must report no failed value check and no error."""
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -82,3 +83,26 @@ def test_unknown_section_is_an_error():
                           text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=_ROOT, PTCORE_CUDA_EMULATE="1"))
     assert proc.returncode == 2 and "unknown sections" in proc.stderr
+
+
+_SESSION = os.path.join(_ROOT, "tools", "gpu_session.sh")
+
+
+@pytest.mark.skipif(not os.path.exists(_SESSION) or not shutil.which("bash"),
+                    reason="tools/gpu_session.sh or bash is not here")
+def test_gpu_session_script_dry_run(tmp_path):
+    """The GPU session script parses, and its env and warm stages run as a dry
+    run on the emulated device (GPU_SESSION_EMULATE=1)."""
+    assert subprocess.run(["bash", "-n", _SESSION]).returncode == 0
+    out = tmp_path / "out"
+    env = dict(os.environ, OUT=str(out), GPU_SESSION_EMULATE="1", GPU_SESSION_STAGES="env warm",
+               GPU_SESSION_WARM_MAX="2", PTCORE_CACHE_DIR=str(tmp_path / "kcache"))
+    proc = subprocess.run(["bash", _SESSION], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    log = (out / "session.log").read_text()
+    assert "stage warm" in log and "done" in log, log
+    assert (out / "env.txt").exists()
+    from ptcore.cuda import _compiler
+    if _compiler.nvrtc_available()[0]:
+        assert "warm: 2 kernels for sm_90" in log and "0 failed" in log, log
+        assert len(list((tmp_path / "kcache").glob("*.cubin"))) == 2
