@@ -27,6 +27,7 @@ Every failure raises :class:`~ptcore.cuda._driver.CudaError` naming the call
 and the driver's error name; ``CUDA_ERROR_OUT_OF_MEMORY`` from an
 allocation raises :class:`~ptcore.cuda._allocator.BackendOutOfMemory`.
 """
+import atexit
 import ctypes
 import hashlib
 import threading
@@ -149,6 +150,14 @@ class RealDriver(Driver):
         self._cublas = None
         self._cublas_tls = threading.local()
         self._cufft = None
+        self._closing = False
+        atexit.register(self._at_exit)
+
+    def _at_exit(self):
+        """The interpreter is ending: the driver releases the process's memory,
+        streams and events itself, so releases from objects collected during
+        teardown (when cuda.bindings may be half torn down) become no-ops."""
+        self._closing = True
 
     # --- helpers -------------------------------------------------------------
     def _check_device(self, device):
@@ -256,6 +265,8 @@ class RealDriver(Driver):
         return int(ptr)
 
     def mem_free(self, device, ptr):
+        if self._closing:
+            return
         self._make_current(device)
         _check("cuMemFree", self._d.cuMemFree(ptr))
 
@@ -279,6 +290,8 @@ class RealDriver(Driver):
         return ptr
 
     def host_free_pinned(self, ptr):
+        if self._closing:
+            return
         with self._lock:
             if self._pinned.pop(ptr, None) is None:
                 raise CudaError("cuMemFreeHost", "CUDA_ERROR_INVALID_VALUE",
@@ -341,6 +354,8 @@ class RealDriver(Driver):
     def stream_destroy(self, stream):
         if not stream:
             raise CudaError("cuStreamDestroy", "CUDA_ERROR_INVALID_HANDLE", "cannot destroy a default stream")
+        if self._closing:
+            return
         self._on_stream(stream)
         _check("cuStreamDestroy", self._d.cuStreamDestroy(stream))
         with self._lock:
@@ -384,6 +399,8 @@ class RealDriver(Driver):
             self._cur()
 
     def event_destroy(self, event):
+        if self._closing:
+            return
         self._on_event(event)
         _check("cuEventDestroy", self._d.cuEventDestroy(event))
         with self._lock:

@@ -405,6 +405,19 @@ def test_fake_out_of_memory_and_copies(fake):
         d.stream_destroy(0)
 
 
+def test_fake_releases_after_exit_are_noops(fake):
+    api, d = fake
+    ptr = d.mem_alloc(0, 64)
+    s = d.stream_create(0)
+    e = d.event_create(0)
+    d._at_exit()
+    api.tls.ctx = None                  # teardown: nothing may call into the driver now
+    d.mem_free(0, ptr)
+    d.stream_destroy(s)
+    d.event_destroy(e)
+    assert ptr in api.allocs            # left to the driver's process teardown
+
+
 def test_fake_events(fake):
     api, d = fake
     s = d.stream_create(1)
