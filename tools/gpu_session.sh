@@ -24,6 +24,7 @@
 # Environment knobs: GPU_SESSION_STAGES="env build probe tests bench" (subset),
 # GPU_SESSION_BUDGET (seconds for the whole script, default 540),
 # GPU_SESSION_BENCH_ONLY (sections for cuda_check.py --only, default all),
+# GPU_SESSION_BUILD_LIMIT (seconds for the build stage, default 240),
 # GPU_SESSION_EMULATE=1 (a dry run without a GPU: the emulated device, the
 # benchmark's --smoke mode; e.g. GPU_SESSION_STAGES="env probe tests bench").
 set -u
@@ -116,7 +117,7 @@ if want build; then
         for f in $(find ptcore -name '*.so'); do cp "$f" "$ROOT/$f"; done
     ) > "$OUT/build.log" 2>&1 &
     BPID=$!
-    ( sleep 240; kill -TERM $BPID 2>/dev/null ) & WPID=$!
+    ( sleep "${GPU_SESSION_BUILD_LIMIT:-240}"; kill -TERM $BPID 2>/dev/null ) & WPID=$!
     wait $BPID; BRC=$?
     kill $WPID 2>/dev/null
     say "build exit $BRC ($(find ptcore -name '*.so' | wc -l) extension modules in place)"

@@ -308,8 +308,7 @@ class RealDriver(Driver):
         return False
 
     def _sync_if_pageable(self, host_ptr, nbytes, stream):
-        # the driver stages pageable memory; to keep the host buffer's
-        # lifetime simple for callers, pageable copies complete before return
+        # a copy into pageable memory has landed when the call returns
         if not self.is_pinned(host_ptr) or not self.is_pinned(host_ptr + nbytes - 1):
             self.stream_synchronize(stream)
 
@@ -317,8 +316,11 @@ class RealDriver(Driver):
         if nbytes == 0:
             return
         self._on_stream(stream)
+        # from pageable memory the driver copies the source to a staging buffer
+        # before returning ("API synchronization behavior" in the CUDA docs): the
+        # host buffer may be reused at once, and no stream synchronisation is
+        # needed (which would stall every small host-to-device copy)
         _check("cuMemcpyHtoDAsync", self._d.cuMemcpyHtoDAsync(dst, src_host, nbytes, stream))
-        self._sync_if_pageable(src_host, nbytes, stream)
 
     def memcpy_dtoh(self, dst_host, src, nbytes, stream):
         if nbytes == 0:

@@ -388,13 +388,18 @@ def test_fake_out_of_memory_and_copies(fake):
     src = ctypes.create_string_buffer(b"0123456789abcdef", 16)
     api.calls.clear()
     d.memcpy_htod(a, ctypes.addressof(src), 16, s)
-    # pageable host memory: the copy has completed when the call returns
-    assert api.calls == [("cuMemcpyHtoDAsync", s), ("cuStreamSynchronize", s)]
+    # from pageable memory the driver stages the source: no stream sync needed
+    assert api.calls == [("cuMemcpyHtoDAsync", s)]
     d.memcpy_dtod(b, a, 16, s)
     pinned = d.host_alloc_pinned(16)
     api.calls.clear()
     d.memcpy_dtoh(pinned, b, 16, s)
     assert api.calls == [("cuMemcpyDtoHAsync", s)]          # pinned: stays asynchronous
+    page = ctypes.create_string_buffer(16)
+    api.calls.clear()
+    d.memcpy_dtoh(ctypes.addressof(page), b, 16, s)         # pageable: complete on return
+    assert api.calls == [("cuMemcpyDtoHAsync", s), ("cuStreamSynchronize", s)]
+    assert page.raw == b"0123456789abcdef"
     assert d.is_pinned(pinned + 15) and not d.is_pinned(pinned + 16)
     assert ctypes.string_at(pinned, 16) == b"0123456789abcdef"
     d.host_free_pinned(pinned)
