@@ -294,7 +294,12 @@ def section_ops(ctx):
                         tol = (1e-4, 1e-5 * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0))
                     ok, note = _close(ctx.p2np(pr), want, tol)
                     if not ok:
-                        ctx.row("ops", case, None, None, "", status="FAIL", note=note)
+                        # a guessed signature (random ops, other defaults) proves nothing
+                        ctx.row("ops", case, None, None, "", status="SKIP" if generic else "FAIL",
+                                note=("values differ under a guessed signature: give the op an "
+                                      "input spec; " if generic else "") + note)
+                        if generic:
+                            break
                         continue
                     pt = ctx.time(lambda: pf(*pa, **pk), ctx.psync, reps=3 if not ctx.smoke else 1)
                     tt = ctx.time(lambda: tf(*ta, **tk), ctx.tsync, reps=3 if not ctx.smoke else 1)
@@ -303,6 +308,9 @@ def section_ops(ctx):
                     if generic:
                         continue        # the other generic signature may fit
                     ctx.error("ops", case, e)
+                    continue
+                if generic:
+                    break               # one guessed signature that works is enough
             if generic and not any(r["case"].startswith(f"{ns}.{name} {dtype}") for r in ctx.rows):
                 ctx.row("ops", f"{ns}.{name} {dtype}", None, None, "", status="SKIP",
                         note="no input spec in cuda_check.py for this op")
