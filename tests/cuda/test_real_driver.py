@@ -522,3 +522,41 @@ def test_cufft_symbols_plan_cache_and_errors():
     with pytest.raises(ValueError, match="32-bit"):
         with c._lock:
             c._plan(0, "R2C", (1 << 16, 1 << 16), 1)
+
+
+def test_cufft_plan_cache_and_call_order(monkeypatch):
+    """Cufft over a fake library: plans cached per (device, kind, shape, batch),
+    the least recently used destroyed past the limit, cufftSetStream before
+    every exec, C2C/Z2Z with the direction."""
+    from ptcore.cuda import _cufft
+    log = []
+
+    def fn(name, result=0):
+        def f(*a):
+            log.append((name,) + tuple(a))
+            return result
+        return f
+
+    def plan_many(plan_p, rank, n, inembed, istride, idist, onembed, ostride, odist, typ, batch):
+        plan_p._obj.value = 100 + len([x for x in log if x[0] == "plan"])
+        log.append(("plan", rank, [n[i] for i in range(rank)], typ, batch, inembed, onembed))
+        return 0
+    lib = types.SimpleNamespace(cufftPlanMany=plan_many, cufftSetStream=fn("stream"),
+                                cufftDestroy=fn("destroy"), cufftGetVersion=fn("version"),
+                                **{"cufftExec" + k: fn("exec" + k) for k in _cufft.TYPES})
+    # byref() objects expose the target as _obj
+    monkeypatch.setattr(_cufft.ctypes, "byref", lambda obj: types.SimpleNamespace(_obj=obj))
+    monkeypatch.setattr(_cufft, "PLAN_CACHE_SIZE", 2)
+    c = _cufft.Cufft(lib=lib)
+    c.execute(0, 7, "R2C", (4, 6), 3, 0x10, 0x20, -1)
+    assert log[0] == ("plan", 2, [4, 6], 0x2a, 3, None, None)
+    assert log[1] == ("stream", 100, 7) and log[2] == ("execR2C", 100, 0x10, 0x20)
+    c.execute(0, 0, "R2C", (4, 6), 3, 0x10, 0x20, -1)          # cached plan, default stream
+    assert [x[0] for x in log[3:]] == ["stream", "execR2C"] and log[3] == ("stream", 100, None)
+    c.execute(0, 7, "Z2Z", (8,), 1, 0x30, 0x30, 1)
+    assert log[-1] == ("execZ2Z", 101, 0x30, 0x30, 1)
+    c.execute(1, 7, "C2C", (8,), 1, 0x30, 0x30, -1)            # another device: its own plan
+    assert ("destroy", 100) in log                              # LRU beyond 2 plans
+    assert list(c._plans) == [(0, "Z2Z", (8,), 1), (1, "C2C", (8,), 1)]
+    c.clear_plans()
+    assert ("destroy", 101) in log and ("destroy", 102) in log and not c._plans
