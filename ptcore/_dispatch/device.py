@@ -48,6 +48,8 @@ GEOMETRY_OPS = frozenset({
     "new_empty_strided", "empty_like", "zeros_like", "ones_like", "full_like",
     # the core guards advanced indexing itself; DLPack exchange moves no data
     "__getitem__", "__setitem__", "from_dlpack", "__dlpack__", "__dlpack_device__",
+    # metadata queries
+    "is_conj", "is_neg",
 })
 
 

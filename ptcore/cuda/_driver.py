@@ -13,7 +13,8 @@ exist:
   without a GPU: device memory is host memory, streams are ordered queues,
   events record queue positions, kernels are the same CUDA sources compiled
   for the host by the C++ compiler through a compatibility header, and
-  cuBLAS runs on the CPU BLAS with the same column-major arguments.
+  cuBLAS runs on the CPU BLAS with the same column-major arguments (and
+  cuFFT on ``scipy.fft``).
 
 The emulated device is chosen only by the environment variable
 ``PTCORE_CUDA_EMULATE`` (``1``, or ``N`` for N devices), read once at the
@@ -186,6 +187,20 @@ class Driver:
         2 R_16F, 14 R_16BF; ``compute_type`` a cublasComputeType value:
         68 COMPUTE_32F, 77 COMPUTE_32F_FAST_TF32, 70 COMPUTE_64F;
         ``alpha``/``beta`` Python floats).  ``batch == 1`` is a plain GEMM."""
+        raise NotImplementedError
+
+    # --- cuFFT -------------------------------------------------------------
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+        """Queue one batched FFT on ``stream``: ``cufftPlanMany`` with the
+        basic (contiguous) layout, then ``cufftExec<kind>``.
+
+        ``kind`` is ``"C2C"``, ``"R2C"``, ``"C2R"`` (float32) or ``"Z2Z"``,
+        ``"D2Z"``, ``"Z2D"`` (float64); ``shape`` the 1 to 3 logical sizes
+        ``n``; ``batch`` signals lie back to back (``prod(n)`` complex or
+        real elements each, a half spectrum ``prod(n[:-1]) * (n[-1]//2+1)``
+        complex elements); ``direction`` -1 forward / +1 inverse for
+        C2C/Z2Z.  Unnormalised, as cuFFT; C2R/Z2D may overwrite their input,
+        and only C2C/Z2Z may run in place.  Plans are cached."""
         raise NotImplementedError
 
 

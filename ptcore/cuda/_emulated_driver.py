@@ -18,8 +18,9 @@ the driver interface runs unchanged on a machine without a GPU:
   for another queue to reach that position; timing events take the host
   clock when their position executes;
 * kernels are the same CUDA C++ sources compiled for the host
-  (:mod:`ptcore.cuda._host_kernels`), and cuBLAS calls run on the CPU
-  (:mod:`ptcore.cuda._host_blas`).
+  (:mod:`ptcore.cuda._host_kernels`), cuBLAS calls run on the CPU
+  (:mod:`ptcore.cuda._host_blas`) and cuFFT calls on ``scipy.fft``
+  (:mod:`ptcore.cuda._host_fft`), in stream order.
 """
 import collections
 import ctypes
@@ -395,3 +396,24 @@ class EmulatedDriver(Driver):
         self._enqueue(stream, lambda: _host_blas.gemm(
             transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
             compute_type, batch, stride_a, stride_b, stride_c))
+
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+        self._check_device(device)
+        from ptcore.cuda import _host_fft
+        shape = _host_fft.check(kind, shape, batch, direction)
+        nin, nout = _host_fft.sizes(kind, shape)
+        tin, tout = _host_fft.KINDS[kind]
+        ibytes = nin * int(batch) * _np_itemsize(tin)
+        obytes = nout * int(batch) * _np_itemsize(tout)
+        self._find(idata, ibytes, f"cufftExec{kind}")
+        self._find(odata, obytes, f"cufftExec{kind}")
+        if idata != odata and kind not in ("C2C", "Z2Z") and not (
+                idata + ibytes <= odata or odata + obytes <= idata):
+            raise CudaError(f"cufftExec{kind}", "CUFFT_INVALID_VALUE",
+                            f"cufftExec{kind}: overlapping input and output")
+        self._enqueue(stream, lambda: _host_fft.execute(kind, shape, batch, idata, odata, direction))
+
+
+def _np_itemsize(t):
+    import numpy as np
+    return np.dtype(t).itemsize

@@ -598,4 +598,5 @@ def register():
     register_kernel("addmm", "cuda", _addmm)
     register_kernel("bmm", "cuda", _bmm)
     register_kernel("matmul", "cuda", _matmul)
+    from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
     _registered[0] = True

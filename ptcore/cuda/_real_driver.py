@@ -18,12 +18,16 @@ Design (see ``GPU_NOTES.md``):
   addresses of the ctypes argument values;
 * cuBLAS: one handle per (device, thread), ``cublasSetStream_v2`` before
   every call, ``cublasGemmStridedBatchedEx`` for every GEMM (the ``_v2`` /
-  ``Ex`` symbols only: a plain ``cublasSgemm`` is the legacy API).
+  ``Ex`` symbols only: a plain ``cublasSgemm`` is the legacy API);
+* cuFFT (:mod:`ptcore.cuda._cufft`): ``cufftPlanMany`` plans cached per
+  (device, kind, shape, batch), ``cufftSetStream`` before every
+  ``cufftExec*``.
 
 Every failure raises :class:`~ptcore.cuda._driver.CudaError` naming the call
 and the driver's error name; ``CUDA_ERROR_OUT_OF_MEMORY`` from an
 allocation raises :class:`~ptcore.cuda._allocator.BackendOutOfMemory`.
 """
+import atexit
 import ctypes
 import hashlib
 import threading
@@ -145,6 +149,15 @@ class RealDriver(Driver):
         self._functions = {}                 # function handle (int) -> CUfunction
         self._cublas = None
         self._cublas_tls = threading.local()
+        self._cufft = None
+        self._closing = False
+        atexit.register(self._at_exit)
+
+    def _at_exit(self):
+        """The interpreter is ending: the driver releases the process's memory,
+        streams and events itself, so releases from objects collected during
+        teardown (when cuda.bindings may be half torn down) become no-ops."""
+        self._closing = True
 
     # --- helpers -------------------------------------------------------------
     def _check_device(self, device):
@@ -252,6 +265,8 @@ class RealDriver(Driver):
         return int(ptr)
 
     def mem_free(self, device, ptr):
+        if self._closing:
+            return
         self._make_current(device)
         _check("cuMemFree", self._d.cuMemFree(ptr))
 
@@ -275,6 +290,8 @@ class RealDriver(Driver):
         return ptr
 
     def host_free_pinned(self, ptr):
+        if self._closing:
+            return
         with self._lock:
             if self._pinned.pop(ptr, None) is None:
                 raise CudaError("cuMemFreeHost", "CUDA_ERROR_INVALID_VALUE",
@@ -291,8 +308,7 @@ class RealDriver(Driver):
         return False
 
     def _sync_if_pageable(self, host_ptr, nbytes, stream):
-        # the driver stages pageable memory; to keep the host buffer's
-        # lifetime simple for callers, pageable copies complete before return
+        # a copy into pageable memory has landed when the call returns
         if not self.is_pinned(host_ptr) or not self.is_pinned(host_ptr + nbytes - 1):
             self.stream_synchronize(stream)
 
@@ -300,8 +316,11 @@ class RealDriver(Driver):
         if nbytes == 0:
             return
         self._on_stream(stream)
+        # from pageable memory the driver copies the source to a staging buffer
+        # before returning ("API synchronization behavior" in the CUDA docs): the
+        # host buffer may be reused at once, and no stream synchronisation is
+        # needed (which would stall every small host-to-device copy)
         _check("cuMemcpyHtoDAsync", self._d.cuMemcpyHtoDAsync(dst, src_host, nbytes, stream))
-        self._sync_if_pageable(src_host, nbytes, stream)
 
     def memcpy_dtoh(self, dst_host, src, nbytes, stream):
         if nbytes == 0:
@@ -337,6 +356,8 @@ class RealDriver(Driver):
     def stream_destroy(self, stream):
         if not stream:
             raise CudaError("cuStreamDestroy", "CUDA_ERROR_INVALID_HANDLE", "cannot destroy a default stream")
+        if self._closing:
+            return
         self._on_stream(stream)
         _check("cuStreamDestroy", self._d.cuStreamDestroy(stream))
         with self._lock:
@@ -380,6 +401,8 @@ class RealDriver(Driver):
             self._cur()
 
     def event_destroy(self, event):
+        if self._closing:
+            return
         self._on_event(event)
         _check("cuEventDestroy", self._d.cuEventDestroy(event))
         with self._lock:
@@ -479,3 +502,16 @@ class RealDriver(Driver):
             b, int(b_type), int(ldb), int(stride_b),
             ctypes.byref(be), c, int(c_type), int(ldc), int(stride_c),
             int(batch), int(compute_type), _GEMM_DEFAULT))
+
+    # --- cuFFT ---------------------------------------------------------------
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+        self._check_device(device)
+        from ptcore.cuda import _host_fft
+        shape = _host_fft.check(kind, shape, batch, direction)
+        if self._cufft is None:
+            with self._lock:
+                if self._cufft is None:
+                    from ptcore.cuda._cufft import Cufft
+                    self._cufft = Cufft()
+        self._make_current(device)
+        self._cufft.execute(device, stream, kind, shape, int(batch), idata, odata, int(direction))

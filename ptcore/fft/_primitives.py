@@ -9,6 +9,11 @@ layout allows; SciPy keeps single precision single) with ``workers=`` set to
 (``fft_r2c_backward``, ``fft_c2r_backward``) written with these same
 primitives, so higher-order gradients follow.
 
+Tensors on another device (CUDA) go to that device's implementation of the
+three forward transforms, registered in :data:`DEVICE_IMPLS` by the device
+runtime (``ptcore.cuda._launch_fft``: cuFFT); the backward formulas are
+shared.
+
 ``norm`` is PyTorch's normalization enum: 0 no scaling, 1 ``1/sqrt(n)``,
 2 ``1/n``, where ``n`` is the product of the signal sizes; the backward of a
 transform applies the same scaling in the opposite direction.
@@ -40,6 +45,22 @@ def _threads():
     return max(1, ptcore.get_num_threads())
 
 
+#: device type -> object with ``c2c(x, dims, norm, forward)``,
+#: ``r2c(x, dims, norm, onesided)`` and ``c2r(x, dims, norm, last_dim_size)``
+DEVICE_IMPLS = {}
+
+
+def _device_impl(x):
+    """The device implementation for ``x``'s device, None on the CPU."""
+    typ = x.device.type
+    if typ == "cpu":
+        return None
+    impl = DEVICE_IMPLS.get(typ)
+    if impl is None:
+        raise NotImplementedError(f"ptcore.fft: no FFT implementation for tensors on {x.device}")
+    return impl
+
+
 def _np_view(x):
     """A NumPy view of a CPU tensor (the tensor's memory, no copy)."""
     if x.device.type != "cpu":
@@ -59,9 +80,54 @@ def _wrap(a):
 def zero_pad(x, d, extra):
     """``x`` with ``extra`` zeros appended along dim ``d`` (differentiable)."""
     import ptcore
+    if x.device.type != "cpu":
+        return _ZeroPad.apply(x, d, extra)
     shape = list(x.shape)
     shape[d] = extra
     return ptcore.cat([x, ptcore.zeros(shape, dtype=x.dtype, device=x.device)], d)
+
+
+class _ZeroPad(_Function):
+    """Zero padding written with a device copy (no ``cat`` kernel needed)."""
+
+    @staticmethod
+    def forward(ctx, x, d, extra):
+        ctx.args = (d, x.shape[d])
+        shape = list(x.shape)
+        shape[d] += extra
+        out = x.new_zeros(shape)
+        out.narrow(d, 0, x.shape[d]).copy_(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        d, n = ctx.args
+        return g.narrow(d, 0, n), None, None
+
+
+def conj(x):
+    """``x.conj()``; on a device without a conj kernel, a negated-imaginary
+    copy (differentiable)."""
+    if x.device.type == "cpu" or not x.is_complex():
+        return x.conj()
+    return _DeviceConj.apply(x)
+
+
+def _neg_imag(x):
+    import ptcore
+    y = x.clone()
+    ptcore.view_as_real(y).select(-1, 1).mul_(-1)
+    return y
+
+
+class _DeviceConj(_Function):
+    @staticmethod
+    def forward(ctx, x):
+        return _neg_imag(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return conj(g)
 
 
 class _C2C(_Function):
@@ -70,6 +136,9 @@ class _C2C(_Function):
         ctx.args = (dims, norm, forward)
         if not dims:
             return x.clone()
+        impl = _device_impl(x)
+        if impl is not None:
+            return impl.c2c(x, dims, norm, forward)
         f = _scipy_fft()
         fn = f.fftn if forward else f.ifftn
         mode = (_SCIPY_NORM_FWD if forward else _SCIPY_NORM_INV)[norm]
@@ -87,6 +156,9 @@ class _R2C(_Function):
     @staticmethod
     def forward(ctx, x, dims, norm, onesided):
         ctx.args = (dims, norm, onesided, x.shape[dims[-1]])
+        impl = _device_impl(x)
+        if impl is not None:
+            return impl.r2c(x, dims, norm, onesided)
         f = _scipy_fft()
         fn = f.rfftn if onesided else f.fftn
         r = fn(_np_view(x), axes=dims, norm=_SCIPY_NORM_FWD[norm], workers=_threads())
@@ -110,6 +182,9 @@ class _C2R(_Function):
     @staticmethod
     def forward(ctx, x, dims, norm, last_dim_size):
         ctx.args = (dims, norm)
+        impl = _device_impl(x)
+        if impl is not None:
+            return impl.c2r(x, dims, norm, last_dim_size)
         s = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
         r = _scipy_fft().irfftn(_np_view(x), s=s, axes=dims, norm=_SCIPY_NORM_INV[norm],
                                 workers=_threads())
@@ -130,7 +205,11 @@ class _C2R(_Function):
             w[1:1 + double] = 2
             shape = [1] * gI.dim()
             shape[d] = gI.shape[d]
-            gI = gI * ptcore.from_numpy(w.reshape(shape))
+            if gI.device.type == "cpu":
+                gI = gI * ptcore.from_numpy(w.reshape(shape))
+            else:       # real weights on the (real, imag) pairs: no complex kernel needed
+                wt = ptcore.from_numpy(w.reshape(shape + [1])).to(gI.device)
+                gI = ptcore.view_as_complex((ptcore.view_as_real(gI) * wt).contiguous())
         return gI, None, None, None
 
 

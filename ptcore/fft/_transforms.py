@@ -13,8 +13,8 @@ import operator as _operator
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
-from ptcore.fft._primitives import (c2c, r2c, c2r, zero_pad as _zero_pad, NORM_NONE, NORM_ROOT,
-                                    NORM_N)
+from ptcore.fft._primitives import (c2c, r2c, c2r, conj as _conj, zero_pad as _zero_pad,
+                                    NORM_NONE, NORM_ROOT, NORM_N)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"]
@@ -179,7 +179,7 @@ def _fft_r2c(fname, x, n, dim, norm, forward, onesided):
     _check_n(n)
     x = _resize(x, (d,), (n,))
     r = r2c(x, (d,), _norm(norm, forward), onesided)
-    return r if forward else r.conj()
+    return r if forward else _conj(r)
 
 
 def _fft_c2r(fname, x, n, dim, norm, forward):
@@ -190,7 +190,7 @@ def _fft_c2r(fname, x, n, dim, norm, forward):
     if n is not None:
         x = _resize(x, (d,), (last // 2 + 1,))
     if forward:
-        x = x.conj()
+        x = _conj(x)
     return c2r(x, (d,), _norm(norm, forward), last)
 
 
@@ -349,7 +349,7 @@ def _hfftn(fname, input, s, dim, norm, out):
     nm = _norm(norm, True)
     if len(dims) > 1:
         x = c2c(x, dims[:-1], nm, True)
-    return _finish(fname, c2r(x.conj(), dims[-1:], nm, last), out, False)
+    return _finish(fname, c2r(_conj(x), dims[-1:], nm, last), out, False)
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -373,7 +373,7 @@ def _ihfftn(fname, input, s, dim, norm, out):
         raise RuntimeError(f"{fname} must transform at least one axis")
     x = _resize(_promote(input), dims, shape)
     nm = _norm(norm, False)
-    r = r2c(x, dims[-1:], nm, True).conj()
+    r = _conj(r2c(x, dims[-1:], nm, True))
     if len(dims) > 1:
         r = c2c(r, dims[:-1], nm, False)
     return _finish(fname, r, out, True)

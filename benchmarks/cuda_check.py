@@ -1,0 +1,652 @@
+"""ptcore on a CUDA device against PyTorch on the same device (issue 17's list).
+
+Sections (each failure is reported as a row, never stops the run):
+
+* ``ops``     -- every op with a CUDA kernel in the operator table, float32 /
+  float16 / bfloat16, contiguous, broadcast and non-contiguous inputs: values
+  against torch (tolerance per dtype) and the time ratio ptcore / torch;
+* ``gemm``    -- sgemm (TF32 off) and bf16 GemmEx at 8192^3: TFLOP/s, target
+  >= 0.95x torch;
+* ``bandwidth`` -- ``a + b`` and ``sum`` over 2^28 float32: TB/s, target
+  >= 0.9x torch;
+* ``latency`` -- microseconds per tiny op (a 1-element add), target <= 1.0x;
+* ``train``   -- MLP and LeNet train steps (forward, backward, SGD), target
+  <= 1.2x torch's time; the caching allocator's reserved memory stays flat
+  over 50 steps;
+* ``fft``     -- cuFFT: 1-D 2^20 complex and 2-D 2048^2 real transforms;
+* ``cache``   -- a second process with the same kernel cache directory makes
+  zero NVRTC compiles.
+
+Usage::
+
+    python benchmarks/cuda_check.py               # on a GPU: torch must have CUDA
+    python benchmarks/cuda_check.py --smoke       # tiny sizes on the emulated device,
+                                                  # torch on the CPU as the reference
+    python benchmarks/cuda_check.py --json out.json --only ops,gemm
+
+Ratios: for times ``ptcore / torch`` (lower is better); for throughputs
+``ptcore / torch`` of TFLOP/s or TB/s (higher is better); the target column
+says which.  ``--smoke`` only checks that everything runs and agrees: its
+timings are the emulator's and mean nothing.  Exit status 0 unless a value
+check failed (``FAIL``) or a section raised (``ERR``); ``MISS`` (a speed
+target not met) is reported but does not fail the run.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+import numpy as np
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the headline figures first: a run cut short by a time limit still has them
+SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "cache", "ops")
+
+# per-dtype value tolerances (rtol, atol) against torch
+TOL = {"float32": (2e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
+RED_TOL = {"float32": (1e-3, 1e-3), "float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2)}
+
+
+class Ctx:
+    """What a section needs: both libraries, the device strings, sizes."""
+
+    def __init__(self, smoke):
+        import ptcore
+        import torch
+        self.smoke = smoke
+        self.ptcore = ptcore
+        self.torch = torch
+        self.pdev = "cuda"
+        self.tdev = "cpu" if smoke else "cuda"
+        self.rows = []
+        self.rng = np.random.default_rng(0)
+
+    # --- rows -----------------------------------------------------------------
+    def row(self, section, case, pt, th, unit, ratio=None, target=None, status="OK", note=""):
+        if ratio is None and pt is not None and th:
+            ratio = pt / th
+        if status == "OK" and target is not None and ratio is not None and not self.smoke:
+            op, bound = target[:2], float(target[2:])
+            ok = ratio >= bound if op == ">=" else ratio <= bound
+            status = "OK" if ok else "MISS"
+        self.rows.append(dict(section=section, case=case, ptcore=pt, torch=th, unit=unit,
+                              ratio=ratio, target=target or "", status=status, note=note))
+
+    def error(self, section, case, exc):
+        msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
+        status = "SKIP" if isinstance(exc, NotImplementedError) else "ERR"
+        self.rows.append(dict(section=section, case=case, ptcore=None, torch=None, unit="",
+                              ratio=None, target="", status=status, note=msg))
+        if status == "ERR" and os.environ.get("PTCORE_CUDA_CHECK_TRACEBACK"):
+            traceback.print_exc()
+
+    # --- sync and timing ---------------------------------------------------------
+    def psync(self):
+        self.ptcore.cuda.synchronize()
+
+    def tsync(self):
+        if self.tdev == "cuda":
+            self.torch.cuda.synchronize()
+
+    def time(self, fn, sync, reps=None, repeats=None):
+        """Median seconds per call of ``fn`` (host wall time, device synchronized)."""
+        reps = reps or (1 if self.smoke else 10)
+        repeats = repeats or (1 if self.smoke else 5)
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        if time.perf_counter() - t0 > 0.25:      # a slow case: time a few calls only
+            reps, repeats = 1, min(repeats, 3)
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            sync()
+            ts.append((time.perf_counter() - t0) / reps)
+        return statistics.median(ts)
+
+    # --- tensors -----------------------------------------------------------------
+    def pair(self, arr, dtype):
+        """The same values as a ptcore tensor and a torch tensor on their devices."""
+        pt = self.ptcore.from_numpy(np.ascontiguousarray(arr)).to(self.pdev)
+        th = self.torch.from_numpy(np.ascontiguousarray(arr)).to(self.tdev)
+        if dtype != "float32" and arr.dtype == np.float32:
+            pt = pt.to(getattr(self.ptcore, dtype))
+            th = th.to(getattr(self.torch, dtype))
+        return pt, th
+
+    def p2np(self, t):
+        t = t.detach()
+        if t.is_complex():
+            return t.cpu().resolve_conj().numpy()
+        if t.dtype in (self.ptcore.float16, self.ptcore.bfloat16):
+            t = t.float()
+        return t.cpu().numpy()
+
+    def t2np(self, t):
+        t = t.detach().resolve_conj()
+        if t.is_complex():
+            return t.cpu().numpy()
+        if t.dtype in (self.torch.float16, self.torch.bfloat16):
+            t = t.float()
+        return t.cpu().numpy()
+
+
+def _close(a, b, tol):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False, f"shape {a.shape} != torch {b.shape}"
+    if a.dtype == np.bool_ or b.dtype == np.bool_:
+        bad = int((a != b).sum())
+        return bad == 0, f"{bad} mismatches"
+    a64 = a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+    b64 = b.astype(np.complex128 if np.iscomplexobj(b) else np.float64)
+    ok = np.allclose(a64, b64, rtol=tol[0], atol=tol[1], equal_nan=True)
+    err = float(np.nanmax(np.abs(a64 - b64))) if a64.size else 0.0
+    return ok, f"max err {err:.2e}"
+
+
+# ---------------------------------------------------------------------------
+# ops: every op with a CUDA kernel
+# ---------------------------------------------------------------------------
+
+UNARY = {"neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu", "__neg__", "__abs__"}
+POSITIVE = {"log", "sqrt", "pow", "__pow__", "__rpow__"}
+BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt",
+          "ge", "__pow__", "__rpow__", "__rsub__", "__rtruediv__"}
+INPLACE = {"add_", "sub_", "mul_", "div_"}
+REDUCE = {"sum", "mean", "amax", "amin", "max", "min"}
+MATMUL = {"mm", "matmul", "bmm", "addmm"}
+
+
+def _torch_fn(ctx, ns, name):
+    T = ctx.torch
+    if ns == "Tensor":
+        return lambda self, *a, **k: getattr(self, name)(*a, **k)
+    if ns == "ptcore":
+        return getattr(T, name)
+    mod = T
+    for part in ns.split("."):
+        mod = getattr(mod, part)
+    return getattr(mod, name)
+
+
+def _ptcore_fn(ctx, ns, name):
+    P = ctx.ptcore
+    if ns == "Tensor":
+        return lambda self, *a, **k: getattr(self, name)(*a, **k)
+    if ns == "ptcore":
+        return getattr(P, name)
+    mod = P
+    for part in ns.split("."):
+        mod = getattr(mod, part)
+    return getattr(mod, name)
+
+
+def _cases(ctx, ns, name, dtype, n):
+    """[(label, make_args(lib) -> (args, kwargs))] for one op; make_args
+    returns the arguments for ptcore ('p') or torch ('t')."""
+    rng = ctx.rng
+    rows, cols = n
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    b = rng.standard_normal((rows, cols)).astype(np.float32)
+    bc = rng.standard_normal((cols,)).astype(np.float32)
+    if name in POSITIVE:
+        a, b, bc = np.abs(a) + 0.5, np.abs(b) * 0.5, np.abs(bc) * 0.5
+    if name in ("div", "__rtruediv__", "div_"):
+        b = np.where(np.abs(b) < 0.2, 0.5, b).astype(np.float32)
+        bc = np.where(np.abs(bc) < 0.2, 0.5, bc).astype(np.float32)
+    A, B, BC = ctx.pair(a, dtype), ctx.pair(b, dtype), ctx.pair(bc, dtype)
+    At = ctx.pair(np.ascontiguousarray(a.T), dtype)      # .t() of it is non-contiguous
+    sel = {"p": 0, "t": 1}
+    out = []
+    if name in UNARY:
+        out.append(("contig", lambda L: ((A[sel[L]],), {})))
+        out.append(("strided", lambda L: ((At[sel[L]].t(),), {})))
+    elif name in BINARY:
+        if name in ("__rpow__", "__rsub__", "__rtruediv__"):
+            out.append(("scalar", lambda L: ((A[sel[L]], 2.0), {})))
+        else:
+            out.append(("contig", lambda L: ((A[sel[L]], B[sel[L]]), {})))
+            out.append(("broadcast", lambda L: ((A[sel[L]], BC[sel[L]]), {})))
+            out.append(("strided", lambda L: ((At[sel[L]].t(), B[sel[L]]), {})))
+    elif name in INPLACE:
+        out.append(("contig", lambda L: ((A[sel[L]].clone(), B[sel[L]]), {})))
+    elif name in REDUCE:
+        out.append(("all", lambda L: ((A[sel[L]],), {})))
+        if name in ("sum", "mean", "amax", "amin"):
+            out.append(("dim=-1", lambda L: ((A[sel[L]],), {"dim": -1})))
+            out.append(("dim=0", lambda L: ((A[sel[L]],), {"dim": 0})))
+    elif name in MATMUL:
+        k = min(cols, 512)
+        m1 = ctx.pair(rng.standard_normal((rows, k)).astype(np.float32), dtype)
+        m2 = ctx.pair(rng.standard_normal((k, cols)).astype(np.float32), dtype)
+        if name == "bmm":
+            b1 = ctx.pair(rng.standard_normal((4, rows // 4 or 1, k)).astype(np.float32), dtype)
+            b2 = ctx.pair(rng.standard_normal((4, k, 64)).astype(np.float32), dtype)
+            out.append(("batched", lambda L: ((b1[sel[L]], b2[sel[L]]), {})))
+        elif name == "addmm":
+            out.append(("bias", lambda L: ((BC[sel[L]], m1[sel[L]], m2[sel[L]]), {})))
+        else:
+            out.append(("2d", lambda L: ((m1[sel[L]], m2[sel[L]]), {})))
+            out.append(("transposed", lambda L: ((m1[sel[L]], m2[sel[L]].t().contiguous().t()), {})))
+    elif ns == "fft":
+        if dtype != "float32":
+            return []
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        X = ctx.pair(x, "float32")
+        if name.startswith(("irfft", "hfft")):
+            Xc = (ctx.ptcore.fft.rfft(X[0], dim=-1), ctx.torch.fft.rfft(X[1], dim=-1))
+            out.append(("half", lambda L: ((Xc[sel[L]],), {})))
+        elif name.startswith(("rfft", "ihfft")):
+            out.append(("real", lambda L: ((X[sel[L]],), {})))
+        else:
+            Xc = (X[0].to(ctx.ptcore.complex64), X[1].to(ctx.torch.complex64))
+            out.append(("complex", lambda L: ((Xc[sel[L]],), {})))
+    else:
+        # an op registered by someone else: try it as unary, then binary
+        out.append(("generic-unary", lambda L: ((A[sel[L]],), {})))
+        out.append(("generic-binary", lambda L: ((A[sel[L]], B[sel[L]]), {})))
+    return out
+
+
+def _registered_cuda_ops(ctx):
+    ctx.ptcore.zeros(1, device="cuda")          # initialises CUDA: kernels are registered
+    from ptcore._dispatch.table import OPS
+    seen = []
+    for (ns, name), opdef in sorted(OPS.items()):
+        if "cuda" in opdef.kernels:
+            seen.append((ns, name))
+    return seen
+
+
+def section_ops(ctx):
+    n = (64, 48) if ctx.smoke else (2048, 1024)
+    dtypes = ("float32", "bfloat16") if ctx.smoke else ("float32", "float16", "bfloat16")
+    ops = _registered_cuda_ops(ctx)
+    ctx.row("ops", f"{len(ops)} ops with a CUDA kernel", None, None, "", status="OK",
+            note=", ".join(f"{ns}.{n}" if ns != "ptcore" else n for ns, n in ops)[:300])
+    for ns, name in ops:
+        for dtype in dtypes:
+            try:
+                cases = _cases(ctx, ns, name, dtype, n)
+            except Exception as e:
+                ctx.error("ops", f"{ns}.{name} {dtype}", e)
+                continue
+            generic = cases and cases[0][0].startswith("generic")
+            for label, make in cases:
+                case = f"{ns}.{name} {dtype} {label}"
+                try:
+                    pf, tf = _ptcore_fn(ctx, ns, name), _torch_fn(ctx, ns, name)
+                    pa, pk = make("p")
+                    ta, tk = make("t")
+                    pr, tr = pf(*pa, **pk), tf(*ta, **tk)
+                    if isinstance(pr, tuple):
+                        pr, tr = pr[0], tr[0]
+                    tol = RED_TOL[dtype] if (name in REDUCE or name in MATMUL) else TOL[dtype]
+                    want = ctx.t2np(tr)
+                    if ns == "fft":     # sums of many terms: tolerance scaled by the magnitude
+                        tol = (1e-4, 1e-5 * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0))
+                    ok, note = _close(ctx.p2np(pr), want, tol)
+                    if not ok:
+                        # a guessed signature (random ops, other defaults) proves nothing
+                        ctx.row("ops", case, None, None, "", status="SKIP" if generic else "FAIL",
+                                note=("values differ under a guessed signature: give the op an "
+                                      "input spec; " if generic else "") + note)
+                        if generic:
+                            break
+                        continue
+                    pt = ctx.time(lambda: pf(*pa, **pk), ctx.psync, reps=3 if not ctx.smoke else 1)
+                    tt = ctx.time(lambda: tf(*ta, **tk), ctx.tsync, reps=3 if not ctx.smoke else 1)
+                    ctx.row("ops", case, pt * 1e6, tt * 1e6, "us", target="<=1.5", note=note)
+                except Exception as e:
+                    if generic:
+                        continue        # the other generic signature may fit
+                    ctx.error("ops", case, e)
+                    continue
+                if generic:
+                    break               # one guessed signature that works is enough
+            if generic and not any(r["case"].startswith(f"{ns}.{name} {dtype}") for r in ctx.rows):
+                ctx.row("ops", f"{ns}.{name} {dtype}", None, None, "", status="SKIP",
+                        note="no input spec in cuda_check.py for this op")
+
+
+# ---------------------------------------------------------------------------
+# gemm, bandwidth, latency
+# ---------------------------------------------------------------------------
+
+def section_gemm(ctx):
+    P, T = ctx.ptcore, ctx.torch
+    n = 64 if ctx.smoke else 8192
+    flops = 2.0 * n ** 3
+    for dtype, label in (("float32", "sgemm (TF32 off)"), ("bfloat16", "bf16 GemmEx")):
+        try:
+            a = ctx.rng.standard_normal((n, n)).astype(np.float32)
+            b = ctx.rng.standard_normal((n, n)).astype(np.float32)
+            pa, ta = ctx.pair(a, dtype)
+            pb, tb = ctx.pair(b, dtype)
+            if ctx.tdev == "cuda":
+                T.backends.cuda.matmul.allow_tf32 = False
+            P.backends.cuda.matmul.allow_tf32 = False
+            pr, tr = P.matmul(pa, pb), T.matmul(ta, tb)
+            rel = float(np.max(np.abs(ctx.p2np(pr) - ctx.t2np(tr)))) / float(np.max(np.abs(ctx.t2np(tr))))
+            if rel > (1e-4 if dtype == "float32" else 2e-2):
+                ctx.row("gemm", f"{label} {n}^3", None, None, "", status="FAIL",
+                        note=f"relative max err {rel:.2e}")
+                continue
+            pt = ctx.time(lambda: P.matmul(pa, pb), ctx.psync)
+            tt = ctx.time(lambda: T.matmul(ta, tb), ctx.tsync)
+            ctx.row("gemm", f"{label} {n}^3", flops / pt / 1e12, flops / tt / 1e12, "TFLOP/s",
+                    target=">=0.95", note=f"rel err {rel:.1e}")
+        except Exception as e:
+            ctx.error("gemm", f"{label} {n}^3", e)
+
+
+def section_bandwidth(ctx):
+    P, T = ctx.ptcore, ctx.torch
+    n = 1 << (12 if ctx.smoke else 28)
+    try:
+        pa, ta = ctx.pair(ctx.rng.random(n, dtype=np.float32) - 0.5, "float32")
+        pb, tb = ctx.pair(ctx.rng.random(n, dtype=np.float32) - 0.5, "float32")
+    except Exception as e:
+        ctx.error("bandwidth", "inputs", e)
+        return
+    for case, pf, tf, nbytes, tol in (
+            (f"add 2^{n.bit_length() - 1} f32", lambda: P.add(pa, pb), lambda: T.add(ta, tb),
+             3 * 4 * n, TOL["float32"]),
+            (f"sum 2^{n.bit_length() - 1} f32", lambda: P.sum(pa), lambda: T.sum(ta), 4 * n,
+             (1e-3, 1e-1))):
+        try:
+            ok, note = _close(ctx.p2np(pf()), ctx.t2np(tf()), tol)
+            if not ok:
+                ctx.row("bandwidth", case, None, None, "", status="FAIL", note=note)
+                continue
+            pt = ctx.time(pf, ctx.psync)
+            tt = ctx.time(tf, ctx.tsync)
+            ctx.row("bandwidth", case, nbytes / pt / 1e12, nbytes / tt / 1e12, "TB/s",
+                    target=">=0.90", note=note)
+        except Exception as e:
+            ctx.error("bandwidth", case, e)
+
+
+def section_latency(ctx):
+    P, T = ctx.ptcore, ctx.torch
+    try:
+        pa, ta = ctx.pair(np.ones(1, np.float32), "float32")
+        reps = 20 if ctx.smoke else 2000
+        for case, pf, tf in (("add 1 element", lambda: P.add(pa, pa), lambda: T.add(ta, ta)),
+                             ("mul_ in place", lambda: pa.mul_(1.0), lambda: ta.mul_(1.0)),
+                             ("sum 1 element", lambda: P.sum(pa), lambda: T.sum(ta))):
+            pt = ctx.time(pf, ctx.psync, reps=reps)
+            tt = ctx.time(tf, ctx.tsync, reps=reps)
+            ctx.row("latency", case, pt * 1e6, tt * 1e6, "us/op", target="<=1.00")
+    except Exception as e:
+        ctx.error("latency", "tiny ops", e)
+
+
+# ---------------------------------------------------------------------------
+# training steps and reserved memory
+# ---------------------------------------------------------------------------
+
+def _mlp(lib, d_in, hidden):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Linear(hidden, 10))
+
+
+def _lenet(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                         nn.Linear(84, 10))
+
+
+def _copy_weights(pm, tm):
+    """torch model's initial weights into the ptcore model (same architecture)."""
+    import ptcore
+    tp = list(tm.parameters())
+    pp = list(pm.parameters())
+    with ptcore.no_grad():
+        for p, t in zip(pp, tp):
+            p.copy_(ptcore.from_numpy(t.detach().cpu().numpy()))
+
+
+def _train(ctx, name, make_p, make_t, x, y, steps):
+    """Time a train step (forward, squared-error loss, backward, SGD) in both
+    libraries from the same weights; compare the losses; watch the reserved memory."""
+    P, T = ctx.ptcore, ctx.torch
+    if ctx.tdev == "cuda":          # full float32 in torch too (ptcore has no TF32 paths here)
+        T.backends.cudnn.allow_tf32 = False
+        T.backends.cuda.matmul.allow_tf32 = False
+    T.manual_seed(0)
+    tm = make_t().to(ctx.tdev)
+    pm = make_p()
+    _copy_weights(pm, tm)
+    pm = pm.to(ctx.pdev)
+    px, tx = ctx.pair(x, "float32")
+    py, ty = ctx.pair(y, "float32")
+    popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
+    topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
+
+    def pstep():
+        popt.zero_grad()
+        loss = ((pm(px) - py) ** 2).mean()
+        loss.backward()
+        popt.step()
+        return loss
+
+    def tstep():
+        topt.zero_grad()
+        loss = ((tm(tx) - ty) ** 2).mean()
+        loss.backward()
+        topt.step()
+        return loss
+
+    pl = [float(pstep().item()) for _ in range(3)]
+    tl = [float(tstep().item()) for _ in range(3)]
+    ok = np.allclose(pl, tl, rtol=2e-3, atol=1e-5)
+    if not ok:
+        ctx.row("train", f"{name} losses", None, None, "", status="FAIL",
+                note=f"ptcore {pl} torch {tl}")
+        return
+    pt = ctx.time(pstep, ctx.psync, reps=5 if not ctx.smoke else 1)
+    tt = ctx.time(tstep, ctx.tsync, reps=5 if not ctx.smoke else 1)
+    ctx.row("train", f"{name} step", pt * 1e3, tt * 1e3, "ms/step", target="<=1.20",
+            note=f"3-step losses agree ({pl[-1]:.4g})")
+    # reserved memory across `steps` more steps
+    ctx.psync()
+    r0 = P.cuda.memory_reserved()
+    for _ in range(steps):
+        pstep()
+    ctx.psync()
+    r1 = P.cuda.memory_reserved()
+    ctx.row("train", f"{name} reserved over {steps} steps", r1 / 2**20, r0 / 2**20, "MiB",
+            ratio=r1 / r0 if r0 else None, target="<=1.00",
+            status="OK" if r1 <= r0 else ("OK" if ctx.smoke else "MISS"),
+            note=f"start {r0} B, end {r1} B")
+
+
+def section_train(ctx):
+    batch = 8 if ctx.smoke else 256
+    steps = 5 if ctx.smoke else 50
+    d_in, hidden = (32, 16) if ctx.smoke else (784, 1024)
+    x = ctx.rng.standard_normal((batch, d_in)).astype(np.float32)
+    y = ctx.rng.standard_normal((batch, 10)).astype(np.float32)
+    try:
+        _train(ctx, "MLP", lambda: _mlp(ctx.ptcore, d_in, hidden),
+               lambda: _mlp(ctx.torch, d_in, hidden), x, y, steps)
+    except Exception as e:
+        ctx.error("train", "MLP", e)
+    xi = ctx.rng.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+    try:
+        _train(ctx, "LeNet", lambda: _lenet(ctx.ptcore), lambda: _lenet(ctx.torch), xi, y, steps)
+    except Exception as e:
+        ctx.error("train", "LeNet", e)
+
+
+# ---------------------------------------------------------------------------
+# fft
+# ---------------------------------------------------------------------------
+
+def section_fft(ctx):
+    P, T = ctx.ptcore, ctx.torch
+    n1 = 1 << (10 if ctx.smoke else 20)
+    n2 = 32 if ctx.smoke else 2048
+    cases = []
+    try:
+        z = (ctx.rng.standard_normal(n1) + 1j * ctx.rng.standard_normal(n1)).astype(np.complex64)
+        pz, tz = ctx.pair(z, "complex64")
+        cases.append((f"fft 1-D 2^{n1.bit_length() - 1} c64", lambda: P.fft.fft(pz),
+                      lambda: T.fft.fft(tz), 5 * n1 * np.log2(n1)))
+        r = ctx.rng.standard_normal((n2, n2)).astype(np.float32)
+        pr, tr = ctx.pair(r, "float32")
+        cases.append((f"rfft2 {n2}^2 f32", lambda: P.fft.rfft2(pr), lambda: T.fft.rfft2(tr),
+                      2.5 * n2 * n2 * np.log2(n2 * n2)))
+        cases.append((f"irfft2 {n2}^2 f32", lambda: P.fft.irfft2(P.fft.rfft2(pr)),
+                      lambda: T.fft.irfft2(T.fft.rfft2(tr)), 5 * n2 * n2 * np.log2(n2 * n2)))
+    except Exception as e:
+        ctx.error("fft", "inputs", e)
+    for case, pf, tf, flop in cases:
+        try:
+            ok, note = _close(ctx.p2np(pf()), ctx.t2np(tf()), (1e-3, 1e-2 * np.sqrt(n1)))
+            if not ok:
+                ctx.row("fft", case, None, None, "", status="FAIL", note=note)
+                continue
+            pt = ctx.time(pf, ctx.psync)
+            tt = ctx.time(tf, ctx.tsync)
+            ctx.row("fft", case, pt * 1e6, tt * 1e6, "us", target="<=1.20",
+                    note=f"{note}; torch {flop / tt / 1e9:.0f} GFLOP/s")
+        except Exception as e:
+            ctx.error("fft", case, e)
+
+
+# ---------------------------------------------------------------------------
+# compile cache in a second process
+# ---------------------------------------------------------------------------
+
+_CHILD = r"""
+import json, time
+t0 = time.perf_counter()
+import ptcore
+from ptcore.cuda import _compiler, _host_kernels
+x = ptcore.ones(64, 48, device="cuda")
+for dt in (ptcore.float32, ptcore.bfloat16):
+    y = x.to(dt)
+    (y + y).sum(); (y * y).exp(); y.sum(dim=-1)
+ptcore.cuda.synchronize()
+print(json.dumps({"nvrtc": _compiler.stats(), "host": _host_kernels.stats(),
+                  "first_ops_s": time.perf_counter() - t0}))
+"""
+
+
+def section_cache(ctx):
+    try:
+        # make sure this process compiled what the child runs
+        exec(compile(_CHILD.replace("print(", "(lambda *a: None)("), "<warm>", "exec"), {})
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                             env=env, timeout=600)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "child failed")
+        st = json.loads(out.stdout.strip().splitlines()[-1])
+        key = "host" if ctx.smoke else "nvrtc"
+        n = st[key]["compiles"]
+        ctx.row("cache", f"second process: {key} compiles", n, 0, "compiles", ratio=None,
+                target="", status="OK" if n == 0 else "FAIL",
+                note=f"first ops in {st['first_ops_s']:.2f} s; {key} stats {st[key]}")
+    except Exception as e:
+        ctx.error("cache", "second process", e)
+
+
+# ---------------------------------------------------------------------------
+# table
+# ---------------------------------------------------------------------------
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, int):
+        return str(v)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.3g}"
+
+
+def render(rows, header):
+    cols = ("section", "case", "ptcore", "torch", "unit", "ratio", "target", "status", "note")
+    table = [[r["section"], r["case"], _fmt(r["ptcore"]), _fmt(r["torch"]), r["unit"],
+              "-" if r["ratio"] is None else f"{r['ratio']:.2f}x", r["target"], r["status"],
+              r["note"]] for r in rows]
+    widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c)
+              for i, c in enumerate(cols)]
+    widths[-1] = len(cols[-1])
+    lines = [header, "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    for t in table:
+        lines.append("| " + " | ".join(v.ljust(w) for v, w in zip(t, widths)) + " |")
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    lines.append("status counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return "\n".join(lines)
+
+
+def _write(args, header, rows):
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "rows": rows}, f, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(render(rows, header) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes on the emulated device (PTCORE_CUDA_EMULATE=1), torch on the CPU")
+    ap.add_argument("--only", default="", help="comma-separated sections: " + ",".join(SECTIONS))
+    ap.add_argument("--json", default="", help="also write the rows as JSON here")
+    ap.add_argument("--markdown", default="", help="also write the table here")
+    args = ap.parse_args(argv)
+    if args.smoke and not os.environ.get("PTCORE_CUDA_EMULATE"):
+        os.environ["PTCORE_CUDA_EMULATE"] = "1"
+    sections = [s for s in args.only.split(",") if s] or list(SECTIONS)
+    bad = [s for s in sections if s not in SECTIONS]
+    if bad:
+        ap.error(f"unknown sections {bad}; choose from {SECTIONS}")
+    ctx = Ctx(args.smoke)
+    P, T = ctx.ptcore, ctx.torch
+    if not P.cuda.is_available():
+        print(f"ptcore.cuda is not available: {P.cuda._unavailable_reason()}")
+        return 2
+    if not args.smoke and not T.cuda.is_available():
+        print("torch has no CUDA device here: run with --smoke, or on a GPU machine")
+        return 2
+    dev = P.cuda.get_device_name()
+    tdev = T.cuda.get_device_name() if ctx.tdev == "cuda" else "cpu"
+    header = (f"ptcore vs torch {T.__version__} -- ptcore device: {dev}; torch device: {tdev}"
+              + (" (SMOKE: emulated device, timings meaningless)" if args.smoke else ""))
+    print(header, flush=True)
+    for s in sections:
+        t0 = time.perf_counter()
+        try:
+            globals()["section_" + s](ctx)
+        except Exception as e:
+            ctx.error(s, "section", e)
+        print(f"[{s}: {time.perf_counter() - t0:.1f} s]", flush=True)
+        _write(args, header, ctx.rows)        # after every section: a cut-short run keeps its rows
+    print(render(ctx.rows, header))
+    return 1 if any(r["status"] in ("FAIL", "ERR") for r in ctx.rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""``ptcore.fft`` on CUDA tensors: the three FFT primitives on the driver's
+cuFFT interface (:meth:`ptcore.cuda._driver.Driver.fft`), and the fft ops'
+CUDA kernels in the operator table.
+
+The public transforms (``fft`` ... ``ihfftn``) keep their front-ends
+(promotion, ``n``/``s``/``dim``/``norm``, padding/trimming, ``out=``, the
+autograd graph): :func:`register` registers each front-end as its own CUDA
+kernel and puts this module into
+:data:`ptcore.fft._primitives.DEVICE_IMPLS`, so the primitives' forwards
+run here and their backward formulas (written with the primitives) too.
+
+Each transform moves the transformed dims last (one contiguous copy),
+runs batched cuFFT plans of at most 3 dims on the current stream
+(C2C/R2C/C2R in single, Z2Z/D2Z/Z2D in double precision; more than 3 dims
+are done in groups), scales by ``1/n`` or ``1/sqrt(n)`` for the norm
+modes, and returns the result viewed back in the caller's dim order.
+"""
+import math
+
+from ptcore import _tensor as _C
+from ptcore.cuda import _runtime
+
+__all__ = ["c2c", "r2c", "c2r", "register", "TRANSFORMS"]
+
+#: the ptcore.fft functions whose front-ends are their own CUDA kernels
+TRANSFORMS = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
+              "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn")
+
+_MAX_RANK = 3
+_KIND = {  # (precision, transform) -> cuFFT kind
+    ("single", "c2c"): "C2C", ("single", "r2c"): "R2C", ("single", "c2r"): "C2R",
+    ("double", "c2c"): "Z2Z", ("double", "r2c"): "D2Z", ("double", "c2r"): "Z2D",
+}
+
+
+def _precision(dt, fname):
+    if dt in (_C.complex64, _C.float32):
+        return "single"
+    if dt in (_C.complex128, _C.float64):
+        return "double"
+    raise RuntimeError(f"ptcore.fft.{fname}: cuFFT computes in complex64/complex128 "
+                       f"(float32/float64 input), got {dt}")
+
+
+def _empty(shape, dt, dev):
+    from ptcore.cuda import _tensors
+    return _tensors.empty(list(shape), dt, dev)
+
+
+def _to_last(x, dims):
+    """``x`` with ``dims`` moved last (in order) as a fresh contiguous tensor,
+    and the permutation used."""
+    dims = list(dims)
+    perm = [d for d in range(x.dim()) if d not in dims] + dims
+    xp = x.permute(perm) if perm != list(range(x.dim())) else x
+    y = _empty(xp.shape, xp.dtype, xp.device)
+    y.copy_(xp)
+    return y, perm
+
+
+def _from_last(y, perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return y.permute(inv) if perm != list(range(len(perm))) else y
+
+
+def _exec(kind, x, out, rank, direction=-1):
+    """One batched cuFFT call over the last ``rank`` dims of contiguous
+    ``x`` into contiguous ``out`` (logical sizes from the real side)."""
+    real = out if kind in ("C2R", "Z2D") else x
+    shape = tuple(real.shape[real.dim() - rank:])
+    batch = math.prod(real.shape[:real.dim() - rank])
+    if x.numel() == 0 or out.numel() == 0 or batch == 0:
+        return out
+    idx = x.device.index
+    drv = _runtime.lazy_init(f"cuFFT {kind}")
+    drv.set_current(idx)
+    drv.fft(idx, _runtime.current_stream_handle(idx), kind, shape, batch, x.data_ptr(),
+            out.data_ptr(), direction)
+    return out
+
+
+def _scale(y, norm, n):
+    """Apply PyTorch's norm enum (0 none, 1 1/sqrt(n), 2 1/n) in place."""
+    if norm == 0 or y.numel() == 0:
+        return y
+    f = 1.0 / math.sqrt(n) if norm == 1 else 1.0 / n
+    import ptcore
+    (ptcore.view_as_real(y) if y.is_complex() else y).mul_(f)
+    return y
+
+
+def _c2c_dims(x, dims, forward, prec):
+    """Unscaled C2C of complex ``x`` over ``dims``, in groups of at most 3
+    dims (each group moved last in a contiguous copy)."""
+    kind = _KIND[(prec, "c2c")]
+    dims = list(dims)
+    for i in range(0, len(dims), _MAX_RANK):
+        group = dims[i:i + _MAX_RANK]
+        y, perm = _to_last(x, group)
+        out = _empty(y.shape, y.dtype, y.device)
+        _exec(kind, y, out, len(group), -1 if forward else 1)
+        x = _from_last(out, perm)
+    return x
+
+
+def c2c(x, dims, norm, forward):
+    _precision(x.dtype, "fft")
+    prec = "single" if x.dtype is _C.complex64 else "double"
+    y = _c2c_dims(x, dims, forward, prec)
+    if norm:
+        if not y.is_contiguous():
+            y = y.contiguous()
+        _scale(y, norm, math.prod(x.shape[d] for d in dims))
+    return y
+
+
+def r2c(x, dims, norm, onesided):
+    prec = _precision(x.dtype, "rfft")
+    cdt = _C.complex64 if prec == "single" else _C.complex128
+    if not onesided:
+        # the full spectrum of a real signal: C2C of its complex copy
+        return c2c(x.to(cdt), dims, norm, True)
+    y, perm = _to_last(x, dims)
+    nd = len(dims)
+    r = min(_MAX_RANK, nd)
+    half = list(y.shape)
+    half[-1] = half[-1] // 2 + 1
+    out = _empty(half, cdt, y.device)
+    _exec(_KIND[(prec, "r2c")], y, out, r)
+    if nd > r:      # the leading transformed dims: forward C2C
+        lead = list(range(out.dim() - nd, out.dim() - r))
+        out = _c2c_dims(out, lead, True, prec).contiguous()
+    n = math.prod(x.shape[d] for d in dims)
+    return _from_last(_scale(out, norm, n), perm)
+
+
+def c2r(x, dims, norm, last_dim_size):
+    prec = _precision(x.dtype, "irfft")
+    rdt = _C.float32 if prec == "single" else _C.float64
+    nd = len(dims)
+    r = min(_MAX_RANK, nd)
+    y, perm = _to_last(x, dims)           # a fresh copy: C2R overwrites its input
+    want = last_dim_size // 2 + 1
+    have = y.shape[-1]
+    if have != want:                      # trim or zero-pad the half spectrum
+        z = y.new_zeros(list(y.shape[:-1]) + [want])
+        k = min(have, want)
+        z.narrow(-1, 0, k).copy_(y.narrow(-1, 0, k))
+        y = z
+    if nd > r:      # the leading transformed dims: inverse C2C, unscaled
+        lead = list(range(y.dim() - nd, y.dim() - r))
+        y, _ = _to_last(_c2c_dims(y, lead, False, prec), [])
+    shape = list(y.shape)
+    shape[-1] = last_dim_size
+    out = _empty(shape, rdt, y.device)
+    _exec(_KIND[(prec, "c2r")], y, out, r)
+    n = math.prod(shape[len(shape) - nd:])
+    return _from_last(_scale(out, norm, n), perm)
+
+
+class _Impl:
+    c2c = staticmethod(c2c)
+    r2c = staticmethod(r2c)
+    c2r = staticmethod(c2r)
+
+
+_registered = [False]
+
+
+def register():
+    """Register the fft front-ends as CUDA kernels and this module as the
+    CUDA FFT of :mod:`ptcore.fft._primitives` (once)."""
+    if _registered[0]:
+        return
+    from ptcore._dispatch.device import register_kernel
+    from ptcore.fft import _primitives, _transforms
+    _primitives.DEVICE_IMPLS["cuda"] = _Impl
+    for name in TRANSFORMS:
+        register_kernel(name, "cuda", getattr(_transforms, name), namespaces=("fft",))
+    _registered[0] = True

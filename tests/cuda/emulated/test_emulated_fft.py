@@ -1,0 +1,154 @@
+"""ptcore.fft on CUDA tensors (cuFFT through the driver interface; on the
+emulated device scipy.fft in stream order) equals the CPU transforms:
+values, dtypes, shapes, out=, non-contiguous input, and gradients."""
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore.cuda import _host_fft, _runtime
+
+F = ptcore.fft
+
+
+def _close(got, want, tol):
+    assert got.device.type == "cuda"
+    g = got.cpu()
+    assert g.dtype == want.dtype and tuple(g.shape) == tuple(want.shape)
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Records every driver.fft call (kind, shape, batch)."""
+    drv = _runtime.lazy_init("test")
+    seen = []
+    orig = drv.fft
+
+    def spy(device, stream, kind, shape, batch, idata, odata, direction=-1):
+        seen.append((kind, tuple(shape), batch))
+        return orig(device, stream, kind, shape, batch, idata, odata, direction)
+    monkeypatch.setattr(drv, "fft", spy)
+    return seen
+
+
+def _real(shape, dtype=np.float32, seed=0):
+    return ptcore.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+
+
+def _cplx(shape, dtype=np.float32, seed=0):
+    return ptcore.complex(_real(shape, dtype, seed), _real(shape, dtype, seed + 1))
+
+
+TOL = {np.float32: 2e-5, np.float64: 1e-12}
+
+CASES = [
+    ("fft", "c", (5, 16), {}),
+    ("fft", "r", (4, 9), {"n": 12, "dim": 0}),
+    ("ifft", "c", (3, 7), {"norm": "ortho"}),
+    ("fft2", "c", (2, 6, 8), {"norm": "forward"}),
+    ("ifft2", "c", (2, 6, 8), {"s": (4, 10)}),
+    ("fftn", "c", (2, 3, 4, 5), {}),                 # 4 dims: two cuFFT plans
+    ("ifftn", "c", (3, 4, 6), {"dim": (0, 2)}),
+    ("rfft", "r", (4, 10), {}),
+    ("rfft", "r", (4, 11), {"norm": "ortho"}),
+    ("irfft", "c", (4, 6), {}),
+    ("irfft", "c", (4, 6), {"n": 7}),
+    ("rfft2", "r", (3, 8, 6), {}),
+    ("irfft2", "c", (3, 8, 4), {"s": (8, 6)}),
+    ("rfftn", "r", (2, 3, 4, 6), {}),                # R2C on 3 dims + a C2C pass
+    ("irfftn", "c", (2, 3, 4, 4), {"s": (2, 3, 4, 6)}),
+    ("hfft", "c", (3, 5), {}),
+    ("ihfft", "r", (3, 8), {}),
+    ("hfft2", "c", (4, 5), {}),
+    ("ihfft2", "r", (4, 6), {"norm": "forward"}),
+    ("hfftn", "c", (2, 3, 5), {}),
+    ("ihfftn", "r", (2, 4, 6), {}),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["single", "double"])
+@pytest.mark.parametrize("fname,kind,shape,kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_transform_matches_cpu(fname, kind, shape, kw, dtype, calls):
+    x = _cplx(shape, dtype) if kind == "c" else _real(shape, dtype)
+    fn = getattr(F, fname)
+    _close(fn(x.cuda(), **kw), fn(x, **kw), TOL[dtype])
+    assert calls, "the transform did not go through the driver's FFT"
+    single = dtype == np.float32
+    assert all((k in ("C2C", "R2C", "C2R")) == single for k, _, _ in calls)
+
+
+def test_non_contiguous_and_offset_input():
+    x = _cplx((6, 10))
+    v = x.t()[2:, 1:]                       # transposed, offset view
+    _close(F.fft(x.cuda().t()[2:, 1:], dim=0), F.fft(v, dim=0), 2e-5)
+    r = _real((8, 12))
+    _close(F.rfft2(r.cuda()[:, ::2]), F.rfft2(r[:, ::2]), 2e-5)
+
+
+def test_integer_input_promotes_and_out():
+    x = ptcore.arange(12).reshape(3, 4)
+    _close(F.fft(x.cuda()), F.fft(x), 1e-5)
+    out = ptcore.empty(3, 3, dtype=ptcore.complex64, device="cuda")   # (device resize_ cannot grow)
+    r = F.rfft(x.float().cuda(), out=out)
+    assert r is out
+    _close(out, F.rfft(x.float()), 1e-5)
+
+
+def test_empty_batch_and_errors():
+    x = ptcore.zeros(0, 8, device="cuda")
+    r = F.rfft(x)
+    assert tuple(r.shape) == (0, 5) and r.device.type == "cuda"
+    with pytest.raises(RuntimeError, match="Invalid number of data points"):
+        F.fft(ptcore.ones(4, device="cuda"), n=0)
+    with pytest.raises(RuntimeError, match="expects a real input"):
+        F.rfft(ptcore.ones(4, dtype=ptcore.complex64, device="cuda"))
+    with pytest.raises(RuntimeError):
+        F.fft(ptcore.ones(4, dtype=ptcore.float16, device="cuda"))
+
+
+@pytest.mark.parametrize("fname,kind,kw", [
+    ("fft", "c", {"n": 10}), ("rfft", "r", {"n": 12}), ("irfft", "c", {"n": 9}),
+    ("fft2", "r", {}), ("rfftn", "r", {"norm": "ortho"}), ("irfft2", "c", {}),
+    ("hfft", "c", {}), ("ihfft", "r", {"n": 10}),
+])
+def test_gradients_match_cpu(fname, kind, kw):
+    base = _cplx((3, 8), np.float64) if kind == "c" else _real((3, 8), np.float64)
+    w = _real((3, 16), np.float64, seed=5)
+    fn = getattr(F, fname)
+
+    def loss(x):
+        y = fn(x, **kw)
+        if y.is_complex():
+            y = ptcore.view_as_real(y).sum(-1)
+        ww = w[:, :y.shape[-1]].to(y.device) if y.dim() == 2 else w.to(y.device)
+        return (y * ww[:y.shape[0], :y.shape[-1]]).sum()
+
+    xc = base.clone().requires_grad_()
+    loss(xc).backward()
+    xd = base.cuda().requires_grad_()
+    loss(xd).backward()
+    assert xd.grad is not None and xd.grad.device.type == "cuda"
+    np.testing.assert_allclose(xd.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_runs_in_stream_order():
+    s = ptcore.cuda.Stream()
+    x = _cplx((4, 32))
+    with ptcore.cuda.stream(s):
+        xd = x.cuda()
+        y = F.fft(xd)
+    s.synchronize()
+    _close(y, F.fft(x), 2e-5)
+
+
+def test_host_fft_checks():
+    with pytest.raises(ValueError, match="kind"):
+        _host_fft.check("C2Q", (4,), 1, -1)
+    with pytest.raises(ValueError, match="1 to 3"):
+        _host_fft.check("C2C", (2, 2, 2, 2), 1, -1)
+    with pytest.raises(ValueError, match="positive"):
+        _host_fft.check("R2C", (0,), 1, -1)
+    with pytest.raises(ValueError, match="direction"):
+        _host_fft.check("Z2Z", (4,), 1, 0)
+    assert _host_fft.sizes("R2C", (4, 6)) == (24, 16)
+    assert _host_fft.sizes("Z2D", (5,)) == (3, 5)

@@ -1,0 +1,109 @@
+"""benchmarks/cuda_check.py cannot rot: its ``--smoke`` mode runs every
+section at tiny sizes on the emulated device (torch on the CPU as the
+reference) and must report no failed value check and no error."""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PATH = os.path.join(_ROOT, "benchmarks", "cuda_check.py")
+
+pytestmark = pytest.mark.skipif(not os.path.exists(_PATH), reason="benchmarks/ is not in this checkout")
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("_ptcore_cuda_check", _PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_smoke_run_has_no_failures(tmp_path):
+    out = tmp_path / "rows.json"
+    env = dict(os.environ, PTCORE_CUDA_EMULATE="1")
+    env["PYTHONPATH"] = os.pathsep.join([_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, _PATH, "--smoke", "--json", str(out)], capture_output=True,
+                          text=True, env=env, timeout=900, cwd=str(tmp_path))
+    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    bad = [r for r in rows if r["status"] in ("FAIL", "ERR")]
+    assert not bad, bad
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    mod = _module()
+    by_section = {s: [r for r in rows if r["section"] == s and r["status"] == "OK"]
+                  for s in mod.SECTIONS}
+    assert all(by_section.values()), {s: len(v) for s, v in by_section.items()}
+    # every op with a CUDA kernel got at least one row (checked or skipped with a reason)
+    count = [r for r in rows if r["case"].endswith("ops with a CUDA kernel")]
+    assert count and int(count[0]["case"].split()[0]) >= 30
+    cases = " ".join(r["case"] for r in rows if r["section"] == "ops")
+    for name in ("add", "sum", "matmul", "exp", "fft.rfft", "fft.irfftn"):
+        assert f"{name} float32" in cases
+    # the second process compiled nothing
+    cache = [r for r in rows if r["section"] == "cache"]
+    assert cache and cache[0]["ptcore"] == 0
+    # the table went to stdout with its header
+    assert "SMOKE" in proc.stdout and "| section" in proc.stdout
+
+
+def test_helpers():
+    mod = _module()
+    ok, note = mod._close(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]), (1e-6, 0))
+    assert ok and "max err" in note
+    ok, note = mod._close(np.array([1.0]), np.array([1.0, 2.0]), (1e-6, 0))
+    assert not ok and "shape" in note
+    ok, note = mod._close(np.array([True, False]), np.array([True, True]), (0, 0))
+    assert not ok and "1 mismatches" in note
+
+    class C(mod.Ctx):
+        def __init__(self, smoke):            # no library import needed for rows
+            self.smoke = smoke
+            self.rows = []
+    c = C(False)
+    c.row("gemm", "x", 90.0, 100.0, "TFLOP/s", target=">=0.95")
+    c.row("latency", "y", 5.0, 10.0, "us", target="<=1.00")
+    assert [r["status"] for r in c.rows] == ["MISS", "OK"]
+    assert c.rows[0]["ratio"] == pytest.approx(0.9)
+    c.error("train", "LeNet", NotImplementedError("conv2d: no CUDA kernel"))
+    c.error("train", "MLP", RuntimeError("boom"))
+    assert [r["status"] for r in c.rows[2:]] == ["SKIP", "ERR"]
+    text = mod.render(c.rows, "hdr")
+    assert text.startswith("hdr") and "MISS 1" in text and "ERR 1" in text
+
+
+def test_unknown_section_is_an_error():
+    proc = subprocess.run([sys.executable, _PATH, "--smoke", "--only", "nope"], capture_output=True,
+                          text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=_ROOT, PTCORE_CUDA_EMULATE="1"))
+    assert proc.returncode == 2 and "unknown sections" in proc.stderr
+
+
+_SESSION = os.path.join(_ROOT, "tools", "gpu_session.sh")
+
+
+@pytest.mark.skipif(not os.path.exists(_SESSION) or not shutil.which("bash"),
+                    reason="tools/gpu_session.sh or bash is not here")
+def test_gpu_session_script_dry_run(tmp_path):
+    """The GPU session script parses, and its env and warm stages run as a dry
+    run on the emulated device (GPU_SESSION_EMULATE=1)."""
+    assert subprocess.run(["bash", "-n", _SESSION]).returncode == 0
+    out = tmp_path / "out"
+    env = dict(os.environ, OUT=str(out), GPU_SESSION_EMULATE="1", GPU_SESSION_STAGES="env warm",
+               GPU_SESSION_WARM_MAX="2", PTCORE_CACHE_DIR=str(tmp_path / "kcache"))
+    proc = subprocess.run(["bash", _SESSION], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    log = (out / "session.log").read_text()
+    assert "stage warm" in log and "done" in log, log
+    assert (out / "env.txt").exists()
+    from ptcore.cuda import _compiler
+    if _compiler.nvrtc_available()[0]:
+        assert "warm: 2 kernels for sm_90" in log and "0 failed" in log, log
+        assert len(list((tmp_path / "kcache").glob("*.cubin"))) == 2
