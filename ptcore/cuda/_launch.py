@@ -598,4 +598,5 @@ def register():
     register_kernel("addmm", "cuda", _addmm)
     register_kernel("bmm", "cuda", _bmm)
     register_kernel("matmul", "cuda", _matmul)
+    __import__("ptcore.cuda._launch_index", fromlist=["x"]).register_all()   # indexing/reductions/random
     _registered[0] = True

@@ -1,0 +1,279 @@
+"""CUDA kernel sources for sorting, selection, compaction, sequential scans
+and the integer-valued Philox samplers (generated, header-free; part of the
+library of :mod:`ptcore.cuda._kernels`, which lists them through
+:func:`generate`).
+
+Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
+
+* **index** (no family prelude)
+
+  - ``ptc_index_sort_<tag>_c(M, L, S* vals, long long* idx, const S* in, int descending)``:
+    rows ``in[r*L:(r+1)*L]`` sorted stably (ascending, or descending with
+    ``descending != 0``), NaN greater than every number (last ascending,
+    first descending), equal keys in input order.  Each thread ranks its
+    elements (O(L) comparisons each): one block per row, any grid.
+  - ``ptc_index_compact_<tag>_c(n, S* out, const S* src, const unsigned char* mask,
+    const long long* pos)``: ``out[pos[i] - 1] = src[i]`` where ``mask[i]``
+    (``pos`` the inclusive prefix sum of the mask; contiguous operands).
+  - ``ptc_index_nonzero_c(n, long long* out, const unsigned char* mask,
+    const long long* pos, ptc_strided<1> shape)``: row ``pos[i] - 1`` of
+    ``out`` (``shape.ndim`` columns) = the coordinates of flat index ``i``
+    over ``shape.sizes`` where ``mask[i]``.
+  - ``ptc_index_median_<tag>_c(M, L, S* vals, long long* idx, const S* sorted,
+    const long long* sidx, int ignore_nan)``: per row of an ascending
+    stable sort (values ``sorted``, source positions ``sidx``): the lower
+    median (element ``(m - 1) / 2`` of the ``m`` non-NaN values when
+    ``ignore_nan``; otherwise the first NaN when the row has one).
+
+* **scan** (REDUCE_OPS prelude), one thread per row (grid-stride over rows):
+
+  - ``ptc_scan_cummax_<tag>_c`` / ``ptc_scan_cummin_<tag>_c(M, L, S* out,
+    long long* idx, const S* in)``: running max/min and its index; a NaN
+    sticks; ties take the later index (PyTorch's ``>=`` / ``<=``).
+  - ``ptc_scan_logcumsumexp_<tag>_c(M, L, S* out, long long* idx, const S* in)``
+    (``idx`` unused, may be null).
+
+* **random** (PHILOX prelude), bit-identical to ``ptcore._ops._random``:
+
+  - ``ptc_random_randint_<tag>_c(n, S* out, seed, offset, long long low,
+    unsigned long long range, int tier)``: the three multiply-shift tiers
+    (range <= 2^16: 4 per block; <= 2^32: 2; else 1).
+  - ``ptc_random_bernoulli_<tag>_c(n, S* out, seed, offset, const double* p,
+    long long p_stride)``: 1 iff ``x * 2^-32 < p[i * p_stride]``.
+  - ``ptc_random_exponential_<tag>_c(n, S* out, seed, offset, double lambd)``.
+"""
+from ptcore.cuda._kernels import DTYPES, FLOATS, TAGS, kernel_name, _storage, _compute, _load, _store, _kind
+
+__all__ = ["generate"]
+
+_ALL = tuple(DTYPES)
+
+
+def _lt(a, b):
+    """a before b in ascending order with NaN last (also for ints: x != x is false)."""
+    return f"(!({a} != {a}) && (({b} != {b}) || {a} < {b}))"
+
+
+def _sort_kernel(dt):
+    name = kernel_name("index", "sort", TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+    x = _load(dt, "row[j]")
+    y = _load(dt, "row[k]")
+    return name, (
+        f'extern "C" __global__ void {name}(long long M, long long L, {S}* vals, long long* idx, '
+        f"const {S}* in, int descending) {{\n"
+        f"    for (long long r = blockIdx.x; r < M; r += gridDim.x) {{\n"
+        f"        const {S}* row = in + r * L;\n"
+        f"        for (long long j = threadIdx.x; j < L; j += blockDim.x) {{\n"
+        f"            const {T} x = {x};\n"
+        f"            long long rank = 0;\n"
+        f"            for (long long k = 0; k < L; ++k) {{\n"
+        f"                const {T} y = {y};\n"
+        f"                const bool ylt = {_lt('y', 'x')}, xlt = {_lt('x', 'y')};\n"
+        f"                if ((descending ? xlt : ylt) || (k < j && !ylt && !xlt)) ++rank;\n"
+        f"            }}\n"
+        f"            vals[r * L + rank] = row[j];\n"
+        f"            idx[r * L + rank] = j;\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def _compact_kernel(dt):
+    name = kernel_name("index", "compact", TAGS[dt], "c")
+    S = _storage(dt)
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* out, const {S}* src, '
+        f"const unsigned char* mask, const long long* pos) {{\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        if (mask[i]) out[pos[i] - 1] = src[i];\n"
+        f"    }}\n}}\n")
+
+
+def _nonzero_kernel():
+    name = "ptc_index_nonzero_c"
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, long long* out, const unsigned char* mask, '
+        f"const long long* pos, ptc_strided<1> shape) {{\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        if (!mask[i]) continue;\n"
+        f"        const long long nd = shape.ndim, base = (pos[i] - 1) * nd;\n"
+        f"        long long rem = i;\n"
+        f"        for (long long d = nd - 1; d >= 0; --d) {{\n"
+        f"            const long long sz = shape.sizes[d];\n"
+        f"            out[base + d] = rem % sz;\n"
+        f"            rem /= sz;\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def _median_kernel(dt):
+    name = kernel_name("index", "median", TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+    v = _load(dt, "sorted[r * L + k]")
+    return name, (
+        f'extern "C" __global__ void {name}(long long M, long long L, {S}* vals, long long* idx, '
+        f"const {S}* sorted, const long long* sidx, int ignore_nan) {{\n"
+        f"    PTC_FOR(r, M) {{\n"
+        f"        long long m = L;\n"
+        f"        while (m > 0) {{ const long long k = m - 1; const {T} x = {v}; if (!(x != x)) break; --m; }}\n"
+        f"        long long k;\n"
+        f"        if (!ignore_nan && m < L) k = m;\n"
+        f"        else if (m == 0) k = 0;\n"
+        f"        else k = (m - 1) / 2;\n"
+        f"        vals[r] = sorted[r * L + k];\n"
+        f"        idx[r] = sidx[r * L + k];\n"
+        f"    }}\n}}\n")
+
+
+def _seq_scan_kernel(op, dt):
+    name = kernel_name("scan", op, TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+    x = _load(dt, "in[r * L + j]")
+    if op in ("cummax", "cummin"):
+        cmp = ">=" if op == "cummax" else "<="
+        body = (f"        {T} best = ({T})0;\n        long long bi = 0;\n"
+                f"        for (long long j = 0; j < L; ++j) {{\n"
+                f"            const {T} x = {x};\n"
+                f"            if (j == 0 || (!(best != best) && ((x != x) || x {cmp} best))) {{ best = x; bi = j; }}\n"
+                f"            out[r * L + j] = {_store(dt, 'best')};\n"
+                f"            idx[r * L + j] = bi;\n"
+                f"        }}\n")
+    else:
+        body = (f"        {T} acc = -ptc_lim<{T}>::highest();\n"
+                f"        for (long long j = 0; j < L; ++j) {{\n"
+                f"            const {T} x = {x};\n"
+                f"            if (j == 0) acc = x;\n"
+                f"            else if ((acc != acc) || (x != x)) acc = acc + x;\n"
+                f"            else {{\n"
+                f"                const {T} mn = acc < x ? acc : x, mx = acc < x ? x : acc;\n"
+                f"                if (mn != mx || isfinite(mn)) acc = mx + log1p(exp(mn - mx));\n"
+                f"            }}\n"
+                f"            out[r * L + j] = {_store(dt, 'acc')};\n"
+                f"        }}\n")
+    return name, (
+        f'extern "C" __global__ void {name}(long long M, long long L, {S}* out, long long* idx, '
+        f"const {S}* in) {{\n"
+        f"    PTC_FOR(r, M) {{\n{body}    }}\n}}\n")
+
+
+# 64x64 -> high 64 bits, portable (the same on the device and the host)
+_MULHI = (
+    "#ifndef PTC_MULHI64\n"
+    "#define PTC_MULHI64(a, b, res) do { const unsigned long long a0_ = (unsigned int)(a), a1_ = (a) >> 32, "
+    "b0_ = (unsigned int)(b), b1_ = (b) >> 32; const unsigned long long p00_ = a0_ * b0_, p01_ = a0_ * b1_, "
+    "p10_ = a1_ * b0_, p11_ = a1_ * b1_; const unsigned long long mid_ = (p00_ >> 32) + (unsigned int)p01_ + "
+    "(unsigned int)p10_; (res) = p11_ + (p01_ >> 32) + (p10_ >> 32) + (mid_ >> 32); } while (0)\n"
+    "#endif\n")
+
+
+def _randint_kernel(dt):
+    name = kernel_name("random", "randint", TAGS[dt], "c")
+    S = _storage(dt)
+    val = "(double)v" if _kind(dt) == "f" else "v"
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
+        f"unsigned long long offset, long long low, unsigned long long r, int tier) {{\n"
+        f"{_MULHI}"
+        f"    const long long per = tier == 0 ? 4 : (tier == 1 ? 2 : 1);\n"
+        f"    const long long nblocks = (n + per - 1) / per;\n"
+        f"    PTC_FOR(q, nblocks) {{\n"
+        f"        unsigned int w[4];\n"
+        f"        ptc_philox_block(offset + (unsigned long long)q, (unsigned int)seed, "
+        f"(unsigned int)(seed >> 32), w);\n"
+        f"        for (long long j = 0; j < per; ++j) {{\n"
+        f"            const long long s = q * per + j;\n"
+        f"            if (s >= n) break;\n"
+        f"            unsigned long long off;\n"
+        f"            if (tier == 0) {{\n"
+        f"                off = ((unsigned long long)w[j] * r) >> 32;\n"
+        f"            }} else if (tier == 1) {{\n"
+        f"                const unsigned long long d = (unsigned long long)w[2 * j] | "
+        f"((unsigned long long)w[2 * j + 1] << 32);\n"
+        f"                PTC_MULHI64(d, r, off);\n"
+        f"            }} else {{\n"
+        f"                const unsigned long long lo = (unsigned long long)w[0] | ((unsigned long long)w[1] << 32);\n"
+        f"                const unsigned long long hi = (unsigned long long)w[2] | ((unsigned long long)w[3] << 32);\n"
+        f"                unsigned long long t, ph;\n"
+        f"                PTC_MULHI64(lo, r, t);\n"
+        f"                PTC_MULHI64(hi, r, ph);\n"
+        f"                const unsigned long long pl = hi * r, sm = pl + t;\n"
+        f"                off = ph + (unsigned long long)(sm < pl);\n"
+        f"            }}\n"
+        f"            const long long v = (long long)((unsigned long long)low + off);\n"
+        f"            out[s] = {_store(dt, val)};\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def _bernoulli_kernel(dt):
+    name = kernel_name("random", "bernoulli", TAGS[dt], "c")
+    S = _storage(dt)
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
+        f"unsigned long long offset, const double* p, long long p_stride) {{\n"
+        f"    const long long nblocks = (n + 3) / 4;\n"
+        f"    PTC_FOR(q, nblocks) {{\n"
+        f"        unsigned int w[4];\n"
+        f"        ptc_philox_block(offset + (unsigned long long)q, (unsigned int)seed, "
+        f"(unsigned int)(seed >> 32), w);\n"
+        f"        for (int j = 0; j < 4; ++j) {{\n"
+        f"            const long long s = q * 4 + j;\n"
+        f"            if (s >= n) break;\n"
+        f"            const int v = __dmul_rn((double)w[j], 2.3283064365386963e-10) < p[s * p_stride] ? 1 : 0;\n"
+        f"            out[s] = {_store(dt, 'v')};\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def _exponential_kernel(dt):
+    name = kernel_name("random", "exponential", TAGS[dt], "c")
+    S = _storage(dt)
+    wide = dt == "float64"
+    per = 2 if wide else 4
+    if wide:
+        u = ("const unsigned long long d = (unsigned long long)w[2 * j] | ((unsigned long long)w[2 * j + 1] << 32);\n"
+             "            const double u = __dmul_rn(__dadd_rn((double)(d >> 12), 0.5), 2.220446049250313e-16);\n")
+    else:
+        u = "const double u = __dmul_rn(__dadd_rn((double)w[j], 0.5), 2.3283064365386963e-10);\n"
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
+        f"unsigned long long offset, double lambd) {{\n"
+        f"    const long long nblocks = (n + {per - 1}) / {per};\n"
+        f"    PTC_FOR(q, nblocks) {{\n"
+        f"        unsigned int w[4];\n"
+        f"        ptc_philox_block(offset + (unsigned long long)q, (unsigned int)seed, "
+        f"(unsigned int)(seed >> 32), w);\n"
+        f"        for (int j = 0; j < {per}; ++j) {{\n"
+        f"            const long long s = q * {per} + j;\n"
+        f"            if (s >= n) break;\n"
+        f"            {u}"
+        f"            const double e = -ptc_det_log(u);\n"
+        f"            out[s] = {_store(dt, '__ddiv_rn(e, lambd)')};\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def generate():
+    """``(name, family, source)`` of every kernel of this module."""
+    for dt in _ALL:
+        for fn in (_sort_kernel, _compact_kernel, _median_kernel):
+            name, src = fn(dt)
+            yield name, "index", src
+    name, src = _nonzero_kernel()
+    yield name, "index", src
+    for dt in _ALL:
+        if dt == "bool":
+            continue
+        for op in ("cummax", "cummin"):
+            name, src = _seq_scan_kernel(op, dt)
+            yield name, "scan", src
+    for dt in FLOATS:
+        name, src = _seq_scan_kernel("logcumsumexp", dt)
+        yield name, "scan", src
+    for dt in _ALL:
+        for fn in (_randint_kernel, _bernoulli_kernel):
+            name, src = fn(dt)
+            yield name, "random", src
+    for dt in FLOATS:
+        name, src = _exponential_kernel(dt)
+        yield name, "random", src
