@@ -168,8 +168,15 @@ def _index_select(out, input, dim, index):
                   _dim_vector_strides(index, out.dim(), dim), input.shape[dim], input.stride(dim))
 
 
+def _wrap_negative(index, size):
+    """Index values below 0 counted from the end (take/put pass them; the
+    front-ends checked the range)."""
+    import ptcore
+    return ptcore.where(ptcore.lt(index, 0), ptcore.add(index, size), index)
+
+
 def _gather(out, input, dim, index):
-    index = _long_index(index)
+    index = _wrap_negative(_long_index(index), input.shape[dim])
     src_st = list(input.stride())
     src_st[dim] = 0
     _index_launch("gather", out.dtype, list(index.shape), out, out.stride(), input, src_st, index,
@@ -188,7 +195,7 @@ def _scatter_op(reduce, fname):
 
 
 def _scatter(self, dim, index, src, reduce):
-    index = _long_index(index)
+    index = _wrap_negative(_long_index(index), self.shape[dim])
     src = L._as_operand(src, self.dtype, self.device)
     sstr = [0] * index.dim() if src.dim() == 0 else list(src.stride())
     out_st = list(self.stride())
@@ -460,6 +467,26 @@ def use_frontends(names):
                 d.device_bodies.pop("cuda", None)
 
 
+def _pointwise_without_kernel():
+    """The pointwise ops (and Tensor operators) with no CUDA kernel of their
+    own: their front-ends run the ``ew_*`` loops above."""
+    from ptcore._dispatch.table import OPS
+    names = set()
+    for (ns, name), d in OPS.items():
+        if "cuda" in d.kernels:
+            continue
+        mod = getattr(d.raw, "__module__", "") or ""
+        if d.family == "pointwise" or mod == "ptcore._ops.pointwise" or (
+                ns == "Tensor" and name in _OPERATORS):
+            names.add(name)
+    return sorted(names)
+
+
+_OPERATORS = frozenset({"__and__", "__or__", "__xor__", "__invert__", "__rand__", "__ror__", "__rxor__",
+                        "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__mod__", "__rmod__",
+                        "__floordiv__", "__rfloordiv__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
+                        "__irshift__"})
+
 _registered = [False]
 
 
@@ -469,6 +496,7 @@ def register():
     for name, fn in _REGISTRY.items():
         _registry.register(name, "cuda")(fn)
     use_frontends(FRONTEND_OPS)
+    use_frontends(_pointwise_without_kernel())
     _registered[0] = True
 
 
