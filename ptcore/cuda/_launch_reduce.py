@@ -139,6 +139,7 @@ FRONTEND_OPS = (
     "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max", "min", "aminmax", "argmax",
     "argmin", "all", "any", "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp",
     "count_nonzero", "cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp",
+    "_vector_norm", "_norm",
 )
 
 _registered = [False]
