@@ -156,5 +156,6 @@ def register():
     _registry.register("random_bernoulli", "cuda")(_random_bernoulli)
     _registry.register("random_normal_tensor", "cuda")(_random_normal_tensor)
     _registry.register("randperm", "cuda")(_randperm)
+    import ptcore.nn.functional   # noqa: F401  (declares the dropout ops, loaded lazily otherwise)
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True
