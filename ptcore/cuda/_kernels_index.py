@@ -15,6 +15,9 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
   - ``ptc_index_compact_<tag>_c(n, S* out, const S* src, const unsigned char* mask,
     const long long* pos)``: ``out[pos[i] - 1] = src[i]`` where ``mask[i]``
     (``pos`` the inclusive prefix sum of the mask; contiguous operands).
+  - ``ptc_index_expand_<tag>_c(n, S* out, const S* src, const unsigned char* mask,
+    const long long* pos)``: ``out[i] = src[pos[i] - 1]`` where ``mask[i]``
+    (masked_scatter_; contiguous operands).
   - ``ptc_index_nonzero_c(n, long long* out, const unsigned char* mask,
     const long long* pos, ptc_strided<1> shape)``: row ``pos[i] - 1`` of
     ``out`` (``shape.ndim`` columns) = the coordinates of flat index ``i``
@@ -86,6 +89,17 @@ def _compact_kernel(dt):
         f"const unsigned char* mask, const long long* pos) {{\n"
         f"    PTC_FOR(i, n) {{\n"
         f"        if (mask[i]) out[pos[i] - 1] = src[i];\n"
+        f"    }}\n}}\n")
+
+
+def _expand_kernel(dt):
+    name = kernel_name("index", "expand", TAGS[dt], "c")
+    S = _storage(dt)
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* out, const {S}* src, '
+        f"const unsigned char* mask, const long long* pos) {{\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        if (mask[i]) out[i] = src[pos[i] - 1];\n"
         f"    }}\n}}\n")
 
 
@@ -256,7 +270,7 @@ def _exponential_kernel(dt):
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in _ALL:
-        for fn in (_sort_kernel, _compact_kernel, _median_kernel):
+        for fn in (_sort_kernel, _compact_kernel, _expand_kernel, _median_kernel):
             name, src = fn(dt)
             yield name, "index", src
     name, src = _nonzero_kernel()

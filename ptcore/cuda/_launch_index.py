@@ -277,6 +277,44 @@ def _masked_select(input, mask, shape):
     return out
 
 
+def _masked_scatter(self, mask, source):
+    """self[mask] = source's leading elements; False when source is too short."""
+    dev = self.device
+    n = self.numel()
+    if n == 0:
+        return True
+    m = _contig_copy(mask, _C.bool_, shape=list(self.shape))
+    pos, total = _prefix(m)
+    if total > source.numel():
+        return False
+    if total:
+        tmp = _contig_copy(self)
+        src = _dense(source.reshape(-1) if source.is_contiguous() else _contig_copy(source).reshape(-1), self.dtype)
+        L._launch(dev.index, f"ptc_index_expand_{L._tag(self.dtype, 'masked_scatter_')}_c", n,
+                  [L._ll(n), L._ptr(tmp), L._ptr(src), L._ptr(m), L._ptr(pos)])
+        L.cast_copy(self, tmp)
+    return True
+
+
+def _tri(t, diagonal, upper):
+    """Zero ``t``'s elements below (upper) / above (lower) the ``diagonal``-th
+    diagonal of its last two dims, in place."""
+    import ptcore
+    if t.numel() == 0:
+        return
+    n, m = t.shape[-2], t.shape[-1]
+    rows = ptcore.arange(n, device=t.device).reshape(n, 1)
+    cols = ptcore.arange(m, device=t.device).reshape(1, m)
+    d = ptcore.sub(cols, rows)
+    drop = ptcore.lt(d, diagonal) if upper else ptcore.gt(d, diagonal)
+    _masked_fill(t, drop, 0)
+
+
+def _trace(out, input):
+    from ptcore.cuda import _launch_reduce
+    _launch_reduce._run("sum", input.diagonal(), [0], out, L._params())
+
+
 def _nonzero(input):
     dev = input.device
     nd = input.dim()
@@ -433,7 +471,8 @@ _REGISTRY = {
     "ew_unary": _ew_unary, "ew_binary": _ew_binary, "ew_ternary": _ew_ternary,
     "index_select": _index_select, "gather": _gather, "scatter": _scatter, "index_put_dim": _index_put_dim,
     "scale": _scale, "mod_index": _mod_index, "index_bounds": _index_bounds, "masked_fill_": _masked_fill,
-    "masked_select": _masked_select, "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
+    "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri, "trace": _trace,
+    "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
     "cat": _cat, "stack": _stack, "flip": _flip, "sort": _sort, "topk": _topk, "kthvalue": _kthvalue,
     "median": _median_kernel(False), "nanmedian": _median_kernel(True),
 }
@@ -448,7 +487,9 @@ FRONTEND_OPS = (
     "scatter_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
     "take", "take_along_dim", "put", "put_", "index_put", "index_put_", "masked_select", "nonzero",
     "argwhere", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-    "flip", "fliplr", "flipud",
+    "flip", "fliplr", "flipud", "masked_scatter", "masked_scatter_", "roll", "rot90", "repeat", "tile",
+    "tril", "tril_", "triu", "triu_", "diag", "diag_embed", "diagonal_scatter", "select_scatter",
+    "slice_scatter", "trace",
     # sorting and selection
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian",
 )
@@ -463,7 +504,9 @@ def use_frontends(names):
         for ns in _NAMESPACES:
             d = lookup(name, ns)
             if d is not None:
-                d.kernels["cuda"] = d.raw
+                # the device layer wraps the kernel in the op's autograd body
+                # (_body_factory); an op whose body was built otherwise runs it whole
+                d.kernels["cuda"] = d.raw if d._body_factory is not None else d.body
                 d.device_bodies.pop("cuda", None)
 
 

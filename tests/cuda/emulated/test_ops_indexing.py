@@ -240,3 +240,34 @@ def test_against_torch():
     assert ptcore.sort(x.cuda(), 0).values.cpu().tolist() == torch.sort(tx, 0).values.tolist()
     assert x.cuda()[idx].cpu().tolist() == tx[idx].tolist()
     assert ptcore.where(x.cuda() > 0, x.cuda(), -1.0).cpu().tolist() == torch.where(tx > 0, tx, -1.0).tolist()
+
+
+def test_masked_scatter_tri_trace_roll_repeat():
+    x = _rand((4, 5), ptcore.float32, 16)
+    xc = x.cuda()
+    m = x > 0
+    src = _rand((20,), ptcore.float32, 17)
+    _same(xc.masked_scatter(m.cuda(), src.cuda()), x.masked_scatter(m, src))
+    for k in (-1, 0, 2):
+        _same(ptcore.tril(xc, k), ptcore.tril(x, k))
+        _same(ptcore.triu(xc.t(), k), ptcore.triu(x.t(), k))
+    _same(ptcore.trace(xc), ptcore.trace(x))
+    _same(ptcore.trace(xc.to(ptcore.int32)), ptcore.trace(x.to(ptcore.int32)))
+    _same(ptcore.roll(xc, (1, -2), (0, 1)), ptcore.roll(x, (1, -2), (0, 1)))
+    _same(xc.repeat(2, 1, 3), x.repeat(2, 1, 3))
+    _same(ptcore.diag(xc[0]), ptcore.diag(x[0]))
+    _same(ptcore.rot90(xc), ptcore.rot90(x))
+
+
+def test_index_put_and_masked_select_grads():
+    x = _rand((4, 5), ptcore.float32, 18)
+    res = []
+    for dev in ("cpu", "cuda"):
+        t = x.to(dev, copy=True).requires_grad_()
+        w = ptcore.arange(20.0, device=dev).reshape(4, 5)
+        y = t.index_put((ptcore.tensor([0, 0]).to(dev),), t[1:3] * 2, accumulate=True)
+        z = ptcore.masked_select(t, t > 0)
+        ((y * w).sum() + (z * ptcore.arange(float(z.numel()), device=dev)).sum()
+         + (ptcore.tril(t) * w).sum() + ptcore.logcumsumexp(t, 0).sum()).backward()
+        res.append(t.grad)
+    _same(res[1], res[0])
