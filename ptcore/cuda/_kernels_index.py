@@ -18,6 +18,9 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
   - ``ptc_index_expand_<tag>_c(n, S* out, const S* src, const unsigned char* mask,
     const long long* pos)``: ``out[i] = src[pos[i] - 1]`` where ``mask[i]``
     (masked_scatter_; contiguous operands).
+  - ``ptc_index_scatter_<prod|amax|amin>_<f32|f64|i32|i64>_s``: the ABI of
+    ``ptc_index_scatter_add`` (:mod:`ptcore.cuda._kernels`), combining with a
+    compare-and-swap loop (NaN propagates through amax/amin).
   - ``ptc_index_nonzero_c(n, long long* out, const unsigned char* mask,
     const long long* pos, ptc_strided<1> shape)``: row ``pos[i] - 1`` of
     ``out`` (``shape.ndim`` columns) = the coordinates of flat index ``i``
@@ -100,6 +103,43 @@ def _expand_kernel(dt):
         f"const unsigned char* mask, const long long* pos) {{\n"
         f"    PTC_FOR(i, n) {{\n"
         f"        if (mask[i]) out[i] = src[pos[i] - 1];\n"
+        f"    }}\n}}\n")
+
+
+# scatter_reduce's prod/amax/amin on 32/64-bit types: a CAS loop on the element's bits
+_RMW = {
+    "float32": ("unsigned int", "__int_as_float((int)b)", "(unsigned int)__float_as_int(x)"),
+    "float64": ("unsigned long long", "__longlong_as_double((long long)b)",
+                "(unsigned long long)__double_as_longlong(x)"),
+    "int32": ("unsigned int", "(int)b", "(unsigned int)x"),
+    "int64": ("unsigned long long", "(long long)b", "(unsigned long long)x"),
+}
+_RMW_OPS = {"prod": "cur * v", "amax": "((cur > v) || (cur != cur)) ? cur : v",
+            "amin": "((cur < v) || (cur != cur)) ? cur : v"}
+
+
+def _scatter_rmw_kernel(op, dt):
+    name = kernel_name("index", f"scatter_{op}", TAGS[dt], "s")
+    S, T = _storage(dt), _compute(dt)
+    B, frm, to = _RMW[dt]
+    params = ["long long n", f"{S}* out", f"const {S}* src", "const long long* index", "long long dim_size",
+              "long long dim_stride", "int* err", "ptc_params p", "ptc_strided<3> ix"]
+    return name, (
+        f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
+        f"    PTC_FOR(i, n) {{\n"
+        f"        long long o[3];\n        ptc_offsets<3>(ix, i, o);\n"
+        f"        const long long idx = index[o[2]];\n"
+        f"        if (idx < 0 || idx >= dim_size) {{ atomicExch(err, 1); continue; }}\n"
+        f"        const {T} v = src[o[1]];\n"
+        f"        {B}* a = ({B}*)(out + o[0] + idx * dim_stride);\n"
+        f"        {B} old = *a, assumed;\n"
+        f"        do {{\n"
+        f"            assumed = old;\n"
+        f"            const {B} b = assumed;\n"
+        f"            const {T} cur = {frm};\n"
+        f"            const {T} x = {_RMW_OPS[op]};\n"
+        f"            old = atomicCAS(a, assumed, {to});\n"
+        f"        }} while (assumed != old);\n"
         f"    }}\n}}\n")
 
 
@@ -275,6 +315,10 @@ def generate():
             yield name, "index", src
     name, src = _nonzero_kernel()
     yield name, "index", src
+    for dt in _RMW:
+        for op in _RMW_OPS:
+            name, src = _scatter_rmw_kernel(op, dt)
+            yield name, "index", src
     for dt in _ALL:
         if dt == "bool":
             continue

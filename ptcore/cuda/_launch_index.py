@@ -186,12 +186,20 @@ def _gather(out, input, dim, index):
 _SCATTER_ADD = ("add", "sum")
 
 
-def _scatter_op(reduce, fname):
+_RMW_REDUCE = {"prod": "scatter_prod", "multiply": "scatter_prod", "amax": "scatter_amax",
+               "amin": "scatter_amin"}
+_RMW_DTYPES = ("float32", "float64", "int32", "int64")
+
+
+def _scatter_op(reduce, fname, dt=None):
     if reduce is None:
         return "scatter"
     if reduce in _SCATTER_ADD:
         return "scatter_add"
-    raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel yet (add/sum do)")
+    if reduce in _RMW_REDUCE and dt is not None and L._name(dt) in _RMW_DTYPES:
+        return _RMW_REDUCE[reduce]
+    raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel yet for {dt} (sum/add for "
+                              f"every dtype; prod/amax/amin for float32/float64/int32/int64)")
 
 
 def _scatter(self, dim, index, src, reduce):
@@ -200,7 +208,7 @@ def _scatter(self, dim, index, src, reduce):
     sstr = [0] * index.dim() if src.dim() == 0 else list(src.stride())
     out_st = list(self.stride())
     out_st[dim] = 0
-    _index_launch(_scatter_op(reduce, "scatter"), self.dtype, list(index.shape), self, out_st, src, sstr,
+    _index_launch(_scatter_op(reduce, "scatter", self.dtype), self.dtype, list(index.shape), self, out_st, src, sstr,
                   index, list(index.stride()), self.shape[dim], self.stride(dim))
 
 
@@ -212,8 +220,21 @@ def _index_put_dim(self, dim, index, source, reduce):
     dstr = [0] * len(shape) if source.dim() == 0 else list(source.stride())
     out_st = list(self.stride())
     out_st[dim] = 0
-    _index_launch(_scatter_op(reduce, "index_add_"), self.dtype, shape, self, out_st, source, dstr, index,
+    _index_launch(_scatter_op(reduce, "index_reduce_", self.dtype), self.dtype, shape, self, out_st, source, dstr, index,
                   _dim_vector_strides(index, len(shape), dim), self.shape[dim], self.stride(dim))
+
+
+def _scatter_mean_finish(self, counts):
+    """self /= counts where counts > 0 (floor division for integers)."""
+    import ptcore
+    c = _contig_copy(counts, self.dtype)
+    pos = _contig_copy(counts, _C.bool_)
+    one = L._as_operand(1, self.dtype, self.device)
+    safe = L._empty(list(self.shape), self.dtype, self.device)
+    L._elementwise("ternary", ("where", (L._tag(self.dtype, "scatter_reduce"),)), safe, [pos, c, one],
+                   L._params())
+    op = "div" if self.dtype.is_floating_point else "div_floor"
+    L._elementwise("binary", (op, (L._tag(self.dtype, "scatter_reduce"),)), self, [self, safe], L._params())
 
 
 def _scale(t, alpha):
@@ -470,7 +491,7 @@ def _median_kernel(ignore_nan):
 _REGISTRY = {
     "ew_unary": _ew_unary, "ew_binary": _ew_binary, "ew_ternary": _ew_ternary,
     "index_select": _index_select, "gather": _gather, "scatter": _scatter, "index_put_dim": _index_put_dim,
-    "scale": _scale, "mod_index": _mod_index, "index_bounds": _index_bounds, "masked_fill_": _masked_fill,
+    "scale": _scale, "scatter_mean_finish": _scatter_mean_finish, "mod_index": _mod_index, "index_bounds": _index_bounds, "masked_fill_": _masked_fill,
     "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri, "trace": _trace,
     "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
     "cat": _cat, "stack": _stack, "flip": _flip, "sort": _sort, "topk": _topk, "kthvalue": _kthvalue,
@@ -484,7 +505,7 @@ FRONTEND_OPS = (
     "masked_fill", "masked_fill_", "lerp", "lerp_", "addcmul", "addcmul_", "addcdiv", "addcdiv_",
     # indexing and masking
     "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-    "scatter_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+    "scatter_reduce_", "index_reduce", "index_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
     "take", "take_along_dim", "put", "put_", "index_put", "index_put_", "masked_select", "nonzero",
     "argwhere", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
     "flip", "fliplr", "flipud", "masked_scatter", "masked_scatter_", "roll", "rot90", "repeat", "tile",

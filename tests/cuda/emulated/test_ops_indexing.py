@@ -271,3 +271,18 @@ def test_index_put_and_masked_select_grads():
          + (ptcore.tril(t) * w).sum() + ptcore.logcumsumexp(t, 0).sum()).backward()
         res.append(t.grad)
     _same(res[1], res[0])
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.int64, ptcore.float64])
+def test_scatter_reduce_all_reductions(dtype):
+    x = (_rand((3, 6), ptcore.float32, 19) * 3).to(dtype)
+    src = (_rand((3, 4), ptcore.float32, 20) * 3).to(dtype)
+    idx = ptcore.tensor([[0, 0, 5, 2], [1, 3, 3, 3], [4, 4, 4, 0]])
+    for red in ("sum", "prod", "mean", "amax", "amin"):
+        for inc in (True, False):
+            _same(x.cuda().scatter_reduce(1, idx.cuda(), src.cuda(), red, include_self=inc),
+                  x.scatter_reduce(1, idx, src, red, include_self=inc))
+    if dtype is ptcore.float32:
+        _same(x.cuda().scatter(1, idx.cuda(), src.cuda(), reduce="multiply"), x.scatter(1, idx, src, reduce="multiply"))
+        with pytest.raises(NotImplementedError, match="float16"):
+            x.half().cuda().scatter_reduce(1, idx.cuda(), src.half().cuda(), "amax")
