@@ -407,6 +407,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if cats > (1 << 24):
         raise RuntimeError("number of categories cannot exceed 2^24")
+    if input.device.type != "cpu":
+        res = _registry.kernel("multinomial", input.device)(input, num_samples, bool(replacement), generator)
+        if input.dim() == 1:
+            res = res.view(num_samples)
+        return _finish(res, out, False)
     p = _as_np64(input).reshape(-1, cats)
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")

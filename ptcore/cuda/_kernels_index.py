@@ -47,6 +47,13 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
   - ``ptc_random_bernoulli_<tag>_c(n, S* out, seed, offset, const double* p,
     long long p_stride)``: 1 iff ``x * 2^-32 < p[i * p_stride]``.
   - ``ptc_random_exponential_<tag>_c(n, S* out, seed, offset, double lambd)``.
+  - multinomial over float64 rows ``p`` (rows x cats): ``ptc_random_multinomial_cdf_c(rows,
+    cats, double* cdf, long long* last_nz, const double* p)`` (left-to-right sums, last
+    positive category), ``ptc_random_multinomial_repl_c(n, long long* out, seed, offset,
+    const double* cdf, const long long* last_nz, cats, num_samples)`` (with replacement),
+    ``ptc_random_multinomial_keys_c(n, double* keys, seed, offset, const double* p)``
+    (the exponential-race keys; a stable row sort of them gives the samples without
+    replacement).
 """
 from ptcore.cuda._kernels import DTYPES, FLOATS, TAGS, kernel_name, _storage, _compute, _load, _store, _kind
 
@@ -307,6 +314,66 @@ def _exponential_kernel(dt):
         f"    }}\n}}\n")
 
 
+def _multinomial_kernels():
+    cdf = ("ptc_random_multinomial_cdf_c",
+           'extern "C" __global__ void ptc_random_multinomial_cdf_c(long long rows, long long cats, double* cdf, '
+           "long long* last_nz, const double* p) {\n"
+           "    PTC_FOR(r, rows) {\n"
+           "        double s = 0.0;\n"
+           "        long long nz = cats - 1;\n"
+           "        for (long long c = 0; c < cats; ++c) {\n"
+           "            s = __dadd_rn(s, p[r * cats + c]);\n"
+           "            cdf[r * cats + c] = s;\n"
+           "        }\n"
+           "        for (long long c = cats - 1; c >= 0; --c) if (p[r * cats + c] > 0) { nz = c; break; }\n"
+           "        last_nz[r] = nz;\n"
+           "    }\n}\n")
+    repl = ("ptc_random_multinomial_repl_c",
+            'extern "C" __global__ void ptc_random_multinomial_repl_c(long long n, long long* out, '
+            "unsigned long long seed, unsigned long long offset, const double* cdf, const long long* last_nz, "
+            "long long cats, long long ns) {\n"
+            "    const long long nblocks = (n + 1) / 2;\n"
+            "    PTC_FOR(q, nblocks) {\n"
+            "        unsigned int w[4];\n"
+            "        ptc_philox_block(offset + (unsigned long long)q, (unsigned int)seed, (unsigned int)(seed >> 32), w);\n"
+            "        for (int j = 0; j < 2; ++j) {\n"
+            "            const long long e = q * 2 + j;\n"
+            "            if (e >= n) break;\n"
+            "            const unsigned long long d = (unsigned long long)w[2 * j] | ((unsigned long long)w[2 * j + 1] << 32);\n"
+            "            const double u = __dmul_rn((double)(d >> 11), 1.1102230246251565e-16);\n"
+            "            const long long row = e / ns;\n"
+            "            const double* c = cdf + row * cats;\n"
+            "            const double target = __dmul_rn(u, c[cats - 1]);\n"
+            "            long long lo = 0, hi = cats;\n"
+            "            while (lo < hi) { const long long mid = (lo + hi) / 2; if (c[mid] > target) hi = mid; else lo = mid + 1; }\n"
+            "            if (lo >= cats) lo = last_nz[row];\n"
+            "            out[e] = lo;\n"
+            "        }\n"
+            "    }\n}\n")
+    keys = ("ptc_random_multinomial_keys_c",
+            'extern "C" __global__ void ptc_random_multinomial_keys_c(long long n, double* keys, '
+            "unsigned long long seed, unsigned long long offset, const double* p) {\n"
+            "    const long long nblocks = (n + 1) / 2;\n"
+            "    PTC_FOR(q, nblocks) {\n"
+            "        unsigned int w[4];\n"
+            "        ptc_philox_block(offset + (unsigned long long)q, (unsigned int)seed, (unsigned int)(seed >> 32), w);\n"
+            "        for (int j = 0; j < 2; ++j) {\n"
+            "            const long long e = q * 2 + j;\n"
+            "            if (e >= n) break;\n"
+            "            const double pc = p[e];\n"
+            "            double key = __longlong_as_double(0x7ff0000000000000LL);\n"
+            "            if (pc > 0) {\n"
+            "                const unsigned long long d = (unsigned long long)w[2 * j] | ((unsigned long long)w[2 * j + 1] << 32);\n"
+            "                const double u = __dmul_rn(__dadd_rn((double)(d >> 12), 0.5), 2.220446049250313e-16);\n"
+            "                key = __ddiv_rn(-ptc_det_log(u), pc);\n"
+            "                if (!(key <= 1.7976931348623157e308)) key = 1.7976931348623157e308;\n"
+            "            }\n"
+            "            keys[e] = key;\n"
+            "        }\n"
+            "    }\n}\n")
+    return [cdf, repl, keys]
+
+
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in _ALL:
@@ -334,4 +401,6 @@ def generate():
             yield name, "random", src
     for dt in FLOATS:
         name, src = _exponential_kernel(dt)
+        yield name, "random", src
+    for name, src in _multinomial_kernels():
         yield name, "random", src

@@ -140,10 +140,47 @@ def _randperm(n, device, generator):
     return t.to(device)
 
 
+def _multinomial(input, num_samples, replacement, generator):
+    """(rows x num_samples) int64 samples; ``input`` validated by the front-end."""
+    import ptcore
+    dev = input.device
+    cats = input.shape[-1]
+    p = LI._contig_copy(input, _C.float64).reshape(-1, cats)
+    rows = p.shape[0]
+    if not bool(ptcore.all(ptcore.logical_and(ptcore.isfinite(p), ptcore.ge(p, 0))).item()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if bool(ptcore.any(ptcore.le(p.sum(1), 0)).item()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and bool(ptcore.any(ptcore.lt(ptcore.gt(p, 0).sum(1), num_samples)).item()):
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
+                           "non-negative category to sample)")
+    g = generator_for(dev, generator)
+    seed, off = g._take()
+    if replacement:
+        cdf = L._empty([rows, cats], _C.float64, dev)
+        last = L._empty([rows], _C.int64, dev)
+        L._launch(dev.index, "ptc_random_multinomial_cdf_c", rows,
+                  [L._ll(rows), L._ll(cats), L._ptr(cdf), L._ptr(last), L._ptr(p)])
+        n = rows * num_samples
+        res = L._empty([rows, num_samples], _C.int64, dev)
+        L._launch(dev.index, "ptc_random_multinomial_repl_c", (n + 1) // 2,
+                  [L._ll(n), L._ptr(res), _u64(seed), _u64(off), L._ptr(cdf), L._ptr(last), L._ll(cats),
+                   L._ll(num_samples)])
+        g._advance(off + (n + 1) // 2)
+        return res
+    n = rows * cats
+    keys = L._empty([rows, cats], _C.float64, dev)
+    L._launch(dev.index, "ptc_random_multinomial_keys_c", (n + 1) // 2,
+              [L._ll(n), L._ptr(keys), _u64(seed), _u64(off), L._ptr(p)])
+    g._advance(off + (n + 1) // 2)
+    _, idx = LI._sort_rows(keys, False)
+    return LI._contig_copy(idx[:, :num_samples])
+
+
 FRONTEND_OPS = (
     "uniform_", "normal_", "random_", "exponential_", "bernoulli", "bernoulli_", "rand_like", "randn_like",
     "randint_like", "normal", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
-    "dropout3d",
+    "dropout3d", "multinomial",
 )
 
 _registered = [False]
@@ -156,6 +193,7 @@ def register():
     _registry.register("random_bernoulli", "cuda")(_random_bernoulli)
     _registry.register("random_normal_tensor", "cuda")(_random_normal_tensor)
     _registry.register("randperm", "cuda")(_randperm)
+    _registry.register("multinomial", "cuda")(_multinomial)
     import ptcore.nn.functional   # noqa: F401  (declares the dropout ops, loaded lazily otherwise)
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

@@ -91,8 +91,19 @@ def test_bernoulli_tensor_normal_tensor_randperm():
         a = ptcore.randperm(50, device="cuda", dtype=dtype)
         ptcore.manual_seed(23)
         _same(a, ptcore.randperm(50, dtype=dtype))
-    with pytest.raises(NotImplementedError, match="multinomial"):
-        ptcore.multinomial(p.cuda(), 2)
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_bit_identical(replacement):
+    p = ptcore.rand(4, 7) * (ptcore.rand(4, 7) > 0.2)
+    p[:, 0] += 0.1
+    for probs in (p, p[0], p.t().contiguous().t()):
+        ptcore.manual_seed(41)
+        a = ptcore.multinomial(probs.cuda(), 3, replacement)
+        ptcore.manual_seed(41)
+        _same(a, ptcore.multinomial(probs, 3, replacement))
+    with pytest.raises(RuntimeError, match="probability tensor"):
+        ptcore.multinomial(-p.cuda(), 2, replacement)
 
 
 def test_cuda_seed_and_state_functions():
