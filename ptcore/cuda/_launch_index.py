@@ -473,6 +473,45 @@ def _kthvalue(x, k, dim, values, indices):
     _put_rows(indices, idx[:, k - 1:k], dim)
 
 
+def _unique(x1, consecutive, return_inverse, return_counts):
+    """Groups of equal values of a 1-D tensor (sorted unless ``consecutive``)
+    -> (values, inverse or None, counts or None): a stable sort, the group
+    starts as a mask, its prefix sum as group ids (one sync for the count)."""
+    import ptcore
+    dev = x1.device
+    n = x1.shape[0]
+    if n == 0:
+        e = L._empty([0], _C.int64, dev)
+        return L._empty([0], x1.dtype, dev), (e if return_inverse else None), (e if return_counts else None)
+    if consecutive:
+        sv, si = _contig_copy(x1), None
+    else:
+        sv, si = _sort_rows(_contig_copy(x1).reshape(1, n), False)
+        sv, si = sv.reshape(n), si.reshape(n)
+    start = L._empty([n], _C.bool_, dev)
+    L.fill(start[:1], True)
+    if n > 1:
+        L._elementwise("binary", ("ne", (L._tag(sv.dtype, "unique"),)), start[1:], [sv[1:], sv[:-1]], L._params())
+    gid, groups = _prefix(start)
+    vals = _masked_select(sv, start, [n])
+    inv = cnt = None
+    if return_inverse:
+        g0 = ptcore.sub(gid, 1)
+        if si is None:
+            inv = g0
+        else:
+            inv = L._empty([n], _C.int64, dev)
+            _index_launch("scatter", _C.int64, [n], inv, [0], g0, [1], si, [1], n, 1)
+    if return_counts:
+        starts = _nonzero(start).reshape(groups)
+        ends = L._empty([groups], _C.int64, dev)
+        if groups > 1:
+            L.cast_copy(ends[:-1], starts[1:])
+        L.fill(ends[groups - 1:], n)
+        cnt = ptcore.sub(ends, starts)
+    return vals, inv, cnt
+
+
 def _median_kernel(ignore_nan):
     def kernel(rows, vals, idx):
         M, Ln = rows.shape
@@ -495,7 +534,7 @@ _REGISTRY = {
     "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri, "trace": _trace,
     "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
     "cat": _cat, "stack": _stack, "flip": _flip, "sort": _sort, "topk": _topk, "kthvalue": _kthvalue,
-    "median": _median_kernel(False), "nanmedian": _median_kernel(True),
+    "unique": _unique, "median": _median_kernel(False), "nanmedian": _median_kernel(True),
 }
 
 # ops whose own front-end runs on CUDA tensors (with the kernels above)
@@ -512,7 +551,7 @@ FRONTEND_OPS = (
     "tril", "tril_", "triu", "triu_", "diag", "diag_embed", "diagonal_scatter", "select_scatter",
     "slice_scatter", "trace",
     # sorting and selection
-    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian",
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique", "unique_consecutive",
 )
 
 _NAMESPACES = ("ptcore", "Tensor", "nn.functional", "linalg", "special")

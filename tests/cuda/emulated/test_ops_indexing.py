@@ -286,3 +286,19 @@ def test_scatter_reduce_all_reductions(dtype):
         _same(x.cuda().scatter(1, idx.cuda(), src.cuda(), reduce="multiply"), x.scatter(1, idx, src, reduce="multiply"))
         with pytest.raises(NotImplementedError, match="float16"):
             x.half().cuda().scatter_reduce(1, idx.cuda(), src.half().cuda(), "amax")
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.int64, ptcore.bool])
+def test_unique(dtype):
+    x = (_rand((3, 7), ptcore.float32, 21) * 2).round().to(dtype)
+    for t in (x, x.t(), x[0, :0]):
+        for inv in (False, True):
+            for cnt in (False, True):
+                a = ptcore.unique(t.cuda(), return_inverse=inv, return_counts=cnt)
+                b = ptcore.unique(t, return_inverse=inv, return_counts=cnt)
+                for p, q in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+                    _same(p, q)
+                a = ptcore.unique_consecutive(t.cuda(), return_inverse=inv, return_counts=cnt)
+                b = ptcore.unique_consecutive(t, return_inverse=inv, return_counts=cnt)
+                for p, q in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+                    _same(p, q)
