@@ -360,10 +360,10 @@ def _offsets(indices, bshape, shape, positions, adjacent, src):
     """Flat element offsets (int64, contiguous, ``shape``) of the indexed dims."""
     from ptcore._ops.indexing import _plan
     import ptcore
+    indices = [None if t is None else _long_index(t) for t in indices]
     data_strides, idx, idx_strides, sizes, muls = _plan(src, indices, bshape, shape, positions, adjacent)
     off = None
     for t, st, size, mul in zip(idx, idx_strides, sizes, muls):
-        t = _long_index(t)
         v = t.as_strided(list(shape), st, t.storage_offset())
         w = ptcore.where(ptcore.lt(v, 0), ptcore.add(v, size), v)
         term = ptcore.mul(w, mul)
