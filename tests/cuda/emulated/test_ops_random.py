@@ -157,3 +157,30 @@ def test_statistics_and_torch_ranges():
     r = ptcore.randint(-3, 4, (2000,), device="cuda").cpu()
     assert set(r.tolist()) == set(range(-3, 4))
     assert torch.tensor(u.tolist()).dtype == torch.float32
+
+
+def test_training_with_dropout_matches_cpu():
+    """Three SGD steps of a Linear-ReLU-Dropout-Linear model: the CUDA run's
+    dropout masks, losses and weights equal the CPU run's (same seeds)."""
+    nn = ptcore.nn
+    ptcore.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+    x, t = ptcore.randn(5, 6), ptcore.randn(5, 2)
+    runs = []
+    for dev in ("cpu", "cuda"):
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+        model.load_state_dict(ref.state_dict())
+        model.to(dev)
+        opt = ptcore.optim.SGD(model.parameters(), lr=0.1)
+        ptcore.manual_seed(5)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = ((model(x.to(dev)) - t.to(dev)) ** 2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs.append((losses, {k: v.cpu() for k, v in model.state_dict().items()}))
+    assert ptcore.allclose(ptcore.tensor(runs[1][0]), ptcore.tensor(runs[0][0]), rtol=1e-5)
+    for k in runs[0][1]:
+        assert ptcore.allclose(runs[1][1][k], runs[0][1][k], rtol=1e-5, atol=1e-6), k
