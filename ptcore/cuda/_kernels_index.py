@@ -31,6 +31,11 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
     median (element ``(m - 1) / 2`` of the ``m`` non-NaN values when
     ``ignore_nan``; otherwise the first NaN when the row has one).
 
+  - ``ptc_index_mode_<tag>_c(M, L, S* vals, long long* idx, const S* sorted,
+    const long long* sidx)``: per sorted row the value of the longest run of
+    equal values (NaNs equal; the smallest value on ties) and the largest
+    source position in that run.
+
 * **scan** (REDUCE_OPS prelude), one thread per row (grid-stride over rows):
 
   - ``ptc_scan_cummax_<tag>_c`` / ``ptc_scan_cummin_<tag>_c(M, L, S* out,
@@ -183,6 +188,29 @@ def _median_kernel(dt):
         f"        else k = (m - 1) / 2;\n"
         f"        vals[r] = sorted[r * L + k];\n"
         f"        idx[r] = sidx[r * L + k];\n"
+        f"    }}\n}}\n")
+
+
+def _mode_kernel(dt):
+    name = kernel_name("index", "mode", TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+    a = _load(dt, "row[e]")
+    b = _load(dt, "row[s]")
+    return name, (
+        f'extern "C" __global__ void {name}(long long M, long long L, {S}* vals, long long* idx, '
+        f"const {S}* sorted, const long long* sidx) {{\n"
+        f"    PTC_FOR(r, M) {{\n"
+        f"        const {S}* row = sorted + r * L;\n"
+        f"        long long s = 0, best_s = 0, best_e = 0, best_c = 0;\n"
+        f"        while (s < L) {{\n"
+        f"            long long e = s + 1;\n"
+        f"            const {T} y = {b};\n"
+        f"            while (e < L) {{ const {T} x = {a}; if (!(x == y || (x != x && y != y))) break; ++e; }}\n"
+        f"            if (e - s > best_c) {{ best_c = e - s; best_s = s; best_e = e; }}\n"
+        f"            s = e;\n"
+        f"        }}\n"
+        f"        vals[r] = row[best_s];\n"
+        f"        idx[r] = sidx[r * L + best_e - 1];\n"
         f"    }}\n}}\n")
 
 
@@ -377,7 +405,7 @@ def _multinomial_kernels():
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in _ALL:
-        for fn in (_sort_kernel, _compact_kernel, _expand_kernel, _median_kernel):
+        for fn in (_sort_kernel, _compact_kernel, _expand_kernel, _median_kernel, _mode_kernel):
             name, src = fn(dt)
             yield name, "index", src
     name, src = _nonzero_kernel()

@@ -473,6 +473,15 @@ def _kthvalue(x, k, dim, values, indices):
     _put_rows(indices, idx[:, k - 1:k], dim)
 
 
+def _mode(rows, vals, idx):
+    M, Ln = rows.shape
+    if M == 0:
+        return
+    sv, si = _sort_rows(_dense(rows), False)
+    L._launch(rows.device.index, f"ptc_index_mode_{L._tag(rows.dtype, 'mode')}_c", M,
+              [L._ll(M), L._ll(Ln), L._ptr(vals), L._ptr(idx), L._ptr(sv), L._ptr(si)])
+
+
 def _unique(x1, consecutive, return_inverse, return_counts):
     """Groups of equal values of a 1-D tensor (sorted unless ``consecutive``)
     -> (values, inverse or None, counts or None): a stable sort, the group
@@ -534,7 +543,7 @@ _REGISTRY = {
     "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri, "trace": _trace,
     "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
     "cat": _cat, "stack": _stack, "flip": _flip, "sort": _sort, "topk": _topk, "kthvalue": _kthvalue,
-    "unique": _unique, "median": _median_kernel(False), "nanmedian": _median_kernel(True),
+    "unique": _unique, "mode": _mode, "median": _median_kernel(False), "nanmedian": _median_kernel(True),
 }
 
 # ops whose own front-end runs on CUDA tensors (with the kernels above)
@@ -551,7 +560,8 @@ FRONTEND_OPS = (
     "tril", "tril_", "triu", "triu_", "diag", "diag_embed", "diagonal_scatter", "select_scatter",
     "slice_scatter", "trace",
     # sorting and selection
-    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique", "unique_consecutive",
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
+    "unique_consecutive",
 )
 
 _NAMESPACES = ("ptcore", "Tensor", "nn.functional", "linalg", "special")

@@ -181,8 +181,8 @@ def test_mlp_forward_backward_and_training():
 
 def test_ops_without_kernels_raise_not_implemented():
     x = _rand((3, 3)).cuda()
-    with pytest.raises(NotImplementedError, match=r"ptcore\.mode.*cuda:0"):
-        ptcore.mode(x, 0)
+    with pytest.raises(NotImplementedError, match=r"ptcore\.quantile.*cuda:0"):
+        ptcore.quantile(x, 0.5)
     with pytest.raises(NotImplementedError, match="cuda:0"):
         ptcore.nn.functional.softmax(x, 0)
     with pytest.raises(NotImplementedError, match=r"histc.*cuda:0"):
