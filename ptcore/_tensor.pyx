@@ -2420,7 +2420,6 @@ cdef class _TensorBase:
                         or not hasattr(it, "__index__"):
                     if _advanced_getitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
-                    _check_host_data(self, idx, "index (advanced indexing)")
                     return _advanced_getitem(self, idx)
         return self._basic_index(items, type(idx) is slice)
 
@@ -2506,7 +2505,6 @@ cdef class _TensorBase:
                 if isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) or not hasattr(it, "__index__"):
                     if _advanced_setitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
-                    _check_host_data(self, (idx, value), "index_put_ (advanced indexing)")
                     _advanced_setitem(self, idx, value)
                     return
         if _inplace_hook is not None and self._requires_grad:

@@ -351,6 +351,12 @@ def _index_put_cpu(self, indices, values, accumulate, bshape, shape, positions, 
                    sizes, muls)
 
 
+def _on_device(indices, device):
+    """Index tensors on the indexed tensor's device (as PyTorch, a CUDA
+    tensor takes CPU indices)."""
+    return [t if t is None or t.device == device else t.to(device) for t in indices]
+
+
 def _index_get(result, indices):
     bshape, shape, positions, adjacent = _index_shape(result.shape, indices)
     out = _C.empty(shape, dtype=result.dtype, device=result.device)
@@ -438,7 +444,7 @@ def _index_put_impl(target, recorded, values, accumulate):
                           "tensor before performing this operation. This also applies to advanced "
                           "indexing e.g. tensor[indices] = tensor", UserWarning, stacklevel=4)
             break
-    indices = _expand_indices(target, recorded)
+    indices = _on_device(_expand_indices(target, recorded), target.device)
     bshape, shape, positions, adjacent = _index_shape(target.shape, indices)
     if _broadcast_two(shape, values.shape) != tuple(shape):
         raise RuntimeError(f"shape mismatch: value tensor of shape {_fmt(values.shape)} cannot "
@@ -467,7 +473,7 @@ def getitem(self, idx):
     result, recorded = _apply_slicing(self, _items_of(idx))
     if not recorded:
         return result if result is not self else result.view(result.shape)
-    return _index_get(result, _expand_indices(result, recorded))
+    return _index_get(result, _on_device(_expand_indices(result, recorded), result.device))
 
 
 def _value_tensor(self, value):

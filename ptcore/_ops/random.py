@@ -10,6 +10,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore import _registry
 from ptcore._ops import _random as _K
 
 _DEFAULT_SEED = 67280421310721
@@ -150,10 +151,9 @@ def _fill_contig(t, kernel, generator, *args):
             raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{t.dtype._legacy}'")
         t.copy_(_fill_contig(_C.empty(t.shape, dtype=_C.int64), kernel, generator, *args))
         return t
-    g = _gen(generator)
     if t.device.type != "cpu":
-        raise NotImplementedError(f"random sampling on {t.device} has no CUDA kernel yet (sample on the "
-                                  "CPU and move the tensor with .to())")
+        return _registry.kernel("random_fill", t.device)(t, _DEVICE_KINDS[kernel], generator, *args)
+    g = _gen(generator)
     target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
     n = target.numel()
     if n:
@@ -174,9 +174,7 @@ def _new(size, dtype, device, default=None):
     dt = (default or _C.get_default_dtype()) if dtype is None else _C._as_dtype(dtype)
     dev = _C._to_device(device)
     if dev.type != "cpu":
-        _C.empty(shape, dtype=dt, device=dev)   # raises, naming why, when CUDA is unavailable
-        raise NotImplementedError(f"random sampling on {dev} has no CUDA kernel yet (sample on the "
-                                  "CPU and move the tensor with .to())")
+        return _C.empty(shape, dtype=dt, device=dev)
     return _C.empty(shape, dtype=dt)
 
 
@@ -284,6 +282,13 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
     if dt in (_C.uint16, _C.uint32, _C.uint64):
         raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
+    dev = _C._to_device(device)
+    if dev.type != "cpu":
+        _C.empty(0, device=dev)             # raises, naming why, when the device is unavailable
+        t = _registry.kernel("randperm", dev)(n, dev, generator)
+        if dt is not _C.int64:
+            t = t.to(dt)
+        return _finish(t, out, requires_grad)
     t = _C.empty(n, dtype=_C.int64)
     g = _gen(generator)
     if n:
@@ -321,6 +326,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if mean_t and std_t:
         dt = mean.dtype
     _check_float(dt, "normal_kernel_cpu")
+    if ref.device.type != "cpu":
+        shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
+        t = _registry.kernel("random_normal_tensor", ref.device)(mean, std, shape, dt, generator)
+        return _finish(t, out, requires_grad)
     m = _as_np64(mean)
     s = _as_np64(std)
     if np.any(s < 0):
@@ -353,7 +362,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples with probabilities ``input`` (or the scalar ``p``)."""
     if not isinstance(input, _TensorBase):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
-    t = _C.empty(input.shape, dtype=input.dtype)
+    t = _C.empty(input.shape, dtype=input.dtype, device=input.device)
     if p is None:
         if not (input.dtype.is_floating_point or input.dtype.is_complex):
             raise NotImplementedError(
@@ -365,6 +374,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 def _bernoulli_tensor(t, probs, generator):
+    if t.device.type != "cpu":
+        return _registry.kernel("random_bernoulli", t.device)(t, probs, generator)
     p = _as_np64(probs)
     if p.size and (np.any(p < 0) or np.any(p > 1) or np.any(np.isnan(p))):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
@@ -396,6 +407,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if cats > (1 << 24):
         raise RuntimeError("number of categories cannot exceed 2^24")
+    if input.device.type != "cpu":
+        res = _registry.kernel("multinomial", input.device)(input, num_samples, bool(replacement), generator)
+        if input.dim() == 1:
+            res = res.view(num_samples)
+        return _finish(res, out, False)
     p = _as_np64(input).reshape(-1, cats)
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -507,6 +523,10 @@ def _bernoulli_(t, p, generator):
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         if t.dtype.is_complex:
             raise NotImplementedError("bernoulli_ is not implemented for complex tensors")
+        if t.device.type != "cpu":
+            _registry.kernel("random_bernoulli", t.device)(t, p, generator)
+            t._bump_version()
+            return t
         one = np.array([p], dtype=np.float64)
         target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
         g = _gen(generator)
@@ -528,3 +548,8 @@ def _exponential_(t, lambd, generator):
     _fill_contig(t, _K.fill_exponential_addr, generator, float(lambd))
     t._bump_version()
     return t
+
+
+# the device kernels' names of the CPU fills (``_registry`` "random_fill")
+_DEVICE_KINDS = {_K.fill_uniform_addr: "uniform", _K.fill_normal_addr: "normal",
+                 _K.fill_randint_addr: "randint", _K.fill_exponential_addr: "exponential"}

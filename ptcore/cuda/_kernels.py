@@ -1135,8 +1135,13 @@ def philox_uniform_args(dtype, low, high):
 # ---------------------------------------------------------------------------
 # registry
 # ---------------------------------------------------------------------------
+def _gen_index_sort():
+    from ptcore.cuda import _kernels_index     # sorting, compaction, sequential scans, integer samplers
+    return _kernels_index.generate()
+
+
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random)
+               _gen_random, _gen_index_sort)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _registry = None
 

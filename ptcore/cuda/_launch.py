@@ -599,4 +599,5 @@ def register():
     register_kernel("bmm", "cuda", _bmm)
     register_kernel("matmul", "cuda", _matmul)
     from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
+    from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
     _registered[0] = True

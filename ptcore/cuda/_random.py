@@ -16,6 +16,7 @@ _queued = []
 def _queue(kind, value):
     _queued[:] = [q for q in _queued if q[0] != kind]
     _queued.append((kind, value))
+    _apply(kind, value)
 
 
 def _check_seed(seed):
@@ -53,11 +54,66 @@ def _lazy():
 def initial_seed():
     """The current device generator's seed; needs CUDA (initialises it)."""
     _lazy()
+    from ptcore import cuda
+    return default_generator(cuda.current_device()).initial_seed()
 
 
 def get_rng_state(device="cuda"):
-    """A device generator's state as a uint8 tensor; needs CUDA."""
+    """A device generator's state as a uint8 tensor (16 bytes: seed, offset); needs CUDA."""
     _lazy()
+    return default_generator(_index(device)).get_state()
+
+
+# the device generators (Philox, the CPU's Generator class: the same seed
+# gives the CPU's stream), created on first use with the queued seeding
+_generators = {}
+
+
+def _index(device):
+    from ptcore.cuda import _runtime as cuda
+    if device is None or device == "cuda":
+        return cuda.current_device()
+    if isinstance(device, builtins.int):
+        return device
+    from ptcore import _tensor as _C
+    d = _C._to_device(device)
+    return cuda.current_device() if d.index is None else d.index
+
+
+def default_generator(idx):
+    """Device ``idx``'s default generator (``torch.cuda.default_generators[idx]``)."""
+    g = _generators.get(idx)
+    if g is None:
+        from ptcore._ops.random import Generator
+        g = Generator(f"cuda:{idx}")
+        from ptcore.cuda import _runtime
+        cur = _runtime.current_device()
+        for kind, value in _queued:
+            if kind == "manual_seed_all" or (kind == "manual_seed" and idx == cur):
+                g.manual_seed(value)
+            elif kind == "seed_all" or (kind == "seed" and idx == cur):
+                g.seed()
+            elif isinstance(kind, tuple) and _index(kind[1]) == idx:
+                g.set_state(value)
+        _generators[idx] = g
+    return g
+
+
+def _reset_generators():
+    _generators.clear()
+
+
+def _apply(kind, value):
+    """Apply a seeding to the generators that exist already."""
+    if not _generators:
+        return
+    from ptcore.cuda import _runtime
+    cur = _runtime.current_device()
+    for idx, g in _generators.items():
+        if kind == "manual_seed_all" or (kind == "manual_seed" and idx == cur):
+            g.manual_seed(value)
+        elif kind == "seed_all" or (kind == "seed" and idx == cur):
+            g.seed()
 
 
 def get_rng_state_all():
@@ -72,6 +128,8 @@ def set_rng_state(new_state, device="cuda"):
     if not isinstance(new_state, _TensorBase):
         raise TypeError(f"set_rng_state expects a tensor, got {type(new_state).__name__}")
     _queue(("set_rng_state", str(device)), new_state.clone())
+    if _generators and _index(device) in _generators:
+        _generators[_index(device)].set_state(new_state)
 
 
 def set_rng_state_all(new_states):

@@ -250,7 +250,10 @@ def copy_(dst, src, non_blocking=False):
             return dst
         except NotImplementedError:
             pass            # dtypes without kernels (complex): through the host
-    # staged through the host (converting, broadcasting or strided copies)
+    if src_cuda != dst_cuda and _device_side_copy(drv, dst, src, dst_cuda):
+        _bump_version(dst)
+        return dst
+    # staged through the host (dtypes without kernels, peer copies with another layout)
     src_h = _download(src)[0] if src_cuda else src
     if not dst_cuda:
         dst.copy_(src_h)
@@ -269,6 +272,53 @@ def copy_(dst, src, non_blocking=False):
         _upload(dst, hst, lo, n)
     _bump_version(dst)
     return dst
+
+
+def _broadcastable(src_shape, dst_shape):
+    if len(src_shape) > len(dst_shape):
+        lead = src_shape[:len(src_shape) - len(dst_shape)]
+        if any(d != 1 for d in lead):
+            return False
+        src_shape = src_shape[len(lead):]
+    return all(a in (1, b) for a, b in zip(reversed(src_shape), reversed(dst_shape)))
+
+
+def _device_side_copy(drv, dst, src, to_device):
+    """A host<->device copy that converts dtype, broadcasts or has a strided
+    side: the bytes cross in the host tensor's own dtype and dense layout,
+    and the cast/broadcast/strided write runs as a cast kernel on the
+    device.  False (nothing done) when a dtype has no kernel or the shapes
+    do not broadcast (the host path then raises the CPU's error)."""
+    from ptcore.cuda import _launch
+    if (_launch.K.TAGS.get(_launch._name(src.dtype)) is None
+            or _launch.K.TAGS.get(_launch._name(dst.dtype)) is None
+            or not _broadcastable(tuple(src.shape), tuple(dst.shape))):
+        return False
+    if to_device:
+        idx = dst.device.index
+        host = src if src.is_contiguous() else src.contiguous()
+        tmp = empty(list(host.shape), host.dtype, dst.device)
+        n = host.numel() * host.dtype.itemsize
+        if n:
+            drv.set_current(idx)
+            drv.memcpy_htod(tmp.data_ptr(), host.data_ptr(), n, _stream(idx))
+            drv.stream_synchronize(_stream(idx))        # the host buffer may go once we return
+        if dst.numel():
+            _launch.cast_copy(dst, tmp if tmp.dim() <= dst.dim() else _drop_leading(tmp, dst))
+        return True
+    idx = src.device.index
+    tmp = empty(list(dst.shape), dst.dtype, src.device)
+    if dst.numel():
+        _launch.cast_copy(tmp, src if src.dim() <= dst.dim() else _drop_leading(src, dst))
+    host = dst if dst.is_contiguous() else _C.empty(list(dst.shape), dtype=dst.dtype)
+    n = dst.numel() * dst.dtype.itemsize
+    if n:
+        drv.set_current(idx)
+        drv.memcpy_dtoh(host.data_ptr(), tmp.data_ptr(), n, _stream(idx))
+        drv.stream_synchronize(_stream(idx))
+    if host is not dst:
+        dst.copy_(host)
+    return True
 
 
 def _drop_leading(src, dst):

@@ -291,15 +291,15 @@ def test_dlpack_and_cuda_array_interface():
 
 def test_ops_without_cuda_kernel_raise():
     y = _ref((3, 4)).cuda()
-    for fn, name in ((lambda: ptcore.sort(y), "sort"), (lambda: y.cumsum(0), "cumsum"),
+    for fn, name in ((lambda: ptcore.quantile(y, 0.5), "quantile"), (lambda: ptcore.histc(y), "histc"),
                      (lambda: ptcore.linalg.inv(y[:3, :3]), "inv")):
         with pytest.raises(NotImplementedError, match=name) as ei:
             fn()
         assert "cuda:0" in str(ei.value)
-    with pytest.raises(NotImplementedError, match="cuda"):
-        y[ptcore.tensor([0, 2])]
-    with pytest.raises(NotImplementedError, match="cuda"):
-        y[ptcore.tensor([0, 2])] = 1.0
+    # advanced indexing runs on the device, CPU index tensors included (as PyTorch)
+    assert y[ptcore.tensor([0, 2])].cpu().tolist() == y.cpu()[ptcore.tensor([0, 2])].tolist()
+    y[ptcore.tensor([0, 2])] = 1.0
+    assert y.cpu()[0].tolist() == [1.0] * 4
     with pytest.raises(RuntimeError, match="same device"):
         ptcore.add(y, ptcore.ones(3, 4))
     # the CPU path is unchanged while the layer is on
@@ -322,11 +322,13 @@ def test_dlpack_stream_argument_orders_the_consumer():
     y.__dlpack__(stream=-1)
 
 
-def test_random_factories_on_device_are_not_implemented_yet():
-    for fn in (lambda: ptcore.randn(6, device="cuda"), lambda: ptcore.rand(2, 3, device="cuda"),
-               lambda: ptcore.randint(0, 10, (4,), device="cuda")):
-        with pytest.raises(NotImplementedError, match="cuda"):
-            fn()
+def test_random_factories_on_device():
+    for fn in (lambda **k: ptcore.randn(6, **k), lambda **k: ptcore.rand(2, 3, **k),
+               lambda **k: ptcore.randint(0, 10, (4,), **k)):
+        ptcore.manual_seed(1)
+        a = fn(device="cuda")
+        ptcore.manual_seed(1)
+        assert a.device.type == "cuda" and ptcore.equal(a.cpu(), fn())
 
 
 def test_storage_on_device_is_refused_clearly():

@@ -1,0 +1,156 @@
+"""CUDA loops of the reduction and scan front-ends of ``ptcore._ops.reduction``
+(reductions over any set of dims with keepdim, max/min with indices,
+var/std(+mean), norms, logsumexp, all/any, cumsum/cumprod/cummax/cummin/
+logcumsumexp), registered in ``ptcore._registry`` under the names the
+front-ends look up; the front-ends themselves then run on CUDA tensors.
+
+Rows: the reduced (or scanned) dims are moved last and copied contiguous
+on the device, so every kernel sees an (M, L) matrix (one block per row).
+"""
+import math
+
+from ptcore import _registry
+from ptcore import _tensor as _C
+from ptcore.cuda import _kernels as K
+from ptcore.cuda import _launch as L
+from ptcore.cuda import _launch_index as LI
+
+__all__ = ["register", "FRONTEND_OPS"]
+
+_OUT_RULE = {row[0]: row[2] for row in K.REDUCE}
+
+
+def _rows(x, dims):
+    """(contiguous (M, L) copy with the ``dims`` last, M, L)."""
+    nd = x.dim()
+    kept = [d for d in range(nd) if d not in dims]
+    shape = list(x.shape)
+    M = 1
+    for d in kept:
+        M *= shape[d]
+    Lr = 1
+    for d in dims:
+        Lr *= shape[d]
+    xp = x.permute(kept + list(dims)) if nd else x
+    c = LI._contig_copy(xp) if M * Lr else xp
+    return c, M, Lr
+
+
+def _run(op, x, dims, out, params):
+    """Reduce ``x`` over ``dims`` with kernel ``ptc_reduce_<op>`` into ``out``
+    (any dtype; the kernel's own result is converted)."""
+    fname = op
+    dims = sorted(d % max(x.dim(), 1) for d in dims) if x.dim() else []
+    if x.dim() == 0:
+        dims = []
+    rows, M, Lr = _rows(x, dims)
+    if M == 0 or out.numel() == 0:
+        return
+    in_tag = L._tag(x.dtype, fname)
+    od = K._reduce_out(L._name(x.dtype), _OUT_RULE[op])
+    res = L._empty([M], getattr(_C, od) if od != "bool" else _C.bool_, x.device)
+    if Lr == 0:
+        if op in ("amax", "amin", "argmax", "argmin"):
+            raise IndexError(f"{op}(): Expected reduction dim to have non-zero size.")
+        val = {"sum": 0, "nansum": 0, "prod": 1, "all": 1, "any": 0, "count_nonzero": 0, "norm0": 0,
+               "norm1": 0, "norm2": 0, "norminf": 0, "normp": 0, "logsumexp": -math.inf}.get(op, math.nan)
+        L.fill(res, val)
+    else:
+        name = f"ptc_reduce_{op}_{in_tag}_{K.TAGS[od]}_c"
+        L._launch(x.device.index, name, M, [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), params],
+                  rows=True)
+    L.cast_copy(out, res.reshape(list(out.shape)))
+
+
+def _acc(x, acc):
+    if acc is None or acc.is_complex or x.dtype is acc:
+        return x
+    return LI._contig_copy(x, acc)
+
+
+def _reduce_kernel(op):
+    def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
+        x = _acc(x, acc)
+        if op in ("max.dim", "min.dim"):
+            if out0 is not None:
+                _run("amax" if op == "max.dim" else "amin", x, dims, out0, L._params())
+            if out1 is not None:
+                _run("argmax" if op == "max.dim" else "argmin", x, dims, out1, L._params())
+        elif op == "aminmax":
+            _run("amin", x, dims, out0, L._params())
+            _run("amax", x, dims, out1, L._params())
+        elif op == "var":
+            if out0 is not None:
+                _run("std" if take_sqrt else "var", x, dims, out0, L._params(d0=float(correction)))
+            if out1 is not None:
+                _run("mean", x, dims, out1, L._params())
+        elif op == "vector_norm":
+            p = float(p)
+            kop = {math.inf: "norminf", -math.inf: "normneginf", 0.0: "norm0", 1.0: "norm1",
+                   2.0: "norm2"}.get(p, "normp")
+            _run(kop, x, dims, out0, L._params(d0=p))
+        elif op == "nanmean":
+            import ptcore
+            s = L._empty(list(out0.shape), x.dtype, x.device)
+            _run("nansum", x, dims, s, L._params())
+            c = L._empty(list(out0.shape), x.dtype, x.device)
+            _run("sum", ptcore.eq(x, x), dims, c, L._params())
+            L.cast_copy(out0, ptcore.div(s, c))
+        else:
+            _run(op, x, dims, out0, L._params())
+    return kernel
+
+
+def _line_kernel(op):
+    def kernel(x, dim, out0, out1=None):
+        if x.dim() == 0:
+            L.cast_copy(out0, x)
+            if out1 is not None:
+                L.fill(out1, 0)
+            return
+        rows, M, Lr = _rows(x, [dim % x.dim()])
+        if M * Lr == 0:
+            return
+        tag = L._tag(x.dtype, op)
+        dev = x.device
+        if op in ("cumsum", "cumprod"):
+            od = getattr(_C, K._reduce_out(L._name(x.dtype), "int64_if_int")) if x.dtype is not _C.bool_ \
+                else _C.int64
+            res = L._empty([M, Lr], od, dev)
+            L._launch(dev.index, f"ptc_scan_{op}_{tag}_{L._tag(od, op)}_c", M,
+                      [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), L._params()], rows=True)
+            LI._put_rows(out0, res, dim)
+            return
+        res = L._empty([M, Lr], x.dtype, dev)
+        idx = L._empty([M, Lr], _C.int64, dev)
+        L._launch(dev.index, f"ptc_scan_{op}_{tag}_c", M,
+                  [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(idx), L._ptr(rows)])
+        LI._put_rows(out0, res, dim)
+        if out1 is not None:
+            LI._put_rows(out1, idx, dim)
+    return kernel
+
+
+_REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim", "aminmax",
+               "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm")
+_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
+
+FRONTEND_OPS = (
+    "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max", "min", "aminmax", "argmax",
+    "argmin", "all", "any", "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp",
+    "count_nonzero", "cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp",
+    "_vector_norm", "_norm",
+)
+
+_registered = [False]
+
+
+def register():
+    if _registered[0]:
+        return
+    for name in _REDUCTIONS:
+        _registry.register(name, "cuda")(_reduce_kernel(name))
+    for name in _LINES:
+        _registry.register(name, "cuda")(_line_kernel(name))
+    LI.use_frontends(FRONTEND_OPS)
+    _registered[0] = True

@@ -1,0 +1,173 @@
+"""Reductions with dims/keepdim, max/min with indices, var/std, norms,
+logsumexp, all/any and the scans on CUDA tensors (emulated device),
+compared with the CPU ops: dtypes, several dims, non-contiguous inputs,
+out= and gradients."""
+import math
+
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _rand(shape, dtype=ptcore.float32, seed=0):
+    g = ptcore.Generator().manual_seed(seed)
+    return (ptcore.rand(*shape, generator=g) * 6 - 3).to(dtype)
+
+
+def _close(dev, cpu, tol=None):
+    got = dev.cpu()
+    assert got.dtype == cpu.dtype and tuple(got.shape) == tuple(cpu.shape), (got.dtype, cpu.dtype, got.shape,
+                                                                           cpu.shape)
+    if not cpu.dtype.is_floating_point:
+        assert got.tolist() == cpu.tolist()
+        return
+    t = tol or {ptcore.float16: 2e-3, ptcore.bfloat16: 1e-2, ptcore.float32: 2e-6}.get(cpu.dtype, 1e-12)
+    assert ptcore.allclose(got.double(), cpu.double(), rtol=t, atol=t, equal_nan=True), (got, cpu)
+
+
+_DIMS = [0, 1, -1, (0, 2), (1, 2), (), None]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16, ptcore.float64, ptcore.int32, ptcore.bool])
+def test_sum_mean_prod_amax_with_dims(dtype):
+    x = _rand((3, 4, 5), ptcore.float32, 1)
+    x = (x > 0) if dtype is ptcore.bool else x.to(dtype)
+    xc = x.cuda()
+    for dim in _DIMS:
+        kw = {} if dim is None else {"dim": dim}
+        for keepdim in (False, True):
+            if dim is None and keepdim:
+                continue
+            if dim is not None:
+                kw["keepdim"] = keepdim
+            _close(ptcore.sum(xc, **kw), ptcore.sum(x, **kw))
+            if dim is not None and dim != ():
+                _close(ptcore.amax(xc, **kw), ptcore.amax(x, **kw))
+                _close(ptcore.amin(xc.transpose(0, 2), **kw), ptcore.amin(x.transpose(0, 2), **kw))
+            if dtype.is_floating_point:
+                _close(ptcore.mean(xc, **kw), ptcore.mean(x, **kw))
+            if isinstance(dim, int):
+                _close(ptcore.prod(xc, dim, keepdim), ptcore.prod(x, dim, keepdim))
+                _close(ptcore.all(xc, dim, keepdim), ptcore.all(x, dim, keepdim))
+                _close(ptcore.any(xc, dim, keepdim), ptcore.any(x, dim, keepdim))
+    _close(ptcore.sum(xc, 1, dtype=ptcore.float64), ptcore.sum(x, 1, dtype=ptcore.float64))
+    _close(ptcore.count_nonzero(xc, (0, 1)), ptcore.count_nonzero(x, (0, 1)))
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.bfloat16, ptcore.int64, ptcore.uint8])
+def test_max_min_argmax_with_indices(dtype):
+    x = (_rand((4, 6), ptcore.float32, 2) * 3).to(dtype)          # ties for the integer types
+    xc = x.cuda()
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            for fn in (ptcore.max, ptcore.min):
+                a, b = fn(xc, dim, keepdim), fn(x, dim, keepdim)
+                _close(a.values, b.values)
+                _close(a.indices, b.indices)
+            _close(ptcore.argmax(xc.t(), dim, keepdim), ptcore.argmax(x.t(), dim, keepdim))
+            _close(ptcore.argmin(xc, dim, keepdim), ptcore.argmin(x, dim, keepdim))
+    _close(ptcore.argmax(xc), ptcore.argmax(x))
+    mn, mx = ptcore.aminmax(xc, dim=1)
+    mn0, mx0 = ptcore.aminmax(x, dim=1)
+    _close(mn, mn0)
+    _close(mx, mx0)
+    v = ptcore.empty(6, dtype=dtype, device="cuda")
+    i = ptcore.empty(6, dtype=ptcore.int64, device="cuda")
+    ptcore.max(xc, 0, out=(v, i))
+    _close(v, ptcore.max(x, 0).values)
+    _close(i, ptcore.max(x, 0).indices)
+
+
+def test_nan_handling():
+    x = ptcore.tensor([[1.0, float("nan"), 3.0], [float("-inf"), 2.0, 2.0], [float("nan")] * 3])
+    xc = x.cuda()
+    for fn in (ptcore.amax, ptcore.amin, ptcore.argmax, ptcore.argmin, ptcore.nansum, ptcore.nanmean,
+               ptcore.logsumexp):
+        _close(fn(xc, 1), fn(x, 1))
+    a, b = ptcore.max(xc, 1), ptcore.max(x, 1)
+    _close(a.values, b.values)
+    _close(a.indices, b.indices)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16])
+def test_var_std_norm_logsumexp(dtype):
+    x = _rand((3, 4, 5), dtype, 3)
+    xc = x.cuda()
+    for dim in (1, (0, 2), None):
+        for corr in (0, 1, 2):
+            _close(ptcore.var(xc, dim, correction=corr), ptcore.var(x, dim, correction=corr))
+            _close(ptcore.std(xc, dim, correction=corr, keepdim=True),
+                   ptcore.std(x, dim, correction=corr, keepdim=True))
+        v, m = ptcore.var_mean(xc, dim)
+        v0, m0 = ptcore.var_mean(x, dim)
+        _close(v, v0)
+        _close(m, m0)
+        s, m = ptcore.std_mean(xc.transpose(0, 1), dim)
+        s0, m0 = ptcore.std_mean(x.transpose(0, 1), dim)
+        _close(s, s0)
+        _close(m, m0)
+        for p in (2, 1, 0, 3.5, math.inf, -math.inf):
+            _close(ptcore.linalg.vector_norm(xc, p, dim), ptcore.linalg.vector_norm(x, p, dim))
+        _close(ptcore.norm(xc, dim=dim), ptcore.norm(x, dim=dim))
+        if dim is not None:
+            _close(ptcore.logsumexp(xc, dim), ptcore.logsumexp(x, dim))
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16, ptcore.int32, ptcore.float64])
+def test_scans(dtype):
+    x = _rand((3, 5), ptcore.float32, 4).to(dtype)
+    xc = x.cuda()
+    for dim in (0, 1, -1):
+        _close(ptcore.cumsum(xc, dim), ptcore.cumsum(x, dim))
+        _close(ptcore.cumprod(xc.t(), dim), ptcore.cumprod(x.t(), dim))
+        for fn in (ptcore.cummax, ptcore.cummin):
+            a, b = fn(xc, dim), fn(x, dim)
+            _close(a.values, b.values)
+            _close(a.indices, b.indices)
+        if dtype.is_floating_point:
+            _close(ptcore.logcumsumexp(xc, dim), ptcore.logcumsumexp(x, dim))
+    _close(ptcore.cumsum(xc, 1, dtype=ptcore.float64), ptcore.cumsum(x, 1, dtype=ptcore.float64))
+    a, b = xc.clone(), x.clone()
+    a.cumsum_(0)
+    b.cumsum_(0)
+    _close(a, b)
+    y = ptcore.tensor([1.0, float("nan"), 3.0, -1.0])
+    a, b = ptcore.cummax(y.cuda(), 0), ptcore.cummax(y, 0)
+    _close(a.values, b.values)
+    _close(a.indices, b.indices)
+
+
+def test_reduction_grads():
+    x = _rand((3, 4), ptcore.float32, 5)
+    grads = []
+    for dev in ("cpu", "cuda"):
+        t = x.to(dev, copy=True).requires_grad_()
+        y = (t.sum(1) * ptcore.arange(3.0, device=dev)).sum() + t.amax(0).sum() + t.max(1).values.sum() \
+            + t.var(1).sum() + t.std(0, keepdim=True).sum() + t.logsumexp(1).sum() + t.norm(dim=1).sum() \
+            + (t.cumsum(1) * t).sum() + t.cumprod(0).sum() + t.prod(1).sum() + t.mean((0, 1)) \
+            + t.cummax(1).values.sum()
+        y.backward()
+        grads.append(t.grad)
+    _close(grads[1], grads[0], 1e-5)
+
+
+def test_errors_and_empty():
+    xc = ptcore.zeros(3, 0, device="cuda")
+    _close(xc.sum(1), ptcore.zeros(3, 0).sum(1))
+    _close(xc.prod(1), ptcore.zeros(3, 0).prod(1))
+    with pytest.raises(IndexError):
+        xc.amax(1)
+    with pytest.raises(IndexError):
+        ptcore.ones(2, 3, device="cuda").sum(2)
+    with pytest.raises(RuntimeError):
+        ptcore.ones(2, 3, device="cuda", dtype=ptcore.int64).mean(0)
+
+
+def test_against_torch():
+    x = _rand((4, 5), ptcore.float32, 6)
+    tx = torch.tensor(x.tolist())
+    assert ptcore.allclose(ptcore.var(x.cuda(), 1).cpu(), ptcore.tensor(torch.var(tx, 1).tolist()))
+    assert ptcore.cumsum(x.cuda(), 0).cpu().tolist() == torch.cumsum(tx, 0).tolist()
+    assert ptcore.max(x.cuda(), 1).indices.cpu().tolist() == torch.max(tx, 1).indices.tolist()
