@@ -104,3 +104,18 @@ def test_layer_is_off_without_a_default_device():
     with ptcore.device("cuda"):
         assert _dd._LAYER.enabled
     assert not _dd._LAYER.enabled
+
+
+def test_modules_are_built_on_the_default_device():
+    # nn layers create their parameters with the factories (and initialise
+    # them with the CUDA random kernels): torch's `with torch.device('cuda'):`
+    with ptcore.device("cuda"):
+        lin = ptcore.nn.Linear(4, 3)
+        x = ptcore.randn(5, 4)
+    assert lin.weight.device.type == "cuda" and lin.bias.device.type == "cuda"
+    assert x.device.type == "cuda"
+    loss = lin(x).square().mean()
+    loss.backward()
+    assert lin.weight.grad.device.type == "cuda"
+    ref = ptcore.nn.functional.linear(x.cpu(), lin.weight.detach().cpu(), lin.bias.detach().cpu())
+    np.testing.assert_allclose(lin(x).detach().cpu().numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
