@@ -39,7 +39,7 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport isnan, INFINITY
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
@@ -235,23 +235,36 @@ cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcep
             y[c * L + i] += v
 
 
-cdef Py_ssize_t _gemm_cols = 256      # target GEMM width: samples per GEMM = this / L
+# Target GEMM width (columns = output positions of the samples batched into
+# one GEMM) per primitive: samples per GEMM = width / L.  Measured on an AMD
+# EPYC (AVX2) with SciPy's OpenBLAS 0.3.30: sgemm at m=256..320, n=128,
+# k=1024 (DCGAN's 64->128 forward at 4 samples) runs at 40 % of the rate of
+# the neighbouring sizes, so the forward batches 512 columns; the backward
+# passes measured best at 256 (1024 pushes the column block out of L2).
+cdef Py_ssize_t[3] _gemm_cols = [512, 256, 256]
 
 
-def _set_gemm_cols(Py_ssize_t n):
+def _set_gemm_cols(Py_ssize_t n, int mode=-1):
     """Tuning knob: samples are batched into one GEMM until it has ``n``
-    columns (measured: 256 beats 1024 for LeNet's 8x8 outputs, whose batched
-    column block no longer fits in L2).  Returns the previous value."""
-    global _gemm_cols
+    columns, for one primitive (``mode`` 0 forward, 1 input gradient, 2 weight
+    gradient) or all three (``mode=-1``).  Returns the previous value (of the
+    forward for ``mode=-1``)."""
     if n < 1 or n > 1 << 30:
         raise ValueError("gemm columns must be in [1, 2**30]")
-    old = _gemm_cols
-    _gemm_cols = n
+    if mode < -1 or mode > 2:
+        raise ValueError("mode must be -1, 0, 1 or 2")
+    old = _gemm_cols[0 if mode < 0 else mode]
+    if mode < 0:
+        _gemm_cols[0] = n
+        _gemm_cols[1] = n
+        _gemm_cols[2] = n
+    else:
+        _gemm_cols[mode] = n
     return old
 
 
-cdef inline Py_ssize_t _chunk(Py_ssize_t N, Py_ssize_t L) noexcept nogil:
-    cdef Py_ssize_t nb = _gemm_cols // L
+cdef inline Py_ssize_t _chunk(int mode, Py_ssize_t N, Py_ssize_t L) noexcept nogil:
+    cdef Py_ssize_t nb = _gemm_cols[mode] // L
     if nb < 1:
         nb = 1
     if nb > N:
@@ -310,58 +323,66 @@ cdef enum:
     MODE_BWD_W = 2  # gw = sum gy cols(x)^T
 
 
-cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
-               const Geo* g, int nth) noexcept nogil:
-    """The three primitives one sample at a time, in chunks of output rows
-    whose column block fits in L2 (``_col_budget``).  Operands by mode:
-    FWD (x, w, bias) -> y; BWD_X (gy=x, w, bias) -> gx=y;
-    BWD_W (x, gy=w) -> gw=y (zeroed by the caller).  The forward pre-fills
-    the bias so the GEMM accumulates onto it."""
+cdef void _rows_one(int mode, const flt* x, const flt* w, const flt* bias, flt* y,
+                    Py_ssize_t n, const Geo* g, int nth, flt* col, Py_ssize_t rc,
+                    flt* acc) noexcept nogil:
+    """The three primitives for sample ``n``, in chunks of ``rc`` output rows
+    whose column block fits in L2 (``_col_budget``; ``col`` holds one chunk).
+    Operands by mode: FWD (x, w, bias) -> y; BWD_X (gy=x, w, bias) -> gx=y;
+    BWD_W (x, gy=w) -> accumulated into ``acc`` (beta = 1).  The forward
+    pre-fills the bias so the GEMM accumulates onto it."""
     cdef Py_ssize_t L = g.OD * g.OH * g.OW
     cdef Py_ssize_t P = g.D * g.H * g.W
     cdef Py_ssize_t R = g.OD * g.OH
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t CgKK = Cg * g.kd * g.kh * g.kw
-    cdef Py_ssize_t rc = _rows_chunk(g)
-    cdef Py_ssize_t n, r0, r1, Lc, gi
+    cdef Py_ssize_t r0, r1, Lc, gi
     cdef flt* out
     cdef const flt* gys
     cdef flt beta = 1 if bias != NULL else 0
+    if mode == MODE_BWD_X:
+        memset(y + n * g.C * P, 0, g.C * P * sizeof(flt))
+    r0 = 0
+    while r0 < R:
+        r1 = r0 + rc if R - r0 > rc else R
+        Lc = (r1 - r0) * g.OW
+        if mode != MODE_BWD_X:
+            _im2col(x + n * g.C * P, col, Lc, g, nth, r0, r1)
+        for gi in range(g.G):
+            if mode == MODE_FWD:
+                out = y + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                if bias != NULL:
+                    _fill_bias_rows(out, bias + gi * OCg, OCg, Lc, L)
+                _gemm(CH_N, CH_N, <blas_int>Lc, <blas_int>OCg, <blas_int>CgKK, <flt>1,
+                      col + gi * CgKK * Lc, <blas_int>Lc, <flt*>w + gi * OCg * CgKK,
+                      <blas_int>CgKK, beta, out, <blas_int>L)
+            elif mode == MODE_BWD_X:
+                _gemm(CH_N, CH_T, <blas_int>Lc, <blas_int>CgKK, <blas_int>OCg, <flt>1,
+                      <flt*>x + n * g.OC * L + gi * OCg * L + r0 * g.OW, <blas_int>L,
+                      <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
+                      col + gi * CgKK * Lc, <blas_int>Lc)
+            else:
+                gys = w + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>Lc, <flt>1,
+                      col + gi * CgKK * Lc, <blas_int>Lc, <flt*>gys, <blas_int>L, <flt>1,
+                      acc + gi * OCg * CgKK, <blas_int>CgKK)
+        if mode == MODE_BWD_X:
+            _col2im(y + n * g.C * P, col, Lc, g, nth, r0, r1, False)
+        r0 = r1
+    if mode == MODE_BWD_X and bias != NULL:
+        _add_bias(y + n * g.C * P, bias, g.C, P)
+
+
+cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
+               const Geo* g, int nth) noexcept nogil:
+    """``_rows_one`` for every sample in turn (BWD_W: y zeroed by the caller)."""
+    cdef Py_ssize_t rc = _rows_chunk(g)
+    cdef Py_ssize_t n
     cdef flt* col = <flt*>malloc((g.C * g.kd * g.kh * g.kw * rc * g.OW + 1) * sizeof(flt))
     if col == NULL:
         return -1
     for n in range(N):
-        if mode == MODE_BWD_X:
-            memset(y + n * g.C * P, 0, g.C * P * sizeof(flt))
-        r0 = 0
-        while r0 < R:
-            r1 = r0 + rc if R - r0 > rc else R
-            Lc = (r1 - r0) * g.OW
-            if mode != MODE_BWD_X:
-                _im2col(x + n * g.C * P, col, Lc, g, nth, r0, r1)
-            for gi in range(g.G):
-                if mode == MODE_FWD:
-                    out = y + n * g.OC * L + gi * OCg * L + r0 * g.OW
-                    if bias != NULL:
-                        _fill_bias_rows(out, bias + gi * OCg, OCg, Lc, L)
-                    _gemm(CH_N, CH_N, <blas_int>Lc, <blas_int>OCg, <blas_int>CgKK, <flt>1,
-                          col + gi * CgKK * Lc, <blas_int>Lc, <flt*>w + gi * OCg * CgKK,
-                          <blas_int>CgKK, beta, out, <blas_int>L)
-                elif mode == MODE_BWD_X:
-                    _gemm(CH_N, CH_T, <blas_int>Lc, <blas_int>CgKK, <blas_int>OCg, <flt>1,
-                          <flt*>x + n * g.OC * L + gi * OCg * L + r0 * g.OW, <blas_int>L,
-                          <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
-                          col + gi * CgKK * Lc, <blas_int>Lc)
-                else:
-                    gys = w + n * g.OC * L + gi * OCg * L + r0 * g.OW
-                    _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>Lc, <flt>1,
-                          col + gi * CgKK * Lc, <blas_int>Lc, <flt*>gys, <blas_int>L, <flt>1,
-                          y + gi * OCg * CgKK, <blas_int>CgKK)
-            if mode == MODE_BWD_X:
-                _col2im(y + n * g.C * P, col, Lc, g, nth, r0, r1, False)
-            r0 = r1
-        if mode == MODE_BWD_X and bias != NULL:
-            _add_bias(y + n * g.C * P, bias, g.C, P)
+        _rows_one(mode, x, w, bias, y, n, g, nth, col, rc, y)
     free(col)
     return 0
 
@@ -544,6 +565,210 @@ cdef void _scatter(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssiz
             memcpy(dst + (j * R + r) * L, src + r * m * L + j * L, L * sizeof(flt))
 
 
+cdef inline bint _is_whole(const Geo* g) noexcept nogil:
+    """The kernel covers the whole unpadded input: one output position per
+    sample, whose column is the sample itself (a DCGAN discriminator's last
+    layer, and the mirror of a generator's first)."""
+    return (g.OD == 1 and g.OH == 1 and g.OW == 1 and g.pd == 0 and g.ph == 0 and g.pw == 0
+            and g.kd == g.D and g.kh == g.H and g.kw == g.W
+            and (g.kd == 1 or g.dd == 1) and (g.kh == 1 or g.dh == 1) and (g.kw == 1 or g.dw == 1))
+
+
+cdef int _whole(int mode, const flt* a, const flt* b, const flt* bias, flt* y, Py_ssize_t N,
+                const Geo* g) noexcept nogil:
+    """The three primitives of a whole-input kernel as one GEMM per group:
+    x is (N, C*K) and y (N, OC).  FWD (x=a, w=b): y = x W^T (+ bias);
+    BWD_X (gy=a, w=b): gx = gy W (+ bias per channel); BWD_W (x=a, gy=b):
+    gw = gy^T x."""
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t CgKK = Cg * g.kd * g.kh * g.kw
+    cdef Py_ssize_t CKK = g.C * g.kd * g.kh * g.kw
+    cdef Py_ssize_t n, gi
+    cdef flt beta = 0
+    if mode == MODE_FWD and bias != NULL:
+        for n in range(N):
+            memcpy(y + n * g.OC, bias, g.OC * sizeof(flt))
+        beta = 1
+    for gi in range(g.G):
+        if mode == MODE_FWD:
+            if CgKK == 0:
+                if bias == NULL:
+                    for n in range(N):
+                        memset(y + n * g.OC + gi * OCg, 0, OCg * sizeof(flt))
+                continue
+            _gemm(CH_T, CH_N, <blas_int>OCg, <blas_int>N, <blas_int>CgKK, <flt>1,
+                  <flt*>b + gi * OCg * CgKK, <blas_int>CgKK, <flt*>a + gi * CgKK, <blas_int>CKK,
+                  beta, y + gi * OCg, <blas_int>g.OC)
+        elif mode == MODE_BWD_X:
+            if OCg == 0:
+                for n in range(N):
+                    memset(y + n * CKK + gi * CgKK, 0, CgKK * sizeof(flt))
+                continue
+            _gemm(CH_N, CH_N, <blas_int>CgKK, <blas_int>N, <blas_int>OCg, <flt>1,
+                  <flt*>b + gi * OCg * CgKK, <blas_int>CgKK, <flt*>a + gi * OCg, <blas_int>g.OC,
+                  <flt>0, y + gi * CgKK, <blas_int>CKK)
+        else:
+            _gemm(CH_N, CH_T, <blas_int>CgKK, <blas_int>OCg, <blas_int>N, <flt>1,
+                  <flt*>a + gi * CgKK, <blas_int>CKK, <flt*>b + gi * OCg, <blas_int>g.OC,
+                  <flt>0, y + gi * OCg * CgKK, <blas_int>CgKK)
+    if mode == MODE_BWD_X and bias != NULL:
+        for n in range(N):
+            _add_bias(y + n * CKK, bias, g.C, g.D * g.H * g.W)
+    return 0
+
+
+cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt* y,
+                      Py_ssize_t n0, Py_ssize_t m, const Geo* g, flt* col, flt* tmp,
+                      flt* acc) noexcept nogil:
+    """The three primitives for samples ``[n0, n0 + m)`` as one GEMM per group
+    of ``m * L`` columns, on one thread (``col``: the (C*K, m*L) column
+    block; ``tmp``: (OC, m*L) when m > 1).  Operands by mode as ``_rows_one``;
+    BWD_W accumulates into ``acc``."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
+    cdef Py_ssize_t R = g.OD * g.OH
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t CgKK = Cg * g.kd * g.kh * g.kw
+    cdef Py_ssize_t LD = m * L
+    cdef Py_ssize_t j, gi
+    cdef bint pw = _is_pointwise(g)
+    cdef const flt* cp
+    cdef const flt* gp
+    cdef flt* out
+    cdef flt* dst
+    if mode == MODE_FWD or mode == MODE_BWD_W:
+        if pw and m == 1:
+            cp = a + n0 * g.C * P
+        elif pw:
+            _gather(col, a + n0 * g.C * P, m, g.C, L)
+            cp = col
+        else:
+            for j in range(m):
+                _im2col(a + (n0 + j) * g.C * P, col + j * L, LD, g, 1, 0, R)
+            cp = col
+    if mode == MODE_FWD:
+        out = y + n0 * g.OC * L if m == 1 else tmp
+        for gi in range(g.G):
+            if CgKK == 0:
+                memset(out + gi * OCg * LD, 0, OCg * LD * sizeof(flt))
+                continue
+            _gemm_one(CH_N, CH_N, <blas_int>LD, <blas_int>OCg, <blas_int>CgKK, <flt>1,
+                      <flt*>cp + gi * CgKK * LD, <blas_int>LD, <flt*>b + gi * OCg * CgKK,
+                      <blas_int>CgKK, <flt>0, out + gi * OCg * LD, <blas_int>LD)
+        if m > 1:
+            _scatter(y + n0 * g.OC * L, tmp, m, g.OC, L)
+        if bias != NULL:
+            for j in range(m):
+                _add_bias(y + (n0 + j) * g.OC * L, bias, g.OC, L)
+    elif mode == MODE_BWD_X:
+        if m == 1:
+            gp = a + n0 * g.OC * L
+        else:
+            _gather(tmp, a + n0 * g.OC * L, m, g.OC, L)
+            gp = tmp
+        dst = y + n0 * g.C * P if (pw and m == 1) else col
+        for gi in range(g.G):
+            if OCg == 0:
+                memset(dst + gi * CgKK * LD, 0, CgKK * LD * sizeof(flt))
+                continue
+            _gemm_one(CH_N, CH_T, <blas_int>LD, <blas_int>CgKK, <blas_int>OCg, <flt>1,
+                      <flt*>gp + gi * OCg * LD, <blas_int>LD,
+                      <flt*>b + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
+                      dst + gi * CgKK * LD, <blas_int>LD)
+        if pw and m > 1:
+            _scatter(y + n0 * g.C * P, col, m, g.C, L)
+        elif not pw:
+            for j in range(m):
+                _col2im(y + (n0 + j) * g.C * P, col + j * L, LD, g, 1, 0, R, True)
+        if bias != NULL:
+            for j in range(m):
+                _add_bias(y + (n0 + j) * g.C * P, bias, g.C, P)
+    else:
+        if m == 1:
+            gp = b + n0 * g.OC * L
+        else:
+            _gather(tmp, b + n0 * g.OC * L, m, g.OC, L)
+            gp = tmp
+        for gi in range(g.G):
+            _gemm_one(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>LD, <flt>1,
+                      <flt*>cp + gi * CgKK * LD, <blas_int>LD,
+                      <flt*>gp + gi * OCg * LD, <blas_int>LD, <flt>1,
+                      acc + gi * OCg * CgKK, <blas_int>CgKK)
+
+
+cdef enum:
+    BWD_W_PARTS = 4     # weight-gradient partial sums (fixed: the summation order)
+
+
+cdef int _batched(int mode, const flt* a, const flt* b, const flt* bias, flt* y, Py_ssize_t N,
+                  const Geo* g, int nth, Py_ssize_t nb) noexcept nogil:
+    """The three primitives over units of ``nb`` samples (one GEMM per group
+    and unit; one sample in L2-sized row chunks when ``nb == 1``), the units
+    shared by ``nth`` threads, each with its own buffers and single-threaded
+    BLAS calls.  Forward and input gradient write disjoint samples; the
+    weight gradient sums the units in ``min(units, BWD_W_PARTS)`` contiguous
+    runs, each into its own partial sum (run 0 into ``y``), then adds the
+    partials in run order: every result is independent of ``nth``."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t R = g.OD * g.OH
+    cdef Py_ssize_t KK = g.kd * g.kh * g.kw
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t CgKK = Cg * KK
+    cdef Py_ssize_t U = (N + nb - 1) // nb
+    cdef bint rowwise = _row_chunked(nb, _is_pointwise(g), CgKK, OCg)
+    cdef Py_ssize_t rc = _rows_chunk(g) if rowwise else R
+    cdef Py_ssize_t colsz = g.C * KK * (rc * g.OW if rowwise else nb * L) + 1
+    cdef Py_ssize_t tmpsz = g.OC * nb * L if nb > 1 else 0
+    cdef Py_ssize_t per = colsz + tmpsz
+    cdef Py_ssize_t wsz = g.OC * CgKK
+    cdef Py_ssize_t NG = U, j, u, u0, u1, n0, m, i
+    cdef int nthr, t
+    cdef flt* buf
+    cdef flt* parts = NULL
+    cdef flt* col
+    cdef flt* acc
+    if mode == MODE_BWD_W and NG > BWD_W_PARTS:
+        NG = BWD_W_PARTS
+    nthr = nth if nth < NG else <int>NG
+    if nthr < 1:
+        nthr = 1
+    buf = <flt*>malloc(nthr * per * sizeof(flt))
+    if buf == NULL:
+        return -1
+    if mode == MODE_BWD_W and NG > 1:
+        parts = <flt*>malloc((NG - 1) * wsz * sizeof(flt))
+        if parts == NULL:
+            free(buf)
+            return -1
+    for j in prange(NG, num_threads=nthr, schedule='static'):
+        t = threadid()
+        col = buf + t * per
+        acc = NULL
+        if mode == MODE_BWD_W:
+            acc = y if j == 0 else parts + (j - 1) * wsz
+            memset(acc, 0, wsz * sizeof(flt))
+            u0 = j * U // NG
+            u1 = (j + 1) * U // NG
+        else:
+            u0 = j
+            u1 = j + 1
+        for u in range(u0, u1):
+            n0 = u * nb
+            m = nb if N - n0 > nb else N - n0
+            if rowwise:
+                _rows_one(mode, a, b, bias, y, n0, g, 1, col, rc, acc)
+            else:
+                _chunk_unit(mode, a, b, bias, y, n0, m, g, col, col + colsz, acc)
+    if parts != NULL:
+        for j in range(NG - 1):
+            acc = parts + j * wsz
+            for i in range(wsz):
+                y[i] += acc[i]
+        free(parts)
+    free(buf)
+    return 0
+
+
 cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
                   const Geo* g, int nth) noexcept nogil:
     """y (N, OC, L) = W cols(x) (+ bias); ``nb`` samples share one GEMM of
@@ -553,15 +778,19 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
-    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t nb = _chunk(MODE_FWD, N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
     cdef flt* col
     cdef flt* tmp
     cdef const flt* cp
     cdef flt* out
+    if _is_whole(g):
+        return _whole(MODE_FWD, x, w, bias, y, N, g)
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_FWD, x, w, bias, y, N, g, nth)
+    if nb < N:
+        return _batched(MODE_FWD, x, w, bias, y, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_FWD, x, w, bias, y, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
@@ -607,15 +836,19 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
     cdef Py_ssize_t plane = g.D * g.H * g.W
-    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t nb = _chunk(MODE_BWD_X, N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
     cdef flt* col
     cdef flt* gbuf
     cdef flt* cp
     cdef const flt* gp
+    if _is_whole(g):
+        return _whole(MODE_BWD_X, gy, w, bias, gx, N, g)
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
+    if nb < N:
+        return _batched(MODE_BWD_X, gy, w, bias, gx, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
@@ -661,7 +894,7 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
-    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t nb = _chunk(MODE_BWD_W, N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
     cdef flt* col
@@ -671,8 +904,12 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
     memset(gw, 0, g.OC * CgKK * sizeof(flt))
     if L == 0 or CgKK == 0 or OCg == 0:
         return 0
+    if _is_whole(g):
+        return _whole(MODE_BWD_W, x, gy, NULL, gw, N, g)
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
+    if nb < N:
+        return _batched(MODE_BWD_W, x, gy, NULL, gw, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
