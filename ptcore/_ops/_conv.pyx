@@ -114,77 +114,101 @@ cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
                           Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """Rows of input channel ``c`` (already offset into ``xc``) of the column
     matrix, for the output rows ``r0 <= od*OH + oh < r1`` only (column 0 is
-    output row ``r0``); column-matrix rows are ``ld`` elements apart."""
-    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi
+    output row ``r0``); column-matrix rows are ``ld`` elements apart.  The
+    geometry is read into locals once (the stores below may not alias it for
+    the compiler, and the loops are short: 8 output columns in DCGAN)."""
+    cdef Py_ssize_t OH = g.OH, OW = g.OW, D = g.D, H = g.H, W = g.W
+    cdef Py_ssize_t kd = g.kd, kh = g.kh, kw = g.kw, sd = g.sd, sh = g.sh, sw = g.sw
+    cdef Py_ssize_t pd = g.pd, ph = g.ph, pw = g.pw, dd = g.dd, dh = g.dh, dw = g.dw
+    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi, od0, oh0
     cdef flt* row
     cdef flt* dst
     cdef const flt* src
-    for a in range(g.kd):
-        for b in range(g.kh):
-            for e in range(g.kw):
-                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
-                off = e * g.dw - g.pw
-                _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
-                od = r0 // g.OH
-                oh = r0 - od * g.OH
+    od0 = r0 // OH
+    oh0 = r0 - od0 * OH
+    for a in range(kd):
+        for b in range(kh):
+            for e in range(kw):
+                row = col + (((c * kd + a) * kh + b) * kw + e) * ld
+                off = e * dw - pw
+                _ow_range(off, sw, W, OW, &lo, &hi)
+                od = od0
+                oh = oh0
+                dst = row
                 for r in range(r0, r1):
-                    idd = od * g.sd - g.pd + a * g.dd
-                    ih = oh * g.sh - g.ph + b * g.dh
-                    dst = row + (r - r0) * g.OW
+                    idd = od * sd - pd + a * dd
+                    ih = oh * sh - ph + b * dh
                     oh += 1
-                    if oh == g.OH:
+                    if oh == OH:
                         oh = 0
                         od += 1
-                    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
-                        memset(dst, 0, g.OW * sizeof(flt))
+                    if idd < 0 or idd >= D or ih < 0 or ih >= H:
+                        for ow in range(OW):
+                            dst[ow] = 0
+                        dst += OW
                         continue
-                    src = xc + (idd * g.H + ih) * g.W + off
-                    if lo > 0:
-                        memset(dst, 0, lo * sizeof(flt))
-                    if g.sw == 1:
-                        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(flt))
+                    src = xc + (idd * H + ih) * W + off
+                    for ow in range(lo):
+                        dst[ow] = 0
+                    if sw == 1:
+                        for ow in range(lo, hi):
+                            dst[ow] = src[ow]
+                    elif sw == 2:
+                        for ow in range(lo, hi):
+                            dst[ow] = src[2 * ow]
                     else:
                         for ow in range(lo, hi):
-                            dst[ow] = src[ow * g.sw]
-                    if hi < g.OW:
-                        memset(dst + hi, 0, (g.OW - hi) * sizeof(flt))
+                            dst[ow] = src[ow * sw]
+                    for ow in range(hi, OW):
+                        dst[ow] = 0
+                    dst += OW
 
 
 cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
                           Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """Accumulate the rows (``ld`` apart) of input channel ``c`` for output
-    rows ``[r0, r1)`` into its plane ``xc``."""
-    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi
+    rows ``[r0, r1)`` into its plane ``xc`` (geometry in locals, as above)."""
+    cdef Py_ssize_t OH = g.OH, OW = g.OW, D = g.D, H = g.H, W = g.W
+    cdef Py_ssize_t kd = g.kd, kh = g.kh, kw = g.kw, sd = g.sd, sh = g.sh, sw = g.sw
+    cdef Py_ssize_t pd = g.pd, ph = g.ph, pw = g.pw, dd = g.dd, dh = g.dh, dw = g.dw
+    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi, od0, oh0
     cdef const flt* row
     cdef const flt* s
     cdef flt* dst
-    for a in range(g.kd):
-        for b in range(g.kh):
-            for e in range(g.kw):
-                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
-                off = e * g.dw - g.pw
-                _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
+    od0 = r0 // OH
+    oh0 = r0 - od0 * OH
+    for a in range(kd):
+        for b in range(kh):
+            for e in range(kw):
+                row = col + (((c * kd + a) * kh + b) * kw + e) * ld
+                off = e * dw - pw
+                _ow_range(off, sw, W, OW, &lo, &hi)
                 if hi <= lo:
                     continue
-                od = r0 // g.OH
-                oh = r0 - od * g.OH
+                od = od0
+                oh = oh0
+                s = row
                 for r in range(r0, r1):
-                    idd = od * g.sd - g.pd + a * g.dd
-                    ih = oh * g.sh - g.ph + b * g.dh
+                    idd = od * sd - pd + a * dd
+                    ih = oh * sh - ph + b * dh
                     oh += 1
-                    if oh == g.OH:
+                    if oh == OH:
                         oh = 0
                         od += 1
-                    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
+                    if idd < 0 or idd >= D or ih < 0 or ih >= H:
+                        s += OW
                         continue
-                    s = row + (r - r0) * g.OW
-                    dst = xc + (idd * g.H + ih) * g.W + off
-                    if g.sw == 1:
+                    dst = xc + (idd * H + ih) * W + off
+                    if sw == 1:
                         for ow in range(lo, hi):
                             dst[ow] += s[ow]
+                    elif sw == 2:
+                        for ow in range(lo, hi):
+                            dst[2 * ow] += s[ow]
                     else:
                         for ow in range(lo, hi):
-                            dst[ow * g.sw] += s[ow]
+                            dst[ow * sw] += s[ow]
+                    s += OW
 
 
 cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth,
