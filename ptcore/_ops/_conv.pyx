@@ -49,6 +49,155 @@ from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 
 ctypedef int blas_int
 
+# Small float32 GEMMs (LeNet's and DCGAN's few-channel layers): OpenBLAS runs
+# C(OC x L) = W(OC x C*K) cols(C*K x L) with OC = 6..64 at 10-18 GFLOP/s on an
+# AVX2 machine, this register-tiled kernel (4 rows x 16 columns, k streamed,
+# one FMA chain per element: the same bits at any thread count) at ~28.  Only
+# its AVX2+FMA build is used (chosen at run time); other CPUs keep BLAS.
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #define PTC_SV8_LD(p) ({ ptc_sv8 v_; __builtin_memcpy(&v_, (p), 32); v_; })
+    #define PTC_SV8_ST(p, v) do { ptc_sv8 w_ = (v); __builtin_memcpy((p), &w_, 32); } while (0)
+    #if defined(__GNUC__) && defined(__x86_64__)
+    typedef float ptc_sv8 __attribute__((vector_size(32)));
+    /* C[r, j] (+)= sum_k A[r*lda + k*sak] * B[k*ldb + j] for R rows, 16 columns */
+    #define PTC_SG_TILE(R)                                                              \
+    __attribute__((target("avx2,fma"), always_inline)) static inline void              \
+    ptc_sg_tile##R(ptrdiff_t K, const float* A, ptrdiff_t lda, ptrdiff_t sak,           \
+                   const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) {   \
+        ptc_sv8 c0[R], c1[R];                                                           \
+        for (int r = 0; r < R; r++) {                                                   \
+            if (acc) { c0[r] = PTC_SV8_LD(C + r * ldc); c1[r] = PTC_SV8_LD(C + r * ldc + 8); } \
+            else { c0[r] = (ptc_sv8){0}; c1[r] = (ptc_sv8){0}; } }                      \
+        for (ptrdiff_t k = 0; k < K; k++) {                                             \
+            ptc_sv8 b0 = PTC_SV8_LD(B + k * ldb), b1 = PTC_SV8_LD(B + k * ldb + 8);     \
+            for (int r = 0; r < R; r++) {                                               \
+                float a = A[r * lda + k * sak];                                         \
+                c0[r] += a * b0; c1[r] += a * b1; } }                                   \
+        for (int r = 0; r < R; r++) {                                                   \
+            PTC_SV8_ST(C + r * ldc, c0[r]); PTC_SV8_ST(C + r * ldc + 8, c1[r]); }       \
+    }
+    PTC_SG_TILE(4)
+    PTC_SG_TILE(3)
+    PTC_SG_TILE(2)
+    PTC_SG_TILE(1)
+    __attribute__((target("avx2,fma"))) static void ptc_sgemm_small(
+        ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, const float* A, ptrdiff_t lda, ptrdiff_t sak,
+        const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) {
+        ptrdiff_t j, i, r, k;
+        for (j = 0; j + 16 <= N; j += 16) {
+            for (i = 0; i + 4 <= M; i += 4)
+                ptc_sg_tile4(K, A + i * lda, lda, sak, B + j, ldb, C + i * ldc + j, ldc, acc);
+            switch (M - i) {
+            case 3: ptc_sg_tile3(K, A + i * lda, lda, sak, B + j, ldb, C + i * ldc + j, ldc, acc); break;
+            case 2: ptc_sg_tile2(K, A + i * lda, lda, sak, B + j, ldb, C + i * ldc + j, ldc, acc); break;
+            case 1: ptc_sg_tile1(K, A + i * lda, lda, sak, B + j, ldb, C + i * ldc + j, ldc, acc); break;
+            default: break; }
+        }
+        for (; j < N; j++)          /* last columns: the same order over k */
+            for (r = 0; r < M; r++) {
+                float s = acc ? C[r * ldc + j] : 0.0f;
+                for (k = 0; k < K; k++) s = __builtin_fmaf(A[r * lda + k * sak], B[k * ldb + j], s);
+                C[r * ldc + j] = s; }
+    }
+    /* C[r, c] (+)= sum_k A[r*lda + k] * B[c*ldb + k] (a weight gradient:
+       rows of gy against rows of the column matrix), R x S tiles, 8 lanes of k
+       per FMA chain, lanes summed in a fixed order, then the k % 8 tail */
+    #define PTC_NT_TILE(R, S)                                                           \
+    __attribute__((target("avx2,fma"), always_inline)) static inline void              \
+    ptc_nt_tile##R##S(ptrdiff_t K, const float* A, ptrdiff_t lda, const float* B,       \
+                      ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) {                \
+        ptc_sv8 t[R][S];                                                                \
+        ptrdiff_t k, K8 = K & ~(ptrdiff_t)7;                                            \
+        for (int r = 0; r < R; r++) for (int c = 0; c < S; c++) t[r][c] = (ptc_sv8){0}; \
+        for (k = 0; k < K8; k += 8) {                                                   \
+            ptc_sv8 b[S];                                                               \
+            for (int c = 0; c < S; c++) b[c] = PTC_SV8_LD(B + c * ldb + k);             \
+            for (int r = 0; r < R; r++) {                                               \
+                ptc_sv8 a = PTC_SV8_LD(A + r * lda + k);                                \
+                for (int c = 0; c < S; c++) t[r][c] += a * b[c]; } }                    \
+        for (int r = 0; r < R; r++) for (int c = 0; c < S; c++) {                       \
+            ptc_sv8 v = t[r][c];                                                        \
+            float s = ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); \
+            for (ptrdiff_t q = K8; q < K; q++)                                          \
+                s = __builtin_fmaf(A[r * lda + q], B[c * ldb + q], s);                  \
+            C[r * ldc + c] = acc ? C[r * ldc + c] + s : s; }                            \
+    }
+    PTC_NT_TILE(4, 2)
+    PTC_NT_TILE(4, 1)
+    PTC_NT_TILE(3, 2)
+    PTC_NT_TILE(3, 1)
+    PTC_NT_TILE(2, 2)
+    PTC_NT_TILE(2, 1)
+    PTC_NT_TILE(1, 2)
+    PTC_NT_TILE(1, 1)
+    #define PTC_NT_ROWS(R, i)                                                           \
+        for (j = 0; j + 2 <= N; j += 2)                                                 \
+            ptc_nt_tile##R##2(K, A + (i) * lda, lda, B + j * ldb, ldb, C + (i) * ldc + j, ldc, acc); \
+        if (j < N)                                                                      \
+            ptc_nt_tile##R##1(K, A + (i) * lda, lda, B + j * ldb, ldb, C + (i) * ldc + j, ldc, acc);
+    __attribute__((target("avx2,fma"))) static void ptc_sgemm_small_nt(
+        ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, const float* A, ptrdiff_t lda,
+        const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) {
+        ptrdiff_t i, j;
+        for (i = 0; i + 4 <= M; i += 4) { PTC_NT_ROWS(4, i) }
+        switch (M - i) {
+        case 3: { PTC_NT_ROWS(3, i) } break;
+        case 2: { PTC_NT_ROWS(2, i) } break;
+        case 1: { PTC_NT_ROWS(1, i) } break;
+        default: break; }
+    }
+    static int ptc_sgemm_small_ok(void) {
+        static int ok = -1;
+        if (ok < 0) { __builtin_cpu_init();
+                      ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+        return ok;
+    }
+    #else
+    static void ptc_sgemm_small(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, const float* A,
+        ptrdiff_t lda, ptrdiff_t sak, const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc,
+        int acc) { (void)M; (void)N; (void)K; (void)A; (void)lda; (void)sak; (void)B; (void)ldb;
+                   (void)C; (void)ldc; (void)acc; }
+    static void ptc_sgemm_small_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, const float* A,
+        ptrdiff_t lda, const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) {
+        (void)M; (void)N; (void)K; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc;
+        (void)acc; }
+    static int ptc_sgemm_small_ok(void) { return 0; }
+    #endif
+    """
+    void ptc_sgemm_small(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                         Py_ssize_t sak, const float* B, Py_ssize_t ldb, float* C, Py_ssize_t ldc,
+                         int acc) nogil
+    void ptc_sgemm_small_nt(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, const float* A,
+                            Py_ssize_t lda, const float* B, Py_ssize_t ldb, float* C,
+                            Py_ssize_t ldc, int acc) nogil
+    int ptc_sgemm_small_ok() nogil
+
+cdef bint _small_enabled = True
+
+
+def _set_small_gemm(bint on):
+    """Tuning knob: use the small-GEMM kernel where it applies (float32, AVX2
+    CPUs).  Returns the previous value."""
+    global _small_enabled
+    old = _small_enabled
+    _small_enabled = on
+    return old
+
+
+cdef inline bint _use_small(Py_ssize_t M, Py_ssize_t K) noexcept nogil:
+    """Forward C (M x L) = W (M x K) cols: few output channels (where BLAS is
+    slow; measured: no gain at M = 48..64, a loss for K < 16) and W small
+    enough to stay in L1/L2 while every 16-column panel re-reads it."""
+    return _small_enabled and M <= 32 and K >= 16 and M * K <= 16384 and ptc_sgemm_small_ok()
+
+
+cdef inline bint _use_small_nt(Py_ssize_t M, Py_ssize_t N) noexcept nogil:
+    """Weight gradient gW (M x N) += gy (M x L) cols^T: a small gW (both
+    operands' row blocks stay in L2 while the tiles sweep them)."""
+    return _small_enabled and M * N <= 16384 and ptc_sgemm_small_ok()
+
 cdef enum:
     CH_N = 78       # 'N'
     CH_T = 84       # 'T'
@@ -377,6 +526,11 @@ cdef void _rows_one(int mode, const flt* x, const flt* w, const flt* bias, flt* 
                 out = y + n * g.OC * L + gi * OCg * L + r0 * g.OW
                 if bias != NULL:
                     _fill_bias_rows(out, bias + gi * OCg, OCg, Lc, L)
+                if flt is float:
+                    if _use_small(OCg, CgKK):
+                        ptc_sgemm_small(OCg, Lc, CgKK, w + gi * OCg * CgKK, CgKK, 1,
+                                        col + gi * CgKK * Lc, Lc, out, L, bias != NULL)
+                        continue
                 _gemm(CH_N, CH_N, <blas_int>Lc, <blas_int>OCg, <blas_int>CgKK, <flt>1,
                       col + gi * CgKK * Lc, <blas_int>Lc, <flt*>w + gi * OCg * CgKK,
                       <blas_int>CgKK, beta, out, <blas_int>L)
@@ -387,6 +541,11 @@ cdef void _rows_one(int mode, const flt* x, const flt* w, const flt* bias, flt* 
                       col + gi * CgKK * Lc, <blas_int>Lc)
             else:
                 gys = w + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                if flt is float:
+                    if _use_small_nt(OCg, CgKK):
+                        ptc_sgemm_small_nt(OCg, CgKK, Lc, gys, L, col + gi * CgKK * Lc, Lc,
+                                           acc + gi * OCg * CgKK, CgKK, 1)
+                        continue
                 _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>Lc, <flt>1,
                       col + gi * CgKK * Lc, <blas_int>Lc, <flt*>gys, <blas_int>L, <flt>1,
                       acc + gi * OCg * CgKK, <blas_int>CgKK)
@@ -676,6 +835,11 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
             if CgKK == 0:
                 memset(out + gi * OCg * LD, 0, OCg * LD * sizeof(flt))
                 continue
+            if flt is float:
+                if _use_small(OCg, CgKK):
+                    ptc_sgemm_small(OCg, LD, CgKK, b + gi * OCg * CgKK, CgKK, 1,
+                                    cp + gi * CgKK * LD, LD, out + gi * OCg * LD, LD, 0)
+                    continue
             _gemm_one(CH_N, CH_N, <blas_int>LD, <blas_int>OCg, <blas_int>CgKK, <flt>1,
                       <flt*>cp + gi * CgKK * LD, <blas_int>LD, <flt*>b + gi * OCg * CgKK,
                       <blas_int>CgKK, <flt>0, out + gi * OCg * LD, <blas_int>LD)
@@ -714,6 +878,11 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
             _gather(tmp, b + n0 * g.OC * L, m, g.OC, L)
             gp = tmp
         for gi in range(g.G):
+            if flt is float:
+                if _use_small_nt(OCg, CgKK):
+                    ptc_sgemm_small_nt(OCg, CgKK, LD, gp + gi * OCg * LD, LD,
+                                       cp + gi * CgKK * LD, LD, acc + gi * OCg * CgKK, CgKK, 1)
+                    continue
             _gemm_one(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>LD, <flt>1,
                       <flt*>cp + gi * CgKK * LD, <blas_int>LD,
                       <flt*>gp + gi * OCg * LD, <blas_int>LD, <flt>1,
