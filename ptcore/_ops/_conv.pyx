@@ -26,6 +26,15 @@ Structure
   ``_col2im`` accumulates the column matrix back into an input sample.
   Column rows of one input channel go to distinct output-channel planes, so
   im2col/col2im split the channels over OpenMP threads.
+* Threads: a batch of more than one GEMM unit (``nb`` samples, or one
+  sample in L2-sized row chunks) runs ``_batched``: the units are shared by
+  the threads, each with its own buffers and single-threaded GEMMs; the
+  weight gradient sums runs of units into ``BWD_W_PARTS`` partials added in
+  a fixed order, so every result is bit-identical at any thread count.
+* A kernel covering the whole unpadded input (one output position) is one
+  GEMM over the batch (``_whole``); float32 convolutions with few output
+  channels, and small weight gradients, use register-tiled AVX2/FMA kernels
+  (``ptc_sgemm_small``/``_nt``) where OpenBLAS is slow on such shapes.
 * Pooling kernels take, for every spatial dim, the window ``start``/``end``
   (already clipped to the input) of each output position and a step
   (dilation); the Python layer computes them for max/avg/adaptive pooling.
@@ -890,7 +899,8 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
 
 
 cdef enum:
-    BWD_W_PARTS = 4     # weight-gradient partial sums (fixed: the summation order)
+    BWD_W_PARTS = 4             # weight-gradient partial sums (fixed: the summation order)
+    BATCHED_MIN_WORK = 1048576  # multiply-adds below which _batched stays on one thread
 
 
 cdef int _batched(int mode, const flt* a, const flt* b, const flt* bias, flt* y, Py_ssize_t N,
@@ -923,6 +933,8 @@ cdef int _batched(int mode, const flt* a, const flt* b, const flt* bias, flt* y,
     if mode == MODE_BWD_W and NG > BWD_W_PARTS:
         NG = BWD_W_PARTS
     nthr = nth if nth < NG else <int>NG
+    if N * g.OC * L * CgKK < BATCHED_MIN_WORK:
+        nthr = 1        # a few microseconds: not worth waking threads
     if nthr < 1:
         nthr = 1
     buf = <flt*>malloc(nthr * per * sizeof(flt))
