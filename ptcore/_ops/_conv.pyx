@@ -26,6 +26,15 @@ Structure
   ``_col2im`` accumulates the column matrix back into an input sample.
   Column rows of one input channel go to distinct output-channel planes, so
   im2col/col2im split the channels over OpenMP threads.
+* Threads: a batch of more than one GEMM unit (``nb`` samples, or one
+  sample in L2-sized row chunks) runs ``_batched``: the units are shared by
+  the threads, each with its own buffers and single-threaded GEMMs; the
+  weight gradient sums runs of units into ``BWD_W_PARTS`` partials added in
+  a fixed order, so every result is bit-identical at any thread count.
+* A kernel covering the whole unpadded input (one output position) is one
+  GEMM over the batch (``_whole``); float32 convolutions with few output
+  channels, and small weight gradients, use register-tiled AVX2/FMA kernels
+  (``ptc_sgemm_small``/``_nt``) where OpenBLAS is slow on such shapes.
 * Pooling kernels take, for every spatial dim, the window ``start``/``end``
   (already clipped to the input) of each output position and a step
   (dilation); the Python layer computes them for max/avg/adaptive pooling.
@@ -39,7 +48,7 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport isnan, INFINITY
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
@@ -48,6 +57,44 @@ from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 
 ctypedef int blas_int
+
+# Small float32 GEMMs (LeNet's and DCGAN's few-channel layers): OpenBLAS runs
+# C(OC x L) = W(OC x C*K) cols(C*K x L) with OC = 6..64 at 10-18 GFLOP/s on an
+# AVX2 machine, this register-tiled kernel (4 rows x 16 columns, k streamed,
+# one FMA chain per element: the same bits at any thread count) at ~28.  Only
+# its AVX2+FMA build is used (chosen at run time); other CPUs keep BLAS.
+cdef extern from "ptc_sgemm_small.h":
+    void ptc_sgemm_small(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                         Py_ssize_t sak, const float* B, Py_ssize_t ldb, float* C, Py_ssize_t ldc,
+                         int acc) nogil
+    void ptc_sgemm_small_nt(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, const float* A,
+                            Py_ssize_t lda, const float* B, Py_ssize_t ldb, float* C,
+                            Py_ssize_t ldc, int acc) nogil
+    int ptc_sgemm_small_ok() nogil
+
+cdef bint _small_enabled = True
+
+
+def _set_small_gemm(bint on):
+    """Tuning knob: use the small-GEMM kernel where it applies (float32, AVX2
+    CPUs).  Returns the previous value."""
+    global _small_enabled
+    old = _small_enabled
+    _small_enabled = on
+    return old
+
+
+cdef inline bint _use_small(Py_ssize_t M, Py_ssize_t K) noexcept nogil:
+    """Forward C (M x L) = W (M x K) cols: few output channels (where BLAS is
+    slow; measured: no gain at M = 48..64, a loss for K < 16) and W small
+    enough to stay in L1/L2 while every 16-column panel re-reads it."""
+    return _small_enabled and M <= 32 and K >= 16 and M * K <= 16384 and ptc_sgemm_small_ok()
+
+
+cdef inline bint _use_small_nt(Py_ssize_t M, Py_ssize_t N) noexcept nogil:
+    """Weight gradient gW (M x N) += gy (M x L) cols^T: a small gW (both
+    operands' row blocks stay in L2 while the tiles sweep them)."""
+    return _small_enabled and M * N <= 16384 and ptc_sgemm_small_ok()
 
 cdef enum:
     CH_N = 78       # 'N'
@@ -100,77 +147,101 @@ cdef void _im2col_channel(const flt* xc, flt* col, Py_ssize_t ld, const Geo* g,
                           Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """Rows of input channel ``c`` (already offset into ``xc``) of the column
     matrix, for the output rows ``r0 <= od*OH + oh < r1`` only (column 0 is
-    output row ``r0``); column-matrix rows are ``ld`` elements apart."""
-    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi
+    output row ``r0``); column-matrix rows are ``ld`` elements apart.  The
+    geometry is read into locals once (the stores below may not alias it for
+    the compiler, and the loops are short: 8 output columns in DCGAN)."""
+    cdef Py_ssize_t OH = g.OH, OW = g.OW, D = g.D, H = g.H, W = g.W
+    cdef Py_ssize_t kd = g.kd, kh = g.kh, kw = g.kw, sd = g.sd, sh = g.sh, sw = g.sw
+    cdef Py_ssize_t pd = g.pd, ph = g.ph, pw = g.pw, dd = g.dd, dh = g.dh, dw = g.dw
+    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi, od0, oh0
     cdef flt* row
     cdef flt* dst
     cdef const flt* src
-    for a in range(g.kd):
-        for b in range(g.kh):
-            for e in range(g.kw):
-                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
-                off = e * g.dw - g.pw
-                _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
-                od = r0 // g.OH
-                oh = r0 - od * g.OH
+    od0 = r0 // OH
+    oh0 = r0 - od0 * OH
+    for a in range(kd):
+        for b in range(kh):
+            for e in range(kw):
+                row = col + (((c * kd + a) * kh + b) * kw + e) * ld
+                off = e * dw - pw
+                _ow_range(off, sw, W, OW, &lo, &hi)
+                od = od0
+                oh = oh0
+                dst = row
                 for r in range(r0, r1):
-                    idd = od * g.sd - g.pd + a * g.dd
-                    ih = oh * g.sh - g.ph + b * g.dh
-                    dst = row + (r - r0) * g.OW
+                    idd = od * sd - pd + a * dd
+                    ih = oh * sh - ph + b * dh
                     oh += 1
-                    if oh == g.OH:
+                    if oh == OH:
                         oh = 0
                         od += 1
-                    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
-                        memset(dst, 0, g.OW * sizeof(flt))
+                    if idd < 0 or idd >= D or ih < 0 or ih >= H:
+                        for ow in range(OW):
+                            dst[ow] = 0
+                        dst += OW
                         continue
-                    src = xc + (idd * g.H + ih) * g.W + off
-                    if lo > 0:
-                        memset(dst, 0, lo * sizeof(flt))
-                    if g.sw == 1:
-                        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(flt))
+                    src = xc + (idd * H + ih) * W + off
+                    for ow in range(lo):
+                        dst[ow] = 0
+                    if sw == 1:
+                        for ow in range(lo, hi):
+                            dst[ow] = src[ow]
+                    elif sw == 2:
+                        for ow in range(lo, hi):
+                            dst[ow] = src[2 * ow]
                     else:
                         for ow in range(lo, hi):
-                            dst[ow] = src[ow * g.sw]
-                    if hi < g.OW:
-                        memset(dst + hi, 0, (g.OW - hi) * sizeof(flt))
+                            dst[ow] = src[ow * sw]
+                    for ow in range(hi, OW):
+                        dst[ow] = 0
+                    dst += OW
 
 
 cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
                           Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """Accumulate the rows (``ld`` apart) of input channel ``c`` for output
-    rows ``[r0, r1)`` into its plane ``xc``."""
-    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi
+    rows ``[r0, r1)`` into its plane ``xc`` (geometry in locals, as above)."""
+    cdef Py_ssize_t OH = g.OH, OW = g.OW, D = g.D, H = g.H, W = g.W
+    cdef Py_ssize_t kd = g.kd, kh = g.kh, kw = g.kw, sd = g.sd, sh = g.sh, sw = g.sw
+    cdef Py_ssize_t pd = g.pd, ph = g.ph, pw = g.pw, dd = g.dd, dh = g.dh, dw = g.dw
+    cdef Py_ssize_t a, b, e, r, od, oh, ow, idd, ih, off, lo, hi, od0, oh0
     cdef const flt* row
     cdef const flt* s
     cdef flt* dst
-    for a in range(g.kd):
-        for b in range(g.kh):
-            for e in range(g.kw):
-                row = col + (((c * g.kd + a) * g.kh + b) * g.kw + e) * ld
-                off = e * g.dw - g.pw
-                _ow_range(off, g.sw, g.W, g.OW, &lo, &hi)
+    od0 = r0 // OH
+    oh0 = r0 - od0 * OH
+    for a in range(kd):
+        for b in range(kh):
+            for e in range(kw):
+                row = col + (((c * kd + a) * kh + b) * kw + e) * ld
+                off = e * dw - pw
+                _ow_range(off, sw, W, OW, &lo, &hi)
                 if hi <= lo:
                     continue
-                od = r0 // g.OH
-                oh = r0 - od * g.OH
+                od = od0
+                oh = oh0
+                s = row
                 for r in range(r0, r1):
-                    idd = od * g.sd - g.pd + a * g.dd
-                    ih = oh * g.sh - g.ph + b * g.dh
+                    idd = od * sd - pd + a * dd
+                    ih = oh * sh - ph + b * dh
                     oh += 1
-                    if oh == g.OH:
+                    if oh == OH:
                         oh = 0
                         od += 1
-                    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
+                    if idd < 0 or idd >= D or ih < 0 or ih >= H:
+                        s += OW
                         continue
-                    s = row + (r - r0) * g.OW
-                    dst = xc + (idd * g.H + ih) * g.W + off
-                    if g.sw == 1:
+                    dst = xc + (idd * H + ih) * W + off
+                    if sw == 1:
                         for ow in range(lo, hi):
                             dst[ow] += s[ow]
+                    elif sw == 2:
+                        for ow in range(lo, hi):
+                            dst[2 * ow] += s[ow]
                     else:
                         for ow in range(lo, hi):
-                            dst[ow * g.sw] += s[ow]
+                            dst[ow * sw] += s[ow]
+                    s += OW
 
 
 cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth,
@@ -221,23 +292,36 @@ cdef void _add_bias(flt* y, const flt* bias, Py_ssize_t C, Py_ssize_t L) noexcep
             y[c * L + i] += v
 
 
-cdef Py_ssize_t _gemm_cols = 256      # target GEMM width: samples per GEMM = this / L
+# Target GEMM width (columns = output positions of the samples batched into
+# one GEMM) per primitive: samples per GEMM = width / L.  Measured on an AMD
+# EPYC (AVX2) with SciPy's OpenBLAS 0.3.30: sgemm at m=256..320, n=128,
+# k=1024 (DCGAN's 64->128 forward at 4 samples) runs at 40 % of the rate of
+# the neighbouring sizes, so the forward batches 512 columns; the backward
+# passes measured best at 256 (1024 pushes the column block out of L2).
+cdef Py_ssize_t[3] _gemm_cols = [512, 256, 256]
 
 
-def _set_gemm_cols(Py_ssize_t n):
+def _set_gemm_cols(Py_ssize_t n, int mode=-1):
     """Tuning knob: samples are batched into one GEMM until it has ``n``
-    columns (measured: 256 beats 1024 for LeNet's 8x8 outputs, whose batched
-    column block no longer fits in L2).  Returns the previous value."""
-    global _gemm_cols
+    columns, for one primitive (``mode`` 0 forward, 1 input gradient, 2 weight
+    gradient) or all three (``mode=-1``).  Returns the previous value (of the
+    forward for ``mode=-1``)."""
     if n < 1 or n > 1 << 30:
         raise ValueError("gemm columns must be in [1, 2**30]")
-    old = _gemm_cols
-    _gemm_cols = n
+    if mode < -1 or mode > 2:
+        raise ValueError("mode must be -1, 0, 1 or 2")
+    old = _gemm_cols[0 if mode < 0 else mode]
+    if mode < 0:
+        _gemm_cols[0] = n
+        _gemm_cols[1] = n
+        _gemm_cols[2] = n
+    else:
+        _gemm_cols[mode] = n
     return old
 
 
-cdef inline Py_ssize_t _chunk(Py_ssize_t N, Py_ssize_t L) noexcept nogil:
-    cdef Py_ssize_t nb = _gemm_cols // L
+cdef inline Py_ssize_t _chunk(int mode, Py_ssize_t N, Py_ssize_t L) noexcept nogil:
+    cdef Py_ssize_t nb = _gemm_cols[mode] // L
     if nb < 1:
         nb = 1
     if nb > N:
@@ -296,58 +380,76 @@ cdef enum:
     MODE_BWD_W = 2  # gw = sum gy cols(x)^T
 
 
-cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
-               const Geo* g, int nth) noexcept nogil:
-    """The three primitives one sample at a time, in chunks of output rows
-    whose column block fits in L2 (``_col_budget``).  Operands by mode:
-    FWD (x, w, bias) -> y; BWD_X (gy=x, w, bias) -> gx=y;
-    BWD_W (x, gy=w) -> gw=y (zeroed by the caller).  The forward pre-fills
-    the bias so the GEMM accumulates onto it."""
+cdef void _rows_one(int mode, const flt* x, const flt* w, const flt* bias, flt* y,
+                    Py_ssize_t n, const Geo* g, int nth, flt* col, Py_ssize_t rc,
+                    flt* acc) noexcept nogil:
+    """The three primitives for sample ``n``, in chunks of ``rc`` output rows
+    whose column block fits in L2 (``_col_budget``; ``col`` holds one chunk).
+    Operands by mode: FWD (x, w, bias) -> y; BWD_X (gy=x, w, bias) -> gx=y;
+    BWD_W (x, gy=w) -> accumulated into ``acc`` (beta = 1).  The forward
+    pre-fills the bias so the GEMM accumulates onto it."""
     cdef Py_ssize_t L = g.OD * g.OH * g.OW
     cdef Py_ssize_t P = g.D * g.H * g.W
     cdef Py_ssize_t R = g.OD * g.OH
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t CgKK = Cg * g.kd * g.kh * g.kw
-    cdef Py_ssize_t rc = _rows_chunk(g)
-    cdef Py_ssize_t n, r0, r1, Lc, gi
+    cdef Py_ssize_t r0, r1, Lc, gi
     cdef flt* out
     cdef const flt* gys
     cdef flt beta = 1 if bias != NULL else 0
+    if mode == MODE_BWD_X:
+        memset(y + n * g.C * P, 0, g.C * P * sizeof(flt))
+    r0 = 0
+    while r0 < R:
+        r1 = r0 + rc if R - r0 > rc else R
+        Lc = (r1 - r0) * g.OW
+        if mode != MODE_BWD_X:
+            _im2col(x + n * g.C * P, col, Lc, g, nth, r0, r1)
+        for gi in range(g.G):
+            if mode == MODE_FWD:
+                out = y + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                if bias != NULL:
+                    _fill_bias_rows(out, bias + gi * OCg, OCg, Lc, L)
+                if flt is float:
+                    if _use_small(OCg, CgKK):
+                        ptc_sgemm_small(OCg, Lc, CgKK, w + gi * OCg * CgKK, CgKK, 1,
+                                        col + gi * CgKK * Lc, Lc, out, L, bias != NULL)
+                        continue
+                _gemm(CH_N, CH_N, <blas_int>Lc, <blas_int>OCg, <blas_int>CgKK, <flt>1,
+                      col + gi * CgKK * Lc, <blas_int>Lc, <flt*>w + gi * OCg * CgKK,
+                      <blas_int>CgKK, beta, out, <blas_int>L)
+            elif mode == MODE_BWD_X:
+                _gemm(CH_N, CH_T, <blas_int>Lc, <blas_int>CgKK, <blas_int>OCg, <flt>1,
+                      <flt*>x + n * g.OC * L + gi * OCg * L + r0 * g.OW, <blas_int>L,
+                      <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
+                      col + gi * CgKK * Lc, <blas_int>Lc)
+            else:
+                gys = w + n * g.OC * L + gi * OCg * L + r0 * g.OW
+                if flt is float:
+                    if _use_small_nt(OCg, CgKK):
+                        ptc_sgemm_small_nt(OCg, CgKK, Lc, gys, L, col + gi * CgKK * Lc, Lc,
+                                           acc + gi * OCg * CgKK, CgKK, 1)
+                        continue
+                _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>Lc, <flt>1,
+                      col + gi * CgKK * Lc, <blas_int>Lc, <flt*>gys, <blas_int>L, <flt>1,
+                      acc + gi * OCg * CgKK, <blas_int>CgKK)
+        if mode == MODE_BWD_X:
+            _col2im(y + n * g.C * P, col, Lc, g, nth, r0, r1, False)
+        r0 = r1
+    if mode == MODE_BWD_X and bias != NULL:
+        _add_bias(y + n * g.C * P, bias, g.C, P)
+
+
+cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
+               const Geo* g, int nth) noexcept nogil:
+    """``_rows_one`` for every sample in turn (BWD_W: y zeroed by the caller)."""
+    cdef Py_ssize_t rc = _rows_chunk(g)
+    cdef Py_ssize_t n
     cdef flt* col = <flt*>malloc((g.C * g.kd * g.kh * g.kw * rc * g.OW + 1) * sizeof(flt))
     if col == NULL:
         return -1
     for n in range(N):
-        if mode == MODE_BWD_X:
-            memset(y + n * g.C * P, 0, g.C * P * sizeof(flt))
-        r0 = 0
-        while r0 < R:
-            r1 = r0 + rc if R - r0 > rc else R
-            Lc = (r1 - r0) * g.OW
-            if mode != MODE_BWD_X:
-                _im2col(x + n * g.C * P, col, Lc, g, nth, r0, r1)
-            for gi in range(g.G):
-                if mode == MODE_FWD:
-                    out = y + n * g.OC * L + gi * OCg * L + r0 * g.OW
-                    if bias != NULL:
-                        _fill_bias_rows(out, bias + gi * OCg, OCg, Lc, L)
-                    _gemm(CH_N, CH_N, <blas_int>Lc, <blas_int>OCg, <blas_int>CgKK, <flt>1,
-                          col + gi * CgKK * Lc, <blas_int>Lc, <flt*>w + gi * OCg * CgKK,
-                          <blas_int>CgKK, beta, out, <blas_int>L)
-                elif mode == MODE_BWD_X:
-                    _gemm(CH_N, CH_T, <blas_int>Lc, <blas_int>CgKK, <blas_int>OCg, <flt>1,
-                          <flt*>x + n * g.OC * L + gi * OCg * L + r0 * g.OW, <blas_int>L,
-                          <flt*>w + gi * OCg * CgKK, <blas_int>CgKK, <flt>0,
-                          col + gi * CgKK * Lc, <blas_int>Lc)
-                else:
-                    gys = w + n * g.OC * L + gi * OCg * L + r0 * g.OW
-                    _gemm(CH_T, CH_N, <blas_int>CgKK, <blas_int>OCg, <blas_int>Lc, <flt>1,
-                          col + gi * CgKK * Lc, <blas_int>Lc, <flt*>gys, <blas_int>L, <flt>1,
-                          y + gi * OCg * CgKK, <blas_int>CgKK)
-            if mode == MODE_BWD_X:
-                _col2im(y + n * g.C * P, col, Lc, g, nth, r0, r1, False)
-            r0 = r1
-        if mode == MODE_BWD_X and bias != NULL:
-            _add_bias(y + n * g.C * P, bias, g.C, P)
+        _rows_one(mode, x, w, bias, y, n, g, nth, col, rc, y)
     free(col)
     return 0
 
@@ -530,6 +632,9 @@ cdef void _scatter(flt* dst, const flt* src, Py_ssize_t m, Py_ssize_t R, Py_ssiz
             memcpy(dst + (j * R + r) * L, src + r * m * L + j * L, L * sizeof(flt))
 
 
+include "_conv_batched.pxi"
+
+
 cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_t N,
                   const Geo* g, int nth) noexcept nogil:
     """y (N, OC, L) = W cols(x) (+ bias); ``nb`` samples share one GEMM of
@@ -539,15 +644,19 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
-    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t nb = _chunk(MODE_FWD, N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
     cdef flt* col
     cdef flt* tmp
     cdef const flt* cp
     cdef flt* out
+    if _is_whole(g):
+        return _whole(MODE_FWD, x, w, bias, y, N, g)
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_FWD, x, w, bias, y, N, g, nth)
+    if nb < N:
+        return _batched(MODE_FWD, x, w, bias, y, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_FWD, x, w, bias, y, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
@@ -593,15 +702,19 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
     cdef Py_ssize_t plane = g.D * g.H * g.W
-    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t nb = _chunk(MODE_BWD_X, N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
     cdef flt* col
     cdef flt* gbuf
     cdef flt* cp
     cdef const flt* gp
+    if _is_whole(g):
+        return _whole(MODE_BWD_X, gy, w, bias, gx, N, g)
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
+    if nb < N:
+        return _batched(MODE_BWD_X, gy, w, bias, gx, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
@@ -647,7 +760,7 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
     cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
     cdef Py_ssize_t KK = g.kd * g.kh * g.kw
     cdef Py_ssize_t CgKK = Cg * KK
-    cdef Py_ssize_t nb = _chunk(N, L)
+    cdef Py_ssize_t nb = _chunk(MODE_BWD_W, N, L)
     cdef Py_ssize_t n0, m, j, gi, LD
     cdef bint pw = _is_pointwise(g)
     cdef flt* col
@@ -657,8 +770,12 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
     memset(gw, 0, g.OC * CgKK * sizeof(flt))
     if L == 0 or CgKK == 0 or OCg == 0:
         return 0
+    if _is_whole(g):
+        return _whole(MODE_BWD_W, x, gy, NULL, gw, N, g)
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
+    if nb < N:
+        return _batched(MODE_BWD_W, x, gy, NULL, gw, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
     col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)

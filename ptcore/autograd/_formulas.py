@@ -2255,6 +2255,9 @@ def _leaky_relu_grad(g, x, y, slope):
 
 
 activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)
+# in place (slope >= 0): as PyTorch, the node saves the result, whose sign is the input's
+activation("leaky_relu_", "LeakyReluBackward1",
+           lambda g, x, y, slope: _leaky_relu_grad(g, y, None, slope), ("y",))
 activation("rrelu_eval", "RreluWithNoiseBackward0",
            lambda g, x, y, slope: P.where(x > 0, g, g * slope))
 activation("hardsigmoid", "HardsigmoidBackward0",

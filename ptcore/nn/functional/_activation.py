@@ -10,6 +10,9 @@ from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
+from ptcore.autograd._record import check_inplace as _check_inplace
+from ptcore.autograd._record import _check_inference_write
+from ptcore._dispatch.dispatcher import on as _dispatch_on
 
 __all__ = [
     "threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "elu", "elu_",
@@ -90,6 +93,24 @@ def _inplace(input, compute, negative_slope_of=None):
     return input
 
 
+def _inplace_direct(input):
+    """Whether an in-place activation may write ``input`` directly and attach
+    its node saving the result (PyTorch's ReluBackward0 / LeakyReluBackward1)
+    instead of computing from a clone: a contiguous CPU float32/float64
+    tensor that owns its storage (not a view), with no dispatch layer (vmap,
+    forward AD, __torch_function__ ...) active."""
+    return (input.dtype in _LEAKY_DTYPES and input.device.type == "cpu" and input._base is None
+            and not _dispatch_on[0] and input.is_contiguous())
+
+
+def _inplace_node(input, name, *params):
+    """After ``input`` was overwritten in place: give it the node of formula
+    ``name`` (edges to its previous history, the result saved)."""
+    if _needs_grad(input):
+        _FORMULAS[name](input, input, *params)
+    return input
+
+
 # -- ReLU family ---------------------------------------------------------------------
 
 
@@ -111,12 +132,17 @@ def relu(input, inplace=False):
     """``max(x, 0)`` elementwise."""
     _check(input, "relu")
     if inplace:
-        return input.relu_()
+        return relu_(input)
     return ptcore.relu(input)
 
 
 def relu_(input):
     """In-place :func:`relu`."""
+    if _needs_grad(input) and _inplace_direct(input):
+        _check_inplace(input)
+        with ptcore.no_grad():
+            input.relu_()
+        return _inplace_node(input, "relu")
     return input.relu_()
 
 
@@ -195,6 +221,15 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     _check(input, "leaky_relu")
     _float_only(input, "leaky_relu")
     slope = float(negative_slope)
+    if inplace and slope >= 0 and _formula == "leaky_relu" and _inplace_direct(input):
+        # written in place by the kernel (no clone, no copy back)
+        _check_inference_write(input)
+        if _needs_grad(input):
+            _check_inplace(input)
+        from ptcore._ops import _activation as K
+        K.leaky_relu_forward(input, input, slope)
+        input._bump_version()
+        return _inplace_node(input, "leaky_relu_", slope)
     if inplace:
         return _inplace(input, lambda x: leaky_relu(x, slope, False, _formula),
                         "leaky_relu" if slope < 0 else None)
