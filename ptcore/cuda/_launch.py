@@ -598,4 +598,6 @@ def register():
     register_kernel("addmm", "cuda", _addmm)
     register_kernel("bmm", "cuda", _bmm)
     register_kernel("matmul", "cuda", _matmul)
+    from ptcore.cuda import _launch_nn      # the nn ops (softmax, losses, conv, pooling, norms ...)
+    _launch_nn.register()
     _registered[0] = True
