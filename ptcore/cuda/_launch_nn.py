@@ -392,9 +392,11 @@ def _clamp_dtype(x, lo, hi):
     P = _pt()
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    args = [x] + [v for v in (lo, hi) if v is not None]
-    dt = P.result_type(*args) if len(args) > 1 else x.dtype
-    if len(args) == 3:
+    if lo is None:
+        dt = P.result_type(x, hi)
+    elif hi is None:
+        dt = P.result_type(x, lo)
+    else:
         dt = P.promote_types(P.result_type(x, lo), P.result_type(x, hi))
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
@@ -533,6 +535,19 @@ def _logical_not(input, *, out=None):
     L._elementwise("unary", ("logical_not", (L._tag(input.dtype, "logical_not"),)), res, [input],
                    L._params())
     return L._finish(res, out, "logical_not")
+
+
+def _bitwise_operator(op):
+    def kernel(self, other):
+        return getattr(_pt(), op)(self, other)
+    kernel.__name__ = op
+    return kernel
+
+
+def _sign(input, *, out=None):
+    if input.dtype.is_complex:
+        raise NotImplementedError("sgn: complex tensors have no CUDA kernel yet")
+    return L._finish(L.unary("sign", input), out, "sign")
 
 
 _NORM_KERNELS = {2.0: "norm2", 1.0: "norm1", 0.0: "norm0", math.inf: "norminf",
@@ -823,9 +838,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 # ---------------------------------------------------------------------------
 # activations: forward kernel + one fused backward kernel
 
-def _act_params(name, params):
+def _act_params(name, params, forward=False):
     if name == "elu":
-        return L._params(d0=params[0], d1=params[1], d2=params[2])
+        # the forward kernel scales its negative branch by d2 as well
+        d0 = params[0] / params[2] if forward else params[0]
+        return L._params(d0=d0, d1=params[1], d2=params[2])
     if name in ("softplus", "hardtanh"):
         return L._params(d0=params[0], d1=params[1])
     if name == "leaky_relu":
@@ -854,7 +871,7 @@ def _activation(formula, node, kop, input, params, bparams=None):
     P = _pt()
     from ptcore.autograd import _record as R
     from ptcore.autograd._formulas import _recorded
-    fp = _act_params(kop, params)
+    fp = _act_params(kop, params, forward=True)
     with P.no_grad():
         out = _act_forward(kop, input, fp)
     if not (input.requires_grad and P.is_grad_enabled()):
@@ -1089,6 +1106,17 @@ _NN_OWN = {
 _registered = [False]
 
 
+def _fill_gap(name, fn, namespaces=("ptcore", "Tensor")):
+    """Register ``fn`` as op ``name``'s CUDA kernel in each namespace where
+    the op is declared and has none yet."""
+    from ptcore._dispatch.device import register_kernel
+    from ptcore._dispatch.table import lookup
+    for ns in namespaces:
+        d = lookup(name, ns)
+        if d is not None and "cuda" not in d.kernels:
+            register_kernel(name, "cuda", fn, namespaces=(ns,))
+
+
 def register():
     """Put this module's CUDA kernels into the operator table and the nn
     code's per-device kernel sets (once)."""
@@ -1099,28 +1127,36 @@ def register():
     from ptcore._dispatch.table import lookup
     for op in ("softmax", "log_softmax"):
         register_kernel(op, "cuda", _softmax_kernel(op))
-    register_kernel("clamp", "cuda", clamp)
-    register_kernel("clip", "cuda", clamp, optional=True)
-    register_kernel("clamp_min", "cuda", lambda input, min: clamp(input, min=min))
-    register_kernel("clamp_max", "cuda", lambda input, max: clamp(input, max=max))
-    register_kernel("clamp_", "cuda", clamp_, namespaces=("Tensor", "ptcore"), optional=True)
-    register_kernel("clamp_min_", "cuda", lambda self, min: clamp_(self, min=min),
-                    namespaces=("Tensor", "ptcore"), optional=True)
-    register_kernel("clamp_max_", "cuda", lambda self, max: clamp_(self, max=max),
-                    namespaces=("Tensor", "ptcore"), optional=True)
-    register_kernel("lerp", "cuda", lerp)
-    register_kernel("lerp_", "cuda", lerp_, namespaces=("Tensor",))
+    # generic ops the nn code needs, registered only where no other CUDA
+    # front-end has been (ptcore.cuda's indexing/reduction module covers
+    # several of them: its kernels then stay)
+    t = ("Tensor",)
+    gap = _fill_gap
+    gap("clamp", clamp)
+    gap("clip", clamp)
+    gap("clamp_min", lambda input, min: clamp(input, min=min))
+    gap("clamp_max", lambda input, max: clamp(input, max=max))
+    gap("clamp_", clamp_, t)
+    gap("clamp_min_", lambda self, min: clamp_(self, min=min), t)
+    gap("clamp_max_", lambda self, max: clamp_(self, max=max), t)
+    gap("lerp", lerp)
+    gap("lerp_", lerp_, t)
     for op in ("addcmul", "addcdiv"):
-        register_kernel(op, "cuda", _addc_kernel(op, False))
-        register_kernel(op + "_", "cuda", _addc_kernel(op, True), namespaces=("Tensor",))
+        gap(op, _addc_kernel(op, False))
+        gap(op + "_", _addc_kernel(op, True), t)
     for op in _MORE_UNARY:
-        register_kernel(op, "cuda", L._unary_kernel(op), optional=True)
+        gap(op, L._unary_kernel(op))
     for op in ("all", "any"):
-        register_kernel(op, "cuda", _bool_reduce(op))
+        gap(op, _bool_reduce(op))
     for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-        register_kernel(op, "cuda", _bitwise(op))
-    register_kernel("logical_not", "cuda", _logical_not)
-    register_kernel("vector_norm", "cuda", vector_norm, namespaces=("linalg",))
+        gap(op, _bitwise(op))
+    gap("logical_not", _logical_not)
+    for op in ("sign", "sgn"):
+        gap(op, _sign)
+    for dunder, op in (("__and__", "bitwise_and"), ("__or__", "bitwise_or"),
+                       ("__xor__", "bitwise_xor")):
+        gap(dunder, _bitwise_operator(op), t)
+    gap("vector_norm", vector_norm, ("linalg",))
     import ptcore.nn.functional  # noqa: F401  (declares the nn.functional ops)
     for name in _NN_COMPOSITES:
         d = lookup(name, "nn.functional")
