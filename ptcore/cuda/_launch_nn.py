@@ -388,16 +388,17 @@ def _ternary(op, a, b, c, dt, params, fname=None):
     return res
 
 
+def _result_type3(*args):
+    """Type promotion over several operands (tensors and numbers)."""
+    from ptcore._ops.pointwise import _result_type
+    return _result_type(*args)
+
+
 def _clamp_dtype(x, lo, hi):
     P = _pt()
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if lo is None:
-        dt = P.result_type(x, hi)
-    elif hi is None:
-        dt = P.result_type(x, lo)
-    else:
-        dt = P.promote_types(P.result_type(x, lo), P.result_type(x, hi))
+    dt = _result_type3(*(v for v in (x, lo, hi) if v is not None))
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     if dt is _C.bool_:
@@ -471,7 +472,7 @@ def _addc(op, input, t1, t2, value, inplace):
     for name, v in (("input", input), ("tensor1", t1), ("tensor2", t2)):
         if not isinstance(v, _C._TensorBase):
             raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(v).__name__}")
-    dt = P.result_type(P.result_type(input, t1), t2)
+    dt = _result_type3(input, t1, t2)
     if dt is _C.bool_:
         raise NotImplementedError(f"\"{op}_cuda\" not implemented for 'Bool'")
     if op == "addcdiv" and not dt.is_floating_point:
