@@ -44,9 +44,61 @@ def _pt():
     return ptcore
 
 
+# Kernels are compiled in groups (one program per group, on first use of
+# any member): every nn kernel of one dtype, every activation kernel
+# (forward and backward, both variants) of one dtype, the layer norm kernels
+# of one dtype.  One compiler run instead of dozens.
+_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh")
+_groups = {}
+_group_lock = L.threading.Lock()
+
+
+def _build_groups():
+    by = {}
+    for n, (fam, _) in L.K.all_kernels().items():
+        if not fam.startswith("nn"):
+            continue
+        if fam == "nnact":                  # ptc_nnact_<op>_<tag>_<c|s>
+            key = ("act", n.split("_")[-2])
+        else:                               # ptc_<fam>_<op>_<tag>
+            key = ("norm" if fam == "nnnorm" else "nn", n.split("_")[-1])
+        by.setdefault(key, []).append(n)
+    for (kind, tag), names in by.items():
+        if kind == "act":
+            names += [L.K.kernel_name("unary", op, tag, v) for op in _ACT_FORWARD for v in "cs"]
+    groups = {}
+    for names in by.values():
+        t = tuple(names)
+        for n in t:
+            groups[n] = t
+    return groups
+
+
+def _group_of(name):
+    if not _groups:
+        with _group_lock:
+            if not _groups:
+                _groups.update(_build_groups())
+    return _groups.get(name, (name,))
+
+
+def _prefetch(dev, name):
+    """Load ``name``'s group of kernels on ``dev`` (compiled as one program)."""
+    drv = _runtime.lazy_init(name)
+    idx = dev.index
+    if (drv, idx, name) in L._functions:
+        return
+    group = _group_of(name)
+    fs = drv.module_load(idx, L.K.program_source(list(group)), list(group))
+    with L._lock:
+        for n in group:
+            L._functions.setdefault((drv, idx, n), fs[n])
+
+
 def _go(dev, name, n, args, rows=False):
     """Launch kernel ``name`` over ``n`` items (nothing for ``n == 0``)."""
     if n > 0:
+        _prefetch(dev, name)
         L._launch(dev.index, name, n, [L._ll(n)] + args, rows=rows)
 
 
@@ -853,6 +905,8 @@ def _act_params(name, params, forward=False):
 
 def _act_forward(kop, x, params):
     res = L._empty(tuple(x.shape), x.dtype, x.device)
+    if res.numel():
+        _prefetch(x.device, L.K.kernel_name("nnact", kop, L._tag(x.dtype, kop), "c"))
     L._elementwise("unary", (kop, (L._tag(x.dtype, kop),)), res, [x], params)
     return res
 
@@ -861,6 +915,8 @@ def _act_backward(kop, g, x, params):
     dt = x.dtype
     g = L._as_operand(g, dt, x.device)
     res = L._empty(tuple(x.shape), dt, x.device)
+    if res.numel():
+        _prefetch(x.device, L.K.kernel_name("nnact", kop, L._tag(dt, kop), "c"))
     L._elementwise("nnact", (kop, (L._tag(dt, kop),)), res, [g, x], params)
     return res
 
@@ -1022,7 +1078,9 @@ class _LayerNormKernels:
         y = L._empty(tuple(x.shape), x.dtype, x.device)
         mean = L._empty((M,), x.dtype, x.device)
         rstd = L._empty((M,), x.dtype, x.device)
-        L._launch(x.device.index, f"ptc_nnnorm_lnfwd_{L._tag(x.dtype, 'layer_norm')}", M,
+        name = f"ptc_nnnorm_lnfwd_{L._tag(x.dtype, 'layer_norm')}"
+        _prefetch(x.device, name)
+        L._launch(x.device.index, name, M,
                   [L._ll(M), L._ll(n), L._ptr(y), L._ptr(mean), L._ptr(rstd), L._ptr(x),
                    L._ptr(weight) if weight is not None else _null(),
                    L._ptr(bias) if bias is not None else _null(), L.ctypes.c_double(float(eps))],
@@ -1038,6 +1096,7 @@ class _LayerNormKernels:
         n = x.numel() // M
         tag = L._tag(x.dtype, "layer_norm_backward")
         gx = L._empty(tuple(x.shape), x.dtype, x.device)
+        _prefetch(x.device, f"ptc_nnnorm_lnbwd_{tag}")
         L._launch(x.device.index, f"ptc_nnnorm_lnbwd_{tag}", M,
                   [L._ll(M), L._ll(n), L._ptr(gx), L._ptr(g), L._ptr(x), L._ptr(mean),
                    L._ptr(rstd), L._ptr(weight) if weight is not None else _null()], rows=True)
