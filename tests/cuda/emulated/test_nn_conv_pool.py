@@ -94,3 +94,10 @@ def test_pool_low_precision_runs_in_float32():
     x = rand((1, 2, 6, 6), ptcore.float16)
     check(F.max_pool2d, x, 2, grad=())
     check(F.avg_pool2d, x, 2, grad=())
+
+
+def test_float16_convolution_runs_in_float32():
+    x, w, b = rand((2, 3, 5, 5), ptcore.float16), rand((4, 3, 3, 3), ptcore.float16, 1), \
+        rand((4,), ptcore.float16, 2)
+    out, _ = check(F.conv2d, x, w, b, grad=(0, 1, 2), padding=1)
+    assert out[0].dtype == ptcore.float16

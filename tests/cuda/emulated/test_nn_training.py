@@ -126,6 +126,16 @@ def test_lenet_training_matches_cpu():
     _same_run(_lenet, lambda p: ptcore.optim.Adam(p, lr=0.01), *_data(image=True))
 
 
+def test_lenet_on_the_second_device():
+    if ptcore.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices")
+    cl, cs = _train("cpu", _lenet, lambda p: ptcore.optim.Adam(p, lr=0.01), *_data(image=True))
+    dl, ds = _train("cuda:1", _lenet, lambda p: ptcore.optim.Adam(p, lr=0.01), *_data(image=True))
+    assert np.allclose(cl, dl, rtol=1e-5)
+    for k in cs:
+        assert ptcore.allclose(cs[k], ds[k], rtol=1e-5, atol=1e-6), k
+
+
 def test_convnet_with_batch_norm_matches_cpu():
     _same_run(_convnet_bn, lambda p: ptcore.optim.SGD(p, lr=0.1, momentum=0.9),
               *_data(image=True))
