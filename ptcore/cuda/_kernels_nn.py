@@ -321,6 +321,9 @@ ACT_BACKWARD = {
     "leaky_relu": "(x > (T)0 ? g : g * (T)p.d0)",
     # p.d0 min, p.d1 max
     "hardtanh": "((x <= (T)p.d0 || x >= (T)p.d1) ? g * (T)0 : g)",
+    "hardsigmoid": "((x > (T)-3 && x < (T)3) ? g / (T)6 : g * (T)0)",
+    "hardswish": "(x <= (T)-3 ? g * (T)0 : (x < (T)3 ? g * (x / (T)3 + (T)0.5) : g))",
+    "mish": "ptc_mish_bwd<T>(g, x)",
 }
 ACT_HELPERS = r"""
 template <class T> __device__ __forceinline__ T ptc_gelu_tanh_bwd(T g, T x) {
@@ -336,6 +339,12 @@ template <class T> __device__ __forceinline__ T ptc_gelu_tanh_bwd(T g, T x) {
 template <class T> __device__ __forceinline__ T ptc_silu_bwd(T g, T x) {
     const T s = (T)1 / ((T)1 + exp(-x));
     return g * s * ((T)1 + x * ((T)1 - s));
+}
+template <class T> __device__ __forceinline__ T ptc_mish_bwd(T g, T x) {
+    const T sp = x > (T)20 ? x : log1p(exp(x));
+    const T t = tanh(sp);
+    const T s = (T)1 / ((T)1 + exp(-x));
+    return g * (t + x * s * ((T)1 - t * t));
 }
 template <class T> __device__ __forceinline__ T ptc_softplus_bwd(T g, T x, T beta, T threshold) {
     const T z = exp(x * beta);

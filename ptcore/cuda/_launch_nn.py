@@ -48,7 +48,8 @@ def _pt():
 # any member): every nn kernel of one dtype, every activation kernel
 # (forward and backward, both variants) of one dtype, the layer norm kernels
 # of one dtype.  One compiler run instead of dozens.
-_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh")
+_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh",
+                "hardsigmoid", "hardswish", "mish")
 _groups = {}
 _group_lock = L.threading.Lock()
 
@@ -949,11 +950,14 @@ def _activation(formula, node, kop, input, params, bparams=None):
 def _formula_grad(name, g, x, params):
     from ptcore.autograd import _formulas as F
     fn = {"gelu": F._gelu_grad, "silu": F._silu_grad, "softplus": F._softplus_grad,
-          "elu": F._elu_grad}.get(name)
+          "elu": F._elu_grad, "mish": F._mish_grad, "hardswish": F._hardswish_grad}.get(name)
     if fn is not None:
         return fn(g, x, None, *params)
     if name == "leaky_relu":
         return F._leaky_relu_grad(g, x, None, *params)
+    if name == "hardsigmoid":
+        P = _pt()
+        return P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0)
     lo, hi = params
     P = _pt()
     return P.where((x <= lo) | (x >= hi), g * 0.0, g)
@@ -1059,6 +1063,29 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _simple_activation(name, kname, node):
+    def fn(input, inplace=False):
+        A = _act_mod()
+        A._check(input, name)
+        _float_only(input, kname)
+        if inplace:
+            return A._inplace(input, lambda x: fn(x))
+        return _activation(name, node, name, input, ())
+    fn.__name__ = name
+    return fn
+
+
+hardsigmoid = _simple_activation("hardsigmoid", "hardsigmoid", "HardsigmoidBackward0")
+hardswish = _simple_activation("hardswish", "hardswish", "HardswishBackward0")
+mish = _simple_activation("mish", "mish", "MishBackward0")
+
+
+def relu_(self):
+    res = L.unary("relu", self)
+    self.copy_(res)
+    return self
+
+
 # ---------------------------------------------------------------------------
 # layer norm (one pass per row) and the fused Adam step
 
@@ -1152,15 +1179,27 @@ _NN_COMPOSITES = (
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices", "batch_norm", "layer_norm", "group_norm",
-    "instance_norm", "rms_norm", "softmax", "log_softmax", "softmin", "mse_loss", "l1_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu", "relu_", "sigmoid",
-    "tanh", "linear", "logsigmoid",
+    "instance_norm", "rms_norm", "local_response_norm", "normalize", "softmax", "log_softmax",
+    "softmin", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "poisson_nll_loss",
+    "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "cosine_similarity", "pairwise_distance", "relu", "relu_", "sigmoid", "tanh", "linear",
+    "logsigmoid", "glu", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold",
+    "threshold_", "prelu", "hardtanh_", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "scaled_dot_product_attention", "multi_head_attention_forward",
 )
 
 _NN_OWN = {
     "nll_loss": nll_loss, "cross_entropy": cross_entropy, "embedding": embedding, "gelu": gelu,
     "silu": silu, "elu": elu, "selu": selu, "celu": celu, "softplus": softplus,
-    "leaky_relu": leaky_relu, "hardtanh": hardtanh, "relu6": relu6,
+    "leaky_relu": leaky_relu, "hardtanh": hardtanh, "relu6": relu6, "hardsigmoid": hardsigmoid,
+    "hardswish": hardswish, "mish": mish,
+    "elu_": lambda input, alpha=1.0: elu(input, alpha, True),
+    "celu_": lambda input, alpha=1.0: celu(input, alpha, True),
+    "selu_": lambda input: selu(input, True),
+    "leaky_relu_": lambda input, negative_slope=0.01: leaky_relu(input, negative_slope, True),
 }
 
 _registered = [False]
@@ -1217,6 +1256,12 @@ def register():
                        ("__xor__", "bitwise_xor")):
         gap(dunder, _bitwise_operator(op), t)
     gap("vector_norm", vector_norm, ("linalg",))
+    gap("xlogy", L._binary_kernel("xlogy"))
+    gap("__eq__", lambda self, other: _pt().eq(self, other), t)
+    gap("relu_", relu_, t)
+    d = lookup("relu_", "ptcore")
+    if d is not None:
+        gap("relu_", d.raw, ("ptcore",))          # input.relu_(), the Tensor method above
     import ptcore.nn.functional  # noqa: F401  (declares the nn.functional ops)
     for name in _NN_COMPOSITES:
         d = lookup(name, "nn.functional")

@@ -95,6 +95,11 @@ ACTS = [
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.2)),
     ("hardtanh", lambda x: F.hardtanh(x, -1.5, 0.5)),
     ("relu6", lambda x: F.relu6(x * 3)),
+    ("hardsigmoid", lambda x: F.hardsigmoid(x)),
+    ("hardswish", lambda x: F.hardswish(x)),
+    ("mish", lambda x: F.mish(x)),
+    ("logsigmoid", lambda x: F.logsigmoid(x)),
+    ("glu", lambda x: F.glu(x.reshape(-1), 0)),
 ]
 
 
@@ -141,3 +146,45 @@ def test_hardtanh_integer_inputs():
         F.hardtanh(xu.cuda())
     with pytest.raises(NotImplementedError, match="Long"):
         F.gelu(ptcore.ones(2, dtype=ptcore.int64, device="cuda"))
+
+
+INPLACE = [
+    ("relu_", lambda x: x.relu_()),
+    ("ptcore.relu_", lambda x: ptcore.relu_(x)),
+    ("F.relu", lambda x: F.relu(x, inplace=True)),
+    ("elu_", lambda x: F.elu_(x, 0.5)),
+    ("selu_", lambda x: F.selu_(x)),
+    ("leaky_relu_", lambda x: F.leaky_relu_(x, 0.3)),
+    ("hardtanh_", lambda x: F.hardtanh_(x, -0.5, 0.5)),
+    ("silu", lambda x: F.silu(x, inplace=True)),
+    ("hardswish", lambda x: F.hardswish(x, inplace=True)),
+]
+
+
+@pytest.mark.parametrize("name,fn", INPLACE, ids=[a[0] for a in INPLACE])
+def test_inplace_activations(name, fn):
+    def f(x):
+        y = x * 1
+        r = fn(y)
+        assert r is y
+        return r
+    check(f, rand((3, 4), scale=2.0))
+
+
+def test_attention_and_transformer_layer():
+    ptcore.manual_seed(0)
+    layer = ptcore.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    x = rand((3, 2, 8))
+    ref = layer(x)
+    ref.sum().backward()
+    gref = layer.self_attn.in_proj_weight.grad.clone()
+    layer.zero_grad()
+    layer.to("cuda")
+    out = layer(x.cuda())
+    out.sum().backward()
+    close(out.detach().cpu(), ref.detach())
+    close(layer.self_attn.in_proj_weight.grad.cpu(), gref)
+    q = rand((2, 3, 4, 8))
+    check(F.scaled_dot_product_attention, q, q * 0.5, rand((2, 3, 4, 8), seed=1), grad=(0, 1, 2))
+    check(lambda a: F.kl_div(F.log_softmax(a, 1), F.softmax(a.detach() * 2, 1),
+                             reduction="batchmean"), rand((4, 5)))
