@@ -135,7 +135,7 @@ def _float_tag(dt, fname, allowed=("float32", "float64")):
 # GEMM on row-major operands (pointer offsets and batch strides in elements)
 
 def _gemm_rm(dev, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb=0, sc=0,
-             fname="conv"):
+             fname="conv", beta=0.0):
     """``C[m, n] = op(A) @ op(B)`` per batch for row-major matrices at device
     addresses ``a``, ``b``, ``c`` (``op(A)`` is ``A^T`` when ``ta``)."""
     if m == 0 or n == 0:
@@ -146,7 +146,7 @@ def _gemm_rm(dev, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb
     drv.set_current(idx)
     # row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
     drv.gemm(idx, _runtime.current_stream_handle(idx), int(tb), int(ta), n, m, k, 1.0,
-             b, typ, ldb, a, typ, lda, 0.0, c, typ, ldc, comp,
+             b, typ, ldb, a, typ, lda, float(beta), c, typ, ldc, comp,
              batch=batch, stride_a=sb, stride_b=sa, stride_c=sc)
 
 
@@ -196,25 +196,47 @@ def _check_conv_operands(*ts):
             raise RuntimeError(f"conv kernel: tensors on {ts[0].device} and {t.device}")
 
 
-def conv_forward(x, w, bias, y, kernel, stride, padding, dilation, groups):
-    """y (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w) + bias: im2col, then
-    one strided-batched GEMM per group."""
-    _check_conv_operands(x, w, bias, y)
+# the column buffer of one convolution call holds at most this many bytes
+# (samples are processed in chunks of the batch)
+COL_BUDGET = 1 << 28
+
+
+def _chunks(N, per_sample_bytes):
+    step = max(1, min(N, COL_BUDGET // max(per_sample_bytes, 1)))
+    for n0 in range(0, N, step):
+        yield n0, min(step, N - n0)
+
+
+def _conv_dims(x, y, kernel, groups):
     N, C = int(x.shape[0]), int(x.shape[1])
     OC = int(y.shape[1])
     osz = tuple(y.shape[2:])
-    KK, Lo = _prod(kernel), _prod(osz)
     G = int(groups)
-    Cg, OCg = C // G, OC // G
-    col = _im2col(x, L._empty((N, C * KK, Lo), x.dtype, x.device), osz, kernel, stride, padding,
-                  dilation)
+    return N, C, OC, osz, _prod(kernel), _prod(osz), G, C // G, OC // G
+
+
+def _sample(t, n0):
+    """``t[n0:]`` as a contiguous 5-D (or 3-D) view starting at sample ``n0``."""
+    return t.narrow(0, n0, t.shape[0] - n0)
+
+
+def conv_forward(x, w, bias, y, kernel, stride, padding, dilation, groups):
+    """y (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w) + bias: im2col of a
+    chunk of samples, then one strided-batched GEMM per group."""
+    _check_conv_operands(x, w, bias, y)
+    N, C, OC, osz, KK, Lo, G, Cg, OCg = _conv_dims(x, y, kernel, groups)
     isz = x.dtype.itemsize
-    for g in range(G):
-        _gemm_rm(x.device, x.dtype, 0, 0, OCg, Lo, Cg * KK,
-                 w.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK,
-                 col.data_ptr() + g * Cg * KK * Lo * isz, Lo,
-                 y.data_ptr() + g * OCg * Lo * isz, Lo,
-                 batch=N, sa=0, sb=C * KK * Lo, sc=OC * Lo, fname="conv")
+    for n0, nb in _chunks(N, C * KK * Lo * isz):
+        xs = _sample(x, n0).narrow(0, 0, nb)
+        ys = _sample(y, n0).narrow(0, 0, nb)
+        col = _im2col(xs, L._empty((nb, C * KK, Lo), x.dtype, x.device), osz, kernel, stride,
+                      padding, dilation)
+        for g in range(G):
+            _gemm_rm(x.device, x.dtype, 0, 0, OCg, Lo, Cg * KK,
+                     w.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK,
+                     col.data_ptr() + g * Cg * KK * Lo * isz, Lo,
+                     ys.data_ptr() + g * OCg * Lo * isz, Lo,
+                     batch=nb, sa=0, sb=C * KK * Lo, sc=OC * Lo, fname="conv")
     if bias is not None:
         y.add_(bias.reshape((1, OC, 1, 1, 1)))
     return y
@@ -222,50 +244,49 @@ def conv_forward(x, w, bias, y, kernel, stride, padding, dilation, groups):
 
 def conv_backward_input(gy, w, bias, gx, kernel, stride, padding, dilation, groups):
     """gx (N, C, D, H, W) = input gradient of the conv for gy (+ bias (C,)):
-    one GEMM per group into columns, then col2im."""
+    one GEMM per group into columns, then col2im, a chunk of samples at a time."""
     _check_conv_operands(gy, w, bias, gx)
-    N, C = int(gx.shape[0]), int(gx.shape[1])
-    OC = int(gy.shape[1])
-    osz = tuple(gy.shape[2:])
-    KK, Lo = _prod(kernel), _prod(osz)
-    G = int(groups)
-    Cg, OCg = C // G, OC // G
-    col = L._empty((N, C * KK, Lo), gx.dtype, gx.device)
+    N, C, OC, osz, KK, Lo, G, Cg, OCg = _conv_dims(gx, gy, kernel, groups)
     isz = gx.dtype.itemsize
-    for g in range(G):
-        _gemm_rm(gx.device, gx.dtype, 1, 0, Cg * KK, Lo, OCg,
-                 w.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK,
-                 gy.data_ptr() + g * OCg * Lo * isz, Lo,
-                 col.data_ptr() + g * Cg * KK * Lo * isz, Lo,
-                 batch=N, sa=0, sb=OC * Lo, sc=C * KK * Lo, fname="conv")
-    _col2im(col, gx, osz, kernel, stride, padding, dilation)
+    for n0, nb in _chunks(N, C * KK * Lo * isz):
+        gys = _sample(gy, n0).narrow(0, 0, nb)
+        gxs = _sample(gx, n0).narrow(0, 0, nb)
+        col = L._empty((nb, C * KK, Lo), gx.dtype, gx.device)
+        for g in range(G):
+            _gemm_rm(gx.device, gx.dtype, 1, 0, Cg * KK, Lo, OCg,
+                     w.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK,
+                     gys.data_ptr() + g * OCg * Lo * isz, Lo,
+                     col.data_ptr() + g * Cg * KK * Lo * isz, Lo,
+                     batch=nb, sa=0, sb=OC * Lo, sc=C * KK * Lo, fname="conv")
+        _col2im(col, gxs, osz, kernel, stride, padding, dilation)
     if bias is not None:
         gx.add_(bias.reshape((1, C, 1, 1, 1)))
     return gx
 
 
 def conv_backward_weight(x, gy, gw, kernel, stride, padding, dilation, groups):
-    """gw (OC, C/G, kd, kh, kw) = weight gradient of the conv x -> gy: the
-    columns and gy with the batch moved next to the positions, then one GEMM
-    per group over all samples."""
+    """gw (OC, C/G, kd, kh, kw) = weight gradient of the conv x -> gy: per
+    chunk of samples, the columns and gy with the batch moved next to the
+    positions, then one GEMM per group accumulating into gw."""
     _check_conv_operands(x, gy, gw)
-    N, C = int(x.shape[0]), int(x.shape[1])
-    OC = int(gy.shape[1])
-    osz = tuple(gy.shape[2:])
-    KK, Lo = _prod(kernel), _prod(osz)
-    G = int(groups)
-    Cg, OCg = C // G, OC // G
-    col = _im2col(x, L._empty((N, C * KK, Lo), x.dtype, x.device), osz, kernel, stride, padding,
-                  dilation)
-    colp = L._contig(col.permute(1, 0, 2))                    # (C*KK, N*L)
-    gyp = L._contig(gy.reshape((N, OC, Lo)).permute(1, 0, 2))  # (OC, N*L)
-    NL = N * Lo
+    N, C, OC, osz, KK, Lo, G, Cg, OCg = _conv_dims(x, gy, kernel, groups)
     isz = x.dtype.itemsize
-    for g in range(G):
-        _gemm_rm(x.device, x.dtype, 0, 1, OCg, Cg * KK, NL,
-                 gyp.data_ptr() + g * OCg * NL * isz, NL,
-                 colp.data_ptr() + g * Cg * KK * NL * isz, NL,
-                 gw.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK, fname="conv")
+    first = True
+    for n0, nb in _chunks(N, 2 * C * KK * Lo * isz):
+        xs = _sample(x, n0).narrow(0, 0, nb)
+        gys = _sample(gy, n0).narrow(0, 0, nb)
+        col = _im2col(xs, L._empty((nb, C * KK, Lo), x.dtype, x.device), osz, kernel, stride,
+                      padding, dilation)
+        colp = L._contig(col.permute(1, 0, 2))                      # (C*KK, nb*L)
+        gyp = L._contig(gys.reshape((nb, OC, Lo)).permute(1, 0, 2))  # (OC, nb*L)
+        NL = nb * Lo
+        for g in range(G):
+            _gemm_rm(x.device, x.dtype, 0, 1, OCg, Cg * KK, NL,
+                     gyp.data_ptr() + g * OCg * NL * isz, NL,
+                     colp.data_ptr() + g * Cg * KK * NL * isz, NL,
+                     gw.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK, fname="conv",
+                     beta=0.0 if first else 1.0)
+        first = False
     return gw
 
 

@@ -101,3 +101,11 @@ def test_float16_convolution_runs_in_float32():
         rand((4,), ptcore.float16, 2)
     out, _ = check(F.conv2d, x, w, b, grad=(0, 1, 2), padding=1)
     assert out[0].dtype == ptcore.float16
+
+
+def test_convolution_in_batch_chunks(monkeypatch):
+    from ptcore.cuda import _launch_nn
+    monkeypatch.setattr(_launch_nn, "COL_BUDGET", 700)     # two samples' columns at a time
+    check(F.conv2d, rand((5, 4, 5, 5)), rand((4, 2, 3, 3), seed=1), rand((4,), seed=2),
+          grad=(0, 1, 2), padding=1, groups=2)
+    check(F.conv_transpose2d, rand((5, 4, 3, 3)), rand((4, 2, 3, 3), seed=1), grad=(0, 1), stride=2)
