@@ -42,7 +42,9 @@ Families
   const T* g, const T* x, const T* mean, const T* rstd, const T* w)``: one block
   per row (blockDim a multiple of 32); statistics in the accumulation type.
   ``ptc_nnnorm_lnwb_<tag>(L, M, T* gw, T* gb, const T* g, const T* x, const T* mean,
-  const T* rstd)``: weight/bias gradients, one thread per column.
+  const T* rstd)``: weight/bias gradients, one thread per column;
+  ``ptc_nnnorm_smbwd_<tag>(M, L, T* gx, const T* g, const T* y, long long log)``: the
+  softmax (``y`` its output) or log_softmax gradient of rows of ``L``.
 * **nnoptim** ``ptc_nnoptim_adam_<tag>(n, T* p, const T* g, T* m, T* v, T* vmax,
   ptc_adamargs a)``: one Adam/AdamW step in place (the CPU kernel's formula).
 """
@@ -418,6 +420,26 @@ def _layer_norm(dt):
         f"            if (w) dy = dy * (A){_ld(dt, 'w[j]')};\n"
         f"            const A xh = ({x} - mu) * rs;\n"
         f"            gx[r * L + j] = {_st(dt, 'rs * (dy - m1 - xh * m2)')};\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+    sm = f"ptc_nnnorm_smbwd_{tag}"
+    yield sm, (
+        f'extern "C" __global__ void {sm}(long long M, long long L, {S}* gx, const {S}* g, '
+        f"const {S}* y, long long logsm) {{\n"
+        f"    typedef {A} A;\n"
+        f"    __shared__ A sm[32];\n"
+        f"    for (long long r = blockIdx.x; r < M; r += gridDim.x) {{\n"
+        f"        const {S}* gr = g + r * L;\n"
+        f"        const {S}* yr = y + r * L;\n"
+        f"        A s = (A)0;\n"
+        f"        for (long long j = threadIdx.x; j < L; j += blockDim.x) {{\n"
+        f"            const A gv = (A){_ld(dt, 'gr[j]')};\n"
+        f"            s += logsm ? gv : gv * (A){_ld(dt, 'yr[j]')};\n"
+        f"        }}\n"
+        f"        s = ptc_block_allreduce<ptc_r_sum<A> >(s, sm);\n"
+        f"        for (long long j = threadIdx.x; j < L; j += blockDim.x) {{\n"
+        f"            const A gv = (A){_ld(dt, 'gr[j]')}, yv = (A){_ld(dt, 'yr[j]')};\n"
+        f"            gx[r * L + j] = {_st(dt, 'logsm ? gv - exp(yv) * s : yv * (gv - s)')};\n"
         f"        }}\n"
         f"    }}\n}}\n")
     yield wb, (

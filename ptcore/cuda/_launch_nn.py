@@ -1158,6 +1158,24 @@ class _LayerNormKernels:
         return gx, gw, gb
 
 
+def softmax_backward(g, y, dim, log):
+    """One-pass softmax/log_softmax gradient over the last dim of contiguous
+    ``g``/``y`` (``_ops._nn_kernels.softmax_backward``'s contract: None when
+    it does not apply)."""
+    if tuple(g.shape) != tuple(y.shape) or g.dtype is not y.dtype or y.dim() == 0 \
+            or dim not in (-1, y.dim() - 1) or not g.is_contiguous() or not y.is_contiguous() \
+            or not y.dtype.is_floating_point or y.numel() == 0 or g.device != y.device:
+        return None
+    Ln = int(y.shape[-1])
+    M = y.numel() // Ln
+    name = f"ptc_nnnorm_smbwd_{L._tag(y.dtype, 'softmax_backward')}"
+    gx = L._empty(tuple(y.shape), y.dtype, y.device)
+    _prefetch(y.device, name)
+    L._launch(y.device.index, name, M, [L._ll(M), L._ll(Ln), L._ptr(gx), L._ptr(g), L._ptr(y),
+                                        L._ll(int(bool(log)))], rows=True)
+    return gx
+
+
 def layer_norm_kernels():
     return _LayerNormKernels
 
@@ -1299,4 +1317,5 @@ def register():
     _registry.register("conv_kernels", "cuda")(conv_kernels)
     _registry.register("layer_norm_kernels", "cuda")(layer_norm_kernels)
     _registry.register("adam_step", "cuda")(adam_step)
+    _registry.register("softmax_backward", "cuda")(softmax_backward)
     _registered[0] = True

@@ -118,3 +118,14 @@ def test_bce_with_logits_pos_weight_and_range_error():
     with pytest.raises(RuntimeError, match="between 0 and 1"):
         F.binary_cross_entropy(a.cuda(), q.cuda())
     close(F.mse_loss(a.cuda(), q.cuda()).cpu(), F.mse_loss(a, q))
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_one_pass_softmax_backward_kernel(log):
+    from ptcore.cuda import _launch_nn
+    y = (F.log_softmax if log else F.softmax)(rand((5, 7)), -1)
+    g = rand((5, 7), seed=3)
+    want = g - y.exp() * g.sum(-1, keepdim=True) if log else y * (g - (g * y).sum(-1, keepdim=True))
+    got = _launch_nn.softmax_backward(g.cuda(), y.cuda(), -1, log)
+    close(got.cpu(), want)
+    assert _launch_nn.softmax_backward(g.cuda().t(), y.cuda().t(), -1, log) is None
