@@ -5,28 +5,28 @@ pointwise ops the optimizers update with.
 The kernels are :mod:`ptcore.cuda._kernels_nn`'s (plus the row softmax and
 the elementwise families of :mod:`ptcore.cuda._kernels`), launched with
 :mod:`ptcore.cuda._launch`'s helpers on the current stream of the tensors'
-device.  :func:`register` puts them into the operator table
+device; the nn kernels compile in groups (every nn kernel of a dtype in one
+program).  :func:`register` puts them into the operator table
 (``OpDef.kernels['cuda']``) and into the per-device kernel sets the nn code
 already routes through (``_registry``: ``conv_kernels`` for convolution and
-pooling, ``layer_norm_kernels``, ``adam_step``):
+pooling, ``layer_norm_kernels``, ``softmax_backward``, ``adam_step``):
 
-* ops of the table with a CUDA kernel here: ``softmax``/``log_softmax`` (any
-  dim), ``clamp``/``clamp_min``/``clamp_max`` (and ``clamp_``), ``lerp``,
-  ``addcmul``, ``addcdiv`` (and their in-place forms), a few more unary
-  pointwise ops (``rsqrt``, ``log1p``, ``expm1``, ``erf``, ``reciprocal``,
-  ``sin``, ``cos``, ``square``), ``linalg.vector_norm`` without ``dim``
-  lists, and ``all``/``any``, ``bitwise_and``/``or``/``xor`` and ``logical_not``;
+* ops of the table: ``softmax``/``log_softmax`` (any dim); and, only where
+  no other CUDA front-end is registered, the generic ops the nn code needs
+  (``clamp`` family, ``lerp``, ``addcmul``/``addcdiv`` and their in-place
+  forms, ``rsqrt``, ``log1p``, ``erf`` ... ``xlogy``, ``relu_``,
+  ``linalg.vector_norm``, ``all``/``any``, bitwise and comparison operators);
 * nn.functional ops whose Python code is device-agnostic (convolutions,
-  pooling, batch/layer/group norm, ``mse_loss``, ``l1_loss``,
-  ``binary_cross_entropy(_with_logits)``, ``softmax``...): their own function
-  is the CUDA kernel (every op inside has one);
+  pooling, batch/layer/group norm, most losses, attention, distances ...):
+  their own function is the CUDA kernel (the ops inside have CUDA kernels);
 * nn.functional ops with a CUDA implementation of their own here:
   ``nll_loss``/``cross_entropy`` (class indices, ``ignore_index``,
   ``weight``, ``label_smoothing``; class probabilities), ``embedding``
   (``padding_idx``, ``scale_grad_by_freq``) and the activations ``gelu``
   (exact, tanh), ``silu``, ``elu``/``selu``/``celu``, ``softplus``,
-  ``leaky_relu``, ``hardtanh``/``relu6``, whose backward is one fused kernel
-  (the differentiable formula when the backward is itself recorded).
+  ``leaky_relu``, ``hardtanh``/``relu6``, ``hardsigmoid``, ``hardswish``,
+  ``mish`` (and the in-place forms), whose backward is one fused kernel (the
+  differentiable formula when the backward is itself recorded).
 """
 import math
 import struct
@@ -469,7 +469,6 @@ def _result_type3(*args):
 
 
 def _clamp_dtype(x, lo, hi):
-    P = _pt()
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dt = _result_type3(*(v for v in (x, lo, hi) if v is not None))
