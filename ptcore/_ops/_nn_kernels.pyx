@@ -29,6 +29,8 @@ cdef inline bint _same(_TensorBase a, _TensorBase b) noexcept:
     cdef int d
     if a._ndim != b._ndim or a._dtype is not b._dtype:
         return False
+    if a._storage.device._type_code != 0 or b._storage.device._type_code != 0:
+        return False            # host kernels: device tensors take the composite path
     for d in range(a._ndim):
         if a._shape[d] != b._shape[d]:
             return False
@@ -247,7 +249,7 @@ def layer_norm_forward(_TensorBase x, Py_ssize_t n, weight, bias, double eps):
     elements); ``mean``/``rstd`` are 1-D, one per row.  None when it does not apply."""
     cdef int num = x._dtype.num
     if (num != PT_FLOAT32 and num != PT_FLOAT64) or not x._is_contig() or n <= 0 \
-            or x._numel == 0 or x._numel % n != 0:
+            or x._numel == 0 or x._numel % n != 0 or x._storage.device._type_code != 0:
         return None
     if not (_param_ok(weight, x, n) and _param_ok(bias, x, n)):
         return None

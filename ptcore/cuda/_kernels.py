@@ -1140,8 +1140,15 @@ def _gen_index_sort():
     return _kernels_index.generate()
 
 
+def _gen_nn():
+    from ptcore.cuda import _kernels_nn     # the nn families (conv, pooling, losses, norms ...)
+    _FAMILY_PRELUDE.update(_kernels_nn.FAMILY_PRELUDE)
+    for name, fam, src in _kernels_nn.generate():
+        yield name, fam, src
+
+
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random, _gen_index_sort)
+               _gen_random, _gen_index_sort, _gen_nn)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _registry = None
 

@@ -600,4 +600,5 @@ def register():
     register_kernel("matmul", "cuda", _matmul)
     from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
+    from ptcore.cuda import _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
     _registered[0] = True

@@ -99,8 +99,10 @@ def _check_dtype(input, weight, bias, name):
     if input.dtype not in _FLOATS and input.dtype not in _LOW:
         raise NotImplementedError(
             f"\"{name}\" not implemented for '{input.dtype._legacy}'")
-    if input.device.type != "cpu" or weight.device.type != "cpu":
-        raise RuntimeError(f"{name}: only CPU tensors are supported")
+    for t in (weight, bias):
+        if t is not None and t.device != input.device:
+            raise RuntimeError(f"{name}: expected the weight and bias on the input's device "
+                               f"{input.device}, got {t.device}")
 
 
 def _compute_dtype(dt):
@@ -132,7 +134,7 @@ def _prim(kind, a, b, bias, geo, out_shape):
     b5 = _c5(b, tuple(b.shape[:2]) + _to5(b.shape[2:], nd), dt)
     bias5 = None if bias is None else _c5(bias, (bias.shape[0],), dt)
     out5 = tuple(out_shape[:2]) + _to5(out_shape[2:], nd)
-    out = ptcore.empty(out5, dtype=dt)
+    out = ptcore.empty(out5, dtype=dt, device=a.device)
     if out.numel():
         if a5.numel() and b5.numel():
             K = _kernels(a.device)
@@ -555,7 +557,7 @@ class _UnfoldFn(_Function):
         N, C = x.shape[0], x.shape[1]
         x5 = _c5(x, (N, C, 1) + tuple(x.shape[2:]), dt)
         L = osz[0] * osz[1] * osz[2]
-        col = ptcore.empty((N, C * kernel[1] * kernel[2], L), dtype=dt)
+        col = ptcore.empty((N, C * kernel[1] * kernel[2], L), dtype=dt, device=x.device)
         if col.numel():
             K.unfold_into(x5, col, osz, kernel, stride, pad, dil)
         ctx.geo = geo
@@ -572,7 +574,7 @@ def _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt):
     K = _kernels(col.device)
     N, C = xshape[0], xshape[1]
     col = _c5(col, tuple(col.shape), dt)
-    x5 = ptcore.empty((N, C, 1) + tuple(xshape[2:]), dtype=dt)
+    x5 = ptcore.empty((N, C, 1) + tuple(xshape[2:]), dtype=dt, device=col.device)
     if x5.numel():
         if col.numel():
             K.fold_into(col, x5, osz, kernel, stride, pad, dil)

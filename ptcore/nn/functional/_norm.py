@@ -105,6 +105,8 @@ def _load_cpu_kernels():
 
 
 _registry.register("batch_norm_kernels", "cpu")(_load_cpu_kernels)
+# the one-pass layer norm kernels, per device (CUDA registers its own)
+_registry.register("layer_norm_kernels", "cpu")(lambda: _NNK)
 _BN_DTYPES = (_pt.float32, _pt.float64)
 _CPU = _pt.device("cpu")
 
@@ -329,7 +331,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         n *= s
     if input.dtype in (_pt.float32, _pt.float64) and input.is_contiguous() and n > 0 \
             and input.numel() > 0 and all(p is None or (p.dtype is input.dtype and p.is_contiguous())
-                                          for p in (weight, bias)):
+                                          for p in (weight, bias)) \
+            and _registry.has_kernel("layer_norm_kernels", input.device.type):
         return _LayerNorm.apply(input, weight, bias, tuple(ns), builtins.float(eps))
     dims = tuple(range(-len(ns), 0))
     y = _standardize(input, dims, eps)[0]
@@ -351,7 +354,8 @@ class _LayerNorm(Function):
         n = 1
         for s in ns:
             n *= s
-        y, mean, rstd = _NNK.layer_norm_forward(x, n, weight, bias, eps)
+        y, mean, rstd = _registry.kernel("layer_norm_kernels", x.device)().layer_norm_forward(
+            x, n, weight, bias, eps)
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.n = n
         ctx.ns = ns
@@ -365,7 +369,8 @@ class _LayerNorm(Function):
         need_w = w is not None and ctx.needs_input_grad[1]
         need_b = ctx.has_bias and ctx.needs_input_grad[2]
         if not _recorded(gy, x, w):
-            r = _NNK.layer_norm_backward(gy.contiguous(), x, mean, rstd, w, need_w, need_b)
+            r = _registry.kernel("layer_norm_kernels", x.device)().layer_norm_backward(
+                gy.contiguous(), x, mean, rstd, w, need_w, need_b)
             if r is not None:
                 gx, gw, gb = r
                 return (gx, None if gw is None else gw.view(ctx.ns),

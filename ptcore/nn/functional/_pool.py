@@ -123,8 +123,8 @@ class _MaxPoolFn(_Function):
         L = 1
         for s in out_sp:
             L *= s
-        y = ptcore.empty((xp.shape[0], L), dtype=dt)
-        ind = ptcore.empty((xp.shape[0], L), dtype=ptcore.int64)
+        y = ptcore.empty((xp.shape[0], L), dtype=dt, device=x.device)
+        ind = ptcore.empty((xp.shape[0], L), dtype=ptcore.int64, device=x.device)
         if y.numel():
             _kernels(xp.device).max_pool_forward(xp, y, ind, tuple(_pad3(sp, nd, 1)), starts, ends, steps)
         y = y.reshape(lead + tuple(out_sp))
@@ -167,7 +167,7 @@ class _MaxPoolBwd(_Function):
         for s in lead:
             P *= s
         if gg.numel() == 0 or ind.numel() == 0:
-            return ptcore.zeros(yshape, dtype=gg.dtype), None, None, None, None
+            return ptcore.zeros(yshape, dtype=gg.dtype, device=gg.device), None, None, None, None
         ggy = gg.reshape((P, -1)).gather(1, ind.reshape((P, -1)))
         return ggy.reshape(yshape), None, None, None, None
 
@@ -183,7 +183,7 @@ def _max_pool_backward(gy, ind, xshape, odt, nd):
     for s in xshape[len(xshape) - nd:]:
         Lin *= s
     gyp = gy.to(dt).contiguous().reshape((P, -1)) if gy.numel() else None
-    gx = ptcore.empty((P, Lin), dtype=dt)
+    gx = ptcore.empty((P, Lin), dtype=dt, device=gy.device)
     if gx.numel():
         if gyp is None:
             gx.zero_()
@@ -354,7 +354,7 @@ class _AvgPoolFn(_Function):
         L = 1
         for s in out_sp:
             L *= s
-        y = ptcore.empty((xp.shape[0], L), dtype=dt)
+        y = ptcore.empty((xp.shape[0], L), dtype=dt, device=x.device)
         if y.numel():
             _kernels(xp.device).avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors,
                                          1 if is_long else div, False)
@@ -392,7 +392,7 @@ class _AvgPoolBwd(_Function):
         Lin = 1
         for s in sp:
             Lin *= s
-        gx = ptcore.empty((P, Lin), dtype=dt)
+        gx = ptcore.empty((P, Lin), dtype=dt, device=gy.device)
         if gx.numel():
             if gy.numel():
                 gyp = gy.to(dt).contiguous().reshape((P, -1))
