@@ -30,7 +30,7 @@ LAYERS = [
               "ptcore._build_utils",
               "ptcore._cyutility"]),
     ("dispatch", ["ptcore._dispatch"]),
-    ("ops", ["ptcore._registry", "ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
+    ("ops", ["ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
              "ptcore.tensor"]),
     ("autograd", ["ptcore.autograd", "ptcore.func"]),
     ("library", ["ptcore.nn", "ptcore.optim", "ptcore.utils", "ptcore.amp", "ptcore.cpu",
@@ -60,7 +60,6 @@ KNOWN_UPWARD = {
     ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
     ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
-    ("ptcore._registry", "ptcore.cuda"): "device routing loads the CUDA backend on first use",
     ("ptcore._ops.random", "ptcore.cuda"): "manual_seed/seed also seed the CUDA generators",
     ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
         "torch.relu & co. are nn.functional's kernels under top-level names",

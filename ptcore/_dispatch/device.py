@@ -27,7 +27,8 @@ device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 
-__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS"]
+__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS",
+           "check_same_device", "cpu_kernel", "no_kernel_error", "device_str"]
 
 # ops that only describe a new view of the same storage (or call core methods
 # that move data through the device runtime)
@@ -87,9 +88,7 @@ class DeviceLayer(_D.Layer):
         if mixed is not None:
             raise RuntimeError(mixed)
         if k is None:
-            raise NotImplementedError(
-                f"{_public_name(opdef)}: no {dev.type.upper()} kernel yet for this op (an argument is on "
-                f"{dev}); move the tensors to the CPU with .cpu() to run it there")
+            raise no_kernel_error(_public_name(opdef), dev)
         return _device_body(opdef, dev.type, k)(*args, **kwargs)
 
 
@@ -183,3 +182,50 @@ def kernel_for(name, device_type, namespace="ptcore"):
     from ptcore._dispatch.table import lookup
     d = lookup(name, namespace)
     return None if d is None else d.kernels.get(device_type)
+
+
+# ---------------------------------------------------------------------------
+# what the CPU front-ends use: their kernels run on the CPU only (a tensor
+# on another device reaches its kernel through the layer above, from
+# ``OpDef.kernels``), and mixed devices raise torch's error
+# ---------------------------------------------------------------------------
+
+def device_str(d):
+    """``cuda:0`` for a CUDA device (index 0 when unset), ``cpu`` for the CPU."""
+    return f"{d.type}:{d.index if d.index is not None else 0}" if d.type == "cuda" else d.type
+
+
+def no_kernel_error(op, device):
+    """The ``NotImplementedError`` for op ``op`` (its public name) on ``device``."""
+    dtype_ = device if isinstance(device, str) else device.type
+    return NotImplementedError(
+        f"{op}: no {dtype_.upper()} kernel yet for this op (an argument is on {device}); move "
+        f"the tensors to the CPU with .cpu() to run it there")
+
+
+def cpu_kernel(op, device, fn):
+    """``fn``, op ``op``'s CPU kernel, when ``device`` (a ptcore.device, a
+    type string or None) is the CPU; otherwise :func:`no_kernel_error`.  A
+    front-end calls its CPU kernels through this, so that no device memory
+    is ever read on the host even when an op is reached without the layer
+    (an op's device kernels live in ``OpDef.kernels``)."""
+    if device is None or device == "cpu" or getattr(device, "type", None) == "cpu":
+        return fn
+    raise no_kernel_error(op, device)
+
+
+def check_same_device(op, *tensors):
+    """The device of ``tensors`` (None entries skipped); torch's
+    ``RuntimeError`` when they live on two devices."""
+    dev = None
+    for t in tensors:
+        if t is None:
+            continue
+        d = t.device
+        if dev is None:
+            dev = d
+        elif d != dev:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"{device_str(dev)} and {device_str(d)}! (when checking argument for {op})")
+    return dev

@@ -13,7 +13,6 @@ statistics are updated in place without recording gradients.
 import builtins
 
 import ptcore as _pt
-from ptcore import _registry
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
@@ -104,7 +103,6 @@ def _load_cpu_kernels():
     return _norm
 
 
-_registry.register("batch_norm_kernels", "cpu")(_load_cpu_kernels)
 _BN_DTYPES = (_pt.float32, _pt.float64)
 _CPU = _pt.device("cpu")
 
@@ -117,7 +115,7 @@ class _BatchNormTrain(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
-        K = _registry.kernel("batch_norm_kernels", "cpu")()
+        K = _load_cpu_kernels()
         N, C = x.shape[0], x.shape[1]
         L = x.numel() // (N * C)
         xc = x.contiguous()
@@ -150,7 +148,7 @@ class _BatchNormTrain(Function):
             res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
             return tuple(next(res) if (t is not None and t.requires_grad) else None
                          for t in (x, weight, bias)) + (None,)
-        K = _registry.kernel("batch_norm_kernels", "cpu")()
+        K = _load_cpu_kernels()
         gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
         gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
         gb = _pt.empty(C, dtype=x.dtype) if needs[2] else None
