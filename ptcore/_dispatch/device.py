@@ -3,9 +3,11 @@ tensors live on.
 
 The layer is the last before the op's body (order 40).  It is off until a
 device runtime initialises (``ptcore.cuda`` turns it on with the first CUDA
-call), so CPU-only programs never pay for it.  When it is on, a call whose
-tensor arguments (also inside lists/tuples and keyword arguments, ``out=``
-included) are all on the CPU goes on unchanged.  Otherwise:
+call), so CPU-only programs never pay for it; once on, it acts per call
+(``off_cpu_only``): an entry whose tensor arguments (also inside lists/tuples
+and keyword arguments, ``out=`` included) are all on the CPU runs the op's
+body directly, as with no layer on (the core methods stay the Cython ones).
+Otherwise:
 
 * ops that touch no element themselves pass through: the tensor-core
   methods (views, ``to``, ``clone``, ``contiguous``, ``item`` ... whose data
@@ -63,6 +65,9 @@ COMPOSITE_OPS = frozenset({
 class DeviceLayer(_D.Layer):
     order = 40
     name = "device"
+    # an entry comes here only when an argument is off the CPU (or another
+    # layer is on): all-CPU calls never pay for this layer
+    off_cpu_only = True
 
     def __init__(self):
         self._passthrough = {}      # OpDef -> bool

@@ -88,11 +88,14 @@ def _reported(tensor_cls, name, fn, target):
     from ptcore._dispatch import dispatcher as D
     from numbers import Number
     flag = D.on
+    dflag = D.off_cpu_on
+    devs = D.off_cpu
     d = declare(name, fn, "pointwise", "method", namespace="Tensor")
     d.raw = d.body = fn
 
     def op(self, *args):
-        if flag[0] and all(isinstance(a, (tensor_cls, Number)) for a in args):
+        if (flag[0] or dflag[0] and (not self.is_cpu or devs(args))) and \
+                all(isinstance(a, (tensor_cls, Number)) for a in args):
             return getattr(tensor_cls, target)(self, *args)
         return fn(self, *args)
     op.__name__ = name
