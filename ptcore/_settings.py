@@ -267,6 +267,11 @@ def is_warn_always_enabled():
     return _state["warn_always"]
 
 
+# autograd's anomaly-detection flag: set here (and by
+# ptcore.autograd.detect_anomaly), read by the recording code
+_anomaly = [False]
+
+
 def set_anomaly_enabled(enabled, check_nan=True):
     """Turn autograd anomaly detection on or off (see ``ptcore.autograd.detect_anomaly``)."""
     if not _is_bool(enabled):
@@ -275,15 +280,13 @@ def set_anomaly_enabled(enabled, check_nan=True):
     if not _is_bool(check_nan):
         raise TypeError(f"set_anomaly_enabled(): argument 'check_nan' (position 2) must be bool, "
                         f"not {type(check_nan).__name__}")
-    from ptcore.autograd import _record
-    _record._anomaly[0] = enabled
+    _anomaly[0] = enabled
     _state["anomaly_check_nan"] = check_nan
 
 
 def is_anomaly_enabled():
     """True while autograd anomaly detection is on."""
-    from ptcore.autograd import _record
-    return builtins.bool(_record._anomaly[0])
+    return builtins.bool(_anomaly[0])
 
 
 def is_anomaly_check_nan_enabled():

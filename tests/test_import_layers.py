@@ -46,8 +46,6 @@ LAYERS = [
 
 # (importer, imported): why it still points up
 KNOWN_UPWARD = {
-    ("ptcore._settings", "ptcore.autograd._record"):
-        "set_anomaly_enabled and friends store their flags in autograd's state",
     ("ptcore.linalg._extra", "ptcore.autograd.function"):
         "geqrf/orgqr/ormqr carry their own autograd.Function",
     ("ptcore._ops.pointwise_composite", "ptcore.autograd"):
@@ -60,7 +58,6 @@ KNOWN_UPWARD = {
     ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
     ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
-    ("ptcore._ops.random", "ptcore.cuda"): "manual_seed/seed also seed the CUDA generators",
     ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
         "torch.relu & co. are nn.functional's kernels under top-level names",
     ("ptcore._ops.nn_functions", "ptcore.nn.functional._dropout"): "same",

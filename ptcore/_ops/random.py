@@ -92,20 +92,25 @@ default_generator = Generator()
 default_generator._seed = int.from_bytes(os.urandom(8), "little")
 
 
+# functions of a seed that seed a device runtime's generators too: ptcore.cuda
+# appends its ``manual_seed_all`` when it is imported (by ``import ptcore``)
+device_seeders = []
+
+
 def manual_seed(seed):
     """Seed the default generator (and CUDA generators, when present)."""
     seed = int(seed)
     default_generator.manual_seed(seed)
-    import ptcore.cuda
-    ptcore.cuda.manual_seed_all(seed)
+    for f in device_seeders:
+        f(seed)
     return default_generator
 
 
 def seed():
     """Seed the default generator non-deterministically; returns the seed."""
     s = default_generator.seed()
-    import ptcore.cuda
-    ptcore.cuda.manual_seed_all(s)
+    for f in device_seeders:
+        f(s)
     return s
 
 

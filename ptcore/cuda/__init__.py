@@ -23,12 +23,17 @@ from ptcore.cuda._random import (  # noqa: F401
     set_rng_state, set_rng_state_all,
 )
 
+from ptcore._ops import random as _host_random
 from ptcore.cuda import _runtime
 from ptcore.cuda._allocator import (
     get_per_process_memory_fraction as _get_fraction, mem_get_info as _mem_get_info,
     set_per_process_memory_fraction as _set_fraction,
     caching_allocator_alloc as _caching_allocator_alloc,
 )
+
+# ptcore.manual_seed / ptcore.seed seed the CUDA generators too
+if manual_seed_all not in _host_random.device_seeders:
+    _host_random.device_seeders.append(manual_seed_all)
 
 
 def _probe():
