@@ -48,12 +48,6 @@ LAYERS = [
 KNOWN_UPWARD = {
     ("ptcore.linalg._extra", "ptcore.autograd.function"):
         "geqrf/orgqr/ormqr carry their own autograd.Function",
-    ("ptcore._ops.pointwise_composite", "ptcore.autograd"):
-        "polygamma/igamma carry their own autograd.Function",
-    ("ptcore._ops._composite_common", "ptcore.autograd._record"):
-        "composites ask whether autograd is recording",
-    ("ptcore._ops._composite_common", "ptcore.autograd.grad_mode"):
-        "composites compute reference values under no_grad",
     ("ptcore.tensor", "ptcore.autograd.grad_mode"): "Tensor methods that enter no_grad",
     ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
