@@ -10,6 +10,7 @@ settings are stored and reported but change no results.
 import builtins
 import os
 import sys
+import threading
 import warnings
 
 __all__ = [
@@ -265,6 +266,18 @@ def set_warn_always(b):
 def is_warn_always_enabled():
     """The flag set by :func:`set_warn_always`."""
     return _state["warn_always"]
+
+
+class _GradState(threading.local):
+    """Autograd's grad mode on this thread (``ptcore.autograd.grad_mode``
+    switches it; a new thread starts with gradients enabled)."""
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+grad_state = _GradState()
 
 
 # autograd's anomaly-detection flag: set here (and by

@@ -123,8 +123,8 @@ class Tensor(_TensorBase):
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if requires_grad and self.is_inference():
-            from ptcore.autograd.grad_mode import is_inference_mode_enabled
-            if not is_inference_mode_enabled():
+            from ptcore._settings import grad_state
+            if not grad_state.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                    "InferenceMode is not allowed.")
         if not requires_grad and self._grad_fn is not None:
