@@ -41,7 +41,7 @@ LAYERS = [
                  "ptcore._compile", "ptcore.array_api", "ptcore.fft", "ptcore.special",
                  "ptcore.sparse", "ptcore.distributions", "ptcore.quasirandom", "ptcore.signal",
                  "ptcore.functional", "ptcore.version", "ptcore._legacy_types", "ptcore.storage",
-                 "ptcore.library"]),
+                 "ptcore.library", "ptcore._nn_functions"]),
 ]
 
 # (importer, imported): why it still points up
@@ -49,10 +49,6 @@ KNOWN_UPWARD = {
     ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
     ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
-    ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
-        "torch.relu & co. are nn.functional's kernels under top-level names",
-    ("ptcore._ops.nn_functions", "ptcore.nn.functional._dropout"): "same",
-    ("ptcore._ops.nn_functions", "ptcore.nn.functional._sparse"): "same",
 }
 
 # modules that import the package root (call public entries at call time)
@@ -61,7 +57,7 @@ ROOT_IMPORTERS = {
     "ptcore._ops.indexing_composite", "ptcore._ops.linalg_composite",
     "ptcore._ops.pointwise_composite", "ptcore._ops.reduction_composite",
     "ptcore._ops.shape_composite", "ptcore.linalg", "ptcore.linalg._extra",
-    "ptcore._ops.random_samplers", "ptcore._tensor_str", "ptcore._ops.nn_functions",
+    "ptcore._ops.random_samplers", "ptcore._tensor_str",
     "ptcore._settings", "ptcore._dispatch.autocast", "ptcore._ops.from_file", "ptcore._ops.lowrank",
 }
 
