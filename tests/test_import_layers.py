@@ -46,7 +46,6 @@ LAYERS = [
 
 # (importer, imported): why it still points up
 KNOWN_UPWARD = {
-    ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
     ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
 }

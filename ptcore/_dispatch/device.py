@@ -30,7 +30,8 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS",
-           "check_same_device", "cpu_kernel", "no_kernel_error", "device_str"]
+           "check_same_device", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
+           "runtime"]
 
 # ops that only describe a new view of the same storage (or call core methods
 # that move data through the device runtime)
@@ -234,3 +235,29 @@ def check_same_device(op, *tensors):
                 f"Expected all tensors to be on the same device, but found at least two devices, "
                 f"{device_str(dev)} and {device_str(d)}! (when checking argument for {op})")
     return dev
+
+
+# ---------------------------------------------------------------------------
+# the device runtime as the tensor layer sees it: moving a tensor across
+# devices, pinned host memory, stream use, DLPack/CUDA-array-interface export
+# (``ptcore.cuda`` registers its functions when it is imported, by
+# ``import ptcore``)
+# ---------------------------------------------------------------------------
+
+_RUNTIME = {}
+
+
+def register_runtime(**fns):
+    """Register the device runtime's ``to_device(t, device, dtype,
+    non_blocking)``, ``pin_memory(t)``, ``is_pinned(t)``,
+    ``record_stream(t, stream)``, ``dlpack_stream_sync(t, stream)`` and
+    ``cuda_array_interface(t)``."""
+    _RUNTIME.update(fns)
+
+
+def runtime(name):
+    """The device runtime's function ``name`` (see :func:`register_runtime`)."""
+    fn = _RUNTIME.get(name)
+    if fn is None:
+        raise RuntimeError(f"{name}: no device runtime is loaded (ptcore.cuda registers one)")
+    return fn
