@@ -117,7 +117,9 @@ def device_layer_rows(cases, mlp_step, repeat=9):
     import time
     from ptcore._dispatch import device as device_layer
     if not ptcore.cuda.is_available():
-        os.environ.setdefault("PTCORE_CUDA_EMULATE", "1")
+        from ptcore.cuda import _runtime
+        os.environ["PTCORE_CUDA_EMULATE"] = "1"      # the emulated device
+        _runtime.reset()
     ptcore.cuda.init()
     keep = ptcore.ones(2).cuda()        # a live device tensor  # noqa: F841
     print(f"\ndevice layer off / on (CUDA initialised, {repeat} alternating blocks)")
