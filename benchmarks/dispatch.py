@@ -121,10 +121,11 @@ def device_layer_rows(cases, mlp_step, repeat=9):
         os.environ["PTCORE_CUDA_EMULATE"] = "1"      # the emulated device
         _runtime.reset()
     ptcore.cuda.init()
-    keep = ptcore.ones(2).cuda()        # a live device tensor  # noqa: F841
+    keep = ptcore.ones(2).cuda()        # a live device tensor while timing
     print(f"\ndevice layer off / on (CUDA initialised, {repeat} alternating blocks)")
     print(f"{'case':40s} {'off':>12s} {'on':>12s} {'on/off':>7s}")
-    for name, fn in [(c[0], c[1]) for c in cases] + [("MLP 784-512-512-10 b128 Adam step", mlp_step)]:
+    rows = [(c[0], c[1]) for c in cases] + [("MLP 784-512-512-10 b128 Adam step", mlp_step)]
+    for name, fn in rows:
         fn()
         t0 = time.perf_counter()
         fn()
@@ -140,6 +141,7 @@ def device_layer_rows(cases, mlp_step, repeat=9):
         device_layer.enable(True)
         mo, mn = statistics.median(off), statistics.median(on)
         print(f"{name:40s} {mo * 1e6:10.2f}us {mn * 1e6:10.2f}us {mn / mo:7.2f}")
+    del keep
 
 
 if __name__ == "__main__":

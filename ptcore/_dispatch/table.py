@@ -26,7 +26,8 @@ class OpDef:
     operator), shared by the OpDefs of those forms."""
 
     __slots__ = ("name", "raw", "body", "family", "tags", "autocast", "aliases", "kind", "namespace",
-                 "_hooked_body", "_body_factory", "kernels", "device_bodies", "variants", "__weakref__")
+                 "_hooked_body", "_body_factory", "kernels", "device_bodies", "variants",
+                 "__weakref__")
 
     def __init__(self, name, raw, family="", kind="function", tags=(), namespace=None):
         self.name = name

@@ -26,7 +26,8 @@ import warnings
 import numpy as _np
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import check_same_device as _check_same_device, cpu_kernel as _cpu_kernel
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
 
@@ -355,7 +356,8 @@ def _index_get(result, indices):
         return out
     _validate(result.shape, indices, positions)
     _check_same_device("index", result, *[indices[d] for d in positions])
-    _cpu_kernel("index", result.device, _index_cpu)(out, result, indices, bshape, positions, adjacent)
+    _cpu_kernel("index", result.device, _index_cpu)(out, result, indices, bshape, positions,
+                                                     adjacent)
     return out
 
 
@@ -448,12 +450,11 @@ def _index_put_impl(target, recorded, values, accumulate):
     if _numel(shape) == 0:
         return
     _validate(target.shape, indices, positions)
-    _check_same_device("index_put_", target, values,
-                                *[indices[d] for d in positions])
+    _check_same_device("index_put_", target, values, *[indices[d] for d in positions])
     if _may_share(target, values):
         values = values.clone()
-    _cpu_kernel("index_put_", target.device, _index_put_cpu)(target, indices, values, accumulate, bshape,
-                                                  shape, positions, adjacent)
+    _cpu_kernel("index_put_", target.device, _index_put_cpu)(
+        target, indices, values, accumulate, bshape, shape, positions, adjacent)
 
 
 # ---------------------------------------------------------------------------

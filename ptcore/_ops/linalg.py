@@ -17,7 +17,8 @@ import numbers as _numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
-from ptcore._dispatch.device import check_same_device as _check_same_device, no_kernel_error as _no_kernel_error
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     no_kernel_error as _no_kernel_error)
 
 __all__ = [
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger",

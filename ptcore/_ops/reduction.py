@@ -27,7 +27,8 @@ import warnings as _warnings
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
-from ptcore._dispatch.device import check_same_device as _check_same_device, cpu_kernel as _cpu_kernel
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
 
 __all__ = []

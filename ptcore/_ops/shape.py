@@ -17,7 +17,8 @@ import warnings
 import numpy as _np
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import check_same_device as _check_same_device, cpu_kernel as _cpu_kernel
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
@@ -954,7 +955,8 @@ def masked_select(input, mask, *, out=None):
                                       "scalar type")
     _check_same_device("masked_select", input, mask)
     shape = _broadcast_shape_tensors([input.shape, mask.shape])
-    result = _cpu_kernel("masked_select", input.device, _masked_select_cpu)(_plain(input), _plain(mask), shape)
+    result = _cpu_kernel("masked_select", input.device, _masked_select_cpu)(
+        _plain(input), _plain(mask), shape)
     return _write_out(result, out)
 
 

@@ -17,7 +17,8 @@ import operator
 import warnings
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import check_same_device as _check_same_device, cpu_kernel as _cpu_kernel
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named
@@ -262,7 +263,8 @@ def _sort_common(x, dim, descending, stable, fname, want_values):
             values.copy_(x)
         indices.zero_()
     elif x.numel() > 0:
-        _cpu_kernel("sort", x.device, _sort_cpu)(x, d, bool(descending), bool(stable), values, indices)
+        _cpu_kernel("sort", x.device, _sort_cpu)(x, d, bool(descending), bool(stable), values,
+                                                   indices)
     return values, indices
 
 
@@ -377,7 +379,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         values = _empty(shape, x.dtype, x.device)
         indices = _empty(shape, _C.int64, x.device)
         if values.numel() > 0:
-            _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, bool(largest), bool(sorted), values, indices)
+            _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, bool(largest), bool(sorted), values,
+                                                       indices)
     if out is not None:
         values, indices = _write_outs(out, (values, indices), "topk")
     return _topk_t(values, indices)
