@@ -179,6 +179,10 @@ def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), 
             d.kernels[device_type] = kernel
             d.device_bodies.pop(device_type, None)
             done += 1
+            if d.kind == "core" and not _D.core_device_kernels[0]:
+                # the core methods must then be entries while the layer is on
+                _D.core_device_kernels[0] = True
+                _D.refresh()
     if not done and not optional:
         raise KeyError(f"register_kernel: no op {name!r} in {namespaces}")
     return kernel

@@ -40,6 +40,10 @@ on = [False]
 # off_cpu_on[0]: a layer that acts only on calls with an argument off the CPU
 # (the device layer) is enabled; an entry then tests its arguments' devices
 off_cpu_on = [False]
+# a core op (a Cython tensor method: view, clone ...) has a device kernel
+# registered (ptcore._dispatch.device.register_kernel sets it)
+core_device_kernels = [False]
+_core_swapped = [False]
 _LAYERS = []
 # kernel-level interception (TorchDispatchMode): set by that module
 kernel_layer = [None]
@@ -75,9 +79,13 @@ def refresh():
     now = any(l.enabled and not l.off_cpu_only for l in _LAYERS) or \
         kernel_layer[0] is not None and kernel_layer[0].enabled
     off_cpu_on[0] = any(l.enabled and l.off_cpu_only for l in _LAYERS)
-    if now != on[0]:
-        on[0] = now
-        _swap_core_entries(now)
+    on[0] = now
+    # the core methods are entries while a layer is on, or while the device
+    # layer is on and a core op has a device kernel of its own
+    swap = now or (off_cpu_on[0] and core_device_kernels[0])
+    if swap != _core_swapped[0]:
+        _core_swapped[0] = swap
+        _swap_core_entries(swap)
 
 
 # (class, name, own attribute or None, entry): the core methods that are
@@ -87,7 +95,7 @@ _CORE_ENTRIES = []
 
 def register_core_entry(cls, name, own, entry):
     _CORE_ENTRIES.append((cls, name, own, entry))
-    if on[0]:
+    if _core_swapped[0]:
         setattr(cls, name, entry)
 
 

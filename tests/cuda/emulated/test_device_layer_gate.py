@@ -59,3 +59,29 @@ def test_off_cpu():
     assert dispatcher.off_cpu((a, [a, (y,)]))
     assert dispatcher.off_cpu((a,), {"out": y})
     assert dispatcher.off_cpu((y,))
+
+
+def test_device_kernel_of_a_core_op_is_used(counted):
+    from ptcore._dispatch.table import lookup
+    d = lookup("clone", "Tensor")
+    assert d is not None and d.kind == "core"
+    seen = []
+
+    def clone_cuda(self, *args, **kwargs):
+        seen.append(self.device.type)
+        return ptcore.Tensor.__mro__[1].clone(self, *args, **kwargs)
+    saved = dict(d.kernels), dispatcher.core_device_kernels[0]
+    try:
+        device_layer.register_kernel("clone", "cuda", clone_cuda, namespaces=("Tensor",))
+        y = ptcore.arange(3.0).cuda()
+        assert y.clone().cpu().tolist() == [0.0, 1.0, 2.0]
+        assert seen == ["cuda"]
+        assert ptcore.arange(2.0).clone().tolist() == [0.0, 1.0]       # CPU: the Cython method
+        assert seen == ["cuda"] and "clone" in counted
+    finally:
+        d.kernels.clear()
+        d.kernels.update(saved[0])
+        d.device_bodies.clear()
+        dispatcher.core_device_kernels[0] = saved[1]
+        dispatcher.refresh()
+    assert not dispatcher._core_swapped[0]      # the Cython core methods again
