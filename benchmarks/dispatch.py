@@ -7,7 +7,11 @@ through the table with every interception layer off, and the same call with
 a ``TorchFunctionMode`` and the profiler on (what a layer costs when it is
 used).  ptcore vs PyTorch vs NumPy in one run; ratio = ptcore / PyTorch.
 
-Usage: python benchmarks/dispatch.py [--threads N]
+With ``--device-layer`` it also times ptcore's cases before and after the
+CUDA runtime initialises (the emulated device when there is no GPU): the
+device layer is then on, and an all-CPU call should cost what it did.
+
+Usage: python benchmarks/dispatch.py [--threads N] [--device-layer]
 """
 import argparse
 import sys
@@ -26,6 +30,8 @@ import ptcore  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device-layer", action="store_true",
+                    help="also time the cases with CUDA initialised (device layer on)")
     args = ap.parse_args()
     torch = try_import_torch()
     ptcore.set_num_threads(args.threads)
@@ -62,6 +68,8 @@ def main():
     rows.append(("MLP 784-512-512-10 b128 Adam step",
                  *paired_median_times([sp, st, None], repeat=9, min_time=0.2)))
     print_table(f"dispatch overhead ({args.threads} thread(s))", rows)
+    if args.device_layer:
+        device_layer_rows(cases, sp)
 
     # what a layer costs when it is on
     overrides = getattr(ptcore, "overrides", None)
@@ -99,6 +107,41 @@ def main():
                                        prof(torch, torch.profiler, T[0], T[1]), None],
                                       repeat=7)))
     print_table("layers switched on", rows)
+
+
+def device_layer_rows(cases, mlp_step, repeat=9):
+    """ptcore's cases with the device layer off and on (CUDA initialised),
+    in alternating blocks; ratio = on / off."""
+    import os
+    import statistics
+    import time
+    from ptcore._dispatch import device as device_layer
+    if not ptcore.cuda.is_available():
+        from ptcore.cuda import _runtime
+        os.environ["PTCORE_CUDA_EMULATE"] = "1"      # the emulated device
+        _runtime.reset()
+    ptcore.cuda.init()
+    keep = ptcore.ones(2).cuda()        # a live device tensor while timing
+    print(f"\ndevice layer off / on (CUDA initialised, {repeat} alternating blocks)")
+    print(f"{'case':40s} {'off':>12s} {'on':>12s} {'on/off':>7s}")
+    rows = [(c[0], c[1]) for c in cases] + [("MLP 784-512-512-10 b128 Adam step", mlp_step)]
+    for name, fn in rows:
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        n = max(1, int(0.05 / max(time.perf_counter() - t0, 1e-7)))
+        off, on = [], []
+        for _ in range(repeat):
+            for flag, acc in ((False, off), (True, on)):
+                device_layer.enable(flag)
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                acc.append((time.perf_counter() - t0) / n)
+        device_layer.enable(True)
+        mo, mn = statistics.median(off), statistics.median(on)
+        print(f"{name:40s} {mo * 1e6:10.2f}us {mn * 1e6:10.2f}us {mn / mo:7.2f}")
+    del keep
 
 
 if __name__ == "__main__":

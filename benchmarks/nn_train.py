@@ -12,7 +12,7 @@ import sys
 
 _ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _ap.add_argument("--threads", type=int, default=1)
-_args = _ap.parse_args()
+_args = _ap.parse_known_args()[0]     # also imported by dispatch.py (its own options)
 for _v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ[_v] = str(_args.threads)
 

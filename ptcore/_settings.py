@@ -10,6 +10,7 @@ settings are stored and reported but change no results.
 import builtins
 import os
 import sys
+import threading
 import warnings
 
 __all__ = [
@@ -271,6 +272,23 @@ def is_warn_always_enabled():
     return _state["warn_always"]
 
 
+class _GradState(threading.local):
+    """Autograd's grad mode on this thread (``ptcore.autograd.grad_mode``
+    switches it; a new thread starts with gradients enabled)."""
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+grad_state = _GradState()
+
+
+# autograd's anomaly-detection flag: set here (and by
+# ptcore.autograd.detect_anomaly), read by the recording code
+_anomaly = [False]
+
+
 def set_anomaly_enabled(enabled, check_nan=True):
     """Turn autograd anomaly detection on or off (see ``ptcore.autograd.detect_anomaly``)."""
     if not _is_bool(enabled):
@@ -279,15 +297,13 @@ def set_anomaly_enabled(enabled, check_nan=True):
     if not _is_bool(check_nan):
         raise TypeError(f"set_anomaly_enabled(): argument 'check_nan' (position 2) must be bool, "
                         f"not {type(check_nan).__name__}")
-    from ptcore.autograd import _record
-    _record._anomaly[0] = enabled
+    _anomaly[0] = enabled
     _state["anomaly_check_nan"] = check_nan
 
 
 def is_anomaly_enabled():
     """True while autograd anomaly detection is on."""
-    from ptcore.autograd import _record
-    return builtins.bool(_record._anomaly[0])
+    return builtins.bool(_anomaly[0])
 
 
 def is_anomaly_check_nan_enabled():

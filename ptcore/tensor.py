@@ -8,6 +8,7 @@ import numbers as _numbers
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import runtime as _device_runtime
 
 
 def _parse_to(args, kwargs):
@@ -123,8 +124,8 @@ class Tensor(_TensorBase):
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if requires_grad and self.is_inference():
-            from ptcore.autograd.grad_mode import is_inference_mode_enabled
-            if not is_inference_mode_enabled():
+            from ptcore._settings import grad_state
+            if not grad_state.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                    "InferenceMode is not allowed.")
         if not requires_grad and self._grad_fn is not None:
@@ -387,25 +388,21 @@ class Tensor(_TensorBase):
     # -- misc ----------------------------------------------------------------------
 
     def pin_memory(self, device=None):
-        from ptcore import cuda
-        return cuda._pin_memory(self)
+        return _device_runtime("pin_memory")(self)
 
     def is_pinned(self, device=None):
-        from ptcore import cuda
-        return cuda._is_pinned(self)
+        return _device_runtime("is_pinned")(self)
 
     def record_stream(self, stream):
         """Mark this CUDA tensor's memory as used by ``stream``: it is not
         reused before the work queued on ``stream`` at free time completes."""
-        from ptcore.cuda import _tensors
-        _tensors.record_stream(self, stream)
+        _device_runtime("record_stream")(self, stream)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export as a DLPack capsule; for a CUDA tensor the consumer's
         ``stream`` first waits for the work queued on the current stream."""
         if self.is_cuda:
-            from ptcore.cuda import _tensors
-            _tensors.dlpack_stream_sync(self, stream)
+            _device_runtime("dlpack_stream_sync")(self, stream)
         return _TensorBase.__dlpack__(self, stream=stream, max_version=max_version,
                                       dl_device=dl_device, copy=copy)
 
@@ -413,8 +410,7 @@ class Tensor(_TensorBase):
     def __cuda_array_interface__(self):
         """CUDA Array Interface (version 3) of a CUDA tensor; AttributeError
         for other tensors, as torch."""
-        from ptcore.cuda import _tensors
-        return _tensors.cuda_array_interface(self)
+        return _device_runtime("cuda_array_interface")(self)
 
     def is_shared(self):
         return self.untyped_storage().is_shared()
@@ -506,9 +502,8 @@ def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
         if memory_format is not None and memory_format is not _C.preserve_format:
             out = out.contiguous(memory_format=memory_format)
         return _autograd_to(t, out)
-    # cross-device: the CUDA backend implements the transfer
-    from ptcore import cuda
-    out = cuda._to_device(t, device, dtype, non_blocking)
+    # cross-device: the device runtime (the CUDA backend) implements the transfer
+    out = _device_runtime("to_device")(t, device, dtype, non_blocking)
     return _autograd_to(t, out)
 
 

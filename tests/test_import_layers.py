@@ -30,7 +30,7 @@ LAYERS = [
               "ptcore._build_utils",
               "ptcore._cyutility"]),
     ("dispatch", ["ptcore._dispatch"]),
-    ("ops", ["ptcore._registry", "ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
+    ("ops", ["ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
              "ptcore.tensor"]),
     ("autograd", ["ptcore.autograd", "ptcore.func"]),
     ("library", ["ptcore.nn", "ptcore.optim", "ptcore.utils", "ptcore.amp", "ptcore.cpu",
@@ -41,31 +41,13 @@ LAYERS = [
                  "ptcore._compile", "ptcore.array_api", "ptcore.fft", "ptcore.special",
                  "ptcore.sparse", "ptcore.distributions", "ptcore.quasirandom", "ptcore.signal",
                  "ptcore.functional", "ptcore.version", "ptcore._legacy_types", "ptcore.storage",
-                 "ptcore.library"]),
+                 "ptcore.library", "ptcore._nn_functions"]),
 ]
 
 # (importer, imported): why it still points up
 KNOWN_UPWARD = {
-    ("ptcore._settings", "ptcore.autograd._record"):
-        "set_anomaly_enabled and friends store their flags in autograd's state",
-    ("ptcore.linalg._extra", "ptcore.autograd.function"):
-        "geqrf/orgqr/ormqr carry their own autograd.Function",
-    ("ptcore._ops.pointwise_composite", "ptcore.autograd"):
-        "polygamma/igamma carry their own autograd.Function",
-    ("ptcore._ops._composite_common", "ptcore.autograd._record"):
-        "composites ask whether autograd is recording",
-    ("ptcore._ops._composite_common", "ptcore.autograd.grad_mode"):
-        "composites compute reference values under no_grad",
-    ("ptcore.tensor", "ptcore.autograd.grad_mode"): "Tensor methods that enter no_grad",
-    ("ptcore.tensor", "ptcore.cuda"): "Tensor.cuda() initialises the CUDA runtime",
     ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
     ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
-    ("ptcore._registry", "ptcore.cuda"): "device routing loads the CUDA backend on first use",
-    ("ptcore._ops.random", "ptcore.cuda"): "manual_seed/seed also seed the CUDA generators",
-    ("ptcore._ops.nn_functions", "ptcore.nn.functional"):
-        "torch.relu & co. are nn.functional's kernels under top-level names",
-    ("ptcore._ops.nn_functions", "ptcore.nn.functional._dropout"): "same",
-    ("ptcore._ops.nn_functions", "ptcore.nn.functional._sparse"): "same",
 }
 
 # modules that import the package root (call public entries at call time)
@@ -74,7 +56,7 @@ ROOT_IMPORTERS = {
     "ptcore._ops.indexing_composite", "ptcore._ops.linalg_composite",
     "ptcore._ops.pointwise_composite", "ptcore._ops.reduction_composite",
     "ptcore._ops.shape_composite", "ptcore.linalg", "ptcore.linalg._extra",
-    "ptcore._ops.random_samplers", "ptcore._tensor_str", "ptcore._ops.nn_functions",
+    "ptcore._ops.random_samplers", "ptcore._tensor_str",
     "ptcore._settings", "ptcore._dispatch.autocast", "ptcore._ops.from_file", "ptcore._ops.lowrank",
 }
 

@@ -3,9 +3,11 @@ tensors live on.
 
 The layer is the last before the op's body (order 40).  It is off until a
 device runtime initialises (``ptcore.cuda`` turns it on with the first CUDA
-call), so CPU-only programs never pay for it.  When it is on, a call whose
-tensor arguments (also inside lists/tuples and keyword arguments, ``out=``
-included) are all on the CPU goes on unchanged.  Otherwise:
+call), so CPU-only programs never pay for it; once on, it acts per call
+(``off_cpu_only``): an entry whose tensor arguments (also inside lists/tuples
+and keyword arguments, ``out=`` included) are all on the CPU runs the op's
+body directly, as with no layer on (the core methods stay the Cython ones).
+Otherwise:
 
 * ops that touch no element themselves pass through: the tensor-core
   methods (views, ``to``, ``clone``, ``contiguous``, ``item`` ... whose data
@@ -27,7 +29,10 @@ device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 
-__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS"]
+__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS",
+           "register_loop", "has_loop",
+           "check_same_device", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
+           "runtime"]
 
 # ops that only describe a new view of the same storage (or call core methods
 # that move data through the device runtime)
@@ -64,6 +69,9 @@ COMPOSITE_OPS = frozenset({
 class DeviceLayer(_D.Layer):
     order = 40
     name = "device"
+    # an entry comes here only when an argument is off the CPU (or another
+    # layer is on): all-CPU calls never pay for this layer
+    off_cpu_only = True
 
     def __init__(self):
         self._passthrough = {}      # OpDef -> bool
@@ -89,9 +97,7 @@ class DeviceLayer(_D.Layer):
         if mixed is not None:
             raise RuntimeError(mixed)
         if k is None:
-            raise NotImplementedError(
-                f"{_public_name(opdef)}: no {dev.type.upper()} kernel yet for this op (an argument is on "
-                f"{dev}); move the tensors to the CPU with .cpu() to run it there")
+            raise no_kernel_error(_public_name(opdef), dev)
         return _device_body(opdef, dev.type, k)(*args, **kwargs)
 
 
@@ -176,6 +182,10 @@ def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), 
             d.kernels[device_type] = kernel
             d.device_bodies.pop(device_type, None)
             done += 1
+            if d.kind == "core" and not _D.core_device_kernels[0]:
+                # the core methods must then be entries while the layer is on
+                _D.core_device_kernels[0] = True
+                _D.refresh()
     if not done and not optional:
         raise KeyError(f"register_kernel: no op {name!r} in {namespaces}")
     return kernel
@@ -185,3 +195,103 @@ def kernel_for(name, device_type, namespace="ptcore"):
     from ptcore._dispatch.table import lookup
     d = lookup(name, namespace)
     return None if d is None else d.kernels.get(device_type)
+
+
+# ---------------------------------------------------------------------------
+# what the CPU front-ends use: their kernels run on the CPU only (a tensor
+# on another device reaches its kernel through the layer above, from
+# ``OpDef.kernels``), and mixed devices raise torch's error
+# ---------------------------------------------------------------------------
+
+def device_str(d):
+    """``cuda:0`` for a CUDA device (index 0 when unset), ``cpu`` for the CPU."""
+    return f"{d.type}:{d.index if d.index is not None else 0}" if d.type == "cuda" else d.type
+
+
+def no_kernel_error(op, device):
+    """The ``NotImplementedError`` for op ``op`` (its public name) on ``device``."""
+    dtype_ = device if isinstance(device, str) else device.type
+    return NotImplementedError(
+        f"{op}: no {dtype_.upper()} kernel yet for this op (an argument is on {device}); move "
+        f"the tensors to the CPU with .cpu() to run it there")
+
+
+# The loops of front-ends every device shares (as ATen's DispatchStub): the
+# front-end checks arguments, applies the dtype rules and allocates outputs,
+# then runs its element loop for the tensors' device.  ``fn`` below is the
+# CPU loop; other devices register theirs with :func:`register_loop` (the
+# CUDA backend's sort, scatter, reduction, random and conv/norm loops).
+_LOOPS = {}
+
+
+def register_loop(op, device_type, fn):
+    """Register ``fn`` as the ``device_type`` loop of front-end loop ``op``."""
+    if device_type == "cpu":
+        raise ValueError("register_loop: CPU loops are the front-ends' own (cpu_kernel's fn)")
+    _LOOPS[(op, device_type)] = fn
+    return fn
+
+
+def has_loop(op, device_type):
+    """Whether loop ``op`` runs on ``device_type`` (always on the CPU)."""
+    return device_type == "cpu" or (op, device_type) in _LOOPS
+
+
+def cpu_kernel(op, device, fn):
+    """The loop ``op`` of a front-end for ``device`` (a ptcore.device, a type
+    string or None): ``fn``, the CPU loop, on the CPU; the loop a device
+    registered with :func:`register_loop` elsewhere; otherwise
+    :func:`no_kernel_error`.  A front-end calls its loops through this, so no
+    device memory is ever read on the host."""
+    if device is None or device == "cpu":
+        return fn
+    t = device if isinstance(device, str) else device.type
+    if t == "cpu":
+        return fn
+    k = _LOOPS.get((op, t))
+    if k is None:
+        raise no_kernel_error(op, device)
+    return k
+
+
+def check_same_device(op, *tensors):
+    """The device of ``tensors`` (None entries skipped); torch's
+    ``RuntimeError`` when they live on two devices."""
+    dev = None
+    for t in tensors:
+        if t is None:
+            continue
+        d = t.device
+        if dev is None:
+            dev = d
+        elif d != dev:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"{device_str(dev)} and {device_str(d)}! (when checking argument for {op})")
+    return dev
+
+
+# ---------------------------------------------------------------------------
+# the device runtime as the tensor layer sees it: moving a tensor across
+# devices, pinned host memory, stream use, DLPack/CUDA-array-interface export
+# (``ptcore.cuda`` registers its functions when it is imported, by
+# ``import ptcore``)
+# ---------------------------------------------------------------------------
+
+_RUNTIME = {}
+
+
+def register_runtime(**fns):
+    """Register the device runtime's ``to_device(t, device, dtype,
+    non_blocking)``, ``pin_memory(t)``, ``is_pinned(t)``,
+    ``record_stream(t, stream)``, ``dlpack_stream_sync(t, stream)`` and
+    ``cuda_array_interface(t)``."""
+    _RUNTIME.update(fns)
+
+
+def runtime(name):
+    """The device runtime's function ``name`` (see :func:`register_runtime`)."""
+    fn = _RUNTIME.get(name)
+    if fn is None:
+        raise RuntimeError(f"{name}: no device runtime is loaded (ptcore.cuda registers one)")
+    return fn

@@ -20,16 +20,30 @@ A layer is an object with ``order``, ``enabled`` and
 ``handle(entry, opdef, args, kwargs, nxt)``; it calls ``nxt(args, kwargs)`` to
 continue down the stack (possibly with changed arguments) or returns a
 result of its own.
+
+A layer with ``off_cpu_only = True`` (the device layer, order 40) acts only on
+calls with a tensor argument off the CPU: while it is the only one on, an
+entry tests its arguments' devices (:func:`off_cpu`, one ``is_cpu`` per
+tensor argument) and an all-CPU call runs the body directly, as with no
+layer on.
 """
 import threading
 
+from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import _register_entry
 
 __all__ = ["Layer", "register_layer", "refresh", "make_entry", "run_layers", "kernel_layer",
-           "on", "register_core_entry"]
+           "on", "off_cpu_on", "off_cpu", "register_core_entry"]
 
 # on[0]: some layer is enabled (the only test an entry makes when none is)
 on = [False]
+# off_cpu_on[0]: a layer that acts only on calls with an argument off the CPU
+# (the device layer) is enabled; an entry then tests its arguments' devices
+off_cpu_on = [False]
+# a core op (a Cython tensor method: view, clone ...) has a device kernel
+# registered (ptcore._dispatch.device.register_kernel sets it)
+core_device_kernels = [False]
+_core_swapped = [False]
 _LAYERS = []
 # kernel-level interception (TorchDispatchMode): set by that module
 kernel_layer = [None]
@@ -41,6 +55,8 @@ class Layer:
     order = 100
     name = "layer"
     enabled = False
+    # True: the layer has work only in calls with a tensor argument off the CPU
+    off_cpu_only = False
 
     def handle(self, entry, opdef, args, kwargs, nxt):
         return nxt(args, kwargs)
@@ -60,11 +76,16 @@ def register_layer(layer):
 
 
 def refresh():
-    now = any(l.enabled for l in _LAYERS) or kernel_layer[0] is not None and \
-        kernel_layer[0].enabled
-    if now != on[0]:
-        on[0] = now
-        _swap_core_entries(now)
+    now = any(l.enabled and not l.off_cpu_only for l in _LAYERS) or \
+        kernel_layer[0] is not None and kernel_layer[0].enabled
+    off_cpu_on[0] = any(l.enabled and l.off_cpu_only for l in _LAYERS)
+    on[0] = now
+    # the core methods are entries while a layer is on, or while the device
+    # layer is on and a core op has a device kernel of its own
+    swap = now or (off_cpu_on[0] and core_device_kernels[0])
+    if swap != _core_swapped[0]:
+        _core_swapped[0] = swap
+        _swap_core_entries(swap)
 
 
 # (class, name, own attribute or None, entry): the core methods that are
@@ -74,7 +95,7 @@ _CORE_ENTRIES = []
 
 def register_core_entry(cls, name, own, entry):
     _CORE_ENTRIES.append((cls, name, own, entry))
-    if on[0]:
+    if _core_swapped[0]:
         setattr(cls, name, entry)
 
 
@@ -86,6 +107,20 @@ def _swap_core_entries(layers_on):
             setattr(cls, name, own)
         elif name in cls.__dict__:
             delattr(cls, name)      # the base class's (Cython) method again
+
+
+def off_cpu(args, kwargs=None):
+    """Whether a tensor among ``args`` (also inside lists and tuples) or the
+    values of ``kwargs`` lives off the CPU."""
+    for a in args:
+        if isinstance(a, _TensorBase):
+            if not a.is_cpu:
+                return True
+        elif (type(a) is tuple or type(a) is list) and off_cpu(a):
+            return True
+    if kwargs:
+        return off_cpu(kwargs.values())
+    return False
 
 
 def run_layers(entry, opdef, args, kwargs, start=0):
@@ -137,12 +172,27 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
     """The public callable of ``opdef``."""
     body = opdef.body
     flag = on
+    dflag = off_cpu_on
+    devs = off_cpu
     slow = run_layers
     foreign = _foreign
+
+    TB = _TensorBase
 
     def entry(*args, **kwargs):
         if flag[0]:
             return slow(entry, opdef, args, kwargs)
+        if dflag[0]:
+            # the device layer alone is on: only calls with an argument off
+            # the CPU go down the stack (the loop is :func:`off_cpu` inlined)
+            for a in args:
+                if isinstance(a, TB):
+                    if not a.is_cpu:
+                        return slow(entry, opdef, args, kwargs)
+                elif (type(a) is tuple or type(a) is list) and devs(a):
+                    return slow(entry, opdef, args, kwargs)
+            if kwargs and devs(kwargs.values()):
+                return slow(entry, opdef, args, kwargs)
         try:
             return body(*args, **kwargs)
         except Exception:

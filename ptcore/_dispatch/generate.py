@@ -8,6 +8,7 @@ body autograd supplies, and returns the entry that is bound once, at import.
 """
 from ptcore._dispatch.table import declare, op_of
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
+from ptcore._dispatch.variants import OPERATOR_METHODS
 
 __all__ = ["entry", "bind_namespace", "bind_operators", "declare_core", "CORE"]
 
@@ -55,17 +56,12 @@ def bind_namespace(module, names, family, targets=(), methods=None, tensor_cls=N
     return made
 
 
-# Python operator methods of Tensor that are ops (the fast binary ones are
-# entries already; these are bound here)
-OPERATORS = (
-    "__and__", "__or__", "__xor__", "__invert__", "__lshift__", "__rshift__", "__rand__",
-    "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__eq__", "__ne__", "__lt__", "__le__",
-    "__gt__", "__ge__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
-    "__rpow__", "__rsub__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__", "__abs__",
-    "__pos__", "__div__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__",
-    "__imod__", "__ifloordiv__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
-    "__imatmul__", "__idiv__",
-)
+# Python operator methods of Tensor that are ops: the ``operator`` variants
+# declared in ptcore._dispatch.variants, bound here (the fast binary ones,
+# ``__add__`` ``__radd__`` ``__sub__`` ``__mul__`` ``__rmul__`` ``__truediv__``,
+# are entries already: autograd installs them with their recording fast path)
+FAST_OPERATORS = ("__add__", "__radd__", "__sub__", "__mul__", "__rmul__", "__truediv__")
+OPERATORS = tuple(n for n in OPERATOR_METHODS if n not in FAST_OPERATORS)
 
 
 # operator methods that torch reports to ``__torch_function__`` (and to every
@@ -88,11 +84,14 @@ def _reported(tensor_cls, name, fn, target):
     from ptcore._dispatch import dispatcher as D
     from numbers import Number
     flag = D.on
+    dflag = D.off_cpu_on
+    devs = D.off_cpu
     d = declare(name, fn, "pointwise", "method", namespace="Tensor")
     d.raw = d.body = fn
 
     def op(self, *args):
-        if flag[0] and all(isinstance(a, (tensor_cls, Number)) for a in args):
+        if (flag[0] or dflag[0] and (not self.is_cpu or devs(args))) and \
+                all(isinstance(a, (tensor_cls, Number)) for a in args):
             return getattr(tensor_cls, target)(self, *args)
         return fn(self, *args)
     op.__name__ = name

@@ -9,6 +9,8 @@ public callables (``ptcore.X``, ``Tensor.X``, ``nn.functional.X``) from it,
 each an entry of the one dispatch point (:mod:`ptcore._dispatch.dispatcher`).
 """
 
+from ptcore._dispatch.variants import variants_of
+
 __all__ = ["OpDef", "OPS", "declare", "lookup", "op_of"]
 
 
@@ -18,10 +20,14 @@ class OpDef:
     its ``family`` (the module group it belongs to), ``tags`` and the
     ``autocast`` category (``"lower"``, ``"fp32"``, ``"promote"`` or None).
     ``kernels`` maps a device type (``"cuda"``) to the op's kernel there
-    (see :mod:`ptcore._dispatch.device`); the CPU kernel is ``raw``."""
+    (see :mod:`ptcore._dispatch.device`); the CPU kernel is ``raw``.
+    ``variants`` are the forms the op is declared with in
+    :mod:`ptcore._dispatch.variants` (function, method, inplace, out,
+    operator), shared by the OpDefs of those forms."""
 
     __slots__ = ("name", "raw", "body", "family", "tags", "autocast", "aliases", "kind", "namespace",
-                 "_hooked_body", "_body_factory", "kernels", "device_bodies", "__weakref__")
+                 "_hooked_body", "_body_factory", "kernels", "device_bodies", "variants",
+                 "__weakref__")
 
     def __init__(self, name, raw, family="", kind="function", tags=(), namespace=None):
         self.name = name
@@ -37,6 +43,7 @@ class OpDef:
         self._body_factory = None
         self.kernels = {}
         self.device_bodies = {}
+        self.variants = variants_of(self.namespace, name)
 
     def __repr__(self):
         return f"<op {self.name} ({self.family}, {self.kind})>"

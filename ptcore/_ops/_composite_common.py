@@ -33,8 +33,7 @@ def _wrap_dim(dim, ndim):
 
 
 def _recording(*ts):
-    from ptcore.autograd import grad_mode
-    return grad_mode.is_grad_enabled() and builtins.any(
+    return ptcore.is_grad_enabled() and builtins.any(
         isinstance(t, _TensorBase) and t.requires_grad for t in ts)
 
 
@@ -62,14 +61,19 @@ def _inplace(self, fn, *args, **kwargs):
     return self
 
 
+# (name, fn) -> fn recording a node whose backward raises torch's "the
+# derivative for 'name' is not implemented": supplied by the autograd layer
+# (ptcore.autograd._composite_functions) when autograd installs
+NOT_IMPLEMENTED_GRAD = [None]
+
+
 def _not_implemented_grad(name, fn):
     """Run ``fn``; if an input requires grad, give the result a node that
     raises torch's "the derivative for 'name' is not implemented"."""
     def wrapper(*args, **kwargs):
         w = _NOT_IMPL_CACHE.get(name)
         if w is None:
-            from ptcore.autograd import _record as R
-            w = R.differentiable(name, fn, R.not_implemented(name))
+            w = NOT_IMPLEMENTED_GRAD[0](name, fn)
             _NOT_IMPL_CACHE[name] = w
         return w(*args, **kwargs)
     wrapper.__name__ = fn.__name__

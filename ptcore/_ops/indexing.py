@@ -26,7 +26,8 @@ import warnings
 import numpy as _np
 
 from ptcore import _tensor as _C
-from ptcore import _registry
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
 
@@ -88,12 +89,11 @@ def _broadcast_two(a, b):
 
 def _check_bounds(index, size, allow_negative, make_error):
     """Raise ``make_error(bad_value)`` if an int64 index is out of range."""
-    bad = _registry.kernel("index_bounds", index.device)(index, size, allow_negative)
+    bad = _cpu_kernel("index_bounds", index.device, _index_bounds_cpu)(index, size, allow_negative)
     if bad is not None:
         raise make_error(bad)
 
 
-@_registry.register("index_bounds", "cpu")
 def _index_bounds_cpu(index, size, allow_negative):
     return _K.check_index(index, size, allow_negative)
 
@@ -324,7 +324,6 @@ def _plan(src, indices, bshape, shape, positions, adjacent):
     return data_strides, idx_tensors, idx_strides, sizes, muls
 
 
-@_registry.register("index", "cpu")
 def _index_cpu(out, src, indices, bshape, positions, adjacent):
     """out (contiguous, the result shape) = src[indices]; indices validated."""
     shape = tuple(out.shape)
@@ -334,7 +333,6 @@ def _index_cpu(out, src, indices, bshape, positions, adjacent):
                sizes, muls)
 
 
-@_registry.register("index_put_", "cpu")
 def _index_put_cpu(self, indices, values, accumulate, bshape, shape, positions, adjacent):
     """self[indices] = values (or +=); values (self's dtype) broadcast to
     ``shape``; indices validated."""
@@ -363,8 +361,9 @@ def _index_get(result, indices):
     if _numel(shape) == 0:
         return out
     _validate(result.shape, indices, positions)
-    _registry.check_same_device("index", result, *[indices[d] for d in positions])
-    _registry.kernel("index", result.device)(out, result, indices, bshape, positions, adjacent)
+    _check_same_device("index", result, *[indices[d] for d in positions])
+    _cpu_kernel("index", result.device, _index_cpu)(out, result, indices, bshape, positions,
+                                                     adjacent)
     return out
 
 
@@ -457,12 +456,11 @@ def _index_put_impl(target, recorded, values, accumulate):
     if _numel(shape) == 0:
         return
     _validate(target.shape, indices, positions)
-    _registry.check_same_device("index_put_", target, values,
-                                *[indices[d] for d in positions])
+    _check_same_device("index_put_", target, values, *[indices[d] for d in positions])
     if _may_share(target, values):
         values = values.clone()
-    _registry.kernel("index_put_", target.device)(target, indices, values, accumulate, bshape,
-                                                  shape, positions, adjacent)
+    _cpu_kernel("index_put_", target.device, _index_put_cpu)(
+        target, indices, values, accumulate, bshape, shape, positions, adjacent)
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import numbers as _numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
-from ptcore._registry import check_same_device as _check_same_device
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     no_kernel_error as _no_kernel_error)
 
 __all__ = [
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger",
@@ -130,8 +131,7 @@ def _check_cpu(fn, *ts):
         return None
     dev = _check_same_device(fn, *ts)
     if dev is not None and dev.type != "cpu":
-        from ptcore._registry import kernel
-        kernel(fn, dev)          # raises the device error (or routes later)
+        raise _no_kernel_error(fn, dev)
     return dev
 
 

@@ -6,7 +6,9 @@ and the Python operators on ``Tensor``.
 Dtype rules (result_type with weak Python scalars, int -> float for
 transcendental functions, bool special cases, PyTorch's error messages)
 live here; the loops run in ``ptcore._ops._ew`` through the driver
-``ptcore._ops._ewdrv``.  Device routing goes through ``ptcore._registry``.
+``ptcore._ops._ewdrv``, on the CPU only: tensors on another device reach
+the kernels of the operator table (``OpDef.kernels``) through the dispatch
+point's device layer.
 """
 import builtins
 import math
@@ -14,7 +16,8 @@ import numbers
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore import _registry
+from ptcore._dispatch.device import device_str as _dev_str, no_kernel_error as _no_kernel_error
+from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._ops import _ewdrv as _D
 
@@ -60,7 +63,7 @@ def _device_of(*args):
                     continue
                 raise RuntimeError(
                     f"Expected all tensors to be on the same device, but found at least two devices, "
-                    f"{_registry._dev_str(dev)} and {_registry._dev_str(d)}!")
+                    f"{_dev_str(dev)} and {_dev_str(d)}!")
     return dev
 
 
@@ -71,10 +74,15 @@ def _first_dim0_cpu(args, other):
     return False
 
 
-def _kernel(kind, dev):
+def _device_loop(kind, fname, dev):
+    """None on the CPU (the elementwise drivers below); elsewhere the device's
+    elementwise loop ``ew_<kind>`` (the CUDA backend registers them), or the
+    ``NotImplementedError`` naming the op and device."""
     if dev is None or dev.type == "cpu":
         return None
-    return _registry.kernel(f"ew_{kind}", dev)
+    if not _has_loop(f"ew_{kind}", dev.type):
+        raise _no_kernel_error(fname, dev)
+    return _loop(f"ew_{kind}", dev, None)
 
 
 _FLOAT_CAT = 2
@@ -98,7 +106,7 @@ def _name(dt):
 # ---------------------------------------------------------------------------
 
 def _unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
-    k = _kernel("unary", x.device)
+    k = _device_loop("unary", fname, x.device)
     if k is not None:
         return k(op, x, out, compute, result, fname, inplace, d0, d1, d2, i0)
     return _D.run_unary(_U[op], x, out, compute, result, fname, inplace, d0, d1, d2, i0)
@@ -615,7 +623,7 @@ _FAST_INPLACE = {"mul"}
 
 def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
     dev = _device_of(a, b, out)
-    k = _kernel("binary", dev)
+    k = _device_loop("binary", fname, dev)
     if k is not None:
         return k(op, a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
     return _D.run_binary(_B[op], a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
@@ -1153,7 +1161,7 @@ for _n in ("logical_and", "logical_or", "logical_xor"):
 
 def _ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, i0=0):
     dev = _device_of(a, b, c, out)
-    k = _kernel("ternary", dev)
+    k = _device_loop("ternary", fname, dev)
     if k is not None:
         return k(op, a, b, c, out, compute, result, fname, inplace, d0, d1, i0)
     return _D.run_ternary(_T[op], a, b, c, out, compute, result, fname, inplace, d0, d1, i0)

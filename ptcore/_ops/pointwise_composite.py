@@ -11,7 +11,6 @@ import operator
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._ops.reduction_composite import sum_to_size
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
 
 __all__ = [
@@ -232,27 +231,9 @@ def _polygamma_raw(n, x):
     return _from_np(r, dt)
 
 
-_POLYGAMMA_FN = []
-
-
-def _polygamma_function():
-    if not _POLYGAMMA_FN:
-        from ptcore.autograd import Function
-
-        class PolygammaBackward(Function):
-            @staticmethod
-            def forward(ctx, x, n):
-                ctx.n = n
-                ctx.save_for_backward(x)
-                return _polygamma_raw(n, x)
-
-            @staticmethod
-            def backward(ctx, g):
-                x, = ctx.saved_tensors
-                return g * polygamma(ctx.n + 1, x), None
-
-        _POLYGAMMA_FN.append(PolygammaBackward)
-    return _POLYGAMMA_FN[0]
+# the autograd.Function of polygamma (n >= 1), supplied by the autograd layer
+# (ptcore.autograd._composite_functions) when autograd installs
+POLYGAMMA_FUNCTION = [None]
 
 
 def polygamma(n, input, *, out=None):
@@ -267,7 +248,7 @@ def polygamma(n, input, *, out=None):
         x = input if input.dtype.is_floating_point else input.to(_C.get_default_dtype())
         return _write_out(ptcore.digamma(x), out)
     if _recording(input):
-        r = _polygamma_function().apply(input, n)
+        r = POLYGAMMA_FUNCTION[0].apply(input, n)
     else:
         r = _polygamma_raw(n, input)
     return _write_out(r, out)
@@ -299,39 +280,8 @@ def _igamma_raw(a, x, upper):
     return _from_np(np.asarray(r), dt)
 
 
-_IGAMMA_FN = []
-
-
-def _igamma_function():
-    if not _IGAMMA_FN:
-        from ptcore.autograd import Function
-
-        class IgammaBackward(Function):
-            @staticmethod
-            def forward(ctx, a, x, upper):
-                ctx.upper = upper
-                ctx.save_for_backward(a, x)
-                return _igamma_raw(a, x, upper)
-
-            @staticmethod
-            def backward(ctx, g):
-                a, x = ctx.saved_tensors
-                name = "igammac" if ctx.upper else "igamma"
-                if ctx.needs_input_grad[0]:
-                    raise NotImplementedError(f"the derivative for '{name}: input' is not "
-                                              "implemented.")
-                dx = None
-                if ctx.needs_input_grad[1]:
-                    d = ptcore.exp((a - 1) * ptcore.log(x) - x - ptcore.lgamma(a))
-                    dx = g * (-d if ctx.upper else d)
-                    if tuple(dx.shape) != tuple(x.shape):
-                        dx = sum_to_size(dx, *x.shape)
-                    if dx.dtype is not x.dtype:
-                        dx = dx.to(x.dtype)
-                return None, dx, None
-
-        _IGAMMA_FN.append(IgammaBackward)
-    return _IGAMMA_FN[0]
+# the autograd.Function of igamma/igammac, supplied by the autograd layer
+IGAMMA_FUNCTION = [None]
 
 
 def _igamma(input, other, upper, out):
@@ -342,7 +292,7 @@ def _igamma(input, other, upper, out):
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_tname(dt)}'")
     if _recording(input, other):
-        r = _igamma_function().apply(input, other, upper)
+        r = IGAMMA_FUNCTION[0].apply(input, other, upper)
     else:
         r = _igamma_raw(input, other, upper)
     return _write_out(r, out)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore import _registry
+from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
 
 _DEFAULT_SEED = 67280421310721
@@ -93,20 +93,25 @@ default_generator = Generator()
 default_generator._seed = int.from_bytes(os.urandom(8), "little")
 
 
+# functions of a seed that seed a device runtime's generators too: ptcore.cuda
+# appends its ``manual_seed_all`` when it is imported (by ``import ptcore``)
+device_seeders = []
+
+
 def manual_seed(seed):
     """Seed the default generator (and CUDA generators, when present)."""
     seed = int(seed)
     default_generator.manual_seed(seed)
-    import ptcore.cuda
-    ptcore.cuda.manual_seed_all(seed)
+    for f in device_seeders:
+        f(seed)
     return default_generator
 
 
 def seed():
     """Seed the default generator non-deterministically; returns the seed."""
     s = default_generator.seed()
-    import ptcore.cuda
-    ptcore.cuda.manual_seed_all(s)
+    for f in device_seeders:
+        f(s)
     return s
 
 
@@ -152,7 +157,7 @@ def _fill_contig(t, kernel, generator, *args):
         t.copy_(_fill_contig(_C.empty(t.shape, dtype=_C.int64), kernel, generator, *args))
         return t
     if t.device.type != "cpu":
-        return _registry.kernel("random_fill", t.device)(t, _DEVICE_KINDS[kernel], generator, *args)
+        return _loop("random_fill", t.device, None)(t, _DEVICE_KINDS[kernel], generator, *args)
     g = _gen(generator)
     target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
     n = target.numel()
@@ -285,7 +290,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dev = _C._to_device(device)
     if dev.type != "cpu":
         _C.empty(0, device=dev)             # raises, naming why, when the device is unavailable
-        t = _registry.kernel("randperm", dev)(n, dev, generator)
+        t = _loop("randperm", dev, None)(n, dev, generator)
         if dt is not _C.int64:
             t = t.to(dt)
         return _finish(t, out, requires_grad)
@@ -328,7 +333,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     _check_float(dt, "normal_kernel_cpu")
     if ref.device.type != "cpu":
         shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
-        t = _registry.kernel("random_normal_tensor", ref.device)(mean, std, shape, dt, generator)
+        t = _loop("random_normal_tensor", ref.device, None)(mean, std, shape, dt, generator)
         return _finish(t, out, requires_grad)
     m = _as_np64(mean)
     s = _as_np64(std)
@@ -375,7 +380,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 def _bernoulli_tensor(t, probs, generator):
     if t.device.type != "cpu":
-        return _registry.kernel("random_bernoulli", t.device)(t, probs, generator)
+        return _loop("random_bernoulli", t.device, None)(t, probs, generator)
     p = _as_np64(probs)
     if p.size and (np.any(p < 0) or np.any(p > 1) or np.any(np.isnan(p))):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
@@ -408,7 +413,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if cats > (1 << 24):
         raise RuntimeError("number of categories cannot exceed 2^24")
     if input.device.type != "cpu":
-        res = _registry.kernel("multinomial", input.device)(input, num_samples, bool(replacement), generator)
+        res = _loop("multinomial", input.device, None)(input, num_samples, bool(replacement), generator)
         if input.dim() == 1:
             res = res.view(num_samples)
         return _finish(res, out, False)
@@ -524,7 +529,7 @@ def _bernoulli_(t, p, generator):
         if t.dtype.is_complex:
             raise NotImplementedError("bernoulli_ is not implemented for complex tensors")
         if t.device.type != "cpu":
-            _registry.kernel("random_bernoulli", t.device)(t, p, generator)
+            _loop("random_bernoulli", t.device, None)(t, p, generator)
             t._bump_version()
             return t
         one = np.array([p], dtype=np.float64)
@@ -550,6 +555,6 @@ def _exponential_(t, lambd, generator):
     return t
 
 
-# the device kernels' names of the CPU fills (``_registry`` "random_fill")
+# the device kernels' names of the CPU fills (the device loop "random_fill")
 _DEVICE_KINDS = {_K.fill_uniform_addr: "uniform", _K.fill_normal_addr: "normal",
                  _K.fill_randint_addr: "randint", _K.fill_exponential_addr: "exponential"}

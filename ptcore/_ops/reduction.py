@@ -10,7 +10,8 @@ scans ``cumsum``/``cumprod``/``cummax``/``cummin``/``logcumsumexp``,
 
 This module does all argument checking, dtype rules and output allocation;
 the CPU kernels live in ``ptcore._ops._reduce`` and are reached through
-``ptcore._registry`` (one kernel per op name and device type).
+``_CPU_KERNELS`` (one per kernel name; tensors on another device reach the
+kernels the operator table holds, through the dispatch point's device layer).
 
 Result dtypes follow PyTorch: integer/bool sums and products give int64,
 ``mean`` of an integer tensor raises, ``var``/``std``/norms of complex
@@ -26,7 +27,8 @@ import warnings as _warnings
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
-from ptcore import _registry
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
 
 __all__ = []
@@ -85,12 +87,15 @@ def _norm_code(p):
     return _K.OPS["normp"]
 
 
+# kernel name -> CPU kernel
+_CPU_KERNELS = {}
+
 for _name, _code in (("sum", "sum"), ("nansum", "nansum"), ("mean", "mean"), ("nanmean", "nanmean"),
                      ("prod", "prod"), ("amax", "max"), ("amin", "min"), ("max.dim", "argmax"),
                      ("min.dim", "argmin"), ("aminmax", "aminmax"), ("all", "all"), ("any", "any"),
                      ("var", "var"), ("logsumexp", "logsumexp"), ("count_nonzero", "sum")):
-    _registry.register(_name, "cpu")(_reduce_kernel(lambda p, _c=_K.OPS[_code]: _c))
-_registry.register("vector_norm", "cpu")(_reduce_kernel(_norm_code))
+    _CPU_KERNELS[_name] = _reduce_kernel(lambda p, _c=_K.OPS[_code]: _c)
+_CPU_KERNELS["vector_norm"] = _reduce_kernel(_norm_code)
 
 
 def _line_kernel(opname):
@@ -102,7 +107,7 @@ def _line_kernel(opname):
 
 
 for _name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "softmax", "log_softmax"):
-    _registry.register(_name, "cpu")(_line_kernel(_name))
+    _CPU_KERNELS[_name] = _line_kernel(_name)
 
 
 def _select_kernel(kind):
@@ -123,10 +128,9 @@ def _refuse_limited_x(x, kname):
 
 
 for _name in ("median", "nanmedian", "mode"):
-    _registry.register(_name, "cpu")(_select_kernel(_name))
+    _CPU_KERNELS[_name] = _select_kernel(_name)
 
 
-@_registry.register("quantile", "cpu")
 def _quantile_cpu(x2d, q, out, interp, ignore_nan, single):
     _K.quantile_rows(x2d, q, out, interp, ignore_nan, single)
 
@@ -230,7 +234,7 @@ def _write_out(out, res, fname):
     """Copy ``res`` into ``out`` (resized when its shape differs)."""
     if not isinstance(out, _TensorBase):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    _registry.check_same_device(fname, res, out)
+    _check_same_device(fname, res, out)
     if list(out.shape) != list(res.shape):
         if out.numel() != 0:
             _warnings.warn(
@@ -300,7 +304,7 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
         shape = _out_shape(x.shape, dims, keepdim)
         o0 = _empty(shape, dt0, dev) if dt0 is not None else None
         o1 = _empty(shape, dt1, dev) if dt1 is not None else None
-    _registry.kernel(kname, dev)(x, dims, acc, o0, o1, keepdim, **params)
+    _cpu_kernel(kname, dev, _CPU_KERNELS[kname])(x, dims, acc, o0, o1, keepdim, **params)
     return o0, o1
 
 
@@ -960,7 +964,7 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
     xa = x if x.dtype is acc else x._to_dtype(acc)
     o = _empty(list(x.shape), acc, dev)
     oi = _empty(list(x.shape), _C.int64, dev) if want_idx else None
-    _registry.kernel(kname, dev)(xa, dim, o, oi)
+    _cpu_kernel(kname, dev, _CPU_KERNELS[kname])(xa, dim, o, oi)
     if rdt is not acc:
         o = o._to_dtype(rdt)
     return o, oi
@@ -1159,7 +1163,7 @@ def _select(kname, x, d, keepdim):
     rows, M, n = _rows(x, d, sel=sel)
     vals = _empty([M], rows.dtype, dev)
     idx = _empty([M], _C.int64, dev)
-    _registry.kernel(kname, dev)(rows, vals, idx)
+    _cpu_kernel(kname, dev, _CPU_KERNELS[kname])(rows, vals, idx)
     dims = (d,) if x.ndim else ()
     shape = _out_shape(x.shape, dims, keepdim)
     vals = vals.view(shape)
@@ -1274,7 +1278,7 @@ def _quantile_impl(fname, input, q, dim, keepdim, interpolation, out, ignore_nan
             raise RuntimeError(f"{fname}() q must be a scalar or 1D tensor")
         if q.dtype is not x.dtype:
             raise RuntimeError(f"{fname}() q tensor must be same dtype as the input tensor")
-        _registry.check_same_device(fname, x, q)
+        _check_same_device(fname, x, q)
         scalar_q = q.dim() == 0
         qv = [float(v) for v in q.reshape(-1).tolist()]
         for v in qv:
@@ -1305,8 +1309,8 @@ def _quantile_impl(fname, input, q, dim, keepdim, interpolation, out, ignore_nan
     from ptcore._ops.creation import tensor as _tensor_fn
     qt = _tensor_fn(qv, dtype=_C.float64, device=dev)
     res = _empty([len(qv), M], _C.float64, dev)
-    _registry.kernel("quantile", dev)(rows, qt, res, _INTERP[interpolation], ignore_nan,
-                                      x.dtype is _C.float32)
+    _cpu_kernel(fname, dev, _quantile_cpu)(rows, qt, res, _INTERP[interpolation], ignore_nan,
+                                            x.dtype is _C.float32)
     res = res.view([len(qv)] + oshape)
     if scalar_q:
         res = res.view(oshape)

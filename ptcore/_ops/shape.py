@@ -4,8 +4,9 @@ broadcasting helpers and padding.
 
 Every public function checks its arguments (PyTorch's error types and
 messages), computes the result's shape and dtype and allocates it, then calls
-the kernel registered for the device (``ptcore._registry``); the CPU kernels
-are thin wrappers over ``ptcore._ops._index``.  Ops that are views plus a
+its CPU kernel (``cpu_kernel``: a thin wrapper over ``ptcore._ops._index``;
+tensors on another device reach the kernels the operator table holds for
+it, through the dispatch point's device layer).  Ops that are views plus a
 copy (``repeat``, ``roll``, ``rot90``, ``pad`` ...) are written with views and
 ``copy_``, which runs the strided copy kernel.
 """
@@ -16,12 +17,14 @@ import warnings
 import numpy as _np
 
 from ptcore import _tensor as _C
-from ptcore import _registry
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
-    _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, index_put_, index_put,
+    _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, _index_bounds_cpu,
+    index_put_, index_put,
 )
 
 __all__ = [
@@ -181,22 +184,34 @@ def _dim_vector_strides(index, ndim, dim):
     return st
 
 
+def _refusing_limited(kname):
+    """Decorator: the kernel raises PyTorch's NotImplementedError for
+    uint16/32/64 tensors (the limited unsigned types its CPU kernel lacks)."""
+    def deco(fn):
+        def kernel(*args, **kwargs):
+            _refuse_limited(kname, *args)
+            return fn(*args, **kwargs)
+        kernel.__name__ = fn.__name__
+        return kernel
+    return deco
+
+
 # ---------------------------------------------------------------------------
-# CPU kernels (registered; called with validated arguments)
+# CPU kernels (called through cpu_kernel with validated arguments)
 # ---------------------------------------------------------------------------
-@_registry.register("index_select", "cpu")
+@_refusing_limited("index_select")
 def _index_select_cpu(out, input, dim, index):
     _along_dim(_MODE_GATHER, 0, out, out.stride(), input, dim, index,
                _dim_vector_strides(index, out.dim(), dim), out.shape)
 
 
-@_registry.register("gather", "cpu")
+@_refusing_limited("scatter_gather_tensor_cpu")
 def _gather_cpu(out, input, dim, index):
     _along_dim(_MODE_GATHER, 0, out, out.stride(), input, dim, index, list(index.stride()),
                index.shape)
 
 
-@_registry.register("scatter", "cpu")
+@_refusing_limited("scatter_gather_tensor_cpu")
 def _scatter_cpu(self, dim, index, src, reduce):
     """self[... index ...] = src (or reduce into it); ``src`` has self's dtype
     (a 0-d tensor for a value); the iteration runs over index's shape."""
@@ -209,12 +224,11 @@ def _scatter_cpu(self, dim, index, src, reduce):
                    list(index.stride()), index.shape)
 
 
-@_registry.register("scatter_mean_finish", "cpu")
 def _scatter_mean_finish_cpu(self, counts):
     _K.div_count(self, counts)
 
 
-@_registry.register("index_put_dim", "cpu")
+@_refusing_limited("index_copy_cpu")
 def _index_put_dim_cpu(self, dim, index, source, reduce):
     """index_copy_/index_add_/index_fill_: self.select(dim, index[i]) <-
     source.select(dim, i) (or += with reduce='add'); a 0-d ``source`` fills."""
@@ -229,20 +243,19 @@ def _index_put_dim_cpu(self, dim, index, source, reduce):
                    shape)
 
 
-@_registry.register("scale", "cpu")
 def _scale_cpu(t, alpha):
     """t *= alpha in place (alpha a 0-d tensor of t's dtype)."""
     _K.indexed(_MODE_REDUCE, _K.REDUCTIONS["multiply"], alpha, [0] * t.dim(), t,
                list(t.stride()), list(t.shape), [], [], [], [])
 
 
-@_registry.register("masked_fill_", "cpu")
+@_refusing_limited("masked_fill")
 def _masked_fill_cpu(self, mask, value):
     _K.masked(2, self, self.stride(), mask, _broadcast_strides(mask, self.shape), self.shape,
               value)
 
 
-@_registry.register("masked_select", "cpu")
+@_refusing_limited("masked_select")
 def _masked_select_cpu(input, mask, shape):
     istr = _broadcast_strides(input, shape)
     mstr = _broadcast_strides(mask, shape)
@@ -252,7 +265,7 @@ def _masked_select_cpu(input, mask, shape):
     return out
 
 
-@_registry.register("masked_scatter_", "cpu")
+@_refusing_limited("masked_scatter")
 def _masked_scatter_cpu(self, mask, source):
     """Returns False (nothing written) when source has too few elements."""
     mstr = _broadcast_strides(mask, self.shape)
@@ -264,7 +277,7 @@ def _masked_scatter_cpu(self, mask, source):
     return True
 
 
-@_registry.register("nonzero", "cpu")
+@_refusing_limited("nonzero_count_cpu")
 def _nonzero_cpu(input):
     mask = input if input.dtype is _C.bool_ else input._to_dtype(_C.bool_)
     n = _K.masked_count(mask, mask.stride(), mask.shape)
@@ -274,60 +287,39 @@ def _nonzero_cpu(input):
     return out
 
 
-@_registry.register("cat", "cpu")
 def _cat_cpu(out, tensors, dim):
     _K.cat_into(out, list(tensors), dim, False)
 
 
-@_registry.register("stack", "cpu")
 def _stack_cpu(out, tensors, dim):
     _K.cat_into(out, list(tensors), dim, True)
 
 
-@_registry.register("flip", "cpu")
+@_refusing_limited("flip_cpu")
 def _flip_cpu(out, input, flags):
     _K.flip_into(out, input, flags)
 
 
-@_registry.register("tri_", "cpu")
+@_refusing_limited("tril")
 def _tri_cpu(t, diagonal, upper):
     _K.tri_zero(t, diagonal, upper)
 
 
-@_registry.register("repeat_interleave_index", "cpu")
 def _repeat_interleave_index_cpu(repeats, total):
     out = _C.empty(total, dtype=_C.int64)
     _K.repeat_index(repeats, out)
     return out
 
 
-@_registry.register("trace", "cpu")
+@_refusing_limited("trace")
 def _trace_cpu(out, input):
     _K.trace_sum(input, out)
 
 
-@_registry.register("mod_index", "cpu")
 def _mod_index_cpu(index, size):
     _K.mod_index(index, size)
 
 
-def _refusing_limited(kname, fn):
-    """``fn`` raising PyTorch's NotImplementedError for uint16/32/64 tensors
-    (the limited unsigned types its CPU kernel lacks)."""
-    def kernel(*args, **kwargs):
-        _refuse_limited(kname, *args)
-        return fn(*args, **kwargs)
-    kernel.__name__ = fn.__name__
-    return kernel
-
-
-for _op, _kname in (("index_select", "index_select"), ("gather", "scatter_gather_tensor_cpu"),
-                    ("scatter", "scatter_gather_tensor_cpu"), ("index_put_dim", "index_copy_cpu"),
-                    ("masked_fill_", "masked_fill"), ("masked_select", "masked_select"),
-                    ("masked_scatter_", "masked_scatter"), ("nonzero", "nonzero_count_cpu"),
-                    ("flip", "flip_cpu"), ("tri_", "tril"), ("trace", "trace")):
-    _registry.register(_op, "cpu")(_refusing_limited(_kname, _registry.kernel(_op, "cpu")))
-del _op, _kname
 
 
 # ---------------------------------------------------------------------------
@@ -371,7 +363,7 @@ def index_select(input, dim, index, *, out=None):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    _registry.check_same_device("index_select", input, index)
+    _check_same_device("index_select", input, index)
     _out_same_dtype(input.dtype, out, "index_select(): self and result must have the same "
                                       "scalar type")
     ndim = input.dim()
@@ -396,7 +388,7 @@ def index_select(input, dim, index, *, out=None):
     shape[dim] = idx.numel()
     result = _C.empty(shape, dtype=input.dtype, device=input.device)
     if result.numel():
-        _registry.kernel("index_select", input.device)(result, src, dim, idx)
+        _cpu_kernel("index_select", input.device, _index_select_cpu)(result, src, dim, idx)
     return _write_out(result, out)
 
 
@@ -446,7 +438,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     if out is not None and out.dtype is not input.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(input.dtype)}, "
                            f"but got {_cpp_name(out.dtype)} instead")
-    _registry.check_same_device("gather", input, index)
+    _check_same_device("gather", input, index)
     result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
     if empty:
         return _write_out(result, out)
@@ -461,7 +453,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         size = src.shape[dim]
         _check_bounds(idx, size, False, lambda v: RuntimeError(
             f"index {v} is out of bounds for dimension {dim} with size {size}"))
-        _registry.kernel("gather", input.device)(_nonempty(result), src, dim, idx)
+        _cpu_kernel("gather", input.device, _gather_cpu)(_nonempty(result), src, dim, idx)
     return _write_out(result, out)
 
 
@@ -477,7 +469,7 @@ def take(input, index, *, out=None):
     if index.dtype is not _C.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{_scalar_name(index.dtype)}")
-    _registry.check_same_device("take", input, index)
+    _check_same_device("take", input, index)
     _out_same_dtype(input.dtype, out, "take(): self and result must have the same scalar type")
     n = input.numel()
     idx = _plain(index)
@@ -487,7 +479,7 @@ def take(input, index, *, out=None):
             raise IndexError("take(): tried to take from an empty tensor")
         _check_bounds(idx, n, True, lambda v: IndexError(
             f"out of range: tried to access index {v} on a tensor of {n} elements."))
-        _registry.kernel("gather", input.device)(_flat(result), _flat(_plain(input)), 0,
+        _cpu_kernel("gather", input.device, _gather_cpu)(_flat(result), _flat(_plain(input)), 0,
                                                  _flat(idx))
     return _write_out(result, out)
 
@@ -526,7 +518,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         if size == 0:
             raise RuntimeError("ZeroDivisionError")
         idx = idx.clone(memory_format=_C.contiguous_format)     # our own copy to wrap
-        _registry.kernel("mod_index", idx.device)(idx, size)
+        _cpu_kernel("mod_index", idx.device, _mod_index_cpu)(idx, size)
     return gather(x, d, idx, out=out)
 
 
@@ -540,7 +532,7 @@ def _scatter_checks(self, dim, index, src, fname):
         _check_index_dtype(index, "scatter")
     if src is not None and src.dtype is not self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    _registry.check_same_device(fname, self, index, src)
+    _check_same_device(fname, self, index, src)
     if index.numel() == 0:               # PyTorch checks no shapes for an empty index
         return dim
     if max(index.dim(), 1) != max(ndim, 1):
@@ -564,7 +556,7 @@ def _scatter_checks(self, dim, index, src, fname):
                 f"Expected index {_fmt(index.shape)} to be no larger than self "
                 f"{_fmt(self.shape)} apart from dimension {dim} and to be no larger size than "
                 f"src {_fmt(src.shape)}")
-    _registry.check_same_device(fname, self, index, src)
+    _check_same_device(fname, self, index, src)
     return dim
 
 
@@ -590,7 +582,7 @@ def _scatter_impl(self, dim, index, src, value, reduce, fname):
         if _dense_overlap(target, s):
             s = s.clone()
     _assert_no_internal_overlap(target)
-    _registry.kernel("scatter", self.device)(target, dim, idx, s, reduce)
+    _cpu_kernel("scatter", self.device, _scatter_cpu)(target, dim, idx, s, reduce)
     self._bump_version()
     return self
 
@@ -705,7 +697,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     s = _nonempty(_plain(src))
     if _dense_overlap(target, s):
         s = s.clone()
-    kern = _registry.kernel("scatter", self.device)
+    kern = _cpu_kernel("scatter", self.device, _scatter_cpu)
     if not include_self:
         kern(target, dim, idx, _scalar_tensor(_reduce_identity(self.dtype, reduce), self.dtype),
              None)
@@ -714,7 +706,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
         counts = _C.full(target.shape, 1 if include_self else 0, dtype=_C.int64,
                          device=self.device)
         kern(counts, dim, idx, _scalar_tensor(1, _C.int64), "add")
-        _registry.kernel("scatter_mean_finish", self.device)(target, counts)
+        _cpu_kernel("scatter_mean_finish", self.device, _scatter_mean_finish_cpu)(target, counts)
     self._bump_version()
     return self
 
@@ -758,7 +750,7 @@ def _vector_index_checks(self, dim, index, source, fname):
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {_fmt(self.shape)} source.shape = "
             f"{_fmt(source.shape)}")
-    _registry.check_same_device(fname, self, index, source)
+    _check_same_device(fname, self, index, source)
     return dim
 
 
@@ -784,12 +776,12 @@ def index_add_(self, dim, index, source, *, alpha=1):
     src = _plain(source)
     if alpha != 1:
         src = src.clone()
-        _registry.kernel("scale", self.device)(src, _scalar_tensor(alpha, self.dtype))
+        _cpu_kernel("scale", self.device, _scale_cpu)(src, _scalar_tensor(alpha, self.dtype))
     elif _dense_overlap(target, src):
         src = src.clone()
     src = _nonempty(src) if target.dim() == 1 and src.dim() == 0 else src
     _assert_no_internal_overlap(target)
-    _registry.kernel("index_put_dim", self.device)(target, dim, idx, src.reshape(
+    _cpu_kernel("index_put_dim", self.device, _index_put_dim_cpu)(target, dim, idx, src.reshape(
         _index_dim_shape(target, dim, idx.numel())), "add")
     self._bump_version()
     return self
@@ -847,7 +839,7 @@ def index_copy_(self, dim, index, source):
     if index.dim() != 0 and source.dim() and n != source.shape[dim]:
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
                          f"source.size(dim) ({source.shape[dim]})")
-    _registry.check_same_device("index_copy_", self, index, source)
+    _check_same_device("index_copy_", self, index, source)
     target = _nonempty(_plain(self))
     idx = _plain(index).reshape(-1)
     size = target.shape[dim]
@@ -859,7 +851,7 @@ def index_copy_(self, dim, index, source):
     if _dense_overlap(target, src):
         src = src.clone()
     _assert_no_internal_overlap(target)
-    _registry.kernel("index_put_dim", self.device)(
+    _cpu_kernel("index_put_dim", self.device, _index_put_dim_cpu)(
         target, dim, idx, src.reshape(_index_dim_shape(target, dim, n)), None)
     self._bump_version()
     return self
@@ -884,7 +876,7 @@ def index_fill_(self, dim, index, value):
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
                            "supported")
     dim = _wrap(dim, self.dim())
-    _registry.check_same_device("index_fill_", self, index)
+    _check_same_device("index_fill_", self, index)
     target = _nonempty(_plain(self))
     idx = _plain(index).reshape(-1)
     size = target.shape[dim]
@@ -894,7 +886,7 @@ def index_fill_(self, dim, index, value):
     if idx.numel() == 0 or target.numel() == 0:
         return self
     _assert_no_internal_overlap(target)
-    _registry.kernel("index_put_dim", self.device)(target, dim, idx, v, None)
+    _cpu_kernel("index_put_dim", self.device, _index_put_dim_cpu)(target, dim, idx, v, None)
     self._bump_version()
     return self
 
@@ -919,13 +911,13 @@ def masked_fill_(self, mask, value):
     if tuple(b) != tuple(self.shape):
         raise RuntimeError(f"output with shape {_fmt(self.shape)} doesn't match the broadcast "
                            f"shape {_fmt(b)}")
-    _registry.check_same_device("masked_fill_", self, mask)
+    _check_same_device("masked_fill_", self, mask)
     v = _scalar_tensor(value, self.dtype)
     if self.numel() == 0:
         return self
     target = _plain(self)
     _assert_no_internal_overlap(target)
-    _registry.kernel("masked_fill_", self.device)(target, _plain(mask), v)
+    _cpu_kernel("masked_fill_", self.device, _masked_fill_cpu)(target, _plain(mask), v)
     self._bump_version()
     return self
 
@@ -961,9 +953,10 @@ def masked_select(input, mask, *, out=None):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     _out_same_dtype(input.dtype, out, "masked_select(): self and result must have the same "
                                       "scalar type")
-    _registry.check_same_device("masked_select", input, mask)
+    _check_same_device("masked_select", input, mask)
     shape = _broadcast_shape_tensors([input.shape, mask.shape])
-    result = _registry.kernel("masked_select", input.device)(_plain(input), _plain(mask), shape)
+    result = _cpu_kernel("masked_select", input.device, _masked_select_cpu)(
+        _plain(input), _plain(mask), shape)
     return _write_out(result, out)
 
 
@@ -980,7 +973,7 @@ def masked_scatter_(self, mask, source):
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{_scalar_name(self.dtype)} and {_scalar_name(source.dtype)}")
     m = _plain(mask).expand(self.shape)
-    _registry.check_same_device("masked_scatter_", self, mask, source)
+    _check_same_device("masked_scatter_", self, mask, source)
     target = _plain(self)
     _assert_no_internal_overlap(target)
     src = _plain(source)
@@ -988,7 +981,7 @@ def masked_scatter_(self, mask, source):
         src = src.clone()
     if target.numel() == 0:
         return self
-    ok = _registry.kernel("masked_scatter_", self.device)(target, m, src)
+    ok = _cpu_kernel("masked_scatter_", self.device, _masked_scatter_cpu)(target, m, src)
     if not ok:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     self._bump_version()
@@ -1025,7 +1018,7 @@ def nonzero(input, *, out=None, as_tuple=False):
     if out is not None and out.dtype is not _C.int64:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
                            f"type{_scalar_name(out.dtype)}")
-    result = _registry.kernel("nonzero", input.device)(_plain(input))
+    result = _cpu_kernel("nonzero", input.device, _nonzero_cpu)(_plain(input))
     if as_tuple:
         if input.dim() == 0:
             return (_C.zeros(result.shape[0], dtype=_C.int64, device=input.device),)
@@ -1100,7 +1093,7 @@ def cat(tensors, dim=0, *, out=None):
         if t.dim() == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     dtype = _promote_all(seq)
-    _registry.check_same_device("cat", *seq)
+    _check_same_device("cat", *seq)
     ref = next((t for t in seq if not _legacy_empty(t)), None)
     if out is not None:
         if not isinstance(out, _TensorBase):
@@ -1139,7 +1132,7 @@ def cat(tensors, dim=0, *, out=None):
     else:
         result = _C.empty(shape, dtype=dtype, device=ref.device)
     if result.numel():
-        _registry.kernel("cat", ref.device)(result, plain, dim)
+        _cpu_kernel("cat", ref.device, _cat_cpu)(result, plain, dim)
     if out is not None:
         out._bump_version()
         return out
@@ -1176,7 +1169,7 @@ def stack(tensors, dim=0, *, out=None):
                                f"entry 0 and {_fmt(t.shape)} at entry {i}")
     dim = _wrap(dim, len(s0) + 1)
     dtype = _promote_all(seq)
-    _registry.check_same_device("stack", *seq)
+    _check_same_device("stack", *seq)
     shape = list(s0)
     shape.insert(dim, len(seq))
     if out is not None:
@@ -1191,12 +1184,12 @@ def stack(tensors, dim=0, *, out=None):
         for t in plain:
             _assert_no_overlap(out, t)
         if out.numel():
-            _registry.kernel("stack", out.device)(_plain(out), plain, dim)
+            _cpu_kernel("stack", out.device, _stack_cpu)(_plain(out), plain, dim)
         out._bump_version()
         return out
     result = _C.empty(shape, dtype=dtype, device=seq[0].device)
     if result.numel():
-        _registry.kernel("stack", seq[0].device)(result, [_plain(t) for t in seq], dim)
+        _cpu_kernel("stack", seq[0].device, _stack_cpu)(result, [_plain(t) for t in seq], dim)
     return result
 
 
@@ -1268,7 +1261,7 @@ def flip(input, dims):
     x = _plain(input)
     result = _C.empty(input.shape, dtype=input.dtype, device=input.device)
     if result.numel():
-        _registry.kernel("flip", input.device)(result, x, flags[:nd])
+        _cpu_kernel("flip", input.device, _flip_cpu)(result, x, flags[:nd])
     return result
 
 
@@ -1478,13 +1471,13 @@ def _repeat_index(repeats, output_size):
     r = _int64(_plain(repeats))
     r = r.contiguous()
     if r.numel():
-        bad = _registry.kernel("index_bounds", r.device)(r, 2 ** 62, False)
+        bad = _cpu_kernel("index_bounds", r.device, _index_bounds_cpu)(r, 2 ** 62, False)
         if bad is not None:
             raise RuntimeError("repeats can not be negative")
     total = sum(r.tolist()) if r.numel() else 0
     if output_size is not None and output_size != total:
         raise RuntimeError("allocated size does not match required size")
-    return _registry.kernel("repeat_interleave_index", r.device)(r, total)
+    return _cpu_kernel("repeat_interleave_index", r.device, _repeat_interleave_index_cpu)(r, total)
 
 
 # ---------------------------------------------------------------------------
@@ -1499,7 +1492,7 @@ def tril_(self, diagonal=0):
     """In place: zero the elements above the ``diagonal``-th diagonal."""
     _tri_check(self, "tril")
     if self.numel():
-        _registry.kernel("tri_", self.device)(_plain(self), operator.index(diagonal), False)
+        _cpu_kernel("tri_", self.device, _tri_cpu)(_plain(self), operator.index(diagonal), False)
         self._bump_version()
     return self
 
@@ -1508,7 +1501,7 @@ def triu_(self, diagonal=0):
     """In place: zero the elements below the ``diagonal``-th diagonal."""
     _tri_check(self, "triu")
     if self.numel():
-        _registry.kernel("tri_", self.device)(_plain(self), operator.index(diagonal), True)
+        _cpu_kernel("tri_", self.device, _tri_cpu)(_plain(self), operator.index(diagonal), True)
         self._bump_version()
     return self
 
@@ -1665,7 +1658,7 @@ def trace(input):
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     dt = _C.int64 if input.dtype._category == 1 else input.dtype
     out = _C.empty((), dtype=dt, device=input.device)
-    _registry.kernel("trace", input.device)(out, _plain(input))
+    _cpu_kernel("trace", input.device, _trace_cpu)(out, _plain(input))
     return out
 
 

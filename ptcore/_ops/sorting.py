@@ -3,8 +3,9 @@
 ``bucketize``, ``histc``, ``histogram``, ``bincount``, ``isin``.
 
 The public functions check arguments, promote dtypes, compute shapes and
-allocate outputs; the CPU kernels (``ptcore._ops._sort``) are registered in
-``ptcore._registry`` and reached through ``kernel(op, device)``.
+allocate outputs, then call the CPU kernels (``ptcore._ops._sort``) through
+``cpu_kernel`` (tensors on another device reach the kernels registered in
+the operator table instead, through the dispatch point's device layer).
 
 Ordering follows ``torch.sort``: NaN is larger than every number (last in
 ascending order, first in descending order), -0.0 and 0.0 are equal.  Sorts
@@ -16,7 +17,8 @@ import operator
 import warnings
 
 from ptcore import _tensor as _C
-from ptcore import _registry
+from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named
@@ -163,7 +165,6 @@ def _from_key(k, dt):
     return k._to_dtype(dt)
 
 
-@_registry.register("sort", "cpu")
 def _sort_cpu(x, dim, descending, stable, values, indices):
     if x.dtype in _LIMITED:
         k = _ordered_key(x)
@@ -175,25 +176,21 @@ def _sort_cpu(x, dim, descending, stable, values, indices):
     _K.sort(x, dim, descending, values, indices)
 
 
-@_registry.register("topk", "cpu")
 def _topk_cpu(x, k, dim, largest, sorted_, values, indices):
     _refuse_limited("topk_cpu", x)
     _K.topk(x, dim, k, largest, values, indices)
 
 
-@_registry.register("kthvalue", "cpu")
 def _kthvalue_cpu(x, k, dim, values, indices):
     _refuse_limited("kthvalue_cpu", x)
     _K.kthvalue(x, dim, k, values, indices)
 
 
-@_registry.register("searchsorted", "cpu")
 def _searchsorted_cpu(boundaries, values, out, right, sorter):
     _refuse_limited("searchsorted_out_cpu", boundaries, values)
     _K.searchsorted(boundaries, values, out, right, sorter)
 
 
-@_registry.register("unique", "cpu")
 def _unique_cpu(x1, consecutive, return_inverse, return_counts):
     """Groups of a 1-D tensor -> (values, inverse or None, counts or None)."""
     if x1.dtype in _LIMITED:
@@ -212,7 +209,6 @@ def _unique_cpu(x1, consecutive, return_inverse, return_counts):
     return vals, inv, cnt
 
 
-@_registry.register("unique_dim", "cpu")
 def _unique_dim_cpu(mat, consecutive, return_inverse, return_counts):
     """Groups of the rows of a contiguous 2-D tensor -> (rows, inverse, counts)."""
     if mat.dtype in _LIMITED:
@@ -232,26 +228,22 @@ def _unique_dim_cpu(mat, consecutive, return_inverse, return_counts):
     return rows, inv, cnt
 
 
-@_registry.register("sorting_minmax", "cpu")
 def _minmax_cpu(x1):
     _refuse_limited("aminmax_cpu", x1)
     return _K.minmax(x1)
 
 
-@_registry.register("histc", "cpu")
 def _histc_cpu(x1, hist, lo, hi):
     _refuse_limited("histc_cpu", x1)
     _K.histc(x1, hist, lo, hi)
 
 
-@_registry.register("bincount", "cpu")
 def _bincount_cpu(x1, weights, out):
     _refuse_limited("bincount_cpu", x1)
     out.zero_()
     _K.bincount(x1, weights, out)
 
 
-@_registry.register("isin", "cpu")
 def _isin_cpu(elements1, test1, out1, invert):
     _refuse_limited("isin_default_cpu", elements1, test1)
     _K.isin(elements1, test1, out1, invert)
@@ -271,7 +263,8 @@ def _sort_common(x, dim, descending, stable, fname, want_values):
             values.copy_(x)
         indices.zero_()
     elif x.numel() > 0:
-        _registry.kernel("sort", x.device)(x, d, bool(descending), bool(stable), values, indices)
+        _cpu_kernel("sort", x.device, _sort_cpu)(x, d, bool(descending), bool(stable), values,
+                                                   indices)
     return values, indices
 
 
@@ -386,7 +379,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         values = _empty(shape, x.dtype, x.device)
         indices = _empty(shape, _C.int64, x.device)
         if values.numel() > 0:
-            _registry.kernel("topk", x.device)(x, k, d, bool(largest), bool(sorted), values, indices)
+            _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, bool(largest), bool(sorted), values,
+                                                       indices)
     if out is not None:
         values, indices = _write_outs(out, (values, indices), "topk")
     return _topk_t(values, indices)
@@ -433,7 +427,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         values = _empty(shape, x.dtype, x.device)
         indices = _empty(shape, _C.int64, x.device)
         if values.numel() > 0:
-            _registry.kernel("kthvalue", x.device)(x, k, d, values, indices)
+            _cpu_kernel("kthvalue", x.device, _kthvalue_cpu)(x, k, d, values, indices)
         if not keepdim:
             values = values.squeeze(d)
             indices = indices.squeeze(d)
@@ -462,7 +456,7 @@ def _unique_impl(input, consecutive, return_inverse, return_counts, dim, fname):
         if x.dtype.is_complex:
             raise _not_impl("unique", x.dtype)
         x1 = _flat(x)
-        vals, inv, cnt = _registry.kernel("unique", x.device)(
+        vals, inv, cnt = _cpu_kernel("unique", x.device, _unique_cpu)(
             x1, consecutive, bool(return_inverse), bool(return_counts))
         if inv is not None:
             inv = inv.view(x.shape)
@@ -491,7 +485,7 @@ def _unique_impl(input, consecutive, return_inverse, return_counts, dim, fname):
     s = shape[d]
     r = x.numel() // s
     mat = moved.contiguous().view(s, r)
-    rows, inv, cnt = _registry.kernel("unique_dim", x.device)(
+    rows, inv, cnt = _cpu_kernel("unique_dim", x.device, _unique_dim_cpu)(
         mat, consecutive, bool(return_inverse), bool(return_counts))
     vals = rows.view([rows.shape[0]] + list(moved.shape[1:])).movedim(0, d)
     return _unique_result(vals, inv, cnt, return_inverse, return_counts)
@@ -543,7 +537,7 @@ def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname)
         values = values.detach()
     if sorter is not None:
         sorter = _tensor_arg(sorter, fname, "sorter")
-    _registry.check_same_device(fname, boundaries, None if is_scalar else values, sorter)
+    _check_same_device(fname, boundaries, None if is_scalar else values, sorter)
     vdim = 0 if is_scalar else values.dim()
     vshape = () if is_scalar else tuple(values.shape)
     vnumel = 1 if is_scalar else values.numel()
@@ -602,10 +596,10 @@ def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname)
     if result.numel() > 0:
         v1 = vals.view(1) if vdim == 0 else vals
         r1 = result.view(1) if vdim == 0 else result
-        _registry.kernel("searchsorted", bd.device)(bd, v1, r1, is_right, sorter)
+        _cpu_kernel("searchsorted", bd.device, _searchsorted_cpu)(bd, v1, r1, is_right, sorter)
     elif sorter is not None and sorter.numel() > 0:
         # PyTorch validates the sorter even when there is nothing to search
-        lo, hi = _registry.kernel("sorting_minmax", sorter.device)(_flat(sorter))
+        lo, hi = _cpu_kernel("sorting_minmax", sorter.device, _minmax_cpu)(_flat(sorter))
         if lo < 0 or hi >= sorter.shape[-1]:
             raise RuntimeError("torch.searchsorted(): sorter index out of range")
     if out is not None:
@@ -691,7 +685,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     if lo == hi and x.numel() > 0:
         if not x.dtype.is_floating_point:
             raise _not_impl("aminmax_cpu" if x.dtype.is_complex else "histogram_cpu", x.dtype)
-        lo, hi = _registry.kernel("sorting_minmax", x.device)(_flat(x))
+        lo, hi = _cpu_kernel("sorting_minmax", x.device, _minmax_cpu)(_flat(x))
     if lo == hi:
         lo -= 1
         hi += 1
@@ -710,7 +704,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
                 "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
                 f"input {_cpp_name(x.dtype)} and hist {_cpp_name(out.dtype)}")
     hist = _empty((bins,), x.dtype, x.device)
-    _registry.kernel("histc", x.device)(_flat(x), hist, lo, hi)
+    _cpu_kernel("histc", x.device, _histc_cpu)(_flat(x), hist, lo, hi)
     if out is not None:
         hist = _write_out(out, hist, "histc")
     return hist
@@ -837,7 +831,7 @@ def bincount(input, weights=None, minlength=0):
     minlength = _int_arg(minlength, "bincount", "minlength")
     if weights is not None:
         weights = _tensor_arg(weights, "bincount", "weights", 2)
-    _registry.check_same_device("bincount", x, weights)
+    _check_same_device("bincount", x, weights)
     if x.dtype._name not in _BINCOUNT_INPUT:
         raise _not_impl("bincount_cpu", x.dtype)
     if minlength < 0:
@@ -846,7 +840,7 @@ def bincount(input, weights=None, minlength=0):
         return _C.zeros(minlength, dtype=_C.int64, device=x.device)
     if x.dim() != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    lo, hi = _registry.kernel("sorting_minmax", x.device)(x)
+    lo, hi = _cpu_kernel("sorting_minmax", x.device, _minmax_cpu)(x)
     if lo < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.dim() != 1 or weights.shape[0] != x.shape[0]):
@@ -861,7 +855,7 @@ def bincount(input, weights=None, minlength=0):
                               UserWarning, stacklevel=2)
             weights = weights.to(_C.float64)
         out = _empty((n,), weights.dtype, x.device)
-    _registry.kernel("bincount", x.device)(x, weights, out)
+    _cpu_kernel("bincount", x.device, _bincount_cpu)(x, weights, out)
     return out
 
 
@@ -895,7 +889,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
         if not isinstance(v, (_TensorBase, numbers.Number)) or isinstance(v, (str, bytes)):
             raise TypeError(f"isin(): expected a Tensor or a Number, got {_typename(v)}")
     device = elements.device if e_t else test_elements.device
-    _registry.check_same_device("isin", elements if e_t else None, test_elements if t_t else None)
+    _check_same_device("isin", elements if e_t else None, test_elements if t_t else None)
     for v in (elements, test_elements):
         dt = _isin_dtype(v)
         if dt is _C.bool_ or dt.is_complex:
@@ -913,7 +907,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
     te = as_tensor(test_elements)
     result = _empty(el.shape, _C.bool_, device)
     if result.numel() > 0:
-        _registry.kernel("isin", device)(_flat(el), _flat(te), result.view(-1), bool(invert))
+        _cpu_kernel("isin", device, _isin_cpu)(_flat(el), _flat(te), result.view(-1), bool(invert))
     if out is not None:
         result = _write_out(out, result, "isin")
     return result

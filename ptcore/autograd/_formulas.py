@@ -10,7 +10,7 @@ each input's shape and casts them to its dtype.
 import math
 
 import ptcore as P
-from ptcore import _registry
+from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._tensor import _TensorBase
@@ -858,9 +858,6 @@ def _recorded(*ts):
     return P.is_grad_enabled() and any(t is not None and t._requires_grad for t in ts)
 
 
-_registry.register("softmax_backward", "cpu")(_NNK.softmax_backward)
-
-
 def _one_pass_softmax_backward(g, y, dim, log):
     """The one-pass kernel's gradient (last dim, contiguous float; the kernel
     of y's device), else None."""
@@ -868,9 +865,9 @@ def _one_pass_softmax_backward(g, y, dim, log):
         return None
     if (dim if dim >= 0 else dim + y.dim()) != y.dim() - 1:
         return None
-    if not _registry.has_kernel("softmax_backward", y.device.type):
+    if not _has_loop("softmax_backward", y.device.type):
         return None
-    return _registry.kernel("softmax_backward", y.device)(g, y, -1, log)
+    return _loop("softmax_backward", y.device, _NNK.softmax_backward)(g, y, -1, log)
 
 
 @formula("softmax")

@@ -71,6 +71,8 @@ def install():
     """Give every op of the autograd-aware families its body (recording with
     its formula) and bind the entries made from the table."""
     from ptcore._dispatch.generate import entry
+    from ptcore.autograd import _composite_functions
+    _composite_functions.install()
     mods = (ptcore._ops.pointwise, ptcore._ops.reduction, ptcore._ops.linalg, ptcore._ops.shape,
             ptcore._ops.sorting)
     bodies = {}

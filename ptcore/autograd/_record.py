@@ -22,8 +22,9 @@ from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import _node_classes
 from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, gradient_edge, node_class)
 
+from ptcore._settings import _anomaly  # noqa: E402  (the flag lives in the core settings)
+
 _state = _gm._state
-_anomaly = [False]
 
 
 def _needs_grad(args, kwargs):

@@ -6,18 +6,16 @@ import inspect
 import threading
 
 from ptcore import _tensor as _C
+from ptcore._settings import _GradState, grad_state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
 
-class _State(threading.local):
-    def __init__(self):
-        self.enabled = True
-        self.inference = False
-
-
-_state = _State()
+# the thread-local grad mode lives in the core settings (Tensor methods below
+# the autograd layer read it)
+_State = _GradState
+_state = grad_state
 # inference mode was entered at least once in this process: until then no
 # inference tensor exists and autograd skips its inference-tensor checks
 _ever = [False]

@@ -23,12 +23,18 @@ from ptcore.cuda._random import (  # noqa: F401
     set_rng_state, set_rng_state_all,
 )
 
+from ptcore._dispatch import device as _device_layer
+from ptcore._ops import random as _host_random
 from ptcore.cuda import _runtime
 from ptcore.cuda._allocator import (
     get_per_process_memory_fraction as _get_fraction, mem_get_info as _mem_get_info,
     set_per_process_memory_fraction as _set_fraction,
     caching_allocator_alloc as _caching_allocator_alloc,
 )
+
+# ptcore.manual_seed / ptcore.seed seed the CUDA generators too
+if manual_seed_all not in _host_random.device_seeders:
+    _host_random.device_seeders.append(manual_seed_all)
 
 
 def _probe():
@@ -247,6 +253,27 @@ def _is_pinned(t):
 
 
 _C._set_cuda_hook(_cuda_hook)
+# the tensor layer (Tensor.to / pin_memory / is_pinned) reaches these through
+# the dispatch layer's device runtime, without importing ptcore.cuda
+def _record_stream(t, stream):
+    from ptcore.cuda import _tensors
+    _tensors.record_stream(t, stream)
+
+
+def _dlpack_stream_sync(t, stream):
+    from ptcore.cuda import _tensors
+    _tensors.dlpack_stream_sync(t, stream)
+
+
+def _cuda_array_interface(t):
+    from ptcore.cuda import _tensors
+    return _tensors.cuda_array_interface(t)
+
+
+_device_layer.register_runtime(to_device=_to_device, pin_memory=_pin_memory,
+                               is_pinned=_is_pinned, record_stream=_record_stream,
+                               dlpack_stream_sync=_dlpack_stream_sync,
+                               cuda_array_interface=_cuda_array_interface)
 
 
 def __getattr__(name):

@@ -4,7 +4,7 @@ indexing, masking, concatenation, sorting and selection.
 The CPU front-ends of these ops (``ptcore._ops.pointwise``, ``shape``,
 ``indexing``, ``sorting``) do every argument check, dtype rule and output
 allocation themselves and reach their element loops through
-``ptcore._registry`` (``kernel(name, tensor.device)``).  This module
+the front-ends' device loops (``cpu_kernel(name, tensor.device, cpu_loop)``).  This module
 registers the ``"cuda"`` implementations of those loops, written with the
 kernels of :mod:`ptcore.cuda._kernels` (elementwise, gather/scatter) and
 :mod:`ptcore.cuda._kernels_index` (sort, compaction, nonzero, median), and
@@ -17,7 +17,7 @@ back (a sync, as on PyTorch).
 """
 import ctypes
 
-from ptcore import _registry
+from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
 from ptcore.cuda import _launch as L
@@ -608,7 +608,7 @@ def register():
     if _registered[0]:
         return
     for name, fn in _REGISTRY.items():
-        _registry.register(name, "cuda")(fn)
+        register_loop(name, "cuda", fn)
     use_frontends(FRONTEND_OPS)
     use_frontends(_pointwise_without_kernel())
     _registered[0] = True

@@ -8,7 +8,7 @@ the elementwise families of :mod:`ptcore.cuda._kernels`), launched with
 device; the nn kernels compile in groups (every nn kernel of a dtype in one
 program).  :func:`register` puts them into the operator table
 (``OpDef.kernels['cuda']``) and into the per-device kernel sets the nn code
-already routes through (``_registry``: ``conv_kernels`` for convolution and
+already routes through (the front-ends' device loops, ``register_loop``: ``convolution and pooling`` for convolution and
 pooling, ``layer_norm_kernels``, ``softmax_backward``, ``adam_step``):
 
 * ops of the table: ``softmax``/``log_softmax`` (any dim); and, only where
@@ -1259,7 +1259,7 @@ def register():
     code's per-device kernel sets (once)."""
     if _registered[0]:
         return
-    from ptcore import _registry
+    from ptcore._dispatch.device import register_loop
     from ptcore._dispatch.device import register_kernel
     from ptcore._dispatch.table import lookup
     for op in ("softmax", "log_softmax"):
@@ -1313,8 +1313,8 @@ def register():
         d = lookup(name, "ptcore")
         if d is not None:
             register_kernel(name, "cuda", d.raw, namespaces=("ptcore",))
-    _registry.register("conv_kernels", "cuda")(conv_kernels)
-    _registry.register("layer_norm_kernels", "cuda")(layer_norm_kernels)
-    _registry.register("adam_step", "cuda")(adam_step)
-    _registry.register("softmax_backward", "cuda")(softmax_backward)
+    register_loop("convolution and pooling", "cuda", conv_kernels)
+    register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
+    register_loop("adam_step", "cuda", adam_step)
+    register_loop("softmax_backward", "cuda", softmax_backward)
     _registered[0] = True

@@ -9,7 +9,7 @@ CPU's algorithm, no device data is read) and uploads the permutation.
 """
 import ctypes
 
-from ptcore import _registry
+from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
 from ptcore.cuda import _launch as L
@@ -189,11 +189,11 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    _registry.register("random_fill", "cuda")(_random_fill)
-    _registry.register("random_bernoulli", "cuda")(_random_bernoulli)
-    _registry.register("random_normal_tensor", "cuda")(_random_normal_tensor)
-    _registry.register("randperm", "cuda")(_randperm)
-    _registry.register("multinomial", "cuda")(_multinomial)
+    register_loop("random_fill", "cuda", _random_fill)
+    register_loop("random_bernoulli", "cuda", _random_bernoulli)
+    register_loop("random_normal_tensor", "cuda", _random_normal_tensor)
+    register_loop("randperm", "cuda", _randperm)
+    register_loop("multinomial", "cuda", _multinomial)
     import ptcore.nn.functional   # noqa: F401  (declares the dropout ops, loaded lazily otherwise)
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

@@ -1,7 +1,7 @@
 """CUDA loops of the reduction and scan front-ends of ``ptcore._ops.reduction``
 (reductions over any set of dims with keepdim, max/min with indices,
 var/std(+mean), norms, logsumexp, all/any, cumsum/cumprod/cummax/cummin/
-logcumsumexp), registered in ``ptcore._registry`` under the names the
+logcumsumexp), registered as the front-ends' device loops (``register_loop``) under the names the
 front-ends look up; the front-ends themselves then run on CUDA tensors.
 
 Rows: the reduced (or scanned) dims are moved last and copied contiguous
@@ -9,7 +9,7 @@ on the device, so every kernel sees an (M, L) matrix (one block per row).
 """
 import math
 
-from ptcore import _registry
+from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
 from ptcore.cuda import _launch as L
@@ -149,8 +149,8 @@ def register():
     if _registered[0]:
         return
     for name in _REDUCTIONS:
-        _registry.register(name, "cuda")(_reduce_kernel(name))
+        register_loop(name, "cuda", _reduce_kernel(name))
     for name in _LINES:
-        _registry.register(name, "cuda")(_line_kernel(name))
+        register_loop(name, "cuda", _line_kernel(name))
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

@@ -13,7 +13,6 @@ import math as _math
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore.autograd.function import Function as _Function
 from ptcore._ops.linalg import _broadcast_batch
 from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError  # noqa: F401
 
@@ -164,30 +163,24 @@ def _lu_backward(gL, gU, P, L, U):
     return P @ gA
 
 
-class _LU(_Function):
-    @staticmethod
-    def forward(ctx, A):
-        LU, piv, _ = ptcore.linalg.lu_factor_ex(A)
-        if piv.shape[-1] == 0:      # k = 0: nothing to factor
-            m, n = A.shape[-2:]
-            batch = tuple(A.shape[:-2])
-            P = ptcore.eye(m, dtype=A.dtype).expand(*batch, m, m).clone()
-            L = ptcore.zeros(batch + (m, 0), dtype=A.dtype)
-            U = ptcore.zeros(batch + (0, n), dtype=A.dtype)
-        else:
-            P, L, U = ptcore.lu_unpack(LU, piv)
-        ctx.save_for_backward(P, L, U)
-        ctx.mark_non_differentiable(P)
-        return P, L, U
+# name -> the autograd.Function of lu / geqrf / ldl_factor_ex / ldl_solve:
+# supplied by the autograd layer (ptcore.autograd._composite_functions, with
+# the forwards below and _lu_backward) when autograd installs
+FUNCTIONS = {}
 
-    @staticmethod
-    def backward(ctx, gP, gL, gU):
-        P, L, U = ctx.saved_tensors
-        if gL is None:
-            gL = ptcore.zeros_like(L)
-        if gU is None:
-            gU = ptcore.zeros_like(U)
-        return _lu_backward(gL, gU, P, L, U)
+
+def _lu_forward(A):
+    """(P, L, U) of ``A`` (no recording)."""
+    LU, piv, _ = ptcore.linalg.lu_factor_ex(A)
+    if piv.shape[-1] == 0:      # k = 0: nothing to factor
+        m, n = A.shape[-2:]
+        batch = tuple(A.shape[:-2])
+        P = ptcore.eye(m, dtype=A.dtype).expand(*batch, m, m).clone()
+        L = ptcore.zeros(batch + (m, 0), dtype=A.dtype)
+        U = ptcore.zeros(batch + (0, n), dtype=A.dtype)
+    else:
+        P, L, U = ptcore.lu_unpack(LU, piv)
+    return P, L, U
 
 
 def lu(A, *, pivot=True, out=None):
@@ -214,7 +207,7 @@ def lu(A, *, pivot=True, out=None):
     if not pivot:
         # the same dtype checks as lu_factor first, then its pivot error
         ptcore.linalg.lu_factor_ex(A.detach(), pivot=False)
-    return _out(LUResult(*_LU.apply(A)), out, "linalg_lu")
+    return _out(LUResult(*FUNCTIONS["lu"].apply(A)), out, "linalg_lu")
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
@@ -423,16 +416,6 @@ def orgqr(input, tau, *, out=None):
     return householder_product(input, tau, out=out)
 
 
-class _Geqrf(_Function):
-    @staticmethod
-    def forward(ctx, A):
-        return _geqrf_impl(A)
-
-    @staticmethod
-    def backward(ctx, ga, gtau):
-        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
-
-
 def _geqrf_impl(A):
     m, n = A.shape[-2:]
     k = _b.min(m, n)
@@ -482,7 +465,7 @@ def geqrf(input, *, out=None):
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _lapack_dtype(input.dtype, "geqrf_cpu")
-    a, tau = _Geqrf.apply(input)
+    a, tau = FUNCTIONS["geqrf"].apply(input)
     return _out(GeqrfResult(a, tau), out, "geqrf")
 
 
@@ -774,24 +757,19 @@ def _square_checks(A, fn):
                            f"{dt._legacy}")
 
 
-class _LDLFactor(_Function):
-    @staticmethod
-    def forward(ctx, A, hermitian):
-        a = _np_of(A)
-        n = a.shape[-1]
-        batch = a.shape[:-2]
-        a2 = a.reshape(-1, n, n)
-        LD = _np.zeros_like(a2)
-        piv = _np.zeros((a2.shape[0], n), _np.int32)
-        info = _np.zeros(a2.shape[0], _np.int32)
-        for i in range(a2.shape[0]):
-            LD[i], piv[i], info[i] = _sytf2_lower(a2[i], hermitian and a.dtype.kind == "c")
-        return (ptcore.from_numpy(LD.reshape(a.shape)), ptcore.from_numpy(piv.reshape(
-            batch + (n,))), ptcore.from_numpy(info.reshape(batch)))
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+def _ldl_factor_forward(A, hermitian):
+    """(LD, pivots, info) of ``A`` (no recording)."""
+    a = _np_of(A)
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    a2 = a.reshape(-1, n, n)
+    LD = _np.zeros_like(a2)
+    piv = _np.zeros((a2.shape[0], n), _np.int32)
+    info = _np.zeros(a2.shape[0], _np.int32)
+    for i in range(a2.shape[0]):
+        LD[i], piv[i], info[i] = _sytf2_lower(a2[i], hermitian and a.dtype.kind == "c")
+    return (ptcore.from_numpy(LD.reshape(a.shape)), ptcore.from_numpy(piv.reshape(
+        batch + (n,))), ptcore.from_numpy(info.reshape(batch)))
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
@@ -807,7 +785,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     if A.dtype not in _FLOATS:
         raise NotImplementedError(f"\"ldl_factor_kernel_cpu\" not implemented for "
                                   f"'{A.dtype._legacy}'")
-    LD, piv, info = _LDLFactor.apply(A, bool(hermitian))
+    LD, piv, info = FUNCTIONS["ldl_factor_ex"].apply(A, bool(hermitian))
     if check_errors:
         _ldl_check(info, fn)
     return _out(LDLFactorExResult(LD, piv, info), out, "linalg_ldl_factor_ex")
@@ -828,23 +806,18 @@ def ldl_factor(A, *, hermitian=False, out=None):
     return _out(LDLFactorResult(LD, piv), out, "linalg_ldl_factor")
 
 
-class _LDLSolve(_Function):
-    @staticmethod
-    def forward(ctx, LD, pivots, B, hermitian):
-        n = LD.shape[-1]
-        batch = tuple(_broadcast_batch(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
-        ld = _np.broadcast_to(_np_of(LD), batch + (n, n)).reshape(-1, n, n)
-        pv = _np.broadcast_to(_np_of(pivots).astype(_np.int64), batch + (n,)).reshape(-1, n)
-        b = _np.array(_np.broadcast_to(_np_of(B), batch + tuple(B.shape[-2:])))
-        b2 = b.reshape((-1,) + tuple(B.shape[-2:]))
-        herm = hermitian and ld.dtype.kind == "c"
-        for i in range(b2.shape[0]):
-            _sytrs_lower(ld[i], pv[i], b2[i], herm)
-        return ptcore.from_numpy(_np.ascontiguousarray(b2.reshape(b.shape)))
-
-    @staticmethod
-    def backward(ctx, g):
-        raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+def _ldl_solve_forward(LD, pivots, B, hermitian):
+    """X of ``A X = B`` from the factorisation (no recording)."""
+    n = LD.shape[-1]
+    batch = tuple(_broadcast_batch(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
+    ld = _np.broadcast_to(_np_of(LD), batch + (n, n)).reshape(-1, n, n)
+    pv = _np.broadcast_to(_np_of(pivots).astype(_np.int64), batch + (n,)).reshape(-1, n)
+    b = _np.array(_np.broadcast_to(_np_of(B), batch + tuple(B.shape[-2:])))
+    b2 = b.reshape((-1,) + tuple(B.shape[-2:]))
+    herm = hermitian and ld.dtype.kind == "c"
+    for i in range(b2.shape[0]):
+        _sytrs_lower(ld[i], pv[i], b2[i], herm)
+    return ptcore.from_numpy(_np.ascontiguousarray(b2.reshape(b.shape)))
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
@@ -869,4 +842,5 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{B.dtype._legacy} and A of type {LD.dtype._legacy} instead.")
     _lapack_dtype(LD.dtype, "ldl_solve_cpu")
-    return _out(_LDLSolve.apply(LD, pivots, B, bool(hermitian)), out, "linalg_ldl_solve")
+    return _out(FUNCTIONS["ldl_solve"].apply(LD, pivots, B, bool(hermitian)), out,
+                "linalg_ldl_solve")

@@ -13,6 +13,7 @@ import numpy as _np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import finfo as _finfo
+from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
 from ptcore._ops.linalg import _blas, _broadcast_batch
 
 
@@ -55,8 +56,7 @@ def _check_A(A, fn, square=True, name="A"):
     if not isinstance(A, _TensorBase):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
     if A.device.type != "cpu":
-        from ptcore._registry import kernel
-        kernel(fn, A.device)
+        raise _no_kernel_error(fn, A.device)
     if A.dim() < 2:
         raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:

@@ -1,6 +1,6 @@
 """Adam (``torch.optim.Adam``)."""
 import ptcore
-from ptcore import _registry
+from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _check_eps_betas_wd, _check_fused_foreach, _get_scalar_dtype, _to_scalar,
@@ -15,16 +15,13 @@ def _adam_step_cpu(*args):
     return _optim.adam_step(*args)
 
 
-_registry.register("adam_step", "cpu")(_adam_step_cpu)
-
-
 def _fusable(param, grad, exp_avg, exp_avg_sq, max_sq):
     """The single-pass kernel applies: real float tensors of one dtype, shape
     and device, all contiguous, and the update is not being recorded."""
     dt = param.dtype
     if dt is not ptcore.float32 and dt is not ptcore.float64:
         return False
-    if ptcore.is_grad_enabled() or not _registry.has_kernel("adam_step", param.device.type):
+    if ptcore.is_grad_enabled() or not _has_loop("adam_step", param.device.type):
         return False
     shape = param.shape
     for t in (param, grad, exp_avg, exp_avg_sq) + (() if max_sq is None else (max_sq,)):
@@ -162,7 +159,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
         max_sq = max_exp_avg_sqs[i] if amsgrad else None
         if _fusable(param, grads[i], exp_avg, exp_avg_sq, max_sq):
             step = step_t.item()
-            _registry.kernel("adam_step", param.device)(
+            _loop("adam_step", param.device, _adam_step_cpu)(
                 param, grads[i], exp_avg, exp_avg_sq, max_sq, lr, beta1, beta2, eps,
                 weight_decay, 1 - beta1 ** step, 1 - beta2 ** step, maximize,
                 decoupled_weight_decay)

@@ -11,7 +11,7 @@ import builtins
 import operator
 
 import ptcore
-from ptcore import _registry
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
 
@@ -30,13 +30,11 @@ def _load_cpu_kernels():
     return _conv
 
 
-_registry.register("conv_kernels", "cpu")(_load_cpu_kernels)
-
-
 def _kernels(device):
-    """The im2col/GEMM, fold and pooling kernels for ``device``, through the
-    op registry (the one place where ops are routed by device)."""
-    return _registry.kernel("conv_kernels", device)()
+    """The CPU im2col/GEMM, fold and pooling kernels (``ptcore._ops._conv``);
+    tensors on another device reach the kernels the operator table holds
+    for conv/pool ops, through the dispatch point's device layer."""
+    return _cpu_kernel("convolution and pooling", device, _load_cpu_kernels)()
 
 
 from ptcore.autograd import Function as _Function  # noqa: E402

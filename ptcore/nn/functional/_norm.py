@@ -13,8 +13,8 @@ statistics are updated in place without recording gradients.
 import builtins
 
 import ptcore as _pt
-from ptcore import _registry
 from ptcore._dispatch import dispatcher as _dispatcher
+from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
@@ -104,9 +104,12 @@ def _load_cpu_kernels():
     return _norm
 
 
-_registry.register("batch_norm_kernels", "cpu")(_load_cpu_kernels)
-# the one-pass layer norm kernels, per device (CUDA registers its own)
-_registry.register("layer_norm_kernels", "cpu")(lambda: _NNK)
+def _cpu_ln_kernels():
+    """The one-pass layer norm kernels on the CPU (devices register theirs as
+    the loop ``layer_norm_kernels``)."""
+    return _NNK
+
+
 _BN_DTYPES = (_pt.float32, _pt.float64)
 _CPU = _pt.device("cpu")
 
@@ -119,7 +122,7 @@ class _BatchNormTrain(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
-        K = _registry.kernel("batch_norm_kernels", "cpu")()
+        K = _load_cpu_kernels()
         N, C = x.shape[0], x.shape[1]
         L = x.numel() // (N * C)
         xc = x.contiguous()
@@ -152,7 +155,7 @@ class _BatchNormTrain(Function):
             res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
             return tuple(next(res) if (t is not None and t.requires_grad) else None
                          for t in (x, weight, bias)) + (None,)
-        K = _registry.kernel("batch_norm_kernels", "cpu")()
+        K = _load_cpu_kernels()
         gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
         gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
         gb = _pt.empty(C, dtype=x.dtype) if needs[2] else None
@@ -332,7 +335,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if input.dtype in (_pt.float32, _pt.float64) and input.is_contiguous() and n > 0 \
             and input.numel() > 0 and all(p is None or (p.dtype is input.dtype and p.is_contiguous())
                                           for p in (weight, bias)) \
-            and _registry.has_kernel("layer_norm_kernels", input.device.type):
+            and _has_loop("layer_norm_kernels", input.device.type):
         return _LayerNorm.apply(input, weight, bias, tuple(ns), builtins.float(eps))
     dims = tuple(range(-len(ns), 0))
     y = _standardize(input, dims, eps)[0]
@@ -354,7 +357,7 @@ class _LayerNorm(Function):
         n = 1
         for s in ns:
             n *= s
-        y, mean, rstd = _registry.kernel("layer_norm_kernels", x.device)().layer_norm_forward(
+        y, mean, rstd = _loop("layer_norm_kernels", x.device, _cpu_ln_kernels)().layer_norm_forward(
             x, n, weight, bias, eps)
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.n = n
@@ -369,7 +372,7 @@ class _LayerNorm(Function):
         need_w = w is not None and ctx.needs_input_grad[1]
         need_b = ctx.has_bias and ctx.needs_input_grad[2]
         if not _recorded(gy, x, w):
-            r = _registry.kernel("layer_norm_kernels", x.device)().layer_norm_backward(
+            r = _loop("layer_norm_kernels", x.device, _cpu_ln_kernels)().layer_norm_backward(
                 gy.contiguous(), x, mean, rstd, w, need_w, need_b)
             if r is not None:
                 gx, gw, gb = r

@@ -23,7 +23,6 @@ Two implementations of the recurrence:
 import builtins
 
 import ptcore
-from ptcore import _registry
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore.autograd.function import Function
 
@@ -37,13 +36,12 @@ def _load_cpu_kernels():
     return _rnn
 
 
-_registry.register("rnn_kernels", "cpu")(_load_cpu_kernels)
 _K = []
 
 
 def _kernels():
     if not _K:
-        _K.append(_registry.kernel("rnn_kernels", "cpu")())
+        _K.append(_load_cpu_kernels())
     return _K[0]
 
 

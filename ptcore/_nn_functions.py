@@ -10,7 +10,9 @@ running statistics, the losses take an integer ``reduction`` (0 none,
 reduction when it is left out.
 
 ``ptcore.nn.functional`` is imported on first call, so ``import ptcore``
-does not load ``ptcore.nn``.
+does not load ``ptcore.nn``.  The module belongs to the nn layer (it calls
+nn.functional's kernels), outside the ``ptcore.nn`` package only so that
+``import ptcore`` can bind these names without importing ``ptcore.nn``.
 """
 import builtins
 

@@ -1,0 +1,127 @@
+"""The autograd pieces of ops whose front-ends live below the autograd layer
+(imports point down): the ``autograd.Function`` s of ``polygamma`` (n >= 1),
+``igamma``/``igammac``, ``linalg.lu``, ``geqrf``, ``linalg.ldl_factor_ex``
+and ``linalg.ldl_solve``, and the "derivative not implemented" wrapper of
+``ptcore._ops._composite_common``.  :func:`install` (run by
+:func:`ptcore.autograd._install.install` when ``ptcore`` is imported) puts
+them where the op front-ends look for them."""
+import ptcore
+from ptcore._ops import _composite_common, pointwise_composite
+from ptcore._ops.reduction_composite import sum_to_size
+from ptcore.autograd import _record as R
+from ptcore.linalg import _extra as _linalg_extra
+from ptcore.autograd.function import Function
+
+__all__ = ["PolygammaBackward", "IgammaBackward", "LU", "Geqrf", "LDLFactor", "LDLSolve",
+           "install"]
+
+
+class PolygammaBackward(Function):
+    """``polygamma(n, x)`` for n >= 1 (SciPy computes it): d/dx is
+    ``polygamma(n + 1, x)``."""
+
+    @staticmethod
+    def forward(ctx, x, n):
+        ctx.n = n
+        ctx.save_for_backward(x)
+        return pointwise_composite._polygamma_raw(n, x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * ptcore.polygamma(ctx.n + 1, x), None
+
+
+class IgammaBackward(Function):
+    """``igamma(a, x)`` / ``igammac(a, x)``: differentiable in ``x`` only
+    (as torch: the derivative for ``a`` is not implemented)."""
+
+    @staticmethod
+    def forward(ctx, a, x, upper):
+        ctx.upper = upper
+        ctx.save_for_backward(a, x)
+        return pointwise_composite._igamma_raw(a, x, upper)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, x = ctx.saved_tensors
+        name = "igammac" if ctx.upper else "igamma"
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not "
+                                      "implemented.")
+        dx = None
+        if ctx.needs_input_grad[1]:
+            d = ptcore.exp((a - 1) * ptcore.log(x) - x - ptcore.lgamma(a))
+            dx = g * (-d if ctx.upper else d)
+            if tuple(dx.shape) != tuple(x.shape):
+                dx = sum_to_size(dx, *x.shape)
+            if dx.dtype is not x.dtype:
+                dx = dx.to(x.dtype)
+        return None, dx, None
+
+
+class LU(Function):
+    """``linalg.lu``: ``(P, L, U)``, P not differentiable; torch's backward."""
+
+    @staticmethod
+    def forward(ctx, A):
+        P, L, U = _linalg_extra._lu_forward(A)
+        ctx.save_for_backward(P, L, U)
+        ctx.mark_non_differentiable(P)
+        return P, L, U
+
+    @staticmethod
+    def backward(ctx, gP, gL, gU):
+        P, L, U = ctx.saved_tensors
+        if gL is None:
+            gL = ptcore.zeros_like(L)
+        if gU is None:
+            gU = ptcore.zeros_like(U)
+        return _linalg_extra._lu_backward(gL, gU, P, L, U)
+
+
+class Geqrf(Function):
+    """``geqrf``: not differentiable (as torch: backward raises)."""
+
+    @staticmethod
+    def forward(ctx, A):
+        return _linalg_extra._geqrf_impl(A)
+
+    @staticmethod
+    def backward(ctx, ga, gtau):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+class LDLFactor(Function):
+    """``linalg.ldl_factor_ex``: not differentiable (as torch)."""
+
+    @staticmethod
+    def forward(ctx, A, hermitian):
+        return _linalg_extra._ldl_factor_forward(A, hermitian)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+
+class LDLSolve(Function):
+    """``linalg.ldl_solve``: not differentiable (as torch)."""
+
+    @staticmethod
+    def forward(ctx, LD, pivots, B, hermitian):
+        return _linalg_extra._ldl_solve_forward(LD, pivots, B, hermitian)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+
+
+def _not_implemented_grad(name, fn):
+    return R.differentiable(name, fn, R.not_implemented(name))
+
+
+def install():
+    pointwise_composite.POLYGAMMA_FUNCTION[0] = PolygammaBackward
+    pointwise_composite.IGAMMA_FUNCTION[0] = IgammaBackward
+    _composite_common.NOT_IMPLEMENTED_GRAD[0] = _not_implemented_grad
+    _linalg_extra.FUNCTIONS.update(lu=LU, geqrf=Geqrf, ldl_factor_ex=LDLFactor, ldl_solve=LDLSolve)
