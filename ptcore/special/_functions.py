@@ -132,10 +132,10 @@ bessel_y1 = unary("bessel_y1", lambda x: _inf_to_nan(_s().y1(x), x),
                   doc="Bessel function of the second kind of order 1 "
                       "(``torch.special.bessel_y1``).")
 modified_bessel_i0 = unary("modified_bessel_i0", lambda x: _inf_to_nan(_s().i0(x), x),
-                           doc="Modified Bessel function of the first kind of order 0 "
+                           ew="i0", ew_inf_nan=True, doc="Modified Bessel function of the first kind of order 0 "
                                "(``torch.special.modified_bessel_i0``).")
 modified_bessel_i1 = unary("modified_bessel_i1", lambda x: _inf_to_nan(_s().i1(x), x),
-                           doc="Modified Bessel function of the first kind of order 1 "
+                           ew="i1", ew_inf_nan=True, doc="Modified Bessel function of the first kind of order 1 "
                                "(``torch.special.modified_bessel_i1``).")
 modified_bessel_k0 = unary("modified_bessel_k0", lambda x: _s().k0(x),
                            doc="Modified Bessel function of the second kind of order 0 "

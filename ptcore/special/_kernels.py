@@ -180,7 +180,7 @@ def _ew_float32(op, fname, x):
     return _unary(op, x, None, _C.float32, _C.float32, fname)
 
 
-def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None):
+def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None, ew_inf_nan=False):
     """A ptcore function ``f(input, *, out=None)`` from the NumPy kernel
     ``kernel(array) -> array`` (run in the input's float precision); with
     ``ew`` (an op of the elementwise library with a float32 kernel),
@@ -192,6 +192,8 @@ def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None):
         dt, cdt = _compute_dtype(fname, input.dtype, half_ok)
         if ew is not None and cdt is _C.float32 and input.device.type == "cpu":
             r = _ew_float32(ew, fname, input)
+            if ew_inf_nan:
+                r.masked_fill_(input.detach().isinf(), float("nan"))
             if dt is not _C.float32:
                 r = r.to(dt)
         else:
