@@ -17,7 +17,7 @@
  * Acklam's rational approximations (evaluated in double); i0/i0e/i1/i1e by
  * Chebyshev fits on [0, 8] and in 16 / x above; trigamma by PyTorch's
  * recurrence and asymptotic series with an exact sin(pi x) for the
- * reflection; log as Cephes' logf.  Coefficients were fitted against
+ * reflection; entr as -x log x; log as Cephes' logf.  Coefficients were fitted against
  * scipy.special in float64. */
 #ifndef PTC_SPECIAL_H
 #define PTC_SPECIAL_H
@@ -465,6 +465,15 @@ PTC_SF ptc_i1_s(float x)
     return (ptc_i1e_s(x) * e) * e;
 }
 
+/* entr(x) = -x log x, 0 at 0, -inf below 0 (scipy's and PyTorch's values) */
+PTC_SF ptc_entr_s(float x)
+{
+    float r = -x * ptc_logf_s(x);
+    r = x == 0.0f ? 0.0f : r;
+    r = x < 0.0f ? -INFINITY : r;
+    return x != x ? x : r;
+}
+
 /* contiguous loops, one clone per instruction set; o[i] depends on a[i]
  * only, so the loop has no carried dependence even in place (o == a) */
 #define PTC_SPECIAL_BODY(EXPR)                                                            \
@@ -500,6 +509,7 @@ PTC_SPECIAL_LOOP(ptc_i0_vf32, ptc_i0_s(x))
 PTC_SPECIAL_LOOP(ptc_i0e_vf32, ptc_i0e_s(x))
 PTC_SPECIAL_LOOP(ptc_i1_vf32, ptc_i1_s(x))
 PTC_SPECIAL_LOOP(ptc_i1e_vf32, ptc_i1e_s(x))
+PTC_SPECIAL_LOOP(ptc_entr_vf32, ptc_entr_s(x))
 
 /* logit with its clamp parameters (ew_extra d0 = eps, i0 = whether given) */
 #define PTC_LOGIT_BODY                                                                    \

@@ -152,7 +152,7 @@ scaled_modified_bessel_k1 = unary("scaled_modified_bessel_k1", lambda x: _s().k1
 spherical_bessel_j0 = unary("spherical_bessel_j0", _spherical_j0,
                             doc="Spherical Bessel function ``j0(x) = sin(x) / x`` "
                                 "(``torch.special.spherical_bessel_j0``).")
-entr = unary("entr", lambda x: _s().entr(x), _d_entr, half_ok=True,
+entr = unary("entr", lambda x: _s().entr(x), _d_entr, half_ok=True, ew="entr",
              doc="Elementwise entropy ``-x log x`` (0 at 0, -inf below) "
                  "(``torch.special.entr``).")
 erfcx = unary("erfcx", lambda x: _s().erfcx(x), _d_erfcx,

@@ -56,6 +56,7 @@ CASES = {
     "i1e": ("i1e", "i1e", sc.i1e, _wide, 6e-7),
     "logit": ("logit", "logit", sc.logit, _unit, 3e-7),
     "polygamma1": (None, None, lambda x: sc.polygamma(1, x), _pos, 1e-6),
+    "entr": ("entr", "entr", sc.entr, _wide, 3e-7),
     # torch.special's own names for I0/I1 (nan at +-inf), same kernels
     "modified_bessel_i0": ("modified_bessel_i0", "modified_bessel_i0",
                            lambda x: np.where(np.isinf(x), np.nan, sc.i0(x)), _wide, 4e-7),
