@@ -41,11 +41,15 @@ def _calibrate(fn, min_time):
         number *= 2 if dt == 0 else max(2, int(min_time / dt * 1.2))
 
 
-def paired_median_times(fns, *, repeat=15, min_time=0.05, warmup=2):
+def paired_median_times(fns, *, repeat=15, min_time=0.05, warmup=2, clock=None):
     """Median seconds per call of each of ``fns``, timed in alternation
     (round r times every function once) so that a machine whose load drifts
     during the run biases none of them: the ratios come from the same
-    moments.  ``None`` entries give ``None``."""
+    moments.  ``None`` entries give ``None``.  ``clock`` replaces
+    ``time.perf_counter`` (``time.thread_time`` measures the calling
+    thread's CPU time: single-threaded runs on a loaded machine, where the
+    wall time of long calls includes the time slices other processes get)."""
+    clock = clock or time.perf_counter
     live = [f for f in fns if f is not None]
     for f in live:
         for _ in range(warmup):
@@ -58,10 +62,10 @@ def paired_median_times(fns, *, repeat=15, min_time=0.05, warmup=2):
         for _ in range(repeat):
             for f in live:
                 n = numbers[id(f)]
-                t0 = time.perf_counter()
+                t0 = clock()
                 for _ in range(n):
                     f()
-                times[id(f)].append((time.perf_counter() - t0) / n)
+                times[id(f)].append((clock() - t0) / n)
     finally:
         if gc_was:
             gc.enable()

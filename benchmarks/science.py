@@ -6,9 +6,11 @@ per-sample gradients of the MLP 784-512-512-10 for a batch of 128 with
 against ``torch.func``.  The ratio column is ptcore / torch measured in this
 run (lower is better).
 
-Usage: python benchmarks/science.py [--threads N] [--only fft|special|vmap]
+Usage: python benchmarks/science.py [--threads N] [--only fft|special|vmap] [--cpu-time]
 (default: 1 thread for all libraries; the NumPy column is numpy.fft for the
-transforms and scipy.special for the special functions).
+transforms and scipy.special for the special functions; --cpu-time times the
+calling thread's CPU time instead of the wall clock, for 1-thread runs on a
+loaded machine).
 """
 import argparse
 import sys
@@ -20,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
+
+CLOCK = None        # time.thread_time with --cpu-time
 
 
 def fft_rows(torch, repeat):
@@ -58,7 +62,8 @@ def fft_rows(torch, repeat):
         ("rfft2 2048^2 fwd+bwd", grad_case(ptcore, pr, ptcore.fft.rfft2),
          T(grad_case(torch, tr, torch.fft.rfft2) if torch is not None else None), None),
     ]
-    return [(name, *paired_median_times([fp, ft, fn], repeat=repeat, min_time=0.1, warmup=1))
+    return [(name, *paired_median_times([fp, ft, fn], repeat=repeat, min_time=0.1, warmup=1,
+                                        clock=CLOCK))
             for name, fp, ft, fn in cases]
 
 
@@ -112,7 +117,7 @@ def special_rows(torch, repeat, dtype):
         def fn(k=keys, r=ref):
             return r(*(data[a] for a in k))
         rows.append((name, *paired_median_times([fp, ft, fn], repeat=repeat, min_time=0.05,
-                                                warmup=1)))
+                                                warmup=1, clock=CLOCK)))
     return rows
 
 
@@ -172,7 +177,15 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", choices=["fft", "special", "vmap"])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time the thread's CPU time (1-thread runs on a loaded machine)")
     args = ap.parse_args()
+    global CLOCK
+    if args.cpu_time:
+        import time
+        if args.threads != 1:
+            ap.error("--cpu-time measures one thread: use it with --threads 1")
+        CLOCK = time.thread_time
     torch = try_import_torch()
     ptcore.set_num_threads(args.threads)
     if torch is not None:

@@ -222,8 +222,16 @@ def positive(input):
 
 
 def _polygamma_raw(n, x):
-    import scipy.special as sp
     dt = _float_dtype(x)
+    if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16) and x.device.type == "cpu":
+        # trigamma: the vectorised float32 kernel (ptc_special.h; PyTorch's float
+        # kernels compute in float too)
+        from ptcore._ops.pointwise import _unary
+        x32 = x.detach()
+        x32 = x32 if x32.dtype is _C.float32 else x32.to(_C.float32)
+        r = _unary("trigamma", x32, None, _C.float32, _C.float32, "polygamma")
+        return r if dt is _C.float32 else r.to(dt)
+    import scipy.special as sp
     import numpy as np
     xa = _to_np(x).astype(np.float64)
     with np.errstate(all="ignore"):

@@ -110,6 +110,38 @@ static inline double ptc_digamma(double x)
     return result + log(x) - 0.5 / x + t;
 }
 
+/* sgn(z) = z / |z| (0 at 0) without branches, so the loops vectorise; the
+ * division is c10::complex's (numpy's) by |z| + 0i: rat = 0 / |z|, scale
+ * 1 / |z|, so an infinite or nan |z| gives nan + nan i as in PyTorch.
+ * complex64 in double arithmetic (|z| neither overflows nor underflows),
+ * complex128 with hypot */
+#define PTC_CSGN_BODY(T, A)                                                    \
+    T d = (A) == 0.0 ? 1.0 : (A);                                              \
+    T rat = 0.0 / d, scl = 1.0 / d;                                            \
+    T qr = (re + im * rat) * scl, qi = (im - re * rat) * scl;                  \
+    qr = (A) == 0.0 ? 0.0 : qr;                                                \
+    qi = (A) == 0.0 ? 0.0 : qi;
+static inline float _Complex ptc_csgn_c64(float _Complex z)
+{
+    double re = (double)__real__ z, im = (double)__imag__ z;
+    double a = sqrt(re * re + im * im);
+    PTC_CSGN_BODY(double, a)
+    float _Complex r;
+    __real__ r = (float)qr;
+    __imag__ r = (float)qi;
+    return r;
+}
+static inline double _Complex ptc_csgn_c128(double _Complex z)
+{
+    double re = __real__ z, im = __imag__ z;
+    double a = hypot(re, im);
+    PTC_CSGN_BODY(double, a)
+    double _Complex r;
+    __real__ r = qr;
+    __imag__ r = qi;
+    return r;
+}
+
 /* Python/NumPy floor division for floats (as PyTorch's div_floor). */
 static inline double ptc_floordiv(double a, double b)
 {

@@ -132,10 +132,10 @@ bessel_y1 = unary("bessel_y1", lambda x: _inf_to_nan(_s().y1(x), x),
                   doc="Bessel function of the second kind of order 1 "
                       "(``torch.special.bessel_y1``).")
 modified_bessel_i0 = unary("modified_bessel_i0", lambda x: _inf_to_nan(_s().i0(x), x),
-                           doc="Modified Bessel function of the first kind of order 0 "
+                           ew="i0", ew_inf_nan=True, doc="Modified Bessel function of the first kind of order 0 "
                                "(``torch.special.modified_bessel_i0``).")
 modified_bessel_i1 = unary("modified_bessel_i1", lambda x: _inf_to_nan(_s().i1(x), x),
-                           doc="Modified Bessel function of the first kind of order 1 "
+                           ew="i1", ew_inf_nan=True, doc="Modified Bessel function of the first kind of order 1 "
                                "(``torch.special.modified_bessel_i1``).")
 modified_bessel_k0 = unary("modified_bessel_k0", lambda x: _s().k0(x),
                            doc="Modified Bessel function of the second kind of order 0 "
@@ -152,25 +152,25 @@ scaled_modified_bessel_k1 = unary("scaled_modified_bessel_k1", lambda x: _s().k1
 spherical_bessel_j0 = unary("spherical_bessel_j0", _spherical_j0,
                             doc="Spherical Bessel function ``j0(x) = sin(x) / x`` "
                                 "(``torch.special.spherical_bessel_j0``).")
-entr = unary("entr", lambda x: _s().entr(x), _d_entr, half_ok=True,
+entr = unary("entr", lambda x: _s().entr(x), _d_entr, half_ok=True, ew="entr",
              doc="Elementwise entropy ``-x log x`` (0 at 0, -inf below) "
                  "(``torch.special.entr``).")
 erfcx = unary("erfcx", lambda x: _s().erfcx(x), _d_erfcx,
-              doc="Scaled complementary error function ``exp(x**2) erfc(x)`` "
+              ew="erfcx", doc="Scaled complementary error function ``exp(x**2) erfc(x)`` "
                   "(``torch.special.erfcx``).")
 i0e = unary("i0e", _i0e, _d_i0e, half_ok=True,
-            doc="Exponentially scaled modified Bessel function ``exp(-|x|) I0(x)`` "
+            ew="i0e", doc="Exponentially scaled modified Bessel function ``exp(-|x|) I0(x)`` "
                 "(``torch.special.i0e``).")
 i1 = unary("i1", lambda x: _inf_to_nan(_s().i1(x), x), _d_i1, half_ok=True,
-           doc="Modified Bessel function of the first kind of order 1 (``torch.special.i1``).")
+           ew="i1", doc="Modified Bessel function of the first kind of order 1 (``torch.special.i1``).")
 i1e = unary("i1e", _i1e, _d_i1e, half_ok=True,
-            doc="Exponentially scaled ``exp(-|x|) I1(x)`` (``torch.special.i1e``).")
+            ew="i1e", doc="Exponentially scaled ``exp(-|x|) I1(x)`` (``torch.special.i1e``).")
 ndtr = unary("ndtr", lambda x: _s().ndtr(x), _d_ndtr, half_ok=True,
-             doc="Standard normal CDF (``torch.special.ndtr``).")
+             ew="ndtr", doc="Standard normal CDF (``torch.special.ndtr``).")
 ndtri = unary("ndtri", lambda x: _s().ndtri(x), _d_ndtri,
-              doc="Inverse of :func:`ndtr` (``torch.special.ndtri``).")
+              ew="ndtri", doc="Inverse of :func:`ndtr` (``torch.special.ndtri``).")
 log_ndtr = unary("log_ndtr", lambda x: _s().log_ndtr(x), _d_log_ndtr,
-                 doc="``log(ndtr(x))``, accurate in the tails (``torch.special.log_ndtr``).")
+                 ew="log_ndtr", doc="``log(ndtr(x))``, accurate in the tails (``torch.special.log_ndtr``).")
 xlog1py = binary("xlog1py", lambda x, y: _s().xlog1py(x, y), _d_xlog1py, half_ok=True,
                  doc="``input * log1p(other)``, 0 where ``input == 0`` "
                      "(``torch.special.xlog1py``).")

@@ -170,17 +170,37 @@ def _attach(r, grad, fname, fwd, inputs):
     return _recorder(fname).apply(r.detach(), fn, fwd, *inputs)
 
 
-def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None):
+def _ew_float32(op, fname, x):
+    """``op`` of the elementwise library (a float32 kernel of ptc_special.h)
+    on ``x`` converted to float32, outside autograd."""
+    from ptcore._ops.pointwise import _unary
+    x = x.detach()
+    if x.dtype is not _C.float32:
+        x = x.to(_C.float32)
+    return _unary(op, x, None, _C.float32, _C.float32, fname)
+
+
+def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None, ew_inf_nan=False):
     """A ptcore function ``f(input, *, out=None)`` from the NumPy kernel
-    ``kernel(array) -> array`` (run in the input's float precision)."""
+    ``kernel(array) -> array`` (run in the input's float precision); with
+    ``ew`` (an op of the elementwise library with a float32 kernel),
+    float32/float16/bfloat16 CPU inputs run that kernel instead, in float32
+    arithmetic as PyTorch's float kernels."""
     def f(input, *, out=None):
         if not isinstance(input, _TensorBase):
             raise _tensor_type_error(fname, "input", 1, input)
         dt, cdt = _compute_dtype(fname, input.dtype, half_ok)
-        npdt = _NP_OF[cdt]
-        with _np.errstate(all="ignore"):
-            a = kernel(_np_of(input, cdt))
-        r = _wrap(a, npdt, dt)
+        if ew is not None and cdt is _C.float32 and input.device.type == "cpu":
+            r = _ew_float32(ew, fname, input)
+            if ew_inf_nan:
+                r.masked_fill_(input.detach().isinf(), float("nan"))
+            if dt is not _C.float32:
+                r = r.to(dt)
+        else:
+            npdt = _NP_OF[cdt]
+            with _np.errstate(all="ignore"):
+                a = kernel(_np_of(input, cdt))
+            r = _wrap(a, npdt, dt)
         x = input if input.dtype is dt else input.to(dt)
         r = _attach(r, grad, fname, f, (x,)) if input.dtype.is_floating_point else r
         return _finish(fname, r, out)

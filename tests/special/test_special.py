@@ -55,7 +55,12 @@ F64_TOL = {"gammaln": (1e-13, 1e-15), "erfc": (1e-12, 1e-300), "digamma": (1e-11
            "psi": (1e-11, 1e-14)}
 F32_TOL = {"sinc": (3e-7, 2e-6), "logit": (1e-5, 0), "erfc": (3e-7, 0), "gammaln": (3e-7, 3e-7),
            "digamma": (3e-7, 3e-7), "psi": (3e-7, 3e-7), "spherical_bessel_j0": (3e-7, 1e-7),
-           "expit": (3e-7, 0)}
+           "expit": (3e-7, 0),
+           # float32 kernels computing in float32 (ptc_special.h), a few ulp; torch's
+           # own float32 errors on such grids: erfcx 3.8e-6, log_ndtr 1.1e-5, i1 and
+           # i0 overflow early (inf); see tests/special/test_special_f32_kernels.py
+           "erfcx": (5e-7, 0), "log_ndtr": (6e-7, 0), "i0": (4e-7, 0), "i1": (6e-7, 0),
+           "i1e": (6e-7, 0), "modified_bessel_i0": (4e-7, 0), "modified_bessel_i1": (6e-7, 0)}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))

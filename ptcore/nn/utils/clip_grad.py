@@ -48,6 +48,13 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return ptcore.tensor(0.0)
     _check_foreach(foreach, tensors)
+    for t in tensors:
+        if t.layout is not ptcore.strided:
+            # torch: linalg_vector_norm has no kernel for the sparse backends
+            raise NotImplementedError(
+                "Could not run 'aten::linalg_vector_norm' with arguments from the "
+                f"'{'SparseCPU' if t.layout is ptcore.sparse_coo else 'SparseCsrCPU'}' backend: "
+                f"the gradient norm of a {t.layout} tensor is not supported (as in torch)")
     first_device = tensors[0].device
     norms = [ptcore.linalg.vector_norm(g, norm_type) for g in tensors]
     total_norm = ptcore.linalg.vector_norm(
