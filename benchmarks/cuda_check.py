@@ -550,7 +550,9 @@ def section_cache(ctx):
         # make sure this process compiled what the child runs
         exec(compile(_CHILD.replace("print(", "(lambda *a: None)("), "<warm>", "exec"), {})
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        import ptcore        # the child imports the ptcore this process runs
+        parent = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join([parent] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
                              env=env, timeout=600)
         if out.returncode != 0:

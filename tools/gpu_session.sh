@@ -129,7 +129,14 @@ if want build; then
         exit 1
     fi
 fi
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# the built tree (a dry run in CI passes the installed package's directory
+# instead, and keeps the source tree off sys.path)
+if [ -n "${GPU_SESSION_PKG_PARENT:-}" ]; then
+    export PYTHONPATH="$GPU_SESSION_PKG_PARENT${PYTHONPATH:+:$PYTHONPATH}"
+    export PYTHONSAFEPATH=1
+else
+    export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+fi
 
 if want probe; then
     say "stage probe"

@@ -15,6 +15,10 @@ pytest.importorskip("torch")
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PATH = os.path.join(_ROOT, "benchmarks", "cuda_check.py")
+# the directory holding the ptcore under test (the installed one in CI, the
+# source tree in an in-place build): child processes import it from there
+import ptcore as _ptcore  # noqa: E402
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(_ptcore.__file__)))
 
 pytestmark = pytest.mark.skipif(not os.path.exists(_PATH), reason="benchmarks/ is not in this checkout")
 
@@ -29,7 +33,7 @@ def _module():
 def test_smoke_run_has_no_failures(tmp_path):
     out = tmp_path / "rows.json"
     env = dict(os.environ, PTCORE_CUDA_EMULATE="1")
-    env["PYTHONPATH"] = os.pathsep.join([_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join([PKG_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     proc = subprocess.run([sys.executable, _PATH, "--smoke", "--json", str(out)], capture_output=True,
                           text=True, env=env, timeout=900, cwd=str(tmp_path))
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -82,7 +86,7 @@ def test_helpers():
 def test_unknown_section_is_an_error():
     proc = subprocess.run([sys.executable, _PATH, "--smoke", "--only", "nope"], capture_output=True,
                           text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=_ROOT, PTCORE_CUDA_EMULATE="1"))
+                          env=dict(os.environ, PYTHONPATH=PKG_PARENT, PTCORE_CUDA_EMULATE="1"))
     assert proc.returncode == 2 and "unknown sections" in proc.stderr
 
 
@@ -97,7 +101,8 @@ def test_gpu_session_script_dry_run(tmp_path):
     assert subprocess.run(["bash", "-n", _SESSION]).returncode == 0
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out), GPU_SESSION_EMULATE="1", GPU_SESSION_STAGES="env warm",
-               GPU_SESSION_WARM_MAX="2", PTCORE_CACHE_DIR=str(tmp_path / "kcache"))
+               GPU_SESSION_WARM_MAX="2", PTCORE_CACHE_DIR=str(tmp_path / "kcache"),
+               GPU_SESSION_PKG_PARENT=PKG_PARENT)
     proc = subprocess.run(["bash", _SESSION], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     log = (out / "session.log").read_text()
