@@ -874,26 +874,8 @@ def _embedding_fn():
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     P = _pt()
-    if not isinstance(input, _C._TensorBase):
-        raise TypeError(f"embedding(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if not isinstance(weight, _C._TensorBase):
-        raise TypeError(f"embedding(): argument 'weight' must be Tensor, not {type(weight).__name__}")
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
-    if input.dtype not in (_C.int64, _C.int32):
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
+    from ptcore.nn.functional._sparse import _check_embedding_args
+    padding_idx = _check_embedding_args(input, weight, padding_idx)
     if max_norm is not None:
         raise NotImplementedError("embedding(max_norm=...) has no CUDA kernel yet")
     if sparse:

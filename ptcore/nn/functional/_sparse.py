@@ -46,6 +46,32 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
     return weight
 
 
+def _check_embedding_args(input, weight, padding_idx):
+    """torch's argument checks of ``embedding`` (every device); the padding
+    index made non-negative, -1 for none."""
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"embedding(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not isinstance(weight, _TensorBase):
+        raise TypeError(f"embedding(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if input.dtype not in (ptcore.int64, ptcore.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    return padding_idx
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Look up rows of ``weight`` by the integer indices in ``input``.
@@ -72,26 +98,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     Tensor
         ``(*input.shape, embedding_dim)``.
     """
-    if not isinstance(input, _TensorBase):
-        raise TypeError(f"embedding(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if not isinstance(weight, _TensorBase):
-        raise TypeError(f"embedding(): argument 'weight' must be Tensor, not {type(weight).__name__}")
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
-    if input.dtype not in (ptcore.int64, ptcore.int32):
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
+    padding_idx = _check_embedding_args(input, weight, padding_idx)
     if max_norm is not None:
         input = input.contiguous()
         _embedding_renorm_(weight, input, max_norm, norm_type)
