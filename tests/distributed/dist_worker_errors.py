@@ -14,6 +14,12 @@ def caught(e):
     r = dist.get_rank() if dist.is_initialized() else "?"
     sys.stdout.write(f"CAUGHT rank={r} {type(e).__name__}: {e}\n")    # one write: one line
     sys.stdout.flush()
+    if os.environ.get("CAUGHT_DIR"):
+        # also to a file: a job that aborts at exit may lose the launcher's last stdout lines
+        with open(os.path.join(os.environ["CAUGHT_DIR"], f"caught.{os.getpid()}"), "a") as f:
+            f.write(f"CAUGHT rank={r} {type(e).__name__}: {e}\n")
+            f.flush()
+            os.fsync(f.fileno())
 
 
 if case == "world_size":
