@@ -357,6 +357,15 @@ for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spars
 del _n
 
 
+def _array_namespace():
+    """``Tensor.__array_namespace__``'s namespace, ``ptcore.array_api`` (the
+    tensor type sits below it, so the root wires the two; imported on first use)."""
+    return __getattr__("array_api")
+
+
+_sys.modules["ptcore.tensor"]._array_namespace_loader = _array_namespace
+
+
 def __getattr__(name):
     import importlib
     if name in _LAZY_MODULES:

@@ -554,7 +554,7 @@ cdef class Storage:
 
         Every tensor viewing the storage sees the shared memory; returns self.
         """
-        from ptcore.multiprocessing.reductions import _share_storage
+        from ptcore._shared_memory import _share_storage
         _share_storage(self)
         return self
 

@@ -53,7 +53,9 @@ def _legacy_type_name(t):
 
 
 _ARRAY_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
-_array_api = None
+# returns the array API namespace module (``ptcore.array_api``, a library
+# module above this layer); set by the package root, which imports it lazily
+_array_namespace_loader = None
 
 
 class Tensor(_TensorBase):
@@ -417,7 +419,7 @@ class Tensor(_TensorBase):
 
     def share_memory_(self):
         """Move the storage to shared memory in place (views see it too); returns self."""
-        from ptcore.multiprocessing.reductions import _share_storage
+        from ptcore._shared_memory import _share_storage
         _share_storage(self.untyped_storage())
         return self
 
@@ -470,10 +472,7 @@ class Tensor(_TensorBase):
         if api_version is not None and api_version not in _ARRAY_API_VERSIONS:
             raise ValueError(f"__array_namespace__: unsupported array API version {api_version!r}; "
                              f"supported: {', '.join(_ARRAY_API_VERSIONS)}")
-        global _array_api
-        if _array_api is None:
-            import ptcore.array_api as _array_api
-        return _array_api
+        return _array_namespace_loader()
 
     def to_device(self, device, /, *, stream=None):
         """This tensor on ``device`` (itself when already there), as the array API standard's method."""

@@ -27,7 +27,7 @@ LAYERS = [
               "ptcore._ops._copy", "ptcore._ops._ew", "ptcore._ops._ewdrv", "ptcore._ops._index",
               "ptcore._ops._optim", "ptcore._ops._parallel", "ptcore._ops._random",
               "ptcore._ops._reduce", "ptcore._ops._sort", "ptcore._ops._nn_kernels",
-              "ptcore._build_utils",
+              "ptcore._build_utils", "ptcore._shared_memory",
               "ptcore._cyutility"]),
     ("dispatch", ["ptcore._dispatch"]),
     ("ops", ["ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
@@ -46,8 +46,6 @@ LAYERS = [
 
 # (importer, imported): why it still points up
 KNOWN_UPWARD = {
-    ("ptcore.tensor", "ptcore.multiprocessing.reductions"): "Tensor.share_memory_",
-    ("ptcore.tensor", "ptcore.array_api"): "Tensor.__array_namespace__ returns the namespace",
 }
 
 # modules that import the package root (call public entries at call time)

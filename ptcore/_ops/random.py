@@ -156,8 +156,12 @@ def _fill_contig(t, kernel, generator, *args):
             raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{t.dtype._legacy}'")
         t.copy_(_fill_contig(_C.empty(t.shape, dtype=_C.int64), kernel, generator, *args))
         return t
-    if t.device.type != "cpu":
-        return _loop("random_fill", t.device, None)(t, _DEVICE_KINDS[kernel], generator, *args)
+    return _loop("random_fill", t.device, _random_fill_cpu)(t, _DEVICE_KINDS[kernel], generator, *args)
+
+
+def _random_fill_cpu(t, kind, generator, *args):
+    """The CPU loop of ``random_fill``: draw distribution ``kind`` into ``t``."""
+    kernel = _CPU_FILLS[kind]
     g = _gen(generator)
     target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
     n = target.numel()
@@ -290,20 +294,22 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dev = _C._to_device(device)
     if dev.type != "cpu":
         _C.empty(0, device=dev)             # raises, naming why, when the device is unavailable
-        t = _loop("randperm", dev, None)(n, dev, generator)
-        if dt is not _C.int64:
-            t = t.to(dt)
-        return _finish(t, out, requires_grad)
-    t = _C.empty(n, dtype=_C.int64)
-    g = _gen(generator)
-    if n:
-        s, off = g._take()
-        g._advance(_K.randperm_addr(t.data_ptr(), n, s, off))
+    t = _loop("randperm", dev, _randperm_cpu)(n, dev, generator)
     if dt is not _C.int64:
         if dt._category == 1 and n - 1 > np.iinfo(dt._np).max:
             raise RuntimeError(f"n is too large for result tensor type: '{dt._legacy}'")
         t = t.to(dt)
     return _finish(t, out, requires_grad)
+
+
+def _randperm_cpu(n, device, generator):
+    """The CPU loop of ``randperm``: an int64 permutation of ``0 .. n-1``."""
+    t = _C.empty(n, dtype=_C.int64)
+    g = _gen(generator)
+    if n:
+        s, off = g._take()
+        g._advance(_K.randperm_addr(t.data_ptr(), n, s, off))
+    return t
 
 
 def _as_np64(x):
@@ -331,22 +337,22 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if mean_t and std_t:
         dt = mean.dtype
     _check_float(dt, "normal_kernel_cpu")
-    if ref.device.type != "cpu":
-        shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
-        t = _loop("random_normal_tensor", ref.device, None)(mean, std, shape, dt, generator)
-        return _finish(t, out, requires_grad)
+    shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
+    t = _loop("random_normal_tensor", ref.device, _normal_tensor_cpu)(mean, std, shape, dt, generator)
+    return _finish(t, out, requires_grad)
+
+
+def _normal_tensor_cpu(mean, std, shape, dt, generator):
+    """The CPU loop of ``random_normal_tensor``: N(mean, std) with tensor
+    ``mean`` and/or ``std``, of the broadcast ``shape`` and dtype ``dt``."""
     m = _as_np64(mean)
     s = _as_np64(std)
     if np.any(s < 0):
         raise RuntimeError(f"normal expects all elements of std >= 0.0")
-    shape = _broadcast_pair(m.shape, s.shape) if (mean_t and std_t) else (m.shape if mean_t else s.shape)
-    if mean_t and std_t and m.size != s.size and m.shape != s.shape:
-        shape = _broadcast_pair(m.shape, s.shape)
     z = _C.empty(shape, dtype=_C.float64)
     _fill_contig(z, _K.fill_normal_addr, generator, 0.0, 1.0)
     vals = np.broadcast_to(m, shape) + np.broadcast_to(s, shape) * z.numpy()
-    t = _C.from_numpy(np.asarray(order="C", a=vals)).to(dt, copy=True)
-    return _finish(t, out, requires_grad)
+    return _C.from_numpy(np.asarray(order="C", a=vals)).to(dt, copy=True)
 
 
 def _broadcast_pair(a, b):
@@ -379,8 +385,11 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 def _bernoulli_tensor(t, probs, generator):
-    if t.device.type != "cpu":
-        return _loop("random_bernoulli", t.device, None)(t, probs, generator)
+    return _loop("random_bernoulli", t.device, _bernoulli_tensor_cpu)(t, probs, generator)
+
+
+def _bernoulli_tensor_cpu(t, probs, generator):
+    """The CPU loop of ``random_bernoulli`` with probabilities ``probs``."""
     p = _as_np64(probs)
     if p.size and (np.any(p < 0) or np.any(p > 1) or np.any(np.isnan(p))):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
@@ -412,11 +421,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if cats > (1 << 24):
         raise RuntimeError("number of categories cannot exceed 2^24")
-    if input.device.type != "cpu":
-        res = _loop("multinomial", input.device, None)(input, num_samples, bool(replacement), generator)
-        if input.dim() == 1:
-            res = res.view(num_samples)
-        return _finish(res, out, False)
+    res = _loop("multinomial", input.device, _multinomial_cpu)(input, num_samples, bool(replacement),
+                                                               generator)
+    if input.dim() == 1:
+        res = res.view(num_samples)
+    return _finish(res, out, False)
+
+
+def _multinomial_cpu(input, num_samples, replacement, generator):
+    """The CPU loop of ``multinomial``: (rows, num_samples) int64 indices."""
+    cats = input.shape[-1]
     p = _as_np64(input).reshape(-1, cats)
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -432,9 +446,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     s, off = g._take()
     g._advance(_K.multinomial_addr(res.data_ptr(), p.ctypes.data, rows, cats, num_samples,
                                    bool(replacement), s, off))
-    if input.dim() == 1:
-        res = res.view(num_samples)
-    return _finish(res, out, False)
+    return res
 
 
 def _like_fn(name):
@@ -528,20 +540,22 @@ def _bernoulli_(t, p, generator):
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         if t.dtype.is_complex:
             raise NotImplementedError("bernoulli_ is not implemented for complex tensors")
-        if t.device.type != "cpu":
-            _loop("random_bernoulli", t.device, None)(t, p, generator)
-            t._bump_version()
-            return t
-        one = np.array([p], dtype=np.float64)
-        target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
-        g = _gen(generator)
-        if target.numel():
-            s, off = g._take()
-            g._advance(_K.fill_bernoulli_addr(target.data_ptr(), target.dtype.num, target.numel(), s,
-                                              off, one.ctypes.data, 0))
-        if target is not t:
-            t.copy_(target)
+        _loop("random_bernoulli", t.device, _bernoulli_scalar_cpu)(t, p, generator)
     t._bump_version()
+    return t
+
+
+def _bernoulli_scalar_cpu(t, p, generator):
+    """The CPU loop of ``random_bernoulli`` with one probability ``p``."""
+    one = np.array([p], dtype=np.float64)
+    target = t if t.is_contiguous() else _C.empty(t.shape, dtype=t.dtype)
+    g = _gen(generator)
+    if target.numel():
+        s, off = g._take()
+        g._advance(_K.fill_bernoulli_addr(target.data_ptr(), target.dtype.num, target.numel(), s,
+                                          off, one.ctypes.data, 0))
+    if target is not t:
+        t.copy_(target)
     return t
 
 
@@ -558,3 +572,4 @@ def _exponential_(t, lambd, generator):
 # the device kernels' names of the CPU fills (the device loop "random_fill")
 _DEVICE_KINDS = {_K.fill_uniform_addr: "uniform", _K.fill_normal_addr: "normal",
                  _K.fill_randint_addr: "randint", _K.fill_exponential_addr: "exponential"}
+_CPU_FILLS = {kind: kernel for kernel, kind in _DEVICE_KINDS.items()}
