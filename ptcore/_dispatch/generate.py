@@ -134,6 +134,12 @@ CORE_ENTRIES = (
     "new_zeros", "new_ones", "new_full", "new_tensor",
     # conversions to Python values: seen by the layers (the tracer warns)
     "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+    # in-place random fills and the other tensor-making/mutating methods of the
+    # class (forward AD zeroes a filled tensor's tangent, vmap applies its
+    # randomness mode, __torch_function__ and the tracer see them)
+    "normal_", "uniform_", "bernoulli_", "exponential_", "random_", "index_put_", "detach_",
+    "new_empty_strided", "geqrf", "orgqr", "ormqr", "stft", "istft", "cuda", "pin_memory",
+    "resize_", "resize_as_", "set_",
 )
 
 

@@ -179,8 +179,12 @@ def _jacobian_forward(func, inputs, is_t, create_graph):
             else:
                 jac = ptcore.zeros(shape, dtype=o.dtype, device=o.device)
             per_in.append(_fin(jac, create_graph))
-        res.append(tuple(per_in) if is_t else per_in[0])
-    return tuple(res) if out_t else res[0]
+        res.append(per_in)
+    # torch's _tuple_postprocess of its forward-mode result: lists when both
+    # the outputs and the inputs are tuples, a tuple per output otherwise
+    if not is_t:
+        res = tuple(r[0] for r in res)
+    return res if out_t else res[0]
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):

@@ -77,12 +77,19 @@ class BatchedTensor(Tensor):
                                "Please either use the 'same' or 'different' randomness flags on "
                                "vmap or perform the randomness operation out of vmap")
         p = physical(self)
-        if f.randomness == "different":
-            getattr(p, name)(*args, **kwargs)
-        else:
-            first = p.select(0, 0)
-            getattr(first, name)(*args, **kwargs)
-            p.copy_(first.unsqueeze(0).expand(p.shape))
+        # the fill of the physical tensor is this vmap's own random draw: the
+        # batching layer must not treat it as an unbatched random op
+        from ptcore.func._batching_rules import _loc
+        _loc.raw_random += 1
+        try:
+            if f.randomness == "different":
+                getattr(p, name)(*args, **kwargs)
+            else:
+                first = p.select(0, 0)
+                getattr(first, name)(*args, **kwargs)
+                p.copy_(first.unsqueeze(0).expand(p.shape))
+        finally:
+            _loc.raw_random -= 1
         return self
 
     def uniform_(self, *args, **kwargs):
