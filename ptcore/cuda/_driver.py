@@ -203,6 +203,21 @@ class Driver:
         and only C2C/Z2Z may run in place.  Plans are cached."""
         raise NotImplementedError
 
+    # --- cuSOLVER (dense) and cuBLAS trsm --------------------------------------
+    def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
+        """Queue ``batch`` calls of the dense routine ``routine`` (``getrf``,
+        ``getrs``, ``potrf``, ``potrs``, ``geqrf``, ``orgqr``, ``ormqr``,
+        ``syevd``, ``gesvd`` of cuSOLVER's legacy API, ``trsm`` of cuBLAS)
+        in ``dtype`` ``"S"`` (float32) or ``"D"`` (float64) on ``stream``.
+        ``args`` are the routine's arguments after the handle, by name,
+        without the workspace (the driver sizes it with the routine's
+        ``_bufferSize`` and takes it from the caching allocator); call ``b``
+        of the batch uses ``ptr + b * strides[name]`` (bytes) for each
+        pointer argument named in ``strides``.  ``info`` (int32, device)
+        receives LAPACK's info per call; nothing is synchronised.  See
+        :mod:`ptcore.cuda._host_solver` for the argument table."""
+        raise NotImplementedError
+
 
 _driver = None
 _driver_lock = threading.Lock()
