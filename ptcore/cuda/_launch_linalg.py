@@ -1165,6 +1165,38 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return _F()._out(r, out, "matrix_norm")
 
 
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``linalg.norm``'s dispatch to the vector / matrix norms (their entries)."""
+    import numbers
+    from ptcore._tensor import _TensorBase
+    P = _P()
+    if not isinstance(A, _TensorBase):
+        raise TypeError(f"linalg_norm(): argument 'input' must be Tensor, not "
+                        f"{type(A).__name__}")
+    if dim is not None:
+        dl = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+        if len(dl) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                               f"Got {dl}")
+    else:
+        dl = None
+    if ord is not None and dl is None and A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.dim()}D.")
+    mn, vn = P.linalg.matrix_norm, P.linalg.vector_norm
+    if isinstance(ord, str):
+        return mn(A, ord, tuple(dl) if dl is not None else (-2, -1), keepdim, dtype=dtype, out=out)
+    if dl is None:
+        if ord is None:
+            return vn(A, 2, None, keepdim, dtype=dtype, out=out)
+        if A.dim() == 2:
+            return mn(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+        return vn(A, ord, None, keepdim, dtype=dtype, out=out)
+    if len(dl) == 2:
+        return mn(A, "fro" if ord is None else ord, tuple(dl), keepdim, dtype=dtype, out=out)
+    return vn(A, 2 if ord is None else ord, dl, keepdim, dtype=dtype, out=out)
+
+
 def matrix_power(input, n, *, out=None):
     import numbers
     from ptcore._ops.linalg import _check_tensor, _finish
@@ -1293,7 +1325,7 @@ def register():
         ("linalg_svdvals", _LA, svdvals), ("linalg_qr", _LA, qr),
         ("linalg_lu_factor", _LA, lu_factor), ("linalg_lu_factor_ex", _LA, lu_factor_ex),
         ("linalg_lstsq", _LA, lstsq), ("linalg_pinv", _LA, pinv),
-        ("matrix_rank", _LA, matrix_rank), ("matrix_norm", _LA, matrix_norm),
+        ("matrix_rank", _LA, matrix_rank), ("matrix_norm", _LA, matrix_norm), ("norm", _LA, norm),
         ("matrix_power", _LA, matrix_power), ("multi_dot", _LA, multi_dot),
         ("solve_triangular", _LA, solve_triangular),
         ("householder_product", _LA, householder_product), ("vecdot", _LA, vecdot),
