@@ -1284,6 +1284,37 @@ def multi_dot(tensors, *, out=None):
     return L._finish(r, out, "multi_dot")
 
 
+def cross(input, other, *, dim=-1, out=None):
+    """``linalg.cross`` from index_select'ed components (the CPU front-end's checks)."""
+    from ptcore._tensor import _TensorBase
+    from ptcore._ops.linalg import _broadcast_batch
+    P = _P()
+    for x, name in ((input, "input"), (other, "other")):
+        if not isinstance(x, _TensorBase):
+            raise TypeError(f"linalg_cross(): argument '{name}' must be Tensor, not "
+                            f"{type(x).__name__}")
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    n = input.dim()
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim]} and {other.shape[dim]}")
+    _broadcast_batch(input.shape, other.shape)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                           f"{other.dtype._legacy}")
+    if input.dtype is _C.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    i1 = P.tensor([1, 2, 0], device=input.device)
+    i2 = P.tensor([2, 0, 1], device=input.device)
+    r = (input.index_select(dim, i1) * other.index_select(dim, i2)
+         - input.index_select(dim, i2) * other.index_select(dim, i1))
+    return _F()._out(r, out, "cross")
+
+
 def vecdot(x, y, *, dim=-1, out=None):
     P = _P()
     if x.dtype != y.dtype:
@@ -1329,13 +1360,17 @@ def register():
         ("matrix_power", _LA, matrix_power), ("multi_dot", _LA, multi_dot),
         ("solve_triangular", _LA, solve_triangular),
         ("householder_product", _LA, householder_product), ("vecdot", _LA, vecdot),
+        ("linalg_cross", _LA, cross),
         ("linalg_eig", _LA, _eig_unsupported), ("linalg_eigvals", _LA, _eig_unsupported),
         # top-level and Tensor forms
         ("det", _TOP, det), ("slogdet", _TOP, torch_slogdet), ("logdet", _TOP, logdet),
         ("inverse", _TOP, inverse), ("cholesky", _TOP, cholesky), ("svd", _TOP, torch_svd),
         ("qr", _TOP, torch_qr), ("pinverse", _TOP, pinverse),
-        ("matrix_power", _TOP, matrix_power), ("geqrf", _TOP, geqrf), ("orgqr", _TOP, orgqr),
-        ("ormqr", _TOP, ormqr), ("cholesky_solve", _TOP, cholesky_solve),
+        # (Tensor.geqrf/orgqr/ormqr are core methods calling these: a kernel on a core
+        # op would make every core method an entry)
+        ("matrix_power", _TOP, matrix_power), ("geqrf", ("ptcore",), geqrf),
+        ("orgqr", ("ptcore",), orgqr), ("ormqr", ("ptcore",), ormqr),
+        ("cholesky_solve", _TOP, cholesky_solve),
         ("cholesky_inverse", _TOP, cholesky_inverse),
         ("triangular_solve", _TOP, triangular_solve), ("lu_unpack", _TOP, lu_unpack),
     ]

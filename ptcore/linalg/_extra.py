@@ -421,7 +421,7 @@ def _geqrf_impl(A):
     k = _b.min(m, n)
     batch = tuple(A.shape[:-2])
     a = A.clone()
-    tau = ptcore.zeros(batch + (k,), dtype=A.dtype)
+    tau = ptcore.zeros(batch + (k,), dtype=A.dtype, device=A.device)
     cplx = A.dtype.is_complex
     for i in range(k):
         alpha = a[..., i, i]
@@ -442,7 +442,7 @@ def _geqrf_impl(A):
         a[..., i, i] = ptcore.where(keep, alpha, beta.to(A.dtype) if cplx else beta)
         tau[..., i] = t
         if i + 1 < n:
-            v = ptcore.cat([ptcore.ones(batch + (1,), dtype=A.dtype), v_tail], -1)
+            v = ptcore.cat([ptcore.ones(batch + (1,), dtype=A.dtype, device=A.device), v_tail], -1)
             C = a[..., i:, i + 1:]
             w = v.conj().unsqueeze(-2) @ C
             C.sub_((t.conj().unsqueeze(-1) * v).unsqueeze(-1) * w)

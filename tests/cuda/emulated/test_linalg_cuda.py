@@ -168,6 +168,15 @@ def _cases():
                         {})
     c["vander"] = (L.vander, lambda d: [_r((2, 4), d)], {"N": 3})
     c["vecdot"] = (L.vecdot, lambda d: [_r((2, 4), d), _r((2, 4), d, 1)], {})
+    c["cross"] = (L.cross, lambda d: [_r((3, 1, 4), d), _r((3, 2, 4), d, 1)], {"dim": 0})
+    c["cross_top"] = (ptcore.cross, lambda d: [_r((2, 3), d), _r((2, 3), d, 1)], {"dim": 1})
+    # Tensor methods (the core's geqrf/orgqr/ormqr run the composites on the device)
+    c["methods"] = (lambda a: (a.det(), a.inverse(), a.slogdet(), a.logdet(), a.pinverse(),
+                               a.matrix_power(2), a.cholesky(), a.qr(), a.geqrf()),
+                    lambda d: [_spd((3, 3), d)], {})
+    c["method_orgqr_ormqr"] = (lambda a, c_: (a.geqrf()[0].orgqr(a.geqrf()[1]),
+                                              a.geqrf()[0].ormqr(a.geqrf()[1], c_)),
+                               lambda d: [_r((4, 3), d), _r((4, 2), d)], {})
     return c
 
 
@@ -410,6 +419,7 @@ GRADS = {
     "matrix_power": (lambda a: L.matrix_power(a, -2), [_spd((3, 3))]),
     "matrix_exp": (lambda a: L.matrix_exp(a), [_r((3, 3))]),
     "multi_dot": (lambda a, b, c: L.multi_dot([a, b, c]), [_r((2, 3)), _r((3, 4)), _r((4,))]),
+    "cross": (lambda a, b: L.cross(a, b), [_r((2, 3)), _r((1, 3))]),
 }
 
 
