@@ -114,7 +114,8 @@ class Cusolver:
             try:
                 from cuda.pathfinder import load_nvidia_dynamic_lib
             except ImportError as e:
-                raise RuntimeError("cuSOLVER needs cuda-pathfinder (pip install ptcore[cuda])") from e
+                raise RuntimeError("cuSOLVER needs cuda-pathfinder "
+                                   "(pip install ptcore[cuda])") from e
         if lib is None:
             try:
                 loaded = load_nvidia_dynamic_lib("cusolver")

@@ -13,8 +13,8 @@ exist:
   without a GPU: device memory is host memory, streams are ordered queues,
   events record queue positions, kernels are the same CUDA sources compiled
   for the host by the C++ compiler through a compatibility header, and
-  cuBLAS runs on the CPU BLAS with the same column-major arguments (and
-  cuFFT on ``scipy.fft``).
+  cuBLAS runs on the CPU BLAS with the same column-major arguments (cuFFT
+  on ``scipy.fft``, cuSOLVER on scipy's LAPACK).
 
 The emulated device is chosen only by the environment variable
 ``PTCORE_CUDA_EMULATE`` (``1``, or ``N`` for N devices), read once at the

@@ -19,8 +19,9 @@ the driver interface runs unchanged on a machine without a GPU:
   clock when their position executes;
 * kernels are the same CUDA C++ sources compiled for the host
   (:mod:`ptcore.cuda._host_kernels`), cuBLAS calls run on the CPU
-  (:mod:`ptcore.cuda._host_blas`) and cuFFT calls on ``scipy.fft``
-  (:mod:`ptcore.cuda._host_fft`), in stream order.
+  (:mod:`ptcore.cuda._host_blas`), cuFFT calls on ``scipy.fft``
+  (:mod:`ptcore.cuda._host_fft`) and cuSOLVER calls on scipy's LAPACK
+  (:mod:`ptcore.cuda._host_solver`), in stream order.
 """
 import collections
 import ctypes

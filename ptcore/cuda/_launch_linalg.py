@@ -149,8 +149,8 @@ def _getrs(buf, piv, B3, trans=0):
     X = _colmajor(B3)
     if nb and n and k:
         info = _zeros((nb,), _C.int32, B3.device)
-        _solve(B3, "getrs", nb, {"A": n * n * _isz(B3.dtype), "ipiv": 4 * n, "B": n * k * _isz(B3.dtype),
-                                 "info": 4},
+        isz = _isz(B3.dtype)
+        _solve(B3, "getrs", nb, {"A": n * n * isz, "ipiv": 4 * n, "B": n * k * isz, "info": 4},
                trans=trans, n=n, nrhs=k, A=buf.data_ptr(), lda=max(1, n), ipiv=piv.data_ptr(),
                B=X.data_ptr(), ldb=max(1, n), info=info.data_ptr())
     return _rowmajor(X)
@@ -387,7 +387,8 @@ def cholesky_solve(B, L, upper=False, *, out=None):
                            "instead")
     LC._check_linear_solve(B, L, "cholesky_solve")
     if _is_int_dtype(B.dtype):
-        raise NotImplementedError(f"\"cholesky_solve_cuda\" not implemented for '{_tname(B.dtype)}'")
+        raise NotImplementedError(f"\"cholesky_solve_cuda\" not implemented for "
+                                  f"'{_tname(B.dtype)}'")
     _code(B.dtype, "cholesky_solve")
     return _write_out(_potrs(L, B, bool(upper)), out)
 

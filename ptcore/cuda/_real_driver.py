@@ -22,6 +22,9 @@ Design (see ``GPU_NOTES.md``):
 * cuFFT (:mod:`ptcore.cuda._cufft`): ``cufftPlanMany`` plans cached per
   (device, kind, shape, batch), ``cufftSetStream`` before every
   ``cufftExec*``.
+* cuSOLVER (:mod:`ptcore.cuda._cusolver`): the dense legacy API through
+  ctypes, a handle per (device, thread), ``cusolverDnSetStream`` before
+  every call, workspaces from the caching allocator; cuBLAS ``trsm``.
 
 Every failure raises :class:`~ptcore.cuda._driver.CudaError` naming the call
 and the driver's error name; ``CUDA_ERROR_OUT_OF_MEMORY`` from an
