@@ -472,3 +472,27 @@ def test_driver_solver_checks_arguments_and_ranges():
     _close(piv, want.pivots, 0)
     assert set(_host_solver.SIGNATURES) == {"getrf", "getrs", "potrf", "potrs", "geqrf", "orgqr",
                                             "ormqr", "syevd", "gesvd", "trsm"}
+
+
+def test_out_arguments():
+    """out= tensors of the right shape (the runtime does not grow device tensors)."""
+    A = _spd((2, 3, 3))
+    B = _r((2, 3, 2))
+    d = A.cuda()
+
+    def e(*shape, dt=ptcore.float64):
+        return ptcore.empty(*shape, dtype=dt, device="cuda")
+    out = e(2, 3, 3)
+    assert L.inv(d, out=out) is out
+    _close(out, L.inv(A), 1e-9)
+    X = e(2, 3, 2)
+    L.solve(d, B.cuda(), out=X)
+    _close(X, L.solve(A, B), 1e-9)
+    Q, R = e(2, 3, 3), e(2, 3, 3)
+    L.qr(d, out=(Q, R))
+    _close((Q, R), L.qr(A), 1e-9)
+    Lo, info = e(2, 3, 3), e(2, dt=ptcore.int32)
+    L.cholesky_ex(d, out=(Lo, info))
+    _close((Lo, info), L.cholesky_ex(A), 1e-9)
+    with pytest.raises(RuntimeError, match="dtype"):
+        L.inv(d, out=e(2, 3, 3, dt=ptcore.float32))
