@@ -43,11 +43,26 @@ Signatures are those of ``cusolverDn.h`` (CUDA 13; ``<t>`` is ``S`` or
                        cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag,
                        int m, int n, const T *alpha, const T *A, int lda, T *B, int ldb);
 
+The batched entry points, used for a batch of more than one matrix when the
+layout allows (square ``getrf``; ``getrs``; ``potrf``; ``potrs`` with one
+right-hand side; pivots and info back to back)::
+
+    cublasStatus_t cublas<t>getrfBatched(cublasHandle_t h, int n, T *const A[], int lda,
+                       int *P, int *info, int batchSize);
+    cublasStatus_t cublas<t>getrsBatched(cublasHandle_t h, cublasOperation_t trans, int n,
+                       int nrhs, const T *const Aarray[], int lda, const int *devIpiv,
+                       T *const Barray[], int ldb, int *info, int batchSize);   (info: host)
+    cusolverStatus_t cusolverDn<t>potrfBatched(h, cublasFillMode_t uplo, int n, T *Aarray[],
+                       int lda, int *infoArray, int batchSize);
+    cusolverStatus_t cusolverDn<t>potrsBatched(h, cublasFillMode_t uplo, int n, int nrhs,
+                       T *A[], int lda, T *B[], int ldb, int *d_info, int batchSize);
+
 ``Lwork`` counts elements of ``T``.  One handle per (device, thread) (the
-driver keeps them), ``cusolverDnSetStream`` before every call; the
-workspace comes from the caching allocator and goes back to it right after
-the calls are queued (stream-ordered reuse, as PyTorch).  A batch is a loop
-of single calls.
+driver keeps them), ``cusolverDnSetStream`` (``cublasSetStream_v2`` for the
+cuBLAS ones, by the driver) before every call; the workspace and the device
+arrays of matrix pointers come from the caching allocator and go back to it
+right after the calls are queued (stream-ordered reuse, as PyTorch).  Other
+batches are loops of single calls.
 """
 import ctypes
 
@@ -139,6 +154,7 @@ class Cusolver:
         self.set_stream.argtypes = [vp, vp]
         self.set_stream.restype = i
         self.fns = {}        # (dtype, routine) -> (bufferSize function or None, function)
+        self.batched = {}    # symbol -> function (the pointer-array entry points)
         for t in ("S", "D"):
             for routine, (bargs, cargs) in ROUTINES.items():
                 f = getattr(lib, f"cusolverDn{t}{routine}")
@@ -154,6 +170,16 @@ class Cusolver:
             f.argtypes = [vp, i, i, i, i, i, i, vp, vp, i, vp, i]
             f.restype = i
             self.fns[(t, "trsm")] = (None, f)
+            for name, lib_, argtypes in (
+                    (f"cublas{t}getrfBatched", blas_lib, [vp, i, vp, i, vp, vp, i]),
+                    (f"cublas{t}getrsBatched", blas_lib, [vp, i, i, i, vp, i, vp, vp, i,
+                                                          ctypes.POINTER(i), i]),
+                    (f"cusolverDn{t}potrfBatched", lib, [vp, i, i, vp, i, vp, i]),
+                    (f"cusolverDn{t}potrsBatched", lib, [vp, i, i, i, vp, i, vp, i, vp, i])):
+                f = getattr(lib_, name)
+                f.argtypes = argtypes
+                f.restype = i
+                self.batched[name] = f
 
     def check(self, call, status):
         if status != 0:
@@ -167,14 +193,21 @@ class Cusolver:
         return h.value
 
     def execute(self, handle, blas_handle, stream, routine, dtype, args, batch, strides,
-                workspace):
+                workspace, upload=None):
         """Queue ``batch`` calls on ``stream`` (the caller has made the
-        device current).  ``workspace(nbytes)`` returns ``(ptr, release)``."""
+        device current and bound ``stream`` to ``blas_handle``).
+        ``workspace(nbytes)`` returns ``(device ptr, release)``;
+        ``upload(host bytes)`` (optional: no batched entry points without it)
+        copies them to new device memory in stream order and returns
+        ``(device ptr, release)``."""
         strides = strides or {}
         if routine == "trsm":
             self._trsm(blas_handle, stream, dtype, args, batch, strides)
             return
         self.check("cusolverDnSetStream", self.set_stream(handle, stream or None))
+        if upload is not None and int(batch) > 1 and self._batched(
+                handle, blas_handle, routine, dtype, args, int(batch), strides, upload):
+            return
         bf, f = self.fns[(dtype, routine)]
         bargs, cargs = ROUTINES[routine]
         size = 8 if dtype == "D" else 4
@@ -204,6 +237,72 @@ class Cusolver:
         finally:
             if release is not None:
                 release()
+
+    def _pointers(self, base, stride, batch, upload):
+        """A device array of ``batch`` matrix pointers ``base + b * stride``."""
+        arr = (ctypes.c_uint64 * batch)(*[int(base) + b * int(stride) for b in range(batch)])
+        return upload(bytes(arr))
+
+    def _batched(self, handle, blas_handle, routine, dtype, args, batch, strides, upload):
+        """Run the batch through a pointer-array entry point when one fits the
+        call; returns False (nothing queued) otherwise."""
+        st = strides.get
+        n = args.get("n")
+        if routine == "getrf":
+            ok = (args["m"] == n and st("ipiv") == 4 * n and st("info") == 4 and "A" in strides)
+        elif routine == "getrs":
+            ok = st("ipiv") == 4 * n and "A" in strides and "B" in strides
+        elif routine == "potrf":
+            ok = st("info") == 4 and "A" in strides
+        elif routine == "potrs":
+            ok = args["nrhs"] == 1 and "A" in strides and "B" in strides
+        else:
+            ok = False
+        if not ok or n == 0:
+            return False
+        held = []
+        try:
+            a_ptr, rel = self._pointers(args["A"], strides["A"], batch, upload)
+            held.append(rel)
+            if routine == "getrf":
+                name = f"cublas{dtype}getrfBatched"
+                st_ = self.batched[name](blas_handle, n, a_ptr, args["lda"], args["ipiv"],
+                                         args["info"], batch)
+                self._check_blas(name, st_)
+            elif routine == "getrs":
+                b_ptr, rel = self._pointers(args["B"], strides["B"], batch, upload)
+                held.append(rel)
+                name = f"cublas{dtype}getrsBatched"
+                hinfo = ctypes.c_int(0)
+                st_ = self.batched[name](blas_handle, args["trans"], n, args["nrhs"], a_ptr,
+                                         args["lda"], args["ipiv"], b_ptr, args["ldb"],
+                                         ctypes.byref(hinfo), batch)
+                self._check_blas(name, st_)
+                if hinfo.value != 0:
+                    from ptcore.cuda._driver import CudaError
+                    raise CudaError(name, "invalid argument",
+                                    f"{name}: argument {-hinfo.value} is invalid")
+            elif routine == "potrf":
+                name = f"cusolverDn{dtype}potrfBatched"
+                self.check(name, self.batched[name](handle, args["uplo"], n, a_ptr, args["lda"],
+                                                    args["info"], batch))
+            else:
+                b_ptr, rel = self._pointers(args["B"], strides["B"], batch, upload)
+                held.append(rel)
+                name = f"cusolverDn{dtype}potrsBatched"
+                self.check(name, self.batched[name](handle, args["uplo"], n, 1, a_ptr,
+                                                    args["lda"], b_ptr, args["ldb"], args["info"],
+                                                    batch))
+        finally:
+            for rel in held:
+                rel()
+        return True
+
+    def _check_blas(self, name, status):
+        if status != 0:
+            from ptcore.cuda._driver import CudaError
+            raise CudaError(name, f"cublasStatus {status}",
+                            f"{name} failed: cublasStatus {status}")
 
     def _trsm(self, blas_handle, stream, dtype, args, batch, strides):
         _, f = self.fns[(dtype, "trsm")]

@@ -540,12 +540,17 @@ class RealDriver(Driver):
         h = handles.get(device)
         if h is None:
             h = handles[device] = cs.new_handle()
-        if routine == "trsm":
-            self._cublas.check("cublasSetStream_v2", self._cublas.set_stream(blas, stream or None))
+        self._cublas.check("cublasSetStream_v2", self._cublas.set_stream(blas, stream or None))
 
         def workspace(nbytes):
             from ptcore.cuda import _runtime
             alloc = _runtime.allocator(device)
             block = alloc.malloc(nbytes, stream)
             return block.ptr, lambda: alloc.free(block)
-        cs.execute(h, blas, stream, routine, dtype, args, batch, strides, workspace)
+
+        def upload(data):
+            ptr, release = workspace(len(data))
+            buf = ctypes.create_string_buffer(data, len(data))
+            self.memcpy_htod(ptr, ctypes.addressof(buf), len(data), stream)
+            return ptr, release
+        cs.execute(h, blas, stream, routine, dtype, args, batch, strides, workspace, upload)

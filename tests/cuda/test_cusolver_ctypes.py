@@ -40,6 +40,10 @@ cusolverStatus_t cusolverDn{t}syevd(cusolverDnHandle_t handle, cusolverEigMode_t
 cusolverStatus_t cusolverDn{t}gesvd_bufferSize(cusolverDnHandle_t handle, int m, int n, int *lwork);
 cusolverStatus_t cusolverDn{t}gesvd(cusolverDnHandle_t handle, signed char jobu, signed char jobvt, int m, int n, T *A, int lda, T *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, T *rwork, int *info);
 cublasStatus_t cublas{t}trsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const T *alpha, const T *A, int lda, T *B, int ldb);
+cublasStatus_t cublas{t}getrfBatched(cublasHandle_t handle, int n, T *const A[], int lda, int *P, int *info, int batchSize);
+cublasStatus_t cublas{t}getrsBatched(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs, const T *const Aarray[], int lda, const int *devIpiv, T *const Barray[], int ldb, int *info, int batchSize);
+cusolverStatus_t cusolverDn{t}potrfBatched(cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T *Aarray[], int lda, int *infoArray, int batchSize);
+cusolverStatus_t cusolverDn{t}potrsBatched(cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, int nrhs, T *A[], int lda, T *B[], int ldb, int *d_info, int batchSize);
 """
 _ENUMS = ("cublasOperation_t", "cublasFillMode_t", "cublasSideMode_t", "cusolverEigMode_t",
           "cublasDiagType_t")
@@ -131,7 +135,7 @@ def test_argtypes_match_the_header():
             assert kinds[at] == kinds[ct], (name, pname, htype, at)
         assert f.restype is ctypes.c_int, name
         n += 1
-    assert n == 3 + 2 * (2 * 7 + 2 + 1)      # create/destroy/stream + 2 dtypes x 17 entry points
+    assert n == 3 + 2 * (2 * 7 + 2 + 1 + 4)  # create/destroy/stream + 2 dtypes x 21 entry points
 
 
 def _args(routine, dtype):
@@ -258,7 +262,7 @@ def test_real_driver_solver_handles_streams_and_workspace(monkeypatch):
     t.join()
     assert created == [1, 1]                          # another thread: its own handle
     drv.solver(0, 0x79, "trsm", "D", **_args("trsm", "D"))
-    assert blas_streams == [(0xB0, 0x79)]
+    assert blas_streams[-1] == (0xB0, 0x79) and blas_streams[0] == (0xB1, 0x77)
     with pytest.raises(ValueError, match="ld of A"):
         drv.solver(0, 0, "potrf", "D", **{**args, "lda": 1})
     with pytest.raises(_driver.CudaError, match="invalid device ordinal"):
@@ -279,3 +283,57 @@ def test_real_libcusolver_symbols():
     lw = ctypes.c_int()
     bf, _ = cs.fns[("D", "gesvd")]
     assert bf(None, 4, 3, ctypes.byref(lw)) != 0
+
+
+@pytest.mark.parametrize("routine,symbol", [("getrf", "cublas{t}getrfBatched"),
+                                            ("getrs", "cublas{t}getrsBatched"),
+                                            ("potrf", "cusolverDn{t}potrfBatched"),
+                                            ("potrs", "cusolverDn{t}potrsBatched")])
+def test_batches_use_the_pointer_array_entry_points(routine, symbol):
+    """A batch of more than one matrix with a fitting layout goes through the
+    batched entry point: one call, device arrays of the matrix pointers
+    (uploaded, then released), the pivots/info arrays as they are."""
+    cs, lib = _cs()
+    args = _args(routine, "D")
+    args["n"] = 4
+    if routine == "getrf":
+        args["m"] = 4
+    if routine == "potrs":
+        args["nrhs"] = 1
+    strides = {"A": 0x200, "B": 0x300, "ipiv": 16, "info": 4}
+    strides = {k: v for k, v in strides.items() if k in args}
+    keep, events = [], []
+
+    def upload(data):
+        buf = ctypes.create_string_buffer(data, len(data))
+        keep.append(buf)
+        events.append(("upload", len(data)))
+        return ctypes.addressof(buf), lambda: events.append("release")
+    cs.execute(0x1111, 0x2222, 0x3333, routine, "D", args, 3, strides,
+               lambda n: pytest.fail("no workspace for the batched entry points"), upload)
+    name = symbol.format(t="D")
+    calls = [c for c in lib.calls if c[0] != "cusolverDnSetStream"]
+    assert [c[0] for c in calls] == [name]
+    vals = calls[0][1]
+    arrays = [ctypes.addressof(b) for b in keep]
+    for buf, key in zip(keep, ("A", "B")):
+        ptrs = list((ctypes.c_uint64 * 3).from_buffer_copy(buf.raw))
+        assert ptrs == [args[key] + b * strides[key] for b in range(3)]
+    a = args
+    if routine == "getrf":
+        want = [0x2222, 4, arrays[0], a["lda"], a["ipiv"], a["info"], 3]
+    elif routine == "getrs":
+        want = [0x2222, a["trans"], 4, a["nrhs"], arrays[0], a["lda"], a["ipiv"], arrays[1],
+                a["ldb"], vals[9], 3]
+    elif routine == "potrf":
+        want = [0x1111, a["uplo"], 4, arrays[0], a["lda"], a["info"], 3]
+    else:
+        want = [0x1111, a["uplo"], 4, 1, arrays[0], a["lda"], arrays[1], a["ldb"], a["info"], 3]
+    assert vals == want
+    assert events.count("release") == len(keep) == (2 if routine in ("getrs", "potrs") else 1)
+    # a layout the batched entry points cannot take (strided info / wide matrix): the loop
+    lib.calls.clear()
+    if routine == "getrf":
+        cs.execute(1, 2, 0, "getrf", "D", {**args, "m": 5}, 3, strides,
+                   lambda n: (0x5000, lambda: None), upload)
+        assert [c[0] for c in lib.calls].count("cusolverDnDgetrf") == 3
