@@ -912,13 +912,23 @@ def _svd_impl(A, mode, fn):
     return U, S, Vh
 
 
+def _check_svd_driver(driver):
+    """PyTorch's CUDA drivers (all computed with gesvd here)."""
+    if driver not in (None, "gesvd", "gesvdj", "gesvda"):
+        raise RuntimeError(f"torch.linalg.svd: unknown svd driver {driver} in svd_cusolver "
+                           f"computation. Check doc at "
+                           f"https://pytorch.org/docs/stable/generated/torch.linalg.svd.html")
+
+
 def svd(A, full_matrices=True, *, driver=None, out=None):
     F = _F()
+    _check_svd_driver(driver)
     U, S, Vh = _svd_impl(A, "A" if full_matrices else "S", "linalg.svd")
     return F._out(F.SVDResult(U, S, Vh), out, "svd")
 
 
 def svdvals(A, *, driver=None, out=None):
+    _check_svd_driver(driver)
     return _F()._out(_svd_impl(A, "N", "linalg.svd")[1], out, "svdvals")
 
 

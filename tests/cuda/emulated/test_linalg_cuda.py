@@ -356,6 +356,10 @@ def test_unsupported_on_cuda_raise_clearly():
         L.lstsq(_r((4, 3)).cuda(), _r((4, 1)).cuda(), driver="gelsd")
     with pytest.raises(RuntimeError, match="same device"):
         L.solve(_r((3, 3)).cuda(), _r((3, 1)))
+    # the CUDA svd drivers are accepted (all run gesvd), others refused
+    _close(L.svdvals(_r((4, 3)).cuda(), driver="gesvdj"), L.svdvals(_r((4, 3))), 1e-9)
+    with pytest.raises(RuntimeError, match="unknown svd driver gesdd"):
+        L.svd(_r((4, 3)).cuda(), driver="gesdd")
 
 
 def test_solver_calls_run_in_stream_order():
