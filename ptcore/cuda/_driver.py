@@ -13,8 +13,8 @@ exist:
   without a GPU: device memory is host memory, streams are ordered queues,
   events record queue positions, kernels are the same CUDA sources compiled
   for the host by the C++ compiler through a compatibility header, and
-  cuBLAS runs on the CPU BLAS with the same column-major arguments (and
-  cuFFT on ``scipy.fft``).
+  cuBLAS runs on the CPU BLAS with the same column-major arguments (cuFFT
+  on ``scipy.fft``, cuSOLVER on scipy's LAPACK).
 
 The emulated device is chosen only by the environment variable
 ``PTCORE_CUDA_EMULATE`` (``1``, or ``N`` for N devices), read once at the
@@ -201,6 +201,21 @@ class Driver:
         complex elements); ``direction`` -1 forward / +1 inverse for
         C2C/Z2Z.  Unnormalised, as cuFFT; C2R/Z2D may overwrite their input,
         and only C2C/Z2Z may run in place.  Plans are cached."""
+        raise NotImplementedError
+
+    # --- cuSOLVER (dense) and cuBLAS trsm --------------------------------------
+    def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
+        """Queue ``batch`` calls of the dense routine ``routine`` (``getrf``,
+        ``getrs``, ``potrf``, ``potrs``, ``geqrf``, ``orgqr``, ``ormqr``,
+        ``syevd``, ``gesvd`` of cuSOLVER's legacy API, ``trsm`` of cuBLAS)
+        in ``dtype`` ``"S"`` (float32) or ``"D"`` (float64) on ``stream``.
+        ``args`` are the routine's arguments after the handle, by name,
+        without the workspace (the driver sizes it with the routine's
+        ``_bufferSize`` and takes it from the caching allocator); call ``b``
+        of the batch uses ``ptr + b * strides[name]`` (bytes) for each
+        pointer argument named in ``strides``.  ``info`` (int32, device)
+        receives LAPACK's info per call; nothing is synchronised.  See
+        :mod:`ptcore.cuda._host_solver` for the argument table."""
         raise NotImplementedError
 
 

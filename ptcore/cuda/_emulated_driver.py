@@ -19,8 +19,9 @@ the driver interface runs unchanged on a machine without a GPU:
   clock when their position executes;
 * kernels are the same CUDA C++ sources compiled for the host
   (:mod:`ptcore.cuda._host_kernels`), cuBLAS calls run on the CPU
-  (:mod:`ptcore.cuda._host_blas`) and cuFFT calls on ``scipy.fft``
-  (:mod:`ptcore.cuda._host_fft`), in stream order.
+  (:mod:`ptcore.cuda._host_blas`), cuFFT calls on ``scipy.fft``
+  (:mod:`ptcore.cuda._host_fft`) and cuSOLVER calls on scipy's LAPACK
+  (:mod:`ptcore.cuda._host_solver`), in stream order.
 """
 import collections
 import ctypes
@@ -412,6 +413,18 @@ class EmulatedDriver(Driver):
             raise CudaError(f"cufftExec{kind}", "CUFFT_INVALID_VALUE",
                             f"cufftExec{kind}: overlapping input and output")
         self._enqueue(stream, lambda: _host_fft.execute(kind, shape, batch, idata, odata, direction))
+
+    def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
+        self._check_device(device)
+        from ptcore.cuda import _host_solver
+        sizes = _host_solver.check(routine, dtype, args, batch, strides)
+        strides = dict(strides or {})
+        for name, nbytes in sizes.items():
+            if nbytes and batch:
+                last = args[name] + (int(batch) - 1) * int(strides.get(name, 0))
+                self._find(args[name], nbytes, f"cusolverDn{dtype}{routine}")
+                self._find(last, nbytes, f"cusolverDn{dtype}{routine}")
+        self._enqueue(stream, lambda: _host_solver.execute(routine, dtype, args, batch, strides))
 
 
 def _np_itemsize(t):

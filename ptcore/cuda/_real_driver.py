@@ -22,6 +22,9 @@ Design (see ``GPU_NOTES.md``):
 * cuFFT (:mod:`ptcore.cuda._cufft`): ``cufftPlanMany`` plans cached per
   (device, kind, shape, batch), ``cufftSetStream`` before every
   ``cufftExec*``.
+* cuSOLVER (:mod:`ptcore.cuda._cusolver`): the dense legacy API through
+  ctypes, a handle per (device, thread), ``cusolverDnSetStream`` before
+  every call, workspaces from the caching allocator; cuBLAS ``trsm``.
 
 Every failure raises :class:`~ptcore.cuda._driver.CudaError` naming the call
 and the driver's error name; ``CUDA_ERROR_OUT_OF_MEMORY`` from an
@@ -515,3 +518,39 @@ class RealDriver(Driver):
                     self._cufft = Cufft()
         self._make_current(device)
         self._cufft.execute(device, stream, kind, shape, int(batch), idata, odata, int(direction))
+
+    # --- cuSOLVER (and cuBLAS trsm) ------------------------------------------
+    def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
+        self._check_device(device)
+        from ptcore.cuda import _host_solver
+        _host_solver.check(routine, dtype, args, batch, strides)
+        if not batch:
+            return
+        blas = self._blas_handle(device)
+        if getattr(self, "_cusolver", None) is None:
+            with self._lock:
+                if getattr(self, "_cusolver", None) is None:
+                    from ptcore.cuda._cusolver import Cusolver
+                    self._cusolver = Cusolver(blas_lib=ctypes.CDLL(self._cublas.path))
+        cs = self._cusolver
+        handles = getattr(self._cublas_tls, "solver_handles", None)
+        if handles is None:
+            handles = self._cublas_tls.solver_handles = {}
+        self._make_current(device)
+        h = handles.get(device)
+        if h is None:
+            h = handles[device] = cs.new_handle()
+        self._cublas.check("cublasSetStream_v2", self._cublas.set_stream(blas, stream or None))
+
+        def workspace(nbytes):
+            from ptcore.cuda import _runtime
+            alloc = _runtime.allocator(device)
+            block = alloc.malloc(nbytes, stream)
+            return block.ptr, lambda: alloc.free(block)
+
+        def upload(data):
+            ptr, release = workspace(len(data))
+            buf = ctypes.create_string_buffer(data, len(data))
+            self.memcpy_htod(ptr, ctypes.addressof(buf), len(data), stream)
+            return ptr, release
+        cs.execute(h, blas, stream, routine, dtype, args, batch, strides, workspace, upload)

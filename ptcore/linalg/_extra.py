@@ -58,7 +58,7 @@ def _tri(A, upper, unitriangular):
     if unitriangular:
         n = A.shape[-1]
         T = ptcore.triu(A, 1) if upper else ptcore.tril(A, -1)
-        return T + ptcore.eye(n, dtype=A.dtype)
+        return T + ptcore.eye(n, dtype=A.dtype, device=A.device)
     return ptcore.triu(A) if upper else ptcore.tril(A)
 
 
@@ -175,9 +175,9 @@ def _lu_forward(A):
     if piv.shape[-1] == 0:      # k = 0: nothing to factor
         m, n = A.shape[-2:]
         batch = tuple(A.shape[:-2])
-        P = ptcore.eye(m, dtype=A.dtype).expand(*batch, m, m).clone()
-        L = ptcore.zeros(batch + (m, 0), dtype=A.dtype)
-        U = ptcore.zeros(batch + (0, n), dtype=A.dtype)
+        P = ptcore.eye(m, dtype=A.dtype, device=A.device).expand(*batch, m, m).clone()
+        L = ptcore.zeros(batch + (m, 0), dtype=A.dtype, device=A.device)
+        U = ptcore.zeros(batch + (0, n), dtype=A.dtype, device=A.device)
     else:
         P, L, U = ptcore.lu_unpack(LU, piv)
     return P, L, U
@@ -255,7 +255,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"got pivots with shape {_shape_str(pivots.shape)} instead")
     _lapack_dtype(dt, "lu_solve_cpu")
     if n == 0:
-        P = ptcore.zeros(tuple(LU.shape[:-2]) + (0, 0), dtype=dt)
+        P = ptcore.zeros(tuple(LU.shape[:-2]) + (0, 0), dtype=dt, device=LU.device)
     else:
         P = ptcore.lu_unpack(LU.detach(), pivots, unpack_data=False).P
     if P.dtype is not dt:
@@ -306,7 +306,7 @@ def cond(A, p=None, *, out=None):
     rdt = dt.to_real() if dt.is_complex else dt
     batch = tuple(A.shape[:-2])
     if A.numel() == 0:
-        return _out(ptcore.zeros(batch, dtype=rdt), out, "linalg_cond")
+        return _out(ptcore.zeros(batch, dtype=rdt, device=A.device), out, "linalg_cond")
     svd_p = p is None or p == "nuc" or (not is_str and p in (2, -2))
     if svd_p:
         if not (dt.is_floating_point or dt.is_complex):
@@ -344,7 +344,7 @@ def cond(A, p=None, *, out=None):
 def _reflector(A, i):
     """v_i of the compact form: 1 at row i, A[i+1:, i] below (rows i: only)."""
     tail = A[..., i + 1:, i]
-    one = ptcore.ones(tuple(A.shape[:-2]) + (1,), dtype=A.dtype)
+    one = ptcore.ones(tuple(A.shape[:-2]) + (1,), dtype=A.dtype, device=A.device)
     return ptcore.cat([one, tail], -1)
 
 
@@ -403,7 +403,7 @@ def householder_product(A, tau, *, out=None):
                            f"{A.dtype._legacy}")
     _lapack_dtype(A.dtype, "orgqr_cpu")
     batch = tuple(A.shape[:-2])
-    Q = ptcore.eye(m, n, dtype=A.dtype).expand(*batch, m, n)
+    Q = ptcore.eye(m, n, dtype=A.dtype, device=A.device).expand(*batch, m, n)
     for i in reversed(range(k)):
         Q = _apply_left(Q, _reflector(A, i), tau[..., i], i)
     if k == 0:
@@ -421,7 +421,7 @@ def _geqrf_impl(A):
     k = _b.min(m, n)
     batch = tuple(A.shape[:-2])
     a = A.clone()
-    tau = ptcore.zeros(batch + (k,), dtype=A.dtype)
+    tau = ptcore.zeros(batch + (k,), dtype=A.dtype, device=A.device)
     cplx = A.dtype.is_complex
     for i in range(k):
         alpha = a[..., i, i]
@@ -442,7 +442,7 @@ def _geqrf_impl(A):
         a[..., i, i] = ptcore.where(keep, alpha, beta.to(A.dtype) if cplx else beta)
         tau[..., i] = t
         if i + 1 < n:
-            v = ptcore.cat([ptcore.ones(batch + (1,), dtype=A.dtype), v_tail], -1)
+            v = ptcore.cat([ptcore.ones(batch + (1,), dtype=A.dtype, device=A.device), v_tail], -1)
             C = a[..., i:, i + 1:]
             w = v.conj().unsqueeze(-2) @ C
             C.sub_((t.conj().unsqueeze(-1) * v).unsqueeze(-1) * w)
@@ -584,7 +584,7 @@ def vander(x, *, N=None):
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     r = ptcore.cumprod(x_.unsqueeze(-1).expand(*shape, n - 1), -1)
-    ones = ptcore.ones(shape + (1,), dtype=r.dtype)
+    ones = ptcore.ones(shape + (1,), dtype=r.dtype, device=x.device)
     return ptcore.cat([ones, r], -1)
 
 

@@ -1,0 +1,324 @@
+"""cuSOLVER's dense legacy API (and cuBLAS ``trsm``) through ``ctypes`` on
+the library ``cuda.pathfinder`` finds (``libcusolver.so.12`` of the
+``nvidia-cusolver`` wheel for CUDA 13, or a copy PyTorch/CuPy loaded), for
+:meth:`ptcore.cuda._real_driver.RealDriver.solver`.
+
+Signatures are those of ``cusolverDn.h`` (CUDA 13; ``<t>`` is ``S`` or
+``D``, enums are C ``int``)::
+
+    cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle);
+    cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle);
+    cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t streamId);
+    cusolverDn<t>getrf_bufferSize(h, int m, int n, T *A, int lda, int *Lwork);
+    cusolverDn<t>getrf(h, int m, int n, T *A, int lda, T *Workspace, int *devIpiv, int *devInfo);
+    cusolverDn<t>getrs(h, cublasOperation_t trans, int n, int nrhs, const T *A, int lda,
+                       const int *devIpiv, T *B, int ldb, int *devInfo);
+    cusolverDn<t>potrf_bufferSize(h, cublasFillMode_t uplo, int n, T *A, int lda, int *Lwork);
+    cusolverDn<t>potrf(h, cublasFillMode_t uplo, int n, T *A, int lda, T *Workspace,
+                       int Lwork, int *devInfo);
+    cusolverDn<t>potrs(h, cublasFillMode_t uplo, int n, int nrhs, const T *A, int lda, T *B,
+                       int ldb, int *devInfo);
+    cusolverDn<t>geqrf_bufferSize(h, int m, int n, T *A, int lda, int *lwork);
+    cusolverDn<t>geqrf(h, int m, int n, T *A, int lda, T *TAU, T *Workspace, int Lwork,
+                       int *devInfo);
+    cusolverDn<t>orgqr_bufferSize(h, int m, int n, int k, const T *A, int lda, const T *tau,
+                                  int *lwork);
+    cusolverDn<t>orgqr(h, int m, int n, int k, T *A, int lda, const T *tau, T *work,
+                       int lwork, int *info);
+    cusolverDn<t>ormqr_bufferSize(h, cublasSideMode_t side, cublasOperation_t trans, int m,
+                                  int n, int k, const T *A, int lda, const T *tau,
+                                  const T *C, int ldc, int *lwork);
+    cusolverDn<t>ormqr(h, cublasSideMode_t side, cublasOperation_t trans, int m, int n, int k,
+                       const T *A, int lda, const T *tau, T *C, int ldc, T *work, int lwork,
+                       int *devInfo);
+    cusolverDn<t>syevd_bufferSize(h, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n,
+                                  const T *A, int lda, const T *W, int *lwork);
+    cusolverDn<t>syevd(h, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, T *A, int lda,
+                       T *W, T *work, int lwork, int *info);
+    cusolverDn<t>gesvd_bufferSize(h, int m, int n, int *lwork);
+    cusolverDn<t>gesvd(h, signed char jobu, signed char jobvt, int m, int n, T *A, int lda,
+                       T *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, T *rwork,
+                       int *info);
+    cublasStatus_t cublas<t>trsm_v2(cublasHandle_t h, cublasSideMode_t side,
+                       cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag,
+                       int m, int n, const T *alpha, const T *A, int lda, T *B, int ldb);
+
+The batched entry points, used for a batch of more than one matrix when the
+layout allows (square ``getrf``; ``getrs``; ``potrf``; ``potrs`` with one
+right-hand side; pivots and info back to back)::
+
+    cublasStatus_t cublas<t>getrfBatched(cublasHandle_t h, int n, T *const A[], int lda,
+                       int *P, int *info, int batchSize);
+    cublasStatus_t cublas<t>getrsBatched(cublasHandle_t h, cublasOperation_t trans, int n,
+                       int nrhs, const T *const Aarray[], int lda, const int *devIpiv,
+                       T *const Barray[], int ldb, int *info, int batchSize);   (info: host)
+    cusolverStatus_t cusolverDn<t>potrfBatched(h, cublasFillMode_t uplo, int n, T *Aarray[],
+                       int lda, int *infoArray, int batchSize);
+    cusolverStatus_t cusolverDn<t>potrsBatched(h, cublasFillMode_t uplo, int n, int nrhs,
+                       T *A[], int lda, T *B[], int ldb, int *d_info, int batchSize);
+
+``Lwork`` counts elements of ``T``.  One handle per (device, thread) (the
+driver keeps them), ``cusolverDnSetStream`` (``cublasSetStream_v2`` for the
+cuBLAS ones, by the driver) before every call; the workspace and the device
+arrays of matrix pointers come from the caching allocator and go back to it
+right after the calls are queued (stream-ordered reuse, as PyTorch).  Other
+batches are loops of single calls.
+"""
+import ctypes
+
+__all__ = ["Cusolver", "ROUTINES", "STATUS_NAMES"]
+
+#: cusolverStatus_t names (cusolver_common.h)
+STATUS_NAMES = {
+    0: "CUSOLVER_STATUS_SUCCESS", 1: "CUSOLVER_STATUS_NOT_INITIALIZED",
+    2: "CUSOLVER_STATUS_ALLOC_FAILED", 3: "CUSOLVER_STATUS_INVALID_VALUE",
+    4: "CUSOLVER_STATUS_ARCH_MISMATCH", 5: "CUSOLVER_STATUS_MAPPING_ERROR",
+    6: "CUSOLVER_STATUS_EXECUTION_FAILED", 7: "CUSOLVER_STATUS_INTERNAL_ERROR",
+    8: "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED", 9: "CUSOLVER_STATUS_NOT_SUPPORTED",
+    10: "CUSOLVER_STATUS_ZERO_PIVOT", 11: "CUSOLVER_STATUS_INVALID_LICENSE",
+}
+
+# routine -> (arguments of <t><routine>_bufferSize after the handle (None: no
+# workspace), arguments of <t><routine> after the handle); "@work"/"@lwork"/
+# "@rwork" are the workspace pointer, its size in elements and gesvd's rwork
+ROUTINES = {
+    "getrf": (("m", "n", "A", "lda"), ("m", "n", "A", "lda", "@work", "ipiv", "info")),
+    "getrs": (None, ("trans", "n", "nrhs", "A", "lda", "ipiv", "B", "ldb", "info")),
+    "potrf": (("uplo", "n", "A", "lda"), ("uplo", "n", "A", "lda", "@work", "@lwork", "info")),
+    "potrs": (None, ("uplo", "n", "nrhs", "A", "lda", "B", "ldb", "info")),
+    "geqrf": (("m", "n", "A", "lda"), ("m", "n", "A", "lda", "tau", "@work", "@lwork", "info")),
+    "orgqr": (("m", "n", "k", "A", "lda", "tau"),
+              ("m", "n", "k", "A", "lda", "tau", "@work", "@lwork", "info")),
+    "ormqr": (("side", "trans", "m", "n", "k", "A", "lda", "tau", "C", "ldc"),
+              ("side", "trans", "m", "n", "k", "A", "lda", "tau", "C", "ldc", "@work", "@lwork",
+               "info")),
+    "syevd": (("jobz", "uplo", "n", "A", "lda", "W"),
+              ("jobz", "uplo", "n", "A", "lda", "W", "@work", "@lwork", "info")),
+    "gesvd": (("m", "n"), ("jobu", "jobvt", "m", "n", "A", "lda", "S", "U", "ldu", "VT", "ldvt",
+                           "@work", "@lwork", "@rwork", "info")),
+}
+_POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT", "@work",
+                       "@rwork"})
+_CHARS = frozenset({"jobu", "jobvt"})
+_TRSM = ("side", "uplo", "trans", "diag", "m", "n", "alpha", "A", "lda", "B", "ldb")
+
+
+def _ctype(name):
+    if name in _POINTERS:
+        return ctypes.c_void_p
+    if name in _CHARS:
+        return ctypes.c_char
+    return ctypes.c_int
+
+
+def _value(name, v):
+    if name in _CHARS:
+        return v.encode() if isinstance(v, str) else bytes(v)
+    if name in _POINTERS:
+        return int(v) or None
+    return int(v)
+
+
+class Cusolver:
+    """The cuSOLVER entry points ptcore uses (``lib``: a loaded libcusolver,
+    ``blas_lib``: libcublas for ``trsm``; found with cuda.pathfinder when
+    None).  Raises RuntimeError when the library cannot be found."""
+
+    def __init__(self, lib=None, blas_lib=None):
+        if lib is None or blas_lib is None:
+            try:
+                from cuda.pathfinder import load_nvidia_dynamic_lib
+            except ImportError as e:
+                raise RuntimeError("cuSOLVER needs cuda-pathfinder "
+                                   "(pip install ptcore[cuda])") from e
+        if lib is None:
+            try:
+                loaded = load_nvidia_dynamic_lib("cusolver")
+            except Exception as e:
+                raise RuntimeError(f"cuSOLVER is not installed (pip install nvidia-cusolver): "
+                                   f"{type(e).__name__}: {e}") from e
+            self.path = loaded.abs_path
+            lib = ctypes.CDLL(loaded.abs_path)
+        else:
+            self.path = getattr(lib, "_name", None)
+        if blas_lib is None:
+            blas_lib = ctypes.CDLL(load_nvidia_dynamic_lib("cublas").abs_path)
+        vp, i = ctypes.c_void_p, ctypes.c_int
+        self.create = lib.cusolverDnCreate
+        self.create.argtypes = [ctypes.POINTER(vp)]
+        self.create.restype = i
+        self.destroy = lib.cusolverDnDestroy
+        self.destroy.argtypes = [vp]
+        self.destroy.restype = i
+        self.set_stream = lib.cusolverDnSetStream
+        self.set_stream.argtypes = [vp, vp]
+        self.set_stream.restype = i
+        self.fns = {}        # (dtype, routine) -> (bufferSize function or None, function)
+        self.batched = {}    # symbol -> function (the pointer-array entry points)
+        for t in ("S", "D"):
+            for routine, (bargs, cargs) in ROUTINES.items():
+                f = getattr(lib, f"cusolverDn{t}{routine}")
+                f.argtypes = [vp] + [_ctype(a) for a in cargs]
+                f.restype = i
+                bf = None
+                if bargs is not None:
+                    bf = getattr(lib, f"cusolverDn{t}{routine}_bufferSize")
+                    bf.argtypes = [vp] + [_ctype(a) for a in bargs] + [ctypes.POINTER(i)]
+                    bf.restype = i
+                self.fns[(t, routine)] = (bf, f)
+            f = getattr(blas_lib, f"cublas{t}trsm_v2")
+            f.argtypes = [vp, i, i, i, i, i, i, vp, vp, i, vp, i]
+            f.restype = i
+            self.fns[(t, "trsm")] = (None, f)
+            for name, lib_, argtypes in (
+                    (f"cublas{t}getrfBatched", blas_lib, [vp, i, vp, i, vp, vp, i]),
+                    (f"cublas{t}getrsBatched", blas_lib, [vp, i, i, i, vp, i, vp, vp, i,
+                                                          ctypes.POINTER(i), i]),
+                    (f"cusolverDn{t}potrfBatched", lib, [vp, i, i, vp, i, vp, i]),
+                    (f"cusolverDn{t}potrsBatched", lib, [vp, i, i, i, vp, i, vp, i, vp, i])):
+                f = getattr(lib_, name)
+                f.argtypes = argtypes
+                f.restype = i
+                self.batched[name] = f
+
+    def check(self, call, status):
+        if status != 0:
+            name = STATUS_NAMES.get(status, f"cusolverStatus {status}")
+            from ptcore.cuda._driver import CudaError
+            raise CudaError(call, name, f"{call} failed: {name} ({status})")
+
+    def new_handle(self):
+        h = ctypes.c_void_p()
+        self.check("cusolverDnCreate", self.create(ctypes.byref(h)))
+        return h.value
+
+    def execute(self, handle, blas_handle, stream, routine, dtype, args, batch, strides,
+                workspace, upload=None):
+        """Queue ``batch`` calls on ``stream`` (the caller has made the
+        device current and bound ``stream`` to ``blas_handle``).
+        ``workspace(nbytes)`` returns ``(device ptr, release)``;
+        ``upload(host bytes)`` (optional: no batched entry points without it)
+        copies them to new device memory in stream order and returns
+        ``(device ptr, release)``."""
+        strides = strides or {}
+        if routine == "trsm":
+            self._trsm(blas_handle, stream, dtype, args, batch, strides)
+            return
+        self.check("cusolverDnSetStream", self.set_stream(handle, stream or None))
+        if upload is not None and int(batch) > 1 and self._batched(
+                handle, blas_handle, routine, dtype, args, int(batch), strides, upload):
+            return
+        bf, f = self.fns[(dtype, routine)]
+        bargs, cargs = ROUTINES[routine]
+        size = 8 if dtype == "D" else 4
+        lwork = 0
+        if bf is not None:
+            lw = ctypes.c_int(0)
+            self.check(f"cusolverDn{dtype}{routine}_bufferSize",
+                       bf(handle, *[_value(a, args[a]) for a in bargs], ctypes.byref(lw)))
+            lwork = max(1, lw.value)
+        work, release = workspace(lwork * size) if bf is not None else (0, None)
+        try:
+            for b in range(int(batch)):
+                vals = []
+                for a in cargs:
+                    if a == "@work":
+                        vals.append(work or None)
+                    elif a == "@lwork":
+                        vals.append(lwork)
+                    elif a == "@rwork":
+                        vals.append(None)
+                    else:
+                        v = args[a]
+                        if a in strides:
+                            v = v + b * int(strides[a])
+                        vals.append(_value(a, v))
+                self.check(f"cusolverDn{dtype}{routine}", f(handle, *vals))
+        finally:
+            if release is not None:
+                release()
+
+    def _pointers(self, base, stride, batch, upload):
+        """A device array of ``batch`` matrix pointers ``base + b * stride``."""
+        arr = (ctypes.c_uint64 * batch)(*[int(base) + b * int(stride) for b in range(batch)])
+        return upload(bytes(arr))
+
+    def _batched(self, handle, blas_handle, routine, dtype, args, batch, strides, upload):
+        """Run the batch through a pointer-array entry point when one fits the
+        call; returns False (nothing queued) otherwise."""
+        st = strides.get
+        n = args.get("n")
+        if routine == "getrf":
+            ok = (args["m"] == n and st("ipiv") == 4 * n and st("info") == 4 and "A" in strides)
+        elif routine == "getrs":
+            ok = st("ipiv") == 4 * n and "A" in strides and "B" in strides
+        elif routine == "potrf":
+            ok = st("info") == 4 and "A" in strides
+        elif routine == "potrs":
+            ok = args["nrhs"] == 1 and "A" in strides and "B" in strides
+        else:
+            ok = False
+        if not ok or n == 0:
+            return False
+        held = []
+        try:
+            a_ptr, rel = self._pointers(args["A"], strides["A"], batch, upload)
+            held.append(rel)
+            if routine == "getrf":
+                name = f"cublas{dtype}getrfBatched"
+                st_ = self.batched[name](blas_handle, n, a_ptr, args["lda"], args["ipiv"],
+                                         args["info"], batch)
+                self._check_blas(name, st_)
+            elif routine == "getrs":
+                b_ptr, rel = self._pointers(args["B"], strides["B"], batch, upload)
+                held.append(rel)
+                name = f"cublas{dtype}getrsBatched"
+                hinfo = ctypes.c_int(0)
+                st_ = self.batched[name](blas_handle, args["trans"], n, args["nrhs"], a_ptr,
+                                         args["lda"], args["ipiv"], b_ptr, args["ldb"],
+                                         ctypes.byref(hinfo), batch)
+                self._check_blas(name, st_)
+                if hinfo.value != 0:
+                    from ptcore.cuda._driver import CudaError
+                    raise CudaError(name, "invalid argument",
+                                    f"{name}: argument {-hinfo.value} is invalid")
+            elif routine == "potrf":
+                name = f"cusolverDn{dtype}potrfBatched"
+                self.check(name, self.batched[name](handle, args["uplo"], n, a_ptr, args["lda"],
+                                                    args["info"], batch))
+            else:
+                b_ptr, rel = self._pointers(args["B"], strides["B"], batch, upload)
+                held.append(rel)
+                name = f"cusolverDn{dtype}potrsBatched"
+                self.check(name, self.batched[name](handle, args["uplo"], n, 1, a_ptr,
+                                                    args["lda"], b_ptr, args["ldb"], args["info"],
+                                                    batch))
+        finally:
+            for rel in held:
+                rel()
+        return True
+
+    def _check_blas(self, name, status):
+        if status != 0:
+            from ptcore.cuda._driver import CudaError
+            raise CudaError(name, f"cublasStatus {status}",
+                            f"{name} failed: cublasStatus {status}")
+
+    def _trsm(self, blas_handle, stream, dtype, args, batch, strides):
+        _, f = self.fns[(dtype, "trsm")]
+        alpha = (ctypes.c_double if dtype == "D" else ctypes.c_float)(float(args["alpha"]))
+        for b in range(int(batch)):
+            vals = []
+            for a in _TRSM:
+                if a == "alpha":
+                    vals.append(ctypes.addressof(alpha))
+                    continue
+                v = args[a]
+                if a in strides:
+                    v = v + b * int(strides[a])
+                vals.append(int(v) if a not in ("A", "B") else (int(v) or None))
+            st = f(blas_handle, *vals)
+            if st != 0:
+                from ptcore.cuda._driver import CudaError
+                raise CudaError(f"cublas{dtype}trsm_v2", f"cublasStatus {st}",
+                                f"cublas{dtype}trsm_v2 failed: cublasStatus {st}")

@@ -1,0 +1,310 @@
+"""cuSOLVER (and cuBLAS ``trsm``) for the emulated device, on the host
+(``scipy.linalg.lapack`` / ``scipy.linalg.blas``), and the argument rules
+both drivers share.
+
+:meth:`ptcore.cuda._driver.Driver.solver` queues one dense routine (or a
+strided batch of them) on a stream.  Its arguments are those of the legacy
+cuSOLVER ``cusolverDn<t><routine>`` call after the handle, without the
+workspace and its size (the driver finds and allocates those), by name:
+
+==========  ==================================================================
+routine     arguments (cuSOLVER's order)
+==========  ==================================================================
+``getrf``   m, n, A, lda, ipiv, info
+``getrs``   trans, n, nrhs, A, lda, ipiv, B, ldb, info
+``potrf``   uplo, n, A, lda, info
+``potrs``   uplo, n, nrhs, A, lda, B, ldb, info
+``geqrf``   m, n, A, lda, tau, info
+``orgqr``   m, n, k, A, lda, tau, info
+``ormqr``   side, trans, m, n, k, A, lda, tau, C, ldc, info
+``syevd``   jobz, uplo, n, A, lda, W, info
+``gesvd``   jobu, jobvt, m, n, A, lda, S, U, ldu, VT, ldvt, info   (m >= n)
+``trsm``    side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb   (cuBLAS)
+==========  ==================================================================
+
+Matrices are column-major at device addresses (here: host addresses),
+``ld*`` in elements; ``ipiv`` and ``info`` are ``int32`` device pointers
+(``ipiv`` 1-based, ``info`` LAPACK's: 0, ``i > 0`` for a zero pivot / a
+leading minor that is not positive-definite / no convergence).  Enum values
+are cuBLAS/cuSOLVER's: ``trans`` 0 N / 1 T, ``uplo`` 0 lower / 1 upper
+(``CUBLAS_FILL_MODE_*``), ``side`` 0 left / 1 right, ``diag`` 0 non-unit /
+1 unit, ``jobz`` 0 values only / 1 vectors; ``jobu``/``jobvt`` are the
+characters ``'A'``, ``'S'`` or ``'N'``.  ``dtype`` is ``"S"`` (float32) or
+``"D"`` (float64).  ``batch`` calls run one after the other, the pointer
+argument ``X`` of call ``b`` at ``X + b * strides[X]`` (bytes).
+"""
+import ctypes
+
+import numpy as np
+
+__all__ = ["SIGNATURES", "POINTERS", "check", "execute", "itemsize"]
+
+SIGNATURES = {
+    "getrf": ("m", "n", "A", "lda", "ipiv", "info"),
+    "getrs": ("trans", "n", "nrhs", "A", "lda", "ipiv", "B", "ldb", "info"),
+    "potrf": ("uplo", "n", "A", "lda", "info"),
+    "potrs": ("uplo", "n", "nrhs", "A", "lda", "B", "ldb", "info"),
+    "geqrf": ("m", "n", "A", "lda", "tau", "info"),
+    "orgqr": ("m", "n", "k", "A", "lda", "tau", "info"),
+    "ormqr": ("side", "trans", "m", "n", "k", "A", "lda", "tau", "C", "ldc", "info"),
+    "syevd": ("jobz", "uplo", "n", "A", "lda", "W", "info"),
+    "gesvd": ("jobu", "jobvt", "m", "n", "A", "lda", "S", "U", "ldu", "VT", "ldvt", "info"),
+    "trsm": ("side", "uplo", "trans", "diag", "m", "n", "alpha", "A", "lda", "B", "ldb"),
+}
+#: the device-pointer arguments
+POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT"})
+_INT_PTRS = ("ipiv", "info")
+_NP = {"S": np.float32, "D": np.float64}
+
+
+def itemsize(name, dtype):
+    """Bytes per element of pointer argument ``name``."""
+    return 4 if name in _INT_PTRS or dtype == "S" else 8
+
+
+def _err(routine, msg):
+    return ValueError(f"cusolverDn{routine}: {msg} (CUSOLVER_STATUS_INVALID_VALUE)")
+
+
+def _extents(routine, a):
+    """{pointer name: (rows, cols, ld)} of the matrices/vectors a call reads
+    or writes (column-major), for the range checks."""
+    g = a.get
+    if routine == "getrf":
+        return {"A": (g("m"), g("n"), g("lda")), "ipiv": (min(g("m"), g("n")), 1, 1),
+                "info": (1, 1, 1)}
+    if routine == "getrs":
+        return {"A": (g("n"), g("n"), g("lda")), "ipiv": (g("n"), 1, 1),
+                "B": (g("n"), g("nrhs"), g("ldb")), "info": (1, 1, 1)}
+    if routine == "potrf":
+        return {"A": (g("n"), g("n"), g("lda")), "info": (1, 1, 1)}
+    if routine == "potrs":
+        return {"A": (g("n"), g("n"), g("lda")), "B": (g("n"), g("nrhs"), g("ldb")),
+                "info": (1, 1, 1)}
+    if routine == "geqrf":
+        return {"A": (g("m"), g("n"), g("lda")), "tau": (min(g("m"), g("n")), 1, 1),
+                "info": (1, 1, 1)}
+    if routine == "orgqr":
+        return {"A": (g("m"), g("n"), g("lda")), "tau": (g("k"), 1, 1), "info": (1, 1, 1)}
+    if routine == "ormqr":
+        r = g("m") if g("side") == 0 else g("n")
+        return {"A": (r, g("k"), g("lda")), "tau": (g("k"), 1, 1),
+                "C": (g("m"), g("n"), g("ldc")), "info": (1, 1, 1)}
+    if routine == "syevd":
+        return {"A": (g("n"), g("n"), g("lda")), "W": (g("n"), 1, 1), "info": (1, 1, 1)}
+    if routine == "gesvd":
+        m, n = g("m"), g("n")
+        e = {"A": (m, n, g("lda")), "S": (min(m, n), 1, 1), "info": (1, 1, 1)}
+        if g("jobu") != "N":
+            e["U"] = (m, m if g("jobu") == "A" else min(m, n), g("ldu"))
+        if g("jobvt") != "N":
+            e["VT"] = (n if g("jobvt") == "A" else min(m, n), n, g("ldvt"))
+        return e
+    if routine == "trsm":
+        k = g("m") if g("side") == 0 else g("n")
+        return {"A": (k, k, g("lda")), "B": (g("m"), g("n"), g("ldb"))}
+    raise _err(routine, "unknown routine")
+
+
+def check(routine, dtype, args, batch=1, strides=None):
+    """Validate a call as cuSOLVER would (ValueError naming the bad argument)
+    and return ``{pointer: (first byte offset 0, bytes touched by one call)}``.
+    Both drivers call it before queueing anything."""
+    if routine not in SIGNATURES:
+        raise ValueError(f"cuSOLVER: unknown routine {routine!r} (one of {', '.join(SIGNATURES)})")
+    if dtype not in _NP:
+        raise ValueError(f"cusolverDn{routine}: dtype must be 'S' (float32) or 'D' (float64), "
+                         f"got {dtype!r}")
+    want = SIGNATURES[routine]
+    missing = [n for n in want if n not in args]
+    extra = [n for n in args if n not in want]
+    if missing or extra:
+        raise ValueError(f"cusolverDn{dtype}{routine}: arguments {list(want)}; missing {missing}, "
+                         f"unexpected {extra}")
+    if int(batch) < 0:
+        raise _err(routine, f"batch {batch} is negative")
+    for name in ("m", "n", "k", "nrhs"):
+        if name in args and int(args[name]) < 0:
+            raise _err(dtype + routine, f"{name} = {args[name]} is negative")
+    for name, allowed in (("trans", (0, 1)), ("uplo", (0, 1)), ("side", (0, 1)), ("diag", (0, 1)),
+                          ("jobz", (0, 1)), ("jobu", ("A", "S", "N")), ("jobvt", ("A", "S", "N"))):
+        if name in args and args[name] not in allowed:
+            raise _err(dtype + routine, f"{name} = {args[name]!r} is not one of {allowed}")
+    if routine == "gesvd" and args["m"] < args["n"]:
+        raise _err(dtype + routine, f"m = {args['m']} < n = {args['n']} (cuSOLVER's gesvd needs "
+                                    f"m >= n; factor the transpose)")
+    if routine in ("orgqr",) and not (args["m"] >= args["n"] >= args["k"]):
+        raise _err(dtype + routine, f"needs m >= n >= k, got m={args['m']}, n={args['n']}, "
+                                    f"k={args['k']}")
+    if routine == "ormqr":
+        r = args["m"] if args["side"] == 0 else args["n"]
+        if args["k"] > r:
+            raise _err(dtype + routine, f"k = {args['k']} exceeds {r}")
+    ext = _extents(routine, args)
+    sizes = {}
+    for name, (rows, cols, ld) in ext.items():
+        if name in ("A", "B", "C", "U", "VT") and int(ld) < max(1, rows):
+            raise _err(dtype + routine, f"ld of {name} = {ld} is smaller than its {rows} rows")
+        isz = itemsize(name, dtype)
+        sizes[name] = 0 if rows == 0 or cols == 0 else ((cols - 1) * ld + rows) * isz
+    for name in strides or {}:
+        if name not in POINTERS or name not in want:
+            raise _err(dtype + routine, f"stride for {name!r}, which is not a pointer argument")
+    return sizes
+
+
+def _mat(ptr, dtype, rows, cols, ld):
+    """A writable (rows, cols) NumPy view of a column-major matrix at ``ptr``."""
+    st = np.dtype(dtype)
+    if rows == 0 or cols == 0:
+        return np.zeros((rows, cols), st)
+    extent = (cols - 1) * ld + rows
+    buf = (ctypes.c_char * (extent * st.itemsize)).from_address(ptr)
+    flat = np.frombuffer(buf, dtype=st, count=extent)
+    return np.lib.stride_tricks.as_strided(flat, shape=(rows, cols),
+                                           strides=(st.itemsize, ld * st.itemsize), writeable=True)
+
+
+def _vec(ptr, dtype, n):
+    return _mat(ptr, dtype, n, 1, max(n, 1))[:, 0]
+
+
+def _set_info(a, value):
+    _vec(a["info"], np.int32, 1)[0] = value
+
+
+def _one(routine, dt, a):
+    """Run one call on host memory (``a``: the argument dict)."""
+    from scipy.linalg import lapack, blas
+    T = _NP[dt]
+    p = "s" if dt == "S" else "d"
+    if routine == "getrf":
+        m, n = a["m"], a["n"]
+        A = _mat(a["A"], T, m, n, a["lda"])
+        k = min(m, n)
+        if k == 0:
+            _set_info(a, 0)
+            return
+        lu, piv, info = getattr(lapack, p + "getrf")(np.array(A, order="F"))
+        A[...] = lu
+        _vec(a["ipiv"], np.int32, k)[...] = piv[:k] + 1
+        _set_info(a, info)
+    elif routine == "getrs":
+        n, nrhs = a["n"], a["nrhs"]
+        _set_info(a, 0)
+        if n == 0 or nrhs == 0:
+            return
+        A = _mat(a["A"], T, n, n, a["lda"])
+        B = _mat(a["B"], T, n, nrhs, a["ldb"])
+        piv = _vec(a["ipiv"], np.int32, n) - 1
+        x, info = getattr(lapack, p + "getrs")(np.array(A, order="F"), piv,
+                                                np.array(B, order="F"), trans=a["trans"])
+        B[...] = x
+    elif routine == "potrf":
+        n = a["n"]
+        if n == 0:
+            _set_info(a, 0)
+            return
+        A = _mat(a["A"], T, n, n, a["lda"])
+        c, info = getattr(lapack, p + "potrf")(np.array(A, order="F"), lower=a["uplo"] == 0,
+                                               clean=0)
+        A[...] = c
+        _set_info(a, info)
+    elif routine == "potrs":
+        n, nrhs = a["n"], a["nrhs"]
+        _set_info(a, 0)
+        if n == 0 or nrhs == 0:
+            return
+        A = _mat(a["A"], T, n, n, a["lda"])
+        B = _mat(a["B"], T, n, nrhs, a["ldb"])
+        x, info = getattr(lapack, p + "potrs")(np.array(A, order="F"), np.array(B, order="F"),
+                                               lower=a["uplo"] == 0)
+        B[...] = x
+    elif routine == "geqrf":
+        m, n = a["m"], a["n"]
+        _set_info(a, 0)
+        if min(m, n) == 0:
+            return
+        A = _mat(a["A"], T, m, n, a["lda"])
+        qr, tau, _w, info = getattr(lapack, p + "geqrf")(np.array(A, order="F"))
+        A[...] = qr
+        _vec(a["tau"], T, min(m, n))[...] = tau
+    elif routine == "orgqr":
+        m, n, k = a["m"], a["n"], a["k"]
+        _set_info(a, 0)
+        if n == 0:
+            return
+        A = _mat(a["A"], T, m, n, a["lda"])
+        tau = np.array(_vec(a["tau"], T, k)) if k else np.zeros(1, T)
+        if k == 0:                       # the product of no reflectors: identity columns
+            A[...] = np.eye(m, n, dtype=T)
+            return
+        q, _w, info = getattr(lapack, p + "orgqr")(np.array(A, order="F"), tau)
+        A[...] = q
+    elif routine == "ormqr":
+        m, n, k = a["m"], a["n"], a["k"]
+        _set_info(a, 0)
+        if m == 0 or n == 0 or k == 0:
+            return
+        r = m if a["side"] == 0 else n
+        A = _mat(a["A"], T, r, k, a["lda"])
+        C = _mat(a["C"], T, m, n, a["ldc"])
+        tau = np.array(_vec(a["tau"], T, k))
+        cq, _w, info = getattr(lapack, p + "ormqr")("L" if a["side"] == 0 else "R",
+                                                     "N" if a["trans"] == 0 else "T",
+                                                     np.array(A, order="F"), tau,
+                                                     np.array(C, order="F"), max(1, m, n) * 64)
+        C[...] = cq
+    elif routine == "syevd":
+        n = a["n"]
+        _set_info(a, 0)
+        if n == 0:
+            return
+        A = _mat(a["A"], T, n, n, a["lda"])
+        w, v, info = getattr(lapack, p + "syevd")(np.array(A, order="F"),
+                                                  compute_v=int(a["jobz"]), lower=a["uplo"] == 0)
+        _vec(a["W"], T, n)[...] = w
+        if a["jobz"]:
+            A[...] = v
+        _set_info(a, info)
+    elif routine == "gesvd":
+        m, n = a["m"], a["n"]
+        k = min(m, n)
+        _set_info(a, 0)
+        if k == 0:
+            return
+        A = _mat(a["A"], T, m, n, a["lda"])
+        want = a["jobu"] != "N" or a["jobvt"] != "N"
+        full = a["jobu"] == "A" or a["jobvt"] == "A"
+        u, s, vt, info = getattr(lapack, p + "gesvd")(np.array(A, order="F"), compute_uv=int(want),
+                                                      full_matrices=int(full))
+        _vec(a["S"], T, k)[...] = s
+        if a["jobu"] != "N":
+            uc = m if a["jobu"] == "A" else k
+            _mat(a["U"], T, m, uc, a["ldu"])[...] = u[:, :uc]
+        if a["jobvt"] != "N":
+            vr = n if a["jobvt"] == "A" else k
+            _mat(a["VT"], T, vr, n, a["ldvt"])[...] = vt[:vr, :]
+        _set_info(a, info)
+    elif routine == "trsm":
+        m, n = a["m"], a["n"]
+        if m == 0 or n == 0:
+            return
+        kk = m if a["side"] == 0 else n
+        A = _mat(a["A"], T, kk, kk, a["lda"])
+        B = _mat(a["B"], T, m, n, a["ldb"])
+        x = getattr(blas, p + "trsm")(float(a["alpha"]), np.array(A, order="F"),
+                                      np.array(B, order="F"), side=a["side"],
+                                      lower=int(a["uplo"] == 0), trans_a=a["trans"],
+                                      diag=a["diag"])
+        B[...] = x
+
+
+def execute(routine, dtype, args, batch=1, strides=None):
+    """Run ``batch`` calls on the host (see the module docstring)."""
+    strides = strides or {}
+    for b in range(int(batch)):
+        a = dict(args)
+        for name, st in strides.items():
+            a[name] = args[name] + b * int(st)
+        _one(routine, dtype, a)
