@@ -30,7 +30,7 @@ _BLOCK = 256
 _lock = threading.Lock()
 _functions = {}        # (driver, device, kernel name) -> function handle
 
-_GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14}
+_GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14, "complex64": 4, "complex128": 5}
 
 
 def _name(dt):
@@ -138,9 +138,12 @@ def cast_copy(dst, src):
 def fill(t, value):
     """``t.fill_(value)`` with the fill kernel."""
     tag = _tag(t.dtype, "fill_")
-    if isinstance(value, complex):
-        raise NotImplementedError("fill_: complex values have no CUDA kernel yet")
-    if t.dtype.is_floating_point:
+    if t.dtype.is_complex:
+        v = complex(value)
+        p = _params(d0=v.real, d1=v.imag)
+    elif isinstance(value, complex):
+        raise RuntimeError(f"fill_: a complex value cannot fill a {t.dtype} tensor")
+    elif t.dtype.is_floating_point:
         p = _params(d0=float(value))
     else:
         p = _params(i0=int(value))
@@ -384,8 +387,8 @@ def _gemm_types(dt, fname):
     t = _GEMM_TYPES.get(_name(dt))
     if t is None:
         raise NotImplementedError(f"{fname}: cuBLAS GEMM for {dt} is not supported on CUDA "
-                                  "(float32, float64, float16 and bfloat16 are)")
-    if t == 1:
+                                  "(float32, float64, float16, bfloat16, complex64 and complex128 are)")
+    if t in (1, 5):              # R_64F, C_64F
         return t, 70
     if t == 0:
         from ptcore.backends import cuda as _bc
@@ -420,8 +423,9 @@ def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     idx = c.device.index
     drv.set_current(idx)
     # row-major C = A @ B is column-major C^T = B^T A^T
-    drv.gemm(idx, _runtime.current_stream_handle(idx), 0, 0, n, m, k, float(alpha),
-             b.data_ptr(), typ, n, a.data_ptr(), typ, k, float(beta), c.data_ptr(), typ, n, comp,
+    scalar = complex if a.dtype.is_complex else float
+    drv.gemm(idx, _runtime.current_stream_handle(idx), 0, 0, n, m, k, scalar(alpha),
+             b.data_ptr(), typ, n, a.data_ptr(), typ, k, scalar(beta), c.data_ptr(), typ, n, comp,
              batch=batch, stride_a=k * n if batched else 0, stride_b=m * k if batched else 0,
              stride_c=m * n if batched else 0)
     return c
@@ -601,4 +605,5 @@ def register():
     from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
     from ptcore.cuda import _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
+    from ptcore.cuda import _launch_complex; _launch_complex.register()  # noqa: E702 (complex64/complex128)
     _registered[0] = True
