@@ -403,11 +403,23 @@ def _contig(t):
     return cast_copy(c, t)
 
 
+def _gemm_operand(t):
+    """(t, transposed): ``t`` itself when it is row-major contiguous or the
+    transpose of a contiguous matrix (batch) -- cuBLAS reads the latter with
+    op T, no copy (``x.mT``, ``x.mH`` operands) -- else a contiguous copy."""
+    if t.is_contiguous():
+        return t, False
+    if t.dim() >= 2 and t.transpose(-1, -2).is_contiguous():
+        return t, True
+    return _contig(t), False
+
+
 def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     """``c = alpha * a @ b + beta * c`` for row-major 2-D (or batched 3-D)
-    ``a`` (.., m, k), ``b`` (.., k, n) and contiguous ``c`` (.., m, n)."""
+    ``a`` (.., m, k), ``b`` (.., k, n) and contiguous ``c`` (.., m, n);
+    transposed operands go to cuBLAS as op T."""
     typ, comp = _gemm_types(a.dtype, fname)
-    a, b = _contig(a), _contig(b)
+    (a, ta), (b, tb) = _gemm_operand(a), _gemm_operand(b)
     batched = a.dim() == 3
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
@@ -422,10 +434,12 @@ def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     drv = _runtime.lazy_init(fname)
     idx = c.device.index
     drv.set_current(idx)
-    # row-major C = A @ B is column-major C^T = B^T A^T
+    # row-major C = A @ B is column-major C^T = B^T A^T (a transposed operand's
+    # memory is its column-major self: op T)
     scalar = complex if a.dtype.is_complex else float
-    drv.gemm(idx, _runtime.current_stream_handle(idx), 0, 0, n, m, k, scalar(alpha),
-             b.data_ptr(), typ, n, a.data_ptr(), typ, k, scalar(beta), c.data_ptr(), typ, n, comp,
+    drv.gemm(idx, _runtime.current_stream_handle(idx), int(tb), int(ta), n, m, k, scalar(alpha),
+             b.data_ptr(), typ, k if tb else n, a.data_ptr(), typ, m if ta else k, scalar(beta),
+             c.data_ptr(), typ, n, comp,
              batch=batch, stride_a=k * n if batched else 0, stride_b=m * k if batched else 0,
              stride_c=m * n if batched else 0)
     return c
@@ -485,14 +499,17 @@ def _matmul(input, other, *, out=None):
                            f"{b.shape[-2]}x{b.shape[-1]})")
     batch = _broadcast_batch(list(a.shape[:-2]), list(b.shape[:-2]))
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    nb = 1
-    for s in batch:
-        nb *= s
-    a3 = _contig(a.expand(*batch, m, k)).reshape(nb, m, k)
-    b3 = _contig(b.expand(*batch, k, n)).reshape(nb, k, n)
-    c = _empty((nb, m, n), a.dtype, a.device)
-    gemm_mm(a3, b3, c, fname="matmul")
-    res = c.reshape(*batch, m, n)
+    if not batch:
+        res = gemm_mm(a, b, _empty((m, n), a.dtype, a.device), fname="matmul")
+    else:
+        nb = 1
+        for s in batch:
+            nb *= s
+        a3 = _contig(a.expand(*batch, m, k)).reshape(nb, m, k)
+        b3 = _contig(b.expand(*batch, k, n)).reshape(nb, k, n)
+        c = _empty((nb, m, n), a.dtype, a.device)
+        gemm_mm(a3, b3, c, fname="matmul")
+        res = c.reshape(*batch, m, n)
     if squeeze_a:
         res = res.squeeze(-2)
     if squeeze_b:

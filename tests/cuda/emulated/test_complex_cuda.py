@@ -380,6 +380,25 @@ def test_autograd_through_complex_ops(dt):
     _close(pd.grad, pc.grad)
 
 
+@pytest.mark.parametrize("dt", CPLX)
+def test_autograd_reductions_indexing_and_division(dt):
+    def loss(x, y):
+        i = ptcore.tensor([2, 0, 2], device=x.device)
+        h = x.cumsum(1) / (y + 2) - x[i].sum(0) * 1j + ptcore.where(x.real > 0, x, y * 2).mean(0)
+        return (h.prod(1).abs().sum() + h.var(0).sum() + ptcore.linalg.vector_norm(h, 3)
+                + ptcore.view_as_real(h.sigmoid() * h.conj()).pow(2).sum())
+
+    x, y = _rand(3, 4, dtype=dt, seed=22) * 0.5, _rand(3, 4, dtype=dt, seed=23) * 0.5
+    cpu = [t.clone().requires_grad_() for t in (x, y)]
+    dev = [t.cuda().requires_grad_() for t in (x, y)]
+    lc, ld = loss(*cpu), loss(*dev)
+    lc.backward()
+    ld.backward()
+    _close(ld, lc)
+    for a, b in zip(dev, cpu):
+        _close(a.grad, b.grad)
+
+
 def test_autograd_matches_torch():
     torch = pytest.importorskip("torch")
     x = _rand(3, 4, dtype=ptcore.complex128, seed=30)
@@ -405,3 +424,26 @@ def test_cuda_kernels_compile_for_sm90():
     cubin = C.compile(K.program_source(names), names, arch="sm_90", options=("--Ofast-compile=max",),
                       cache=False)
     assert cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("dt", CPLX + [ptcore.float32])
+def test_transposed_operands_reach_cublas_without_copies(monkeypatch, dt):
+    """x.mT / x.mH operands go to cuBLAS as op T (ptcore's conj is eager: x.mH
+    costs one conj kernel, no transposing copy)."""
+    from ptcore.cuda import _launch as L
+    a, b = _rand(6, 4, dtype=dt, seed=40) if dt.is_complex else ptcore.randn(6, 4), \
+        _rand(5, 6, dtype=dt, seed=41) if dt.is_complex else ptcore.randn(5, 6)
+    A, B = (ptcore.stack([a, a * 2]), ptcore.stack([b, b - 1]))
+    ac, bc, Ac, Bc = a.cuda(), b.cuda(), A.cuda(), B.cuda()
+    copies = []
+    orig = L.cast_copy
+    monkeypatch.setattr(L, "cast_copy", lambda *args: copies.append(args) or orig(*args))
+    r1 = ptcore.mm(ac.mT, bc.mT)
+    r2 = ac.mH @ ac
+    r3 = ptcore.bmm(Ac.mT, Bc.mT)
+    assert not copies
+    r4 = ptcore.addmm(ptcore.zeros(4, 4, dtype=dt, device="cuda"), ac.mT, ac, alpha=2)
+    _close(r1, ptcore.mm(a.mT, b.mT))
+    _close(r2, a.mH @ a)
+    _close(r3, ptcore.bmm(A.mT, B.mT))
+    _close(r4, 2 * (a.mT @ a))
