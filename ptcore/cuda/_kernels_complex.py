@@ -122,9 +122,10 @@ __device__ ptc_c128 ptc_ccosh(ptc_c128 z) {
 __device__ ptc_c128 ptc_ctanh(ptc_c128 z) {
     double x = z.re, y = z.im;
     if (y == 0.0) return ptc_cmk<double>(tanh(x), y);
-    if (fabs(x) > 22.0) {
+    if (!isfinite(y) && !isinf(x)) return ptc_cmk<double>(ptc_cnan(), ptc_cnan());
+    if (fabs(x) > 22.0) {       /* (also x infinite: +-1 +- 0i) */
         double e = exp(-2.0 * fabs(x));
-        return ptc_cmk<double>(copysign(1.0, x), 4.0 * sin(y) * cos(y) * e);
+        return ptc_cmk<double>(copysign(1.0, x), isfinite(y) ? 4.0 * sin(y) * cos(y) * e : copysign(0.0, y));
     }
     double t = tan(y), beta = 1.0 + t * t, s = sinh(x), rho = sqrt(1.0 + s * s);
     double den = 1.0 + beta * s * s;
@@ -133,24 +134,51 @@ __device__ ptc_c128 ptc_ctanh(ptc_c128 z) {
 __device__ ptc_c128 ptc_csin(ptc_c128 z) { return ptc_cmul_mi(ptc_csinh(ptc_cmul_i(z))); }
 __device__ ptc_c128 ptc_ccos(ptc_c128 z) { return ptc_ccosh(ptc_cmul_i(z)); }
 __device__ ptc_c128 ptc_ctan(ptc_c128 z) { return ptc_cmul_mi(ptc_ctanh(ptc_cmul_i(z))); }
-/* Kahan, "Branch cuts for complex elementary functions" */
-__device__ ptc_c128 ptc_casin(ptc_c128 z) {
+/* Kahan, "Branch cuts for complex elementary functions"; infinite parts as C99 Annex G */
+#define PTC_PI 3.14159265358979323846
+__device__ ptc_c128 ptc_casin_k(ptc_c128 z) {
     ptc_c128 s1 = ptc_csqrt(ptc_cmk<double>(1.0 - z.re, -z.im)), s2 = ptc_csqrt(ptc_cmk<double>(1.0 + z.re, z.im));
     return ptc_cmk<double>(atan2(z.re, s1.re * s2.re - s1.im * s2.im), asinh(s1.re * s2.im - s1.im * s2.re));
 }
+__device__ ptc_c128 ptc_casinh(ptc_c128 z) {
+    double x = z.re, y = z.im;
+    if (isinf(x) || isinf(y)) {
+        if (x != x) return ptc_cmk<double>(PTC_INF, x);
+        if (y != y) return ptc_cmk<double>(copysign(PTC_INF, x), y);
+        double im = isinf(y) ? copysign(isinf(x) ? PTC_PI / 4 : PTC_PI / 2, y) : copysign(0.0, y);
+        return ptc_cmk<double>(copysign(PTC_INF, x), im);
+    }
+    return ptc_cmul_mi(ptc_casin_k(ptc_cmul_i(z)));
+}
+__device__ ptc_c128 ptc_casin(ptc_c128 z) { return ptc_cmul_mi(ptc_casinh(ptc_cmul_i(z))); }
 __device__ ptc_c128 ptc_cacos(ptc_c128 z) {
-    ptc_c128 s1 = ptc_csqrt(ptc_cmk<double>(1.0 - z.re, -z.im)), s2 = ptc_csqrt(ptc_cmk<double>(1.0 + z.re, z.im));
+    double x = z.re, y = z.im;
+    if (isinf(x) || isinf(y)) {
+        double im = -copysign(PTC_INF, y);
+        if (x != x || y != y) return ptc_cmk<double>(ptc_cnan(), isinf(x) ? (y != y ? PTC_INF : im) : -PTC_INF);
+        if (isinf(y)) return ptc_cmk<double>(isinf(x) ? (x > 0 ? PTC_PI / 4 : 3 * PTC_PI / 4) : PTC_PI / 2, im);
+        return ptc_cmk<double>(x > 0 ? 0.0 : PTC_PI, im);
+    }
+    ptc_c128 s1 = ptc_csqrt(ptc_cmk<double>(1.0 - x, -y)), s2 = ptc_csqrt(ptc_cmk<double>(1.0 + x, y));
     return ptc_cmk<double>(2.0 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
 }
-__device__ ptc_c128 ptc_casinh(ptc_c128 z) { return ptc_cmul_mi(ptc_casin(ptc_cmul_i(z))); }
 __device__ ptc_c128 ptc_cacosh(ptc_c128 z) {
-    ptc_c128 s1 = ptc_csqrt(ptc_cmk<double>(z.re - 1.0, z.im)), s2 = ptc_csqrt(ptc_cmk<double>(z.re + 1.0, z.im));
+    double x = z.re, y = z.im;
+    if (isinf(x) || isinf(y)) {
+        if (x != x || y != y) return ptc_cmk<double>(PTC_INF, ptc_cnan());
+        double im = isinf(y) ? copysign(isinf(x) ? (x > 0 ? PTC_PI / 4 : 3 * PTC_PI / 4) : PTC_PI / 2, y)
+                             : copysign(x > 0 ? 0.0 : PTC_PI, y);
+        return ptc_cmk<double>(PTC_INF, im);
+    }
+    ptc_c128 s1 = ptc_csqrt(ptc_cmk<double>(x - 1.0, y)), s2 = ptc_csqrt(ptc_cmk<double>(x + 1.0, y));
     return ptc_cmk<double>(asinh(s1.re * s2.re + s1.im * s2.im), 2.0 * atan2(s1.im, s2.re));
 }
 __device__ ptc_c128 ptc_catanh(ptc_c128 z) {
     double x = z.re, y = z.im;
-    double d = (1.0 - x) * (1.0 - x) + y * y;
-    double re = 0.25 * log1p(4.0 * x / d);
+    if (isinf(x) || isinf(y)) return ptc_cmk<double>(copysign(0.0, x), y != y ? y : copysign(PTC_PI / 2, y));
+    double d = (1.0 - x) * (1.0 - x) + y * y, q = 4.0 * x / d;
+    /* log1p where the ratio is small; near x = -1 (q -> -1) the direct quotient */
+    double re = fabs(q) < 0.5 ? 0.25 * log1p(q) : 0.25 * log(((1.0 + x) * (1.0 + x) + y * y) / d);
     double im = 0.5 * atan2(2.0 * y, (1.0 - x) * (1.0 + x) - y * y);
     return ptc_cmk<double>(re, im);
 }
