@@ -369,10 +369,10 @@ def _gen_ternary():
                 yield kn, "ternary", _ew(kn, r, s, [atype or cdt, cdt, cdt], ["a", "b", "c"], f"({expr})", v)
 
 
-def _cast_to_complex(src, dst_r):
+def _cast_to_complex(src):
     if src in CDTYPES:
-        return f"ptc_cmk<R>((R)x.re, (R)x.im)"
-    return f"ptc_cmk<R>((R)x, (R)0)"
+        return "ptc_cmk<R>((R)x.re, (R)x.im)"
+    return "ptc_cmk<R>((R)x, (R)0)"
 
 
 def _gen_cast():
@@ -384,7 +384,7 @@ def _gen_cast():
             # other -> complex
             for v in ("c", "s"):
                 kn = kernel_name("cast", None, (otag, ctag), v)
-                yield kn, "cast", _ew(kn, cr, cs, [other], ["x"], _cast_to_complex(other, cr), v)
+                yield kn, "cast", _ew(kn, cr, cs, [other], ["x"], _cast_to_complex(other), v)
             if other in CDTYPES:
                 continue
             # complex -> real dtype: the real part through the float rule (bool: either part non-zero)

@@ -186,7 +186,6 @@ def _complex_random(orig):
 # complex() and polar()
 
 def _complex(real, imag, *, out=None):
-    import ptcore
     from ptcore._ops import pointwise as P
     if not isinstance(real, _C._TensorBase) or not isinstance(imag, _C._TensorBase):
         raise TypeError("complex(): arguments 'real' and 'imag' must be Tensors")

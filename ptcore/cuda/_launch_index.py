@@ -79,6 +79,8 @@ def _bshape(tensors, fname):
 def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0, d2=0.0, i0=0):
     dev = L._device_of(*(list(inputs) + ([out] if out is not None else [])))
     tag = L._tag(compute, fname)
+    if compute.is_complex and K.kernel_name(family, op, tag, "c") not in K.all_kernels():
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{compute._legacy}' on CUDA")
     if family == "ternary" and op == "where":
         # the CUDA kernel takes (condition, x, y)
         ops = [L._as_operand(inputs[2], _C.bool_, dev), L._as_operand(inputs[0], compute, dev),

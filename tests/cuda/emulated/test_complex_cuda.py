@@ -4,7 +4,6 @@ elementwise math with PyTorch's dtype rules, indexing, reductions and scans,
 the matmul family on cuBLAS's complex GEMM, and autograd through them; every
 result is compared with the same op on the CPU (and with torch where the
 semantics are the point)."""
-import cmath
 import math
 import warnings
 
