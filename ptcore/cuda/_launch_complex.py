@@ -104,6 +104,9 @@ def _complex_reduction(name, orig):
         if not x.dtype.is_complex:
             return orig(x, dims, acc, out0, out1, keepdim, **kw)
         if name in ("sum", "mean", "prod"):
+            if acc is not None and acc.is_complex and acc is not x.dtype:      # sum(dtype=complex128)
+                from ptcore.cuda import _launch_index as LI
+                x = LI._contig_copy(x, acc)
             _crun(name, x, dims, out0)
         elif name == "var":
             if out0 is not None:

@@ -335,6 +335,8 @@ def test_reductions_and_scans(dt):
     _same(xc.any(), x.any())
     _same(ptcore.count_nonzero(xc.real.round().to(dt), 1), ptcore.count_nonzero(x.real.round().to(dt), 1))
     _close(ptcore.sum(xc.real.cuda(), dtype=dt), ptcore.sum(x.real, dtype=dt))   # real input, complex sum
+    y = (x * 1e4 + 1e-4j).to(ptcore.complex64)
+    _close(y.cuda().sum(dtype=ptcore.complex128), y.sum(dtype=ptcore.complex128))   # accumulates in complex128
     with pytest.raises((RuntimeError, NotImplementedError), match="[Cc]omplex"):
         xc.amax()
     with pytest.raises(RuntimeError, match="complex"):
