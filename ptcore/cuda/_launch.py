@@ -142,7 +142,7 @@ def fill(t, value):
         v = complex(value)
         p = _params(d0=v.real, d1=v.imag)
     elif isinstance(value, complex):
-        raise RuntimeError(f"fill_: a complex value cannot fill a {t.dtype} tensor")
+        raise NotImplementedError("fill_: a complex value into a real tensor has no CUDA kernel")
     elif t.dtype.is_floating_point:
         p = _params(d0=float(value))
     else:
