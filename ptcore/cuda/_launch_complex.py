@@ -60,13 +60,17 @@ def by_parts(fn, input, *args):
     return out
 
 
-def _is_complex_arg(a):
-    if isinstance(a, _C._TensorBase):
-        return a.dtype.is_complex
-    if isinstance(a, complex):
-        return True
-    if type(a) in (list, tuple):
-        return any(_is_complex_arg(x) for x in a)
+def _has_complex(args):
+    """Whether a tensor of ``args`` (lists/tuples searched too) is complex, or
+    an argument is a Python complex (a few attribute reads per argument)."""
+    for a in args:
+        if isinstance(a, _C._TensorBase):
+            if a.dtype.is_complex:
+                return True
+        elif isinstance(a, complex):
+            return True
+        elif type(a) in (list, tuple) and _has_complex(a):
+            return True
     return False
 
 
@@ -240,7 +244,7 @@ def _delegate(d, orig):
     raw = d.raw
 
     def kernel(*args, **kwargs):
-        if _is_complex_arg(args) or _is_complex_arg(tuple(kwargs.values())):
+        if _has_complex(args) or (kwargs and _has_complex(kwargs.values())):
             return raw(*args, **kwargs)
         return orig(*args, **kwargs)
     kernel.__name__ = getattr(orig, "__name__", d.name)
