@@ -15,7 +15,10 @@ Sections (each failure is reported as a row, never stops the run):
   over 50 steps;
 * ``fft``     -- cuFFT: 1-D 2^20 complex and 2-D 2048^2 real transforms;
 * ``cache``   -- a second process with the same kernel cache directory makes
-  zero NVRTC compiles.
+  zero NVRTC compiles;
+* ``complex`` -- complex64/complex128 elementwise ops, reductions, indexing
+  against torch (values, us per call), cgemm/zgemm ``a.mH @ b`` at 4096^3
+  (TFLOP/s, target >= 0.9x) and ``randn`` equal to the CPU generator's.
 
 Usage::
 
@@ -44,7 +47,7 @@ import numpy as np
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the headline figures first: a run cut short by a time limit still has them
-SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "cache", "ops")
+SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "cache", "ops", "complex")
 
 # per-dtype value tolerances (rtol, atol) against torch
 TOL = {"float32": (2e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
@@ -524,6 +527,90 @@ def section_fft(ctx):
                     note=f"{note}; torch {flop / tt / 1e9:.0f} GFLOP/s")
         except Exception as e:
             ctx.error("fft", case, e)
+
+
+# ---------------------------------------------------------------------------
+# complex64 / complex128
+# ---------------------------------------------------------------------------
+
+_COMPLEX_UNARY = ("neg", "conj_physical", "abs", "angle", "sgn", "reciprocal", "exp", "log", "sqrt", "rsqrt",
+                  "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+                  "atanh", "sigmoid", "isfinite")
+
+
+def section_complex(ctx):
+    """Complex ops on the device against torch's (values, then us per call),
+    complex GEMM throughput, and randn equal to the CPU generator's."""
+    P, T = ctx.ptcore, ctx.torch
+    rows, cols = (64, 48) if ctx.smoke else (2048, 1024)
+    for dtype in ("complex64", "complex128"):
+        npdt = np.complex64 if dtype == "complex64" else np.complex128
+        tol = (1e-4, 1e-5) if dtype == "complex64" else (1e-10, 1e-12)
+        rtol = (1e-3, 1e-3) if dtype == "complex64" else (1e-9, 1e-9)
+
+        def arr(*shape):
+            return (ctx.rng.standard_normal(shape) + 1j * ctx.rng.standard_normal(shape)).astype(npdt)
+        try:
+            (pa, ta), (pb, tb), (pc, tc) = ctx.pair(arr(rows, cols), dtype), ctx.pair(arr(rows, cols), dtype), \
+                ctx.pair(arr(cols), dtype)
+        except Exception as e:
+            ctx.error("complex", f"inputs {dtype}", e)
+            continue
+        cases = [(name, (lambda n: lambda lib, x, y, v: getattr(lib, n)(x))(name), tol) for name in _COMPLEX_UNARY]
+        cases += [
+            ("add (broadcast)", lambda lib, x, y, v: lib.add(x, v, alpha=2 - 1j), tol),
+            ("mul", lambda lib, x, y, v: lib.mul(x, y), tol),
+            ("div", lambda lib, x, y, v: lib.div(x, y), tol),
+            ("pow", lambda lib, x, y, v: lib.pow(x, y), (tol[0] * 10, tol[1] * 10)),
+            ("mul (non-contiguous)", lambda lib, x, y, v: lib.mul(x.t(), y.t()), tol),
+            ("sum(dim=1)", lambda lib, x, y, v: x.sum(1), rtol),
+            ("mean", lambda lib, x, y, v: x.mean(), rtol),
+            ("prod(dim=0)", lambda lib, x, y, v: (x[:8] * 0.5).prod(0), rtol),
+            ("cumsum(dim=1)", lambda lib, x, y, v: x.cumsum(1), rtol),
+            ("var(dim=1)", lambda lib, x, y, v: x.var(1), rtol),
+            ("vector_norm(dim=1)", lambda lib, x, y, v: lib.linalg.vector_norm(x, 2, 1), rtol),
+            ("index_select", lambda lib, x, y, v: x[lib.arange(0, x.shape[0], 3, device=x.device)], tol),
+            ("where", lambda lib, x, y, v: lib.where(x.real > 0, x, y), tol),
+        ]
+        for case, f, tl in cases:
+            label = f"{case} {dtype} {rows}x{cols}"
+            try:
+                ok, note = _close(ctx.p2np(f(P, pa, pb, pc)), ctx.t2np(f(T, ta, tb, tc)), tl)
+                if not ok:
+                    ctx.row("complex", label, None, None, "", status="FAIL", note=note)
+                    continue
+                pt = ctx.time(lambda: f(P, pa, pb, pc), ctx.psync, reps=3 if not ctx.smoke else 1)
+                tt = ctx.time(lambda: f(T, ta, tb, tc), ctx.tsync, reps=3 if not ctx.smoke else 1)
+                ctx.row("complex", label, pt * 1e6, tt * 1e6, "us", target="<=1.20", note=note)
+            except Exception as e:
+                ctx.error("complex", label, e)
+        # GEMM (cuBLAS CUDA_C_32F / CUDA_C_64F): 8 real flops per complex multiply-add
+        n = 64 if ctx.smoke else 4096
+        label = f"{'cgemm' if dtype == 'complex64' else 'zgemm'} {n}^3 (a.mH @ b)"
+        try:
+            (ga, gta), (gb, gtb) = ctx.pair(arr(n, n), dtype), ctx.pair(arr(n, n), dtype)
+            ok, note = _close(ctx.p2np(ga.mH @ gb), ctx.t2np(gta.mH @ gtb), (1e-3, 1e-3 * np.sqrt(n)))
+            if not ok:
+                ctx.row("complex", label, None, None, "", status="FAIL", note=note)
+            else:
+                pt = ctx.time(lambda: ga.mH @ gb, ctx.psync)
+                tt = ctx.time(lambda: gta.mH @ gtb, ctx.tsync)
+                flops = 8.0 * n ** 3
+                ctx.row("complex", label, flops / pt / 1e12, flops / tt / 1e12, "TFLOP/s", target=">=0.90",
+                        note=note)
+        except Exception as e:
+            ctx.error("complex", label, e)
+        # randn: the CPU generator's values for the same seed (real, imag each N(0, 1/2))
+        try:
+            P.manual_seed(7)
+            d = P.randn(rows, cols, dtype=getattr(P, dtype), device="cuda")
+            P.manual_seed(7)
+            h = P.randn(rows, cols, dtype=getattr(P, dtype))
+            same = bool(np.array_equal(ctx.p2np(d), ctx.p2np(h)))
+            ctx.row("complex", f"randn {dtype} == CPU stream", None, None, "", status="OK" if same else "FAIL",
+                    note="bit-identical" if same else "differs from the CPU generator")
+        except Exception as e:
+            ctx.error("complex", f"randn {dtype}", e)
 
 
 # ---------------------------------------------------------------------------

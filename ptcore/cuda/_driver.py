@@ -183,10 +183,10 @@ class Driver:
              b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,
              stride_a=0, stride_b=0, stride_c=0):
         """``cublasGemmStridedBatchedEx`` semantics (column-major; ``trans*``
-        0 = N, 1 = T; types are cudaDataType values: 0 R_32F, 1 R_64F,
-        2 R_16F, 14 R_16BF; ``compute_type`` a cublasComputeType value:
+        0 = N, 1 = T, 2 = C; types are cudaDataType values: 0 R_32F, 1 R_64F,
+        2 R_16F, 14 R_16BF, 4 C_32F, 5 C_64F; ``compute_type`` a cublasComputeType value:
         68 COMPUTE_32F, 77 COMPUTE_32F_FAST_TF32, 70 COMPUTE_64F;
-        ``alpha``/``beta`` Python floats).  ``batch == 1`` is a plain GEMM."""
+        ``alpha``/``beta`` Python floats, complex for C_32F/C_64F).  ``batch == 1`` is a plain GEMM."""
         raise NotImplementedError
 
     # --- cuFFT -------------------------------------------------------------

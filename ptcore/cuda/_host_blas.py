@@ -13,7 +13,12 @@ COMPUTE_64F (70)    R_64F                 R_64F
 COMPUTE_32F (68),   R_32F                 R_32F
 COMPUTE_32F_FAST_*  R_16F                 R_16F or R_32F
 (74, 75, 77)        R_16BF                R_16BF or R_32F
+COMPUTE_32F (68)    C_32F                 C_32F
+COMPUTE_64F (70)    C_64F                 C_64F
 ==================  ====================  ==============
+
+For the complex types ``transa``/``transb`` 2 (C) is the conjugate
+transpose and ``alpha``/``beta`` are complex numbers.
 
 float16/bfloat16 operands are widened to float32, multiplied with float32
 accumulation and rounded to nearest even on store (bfloat16 NaN becomes the
@@ -24,13 +29,17 @@ import ctypes
 
 import numpy as np
 
-__all__ = ["gemm", "check", "R_32F", "R_64F", "R_16F", "R_16BF", "COMPUTE_32F", "COMPUTE_64F"]
+__all__ = ["gemm", "check", "R_32F", "R_64F", "R_16F", "R_16BF", "C_32F", "C_64F", "COMPUTE_32F",
+           "COMPUTE_64F"]
 
 R_32F, R_64F, R_16F, R_16BF = 0, 1, 2, 14
+C_32F, C_64F = 4, 5
 COMPUTE_32F, COMPUTE_64F = 68, 70
 _FAST_32F = (74, 75, 77)   # COMPUTE_32F_FAST_16F, _FAST_16BF, _FAST_TF32
-_TYPE_NAMES = {R_32F: "CUDA_R_32F", R_64F: "CUDA_R_64F", R_16F: "CUDA_R_16F", R_16BF: "CUDA_R_16BF"}
-_STORAGE = {R_32F: np.float32, R_64F: np.float64, R_16F: np.float16, R_16BF: np.uint16}
+_TYPE_NAMES = {R_32F: "CUDA_R_32F", R_64F: "CUDA_R_64F", R_16F: "CUDA_R_16F", R_16BF: "CUDA_R_16BF",
+               C_32F: "CUDA_C_32F", C_64F: "CUDA_C_64F"}
+_STORAGE = {R_32F: np.float32, R_64F: np.float64, R_16F: np.float16, R_16BF: np.uint16,
+            C_32F: np.complex64, C_64F: np.complex128}
 
 
 def _tname(t):
@@ -41,13 +50,18 @@ def _check_types(a_type, b_type, c_type, compute_type):
     if compute_type == COMPUTE_64F:
         if a_type == b_type == c_type == R_64F:
             return np.float64
+        if a_type == b_type == c_type == C_64F:
+            return np.complex128
+    if compute_type == COMPUTE_32F and a_type == b_type == c_type == C_32F:
+        return np.complex64
     elif compute_type == COMPUTE_32F or compute_type in _FAST_32F:
         if a_type == b_type and (c_type == a_type or (c_type == R_32F and a_type in (R_16F, R_16BF))) \
                 and a_type in (R_32F, R_16F, R_16BF):
             return np.float32
     raise ValueError(f"cublasGemmEx: unsupported combination A {_tname(a_type)}, B {_tname(b_type)}, "
                      f"C {_tname(c_type)} with compute type {compute_type} (the emulated device supports "
-                     f"64F x 64F -> 64F with COMPUTE_64F, and 32F/16F/16BF inputs with COMPUTE_32F)")
+                     f"64F x 64F -> 64F with COMPUTE_64F, and 32F/16F/16BF inputs with COMPUTE_32F; C_32F with "
+                     f"COMPUTE_32F and C_64F with COMPUTE_64F)")
 
 
 def _view(ptr, typ, batch, rows, cols, ld, stride):
@@ -103,8 +117,9 @@ def gemm(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c
          compute_type, batch=1, stride_a=0, stride_b=0, stride_c=0):
     """``cublasGemmStridedBatchedEx`` on the host; see the module docstring.
 
-    ``transa``/``transb``: 0 (N) or 1 (T) (2, C, is T for real types);
-    ``a``/``b``/``c`` host addresses (ints); ``alpha``/``beta`` numbers."""
+    ``transa``/``transb``: 0 (N), 1 (T) or 2 (C: T for real types, the
+    conjugate transpose for complex ones); ``a``/``b``/``c`` host addresses
+    (ints); ``alpha``/``beta`` numbers (complex for the complex types)."""
     acc = check(transa, transb, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute_type, batch)
     ta, tb = transa != 0, transb != 0
     a_rows, a_cols = (k, m) if ta else (m, k)
@@ -112,13 +127,18 @@ def gemm(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c
     if m == 0 or n == 0:
         return
     cv = _view(c, c_type, batch, m, n, ldc, stride_c)
-    alpha = float(alpha)
-    beta = float(beta)
+    cplx = np.issubdtype(acc, np.complexfloating)
+    alpha = complex(alpha) if cplx else float(alpha)
+    beta = complex(beta) if cplx else float(beta)
     if alpha != 0.0 and k > 0:
         av = _widen(_view(a, a_type, batch, a_rows, a_cols, lda, stride_a), a_type)
         bv = _widen(_view(b, b_type, batch, b_rows, b_cols, ldb, stride_b), b_type)
         opa = av.transpose(0, 2, 1) if ta else av
         opb = bv.transpose(0, 2, 1) if tb else bv
+        if cplx and transa == 2:
+            opa = opa.conj()
+        if cplx and transb == 2:
+            opb = opb.conj()
         prod = np.matmul(opa.astype(acc, copy=False), opb.astype(acc, copy=False))
         res = acc(alpha) * prod
     else:

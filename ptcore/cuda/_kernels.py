@@ -25,7 +25,8 @@ float64    f64   double                double
 =========  ====  ====================  ===============  ====================
 
 float16/bfloat16 are loaded to float32, computed in float32 and rounded back
-(round to nearest even), as PyTorch does.  Complex dtypes have no kernels yet.
+(round to nearest even), as PyTorch does.  complex64 (c64) / complex128 (c128):
+see :mod:`ptcore.cuda._kernels_complex`.
 
 Kernel parameter ABI (what ``cuLaunchKernel``'s ``kernelParams`` must point at)
 -------------------------------------------------------------------------------
@@ -141,6 +142,7 @@ DTYPES = {
     "float64": ("f64", "double", "double", "f"),
 }
 TAGS = {d: v[0] for d, v in DTYPES.items()}
+TAGS.update(complex64="c64", complex128="c128")     # their kernels: ptcore.cuda._kernels_complex
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 
@@ -1147,9 +1149,17 @@ def _gen_nn():
         yield name, fam, src
 
 
+def _gen_complex():
+    from ptcore.cuda import _kernels_complex     # complex64/complex128: their own prelude per kernel
+    for name, fam, src in _kernels_complex.generate():
+        _KERNEL_PRELUDE[name] = _kernels_complex.PRELUDE
+        yield name, fam, src
+
+
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random, _gen_index_sort, _gen_nn)
+               _gen_random, _gen_index_sort, _gen_nn, _gen_complex)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
+_KERNEL_PRELUDE = {}        # kernel name -> extra prelude of that kernel alone (complex dtypes)
 _registry = None
 
 
@@ -1181,9 +1191,9 @@ def program_source(names):
     bodies = []
     for n in names:
         fam, src = kernel(n)
-        extra = _FAMILY_PRELUDE.get(fam)
-        if extra is not None and extra not in fams:
-            fams.append(extra)
+        for extra in (_FAMILY_PRELUDE.get(fam), _KERNEL_PRELUDE.get(n)):
+            if extra is not None and extra not in fams:
+                fams.append(extra)
         bodies.append(src)
     return PRELUDE + "".join(fams) + "\n".join(bodies)
 

@@ -30,7 +30,7 @@ _BLOCK = 256
 _lock = threading.Lock()
 _functions = {}        # (driver, device, kernel name) -> function handle
 
-_GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14}
+_GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14, "complex64": 4, "complex128": 5}
 
 
 def _name(dt):
@@ -138,9 +138,12 @@ def cast_copy(dst, src):
 def fill(t, value):
     """``t.fill_(value)`` with the fill kernel."""
     tag = _tag(t.dtype, "fill_")
-    if isinstance(value, complex):
-        raise NotImplementedError("fill_: complex values have no CUDA kernel yet")
-    if t.dtype.is_floating_point:
+    if t.dtype.is_complex:
+        v = complex(value)
+        p = _params(d0=v.real, d1=v.imag)
+    elif isinstance(value, complex):
+        raise NotImplementedError("fill_: a complex value into a real tensor has no CUDA kernel")
+    elif t.dtype.is_floating_point:
         p = _params(d0=float(value))
     else:
         p = _params(i0=int(value))
@@ -384,8 +387,8 @@ def _gemm_types(dt, fname):
     t = _GEMM_TYPES.get(_name(dt))
     if t is None:
         raise NotImplementedError(f"{fname}: cuBLAS GEMM for {dt} is not supported on CUDA "
-                                  "(float32, float64, float16 and bfloat16 are)")
-    if t == 1:
+                                  "(float32, float64, float16, bfloat16, complex64 and complex128 are)")
+    if t in (1, 5):              # R_64F, C_64F
         return t, 70
     if t == 0:
         from ptcore.backends import cuda as _bc
@@ -400,11 +403,23 @@ def _contig(t):
     return cast_copy(c, t)
 
 
+def _gemm_operand(t):
+    """(t, transposed): ``t`` itself when it is row-major contiguous or the
+    transpose of a contiguous matrix (batch) -- cuBLAS reads the latter with
+    op T, no copy (``x.mT``, ``x.mH`` operands) -- else a contiguous copy."""
+    if t.is_contiguous():
+        return t, False
+    if t.dim() >= 2 and t.transpose(-1, -2).is_contiguous():
+        return t, True
+    return _contig(t), False
+
+
 def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     """``c = alpha * a @ b + beta * c`` for row-major 2-D (or batched 3-D)
-    ``a`` (.., m, k), ``b`` (.., k, n) and contiguous ``c`` (.., m, n)."""
+    ``a`` (.., m, k), ``b`` (.., k, n) and contiguous ``c`` (.., m, n);
+    transposed operands go to cuBLAS as op T."""
     typ, comp = _gemm_types(a.dtype, fname)
-    a, b = _contig(a), _contig(b)
+    (a, ta), (b, tb) = _gemm_operand(a), _gemm_operand(b)
     batched = a.dim() == 3
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
@@ -419,9 +434,12 @@ def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     drv = _runtime.lazy_init(fname)
     idx = c.device.index
     drv.set_current(idx)
-    # row-major C = A @ B is column-major C^T = B^T A^T
-    drv.gemm(idx, _runtime.current_stream_handle(idx), 0, 0, n, m, k, float(alpha),
-             b.data_ptr(), typ, n, a.data_ptr(), typ, k, float(beta), c.data_ptr(), typ, n, comp,
+    # row-major C = A @ B is column-major C^T = B^T A^T (a transposed operand's
+    # memory is its column-major self: op T)
+    scalar = complex if a.dtype.is_complex else float
+    drv.gemm(idx, _runtime.current_stream_handle(idx), int(tb), int(ta), n, m, k, scalar(alpha),
+             b.data_ptr(), typ, k if tb else n, a.data_ptr(), typ, m if ta else k, scalar(beta),
+             c.data_ptr(), typ, n, comp,
              batch=batch, stride_a=k * n if batched else 0, stride_b=m * k if batched else 0,
              stride_c=m * n if batched else 0)
     return c
@@ -481,14 +499,17 @@ def _matmul(input, other, *, out=None):
                            f"{b.shape[-2]}x{b.shape[-1]})")
     batch = _broadcast_batch(list(a.shape[:-2]), list(b.shape[:-2]))
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    nb = 1
-    for s in batch:
-        nb *= s
-    a3 = _contig(a.expand(*batch, m, k)).reshape(nb, m, k)
-    b3 = _contig(b.expand(*batch, k, n)).reshape(nb, k, n)
-    c = _empty((nb, m, n), a.dtype, a.device)
-    gemm_mm(a3, b3, c, fname="matmul")
-    res = c.reshape(*batch, m, n)
+    if not batch:
+        res = gemm_mm(a, b, _empty((m, n), a.dtype, a.device), fname="matmul")
+    else:
+        nb = 1
+        for s in batch:
+            nb *= s
+        a3 = _contig(a.expand(*batch, m, k)).reshape(nb, m, k)
+        b3 = _contig(b.expand(*batch, k, n)).reshape(nb, k, n)
+        c = _empty((nb, m, n), a.dtype, a.device)
+        gemm_mm(a3, b3, c, fname="matmul")
+        res = c.reshape(*batch, m, n)
     if squeeze_a:
         res = res.squeeze(-2)
     if squeeze_b:
@@ -602,4 +623,6 @@ def register():
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
     from ptcore.cuda import _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
     from ptcore.cuda import _launch_linalg; _launch_linalg.register()  # noqa: E702 (linalg on cuSOLVER)
+    # last: wraps the real-only kernels registered above so complex arguments reach their front-ends
+    from ptcore.cuda import _launch_complex; _launch_complex.register()  # noqa: E702 (complex64/complex128)
     _registered[0] = True

@@ -56,6 +56,7 @@ def _bool_out_ops():
 
 
 _BOOL_OUT = _bool_out_ops()
+_REAL_OUT = frozenset({"abs", "angle"})        # complex in, real out
 
 
 def _bshape(tensors, fname):
@@ -77,9 +78,9 @@ def _bshape(tensors, fname):
 
 def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0, d2=0.0, i0=0):
     dev = L._device_of(*(list(inputs) + ([out] if out is not None else [])))
-    if compute.is_complex:
-        raise NotImplementedError(f"{fname}: complex tensors have no CUDA kernel yet")
     tag = L._tag(compute, fname)
+    if compute.is_complex and K.kernel_name(family, op, tag, "c") not in K.all_kernels():
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{compute._legacy}' on CUDA")
     if family == "ternary" and op == "where":
         # the CUDA kernel takes (condition, x, y)
         ops = [L._as_operand(inputs[2], _C.bool_, dev), L._as_operand(inputs[0], compute, dev),
@@ -88,6 +89,8 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
         ops = [L._as_operand(x, compute, dev) for x in inputs]
     shape = _bshape(ops, fname)
     loop_out = _C.bool_ if (family, op) in _BOOL_OUT else compute
+    if compute.is_complex and op in _REAL_OUT:
+        loop_out = compute.to_real()
     res = L._empty(shape, loop_out, dev)
     L._elementwise(family, (op, (tag,)), res, ops, L._params(d0=d0, d1=d1, d2=d2, i0=i0))
     if out is None:
@@ -136,6 +139,18 @@ def _index_launch(op, dt, shape, out, out_strides, src, src_strides, index, inde
         n *= s
     if n == 0:
         return
+    if dt.is_complex:
+        # complex elements as (re, im) pairs of the real dtype: a trailing dim of 2
+        # (the index operand broadcast along it); scatter_add then adds part by part
+        if isinstance(alpha, complex) and alpha.imag != 0:
+            raise NotImplementedError(f"{op}: a complex alpha has no CUDA kernel for complex tensors")
+        dt, shape = dt.to_real(), list(shape) + [2]
+        out_strides = [2 * s for s in out_strides] + [1]
+        src_strides = [2 * s for s in src_strides] + [1]
+        index_strides = list(index_strides) + [0]
+        dim_stride = 2 * dim_stride
+        alpha = complex(alpha).real
+        n *= 2
     tag = L._tag(dt, op)
     sizes, st = K.collapse_dims(list(shape) or [1], [list(out_strides), list(src_strides), list(index_strides)]
                                 if shape else [[0], [0], [0]])
@@ -267,7 +282,11 @@ def _masked_fill(self, mask, value):
     if isinstance(value, _C._TensorBase):
         value = value.item()
     dt = self.dtype
-    p = L._params(d0=float(value)) if dt.is_floating_point else L._params(i0=int(value))
+    if dt.is_complex:
+        value = complex(value)
+        p = L._params(d0=value.real, d1=value.imag)
+    else:
+        p = L._params(d0=float(value)) if dt.is_floating_point else L._params(i0=int(value))
     m = L._as_operand(mask, _C.bool_, self.device)
     L._elementwise("binary", ("masked_fill", (L._tag(dt, "masked_fill_"),)), self, [self, m], p)
 
@@ -288,6 +307,9 @@ def _masked_select(input, mask, shape):
         n *= s
     if n == 0:
         return L._empty([0], input.dtype, dev)
+    if input.dtype.is_complex:          # the real and imaginary parts one after the other
+        from ptcore.cuda import _launch_complex
+        return _launch_complex.by_parts(_masked_select, input, mask, shape)
     src = _contig_copy(input, shape=shape)
     m = _contig_copy(mask, _C.bool_, shape=shape)
     pos, total = _prefix(m)
@@ -304,6 +326,11 @@ def _masked_scatter(self, mask, source):
     n = self.numel()
     if n == 0:
         return True
+    if self.dtype.is_complex:           # part by part (the mask and positions are the same)
+        from ptcore.cuda import _launch_complex
+        re, im = _launch_complex.parts(self)
+        sre, sim = _launch_complex.parts(_dense(source, self.dtype))
+        return _masked_scatter(re, mask, sre) and _masked_scatter(im, mask, sim)
     m = _contig_copy(mask, _C.bool_, shape=list(self.shape))
     pos, total = _prefix(m)
     if total > source.numel():

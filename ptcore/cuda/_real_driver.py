@@ -498,7 +498,11 @@ class RealDriver(Driver):
         cb = self._cublas
         cb.check("cublasSetStream_v2", cb.set_stream(h, stream or None))
         scalar = ctypes.c_double if compute_type == _COMPUTE_64F else ctypes.c_float
-        al, be = scalar(alpha), scalar(beta)
+        if int(a_type) in (4, 5):        # CUDA_C_32F / CUDA_C_64F: cuComplex / cuDoubleComplex scalars
+            al, be = complex(alpha), complex(beta)
+            al, be = (scalar * 2)(al.real, al.imag), (scalar * 2)(be.real, be.imag)
+        else:
+            al, be = scalar(alpha), scalar(beta)
         cb.check("cublasGemmStridedBatchedEx", cb.gemm_sbex(
             h, int(transa), int(transb), int(m), int(n), int(k), ctypes.byref(al),
             a, int(a_type), int(lda), int(stride_a),

@@ -560,3 +560,36 @@ def test_cufft_plan_cache_and_call_order(monkeypatch):
     assert list(c._plans) == [(0, "Z2Z", (8,), 1), (1, "C2C", (8,), 1)]
     c.clear_plans()
     assert ("destroy", 101) in log and ("destroy", 102) in log and not c._plans
+
+
+def test_gemm_scalars_for_complex_types():
+    """CUDA_C_32F / CUDA_C_64F GEMMs pass alpha and beta as cuComplex /
+    cuDoubleComplex (two floats / doubles), the real types as one scalar."""
+    import struct
+    from ptcore.cuda._real_driver import RealDriver
+    seen = []
+
+    class FakeCublas:
+        def check(self, what, st):
+            assert st == 0, what
+
+        def set_stream(self, h, s):
+            return 0
+
+        def gemm_sbex(self, *args):
+            al, be = args[6], args[15]
+            seen.append((ctypes.string_at(ctypes.addressof(al._obj), ctypes.sizeof(al._obj)),
+                         ctypes.string_at(ctypes.addressof(be._obj), ctypes.sizeof(be._obj)), args[8], args[21]))
+            return 0
+
+    d = object.__new__(RealDriver)
+    d._check_device = lambda dev: None
+    d._make_current = lambda dev: None
+    d._blas_handle = lambda dev: 1
+    d._cublas = FakeCublas()
+    d.gemm(0, 0, 2, 0, 2, 2, 2, 1 - 2j, 8, 4, 2, 16, 4, 2, 0.5j, 24, 4, 2, 68)
+    d.gemm(0, 0, 0, 0, 2, 2, 2, 3 + 1j, 8, 5, 2, 16, 5, 2, 2, 24, 5, 2, 70)
+    d.gemm(0, 0, 0, 0, 2, 2, 2, 1.5, 8, 1, 2, 16, 1, 2, 0.0, 24, 1, 2, 70)
+    assert seen[0] == (struct.pack("<2f", 1, -2), struct.pack("<2f", 0, 0.5), 4, 68)
+    assert seen[1] == (struct.pack("<2d", 3, 1), struct.pack("<2d", 2, 0), 5, 70)
+    assert seen[2] == (struct.pack("<d", 1.5), struct.pack("<d", 0.0), 1, 70)

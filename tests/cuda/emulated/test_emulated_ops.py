@@ -187,5 +187,3 @@ def test_ops_without_kernels_raise_not_implemented():
         ptcore.histc(x)
     with pytest.raises(NotImplementedError, match=r"linalg.*ldl_factor.*cuda:0"):
         ptcore.linalg.ldl_factor(x)
-    with pytest.raises(NotImplementedError, match="complex"):
-        ptcore.ones(2, dtype=ptcore.complex64, device="cuda") + 1
