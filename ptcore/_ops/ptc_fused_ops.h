@@ -39,10 +39,7 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_GT: PF_BIN(x > y ? (PF_T)1 : (PF_T)0)
         case PF_GE: PF_BIN(x >= y ? (PF_T)1 : (PF_T)0)
         case PF_NEG: PF_UN(-x)
-        case PF_EXP_: PF_UN(PF_EXP(x))
         case PF_LOG_: PF_UN(PF_LOG(x))
-        case PF_TANH_: PF_UN(PF_TANH(x))
-        case PF_SIGMOID: PF_UN(PF_SIGMOID(x))
         case PF_RELU: PF_UN(x < 0 ? (PF_T)0 : x)
         case PF_SQRT_: PF_UN(PF_SQRT(x))
         case PF_RSQRT: PF_UN((PF_T)1 / PF_SQRT(x))
@@ -54,11 +51,23 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_ERF_: PF_UN(PF_ERF(x))
         case PF_LOG1P_: PF_UN(PF_LOG1P(x))
         case PF_EXPM1_: PF_UN(PF_EXPM1(x))
+#ifdef PF_VEC_MAPS
+        case PF_EXP_: PF_N(pf_map_exp)(d, a, m); break;
+        case PF_TANH_: PF_N(pf_map_tanh)(d, a, m); break;
+        case PF_SIGMOID: PF_N(pf_map_sigmoid)(d, a, m); break;
+        case PF_GELU_: PF_N(pf_map_gelu)(d, a, m); break;
+        case PF_GELU_TANH: PF_N(pf_map_gelu_tanh)(d, a, m); break;
+        case PF_SILU: PF_N(pf_map_silu)(d, a, m); break;
+#else
+        case PF_EXP_: PF_UN(PF_EXP(x))
+        case PF_TANH_: PF_UN(PF_TANH(x))
+        case PF_SIGMOID: PF_UN(PF_SIGMOID(x))
         case PF_GELU_: PF_UN(PF_GELU(x))
         case PF_GELU_TANH:
             PF_UN((PF_T)0.5 * x * ((PF_T)1 + PF_TANH((PF_T)0.79788456080286535588 *
                                                      (x + (PF_T)0.044715 * x * x * x))))
         case PF_SILU: PF_UN(x * PF_SIGMOID(x))
+#endif
         case PF_WHERE:
             for (i = 0; i < m; i++) d[i] = c[i] != 0 ? a[i] : b[i];
             break;
