@@ -129,11 +129,11 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu)(PF_VF x)
     return x * 0.5f * (1.0f + e);
 }
 
-/* tanh-approximated GELU */
+/* tanh-approximated GELU 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3),
+ * as x sigmoid(2 u): no cancellation in 1 + tanh(u) where u is very negative */
 static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu_tanh)(PF_VF x)
 {
-    return 0.5f * x * (1.0f + PF_N(pf_vtanh)(0.79788456080286535588f *
-                                             (x + 0.044715f * x * x * x)));
+    return x * PF_N(pf_vsigmoid)(1.5957691216057307118f * (x + 0.044715f * x * x * x));
 }
 
 /* o[i] = F(a[i]) for i < m on whole vectors (the last one padded), so every
