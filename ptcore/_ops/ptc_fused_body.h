@@ -112,6 +112,39 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vtanh)(PF_VF x)
     return (PF_VF)((PF_VI)y | sign);
 }
 
+/* natural log: Cephes' logf (x = 2^e m, m in [sqrt(1/2), sqrt(2)), degree-8
+ * polynomial in m - 1, ln 2 split in two; about 1 ulp).  Subnormal x are
+ * scaled by 2^23 first; 0 -> -inf, x < 0 -> NaN, inf -> inf, NaN -> NaN by
+ * selects. */
+#define PF_VSEL(msk, a, b) ((PF_VF)(((PF_VI)(a) & (msk)) | ((PF_VI)(b) & ~(msk))))
+static inline __attribute__((always_inline)) PF_VF PF_N(pf_vlog)(PF_VF x)
+{
+    PF_VI sub = (PF_VI)(x < 1.17549435e-38f);
+    PF_VF xs = PF_VSEL(sub, x * 8388608.0f, x);
+    PF_VI bits = (PF_VI)xs;
+    PF_VI e = ((bits >> 23) & 0xff) - 126 - (sub & 23);
+    PF_VF m = (PF_VF)((bits & 0x007fffff) | 0x3f000000);          /* [0.5, 1) */
+    PF_VI small = (PF_VI)(m < 0.707106781186547524f);
+    e = e + small;                                                /* e - 1 where small */
+    m = (m + (PF_VF)(small & (PF_VI)m)) - 1.0f;                   /* 2m - 1 or m - 1 */
+    PF_VF fe = __builtin_convertvector(e, PF_VF);
+    PF_VF z = m * m;
+    PF_VF c01 = PF_VFMA(PF_VC(-2.4999993993E-1f), m, PF_VC(3.3333331174E-1f));
+    PF_VF c23 = PF_VFMA(PF_VC(-1.6668057665E-1f), m, PF_VC(2.0000714765E-1f));
+    PF_VF c45 = PF_VFMA(PF_VC(-1.2420140846E-1f), m, PF_VC(1.4249322787E-1f));
+    PF_VF c67 = PF_VFMA(PF_VC(-1.1514610310E-1f), m, PF_VC(1.1676998740E-1f));
+    PF_VF p = PF_VFMA(PF_VFMA(PF_VC(7.0376836292E-2f), z, c67), z, c45);
+    p = PF_VFMA(PF_VFMA(p, z, c23), z, c01);
+    PF_VF y = m * z * p;
+    y = PF_VFMA(fe, PF_VC(-2.12194440e-4f), y);
+    y = PF_VFMA(z, PF_VC(-0.5f), y);
+    PF_VF r = PF_VFMA(fe, PF_VC(0.693359375f), m + y);
+    r = PF_VSEL((PF_VI)(x == INFINITY), PF_VC(INFINITY), r);
+    r = PF_VSEL((PF_VI)(x == 0.0f), PF_VC(-INFINITY), r);
+    return PF_VSEL((PF_VI)(x < 0.0f) | (PF_VI)(x != x), PF_VC(NAN), r);
+}
+#undef PF_VSEL
+
 /* exact GELU as ptc_gelu_f32 / PyTorch's float kernel: erf from Abramowitz &
  * Stegun 7.1.26 (|error| < 1.5e-7) */
 static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu)(PF_VF x)
@@ -156,6 +189,7 @@ static void PF_N(NAME)(float *restrict o, const float *restrict a, Py_ssize_t m)
     }                                                                         \
 }
 PF_VMAP_F32(pf_map_exp, PF_N(pf_vexp)(x))
+PF_VMAP_F32(pf_map_log, PF_N(pf_vlog)(x))
 PF_VMAP_F32(pf_map_sigmoid, PF_N(pf_vsigmoid)(x))
 PF_VMAP_F32(pf_map_silu, x * PF_N(pf_vsigmoid)(x))
 PF_VMAP_F32(pf_map_tanh, PF_N(pf_vtanh)(x))
@@ -169,8 +203,7 @@ PF_VMAP_F32(pf_map_gelu_tanh, PF_N(pf_vgelu_tanh)(x))
 
 /* float32 */
 #define PF_T float
-#define PF_VEC_MAPS 1               /* exp, tanh, sigmoid, GELU, SiLU: the maps above */
-#define PF_LOG(x) logf(x)
+#define PF_VEC_MAPS 1               /* exp, log, tanh, sigmoid, GELU, SiLU: the maps above */
 #define PF_SQRT(x) sqrtf(x)
 #define PF_FABS(x) fabsf(x)
 #define PF_SIN(x) sinf(x)

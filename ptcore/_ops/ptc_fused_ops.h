@@ -39,7 +39,6 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_GT: PF_BIN(x > y ? (PF_T)1 : (PF_T)0)
         case PF_GE: PF_BIN(x >= y ? (PF_T)1 : (PF_T)0)
         case PF_NEG: PF_UN(-x)
-        case PF_LOG_: PF_UN(PF_LOG(x))
         case PF_RELU: PF_UN(x < 0 ? (PF_T)0 : x)
         case PF_SQRT_: PF_UN(PF_SQRT(x))
         case PF_RSQRT: PF_UN((PF_T)1 / PF_SQRT(x))
@@ -53,6 +52,7 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_EXPM1_: PF_UN(PF_EXPM1(x))
 #ifdef PF_VEC_MAPS
         case PF_EXP_: PF_N(pf_map_exp)(d, a, m); break;
+        case PF_LOG_: PF_N(pf_map_log)(d, a, m); break;
         case PF_TANH_: PF_N(pf_map_tanh)(d, a, m); break;
         case PF_SIGMOID: PF_N(pf_map_sigmoid)(d, a, m); break;
         case PF_GELU_: PF_N(pf_map_gelu)(d, a, m); break;
@@ -60,6 +60,7 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_SILU: PF_N(pf_map_silu)(d, a, m); break;
 #else
         case PF_EXP_: PF_UN(PF_EXP(x))
+        case PF_LOG_: PF_UN(PF_LOG(x))
         case PF_TANH_: PF_UN(PF_TANH(x))
         case PF_SIGMOID: PF_UN(PF_SIGMOID(x))
         case PF_GELU_: PF_UN(PF_GELU(x))

@@ -1,4 +1,4 @@
-"""Accuracy of the fused kernel's float32 exp/tanh/sigmoid/SiLU/GELU
+"""Accuracy of the fused kernel's float32 exp/log/tanh/sigmoid/SiLU/GELU
 (ptcore/_ops/ptc_fused_body.h) against float64 NumPy/SciPy references over
 the whole float32 range (a sample of every 1021st bit pattern: subnormals,
 tails, overflow), their special values (+-0, +-inf, NaN, subnormals), and
@@ -13,7 +13,7 @@ from ptcore.jit._fusion import OPCODES
 sp = pytest.importorskip("scipy.special")
 
 F32 = np.finfo(np.float32)
-OPS = ("exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh")
+OPS = ("exp", "log", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh")
 
 
 def fused(op, x):
@@ -34,6 +34,8 @@ def _reference(op, x64):
     with np.errstate(all="ignore"):
         if op == "exp":
             return np.exp(x64)
+        if op == "log":
+            return np.log(x64)
         if op == "tanh":
             return np.tanh(x64)
         if op == "sigmoid":
@@ -52,7 +54,8 @@ def _ulps(got, ref):
     return np.abs(got.astype(np.float64) - ref) / np.spacing(r32).astype(np.float64)
 
 
-@pytest.mark.parametrize("op,max_ulp", [("exp", 1.5), ("tanh", 6), ("sigmoid", 3), ("silu", 4)])
+@pytest.mark.parametrize("op,max_ulp", [("exp", 1.5), ("log", 1.5), ("tanh", 6), ("sigmoid", 3),
+                                        ("silu", 4)])
 def test_ulp_error_over_the_float32_range(op, max_ulp):
     x = _sample()
     ref = _reference(op, x.astype(np.float64))
@@ -65,9 +68,11 @@ def test_ulp_error_over_the_float32_range(op, max_ulp):
     u = _ulps(got[normal], ref[normal])
     assert u.max() <= max_ulp, (op, u.max(), x[normal][u.argmax()])
     tiny = np.isfinite(r32) & ~normal
-    assert np.abs(got[tiny].astype(np.float64) - ref[tiny]).max() <= 1e-30
-    big = ~np.isfinite(r32)                           # overflow: inf of the right sign
+    assert (np.abs(got[tiny].astype(np.float64) - ref[tiny]) <= 1e-30).all()
+    big = np.isinf(r32)                               # overflow: inf of the right sign
     assert np.array_equal(got[big], r32[big])
+    nan = np.isnan(r32)                               # log of x < 0
+    assert np.isnan(got[nan]).all()
 
 
 def test_exp_subnormal_results_and_limits():
@@ -80,6 +85,17 @@ def test_exp_subnormal_results_and_limits():
     edge = np.array([88.72283, 88.72284, 89.0, 1e30, F32.max, -103.97, -104.0, -1e30], np.float32)
     with np.errstate(over="ignore"):
         assert np.array_equal(fused("exp", edge), np.exp(edge.astype(np.float64)).astype(np.float32))
+
+
+def test_log_special_values_and_subnormals():
+    x = np.array([0.0, -0.0, -1.0, -np.inf, np.inf, np.nan, 1.0, F32.tiny, F32.max], np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.log(x.astype(np.float64)).astype(np.float32)
+    got = fused("log", x)
+    assert np.array_equal(got, want, equal_nan=True)
+    sub = np.logspace(-45, -38, 5001).astype(np.float32)         # subnormal inputs
+    sub = sub[sub > 0]
+    assert _ulps(fused("log", sub), np.log(sub.astype(np.float64))).max() <= 1.5
 
 
 def test_tanh_bounds_tiny_and_saturation():
@@ -109,7 +125,7 @@ def test_special_values_equal_eager(op):
     the fused tanh-GELU is x sigmoid(2u), not eager's 0.5 x (1 + tanh(u)),
     which cancels to 0 for x < -9.)"""
     import ptcore.nn.functional as F
-    eager = {"exp": ptcore.exp, "tanh": ptcore.tanh, "sigmoid": ptcore.sigmoid, "silu": F.silu,
+    eager = {"exp": ptcore.exp, "log": ptcore.log, "tanh": ptcore.tanh, "sigmoid": ptcore.sigmoid, "silu": F.silu,
              "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}[op]
     exp = eager(ptcore.tensor(SPECIAL)).numpy()
     got = fused(op, SPECIAL)
