@@ -15,7 +15,7 @@
 #define PF_CAT(a, b) PF_CAT2(a, b)
 #define PF_N(name) PF_CAT(name, PF_SFX)
 
-/* float32 exp, sigmoid, tanh and the activations built on them are computed
+/* float32 exp, log, sigmoid, tanh and the activations built on them are computed
  * on vectors of PF_VW lanes (PF_VF, with the lane-wise PF_VMIN/PF_VMAX/
  * PF_VFMA given by ptc_fused.h for each instruction set) by the same
  * operations in the same order at every width, so the bits do not depend on
