@@ -37,8 +37,8 @@ enum {
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
+/* target attributes, not "#pragma GCC target" (which clang ignores) */
+#define PF_TGT __attribute__((target("avx512f,avx2,fma")))
 #define PF_SFX _avx512
 #define PF_VW 16
 #define PF_VMIN(c, x) ((PF_VF)_mm512_min_ps((__m512)(c), (__m512)(x)))
@@ -50,10 +50,9 @@ enum {
 #undef PF_VMIN
 #undef PF_VMAX
 #undef PF_VFMA
-#pragma GCC pop_options
+#undef PF_TGT
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#define PF_TGT __attribute__((target("avx2,fma")))
 #define PF_SFX _avx2
 #define PF_VW 8
 #define PF_VMIN(c, x) ((PF_VF)_mm256_min_ps((__m256)(c), (__m256)(x)))
@@ -65,7 +64,7 @@ enum {
 #undef PF_VMIN
 #undef PF_VMAX
 #undef PF_VFMA
-#pragma GCC pop_options
+#undef PF_TGT
 #define PF_HAVE_CLONES 1
 
 /* the baseline (SSE2) copy */
@@ -82,8 +81,10 @@ enum {
 #endif
 #define PF_VFMA(a, b, c) PF_N(pf_vfma_lanes)((a), (b), (c))
 
+#define PF_TGT
 #define PF_SFX _base
 #include "ptc_fused_body.h"
+#undef PF_TGT
 #undef PF_SFX
 #undef PF_VW
 #undef PF_VMIN

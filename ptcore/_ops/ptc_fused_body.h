@@ -1,6 +1,7 @@
 /* Body of the fused elementwise evaluator (see ptc_fused.h), included once
  * per instruction set with these macros defined:
  *   PF_SFX        suffix of the function names (_avx512, _avx2, _base)
+ *   PF_TGT        the target attribute of every function (empty: the baseline)
  *   PF_VW         float32 lanes of the vector kernels
  *   PF_VMIN(c, x) / PF_VMAX(c, x)   lane-wise min / max, x when x is NaN
  *   PF_VFMA(a, b, c)                 lane-wise a * b + c on float32 vectors
@@ -32,7 +33,7 @@ typedef int32_t PF_N(pf_vi) __attribute__((vector_size(4 * PF_VW)));
 #define PF_MAGIC 12582912.0f                          /* 1.5 * 2^23: round to nearest */
 
 /* lane-wise fmaf: the baseline copy's PF_VFMA */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vfma_lanes)(PF_VF a, PF_VF b, PF_VF c)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vfma_lanes)(PF_VF a, PF_VF b, PF_VF c)
 {
     PF_VF r;
     for (int j = 0; j < PF_VW; j++) r[j] = __builtin_fmaf(a[j], b[j], c[j]);
@@ -41,7 +42,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vfma_lanes)(PF_VF a, 
 
 /* e^r on the reduced range |r| <= ln(2) / 2: 1 + r + r^2 P(r) with Cephes'
  * degree-5 P (<= 1 ulp), evaluated in Estrin's scheme */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vexp_poly)(PF_VF r)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vexp_poly)(PF_VF r)
 {
     PF_VF r2 = r * r;
     PF_VF a = PF_VFMA(PF_VC(1.6666665459E-1f), r, PF_VC(5.0000001201E-1f));
@@ -55,7 +56,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vexp_poly)(PF_VF r)
  * subnormal results are right.  The clamp to [-104, 89] makes overflow and
  * underflow come out of the arithmetic: at 89, k = 128 and y 2^128 = inf; at
  * -104, y 2^-150 rounds to 0 */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vexp)(PF_VF x)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vexp)(PF_VF x)
 {
     PF_VF xc = PF_VMAX(PF_VC(-104.0f), PF_VMIN(PF_VC(89.0f), x));
     PF_VF kf = PF_VFMA(xc, PF_VC(1.44269504088896341f), PF_VC(PF_MAGIC));
@@ -75,7 +76,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vexp)(PF_VF x)
  * bits of +0); above t = 88.38 k is 128, whose bits give 2^k = inf and the
  * result 0 (exactly 0 from x = -88.72 down, as the eager kernel; between
  * x = -88.72 and -88.38 the exact value is a subnormal below 5e-39) */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vsigmoid)(PF_VF x)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vsigmoid)(PF_VF x)
 {
     PF_VF t = PF_VMAX(PF_VC(-88.0f), PF_VMIN(PF_VC(89.0f), -x));
     PF_VF kf = PF_VFMA(t, PF_VC(1.44269504088896341f), PF_VC(PF_MAGIC));
@@ -94,7 +95,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vsigmoid)(PF_VF x)
  * on |x| clamped to 9 (where it gives 1), capped at 1 (it overshoots by up
  * to 2 ulp near 8.9), the sign of x put back (tanh(-0) = -0).  NaN passes
  * the clamps. */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vtanh)(PF_VF x)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vtanh)(PF_VF x)
 {
     PF_VI sign = (PF_VI)x & (int32_t)0x80000000;
     PF_VF xc = PF_VMIN(PF_VC(9.0f), (PF_VF)((PF_VI)x & 0x7fffffff));
@@ -117,7 +118,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vtanh)(PF_VF x)
  * scaled by 2^23 first; 0 -> -inf, x < 0 -> NaN, inf -> inf, NaN -> NaN by
  * selects. */
 #define PF_VSEL(msk, a, b) ((PF_VF)(((PF_VI)(a) & (msk)) | ((PF_VI)(b) & ~(msk))))
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vlog)(PF_VF x)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vlog)(PF_VF x)
 {
     PF_VI sub = (PF_VI)(x < 1.17549435e-38f);
     PF_VF xs = PF_VSEL(sub, x * 8388608.0f, x);
@@ -147,7 +148,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vlog)(PF_VF x)
 
 /* exact GELU as ptc_gelu_f32 / PyTorch's float kernel: erf from Abramowitz &
  * Stegun 7.1.26 (|error| < 1.5e-7) */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu)(PF_VF x)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu)(PF_VF x)
 {
     PF_VF u = x * 0.70710678118654752440f;
     PF_VI sign = (PF_VI)u & (int32_t)0x80000000;
@@ -164,7 +165,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu)(PF_VF x)
 
 /* tanh-approximated GELU 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3),
  * as x sigmoid(2 u): no cancellation in 1 + tanh(u) where u is very negative */
-static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu_tanh)(PF_VF x)
+PF_TGT static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu_tanh)(PF_VF x)
 {
     return x * PF_N(pf_vsigmoid)(1.5957691216057307118f * (x + 0.044715f * x * x * x));
 }
@@ -172,7 +173,7 @@ static inline __attribute__((always_inline)) PF_VF PF_N(pf_vgelu_tanh)(PF_VF x)
 /* o[i] = F(a[i]) for i < m on whole vectors (the last one padded), so every
  * element goes through the same vector code */
 #define PF_VMAP_F32(NAME, F)                                                   \
-static void PF_N(NAME)(float *restrict o, const float *restrict a, Py_ssize_t m) \
+PF_TGT static void PF_N(NAME)(float *restrict o, const float *restrict a, Py_ssize_t m) \
 {                                                                             \
     Py_ssize_t i = 0;                                                         \
     PF_VF x, y;                                                               \

@@ -2,7 +2,7 @@
  * with PF_T (the type), PF_EVAL (the function name) and the math macros
  * defined.  No include guard: included once per (instruction set, type). */
 
-static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sval,
+PF_TGT static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sval,
                     const unsigned char *is_s, Py_ssize_t m)
 {
     for (int k = 0; k < ninstr; k++) {
