@@ -22,7 +22,12 @@ enum {
     PF_NEG, PF_EXP_, PF_LOG_, PF_TANH_, PF_SIGMOID, PF_RELU, PF_SQRT_, PF_RSQRT, PF_ABS,
     PF_SIN_, PF_COS_, PF_SQUARE, PF_RECIP, PF_ERF_, PF_LOG1P_, PF_EXPM1_, PF_GELU_,
     PF_GELU_TANH, PF_SILU, PF_WHERE,
-    PF_NUM
+    /* pairs d = (a OP1 b) OP2 c of OP1 in add, sub, mul, div and OP2 in add,
+     * sub, mul, div (c a scalar or buffer) or square (c unused): one pass for
+     * two instructions, rounded as the two (the planner emits them where the
+     * first result is read by the second only) */
+    PF_PAIR0,
+    PF_NUM = PF_PAIR0 + 20
 };
 
 #include <string.h>

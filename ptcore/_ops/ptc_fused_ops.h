@@ -2,6 +2,41 @@
  * with PF_T (the type), PF_EVAL (the function name) and the math macros
  * defined.  No include guard: included once per (instruction set, type). */
 
+/* d = (a OP1 b) OP2 c (see PF_PAIR0 in ptc_fused.h); s* say which operands
+ * are scalars (values *v) */
+#define PF_PAIR_IN(P2)                                                         \
+    if (sa && sb) { for (i = 0; i < m; i++) { const PF_T x = av, y = bv; P2 } } \
+    else if (sb) { for (i = 0; i < m; i++) { const PF_T x = a[i], y = bv; P2 } } \
+    else if (sa) { for (i = 0; i < m; i++) { const PF_T x = av, y = b[i]; P2 } } \
+    else { for (i = 0; i < m; i++) { const PF_T x = a[i], y = b[i]; P2 } }
+#define PF_PAIR_1(E1)                                                          \
+    switch (op2) {                                                            \
+    case 0: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ + cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ + c[i];) } break; \
+    case 1: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ - cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ - c[i];) } break; \
+    case 2: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ * cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ * c[i];) } break; \
+    case 3: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ / cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ / c[i];) } break; \
+    default: PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ * r_;) break;          \
+    }
+PF_TGT static void PF_N(PF_CAT(pf_pair_, PF_T))(int op1, int op2, PF_T *restrict d,
+                                              const PF_T *restrict a, const PF_T *restrict b,
+                                              const PF_T *restrict c, int sa, int sb, int sc,
+                                              PF_T av, PF_T bv, PF_T cv, Py_ssize_t m)
+{
+    Py_ssize_t i;
+    switch (op1) {
+    case 0: PF_PAIR_1(x + y) break;
+    case 1: PF_PAIR_1(x - y) break;
+    case 2: PF_PAIR_1(x * y) break;
+    default: PF_PAIR_1(x / y) break;
+    }
+}
+#undef PF_PAIR_IN
+#undef PF_PAIR_1
+
 PF_TGT static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sval,
                     const unsigned char *is_s, Py_ssize_t m)
 {
@@ -73,6 +108,10 @@ PF_TGT static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF
             for (i = 0; i < m; i++) d[i] = c[i] != 0 ? a[i] : b[i];
             break;
         default:
+            if (ins[0] >= PF_PAIR0 && ins[0] < PF_PAIR0 + 20) {
+                const int op1 = (ins[0] - PF_PAIR0) / 5, op2 = (ins[0] - PF_PAIR0) % 5;
+                PF_N(PF_CAT(pf_pair_, PF_T))(op1, op2, d, a, b, c, sa, sb, is_s[ins[4]], av, bv, sval[ins[4]], m);
+            }
             break;
         }
 #undef PF_BIN

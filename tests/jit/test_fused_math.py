@@ -182,3 +182,39 @@ def test_traced_chain_uses_the_same_kernels():
     got = sf(ptcore.tensor(x)).numpy()
     t = fused("tanh", x) * np.float32(3.0)
     np.testing.assert_array_equal(got, fused("sigmoid", t))
+
+
+@pytest.mark.parametrize("f64", [False, True])
+def test_pair_instructions_equal_the_two_instructions(f64):
+    """The planner's pair instructions (t = a OP1 b; d = t OP2 c, or t * t, in
+    one pass) give the bits of the two instructions, with scalar and buffer
+    operands and partial blocks."""
+    from ptcore.jit._fusion import _encode, PAIR0
+    rng = np.random.default_rng(1)
+    dt = np.float64 if f64 else np.float32
+    n = 1000
+    vals = [rng.standard_normal(n).astype(dt), rng.standard_normal(n).astype(dt) + 3, 1.5, -0.25]
+    ops = [ptcore.tensor(v) if isinstance(v, np.ndarray) else v for v in vals]
+    arith = ("add", "sub", "mul", "div")
+    seen = set()
+    for op1 in arith:
+        for a, b in ((0, 1), (0, 2), (2, 1), (2, 3)):
+            for op2, c in [(o, c) for o in arith for c in (1, 3)] + [("mul", None)]:
+                instrs = [(op1, 4, [a, b]), (op2, 5, [4, 4] if c is None else [4, c])]
+                code = np.asarray(_encode(instrs, [5]), np.int32)
+                assert len(code) == 5 and code[0] >= PAIR0
+                seen.add(int(code[0]))
+                plain = np.asarray([OPCODES[op1], 4, a, b, a,
+                                    OPCODES[op2], 5, 4, 4 if c is None else c, 4], np.int32)
+                outs = []
+                for prog in (code, plain):
+                    o = _fused.run(ops, prog, 6, np.array([5], np.int32),
+                                   [ptcore.float64 if f64 else ptcore.float32], (n,), f64)[0]
+                    outs.append(o.numpy())
+                np.testing.assert_array_equal(outs[0], outs[1], err_msg=f"{op1} {op2} {a} {b} {c}")
+    assert len(seen) == 20
+    # not paired: the first result is read again later, or is an output
+    keep = [("mul", 4, [0, 2]), ("add", 5, [4, 3]), ("mul", 6, [5, 4])]
+    code = _encode(keep, [6])                  # 4 is read by the third: only 5, 6 pair
+    assert len(code) == 10 and code[0] == OPCODES["mul"] and code[5] >= PAIR0
+    assert _encode(keep[:2], [4, 5])[::5] == [OPCODES["mul"], OPCODES["add"]]
