@@ -7,9 +7,14 @@ interpreter with its elementwise chains fused (ptcore.jit._fusion: one
 cache-resident pass of the fused kernel per chain); the GEMMs, softmax and
 reductions are the eager kernels.
 
-Usage: python benchmarks/jit.py
+Usage: python benchmarks/jit.py [--cpu-time] [--only chain]
+(--cpu-time times the calling thread's CPU time instead of the wall clock, for
+these 1-thread runs on a loaded machine; --only chain runs the elementwise
+chain alone)
 """
+import argparse
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -41,6 +46,11 @@ def block(lib):
 
 
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cpu-time", action="store_true")
+    ap.add_argument("--only", choices=["chain"])
+    args = ap.parse_args()
+    clock = time.thread_time if args.cpu_time else None
     torch = try_import_torch()
     ptcore.set_num_threads(1)
     if torch is not None:
@@ -51,6 +61,8 @@ def main():
              ("MLP 784-512-512-10 forward, batch 128", mlp, (128, 784), 15),
              ("Transformer block (d=256, GELU, LayerNorm) forward, 8x64", block, (8, 64, 256),
               9)]
+    if args.only == "chain":
+        specs = specs[:1]
     for name, make, shape, rep in specs:
         pf = make(ptcore)
         px = ptcore.randn(*shape)
@@ -74,11 +86,11 @@ def main():
         with ptcore.no_grad():
             if torch is not None:
                 with torch.no_grad():
-                    t = paired_median_times(fns, repeat=rep, min_time=0.2)
+                    t = paired_median_times(fns, repeat=rep, min_time=0.2, clock=clock)
             else:
-                t = paired_median_times(fns, repeat=rep, min_time=0.2)
+                t = paired_median_times(fns, repeat=rep, min_time=0.2, clock=clock)
         rows.append((name, t))
-    print("\n## ptcore.jit (1 thread)\n")
+    print(f"\n## ptcore.jit (1 thread{', CPU time' if args.cpu_time else ''})\n")
     print("| case | ptcore eager | ptcore traced | torch eager | torch trace+freeze | "
           "traced/ptcore eager | traced/torch eager | traced/torch jit |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -36,9 +36,11 @@ cdef extern from "ptc_fused.h" nogil:
                             const unsigned char* is_s, Py_ssize_t m)
     void ptc_fused_eval_f64(const int32_t* prog, int ninstr, double** reg, const double* sval,
                             const unsigned char* is_s, Py_ssize_t m)
+    int ptc_fused_level()
+    int ptc_fused_set_level(int level)
 
 cdef enum:
-    BLOCK = 1024
+    BLOCK = 256       # 7 float32 temporaries of a block stay in a 32 KiB L1 cache
     MAXREG = 128
     MAXDIM = 16
     # how a register gets its block
@@ -48,6 +50,22 @@ cdef enum:
     R_GATHER = 3      # gathered from a strided / broadcast / bool input
 
 OPCODE_COUNT = PF_NUM
+
+
+def isa_level():
+    """Which copy of the float32 kernels runs: 2 AVX-512, 1 AVX2+FMA, 0 the
+    baseline.  They give the same bits (the same operations in the same order,
+    fused multiply-adds in all of them)."""
+    return ptc_fused_level()
+
+
+def _set_isa_level(int level):
+    """Run the copy for ``level`` (at most what the CPU has; -1: the CPU's
+    best again) and return the level now used.  For tests that compare the
+    copies."""
+    if level < -1 or level > 2:
+        raise ValueError(f"isa level must be -1, 0, 1 or 2, got {level}")
+    return ptc_fused_set_level(level)
 
 
 cdef void _gather(char* dst, const char* base, int nd, const Py_ssize_t* shape,

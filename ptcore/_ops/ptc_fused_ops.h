@@ -2,7 +2,42 @@
  * with PF_T (the type), PF_EVAL (the function name) and the math macros
  * defined.  No include guard: included once per (instruction set, type). */
 
-static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sval,
+/* d = (a OP1 b) OP2 c (see PF_PAIR0 in ptc_fused.h); s* say which operands
+ * are scalars (values *v) */
+#define PF_PAIR_IN(P2)                                                         \
+    if (sa && sb) { for (i = 0; i < m; i++) { const PF_T x = av, y = bv; P2 } } \
+    else if (sb) { for (i = 0; i < m; i++) { const PF_T x = a[i], y = bv; P2 } } \
+    else if (sa) { for (i = 0; i < m; i++) { const PF_T x = av, y = b[i]; P2 } } \
+    else { for (i = 0; i < m; i++) { const PF_T x = a[i], y = b[i]; P2 } }
+#define PF_PAIR_1(E1)                                                          \
+    switch (op2) {                                                            \
+    case 0: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ + cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ + c[i];) } break; \
+    case 1: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ - cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ - c[i];) } break; \
+    case 2: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ * cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ * c[i];) } break; \
+    case 3: if (sc) { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ / cv;) }      \
+            else { PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ / c[i];) } break; \
+    default: PF_PAIR_IN(const PF_T r_ = (E1); d[i] = r_ * r_;) break;          \
+    }
+PF_TGT static void PF_N(PF_CAT(pf_pair_, PF_T))(int op1, int op2, PF_T *restrict d,
+                                              const PF_T *restrict a, const PF_T *restrict b,
+                                              const PF_T *restrict c, int sa, int sb, int sc,
+                                              PF_T av, PF_T bv, PF_T cv, Py_ssize_t m)
+{
+    Py_ssize_t i;
+    switch (op1) {
+    case 0: PF_PAIR_1(x + y) break;
+    case 1: PF_PAIR_1(x - y) break;
+    case 2: PF_PAIR_1(x * y) break;
+    default: PF_PAIR_1(x / y) break;
+    }
+}
+#undef PF_PAIR_IN
+#undef PF_PAIR_1
+
+PF_TGT static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sval,
                     const unsigned char *is_s, Py_ssize_t m)
 {
     for (int k = 0; k < ninstr; k++) {
@@ -39,10 +74,6 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_GT: PF_BIN(x > y ? (PF_T)1 : (PF_T)0)
         case PF_GE: PF_BIN(x >= y ? (PF_T)1 : (PF_T)0)
         case PF_NEG: PF_UN(-x)
-        case PF_EXP_: PF_UN(PF_EXP(x))
-        case PF_LOG_: PF_UN(PF_LOG(x))
-        case PF_TANH_: PF_UN(PF_TANH(x))
-        case PF_SIGMOID: PF_UN(PF_SIGMOID(x))
         case PF_RELU: PF_UN(x < 0 ? (PF_T)0 : x)
         case PF_SQRT_: PF_UN(PF_SQRT(x))
         case PF_RSQRT: PF_UN((PF_T)1 / PF_SQRT(x))
@@ -54,15 +85,33 @@ static void PF_EVAL(const int32_t *prog, int ninstr, PF_T **reg, const PF_T *sva
         case PF_ERF_: PF_UN(PF_ERF(x))
         case PF_LOG1P_: PF_UN(PF_LOG1P(x))
         case PF_EXPM1_: PF_UN(PF_EXPM1(x))
+#ifdef PF_VEC_MAPS
+        case PF_EXP_: PF_N(pf_map_exp)(d, a, m); break;
+        case PF_LOG_: PF_N(pf_map_log)(d, a, m); break;
+        case PF_TANH_: PF_N(pf_map_tanh)(d, a, m); break;
+        case PF_SIGMOID: PF_N(pf_map_sigmoid)(d, a, m); break;
+        case PF_GELU_: PF_N(pf_map_gelu)(d, a, m); break;
+        case PF_GELU_TANH: PF_N(pf_map_gelu_tanh)(d, a, m); break;
+        case PF_SILU: PF_N(pf_map_silu)(d, a, m); break;
+#else
+        case PF_EXP_: PF_UN(PF_EXP(x))
+        case PF_LOG_: PF_UN(PF_LOG(x))
+        case PF_TANH_: PF_UN(PF_TANH(x))
+        case PF_SIGMOID: PF_UN(PF_SIGMOID(x))
         case PF_GELU_: PF_UN(PF_GELU(x))
         case PF_GELU_TANH:
             PF_UN((PF_T)0.5 * x * ((PF_T)1 + PF_TANH((PF_T)0.79788456080286535588 *
                                                      (x + (PF_T)0.044715 * x * x * x))))
         case PF_SILU: PF_UN(x * PF_SIGMOID(x))
+#endif
         case PF_WHERE:
             for (i = 0; i < m; i++) d[i] = c[i] != 0 ? a[i] : b[i];
             break;
         default:
+            if (ins[0] >= PF_PAIR0 && ins[0] < PF_PAIR0 + 20) {
+                const int op1 = (ins[0] - PF_PAIR0) / 5, op2 = (ins[0] - PF_PAIR0) % 5;
+                PF_N(PF_CAT(pf_pair_, PF_T))(op1, op2, d, a, b, c, sa, sb, is_s[ins[4]], av, bv, sval[ins[4]], m);
+            }
             break;
         }
 #undef PF_BIN

@@ -195,14 +195,52 @@ class Program:
                     free.append(where[s])
         self.nreg = nreg
         self.out_regs = [where[("v", v)] for v in out_ids]
-        prog = []
-        for op, dst, srcs in self.instrs:
-            s = list(srcs) + [srcs[0]] * (3 - len(srcs))
-            if op == "where":               # evaluator: d = c ? a : b, c the condition
-                s = [srcs[1], srcs[2], srcs[0]]
-            prog += [OPCODES[op], dst] + s
-        self.code = np.asarray(prog, dtype=np.int32)
+        self.code = np.asarray(_encode(self.instrs, self.out_regs), dtype=np.int32)
         self.out_code = np.asarray(self.out_regs, dtype=np.int32)
+
+
+_PAIR1 = ("add", "sub", "mul", "div")
+PAIR0 = len(OPCODES)                # the evaluator's PF_PAIR0: pairs after the single ops
+
+
+def _encode(instrs, out_regs):
+    """The CPU evaluator's code: five int32 per instruction.  Two arithmetic
+    instructions ``t = a OP1 b; d = t OP2 c`` (or ``d = t * t``) where ``t``
+    is read by the second only become one pair instruction (one pass over
+    the block, the same two roundings)."""
+    n = len(instrs)
+    prog, k = [], 0
+    while k < n:
+        op, dst, srcs = instrs[k]
+        if k + 1 < n and op in _PAIR1 and dst not in out_regs:
+            op2, d2, s2 = instrs[k + 1]
+            j2 = None
+            if op2 == "mul" and s2 == [dst, dst]:
+                j2, c = 4, srcs[0]
+            elif op2 in _PAIR1 and len(s2) == 2 and s2[0] == dst and s2[1] != dst:
+                j2, c = _PAIR1.index(op2), s2[1]
+            if j2 is not None and d2 not in (srcs[0], srcs[1], c) and \
+                    not _read_later(instrs, k + 2, dst):
+                prog += [PAIR0 + 5 * _PAIR1.index(op) + j2, d2, srcs[0], srcs[1], c]
+                k += 2
+                continue
+        s = list(srcs) + [srcs[0]] * (3 - len(srcs))
+        if op == "where":               # evaluator: d = c ? a : b, c the condition
+            s = [srcs[1], srcs[2], srcs[0]]
+        prog += [OPCODES[op], dst] + s
+        k += 1
+    return prog
+
+
+def _read_later(instrs, start, reg):
+    """Whether an instruction from ``start`` on reads register ``reg`` before
+    one writes it."""
+    for op, dst, srcs in instrs[start:]:
+        if reg in srcs:
+            return True
+        if dst == reg:
+            return False
+    return False
 
 
 class FusedGroup:

@@ -51,12 +51,15 @@ def test_fused_equals_eager(fn, dtype):
 
 
 def test_fused_tanh_accuracy_and_special_values():
-    sf = jit.trace(lambda a: ptcore.tanh(a) * 1.0, ptcore.ones(4))
     xn = np.concatenate([np.linspace(-20, 20, 40001), np.logspace(-30, 1, 300),
                          -np.logspace(-30, 1, 300)]).astype(np.float32)
+    # traced at the shape it runs with: another shape runs the eager ops
+    sf = jit.trace(lambda a: ptcore.tanh(a) * 1.0, ptcore.tensor(xn))
+    assert _groups(sf)
     got = _np(sf(ptcore.tensor(xn)))
     exp = np.tanh(xn.astype(np.float64))
     assert np.max(np.abs(got - exp) / np.maximum(np.abs(exp), 1e-38)) < 4e-7
+    sf = jit.trace(lambda a: ptcore.tanh(a) * 1.0, ptcore.ones(4))
     s = _np(sf(ptcore.tensor([np.inf, -np.inf, np.nan, -0.0], dtype=ptcore.float32)))
     assert s[0] == 1 and s[1] == -1 and np.isnan(s[2]) and s[3] == 0 and np.signbit(s[3])
 
@@ -289,15 +292,20 @@ def test_float32_math_accuracy():
     import torch.nn.functional as TF
     # (fn, reference, rtol, atol): GELU's erf is Abramowitz & Stegun 7.1.26 as in
     # ptcore's eager kernel (absolute error 1.5e-7)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gelu_tanh_ref = x64 / (1.0 + np.exp(-2.0 * np.sqrt(2.0 / np.pi) *
+                                            (x64 + 0.044715 * x64 ** 3)))
     cases = [(lambda a: ptcore.exp(a) * 1.0, np.exp(x64), 2e-7, 0),
              (lambda a: ptcore.sigmoid(a) * 1.0, torch.sigmoid(t.double()).numpy(), 3e-7, 0),
              (lambda a: F.silu(a) * 1.0, TF.silu(t.double()).numpy(), 3e-7, 0),
              (lambda a: F.gelu(a) * 1.0, TF.gelu(t.double()).numpy(), 1e-6, 4e-7),
+             # 0.5 x (1 + tanh(u)) as x sigmoid(2 u): float64's 1 + tanh(u) cancels to 0
+             # below x = -9 (the fused kernel computes x sigmoid(2 u))
              (lambda a: F.gelu(a, approximate="tanh") * 1.0,
-              TF.gelu(t.double(), approximate="tanh").numpy(), 1e-6, 4e-7)]
+              gelu_tanh_ref, 1e-6, 4e-7)]
     with np.errstate(over="ignore"):
         for fn, exp, tol, atol in cases:
-            sf = jit.trace(fn, ptcore.ones(4))
+            sf = jit.trace(fn, ptcore.tensor(x32))     # the run's shape: fused
             assert _groups(sf)
             got = _np(sf(ptcore.tensor(x32))).astype(np.float64)
             exp = np.where(np.isfinite(exp.astype(np.float32)), exp, exp.astype(np.float32))
