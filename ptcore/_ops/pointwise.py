@@ -1455,8 +1455,8 @@ def _all_true(b):
 
 
 def _any_false(b):
-    nb = logical_not(b)  # noqa: F821
-    return nb.contiguous().view(-1).numpy().any() if not nb.requires_grad else False
+    # a reduction on the tensors' device (a CUDA tensor is never read as NumPy)
+    return builtins.bool(logical_not(b).any().item())  # noqa: F821
 
 
 def equal(input, other):

@@ -187,3 +187,16 @@ def test_ops_without_kernels_raise_not_implemented():
         ptcore.histc(x)
     with pytest.raises(NotImplementedError, match=r"linalg.*ldl_factor.*cuda:0"):
         ptcore.linalg.ldl_factor(x)
+
+
+def test_allclose_and_equal_on_cuda_tensors():
+    a = ptcore.tensor([1.0, 2.0, float("nan")], device="cuda")
+    b = a.clone()
+    b[1] = 2.0 + 2.0 ** -22          # one float32 ulp: close, not equal
+    assert ptcore.allclose(a[:2], b[:2]) and a[:2].allclose(b[:2])
+    assert not ptcore.allclose(a, b)
+    assert ptcore.allclose(a, b, equal_nan=True)
+    assert ptcore.equal(a[:1], b[:1]) and not ptcore.equal(a[:2], b[:2])
+    assert not ptcore.equal(a, a[:2]) and ptcore.equal(a[:0], b[:0])
+    i = ptcore.arange(6, device="cuda").view(2, 3)
+    assert ptcore.equal(i.t(), i.t().contiguous())
