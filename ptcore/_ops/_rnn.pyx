@@ -31,6 +31,17 @@ cdef extern from "ptc_math.h" nogil:
     void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
 
+cdef extern from "ptc_rnn_packed.h" nogil:
+    void ptc_rnn_pack_fwd_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, float* P)
+    void ptc_rnn_pack_bwd_f32(const float* W, Py_ssize_t N, Py_ssize_t H, float* Q)
+    void ptc_lstm_step_f32(Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t B, Py_ssize_t H,
+                           const float* P, const float* hp, const float* gi, const float* bhh,
+                           const float* cp, float* gates, float* c, float* h)
+    void ptc_rnn_bwd_step_f32(Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t B, Py_ssize_t N,
+                              Py_ssize_t H, const float* Q, const float* dG, float* dh,
+                              int accum)
+    int ptc_rnn_packed_ok()
+
 ctypedef int blas_int
 
 cdef enum:
@@ -96,6 +107,100 @@ cdef inline void _step_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssi
         mm = m - i0 if m - i0 < width else width
         _rgemm(ta, tb, mm, n, k, alpha, a + (i0 if ta == CH_N else i0 * lda), lda, b, ldb,
                beta, c + i0, ldc)
+
+
+# ---------------------------------------------------------------------------
+# packed-weight float32 steps (ptc_rnn_packed.h): W_hh packed once per call,
+# each step's product in AVX2+FMA register tiles, shared by the threads in
+# blocks of hidden units (every element is one FMA chain over k in order, so
+# results do not depend on the thread count)
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    PACKED_MIN_STEPS = 4            # shorter sequences (cells): BLAS, packing would not pay
+    PACKED_PAR_WORK = 524288        # per-step multiply-adds from which threads share a step
+
+cdef int _packed_on = 1             # 0: always the BLAS path (tests compare the two)
+
+
+def _set_packed(bint on):
+    """Turn the packed float32 kernels on or off (for tests); returns the previous setting."""
+    global _packed_on
+    cdef bint prev = _packed_on
+    _packed_on = on
+    return prev
+
+
+def _packed_available():
+    """Whether this CPU runs the packed float32 kernels (AVX2 and FMA) and they are on."""
+    return bool(_packed_on and ptc_rnn_packed_ok())
+
+
+cdef inline bint _use_packed(Py_ssize_t T, Py_ssize_t H) noexcept nogil:
+    return _packed_on != 0 and T >= PACKED_MIN_STEPS and H > 0 and ptc_rnn_packed_ok() != 0
+
+
+cdef inline int _packed_threads(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
+    """Threads sharing one step: 1 below PACKED_PAR_WORK, at most one per 2 units."""
+    cdef int nth
+    if work < PACKED_PAR_WORK:
+        return 1
+    nth = get_num_threads()
+    if nth > units // 2:
+        nth = <int>(units // 2)
+    return nth if nth > 1 else 1
+
+
+cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H) noexcept nogil:
+    """W (N, H) packed for ``dh = dG @ W`` (NULL: no memory, use BLAS)."""
+    cdef float* Q = <float*>malloc(((H + 15) // 16) * N * 16 * sizeof(float))
+    if Q != NULL:
+        ptc_rnn_pack_bwd_f32(w, N, H, Q)
+    return Q
+
+
+cdef void _packed_bwd_step(const float* Q, const float* dG, float* dh, Py_ssize_t B,
+                           Py_ssize_t N, Py_ssize_t H, int accum, int nth) noexcept nogil:
+    """``dh (B, H) (+)= dG (B, N) @ W`` from the packed W, columns shared by ``nth`` threads."""
+    cdef Py_ssize_t npan = (H + 15) // 16
+    cdef int i
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            ptc_rnn_bwd_step_f32(i * npan // nth, (i + 1) * npan // nth, B, N, H, Q, dG, dh,
+                                 accum)
+    else:
+        ptc_rnn_bwd_step_f32(0, npan, B, N, H, Q, dG, dh, accum)
+
+
+cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, const float* w,
+                           const float* bhh, float* gates, float* out, float* cs, Py_ssize_t T,
+                           Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM forward through the packed kernel, gate math fused; False when
+    the packed buffer could not be allocated (nothing written)."""
+    cdef Py_ssize_t nq = (H + 7) // 8, s, t, tp, G = 4 * H, BH = B * H
+    cdef int nth, i
+    cdef const float* hp
+    cdef const float* cp
+    cdef float* P = <float*>malloc(nq * H * 32 * sizeof(float))
+    if P == NULL:
+        return False
+    ptc_rnn_pack_fwd_f32(w, 4, H, P)
+    nth = _packed_threads(B * G * H, nq)
+    for s in range(T):
+        t = _step_t(s, T, reverse)
+        tp = _prev_t(t, reverse)
+        hp = h0 if s == 0 else out + tp * BH
+        cp = c0 if s == 0 else cs + tp * BH
+        if nth > 1:
+            for i in prange(nth, num_threads=nth, schedule='static'):
+                ptc_lstm_step_f32(i * nq // nth, (i + 1) * nq // nth, B, H, P, hp,
+                                  gi + t * B * G, bhh, cp, gates + t * B * G, cs + t * BH,
+                                  out + t * BH)
+        else:
+            ptc_lstm_step_f32(0, nq, B, H, P, hp, gi + t * B * G, bhh, cp, gates + t * B * G,
+                              cs + t * BH, out + t * BH)
+    free(P)
+    return True
 
 
 cdef inline void _sigmoid(flt* o, const flt* a, Py_ssize_t n) noexcept nogil:
@@ -224,6 +329,10 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
     cdef flt* row
     cdef flt* cr
     cdef flt* hr
+    if flt is float:
+        if _use_packed(T, H) and _lstm_fwd_packed(gi, h0, c0, w, bhh, gates, out, cs, T, B, H,
+                                                  reverse):
+            return
     for s in range(T):
         t = _step_t(s, T, reverse)
         tp = _prev_t(t, reverse)
@@ -261,6 +370,12 @@ cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h
     cdef const flt* row
     cdef flt* drow
     cdef flt dhj, dcj, ig, fg, gg, og, tc
+    cdef float* Q = NULL
+    cdef int nth = 1
+    if flt is float:
+        if _use_packed(T, H):
+            Q = _pack_bwd(w, G, H)
+            nth = _packed_threads(B * G * H, (H + 15) // 16)
     for s in range(T - 1, -1, -1):
         t = _step_t(s, T, reverse)
         cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
@@ -282,7 +397,12 @@ cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h
                 drow[2 * H + j] = dcj * ig * (1 - gg * gg)
                 drow[3 * H + j] = dhj * tc * og * (1 - og)
                 dc[k] = dcj * fg
+        if flt is float:
+            if Q != NULL:
+                _packed_bwd_step(Q, dG + t * B * G, dh, B, G, H, 0, nth)
+                continue
         _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
+    free(Q)
     _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dG, db, T * B, G)
 
@@ -337,6 +457,12 @@ cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w
     cdef flt* dgi
     cdef flt* dgh
     cdef flt dhj, r, z, n, ghn, dpn, dpr, dpz
+    cdef float* Q = NULL
+    cdef int nth = 1
+    if flt is float:
+        if _use_packed(T, H):
+            Q = _pack_bwd(w, G, H)
+            nth = _packed_threads(B * G * H, (H + 15) // 16)
     for s in range(T - 1, -1, -1):
         t = _step_t(s, T, reverse)
         hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
@@ -361,7 +487,12 @@ cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w
                 dgh[H + j] = dpz
                 dgh[2 * H + j] = dpn * r
                 dh[k] = dhj * z
+        if flt is float:
+            if Q != NULL:
+                _packed_bwd_step(Q, dGH + t * B * G, dh, B, G, H, 1, nth)
+                continue
         _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
+    free(Q)
     _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dGH, db, T * B, G)
 
