@@ -40,7 +40,11 @@ cdef extern from "ptc_rnn_packed.h" nogil:
     void ptc_rnn_bwd_step_f32(Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t B, Py_ssize_t N,
                               Py_ssize_t H, const float* Q, const float* dG, float* dh,
                               int accum)
+    void ptc_sgemm_tn_rows(Py_ssize_t m0, Py_ssize_t m1, Py_ssize_t N, Py_ssize_t K,
+                           const float* A, Py_ssize_t lda, const float* B, Py_ssize_t ldb,
+                           float* C, Py_ssize_t ldc, int accum, float* Ap, float* Bp)
     int ptc_rnn_packed_ok()
+    enum: PTC_TN_KC
 
 ctypedef int blas_int
 
@@ -172,6 +176,91 @@ cdef void _packed_bwd_step(const float* Q, const float* dG, float* dh, Py_ssize_
         ptc_rnn_bwd_step_f32(0, npan, B, N, H, Q, dG, dh, accum)
 
 
+cdef inline Py_ssize_t _tn_row(int i, int nth, Py_ssize_t M) noexcept nogil:
+    """First row of thread ``i``'s share of M rows (blocks of 6)."""
+    cdef Py_ssize_t r = ((M + 5) // 6 * i // nth) * 6
+    return r if r < M else M
+
+
+cdef float* _tn_alloc(Py_ssize_t M, Py_ssize_t N, Py_ssize_t work, int* nth,
+                      Py_ssize_t* per) noexcept nogil:
+    """Scratch of ``ptc_sgemm_tn_rows`` for each thread sharing a product of
+    ``work`` multiply-adds (sets ``nth``, ``per``: floats per thread)."""
+    nth[0] = 1
+    if work >= 8 * PACKED_PAR_WORK:
+        nth[0] = get_num_threads()
+        if nth[0] > (M + 5) // 6:
+            nth[0] = <int>((M + 5) // 6)
+        if nth[0] < 1:
+            nth[0] = 1
+    per[0] = PTC_TN_KC * (6 + 16 * ((N + 15) // 16))
+    return <float*>malloc(nth[0] * per[0] * sizeof(float))
+
+
+cdef void _packed_tn(const float* A, const float* B, float* C, Py_ssize_t M, Py_ssize_t N,
+                     Py_ssize_t K, int accum, float* buf, int nth, Py_ssize_t per) noexcept nogil:
+    """``C (M, N) (+)= A^T B``, A (K, M) and B (K, N) contiguous, rows of C shared by threads."""
+    cdef int i
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            ptc_sgemm_tn_rows(_tn_row(i, nth, M), _tn_row(i + 1, nth, M), N, K, A, M, B, N,
+                              C, N, accum, buf + i * per, buf + i * per + PTC_TN_KC * 6)
+    else:
+        ptc_sgemm_tn_rows(0, M, N, K, A, M, B, N, C, N, accum, buf, buf + PTC_TN_KC * 6)
+
+
+cdef bint _weight_grad_packed(const float* dG, const float* h0, const float* out, float* dW,
+                              Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, Py_ssize_t G,
+                              bint reverse, int accum) noexcept nogil:
+    """``dW (G, H) (+)= sum_t dG[t]^T hprev(t)`` by the packed kernel; False
+    (nothing written) when its scratch could not be allocated."""
+    cdef Py_ssize_t first = T - 1 if reverse else 0, per
+    cdef int nth
+    cdef float* buf = _tn_alloc(G, H, T * B * G * H, &nth, &per)
+    if buf == NULL:
+        return False
+    _packed_tn(dG + first * B * G, h0, dW, G, H, B, accum, buf, nth, per)
+    if T > 1:
+        if reverse:      # steps 0 .. T-2 follow out[1 .. T-1]
+            _packed_tn(dG, out + B * H, dW, G, H, (T - 1) * B, 1, buf, nth, per)
+        else:            # steps 1 .. T-1 follow out[0 .. T-2]
+            _packed_tn(dG + B * G, out, dW, G, H, (T - 1) * B, 1, buf, nth, per)
+    free(buf)
+    return True
+
+
+def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
+    """``c (M, N) = a^T b`` for contiguous float32 ``a (K, M)``, ``b (K, N)``
+    by the packed kernel (a layer's input-weight gradient ``dG^T x``); returns
+    False, writing nothing, where that kernel does not run (other dtypes, no
+    AVX2/FMA, packed kernels off, no memory)."""
+    cdef Py_ssize_t K, M, N, per
+    cdef int nth
+    cdef float* buf
+    if not (_packed_on and ptc_rnn_packed_ok()):
+        return False
+    if a is None or b is None or c is None or a._ndim != 2 or b._ndim != 2 or c._ndim != 2:
+        raise ValueError("weight_grad: expected 2-D tensors")
+    K, M, N = a._shape[0], a._shape[1], b._shape[1]
+    if b._shape[0] != K or c._shape[0] != M or c._shape[1] != N:
+        raise ValueError(f"weight_grad: shapes {tuple(a.shape)}^T @ {tuple(b.shape)} -> "
+                         f"{tuple(c.shape)} do not match")
+    for t in (a, b, c):
+        if t._dtype.num != PT_FLOAT32 or not t._is_contig() or t._storage.device.type != "cpu":
+            return False
+    if K == 0 or M == 0 or N == 0:
+        return False
+    cdef const float* pa = <float*>a._ptr()
+    cdef const float* pb = <float*>b._ptr()
+    cdef float* pc = <float*>c._ptr()
+    with nogil:
+        buf = _tn_alloc(M, N, K * M * N, &nth, &per)
+        if buf != NULL:
+            _packed_tn(pa, pb, pc, M, N, K, 0, buf, nth, per)
+            free(buf)
+    return buf != NULL
+
+
 cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, const float* w,
                            const float* bhh, float* gates, float* out, float* cs, Py_ssize_t T,
                            Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
@@ -233,6 +322,10 @@ cdef void _weight_grad(const flt* dG, const flt* h0, const flt* out, flt* dW, Py
                        Py_ssize_t B, Py_ssize_t H, Py_ssize_t G, bint reverse,
                        flt beta) noexcept nogil:
     """``dW (G, H) (+)= sum_t dG[t]^T (B, G)^T @ hprev(t) (B, H)``."""
+    if flt is float:
+        if _use_packed(T, H) and _weight_grad_packed(dG, h0, out, dW, T, B, H, G, reverse,
+                                                     beta != 0):
+            return
     # column-major: dW^T (H, G) = hprev^T (H, N) @ dG (N, G)
     cdef Py_ssize_t first = T - 1 if reverse else 0
     _rgemm(CH_N, CH_T, H, G, B, <flt>1, h0, H, dG + first * B * G, G, beta, dW, H)

@@ -64,6 +64,7 @@ static void ptc_rnn_pack_bwd_f32(const float* W, ptrdiff_t N, ptrdiff_t H, float
 #define PTC_RNN_HAVE_AVX2 1
 
 #define PTC_RV_FMA(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define PTC_RV_BCAST(p) ((ptc_v8sf)_mm256_broadcast_ss(p))
 
 static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_load(const float* p, int n)
 {
@@ -84,39 +85,69 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_sigmoid(ptc_v8sf x)
     return 1.0f / (1.0f + ptc_expf8(-x));      /* the lanes of ptc_sigmoid_f32 */
 }
 
-/* R batch rows x 4 gates x 8 hidden units of one LSTM step: the gate
-   pre-activations gi + b_hh + h_prev W_hh^T (one FMA chain over k each), then
-   i, f, o = sigmoid, g = tanh, c = f c_prev + i g, h = o tanh(c); stores the
-   activated gates (B, 4H), c and h (B, H) of those rows and units. */
+#define PTC_LSTM_ROW_INIT(r)                                                        \
+    ptc_v8sf c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0}, c##r##3 = {0};             \
+    if (Rn > r) {                                                                   \
+        c##r##0 = ptc_rv_load(gi + r * G, n) + bias[0];                             \
+        c##r##1 = ptc_rv_load(gi + r * G + H, n) + bias[1];                         \
+        c##r##2 = ptc_rv_load(gi + r * G + 2 * H, n) + bias[2];                     \
+        c##r##3 = ptc_rv_load(gi + r * G + 3 * H, n) + bias[3]; }
+#define PTC_LSTM_ROW_FMA(r)                                                         \
+    if (Rn > r) {                                                                   \
+        ptc_v8sf a = PTC_RV_BCAST(hp + r * H + k);                                  \
+        c##r##0 = PTC_RV_FMA(a, w0, c##r##0);                                       \
+        c##r##1 = PTC_RV_FMA(a, w1, c##r##1);                                       \
+        c##r##2 = PTC_RV_FMA(a, w2, c##r##2);                                       \
+        c##r##3 = PTC_RV_FMA(a, w3, c##r##3); }
+#define PTC_LSTM_ROW_OUT(r)                                                         \
+    if (Rn > r) ptc_lstm_gates(H, n, c##r##0, c##r##1, c##r##2, c##r##3, cp + r * H, \
+                              gates + r * G, c + r * H, h + r * H);
+
+/* the gate math of one batch row and 8 hidden units from the pre-activations */
+__attribute__((target("avx2,fma"), always_inline)) static inline void ptc_lstm_gates(
+    ptrdiff_t H, int n, ptc_v8sf pi, ptc_v8sf pf, ptc_v8sf pg, ptc_v8sf po,
+    const float* cp, float* gates, float* c, float* h)
+{
+    ptc_v8sf ig = ptc_rv_sigmoid(pi), fg = ptc_rv_sigmoid(pf);
+    ptc_v8sf gg = ptc_tanhf8(pg), og = ptc_rv_sigmoid(po);
+    ptc_v8sf cn = fg * ptc_rv_load(cp, n) + ig * gg;
+    ptc_v8sf hn = og * ptc_tanhf8(cn);
+    ptc_rv_store(gates, ig, n);
+    ptc_rv_store(gates + H, fg, n);
+    ptc_rv_store(gates + 2 * H, gg, n);
+    ptc_rv_store(gates + 3 * H, og, n);
+    ptc_rv_store(c, cn, n);
+    ptc_rv_store(h, hn, n);
+}
+
+/* R (<= 3) batch rows x 4 gates x 8 hidden units of one LSTM step: the gate
+   pre-activations gi + b_hh + h_prev W_hh^T (one FMA chain over k each, in
+   registers), then i, f, o = sigmoid, g = tanh, c = f c_prev + i g,
+   h = o tanh(c); stores the activated gates (B, 4H), c and h (B, H) of those
+   rows and units. */
 #define PTC_LSTM_TILE(R)                                                            \
 __attribute__((target("avx2,fma"), always_inline)) static inline void              \
 ptc_lstm_tile##R(ptrdiff_t H, int n, const float* Pq, const float* hp,              \
                  const float* gi, const ptc_v8sf* bias, const float* cp,            \
                  float* gates, float* c, float* h) {                                \
-    ptc_v8sf acc[R][4];                                                             \
+    const int Rn = R;                                                               \
     ptrdiff_t G = 4 * H, k;                                                         \
-    for (int r = 0; r < R; r++)                                                     \
-        for (int g = 0; g < 4; g++)                                                 \
-            acc[r][g] = ptc_rv_load(gi + r * G + g * H, n) + bias[g];               \
+    PTC_LSTM_ROW_INIT(0)                                                            \
+    PTC_LSTM_ROW_INIT(1)                                                            \
+    PTC_LSTM_ROW_INIT(2)                                                            \
     for (k = 0; k < H; k++) {                                                       \
-        ptc_v8sf a[R];                                                              \
-        for (int r = 0; r < R; r++) a[r] = (ptc_v8sf){0} + hp[r * H + k];           \
-        for (int g = 0; g < 4; g++) {                                               \
-            ptc_v8sf w;                                                             \
-            memcpy(&w, Pq + k * 32 + g * 8, 32);                                    \
-            for (int r = 0; r < R; r++) acc[r][g] = PTC_RV_FMA(a[r], w, acc[r][g]); \
-        } }                                                                         \
-    for (int r = 0; r < R; r++) {                                                   \
-        ptc_v8sf ig = ptc_rv_sigmoid(acc[r][0]), fg = ptc_rv_sigmoid(acc[r][1]);    \
-        ptc_v8sf gg = ptc_tanhf8(acc[r][2]), og = ptc_rv_sigmoid(acc[r][3]);        \
-        ptc_v8sf cn = fg * ptc_rv_load(cp + r * H, n) + ig * gg;                    \
-        ptc_v8sf hn = og * ptc_tanhf8(cn);                                          \
-        ptc_rv_store(gates + r * G, ig, n);                                         \
-        ptc_rv_store(gates + r * G + H, fg, n);                                     \
-        ptc_rv_store(gates + r * G + 2 * H, gg, n);                                 \
-        ptc_rv_store(gates + r * G + 3 * H, og, n);                                 \
-        ptc_rv_store(c + r * H, cn, n);                                             \
-        ptc_rv_store(h + r * H, hn, n); }                                           \
+        ptc_v8sf w0, w1, w2, w3;                                                    \
+        memcpy(&w0, Pq + k * 32, 32);                                               \
+        memcpy(&w1, Pq + k * 32 + 8, 32);                                           \
+        memcpy(&w2, Pq + k * 32 + 16, 32);                                          \
+        memcpy(&w3, Pq + k * 32 + 24, 32);                                          \
+        PTC_LSTM_ROW_FMA(0)                                                         \
+        PTC_LSTM_ROW_FMA(1)                                                         \
+        PTC_LSTM_ROW_FMA(2)                                                         \
+    }                                                                               \
+    PTC_LSTM_ROW_OUT(0)                                                             \
+    PTC_LSTM_ROW_OUT(1)                                                             \
+    PTC_LSTM_ROW_OUT(2)                                                             \
 }
 PTC_LSTM_TILE(3)
 PTC_LSTM_TILE(2)
@@ -171,7 +202,7 @@ ptc_rbwd_tile##R(ptrdiff_t K, ptrdiff_t N, ptrdiff_t H, int n, const float* Qp, 
         memcpy(&w0, Qp + k * 16, 32);                                               \
         memcpy(&w1, Qp + k * 16 + 8, 32);                                           \
         for (int r = 0; r < R; r++) {                                               \
-            ptc_v8sf a = (ptc_v8sf){0} + dG[r * N + k];                             \
+            ptc_v8sf a = PTC_RV_BCAST(dG + r * N + k);                              \
             acc0[r] = PTC_RV_FMA(a, w0, acc0[r]);                                   \
             acc1[r] = PTC_RV_FMA(a, w1, acc1[r]); } }                               \
     for (int r = 0; r < R; r++) {                                                   \
@@ -219,6 +250,82 @@ __attribute__((target("avx2,fma"))) static void ptc_rnn_bwd_step_f32(
     }
 }
 
+/* 6 rows x 16 columns of C (+)= A^T B over kc packed rows: Ap [kc][6],
+   Bp [kc][16]; only the first R rows and n columns are read or written
+   (the rows unrolled by hand: GCC keeps indexed accumulator arrays on the
+   stack when the row count is not a constant). */
+#define PTC_TN_INIT(r)                                                              \
+    ptc_v8sf x##r = {0}, y##r = {0};                                                \
+    if (acc && R > r) {                                                             \
+        if (n == 16) { memcpy(&x##r, C + r * ldc, 32); memcpy(&y##r, C + r * ldc + 8, 32); } \
+        else if (n > 8) { memcpy(&x##r, C + r * ldc, 32);                           \
+                          y##r = ptc_rv_load(C + r * ldc + 8, n - 8); }             \
+        else x##r = ptc_rv_load(C + r * ldc, n); }
+#define PTC_TN_FMA(r)                                                               \
+    { ptc_v8sf a = PTC_RV_BCAST(Ap + k * 6 + r);                                    \
+      x##r = PTC_RV_FMA(a, w0, x##r); y##r = PTC_RV_FMA(a, w1, y##r); }
+#define PTC_TN_STORE(r)                                                             \
+    if (R > r) {                                                                    \
+        if (n == 16) { memcpy(C + r * ldc, &x##r, 32); memcpy(C + r * ldc + 8, &y##r, 32); } \
+        else if (n > 8) { memcpy(C + r * ldc, &x##r, 32);                           \
+                          ptc_rv_store(C + r * ldc + 8, y##r, n - 8); }             \
+        else ptc_rv_store(C + r * ldc, x##r, n); }
+__attribute__((target("avx2,fma"))) static inline void ptc_tn_tile(
+    ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc, int R, int n,
+    int acc)
+{
+    ptrdiff_t k;
+    PTC_TN_INIT(0) PTC_TN_INIT(1) PTC_TN_INIT(2) PTC_TN_INIT(3) PTC_TN_INIT(4) PTC_TN_INIT(5)
+    for (k = 0; k < kc; k++) {
+        ptc_v8sf w0, w1;
+        memcpy(&w0, Bp + k * 16, 32);
+        memcpy(&w1, Bp + k * 16 + 8, 32);
+        PTC_TN_FMA(0) PTC_TN_FMA(1) PTC_TN_FMA(2) PTC_TN_FMA(3) PTC_TN_FMA(4) PTC_TN_FMA(5)
+    }
+    PTC_TN_STORE(0) PTC_TN_STORE(1) PTC_TN_STORE(2) PTC_TN_STORE(3) PTC_TN_STORE(4)
+    PTC_TN_STORE(5)
+}
+
+/* Rows [m0, m1) of C (M, N) (+)= A^T B with A (K, M) and B (K, N) row-major
+   (leading dimensions lda, ldb, ldc): a weight gradient, the sum over K
+   (time steps x batch rows) in PTC_TN_KC-row blocks that are packed first
+   (Ap: PTC_TN_KC * 6 floats, Bp: PTC_TN_KC * 16 * ceil(N / 16) floats of
+   scratch).  Each element is one FMA chain over k in increasing order,
+   continued through C between blocks (accum: from C's values), so neither the
+   blocks nor the row range a thread takes change a bit. */
+#define PTC_TN_KC 192
+__attribute__((target("avx2,fma"))) static void ptc_sgemm_tn_rows(
+    ptrdiff_t m0, ptrdiff_t m1, ptrdiff_t N, ptrdiff_t K, const float* A, ptrdiff_t lda,
+    const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int accum, float* Ap, float* Bp)
+{
+    ptrdiff_t npan = (N + 15) / 16, k0, kc, kk, p, i0, j;
+    for (k0 = 0; k0 < K; k0 += PTC_TN_KC) {
+        kc = K - k0 < PTC_TN_KC ? K - k0 : PTC_TN_KC;
+        for (p = 0; p < npan; p++) {
+            float* dst = Bp + p * kc * 16;
+            int n = N - 16 * p < 16 ? (int)(N - 16 * p) : 16;
+            for (kk = 0; kk < kc; kk++) {
+                const float* src = B + (k0 + kk) * ldb + 16 * p;
+                for (j = 0; j < n; j++) dst[kk * 16 + j] = src[j];
+                for (; j < 16; j++) dst[kk * 16 + j] = 0.0f;
+            }
+        }
+        for (i0 = m0; i0 < m1; i0 += 6) {
+            int R = m1 - i0 < 6 ? (int)(m1 - i0) : 6, r;
+            for (kk = 0; kk < kc; kk++) {
+                const float* src = A + (k0 + kk) * lda + i0;
+                for (r = 0; r < R; r++) Ap[kk * 6 + r] = src[r];
+                for (; r < 6; r++) Ap[kk * 6 + r] = 0.0f;
+            }
+            for (p = 0; p < npan; p++) {
+                int n = N - 16 * p < 16 ? (int)(N - 16 * p) : 16;
+                ptc_tn_tile(kc, Ap, Bp + p * kc * 16, C + i0 * ldc + 16 * p, ldc, R, n,
+                            accum || k0 > 0);
+            }
+        }
+    }
+}
+
 static int ptc_rnn_packed_ok(void)
 {
     static int ok = -1;
@@ -236,6 +343,12 @@ static void ptc_lstm_step_f32(ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t
 static void ptc_rnn_bwd_step_f32(ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N,
     ptrdiff_t H, const float* Q, const float* dG, float* dh, int accum)
 { (void)p0; (void)p1; (void)B; (void)N; (void)H; (void)Q; (void)dG; (void)dh; (void)accum; }
+#define PTC_TN_KC 192
+static void ptc_sgemm_tn_rows(ptrdiff_t m0, ptrdiff_t m1, ptrdiff_t N, ptrdiff_t K,
+    const float* A, ptrdiff_t lda, const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc,
+    int accum, float* Ap, float* Bp)
+{ (void)m0; (void)m1; (void)N; (void)K; (void)A; (void)lda; (void)B; (void)ldb; (void)C;
+  (void)ldc; (void)accum; (void)Ap; (void)Bp; }
 static int ptc_rnn_packed_ok(void) { return 0; }
 #endif
 #endif
