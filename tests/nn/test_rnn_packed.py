@@ -169,3 +169,47 @@ def test_packed_lstm_saturated_gates_and_truncated_bptt():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-5, atol=1e-6)
     assert np.all(np.isfinite(res[0][2]))
+
+
+@pytest.mark.parametrize("K,M,N", [(1, 1, 1), (20, 7, 5), (35, 512, 64), (700, 130, 37),
+                                   (193, 6, 16), (400, 25, 33)])
+def test_weight_grad_kernel_matches_numpy(K, M, N):
+    # a^T b with K past the kernel's 192-row blocks, M not a multiple of the
+    # 6-row tile, N not a multiple of the 16 columns
+    rng = np.random.default_rng(K * 7 + M)
+    a = rng.standard_normal((K, M)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = ptcore.full((M, N), 7.0)
+    ok = _K().weight_grad(ptcore.from_numpy(a), ptcore.from_numpy(b), c)
+    if not _K()._packed_available():
+        assert ok is False
+        np.testing.assert_array_equal(c.numpy(), np.full((M, N), 7.0, np.float32))
+        return
+    assert ok is True
+    want = a.astype(np.float64).T @ b.astype(np.float64)
+    np.testing.assert_allclose(c.numpy(), want, rtol=1e-5, atol=1e-5 * np.sqrt(K))
+
+
+def test_weight_grad_kernel_threads_and_bad_input():
+    if not _K()._packed_available():
+        pytest.skip("packed kernels not available on this CPU")
+    rng = np.random.default_rng(11)
+    a = ptcore.from_numpy(rng.standard_normal((700, 515)).astype(np.float32))
+    b = ptcore.from_numpy(rng.standard_normal((700, 129)).astype(np.float32))
+    res = []
+    for nth in (1, 2, 3):
+        ptcore.set_num_threads(nth)
+        c = ptcore.empty((515, 129))
+        assert _K().weight_grad(a, b, c)
+        res.append(c.numpy().copy())
+    assert np.array_equal(res[0], res[1]) and np.array_equal(res[0], res[2])
+    with pytest.raises(ValueError, match="do not match"):
+        _K().weight_grad(a, b, ptcore.empty((514, 129)))
+    with pytest.raises(ValueError, match="2-D"):
+        _K().weight_grad(a.reshape(-1), b, ptcore.empty((515, 129)))
+    # not applicable (float64, non-contiguous): False, nothing written
+    c = ptcore.zeros((515, 129), dtype=ptcore.float64)
+    assert _K().weight_grad(a.double(), b.double(), c) is False
+    assert float(c.abs().sum()) == 0.0
+    c = ptcore.zeros((129, 515)).t()
+    assert _K().weight_grad(a, b, c) is False
