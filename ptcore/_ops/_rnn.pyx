@@ -114,15 +114,20 @@ cdef inline void _step_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssi
 
 
 # ---------------------------------------------------------------------------
-# packed-weight float32 steps (ptc_rnn_packed.h): W_hh packed once per call,
-# each step's product in AVX2+FMA register tiles, shared by the threads in
-# blocks of hidden units (every element is one FMA chain over k in order, so
-# results do not depend on the thread count)
+# packed-weight float32 kernels (ptc_rnn_packed.h): W_hh packed once per call,
+# each step's product in AVX2+FMA register tiles.  Threads share a call by
+# batch rows: the rows' recurrences are independent, so each thread runs the
+# whole time loop for its rows (one parallel region per call, no barrier per
+# step, which would stall whenever a thread is descheduled).  Every element is
+# one FMA chain over k in order, whatever tile or thread computes it: results
+# do not depend on the thread count.
 # ---------------------------------------------------------------------------
 
 cdef enum:
     PACKED_MIN_STEPS = 4            # shorter sequences (cells): BLAS, packing would not pay
-    PACKED_PAR_WORK = 524288        # per-step multiply-adds from which threads share a step
+    PACKED_PAR_WORK = 524288        # multiply-adds from which threads share a product
+    PACKED_SEQ_PAR_WORK = 4194304   # multiply-adds per call from which threads share the rows
+    PACKED_ROW_TILE = 3             # threads' row ranges start at multiples of this
 
 cdef int _packed_on = 1             # 0: always the BLAS path (tests compare the two)
 
@@ -144,15 +149,22 @@ cdef inline bint _use_packed(Py_ssize_t T, Py_ssize_t H) noexcept nogil:
     return _packed_on != 0 and T >= PACKED_MIN_STEPS and H > 0 and ptc_rnn_packed_ok() != 0
 
 
-cdef inline int _packed_threads(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
-    """Threads sharing one step: 1 below PACKED_PAR_WORK, at most one per 2 units."""
+cdef inline int _row_threads(Py_ssize_t work, Py_ssize_t B) noexcept nogil:
+    """Threads sharing a call's ``B`` batch rows: 1 below PACKED_SEQ_PAR_WORK
+    multiply-adds, else at most one per two row tiles."""
     cdef int nth
-    if work < PACKED_PAR_WORK:
+    if work < PACKED_SEQ_PAR_WORK:
         return 1
     nth = get_num_threads()
-    if nth > units // 2:
-        nth = <int>(units // 2)
+    if nth > (B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE // 2:
+        nth = <int>((B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE // 2)
     return nth if nth > 1 else 1
+
+
+cdef inline Py_ssize_t _row_start(int i, int nth, Py_ssize_t B) noexcept nogil:
+    """First batch row of thread ``i`` of ``nth``."""
+    cdef Py_ssize_t r = ((B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE * i // nth) * PACKED_ROW_TILE
+    return r if r < B else B
 
 
 cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H) noexcept nogil:
@@ -161,19 +173,6 @@ cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H) noexcept nogil
     if Q != NULL:
         ptc_rnn_pack_bwd_f32(w, N, H, Q)
     return Q
-
-
-cdef void _packed_bwd_step(const float* Q, const float* dG, float* dh, Py_ssize_t B,
-                           Py_ssize_t N, Py_ssize_t H, int accum, int nth) noexcept nogil:
-    """``dh (B, H) (+)= dG (B, N) @ W`` from the packed W, columns shared by ``nth`` threads."""
-    cdef Py_ssize_t npan = (H + 15) // 16
-    cdef int i
-    if nth > 1:
-        for i in prange(nth, num_threads=nth, schedule='static'):
-            ptc_rnn_bwd_step_f32(i * npan // nth, (i + 1) * npan // nth, B, N, H, Q, dG, dh,
-                                 accum)
-    else:
-        ptc_rnn_bwd_step_f32(0, npan, B, N, H, Q, dG, dh, accum)
 
 
 cdef inline Py_ssize_t _tn_row(int i, int nth, Py_ssize_t M) noexcept nogil:
@@ -261,34 +260,121 @@ def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
     return buf != NULL
 
 
-cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, const float* w,
-                           const float* bhh, float* gates, float* out, float* cs, Py_ssize_t T,
-                           Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
-    """The LSTM forward through the packed kernel, gate math fused; False when
-    the packed buffer could not be allocated (nothing written)."""
+cdef void _lstm_fwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* P, const float* gi,
+                         const float* h0, const float* c0, const float* bhh, float* gates,
+                         float* out, float* cs, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                         bint reverse) noexcept nogil:
+    """The LSTM time loop for batch rows [b0, b1)."""
     cdef Py_ssize_t nq = (H + 7) // 8, s, t, tp, G = 4 * H, BH = B * H
-    cdef int nth, i
     cdef const float* hp
     cdef const float* cp
-    cdef float* P = <float*>malloc(nq * H * 32 * sizeof(float))
-    if P == NULL:
-        return False
-    ptc_rnn_pack_fwd_f32(w, 4, H, P)
-    nth = _packed_threads(B * G * H, nq)
+    if b1 <= b0:
+        return
     for s in range(T):
         t = _step_t(s, T, reverse)
         tp = _prev_t(t, reverse)
         hp = h0 if s == 0 else out + tp * BH
         cp = c0 if s == 0 else cs + tp * BH
-        if nth > 1:
-            for i in prange(nth, num_threads=nth, schedule='static'):
-                ptc_lstm_step_f32(i * nq // nth, (i + 1) * nq // nth, B, H, P, hp,
-                                  gi + t * B * G, bhh, cp, gates + t * B * G, cs + t * BH,
-                                  out + t * BH)
-        else:
-            ptc_lstm_step_f32(0, nq, B, H, P, hp, gi + t * B * G, bhh, cp, gates + t * B * G,
-                              cs + t * BH, out + t * BH)
+        ptc_lstm_step_f32(0, nq, b1 - b0, H, P, hp + b0 * H, gi + t * B * G + b0 * G, bhh,
+                          cp + b0 * H, gates + t * B * G + b0 * G, cs + t * BH + b0 * H,
+                          out + t * BH + b0 * H)
+
+
+cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, const float* w,
+                           const float* bhh, float* gates, float* out, float* cs, Py_ssize_t T,
+                           Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM forward through the packed kernel, gate math fused; False when
+    the packed buffer could not be allocated (nothing written)."""
+    cdef Py_ssize_t nq = (H + 7) // 8
+    cdef int nth, i
+    cdef float* P = <float*>malloc(nq * H * 32 * sizeof(float))
+    if P == NULL:
+        return False
+    ptc_rnn_pack_fwd_f32(w, 4, H, P)
+    nth = _row_threads(T * B * 4 * H * H, B)
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            _lstm_fwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), P, gi, h0, c0, bhh,
+                           gates, out, cs, T, B, H, reverse)
+    else:
+        _lstm_fwd_rows(0, B, P, gi, h0, c0, bhh, gates, out, cs, T, B, H, reverse)
     free(P)
+    return True
+
+
+cdef void _lstm_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const float* gates,
+                         const float* cs, const float* c0, const float* dout, float* dh,
+                         float* dc, float* dG, float* tmp, Py_ssize_t T, Py_ssize_t B,
+                         Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM backward time loop for batch rows [b0, b1) (``tmp``: H floats)."""
+    cdef Py_ssize_t s, t, G = 4 * H, BH = B * H
+    cdef const float* cp
+    if b1 <= b0:
+        return
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
+        _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, b0, b1, B, H)
+        ptc_rnn_bwd_step_f32(0, (H + 15) // 16, b1 - b0, G, H, Q, dG + t * B * G + b0 * G,
+                             dh + b0 * H, 0)
+
+
+cdef bint _lstm_bwd_packed(const float* gates, const float* cs, const float* c0,
+                           const float* w, const float* dout, float* dh, float* dc, float* dG,
+                           Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM backward's time loop through the packed kernel (dG, dh, dc);
+    False when scratch could not be allocated (nothing written)."""
+    cdef int nth = _row_threads(T * B * 4 * H * H, B), i
+    cdef float* Q = _pack_bwd(w, 4 * H, H)
+    cdef float* tmp = <float*>malloc(nth * H * sizeof(float))
+    if Q == NULL or tmp == NULL:
+        free(Q)
+        free(tmp)
+        return False
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            _lstm_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), Q, gates, cs, c0,
+                           dout, dh, dc, dG, tmp + i * H, T, B, H, reverse)
+    else:
+        _lstm_bwd_rows(0, B, Q, gates, cs, c0, dout, dh, dc, dG, tmp, T, B, H, reverse)
+    free(Q)
+    free(tmp)
+    return True
+
+
+cdef void _gru_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const float* saved,
+                        const float* h0, const float* out, const float* dout, float* dh,
+                        float* dGI, float* dGH, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                        bint reverse) noexcept nogil:
+    """The GRU backward time loop for batch rows [b0, b1)."""
+    cdef Py_ssize_t s, t, G = 3 * H, BH = B * H
+    cdef const float* hp
+    if b1 <= b0:
+        return
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+        _gru_bwd_gates(saved, hp, dout, dh, dGI, dGH, t, b0, b1, B, H)
+        ptc_rnn_bwd_step_f32(0, (H + 15) // 16, b1 - b0, G, H, Q, dGH + t * B * G + b0 * G,
+                             dh + b0 * H, 1)
+
+
+cdef bint _gru_bwd_packed(const float* saved, const float* h0, const float* out, const float* w,
+                          const float* dout, float* dh, float* dGI, float* dGH, Py_ssize_t T,
+                          Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The GRU backward's time loop through the packed kernel; False when
+    scratch could not be allocated (nothing written)."""
+    cdef int nth = _row_threads(T * B * 3 * H * H, B), i
+    cdef float* Q = _pack_bwd(w, 3 * H, H)
+    if Q == NULL:
+        return False
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            _gru_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), Q, saved, h0, out,
+                          dout, dh, dGI, dGH, T, B, H, reverse)
+    else:
+        _gru_bwd_rows(0, B, Q, saved, h0, out, dout, dh, dGI, dGH, T, B, H, reverse)
+    free(Q)
     return True
 
 
@@ -454,48 +540,52 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
                 hr[j] = row[3 * H + j] * hr[j]
 
 
+cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
+                                 const flt* dout, flt* dh, flt* dc, flt* dG, flt* tmp,
+                                 Py_ssize_t t, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t B,
+                                 Py_ssize_t H) noexcept nogil:
+    """Step ``t``'s pre-activation gradients dG[t] of batch rows [b0, b1) from
+    dh (+ dout[t]) and dc; dc becomes the gradient of c[t-1]."""
+    cdef Py_ssize_t b, j, k, G = 4 * H, BH = B * H
+    cdef const flt* row
+    cdef flt* drow
+    cdef flt dhj, dcj, ig, fg, gg, og, tc
+    for b in range(b0, b1):
+        row = gates + t * B * G + b * G
+        drow = dG + t * B * G + b * G
+        _tanh(tmp, cs + t * BH + b * H, H)
+        for j in range(H):
+            k = b * H + j
+            ig = row[j]
+            fg = row[H + j]
+            gg = row[2 * H + j]
+            og = row[3 * H + j]
+            tc = tmp[j]
+            dhj = dh[k] + dout[t * BH + k]
+            dcj = dc[k] + dhj * og * (1 - tc * tc)
+            drow[j] = dcj * gg * ig * (1 - ig)
+            drow[H + j] = dcj * cp[k] * fg * (1 - fg)
+            drow[2 * H + j] = dcj * ig * (1 - gg * gg)
+            drow[3 * H + j] = dhj * tc * og * (1 - og)
+            dc[k] = dcj * fg
+
+
 cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h0,
                     const flt* out, const flt* w, const flt* dout, flt* dh, flt* dc, flt* dG,
                     flt* dW, flt* db, flt* tmp, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
                     bint reverse) noexcept nogil:
-    cdef Py_ssize_t s, t, b, j, k, G = 4 * H, BH = B * H
+    cdef Py_ssize_t s, t, G = 4 * H, BH = B * H
     cdef const flt* cp
-    cdef const flt* row
-    cdef flt* drow
-    cdef flt dhj, dcj, ig, fg, gg, og, tc
-    cdef float* Q = NULL
-    cdef int nth = 1
+    cdef bint done = False
     if flt is float:
         if _use_packed(T, H):
-            Q = _pack_bwd(w, G, H)
-            nth = _packed_threads(B * G * H, (H + 15) // 16)
-    for s in range(T - 1, -1, -1):
-        t = _step_t(s, T, reverse)
-        cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
-        for b in range(B):
-            row = gates + t * B * G + b * G
-            drow = dG + t * B * G + b * G
-            _tanh(tmp, cs + t * BH + b * H, H)
-            for j in range(H):
-                k = b * H + j
-                ig = row[j]
-                fg = row[H + j]
-                gg = row[2 * H + j]
-                og = row[3 * H + j]
-                tc = tmp[j]
-                dhj = dh[k] + dout[t * BH + k]
-                dcj = dc[k] + dhj * og * (1 - tc * tc)
-                drow[j] = dcj * gg * ig * (1 - ig)
-                drow[H + j] = dcj * cp[k] * fg * (1 - fg)
-                drow[2 * H + j] = dcj * ig * (1 - gg * gg)
-                drow[3 * H + j] = dhj * tc * og * (1 - og)
-                dc[k] = dcj * fg
-        if flt is float:
-            if Q != NULL:
-                _packed_bwd_step(Q, dG + t * B * G, dh, B, G, H, 0, nth)
-                continue
-        _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
-    free(Q)
+            done = _lstm_bwd_packed(gates, cs, c0, w, dout, dh, dc, dG, T, B, H, reverse)
+    if not done:
+        for s in range(T - 1, -1, -1):
+            t = _step_t(s, T, reverse)
+            cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
+            _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, 0, B, B, H)
+            _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
     _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dG, db, T * B, G)
 
@@ -541,51 +631,55 @@ cdef void _gru_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
                 hr[j] = (hp[b * H + j] - n) * sv[H + j] + n
 
 
-cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w,
-                   const flt* dout, flt* dh, flt* dGI, flt* dGH, flt* dW, flt* db,
-                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
-    cdef Py_ssize_t s, t, b, j, k, G = 3 * H, BH = B * H
-    cdef const flt* hp
+cdef inline void _gru_bwd_gates(const flt* saved, const flt* hp, const flt* dout, flt* dh,
+                                flt* dGI, flt* dGH, Py_ssize_t t, Py_ssize_t b0, Py_ssize_t b1,
+                                Py_ssize_t B, Py_ssize_t H) noexcept nogil:
+    """Step ``t``'s gradients dGI[t], dGH[t] of batch rows [b0, b1) from dh
+    (+ dout[t]); dh becomes its part of the gradient of h[t-1] (dGH[t] W_hh
+    is added after)."""
+    cdef Py_ssize_t b, j, k, G = 3 * H, BH = B * H
     cdef const flt* sv
     cdef flt* dgi
     cdef flt* dgh
     cdef flt dhj, r, z, n, ghn, dpn, dpr, dpz
-    cdef float* Q = NULL
-    cdef int nth = 1
+    for b in range(b0, b1):
+        sv = saved + t * B * 4 * H + b * 4 * H
+        dgi = dGI + t * B * G + b * G
+        dgh = dGH + t * B * G + b * G
+        for j in range(H):
+            k = b * H + j
+            r = sv[j]
+            z = sv[H + j]
+            n = sv[2 * H + j]
+            ghn = sv[3 * H + j]
+            dhj = dh[k] + dout[t * BH + k]
+            dpn = dhj * (1 - z) * (1 - n * n)
+            dpz = dhj * (hp[k] - n) * z * (1 - z)
+            dpr = dpn * ghn * r * (1 - r)
+            dgi[j] = dpr
+            dgi[H + j] = dpz
+            dgi[2 * H + j] = dpn
+            dgh[j] = dpr
+            dgh[H + j] = dpz
+            dgh[2 * H + j] = dpn * r
+            dh[k] = dhj * z
+
+
+cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w,
+                   const flt* dout, flt* dh, flt* dGI, flt* dGH, flt* dW, flt* db,
+                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    cdef Py_ssize_t s, t, G = 3 * H, BH = B * H
+    cdef const flt* hp
+    cdef bint done = False
     if flt is float:
         if _use_packed(T, H):
-            Q = _pack_bwd(w, G, H)
-            nth = _packed_threads(B * G * H, (H + 15) // 16)
-    for s in range(T - 1, -1, -1):
-        t = _step_t(s, T, reverse)
-        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
-        for b in range(B):
-            sv = saved + t * B * 4 * H + b * 4 * H
-            dgi = dGI + t * B * G + b * G
-            dgh = dGH + t * B * G + b * G
-            for j in range(H):
-                k = b * H + j
-                r = sv[j]
-                z = sv[H + j]
-                n = sv[2 * H + j]
-                ghn = sv[3 * H + j]
-                dhj = dh[k] + dout[t * BH + k]
-                dpn = dhj * (1 - z) * (1 - n * n)
-                dpz = dhj * (hp[k] - n) * z * (1 - z)
-                dpr = dpn * ghn * r * (1 - r)
-                dgi[j] = dpr
-                dgi[H + j] = dpz
-                dgi[2 * H + j] = dpn
-                dgh[j] = dpr
-                dgh[H + j] = dpz
-                dgh[2 * H + j] = dpn * r
-                dh[k] = dhj * z
-        if flt is float:
-            if Q != NULL:
-                _packed_bwd_step(Q, dGH + t * B * G, dh, B, G, H, 1, nth)
-                continue
-        _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
-    free(Q)
+            done = _gru_bwd_packed(saved, h0, out, w, dout, dh, dGI, dGH, T, B, H, reverse)
+    if not done:
+        for s in range(T - 1, -1, -1):
+            t = _step_t(s, T, reverse)
+            hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+            _gru_bwd_gates(saved, hp, dout, dh, dGI, dGH, t, 0, B, B, H)
+            _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
     _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dGH, db, T * B, G)
 
