@@ -127,10 +127,12 @@ def test_packed_and_blas_paths_agree(kind, E, H, L, T, B, bidir, bias):
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
-@pytest.mark.parametrize("E,H,T,B", [(32, 128, 6, 8), (16, 136, 5, 20), (8, 256, 4, 3)])
+@pytest.mark.parametrize("E,H,T,B", [(32, 128, 8, 12), (16, 136, 5, 20), (8, 256, 4, 20),
+                                     (8, 96, 4, 3)])
 def test_packed_thread_count_independent(kind, E, H, T, B):
-    # sizes at which the threads share each step (B * 4H * H >= 2**19 for
-    # LSTM; the GRU backward's 3H products) and ragged thread ranges (136)
+    # sizes at which the threads share a call's batch rows (T * B * G * H >=
+    # 2**22 and B >= 10; 3 threads: 3 row ranges of 20), ragged hidden sizes
+    # (136), and a batch too small to share
     params, x, h0, c0 = _case(kind, E, H, 1, T, B, True, True, seed=5)
     ptcore.set_num_threads(1)
     one = _run(ptcore, kind, E, H, 1, True, True, params, x, h0, c0)
