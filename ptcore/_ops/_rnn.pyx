@@ -16,6 +16,15 @@ pre-activation gradients of every step (``dG``: the gradient of ``gi``), one
 ``reverse`` runs the sequence from the last step to the first (the backward
 direction of a bidirectional layer).  Outputs ``out[t]`` are the hidden
 states; the step before the first is ``h0``.
+
+float32 LSTM (forward and backward) and GRU (backward) sequences of at least
+PACKED_MIN_STEPS steps, on CPUs with AVX2 and FMA, take the packed path
+instead (ptc_rnn_packed.h): ``W_hh`` is packed once per call into register
+tile panels, each step's product runs in those tiles (the LSTM gate math
+fused into the forward tile, while its results are in registers), the weight
+gradients ``dG^T h`` by a packed ``A^T B`` kernel; threads share a call by
+batch rows.  Everything else (float64, short sequences and cells, other CPUs)
+uses BLAS as described above.
 """
 from libc.string cimport memcpy, memset
 from libc.math cimport exp, tanh
