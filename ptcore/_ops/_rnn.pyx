@@ -53,6 +53,7 @@ cdef extern from "ptc_rnn_packed.h" nogil:
                            const float* A, Py_ssize_t lda, const float* B, Py_ssize_t ldb,
                            float* C, Py_ssize_t ldc, int accum, float* Ap, float* Bp)
     int ptc_rnn_packed_ok()
+    int ptc_rnn_tn_ok()
     enum: PTC_TN_KC
 
 ctypedef int blas_int
@@ -154,6 +155,12 @@ def _packed_available():
     return bool(_packed_on and ptc_rnn_packed_ok())
 
 
+def _packed_weight_grad_available():
+    """Whether the packed weight-gradient kernel runs here (``weight_grad``):
+    the packed kernels on, AVX2 and FMA, no AVX-512 (BLAS is used there)."""
+    return bool(_packed_on and ptc_rnn_tn_ok())
+
+
 cdef inline bint _use_packed(Py_ssize_t T, Py_ssize_t H) noexcept nogil:
     return _packed_on != 0 and T >= PACKED_MIN_STEPS and H > 0 and ptc_rnn_packed_ok() != 0
 
@@ -241,11 +248,11 @@ def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
     """``c (M, N) = a^T b`` for contiguous float32 ``a (K, M)``, ``b (K, N)``
     by the packed kernel (a layer's input-weight gradient ``dG^T x``); returns
     False, writing nothing, where that kernel does not run (other dtypes, no
-    AVX2/FMA, packed kernels off, no memory)."""
+    AVX2/FMA or an AVX-512 CPU, packed kernels off, no memory)."""
     cdef Py_ssize_t K, M, N, per
     cdef int nth
     cdef float* buf
-    if not (_packed_on and ptc_rnn_packed_ok()):
+    if not (_packed_on and ptc_rnn_tn_ok()):
         return False
     if a is None or b is None or c is None or a._ndim != 2 or b._ndim != 2 or c._ndim != 2:
         raise ValueError("weight_grad: expected 2-D tensors")
@@ -418,8 +425,8 @@ cdef void _weight_grad(const flt* dG, const flt* h0, const flt* out, flt* dW, Py
                        flt beta) noexcept nogil:
     """``dW (G, H) (+)= sum_t dG[t]^T (B, G)^T @ hprev(t) (B, H)``."""
     if flt is float:
-        if _use_packed(T, H) and _weight_grad_packed(dG, h0, out, dW, T, B, H, G, reverse,
-                                                     beta != 0):
+        if _use_packed(T, H) and ptc_rnn_tn_ok() and _weight_grad_packed(
+                dG, h0, out, dW, T, B, H, G, reverse, beta != 0):
             return
     # column-major: dW^T (H, G) = hprev^T (H, N) @ dG (N, G)
     cdef Py_ssize_t first = T - 1 if reverse else 0

@@ -333,6 +333,17 @@ static int ptc_rnn_packed_ok(void)
                   ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
     return ok;
 }
+/* The weight-gradient kernel (one large product, no per-step re-packing to
+   save) is only used where it was measured to beat the BLAS: AVX2 CPUs
+   without AVX-512 (there OpenBLAS's 16-wide kernels are likely faster than
+   these 8-wide tiles; not measured). */
+static int ptc_rnn_tn_ok(void)
+{
+    static int ok = -1;
+    if (ok < 0) { __builtin_cpu_init();
+                  ok = ptc_rnn_packed_ok() && !__builtin_cpu_supports("avx512f"); }
+    return ok;
+}
 #else
 #define PTC_RNN_HAVE_AVX2 0
 static void ptc_lstm_step_f32(ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H,
@@ -350,5 +361,6 @@ static void ptc_sgemm_tn_rows(ptrdiff_t m0, ptrdiff_t m1, ptrdiff_t N, ptrdiff_t
 { (void)m0; (void)m1; (void)N; (void)K; (void)A; (void)lda; (void)B; (void)ldb; (void)C;
   (void)ldc; (void)accum; (void)Ap; (void)Bp; }
 static int ptc_rnn_packed_ok(void) { return 0; }
+static int ptc_rnn_tn_ok(void) { return 0; }
 #endif
 #endif

@@ -41,9 +41,12 @@ def test_packed_kernels_available_where_the_cpu_has_them():
     if has is None:
         pytest.skip("no /proc/cpuinfo")
     assert _K()._packed_available() == has
+    if not has:
+        assert _K()._packed_weight_grad_available() is False
     prev = _K()._set_packed(False)
     assert prev is True
     assert _K()._packed_available() is False
+    assert _K()._packed_weight_grad_available() is False
     _K()._set_packed(True)
 
 
@@ -183,7 +186,7 @@ def test_weight_grad_kernel_matches_numpy(K, M, N):
     b = rng.standard_normal((K, N)).astype(np.float32)
     c = ptcore.full((M, N), 7.0)
     ok = _K().weight_grad(ptcore.from_numpy(a), ptcore.from_numpy(b), c)
-    if not _K()._packed_available():
+    if not _K()._packed_weight_grad_available():
         assert ok is False
         np.testing.assert_array_equal(c.numpy(), np.full((M, N), 7.0, np.float32))
         return
@@ -193,8 +196,8 @@ def test_weight_grad_kernel_matches_numpy(K, M, N):
 
 
 def test_weight_grad_kernel_threads_and_bad_input():
-    if not _K()._packed_available():
-        pytest.skip("packed kernels not available on this CPU")
+    if not _K()._packed_weight_grad_available():
+        pytest.skip("packed weight-gradient kernel not used on this CPU")
     rng = np.random.default_rng(11)
     a = ptcore.from_numpy(rng.standard_normal((700, 515)).astype(np.float32))
     b = ptcore.from_numpy(rng.standard_normal((700, 129)).astype(np.float32))
