@@ -264,7 +264,7 @@ class _RecurrentLayer(Function):
 def _input_weight_grad(K, dG2, x):
     """``dG2^T @ x``: the packed float32 kernel of ``ptcore._ops._rnn`` where it
     runs (OpenBLAS is slow on this transposed product), else ``mm``."""
-    if x.dtype == ptcore.float32 and x.is_contiguous():
+    if x.dtype == ptcore.float32 and x.is_contiguous() and K._packed_weight_grad_available():
         res = ptcore.empty((dG2.size(1), x.size(1)), dtype=x.dtype)
         if K.weight_grad(dG2, x, res):
             return res
