@@ -16,6 +16,15 @@ pre-activation gradients of every step (``dG``: the gradient of ``gi``), one
 ``reverse`` runs the sequence from the last step to the first (the backward
 direction of a bidirectional layer).  Outputs ``out[t]`` are the hidden
 states; the step before the first is ``h0``.
+
+float32 LSTM (forward and backward) and GRU (backward) sequences of at least
+PACKED_MIN_STEPS steps, on CPUs with AVX2 and FMA, take the packed path
+instead (ptc_rnn_packed.h): ``W_hh`` is packed once per call into register
+tile panels, each step's product runs in those tiles (the LSTM gate math
+fused into the forward tile, while its results are in registers), the weight
+gradients ``dG^T h`` by a packed ``A^T B`` kernel; threads share a call by
+batch rows.  Everything else (float64, short sequences and cells, other CPUs)
+uses BLAS as described above.
 """
 from libc.string cimport memcpy, memset
 from libc.math cimport exp, tanh
@@ -30,6 +39,22 @@ from ptcore._ops._parallel cimport get_num_threads
 cdef extern from "ptc_math.h" nogil:
     void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
+
+cdef extern from "ptc_rnn_packed.h" nogil:
+    void ptc_rnn_pack_fwd_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, float* P)
+    void ptc_rnn_pack_bwd_f32(const float* W, Py_ssize_t N, Py_ssize_t H, float* Q)
+    void ptc_lstm_step_f32(Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t B, Py_ssize_t H,
+                           const float* P, const float* hp, const float* gi, const float* bhh,
+                           const float* cp, float* gates, float* c, float* h)
+    void ptc_rnn_bwd_step_f32(Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t B, Py_ssize_t N,
+                              Py_ssize_t H, const float* Q, const float* dG, float* dh,
+                              int accum)
+    void ptc_sgemm_tn_rows(Py_ssize_t m0, Py_ssize_t m1, Py_ssize_t N, Py_ssize_t K,
+                           const float* A, Py_ssize_t lda, const float* B, Py_ssize_t ldb,
+                           float* C, Py_ssize_t ldc, int accum, float* Ap, float* Bp)
+    int ptc_rnn_packed_ok()
+    int ptc_rnn_tn_ok()
+    enum: PTC_TN_KC
 
 ctypedef int blas_int
 
@@ -98,6 +123,277 @@ cdef inline void _step_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssi
                beta, c + i0, ldc)
 
 
+# ---------------------------------------------------------------------------
+# packed-weight float32 kernels (ptc_rnn_packed.h): W_hh packed once per call,
+# each step's product in AVX2+FMA register tiles.  Threads share a call by
+# batch rows: the rows' recurrences are independent, so each thread runs the
+# whole time loop for its rows (one parallel region per call, no barrier per
+# step, which would stall whenever a thread is descheduled).  Every element is
+# one FMA chain over k in order, whatever tile or thread computes it: results
+# do not depend on the thread count.
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    PACKED_MIN_STEPS = 4            # shorter sequences (cells): BLAS, packing would not pay
+    PACKED_PAR_WORK = 524288        # multiply-adds from which threads share a product
+    PACKED_SEQ_PAR_WORK = 4194304   # multiply-adds per call from which threads share the rows
+    PACKED_ROW_TILE = 3             # threads' row ranges start at multiples of this
+
+cdef int _packed_on = 1             # 0: always the BLAS path (tests compare the two)
+
+
+def _set_packed(bint on):
+    """Turn the packed float32 kernels on or off (for tests); returns the previous setting."""
+    global _packed_on
+    cdef bint prev = _packed_on
+    _packed_on = on
+    return prev
+
+
+def _packed_available():
+    """Whether this CPU runs the packed float32 kernels (AVX2 and FMA) and they are on."""
+    return bool(_packed_on and ptc_rnn_packed_ok())
+
+
+def _packed_weight_grad_available():
+    """Whether the packed weight-gradient kernel runs here (``weight_grad``):
+    the packed kernels on, AVX2 and FMA, no AVX-512 (BLAS is used there)."""
+    return bool(_packed_on and ptc_rnn_tn_ok())
+
+
+cdef inline bint _use_packed(Py_ssize_t T, Py_ssize_t H) noexcept nogil:
+    return _packed_on != 0 and T >= PACKED_MIN_STEPS and H > 0 and ptc_rnn_packed_ok() != 0
+
+
+cdef inline int _row_threads(Py_ssize_t work, Py_ssize_t B) noexcept nogil:
+    """Threads sharing a call's ``B`` batch rows: 1 below PACKED_SEQ_PAR_WORK
+    multiply-adds, else at most one per two row tiles."""
+    cdef int nth
+    if work < PACKED_SEQ_PAR_WORK:
+        return 1
+    nth = get_num_threads()
+    if nth > (B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE // 2:
+        nth = <int>((B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE // 2)
+    return nth if nth > 1 else 1
+
+
+cdef inline Py_ssize_t _row_start(int i, int nth, Py_ssize_t B) noexcept nogil:
+    """First batch row of thread ``i`` of ``nth``."""
+    cdef Py_ssize_t r = ((B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE * i // nth) * PACKED_ROW_TILE
+    return r if r < B else B
+
+
+cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H) noexcept nogil:
+    """W (N, H) packed for ``dh = dG @ W`` (NULL: no memory, use BLAS)."""
+    cdef float* Q = <float*>malloc(((H + 15) // 16) * N * 16 * sizeof(float))
+    if Q != NULL:
+        ptc_rnn_pack_bwd_f32(w, N, H, Q)
+    return Q
+
+
+cdef inline Py_ssize_t _tn_row(int i, int nth, Py_ssize_t M) noexcept nogil:
+    """First row of thread ``i``'s share of M rows (blocks of 6)."""
+    cdef Py_ssize_t r = ((M + 5) // 6 * i // nth) * 6
+    return r if r < M else M
+
+
+cdef float* _tn_alloc(Py_ssize_t M, Py_ssize_t N, Py_ssize_t work, int* nth,
+                      Py_ssize_t* per) noexcept nogil:
+    """Scratch of ``ptc_sgemm_tn_rows`` for each thread sharing a product of
+    ``work`` multiply-adds (sets ``nth``, ``per``: floats per thread)."""
+    nth[0] = 1
+    if work >= 8 * PACKED_PAR_WORK:
+        nth[0] = get_num_threads()
+        if nth[0] > (M + 5) // 6:
+            nth[0] = <int>((M + 5) // 6)
+        if nth[0] < 1:
+            nth[0] = 1
+    per[0] = PTC_TN_KC * (6 + 16 * ((N + 15) // 16))
+    return <float*>malloc(nth[0] * per[0] * sizeof(float))
+
+
+cdef void _packed_tn(const float* A, const float* B, float* C, Py_ssize_t M, Py_ssize_t N,
+                     Py_ssize_t K, int accum, float* buf, int nth, Py_ssize_t per) noexcept nogil:
+    """``C (M, N) (+)= A^T B``, A (K, M) and B (K, N) contiguous, rows of C shared by threads."""
+    cdef int i
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            ptc_sgemm_tn_rows(_tn_row(i, nth, M), _tn_row(i + 1, nth, M), N, K, A, M, B, N,
+                              C, N, accum, buf + i * per, buf + i * per + PTC_TN_KC * 6)
+    else:
+        ptc_sgemm_tn_rows(0, M, N, K, A, M, B, N, C, N, accum, buf, buf + PTC_TN_KC * 6)
+
+
+cdef bint _weight_grad_packed(const float* dG, const float* h0, const float* out, float* dW,
+                              Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, Py_ssize_t G,
+                              bint reverse, int accum) noexcept nogil:
+    """``dW (G, H) (+)= sum_t dG[t]^T hprev(t)`` by the packed kernel; False
+    (nothing written) when its scratch could not be allocated."""
+    cdef Py_ssize_t first = T - 1 if reverse else 0, per
+    cdef int nth
+    cdef float* buf = _tn_alloc(G, H, T * B * G * H, &nth, &per)
+    if buf == NULL:
+        return False
+    _packed_tn(dG + first * B * G, h0, dW, G, H, B, accum, buf, nth, per)
+    if T > 1:
+        if reverse:      # steps 0 .. T-2 follow out[1 .. T-1]
+            _packed_tn(dG, out + B * H, dW, G, H, (T - 1) * B, 1, buf, nth, per)
+        else:            # steps 1 .. T-1 follow out[0 .. T-2]
+            _packed_tn(dG + B * G, out, dW, G, H, (T - 1) * B, 1, buf, nth, per)
+    free(buf)
+    return True
+
+
+def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
+    """``c (M, N) = a^T b`` for contiguous float32 ``a (K, M)``, ``b (K, N)``
+    by the packed kernel (a layer's input-weight gradient ``dG^T x``); returns
+    False, writing nothing, where that kernel does not run (other dtypes, no
+    AVX2/FMA or an AVX-512 CPU, packed kernels off, no memory)."""
+    cdef Py_ssize_t K, M, N, per
+    cdef int nth
+    cdef float* buf
+    if not (_packed_on and ptc_rnn_tn_ok()):
+        return False
+    if a is None or b is None or c is None or a._ndim != 2 or b._ndim != 2 or c._ndim != 2:
+        raise ValueError("weight_grad: expected 2-D tensors")
+    K, M, N = a._shape[0], a._shape[1], b._shape[1]
+    if b._shape[0] != K or c._shape[0] != M or c._shape[1] != N:
+        raise ValueError(f"weight_grad: shapes {tuple(a.shape)}^T @ {tuple(b.shape)} -> "
+                         f"{tuple(c.shape)} do not match")
+    for t in (a, b, c):
+        if t._dtype.num != PT_FLOAT32 or not t._is_contig() or t._storage.device.type != "cpu":
+            return False
+    if K == 0 or M == 0 or N == 0:
+        return False
+    cdef const float* pa = <float*>a._ptr()
+    cdef const float* pb = <float*>b._ptr()
+    cdef float* pc = <float*>c._ptr()
+    with nogil:
+        buf = _tn_alloc(M, N, K * M * N, &nth, &per)
+        if buf != NULL:
+            _packed_tn(pa, pb, pc, M, N, K, 0, buf, nth, per)
+            free(buf)
+    return buf != NULL
+
+
+cdef void _lstm_fwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* P, const float* gi,
+                         const float* h0, const float* c0, const float* bhh, float* gates,
+                         float* out, float* cs, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                         bint reverse) noexcept nogil:
+    """The LSTM time loop for batch rows [b0, b1)."""
+    cdef Py_ssize_t nq = (H + 7) // 8, s, t, tp, G = 4 * H, BH = B * H
+    cdef const float* hp
+    cdef const float* cp
+    if b1 <= b0:
+        return
+    for s in range(T):
+        t = _step_t(s, T, reverse)
+        tp = _prev_t(t, reverse)
+        hp = h0 if s == 0 else out + tp * BH
+        cp = c0 if s == 0 else cs + tp * BH
+        ptc_lstm_step_f32(0, nq, b1 - b0, H, P, hp + b0 * H, gi + t * B * G + b0 * G, bhh,
+                          cp + b0 * H, gates + t * B * G + b0 * G, cs + t * BH + b0 * H,
+                          out + t * BH + b0 * H)
+
+
+cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, const float* w,
+                           const float* bhh, float* gates, float* out, float* cs, Py_ssize_t T,
+                           Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM forward through the packed kernel, gate math fused; False when
+    the packed buffer could not be allocated (nothing written)."""
+    cdef Py_ssize_t nq = (H + 7) // 8
+    cdef int nth, i
+    cdef float* P = <float*>malloc(nq * H * 32 * sizeof(float))
+    if P == NULL:
+        return False
+    ptc_rnn_pack_fwd_f32(w, 4, H, P)
+    nth = _row_threads(T * B * 4 * H * H, B)
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            _lstm_fwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), P, gi, h0, c0, bhh,
+                           gates, out, cs, T, B, H, reverse)
+    else:
+        _lstm_fwd_rows(0, B, P, gi, h0, c0, bhh, gates, out, cs, T, B, H, reverse)
+    free(P)
+    return True
+
+
+cdef void _lstm_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const float* gates,
+                         const float* cs, const float* c0, const float* dout, float* dh,
+                         float* dc, float* dG, float* tmp, Py_ssize_t T, Py_ssize_t B,
+                         Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM backward time loop for batch rows [b0, b1) (``tmp``: H floats)."""
+    cdef Py_ssize_t s, t, G = 4 * H, BH = B * H
+    cdef const float* cp
+    if b1 <= b0:
+        return
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
+        _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, b0, b1, B, H)
+        ptc_rnn_bwd_step_f32(0, (H + 15) // 16, b1 - b0, G, H, Q, dG + t * B * G + b0 * G,
+                             dh + b0 * H, 0)
+
+
+cdef bint _lstm_bwd_packed(const float* gates, const float* cs, const float* c0,
+                           const float* w, const float* dout, float* dh, float* dc, float* dG,
+                           Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The LSTM backward's time loop through the packed kernel (dG, dh, dc);
+    False when scratch could not be allocated (nothing written)."""
+    cdef int nth = _row_threads(T * B * 4 * H * H, B), i
+    cdef float* Q = _pack_bwd(w, 4 * H, H)
+    cdef float* tmp = <float*>malloc(nth * H * sizeof(float))
+    if Q == NULL or tmp == NULL:
+        free(Q)
+        free(tmp)
+        return False
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            _lstm_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), Q, gates, cs, c0,
+                           dout, dh, dc, dG, tmp + i * H, T, B, H, reverse)
+    else:
+        _lstm_bwd_rows(0, B, Q, gates, cs, c0, dout, dh, dc, dG, tmp, T, B, H, reverse)
+    free(Q)
+    free(tmp)
+    return True
+
+
+cdef void _gru_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const float* saved,
+                        const float* h0, const float* out, const float* dout, float* dh,
+                        float* dGI, float* dGH, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
+                        bint reverse) noexcept nogil:
+    """The GRU backward time loop for batch rows [b0, b1)."""
+    cdef Py_ssize_t s, t, G = 3 * H, BH = B * H
+    cdef const float* hp
+    if b1 <= b0:
+        return
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+        _gru_bwd_gates(saved, hp, dout, dh, dGI, dGH, t, b0, b1, B, H)
+        ptc_rnn_bwd_step_f32(0, (H + 15) // 16, b1 - b0, G, H, Q, dGH + t * B * G + b0 * G,
+                             dh + b0 * H, 1)
+
+
+cdef bint _gru_bwd_packed(const float* saved, const float* h0, const float* out, const float* w,
+                          const float* dout, float* dh, float* dGI, float* dGH, Py_ssize_t T,
+                          Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    """The GRU backward's time loop through the packed kernel; False when
+    scratch could not be allocated (nothing written)."""
+    cdef int nth = _row_threads(T * B * 3 * H * H, B), i
+    cdef float* Q = _pack_bwd(w, 3 * H, H)
+    if Q == NULL:
+        return False
+    if nth > 1:
+        for i in prange(nth, num_threads=nth, schedule='static'):
+            _gru_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), Q, saved, h0, out,
+                          dout, dh, dGI, dGH, T, B, H, reverse)
+    else:
+        _gru_bwd_rows(0, B, Q, saved, h0, out, dout, dh, dGI, dGH, T, B, H, reverse)
+    free(Q)
+    return True
+
+
 cdef inline void _sigmoid(flt* o, const flt* a, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     if flt is float:
@@ -128,6 +424,10 @@ cdef void _weight_grad(const flt* dG, const flt* h0, const flt* out, flt* dW, Py
                        Py_ssize_t B, Py_ssize_t H, Py_ssize_t G, bint reverse,
                        flt beta) noexcept nogil:
     """``dW (G, H) (+)= sum_t dG[t]^T (B, G)^T @ hprev(t) (B, H)``."""
+    if flt is float:
+        if _use_packed(T, H) and ptc_rnn_tn_ok() and _weight_grad_packed(
+                dG, h0, out, dW, T, B, H, G, reverse, beta != 0):
+            return
     # column-major: dW^T (H, G) = hprev^T (H, N) @ dG (N, G)
     cdef Py_ssize_t first = T - 1 if reverse else 0
     _rgemm(CH_N, CH_T, H, G, B, <flt>1, h0, H, dG + first * B * G, G, beta, dW, H)
@@ -224,6 +524,10 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
     cdef flt* row
     cdef flt* cr
     cdef flt* hr
+    if flt is float:
+        if _use_packed(T, H) and _lstm_fwd_packed(gi, h0, c0, w, bhh, gates, out, cs, T, B, H,
+                                                  reverse):
+            return
     for s in range(T):
         t = _step_t(s, T, reverse)
         tp = _prev_t(t, reverse)
@@ -252,37 +556,52 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
                 hr[j] = row[3 * H + j] * hr[j]
 
 
+cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
+                                 const flt* dout, flt* dh, flt* dc, flt* dG, flt* tmp,
+                                 Py_ssize_t t, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t B,
+                                 Py_ssize_t H) noexcept nogil:
+    """Step ``t``'s pre-activation gradients dG[t] of batch rows [b0, b1) from
+    dh (+ dout[t]) and dc; dc becomes the gradient of c[t-1]."""
+    cdef Py_ssize_t b, j, k, G = 4 * H, BH = B * H
+    cdef const flt* row
+    cdef flt* drow
+    cdef flt dhj, dcj, ig, fg, gg, og, tc
+    for b in range(b0, b1):
+        row = gates + t * B * G + b * G
+        drow = dG + t * B * G + b * G
+        _tanh(tmp, cs + t * BH + b * H, H)
+        for j in range(H):
+            k = b * H + j
+            ig = row[j]
+            fg = row[H + j]
+            gg = row[2 * H + j]
+            og = row[3 * H + j]
+            tc = tmp[j]
+            dhj = dh[k] + dout[t * BH + k]
+            dcj = dc[k] + dhj * og * (1 - tc * tc)
+            drow[j] = dcj * gg * ig * (1 - ig)
+            drow[H + j] = dcj * cp[k] * fg * (1 - fg)
+            drow[2 * H + j] = dcj * ig * (1 - gg * gg)
+            drow[3 * H + j] = dhj * tc * og * (1 - og)
+            dc[k] = dcj * fg
+
+
 cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h0,
                     const flt* out, const flt* w, const flt* dout, flt* dh, flt* dc, flt* dG,
                     flt* dW, flt* db, flt* tmp, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
                     bint reverse) noexcept nogil:
-    cdef Py_ssize_t s, t, b, j, k, G = 4 * H, BH = B * H
+    cdef Py_ssize_t s, t, G = 4 * H, BH = B * H
     cdef const flt* cp
-    cdef const flt* row
-    cdef flt* drow
-    cdef flt dhj, dcj, ig, fg, gg, og, tc
-    for s in range(T - 1, -1, -1):
-        t = _step_t(s, T, reverse)
-        cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
-        for b in range(B):
-            row = gates + t * B * G + b * G
-            drow = dG + t * B * G + b * G
-            _tanh(tmp, cs + t * BH + b * H, H)
-            for j in range(H):
-                k = b * H + j
-                ig = row[j]
-                fg = row[H + j]
-                gg = row[2 * H + j]
-                og = row[3 * H + j]
-                tc = tmp[j]
-                dhj = dh[k] + dout[t * BH + k]
-                dcj = dc[k] + dhj * og * (1 - tc * tc)
-                drow[j] = dcj * gg * ig * (1 - ig)
-                drow[H + j] = dcj * cp[k] * fg * (1 - fg)
-                drow[2 * H + j] = dcj * ig * (1 - gg * gg)
-                drow[3 * H + j] = dhj * tc * og * (1 - og)
-                dc[k] = dcj * fg
-        _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
+    cdef bint done = False
+    if flt is float:
+        if _use_packed(T, H):
+            done = _lstm_bwd_packed(gates, cs, c0, w, dout, dh, dc, dG, T, B, H, reverse)
+    if not done:
+        for s in range(T - 1, -1, -1):
+            t = _step_t(s, T, reverse)
+            cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
+            _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, 0, B, B, H)
+            _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
     _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dG, db, T * B, G)
 
@@ -328,40 +647,55 @@ cdef void _gru_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
                 hr[j] = (hp[b * H + j] - n) * sv[H + j] + n
 
 
-cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w,
-                   const flt* dout, flt* dh, flt* dGI, flt* dGH, flt* dW, flt* db,
-                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
-    cdef Py_ssize_t s, t, b, j, k, G = 3 * H, BH = B * H
-    cdef const flt* hp
+cdef inline void _gru_bwd_gates(const flt* saved, const flt* hp, const flt* dout, flt* dh,
+                                flt* dGI, flt* dGH, Py_ssize_t t, Py_ssize_t b0, Py_ssize_t b1,
+                                Py_ssize_t B, Py_ssize_t H) noexcept nogil:
+    """Step ``t``'s gradients dGI[t], dGH[t] of batch rows [b0, b1) from dh
+    (+ dout[t]); dh becomes its part of the gradient of h[t-1] (dGH[t] W_hh
+    is added after)."""
+    cdef Py_ssize_t b, j, k, G = 3 * H, BH = B * H
     cdef const flt* sv
     cdef flt* dgi
     cdef flt* dgh
     cdef flt dhj, r, z, n, ghn, dpn, dpr, dpz
-    for s in range(T - 1, -1, -1):
-        t = _step_t(s, T, reverse)
-        hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
-        for b in range(B):
-            sv = saved + t * B * 4 * H + b * 4 * H
-            dgi = dGI + t * B * G + b * G
-            dgh = dGH + t * B * G + b * G
-            for j in range(H):
-                k = b * H + j
-                r = sv[j]
-                z = sv[H + j]
-                n = sv[2 * H + j]
-                ghn = sv[3 * H + j]
-                dhj = dh[k] + dout[t * BH + k]
-                dpn = dhj * (1 - z) * (1 - n * n)
-                dpz = dhj * (hp[k] - n) * z * (1 - z)
-                dpr = dpn * ghn * r * (1 - r)
-                dgi[j] = dpr
-                dgi[H + j] = dpz
-                dgi[2 * H + j] = dpn
-                dgh[j] = dpr
-                dgh[H + j] = dpz
-                dgh[2 * H + j] = dpn * r
-                dh[k] = dhj * z
-        _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
+    for b in range(b0, b1):
+        sv = saved + t * B * 4 * H + b * 4 * H
+        dgi = dGI + t * B * G + b * G
+        dgh = dGH + t * B * G + b * G
+        for j in range(H):
+            k = b * H + j
+            r = sv[j]
+            z = sv[H + j]
+            n = sv[2 * H + j]
+            ghn = sv[3 * H + j]
+            dhj = dh[k] + dout[t * BH + k]
+            dpn = dhj * (1 - z) * (1 - n * n)
+            dpz = dhj * (hp[k] - n) * z * (1 - z)
+            dpr = dpn * ghn * r * (1 - r)
+            dgi[j] = dpr
+            dgi[H + j] = dpz
+            dgi[2 * H + j] = dpn
+            dgh[j] = dpr
+            dgh[H + j] = dpz
+            dgh[2 * H + j] = dpn * r
+            dh[k] = dhj * z
+
+
+cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w,
+                   const flt* dout, flt* dh, flt* dGI, flt* dGH, flt* dW, flt* db,
+                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+    cdef Py_ssize_t s, t, G = 3 * H, BH = B * H
+    cdef const flt* hp
+    cdef bint done = False
+    if flt is float:
+        if _use_packed(T, H):
+            done = _gru_bwd_packed(saved, h0, out, w, dout, dh, dGI, dGH, T, B, H, reverse)
+    if not done:
+        for s in range(T - 1, -1, -1):
+            t = _step_t(s, T, reverse)
+            hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
+            _gru_bwd_gates(saved, hp, dout, dh, dGI, dGH, t, 0, B, B, H)
+            _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
     _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
     _col_sums(dGH, db, T * B, G)
 

@@ -255,10 +255,20 @@ class _RecurrentLayer(Function):
             K.rnn_backward(h0c, out, w, do, dh, dG, dW, db, ctx.reverse, mode == "RNN_RELU")
         dG2 = dG.reshape(T * B, G)
         dx = ptcore.mm(dG2, w_ih) if needs[0] else None
-        dw_ih = ptcore.mm(dG2.t(), x) if needs[1] else None
+        dw_ih = _input_weight_grad(K, dG2, x) if needs[1] else None
         db_ih = dG2.sum(0) if (b_ih is not None and needs[2]) else None
         return (dx, dw_ih, db_ih, dh if needs[3] else None, dc if needs[4] else None,
                 dW if needs[5] else None, db if needs[6] else None, None, None, None)
+
+
+def _input_weight_grad(K, dG2, x):
+    """``dG2^T @ x``: the packed float32 kernel of ``ptcore._ops._rnn`` where it
+    runs (OpenBLAS is slow on this transposed product), else ``mm``."""
+    if x.dtype == ptcore.float32 and x.is_contiguous() and K._packed_weight_grad_available():
+        res = ptcore.empty((dG2.size(1), x.size(1)), dtype=x.dtype)
+        if K.weight_grad(dG2, x, res):
+            return res
+    return ptcore.mm(dG2.t(), x)
 
 
 def _fused_layer(mode, x, T, w_ih, b_ih, h0, c0, w_hh, b_hh, reverse):

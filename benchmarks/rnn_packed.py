@@ -1,0 +1,84 @@
+"""Recurrent layers: ptcore's packed float32 kernels vs its BLAS path vs PyTorch.
+
+    python benchmarks/rnn_packed.py [--threads N] [--hidden 128 256] [--repeat R] [--cpu-time]
+
+``nn.LSTM`` and ``nn.GRU`` (input 64, 2 layers, sequence 35, batch 20: the
+language models of ``workloads_recurrent_gan.py``), forward alone (no_grad)
+and forward + backward.  The packed kernels (``ptcore/_ops/ptc_rnn_packed.h``)
+are switched off and on through ``ptcore._ops._rnn._set_packed`` in the same
+process; the three variants are timed alternately (medians of ``--repeat``
+rounds after 3 warm-up rounds), wall clock or, with ``--cpu-time``, the
+process's CPU time (steadier on a loaded machine at 1 thread).
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--hidden", type=int, nargs="+", default=[128, 256])
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--cpu-time", action="store_true")
+    args = ap.parse_args()
+
+    import torch
+    import ptcore
+    from ptcore.nn.functional import _rnn as R
+
+    K = R._kernels()
+    torch.set_num_threads(args.threads)
+    ptcore.set_num_threads(args.threads)
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    T, B, E, L = 35, 20, 64, 2
+    print(f"threads {args.threads}; packed kernels on this CPU: {K._packed_available()} "
+          f"(weight gradients: {K._packed_weight_grad_available()}); "
+          f"{'CPU' if args.cpu_time else 'wall'} ms, medians of {args.repeat}")
+    print("| layer | pass | packed | BLAS path | torch | packed/torch | BLAS/torch |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for H in args.hidden:
+        for kind in ("LSTM", "GRU"):
+            torch.manual_seed(0)
+            mt = getattr(torch.nn, kind)(E, H, L)
+            mp = getattr(ptcore.nn, kind)(E, H, L)
+            with ptcore.no_grad():
+                for pt, pp in zip(mt.parameters(), mp.parameters()):
+                    pp.copy_(ptcore.from_numpy(pt.detach().numpy().copy()))
+            x = np.random.default_rng(0).standard_normal((T, B, E)).astype(np.float32)
+            xt, xp = torch.from_numpy(x), ptcore.from_numpy(x)
+
+            def fwd_t():
+                with torch.no_grad():
+                    mt(xt)
+
+            def fwd_p():
+                with ptcore.no_grad():
+                    mp(xp)
+
+            def both_t():
+                mt(xt)[0].sum().backward()
+
+            def both_p():
+                mp(xp)[0].sum().backward()
+
+            for name, fp, ft in (("fwd", fwd_p, fwd_t), ("fwd+bwd", both_p, both_t)):
+                times = {"packed": [], "blas": [], "torch": []}
+                for _ in range(args.repeat + 3):
+                    for key in times:
+                        K._set_packed(key != "blas")
+                        fn = ft if key == "torch" else fp
+                        t0 = clock()
+                        fn()
+                        times[key].append(clock() - t0)
+                K._set_packed(True)
+                m = {k: statistics.median(v[3:]) * 1e3 for k, v in times.items()}
+                print(f"| {kind} h{H} | {name} | {m['packed']:.2f} | {m['blas']:.2f} | "
+                      f"{m['torch']:.2f} | {m['packed'] / m['torch']:.2f} | "
+                      f"{m['blas'] / m['torch']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,366 @@
+/* Packed-weight float32 kernels for the recurrent layers of ptcore._ops._rnn
+   (see there).  The recurrent weight W_hh is packed once per forward or
+   backward call into the layout below, then every time step runs its
+   (batch x H) @ W_hh^T product (forward) or (batch x 4H) @ W_hh product
+   (backward) through AVX2+FMA register tiles that read the packed panels
+   only: no per-step re-packing (what a BLAS call per step does).
+
+   Every output element is one FMA chain over k in increasing order,
+   whatever the tile or the thread that computes it: results do not depend
+   on how the hidden units are shared among threads.
+
+   Only the AVX2+FMA builds exist (GCC/Clang on x86-64); ptc_rnn_packed_ok()
+   says at run time whether the CPU has them, and elsewhere it is 0 (the
+   caller keeps its BLAS path). */
+#ifndef PTC_RNN_PACKED_H
+#define PTC_RNN_PACKED_H
+#include <stddef.h>
+#include <string.h>
+#include "ptc_math.h"
+
+/* ---- packing (plain C: runs anywhere) ----------------------------------- */
+
+/* Forward panels of an LSTM/GRU/RNN weight W (NG*H, H), row-major, gate g's
+   rows at g*H: for each block q of 8 hidden units, for each k < H, NG groups
+   of 8 floats (gate g, units 8q .. 8q+7; zero past H):
+       P[((q*H + k)*NG + g)*8 + l] = W[(g*H + 8q + l)*H + k].
+   Size: ceil(H/8) * H * NG * 8 floats. */
+static void ptc_rnn_pack_fwd_f32(const float* W, ptrdiff_t NG, ptrdiff_t H, float* P)
+{
+    ptrdiff_t nq = (H + 7) / 8, q, k, g, l, j;
+    for (q = 0; q < nq; q++)
+        for (g = 0; g < NG; g++)
+            for (l = 0; l < 8; l++) {
+                j = 8 * q + l;
+                float* dst = P + (q * H * NG + g) * 8 + l;
+                if (j < H) {
+                    const float* src = W + (g * H + j) * H;
+                    for (k = 0; k < H; k++) dst[k * NG * 8] = src[k];
+                } else {
+                    for (k = 0; k < H; k++) dst[k * NG * 8] = 0.0f;
+                }
+            }
+}
+
+/* Backward panels of W (N, H) row-major (N = NG*H) for dh (B, H) = dG (B, N) @ W:
+   for each block p of 16 columns j, for each n < N, 16 floats (zero past H):
+       Q[(p*N + n)*16 + l] = W[n*H + 16p + l].
+   Size: ceil(H/16) * N * 16 floats. */
+static void ptc_rnn_pack_bwd_f32(const float* W, ptrdiff_t N, ptrdiff_t H, float* Q)
+{
+    ptrdiff_t np = (H + 15) / 16, p, n, l, j;
+    for (p = 0; p < np; p++)
+        for (n = 0; n < N; n++) {
+            float* dst = Q + (p * N + n) * 16;
+            for (l = 0; l < 16; l++) {
+                j = 16 * p + l;
+                dst[l] = j < H ? W[n * H + j] : 0.0f;
+            }
+        }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define PTC_RNN_HAVE_AVX2 1
+
+#define PTC_RV_FMA(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define PTC_RV_BCAST(p) ((ptc_v8sf)_mm256_broadcast_ss(p))
+
+static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_load(const float* p, int n)
+{
+    ptc_v8sf v = {0};
+    if (n == 8) memcpy(&v, p, 32);
+    else memcpy(&v, p, (size_t)n * sizeof(float));
+    return v;
+}
+
+static inline __attribute__((always_inline)) void ptc_rv_store(float* p, ptc_v8sf v, int n)
+{
+    if (n == 8) memcpy(p, &v, 32);
+    else memcpy(p, &v, (size_t)n * sizeof(float));
+}
+
+static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_sigmoid(ptc_v8sf x)
+{
+    return 1.0f / (1.0f + ptc_expf8(-x));      /* the lanes of ptc_sigmoid_f32 */
+}
+
+#define PTC_LSTM_ROW_INIT(r)                                                        \
+    ptc_v8sf c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0}, c##r##3 = {0};             \
+    if (Rn > r) {                                                                   \
+        c##r##0 = ptc_rv_load(gi + r * G, n) + bias[0];                             \
+        c##r##1 = ptc_rv_load(gi + r * G + H, n) + bias[1];                         \
+        c##r##2 = ptc_rv_load(gi + r * G + 2 * H, n) + bias[2];                     \
+        c##r##3 = ptc_rv_load(gi + r * G + 3 * H, n) + bias[3]; }
+#define PTC_LSTM_ROW_FMA(r)                                                         \
+    if (Rn > r) {                                                                   \
+        ptc_v8sf a = PTC_RV_BCAST(hp + r * H + k);                                  \
+        c##r##0 = PTC_RV_FMA(a, w0, c##r##0);                                       \
+        c##r##1 = PTC_RV_FMA(a, w1, c##r##1);                                       \
+        c##r##2 = PTC_RV_FMA(a, w2, c##r##2);                                       \
+        c##r##3 = PTC_RV_FMA(a, w3, c##r##3); }
+#define PTC_LSTM_ROW_OUT(r)                                                         \
+    if (Rn > r) ptc_lstm_gates(H, n, c##r##0, c##r##1, c##r##2, c##r##3, cp + r * H, \
+                              gates + r * G, c + r * H, h + r * H);
+
+/* the gate math of one batch row and 8 hidden units from the pre-activations */
+__attribute__((target("avx2,fma"), always_inline)) static inline void ptc_lstm_gates(
+    ptrdiff_t H, int n, ptc_v8sf pi, ptc_v8sf pf, ptc_v8sf pg, ptc_v8sf po,
+    const float* cp, float* gates, float* c, float* h)
+{
+    ptc_v8sf ig = ptc_rv_sigmoid(pi), fg = ptc_rv_sigmoid(pf);
+    ptc_v8sf gg = ptc_tanhf8(pg), og = ptc_rv_sigmoid(po);
+    ptc_v8sf cn = fg * ptc_rv_load(cp, n) + ig * gg;
+    ptc_v8sf hn = og * ptc_tanhf8(cn);
+    ptc_rv_store(gates, ig, n);
+    ptc_rv_store(gates + H, fg, n);
+    ptc_rv_store(gates + 2 * H, gg, n);
+    ptc_rv_store(gates + 3 * H, og, n);
+    ptc_rv_store(c, cn, n);
+    ptc_rv_store(h, hn, n);
+}
+
+/* R (<= 3) batch rows x 4 gates x 8 hidden units of one LSTM step: the gate
+   pre-activations gi + b_hh + h_prev W_hh^T (one FMA chain over k each, in
+   registers), then i, f, o = sigmoid, g = tanh, c = f c_prev + i g,
+   h = o tanh(c); stores the activated gates (B, 4H), c and h (B, H) of those
+   rows and units. */
+#define PTC_LSTM_TILE(R)                                                            \
+__attribute__((target("avx2,fma"), always_inline)) static inline void              \
+ptc_lstm_tile##R(ptrdiff_t H, int n, const float* Pq, const float* hp,              \
+                 const float* gi, const ptc_v8sf* bias, const float* cp,            \
+                 float* gates, float* c, float* h) {                                \
+    const int Rn = R;                                                               \
+    ptrdiff_t G = 4 * H, k;                                                         \
+    PTC_LSTM_ROW_INIT(0)                                                            \
+    PTC_LSTM_ROW_INIT(1)                                                            \
+    PTC_LSTM_ROW_INIT(2)                                                            \
+    for (k = 0; k < H; k++) {                                                       \
+        ptc_v8sf w0, w1, w2, w3;                                                    \
+        memcpy(&w0, Pq + k * 32, 32);                                               \
+        memcpy(&w1, Pq + k * 32 + 8, 32);                                           \
+        memcpy(&w2, Pq + k * 32 + 16, 32);                                          \
+        memcpy(&w3, Pq + k * 32 + 24, 32);                                          \
+        PTC_LSTM_ROW_FMA(0)                                                         \
+        PTC_LSTM_ROW_FMA(1)                                                         \
+        PTC_LSTM_ROW_FMA(2)                                                         \
+    }                                                                               \
+    PTC_LSTM_ROW_OUT(0)                                                             \
+    PTC_LSTM_ROW_OUT(1)                                                             \
+    PTC_LSTM_ROW_OUT(2)                                                             \
+}
+PTC_LSTM_TILE(3)
+PTC_LSTM_TILE(2)
+PTC_LSTM_TILE(1)
+
+/* One LSTM time step for the hidden units of blocks [q0, q1) (8 units each)
+   and every batch row: P from ptc_rnn_pack_fwd_f32 (NG 4); hp, cp (B, H) the
+   previous state; gi (B, 4H) the input projection; bhh (4H) or NULL; writes
+   gates (B, 4H), c and h (B, H). */
+__attribute__((target("avx2,fma"))) static void ptc_lstm_step_f32(
+    ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H, const float* P,
+    const float* hp, const float* gi, const float* bhh, const float* cp,
+    float* gates, float* c, float* h)
+{
+    ptrdiff_t G = 4 * H, q, b;
+    for (q = q0; q < q1; q++) {
+        ptrdiff_t j0 = 8 * q;
+        int n = H - j0 < 8 ? (int)(H - j0) : 8;
+        const float* Pq = P + q * H * 32;
+        ptc_v8sf bias[4];
+        for (int g = 0; g < 4; g++)
+            bias[g] = bhh ? ptc_rv_load(bhh + g * H + j0, n) : (ptc_v8sf){0};
+        for (b = 0; b + 3 <= B; b += 3)
+            ptc_lstm_tile3(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
+                           gates + b * G + j0, c + b * H + j0, h + b * H + j0);
+        if (B - b == 2)
+            ptc_lstm_tile2(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
+                           gates + b * G + j0, c + b * H + j0, h + b * H + j0);
+        else if (B - b == 1)
+            ptc_lstm_tile1(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
+                           gates + b * G + j0, c + b * H + j0, h + b * H + j0);
+    }
+}
+
+/* R batch rows x 16 columns of dh (+)= dG @ W (one FMA chain over n each,
+   started from dh's value when accum is set). */
+#define PTC_RBWD_TILE(R)                                                            \
+__attribute__((target("avx2,fma"), always_inline)) static inline void              \
+ptc_rbwd_tile##R(ptrdiff_t K, ptrdiff_t N, ptrdiff_t H, int n, const float* Qp,     \
+                 const float* dG, float* dh, int accum) {                           \
+    ptc_v8sf acc0[R], acc1[R];                                                      \
+    ptrdiff_t k;                                                                    \
+    for (int r = 0; r < R; r++) {                                                   \
+        if (!accum) { acc0[r] = (ptc_v8sf){0}; acc1[r] = (ptc_v8sf){0}; }           \
+        else if (n == 16) { acc0[r] = ptc_rv_load(dh + r * H, 8);                   \
+                            acc1[r] = ptc_rv_load(dh + r * H + 8, 8); }             \
+        else if (n > 8) { acc0[r] = ptc_rv_load(dh + r * H, 8);                     \
+                          acc1[r] = ptc_rv_load(dh + r * H + 8, n - 8); }           \
+        else { acc0[r] = ptc_rv_load(dh + r * H, n); acc1[r] = (ptc_v8sf){0}; } }   \
+    for (k = 0; k < K; k++) {                                                       \
+        ptc_v8sf w0, w1;                                                            \
+        memcpy(&w0, Qp + k * 16, 32);                                               \
+        memcpy(&w1, Qp + k * 16 + 8, 32);                                           \
+        for (int r = 0; r < R; r++) {                                               \
+            ptc_v8sf a = PTC_RV_BCAST(dG + r * N + k);                              \
+            acc0[r] = PTC_RV_FMA(a, w0, acc0[r]);                                   \
+            acc1[r] = PTC_RV_FMA(a, w1, acc1[r]); } }                               \
+    for (int r = 0; r < R; r++) {                                                   \
+        if (n == 16) { memcpy(dh + r * H, &acc0[r], 32); memcpy(dh + r * H + 8, &acc1[r], 32); } \
+        else if (n > 8) { memcpy(dh + r * H, &acc0[r], 32);                         \
+                          ptc_rv_store(dh + r * H + 8, acc1[r], n - 8); }           \
+        else ptc_rv_store(dh + r * H, acc0[r], n); }                                \
+}
+PTC_RBWD_TILE(6)
+PTC_RBWD_TILE(5)
+PTC_RBWD_TILE(4)
+PTC_RBWD_TILE(3)
+PTC_RBWD_TILE(2)
+PTC_RBWD_TILE(1)
+
+/* dh (B, H) (+)= dG (B, N) @ W (N, H) for the columns of panels [p0, p1)
+   (16 each), Q from ptc_rnn_pack_bwd_f32; accum: add to dh's values.  The
+   sum over n runs in chunks of PTC_RBWD_KC (the panel's chunk stays in L1
+   while every batch row passes): each chunk continues the previous chunk's
+   FMA chains from dh, in the same order, so the chunking changes no bit. */
+#define PTC_RBWD_KC 256
+__attribute__((target("avx2,fma"))) static void ptc_rnn_bwd_step_f32(
+    ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N, ptrdiff_t H, const float* Q,
+    const float* dG, float* dh, int accum)
+{
+    ptrdiff_t p, b, k0, K;
+    for (p = p0; p < p1; p++) {
+        ptrdiff_t j0 = 16 * p;
+        int n = H - j0 < 16 ? (int)(H - j0) : 16;
+        for (k0 = 0; k0 < N; k0 += PTC_RBWD_KC) {
+            const float* Qp = Q + (p * N + k0) * 16;
+            const float* g = dG + k0;
+            int acc = accum || k0 > 0;
+            K = N - k0 < PTC_RBWD_KC ? N - k0 : PTC_RBWD_KC;
+            for (b = 0; b + 6 <= B; b += 6)
+                ptc_rbwd_tile6(K, N, H, n, Qp, g + b * N, dh + b * H + j0, acc);
+            switch (B - b) {
+            case 5: ptc_rbwd_tile5(K, N, H, n, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 4: ptc_rbwd_tile4(K, N, H, n, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 3: ptc_rbwd_tile3(K, N, H, n, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 2: ptc_rbwd_tile2(K, N, H, n, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 1: ptc_rbwd_tile1(K, N, H, n, Qp, g + b * N, dh + b * H + j0, acc); break;
+            default: break; }
+        }
+    }
+}
+
+/* 6 rows x 16 columns of C (+)= A^T B over kc packed rows: Ap [kc][6],
+   Bp [kc][16]; only the first R rows and n columns are read or written
+   (the rows unrolled by hand: GCC keeps indexed accumulator arrays on the
+   stack when the row count is not a constant). */
+#define PTC_TN_INIT(r)                                                              \
+    ptc_v8sf x##r = {0}, y##r = {0};                                                \
+    if (acc && R > r) {                                                             \
+        if (n == 16) { memcpy(&x##r, C + r * ldc, 32); memcpy(&y##r, C + r * ldc + 8, 32); } \
+        else if (n > 8) { memcpy(&x##r, C + r * ldc, 32);                           \
+                          y##r = ptc_rv_load(C + r * ldc + 8, n - 8); }             \
+        else x##r = ptc_rv_load(C + r * ldc, n); }
+#define PTC_TN_FMA(r)                                                               \
+    { ptc_v8sf a = PTC_RV_BCAST(Ap + k * 6 + r);                                    \
+      x##r = PTC_RV_FMA(a, w0, x##r); y##r = PTC_RV_FMA(a, w1, y##r); }
+#define PTC_TN_STORE(r)                                                             \
+    if (R > r) {                                                                    \
+        if (n == 16) { memcpy(C + r * ldc, &x##r, 32); memcpy(C + r * ldc + 8, &y##r, 32); } \
+        else if (n > 8) { memcpy(C + r * ldc, &x##r, 32);                           \
+                          ptc_rv_store(C + r * ldc + 8, y##r, n - 8); }             \
+        else ptc_rv_store(C + r * ldc, x##r, n); }
+__attribute__((target("avx2,fma"))) static inline void ptc_tn_tile(
+    ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc, int R, int n,
+    int acc)
+{
+    ptrdiff_t k;
+    PTC_TN_INIT(0) PTC_TN_INIT(1) PTC_TN_INIT(2) PTC_TN_INIT(3) PTC_TN_INIT(4) PTC_TN_INIT(5)
+    for (k = 0; k < kc; k++) {
+        ptc_v8sf w0, w1;
+        memcpy(&w0, Bp + k * 16, 32);
+        memcpy(&w1, Bp + k * 16 + 8, 32);
+        PTC_TN_FMA(0) PTC_TN_FMA(1) PTC_TN_FMA(2) PTC_TN_FMA(3) PTC_TN_FMA(4) PTC_TN_FMA(5)
+    }
+    PTC_TN_STORE(0) PTC_TN_STORE(1) PTC_TN_STORE(2) PTC_TN_STORE(3) PTC_TN_STORE(4)
+    PTC_TN_STORE(5)
+}
+
+/* Rows [m0, m1) of C (M, N) (+)= A^T B with A (K, M) and B (K, N) row-major
+   (leading dimensions lda, ldb, ldc): a weight gradient, the sum over K
+   (time steps x batch rows) in PTC_TN_KC-row blocks that are packed first
+   (Ap: PTC_TN_KC * 6 floats, Bp: PTC_TN_KC * 16 * ceil(N / 16) floats of
+   scratch).  Each element is one FMA chain over k in increasing order,
+   continued through C between blocks (accum: from C's values), so neither the
+   blocks nor the row range a thread takes change a bit. */
+#define PTC_TN_KC 192
+__attribute__((target("avx2,fma"))) static void ptc_sgemm_tn_rows(
+    ptrdiff_t m0, ptrdiff_t m1, ptrdiff_t N, ptrdiff_t K, const float* A, ptrdiff_t lda,
+    const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int accum, float* Ap, float* Bp)
+{
+    ptrdiff_t npan = (N + 15) / 16, k0, kc, kk, p, i0, j;
+    for (k0 = 0; k0 < K; k0 += PTC_TN_KC) {
+        kc = K - k0 < PTC_TN_KC ? K - k0 : PTC_TN_KC;
+        for (p = 0; p < npan; p++) {
+            float* dst = Bp + p * kc * 16;
+            int n = N - 16 * p < 16 ? (int)(N - 16 * p) : 16;
+            for (kk = 0; kk < kc; kk++) {
+                const float* src = B + (k0 + kk) * ldb + 16 * p;
+                for (j = 0; j < n; j++) dst[kk * 16 + j] = src[j];
+                for (; j < 16; j++) dst[kk * 16 + j] = 0.0f;
+            }
+        }
+        for (i0 = m0; i0 < m1; i0 += 6) {
+            int R = m1 - i0 < 6 ? (int)(m1 - i0) : 6, r;
+            for (kk = 0; kk < kc; kk++) {
+                const float* src = A + (k0 + kk) * lda + i0;
+                for (r = 0; r < R; r++) Ap[kk * 6 + r] = src[r];
+                for (; r < 6; r++) Ap[kk * 6 + r] = 0.0f;
+            }
+            for (p = 0; p < npan; p++) {
+                int n = N - 16 * p < 16 ? (int)(N - 16 * p) : 16;
+                ptc_tn_tile(kc, Ap, Bp + p * kc * 16, C + i0 * ldc + 16 * p, ldc, R, n,
+                            accum || k0 > 0);
+            }
+        }
+    }
+}
+
+static int ptc_rnn_packed_ok(void)
+{
+    static int ok = -1;
+    if (ok < 0) { __builtin_cpu_init();
+                  ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+    return ok;
+}
+/* The weight-gradient kernel (one large product, no per-step re-packing to
+   save) is only used where it was measured to beat the BLAS: AVX2 CPUs
+   without AVX-512 (there OpenBLAS's 16-wide kernels are likely faster than
+   these 8-wide tiles; not measured). */
+static int ptc_rnn_tn_ok(void)
+{
+    static int ok = -1;
+    if (ok < 0) { __builtin_cpu_init();
+                  ok = ptc_rnn_packed_ok() && !__builtin_cpu_supports("avx512f"); }
+    return ok;
+}
+#else
+#define PTC_RNN_HAVE_AVX2 0
+static void ptc_lstm_step_f32(ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H,
+    const float* P, const float* hp, const float* gi, const float* bhh, const float* cp,
+    float* gates, float* c, float* h)
+{ (void)q0; (void)q1; (void)B; (void)H; (void)P; (void)hp; (void)gi; (void)bhh; (void)cp;
+  (void)gates; (void)c; (void)h; }
+static void ptc_rnn_bwd_step_f32(ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N,
+    ptrdiff_t H, const float* Q, const float* dG, float* dh, int accum)
+{ (void)p0; (void)p1; (void)B; (void)N; (void)H; (void)Q; (void)dG; (void)dh; (void)accum; }
+#define PTC_TN_KC 192
+static void ptc_sgemm_tn_rows(ptrdiff_t m0, ptrdiff_t m1, ptrdiff_t N, ptrdiff_t K,
+    const float* A, ptrdiff_t lda, const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc,
+    int accum, float* Ap, float* Bp)
+{ (void)m0; (void)m1; (void)N; (void)K; (void)A; (void)lda; (void)B; (void)ldb; (void)C;
+  (void)ldc; (void)accum; (void)Ap; (void)Bp; }
+static int ptc_rnn_packed_ok(void) { return 0; }
+static int ptc_rnn_tn_ok(void) { return 0; }
+#endif
+#endif
