@@ -63,7 +63,21 @@ GEOMETRY_OPS = frozenset({
 COMPOSITE_OPS = frozenset({
     ("nn.functional", "linear"), ("nn.functional", "relu"), ("nn.functional", "tanh"),
     ("nn.functional", "sigmoid"),
+    # views and copies, padding and resampling (index tables built from sizes
+    # go to the data's device)
+    ("nn.functional", "pixel_shuffle"), ("nn.functional", "pixel_unshuffle"),
+    ("nn.functional", "channel_shuffle"), ("nn.functional", "native_channel_shuffle"),
+    ("nn.functional", "pad"), ("nn.functional", "interpolate"), ("nn.functional", "upsample"),
+    ("nn.functional", "upsample_nearest"), ("nn.functional", "upsample_bilinear"),
+    ("ptcore", "constant_pad_nd"), ("ptcore", "row_stack"), ("ptcore", "diagflat"),
+    ("Tensor", "diagflat"), ("ptcore", "narrow_copy"), ("Tensor", "narrow_copy"),
+    ("fft", "fftshift"), ("fft", "ifftshift"),
 })
+
+# modules whose every op is a thin adapter over other ops' entries: the
+# top-level functional forms (``ptcore.selu``, ``ptcore.native_layer_norm``
+# ...) over ``nn.functional``
+COMPOSITE_MODULES = frozenset({"ptcore._nn_functions"})
 
 
 class DeviceLayer(_D.Layer):
@@ -82,7 +96,8 @@ class DeviceLayer(_D.Layer):
             mod = getattr(opdef.raw, "__module__", "") or ""
             p = (opdef.kind == "core" or "factory" in opdef.tags or opdef.name in GEOMETRY_OPS
                  or (opdef.namespace, opdef.name) in COMPOSITE_OPS
-                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus")
+                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus"
+                 or mod in COMPOSITE_MODULES)
             self._passthrough[opdef] = p
         return p
 

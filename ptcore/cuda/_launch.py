@@ -601,4 +601,5 @@ def register():
     from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
     from ptcore.cuda import _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
+    from ptcore.cuda import _launch_extra; _launch_extra.register()  # noqa: E702 (matmul family, search, histograms)
     _registered[0] = True

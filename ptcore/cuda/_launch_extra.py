@@ -1,0 +1,215 @@
+"""CUDA loops of the front-ends that had none: the matmul family's product
+and dot loops (cuBLAS GEMM), and the sorting family's search, histogram,
+counting, membership and row-uniqueness loops.
+
+Each is registered with :func:`~ptcore._dispatch.device.register_loop` under
+the loop name its front-end looks up with ``cpu_kernel`` (as ATen's
+DispatchStub), so the front-ends keep their argument checks, dtype rules and
+Cython CPU loops unchanged, and CUDA tensors reach the functions below.  The
+sorting loops are written with other ops' entries (each runs its own CUDA
+kernel); nothing is copied to the host except the scalars a data-dependent
+output size needs (as PyTorch synchronises there too).
+"""
+from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_loop
+from ptcore.cuda import _launch as L
+
+__all__ = ["register", "FRONTEND_OPS"]
+
+_GEMM_DTYPES = ("float32", "float64", "float16", "bfloat16")
+
+
+def _cname(dt):
+    return L._cname(dt)
+
+
+# ---------------------------------------------------------------------------
+# matmul family: c = beta * c + alpha * (a @ b) over equal batch dims
+
+def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
+    """The CUDA loop of ``ptcore._ops.linalg._product``: ``a`` (..., M, K) @
+    ``b`` (..., K, N) with equal batch dims (expanded views allowed), into a
+    new contiguous tensor or accumulated into ``c``."""
+    dt = a.dtype
+    name = L._name(dt)
+    if dt.is_complex:
+        raise NotImplementedError(f"{kname}: complex matmul has no CUDA kernel yet")
+    if name not in _GEMM_DTYPES:
+        kcuda = "bmm_cuda" if a.dim() > 2 else "addmm_cuda"
+        raise RuntimeError(f'"{kcuda}" not implemented for \'{_cname(dt)}\'')
+    if isinstance(alpha, _C._TensorBase):
+        alpha = alpha.item()
+    if isinstance(beta, _C._TensorBase):
+        beta = beta.item()
+    if isinstance(alpha, complex):
+        alpha = alpha.real
+    if isinstance(beta, complex):
+        beta = beta.real
+    batch = tuple(a.shape[:-2])
+    m, k = a.shape[-2], a.shape[-1]
+    n = b.shape[-1]
+    nb = 1
+    for s in batch:
+        nb *= s
+    shape = batch + (m, n)
+    dev = a.device
+    res = L._empty(shape, dt, dev)
+    acc = c is not None and beta is not None and not (beta == 0)
+    if acc:
+        L.cast_copy(res, c)
+    if res.numel():
+        a3 = L._contig(a).reshape(nb, m, k)
+        b3 = L._contig(b).reshape(nb, k, n)
+        L.gemm_mm(a3 if batch else a3[0], b3 if batch else b3[0],
+                  res.reshape(nb, m, n) if batch else res, float(alpha) if dt.is_floating_point else alpha,
+                  float(beta) if acc else 0.0, kname)
+    if c is not None:
+        c.copy_(res)
+        return c
+    return res
+
+
+def _dot(a, b, conj):
+    """The CUDA loop of ``ptcore._ops.linalg._dot_impl`` (1-D ``a`` . ``b``)."""
+    if a.dtype.is_complex:
+        raise NotImplementedError("dot: complex dot products have no CUDA kernel yet")
+    if L._name(a.dtype) not in _GEMM_DTYPES:
+        raise RuntimeError(f"\"dot\" not implemented for '{_cname(a.dtype)}'")
+    return _product(a.reshape(1, -1), b.reshape(-1, 1), kname="dot").reshape(())
+
+
+# ---------------------------------------------------------------------------
+# sorting family
+
+def _minmax(x1):
+    """(min, max) of a 1-D tensor as Python numbers (NaN propagates)."""
+    import ptcore
+    lo, hi = ptcore.aminmax(x1)
+    return lo.item(), hi.item()
+
+
+def _searchsorted(bd, values, out, right, sorter):
+    """``out[..., j]``: the number of boundaries before ``values[..., j]`` in
+    the innermost dim (boundaries 1-D or with the values' leading dims), as
+    PyTorch's binary search: ``!(b >= v)`` (left) or ``!(b > v)`` (right)."""
+    import ptcore
+    if sorter is not None:
+        if sorter.numel():
+            lo, hi = _minmax(sorter.reshape(-1))
+            if lo < 0 or hi >= bd.shape[-1]:
+                raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        bd = ptcore.take_along_dim(bd, sorter, -1) if bd.dim() > 1 else bd.index_select(0, sorter)
+    b = bd.unsqueeze(-2)                      # (..., 1, L)
+    v = values.unsqueeze(-1)                  # (..., m, 1)
+    before = ptcore.logical_not(ptcore.gt(b, v) if right else ptcore.ge(b, v))
+    L.cast_copy(out, ptcore.sum(before, -1))
+
+
+def _histc(x1, hist, lo, hi):
+    """Equal-width bins over [lo, hi] computed in the input's dtype as
+    PyTorch (``(x - lo) * bins / (hi - lo)`` rounded per step), counted
+    exactly and stored capped where +1 stops changing a bin of that dtype."""
+    import ptcore
+    dt, dev = x1.dtype, x1.device
+    nb = hist.numel()
+    lo_t = ptcore.full((), lo, dtype=dt, device=dev)
+    hi_t = ptcore.full((), hi, dtype=dt, device=dev)
+    inside = ptcore.logical_and(ptcore.ge(x1, lo_t), ptcore.le(x1, hi_t))
+    pos = ptcore.div(ptcore.mul(ptcore.sub(x1, lo_t), ptcore.full((), nb, dtype=dt, device=dev)),
+                     ptcore.sub(hi_t, lo_t))
+    pos = ptcore.where(inside, pos, ptcore.zeros((), dtype=dt, device=dev))
+    idx = ptcore.clamp(pos.to(ptcore.int64), 0, nb - 1)
+    counts = ptcore.zeros(nb, dtype=ptcore.int64, device=dev)
+    counts.scatter_add_(0, idx, inside.to(ptcore.int64))
+    cap = {"float16": 2048, "bfloat16": 256, "float32": 2 ** 24}.get(L._name(dt))
+    if cap is not None:
+        counts = ptcore.clamp(counts, max=cap)
+    L.cast_copy(hist, counts)
+
+
+def _bincount(x1, weights, out):
+    import ptcore
+    out.zero_()
+    if x1.numel() == 0:
+        return
+    w = weights if weights is not None else ptcore.ones(x1.shape, dtype=out.dtype, device=out.device)
+    if w.dtype is not out.dtype:
+        w = w.to(out.dtype)
+    out.scatter_add_(0, x1.to(ptcore.int64), w)
+
+
+def _isin(el, te, out, invert):
+    import ptcore
+    if te.numel() == 0:
+        out.fill_(bool(invert))
+        return
+    hit = ptcore.any(ptcore.eq(el.unsqueeze(-1), te.unsqueeze(0)), -1)
+    L.cast_copy(out, ptcore.logical_not(hit) if invert else hit)
+
+
+def _unique_dim(mat, consecutive, return_inverse, return_counts):
+    """Groups of the rows of a contiguous 2-D ``mat`` -> (rows, inverse,
+    counts): rows sorted lexicographically (a stable sort per column, last
+    column first) unless ``consecutive``; NaN rows are all distinct."""
+    import ptcore
+    s, r = mat.shape
+    dev = mat.device
+    perm = ptcore.arange(s, device=dev)
+    if not consecutive:
+        for col in range(r - 1, -1, -1):
+            key = mat[:, col].index_select(0, perm)
+            perm = perm.index_select(0, ptcore.argsort(key, stable=True))
+    srt = mat.index_select(0, perm)
+    first = ptcore.ones(s, dtype=ptcore.bool, device=dev)
+    if s > 1:
+        first[1:] = ptcore.any(ptcore.ne(srt[1:], srt[:-1]), 1) if r else False
+    gid = ptcore.sub(ptcore.cumsum(first.to(ptcore.int64), 0), 1)
+    rows = srt[first]
+    inv = cnt = None
+    if return_inverse:
+        inv = ptcore.empty(s, dtype=ptcore.int64, device=dev)
+        inv.scatter_(0, perm, gid)
+    if return_counts:
+        cnt = ptcore.zeros(rows.shape[0], dtype=ptcore.int64, device=dev)
+        cnt.scatter_add_(0, gid, ptcore.ones(s, dtype=ptcore.int64, device=dev))
+    return rows, inv, cnt
+
+
+def _repeat_interleave_index(repeats, total):
+    """``[0]*r0 + [1]*r1 + ...`` for non-negative int64 ``repeats``."""
+    import ptcore
+    dev = repeats.device
+    n = repeats.shape[0]
+    if total == 0:
+        return ptcore.empty(0, dtype=ptcore.int64, device=dev)
+    # position i belongs to the number of cumulative ends <= i
+    ends = ptcore.cumsum(repeats, 0)
+    pos = ptcore.arange(total, device=dev)
+    return ptcore.searchsorted(ends, pos, right=True).clamp(max=n - 1)
+
+
+_LOOPS = {
+    "product": _product, "dot": _dot, "searchsorted": _searchsorted, "sorting_minmax": _minmax,
+    "histc": _histc, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
+    "repeat_interleave_index": _repeat_interleave_index,
+}
+
+# ops whose own front-ends run on CUDA tensors through the loops above
+FRONTEND_OPS = (
+    "mv", "dot", "vdot", "inner", "outer", "ger", "addmv", "addmv_", "addr", "addr_", "addmm_",
+    "baddbmm", "baddbmm_", "addbmm", "addbmm_", "einsum", "tensordot", "kron", "chain_matmul",
+    "matrix_power",
+    "searchsorted", "bucketize", "histc", "histogram", "bincount", "isin", "repeat_interleave",
+)
+
+_registered = [False]
+
+
+def register():
+    if _registered[0]:
+        return
+    for name, fn in _LOOPS.items():
+        register_loop(name, "cuda", fn)
+    from ptcore.cuda import _launch_index
+    _launch_index.use_frontends(FRONTEND_OPS)
+    _registered[0] = True
