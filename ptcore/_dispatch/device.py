@@ -72,6 +72,17 @@ COMPOSITE_OPS = frozenset({
     ("ptcore", "constant_pad_nd"), ("ptcore", "row_stack"), ("ptcore", "diagflat"),
     ("Tensor", "diagflat"), ("ptcore", "narrow_copy"), ("Tensor", "narrow_copy"),
     ("fft", "fftshift"), ("fft", "ifftshift"),
+    # written with other ops (ptcore.nn.functional and ptcore.cdist)
+    ("nn.functional", "affine_grid"), ("nn.functional", "grid_sample"),
+    ("nn.functional", "one_hot"), ("nn.functional", "pdist"), ("ptcore", "cdist"),
+    ("nn.functional", "gumbel_softmax"), ("nn.functional", "conv_tbc"),
+    ("nn.functional", "bilinear"), ("nn.functional", "multi_margin_loss"),
+    ("nn.functional", "multilabel_margin_loss"),
+    ("nn.functional", "triplet_margin_with_distance_loss"), ("nn.functional", "max_unpool1d"),
+    ("nn.functional", "max_unpool2d"), ("nn.functional", "max_unpool3d"),
+    ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
+    # metadata queries
+    ("ptcore", "is_signed"), ("ptcore", "is_inference"),
 })
 
 # modules whose every op is a thin adapter over other ops' entries: the

@@ -188,10 +188,92 @@ def _repeat_interleave_index(repeats, total):
     return ptcore.searchsorted(ends, pos, right=True).clamp(max=n - 1)
 
 
+# ---------------------------------------------------------------------------
+# quantiles
+
+def _quantile_loop(ignore):
+    def loop(rows, q, out, interp, ignore_nan, single):
+        """``out[k, r]``: quantile ``q[k]`` of row ``r`` of float64 ``rows``
+        (M, n) by PyTorch's algorithm (rank ``q * (count - 1)`` in the input
+        precision, then its lerp), as the CPU loop computes it."""
+        import ptcore
+        dev = rows.device
+        M, n = rows.shape
+        nq = q.shape[0]
+        f64 = ptcore.float64
+
+        def rnd(t):
+            return t.to(ptcore.float32).to(f64) if single else t
+
+        srt = ptcore.sort(rows, 1).values                     # NaN last
+        if ignore_nan:
+            cnt = ptcore.sum(ptcore.eq(srt, srt), 1).to(f64)  # (M,)
+            rank = rnd(ptcore.mul(q.unsqueeze(1), rnd(ptcore.sub(cnt, 1)).unsqueeze(0)))
+            rank = ptcore.clamp(rank, min=0)
+        else:
+            last = float(n - 1)
+            rank = rnd(ptcore.mul(q, rnd(ptcore.full((), last, dtype=f64, device=dev))))
+            rank = rank.unsqueeze(1).expand(nq, M)
+            rank = ptcore.where(ptcore.isnan(srt[:, n - 1]).unsqueeze(0),
+                                ptcore.full((), last, dtype=f64, device=dev), rank)
+        if interp == 1:
+            rank = ptcore.floor(rank)
+        elif interp == 2:
+            rank = ptcore.ceil(rank)
+        elif interp == 4:
+            rank = ptcore.round(rank)
+        below = rank.to(ptcore.int64)
+        lo = ptcore.gather(srt, 1, below.t().contiguous()).t()
+        if interp in (0, 3):
+            hi = ptcore.gather(srt, 1, ptcore.ceil(rank).to(ptcore.int64).t().contiguous()).t()
+            if interp == 3:
+                wgt = ptcore.full((nq, M), 0.5, dtype=f64, device=dev)
+            else:
+                wgt = rnd(ptcore.sub(rank, below.to(f64)))
+            d = rnd(ptcore.sub(hi, lo))
+            a = rnd(ptcore.add(lo, rnd(ptcore.mul(wgt, d))))
+            b = rnd(ptcore.sub(hi, rnd(ptcore.mul(d, rnd(ptcore.sub(1.0, wgt))))))
+            lo = ptcore.where(ptcore.lt(wgt, 0.5), a, b)
+        L.cast_copy(out, lo)
+    return loop
+
+
+# ---------------------------------------------------------------------------
+# linalg.cross (and ptcore.cross through it)
+
+def _linalg_cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along ``dim`` from the components (batch
+    dims broadcast); the CPU front-end's checks and errors."""
+    import ptcore
+    for x, name in ((input, "input"), (other, "other")):
+        if not isinstance(x, _C._TensorBase):
+            raise TypeError(f"linalg_cross(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    n = input.dim()
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim]} and {other.shape[dim]}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {_cname(input.dtype)} but found {_cname(other.dtype)}")
+    if input.dtype is _C.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    a, b = ptcore.broadcast_tensors(input, other)
+    c = [a.narrow(dim, i, 1) for i in range(3)]
+    e = [b.narrow(dim, i, 1) for i in range(3)]
+    r = ptcore.cat([c[1] * e[2] - c[2] * e[1], c[2] * e[0] - c[0] * e[2],
+                    c[0] * e[1] - c[1] * e[0]], dim)
+    return L._finish(r, out, "cross")
+
+
 _LOOPS = {
     "product": _product, "dot": _dot, "searchsorted": _searchsorted, "sorting_minmax": _minmax,
     "histc": _histc, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
-    "repeat_interleave_index": _repeat_interleave_index,
+    "repeat_interleave_index": _repeat_interleave_index, "quantile": _quantile_loop(False),
+    "nanquantile": _quantile_loop(True),
 }
 
 # ops whose own front-ends run on CUDA tensors through the loops above
@@ -199,7 +281,8 @@ FRONTEND_OPS = (
     "mv", "dot", "vdot", "inner", "outer", "ger", "addmv", "addmv_", "addr", "addr_", "addmm_",
     "baddbmm", "baddbmm_", "addbmm", "addbmm_", "einsum", "tensordot", "kron", "chain_matmul",
     "matrix_power",
-    "searchsorted", "bucketize", "histc", "histogram", "bincount", "isin", "repeat_interleave",
+    "searchsorted", "bucketize", "histc", "bincount", "isin", "repeat_interleave",
+    "quantile", "nanquantile",
 )
 
 _registered = [False]
@@ -212,4 +295,6 @@ def register():
         register_loop(name, "cuda", fn)
     from ptcore.cuda import _launch_index
     _launch_index.use_frontends(FRONTEND_OPS)
+    from ptcore._dispatch.device import register_kernel
+    register_kernel("linalg_cross", "cuda", _linalg_cross, namespaces=("linalg",))
     _registered[0] = True
