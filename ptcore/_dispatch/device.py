@@ -81,6 +81,8 @@ COMPOSITE_OPS = frozenset({
     ("nn.functional", "triplet_margin_with_distance_loss"), ("nn.functional", "max_unpool1d"),
     ("nn.functional", "max_unpool2d"), ("nn.functional", "max_unpool3d"),
     ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
+    ("ptcore", "stft"), ("ptcore", "istft"),
+    ("nn.functional", "embedding_bag"),
     # metadata queries
     ("ptcore", "is_signed"), ("ptcore", "is_inference"),
 })
