@@ -256,8 +256,9 @@ def _inplace(op):
     def kernel(self, other, *, alpha=1, rounding_mode=None):
         import ptcore
         if rounding_mode is not None:
-            raise NotImplementedError(f"div_(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
-        r = binary(op, self, other, alpha=alpha if op in ("add", "sub") else None, fname=op + "_")
+            r = _frontend("div")(self, other, rounding_mode=rounding_mode)
+        else:
+            r = binary(op, self, other, alpha=alpha if op in ("add", "sub") else None, fname=op + "_")
         if tuple(r.shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(r.shape)}")
@@ -525,7 +526,8 @@ def _binary_kernel(op):
     elif op == "div":
         def kernel(input, other, *, rounding_mode=None, out=None):
             if rounding_mode is not None:
-                raise NotImplementedError(f"div(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
+                # the front-end's rounding division on its elementwise CUDA loops
+                return _frontend("div")(input, other, rounding_mode=rounding_mode, out=out)
             return binary("div", input, other, out)
     elif op in _TENSOR_OTHER:
         def kernel(input, other, *, out=None):
@@ -552,6 +554,12 @@ def _scalar_like(self, other):
     if isinstance(other, _C._TensorBase):
         return other
     return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
+
+
+def _frontend(name):
+    """The CPU front-end of op ``name`` (it runs its loops on the tensors' device)."""
+    from ptcore._dispatch.table import lookup
+    return lookup(name).raw
 
 
 def _op(name):

@@ -269,6 +269,26 @@ def _linalg_cross(input, other, *, dim=-1, out=None):
     return L._finish(r, out, "cross")
 
 
+# ---------------------------------------------------------------------------
+# comparisons to a Python bool
+
+def _allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import ptcore
+    return bool(ptcore.all(ptcore.isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def _equal(input, other):
+    import ptcore
+    for x, name in ((input, "input"), (other, "other")):
+        if not isinstance(x, _C._TensorBase):
+            raise TypeError(f"equal(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    if input.numel() == 0:
+        return True
+    return bool(ptcore.all(ptcore.eq(input, other)).item())
+
+
 _LOOPS = {
     "product": _product, "dot": _dot, "searchsorted": _searchsorted, "sorting_minmax": _minmax,
     "histc": _histc, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
@@ -297,4 +317,6 @@ def register():
     _launch_index.use_frontends(FRONTEND_OPS)
     from ptcore._dispatch.device import register_kernel
     register_kernel("linalg_cross", "cuda", _linalg_cross, namespaces=("linalg",))
+    register_kernel("allclose", "cuda", _allclose)
+    register_kernel("equal", "cuda", _equal)
     _registered[0] = True

@@ -824,6 +824,8 @@ def _class_weight_sum(weight, target, keep):
 # embedding
 
 def _embedding_fwd(weight, flat):
+    if L._name(weight.dtype) not in L.K.FLOATS:
+        return weight.index_select(0, flat)       # integer/bool tables: a plain row gather
     wc = L._contig(weight)
     D = int(wc.shape[1])
     out = L._empty((int(flat.shape[0]), D), wc.dtype, wc.device)
