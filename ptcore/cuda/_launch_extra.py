@@ -10,9 +10,12 @@ sorting loops are written with other ops' entries (each runs its own CUDA
 kernel); nothing is copied to the host except the scalars a data-dependent
 output size needs (as PyTorch synchronises there too).
 """
+import ctypes
+
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import register_loop
 from ptcore.cuda import _launch as L
+from ptcore.cuda import _runtime
 
 __all__ = ["register", "FRONTEND_OPS"]
 
@@ -186,6 +189,52 @@ def _repeat_interleave_index(repeats, total):
     ends = ptcore.cumsum(repeats, 0)
     pos = ptcore.arange(total, device=dev)
     return ptcore.searchsorted(ends, pos, right=True).clamp(max=n - 1)
+
+
+# ---------------------------------------------------------------------------
+# the row sort: bitonic networks in shared memory, then merge passes
+
+_SORT_BLOCK = 256
+
+
+def sort_rows(rows, descending):
+    """(values, int64 positions) of every row of the contiguous (M, L)
+    ``rows`` sorted stably (NaN last ascending, first descending): chunks of
+    up to ``BITONIC_MAX`` elements by one block each, then ``log2`` merge
+    passes of doubling runs for longer rows."""
+    from ptcore.cuda import _kernels_extra as KX
+    M, n = rows.shape
+    dev = rows.device
+    vals = L._empty([M, n], rows.dtype, dev)
+    idx = L._empty([M, n], _C.int64, dev)
+    if M == 0 or n == 0:
+        return vals, idx
+    tag = L._tag(rows.dtype, "sort")
+    chunk = min(n, KX.BITONIC_MAX)
+    P = 32
+    while P < chunk:
+        P *= 2
+    chunk = min(P, n)
+    nch = -(-n // chunk)
+    smem = P * (rows.element_size() + 4)
+    desc = ctypes.c_int(int(bool(descending)))
+    drv = _runtime.lazy_init("sort")
+    f = L._function(dev.index, f"ptc_sortx_bitonic_{tag}_c")
+    sms = drv.device_properties(dev.index)["multi_processor_count"]
+    drv.set_current(dev.index)
+    drv.launch(f, (max(1, min(M * nch, sms * 8)), 1, 1), (_SORT_BLOCK, 1, 1),
+               [L._ll(M), L._ll(n), L._ll(chunk), L._ll(P), L._ptr(vals), L._ptr(idx), L._ptr(rows), desc],
+               smem, _runtime.current_stream_handle(dev.index))
+    w = chunk
+    if w < n:
+        kv, ki = L._empty([M, n], rows.dtype, dev), L._empty([M, n], _C.int64, dev)
+        while w < n:
+            L._launch(dev.index, f"ptc_sortx_merge_{tag}_c", M * n,
+                      [L._ll(M * n), L._ll(n), L._ll(w), L._ptr(vals), L._ptr(idx), L._ptr(kv),
+                       L._ptr(ki), desc])
+            vals, kv, idx, ki = kv, vals, ki, idx
+            w *= 2
+    return vals, idx
 
 
 # ---------------------------------------------------------------------------

@@ -55,11 +55,65 @@ def _run(op, x, dims, out, params):
         val = {"sum": 0, "nansum": 0, "prod": 1, "all": 1, "any": 0, "count_nonzero": 0, "norm0": 0,
                "norm1": 0, "norm2": 0, "norminf": 0, "normp": 0, "logsumexp": -math.inf}.get(op, math.nan)
         L.fill(res, val)
+    elif op in _SPLIT and M < _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
+        for r in range(M):
+            _split_row(op, rows[r] if M > 1 else rows.reshape(Lr), res[r:r + 1], Lr)
     else:
-        name = f"ptc_reduce_{op}_{in_tag}_{K.TAGS[od]}_c"
-        L._launch(x.device.index, name, M, [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), params],
-                  rows=True)
+        _row_launch(op, rows, res, M, Lr, params)
     L.cast_copy(out, res.reshape(list(out.shape)))
+
+
+def _row_launch(op, rows, res, M, Lr, params):
+    """``res[r]`` = op over row ``r`` of the contiguous (M, Lr) ``rows`` (one block per row)."""
+    name = f"ptc_reduce_{op}_{L._tag(rows.dtype, op)}_{L._tag(res.dtype, op)}_c"
+    L._launch(rows.device.index, name, M, [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), params],
+              rows=True)
+
+
+# Long rows and few of them (sum/mean/... with no dim): the single block per
+# row would leave the device idle, so a row is reduced in two passes: fixed
+# chunks of ``_chunk(L)`` elements one block each, then the partials of the
+# chunks (and of the tail) by one block.  The split depends on L alone, so
+# the result is deterministic (no atomics).  op -> (pass-1 op, pass-2 op).
+_SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
+          "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
+          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum")}
+_SPLIT_MIN = 1 << 16            # rows shorter than this stay in one block
+_SPLIT_MAX_ROWS = 8             # more rows than this already fill the device
+_SPLIT_CHUNKS = 4096            # at most this many pass-1 blocks per row
+_CHUNK_MIN = 4096               # the smallest pass-1 chunk
+
+
+def _chunk(n):
+    """Elements per pass-1 block for a row of ``n``: a power of two >=
+    ``_CHUNK_MIN`` giving at most ``_SPLIT_CHUNKS`` full chunks."""
+    c = _CHUNK_MIN
+    while c * _SPLIT_CHUNKS < n:
+        c *= 2
+    return c
+
+
+def _split_row(op, row, res, n):
+    """``res`` (1 element) = op over the contiguous 1-D ``row`` of ``n`` in two passes."""
+    first, second = _SPLIT[op]
+    dev = row.device
+    if first in ("sum", "nansum", "prod") and L._name(row.dtype) in ("float16", "bfloat16"):
+        row = LI._contig_copy(row, _C.float32)   # partials keep float32 accumulation
+    c = _chunk(n)
+    g, tail = divmod(n, c)
+    pname = K._reduce_out(L._name(row.dtype), _OUT_RULE[first])
+    pdt = _C.bool_ if pname == "bool" else getattr(_C, pname)
+    parts = L._empty([g + (1 if tail else 0)], pdt, dev)
+    p = L._params()
+    _row_launch(first, row[:g * c].reshape(g, c), parts, g, c, p)
+    if tail:
+        _row_launch(first, row[g * c:].reshape(1, tail), parts[g:], 1, tail, p)
+    if op == "mean":
+        total = L._empty([1], parts.dtype, dev)
+        _row_launch(second, parts.reshape(1, -1), total, 1, parts.shape[0], p)
+        L.cast_copy(res, L.binary("div", total, float(n)))
+    else:
+        _row_launch(second, parts.reshape(1, -1), res, 1, parts.shape[0], p)
 
 
 def _acc(x, acc):

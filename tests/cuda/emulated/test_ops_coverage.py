@@ -418,6 +418,62 @@ def test_comparisons_lcm_and_samplers():
             fn(x.cuda().abs() + 0.5)
 
 
+# ---------------------------------------------------------------------------
+# multi-block reductions of long rows, the bitonic/merge sort
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.int32,
+                                   ptcore.bool])
+def test_two_pass_reductions(dtype, monkeypatch):
+    from ptcore.cuda import _launch_reduce as R
+    monkeypatch.setattr(R, "_SPLIT_MIN", 1000)         # small rows take the two-pass path too
+    monkeypatch.setattr(R, "_CHUNK_MIN", 256)
+    monkeypatch.setattr(R, "_SPLIT_CHUNKS", 16)
+    assert R._chunk(20_011) == 2048                    # 9 full chunks and a tail
+    x = _rand(20_011, seed=8, lo=-1, hi=3)
+    x = (x > 1) if dtype is ptcore.bool else x.to(dtype)
+    tol = 2e-3 if dtype is ptcore.float16 else 1e-5
+    for op in ("sum", "mean", "amax", "amin", "all", "any", "count_nonzero", "nansum", "prod"):
+        fn = getattr(ptcore, op)
+        try:
+            ref = fn(x)
+        except RuntimeError:                           # (mean of integers)
+            continue
+        got = fn(x.cuda())
+        assert got.dtype == ref.dtype
+        assert ptcore.allclose(got.cpu().double(), ref.double(), rtol=tol, atol=tol, equal_nan=True), op
+        assert ptcore.equal(fn(x.cuda()).cpu(), got.cpu()) or op == "prod"    # deterministic
+    two = _rand(3, 5000, seed=9).to(dtype) if dtype is not ptcore.bool else x[:15000].reshape(3, 5000)
+    _same(ptcore.sum(two.cuda(), 1), ptcore.sum(two, 1), tol)          # few long rows
+    _same(ptcore.sum(two.cuda().t(), 0), ptcore.sum(two.t(), 0), tol)
+
+
+@pytest.mark.parametrize("dtype,n", [
+    (ptcore.float32, 1), (ptcore.float32, 37), (ptcore.float32, 4096), (ptcore.float32, 9000),
+    (ptcore.float64, 9000), (ptcore.bfloat16, 300), (ptcore.int64, 37), (ptcore.int64, 9000),
+    (ptcore.uint8, 5000), (ptcore.bool, 37), (ptcore.bool, 4500),
+])
+def test_sort_bitonic_and_merge(dtype, n):
+    x = _rand(2, n, seed=n, lo=-3, hi=3)
+    if dtype in (ptcore.int64, ptcore.uint8):
+        x = (x.abs() * 2).to(dtype)                     # many ties: stability shows
+    elif dtype is ptcore.bool:
+        x = x > 0
+    else:
+        x = x.to(dtype)
+        x[0, ::5] = float("nan")
+    for desc in (False, True):
+        check(lambda t: ptcore.sort(t, dim=1, descending=desc, stable=True), x)
+        check(lambda t: ptcore.sort(t, dim=0, descending=desc, stable=True), x.t())
+    if n > 3 and dtype is not ptcore.bool:
+        check(lambda t: ptcore.topk(t, 3, dim=1), x)
+
+
+def test_sort_grad_and_argsort():
+    x = _rand(3, 50, seed=2)
+    check(lambda t: ptcore.sort(t, 1).values, x, grad=True)
+    check(lambda t: ptcore.argsort(t, dim=0, descending=True, stable=True), x)
+
+
 def test_coverage_sweep_tool():
     """The sweep tool itself: the ops above come out OK (or raise no
     NotImplementedError) on the emulated device."""
