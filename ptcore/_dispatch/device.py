@@ -83,6 +83,7 @@ COMPOSITE_OPS = frozenset({
     ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
     ("ptcore", "stft"), ("ptcore", "istft"),
     ("nn.functional", "embedding_bag"),
+    ("nn.functional", "ctc_loss"),
     ("Tensor", "log_normal_"), ("Tensor", "cauchy_"), ("Tensor", "geometric_"),
     # metadata queries
     ("ptcore", "is_signed"), ("ptcore", "is_inference"),

@@ -345,6 +345,14 @@ _LOOPS = {
     "nanquantile": _quantile_loop(True),
 }
 
+
+def _ctc(*args):
+    from ptcore.cuda import _launch_ctc
+    return _launch_ctc.ctc_loop(*args)
+
+
+_LOOPS["ctc_loss"] = _ctc
+
 # ops whose own front-ends run on CUDA tensors through the loops above
 FRONTEND_OPS = (
     "mv", "dot", "vdot", "inner", "outer", "ger", "addmv", "addmv_", "addr", "addr_", "addmm_",

@@ -372,6 +372,23 @@ def test_losses_and_activations():
           grad=True)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_ctc_loss(dtype):
+    lp = _rand(7, 3, 5, dtype=dtype, seed=4).log_softmax(2)
+    padded = ptcore.tensor([[1, 2, 2], [3, 1, 0], [4, 4, 4]])
+    concat = ptcore.tensor([1, 2, 2, 3, 1])
+    tol = 1e-5 if dtype is ptcore.float32 else None
+    check(F.ctc_loss, lp, padded, [7, 6, 0], [3, 2, 0], reduction="none", zero_infinity=True,
+          grad=True, tol=tol)
+    check(F.ctc_loss, lp, concat, [2, 7, 5], [3, 2, 0], reduction="sum", zero_infinity=True,
+          grad=True, tol=tol)
+    check(F.ctc_loss, lp, padded, ptcore.tensor([7, 6, 5]), ptcore.tensor([3, 2, 1]), grad=True,
+          tol=tol)
+    check(F.ctc_loss, lp[:, 0], padded[0], [7], [3])                      # unbatched
+    with pytest.raises(RuntimeError, match="target labels"):
+        F.ctc_loss(lp.cuda(), (padded + 3).cuda(), [7, 7, 7], [3, 2, 1])
+
+
 def test_stft_istft():
     sig = _rand(2, 40, dtype=ptcore.float64)
     win = ptcore.hann_window(8, dtype=ptcore.float64)
