@@ -263,6 +263,10 @@ def _same(a, b, where="result", values=True):
     return None
 
 
+# results that differ between devices by nature (addresses)
+_NO_VALUES = frozenset({"data_ptr", "const_data_ptr", "mutable_data_ptr"})
+
+
 def _ops():
     from ptcore._dispatch.table import OPS
     out = []
@@ -317,7 +321,7 @@ def sweep(only=None):
             rows.append((q, "ERROR", f"{type(e).__name__}: {str(e)[:90]} "
                                      f"({os.path.basename(tb.filename)}:{tb.lineno})"))
             continue
-        diff = _same(res, ref, values="empty" not in name)
+        diff = _same(res, ref, values="empty" not in name and name not in _NO_VALUES)
         rows.append((q, "WRONG" if diff else "OK", diff or ""))
     return rows
 

@@ -86,7 +86,8 @@ COMPOSITE_OPS = frozenset({
     ("nn.functional", "ctc_loss"),
     ("Tensor", "log_normal_"), ("Tensor", "cauchy_"), ("Tensor", "geometric_"),
     # metadata queries
-    ("ptcore", "is_signed"), ("ptcore", "is_inference"),
+    ("ptcore", "is_signed"), ("ptcore", "is_inference"), ("Tensor", "const_data_ptr"),
+    ("Tensor", "is_distributed"),
 })
 
 # modules whose every op is a thin adapter over other ops' entries: the

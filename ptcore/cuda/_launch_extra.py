@@ -130,6 +130,26 @@ def _histc(x1, hist, lo, hi):
     L.cast_copy(hist, counts)
 
 
+def _histogram(x, edges, weight, density):
+    """``torch.histogram``'s counts (or weight sums) over the increasing
+    ``edges`` (the last bin closed), accumulated in float64."""
+    import ptcore
+    f64 = ptcore.float64
+    e = edges.to(f64)
+    f = x.reshape(-1).to(f64)
+    nb = e.shape[0] - 1
+    ok = ptcore.logical_and(ptcore.ge(f, e[0]), ptcore.le(f, e[-1]))
+    pos = ptcore.sub(ptcore.searchsorted(e, f, right=True), 1)
+    pos = ptcore.clamp(ptcore.where(ok, pos, 0), 0, max(nb - 1, 0))
+    w = ok.to(f64) if weight is None else ptcore.where(ok, weight.reshape(-1).to(f64), 0.0)
+    counts = ptcore.zeros(nb, dtype=f64, device=x.device)
+    if nb and f.numel():
+        counts.scatter_add_(0, pos, w)
+    if density:
+        counts = counts / counts.sum() / (e[1:] - e[:-1])
+    return counts.to(x.dtype)
+
+
 def _bincount(x1, weights, out):
     import ptcore
     out.zero_()
@@ -340,7 +360,7 @@ def _equal(input, other):
 
 _LOOPS = {
     "product": _product, "dot": _dot, "searchsorted": _searchsorted, "sorting_minmax": _minmax,
-    "histc": _histc, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
+    "histc": _histc, "histogram": _histogram, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
     "repeat_interleave_index": _repeat_interleave_index, "quantile": _quantile_loop(False),
     "nanquantile": _quantile_loop(True),
 }
@@ -358,7 +378,7 @@ FRONTEND_OPS = (
     "mv", "dot", "vdot", "inner", "outer", "ger", "addmv", "addmv_", "addr", "addr_", "addmm_",
     "baddbmm", "baddbmm_", "addbmm", "addbmm_", "einsum", "tensordot", "kron", "chain_matmul",
     "matrix_power",
-    "searchsorted", "bucketize", "histc", "bincount", "isin", "repeat_interleave",
+    "searchsorted", "bucketize", "histc", "histogram", "bincount", "isin", "repeat_interleave",
     "quantile", "nanquantile",
 )
 

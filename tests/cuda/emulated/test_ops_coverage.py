@@ -189,6 +189,18 @@ def test_histc(dtype):
     check(ptcore.histc, edge, bins=2, min=0, max=2)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_histogram(dtype):
+    x = _rand(40, seed=5, dtype=dtype)
+    check(lambda t: tuple(ptcore.histogram(t, 6)), x)
+    check(lambda t: tuple(ptcore.histogram(t, 4, range=(-1.0, 1.0), density=True)), x)
+    check(lambda t, w: tuple(ptcore.histogram(t, 5, weight=w)), x, _rand(40, seed=6, dtype=dtype))
+    edges = ptcore.tensor([-2.0, -0.5, 0.0, 0.25, 2.0], dtype=dtype)
+    check(lambda t, e: tuple(ptcore.histogram(t.reshape(5, 8), e)), x, edges)
+    with pytest.raises(RuntimeError, match="monotonically"):
+        ptcore.histogram(x.cuda(), edges.flip(0).cuda())
+
+
 def test_bincount_isin_repeat_interleave():
     idx = ptcore.tensor([0, 3, 3, 1, 7, 3, 0])
     check(ptcore.bincount, idx)
