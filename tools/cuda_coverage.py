@@ -165,6 +165,30 @@ def _samples():
         "special.softmax": lambda: ((x34(), 1), {}),
         "special.log_softmax": lambda: ((x34(), 1), {}),
         "fft.fftshift": lambda: ((x34(),), {}),
+        "conv3d": lambda: ((_x(1, 2, 4, 4, 4), _x(3, 2, 2, 2, 2)), {}),
+        "conv_transpose1d": lambda: ((_x(1, 2, 5), _x(2, 3, 3)), {"stride": 2}),
+        "conv_transpose2d": lambda: ((_x(1, 2, 4, 4), _x(2, 3, 3, 3)), {"stride": 2}),
+        "conv_transpose3d": lambda: ((_x(1, 2, 3, 3, 3), _x(2, 1, 2, 2, 2)), {}),
+        "nn.functional.fold": lambda: ((_x(1, 4, 9),), {"output_size": (4, 4), "kernel_size": 2}),
+        "nn.functional.lp_pool1d": lambda: ((_x(1, 2, 8), 2.0, 2), {}),
+        "nn.functional.lp_pool2d": lambda: ((_x(1, 2, 4, 4), 2.0, 2), {}),
+        "nn.functional.lp_pool3d": lambda: ((_x(1, 1, 4, 4, 4), 2.0, 2), {}),
+        "nn.functional.binary_cross_entropy": lambda: ((_x(3, 4, lo=0.1, hi=0.9),
+                                                        _x(3, 4, lo=0, hi=1, seed=3)), {}),
+        "nn.functional.fractional_max_pool2d": lambda: ((_x(1, 2, 6, 6), 2),
+                                                        {"output_size": (3, 3)}),
+        "nn.functional.fractional_max_pool3d": lambda: ((_x(1, 1, 6, 6, 6), 2),
+                                                        {"output_size": (3, 3, 3)}),
+        "batch_norm": lambda: ((_x(4, 3), _x(3), _x(3), _x(3), _x(3), True, 0.1, 1e-5, False), {}),
+        "instance_norm": lambda: ((_x(2, 3, 5), None, None, None, None, True, 0.1, 1e-5, False), {}),
+        "poisson_nll_loss": lambda: ((_x(3, 4), _x(3, 4, seed=4), True, False, 1e-8, 1), {}),
+        "nn.functional.multi_head_attention_forward":
+            lambda: ((_x(3, 1, 4), _x(3, 1, 4), _x(3, 1, 4), 4, 2, _x(12, 4), _x(12), None, None,
+                      False, 0.0, _x(4, 4), _x(4)), {"training": False}),
+        "renorm": lambda: ((x34(), 2, 0, 1.0), {}),
+        "renorm_": lambda: ((x34(), 2, 0, 1.0), {}),
+        "unravel_index": lambda: ((ptcore.tensor([3, 7]), (3, 4)), {}),
+        "float_power_": lambda: ((x34(), 2), {}),
         "fft.ifftshift": lambda: ((x34(),), {}),
     }
     for k in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
@@ -240,10 +264,10 @@ def _same(a, b, where="result", values=True):
         if not values:
             return None
         if a.is_complex() or b.is_complex():
-            an, bn = a.detach().cpu().numpy(), b.detach().numpy()
+            an, bn = a.detach().cpu().numpy(), b.detach().cpu().numpy()
         else:
             an = a.detach().cpu().to(ptcore.float64 if a.is_floating_point() else a.dtype).numpy()
-            bn = b.detach().to(ptcore.float64 if b.is_floating_point() else b.dtype).numpy()
+            bn = b.detach().cpu().to(ptcore.float64 if b.is_floating_point() else b.dtype).numpy()
         tol = 1e-2 if b.dtype in (ptcore.float16, ptcore.bfloat16) else 2e-5
         if not np.allclose(an, bn, rtol=tol, atol=tol, equal_nan=True):
             return f"{where}: values differ (max |diff| {np.nanmax(np.abs(an - bn)) if an.size else 0})"

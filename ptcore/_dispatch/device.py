@@ -84,6 +84,9 @@ COMPOSITE_OPS = frozenset({
     ("ptcore", "stft"), ("ptcore", "istft"),
     ("nn.functional", "embedding_bag"),
     ("nn.functional", "ctc_loss"),
+    ("nn.functional", "fractional_max_pool2d"), ("nn.functional", "fractional_max_pool3d"),
+    ("nn.functional", "fractional_max_pool2d_with_indices"),
+    ("nn.functional", "fractional_max_pool3d_with_indices"),
     ("Tensor", "log_normal_"), ("Tensor", "cauchy_"), ("Tensor", "geometric_"),
     # metadata queries
     ("ptcore", "is_signed"), ("ptcore", "is_inference"), ("Tensor", "const_data_ptr"),
@@ -92,8 +95,8 @@ COMPOSITE_OPS = frozenset({
 
 # modules whose every op is a thin adapter over other ops' entries: the
 # top-level functional forms (``ptcore.selu``, ``ptcore.native_layer_norm``
-# ...) over ``nn.functional``
-COMPOSITE_MODULES = frozenset({"ptcore._nn_functions"})
+# ...) over ``nn.functional``, the ``torch.special`` aliases of top-level ops
+COMPOSITE_MODULES = frozenset({"ptcore._nn_functions", "ptcore.special._aliases"})
 
 
 class DeviceLayer(_D.Layer):

@@ -320,6 +320,18 @@ def test_shuffles_and_unpool():
     check(F.max_unpool1d, out, idx, 2, output_size=[9])
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_fractional_max_pool(dtype):
+    x = _rand(2, 3, 7, 6, dtype=dtype)
+    smp = _rand(2, 3, 2, dtype=dtype, seed=3, lo=0, hi=1)
+    check(lambda t, r: F.fractional_max_pool2d(t, 2, output_size=(4, 3), return_indices=True,
+                                               _random_samples=r), x, smp, grad=True)
+    x3 = _rand(1, 2, 5, 6, 5, dtype=dtype)
+    smp3 = _rand(1, 2, 3, dtype=dtype, seed=4, lo=0, hi=1)
+    check(lambda t, r: F.fractional_max_pool3d(t, (2, 3, 2), output_ratio=0.5,
+                                               _random_samples=r), x3, smp3)
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag(mode):
     w = _rand(10, 3)
