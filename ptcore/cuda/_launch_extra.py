@@ -394,6 +394,8 @@ def register():
     _launch_index.use_frontends(FRONTEND_OPS)
     from ptcore._dispatch.device import register_kernel
     register_kernel("linalg_cross", "cuda", _linalg_cross, namespaces=("linalg",))
+    from ptcore.cuda import _launch_special
+    _launch_special.register()
     register_kernel("allclose", "cuda", _allclose)
     register_kernel("equal", "cuda", _equal)
     _registered[0] = True

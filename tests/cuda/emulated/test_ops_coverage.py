@@ -426,6 +426,32 @@ def test_stft_istft():
 # ---------------------------------------------------------------------------
 # pointwise leftovers and errors
 
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.int64])
+def test_special_closed_forms(dtype):
+    import ptcore.special as S
+    x = ptcore.tensor([-30.0, -3.0, -1e-3, 0.0, 0.5, 2.0, 40.0, float("nan"), float("inf")])
+    x = x.to(dtype) if dtype.is_floating_point else ptcore.tensor([-3, 0, 2, 5])
+    tol = 2e-3 if dtype is ptcore.float16 else None
+    check(S.ndtr, x, tol=tol)
+    check(S.entr, x, tol=tol)
+    check(S.xlog1py, x, x.flip(0).abs(), tol=tol)
+    check(S.xlog1py, 2.0, x.abs(), tol=tol)
+    if dtype is not ptcore.float16:
+        check(S.spherical_bessel_j0, x)
+    if dtype is ptcore.float64:
+        pos = x[4:7]
+        check(S.ndtr, pos, grad=True)
+        check(S.entr, pos, grad=True)
+        check(S.xlog1py, pos - 1, pos, grad=True)
+
+
+def test_integer_max_pool():
+    x = (_rand(2, 3, 6, 7, seed=3) * 10).to(ptcore.int64)
+    check(F.max_pool2d, x, 2)
+    check(lambda t: F.max_pool2d(t, 3, stride=2, padding=1, return_indices=True), x)
+    check(F.max_pool1d, x[0], 2)
+    check(F.adaptive_max_pool2d, x.to(ptcore.int32), (2, 3))
+
 @pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.int64])
 def test_div_rounding_modes(dtype):
     a = ptcore.tensor([7, -7, 5, -5, 9]).to(dtype)
