@@ -76,7 +76,7 @@ def matrix_exp(A):
         smax = builtins.int(s.max().item()) if s.numel() else 0
     scale = ptcore.pow(2.0, -s).to(X.dtype).unsqueeze(-1).unsqueeze(-1)
     X = X * scale
-    eye = ptcore.eye(n, dtype=wdt)
+    eye = ptcore.eye(n, dtype=wdt, device=X.device)
     b = _PADE13
     X2 = X @ X
     X4 = X2 @ X2
@@ -312,7 +312,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     T = ptcore.triu(A) if upper else ptcore.tril(A)
     if unitriangular:
         n = A.shape[-1]
-        eye = ptcore.eye(n, dtype=A.dtype)
+        eye = ptcore.eye(n, dtype=A.dtype, device=A.device)
         T = T * (1 - eye) + eye
     if transpose:
         T = T.mT
