@@ -107,6 +107,7 @@ def register():
     if _registered[0]:
         return
     from ptcore._dispatch.device import register_kernel
+    import ptcore.special  # noqa: F401 (declares the special ops: light, SciPy loads on first use)
     ns = ("special",)
     register_kernel("ndtr", "cuda", _unary("ndtr", _ndtr, True), namespaces=ns)
     register_kernel("entr", "cuda", _unary("entr", _entr, True), namespaces=ns)
