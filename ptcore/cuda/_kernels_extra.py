@@ -19,6 +19,11 @@ NaN first (``descending != 0``); equal keys keep their input order (stable):
   ``[2kw + w, 2kw + 2w)`` become one sorted run; each element finds its
   place by a binary search in the other run (an element of the first run
   goes before equal keys of the second: stable).
+* ``ptc_sortx_search_<tag>_c(n, m, L, bstride, const S* bd, const S* v, long long* out,
+  int right)``: ``out[i]`` = the insertion point of ``v[i]`` in the sorted row
+  ``bd + (i / m) * bstride`` of ``L`` boundaries (``bstride`` 0: one row for
+  all), by PyTorch's binary search (``!(b >= v)`` or, with ``right``,
+  ``!(b > v)`` moves right).
 """
 from ptcore.cuda._kernels import DTYPES, TAGS, kernel_name, _storage, _compute, _load
 
@@ -126,9 +131,28 @@ def _merge_kernel(dt):
         f"    }}\n}}\n")
 
 
+def _search_kernel(dt):
+    name = kernel_name("sortx", "search", TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, long long m, long long L, long long bstride, '
+        f"const {S}* bd, const {S}* v, long long* out, int right) {{\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        const {S}* b = bd + (i / m) * bstride;\n"
+        f"        const {T} x = {_load(dt, 'v[i]')};\n"
+        f"        long long lo = 0, hi = L;\n"
+        f"        while (lo < hi) {{\n"
+        f"            const long long mid = lo + ((hi - lo) >> 1);\n"
+        f"            const {T} y = {_load(dt, 'b[mid]')};\n"
+        f"            if (right ? !(y > x) : !(y >= x)) lo = mid + 1; else hi = mid;\n"
+        f"        }}\n"
+        f"        out[i] = lo;\n"
+        f"    }}\n}}\n")
+
+
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in _ALL:
-        for fn in (_bitonic_kernel, _merge_kernel):
+        for fn in (_bitonic_kernel, _merge_kernel, _search_kernel):
             name, src = fn(dt)
             yield name, "sortx", src

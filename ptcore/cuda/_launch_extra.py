@@ -92,9 +92,10 @@ def _minmax(x1):
 
 
 def _searchsorted(bd, values, out, right, sorter):
-    """``out[..., j]``: the number of boundaries before ``values[..., j]`` in
-    the innermost dim (boundaries 1-D or with the values' leading dims), as
-    PyTorch's binary search: ``!(b >= v)`` (left) or ``!(b > v)`` (right)."""
+    """``out[..., j]``: the insertion point of ``values[..., j]`` in the
+    innermost dim of ``bd`` (1-D, or with the values' leading dims), one
+    binary search per value (PyTorch's: ``!(b >= v)`` or, right,
+    ``!(b > v)`` moves right)."""
     import ptcore
     if sorter is not None:
         if sorter.numel():
@@ -102,10 +103,23 @@ def _searchsorted(bd, values, out, right, sorter):
             if lo < 0 or hi >= bd.shape[-1]:
                 raise RuntimeError("torch.searchsorted(): sorter index out of range")
         bd = ptcore.take_along_dim(bd, sorter, -1) if bd.dim() > 1 else bd.index_select(0, sorter)
-    b = bd.unsqueeze(-2)                      # (..., 1, L)
-    v = values.unsqueeze(-1)                  # (..., m, 1)
-    before = ptcore.logical_not(ptcore.gt(b, v) if right else ptcore.ge(b, v))
-    L.cast_copy(out, ptcore.sum(before, -1))
+    n = out.numel()
+    Lb = bd.shape[-1]
+    if n == 0:
+        return
+    if Lb == 0:
+        out.zero_()
+        return
+    b = L._contig(bd)
+    v = L._contig(values)
+    m = values.shape[-1] if values.dim() else 1
+    res = out if (out.dtype is _C.int64 and out.is_contiguous()) else L._empty(list(out.shape), _C.int64,
+                                                                                  out.device)
+    L._launch(out.device.index, f"ptc_sortx_search_{L._tag(b.dtype, 'searchsorted')}_c", n,
+              [L._ll(n), L._ll(m), L._ll(Lb), L._ll(0 if bd.dim() == 1 else Lb), L._ptr(b), L._ptr(v),
+               L._ptr(res), ctypes.c_int(int(bool(right)))])
+    if res is not out:
+        L.cast_copy(out, res)
 
 
 def _histc(x1, hist, lo, hi):
@@ -166,7 +180,12 @@ def _isin(el, te, out, invert):
     if te.numel() == 0:
         out.fill_(bool(invert))
         return
-    hit = ptcore.any(ptcore.eq(el.unsqueeze(-1), te.unsqueeze(0)), -1)
+    srt = ptcore.sort(te).values                      # a binary search per element
+    keys = srt
+    if srt.dtype.is_floating_point:                   # NaN (last) as +inf: the keys stay ordered
+        keys = ptcore.where(ptcore.isnan(srt), float("inf"), srt)
+    pos = ptcore.clamp(ptcore.searchsorted(keys, el), max=srt.shape[0] - 1)
+    hit = ptcore.eq(srt[pos], el)                     # NaN is in nothing
     L.cast_copy(out, ptcore.logical_not(hit) if invert else hit)
 
 
