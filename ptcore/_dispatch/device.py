@@ -63,7 +63,40 @@ GEOMETRY_OPS = frozenset({
 COMPOSITE_OPS = frozenset({
     ("nn.functional", "linear"), ("nn.functional", "relu"), ("nn.functional", "tanh"),
     ("nn.functional", "sigmoid"),
+    # views and copies, padding and resampling (index tables built from sizes
+    # go to the data's device)
+    ("nn.functional", "pixel_shuffle"), ("nn.functional", "pixel_unshuffle"),
+    ("nn.functional", "channel_shuffle"), ("nn.functional", "native_channel_shuffle"),
+    ("nn.functional", "pad"), ("nn.functional", "interpolate"), ("nn.functional", "upsample"),
+    ("nn.functional", "upsample_nearest"), ("nn.functional", "upsample_bilinear"),
+    ("ptcore", "constant_pad_nd"), ("ptcore", "row_stack"), ("ptcore", "diagflat"),
+    ("Tensor", "diagflat"), ("ptcore", "narrow_copy"), ("Tensor", "narrow_copy"),
+    ("fft", "fftshift"), ("fft", "ifftshift"),
+    # written with other ops (ptcore.nn.functional and ptcore.cdist)
+    ("nn.functional", "affine_grid"), ("nn.functional", "grid_sample"),
+    ("nn.functional", "one_hot"), ("nn.functional", "pdist"), ("ptcore", "cdist"),
+    ("nn.functional", "gumbel_softmax"), ("nn.functional", "conv_tbc"),
+    ("nn.functional", "bilinear"), ("nn.functional", "multi_margin_loss"),
+    ("nn.functional", "multilabel_margin_loss"),
+    ("nn.functional", "triplet_margin_with_distance_loss"), ("nn.functional", "max_unpool1d"),
+    ("nn.functional", "max_unpool2d"), ("nn.functional", "max_unpool3d"),
+    ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
+    ("ptcore", "stft"), ("ptcore", "istft"),
+    ("nn.functional", "embedding_bag"),
+    ("nn.functional", "ctc_loss"),
+    ("nn.functional", "fractional_max_pool2d"), ("nn.functional", "fractional_max_pool3d"),
+    ("nn.functional", "fractional_max_pool2d_with_indices"),
+    ("nn.functional", "fractional_max_pool3d_with_indices"),
+    ("Tensor", "log_normal_"), ("Tensor", "cauchy_"), ("Tensor", "geometric_"),
+    # metadata queries
+    ("ptcore", "is_signed"), ("ptcore", "is_inference"), ("Tensor", "const_data_ptr"),
+    ("Tensor", "is_distributed"),
 })
+
+# modules whose every op is a thin adapter over other ops' entries: the
+# top-level functional forms (``ptcore.selu``, ``ptcore.native_layer_norm``
+# ...) over ``nn.functional``, the ``torch.special`` aliases of top-level ops
+COMPOSITE_MODULES = frozenset({"ptcore._nn_functions", "ptcore.special._aliases"})
 
 
 class DeviceLayer(_D.Layer):
@@ -82,7 +115,8 @@ class DeviceLayer(_D.Layer):
             mod = getattr(opdef.raw, "__module__", "") or ""
             p = (opdef.kind == "core" or "factory" in opdef.tags or opdef.name in GEOMETRY_OPS
                  or (opdef.namespace, opdef.name) in COMPOSITE_OPS
-                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus")
+                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus"
+                 or mod in COMPOSITE_MODULES)
             self._passthrough[opdef] = p
         return p
 

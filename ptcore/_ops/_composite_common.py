@@ -91,7 +91,13 @@ def _named(name, fields):
     return mk(name, fields)
 
 
-def _to_np(t):
+def _to_np(t, fname=None):
+    """``t``'s values as a NumPy array: host computations (SciPy special
+    functions) run on CPU tensors only; a device tensor raises the
+    device layer's ``NotImplementedError`` (no silent copy to the host)."""
+    if not t.is_cpu:
+        from ptcore._dispatch.device import no_kernel_error
+        raise no_kernel_error(fname or "this op", t.device)
     return t.detach().resolve_conj().numpy()
 
 

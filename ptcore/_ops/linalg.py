@@ -18,6 +18,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
+                                     cpu_kernel as _cpu_kernel,
                                      no_kernel_error as _no_kernel_error)
 
 __all__ = [
@@ -135,6 +136,15 @@ def _check_cpu(fn, *ts):
     return dev
 
 
+def _check_dev(fn, *ts):
+    """The device of ``ts`` (torch's error on two devices); for the front-ends
+    whose loops (``_product``, ``_dot_impl``) run on any device with a
+    registered loop."""
+    if all(t.is_cpu for t in ts):
+        return None
+    return _check_same_device(fn, *ts)
+
+
 def _not_impl(kname, dt):
     return NotImplementedError(f'"{kname}" not implemented for \'{_st(dt)}\'')
 
@@ -202,6 +212,8 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     dt = a.dtype
     if dt is _C.bool_:
         raise _not_impl(kname, dt)
+    if not a.is_cpu:
+        return _cpu_kernel("product", a.device, None)(a, b, c, alpha, beta, kname)
     if c is None and dt not in _LOW and type(alpha) is _b.int and alpha == 1:
         return _blas().product(a, b)
     shape = tuple(a.shape)[:-1] + (tuple(b.shape)[-1],)
@@ -347,7 +359,7 @@ def mv(input, vec, *, out=None):
     """Matrix-vector product (``torch.mv``)."""
     _check_tensor(input, "input", 1, "mv")
     _check_tensor(vec, "vec", 2, "mv")
-    _check_cpu("mv", input, vec)
+    _check_dev("mv", input, vec)
     _mv_check(input, vec)
     if input.dtype is _C.bool_:
         raise _not_impl("addmv_impl_cpu", input.dtype)
@@ -371,6 +383,8 @@ def _dot_check(a, b):
 
 def _dot_impl(a, b, conj):
     dt = a.dtype
+    if not a.is_cpu:
+        return _cpu_kernel("dot", a.device, None)(a, b, conj)
     if dt in _LOW:
         return _dot_impl(a._to_dtype(_C.float32), b._to_dtype(_C.float32), conj)._to_dtype(dt)
     out = _empty((), dt)
@@ -384,7 +398,7 @@ def dot(input, tensor, *, out=None):
     _refuse_complex32("dot", input, tensor)
     _check_tensor(input, "input", 1, "dot")
     _check_tensor(tensor, "tensor", 2, "dot")
-    _check_cpu("dot", input, tensor)
+    _check_dev("dot", input, tensor)
     _dot_check(input, tensor)
     return _finish(_dot_impl(input, tensor, False), out, "dot")
 
@@ -394,7 +408,7 @@ def vdot(input, other, *, out=None):
     _refuse_complex32("vdot", input, other)
     _check_tensor(input, "input", 1, "vdot")
     _check_tensor(other, "other", 2, "vdot")
-    _check_cpu("vdot", input, other)
+    _check_dev("vdot", input, other)
     _dot_check(input, other)
     return _finish(_dot_impl(input, other, True), out, "vdot")
 
@@ -417,8 +431,8 @@ def _batched_matmul(a, b):
     """``a`` (..., M, K) @ ``b`` (..., K, N), both at least 2-D, batch dims
     broadcast.  Shapes and dtypes already checked."""
     batch = _broadcast_batch(a.shape[:-2], b.shape[:-2])
-    blas = _blas()
-    if a.dtype.num in _BLAS_NUMS:
+    if a.is_cpu and a.dtype.num in _BLAS_NUMS:
+        blas = _blas()
         # make operands BLAS-readable before expanding (never materialise
         # a broadcast)
         if not blas.usable(a):
@@ -528,7 +542,7 @@ def inner(input, other, *, out=None):
     """Inner product over the last dims (``torch.inner``)."""
     _check_tensor(input, "input", 1, "inner")
     _check_tensor(other, "other", 2, "inner")
-    _check_cpu("inner", input, other)
+    _check_dev("inner", input, other)
     if input.dim() == 0 or other.dim() == 0:
         # a scalar times a tensor: an exact rank-1 product
         from ptcore._dtype_utils import _result_type
@@ -603,7 +617,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
     for x, n, p in ((input, "input", 1), (mat, "mat", 2), (vec, "vec", 3)):
         _check_tensor(x, n, p, "addmv")
-    _check_cpu("addmv", input, mat, vec)
+    _check_dev("addmv", input, mat, vec)
     _mv_check(mat, vec, input.shape, input.dtype)
     dt = mat.dtype
     if dt is _C.bool_:
@@ -658,7 +672,7 @@ def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
     _check_tensor(input, "input", 1, "outer")
     _check_tensor(vec2, "vec2", 2, "outer")
-    _check_cpu("outer", input, vec2)
+    _check_dev("outer", input, vec2)
     _outer_check(input, vec2)
     from ptcore._dtype_utils import _result_type
     dt = _result_type(input, vec2)
@@ -673,7 +687,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``; dtypes promote)."""
     for x, n, p in ((input, "input", 1), (vec1, "vec1", 2), (vec2, "vec2", 3)):
         _check_tensor(x, n, p, "addr")
-    _check_cpu("addr", input, vec1, vec2)
+    _check_dev("addr", input, vec1, vec2)
     if vec1.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
     if vec2.dim() != 1:
@@ -709,7 +723,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
     for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
         _check_tensor(x, n, p, "baddbmm")
-    _check_cpu("baddbmm", input, batch1, batch2)
+    _check_dev("baddbmm", input, batch1, batch2)
     _bmm_check(batch1, batch2)
     if input.dtype is not batch1.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input.dtype)}, "
@@ -745,7 +759,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     computed as one (M, B*K) @ (B*K, N) product."""
     for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
         _check_tensor(x, n, p, "addbmm")
-    _check_cpu("addbmm", input, batch1, batch2)
+    _check_dev("addbmm", input, batch1, batch2)
     if batch1.dim() != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor")
     if batch2.dim() != 3:
@@ -793,7 +807,7 @@ def _sum_last(t, k):
     r = _math.prod(t.shape[t.dim() - k:])
     n = _math.prod(lead)
     work = t._to_dtype(_C.int64) if t.dtype is _C.bool_ else t
-    ones = _C.ones(r, 1, dtype=work.dtype)
+    ones = _C.ones(r, 1, dtype=work.dtype, device=t.device)
     return _product(work.reshape(n, r), ones).reshape(lead)
 
 
@@ -911,7 +925,7 @@ def einsum(*args):
     for t in ops[1:]:
         if t.dtype is not dt:
             raise RuntimeError(f"expected scalar type {_st(dt)} but found {_st(t.dtype)}")
-    _check_cpu("einsum", *ops)
+    _check_dev("einsum", *ops)
 
     parsed = [_einsum_terms(term, t.dim(), i) for i, (term, t) in enumerate(zip(terms, ops))]
     n_ell = _b.max([k for _, k in parsed] + [0])
@@ -1100,7 +1114,7 @@ def tensordot(a, b, dims=2, out=None):
     dim lists."""
     _check_tensor(a, "a", 1, "tensordot")
     _check_tensor(b, "b", 2, "tensordot")
-    _check_cpu("tensordot", a, b)
+    _check_dev("tensordot", a, b)
     if isinstance(dims, _TensorBase):
         dims = dims.tolist()
     if isinstance(dims, _numbers.Integral) and not isinstance(dims, _b.bool):
@@ -1173,7 +1187,7 @@ def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
-    _check_cpu("kron", input, other)
+    _check_dev("kron", input, other)
     from ptcore._dtype_utils import _result_type
     dt = _result_type(input, other)
     a = input._to_dtype(dt)
@@ -1231,7 +1245,7 @@ def multi_dot(tensors, *, out=None):
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
     for i, t in enumerate(tensors):
         _check_tensor(t, "tensors", 1, "multi_dot")
-    _check_cpu("multi_dot", *tensors)
+    _check_dev("multi_dot", *tensors)
     first, last = tensors[0], tensors[-1]
     if first.dim() not in (1, 2):
         raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
@@ -1309,7 +1323,7 @@ def matrix_power(input, n, *, out=None):
     n = _b.int(n)
     sz = A.shape[-1]
     if n == 0:
-        eye = _C.zeros(sz, sz, dtype=A.dtype)
+        eye = _C.zeros(sz, sz, dtype=A.dtype, device=A.device)
         if sz:
             eye.diagonal().fill_(1)
         return _finish(eye.expand(*A.shape).contiguous(), out, "matrix_power")

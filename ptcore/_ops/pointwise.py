@@ -370,7 +370,7 @@ for _n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"):
 def isreal(input):
     """True where the imaginary part is zero (always True for real dtypes)."""
     if not input.dtype.is_complex:
-        return _C.ones(input.shape, dtype=_C.bool_)
+        return _C.ones(input.shape, dtype=_C.bool_, device=input.device)
     return eq(imag(input), 0)  # noqa: F821
 
 

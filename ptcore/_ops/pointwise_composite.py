@@ -233,7 +233,7 @@ def _polygamma_raw(n, x):
         return r if dt is _C.float32 else r.to(dt)
     import scipy.special as sp
     import numpy as np
-    xa = _to_np(x).astype(np.float64)
+    xa = _to_np(x, "ptcore.polygamma").astype(np.float64)
     with np.errstate(all="ignore"):
         r = sp.polygamma(n, xa)
     return _from_np(r, dt)
@@ -283,7 +283,7 @@ def _igamma_raw(a, x, upper):
     a_, x_ = ptcore.broadcast_tensors(a, x)
     npdt = np.float64 if dt is _C.float64 else np.float32
     with np.errstate(all="ignore"):
-        r = (sp.gammaincc if upper else sp.gammainc)(_to_np(a_).astype(npdt),
+        r = (sp.gammaincc if upper else sp.gammainc)(_to_np(a_, "ptcore.igamma").astype(npdt),
                                                        _to_np(x_).astype(npdt))
     return _from_np(np.asarray(r), dt)
 

@@ -2005,7 +2005,7 @@ def pad(input, pad, mode="constant", value=None):
         if lo >= 0 and hi >= 0:
             result = _pad_dim_slices(result, d, lo, hi, mode)
         else:      # negative padding: PyTorch's index map (may read cropped elements)
-            idx = _index_tensor(_pad_index(result.shape[d], lo, hi, mode))
+            idx = _index_tensor(_pad_index(result.shape[d], lo, hi, mode)).to(result.device)
             result = index_select(result, d, idx)
     return result if result is not x else x.clone()
 

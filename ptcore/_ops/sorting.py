@@ -12,6 +12,7 @@ ascending order, first in descending order), -0.0 and 0.0 are equal.  Sorts
 are always stable, so ``stable=False`` gives one of the orders PyTorch may
 give.  Complex tensors have no order: the ops reject them as PyTorch does.
 """
+import math
 import numbers
 import operator
 import warnings
@@ -721,8 +722,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     >>> ptcore.histogram(ptcore.tensor([1., 2., 1.]), bins=4, range=(0., 3.)).hist
     tensor([0., 2., 1., 0.])
     """
-    import numpy as np
-
     x = _tensor_arg(input, "histogram")
     if not x.dtype.is_floating_point:
         raise _not_impl("histogram_cpu", x.dtype)
@@ -737,7 +736,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
                 "torch.histogramdd: if weight tensor is provided it should have the same shape as "
                 f"the input tensor excluding its innermost dimension, but got input with shape "
                 f"{list(x.shape) + [1]} and weight with shape {list(weight.shape)}")
-    xd = _host_array(x)
     if isinstance(bins, _TensorBase):
         if bins.dim() != 1:
             raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, but "
@@ -748,8 +746,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         if bins.numel() < 1:
             raise RuntimeError("torch.histogramdd(): bins tensor should have at least 1 element, "
                                "but got 0 elements for dimension 0")
-        edges = _host_array(bins.detach())
-        if np.any(edges[:-1] > edges[1:]):
+        b = bins.detach()
+        if b.numel() > 1 and bool((b[:-1] > b[1:]).any()):
             raise RuntimeError("torch.histogramdd(): bins tensor should be monotonically "
                                "increasing for dimension 0")
         edges_t = bins.detach().clone()
@@ -759,23 +757,36 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
             raise RuntimeError(f"torch.histogramdd(): bins must be > 0, but got {nb} for dimension 0")
         if range is not None:
             lo, hi = (float(v) for v in range)
-        elif xd.size:
-            lo, hi = float(np.min(xd)), float(np.max(xd))
+        elif x.numel():
+            lo, hi = (float(v) for v in _cpu_kernel("sorting_minmax", x.device, _minmax_cpu)(
+                _flat(x.detach())))
         else:
             lo = hi = 0.0
         if not lo <= hi:
             raise RuntimeError(f"torch.histogramdd(): expected the range argument to be a "
                                f"sequence of min, max pairs with min <= max, but got {lo} > {hi}")
-        if not (np.isfinite(lo) and np.isfinite(hi)):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
             raise RuntimeError(f"torch.histogramdd(): range [{lo}, {hi}] is not finite")
         if lo == hi:
             lo -= 0.5
             hi += 0.5
         from ptcore._ops.creation import linspace
         edges_t = linspace(lo, hi, nb + 1, dtype=x.dtype, device=x.device)
-        edges = _host_array(edges_t)
-    flat = xd.reshape(-1).astype(np.float64)
-    e64 = edges.astype(np.float64)
+    hist = _cpu_kernel("histogram", x.device, _histogram_cpu)(x, edges_t, weight, bool(density))
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError("histogram(): argument 'out' must be tuple of 2 Tensors")
+        hist = _write_out(out[0], hist, "histogram")
+        edges_t = _write_out(out[1], edges_t, "histogram")
+    return _histogram_t(hist, edges_t)
+
+
+def _histogram_cpu(x, edges_t, weight, density):
+    """Counts (or weight sums) of ``x`` in the bins of the increasing
+    ``edges_t`` (the last bin closed), in float64, then in ``x``'s dtype."""
+    import numpy as np
+    flat = _host_array(x).reshape(-1).astype(np.float64)
+    e64 = _host_array(edges_t).astype(np.float64)
     ok = (flat >= e64[0]) & (flat <= e64[-1])
     pos = np.searchsorted(e64, flat[ok], side="right") - 1
     pos[pos == e64.size - 1] -= 1
@@ -788,13 +799,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     if density:
         total = counts.sum()
         counts = counts / total / np.diff(e64)
-    hist = _C.from_numpy(np.ascontiguousarray(counts)).to(x.dtype)
-    if out is not None:
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError("histogram(): argument 'out' must be tuple of 2 Tensors")
-        hist = _write_out(out[0], hist, "histogram")
-        edges_t = _write_out(out[1], edges_t, "histogram")
-    return _histogram_t(hist, edges_t)
+    return _C.from_numpy(np.ascontiguousarray(counts)).to(x.dtype)
 
 
 def _host_array(t):

@@ -1156,8 +1156,13 @@ def _gen_complex():
         yield name, fam, src
 
 
+def _gen_extra():
+    from ptcore.cuda import _kernels_extra     # the bitonic/merge row sort
+    return _kernels_extra.generate()
+
+
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random, _gen_index_sort, _gen_nn, _gen_complex)
+               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _KERNEL_PRELUDE = {}        # kernel name -> extra prelude of that kernel alone (complex dtypes)
 _registry = None

@@ -259,8 +259,9 @@ def _inplace(op):
     def kernel(self, other, *, alpha=1, rounding_mode=None):
         import ptcore
         if rounding_mode is not None:
-            raise NotImplementedError(f"div_(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
-        r = binary(op, self, other, alpha=alpha if op in ("add", "sub") else None, fname=op + "_")
+            r = _frontend("div")(self, other, rounding_mode=rounding_mode)
+        else:
+            r = binary(op, self, other, alpha=alpha if op in ("add", "sub") else None, fname=op + "_")
         if tuple(r.shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(r.shape)}")
@@ -546,7 +547,8 @@ def _binary_kernel(op):
     elif op == "div":
         def kernel(input, other, *, rounding_mode=None, out=None):
             if rounding_mode is not None:
-                raise NotImplementedError(f"div(rounding_mode={rounding_mode!r}) has no CUDA kernel yet")
+                # the front-end's rounding division on its elementwise CUDA loops
+                return _frontend("div")(input, other, rounding_mode=rounding_mode, out=out)
             return binary("div", input, other, out)
     elif op in _TENSOR_OTHER:
         def kernel(input, other, *, out=None):
@@ -573,6 +575,12 @@ def _scalar_like(self, other):
     if isinstance(other, _C._TensorBase):
         return other
     return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
+
+
+def _frontend(name):
+    """The CPU front-end of op ``name`` (it runs its loops on the tensors' device)."""
+    from ptcore._dispatch.table import lookup
+    return lookup(name).raw
 
 
 def _op(name):
@@ -622,6 +630,7 @@ def register():
     from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
     from ptcore.cuda import _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
+    from ptcore.cuda import _launch_extra; _launch_extra.register()  # noqa: E702 (matmul family, search, histograms)
     from ptcore.cuda import _launch_linalg; _launch_linalg.register()  # noqa: E702 (linalg on cuSOLVER)
     # last: wraps the real-only kernels registered above so complex arguments reach their front-ends
     from ptcore.cuda import _launch_complex; _launch_complex.register()  # noqa: E702 (complex64/complex128)

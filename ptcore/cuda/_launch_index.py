@@ -462,14 +462,10 @@ def _rows(x, dim):
 
 
 def _sort_rows(rows, descending):
-    M, Ln = rows.shape
-    vals = L._empty([M, Ln], rows.dtype, rows.device)
-    idx = L._empty([M, Ln], _C.int64, rows.device)
-    if M and Ln:
-        L._launch(rows.device.index, f"ptc_index_sort_{L._tag(rows.dtype, 'sort')}_c", M,
-                  [L._ll(M), L._ll(Ln), L._ptr(vals), L._ptr(idx), L._ptr(rows), ctypes.c_int(int(bool(descending)))],
-                  rows=True)
-    return vals, idx
+    """Stable sort of every row of the contiguous (M, L) ``rows`` (bitonic
+    chunks and merge passes, :func:`ptcore.cuda._launch_extra.sort_rows`)."""
+    from ptcore.cuda import _launch_extra
+    return _launch_extra.sort_rows(rows, descending)
 
 
 def _put_rows(dst, rows, dim):

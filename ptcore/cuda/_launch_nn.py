@@ -824,6 +824,8 @@ def _class_weight_sum(weight, target, keep):
 # embedding
 
 def _embedding_fwd(weight, flat):
+    if L._name(weight.dtype) not in L.K.FLOATS:
+        return weight.index_select(0, flat)       # integer/bool tables: a plain row gather
     wc = L._contig(weight)
     D = int(wc.shape[1])
     out = L._empty((int(flat.shape[0]), D), wc.dtype, wc.device)
@@ -874,10 +876,11 @@ def _embedding_fn():
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     P = _pt()
-    from ptcore.nn.functional._sparse import _check_embedding_args
+    from ptcore.nn.functional._sparse import _check_embedding_args, _embedding_renorm_
     padding_idx = _check_embedding_args(input, weight, padding_idx)
     if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=...) has no CUDA kernel yet")
+        # the referenced rows renormalised in place (written with device ops)
+        _embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
     if sparse:
         raise NotImplementedError("embedding(sparse=True) has no CUDA kernel yet")
     flat = input.reshape(-1)

@@ -55,11 +55,79 @@ def _run(op, x, dims, out, params):
         val = {"sum": 0, "nansum": 0, "prod": 1, "all": 1, "any": 0, "count_nonzero": 0, "norm0": 0,
                "norm1": 0, "norm2": 0, "norminf": 0, "normp": 0, "logsumexp": -math.inf}.get(op, math.nan)
         L.fill(res, val)
+    elif op in _SPLIT and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
+        _split_rows(op, rows, res, M, Lr)
     else:
-        name = f"ptc_reduce_{op}_{in_tag}_{K.TAGS[od]}_c"
-        L._launch(x.device.index, name, M, [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), params],
-                  rows=True)
+        _row_launch(op, rows, res, M, Lr, params)
     L.cast_copy(out, res.reshape(list(out.shape)))
+
+
+def _row_launch(op, rows, res, M, Lr, params):
+    """``res[r]`` = op over row ``r`` of the contiguous (M, Lr) ``rows`` (one block per row)."""
+    name = f"ptc_reduce_{op}_{L._tag(rows.dtype, op)}_{L._tag(res.dtype, op)}_c"
+    L._launch(rows.device.index, name, M, [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), params],
+              rows=True)
+
+
+# Long rows and not many of them (sum/mean/... with no dim, or over a long
+# last dim): one block per row would leave the device idle, so each row is
+# reduced in two passes: fixed chunks of ``_chunk(L)`` elements one block
+# each (all rows in one launch), then the partials of the chunks (and of the
+# tail) per row.  The split depends on L alone, so the result is
+# deterministic (no atomics).  op -> (pass-1 op, pass-2 op).
+_SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
+          "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
+          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum")}
+_SPLIT_MIN = 1 << 16            # rows shorter than this stay in one block
+_SPLIT_MAX_ROWS = 512           # more rows than this already fill the device
+_SPLIT_CHUNKS = 4096            # at most this many pass-1 blocks per row
+_CHUNK_MIN = 4096               # the smallest pass-1 chunk
+
+
+def _chunk(n):
+    """Elements per pass-1 block for a row of ``n``: a power of two >=
+    ``_CHUNK_MIN`` giving at most ``_SPLIT_CHUNKS`` full chunks."""
+    c = _CHUNK_MIN
+    while c * _SPLIT_CHUNKS < n:
+        c *= 2
+    return c
+
+
+def _strided_launch(op, src, out, sizes, out_strides, in_strides, length):
+    """``out`` (contiguous) at ``out_strides`` = op over ``length`` consecutive
+    elements of ``src`` starting at ``in_strides`` offsets, for every index of
+    ``sizes`` (the strided reduce kernel)."""
+    n = 1
+    for v in sizes:
+        n *= v
+    ix = L._struct(K.pack_strided(sizes, [out_strides, in_strides]))
+    name = f"ptc_reduce_{op}_{L._tag(src.dtype, op)}_{L._tag(out.dtype, op)}_s"
+    L._launch(src.device.index, name, n, [L._ll(n), L._ll(length), L._ptr(out), L._ptr(src), L._params(),
+                                          ix, L._ll(1)], rows=True)
+
+
+def _split_rows(op, rows, res, M, n):
+    """``res[r]`` = op over row ``r`` of the contiguous (M, n) ``rows`` in two passes."""
+    first, second = _SPLIT[op]
+    dev = rows.device
+    rows = rows.reshape(M, n)
+    if first in ("sum", "nansum", "prod") and L._name(rows.dtype) in ("float16", "bfloat16"):
+        rows = LI._contig_copy(rows, _C.float32)   # partials keep float32 accumulation
+    c = _chunk(n)
+    g, tail = divmod(n, c)
+    k = g + (1 if tail else 0)
+    pname = K._reduce_out(L._name(rows.dtype), _OUT_RULE[first])
+    pdt = _C.bool_ if pname == "bool" else getattr(_C, pname)
+    parts = L._empty([M, k], pdt, dev)
+    _strided_launch(first, rows, parts, [M, g], [k, 1], [n, c], c)
+    if tail:
+        _strided_launch(first, rows[:, g * c:], parts[:, g:], [M], [k], [n], tail)
+    if op == "mean":
+        total = L._empty([M], parts.dtype, dev)
+        _row_launch(second, parts, total, M, k, L._params())
+        L.cast_copy(res, L.binary("div", total, float(n)))
+    else:
+        _row_launch(second, parts, res, M, k, L._params())
 
 
 def _acc(x, acc):

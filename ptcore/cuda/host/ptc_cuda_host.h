@@ -484,7 +484,15 @@ static inline float erfcxf(float x) { return (float)erfcx((double)x); }
    standard library has it (libstdc++), else the power series */
 static inline double ptc_bessel_i(int nu, double x) {
 #if defined(__cpp_lib_math_special_functions) || defined(__STDCPP_MATH_SPEC_FUNCS__)
-    return std::cyl_bessel_i((double)nu, x);
+    try {
+        return std::cyl_bessel_i((double)nu, x);
+    } catch (...) {
+        /* libstdc++ refuses large x: the asymptotic series (inf past e^709) */
+        const double mu = 4.0 * nu * nu, z = 8.0 * x;
+        const double s = 1.0 - (mu - 1.0) / z + (mu - 1.0) * (mu - 9.0) / (2.0 * z * z)
+                         - (mu - 1.0) * (mu - 9.0) * (mu - 25.0) / (6.0 * z * z * z);
+        return exp(x) / sqrt(2.0 * 3.14159265358979323846 * x) * s;
+    }
 #else
     double h = 0.5 * x, term = nu ? h : 1.0, sum = term;
     for (int k = 1; k < 100000 && term > 1e-17 * sum && !std::isinf(sum); ++k) {

@@ -1,8 +1,10 @@
 """Connectionist Temporal Classification loss (``torch.nn.functional.ctc_loss``).
 
-The alpha (forward) and beta (backward) recursions run in log space with NumPy,
+The alpha (forward) and beta (backward) recursions run in log space,
 vectorised over the batch and the extended label positions (one Python step
-per time step).  The gradient is PyTorch's: with respect to ``log_probs`` it is
+per time step): with NumPy on the CPU, and through the loop a device
+registers under ``"ctc_loss"`` elsewhere (``ptcore.cuda`` writes it with
+device ops).  The gradient is PyTorch's: with respect to ``log_probs`` it is
 ``exp(log_probs) - posterior / ...`` as in ATen's ``ctc_loss_backward``, i.e. the
 gradient of the loss with respect to the logits when ``log_probs`` comes from
 ``log_softmax`` (this is what ``torch`` returns too).
@@ -13,6 +15,7 @@ import math
 import numpy as np
 
 import ptcore
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 
 __all__ = ["ctc_loss"]
 
@@ -168,26 +171,82 @@ def _get_function():
 
     class CTCLossFunction(Function):
         @staticmethod
-        def forward(ctx, log_probs, targets_list, in_lens, tgt_lens, blank, zero_infinity):
-            lp = _np_log_probs(log_probs)
-            prob, la, nll = _ctc_nll_numpy(lp, targets_list, in_lens, tgt_lens, blank)
-            ctx._ctc = (prob, la, nll, zero_infinity, log_probs.dtype)
-            out = nll.copy()
-            if zero_infinity:
-                out[np.isinf(out)] = 0.0
-            return ptcore.from_numpy(out)
+        def forward(ctx, log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
+            loop = _cpu_kernel("ctc_loss", log_probs.device, _ctc_cpu)
+            out, grad_fn = loop(log_probs.detach(), padded, in_lens, tgt_lens, blank, zero_infinity)
+            ctx._ctc = (grad_fn, log_probs.dtype)
+            return out
 
         @staticmethod
         @once_differentiable
         def backward(ctx, grad_out):
-            prob, la, nll, zero_infinity, dtype = ctx._ctc
-            g = prob.grad(la, nll, zero_infinity)
-            grad = ptcore.from_numpy(np.ascontiguousarray(g)).to(dtype)
+            grad_fn, dtype = ctx._ctc
+            grad = grad_fn().to(dtype)
             grad = grad * grad_out.to(dtype).reshape(1, -1, 1)
             return grad, None, None, None, None, None
 
     _CTCFunction = CTCLossFunction
     return _CTCFunction
+
+
+def _ctc_cpu(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
+    """The CPU loop: (losses ``(N,)`` with infinities zeroed when
+    ``zero_infinity``, and a function giving d loss_n / d log_probs)."""
+    lp = _np_log_probs(log_probs)
+    tg = padded.numpy()
+    targets_list = [tg[n, :v] for n, v in enumerate(tgt_lens)]
+    prob, la, nll = _ctc_nll_numpy(lp, targets_list, in_lens, tgt_lens, blank)
+    out = nll.copy()
+    if zero_infinity:
+        out[np.isinf(out)] = 0.0
+
+    def grad_fn():
+        return ptcore.from_numpy(np.ascontiguousarray(prob.grad(la, nll, zero_infinity)))
+    return ptcore.from_numpy(out), grad_fn
+
+
+def _padded_targets(targets, tgt_lens, N, C, unbatched):
+    """``targets`` as an (N, max target length) int64 tensor on its device
+    (entries past a target's length are 0), after torch's checks."""
+    tg = targets.detach().to(ptcore.int64)
+    mx = builtins.max(tgt_lens) if tgt_lens else 0
+    dev = tg.device
+    if tg.dim() == 1 and not unbatched:
+        total = builtins.sum(tgt_lens)
+        if tg.shape[0] != total:
+            raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
+                               f"size {tg.shape[0]} for argument #2 'targets' (while checking "
+                               "arguments for ctc_loss)")
+        starts = [0]
+        for v in tgt_lens[:-1]:
+            starts.append(starts[-1] + v)
+        pos = ptcore.tensor(starts, dtype=ptcore.int64, device=dev).unsqueeze(1) + \
+            ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0)
+    elif tg.dim() == 2:
+        if tg.shape[0] != N:
+            raise RuntimeError(f"ctc_loss(): padded targets must have batch size {N}, got "
+                               f"shape {tuple(tg.shape)}")
+        if tg.shape[1] < mx:
+            raise RuntimeError(f"Expected tensor to have size at least {mx} at dimension 1, but "
+                               f"got size {tg.shape[1]} for argument #2 'targets' (while "
+                               "checking arguments for ctc_loss)")
+        pos = ptcore.arange(N, dtype=ptcore.int64, device=dev).unsqueeze(1) * tg.shape[1] + \
+            ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0)
+        tg = tg.reshape(-1)
+    else:
+        raise RuntimeError(f"ctc_loss(): targets must be 1-D (concatenated) or 2-D (padded), "
+                           f"got shape {tuple(targets.shape)}")
+    inside = ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0) < \
+        ptcore.tensor(tgt_lens, dtype=ptcore.int64, device=dev).reshape(N, 1)
+    padded = ptcore.where(inside, tg[ptcore.where(inside, pos, 0)] if tg.numel() else
+                          ptcore.zeros(N, mx, dtype=ptcore.int64, device=dev), 0)
+    if bool(inside.any().item()):
+        used = padded[inside]
+        lo, hi = builtins.int(used.min().item()), builtins.int(used.max().item())
+        if lo < 0 or hi >= C:
+            raise RuntimeError(f"ctc_loss(): target labels must be in [0, {C}), got values in "
+                               f"[{lo}, {hi}]")
+    return padded
 
 
 def _as_lengths(name, lengths, batch):
@@ -274,49 +333,17 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             raise RuntimeError(f"ctc_loss(): target_lengths must be non-negative, got {v}")
     if targets.is_complex():
         raise RuntimeError(f"ctc_loss(): targets must be real, got {targets.dtype}")
-    tg = targets.detach().to(ptcore.int64).numpy()
-    targets_list = []
-    if tg.ndim == 1 and not unbatched:
-        total = builtins.sum(tgt_lens)
-        if tg.shape[0] != total:
-            raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
-                               f"size {tg.shape[0]} for argument #2 'targets' (while checking "
-                               "arguments for ctc_loss)")
-        pos = 0
-        for v in tgt_lens:
-            targets_list.append(tg[pos:pos + v])
-            pos += v
-    elif tg.ndim == 2:
-        if tg.shape[0] != N:
-            raise RuntimeError(f"ctc_loss(): padded targets must have batch size {N}, got "
-                               f"shape {tuple(tg.shape)}")
-        mx = builtins.max(tgt_lens) if tgt_lens else 0
-        if tg.shape[1] < mx:
-            raise RuntimeError(f"Expected tensor to have size at least {mx} at dimension 1, but "
-                               f"got size {tg.shape[1]} for argument #2 'targets' (while "
-                               "checking arguments for ctc_loss)")
-        for n, v in enumerate(tgt_lens):
-            targets_list.append(tg[n, :v])
-    else:
-        raise RuntimeError(f"ctc_loss(): targets must be 1-D (concatenated) or 2-D (padded), "
-                           f"got shape {tuple(targets.shape)}")
-    for tgt in targets_list:
-        if tgt.size and (tgt.min() < 0 or tgt.max() >= C):
-            raise RuntimeError(f"ctc_loss(): target labels must be in [0, {C}), got values in "
-                               f"[{tgt.min()}, {tgt.max()}]")
+    padded = _padded_targets(targets, tgt_lens, N, C, unbatched)
 
     fn = _get_function()
     if fn is not None:
-        nll = fn.apply(log_probs, targets_list, in_lens, tgt_lens, blank, zero_infinity)
+        nll = fn.apply(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity)
     else:
-        _, _, out = _ctc_nll_numpy(_np_log_probs(log_probs), targets_list, in_lens, tgt_lens,
-                                   blank)
-        if zero_infinity:
-            out[np.isinf(out)] = 0.0
-        nll = ptcore.from_numpy(out)
+        loop = _cpu_kernel("ctc_loss", log_probs.device, _ctc_cpu)
+        nll, _ = loop(log_probs.detach(), padded, in_lens, tgt_lens, blank, zero_infinity)
     nll = nll.to(log_probs.dtype)
     if reduction == "mean":
-        tl = ptcore.tensor(tgt_lens, dtype=log_probs.dtype).clamp_min(1)
+        tl = ptcore.tensor(tgt_lens, dtype=log_probs.dtype, device=log_probs.device).clamp_min(1)
         return (nll / tl).mean()
     if reduction == "sum":
         return nll.sum()

@@ -85,7 +85,7 @@ def pdist(input, p=2):
     n = input.shape[0]
     if n <= 1:
         return _pt.empty((0,), dtype=input.dtype, device=input.device)
-    idx = _pt.triu_indices(n, n, 1)
+    idx = _pt.triu_indices(n, n, 1, device=input.device)
     diff = input[idx[0]] - input[idx[1]]
     return _pt.linalg.vector_norm(diff, p, dim=1)
 

@@ -1,14 +1,14 @@
 """``embedding_bag``: sums, means or maxima of bags of embeddings without
 materialising the intermediate embeddings per bag.
 
-The index bookkeeping (which bag each index belongs to) is done with NumPy on
-the integer inputs; the arithmetic on ``weight`` and ``per_sample_weights`` is
-composed of differentiable ptcore ops (``index_select``, ``index_add``, ``max``).
+The index bookkeeping (which bag each index belongs to) and the arithmetic on
+``weight`` and ``per_sample_weights`` are composed of ptcore ops on the
+inputs' device (``searchsorted``, ``bincount``; differentiable ``index_select``,
+``index_add``, ``max``); only the scalars the argument checks and the output
+size need are read back.
 """
 import builtins
 import warnings
-
-import numpy as np
 
 import ptcore
 
@@ -16,12 +16,12 @@ __all__ = ["embedding_bag"]
 
 
 def _embedding_renorm_(weight, idx, max_norm, norm_type):
-    """In-place ``embedding_renorm_``: rescale referenced rows whose norm exceeds max_norm."""
+    """In-place ``embedding_renorm_``: rescale referenced rows (``idx``, int64
+    on ``weight``'s device) whose norm exceeds max_norm."""
     with ptcore.no_grad():
-        rows = np.unique(idx)
-        if rows.size == 0:
+        rows_t = ptcore.unique(idx)
+        if rows_t.numel() == 0:
             return
-        rows_t = ptcore.from_numpy(rows.astype(np.int64))
         sel = weight.index_select(0, rows_t)
         norms = ptcore.linalg.vector_norm(sel, norm_type, dim=1) \
             if hasattr(ptcore, "linalg") else sel.norm(norm_type, dim=1)
@@ -85,7 +85,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
-        offs = np.arange(0, input.numel(), builtins.max(input.size(1), 1), dtype=np.int64)
+        offs = ptcore.arange(0, input.numel(), builtins.max(input.size(1), 1), dtype=ptcore.int64,
+                             device=input.device)
         offs = offs[:input.size(0)]
         include_last_offset = False
         input = input.reshape(-1)
@@ -101,7 +102,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets.dtype not in (ptcore.int64, ptcore.int32):
             raise RuntimeError(f"embedding_bag(): offsets must be int64 or int32, got "
                                f"{offsets.dtype}")
-        offs = offsets.detach().to(ptcore.int64).contiguous().numpy().copy()
+        offs = offsets.detach().to(ptcore.int64).contiguous()
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")
@@ -132,27 +133,30 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if padding_idx < 0:
             padding_idx += num_embeddings
 
-    idx = input.detach().to(ptcore.int64).contiguous().numpy()
+    dev = weight.device
+    idx = input.detach().to(ptcore.int64).contiguous()
     n = idx.shape[0]
-    if n and (idx.min() < 0 or idx.max() >= num_embeddings):
-        bad = idx[(idx < 0) | (idx >= num_embeddings)][0]
-        raise IndexError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
+    if n:
+        lo, hi = ptcore.aminmax(idx)
+        if lo.item() < 0 or hi.item() >= num_embeddings:
+            bad = idx[(idx < 0) | (idx >= num_embeddings)][0].item()
+            raise IndexError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
                          f"({num_embeddings}) but found idx to be {bad}")
     if include_last_offset:
         if offs.shape[0] < 1:
             raise RuntimeError("embedding_bag(): include_last_offset=True needs at least one "
                                "offset")
-        starts, end = offs[:-1], builtins.int(offs[-1]) if offs.shape[0] else n
+        starts, end = offs[:-1], builtins.int(offs[-1].item()) if offs.shape[0] else n
     else:
         starts, end = offs, n
     B = starts.shape[0]
-    if B and starts[0] != 0:
+    if B and starts[0].item() != 0:
         raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           f"has to start from position 0. However, got {starts[0]}")
-    if offs.shape[0] and offs[-1] > n:
+                           f"has to start from position 0. However, got {starts[0].item()}")
+    if offs.shape[0] and offs[-1].item() > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
-                           f"offsets[-1] of {offs[-1]}")
-    if B and np.any(np.diff(offs) < 0):
+                           f"offsets[-1] of {offs[-1].item()}")
+    if B and offs.shape[0] > 1 and bool((offs[1:] < offs[:-1]).any().item()):
         raise RuntimeError(f"embedding_bag(): offsets must be non-decreasing, got "
                            f"{offs.tolist()}")
     if end > n:
@@ -161,40 +165,38 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _embedding_renorm_(weight, idx[:end], max_norm, norm_type)
 
-    pos = np.arange(end, dtype=np.int64)
-    bag_of = np.searchsorted(starts, pos, side="right") - 1 if B else pos[:0]
-    keep = np.ones(end, dtype=bool)
+    pos = ptcore.arange(end, dtype=ptcore.int64, device=dev)
+    bag_of = ptcore.searchsorted(starts, pos, right=True) - 1 if B else pos[:0]
+    kept_idx = idx[:end]
+    kept_pos, kept_bag = pos, bag_of
     if padding_idx is not None:
-        keep &= idx[:end] != padding_idx
-    kept_pos = pos[keep]
-    kept_idx = idx[:end][keep]
-    kept_bag = bag_of[keep]
-    counts = np.bincount(kept_bag, minlength=B)[:B] if B else np.zeros(0, np.int64)
+        keep = kept_idx != padding_idx
+        kept_pos, kept_idx, kept_bag = pos[keep], kept_idx[keep], bag_of[keep]
+    counts = ptcore.bincount(kept_bag, minlength=B)[:B] if B else \
+        ptcore.zeros(0, dtype=ptcore.int64, device=dev)
 
     if mode in ("sum", "mean"):
-        rows = weight.index_select(0, ptcore.from_numpy(kept_idx))
+        rows = weight.index_select(0, kept_idx)
         if per_sample_weights is not None:
-            psw = per_sample_weights.index_select(0, ptcore.from_numpy(kept_pos))
+            psw = per_sample_weights.index_select(0, kept_pos)
             rows = rows * psw.unsqueeze(1)
-        out = ptcore.zeros(B, dim, dtype=weight.dtype, device=weight.device)
-        out = out.index_add(0, ptcore.from_numpy(kept_bag), rows)
+        out = ptcore.zeros(B, dim, dtype=weight.dtype, device=dev)
+        out = out.index_add(0, kept_bag, rows)
         if mode == "mean":
-            denom = ptcore.from_numpy(np.maximum(counts, 1).astype(np.int64)).to(weight.dtype)
-            out = out / denom.unsqueeze(1)
+            out = out / ptcore.clamp(counts, min=1).to(weight.dtype).unsqueeze(1)
         return out
 
     # max: gather into a (B, Lmax, dim) block padded with -inf
-    lmax = builtins.int(counts.max()) if B else 0
+    lmax = builtins.int(counts.max().item()) if B else 0
     if lmax == 0:
-        return ptcore.zeros(B, dim, dtype=weight.dtype, device=weight.device)
-    bag_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    slot = np.arange(kept_bag.shape[0]) - bag_start[kept_bag]
-    idx_mat = np.zeros((B, lmax), dtype=np.int64)
-    mask = np.zeros((B, lmax), dtype=bool)
-    idx_mat[kept_bag, slot] = kept_idx
-    mask[kept_bag, slot] = True
-    block = weight.index_select(0, ptcore.from_numpy(idx_mat.reshape(-1))).reshape(B, lmax, dim)
-    block = block.masked_fill(ptcore.from_numpy(~mask).unsqueeze(2), float("-inf"))
+        return ptcore.zeros(B, dim, dtype=weight.dtype, device=dev)
+    bag_start = ptcore.cumsum(counts, 0) - counts
+    slot = ptcore.arange(kept_bag.shape[0], dtype=ptcore.int64, device=dev) - bag_start[kept_bag]
+    flat = kept_bag * lmax + slot
+    idx_mat = ptcore.zeros(B * lmax, dtype=ptcore.int64, device=dev).index_copy(0, flat, kept_idx)
+    mask = ptcore.zeros(B * lmax, dtype=ptcore.bool, device=dev).index_fill(0, flat, True)
+    block = weight.index_select(0, idx_mat).reshape(B, lmax, dim)
+    block = block.masked_fill(ptcore.logical_not(mask).reshape(B, lmax, 1), float("-inf"))
     out = block.max(1).values
-    empty = ptcore.from_numpy(counts == 0).unsqueeze(1)
+    empty = (counts == 0).unsqueeze(1)
     return ptcore.where(empty, 0.0, out)

@@ -7,8 +7,7 @@ the input's floating dtype, as torch's kernel does).  The values are gathered fr
 with the chosen indices, so the gradient flows back to the maximum of each window.
 """
 import itertools
-
-import numpy as np
+import math
 
 import ptcore
 
@@ -26,21 +25,20 @@ def _tuple(v, n, name):
     return (v,) * n
 
 
-def _intervals(sample, in_size, out_size, pool, np_dtype):
-    """Window starts of one dim for each plane: ``(planes,)`` samples -> ``(planes, out)``."""
+def _intervals(sample, in_size, out_size, pool):
+    """Window starts of one dim for each plane: ``(planes,)`` samples (float32
+    or float64, on the input's device) -> ``(planes, out)`` int64, computed
+    in the samples' precision as torch's kernel."""
     planes = sample.shape[0]
-    seq = np.empty((planes, out_size), dtype=np.int64)
-    if out_size > 1:
-        alpha = np_dtype(in_size - pool) / np_dtype(out_size - 1)
-        s = sample.astype(np_dtype)
-        i = np.arange(out_size - 1, dtype=np_dtype)
-        with np.errstate(invalid="ignore", over="ignore"):
-            a = ((i[None, :] + s[:, None]) * alpha).astype(np.int64)
-            b = (s * alpha).astype(np.int64)
-        seq[:, :-1] = a - b[:, None]
-    if out_size > 0:
-        seq[:, -1] = in_size - pool
-    return seq
+    dev = sample.device
+    last = ptcore.full((planes, 1), in_size - pool, dtype=ptcore.int64, device=dev)
+    if out_size <= 1:
+        return last[:, :out_size]
+    alpha = ptcore.full((), in_size - pool, dtype=sample.dtype, device=dev) / (out_size - 1)
+    i = ptcore.arange(out_size - 1, dtype=sample.dtype, device=dev)
+    a = ((i.unsqueeze(0) + sample.unsqueeze(1)) * alpha).to(ptcore.int64)
+    b = (sample * alpha).to(ptcore.int64)
+    return ptcore.cat([a - b.unsqueeze(1), last], 1)
 
 
 def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_samples, nd):
@@ -77,13 +75,12 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_s
         if out[d] + pool[d] - 1 > spatial[d]:
             raise RuntimeError(f"{name}(): pool {dims[d]} {pool[d]} too large relative to "
                                f"input {dims[d]} {spatial[d]}")
-    np_dtype = np.float64 if input.dtype == ptcore.float64 else np.float32
-    samples = random_samples.detach().cpu().to(ptcore.float64).numpy().reshape(n * c, nd)
+    fdt = ptcore.float64 if input.dtype == ptcore.float64 else ptcore.float32
+    samples = random_samples.detach().to(fdt).reshape(n * c, nd)
     # torch's sample order: (w, h) for 2-d, (t, h, w) for 3-d.
     sample_dim = [1, 0] if nd == 2 else [0, 1, 2]
-    seqs = [_intervals(samples[:, sample_dim[d]], spatial[d], out[d], pool[d], np_dtype)
-            for d in range(nd)]
-    strides = [int(np.prod(spatial[d + 1:])) for d in range(nd)]
+    seqs = [_intervals(samples[:, sample_dim[d]], spatial[d], out[d], pool[d]) for d in range(nd)]
+    strides = [math.prod(spatial[d + 1:]) for d in range(nd)]
     # Linear input index of every window element: (planes, *out, K) with K = prod(pool),
     # the window scanned in row-major order (ties keep the first element, as torch).
     cand = []
@@ -93,9 +90,8 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_s
             shape = [n * c] + [1] * nd
             shape[d + 1] = out[d]
             lin = lin + (seqs[d] + offs[d]).reshape(shape) * strides[d]
-        cand.append(np.broadcast_to(lin, [n * c] + out))
-    cand = np.stack(cand, axis=-1).reshape(n, c, -1)
-    cand_t = ptcore.from_numpy(np.ascontiguousarray(cand)).to(input.device)
+        cand.append(lin.expand([n * c] + out))
+    cand_t = ptcore.stack(cand, -1).reshape(n, c, -1)
     flat = x.reshape(n, c, -1)
     k = len(list(itertools.product(*[range(p) for p in pool])))
     with ptcore.no_grad():

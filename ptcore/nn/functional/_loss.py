@@ -743,7 +743,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * z
     if weight is not None:
         z = z * _pt.take(weight, t).unsqueeze(1)
-    z = _pt.where(_pt.arange(dim) == ti, 0.0, z)
+    z = _pt.where(_pt.arange(dim, device=x.device) == ti, 0.0, z)
     loss = (z.sum(1) / dim).reshape(target.shape)
     return _apply_reduction(loss, enum)
 
@@ -768,7 +768,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x = input.reshape(nframe, dim)
     valid = _pt.cumprod((t >= 0).to(_pt.int64), 1) > 0          # targets before the first -1
     safe = _pt.where(valid, t, 0)
-    is_target = _pt.zeros((nframe, dim), dtype=_pt.int64).scatter_add(1, safe, valid.to(_pt.int64)) > 0
+    is_target = _pt.zeros((nframe, dim), dtype=_pt.int64, device=x.device).scatter_add(1, safe, valid.to(_pt.int64)) > 0
     xt = x.gather(1, safe)                                        # (N, C): score of j-th target
     z = _pt.clamp_min(1 - xt.unsqueeze(2) + x.unsqueeze(1), 0)   # (N, target j, class i)
     mask = valid.unsqueeze(2) & (~is_target).unsqueeze(1)

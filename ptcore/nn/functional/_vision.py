@@ -83,8 +83,8 @@ class _PadFn(_Function):
                 idx = _shape_ops._pad_index(n, lo, hi, mode)
             shape = list(g.shape)
             shape[d] = n
-            gx = ptcore.zeros(shape, dtype=g.dtype)
-            gx.index_add_(d, ptcore.tensor(idx, dtype=ptcore.int64), g)
+            gx = ptcore.zeros(shape, dtype=g.dtype, device=g.device)
+            gx.index_add_(d, ptcore.tensor(idx, dtype=ptcore.int64, device=g.device), g)
             g = gx
         return g, None, None, None
 
@@ -139,7 +139,7 @@ class _ResampleFn(_Function):
     @staticmethod
     def backward(ctx, g):
         xshape, d, taps = ctx.meta
-        gx = ptcore.zeros(xshape, dtype=g.dtype)
+        gx = ptcore.zeros(xshape, dtype=g.dtype, device=g.device)
         for idx, w in taps:
             gx.index_add_(d, idx, g if w is None else g * w)
         return gx, None, None
@@ -359,7 +359,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             taps = _aa_taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
         else:
             taps = _taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
-        taps = [(idx, None if w is None else w.to(x.dtype)) for idx, w in taps]
+        # the tap tables (from sizes only) go where the data is
+        taps = [(idx.to(x.device), None if w is None else w.to(x.dtype).to(x.device))
+                for idx, w in taps]
         x = _ResampleFn.apply(x, d, taps)
     return x if x is not input else input.clone()
 

@@ -1,0 +1,117 @@
+"""CUDA kernels of the ``ptcore.special`` functions that are closed forms of
+other ops (``ndtr``, ``entr``, ``xlog1py``, ``spherical_bessel_j0``): each is
+written with the elementwise ops' entries, so it runs on the device and its
+gradient comes from its parts.  The CPU keeps its own kernels (SciPy, the
+float32 elementwise library); the dtype rules are the CPU front-ends':
+integers compute in the default float dtype, float16/bfloat16 in float32
+rounded back where PyTorch allows them.
+
+The Bessel, incomplete-gamma, ``erfcx``/``log_ndtr``/``ndtri`` and
+orthogonal-polynomial functions have no CUDA kernel yet (they raise
+``NotImplementedError`` naming the op and the device).
+"""
+import math
+
+from ptcore import _tensor as _C
+
+__all__ = ["register"]
+
+_HALF = ("float16", "bfloat16")
+
+
+def _P():
+    import ptcore
+    return ptcore
+
+
+def _dtypes(fname, dt, half_ok):
+    """(result dtype, compute dtype), as ``ptcore.special._kernels._compute_dtype``."""
+    if dt.is_complex:
+        raise NotImplementedError(f'"{fname}_cuda" not implemented for \'{dt._legacy}\'')
+    if not dt.is_floating_point:
+        dt = _C.get_default_dtype()
+    if dt._name in _HALF:
+        if not half_ok:
+            raise NotImplementedError(f'"{fname}_cuda" not implemented for \'{dt._legacy}\'')
+        return dt, _C.float32
+    return dt, dt
+
+
+def _finish(fname, r, dt, out):
+    if r.dtype is not dt:
+        r = r.to(dt)
+    if out is None:
+        return r
+    if not isinstance(out, _C._TensorBase):
+        raise TypeError(f"special_{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if tuple(out.shape) != tuple(r.shape):
+        out.resize_(r.shape)
+    out.copy_(r)
+    return out
+
+
+def _unary(fname, body, half_ok):
+    def kernel(input, *, out=None):
+        if not isinstance(input, _C._TensorBase):
+            raise TypeError(f"special_{fname}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        dt, cdt = _dtypes(fname, input.dtype, half_ok)
+        x = input if input.dtype is cdt else input.to(cdt)
+        return _finish(fname, body(x), dt, out)
+    kernel.__name__ = fname
+    return kernel
+
+
+def _ndtr(x):
+    P = _P()
+    return P.mul(P.erfc(P.mul(x, -math.sqrt(0.5))), 0.5)
+
+
+def _entr(x):
+    P = _P()
+    pos = P.gt(x, 0)
+    safe = P.where(pos, x, 1.0)
+    r = P.where(pos, P.neg(P.mul(safe, P.log(safe))), 0.0)
+    r = P.where(P.lt(x, 0), -math.inf, r)
+    return P.where(P.isnan(x), x, r)
+
+
+def _spherical_j0(x):
+    P = _P()
+    with P.no_grad():           # (PyTorch has no derivative: the result never requires grad)
+        x = x.detach()
+        nz = P.ne(x, 0)
+        safe = P.where(nz, x, 1.0)
+        r = P.where(nz, P.div(P.sin(safe), safe), 1.0)
+        return P.where(P.isinf(x), 0.0, r)
+
+
+def _xlog1py(input, other, *, out=None):
+    P = _P()
+    ta, tb = isinstance(input, _C._TensorBase), isinstance(other, _C._TensorBase)
+    dev = input.device if ta else other.device
+    dt, cdt = _dtypes("xlog1py", P.result_type(input, other), True)
+    x = input.to(cdt) if ta else P.full((), input, dtype=cdt, device=dev)
+    y = other.to(cdt) if tb else P.full((), other, dtype=cdt, device=dev)
+    x, y = P.broadcast_tensors(x, y)
+    zero = P.logical_and(P.eq(x, 0), P.logical_not(P.isnan(y)))
+    safe = P.where(zero, 0.0, y)
+    r = P.where(zero, 0.0, P.mul(x, P.log1p(safe)))
+    return _finish("xlog1py", r, dt, out)
+
+
+_registered = [False]
+
+
+def register():
+    if _registered[0]:
+        return
+    from ptcore._dispatch.device import register_kernel
+    import ptcore.special  # noqa: F401 (declares the special ops: light, SciPy loads on first use)
+    ns = ("special",)
+    register_kernel("ndtr", "cuda", _unary("ndtr", _ndtr, True), namespaces=ns)
+    register_kernel("entr", "cuda", _unary("entr", _entr, True), namespaces=ns)
+    register_kernel("spherical_bessel_j0", "cuda", _unary("spherical_bessel_j0", _spherical_j0, False),
+                    namespaces=ns)
+    register_kernel("xlog1py", "cuda", _xlog1py, namespaces=ns)
+    _registered[0] = True
