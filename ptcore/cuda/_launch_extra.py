@@ -19,7 +19,7 @@ from ptcore.cuda import _runtime
 
 __all__ = ["register", "FRONTEND_OPS"]
 
-_GEMM_DTYPES = ("float32", "float64", "float16", "bfloat16")
+_GEMM_DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128")
 
 
 def _cname(dt):
@@ -35,8 +35,6 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     new contiguous tensor or accumulated into ``c``."""
     dt = a.dtype
     name = L._name(dt)
-    if dt.is_complex:
-        raise NotImplementedError(f"{kname}: complex matmul has no CUDA kernel yet")
     if name not in _GEMM_DTYPES:
         kcuda = "bmm_cuda" if a.dim() > 2 else "addmm_cuda"
         raise RuntimeError(f'"{kcuda}" not implemented for \'{_cname(dt)}\'')
@@ -44,10 +42,11 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
         alpha = alpha.item()
     if isinstance(beta, _C._TensorBase):
         beta = beta.item()
-    if isinstance(alpha, complex):
-        alpha = alpha.real
-    if isinstance(beta, complex):
-        beta = beta.real
+    if not dt.is_complex:
+        if isinstance(alpha, complex):
+            alpha = alpha.real
+        if isinstance(beta, complex):
+            beta = beta.real
     batch = tuple(a.shape[:-2])
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
@@ -64,8 +63,8 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
         a3 = L._contig(a).reshape(nb, m, k)
         b3 = L._contig(b).reshape(nb, k, n)
         L.gemm_mm(a3 if batch else a3[0], b3 if batch else b3[0],
-                  res.reshape(nb, m, n) if batch else res, float(alpha) if dt.is_floating_point else alpha,
-                  float(beta) if acc else 0.0, kname)
+                  res.reshape(nb, m, n) if batch else res, alpha,
+                  beta if acc else 0.0, kname)
     if c is not None:
         c.copy_(res)
         return c

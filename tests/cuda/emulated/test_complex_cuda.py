@@ -496,3 +496,17 @@ def test_transposed_operands_reach_cublas_without_copies(monkeypatch, dt):
     _close(r2, a.mH @ a)
     _close(r3, ptcore.bmm(A.mT, B.mT))
     _close(r4, 2 * (a.mT @ a))
+
+
+@pytest.mark.parametrize("dt", [ptcore.complex64, ptcore.complex128])
+def test_complex_matmul_family_through_front_end_loops(dt):
+    # einsum/baddbmm/kron/outer/tensordot reach the device's "product" loop
+    x = _rand(4, 3, dtype=dt, seed=1)
+    b = _rand(2, 4, 3, dtype=dt, seed=2)
+    xc, bc = x.cuda(), b.cuda()
+    _close(ptcore.einsum("ij,jk->ik", xc, xc.mT), ptcore.einsum("ij,jk->ik", x, x.mT))
+    _close(ptcore.baddbmm(bc @ bc.mT, bc, bc.mH, alpha=2j, beta=0.5),
+           ptcore.baddbmm(b @ b.mT, b, b.mH, alpha=2j, beta=0.5))
+    _close(ptcore.kron(xc, xc), ptcore.kron(x, x))
+    _close(ptcore.outer(xc[0], xc[1]), ptcore.outer(x[0], x[1]))
+    _close(ptcore.tensordot(bc, bc, dims=([1, 2], [1, 2])), ptcore.tensordot(b, b, dims=([1, 2], [1, 2])))
