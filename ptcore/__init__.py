@@ -350,7 +350,8 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "DisableTorchFunction": "ptcore._dispatch.torch_function",
                "DisableTorchFunctionSubclass": "ptcore._dispatch.torch_function",
                "ops": "ptcore.library",
-               "get_include": "ptcore.utils.cython_extension"}
+               "get_include": "ptcore.utils.cython_extension",
+               "get_device_module": "ptcore.accelerator"}
 for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
            "sparse_csr", "sparse_csc", "spmm"):
     _LAZY_ATTRS[_n] = "ptcore.sparse"

@@ -177,3 +177,24 @@ def set_stream(stream):
     """Make ``stream`` the current stream of its device."""
     _require()
     _cuda().set_stream(stream)
+
+
+def get_device_module(device=None):
+    """The module of a device type (``ptcore.get_device_module``, torch's
+    top-level function): ``ptcore.cuda`` for CUDA, ``ptcore.cpu`` for the CPU;
+    with no argument, the current accelerator's module (the CPU's without one)."""
+    import importlib
+    import ptcore
+    if device is None:
+        acc = current_accelerator()
+        kind = "cpu" if acc is None else acc.type
+    elif isinstance(device, ptcore.device):
+        kind = device.type
+    elif isinstance(device, str):
+        kind = ptcore.device(device).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
+                           f"'ptcore.{kind}'.")
+    return importlib.import_module(f"ptcore.{kind}")

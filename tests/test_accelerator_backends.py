@@ -336,3 +336,14 @@ def test_utils_dlpack_roundtrip_with_torch_and_numpy():
     z = D.from_dlpack(np.ones(3, dtype=np.float32))
     z[0] = 5
     assert z.tolist() == [5.0, 1.0, 1.0]
+
+
+def test_get_device_module():
+    import ptcore.cpu
+    import ptcore.cuda
+    assert ptcore.get_device_module("cuda") is ptcore.cuda
+    assert ptcore.get_device_module(ptcore.device("cpu")) is ptcore.cpu
+    expect = ptcore.cuda if ptcore.cuda.is_available() else ptcore.cpu
+    assert ptcore.get_device_module() is expect
+    with pytest.raises(RuntimeError):
+        ptcore.get_device_module("mps")

@@ -18,6 +18,9 @@ from ptcore.autograd import functional, graph  # noqa: F401
 from ptcore.autograd.graph import Node  # noqa: F401
 from ptcore.autograd.graph import _is_checkpoint_valid  # noqa: F401
 from ptcore.autograd.graph import SavedTensor  # noqa: F401
+# torch.autograd re-exports torch.overrides' helpers (the same functions)
+from ptcore._dispatch.torch_function import (  # noqa: F401
+    handle_torch_function, has_torch_function, is_tensor_like)
 from ptcore.autograd.grad_mode import (  # noqa: F401
     set_multithreading_enabled, is_multithreading_enabled, is_view_replay_enabled)
 from ptcore.autograd import variable  # noqa: F401

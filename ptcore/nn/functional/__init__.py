@@ -35,3 +35,6 @@ def _bind_entries():
 
 _bind_entries()
 del _bind_entries
+# torch.nn.functional re-exports torch.overrides' helpers for functions that implement __torch_function__
+from ptcore._dispatch.torch_function import (  # noqa: F401,E402
+    handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic)
