@@ -19,6 +19,8 @@ yaml = pytest.importorskip("yaml")
 CONDA_NAME = {
     "nvidia-cuda-nvrtc": "cuda-nvrtc",
     "nvidia-cublas": "libcublas",
+    "nvidia-cusolver": "libcusolver",
+    "nvidia-cufft": "libcufft",
 }
 OPENMP = {"linux": "_openmp_mutex", "osx": "llvm-openmp"}
 
