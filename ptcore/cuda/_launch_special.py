@@ -6,9 +6,14 @@ float32 elementwise library); the dtype rules are the CPU front-ends':
 integers compute in the default float dtype, float16/bfloat16 in float32
 rounded back where PyTorch allows them.
 
-The Bessel, incomplete-gamma, ``erfcx``/``log_ndtr``/``ndtri`` and
-orthogonal-polynomial functions have no CUDA kernel yet (they raise
-``NotImplementedError`` naming the op and the device).
+The orthogonal polynomials run their own kernels (family ``special`` of
+:mod:`ptcore.cuda._kernels_special`), float32/float64 as the CPU (float16,
+bfloat16 and complex raise ``NotImplementedError``, integers compute in the
+default float dtype); their results never require grad, as PyTorch.
+
+The Bessel, incomplete-gamma and ``erfcx``/``log_ndtr``/``ndtri`` functions
+have no CUDA kernel yet (they raise ``NotImplementedError`` naming the op and
+the device).
 """
 import math
 
@@ -100,6 +105,29 @@ def _xlog1py(input, other, *, out=None):
     return _finish("xlog1py", r, dt, out)
 
 
+def _polynomial(fname):
+    def kernel(input, other, *, out=None):
+        import numbers
+        from ptcore.cuda import _launch as L
+        P = _P()
+        ta, tb = isinstance(input, _C._TensorBase), isinstance(other, _C._TensorBase)
+        if not ta and not isinstance(input, numbers.Number):
+            raise TypeError(f"special_{fname}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        if not tb and not isinstance(other, numbers.Number):
+            raise TypeError(f"special_{fname}(): argument 'n' (position 2) must be Tensor, not "
+                            f"{type(other).__name__}")
+        dt, cdt = _dtypes(fname, P.result_type(input, other), False)
+        dev = L._device_of(input, other)
+        shape = L._broadcast_shape(input, other, f"special_{fname}")
+        x, n = L._as_operand(input, cdt, dev), L._as_operand(other, cdt, dev)
+        res = L._empty(shape, cdt, dev)
+        L._elementwise("special", (fname, (L._tag(cdt, fname),)), res, [x, n], L._params())
+        return _finish(fname, res, dt, out)
+    kernel.__name__ = fname
+    return kernel
+
+
 _registered = [False]
 
 
@@ -114,4 +142,7 @@ def register():
     register_kernel("spherical_bessel_j0", "cuda", _unary("spherical_bessel_j0", _spherical_j0, False),
                     namespaces=ns)
     register_kernel("xlog1py", "cuda", _xlog1py, namespaces=ns)
+    from ptcore.cuda._kernels_special import POLYNOMIALS
+    for name in POLYNOMIALS:
+        register_kernel(name, "cuda", _polynomial(name), namespaces=ns)
     _registered[0] = True

@@ -1,0 +1,163 @@
+"""CUDA kernel sources of the ``ptcore.special`` functions (generated,
+header-free; part of the library of :mod:`ptcore.cuda._kernels`, which lists
+them through :func:`generate`).
+
+Family **special** (family prelude :data:`POLY_PRELUDE`), float32 and float64:
+
+* ``ptc_special_<op>_<tag>_<c|s>`` for the orthogonal polynomials
+  (``op`` = ``chebyshev_polynomial_t/u/v/w``, ``shifted_chebyshev_polynomial_t/u/v/w``,
+  ``hermite_polynomial_h/he``, ``laguerre_polynomial_l``, ``legendre_polynomial_p``):
+  the binary elementwise ABI, ``(n, T* out, const T* x, const T* deg,
+  ptc_params p[, ptc_strided<3> ix])``.  The degree is truncated to an
+  integer as a C cast; nan, +-inf and out-of-range degrees count as negative
+  (result 0), as ``ptcore.special._functions._poly``.
+
+The values follow the CPU kernels (:mod:`ptcore.special._polynomials`, which
+follow PyTorch's ``Math.h``): the three-term recurrence in the input's
+precision, the closed forms at ``|x| == 1``, and (Chebyshev, large degree,
+``|x| < 1``) the trigonometric forms, whose products ``n * acos(x)`` are
+formed in double as NumPy's promotion does on the CPU.  Once the recurrence
+reaches NaN it stays NaN, so the loop stops there (same value, bounded work
+after an overflow).
+"""
+from ptcore.cuda._kernels import kernel_name, _ew_kernel
+
+__all__ = ["generate", "FAMILY_PRELUDE", "POLYNOMIALS"]
+
+POLY_PRELUDE = r"""
+__device__ __forceinline__ float ptc_sp_acos(float x) { return acosf(x); }
+__device__ __forceinline__ double ptc_sp_acos(double x) { return acos(x); }
+__device__ __forceinline__ float ptc_sp_sin(float x) { return sinf(x); }
+__device__ __forceinline__ double ptc_sp_sin(double x) { return sin(x); }
+__device__ __forceinline__ float ptc_sp_cos(float x) { return cosf(x); }
+__device__ __forceinline__ double ptc_sp_cos(double x) { return cos(x); }
+template <class T> __device__ __forceinline__ T ptc_sp_abs(T x) { return x < (T)0 ? -x : x; }
+/* the degree as torch's C cast would have it; nan/inf/out of range -> -1 */
+template <class T> __device__ __forceinline__ long long ptc_poly_deg(T n) {
+    const double d = (double)n;
+    return (d == d && d < 9223372036854775808.0 && d > -9223372036854775808.0) ? (long long)d : -1LL;
+}
+/* P_n from P_0 = 1, P_1 = q and the step; stops once NaN (it stays NaN) */
+#define PTC_POLY_LOOP(STEP) \
+    T p = (T)1; \
+    for (long long k = 2; k <= n && q == q; ++k) { const T r = (STEP); p = q; q = r; } \
+    return q;
+
+template <class T> __device__ T ptc_poly_cheb_t(T x, long long n) {
+    if (n < 0) return (T)0;
+    const T ax = ptc_sp_abs(x);
+    if (ax == (T)1) return (x > (T)0 || n % 2 == 0) ? (T)1 : (T)-1;
+    if (n > 6 && ax < (T)1) return (T)cos((double)n * (double)ptc_sp_acos(x));
+    if (n == 0) return (T)1;
+    const T x2 = x + x;
+    T q = x;
+    PTC_POLY_LOOP(x2 * q - p)
+}
+template <class T> __device__ T ptc_poly_cheb_u(T x, long long n) {
+    if (n < 0) return (T)0;
+    const T ax = ptc_sp_abs(x);
+    if (ax == (T)1) return (x > (T)0 || n % 2 == 0) ? (T)(n + 1) : (T)(-(n + 1));
+    if (n > 8 && ax < (T)1) {
+        const T t = ptc_sp_acos(x);
+        const T s = ptc_sp_sin(t);
+        const double m = (double)(n + 1);
+        if (s != (T)0) return (T)(sin(m * (double)t) / (double)s);
+        return (T)(m * cos(m * (double)t) / (double)x);
+    }
+    if (n == 0) return (T)1;
+    const T x2 = x + x;
+    T q = x + x;
+    PTC_POLY_LOOP(x2 * q - p)
+}
+template <class T> __device__ T ptc_poly_cheb_v(T x, long long n) {
+    if (n < 0) return (T)0;
+    const T ax = ptc_sp_abs(x);
+    const T odd = (n % 2 == 0) ? (T)(n + n + 1) : (T)(-(n + n + 1));
+    if (ax == (T)1) return x > (T)0 ? (T)1 : odd;
+    if (n > 8 && ax < (T)1) {
+        const T t = ptc_sp_acos(x);
+        const T h = t / (T)2;
+        if (ptc_sp_sin(h) != (T)1)
+            return (T)(cos(((double)n + 0.5) * (double)t) / (double)ptc_sp_cos(h));
+        return odd;
+    }
+    if (n == 0) return (T)1;
+    const T x2 = x + x;
+    T q = x + x - (T)1;
+    PTC_POLY_LOOP(x2 * q - p)
+}
+template <class T> __device__ T ptc_poly_cheb_w(T x, long long n) {
+    if (n < 0) return (T)0;
+    const T ax = ptc_sp_abs(x);
+    const T edge = x > (T)0 ? (T)(n + n + 1) : ((n % 2 == 0) ? (T)1 : (T)-1);
+    if (ax == (T)1) return edge;
+    if (n > 8 && ax < (T)1) {
+        const T t = ptc_sp_acos(x);
+        const T h = t / (T)2;
+        if (ptc_sp_cos(h) != (T)1)
+            return (T)(sin(((double)n + 0.5) * (double)t) / (double)ptc_sp_sin(h));
+        return edge;
+    }
+    if (n == 0) return (T)1;
+    const T x2 = x + x;
+    T q = x + x + (T)1;
+    PTC_POLY_LOOP(x2 * q - p)
+}
+template <class T> __device__ T ptc_poly_hermite_h(T x, long long n) {
+    if (n < 0) return (T)0;
+    if (n == 0) return (T)1;
+    const T x2 = x + x;
+    T q = x2;
+    PTC_POLY_LOOP(x2 * q - (T)(2 * (k - 1)) * p)
+}
+template <class T> __device__ T ptc_poly_hermite_he(T x, long long n) {
+    if (n < 0) return (T)0;
+    if (n == 0) return (T)1;
+    T q = x;
+    PTC_POLY_LOOP(x * q - (T)(k - 1) * p)
+}
+template <class T> __device__ T ptc_poly_laguerre_l(T x, long long n) {
+    if (n < 0) return (T)0;
+    if (n == 0 || x == (T)0) return (T)1;
+    const T omx = (T)1 - x;
+    T q = omx;
+    PTC_POLY_LOOP((((T)(2 * (k - 1)) + omx) * q - (T)(k - 1) * p) / (T)k)
+}
+template <class T> __device__ T ptc_poly_legendre_p(T x, long long n) {
+    if (n < 0) return (T)0;
+    if (ptc_sp_abs(x) == (T)1) return (x > (T)0 || n % 2 == 0) ? (T)1 : (T)-1;
+    if (n == 0) return (T)1;
+    T q = x;
+    PTC_POLY_LOOP(((T)(2 * (k - 1) + 1) * x * q - (T)(k - 1) * p) / (T)k)
+}
+"""
+
+# op -> (device function, shifted: evaluated at 2x - 1)
+POLYNOMIALS = {
+    "chebyshev_polynomial_t": ("ptc_poly_cheb_t", False),
+    "chebyshev_polynomial_u": ("ptc_poly_cheb_u", False),
+    "chebyshev_polynomial_v": ("ptc_poly_cheb_v", False),
+    "chebyshev_polynomial_w": ("ptc_poly_cheb_w", False),
+    "shifted_chebyshev_polynomial_t": ("ptc_poly_cheb_t", True),
+    "shifted_chebyshev_polynomial_u": ("ptc_poly_cheb_u", True),
+    "shifted_chebyshev_polynomial_v": ("ptc_poly_cheb_v", True),
+    "shifted_chebyshev_polynomial_w": ("ptc_poly_cheb_w", True),
+    "hermite_polynomial_h": ("ptc_poly_hermite_h", False),
+    "hermite_polynomial_he": ("ptc_poly_hermite_he", False),
+    "laguerre_polynomial_l": ("ptc_poly_laguerre_l", False),
+    "legendre_polynomial_p": ("ptc_poly_legendre_p", False),
+}
+
+FAMILY_PRELUDE = {"special": POLY_PRELUDE}
+_FLOAT_TAGS = (("float32", "f32"), ("float64", "f64"))
+
+
+def generate():
+    """``(name, family, source)`` of every kernel of this module."""
+    for op, (fn, shifted) in POLYNOMIALS.items():
+        arg = "x + x - (T)1" if shifted else "x"
+        expr = f"{fn}<T>({arg}, ptc_poly_deg<T>(y))"
+        for dt, tag in _FLOAT_TAGS:
+            for v in ("c", "s"):
+                kn = kernel_name("special", op, tag, v)
+                yield kn, "special", _ew_kernel(kn, dt, [dt, dt], ["x", "y"], dt, expr, v)
