@@ -4,6 +4,10 @@ them through :func:`generate`).
 
 Family **special** (family prelude :data:`POLY_PRELUDE`), float32 and float64:
 
+* ``ptc_special_<op>_f32_<c|s>`` (``op`` in :data:`UNARY_F32`): the unary
+  elementwise ABI in float32, the scalar functions of
+  ``ptcore/_ops/ptc_special.h`` (the CPU's float32 kernels), from the
+  generated copy :mod:`ptcore.cuda._special_f32_src`.
 * ``ptc_special_<op>_<tag>_<c|s>`` for the orthogonal polynomials
   (``op`` = ``chebyshev_polynomial_t/u/v/w``, ``shifted_chebyshev_polynomial_t/u/v/w``,
   ``hermite_polynomial_h/he``, ``laguerre_polynomial_l``, ``legendre_polynomial_p``):
@@ -148,7 +152,25 @@ POLYNOMIALS = {
     "legendre_polynomial_p": ("ptc_poly_legendre_p", False),
 }
 
-FAMILY_PRELUDE = {"special": POLY_PRELUDE}
+# unary float32 functions: op -> the device function of ptc_special.h (generated copy)
+UNARY_F32 = {
+    "erfcx": "ptc_erfcx_s",
+    "log_ndtr": "ptc_log_ndtr_s",
+    "ndtri": "ptc_ndtri_s",
+    "i0e": "ptc_i0e_s",
+    "i1": "ptc_i1_s",
+    "i1e": "ptc_i1e_s",
+    "modified_bessel_i0": "ptc_i0_s",
+    "modified_bessel_i1": "ptc_i1_s",
+}
+
+
+def _family_prelude():
+    from ptcore.cuda._special_f32_src import SOURCE
+    return POLY_PRELUDE + SOURCE
+
+
+FAMILY_PRELUDE = {"special": _family_prelude()}
 _FLOAT_TAGS = (("float32", "f32"), ("float64", "f64"))
 
 
@@ -161,3 +183,7 @@ def generate():
             for v in ("c", "s"):
                 kn = kernel_name("special", op, tag, v)
                 yield kn, "special", _ew_kernel(kn, dt, [dt, dt], ["x", "y"], dt, expr, v)
+    for op, fn in UNARY_F32.items():
+        for v in ("c", "s"):
+            kn = kernel_name("special", op, "f32", v)
+            yield kn, "special", _ew_kernel(kn, "float32", ["float32"], ["x"], "float32", f"{fn}(x)", v)

@@ -128,6 +128,81 @@ def _polynomial(fname):
     return kernel
 
 
+def _unary_f32(fname):
+    """A float32 kernel of ``ptc_special.h`` (float16/bfloat16 computed in float32);
+    the CPU's backward formula (public ops) attached where PyTorch has one."""
+    def kernel(input, *, out=None):
+        from ptcore.cuda import _launch as L
+        from ptcore.special import _kernels as SK
+        if not isinstance(input, _C._TensorBase):
+            raise TypeError(f"special_{fname}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        half_ok = fname not in ("erfcx", "ndtri", "log_ndtr", "modified_bessel_i0", "modified_bessel_i1")
+        dt, cdt = _dtypes(fname, input.dtype, half_ok)
+        if cdt is not _C.float32:
+            raise NotImplementedError(f"special.{fname}: no CUDA kernel for {cdt} yet (float32, float16 "
+                                      f"and bfloat16 run on CUDA)")
+        dev = input.device
+        x = L._as_operand(input.detach(), cdt, dev)
+        res = L._empty(x.shape, cdt, dev)
+        L._elementwise("special", (fname, ("f32",)), res, [x], L._params())
+        if fname in ("modified_bessel_i0", "modified_bessel_i1"):
+            res = _P().where(_P().isinf(x), float("nan"), res)     # as the CPU (torch: nan at +-inf)
+        if dt is not cdt:
+            res = res.to(dt)
+        grad = _GRADS.get(fname)
+        if grad is not None and input.dtype.is_floating_point:
+            xin = input if input.dtype is dt else input.to(dt)
+            res = SK._attach(res, grad, fname, getattr(_P().special, fname), (xin,))
+        return _finish(fname, res, dt, out)
+    kernel.__name__ = fname
+    return kernel
+
+
+# the CPU's backward formulas (ptcore.special._functions) through the public,
+# dispatched ops, so that they run on the device
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _d_erfcx(g, r, x):
+    return ((x * r * 2 - 2.0 / math.sqrt(math.pi)) * g,)
+
+
+def _d_ndtri(g, r, x):
+    return (g * _SQRT_2PI * _P().exp(r * r * 0.5),)
+
+
+def _d_log_ndtr(g, r, x):
+    return (g * (1.0 / _SQRT_2PI) * _P().exp(-(r + x * x * 0.5)),)
+
+
+def _d_i0e(g, r, x):
+    return (g * (_P().special.i1e(x) - x.sgn() * r),)
+
+
+def _tiny_safe(x):
+    P = _P()
+    ok = x.abs() > P.finfo(x.dtype).eps
+    return ok, P.where(ok, x, P.full((), P.finfo(x.dtype).eps, dtype=x.dtype, device=x.device))
+
+
+def _d_i1(g, r, x):
+    P = _P()
+    ok, sx = _tiny_safe(x)
+    gx = P.special.modified_bessel_i0(sx) - r * sx.reciprocal()
+    return (g * P.where(ok, gx, 0.5),)
+
+
+def _d_i1e(g, r, x):
+    P = _P()
+    ok, sx = _tiny_safe(x)
+    gx = P.special.i0e(sx) - r * (sx.sgn() + sx.reciprocal())
+    return (g * P.where(ok, gx, 0.5),)
+
+
+_GRADS = {"erfcx": _d_erfcx, "log_ndtr": _d_log_ndtr, "ndtri": _d_ndtri, "i0e": _d_i0e,
+          "i1": _d_i1, "i1e": _d_i1e}
+
 _registered = [False]
 
 
@@ -142,7 +217,9 @@ def register():
     register_kernel("spherical_bessel_j0", "cuda", _unary("spherical_bessel_j0", _spherical_j0, False),
                     namespaces=ns)
     register_kernel("xlog1py", "cuda", _xlog1py, namespaces=ns)
-    from ptcore.cuda._kernels_special import POLYNOMIALS
+    from ptcore.cuda._kernels_special import POLYNOMIALS, UNARY_F32
+    for name in UNARY_F32:
+        register_kernel(name, "cuda", _unary_f32(name), namespaces=ns)
     for name in POLYNOMIALS:
         register_kernel(name, "cuda", _polynomial(name), namespaces=ns)
     _registered[0] = True

@@ -120,3 +120,113 @@ def test_polynomial_huge_degree_terminates():
     for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "legendre_polynomial_p"):
         fn = getattr(ptcore.special, name)
         _close(fn(x.cuda(), 2000), fn(x, 2000), ptcore.float32)
+
+
+# ---------------------------------------------------------------------------
+# unary functions with float32 kernels (ptc_special.h's, generated device copy)
+
+UNARY_F32 = ["erfcx", "log_ndtr", "ndtri", "i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1"]
+XS = [-math.inf, -1e4, -100.0, -30.0, -9.5, -8.0, -5.0, -2.0, -1.0, -0.3, -1e-3, -1e-30, -0.0, 0.0, 1e-38,
+      1e-30, 1e-3, 0.3, 0.75, 1.0, 2.0, 3.9, 4.0, 5.0, 7.99, 8.0, 8.01, 9.0, 15.0, 26.0, 30.0, 88.0, 100.0,
+      1e4, 1e30, math.inf, math.nan]
+PS = [0.0, 1e-38, 1e-30, 1e-10, 1e-3, 0.02425, 0.1, 0.3, 0.5, 0.7, 0.97575, 0.999, 1 - 1e-7, 1.0, -0.5,
+      -0.0, 2.0, math.inf, -math.inf, math.nan]
+
+
+def _inputs(name, dt):
+    g = np.random.default_rng(1)
+    if name == "ndtri":
+        vals = PS + list(g.uniform(0, 1, 300))
+    else:
+        vals = XS + list(g.uniform(-40, 40, 300)) + list(g.standard_normal(100))
+    return ptcore.tensor(vals, dtype=dt)
+
+
+@pytest.mark.parametrize("name", UNARY_F32)
+def test_unary_f32_bitwise_equal_to_cpu_kernel(name):
+    fn = getattr(ptcore.special, name)
+    x = _inputs(name, ptcore.float32)
+    r = fn(x.cuda())
+    assert r.device.type == "cuda" and r.dtype is ptcore.float32
+    # the same scalar functions and operation order as the CPU's float32 kernels
+    np.testing.assert_array_equal(r.cpu().numpy().view(np.uint32), fn(x).numpy().view(np.uint32))
+    # strided operand
+    x2 = x[:300].reshape(30, 10).cuda().t()
+    _close(fn(x2), fn(x[:300].reshape(30, 10).t()), ptcore.float32)
+
+
+@pytest.mark.parametrize("name", UNARY_F32)
+def test_unary_f32_close_to_torch(name):
+    torch = pytest.importorskip("torch")
+    x = _inputs(name, ptcore.float32)
+    r = getattr(ptcore.special, name)(x.cuda()).cpu().numpy()
+    e = getattr(torch.special, name)(torch.tensor(x.numpy())).numpy()
+    big = np.abs(e) > 1e-30
+    np.testing.assert_allclose(r[big], e[big], rtol=2e-5, atol=0)
+    assert np.array_equal(np.isnan(r), np.isnan(e)) and np.array_equal(np.isinf(r), np.isinf(e))
+
+
+@pytest.mark.parametrize("dt", [ptcore.float16, ptcore.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("name", ["i0e", "i1", "i1e"])
+def test_unary_half_dtypes_compute_in_float32(name, dt):
+    fn = getattr(ptcore.special, name)
+    x = ptcore.tensor([-5.0, -1.0, 0.0, 0.5, 3.0, 20.0], dtype=dt)
+    r = fn(x.cuda())
+    assert r.dtype is dt
+    np.testing.assert_array_equal(r.cpu().float().numpy(), fn(x).float().numpy())
+
+
+def test_unary_dtype_rules_and_out():
+    x = ptcore.tensor([0.5, 2.0], device="cuda")
+    with pytest.raises(NotImplementedError, match="erfcx"):
+        ptcore.special.erfcx(x.to(ptcore.float16))
+    with pytest.raises(NotImplementedError, match="float64"):
+        ptcore.special.erfcx(x.to(ptcore.float64))      # (no float64 CUDA kernel yet)
+    with pytest.raises(NotImplementedError):
+        ptcore.special.i1(x.to(ptcore.complex64))
+    with pytest.raises(TypeError):
+        ptcore.special.i1e(0.5)
+    xi = ptcore.tensor([0, 1, 3], dtype=ptcore.int32)
+    r = ptcore.special.i0e(xi.cuda())
+    assert r.dtype is ptcore.float32
+    np.testing.assert_array_equal(r.cpu().numpy(), ptcore.special.i0e(xi).numpy())
+    out = ptcore.empty(2, device="cuda")
+    assert ptcore.special.i1e(x, out=out) is out
+    np.testing.assert_array_equal(out.cpu().numpy(), ptcore.special.i1e(x.cpu()).numpy())
+
+
+@pytest.mark.parametrize("name", ["erfcx", "log_ndtr", "ndtri", "i0e", "i1", "i1e"])
+def test_unary_gradients_match_cpu(name):
+    vals = [0.02, 0.3, 0.5, 0.9] if name == "ndtri" else [-3.0, -0.5, 0.0, 1e-9, 0.7, 4.0, 12.0]
+    x = ptcore.tensor(vals, requires_grad=True)
+    xc = x.detach().cuda().requires_grad_()
+    fn = getattr(ptcore.special, name)
+    (fn(x) * ptcore.arange(len(vals), dtype=ptcore.float32)).sum().backward()
+    (fn(xc) * ptcore.arange(len(vals), dtype=ptcore.float32, device="cuda")).sum().backward()
+    assert xc.grad.device.type == "cuda"
+    np.testing.assert_allclose(xc.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_generated_device_copy_in_sync_with_header():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    tool = os.path.join(root, "tools", "gen_cuda_special_f32.py")
+    if not os.path.exists(os.path.join(root, "ptcore", "_ops", "ptc_special.h")) or not os.path.exists(tool):
+        pytest.skip("needs the source tree (ptcore/_ops/ptc_special.h)")
+    r = subprocess.run([sys.executable, tool, "--check"], cwd=root, timeout=60)
+    assert r.returncode == 0, "ptcore/cuda/_special_f32_src.py is stale: run tools/gen_cuda_special_f32.py"
+
+
+def test_special_kernels_compile_for_sm90_with_nvrtc():
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from ptcore.cuda import _compiler as C
+    from ptcore.cuda import _kernels as K
+    ok, why = C.nvrtc_available()
+    if not ok:
+        pytest.skip(f"libnvrtc is unusable: {why}")
+    names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
+    assert len(names) == 2 * 2 * 12 + 2 * 8
+    cubin = C.compile(K.program_source(names), names, arch="sm_90", cache=False)
+    assert cubin[:4] == b"\x7fELF"
