@@ -4,6 +4,8 @@ them through :func:`generate`).
 
 Family **special** (family prelude :data:`POLY_PRELUDE`), float32 and float64:
 
+* ``ptc_special_zeta_<tag>_<c|s>``: the binary ABI, Hurwitz ``zeta(x, q)``
+  (Cephes' summation, in double).
 * ``ptc_special_<op>_f32_<c|s>`` (``op`` in :data:`UNARY_F32`): the unary
   elementwise ABI in float32, the scalar functions of
   ``ptcore/_ops/ptc_special.h`` (the CPU's float32 kernels), from the
@@ -136,6 +138,56 @@ template <class T> __device__ T ptc_poly_legendre_p(T x, long long n) {
 }
 """
 
+ZETA_PRELUDE = r"""
+/* Hurwitz zeta(x, q) = sum_k (k + q)^-x: Cephes' Euler-Maclaurin summation
+ * (as PyTorch's and SciPy's kernels), in double for both float dtypes; nan at
+ * q = +inf after the x == 1 test (PyTorch's value; no SciPy asymptotic branch
+ * for q > 1e8, so zeta(inf, 1e9) is nan as PyTorch's, where SciPy has 0) */
+__device__ double ptc_zeta_d(double x, double q) {
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+                          7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+                          -4.5979787224074726105e15, 1.8152105401943546773e17,
+                          -7.1661652561756670113e18};
+    const double MACHEP = 1.11022302462515654042e-16;
+    const double inf = __longlong_as_double(0x7ff0000000000000LL);
+    const double nan = __longlong_as_double(0x7ff8000000000000LL);
+    if (x == 1.0) return inf;
+    if (x < 1.0) return nan;
+    if (q == inf) return nan;
+    if (q <= 0.0) {
+        if (q == floor(q)) return inf;
+        if (x != floor(x)) return nan;
+    }
+    double s = pow(q, -x), a = q, b = 0.0;
+    int i = 0;
+    while (i < 9 || a <= 9.0) {
+        i += 1;
+        a += 1.0;
+        b = pow(a, -x);
+        s += b;
+        if (fabs(b / s) < MACHEP) return s;
+    }
+    const double w = a;
+    s += b * w / (x - 1.0);
+    s -= 0.5 * b;
+    a = 1.0;
+    double k = 0.0;
+    for (i = 0; i < 12; i++) {
+        a *= x + k;
+        b /= w;
+        double t = a * b / A[i];
+        s = s + t;
+        t = fabs(t / s);
+        if (t < MACHEP) return s;
+        k += 1.0;
+        a *= x + k;
+        b /= w;
+        k += 1.0;
+    }
+    return s;
+}
+"""
+
 # op -> (device function, shifted: evaluated at 2x - 1)
 POLYNOMIALS = {
     "chebyshev_polynomial_t": ("ptc_poly_cheb_t", False),
@@ -167,7 +219,7 @@ UNARY_F32 = {
 
 def _family_prelude():
     from ptcore.cuda._special_f32_src import SOURCE
-    return POLY_PRELUDE + SOURCE
+    return POLY_PRELUDE + ZETA_PRELUDE + SOURCE
 
 
 FAMILY_PRELUDE = {"special": _family_prelude()}
@@ -183,6 +235,11 @@ def generate():
             for v in ("c", "s"):
                 kn = kernel_name("special", op, tag, v)
                 yield kn, "special", _ew_kernel(kn, dt, [dt, dt], ["x", "y"], dt, expr, v)
+    for dt, tag in _FLOAT_TAGS:
+        for v in ("c", "s"):
+            kn = kernel_name("special", "zeta", tag, v)
+            yield kn, "special", _ew_kernel(kn, dt, [dt, dt], ["x", "y"], dt,
+                                            "(T)ptc_zeta_d((double)x, (double)y)", v)
     for op, fn in UNARY_F32.items():
         for v in ("c", "s"):
             kn = kernel_name("special", op, "f32", v)

@@ -105,7 +105,16 @@ def _xlog1py(input, other, *, out=None):
     return _finish("xlog1py", r, dt, out)
 
 
-def _polynomial(fname):
+def _detach(v):
+    return v.detach() if isinstance(v, _C._TensorBase) else v
+
+
+def _d_zeta(g, r, x, q):
+    from ptcore.special._kernels import NOT_IMPLEMENTED
+    return NOT_IMPLEMENTED, g * -x * _P().special.zeta(x + 1.0, q)
+
+
+def _polynomial(fname, grad=None):
     def kernel(input, other, *, out=None):
         import numbers
         from ptcore.cuda import _launch as L
@@ -120,9 +129,15 @@ def _polynomial(fname):
         dt, cdt = _dtypes(fname, P.result_type(input, other), False)
         dev = L._device_of(input, other)
         shape = L._broadcast_shape(input, other, f"special_{fname}")
-        x, n = L._as_operand(input, cdt, dev), L._as_operand(other, cdt, dev)
+        x, n = L._as_operand(_detach(input), cdt, dev), L._as_operand(_detach(other), cdt, dev)
         res = L._empty(shape, cdt, dev)
         L._elementwise("special", (fname, (L._tag(cdt, fname),)), res, [x, n], L._params())
+        if grad is not None and res.dtype.is_floating_point:
+            from ptcore.special._kernels import _attach
+            xs = tuple(v if isinstance(v, _C._TensorBase) and v.dtype is dt else
+                       (v.to(dt) if isinstance(v, _C._TensorBase) else P.full((), v, dtype=dt, device=dev))
+                       for v in (input, other))
+            res = _attach(res, grad, fname, getattr(P.special, fname), xs)
         return _finish(fname, res, dt, out)
     kernel.__name__ = fname
     return kernel
@@ -220,6 +235,7 @@ def register():
     from ptcore.cuda._kernels_special import POLYNOMIALS, UNARY_F32
     for name in UNARY_F32:
         register_kernel(name, "cuda", _unary_f32(name), namespaces=ns)
+    register_kernel("zeta", "cuda", _polynomial("zeta", _d_zeta), namespaces=ns)
     for name in POLYNOMIALS:
         register_kernel(name, "cuda", _polynomial(name), namespaces=ns)
     _registered[0] = True

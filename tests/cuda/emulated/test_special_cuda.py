@@ -227,6 +227,48 @@ def test_special_kernels_compile_for_sm90_with_nvrtc():
     if not ok:
         pytest.skip(f"libnvrtc is unusable: {why}")
     names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
-    assert len(names) == 2 * 2 * 12 + 2 * 8
+    assert len(names) == 2 * 2 * 12 + 2 * 2 + 2 * 8
     cubin = C.compile(K.program_source(names), names, arch="sm_90", cache=False)
     assert cubin[:4] == b"\x7fELF"
+
+
+# ---------------------------------------------------------------------------
+# Hurwitz zeta
+
+ZX = [-2.0, 0.5, 1.0, 1.0001, 1.5, 2.0, 3.0, 4.5, 10.0, 30.0, 100.0, math.inf, math.nan]
+ZQ = [-3.0, -2.5, -1e-3, 0.0, 1e-8, 0.3, 1.0, 2.0, 9.5, 50.0, 1e6, 1e9, math.inf, math.nan]
+
+
+@pytest.mark.parametrize("dt", [ptcore.float32, ptcore.float64], ids=["f32", "f64"])
+def test_zeta_matches_torch_and_cpu(dt):
+    torch = pytest.importorskip("torch")
+    x = ptcore.tensor(ZX, dtype=dt).reshape(-1, 1)
+    q = ptcore.tensor(ZQ, dtype=dt).reshape(1, -1)
+    r = ptcore.special.zeta(x.cuda(), q.cuda())
+    assert r.dtype is dt and r.device.type == "cuda"
+    tdt = torch.float32 if dt is ptcore.float32 else torch.float64
+    e = torch.special.zeta(torch.tensor(ZX, dtype=tdt).reshape(-1, 1),
+                           torch.tensor(ZQ, dtype=tdt).reshape(1, -1)).numpy()
+    tol = dict(rtol=1e-6, atol=0) if dt is ptcore.float32 else dict(rtol=1e-13, atol=0)
+    np.testing.assert_allclose(r.cpu().numpy(), e, equal_nan=True, **tol)
+    # the CPU (SciPy) agrees except SciPy's asymptotic zeta(inf, q > 1e8) = 0 (torch: nan)
+    c = ptcore.special.zeta(x, q).numpy()
+    keep = ~(np.isinf(np.array(ZX))[:, None] & (np.array(ZQ) > 1e8)[None, :])
+    np.testing.assert_allclose(r.cpu().numpy()[keep], c[keep], equal_nan=True, **tol)
+
+
+def test_zeta_scalar_operands_and_gradient():
+    q = ptcore.tensor([0.5, 2.0, 3.0, 7.5], dtype=ptcore.float64, requires_grad=True)
+    qc = q.detach().cuda().requires_grad_()
+    ptcore.special.zeta(3.0, q).sum().backward()
+    r = ptcore.special.zeta(3.0, qc)
+    r.sum().backward()
+    np.testing.assert_allclose(qc.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ptcore.special.zeta(qc.detach(), 2.0).cpu().numpy(),
+                               ptcore.special.zeta(q.detach(), 2.0).numpy(), rtol=1e-13)
+    # PyTorch has no derivative for x
+    x = ptcore.tensor([2.0, 3.0], dtype=ptcore.float64, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError):
+        ptcore.special.zeta(x, 2.0).sum().backward()
+    xi = ptcore.tensor([2, 3], device="cuda")
+    assert ptcore.special.zeta(xi, 1).dtype is ptcore.get_default_dtype()
