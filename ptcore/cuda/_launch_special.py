@@ -218,6 +218,40 @@ def _d_i1e(g, r, x):
 _GRADS = {"erfcx": _d_erfcx, "log_ndtr": _d_log_ndtr, "ndtri": _d_ndtri, "i0e": _d_i0e,
           "i1": _d_i1, "i1e": _d_i1e}
 
+def _polygamma(n, input, *, out=None):
+    """``polygamma(n, x)`` on CUDA: digamma for ``n == 0``, else
+    ``(-1)^(n+1) n! zeta(n + 1, x)`` in float64 (as PyTorch's CUDA kernel,
+    trigamma included); composed of public ops, so its gradient
+    ``polygamma(n + 1, x)`` comes from zeta's."""
+    import operator
+    P = _P()
+    if not isinstance(input, _C._TensorBase):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(input).__name__}")
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if input.is_complex():
+        raise NotImplementedError(f"\"polygamma\" not implemented for '{input.dtype._legacy}'")
+    dt = input.dtype if input.dtype.is_floating_point else _C.get_default_dtype()
+    if n == 0:
+        r = P.digamma(input if input.dtype is dt else input.to(dt))
+    else:
+        try:
+            c = float(math.factorial(n)) * (1.0 if n % 2 else -1.0)
+        except OverflowError:
+            c = math.inf if n % 2 else -math.inf
+        x64 = input.to(_C.float64)
+        r = P.mul(P.special.zeta(float(n + 1), x64), c)
+        # the CPU's limits: 0 (signed as (-1)^(n+1)) at +inf; trigamma(-inf) is nan
+        r = P.where(P.isposinf(x64.detach()), 0.0 if n % 2 else -0.0, r)
+        if n == 1:
+            r = P.where(P.isneginf(x64.detach()), math.nan, r)
+        r = r.to(dt)
+    if out is None:
+        return r
+    return _finish("polygamma", r, dt, out)
+
+
 _registered = [False]
 
 
@@ -236,6 +270,7 @@ def register():
     for name in UNARY_F32:
         register_kernel(name, "cuda", _unary_f32(name), namespaces=ns)
     register_kernel("zeta", "cuda", _polynomial("zeta", _d_zeta), namespaces=ns)
+    register_kernel("polygamma", "cuda", _polygamma)
     for name in POLYNOMIALS:
         register_kernel(name, "cuda", _polynomial(name), namespaces=ns)
     _registered[0] = True

@@ -272,3 +272,43 @@ def test_zeta_scalar_operands_and_gradient():
         ptcore.special.zeta(x, 2.0).sum().backward()
     xi = ptcore.tensor([2, 3], device="cuda")
     assert ptcore.special.zeta(xi, 1).dtype is ptcore.get_default_dtype()
+
+
+# ---------------------------------------------------------------------------
+# polygamma (n >= 1 through zeta, as PyTorch's CUDA kernel)
+
+PGX = [-2.5, -2.0, -0.5, -1e-3, 0.0, 1e-3, 0.5, 1.0, 2.0, 7.3, 30.0, 1e4, math.inf, -math.inf, math.nan]
+
+
+@pytest.mark.parametrize("dt", [ptcore.float32, ptcore.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_polygamma_matches_cpu(n, dt):
+    x = ptcore.tensor(PGX, dtype=dt)
+    r = ptcore.polygamma(n, x.cuda())
+    assert r.dtype is dt and r.device.type == "cuda"
+    c = ptcore.polygamma(n, x).numpy()
+    a = r.cpu().numpy()
+    if n == 1:
+        # trigamma(-inf): torch gives nan (its float64 CPU path here, SciPy, gives inf)
+        assert math.isnan(a[PGX.index(-math.inf)])
+        c[PGX.index(-math.inf)] = math.nan
+    np.testing.assert_allclose(a, c, rtol=2e-6 if dt is ptcore.float32 else 1e-12, atol=0, equal_nan=True)
+    assert np.array_equal(np.signbit(a[np.isfinite(a)]), np.signbit(c[np.isfinite(a)]))
+
+
+def test_polygamma_dtypes_gradient_and_errors():
+    torch = pytest.importorskip("torch")
+    x = ptcore.tensor([0.3, 1.5, 4.0], dtype=ptcore.float64, requires_grad=True)
+    xc = x.detach().cuda().requires_grad_()
+    ptcore.polygamma(2, xc).sum().backward()
+    tx = torch.tensor([0.3, 1.5, 4.0], dtype=torch.float64, requires_grad=True)
+    torch.polygamma(2, tx).sum().backward()
+    np.testing.assert_allclose(xc.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12)
+    h = ptcore.polygamma(1, ptcore.tensor([0.5, 2.0], dtype=ptcore.float16, device="cuda"))
+    assert h.dtype is ptcore.float16
+    np.testing.assert_allclose(h.cpu().float().numpy(), [4.9348, 0.644934], rtol=1e-3)
+    assert ptcore.polygamma(1, ptcore.tensor([1, 2], device="cuda")).dtype is ptcore.get_default_dtype()
+    with pytest.raises(RuntimeError, match="negative"):
+        ptcore.polygamma(-1, xc)
+    with pytest.raises(NotImplementedError):
+        ptcore.polygamma(1, xc.detach().to(ptcore.complex128))
