@@ -225,6 +225,8 @@ def _polygamma(n, input, *, out=None):
     ``polygamma(n + 1, x)`` comes from zeta's."""
     import operator
     P = _P()
+    if isinstance(n, _C._TensorBase) and not isinstance(input, _C._TensorBase):
+        n, input = input, n             # the method form, ``x.polygamma(n)``
     if not isinstance(input, _C._TensorBase):
         raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(input).__name__}")
     n = operator.index(n)

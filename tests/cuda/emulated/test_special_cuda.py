@@ -308,6 +308,8 @@ def test_polygamma_dtypes_gradient_and_errors():
     assert h.dtype is ptcore.float16
     np.testing.assert_allclose(h.cpu().float().numpy(), [4.9348, 0.644934], rtol=1e-3)
     assert ptcore.polygamma(1, ptcore.tensor([1, 2], device="cuda")).dtype is ptcore.get_default_dtype()
+    np.testing.assert_array_equal(xc.detach().polygamma(3).cpu().numpy(),
+                                  ptcore.polygamma(3, xc.detach()).cpu().numpy())
     with pytest.raises(RuntimeError, match="negative"):
         ptcore.polygamma(-1, xc)
     with pytest.raises(NotImplementedError):
