@@ -11,9 +11,13 @@ The orthogonal polynomials run their own kernels (family ``special`` of
 bfloat16 and complex raise ``NotImplementedError``, integers compute in the
 default float dtype); their results never require grad, as PyTorch.
 
-The Bessel, incomplete-gamma and ``erfcx``/``log_ndtr``/``ndtri`` functions
-have no CUDA kernel yet (they raise ``NotImplementedError`` naming the op and
-the device).
+``erfcx``/``log_ndtr``/``ndtri``/``i0e``/``i1``/``i1e``/``modified_bessel_i0/i1``
+run the CPU's float32 kernels (a generated device copy of ``ptc_special.h``;
+float16/bfloat16 computed in float32), ``ndtri`` also float64 (Cephes);
+``zeta`` (Cephes, in double) and ``polygamma`` (digamma, or through zeta) run
+on the device with their gradients.  The Bessel functions ``j0/j1/y0/y1/k0/k1``,
+the incomplete gamma functions and the other float64 kernels have no CUDA
+kernel yet (they raise ``NotImplementedError`` naming the op and the device).
 """
 import math
 
@@ -154,13 +158,14 @@ def _unary_f32(fname):
                             f"{type(input).__name__}")
         half_ok = fname not in ("erfcx", "ndtri", "log_ndtr", "modified_bessel_i0", "modified_bessel_i1")
         dt, cdt = _dtypes(fname, input.dtype, half_ok)
-        if cdt is not _C.float32:
+        from ptcore.cuda._kernels_special import UNARY_F64
+        if cdt is not _C.float32 and not (cdt is _C.float64 and fname in UNARY_F64):
             raise NotImplementedError(f"special.{fname}: no CUDA kernel for {cdt} yet (float32, float16 "
                                       f"and bfloat16 run on CUDA)")
         dev = input.device
         x = L._as_operand(input.detach(), cdt, dev)
         res = L._empty(x.shape, cdt, dev)
-        L._elementwise("special", (fname, ("f32",)), res, [x], L._params())
+        L._elementwise("special", (fname, (L._tag(cdt, fname),)), res, [x], L._params())
         if fname in ("modified_bessel_i0", "modified_bessel_i1"):
             res = _P().where(_P().isinf(x), float("nan"), res)     # as the CPU (torch: nan at +-inf)
         if dt is not cdt:

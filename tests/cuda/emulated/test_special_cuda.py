@@ -227,7 +227,7 @@ def test_special_kernels_compile_for_sm90_with_nvrtc():
     if not ok:
         pytest.skip(f"libnvrtc is unusable: {why}")
     names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
-    assert len(names) == 2 * 2 * 12 + 2 * 2 + 2 * 8
+    assert len(names) == 2 * 2 * 12 + 2 * 2 + 2 * 8 + 2 * 1
     cubin = C.compile(K.program_source(names), names, arch="sm_90", cache=False)
     assert cubin[:4] == b"\x7fELF"
 
@@ -314,3 +314,20 @@ def test_polygamma_dtypes_gradient_and_errors():
         ptcore.polygamma(-1, xc)
     with pytest.raises(NotImplementedError):
         ptcore.polygamma(1, xc.detach().to(ptcore.complex128))
+
+
+def test_ndtri_float64_cephes_port():
+    g = np.random.default_rng(3)
+    p = np.concatenate([[0.0, 5e-324, 1e-300, 1e-100, 1e-20, 1e-5, 0.01, 0.1, 0.1353352832366127, 0.14,
+                         0.5, 0.7, 0.8646647167633873, 0.87, 0.99, 1 - 1e-12, 1.0, -0.1, 1.1, -0.0,
+                         math.nan, math.inf, -math.inf],
+                        g.uniform(0, 1, 400), 10 ** g.uniform(-300, -1, 100)])
+    x = ptcore.tensor(p, dtype=ptcore.float64)
+    r = ptcore.special.ndtri(x.cuda())
+    assert r.dtype is ptcore.float64
+    _close(r, ptcore.special.ndtri(x), ptcore.float64)
+    xg = ptcore.tensor([0.02, 0.3, 0.5, 0.9], dtype=ptcore.float64, requires_grad=True)
+    xc = xg.detach().cuda().requires_grad_()
+    ptcore.special.ndtri(xg).sum().backward()
+    ptcore.special.ndtri(xc).sum().backward()
+    np.testing.assert_allclose(xc.grad.cpu().numpy(), xg.grad.numpy(), rtol=1e-12)
