@@ -1161,8 +1161,14 @@ def _gen_extra():
     return _kernels_extra.generate()
 
 
+def _gen_special():
+    from ptcore.cuda import _kernels_special     # the special functions (orthogonal polynomials ...)
+    _FAMILY_PRELUDE.update(_kernels_special.FAMILY_PRELUDE)
+    return _kernels_special.generate()
+
+
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex)
+               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex, _gen_special)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _KERNEL_PRELUDE = {}        # kernel name -> extra prelude of that kernel alone (complex dtypes)
 _registry = None

@@ -118,7 +118,7 @@ def test_kernel_coverage():
     from ptcore.cuda import _kernels_nn
     assert set(fams) - set(_kernels_nn.FAMILIES) == {"unary", "cast", "binary", "ternary", "reduce",
                                                      "scan", "softmax", "index", "fill", "random",
-                                                     "sortx"}
+                                                     "sortx", "special"}
     # every op in the tables exists for every supported dtype in both variants
     for name, kinds, _, _ in K.UNARY:
         for dt, (tag, _, _, kind) in K.DTYPES.items():
