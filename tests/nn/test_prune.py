@@ -102,3 +102,17 @@ def test_training_keeps_pruned_zero():
     mask = _np(pm.weight_mask)
     assert np.all(_np(pm.weight)[mask == 0] == 0)
     assert np.any(_np(pm.weight_orig)[mask == 0] != 0)
+
+
+def test_state_dict_round_trip_and_importance_scores():
+    pm, tm = _pair()
+    scores = np.random.default_rng(5).standard_normal((5, 6)).astype(np.float32)
+    pp.l1_unstructured(pm, "weight", amount=10, importance_scores=ptcore.tensor(scores))
+    tp.l1_unstructured(tm, "weight", amount=10, importance_scores=torch.tensor(scores))
+    np.testing.assert_array_equal(_np(pm.weight_mask), _np(tm.weight_mask))
+    other, _ = _pair(seed=9)
+    pp.identity(other, "weight")
+    other.load_state_dict(pm.state_dict())
+    np.testing.assert_array_equal(_np(other.weight_mask), _np(pm.weight_mask))
+    x = ptcore.randn(2, 6)
+    np.testing.assert_allclose(_np(other(x)), _np(pm(x)), rtol=1e-6)
