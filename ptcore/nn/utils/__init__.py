@@ -15,3 +15,4 @@ from ptcore.nn.utils.fusion import (  # noqa: F401,E402
 from ptcore.nn.utils.init import skip_init  # noqa: F401,E402
 from ptcore.nn.utils.memory_format import (  # noqa: F401,E402
     convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format)
+from ptcore.nn.utils import prune  # noqa: F401,E402
