@@ -14,6 +14,7 @@ formula of its own.  In-place ops on tensors in the graph are rewritten as
 "out-of-place, then copy into self", and ``self`` (or its view base) gets
 the new history.
 """
+import inspect
 import traceback
 
 from ptcore import _tensor as _C
@@ -38,8 +39,13 @@ def _needs_grad(args, kwargs):
                     return True
     if kwargs:
         for a in kwargs.values():
-            if isinstance(a, _TensorBase) and a._requires_grad:
-                return True
+            if isinstance(a, _TensorBase):
+                if a._requires_grad:
+                    return True
+            elif type(a) in (list, tuple):      # cat(tensors=[...])
+                for b in a:
+                    if isinstance(b, _TensorBase) and b._requires_grad:
+                        return True
     return False
 
 
@@ -152,6 +158,38 @@ _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic diff
             "but one of the arguments requires grad.")
 
 
+_POSITIONAL = {}      # raw front-end -> names of its leading positional parameters
+
+
+def _leading_positional(raw, args, kwargs):
+    """``args``/``kwargs`` of a call of ``raw`` with the arguments of its
+    positional parameters given by keyword (``topk(x, k=3)``,
+    ``add(x, other=y)``, ``sum(input=x)``) moved into ``args``, in order, up to
+    the first one not given: a formula names its parameters positionally
+    (``x``, ``k_``) where the op's signature says ``input``, ``k``."""
+    names = _POSITIONAL.get(raw)
+    if names is None:
+        try:
+            params = inspect.signature(raw).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        names = []
+        for p in params:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
+        names = _POSITIONAL[raw] = tuple(names)
+    i = len(args)
+    if i >= len(names) or names[i] not in kwargs:
+        return args, kwargs
+    args = list(args)
+    kwargs = dict(kwargs)
+    while i < len(names) and names[i] in kwargs:
+        args.append(kwargs.pop(names[i]))
+        i += 1
+    return tuple(args), kwargs
+
+
 def differentiable(name, raw, formula, fast_op=None):
     """Wrap ``raw`` so that calls with inputs requiring grad are recorded
     with ``formula(out, *args, **kwargs)`` (which attaches the node).
@@ -171,6 +209,8 @@ def differentiable(name, raw, formula, fast_op=None):
         finally:
             _state.enabled = True
         if out is not NotImplemented:
+            if kwargs:
+                args, kwargs = _leading_positional(raw, args, kwargs)
             formula(out, *args, **kwargs)
         return out
 
