@@ -9,7 +9,7 @@ Family **special** (family prelude :data:`POLY_PRELUDE`), float32 and float64:
 * ``ptc_special_<op>_f32_<c|s>`` (``op`` in :data:`UNARY_F32`): the unary
   elementwise ABI in float32, the scalar functions of
   ``ptcore/_ops/ptc_special.h`` (the CPU's float32 kernels), from the
-  generated copy :mod:`ptcore.cuda._special_f32_src`.
+  device translation of that header made by :func:`_f32_device_source`.
 * ``ptc_special_<op>_<tag>_<c|s>`` for the orthogonal polynomials
   (``op`` = ``chebyshev_polynomial_t/u/v/w``, ``shifted_chebyshev_polynomial_t/u/v/w``,
   ``hermite_polynomial_h/he``, ``laguerre_polynomial_l``, ``legendre_polynomial_p``):
@@ -26,6 +26,9 @@ formed in double as NumPy's promotion does on the CPU.  Once the recurrence
 reaches NaN it stays NaN, so the loop stops there (same value, bounded work
 after an overflow).
 """
+import os
+import re
+
 from ptcore.cuda._kernels import kernel_name, _ew_kernel
 
 __all__ = ["generate", "FAMILY_PRELUDE", "POLYNOMIALS"]
@@ -276,9 +279,49 @@ UNARY_F32 = {
 UNARY_F64 = {"ndtri": "ptc_ndtri_d"}
 
 
+def _function(text, head):
+    i = text.index(head)
+    j = text.index("\n}\n", i)
+    return text[i:j + 3]
+
+
+def _f32_device_source():
+    """The float32 scalar special functions of ptcore/_ops/ptc_special.h (and
+    ptc_expf of ptc_math.h), installed with the package, as CUDA device
+    functions: the same operations as the CPU kernels, translated when the
+    kernel library is built (no second copy to keep in sync)."""
+    ops = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_ops")
+    with open(os.path.join(ops, "ptc_math.h")) as f:
+        math_h = f.read()
+    with open(os.path.join(ops, "ptc_special.h")) as f:
+        special = f.read()
+    start = special.index("static inline __attribute__((always_inline)) uint32_t ptc_f2u")
+    stop = special.index("/* contiguous loops")
+    body = special[start:stop]
+    body = re.sub(r"static inline __attribute__\(\(always_inline\)\) uint32_t ptc_f2u\(float x\)\n"
+                  r"\{[^}]*\}",
+                  "__device__ __forceinline__ unsigned int ptc_f2u(float x) { return __float_as_uint(x); }",
+                  body)
+    body = re.sub(r"static inline __attribute__\(\(always_inline\)\) float ptc_u2f\(uint32_t u\)\n"
+                  r"\{[^}]*\}",
+                  "__device__ __forceinline__ float ptc_u2f(unsigned int u) { return __uint_as_float(u); }",
+                  body)
+    src = (_function(math_h, "static inline float ptc_expf(float x)")
+           + "#define PTC_SF __device__ __forceinline__ float\n" + body + "#undef PTC_SF\n")
+    src = src.replace("static inline float", "__device__ __forceinline__ float")
+    src = src.replace("static inline __attribute__((always_inline)) float", "__device__ __forceinline__ float")
+    src = src.replace("__builtin_sqrtf", "sqrtf")
+    src = re.sub(r"\buint32_t\b", "unsigned int", src)
+    src = re.sub(r"\bint32_t\b", "int", src)
+    src = re.sub(r"\bINFINITY\b", "__int_as_float(0x7f800000)", src)
+    src = re.sub(r"\bNAN\b", "__int_as_float(0x7fc00000)", src)
+    if "static " in src or "memcpy" in src:
+        raise RuntimeError("ptc_special.h changed shape: update ptcore/cuda/_kernels_special._f32_device_source")
+    return src
+
+
 def _family_prelude():
-    from ptcore.cuda._special_f32_src import SOURCE
-    return POLY_PRELUDE + ZETA_PRELUDE + NDTRI_PRELUDE + SOURCE
+    return POLY_PRELUDE + ZETA_PRELUDE + NDTRI_PRELUDE + _f32_device_source()
 
 
 FAMILY_PRELUDE = {"special": _family_prelude()}
