@@ -451,6 +451,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._shutdown_workers()
             raise RuntimeError(f"{msg}DataLoader worker (pid(s) {pids_str}) exited unexpectedly")
 
+    def _wait_for_a_dead_worker(self, limit):
+        import time
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if any(self._workers_status[i] and not w.is_alive()
+                   for i, w in enumerate(self._workers)):
+                return
+            time.sleep(0.05)
+
     def _try_get_data(self, timeout=_utils.MP_STATUS_CHECK_INTERVAL):
         try:
             data = self._data_queue.get(timeout=timeout)
@@ -459,7 +468,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._check_workers()
             return (False, None)
         except (OSError, EOFError) as e:
-            # e.g. a batch whose sender died before its file descriptor was fetched
+            # e.g. a batch whose sender died before its file descriptor was
+            # fetched.  The sender's sockets close before the kernel marks it
+            # exited, so give a dying worker a moment to become reapable and
+            # report it by name rather than as a bare receive error.
+            self._wait_for_a_dead_worker(5.0)
             self._check_workers()
             raise RuntimeError(f"DataLoader failed to receive a batch from a worker: {e}") from e
 
