@@ -16,19 +16,6 @@ from ptcore.jit._fusion import FusedGroup, plan
 EMULATED = os.environ.get("PTCORE_TEST_REAL_CUDA") != "1"
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    drv = _runtime.lazy_init("test")
-    names = []
-    orig = drv.launch
-
-    def launch(function, *a, **k):
-        names.append(function)
-        return orig(function, *a, **k)
-    monkeypatch.setattr(drv, "launch", launch)
-    return names
-
-
 def _np(t):
     return t.detach().cpu().numpy()
 
