@@ -9,7 +9,7 @@ import pytest
 
 import ptcore
 from ptcore import jit
-from ptcore.cuda import _runtime, _host_kernels
+from ptcore.cuda import _host_kernels
 from ptcore.jit._fusion import FusedGroup, plan
 
 
