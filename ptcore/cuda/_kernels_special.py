@@ -262,7 +262,7 @@ POLYNOMIALS = {
     "legendre_polynomial_p": ("ptc_poly_legendre_p", False),
 }
 
-# unary float32 functions: op -> the device function of ptc_special.h (generated copy)
+# unary float32 functions: op -> the device function of ptc_special.h (translated copy)
 UNARY_F32 = {
     "erfcx": "ptc_erfcx_s",
     "log_ndtr": "ptc_log_ndtr_s",
@@ -273,10 +273,40 @@ UNARY_F32 = {
     "modified_bessel_i0": "ptc_i0_s",
     "modified_bessel_i1": "ptc_i1_s",
 }
-
+# nan at +-inf (PyTorch's kernels), where the float32 functions give the limit
+_INF_NAN = ("modified_bessel_i0", "modified_bessel_i1")
 
 # unary float64 functions: op -> device function (Cephes ports)
 UNARY_F64 = {"ndtri": "ptc_ndtri_d"}
+
+
+def _unary_exprs():
+    """op -> {dtype tag: the kernel's expression of ``x``}."""
+    out = {}
+    for op, fn in UNARY_F32.items():
+        e = f"{fn}(x)"
+        if op in _INF_NAN:
+            e = f"(isinf(x) ? __int_as_float(0x7fc00000) : {e})"
+        out.setdefault(op, {})["f32"] = e
+    for op, fn in UNARY_F64.items():
+        out.setdefault(op, {})["f64"] = f"{fn}(x)"
+    return out
+
+
+UNARY = _unary_exprs()
+# binary functions, float32 and float64: op -> the expression of ``x``, ``y``
+BINARY = {op: f"{fn}<T>({'x + x - (T)1' if shifted else 'x'}, ptc_poly_deg<T>(y))"
+          for op, (fn, shifted) in POLYNOMIALS.items()}
+BINARY["zeta"] = "(T)ptc_zeta_d((double)x, (double)y)"
+# the ops with a kernel here (each op's element loop on CUDA)
+KERNEL_OPS = tuple(UNARY) + tuple(BINARY)
+
+
+def has_kernel(op, tag):
+    """Whether op ``op`` has a kernel for dtype tag ``tag``."""
+    if op in BINARY:
+        return tag in ("f32", "f64")
+    return tag in UNARY.get(op, ())
 
 
 def _function(text, head):
@@ -330,23 +360,14 @@ _FLOAT_TAGS = (("float32", "f32"), ("float64", "f64"))
 
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
-    for op, (fn, shifted) in POLYNOMIALS.items():
-        arg = "x + x - (T)1" if shifted else "x"
-        expr = f"{fn}<T>({arg}, ptc_poly_deg<T>(y))"
+    for op, expr in BINARY.items():
         for dt, tag in _FLOAT_TAGS:
             for v in ("c", "s"):
                 kn = kernel_name("special", op, tag, v)
                 yield kn, "special", _ew_kernel(kn, dt, [dt, dt], ["x", "y"], dt, expr, v)
-    for dt, tag in _FLOAT_TAGS:
-        for v in ("c", "s"):
-            kn = kernel_name("special", "zeta", tag, v)
-            yield kn, "special", _ew_kernel(kn, dt, [dt, dt], ["x", "y"], dt,
-                                            "(T)ptc_zeta_d((double)x, (double)y)", v)
-    for op, fn in UNARY_F32.items():
-        for v in ("c", "s"):
-            kn = kernel_name("special", op, "f32", v)
-            yield kn, "special", _ew_kernel(kn, "float32", ["float32"], ["x"], "float32", f"{fn}(x)", v)
-    for op, fn in UNARY_F64.items():
-        for v in ("c", "s"):
-            kn = kernel_name("special", op, "f64", v)
-            yield kn, "special", _ew_kernel(kn, "float64", ["float64"], ["x"], "float64", f"{fn}(x)", v)
+    for op, exprs in UNARY.items():
+        for dt, tag in _FLOAT_TAGS:
+            if tag in exprs:
+                for v in ("c", "s"):
+                    kn = kernel_name("special", op, tag, v)
+                    yield kn, "special", _ew_kernel(kn, dt, [dt], ["x"], dt, exprs[tag], v)
