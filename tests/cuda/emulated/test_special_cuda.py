@@ -180,8 +180,8 @@ def test_unary_dtype_rules_and_out():
     x = ptcore.tensor([0.5, 2.0], device="cuda")
     with pytest.raises(NotImplementedError, match="erfcx"):
         ptcore.special.erfcx(x.to(ptcore.float16))
-    with pytest.raises(NotImplementedError, match="float64"):
-        ptcore.special.erfcx(x.to(ptcore.float64))      # (no float64 CUDA kernel yet)
+    with pytest.raises(NotImplementedError, match="bessel_j0"):
+        ptcore.special.bessel_j0(x.to(ptcore.bfloat16))  # (as the CPU: no half kernel)
     with pytest.raises(NotImplementedError):
         ptcore.special.i1(x.to(ptcore.complex64))
     with pytest.raises(TypeError):
@@ -224,7 +224,8 @@ def test_special_kernels_compile_for_sm90_with_nvrtc():
     if not ok:
         pytest.skip(f"libnvrtc is unusable: {why}")
     names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
-    assert len(names) == 2 * 2 * 12 + 2 * 2 + 2 * 8 + 2 * 1
+    # (polynomials + zeta + igamma/igammac) x f32/f64 + 17 unary x f32/f64, both variants
+    assert len(names) == 2 * 2 * (12 + 1) + 2 * 2 * 17
     cubin = C.compile(K.program_source(names), names, arch="sm_90", cache=False)
     assert cubin[:4] == b"\x7fELF"
 
@@ -328,3 +329,139 @@ def test_ndtri_float64_cephes_port():
     ptcore.special.ndtri(xg).sum().backward()
     ptcore.special.ndtri(xc).sum().backward()
     np.testing.assert_allclose(xc.grad.cpu().numpy(), xg.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# the Cephes functions in double (every float64 unary kernel; float32 computed
+# in double and rounded once where ptc_special.h has no float32 kernel)
+
+CEPHES = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+          "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai", "erfcx", "log_ndtr",
+          "i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1"]
+WIDE = [-math.inf, -1e7, -1e4, -500.0, -103.0, -30.0, -26.7, -26.5, -25.0, -9.5, -8.0, -5.0, -2.09, -2.0,
+        -1.0, -1e-3, -1e-6, -1e-300, -0.0, 0.0, 5e-324, 1e-300, 1e-6, 1e-5, 1e-3, 0.5, 1.0, 2.0, 2.09,
+        2.0900001, 2.404825557695773, 3.8317059702075125, 0.8935769662791675, 4.99, 5.0, 5.01, 7.99, 8.0,
+        8.01, 8.32, 8.33, 10.0, 24.99, 25.0, 25.01, 26.6, 30.0, 88.0, 100.0, 103.8, 103.9, 500.0, 1e4,
+        1e8, 1.1e8, 1e10, 1e300, math.inf, math.nan]
+
+
+def _wide(dt):
+    g = np.random.default_rng(7)
+    vals = np.concatenate([WIDE, g.uniform(-40, 40, 1500), 3 * g.standard_normal(300),
+                           10 ** g.uniform(-10, 3, 300), -(10 ** g.uniform(-10, 3, 300))])
+    return ptcore.tensor(vals, dtype=dt)
+
+
+def _scipy(name, a):
+    sp = pytest.importorskip("scipy.special")
+    f = {"bessel_j0": sp.j0, "bessel_j1": sp.j1, "bessel_y0": sp.y0, "bessel_y1": sp.y1,
+         "modified_bessel_k0": sp.k0, "modified_bessel_k1": sp.k1, "scaled_modified_bessel_k0": sp.k0e,
+         "scaled_modified_bessel_k1": sp.k1e, "airy_ai": lambda v: sp.airy(v)[0], "erfcx": sp.erfcx,
+         "log_ndtr": sp.log_ndtr, "i0e": sp.i0e, "i1": sp.i1, "i1e": sp.i1e,
+         "modified_bessel_i0": sp.i0, "modified_bessel_i1": sp.i1}[name]
+    with np.errstate(all="ignore"):
+        return f(a)
+
+
+@pytest.mark.parametrize("name", CEPHES)
+def test_cephes_float64_matches_scipy_and_cpu(name):
+    x = _wide(ptcore.float64)
+    xs = x.numpy()
+    r = getattr(ptcore.special, name)(x.cuda())
+    assert r.dtype is ptcore.float64 and r.device.type == "cuda"
+    a = r.cpu().numpy()
+    e = _scipy(name, xs)
+    # PyTorch's conventions where SciPy gives a limit or gives up: nan at +-inf (the Bessel
+    # functions of the first/second kind, I0, I1), Ai from its asymptotic form below -1e8
+    # (SciPy: nan) and 0 beyond 103.892
+    if name in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "i1", "modified_bessel_i0",
+                "modified_bessel_i1", "airy_ai"):
+        e = np.where(np.isinf(xs), np.nan, e)
+    keep = np.ones(len(xs), bool)
+    if name == "airy_ai":
+        # SciPy (AMOS) gives up far left (nan below about -1e6): test_..._close_to_torch checks there
+        keep = ~(np.isnan(e) & np.isfinite(xs)) & (xs <= 103.8)
+        assert np.all(a[(xs > 103.892) & np.isfinite(xs)] == 0)
+        # left of -2.09 Cephes' asymptotic form has sin/cos of zeta = 2/3 |x|^1.5: an
+        # absolute error of a few ulp of zeta (times |x|^-1/4), which SciPy's AMOS avoids
+        left = keep & (xs < -2.09) & np.isfinite(xs)
+        assert np.all(np.abs(a[left] - e[left]) <= 1e-13 * np.abs(e[left]) + 1e-15 * np.abs(xs[left]) ** 1.25)
+        keep &= ~left
+    np.testing.assert_allclose(a[keep], e[keep], rtol=1e-13, atol=1e-300, equal_nan=True)
+    assert np.array_equal(np.isnan(a[keep]), np.isnan(e[keep]))
+    assert np.array_equal(np.isinf(a), np.isinf(getattr(ptcore.special, name)(x).numpy()))
+    # a strided operand: the same values
+    x2 = x[:1500].reshape(50, 30).cuda().t()
+    np.testing.assert_array_equal(getattr(ptcore.special, name)(x2).cpu().numpy(), a[:1500].reshape(50, 30).T)
+
+
+@pytest.mark.parametrize("name", CEPHES)
+def test_cephes_float32_matches_cpu(name):
+    x = _wide(ptcore.float32)
+    fn = getattr(ptcore.special, name)
+    r = fn(x.cuda())
+    assert r.dtype is ptcore.float32
+    a, c = r.cpu().numpy(), fn(x).numpy()
+    keep = ~(np.isnan(c) & np.isfinite(x.numpy()))       # (SciPy's airy gives up far left: nan)
+    np.testing.assert_allclose(a[keep], c[keep], rtol=1e-6, atol=1e-37, equal_nan=True)
+    assert np.array_equal(np.isnan(a[keep]), np.isnan(c[keep]))
+
+
+@pytest.mark.parametrize("name", CEPHES)
+def test_cephes_float64_close_to_torch(name):
+    torch = pytest.importorskip("torch")
+    x = _wide(ptcore.float64)
+    a = getattr(ptcore.special, name)(x.cuda()).cpu().numpy()
+    e = getattr(torch.special, name)(torch.tensor(x.numpy())).numpy()
+    # torch's CPU kernels of J0/J1/Y0/Y1 and Ai drop the leading 1 of Cephes' p1evl
+    # denominators (errors up to ~2e-5 relative beyond 5, ~3e-6 absolute for Ai below
+    # -2.09); ours are Cephes' (SciPy agrees to 1e-13 above)
+    if name.startswith("bessel_") or name == "airy_ai":
+        np.testing.assert_allclose(a, e, rtol=2e-4, atol=1e-5, equal_nan=True)
+    else:
+        np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-300, equal_nan=True)
+    assert np.array_equal(np.isnan(a), np.isnan(e)) and np.array_equal(np.isinf(a), np.isinf(e))
+
+
+@pytest.mark.parametrize("name", ["bessel_j0", "airy_ai", "modified_bessel_k1"])
+def test_cephes_dtype_rules(name):
+    fn = getattr(ptcore.special, name)
+    xi = ptcore.tensor([1, 2, 7], dtype=ptcore.int64)
+    r = fn(xi.cuda())
+    assert r.dtype is ptcore.get_default_dtype()
+    np.testing.assert_array_equal(r.cpu().numpy(), fn(xi).numpy())
+    for dt in (ptcore.float16, ptcore.bfloat16, ptcore.complex64):
+        with pytest.raises(NotImplementedError, match=name):
+            fn(ptcore.ones(2, dtype=dt, device="cuda"))
+    # PyTorch has no derivative: the results never require grad
+    x = ptcore.tensor([0.5, 3.0], device="cuda", requires_grad=True)
+    assert not fn(x).requires_grad
+    out = ptcore.empty(2, dtype=ptcore.float64, device="cuda")
+    assert fn(x.detach().double(), out=out) is out
+    np.testing.assert_array_equal(out.cpu().numpy(), fn(x.detach().double().cpu()).numpy())
+
+
+@pytest.mark.parametrize("name", ["erfcx", "log_ndtr", "ndtri", "i0e", "i1", "i1e"])
+def test_float64_gradcheck_on_device(name):
+    vals = [0.02, 0.3, 0.5, 0.9] if name == "ndtri" else [-3.0, -0.5, 0.3, 0.7, 4.0, 12.0]
+    fn = getattr(ptcore.special, name)
+    x = ptcore.tensor(vals, dtype=ptcore.float64, device="cuda", requires_grad=True)
+    fn(x).sum().backward()
+    # central differences of the device kernel (ptcore.autograd.gradcheck reads host memory)
+    h = 1e-6
+    xd = x.detach()
+    num = ((fn(xd + h) - fn(xd - h)) / (2 * h)).cpu().numpy()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), num, rtol=1e-7, atol=1e-9)
+    # the same formula as the CPU's, which gradcheck checks there
+    xc = xd.cpu().requires_grad_()
+    assert ptcore.autograd.gradcheck(fn, (xc,))
+    fn(xc).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-13)
+
+
+def test_no_loop_is_a_clear_error():
+    # an op whose loop this device lacks names the op and the device
+    from ptcore._dispatch.device import cpu_kernel
+    from ptcore.special._kernels import loop_name
+    with pytest.raises(NotImplementedError, match="special.nonexistent.*cuda"):
+        cpu_kernel(loop_name("nonexistent"), ptcore.device("cuda"), None)
