@@ -89,6 +89,14 @@ def _kernel_loop(fname, kernel_op=None):
     return loop
 
 
+_IGAMMA = (_kernel_loop("igamma"), _kernel_loop("igammac"))
+
+
+def _igamma(a, x, upper, cdt):
+    """The loop of ``ptcore.igamma``/``igammac`` (``ptcore._ops.pointwise_composite``)."""
+    return _IGAMMA[bool(upper)](a, x, cdt)
+
+
 def _polygamma(n, input, *, out=None):
     """``polygamma(n, x)`` on CUDA: digamma for ``n == 0``, else
     ``(-1)^(n+1) n! zeta(n + 1, x)`` in float64 (as PyTorch's CUDA kernel,
@@ -145,4 +153,5 @@ def register():
         register_kernel(name, "cuda", getattr(F, name), namespaces=("special",))
         register_loop(loop_name(name), "cuda", loop)
     register_kernel("polygamma", "cuda", _polygamma)
+    register_loop("igamma", "cuda", _igamma)
     _registered[0] = True
