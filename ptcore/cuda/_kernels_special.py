@@ -1,23 +1,36 @@
 """CUDA kernel sources of the ``ptcore.special`` functions (generated,
 header-free; part of the library of :mod:`ptcore.cuda._kernels`, which lists
-them through :func:`generate`).
+them through :func:`generate`).  They are the element loops of the special
+functions' front-ends on CUDA (:mod:`ptcore.cuda._launch_special`); dtype
+rules, ``out=`` and gradients are the front-ends' (one for every device).
 
-Family **special** (family prelude :data:`POLY_PRELUDE`), float32 and float64:
+Family **special** (family prelude: the orthogonal polynomials, zeta, ndtri,
+the Cephes functions, igamma, and the float32 functions of ``ptc_special.h``),
+float32 and float64:
 
-* ``ptc_special_zeta_<tag>_<c|s>``: the binary ABI, Hurwitz ``zeta(x, q)``
-  (Cephes' summation, in double).
-* ``ptc_special_<op>_f32_<c|s>`` (``op`` in :data:`UNARY_F32`): the unary
-  elementwise ABI in float32, the scalar functions of
-  ``ptcore/_ops/ptc_special.h`` (the CPU's float32 kernels), from the
-  device translation of that header made by :func:`_f32_device_source`.
-* ``ptc_special_<op>_<tag>_<c|s>`` for the orthogonal polynomials
-  (``op`` = ``chebyshev_polynomial_t/u/v/w``, ``shifted_chebyshev_polynomial_t/u/v/w``,
-  ``hermite_polynomial_h/he``, ``laguerre_polynomial_l``, ``legendre_polynomial_p``):
-  the binary elementwise ABI, ``(n, T* out, const T* x, const T* deg,
-  ptc_params p[, ptc_strided<3> ix])``.  The degree is truncated to an
-  integer as a C cast; nan, +-inf and out-of-range degrees count as negative
-  (result 0), as ``ptcore.special._functions._poly``.
+* ``ptc_special_<op>_<tag>_<c|s>`` for ``op`` in :data:`BINARY`: the binary
+  elementwise ABI; the Hurwitz ``zeta(x, q)`` (Cephes' summation, in double),
+  ``igamma``/``igammac`` (``P(a, x)``/``Q(a, x)``, in double), and the
+  orthogonal polynomials (``op`` = ``chebyshev_polynomial_t/u/v/w``,
+  ``shifted_chebyshev_polynomial_t/u/v/w``, ``hermite_polynomial_h/he``,
+  ``laguerre_polynomial_l``, ``legendre_polynomial_p``), ``(n, T* out,
+  const T* x, const T* deg, ptc_params p[, ptc_strided<3> ix])``.  The degree
+  is truncated to an integer as a C cast; nan, +-inf and out-of-range degrees
+  count as negative (result 0), as ``ptcore.special._functions._poly``.
+* ``ptc_special_<op>_<tag>_<c|s>`` for ``op`` in :data:`UNARY`: the unary
+  elementwise ABI.  float32: the scalar functions of ``ptcore/_ops/ptc_special.h``
+  (the CPU's float32 kernels, :data:`UNARY_F32`, from the device translation of
+  that header made by :func:`_f32_device_source`); the others compute in double
+  and round once.  float64: the Cephes algorithms in double
+  (:data:`CEPHES_PRELUDE`, :data:`UNARY_F64`): ``i0e``, ``i1``, ``i1e``,
+  ``modified_bessel_i0/i1/k0/k1``, ``scaled_modified_bessel_k0/k1``,
+  ``bessel_j0/j1/y0/y1``, ``airy_ai``, ``ndtri``; ``erfcx`` (``exp(x^2)`` with
+  ``x^2`` split exactly, times ``erfc``; an asymptotic series beyond 25) and
+  ``log_ndtr`` (PyTorch's formula through erfcx).  PyTorch's special values:
+  nan at +-inf for the Bessel functions of the first and second kind, I0, I1
+  and Ai.
 
+The polynomial values follow the CPU kernels (:mod:`ptcore.special._polynomials`, which
 The values follow the CPU kernels (:mod:`ptcore.special._polynomials`, which
 follow PyTorch's ``Math.h``): the three-term recurrence in the input's
 precision, the closed forms at ``|x| == 1``, and (Chebyshev, large degree,
@@ -31,7 +44,7 @@ import re
 
 from ptcore.cuda._kernels import kernel_name, _ew_kernel
 
-__all__ = ["generate", "FAMILY_PRELUDE", "POLYNOMIALS"]
+__all__ = ["generate", "FAMILY_PRELUDE", "POLYNOMIALS", "UNARY", "BINARY", "KERNEL_OPS", "has_kernel"]
 
 POLY_PRELUDE = r"""
 __device__ __forceinline__ float ptc_sp_acos(float x) { return acosf(x); }

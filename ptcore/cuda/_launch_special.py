@@ -62,9 +62,11 @@ def _xlog1py(x, y):
 
 def _composite_loop(body):
     def loop(*args):
+        from ptcore.cuda import _launch as L
         *xs, cdt = args
+        dev = L._device_of(*xs)         # (a 0-d CPU operand goes to the device)
         with _P().no_grad():
-            return body(*(x if x.dtype is cdt else x.to(cdt) for x in xs))
+            return body(*(x.to(dev, cdt) for x in xs))
     return loop
 
 

@@ -256,7 +256,9 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
         dt0 = _as_tensor_pair(fname, input, other, True)
         if not int_ok and not (dt0.is_floating_point or dt0.is_complex):
             raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt0._legacy}\'')
-        dev = input.device if isinstance(input, _TensorBase) else other.device
+        # the device of the tensor operands (a 0-d CPU tensor may join a device one)
+        devs = [v.device for v in (input, other) if isinstance(v, _TensorBase)]
+        dev = next((d for d in devs if d.type != "cpu"), devs[0])
         dt, cdt = _compute_dtype(fname, dt0, half_ok, dev.type)
         xs = [v if isinstance(v, _TensorBase) and v.dtype is dt else
               (v.to(dt) if isinstance(v, _TensorBase) else ptcore.tensor(v, dtype=dt, device=dev))

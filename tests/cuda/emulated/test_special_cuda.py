@@ -550,3 +550,15 @@ def test_igamma_gradient_on_device():
         np.testing.assert_allclose(xc.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-12)
     with pytest.raises(NotImplementedError, match="input"):
         ptcore.igamma(a.cuda().requires_grad_(), xc).sum().backward()
+
+
+@pytest.mark.parametrize("name", ["xlog1py", "zeta", "hermite_polynomial_h"])
+def test_binary_zero_dim_cpu_operand_joins_the_device(name):
+    # torch allows a 0-d CPU tensor next to a CUDA one (either position)
+    fn = getattr(ptcore.special, name)
+    q = ptcore.tensor([0.5, 2.0, 3.5], dtype=ptcore.float64)
+    s = ptcore.tensor(2.0, dtype=ptcore.float64)
+    for args, cpu in (((s, q.cuda()), (s, q)), ((q.cuda(), s), (q, s))):
+        r = fn(*args)
+        assert r.device.type == "cuda"
+        np.testing.assert_allclose(r.cpu().numpy(), fn(*cpu).numpy(), rtol=1e-13)
