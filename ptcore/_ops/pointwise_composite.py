@@ -222,8 +222,15 @@ def positive(input):
 
 
 def _polygamma_raw(n, x):
+    """``polygamma(n, x)`` for ``n >= 1`` outside autograd: the element loop
+    ``polygamma`` of ``x``'s device, ``loop(n, x)``."""
+    from ptcore._dispatch.device import cpu_kernel
+    return cpu_kernel("polygamma", x.device, _polygamma_cpu)(n, x.detach())
+
+
+def _polygamma_cpu(n, x):
     dt = _float_dtype(x)
-    if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16) and x.device.type == "cpu":
+    if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16):
         # trigamma: the vectorised float32 kernel (ptc_special.h; PyTorch's float
         # kernels compute in float too)
         from ptcore._ops.pointwise import _unary

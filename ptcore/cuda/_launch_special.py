@@ -13,10 +13,9 @@ the result in that dtype:
   (:mod:`ptcore.cuda._kernels_special`: Cephes in double, the CPU's float32
   kernels of ``ptc_special.h``, the orthogonal polynomials, ``zeta``);
   a dtype with no kernel raises ``NotImplementedError``;
-* ``igamma``/``igammac`` (``ptcore.igamma``'s loop ``igamma``).
-
-``polygamma`` (digamma, or through zeta) is a device kernel of its own,
-composed of public ops, so its gradient comes from zeta's.
+* ``igamma``/``igammac`` (``ptcore.igamma``'s loop ``igamma``);
+* ``polygamma`` (``ptcore.polygamma``'s loop ``polygamma``, ``n >= 1``):
+  through zeta, as PyTorch's CUDA kernel.
 """
 import math
 
@@ -99,39 +98,24 @@ def _igamma(a, x, upper, cdt):
     return _IGAMMA[bool(upper)](a, x, cdt)
 
 
-def _polygamma(n, input, *, out=None):
-    """``polygamma(n, x)`` on CUDA: digamma for ``n == 0``, else
-    ``(-1)^(n+1) n! zeta(n + 1, x)`` in float64 (as PyTorch's CUDA kernel,
-    trigamma included); composed of public ops, so its gradient
-    ``polygamma(n + 1, x)`` comes from zeta's."""
-    import operator
+def _polygamma(n, x):
+    """The loop of ``ptcore.polygamma`` for ``n >= 1`` (the front-end runs
+    digamma for ``n == 0``): ``(-1)^(n+1) n! zeta(n + 1, x)`` in float64 (as
+    PyTorch's CUDA kernel, trigamma included), with the CPU's limits."""
     P = _P()
-    if isinstance(n, _C._TensorBase) and not isinstance(input, _C._TensorBase):
-        n, input = input, n             # the method form, ``x.polygamma(n)``
-    if not isinstance(input, _C._TensorBase):
-        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(input).__name__}")
-    n = operator.index(n)
-    if n < 0:
-        raise RuntimeError("polygamma(n, x) does not support negative n.")
-    if input.is_complex():
-        raise NotImplementedError(f"\"polygamma\" not implemented for '{input.dtype._legacy}'")
-    dt = input.dtype if input.dtype.is_floating_point else _C.get_default_dtype()
-    if n == 0:
-        r = P.digamma(input if input.dtype is dt else input.to(dt))
-    else:
-        try:
-            c = float(math.factorial(n)) * (1.0 if n % 2 else -1.0)
-        except OverflowError:
-            c = math.inf if n % 2 else -math.inf
-        x64 = input.to(_C.float64)
+    dt = x.dtype if x.dtype.is_floating_point else _C.get_default_dtype()
+    try:
+        c = float(math.factorial(n)) * (1.0 if n % 2 else -1.0)
+    except OverflowError:
+        c = math.inf if n % 2 else -math.inf
+    with P.no_grad():
+        x64 = x.to(_C.float64)
         r = P.mul(P.special.zeta(float(n + 1), x64), c)
-        # the CPU's limits: 0 (signed as (-1)^(n+1)) at +inf; trigamma(-inf) is nan
-        r = P.where(P.isposinf(x64.detach()), 0.0 if n % 2 else -0.0, r)
+        # 0 (signed as (-1)^(n+1)) at +inf; trigamma(-inf) is nan
+        r = P.where(P.isposinf(x64), 0.0 if n % 2 else -0.0, r)
         if n == 1:
-            r = P.where(P.isneginf(x64.detach()), math.nan, r)
-        r = r.to(dt)
-    from ptcore.special._kernels import _finish
-    return _finish("polygamma", r, out)
+            r = P.where(P.isneginf(x64), math.nan, r)
+    return r.to(dt)
 
 
 _registered = [False]
@@ -154,6 +138,6 @@ def register():
         # the front-end is the CPU's: it runs this loop for CUDA tensors
         register_kernel(name, "cuda", getattr(F, name), namespaces=("special",))
         register_loop(loop_name(name), "cuda", loop)
-    register_kernel("polygamma", "cuda", _polygamma)
+    register_loop("polygamma", "cuda", _polygamma)
     register_loop("igamma", "cuda", _igamma)
     _registered[0] = True

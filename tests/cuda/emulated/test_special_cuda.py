@@ -562,3 +562,22 @@ def test_binary_zero_dim_cpu_operand_joins_the_device(name):
         r = fn(*args)
         assert r.device.type == "cuda"
         np.testing.assert_allclose(r.cpu().numpy(), fn(*cpu).numpy(), rtol=1e-13)
+
+
+def test_polygamma_double_backward_inplace_and_out():
+    torch = pytest.importorskip("torch")
+    vals = [0.3, 1.5, 4.0]
+    xc = ptcore.tensor(vals, dtype=ptcore.float64, device="cuda", requires_grad=True)
+    (g,) = ptcore.autograd.grad(ptcore.polygamma(1, xc).sum(), xc, create_graph=True)
+    g.sum().backward()
+    tx = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.polygamma(1, tx).sum(), tx, create_graph=True)
+    tg.sum().backward()
+    np.testing.assert_allclose(g.detach().cpu().numpy(), tg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(xc.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12)
+    y = xc.detach().clone()
+    y.polygamma_(2)
+    np.testing.assert_allclose(y.cpu().numpy(), torch.polygamma(2, tx.detach()).numpy(), rtol=1e-12)
+    out = ptcore.empty(3, dtype=ptcore.float64, device="cuda")
+    assert ptcore.special.polygamma(3, xc.detach(), out=out) is out
+    np.testing.assert_allclose(out.cpu().numpy(), torch.polygamma(3, tx.detach()).numpy(), rtol=1e-12)
