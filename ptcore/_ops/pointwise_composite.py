@@ -315,7 +315,8 @@ def _igamma(input, other, upper, out):
     _check_tensor(other, name, "other", 2)
     dt = ptcore.result_type(input, other)
     if not dt.is_floating_point:
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_tname(dt)}'")
+        dev = input.device if input.device.type != "cpu" else other.device
+        raise NotImplementedError(f"\"{name}_{dev.type}\" not implemented for '{_tname(dt)}'")
     if _recording(input, other):
         r = IGAMMA_FUNCTION[0].apply(input, other, upper)
     else:
