@@ -252,3 +252,15 @@ def test_inplace_binary_after_save_fails_backward():
     h.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         s.backward(ptcore.ones(3, device="cuda"))
+
+
+def test_gradcheck_and_gradgradcheck_on_device_tensors():
+    from ptcore.autograd import gradcheck, gradgradcheck
+    g = np.random.default_rng(5)
+    x = ptcore.tensor(g.standard_normal((3, 4)), device="cuda").requires_grad_()
+    y = ptcore.tensor(g.standard_normal(4), device="cuda").requires_grad_()
+
+    def f(a, b):
+        return (a.sin() * b).sum(1)
+    assert gradcheck(f, (x, y), check_forward_ad=True)
+    assert gradgradcheck(f, (x, y))
