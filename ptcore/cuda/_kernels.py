@@ -1168,6 +1168,12 @@ def _gen_extra():
     return _kernels_extra.generate()
 
 
+def _gen_ctc():
+    from ptcore.cuda import _kernels_ctc     # the ctc_loss alpha/beta recursions
+    _KERNEL_PRELUDE.update(_kernels_ctc.KERNEL_PRELUDE)
+    return _kernels_ctc.generate()
+
+
 def _gen_special():
     from ptcore.cuda import _kernels_special     # the special functions (orthogonal polynomials ...)
     _FAMILY_PRELUDE.update(_kernels_special.FAMILY_PRELUDE)
@@ -1175,7 +1181,7 @@ def _gen_special():
 
 
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex, _gen_special)
+               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex, _gen_special, _gen_ctc)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _KERNEL_PRELUDE = {}        # kernel name -> extra prelude of that kernel alone (complex dtypes)
 _registry = None

@@ -39,3 +39,18 @@ def emulated_cuda():
         yield
     finally:
         _switch(old)
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The function handles of the kernel launches made while the test runs
+    (``_host_kernels.kernel_info(handle).name`` names them on the emulator)."""
+    drv = _runtime.lazy_init("test")
+    names = []
+    orig = drv.launch
+
+    def launch(function, *a, **k):
+        names.append(function)
+        return orig(function, *a, **k)
+    monkeypatch.setattr(drv, "launch", launch)
+    return names
