@@ -114,7 +114,8 @@ def binomial(count, prob, generator=None):
     if count.dtype is not prob.dtype:
         raise RuntimeError(f"Found dtype {prob.dtype._legacy} but expected {count.dtype._legacy}")
     pt = _pt()
-    n, p = pt.broadcast_tensors(count.detach().to(pt.float64), prob.detach().to(pt.float64))
+    dev = prob.device if count.device.type == "cpu" else count.device      # (a 0-d CPU operand joins)
+    n, p = pt.broadcast_tensors(count.detach().to(dev, pt.float64), prob.detach().to(dev, pt.float64))
     if n.numel() and bool(pt.any(pt.logical_or(pt.isnan(n), pt.isnan(p))).item()):
         raise RuntimeError("binomial: count and prob must not be NaN")
     n = pt.clamp(pt.trunc(n), 0.0, float(_MAX_COUNT)).contiguous()
