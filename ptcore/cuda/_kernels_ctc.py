@@ -16,6 +16,14 @@ double (float16/bfloat16 inputs are computed in float32 by the caller).
   tgt_lens, A* lb)``: the (T, N, S2) log beta, including the emission at
   step t (as the CPU loop's), -inf past the lengths.
 
+* ``ptc_nnloss_ctcgrad_<tag>(T, N, C, S2, lp, tg, tg_stride, blank, in_lens,
+  tgt_lens, const A* la, const A* lb, const A* nll, A* grad, long long
+  zero_inf)``: d nll_n / d lp (PyTorch's formula) into the (T, N, C)
+  ``grad``: ``exp(lp[c])`` minus the posteriors ``exp(la + lb + nll - lp[c])``
+  of the positions s labelled c (each in [0, 1], summed directly, in
+  ascending s); 0 past ``in_len``; NaN (0 with ``zero_inf``) for an infinite
+  loss.
+
 The log-sum-exp of three terms adds in the CPU loop's order (max shift, then
 ``((0 + e0) + e1) + e2``).
 """
@@ -114,12 +122,52 @@ def _recursion(kind, dt):
                   + "    }\n}\n")
 
 
+def _grad(dt):
+    A = "float" if dt == "float32" else "double"
+    name = f"ptc_nnloss_ctcgrad_{K.TAGS[dt]}"
+    nan = "__int_as_float(0x7fc00000)" if A == "float" else "__longlong_as_double(0x7ff8000000000000LL)"
+    return name, _head(name, A, f"const {A}* la, const {A}* lb, const {A}* nll, {A}* grad, "
+                                "long long zero_inf") + (
+        "        const A nl = nll[n];\n"
+        "        const bool impossible = nl == -ninf;\n"
+        "        for (long long t = 0; t < T; ++t) {\n"
+        "            const A* lpt = lp + (t * N + n) * C;\n"
+        "            const A* at = la + (t * N + n) * S2;\n"
+        "            const A* bt = lb + (t * N + n) * S2;\n"
+        "            A* g = grad + (t * N + n) * C;\n"
+        "            for (long long c = threadIdx.x; c < C; c += blockDim.x)\n"
+        f"                g[c] = t >= il ? (A)0 : (impossible ? (zero_inf ? (A)0 : {nan}) : exp(lpt[c]));\n"
+        "            __syncthreads();\n"
+        "            if (t < il && !impossible) {\n"
+        "                /* one thread per label: the blank (j = -1), each other label at its first\n"
+        "                   occurrence j; it subtracts the posteriors of the positions s holding it */\n"
+        "                for (long long j = (long long)threadIdx.x - 1; j < tl; j += blockDim.x) {\n"
+        "                    const long long c = j < 0 ? blank : tgn[j];\n"
+        "                    bool first = j < 0 || c != blank;\n"
+        "                    for (long long k = 0; first && k < j; ++k) first = tgn[k] != c;\n"
+        "                    if (!first) continue;\n"
+        "                    const A lc = lpt[c];\n"
+        "                    A sum = (A)0;\n"
+        "                    for (long long s = 0; s < L; ++s) {\n"
+        "                        const long long lab = (s & 1) ? tgn[s >> 1] : blank;\n"
+        "                        if (lab == c) sum += exp(at[s] + bt[s] + nl - lc);\n"
+        "                    }\n"
+        "                    g[c] -= sum;\n"
+        "                }\n"
+        "            }\n"
+        "            __syncthreads();\n"
+        "        }\n"
+        "    }\n}\n")
+
+
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in DTYPES:
         for kind in _KINDS:
             name, src = _recursion(kind, dt)
             yield name, "nnloss", src
+        name, src = _grad(dt)
+        yield name, "nnloss", src
 
 
 #: kernel name -> the extra prelude of that kernel alone

@@ -1,16 +1,11 @@
 """The CUDA loop of ``ctc_loss`` (``ptcore.nn.functional._ctc``), registered
-under ``"ctc_loss"``: the alpha and beta recursions in log space run as the
-kernels of :mod:`ptcore.cuda._kernels_ctc` (one block per batch element, the
-time loop inside the kernel: two launches whatever the input length), and
+under ``"ctc_loss"``: the alpha and beta recursions in log space and
 PyTorch's gradient with respect to ``log_probs`` (as ATen's
-``ctc_loss_backward``) is written with ops on the device over the whole
-(T, N, S) lattice.
+``ctc_loss_backward``) run as the kernels of :mod:`ptcore.cuda._kernels_ctc`
+(one block per batch element, the time loop inside the kernel: one launch
+for the forward, two for the backward, whatever the input length).
 """
-import math
-
 __all__ = ["ctc_loop"]
-
-_NEG = -math.inf
 
 
 def _P():
@@ -19,14 +14,16 @@ def _P():
 
 
 def _recursion(kind, lp, tg, blank, il, tl, S2, *outs):
-    """Launch ``ptc_nnloss_ctc<kind>`` (alpha: outs = (la, nll); beta: (lb,))."""
+    """Launch ``ptc_nnloss_ctc<kind>`` (alpha: outs = (la, nll); beta: (lb,);
+    grad: (la, lb, nll, grad, zero_infinity))."""
     from ptcore.cuda import _launch as L
     T, N, C = lp.shape
     if N == 0:
         return
     L._launch(lp.device.index, f"ptc_nnloss_ctc{kind}_{L._tag(lp.dtype, 'ctc_loss')}", N,
               [L._ll(T), L._ll(N), L._ll(C), L._ll(S2), L._ptr(lp), L._ptr(tg), L._ll(tg.shape[1]),
-               L._ll(blank), L._ptr(il), L._ptr(tl)] + [L._ptr(o) for o in outs], rows=True)
+               L._ll(blank), L._ptr(il), L._ptr(tl)] + [L._ll(o) if isinstance(o, int) else L._ptr(o)
+                                                         for o in outs], rows=True)
 
 
 def ctc_loop(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
@@ -51,22 +48,7 @@ def ctc_loop(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
     def grad_fn():
         lb = P.empty((T, N, S2), dtype=dt, device=dev)
         _recursion("beta", lp, tg, blank, il, tl, S2, lb)
-        s_idx = P.arange(S2, dtype=i64, device=dev).unsqueeze(0)              # (1, S2)
-        ext = P.full((N, S2), blank, dtype=i64, device=dev)
-        if S2 > 1:
-            ext[:, 1::2] = tg[:, :S2 // 2]
-        ext = P.where(P.lt(s_idx, (2 * tl + 1).unsqueeze(1)), ext, blank)     # past the end: blank
-        ab = la + lb
-        m = P.amax(ab, 2, keepdim=True)
-        ms = P.where(m == _NEG, 0.0, m)
-        e = P.exp(ab - ms)
-        acc = P.zeros((T, N, C), dtype=dt, device=dev)
-        acc.scatter_add_(2, ext.unsqueeze(0).expand(T, N, S2).contiguous(), e)
-        lcab = P.log(acc) + ms
-        g = P.exp(lp) - P.exp(lcab + nll.reshape(1, N, 1) - lp)
-        t_idx = P.arange(T, dtype=i64, device=dev).unsqueeze(1)
-        g = P.where((t_idx < il.unsqueeze(0)).unsqueeze(2), g, 0.0)
-        if zero_infinity:
-            g = P.where(P.isinf(nll).reshape(1, N, 1), 0.0, g)
+        g = P.empty((T, N, C), dtype=dt, device=dev)
+        _recursion("grad", lp, tg, blank, il, tl, S2, la, lb, nll, g, int(bool(zero_infinity)))
         return g
     return out, grad_fn

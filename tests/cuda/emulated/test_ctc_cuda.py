@@ -100,5 +100,22 @@ def test_launches_do_not_grow_with_input_length(launches):
         counts[T] = (len(fwd), len(launches))
         if os.environ.get("PTCORE_TEST_REAL_CUDA") != "1":     # the emulator names its kernels
             names = [_host_kernels.kernel_info(f).name for f in fwd + launches]
-            assert names.count("ptc_nnloss_ctcalpha_f32") == 1 and names.count("ptc_nnloss_ctcbeta_f32") == 1
+            assert [n for n in names if "ctc" in n] == ["ptc_nnloss_ctcalpha_f32", "ptc_nnloss_ctcbeta_f32",
+                                                        "ptc_nnloss_ctcgrad_f32"]
     assert counts[8] == counts[40], counts
+    assert counts[8][1] <= 6, counts           # the backward: beta, gradient, the scaling by grad_output
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_impossible_alignment_gradient_as_torch(zero_infinity):
+    """An infinite loss: NaN gradients as PyTorch (zeros with zero_infinity)."""
+    logits, tg, il, tl = _problem(5, 2, 4, 3, seed=9, dtype=np.float64)
+    tg[0] = [1, 1, 1]
+    il, tl = [3, 5], [3, 2]                            # 1 1 1 needs 5 steps
+    got, ggot = _run(logits, tg, il, tl, "cuda", 0, "sum", zero_infinity)
+    x = torch.tensor(logits, requires_grad=True)
+    tloss = torch.nn.functional.ctc_loss(x.log_softmax(2), torch.tensor(tg), il, tl, reduction="sum",
+                                         zero_infinity=zero_infinity)
+    tloss.backward()
+    np.testing.assert_allclose(got, tloss.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(ggot, x.grad.numpy(), rtol=1e-9, atol=1e-12)     # NaN where torch's are
