@@ -188,9 +188,62 @@ def _samples():
         "renorm": lambda: ((x34(), 2, 0, 1.0), {}),
         "renorm_": lambda: ((x34(), 2, 0, 1.0), {}),
         "unravel_index": lambda: ((ptcore.tensor([3, 7]), (3, 4)), {}),
-        "float_power_": lambda: ((x34(), 2), {}),
+        "float_power_": lambda: ((_x(3, 4, dtype=ptcore.float64), 2), {}),
         "fft.ifftshift": lambda: ((x34(),), {}),
+        # indexing: scatter/index/put families
+        "scatter": lambda: ((x34(), 1, _i(3, 2, hi=4), _x(3, 2, seed=3)), {}),
+        "scatter_add": lambda: ((x34(), 1, _i(3, 2, hi=4), _x(3, 2, seed=3)), {}),
+        "scatter_reduce": lambda: ((x34(), 1, _i(3, 2, hi=4), _x(3, 2, seed=3), "amax"),
+                                   {"include_self": False}),
+        "index_add": lambda: ((x34(), 0, ptcore.tensor([2, 0, 2]), _x(3, 4, seed=3)), {"alpha": 2.0}),
+        "index_copy": lambda: ((x34(), 0, ptcore.tensor([2, 0]), _x(2, 4, seed=3)), {}),
+        "index_fill": lambda: ((x34(), 1, ptcore.tensor([3, 0]), -1.5), {}),
+        "index_put": lambda: ((x34(), (ptcore.tensor([0, 2, 0]), ptcore.tensor([1, 3, 1])),
+                               ptcore.tensor([7.0, 8.0, 9.0])), {"accumulate": True}),
+        "index_reduce": lambda: ((x34(), 0, ptcore.tensor([2, 0, 2]), _x(3, 4, seed=3), "prod"), {}),
+        "masked_scatter": lambda: ((x34(), _x(3, 4, seed=5) > 1.0, _x(12, seed=6)), {}),
+        "put": lambda: ((x34(), ptcore.tensor([0, 5, 11, 5]), ptcore.tensor([1.0, 2.0, 3.0, 4.0])),
+                        {"accumulate": True}),
+        "select_scatter": lambda: ((x34(), _x(4, seed=3), 0, 1), {}),
+        "as_strided_scatter": lambda: ((_x(4, 4), _x(2, 2, seed=3), (2, 2), (4, 1)), {"storage_offset": 1}),
+        "as_strided": lambda: ((_x(4, 4), (2, 3), (4, 1)), {"storage_offset": 1}),
+        "nonzero_static": lambda: ((_x(3, 4) > 1.0,), {"size": 8}),
+        # views and their copies
+        "select": lambda: ((x34(), 1, 2), {}),
+        "narrow": lambda: ((x34(), 1, 1, 2), {}),
+        "transpose": lambda: ((x34(), 0, 1), {}),
+        "movedim": lambda: ((_x(2, 3, 4), 0, 2), {}),
+        "reshape": lambda: ((x34(), (4, 3)), {}),
+        "broadcast_to": lambda: ((_x(3, 1), (3, 4)), {}),
+        "unfold_copy": lambda: ((x34(), 1, 2, 1), {}),
+        "unflatten": lambda: ((x34(), 1, (2, 2)), {}),
+        "is_nonzero": lambda: ((_x(1),), {}),
+        "Tensor.__rmatmul__": lambda: ((_x(4, 5), _x(3, 4)), {}),
+        # samplers (the same Philox stream on both devices)
+        "geometric_": lambda: ((x34(), 0.3), {}),
+        "dropout": lambda: ((x34(), 0.3, True), {}),
+        "nn.functional.fractional_max_pool2d_with_indices": lambda: ((_x(1, 2, 6, 6), 2),
+                                                                     {"output_size": (3, 3)}),
+        "nn.functional.fractional_max_pool3d_with_indices": lambda: ((_x(1, 1, 6, 6, 6), 2),
+                                                                     {"output_size": (3, 3, 3)}),
+        # norms
+        "nn.functional.batch_norm": lambda: ((_x(4, 3), _x(3), _x(3)), {"training": True}),
+        "nn.functional.instance_norm": lambda: ((_x(2, 3, 5),), {}),
+        "ptcore.polygamma": lambda: ((1, x34()), {}),
+        "special.polygamma": lambda: ((1, x34()), {}),
     }
+    for k, base in (("scatter_", "scatter"), ("scatter_add_", "scatter_add"), ("scatter_reduce_", "scatter_reduce"),
+                    ("index_add_", "index_add"), ("index_copy_", "index_copy"), ("index_fill_", "index_fill"),
+                    ("index_put_", "index_put"), ("index_reduce_", "index_reduce"),
+                    ("masked_scatter_", "masked_scatter"), ("put_", "put"), ("as_strided_", "as_strided"),
+                    ("as_strided_copy", "as_strided"), ("select_copy", "select"), ("transpose_", "transpose"),
+                    ("transpose_copy", "transpose"), ("swapaxes", "transpose"), ("swapaxes_", "transpose"),
+                    ("swapdims", "transpose"), ("swapdims_", "transpose"), ("moveaxis", "movedim"),
+                    ("view_copy", "reshape"), ("expand_copy", "broadcast_to"), ("dropout_", "dropout"),
+                    ("feature_dropout", "dropout"), ("feature_dropout_", "dropout"), ("alpha_dropout", "dropout"),
+                    ("alpha_dropout_", "dropout"), ("feature_alpha_dropout", "dropout"),
+                    ("feature_alpha_dropout_", "dropout"), ("native_dropout", "dropout")):
+        S[k] = S[base]
     for k in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
               "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
@@ -289,8 +342,9 @@ def _same(a, b, where="result", values=True):
     return None
 
 
-# results that differ between devices by nature (addresses)
-_NO_VALUES = frozenset({"data_ptr", "const_data_ptr", "mutable_data_ptr"})
+# results that differ between devices by nature (addresses; the rejection
+# samplers, whose CUDA kernels draw from per-element streams)
+_NO_VALUES = frozenset({"data_ptr", "const_data_ptr", "mutable_data_ptr", "poisson", "binomial"})
 
 
 def _ops():

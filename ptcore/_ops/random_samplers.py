@@ -8,11 +8,16 @@ the generator's normal/uniform draws.  ``poisson`` and ``binomial`` need
 rejection samplers: they draw a 128-bit key from the ptcore generator and
 run NumPy's Philox-based samplers with it (the same distributions as
 PyTorch; the values differ from PyTorch's stream, as all of ptcore's do).
+The argument checks run in the front-ends; the samplers are the loops
+``"poisson"`` and ``"binomial"`` (NumPy here, rejection-sampling kernels on
+CUDA, ``ptcore.cuda._launch_random``).
 """
 import builtins
 import math
 
 import numpy as np
+
+from ptcore._dispatch.device import cpu_kernel as _loop
 
 __all__ = ["poisson", "binomial"]
 
@@ -33,14 +38,6 @@ def _np_rng(generator):
     pt = _pt()
     key = pt.randint(0, 1 << 62, (2,), generator=generator, dtype=pt.int64).numpy()
     return np.random.Generator(np.random.Philox(key=[builtins.int(key[0]), builtins.int(key[1])]))
-
-
-def _from_np(arr, like):
-    pt = _pt()
-    out = pt.from_numpy(np.ascontiguousarray(arr)).to(like.dtype)
-    if like.device.type != "cpu":
-        out = out.to(like.device)
-    return out
 
 
 def _attach_zero_grad(sample, *inputs):
@@ -72,10 +69,19 @@ def poisson(input, generator=None):
     """
     _check_tensor(input, "poisson")
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{input.dtype._legacy}'")
-    rates = input.detach().to(_pt().float64).cpu().numpy()
-    if rates.size and not (rates >= 0).all():      # also catches NaN
+        raise NotImplementedError(f"\"poisson_{input.device.type}\" not implemented for "
+                                  f"'{input.dtype._legacy}'")
+    pt = _pt()
+    rates = input.detach().to(pt.float64).contiguous()
+    if rates.numel() and not bool(pt.all(pt.ge(rates, 0)).item()):      # also catches NaN
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    out = _loop("poisson", input.device, _poisson_cpu)(rates, generator)
+    return _attach_zero_grad(out.to(input.dtype), input)
+
+
+def _poisson_cpu(rates, generator):
+    """float64 samples of the contiguous non-negative float64 ``rates``."""
+    rates = rates.numpy()
     rng = _np_rng(generator)
     finite = np.isfinite(rates)
     out = np.empty(rates.shape, np.float64)
@@ -87,7 +93,7 @@ def poisson(input, generator=None):
         out[small] = rng.poisson(rates[small])
         out[big] = np.round(rates[big] + np.sqrt(rates[big]) * rng.standard_normal(big.sum()))
         out[~finite] = np.inf
-    return _attach_zero_grad(_from_np(out, input), input)
+    return _pt().from_numpy(out)
 
 
 def binomial(count, prob, generator=None):
@@ -108,16 +114,26 @@ def binomial(count, prob, generator=None):
     if count.dtype is not prob.dtype:
         raise RuntimeError(f"Found dtype {prob.dtype._legacy} but expected {count.dtype._legacy}")
     pt = _pt()
-    n = count.detach().to(pt.float64).cpu().numpy()
-    p = prob.detach().to(pt.float64).cpu().numpy()
-    n, p = np.broadcast_arrays(n, p)
-    if np.isnan(p).any() or np.isnan(n).any():
+    dev = prob.device if count.device.type == "cpu" else count.device      # (a 0-d CPU operand joins)
+    n, p = pt.broadcast_tensors(count.detach().to(dev, pt.float64), prob.detach().to(dev, pt.float64))
+    if n.numel() and bool(pt.any(pt.logical_or(pt.isnan(n), pt.isnan(p))).item()):
         raise RuntimeError("binomial: count and prob must not be NaN")
-    ni = np.clip(np.trunc(n), 0, np.iinfo(np.int64).max // 2).astype(np.int64)
+    n = pt.clamp(pt.trunc(n), 0.0, float(_MAX_COUNT)).contiguous()
+    p = pt.clamp(p, 0.0, 1.0).contiguous()
+    out = _loop("binomial", n.device, _binomial_cpu)(n, p, generator)
+    return _attach_zero_grad(out.to(count.dtype), count, prob)
+
+
+_MAX_COUNT = np.iinfo(np.int64).max // 2
+
+
+def _binomial_cpu(count, prob, generator):
+    """float64 samples for the contiguous float64 integer ``count`` in
+    [0, 2**62] and ``prob`` in [0, 1]."""
+    ni = np.minimum(count.numpy(), _MAX_COUNT).astype(np.int64)
     rng = _np_rng(generator)
-    out = rng.binomial(ni, np.clip(p, 0.0, 1.0)).astype(np.float64) if ni.size else \
-        np.zeros(ni.shape)
-    return _attach_zero_grad(_from_np(out, count), count, prob)
+    out = rng.binomial(ni, prob.numpy()).astype(np.float64) if ni.size else np.zeros(ni.shape)
+    return _pt().from_numpy(out)
 
 
 # ---------------------------------------------------------------------------

@@ -898,10 +898,11 @@ PHILOX = r"""
 #define PTC_PHILOX_M1 0xCD9E8D57u
 #define PTC_PHILOX_W0 0x9E3779B9u
 #define PTC_PHILOX_W1 0xBB67AE85u
-/* block for 64-bit counter ctr (words 0, 1; words 2, 3 zero), key (k0, k1) */
-__device__ __forceinline__ void ptc_philox_block(unsigned long long ctr, unsigned int k0, unsigned int k1,
-                                                 unsigned int* out) {
-    unsigned int c0 = (unsigned int)ctr, c1 = (unsigned int)(ctr >> 32), c2 = 0u, c3 = 0u;
+/* block for the 128-bit counter (ctr: words 0, 1; sub: words 2, 3), key (k0, k1) */
+__device__ __forceinline__ void ptc_philox_block128(unsigned long long ctr, unsigned long long sub,
+                                                    unsigned int k0, unsigned int k1, unsigned int* out) {
+    unsigned int c0 = (unsigned int)ctr, c1 = (unsigned int)(ctr >> 32);
+    unsigned int c2 = (unsigned int)sub, c3 = (unsigned int)(sub >> 32);
 #pragma unroll
     for (int r = 0; r < 10; ++r) {
         unsigned int hi0 = __umulhi(PTC_PHILOX_M0, c0), lo0 = PTC_PHILOX_M0 * c0;
@@ -911,6 +912,11 @@ __device__ __forceinline__ void ptc_philox_block(unsigned long long ctr, unsigne
         k0 += PTC_PHILOX_W0; k1 += PTC_PHILOX_W1;
     }
     out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+/* block for the 64-bit counter ctr (words 2, 3 zero): the stream of the bulk samplers */
+__device__ __forceinline__ void ptc_philox_block(unsigned long long ctr, unsigned int k0, unsigned int k1,
+                                                 unsigned int* out) {
+    ptc_philox_block128(ctr, 0ULL, k0, k1, out);
 }
 /* fdlibm e_log.c for a positive normal finite double, evaluated in the CPU
    generator's exact order with no contraction (ptc_log in _random.pyx) */
@@ -1139,6 +1145,7 @@ def philox_uniform_args(dtype, low, high):
 # ---------------------------------------------------------------------------
 def _gen_index_sort():
     from ptcore.cuda import _kernels_index     # sorting, compaction, sequential scans, integer samplers
+    _KERNEL_PRELUDE.update(_kernels_index.KERNEL_PRELUDE)
     return _kernels_index.generate()
 
 
@@ -1161,6 +1168,12 @@ def _gen_extra():
     return _kernels_extra.generate()
 
 
+def _gen_ctc():
+    from ptcore.cuda import _kernels_ctc     # the ctc_loss alpha/beta recursions
+    _KERNEL_PRELUDE.update(_kernels_ctc.KERNEL_PRELUDE)
+    return _kernels_ctc.generate()
+
+
 def _gen_special():
     from ptcore.cuda import _kernels_special     # the special functions (orthogonal polynomials ...)
     _FAMILY_PRELUDE.update(_kernels_special.FAMILY_PRELUDE)
@@ -1168,7 +1181,7 @@ def _gen_special():
 
 
 _GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
-               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex, _gen_special)
+               _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex, _gen_special, _gen_ctc)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _KERNEL_PRELUDE = {}        # kernel name -> extra prelude of that kernel alone (complex dtypes)
 _registry = None

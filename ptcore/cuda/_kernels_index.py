@@ -59,6 +59,11 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
     ``ptc_random_multinomial_keys_c(n, double* keys, seed, offset, const double* p)``
     (the exponential-race keys; a stable row sort of them gives the samples without
     replacement).
+  - ``ptc_random_poisson_f64_c(n, double* out, const double* rate, seed, offset)`` and
+    ``ptc_random_binomial_f64_c(n, double* out, const double* count, const double* prob,
+    seed, offset)`` (count an integer >= 0, prob in [0, 1]): rejection samplers, element i
+    on its own Philox stream (counter words 2, 3 = i + 1); the caller advances the offset
+    by ``SAMPLER_BLOCKS[kind]``.
 """
 from ptcore.cuda._kernels import DTYPES, FLOATS, TAGS, kernel_name, _storage, _compute, _load, _store, _kind
 
@@ -402,6 +407,144 @@ def _multinomial_kernels():
     return [cdf, repl, keys]
 
 
+# The rejection samplers (poisson, binomial) draw a variable number of
+# uniforms per element: element i reads its own Philox stream, the blocks
+# (offset + j, i + 1) of the 128-bit counter (the bulk samplers above use
+# words 2, 3 = 0, so the streams never meet theirs), and the caller advances
+# the generator's offset by a fixed SAMPLER_BLOCKS[kind] (as PyTorch's
+# philox_cuda_state(20) / (42)).
+SAMPLER_BLOCKS = {"poisson": 20, "binomial": 42}
+
+SAMPLERS = r"""
+struct ptc_substream { unsigned long long ctr, sub; unsigned int k0, k1; unsigned int w[4]; int left; };
+__device__ __forceinline__ void ptc_substream_init(ptc_substream* s, unsigned long long seed,
+                                                   unsigned long long offset, unsigned long long sub) {
+    s->ctr = offset; s->sub = sub; s->k0 = (unsigned int)seed; s->k1 = (unsigned int)(seed >> 32);
+    s->left = 0;
+}
+/* the stream's next uniform in (0, 1): 53 bits, two per block */
+__device__ __forceinline__ double ptc_substream_uniform(ptc_substream* s) {
+    if (s->left == 0) {
+        ptc_philox_block128(s->ctr, s->sub, s->k0, s->k1, s->w);
+        s->ctr += 1ULL;
+        s->left = 2;
+    }
+    const int j = 2 - s->left;
+    s->left -= 1;
+    const unsigned long long d = (unsigned long long)s->w[2 * j] | ((unsigned long long)s->w[2 * j + 1] << 32);
+    return ((double)(d >> 11) + 0.5) * 1.1102230246251565e-16;
+}
+/* Poisson(lam), lam >= 0: multiplication for lam < 10, Hoermann's PTRS
+   (transformed rejection with squeeze) above, the rounded normal
+   approximation above 1e15 (as the CPU sampler), inf for inf */
+__device__ double ptc_sample_poisson(ptc_substream* s, double lam) {
+    if (!(lam > 0.0)) return 0.0;
+    if (!(lam <= 1.7976931348623157e308)) return lam;
+    if (lam > 1e15) {
+        const double u1 = ptc_substream_uniform(s), u2 = ptc_substream_uniform(s);
+        const double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+        return rint(lam + sqrt(lam) * z);
+    }
+    if (lam < 10.0) {
+        const double enlam = exp(-lam);
+        double prod = 1.0, k = 0.0;
+        while (1) {
+            prod *= ptc_substream_uniform(s);
+            if (prod <= enlam) return k;
+            k += 1.0;
+        }
+    }
+    const double slam = sqrt(lam), loglam = log(lam);
+    const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+    const double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2.0);
+    while (1) {
+        const double U = ptc_substream_uniform(s) - 0.5, V = ptc_substream_uniform(s);
+        const double us = 0.5 - fabs(U);
+        const double k = floor((2.0 * a / us + b) * U + lam + 0.43);
+        if (us >= 0.07 && V <= vr) return k;
+        if (k < 0.0 || (us < 0.013 && V > us)) continue;
+        if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - lgamma(k + 1.0)) return k;
+    }
+}
+/* log(k!) - Stirling's approximation of it, k >= 0 an integer */
+__device__ __forceinline__ double ptc_stirling_tail(double k) {
+    const double tail[10] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                             0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                             0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                             0.00833056343336287};
+    if (k <= 9.0) return tail[(int)k];
+    const double kp1sq = (k + 1.0) * (k + 1.0);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1.0);
+}
+/* Binomial(count, p) by inversion (count * p < 10): geometric waiting times */
+__device__ double ptc_binomial_inversion(ptc_substream* s, double count, double p) {
+    const double logq = log1p(-p);
+    double geom_sum = 0.0, k = 0.0;
+    while (1) {
+        geom_sum += ceil(log(ptc_substream_uniform(s)) / logq);
+        if (geom_sum > count) return k;
+        k += 1.0;
+    }
+}
+/* Binomial(count, p), count * p >= 10, p <= 1/2: Hoermann's BTRS */
+__device__ double ptc_binomial_btrs(ptc_substream* s, double count, double p) {
+    const double stddev = sqrt(count * p * (1.0 - p));
+    const double b = 1.15 + 2.53 * stddev, a = -0.0873 + 0.0248 * b + 0.01 * p;
+    const double c = count * p + 0.5, v_r = 0.92 - 4.2 / b, r = p / (1.0 - p);
+    const double alpha = (2.83 + 5.1 / b) * stddev, m = floor((count + 1.0) * p);
+    while (1) {
+        const double U = ptc_substream_uniform(s) - 0.5;
+        double V = ptc_substream_uniform(s);
+        const double us = 0.5 - fabs(U);
+        const double k = floor((2.0 * a / us + b) * U + c);
+        if (k < 0.0 || k > count) continue;
+        if (us >= 0.07 && V <= v_r) return k;
+        V = log(V * alpha / (a / (us * us) + b));
+        const double bound = (m + 0.5) * log((m + 1.0) / (r * (count - m + 1.0)))
+            + (count + 1.0) * log((count - m + 1.0) / (count - k + 1.0))
+            + (k + 0.5) * log(r * (count - k + 1.0) / (k + 1.0))
+            + ptc_stirling_tail(m) + ptc_stirling_tail(count - m)
+            - ptc_stirling_tail(k) - ptc_stirling_tail(count - k);
+        if (V <= bound) return k;
+    }
+}
+/* Binomial(count, p) for an integer count >= 0 and p in [0, 1] (PyTorch's sample_binomial) */
+__device__ double ptc_sample_binomial(ptc_substream* s, double count, double p) {
+    if (count <= 0.0 || p <= 0.0) return 0.0;
+    if (p >= 1.0) return count;
+    const bool flip = p > 0.5;
+    const double q = flip ? 1.0 - p : p;
+    const double k = count * q >= 10.0 ? ptc_binomial_btrs(s, count, q) : ptc_binomial_inversion(s, count, q);
+    return flip ? count - k : k;
+}
+"""
+
+
+def _sampler_kernels():
+    """poisson(rate) and binomial(count, p) over float64, one stream per element."""
+    pname = kernel_name("random", "poisson", "f64", "c")
+    poisson = (f'extern "C" __global__ void {pname}(long long n, double* out, const double* rate, '
+               "unsigned long long seed, unsigned long long offset) {\n"
+               "    PTC_FOR(i, n) {\n"
+               "        ptc_substream s;\n"
+               "        ptc_substream_init(&s, seed, offset, (unsigned long long)i + 1ULL);\n"
+               "        out[i] = ptc_sample_poisson(&s, rate[i]);\n"
+               "    }\n}\n")
+    bname = kernel_name("random", "binomial", "f64", "c")
+    binomial = (f'extern "C" __global__ void {bname}(long long n, double* out, const double* count, '
+                "const double* prob, unsigned long long seed, unsigned long long offset) {\n"
+                "    PTC_FOR(i, n) {\n"
+                "        ptc_substream s;\n"
+                "        ptc_substream_init(&s, seed, offset, (unsigned long long)i + 1ULL);\n"
+                "        out[i] = ptc_sample_binomial(&s, count[i], prob[i]);\n"
+                "    }\n}\n")
+    return [(pname, poisson), (bname, binomial)]
+
+
+#: kernel name -> the extra prelude of that kernel alone (after the family's PHILOX)
+KERNEL_PRELUDE = {name: SAMPLERS for name, _ in _sampler_kernels()}
+
+
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in _ALL:
@@ -430,5 +573,5 @@ def generate():
     for dt in FLOATS:
         name, src = _exponential_kernel(dt)
         yield name, "random", src
-    for name, src in _multinomial_kernels():
+    for name, src in _multinomial_kernels() + _sampler_kernels():
         yield name, "random", src

@@ -4,6 +4,11 @@ normal, randint, bernoulli and exponential through the Philox kernels
 tensor holds the CPU's values), with the device's default generator
 (:func:`ptcore.cuda._random.default_generator`) or a ``Generator('cuda')``.
 
+``poisson`` and ``binomial`` (``ptcore._ops.random_samplers``) run rejection
+samplers on the device (PTRS / multiplication for Poisson, PyTorch's BTRS /
+inversion for the binomial), each element on its own Philox stream: the same
+distributions as the CPU's, not the same values.
+
 ``randperm(device='cuda')`` draws on the host from the CUDA generator (the
 CPU's algorithm, no device data is read) and uploads the permutation.
 """
@@ -177,10 +182,34 @@ def _multinomial(input, num_samples, replacement, generator):
     return LI._contig_copy(idx[:, :num_samples])
 
 
+def _sampler(kind, device, generator, *params):
+    """float64 ``kind`` ("poisson": rates; "binomial": counts, probs) samples
+    of the contiguous float64 ``params`` on ``device``, element i on its own
+    Philox stream; the generator advances by a fixed number of blocks."""
+    from ptcore.cuda._kernels_index import SAMPLER_BLOCKS
+    g = generator_for(device, generator)
+    out = L._empty(list(params[0].shape), _C.float64, device)
+    n = out.numel()
+    if n:
+        seed, off = g._take()
+        L._launch(device.index, f"ptc_random_{kind}_f64_c", n,
+                  [L._ll(n), L._ptr(out)] + [L._ptr(p) for p in params] + [_u64(seed), _u64(off)])
+        g._advance(off + SAMPLER_BLOCKS[kind])
+    return out
+
+
+def _poisson(rates, generator):
+    return _sampler("poisson", rates.device, generator, rates)
+
+
+def _binomial(count, prob, generator):
+    return _sampler("binomial", count.device, generator, count, prob)
+
+
 FRONTEND_OPS = (
     "uniform_", "normal_", "random_", "exponential_", "bernoulli", "bernoulli_", "rand_like", "randn_like",
     "randint_like", "normal", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
-    "dropout3d", "multinomial",
+    "dropout3d", "multinomial", "poisson", "binomial",
 )
 
 _registered = [False]
@@ -194,6 +223,8 @@ def register():
     register_loop("random_normal_tensor", "cuda", _random_normal_tensor)
     register_loop("randperm", "cuda", _randperm)
     register_loop("multinomial", "cuda", _multinomial)
+    register_loop("poisson", "cuda", _poisson)
+    register_loop("binomial", "cuda", _binomial)
     import ptcore.nn.functional   # noqa: F401  (declares the dropout ops, loaded lazily otherwise)
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

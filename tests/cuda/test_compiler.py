@@ -233,7 +233,8 @@ def philox_host_lib(tmp_path_factory):
     if cxx is None:
         pytest.skip("no C++ compiler to build the host copy of the Philox kernels")
     names = [n for n, (f, _) in K.all_kernels().items() if f == "random"]
-    src = _HOST_SHIMS + K.PHILOX + "".join(K.kernel(n)[1] for n in names)
+    extra = dict.fromkeys(K._KERNEL_PRELUDE[n] for n in names if n in K._KERNEL_PRELUDE)   # the samplers'
+    src = _HOST_SHIMS + K.PHILOX + "".join(extra) + "".join(K.kernel(n)[1] for n in names)
     src = src.replace('extern "C" __global__', 'extern "C"')
     d = tmp_path_factory.mktemp("philox_host")
     c, so = d / "philox.cpp", d / "philox.so"

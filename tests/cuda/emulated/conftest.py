@@ -43,8 +43,8 @@ def emulated_cuda():
 
 @pytest.fixture
 def launches(monkeypatch):
-    """The kernels launched during a test, in order (the driver's launch
-    wrapped; works on the emulated and on a real device)."""
+    """The function handles of the kernel launches made while the test runs
+    (``_host_kernels.kernel_info(handle).name`` names them on the emulator)."""
     drv = _runtime.lazy_init("test")
     names = []
     orig = drv.launch

@@ -550,5 +550,6 @@ def test_coverage_sweep_tool():
     finally:
         sys.path.pop(0)
     rows = cuda_coverage.sweep({"kron", "einsum", "baddbmm", "histc", "quantile", "pad",
-                                "interpolate", "embedding_bag", "searchsorted", "cdist"})
+                                "interpolate", "embedding_bag", "searchsorted", "cdist", "poisson",
+                                "binomial", "scatter_reduce", "index_put", "masked_scatter"})
     assert rows and all(st == "OK" for _, st, _ in rows), rows
