@@ -178,3 +178,12 @@ def test_inplace_errors():
                 lambda: torch.zeros(3, dtype=torch.int64).log_normal_())
     _same_error(lambda: ptcore.zeros(3, dtype=ptcore.int64).cauchy_(),
                 lambda: torch.zeros(3, dtype=torch.int64).cauchy_())
+
+
+def test_binomial_prob_one_gives_the_count_itself_as_torch():
+    torch = pytest.importorskip("torch")
+    c = [2.5, 3.0, -1.0, 7.9, 0.0]
+    p = [1.0, 0.0, 1.0, 1.0, 1.0]
+    got = ptcore.binomial(ptcore.tensor(c), ptcore.tensor(p))
+    want = torch.binomial(torch.tensor(c), torch.tensor(p))
+    assert got.tolist() == want.tolist()

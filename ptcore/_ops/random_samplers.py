@@ -100,8 +100,9 @@ def binomial(count, prob, generator=None):
     """Samples of Binomial(``count``, ``prob``) elementwise.
 
     ``count`` and ``prob`` are floating tensors of the same dtype that
-    broadcast together; ``count`` is truncated to an integer and negative
-    counts give 0, ``prob`` is clamped to ``[0, 1]``.
+    broadcast together; ``count`` is truncated to an integer (except where
+    ``prob >= 1``: the count itself, as PyTorch) and negative counts give 0,
+    ``prob`` is clamped to ``[0, 1]``.
     """
     _check_tensor(count, "binomial", "count")
     _check_tensor(prob, "binomial", "prob")
@@ -118,9 +119,13 @@ def binomial(count, prob, generator=None):
     n, p = pt.broadcast_tensors(count.detach().to(dev, pt.float64), prob.detach().to(dev, pt.float64))
     if n.numel() and bool(pt.any(pt.logical_or(pt.isnan(n), pt.isnan(p))).item()):
         raise RuntimeError("binomial: count and prob must not be NaN")
+    n0 = n
     n = pt.clamp(pt.trunc(n), 0.0, float(_MAX_COUNT)).contiguous()
     p = pt.clamp(p, 0.0, 1.0).contiguous()
     out = _loop("binomial", n.device, _binomial_cpu)(n, p, generator)
+    # PyTorch returns the count itself where prob >= 1 (a non-integer count
+    # included) and 0 where count <= 0
+    out = pt.where(pt.logical_and(p >= 1.0, n0 > 0), n0, out)
     return _attach_zero_grad(out.to(count.dtype), count, prob)
 
 
