@@ -2,6 +2,7 @@
 ``matrix_exp``, ``cholesky_solve``/``cholesky_inverse``, ``lu``/``lu_unpack``/``lu_solve``,
 ``triangular_solve`` and the legacy ``frobenius_norm``/``nuclear_norm``."""
 import builtins
+import math
 import warnings
 
 import ptcore
@@ -174,27 +175,25 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return LU, piv
 
 
-def _perm_from_pivots(piv, m):
-    """LAPACK 1-based row interchanges -> permutation such that
-    ``P @ L @ U == A`` with ``P[..., perm[i], i] = 1``."""
-    import numpy as np
-    p = np.asarray(piv.detach().to(_C.int64).numpy()) - 1
-    batch = p.shape[:-1]
-    k = p.shape[-1]
-    nb = int(np.prod(batch, dtype=np.int64))
-    p2 = p.reshape(nb, k)
-    perm = np.tile(np.arange(m, dtype=np.int64), (nb, 1))
-    rows = np.arange(nb)
+def _perm_from_pivots(piv, m, dt):
+    """LAPACK 1-based row interchanges -> the permutation matrices ``P`` (dtype
+    ``dt``, on the pivots' device) with ``P @ L @ U == A``."""
+    batch = tuple(piv.shape[:-1])
+    k = piv.shape[-1]
+    nb = math.prod(batch)
+    dev = piv.device
+    p = piv.detach().reshape(nb, k).to(_C.int64) - 1
+    if nb and k and bool(((p < 0) | (p >= m)).any()):
+        raise RuntimeError(f"torch.lu_unpack: pivots out of range [1, {m}]")
+    perm = ptcore.arange(m, dtype=_C.int64, device=dev).expand(nb, m).contiguous()
     for i in builtins.range(k):
-        j = p2[:, i]
-        if ((j < 0) | (j >= m)).any():
-            raise RuntimeError("torch.lu_unpack: pivots out of range [1, "
-                               f"{m}]")
-        a = perm[rows, i].copy()
-        perm[rows, i] = perm[rows, j]
-        perm[rows, j] = a
-    P = np.zeros((nb, m, m))
-    P[rows[:, None], perm, np.arange(m)[None, :]] = 1.0
+        j = p.narrow(1, i, 1)                          # (nb, 1)
+        a = perm.narrow(1, i, 1).clone()
+        perm.narrow(1, i, 1).copy_(perm.gather(1, j))
+        perm.scatter_(1, j, a)
+    P = ptcore.zeros(nb, m, m, dtype=dt, device=dev)
+    if nb and m:
+        P.scatter_(1, perm.unsqueeze(1), ptcore.ones(nb, 1, m, dtype=dt, device=dev))
     return P.reshape(*batch, m, m)
 
 
@@ -222,13 +221,12 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     empty = ptcore.empty(0, dtype=dt, device=LU_data.device)
     if unpack_data:
         Lfull = ptcore.tril(LU_data, -1).narrow(-1, 0, k)
-        L = Lfull + ptcore.eye(m, k, dtype=dt)
+        L = Lfull + ptcore.eye(m, k, dtype=dt, device=LU_data.device)
         U = ptcore.triu(LU_data.narrow(-2, 0, k))
     else:
         L = U = empty
     if unpack_pivots:
-        import numpy as np
-        P = ptcore.from_numpy(np.ascontiguousarray(_perm_from_pivots(LU_pivots, m))).to(dt)
+        P = _perm_from_pivots(LU_pivots, m, dt)
     else:
         P = empty
     if out is not None:

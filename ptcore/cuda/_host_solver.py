@@ -20,7 +20,14 @@ routine     arguments (cuSOLVER's order)
 ``syevd``   jobz, uplo, n, A, lda, W, info
 ``gesvd``   jobu, jobvt, m, n, A, lda, S, U, ldu, VT, ldvt, info   (m >= n)
 ``trsm``    side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb   (cuBLAS)
+``geev``    jobvr, n, A, lda, W, VR, ldvr, info   (64-bit ``cusolverDnXgeev``)
 ==========  ==================================================================
+
+``geev`` (right eigenvectors only) takes a real ``A`` and writes its ``n``
+complex eigenvalues into ``W`` (``n`` interleaved (re, im) pairs: the
+complex type of ``dtype``) and, with ``jobvr`` 1, the eigenvectors into the
+real ``VR`` in LAPACK's packed form (a complex pair ``w[j], w[j+1] =
+conj(w[j])`` has vectors ``VR[:, j] +- i VR[:, j+1]``); ``A`` is overwritten.
 
 Matrices are column-major at device addresses (here: host addresses),
 ``ld*`` in elements; ``ipiv`` and ``info`` are ``int32`` device pointers
@@ -50,9 +57,10 @@ SIGNATURES = {
     "syevd": ("jobz", "uplo", "n", "A", "lda", "W", "info"),
     "gesvd": ("jobu", "jobvt", "m", "n", "A", "lda", "S", "U", "ldu", "VT", "ldvt", "info"),
     "trsm": ("side", "uplo", "trans", "diag", "m", "n", "alpha", "A", "lda", "B", "ldb"),
+    "geev": ("jobvr", "n", "A", "lda", "W", "VR", "ldvr", "info"),
 }
 #: the device-pointer arguments
-POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT"})
+POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT", "VR"})
 _INT_PTRS = ("ipiv", "info")
 _NP = {"S": np.float32, "D": np.float64}
 
@@ -103,6 +111,12 @@ def _extents(routine, a):
     if routine == "trsm":
         k = g("m") if g("side") == 0 else g("n")
         return {"A": (k, k, g("lda")), "B": (g("m"), g("n"), g("ldb"))}
+    if routine == "geev":
+        n = g("n")
+        e = {"A": (n, n, g("lda")), "W": (2 * n, 1, 1), "info": (1, 1, 1)}
+        if g("jobvr"):
+            e["VR"] = (n, n, g("ldvr"))
+        return e
     raise _err(routine, "unknown routine")
 
 
@@ -127,7 +141,8 @@ def check(routine, dtype, args, batch=1, strides=None):
         if name in args and int(args[name]) < 0:
             raise _err(dtype + routine, f"{name} = {args[name]} is negative")
     for name, allowed in (("trans", (0, 1)), ("uplo", (0, 1)), ("side", (0, 1)), ("diag", (0, 1)),
-                          ("jobz", (0, 1)), ("jobu", ("A", "S", "N")), ("jobvt", ("A", "S", "N"))):
+                          ("jobz", (0, 1)), ("jobvr", (0, 1)), ("jobu", ("A", "S", "N")),
+                          ("jobvt", ("A", "S", "N"))):
         if name in args and args[name] not in allowed:
             raise _err(dtype + routine, f"{name} = {args[name]!r} is not one of {allowed}")
     if routine == "gesvd" and args["m"] < args["n"]:
@@ -143,7 +158,7 @@ def check(routine, dtype, args, batch=1, strides=None):
     ext = _extents(routine, args)
     sizes = {}
     for name, (rows, cols, ld) in ext.items():
-        if name in ("A", "B", "C", "U", "VT") and int(ld) < max(1, rows):
+        if name in ("A", "B", "C", "U", "VT", "VR") and int(ld) < max(1, rows):
             raise _err(dtype + routine, f"ld of {name} = {ld} is smaller than its {rows} rows")
         isz = itemsize(name, dtype)
         sizes[name] = 0 if rows == 0 or cols == 0 else ((cols - 1) * ld + rows) * isz
@@ -298,6 +313,21 @@ def _one(routine, dt, a):
                                       lower=int(a["uplo"] == 0), trans_a=a["trans"],
                                       diag=a["diag"])
         B[...] = x
+    elif routine == "geev":
+        n = a["n"]
+        _set_info(a, 0)
+        if n == 0:
+            return
+        A = _mat(a["A"], T, n, n, a["lda"])
+        want = int(a["jobvr"])
+        wr, wi, _vl, vr, info = getattr(lapack, p + "geev")(np.array(A, order="F"), compute_vl=0,
+                                                            compute_vr=want)
+        w = _vec(a["W"], T, 2 * n)
+        w[0::2] = wr
+        w[1::2] = wi
+        if want:
+            _mat(a["VR"], T, n, n, a["ldvr"])[...] = vr
+        _set_info(a, info)
 
 
 def execute(routine, dtype, args, batch=1, strides=None):

@@ -348,10 +348,11 @@ def test_unsupported_on_cuda_raise_clearly():
     c = ptcore.complex(_r((3, 3)), _r((3, 3), seed=1)).to(ptcore.complex128)
     with pytest.raises(NotImplementedError, match="complex128 is not supported on CUDA"):
         L.inv(c.cuda())
-    with pytest.raises(NotImplementedError, match="eig"):
-        L.eig(_r((3, 3)).cuda())
-    with pytest.raises(NotImplementedError, match="eig"):
-        L.eigvals(_r((3, 3)).cuda())
+    # geev runs real matrices only on CUDA (cusolverDnXgeev's complex types are not wired)
+    with pytest.raises(NotImplementedError, match="geev: ptcore.complex128 is not supported on CUDA"):
+        L.eig(c.cuda())
+    with pytest.raises(NotImplementedError, match="geev: ptcore.complex128 is not supported on CUDA"):
+        L.eigvals(c.cuda())
     with pytest.raises(RuntimeError, match="other than `gels` is not supported on CUDA"):
         L.lstsq(_r((4, 3)).cuda(), _r((4, 1)).cuda(), driver="gelsd")
     with pytest.raises(RuntimeError, match="same device"):
@@ -360,6 +361,60 @@ def test_unsupported_on_cuda_raise_clearly():
     _close(L.svdvals(_r((4, 3)).cuda(), driver="gesvdj"), L.svdvals(_r((4, 3))), 1e-9)
     with pytest.raises(RuntimeError, match="unknown svd driver gesdd"):
         L.svd(_r((4, 3)).cuda(), driver="gesdd")
+
+
+# ---------------------------------------------------------------------------
+# eig / eigvals (geev; real input -> complex results, as PyTorch)
+# ---------------------------------------------------------------------------
+def _eig_inputs(dtype):
+    rot = ptcore.tensor([[0.0, -2.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])   # +-2i and 3
+    return [_r((4, 4), dtype), _r((2, 3, 5, 5), dtype, 1), rot.to(dtype),
+            ptcore.tensor([[2.0, 1.0], [0.0, 2.0]]).to(dtype),                  # defective
+            _r((1, 1), dtype, 2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_eig_matches_numpy(dtype):
+    """Eigenvalue sets equal numpy.linalg.eig's, A v = lambda v with unit
+    columns, complex dtypes, batches; the same values as the CPU front-end."""
+    tol = TOL[dtype] * 10
+    cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
+    for A in _eig_inputs(dtype):
+        w, V = L.eig(A.cuda())
+        assert w.device.type == "cuda" and V.device.type == "cuda"
+        assert w.dtype is cdt and V.dtype is cdt
+        assert tuple(w.shape) == tuple(A.shape[:-1]) and tuple(V.shape) == tuple(A.shape)
+        a = A.numpy().astype(np.float64)
+        wn = np.linalg.eigvals(a)
+        wg, Vg = w.cpu().numpy(), V.cpu().numpy()
+        np.testing.assert_allclose(np.sort_complex(wg.reshape(-1, a.shape[-1])),
+                                   np.sort_complex(wn.reshape(-1, a.shape[-1])), rtol=tol,
+                                   atol=tol)
+        if A.shape[-1] != 2:        # (the defective matrix's vectors are parallel)
+            np.testing.assert_allclose(a @ Vg, Vg * wg[..., None, :], rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.linalg.norm(Vg, axis=-2), 1.0, rtol=tol, atol=tol)
+        wc, Vc = L.eig(A)
+        _close(w, wc, tol)
+        _close(V, Vc, tol)
+        ev = L.eigvals(A.cuda())
+        assert ev.device.type == "cuda" and ev.dtype is cdt
+        _close(ev, wc, tol)
+
+
+def test_eig_errors_and_empty_like_cpu():
+    nan = ptcore.tensor([[1.0, math.nan], [0.0, 1.0]], dtype=ptcore.float64)
+    _same_error(L.eig, nan)
+    _same_error(L.eigvals, nan)
+    _same_error(L.eig, _r((3, 4)))                       # not square
+    _same_error(L.eigvals, ptcore.ones(3, 3, dtype=ptcore.int64))
+    for shape in ((0, 3, 3), (2, 0, 0)):
+        a = ptcore.zeros(shape, dtype=ptcore.float64)
+        _close(L.eig(a.cuda()), L.eig(a), 0)
+        _close(L.eigvals(a.cuda()), L.eigvals(a), 0)
+    w = ptcore.empty(3, dtype=ptcore.complex128, device="cuda")
+    A = _r((3, 3))
+    assert L.eigvals(A.cuda(), out=w) is w
+    _close(w, L.eigvals(A), 1e-9)
 
 
 def test_solver_calls_run_in_stream_order():
@@ -475,7 +530,7 @@ def test_driver_solver_checks_arguments_and_ranges():
     _close(a.mT, want.LU, 1e-12)
     _close(piv, want.pivots, 0)
     assert set(_host_solver.SIGNATURES) == {"getrf", "getrs", "potrf", "potrs", "geqrf", "orgqr",
-                                            "ormqr", "syevd", "gesvd", "trsm"}
+                                            "ormqr", "syevd", "gesvd", "trsm", "geev"}
 
 
 def test_out_arguments():
