@@ -7,6 +7,7 @@ import warnings
 
 import ptcore
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 
 __all__ = [
@@ -175,25 +176,37 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return LU, piv
 
 
+def _unpack_pivots_cpu(piv, m):
+    """The CPU loop ``unpack_pivots``: LAPACK's 1-based row interchanges
+    ``piv`` (nb, k) -> the permutations (nb, m) int64 with
+    ``P[..., perm[i], i] = 1``."""
+    import numpy as np
+    p = np.asarray(piv.numpy()).astype(np.int64) - 1
+    nb, k = p.shape
+    if ((p < 0) | (p >= m)).any():
+        raise RuntimeError(f"torch.lu_unpack: pivots out of range [1, {m}]")
+    perm = np.tile(np.arange(m, dtype=np.int64), (nb, 1))
+    rows = np.arange(nb)
+    for i in builtins.range(k):
+        j = p[:, i]
+        a = perm[rows, i].copy()
+        perm[rows, i] = perm[rows, j]
+        perm[rows, j] = a
+    return _C.from_numpy(perm)
+
+
 def _perm_from_pivots(piv, m, dt):
-    """LAPACK 1-based row interchanges -> the permutation matrices ``P`` (dtype
-    ``dt``, on the pivots' device) with ``P @ L @ U == A``."""
+    """The permutation matrices ``P`` (dtype ``dt``, on the pivots' device)
+    with ``P @ L @ U == A`` from LAPACK's 1-based row interchanges (the
+    device's loop ``unpack_pivots``, as ATen's)."""
     batch = tuple(piv.shape[:-1])
     k = piv.shape[-1]
     nb = math.prod(batch)
     dev = piv.device
-    p = piv.detach().reshape(nb, k).to(_C.int64) - 1
-    if nb and k and bool(((p < 0) | (p >= m)).any()):
-        raise RuntimeError(f"torch.lu_unpack: pivots out of range [1, {m}]")
-    perm = ptcore.arange(m, dtype=_C.int64, device=dev).expand(nb, m).contiguous()
-    for i in builtins.range(k):
-        j = p.narrow(1, i, 1)                          # (nb, 1)
-        a = perm.narrow(1, i, 1).clone()
-        perm.narrow(1, i, 1).copy_(perm.gather(1, j))
-        perm.scatter_(1, j, a)
-    P = ptcore.zeros(nb, m, m, dtype=dt, device=dev)
+    perm = _cpu_kernel("unpack_pivots", dev, _unpack_pivots_cpu)(piv.detach().reshape(nb, k), m)
+    P = _C.zeros(nb, m, m, dtype=dt, device=dev)
     if nb and m:
-        P.scatter_(1, perm.unsqueeze(1), ptcore.ones(nb, 1, m, dtype=dt, device=dev))
+        P.scatter_(1, perm.unsqueeze(1), _C.ones(nb, 1, m, dtype=dt, device=dev))
     return P.reshape(*batch, m, m)
 
 

@@ -321,11 +321,27 @@ def lstsq_into(A, B, X, resid, rank, S, driver, rcond, info):
         X.copy_(Cb.mT)
 
 
+def unpack_pivots(piv, m):
+    """LAPACK's 1-based row interchanges ``piv`` (nb, k) -> the permutations
+    (nb, m) int64 (``P[..., perm[i], i] = 1``), applied one interchange at a
+    time on the device (no read-back)."""
+    P = _P()
+    nb, k = piv.shape
+    p = piv.to(_C.int64) - 1
+    perm = P.arange(m, dtype=_C.int64, device=piv.device).expand(nb, m).contiguous()
+    for i in range(k):
+        j = p.narrow(1, i, 1)                          # (nb, 1)
+        a = perm.narrow(1, i, 1).clone()
+        perm.narrow(1, i, 1).copy_(perm.gather(1, j))
+        perm.scatter_(1, j, a)
+    return perm
+
+
 #: loop name -> the CUDA loop (the CPU loop of the same name is ``_blas().<fn>``)
 LOOPS = {
     "getrf": lu_into, "getri": inv_into, "gesv": solve_into, "potrf": cholesky_into,
     "geqrf": qr_into, "gesvd": svd_into, "syevd": eigh_into, "geev": eig_into,
-    "gels": lstsq_into,
+    "gels": lstsq_into, "unpack_pivots": unpack_pivots,
 }
 
 # the linalg ops whose front-ends (the CPU ones, device-generic: they call

@@ -315,32 +315,32 @@ def lu_factor(A, *, pivot=True, out=None):
 
 
 def _det_parts(A, fn):
-    """(diagonal of U (nb, n), permutation sign (nb,) in A's dtype, batch)."""
+    """(diagonal of U (nb, n) with the sign of each row interchange folded in
+    (a negated entry where ``pivots[i] != i + 1``), batch): its product is
+    the determinant."""
     _check_A(A, fn)
     LU, piv, info, batch = _lu(A, fn)
     n = A.shape[-1]
     d = LU.diagonal(0, -2, -1)
-    swaps = (piv != piv.new_tensor(list(range(1, n + 1)))).sum(-1)
-    sign = 1 - 2 * (swaps % 2).to(A.dtype)
-    return d, sign, batch
+    rows = _C.from_numpy(_np.arange(1, n + 1, dtype=_np.int32)).to(piv.device)
+    return d.where(piv == rows, -d), batch
 
 
 def det(A, *, out=None):
     """Determinant of square matrices (``torch.linalg.det``)."""
-    d, sign, batch = _det_parts(A, "linalg.det")
-    return _out((d.prod(-1) * sign).reshape(batch), out, "det")
+    d, batch = _det_parts(A, "linalg.det")
+    return _out(d.prod(-1).reshape(batch), out, "det")
 
 
 def _slogdet_t(A, fn):
-    d, sign, batch = _det_parts(A, fn)
+    d, batch = _det_parts(A, fn)
     absd = d.abs()
     logabs = absd.log().sum(-1)
     if A.dtype.is_complex:
         zero = absd == 0
-        phase = (d / absd.masked_fill(zero, 1)).masked_fill(zero, 0)
-        s = phase.prod(-1) * sign
+        s = (d / absd.masked_fill(zero, 1)).masked_fill(zero, 0).prod(-1)
     else:
-        s = d.sign().prod(-1) * sign
+        s = d.sign().prod(-1)
     return s.reshape(batch), logabs.reshape(batch)
 
 
@@ -450,8 +450,8 @@ def _svd_impl(A, mode, fn):
             U = _eye(m, A.dtype, dev).narrow(1, 0, ucols).expand(nb, m, ucols).contiguous()
             Vh = _eye(n, A.dtype, dev).narrow(0, 0, vrows).expand(nb, vrows, n).contiguous()
     elif nb > 0:
-        bad = ~A3.isfinite().reshape(nb, -1).all(-1)
-        if bool(bad.any()):
+        if not bool(A3.isfinite().all()):
+            bad = ~A3.isfinite().reshape(nb, -1).all(-1)
             _check_info(bad.to(_C.int32) * -4, fn, A.dim() > 2, _svd_msg, negative_ok=True)
         info = _info(nb, dev)
         _loop("gesvd", A)(A3, U, S, Vh, mode, info)
@@ -714,14 +714,14 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
         W, V = eigh(A)
         absw = W.abs()
         tol = _tolerances(A, atol, rtol, "linalg.pinv", _smax(absw, True))
-        winv = (1.0 / W.masked_fill(W == 0, 1)).masked_fill(~(absw > tol), 0)
-        r = (V * winv.unsqueeze(-2).to(V.dtype)) @ V.mH
+        winv = W.reciprocal().where(absw > tol, 0.0)      # (as PyTorch)
+        r = (V * winv.unsqueeze(-2)) @ V.mH
         return _out(r, out, "pinv")
     _check_A(A, "linalg.pinv", square=False)
     U, S, Vh = svd(A, full_matrices=False)
     tol = _tolerances(A, atol, rtol, "linalg.pinv", _smax(S, False))
-    sinv = (1.0 / S.masked_fill(S == 0, 1)).masked_fill(~(S > tol), 0)
-    r = (Vh.mH * sinv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
+    sinv = S.reciprocal().where(S > tol, 0.0)             # (as PyTorch)
+    r = (Vh.mH * sinv.unsqueeze(-2)) @ U.mH
     return _out(r, out, "pinv")
 
 

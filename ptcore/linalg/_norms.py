@@ -206,10 +206,11 @@ def cross(input, other, *, dim=-1, out=None):
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     a = _as_float(input)
     b = _as_float(other)
-    i1 = input.new_tensor([1, 2, 0], dtype=_C.int64)
-    i2 = input.new_tensor([2, 0, 1], dtype=_C.int64)
-    r = a.index_select(dim, i1) * b.index_select(dim, i2) - \
-        a.index_select(dim, i2) * b.index_select(dim, i1)
+    from ptcore._ops.shape import cat
+    x = [a.narrow(dim, i, 1) for i in range(3)]
+    y = [b.narrow(dim, i, 1) for i in range(3)]
+    r = cat([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]],
+            dim)
     if r.dtype is not dt:
         r = r._to_dtype(dt)
     return _out(r, out, "cross")

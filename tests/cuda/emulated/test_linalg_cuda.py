@@ -555,3 +555,27 @@ def test_out_arguments():
     _close((Lo, info), L.cholesky_ex(A), 1e-9)
     with pytest.raises(RuntimeError, match="dtype"):
         L.inv(d, out=e(2, 3, 3, dt=ptcore.float32))
+
+
+def test_one_front_end_per_op():
+    """Every linalg op's CUDA kernel is its own (CPU) front-end: the devices
+    differ only in the LAPACK-level loops, which CUDA registers under the CPU
+    loops' names."""
+    from ptcore._dispatch import device
+    from ptcore._dispatch.table import lookup
+    from ptcore.cuda import _linalg_loops
+    from ptcore.linalg import _factor
+    _runtime.lazy_init("test")
+    n = 0
+    for ns, names in _linalg_loops._FRONT_ENDS.items():
+        for name in names:
+            d = lookup(name, ns)
+            assert d is not None, (ns, name)
+            assert d.kernels.get("cuda") is d.raw, (ns, name)
+            n += 1
+    assert n > 50
+    for name in _factor._CPU_LOOPS:
+        assert device.has_loop(name, "cuda"), name
+    assert device.has_loop("unpack_pivots", "cuda")
+    # lstsq's default driver follows the device's loop (gelsy on the CPU, gels on CUDA)
+    assert not device.has_loop("lstsq_gelsy", "cuda")
