@@ -91,6 +91,7 @@ arrays of matrix pointers come from the caching allocator and go back to it
 right after the calls are queued (stream-ordered reuse, as PyTorch).  Other
 batches are loops of single calls.
 """
+import collections
 import ctypes
 
 __all__ = ["Cusolver", "ROUTINES", "STATUS_NAMES"]
@@ -181,6 +182,7 @@ class Cusolver:
         self.set_stream.argtypes = [vp, vp]
         self.set_stream.restype = i
         self.geev = self._bind_geev(lib)
+        self._host_work = collections.deque(maxlen=64)
         self.fns = {}        # (dtype, routine) -> (bufferSize function or None, function)
         self.batched = {}    # symbol -> function (the pointer-array entry points)
         for t in ("S", "D"):
@@ -252,8 +254,10 @@ class Cusolver:
                        bf(handle, params, *mats(0), ctypes.byref(dbytes), ctypes.byref(hbytes)))
             work, release = workspace(max(1, dbytes.value))
             host = ctypes.create_string_buffer(max(1, hbytes.value))
-            # the host workspace must outlive the queued calls
-            self._host_work = host
+            # the host workspace must outlive the queued calls: the latest few
+            # are kept (cuSOLVER does not say whether Xgeev returns before it
+            # is done with it)
+            self._host_work.append(host)
             try:
                 for b in range(int(batch)):
                     info = int(args["info"]) + b * int(strides.get("info", 0))
