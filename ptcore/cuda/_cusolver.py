@@ -61,9 +61,13 @@ right-hand side; pivots and info back to back)::
 ``cudaDataType``: ``CUDA_R_32F`` 0, ``CUDA_R_64F`` 1, ``CUDA_C_32F`` 4,
 ``CUDA_C_64F`` 5; ``cusolverEigMode_t``: 0 no vectors, 1 vectors).  For a
 real ``A`` the eigenvalues ``W`` are of the complex type and ``VL``/``VR``
-of the real type, in LAPACK's packed form.  The signature below is taken
-from NVIDIA's documentation and its CUDALibrarySamples (``cusolverDn.h``
-is not installed on the machine this was written on)::
+of the real type, in LAPACK's packed form (the documented "second option":
+a complex ``W`` of ``n`` entries, computed in real arithmetic).  The
+signature below agrees with NVIDIA's cuSOLVER documentation as the
+header-generated bindings reproduce it (nvmath-python's
+``cusolverDn.xgeev``/``xgeev_buffer_size``, a bindgen crate) and with
+NVIDIA's CUDALibrarySamples ``cusolver/Xgeev``; ``cusolverDn.h`` itself was
+not installed on the machine this was written on, and no GPU ran it::
 
     cusolverStatus_t cusolverDnCreateParams(cusolverDnParams_t *params);
     cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params);

@@ -49,7 +49,8 @@ cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params);
 cusolverStatus_t cusolverDnXgeev_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, const void *A, int64_t lda, cudaDataType dataTypeW, const void *W, cudaDataType dataTypeVL, const void *VL, int64_t ldvl, cudaDataType dataTypeVR, const void *VR, int64_t ldvr, cudaDataType computeType, size_t *workspaceInBytesOnDevice, size_t *workspaceInBytesOnHost);
 cusolverStatus_t cusolverDnXgeev(cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeW, void *W, cudaDataType dataTypeVL, void *VL, int64_t ldvl, cudaDataType dataTypeVR, void *VR, int64_t ldvr, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info);
 """
-# (the Xgeev prototypes are NVIDIA's documentation's and CUDALibrarySamples'
+# (the Xgeev prototypes are NVIDIA's documentation's, as nvmath-python's
+# generated cusolverDn bindings give them, and CUDALibrarySamples'
 # cusolver/Xgeev; cusolverDn.h was not at hand to copy them from)
 _ENUMS = ("cublasOperation_t", "cublasFillMode_t", "cublasSideMode_t", "cusolverEigMode_t",
           "cublasDiagType_t", "cudaDataType")
