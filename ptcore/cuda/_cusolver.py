@@ -60,8 +60,8 @@ right-hand side; pivots and info back to back)::
 ``geev`` is only in the 64-bit generic API (cuSOLVER >= 11.7, CUDA >= 12.6;
 ``cudaDataType``: ``CUDA_R_32F`` 0, ``CUDA_R_64F`` 1, ``CUDA_C_32F`` 4,
 ``CUDA_C_64F`` 5; ``cusolverEigMode_t``: 0 no vectors, 1 vectors).  For a
-real ``A`` the eigenvalues ``W`` are of the complex type and ``VL``/``VR``
-of the real type, in LAPACK's packed form (the documented "second option":
+real ``A`` (``S``/``D``) the eigenvalues ``W`` are of the complex type and
+``VL``/``VR`` of the real type, in LAPACK's packed form (the documented "second option":
 a complex ``W`` of ``n`` entries, computed in real arithmetic).  The
 signature below agrees with NVIDIA's cuSOLVER documentation as the
 header-generated bindings reproduce it (nvmath-python's
@@ -243,7 +243,9 @@ class Cusolver:
         cp, dp, bf, f = self.geev
         params = ctypes.c_void_p()
         self.check("cusolverDnCreateParams", cp(ctypes.byref(params)))
-        rt, ct = (1, 5) if dtype == "D" else (0, 4)
+        # cudaDataType of A/VR/compute and of W: a real A has complex eigenvalues
+        rt = {"S": 0, "D": 1, "C": 4, "Z": 5}[dtype]
+        ct = {"S": 4, "D": 5, "C": 4, "Z": 5}[dtype]
         n, lda, ldvr = int(args["n"]), int(args["lda"]), int(args["ldvr"])
         jobvr = int(args["jobvr"])
         try:

@@ -17,7 +17,8 @@ work buffer on the device (``A3.mT`` made contiguous: a ``(batch, n, m)``
 tensor holds ``batch`` column-major ``m x n`` matrices), and results are
 copied back through the outputs' strides.  Batches are strided loops of
 single calls (the driver's ``batch``/``strides``).  Only float32 and float64
-run here (other dtypes raise NotImplementedError naming the loop).
+run here (other dtypes raise NotImplementedError naming the loop), and
+complex64/complex128 in ``geev``.
 """
 import builtins as _b
 
@@ -70,13 +71,14 @@ def _colmajor(A3):
     return buf
 
 
-def _solve(t, routine, batch=1, strides=None, **args):
-    """Queue ``batch`` calls of ``routine`` on ``t``'s device and current stream."""
+def _solve(t, routine, batch=1, strides=None, code=None, **args):
+    """Queue ``batch`` calls of ``routine`` on ``t``'s device and current stream
+    (in the type of ``t``, or ``code``)."""
     idx = t.device.index
     drv = _runtime.lazy_init(f"cuSOLVER {routine}")
     drv.set_current(idx)
-    drv.solver(idx, _runtime.current_stream_handle(idx), routine, _code(t.dtype, routine),
-               batch=int(batch), strides=strides, **args)
+    drv.solver(idx, _runtime.current_stream_handle(idx), routine,
+               code or _code(t.dtype, routine), batch=int(batch), strides=strides, **args)
 
 
 def _getrf(A3, piv, info):
@@ -250,9 +252,32 @@ def eigh_into(A, W, V, uplo, info):
         V.copy_(buf.mT)
 
 
+def _geev_complex(A, W, V, info):
+    """geev of complex matrices: ``W`` and the vectors as they come."""
+    nb, n, _ = A.shape
+    code = "C" if A.dtype is _C.complex64 else "Z"
+    isz = 8 if code == "C" else 16
+    buf = _colmajor(A)
+    want = V is not None
+    VR = _zeros((nb, n, n), A.dtype, A.device) if want else None
+    strides = {"A": n * n * isz, "W": n * isz, "info": 4}
+    if want:
+        strides["VR"] = n * n * isz
+    _solve(A, "geev", nb, strides, code=code, jobvr=1 if want else 0, n=n, A=buf.data_ptr(),
+           lda=n, W=W.data_ptr(), VR=VR.data_ptr() if want else 0, ldvr=n,
+           info=info.data_ptr())
+    if want:
+        V.copy_(VR.mT)
+
+
 def eig_into(A, W, V, info):
-    """geev (right vectors) of real matrices; ``W`` (nb, n) and ``V``
-    (nb, n, n) are complex, the vectors unpacked from LAPACK's real form."""
+    """geev (right vectors); ``W`` (nb, n) and ``V`` (nb, n, n) are complex
+    and contiguous, for a real ``A`` the vectors unpacked from LAPACK's real
+    form."""
+    if A.dtype in (_C.complex64, _C.complex128):
+        if A.shape[0] and A.shape[1]:
+            _geev_complex(A, W, V, info)
+        return
     _code(A.dtype, "geev")
     P = _P()
     nb, n, _ = A.shape

@@ -226,12 +226,31 @@ def test_calls_pass_every_argument_through_the_abi(routine, dtype):
         assert vals == want
 
 
+@pytest.mark.parametrize("dtype", ["C", "Z"])
+def test_complex_geev_through_the_abi(dtype):
+    """geev also takes complex matrices: every data type is then the complex one."""
+    cs, lib = _cs(lwork=7)
+    args = _args("geev", "D")
+    ws = []
+
+    def workspace(nbytes):
+        ws.append(nbytes)
+        return 0xABC000, lambda: ws.append("released")
+    strides = {p: 0x100 for p in args if p in _host_solver.POINTERS}
+    _host_solver.check("geev", dtype, args, 2, strides)
+    cs.execute(0x1111, 0x2222, 0x3333, "geev", dtype, args, 2, strides, workspace)
+    _check_geev_calls(lib.calls, args, dtype, strides, ws)
+    with pytest.raises(ValueError, match="dtype must be"):
+        _host_solver.check("getrf", dtype, _args("getrf", "D"))
+
+
 def _check_geev_calls(calls, args, dtype, strides, ws):
     """cusolverDnXgeev: the params object made and destroyed, one workspace
     query (device bytes from the allocator, host bytes on the host), one call
     per batch element with its matrices, the data types of a real input
     (complex W), no left vectors."""
-    rt, ct = (1, 5) if dtype == "D" else (0, 4)
+    rt = {"S": 0, "D": 1, "C": 4, "Z": 5}[dtype]
+    ct = {"S": 4, "D": 5, "C": 4, "Z": 5}[dtype]
     names = [c[0] for c in calls]
     assert names == ["cusolverDnSetStream", "cusolverDnCreateParams",
                      "cusolverDnXgeev_bufferSize", "cusolverDnXgeev", "cusolverDnXgeev",

@@ -348,11 +348,8 @@ def test_unsupported_on_cuda_raise_clearly():
     c = ptcore.complex(_r((3, 3)), _r((3, 3), seed=1)).to(ptcore.complex128)
     with pytest.raises(NotImplementedError, match="complex128 is not supported on CUDA"):
         L.inv(c.cuda())
-    # geev runs real matrices only on CUDA (cusolverDnXgeev's complex types are not wired)
-    with pytest.raises(NotImplementedError, match="geev: ptcore.complex128 is not supported on CUDA"):
-        L.eig(c.cuda())
-    with pytest.raises(NotImplementedError, match="geev: ptcore.complex128 is not supported on CUDA"):
-        L.eigvals(c.cuda())
+    with pytest.raises(NotImplementedError, match="gesv: ptcore.complex64 is not supported on CUDA"):
+        L.solve(c.to(ptcore.complex64).cuda(), c.to(ptcore.complex64).cuda())
     with pytest.raises(RuntimeError, match="other than `gels` is not supported on CUDA"):
         L.lstsq(_r((4, 3)).cuda(), _r((4, 1)).cuda(), driver="gelsd")
     with pytest.raises(RuntimeError, match="same device"):
@@ -373,18 +370,25 @@ def _eig_inputs(dtype):
             _r((1, 1), dtype, 2)]
 
 
+def _complex_eig_inputs(dtype):
+    cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
+    return [ptcore.complex(_r((4, 4), dtype, 3), _r((4, 4), dtype, 4)).to(cdt),
+            ptcore.complex(_r((3, 2, 3, 3), dtype, 5), _r((3, 2, 3, 3), dtype, 6)).to(cdt)]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 def test_eig_matches_numpy(dtype):
     """Eigenvalue sets equal numpy.linalg.eig's, A v = lambda v with unit
-    columns, complex dtypes, batches; the same values as the CPU front-end."""
+    columns, complex dtypes, batches, real and complex inputs; the same values
+    as the CPU front-end."""
     tol = TOL[dtype] * 10
     cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
-    for A in _eig_inputs(dtype):
+    for A in _eig_inputs(dtype) + _complex_eig_inputs(dtype):
         w, V = L.eig(A.cuda())
         assert w.device.type == "cuda" and V.device.type == "cuda"
         assert w.dtype is cdt and V.dtype is cdt
         assert tuple(w.shape) == tuple(A.shape[:-1]) and tuple(V.shape) == tuple(A.shape)
-        a = A.numpy().astype(np.float64)
+        a = A.numpy().astype(np.complex128 if A.dtype.is_complex else np.float64)
         wn = np.linalg.eigvals(a)
         wg, Vg = w.cpu().numpy(), V.cpu().numpy()
         np.testing.assert_allclose(np.sort_complex(wg.reshape(-1, a.shape[-1])),
