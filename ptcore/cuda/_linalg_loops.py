@@ -184,7 +184,7 @@ def cholesky_into(A, L, upper, info):
 
 def qr_into(A, Q, R, info):
     """geqrf (+ orgqr when ``Q`` is wanted); ``R`` (rr x n) gets triu."""
-    _code(A.dtype, "geqrf")
+    _code(A.dtype, "geqrf_orgqr")
     nb, m, n = A.shape
     rr = R.shape[1]
     buf, tau = _geqrf(A)
@@ -204,6 +204,69 @@ def qr_into(A, Q, R, info):
                m=m, n=qc, k=k, A=Qb.data_ptr(), lda=m, tau=tau.data_ptr(),
                info=oinfo.data_ptr())
     Q.copy_(Qb.mT)
+
+
+def _is_complex(t):
+    return t.dtype in (_C.complex64, _C.complex128)
+
+
+def _flat3(t):
+    return t.reshape(-1, t.shape[-2], t.shape[-1])
+
+
+def geqrf(A):
+    """``(a, tau)`` of ``torch.geqrf``: R and the reflectors, row-major."""
+    if _is_complex(A):
+        from ptcore.linalg import _extra
+        return _extra._geqrf_cpu(A)
+    _code(A.dtype, "geqrf")
+    m, n = A.shape[-2:]
+    batch = tuple(A.shape[:-2])
+    buf, tau = _geqrf(_flat3(A))
+    return buf.mT.contiguous().reshape(*batch, m, n), tau.reshape(*batch, _b.min(m, n))
+
+
+def orgqr(A, tau):
+    """The first ``n`` columns of the product of the reflectors (m >= n >= k)."""
+    if _is_complex(A):
+        from ptcore.linalg import _extra
+        return _extra._orgqr(A, tau)
+    _code(A.dtype, "orgqr")
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    A3 = _flat3(A)
+    nb = A3.shape[0]
+    Qb = _colmajor(A3)                                  # (nb, n, m)
+    if nb and m and n:
+        isz = _isz(A.dtype)
+        info = _zeros((nb,), _C.int32, A.device)
+        _solve(A3, "orgqr", nb, {"A": m * n * isz, "tau": k * isz, "info": 4},
+               m=m, n=n, k=k, A=Qb.data_ptr(), lda=m,
+               tau=tau.reshape(nb, k).contiguous().data_ptr(), info=info.data_ptr())
+    return Qb.mT.contiguous().reshape(A.shape)
+
+
+def ormqr(input, tau, other, left, transpose):
+    """``other`` times Q (or Q^T with ``transpose``) from the left or the right."""
+    if _is_complex(input):
+        from ptcore.linalg import _extra
+        return _extra._ormqr(input, tau, other, left, transpose)
+    _code(input.dtype, "ormqr")
+    mi, ki = input.shape[-2], tau.shape[-1]
+    A3 = _flat3(input).narrow(-1, 0, ki)
+    nb = A3.shape[0]
+    Ab = _colmajor(A3)                                  # (nb, ki, mi)
+    Cb = _colmajor(_flat3(other))
+    m, n = other.shape[-2:]
+    if nb and m and n and ki:
+        isz = _isz(input.dtype)
+        info = _zeros((nb,), _C.int32, input.device)
+        _solve(input, "ormqr", nb, {"A": mi * ki * isz, "tau": ki * isz, "C": m * n * isz,
+                                    "info": 4},
+               side=0 if left else 1, trans=1 if transpose else 0, m=m, n=n, k=ki,
+               A=Ab.data_ptr(), lda=max(1, mi), tau=tau.reshape(nb, ki).contiguous().data_ptr(),
+               C=Cb.data_ptr(), ldc=max(1, m), info=info.data_ptr())
+    return Cb.mT.contiguous().reshape(other.shape)
 
 
 def svd_into(A, U, S, Vh, mode, info):
@@ -365,7 +428,8 @@ def unpack_pivots(piv, m):
 #: loop name -> the CUDA loop (the CPU loop of the same name is ``_blas().<fn>``)
 LOOPS = {
     "getrf": lu_into, "getri": inv_into, "gesv": solve_into, "potrf": cholesky_into,
-    "geqrf": qr_into, "gesvd": svd_into, "syevd": eigh_into, "geev": eig_into,
+    "geqrf_orgqr": qr_into, "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr,
+    "gesvd": svd_into, "syevd": eigh_into, "geev": eig_into,
     "gels": lstsq_into, "unpack_pivots": unpack_pivots,
 }
 

@@ -59,7 +59,7 @@ _FLOATS = (_C.float32, _C.float64, _C.complex64, _C.complex128)
 # under the same names with the same signatures (register_loop)
 # ---------------------------------------------------------------------------
 _CPU_LOOPS = {"getrf": "lu_into", "getri": "inv_into", "gesv": "solve_into",
-              "potrf": "cholesky_into", "geqrf": "qr_into", "gesvd": "svd_into",
+              "potrf": "cholesky_into", "geqrf_orgqr": "qr_into", "gesvd": "svd_into",
               "syevd": "eigh_into", "geev": "eig_into", "gels": "lstsq_into"}
 
 
@@ -406,7 +406,7 @@ def qr(A, mode="reduced", *, out=None):
     R = _empty((nb, rr, n), A.dtype, A.device)
     Q = _empty((nb, m, qc), A.dtype, A.device) if mode != "r" else None
     info = _info(nb, A.device)
-    _loop("geqrf", A)(A3, Q, R, info)
+    _loop("geqrf_orgqr", A)(A3, Q, R, info)
     Rr = R.reshape(*batch, rr, n)
     Qr = Q.reshape(*batch, m, qc) if Q is not None else _C.empty(0, dtype=A.dtype,
                                                                  device=A.device)

@@ -580,6 +580,31 @@ def test_one_front_end_per_op():
     assert n > 50
     for name in _factor._CPU_LOOPS:
         assert device.has_loop(name, "cuda"), name
-    assert device.has_loop("unpack_pivots", "cuda")
+    for name in ("unpack_pivots", "geqrf", "orgqr", "ormqr"):
+        assert device.has_loop(name, "cuda"), name
     # lstsq's default driver follows the device's loop (gelsy on the CPU, gels on CUDA)
     assert not device.has_loop("lstsq_gelsy", "cuda")
+
+
+def test_householder_loops_complex_and_recorded():
+    """geqrf/orgqr/ormqr: cuSOLVER for real matrices, the front-end's
+    reflector composite for complex ones and when a gradient is recorded;
+    all equal the CPU's."""
+    z = ptcore.complex(_r((2, 5, 3)), _r((2, 5, 3), seed=1))
+    c = ptcore.complex(_r((2, 5, 2), seed=2), _r((2, 5, 2), seed=3))
+    for a in (_r((2, 5, 3)), z):
+        _close(ptcore.geqrf(a.cuda()), ptcore.geqrf(a), 1e-9)
+        ref, tau = ptcore.geqrf(a)
+        _close(L.householder_product(ref.cuda(), tau.cuda()), L.householder_product(ref, tau),
+               1e-9)
+        cc = c if a.dtype.is_complex else c.real.contiguous()
+        _close(ptcore.ormqr(ref.cuda(), tau.cuda(), cc.cuda(), transpose=True),
+               ptcore.ormqr(ref, tau, cc, transpose=True), 1e-9)
+    ref, tau = ptcore.geqrf(_r((4, 3)))
+    r = ref.cuda().requires_grad_()
+    Q = L.householder_product(r, tau.cuda())
+    assert Q.grad_fn is not None
+    Q.sum().backward()
+    rc = ref.clone().requires_grad_()
+    L.householder_product(rc, tau).sum().backward()
+    _close(r.grad, rc.grad, 1e-9)
