@@ -222,8 +222,15 @@ def positive(input):
 
 
 def _polygamma_raw(n, x):
+    """``polygamma(n, x)`` for ``n >= 1`` outside autograd: the element loop
+    ``polygamma`` of ``x``'s device, ``loop(n, x)``."""
+    from ptcore._dispatch.device import cpu_kernel
+    return cpu_kernel("polygamma", x.device, _polygamma_cpu)(n, x.detach())
+
+
+def _polygamma_cpu(n, x):
     dt = _float_dtype(x)
-    if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16) and x.device.type == "cpu":
+    if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16):
         # trigamma: the vectorised float32 kernel (ptc_special.h; PyTorch's float
         # kernels compute in float too)
         from ptcore._ops.pointwise import _unary
@@ -276,16 +283,26 @@ def mvlgamma(input, p, *, out=None):
     return _write_out(r, out)
 
 
-def _igamma_raw(a, x, upper):
+def _igamma_cpu(a_, x_, upper, cdt):
     import numpy as np
     import scipy.special as sp
-    dt = ptcore.result_type(a, x)
-    a_, x_ = ptcore.broadcast_tensors(a, x)
-    npdt = np.float64 if dt is _C.float64 else np.float32
+    npdt = np.float64 if cdt is _C.float64 else np.float32
     with np.errstate(all="ignore"):
         r = (sp.gammaincc if upper else sp.gammainc)(_to_np(a_, "ptcore.igamma").astype(npdt),
                                                        _to_np(x_).astype(npdt))
-    return _from_np(np.asarray(r), dt)
+    return _from_np(np.asarray(r), cdt)
+
+
+def _igamma_raw(a, x, upper):
+    """``igamma``/``igammac`` of the broadcast operands in float64 for a float64
+    result, float32 otherwise; the element loop ``igamma`` of their device."""
+    from ptcore._dispatch.device import cpu_kernel
+    dt = ptcore.result_type(a, x)
+    a_, x_ = ptcore.broadcast_tensors(a, x)
+    dev = a_.device if a_.device.type != "cpu" else x_.device
+    cdt = _C.float64 if dt is _C.float64 else _C.float32
+    r = cpu_kernel("igamma", dev, _igamma_cpu)(a_.detach(), x_.detach(), upper, cdt)
+    return r if r.dtype is dt else r.to(dt)
 
 
 # the autograd.Function of igamma/igammac, supplied by the autograd layer
@@ -298,7 +315,8 @@ def _igamma(input, other, upper, out):
     _check_tensor(other, name, "other", 2)
     dt = ptcore.result_type(input, other)
     if not dt.is_floating_point:
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_tname(dt)}'")
+        dev = input.device if input.device.type != "cpu" else other.device
+        raise NotImplementedError(f"\"{name}_{dev.type}\" not implemented for '{_tname(dt)}'")
     if _recording(input, other):
         r = IGAMMA_FUNCTION[0].apply(input, other, upper)
     else:

@@ -39,7 +39,7 @@ def _numerical_jacobian(fn, inputs, outputs, eps):
             minus = [o.detach().clone() for o in _outputs(fn, inputs)]
             xd[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
-                cols[j][k] = ((p - m) / (2 * eps)).numpy().reshape(-1)
+                cols[j][k] = ((p - m) / (2 * eps)).cpu().numpy().reshape(-1)
         del flat
         jac.append(cols)
     return jac
@@ -60,16 +60,64 @@ def _analytical_jacobian(inputs, outputs):
             gs = grad((o,), diff_in, (go,), retain_graph=True, allow_unused=True)
             for i, g in enumerate(gs):
                 if g is not None:
-                    jac[i][j][:, k] = g.detach().to(ptcore.float64).numpy().reshape(-1)
+                    jac[i][j][:, k] = g.detach().to(ptcore.float64).cpu().numpy().reshape(-1)
     return jac
+
+
+def _forward_jacobian(fn, inputs, n_outputs):
+    """J[i][j] from forward-mode AD: one unit tangent per input element."""
+    import numpy as np
+    import ptcore
+    from ptcore.autograd import forward_ad as fw
+    diff_in = [x for x in inputs if isinstance(x, _TensorBase) and x.requires_grad]
+    jac = []
+    for x in diff_in:
+        cols = None
+        for k in range(x.numel()):
+            tangent = ptcore.zeros(x.numel(), dtype=x.dtype, device=x.device)
+            tangent[k] = 1
+            with fw.dual_level():
+                args = tuple(fw.make_dual(a.detach(), tangent.reshape(tuple(x.shape)))
+                             if a is x else (a.detach() if isinstance(a, _TensorBase) else a)
+                             for a in inputs)
+                outs = _outputs(fn, args)
+                if cols is None:
+                    cols = [np.zeros((x.numel(), o.numel()), dtype=np.float64) for o in outs]
+                for j, o in enumerate(outs):
+                    t = fw.unpack_dual(o).tangent
+                    if t is not None:
+                        cols[j][k] = t.detach().to(ptcore.float64).cpu().numpy().reshape(-1)
+        jac.append(cols if cols is not None else [None] * n_outputs)
+    return jac
+
+
+def _compare(ana, num, n_outputs, rtol, atol, raise_exception, kind):
+    import numpy as np
+    for i in range(len(ana)):
+        for j in range(n_outputs):
+            a, n = ana[i][j], num[i][j].real
+            if a is None:
+                continue
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                err = np.abs(a - n)
+                w = np.unravel_index(np.argmax(err), err.shape)
+                msg = (f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                       f"numerical:{n}\n{kind}:{a}\n"
+                       f"worst element (input index {w[0]}, output index {w[1]}): numerical "
+                       f"{n[w]:.6g} vs {kind} {a[w]:.6g}\n")
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
+    return True
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
               check_backward_ad=True, fast_mode=False, masked=None):
-    """Compare the gradients from backward with central finite differences."""
-    import numpy as np
+    """Compare the gradients from backward (and, with ``check_forward_ad``,
+    from forward-mode AD) with central finite differences; inputs may live
+    on any device."""
     inputs = _as_tuple(inputs)
     for x in inputs:
         if isinstance(x, _TensorBase) and x.requires_grad and x.dtype.itemsize < 8 and \
@@ -84,21 +132,15 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none "
                          "of the them have requires_grad=True.")
     num = [j for j in _numerical_jacobian(func, inputs, outputs, eps) if j is not None]
-    outputs = _outputs(func, inputs)      # a fresh graph (the perturbations bumped versions)
-    ana = _analytical_jacobian(inputs, outputs)
-    for i in range(len(diff_in)):
-        for j in range(len(outputs)):
-            a, n = ana[i][j], num[i][j].real
-            if not np.allclose(a, n, rtol=rtol, atol=atol):
-                err = np.abs(a - n)
-                w = np.unravel_index(np.argmax(err), err.shape)
-                msg = (f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                       f"numerical:{n}\nanalytical:{a}\n"
-                       f"worst element (input index {w[0]}, output index {w[1]}): numerical "
-                       f"{n[w]:.6g} vs analytical {a[w]:.6g}\n")
-                if raise_exception:
-                    raise GradcheckError(msg)
-                return False
+    if check_backward_ad:
+        outputs = _outputs(func, inputs)      # a fresh graph (the perturbations bumped versions)
+        ana = _analytical_jacobian(inputs, outputs)
+        if not _compare(ana, num, len(outputs), rtol, atol, raise_exception, "analytical"):
+            return False
+    if check_forward_ad:
+        fwd = _forward_jacobian(func, inputs, len(outputs))
+        if not _compare(fwd, num, len(outputs), rtol, atol, raise_exception, "forward-mode"):
+            return False
     return True
 
 
@@ -113,8 +155,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outputs = _outputs(func, inputs)
     if grad_outputs is None:
         gen = ptcore.Generator().manual_seed(0)
-        grad_outputs = tuple(ptcore.randn(o.shape, dtype=o.dtype, generator=gen).requires_grad_()
-                             for o in outputs)
+        grad_outputs = tuple(ptcore.randn(o.shape, dtype=o.dtype, generator=gen).to(o.device)
+                             .requires_grad_() for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

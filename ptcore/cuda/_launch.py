@@ -242,8 +242,70 @@ def binary(op, a, b, out=None, alpha=None, fname=None):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     shape = _broadcast_shape(a, b, fname)
-    x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
     res = _empty(shape, _C.bool_ if op in _BOOL_OUT else dt, dev)
+    _binary_into(op, res, a, b, alpha, fname, dt, dev)
+    return _finish(res, out, fname)
+
+
+def _span(t):
+    """The byte range ``[lo, hi)`` a CUDA tensor's elements occupy."""
+    lo = t.data_ptr()
+    hi = lo + t.itemsize
+    for s, st in zip(t.shape, t.stride()):
+        if s == 0:
+            return lo, lo
+        if st < 0:
+            lo += (s - 1) * st * t.itemsize
+        else:
+            hi += (s - 1) * st * t.itemsize
+    return lo, hi
+
+
+def _check_write_overlap(self, other):
+    """PyTorch's memory-overlap errors of an in-place elementwise op."""
+    if any(st == 0 and n > 1 for n, st in zip(self.shape, self.stride())):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+    if isinstance(other, _C._TensorBase) and other.device == self.device and other.numel() \
+            and self.numel() and not (other.data_ptr() == self.data_ptr()
+                                      and other.shape == self.shape
+                                      and other.stride() == self.stride()):
+        lo, hi = _span(self)
+        olo, ohi = _span(other)
+        if olo < hi and lo < ohi:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                               "written-to tensor refer to a single memory location. Please clone() "
+                               "the tensor before performing the operation.")
+
+
+def _writes_directly(op, self, other):
+    """Whether in-place ``self.<op>_(other)`` may be computed straight into
+    ``self``: same result dtype, ``other`` broadcasts to ``self``'s shape,
+    and ``other`` is a number, a tensor whose memory is disjoint from
+    ``self``'s, or ``self`` itself (elementwise, each element reads only its
+    own position)."""
+    if op in _BOOL_OUT or _result_dtype(op, self, other) is not self.dtype:
+        return False
+    if op == "sub" and self.dtype is _C.bool_:
+        return False
+    if not isinstance(other, _C._TensorBase):
+        return True
+    if other.device != self.device or other.dim() > self.dim():
+        return False
+    off = self.dim() - other.dim()
+    for i, s in enumerate(other.shape):
+        if s != 1 and s != self.shape[off + i]:
+            return False
+    return True                 # overlaps were refused by _check_write_overlap
+
+
+def _binary_into(op, res, a, b, alpha, fname, dt=None, dev=None):
+    """Launch binary ``op`` of ``a`` and ``b`` (computed in ``res``'s dtype,
+    or ``dt``) into ``res``."""
+    dt = res.dtype if dt is None else dt
+    dev = res.device if dev is None else dev
+    x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
     kop, p = op, _params()
     if op in ("add", "sub") and (alpha not in (None, 1) or op == "sub"):
         al = 1 if alpha is None else alpha
@@ -252,14 +314,20 @@ def binary(op, a, b, out=None, alpha=None, fname=None):
         kop = "add_alpha"
         p = _params(d0=float(al)) if dt.is_floating_point else _params(i0=int(al))
     _elementwise("binary", (kop, (_tag(dt, fname),)), res, [x, y], p)
-    return _finish(res, out, fname)
 
 
 def _inplace(op):
     def kernel(self, other, *, alpha=1, rounding_mode=None):
         import ptcore
+        _check_write_overlap(self, other)
         if rounding_mode is not None:
             r = _frontend("div")(self, other, rounding_mode=rounding_mode)
+        elif _writes_directly(op, self, other):
+            # the result has self's dtype and shape and no operand partially
+            # overlaps it: the kernel writes self (no temporary, no copy back)
+            _binary_into(op, self, self, other, alpha if op in ("add", "sub") else None, op + "_")
+            self._bump_version()
+            return self
         else:
             r = binary(op, self, other, alpha=alpha if op in ("add", "sub") else None, fname=op + "_")
         if tuple(r.shape) != tuple(self.shape):

@@ -9,6 +9,12 @@ bool inputs give the default float dtype, float16/bfloat16 are computed
 where PyTorch computes them and raise ``NotImplementedError`` where it does
 not; derivatives are PyTorch's (none for the Bessel functions and the
 polynomials, whose results do not require grad).
+
+Each front-end (argument checks, dtype rules, ``out=``, the derivative
+formula written with public ops) serves every device: it runs the element
+loop of its tensors' device (``ptcore._dispatch.device.cpu_kernel`` under
+``ptcore.special._kernels.loop_name(op)``; CUDA's are in
+``ptcore.cuda._launch_special``).
 """
 from ptcore.special._aliases import (  # noqa: F401
     digamma, psi, polygamma, multigammaln, gammaln, gammainc, gammaincc, erf, erfc, erfinv,

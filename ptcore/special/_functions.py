@@ -56,21 +56,21 @@ def _tiny_safe(x):
     pt = _pt()
     eps = pt.finfo(x.dtype).eps
     ok = x.abs() > eps
-    return ok, pt.where(ok, x, pt.full((), eps, dtype=x.dtype))
+    return ok, pt.where(ok, x, pt.full((), eps, dtype=x.dtype, device=x.device))
 
 
 def _d_i1(g, r, x):
     pt = _pt()
     ok, sx = _tiny_safe(x)
     gx = pt.i0(sx) - r * sx.reciprocal()
-    return (g * pt.where(ok, gx, pt.full((), 0.5, dtype=x.dtype)),)
+    return (g * pt.where(ok, gx, pt.full((), 0.5, dtype=x.dtype, device=x.device)),)
 
 
 def _d_i1e(g, r, x):
     pt = _pt()
     ok, sx = _tiny_safe(x)
     gx = i0e(sx) - r * (sx.sgn() + sx.reciprocal())
-    return (g * pt.where(ok, gx, pt.full((), 0.5, dtype=x.dtype)),)
+    return (g * pt.where(ok, gx, pt.full((), 0.5, dtype=x.dtype, device=x.device)),)
 
 
 def _d_ndtr(g, r, x):

@@ -32,23 +32,31 @@ def _tensor_type_error(fname, arg, pos, v):
                      f"not {type(v).__name__}")
 
 
-def _compute_dtype(fname, dt, half_ok):
+def _compute_dtype(fname, dt, half_ok, device="cpu"):
     """(the dtype of the result, the dtype the kernel runs in)."""
     if dt.is_complex:
-        raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt._legacy}\'')
+        raise NotImplementedError(f'"{fname}_{device}" not implemented for \'{dt._legacy}\'')
     if not dt.is_floating_point:
         dt = _C.get_default_dtype()
     if dt in _HALF:
         if not half_ok:
-            raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt._legacy}\'')
+            raise NotImplementedError(f'"{fname}_{device}" not implemented for \'{dt._legacy}\'')
         return dt, _C.float32
     return dt, dt
 
 
+def loop_name(fname):
+    """The name of op ``fname``'s element loop (``ptcore._dispatch.device``):
+    a device registers its loop under it with ``register_loop``."""
+    return "special." + fname
+
+
+def _loop(fname, device, cpu_loop):
+    from ptcore._dispatch.device import cpu_kernel
+    return cpu_kernel(loop_name(fname), device, cpu_loop)
+
+
 def _np_of(t, dt):
-    if t.device.type != "cpu":
-        raise RuntimeError(f"ptcore.special: tensors on {t.device} are not supported yet "
-                           "(only CPU tensors)")
     if t.dtype is not dt:
         t = t.detach().to(dt)
     return t.detach().numpy()
@@ -185,22 +193,31 @@ def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None, ew_inf_
     ``kernel(array) -> array`` (run in the input's float precision); with
     ``ew`` (an op of the elementwise library with a float32 kernel),
     float32/float16/bfloat16 CPU inputs run that kernel instead, in float32
-    arithmetic as PyTorch's float kernels."""
+    arithmetic as PyTorch's float kernels.
+
+    The element loop is the device's (:func:`loop_name`): the CPU's is the
+    one above, another device registers ``loop(x, cdt)`` (``x`` detached,
+    the result in the compute dtype ``cdt``); the dtype rules, ``out=`` and
+    the derivative formula are this front-end's on every device."""
+    def cpu_loop(x, cdt):
+        if ew is not None and cdt is _C.float32:
+            r = _ew_float32(ew, fname, x)
+            if ew_inf_nan:
+                r.masked_fill_(x.isinf(), float("nan"))
+            return r
+        npdt = _NP_OF[cdt]
+        with _np.errstate(all="ignore"):
+            a = kernel(_np_of(x, cdt))
+        return _wrap(a, npdt, cdt)
+
     def f(input, *, out=None):
         if not isinstance(input, _TensorBase):
             raise _tensor_type_error(fname, "input", 1, input)
-        dt, cdt = _compute_dtype(fname, input.dtype, half_ok)
-        if ew is not None and cdt is _C.float32 and input.device.type == "cpu":
-            r = _ew_float32(ew, fname, input)
-            if ew_inf_nan:
-                r.masked_fill_(input.detach().isinf(), float("nan"))
-            if dt is not _C.float32:
-                r = r.to(dt)
-        else:
-            npdt = _NP_OF[cdt]
-            with _np.errstate(all="ignore"):
-                a = kernel(_np_of(input, cdt))
-            r = _wrap(a, npdt, dt)
+        dev = input.device
+        dt, cdt = _compute_dtype(fname, input.dtype, half_ok, dev.type)
+        r = _loop(fname, dev, cpu_loop)(input.detach(), cdt)
+        if r.dtype is not dt:
+            r = r.to(dt)
         x = input if input.dtype is dt else input.to(dt)
         r = _attach(r, grad, fname, f, (x,)) if input.dtype.is_floating_point else r
         return _finish(fname, r, out)
@@ -226,21 +243,29 @@ def _as_tensor_pair(fname, a, b, allow_scalar_first):
 def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
     """A ptcore function ``f(input, other, *, out=None)`` from the NumPy
     kernel ``kernel(a, b) -> array``; either argument may be a number
-    (PyTorch's ``Scalar`` overloads), the two broadcast."""
+    (PyTorch's ``Scalar`` overloads), the two broadcast; the element loop
+    is the device's, ``loop(x, y, cdt)``, as :func:`unary`'s."""
+    def cpu_loop(x, y, cdt):
+        npdt = _NP_OF[cdt]
+        with _np.errstate(all="ignore"):
+            a = kernel(_np_of(x, cdt), _np_of(y, cdt))
+        return _wrap(a, npdt, cdt)
+
     def f(input, other, *, out=None):
         import ptcore
         dt0 = _as_tensor_pair(fname, input, other, True)
         if not int_ok and not (dt0.is_floating_point or dt0.is_complex):
             raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt0._legacy}\'')
-        dt, cdt = _compute_dtype(fname, dt0, half_ok)
-        dev = input.device if isinstance(input, _TensorBase) else other.device
+        # the device of the tensor operands (a 0-d CPU tensor may join a device one)
+        devs = [v.device for v in (input, other) if isinstance(v, _TensorBase)]
+        dev = next((d for d in devs if d.type != "cpu"), devs[0])
+        dt, cdt = _compute_dtype(fname, dt0, half_ok, dev.type)
         xs = [v if isinstance(v, _TensorBase) and v.dtype is dt else
               (v.to(dt) if isinstance(v, _TensorBase) else ptcore.tensor(v, dtype=dt, device=dev))
               for v in (input, other)]
-        npdt = _NP_OF[cdt]
-        with _np.errstate(all="ignore"):
-            a = kernel(_np_of(xs[0], cdt), _np_of(xs[1], cdt))
-        r = _wrap(a, npdt, dt)
+        r = _loop(fname, dev, cpu_loop)(xs[0].detach(), xs[1].detach(), cdt)
+        if r.dtype is not dt:
+            r = r.to(dt)
         r = _attach(r, grad, fname, f, tuple(xs))
         return _finish(fname, r, out)
     f.__name__ = f.__qualname__ = fname

@@ -713,3 +713,32 @@ def test_out_argument_with_requires_grad_raises():
     with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
         ptcore.exp(x, out=ptcore.empty(3))
     assert ptcore.exp(x, out=None).requires_grad
+
+
+# -- gradcheck itself: forward-mode check, device tensors ------------------------------
+
+class _WrongBackward(ptcore.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * 2
+
+
+def test_gradcheck_checks_backward_and_forward_mode_separately():
+    from ptcore.autograd import gradcheck
+    from ptcore.autograd.gradcheck import GradcheckError
+    x = ptcore.randn(3, dtype=ptcore.float64, requires_grad=True)
+    fn = _WrongBackward.apply
+    assert gradcheck(fn, (x,), raise_exception=False) is False
+    assert gradcheck(fn, (x,), check_backward_ad=False, check_forward_ad=True) is True
+    with pytest.raises(GradcheckError, match="analytical"):
+        gradcheck(fn, (x,))
+    y = ptcore.randn(4, dtype=ptcore.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a.sin()[:, None] * b.exp()).sum(0), (x, y), check_forward_ad=True)

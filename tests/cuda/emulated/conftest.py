@@ -39,3 +39,18 @@ def emulated_cuda():
         yield
     finally:
         _switch(old)
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The kernels launched during a test, in order (the driver's launch
+    wrapped; works on the emulated and on a real device)."""
+    drv = _runtime.lazy_init("test")
+    names = []
+    orig = drv.launch
+
+    def launch(function, *a, **k):
+        names.append(function)
+        return orig(function, *a, **k)
+    monkeypatch.setattr(drv, "launch", launch)
+    return names

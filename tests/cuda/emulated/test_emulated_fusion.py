@@ -9,24 +9,11 @@ import pytest
 
 import ptcore
 from ptcore import jit
-from ptcore.cuda import _runtime, _host_kernels
+from ptcore.cuda import _host_kernels
 from ptcore.jit._fusion import FusedGroup, plan
 
 
 EMULATED = os.environ.get("PTCORE_TEST_REAL_CUDA") != "1"
-
-
-@pytest.fixture
-def launches(monkeypatch):
-    drv = _runtime.lazy_init("test")
-    names = []
-    orig = drv.launch
-
-    def launch(function, *a, **k):
-        names.append(function)
-        return orig(function, *a, **k)
-    monkeypatch.setattr(drv, "launch", launch)
-    return names
 
 
 def _np(t):

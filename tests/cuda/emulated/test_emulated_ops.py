@@ -183,8 +183,8 @@ def test_ops_without_kernels_raise_not_implemented():
     x = _rand((3, 3)).cuda()
     with pytest.raises(NotImplementedError, match=r"ptcore\.poisson.*cuda:0"):
         ptcore.poisson(x.abs())
-    with pytest.raises(NotImplementedError, match=r"special\.bessel_j0.*cuda:0"):
-        ptcore.special.bessel_j0(x)
+    with pytest.raises(NotImplementedError, match=r"ptcore\.binomial.*cuda:0"):
+        ptcore.binomial(x.abs().round(), x.abs().clamp(0, 1))
     with pytest.raises(NotImplementedError, match=r"linalg.*ldl_factor.*cuda:0"):
         ptcore.linalg.ldl_factor(x)
 
@@ -200,3 +200,67 @@ def test_allclose_and_equal_on_cuda_tensors():
     assert not ptcore.equal(a, a[:2]) and ptcore.equal(a[:0], b[:0])
     i = ptcore.arange(6, device="cuda").view(2, 3)
     assert ptcore.equal(i.t(), i.t().contiguous())
+
+
+# -- in-place binary ops write self directly; PyTorch's overlap errors ---------------
+
+@pytest.mark.parametrize("op,other", [("add_", "t"), ("sub_", "t"), ("mul_", "t"), ("div_", "t"),
+                                       ("add_", "row"), ("mul_", "self"), ("add_", "strided")])
+def test_inplace_binary_writes_self_in_one_launch(op, other, launches):
+    a_cpu = _rand((4, 6), seed=1)
+    b_cpu = {"t": _rand((4, 6), seed=2), "row": _rand((6,), seed=3),
+             "strided": _rand((6, 4), seed=4).t(), "self": None}[other]
+    a = a_cpu.to("cuda")
+    b = a if other == "self" else (b_cpu.t().to("cuda").t() if other == "strided" else b_cpu.to("cuda"))
+    ptr, v = a.data_ptr(), a._version
+    del launches[:]
+    r = getattr(a, op)(b, alpha=2) if op in ("add_", "sub_") else getattr(a, op)(b)
+    assert r is a and a.data_ptr() == ptr and a._version == v + 1
+    assert len(launches) == 1
+    ref = getattr(a_cpu, op)(a_cpu if other == "self" else b_cpu, **({"alpha": 2} if op in ("add_", "sub_") else {}))
+    _close(a, ref)
+
+
+def test_inplace_binary_promoting_operand_keeps_cpu_semantics():
+    a = ptcore.ones(3, dtype=ptcore.int64, device="cuda")
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        a.add_(1.5)
+    a.mul_(ptcore.tensor(3))                       # 0-d CPU tensor operand
+    assert a.cpu().tolist() == [3, 3, 3]
+    h = ptcore.ones(3, dtype=ptcore.float16, device="cuda")
+    h.add_(ptcore.ones(3, device="cuda"))          # float32 operand, float16 self
+    assert h.dtype == ptcore.float16 and h.cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_inplace_binary_overlap_errors_as_cpu(device):
+    x = ptcore.arange(10.0, device=device)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to"):
+        x[1:].add_(x[:-1])
+    e = ptcore.zeros(1, device=device).expand(3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        e.add_(1)
+    y = ptcore.arange(6.0, device=device)
+    y.mul_(y)                                      # full overlap: allowed
+    assert y.cpu().tolist() == [0.0, 1.0, 4.0, 9.0, 16.0, 25.0]
+
+
+def test_inplace_binary_after_save_fails_backward():
+    w = ptcore.randn(3, requires_grad=True, device="cuda")
+    h = w * 2
+    s = h.sin()
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        s.backward(ptcore.ones(3, device="cuda"))
+
+
+def test_gradcheck_and_gradgradcheck_on_device_tensors():
+    from ptcore.autograd import gradcheck, gradgradcheck
+    g = np.random.default_rng(5)
+    x = ptcore.tensor(g.standard_normal((3, 4)), device="cuda").requires_grad_()
+    y = ptcore.tensor(g.standard_normal(4), device="cuda").requires_grad_()
+
+    def f(a, b):
+        return (a.sin() * b).sum(1)
+    assert gradcheck(f, (x, y), check_forward_ad=True)
+    assert gradgradcheck(f, (x, y))

@@ -180,8 +180,8 @@ def test_unary_dtype_rules_and_out():
     x = ptcore.tensor([0.5, 2.0], device="cuda")
     with pytest.raises(NotImplementedError, match="erfcx"):
         ptcore.special.erfcx(x.to(ptcore.float16))
-    with pytest.raises(NotImplementedError, match="float64"):
-        ptcore.special.erfcx(x.to(ptcore.float64))      # (no float64 CUDA kernel yet)
+    with pytest.raises(NotImplementedError, match="bessel_j0"):
+        ptcore.special.bessel_j0(x.to(ptcore.bfloat16))  # (as the CPU: no half kernel)
     with pytest.raises(NotImplementedError):
         ptcore.special.i1(x.to(ptcore.complex64))
     with pytest.raises(TypeError):
@@ -224,7 +224,8 @@ def test_special_kernels_compile_for_sm90_with_nvrtc():
     if not ok:
         pytest.skip(f"libnvrtc is unusable: {why}")
     names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
-    assert len(names) == 2 * 2 * 12 + 2 * 2 + 2 * 8 + 2 * 1
+    # (polynomials + zeta + igamma/igammac) x f32/f64 + 17 unary x f32/f64, both variants
+    assert len(names) == 2 * 2 * (12 + 1 + 2) + 2 * 2 * 17
     cubin = C.compile(K.program_source(names), names, arch="sm_90", cache=False)
     assert cubin[:4] == b"\x7fELF"
 
@@ -328,3 +329,255 @@ def test_ndtri_float64_cephes_port():
     ptcore.special.ndtri(xg).sum().backward()
     ptcore.special.ndtri(xc).sum().backward()
     np.testing.assert_allclose(xc.grad.cpu().numpy(), xg.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# the Cephes functions in double (every float64 unary kernel; float32 computed
+# in double and rounded once where ptc_special.h has no float32 kernel)
+
+CEPHES = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+          "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai", "erfcx", "log_ndtr",
+          "i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1"]
+WIDE = [-math.inf, -1e7, -1e4, -500.0, -103.0, -30.0, -26.7, -26.5, -25.0, -9.5, -8.0, -5.0, -2.09, -2.0,
+        -1.0, -1e-3, -1e-6, -1e-300, -0.0, 0.0, 5e-324, 1e-300, 1e-6, 1e-5, 1e-3, 0.5, 1.0, 2.0, 2.09,
+        2.0900001, 2.404825557695773, 3.8317059702075125, 0.8935769662791675, 4.99, 5.0, 5.01, 7.99, 8.0,
+        8.01, 8.32, 8.33, 10.0, 24.99, 25.0, 25.01, 26.6, 30.0, 88.0, 100.0, 103.8, 103.9, 500.0, 1e4,
+        1e8, 1.1e8, 1e10, 1e300, math.inf, math.nan]
+
+
+def _wide(dt):
+    g = np.random.default_rng(7)
+    vals = np.concatenate([WIDE, g.uniform(-40, 40, 1500), 3 * g.standard_normal(300),
+                           10 ** g.uniform(-10, 3, 300), -(10 ** g.uniform(-10, 3, 300))])
+    return ptcore.tensor(vals, dtype=dt)
+
+
+def _scipy(name, a):
+    sp = pytest.importorskip("scipy.special")
+    f = {"bessel_j0": sp.j0, "bessel_j1": sp.j1, "bessel_y0": sp.y0, "bessel_y1": sp.y1,
+         "modified_bessel_k0": sp.k0, "modified_bessel_k1": sp.k1, "scaled_modified_bessel_k0": sp.k0e,
+         "scaled_modified_bessel_k1": sp.k1e, "airy_ai": lambda v: sp.airy(v)[0], "erfcx": sp.erfcx,
+         "log_ndtr": sp.log_ndtr, "i0e": sp.i0e, "i1": sp.i1, "i1e": sp.i1e,
+         "modified_bessel_i0": sp.i0, "modified_bessel_i1": sp.i1}[name]
+    with np.errstate(all="ignore"):
+        return f(a)
+
+
+@pytest.mark.parametrize("name", CEPHES)
+def test_cephes_float64_matches_scipy_and_cpu(name):
+    x = _wide(ptcore.float64)
+    xs = x.numpy()
+    r = getattr(ptcore.special, name)(x.cuda())
+    assert r.dtype is ptcore.float64 and r.device.type == "cuda"
+    a = r.cpu().numpy()
+    e = _scipy(name, xs)
+    # PyTorch's conventions where SciPy gives a limit or gives up: nan at +-inf (the Bessel
+    # functions of the first/second kind, I0, I1), Ai from its asymptotic form below -1e8
+    # (SciPy: nan) and 0 beyond 103.892
+    if name in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "i1", "modified_bessel_i0",
+                "modified_bessel_i1", "airy_ai"):
+        e = np.where(np.isinf(xs), np.nan, e)
+    keep = np.ones(len(xs), bool)
+    if name == "airy_ai":
+        # SciPy (AMOS) gives up far left (nan below about -1e6): test_..._close_to_torch checks there
+        keep = ~(np.isnan(e) & np.isfinite(xs)) & (xs <= 103.8)
+        assert np.all(a[(xs > 103.892) & np.isfinite(xs)] == 0)
+        # left of -2.09 Cephes' asymptotic form has sin/cos of zeta = 2/3 |x|^1.5: an
+        # absolute error of a few ulp of zeta (times |x|^-1/4), which SciPy's AMOS avoids
+        left = keep & (xs < -2.09) & np.isfinite(xs)
+        assert np.all(np.abs(a[left] - e[left]) <= 1e-13 * np.abs(e[left]) + 1e-15 * np.abs(xs[left]) ** 1.25)
+        keep &= ~left
+    np.testing.assert_allclose(a[keep], e[keep], rtol=1e-13, atol=1e-300, equal_nan=True)
+    assert np.array_equal(np.isnan(a[keep]), np.isnan(e[keep]))
+    assert np.array_equal(np.isinf(a), np.isinf(getattr(ptcore.special, name)(x).numpy()))
+    # a strided operand: the same values
+    x2 = x[:1500].reshape(50, 30).cuda().t()
+    np.testing.assert_array_equal(getattr(ptcore.special, name)(x2).cpu().numpy(), a[:1500].reshape(50, 30).T)
+
+
+@pytest.mark.parametrize("name", CEPHES)
+def test_cephes_float32_matches_cpu(name):
+    x = _wide(ptcore.float32)
+    fn = getattr(ptcore.special, name)
+    r = fn(x.cuda())
+    assert r.dtype is ptcore.float32
+    a, c = r.cpu().numpy(), fn(x).numpy()
+    keep = ~(np.isnan(c) & np.isfinite(x.numpy()))       # (SciPy's airy gives up far left: nan)
+    np.testing.assert_allclose(a[keep], c[keep], rtol=1e-6, atol=1e-37, equal_nan=True)
+    assert np.array_equal(np.isnan(a[keep]), np.isnan(c[keep]))
+
+
+@pytest.mark.parametrize("name", CEPHES)
+def test_cephes_float64_close_to_torch(name):
+    torch = pytest.importorskip("torch")
+    x = _wide(ptcore.float64)
+    a = getattr(ptcore.special, name)(x.cuda()).cpu().numpy()
+    e = getattr(torch.special, name)(torch.tensor(x.numpy())).numpy()
+    # torch's CPU kernels of J0/J1/Y0/Y1 and Ai drop the leading 1 of Cephes' p1evl
+    # denominators (errors up to ~2e-5 relative beyond 5, ~3e-6 absolute for Ai below
+    # -2.09); ours are Cephes' (SciPy agrees to 1e-13 above)
+    if name.startswith("bessel_") or name == "airy_ai":
+        np.testing.assert_allclose(a, e, rtol=2e-4, atol=1e-5, equal_nan=True)
+    else:
+        np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-300, equal_nan=True)
+    assert np.array_equal(np.isnan(a), np.isnan(e)) and np.array_equal(np.isinf(a), np.isinf(e))
+
+
+@pytest.mark.parametrize("name", ["bessel_j0", "airy_ai", "modified_bessel_k1"])
+def test_cephes_dtype_rules(name):
+    fn = getattr(ptcore.special, name)
+    xi = ptcore.tensor([1, 2, 7], dtype=ptcore.int64)
+    r = fn(xi.cuda())
+    assert r.dtype is ptcore.get_default_dtype()
+    np.testing.assert_array_equal(r.cpu().numpy(), fn(xi).numpy())
+    for dt in (ptcore.float16, ptcore.bfloat16, ptcore.complex64):
+        with pytest.raises(NotImplementedError, match=name):
+            fn(ptcore.ones(2, dtype=dt, device="cuda"))
+    # PyTorch has no derivative: the results never require grad
+    x = ptcore.tensor([0.5, 3.0], device="cuda", requires_grad=True)
+    assert not fn(x).requires_grad
+    out = ptcore.empty(2, dtype=ptcore.float64, device="cuda")
+    assert fn(x.detach().double(), out=out) is out
+    np.testing.assert_array_equal(out.cpu().numpy(), fn(x.detach().double().cpu()).numpy())
+
+
+@pytest.mark.parametrize("name", ["erfcx", "log_ndtr", "ndtri", "i0e", "i1", "i1e"])
+def test_float64_gradcheck_on_device(name):
+    vals = [0.02, 0.3, 0.5, 0.9] if name == "ndtri" else [-3.0, -0.5, 0.3, 0.7, 4.0, 12.0]
+    fn = getattr(ptcore.special, name)
+    x = ptcore.tensor(vals, dtype=ptcore.float64, device="cuda", requires_grad=True)
+    fn(x).sum().backward()
+    # central differences of the device kernel (ptcore.autograd.gradcheck reads host memory)
+    h = 1e-6
+    xd = x.detach()
+    num = ((fn(xd + h) - fn(xd - h)) / (2 * h)).cpu().numpy()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), num, rtol=1e-7, atol=1e-9)
+    # the same formula as the CPU's, which gradcheck checks there
+    xc = xd.cpu().requires_grad_()
+    assert ptcore.autograd.gradcheck(fn, (xc,))
+    fn(xc).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-13)
+
+
+def test_no_loop_is_a_clear_error():
+    # an op whose loop this device lacks names the op and the device
+    from ptcore._dispatch.device import cpu_kernel
+    from ptcore.special._kernels import loop_name
+    with pytest.raises(NotImplementedError, match="special.nonexistent.*cuda"):
+        cpu_kernel(loop_name("nonexistent"), ptcore.device("cuda"), None)
+
+
+# ---------------------------------------------------------------------------
+# the regularized incomplete gamma functions (igamma/igammac, special.gammainc/gammaincc)
+
+def _igamma_grid():
+    g = np.random.default_rng(5)
+    a = np.concatenate([[0.0, 1e-300, 1e-10, 0.1, 0.5, 1.0, 1.5, 2.0, 5.0, 10.0, 19.9, 20.5, 50.0, 100.0, 199.0,
+                         201.0, 500.0, 1e3, 1e4, 1e6, math.inf, math.nan, -1.0], 10 ** g.uniform(-3, 4, 50)])
+    x = np.concatenate([[0.0, 1e-300, 1e-10, 0.1, 0.5, 0.51, 1.0, 1.05, 1.1, 1.2, 2.0, 5.0, 10.0, 20.0, 50.0,
+                         100.0, 200.0, 500.0, 1e3, 1e4, 1e6, math.inf, math.nan, -1.0], 10 ** g.uniform(-3, 4, 50)])
+    return a, x
+
+
+@pytest.mark.parametrize("upper", [False, True], ids=["gammainc", "gammaincc"])
+def test_igamma_float64_matches_torch_and_scipy(upper):
+    torch = pytest.importorskip("torch")
+    sp = pytest.importorskip("scipy.special")
+    A, X = _igamma_grid()
+    a = ptcore.tensor(A, dtype=ptcore.float64).reshape(-1, 1).cuda()
+    x = ptcore.tensor(X, dtype=ptcore.float64).reshape(1, -1).cuda()
+    fn = ptcore.special.gammaincc if upper else ptcore.special.gammainc
+    r = fn(a, x)
+    assert r.dtype is ptcore.float64 and r.device.type == "cuda" and tuple(r.shape) == (len(A), len(X))
+    r = r.cpu().numpy()
+    tf = torch.special.gammaincc if upper else torch.special.gammainc
+    t = tf(torch.tensor(A)[:, None], torch.tensor(X)[None, :]).numpy()
+    # the same algorithm as PyTorch's kernel, boundary values included (nan where a or x < 0,
+    # at a = x = 0 and a = x = inf; a = inf or x = 0 decide before a nan partner, as torch);
+    # torch's uniform asymptotic expansion (a > 20, a ~ x) divides by sqrt(2 pi a) with pi
+    # in float32 (relative error ~2e-9 there), ours with pi in double, as SciPy's
+    np.testing.assert_allclose(r, t, rtol=1e-8, atol=1e-300, equal_nan=True)
+    assert np.array_equal(np.isnan(r), np.isnan(t))
+    # SciPy: the same values to 5e-13 (SciPy's own error reaches 2e-13 against mpmath
+    # for a ~ 200, where ours is 3e-14) where both inputs are numbers, except where
+    # the algorithm (torch's and ours) is less accurate than SciPy's: tiny values for
+    # large a (x^a e^-x / Gamma(a) through lgamma(a): SciPy has errors of that size
+    # too) and small a (Q's series through lgamma(1 + a))
+    e = (sp.gammaincc if upper else sp.gammainc)(A[:, None], X[None, :])
+    ok = ~np.isnan(A)[:, None] & ~np.isnan(X)[None, :] & ((A[:, None] >= 1e-6) | (A[:, None] == 0))
+    tol = np.where(np.abs(e) < 1e-30, 1e-11, np.where(A[:, None] < 0.01, 1e-9, 5e-13))
+    with np.errstate(invalid="ignore"):
+        bad = ok & ~((r == e) | (np.abs(r - e) <= tol * np.abs(e)) | (np.isnan(r) & np.isnan(e)))
+    assert not bad.any(), (A[np.nonzero(bad)[0]], X[np.nonzero(bad)[1]])
+
+
+@pytest.mark.parametrize("upper", [False, True], ids=["igamma", "igammac"])
+def test_igamma_float32_aliases_methods_and_dtypes(upper):
+    A, X = _igamma_grid()
+    a = ptcore.tensor(A, dtype=ptcore.float32).reshape(-1, 1)
+    x = ptcore.tensor(X, dtype=ptcore.float32).reshape(1, -1)
+    fn = ptcore.igammac if upper else ptcore.igamma
+    r = fn(a.cuda(), x.cuda())
+    assert r.dtype is ptcore.float32
+    c = fn(a, x).numpy()
+    d = r.cpu().numpy()
+    both = ~np.isnan(A)[:, None] & ~np.isnan(X)[None, :] & (A[:, None] >= 1e-6)
+    np.testing.assert_allclose(d[both], c[both], rtol=2e-6, atol=1e-37, equal_nan=True)
+    # the method, the in-place method and the special.* alias run the same kernel
+    m = (a.cuda().igammac(x.cuda()) if upper else a.cuda().igamma(x.cuda())).cpu().numpy()
+    np.testing.assert_array_equal(m, d)
+    al = (ptcore.special.gammaincc if upper else ptcore.special.gammainc)(a.cuda(), x.cuda())
+    np.testing.assert_array_equal(al.cpu().numpy(), d)
+    y = ptcore.tensor([0.5, 2.0, 7.0], device="cuda")
+    z = y.clone()
+    (z.igammac_ if upper else z.igamma_)(ptcore.tensor([1.0, 1.0, 9.0], device="cuda"))
+    np.testing.assert_array_equal(z.cpu().numpy(), fn(y, ptcore.tensor([1.0, 1.0, 9.0], device="cuda")).cpu().numpy())
+    h = fn(y.half(), y.half())
+    assert h.dtype is ptcore.float16
+    np.testing.assert_allclose(h.cpu().float().numpy(), fn(y.cpu(), y.cpu()).numpy(), rtol=2e-3)
+    with pytest.raises(NotImplementedError, match="igamma.*_cuda.*Long"):
+        fn(ptcore.tensor([1, 2], device="cuda"), ptcore.tensor([1, 2], device="cuda"))
+
+
+def test_igamma_gradient_on_device():
+    a = ptcore.tensor([0.5, 2.0, 30.0], dtype=ptcore.float64)
+    x = ptcore.tensor([0.7, 1.5, 28.0], dtype=ptcore.float64, requires_grad=True)
+    xc = x.detach().cuda().requires_grad_()
+    for fn in (ptcore.igamma, ptcore.igammac):
+        x.grad = xc.grad = None
+        fn(a, x).sum().backward()
+        fn(a.cuda(), xc).sum().backward()
+        np.testing.assert_allclose(xc.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="input"):
+        ptcore.igamma(a.cuda().requires_grad_(), xc).sum().backward()
+
+
+@pytest.mark.parametrize("name", ["xlog1py", "zeta", "hermite_polynomial_h"])
+def test_binary_zero_dim_cpu_operand_joins_the_device(name):
+    # torch allows a 0-d CPU tensor next to a CUDA one (either position)
+    fn = getattr(ptcore.special, name)
+    q = ptcore.tensor([0.5, 2.0, 3.5], dtype=ptcore.float64)
+    s = ptcore.tensor(2.0, dtype=ptcore.float64)
+    for args, cpu in (((s, q.cuda()), (s, q)), ((q.cuda(), s), (q, s))):
+        r = fn(*args)
+        assert r.device.type == "cuda"
+        np.testing.assert_allclose(r.cpu().numpy(), fn(*cpu).numpy(), rtol=1e-13)
+
+
+def test_polygamma_double_backward_inplace_and_out():
+    torch = pytest.importorskip("torch")
+    vals = [0.3, 1.5, 4.0]
+    xc = ptcore.tensor(vals, dtype=ptcore.float64, device="cuda", requires_grad=True)
+    (g,) = ptcore.autograd.grad(ptcore.polygamma(1, xc).sum(), xc, create_graph=True)
+    g.sum().backward()
+    tx = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.polygamma(1, tx).sum(), tx, create_graph=True)
+    tg.sum().backward()
+    np.testing.assert_allclose(g.detach().cpu().numpy(), tg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(xc.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12)
+    y = xc.detach().clone()
+    y.polygamma_(2)
+    np.testing.assert_allclose(y.cpu().numpy(), torch.polygamma(2, tx.detach()).numpy(), rtol=1e-12)
+    out = ptcore.empty(3, dtype=ptcore.float64, device="cuda")
+    assert ptcore.special.polygamma(3, xc.detach(), out=out) is out
+    np.testing.assert_allclose(out.cpu().numpy(), torch.polygamma(3, tx.detach()).numpy(), rtol=1e-12)
