@@ -2,10 +2,12 @@
 ``matrix_exp``, ``cholesky_solve``/``cholesky_inverse``, ``lu``/``lu_unpack``/``lu_solve``,
 ``triangular_solve`` and the legacy ``frobenius_norm``/``nuclear_norm``."""
 import builtins
+import math
 import warnings
 
 import ptcore
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 
 __all__ = [
@@ -174,27 +176,37 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return LU, piv
 
 
-def _perm_from_pivots(piv, m):
-    """LAPACK 1-based row interchanges -> permutation such that
-    ``P @ L @ U == A`` with ``P[..., perm[i], i] = 1``."""
+def _unpack_pivots_cpu(piv, m):
+    """The CPU loop ``unpack_pivots``: LAPACK's 1-based row interchanges
+    ``piv`` (nb, k) -> the permutations (nb, m) int64 with
+    ``P[..., perm[i], i] = 1``."""
     import numpy as np
-    p = np.asarray(piv.detach().to(_C.int64).numpy()) - 1
-    batch = p.shape[:-1]
-    k = p.shape[-1]
-    nb = int(np.prod(batch, dtype=np.int64))
-    p2 = p.reshape(nb, k)
+    p = np.asarray(piv.numpy()).astype(np.int64) - 1
+    nb, k = p.shape
+    if ((p < 0) | (p >= m)).any():
+        raise RuntimeError(f"torch.lu_unpack: pivots out of range [1, {m}]")
     perm = np.tile(np.arange(m, dtype=np.int64), (nb, 1))
     rows = np.arange(nb)
     for i in builtins.range(k):
-        j = p2[:, i]
-        if ((j < 0) | (j >= m)).any():
-            raise RuntimeError("torch.lu_unpack: pivots out of range [1, "
-                               f"{m}]")
+        j = p[:, i]
         a = perm[rows, i].copy()
         perm[rows, i] = perm[rows, j]
         perm[rows, j] = a
-    P = np.zeros((nb, m, m))
-    P[rows[:, None], perm, np.arange(m)[None, :]] = 1.0
+    return _C.from_numpy(perm)
+
+
+def _perm_from_pivots(piv, m, dt):
+    """The permutation matrices ``P`` (dtype ``dt``, on the pivots' device)
+    with ``P @ L @ U == A`` from LAPACK's 1-based row interchanges (the
+    device's loop ``unpack_pivots``, as ATen's)."""
+    batch = tuple(piv.shape[:-1])
+    k = piv.shape[-1]
+    nb = math.prod(batch)
+    dev = piv.device
+    perm = _cpu_kernel("unpack_pivots", dev, _unpack_pivots_cpu)(piv.detach().reshape(nb, k), m)
+    P = _C.zeros(nb, m, m, dtype=dt, device=dev)
+    if nb and m:
+        P.scatter_(1, perm.unsqueeze(1), _C.ones(nb, 1, m, dtype=dt, device=dev))
     return P.reshape(*batch, m, m)
 
 
@@ -222,13 +234,12 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     empty = ptcore.empty(0, dtype=dt, device=LU_data.device)
     if unpack_data:
         Lfull = ptcore.tril(LU_data, -1).narrow(-1, 0, k)
-        L = Lfull + ptcore.eye(m, k, dtype=dt)
+        L = Lfull + ptcore.eye(m, k, dtype=dt, device=LU_data.device)
         U = ptcore.triu(LU_data.narrow(-2, 0, k))
     else:
         L = U = empty
     if unpack_pivots:
-        import numpy as np
-        P = ptcore.from_numpy(np.ascontiguousarray(_perm_from_pivots(LU_pivots, m))).to(dt)
+        P = _perm_from_pivots(LU_pivots, m, dt)
     else:
         P = empty
     if out is not None:

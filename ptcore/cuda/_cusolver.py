@@ -57,6 +57,37 @@ right-hand side; pivots and info back to back)::
     cusolverStatus_t cusolverDn<t>potrsBatched(h, cublasFillMode_t uplo, int n, int nrhs,
                        T *A[], int lda, T *B[], int ldb, int *d_info, int batchSize);
 
+``geev`` is only in the 64-bit generic API (cuSOLVER >= 11.7, CUDA >= 12.6;
+``cudaDataType``: ``CUDA_R_32F`` 0, ``CUDA_R_64F`` 1, ``CUDA_C_32F`` 4,
+``CUDA_C_64F`` 5; ``cusolverEigMode_t``: 0 no vectors, 1 vectors).  For a
+real ``A`` (``S``/``D``) the eigenvalues ``W`` are of the complex type and
+``VL``/``VR`` of the real type, in LAPACK's packed form (the documented "second option":
+a complex ``W`` of ``n`` entries, computed in real arithmetic).  The
+signature below agrees with NVIDIA's cuSOLVER documentation as the
+header-generated bindings reproduce it (nvmath-python's
+``cusolverDn.xgeev``/``xgeev_buffer_size``, a bindgen crate) and with
+NVIDIA's CUDALibrarySamples ``cusolver/Xgeev``; ``cusolverDn.h`` itself was
+not installed on the machine this was written on, and no GPU ran it::
+
+    cusolverStatus_t cusolverDnCreateParams(cusolverDnParams_t *params);
+    cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params);
+    cusolverStatus_t cusolverDnXgeev_bufferSize(h, cusolverDnParams_t params,
+                       cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n,
+                       cudaDataType dataTypeA, const void *A, int64_t lda,
+                       cudaDataType dataTypeW, const void *W,
+                       cudaDataType dataTypeVL, const void *VL, int64_t ldvl,
+                       cudaDataType dataTypeVR, const void *VR, int64_t ldvr,
+                       cudaDataType computeType, size_t *workspaceInBytesOnDevice,
+                       size_t *workspaceInBytesOnHost);
+    cusolverStatus_t cusolverDnXgeev(h, cusolverDnParams_t params, cusolverEigMode_t jobvl,
+                       cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, void *A,
+                       int64_t lda, cudaDataType dataTypeW, void *W,
+                       cudaDataType dataTypeVL, void *VL, int64_t ldvl,
+                       cudaDataType dataTypeVR, void *VR, int64_t ldvr,
+                       cudaDataType computeType, void *bufferOnDevice,
+                       size_t workspaceInBytesOnDevice, void *bufferOnHost,
+                       size_t workspaceInBytesOnHost, int *info);
+
 ``Lwork`` counts elements of ``T``.  One handle per (device, thread) (the
 driver keeps them), ``cusolverDnSetStream`` (``cublasSetStream_v2`` for the
 cuBLAS ones, by the driver) before every call; the workspace and the device
@@ -64,6 +95,7 @@ arrays of matrix pointers come from the caching allocator and go back to it
 right after the calls are queued (stream-ordered reuse, as PyTorch).  Other
 batches are loops of single calls.
 """
+import collections
 import ctypes
 
 __all__ = ["Cusolver", "ROUTINES", "STATUS_NAMES"]
@@ -153,6 +185,8 @@ class Cusolver:
         self.set_stream = lib.cusolverDnSetStream
         self.set_stream.argtypes = [vp, vp]
         self.set_stream.restype = i
+        self.geev = self._bind_geev(lib)
+        self._host_work = collections.deque(maxlen=64)
         self.fns = {}        # (dtype, routine) -> (bufferSize function or None, function)
         self.batched = {}    # symbol -> function (the pointer-array entry points)
         for t in ("S", "D"):
@@ -181,6 +215,66 @@ class Cusolver:
                 f.restype = i
                 self.batched[name] = f
 
+    @staticmethod
+    def _bind_geev(lib):
+        """(CreateParams, DestroyParams, Xgeev_bufferSize, Xgeev), or None when
+        the library predates the 64-bit geev (CUDA < 12.6)."""
+        vp, i, i64, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_size_t
+        try:
+            cp, dp = lib.cusolverDnCreateParams, lib.cusolverDnDestroyParams
+            bf, f = lib.cusolverDnXgeev_bufferSize, lib.cusolverDnXgeev
+        except AttributeError:
+            return None
+        cp.argtypes, cp.restype = [ctypes.POINTER(vp)], i
+        dp.argtypes, dp.restype = [vp], i
+        mats = [i, i, i64, i, vp, i64, i, vp, i, vp, i64, i, vp, i64, i]
+        bf.argtypes = [vp, vp] + mats + [ctypes.POINTER(sz), ctypes.POINTER(sz)]
+        bf.restype = i
+        f.argtypes = [vp, vp] + mats + [vp, sz, vp, sz, vp]
+        f.restype = i
+        return cp, dp, bf, f
+
+    def _geev(self, handle, dtype, args, batch, strides, workspace):
+        """``cusolverDnXgeev`` (right vectors only) for each call of the batch."""
+        if self.geev is None:
+            from ptcore.cuda._driver import CudaError
+            raise CudaError("cusolverDnXgeev", "CUSOLVER_STATUS_NOT_SUPPORTED",
+                            f"cusolverDnXgeev is not in {self.path} (it needs CUDA >= 12.6)")
+        cp, dp, bf, f = self.geev
+        params = ctypes.c_void_p()
+        self.check("cusolverDnCreateParams", cp(ctypes.byref(params)))
+        # cudaDataType of A/VR/compute and of W: a real A has complex eigenvalues
+        rt = {"S": 0, "D": 1, "C": 4, "Z": 5}[dtype]
+        ct = {"S": 4, "D": 5, "C": 4, "Z": 5}[dtype]
+        n, lda, ldvr = int(args["n"]), int(args["lda"]), int(args["ldvr"])
+        jobvr = int(args["jobvr"])
+        try:
+            def mats(b):
+                def at(name):
+                    v = int(args[name] or 0)
+                    return (v + b * int(strides.get(name, 0))) or None if v else None
+                return [0, jobvr, n, rt, at("A"), lda, ct, at("W"), rt, None, 1, rt,
+                        at("VR") if jobvr else None, ldvr, rt]
+            dbytes, hbytes = ctypes.c_size_t(0), ctypes.c_size_t(0)
+            self.check("cusolverDnXgeev_bufferSize",
+                       bf(handle, params, *mats(0), ctypes.byref(dbytes), ctypes.byref(hbytes)))
+            work, release = workspace(max(1, dbytes.value))
+            host = ctypes.create_string_buffer(max(1, hbytes.value))
+            # the host workspace must outlive the queued calls: the latest few
+            # are kept (cuSOLVER does not say whether Xgeev returns before it
+            # is done with it)
+            self._host_work.append(host)
+            try:
+                for b in range(int(batch)):
+                    info = int(args["info"]) + b * int(strides.get("info", 0))
+                    self.check("cusolverDnXgeev",
+                               f(handle, params, *mats(b), work, dbytes.value,
+                                 ctypes.addressof(host), hbytes.value, info))
+            finally:
+                release()
+        finally:
+            dp(params)
+
     def check(self, call, status):
         if status != 0:
             name = STATUS_NAMES.get(status, f"cusolverStatus {status}")
@@ -205,6 +299,9 @@ class Cusolver:
             self._trsm(blas_handle, stream, dtype, args, batch, strides)
             return
         self.check("cusolverDnSetStream", self.set_stream(handle, stream or None))
+        if routine == "geev":
+            self._geev(handle, dtype, args, batch, strides, workspace)
+            return
         if upload is not None and int(batch) > 1 and self._batched(
                 handle, blas_handle, routine, dtype, args, int(batch), strides, upload):
             return

@@ -20,7 +20,16 @@ routine     arguments (cuSOLVER's order)
 ``syevd``   jobz, uplo, n, A, lda, W, info
 ``gesvd``   jobu, jobvt, m, n, A, lda, S, U, ldu, VT, ldvt, info   (m >= n)
 ``trsm``    side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb   (cuBLAS)
+``geev``    jobvr, n, A, lda, W, VR, ldvr, info   (64-bit ``cusolverDnXgeev``)
 ==========  ==================================================================
+
+``geev`` (right eigenvectors only) takes a real ``A`` and writes its ``n``
+complex eigenvalues into ``W`` (``n`` interleaved (re, im) pairs: the
+complex type of ``dtype``) and, with ``jobvr`` 1, the eigenvectors into the
+real ``VR`` in LAPACK's packed form (a complex pair ``w[j], w[j+1] =
+conj(w[j])`` has vectors ``VR[:, j] +- i VR[:, j+1]``); ``A`` is overwritten.
+It also takes the complex dtypes ``"C"`` (complex64) and ``"Z"``
+(complex128): ``A``, ``W`` and ``VR`` are then all complex.
 
 Matrices are column-major at device addresses (here: host addresses),
 ``ld*`` in elements; ``ipiv`` and ``info`` are ``int32`` device pointers
@@ -50,23 +59,29 @@ SIGNATURES = {
     "syevd": ("jobz", "uplo", "n", "A", "lda", "W", "info"),
     "gesvd": ("jobu", "jobvt", "m", "n", "A", "lda", "S", "U", "ldu", "VT", "ldvt", "info"),
     "trsm": ("side", "uplo", "trans", "diag", "m", "n", "alpha", "A", "lda", "B", "ldb"),
+    "geev": ("jobvr", "n", "A", "lda", "W", "VR", "ldvr", "info"),
 }
 #: the device-pointer arguments
-POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT"})
+POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT", "VR"})
 _INT_PTRS = ("ipiv", "info")
 _NP = {"S": np.float32, "D": np.float64}
+#: complex dtypes, for the routines that take them
+_CNP = {"C": np.complex64, "Z": np.complex128}
+COMPLEX_ROUTINES = frozenset({"geev"})
 
 
 def itemsize(name, dtype):
     """Bytes per element of pointer argument ``name``."""
-    return 4 if name in _INT_PTRS or dtype == "S" else 8
+    if name in _INT_PTRS:
+        return 4
+    return {"S": 4, "D": 8, "C": 8, "Z": 16}[dtype]
 
 
 def _err(routine, msg):
     return ValueError(f"cusolverDn{routine}: {msg} (CUSOLVER_STATUS_INVALID_VALUE)")
 
 
-def _extents(routine, a):
+def _extents(routine, a, dtype="S"):
     """{pointer name: (rows, cols, ld)} of the matrices/vectors a call reads
     or writes (column-major), for the range checks."""
     g = a.get
@@ -103,6 +118,14 @@ def _extents(routine, a):
     if routine == "trsm":
         k = g("m") if g("side") == 0 else g("n")
         return {"A": (k, k, g("lda")), "B": (g("m"), g("n"), g("ldb"))}
+    if routine == "geev":
+        n = g("n")
+        # a real A's eigenvalues are complex: 2 n reals
+        e = {"A": (n, n, g("lda")), "W": (n if dtype in _CNP else 2 * n, 1, 1),
+             "info": (1, 1, 1)}
+        if g("jobvr"):
+            e["VR"] = (n, n, g("ldvr"))
+        return e
     raise _err(routine, "unknown routine")
 
 
@@ -112,9 +135,10 @@ def check(routine, dtype, args, batch=1, strides=None):
     Both drivers call it before queueing anything."""
     if routine not in SIGNATURES:
         raise ValueError(f"cuSOLVER: unknown routine {routine!r} (one of {', '.join(SIGNATURES)})")
-    if dtype not in _NP:
-        raise ValueError(f"cusolverDn{routine}: dtype must be 'S' (float32) or 'D' (float64), "
-                         f"got {dtype!r}")
+    if dtype not in _NP and not (dtype in _CNP and routine in COMPLEX_ROUTINES):
+        extra = " ('C'/'Z' complex too)" if routine in COMPLEX_ROUTINES else ""
+        raise ValueError(f"cusolverDn{routine}: dtype must be 'S' (float32) or 'D' (float64)"
+                         f"{extra}, got {dtype!r}")
     want = SIGNATURES[routine]
     missing = [n for n in want if n not in args]
     extra = [n for n in args if n not in want]
@@ -127,7 +151,8 @@ def check(routine, dtype, args, batch=1, strides=None):
         if name in args and int(args[name]) < 0:
             raise _err(dtype + routine, f"{name} = {args[name]} is negative")
     for name, allowed in (("trans", (0, 1)), ("uplo", (0, 1)), ("side", (0, 1)), ("diag", (0, 1)),
-                          ("jobz", (0, 1)), ("jobu", ("A", "S", "N")), ("jobvt", ("A", "S", "N"))):
+                          ("jobz", (0, 1)), ("jobvr", (0, 1)), ("jobu", ("A", "S", "N")),
+                          ("jobvt", ("A", "S", "N"))):
         if name in args and args[name] not in allowed:
             raise _err(dtype + routine, f"{name} = {args[name]!r} is not one of {allowed}")
     if routine == "gesvd" and args["m"] < args["n"]:
@@ -140,10 +165,10 @@ def check(routine, dtype, args, batch=1, strides=None):
         r = args["m"] if args["side"] == 0 else args["n"]
         if args["k"] > r:
             raise _err(dtype + routine, f"k = {args['k']} exceeds {r}")
-    ext = _extents(routine, args)
+    ext = _extents(routine, args, dtype)
     sizes = {}
     for name, (rows, cols, ld) in ext.items():
-        if name in ("A", "B", "C", "U", "VT") and int(ld) < max(1, rows):
+        if name in ("A", "B", "C", "U", "VT", "VR") and int(ld) < max(1, rows):
             raise _err(dtype + routine, f"ld of {name} = {ld} is smaller than its {rows} rows")
         isz = itemsize(name, dtype)
         sizes[name] = 0 if rows == 0 or cols == 0 else ((cols - 1) * ld + rows) * isz
@@ -176,8 +201,8 @@ def _set_info(a, value):
 def _one(routine, dt, a):
     """Run one call on host memory (``a``: the argument dict)."""
     from scipy.linalg import lapack, blas
-    T = _NP[dt]
-    p = "s" if dt == "S" else "d"
+    T = _NP.get(dt) or _CNP[dt]
+    p = dt.lower()
     if routine == "getrf":
         m, n = a["m"], a["n"]
         A = _mat(a["A"], T, m, n, a["lda"])
@@ -298,6 +323,26 @@ def _one(routine, dt, a):
                                       lower=int(a["uplo"] == 0), trans_a=a["trans"],
                                       diag=a["diag"])
         B[...] = x
+    elif routine == "geev":
+        n = a["n"]
+        _set_info(a, 0)
+        if n == 0:
+            return
+        A = _mat(a["A"], T, n, n, a["lda"])
+        want = int(a["jobvr"])
+        if dt in _CNP:
+            w, _vl, vr, info = getattr(lapack, p + "geev")(np.array(A, order="F"), compute_vl=0,
+                                                           compute_vr=want)
+            _vec(a["W"], T, n)[...] = w
+        else:
+            wr, wi, _vl, vr, info = getattr(lapack, p + "geev")(np.array(A, order="F"),
+                                                                compute_vl=0, compute_vr=want)
+            w = _vec(a["W"], T, 2 * n)
+            w[0::2] = wr
+            w[1::2] = wi
+        if want:
+            _mat(a["VR"], T, n, n, a["ldvr"])[...] = vr
+        _set_info(a, info)
 
 
 def execute(routine, dtype, args, batch=1, strides=None):

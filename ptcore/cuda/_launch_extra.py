@@ -326,37 +326,6 @@ def _quantile_loop(ignore):
 
 
 # ---------------------------------------------------------------------------
-# linalg.cross (and ptcore.cross through it)
-
-def _linalg_cross(input, other, *, dim=-1, out=None):
-    """Cross product of 3-vectors along ``dim`` from the components (batch
-    dims broadcast); the CPU front-end's checks and errors."""
-    import ptcore
-    for x, name in ((input, "input"), (other, "other")):
-        if not isinstance(x, _C._TensorBase):
-            raise TypeError(f"linalg_cross(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    if input.dim() != other.dim():
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    n = input.dim()
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[dim]} and {other.shape[dim]}")
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"expected scalar type {_cname(input.dtype)} but found {_cname(other.dtype)}")
-    if input.dtype is _C.bool_:
-        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
-    a, b = ptcore.broadcast_tensors(input, other)
-    c = [a.narrow(dim, i, 1) for i in range(3)]
-    e = [b.narrow(dim, i, 1) for i in range(3)]
-    r = ptcore.cat([c[1] * e[2] - c[2] * e[1], c[2] * e[0] - c[0] * e[2],
-                    c[0] * e[1] - c[1] * e[0]], dim)
-    return L._finish(r, out, "cross")
-
-
-# ---------------------------------------------------------------------------
 # comparisons to a Python bool
 
 def _allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -411,7 +380,6 @@ def register():
     from ptcore.cuda import _launch_index
     _launch_index.use_frontends(FRONTEND_OPS)
     from ptcore._dispatch.device import register_kernel
-    register_kernel("linalg_cross", "cuda", _linalg_cross, namespaces=("linalg",))
     from ptcore.cuda import _launch_special
     _launch_special.register()
     register_kernel("allclose", "cuda", _allclose)

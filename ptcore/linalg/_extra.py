@@ -13,6 +13,7 @@ import math as _math
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops.linalg import _broadcast_batch
 from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError  # noqa: F401
 
@@ -402,13 +403,35 @@ def householder_product(A, tau, *, out=None):
         raise RuntimeError(f"{fn}: tau dtype {tau.dtype._legacy} does not match input dtype "
                            f"{A.dtype._legacy}")
     _lapack_dtype(A.dtype, "orgqr_cpu")
+    return _out(_loop_unless_recording("orgqr", _orgqr, A, tau)(A, tau), out,
+                "linalg_householder_product")
+
+
+def _records(*ts):
+    """Whether autograd records a graph through ``ts``."""
+    return ptcore.is_grad_enabled() and any(t.requires_grad for t in ts)
+
+
+def _loop_unless_recording(name, composite, *ts):
+    """The device's loop ``name``; the composite (differentiable through its
+    ops, on any device) when a gradient is recorded.  On the CPU the loop is
+    the composite."""
+    if _records(*ts):
+        return composite
+    return _cpu_kernel(name, ts[0].device, composite)
+
+
+def _orgqr(A, tau):
+    """The reflectors applied one at a time (the CPU loop ``orgqr``)."""
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
     batch = tuple(A.shape[:-2])
     Q = ptcore.eye(m, n, dtype=A.dtype, device=A.device).expand(*batch, m, n)
     for i in reversed(range(k)):
         Q = _apply_left(Q, _reflector(A, i), tau[..., i], i)
     if k == 0:
         Q = Q.clone()
-    return _out(Q, out, "linalg_householder_product")
+    return Q
 
 
 def orgqr(input, tau, *, out=None):
@@ -417,6 +440,12 @@ def orgqr(input, tau, *, out=None):
 
 
 def _geqrf_impl(A):
+    """(a, tau) of ``geqrf``: the device's loop ``geqrf``."""
+    return _cpu_kernel("geqrf", A.device, _geqrf_cpu)(A)
+
+
+def _geqrf_cpu(A):
+    """Householder QR one column at a time (the CPU loop ``geqrf``)."""
     m, n = A.shape[-2:]
     k = _b.min(m, n)
     batch = tuple(A.shape[:-2])
@@ -512,6 +541,14 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
                            f"has dtype{input.dtype._legacy} and other has dtype "
                            f"{other.dtype._legacy}")
     _lapack_dtype(input.dtype, "ormqr_cpu")
+    C = _loop_unless_recording("ormqr", _ormqr, input, tau, other)(input, tau, other,
+                                                                   bool(left), bool(transpose))
+    return _out(C, out, "ormqr")
+
+
+def _ormqr(input, tau, other, left, transpose):
+    """The reflectors applied one at a time (the CPU loop ``ormqr``)."""
+    k = tau.shape[-1]
     # Q = H_1 ... H_k; Q^H = H_k^H ... H_1^H with H_i^H = I - conj(tau_i) v v^H
     forward_order = left == bool(transpose)
     order = range(k) if forward_order else reversed(range(k))
@@ -524,7 +561,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
         C = _apply_left(C, v, t, i) if left else _apply_right(C, v, t, i)
     if k == 0:
         C = C.clone()
-    return _out(C, out, "ormqr")
+    return C
 
 
 # ---------------------------------------------------------------------------

@@ -1,9 +1,13 @@
 """Dense factorisations and solvers on batches of matrices (LAPACK).
 
-Inputs are reshaped to ``(batch, m, n)`` and handed to the batched LAPACK
-drivers of ``ptcore._ops._blas``, which copy each matrix into a
-column-major work buffer; small post-processing (determinant products,
-thresholds of singular values) is done on NumPy views of the results.
+These are the front-ends of every device: argument checks, dtypes, shapes,
+batching, ``out=``, the ``_ex``/info handling, and the post-processing
+(determinant products, thresholds of singular values), written with ptcore
+ops.  Inputs are reshaped to ``(batch, m, n)`` and handed to the device's
+LAPACK-level loop (``cpu_kernel(name, device, cpu_loop)``, see
+:data:`_CPU_LOOPS`): on the CPU the batched LAPACK drivers of
+``ptcore._ops._blas``, which copy each matrix into a column-major work
+buffer; on CUDA the cuSOLVER loops of ``ptcore.cuda._linalg_loops``.
 """
 import builtins as _b
 import math as _math
@@ -13,7 +17,7 @@ import numpy as _np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import finfo as _finfo
-from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, has_loop as _has_loop
 from ptcore._ops.linalg import _blas, _broadcast_batch
 
 
@@ -50,13 +54,38 @@ _FLOATS = (_C.float32, _C.float64, _C.complex64, _C.complex128)
 
 
 # ---------------------------------------------------------------------------
+# the LAPACK-level loops: name -> the CPU loop (a batched driver of
+# ptcore._ops._blas, ptcore/_ops/_lapack.pxi); other devices register theirs
+# under the same names with the same signatures (register_loop)
+# ---------------------------------------------------------------------------
+_CPU_LOOPS = {"getrf": "lu_into", "getri": "inv_into", "gesv": "solve_into",
+              "potrf": "cholesky_into", "geqrf_orgqr": "qr_into", "gesvd": "svd_into",
+              "syevd": "eigh_into", "geev": "eig_into", "gels": "lstsq_into"}
+
+
+def _cpu_loop(name):
+    attr = _CPU_LOOPS[name]
+
+    def run(*args):
+        return getattr(_blas(), attr)(*args)
+    run.__name__ = attr
+    return run
+
+
+_CPU = {name: _cpu_loop(name) for name in _CPU_LOOPS}
+
+
+def _loop(name, t):
+    """The loop ``name`` for the device of tensor ``t``."""
+    return _cpu_kernel(name, t.device, _CPU[name])
+
+
+# ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
 def _check_A(A, fn, square=True, name="A"):
     if not isinstance(A, _TensorBase):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
-    if A.device.type != "cpu":
-        raise _no_kernel_error(fn, A.device)
     if A.dim() < 2:
         raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:
@@ -99,30 +128,22 @@ def _flat(A):
     return A.reshape(nb, A.shape[-2], A.shape[-1]), batch
 
 
-def _empty(shape, dt):
-    return _C.empty(tuple(shape), dtype=dt)
+def _empty(shape, dt, dev=None):
+    return _C.empty(tuple(shape), dtype=dt, device=dev)
 
 
 def _tonp(t):
     return t.numpy(force=True)
 
 
-def _pt(a):
-    """A tensor owning a C-contiguous copy of ``a`` (no copy when ``a`` is a
-    fresh contiguous array); keeps 0-d shapes."""
-    a = _np.asarray(a)
-    if a.base is not None or not a.flags.c_contiguous or not a.flags.writeable:
-        a = a.copy(order="C")
-    return _C.from_numpy(a)
-
-
-def _info(nb):
-    return _C.zeros(nb, dtype=_C.int32)
+def _info(nb, dev=None):
+    return _C.zeros(nb, dtype=_C.int32, device=dev)
 
 
 def _check_info(info, fn, batched, message, negative_ok=False):
-    """Raise LinAlgError for the first failed batch element (PyTorch's wording)."""
-    arr = _tonp(info).reshape(-1)
+    """Raise LinAlgError for the first failed batch element (PyTorch's wording);
+    reads ``info`` back from its device (synchronises, as PyTorch)."""
+    arr = _tonp(info.cpu()).reshape(-1)
     bad = _np.nonzero(arr)[0]
     if bad.size == 0:
         return
@@ -135,8 +156,8 @@ def _check_info(info, fn, batched, message, negative_ok=False):
     raise LinAlgError(f"{fn}: {prefix}{message(code)}")
 
 
-def _eye(n, dt):
-    e = _C.zeros(n, n, dtype=dt)
+def _eye(n, dt, dev=None):
+    e = _C.zeros(n, n, dtype=dt, device=dev)
     if n:
         e.diagonal().fill_(1)
     return e
@@ -166,9 +187,9 @@ def inv_ex(A, *, check_errors=False, out=None):
     _check_A(A, "linalg.inv")
     A3, batch = _flat(A)
     n = A.shape[-1]
-    res = _empty(A3.shape, A.dtype)
-    info = _info(A3.shape[0])
-    _blas().inv_into(A3, res, info)
+    res = _empty(A3.shape, A.dtype, A.device)
+    info = _info(A3.shape[0], A.device)
+    _loop("getri", A)(A3, res, info)
     if check_errors:
         _check_info(info, "linalg.inv", A.dim() > 2, _inv_msg)
     return _out(InvExResult(res.reshape(*batch, n, n), info.reshape(batch)), out, "inv_ex")
@@ -220,9 +241,9 @@ def _solve_impl(A, B, left, fn):
     k = Bm.shape[-1]
     A3 = A.expand(*batch, n, n).reshape(nb, n, n)
     B3 = Bm.expand(*batch, n, k).reshape(nb, n, k)
-    X = _empty((nb, n, k), A.dtype)
-    info = _info(nb)
-    _blas().solve_into(A3, B3, X, info)
+    X = _empty((nb, n, k), A.dtype, A.device)
+    info = _info(nb, A.device)
+    _loop("gesv", A)(A3, B3, X, info)
     X = X.reshape(*batch, n, k)
     if vector:
         X = X.squeeze(-1)
@@ -257,10 +278,10 @@ def _lu(A, fn):
     A3, batch = _flat(A)
     nb, m, n = A3.shape
     k = _b.min(m, n)
-    LU = _empty((nb, m, n), A.dtype)
-    piv = _C.zeros(nb, k, dtype=_C.int32)
-    info = _info(nb)
-    _blas().lu_into(A3, LU, piv, info)
+    LU = _empty((nb, m, n), A.dtype, A.device)
+    piv = _C.zeros(nb, k, dtype=_C.int32, device=A.device)
+    info = _info(nb, A.device)
+    _loop("getrf", A)(A3, LU, piv, info)
     return LU, piv, info, batch
 
 
@@ -294,54 +315,47 @@ def lu_factor(A, *, pivot=True, out=None):
 
 
 def _det_parts(A, fn):
-    """(diagonal of U, permutation sign) as NumPy arrays, batch-flattened."""
+    """(diagonal of U (nb, n) with the sign of each row interchange folded in
+    (a negated entry where ``pivots[i] != i + 1``), batch): its product is
+    the determinant."""
     _check_A(A, fn)
     LU, piv, info, batch = _lu(A, fn)
     n = A.shape[-1]
-    lu = _tonp(LU)
-    d = _np.diagonal(lu, axis1=-2, axis2=-1)
-    swaps = _np.count_nonzero(_tonp(piv) != _np.arange(1, n + 1, dtype=_np.int32), axis=-1)
-    sign = _np.where(swaps % 2 == 1, -1, 1)
-    return d, sign, batch
+    d = LU.diagonal(0, -2, -1)
+    rows = _C.from_numpy(_np.arange(1, n + 1, dtype=_np.int32)).to(piv.device)
+    return d.where(piv == rows, -d), batch
 
 
 def det(A, *, out=None):
     """Determinant of square matrices (``torch.linalg.det``)."""
-    d, sign, batch = _det_parts(A, "linalg.det")
-    r = _np.prod(d, axis=-1) * sign.astype(d.dtype)
-    return _out(_pt(r.astype(d.dtype).reshape(batch)), out, "det")
+    d, batch = _det_parts(A, "linalg.det")
+    return _out(d.prod(-1).reshape(batch), out, "det")
 
 
-def _slogdet_np(A, fn):
-    d, sign, batch = _det_parts(A, fn)
-    absd = _np.abs(d)
-    with _np.errstate(divide="ignore", invalid="ignore"):
-        logabs = _np.sum(_np.log(absd), axis=-1)
-        if A.dtype.is_complex:
-            phase = _np.where(absd == 0, 0, d / _np.where(absd == 0, 1, absd))
-            s = _np.prod(phase, axis=-1) * sign
-        else:
-            s = _np.prod(_np.sign(d), axis=-1) * sign
-    s = s.astype(d.dtype)
-    logabs = logabs.astype(absd.dtype)
+def _slogdet_t(A, fn):
+    d, batch = _det_parts(A, fn)
+    absd = d.abs()
+    logabs = absd.log().sum(-1)
+    if A.dtype.is_complex:
+        zero = absd == 0
+        s = (d / absd.masked_fill(zero, 1)).masked_fill(zero, 0).prod(-1)
+    else:
+        s = d.sign().prod(-1)
     return s.reshape(batch), logabs.reshape(batch)
 
 
 def slogdet(A, *, out=None):
     """Sign (phase for complex) and log of the absolute value of the
     determinant (``torch.linalg.slogdet``)."""
-    s, la = _slogdet_np(A, "linalg.slogdet")
-    return _out(SlogdetResult(_pt(s), _pt(la)), out, "slogdet")
+    s, la = _slogdet_t(A, "linalg.slogdet")
+    return _out(SlogdetResult(s, la), out, "slogdet")
 
 
 def _logdet(A):
-    s, la = _slogdet_np(A, "linalg.slogdet")
+    s, la = _slogdet_t(A, "linalg.slogdet")
     if A.dtype.is_complex:
-        with _np.errstate(divide="ignore", invalid="ignore"):
-            r = _np.log(s) + la
-        return _pt(r.astype(s.dtype))
-    r = _np.where(s < 0, _np.nan, la).astype(la.dtype)
-    return _pt(r)
+        return s.log() + la
+    return la.masked_fill(s < 0, _math.nan)
 
 
 # ---------------------------------------------------------------------------
@@ -359,9 +373,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     n = A.shape[-1]
     # the result is allocated in its final shape (the kernel writes a 3-d view
     # of it), so the tensor returned is not a view: autograd treats it as a base
-    L = _empty((*batch, n, n), A.dtype)
-    info = _info(A3.shape[0])
-    _blas().cholesky_into(A3, L.reshape(A3.shape), bool(upper), info)
+    L = _empty((*batch, n, n), A.dtype, A.device)
+    info = _info(A3.shape[0], A.device)
+    _loop("potrf", A)(A3, L.reshape(A3.shape), bool(upper), info)
     if check_errors:
         _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
     return _out(CholeskyExResult(L, info.reshape(batch)), out, "cholesky_ex")
@@ -389,12 +403,13 @@ def qr(A, mode="reduced", *, out=None):
     k = _b.min(m, n)
     rr = m if mode == "complete" else k
     qc = m if mode == "complete" else k
-    R = _empty((nb, rr, n), A.dtype)
-    Q = _empty((nb, m, qc), A.dtype) if mode != "r" else None
-    info = _info(nb)
-    _blas().qr_into(A3, Q, R, info)
+    R = _empty((nb, rr, n), A.dtype, A.device)
+    Q = _empty((nb, m, qc), A.dtype, A.device) if mode != "r" else None
+    info = _info(nb, A.device)
+    _loop("geqrf_orgqr", A)(A3, Q, R, info)
     Rr = R.reshape(*batch, rr, n)
-    Qr = Q.reshape(*batch, m, qc) if Q is not None else _C.empty(0, dtype=A.dtype)
+    Qr = Q.reshape(*batch, m, qc) if Q is not None else _C.empty(0, dtype=A.dtype,
+                                                                 device=A.device)
     return _out(QRResult(Qr, Rr), out, "qr")
 
 
@@ -421,26 +436,25 @@ def _svd_impl(A, mode, fn):
     nb, m, n = A3.shape
     k = _b.min(m, n)
     rdt = _real(A.dtype)
-    S = _C.zeros(nb, k, dtype=rdt)
+    dev = A.device
+    S = _C.zeros(nb, k, dtype=rdt, device=dev)
     ucols = k if mode == "S" else m
     vrows = k if mode == "S" else n
     U = Vh = None
     if mode != "N":
-        U = _empty((nb, m, ucols), A.dtype)
-        Vh = _empty((nb, vrows, n), A.dtype)
+        U = _empty((nb, m, ucols), A.dtype, dev)
+        Vh = _empty((nb, vrows, n), A.dtype, dev)
     if k == 0:
         # empty matrices: identity blocks for the full factors
         if mode != "N":
-            U = _eye(m, A.dtype).narrow(1, 0, ucols).expand(nb, m, ucols).contiguous()
-            Vh = _eye(n, A.dtype).narrow(0, 0, vrows).expand(nb, vrows, n).contiguous()
+            U = _eye(m, A.dtype, dev).narrow(1, 0, ucols).expand(nb, m, ucols).contiguous()
+            Vh = _eye(n, A.dtype, dev).narrow(0, 0, vrows).expand(nb, vrows, n).contiguous()
     elif nb > 0:
-        if not _np.all(_np.isfinite(_tonp(A3))):
-            info = _info(nb)
-            bad = _np.nonzero(~_np.all(_np.isfinite(_tonp(A3)).reshape(nb, -1), axis=1))[0]
-            info[_b.int(bad[0])] = -4
-            _check_info(info, fn, A.dim() > 2, _svd_msg, negative_ok=True)
-        info = _info(nb)
-        _blas().svd_into(A3, U, S, Vh, mode, info)
+        if not bool(A3.isfinite().all()):
+            bad = ~A3.isfinite().reshape(nb, -1).all(-1)
+            _check_info(bad.to(_C.int32) * -4, fn, A.dim() > 2, _svd_msg, negative_ok=True)
+        info = _info(nb, dev)
+        _loop("gesvd", A)(A3, U, S, Vh, mode, info)
         _check_info(info, fn, A.dim() > 2, _svd_msg, negative_ok=True)
     S = S.reshape(*batch, k)
     if mode != "N":
@@ -449,15 +463,25 @@ def _svd_impl(A, mode, fn):
     return U, S, Vh
 
 
+def _check_svd_driver(driver):
+    """PyTorch's CUDA drivers (accepted on every device; the loop picks its own)."""
+    if driver not in (None, "gesvd", "gesvdj", "gesvda"):
+        raise RuntimeError(f"torch.linalg.svd: unknown svd driver {driver} in svd_cusolver "
+                           f"computation. Check doc at "
+                           f"https://pytorch.org/docs/stable/generated/torch.linalg.svd.html")
+
+
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``torch.linalg.svd``);
-    singular values descending.  LAPACK ``gesdd``."""
+    singular values descending.  LAPACK ``gesdd`` on the CPU, ``gesvd`` on CUDA."""
+    _check_svd_driver(driver)
     U, S, Vh = _svd_impl(A, "A" if full_matrices else "S", "linalg.svd")
     return _out(SVDResult(U, S, Vh), out, "svd")
 
 
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending (``torch.linalg.svdvals``)."""
+    _check_svd_driver(driver)
     return _out(_svd_impl(A, "N", "linalg.svd")[1], out, "svdvals")
 
 
@@ -465,7 +489,7 @@ def _conj_t(t):
     """Conjugate transpose of the last two dims (a copy for complex)."""
     if not t.dtype.is_complex:
         return t.mT
-    return _pt(_np.conj(_np.swapaxes(_tonp(t), -1, -2)))
+    return t.mT.conj().resolve_conj().contiguous()
 
 
 def _torch_svd(A, some=True, compute_uv=True):
@@ -474,8 +498,8 @@ def _torch_svd(A, some=True, compute_uv=True):
         S = svdvals(A)
         m, n = A.shape[-2:]
         batch = tuple(A.shape[:-2])
-        U = _C.zeros(*batch, m, m if not some else _b.min(m, n), dtype=A.dtype)
-        V = _C.zeros(*batch, n, n if not some else _b.min(m, n), dtype=A.dtype)
+        U = _C.zeros(*batch, m, m if not some else _b.min(m, n), dtype=A.dtype, device=A.device)
+        V = _C.zeros(*batch, n, n if not some else _b.min(m, n), dtype=A.dtype, device=A.device)
         return TorchSVDResult(U, S, V)
     U, S, Vh = svd(A, full_matrices=not some)
     return TorchSVDResult(U, S, _conj_t(Vh))
@@ -497,10 +521,10 @@ def _eigh_impl(A, UPLO, want_v, fn):
     uplo = _check_uplo(UPLO)
     A3, batch = _flat(A)
     nb, n, _ = A3.shape
-    W = _C.zeros(nb, n, dtype=_real(A.dtype))
-    V = _empty((nb, n, n), A.dtype) if want_v else None
-    info = _info(nb)
-    _blas().eigh_into(A3, W, V, uplo, info)
+    W = _C.zeros(nb, n, dtype=_real(A.dtype), device=A.device)
+    V = _empty((nb, n, n), A.dtype, A.device) if want_v else None
+    info = _info(nb, A.device)
+    _loop("syevd", A)(A3, W, V, uplo, info)
     _check_info(info, fn, A.dim() > 2, _eigh_msg)
     W = W.reshape(*batch, n)
     if want_v:
@@ -525,13 +549,14 @@ def _eig_impl(A, want_v, fn):
     _check_A(A, fn)
     A3, batch = _flat(A)
     nb, n, _ = A3.shape
-    if nb and n and not _np.all(_np.isfinite(_tonp(A3))):
-        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    if nb and n:
+        if not bool(A3.isfinite().all()):
+            raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     cdt = A.dtype if A.dtype.is_complex else A.dtype.to_complex()
-    W = _C.zeros(nb, n, dtype=cdt)
-    V = _C.zeros(nb, n, n, dtype=cdt) if want_v else None
-    info = _info(nb)
-    _blas().eig_into(A3, W, V, info)
+    W = _C.zeros(nb, n, dtype=cdt, device=A.device)
+    V = _C.zeros(nb, n, n, dtype=cdt, device=A.device) if want_v else None
+    info = _info(nb, A.device)
+    _loop("geev", A)(A3, W, V, info)
     _check_info(info, "linalg.eig", A.dim() > 2,
                 lambda c: f"The algorithm failed to converge because the input matrix is "
                           f"ill-conditioned or has too many repeated eigenvalues (error code: "
@@ -586,7 +611,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.dtype not in _FLOATS:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if driver is None:
-        driver = "gelsy"
+        # PyTorch's default: gelsy where the device's loop has it (the CPU), else gels
+        driver = "gelsy" if _has_loop("lstsq_gelsy", A.device.type) else "gels"
     if driver not in _DRIVERS:
         raise RuntimeError(f"{fn}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            f"gelss)")
@@ -612,26 +638,28 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if rcond is None:
         rcond = _finfo(A.dtype).eps * _b.max(m, n)
     rdt = _real(A.dtype)
-    X = _empty((nb, n, k), A.dtype)
-    resid = _C.zeros(nb, k, dtype=rdt) if (m > n and driver != "gelsy") else None
-    rank = _C.zeros(nb, dtype=_C.int64) if driver != "gels" else None
-    S = _C.zeros(nb, _b.min(m, n), dtype=rdt) if driver in ("gelsd", "gelss") else None
-    info = _info(nb)
-    _blas().lstsq_into(A3, B3, X, resid, rank, S, driver, float(rcond), info)
+    dev = A.device
+    X = _empty((nb, n, k), A.dtype, dev)
+    resid = _C.zeros(nb, k, dtype=rdt, device=dev) if (m > n and driver != "gelsy") else None
+    rank = _C.zeros(nb, dtype=_C.int64, device=dev) if driver != "gels" else None
+    S = _C.zeros(nb, _b.min(m, n), dtype=rdt, device=dev) if driver in ("gelsd", "gelss") \
+        else None
+    info = _info(nb, dev)
+    _loop("gels", A)(A3, B3, X, resid, rank, S, driver, float(rcond), info)
     _check_info(info, fn, False,
                 lambda c: f"The least squares solution could not be computed because the input "
                           f"matrix does not have full rank (error code: {c}).")
     X = X.reshape(*batch, n, k)
     if vector:
         X = X.squeeze(-1)
-    empty_real = _C.empty(0, dtype=rdt)
-    if resid is not None and rank is not None and not _np.all(_tonp(rank) == n):
+    empty_real = _C.empty(0, dtype=rdt, device=dev)
+    if resid is not None and rank is not None and not bool((rank == n).all()):
         resid = None
     if resid is not None:
         resid = resid.reshape(*batch, k)
     abatch = tuple(A.shape[:-2])
     rank_t = _a_batch(rank.reshape(batch), batch, abatch, 0) if rank is not None else \
-        _C.empty(0, dtype=_C.int64)
+        _C.empty(0, dtype=_C.int64, device=dev)
     S_t = _a_batch(S.reshape(*batch, _b.min(m, n)), batch, abatch, 1) if S is not None else \
         empty_real
     return LstsqResult(X, resid if resid is not None else empty_real, rank_t, S_t)
@@ -650,23 +678,29 @@ def _a_batch(t, batch, abatch, trailing):
 
 
 def _tolerances(A, atol, rtol, fn, smax):
-    """PyTorch's rule: tol = max(atol, rtol * smax); rtol defaults to
-    eps * max(m, n) when neither is given, to 0 when only atol is."""
+    """PyTorch's rule: tol = max(atol, rtol * smax) (shape ``(*batch, 1)``);
+    rtol defaults to eps * max(m, n) when neither is given, to 0 when only
+    atol is."""
     eps = _finfo(A.dtype).eps
     m, n = A.shape[-2:]
 
-    def arr(x):
+    def t(x):
         if isinstance(x, _TensorBase):
-            return _tonp(x._to_dtype(_C.float64) if not x.dtype.is_complex else x)
-        return _np.asarray(float(x))
+            return x.to(device=smax.device, dtype=_C.float64 if not x.dtype.is_complex
+                        else x.dtype)
+        return smax.new_full((), float(x))
     if atol is None and rtol is None:
-        rt = _np.asarray(eps * _b.max(m, n))
-        at = _np.asarray(0.0)
-    else:
-        at = arr(atol) if atol is not None else _np.asarray(0.0)
-        rt = arr(rtol) if rtol is not None else _np.asarray(0.0)
-    return _np.maximum(at[..., None] if at.ndim else at, (rt[..., None] if rt.ndim else rt)
-                       * smax[..., None])
+        return (smax * (eps * _b.max(m, n))).unsqueeze(-1)
+    at = t(atol) if atol is not None else t(0.0)
+    rt = t(rtol) if rtol is not None else t(0.0)
+    return at.maximum(rt * smax).unsqueeze(-1)
+
+
+def _smax(s, reduce_max):
+    """The largest of the last dim of ``s`` (zeros for an empty last dim)."""
+    if s.shape[-1] == 0:
+        return s.new_zeros(tuple(s.shape[:-1]))
+    return s.amax(-1) if reduce_max else s.select(-1, 0)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
@@ -678,27 +712,17 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     if hermitian:
         _check_A(A, "linalg.eigh")
         W, V = eigh(A)
-        w = _tonp(W)
-        v = _tonp(V)
-        absw = _np.abs(w)
-        smax = absw.max(axis=-1) if w.shape[-1] else _np.zeros(w.shape[:-1], w.dtype)
-        tol = _tolerances(A, atol, rtol, "linalg.pinv", smax)
-        with _np.errstate(divide="ignore"):
-            winv = _np.where(absw > tol, 1.0 / _np.where(w == 0, 1, w), 0).astype(w.dtype)
-        r = (v * winv[..., None, :]) @ _np.conj(_np.swapaxes(v, -1, -2))
-        return _out(_pt(r.astype(v.dtype)), out, "pinv")
+        absw = W.abs()
+        tol = _tolerances(A, atol, rtol, "linalg.pinv", _smax(absw, True))
+        winv = W.reciprocal().where(absw > tol, 0.0)      # (as PyTorch)
+        r = (V * winv.unsqueeze(-2)) @ V.mH
+        return _out(r, out, "pinv")
     _check_A(A, "linalg.pinv", square=False)
     U, S, Vh = svd(A, full_matrices=False)
-    s = _tonp(S)
-    smax = s[..., 0] if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
-    tol = _tolerances(A, atol, rtol, "linalg.pinv", smax)
-    with _np.errstate(divide="ignore"):
-        sinv = _np.where(s > tol, 1.0 / _np.where(s == 0, 1, s), 0).astype(s.dtype)
-    u = _tonp(U)
-    vh = _tonp(Vh)
-    r = (_np.conj(_np.swapaxes(vh, -1, -2)) * sinv[..., None, :]) @ _np.conj(
-        _np.swapaxes(u, -1, -2))
-    return _out(_pt(r.astype(u.dtype)), out, "pinv")
+    tol = _tolerances(A, atol, rtol, "linalg.pinv", _smax(S, False))
+    sinv = S.reciprocal().where(S > tol, 0.0)             # (as PyTorch)
+    r = (Vh.mH * sinv.unsqueeze(-2)) @ U.mH
+    return _out(r, out, "pinv")
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
@@ -716,12 +740,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
         raise RuntimeError("This function doesn't handle types other than float and double")
     if hermitian:
         _check_A(A, "linalg.eigh")
-        s = _np.abs(_tonp(eigvalsh(A)))
-        smax = s.max(axis=-1) if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+        s = eigvalsh(A).abs()
+        smax = _smax(s, True)
     else:
         _check_A(A, "linalg.svd", square=False)
-        s = _tonp(svdvals(A))
-        smax = s[..., 0] if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+        s = svdvals(A)
+        smax = _smax(s, False)
     t = _tolerances(A, atol, rtol, "linalg.matrix_rank", smax)
-    r = _np.count_nonzero(s > t, axis=-1).astype(_np.int64)
-    return _out(_pt(r), out, "matrix_rank")
+    return _out((s > t).sum(-1).to(_C.int64), out, "matrix_rank")

@@ -1,18 +1,16 @@
 """Vector and matrix norms, cross products (``torch.linalg`` semantics).
 
-The arithmetic runs on NumPy views of the tensors (float16/bfloat16 in
-float32, rounded once at the end, as PyTorch accumulates); spectral and
-nuclear norms use the LAPACK SVD of ``ptcore.linalg``.
+Written with ptcore ops, so they run on every device (float16/bfloat16 sums
+of ``|A|`` in float32, rounded once at the end, as PyTorch accumulates);
+spectral and nuclear norms use ``svdvals`` (the device's SVD loop).
 """
 import builtins as _b
 import math as _math
 import numbers as _numbers
 
-import numpy as _np
-
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore.linalg._factor import _tonp, _pt, _out, svdvals
+from ptcore.linalg._factor import _out, svdvals
 
 
 def _fmt_ord(o):
@@ -23,11 +21,11 @@ def _fmt_ord(o):
     return str(o)
 
 
-def _as_np_float(x):
-    """NumPy view/copy of ``x`` in a type NumPy computes in (f16/bf16 -> f32)."""
+def _as_float(x):
+    """``x`` in a type the sums run in (f16/bf16 -> f32)."""
     if x.dtype in (_C.float16, _C.bfloat16):
-        return _tonp(x._to_dtype(_C.float32))
-    return _tonp(x)
+        return x._to_dtype(_C.float32)
+    return x
 
 
 def _dims(dim, ndim, fn):
@@ -117,38 +115,37 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         if m.shape[-1] == 0 or m.shape[-2] == 0:
             if o == -2.0:
                 raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
-            s = _np.zeros(tuple(m.shape[:-2]) + (0,), dtype=_np.dtype(rdt._np))
+            s = _C.zeros(*m.shape[:-2], 0, dtype=rdt, device=A.device)
         else:
-            s = _tonp(svdvals(m))
+            s = svdvals(m)
         if o == "nuc":
-            r = _np.sum(s, axis=-1)
+            r = s.sum(-1)
         elif o == 2.0:
-            r = _np.max(s, axis=-1) if s.shape[-1] else _np.zeros(s.shape[:-1], s.dtype)
+            r = s.amax(-1) if s.shape[-1] else _C.zeros(*s.shape[:-1], dtype=s.dtype,
+                                                        device=s.device)
         else:
-            r = _np.min(s, axis=-1)
-        r = _np.asarray(r, dtype=s.dtype)
+            r = s.amin(-1)
         if keepdim:
             for d in sorted((d0, d1)):
-                r = _np.expand_dims(r, d)
-        return _out(_pt(r), out, "matrix_norm")
-    a = _np.abs(_as_np_float(src))
+                r = r.unsqueeze(d)
+        return _out(r, out, "matrix_norm")
+    a = _as_float(src).abs()
     # 1/-1: reduce over rows (d0) then max/min over columns; inf/-inf: the opposite
     sum_dim, red_dim = (d0, d1) if abs(o) == 1.0 else (d1, d0)
-    sums = _np.sum(a, axis=sum_dim, keepdims=True)
+    sums = a.sum(sum_dim, keepdim=True)
     if sums.shape[red_dim] == 0:
         if o < 0:
             raise IndexError(f"amin(): Expected reduction dim {red_dim} to have non-zero size.")
-        r = _np.sum(sums, axis=red_dim, keepdims=True)      # zeros, as PyTorch
+        r = sums.sum(red_dim, keepdim=True)      # zeros, as PyTorch
     elif o > 0:
-        r = _np.max(sums, axis=red_dim, keepdims=True)
+        r = sums.amax(red_dim, keepdim=True)
     else:
-        r = _np.min(sums, axis=red_dim, keepdims=True)
+        r = sums.amin(red_dim, keepdim=True)
     if not keepdim:
-        r = _np.squeeze(r, axis=(d0, d1))
-    res = _pt(_np.asarray(r, dtype=a.dtype))
-    if res.dtype is not rdt:
-        res = res._to_dtype(rdt)
-    return _out(res, out, "matrix_norm")
+        r = r.squeeze(_b.max(d0, d1)).squeeze(_b.min(d0, d1))
+    if r.dtype is not rdt:
+        r = r._to_dtype(rdt)
+    return _out(r, out, "matrix_norm")
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -207,11 +204,13 @@ def cross(input, other, *, dim=-1, out=None):
     dt = input.dtype
     if dt is _C.bool_:
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
-    a = _as_np_float(input)
-    b = _as_np_float(other)
-    with _np.errstate(over="ignore"):
-        r = _np.cross(a, b, axis=dim)
-    res = _pt(_np.asarray(r, dtype=a.dtype))
-    if res.dtype is not dt:
-        res = res._to_dtype(dt)
-    return _out(res, out, "cross")
+    a = _as_float(input)
+    b = _as_float(other)
+    from ptcore._ops.shape import cat
+    x = [a.narrow(dim, i, 1) for i in range(3)]
+    y = [b.narrow(dim, i, 1) for i in range(3)]
+    r = cat([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]],
+            dim)
+    if r.dtype is not dt:
+        r = r._to_dtype(dt)
+    return _out(r, out, "cross")

@@ -44,9 +44,16 @@ cublasStatus_t cublas{t}getrfBatched(cublasHandle_t handle, int n, T *const A[],
 cublasStatus_t cublas{t}getrsBatched(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs, const T *const Aarray[], int lda, const int *devIpiv, T *const Barray[], int ldb, int *info, int batchSize);
 cusolverStatus_t cusolverDn{t}potrfBatched(cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T *Aarray[], int lda, int *infoArray, int batchSize);
 cusolverStatus_t cusolverDn{t}potrsBatched(cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, int nrhs, T *A[], int lda, T *B[], int ldb, int *d_info, int batchSize);
+cusolverStatus_t cusolverDnCreateParams(cusolverDnParams_t *params);
+cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params);
+cusolverStatus_t cusolverDnXgeev_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, const void *A, int64_t lda, cudaDataType dataTypeW, const void *W, cudaDataType dataTypeVL, const void *VL, int64_t ldvl, cudaDataType dataTypeVR, const void *VR, int64_t ldvr, cudaDataType computeType, size_t *workspaceInBytesOnDevice, size_t *workspaceInBytesOnHost);
+cusolverStatus_t cusolverDnXgeev(cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeW, void *W, cudaDataType dataTypeVL, void *VL, int64_t ldvl, cudaDataType dataTypeVR, void *VR, int64_t ldvr, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info);
 """
+# (the Xgeev prototypes are NVIDIA's documentation's, as nvmath-python's
+# generated cusolverDn bindings give them, and CUDALibrarySamples'
+# cusolver/Xgeev; cusolverDn.h was not at hand to copy them from)
 _ENUMS = ("cublasOperation_t", "cublasFillMode_t", "cublasSideMode_t", "cusolverEigMode_t",
-          "cublasDiagType_t")
+          "cublasDiagType_t", "cudaDataType")
 
 
 def _prototypes():
@@ -66,12 +73,19 @@ def _prototypes():
                 htype = " ".join(p.replace("*", " ").split()[:-1])
                 if ptr and pname.lower() == "lwork":
                     ct = ctypes.POINTER(ctypes.c_int)
-                elif ptr or htype in ("cusolverDnHandle_t", "cublasHandle_t", "cudaStream_t"):
+                elif ptr and htype == "size_t":
+                    ct = ctypes.POINTER(ctypes.c_size_t)
+                elif ptr or htype in ("cusolverDnHandle_t", "cublasHandle_t", "cudaStream_t",
+                                      "cusolverDnParams_t"):
                     ct = ctypes.c_void_p
                 elif htype == "signed char":
                     ct = ctypes.c_byte
                 elif htype == "int" or htype in _ENUMS:
                     ct = ctypes.c_int
+                elif htype == "int64_t":
+                    ct = ctypes.c_int64
+                elif htype == "size_t":
+                    ct = ctypes.c_size_t
                 else:
                     raise AssertionError(f"unmapped header type {htype!r}")
                 ps.append((pname, ct, htype + (" *" if ptr else "")))
@@ -99,6 +113,12 @@ class FakeLib:
                     if ct is ctypes.POINTER(ctypes.c_int):
                         a[0] = lwork               # bufferSize's output
                         vals.append("lwork*")
+                    elif ct is ctypes.POINTER(ctypes.c_size_t):
+                        a[0] = lwork * (3 if pname.endswith("Device") else 5)   # Xgeev's bytes
+                        vals.append(pname + "*")
+                    elif _name == "cusolverDnCreateParams":
+                        ctypes.cast(a, ctypes.POINTER(ctypes.c_void_p))[0] = 0xBEEF
+                        vals.append("params*")
                     elif _name.endswith("trsm_v2") and pname == "alpha":
                         vals.append(ctypes.cast(a, ctypes.POINTER(
                             ctypes.c_float if _name.startswith("cublasS") else ctypes.c_double))[0])
@@ -125,7 +145,9 @@ def test_argtypes_match_the_header():
     cs, lib = _cs()
     kinds = {ctypes.c_void_p: "ptr", ctypes.POINTER(ctypes.c_int): "ptr",
              ctypes.POINTER(ctypes.c_void_p): "ptr", ctypes.c_int: "int",
-             ctypes.c_char: "char", ctypes.c_byte: "char"}
+             ctypes.c_char: "char", ctypes.c_byte: "char",
+             ctypes.POINTER(ctypes.c_size_t): "ptr", ctypes.c_int64: "int64",
+             ctypes.c_size_t: "size"}
     n = 0
     for name, ps in PROTOS.items():
         f = getattr(lib, name)
@@ -135,18 +157,19 @@ def test_argtypes_match_the_header():
             assert kinds[at] == kinds[ct], (name, pname, htype, at)
         assert f.restype is ctypes.c_int, name
         n += 1
-    assert n == 3 + 2 * (2 * 7 + 2 + 1 + 4)  # create/destroy/stream + 2 dtypes x 21 entry points
+    # create/destroy/stream + 2 dtypes x 21 entry points + the 4 of Xgeev
+    assert n == 3 + 2 * (2 * 7 + 2 + 1 + 4) + 4
 
 
 def _args(routine, dtype):
     """Distinct values for every argument of ``routine`` (a valid call)."""
     vals = {"m": 6, "n": 4, "k": 3, "nrhs": 2, "lda": 9, "ldb": 10, "ldc": 11, "ldu": 12,
             "ldvt": 13, "trans": 1, "uplo": 1, "side": 0, "diag": 1, "jobz": 1, "jobu": "S",
-            "jobvt": "A", "alpha": 1.5}
+            "jobvt": "A", "alpha": 1.5, "jobvr": 1, "ldvr": 14}
     a = {}
     for i, name in enumerate(_host_solver.SIGNATURES[routine]):
         a[name] = 0x10000 * (i + 1) if name in _host_solver.POINTERS else vals[name]
-    if routine in ("getrs", "potrs", "syevd", "potrf"):
+    if routine in ("getrs", "potrs", "syevd", "potrf", "geev"):
         a["n"] = 4
     return a
 
@@ -173,6 +196,9 @@ def test_calls_pass_every_argument_through_the_abi(routine, dtype):
             assert vals == want
         assert ws == []
         return
+    if routine == "geev":
+        _check_geev_calls(calls, args, dtype, strides, ws)
+        return
     bargs, cargs = _cusolver.ROUTINES[routine]
     assert calls[0] == ("cusolverDnSetStream", [0x1111, 0x3333])
     i = 1
@@ -198,6 +224,52 @@ def test_calls_pass_every_argument_through_the_abi(routine, dtype):
                 v = args[a] + b * 0x100 if a in strides else args[a]
                 want.append(_expect(a, v))
         assert vals == want
+
+
+@pytest.mark.parametrize("dtype", ["C", "Z"])
+def test_complex_geev_through_the_abi(dtype):
+    """geev also takes complex matrices: every data type is then the complex one."""
+    cs, lib = _cs(lwork=7)
+    args = _args("geev", "D")
+    ws = []
+
+    def workspace(nbytes):
+        ws.append(nbytes)
+        return 0xABC000, lambda: ws.append("released")
+    strides = {p: 0x100 for p in args if p in _host_solver.POINTERS}
+    _host_solver.check("geev", dtype, args, 2, strides)
+    cs.execute(0x1111, 0x2222, 0x3333, "geev", dtype, args, 2, strides, workspace)
+    _check_geev_calls(lib.calls, args, dtype, strides, ws)
+    with pytest.raises(ValueError, match="dtype must be"):
+        _host_solver.check("getrf", dtype, _args("getrf", "D"))
+
+
+def _check_geev_calls(calls, args, dtype, strides, ws):
+    """cusolverDnXgeev: the params object made and destroyed, one workspace
+    query (device bytes from the allocator, host bytes on the host), one call
+    per batch element with its matrices, the data types of a real input
+    (complex W), no left vectors."""
+    rt = {"S": 0, "D": 1, "C": 4, "Z": 5}[dtype]
+    ct = {"S": 4, "D": 5, "C": 4, "Z": 5}[dtype]
+    names = [c[0] for c in calls]
+    assert names == ["cusolverDnSetStream", "cusolverDnCreateParams",
+                     "cusolverDnXgeev_bufferSize", "cusolverDnXgeev", "cusolverDnXgeev",
+                     "cusolverDnDestroyParams"]
+    assert calls[1][1] == ["params*"]
+
+    def mats(b):
+        at = {k: args[k] + b * strides[k] for k in ("A", "W", "VR")}
+        return [0x1111, 0xBEEF, 0, args["jobvr"], args["n"], rt, at["A"], args["lda"], ct,
+                at["W"], rt, None, 1, rt, at["VR"], args["ldvr"], rt]
+    assert calls[2][1] == mats(0) + ["workspaceInBytesOnDevice*", "workspaceInBytesOnHost*"]
+    assert ws == [21, "released"]
+    for b in range(2):
+        vals = calls[3 + b][1]
+        assert vals[:17] == mats(b)
+        assert vals[17] == 0xABC000 and vals[18] == 21 and vals[20] == 35
+        assert vals[19]                                   # the host workspace
+        assert vals[21] == args["info"] + b * strides["info"]
+    assert calls[5][1] == [0xBEEF]
 
 
 def _expect(name, v):
@@ -279,7 +351,8 @@ def test_real_libcusolver_symbols():
     except Exception as e:      # noqa: BLE001
         pytest.skip(f"cusolver is not installed: {e}")
     cs = _cusolver.Cusolver()
-    assert set(k[1] for k in cs.fns) == set(_host_solver.SIGNATURES)
+    assert set(k[1] for k in cs.fns) == set(_host_solver.SIGNATURES) - {"geev"}
+    assert cs.geev is not None          # cusolverDnXgeev (CUDA >= 12.6)
     lw = ctypes.c_int()
     bf, _ = cs.fns[("D", "gesvd")]
     assert bf(None, 4, 3, ctypes.byref(lw)) != 0

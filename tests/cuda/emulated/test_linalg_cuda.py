@@ -348,10 +348,8 @@ def test_unsupported_on_cuda_raise_clearly():
     c = ptcore.complex(_r((3, 3)), _r((3, 3), seed=1)).to(ptcore.complex128)
     with pytest.raises(NotImplementedError, match="complex128 is not supported on CUDA"):
         L.inv(c.cuda())
-    with pytest.raises(NotImplementedError, match="eig"):
-        L.eig(_r((3, 3)).cuda())
-    with pytest.raises(NotImplementedError, match="eig"):
-        L.eigvals(_r((3, 3)).cuda())
+    with pytest.raises(NotImplementedError, match="gesv: ptcore.complex64 is not supported on CUDA"):
+        L.solve(c.to(ptcore.complex64).cuda(), c.to(ptcore.complex64).cuda())
     with pytest.raises(RuntimeError, match="other than `gels` is not supported on CUDA"):
         L.lstsq(_r((4, 3)).cuda(), _r((4, 1)).cuda(), driver="gelsd")
     with pytest.raises(RuntimeError, match="same device"):
@@ -360,6 +358,67 @@ def test_unsupported_on_cuda_raise_clearly():
     _close(L.svdvals(_r((4, 3)).cuda(), driver="gesvdj"), L.svdvals(_r((4, 3))), 1e-9)
     with pytest.raises(RuntimeError, match="unknown svd driver gesdd"):
         L.svd(_r((4, 3)).cuda(), driver="gesdd")
+
+
+# ---------------------------------------------------------------------------
+# eig / eigvals (geev; real input -> complex results, as PyTorch)
+# ---------------------------------------------------------------------------
+def _eig_inputs(dtype):
+    rot = ptcore.tensor([[0.0, -2.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])   # +-2i and 3
+    return [_r((4, 4), dtype), _r((2, 3, 5, 5), dtype, 1), rot.to(dtype),
+            ptcore.tensor([[2.0, 1.0], [0.0, 2.0]]).to(dtype),                  # defective
+            _r((1, 1), dtype, 2)]
+
+
+def _complex_eig_inputs(dtype):
+    cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
+    return [ptcore.complex(_r((4, 4), dtype, 3), _r((4, 4), dtype, 4)).to(cdt),
+            ptcore.complex(_r((3, 2, 3, 3), dtype, 5), _r((3, 2, 3, 3), dtype, 6)).to(cdt)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_eig_matches_numpy(dtype):
+    """Eigenvalue sets equal numpy.linalg.eig's, A v = lambda v with unit
+    columns, complex dtypes, batches, real and complex inputs; the same values
+    as the CPU front-end."""
+    tol = TOL[dtype] * 10
+    cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
+    for A in _eig_inputs(dtype) + _complex_eig_inputs(dtype):
+        w, V = L.eig(A.cuda())
+        assert w.device.type == "cuda" and V.device.type == "cuda"
+        assert w.dtype is cdt and V.dtype is cdt
+        assert tuple(w.shape) == tuple(A.shape[:-1]) and tuple(V.shape) == tuple(A.shape)
+        a = A.numpy().astype(np.complex128 if A.dtype.is_complex else np.float64)
+        wn = np.linalg.eigvals(a)
+        wg, Vg = w.cpu().numpy(), V.cpu().numpy()
+        np.testing.assert_allclose(np.sort_complex(wg.reshape(-1, a.shape[-1])),
+                                   np.sort_complex(wn.reshape(-1, a.shape[-1])), rtol=tol,
+                                   atol=tol)
+        if A.shape[-1] != 2:        # (the defective matrix's vectors are parallel)
+            np.testing.assert_allclose(a @ Vg, Vg * wg[..., None, :], rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.linalg.norm(Vg, axis=-2), 1.0, rtol=tol, atol=tol)
+        wc, Vc = L.eig(A)
+        _close(w, wc, tol)
+        _close(V, Vc, tol)
+        ev = L.eigvals(A.cuda())
+        assert ev.device.type == "cuda" and ev.dtype is cdt
+        _close(ev, wc, tol)
+
+
+def test_eig_errors_and_empty_like_cpu():
+    nan = ptcore.tensor([[1.0, math.nan], [0.0, 1.0]], dtype=ptcore.float64)
+    _same_error(L.eig, nan)
+    _same_error(L.eigvals, nan)
+    _same_error(L.eig, _r((3, 4)))                       # not square
+    _same_error(L.eigvals, ptcore.ones(3, 3, dtype=ptcore.int64))
+    for shape in ((0, 3, 3), (2, 0, 0)):
+        a = ptcore.zeros(shape, dtype=ptcore.float64)
+        _close(L.eig(a.cuda()), L.eig(a), 0)
+        _close(L.eigvals(a.cuda()), L.eigvals(a), 0)
+    w = ptcore.empty(3, dtype=ptcore.complex128, device="cuda")
+    A = _r((3, 3))
+    assert L.eigvals(A.cuda(), out=w) is w
+    _close(w, L.eigvals(A), 1e-9)
 
 
 def test_solver_calls_run_in_stream_order():
@@ -475,7 +534,7 @@ def test_driver_solver_checks_arguments_and_ranges():
     _close(a.mT, want.LU, 1e-12)
     _close(piv, want.pivots, 0)
     assert set(_host_solver.SIGNATURES) == {"getrf", "getrs", "potrf", "potrs", "geqrf", "orgqr",
-                                            "ormqr", "syevd", "gesvd", "trsm"}
+                                            "ormqr", "syevd", "gesvd", "trsm", "geev"}
 
 
 def test_out_arguments():
@@ -500,3 +559,52 @@ def test_out_arguments():
     _close((Lo, info), L.cholesky_ex(A), 1e-9)
     with pytest.raises(RuntimeError, match="dtype"):
         L.inv(d, out=e(2, 3, 3, dt=ptcore.float32))
+
+
+def test_one_front_end_per_op():
+    """Every linalg op's CUDA kernel is its own (CPU) front-end: the devices
+    differ only in the LAPACK-level loops, which CUDA registers under the CPU
+    loops' names."""
+    from ptcore._dispatch import device
+    from ptcore._dispatch.table import lookup
+    from ptcore.cuda import _linalg_loops
+    from ptcore.linalg import _factor
+    _runtime.lazy_init("test")
+    n = 0
+    for ns, names in _linalg_loops._FRONT_ENDS.items():
+        for name in names:
+            d = lookup(name, ns)
+            assert d is not None, (ns, name)
+            assert d.kernels.get("cuda") is d.raw, (ns, name)
+            n += 1
+    assert n > 50
+    for name in _factor._CPU_LOOPS:
+        assert device.has_loop(name, "cuda"), name
+    for name in ("unpack_pivots", "geqrf", "orgqr", "ormqr"):
+        assert device.has_loop(name, "cuda"), name
+    # lstsq's default driver follows the device's loop (gelsy on the CPU, gels on CUDA)
+    assert not device.has_loop("lstsq_gelsy", "cuda")
+
+
+def test_householder_loops_complex_and_recorded():
+    """geqrf/orgqr/ormqr: cuSOLVER for real matrices, the front-end's
+    reflector composite for complex ones and when a gradient is recorded;
+    all equal the CPU's."""
+    z = ptcore.complex(_r((2, 5, 3)), _r((2, 5, 3), seed=1))
+    c = ptcore.complex(_r((2, 5, 2), seed=2), _r((2, 5, 2), seed=3))
+    for a in (_r((2, 5, 3)), z):
+        _close(ptcore.geqrf(a.cuda()), ptcore.geqrf(a), 1e-9)
+        ref, tau = ptcore.geqrf(a)
+        _close(L.householder_product(ref.cuda(), tau.cuda()), L.householder_product(ref, tau),
+               1e-9)
+        cc = c if a.dtype.is_complex else c.real.contiguous()
+        _close(ptcore.ormqr(ref.cuda(), tau.cuda(), cc.cuda(), transpose=True),
+               ptcore.ormqr(ref, tau, cc, transpose=True), 1e-9)
+    ref, tau = ptcore.geqrf(_r((4, 3)))
+    r = ref.cuda().requires_grad_()
+    Q = L.householder_product(r, tau.cuda())
+    assert Q.grad_fn is not None
+    Q.sum().backward()
+    rc = ref.clone().requires_grad_()
+    L.householder_product(rc, tau).sum().backward()
+    _close(r.grad, rc.grad, 1e-9)
