@@ -151,7 +151,7 @@ for _name, _fn in storage._TENSOR_METHODS.items():
 del _name, _fn
 
 
-__version__ = "0.1.0.dev0"
+from ptcore.torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
 UntypedStorage = Storage
 
@@ -339,6 +339,8 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
+for _n in ("compiler", "_dynamo", "mps", "xpu", "mtia", "futures", "types", "torch_version"):
+    _LAZY_MODULES[_n] = "ptcore." + _n
 # torch's top-level names for functions that live in subpackages here (imported on first use)
 _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "affine_grid_generator": "ptcore.nn.functional._grid_sample",
@@ -355,6 +357,16 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
 for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
            "sparse_csr", "sparse_csc", "spmm"):
     _LAZY_ATTRS[_n] = "ptcore.sparse"
+_LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
+                    "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",
+                    "fork": "ptcore.jit", "wait": "ptcore.jit",
+                    "AcceleratorError": "ptcore.cuda._driver"})
+for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min",
+           "sym_not", "sym_sqrt", "sym_ite", "sym_sum"):
+    _LAZY_ATTRS[_n] = "ptcore._sym"
+for _n in ("has_openmp", "has_mkl", "has_lapack", "has_spectral", "init_num_threads",
+           "is_vulkan_available", "is_distributed"):
+    _LAZY_ATTRS[_n] = "ptcore._build_info"
 del _n
 
 
