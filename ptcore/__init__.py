@@ -100,6 +100,11 @@ from ptcore._ops import random as _random_api
 _self_mod = _sys.modules[__name__]
 for _mod, _family in _COMPOSITES.items():
     _bind_ns(_mod, _mod.__all__, _family, (_self_mod,), _mod._TENSOR_METHODS, Tensor)
+from ptcore._ops import extra_composite as _extra  # noqa: E402
+from ptcore._ops.extra_composite import *  # noqa: F401,F403,E402
+for _name in _extra.__all__:
+    _bind_ns(_extra, (_name,), _extra.FAMILIES[_name], (_self_mod,))
+del _name
 _bind_ns(_creation, ("tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye",
                      "empty_like", "zeros_like", "ones_like", "full_like"), "creation", (_self_mod,))
 _bind_ns(_C, ("empty", "zeros", "ones", "full", "empty_strided"), "creation", (_self_mod,))
@@ -361,6 +366,8 @@ _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",
                     "fork": "ptcore.jit", "wait": "ptcore.jit",
                     "AcceleratorError": "ptcore.cuda._driver"})
+for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag"):
+    _LAZY_ATTRS[_n] = "ptcore.nn.functional._aten_forms"
 for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min",
            "sym_not", "sym_sqrt", "sym_ite", "sym_sum"):
     _LAZY_ATTRS[_n] = "ptcore._sym"
