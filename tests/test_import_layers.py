@@ -44,7 +44,7 @@ LAYERS = [
                  "ptcore.library", "ptcore._nn_functions", "ptcore.compiler", "ptcore._dynamo",
                  "ptcore._streams", "ptcore._absent_device", "ptcore.mps", "ptcore.xpu",
                  "ptcore.mtia", "ptcore.futures", "ptcore.types", "ptcore.torch_version",
-                 "ptcore._sym", "ptcore._control_flow", "ptcore._build_info"]),
+                 "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg"]),
 ]
 
 # (importer, imported): why it still points up
