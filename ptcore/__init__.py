@@ -367,6 +367,8 @@ _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "fork": "ptcore.jit", "wait": "ptcore.jit",
                     "AcceleratorError": "ptcore.cuda._driver"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
+for _n in ("smm", "dsmm", "hspmm"):
+    _LAZY_ATTRS[_n] = "ptcore.sparse._products"
 for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag"):
     _LAZY_ATTRS[_n] = "ptcore.nn.functional._aten_forms"
 for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min",

@@ -79,11 +79,11 @@ _DECLARED = {
         embedding_bag feature_alpha_dropout fold fractional_max_pool2d
         fractional_max_pool2d_with_indices fractional_max_pool3d
         fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm
-        gumbel_softmax hardshrink hardsigmoid hardswish hinge_embedding_loss huber_loss
-        instance_norm interpolate kl_div l1_loss layer_norm linear local_response_norm log_softmax
-        logsigmoid lp_pool1d lp_pool2d lp_pool3d margin_ranking_loss max_pool1d
-        max_pool1d_with_indices max_pool2d max_pool2d_with_indices max_pool3d
-        max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
+        grouped_mm gumbel_softmax hardshrink hardsigmoid hardswish hinge_embedding_loss huber_loss
+        instance_norm interpolate kl_div l1_loss layer_norm linear linear_cross_entropy
+        local_response_norm log_softmax logsigmoid lp_pool1d lp_pool2d lp_pool3d
+        margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool2d_with_indices
+        max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
         multi_head_attention_forward multi_margin_loss multilabel_margin_loss
         multilabel_soft_margin_loss native_channel_shuffle nll_loss one_hot pad pairwise_distance
         pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 rms_norm
@@ -163,14 +163,14 @@ _DECLARED = {
         random requires_grad set share_memory uniform zero""",
     ('ptcore', 'method'): """
         as_subclass backward bfloat16 bool byte cdouble cfloat chalf char const_data_ptr
-        contiguous cpu cuda data_ptr dim dim_order double eig element_size expand expand_as float
-        get_device half int is_contiguous is_distributed is_non_overlapping_and_dense is_pinned
-        is_set_to is_shared item long lstsq module_load ndimension nelement new new_empty
-        new_empty_strided new_full new_ones new_tensor new_zeros numpy pin_memory record_stream
-        register_hook register_post_accumulate_grad_hook reinforce repeat reshape_as retain_grad
-        short size solve storage storage_offset storage_type stride sum_to_size symeig to
-        to_device to_sparse to_sparse_csc to_sparse_csr tolist type type_as unfold untyped_storage
-        view view_as""",
+        contiguous cpu cuda data_ptr dense_dim dim dim_order double eig element_size expand
+        expand_as float get_device half int ipu is_contiguous is_distributed
+        is_non_overlapping_and_dense is_pinned is_set_to is_shared item long lstsq module_load
+        mtia ndimension nelement new new_empty new_empty_strided new_full new_ones new_tensor
+        new_zeros numpy pin_memory record_stream register_hook register_post_accumulate_grad_hook
+        reinforce repeat reshape_as retain_grad short size solve sparse_dim storage storage_offset
+        storage_type stride sum_to_size symeig to to_dense to_device to_sparse to_sparse_csc
+        to_sparse_csr tolist type type_as unfold untyped_storage view view_as xpu""",
     ('ptcore', 'method inplace'): """
         resize resize_as""",
     ('special', 'function'): """
