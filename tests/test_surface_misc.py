@@ -131,3 +131,16 @@ def test_grouped_mm_against_torch():
     _close(got, torch.bmm(a3, b3), rtol=1e-5, atol=1e-5)
     with pytest.raises(RuntimeError):
         F.grouped_mm(_pt(a2), _pt(b3[0]))
+
+
+def test_linear_cross_entropy_options_and_import_paths():
+    from ptcore.nn.modules.loss import LinearCrossEntropyLoss
+    from ptcore.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
+    assert LinearCrossEntropyLoss is ptcore.nn.LinearCrossEntropyLoss
+    assert LinearCrossEntropyOptions is ptcore.nn.LinearCrossEntropyOptions
+    assert repr(LinearCrossEntropyOptions(batch_chunk_size=8)).replace("ptcore", "torch") == \
+        repr(torch.nn.LinearCrossEntropyOptions(batch_chunk_size=8))
+    x, W, t = torch.randn(4, 3), torch.randn(5, 3), torch.tensor([0, 1, 4, 2])
+    got = F.linear_cross_entropy(_pt(x), _pt(W), _pt(t),
+                                 options=LinearCrossEntropyOptions(batch_chunk_size=2))
+    _close(got, TF.linear_cross_entropy(x, W, t), rtol=1e-5)

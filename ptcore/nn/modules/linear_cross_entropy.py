@@ -1,26 +1,15 @@
 """``LinearCrossEntropyLoss``: a :class:`~ptcore.nn.Linear` projection to class logits
-followed by the cross entropy (``torch.nn.LinearCrossEntropyLoss``), and the
-:class:`LinearCrossEntropyOptions` torch uses to tune its chunked computation (accepted;
-ptcore computes the loss in one piece)."""
-import dataclasses
+followed by the cross entropy (``torch.nn.LinearCrossEntropyLoss``, also importable from
+``ptcore.nn.modules.loss``).  torch's chunked kernels live in its module of this name;
+ptcore computes the loss in one piece, so its :class:`LinearCrossEntropyOptions` are
+accepted and change nothing but memory use in torch."""
 import math
 
 from ptcore.nn import functional as F
 from ptcore.nn.modules.linear import Linear
 from ptcore.nn.modules.loss import _WeightedLoss
 
-__all__ = ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
-
-
-@dataclasses.dataclass(frozen=True)
-class LinearCrossEntropyOptions:
-    """torch's chunking options of ``linear_cross_entropy`` (memory tuning only)."""
-
-    allow_retain_graph: bool = False
-    batch_chunk_size: "int | None" = None
-    chunking_method: "str | None" = "auto"
-    acc_policy: str = "auto"
-    acc_dtype: object = None
+__all__ = ["LinearCrossEntropyLoss"]
 
 
 class LinearCrossEntropyLoss(_WeightedLoss):
