@@ -369,7 +369,8 @@ _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
 for _n in ("smm", "dsmm", "hspmm"):
     _LAZY_ATTRS[_n] = "ptcore.sparse._products"
-for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag"):
+for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag", "lstm",
+           "gru", "rnn_tanh", "rnn_relu"):
     _LAZY_ATTRS[_n] = "ptcore.nn.functional._aten_forms"
 for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min",
            "sym_not", "sym_sqrt", "sym_ite", "sym_sum"):

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 
 def _pt(a):
-    return ptcore.tensor(a.numpy())
+    return ptcore.tensor(a.detach().numpy())
 
 
 def _close(got, exp, **kw):
@@ -197,3 +197,42 @@ def test_root_embedding_bag_needs_offsets():
     w, i = torch.randn(10, 3), torch.tensor([[1, 2, 3], [4, 5, 6]])
     _same_error(lambda: ptcore.embedding_bag(_pt(w), _pt(i), None, False, 0, False, None, False),
                 lambda: torch.embedding_bag(w, i, None, False, 0, False, None, False))
+
+
+# -- whole-sequence recurrences -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name, cls", [("lstm", "LSTM"), ("gru", "GRU"), ("rnn_tanh", "RNN"),
+                                       ("rnn_relu", "RNN")])
+@pytest.mark.parametrize("bidirectional, batch_first, bias", [(False, False, True),
+                                                              (True, True, True),
+                                                              (False, True, False)])
+def test_root_recurrences_padded(name, cls, bidirectional, batch_first, bias):
+    torch.manual_seed(0)
+    kw = dict(nonlinearity="relu") if name == "rnn_relu" else {}
+    m = getattr(torch.nn, cls)(4, 6, num_layers=2, bidirectional=bidirectional, bias=bias,
+                               batch_first=batch_first, **kw)
+    params = list(m._flat_weights)
+    D = 2 if bidirectional else 1
+    x = torch.randn(3, 5, 4) if batch_first else torch.randn(5, 3, 4)
+    h = torch.randn(2 * D, 3, 6)
+    hx = (h, torch.randn(2 * D, 3, 6)) if name == "lstm" else h
+    exp = getattr(torch, name)(x, hx, params, bias, 2, 0.0, False, bidirectional, batch_first)
+    phx = tuple(_pt(t) for t in hx) if name == "lstm" else _pt(hx)
+    got = getattr(ptcore, name)(_pt(x), phx, [_pt(p) for p in params], bias, 2, 0.0, False,
+                                bidirectional, batch_first)
+    assert len(got) == len(exp)
+    for a, e in zip(got, exp):
+        _close(a, e, rtol=1e-5, atol=1e-5)
+
+
+def test_root_lstm_packed_and_projection():
+    torch.manual_seed(1)
+    m = torch.nn.LSTM(4, 6, proj_size=3)
+    params = list(m._flat_weights)
+    data, bs = torch.randn(6, 4), torch.tensor([3, 2, 1])
+    h, c = torch.randn(1, 3, 3), torch.randn(1, 3, 6)
+    exp = torch.lstm(data, bs, (h, c), params, True, 1, 0.0, False, False)
+    got = ptcore.lstm(_pt(data), _pt(bs), (_pt(h), _pt(c)), [_pt(p) for p in params], True, 1,
+                      0.0, False, False)
+    for a, e in zip(got, exp):
+        _close(a, e, rtol=1e-5, atol=1e-5)

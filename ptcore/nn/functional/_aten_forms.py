@@ -1,16 +1,19 @@
 """torch's root (ATen-level) forms of nn functions: the recurrent cells
 ``ptcore.rnn_tanh_cell``, ``rnn_relu_cell``, ``lstm_cell``, ``gru_cell`` (one step on a 2-D
 batch, the weights given explicitly; the computation of :class:`ptcore.nn.RNNCell` & co.)
-and ``ptcore.embedding_bag`` (returning torch's bookkeeping tensors too)."""
+the whole-sequence recurrences ``ptcore.lstm``, ``gru``, ``rnn_tanh``, ``rnn_relu`` (flat
+weight lists, padded or packed input: what :class:`ptcore.nn.LSTM` & co. compute), and
+``ptcore.embedding_bag`` (returning torch's bookkeeping tensors too)."""
 import builtins
 import math
 
 import ptcore
 from ptcore.tensor import Tensor
-from ptcore.nn.functional._rnn import _cell_forward
+from ptcore.nn.functional._rnn import _cell_forward, rnn_forward
 from ptcore.nn.functional._embedding_bag import embedding_bag as _embedding_bag
 
-__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag"]
+__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag", "lstm",
+           "gru", "rnn_tanh", "rnn_relu"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -147,3 +150,79 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
         kept_idx = idx if keep is None else idx[keep]
         max_indices = _max_rows(weight, kept_idx, kept_bag, nbags)
     return output, offset2bag, bag_size, max_indices
+
+
+# -- whole-sequence recurrences (ATen forms) ----------------------------------------------------
+
+def _recurrence(mode, args, kwargs):
+    """``(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first)`` or, for packed data, ``(data, batch_sizes, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional)``."""
+    name = mode.lower()
+    if kwargs:
+        raise TypeError(f"{name}() takes positional arguments only, got {sorted(kwargs)}")
+    packed = len(args) == 9 and isinstance(args[1], Tensor) and args[1].dim() == 1 and \
+        not args[1].is_floating_point()
+    if packed:
+        data, batch_sizes_t, hx, params, has_biases, num_layers, dropout, train, bidir = args
+        batch_sizes = [int(b) for b in batch_sizes_t.tolist()]
+        batch_first = False
+    else:
+        if len(args) != 9:
+            raise TypeError(f"{name}() expects (input, hx, params, has_biases, num_layers, "
+                            f"dropout, train, bidirectional, batch_first), got {len(args)} "
+                            f"arguments")
+        input, hx, params, has_biases, num_layers, dropout, train, bidir, batch_first = args
+        if input.dim() != 3:
+            raise RuntimeError(f"{name}: input must have 3 dimensions, got {input.dim()}")
+        x = input.transpose(0, 1) if batch_first else input
+        T, B = x.shape[0], x.shape[1]
+        data = x.reshape(T * B, x.shape[2])
+        batch_sizes = [B] * T
+    if mode == "LSTM":
+        if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise RuntimeError("lstm expects two hidden states")
+        h0, c0 = hx
+    else:
+        h0, c0 = hx, None
+    dirs = 2 if bidir else 1
+    params = list(params)
+    groups = num_layers * dirs
+    if groups == 0 or len(params) % groups:
+        raise RuntimeError(f"{name}: got {len(params)} parameters for {num_layers} layers and "
+                           f"{dirs} directions")
+    per = len(params) // groups
+    weights = [params[i * per:(i + 1) * per] for i in range(groups)]
+    proj_size = 0
+    if per == (5 if has_biases else 3):
+        proj_size = weights[0][-1].shape[0]
+    if not batch_sizes or batch_sizes[0] == 0:
+        raise RuntimeError(f"{name}: cannot run on an empty sequence or batch")
+    out, h_n, c_n = rnn_forward(mode, data, batch_sizes, h0, c0, weights, num_layers, bidir,
+                                dropout, train, has_biases, proj_size)
+    if not packed:
+        out = out.reshape(len(batch_sizes), batch_sizes[0], out.shape[-1])
+        if batch_first:
+            out = out.transpose(0, 1)
+    return (out, h_n, c_n) if mode == "LSTM" else (out, h_n)
+
+
+def lstm(*args, **kwargs):
+    """``torch.lstm``: a multi-layer LSTM over a sequence with a flat weight list (per layer
+    and direction ``w_ih, w_hh[, b_ih, b_hh][, w_hr]``); returns ``(output, h_n, c_n)``."""
+    return _recurrence("LSTM", args, kwargs)
+
+
+def gru(*args, **kwargs):
+    """``torch.gru``: a multi-layer GRU over a sequence; returns ``(output, h_n)``."""
+    return _recurrence("GRU", args, kwargs)
+
+
+def rnn_tanh(*args, **kwargs):
+    """``torch.rnn_tanh``: a multi-layer tanh RNN over a sequence; returns ``(output, h_n)``."""
+    return _recurrence("RNN_TANH", args, kwargs)
+
+
+def rnn_relu(*args, **kwargs):
+    """``torch.rnn_relu``: a multi-layer ReLU RNN over a sequence; returns ``(output, h_n)``."""
+    return _recurrence("RNN_RELU", args, kwargs)
