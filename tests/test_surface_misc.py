@@ -144,3 +144,42 @@ def test_linear_cross_entropy_options_and_import_paths():
     got = F.linear_cross_entropy(_pt(x), _pt(W), _pt(t),
                                  options=LinearCrossEntropyOptions(batch_chunk_size=2))
     _close(got, TF.linear_cross_entropy(x, W, t), rtol=1e-5)
+
+
+def test_nn_attention_sdpa_kernel_switches_the_flags():
+    from ptcore.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend as TB, sdpa_kernel as tk
+    cb, tcb = ptcore.backends.cuda, torch.backends.cuda
+
+    def flags(b):
+        return (b.flash_sdp_enabled(), b.mem_efficient_sdp_enabled(), b.math_sdp_enabled(),
+                b.cudnn_sdp_enabled())
+    assert {m: int(v) for m, v in SDPBackend.__members__.items()} == \
+        {m: int(v.value) for m, v in TB.__members__.items()}
+    for sel in ("MATH", ["FLASH_ATTENTION", "MATH"], ["CUDNN_ATTENTION"]):
+        pt_sel = getattr(SDPBackend, sel) if isinstance(sel, str) else \
+            [getattr(SDPBackend, s) for s in sel]
+        t_sel = getattr(TB, sel) if isinstance(sel, str) else [getattr(TB, s) for s in sel]
+        with sdpa_kernel(pt_sel), tk(t_sel):
+            assert flags(cb) == flags(tcb)
+        assert flags(cb) == flags(tcb)
+    _same_error(lambda: sdpa_kernel("x").__enter__(), lambda: tk("x").__enter__())
+    assert ptcore.nn.attention.WARN_FOR_UNFUSED_KERNELS is torch.nn.attention.WARN_FOR_UNFUSED_KERNELS
+    q = ptcore.randn(2, 3, 4)
+    with sdpa_kernel(SDPBackend.MATH):
+        out = F.scaled_dot_product_attention(q, q, q)
+    assert tuple(out.shape) == (2, 3, 4)
+
+
+def test_cuda_nvtx_annotations_run():
+    nvtx = ptcore.cuda.nvtx
+    assert nvtx.range_push("outer") == 0 and nvtx.range_push("inner") == 1
+    assert nvtx.range_pop() == 1 and nvtx.range_pop() == 0 and nvtx.range_pop() == -1
+    with nvtx.range("step {}", 3):
+        assert nvtx._stack() == ["step 3"]
+    assert nvtx._stack() == []
+    rid = nvtx.range_start("async")
+    nvtx.range_end(rid)
+    nvtx.mark("here")
+    assert set(nvtx.__all__) == {n for n in dir(torch.cuda.nvtx)
+                                 if not n.startswith("_") and n != "contextmanager"}

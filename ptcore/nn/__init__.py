@@ -5,6 +5,8 @@ from ptcore.nn import functional, init, utils  # noqa: F401
 from ptcore.nn import parallel  # noqa: F401
 from ptcore.nn.parallel import DataParallel  # noqa: F401
 from ptcore.nn import grad, common_types  # noqa: F401,E402
+# torch.nn.attention is the SDPA-backend package (not the MultiheadAttention module file)
+from ptcore.nn import attention  # noqa: F401,E402
 
 
 def factory_kwargs(kwargs):
