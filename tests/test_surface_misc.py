@@ -183,3 +183,16 @@ def test_cuda_nvtx_annotations_run():
     nvtx.mark("here")
     assert set(nvtx.__all__) == {n for n in dir(torch.cuda.nvtx)
                                  if not n.startswith("_") and n != "contextmanager"}
+
+
+def test_nn_attention_attribute_is_the_package():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(ptcore.__file__))
+    code = ("import ptcore; a = ptcore.nn.attention; "
+            "assert a.__name__ == 'ptcore.nn.attention' and hasattr(a, 'sdpa_kernel'), a; "
+            "assert ptcore.nn.utils.__name__ == 'ptcore.nn.utils'")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": root}, timeout=120)
+    assert p.returncode == 0, p.stderr
