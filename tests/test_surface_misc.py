@@ -196,3 +196,19 @@ def test_nn_attention_attribute_is_the_package():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": root}, timeout=120)
     assert p.returncode == 0, p.stderr
+
+
+def test_native_norm_of_sparse_values():
+    d = torch.tensor([[3.0, 0.0, -1.0], [0.0, 4.0, 0.0]])
+    S, tS = _pt(d).to_sparse(), d.to_sparse()
+    for p in (2, 1, 3.0):
+        _close(ptcore.native_norm(S, p), torch.native_norm(tS, p), rtol=1e-6)
+    _close(ptcore.native_norm(S, 2, [0, 1], False, None),
+           torch.native_norm(tS, 2, [0, 1], False, None), rtol=1e-6)
+    _same_error(lambda: ptcore.native_norm(S, 2, [0, 1], True, None),
+                lambda: torch.native_norm(tS, 2, [0, 1], True, None))
+    _same_error(lambda: ptcore.native_norm(S, 2, [0, 1], False, ptcore.float64),
+                lambda: torch.native_norm(tS, 2, [0, 1], False, torch.float64))
+    _same_error(lambda: ptcore.native_norm(S, 2, [1], False, None),
+                lambda: torch.native_norm(tS, 2, [1], False, None))
+    _same_error(lambda: ptcore.native_norm(_pt(d)), lambda: torch.native_norm(d))
