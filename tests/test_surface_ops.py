@@ -236,3 +236,32 @@ def test_root_lstm_packed_and_projection():
                       0.0, False, False)
     for a, e in zip(got, exp):
         _close(a, e, rtol=1e-5, atol=1e-5)
+
+
+# -- slice_inverse ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["rows", "strided", "cols", "none"])
+def test_slice_inverse_views_the_base(case):
+    base_t = torch.arange(12.0)
+    base = ptcore.arange(12.0)
+    if case == "rows":
+        a, ta = base.reshape(6, 2), base_t.reshape(6, 2)
+        args = (0, 1, 4)
+        b, tb = a[1:4], ta[1:4]
+    elif case == "strided":
+        a, ta, args = base, base_t, (0, 2, 10, 2)
+        b, tb = a[2:10:2], ta[2:10:2]
+    else:
+        a, ta = base.reshape(3, 4), base_t.reshape(3, 4)
+        args = (1, 1, 3) if case == "cols" else (1, None, None)
+        b, tb = a[:, 1:3], ta[:, 1:3]
+    got, exp = ptcore.slice_inverse(b, a, *args), torch.slice_inverse(tb, ta, *args)
+    assert tuple(got.shape) == tuple(exp.shape) and got.stride() == exp.stride()
+    assert got.storage_offset() == exp.storage_offset()
+    np.testing.assert_array_equal(got.numpy(), exp.numpy())
+    assert got.data_ptr() == a.data_ptr()
+
+
+def test_slice_inverse_outside_the_storage():
+    _same_error(lambda: ptcore.slice_inverse(ptcore.ones(2), ptcore.zeros(6), 0, 0, 6, 3),
+                lambda: torch.slice_inverse(torch.ones(2), torch.zeros(6), 0, 0, 6, 3))

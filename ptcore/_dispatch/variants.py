@@ -107,8 +107,9 @@ _DECLARED = {
         native_batch_norm native_channel_shuffle native_dropout native_group_norm
         native_layer_norm norm_except_dim ones_like pairwise_distance pdist pixel_shuffle
         pixel_unshuffle poisson poisson_nll_loss rand_like randint_like randn_like real rms_norm
-        scalar_tensor segment_reduce tensor trapezoid trapz tril_indices triplet_margin_loss
-        triu_indices unravel_index vander view_as_complex view_as_real zeros_like""",
+        scalar_tensor segment_reduce slice_inverse tensor trapezoid trapz tril_indices
+        triplet_margin_loss triu_indices unravel_index vander view_as_complex view_as_real
+        zeros_like""",
     ('ptcore', 'function inplace'): """
         alpha_dropout celu dropout feature_alpha_dropout feature_dropout fill rrelu selu threshold""",
     ('ptcore', 'function inplace out'): """

@@ -1,4 +1,5 @@
-"""Ops composed of other ops: ``histogramdd``, ``segment_reduce``, ``norm_except_dim``."""
+"""Ops composed of other ops: ``histogramdd``, ``segment_reduce``, ``norm_except_dim``,
+``slice_inverse``."""
 import builtins
 import math
 
@@ -9,11 +10,11 @@ from ptcore._ops import sorting as _sorting
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _check_tensor
 
-__all__ = ["histogramdd", "segment_reduce", "norm_except_dim"]
+__all__ = ["histogramdd", "segment_reduce", "norm_except_dim", "slice_inverse"]
 
 # the family of each op in the dispatch table
 FAMILIES = {"histogramdd": "reduction", "segment_reduce": "reduction",
-            "norm_except_dim": "reduction"}
+            "norm_except_dim": "reduction", "slice_inverse": "shape"}
 _TENSOR_METHODS = {}
 
 
@@ -244,3 +245,14 @@ def norm_except_dim(v, pow=2, dim=0):
     dim = dim + v.dim() if dim < 0 else dim
     others = [d for d in builtins.range(v.dim()) if d != dim]
     return linalg.vector_norm(v, pow, dim=others, keepdim=True)
+
+
+# -- slice_inverse ------------------------------------------------------------------------------
+
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of ``src.slice(dim, start, end, step)`` (``torch.slice_inverse``): a view
+    of ``input``'s storage (``input`` being that slice) with ``src``'s sizes, strides and
+    storage offset; ``RuntimeError`` when they reach outside ``input``'s storage."""
+    _check_tensor(input, "slice_inverse", "input", 1)
+    _check_tensor(src, "slice_inverse", "src", 2)
+    return input.as_strided(tuple(src.shape), tuple(src.stride()), src.storage_offset())
