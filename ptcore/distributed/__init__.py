@@ -26,6 +26,8 @@ from ptcore.distributed.extras import (
     all_gather_single, get_default_backend_for_device, get_node_local_rank, is_backend_available,
     new_subgroups, new_subgroups_by_enumeration, recv_object_list, send_object_list,
 )
+from ptcore.distributed import device_mesh  # noqa: E402
+from ptcore.distributed.device_mesh import DeviceMesh, init_device_mesh  # noqa: E402
 
 __all__ = [
     "Backend", "DistBackendError", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work",
@@ -39,5 +41,5 @@ __all__ = [
     "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
     "all_gather_single", "get_default_backend_for_device", "get_node_local_rank",
     "is_backend_available", "new_subgroups", "new_subgroups_by_enumeration", "recv_object_list",
-    "send_object_list",
+    "send_object_list", "DeviceMesh", "init_device_mesh",
 ]

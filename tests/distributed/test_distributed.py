@@ -181,11 +181,15 @@ def test_ddp_digits_example_runs():
     assert p.stdout.count("weights identical on all ranks: True") == 2, p.stdout
 
 
+# dist_worker_extras.py: new_subgroups(_by_enumeration), all_gather_single and
+# send/recv_object_list; dist_worker_mesh.py: init_device_mesh / DeviceMesh
+@pytest.mark.parametrize("worker, tag, checks", [("dist_worker_extras.py", "OK-EXTRAS", "[45]"),
+                                                 ("dist_worker_mesh.py", "OK-MESH", "5")])
 @pytest.mark.parametrize("n", [2, 4])
-def test_subgroups_all_gather_single_and_object_messages(n):
-    p = run_mpi("dist_worker_extras.py", n)
+def test_workers_of_the_everyday_surface(worker, tag, checks, n):
+    p = run_mpi(worker, n)
     assert p.returncode == 0, p.stdout
-    assert _ranks(p.stdout, rf"OK-EXTRAS rank=(\d+) world={n} checks=[45]") == list(range(n)), \
+    assert _ranks(p.stdout, rf"{tag} rank=(\d+) world={n} checks={checks}") == list(range(n)), \
         p.stdout
 
 
