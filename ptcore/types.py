@@ -2,7 +2,8 @@
 import os
 from typing import IO, Any, Sequence, TypeAlias, Union  # noqa: F401
 
-from ptcore._tensor import Size, Storage, strided as _strided, device as _device, dtype as _dtype  # noqa: F401
+from ptcore._tensor import Size, Storage, device as _device, dtype as _dtype  # noqa: F401
+from ptcore._legacy_types import layout as _layout
 from ptcore.tensor import Tensor
 from ptcore._sym import SymBool, SymFloat, SymInt
 
@@ -16,7 +17,6 @@ _float = float
 _bool = bool
 _complex = complex
 _str = str
-_layout = type(_strided)
 _dispatchkey = Union[str, Any]
 _size: TypeAlias = Union[Size, list[int], tuple[int, ...]]
 _symsize: TypeAlias = Union[Size, Sequence[Union[int, SymInt]]]
