@@ -280,3 +280,30 @@ def test_build_flags_and_misc():
     from ptcore.cuda._driver import CudaError
     assert issubclass(CudaError, ptcore.AcceleratorError)
     assert math.isclose(ptcore.sym_sqrt(2), math.sqrt(2))
+
+
+def test_inductor_config_defaults_groups_and_unknown_names():
+    cfg, tcfg = ptcore._inductor.config, torch._inductor.config
+    for name in ("coordinate_descent_tuning", "max_autotune", "freezing", "epilogue_fusion",
+                 "fx_graph_cache", "compile_threads"):
+        assert getattr(cfg, name) == getattr(tcfg, name), name
+    assert cfg.triton.cudagraphs == tcfg.triton.cudagraphs
+    assert cfg.cpp.threads == tcfg.cpp.threads
+    cfg.coordinate_descent_tuning = True
+    cfg.triton.unique_kernel_names = False
+    assert cfg.coordinate_descent_tuning is True and cfg.triton.unique_kernel_names is False
+    assert cfg.get_config_copy()["triton.unique_kernel_names"] is False
+    cfg.coordinate_descent_tuning = False
+    cfg.triton.unique_kernel_names = True
+    with cfg.patch({"max_autotune": True, "triton.cudagraphs": True}):
+        assert cfg.max_autotune and cfg.triton.cudagraphs
+    assert not cfg.max_autotune and not cfg.triton.cudagraphs
+    for bad in (lambda: cfg.no_such_setting, lambda: cfg.triton.no_such_setting,
+                lambda: setattr(cfg, "no_such_setting", 1),
+                lambda: setattr(cfg.triton, "no_such_setting", 1)):
+        with pytest.raises(AttributeError):
+            bad()
+    with pytest.raises(AttributeError):
+        tcfg.triton.no_such_setting = 1
+    with pytest.raises(AttributeError):
+        cfg.triton = 3

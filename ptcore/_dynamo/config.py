@@ -5,8 +5,7 @@ defaults, so that scripts setting them (``config.suppress_errors = True``,
 ``config.cache_size_limit = 64``) run unchanged.  As in torch, reading or setting a name
 that is not a setting raises ``AttributeError``.
 """
-import sys
-import types
+from ptcore._config_module import install_config_module
 
 _DEFAULTS = {
     "verbose": False, "verify_correctness": False, "minimum_call_count": 1,
@@ -32,58 +31,4 @@ _ALIASES = {"cache_size_limit": "recompile_limit",
             "accumulated_cache_size_limit": "accumulated_recompile_limit"}
 
 
-class _ConfigModule(types.ModuleType):
-    def __getattr__(self, name):
-        values = self.__dict__["_values"]
-        name = _ALIASES.get(name, name)
-        if name in values:
-            return values[name]
-        raise AttributeError(f"{self.__name__}.{name} does not exist")
-
-    def __setattr__(self, name, value):
-        if name.startswith("__"):
-            return super().__setattr__(name, value)
-        values = self.__dict__["_values"]
-        name = _ALIASES.get(name, name)
-        if name not in values:
-            raise AttributeError(f"{self.__name__}.{name} does not exist")
-        values[name] = value
-
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self.__dict__["_values"]) | set(_ALIASES))
-
-
-def get_config_copy():
-    """A dict of the current settings."""
-    return dict(_values)
-
-
-def patch(arg1=None, arg2=None, **kwargs):
-    """Context manager / decorator setting some values for its duration
-    (``config.patch(suppress_errors=True)`` or ``config.patch("suppress_errors", True)``)."""
-    import contextlib
-    if isinstance(arg1, str):
-        kwargs[arg1] = arg2
-    elif isinstance(arg1, dict):
-        kwargs.update(arg1)
-    mod = sys.modules[__name__]
-    for k in kwargs:
-        getattr(mod, k)                      # AttributeError for an unknown name
-
-    class _Patch(contextlib.ContextDecorator):
-        def __enter__(self):
-            self._saved = {k: getattr(mod, k) for k in kwargs}
-            for k, v in kwargs.items():
-                setattr(mod, k, v)
-            return self
-
-        def __exit__(self, *exc):
-            for k, v in self._saved.items():
-                setattr(mod, k, v)
-            return False
-
-    return _Patch()
-
-
-_values = {k: (set(v) if isinstance(v, set) else v) for k, v in _DEFAULTS.items()}
-sys.modules[__name__].__class__ = _ConfigModule
+install_config_module(__name__, _DEFAULTS, _ALIASES)

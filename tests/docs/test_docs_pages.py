@@ -37,6 +37,7 @@ NO_PAGE = {
     "torch_version": "TorchVersion, the type of ptcore.__version__ (documented there)",
     "types": "type aliases for annotations (torch.types), no functions",
     "_dynamo": "torch._dynamo's entry points scripts call; documented with ptcore.compiler",
+    "_inductor": "torch._inductor's settings (they change nothing: no graph compiler)",
 }
 
 
