@@ -100,6 +100,11 @@ from ptcore._ops import random as _random_api
 _self_mod = _sys.modules[__name__]
 for _mod, _family in _COMPOSITES.items():
     _bind_ns(_mod, _mod.__all__, _family, (_self_mod,), _mod._TENSOR_METHODS, Tensor)
+from ptcore._ops import extra_composite as _extra  # noqa: E402
+from ptcore._ops.extra_composite import *  # noqa: F401,F403,E402
+for _name in _extra.__all__:
+    _bind_ns(_extra, (_name,), _extra.FAMILIES[_name], (_self_mod,))
+del _name
 _bind_ns(_creation, ("tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye",
                      "empty_like", "zeros_like", "ones_like", "full_like"), "creation", (_self_mod,))
 _bind_ns(_C, ("empty", "zeros", "ones", "full", "empty_strided"), "creation", (_self_mod,))
@@ -151,7 +156,7 @@ for _name, _fn in storage._TENSOR_METHODS.items():
 del _name, _fn
 
 
-__version__ = "0.1.0.dev0"
+from ptcore.torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
 UntypedStorage = Storage
 
@@ -339,6 +344,8 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
+for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version"):
+    _LAZY_MODULES[_n] = "ptcore." + _n
 # torch's top-level names for functions that live in subpackages here (imported on first use)
 _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "affine_grid_generator": "ptcore.nn.functional._grid_sample",
@@ -355,6 +362,22 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
 for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
            "sparse_csr", "sparse_csc", "spmm"):
     _LAZY_ATTRS[_n] = "ptcore.sparse"
+_LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
+                    "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",
+                    "fork": "ptcore.jit", "wait": "ptcore.jit",
+                    "AcceleratorError": "ptcore.cuda._driver"})
+_LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
+for _n in ("smm", "dsmm", "hspmm", "native_norm"):
+    _LAZY_ATTRS[_n] = "ptcore.sparse._root_ops"
+for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag", "lstm",
+           "gru", "rnn_tanh", "rnn_relu"):
+    _LAZY_ATTRS[_n] = "ptcore.nn.functional._aten_forms"
+for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min",
+           "sym_not", "sym_sqrt", "sym_ite", "sym_sum"):
+    _LAZY_ATTRS[_n] = "ptcore._sym"
+for _n in ("has_openmp", "has_mkl", "has_lapack", "has_spectral", "init_num_threads",
+           "is_vulkan_available", "is_distributed"):
+    _LAZY_ATTRS[_n] = "ptcore._build_info"
 del _n
 
 

@@ -221,6 +221,32 @@ class Tensor(_TensorBase):
             raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
         return _to_impl(self, dev, None, non_blocking, False, memory_format)
 
+    def xpu(self, device=None, non_blocking=False, memory_format=None):
+        """This tensor on an XPU device: ptcore has none (``AssertionError``, as torch
+        without XPU)."""
+        raise AssertionError("Torch not compiled with XPU enabled")
+
+    def mtia(self, device=None, non_blocking=False, memory_format=None):
+        """This tensor on an MTIA device: ptcore has none (``AssertionError``, as torch)."""
+        raise AssertionError("Torch not compiled with MTIA enabled")
+
+    def ipu(self, device=None, non_blocking=False, memory_format=None):
+        """This tensor on an IPU device: ptcore has none (``RuntimeError``, as torch)."""
+        raise RuntimeError("ptcore is not linked with support for ipu devices")
+
+    def to_dense(self, dtype=None, *, masked_grad=True):
+        """A strided tensor: this one itself (converted to ``dtype`` when given), as torch
+        for a dense tensor (sparse tensors have their own ``to_dense``)."""
+        return self if dtype is None else self.to(dtype)
+
+    def dense_dim(self):
+        """The number of dense dimensions: all of them for a strided tensor."""
+        return self.dim()
+
+    def sparse_dim(self):
+        """The number of sparse dimensions: 0 for a strided tensor."""
+        return 0
+
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """The legacy type name (``'ptcore.FloatTensor'``), or a converted tensor."""
         if dtype is None:

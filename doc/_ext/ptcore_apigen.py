@@ -63,6 +63,11 @@ MODULES = [
     ("ptcore.random", "ptcore.random"),
     ("ptcore.hub", "ptcore.hub"),
     ("ptcore.signal.windows", "ptcore.signal.windows"),
+    ("ptcore.compiler", "ptcore.compiler"),
+    ("ptcore.futures", "ptcore.futures"),
+    ("ptcore.mps", "ptcore.mps"),
+    ("ptcore.xpu", "ptcore.xpu"),
+    ("ptcore.mtia", "ptcore.mtia"),
 ]
 
 # modules documented when this build of ptcore has them (their page is left

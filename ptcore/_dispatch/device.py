@@ -83,6 +83,7 @@ COMPOSITE_OPS = frozenset({
     ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
     ("ptcore", "stft"), ("ptcore", "istft"),
     ("nn.functional", "embedding_bag"),
+    ("nn.functional", "linear_cross_entropy"), ("nn.functional", "grouped_mm"),
     ("nn.functional", "ctc_loss"),
     ("nn.functional", "fractional_max_pool2d"), ("nn.functional", "fractional_max_pool3d"),
     ("nn.functional", "fractional_max_pool2d_with_indices"),

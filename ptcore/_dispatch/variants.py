@@ -79,11 +79,11 @@ _DECLARED = {
         embedding_bag feature_alpha_dropout fold fractional_max_pool2d
         fractional_max_pool2d_with_indices fractional_max_pool3d
         fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm
-        gumbel_softmax hardshrink hardsigmoid hardswish hinge_embedding_loss huber_loss
-        instance_norm interpolate kl_div l1_loss layer_norm linear local_response_norm log_softmax
-        logsigmoid lp_pool1d lp_pool2d lp_pool3d margin_ranking_loss max_pool1d
-        max_pool1d_with_indices max_pool2d max_pool2d_with_indices max_pool3d
-        max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
+        grouped_mm gumbel_softmax hardshrink hardsigmoid hardswish hinge_embedding_loss huber_loss
+        instance_norm interpolate kl_div l1_loss layer_norm linear linear_cross_entropy
+        local_response_norm log_softmax logsigmoid lp_pool1d lp_pool2d lp_pool3d
+        margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool2d_with_indices
+        max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
         multi_head_attention_forward multi_margin_loss multilabel_margin_loss
         multilabel_soft_margin_loss native_channel_shuffle nll_loss one_hot pad pairwise_distance
         pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 rms_norm
@@ -105,10 +105,11 @@ _DECLARED = {
         hinge_embedding_loss imag instance_norm kaiser_window kl_div layer_norm
         margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d meshgrid
         native_batch_norm native_channel_shuffle native_dropout native_group_norm
-        native_layer_norm ones_like pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson
-        poisson_nll_loss rand_like randint_like randn_like real rms_norm scalar_tensor tensor
-        trapezoid trapz tril_indices triplet_margin_loss triu_indices unravel_index vander
-        view_as_complex view_as_real zeros_like""",
+        native_layer_norm norm_except_dim ones_like pairwise_distance pdist pixel_shuffle
+        pixel_unshuffle poisson poisson_nll_loss rand_like randint_like randn_like real rms_norm
+        scalar_tensor segment_reduce slice_inverse tensor trapezoid trapz tril_indices
+        triplet_margin_loss triu_indices unravel_index vander view_as_complex view_as_real
+        zeros_like""",
     ('ptcore', 'function inplace'): """
         alpha_dropout celu dropout feature_alpha_dropout feature_dropout fill rrelu selu threshold""",
     ('ptcore', 'function inplace out'): """
@@ -153,9 +154,9 @@ _DECLARED = {
     ('ptcore', 'function out'): """
         _vector_norm alias_copy arange as_strided_copy bucketize cat chain_matmul column_stack
         complex concat concatenate detach_copy diagonal_copy dstack empty expand_copy eye
-        frobenius_norm full hstack isin linspace logspace lu_unpack nuclear_norm ones permute_copy
-        polar rand randint randn randperm range row_stack searchsorted select_copy slice_copy
-        split_copy split_with_sizes_copy squeeze_copy stack std_mean t_copy tensordot
+        frobenius_norm full histogramdd hstack isin linspace logspace lu_unpack nuclear_norm ones
+        permute_copy polar rand randint randn randperm range row_stack searchsorted select_copy
+        slice_copy split_copy split_with_sizes_copy squeeze_copy stack std_mean t_copy tensordot
         transpose_copy unbind_copy unfold_copy unsqueeze_copy var_mean vector_norm
         view_as_complex_copy view_as_real_copy view_copy vstack zeros""",
     ('ptcore', 'inplace'): """
@@ -163,14 +164,14 @@ _DECLARED = {
         random requires_grad set share_memory uniform zero""",
     ('ptcore', 'method'): """
         as_subclass backward bfloat16 bool byte cdouble cfloat chalf char const_data_ptr
-        contiguous cpu cuda data_ptr dim dim_order double eig element_size expand expand_as float
-        get_device half int is_contiguous is_distributed is_non_overlapping_and_dense is_pinned
-        is_set_to is_shared item long lstsq module_load ndimension nelement new new_empty
-        new_empty_strided new_full new_ones new_tensor new_zeros numpy pin_memory record_stream
-        register_hook register_post_accumulate_grad_hook reinforce repeat reshape_as retain_grad
-        short size solve storage storage_offset storage_type stride sum_to_size symeig to
-        to_device to_sparse to_sparse_csc to_sparse_csr tolist type type_as unfold untyped_storage
-        view view_as""",
+        contiguous cpu cuda data_ptr dense_dim dim dim_order double eig element_size expand
+        expand_as float get_device half int ipu is_contiguous is_distributed
+        is_non_overlapping_and_dense is_pinned is_set_to is_shared item long lstsq module_load
+        mtia ndimension nelement new new_empty new_empty_strided new_full new_ones new_tensor
+        new_zeros numpy pin_memory record_stream register_hook register_post_accumulate_grad_hook
+        reinforce repeat reshape_as retain_grad short size solve sparse_dim storage storage_offset
+        storage_type stride sum_to_size symeig to to_dense to_device to_sparse to_sparse_csc
+        to_sparse_csr tolist type type_as unfold untyped_storage view view_as xpu""",
     ('ptcore', 'method inplace'): """
         resize resize_as""",
     ('special', 'function'): """

@@ -762,16 +762,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
                 _flat(x.detach())))
         else:
             lo = hi = 0.0
-        if not lo <= hi:
-            raise RuntimeError(f"torch.histogramdd(): expected the range argument to be a "
-                               f"sequence of min, max pairs with min <= max, but got {lo} > {hi}")
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise RuntimeError(f"torch.histogramdd(): range [{lo}, {hi}] is not finite")
-        if lo == hi:
-            lo -= 0.5
-            hi += 0.5
-        from ptcore._ops.creation import linspace
-        edges_t = linspace(lo, hi, nb + 1, dtype=x.dtype, device=x.device)
+        edges_t = _even_edges(lo, hi, nb, x)
     hist = _cpu_kernel("histogram", x.device, _histogram_cpu)(x, edges_t, weight, bool(density))
     if out is not None:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -779,6 +770,22 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         hist = _write_out(out[0], hist, "histogram")
         edges_t = _write_out(out[1], edges_t, "histogram")
     return _histogram_t(hist, edges_t)
+
+
+def _even_edges(lo, hi, nbins, x):
+    """``nbins + 1`` equal-width bin edges over ``[lo, hi]`` (widened by 0.5 on each side
+    when ``lo == hi``) in ``x``'s dtype and device: the edges of ``histogram`` and of each
+    dimension of ``histogramdd``."""
+    if not lo <= hi:
+        raise RuntimeError(f"torch.histogramdd(): expected the range argument to be a "
+                           f"sequence of min, max pairs with min <= max, but got {lo} > {hi}")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histogramdd(): range [{lo}, {hi}] is not finite")
+    if lo == hi:
+        lo -= 0.5
+        hi += 0.5
+    from ptcore._ops.creation import linspace
+    return linspace(lo, hi, nbins + 1, dtype=x.dtype, device=x.device)
 
 
 def _histogram_cpu(x, edges_t, weight, density):

@@ -277,10 +277,11 @@ _device_layer.register_runtime(to_device=_to_device, pin_memory=_pin_memory,
 
 
 def __getattr__(name):
-    # ptcore.cuda.amp (the deprecated autocast/GradScaler spellings), imported on first use
-    if name == "amp":
+    # ptcore.cuda.amp (the deprecated autocast/GradScaler spellings) and ptcore.cuda.nvtx,
+    # imported on first use
+    if name in ("amp", "nvtx"):
         import importlib
-        mod = importlib.import_module("ptcore.cuda.amp")
-        globals()["amp"] = mod
+        mod = importlib.import_module("ptcore.cuda." + name)
+        globals()[name] = mod
         return mod
     raise AttributeError(f"module 'ptcore.cuda' has no attribute '{name}'")

@@ -44,10 +44,15 @@ Conventions shared by both implementations
 import os
 import threading
 
-__all__ = ["Driver", "CudaError", "get_driver", "emulation_requested"]
+__all__ = ["Driver", "AcceleratorError", "CudaError", "get_driver", "emulation_requested"]
 
 
-class CudaError(RuntimeError):
+class AcceleratorError(RuntimeError):
+    """An accelerator's runtime reported an error (``ptcore.AcceleratorError``, as
+    ``torch.AcceleratorError``): the base of :class:`CudaError`."""
+
+
+class CudaError(AcceleratorError):
     """A CUDA driver call failed: ``call`` and ``code`` name it."""
 
     def __init__(self, call, code, message=None):

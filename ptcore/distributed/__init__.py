@@ -22,6 +22,12 @@ from ptcore.distributed.collectives import (
 from ptcore.distributed.object_collectives import (
     all_gather_object, broadcast_object_list, gather_object, scatter_object_list,
 )
+from ptcore.distributed.extras import (
+    all_gather_single, get_default_backend_for_device, get_node_local_rank, is_backend_available,
+    new_subgroups, new_subgroups_by_enumeration, recv_object_list, send_object_list,
+)
+from ptcore.distributed import device_mesh  # noqa: E402
+from ptcore.distributed.device_mesh import DeviceMesh, init_device_mesh  # noqa: E402
 
 __all__ = [
     "Backend", "DistBackendError", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work",
@@ -33,4 +39,7 @@ __all__ = [
     "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
     "is_torchelastic_launched", "isend", "monitored_barrier", "new_group", "recv", "reduce",
     "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    "all_gather_single", "get_default_backend_for_device", "get_node_local_rank",
+    "is_backend_available", "new_subgroups", "new_subgroups_by_enumeration", "recv_object_list",
+    "send_object_list", "DeviceMesh", "init_device_mesh",
 ]

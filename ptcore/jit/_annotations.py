@@ -4,6 +4,7 @@ unchanged: ``Final``, ``annotate``, ``ignore``, ``unused``, ``export``,
 import typing
 
 from ptcore._dispatch import tracing as _tracing
+from ptcore.futures import Future, _completed
 
 __all__ = ["Final", "annotate", "ignore", "unused", "export", "is_scripting", "is_tracing",
            "fork", "wait", "Future", "Attribute", "interface", "script_if_tracing",
@@ -64,31 +65,14 @@ def is_tracing():
     return _tracing.active_tracer() is not None
 
 
-class Future:
-    """The result of :func:`fork` (computed eagerly)."""
-
-    def __init__(self, value=None, exc=None):
-        self._value, self._exc = value, exc
-
-    def wait(self):
-        if self._exc is not None:
-            raise self._exc
-        return self._value
-
-    def value(self):
-        return self.wait()
-
-    def done(self):
-        return True
-
-
 def fork(func, *args, **kwargs):
     """``torch.jit.fork``: run ``func`` now (ptcore has no inter-op thread
-    pool for Python code) and return a :class:`Future` holding its result."""
+    pool for Python code) and return a completed :class:`ptcore.futures.Future`
+    holding its result."""
     try:
-        return Future(func(*args, **kwargs))
+        return _completed(func(*args, **kwargs))
     except Exception as e:     # delivered by wait(), as torch does
-        return Future(exc=e)
+        return _completed(exc=e)
 
 
 def wait(future):

@@ -441,9 +441,12 @@ def _resolve(name):
         mod, n = _RENAMES[name]
         return getattr(ptcore.nn.functional, n)
     base = name[:-1] if name.endswith("_") and not name.endswith("__") else None
+    from ptcore._dispatch.table import op_of
     for ns in (ptcore, ptcore.nn.functional, ptcore.linalg, ptcore.special, ptcore.fft):
         f = getattr(ns, name, None)
-        if callable(f) and not isinstance(f, type):
+        # only the operator table's entries: a plain function of the namespace (ptcore.lstm,
+        # the ATen-form recurrences) has no graph node and is unsupported when reached
+        if callable(f) and not isinstance(f, type) and op_of(f) is not None:
             return f
     if hasattr(ptcore.Tensor, name):
         return name

@@ -5,6 +5,11 @@ from ptcore.nn import functional, init, utils  # noqa: F401
 from ptcore.nn import parallel  # noqa: F401
 from ptcore.nn.parallel import DataParallel  # noqa: F401
 from ptcore.nn import grad, common_types  # noqa: F401,E402
+# torch.nn.attention is the SDPA-backend package, not the MultiheadAttention module file
+# that the star import above binds under that name: import the package explicitly
+import importlib as _importlib  # noqa: E402
+attention = _importlib.import_module("ptcore.nn.attention")
+del _importlib
 
 
 def factory_kwargs(kwargs):

@@ -179,3 +179,42 @@ def test_ddp_digits_example_runs():
         assert re.search(rf"\[rank {r}/2\] epoch  2/2 .* test acc", p.stdout), p.stdout
         assert f"[rank {r}/2] final test accuracy" in p.stdout, p.stdout
     assert p.stdout.count("weights identical on all ranks: True") == 2, p.stdout
+
+
+# dist_worker_extras.py: new_subgroups(_by_enumeration), all_gather_single and
+# send/recv_object_list; dist_worker_mesh.py: init_device_mesh / DeviceMesh
+@pytest.mark.parametrize("worker, tag, checks", [("dist_worker_extras.py", "OK-EXTRAS", "[45]"),
+                                                 ("dist_worker_mesh.py", "OK-MESH", "5")])
+@pytest.mark.parametrize("n", [2, 4])
+def test_workers_of_the_everyday_surface(worker, tag, checks, n):
+    p = run_mpi(worker, n)
+    assert p.returncode == 0, p.stdout
+    assert _ranks(p.stdout, rf"{tag} rank=(\d+) world={n} checks={checks}") == list(range(n)), \
+        p.stdout
+
+
+def test_single_process_queries():
+    import os
+    import ptcore.distributed as dist
+    torch = pytest.importorskip("torch")
+    tdist = torch.distributed
+    assert dist.is_backend_available("foo") is tdist.is_backend_available("foo") is False
+    assert dist.get_default_backend_for_device("cuda") == "mpi"
+    for bad in ("meta", ptcore.device("meta")):
+        with pytest.raises(ValueError):
+            dist.get_default_backend_for_device(bad)
+    with pytest.raises(ValueError):
+        tdist.get_default_backend_for_device("meta")
+    saved = os.environ.pop("LOCAL_RANK", None)
+    try:
+        with pytest.raises(RuntimeError):
+            tdist.get_node_local_rank()
+        with pytest.raises(RuntimeError):
+            dist.get_node_local_rank()
+        assert dist.get_node_local_rank(fallback_rank=3) == tdist.get_node_local_rank(3) == 3
+        os.environ["LOCAL_RANK"] = "2"
+        assert dist.get_node_local_rank(fallback_rank=3) == tdist.get_node_local_rank(3) == 2
+    finally:
+        os.environ.pop("LOCAL_RANK", None)
+        if saved is not None:
+            os.environ["LOCAL_RANK"] = saved

@@ -34,6 +34,10 @@ NO_PAGE = {
     "windows": "an alias of ptcore.signal.windows",
     "functional": "torch.functional's names, documented on the ptcore page",
     "version": "the version string (ptcore.__version__)",
+    "torch_version": "TorchVersion, the type of ptcore.__version__ (documented there)",
+    "types": "type aliases for annotations (torch.types), no functions",
+    "_dynamo": "torch._dynamo's entry points scripts call; documented with ptcore.compiler",
+    "_inductor": "torch._inductor's settings (they change nothing: no graph compiler)",
 }
 
 

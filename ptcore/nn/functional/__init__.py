@@ -20,6 +20,7 @@ from ptcore.nn.functional._grid_sample import *  # noqa: F401,F403
 from ptcore.nn.functional._gumbel_softmax import *  # noqa: F401,F403
 from ptcore.nn.functional._fractional_max_pool import *  # noqa: F401,F403
 from ptcore.nn.functional._conv_tbc import *  # noqa: F401,F403
+from ptcore.nn.functional._linear_cross_entropy import *  # noqa: F401,F403
 from ptcore.nn import grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
 
 

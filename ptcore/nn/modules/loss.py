@@ -295,3 +295,12 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 # torch defines CTCLoss in nn/modules/loss.py; ptcore keeps it in ctc.py.
 from ptcore.nn.modules.ctc import CTCLoss  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # torch defines LinearCrossEntropyLoss in its loss module; ptcore's lives in
+    # ptcore.nn.modules.linear_cross_entropy (which builds on this module)
+    if name == "LinearCrossEntropyLoss":
+        from ptcore.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss
+        return LinearCrossEntropyLoss
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

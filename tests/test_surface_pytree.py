@@ -1,0 +1,77 @@
+"""ptcore.utils._pytree against torch.utils._pytree (plain-Python trees: the same leaves,
+structure reprs, rebuilt trees and errors)."""
+import collections
+
+import pytest
+
+import ptcore
+from ptcore.utils import _pytree as P
+
+torch = pytest.importorskip("torch")
+TP = torch.utils._pytree
+
+NT = collections.namedtuple("NT", "x y")
+TREES = [
+    {"a": [1, (2, 3)], "b": None}, [None, 1], 5, (), [], {},
+    collections.OrderedDict(b=1, a=2), NT(1, (2,)), collections.deque([1, 2], maxlen=3),
+    collections.defaultdict(list, {"k": [1, 2]}), [{"x": (1, [2, {"y": 3}])}, "s"],
+]
+
+
+@pytest.mark.parametrize("tree", TREES, ids=range(len(TREES)))
+def test_flatten_unflatten_map_as_torch(tree):
+    leaves, spec = P.tree_flatten(tree)
+    tleaves, tspec = TP.tree_flatten(tree)
+    assert leaves == tleaves
+    assert repr(spec) == repr(tspec)
+    assert spec.num_leaves == tspec.num_leaves and spec.num_nodes == tspec.num_nodes
+    rebuilt = P.tree_unflatten(list(range(len(leaves))), spec)
+    expect = TP.tree_unflatten(list(range(len(leaves))), tspec)
+    assert rebuilt == expect and type(rebuilt) is type(expect)
+    f = (lambda v: (v, 0))
+    assert P.tree_map(f, tree) == TP.tree_map(f, tree)
+    assert P.tree_structure(tree) == P.tree_structure(P.tree_map(lambda v: 0, tree))
+
+
+def test_multi_tree_map_only_all_any_and_errors():
+    assert P.tree_map(lambda a, b: a + b, [1, (2,)], [3, (4,)]) == [4, (6,)]
+    assert P.tree_map(lambda a, b: (a, b), [1, 2], [[5], {"z": 6}]) == \
+        TP.tree_map(lambda a, b: (a, b), [1, 2], [[5], {"z": 6}])
+    assert P.tree_map_only(int, lambda v: -v, [1, "a", 2.0]) == [-1, "a", 2.0]
+    assert P.tree_map_only((int, float), lambda v: -v, [1, "a", 2.0]) == [-1, "a", -2.0]
+    assert P.tree_all(lambda v: v > 0, [1, [2]]) and not P.tree_any(lambda v: v > 1, (1,))
+    assert P.tree_all_only(str, lambda s: s == "a", [1, "a"])
+    seen = []
+    assert P.tree_map_(seen.append, {"k": [1, 2]}) == {"k": [1, 2]} and seen == [1, 2]
+    assert P.tree_map(lambda x: 0, [[1], 2], is_leaf=lambda x: isinstance(x, list)) == 0
+    for bad in ([1], (1, 2), {"a": 1, "b": 2}):
+        with pytest.raises(ValueError):
+            TP.tree_map(lambda a, b: a, [1, 2], bad)
+        with pytest.raises(ValueError):
+            P.tree_map(lambda a, b: a, [1, 2], bad)
+    with pytest.raises(ValueError):
+        P.tree_unflatten([1, 2], P.tree_structure([1]))
+    with pytest.raises(TypeError):
+        P.tree_unflatten([1], "spec")
+
+
+def test_tensors_sizes_return_types_and_registration():
+    x = ptcore.ones(2)
+    leaves, spec = P.tree_flatten({"t": x, "s": ptcore.Size([2, 3])})
+    assert leaves[0] is x and leaves[1] == ptcore.Size([2, 3])
+    r = ptcore.max(ptcore.tensor([[1.0, 5.0]]), dim=1)
+    leaves, spec = P.tree_flatten(r)
+    assert len(leaves) == 2 and type(P.tree_unflatten(leaves, spec)) is type(r)
+
+    class Point:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+    P.register_pytree_node(Point, lambda p: ([p.a, p.b], None), lambda xs, _: Point(*xs))
+    try:
+        out = P.tree_map(lambda v: v * 10, [Point(1, 2)])
+        assert (out[0].a, out[0].b) == (10, 20)
+        with pytest.raises(ValueError):
+            P.register_pytree_node(Point, lambda p: ([], None), lambda xs, _: None)
+    finally:
+        P.SUPPORTED_NODES.pop(Point)
+    assert ptcore.utils._pytree is P
