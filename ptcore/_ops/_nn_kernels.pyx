@@ -88,12 +88,54 @@ ctypedef fused real:
     double
 
 
+# Row sums in double over 8 independent partial sums (lanes j % 8, then a
+# fixed pairwise order, then the tail): a single running double sum is one
+# serial chain of adds, several times slower than the data movement.
+cdef inline double _lanes(double* a) noexcept nogil:
+    return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+
+
+cdef inline double _pdot(const real* x, const real* y, Py_ssize_t n) noexcept nogil:
+    """sum of x[j] * y[j] (each product rounded in ``real``), of x[j] when
+    ``y`` is NULL."""
+    cdef double a[8]
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            a[k] = a[k] + (<real>(x[j + k] * y[j + k]) if y != NULL else x[j + k])
+        j += 8
+    a[0] = _lanes(a)
+    for j in range(j, n):
+        a[0] = a[0] + (<real>(x[j] * y[j]) if y != NULL else x[j])
+    return a[0]
+
+
+cdef inline double _pssd(const real* x, double mu, Py_ssize_t n) noexcept nogil:
+    """sum of (x[j] - mu)**2 in double."""
+    cdef double a[8]
+    cdef double d
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            d = x[j + k] - mu
+            a[k] = a[k] + d * d
+        j += 8
+    a[0] = _lanes(a)
+    for j in range(j, n):
+        d = x[j] - mu
+        a[0] = a[0] + d * d
+    return a[0]
+
+
 cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
                         Py_ssize_t n, bint log, int nt) noexcept nogil:
     """softmax: o = y * (g - sum(g * y)); log_softmax: o = g - exp(y) * sum(g),
     one row of ``n`` elements at a time (sums accumulated in double)."""
     cdef Py_ssize_t r, j
-    cdef double s
     cdef real sr
     cdef const real* gr
     cdef const real* yr
@@ -102,20 +144,15 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
         gr = g + r * n
         yr = y + r * n
         orow = o + r * n
-        s = 0
         if log:
-            for j in range(n):
-                s = s + gr[j]
-            sr = <real>s
+            sr = <real>_pdot(gr, <const real*>NULL, n)
             for j in range(n):
                 if real is float:
                     orow[j] = gr[j] - expf(yr[j]) * sr
                 else:
                     orow[j] = gr[j] - exp(yr[j]) * sr
         else:
-            for j in range(n):
-                s = s + gr[j] * yr[j]
-            sr = <real>s
+            sr = <real>_pdot(gr, yr, n)
             for j in range(n):
                 orow[j] = yr[j] * (gr[j] - sr)
 
@@ -156,22 +193,15 @@ cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* me
                   real* rstd, Py_ssize_t rows, Py_ssize_t n, double eps,
                   int nt) noexcept nogil:
     cdef Py_ssize_t r, j
-    cdef double s, d, mu, rs
+    cdef double mu, rs
     cdef real m_, r_
     cdef const real* xr
     cdef real* yr
     for r in prange(rows, num_threads=nt, schedule="static"):
         xr = x + r * n
         yr = y + r * n
-        s = 0
-        for j in range(n):
-            s = s + xr[j]
-        mu = s / n
-        s = 0
-        for j in range(n):
-            d = xr[j] - mu
-            s = s + d * d
-        rs = 1.0 / sqrt(s / n + eps)
+        mu = _pdot(xr, <const real*>NULL, n) / n
+        rs = 1.0 / sqrt(_pssd(xr, mu, n) / n + eps)
         m_ = <real>mu
         r_ = <real>rs
         mean[r] = m_
@@ -190,13 +220,56 @@ cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* me
                 yr[j] = (xr[j] - m_) * r_
 
 
+cdef inline void _ln_bwd_sums(const real* gr, const real* xr, const real* w, real m_, real r_,
+                              Py_ssize_t n, double* sa, double* sc) noexcept nogil:
+    """sa = sum(dxh), sc = sum(dxh * xh) in double over 8 partial sums each
+    (as _pdot), with xh = (x - mean) rstd and dxh = g w (both rounded in ``real``)."""
+    cdef double a[8]
+    cdef double c[8]
+    cdef double xh, dxh
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = 0
+        c[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            xh = <real>((xr[j + k] - m_) * r_)
+            dxh = <real>(gr[j + k] * w[j + k]) if w != NULL else gr[j + k]
+            a[k] = a[k] + dxh
+            c[k] = c[k] + dxh * xh
+        j += 8
+    a[0] = _lanes(a)
+    c[0] = _lanes(c)
+    for j in range(j, n):
+        xh = <real>((xr[j] - m_) * r_)
+        dxh = <real>(gr[j] * w[j]) if w != NULL else gr[j]
+        a[0] = a[0] + dxh
+        c[0] = c[0] + dxh * xh
+    sa[0] = a[0]
+    sc[0] = c[0]
+
+
+cdef inline void _acc_gw(double* gw, const real* gr,
+                         const real* xr, real m_, real r_, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        gw[j] += gr[j] * ((xr[j] - m_) * r_)
+
+
+cdef inline void _acc_gb(double* gb, const real* gr,
+                         Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        gb[j] += gr[j]
+
+
 cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
                   const real* rstd, real* gx, double* gw, double* gb, Py_ssize_t rows,
                   Py_ssize_t n, int nt) noexcept nogil:
     """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
     dxh = g w; gw += g xh and gb += g over the rows (serially, in double)."""
     cdef Py_ssize_t r, j
-    cdef double sa, sc, xh, dxh
+    cdef double sa, sc
     cdef real a_, c_, m_, r_
     cdef const real* gr
     cdef const real* xr
@@ -207,13 +280,7 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
         gxr = gx + r * n
         m_ = mean[r]
         r_ = rstd[r]
-        sa = 0
-        sc = 0
-        for j in range(n):
-            xh = (xr[j] - m_) * r_
-            dxh = gr[j] * w[j] if w != NULL else gr[j]
-            sa = sa + dxh
-            sc = sc + dxh * xh
+        _ln_bwd_sums(gr, xr, w, m_, r_, n, &sa, &sc)
         a_ = <real>(sa / n)
         c_ = <real>(sc / n)
         if w != NULL:
@@ -229,11 +296,9 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
             m_ = mean[r]
             r_ = rstd[r]
             if gw != NULL:
-                for j in range(n):
-                    gw[j] += gr[j] * ((xr[j] - m_) * r_)
+                _acc_gw(gw, gr, xr, m_, r_, n)
             if gb != NULL:
-                for j in range(n):
-                    gb[j] += gr[j]
+                _acc_gb(gb, gr, n)
 
 
 cdef inline bint _param_ok(object p, _TensorBase x, Py_ssize_t n):

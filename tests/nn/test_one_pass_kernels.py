@@ -71,6 +71,21 @@ def test_recorded_backward_keeps_double_backward(fn):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+def _layer_norm_pair(x, g, w, b, ns):
+    """[output, input grad, weight grad?, bias grad?] of layer_norm (w/b None:
+    no affine part) in ptcore and in torch."""
+    out = []
+    for lib in (ptcore, torch):
+        xx = lib.from_numpy(x.copy()).requires_grad_()
+        ww = None if w is None else lib.from_numpy(w.copy()).requires_grad_()
+        bb = None if b is None else lib.from_numpy(b.copy()).requires_grad_()
+        y = lib.nn.functional.layer_norm(xx, ns, ww, bb, eps=1e-5)
+        y.backward(lib.from_numpy(g.copy()))
+        out.append([y, xx.grad] + [t.grad for t in (ww, bb) if t is not None])
+        assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0" or lib is torch
+    return out
+
+
 @pytest.mark.parametrize("dt,tol", DTYPES)
 @pytest.mark.parametrize("ns", [(33,), (6, 33)])
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
@@ -78,17 +93,28 @@ def test_layer_norm_forward_backward(dt, tol, ns, affine):
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((4, 6, 33)) * 3 + 1).astype(dt)
     g = rng.standard_normal(x.shape).astype(dt)
-    w = rng.standard_normal(ns).astype(dt)
-    b = rng.standard_normal(ns).astype(dt)
-    out = []
-    for lib in (ptcore, torch):
-        xx = lib.from_numpy(x.copy()).requires_grad_()
-        ww = lib.from_numpy(w.copy()).requires_grad_() if affine in ("both", "weight") else None
-        bb = lib.from_numpy(b.copy()).requires_grad_() if affine in ("both", "bias") else None
-        y = lib.nn.functional.layer_norm(xx, ns, ww, bb, eps=1e-5)
-        y.backward(lib.from_numpy(g.copy()))
-        out.append([y, xx.grad] + [t.grad for t in (ww, bb) if t is not None])
-        assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0" or lib is torch
+    w = rng.standard_normal(ns).astype(dt) if affine in ("both", "weight") else None
+    b = rng.standard_normal(ns).astype(dt) if affine in ("both", "bias") else None
+    for a, c in zip(*_layer_norm_pair(x, g, w, b, ns)):
+        _close(a, c, 20 * tol)
+
+
+@pytest.mark.parametrize("dt,tol", DTYPES)
+@pytest.mark.parametrize("n", [1, 3, 4, 8, 11, 128, 133])
+@pytest.mark.parametrize("affine", [True, False])
+def test_row_sums_in_lanes_and_tails(dt, tol, n, affine):
+    # the row sums of layer norm and softmax's backward run in 8 partial sums
+    # plus a tail: rows shorter than, equal to and not a multiple of that
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((5, n)) * 3 + 1).astype(dt)
+    g = rng.standard_normal(x.shape).astype(dt)
+    w = rng.standard_normal(n).astype(dt) if affine else None
+    b = rng.standard_normal(n).astype(dt) if affine else None
+    out = _layer_norm_pair(x, g, w, b, (n,))
+    for lib, res in zip((ptcore, torch), out):
+        xs = lib.from_numpy(x.copy()).requires_grad_()
+        lib.softmax(xs, -1).backward(lib.from_numpy(g.copy()))
+        res.append(xs.grad)
     for a, c in zip(*out):
         _close(a, c, 20 * tol)
 
