@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """One-pass kernels of nn functions: GELU, softmax and log-softmax backward,
-layer norm forward and backward.
+the causal softmax of attention, layer norm forward and backward.
 
 Each function takes contiguous operands of one floating dtype and returns a
 new contiguous tensor, or ``None`` when it does not apply (other dtypes,
@@ -18,6 +18,7 @@ from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport _TensorBase, _empty_contig
 
 cdef extern from "ptc_math.h" nogil:
+    void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
     double ptc_gelu_bwd_f64(double dy, double x)
 
@@ -183,6 +184,86 @@ def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
         with nogil:
             _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt)
     return out
+
+
+# ---------------------------------------------------------------------------
+# causal softmax of attention scores, in place
+# ---------------------------------------------------------------------------
+
+cdef inline real _pmax(const real* x, Py_ssize_t n) noexcept nogil:
+    """max of x[0:n] (n >= 1) over 8 branch-free lanes (a NaN need not win:
+    the caller's sum of exp(x - max) turns NaN anyway)."""
+    cdef real a[8]
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = x[0]
+    while j + 8 <= n:
+        for k in range(8):
+            a[k] = x[j + k] if x[j + k] > a[k] else a[k]
+        j += 8
+    for j in range(j, n):
+        a[0] = x[j] if x[j] > a[0] else a[0]
+    for k in range(1, 8):
+        a[0] = a[k] if a[k] > a[0] else a[0]
+    return a[0]
+
+
+cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
+                       int nt) noexcept nogil:
+    """Row r (query i = r % L) of the (L, S) score blocks: softmax over its
+    keys j <= i, 0 at j > i -- what masking the scores above the diagonal
+    with -inf and a softmax give, without computing the masked half."""
+    cdef Py_ssize_t r, j, keep, kv
+    cdef real m, c
+    cdef real* row
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        row = s + r * S
+        keep = r % L + 1
+        if keep > S:
+            keep = S
+        m = _pmax(row, keep)
+        for j in range(keep):
+            row[j] = row[j] - m
+        if real is float:
+            # whole vectors (the vector exp's scalar tail is slow): the
+            # masked lanes get exp(0), then 0 below
+            kv = (keep + 7) & ~7
+            if kv > S:
+                kv = S
+            for j in range(keep, kv):
+                row[j] = 0
+            ptc_exp_f32(row, row, kv)
+        else:
+            for j in range(keep):
+                row[j] = exp(row[j])
+        c = <real>(1.0 / _pdot(row, <const real*>NULL, keep))
+        for j in range(keep):
+            row[j] = row[j] * c
+        for j in range(keep, S):
+            row[j] = 0
+
+
+def causal_softmax_(_TensorBase s):
+    """Softmax in place over the last dim of contiguous float ``s`` (..., L, S)
+    with key j hidden from query i when j > i (``is_causal``'s top-left
+    mask); returns ``s``, or None when it does not apply."""
+    cdef int num = s._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or s._ndim < 2 or not s._is_contig() \
+            or s._numel == 0 or s._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t L = s._shape[s._ndim - 2], S = s._shape[s._ndim - 1]
+    cdef Py_ssize_t rows = s._numel // S
+    cdef int nt = _threads(s._numel)
+    if nt > rows:
+        nt = <int>rows
+    cdef char* ps = s._ptr()
+    if num == PT_FLOAT32:
+        with nogil:
+            _causal_rows(<float*>ps, rows, L, S, nt)
+    else:
+        with nogil:
+            _causal_rows(<double*>ps, rows, L, S, nt)
+    return s
 
 
 # ---------------------------------------------------------------------------

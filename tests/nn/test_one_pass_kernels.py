@@ -137,13 +137,16 @@ def test_layer_norm_non_contiguous_and_double_backward():
         np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("L,S", [(9, 9), (5, 9), (9, 5)])
-def test_causal_sdpa_values_and_grads(L, S):
+@pytest.mark.parametrize("L,S", [(9, 9), (5, 9), (9, 5), (1, 1), (64, 64), (17, 33), (40, 8)])
+@pytest.mark.parametrize("dt,tol", DTYPES)
+def test_causal_sdpa_values_and_grads(L, S, dt, tol):
+    # (the causal softmax keeps keys j <= i of each row: rows shorter than,
+    # equal to and longer than the 8-lane vectors, and S < L)
     rng = np.random.default_rng(5)
-    q = rng.standard_normal((2, 3, L, 8)).astype(np.float32)
-    k = rng.standard_normal((2, 3, S, 8)).astype(np.float32)
-    v = rng.standard_normal((2, 3, S, 4)).astype(np.float32)
-    g = rng.standard_normal((2, 3, L, 4)).astype(np.float32)
+    q = (rng.standard_normal((2, 3, L, 8)) * 2).astype(dt)
+    k = rng.standard_normal((2, 3, S, 8)).astype(dt)
+    v = rng.standard_normal((2, 3, S, 4)).astype(dt)
+    g = rng.standard_normal((2, 3, L, 4)).astype(dt)
     res = []
     for lib in (ptcore, torch):
         qq, kk, vv = (lib.from_numpy(a.copy()).requires_grad_() for a in (q, k, v))
@@ -151,7 +154,28 @@ def test_causal_sdpa_values_and_grads(L, S):
         o.backward(lib.from_numpy(g.copy()))
         res.append([o, qq.grad, kk.grad, vv.grad])
     for a, c in zip(*res):
-        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=10 * tol,
+                                   atol=10 * tol)
+
+
+def test_causal_softmax_kernel_masks_and_normalises():
+    # the in-place kernel itself: 0 above the diagonal, rows summing to 1,
+    # softmax's values on the kept keys; NaN in a row turns its kept part NaN
+    from ptcore._ops import _nn_kernels
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((3, 11, 13)) * 4).astype(np.float32)
+    a[1, 4, 2] = np.nan
+    s = ptcore.from_numpy(a.copy())
+    assert _nn_kernels.causal_softmax_(s) is s
+    r = s.numpy()
+    keep = np.tril(np.ones((11, 13), bool))
+    assert (r[:, ~keep] == 0).all()
+    t = torch.from_numpy(a.copy()).masked_fill(torch.from_numpy(~keep), float("-inf")).softmax(-1)
+    ok = ~np.isnan(a).any(-1, keepdims=True) & keep
+    np.testing.assert_allclose(r[np.broadcast_to(ok, r.shape)],
+                               t.numpy()[np.broadcast_to(ok, r.shape)], rtol=2e-6, atol=1e-7)
+    assert np.isnan(r[1, 4, :5]).all()
+    assert _nn_kernels.causal_softmax_(ptcore.zeros(4, 4, dtype=ptcore.int64)) is None
 
 
 @pytest.mark.parametrize("causal", [False, True])
