@@ -297,7 +297,23 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
     return gb
 
 
+_OVERLAPS = {}
+
+
 def _overlaps(shape, stride):
+    """Whether two indices of a (shape, stride) view (tuples) reach the same
+    element.  Memoised: every view op of a recorded graph asks it several
+    times, of the few geometries a model has."""
+    key = (shape, stride)
+    r = _OVERLAPS.get(key)
+    if r is None:
+        if len(_OVERLAPS) >= 4096:
+            _OVERLAPS.clear()
+        r = _OVERLAPS[key] = _overlaps_of(shape, stride)
+    return r
+
+
+def _overlaps_of(shape, stride):
     dims = sorted((abs(s), n) for s, n in zip(stride, shape) if n > 1)
     extent = 1
     for s, n in dims:
