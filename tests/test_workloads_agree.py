@@ -57,3 +57,25 @@ def test_build_pair_copies_every_parameter_and_buffer():
     assert len(pp) == len(tp) > 0
     for a, b in zip(pp, tp):
         assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
+
+
+def test_paired_step_times_cpu_clock():
+    # --cpu-time: the samples come from the clock given (CPU time of the process)
+    import time
+    mod = _load()
+    calls = []
+
+    def busy():
+        calls.append(1)
+        s = 0
+        for i in range(20000):
+            s += i
+        return s
+
+    def idle():
+        calls.append(2)
+        time.sleep(0.002)
+
+    t_busy, t_idle = mod.paired_step_times([busy, idle], 0.05, clock=time.process_time)
+    assert t_busy > 0 and 1 in calls and 2 in calls
+    assert t_idle < 0.0015          # sleeping costs (almost) no CPU time
