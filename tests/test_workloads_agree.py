@@ -63,19 +63,18 @@ def test_paired_step_times_cpu_clock():
     # --cpu-time: the samples come from the clock given (CPU time of the process)
     import time
     mod = _load()
-    calls = []
+    ticks = [0.0]
 
-    def busy():
-        calls.append(1)
-        s = 0
-        for i in range(20000):
-            s += i
-        return s
+    def clock():
+        return ticks[0]
 
-    def idle():
-        calls.append(2)
-        time.sleep(0.002)
+    def heavy():
+        ticks[0] += 0.004
 
-    t_busy, t_idle = mod.paired_step_times([busy, idle], 0.05, clock=time.process_time)
-    assert t_busy > 0 and 1 in calls and 2 in calls
-    assert t_idle < 0.0015          # sleeping costs (almost) no CPU time
+    def light():
+        ticks[0] += 0.001
+
+    t_heavy, t_light = mod.paired_step_times([heavy, light], 0.05, clock=clock)
+    assert abs(t_heavy - 0.004) < 1e-9 and abs(t_light - 0.001) < 1e-9
+    t_cpu = mod.paired_step_times([lambda: sum(range(2000))], 0.05, clock=time.process_time)
+    assert 0 < t_cpu[0] < 0.05
