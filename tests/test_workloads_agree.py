@@ -57,3 +57,24 @@ def test_build_pair_copies_every_parameter_and_buffer():
     assert len(pp) == len(tp) > 0
     for a, b in zip(pp, tp):
         assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
+
+
+def test_paired_step_times_cpu_clock():
+    # --cpu-time: the samples come from the clock given (CPU time of the process)
+    import time
+    mod = _load()
+    ticks = [0.0]
+
+    def clock():
+        return ticks[0]
+
+    def heavy():
+        ticks[0] += 0.004
+
+    def light():
+        ticks[0] += 0.001
+
+    t_heavy, t_light = mod.paired_step_times([heavy, light], 0.05, clock=clock)
+    assert abs(t_heavy - 0.004) < 1e-9 and abs(t_light - 0.001) < 1e-9
+    t_cpu = mod.paired_step_times([lambda: sum(range(2000))], 0.05, clock=time.process_time)
+    assert 0 < t_cpu[0] < 0.05

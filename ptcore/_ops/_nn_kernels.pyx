@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """One-pass kernels of nn functions: GELU, softmax and log-softmax backward,
-layer norm forward and backward.
+the causal softmax of attention, layer norm forward and backward.
 
 Each function takes contiguous operands of one floating dtype and returns a
 new contiguous tensor, or ``None`` when it does not apply (other dtypes,
@@ -18,8 +18,74 @@ from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport _TensorBase, _empty_contig
 
 cdef extern from "ptc_math.h" nogil:
+    void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
     double ptc_gelu_bwd_f64(double dy, double x)
+
+cdef extern from *:
+    """
+    /* layer norm backward's float32 row loops on 2-double vectors (the
+       compiler does not vectorise float products summed in double by itself):
+       the operations of _ln_bwd_sums/_acc_gw/_acc_gb in the same order (the
+       sums in 8 lanes j % 8 combined as _lanes) */
+    #include <string.h>
+    #include <stddef.h>
+    typedef float ptln_v4f __attribute__((vector_size(16)));
+    typedef float ptln_v2f __attribute__((vector_size(8)));
+    typedef double ptln_v2d __attribute__((vector_size(16)));
+    static inline ptln_v2d ptln_half(ptln_v4f v, int hi) {
+        ptln_v2f h; memcpy(&h, (const char*)&v + 8 * hi, 8); return __builtin_convertvector(h, ptln_v2d); }
+    static inline ptln_v4f ptln_ld(const float* p) { ptln_v4f v; memcpy(&v, p, 16); return v; }
+    static inline double ptln_lanes(const ptln_v2d* A) {
+        return ((A[0][0] + A[2][0]) + (A[0][1] + A[2][1])) + ((A[1][0] + A[3][0]) + (A[1][1] + A[3][1])); }
+    static void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
+                                  ptrdiff_t n, double* sa, double* sc) {
+        ptln_v2d A[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}, C[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8)
+            for (int h = 0; h < 2; h++) {
+                ptln_v4f xh = (ptln_ld(x + j + 4 * h) - m) * r;
+                ptln_v4f d = ptln_ld(g + j + 4 * h);
+                if (w) d = d * ptln_ld(w + j + 4 * h);
+                for (int q = 0; q < 2; q++) {
+                    ptln_v2d dd = ptln_half(d, q);
+                    A[2 * h + q] += dd;
+                    C[2 * h + q] += dd * ptln_half(xh, q);
+                }
+            }
+        double a = ptln_lanes(A), c = ptln_lanes(C);
+        for (; j < n; j++) {
+            float xh = (x[j] - m) * r;
+            float d = w ? g[j] * w[j] : g[j];
+            a += d;
+            c += (double)d * (double)xh;
+        }
+        *sa = a;
+        *sc = c;
+    }
+    static void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m,
+                             float r, ptrdiff_t n) {
+        ptrdiff_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            ptln_v4f gv = ptln_ld(g + j);
+            ptln_v4f p = gv * ((ptln_ld(x + j) - m) * r);
+            for (int q = 0; q < 2; q++) {
+                ptln_v2d t;
+                if (gw) { memcpy(&t, gw + j + 2 * q, 16); t += ptln_half(p, q); memcpy(gw + j + 2 * q, &t, 16); }
+                if (gb) { memcpy(&t, gb + j + 2 * q, 16); t += ptln_half(gv, q); memcpy(gb + j + 2 * q, &t, 16); }
+            }
+        }
+        for (; j < n; j++) {
+            if (gw) gw[j] += g[j] * ((x[j] - m) * r);
+            if (gb) gb[j] += g[j];
+        }
+    }
+    """
+    void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
+                           Py_ssize_t n, double* sa, double* sc) nogil
+    void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m, float r,
+                      Py_ssize_t n) nogil
+
 
 cdef enum:
     CHUNK = 16384          # elements per parallel task of the elementwise kernels
@@ -88,12 +154,54 @@ ctypedef fused real:
     double
 
 
+# Row sums in double over 8 independent partial sums (lanes j % 8, then a
+# fixed pairwise order, then the tail): a single running double sum is one
+# serial chain of adds, several times slower than the data movement.
+cdef inline double _lanes(double* a) noexcept nogil:
+    return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+
+
+cdef inline double _pdot(const real* x, const real* y, Py_ssize_t n) noexcept nogil:
+    """sum of x[j] * y[j] (each product rounded in ``real``), of x[j] when
+    ``y`` is NULL."""
+    cdef double a[8]
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            a[k] = a[k] + (<real>(x[j + k] * y[j + k]) if y != NULL else x[j + k])
+        j += 8
+    a[0] = _lanes(a)
+    for j in range(j, n):
+        a[0] = a[0] + (<real>(x[j] * y[j]) if y != NULL else x[j])
+    return a[0]
+
+
+cdef inline double _pssd(const real* x, double mu, Py_ssize_t n) noexcept nogil:
+    """sum of (x[j] - mu)**2 in double."""
+    cdef double a[8]
+    cdef double d
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            d = x[j + k] - mu
+            a[k] = a[k] + d * d
+        j += 8
+    a[0] = _lanes(a)
+    for j in range(j, n):
+        d = x[j] - mu
+        a[0] = a[0] + d * d
+    return a[0]
+
+
 cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
                         Py_ssize_t n, bint log, int nt) noexcept nogil:
     """softmax: o = y * (g - sum(g * y)); log_softmax: o = g - exp(y) * sum(g),
     one row of ``n`` elements at a time (sums accumulated in double)."""
     cdef Py_ssize_t r, j
-    cdef double s
     cdef real sr
     cdef const real* gr
     cdef const real* yr
@@ -102,20 +210,15 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
         gr = g + r * n
         yr = y + r * n
         orow = o + r * n
-        s = 0
         if log:
-            for j in range(n):
-                s = s + gr[j]
-            sr = <real>s
+            sr = <real>_pdot(gr, <const real*>NULL, n)
             for j in range(n):
                 if real is float:
                     orow[j] = gr[j] - expf(yr[j]) * sr
                 else:
                     orow[j] = gr[j] - exp(yr[j]) * sr
         else:
-            for j in range(n):
-                s = s + gr[j] * yr[j]
-            sr = <real>s
+            sr = <real>_pdot(gr, yr, n)
             for j in range(n):
                 orow[j] = yr[j] * (gr[j] - sr)
 
@@ -149,6 +252,86 @@ def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
 
 
 # ---------------------------------------------------------------------------
+# causal softmax of attention scores, in place
+# ---------------------------------------------------------------------------
+
+cdef inline real _pmax(const real* x, Py_ssize_t n) noexcept nogil:
+    """max of x[0:n] (n >= 1) over 8 branch-free lanes (a NaN need not win:
+    the caller's sum of exp(x - max) turns NaN anyway)."""
+    cdef real a[8]
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = x[0]
+    while j + 8 <= n:
+        for k in range(8):
+            a[k] = x[j + k] if x[j + k] > a[k] else a[k]
+        j += 8
+    for j in range(j, n):
+        a[0] = x[j] if x[j] > a[0] else a[0]
+    for k in range(1, 8):
+        a[0] = a[k] if a[k] > a[0] else a[0]
+    return a[0]
+
+
+cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
+                       int nt) noexcept nogil:
+    """Row r (query i = r % L) of the (L, S) score blocks: softmax over its
+    keys j <= i, 0 at j > i -- what masking the scores above the diagonal
+    with -inf and a softmax give, without computing the masked half."""
+    cdef Py_ssize_t r, j, keep, kv
+    cdef real m, c
+    cdef real* row
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        row = s + r * S
+        keep = r % L + 1
+        if keep > S:
+            keep = S
+        m = _pmax(row, keep)
+        for j in range(keep):
+            row[j] = row[j] - m
+        if real is float:
+            # whole vectors (the vector exp's scalar tail is slow): the
+            # masked lanes get exp(0), then 0 below
+            kv = (keep + 7) & ~7
+            if kv > S:
+                kv = S
+            for j in range(keep, kv):
+                row[j] = 0
+            ptc_exp_f32(row, row, kv)
+        else:
+            for j in range(keep):
+                row[j] = exp(row[j])
+        c = <real>(1.0 / _pdot(row, <const real*>NULL, keep))
+        for j in range(keep):
+            row[j] = row[j] * c
+        for j in range(keep, S):
+            row[j] = 0
+
+
+def causal_softmax_(_TensorBase s):
+    """Softmax in place over the last dim of contiguous float ``s`` (..., L, S)
+    with key j hidden from query i when j > i (``is_causal``'s top-left
+    mask); returns ``s``, or None when it does not apply."""
+    cdef int num = s._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or s._ndim < 2 or not s._is_contig() \
+            or s._numel == 0 or s._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t L = s._shape[s._ndim - 2], S = s._shape[s._ndim - 1]
+    cdef Py_ssize_t rows = s._numel // S
+    cdef int nt = _threads(s._numel)
+    if nt > rows:
+        nt = <int>rows
+    cdef char* ps = s._ptr()
+    if num == PT_FLOAT32:
+        with nogil:
+            _causal_rows(<float*>ps, rows, L, S, nt)
+    else:
+        with nogil:
+            _causal_rows(<double*>ps, rows, L, S, nt)
+    return s
+
+
+# ---------------------------------------------------------------------------
 # layer norm over the last ``n`` elements of each row
 # ---------------------------------------------------------------------------
 
@@ -156,22 +339,15 @@ cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* me
                   real* rstd, Py_ssize_t rows, Py_ssize_t n, double eps,
                   int nt) noexcept nogil:
     cdef Py_ssize_t r, j
-    cdef double s, d, mu, rs
+    cdef double mu, rs
     cdef real m_, r_
     cdef const real* xr
     cdef real* yr
     for r in prange(rows, num_threads=nt, schedule="static"):
         xr = x + r * n
         yr = y + r * n
-        s = 0
-        for j in range(n):
-            s = s + xr[j]
-        mu = s / n
-        s = 0
-        for j in range(n):
-            d = xr[j] - mu
-            s = s + d * d
-        rs = 1.0 / sqrt(s / n + eps)
+        mu = _pdot(xr, <const real*>NULL, n) / n
+        rs = 1.0 / sqrt(_pssd(xr, mu, n) / n + eps)
         m_ = <real>mu
         r_ = <real>rs
         mean[r] = m_
@@ -190,13 +366,59 @@ cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* me
                 yr[j] = (xr[j] - m_) * r_
 
 
+cdef inline void _ln_bwd_sums(const real* gr, const real* xr, const real* w, real m_, real r_,
+                              Py_ssize_t n, double* sa, double* sc) noexcept nogil:
+    """sa = sum(dxh), sc = sum(dxh * xh) in double over 8 partial sums each
+    (as _pdot), with xh = (x - mean) rstd and dxh = g w (both rounded in ``real``)."""
+    cdef double a[8]
+    cdef double c[8]
+    cdef double xh, dxh
+    cdef Py_ssize_t j = 0, k
+    if real is float:
+        ptln_bwd_sums_f32(gr, xr, w, m_, r_, n, sa, sc)
+        return
+    for k in range(8):
+        a[k] = 0
+        c[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            xh = <real>((xr[j + k] - m_) * r_)
+            dxh = <real>(gr[j + k] * w[j + k]) if w != NULL else gr[j + k]
+            a[k] = a[k] + dxh
+            c[k] = c[k] + dxh * xh
+        j += 8
+    a[0] = _lanes(a)
+    c[0] = _lanes(c)
+    for j in range(j, n):
+        xh = <real>((xr[j] - m_) * r_)
+        dxh = <real>(gr[j] * w[j]) if w != NULL else gr[j]
+        a[0] = a[0] + dxh
+        c[0] = c[0] + dxh * xh
+    sa[0] = a[0]
+    sc[0] = c[0]
+
+
+cdef inline void _acc_gw(double* gw, const real* gr,
+                         const real* xr, real m_, real r_, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        gw[j] += gr[j] * ((xr[j] - m_) * r_)
+
+
+cdef inline void _acc_gb(double* gb, const real* gr,
+                         Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        gb[j] += gr[j]
+
+
 cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
                   const real* rstd, real* gx, double* gw, double* gb, Py_ssize_t rows,
                   Py_ssize_t n, int nt) noexcept nogil:
     """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
     dxh = g w; gw += g xh and gb += g over the rows (serially, in double)."""
     cdef Py_ssize_t r, j
-    cdef double sa, sc, xh, dxh
+    cdef double sa, sc
     cdef real a_, c_, m_, r_
     cdef const real* gr
     cdef const real* xr
@@ -207,13 +429,7 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
         gxr = gx + r * n
         m_ = mean[r]
         r_ = rstd[r]
-        sa = 0
-        sc = 0
-        for j in range(n):
-            xh = (xr[j] - m_) * r_
-            dxh = gr[j] * w[j] if w != NULL else gr[j]
-            sa = sa + dxh
-            sc = sc + dxh * xh
+        _ln_bwd_sums(gr, xr, w, m_, r_, n, &sa, &sc)
         a_ = <real>(sa / n)
         c_ = <real>(sc / n)
         if w != NULL:
@@ -228,12 +444,13 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
             xr = x + r * n
             m_ = mean[r]
             r_ = rstd[r]
+            if real is float:
+                ptln_acc_f32(gw, gb, gr, xr, m_, r_, n)
+                continue
             if gw != NULL:
-                for j in range(n):
-                    gw[j] += gr[j] * ((xr[j] - m_) * r_)
+                _acc_gw(gw, gr, xr, m_, r_, n)
             if gb != NULL:
-                for j in range(n):
-                    gb[j] += gr[j]
+                _acc_gb(gb, gr, n)
 
 
 cdef inline bint _param_ok(object p, _TensorBase x, Py_ssize_t n):

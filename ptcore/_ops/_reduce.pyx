@@ -237,10 +237,13 @@ cdef extern from *:
     PTCR_COLEXT(S##_colmaxn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, >) \\
     PTCR_COLEXT(S##_colminn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, <) \\
     /* expf: Cephes polynomial after Cody-Waite reduction (<= 1 ulp for   \\
-       normal results), exact 0 below -104, inf above 88.8, NaN kept */   \\
+       normal results), exact 0 below -104 (selected: computing it as an  \\
+       underflowing product costs a microcode assist per lane on some     \\
+       CPUs, doubling a causal softmax's time), inf above 88.8, NaN kept */ \\
     PTCR_AI S##_vf S##_exp(S##_vf x) { \\
         x = S##_self((S##_vi)(x > 88.8f), 88.8f + (S##_vf){0}, x); \\
-        x = S##_self((S##_vi)(x < -104.0f), -104.0f + (S##_vf){0}, x); \\
+        S##_vi lo_ = (S##_vi)(x < -104.0f); \\
+        x = S##_self(lo_, (S##_vf){0}, x); \\
         S##_vf t = x * 1.44269504088896341f + 12582912.0f; \\
         S##_vf fn = t - 12582912.0f; \\
         S##_vf r = x - fn * 0.693359375f; \\
@@ -255,7 +258,7 @@ cdef extern from *:
         S##_vi n = __builtin_convertvector(fn, S##_vi); \\
         S##_vi n1 = n >> 1, n2 = n - n1; \\
         S##_vf s1 = (S##_vf)((n1 + 127) << 23), s2 = (S##_vf)((n2 + 127) << 23); \\
-        return (y * s1) * s2; } \\
+        return S##_self(lo_, (S##_vf){0}, (y * s1) * s2); } \\
     PTCR_AI float S##_hsumf(S##_vf a) { \\
         for (int w = (W) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) a[k] += a[k + w]; return a[0]; } \\
     static float S##_exp1(float x) { S##_vf v = {0}; v[0] = x; return S##_exp(v)[0]; } \\

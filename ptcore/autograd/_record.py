@@ -297,7 +297,23 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
     return gb
 
 
+_OVERLAPS = {}
+
+
 def _overlaps(shape, stride):
+    """Whether two indices of a (shape, stride) view (tuples) reach the same
+    element.  Memoised: every view op of a recorded graph asks it several
+    times, of the few geometries a model has."""
+    key = (shape, stride)
+    r = _OVERLAPS.get(key)
+    if r is None:
+        if len(_OVERLAPS) >= 4096:
+            _OVERLAPS.clear()
+        r = _OVERLAPS[key] = _overlaps_of(shape, stride)
+    return r
+
+
+def _overlaps_of(shape, stride):
     dims = sorted((abs(s), n) for s, n in zip(stride, shape) if n > 1)
     extent = 1
     for s, n in dims:
@@ -378,10 +394,21 @@ def _on_view(src, v, kind=0, name=None):
             break
         base = up
     bshape, bstride = tuple(base.shape), tuple(base.stride())
-    if kind in (2, 3, 4) and base is src and _overlaps(bshape, bstride):
-        # a transpose/permute of a tensor whose elements overlap (an expanded
-        # leaf): storage positions cannot say which element is which, but the
-        # dims can, when each (size, stride) pair identifies one dim
+    if kind == 1 and base is src:
+        # view/reshape/flatten of its direct input: the same elements in the
+        # same order, so the gradient is g reshaped (a copy only where g's
+        # layout needs one), never a scatter through the geometry
+        node = attach(_VIEW_NAMES[kind], v, (base,), lambda g: (g.reshape(bshape),))
+        if node is not None:
+            node._bver = v._version
+            v.__dict__["_ag_view_of"] = base
+        return
+    if kind in (2, 3, 4) and base is src:
+        # a transpose/permute of its direct input: the gradient is g with the
+        # inverse permutation (a view, as PyTorch's), found from the dims when
+        # each (size, stride) pair identifies one dim -- which also serves a
+        # tensor whose elements overlap (an expanded leaf), where storage
+        # positions cannot say which element is which
         perm = _match_dims(bshape, bstride, tuple(v.shape), tuple(v.stride()))
         if perm is not None and v.storage_offset() == base.storage_offset():
             inv = [0] * len(perm)

@@ -547,6 +547,19 @@ def _add_grads(a, b):
     return b + a
 
 
+def _add_into(old, g):
+    """``old + g`` for a node's input buffer: added in place into ``old`` when
+    the engine alone holds it (dense, contiguous, the sole user of its
+    storage, no graph being recorded), as PyTorch's InputBuffer does;
+    otherwise a new tensor."""
+    if (not _state.enabled and isinstance(old, _TensorBase) and isinstance(g, _TensorBase)
+            and sys.getrefcount(old) <= 3 and old.dtype is g.dtype and old.device == g.device
+            and not old._requires_grad and tuple(old.shape) == tuple(g.shape)
+            and old.is_contiguous() and not hasattr(old, "_bt_phys") and old._sole_owner()):
+        return old.add_(g)
+    return _add_grads(old, g)
+
+
 def accumulate_grad(var, g):
     old = var._grad
     if g.dtype is not var.dtype:
@@ -885,7 +898,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     else:
                         if len(b) <= nr:
                             b.extend([None] * (nr + 1 - len(b)))
-                        b[nr] = g if b[nr] is None else _add_grads(b[nr], g)
+                        b[nr] = g if b[nr] is None else _add_into(b[nr], g)
                 c = deps[m] - 1
                 deps[m] = c
                 if c == 0:

@@ -381,6 +381,25 @@ def test_simd_levels(simd, dt, n):
     assert not errors, "\n".join(errors)
 
 
+@pytest.mark.parametrize("n", [7, 16, 64, 129])
+def test_simd_softmax_underflow(simd, n):
+    """Masked (-inf) and far-below-max entries give exactly 0 in softmax and
+    the row sums of the rest are unchanged (a causal attention mask), around
+    the border where exp's result goes subnormal."""
+    rng = _rng("underflow", n)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    a[np.triu_indices(n, 1)] = -np.inf
+    a[0, -1] = 200.0            # row 0: the others about 200 below the max
+    a[1, :] = np.linspace(-110.0, 0.0, n, dtype=np.float32)   # through -104 and -87
+    for fname in ("softmax", "log_softmax"):
+        p = getattr(ptcore, fname)(ptcore.from_numpy(a.copy()), -1).numpy()
+        t = getattr(torch, fname)(torch.from_numpy(a.copy()), -1).numpy()
+        np.testing.assert_allclose(p, t, rtol=2e-6, atol=0, err_msg=f"{simd} {fname}")
+        if fname == "softmax":
+            assert all((p[i, i + 1:] == 0).all() for i in range(2, n))
+            assert (p[0, :-1] == 0).all()
+
+
 @pytest.mark.parametrize("fname,args", [("argmax", ()), ("argmin", ()), ("max", (0,)),
                                         ("amax", ()), ("amin", ())])
 def test_simd_ties_and_specials(simd, fname, args):

@@ -63,7 +63,8 @@ class _Attention(Function):
     """``softmax(q k^T * scale [+ causal mask]) v`` with its own backward:
     the scale folded into the score product, the mask and softmax applied in
     place, and a backward of four products around the one-pass softmax
-    gradient (PyTorch's CPU flash-attention kernel is also one node).  A
+    gradient (PyTorch's CPU flash-attention kernel is also one node); the
+    causal softmax skips the masked half of the scores.  A
     recorded backward (create_graph) recomputes the probabilities with
     differentiable ops."""
 
@@ -71,9 +72,11 @@ class _Attention(Function):
     def forward(ctx, q, k, v, scale, causal):
         L, S = q.size(-2), k.size(-2)
         s = _product(q, k.transpose(-2, -1), alpha=scale)
-        if causal:
-            s.masked_fill_(_causal_block(L, S), float("-inf"))
-        p = ptcore.softmax(s, -1)
+        p = _NNK.causal_softmax_(s) if causal else None
+        if p is None:
+            if causal:
+                s.masked_fill_(_causal_block(L, S), float("-inf"))
+            p = ptcore.softmax(s, -1)
         ctx.save_for_backward(q, k, v, p)
         ctx.scale = scale
         ctx.causal = causal
