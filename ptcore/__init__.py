@@ -100,11 +100,6 @@ from ptcore._ops import random as _random_api
 _self_mod = _sys.modules[__name__]
 for _mod, _family in _COMPOSITES.items():
     _bind_ns(_mod, _mod.__all__, _family, (_self_mod,), _mod._TENSOR_METHODS, Tensor)
-from ptcore._ops import extra_composite as _extra  # noqa: E402
-from ptcore._ops.extra_composite import *  # noqa: F401,F403,E402
-for _name in _extra.__all__:
-    _bind_ns(_extra, (_name,), _extra.FAMILIES[_name], (_self_mod,))
-del _name
 _bind_ns(_creation, ("tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye",
                      "empty_like", "zeros_like", "ones_like", "full_like"), "creation", (_self_mod,))
 _bind_ns(_C, ("empty", "zeros", "ones", "full", "empty_strided"), "creation", (_self_mod,))

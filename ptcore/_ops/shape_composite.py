@@ -12,7 +12,7 @@ from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, 
 
 __all__ = [
     "hsplit", "vsplit", "dsplit", "as_strided_", "slice_copy", "split_with_sizes",
-    "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
+    "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "slice_inverse",
 ]
 
 
@@ -212,3 +212,14 @@ for _k, _v in list(_TENSOR_METHODS.items()):
         _v.__name__ = _k
         _v.__qualname__ = "Tensor." + _k
 del _k, _v
+
+
+# -- slice_inverse ------------------------------------------------------------------------------
+
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of ``src.slice(dim, start, end, step)`` (``torch.slice_inverse``): a view
+    of ``input``'s storage (``input`` being that slice) with ``src``'s sizes, strides and
+    storage offset; ``RuntimeError`` when they reach outside ``input``'s storage."""
+    _check_tensor(input, "slice_inverse", "input", 1)
+    _check_tensor(src, "slice_inverse", "src", 2)
+    return input.as_strided(tuple(src.shape), tuple(src.stride()), src.storage_offset())
