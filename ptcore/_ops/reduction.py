@@ -308,6 +308,30 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     return o0, o1
 
 
+# The common case's fast path (a CPU tensor of an ordinary dtype, no out=, no
+# dtype=): the allocation and kernel call of :func:`_reduce` without its dtype
+# refusals (no dtype here needs one) and device routing.  Tables: input dtype
+# -> (result dtype, accumulation dtype number).
+_PLAIN_DTYPES = (_C.bool_, _C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.float16,
+                 _C.bfloat16, _C.float32, _C.float64, _C.complex64, _C.complex128)
+_SUM_FAST = {dt: (_C.int64 if dt._category <= 1 else dt,
+                  _acc_of(_C.int64 if dt._category <= 1 else dt).num) for dt in _PLAIN_DTYPES}
+_MEAN_FAST = {dt: (dt, _acc_of(dt).num) for dt in _PLAIN_DTYPES if dt._category >= 2}
+_EXT_FAST = {dt: (dt, _ext_acc(dt).num) for dt in _PLAIN_DTYPES if dt._category <= 2}
+
+
+def _fast_reduce(kname, code, x, dim, keepdim, rdt_acc):
+    """``_reduce(kname, x, dims, keepdim, acc, rdt)[0]`` for a CPU ``x`` whose
+    dtype is in the table that gave ``rdt_acc``."""
+    dims = _ALL_DIMS[x.ndim] if dim is None else _dims(dim, x.ndim, kname)
+    o = _K.alloc_reduced(x, dims, keepdim, rdt_acc[0])
+    _K.reduce(x, dims, code, rdt_acc[1], o, None, 0.0, 2.0, False, keepdim)
+    return o
+
+
+_SUM, _MEAN, _MAX, _MIN = _K.OPS["sum"], _K.OPS["mean"], _K.OPS["max"], _K.OPS["min"]
+
+
 def _np_aliases(fn):
     """Accept NumPy's ``axis``/``keepdims`` spellings, as PyTorch does."""
     def wrapper(*args, **kwargs):
@@ -373,6 +397,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> x.sum(dim=1).tolist()
     [3, 12]
     """
+    if dtype is None and out is None and isinstance(input, _TensorBase) and input.is_cpu:
+        f = _SUM_FAST.get(input.dtype)
+        if f is not None:
+            return _fast_reduce("sum", _SUM, input, dim, keepdim, f)
     x = _tensor_arg(input, "sum")
     dims = _dims(dim, x.ndim, "sum")
     rdt = _sum_like_dtype(x, dtype, out)
@@ -436,6 +464,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
     [2.0, 3.5]
     """
+    if dtype is None and out is None and isinstance(input, _TensorBase) and input.is_cpu:
+        f = _MEAN_FAST.get(input.dtype)
+        if f is not None:
+            return _fast_reduce("mean", _MEAN, input, dim, keepdim, f)
     x = _tensor_arg(input, "mean")
     rdt = _mean_dtype(x, dtype, out, "mean")
     dims = _dims(dim, x.ndim, "mean")
@@ -501,9 +533,9 @@ def _check_nonempty(x, dims, fname, full):
 
 
 def _max_min(name, input, dim, keepdim, out, other_kw):
-    from ptcore._ops import pointwise as _elementwise
     fname = name
     if other_kw is not None or isinstance(dim, _TensorBase):
+        from ptcore._ops import pointwise as _elementwise
         other = other_kw if other_kw is not None else dim
         fn = _elementwise.maximum if name == "max" else _elementwise.minimum
         return fn(input, other) if out is None else fn(input, other, out=out)
@@ -547,16 +579,31 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
     >>> v.tolist(), i.tolist()
     ([5.0, 7.0], [1, 0])
     """
+    if dim is None and other is None and out is None and isinstance(input, _TensorBase) \
+            and input.is_cpu and input.numel():
+        f = _EXT_FAST.get(input.dtype)
+        if f is not None:
+            return _fast_reduce("max", _MAX, input, None, False, f)
     return _max_min("max", input, dim, keepdim, out, other)
 
 
 @_np_aliases
 def min(input, dim=None, keepdim=False, *, out=None, other=None):
     """The minimum; see :func:`max`."""
+    if dim is None and other is None and out is None and isinstance(input, _TensorBase) \
+            and input.is_cpu and input.numel():
+        f = _EXT_FAST.get(input.dtype)
+        if f is not None:
+            return _fast_reduce("min", _MIN, input, None, False, f)
     return _max_min("min", input, dim, keepdim, out, other)
 
 
 def _amax_amin(name, input, dim, keepdim, out):
+    if out is None and isinstance(input, _TensorBase) and input.is_cpu and input.numel():
+        # (an empty input takes the slow path: its errors name the dim)
+        f = _EXT_FAST.get(input.dtype)
+        if f is not None:
+            return _fast_reduce(name, _MAX if name == "amax" else _MIN, input, dim, keepdim, f)
     x = _tensor_arg(input, name)
     full = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     dims = _dims(dim, x.ndim, name)
@@ -1080,6 +1127,14 @@ for _f in (cumsum, cumprod, cumsum_, cumprod_, cummax, cummin, logcumsumexp):
 # softmax / log_softmax
 # --------------------------------------------------------------------------
 def _softmax_impl(name, input, dim, dtype):
+    if dtype is None and type(dim) is int and isinstance(input, _TensorBase) and input.is_cpu:
+        # the common case: float32/float64, computed in its own dtype
+        dt = input.dtype
+        nd = input.ndim
+        if (dt is _C.float32 or dt is _C.float64) and nd and -nd <= dim < nd and input.numel():
+            o = _K.alloc_reduced(input, (), False, dt)
+            _K.lines(input, dim % nd, name, o, None)
+            return o
     x = _tensor_arg(input, name)
     if dim is None:
         raise TypeError(f"{name}() missing required argument 'dim'")
