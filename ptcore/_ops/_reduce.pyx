@@ -57,7 +57,7 @@ from ptcore._ops._types cimport (
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._copy cimport copy_cast
-from ptcore._tensor cimport _TensorBase, _empty_contig, dtype as _Dtype
+from ptcore._tensor cimport _TensorBase, _empty_contig, dtype as _Dtype, dtype_from_num
 
 
 # ==========================================================================
@@ -1835,13 +1835,72 @@ cdef Py_ssize_t _size_of(int num) noexcept nogil:
 def alloc_reduced(_TensorBase x, tuple dims, bint keepdim, _Dtype dt):
     """A new contiguous CPU tensor of dtype ``dt`` shaped as ``x`` reduced
     over ``dims`` (sizes 1 there with ``keepdim``, dropped otherwise)."""
-    cdef Py_ssize_t shape[PT_MAX_DIMS]
     cdef bint red[PT_MAX_DIMS]
-    cdef int i, n = 0
+    cdef int i
     for i in range(x._ndim):
         red[i] = False
     for d in dims:
         red[<int>d] = True
+    return _alloc_red(x, red, keepdim, dt)
+
+
+def reduce_fast(x, dim, bint keepdim, int op, int kind):
+    """The common case of the sum/mean/max/min/amax/amin front-ends called
+    without dtype= or out=: a CPU tensor of an ordinary dtype (not complex32
+    nor uint16/32/64) reduced over all dims (``dim`` None or empty) or over
+    one int ``dim`` in range.  ``kind`` 0: sum (integral inputs sum in
+    int64), 1: mean (floating/complex inputs), 2: max/min (real, non-empty
+    inputs).  Returns the result, or None: the front-end's general path then
+    checks, refuses or handles the call."""
+    cdef _TensorBase t
+    cdef int num, cat, nd, i, acc
+    cdef Py_ssize_t n
+    cdef bint red[PT_MAX_DIMS]
+    if not isinstance(x, _TensorBase):
+        return None
+    t = <_TensorBase>x
+    num = t._dtype.num
+    cat = t._dtype._category
+    if t._storage.device._type_code != 0 or not (
+            num == PT_BOOL or num == PT_UINT8 or num == PT_INT8 or num == PT_INT16
+            or num == PT_INT32 or num == PT_INT64 or num == PT_FLOAT16 or num == PT_BFLOAT16
+            or num == PT_FLOAT32 or num == PT_FLOAT64 or num == PT_COMPLEX64
+            or num == PT_COMPLEX128):
+        return None
+    if (kind == 1 and cat < 2) or (kind == 2 and (cat == 3 or t._numel == 0)):
+        return None
+    nd = t._ndim
+    if dim is None or ((type(dim) is tuple or type(dim) is list) and len(dim) == 0):
+        for i in range(nd):
+            red[i] = True
+        dims = tuple(range(nd))
+    elif type(dim) is int:
+        n = nd if nd else 1
+        if not (-n <= dim < n):
+            return None
+        for i in range(nd):
+            red[i] = False
+        if nd:
+            red[dim % n] = True
+            dims = (dim % n,)
+        else:
+            dims = ()
+    else:
+        return None
+    if cat <= 1:
+        acc = PT_INT64
+    elif num == PT_FLOAT16 or num == PT_BFLOAT16:
+        acc = PT_FLOAT32
+    else:
+        acc = num
+    out = _alloc_red(t, red, keepdim, dtype_from_num(PT_INT64 if kind == 0 and cat <= 1 else num))
+    _reduce_c(t, dims, op, acc, out, None, 0.0, 2.0, False, keepdim)
+    return out
+
+
+cdef _TensorBase _alloc_red(_TensorBase x, const bint* red, bint keepdim, _Dtype dt):
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef int i, n = 0
     for i in range(x._ndim):
         if red[i]:
             if keepdim:
@@ -1883,6 +1942,11 @@ def reduce(_TensorBase x not None, dims, int op, int acc_num, _TensorBase out0=N
     outputs (``out0``: values, ``out1``: second result -- indices, mean,
     max; either may be None), shaped as the result with or without
     ``keepdim``.  ``acc_num``: the computation type number."""
+    _reduce_c(x, dims, op, acc_num, out0, out1, correction, p, take_sqrt, keepdim)
+
+
+cdef int _reduce_c(_TensorBase x, dims, int op, int acc_num, _TensorBase out0, _TensorBase out1,
+                   double correction, double p, bint take_sqrt, bint keepdim) except -1:
     cdef rplan* pl = <rplan*>malloc(sizeof(rplan))
     cdef Py_ssize_t os0[PT_MAX_DIMS]
     cdef Py_ssize_t os1[PT_MAX_DIMS]
@@ -2071,6 +2135,7 @@ def reduce(_TensorBase x not None, dims, int op, int acc_num, _TensorBase out0=N
             _run(pl)
     finally:
         free(pl)
+    return 0
 
 
 cdef inline Py_ssize_t _absz(Py_ssize_t v) noexcept nogil:

@@ -308,28 +308,12 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     return o0, o1
 
 
-# The common case's fast path (a CPU tensor of an ordinary dtype, no out=, no
-# dtype=): the allocation and kernel call of :func:`_reduce` without its dtype
-# refusals (no dtype here needs one) and device routing.  Tables: input dtype
-# -> (result dtype, accumulation dtype number).
-_PLAIN_DTYPES = (_C.bool_, _C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.float16,
-                 _C.bfloat16, _C.float32, _C.float64, _C.complex64, _C.complex128)
-_SUM_FAST = {dt: (_C.int64 if dt._category <= 1 else dt,
-                  _acc_of(_C.int64 if dt._category <= 1 else dt).num) for dt in _PLAIN_DTYPES}
-_MEAN_FAST = {dt: (dt, _acc_of(dt).num) for dt in _PLAIN_DTYPES if dt._category >= 2}
-_EXT_FAST = {dt: (dt, _ext_acc(dt).num) for dt in _PLAIN_DTYPES if dt._category <= 2}
-
-
-def _fast_reduce(kname, code, x, dim, keepdim, rdt_acc):
-    """``_reduce(kname, x, dims, keepdim, acc, rdt)[0]`` for a CPU ``x`` whose
-    dtype is in the table that gave ``rdt_acc``."""
-    dims = _ALL_DIMS[x.ndim] if dim is None else _dims(dim, x.ndim, kname)
-    o = _K.alloc_reduced(x, dims, keepdim, rdt_acc[0])
-    _K.reduce(x, dims, code, rdt_acc[1], o, None, 0.0, 2.0, False, keepdim)
-    return o
-
-
+# the common case (a CPU tensor of an ordinary dtype, all dims or one int dim,
+# no dtype=/out=) is checked, allocated and reduced by one kernel call:
+# _K.reduce_fast(x, dim, keepdim, op, kind) -> the result or None
 _SUM, _MEAN, _MAX, _MIN = _K.OPS["sum"], _K.OPS["mean"], _K.OPS["max"], _K.OPS["min"]
+_FAST_SUM, _FAST_MEAN, _FAST_EXT = 0, 1, 2
+_reduce_fast = _K.reduce_fast
 
 
 def _np_aliases(fn):
@@ -397,10 +381,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> x.sum(dim=1).tolist()
     [3, 12]
     """
-    if dtype is None and out is None and isinstance(input, _TensorBase) and input.is_cpu:
-        f = _SUM_FAST.get(input.dtype)
-        if f is not None:
-            return _fast_reduce("sum", _SUM, input, dim, keepdim, f)
+    if dtype is None and out is None:
+        r = _reduce_fast(input, dim, keepdim, _SUM, _FAST_SUM)
+        if r is not None:
+            return r
     x = _tensor_arg(input, "sum")
     dims = _dims(dim, x.ndim, "sum")
     rdt = _sum_like_dtype(x, dtype, out)
@@ -464,10 +448,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
     [2.0, 3.5]
     """
-    if dtype is None and out is None and isinstance(input, _TensorBase) and input.is_cpu:
-        f = _MEAN_FAST.get(input.dtype)
-        if f is not None:
-            return _fast_reduce("mean", _MEAN, input, dim, keepdim, f)
+    if dtype is None and out is None:
+        r = _reduce_fast(input, dim, keepdim, _MEAN, _FAST_MEAN)
+        if r is not None:
+            return r
     x = _tensor_arg(input, "mean")
     rdt = _mean_dtype(x, dtype, out, "mean")
     dims = _dims(dim, x.ndim, "mean")
@@ -579,31 +563,28 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
     >>> v.tolist(), i.tolist()
     ([5.0, 7.0], [1, 0])
     """
-    if dim is None and other is None and out is None and isinstance(input, _TensorBase) \
-            and input.is_cpu and input.numel():
-        f = _EXT_FAST.get(input.dtype)
-        if f is not None:
-            return _fast_reduce("max", _MAX, input, None, False, f)
+    if dim is None and other is None and out is None:
+        r = _reduce_fast(input, None, False, _MAX, _FAST_EXT)
+        if r is not None:
+            return r
     return _max_min("max", input, dim, keepdim, out, other)
 
 
 @_np_aliases
 def min(input, dim=None, keepdim=False, *, out=None, other=None):
     """The minimum; see :func:`max`."""
-    if dim is None and other is None and out is None and isinstance(input, _TensorBase) \
-            and input.is_cpu and input.numel():
-        f = _EXT_FAST.get(input.dtype)
-        if f is not None:
-            return _fast_reduce("min", _MIN, input, None, False, f)
+    if dim is None and other is None and out is None:
+        r = _reduce_fast(input, None, False, _MIN, _FAST_EXT)
+        if r is not None:
+            return r
     return _max_min("min", input, dim, keepdim, out, other)
 
 
 def _amax_amin(name, input, dim, keepdim, out):
-    if out is None and isinstance(input, _TensorBase) and input.is_cpu and input.numel():
-        # (an empty input takes the slow path: its errors name the dim)
-        f = _EXT_FAST.get(input.dtype)
-        if f is not None:
-            return _fast_reduce(name, _MAX if name == "amax" else _MIN, input, dim, keepdim, f)
+    if out is None:
+        r = _reduce_fast(input, dim, keepdim, _MAX if name == "amax" else _MIN, _FAST_EXT)
+        if r is not None:
+            return r
     x = _tensor_arg(input, name)
     full = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     dims = _dims(dim, x.ndim, name)
