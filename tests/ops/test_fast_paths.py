@@ -163,6 +163,26 @@ def test_subclass_torch_function_sees_fast_path_ops():
 # ---------------------------------------------------------------------------
 # reductions
 # ---------------------------------------------------------------------------
+def test_reduce_fast_decides_only_the_common_case():
+    from ptcore._ops import _reduce
+    SUM, MAX = _reduce.OPS["sum"], _reduce.OPS["max"]
+    x = ptcore.arange(12).view(3, 4)
+    r = _reduce.reduce_fast(x, 1, False, SUM, 0)
+    assert r.dtype is ptcore.int64 and r.tolist() == [6, 22, 38]
+    assert _reduce.reduce_fast(x.to(ptcore.int8), None, False, SUM, 0).dtype is ptcore.int64
+    assert _reduce.reduce_fast(x.t(), -1, True, MAX, 2).tolist() == [[8], [9], [10], [11]]
+    assert _reduce.reduce_fast(x.float(), (), False, MAX, 2).item() == 11.0
+    assert _reduce.reduce_fast(x, None, False, _reduce.OPS["mean"], 1) is None    # integral mean
+    assert _reduce.reduce_fast(x, 2, False, SUM, 0) is None                       # out of range
+    assert _reduce.reduce_fast(x, (0, 1), False, SUM, 0) is None                  # several dims
+    assert _reduce.reduce_fast(x, True, False, SUM, 0) is None                    # bool dim
+    assert _reduce.reduce_fast(ptcore.zeros(0, 2), None, False, MAX, 2) is None   # empty max
+    assert _reduce.reduce_fast(ptcore.zeros(2, dtype=ptcore.complex64), None, False, MAX, 2) \
+        is None
+    assert _reduce.reduce_fast(ptcore.zeros(2, dtype=ptcore.uint16), None, False, SUM, 0) is None
+    assert _reduce.reduce_fast([1.0], None, False, SUM, 0) is None
+
+
 @pytest.mark.parametrize("name", ALL_DTYPES)
 def test_reductions_all_dtypes(name):
     x = both(rand((3, 5), name, 1), name)
@@ -252,6 +272,32 @@ def test_unary_dtypes(name):
     else:
         _both(lambda L, t: L.relu(t), x)
         _both(lambda L, t: t[:, ::2].relu(), x)
+
+
+def test_fast_unary_decides_only_the_common_case():
+    from ptcore._ops import _ewdrv, pointwise
+    code = pointwise._U["exp"]
+    a = ptcore.linspace(-1.0, 1.0, 12).view(3, 4)
+    r = _ewdrv.fast_unary(code, a)
+    assert r is not None and r.dtype is ptcore.float32 and tuple(r.shape) == (3, 4)
+    np.testing.assert_allclose(r.numpy(), np.exp(a.numpy()), rtol=1e-6)
+    assert _ewdrv.fast_unary(code, a.t()) is None                  # not contiguous
+    assert _ewdrv.fast_unary(code, a.half()) is None               # computed in float32
+    assert _ewdrv.fast_unary(code, a.to(ptcore.int32)) is None     # result is float
+    assert _ewdrv.fast_unary(code, 1.0) is None
+    assert _ewdrv.fast_unary(code, ptcore.tensor(0.5)).shape == ()
+
+
+@pytest.mark.parametrize("op", ["exp", "relu", "sin", "floor"])
+def test_unary_large_threads(op):
+    # past the parallel grain: the fast path's split loop
+    x = both(np.random.default_rng(0).standard_normal(300_001).astype(np.float32))
+    prev = ptcore.get_num_threads()
+    ptcore.set_num_threads(2)
+    try:
+        _both(lambda L, t: getattr(L, op)(t), x, exact=False)
+    finally:
+        ptcore.set_num_threads(prev)
 
 
 def test_unary_out_autograd_errors():
