@@ -751,7 +751,6 @@ cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, ob
     cdef char sbuf[16]
     cdef char* ptrs[3]
     cdef Py_ssize_t strides[3]
-    cdef ew_extra ex
     cdef dtype dt = ta._dtype
     ptrs[0] = out._ptr()
     ptrs[1] = ta._ptr()
@@ -764,12 +763,19 @@ cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, ob
     else:
         ptrs[2] = tb._ptr()
         strides[2] = dt.itemsize
+    return _run_contig(f, 3, ptrs, strides, ta._numel)
+
+
+cdef int _run_contig(loop_t f, int nop, char** ptrs, Py_ssize_t* strides, Py_ssize_t n) except -1:
+    """The loop ``f`` over ``n`` elements of ``nop`` flat operands, split
+    over threads past the parallel grain."""
+    cdef ew_extra ex
     ex.flag = 0
-    if ta._numel:
-        if ta._numel < parallel_grain():
-            f(ptrs, strides, ta._numel, &ex)
+    if n:
+        if n < parallel_grain():
+            f(ptrs, strides, n, &ex)
         else:
-            _run_flat(f, 3, ptrs, strides, ta._numel, &ex)
+            _run_flat(f, nop, ptrs, strides, n, &ex)
     if ex.flag:
         raise RuntimeError("ZeroDivisionError")
     return 0
@@ -778,7 +784,8 @@ cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, ob
 def fast_unary(int op, x):
     """``op(x)`` for the unary front-ends' common case, or None to take the
     general path: ``x`` a contiguous CPU tensor (not float16/bfloat16/
-    complex32/uint16/uint32/uint64) whose dtype has a loop for ``op`` that writes that dtype."""
+    complex32/uint16/uint32/uint64) whose dtype has a loop for ``op`` that
+    writes that dtype."""
     if not isinstance(x, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>x, out
@@ -786,7 +793,6 @@ def fast_unary(int op, x):
     cdef loop_t f
     cdef char* ptrs[2]
     cdef Py_ssize_t strides[2]
-    cdef ew_extra ex
     if t._storage.device._type_code != 0 or num == PT_FLOAT16 or num == PT_BFLOAT16 \
             or num == PT_COMPLEX32 or num == PT_UINT16 or num == PT_UINT32 or num == PT_UINT64 \
             or not t._is_contig():
@@ -798,14 +804,7 @@ def fast_unary(int op, x):
     ptrs[0] = out._ptr()
     ptrs[1] = t._ptr()
     strides[0] = strides[1] = t._dtype.itemsize
-    ex.flag = 0
-    if t._numel:
-        if t._numel < parallel_grain():
-            f(ptrs, strides, t._numel, &ex)
-        else:
-            _run_flat(f, 2, ptrs, strides, t._numel, &ex)
-    if ex.flag:
-        raise RuntimeError("ZeroDivisionError")
+    _run_contig(f, 2, ptrs, strides, t._numel)
     return out
 
 
