@@ -2496,6 +2496,11 @@ cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, 
         b += 1
 
 
+cdef dict _LINE_OPS = {"cumsum": S_CUMSUM, "cumprod": S_CUMPROD, "cummax": S_CUMMAX,
+                       "cummin": S_CUMMIN, "logcumsumexp": S_LCSE, "softmax": S_SOFTMAX,
+                       "log_softmax": S_LOGSOFTMAX}
+
+
 def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1=None):
     """Scan or softmax of ``x`` along ``dim`` into ``out0`` (and the int64
     indices ``out1`` for cummax/cummin).  ``x`` and ``out0`` share the
@@ -2506,9 +2511,7 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
     cdef Py_ssize_t isz = x._dtype.itemsize, sz, xs, s0, s1, total, nitems, w, nblk, it, t
     cdef int nth = get_num_threads()
     cdef bint big
-    cdef dict ops = {"cumsum": S_CUMSUM, "cumprod": S_CUMPROD, "cummax": S_CUMMAX,
-                     "cummin": S_CUMMIN, "logcumsumexp": S_LCSE, "softmax": S_SOFTMAX,
-                     "log_softmax": S_LOGSOFTMAX}
+    cdef dict ops = _LINE_OPS
     if p == NULL:
         raise MemoryError()
     try:
