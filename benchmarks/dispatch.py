@@ -2,8 +2,10 @@
 
 The cases issue 14 names as "no slower than before the change": a
 one-element add (operator and function), a view, ``a[0, 0]``, a 100-op
-autograd chain with backward, and the MLP train step; plus a call of an op
-through the table with every interception layer off, and the same call with
+autograd chain with backward, and the MLP train step; the per-call cost of
+common ops on small tensors (cat/stack, full and per-dim reductions, unary
+ops, softmax, a small matmul: 16 elements / 64x64 float32, 1-thread CPU
+time); plus a call of an op through the table with every interception layer off, and the same call with
 a ``TorchFunctionMode`` and the profiler on (what a layer costs when it is
 used).  ptcore vs PyTorch vs NumPy in one run; ratio = ptcore / PyTorch.
 
@@ -11,10 +13,11 @@ With ``--device-layer`` it also times ptcore's cases before and after the
 CUDA runtime initialises (the emulated device when there is no GPU): the
 device layer is then on, and an all-CPU call should cost what it did.
 
-Usage: python benchmarks/dispatch.py [--threads N] [--device-layer]
+Usage: python benchmarks/dispatch.py [--threads N] [--device-layer] [--small-ops-only]
 """
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +35,17 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device-layer", action="store_true",
                     help="also time the cases with CUDA initialised (device layer on)")
+    ap.add_argument("--small-ops-only", action="store_true",
+                    help="only the table of small-tensor ops")
     args = ap.parse_args()
     torch = try_import_torch()
     ptcore.set_num_threads(args.threads)
     if torch is not None:
         torch.set_num_threads(args.threads)
     print_cpu()
+    if args.small_ops_only:
+        print_table(SMALL_TITLE, small_op_rows(torch))
+        return
 
     def pair(lib):
         if lib is None:
@@ -68,6 +76,7 @@ def main():
     rows.append(("MLP 784-512-512-10 b128 Adam step",
                  *paired_median_times([sp, st, None], repeat=9, min_time=0.2)))
     print_table(f"dispatch overhead ({args.threads} thread(s))", rows)
+    print_table(SMALL_TITLE, small_op_rows(torch))
     if args.device_layer:
         device_layer_rows(cases, sp)
 
@@ -107,6 +116,48 @@ def main():
                                        prof(torch, torch.profiler, T[0], T[1]), None],
                                       repeat=7)))
     print_table("layers switched on", rows)
+
+
+SMALL_TITLE = "small-tensor ops, per call (process CPU time; a: 16, b: 64x64 float32)"
+
+
+def small_op_rows(torch):
+    """Front-end cost of common ops on small tensors: what a call pays
+    beyond its (tiny) kernel."""
+    def inputs(lib):
+        if lib is None:
+            return None
+        g = lib.Generator().manual_seed(0) if lib is not np else None
+        if g is None:
+            return np.random.default_rng(0).random(16, np.float32), \
+                np.random.default_rng(1).random((64, 64), np.float32)
+        return lib.rand(16, generator=g), lib.rand(64, 64, generator=g)
+    (pa, pb), T, (na, nb) = inputs(ptcore), inputs(torch), inputs(np)
+
+    def both(f):
+        return lambda: f(ptcore, pa, pb), T and (lambda: f(torch, *T))
+
+    def softmax_np(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    cases = [
+        ("cat([a, a])", lambda L, a, b: L.cat([a, a]), lambda: np.concatenate([na, na])),
+        ("stack([a, a])", lambda L, a, b: L.stack([a, a]), lambda: np.stack([na, na])),
+        ("a.max()", lambda L, a, b: a.max(), lambda: na.max()),
+        ("a.sum()", lambda L, a, b: a.sum(), lambda: na.sum()),
+        ("a.mean()", lambda L, a, b: a.mean(), lambda: na.mean()),
+        ("a.amax()", lambda L, a, b: a.amax(), lambda: na.max()),
+        ("a.exp()", lambda L, a, b: a.exp(), lambda: np.exp(na)),
+        ("relu(a)", lambda L, a, b: L.relu(a), lambda: np.maximum(na, 0)),
+        ("b.sum(1)", lambda L, a, b: b.sum(1), lambda: nb.sum(1)),
+        ("b.mean(1)", lambda L, a, b: b.mean(1), lambda: nb.mean(1)),
+        ("b.amax(1)", lambda L, a, b: b.amax(1), lambda: nb.max(1)),
+        ("softmax(b, -1)", lambda L, a, b: L.softmax(b, -1), lambda: softmax_np(nb)),
+        ("b.t() @ b", lambda L, a, b: b.t() @ b, lambda: nb.T @ nb),
+    ]
+    return [(name, *paired_median_times([*both(f), fn], repeat=9, min_time=0.02,
+                                        clock=time.process_time))
+            for name, f, fn in cases]
 
 
 def device_layer_rows(cases, mlp_step, repeat=9):

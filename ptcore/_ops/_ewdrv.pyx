@@ -751,7 +751,6 @@ cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, ob
     cdef char sbuf[16]
     cdef char* ptrs[3]
     cdef Py_ssize_t strides[3]
-    cdef ew_extra ex
     cdef dtype dt = ta._dtype
     ptrs[0] = out._ptr()
     ptrs[1] = ta._ptr()
@@ -764,15 +763,49 @@ cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, ob
     else:
         ptrs[2] = tb._ptr()
         strides[2] = dt.itemsize
+    return _run_contig(f, 3, ptrs, strides, ta._numel)
+
+
+cdef int _run_contig(loop_t f, int nop, char** ptrs, Py_ssize_t* strides, Py_ssize_t n) except -1:
+    """The loop ``f`` over ``n`` elements of ``nop`` flat operands, split
+    over threads past the parallel grain."""
+    cdef ew_extra ex
     ex.flag = 0
-    if ta._numel:
-        if ta._numel < parallel_grain():
-            f(ptrs, strides, ta._numel, &ex)
+    if n:
+        if n < parallel_grain():
+            f(ptrs, strides, n, &ex)
         else:
-            _run_flat(f, ptrs, strides, ta._numel, &ex)
+            _run_flat(f, nop, ptrs, strides, n, &ex)
     if ex.flag:
         raise RuntimeError("ZeroDivisionError")
     return 0
+
+
+def fast_unary(int op, x):
+    """``op(x)`` for the unary front-ends' common case, or None to take the
+    general path: ``x`` a contiguous CPU tensor (not float16/bfloat16/
+    complex32/uint16/uint32/uint64) whose dtype has a loop for ``op`` that
+    writes that dtype."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, out
+    cdef int num = t._dtype.num
+    cdef loop_t f
+    cdef char* ptrs[2]
+    cdef Py_ssize_t strides[2]
+    if t._storage.device._type_code != 0 or num == PT_FLOAT16 or num == PT_BFLOAT16 \
+            or num == PT_COMPLEX32 or num == PT_UINT16 or num == PT_UINT32 or num == PT_UINT64 \
+            or not t._is_contig():
+        return None
+    f = unary_loop(op, num)
+    if f == NULL or unary_out(op, num) != num:
+        return None
+    out = _empty_contig(t._dtype, t._ndim, t._shape, _CPU, False)
+    ptrs[0] = out._ptr()
+    ptrs[1] = t._ptr()
+    strides[0] = strides[1] = t._dtype.itemsize
+    _run_contig(f, 2, ptrs, strides, t._numel)
+    return out
 
 
 def fast_inplace(int op, a, b):
@@ -811,13 +844,14 @@ def fast_inplace(int op, a, b):
     return a
 
 
-cdef void _run_flat(loop_t f, char** ptrs, Py_ssize_t* strides, Py_ssize_t n, ew_extra* e) noexcept nogil:
+cdef void _run_flat(loop_t f, int nop, char** ptrs, Py_ssize_t* strides, Py_ssize_t n,
+                    ew_extra* e) noexcept nogil:
     cdef ew_iter it
-    it.nop = 3
+    it.nop = nop
     it.ndim = 1
     it.shape[0] = n
     cdef int k
-    for k in range(3):
+    for k in range(nop):
         it.ptrs[k] = ptrs[k]
         it.strides[k][0] = strides[k]
         it.itemsize[k] = strides[k] if strides[k] else 1

@@ -23,7 +23,8 @@ Structure
 * masked loops (``masked``): compress (``masked_select``), expand
   (``masked_scatter_``) and fill (``masked_fill_``), plus ``masked_count``.
 * ``nonzero`` over a bool tensor.
-* ``cat_into``: each input copied by ``copy_cast`` into its slice of the output.
+* ``cat_into``: each input copied by ``copy_cast`` into its slice of the output;
+  ``cat_fast``: cat/stack's common case, checked and allocated here.
 * ``flip_into``: ``copy_cast`` with negated destination strides.
 * ``tri_zero`` (``tril_``/``triu_``), ``repeat_index`` (``repeat_interleave``),
   ``trace_sum``, ``div_count`` (``scatter_reduce`` mean).
@@ -39,7 +40,7 @@ from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
 
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
@@ -819,6 +820,59 @@ def cat_into(_TensorBase out, list tensors, int dim, bint stack):
     """Copy each tensor into its slice of ``out`` along ``dim`` (cat) or into
     ``out.select(dim, i)`` (stack).  Shapes were checked by the caller; for
     cat, tensors that are legacy empty 1-D (shape (0,)) are skipped."""
+    _cat_copy(out, tensors, dim, stack)
+
+
+def cat_fast(seq, dim, bint stack):
+    """``cat(seq, dim)`` (``stack``: ``stack(seq, dim)``) for the common case:
+    ``seq`` a non-empty list or tuple of CPU tensors of one dtype and rank
+    (>= 1 for cat) whose shapes match (except along ``dim`` for cat), ``dim``
+    an int in range.  Anything else gives None: the caller's checks then
+    raise PyTorch's errors or handle the case (promotion, legacy empty
+    tensors, other devices)."""
+    cdef Py_ssize_t n = len(seq), i, total = 0
+    cdef int nd, ond, d, k
+    cdef _TensorBase t, t0
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    if n == 0 or type(dim) is not int:
+        return None
+    obj = seq[0]
+    if not isinstance(obj, _TensorBase):
+        return None
+    t0 = <_TensorBase>obj
+    nd = t0._ndim
+    ond = nd + 1 if stack else nd
+    if ond == 0 or ond > PT_MAX_DIMS or not (-ond <= dim < ond):
+        return None
+    d = dim % ond
+    for i in range(n):
+        obj = seq[i]
+        if not isinstance(obj, _TensorBase):
+            return None
+        t = <_TensorBase>obj
+        if t._dtype is not t0._dtype or t._ndim != nd or t._storage.device._type_code != 0:
+            return None
+        for k in range(nd):
+            if t._shape[k] != t0._shape[k] and (stack or k != d):
+                return None
+        if not stack:
+            total += t._shape[d]
+    k = 0
+    for i in range(ond):
+        if stack and i == d:
+            shp[i] = n
+        else:
+            shp[i] = t0._shape[k]
+            k += 1
+    if not stack:
+        shp[d] = total
+    cdef _TensorBase out = _empty_contig(t0._dtype, ond, shp, t0._storage.device, False)
+    if out._numel:
+        _cat_copy(out, seq, d, stack)
+    return out
+
+
+cdef int _cat_copy(_TensorBase out, seq, int dim, bint stack) except -1:
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
     cdef Py_ssize_t sstr[PT_MAX_DIMS]
     cdef Py_ssize_t shp[PT_MAX_DIMS]
@@ -827,7 +881,7 @@ def cat_into(_TensorBase out, list tensors, int dim, bint stack):
     cdef char* dst
     cdef const char* src
     cdef _TensorBase t
-    for obj in tensors:
+    for obj in seq:
         t = <_TensorBase?>obj
         if t._numel == 0:                   # nothing to copy (incl. legacy empty 1-D)
             if stack:
@@ -857,6 +911,7 @@ def cat_into(_TensorBase out, list tensors, int dim, bint stack):
         if rc != 0:
             raise ValueError("cat_into: copy failed")
         off += 1 if stack else t._shape[dim]
+    return 0
 
 
 def flip_into(_TensorBase out not None, _TensorBase src, list flip):

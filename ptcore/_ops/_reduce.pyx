@@ -57,7 +57,7 @@ from ptcore._ops._types cimport (
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._copy cimport copy_cast
-from ptcore._tensor cimport _TensorBase, _empty_contig, dtype as _Dtype
+from ptcore._tensor cimport _TensorBase, _empty_contig, dtype as _Dtype, dtype_from_num
 
 
 # ==========================================================================
@@ -1835,13 +1835,72 @@ cdef Py_ssize_t _size_of(int num) noexcept nogil:
 def alloc_reduced(_TensorBase x, tuple dims, bint keepdim, _Dtype dt):
     """A new contiguous CPU tensor of dtype ``dt`` shaped as ``x`` reduced
     over ``dims`` (sizes 1 there with ``keepdim``, dropped otherwise)."""
-    cdef Py_ssize_t shape[PT_MAX_DIMS]
     cdef bint red[PT_MAX_DIMS]
-    cdef int i, n = 0
+    cdef int i
     for i in range(x._ndim):
         red[i] = False
     for d in dims:
         red[<int>d] = True
+    return _alloc_red(x, red, keepdim, dt)
+
+
+def reduce_fast(x, dim, bint keepdim, int op, int kind):
+    """The common case of the sum/mean/max/min/amax/amin front-ends called
+    without dtype= or out=: a CPU tensor of an ordinary dtype (not complex32
+    nor uint16/32/64) reduced over all dims (``dim`` None or empty) or over
+    one int ``dim`` in range.  ``kind`` 0: sum (integral inputs sum in
+    int64), 1: mean (floating/complex inputs), 2: max/min (real, non-empty
+    inputs).  Returns the result, or None: the front-end's general path then
+    checks, refuses or handles the call."""
+    cdef _TensorBase t
+    cdef int num, cat, nd, i, acc
+    cdef Py_ssize_t n
+    cdef bint red[PT_MAX_DIMS]
+    if not isinstance(x, _TensorBase):
+        return None
+    t = <_TensorBase>x
+    num = t._dtype.num
+    cat = t._dtype._category
+    if t._storage.device._type_code != 0 or not (
+            num == PT_BOOL or num == PT_UINT8 or num == PT_INT8 or num == PT_INT16
+            or num == PT_INT32 or num == PT_INT64 or num == PT_FLOAT16 or num == PT_BFLOAT16
+            or num == PT_FLOAT32 or num == PT_FLOAT64 or num == PT_COMPLEX64
+            or num == PT_COMPLEX128):
+        return None
+    if (kind == 1 and cat < 2) or (kind == 2 and (cat == 3 or t._numel == 0)):
+        return None
+    nd = t._ndim
+    if dim is None or ((type(dim) is tuple or type(dim) is list) and len(dim) == 0):
+        for i in range(nd):
+            red[i] = True
+        dims = tuple(range(nd))
+    elif type(dim) is int:
+        n = nd if nd else 1
+        if not (-n <= dim < n):
+            return None
+        for i in range(nd):
+            red[i] = False
+        if nd:
+            red[dim % n] = True
+            dims = (dim % n,)
+        else:
+            dims = ()
+    else:
+        return None
+    if cat <= 1:
+        acc = PT_INT64
+    elif num == PT_FLOAT16 or num == PT_BFLOAT16:
+        acc = PT_FLOAT32
+    else:
+        acc = num
+    out = _alloc_red(t, red, keepdim, dtype_from_num(PT_INT64 if kind == 0 and cat <= 1 else num))
+    _reduce_c(t, dims, op, acc, out, None, 0.0, 2.0, False, keepdim)
+    return out
+
+
+cdef _TensorBase _alloc_red(_TensorBase x, const bint* red, bint keepdim, _Dtype dt):
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef int i, n = 0
     for i in range(x._ndim):
         if red[i]:
             if keepdim:
@@ -1883,7 +1942,13 @@ def reduce(_TensorBase x not None, dims, int op, int acc_num, _TensorBase out0=N
     outputs (``out0``: values, ``out1``: second result -- indices, mean,
     max; either may be None), shaped as the result with or without
     ``keepdim``.  ``acc_num``: the computation type number."""
-    cdef rplan* pl = <rplan*>malloc(sizeof(rplan))
+    _reduce_c(x, dims, op, acc_num, out0, out1, correction, p, take_sqrt, keepdim)
+
+
+cdef int _reduce_c(_TensorBase x, dims, int op, int acc_num, _TensorBase out0, _TensorBase out1,
+                   double correction, double p, bint take_sqrt, bint keepdim) except -1:
+    cdef rplan plan                     # (on the stack: no allocation per call)
+    cdef rplan* pl = &plan
     cdef Py_ssize_t os0[PT_MAX_DIMS]
     cdef Py_ssize_t os1[PT_MAX_DIMS]
     cdef int nd = x._ndim, i, j, k, n
@@ -1891,186 +1956,182 @@ def reduce(_TensorBase x not None, dims, int op, int acc_num, _TensorBase out0=N
     cdef bint red[PT_MAX_DIMS]
     cdef Py_ssize_t lidx[PT_MAX_DIMS]
     cdef bint argop, sorted_
-    if pl == NULL:
-        raise MemoryError()
-    try:
-        memset(pl, 0, sizeof(rplan))
-        pl.op = op
-        pl.acc = _acc_index(acc_num)
-        pl.acc_num = acc_num
-        pl.acc_size = _size_of(acc_num)
-        pl.src_num = x._dtype.num
-        pl.conv = pl.src_num != acc_num
-        argop = op == R_ARGMAX or op == R_ARGMIN
-        pl.npass = 2 if (op == R_VAR or op == R_LSE) else 1
-        pl.cascade = (op == R_SUM or op == R_NANSUM or op == R_MEAN or op == R_NANMEAN or op == R_VAR
-                      or op == R_NORM2 or op == R_NORM1 or op == R_NORMP or op == R_NORM0
-                      or op == R_LSE) and pl.acc != A_I64 and pl.acc != A_BOOL
-        pl.corr = correction
-        pl.p = p
-        pl.sqrt_ = take_sqrt
-        # result types and sections
-        pl.r0_sec = 0
-        pl.r1_sec = 1
-        if op == R_SUM and pl.acc == A_BOOL:
-            pl.r0_num = PT_INT64
-        elif op == R_VAR:
-            pl.r0_num = _real_num(acc_num)
-            pl.r0_sec = 1
-            pl.r1_sec = 0
-            pl.r1_num = acc_num
-        elif op >= R_NORM2 and op <= R_NORM0:
-            pl.r0_num = PT_FLOAT64
+    memset(pl, 0, sizeof(rplan))
+    pl.op = op
+    pl.acc = _acc_index(acc_num)
+    pl.acc_num = acc_num
+    pl.acc_size = _size_of(acc_num)
+    pl.src_num = x._dtype.num
+    pl.conv = pl.src_num != acc_num
+    argop = op == R_ARGMAX or op == R_ARGMIN
+    pl.npass = 2 if (op == R_VAR or op == R_LSE) else 1
+    pl.cascade = (op == R_SUM or op == R_NANSUM or op == R_MEAN or op == R_NANMEAN or op == R_VAR
+                  or op == R_NORM2 or op == R_NORM1 or op == R_NORMP or op == R_NORM0
+                  or op == R_LSE) and pl.acc != A_I64 and pl.acc != A_BOOL
+    pl.corr = correction
+    pl.p = p
+    pl.sqrt_ = take_sqrt
+    # result types and sections
+    pl.r0_sec = 0
+    pl.r1_sec = 1
+    if op == R_SUM and pl.acc == A_BOOL:
+        pl.r0_num = PT_INT64
+    elif op == R_VAR:
+        pl.r0_num = _real_num(acc_num)
+        pl.r0_sec = 1
+        pl.r1_sec = 0
+        pl.r1_num = acc_num
+    elif op >= R_NORM2 and op <= R_NORM0:
+        pl.r0_num = PT_FLOAT64
+    else:
+        pl.r0_num = acc_num
+    if op == R_ARGMAX or op == R_ARGMIN:
+        pl.r1_num = PT_INT64
+    elif op == R_AMINMAX:
+        pl.r1_num = acc_num
+    elif op != R_VAR:
+        pl.r1_num = PT_INT64        # unused
+    pl.r0_size = _size_of(pl.r0_num)
+    pl.r1_size = _size_of(pl.r1_num)
+    if out0 is not None:
+        pl.out0 = out0._ptr()
+        pl.o0_num = out0._dtype.num
+    if out1 is not None:
+        pl.out1 = out1._ptr()
+        pl.o1_num = out1._dtype.num
+    for i in range(nd):
+        red[i] = False
+    for d in dims:
+        red[<int>d] = True
+    if out0 is not None:
+        _out_strides(x, out0, red, keepdim, os0)
+    if out1 is not None:
+        _out_strides(x, out1, red, keepdim, os1)
+    # logical index strides of the reduced dims
+    prod = 1
+    i = nd - 1
+    while i >= 0:
+        lidx[i] = prod
+        if red[i]:
+            prod *= x._shape[i]
+        i -= 1
+    pl.N = prod
+    pl.x = x._ptr()
+    # kept dims: ordered by out0 stride (descending), coalesced
+    n = 0
+    for i in range(nd):
+        sz = x._shape[i]
+        if red[i] or sz == 1:
+            continue
+        xs = x._strides[i] * isz
+        t0 = os0[i] if out0 is not None else 0
+        t1 = os1[i] if out1 is not None else 0
+        j = n
+        # insertion by |out stride| descending (stable)
+        t2 = t0 if out0 is not None else t1
+        while j > 0 and _absz(pl.ko0[j - 1] if out0 is not None else pl.ko1[j - 1]) < _absz(t2):
+            pl.ksh[j] = pl.ksh[j - 1]
+            pl.kxs[j] = pl.kxs[j - 1]
+            pl.ko0[j] = pl.ko0[j - 1]
+            pl.ko1[j] = pl.ko1[j - 1]
+            j -= 1
+        pl.ksh[j] = sz
+        pl.kxs[j] = xs
+        pl.ko0[j] = t0
+        pl.ko1[j] = t1
+        n += 1
+    j = 0
+    for i in range(n):
+        if (j > 0 and pl.kxs[j - 1] == pl.kxs[i] * pl.ksh[i] and pl.ko0[j - 1] == pl.ko0[i] * pl.ksh[i]
+                and pl.ko1[j - 1] == pl.ko1[i] * pl.ksh[i]):
+            pl.ksh[j - 1] *= pl.ksh[i]
+            pl.kxs[j - 1] = pl.kxs[i]
+            pl.ko0[j - 1] = pl.ko0[i]
+            pl.ko1[j - 1] = pl.ko1[i]
         else:
-            pl.r0_num = acc_num
-        if op == R_ARGMAX or op == R_ARGMIN:
-            pl.r1_num = PT_INT64
-        elif op == R_AMINMAX:
-            pl.r1_num = acc_num
-        elif op != R_VAR:
-            pl.r1_num = PT_INT64        # unused
-        pl.r0_size = _size_of(pl.r0_num)
-        pl.r1_size = _size_of(pl.r1_num)
-        if out0 is not None:
-            pl.out0 = out0._ptr()
-            pl.o0_num = out0._dtype.num
-        if out1 is not None:
-            pl.out1 = out1._ptr()
-            pl.o1_num = out1._dtype.num
-        for i in range(nd):
-            red[i] = False
-        for d in dims:
-            red[<int>d] = True
-        if out0 is not None:
-            _out_strides(x, out0, red, keepdim, os0)
-        if out1 is not None:
-            _out_strides(x, out1, red, keepdim, os1)
-        # logical index strides of the reduced dims
-        prod = 1
-        i = nd - 1
-        while i >= 0:
-            lidx[i] = prod
-            if red[i]:
-                prod *= x._shape[i]
-            i -= 1
-        pl.N = prod
-        pl.x = x._ptr()
-        # kept dims: ordered by out0 stride (descending), coalesced
-        n = 0
-        for i in range(nd):
-            sz = x._shape[i]
-            if red[i] or sz == 1:
-                continue
-            xs = x._strides[i] * isz
-            t0 = os0[i] if out0 is not None else 0
-            t1 = os1[i] if out1 is not None else 0
-            j = n
-            # insertion by |out stride| descending (stable)
-            t2 = t0 if out0 is not None else t1
-            while j > 0 and _absz(pl.ko0[j - 1] if out0 is not None else pl.ko1[j - 1]) < _absz(t2):
-                pl.ksh[j] = pl.ksh[j - 1]
-                pl.kxs[j] = pl.kxs[j - 1]
-                pl.ko0[j] = pl.ko0[j - 1]
-                pl.ko1[j] = pl.ko1[j - 1]
+            pl.ksh[j] = pl.ksh[i]
+            pl.kxs[j] = pl.kxs[i]
+            pl.ko0[j] = pl.ko0[i]
+            pl.ko1[j] = pl.ko1[i]
+            j += 1
+    pl.nk = j
+    pl.O = 1
+    for i in range(pl.nk):
+        pl.O *= pl.ksh[i]
+    # reduced dims: arg ops keep logical order; others sorted by |stride|
+    # descending with negative strides flipped
+    n = 0
+    for i in range(nd):
+        sz = x._shape[i]
+        if not red[i] or sz == 1:
+            continue
+        xs = x._strides[i] * isz
+        if not argop and xs < 0:
+            pl.x += xs * (sz - 1)
+            xs = -xs
+        j = n
+        if not argop:
+            while j > 0 and _absz(pl.rxs[j - 1]) < _absz(xs):
+                pl.rsh[j] = pl.rsh[j - 1]
+                pl.rxs[j] = pl.rxs[j - 1]
+                pl.rix[j] = pl.rix[j - 1]
                 j -= 1
-            pl.ksh[j] = sz
-            pl.kxs[j] = xs
-            pl.ko0[j] = t0
-            pl.ko1[j] = t1
-            n += 1
-        j = 0
-        for i in range(n):
-            if (j > 0 and pl.kxs[j - 1] == pl.kxs[i] * pl.ksh[i] and pl.ko0[j - 1] == pl.ko0[i] * pl.ksh[i]
-                    and pl.ko1[j - 1] == pl.ko1[i] * pl.ksh[i]):
-                pl.ksh[j - 1] *= pl.ksh[i]
-                pl.kxs[j - 1] = pl.kxs[i]
-                pl.ko0[j - 1] = pl.ko0[i]
-                pl.ko1[j - 1] = pl.ko1[i]
-            else:
-                pl.ksh[j] = pl.ksh[i]
-                pl.kxs[j] = pl.kxs[i]
-                pl.ko0[j] = pl.ko0[i]
-                pl.ko1[j] = pl.ko1[i]
-                j += 1
-        pl.nk = j
-        pl.O = 1
-        for i in range(pl.nk):
-            pl.O *= pl.ksh[i]
-        # reduced dims: arg ops keep logical order; others sorted by |stride|
-        # descending with negative strides flipped
-        n = 0
-        for i in range(nd):
-            sz = x._shape[i]
-            if not red[i] or sz == 1:
-                continue
-            xs = x._strides[i] * isz
-            if not argop and xs < 0:
-                pl.x += xs * (sz - 1)
-                xs = -xs
-            j = n
-            if not argop:
-                while j > 0 and _absz(pl.rxs[j - 1]) < _absz(xs):
-                    pl.rsh[j] = pl.rsh[j - 1]
-                    pl.rxs[j] = pl.rxs[j - 1]
-                    pl.rix[j] = pl.rix[j - 1]
-                    j -= 1
-            pl.rsh[j] = sz
-            pl.rxs[j] = xs
-            pl.rix[j] = lidx[i]
-            n += 1
-        j = 0
-        for i in range(n):
-            if j > 0 and pl.rxs[j - 1] == pl.rxs[i] * pl.rsh[i] and (
-                    not argop or pl.rix[j - 1] == pl.rix[i] * pl.rsh[i]):
-                pl.rsh[j - 1] *= pl.rsh[i]
-                pl.rxs[j - 1] = pl.rxs[i]
-                pl.rix[j - 1] = pl.rix[i]
-            else:
-                pl.rsh[j] = pl.rsh[i]
-                pl.rxs[j] = pl.rxs[i]
-                pl.rix[j] = pl.rix[i]
-                j += 1
-        pl.nr = j
-        if pl.N == 0:
-            pl.nr = 0                 # nothing to read: every output is init -> finish
-            pl.R = 0
-            pl.L = 0
+        pl.rsh[j] = sz
+        pl.rxs[j] = xs
+        pl.rix[j] = lidx[i]
+        n += 1
+    j = 0
+    for i in range(n):
+        if j > 0 and pl.rxs[j - 1] == pl.rxs[i] * pl.rsh[i] and (
+                not argop or pl.rix[j - 1] == pl.rix[i] * pl.rsh[i]):
+            pl.rsh[j - 1] *= pl.rsh[i]
+            pl.rxs[j - 1] = pl.rxs[i]
+            pl.rix[j - 1] = pl.rix[i]
         else:
-            pl.L = pl.rsh[pl.nr - 1] if pl.nr > 0 else 1
+            pl.rsh[j] = pl.rsh[i]
+            pl.rxs[j] = pl.rxs[i]
+            pl.rix[j] = pl.rix[i]
+            j += 1
+    pl.nr = j
+    if pl.N == 0:
+        pl.nr = 0                 # nothing to read: every output is init -> finish
+        pl.R = 0
+        pl.L = 0
+    else:
+        pl.L = pl.rsh[pl.nr - 1] if pl.nr > 0 else 1
+        pl.R = 1
+        for i in range(pl.nr - 1):
+            pl.R *= pl.rsh[i]
+    # traversal
+    pl.outer = _choose_outer(pl)
+    if pl.outer:
+        # innermost kept dim: the one with the smallest |x stride|
+        k = 0
+        for i in range(1, pl.nk):
+            if _absz(pl.kxs[i]) < _absz(pl.kxs[k]):
+                k = i
+        if k != pl.nk - 1:
+            t0 = pl.ksh[k]
+            pl.ksh[k] = pl.ksh[pl.nk - 1]
+            pl.ksh[pl.nk - 1] = t0
+            t0 = pl.kxs[k]
+            pl.kxs[k] = pl.kxs[pl.nk - 1]
+            pl.kxs[pl.nk - 1] = t0
+            t0 = pl.ko0[k]
+            pl.ko0[k] = pl.ko0[pl.nk - 1]
+            pl.ko0[pl.nk - 1] = t0
+            t0 = pl.ko1[k]
+            pl.ko1[k] = pl.ko1[pl.nk - 1]
+            pl.ko1[pl.nk - 1] = t0
+        if pl.N == 0:
+            pl.R = 0
+        else:
             pl.R = 1
             for i in range(pl.nr - 1):
                 pl.R *= pl.rsh[i]
-        # traversal
-        pl.outer = _choose_outer(pl)
-        if pl.outer:
-            # innermost kept dim: the one with the smallest |x stride|
-            k = 0
-            for i in range(1, pl.nk):
-                if _absz(pl.kxs[i]) < _absz(pl.kxs[k]):
-                    k = i
-            if k != pl.nk - 1:
-                t0 = pl.ksh[k]
-                pl.ksh[k] = pl.ksh[pl.nk - 1]
-                pl.ksh[pl.nk - 1] = t0
-                t0 = pl.kxs[k]
-                pl.kxs[k] = pl.kxs[pl.nk - 1]
-                pl.kxs[pl.nk - 1] = t0
-                t0 = pl.ko0[k]
-                pl.ko0[k] = pl.ko0[pl.nk - 1]
-                pl.ko0[pl.nk - 1] = t0
-                t0 = pl.ko1[k]
-                pl.ko1[k] = pl.ko1[pl.nk - 1]
-                pl.ko1[pl.nk - 1] = t0
-            if pl.N == 0:
-                pl.R = 0
-            else:
-                pl.R = 1
-                for i in range(pl.nr - 1):
-                    pl.R *= pl.rsh[i]
-        with nogil:
-            _run(pl)
-    finally:
-        free(pl)
+    with nogil:
+        _run(pl)
+    return 0
 
 
 cdef inline Py_ssize_t _absz(Py_ssize_t v) noexcept nogil:
@@ -2435,6 +2496,11 @@ cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, 
         b += 1
 
 
+cdef dict _LINE_OPS = {"cumsum": S_CUMSUM, "cumprod": S_CUMPROD, "cummax": S_CUMMAX,
+                       "cummin": S_CUMMIN, "logcumsumexp": S_LCSE, "softmax": S_SOFTMAX,
+                       "log_softmax": S_LOGSOFTMAX}
+
+
 def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1=None):
     """Scan or softmax of ``x`` along ``dim`` into ``out0`` (and the int64
     indices ``out1`` for cummax/cummin).  ``x`` and ``out0`` share the
@@ -2445,9 +2511,7 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
     cdef Py_ssize_t isz = x._dtype.itemsize, sz, xs, s0, s1, total, nitems, w, nblk, it, t
     cdef int nth = get_num_threads()
     cdef bint big
-    cdef dict ops = {"cumsum": S_CUMSUM, "cumprod": S_CUMPROD, "cummax": S_CUMMAX,
-                     "cummin": S_CUMMIN, "logcumsumexp": S_LCSE, "softmax": S_SOFTMAX,
-                     "log_softmax": S_LOGSOFTMAX}
+    cdef dict ops = _LINE_OPS
     if p == NULL:
         raise MemoryError()
     try:

@@ -160,11 +160,28 @@ _COMPLEX_COMPOSED = {"exp2": _c_exp2, "log2": _c_log2, "log10": _c_log10, "expm1
                      "log1p": _c_log1p}
 
 
+# the common case of the unary front-ends: a CPU tensor of a real floating
+# dtype, no out=: the result has the input's dtype and no check can fail
+_REAL_FLOAT = frozenset((_C.float16, _C.bfloat16, _C.float32, _C.float64))
+_fast_unary = _D.fast_unary
+
+
+def _run_unary(code, x, dt, name):
+    """``op(x)`` into a new tensor of x's dtype ``dt`` (a CPU tensor)."""
+    r = _fast_unary(code, x)            # contiguous float32/float64
+    return r if r is not None else _D.run_unary(code, x, None, dt, dt, name)
+
+
 def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     op = op or name
     composed = _COMPLEX_COMPOSED.get(name)
+    code = _U[op]
 
     def fn(input, *, out=None):
+        if out is None and isinstance(input, _TensorBase) and input.is_cpu:
+            dt = input.dtype
+            if dt in _REAL_FLOAT:
+                return _run_unary(code, input, dt, name)
         _check_tensor(input, name)
         dt = input.dtype
         if dt is _C.complex32:
@@ -226,8 +243,14 @@ for _a, _f in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arc
 
 def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=True, bool_result=None):
     op = op or name
+    code = _U[op]
+    fast = _REAL_FLOAT if allow_float else ()
 
     def fn(input, *, out=None):
+        if out is None and isinstance(input, _TensorBase) and input.is_cpu:
+            dt = input.dtype
+            if dt in fast:
+                return _run_unary(code, input, dt, name)
         _check_tensor(input, name)
         dt = input.dtype
         if op == "relu" and dt is _C.bool_:

@@ -308,6 +308,14 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     return o0, o1
 
 
+# the common case (a CPU tensor of an ordinary dtype, all dims or one int dim,
+# no dtype=/out=) is checked, allocated and reduced by one kernel call:
+# _K.reduce_fast(x, dim, keepdim, op, kind) -> the result or None
+_SUM, _MEAN, _MAX, _MIN = _K.OPS["sum"], _K.OPS["mean"], _K.OPS["max"], _K.OPS["min"]
+_FAST_SUM, _FAST_MEAN, _FAST_EXT = 0, 1, 2
+_reduce_fast = _K.reduce_fast
+
+
 def _np_aliases(fn):
     """Accept NumPy's ``axis``/``keepdims`` spellings, as PyTorch does."""
     def wrapper(*args, **kwargs):
@@ -373,6 +381,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> x.sum(dim=1).tolist()
     [3, 12]
     """
+    if dtype is None and out is None:
+        r = _reduce_fast(input, dim, keepdim, _SUM, _FAST_SUM)
+        if r is not None:
+            return r
     x = _tensor_arg(input, "sum")
     dims = _dims(dim, x.ndim, "sum")
     rdt = _sum_like_dtype(x, dtype, out)
@@ -436,6 +448,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
     [2.0, 3.5]
     """
+    if dtype is None and out is None:
+        r = _reduce_fast(input, dim, keepdim, _MEAN, _FAST_MEAN)
+        if r is not None:
+            return r
     x = _tensor_arg(input, "mean")
     rdt = _mean_dtype(x, dtype, out, "mean")
     dims = _dims(dim, x.ndim, "mean")
@@ -501,9 +517,9 @@ def _check_nonempty(x, dims, fname, full):
 
 
 def _max_min(name, input, dim, keepdim, out, other_kw):
-    from ptcore._ops import pointwise as _elementwise
     fname = name
     if other_kw is not None or isinstance(dim, _TensorBase):
+        from ptcore._ops import pointwise as _elementwise
         other = other_kw if other_kw is not None else dim
         fn = _elementwise.maximum if name == "max" else _elementwise.minimum
         return fn(input, other) if out is None else fn(input, other, out=out)
@@ -547,16 +563,28 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
     >>> v.tolist(), i.tolist()
     ([5.0, 7.0], [1, 0])
     """
+    if dim is None and other is None and out is None:
+        r = _reduce_fast(input, None, False, _MAX, _FAST_EXT)
+        if r is not None:
+            return r
     return _max_min("max", input, dim, keepdim, out, other)
 
 
 @_np_aliases
 def min(input, dim=None, keepdim=False, *, out=None, other=None):
     """The minimum; see :func:`max`."""
+    if dim is None and other is None and out is None:
+        r = _reduce_fast(input, None, False, _MIN, _FAST_EXT)
+        if r is not None:
+            return r
     return _max_min("min", input, dim, keepdim, out, other)
 
 
 def _amax_amin(name, input, dim, keepdim, out):
+    if out is None:
+        r = _reduce_fast(input, dim, keepdim, _MAX if name == "amax" else _MIN, _FAST_EXT)
+        if r is not None:
+            return r
     x = _tensor_arg(input, name)
     full = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     dims = _dims(dim, x.ndim, name)
@@ -1080,6 +1108,14 @@ for _f in (cumsum, cumprod, cumsum_, cumprod_, cummax, cummin, logcumsumexp):
 # softmax / log_softmax
 # --------------------------------------------------------------------------
 def _softmax_impl(name, input, dim, dtype):
+    if dtype is None and type(dim) is int and isinstance(input, _TensorBase) and input.is_cpu:
+        # the common case: float32/float64, computed in its own dtype
+        dt = input.dtype
+        nd = input.ndim
+        if (dt is _C.float32 or dt is _C.float64) and nd and -nd <= dim < nd and input.numel():
+            o = _K.alloc_reduced(input, (), False, dt)
+            _K.lines(input, dim % nd, name, o, None)
+            return o
     x = _tensor_arg(input, name)
     if dim is None:
         raise TypeError(f"{name}() missing required argument 'dim'")

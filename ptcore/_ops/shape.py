@@ -1086,6 +1086,10 @@ def cat(tensors, dim=0, *, out=None):
     tensor([[1.0000, 2.0000],
             [3.5000, 4.0000]])
     """
+    if out is None and (type(tensors) is list or type(tensors) is tuple):
+        r = _K.cat_fast(tensors, dim, False)    # CPU tensors of one dtype, shapes matching
+        if r is not None:
+            return r
     seq = _tensor_seq(tensors, "cat")
     if not seq:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -1159,6 +1163,10 @@ def stack(tensors, dim=0, *, out=None):
     tensor([[1, 3],
             [2, 4]])
     """
+    if out is None and (type(tensors) is list or type(tensors) is tuple):
+        r = _K.cat_fast(tensors, dim, True)     # CPU tensors of one dtype and shape
+        if r is not None:
+            return r
     seq = _tensor_seq(tensors, "stack")
     if not seq:
         raise RuntimeError("stack expects a non-empty TensorList")
