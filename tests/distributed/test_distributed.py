@@ -62,6 +62,14 @@ def _caught(out):
     return re.findall(r"CAUGHT rank=(\S+) (\w+): (.*)", out)
 
 
+def _caught_all(p, caught_dir):
+    """What the ranks caught, from their stdout and from the files they also write (the
+    job's abort at exit can cut the launcher's forwarding of a rank's last stdout lines,
+    seen under load): each (rank, exception, message) once."""
+    files = "".join(f.read_text() for f in sorted(caught_dir.glob("caught.*")))
+    return sorted(set(_caught(p.stdout + "\n" + files)))
+
+
 @pytest.mark.parametrize("case,exc,words", [
     ("shape", "ValueError", ["all_reduce", "shape (2, 3)", "shape (2, 4)"]),
     ("dtype", "ValueError", ["broadcast", "dtype"]),
@@ -98,8 +106,7 @@ def test_hung_rank_gives_timeout_error(tmp_path):
     # forwarding of their last stdout lines (seen under load)
     p = run_mpi("dist_worker_errors.py", 2, "hang", env={"TMO": "3", "CAUGHT_DIR": str(tmp_path)},
                 timeout=120)
-    files = "".join(f.read_text() for f in sorted(tmp_path.glob("caught.*")))
-    caught = _caught(p.stdout + "\n" + files)
+    caught = _caught_all(p, tmp_path)
     assert any(r == "0" and e == "DistBackendError" and "timed out after 3 s" in m
                for r, e, m in caught), p.stdout
     assert any(e == "RuntimeError" and "unusable" in m for _, e, m in caught), p.stdout
@@ -112,9 +119,11 @@ def test_dead_rank_gives_error_before_the_timeout(n, code, tmp_path):
     # rank 1 exits (with an error, or cleanly without finishing) while the launcher keeps the
     # others running; they must raise DistBackendError naming rank 1 although the group's
     # timeout is 600 s (the 120 s bound on the job is far shorter), then end the job
+    cdir = tmp_path / "caught"
+    cdir.mkdir()
     p = run_mpi_keep_going("dist_worker_errors.py", n, "dead", code, timeout=120,
-                           env={"SYNC_DIR": str(tmp_path)})
-    caught = _caught(p.stdout)
+                           env={"SYNC_DIR": str(tmp_path), "CAUGHT_DIR": str(cdir)})
+    caught = _caught_all(p, cdir)
     died = [r for r, e, m in caught if e == "DistBackendError" and "rank 1" in m
             and "has ended" in m]
     assert sorted(died) == [str(r) for r in range(n) if r != 1], p.stdout
@@ -125,10 +134,12 @@ def test_dead_rank_gives_error_before_the_timeout(n, code, tmp_path):
 
 
 def test_point_to_point_ignores_other_ranks_exit(tmp_path):
+    cdir = tmp_path / "caught"
+    cdir.mkdir()
     p = run_mpi_keep_going("dist_worker_errors.py", 3, "p2p_after_exit", timeout=120,
-                           env={"SYNC_DIR": str(tmp_path)})
+                           env={"SYNC_DIR": str(tmp_path), "CAUGHT_DIR": str(cdir)})
     assert "RECV rank=0 [7.0, 7.0, 7.0]" in p.stdout, p.stdout
-    died = [r for r, e, m in _caught(p.stdout) if e == "DistBackendError" and "rank 2" in m]
+    died = [r for r, e, m in _caught_all(p, cdir) if e == "DistBackendError" and "rank 2" in m]
     assert sorted(died) == ["0", "1"], p.stdout
 
 
