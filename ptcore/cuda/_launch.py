@@ -28,7 +28,7 @@ __all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "registe
 
 _BLOCK = 256
 _lock = threading.Lock()
-_functions = {}        # (driver, device, kernel name) -> function handle
+_functions = {}        # (driver, device, kernel name) -> (driver, function handle, grid cap)
 
 _GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14, "complex64": 4, "complex128": 5}
 
@@ -37,40 +37,64 @@ def _name(dt):
     return str(dt).rsplit(".", 1)[-1]
 
 
+_tags = {}             # dtype -> kernel tag
+
+
 def _tag(dt, what):
+    t = _tags.get(dt)
+    if t is not None:
+        return t
     t = K.TAGS.get(_name(dt))
-    if t is None:
+    if t is not None:
+        _tags[dt] = t
+    else:
         raise NotImplementedError(f"{what}: no CUDA kernel yet for dtype {dt}")
     return t
 
 
 def _function(idx, name):
+    return _entry(idx, name)[1]
+
+
+def _entry(idx, name):
+    """``(driver, function handle, multiprocessor count)`` of kernel
+    ``name`` on device ``idx``, memoised per driver."""
     drv = _runtime.lazy_init(name)
     key = (drv, idx, name)
-    f = _functions.get(key)
-    if f is None:
+    e = _functions.get(key)
+    if e is None:
         try:
             K.kernel(name)
         except Exception:
             raise NotImplementedError(f"no CUDA kernel {name} in ptcore's kernel library") from None
-        f = drv.module_load(idx, K.program_source([name]), [name])[name]
-        with _lock:
-            _functions[key] = f
-    return f
+        _store_functions(drv, idx, drv.module_load(idx, K.program_source([name]), [name]))
+        e = _functions[key]
+    return e
+
+
+def _store_functions(drv, idx, handles):
+    """Memoise ``{kernel name: function handle}`` loaded on device ``idx``
+    (a name already there keeps its handle)."""
+    grid_cap = drv.device_properties(idx)["multi_processor_count"] * 8
+    with _lock:
+        for n, f in handles.items():
+            _functions.setdefault((drv, idx, n), (drv, f, grid_cap))
 
 
 def _launch(idx, name, n, args, rows=False):
-    drv = _runtime.lazy_init(name)
-    f = _function(idx, name)
-    sms = drv.device_properties(idx)["multi_processor_count"]
+    drv = _runtime._state["driver"]
+    e = _functions.get((drv, idx, name)) if drv is not None else None
+    if e is None:
+        e = _entry(idx, name)
+        drv = e[0]
     if rows:                    # one block per row, blocks loop over rows
-        grid = max(1, min(n, sms * 8))
+        grid = max(1, min(n, e[2]))
         block = 128
     else:
-        grid = max(1, min((n + _BLOCK - 1) // _BLOCK, sms * 8))
+        grid = max(1, min((n + _BLOCK - 1) // _BLOCK, e[2]))
         block = _BLOCK
     drv.set_current(idx)
-    drv.launch(f, (grid, 1, 1), (block, 1, 1), args, 0, _runtime.current_stream_handle(idx))
+    drv.launch(e[1], (grid, 1, 1), (block, 1, 1), args, 0, _runtime.current_stream_handle(idx))
 
 
 def _ll(v):
@@ -85,7 +109,12 @@ def _struct(b):
     return ctypes.create_string_buffer(b, len(b))
 
 
+_NO_PARAMS = _struct(K.pack_params())   # read-only: kernels take ptc_params by value
+
+
 def _params(**kw):
+    if not kw:
+        return _NO_PARAMS
     return _struct(K.pack_params(**kw))
 
 
@@ -107,8 +136,17 @@ def _elementwise(family, op_tags, out, inputs, params):
     n = out.numel()
     if n == 0:
         return out
-    shape = list(out.shape)
     idx = out.device.index
+    oshape = out.shape
+    if out.is_contiguous():
+        for x in inputs:
+            if x.shape != oshape or not x.is_contiguous():
+                break
+        else:           # every operand dense with out's shape: nothing to collapse
+            _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "c"), n,
+                    [_ll(n), _ptr(out)] + [_ptr(x) for x in inputs] + [params])
+            return out
+    shape = list(oshape)
     strides = [list(out.stride())] + [_bcast_strides(x, shape) for x in inputs]
     try:
         sizes, cst = K.collapse_dims(shape or [1], strides if shape else [[0] for _ in strides])

@@ -91,9 +91,7 @@ def _prefetch(dev, name):
         return
     group = _group_of(name)
     fs = drv.module_load(idx, L.K.program_source(list(group)), list(group))
-    with L._lock:
-        for n in group:
-            L._functions.setdefault((drv, idx, n), fs[n])
+    L._store_functions(drv, idx, fs)
 
 
 def _go(dev, name, n, args, rows=False):
