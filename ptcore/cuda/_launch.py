@@ -181,12 +181,18 @@ def fill(t, value):
         p = _params(d0=v.real, d1=v.imag)
     elif isinstance(value, complex):
         raise NotImplementedError("fill_: a complex value into a real tensor has no CUDA kernel")
-    elif t.dtype.is_floating_point:
-        p = _params(d0=float(value))
     else:
-        p = _params(i0=int(value))
+        p = _number_params(t.dtype, value)
     _elementwise("fill", ("", (tag,)), t, [], p)
     return t
+
+
+def _number_params(dt, value):
+    """The ptc_params carrying real number ``value`` for a kernel of real
+    dtype ``dt`` (the fill kernel and the ``scalar`` family read it there)."""
+    if dt.is_floating_point:
+        return _params(d0=float(value))
+    return _params(i0=int(value))
 
 
 def _empty(shape, dt, dev):
@@ -338,11 +344,36 @@ def _writes_directly(op, self, other):
     return True                 # overlaps were refused by _check_write_overlap
 
 
+# op -> (``scalar`` kernel op with the number second, with the number first)
+_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv")}
+_NUMBERS = (int, float, bool)
+
+
+def _scalar_into(op, res, a, b, alpha, fname, dt, dev):
+    """``_binary_into`` when one operand is a Python number: launch the
+    ``scalar`` kernel with the number in the params (no device operand);
+    False when that case has no such kernel."""
+    kops = _SCALAR_OPS.get(op)
+    if kops is None or alpha not in (None, 1) or dt.is_complex:
+        return False
+    if type(b) in _NUMBERS and isinstance(a, _C._TensorBase):
+        kop, x, v = kops[0], a, b
+    elif type(a) in _NUMBERS and isinstance(b, _C._TensorBase):
+        kop, x, v = kops[1], b, a
+    else:
+        return False
+    x = _as_operand(x, dt, dev)
+    _elementwise("scalar", (kop, (_tag(dt, fname),)), res, [x], _number_params(dt, v))
+    return True
+
+
 def _binary_into(op, res, a, b, alpha, fname, dt=None, dev=None):
     """Launch binary ``op`` of ``a`` and ``b`` (computed in ``res``'s dtype,
     or ``dt``) into ``res``."""
     dt = res.dtype if dt is None else dt
     dev = res.device if dev is None else dev
+    if _scalar_into(op, res, a, b, alpha, fname, dt, dev):
+        return
     x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
     kop, p = op, _params()
     if op in ("add", "sub") and (alpha not in (None, 1) or op == "sub"):
@@ -677,8 +708,11 @@ def _relu(input, *args, **kwargs):
 
 
 def _scalar_like(self, other):
+    """``other`` as the first operand of a binary op with ``self``: a
+    tensor or a Python number as is (the ``scalar`` kernels take it), else
+    ``self``-shaped."""
     import ptcore
-    if isinstance(other, _C._TensorBase):
+    if isinstance(other, _C._TensorBase) or type(other) in _NUMBERS:
         return other
     return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
 
