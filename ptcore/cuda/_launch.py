@@ -23,6 +23,7 @@ import threading
 from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
 from ptcore.cuda import _runtime
+from ptcore.cuda import _tensors
 
 __all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register"]
 
@@ -196,7 +197,6 @@ def _number_params(dt, value):
 
 
 def _empty(shape, dt, dev):
-    from ptcore.cuda import _tensors
     return _tensors.empty(list(shape), dt, dev)
 
 
@@ -253,8 +253,11 @@ def unary(op, x, out=None):
 
 
 def _result_dtype(op, a, b):
-    import ptcore
-    dt = ptcore.result_type(a, b)
+    if isinstance(a, _C._TensorBase) and isinstance(b, _C._TensorBase) and a.dtype is b.dtype:
+        dt = a.dtype                # result_type of one dtype
+    else:
+        import ptcore
+        dt = ptcore.result_type(a, b)
     if op == "div" and not dt.is_floating_point:
         dt = _C.get_default_dtype()
     return dt
@@ -263,6 +266,10 @@ def _result_dtype(op, a, b):
 def _broadcast_shape(a, b, fname):
     sa = list(a.shape) if isinstance(a, _C._TensorBase) else []
     sb = list(b.shape) if isinstance(b, _C._TensorBase) else []
+    if sa == sb or not sb:
+        return sa
+    if not sa:
+        return sb
     n = max(len(sa), len(sb))
     sa = [1] * (n - len(sa)) + sa
     sb = [1] * (n - len(sb)) + sb

@@ -411,12 +411,13 @@ def softmax(op, input, dim, dtype=None):
     else:
         perm = [i for i in range(nd) if i != d] + [d]
         xm = L._contig(x.permute(*perm))
-        rm = L._empty(tuple(xm.shape), dt, x.device)
+        # along the last dim the rows are res's own (dense, fresh): written in place
+        rm = res if d == nd - 1 else L._empty(tuple(xm.shape), dt, x.device)
     Ln = int(xm.shape[-1])
     M = xm.numel() // Ln
     L._launch(x.device.index, f"ptc_softmax_{op}_{tag}_c", M,
               [L._ll(M), L._ll(Ln), L._ptr(rm), L._ptr(xm), L._params()], rows=True)
-    if nd == 0:
+    if nd == 0 or rm is res:
         return res
     inv = [0] * nd
     for i, p in enumerate(perm):

@@ -67,3 +67,15 @@ def test_reduction_reads_dense_input_and_writes_out_directly(launches):
     _eq(i.sum(), ti.sum())
     e = ptcore.empty(0, 3, device="cuda")
     _eq(e.sum(0), torch.empty(0, 3).sum(0))
+
+
+def test_softmax_last_dim_written_in_place(launches):
+    x, tx = _pair((3, 4, 5), 6)
+    del launches[:]
+    _eq(ptcore.softmax(x, -1), torch.softmax(tx, -1))
+    assert _names(launches) == ["ptc_softmax_softmax_f32_c"]      # no copy back
+    _eq(ptcore.softmax(x, 1), torch.softmax(tx, 1))
+    _eq(ptcore.log_softmax(x, 0), torch.log_softmax(tx, 0))
+    _eq(ptcore.log_softmax(x.transpose(1, 2), 2), torch.log_softmax(tx.transpose(1, 2), 2))
+    s, ts = _pair((), 7)
+    _eq(ptcore.softmax(s, 0), torch.softmax(ts, 0))
