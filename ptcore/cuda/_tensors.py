@@ -69,8 +69,14 @@ class _PinnedMemory:
                 pass
 
 
+_device_objects = {}
+
+
 def _cuda_device(idx):
-    return _C.device("cuda", idx)
+    d = _device_objects.get(idx)
+    if d is None:
+        d = _device_objects[idx] = _C.device("cuda", idx)
+    return d
 
 
 def _index_of(dev):
@@ -93,6 +99,8 @@ def _new_storage(idx, nbytes):
 
 
 def _contig_strides(shape):
+    if len(shape) <= 1:
+        return [1] * len(shape)
     st = [0] * len(shape)
     acc = 1
     for i in range(len(shape) - 1, -1, -1):
