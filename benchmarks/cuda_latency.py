@@ -34,6 +34,7 @@ def cases(P):
     return [
         ("a+b", lambda: a + b),
         ("a*2", lambda: a * 2),
+        ("2-a", lambda: 2 - a),
         ("a.sum()", lambda: a.sum()),
         ("relu(a)", lambda: P.relu(a)),
         ("exp(a)", lambda: P.exp(a)),
