@@ -63,6 +63,10 @@ Families (``T`` = storage type of the kernel's dtype, ``B`` = unsigned char):
   Comparisons and logical ops write ``B``.  ``masked_fill`` takes
   ``y`` as ``const B* mask``; ``add_alpha`` reads alpha from ``p.d0``
   (floats) or ``p.i0`` (integers).
+* **scalar** ``ptc_scalar_<op>_<tag>_<c|s>`` (add, sub, rsub = y - x,
+  mul, div, rdiv = y / x): as unary, with the second operand a number in ``p.d0``
+  (floats) or ``p.i0`` (integers, bool) rounded to the dtype as a fill
+  would round it.
 * **ternary** ``ptc_ternary_<op>_<tag>_<c|s>``:
   ``(n, T* out, const A* a, const T* b, const T* c, ptc_params p[, ptc_strided<4> ix])``
   with ``A`` = ``B`` for ``where(cond, x, y)`` and ``T`` otherwise
@@ -349,12 +353,13 @@ def _binary_spec(row):
 # elementwise template
 # ---------------------------------------------------------------------------
 
-def _ew_kernel(name, out_dt, in_dts, var_names, compute_dt, expr, variant):
+def _ew_kernel(name, out_dt, in_dts, var_names, compute_dt, expr, variant, setup=""):
     """One elementwise kernel.
 
     ``in_dts`` are the input dtypes (parameter order), ``var_names`` the
     compute-variable names they are loaded into; ``expr`` is evaluated in the
     compute type ``T`` of ``compute_dt`` and stored as ``out_dt``.
+    ``setup`` (statements) runs once before the loop, after ``T``'s typedef.
     """
     K = 1 + len(in_dts)
     params = ["long long n", f"{_storage(out_dt)}* out"]
@@ -371,7 +376,7 @@ def _ew_kernel(name, out_dt, in_dts, var_names, compute_dt, expr, variant):
         f"        const {_compute(d)} {v} = {_load(d, f'in{k}[{idx[k + 1]}]')};\n"
         for k, (d, v) in enumerate(zip(in_dts, var_names)))
     return (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
-            f"    typedef {_compute(compute_dt)} T;\n"
+            f"    typedef {_compute(compute_dt)} T;\n{setup}"
             f"    PTC_FOR(i, n) {{\n{offs}{loads}"
             f"        out[{idx[0]}] = {_store(out_dt, expr)};\n"
             f"    }}\n}}\n")
@@ -422,6 +427,31 @@ def _gen_binary():
             for v in ("c", "s"):
                 kn = kernel_name("binary", name, TAGS[dt], v)
                 yield kn, "binary", _ew_kernel(kn, out_dt, ins, ["x", "y"], dt, e, v)
+
+
+# binary ops with a Python-number second operand ``y`` read from the
+# ptc_params (p.d0 for floats, p.i0 otherwise) and rounded to the tensor's
+# dtype as a fill would: (name, kinds, {kind: expr})
+SCALAR = [row[:2] + (row[3],) for row in BINARY if row[0] in ("add", "sub", "mul", "div")]
+SCALAR += [("rsub", "uif", {"*": "(T)(y - x)"}), ("rdiv", "f", {"*": "y / x"})]
+
+
+def _scalar_value(dt):
+    """The scalar operand of a ``scalar`` kernel: the params value stored in
+    dt and loaded back (exactly what a 0-d tensor filled with it holds)."""
+    val = "p.d0" if _kind(dt) == "f" else ("(p.i0 != 0)" if dt == "bool" else "p.i0")
+    return f"    const T y = {_load(dt, _store(dt, val))};\n"
+
+
+def _gen_scalar():
+    for name, kinds, spec in SCALAR:
+        for dt in DTYPES:
+            if not _kinds_ok(kinds, dt):
+                continue
+            for v in ("c", "s"):
+                kn = kernel_name("scalar", name, TAGS[dt], v)
+                yield kn, "scalar", _ew_kernel(kn, dt, [dt], ["x"], dt, _expr(spec, dt), v,
+                                               setup=_scalar_value(dt))
 
 
 def _gen_ternary():
@@ -1180,7 +1210,7 @@ def _gen_special():
     return _kernels_special.generate()
 
 
-_GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
+_GENERATORS = (_gen_unary, _gen_cast, _gen_binary, _gen_scalar, _gen_ternary, _gen_reduce, _gen_rows, _gen_misc,
                _gen_random, _gen_index_sort, _gen_nn, _gen_extra, _gen_complex, _gen_special, _gen_ctc)
 _FAMILY_PRELUDE = {"reduce": REDUCE_OPS, "scan": REDUCE_OPS, "softmax": REDUCE_OPS, "random": PHILOX}
 _KERNEL_PRELUDE = {}        # kernel name -> extra prelude of that kernel alone (complex dtypes)

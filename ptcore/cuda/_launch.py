@@ -23,12 +23,13 @@ import threading
 from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
 from ptcore.cuda import _runtime
+from ptcore.cuda import _tensors
 
 __all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register"]
 
 _BLOCK = 256
 _lock = threading.Lock()
-_functions = {}        # (driver, device, kernel name) -> function handle
+_functions = {}        # (driver, device, kernel name) -> (driver, function handle, grid cap)
 
 _GEMM_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14, "complex64": 4, "complex128": 5}
 
@@ -37,40 +38,64 @@ def _name(dt):
     return str(dt).rsplit(".", 1)[-1]
 
 
+_tags = {}             # dtype -> kernel tag
+
+
 def _tag(dt, what):
+    t = _tags.get(dt)
+    if t is not None:
+        return t
     t = K.TAGS.get(_name(dt))
-    if t is None:
+    if t is not None:
+        _tags[dt] = t
+    else:
         raise NotImplementedError(f"{what}: no CUDA kernel yet for dtype {dt}")
     return t
 
 
 def _function(idx, name):
+    return _entry(idx, name)[1]
+
+
+def _entry(idx, name):
+    """``(driver, function handle, multiprocessor count)`` of kernel
+    ``name`` on device ``idx``, memoised per driver."""
     drv = _runtime.lazy_init(name)
     key = (drv, idx, name)
-    f = _functions.get(key)
-    if f is None:
+    e = _functions.get(key)
+    if e is None:
         try:
             K.kernel(name)
         except Exception:
             raise NotImplementedError(f"no CUDA kernel {name} in ptcore's kernel library") from None
-        f = drv.module_load(idx, K.program_source([name]), [name])[name]
-        with _lock:
-            _functions[key] = f
-    return f
+        _store_functions(drv, idx, drv.module_load(idx, K.program_source([name]), [name]))
+        e = _functions[key]
+    return e
+
+
+def _store_functions(drv, idx, handles):
+    """Memoise ``{kernel name: function handle}`` loaded on device ``idx``
+    (a name already there keeps its handle)."""
+    grid_cap = drv.device_properties(idx)["multi_processor_count"] * 8
+    with _lock:
+        for n, f in handles.items():
+            _functions.setdefault((drv, idx, n), (drv, f, grid_cap))
 
 
 def _launch(idx, name, n, args, rows=False):
-    drv = _runtime.lazy_init(name)
-    f = _function(idx, name)
-    sms = drv.device_properties(idx)["multi_processor_count"]
+    drv = _runtime._state["driver"]
+    e = _functions.get((drv, idx, name)) if drv is not None else None
+    if e is None:
+        e = _entry(idx, name)
+        drv = e[0]
     if rows:                    # one block per row, blocks loop over rows
-        grid = max(1, min(n, sms * 8))
+        grid = max(1, min(n, e[2]))
         block = 128
     else:
-        grid = max(1, min((n + _BLOCK - 1) // _BLOCK, sms * 8))
+        grid = max(1, min((n + _BLOCK - 1) // _BLOCK, e[2]))
         block = _BLOCK
     drv.set_current(idx)
-    drv.launch(f, (grid, 1, 1), (block, 1, 1), args, 0, _runtime.current_stream_handle(idx))
+    drv.launch(e[1], (grid, 1, 1), (block, 1, 1), args, 0, _runtime.current_stream_handle(idx))
 
 
 def _ll(v):
@@ -85,7 +110,12 @@ def _struct(b):
     return ctypes.create_string_buffer(b, len(b))
 
 
+_NO_PARAMS = _struct(K.pack_params())   # read-only: kernels take ptc_params by value
+
+
 def _params(**kw):
+    if not kw:
+        return _NO_PARAMS
     return _struct(K.pack_params(**kw))
 
 
@@ -107,8 +137,17 @@ def _elementwise(family, op_tags, out, inputs, params):
     n = out.numel()
     if n == 0:
         return out
-    shape = list(out.shape)
     idx = out.device.index
+    oshape = out.shape
+    if out.is_contiguous():
+        for x in inputs:
+            if x.shape != oshape or not x.is_contiguous():
+                break
+        else:           # every operand dense with out's shape: nothing to collapse
+            _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "c"), n,
+                    [_ll(n), _ptr(out)] + [_ptr(x) for x in inputs] + [params])
+            return out
+    shape = list(oshape)
     strides = [list(out.stride())] + [_bcast_strides(x, shape) for x in inputs]
     try:
         sizes, cst = K.collapse_dims(shape or [1], strides if shape else [[0] for _ in strides])
@@ -143,16 +182,21 @@ def fill(t, value):
         p = _params(d0=v.real, d1=v.imag)
     elif isinstance(value, complex):
         raise NotImplementedError("fill_: a complex value into a real tensor has no CUDA kernel")
-    elif t.dtype.is_floating_point:
-        p = _params(d0=float(value))
     else:
-        p = _params(i0=int(value))
+        p = _number_params(t.dtype, value)
     _elementwise("fill", ("", (tag,)), t, [], p)
     return t
 
 
+def _number_params(dt, value):
+    """The ptc_params carrying real number ``value`` for a kernel of real
+    dtype ``dt`` (the fill kernel and the ``scalar`` family read it there)."""
+    if dt.is_floating_point:
+        return _params(d0=float(value))
+    return _params(i0=int(value))
+
+
 def _empty(shape, dt, dev):
-    from ptcore.cuda import _tensors
     return _tensors.empty(list(shape), dt, dev)
 
 
@@ -209,8 +253,11 @@ def unary(op, x, out=None):
 
 
 def _result_dtype(op, a, b):
-    import ptcore
-    dt = ptcore.result_type(a, b)
+    if isinstance(a, _C._TensorBase) and isinstance(b, _C._TensorBase) and a.dtype is b.dtype:
+        dt = a.dtype                # result_type of one dtype
+    else:
+        import ptcore
+        dt = ptcore.result_type(a, b)
     if op == "div" and not dt.is_floating_point:
         dt = _C.get_default_dtype()
     return dt
@@ -219,6 +266,10 @@ def _result_dtype(op, a, b):
 def _broadcast_shape(a, b, fname):
     sa = list(a.shape) if isinstance(a, _C._TensorBase) else []
     sb = list(b.shape) if isinstance(b, _C._TensorBase) else []
+    if sa == sb or not sb:
+        return sa
+    if not sa:
+        return sb
     n = max(len(sa), len(sb))
     sa = [1] * (n - len(sa)) + sa
     sb = [1] * (n - len(sb)) + sb
@@ -300,11 +351,36 @@ def _writes_directly(op, self, other):
     return True                 # overlaps were refused by _check_write_overlap
 
 
+# op -> (``scalar`` kernel op with the number second, with the number first)
+_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv")}
+_NUMBERS = (int, float, bool)
+
+
+def _scalar_into(op, res, a, b, alpha, fname, dt, dev):
+    """``_binary_into`` when one operand is a Python number: launch the
+    ``scalar`` kernel with the number in the params (no device operand);
+    False when that case has no such kernel."""
+    kops = _SCALAR_OPS.get(op)
+    if kops is None or alpha not in (None, 1) or dt.is_complex:
+        return False
+    if type(b) in _NUMBERS and isinstance(a, _C._TensorBase):
+        kop, x, v = kops[0], a, b
+    elif type(a) in _NUMBERS and isinstance(b, _C._TensorBase):
+        kop, x, v = kops[1], b, a
+    else:
+        return False
+    x = _as_operand(x, dt, dev)
+    _elementwise("scalar", (kop, (_tag(dt, fname),)), res, [x], _number_params(dt, v))
+    return True
+
+
 def _binary_into(op, res, a, b, alpha, fname, dt=None, dev=None):
     """Launch binary ``op`` of ``a`` and ``b`` (computed in ``res``'s dtype,
     or ``dt``) into ``res``."""
     dt = res.dtype if dt is None else dt
     dev = res.device if dev is None else dev
+    if _scalar_into(op, res, a, b, alpha, fname, dt, dev):
+        return
     x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
     kop, p = op, _params()
     if op in ("add", "sub") and (alpha not in (None, 1) or op == "sub"):
@@ -639,8 +715,11 @@ def _relu(input, *args, **kwargs):
 
 
 def _scalar_like(self, other):
+    """``other`` as the first operand of a binary op with ``self``: a
+    tensor or a Python number as is (the ``scalar`` kernels take it), else
+    ``self``-shaped."""
     import ptcore
-    if isinstance(other, _C._TensorBase):
+    if isinstance(other, _C._TensorBase) or type(other) in _NUMBERS:
         return other
     return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
 

@@ -91,9 +91,7 @@ def _prefetch(dev, name):
         return
     group = _group_of(name)
     fs = drv.module_load(idx, L.K.program_source(list(group)), list(group))
-    with L._lock:
-        for n in group:
-            L._functions.setdefault((drv, idx, n), fs[n])
+    L._store_functions(drv, idx, fs)
 
 
 def _go(dev, name, n, args, rows=False):
@@ -413,12 +411,13 @@ def softmax(op, input, dim, dtype=None):
     else:
         perm = [i for i in range(nd) if i != d] + [d]
         xm = L._contig(x.permute(*perm))
-        rm = L._empty(tuple(xm.shape), dt, x.device)
+        # along the last dim the rows are res's own (dense, fresh): written in place
+        rm = res if d == nd - 1 else L._empty(tuple(xm.shape), dt, x.device)
     Ln = int(xm.shape[-1])
     M = xm.numel() // Ln
     L._launch(x.device.index, f"ptc_softmax_{op}_{tag}_c", M,
               [L._ll(M), L._ll(Ln), L._ptr(rm), L._ptr(xm), L._params()], rows=True)
-    if nd == 0:
+    if nd == 0 or rm is res:
         return res
     inv = [0] * nd
     for i, p in enumerate(perm):

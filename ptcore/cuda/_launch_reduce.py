@@ -21,7 +21,7 @@ _OUT_RULE = {row[0]: row[2] for row in K.REDUCE}
 
 
 def _rows(x, dims):
-    """(contiguous (M, L) copy with the ``dims`` last, M, L)."""
+    """(contiguous (M, L) tensor (``x`` itself or a copy) with the ``dims`` last, M, L)."""
     nd = x.dim()
     kept = [d for d in range(nd) if d not in dims]
     shape = list(x.shape)
@@ -32,7 +32,7 @@ def _rows(x, dims):
     for d in dims:
         Lr *= shape[d]
     xp = x.permute(kept + list(dims)) if nd else x
-    c = LI._contig_copy(xp) if M * Lr else xp
+    c = LI._dense(xp) if M * Lr else xp      # the kernels only read it: no copy when dense
     return c, M, Lr
 
 
@@ -48,7 +48,12 @@ def _run(op, x, dims, out, params):
         return
     in_tag = L._tag(x.dtype, fname)
     od = K._reduce_out(L._name(x.dtype), _OUT_RULE[op])
-    res = L._empty([M], getattr(_C, od) if od != "bool" else _C.bool_, x.device)
+    rdt = getattr(_C, od) if od != "bool" else _C.bool_
+    if out.dtype is rdt and out.is_contiguous() and \
+            out.untyped_storage().data_ptr() != rows.untyped_storage().data_ptr():
+        res = out                   # the kernel writes the result in place
+    else:
+        res = L._empty([M], rdt, x.device)
     if Lr == 0:
         if op in ("amax", "amin", "argmax", "argmin"):
             raise IndexError(f"{op}(): Expected reduction dim to have non-zero size.")
@@ -59,7 +64,8 @@ def _run(op, x, dims, out, params):
         _split_rows(op, rows, res, M, Lr)
     else:
         _row_launch(op, rows, res, M, Lr, params)
-    L.cast_copy(out, res.reshape(list(out.shape)))
+    if res is not out:
+        L.cast_copy(out, res.reshape(list(out.shape)))
 
 
 def _row_launch(op, rows, res, M, Lr, params):

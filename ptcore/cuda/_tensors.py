@@ -16,6 +16,7 @@ kernels replace it.
 """
 from ptcore import _tensor as _C
 from ptcore.cuda import _runtime
+from ptcore.cuda._allocator import _allocators
 
 __all__ = ["DEVICE_OPS", "install", "empty", "empty_strided", "copy_", "to_device", "pin_memory",
            "is_pinned", "record_stream", "device_block"]
@@ -68,20 +69,29 @@ class _PinnedMemory:
                 pass
 
 
+_device_objects = {}
+
+
 def _cuda_device(idx):
-    return _C.device("cuda", idx)
+    d = _device_objects.get(idx)
+    if d is None:
+        d = _device_objects[idx] = _C.device("cuda", idx)
+    return d
 
 
 def _index_of(dev):
     """Ordinal of a cuda ``ptcore.device`` (None index: the current device)."""
     idx = _runtime.current_device() if dev.index is None else dev.index
+    drv = _runtime._state["driver"]
+    if drv is not None and type(idx) is int and 0 <= idx < drv.device_count():
+        return idx
     _runtime.check_index(idx, f"tensor on {dev}")
     return idx
 
 
 def _new_storage(idx, nbytes):
-    drv = _runtime.lazy_init(f"allocating on cuda:{idx}")
-    alloc = _runtime.allocator(idx)
+    drv = _runtime._state["driver"] or _runtime.lazy_init(f"allocating on cuda:{idx}")
+    alloc = _allocators.get(idx) or _runtime.allocator(idx)
     drv.set_current(idx)
     block = alloc.malloc(nbytes, _runtime.current_stream_handle(idx))
     owner = _DeviceMemory(alloc, block)
@@ -89,6 +99,8 @@ def _new_storage(idx, nbytes):
 
 
 def _contig_strides(shape):
+    if len(shape) <= 1:
+        return [1] * len(shape)
     st = [0] * len(shape)
     acc = 1
     for i in range(len(shape) - 1, -1, -1):

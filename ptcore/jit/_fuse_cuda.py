@@ -136,9 +136,7 @@ def _functions(drv, idx, group):
     key = (drv, idx, name_c)
     if key not in _loaded:
         fns = drv.module_load(idx, source, [name_c, name_s])
-        with _launch._lock:
-            _launch._functions[(drv, idx, name_c)] = fns[name_c]
-            _launch._functions[(drv, idx, name_s)] = fns[name_s]
+        _launch._store_functions(drv, idx, {name_c: fns[name_c], name_s: fns[name_s]})
         with _lock:
             _loaded.add(key)
     return name_c, name_s, tensors

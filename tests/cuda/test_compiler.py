@@ -116,9 +116,9 @@ def test_kernel_coverage():
     reg = K.all_kernels()
     fams = collections.Counter(f for f, _ in reg.values())
     from ptcore.cuda import _kernels_nn
-    assert set(fams) - set(_kernels_nn.FAMILIES) == {"unary", "cast", "binary", "ternary", "reduce",
-                                                     "scan", "softmax", "index", "fill", "random",
-                                                     "sortx", "special"}
+    assert set(fams) - set(_kernels_nn.FAMILIES) == {"unary", "cast", "binary", "scalar", "ternary",
+                                                     "reduce", "scan", "softmax", "index", "fill",
+                                                     "random", "sortx", "special"}
     # every op in the tables exists for every supported dtype in both variants
     for name, kinds, _, _ in K.UNARY:
         for dt, (tag, _, _, kind) in K.DTYPES.items():
@@ -130,6 +130,11 @@ def test_kernel_coverage():
         for dt, (tag, _, _, kind) in K.DTYPES.items():
             for v in "cs":
                 assert (f"ptc_binary_{name}_{tag}_{v}" in reg) == (kind in kinds and dt not in excl)
+    for name, kinds, _ in K.SCALAR:
+        for dt, (tag, _, _, kind) in K.DTYPES.items():
+            for v in "cs":
+                assert (f"ptc_scalar_{name}_{tag}_{v}" in reg) == (kind in kinds)
+    assert {r[0] for r in K.SCALAR} == {"add", "sub", "rsub", "mul", "div", "rdiv"}
     tags = [K.TAGS[d] for d in K.DTYPES]
     for a in tags:
         for b in tags:

@@ -1,0 +1,81 @@
+"""The host-side fast paths of the CUDA backend (issue 17) give the same
+values as the general paths: elementwise ops on dense operands skip the
+dimension collapsing, reductions read a dense input in place and write a
+dense output of the kernel's dtype directly; anything else (broadcast,
+strided, another out dtype, an out sharing the input's storage) takes the
+general path.  Compared with PyTorch on the CPU."""
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore.cuda import _host_kernels
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(shape, seed=0, dtype="float32"):
+    a = np.random.default_rng(seed).uniform(-3, 3, shape).astype(dtype)
+    return ptcore.tensor(a).to("cuda"), torch.tensor(a)
+
+
+def _eq(p, t, tol=1e-6):
+    got = torch.from_numpy(np.asarray(p.cpu().numpy()))
+    assert got.dtype == t.dtype and got.shape == t.shape
+    assert torch.allclose(got, t, rtol=tol, atol=tol), (got, t)
+
+
+def _names(handles):
+    return [_host_kernels.kernel_info(h).name for h in handles]
+
+
+def test_elementwise_dense_and_general_paths(launches):
+    a, ta = _pair((3, 5), 1)
+    b, tb = _pair((3, 5), 2)
+    del launches[:]
+    _eq(a + b, ta + tb)
+    assert _names(launches) == ["ptc_binary_add_f32_c"]
+    _eq(a.t() * b.t(), ta.t() * tb.t())             # both transposed: dense in storage order
+    _eq(a + b[0], ta + tb[0])                       # broadcast
+    _eq(a[:, :4:2] - b[:, 1::2], ta[:, :4:2] - tb[:, 1::2])   # strided
+    _eq(ptcore.exp(a[1]), torch.exp(ta[1]))
+    s, ts = _pair((), 3)
+    _eq(s * s, ts * ts)                             # 0-d
+
+
+def test_reduction_reads_dense_input_and_writes_out_directly(launches):
+    x, tx = _pair((4, 6), 4)
+    del launches[:]
+    _eq(x.sum(), tx.sum(), 1e-5)
+    assert _names(launches) == ["ptc_reduce_sum_f32_f32_c"]       # no copy, no cast
+    _eq(x.sum(1), tx.sum(1), 1e-5)
+    _eq(x.sum(0), tx.sum(0), 1e-5)                  # permuted: a copy first
+    _eq(x.t().sum(1), tx.t().sum(1), 1e-5)
+    _eq(x.mean(1, keepdim=True), tx.mean(1, keepdim=True), 1e-5)
+    _eq(x.amax(1), tx.amax(1))
+    _eq(x.sum(1, dtype=ptcore.float64), tx.sum(1, dtype=torch.float64), 1e-5)
+    o = ptcore.empty(4, device="cuda")
+    r = ptcore.sum(x, 1, out=o)
+    assert r is o
+    _eq(o, tx.sum(1), 1e-5)
+    big = ptcore.zeros(4, 2, device="cuda")
+    ptcore.sum(x, 1, out=big[:, 1])                 # a strided out: through a temporary
+    tbig = torch.zeros(4, 2)
+    tbig[:, 1] = tx.sum(1)
+    _eq(big, tbig, 1e-5)
+    i, ti = _pair((5, 3), 5, "int32")
+    _eq(i.sum(0), ti.sum(0))                        # int32 -> int64 result
+    _eq(i.sum(), ti.sum())
+    e = ptcore.empty(0, 3, device="cuda")
+    _eq(e.sum(0), torch.empty(0, 3).sum(0))
+
+
+def test_softmax_last_dim_written_in_place(launches):
+    x, tx = _pair((3, 4, 5), 6)
+    del launches[:]
+    _eq(ptcore.softmax(x, -1), torch.softmax(tx, -1))
+    assert _names(launches) == ["ptc_softmax_softmax_f32_c"]      # no copy back
+    _eq(ptcore.softmax(x, 1), torch.softmax(tx, 1))
+    _eq(ptcore.log_softmax(x, 0), torch.log_softmax(tx, 0))
+    _eq(ptcore.log_softmax(x.transpose(1, 2), 2), torch.log_softmax(tx.transpose(1, 2), 2))
+    s, ts = _pair((), 7)
+    _eq(ptcore.softmax(s, 0), torch.softmax(ts, 0))
