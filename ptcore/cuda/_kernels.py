@@ -436,9 +436,15 @@ SCALAR = [row[:2] + (row[3],) for row in BINARY if row[0] in ("add", "sub", "mul
 SCALAR += [("rsub", "uif", {"*": "(T)(y - x)"}), ("rdiv", "f", {"*": "y / x"})]
 
 
-def _scalar_value(dt):
+def _scalar_value(dt, name):
     """The scalar operand of a ``scalar`` kernel: the params value stored in
-    dt and loaded back (exactly what a 0-d tensor filled with it holds)."""
+    dt and loaded back (exactly what a 0-d tensor filled with it holds),
+    except in the float16/bfloat16 products and quotients, whose number
+    stays in the float compute type unrounded, as PyTorch's mul/div kernels
+    read the original scalar (``f16 * 2.7`` multiplies by 2.7f, while
+    ``f16 + 2.7`` adds 2.7 rounded to half)."""
+    if dt in ("float16", "bfloat16") and name in ("mul", "div", "rdiv"):
+        return "    const T y = (T)(p.d0);\n"
     val = "p.d0" if _kind(dt) == "f" else ("(p.i0 != 0)" if dt == "bool" else "p.i0")
     return f"    const T y = {_load(dt, _store(dt, val))};\n"
 
@@ -450,8 +456,13 @@ def _gen_scalar():
                 continue
             for v in ("c", "s"):
                 kn = kernel_name("scalar", name, TAGS[dt], v)
-                yield kn, "scalar", _ew_kernel(kn, dt, [dt], ["x"], dt, _expr(spec, dt), v,
-                                               setup=_scalar_value(dt))
+                e = _expr(spec, dt)
+                if name == "rdiv" and dt in ("float16", "bfloat16"):
+                    # PyTorch's number / tensor is reciprocal() * number: the
+                    # reciprocal rounded to the dtype first
+                    e = f"{_load(dt, _store(dt, '((T)1 / x)'))} * y"
+                yield kn, "scalar", _ew_kernel(kn, dt, [dt], ["x"], dt, e, v,
+                                               setup=_scalar_value(dt, name))
 
 
 def _gen_ternary():

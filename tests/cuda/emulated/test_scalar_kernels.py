@@ -3,9 +3,9 @@ sub, mul, div, rsub and rdiv of a CUDA tensor and a Python number, the number
 passed in the kernel's params instead of a filled 0-d device tensor.
 
 Compared with PyTorch on the CPU, the number given there as a 0-d tensor of
-the result dtype (converted through float32 for the reduced float dtypes, as
-the fill kernel converts it), which is exactly what the previous path
-(fill a 0-d device tensor, then the binary kernel) computed."""
+the result dtype (as the fill kernel converts it); for float16/bfloat16 with
+the Python number itself (PyTorch's mul/div read it unrounded, add/sub
+rounded to the dtype)."""
 import pytest
 
 import ptcore
@@ -62,7 +62,10 @@ def test_scalar_operand_matches_torch(dtype, launches):
             got = f(x, v)
             rdt = getattr(torch, str(got.dtype).rsplit(".", 1)[-1])
             assert rdt == f(tx, v).dtype, (name, v)
-            want = f(tx.to(rdt), _ref_number(v, rdt))
+            if rdt in (torch.float16, torch.bfloat16):
+                want = f(tx.to(rdt), v)          # torch's own scalar path
+            else:
+                want = f(tx.to(rdt), _ref_number(v, rdt))
             g = got.cpu()
             g = torch.from_numpy(g.float().numpy() if dtype == "bfloat16" or rdt == torch.bfloat16
                                  else g.numpy()).to(rdt)
@@ -94,7 +97,8 @@ def test_scalar_strided_and_inplace(dtype, launches):
 def test_scalar_kernel_source_rounds_like_fill():
     from ptcore.cuda import _kernels as K
     src = K.kernel("ptc_scalar_mul_f16_c")[1]
-    assert "const T y = ptc_h2f(ptc_f2h((float)(p.d0)));" in src
+    assert "const T y = (T)(p.d0);" in src
+    assert "const T y = ptc_h2f(ptc_f2h((float)(p.d0)));" in K.kernel("ptc_scalar_add_f16_c")[1]
     src = K.kernel("ptc_scalar_rsub_i8_s")[1]
     assert "(T)(y - x)" in src and "ptc_strided<2> ix" in src
     assert "ptc_scalar_div_i32_c" not in K.all_kernels()
