@@ -129,6 +129,37 @@ cdef extern from *:
             if (gb) gb[j] += g[j];
         }
     }
+    /* _pdot/_pssd of float32 rows (softmax backward's and layer norm
+       forward's row sums): lanes j % 8 in two 4-double vectors, combined as
+       _lanes, then the tail -- the same bits as the Cython loops */
+    __attribute__((target("avx"))) static double ptln_dot_f32_avx(
+            const float* x, const float* y, ptrdiff_t n) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4f p0 = ptln_ld(x + j), p1 = ptln_ld(x + j + 4);
+            if (y) { p0 = p0 * ptln_ld(y + j); p1 = p1 * ptln_ld(y + j + 4); }
+            A0 += __builtin_convertvector(p0, ptln_v4d);
+            A1 += __builtin_convertvector(p1, ptln_v4d);
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        for (; j < n; j++) a += y ? (float)(x[j] * y[j]) : x[j];
+        return a;
+    }
+    __attribute__((target("avx"))) static double ptln_ssd_f32_avx(
+            const float* x, double mu, ptrdiff_t n) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4d d0 = __builtin_convertvector(ptln_ld(x + j), ptln_v4d) - mu;
+            ptln_v4d d1 = __builtin_convertvector(ptln_ld(x + j + 4), ptln_v4d) - mu;
+            A0 += d0 * d0;
+            A1 += d1 * d1;
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        for (; j < n; j++) { double d = x[j] - mu; a += d * d; }
+        return a;
+    }
     static int ptln_avx_on = 1;     /* a testing knob: 0 runs the 2-double loops */
     static int ptln_avx(void) {
         static int ok = -1;
@@ -139,6 +170,10 @@ cdef extern from *:
     static int ptln_avx_on = 0;
     static int ptln_avx(void) { return 0; }
     #define ptln_bwd_sums_f32_avx ptln_bwd_sums_f32_sse
+    static double ptln_dot_f32_avx(const float* x, const float* y, ptrdiff_t n) {
+        (void)x; (void)y; (void)n; return 0; }
+    static double ptln_ssd_f32_avx(const float* x, double mu, ptrdiff_t n) {
+        (void)x; (void)mu; (void)n; return 0; }
     #define ptln_acc_f32_avx ptln_acc_f32_sse
     #endif
     static void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
@@ -158,11 +193,14 @@ cdef extern from *:
                       Py_ssize_t n) nogil
     int ptln_avx_on
     int ptln_avx() nogil
+    double ptln_dot_f32_avx(const float* x, const float* y, Py_ssize_t n) nogil
+    double ptln_ssd_f32_avx(const float* x, double mu, Py_ssize_t n) nogil
 
 
 def _set_ln_avx(bint on):
-    """Testing knob: layer norm backward's float32 loops on 4-double (AVX)
-    vectors where the CPU has them (True) or on 2-double ones.  Returns
+    """Testing knob: the float32 row sums of layer norm (forward and
+    backward) and softmax backward on 4-double (AVX) vectors where the CPU
+    has them (True) or on 2-double ones.  Returns
     whether the AVX loops were in use before."""
     global ptln_avx_on
     old = ptln_avx() != 0
@@ -249,6 +287,9 @@ cdef inline double _pdot(const real* x, const real* y, Py_ssize_t n) noexcept no
     ``y`` is NULL."""
     cdef double a[8]
     cdef Py_ssize_t j = 0, k
+    if real is float:
+        if ptln_avx():
+            return ptln_dot_f32_avx(x, y, n)
     for k in range(8):
         a[k] = 0
     while j + 8 <= n:
@@ -266,6 +307,9 @@ cdef inline double _pssd(const real* x, double mu, Py_ssize_t n) noexcept nogil:
     cdef double a[8]
     cdef double d
     cdef Py_ssize_t j = 0, k
+    if real is float:
+        if ptln_avx():
+            return ptln_ssd_f32_avx(x, mu, n)
     for k in range(8):
         a[k] = 0
     while j + 8 <= n:

@@ -220,10 +220,11 @@ def test_sdpa_node_and_double_backward(causal):
 
 @pytest.mark.parametrize("n", [1, 3, 4, 7, 8, 12, 128, 133])
 @pytest.mark.parametrize("affine", ["both", "bias", "none"])
-def test_layer_norm_backward_avx_loops_same_bits(n, affine):
-    # layer norm backward's float32 row sums and weight/bias accumulation run
-    # on 4-double vectors where the CPU has AVX: the same bits as the 2-double
-    # loops (same per-lane operations and combination order), at 1 and 2 threads
+def test_row_sum_avx_loops_same_bits(n, affine):
+    # the float32 row sums of layer norm (forward and backward), its
+    # weight/bias accumulation and softmax's backward run on 4-double vectors
+    # where the CPU has AVX: the same bits as the 2-double loops (same
+    # per-lane operations and combination order), at 1 and 2 threads
     from ptcore._ops import _nn_kernels
     rng = np.random.default_rng(n + 7)
     x = (rng.standard_normal((37, n)) * 3 + 1).astype(np.float32)
@@ -234,8 +235,13 @@ def test_layer_norm_backward_avx_loops_same_bits(n, affine):
     def grads():
         xx = ptcore.from_numpy(x.copy()).requires_grad_()
         ps = [None if a is None else ptcore.from_numpy(a.copy()).requires_grad_() for a in (w, b)]
-        ptcore.nn.functional.layer_norm(xx, (n,), *ps).backward(ptcore.from_numpy(g.copy()))
-        return [t.grad.numpy() for t in [xx] + ps if t is not None]
+        y = ptcore.nn.functional.layer_norm(xx, (n,), *ps)
+        y.backward(ptcore.from_numpy(g.copy()))
+        res = [y.detach().numpy()] + [t.grad.numpy() for t in [xx] + ps if t is not None]
+        for f in (ptcore.softmax, ptcore.log_softmax):
+            xs = ptcore.from_numpy(x.copy()).requires_grad_()
+            res.append(ptcore.autograd.grad(f(xs, -1), [xs], ptcore.from_numpy(g.copy()))[0].numpy())
+        return res
 
     old = _nn_kernels._set_ln_avx(False)
     threads = ptcore.get_num_threads()
