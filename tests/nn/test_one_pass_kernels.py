@@ -258,3 +258,32 @@ def test_row_sum_avx_loops_same_bits(n, affine):
     out = _layer_norm_pair(x, g, w, b, (n,))
     for a, c in zip(out[0][1:], out[1][1:]):
         _close(a, c, 2e-4)
+
+
+def test_layer_norm_node_semantics():
+    # the kernel path records one NativeLayerNormBackward0 node: saved tensors
+    # are checked for in-place changes, go through saved-tensor hooks, are
+    # freed after backward, and only the parameters that need grads get them
+    for lib in (ptcore, torch):
+        ln = lib.nn.LayerNorm(8)
+        x = lib.randn(4, 8, requires_grad=True)
+        z = x * 1
+        y = ln(z)
+        assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0"
+        z.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: (packed.append(t), t)[1], lambda t: t):
+            y = ln(x)
+        assert len(packed) >= 4
+        s = y.sum()
+        s.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            s.backward()
+        ln.weight.grad = ln.bias.grad = None
+        ln.bias.requires_grad_(False)
+        ln(lib.randn(4, 8)).sum().backward()
+        assert ln.weight.grad is not None and ln.bias.grad is None
+        with lib.no_grad():
+            assert not ln(x).requires_grad
