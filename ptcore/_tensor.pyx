@@ -366,12 +366,16 @@ cdef extern from "ptc_alloc.h":
     void* ptc_host_alloc(size_t n, int zero) nogil
     void ptc_host_free(void* p, size_t n) nogil
     void ptc_host_empty_cache() nogil
+    void ptc_host_tune()
     size_t ptc_large_threshold
     size_t ptc_cache_limit
     size_t ptc_cache_bytes
     int ptc_cache_n
     uint64_t ptc_stat_hits, ptc_stat_maps, ptc_stat_unmaps
     size_t ptc_live_bytes
+
+
+ptc_host_tune()
 
 
 def _host_allocator_stats():

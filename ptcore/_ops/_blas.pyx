@@ -232,11 +232,89 @@ cdef void _mm_one(_MM* p, blas_t* a, blas_t* b, blas_t* c, blas_t alpha,
           beta, c, p.ldc)
 
 
+# Batches of small float32 products (attention's (B*H, T, d) @ (B*H, d, T)
+# and its gradients): OpenBLAS packs both operands on every call, which costs
+# about as much as the multiply-adds at T = 64, d = 32.  The register-tiled
+# kernels of ptc_sgemm_small.h (conv's; one fixed summation order per output
+# element, so the same bits at any thread count) read the operands in place:
+# ptc_sgemm_small where B's rows are contiguous (A with any strides); any
+# other B (B = X^T of a contiguous X: q @ k^T) is first copied row-major
+# into a K x N scratch (ptc_sgemm_small_nt, 8 k-lanes per output element,
+# measured 3-4x slower than that copy + ptc_sgemm_small at K = 32).
+# Only AVX2+FMA CPUs (chosen at run time); other CPUs keep BLAS.
+cdef extern from "ptc_sgemm_small.h":
+    void ptc_sgemm_small(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                         Py_ssize_t sak, const float* B, Py_ssize_t ldb, float* C, Py_ssize_t ldc,
+                         int acc) nogil
+    int ptc_sgemm_small_ok() nogil
+
+cdef enum:
+    SMALL_BMM = 262144      # multiply-adds per product, at most (64**3)
+
+cdef bint _small_bmm = True
+
+
+def _set_small_bmm(bint on):
+    """Tuning/testing knob: batched float32 products by the small-GEMM
+    kernels where they apply.  Returns the previous value."""
+    global _small_bmm
+    old = _small_bmm
+    _small_bmm = on
+    return old
+
+
+cdef inline int _small_mode(_MM* p, Py_ssize_t nbatch, float alpha, float beta) noexcept nogil:
+    """1: ptc_sgemm_small, 2: the same on a row-major copy of B, 0: BLAS."""
+    if not _small_bmm or nbatch < 2 or alpha != 1 or (beta != 0 and beta != 1):
+        return 0
+    if p.M < 4 or p.N < 16 or p.K < 8 or p.M * p.N * p.K > SMALL_BMM:
+        return 0
+    if not ptc_sgemm_small_ok():
+        return 0
+    return 1 if p.bcs == 1 else 2
+
+
+cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
+                           int acc) noexcept nogil:
+    cdef Py_ssize_t j, k, j0, j1
+    cdef float* buf
+    if mode == 1:
+        ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, b, p.brs, c, p.crs, acc)
+        return
+    buf = <float*>malloc(<size_t>(p.K * p.N) * sizeof(float))
+    if buf == NULL:         # no scratch: BLAS
+        _mm_one(p, a, b, c, <float>1, <float>acc)
+        return
+    j0 = 0
+    while j0 < p.N:         # 8-column panels: both sides stream through cache lines
+        j1 = j0 + 8 if j0 + 8 <= p.N else p.N
+        for k in range(p.K):
+            for j in range(j0, j1):
+                buf[k * p.N + j] = b[j * p.bcs + k * p.brs]
+        j0 = j1
+    ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, buf, p.N, c, p.crs, acc)
+    free(buf)
+
+
 cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
                       const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
                       blas_t* a, blas_t* b, blas_t* c, blas_t alpha, blas_t beta,
                       int nthreads) noexcept nogil:
     cdef Py_ssize_t i
+    cdef int mode = 0, acc
+    if blas_t is float:
+        mode = _small_mode(p, nbatch, alpha, beta)
+        if mode:
+            acc = beta != 0
+            if nthreads > 1:
+                for i in prange(nbatch, num_threads=nthreads, schedule='static'):
+                    _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                              c + _boff(i, nb, bshape, sc), acc)
+            else:
+                for i in range(nbatch):
+                    _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                              c + _boff(i, nb, bshape, sc), acc)
+            return
     if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM:
         for i in prange(nbatch, num_threads=nthreads, schedule='static'):
             _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),

@@ -38,8 +38,8 @@ cdef extern from *:
     static inline ptln_v4f ptln_ld(const float* p) { ptln_v4f v; memcpy(&v, p, 16); return v; }
     static inline double ptln_lanes(const ptln_v2d* A) {
         return ((A[0][0] + A[2][0]) + (A[0][1] + A[2][1])) + ((A[1][0] + A[3][0]) + (A[1][1] + A[3][1])); }
-    static void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
-                                  ptrdiff_t n, double* sa, double* sc) {
+    static void ptln_bwd_sums_f32_sse(const float* g, const float* x, const float* w, float m,
+                                      float r, ptrdiff_t n, double* sa, double* sc) {
         ptln_v2d A[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}, C[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
         ptrdiff_t j = 0;
         for (; j + 8 <= n; j += 8)
@@ -63,8 +63,8 @@ cdef extern from *:
         *sa = a;
         *sc = c;
     }
-    static void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m,
-                             float r, ptrdiff_t n) {
+    static void ptln_acc_f32_sse(double* gw, double* gb, const float* g, const float* x, float m,
+                                 float r, ptrdiff_t n) {
         ptrdiff_t j = 0;
         for (; j + 4 <= n; j += 4) {
             ptln_v4f gv = ptln_ld(g + j);
@@ -80,11 +80,132 @@ cdef extern from *:
             if (gb) gb[j] += g[j];
         }
     }
+    /* The same two loops on 4-double (AVX) vectors where the CPU has them:
+       the same operations per element and per lane j % 8, combined in the
+       same order (no FMA), so the same bits as the 2-double loops above. */
+    #if defined(__GNUC__) && defined(__x86_64__)
+    typedef double ptln_v4d __attribute__((vector_size(32)));
+    __attribute__((target("avx"))) static void ptln_bwd_sums_f32_avx(
+            const float* g, const float* x, const float* w, float m, float r, ptrdiff_t n,
+            double* sa, double* sc) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0}, C0 = {0, 0, 0, 0}, C1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4f x0 = (ptln_ld(x + j) - m) * r, x1 = (ptln_ld(x + j + 4) - m) * r;
+            ptln_v4f d0 = ptln_ld(g + j), d1 = ptln_ld(g + j + 4);
+            if (w) { d0 = d0 * ptln_ld(w + j); d1 = d1 * ptln_ld(w + j + 4); }
+            ptln_v4d e0 = __builtin_convertvector(d0, ptln_v4d);
+            ptln_v4d e1 = __builtin_convertvector(d1, ptln_v4d);
+            A0 += e0; A1 += e1;
+            C0 += e0 * __builtin_convertvector(x0, ptln_v4d);
+            C1 += e1 * __builtin_convertvector(x1, ptln_v4d);
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        double c = ((C0[0] + C1[0]) + (C0[1] + C1[1])) + ((C0[2] + C1[2]) + (C0[3] + C1[3]));
+        for (; j < n; j++) {
+            float xh = (x[j] - m) * r;
+            float d = w ? g[j] * w[j] : g[j];
+            a += d;
+            c += (double)d * (double)xh;
+        }
+        *sa = a;
+        *sc = c;
+    }
+    __attribute__((target("avx"))) static void ptln_acc_f32_avx(
+            double* gw, double* gb, const float* g, const float* x, float m, float r,
+            ptrdiff_t n) {
+        ptrdiff_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            ptln_v4f gv = ptln_ld(g + j);
+            ptln_v4f p = gv * ((ptln_ld(x + j) - m) * r);
+            ptln_v4d t;
+            if (gw) { memcpy(&t, gw + j, 32); t += __builtin_convertvector(p, ptln_v4d);
+                      memcpy(gw + j, &t, 32); }
+            if (gb) { memcpy(&t, gb + j, 32); t += __builtin_convertvector(gv, ptln_v4d);
+                      memcpy(gb + j, &t, 32); }
+        }
+        for (; j < n; j++) {
+            if (gw) gw[j] += g[j] * ((x[j] - m) * r);
+            if (gb) gb[j] += g[j];
+        }
+    }
+    /* _pdot/_pssd of float32 rows (softmax backward's and layer norm
+       forward's row sums): lanes j % 8 in two 4-double vectors, combined as
+       _lanes, then the tail -- the same bits as the Cython loops */
+    __attribute__((target("avx"))) static double ptln_dot_f32_avx(
+            const float* x, const float* y, ptrdiff_t n) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4f p0 = ptln_ld(x + j), p1 = ptln_ld(x + j + 4);
+            if (y) { p0 = p0 * ptln_ld(y + j); p1 = p1 * ptln_ld(y + j + 4); }
+            A0 += __builtin_convertvector(p0, ptln_v4d);
+            A1 += __builtin_convertvector(p1, ptln_v4d);
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        for (; j < n; j++) a += y ? (float)(x[j] * y[j]) : x[j];
+        return a;
+    }
+    __attribute__((target("avx"))) static double ptln_ssd_f32_avx(
+            const float* x, double mu, ptrdiff_t n) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4d d0 = __builtin_convertvector(ptln_ld(x + j), ptln_v4d) - mu;
+            ptln_v4d d1 = __builtin_convertvector(ptln_ld(x + j + 4), ptln_v4d) - mu;
+            A0 += d0 * d0;
+            A1 += d1 * d1;
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        for (; j < n; j++) { double d = x[j] - mu; a += d * d; }
+        return a;
+    }
+    static int ptln_avx_on = 1;     /* a testing knob: 0 runs the 2-double loops */
+    static int ptln_avx(void) {
+        static int ok = -1;
+        if (ok < 0) { __builtin_cpu_init(); ok = __builtin_cpu_supports("avx") != 0; }
+        return ok && ptln_avx_on;
+    }
+    #else
+    static int ptln_avx_on = 0;
+    static int ptln_avx(void) { return 0; }
+    #define ptln_bwd_sums_f32_avx ptln_bwd_sums_f32_sse
+    static double ptln_dot_f32_avx(const float* x, const float* y, ptrdiff_t n) {
+        (void)x; (void)y; (void)n; return 0; }
+    static double ptln_ssd_f32_avx(const float* x, double mu, ptrdiff_t n) {
+        (void)x; (void)mu; (void)n; return 0; }
+    #define ptln_acc_f32_avx ptln_acc_f32_sse
+    #endif
+    static void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
+                                  ptrdiff_t n, double* sa, double* sc) {
+        if (ptln_avx()) ptln_bwd_sums_f32_avx(g, x, w, m, r, n, sa, sc);
+        else ptln_bwd_sums_f32_sse(g, x, w, m, r, n, sa, sc);
+    }
+    static void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m,
+                             float r, ptrdiff_t n) {
+        if (ptln_avx()) ptln_acc_f32_avx(gw, gb, g, x, m, r, n);
+        else ptln_acc_f32_sse(gw, gb, g, x, m, r, n);
+    }
     """
     void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
                            Py_ssize_t n, double* sa, double* sc) nogil
     void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m, float r,
                       Py_ssize_t n) nogil
+    int ptln_avx_on
+    int ptln_avx() nogil
+    double ptln_dot_f32_avx(const float* x, const float* y, Py_ssize_t n) nogil
+    double ptln_ssd_f32_avx(const float* x, double mu, Py_ssize_t n) nogil
+
+
+def _set_ln_avx(bint on):
+    """Testing knob: the float32 row sums of layer norm (forward and
+    backward) and softmax backward on 4-double (AVX) vectors where the CPU
+    has them (True) or on 2-double ones.  Returns
+    whether the AVX loops were in use before."""
+    global ptln_avx_on
+    old = ptln_avx() != 0
+    ptln_avx_on = 1 if on else 0
+    return old
 
 
 cdef enum:
@@ -166,6 +287,9 @@ cdef inline double _pdot(const real* x, const real* y, Py_ssize_t n) noexcept no
     ``y`` is NULL."""
     cdef double a[8]
     cdef Py_ssize_t j = 0, k
+    if real is float:
+        if ptln_avx():
+            return ptln_dot_f32_avx(x, y, n)
     for k in range(8):
         a[k] = 0
     while j + 8 <= n:
@@ -183,6 +307,9 @@ cdef inline double _pssd(const real* x, double mu, Py_ssize_t n) noexcept nogil:
     cdef double a[8]
     cdef double d
     cdef Py_ssize_t j = 0, k
+    if real is float:
+        if ptln_avx():
+            return ptln_ssd_f32_avx(x, mu, n)
     for k in range(8):
         a[k] = 0
     while j + 8 <= n:

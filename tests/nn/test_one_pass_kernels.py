@@ -216,3 +216,74 @@ def test_sdpa_node_and_double_backward(causal):
         res.append([o, gq, gk, gv, qq.grad, kk.grad, vv.grad])
     for a, c in zip(*res):
         np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 7, 8, 12, 128, 133])
+@pytest.mark.parametrize("affine", ["both", "bias", "none"])
+def test_row_sum_avx_loops_same_bits(n, affine):
+    # the float32 row sums of layer norm (forward and backward), its
+    # weight/bias accumulation and softmax's backward run on 4-double vectors
+    # where the CPU has AVX: the same bits as the 2-double loops (same
+    # per-lane operations and combination order), at 1 and 2 threads
+    from ptcore._ops import _nn_kernels
+    rng = np.random.default_rng(n + 7)
+    x = (rng.standard_normal((37, n)) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    w = rng.standard_normal(n).astype(np.float32) if affine == "both" else None
+    b = rng.standard_normal(n).astype(np.float32) if affine != "none" else None
+
+    def grads():
+        xx = ptcore.from_numpy(x.copy()).requires_grad_()
+        ps = [None if a is None else ptcore.from_numpy(a.copy()).requires_grad_() for a in (w, b)]
+        y = ptcore.nn.functional.layer_norm(xx, (n,), *ps)
+        y.backward(ptcore.from_numpy(g.copy()))
+        res = [y.detach().numpy()] + [t.grad.numpy() for t in [xx] + ps if t is not None]
+        for f in (ptcore.softmax, ptcore.log_softmax):
+            xs = ptcore.from_numpy(x.copy()).requires_grad_()
+            res.append(ptcore.autograd.grad(f(xs, -1), [xs], ptcore.from_numpy(g.copy()))[0].numpy())
+        return res
+
+    old = _nn_kernels._set_ln_avx(False)
+    threads = ptcore.get_num_threads()
+    try:
+        plain = grads()
+        _nn_kernels._set_ln_avx(True)
+        for nt in (1, 2):
+            ptcore.set_num_threads(nt)
+            for a, c in zip(grads(), plain):
+                np.testing.assert_array_equal(a, c)
+    finally:
+        _nn_kernels._set_ln_avx(old)
+        ptcore.set_num_threads(threads)
+    out = _layer_norm_pair(x, g, w, b, (n,))
+    for a, c in zip(out[0][1:], out[1][1:]):
+        _close(a, c, 2e-4)
+
+
+def test_layer_norm_node_semantics():
+    # the kernel path records one NativeLayerNormBackward0 node: saved tensors
+    # are checked for in-place changes, go through saved-tensor hooks, are
+    # freed after backward, and only the parameters that need grads get them
+    for lib in (ptcore, torch):
+        ln = lib.nn.LayerNorm(8)
+        x = lib.randn(4, 8, requires_grad=True)
+        z = x * 1
+        y = ln(z)
+        assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0"
+        z.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: (packed.append(t), t)[1], lambda t: t):
+            y = ln(x)
+        assert len(packed) >= 4
+        s = y.sum()
+        s.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            s.backward()
+        ln.weight.grad = ln.bias.grad = None
+        ln.bias.requires_grad_(False)
+        ln(lib.randn(4, 8)).sum().backward()
+        assert ln.weight.grad is not None and ln.bias.grad is None
+        with lib.no_grad():
+            assert not ln(x).requires_grad

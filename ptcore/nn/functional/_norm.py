@@ -16,6 +16,7 @@ import ptcore as _pt
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
+from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
 
@@ -336,7 +337,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             and input.numel() > 0 and all(p is None or (p.dtype is input.dtype and p.is_contiguous())
                                           for p in (weight, bias)) \
             and _has_loop("layer_norm_kernels", input.device.type):
-        return _LayerNorm.apply(input, weight, bias, tuple(ns), builtins.float(eps))
+        return _layer_norm_kernel(input, weight, bias, tuple(ns), n, builtins.float(eps))
     dims = tuple(range(-len(ns), 0))
     y = _standardize(input, dims, eps)[0]
     if weight is not None:
@@ -346,53 +347,51 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y
 
 
-class _LayerNorm(Function):
+def _layer_norm_kernel(x, weight, bias, ns, n, eps):
     """Layer norm of contiguous float32/float64 input over its last ``n``
     elements: one pass per row forward and backward (the statistics in
-    double), as ATen's kernel.  A recorded backward (create_graph) uses the
-    differentiable composite instead."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, ns, eps):
-        n = 1
-        for s in ns:
-            n *= s
-        y, mean, rstd = _loop("layer_norm_kernels", x.device, _cpu_ln_kernels)().layer_norm_forward(
-            x, n, weight, bias, eps)
-        ctx.save_for_backward(x, weight, mean, rstd)
-        ctx.n = n
-        ctx.ns = ns
-        ctx.eps = eps
-        ctx.has_bias = bias is not None
+    double), as ATen's kernel, recorded as one node (no autograd.Function:
+    its per-call bookkeeping cost a third of the kernel's time at GPT
+    sizes).  A recorded backward (create_graph) uses the differentiable
+    composite instead."""
+    kernels = _loop("layer_norm_kernels", x.device, _cpu_ln_kernels)()
+    st = _R._state
+    prev = st.enabled
+    st.enabled = False
+    try:
+        y, mean, rstd = kernels.layer_norm_forward(x, n, weight, bias, eps)
+    finally:
+        st.enabled = prev
+    if not prev or not (x._requires_grad or (weight is not None and weight._requires_grad)
+                        or (bias is not None and bias._requires_grad)):
         return y
+    need_w = weight is not None and weight._requires_grad
+    need_b = bias is not None and bias._requires_grad
+    saved = [_R.save(t) for t in (x, weight, mean, rstd)]     # (saved-tensor hooks see all four)
 
-    @staticmethod
-    def backward(ctx, gy):
-        x, w, mean, rstd = ctx.saved_tensors
-        need_w = w is not None and ctx.needs_input_grad[1]
-        need_b = ctx.has_bias and ctx.needs_input_grad[2]
-        if not _recorded(gy, x, w):
-            r = _loop("layer_norm_kernels", x.device, _cpu_ln_kernels)().layer_norm_backward(
-                gy.contiguous(), x, mean, rstd, w, need_w, need_b)
+    def bw(gy):
+        x_, w, mean_, rstd_ = [sv.unpack() for sv in saved]
+        if not _recorded(gy, x_, w):
+            r = kernels.layer_norm_backward(gy.contiguous(), x_, mean_, rstd_, w, need_w, need_b)
             if r is not None:
                 gx, gw, gb = r
-                return (gx, None if gw is None else gw.view(ctx.ns),
-                        None if gb is None else gb.view(ctx.ns), None, None)
+                return (gx, None if gw is None else gw.view(ns),
+                        None if gb is None else gb.view(ns))
         # differentiable composite (double backward)
-        x2 = x.reshape(-1, ctx.n)
-        g2 = gy.reshape(-1, ctx.n)
+        x2 = x_.reshape(-1, n)
+        g2 = gy.reshape(-1, n)
         mu = x2.mean(-1, keepdim=True)
         xc = x2 - mu
-        rs = _pt.rsqrt((xc * xc).mean(-1, keepdim=True) + ctx.eps)
+        rs = _pt.rsqrt((xc * xc).mean(-1, keepdim=True) + eps)
         xh = xc * rs
         dxh = g2 * w.reshape(1, -1) if w is not None else g2
         gx = rs * (dxh - dxh.mean(-1, keepdim=True) - xh * (dxh * xh).mean(-1, keepdim=True))
-        gw = (g2 * xh).sum(0).view(ctx.ns) if need_w else None
-        gb = g2.sum(0).view(ctx.ns) if need_b else None
-        return gx.view(x.shape), gw, gb, None, None
+        gw = (g2 * xh).sum(0).view(ns) if need_w else None
+        gb = g2.sum(0).view(ns) if need_b else None
+        return gx.view(x_.shape), gw, gb
 
-
-_LayerNorm._backward_cls.__name__ = "NativeLayerNormBackward0"
+    _R.attach("NativeLayerNormBackward0", y, (x, weight, bias), bw)
+    return y
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
