@@ -426,12 +426,15 @@ _REUSE_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning")
-def test_freed_small_blocks_are_reused_without_page_faults():
+def test_freed_small_blocks_are_reused_without_page_faults(tmp_path):
     # tensors under the large-block threshold come from malloc: freed and
     # allocated again (a training step's activations), they must not be
     # returned to the system and faulted in again every step
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES"))}
+    # the ptcore under test (installed, or the built tree), never a source tree in the cwd
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", _REUSE_SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=120, check=True).stdout
+                         text=True, timeout=120, check=True, cwd=tmp_path).stdout
     # 4 rounds x 100 tensors x 74 pages would be ~30000 faults without reuse
     assert int(out.strip().splitlines()[-1]) < 2000
