@@ -177,6 +177,12 @@ class Driver:
         dict ``{name: function handle}``."""
         raise NotImplementedError
 
+    def kernel_name(self, function):
+        """The name (str) of the kernel behind a function handle from
+        :meth:`module_load`; raises :class:`CudaError` (``CUDA_ERROR_INVALID_HANDLE``)
+        for any other handle."""
+        raise NotImplementedError
+
     def launch(self, function, grid, block, args, shared_mem=0, stream=0):
         """Queue ``function`` on ``stream`` with ``grid``/``block`` 3-tuples
         and ``args`` (a sequence of ctypes instances, see the module

@@ -382,6 +382,14 @@ class EmulatedDriver(Driver):
         from ptcore.cuda import _host_kernels
         return _host_kernels.load(source, kernel_names)
 
+    def kernel_name(self, function):
+        from ptcore.cuda import _host_kernels
+        try:
+            return _host_kernels.kernel_info(function).name
+        except TypeError:
+            raise CudaError("kernel_name", "CUDA_ERROR_INVALID_HANDLE",
+                            f"unknown kernel handle {function!r} (not from module_load)") from None
+
     def launch(self, function, grid, block, args, shared_mem=0, stream=0):
         from ptcore.cuda import _host_kernels
         keep = tuple(args)         # the queued launch owns its arguments

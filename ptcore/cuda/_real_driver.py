@@ -150,6 +150,7 @@ class RealDriver(Driver):
         self._pinned = {}                    # host ptr -> nbytes
         self._modules = {}                   # (ordinal, sha256 of source) -> (CUmodule, {name: CUfunction})
         self._functions = {}                 # function handle (int) -> CUfunction
+        self._function_names = {}            # function handle (int) -> kernel name
         self._cublas = None
         self._cublas_tls = threading.local()
         self._cufft = None
@@ -454,7 +455,15 @@ class RealDriver(Driver):
                     f = _check("cuModuleGetFunction", self._d.cuModuleGetFunction(mod, n.encode()))
                     funcs[n] = int(f)
                     self._functions[int(f)] = f
+                    self._function_names[int(f)] = n
             return {n: funcs[n] for n in kernel_names}
+
+    def kernel_name(self, function):
+        name = self._function_names.get(function)
+        if name is None:
+            raise CudaError("kernel_name", "CUDA_ERROR_INVALID_HANDLE",
+                            f"unknown kernel handle {function!r} (not from module_load)")
+        return name
 
     def launch(self, function, grid, block, args, shared_mem=0, stream=0):
         f = self._functions.get(function)

@@ -470,8 +470,12 @@ def test_fake_module_compiles_for_the_devices_arch(fake, monkeypatch):
     seen = []
     monkeypatch.setattr(_compiler, "compile",
                         lambda src, names, arch: seen.append(arch) or b"\x7fELF\x00ptc_k\x00")
-    d.module_load(0, 'extern "C" __global__ void ptc_k() {}', ["ptc_k"])
+    fns = d.module_load(0, 'extern "C" __global__ void ptc_k() {}', ["ptc_k"])
     assert seen == [(8, 6)]
+    # the handles name their kernels (the tests' launch records read them)
+    assert d.kernel_name(fns["ptc_k"]) == "ptc_k"
+    with pytest.raises(_driver.CudaError, match="unknown kernel handle"):
+        d.kernel_name(fns["ptc_k"] + 1)
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import os
 import pytest
 
 import ptcore
+from device_target import REAL
 from ptcore.cuda import _runtime
 
 
@@ -27,7 +28,7 @@ def _switch(value):
 
 @pytest.fixture(autouse=True, scope="module")
 def emulated_cuda():
-    if os.environ.get("PTCORE_TEST_REAL_CUDA") == "1":
+    if REAL:
         if not ptcore.cuda.is_available():
             pytest.skip("PTCORE_TEST_REAL_CUDA=1 but no CUDA device is usable")
         yield
@@ -43,14 +44,14 @@ def emulated_cuda():
 
 @pytest.fixture
 def launches(monkeypatch):
-    """The function handles of the kernel launches made while the test runs
-    (``_host_kernels.kernel_info(handle).name`` names them on the emulator)."""
+    """The names of the kernels launched while the test runs, in launch order
+    (``Driver.kernel_name`` of each function handle)."""
     drv = _runtime.lazy_init("test")
     names = []
     orig = drv.launch
 
     def launch(function, *a, **k):
-        names.append(function)
+        names.append(drv.kernel_name(function))
         return orig(function, *a, **k)
     monkeypatch.setattr(drv, "launch", launch)
     return names

@@ -2,9 +2,15 @@
 same inputs and compare outputs and gradients (the CPU run is the oracle;
 its own agreement with torch is tested under tests/nn)."""
 import ptcore
+from device_target import REAL
 
 TOL = {ptcore.float32: (2e-5, 2e-6), ptcore.float64: (1e-11, 1e-12),
        ptcore.float16: (2e-3, 2e-3), ptcore.bfloat16: (1.6e-2, 1e-2)}
+if REAL:
+    # FMA-contracted kernels and cuBLAS's summation order: a float32 sum of terms
+    # of magnitude ~10-20 that cancels to near zero (a convolution's output or
+    # gradient entry) differs by a few ulp of its terms (2.2e-6 seen on an H100)
+    TOL[ptcore.float32] = (2e-5, 1e-5)
 
 
 def rand(shape, dtype=ptcore.float32, seed=0, scale=1.0):

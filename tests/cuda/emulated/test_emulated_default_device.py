@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from device_target import need_devices
 from ptcore._dispatch import default_device as _dd
 
 
@@ -44,26 +45,30 @@ def test_factories_follow_the_default_device(name, make):
     assert make().device.type == "cpu"
 
 
-def test_explicit_device_and_like_functions_win():
-    ptcore.set_default_device("cuda:1")
-    assert ptcore.get_default_device() == ptcore.device("cuda", 1)
+@pytest.mark.parametrize("index", [0, 1])
+def test_explicit_device_and_like_functions_win(index):
+    need_devices(index + 1)
+    ptcore.set_default_device(f"cuda:{index}")
+    assert ptcore.get_default_device() == ptcore.device("cuda", index)
     assert ptcore.zeros(2, device="cpu").device.type == "cpu"
     c = ptcore.zeros(2, device="cpu")
     assert ptcore.zeros_like(c).device.type == "cpu"        # *_like keep the input's device
-    assert ptcore.ones(2).device == ptcore.device("cuda", 1)
+    assert ptcore.ones(2).device == ptcore.device("cuda", index)
     # ops on CPU tensors stay on the CPU (only factories follow the default)
     assert (c + 1).device.type == "cpu"
     assert ptcore.cat([c, c]).device.type == "cpu"
     assert c.new_zeros(3).device.type == "cpu"
 
 
-def test_with_device_blocks_nest_and_win_over_the_default():
+@pytest.mark.parametrize("index", [0, 1])
+def test_with_device_blocks_nest_and_win_over_the_default(index):
+    need_devices(index + 1)
     ptcore.set_default_device("cuda")
     with ptcore.device("cpu"):
         assert ptcore.ones(1).device.type == "cpu"
         assert ptcore.get_default_device() == ptcore.device("cpu")
-        with ptcore.device("cuda:1"):
-            assert ptcore.ones(1).device == ptcore.device("cuda", 1)
+        with ptcore.device(f"cuda:{index}"):
+            assert ptcore.ones(1).device == ptcore.device("cuda", index)
         assert ptcore.ones(1).device.type == "cpu"
     assert ptcore.ones(1).device.type == "cuda"
     ptcore.set_default_device(None)

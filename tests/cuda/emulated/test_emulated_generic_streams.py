@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from device_target import need_devices
 
 
 def test_default_stream_and_event_are_on_the_accelerator():
@@ -14,7 +15,12 @@ def test_default_stream_and_event_are_on_the_accelerator():
     e = ptcore.Event()
     assert e.device.type == "cuda"
     assert ptcore.Stream(0).device == ptcore.device("cuda", 0)
-    assert ptcore.Stream("cuda:1").device_index == 1
+
+
+def test_stream_on_the_second_device():
+    need_devices(2)
+    s = ptcore.Stream("cuda:1")
+    assert s.device_index == 1 and s.device == ptcore.device("cuda", 1)
 
 
 def test_work_ordering_through_generic_stream_and_event():

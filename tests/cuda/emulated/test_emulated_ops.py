@@ -3,10 +3,14 @@
 pointwise (broadcast, non-contiguous, dtypes), reductions, the matmul
 family on the driver's GEMM, a small MLP's forward, backward and SGD steps;
 ops without a CUDA kernel raise NotImplementedError."""
+import inspect
+
 import numpy as np
 import pytest
 
 import ptcore
+from device_target import REAL
+from ptcore.cuda import _runtime
 
 FLOATS = [ptcore.float32, ptcore.float16, ptcore.bfloat16, ptcore.float64]
 
@@ -144,12 +148,36 @@ def test_matmul_family(dtype):
         ptcore.mm(a.cuda(), a.cuda())
 
 
-def test_tf32_switch_is_honoured():
+def test_tf32_switch_is_honoured(monkeypatch):
+    """The GEMM's compute type follows allow_tf32 (COMPUTE_32F / _FAST_TF32);
+    without TF32 the product is float32's: within the rounding-error bound of
+    a 16-term float32 dot product in any summation order, FMA or not,
+    ``(k + 1) u (|A| |B|)`` (u = 2^-24), which TF32's 10-bit mantissas
+    (~1e-3 relative per product) exceed; with TF32 within that bound plus
+    the inputs' rounding to TF32.  (The emulator computes both in float32.)"""
     a, b = _rand((16, 16), ptcore.float32, 15), _rand((16, 16), ptcore.float32, 16)
+    exact = (a.double() @ b.double()).numpy()
+    scale = (a.double().abs() @ b.double().abs()).numpy()
+    f32_bound = 17 * 2.0 ** -24 * scale
+    tf32_bound = f32_bound + 2 * 2.0 ** -10 * scale
+    drv = _runtime.lazy_init("test")
+    seen = []
+    gemm, bind = drv.gemm, inspect.signature(drv.gemm).bind
+
+    def record(*args, **kwargs):
+        seen.append(bind(*args, **kwargs).arguments["compute_type"])
+        return gemm(*args, **kwargs)
+    monkeypatch.setattr(drv, "gemm", record)
     old = ptcore.backends.cuda.matmul.allow_tf32
     try:
-        ptcore.backends.cuda.matmul.allow_tf32 = False
-        _close(a.cuda() @ b.cuda(), a @ b)
+        for tf32, compute_type, bound in ((False, 68, f32_bound), (True, 77, tf32_bound)):
+            ptcore.backends.cuda.matmul.allow_tf32 = tf32
+            del seen[:]
+            got = a.cuda() @ b.cuda()
+            assert seen == [compute_type]
+            assert np.all(np.abs(got.cpu().numpy() - exact) <= bound), tf32
+            if not REAL:
+                _close(got, a @ b)
     finally:
         ptcore.backends.cuda.matmul.allow_tf32 = old
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda import _host_kernels
+from ptcore.cuda import _runtime
+from ptcore.cuda._driver import CudaError
 
 torch = pytest.importorskip("torch")
 
@@ -24,16 +25,12 @@ def _eq(p, t, tol=1e-6):
     assert torch.allclose(got, t, rtol=tol, atol=tol), (got, t)
 
 
-def _names(handles):
-    return [_host_kernels.kernel_info(h).name for h in handles]
-
-
 def test_elementwise_dense_and_general_paths(launches):
     a, ta = _pair((3, 5), 1)
     b, tb = _pair((3, 5), 2)
     del launches[:]
     _eq(a + b, ta + tb)
-    assert _names(launches) == ["ptc_binary_add_f32_c"]
+    assert launches == ["ptc_binary_add_f32_c"]
     _eq(a.t() * b.t(), ta.t() * tb.t())             # both transposed: dense in storage order
     _eq(a + b[0], ta + tb[0])                       # broadcast
     _eq(a[:, :4:2] - b[:, 1::2], ta[:, :4:2] - tb[:, 1::2])   # strided
@@ -46,7 +43,7 @@ def test_reduction_reads_dense_input_and_writes_out_directly(launches):
     x, tx = _pair((4, 6), 4)
     del launches[:]
     _eq(x.sum(), tx.sum(), 1e-5)
-    assert _names(launches) == ["ptc_reduce_sum_f32_f32_c"]       # no copy, no cast
+    assert launches == ["ptc_reduce_sum_f32_f32_c"]       # no copy, no cast
     _eq(x.sum(1), tx.sum(1), 1e-5)
     _eq(x.sum(0), tx.sum(0), 1e-5)                  # permuted: a copy first
     _eq(x.t().sum(1), tx.t().sum(1), 1e-5)
@@ -73,9 +70,23 @@ def test_softmax_last_dim_written_in_place(launches):
     x, tx = _pair((3, 4, 5), 6)
     del launches[:]
     _eq(ptcore.softmax(x, -1), torch.softmax(tx, -1))
-    assert _names(launches) == ["ptc_softmax_softmax_f32_c"]      # no copy back
+    assert launches == ["ptc_softmax_softmax_f32_c"]      # no copy back
     _eq(ptcore.softmax(x, 1), torch.softmax(tx, 1))
     _eq(ptcore.log_softmax(x, 0), torch.log_softmax(tx, 0))
     _eq(ptcore.log_softmax(x.transpose(1, 2), 2), torch.log_softmax(tx.transpose(1, 2), 2))
     s, ts = _pair((), 7)
     _eq(ptcore.softmax(s, 0), torch.softmax(ts, 0))
+
+
+def test_driver_names_the_kernel_handles_it_loaded():
+    drv = _runtime.lazy_init("test")
+    src = ('extern "C" __global__ void ptc_test_name_a(float* x) { x[0] = 1.0f; }\n'
+           'extern "C" __global__ void ptc_test_name_b(float* x) { x[0] = 2.0f; }\n')
+    fns = drv.module_load(0, src, ["ptc_test_name_a", "ptc_test_name_b"])
+    assert len(set(fns.values())) == 2
+    assert {n: drv.kernel_name(h) for n, h in fns.items()} == {n: n for n in fns}
+    for bad in (0, max(fns.values()) + 1):
+        with pytest.raises(CudaError, match="unknown kernel handle") as ei:
+            drv.kernel_name(bad)
+        assert ei.value.code == "CUDA_ERROR_INVALID_HANDLE"
+

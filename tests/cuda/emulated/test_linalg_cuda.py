@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from device_target import REAL
 from ptcore.cuda import _runtime
 
 L = ptcore.linalg
@@ -370,6 +371,16 @@ def _eig_inputs(dtype):
             _r((1, 1), dtype, 2)]
 
 
+def _close_up_to_phase(V, Vc, tol):
+    """Eigenvector matrices (device, CPU) equal up to a unit-modulus factor per
+    column: each column is normalised to unit norm, its phase is free (LAPACK
+    makes the largest component real; cuSOLVER's choice of sign may differ)."""
+    g, c = V.cpu().numpy(), Vc.numpy()
+    inner = np.sum(g.conj() * c, axis=-2, keepdims=True)            # v_dev^H v_cpu per column
+    np.testing.assert_allclose(np.abs(inner), 1.0, rtol=tol, atol=tol)
+    np.testing.assert_allclose(g * (inner / np.abs(inner)), c, rtol=tol, atol=tol)
+
+
 def _complex_eig_inputs(dtype):
     cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
     return [ptcore.complex(_r((4, 4), dtype, 3), _r((4, 4), dtype, 4)).to(cdt),
@@ -379,8 +390,9 @@ def _complex_eig_inputs(dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 def test_eig_matches_numpy(dtype):
     """Eigenvalue sets equal numpy.linalg.eig's, A v = lambda v with unit
-    columns, complex dtypes, batches, real and complex inputs; the same values
-    as the CPU front-end."""
+    columns, complex dtypes, batches, real and complex inputs; the CPU
+    front-end's eigenvalues, and its eigenvectors up to each column's phase
+    (on the emulator, the same phases)."""
     tol = TOL[dtype] * 10
     cdt = ptcore.complex64 if dtype is ptcore.float32 else ptcore.complex128
     for A in _eig_inputs(dtype) + _complex_eig_inputs(dtype):
@@ -399,7 +411,9 @@ def test_eig_matches_numpy(dtype):
         np.testing.assert_allclose(np.linalg.norm(Vg, axis=-2), 1.0, rtol=tol, atol=tol)
         wc, Vc = L.eig(A)
         _close(w, wc, tol)
-        _close(V, Vc, tol)
+        _close_up_to_phase(V, Vc, tol)
+        if not REAL:                # the emulator runs the CPU's LAPACK geev: the same phases
+            _close(V, Vc, tol)
         ev = L.eigvals(A.cuda())
         assert ev.device.type == "cuda" and ev.dtype is cdt
         _close(ev, wc, tol)
