@@ -61,6 +61,7 @@ class Ctx:
         import ptcore
         import torch
         self.smoke = smoke
+        self.flush = lambda: None       # main() sets it: write the rows so far
         self.ptcore = ptcore
         self.torch = torch
         self.pdev = "cuda"
@@ -191,21 +192,39 @@ def _ptcore_fn(ctx, ns, name):
     return getattr(mod, name)
 
 
+def _operands(ctx, dtype, n, flavor):
+    """The shared (ptcore, torch) operand pairs A, B, BC (a row to broadcast)
+    and At (a transposed copy of A, whose .t() is non-contiguous) of one
+    dtype, size and flavor ('', 'positive', 'div': no divisor near 0); made
+    once per run (drawing and uploading them per op made the ops section
+    take longer than the device lease)."""
+    cache = ctx.__dict__.setdefault("_operands", {})
+    key = (dtype, n, flavor)
+    if key not in cache:
+        rng = np.random.default_rng(len(cache))
+        rows, cols = n
+        a = rng.standard_normal((rows, cols)).astype(np.float32)
+        b = rng.standard_normal((rows, cols)).astype(np.float32)
+        bc = rng.standard_normal((cols,)).astype(np.float32)
+        if flavor == "positive":
+            a, b, bc = np.abs(a) + 0.5, np.abs(b) * 0.5, np.abs(bc) * 0.5
+        elif flavor == "div":
+            b = np.where(np.abs(b) < 0.2, 0.5, b).astype(np.float32)
+            bc = np.where(np.abs(bc) < 0.2, 0.5, bc).astype(np.float32)
+        cache[key] = (ctx.pair(a, dtype), ctx.pair(b, dtype), ctx.pair(bc, dtype),
+                      ctx.pair(np.ascontiguousarray(a.T), dtype))
+    return cache[key]
+
+
 def _cases(ctx, ns, name, dtype, n):
     """[(label, make_args(lib) -> (args, kwargs))] for one op; make_args
     returns the arguments for ptcore ('p') or torch ('t')."""
     rng = ctx.rng
     rows, cols = n
-    a = rng.standard_normal((rows, cols)).astype(np.float32)
-    b = rng.standard_normal((rows, cols)).astype(np.float32)
-    bc = rng.standard_normal((cols,)).astype(np.float32)
-    if name in POSITIVE:
-        a, b, bc = np.abs(a) + 0.5, np.abs(b) * 0.5, np.abs(bc) * 0.5
-    if name in ("div", "__rtruediv__", "div_"):
-        b = np.where(np.abs(b) < 0.2, 0.5, b).astype(np.float32)
-        bc = np.where(np.abs(bc) < 0.2, 0.5, bc).astype(np.float32)
-    A, B, BC = ctx.pair(a, dtype), ctx.pair(b, dtype), ctx.pair(bc, dtype)
-    At = ctx.pair(np.ascontiguousarray(a.T), dtype)      # .t() of it is non-contiguous
+    flavor = "positive" if name in POSITIVE else "div" if name in ("div", "__rtruediv__", "div_") else ""
+    # each op gets its own device copies (in-place ops, __iadd__ & co. must
+    # not change the shared operands)
+    A, B, BC, At = ((x[0].clone(), x[1].clone()) for x in _operands(ctx, dtype, n, flavor))
     sel = {"p": 0, "t": 1}
     out = []
     if name in UNARY:
@@ -274,7 +293,11 @@ def section_ops(ctx):
     ops = _registered_cuda_ops(ctx)
     ctx.row("ops", f"{len(ops)} ops with a CUDA kernel", None, None, "", status="OK",
             note=", ".join(f"{ns}.{n}" if ns != "ptcore" else n for ns, n in ops)[:300])
+    last_flush = time.perf_counter()
     for ns, name in ops:
+        if time.perf_counter() - last_flush > 15:
+            ctx.flush()         # a run cut short by its time limit keeps the rows so far
+            last_flush = time.perf_counter()
         for dtype in dtypes:
             try:
                 cases = _cases(ctx, ns, name, dtype, n)
@@ -725,6 +748,7 @@ def main(argv=None):
     header = (f"ptcore vs torch {T.__version__} -- ptcore device: {dev}; torch device: {tdev}"
               + (" (SMOKE: emulated device, timings meaningless)" if args.smoke else ""))
     print(header, flush=True)
+    ctx.flush = lambda: _write(args, header, ctx.rows)
     for s in sections:
         t0 = time.perf_counter()
         try:

@@ -353,6 +353,59 @@ def _binary_spec(row):
 # elementwise template
 # ---------------------------------------------------------------------------
 
+def _dense_body(out_dt, in_dts, var_names, expr):
+    """The loop of a dense ("c") elementwise kernel: ``f`` maps the stored
+    input values to the stored result.  When every pointer is aligned to
+    four elements, each thread moves ``ptc_vec4`` groups (one 16-byte load
+    per float32 operand), two groups per trip, both loaded before either is
+    stored, so the memory system sees wide requests and several in flight;
+    otherwise four single elements a trip, likewise loaded first.  (An
+    in-place out is the same index; partial overlaps are refused upstream.)"""
+    st = _storage(out_dt)
+    ins = [_storage(d) for d in in_dts]
+    K = len(in_dts)
+    args = ", ".join(f"const {t} a{k}" for k, t in enumerate(ins))
+    loads = "".join(f"        const {_compute(d)} {v} = {_load(d, f'a{k}')};\n"
+                    for k, (d, v) in enumerate(zip(in_dts, var_names)))
+    aligned = " && ".join(["PTC_ALIGNED4(out)"] + [f"PTC_ALIGNED4(in{k})" for k in range(K)])
+
+    def call(i):
+        return f"f({', '.join(f'in{k}[{i}]' for k in range(K))})"
+
+    def vcall(b, u):
+        return f"f({', '.join(f'b{k}_{b}.v[{u}]' for k in range(K))})"
+    vec = ""
+    for b in range(2):
+        vec += "".join(f"            const ptc_vec4<{t}> b{k}_{b} = ((const ptc_vec4<{t}>*)in{k})[v + {b} * g];\n"
+                       for k, t in enumerate(ins))
+    for b in range(2):
+        vec += f"            ptc_vec4<{st}> r{b};\n"
+        vec += "".join(f"            r{b}.v[{u}] = {vcall(b, u)};\n" for u in range(4))
+    vec += "".join(f"            ((ptc_vec4<{st}>*)out)[v + {b} * g] = r{b};\n" for b in range(2))
+    scal = "".join(f"            const {st} r{u} = {call(f'i + {u} * g')};\n" for u in range(4))
+    scal += "".join(f"            out[i + {u} * g] = r{u};\n" for u in range(4))
+    return (f"    auto f = [&]({args}) -> {st} {{\n{loads}"
+            f"        return {_store(out_dt, expr)};\n    }};\n"
+            f"    const long long g = (long long)blockDim.x * gridDim.x;\n"
+            f"    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"    if ({aligned}) {{\n"
+            f"        const long long nv = n / 4;\n"
+            f"        long long v = t;\n"
+            f"        for (; v + g < nv; v += 2 * g) {{\n{vec}        }}\n"
+            f"        for (; v < nv; v += g) {{\n"
+            + "".join(f"            const ptc_vec4<{t}> b{k}_0 = ((const ptc_vec4<{t}>*)in{k})[v];\n"
+                      for k, t in enumerate(ins))
+            + f"            ptc_vec4<{st}> r0;\n"
+            + "".join(f"            r0.v[{u}] = {vcall(0, u)};\n" for u in range(4))
+            + f"            ((ptc_vec4<{st}>*)out)[v] = r0;\n        }}\n"
+            f"        for (long long i = nv * 4 + t; i < n; i += g) out[i] = {call('i')};\n"
+            f"    }} else {{\n"
+            f"        long long i = t;\n"
+            f"        for (; i + 3 * g < n; i += 4 * g) {{\n{scal}        }}\n"
+            f"        for (; i < n; i += g) out[i] = {call('i')};\n"
+            f"    }}\n}}\n")
+
+
 def _ew_kernel(name, out_dt, in_dts, var_names, compute_dt, expr, variant, setup=""):
     """One elementwise kernel.
 
@@ -375,8 +428,11 @@ def _ew_kernel(name, out_dt, in_dts, var_names, compute_dt, expr, variant, setup
     loads = "".join(
         f"        const {_compute(d)} {v} = {_load(d, f'in{k}[{idx[k + 1]}]')};\n"
         for k, (d, v) in enumerate(zip(in_dts, var_names)))
-    return (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
-            f"    typedef {_compute(compute_dt)} T;\n{setup}"
+    head = (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
+            f"    typedef {_compute(compute_dt)} T;\n{setup}")
+    if variant == "c":
+        return head + _dense_body(out_dt, in_dts, var_names, expr)
+    return (head +
             f"    PTC_FOR(i, n) {{\n{offs}{loads}"
             f"        out[{idx[0]}] = {_store(out_dt, expr)};\n"
             f"    }}\n}}\n")
@@ -735,9 +791,21 @@ def _reduce_kernel(name, op, in_dt, out_dt, acc, variant):
             f"    typedef Op::S S;\n"
             f"    __shared__ S sm[32];\n"
             f"    for (long long r = blockIdx.x; r < M; r += gridDim.x) {{\n{base}"
-            f"        S s = Op::init();\n"
-            f"        for (long long j = threadIdx.x; j < L; j += blockDim.x)\n"
-            f"            s = Op::combine(s, Op::map({x}, j));\n"
+            f"        auto ld = [&](const long long j) -> A {{ return {x}; }};\n"
+            f"        S s = Op::init(), s1 = Op::init(), s2 = Op::init(), s3 = Op::init();\n"
+            f"        const long long bd = blockDim.x;\n"
+            f"        long long j = threadIdx.x;\n"
+            # four independent partials per thread: four loads in flight (every
+            # combine is commutative, argmax/argmin break ties by index)
+            f"        for (; j + 3 * bd < L; j += 4 * bd) {{\n"
+            f"            const A x0 = ld(j), x1 = ld(j + bd), x2 = ld(j + 2 * bd), x3 = ld(j + 3 * bd);\n"
+            f"            s = Op::combine(s, Op::map(x0, j));\n"
+            f"            s1 = Op::combine(s1, Op::map(x1, j + bd));\n"
+            f"            s2 = Op::combine(s2, Op::map(x2, j + 2 * bd));\n"
+            f"            s3 = Op::combine(s3, Op::map(x3, j + 3 * bd));\n"
+            f"        }}\n"
+            f"        for (; j < L; j += bd) s = Op::combine(s, Op::map(ld(j), j));\n"
+            f"        s = Op::combine(Op::combine(s, s1), Op::combine(s2, s3));\n"
             f"        s = ptc_block_reduce<Op>(s, sm);\n"
             f"        if (threadIdx.x == 0) out[obase] = {_store(out_dt, 'Op::finish(s, L, p)')};\n"
             f"    }}\n}}\n")

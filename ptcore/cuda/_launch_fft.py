@@ -47,12 +47,16 @@ def _empty(shape, dt, dev):
     return _tensors.empty(list(shape), dt, dev)
 
 
-def _to_last(x, dims):
-    """``x`` with ``dims`` moved last (in order) as a fresh contiguous tensor,
-    and the permutation used."""
+def _to_last(x, dims, copy=True):
+    """``x`` with ``dims`` moved last (in order) as a contiguous tensor, and
+    the permutation used: a fresh copy, or with ``copy=False`` ``x``'s own
+    view when that is already contiguous (cuFFT's out-of-place C2C and R2C
+    only read their input; C2R overwrites it)."""
     dims = list(dims)
     perm = [d for d in range(x.dim()) if d not in dims] + dims
     xp = x.permute(perm) if perm != list(range(x.dim())) else x
+    if not copy and xp.is_contiguous():
+        return xp, perm
     y = _empty(xp.shape, xp.dtype, xp.device)
     y.copy_(xp)
     return y, perm
@@ -98,7 +102,7 @@ def _c2c_dims(x, dims, forward, prec):
     dims = list(dims)
     for i in range(0, len(dims), _MAX_RANK):
         group = dims[i:i + _MAX_RANK]
-        y, perm = _to_last(x, group)
+        y, perm = _to_last(x, group, copy=False)
         out = _empty(y.shape, y.dtype, y.device)
         _exec(kind, y, out, len(group), -1 if forward else 1)
         x = _from_last(out, perm)
@@ -122,7 +126,7 @@ def r2c(x, dims, norm, onesided):
     if not onesided:
         # the full spectrum of a real signal: C2C of its complex copy
         return c2c(x.to(cdt), dims, norm, True)
-    y, perm = _to_last(x, dims)
+    y, perm = _to_last(x, dims, copy=False)
     nd = len(dims)
     r = min(_MAX_RANK, nd)
     half = list(y.shape)

@@ -96,6 +96,10 @@ __device__ __forceinline__ void ptc_offsets(const ptc_strided<K>& ix, long long 
     }
 }
 
+/* four consecutive elements as one aligned load/store (16 bytes for float) */
+template <class T> struct alignas(4 * sizeof(T)) ptc_vec4 { T v[4]; };
+#define PTC_ALIGNED4(ptr) ((((unsigned long long)(ptr)) %% (4 * sizeof(*(ptr)))) == 0)
+
 #define PTC_FOR(i, n) \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (long long)blockDim.x * gridDim.x)

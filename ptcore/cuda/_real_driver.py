@@ -56,6 +56,17 @@ _COMPUTE_32F, _COMPUTE_32F_FAST_16BF, _COMPUTE_32F_FAST_TF32, _COMPUTE_64F = 68,
 _GEMM_DEFAULT = -1
 
 
+class _ParamArrays(dict):
+    """``void*[n]`` array types by ``n`` (at least one element)."""
+
+    def __missing__(self, n):
+        t = self[n] = ctypes.c_void_p * max(1, n)
+        return t
+
+
+_PARAM_ARRAYS = _ParamArrays()
+
+
 def _code_name(err):
     try:
         return err.name
@@ -472,14 +483,15 @@ class RealDriver(Driver):
                             f"unknown kernel handle {function!r} (not from module_load)")
         self._on_stream(stream)
         keep = tuple(args)
-        params = (ctypes.c_void_p * max(1, len(keep)))()
-        for i, a in enumerate(keep):
-            params[i] = ctypes.addressof(a)
-        gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
-        bx, by, bz = (tuple(block) + (1, 1, 1))[:3]
+        # the void*[] of the argument values' addresses, built in one call
+        params = _PARAM_ARRAYS[len(keep)](*map(ctypes.addressof, keep))
+        gx, gy, gz = grid if len(grid) == 3 else (tuple(grid) + (1, 1, 1))[:3]
+        bx, by, bz = block if len(block) == 3 else (tuple(block) + (1, 1, 1))[:3]
         # the driver copies the parameter values before cuLaunchKernel returns
-        _check("cuLaunchKernel", self._d.cuLaunchKernel(
-            f, gx, gy, gz, bx, by, bz, shared_mem, stream, ctypes.addressof(params), 0))
+        r = self._d.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream,
+                                   ctypes.addressof(params), 0)
+        if int(r[0]) != _CUDA_SUCCESS:
+            _check("cuLaunchKernel", r)
 
     # --- cuBLAS --------------------------------------------------------------
     def _blas_handle(self, device):

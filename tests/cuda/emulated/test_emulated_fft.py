@@ -152,3 +152,33 @@ def test_host_fft_checks():
         _host_fft.check("Z2Z", (4,), 1, 0)
     assert _host_fft.sizes("R2C", (4, 6)) == (24, 16)
     assert _host_fft.sizes("Z2D", (5,)) == (3, 5)
+
+
+def test_dense_input_is_read_in_place_and_left_intact(calls, monkeypatch):
+    """A contiguous input whose transformed dims are already last goes to
+    cuFFT as it is (no copy: out-of-place C2C/R2C only read it), a permuted
+    one through a contiguous copy; C2R always gets a copy, since cuFFT
+    overwrites its input.  No input is modified."""
+    from ptcore.cuda import _launch_fft
+    seen_in = []
+    orig = _launch_fft._exec
+
+    def spy(kind, x, out, rank, direction=-1):
+        seen_in.append(x.data_ptr())
+        return orig(kind, x, out, rank, direction)
+    monkeypatch.setattr(_launch_fft, "_exec", spy)
+    z = _cplx((3, 16)).cuda()
+    r = _real((3, 16)).cuda()
+    z0, r0 = z.clone(), r.clone()
+    _close(F.fft(z), F.fft(z.cpu()), 1e-4)
+    assert seen_in[-1] == z.data_ptr()              # C2C read in place
+    _close(F.rfft(r), F.rfft(r.cpu()), 1e-4)
+    assert seen_in[-1] == r.data_ptr()              # R2C read in place
+    _close(F.fft(z, dim=0), F.fft(z.cpu(), dim=0), 1e-4)
+    assert seen_in[-1] != z.data_ptr()              # dim 0 moved last: a copy
+    h = F.rfft(r)
+    h0 = h.clone()
+    _close(F.irfft(h), F.irfft(h.cpu()), 1e-4)
+    assert seen_in[-1] != h.data_ptr()              # C2R: always a copy
+    for got, want in ((z, z0), (r, r0), (h, h0)):
+        assert ptcore.equal(got, want)

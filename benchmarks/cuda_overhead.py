@@ -1,0 +1,161 @@
+"""Where the host time of a small CUDA op goes (a diagnostic for the
+latency rows of ``cuda_check.py``): the raw kernel launch through
+cuda.bindings' Python wrapper and through ctypes, one ptcore op's host
+time against torch's, and cProfile's top entries of ptcore ops, a cuFFT
+transform (host time against the GPU time CUDA events measure) and an MLP
+training step.
+
+Usage (a machine with a GPU)::
+
+    python benchmarks/cuda_overhead.py [--reps 3000] [--top 18]
+"""
+import argparse
+import cProfile
+import ctypes
+import io
+import pstats
+import statistics
+import sys
+import time
+
+
+def per_call(fn, reps, sync=None, repeats=5):
+    fn()
+    if sync:
+        sync()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        if sync:
+            sync()
+        ts.append((time.perf_counter() - t0) / reps)
+    return statistics.median(ts) * 1e6
+
+
+def profile(label, fn, reps, top):
+    fn()
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(reps):
+        fn()
+    pr.disable()
+    s = io.StringIO()
+    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(top)
+    print(f"--- cProfile: {label} x {reps} ---")
+    print("\n".join(line for line in s.getvalue().splitlines()[4:] if line.strip()))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=3000)
+    ap.add_argument("--top", type=int, default=18)
+    args = ap.parse_args(argv)
+    import ptcore
+    import torch
+    from ptcore.cuda import _launch, _runtime
+    if not ptcore.cuda.is_available() or _runtime.lazy_init("x").is_emulated:
+        print("needs a real CUDA device")
+        return 2
+    drv = _runtime.lazy_init("x")
+    psync, tsync = ptcore.cuda.synchronize, torch.cuda.synchronize
+    reps = args.reps
+    rows = []
+
+    # raw launches of a one-element fill kernel, arguments prebuilt
+    x = ptcore.zeros(1, device="cuda")
+    name = "ptc_fill_f32_c"
+    e = _launch._entry(0, name)
+    fargs = [_launch._ll(1), _launch._ptr(x), _launch._params(d0=1.0)]
+    rows.append(("drv.launch (ptcore's driver)", per_call(
+        lambda: drv.launch(e[1], (1, 1, 1), (32, 1, 1), fargs, 0, 0), reps, psync)))
+    params = (ctypes.c_void_p * 3)(*[ctypes.addressof(a) for a in fargs])
+    f = drv._functions[e[1]]
+    d = drv._d
+    rows.append(("cuda.bindings cuLaunchKernel", per_call(
+        lambda: d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, ctypes.addressof(params), 0), reps, psync)))
+    c = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    u, vp = ctypes.c_uint, ctypes.c_void_p
+    c.argtypes = [vp, u, u, u, u, u, u, u, vp, vp, vp]
+    c.restype = ctypes.c_int
+    rows.append(("ctypes cuLaunchKernel", per_call(
+        lambda: c(e[1], 1, 1, 1, 32, 1, 1, 0, None, params, None), reps, psync)))
+    rows.append(("current_stream_handle", per_call(lambda: _runtime.current_stream_handle(0), reps)))
+
+    pa = ptcore.ones(1, device="cuda")
+    ta = torch.ones(1, device="cuda")
+    for label, pf, tf in (("add 1 element", lambda: ptcore.add(pa, pa), lambda: torch.add(ta, ta)),
+                          ("mul_ 1 element", lambda: pa.mul_(1.0), lambda: ta.mul_(1.0)),
+                          ("sum 1 element", lambda: ptcore.sum(pa), lambda: torch.sum(ta)),
+                          ("empty(1)", lambda: ptcore.empty(1, device="cuda"),
+                           lambda: torch.empty(1, device="cuda"))):
+        rows.append((f"ptcore {label}", per_call(pf, reps, psync)))
+        rows.append((f"torch  {label}", per_call(tf, reps, tsync)))
+    pc = ptcore.ones(1)
+    rows.append(("ptcore CPU add 1 element", per_call(lambda: ptcore.add(pc, pc), reps)))
+
+    # cuFFT: host time per call against the device time CUDA events see
+    z = ptcore.randn(1 << 20, dtype=ptcore.complex64, device="cuda")
+    tz = torch.randn(1 << 20, dtype=torch.complex64, device="cuda")
+    rows.append(("ptcore fft 2^20 c64 (host, synced)", per_call(lambda: ptcore.fft.fft(z), 50, psync)))
+    rows.append(("torch  fft 2^20 c64 (host, synced)", per_call(lambda: torch.fft.fft(tz), 50, tsync)))
+    e0, e1 = ptcore.cuda.Event(enable_timing=True), ptcore.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(50):
+        ptcore.fft.fft(z)
+    e1.record()
+    e1.synchronize()
+    rows.append(("ptcore fft 2^20 c64 (events, per call)", e0.elapsed_time(e1) * 1e3 / 50))
+    out = ptcore.empty_like(z)
+    rows.append(("drv.fft C2C 2^20 into a preallocated out", per_call(
+        lambda: drv.fft(0, 0, "C2C", (1 << 20,), 1, z.data_ptr(), out.data_ptr(), -1), 50, psync)))
+
+    # the dense elementwise kernels' grid cap (blocks per multiprocessor)
+    n = 1 << 28
+    ba = ptcore.ones(n, device="cuda")
+    bo = ptcore.empty(n, device="cuda")
+    ptcore.add(ba, ba, out=bo)
+    key = next(k for k in _launch._functions if k[2] == "ptc_binary_add_f32_c")
+    saved = _launch._functions[key]
+    sms = drv.device_properties(0)["multi_processor_count"]
+    for per_sm in (4, 8, 16, 32, 1 << 20):
+        _launch._functions[key] = (saved[0], saved[1], sms * per_sm)
+        us = per_call(lambda: ptcore.add(ba, ba, out=bo), 20, psync)
+        rows.append((f"add 2^28 f32, grid cap {per_sm} blocks/SM: TB/s", 3 * 4 * n / us / 1e6))
+    _launch._functions[key] = saved
+    tb = torch.ones(n, device="cuda")
+    tbo = torch.empty(n, device="cuda")
+    rows.append(("torch add 2^28 f32: TB/s", 3 * 4 * n / per_call(
+        lambda: torch.add(tb, tb, out=tbo), 20, tsync) / 1e6))
+    del ba, bo, tb, tbo
+
+    print("| what | us per call (or as named) |\n|---|---|")
+    for k, v in rows:
+        print(f"| {k} | {v:.1f} |")
+    sys.stdout.flush()
+
+    profile("ptcore.add(1 element)", lambda: ptcore.add(pa, pa), reps, args.top)
+    profile("ptcore.sum(1 element)", lambda: ptcore.sum(pa), reps, args.top)
+    profile("ptcore.fft.fft 2^20", lambda: ptcore.fft.fft(z), 50, args.top)
+
+    nn = ptcore.nn
+    ptcore.manual_seed(0)
+    m = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                      nn.Linear(512, 10)).to("cuda")
+    opt = ptcore.optim.SGD(m.parameters(), lr=0.01)
+    xb = ptcore.randn(128, 256, device="cuda")
+    yb = ptcore.randn(128, 10, device="cuda")
+
+    def step():
+        opt.zero_grad()
+        loss = ((m(xb) - yb) ** 2).mean()
+        loss.backward()
+        opt.step()
+    print(f"MLP step: {per_call(step, 200, psync):.1f} us")
+    profile("MLP train step", step, 200, args.top + 12)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
