@@ -18,12 +18,15 @@
 #   warm     every kernel of the library compiled by NVRTC for the GPU's sm_XY into the
 #            kernel cache, one program per kernel as module_load does, on all cores (<= 120 s)
 #   tests    pytest tests/cuda with PTCORE_TEST_REAL_CUDA=1 (emulator-only files excluded) (<= 150 s)
-#   bench    benchmarks/cuda_check.py, the table in $OUT/cuda_check.md (<= remaining time)
+#   overhead benchmarks/cuda_overhead.py (host time per small op, cProfile) into bench.log (<= 60 s)
+#   bench    benchmarks/cuda_check.py, the table in $OUT/cuda_check.md (<= remaining time; the
+#            ops section, ~955 ops x 3 dtypes, needs a call of its own:
+#            GPU_SESSION_STAGES="build warm bench" GPU_SESSION_BENCH_ONLY=ops)
 # If the build does not finish in its limit, run the same command again at once: the
 # machine stays warm ~30 s after a call and ninja resumes in /tmp/ptcore-build.
 # Files under $OUT (at most 8 come back): session.log env.txt build.log probe.txt
 # tests.log cuda_check.md cuda_check.json bench.log (the warm stage reports in session.log)
-# Environment knobs: GPU_SESSION_STAGES="env build probe tests bench" (subset),
+# Environment knobs: GPU_SESSION_STAGES="env build probe warm tests overhead bench" (subset),
 # GPU_SESSION_BUDGET (seconds for the whole script, default 570; run() allows 600),
 # GPU_SESSION_BENCH_ONLY (sections for cuda_check.py --only, default all),
 # GPU_SESSION_BUILD_LIMIT (seconds for the build stage, default 300),
@@ -48,7 +51,7 @@ OUT="${OUT:-$ROOT/gpu_session_out}"
 mkdir -p "$OUT"
 START=$(date +%s)
 BUDGET="${GPU_SESSION_BUDGET:-570}"
-STAGES="${GPU_SESSION_STAGES:-env build probe warm tests bench}"
+STAGES="${GPU_SESSION_STAGES:-env build probe warm tests overhead bench}"
 LOG="$OUT/session.log"
 : > "$LOG"
 say() { echo "[gpu_session $(( $(date +%s) - START ))s] $*" | tee -a "$LOG"; }
@@ -236,6 +239,15 @@ if want tests; then
     fi
 fi
 
+if want overhead; then
+    # host time per small op and its cProfile (benchmarks/cuda_overhead.py),
+    # into bench.log (at most 8 files come back from $OUT)
+    say "stage overhead"
+    timeout 60 "$PY" benchmarks/cuda_overhead.py --reps 1000 >> "$OUT/bench.log" 2>&1
+    say "overhead exit $?"
+    grep -E "^\| " "$OUT/bench.log" | head -30 | tee -a "$LOG" >/dev/null
+fi
+
 if want bench; then
     T=$(( $(left) - 10 ))
     if [ $T -gt 30 ]; then
@@ -243,7 +255,7 @@ if want bench; then
         ONLY=""
         [ -n "${GPU_SESSION_BENCH_ONLY:-}" ] && ONLY="--only $GPU_SESSION_BENCH_ONLY"
         timeout --signal=INT $T "$PY" benchmarks/cuda_check.py $SMOKE $ONLY --json "$OUT/cuda_check.json" \
-            --markdown "$OUT/cuda_check.md" > "$OUT/bench.log" 2>&1
+            --markdown "$OUT/cuda_check.md" >> "$OUT/bench.log" 2>&1
         say "bench exit $?"
         grep -E "^\| |status counts" "$OUT/bench.log" | grep -v -E "\| ops +\|.*\| OK " | tail -n 60 | tee -a "$LOG" >/dev/null
     else

@@ -222,6 +222,21 @@ def _as_operand(x, dt, dev):
     return t
 
 
+def _direct_out(out, shape, dt, dev, inputs):
+    """Whether an elementwise op may write its result straight into
+    ``out=``: a dense tensor of the result's dtype, shape and device.  An
+    ``out`` whose elements overlap each other, or partially overlap an input,
+    raises PyTorch's error first (one that is exactly an input is fine:
+    each element reads only its own position).  Anything else goes through
+    a temporary (:func:`_finish`)."""
+    if not isinstance(out, _C._TensorBase) or out.device != dev:
+        return False
+    for x in inputs:
+        _check_write_overlap(out, x)
+    return (out.dtype is dt and list(out.shape) == list(shape) and out.is_contiguous()
+            and out.numel() > 0)
+
+
 def _finish(result, out, fname):
     if out is None:
         return result
@@ -247,6 +262,10 @@ def unary(op, x, out=None):
     if op in _FLOAT_ONLY_UNARY and not dt.is_floating_point:
         dt = _C.get_default_dtype()
         x = _as_operand(x, dt, dev)
+    if out is not None and _direct_out(out, x.shape, dt, dev, [x]):
+        _elementwise("unary", (op, (_tag(dt, op),)), out, [x], _params())
+        out._bump_version()
+        return out
     res = _empty(x.shape, dt, dev)
     _elementwise("unary", (op, (_tag(dt, op),)), res, [x], _params())
     return _finish(res, out, op)
@@ -293,7 +312,12 @@ def binary(op, a, b, out=None, alpha=None, fname=None):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     shape = _broadcast_shape(a, b, fname)
-    res = _empty(shape, _C.bool_ if op in _BOOL_OUT else dt, dev)
+    rdt = _C.bool_ if op in _BOOL_OUT else dt
+    if out is not None and _direct_out(out, shape, rdt, dev, (a, b)):
+        _binary_into(op, out, a, b, alpha, fname, dt, dev)
+        out._bump_version()
+        return out
+    res = _empty(shape, rdt, dev)
     _binary_into(op, res, a, b, alpha, fname, dt, dev)
     return _finish(res, out, fname)
 

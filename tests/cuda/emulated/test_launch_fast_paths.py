@@ -90,3 +90,44 @@ def test_driver_names_the_kernel_handles_it_loaded():
             drv.kernel_name(bad)
         assert ei.value.code == "CUDA_ERROR_INVALID_HANDLE"
 
+
+
+def test_out_is_written_directly_when_dense_and_disjoint(launches):
+    """``out=`` of the result's dtype/shape, dense, sharing no memory with the
+    inputs (or being one of them exactly) gets the kernel's result itself:
+    one launch, no temporary and copy; the version counter moves.  Another
+    dtype goes through a temporary; overlaps raise PyTorch's errors."""
+    a, ta = _pair((4, 6), 11)
+    b, tb = _pair((4, 6), 12)
+    o = ptcore.empty(4, 6, device="cuda")
+    ptr, v0 = o.data_ptr(), o._version
+    del launches[:]
+    r = ptcore.add(a, b, out=o)
+    assert r is o and o.data_ptr() == ptr and o._version > v0
+    assert launches == ["ptc_binary_add_f32_c"]
+    _eq(o, ta + tb)
+    del launches[:]
+    assert ptcore.exp(a, out=o) is o and launches == ["ptc_unary_exp_f32_c"]
+    _eq(o, torch.exp(ta))
+    del launches[:]
+    ptcore.mul(o, b, out=o)                         # out is exactly an input
+    assert launches == ["ptc_binary_mul_f32_c"]
+    _eq(o, torch.exp(ta) * tb)
+    # a partial overlap (out a shifted view of an input), an out whose
+    # elements overlap: PyTorch's errors, as on the CPU
+    x, tx = _pair((10,), 13)
+    for args, out in (((x[:-1], x[1:]), x[1:]), ((x[:3],), x[1:4])):
+        with pytest.raises(RuntimeError, match="single memory location"):
+            (ptcore.add if len(args) == 2 else ptcore.exp)(*args, out=out)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        ptcore.add(x[:3], x[:3], out=x[:1].expand(3))
+    _eq(x, tx)                                      # untouched
+    # another dtype: through a temporary and a cast
+    od = ptcore.empty(4, 6, dtype=ptcore.float64, device="cuda")
+    ptcore.add(a, b, out=od)
+    _eq(od, (ta + tb).double())
+    ob = ptcore.empty(4, 6, dtype=ptcore.bool, device="cuda")
+    del launches[:]
+    ptcore.gt(a, b, out=ob)
+    assert launches == ["ptc_binary_gt_f32_c"]
+    _eq(ob, ta > tb)
