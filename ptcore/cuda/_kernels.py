@@ -358,9 +358,11 @@ def _dense_body(out_dt, in_dts, var_names, expr):
     input values to the stored result.  When every pointer is aligned to
     four elements, each thread moves ``ptc_vec4`` groups (one 16-byte load
     per float32 operand), two groups per trip, both loaded before either is
-    stored, so the memory system sees wide requests and several in flight;
-    otherwise four single elements a trip, likewise loaded first.  (An
-    in-place out is the same index; partial overlaps are refused upstream.)"""
+    stored, so the memory system sees wide requests and several in flight
+    (on an H100 a 2^28-element float32 add went from 0.86-0.90x torch's
+    bandwidth to 0.93x; four scalar elements a trip had not helped, so an
+    unaligned view keeps the one-element loop).  An in-place out is the same
+    index; partial overlaps are refused upstream."""
     st = _storage(out_dt)
     ins = [_storage(d) for d in in_dts]
     K = len(in_dts)
@@ -382,8 +384,6 @@ def _dense_body(out_dt, in_dts, var_names, expr):
         vec += f"            ptc_vec4<{st}> r{b};\n"
         vec += "".join(f"            r{b}.v[{u}] = {vcall(b, u)};\n" for u in range(4))
     vec += "".join(f"            ((ptc_vec4<{st}>*)out)[v + {b} * g] = r{b};\n" for b in range(2))
-    scal = "".join(f"            const {st} r{u} = {call(f'i + {u} * g')};\n" for u in range(4))
-    scal += "".join(f"            out[i + {u} * g] = r{u};\n" for u in range(4))
     return (f"    auto f = [&]({args}) -> {st} {{\n{loads}"
             f"        return {_store(out_dt, expr)};\n    }};\n"
             f"    const long long g = (long long)blockDim.x * gridDim.x;\n"
@@ -400,9 +400,7 @@ def _dense_body(out_dt, in_dts, var_names, expr):
             + f"            ((ptc_vec4<{st}>*)out)[v] = r0;\n        }}\n"
             f"        for (long long i = nv * 4 + t; i < n; i += g) out[i] = {call('i')};\n"
             f"    }} else {{\n"
-            f"        long long i = t;\n"
-            f"        for (; i + 3 * g < n; i += 4 * g) {{\n{scal}        }}\n"
-            f"        for (; i < n; i += g) out[i] = {call('i')};\n"
+            f"        for (long long i = t; i < n; i += g) out[i] = {call('i')};\n"
             f"    }}\n}}\n")
 
 
