@@ -173,6 +173,14 @@ def pick(full_list, sample):
 # unary
 # ---------------------------------------------------------------------------
 F = torch.nn.functional
+
+
+def _gelu_ref(x):
+    # computed in float64: torch's vectorized float32/bfloat16 CPU gelu gives
+    # nan at +inf on AVX-512 machines (inf on others, and on CUDA)
+    return F.gelu(x.double()).to(x.dtype) if x.dtype in (torch.float32, torch.bfloat16) else F.gelu(x)
+
+
 UNARY_REF = {
     "neg": (torch.neg, {}), "abs": (torch.abs, {}), "sign": (torch.sign, {}),
     "exp": (torch.exp, {}), "exp2": (torch.exp2, {}), "expm1": (torch.expm1, {}),
@@ -195,7 +203,7 @@ UNARY_REF = {
     "signbit": (torch.signbit, {}), "logical_not": (torch.logical_not, {}),
     "bitwise_not": (torch.bitwise_not, {}),
     "nan_to_num": (lambda x: torch.nan_to_num(x, 0.5, 100.0, -100.0), {}, {"d0": 0.5, "d1": 100.0, "d2": -100.0}),
-    "relu": (torch.relu, {}), "silu": (F.silu, {}), "gelu": (F.gelu, {}),
+    "relu": (torch.relu, {}), "silu": (F.silu, {}), "gelu": (_gelu_ref, {}),
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), {}),
     "softplus": (lambda x: F.softplus(x, 1.5, 2.0), {}, {"d0": 1.5, "d1": 2.0}),
     "mish": (F.mish, {}),
