@@ -178,7 +178,10 @@ def test_binary_against_scipy_and_torch(name, dtype):
     trtol = 1e-9 if dtype == "float64" else 1e-4
     if name in ("gammainc", "gammaincc"):
         rtol = 1e-10 if dtype == "float64" else 1e-4
-        trtol = 1e-8 if dtype == "float64" else 1e-4
+        # torch's float32 series differs from SciPy's value by up to ~1e-4 in
+        # the far tail (1.02e-4 at 1.7e-14 on an AMD Zen 4 machine): SciPy is
+        # the accuracy check above, torch a second opinion
+        trtol = 1e-8 if dtype == "float64" else 3e-4
         ok &= np.abs(ref) > 1e-25
     np.testing.assert_allclose(p.numpy()[ok], ref[ok], rtol=rtol, atol=1e-300)
     np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=trtol, atol=1e-30, equal_nan=True)
