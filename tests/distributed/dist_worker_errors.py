@@ -22,6 +22,12 @@ def caught(e):
             os.fsync(f.fileno())
 
 
+def _done(sync):
+    # the survivors' "done" files only: the directory also holds CAUGHT_DIR (counting it
+    # let the first survivor abort the job before the others had reported, under load)
+    return sum(1 for f in os.listdir(sync) if f.startswith("done"))
+
+
 if case == "world_size":
     os.environ["WORLD_SIZE"] = "5"
     try:
@@ -95,7 +101,7 @@ elif case == "dead":
     sync = os.environ["SYNC_DIR"]
     open(os.path.join(sync, f"done{rank}"), "w").close()
     deadline = time.monotonic() + 60
-    while len(os.listdir(sync)) < dist.get_world_size() - 1 and time.monotonic() < deadline:
+    while _done(sync) < dist.get_world_size() - 1 and time.monotonic() < deadline:
         time.sleep(0.05)
 elif case == "p2p_after_exit":
     # rank 2 leaves; a receive between ranks 0 and 1 that waits past the liveness checks
@@ -117,7 +123,7 @@ elif case == "p2p_after_exit":
     sync = os.environ["SYNC_DIR"]
     open(os.path.join(sync, f"done{rank}"), "w").close()
     deadline = time.monotonic() + 60
-    while len(os.listdir(sync)) < 2 and time.monotonic() < deadline:
+    while _done(sync) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
 elif case == "crash":
     # rank 1 dies with an error; the MPI launcher must end the whole job
