@@ -55,7 +55,9 @@ def _to_last(x, dims, copy=True):
     dims = list(dims)
     perm = [d for d in range(x.dim()) if d not in dims] + dims
     xp = x.permute(perm) if perm != list(range(x.dim())) else x
-    if not copy and xp.is_contiguous():
+    if not copy and xp.is_contiguous() and (xp.is_complex()
+                                            or xp.data_ptr() % (2 * xp.element_size()) == 0):
+        # (cuFFT wants a real input aligned as if it were complex, as PyTorch notes)
         return xp, perm
     y = _empty(xp.shape, xp.dtype, xp.device)
     y.copy_(xp)

@@ -176,6 +176,9 @@ def test_dense_input_is_read_in_place_and_left_intact(calls, monkeypatch):
     assert seen_in[-1] == r.data_ptr()              # R2C read in place
     _close(F.fft(z, dim=0), F.fft(z.cpu(), dim=0), 1e-4)
     assert seen_in[-1] != z.data_ptr()              # dim 0 moved last: a copy
+    rr = _real((3 * 16 + 1,)).cuda()[1:].view(3, 16)   # one float off the complex alignment
+    _close(F.rfft(rr), F.rfft(rr.cpu()), 1e-4)
+    assert seen_in[-1] != rr.data_ptr()             # R2C of a misaligned real input: a copy
     h = F.rfft(r)
     h0 = h.clone()
     _close(F.irfft(h), F.irfft(h.cpu()), 1e-4)
