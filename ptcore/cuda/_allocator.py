@@ -381,30 +381,6 @@ def _dec2(pair, n):
 (_S_ALLOCATION, _S_SEGMENT, _S_ACTIVE, _S_INACTIVE_SPLIT, _S_ALLOCATED_BYTES,
  _S_RESERVED_BYTES, _S_ACTIVE_BYTES, _S_INACTIVE_SPLIT_BYTES, _S_REQUESTED_BYTES) = range(9)
 
-
-def _on_alloc(pr, size, requested):
-    # _inc2 of allocation (1), allocated_bytes, active (1), active_bytes and
-    # requested_bytes in one call (the allocator's hot path)
-    for s, n in ((pr[_S_ALLOCATION][0], 1), (pr[_S_ALLOCATION][1], 1),
-                 (pr[_S_ALLOCATED_BYTES][0], size), (pr[_S_ALLOCATED_BYTES][1], size),
-                 (pr[_S_ACTIVE][0], 1), (pr[_S_ACTIVE][1], 1),
-                 (pr[_S_ACTIVE_BYTES][0], size), (pr[_S_ACTIVE_BYTES][1], size),
-                 (pr[_S_REQUESTED_BYTES][0], requested), (pr[_S_REQUESTED_BYTES][1], requested)):
-        c = s[0] + n
-        s[0] = c
-        if c > s[1]:
-            s[1] = c
-        s[2] += n
-
-
-def _on_inactive(pr, size, requested):
-    # _dec2 of active (1), active_bytes and requested_bytes in one call
-    for s, n in ((pr[_S_ACTIVE][0], 1), (pr[_S_ACTIVE][1], 1),
-                 (pr[_S_ACTIVE_BYTES][0], size), (pr[_S_ACTIVE_BYTES][1], size),
-                 (pr[_S_REQUESTED_BYTES][0], requested), (pr[_S_REQUESTED_BYTES][1], requested)):
-        s[0] -= n
-        s[3] += n
-
 _owner_ids = itertools.count(1)
 
 
@@ -659,7 +635,11 @@ class CachingAllocator:
         new.requested_size = orig_size
         self._active[new.ptr] = new
         size = new.size
-        _on_alloc(pr, size, orig_size)
+        _inc2(pr[_S_ALLOCATION], 1)
+        _inc2(pr[_S_ALLOCATED_BYTES], size)
+        _inc2(pr[_S_ACTIVE], 1)
+        _inc2(pr[_S_ACTIVE_BYTES], size)
+        _inc2(pr[_S_REQUESTED_BYTES], orig_size)
         return new
 
     def _free_locked(self, block):
@@ -718,7 +698,9 @@ class CachingAllocator:
             _inc2(pr[_S_INACTIVE_SPLIT_BYTES], d_bytes)
         elif d_bytes < 0:
             _dec2(pr[_S_INACTIVE_SPLIT_BYTES], -d_bytes)
-        _on_inactive(pr, original_size, requested)
+        _dec2(pr[_S_ACTIVE], 1)
+        _dec2(pr[_S_ACTIVE_BYTES], original_size)
+        _dec2(pr[_S_REQUESTED_BYTES], requested)
 
     def _insert_events(self, block):
         streams = block.stream_uses
