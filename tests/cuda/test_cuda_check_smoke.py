@@ -112,3 +112,24 @@ def test_gpu_session_script_dry_run(tmp_path):
     if _compiler.nvrtc_available()[0]:
         assert "warm: 2 kernels for sm_90" in log and "0 failed" in log, log
         assert len(list((tmp_path / "kcache").glob("*.cubin"))) == 2
+
+
+def test_overhead_script_emulated_mode(tmp_path):
+    """benchmarks/cuda_overhead.py --emulated (host time with launches stubbed
+    out) runs anywhere and prints its table and a profile."""
+    path = os.path.join(_ROOT, "benchmarks", "cuda_overhead.py")
+    env = dict(os.environ)
+    env.pop("PTCORE_CUDA_EMULATE", None)
+    env["PYTHONPATH"] = os.pathsep.join([PKG_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, path, "--emulated", "--reps", "20", "--top", "3"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "us" not in line]
+    labels = [r.split("|")[1].strip() for r in rows]
+    assert labels == ["add 1 element", "mul_ 1 element", "sum 1 element", "empty(1)", "fft 4096 c64"], rows
+    assert all(float(r.split("|")[2]) > 0 for r in rows)
+    assert "cProfile: ptcore.add" in proc.stdout
+    # without --emulated and without a GPU it declines cleanly
+    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=str(tmp_path))
+    assert proc.returncode == 2 and "needs a real CUDA device" in proc.stdout, proc.stdout + proc.stderr
