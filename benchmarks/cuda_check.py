@@ -216,6 +216,196 @@ def _operands(ctx, dtype, n, flavor):
     return cache[key]
 
 
+# ---------------------------------------------------------------------------
+# input specs of ops beyond the simple families above: name -> (dtypes or
+# None for all, accumulates (reduction tolerance), builder).  A builder takes
+# the operand table ``T`` (name -> (ptcore, torch) pair, or a constant) and
+# returns [(label, (arg names...), {kwarg: name or constant})]; names are
+# looked up in ``T``, anything else is passed as it is.
+# ---------------------------------------------------------------------------
+
+def _specs():
+    F32 = ("float32",)
+    sp = {}
+
+    def put(names, dtypes, acc, cases):
+        for nm in names.split():
+            sp[nm] = (dtypes, acc, cases)
+    bit2 = [("int32", ("I", "J"), {})]
+    put("bitwise_and bitwise_or bitwise_xor __and__ __or__ __xor__ __rand__ __ror__ __rxor__ "
+        "__iand__ __ior__ __ixor__ bitwise_and_ bitwise_or_ bitwise_xor_", F32, False, bit2)
+    put("bitwise_not __invert__ bitwise_not_", F32, False, [("int32", ("I",), {})])
+    put("bitwise_left_shift __lshift__ __ilshift__ bitwise_left_shift_ bitwise_right_shift "
+        "__rshift__ __irshift__ bitwise_right_shift_", F32, False, [("int32", ("I", "SH"), {})])
+    put("__rlshift__ __rrshift__", F32, False, [("int32", ("SH", "I"), {})])
+    put("gcd lcm gcd_ lcm_", F32, False, [("int32", ("IP", "JP"), {})])
+    put("__rfloordiv__ __rmod__", None, False, [("scalar", ("BD", 2.5), {})])
+    put("cumsum cumsum_ logcumsumexp cummax cummin", F32, True, [("dim=1", ("A", 1), {})])
+    put("cumprod cumprod_", F32, True, [("dim=1", ("NEAR1", 1), {})])
+    put("softmax log_softmax", None, True, [("dim=-1", ("A", -1), {}), ("dim=0", ("A", 0), {})])
+    put("logsumexp", None, True, [("dim=-1", ("A", -1), {})])
+    put("where ptcore.where", None, False, [("mask", ("M", "A", "B"), {})])
+    put("Tensor.where", None, False, [("mask", ("A", "M", "B"), {})])
+    put("masked_fill masked_fill_", None, False, [("mask", ("A", "M", 0.5), {})])
+    put("masked_select", None, False, [("mask", ("A", "M"), {})])
+    put("masked_scatter masked_scatter_", None, False, [("mask", ("A", "M", "B"), {})])
+    put("flip", None, False, [("dims=0,1", ("A", [0, 1]), {})])
+    put("roll", None, False, [("shift 3 dim 1", ("A", 3, 1), {})])
+    put("repeat", None, False, [("2x1", ("A", 2, 1), {})])
+    put("tile", None, False, [("2x1", ("A", (2, 1)), {})])
+    put("repeat_interleave", None, False, [("dim 0", ("A", 2), {"dim": 0})])
+    put("gather", None, False, [("dim 1", ("A", 1, "IDX"), {})])
+    put("take_along_dim", None, False, [("dim 1", ("A", "IDX", 1), {})])
+    put("index_select", None, False, [("dim 0", ("A", 0, "ROWS"), {})])
+    put("take", None, False, [("flat", ("A", "FLAT"), {})])
+    put("scatter scatter_", None, False, [("dim 1", ("A", 1, "UIDX", "SRC"), {})])
+    put("scatter_add scatter_add_", None, True, [("dim 1", ("A", 1, "IDX", "SRC"), {})])
+    put("scatter_reduce scatter_reduce_", F32, True, [("sum", ("A", 1, "IDX", "SRC", "sum"), {})])
+    put("index_add index_add_", None, True, [("dim 0", ("A", 0, "ROWS", "RSRC"), {})])
+    put("index_copy index_copy_", None, False, [("dim 0", ("A", 0, "UROWS", "RSRC"), {})])
+    put("index_fill index_fill_", None, False, [("dim 0", ("A", 0, "ROWS", 1.5), {})])
+    put("topk", F32, False, [("k=5", ("A", 5), {})])
+    put("kthvalue", F32, False, [("k=3", ("A", 3), {})])
+    put("argsort", F32, False, [("dim -1", ("A",), {})])
+    put("addcmul addcmul_", None, False, [("value 0.5", ("A", "B", "BC"), {"value": 0.5})])
+    put("addcdiv addcdiv_", None, False, [("value 0.5", ("A", "B", "BD"), {"value": 0.5})])
+    put("lerp lerp_", None, False, [("weight 0.3", ("A", "B", 0.3), {})])
+    put("dot vdot", None, True, [("1-D", ("V1", "V2"), {})])
+    put("mv", None, True, [("2-D @ 1-D", ("A", "VC"), {})])
+    put("addmv addmv_", None, True, [("bias", ("VR", "A", "VC"), {})])
+    put("outer ger", None, False, [("64 x 64", ("V64", "W64"), {})])
+    put("addr addr_", None, True, [("64 x 64", ("S64", "V64", "W64"), {})])
+    put("layer_norm rms_norm", None, True, [("last dim", ("A", ("@cols",)), {})])
+    put("group_norm", None, True, [("4 groups", ("X3", 4), {})])
+    put("nn.functional.batch_norm", None, True, [("training", ("A", None, None), {"training": True})])
+    put("instance_norm", F32, True, [("(N,C,L)", ("X3",), {})])
+    put("local_response_norm", F32, True, [("size 3", ("X4", 3), {})])
+    put("avg_pool1d max_pool1d", None, True, [("k 2", ("X3", 2), {})])
+    put("avg_pool2d max_pool2d", None, True, [("k 2", ("X4", 2), {})])
+    put("avg_pool3d max_pool3d", None, True, [("k 2", ("X5", 2), {})])
+    put("lp_pool1d", F32, True, [("p 2 k 2", ("X3", 2.0, 2), {})])
+    put("lp_pool2d", F32, True, [("p 2 k 2", ("X4", 2.0, 2), {})])
+    put("adaptive_avg_pool1d adaptive_max_pool1d", None, True, [("7", ("X3", 7), {})])
+    put("adaptive_avg_pool2d adaptive_max_pool2d", None, True, [("7x7", ("X4", 7), {})])
+    put("adaptive_avg_pool3d adaptive_max_pool3d", None, True, [("4", ("X5", 4), {})])
+    put("conv1d", None, True, [("3-tap", ("X3", "W1"), {"padding": 1})])
+    put("conv2d", None, True, [("3x3", ("X4", "W2"), {"padding": 1})])
+    put("conv3d", None, True, [("3x3x3", ("X5", "W3"), {"padding": 1})])
+    put("conv_transpose1d", None, True, [("3-tap", ("X3", "WT1"), {})])
+    put("conv_transpose2d", None, True, [("3x3", ("X4", "WT2"), {})])
+    put("conv_transpose3d", None, True, [("3x3x3", ("X5", "WT3"), {})])
+    put("nn.functional.embedding", None, False, [("rows", ("TOK", "A"), {})])
+    put("ptcore.embedding", None, False, [("rows", ("A", "TOK"), {})])
+    put("nll_loss", F32, True, [("mean", ("LOGP", "TGT"), {})])
+    put("binary_cross_entropy", F32, True, [("mean", ("PROB", "PROB2"), {})])
+    put("margin_ranking_loss", F32, True, [("mean", ("V1", "V2", "SIGN"), {})])
+    put("cosine_embedding_loss", F32, True, [("mean", ("A", "B", "SIGNR"), {})])
+    put("triplet_margin_loss", F32, True, [("mean", ("A", "B", "AT"), {})])
+    put("gaussian_nll_loss", F32, True, [("mean", ("A", "B", "VAR"), {})])
+    put("prelu", None, False, [("per channel", ("X4", "PW"), {})])
+    put("threshold threshold_", None, False, [("0.1 -> 20", ("A", 0.1, 20.0), {})])
+    put("unfold", F32, False, [("3x3", ("X4S", 3), {})])
+    return sp
+
+
+SPECS = _specs()
+
+
+def _spec_operands(ctx, dtype, n, A, B, BC):
+    """The operand table of the input specs (pairs on the devices), made
+    once per dtype and size; A, B, BC are the op's own copies."""
+    cache = ctx.__dict__.setdefault("_spec_operands", {})
+    key = (dtype, n)
+    if key not in cache:
+        rng = np.random.default_rng(7)
+        rows, cols = n
+        f32 = np.float32
+
+        def pr(a):
+            return ctx.pair(np.ascontiguousarray(a, dtype=np.float32), dtype)
+
+        def ip(a, dt):
+            return (ctx.ptcore.from_numpy(np.ascontiguousarray(a)).to(ctx.pdev),
+                    ctx.torch.from_numpy(np.ascontiguousarray(a)).to(ctx.tdev))
+        a = rng.standard_normal((rows, cols)).astype(f32)
+        tot = rows * cols
+        nsub = min(100, rows)
+        # image-like operands (N, C, ...) of about the size of A
+        if ctx.smoke:
+            s3, s4, s5, s4s = (2, 8, 16), (2, 4, 8, 8), (1, 4, 4, 8, 8), (1, 2, 8, 8)
+        else:
+            s3, s4, s5, s4s = (16, 128, 1024), (8, 16, 128, 128), (2, 8, 32, 64, 64), (2, 4, 32, 32)
+        t = {
+            "I": ip(rng.integers(-1000, 1000, (rows, cols)).astype(np.int32), "int32"),
+            "J": ip(rng.integers(-1000, 1000, (rows, cols)).astype(np.int32), "int32"),
+            "SH": ip(rng.integers(0, 6, (rows, cols)).astype(np.int32), "int32"),
+            "IP": ip(rng.integers(1, 1000, (rows, cols)).astype(np.int32), "int32"),
+            "JP": ip(rng.integers(1, 1000, (rows, cols)).astype(np.int32), "int32"),
+            "NEAR1": pr(1.0 + 0.001 * a),
+            "M": ip(rng.random((rows, cols)) < 0.5, "bool"),
+            "IDX": ip(rng.integers(0, cols, (rows, 5)), "int64"),
+            "UIDX": ip(np.stack([rng.permutation(cols)[:5] for _ in range(rows)]), "int64"),
+            "SRC": pr(rng.standard_normal((rows, 5))),
+            "ROWS": ip(rng.integers(0, rows, nsub), "int64"),
+            "UROWS": ip(rng.permutation(rows)[:nsub], "int64"),
+            "RSRC": pr(rng.standard_normal((nsub, cols))),
+            "FLAT": ip(rng.integers(0, tot, 1000), "int64"),
+            "V1": pr(rng.standard_normal(cols)), "V2": pr(rng.standard_normal(cols)),
+            "VC": pr(rng.standard_normal(cols)), "VR": pr(rng.standard_normal(rows)),
+            "V64": pr(rng.standard_normal(64)), "W64": pr(rng.standard_normal(64)),
+            "S64": pr(rng.standard_normal((64, 64))),
+            "BD": pr(np.where(np.abs(a) < 0.2, 0.5, a)),
+            "X3": pr(rng.standard_normal(s3)), "X4": pr(rng.standard_normal(s4)),
+            "X5": pr(rng.standard_normal(s5)), "X4S": pr(rng.standard_normal(s4s)),
+            "W1": pr(rng.standard_normal((32, s3[1], 3)) * 0.05),
+            "W2": pr(rng.standard_normal((32, s4[1], 3, 3)) * 0.1),
+            "W3": pr(rng.standard_normal((8, s5[1], 3, 3, 3)) * 0.1),
+            "WT1": pr(rng.standard_normal((s3[1], 16, 3)) * 0.05),
+            "WT2": pr(rng.standard_normal((s4[1], 8, 3, 3)) * 0.1),
+            "WT3": pr(rng.standard_normal((s5[1], 4, 3, 3, 3)) * 0.1),
+            "PW": pr(rng.random(s4[1]) * 0.5),
+            "TOK": ip(rng.integers(0, rows, 512), "int64"),
+            "LOGP": pr(a - np.log(np.exp(a).sum(1, keepdims=True))),
+            "TGT": ip(rng.integers(0, cols, rows), "int64"),
+            "PROB": pr(1 / (1 + np.exp(-a))), "PROB2": pr(rng.random((rows, cols))),
+            "SIGN": pr(np.sign(rng.standard_normal(cols)) + (rng.standard_normal(cols) == 0)),
+            "SIGNR": pr(np.where(rng.random(rows) < 0.5, -1.0, 1.0)),
+            "VAR": pr(rng.random((rows, cols)) + 0.1),
+        }
+        cache[key] = t
+    t = dict(cache[key])
+    t.update(A=A, B=B, BC=BC, AT=(A[0].flip(0), A[1].flip(0)))
+    return t
+
+
+def _spec_key(ns, name):
+    q = f"{ns}.{name}"
+    return q if q in SPECS else name if name in SPECS else None
+
+
+def _spec_cases(ctx, key, name, dtype, n, A, B, BC, sel):
+    dtypes, acc, cases = SPECS[key]
+    if dtypes is not None and dtype not in dtypes:
+        return [], acc
+    T = _spec_operands(ctx, dtype, n, A, B, BC)
+    cols = n[1]
+
+    def arg(v, L):
+        if isinstance(v, str) and v in T:
+            pair = T[v]
+            if pair is None:
+                raise ValueError(f"operand {v} does not fit the size {n}")
+            return pair[sel[L]].clone() if name.endswith("_") else pair[sel[L]]
+        if isinstance(v, tuple) and v and v[0] == "@cols":
+            return (cols,)
+        return v
+    out = []
+    for label, args, kwargs in cases:
+        out.append((label, lambda L, args=args, kwargs=kwargs:
+                    (tuple(arg(a, L) for a in args), {k: arg(v, L) for k, v in kwargs.items()})))
+    return out, acc
+
+
 def _cases(ctx, ns, name, dtype, n):
     """[(label, make_args(lib) -> (args, kwargs))] for one op; make_args
     returns the arguments for ptcore ('p') or torch ('t')."""
@@ -270,6 +460,8 @@ def _cases(ctx, ns, name, dtype, n):
         else:
             Xc = (X[0].to(ctx.ptcore.complex64), X[1].to(ctx.torch.complex64))
             out.append(("complex", lambda L: ((Xc[sel[L]],), {})))
+    elif _spec_key(ns, name):
+        out, _ = _spec_cases(ctx, _spec_key(ns, name), name, dtype, n, A, B, BC, sel)
     else:
         # an op registered by someone else: try it as unary, then binary
         out.append(("generic-unary", lambda L: ((A[sel[L]],), {})))
@@ -298,6 +490,12 @@ def section_ops(ctx):
         if time.perf_counter() - last_flush > 15:
             ctx.flush()         # a run cut short by its time limit keeps the rows so far
             last_flush = time.perf_counter()
+        try:
+            _torch_fn(ctx, ns, name)
+        except AttributeError:
+            ctx.row("ops", f"{ns}.{name}", None, None, "", status="SKIP",
+                    note="torch has no such function (a ptcore-only alias)")
+            continue
         for dtype in dtypes:
             try:
                 cases = _cases(ctx, ns, name, dtype, n)
@@ -314,7 +512,9 @@ def section_ops(ctx):
                     pr, tr = pf(*pa, **pk), tf(*ta, **tk)
                     if isinstance(pr, tuple):
                         pr, tr = pr[0], tr[0]
-                    tol = RED_TOL[dtype] if (name in REDUCE or name in MATMUL) else TOL[dtype]
+                    key = _spec_key(ns, name)
+                    acc = name in REDUCE or name in MATMUL or (key is not None and SPECS[key][1])
+                    tol = RED_TOL[dtype] if acc else TOL[dtype]
                     want = ctx.t2np(tr)
                     if ns == "fft":     # sums of many terms: tolerance scaled by the magnitude
                         tol = (1e-4, 1e-5 * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0))
