@@ -217,11 +217,11 @@ def _operands(ctx, dtype, n, flavor):
 
 
 # ---------------------------------------------------------------------------
-# input specs of ops beyond the simple families above: name -> (dtypes or
-# None for all, accumulates (reduction tolerance), builder).  A builder takes
-# the operand table ``T`` (name -> (ptcore, torch) pair, or a constant) and
-# returns [(label, (arg names...), {kwarg: name or constant})]; names are
-# looked up in ``T``, anything else is passed as it is.
+# input specs of ops beyond the simple families above: name or "ns.name" ->
+# (dtypes, or None for all; accumulates (the reduction tolerance); cases).
+# A case is (label, (args...), {kwarg: value}); an argument that names an
+# entry of the operand table (_spec_operands: name -> (ptcore, torch) pair)
+# is that operand, anything else is passed as it is.
 # ---------------------------------------------------------------------------
 
 def _specs():
@@ -319,16 +319,14 @@ def _spec_operands(ctx, dtype, n, A, B, BC):
     if key not in cache:
         rng = np.random.default_rng(7)
         rows, cols = n
-        f32 = np.float32
 
         def pr(a):
             return ctx.pair(np.ascontiguousarray(a, dtype=np.float32), dtype)
 
-        def ip(a, dt):
+        def ip(a):                  # integer/bool operands, as they are
             return (ctx.ptcore.from_numpy(np.ascontiguousarray(a)).to(ctx.pdev),
                     ctx.torch.from_numpy(np.ascontiguousarray(a)).to(ctx.tdev))
-        a = rng.standard_normal((rows, cols)).astype(f32)
-        tot = rows * cols
+        a = rng.standard_normal((rows, cols)).astype(np.float32)
         nsub = min(100, rows)
         # image-like operands (N, C, ...) of about the size of A
         if ctx.smoke:
@@ -336,20 +334,20 @@ def _spec_operands(ctx, dtype, n, A, B, BC):
         else:
             s3, s4, s5, s4s = (16, 128, 1024), (8, 16, 128, 128), (2, 8, 32, 64, 64), (2, 4, 32, 32)
         t = {
-            "I": ip(rng.integers(-1000, 1000, (rows, cols)).astype(np.int32), "int32"),
-            "J": ip(rng.integers(-1000, 1000, (rows, cols)).astype(np.int32), "int32"),
-            "SH": ip(rng.integers(0, 6, (rows, cols)).astype(np.int32), "int32"),
-            "IP": ip(rng.integers(1, 1000, (rows, cols)).astype(np.int32), "int32"),
-            "JP": ip(rng.integers(1, 1000, (rows, cols)).astype(np.int32), "int32"),
+            "I": ip(rng.integers(-1000, 1000, (rows, cols)).astype(np.int32)),
+            "J": ip(rng.integers(-1000, 1000, (rows, cols)).astype(np.int32)),
+            "SH": ip(rng.integers(0, 6, (rows, cols)).astype(np.int32)),
+            "IP": ip(rng.integers(1, 1000, (rows, cols)).astype(np.int32)),
+            "JP": ip(rng.integers(1, 1000, (rows, cols)).astype(np.int32)),
             "NEAR1": pr(1.0 + 0.001 * a),
-            "M": ip(rng.random((rows, cols)) < 0.5, "bool"),
-            "IDX": ip(rng.integers(0, cols, (rows, 5)), "int64"),
-            "UIDX": ip(np.stack([rng.permutation(cols)[:5] for _ in range(rows)]), "int64"),
+            "M": ip(rng.random((rows, cols)) < 0.5),
+            "IDX": ip(rng.integers(0, cols, (rows, 5))),
+            "UIDX": ip(np.stack([rng.permutation(cols)[:5] for _ in range(rows)])),
             "SRC": pr(rng.standard_normal((rows, 5))),
-            "ROWS": ip(rng.integers(0, rows, nsub), "int64"),
-            "UROWS": ip(rng.permutation(rows)[:nsub], "int64"),
+            "ROWS": ip(rng.integers(0, rows, nsub)),
+            "UROWS": ip(rng.permutation(rows)[:nsub]),
             "RSRC": pr(rng.standard_normal((nsub, cols))),
-            "FLAT": ip(rng.integers(0, tot, 1000), "int64"),
+            "FLAT": ip(rng.integers(0, rows * cols, 1000)),
             "V1": pr(rng.standard_normal(cols)), "V2": pr(rng.standard_normal(cols)),
             "VC": pr(rng.standard_normal(cols)), "VR": pr(rng.standard_normal(rows)),
             "V64": pr(rng.standard_normal(64)), "W64": pr(rng.standard_normal(64)),
@@ -364,9 +362,9 @@ def _spec_operands(ctx, dtype, n, A, B, BC):
             "WT2": pr(rng.standard_normal((s4[1], 8, 3, 3)) * 0.1),
             "WT3": pr(rng.standard_normal((s5[1], 4, 3, 3, 3)) * 0.1),
             "PW": pr(rng.random(s4[1]) * 0.5),
-            "TOK": ip(rng.integers(0, rows, 512), "int64"),
+            "TOK": ip(rng.integers(0, rows, 512)),
             "LOGP": pr(a - np.log(np.exp(a).sum(1, keepdims=True))),
-            "TGT": ip(rng.integers(0, cols, rows), "int64"),
+            "TGT": ip(rng.integers(0, cols, rows)),
             "PROB": pr(1 / (1 + np.exp(-a))), "PROB2": pr(rng.random((rows, cols))),
             "SIGN": pr(np.sign(rng.standard_normal(cols)) + (rng.standard_normal(cols) == 0)),
             "SIGNR": pr(np.where(rng.random(rows) < 0.5, -1.0, 1.0)),

@@ -24,13 +24,6 @@
 # Every tile holds at least GEMM_TILE_WORK multiply-adds, above the sizes at
 # which some OpenBLAS kernels (AVX-512) switch to a small-matrix path.
 from libc.stdlib cimport malloc, free
-
-cdef extern from "<stdlib.h>" nogil:
-    void* aligned_alloc(size_t alignment, size_t size)
-
-
-cdef inline size_t _round64(size_t n) noexcept nogil:
-    return (n + 63) // 64 * 64
 from libc.string cimport memcmp
 
 cdef enum:
@@ -59,10 +52,10 @@ cdef inline int _tcode(blas_t* dummy) noexcept nogil:
 
 
 cdef void _probe_fill(blas_t* p, Py_ssize_t count, unsigned int seed) noexcept nogil:
-    # full-mantissa values (times an irrational): with short ones (16-bit
-    # fractions, as before) every double product and sum was exact, so any
-    # summation order gave the same bits and the double probe passed column
-    # splits that change real results (seen on AMD Zen 4, OpenBLAS SkylakeX)
+    # full-mantissa values (an irrational scale): with 16-bit fractions every
+    # double product and partial sum was exact, so any summation order gave
+    # the same bits and the double probe accepted column splits that change
+    # real dgemm results (AMD Zen 4, OpenBLAS SkylakeX kernels)
     cdef Py_ssize_t i
     for i in range(count):
         seed = seed * 1103515245u + 12345u
@@ -72,17 +65,9 @@ cdef void _probe_fill(blas_t* p, Py_ssize_t count, unsigned int seed) noexcept n
 cdef int _probe(blas_t* dummy, int w) noexcept nogil:
     """1 when one-call products equal products computed in column tiles whose
     widths are multiples of ``w`` (and a ragged last tile), bit for bit, for
-    every transposition and for row counts ending in different remainders of
-    the kernel's row unroll; 0 otherwise (or when memory is short)."""
-    cdef int ok = _probe_m(dummy, w, 173, 419)
-    if ok:
-        ok = _probe_m(dummy, w, 300, 513)
-    return ok
-
-
-cdef int _probe_m(blas_t* dummy, int w, blas_int m, blas_int k) noexcept nogil:
-    cdef blas_int n, lda, ldb, j0, nn
-    cdef int ok = 1, t, ta_i, tb_i, widths[5]
+    every transposition; 0 otherwise (or when memory is short)."""
+    cdef blas_int m = 173, k = 419, n, lda, ldb, j0, nn
+    cdef int ok = 1, t, ta_i, tb_i, widths[3]
     cdef char ta, tb
     cdef blas_t* a
     cdef blas_t* b
@@ -93,16 +78,11 @@ cdef int _probe_m(blas_t* dummy, int w, blas_int m, blas_int k) noexcept nogil:
     widths[0] = w * ((GEMM_TILE_WORK // (m * k)) // w + 1)   # the smallest tile the real calls use
     widths[1] = widths[0] + w
     widths[2] = 3 * widths[0]
-    widths[3] = 17 * w                                       # odd multiples of w
-    widths[4] = 22 * w + w
     n = 4 * widths[0] + w // 2 + 1
-    if n < 2 * widths[4] + 1:
-        n = 2 * widths[4] + w // 2 + 1
-    # 64-byte aligned, as tensor storage is
-    a = <blas_t*>aligned_alloc(64, _round64(<size_t>m * k * sizeof(blas_t)))
-    b = <blas_t*>aligned_alloc(64, _round64(<size_t>k * n * sizeof(blas_t)))
-    c1 = <blas_t*>aligned_alloc(64, _round64(<size_t>m * n * sizeof(blas_t)))
-    c2 = <blas_t*>aligned_alloc(64, _round64(<size_t>m * n * sizeof(blas_t)))
+    a = <blas_t*>malloc(<size_t>m * k * sizeof(blas_t))
+    b = <blas_t*>malloc(<size_t>k * n * sizeof(blas_t))
+    c1 = <blas_t*>malloc(<size_t>m * n * sizeof(blas_t))
+    c2 = <blas_t*>malloc(<size_t>m * n * sizeof(blas_t))
     if a == NULL or b == NULL or c1 == NULL or c2 == NULL:
         ok = 0
     else:
@@ -115,7 +95,7 @@ cdef int _probe_m(blas_t* dummy, int w, blas_int m, blas_int k) noexcept nogil:
                 lda = k if ta_i else m
                 ldb = n if tb_i else k
                 _gemm_one(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c1, m)
-                for t in range(5):
+                for t in range(3):
                     j0 = 0
                     while j0 < n:
                         nn = n - j0 if n - j0 < widths[t] else widths[t]
