@@ -21,3 +21,12 @@ CACHE_DIR = os.environ.get("PTCORE_CACHE_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ptcore")
 # ptcore.distributed: check that ranks agree on each collective's shapes/dtypes (1) or not (0).
 DISTRIBUTED_CHECKS = _int_env("PTCORE_DISTRIBUTED_CHECKS", 1)
+
+# float32 GEMM kernels (ptcore/_ops/ptc_sgemm.h): "blas" uses the BLAS's
+# sgemm, "avx2" / "avx512" force that micro-kernel; unset: the CPU's best
+_SGEMM_CHOICES = {"": -1, "blas": 0, "avx2": 1, "avx512": 2}
+_sgemm = os.environ.get("PTCORE_SGEMM", "").strip().lower()
+if _sgemm not in _SGEMM_CHOICES:
+    raise ValueError(f"environment variable PTCORE_SGEMM must be one of blas, avx2, avx512, "
+                     f"got {_sgemm!r}")
+SGEMM_ISA = _SGEMM_CHOICES[_sgemm]

@@ -83,12 +83,15 @@ cdef enum:
 # ---------------------------------------------------------------------------
 # typed BLAS wrappers
 # ---------------------------------------------------------------------------
+include "_own_sgemm.pxi"
+
 
 cdef inline void _gemm_one(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alpha,
                        blas_t* a, blas_int lda, blas_t* b, blas_int ldb, blas_t beta,
                        blas_t* c, blas_int ldc) noexcept nogil:
     if blas_t is float:
-        sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+        if not _own_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+            sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
     elif blas_t is double:
         dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
     elif blas_t is cfloat:

@@ -46,6 +46,19 @@ def _blas():
     return _BLAS
 
 
+def _set_sgemm_isa(isa):
+    """Choose the kernels of ptcore's float32 GEMM (ptc_sgemm.h) in every
+    module that uses it (matmul, convolutions, recurrent layers): 0 = the
+    BLAS's sgemm, 1 = AVX2+FMA, 2 = AVX-512F, -1 = the best the CPU has.
+    Returns the choice in effect (a CPU lacking the ISA gets its best).  For
+    tests and benchmarks; users can set PTCORE_SGEMM=blas|avx2|avx512."""
+    from ptcore._ops import _conv, _rnn
+    got = _blas()._set_sgemm_isa(int(isa))
+    _conv._set_sgemm_isa(int(isa))
+    _rnn._set_sgemm_isa(int(isa))
+    return got
+
+
 def _find_blas_setter():
     """A function setting the thread count of the BLAS that SciPy's
     ``cython_blas`` uses: SciPy's bundled OpenBLAS through ctypes, else

@@ -1,0 +1,466 @@
+/* ptcore's own float32 GEMM (issue 22): a packed, cache-blocked GEMM in the
+   style of BLIS/GotoBLAS with register-tiled micro-kernels for AVX-512F and
+   for AVX2+FMA, chosen at run time by the CPU's flags.
+
+   Interface: BLAS's column-major sgemm, C(m, n) = alpha op(A)(m, k) op(B)(k, n)
+   + beta C, op given by 'N'/'T' (also 'n'/'t'; 'C'/'c' is 'T' for real
+   data); beta == 0 ignores C's values (NaN included), as BLAS does.
+
+   Why not the BLAS: on AMD Zen 4 (AVX-512 on 256-bit pipes) SciPy's
+   OpenBLAS (SkylakeX kernels) reaches ~78% of the FMA peak on the products
+   of convolutions and transformer layers, while PyTorch's oneDNN kernels run
+   at the peak; these kernels reach the same rate as oneDNN there, and
+   AVX2-only CPUs get a 16 x 6 kernel of the same design.
+
+   Summation order: every output element is one FMA chain over k within each
+   KC block, blocks added to C in order (C = alpha acc + t, t = beta C for
+   the first block and C afterwards, one fused multiply-add), independent of
+   the element's position and of m and n; so a product split into column or
+   row tiles (ptcore's threads, _gemm_tiles.pxi) gives the one-call result
+   bit for bit.
+
+   ptc_sgemm_isa() is 2 (AVX-512F), 1 (AVX2+FMA) or 0 (other CPUs and
+   compilers: callers use the BLAS); ptc_sgemm() returns 0, or -1 when its
+   packing buffers cannot be allocated (callers then use the BLAS).  Packing
+   buffers are per thread, grown on demand and kept (at most ~5 MiB per
+   thread). */
+#ifndef PTC_SGEMM_H
+#define PTC_SGEMM_H
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+
+static __thread float* ptc_sg_abuf = NULL;
+static __thread size_t ptc_sg_acap = 0;
+static __thread float* ptc_sg_bbuf = NULL;
+static __thread size_t ptc_sg_bcap = 0;
+static int ptc_sg_isa_cached = -1;
+static int ptc_sg_forced = -1;    /* tests and benchmarks: force an ISA (or -1) */
+
+static float* ptc_sg_grow(float** buf, size_t* cap, size_t need) {
+    if (*cap >= need) return *buf;
+    void* p = NULL;
+    size_t bytes = (need * sizeof(float) + 63) & ~(size_t)63;
+    if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+    free(*buf);
+    *buf = (float*)p;
+    *cap = need;
+    return *buf;
+}
+
+static int ptc_sgemm_isa(void) {
+    if (ptc_sg_forced >= 0) return ptc_sg_forced;
+    if (ptc_sg_isa_cached < 0) {
+        int isa = 0;
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isa = 1;
+        if (isa && __builtin_cpu_supports("avx512f")) isa = 2;
+        ptc_sg_isa_cached = isa;
+    }
+    return ptc_sg_isa_cached;
+}
+
+/* force an ISA for tests (0: none, 1: AVX2, 2: AVX-512; -1: the CPU's);
+   returns the ISA in effect (never one the CPU lacks) */
+static int ptc_sgemm_force_isa(int isa) {
+    int saved = ptc_sg_forced, cpu;
+    ptc_sg_forced = -1;
+    cpu = ptc_sgemm_isa();
+    ptc_sg_forced = (isa < 0 || isa > cpu) ? -1 : isa;
+    (void)saved;
+    return ptc_sgemm_isa();
+}
+
+/* ---- packing (both ISAs): zero-padded micro-panels ---------------------- */
+/* an 8 x 8 block: d[p * W + r] = s[r * ld + p] for r, p < 8 */
+__attribute__((target("avx2"))) static inline void
+ptc_sg_t8x8(const float* s, ptrdiff_t ld, float* d, ptrdiff_t W) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld),
+           r2 = _mm256_loadu_ps(s + 2 * ld), r3 = _mm256_loadu_ps(s + 3 * ld),
+           r4 = _mm256_loadu_ps(s + 4 * ld), r5 = _mm256_loadu_ps(s + 5 * ld),
+           r6 = _mm256_loadu_ps(s + 6 * ld), r7 = _mm256_loadu_ps(s + 7 * ld);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+           t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+           t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+           t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+           u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+           u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+           u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + W, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * W, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * W, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * W, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * W, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * W, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * W, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* d[p * W + r] = src[r * ld + p] for r < rows (zeros for rows <= r < W),
+   p < kc: one panel from ``rows`` vectors that are contiguous along p; 8 x 8
+   blocks by AVX shuffles, the rest element by element, in chunks of 32 p so
+   that the chunk of the panel being written stays in L1 */
+__attribute__((target("avx2"))) static void
+ptc_sg_transpose_panel(int W, ptrdiff_t rows, ptrdiff_t kc, const float* src, ptrdiff_t ld,
+                       float* d) {
+    ptrdiff_t p0, p, r;
+    ptrdiff_t r8 = rows / 8 * 8;
+    for (p0 = 0; p0 < kc; p0 += 32) {
+        ptrdiff_t p1 = kc - p0 < 32 ? kc : p0 + 32;
+        ptrdiff_t p8 = p0 + (p1 - p0) / 8 * 8;
+        for (r = 0; r < r8; r += 8) {
+            for (p = p0; p < p8; p += 8) ptc_sg_t8x8(src + r * ld + p, ld, d + p * W + r, W);
+            for (; p < p1; p++) {
+                ptrdiff_t q;
+                for (q = 0; q < 8; q++) d[p * W + r + q] = src[(r + q) * ld + p];
+            }
+        }
+        for (r = r8; r < rows; r++) {
+            const float* s = src + r * ld;
+            for (p = p0; p < p1; p++) d[p * W + r] = s[p];
+        }
+        for (r = rows; r < W; r++)
+            for (p = p0; p < p1; p++) d[p * W + r] = 0.0f;
+    }
+}
+
+/* copy W floats (W one of the tile sizes, so the copy is inlined as vector moves) */
+static inline void ptc_sg_copyw(float* d, const float* s, int W) {
+    switch (W) {
+    case 32: __builtin_memcpy(d, s, 32 * sizeof(float)); break;
+    case 16: __builtin_memcpy(d, s, 16 * sizeof(float)); break;
+    case 12: __builtin_memcpy(d, s, 12 * sizeof(float)); break;
+    case 6: __builtin_memcpy(d, s, 6 * sizeof(float)); break;
+    default: memcpy(d, s, (size_t)W * sizeof(float));
+    }
+}
+
+/* op(A)(i, p) for i in [0, mc), p in [0, kc) into panels of MR rows:
+   dst[panel][p][0..MR) */
+static void ptc_sg_pack_a(int MR, int trans, ptrdiff_t mc, ptrdiff_t kc,
+                          const float* a, ptrdiff_t lda, float* dst) {
+    ptrdiff_t i0, i, p;
+    if (!trans) {                /* A(i, p) = a[i + p lda]: one column of the block
+                                    at a time (long contiguous reads) */
+        ptrdiff_t full = mc / MR * MR;
+        for (p = 0; p < kc; p++) {
+            const float* s = a + p * lda;
+            for (i0 = 0; i0 < full; i0 += MR)
+                ptc_sg_copyw(dst + i0 * kc + p * MR, s + i0, MR);
+            if (full < mc) {
+                float* d = dst + full * kc + p * MR;
+                for (i = 0; i < mc - full; i++) d[i] = s[full + i];
+                for (; i < MR; i++) d[i] = 0.0f;
+            }
+        }
+        return;
+    }
+    for (i0 = 0; i0 < mc; i0 += MR) {   /* A(i, p) = a[p + i lda]: rows contiguous */
+        ptrdiff_t mr = mc - i0 < MR ? mc - i0 : MR;
+        ptc_sg_transpose_panel(MR, mr, kc, a + i0 * lda, lda, dst + i0 * kc);
+    }
+}
+
+/* op(B)(p, j) for p in [0, kc), j in [0, nc) into panels of NR columns:
+   dst[panel][p][0..NR) */
+static void ptc_sg_pack_b(int NR, int trans, ptrdiff_t kc, ptrdiff_t nc,
+                          const float* b, ptrdiff_t ldb, float* dst) {
+    ptrdiff_t j0, j, p;
+    if (trans) {                 /* B(p, j) = b[j + p ldb]: one row of the block at
+                                    a time (long contiguous reads) */
+        ptrdiff_t full = nc / NR * NR;
+        for (p = 0; p < kc; p++) {
+            const float* s = b + p * ldb;
+            for (j0 = 0; j0 < full; j0 += NR)
+                ptc_sg_copyw(dst + j0 * kc + p * NR, s + j0, NR);
+            if (full < nc) {
+                float* d = dst + full * kc + p * NR;
+                for (j = 0; j < nc - full; j++) d[j] = s[full + j];
+                for (; j < NR; j++) d[j] = 0.0f;
+            }
+        }
+        return;
+    }
+    for (j0 = 0; j0 < nc; j0 += NR) {   /* B(p, j) = b[p + j ldb]: columns contiguous */
+        ptrdiff_t nr = nc - j0 < NR ? nc - j0 : NR;
+        ptc_sg_transpose_panel(NR, nr, kc, b + j0 * ldb, ldb, dst + j0 * kc);
+    }
+}
+
+/* C(i, j) = alpha acc(i, j) + t for the mr x nr valid part of a tile held
+   in acc[j * MR + i]; t = beta C (first=1, beta != 0), 0 (first, beta == 0)
+   or C (later blocks): the vector path's arithmetic, element by element */
+static inline void ptc_sg_edge(const float* acc, int MR, ptrdiff_t mr, ptrdiff_t nr,
+                               float* C, ptrdiff_t ldc, float alpha, float beta, int first) {
+    ptrdiff_t i, j;
+    for (j = 0; j < nr; j++)
+        for (i = 0; i < mr; i++) {
+            float* c = C + j * ldc + i;
+            if (first && beta == 0.0f) *c = alpha * acc[j * MR + i];
+            else *c = fmaf(alpha, acc[j * MR + i], first ? beta * *c : *c);
+        }
+}
+
+/* ---- AVX-512F: 32 x 12 tiles (24 zmm accumulators) ----------------------- */
+#define PTC_SG512_MR 32
+#define PTC_SG512_NR 12
+#ifndef PTC_SG512_KC
+#define PTC_SG512_KC 384
+#endif
+#ifndef PTC_SG512_MC
+#define PTC_SG512_MC 192
+#endif
+#define PTC_SG512_NC 3072
+
+__attribute__((target("avx512f"))) static inline void
+ptc_sg512_store(__m512 r0, __m512 r1, float* c, float* tmp, __m512 va, __m512 vb,
+                int mode) {
+    /* mode 0: C = alpha r; 1: C = alpha r + beta C; 2: C = alpha r + C; 3: tmp */
+    if (mode == 3) { _mm512_storeu_ps(tmp, r0); _mm512_storeu_ps(tmp + 16, r1); return; }
+    if (mode == 0) {
+        _mm512_storeu_ps(c, _mm512_mul_ps(va, r0));
+        _mm512_storeu_ps(c + 16, _mm512_mul_ps(va, r1));
+    } else if (mode == 1) {
+        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, r0, _mm512_mul_ps(vb, _mm512_loadu_ps(c))));
+        _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, r1, _mm512_mul_ps(vb, _mm512_loadu_ps(c + 16))));
+    } else {
+        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, r0, _mm512_loadu_ps(c)));
+        _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, r1, _mm512_loadu_ps(c + 16)));
+    }
+}
+
+__attribute__((target("avx512f"))) static void
+ptc_sg512_kernel(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc,
+                 float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+           c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00,
+           c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00, c81 = c00,
+           c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+    ptrdiff_t p;
+    float tmp[PTC_SG512_MR * PTC_SG512_NR];
+    int full = (mr == PTC_SG512_MR && nr == PTC_SG512_NR);
+    int mode = !full ? 3 : (!first ? 2 : (beta == 0.0f ? 0 : 1));
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    if (full) {
+        ptrdiff_t j;
+        for (j = 0; j < PTC_SG512_NR; j++) {
+            _mm_prefetch((const char*)(C + j * ldc), _MM_HINT_T0);
+            _mm_prefetch((const char*)(C + j * ldc + 31), _MM_HINT_T0);
+        }
+    }
+#define PTC_SG512_STEP(J, X0, X1) { __m512 b_ = _mm512_set1_ps(Bp[J]);            \
+        X0 = _mm512_fmadd_ps(a0, b_, X0); X1 = _mm512_fmadd_ps(a1, b_, X1); }
+#pragma GCC unroll 2
+    for (p = 0; p < kc; p++) {
+        __m512 a0 = _mm512_load_ps(Ap), a1 = _mm512_load_ps(Ap + 16);
+        _mm_prefetch((const char*)(Ap + 8 * PTC_SG512_MR), _MM_HINT_T0);
+        PTC_SG512_STEP(0, c00, c01) PTC_SG512_STEP(1, c10, c11) PTC_SG512_STEP(2, c20, c21)
+        PTC_SG512_STEP(3, c30, c31) PTC_SG512_STEP(4, c40, c41) PTC_SG512_STEP(5, c50, c51)
+        PTC_SG512_STEP(6, c60, c61) PTC_SG512_STEP(7, c70, c71) PTC_SG512_STEP(8, c80, c81)
+        PTC_SG512_STEP(9, c90, c91) PTC_SG512_STEP(10, ca0, ca1) PTC_SG512_STEP(11, cb0, cb1)
+        Ap += PTC_SG512_MR;
+        Bp += PTC_SG512_NR;
+    }
+#undef PTC_SG512_STEP
+#define PTC_SG512_OUT(J, X0, X1) \
+    ptc_sg512_store(X0, X1, C + (J) * ldc, tmp + (J) * PTC_SG512_MR, va, vb, mode);
+    PTC_SG512_OUT(0, c00, c01) PTC_SG512_OUT(1, c10, c11) PTC_SG512_OUT(2, c20, c21)
+    PTC_SG512_OUT(3, c30, c31) PTC_SG512_OUT(4, c40, c41) PTC_SG512_OUT(5, c50, c51)
+    PTC_SG512_OUT(6, c60, c61) PTC_SG512_OUT(7, c70, c71) PTC_SG512_OUT(8, c80, c81)
+    PTC_SG512_OUT(9, c90, c91) PTC_SG512_OUT(10, ca0, ca1) PTC_SG512_OUT(11, cb0, cb1)
+#undef PTC_SG512_OUT
+    if (!full) ptc_sg_edge(tmp, PTC_SG512_MR, mr, nr, C, ldc, alpha, beta, first);
+}
+
+/* the last rows of a product (m % 32 <= 16): a 16 x 12 tile from a 32-row
+   panel (its first 16 rows), the same arithmetic as the 32-row kernel */
+__attribute__((target("avx512f"))) static void
+ptc_sg512_kernel16(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc,
+                   float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
+           c6 = c0, c7 = c0, c8 = c0, c9 = c0, ca = c0, cb = c0;
+    ptrdiff_t p, j, i;
+    float tmp[16 * PTC_SG512_NR];
+#define PTC_SG512_S16(J, X) X = _mm512_fmadd_ps(a0, _mm512_set1_ps(Bp[J]), X);
+#pragma GCC unroll 4
+    for (p = 0; p < kc; p++) {
+        __m512 a0 = _mm512_load_ps(Ap);
+        PTC_SG512_S16(0, c0) PTC_SG512_S16(1, c1) PTC_SG512_S16(2, c2) PTC_SG512_S16(3, c3)
+        PTC_SG512_S16(4, c4) PTC_SG512_S16(5, c5) PTC_SG512_S16(6, c6) PTC_SG512_S16(7, c7)
+        PTC_SG512_S16(8, c8) PTC_SG512_S16(9, c9) PTC_SG512_S16(10, ca) PTC_SG512_S16(11, cb)
+        Ap += PTC_SG512_MR;
+        Bp += PTC_SG512_NR;
+    }
+#undef PTC_SG512_S16
+    _mm512_storeu_ps(tmp, c0); _mm512_storeu_ps(tmp + 16, c1);
+    _mm512_storeu_ps(tmp + 32, c2); _mm512_storeu_ps(tmp + 48, c3);
+    _mm512_storeu_ps(tmp + 64, c4); _mm512_storeu_ps(tmp + 80, c5);
+    _mm512_storeu_ps(tmp + 96, c6); _mm512_storeu_ps(tmp + 112, c7);
+    _mm512_storeu_ps(tmp + 128, c8); _mm512_storeu_ps(tmp + 144, c9);
+    _mm512_storeu_ps(tmp + 160, ca); _mm512_storeu_ps(tmp + 176, cb);
+    (void)j; (void)i;
+    ptc_sg_edge(tmp, 16, mr, nr, C, ldc, alpha, beta, first);
+}
+
+/* ---- AVX2+FMA: 16 x 6 tiles (12 ymm accumulators) ------------------------ */
+#define PTC_SG256_MR 16
+#define PTC_SG256_NR 6
+#define PTC_SG256_KC 256
+#define PTC_SG256_MC 144
+#define PTC_SG256_NC 3072
+
+__attribute__((target("avx2,fma"))) static inline void
+ptc_sg256_store(__m256 r0, __m256 r1, float* c, float* tmp, __m256 va, __m256 vb,
+                int mode) {
+    if (mode == 3) { _mm256_storeu_ps(tmp, r0); _mm256_storeu_ps(tmp + 8, r1); return; }
+    if (mode == 0) {
+        _mm256_storeu_ps(c, _mm256_mul_ps(va, r0));
+        _mm256_storeu_ps(c + 8, _mm256_mul_ps(va, r1));
+    } else if (mode == 1) {
+        _mm256_storeu_ps(c, _mm256_fmadd_ps(va, r0, _mm256_mul_ps(vb, _mm256_loadu_ps(c))));
+        _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(va, r1, _mm256_mul_ps(vb, _mm256_loadu_ps(c + 8))));
+    } else {
+        _mm256_storeu_ps(c, _mm256_fmadd_ps(va, r0, _mm256_loadu_ps(c)));
+        _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(va, r1, _mm256_loadu_ps(c + 8)));
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+ptc_sg256_kernel(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc,
+                 float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+           c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    ptrdiff_t p;
+    float tmp[PTC_SG256_MR * PTC_SG256_NR];
+    int full = (mr == PTC_SG256_MR && nr == PTC_SG256_NR);
+    int mode = !full ? 3 : (!first ? 2 : (beta == 0.0f ? 0 : 1));
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    if (full) {
+        ptrdiff_t j;
+        for (j = 0; j < PTC_SG256_NR; j++) {
+            _mm_prefetch((const char*)(C + j * ldc), _MM_HINT_T0);
+            _mm_prefetch((const char*)(C + j * ldc + 15), _MM_HINT_T0);
+        }
+    }
+#define PTC_SG256_STEP(J, X0, X1) { __m256 b_ = _mm256_broadcast_ss(Bp + J);        \
+        X0 = _mm256_fmadd_ps(a0, b_, X0); X1 = _mm256_fmadd_ps(a1, b_, X1); }
+#pragma GCC unroll 4
+    for (p = 0; p < kc; p++) {
+        __m256 a0 = _mm256_load_ps(Ap), a1 = _mm256_load_ps(Ap + 8);
+        _mm_prefetch((const char*)(Ap + 8 * PTC_SG256_MR), _MM_HINT_T0);
+        PTC_SG256_STEP(0, c00, c01) PTC_SG256_STEP(1, c10, c11) PTC_SG256_STEP(2, c20, c21)
+        PTC_SG256_STEP(3, c30, c31) PTC_SG256_STEP(4, c40, c41) PTC_SG256_STEP(5, c50, c51)
+        Ap += PTC_SG256_MR;
+        Bp += PTC_SG256_NR;
+    }
+#undef PTC_SG256_STEP
+#define PTC_SG256_OUT(J, X0, X1) \
+    ptc_sg256_store(X0, X1, C + (J) * ldc, tmp + (J) * PTC_SG256_MR, va, vb, mode);
+    PTC_SG256_OUT(0, c00, c01) PTC_SG256_OUT(1, c10, c11) PTC_SG256_OUT(2, c20, c21)
+    PTC_SG256_OUT(3, c30, c31) PTC_SG256_OUT(4, c40, c41) PTC_SG256_OUT(5, c50, c51)
+#undef PTC_SG256_OUT
+    if (!full) ptc_sg_edge(tmp, PTC_SG256_MR, mr, nr, C, ldc, alpha, beta, first);
+}
+
+/* the last rows (m % 16 <= 8): an 8 x 6 tile from a 16-row panel */
+__attribute__((target("avx2,fma"))) static void
+ptc_sg256_kernel8(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc,
+                  float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+    ptrdiff_t p;
+    float tmp[8 * PTC_SG256_NR];
+#define PTC_SG256_S8(J, X) X = _mm256_fmadd_ps(a0, _mm256_broadcast_ss(Bp + J), X);
+#pragma GCC unroll 4
+    for (p = 0; p < kc; p++) {
+        __m256 a0 = _mm256_load_ps(Ap);
+        PTC_SG256_S8(0, c0) PTC_SG256_S8(1, c1) PTC_SG256_S8(2, c2)
+        PTC_SG256_S8(3, c3) PTC_SG256_S8(4, c4) PTC_SG256_S8(5, c5)
+        Ap += PTC_SG256_MR;
+        Bp += PTC_SG256_NR;
+    }
+#undef PTC_SG256_S8
+    _mm256_storeu_ps(tmp, c0); _mm256_storeu_ps(tmp + 8, c1); _mm256_storeu_ps(tmp + 16, c2);
+    _mm256_storeu_ps(tmp + 24, c3); _mm256_storeu_ps(tmp + 32, c4); _mm256_storeu_ps(tmp + 40, c5);
+    ptc_sg_edge(tmp, 8, mr, nr, C, ldc, alpha, beta, first);
+}
+
+/* ---- the blocked driver ------------------------------------------------- */
+typedef void (*ptc_sg_kernel_t)(ptrdiff_t, const float*, const float*, float*, ptrdiff_t,
+                                float, float, int, ptrdiff_t, ptrdiff_t);
+
+static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                     const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                     float* c, ptrdiff_t ldc) {
+    int isa = ptc_sgemm_isa();
+    int MR, NR;
+    ptrdiff_t KC, MC, NC, jc, pc, ic, jr, ir, nc_max;
+    ptc_sg_kernel_t kern, kern_half;
+    float *Ap, *Bp;
+    int transa = !(ta == 'N' || ta == 'n'), transb = !(tb == 'N' || tb == 'n');
+    if (isa == 2) {
+        MR = PTC_SG512_MR; NR = PTC_SG512_NR; KC = PTC_SG512_KC; MC = PTC_SG512_MC;
+        NC = PTC_SG512_NC; kern = ptc_sg512_kernel; kern_half = ptc_sg512_kernel16;
+    } else if (isa == 1) {
+        MR = PTC_SG256_MR; NR = PTC_SG256_NR; KC = PTC_SG256_KC; MC = PTC_SG256_MC;
+        NC = PTC_SG256_NC; kern = ptc_sg256_kernel; kern_half = ptc_sg256_kernel8;
+    } else {
+        return -1;
+    }
+    if (m <= 0 || n <= 0) return 0;
+    if (k <= 0 || alpha == 0.0f) {      /* C = beta C (beta == 0: zeros) */
+        ptrdiff_t i, j;
+        for (j = 0; j < n; j++)
+            for (i = 0; i < m; i++)
+                c[j * ldc + i] = beta == 0.0f ? 0.0f : beta * c[j * ldc + i];
+        return 0;
+    }
+    /* balance the k blocks (no thin last block) */
+    if (k > KC) { ptrdiff_t nb = (k + KC - 1) / KC; KC = (k + nb - 1) / nb; }
+    nc_max = n < NC ? n : NC;
+    nc_max = (nc_max + NR - 1) / NR * NR;
+    Ap = ptc_sg_grow(&ptc_sg_abuf, &ptc_sg_acap, (size_t)((m < MC ? (m + MR - 1) / MR * MR : MC) * (k < KC ? k : KC)));
+    Bp = ptc_sg_grow(&ptc_sg_bbuf, &ptc_sg_bcap, (size_t)(nc_max * (k < KC ? k : KC)));
+    if (Ap == NULL || Bp == NULL) return -1;
+    for (jc = 0; jc < n; jc += NC) {
+        ptrdiff_t nc = n - jc < NC ? n - jc : NC;
+        for (pc = 0; pc < k; pc += KC) {
+            ptrdiff_t kc = k - pc < KC ? k - pc : KC;
+            int first = pc == 0;
+            ptc_sg_pack_b(NR, transb, kc, nc,
+                          transb ? b + jc + pc * ldb : b + pc + jc * ldb, ldb, Bp);
+            for (ic = 0; ic < m; ic += MC) {
+                ptrdiff_t mc = m - ic < MC ? m - ic : MC;
+                ptc_sg_pack_a(MR, transa, mc, kc,
+                              transa ? a + pc + ic * lda : a + ic + pc * lda, lda, Ap);
+                for (jr = 0; jr < nc; jr += NR) {
+                    ptrdiff_t nr = nc - jr < NR ? nc - jr : NR;
+                    for (ir = 0; ir < mc; ir += MR) {
+                        ptrdiff_t mr = mc - ir < MR ? mc - ir : MR;
+                        (mr * 2 <= MR ? kern_half : kern)(
+                            kc, Ap + ir * kc, Bp + jr * kc, c + (ic + ir) + (jc + jr) * ldc,
+                            ldc, alpha, beta, first, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+#else   /* not GCC/Clang on x86-64: the BLAS */
+static int ptc_sgemm_isa(void) { return 0; }
+static int ptc_sgemm_force_isa(int isa) { (void)isa; return 0; }
+static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                     const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                     float* c, ptrdiff_t ldc) {
+    (void)ta; (void)tb; (void)m; (void)n; (void)k; (void)alpha; (void)a; (void)lda;
+    (void)b; (void)ldb; (void)beta; (void)c; (void)ldc;
+    return -1;
+}
+#endif
+#endif

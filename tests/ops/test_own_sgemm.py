@@ -1,0 +1,154 @@
+"""ptcore's float32 GEMM (ptcore/_ops/ptc_sgemm.h) against NumPy in float64.
+
+Every micro-kernel the CPU has (AVX-512F 32x12, AVX2+FMA 16x6) and the BLAS
+fallback run the same products: all four transpositions (through transposed
+views), alpha/beta (addmm, baddbmm), edge tiles in every dimension, inner
+dimensions across the cache blocks, NaN in an output that beta = 0 must
+ignore, and the thread-count independence of the results."""
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore._ops import linalg as _linalg_ops
+
+
+def _available_isas():
+    got = []
+    for isa in (0, 1, 2):
+        if _linalg_ops._set_sgemm_isa(isa) == isa:
+            got.append(isa)
+    _linalg_ops._set_sgemm_isa(-1)
+    return got
+
+
+ISAS = _available_isas()
+
+
+@pytest.fixture(params=ISAS, ids=lambda i: {0: "blas", 1: "avx2", 2: "avx512"}[i])
+def isa(request):
+    assert _linalg_ops._set_sgemm_isa(request.param) == request.param
+    yield request.param
+    _linalg_ops._set_sgemm_isa(-1)
+
+
+def _ref(a, b):
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _check(got, want, k):
+    # float32 FMA chains over k terms of size ~1: error grows like sqrt(k) ulp
+    tol = 4e-6 * max(1.0, np.sqrt(k)) * max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=0, atol=tol)
+
+
+# (m, k, n): row-major A (m, k) @ B (k, n); sizes straddle the 32/16-row,
+# 12/6-column tiles and the 256/384 inner blocks, all above the 64**3
+# multiply-adds at which the own kernels take over
+SHAPES = [(64, 64, 64), (65, 128, 768), (33, 385, 37), (100, 769, 50), (255, 300, 17),
+          (17, 1000, 300), (128, 784, 512), (700, 64, 13)]
+
+
+@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_mm_layouts(isa, m, k, n, ta, tb):
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    pa = ptcore.from_numpy(np.ascontiguousarray(a.T)).t() if ta else ptcore.from_numpy(a)
+    pb = ptcore.from_numpy(np.ascontiguousarray(b.T)).t() if tb else ptcore.from_numpy(b)
+    assert pa.is_contiguous() != ta and pb.is_contiguous() != tb
+    _check(ptcore.mm(pa, pb).numpy(), _ref(a, b), k)
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (0.5, -2.0), (2.0, 0.0), (0.0, 3.0)])
+def test_addmm_alpha_beta(isa, alpha, beta):
+    rng = np.random.default_rng(5)
+    m, k, n = 97, 300, 61
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    if beta == 0.0:
+        c[3, 4] = np.nan          # beta == 0 ignores the input, NaN included
+        c[10, :] = np.inf
+    got = ptcore.addmm(ptcore.from_numpy(c), ptcore.from_numpy(a), ptcore.from_numpy(b),
+                       beta=beta, alpha=alpha).numpy()
+    want = alpha * _ref(a, b) + (0.0 if beta == 0.0 else beta * c.astype(np.float64))
+    assert np.isfinite(got).all()
+    _check(got, want, k)
+
+
+def test_baddbmm_and_linear(isa):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 70, 200)).astype(np.float32)
+    y = rng.standard_normal((3, 200, 45)).astype(np.float32)
+    c = rng.standard_normal((3, 70, 45)).astype(np.float32)
+    got = ptcore.baddbmm(ptcore.from_numpy(c), ptcore.from_numpy(x), ptcore.from_numpy(y),
+                         beta=0.25, alpha=1.5).numpy()
+    _check(got, 1.5 * np.einsum("bij,bjk->bik", x.astype(np.float64), y) + 0.25 * c, 200)
+    w = rng.standard_normal((130, 200)).astype(np.float32)
+    bias = rng.standard_normal(130).astype(np.float32)
+    got = ptcore.nn.functional.linear(ptcore.from_numpy(x[0]), ptcore.from_numpy(w),
+                                      ptcore.from_numpy(bias)).numpy()
+    _check(got, _ref(x[0], w.T) + bias, 200)
+
+
+def test_conv_and_rnn_use_it(isa):
+    """A convolution and an LSTM whose GEMMs are above the threshold agree
+    with float64 references (NumPy im2col; the BLAS path in float64)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 64, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((96, 64, 3, 3)).astype(np.float32)
+    got = ptcore.nn.functional.conv2d(ptcore.from_numpy(x), ptcore.from_numpy(w),
+                                      padding=1).numpy()
+    want = ptcore.nn.functional.conv2d(ptcore.from_numpy(x.astype(np.float64)),
+                                       ptcore.from_numpy(w.astype(np.float64)), padding=1).numpy()
+    _check(got, want, 64 * 9)
+    lstm = ptcore.nn.LSTM(128, 256)
+    lstm64 = ptcore.nn.LSTM(128, 256).double()
+    lstm64.load_state_dict({k: v.double() for k, v in lstm.state_dict().items()})
+    seq = rng.standard_normal((5, 24, 128)).astype(np.float32)
+    out = lstm(ptcore.from_numpy(seq))[0].detach().numpy()
+    out64 = lstm64(ptcore.from_numpy(seq.astype(np.float64)))[0].detach().numpy()
+    np.testing.assert_allclose(out, out64, rtol=0, atol=2e-5)
+
+
+def test_thread_count_independent(isa):
+    """Products split into thread tiles give the one-thread bits."""
+    rng = np.random.default_rng(11)
+    a = ptcore.from_numpy(rng.standard_normal((300, 700)).astype(np.float32))
+    b = ptcore.from_numpy(rng.standard_normal((700, 500)).astype(np.float32))
+    bt = ptcore.from_numpy(np.ascontiguousarray(rng.standard_normal((500, 700)).astype(np.float32)))
+    old = ptcore.get_num_threads()
+    try:
+        ptcore.set_num_threads(1)
+        one = [ptcore.mm(a, b).numpy(), ptcore.mm(a, bt.t()).numpy()]
+        ptcore.set_num_threads(2)
+        two = [ptcore.mm(a, b).numpy(), ptcore.mm(a, bt.t()).numpy()]
+    finally:
+        ptcore.set_num_threads(old)
+    for x, y in zip(one, two):
+        assert np.array_equal(x, y)
+
+
+def test_forcing_an_isa_never_exceeds_the_cpu():
+    best = _linalg_ops._set_sgemm_isa(-1)
+    assert best in (0, 1, 2)
+    assert _linalg_ops._set_sgemm_isa(2) <= best
+    assert _linalg_ops._set_sgemm_isa(1) <= max(best, 0)
+    assert _linalg_ops._set_sgemm_isa(0) == 0
+    _linalg_ops._set_sgemm_isa(-1)
+
+
+def test_env_choice_is_validated(monkeypatch):
+    import importlib
+    import ptcore._config as cfg
+    monkeypatch.setenv("PTCORE_SGEMM", "fast")
+    with pytest.raises(ValueError, match="PTCORE_SGEMM"):
+        importlib.reload(cfg)
+    monkeypatch.setenv("PTCORE_SGEMM", "BLAS")
+    importlib.reload(cfg)
+    assert cfg.SGEMM_ISA == 0
+    monkeypatch.delenv("PTCORE_SGEMM")
+    importlib.reload(cfg)
+    assert cfg.SGEMM_ISA == -1
