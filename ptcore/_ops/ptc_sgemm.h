@@ -22,8 +22,8 @@
    ptc_sgemm_isa() is 2 (AVX-512F), 1 (AVX2+FMA) or 0 (other CPUs and
    compilers: callers use the BLAS); ptc_sgemm() returns 0, or -1 when its
    packing buffers cannot be allocated (callers then use the BLAS).  Packing
-   buffers are per thread, grown on demand and kept (at most ~5 MiB per
-   thread). */
+   buffers are per thread, grown on demand and kept until the thread exits
+   (at most ~5 MiB per thread). */
 #ifndef PTC_SGEMM_H
 #define PTC_SGEMM_H
 #include <stddef.h>
@@ -33,23 +33,50 @@
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
+#include <pthread.h>
 
-static __thread float* ptc_sg_abuf = NULL;
-static __thread size_t ptc_sg_acap = 0;
-static __thread float* ptc_sg_bbuf = NULL;
-static __thread size_t ptc_sg_bcap = 0;
+/* the calling thread's packing buffers, freed when the thread exits (a
+   pthread key's destructor: threads that come and go leave nothing behind) */
+typedef struct { float* buf[2]; size_t cap[2]; } ptc_sg_bufs;
+static pthread_key_t ptc_sg_key;
+static pthread_once_t ptc_sg_once = PTHREAD_ONCE_INIT;
+static int ptc_sg_key_ok = 0;
 static int ptc_sg_isa_cached = -1;
 static int ptc_sg_forced = -1;    /* tests and benchmarks: force an ISA (or -1) */
 
-static float* ptc_sg_grow(float** buf, size_t* cap, size_t need) {
-    if (*cap >= need) return *buf;
+static void ptc_sg_free_bufs(void* p) {
+    ptc_sg_bufs* b = (ptc_sg_bufs*)p;
+    if (b == NULL) return;
+    free(b->buf[0]);
+    free(b->buf[1]);
+    free(b);
+}
+
+static void ptc_sg_make_key(void) {
+    ptc_sg_key_ok = pthread_key_create(&ptc_sg_key, ptc_sg_free_bufs) == 0;
+}
+
+/* buffer ``which`` (0: A panels, 1: B panels) of this thread, at least
+   ``need`` floats, 64-byte aligned; NULL when memory is short */
+static float* ptc_sg_buffer(int which, size_t need) {
+    ptc_sg_bufs* b;
     void* p = NULL;
-    size_t bytes = (need * sizeof(float) + 63) & ~(size_t)63;
+    size_t bytes;
+    pthread_once(&ptc_sg_once, ptc_sg_make_key);
+    if (!ptc_sg_key_ok) return NULL;
+    b = (ptc_sg_bufs*)pthread_getspecific(ptc_sg_key);
+    if (b == NULL) {
+        b = (ptc_sg_bufs*)calloc(1, sizeof(ptc_sg_bufs));
+        if (b == NULL) return NULL;
+        if (pthread_setspecific(ptc_sg_key, b) != 0) { free(b); return NULL; }
+    }
+    if (b->cap[which] >= need) return b->buf[which];
+    bytes = (need * sizeof(float) + 63) & ~(size_t)63;
     if (posix_memalign(&p, 64, bytes) != 0) return NULL;
-    free(*buf);
-    *buf = (float*)p;
-    *cap = need;
-    return *buf;
+    free(b->buf[which]);
+    b->buf[which] = (float*)p;
+    b->cap[which] = need;
+    return b->buf[which];
 }
 
 static int ptc_sgemm_isa(void) {
@@ -423,8 +450,8 @@ static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, fl
     if (k > KC) { ptrdiff_t nb = (k + KC - 1) / KC; KC = (k + nb - 1) / nb; }
     nc_max = n < NC ? n : NC;
     nc_max = (nc_max + NR - 1) / NR * NR;
-    Ap = ptc_sg_grow(&ptc_sg_abuf, &ptc_sg_acap, (size_t)((m < MC ? (m + MR - 1) / MR * MR : MC) * (k < KC ? k : KC)));
-    Bp = ptc_sg_grow(&ptc_sg_bbuf, &ptc_sg_bcap, (size_t)(nc_max * (k < KC ? k : KC)));
+    Ap = ptc_sg_buffer(0, (size_t)((m < MC ? (m + MR - 1) / MR * MR : MC) * (k < KC ? k : KC)));
+    Bp = ptc_sg_buffer(1, (size_t)(nc_max * (k < KC ? k : KC)));
     if (Ap == NULL || Bp == NULL) return -1;
     for (jc = 0; jc < n; jc += NC) {
         ptrdiff_t nc = n - jc < NC ? n - jc : NC;
