@@ -6,8 +6,12 @@ Cases: matmul float32 256/1024/2048, float64 1024, bmm 64 x 128^3 float32,
 plus a few small/strided shapes that exercise the no-copy BLAS paths.
 Reports the median time and GFLOP/s (2*M*N*K per product) of each library
 and the ratio ptcore/torch of GFLOP/s (higher is better; target >= 0.9 for
-float32 1024/2048).  ptcore uses SciPy's OpenBLAS, PyTorch its own BLAS
-(MKL on x86 wheels), NumPy its bundled OpenBLAS.
+float32 1024/2048).  ptcore runs float32 products of >= 64**3 multiply-adds
+through its own GEMM (ptcore/_ops/ptc_sgemm.h), the rest through SciPy's
+OpenBLAS; PyTorch uses its own BLAS (MKL on x86 wheels), NumPy its bundled
+OpenBLAS.  A second table times ``F.linear`` on the shapes of the training
+workloads with ptcore's own kernels and with the BLAS (PTCORE_SGEMM=blas),
+against torch, in the same run.
 """
 import argparse
 import os
@@ -78,6 +82,51 @@ def main():
         print(f"| {name} | {fmt_time(tp)} | {fmt_time(tt)} | {fmt_time(tn)} | {gp:.1f} | "
               f"{gt:.1f} | {gn:.1f} | {ratio} |" if gt else
               f"| {name} | {fmt_time(tp)} | - | {fmt_time(tn)} | {gp:.1f} | - | {gn:.1f} | - |")
+    linear_table(torch, repeat)
+
+
+# F.linear (M x K input, N x K weight) on the shapes of benchmarks/workloads*.py
+LINEAR_SHAPES = [
+    ("GPT qkv", 768, 128, 384), ("GPT fc", 768, 128, 512), ("GPT proj", 768, 512, 128),
+    ("GPT head", 768, 128, 65), ("GPT fc dW", 512, 768, 128), ("MLP 1", 128, 784, 512),
+    ("MLP 2", 128, 512, 256), ("LSTM step", 20, 256, 1024), ("LSTM input", 700, 256, 1024),
+]
+
+
+def linear_table(torch, repeat):
+    F = ptcore.nn.functional
+    own = _linalg_ops._set_sgemm_isa(-1)
+    name = {0: "none (BLAS)", 1: "AVX2+FMA", 2: "AVX-512F"}[own]
+    print(f"\n## F.linear float32, {_args.threads} thread(s): own GEMM kernels ({name}) "
+          f"vs the BLAS vs torch\n")
+    print("| case (M x K x N) | own | BLAS | torch | own GFLOP/s | own/torch | BLAS/torch |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(1)
+    for label, m, k, n in LINEAR_SHAPES:
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        w = rng.standard_normal((n, k)).astype(np.float32)
+        px, pw = ptcore.from_numpy(x), ptcore.from_numpy(w)
+
+        def run_own():
+            _linalg_ops._set_sgemm_isa(-1)
+            F.linear(px, pw)
+
+        def run_blas():
+            _linalg_ops._set_sgemm_isa(0)
+            F.linear(px, pw)
+        tfn = None
+        if torch is not None:
+            tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+
+            def tfn():
+                torch.nn.functional.linear(tx, tw)
+        to, tb, tt = paired_median_times([run_own, run_blas, tfn], repeat=repeat)
+        _linalg_ops._set_sgemm_isa(-1)
+        g = 2.0 * m * n * k / to / 1e9
+        r1 = f"{to / tt:.2f}" if tt else "-"
+        r2 = f"{tb / tt:.2f}" if tt else "-"
+        print(f"| {label} {m}x{k}x{n} | {fmt_time(to)} | {fmt_time(tb)} | {fmt_time(tt)} | "
+              f"{g:.1f} | {r1} | {r2} |")
 
 
 if __name__ == "__main__":

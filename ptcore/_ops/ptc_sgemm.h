@@ -94,11 +94,10 @@ static int ptc_sgemm_isa(void) {
 /* force an ISA for tests (0: none, 1: AVX2, 2: AVX-512; -1: the CPU's);
    returns the ISA in effect (never one the CPU lacks) */
 static int ptc_sgemm_force_isa(int isa) {
-    int saved = ptc_sg_forced, cpu;
+    int cpu;
     ptc_sg_forced = -1;
     cpu = ptc_sgemm_isa();
     ptc_sg_forced = (isa < 0 || isa > cpu) ? -1 : isa;
-    (void)saved;
     return ptc_sgemm_isa();
 }
 
@@ -233,33 +232,32 @@ static inline void ptc_sg_edge(const float* acc, int MR, ptrdiff_t mr, ptrdiff_t
         }
 }
 
+/* the store of one tile column (two vectors) for both ISAs; mode 0: C =
+   alpha r; 1: C = alpha r + beta C; 2: C = alpha r + C; 3: into tmp (an edge
+   tile, finished by ptc_sg_edge) */
+#define PTC_SG_STORE(NAME, TARGET, V, VL, LOAD, STORE, MUL, FMADD)                   \
+__attribute__((target(TARGET))) static inline void                                  \
+NAME(V r0, V r1, float* c, float* tmp, V va, V vb, int mode) {                       \
+    if (mode == 3) { STORE(tmp, r0); STORE(tmp + VL, r1); return; }                  \
+    if (mode == 0) {                                                                 \
+        STORE(c, MUL(va, r0)); STORE(c + VL, MUL(va, r1));                           \
+    } else if (mode == 1) {                                                          \
+        STORE(c, FMADD(va, r0, MUL(vb, LOAD(c))));                                   \
+        STORE(c + VL, FMADD(va, r1, MUL(vb, LOAD(c + VL))));                         \
+    } else {                                                                         \
+        STORE(c, FMADD(va, r0, LOAD(c))); STORE(c + VL, FMADD(va, r1, LOAD(c + VL))); \
+    }                                                                                \
+}
+
 /* ---- AVX-512F: 32 x 12 tiles (24 zmm accumulators) ----------------------- */
 #define PTC_SG512_MR 32
 #define PTC_SG512_NR 12
-#ifndef PTC_SG512_KC
 #define PTC_SG512_KC 384
-#endif
-#ifndef PTC_SG512_MC
 #define PTC_SG512_MC 192
-#endif
 #define PTC_SG512_NC 3072
 
-__attribute__((target("avx512f"))) static inline void
-ptc_sg512_store(__m512 r0, __m512 r1, float* c, float* tmp, __m512 va, __m512 vb,
-                int mode) {
-    /* mode 0: C = alpha r; 1: C = alpha r + beta C; 2: C = alpha r + C; 3: tmp */
-    if (mode == 3) { _mm512_storeu_ps(tmp, r0); _mm512_storeu_ps(tmp + 16, r1); return; }
-    if (mode == 0) {
-        _mm512_storeu_ps(c, _mm512_mul_ps(va, r0));
-        _mm512_storeu_ps(c + 16, _mm512_mul_ps(va, r1));
-    } else if (mode == 1) {
-        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, r0, _mm512_mul_ps(vb, _mm512_loadu_ps(c))));
-        _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, r1, _mm512_mul_ps(vb, _mm512_loadu_ps(c + 16))));
-    } else {
-        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, r0, _mm512_loadu_ps(c)));
-        _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, r1, _mm512_loadu_ps(c + 16)));
-    }
-}
+PTC_SG_STORE(ptc_sg512_store, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
+             _mm512_mul_ps, _mm512_fmadd_ps)
 
 __attribute__((target("avx512f"))) static void
 ptc_sg512_kernel(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc,
@@ -311,7 +309,7 @@ ptc_sg512_kernel16(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptr
                    float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
            c6 = c0, c7 = c0, c8 = c0, c9 = c0, ca = c0, cb = c0;
-    ptrdiff_t p, j, i;
+    ptrdiff_t p;
     float tmp[16 * PTC_SG512_NR];
 #define PTC_SG512_S16(J, X) X = _mm512_fmadd_ps(a0, _mm512_set1_ps(Bp[J]), X);
 #pragma GCC unroll 4
@@ -330,7 +328,6 @@ ptc_sg512_kernel16(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptr
     _mm512_storeu_ps(tmp + 96, c6); _mm512_storeu_ps(tmp + 112, c7);
     _mm512_storeu_ps(tmp + 128, c8); _mm512_storeu_ps(tmp + 144, c9);
     _mm512_storeu_ps(tmp + 160, ca); _mm512_storeu_ps(tmp + 176, cb);
-    (void)j; (void)i;
     ptc_sg_edge(tmp, 16, mr, nr, C, ldc, alpha, beta, first);
 }
 
@@ -341,21 +338,8 @@ ptc_sg512_kernel16(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptr
 #define PTC_SG256_MC 144
 #define PTC_SG256_NC 3072
 
-__attribute__((target("avx2,fma"))) static inline void
-ptc_sg256_store(__m256 r0, __m256 r1, float* c, float* tmp, __m256 va, __m256 vb,
-                int mode) {
-    if (mode == 3) { _mm256_storeu_ps(tmp, r0); _mm256_storeu_ps(tmp + 8, r1); return; }
-    if (mode == 0) {
-        _mm256_storeu_ps(c, _mm256_mul_ps(va, r0));
-        _mm256_storeu_ps(c + 8, _mm256_mul_ps(va, r1));
-    } else if (mode == 1) {
-        _mm256_storeu_ps(c, _mm256_fmadd_ps(va, r0, _mm256_mul_ps(vb, _mm256_loadu_ps(c))));
-        _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(va, r1, _mm256_mul_ps(vb, _mm256_loadu_ps(c + 8))));
-    } else {
-        _mm256_storeu_ps(c, _mm256_fmadd_ps(va, r0, _mm256_loadu_ps(c)));
-        _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(va, r1, _mm256_loadu_ps(c + 8)));
-    }
-}
+PTC_SG_STORE(ptc_sg256_store, "avx2,fma", __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps,
+             _mm256_mul_ps, _mm256_fmadd_ps)
 
 __attribute__((target("avx2,fma"))) static void
 ptc_sg256_kernel(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrdiff_t ldc,
