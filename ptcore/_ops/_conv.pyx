@@ -119,6 +119,100 @@ cdef struct Geo:
 include "_gemm_real.pxi"
 
 
+# The forward product of a 2-d float32 convolution straight from the image:
+# ptc_sgemm's A panels are gathered from x as they are packed (no column
+# matrix written and read back; DCGAN's 4x4 kernels with 4-16-wide output
+# rows spent a quarter of their forward building it).  Same kernels and
+# summation order as ptc_sgemm on the column matrix: the same bits.
+cdef extern from "ptc_sgemm.h":
+    ctypedef struct ptc_sg_im2col:
+        const float* x
+        Py_ssize_t sample_stride, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw
+    int ptc_sgemm_conv_fwd(const ptc_sg_im2col* g, Py_ssize_t ns, Py_ssize_t C, Py_ssize_t OC,
+                           const float* w, float* y, Py_ssize_t ldy) nogil
+    int ptc_sgemm_conv_bww(const ptc_sg_im2col* g, Py_ssize_t ns, Py_ssize_t C, Py_ssize_t OC,
+                           const float* gy, Py_ssize_t ldg, float beta, float* gw,
+                           Py_ssize_t ldw) nogil
+
+cdef bint _implicit_enabled = True
+
+
+def _set_implicit(bint on):
+    """Tuning knob (tests): gather the forward product's operand from the
+    image instead of building the column matrix.  Returns the previous value."""
+    global _implicit_enabled
+    old = _implicit_enabled
+    _implicit_enabled = on
+    return old
+
+
+cdef enum:
+    # output channels per group from which the gathers pay: each gathered
+    # element feeds OCg / 12 register tiles (measured on Zen 4: a loss at 64
+    # channels with 3 input channels, a gain from 128)
+    IMPLICIT_MIN_OC = 96
+
+
+cdef inline bint _use_implicit(const Geo* g, Py_ssize_t LD, Py_ssize_t OCg,
+                               Py_ssize_t CgKK) noexcept nogil:
+    """2-d geometry (one input and output plane in depth), enough output
+    channels, and a product that ptc_sgemm runs (size and CPU)."""
+    return (_implicit_enabled and g.D == 1 and g.kd == 1 and g.OD == 1 and g.pd == 0
+            and OCg >= IMPLICIT_MIN_OC and LD * OCg * CgKK >= OWN_SGEMM_MIN
+            and ptc_sgemm_isa() > 0)
+
+
+cdef void _im2col_geo(ptc_sg_im2col* im, const Geo* g) noexcept nogil:
+    im.sample_stride = g.C * g.H * g.W
+    im.H = g.H
+    im.W = g.W
+    im.OH = g.OH
+    im.OW = g.OW
+    im.kh = g.kh
+    im.kw = g.kw
+    im.sh = g.sh
+    im.sw = g.sw
+    im.ph = g.ph
+    im.pw = g.pw
+    im.dh = g.dh
+    im.dw = g.dw
+
+
+cdef Py_ssize_t _bww_implicit(const float* x, const float* gy, float* acc, Py_ssize_t m,
+                              const Geo* g) noexcept nogil:
+    """acc (OC, C/G*kh*kw) += gy cols(x)^T for the ``m`` samples at ``x``
+    (gy as (OC, m*L)), group by group, without the column matrix; returns
+    the number of groups done (fewer than G when ptc_sgemm declined a group,
+    before writing it: no memory, offsets too large)."""
+    cdef ptc_sg_im2col im
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t P = g.H * g.W, LD = m * g.OH * g.OW, CgKK = Cg * g.kh * g.kw, gi
+    _im2col_geo(&im, g)
+    for gi in range(g.G):
+        im.x = x + gi * Cg * P
+        if ptc_sgemm_conv_bww(&im, m, Cg, OCg, gy + gi * OCg * LD, LD, 1.0,
+                              acc + gi * OCg * CgKK, CgKK) != 0:
+            return gi
+    return g.G
+
+
+cdef bint _fwd_implicit(const float* x, const float* w, float* out, Py_ssize_t m,
+                        const Geo* g) noexcept nogil:
+    """out (OC, m*L) = W cols(x) for the ``m`` samples at ``x``, group by
+    group, without the column matrix; False when ptc_sgemm declined (no
+    memory): the caller then builds the column matrix."""
+    cdef ptc_sg_im2col im
+    cdef Py_ssize_t Cg = g.C // g.G, OCg = g.OC // g.G
+    cdef Py_ssize_t L = g.OH * g.OW, P = g.H * g.W, LD = m * L, gi
+    _im2col_geo(&im, g)
+    for gi in range(g.G):
+        im.x = x + gi * Cg * P
+        if ptc_sgemm_conv_fwd(&im, m, Cg, OCg, w + gi * OCg * Cg * g.kh * g.kw,
+                              out + gi * OCg * LD, LD) != 0:
+            return False
+    return True
+
+
 cdef inline Py_ssize_t _cdiv_up(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     # ceil(a / b) for b > 0 and any a
     if a >= 0:

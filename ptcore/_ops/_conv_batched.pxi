@@ -76,6 +76,26 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
     cdef const flt* gp
     cdef flt* out
     cdef flt* dst
+    cdef Py_ssize_t g0 = 0
+    if flt is float:
+        if mode == MODE_BWD_W and not pw and _use_implicit(g, LD, OCg, CgKK):
+            if m == 1:
+                gp = b + n0 * g.OC * L
+            else:
+                _gather(tmp, b + n0 * g.OC * L, m, g.OC, L)
+                gp = tmp
+            g0 = _bww_implicit(a + n0 * g.C * P, gp, acc, m, g)
+            if g0 == g.G:
+                return
+        if mode == MODE_FWD and not pw and _use_implicit(g, LD, OCg, CgKK):
+            out = y + n0 * g.OC * L if m == 1 else tmp
+            if _fwd_implicit(a + n0 * g.C * P, b, out, m, g):
+                if m > 1:
+                    _scatter(y + n0 * g.OC * L, tmp, m, g.OC, L)
+                if bias != NULL:
+                    for j in range(m):
+                        _add_bias(y + (n0 + j) * g.OC * L, bias, g.OC, L)
+                return
     if mode == MODE_FWD or mode == MODE_BWD_W:
         if pw and m == 1:
             cp = a + n0 * g.C * P
@@ -129,12 +149,13 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
             for j in range(m):
                 _add_bias(y + (n0 + j) * g.C * P, bias, g.C, P)
     else:
-        if m == 1:
-            gp = b + n0 * g.OC * L
-        else:
-            _gather(tmp, b + n0 * g.OC * L, m, g.OC, L)
-            gp = tmp
-        for gi in range(g.G):
+        if g0 == 0:     # (else gy is in place already, for the groups left)
+            if m == 1:
+                gp = b + n0 * g.OC * L
+            else:
+                _gather(tmp, b + n0 * g.OC * L, m, g.OC, L)
+                gp = tmp
+        for gi in range(g0, g.G):
             if flt is float:
                 if _use_small_nt(OCg, CgKK):
                     ptc_sgemm_small_nt(OCg, CgKK, LD, gp + gi * OCg * LD, LD,

@@ -404,15 +404,33 @@ ptc_sg256_kernel8(ptrdiff_t kc, const float* Ap, const float* Bp, float* C, ptrd
 typedef void (*ptc_sg_kernel_t)(ptrdiff_t, const float*, const float*, float*, ptrdiff_t,
                                 float, float, int, ptrdiff_t, ptrdiff_t);
 
-static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
-                     const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
-                     float* c, ptrdiff_t ldc) {
+/* how op(A) reaches the packed panels: ``pack(src, MR, i0, mc, p0, kc, dst)``
+   writes rows [i0, i0 + mc) and columns [p0, p0 + kc) of op(A) as MR-row
+   micro-panels (zero-padded) at dst[panel * MR * kc]: a dense matrix
+   (ptc_sg_dense) or the column matrix of a convolution, gathered from the
+   image on the fly (ptc_sg_im2col) */
+typedef void (*ptc_sg_pack_fn)(const void*, int, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                               float*);
+
+typedef struct { const float* a; ptrdiff_t lda; int trans; } ptc_sg_dense;
+
+static void ptc_sg_pack_dense(const void* src, int MR, ptrdiff_t i0, ptrdiff_t mc,
+                              ptrdiff_t p0, ptrdiff_t kc, float* dst) {
+    const ptc_sg_dense* d = (const ptc_sg_dense*)src;
+    ptc_sg_pack_a(MR, d->trans, mc, kc,
+                  d->trans ? d->a + p0 + i0 * d->lda : d->a + i0 + p0 * d->lda, d->lda, dst);
+}
+
+/* C(m, n) = alpha op(A) op(B) + beta C with op(A) given by a packer */
+static int ptc_sgemm_packer(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                            ptc_sg_pack_fn pack_a, const void* src_a, char tb,
+                            const float* b, ptrdiff_t ldb, float beta, float* c, ptrdiff_t ldc) {
     int isa = ptc_sgemm_isa();
     int MR, NR;
     ptrdiff_t KC, MC, NC, jc, pc, ic, jr, ir, nc_max;
     ptc_sg_kernel_t kern, kern_half;
     float *Ap, *Bp;
-    int transa = !(ta == 'N' || ta == 'n'), transb = !(tb == 'N' || tb == 'n');
+    int transb = !(tb == 'N' || tb == 'n');
     if (isa == 2) {
         MR = PTC_SG512_MR; NR = PTC_SG512_NR; KC = PTC_SG512_KC; MC = PTC_SG512_MC;
         NC = PTC_SG512_NC; kern = ptc_sg512_kernel; kern_half = ptc_sg512_kernel16;
@@ -446,8 +464,7 @@ static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, fl
                           transb ? b + jc + pc * ldb : b + pc + jc * ldb, ldb, Bp);
             for (ic = 0; ic < m; ic += MC) {
                 ptrdiff_t mc = m - ic < MC ? m - ic : MC;
-                ptc_sg_pack_a(MR, transa, mc, kc,
-                              transa ? a + pc + ic * lda : a + ic + pc * lda, lda, Ap);
+                pack_a(src_a, MR, ic, mc, pc, kc, Ap);
                 for (jr = 0; jr < nc; jr += NR) {
                     ptrdiff_t nr = nc - jr < NR ? nc - jr : NR;
                     for (ir = 0; ir < mc; ir += MR) {
@@ -463,9 +480,207 @@ static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, fl
     return 0;
 }
 
+static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                     const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                     float* c, ptrdiff_t ldc) {
+    ptc_sg_dense src;
+    src.a = a;
+    src.lda = lda;
+    src.trans = !(ta == 'N' || ta == 'n');
+    return ptc_sgemm_packer(m, n, k, alpha, ptc_sg_pack_dense, &src, tb, b, ldb, beta, c, ldc);
+}
+
+/* ---- convolutions without a column matrix ------------------------------- */
+/* The column matrix of a 2-d convolution over ``ns`` samples, as op(A) of
+   the forward product y (ns*L, OC) = cols (ns*L, C*kh*kw) W^T: row i is
+   output position (sample i / L, oh, ow), column p is (c, a, e) =
+   (input channel, kernel row, kernel column); its element is
+   x[sample, c, oh*sh - ph + a*dh, ow*sw - pw + e*dw], zero outside the image.
+   ``x`` points at the first sample's first channel of the group; samples
+   are ``sample_stride`` floats apart and channels H*W. */
+typedef struct {
+    const float* x;
+    ptrdiff_t sample_stride, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+} ptc_sg_im2col;
+
+#define PTC_SG_MAXMR 32
+
+/* one column p of a panel of MR (32 or 16) positions by masked gathers: the
+   lanes whose input pixel lies inside the image load x, the others get 0
+   (and touch no memory) */
+__attribute__((target("avx512f"))) static inline void
+ptc_sg_gather32(const float* xs, const int* base, const int* ih0, const int* iw0, int dy,
+                int dx, int H, int W, float* col) {
+    int h;
+    for (h = 0; h < 2; h++) {
+        __m512i ih = _mm512_add_epi32(_mm512_loadu_si512(ih0 + 16 * h), _mm512_set1_epi32(dy));
+        __m512i iw = _mm512_add_epi32(_mm512_loadu_si512(iw0 + 16 * h), _mm512_set1_epi32(dx));
+        __mmask16 in = _mm512_cmplt_epu32_mask(ih, _mm512_set1_epi32(H))
+                       & _mm512_cmplt_epu32_mask(iw, _mm512_set1_epi32(W));
+        __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), in,
+                                            _mm512_loadu_si512(base + 16 * h), xs, 4);
+        _mm512_storeu_ps(col + 16 * h, v);
+    }
+}
+
+__attribute__((target("avx2"))) static inline void
+ptc_sg_gather16(const float* xs, const int* base, const int* ih0, const int* iw0, int dy,
+                int dx, int H, int W, float* col) {
+    int h;
+    __m256i lo = _mm256_set1_epi32(-1), hh = _mm256_set1_epi32(H), ww = _mm256_set1_epi32(W);
+    for (h = 0; h < 2; h++) {
+        __m256i ih = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)(ih0 + 8 * h)),
+                                      _mm256_set1_epi32(dy));
+        __m256i iw = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)(iw0 + 8 * h)),
+                                      _mm256_set1_epi32(dx));
+        __m256i in = _mm256_and_si256(
+            _mm256_and_si256(_mm256_cmpgt_epi32(ih, lo), _mm256_cmpgt_epi32(hh, ih)),
+            _mm256_and_si256(_mm256_cmpgt_epi32(iw, lo), _mm256_cmpgt_epi32(ww, iw)));
+        __m256 v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xs,
+                                            _mm256_loadu_si256((const __m256i*)(base + 8 * h)),
+                                            _mm256_castsi256_ps(in), 4);
+        _mm256_storeu_ps(col + 8 * h, v);
+    }
+}
+
+/* a panel column of MR (32: AVX-512, 16: AVX2) lanes: lane r loads
+   xs[base[r]] when (ih0[r] + dy, iw0[r] + dx) lies inside the H x W image */
+static inline void ptc_sg_gather(int MR, const float* xs, const int* base, const int* ih0,
+                                 const int* iw0, ptrdiff_t dy, ptrdiff_t dx, ptrdiff_t H,
+                                 ptrdiff_t W, float* col) {
+    if (MR == 32)
+        ptc_sg_gather32(xs, base, ih0, iw0, (int)dy, (int)dx, (int)H, (int)W, col);
+    else
+        ptc_sg_gather16(xs, base, ih0, iw0, (int)dy, (int)dx, (int)H, (int)W, col);
+}
+
+static void ptc_sg_pack_im2col(const void* src, int MR, ptrdiff_t i0, ptrdiff_t mc,
+                               ptrdiff_t p0, ptrdiff_t kc, float* dst) {
+    const ptc_sg_im2col* g = (const ptc_sg_im2col*)src;
+    ptrdiff_t L = g->OH * g->OW, HW = g->H * g->W, KK = g->kh * g->kw;
+    ptrdiff_t r0, r, p;
+    int base[PTC_SG_MAXMR], ih0[PTC_SG_MAXMR], iw0[PTC_SG_MAXMR];
+    for (r0 = 0; r0 < mc; r0 += MR) {
+        ptrdiff_t mr = mc - r0 < MR ? mc - r0 : MR;
+        float* d = dst + r0 * kc;
+        ptrdiff_t c, a, e;
+        for (r = 0; r < MR; r++) {
+            if (r < mr) {
+                ptrdiff_t i = i0 + r0 + r, sample = i / L, l = i - sample * L;
+                ptrdiff_t oh = l / g->OW, ow = l - oh * g->OW;
+                ih0[r] = (int)(oh * g->sh - g->ph);
+                iw0[r] = (int)(ow * g->sw - g->pw);
+                base[r] = (int)(sample * g->sample_stride + ih0[r] * g->W + iw0[r]);
+            } else {                /* padding rows: never inside the image */
+                ih0[r] = -(int)(1 + g->kh * g->dh);
+                iw0[r] = 0;
+                base[r] = 0;
+            }
+        }
+        c = p0 / KK;
+        a = (p0 - c * KK) / g->kw;
+        e = p0 - c * KK - a * g->kw;
+        for (p = 0; p < kc; p++) {
+            ptrdiff_t dy = a * g->dh, dx = e * g->dw;
+            const float* xs = g->x + c * HW + dy * g->W + dx;
+            float* col = d + p * MR;
+            ptc_sg_gather(MR, xs, base, ih0, iw0, dy, dx, g->H, g->W, col);
+            if (++e == g->kw) { e = 0; if (++a == g->kh) { a = 0; c++; } }
+        }
+    }
+}
+
+/* The transposed column matrix, as op(A) of the weight gradient
+   gW (C*kh*kw, OC) (+)= cols^T gy: row i is (c, a, e), column p the output
+   position (sample p / L, oh, ow); the same gathers with the roles of the
+   two tables swapped (per panel: the kernel offsets; per column: the
+   position). */
+static void ptc_sg_pack_im2col_t(const void* src, int MR, ptrdiff_t i0, ptrdiff_t mc,
+                                 ptrdiff_t p0, ptrdiff_t kc, float* dst) {
+    const ptc_sg_im2col* g = (const ptc_sg_im2col*)src;
+    ptrdiff_t L = g->OH * g->OW, HW = g->H * g->W, KK = g->kh * g->kw;
+    ptrdiff_t r0, r, p;
+    int off[PTC_SG_MAXMR], dyt[PTC_SG_MAXMR], dxt[PTC_SG_MAXMR];
+    for (r0 = 0; r0 < mc; r0 += MR) {
+        ptrdiff_t mr = mc - r0 < MR ? mc - r0 : MR;
+        float* d = dst + r0 * kc;
+        ptrdiff_t sample, oh, ow, l;
+        for (r = 0; r < MR; r++) {
+            if (r < mr) {
+                ptrdiff_t i = i0 + r0 + r, c = i / KK, a = (i - c * KK) / g->kw;
+                ptrdiff_t e = i - c * KK - a * g->kw;
+                dyt[r] = (int)(a * g->dh);
+                dxt[r] = (int)(e * g->dw);
+                off[r] = (int)(c * HW + dyt[r] * g->W + dxt[r]);
+            } else {                /* padding rows: never inside the image */
+                dyt[r] = -(int)(g->OH * g->sh + g->kh * g->dh + 1);
+                dxt[r] = 0;
+                off[r] = 0;
+            }
+        }
+        sample = p0 / L;
+        l = p0 - sample * L;
+        oh = l / g->OW;
+        ow = l - oh * g->OW;
+        for (p = 0; p < kc; p++) {
+            ptrdiff_t ih0 = oh * g->sh - g->ph, iw0 = ow * g->sw - g->pw;
+            const float* xs = g->x + sample * g->sample_stride + ih0 * g->W + iw0;
+            float* col = d + p * MR;
+            ptc_sg_gather(MR, xs, off, dyt, dxt, ih0, iw0, g->H, g->W, col);
+            if (++ow == g->OW) { ow = 0; if (++oh == g->OH) { oh = 0; sample++; } }
+        }
+    }
+}
+
+/* gather offsets are int32: every pixel offset of the samples, and the
+   padding and dilation reach around them, must fit */
+static int ptc_sg_im2col_fits(const ptc_sg_im2col* g, ptrdiff_t ns) {
+    return !(ns * g->sample_stride + (g->kh * g->dh + g->ph + 1) * (g->W + 1) + g->kw * g->dw
+                 + g->pw >= 2147483647 || g->H >= 2147483647 / 2 || g->W >= 2147483647 / 2
+             || g->OH * g->sh + g->kh * g->dh >= 2147483647 / 2);
+}
+
+/* gw (column-major C*kh*kw x OC, ldw) = cols(x)^T gy + beta gw with gy
+   column-major (ns*L x OC, ldg): a 2-d convolution's weight gradient
+   without the column matrix; 0, or -1 (ISA, memory or offsets: the caller
+   builds the column matrix) */
+static int ptc_sgemm_conv_bww(const ptc_sg_im2col* g, ptrdiff_t ns, ptrdiff_t C, ptrdiff_t OC,
+                              const float* gy, ptrdiff_t ldg, float beta, float* gw,
+                              ptrdiff_t ldw) {
+    if (!ptc_sg_im2col_fits(g, ns)) return -1;
+    return ptc_sgemm_packer(C * g->kh * g->kw, OC, ns * g->OH * g->OW, 1.0f, ptc_sg_pack_im2col_t,
+                            g, 'N', gy, ldg, beta, gw, ldw);
+}
+
+/* y (column-major, ns*L rows, OC columns, ldy) = cols(x) W^T, W (OC, C*kh*kw)
+   row-major: a 2-d convolution's forward product without the column
+   matrix; 0, or -1 (ISA or memory: the caller builds the column matrix) */
+static int ptc_sgemm_conv_fwd(const ptc_sg_im2col* g, ptrdiff_t ns, ptrdiff_t C, ptrdiff_t OC,
+                              const float* w, float* y, ptrdiff_t ldy) {
+    ptrdiff_t K = C * g->kh * g->kw;
+    if (!ptc_sg_im2col_fits(g, ns)) return -1;
+    return ptc_sgemm_packer(ns * g->OH * g->OW, OC, K, 1.0f, ptc_sg_pack_im2col, g, 'N',
+                            w, K, 0.0f, y, ldy);
+}
+
 #else   /* not GCC/Clang on x86-64: the BLAS */
 static int ptc_sgemm_isa(void) { return 0; }
 static int ptc_sgemm_force_isa(int isa) { (void)isa; return 0; }
+typedef struct {
+    const float* x;
+    ptrdiff_t sample_stride, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+} ptc_sg_im2col;
+static int ptc_sgemm_conv_fwd(const ptc_sg_im2col* g, ptrdiff_t ns, ptrdiff_t C, ptrdiff_t OC,
+                              const float* w, float* y, ptrdiff_t ldy) {
+    (void)g; (void)ns; (void)C; (void)OC; (void)w; (void)y; (void)ldy;
+    return -1;
+}
+static int ptc_sgemm_conv_bww(const ptc_sg_im2col* g, ptrdiff_t ns, ptrdiff_t C, ptrdiff_t OC,
+                              const float* gy, ptrdiff_t ldg, float beta, float* gw,
+                              ptrdiff_t ldw) {
+    (void)g; (void)ns; (void)C; (void)OC; (void)gy; (void)ldg; (void)beta; (void)gw; (void)ldw;
+    return -1;
+}
 static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                      const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
                      float* c, ptrdiff_t ldc) {
