@@ -72,29 +72,61 @@ cdef extern from "ptc_sgemm_small.h":
                             Py_ssize_t ldc, int acc) nogil
     int ptc_sgemm_small_ok() nogil
 
-cdef bint _small_enabled = True
+# Tuning knobs (tests and benchmarks compare the paths): each kernel family
+# can be switched off; all are on by default.
+cdef enum:
+    KNOB_SMALL = 0      # ptc_sgemm_small for few-channel products
+    KNOB_SHIFT = 1      # shifted GEMMs for stride-1 convolutions (no im2col)
+    KNOB_IMPLICIT = 2   # forward/weight-gradient operands gathered from the image
+    KNOB_DIRECT = 3     # direct kernels for few output channels
+    KNOB_COUNT = 4
+
+cdef bint _knobs[4]
+_knobs[:] = [True, True, True, True]
+
+
+cdef bint _set_knob(int which, bint on):
+    cdef bint old = _knobs[which]
+    _knobs[which] = on
+    return old
 
 
 def _set_small_gemm(bint on):
-    """Tuning knob: use the small-GEMM kernel where it applies (float32, AVX2
-    CPUs).  Returns the previous value."""
-    global _small_enabled
-    old = _small_enabled
-    _small_enabled = on
-    return old
+    """Use the small-GEMM kernel where it applies (float32, AVX2 CPUs).
+    Returns the previous value."""
+    return _set_knob(KNOB_SMALL, on)
+
+
+def _set_shift(bint on):
+    """Use the shifted-GEMM kernels (no im2col) where they apply.  Returns the
+    previous value."""
+    return _set_knob(KNOB_SHIFT, on)
+
+
+def _set_implicit(bint on):
+    """Gather the forward product's and the weight gradient's operand from
+    the image instead of building the column matrix.  Returns the previous
+    value."""
+    return _set_knob(KNOB_IMPLICIT, on)
+
+
+def _set_direct(bint on):
+    """Use the direct kernels for few output channels.  Returns the previous
+    value."""
+    return _set_knob(KNOB_DIRECT, on)
 
 
 cdef inline bint _use_small(Py_ssize_t M, Py_ssize_t K) noexcept nogil:
     """Forward C (M x L) = W (M x K) cols: few output channels (where BLAS is
     slow; measured: no gain at M = 48..64, a loss for K < 16) and W small
     enough to stay in L1/L2 while every 16-column panel re-reads it."""
-    return _small_enabled and M <= 32 and K >= 16 and M * K <= 16384 and ptc_sgemm_small_ok()
+    return _knobs[KNOB_SMALL] and M <= 32 and K >= 16 and M * K <= 16384 and ptc_sgemm_small_ok()
 
 
 cdef inline bint _use_small_nt(Py_ssize_t M, Py_ssize_t N) noexcept nogil:
     """Weight gradient gW (M x N) += gy (M x L) cols^T: a small gW (both
     operands' row blocks stay in L2 while the tiles sweep them)."""
-    return _small_enabled and M * N <= 16384 and ptc_sgemm_small_ok()
+    return _knobs[KNOB_SMALL] and M * N <= 16384 and ptc_sgemm_small_ok()
 
 cdef enum:
     CH_N = 78       # 'N'
@@ -134,16 +166,89 @@ cdef extern from "ptc_sgemm.h":
                            const float* gy, Py_ssize_t ldg, float beta, float* gw,
                            Py_ssize_t ldw) nogil
 
-cdef bint _implicit_enabled = True
+# Few output channels (LeNet, a DCGAN discriminator's input layer): the
+# direct kernels of ptc_conv_direct.h, output channels as vector lanes and
+# input pixels broadcast, no column matrix.
+cdef extern from "ptc_conv_direct.h":
+    ctypedef struct ptc_cd_geo:
+        Py_ssize_t C, Hp, Wp, OC, OH, OW, kh, kw, sh, sw, dh, dw, OCp
+    ctypedef void (*ptc_cd_row_fn)(const float*, const float*, const float*, float*, Py_ssize_t,
+                                   const ptc_cd_geo*) noexcept nogil
+    void ptc_cd_pack_w(const float* W, const ptc_cd_geo* g, float* Wp) nogil
+    void ptc_cd_pad(const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W, Py_ssize_t ph,
+                    Py_ssize_t pw, const ptc_cd_geo* g, float* xp) nogil
+    ptc_cd_row_fn ptc_conv_direct_kernel(ptc_cd_geo* g) nogil
+    int ptc_conv_direct_lanes() nogil
+
+cdef enum:
+    DIRECT_MAX_W = 8192         # packed weight floats (C*kh*kw x padded OC): 32 KiB, L1
+    DIRECT_PAR_WORK = 1048576   # multiply-adds from which threads share the samples
+
+cdef bint _use_direct(const Geo* g) noexcept nogil:
+    """2-d, one group, at most 4 vectors of output channels, and a packed
+    weight that stays in L1."""
+    cdef int VL
+    if not _knobs[KNOB_DIRECT] or g.G != 1 or g.D != 1 or g.kd != 1 or g.OD != 1 or g.pd != 0:
+        return False
+    VL = ptc_conv_direct_lanes()
+    if VL == 0 or g.OC > 4 * VL or g.OH * g.OW == 0:
+        return False
+    return g.C * g.kh * g.kw * ((g.OC + VL - 1) // VL + (1 if (g.OC + VL - 1) // VL == 3 else 0)) * VL <= DIRECT_MAX_W
 
 
-def _set_implicit(bint on):
-    """Tuning knob (tests): gather the forward product's operand from the
-    image instead of building the column matrix.  Returns the previous value."""
-    global _implicit_enabled
-    old = _implicit_enabled
-    _implicit_enabled = on
-    return old
+cdef int _direct_fwd(const float* x, const float* w, const float* bias, float* y, Py_ssize_t N,
+                     const Geo* g, int nth) noexcept nogil:
+    """y (N, OC, OH, OW) = conv(x, w) + bias by the direct kernels, samples
+    shared by the threads (each with its own padded copy): -1 when memory is
+    short (nothing written)."""
+    cdef ptc_cd_geo cd
+    cdef ptc_cd_row_fn row
+    cdef Py_ssize_t P = g.H * g.W, L = g.OH * g.OW, n, oh, plane
+    cdef float* wp
+    cdef float* xp
+    cdef float* mine
+    cdef int t, nthr
+    cd.C = g.C
+    # the plane holds every pixel the windows reach: at least the padded
+    # input, more when the output was sized for uneven padding ("same" with
+    # an even kernel reaches one row/column past H + 2 ph); zeros there
+    cd.Hp = g.H + 2 * g.ph
+    cd.Wp = g.W + 2 * g.pw
+    if cd.Hp < (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1:
+        cd.Hp = (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1
+    if cd.Wp < (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1:
+        cd.Wp = (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1
+    cd.OC = g.OC
+    cd.OH = g.OH
+    cd.OW = g.OW
+    cd.kh = g.kh
+    cd.kw = g.kw
+    cd.sh = g.sh
+    cd.sw = g.sw
+    cd.dh = g.dh
+    cd.dw = g.dw
+    row = ptc_conv_direct_kernel(&cd)
+    if row == NULL:
+        return -1
+    plane = g.C * cd.Hp * cd.Wp
+    nthr = nth
+    if N * g.OC * L * g.C * g.kh * g.kw < DIRECT_PAR_WORK or nthr < 1:
+        nthr = 1
+    if nthr > N:
+        nthr = <int>N
+    wp = <float*>malloc((g.C * g.kh * g.kw * cd.OCp + nthr * plane + 1) * sizeof(float))
+    if wp == NULL:
+        return -1
+    xp = wp + g.C * g.kh * g.kw * cd.OCp
+    ptc_cd_pack_w(w, &cd, wp)
+    for n in prange(N, num_threads=nthr, schedule='static'):
+        t = threadid()
+        mine = xp + t * plane
+        ptc_cd_pad(x + n * g.C * P, g.C, g.H, g.W, g.ph, g.pw, &cd, mine)
+        for oh in range(g.OH):
+            row(mine, wp, bias, y + n * g.OC * L, oh, &cd)
+    free(wp)
+    return 0
 
 
 cdef enum:
@@ -157,7 +262,7 @@ cdef inline bint _use_implicit(const Geo* g, Py_ssize_t LD, Py_ssize_t OCg,
                                Py_ssize_t CgKK) noexcept nogil:
     """2-d geometry (one input and output plane in depth), enough output
     channels, and a product that ptc_sgemm runs (size and CPU)."""
-    return (_implicit_enabled and g.D == 1 and g.kd == 1 and g.OD == 1 and g.pd == 0
+    return (_knobs[KNOB_IMPLICIT] and g.D == 1 and g.kd == 1 and g.OD == 1 and g.pd == 0
             and OCg >= IMPLICIT_MIN_OC and LD * OCg * CgKK >= OWN_SGEMM_MIN
             and ptc_sgemm_isa() > 0)
 
@@ -548,24 +653,12 @@ cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py
     return 0
 
 
-cdef bint _shift_enabled = True
-
-
-def _set_shift(bint on):
-    """Tuning knob: use the shifted-GEMM kernels (no im2col) where they apply.
-    Returns the previous value."""
-    global _shift_enabled
-    old = _shift_enabled
-    _shift_enabled = on
-    return old
-
-
 cdef inline bint _use_shift(const Geo* g, Py_ssize_t Cg, Py_ssize_t OCg) noexcept nogil:
     """Stride-1 convolutions with enough input channels per group run as a
     sum of one GEMM per kernel offset over a zero-padded copy of the sample
     (no column matrix); the padded-width output grid wastes at most ~30%."""
     cdef Py_ssize_t Hp, Wp, L, Ng
-    if not _shift_enabled or g.sd != 1 or g.sh != 1 or g.sw != 1 or Cg < 32 or OCg < 1:
+    if not _knobs[KNOB_SHIFT] or g.sd != 1 or g.sh != 1 or g.sw != 1 or Cg < 32 or OCg < 1:
         return False
     if g.kd * g.kh * g.kw == 1:
         return False
@@ -747,6 +840,9 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
     cdef flt* out
     if _is_whole(g):
         return _whole(MODE_FWD, x, w, bias, y, N, g)
+    if flt is float:
+        if _use_direct(g) and _direct_fwd(x, w, bias, y, N, g, nth) == 0:
+            return 0
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_FWD, x, w, bias, y, N, g, nth)
     if nb < N:

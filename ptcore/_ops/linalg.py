@@ -48,8 +48,10 @@ def _blas():
 
 def _set_sgemm_isa(isa):
     """Choose the kernels of ptcore's float32 GEMM (ptc_sgemm.h) in every
-    module that uses it (matmul, convolutions, recurrent layers): 0 = the
-    BLAS's sgemm, 1 = AVX2+FMA, 2 = AVX-512F, -1 = the best the CPU has.
+    module that uses it (matmul, convolutions, recurrent layers; also the
+    direct few-channel convolution kernels, ptc_conv_direct.h): 0 = the
+    BLAS's sgemm (and no direct kernels), 1 = AVX2+FMA, 2 = AVX-512F, -1 =
+    the best the CPU has.
     Returns the choice in effect (a CPU lacking the ISA gets its best).  For
     tests and benchmarks; users can set PTCORE_SGEMM=blas|avx2|avx512."""
     from ptcore._ops import _conv, _rnn

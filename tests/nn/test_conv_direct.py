@@ -1,0 +1,114 @@
+"""The direct float32 convolution forward for few output channels
+(ptcore/_ops/ptc_conv_direct.h: output channels as vector lanes, input
+pixels broadcast): values against float64 and PyTorch over 1, 2 and 4
+vectors of channels, padding, stride, dilation, bias; both ISA builds; the
+thread count; and the column-matrix path it replaces."""
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore._ops import _conv
+from ptcore._ops import linalg as _linalg_ops
+
+F = ptcore.nn.functional
+
+# (N, C, H, W), (OC, C, kh, kw), stride, padding, dilation
+CASES = [
+    ((64, 6, 14, 14), (16, 6, 5, 5), 1, 0, 1),      # LeNet conv2
+    ((9, 1, 28, 28), (6, 1, 5, 5), 1, 2, 1),         # LeNet conv1
+    ((7, 3, 32, 32), (64, 3, 4, 4), 2, 1, 1),        # DCGAN D1
+    ((3, 5, 9, 11), (20, 5, 3, 2), (2, 1), (1, 0), 1),
+    ((2, 4, 13, 17), (33, 4, 3, 3), 1, 2, (2, 3)),   # 3 vectors of channels -> 4
+    ((4, 2, 6, 30), (1, 2, 2, 7), (1, 3), 0, 1),     # one channel, wide rows
+    ((2, 3, 8, 9), (2, 3, 4, 3), 1, "same", 1),      # uneven padding: windows past H + 2 ph
+    ((2, 3, 7, 10), (5, 3, 2, 4), 1, "same", (3, 1)),
+]
+
+
+def _inputs(xs, ws):
+    rng = np.random.default_rng(sum(xs) * 3 + sum(ws))
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    return x, w, b
+
+
+def _conv2d(x, w, b, stride, padding, dilation):
+    return F.conv2d(ptcore.from_numpy(x), ptcore.from_numpy(w),
+                    None if b is None else ptcore.from_numpy(b),
+                    stride=stride, padding=padding, dilation=dilation).numpy()
+
+
+@pytest.mark.parametrize("isa", [1, 2])
+@pytest.mark.parametrize("case", CASES, ids=[str(c[1]) for c in CASES])
+def test_against_float64(case, isa):
+    if _linalg_ops._set_sgemm_isa(isa) != isa:
+        _linalg_ops._set_sgemm_isa(-1)
+        pytest.skip("the CPU lacks this ISA")
+    xs, ws, stride, padding, dilation = case
+    x, w, b = _inputs(xs, ws)
+    try:
+        for bias in (b, None):
+            got = _conv2d(x, w, bias, stride, padding, dilation)
+            want = _conv2d(x.astype(np.float64), w.astype(np.float64),
+                           None if bias is None else bias.astype(np.float64),
+                           stride, padding, dilation)
+            assert got.dtype == np.float32 and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.sqrt(np.prod(ws[1:])))
+    finally:
+        _linalg_ops._set_sgemm_isa(-1)
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    for xs, ws, stride, padding, dilation in CASES:
+        x, w, b = _inputs(xs, ws)
+        got = _conv2d(x, w, b, stride, padding, dilation)
+        want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w),
+                                          torch.from_numpy(b), stride=stride, padding=padding,
+                                          dilation=dilation).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_same_as_column_matrix_path():
+    xs, ws, stride, padding, dilation = CASES[0]
+    x, w, b = _inputs(xs, ws)
+    got = _conv2d(x, w, b, stride, padding, dilation)
+    old = _conv._set_direct(False)
+    try:
+        want = _conv2d(x, w, b, stride, padding, dilation)
+    finally:
+        _conv._set_direct(old)
+    assert not np.array_equal(got, np.zeros_like(got))
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+
+
+def test_thread_count_independent():
+    xs, ws, stride, padding, dilation = CASES[0]
+    x, w, b = _inputs(xs, ws)
+    old = ptcore.get_num_threads()
+    try:
+        ptcore.set_num_threads(1)
+        one = _conv2d(x, w, b, stride, padding, dilation)
+        ptcore.set_num_threads(2)
+        two = _conv2d(x, w, b, stride, padding, dilation)
+    finally:
+        ptcore.set_num_threads(old)
+    assert np.array_equal(one, two)
+
+
+def test_gradients_unchanged():
+    """The backward still runs the column-matrix kernels: gradients through
+    a direct forward agree with float64."""
+    xs, ws, stride, padding, dilation = CASES[0]
+    x, w, b = _inputs(xs, ws)
+    px = ptcore.from_numpy(x).requires_grad_()
+    pw = ptcore.from_numpy(w).requires_grad_()
+    y = F.conv2d(px, pw, stride=stride, padding=padding, dilation=dilation)
+    gx, gw = ptcore.autograd.grad(y.sum(), [px, pw])
+    px64 = ptcore.from_numpy(x.astype(np.float64)).requires_grad_()
+    pw64 = ptcore.from_numpy(w.astype(np.float64)).requires_grad_()
+    y64 = F.conv2d(px64, pw64, stride=stride, padding=padding, dilation=dilation)
+    gx64, gw64 = ptcore.autograd.grad(y64.sum(), [px64, pw64])
+    np.testing.assert_allclose(gx.numpy(), gx64.numpy(), rtol=0, atol=1e-4)
+    np.testing.assert_allclose(gw.numpy(), gw64.numpy(), rtol=1e-5, atol=2e-3)
