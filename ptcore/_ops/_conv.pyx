@@ -263,7 +263,9 @@ cdef enum:
 cdef inline bint _use_implicit(const Geo* g, Py_ssize_t LD, Py_ssize_t OCg,
                                Py_ssize_t CgKK) noexcept nogil:
     """2-d geometry (one input and output plane in depth), enough output
-    channels, and a product that ptc_sgemm runs (size and CPU)."""
+    channels, and a product that ptc_sgemm runs (size and CPU).  The weight
+    gradient also leaves small gW to ptc_sgemm_small_nt (as the column-matrix
+    path does), so both paths give the same bits."""
     return (_knobs[KNOB_IMPLICIT] and g.D == 1 and g.kd == 1 and g.OD == 1 and g.pd == 0
             and OCg >= IMPLICIT_MIN_OC and LD * OCg * CgKK >= OWN_SGEMM_MIN
             and ptc_sgemm_isa() > 0)

@@ -78,7 +78,8 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
     cdef flt* dst
     cdef Py_ssize_t g0 = 0
     if flt is float:
-        if mode == MODE_BWD_W and not pw and _use_implicit(g, LD, OCg, CgKK):
+        if (mode == MODE_BWD_W and not pw and _use_implicit(g, LD, OCg, CgKK)
+                and not _use_small_nt(OCg, CgKK)):
             if m == 1:
                 gp = b + n0 * g.OC * L
             else:

@@ -14,14 +14,16 @@ from ptcore._ops import linalg as _linalg_ops
 F = ptcore.nn.functional
 
 # (N, C, H, W), (OC, C/groups, kh, kw), stride, padding, dilation, groups;
-# OC / groups >= 96 (where the gathers are used)
+# OC / groups >= 96 (where the gathers are used) and N above one batch unit
+# (512 // (OH*OW) samples for the forward, 256 // (OH*OW) for the weight
+# gradient: smaller batches take the one-GEMM column-matrix path)
 CASES = [
     ((64, 64, 16, 16), (128, 64, 4, 4), 2, 1, 1, 1),        # DCGAN discriminator
     ((37, 128, 8, 8), (256, 128, 4, 4), 2, 1, 1, 1),        # a ragged last batch unit
-    ((3, 16, 19, 23), (100, 16, 3, 5), (2, 1), (1, 2), (2, 1), 1),
-    ((2, 24, 12, 10), (200, 12, 3, 3), 1, 1, 1, 2),         # groups
-    ((1, 33, 7, 9), (97, 33, 7, 9), 1, 3, 1, 1),            # kernel as large as the image
-    ((5, 8, 6, 6), (96, 8, 2, 2), 3, 0, 1, 1),              # stride > kernel: skipped pixels
+    ((5, 16, 19, 23), (100, 16, 3, 5), (2, 1), (1, 2), (2, 1), 1),
+    ((12, 24, 12, 10), (200, 12, 3, 3), 1, 1, 1, 2),        # groups
+    ((23, 33, 7, 9), (97, 33, 7, 9), 1, 3, 1, 1),           # kernel as large as the image
+    ((130, 8, 6, 6), (96, 8, 2, 2), 3, 0, 1, 1),            # stride > kernel: skipped pixels
 ]
 
 

@@ -1,0 +1,80 @@
+"""The float32 convolution kernels never read outside their tensors: the
+input, weight and output gradient each end right before (or start right
+after) an inaccessible page, so a read past either end faults.  Covers the
+direct few-channel kernels, the image gathers, the column-matrix paths and
+uneven "same" padding, for every ISA build the CPU has."""
+import ctypes
+import mmap
+import sys
+
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore._ops import linalg as _linalg_ops
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="mprotect through ctypes (Linux)")
+
+F = ptcore.nn.functional
+PAGE = mmap.PAGESIZE
+
+
+class _Guarded:
+    """NumPy arrays placed against PROT_NONE pages (kept alive by this object)."""
+
+    def __init__(self):
+        self.maps = []
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+    def place(self, arr, at_end):
+        npages = (arr.nbytes + PAGE - 1) // PAGE + 2
+        m = mmap.mmap(-1, npages * PAGE)
+        self.maps.append(m)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        assert self.libc.mprotect(base, PAGE, 0) == 0
+        assert self.libc.mprotect(base + (npages - 1) * PAGE, PAGE, 0) == 0
+        off = (npages - 1) * PAGE - arr.nbytes if at_end else PAGE
+        out = np.frombuffer(m, dtype=np.uint8, count=arr.nbytes, offset=off)
+        out = out.view(arr.dtype).reshape(arr.shape)
+        out[...] = arr
+        return out
+
+
+# N, C, H, W, OC, kh, kw, stride, padding, dilation
+CASES = [
+    (4, 6, 14, 14, 16, 5, 5, 1, 0, 1),          # direct kernels
+    (3, 3, 9, 11, 64, 4, 4, 2, 1, 1),           # direct kernels, stride 2
+    (40, 16, 8, 8, 128, 4, 4, 2, 1, 1),         # gathers (batched: N > 512 // (OH*OW))
+    (10, 8, 7, 9, 130, 3, 3, 1, 1, 1),
+    (2, 3, 8, 9, 12, 4, 3, 1, "same", 1),       # uneven padding
+    (1, 2, 5, 13, 20, 2, 6, 1, "same", (1, 2)),
+    (40, 32, 6, 6, 256, 3, 3, (2, 1), (3, 0), (2, 1)),
+]
+
+
+@pytest.mark.parametrize("isa", [2, 1, 0])
+def test_no_reads_outside_the_tensors(isa):
+    if _linalg_ops._set_sgemm_isa(isa) != isa:
+        _linalg_ops._set_sgemm_isa(-1)
+        pytest.skip("the CPU lacks this ISA")
+    g = _Guarded()
+    rng = np.random.default_rng(isa)
+    try:
+        for (N, C, H, W, OC, kh, kw, s, p, d) in CASES:
+            for at_end in (True, False):
+                x = g.place(rng.standard_normal((N, C, H, W)).astype(np.float32), at_end)
+                w = g.place(rng.standard_normal((OC, C, kh, kw)).astype(np.float32), at_end)
+                px = ptcore.from_numpy(x).requires_grad_()
+                pw = ptcore.from_numpy(w).requires_grad_()
+                y = F.conv2d(px, pw, stride=s, padding=p, dilation=d)
+                gy = g.place(rng.standard_normal(tuple(y.shape)).astype(np.float32), at_end)
+                gx, gw = ptcore.autograd.grad(y, [px, pw], ptcore.from_numpy(gy))
+                ref = F.conv2d(ptcore.from_numpy(x.astype(np.float64)),
+                               ptcore.from_numpy(w.astype(np.float64)),
+                               stride=s, padding=p, dilation=d)
+                np.testing.assert_allclose(y.detach().numpy(), ref.numpy(), rtol=0, atol=1e-3)
+                assert np.isfinite(gx.numpy()).all() and np.isfinite(gw.numpy()).all()
+    finally:
+        _linalg_ops._set_sgemm_isa(-1)
