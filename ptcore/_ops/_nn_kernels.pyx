@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """One-pass kernels of nn functions: GELU, softmax and log-softmax backward,
-the causal softmax of attention, layer norm forward and backward.
+the causal softmax of attention, layer norm forward and backward, cross
+entropy of logits with class-index targets forward and backward.
 
 Each function takes contiguous operands of one floating dtype and returns a
 new contiguous tensor, or ``None`` when it does not apply (other dtypes,
@@ -10,10 +11,12 @@ autograd formulas use them only when the backward is not itself recorded
 composites.
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, expf, sqrt
+from libc.math cimport exp, expf, log, sqrt
 from libc.stdlib cimport calloc, free
 
-from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
+from libc.stdint cimport int64_t
+
+from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport _TensorBase, _empty_contig
 
@@ -690,3 +693,178 @@ cdef void _store(_TensorBase t, const double* src, Py_ssize_t n) noexcept:
         d = <double*>t._ptr()
         for j in range(n):
             d[j] = src[j]
+
+
+# ---------------------------------------------------------------------------
+# cross entropy of (N, C) logits with class-index targets, one pass per row
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    CE_BUF = 256           # logits per exp call of a float32 row
+
+
+cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
+    """log(sum(exp(x[0:C]))) of one row, through its max (the exp of float32
+    rows vectorised in CE_BUF pieces, the sum in double)."""
+    cdef float buf[CE_BUF]
+    cdef real m = _pmax(x, C)
+    cdef double s = 0
+    cdef Py_ssize_t j = 0, k, L
+    if real is float:
+        while j < C:
+            L = C - j if C - j < CE_BUF else CE_BUF
+            for k in range(L):
+                buf[k] = x[j + k] - m
+            ptc_exp_f32(buf, buf, L)
+            s = s + _pdot(<const real*>buf, <const real*>NULL, L)
+            j += L
+    else:
+        for j in range(C):
+            s = s + exp(x[j] - m)
+    return m + log(s)
+
+
+cdef Py_ssize_t _ce_fwd(const real* x, const int64_t* t, real* lse, double* loss, Py_ssize_t N,
+                        Py_ssize_t C, int64_t ignore, int nt) noexcept nogil:
+    """lse[r] and loss[r] = lse[r] - x[r, t[r]] (0 for ignored rows); returns
+    -1, or the first row whose target is out of range."""
+    cdef Py_ssize_t r, bad = -1
+    cdef int64_t c
+    cdef double v
+    for r in range(N):            # check the targets before reading by them
+        c = t[r]
+        if c != ignore and (c < 0 or c >= C):
+            return r
+    for r in prange(N, num_threads=nt, schedule="static"):
+        v = _ce_lse(x + r * C, C)
+        lse[r] = <real>v
+        c = t[r]
+        if c == ignore:
+            loss[r] = 0
+        else:
+            loss[r] = v - x[r * C + c]
+    return bad
+
+
+cdef void _ce_bwd(const real* x, const int64_t* t, const real* lse, const double* scale,
+                  double scale0, real* gx, Py_ssize_t N, Py_ssize_t C, int64_t ignore,
+                  int nt) noexcept nogil:
+    """gx[r] = (softmax(x[r]) - onehot(t[r])) * s_r with s_r = scale[r] (or
+    scale0); rows of ignored targets are 0."""
+    cdef Py_ssize_t r, j
+    cdef int64_t c
+    cdef real s, l
+    cdef real* o
+    cdef const real* xr
+    for r in prange(N, num_threads=nt, schedule="static"):
+        o = gx + r * C
+        xr = x + r * C
+        c = t[r]
+        if c == ignore:
+            for j in range(C):
+                o[j] = 0
+            continue
+        s = <real>(scale[r] if scale != NULL else scale0)
+        l = lse[r]
+        for j in range(C):
+            o[j] = xr[j] - l
+        if real is float:
+            ptc_exp_f32(o, o, C)
+        else:
+            for j in range(C):
+                o[j] = exp(o[j])
+        for j in range(C):
+            o[j] = o[j] * s
+        o[c] = o[c] - s
+
+
+def cross_entropy_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, int reduction):
+    """Cross entropy of contiguous float (N, C) logits ``x`` and contiguous
+    int64 (N) targets ``t`` (no class weights): ``(out, lse, count)`` with
+    ``out`` the per-row losses (``reduction`` 0, ignored rows 0), their sum
+    (2) or their mean over the ``count`` rows not ignored (1, NaN when none
+    is); ``lse`` the (N) row log-sum-exps for the backward.  None when it does
+    not apply or a target is out of range (the caller's composite raises)."""
+    cdef int num = x._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or x._ndim != 2 or t._ndim != 1 \
+            or t._dtype.num != PT_INT64 or not x._is_contig() or not t._is_contig() \
+            or x._storage.device._type_code != 0 or t._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r, count = 0
+    if t._shape[0] != N or N == 0 or C == 0 or reduction < 0 or reduction > 2:
+        return None
+    cdef _TensorBase lse = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
+    cdef double* loss = <double*>calloc(N, sizeof(double))
+    if loss == NULL:
+        raise MemoryError("cross_entropy: no memory for the row losses")
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    cdef char* px = x._ptr()
+    cdef char* pl = lse._ptr()
+    cdef int nt = _threads(x._numel)
+    cdef Py_ssize_t bad
+    cdef double total = 0
+    cdef Py_ssize_t zero = 0
+    cdef _TensorBase out
+    if nt > N:
+        nt = <int>N
+    with nogil:
+        if num == PT_FLOAT32:
+            bad = _ce_fwd(<const float*>px, pt, <float*>pl, loss, N, C, ignore_index, nt)
+        else:
+            bad = _ce_fwd(<const double*>px, pt, <double*>pl, loss, N, C, ignore_index, nt)
+        if bad < 0:
+            for r in range(N):
+                if pt[r] != ignore_index:
+                    count += 1
+                total += loss[r]
+    if bad >= 0:
+        free(loss)
+        return None
+    if reduction == 0:
+        out = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
+        _store(out, loss, N)
+    else:
+        if reduction == 1:
+            total = total / count if count else float("nan")
+        out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+        _store(out, &total, 1)
+    free(loss)
+    return out, lse, count
+
+
+def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorBase lse,
+                           int64_t ignore_index, int reduction, Py_ssize_t count):
+    """The gradient of :func:`cross_entropy_forward` for x, from the output
+    gradient ``g`` (0-d for reductions 1 and 2; for 0 contiguous float64 (N)).
+    None when it does not apply."""
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r
+    cdef int num = x._dtype.num
+    cdef double scale0 = 0
+    cdef double* scale = NULL
+    if reduction == 0:
+        if g._ndim != 1 or g._shape[0] != N or g._dtype.num != PT_FLOAT64 or not g._is_contig() \
+                or g._storage.device._type_code != 0:
+            return None
+        scale = <double*>g._ptr()
+    else:
+        if g._numel != 1:
+            return None
+        scale0 = float(g.item())
+        if reduction == 1:
+            scale0 = scale0 / count if count else float("nan")
+    cdef _TensorBase gx = _empty_contig(x._dtype, 2, x._shape, x._storage.device, False)
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    cdef char* px = x._ptr()
+    cdef char* pl = lse._ptr()
+    cdef char* po = gx._ptr()
+    cdef int nt = _threads(x._numel)
+    if nt > N:
+        nt = <int>N
+    with nogil:
+        if num == PT_FLOAT32:
+            _ce_bwd(<const float*>px, pt, <const float*>pl, scale, scale0, <float*>po, N, C,
+                    ignore_index, nt)
+        else:
+            _ce_bwd(<const double*>px, pt, <const double*>pl, scale, scale0, <double*>po, N, C,
+                    ignore_index, nt)
+    return gx

@@ -10,6 +10,11 @@ import math
 import warnings
 
 import ptcore as _pt
+from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
+from ptcore._dispatch.forward_ad import levels as _fw_levels
+from ptcore._ops import _nn_kernels as _NNK
+from ptcore.autograd import _record as _R
+from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
 from ptcore.nn import _reduction as _Reduction
 
@@ -374,7 +379,59 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         return _ce_label_smoothing(input, target, weight, enum, ignore_index, label_smoothing,
                                    class_dim)
+    if weight is None and input.dim() == 2 and target.dim() == 1 \
+            and target.dtype is _pt.int64 and input.shape[0] == target.shape[0] \
+            and _has_loop("cross_entropy_kernels", input.device.type) and not _fw_levels():
+        out = _cross_entropy_kernel(input, target, enum, builtins.int(ignore_index))
+        if out is not None:
+            return out
     return _nll_nd(_pt.log_softmax(input, class_dim), target, weight, enum, ignore_index)
+
+
+def _cpu_ce_kernels():
+    """The one-pass cross-entropy kernels on the CPU (devices register theirs
+    as the loop ``cross_entropy_kernels``)."""
+    return _NNK
+
+
+def _cross_entropy_kernel(x, target, enum, ignore_index):
+    """``cross_entropy`` of (N, C) logits and int64 class indices without
+    class weights in one pass per row, recorded as one node whose backward is
+    ``(softmax(x) - onehot(target)) * scale`` in one pass (torch's
+    log_softmax + nll_loss pair, whose values it matches to float rounding).
+    A recorded backward (create_graph) uses the differentiable composite.
+    None when the kernel does not apply (a target out of range included: the
+    composite raises torch's error)."""
+    kernels = _loop("cross_entropy_kernels", x.device, _cpu_ce_kernels)()
+    r = kernels.cross_entropy_forward(x, target, ignore_index, enum)
+    if r is None:
+        return None
+    out, lse, count = r
+    if not (_R._state.enabled and x._requires_grad):
+        return out
+    saved = [_R.save(t) for t in (x, target, lse)]
+
+    def bw(g):
+        x_, t_, lse_ = [sv.unpack() for sv in saved]
+        if not _recorded(g, x_):
+            g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
+            gx = kernels.cross_entropy_backward(g_, x_, t_, lse_, ignore_index, enum, count)
+            if gx is not None:
+                return (gx,)
+        # differentiable composite (double backward)
+        kept = t_ != ignore_index
+        onehot = _pt.zeros_like(x_).scatter_(1, _pt.where(kept, t_, 0).unsqueeze(1), 1.0)
+        if enum == 0:
+            s = g
+        elif enum == 2:
+            s = g.expand(t_.shape)
+        else:
+            s = (g / count).expand(t_.shape)
+        s = _pt.where(kept, s, _pt.zeros_like(s)).unsqueeze(1)
+        return ((_pt.softmax(x_, 1) - onehot) * s,)
+
+    _R.attach("NllLossBackward0", out, (x,), bw)
+    return out
 
 
 # --------------------------------------------------------------------------
