@@ -447,17 +447,72 @@ cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
                     s += OW
 
 
+# The rows of 2-d float32 convolutions with unit column stride: the
+# vectorised copies of ptc_im2col.h (masked AVX-512 moves, AVX2 8-float moves)
+# instead of the element loops above (same values, same summation order).
+cdef extern from "ptc_im2col.h":
+    ctypedef struct ptc_ic_geo:
+        Py_ssize_t H, W, OH, OW, kh, kw, sh, ph, pw, dh, dw
+    int ptc_im2col_max
+    int ptc_im2col_level() nogil
+    void ptc_im2col_ch_f32(int level, const float* xc, float* col, Py_ssize_t ld,
+                           const ptc_ic_geo* g, Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) nogil
+    void ptc_col2im_ch_f32(int level, float* xc, const float* col, Py_ssize_t ld,
+                           const ptc_ic_geo* g, Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) nogil
+
+
+cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig) noexcept nogil:
+    """ptc_im2col_level() where ptc_im2col.h's row copies apply to ``g`` (2-d,
+    column stride 1), else 0; fills ``ig``."""
+    if g.D != 1 or g.kd != 1 or g.OD != 1 or g.pd != 0 or g.sw != 1:
+        return 0
+    ig.H = g.H
+    ig.W = g.W
+    ig.OH = g.OH
+    ig.OW = g.OW
+    ig.kh = g.kh
+    ig.kw = g.kw
+    ig.sh = g.sh
+    ig.ph = g.ph
+    ig.pw = g.pw
+    ig.dh = g.dh
+    ig.dw = g.dw
+    return ptc_im2col_level()
+
+
+def _set_vec_rows(int level):
+    """Testing knob: the highest level of the vectorised column-matrix rows
+    of 2-d float32 convolutions (2: AVX-512F, 1: AVX2, 0: the element loops;
+    the CPU's own level caps it); returns the previous setting."""
+    global ptc_im2col_max
+    if level < 0 or level > 2:
+        raise ValueError("level must be 0, 1 or 2")
+    old = ptc_im2col_max
+    ptc_im2col_max = level
+    return old
+
+
 cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth,
                   Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """Column rows of output rows ``[r0, r1)`` of one sample ``x`` (C, D, H, W)."""
     cdef Py_ssize_t c
     cdef Py_ssize_t plane = g.D * g.H * g.W
     cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
+    cdef ptc_ic_geo ig
+    cdef int level = _vec_rows(g, &ig) if flt is float else 0
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
+            if flt is float:
+                if level:
+                    ptc_im2col_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
+                    continue
             _im2col_channel(x + c * plane, col, ld, g, c, r0, r1)
     else:
         for c in range(g.C):
+            if flt is float:
+                if level:
+                    ptc_im2col_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
+                    continue
             _im2col_channel(x + c * plane, col, ld, g, c, r0, r1)
 
 
@@ -468,15 +523,25 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
     cdef Py_ssize_t c
     cdef Py_ssize_t plane = g.D * g.H * g.W
     cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
+    cdef ptc_ic_geo ig
+    cdef int level = _vec_rows(g, &ig) if flt is float else 0
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
             if zero:
                 memset(x + c * plane, 0, plane * sizeof(flt))
+            if flt is float:
+                if level:
+                    ptc_col2im_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
+                    continue
             _col2im_channel(x + c * plane, col, ld, g, c, r0, r1)
     else:
         for c in range(g.C):
             if zero:
                 memset(x + c * plane, 0, plane * sizeof(flt))
+            if flt is float:
+                if level:
+                    ptc_col2im_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
+                    continue
             _col2im_channel(x + c * plane, col, ld, g, c, r0, r1)
 
 

@@ -1,7 +1,8 @@
 """The float32 convolution kernels never read outside their tensors: the
 input, weight and output gradient each end right before (or start right
 after) an inaccessible page, so a read past either end faults.  Covers the
-direct few-channel kernels, the image gathers, the column-matrix paths and
+direct few-channel kernels, the image gathers, the column-matrix paths (with
+the vectorised column rows of the same ISA) and
 uneven "same" padding, for every ISA build the CPU has."""
 import ctypes
 import mmap
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from ptcore._ops import _conv
 from ptcore._ops import linalg as _linalg_ops
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -51,6 +53,8 @@ CASES = [
     (2, 3, 8, 9, 12, 4, 3, 1, "same", 1),       # uneven padding
     (1, 2, 5, 13, 20, 2, 6, 1, "same", (1, 2)),
     (40, 32, 6, 6, 256, 3, 3, (2, 1), (3, 0), (2, 1)),
+    (4, 1, 28, 28, 6, 5, 5, 1, 2, 1),           # column rows (ptc_im2col.h), LeNet conv1
+    (3, 2, 6, 19, 5, 3, 3, 1, (2, 7), 1),       # column rows, padding wider than the kernel
 ]
 
 
@@ -59,6 +63,7 @@ def test_no_reads_outside_the_tensors(isa):
     if _linalg_ops._set_sgemm_isa(isa) != isa:
         _linalg_ops._set_sgemm_isa(-1)
         pytest.skip("the CPU lacks this ISA")
+    _conv._set_vec_rows(isa)        # the column rows of the same ISA
     g = _Guarded()
     rng = np.random.default_rng(isa)
     try:
@@ -78,3 +83,4 @@ def test_no_reads_outside_the_tensors(isa):
                 assert np.isfinite(gx.numpy()).all() and np.isfinite(gw.numpy()).all()
     finally:
         _linalg_ops._set_sgemm_isa(-1)
+        _conv._set_vec_rows(2)
