@@ -43,30 +43,43 @@ __attribute__((target("avx512f"))) static inline __mmask16 ptc_ic_mask(ptrdiff_t
     return (__mmask16)(((1u << (b - a)) - 1u) << a);
 }
 
-__attribute__((target("avx512f"))) static void
-ptc_im2col_ch_f32_avx512(const float* xc, float* col, ptrdiff_t ld, const ptc_ic_geo* g,
-                         ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
-    const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;
-    ptrdiff_t b, e, oh, j, lo, hi;
-    for (b = 0; b < kh; b++)
-        for (e = 0; e < kw; e++) {
-            float* dst = col + ((c * kh + b) * kw + e) * ld;
-            const ptrdiff_t off = e * g->dw - g->pw;
-            ptc_ic_range(off, W, OW, &lo, &hi);
-            for (oh = r0; oh < r1; oh++, dst += OW) {
-                const ptrdiff_t ih = oh * g->sh - g->ph + b * g->dh;
-                if (ih < 0 || ih >= H || hi <= lo) {
-                    memset(dst, 0, (size_t)OW * sizeof(float));
-                    continue;
-                }
-                const float* src = xc + ih * W + off;
-                for (j = 0; j < OW; j += 16) {
-                    __m512 v = _mm512_maskz_loadu_ps(ptc_ic_mask(lo - j, hi - j), src + j);
-                    _mm512_mask_storeu_ps(dst + j, ptc_ic_mask(0, OW - j), v);
-                }
-            }
-        }
+/* im2col of channel c: every (kernel row b, kernel column e) column row
+   holds the shifted input rows of output rows [r0, r1), zero outside the
+   image; ROW copies one of them (dst[0:OW] from src[lo:hi], zero elsewhere) */
+#define PTC_IC_IM2COL(NAME, TARGET, ROW)                                        \
+__attribute__((target(TARGET))) static void                                    \
+NAME(const float* xc, float* col, ptrdiff_t ld, const ptc_ic_geo* g, ptrdiff_t c, \
+     ptrdiff_t r0, ptrdiff_t r1) {                                             \
+    const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;    \
+    ptrdiff_t b, e, oh, j, lo, hi;                                             \
+    for (b = 0; b < kh; b++)                                                   \
+        for (e = 0; e < kw; e++) {                                             \
+            float* dst = col + ((c * kh + b) * kw + e) * ld;                   \
+            const ptrdiff_t off = e * g->dw - g->pw;                           \
+            ptc_ic_range(off, W, OW, &lo, &hi);                                \
+            for (oh = r0; oh < r1; oh++, dst += OW) {                          \
+                const ptrdiff_t ih = oh * g->sh - g->ph + b * g->dh;           \
+                if (ih < 0 || ih >= H || hi <= lo) {                           \
+                    memset(dst, 0, (size_t)OW * sizeof(float));                \
+                    continue;                                                  \
+                }                                                              \
+                const float* src = xc + ih * W + off;                          \
+                ROW                                                            \
+            }                                                                  \
+        }                                                                      \
 }
+
+PTC_IC_IM2COL(ptc_im2col_ch_f32_avx512, "avx512f",
+    for (j = 0; j < OW; j += 16) {
+        __m512 v = _mm512_maskz_loadu_ps(ptc_ic_mask(lo - j, hi - j), src + j);
+        _mm512_mask_storeu_ps(dst + j, ptc_ic_mask(0, OW - j), v);
+    })
+
+PTC_IC_IM2COL(ptc_im2col_ch_f32_avx2, "avx2",
+    for (j = 0; j < lo; j++) dst[j] = 0.0f;
+    for (; j + 8 <= hi; j += 8) _mm256_storeu_ps(dst + j, _mm256_loadu_ps(src + j));
+    for (; j < hi; j++) dst[j] = src[j];
+    for (; j < OW; j++) dst[j] = 0.0f;)
 
 /* col2im one input row at a time: for kernel row b and output row oh, the
    input row ih is loaded into registers (16 columns at a time), the kw shifted
@@ -123,31 +136,6 @@ ptc_col2im_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_ic
             }
         }
     }
-}
-
-__attribute__((target("avx2"))) static void
-ptc_im2col_ch_f32_avx2(const float* xc, float* col, ptrdiff_t ld, const ptc_ic_geo* g,
-                       ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
-    const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;
-    ptrdiff_t b, e, oh, j, lo, hi;
-    for (b = 0; b < kh; b++)
-        for (e = 0; e < kw; e++) {
-            float* dst = col + ((c * kh + b) * kw + e) * ld;
-            const ptrdiff_t off = e * g->dw - g->pw;
-            ptc_ic_range(off, W, OW, &lo, &hi);
-            for (oh = r0; oh < r1; oh++, dst += OW) {
-                const ptrdiff_t ih = oh * g->sh - g->ph + b * g->dh;
-                if (ih < 0 || ih >= H || hi <= lo) {
-                    memset(dst, 0, (size_t)OW * sizeof(float));
-                    continue;
-                }
-                const float* src = xc + ih * W + off;
-                for (j = 0; j < lo; j++) dst[j] = 0.0f;
-                for (; j + 8 <= hi; j += 8) _mm256_storeu_ps(dst + j, _mm256_loadu_ps(src + j));
-                for (; j < hi; j++) dst[j] = src[j];
-                for (; j < OW; j++) dst[j] = 0.0f;
-            }
-        }
 }
 
 __attribute__((target("avx2"))) static void
