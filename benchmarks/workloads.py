@@ -374,7 +374,8 @@ def main(argv=None):
         ps, ts = build_pair(wl, ptcore, torch, seed=0)
         if not args.no_check:
             try:
-                worst, lp, lt = check_agreement(wl, ps, ts)
+                worst, lp, lt = check_agreement(wl, ps, ts,
+                                                rtol=getattr(wl, "agree_rtol", AGREE_RTOL))
                 print(f"{wl.name}: {AGREE_STEPS}-step losses agree, max rel diff {worst:.2e} "
                       f"(first {lp[0]:.5f} / {lt[0]:.5f}, last {lp[-1]:.5f} / {lt[-1]:.5f})",
                       flush=True)

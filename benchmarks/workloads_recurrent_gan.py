@@ -186,6 +186,13 @@ class DCGAN:
     discriminator then the generator.  Batch 64."""
 
     name = "dcgan_32x32_b64"
+    # Adam's first step moves every parameter by +-lr whatever the size of its
+    # gradient, so gradient elements within rounding of zero take opposite
+    # steps in the two libraries (measured: 38 of 1.7M generator weights after
+    # step 0, with every ptcore kernel choice, the BLAS included), and the
+    # adversarial game amplifies that: the losses differ by ~2e-5 after one
+    # step and by 0.5-0.9% after 20.  The other workloads stay within 2e-6.
+    agree_rtol = 2e-2
 
     def build(self, lib, seed, small=False):
         nn = lib.nn

@@ -35,7 +35,7 @@ trust their inputs.  GATHER splits its elements over threads once there are
 duplicates resolve the same way (last one wins / accumulated in order) at any
 thread count.
 """
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
@@ -681,13 +681,34 @@ ctypedef struct _mask_t:
     Py_ssize_t mstr[PT_MAX_DIMS]            # mask (bool), bytes
 
 
+cdef inline Py_ssize_t _fill_row32(uint32_t* d, const uint8_t* m, Py_ssize_t n,
+                                   uint32_t v) noexcept nogil:
+    cdef Py_ssize_t j, c = 0
+    for j in range(n):
+        d[j] = v if m[j] else d[j]
+        c += m[j] != 0
+    return c
+
+
+cdef inline Py_ssize_t _fill_row64(uint64_t* d, const uint8_t* m, Py_ssize_t n,
+                                   uint64_t v) noexcept nogil:
+    cdef Py_ssize_t j, c = 0
+    for j in range(n):
+        d[j] = v if m[j] else d[j]
+        c += m[j] != 0
+    return c
+
+
 cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* mask,
                           char* dense, Py_ssize_t isz, bint count_only,
                           Py_ssize_t cap) noexcept nogil:
     """Walk the broadcast space; returns the number of set mask elements seen."""
     cdef Py_ssize_t coord[PT_MAX_DIMS]
     cdef int nd = m.nd, last = m.nd - 1, d
-    cdef Py_ssize_t j, n_in, ds, ms, cnt = 0
+    cdef Py_ssize_t j = 0, n_in, ds, ms, cnt = 0
+    cdef bint fast
+    cdef uint32_t v32 = 0
+    cdef uint64_t v64 = 0
     for d in range(nd):
         if m.shape[d] == 0:
             return 0
@@ -695,8 +716,23 @@ cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* ma
     n_in = m.shape[last]
     ds = m.dstr[last]
     ms = m.mstr[last]
+    fast = (mode == MASK_FILL and not count_only and ms == 1 and ds == isz
+            and (isz == 4 or isz == 8))
+    if fast:
+        if isz == 4:
+            memcpy(&v32, dense, 4)
+        else:
+            memcpy(&v64, dense, 8)
     while True:
-        for j in range(n_in):
+        if fast:
+            # a fill along a contiguous row and mask row (attention's causal
+            # masked_fill): branch-free selects on the bit patterns
+            if isz == 4:
+                cnt += _fill_row32(<uint32_t*>data, <const uint8_t*>mask, n_in, v32)
+            else:
+                cnt += _fill_row64(<uint64_t*>data, <const uint8_t*>mask, n_in, v64)
+            j = n_in
+        for j in range(j if fast else 0, n_in):
             if mask[j * ms] == 0:
                 continue
             if not count_only and (mode == MASK_FILL or cnt < cap):
