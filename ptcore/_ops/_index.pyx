@@ -681,17 +681,14 @@ ctypedef struct _mask_t:
     Py_ssize_t mstr[PT_MAX_DIMS]            # mask (bool), bytes
 
 
-cdef inline Py_ssize_t _fill_row32(uint32_t* d, const uint8_t* m, Py_ssize_t n,
-                                   uint32_t v) noexcept nogil:
-    cdef Py_ssize_t j, c = 0
-    for j in range(n):
-        d[j] = v if m[j] else d[j]
-        c += m[j] != 0
-    return c
+ctypedef fused _bits_t:
+    uint32_t
+    uint64_t
 
 
-cdef inline Py_ssize_t _fill_row64(uint64_t* d, const uint8_t* m, Py_ssize_t n,
-                                   uint64_t v) noexcept nogil:
+cdef inline Py_ssize_t _fill_row(_bits_t* d, const uint8_t* m, Py_ssize_t n,
+                                 _bits_t v) noexcept nogil:
+    """d[j] = v where m[j], branch-free; returns the number of set m[j]."""
     cdef Py_ssize_t j, c = 0
     for j in range(n):
         d[j] = v if m[j] else d[j]
@@ -728,9 +725,9 @@ cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* ma
             # a fill along a contiguous row and mask row (attention's causal
             # masked_fill): branch-free selects on the bit patterns
             if isz == 4:
-                cnt += _fill_row32(<uint32_t*>data, <const uint8_t*>mask, n_in, v32)
+                cnt += _fill_row(<uint32_t*>data, <const uint8_t*>mask, n_in, v32)
             else:
-                cnt += _fill_row64(<uint64_t*>data, <const uint8_t*>mask, n_in, v64)
+                cnt += _fill_row(<uint64_t*>data, <const uint8_t*>mask, n_in, v64)
             j = n_in
         for j in range(j if fast else 0, n_in):
             if mask[j * ms] == 0:
