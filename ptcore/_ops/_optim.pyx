@@ -52,11 +52,15 @@ cdef void _adam_range(flt* p, const flt* g, flt* m, flt* v, flt* vmax, Py_ssize_
                       Py_ssize_t i1, flt w1, flt beta2, flt w2, flt wd, flt decay, flt bc2s,
                       flt eps, flt neg_step, bint maximize, bint l2, bint decoupled) noexcept nogil:
     cdef Py_ssize_t i
-    cdef flt gi, mi, vi, d
-    if not maximize and not decoupled and not l2 and vmax == NULL and -0.5 < w1 < 0.5:
-        # the common case as one branch-free loop (vectorised: this module
-        # is compiled with -fno-math-errno so that sqrt needs no libm call)
+    cdef flt gi, mi, vi, d, pi
+    if not maximize and not l2 and vmax == NULL and -0.5 < w1 < 0.5:
+        # the common cases (Adam, AdamW) as branch-free loops (vectorised:
+        # this module is compiled with -fno-math-errno so that sqrt needs no
+        # libm call); the same operations as the general loop below
         for i in range(i0, i1):
+            pi = p[i]
+            if decoupled:          # loop-invariant: unswitched by the compiler
+                pi = pi * decay
             gi = g[i]
             mi = m[i] + w1 * (gi - m[i])
             m[i] = mi
@@ -65,7 +69,7 @@ cdef void _adam_range(flt* p, const flt* g, flt* m, flt* v, flt* vmax, Py_ssize_
             v[i] = vi
             d = _sqrt(vi) / bc2s
             d = d + eps
-            p[i] = p[i] + neg_step * (mi / d)
+            p[i] = pi + neg_step * (mi / d)
         return
     for i in range(i0, i1):
         gi = g[i]
