@@ -2999,3 +2999,77 @@ def quantile_rows(_TensorBase x, _TensorBase q, _TensorBase out, int interp, bin
                                ignore_nan, single)
         else:
             _quantile_rows(xp, 0, M, n, qp, nq, op, M, interp, ignore_nan, single)
+
+
+# ==========================================================================
+# gradient clipping over many tensors (nn.utils.clip_grad_norm_)
+# ==========================================================================
+cdef bint _clip_ok(list ts, int* num) except -1:
+    """All of ``ts`` contiguous CPU float32 (or all float64) tensors with
+    their version counters free to bump; sets ``num``."""
+    cdef _TensorBase t
+    num[0] = -1
+    for o in ts:
+        if type(o) is not _TensorBase and not isinstance(o, _TensorBase):
+            return False
+        t = <_TensorBase>o
+        if t._storage.device._type_code != 0 or not t._is_contig():
+            return False
+        if num[0] < 0:
+            num[0] = t._dtype.num
+        if t._dtype.num != num[0] or (num[0] != PT_FLOAT32 and num[0] != PT_FLOAT64):
+            return False
+    return num[0] >= 0
+
+
+def norm2_total(list tensors):
+    """The 2-norm of the 2-norms of ``tensors`` (as ``vector_norm(stack(
+    [vector_norm(t) for t in tensors]))``: each tensor's norm rounded to its
+    dtype, their squares summed in double), as a Python float; None unless
+    every tensor is a contiguous CPU float32 tensor (or every one float64)."""
+    cdef int num
+    cdef _TensorBase t
+    cdef double total = 0, s
+    cdef float nf
+    cdef char* p
+    if not tensors or not _clip_ok(tensors, &num):
+        return None
+    for o in tensors:
+        t = <_TensorBase>o
+        p = t._ptr()
+        if num == PT_FLOAT32:
+            with nogil:
+                s = ptcr_sumsq_f32(<const float*>p, t._numel)
+            nf = <float>sqrt(s)
+            total += <double>nf * nf
+        else:
+            with nogil:
+                s = sqrt(ptcr_sumsq_f64(<const double*>p, t._numel))
+            total += s * s
+    return sqrt(total)
+
+
+def scale_all_(list tensors, double factor):
+    """t *= factor (rounded to the dtype) in place for every tensor of
+    ``tensors`` (as :func:`norm2_total` requires); False when they do not
+    qualify (nothing written)."""
+    cdef int num
+    cdef _TensorBase t
+    cdef Py_ssize_t j
+    cdef double* d
+    cdef char* p
+    if not tensors or not _clip_ok(tensors, &num):
+        return False
+    for o in tensors:
+        t = <_TensorBase>o
+        p = t._ptr()
+        if num == PT_FLOAT32:
+            with nogil:
+                ptcr_scale_f32(<float*>p, t._numel, <float>factor)
+        else:
+            d = <double*>p
+            with nogil:
+                for j in range(t._numel):
+                    d[j] = d[j] * factor
+        t._storage._version += 1
+    return True

@@ -1,9 +1,11 @@
 """Gradient clipping (``torch.nn.utils.clip_grad``)."""
 import functools
+import math
 import types
 import warnings
 
 import ptcore
+from ptcore._ops import _reduce as _K
 from ptcore._tensor import _TensorBase
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm",
@@ -56,6 +58,17 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
                 f"'{'SparseCPU' if t.layout is ptcore.sparse_coo else 'SparseCsrCPU'}' backend: "
                 f"the gradient norm of a {t.layout} tensor is not supported (as in torch)")
     first_device = tensors[0].device
+    if norm_type == 2.0:
+        total = _K.norm2_total(tensors)       # CPU float tensors of one dtype, one pass
+        if total is not None:
+            total_norm = ptcore.tensor(total, dtype=tensors[0].dtype)
+            if error_if_nonfinite and not math.isfinite(total):
+                raise RuntimeError(
+                    f"The total norm of order {norm_type} for gradients from "
+                    "`parameters` is non-finite, so it cannot be clipped. To disable "
+                    "this error and scale the gradients by the non-finite norm anyway, "
+                    "set `error_if_nonfinite=False`")
+            return total_norm
     norms = [ptcore.linalg.vector_norm(g, norm_type) for g in tensors]
     total_norm = ptcore.linalg.vector_norm(
         ptcore.stack([n.to(first_device) for n in norms]), norm_type)
@@ -80,6 +93,12 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     _check_foreach(foreach, grads)
     clip_coef = max_norm / (total_norm + 1e-6)
     clip_coef_clamped = ptcore.clamp(clip_coef, max=1.0)
+    if not total_norm.requires_grad and total_norm.device.type == "cpu":
+        c = clip_coef_clamped.item()
+        if c == 1.0:           # x * 1.0 is x: nothing to write
+            return
+        if _K.scale_all_(grads, c):
+            return
     for g in grads:
         g.mul_(clip_coef_clamped.to(device=g.device, dtype=g.dtype))
 
