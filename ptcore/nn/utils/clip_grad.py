@@ -28,6 +28,14 @@ def _check_foreach(foreach, tensors):
                     f"foreach=True was passed, but can't use the foreach API on {t.device.type} tensors")
 
 
+def _nonfinite(norm_type):
+    return RuntimeError(
+        f"The total norm of order {norm_type} for gradients from "
+        "`parameters` is non-finite, so it cannot be clipped. To disable "
+        "this error and scale the gradients by the non-finite norm anyway, "
+        "set `error_if_nonfinite=False`")
+
+
 @_no_grad
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of the norms of ``tensors`` (as if concatenated into one vector).
@@ -63,21 +71,13 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         if total is not None:
             total_norm = ptcore.tensor(total, dtype=tensors[0].dtype)
             if error_if_nonfinite and not math.isfinite(total):
-                raise RuntimeError(
-                    f"The total norm of order {norm_type} for gradients from "
-                    "`parameters` is non-finite, so it cannot be clipped. To disable "
-                    "this error and scale the gradients by the non-finite norm anyway, "
-                    "set `error_if_nonfinite=False`")
+                raise _nonfinite(norm_type)
             return total_norm
     norms = [ptcore.linalg.vector_norm(g, norm_type) for g in tensors]
     total_norm = ptcore.linalg.vector_norm(
         ptcore.stack([n.to(first_device) for n in norms]), norm_type)
     if error_if_nonfinite and bool(ptcore.logical_or(total_norm.isnan(), total_norm.isinf())):
-        raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from "
-            "`parameters` is non-finite, so it cannot be clipped. To disable "
-            "this error and scale the gradients by the non-finite norm anyway, "
-            "set `error_if_nonfinite=False`")
+        raise _nonfinite(norm_type)
     return total_norm
 
 
