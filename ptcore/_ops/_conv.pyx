@@ -452,19 +452,20 @@ cdef void _col2im_channel(flt* xc, const flt* col, Py_ssize_t ld, const Geo* g,
 # instead of the element loops above (same values, same summation order).
 cdef extern from "ptc_im2col.h":
     ctypedef struct ptc_ic_geo:
-        Py_ssize_t H, W, OH, OW, kh, kw, sh, ph, pw, dh, dw
+        Py_ssize_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw
     int ptc_im2col_max
     int ptc_im2col_level() nogil
+    int ptc_im2col_level_for(int level, Py_ssize_t sw, int col2im) nogil
     void ptc_im2col_ch_f32(int level, const float* xc, float* col, Py_ssize_t ld,
                            const ptc_ic_geo* g, Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) nogil
     void ptc_col2im_ch_f32(int level, float* xc, const float* col, Py_ssize_t ld,
                            const ptc_ic_geo* g, Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) nogil
 
 
-cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig) noexcept nogil:
-    """ptc_im2col_level() where ptc_im2col.h's row copies apply to ``g`` (2-d,
-    column stride 1), else 0; fills ``ig``."""
-    if g.D != 1 or g.kd != 1 or g.OD != 1 or g.pd != 0 or g.sw != 1:
+cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig, bint col2im) noexcept nogil:
+    """The level of ptc_im2col.h's row copies for ``g`` (2-d; column stride 1,
+    or 2 for col2im on AVX-512), else 0 (the element loops); fills ``ig``."""
+    if g.D != 1 or g.kd != 1 or g.OD != 1 or g.pd != 0:
         return 0
     ig.H = g.H
     ig.W = g.W
@@ -473,11 +474,12 @@ cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig) noexcept nogil:
     ig.kh = g.kh
     ig.kw = g.kw
     ig.sh = g.sh
+    ig.sw = g.sw
     ig.ph = g.ph
     ig.pw = g.pw
     ig.dh = g.dh
     ig.dw = g.dw
-    return ptc_im2col_level()
+    return ptc_im2col_level_for(ptc_im2col_level(), g.sw, col2im)
 
 
 def _set_vec_rows(int level):
@@ -499,7 +501,7 @@ cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth,
     cdef Py_ssize_t plane = g.D * g.H * g.W
     cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
     cdef ptc_ic_geo ig
-    cdef int level = _vec_rows(g, &ig) if flt is float else 0
+    cdef int level = _vec_rows(g, &ig, False) if flt is float else 0
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
             if flt is float:
@@ -524,7 +526,7 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
     cdef Py_ssize_t plane = g.D * g.H * g.W
     cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
     cdef ptc_ic_geo ig
-    cdef int level = _vec_rows(g, &ig) if flt is float else 0
+    cdef int level = _vec_rows(g, &ig, True) if flt is float else 0
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
             if zero:

@@ -17,7 +17,7 @@
 #include <string.h>
 
 typedef struct {
-    ptrdiff_t H, W, OH, OW, kh, kw, sh, ph, pw, dh, dw;
+    ptrdiff_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
 } ptc_ic_geo;
 
 /* output columns [lo, hi) read input columns ow + off inside [0, W) */
@@ -138,6 +138,60 @@ ptc_col2im_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_ic
     }
 }
 
+/* col2im with column stride 2 (DCGAN's transposed convolutions and the
+   input gradient of its strided ones): the same row-at-a-time scheme on 32
+   input columns at a time (two vectors).  For kernel column e the 16 column
+   elements that land in the chunk are loaded (masked to the valid output
+   columns), spread to every other lane (a permute, the lane parity of the
+   shift selected by the mask: _pdep_u32 places the valid bits), and added
+   with masked adds, so each element still gets its (b, e) contributions in
+   the element loop's order. */
+static inline ptrdiff_t ptc_ic_cdiv2(ptrdiff_t a) { return a >= 0 ? (a + 1) / 2 : -((-a) / 2); }
+
+__attribute__((target("avx512f,bmi2"))) static void
+ptc_col2im2_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_geo* g,
+                          ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
+    const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;
+    ptrdiff_t b, e, oh, j;
+    const __m512i lo_idx = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512i hi_idx = _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9,
+                                            8, 8);
+    for (b = 0; b < kh; b++) {
+        const float* rows = col + (c * kh + b) * kw * ld;
+        for (oh = r0; oh < r1; oh++) {
+            const ptrdiff_t ih = oh * g->sh - g->ph + b * g->dh;
+            if (ih < 0 || ih >= H) continue;
+            float* dst = xc + ih * W;
+            const float* s = rows + (oh - r0) * OW;
+            for (j = 0; j < W; j += 32) {
+                const __mmask16 m0 = ptc_ic_mask(0, W - j), m1 = ptc_ic_mask(0, W - j - 16);
+                __m512 a0 = _mm512_maskz_loadu_ps(m0, dst + j);
+                __m512 a1 = _mm512_maskz_loadu_ps(m1, dst + j + 16);
+                for (e = 0; e < kw; e++) {
+                    const ptrdiff_t off = e * g->dw - g->pw;
+                    /* output columns ow with 0 <= 2 ow + off < W, and in this chunk */
+                    ptrdiff_t olo = ptc_ic_cdiv2(-off), ohi = ptc_ic_cdiv2(W - off);
+                    const ptrdiff_t ow0 = ptc_ic_cdiv2(j - off);
+                    if (olo < 0) olo = 0;
+                    if (ohi > OW) ohi = OW;
+                    const __mmask16 mk = ptc_ic_mask(olo - ow0, ohi - ow0);
+                    if (!mk) continue;
+                    const unsigned par = (unsigned)(2 * ow0 + off - j);    /* 0 or 1 */
+                    const unsigned lanes = par ? 0xAAAAAAAAu : 0x55555555u;
+                    const unsigned spread = _pdep_u32((unsigned)mk, lanes);
+                    const __m512 v = _mm512_maskz_loadu_ps(mk, s + e * ld + ow0);
+                    a0 = _mm512_mask_add_ps(a0, (__mmask16)spread, a0,
+                                            _mm512_permutexvar_ps(lo_idx, v));
+                    a1 = _mm512_mask_add_ps(a1, (__mmask16)(spread >> 16), a1,
+                                            _mm512_permutexvar_ps(hi_idx, v));
+                }
+                _mm512_mask_storeu_ps(dst + j, m0, a0);
+                _mm512_mask_storeu_ps(dst + j + 16, m1, a1);
+            }
+        }
+    }
+}
+
 __attribute__((target("avx2"))) static void
 ptc_col2im_ch_f32_avx2(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_geo* g,
                        ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
@@ -183,8 +237,20 @@ static void ptc_im2col_ch_f32(int level, const float* xc, float* col, ptrdiff_t 
 
 static void ptc_col2im_ch_f32(int level, float* xc, const float* col, ptrdiff_t ld,
                               const ptc_ic_geo* g, ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
-    if (level == 2) ptc_col2im_ch_f32_avx512(xc, col, ld, g, c, r0, r1);
+    if (g->sw == 2) ptc_col2im2_ch_f32_avx512(xc, col, ld, g, c, r0, r1);
+    else if (level == 2) ptc_col2im_ch_f32_avx512(xc, col, ld, g, c, r0, r1);
     else ptc_col2im_ch_f32_avx2(xc, col, ld, g, c, r0, r1);
+}
+
+/* the level ptc_im2col_ch_f32 (im2col) or ptc_col2im_ch_f32 (col2im) runs
+   for column stride sw at CPU level ``level``: column stride 1 on both ISAs,
+   col2im with column stride 2 on AVX-512 (with BMI2) only; 0: the caller's loops */
+static int ptc_im2col_level_for(int level, ptrdiff_t sw, int col2im) {
+    static int bmi2 = -1;
+    if (sw == 1) return level;
+    if (sw != 2 || !col2im || level != 2) return 0;
+    if (bmi2 < 0) { __builtin_cpu_init(); bmi2 = __builtin_cpu_supports("bmi2") != 0; }
+    return bmi2 ? 2 : 0;
 }
 
 #else
@@ -197,6 +263,9 @@ static void ptc_im2col_ch_f32(int level, const float* xc, float* col, ptrdiff_t 
 static void ptc_col2im_ch_f32(int level, float* xc, const float* col, ptrdiff_t ld,
                               const ptc_ic_geo* g, ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
     (void)level; (void)xc; (void)col; (void)ld; (void)g; (void)c; (void)r0; (void)r1;
+}
+static int ptc_im2col_level_for(int level, ptrdiff_t sw, int col2im) {
+    (void)level; (void)sw; (void)col2im; return 0;
 }
 #endif
 

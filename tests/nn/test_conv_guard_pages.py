@@ -55,6 +55,7 @@ CASES = [
     (40, 32, 6, 6, 256, 3, 3, (2, 1), (3, 0), (2, 1)),
     (4, 1, 28, 28, 6, 5, 5, 1, 2, 1),           # column rows (ptc_im2col.h), LeNet conv1
     (3, 2, 6, 19, 5, 3, 3, 1, (2, 7), 1),       # column rows, padding wider than the kernel
+    (3, 2, 9, 37, 5, 4, 4, 2, (1, 3), 1),       # col2im rows with column stride 2
 ]
 
 

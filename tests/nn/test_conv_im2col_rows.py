@@ -1,5 +1,6 @@
 """The vectorised column-matrix rows of 2-d float32 convolutions with column
 stride 1 (ptcore/_ops/ptc_im2col.h: masked AVX-512 moves, AVX2 8-float moves)
+and col2im's rows with column stride 2 (AVX-512: permuted to every other lane)
 give the same bits as the element loops they replace, in the forward, both
 gradients, ``F.unfold`` and ``F.fold``, over widths around the 16-lane and
 8-lane chunks, padding wider than the kernel, dilation, row strides and
@@ -26,6 +27,12 @@ CASES = [
     (3, 2, 6, 3, 3, 2, 5, 1, (0, 3), 1),         # input narrower than the kernel
     (1, 2, 4, 70, 2, 1, 3, 1, (0, 1), (1, 33)),  # wide row, far dilation
     (2, 4, 5, 6, 6, 3, 3, (1, 1), "same", 1),
+    # column stride 2: col2im's stride-2 rows (AVX-512), im2col's element loops
+    (3, 4, 8, 8, 5, 4, 4, 2, 1, 1),              # DCGAN's 4x4 stride-2 layers
+    (2, 3, 16, 16, 6, 4, 4, 2, 1, 1),
+    (2, 2, 9, 37, 3, 3, 5, 2, (1, 2), 1),        # odd width, chunks of 32 columns
+    (2, 2, 7, 70, 3, 2, 3, (1, 2), (0, 3), (1, 2)),
+    (2, 2, 6, 5, 3, 3, 4, (2, 2), (1, 4), 1),    # padding wider than the kernel
 ]
 
 
@@ -83,7 +90,8 @@ def test_values_against_float64(case, column_path):
 
 
 @pytest.mark.parametrize("kernel,dilation,padding,stride",
-                         [((3, 3), 1, 1, 1), ((2, 5), (1, 2), (1, 3), (2, 1)), ((4, 4), 1, 0, 1)])
+                         [((3, 3), 1, 1, 1), ((2, 5), (1, 2), (1, 3), (2, 1)), ((4, 4), 1, 0, 1),
+                          ((4, 4), 1, 1, 2), ((3, 2), (2, 1), (0, 2), (1, 2))])
 def test_unfold_fold_same_bits(kernel, dilation, padding, stride):
     rng = np.random.default_rng(11)
     x = ptcore.from_numpy(rng.standard_normal((2, 3, 9, 21)).astype(np.float32))
