@@ -40,6 +40,27 @@ cdef extern from "ptc_math.h" nogil:
     void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
 
+# the float32 gate gradients of the LSTM backward, vectorised (same bits)
+cdef extern from "ptc_rnn_gates.h" nogil:
+    int ptc_rnn_gates_max
+    void ptc_lstm_bwd_gates_f32(const float* row, float* drow, const float* tanh_c,
+                                const float* dh, const float* dout, float* dc, const float* cp,
+                                Py_ssize_t H)
+
+
+
+def _set_gate_level(int level):
+    """Testing knob: the highest vector level of the LSTM backward's gate
+    kernel (2: AVX-512F, 1: AVX2, 0: 8-float generic vectors); returns the
+    previous setting."""
+    global ptc_rnn_gates_max
+    if level < 0 or level > 2:
+        raise ValueError("level must be 0, 1 or 2")
+    old = ptc_rnn_gates_max
+    ptc_rnn_gates_max = level
+    return old
+
+
 cdef extern from "ptc_rnn_packed.h" nogil:
     void ptc_rnn_pack_fwd_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, float* P)
     void ptc_rnn_pack_bwd_f32(const float* W, Py_ssize_t N, Py_ssize_t H, float* Q)
@@ -570,6 +591,10 @@ cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
         row = gates + t * B * G + b * G
         drow = dG + t * B * G + b * G
         _tanh(tmp, cs + t * BH + b * H, H)
+        if flt is float:
+            ptc_lstm_bwd_gates_f32(row, drow, tmp, dh + b * H, dout + t * BH + b * H,
+                                   dc + b * H, cp + b * H, H)
+            continue
         for j in range(H):
             k = b * H + j
             ig = row[j]
