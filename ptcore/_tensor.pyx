@@ -1680,8 +1680,8 @@ cdef class _TensorBase:
         autograd (PyTorch's node name: TBackward0, SliceBackward0 ...)."""
         cdef _TensorBase v = _make_tensor(self._storage, self._dtype, ndim, shape, strides, offset)
         v._view_base = self if self._view_base is None else self._view_base
-        if _view_hook is not None and self._requires_grad:
-            _view_hook(self, v, kind)
+        if _view_hook is not None and self._requires_grad and kind >= 0:
+            _view_hook(self, v, kind)       # (kind < 0: the caller records the view itself)
         return v
 
     cdef int _set_from(self, _TensorBase other) except -1:
@@ -2289,9 +2289,16 @@ cdef class _TensorBase:
                 sizes.append(size % step)
         out = []
         start = 0
+        # recording: one node for all the pieces (PyTorch's SplitBackward0,
+        # whose backward concatenates the pieces' gradients) where autograd
+        # takes it, else one view node per piece
+        cdef bint grouped = _split_hook is not None and self._requires_grad and len(sizes) > 1
         for s in sizes:
-            out.append(self._narrow(d, start, s, kind))
+            out.append(self._narrow(d, start, s, -kind if grouped else kind))
             start += s
+        if grouped and not _split_hook(self, out, d, kind):
+            for v in out:
+                _view_hook(self, v, kind)
         return tuple(out)
 
     def split_with_sizes(self, split_sizes, dim=0):
@@ -2767,16 +2774,18 @@ cdef class _TensorBase:
 # ---------------------------------------------------------------------------
 
 cdef object _view_hook = None       # autograd: record a view of a tensor requiring grad
+cdef object _split_hook = None      # autograd: record split's pieces as one node (False: declined)
 cdef object _inplace_hook = None    # autograd: check an in-place write on a tensor requiring grad
 cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
 cdef object _dlpack_module = None
 
 
-def _set_autograd_hooks(view_hook, inplace_hook, grad_wrap_hook):
-    global _view_hook, _inplace_hook, _grad_wrap_hook
+def _set_autograd_hooks(view_hook, inplace_hook, grad_wrap_hook, split_hook=None):
+    global _view_hook, _inplace_hook, _grad_wrap_hook, _split_hook
     _view_hook = view_hook
     _inplace_hook = inplace_hook
     _grad_wrap_hook = grad_wrap_hook
+    _split_hook = split_hook if view_hook is not None else None
 
 
 def _set_device_ops(ops):

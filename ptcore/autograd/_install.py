@@ -164,7 +164,7 @@ def install():
     from ptcore.autograd.graph import node_class
     node_class("CopySlices").name = lambda self: "torch::autograd::CopySlices"   # as torch
     # core hooks: views, clone/contiguous, dtype conversion, indexing, in-place core methods
-    _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap)
+    _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap, R._on_split)
     import sys
     sys.modules["ptcore.tensor"]._AUTOGRAD_TO[0] = R._on_to
     from ptcore._ops import indexing as _indexing

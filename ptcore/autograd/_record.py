@@ -371,6 +371,8 @@ def _on_view(src, v, kind=0, name=None):
     geometry), or named ``name``."""
     if not _state.enabled:
         return
+    if v._output_nr:
+        v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
     base = v._base
     if base is None or (src is not base and src._grad_fn is not None
                         and not (base._requires_grad and _overlaps(tuple(src.shape), tuple(src.stride()))
@@ -434,6 +436,45 @@ def _on_view(src, v, kind=0, name=None):
     if node is not None:
         node._bver = v._version
         v.__dict__["_ag_view_of"] = base
+
+
+def _on_split(src, outs, dim, kind):
+    """Core hook: ``outs`` are the pieces of ``src`` (which requires grad)
+    along ``dim`` from split/chunk (``kind``: VK_SPLIT or VK_SPLIT_SIZES).
+    Records them as the outputs of one node, as PyTorch's SplitBackward0,
+    whose backward concatenates the pieces' gradients (zeros for a piece
+    without one): one pass instead of a zero-filled copy of ``src`` per piece
+    and the sum of those.  Returns False to leave the pieces to
+    :func:`_on_view` (one view node each)."""
+    if not _state.enabled:
+        return True
+    if not (src.dtype.is_floating_point or src.dtype.is_complex):
+        return False
+    shape = tuple(src.shape)
+    if _overlaps(shape, tuple(src.stride())):
+        return False
+    sizes = [o.shape[dim] for o in outs]
+    dtype, device = src.dtype, src.device
+
+    def bw(*grads):
+        import ptcore
+        parts = []
+        for g, n in zip(grads, sizes):
+            if g is None:
+                sh = list(shape)
+                sh[dim] = n
+                g = _C.zeros(sh, dtype=dtype, device=device)
+            parts.append(g)
+        return (ptcore.cat(parts, dim),)
+
+    node = attach(_VIEW_NAMES[kind], list(outs), (src,), bw, multi=True, accepts_none=True)
+    if node is not None:
+        # a piece used after src (or any piece) was written in place gets a
+        # view node of its own from the base's new history (refresh_view)
+        node._bver = src._version
+        for o in outs:
+            o.__dict__["_ag_view_of"] = src
+    return True
 
 
 class _ViewNode(Node):
