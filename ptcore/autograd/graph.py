@@ -527,12 +527,14 @@ class AccumulateGrad(Node):
         var = self._var()
         if var is None or g is None:
             return ()
+        steal = True
         if var._backward_hooks:
             for h in list(var._backward_hooks.values()):
                 r = h(g)
                 if r is not None:
                     g = _hook_result(h, g, r)
-        accumulate_grad(var, g)
+                    steal = False       # (the hook may keep what it returned)
+        accumulate_grad(var, g, steal)
         if var._post_acc_hooks:
             for h in list(var._post_acc_hooks.values()):
                 h(var)
@@ -560,7 +562,10 @@ def _add_into(old, g):
     return _add_grads(old, g)
 
 
-def accumulate_grad(var, g):
+def accumulate_grad(var, g, steal=True):
+    """Add ``g`` into ``var.grad``; a first gradient that nothing but the
+    engine references (``steal``; see _can_steal) becomes ``var.grad``
+    without a copy, as PyTorch's AccumulateGrad."""
     old = var._grad
     if g.dtype is not var.dtype:
         g = g.to(var.dtype)
@@ -570,8 +575,10 @@ def accumulate_grad(var, g):
     if old is None:
         if _state.enabled:           # create_graph: keep the graph of the gradient
             var._grad = g
-        elif _can_steal(g):
+        elif steal and _can_steal(g):
             var._grad = g
+        elif steal and _can_steal_view(g):
+            var._grad = g.detach()      # the same memory, no longer a view of the engine's buffer
         else:
             var._grad = g.clone(memory_format=_contig())
     elif _state.enabled or not isinstance(old, _TensorBase):
@@ -587,11 +594,30 @@ def _contig():
     return contiguous_format
 
 
+# References to a gradient that only the engine holds, as seen inside
+# _can_steal/_can_steal_view: the engine's buffer (or captured list), the
+# caller's local, accumulate_grad's and the check's arguments, getrefcount's
+_ENGINE_REFS = 5
+
+
 def _can_steal(g):
-    # the engine's own fresh result: referenced only by the engine's locals,
-    # dense, and the only user of its storage (as PyTorch's use_count() == 1)
-    return (sys.getrefcount(g) <= 4 and g._requires_grad is False and g.is_contiguous()
-            and g._sole_owner())
+    # the engine's own fresh result: referenced only by the engine, dense,
+    # and the only user of its storage (as PyTorch's use_count() == 1)
+    return (sys.getrefcount(g) <= _ENGINE_REFS and g._requires_grad is False
+            and g.is_contiguous() and g._sole_owner())
+
+
+def _can_steal_view(g):
+    # a view (Linear's transposed weight gradient, LayerNorm's reshaped one)
+    # of a fresh engine buffer that nothing else references: the view covers
+    # the whole buffer, which only the view and its base use
+    b = g._base
+    if b is None or g._requires_grad or sys.getrefcount(g) > _ENGINE_REFS \
+            or sys.getrefcount(b) > 3:
+        return False
+    st = g.untyped_storage()
+    return (sys.getrefcount(st) <= 4 and g.is_contiguous() and g.storage_offset() == 0
+            and st.nbytes() == g.numel() * g.element_size())
 
 
 def gradient_edge(t):
@@ -909,6 +935,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                             heappush(heap, (-nxt_node._seq, nxt_node))
                             nxt_node = None
                         heappush(heap, (-m._seq, m))
+            # drop this frame's references to the gradients just passed on, so
+            # that AccumulateGrad sees the buffer as their only holder and can
+            # take a fresh gradient without copying it (_can_steal)
+            gin = g = None
     finally:
         _state.enabled = prev
         tasks.pop()
