@@ -200,6 +200,27 @@ cdef extern from *:
     double ptln_ssd_f32_avx(const float* x, double mu, Py_ssize_t n) nogil
 
 
+cdef extern from "ptc_layernorm.h" nogil:
+    int ptln512_on
+    int ptln_rows512()
+    void ptln_fwd_rows_f32_avx512(const float* x, const float* w, const float* b, float* y,
+                                  float* mean, float* rstd, Py_ssize_t rows, Py_ssize_t n,
+                                  double eps)
+    void ptln_bwd_rows_f32_avx512(const float* g, const float* x, const float* w,
+                                  const float* mean, const float* rstd, float* gx, double* gw,
+                                  double* gb, Py_ssize_t rows, Py_ssize_t n)
+
+
+def _set_ln_rows512(bint on):
+    """Testing knob: layer norm's float32 rows four at a time on AVX-512
+    (ptc_layernorm.h) where the CPU has it (True), or the row loops; returns
+    whether the AVX-512 rows were in use before."""
+    global ptln512_on
+    old = ptln_rows512() != 0
+    ptln512_on = 1 if on else 0
+    return old
+
+
 def _set_ln_avx(bint on):
     """Testing knob: the float32 row sums of layer norm (forward and
     backward) and softmax backward on 4-double (AVX) vectors where the CPU
@@ -468,11 +489,20 @@ def causal_softmax_(_TensorBase s):
 cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* mean,
                   real* rstd, Py_ssize_t rows, Py_ssize_t n, double eps,
                   int nt) noexcept nogil:
-    cdef Py_ssize_t r, j
+    cdef Py_ssize_t r, j, c, r0, r1
     cdef double mu, rs
     cdef real m_, r_
     cdef const real* xr
     cdef real* yr
+    if real is float:
+        if ptln_rows512():
+            # four rows at a time on AVX-512 (ptc_layernorm.h: the same bits)
+            for c in prange(nt, num_threads=nt, schedule="static"):
+                r0 = c * rows // nt
+                r1 = (c + 1) * rows // nt
+                ptln_fwd_rows_f32_avx512(x + r0 * n, w, b, y + r0 * n, mean + r0, rstd + r0,
+                                         r1 - r0, n, eps)
+            return
     for r in prange(rows, num_threads=nt, schedule="static"):
         xr = x + r * n
         yr = y + r * n
@@ -547,12 +577,28 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
                   Py_ssize_t n, int nt) noexcept nogil:
     """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
     dxh = g w; gw += g xh and gb += g over the rows (serially, in double)."""
-    cdef Py_ssize_t r, j
+    cdef Py_ssize_t r, j, c, r0, r1
     cdef double sa, sc
     cdef real a_, c_, m_, r_
     cdef const real* gr
     cdef const real* xr
     cdef real* gxr
+    if real is float:
+        if ptln_rows512():
+            # four rows at a time on AVX-512 (ptc_layernorm.h: the same bits);
+            # gw/gb in row order on one thread, as below
+            if nt <= 1:
+                ptln_bwd_rows_f32_avx512(g, x, w, mean, rstd, gx, gw, gb, rows, n)
+                return
+            for c in prange(nt, num_threads=nt, schedule="static"):
+                r0 = c * rows // nt
+                r1 = (c + 1) * rows // nt
+                ptln_bwd_rows_f32_avx512(g + r0 * n, x + r0 * n, w, mean + r0, rstd + r0,
+                                         gx + r0 * n, NULL, NULL, r1 - r0, n)
+            if gw != NULL or gb != NULL:
+                for r in range(rows):
+                    ptln_acc_f32(gw, gb, g + r * n, x + r * n, mean[r], rstd[r], n)
+            return
     for r in prange(rows, num_threads=nt, schedule="static"):
         gr = g + r * n
         xr = x + r * n
