@@ -200,6 +200,23 @@ cdef extern from *:
     double ptln_ssd_f32_avx(const float* x, double mu, Py_ssize_t n) nogil
 
 
+cdef extern from "ptc_softmax_rows.h" nogil:
+    int ptc_smrows_on
+    int ptc_smrows512()
+    void ptc_causal_rows_f32_avx512(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
+                                    Py_ssize_t S)
+
+
+def _set_softmax_rows512(bint on):
+    """Testing knob: the causal softmax's float32 rows in one fused AVX-512
+    pass (ptc_softmax_rows.h) where the CPU has it (True), or the row loops;
+    returns whether the fused rows were in use before."""
+    global ptc_smrows_on
+    old = ptc_smrows512() != 0
+    ptc_smrows_on = 1 if on else 0
+    return old
+
+
 cdef extern from "ptc_layernorm.h" nogil:
     int ptln512_on
     int ptln_rows512()
@@ -429,9 +446,17 @@ cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
     """Row r (query i = r % L) of the (L, S) score blocks: softmax over its
     keys j <= i, 0 at j > i -- what masking the scores above the diagonal
     with -inf and a softmax give, without computing the masked half."""
-    cdef Py_ssize_t r, j, keep, kv
+    cdef Py_ssize_t r, j, keep, kv, t, r0, r1
     cdef real m, c
     cdef real* row
+    if real is float:
+        if ptc_smrows512():
+            # one fused pass per row on AVX-512 (ptc_softmax_rows.h: the same bits)
+            for t in prange(nt, num_threads=nt, schedule="static"):
+                r0 = t * rows // nt
+                r1 = (t + 1) * rows // nt
+                ptc_causal_rows_f32_avx512(s, r0, r1, L, S)
+            return
     for r in prange(rows, num_threads=nt, schedule="static"):
         row = s + r * S
         keep = r % L + 1

@@ -1,0 +1,83 @@
+/* The causal softmax rows of attention scores on AVX-512F (after
+ * ptc_math.h, whose vector exp it uses).
+ *
+ * _nn_kernels.pyx's _causal_rows handles a row of up to S scores in six
+ * passes (max, shift, zero fill, exp, sum, scale), most of them Cython loops
+ * four floats wide: ~80 ns per 64-score row of a small GPT, above the
+ * arithmetic.  Here one row is: a masked max, the shifted exp of whole
+ * 16-lane vectors (ptc_expf16: the same bits as ptc_exp_f32's vector and
+ * scalar paths), the sum in the row loop's eight double lanes and order, and
+ * the scaling with zeros above the diagonal -- the same bits as _causal_rows. */
+#ifndef PTC_SOFTMAX_ROWS_H
+#define PTC_SOFTMAX_ROWS_H
+
+#include <stddef.h>
+#include <string.h>
+
+#if PTC_X86_DISPATCH
+#include <immintrin.h>
+
+static int ptc_smrows_on = 1;     /* a testing knob: 0 keeps the row loops */
+
+static int ptc_smrows512(void) {
+    static int ok = -1;
+    if (ok < 0) { __builtin_cpu_init(); ok = __builtin_cpu_supports("avx512f") != 0; }
+    return ok && ptc_smrows_on;
+}
+
+__attribute__((target("avx512f"))) static inline __mmask16 ptc_smr_mask(ptrdiff_t n) {
+    return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
+}
+
+/* rows [r0, r1) of the (L, S) score blocks at s: row r is query i = r % L,
+   which keeps keys j <= i */
+__attribute__((target("avx512f"))) static void
+ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S) {
+    ptrdiff_t r, j;
+    for (r = r0; r < r1; r++) {
+        float* row = s + r * S;
+        ptrdiff_t keep = r % L + 1, jd;
+        if (keep > S) keep = S;
+        /* the max (order does not matter for it; a NaN row ends NaN either way) */
+        __m512 mx = _mm512_set1_ps(row[0]);
+        for (j = 0; j < keep; j += 16)
+            mx = _mm512_mask_max_ps(mx, ptc_smr_mask(keep - j), mx, _mm512_loadu_ps(row + j));
+        float m = _mm512_reduce_max_ps(mx);
+        /* exp(x - m) for j < keep, exp(0) in the rest of the last vector (as
+           the row loop's whole-vector exp), written back */
+        for (j = 0; j < keep; j += 16) {
+            __mmask16 mk = ptc_smr_mask(keep - j), ms = ptc_smr_mask(S - j);
+            ptc_v16sf v;
+            __m512 x = _mm512_maskz_loadu_ps(mk, row + j);
+            x = _mm512_maskz_sub_ps(mk, x, _mm512_set1_ps(m));
+            memcpy(&v, &x, sizeof v);
+            v = ptc_expf16(v);
+            memcpy(&x, &v, sizeof v);
+            _mm512_mask_storeu_ps(row + j, ms, x);
+        }
+        /* the sum of the kept exps: lanes j % 8 in double, combined, then the tail */
+        __m512d z = _mm512_setzero_pd();
+        for (jd = 0; jd + 8 <= keep; jd += 8)
+            z = _mm512_add_pd(z, _mm512_cvtps_pd(_mm256_loadu_ps(row + jd)));
+        double zl[8];
+        _mm512_storeu_pd(zl, z);
+        double sum = ((zl[0] + zl[4]) + (zl[1] + zl[5])) + ((zl[2] + zl[6]) + (zl[3] + zl[7]));
+        for (; jd < keep; jd++) sum += row[jd];
+        const float c = (float)(1.0 / sum);
+        for (j = 0; j < S; j += 16) {
+            __mmask16 mk = ptc_smr_mask(keep - j), ms = ptc_smr_mask(S - j);
+            __m512 x = _mm512_maskz_loadu_ps(mk, row + j);
+            _mm512_mask_storeu_ps(row + j, ms, _mm512_maskz_mul_ps(mk, x, _mm512_set1_ps(c)));
+        }
+    }
+}
+#else
+static int ptc_smrows_on = 0;
+static int ptc_smrows512(void) { return 0; }
+static void ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L,
+                                       ptrdiff_t S) {
+    (void)s; (void)r0; (void)r1; (void)L; (void)S;
+}
+#endif
+
+#endif
