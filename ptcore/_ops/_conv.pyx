@@ -160,6 +160,7 @@ cdef extern from "ptc_sgemm.h":
     ctypedef struct ptc_sg_im2col:
         const float* x
         Py_ssize_t sample_stride, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw
+    int ptc_sg_rows2_on
     int ptc_sgemm_conv_fwd(const ptc_sg_im2col* g, Py_ssize_t ns, Py_ssize_t C, Py_ssize_t OC,
                            const float* w, float* y, Py_ssize_t ldy) nogil
     int ptc_sgemm_conv_bww(const ptc_sg_im2col* g, Py_ssize_t ns, Py_ssize_t C, Py_ssize_t OC,
@@ -480,6 +481,17 @@ cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig, bint col2im) noexcept nogil:
     ig.dh = g.dh
     ig.dw = g.dw
     return ptc_im2col_level_for(ptc_im2col_level(), g.sw, col2im)
+
+
+def _set_rows2(bint on):
+    """Testing knob: the forward product's image panels of column-stride-2
+    convolutions by vector loads and permutes (True; ptc_sgemm.h's
+    ptc_sg_pack_rows2 where it applies) or by gathers; returns the previous
+    setting."""
+    global ptc_sg_rows2_on
+    old = ptc_sg_rows2_on != 0
+    ptc_sg_rows2_on = 1 if on else 0
+    return old
 
 
 def _set_vec_rows(int level):

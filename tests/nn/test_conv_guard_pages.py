@@ -56,6 +56,9 @@ CASES = [
     (4, 1, 28, 28, 6, 5, 5, 1, 2, 1),           # column rows (ptc_im2col.h), LeNet conv1
     (3, 2, 6, 19, 5, 3, 3, 1, (2, 7), 1),       # column rows, padding wider than the kernel
     (3, 2, 9, 37, 5, 4, 4, 2, (1, 3), 1),       # col2im rows with column stride 2
+    (40, 8, 16, 16, 128, 4, 4, 2, 1, 1),        # stride-2 panels by vector loads: rows of 8
+    (8, 4, 32, 32, 96, 4, 4, 2, 1, 1),          # rows of 16
+    (4, 4, 64, 64, 96, 4, 4, 2, 1, 1),          # rows of 32
 ]
 
 
