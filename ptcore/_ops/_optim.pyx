@@ -35,10 +35,12 @@ ctypedef fused flt:
 
 
 cdef inline flt _lerp(flt x, flt y, flt w) noexcept nogil:
-    # PyTorch's lerp: the form that is exact at the end point it is near
+    # PyTorch's lerp: the form that is exact at the end point it is near, in
+    # flt throughout (a bare 1 - w is Cython's double 1.0 - w, which made the
+    # float32 product a double one)
     if -0.5 < w < 0.5:
         return x + w * (y - x)
-    return y - (y - x) * (1 - w)
+    return y - (y - x) * (<flt>1 - w)
 
 
 cdef inline flt _sqrt(flt x) noexcept nogil:
@@ -53,16 +55,22 @@ cdef void _adam_range(flt* p, const flt* g, flt* m, flt* v, flt* vmax, Py_ssize_
                       flt eps, flt neg_step, bint maximize, bint l2, bint decoupled) noexcept nogil:
     cdef Py_ssize_t i
     cdef flt gi, mi, vi, d, pi
-    if not maximize and not l2 and vmax == NULL and -0.5 < w1 < 0.5:
-        # the common cases (Adam, AdamW) as branch-free loops (vectorised:
-        # this module is compiled with -fno-math-errno so that sqrt needs no
-        # libm call); the same operations as the general loop below
+    cdef bint near = -0.5 < w1 < 0.5
+    cdef flt w1c = <flt>1 - w1
+    if not maximize and not l2 and vmax == NULL:
+        # the common cases (Adam, AdamW; beta1 either side of 0.5, as DCGAN's
+        # 0.5) as branch-free loops (vectorised: this module is compiled with
+        # -fno-math-errno so that sqrt needs no libm call); the same
+        # operations as the general loop below (_lerp's two forms)
         for i in range(i0, i1):
             pi = p[i]
             if decoupled:          # loop-invariant: unswitched by the compiler
                 pi = pi * decay
             gi = g[i]
-            mi = m[i] + w1 * (gi - m[i])
+            if near:               # (loop-invariant too)
+                mi = m[i] + w1 * (gi - m[i])
+            else:
+                mi = gi - (gi - m[i]) * w1c
             m[i] = mi
             vi = v[i] * beta2
             vi = vi + w2 * gi * gi
