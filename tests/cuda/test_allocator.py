@@ -780,6 +780,29 @@ def test_block_handles_are_read_only():
     a.free(b)
 
 
+def test_device_memory_dying_inside_malloc_is_freed_after_it():
+    """The storage owner (DeviceMemory) hands its block back from its C
+    destructor; when that runs inside malloc (here from raw_alloc), the
+    free is deferred like any nested one."""
+    from ptcore.cuda._device_storage import DeviceMemory
+    be, a = make()
+    holder = [DeviceMemory(a, a.malloc(100))]
+    victim = holder[0].block
+
+    def hook(n):
+        holder.clear()              # the owner dies here: a nested free
+    be.on_raw_alloc = hook
+    big = a.malloc(3 * MiB)
+    be.on_raw_alloc = None
+    assert not victim.allocated
+    assert a.memory_allocated() == 3 * MiB
+    a.check_invariants()
+    owner = DeviceMemory(a, big)
+    del owner
+    assert a.memory_allocated() == 0
+    a.check_invariants()
+
+
 def test_threads_wait_while_a_backend_call_releases_the_gil():
     """A backend call may release the GIL (the driver, or here a sleep):
     other threads then wait for the allocator instead of seeing it busy."""
