@@ -7,7 +7,7 @@ current device and the current stream of each device are per thread, as in
 PyTorch.
 """
 from ptcore import _tensor as _C
-# The caching allocator's bookkeeping is pure Python and needs no driver:
+# The caching allocator's bookkeeping needs no driver:
 # before a device backend is attached these report what torch reports before
 # CUDA is initialised (empty stats, zero bytes); the mutating ones raise.
 from ptcore.cuda._allocator import (  # noqa: F401

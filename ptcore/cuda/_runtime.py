@@ -18,7 +18,17 @@ __all__ = ["probe", "lazy_init", "get", "is_initialized", "current_device", "set
 
 _lock = threading.RLock()
 _state = {"reason": None, "driver": None, "initialized": False}
-_tls = threading.local()       # .device: int; .streams: {device: stream handle}
+
+
+class _ThreadState(threading.local):
+    """This thread's current device and current stream per device.  The
+    class attributes are the defaults, so reading them never goes through
+    a missing attribute (an AttributeError raised and caught: 0.3 us)."""
+    device = None          # int; None: device 0
+    streams = None         # {device: stream handle}; None: the default streams
+
+
+_tls = _ThreadState()
 
 
 def probe():
@@ -84,7 +94,7 @@ def device_count():
 
 
 def current_device():
-    d = getattr(_tls, "device", None)
+    d = _tls.device
     return 0 if d is None else d
 
 
@@ -121,14 +131,14 @@ def device_index(device, what="CUDA"):
 
 
 def current_stream_handle(device):
-    s = getattr(_tls, "streams", None)
+    s = _tls.streams
     if s is None:
         return 0
     return s.get(device, 0)
 
 
 def set_current_stream_handle(device, handle):
-    s = getattr(_tls, "streams", None)
+    s = _tls.streams
     if s is None:
         s = _tls.streams = {}
     s[device] = handle
@@ -193,9 +203,7 @@ def reset():
         _allocator._set_allocator_factory(None, None)
         _state.update(reason=None, driver=None, initialized=False)
         _driver._driver = None
-        for k in ("device", "streams"):
-            if hasattr(_tls, k):
-                delattr(_tls, k)
+        _tls.device = _tls.streams = None
         from ptcore.cuda import streams as _streams
         _streams._reset()
         from ptcore.cuda import _tensors

@@ -16,7 +16,8 @@ kernels replace it.
 """
 from ptcore import _tensor as _C
 from ptcore.cuda import _runtime
-from ptcore.cuda._allocator import _allocators
+from ptcore.cuda._device_storage import cuda_device as _cuda_device
+from ptcore.cuda._device_storage import empty, index_of as _index_of, new_storage as _new_storage
 
 __all__ = ["DEVICE_OPS", "install", "empty", "empty_strided", "copy_", "to_device", "pin_memory",
            "is_pinned", "record_stream", "device_block"]
@@ -29,27 +30,8 @@ def _reset():
 
 
 # ---------------------------------------------------------------------------
-# memory owners
-
-class _DeviceMemory:
-    """Owner of a storage's allocator block: the block goes back to the
-    caching allocator (on its stream, with any ``record_stream`` uses) when
-    the storage dies."""
-    __slots__ = ("alloc", "block", "__weakref__")
-
-    def __init__(self, alloc, block):
-        self.alloc = alloc
-        self.block = block
-
-    def __del__(self):
-        b = self.block
-        if b is not None:
-            self.block = None
-            try:
-                self.alloc.free(b)
-            except Exception:
-                pass
-
+# owner of pinned host memory (a device block's owner is
+# _device_storage.DeviceMemory)
 
 class _PinnedMemory:
     """Owner of page-locked host memory from the driver."""
@@ -67,35 +49,6 @@ class _PinnedMemory:
                 self.drv.host_free_pinned(p)
             except Exception:
                 pass
-
-
-_device_objects = {}
-
-
-def _cuda_device(idx):
-    d = _device_objects.get(idx)
-    if d is None:
-        d = _device_objects[idx] = _C.device("cuda", idx)
-    return d
-
-
-def _index_of(dev):
-    """Ordinal of a cuda ``ptcore.device`` (None index: the current device)."""
-    idx = _runtime.current_device() if dev.index is None else dev.index
-    drv = _runtime._state["driver"]
-    if drv is not None and type(idx) is int and 0 <= idx < drv.device_count():
-        return idx
-    _runtime.check_index(idx, f"tensor on {dev}")
-    return idx
-
-
-def _new_storage(idx, nbytes):
-    drv = _runtime._state["driver"] or _runtime.lazy_init(f"allocating on cuda:{idx}")
-    alloc = _allocators.get(idx) or _runtime.allocator(idx)
-    drv.set_current(idx)
-    block = alloc.malloc(nbytes, _runtime.current_stream_handle(idx))
-    owner = _DeviceMemory(alloc, block)
-    return _C._storage_from_pointer(block.ptr, nbytes, owner, _cuda_device(idx))
 
 
 def _contig_strides(shape):
@@ -129,14 +82,6 @@ def _check_shape(shape, fname):
         if s < 0:
             raise RuntimeError(f"{fname}: Trying to create tensor with negative dimension {s}: {shape}")
     return shape
-
-
-def empty(shape, dt, dev):
-    """Uninitialised contiguous tensor on cuda device ``dev``."""
-    shape = _check_shape(shape, "empty")
-    idx = _index_of(dev)
-    st = _new_storage(idx, _numel(shape) * dt.itemsize)
-    return _C._tensor_from_storage(st, dt, shape, _contig_strides(shape), 0)
 
 
 def empty_strided(shape, strides, dt, dev):

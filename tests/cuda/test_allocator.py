@@ -552,30 +552,39 @@ def test_reentrant_free_during_malloc_is_deferred():
     a.check_invariants()
 
 
-def test_threads():
-    be, a = make(total=512 * MiB)
+def _run_in_threads(work, n):
+    """work(0) ... work(n - 1) on n threads at once; re-raises the first error."""
     errors = []
 
-    def work(seed):
-        rng = random.Random(seed)
-        live = []
+    def run(i):
         try:
-            for _ in range(300):
-                if live and rng.random() < 0.5:
-                    a.free(live.pop(rng.randrange(len(live))))
-                else:
-                    live.append(a.malloc(rng.choice([100, 5000, 300 * KiB, 3 * MiB]),
-                                         stream=seed % 2))
-            for b in live:
-                a.free(b)
-        except Exception as e:          # pragma: no cover - reported below
+            work(i)
+        except Exception as e:          # pragma: no cover - re-raised below
             errors.append(e)
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    assert errors == []
+    if errors:
+        raise errors[0]
+
+
+def test_threads():
+    be, a = make(total=512 * MiB)
+
+    def work(seed):
+        rng = random.Random(seed)
+        live = []
+        for _ in range(300):
+            if live and rng.random() < 0.5:
+                a.free(live.pop(rng.randrange(len(live))))
+            else:
+                live.append(a.malloc(rng.choice([100, 5000, 300 * KiB, 3 * MiB]),
+                                     stream=seed % 2))
+        for b in live:
+            a.free(b)
+    _run_in_threads(work, 4)
     a.check_invariants()
     assert a.memory_allocated() == 0
     a.empty_cache()
@@ -706,3 +715,106 @@ def test_module_functions(registry):
     assert "device ID 1" in A.memory_summary(1, abbreviated=True)
     with pytest.raises(ValueError, match="Expected a cuda device"):
         A.memory_allocated("cpu")
+
+
+# -- the C hot path ----------------------------------------------------------------
+
+def test_many_small_allocs_and_frees_keep_stats_consistent():
+    """Interleaved small mallocs/frees on two streams: every counter adds up
+    and everything merges back into whole segments."""
+    rng = random.Random(7)
+    be, a = make()
+    live = []
+    n_malloc = n_free = nbytes = 0
+    for _ in range(20000):
+        if live and rng.random() < 0.5:
+            b = live.pop(rng.randrange(len(live)))
+            a.free(b)
+            n_free += 1
+        else:
+            b = a.malloc(rng.choice([1, 100, 512, 513, 4000, 64 * KiB]), stream=rng.randrange(2))
+            live.append(b)
+            n_malloc += 1
+            nbytes += b.size
+    a.check_invariants()
+    assert stat(a, "allocation.all.allocated") == n_malloc
+    assert stat(a, "allocation.all.freed") == n_free
+    assert stat(a, "allocated_bytes.all.allocated") == nbytes
+    assert a.memory_allocated() == sum(b.size for b in live)
+    for b in live:
+        a.free(b)
+    a.check_invariants()
+    st = a.memory_stats()
+    assert st["allocated_bytes.all.freed"] == nbytes
+    assert st["active.all.current"] == st["inactive_split.all.current"] == 0
+    assert all(len(s["blocks"]) == 1 for s in a.snapshot())
+    assert st["segment.all.current"] == be.n_alloc
+    a.empty_cache()
+    assert be.live == {}
+
+
+@pytest.mark.parametrize("size", [1, 4000, MiB, 3 * MiB, 12 * MiB])
+def test_freed_block_is_reused_by_the_next_same_size_malloc(size):
+    be, a = make()
+    b = a.malloc(size)
+    p = b.ptr
+    a.free(b)
+    for _ in range(100):
+        c = a.malloc(size)
+        assert c.ptr == p and c is not b
+        a.free(c)
+    assert be.n_alloc == 1
+    assert stat(a, "num_device_alloc") == 1
+    a.check_invariants()
+
+
+def test_block_handles_are_read_only():
+    be, a = make()
+    b = a.malloc(100)
+    with pytest.raises(AttributeError):
+        b.ptr = 0
+    with pytest.raises(AttributeError):
+        b.allocated = False
+    with pytest.raises(TypeError):
+        a.free(None)
+    a.free(b)
+
+
+def test_device_memory_dying_inside_malloc_is_freed_after_it():
+    """The storage owner (DeviceMemory) hands its block back from its C
+    destructor; when that runs inside malloc (here from raw_alloc), the
+    free is deferred like any nested one."""
+    from ptcore.cuda._device_storage import DeviceMemory
+    be, a = make()
+    holder = [DeviceMemory(a, a.malloc(100))]
+    victim = holder[0].block
+
+    def hook(n):
+        holder.clear()              # the owner dies here: a nested free
+    be.on_raw_alloc = hook
+    big = a.malloc(3 * MiB)
+    be.on_raw_alloc = None
+    assert not victim.allocated
+    assert a.memory_allocated() == 3 * MiB
+    a.check_invariants()
+    owner = DeviceMemory(a, big)
+    del owner
+    assert a.memory_allocated() == 0
+    a.check_invariants()
+
+
+def test_threads_wait_while_a_backend_call_releases_the_gil():
+    """A backend call may release the GIL (the driver, or here a sleep):
+    other threads then wait for the allocator instead of seeing it busy."""
+    import time
+    be, a = make(total=1024 * MiB)
+    be.on_raw_alloc = lambda n: time.sleep(0.002)
+
+    def work(seed):
+        blocks = [a.malloc(12 * MiB + seed * KiB) for _ in range(3)]
+        blocks += [a.malloc(100) for _ in range(50)]
+        for b in blocks:
+            a.free(b)
+    _run_in_threads(work, 4)
+    a.check_invariants()
+    assert a.memory_allocated() == 0

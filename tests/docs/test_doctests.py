@@ -28,6 +28,7 @@ MODULES = [
     "ptcore.fft._stft",
     "ptcore.utils.data._utils.collate",
     "ptcore.cuda._allocator",
+    "ptcore.cuda._memory_format",
     "ptcore.profiler.profiler",
     "ptcore.nn.modules.conv",
     "ptcore.nn.functional._pool",

@@ -1,0 +1,157 @@
+"""Storages in caching-allocator blocks: the owner that hands a block back
+when its storage dies, and the contiguous ``empty`` of a CUDA tensor with
+its shape checked, strides computed and storage made in C.
+
+``ptcore/cuda/_tensors.py`` builds every other device tensor on these.
+"""
+cimport cython
+from libc.stdint cimport uintptr_t
+
+from ptcore._ops._types cimport PT_MAX_DIMS
+from ptcore._tensor cimport Storage, _TensorBase, _make_tensor, device, dtype
+from ptcore.cuda._caching_allocator cimport Block, CachingAllocator
+
+from ptcore import _tensor as _C
+from ptcore.cuda import _runtime
+from ptcore.cuda._allocator import _allocators
+
+__all__ = ["DeviceMemory", "cuda_device", "index_of", "new_storage", "empty"]
+
+cdef extern from *:
+    """
+    static inline int ptc_dev_mul_ovf(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
+        return __builtin_mul_overflow(a, b, r);
+    }
+    """
+    bint ptc_dev_mul_ovf(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) noexcept nogil
+
+cdef object _storage_from_pointer = _C._storage_from_pointer
+cdef dict _runtime_state = _runtime._state      # updated in place, never rebound
+cdef dict _devices = {}                         # ordinal -> ptcore.device("cuda", ordinal)
+
+
+@cython.final
+@cython.no_gc_clear
+@cython.freelist(64)
+cdef class DeviceMemory:
+    """Owner of a storage's allocator block: the block goes back to the
+    caching allocator (on its stream, with any ``record_stream`` uses) when
+    the storage dies.
+
+    Parameters
+    ----------
+    alloc : CachingAllocator
+    block : Block
+        A live block of ``alloc``.
+    """
+    cdef readonly CachingAllocator alloc
+    cdef readonly Block block
+    cdef object __weakref__
+
+    def __init__(self, CachingAllocator alloc not None, Block block not None):
+        self.alloc = alloc
+        self.block = block
+
+    def __dealloc__(self):
+        cdef Block b = self.block
+        if b is not None:
+            self.block = None
+            try:
+                self.alloc._free(b)
+            except Exception:
+                pass
+
+
+cpdef device cuda_device(Py_ssize_t idx):
+    """The ``ptcore.device('cuda', idx)`` storages of device ``idx`` carry."""
+    d = _devices.get(idx)
+    if d is None:
+        d = _devices[idx] = device("cuda", idx)
+    return <device>d
+
+
+cpdef Py_ssize_t index_of(device dev) except -1:
+    """Ordinal of a cuda ``ptcore.device`` (None index: the current device),
+    checked against the devices the driver has."""
+    cdef Py_ssize_t idx = dev._idx if dev._idx >= 0 else _runtime.current_device()
+    if idx in _allocators:                      # only valid ordinals have one
+        return idx
+    drv = _runtime_state["driver"]
+    if drv is not None and 0 <= idx < drv.device_count():
+        return idx
+    _runtime.check_index(idx, f"tensor on {dev}")
+    return idx
+
+
+cdef CachingAllocator _allocator_of(Py_ssize_t idx):
+    a = _allocators.get(idx)
+    if a is None:
+        a = _runtime.allocator(idx)
+    return <CachingAllocator?>a
+
+
+cpdef Storage new_storage(Py_ssize_t idx, Py_ssize_t nbytes):
+    """``nbytes`` of device ``idx`` (a valid ordinal) from its caching
+    allocator, on the current stream, as a Storage owning the block."""
+    cdef CachingAllocator alloc = _allocator_of(idx)
+    drv = _runtime_state["driver"]
+    if drv is None:
+        drv = _runtime.lazy_init(f"allocating on cuda:{idx}")
+    drv.set_current(idx)
+    cdef Block block = alloc._malloc(nbytes, _runtime.current_stream_handle(idx))
+    cdef DeviceMemory owner = DeviceMemory.__new__(DeviceMemory)
+    owner.alloc = alloc
+    owner.block = block
+    return <Storage?>_storage_from_pointer(<uintptr_t>block.ptr, nbytes, owner, cuda_device(idx))
+
+
+cdef str _shape_str(shape):
+    return str([int(s) for s in shape])
+
+
+def empty(shape, dtype dt not None, device dev not None):
+    """Uninitialised contiguous tensor of ``shape`` (a sequence of ints) and
+    dtype ``dt`` on cuda device ``dev`` (``DEVICE_OPS.empty``).
+
+    Raises
+    ------
+    RuntimeError
+        For a negative dimension, more than ``PT_MAX_DIMS`` dimensions, or a
+        byte count that does not fit in int64; OutOfMemoryError when the
+        allocator cannot serve it.
+    """
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef Py_ssize_t st[PT_MAX_DIMS]
+    cdef Py_ssize_t nd = len(shape)
+    cdef Py_ssize_t i, acc, nbytes = dt.itemsize
+    if nd > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+    for i in range(nd):
+        s = shape[i]
+        if type(s) is not int:
+            s = int(s)
+        try:
+            sh[i] = s
+        except OverflowError:
+            if s < 0:
+                raise RuntimeError(f"empty: Trying to create tensor with negative dimension {s}: "
+                                   f"{_shape_str(shape)}") from None
+            raise RuntimeError(f"empty: Storage size calculation overflowed with "
+                               f"sizes={_shape_str(shape)}") from None
+    for i in range(nd):
+        if sh[i] < 0:
+            raise RuntimeError(f"empty: Trying to create tensor with negative dimension {sh[i]}: "
+                               f"{_shape_str(shape)}")
+    for i in range(nd):
+        if ptc_dev_mul_ovf(nbytes, sh[i], &nbytes):
+            raise RuntimeError(f"empty: Storage size calculation overflowed with "
+                               f"sizes={_shape_str(shape)}")
+    # contiguous strides as the CPU core computes them (sizes 0 and 1 count
+    # as 1; with a 0 size the product may wrap, as it does there)
+    acc = 1
+    for i in range(nd - 1, -1, -1):
+        st[i] = acc
+        if sh[i] > 1:
+            acc = <Py_ssize_t>(<size_t>acc * <size_t>sh[i])
+    cdef Storage storage = new_storage(index_of(dev), nbytes)
+    return _make_tensor(storage, dt, <int>nd, sh, st, 0)
