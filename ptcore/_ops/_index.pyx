@@ -1112,3 +1112,57 @@ def mod_index(_TensorBase index not None, Py_ssize_t size):
             if v < 0:
                 v += m
             p[i] = v
+
+
+# ---------------------------------------------------------------------------
+# index_add along dim 0 of contiguous float rows (embedding backward)
+# ---------------------------------------------------------------------------
+
+ctypedef fused _rowf_t:
+    float
+    double
+
+
+cdef void _add_rows(_rowf_t* dst, const _rowf_t* src, const int64_t* idx, Py_ssize_t n,
+                    Py_ssize_t row) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef _rowf_t* d
+    cdef const _rowf_t* s
+    for i in range(n):
+        d = dst + idx[i] * row
+        s = src + i * row
+        for j in range(row):
+            d[j] = d[j] + s[j]
+
+
+def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
+    """``dst[idx[i]] += src[i]`` along dim 0: contiguous float32/float64
+    ``dst`` and ``src`` (same dtype and trailing sizes), contiguous int64
+    ``idx`` already checked in range by the caller.  The rows are added in
+    ``i`` order, as the general indexed kernel adds them (the same bits).
+    False, nothing written, when it does not apply."""
+    cdef int num = dst._dtype.num
+    cdef Py_ssize_t n, row, k
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or src._dtype.num != num \
+            or idx._dtype.num != PT_INT64 or dst._ndim < 1 or src._ndim != dst._ndim \
+            or idx._ndim != 1 or not dst._is_contig() or not src._is_contig() \
+            or not idx._is_contig() or dst._storage.device._type_code != 0 \
+            or src._storage.device._type_code != 0:
+        return False
+    n = idx._shape[0]
+    if src._shape[0] != n:
+        return False
+    row = 1
+    for k in range(1, dst._ndim):
+        if src._shape[k] != dst._shape[k]:
+            return False
+        row *= dst._shape[k]
+    cdef char* pd = dst._ptr()
+    cdef char* ps = src._ptr()
+    cdef const int64_t* pi = <const int64_t*>idx._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            _add_rows(<float*>pd, <const float*>ps, pi, n, row)
+        else:
+            _add_rows(<double*>pd, <const double*>ps, pi, n, row)
+    return True

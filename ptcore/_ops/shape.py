@@ -238,6 +238,8 @@ def _index_put_dim_cpu(self, dim, index, source, reduce):
     istr = _dim_vector_strides(index, len(shape), dim)
     if reduce is None:
         _along_dim(_MODE_SCATTER, 0, source, dstr, self, dim, index, istr, shape)
+    elif reduce == "add" and dim == 0 and _K.index_add_rows(self, index, source):
+        pass        # contiguous float rows (embedding backward): one row add each
     else:
         _along_dim(_MODE_REDUCE, _K.REDUCTIONS[reduce], source, dstr, self, dim, index, istr,
                    shape)
