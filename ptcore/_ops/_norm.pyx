@@ -23,25 +23,73 @@ ctypedef fused flt:
     double
 
 
+cdef inline double _lanes8(const double* a) noexcept nogil:
+    return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+
+
+# The channel sums run in eight double lanes (element l of each row in lane
+# l % 8, the rows continuing the same lanes, the lanes combined as
+# _lanes8): eight independent addition chains the compiler vectorises,
+# where one chain per channel waited ~4 cycles per element (DCGAN's batch
+# norm backward at 1.5-2x PyTorch's time).  The order depends only on the
+# shape, so the result still does not depend on the thread count.
+
+cdef inline void _acc_sum(const flt* x, Py_ssize_t L, double* a) noexcept nogil:
+    cdef Py_ssize_t l = 0, k
+    while l + 8 <= L:
+        for k in range(8):
+            a[k] = a[k] + x[l + k]
+        l += 8
+    for k in range(L - l):
+        a[k] = a[k] + x[l + k]
+
+
+cdef inline void _acc_ssd(const flt* x, Py_ssize_t L, double m, double* a) noexcept nogil:
+    cdef Py_ssize_t l = 0, k
+    cdef double d
+    while l + 8 <= L:
+        for k in range(8):
+            d = x[l + k] - m
+            a[k] = a[k] + d * d
+        l += 8
+    for k in range(L - l):
+        d = x[l + k] - m
+        a[k] = a[k] + d * d
+
+
+cdef inline void _acc_g(const flt* g, const flt* x, Py_ssize_t L, flt m, double* a,
+                        double* b) noexcept nogil:
+    # a += g, b += g * (x - m) (the product in flt, as the one-lane loop had it)
+    cdef Py_ssize_t l = 0, k
+    while l + 8 <= L:
+        for k in range(8):
+            a[k] = a[k] + g[l + k]
+            b[k] = b[k] + g[l + k] * (x[l + k] - m)
+        l += 8
+    for k in range(L - l):
+        a[k] = a[k] + g[l + k]
+        b[k] = b[k] + g[l + k] * (x[l + k] - m)
+
+
 cdef void _fwd_channel(const flt* x, const flt* w, const flt* b, flt* y, flt* mean_o,
                        flt* invstd_o, flt* var_o, Py_ssize_t N, Py_ssize_t C, Py_ssize_t L,
                        Py_ssize_t c, double eps) noexcept nogil:
-    cdef Py_ssize_t n, l
+    cdef Py_ssize_t n, l, k
     cdef const flt* xp
     cdef flt* yp
-    cdef double s = 0, d, v = 0, m, inv
+    cdef double a[8]
+    cdef double m, v, inv
     cdef flt mf, scale, shift
+    for k in range(8):
+        a[k] = 0
     for n in range(N):
-        xp = x + (n * C + c) * L
-        for l in range(L):
-            s += xp[l]
-    m = s / (N * L)
+        _acc_sum(x + (n * C + c) * L, L, a)
+    m = _lanes8(a) / (N * L)
+    for k in range(8):
+        a[k] = 0
     for n in range(N):
-        xp = x + (n * C + c) * L
-        for l in range(L):
-            d = xp[l] - m
-            v += d * d
-    v = v / (N * L)
+        _acc_ssd(x + (n * C + c) * L, L, m, a)
+    v = _lanes8(a) / (N * L)
     inv = 1.0 / sqrt(v + eps)
     mean_o[c] = <flt>m
     var_o[c] = <flt>v
@@ -59,18 +107,21 @@ cdef void _fwd_channel(const flt* x, const flt* w, const flt* b, flt* y, flt* me
 cdef void _bwd_channel(const flt* g, const flt* x, const flt* w, const flt* mean,
                        const flt* invstd, flt* gx, flt* gw, flt* gb, Py_ssize_t N,
                        Py_ssize_t C, Py_ssize_t L, Py_ssize_t c) noexcept nogil:
-    cdef Py_ssize_t n, l
+    cdef Py_ssize_t n, l, k
     cdef const flt* xp
     cdef const flt* gp
     cdef flt* gxp
-    cdef double sg = 0, sgx = 0
+    cdef double a[8]
+    cdef double bb[8]
+    cdef double sg, sgx
     cdef flt m = mean[c], inv = invstd[c], k1, k2, k3
+    for k in range(8):
+        a[k] = 0
+        bb[k] = 0
     for n in range(N):
-        xp = x + (n * C + c) * L
-        gp = g + (n * C + c) * L
-        for l in range(L):
-            sg += gp[l]
-            sgx += gp[l] * (xp[l] - m)
+        _acc_g(g + (n * C + c) * L, x + (n * C + c) * L, L, m, a, bb)
+    sg = _lanes8(a)
+    sgx = _lanes8(bb)
     # sgx is sum(g * (x - mean)); sum(g * xhat) = sgx * invstd
     if gw != NULL:
         gw[c] = <flt>(sgx * inv)
