@@ -630,6 +630,11 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
         gxr = gx + r * n
         m_ = mean[r]
         r_ = rstd[r]
+        # assigned here, sa and sc are private to each thread (only written
+        # through their addresses they were shared: rows of one thread then
+        # read another's sums -- wrong gradients at 2+ threads)
+        sa = 0
+        sc = 0
         _ln_bwd_sums(gr, xr, w, m_, r_, n, &sa, &sc)
         a_ = <real>(sa / n)
         c_ = <real>(sc / n)

@@ -60,3 +60,26 @@ def test_values_against_float64(shape):
                g.astype(np.float64), n)
     for a, c in zip(got, ref):
         np.testing.assert_allclose(a, c, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(c).max()))
+
+
+def test_row_loops_threads_give_one_thread_bits():
+    # the row loops' backward sums were shared between threads (written only
+    # through their addresses inside the parallel loop): rows read another
+    # thread's sums now and then; repeated to catch the interleaving
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((1000, 300)) * 3 + 1).astype(np.float32)
+    b = rng.standard_normal(300).astype(np.float32)
+    g = rng.standard_normal((1000, 300)).astype(np.float32)
+    old_t = ptcore.get_num_threads()
+    old = K._set_ln_rows512(False)
+    try:
+        ptcore.set_num_threads(1)
+        ref = _run(x, None, b, g, 300)
+        ptcore.set_num_threads(2)
+        for _ in range(30):
+            got = _run(x, None, b, g, 300)
+            for a, c in zip(got, ref):
+                assert np.array_equal(a, c)
+    finally:
+        K._set_ln_rows512(old)
+        ptcore.set_num_threads(old_t)
