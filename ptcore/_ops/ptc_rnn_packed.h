@@ -87,11 +87,16 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_sigmoid(ptc_v8sf x)
 
 #define PTC_LSTM_ROW_INIT(r)                                                        \
     ptc_v8sf c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0}, c##r##3 = {0};             \
-    if (Rn > r) {                                                                   \
+    if (Rn > r && k0 == 0) {                                                        \
         c##r##0 = ptc_rv_load(gi + r * G, n) + bias[0];                             \
         c##r##1 = ptc_rv_load(gi + r * G + H, n) + bias[1];                         \
         c##r##2 = ptc_rv_load(gi + r * G + 2 * H, n) + bias[2];                     \
-        c##r##3 = ptc_rv_load(gi + r * G + 3 * H, n) + bias[3]; }
+        c##r##3 = ptc_rv_load(gi + r * G + 3 * H, n) + bias[3];                     \
+    } else if (Rn > r) {        /* a later k chunk: the partial sums kept in gates */ \
+        c##r##0 = ptc_rv_load(gates + r * G, n);                                    \
+        c##r##1 = ptc_rv_load(gates + r * G + H, n);                                \
+        c##r##2 = ptc_rv_load(gates + r * G + 2 * H, n);                            \
+        c##r##3 = ptc_rv_load(gates + r * G + 3 * H, n); }
 #define PTC_LSTM_ROW_FMA(r)                                                         \
     if (Rn > r) {                                                                   \
         ptc_v8sf a = PTC_RV_BCAST(hp + r * H + k);                                  \
@@ -100,8 +105,14 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_sigmoid(ptc_v8sf x)
         c##r##2 = PTC_RV_FMA(a, w2, c##r##2);                                       \
         c##r##3 = PTC_RV_FMA(a, w3, c##r##3); }
 #define PTC_LSTM_ROW_OUT(r)                                                         \
-    if (Rn > r) ptc_lstm_gates(H, n, c##r##0, c##r##1, c##r##2, c##r##3, cp + r * H, \
-                              gates + r * G, c + r * H, h + r * H);
+    if (Rn > r && k1 == H)                                                          \
+        ptc_lstm_gates(H, n, c##r##0, c##r##1, c##r##2, c##r##3, cp + r * H,        \
+                       gates + r * G, c + r * H, h + r * H);                        \
+    else if (Rn > r) {                                                              \
+        ptc_rv_store(gates + r * G, c##r##0, n);                                    \
+        ptc_rv_store(gates + r * G + H, c##r##1, n);                                \
+        ptc_rv_store(gates + r * G + 2 * H, c##r##2, n);                            \
+        ptc_rv_store(gates + r * G + 3 * H, c##r##3, n); }
 
 /* the gate math of one batch row and 8 hidden units from the pre-activations */
 __attribute__((target("avx2,fma"), always_inline)) static inline void ptc_lstm_gates(
@@ -129,13 +140,13 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ptc_lstm_g
 __attribute__((target("avx2,fma"), always_inline)) static inline void              \
 ptc_lstm_tile##R(ptrdiff_t H, int n, const float* Pq, const float* hp,              \
                  const float* gi, const ptc_v8sf* bias, const float* cp,            \
-                 float* gates, float* c, float* h) {                                \
+                 float* gates, float* c, float* h, ptrdiff_t k0, ptrdiff_t k1) {    \
     const int Rn = R;                                                               \
     ptrdiff_t G = 4 * H, k;                                                         \
     PTC_LSTM_ROW_INIT(0)                                                            \
     PTC_LSTM_ROW_INIT(1)                                                            \
     PTC_LSTM_ROW_INIT(2)                                                            \
-    for (k = 0; k < H; k++) {                                                       \
+    for (k = k0; k < k1; k++) {                                                     \
         ptc_v8sf w0, w1, w2, w3;                                                    \
         memcpy(&w0, Pq + k * 32, 32);                                               \
         memcpy(&w1, Pq + k * 32 + 8, 32);                                           \
@@ -156,7 +167,13 @@ PTC_LSTM_TILE(1)
 /* One LSTM time step for the hidden units of blocks [q0, q1) (8 units each)
    and every batch row: P from ptc_rnn_pack_fwd_f32 (NG 4); hp, cp (B, H) the
    previous state; gi (B, 4H) the input projection; bhh (4H) or NULL; writes
-   gates (B, 4H), c and h (B, H). */
+   gates (B, 4H), c and h (B, H).  The sum over k runs in chunks of
+   PTC_LSTM_KC for every batch row before the next chunk (a block's weight
+   chunk, 16 KiB, stays in L1 while the row tiles pass; whole, at H = 256 it
+   did not, and every row tile re-read it from L2): each chunk continues the
+   FMA chains from the partial sums it left in ``gates``, so the chunking
+   changes no bit. */
+#define PTC_LSTM_KC 128
 __attribute__((target("avx2,fma"))) static void ptc_lstm_step_f32(
     ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H, const float* P,
     const float* hp, const float* gi, const float* bhh, const float* cp,
@@ -170,15 +187,19 @@ __attribute__((target("avx2,fma"))) static void ptc_lstm_step_f32(
         ptc_v8sf bias[4];
         for (int g = 0; g < 4; g++)
             bias[g] = bhh ? ptc_rv_load(bhh + g * H + j0, n) : (ptc_v8sf){0};
-        for (b = 0; b + 3 <= B; b += 3)
-            ptc_lstm_tile3(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
-                           gates + b * G + j0, c + b * H + j0, h + b * H + j0);
-        if (B - b == 2)
-            ptc_lstm_tile2(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
-                           gates + b * G + j0, c + b * H + j0, h + b * H + j0);
-        else if (B - b == 1)
-            ptc_lstm_tile1(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
-                           gates + b * G + j0, c + b * H + j0, h + b * H + j0);
+        ptrdiff_t k0, k1;
+        for (k0 = 0; k0 < H; k0 = k1) {
+            k1 = H - k0 > PTC_LSTM_KC ? k0 + PTC_LSTM_KC : H;
+            for (b = 0; b + 3 <= B; b += 3)
+                ptc_lstm_tile3(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
+                               gates + b * G + j0, c + b * H + j0, h + b * H + j0, k0, k1);
+            if (B - b == 2)
+                ptc_lstm_tile2(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
+                               gates + b * G + j0, c + b * H + j0, h + b * H + j0, k0, k1);
+            else if (B - b == 1)
+                ptc_lstm_tile1(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
+                               gates + b * G + j0, c + b * H + j0, h + b * H + j0, k0, k1);
+        }
     }
 }
 
