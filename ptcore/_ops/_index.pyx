@@ -686,10 +686,56 @@ ctypedef fused _bits_t:
     uint64_t
 
 
+# masked_fill's row of 4-byte elements on AVX-512BW: 64 mask bytes tested at
+# once, the value written by four masked stores (only the selected lanes are
+# touched); the compiled select loop below ran ~0.35 ns per element.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <stddef.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    __attribute__((target("avx512f,avx512bw,popcnt"))) static ptrdiff_t
+    ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, ptrdiff_t n, uint32_t v) {
+        const __m512i vv = _mm512_set1_epi32((int)v);
+        ptrdiff_t j = 0, c = 0;
+        for (; j + 64 <= n; j += 64) {
+            __m512i mb = _mm512_loadu_si512((const void*)(m + j));
+            __mmask64 k = _mm512_test_epi8_mask(mb, mb);
+            if (!k) continue;
+            c += _mm_popcnt_u64(k);
+            _mm512_mask_storeu_epi32(d + j, (__mmask16)k, vv);
+            _mm512_mask_storeu_epi32(d + j + 16, (__mmask16)(k >> 16), vv);
+            _mm512_mask_storeu_epi32(d + j + 32, (__mmask16)(k >> 32), vv);
+            _mm512_mask_storeu_epi32(d + j + 48, (__mmask16)(k >> 48), vv);
+        }
+        for (; j < n; j++) { if (m[j]) { d[j] = v; c++; } }
+        return c;
+    }
+    static int ptci_fill512(void) {
+        static int ok = -1;
+        if (ok < 0) { __builtin_cpu_init();
+                      ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+        return ok;
+    }
+    #else
+    static ptrdiff_t ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, ptrdiff_t n,
+                                            uint32_t v) { (void)d; (void)m; (void)n; (void)v; return 0; }
+    static int ptci_fill512(void) { return 0; }
+    #endif
+    """
+    Py_ssize_t ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, Py_ssize_t n,
+                                      uint32_t v) nogil
+    int ptci_fill512() nogil
+
+
 cdef inline Py_ssize_t _fill_row(_bits_t* d, const uint8_t* m, Py_ssize_t n,
                                  _bits_t v) noexcept nogil:
     """d[j] = v where m[j], branch-free; returns the number of set m[j]."""
     cdef Py_ssize_t j, c = 0
+    if _bits_t is uint32_t:
+        if ptci_fill512():
+            return ptci_fill_row32_avx512(d, m, n, v)
     for j in range(n):
         d[j] = v if m[j] else d[j]
         c += m[j] != 0
