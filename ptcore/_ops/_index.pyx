@@ -1184,9 +1184,10 @@ cdef void _add_rows(_rowf_t* dst, const _rowf_t* src, const int64_t* idx, Py_ssi
 def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
     """``dst[idx[i]] += src[i]`` along dim 0: contiguous float32/float64
     ``dst`` and ``src`` (same dtype and trailing sizes), contiguous int64
-    ``idx`` already checked in range by the caller.  The rows are added in
-    ``i`` order, as the general indexed kernel adds them (the same bits).
-    False, nothing written, when it does not apply."""
+    ``idx`` (the caller raises for indices out of range; here they only make
+    it decline).  The rows are added in ``i`` order, as the general indexed
+    kernel adds them (the same bits).  False, nothing written, when it does
+    not apply."""
     cdef int num = dst._dtype.num
     cdef Py_ssize_t n, row, k
     if (num != PT_FLOAT32 and num != PT_FLOAT64) or src._dtype.num != num \
@@ -1206,6 +1207,10 @@ def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
     cdef char* pd = dst._ptr()
     cdef char* ps = src._ptr()
     cdef const int64_t* pi = <const int64_t*>idx._ptr()
+    cdef Py_ssize_t rows = dst._shape[0]
+    for k in range(n):
+        if pi[k] < 0 or pi[k] >= rows:
+            return False
     with nogil:
         if num == PT_FLOAT32:
             _add_rows(<float*>pd, <const float*>ps, pi, n, row)

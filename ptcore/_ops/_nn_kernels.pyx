@@ -800,17 +800,36 @@ cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
     return m + log(s)
 
 
+cdef inline Py_ssize_t _ce_bad_target(const int64_t* t, Py_ssize_t N, Py_ssize_t C,
+                                       int64_t ignore) noexcept nogil:
+    """The first row whose target is neither ``ignore`` nor in [0, C), or -1."""
+    cdef Py_ssize_t r
+    cdef int64_t c
+    for r in range(N):
+        c = t[r]
+        if c != ignore and (c < 0 or c >= C):
+            return r
+    return -1
+
+
+cdef bint _ce_operands(_TensorBase x, _TensorBase t) noexcept:
+    """x contiguous float32/float64 (N, C) on the CPU, t contiguous int64 (N)."""
+    cdef int num = x._dtype.num
+    return ((num == PT_FLOAT32 or num == PT_FLOAT64) and x._ndim == 2 and t._ndim == 1
+            and t._dtype.num == PT_INT64 and x._is_contig() and t._is_contig()
+            and x._storage.device._type_code == 0 and t._storage.device._type_code == 0
+            and t._shape[0] == x._shape[0])
+
+
 cdef Py_ssize_t _ce_fwd(const real* x, const int64_t* t, real* lse, double* loss, Py_ssize_t N,
                         Py_ssize_t C, int64_t ignore, int nt) noexcept nogil:
     """lse[r] and loss[r] = lse[r] - x[r, t[r]] (0 for ignored rows); returns
     -1, or the first row whose target is out of range."""
-    cdef Py_ssize_t r, bad = -1
+    cdef Py_ssize_t r, bad = _ce_bad_target(t, N, C, ignore)
     cdef int64_t c
     cdef double v
-    for r in range(N):            # check the targets before reading by them
-        c = t[r]
-        if c != ignore and (c < 0 or c >= C):
-            return r
+    if bad >= 0:                  # the targets are checked before reading by them
+        return bad
     for r in prange(N, num_threads=nt, schedule="static"):
         v = _ce_lse(x + r * C, C)
         lse[r] = <real>v
@@ -862,12 +881,10 @@ def cross_entropy_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, in
     is); ``lse`` the (N) row log-sum-exps for the backward.  None when it does
     not apply or a target is out of range (the caller's composite raises)."""
     cdef int num = x._dtype.num
-    if (num != PT_FLOAT32 and num != PT_FLOAT64) or x._ndim != 2 or t._ndim != 1 \
-            or t._dtype.num != PT_INT64 or not x._is_contig() or not t._is_contig() \
-            or x._storage.device._type_code != 0 or t._storage.device._type_code != 0:
+    if not _ce_operands(x, t):
         return None
     cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r, count = 0
-    if t._shape[0] != N or N == 0 or C == 0 or reduction < 0 or reduction > 2:
+    if N == 0 or C == 0 or reduction < 0 or reduction > 2:
         return None
     cdef _TensorBase lse = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
     cdef double* loss = <double*>calloc(N, sizeof(double))
@@ -912,11 +929,19 @@ def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorB
                            int64_t ignore_index, int reduction, Py_ssize_t count):
     """The gradient of :func:`cross_entropy_forward` for x, from the output
     gradient ``g`` (0-d for reductions 1 and 2; for 0 contiguous float64 (N)).
-    None when it does not apply."""
+    None when it does not apply (operands of other layouts, a target out of
+    range: nothing is read or written by them)."""
+    if not _ce_operands(x, t) or lse._dtype is not x._dtype or lse._ndim != 1 \
+            or not lse._is_contig() or lse._storage.device._type_code != 0 \
+            or lse._shape[0] != x._shape[0] or x._numel == 0 or reduction < 0 or reduction > 2:
+        return None
     cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r
     cdef int num = x._dtype.num
     cdef double scale0 = 0
     cdef double* scale = NULL
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    if _ce_bad_target(pt, N, C, ignore_index) >= 0:
+        return None
     if reduction == 0:
         if g._ndim != 1 or g._shape[0] != N or g._dtype.num != PT_FLOAT64 or not g._is_contig() \
                 or g._storage.device._type_code != 0:
@@ -929,7 +954,6 @@ def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorB
         if reduction == 1:
             scale0 = scale0 / count if count else float("nan")
     cdef _TensorBase gx = _empty_contig(x._dtype, 2, x._shape, x._storage.device, False)
-    cdef const int64_t* pt = <const int64_t*>t._ptr()
     cdef char* px = x._ptr()
     cdef char* pl = lse._ptr()
     cdef char* po = gx._ptr()

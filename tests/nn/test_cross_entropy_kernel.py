@@ -168,3 +168,25 @@ def test_no_grad_and_detached_inputs_record_nothing():
     xr = ptcore.randn(4, 3, requires_grad=True)
     with ptcore.no_grad():
         assert F.cross_entropy(xr, t).grad_fn is None
+
+
+def test_kernels_decline_hostile_operands():
+    # the kernels are reachable from Python: mismatched or out-of-range
+    # operands make them decline (None) without reading or writing by them
+    x = ptcore.randn(4, 5)
+    t = ptcore.tensor([0, 1, 2, 3])
+    out, lse, count = _nn_kernels.cross_entropy_forward(x, t, -100, 1)
+    g = ptcore.tensor(1.0)
+    bw = _nn_kernels.cross_entropy_backward
+    assert bw(g, x, t, lse, -100, 1, count) is not None
+    assert bw(g, x, ptcore.tensor([0, 1, 9, 3]), lse, -100, 1, count) is None     # target 9
+    assert bw(g, x, ptcore.tensor([0, 1, -5, 3]), lse, -100, 1, count) is None
+    assert bw(g, x, t, lse[:2], -100, 1, count) is None                         # short lse
+    assert bw(g, x, t, lse.double(), -100, 1, count) is None
+    assert bw(g, x, t[:3], lse, -100, 1, count) is None
+    assert bw(g, ptcore.tensor(1.0), t, lse, -100, 1, count) is None            # 0-d logits
+    assert bw(g, x.t(), t, lse, -100, 1, count) is None
+    assert bw(ptcore.ones(3, dtype=ptcore.float64), x, t, lse, -100, 0, count) is None
+    assert bw(g, x, t, lse, -100, 7, count) is None
+    assert _nn_kernels.cross_entropy_forward(ptcore.tensor(1.0), t, -100, 1) is None
+    assert _nn_kernels.cross_entropy_forward(x, t[:2], -100, 1) is None

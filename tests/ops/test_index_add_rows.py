@@ -56,3 +56,15 @@ def test_embedding_gradient():
     for k, c in {1: 3, 3: 2, 10: 1}.items():
         want[k] = c
     np.testing.assert_array_equal(w.grad.numpy(), want)
+
+
+def test_out_of_range_indices_decline():
+    # reachable from Python: indices outside dst make the kernel decline
+    # (index_add itself raises before calling it)
+    dst = ptcore.zeros(4, 3)
+    src = ptcore.ones(2, 3)
+    for bad in ([0, 4], [-1, 0], [2, 10**12]):
+        assert not _index.index_add_rows(dst, ptcore.tensor(bad), src)
+    assert (dst.numpy() == 0).all()
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        dst.index_add(0, ptcore.tensor([0, 4]), src)            # torch's error
