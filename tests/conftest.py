@@ -40,3 +40,17 @@ def pytest_collection_modifyitems(config, items):
         reason = known.get(item.nodeid)
         if reason is not None:
             item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
+
+
+@pytest.fixture(autouse=True)
+def _no_dead_tensor_subclasses():
+    """A Tensor subclass defined inside a test that overrides
+    ``__torch_function__`` keeps the dispatch layer on until the cyclic
+    garbage collector frees the class, whenever that happens to run; tests
+    that check the dispatch point is back on its fast path must not depend on
+    that timing.  Collect first when a layer is on (rare, so cheap)."""
+    from ptcore._dispatch import dispatcher
+    if dispatcher.on[0]:
+        import gc
+        gc.collect()
+    yield
