@@ -250,6 +250,9 @@ cdef extern from "ptc_sgemm_small.h":
                          Py_ssize_t sak, const float* B, Py_ssize_t ldb, float* C, Py_ssize_t ldc,
                          int acc) nogil
     int ptc_sgemm_small_ok() nogil
+    int ptc_sgemm_small_set_level(int level) nogil
+    void ptc_sgemm_small_tcopy(Py_ssize_t N, Py_ssize_t K, const float* X, Py_ssize_t ldx,
+                               float* D) nogil
 
 cdef enum:
     SMALL_BMM = 262144      # multiply-adds per product, at most (64**3)
@@ -264,6 +267,13 @@ def _set_small_bmm(bint on):
     old = _small_bmm
     _small_bmm = on
     return old
+
+
+def _set_small_level(int level):
+    """Testing knob: the small-GEMM kernels of at most this instruction-set
+    level (1 AVX2+FMA, 2 AVX-512F; 0 the CPU's best).  Returns the level in
+    force (0 where the CPU has neither)."""
+    return ptc_sgemm_small_set_level(level)
 
 
 cdef inline int _small_mode(_MM* p, Py_ssize_t nbatch, float alpha, float beta) noexcept nogil:
@@ -288,13 +298,16 @@ cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
     if buf == NULL:         # no scratch: BLAS
         _mm_one(p, a, b, c, <float>1, <float>acc)
         return
-    j0 = 0
-    while j0 < p.N:         # 8-column panels: both sides stream through cache lines
-        j1 = j0 + 8 if j0 + 8 <= p.N else p.N
-        for k in range(p.K):
-            for j in range(j0, j1):
-                buf[k * p.N + j] = b[j * p.bcs + k * p.brs]
-        j0 = j1
+    if p.brs == 1:          # B = X^T of rows X along k: 8 x 8 vector transposes
+        ptc_sgemm_small_tcopy(p.N, p.K, b, p.bcs, buf)
+    else:
+        j0 = 0
+        while j0 < p.N:     # 8-column panels: both sides stream through cache lines
+            j1 = j0 + 8 if j0 + 8 <= p.N else p.N
+            for k in range(p.K):
+                for j in range(j0, j1):
+                    buf[k * p.N + j] = b[j * p.bcs + k * p.brs]
+            j0 = j1
     ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, buf, p.N, c, p.crs, acc)
     free(buf)
 

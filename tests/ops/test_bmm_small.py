@@ -118,3 +118,51 @@ def test_small_bmm_special_values():
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(got[np.isfinite(want)], want[np.isfinite(want)])
     assert np.isinf(got[1, 2]).all()
+
+
+def _levels():
+    """The instruction-set levels of the small-GEMM kernels this CPU runs."""
+    best = _blas._set_small_level(0)
+    return list(range(1, best + 1))
+
+
+@pytest.mark.parametrize("B,M,K,N", [(3, 64, 32, 64), (2, 13, 9, 47), (2, 7, 33, 17),
+                                     (2, 17, 8, 31), (2, 6, 16, 16), (2, 9, 40, 80)])
+@pytest.mark.parametrize("lb", ["contig", "t", "slice"])
+def test_small_bmm_levels_same_bits(B, M, K, N, lb):
+    """Every element is one fused multiply-add chain over k in order, whatever
+    the tile: the AVX2 tiles (6 x 16, scalar fmaf for the last N % 16 columns)
+    and the AVX-512 tiles (8 x 32, then masked 16-column tiles) give the same
+    bits; with beta=1 the chains start from C's values."""
+    levels = _levels()
+    if len(levels) < 2:
+        pytest.skip("one small-GEMM instruction-set level on this CPU")
+    rng = np.random.default_rng(M * 100 + K + N)
+    a = _operand(rng, (B, M, K), "t")
+    b = _operand(rng, (B, K, N), lb)
+    c = ptcore.from_numpy(rng.standard_normal((B, M, N)).astype(np.float32))
+    got = {}
+    try:
+        for lv in levels:
+            assert _blas._set_small_level(lv) == lv
+            got[lv] = ((a @ b).numpy(), ptcore.baddbmm(c, a, b).numpy())
+    finally:
+        _blas._set_small_level(0)
+    for lv in levels[1:]:
+        np.testing.assert_array_equal(got[lv][0], got[levels[0]][0])
+        np.testing.assert_array_equal(got[lv][1], got[levels[0]][1])
+    _close(ptcore.from_numpy(got[levels[0]][0]), _ref(a, b))
+    _close(ptcore.from_numpy(got[levels[0]][1]), c.numpy().astype(np.float64) + _ref(a, b))
+
+
+def test_small_bmm_transposed_copy_edges():
+    """B = X^T with X's rows along k (q @ k^T) goes through the 8 x 8 vector
+    transpose; sizes that are not multiples of 8 take its element edges, and
+    the result equals the same product from a contiguous copy of B bit for bit."""
+    rng = np.random.default_rng(5)
+    for M, K, N in [(8, 8, 16), (9, 13, 21), (16, 31, 40), (5, 64, 64)]:
+        x = ptcore.from_numpy(rng.standard_normal((3, N, K)).astype(np.float32))
+        a = ptcore.from_numpy(rng.standard_normal((3, M, K)).astype(np.float32))
+        bt = x.transpose(1, 2)
+        np.testing.assert_array_equal((a @ bt).numpy(), (a @ bt.contiguous()).numpy())
+        _close(a @ bt, _ref(a, bt))
