@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "ptc_math.h"
+#include "ptc_rnn_gates.h"      /* ptc_rnn_gates_max: the vector level knob */
 
 /* ---- packing (plain C: runs anywhere) ----------------------------------- */
 
@@ -105,42 +106,89 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_rv_sigmoid(ptc_v8sf x)
         c##r##2 = PTC_RV_FMA(a, w2, c##r##2);                                       \
         c##r##3 = PTC_RV_FMA(a, w3, c##r##3); }
 #define PTC_LSTM_ROW_OUT(r)                                                         \
-    if (Rn > r && k1 == H)                                                          \
-        ptc_lstm_gates(H, n, c##r##0, c##r##1, c##r##2, c##r##3, cp + r * H,        \
-                       gates + r * G, c + r * H, h + r * H);                        \
-    else if (Rn > r) {                                                              \
+    if (Rn > r) {               /* the sums (partial, or the pre-activations) */    \
         ptc_rv_store(gates + r * G, c##r##0, n);                                    \
         ptc_rv_store(gates + r * G + H, c##r##1, n);                                \
         ptc_rv_store(gates + r * G + 2 * H, c##r##2, n);                            \
         ptc_rv_store(gates + r * G + 3 * H, c##r##3, n); }
 
-/* the gate math of one batch row and 8 hidden units from the pre-activations */
-__attribute__((target("avx2,fma"), always_inline)) static inline void ptc_lstm_gates(
-    ptrdiff_t H, int n, ptc_v8sf pi, ptc_v8sf pf, ptc_v8sf pg, ptc_v8sf po,
-    const float* cp, float* gates, float* c, float* h)
+/* The gate math of one LSTM step after its products, for batch rows [0, B)
+   and hidden units [j0, j1): ``gates`` (B, 4H) holds the pre-activations;
+   writes back i, f, o = sigmoid, g = tanh, and c = f c_prev + i g,
+   h = o tanh(c).  A pass of its own over rows of units, not the epilogue of
+   each register tile: there the five transcendentals of a tile's rows came
+   one long dependency chain after another and ran at about half their
+   throughput (H = 64: 8.5 of an LSTM step's 15.5 us).  16 lanes on AVX-512F,
+   8 on AVX2 and for the last H % 16 units: the same per-lane formulas as the
+   scalar ptc_sigmoid_f32/ptc_tanh_f32 lanes, so the same bits at every width. */
+#define PTC_LSTM_GATES8(j)                                                          \
+    { int n = j1 - (j) < 8 ? (int)(j1 - (j)) : 8;                                   \
+      ptc_v8sf ig = ptc_rv_sigmoid(ptc_rv_load(g + (j), n));                        \
+      ptc_v8sf fg = ptc_rv_sigmoid(ptc_rv_load(g + H + (j), n));                    \
+      ptc_v8sf gg = ptc_tanhf8(ptc_rv_load(g + 2 * H + (j), n));                    \
+      ptc_v8sf og = ptc_rv_sigmoid(ptc_rv_load(g + 3 * H + (j), n));                \
+      ptc_v8sf cn = fg * ptc_rv_load(cp + b * H + (j), n) + ig * gg;                \
+      ptc_v8sf hn = og * ptc_tanhf8(cn);                                            \
+      ptc_rv_store(g + (j), ig, n); ptc_rv_store(g + H + (j), fg, n);               \
+      ptc_rv_store(g + 2 * H + (j), gg, n); ptc_rv_store(g + 3 * H + (j), og, n);   \
+      ptc_rv_store(c + b * H + (j), cn, n); ptc_rv_store(h + b * H + (j), hn, n); }
+
+__attribute__((target("avx2,fma"))) static void ptc_lstm_fwd_gates_avx2(
+    ptrdiff_t B, ptrdiff_t H, ptrdiff_t j0, ptrdiff_t j1, float* gates, const float* cp,
+    float* c, float* h)
 {
-    ptc_v8sf ig = ptc_rv_sigmoid(pi), fg = ptc_rv_sigmoid(pf);
-    ptc_v8sf gg = ptc_tanhf8(pg), og = ptc_rv_sigmoid(po);
-    ptc_v8sf cn = fg * ptc_rv_load(cp, n) + ig * gg;
-    ptc_v8sf hn = og * ptc_tanhf8(cn);
-    ptc_rv_store(gates, ig, n);
-    ptc_rv_store(gates + H, fg, n);
-    ptc_rv_store(gates + 2 * H, gg, n);
-    ptc_rv_store(gates + 3 * H, og, n);
-    ptc_rv_store(c, cn, n);
-    ptc_rv_store(h, hn, n);
+    ptrdiff_t b, j;
+    for (b = 0; b < B; b++) {
+        float* g = gates + b * 4 * H;
+        for (j = j0; j < j1; j += 8) PTC_LSTM_GATES8(j)
+    }
+}
+
+__attribute__((target("avx512f"))) static void ptc_lstm_fwd_gates_avx512(
+    ptrdiff_t B, ptrdiff_t H, ptrdiff_t j0, ptrdiff_t j1, float* gates, const float* cp,
+    float* c, float* h)
+{
+    ptrdiff_t b, j;
+    for (b = 0; b < B; b++) {
+        float* g = gates + b * 4 * H;
+        for (j = j0; j + 16 <= j1; j += 16) {
+            ptc_v16sf pi, pf, pg, po, cv;
+            memcpy(&pi, g + j, 64); memcpy(&pf, g + H + j, 64);
+            memcpy(&pg, g + 2 * H + j, 64); memcpy(&po, g + 3 * H + j, 64);
+            memcpy(&cv, cp + b * H + j, 64);
+            ptc_v16sf ig = 1.0f / (1.0f + ptc_expf16(-pi));
+            ptc_v16sf fg = 1.0f / (1.0f + ptc_expf16(-pf));
+            ptc_v16sf gg = ptc_tanhf16(pg);
+            ptc_v16sf og = 1.0f / (1.0f + ptc_expf16(-po));
+            ptc_v16sf cn = fg * cv + ig * gg;
+            ptc_v16sf hn = og * ptc_tanhf16(cn);
+            memcpy(g + j, &ig, 64); memcpy(g + H + j, &fg, 64);
+            memcpy(g + 2 * H + j, &gg, 64); memcpy(g + 3 * H + j, &og, 64);
+            memcpy(c + b * H + j, &cn, 64); memcpy(h + b * H + j, &hn, 64);
+        }
+        for (; j < j1; j += 8) PTC_LSTM_GATES8(j)
+    }
+}
+
+static void ptc_lstm_fwd_gates(ptrdiff_t B, ptrdiff_t H, ptrdiff_t j0, ptrdiff_t j1,
+                               float* gates, const float* cp, float* c, float* h)
+{
+    static int cpu = -1;
+    if (cpu < 0) { __builtin_cpu_init(); cpu = __builtin_cpu_supports("avx512f") ? 2 : 1; }
+    if (cpu == 2 && ptc_rnn_gates_max >= 2) ptc_lstm_fwd_gates_avx512(B, H, j0, j1, gates, cp, c, h);
+    else ptc_lstm_fwd_gates_avx2(B, H, j0, j1, gates, cp, c, h);
 }
 
 /* R (<= 3) batch rows x 4 gates x 8 hidden units of one LSTM step: the gate
-   pre-activations gi + b_hh + h_prev W_hh^T (one FMA chain over k each, in
-   registers), then i, f, o = sigmoid, g = tanh, c = f c_prev + i g,
-   h = o tanh(c); stores the activated gates (B, 4H), c and h (B, H) of those
-   rows and units. */
+   pre-activations gi + b_hh + h_prev W_hh^T over k in [k0, k1) (one FMA
+   chain over k each, in registers, continued from ``gates`` after the first
+   chunk), stored into ``gates`` (B, 4H); ptc_lstm_fwd_gates then applies the
+   gate math. */
 #define PTC_LSTM_TILE(R)                                                            \
 __attribute__((target("avx2,fma"), always_inline)) static inline void              \
 ptc_lstm_tile##R(ptrdiff_t H, int n, const float* Pq, const float* hp,              \
-                 const float* gi, const ptc_v8sf* bias, const float* cp,            \
-                 float* gates, float* c, float* h, ptrdiff_t k0, ptrdiff_t k1) {    \
+                 const float* gi, const ptc_v8sf* bias, float* gates,               \
+                 ptrdiff_t k0, ptrdiff_t k1) {                                      \
     const int Rn = R;                                                               \
     ptrdiff_t G = 4 * H, k;                                                         \
     PTC_LSTM_ROW_INIT(0)                                                            \
@@ -191,16 +239,18 @@ __attribute__((target("avx2,fma"))) static void ptc_lstm_step_f32(
         for (k0 = 0; k0 < H; k0 = k1) {
             k1 = H - k0 > PTC_LSTM_KC ? k0 + PTC_LSTM_KC : H;
             for (b = 0; b + 3 <= B; b += 3)
-                ptc_lstm_tile3(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
-                               gates + b * G + j0, c + b * H + j0, h + b * H + j0, k0, k1);
+                ptc_lstm_tile3(H, n, Pq, hp + b * H, gi + b * G + j0, bias, gates + b * G + j0,
+                               k0, k1);
             if (B - b == 2)
-                ptc_lstm_tile2(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
-                               gates + b * G + j0, c + b * H + j0, h + b * H + j0, k0, k1);
+                ptc_lstm_tile2(H, n, Pq, hp + b * H, gi + b * G + j0, bias, gates + b * G + j0,
+                               k0, k1);
             else if (B - b == 1)
-                ptc_lstm_tile1(H, n, Pq, hp + b * H, gi + b * G + j0, bias, cp + b * H + j0,
-                               gates + b * G + j0, c + b * H + j0, h + b * H + j0, k0, k1);
+                ptc_lstm_tile1(H, n, Pq, hp + b * H, gi + b * G + j0, bias, gates + b * G + j0,
+                               k0, k1);
         }
     }
+    if (q1 > q0)
+        ptc_lstm_fwd_gates(B, H, 8 * q0, 8 * q1 < H ? 8 * q1 : H, gates, cp, c, h);
 }
 
 /* R batch rows x 16 columns of dh (+)= dG @ W (one FMA chain over n each,

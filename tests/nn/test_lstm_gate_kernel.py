@@ -1,5 +1,7 @@
-"""The LSTM backward's vectorised float32 gate gradients (ptcore/_ops/
-ptc_rnn_gates.h): the same bits at every vector level (AVX-512F, AVX2,
+"""The LSTM's vectorised float32 gate kernels: the backward's gate gradients
+(ptcore/_ops/ptc_rnn_gates.h) and the forward's gate pass after each step's
+product (ptc_rnn_packed.h's ptc_lstm_fwd_gates, 16 or 8 lanes; the same
+knob): the same bits at every vector level (AVX-512F, AVX2,
 generic 8-float vectors, scalar tails of odd hidden sizes), gradients within
 float32 rounding of a float64 LSTM, and torch's where it is installed."""
 import numpy as np
@@ -72,3 +74,37 @@ def test_against_torch():
 def test_knob_rejects_bad_levels():
     with pytest.raises(ValueError):
         _rnn._set_gate_level(5)
+
+
+@pytest.mark.parametrize("H", [5, 16, 24, 37, 200])
+def test_forward_gate_pass_levels_and_values(H):
+    """The packed forward's gate pass (16 lanes on AVX-512F, 8 on AVX2, partial
+    vectors for the last H % 8 units) gives the same bits at both levels, and
+    the values of the same step computed with ptcore's float32 sigmoid/tanh
+    and elementwise ops (one step: h_prev and c_prev are the given states)."""
+    ptcore.manual_seed(H)
+    m = ptcore.nn.LSTM(7, H, 1)
+    x = ptcore.randn(1, 6, 7)
+    h0, c0 = ptcore.randn(1, 6, H), ptcore.randn(1, 6, H)
+    gi = x[0] @ m.weight_ih_l0.detach().T + m.bias_ih_l0.detach()
+    levels = (2, 1) if "avx512f" in open("/proc/cpuinfo").read() else (1,)
+    outs = []
+    try:
+        for level in levels:
+            _rnn._set_gate_level(level)
+            with ptcore.no_grad():
+                y, (h, c) = m(x, (h0, c0))
+            outs.append((h.numpy().copy(), c.numpy().copy()))
+    finally:
+        _rnn._set_gate_level(2)
+    for h, c in outs[1:]:
+        np.testing.assert_array_equal(h, outs[0][0])
+        np.testing.assert_array_equal(c, outs[0][1])
+    # against the standalone float32 ops, to float32 rounding of the product
+    # (its summation order is the kernel's own)
+    pre = gi + m.bias_hh_l0.detach() + h0[0] @ m.weight_hh_l0.detach().T
+    i, f, g, o = pre.chunk(4, 1)
+    cw = ptcore.sigmoid(f) * c0[0] + ptcore.sigmoid(i) * ptcore.tanh(g)
+    hw = ptcore.sigmoid(o) * ptcore.tanh(cw)
+    np.testing.assert_allclose(outs[0][1][0], cw.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[0][0][0], hw.numpy(), rtol=1e-5, atol=1e-6)
