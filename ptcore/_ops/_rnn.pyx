@@ -63,7 +63,19 @@ def _set_gate_level(int level):
 
 cdef extern from "ptc_rnn_packed.h" nogil:
     void ptc_rnn_pack_fwd_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, float* P)
+    void ptc_rnn_pack_fwd_lanes_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, Py_ssize_t L,
+                                    float* P)
+    int ptc_lstm_fwd_lanes()
+    void ptc_lstm_step_lanes(int L, Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t B, Py_ssize_t H,
+                             const float* P, const float* hp, const float* gi, const float* bhh,
+                             const float* cp, float* gates, float* c, float* h)
     void ptc_rnn_pack_bwd_f32(const float* W, Py_ssize_t N, Py_ssize_t H, float* Q)
+    void ptc_rnn_pack_bwd_lanes_f32(const float* W, Py_ssize_t N, Py_ssize_t H, Py_ssize_t L,
+                                    float* Q)
+    int ptc_rnn_bwd_lanes()
+    void ptc_rnn_bwd_step_lanes(int L, Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t B, Py_ssize_t N,
+                                Py_ssize_t H, const float* Q, const float* dG, float* dh,
+                                int accum)
     void ptc_lstm_step_f32(Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t B, Py_ssize_t H,
                            const float* P, const float* hp, const float* gi, const float* bhh,
                            const float* cp, float* gates, float* c, float* h)
@@ -204,11 +216,12 @@ cdef inline Py_ssize_t _row_start(int i, int nth, Py_ssize_t B) noexcept nogil:
     return r if r < B else B
 
 
-cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H) noexcept nogil:
-    """W (N, H) packed for ``dh = dG @ W`` (NULL: no memory, use BLAS)."""
-    cdef float* Q = <float*>malloc(((H + 15) // 16) * N * 16 * sizeof(float))
+cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H, int L) noexcept nogil:
+    """W (N, H) packed for ``dh = dG @ W`` in ``L``-column panels (NULL: no
+    memory, use BLAS)."""
+    cdef float* Q = <float*>malloc(((H + L - 1) // L) * N * L * sizeof(float))
     if Q != NULL:
-        ptc_rnn_pack_bwd_f32(w, N, H, Q)
+        ptc_rnn_pack_bwd_lanes_f32(w, N, H, L, Q)
     return Q
 
 
@@ -297,12 +310,12 @@ def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
     return buf != NULL
 
 
-cdef void _lstm_fwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* P, const float* gi,
+cdef void _lstm_fwd_rows(Py_ssize_t b0, Py_ssize_t b1, int L, const float* P, const float* gi,
                          const float* h0, const float* c0, const float* bhh, float* gates,
                          float* out, float* cs, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
                          bint reverse) noexcept nogil:
-    """The LSTM time loop for batch rows [b0, b1)."""
-    cdef Py_ssize_t nq = (H + 7) // 8, s, t, tp, G = 4 * H, BH = B * H
+    """The LSTM time loop for batch rows [b0, b1) on ``L``-lane panels."""
+    cdef Py_ssize_t nq = (H + L - 1) // L, s, t, tp, G = 4 * H, BH = B * H
     cdef const float* hp
     cdef const float* cp
     if b1 <= b0:
@@ -312,34 +325,36 @@ cdef void _lstm_fwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* P, const flo
         tp = _prev_t(t, reverse)
         hp = h0 if s == 0 else out + tp * BH
         cp = c0 if s == 0 else cs + tp * BH
-        ptc_lstm_step_f32(0, nq, b1 - b0, H, P, hp + b0 * H, gi + t * B * G + b0 * G, bhh,
-                          cp + b0 * H, gates + t * B * G + b0 * G, cs + t * BH + b0 * H,
-                          out + t * BH + b0 * H)
+        ptc_lstm_step_lanes(L, 0, nq, b1 - b0, H, P, hp + b0 * H, gi + t * B * G + b0 * G, bhh,
+                            cp + b0 * H, gates + t * B * G + b0 * G, cs + t * BH + b0 * H,
+                            out + t * BH + b0 * H)
 
 
 cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, const float* w,
                            const float* bhh, float* gates, float* out, float* cs, Py_ssize_t T,
                            Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
-    """The LSTM forward through the packed kernel, gate math fused; False when
-    the packed buffer could not be allocated (nothing written)."""
-    cdef Py_ssize_t nq = (H + 7) // 8
+    """The LSTM forward through the packed kernel (16-lane panels on AVX-512F,
+    else 8), gate math fused; False when the packed buffer could not be
+    allocated (nothing written)."""
+    cdef int L = ptc_lstm_fwd_lanes()
+    cdef Py_ssize_t nq = (H + L - 1) // L
     cdef int nth, i
-    cdef float* P = <float*>malloc(nq * H * 32 * sizeof(float))
+    cdef float* P = <float*>malloc(nq * H * 4 * L * sizeof(float))
     if P == NULL:
         return False
-    ptc_rnn_pack_fwd_f32(w, 4, H, P)
+    ptc_rnn_pack_fwd_lanes_f32(w, 4, H, L, P)
     nth = _row_threads(T * B * 4 * H * H, B)
     if nth > 1:
         for i in prange(nth, num_threads=nth, schedule='static'):
-            _lstm_fwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), P, gi, h0, c0, bhh,
-                           gates, out, cs, T, B, H, reverse)
+            _lstm_fwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), L, P, gi, h0, c0,
+                           bhh, gates, out, cs, T, B, H, reverse)
     else:
-        _lstm_fwd_rows(0, B, P, gi, h0, c0, bhh, gates, out, cs, T, B, H, reverse)
+        _lstm_fwd_rows(0, B, L, P, gi, h0, c0, bhh, gates, out, cs, T, B, H, reverse)
     free(P)
     return True
 
 
-cdef void _lstm_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const float* gates,
+cdef void _lstm_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, int L, const float* Q, const float* gates,
                          const float* cs, const float* c0, const float* dout, float* dh,
                          float* dc, float* dG, float* tmp, Py_ssize_t T, Py_ssize_t B,
                          Py_ssize_t H, bint reverse) noexcept nogil:
@@ -352,7 +367,7 @@ cdef void _lstm_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const flo
         t = _step_t(s, T, reverse)
         cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
         _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, b0, b1, B, H)
-        ptc_rnn_bwd_step_f32(0, (H + 15) // 16, b1 - b0, G, H, Q, dG + t * B * G + b0 * G,
+        ptc_rnn_bwd_step_lanes(L, 0, (H + L - 1) // L, b1 - b0, G, H, Q, dG + t * B * G + b0 * G,
                              dh + b0 * H, 0)
 
 
@@ -362,7 +377,8 @@ cdef bint _lstm_bwd_packed(const float* gates, const float* cs, const float* c0,
     """The LSTM backward's time loop through the packed kernel (dG, dh, dc);
     False when scratch could not be allocated (nothing written)."""
     cdef int nth = _row_threads(T * B * 4 * H * H, B), i
-    cdef float* Q = _pack_bwd(w, 4 * H, H)
+    cdef int L = ptc_rnn_bwd_lanes()
+    cdef float* Q = _pack_bwd(w, 4 * H, H, L)
     cdef float* tmp = <float*>malloc(nth * H * sizeof(float))
     if Q == NULL or tmp == NULL:
         free(Q)
@@ -370,16 +386,16 @@ cdef bint _lstm_bwd_packed(const float* gates, const float* cs, const float* c0,
         return False
     if nth > 1:
         for i in prange(nth, num_threads=nth, schedule='static'):
-            _lstm_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), Q, gates, cs, c0,
+            _lstm_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), L, Q, gates, cs, c0,
                            dout, dh, dc, dG, tmp + i * H, T, B, H, reverse)
     else:
-        _lstm_bwd_rows(0, B, Q, gates, cs, c0, dout, dh, dc, dG, tmp, T, B, H, reverse)
+        _lstm_bwd_rows(0, B, L, Q, gates, cs, c0, dout, dh, dc, dG, tmp, T, B, H, reverse)
     free(Q)
     free(tmp)
     return True
 
 
-cdef void _gru_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const float* saved,
+cdef void _gru_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, int L, const float* Q, const float* saved,
                         const float* h0, const float* out, const float* dout, float* dh,
                         float* dGI, float* dGH, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
                         bint reverse) noexcept nogil:
@@ -392,7 +408,7 @@ cdef void _gru_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, const float* Q, const floa
         t = _step_t(s, T, reverse)
         hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
         _gru_bwd_gates(saved, hp, dout, dh, dGI, dGH, t, b0, b1, B, H)
-        ptc_rnn_bwd_step_f32(0, (H + 15) // 16, b1 - b0, G, H, Q, dGH + t * B * G + b0 * G,
+        ptc_rnn_bwd_step_lanes(L, 0, (H + L - 1) // L, b1 - b0, G, H, Q, dGH + t * B * G + b0 * G,
                              dh + b0 * H, 1)
 
 
@@ -402,15 +418,16 @@ cdef bint _gru_bwd_packed(const float* saved, const float* h0, const float* out,
     """The GRU backward's time loop through the packed kernel; False when
     scratch could not be allocated (nothing written)."""
     cdef int nth = _row_threads(T * B * 3 * H * H, B), i
-    cdef float* Q = _pack_bwd(w, 3 * H, H)
+    cdef int L = ptc_rnn_bwd_lanes()
+    cdef float* Q = _pack_bwd(w, 3 * H, H, L)
     if Q == NULL:
         return False
     if nth > 1:
         for i in prange(nth, num_threads=nth, schedule='static'):
-            _gru_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), Q, saved, h0, out,
+            _gru_bwd_rows(_row_start(i, nth, B), _row_start(i + 1, nth, B), L, Q, saved, h0, out,
                           dout, dh, dGI, dGH, T, B, H, reverse)
     else:
-        _gru_bwd_rows(0, B, Q, saved, h0, out, dout, dh, dGI, dGH, T, B, H, reverse)
+        _gru_bwd_rows(0, B, L, Q, saved, h0, out, dout, dh, dGI, dGH, T, B, H, reverse)
     free(Q)
     return True
 

@@ -22,42 +22,57 @@
 /* ---- packing (plain C: runs anywhere) ----------------------------------- */
 
 /* Forward panels of an LSTM/GRU/RNN weight W (NG*H, H), row-major, gate g's
-   rows at g*H: for each block q of 8 hidden units, for each k < H, NG groups
-   of 8 floats (gate g, units 8q .. 8q+7; zero past H):
-       P[((q*H + k)*NG + g)*8 + l] = W[(g*H + 8q + l)*H + k].
-   Size: ceil(H/8) * H * NG * 8 floats. */
-static void ptc_rnn_pack_fwd_f32(const float* W, ptrdiff_t NG, ptrdiff_t H, float* P)
+   rows at g*H, for L-lane register tiles (L = 8 or 16): for each block q of
+   L hidden units, for each k < H, NG groups of L floats (gate g, units
+   Lq .. Lq+L-1; zero past H):
+       P[((q*H + k)*NG + g)*L + l] = W[(g*H + Lq + l)*H + k].
+   Size: ceil(H/L) * H * NG * L floats. */
+static void ptc_rnn_pack_fwd_lanes_f32(const float* W, ptrdiff_t NG, ptrdiff_t H, ptrdiff_t L,
+                                       float* P)
 {
-    ptrdiff_t nq = (H + 7) / 8, q, k, g, l, j;
+    ptrdiff_t nq = (H + L - 1) / L, q, k, g, l, j;
     for (q = 0; q < nq; q++)
         for (g = 0; g < NG; g++)
-            for (l = 0; l < 8; l++) {
-                j = 8 * q + l;
-                float* dst = P + (q * H * NG + g) * 8 + l;
+            for (l = 0; l < L; l++) {
+                j = L * q + l;
+                float* dst = P + (q * H * NG + g) * L + l;
                 if (j < H) {
                     const float* src = W + (g * H + j) * H;
-                    for (k = 0; k < H; k++) dst[k * NG * 8] = src[k];
+                    for (k = 0; k < H; k++) dst[k * NG * L] = src[k];
                 } else {
-                    for (k = 0; k < H; k++) dst[k * NG * 8] = 0.0f;
+                    for (k = 0; k < H; k++) dst[k * NG * L] = 0.0f;
                 }
             }
 }
 
-/* Backward panels of W (N, H) row-major (N = NG*H) for dh (B, H) = dG (B, N) @ W:
-   for each block p of 16 columns j, for each n < N, 16 floats (zero past H):
-       Q[(p*N + n)*16 + l] = W[n*H + 16p + l].
-   Size: ceil(H/16) * N * 16 floats. */
-static void ptc_rnn_pack_bwd_f32(const float* W, ptrdiff_t N, ptrdiff_t H, float* Q)
+/* the 8-lane panels (the GRU's and the AVX2 LSTM's) */
+static void ptc_rnn_pack_fwd_f32(const float* W, ptrdiff_t NG, ptrdiff_t H, float* P)
 {
-    ptrdiff_t np = (H + 15) / 16, p, n, l, j;
+    ptc_rnn_pack_fwd_lanes_f32(W, NG, H, 8, P);
+}
+
+/* Backward panels of W (N, H) row-major (N = NG*H) for dh (B, H) = dG (B, N) @ W,
+   for L-column register tiles (L = 16 or 32): for each block p of L columns
+   j, for each n < N, L floats (zero past H):
+       Q[(p*N + n)*L + l] = W[n*H + Lp + l].
+   Size: ceil(H/L) * N * L floats. */
+static void ptc_rnn_pack_bwd_lanes_f32(const float* W, ptrdiff_t N, ptrdiff_t H, ptrdiff_t L,
+                                       float* Q)
+{
+    ptrdiff_t np = (H + L - 1) / L, p, n, l, j;
     for (p = 0; p < np; p++)
         for (n = 0; n < N; n++) {
-            float* dst = Q + (p * N + n) * 16;
-            for (l = 0; l < 16; l++) {
-                j = 16 * p + l;
+            float* dst = Q + (p * N + n) * L;
+            for (l = 0; l < L; l++) {
+                j = L * p + l;
                 dst[l] = j < H ? W[n * H + j] : 0.0f;
             }
         }
+}
+
+static void ptc_rnn_pack_bwd_f32(const float* W, ptrdiff_t N, ptrdiff_t H, float* Q)
+{
+    ptc_rnn_pack_bwd_lanes_f32(W, N, H, 16, Q);
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -253,6 +268,103 @@ __attribute__((target("avx2,fma"))) static void ptc_lstm_step_f32(
         ptc_lstm_fwd_gates(B, H, 8 * q0, 8 * q1 < H ? 8 * q1 : H, gates, cp, c, h);
 }
 
+/* The AVX-512F forward step: R (<= 6) batch rows x 4 gates x 16 hidden
+   units per register tile (24 zmm accumulators; per k, 4 weight loads and R
+   broadcasts feed 4R 16-lane FMAs, where the 8-lane tile's 12 FMAs needed 7
+   loads and spilled a weight), on 16-lane panels
+   (ptc_rnn_pack_fwd_lanes_f32 with L = 16).  The same chains as the 8-lane
+   kernel (gi + b_hh, then h_prev[k] W[., k] for k in order, continued through
+   ``gates`` between chunks): the same bits. */
+#define PTC_LSTMZ_TILE(R)                                                           \
+__attribute__((target("avx512f"), always_inline)) static inline void               \
+ptc_lstmz_tile##R(ptrdiff_t H, __mmask16 m, const float* Pq, const float* hp,        \
+                  const float* gi, const __m512* bias, float* gates, ptrdiff_t k0,   \
+                  ptrdiff_t k1) {                                                   \
+    ptrdiff_t G = 4 * H, k;                                                         \
+    __m512 a0[R], a1[R], a2[R], a3[R];                                              \
+    for (int r = 0; r < R; r++) {                                                   \
+        const float* src = k0 == 0 ? gi + r * G : gates + r * G;                    \
+        a0[r] = _mm512_maskz_loadu_ps(m, src);                                      \
+        a1[r] = _mm512_maskz_loadu_ps(m, src + H);                                  \
+        a2[r] = _mm512_maskz_loadu_ps(m, src + 2 * H);                              \
+        a3[r] = _mm512_maskz_loadu_ps(m, src + 3 * H);                              \
+        if (k0 == 0) {                                                              \
+            a0[r] = _mm512_add_ps(a0[r], bias[0]); a1[r] = _mm512_add_ps(a1[r], bias[1]); \
+            a2[r] = _mm512_add_ps(a2[r], bias[2]); a3[r] = _mm512_add_ps(a3[r], bias[3]); } } \
+    for (k = k0; k < k1; k++) {                                                     \
+        __m512 w0 = _mm512_loadu_ps(Pq + k * 64), w1 = _mm512_loadu_ps(Pq + k * 64 + 16); \
+        __m512 w2 = _mm512_loadu_ps(Pq + k * 64 + 32), w3 = _mm512_loadu_ps(Pq + k * 64 + 48); \
+        for (int r = 0; r < R; r++) {                                               \
+            __m512 x = _mm512_set1_ps(hp[r * H + k]);                               \
+            a0[r] = _mm512_fmadd_ps(x, w0, a0[r]); a1[r] = _mm512_fmadd_ps(x, w1, a1[r]); \
+            a2[r] = _mm512_fmadd_ps(x, w2, a2[r]); a3[r] = _mm512_fmadd_ps(x, w3, a3[r]); } } \
+    for (int r = 0; r < R; r++) {                                                   \
+        _mm512_mask_storeu_ps(gates + r * G, m, a0[r]);                             \
+        _mm512_mask_storeu_ps(gates + r * G + H, m, a1[r]);                         \
+        _mm512_mask_storeu_ps(gates + r * G + 2 * H, m, a2[r]);                     \
+        _mm512_mask_storeu_ps(gates + r * G + 3 * H, m, a3[r]); }                   \
+}
+PTC_LSTMZ_TILE(6) PTC_LSTMZ_TILE(5) PTC_LSTMZ_TILE(4)
+PTC_LSTMZ_TILE(3) PTC_LSTMZ_TILE(2) PTC_LSTMZ_TILE(1)
+
+#define PTC_LSTMZ_KC 64     /* a block's weight chunk: 64 k x 64 floats = 16 KiB */
+__attribute__((target("avx512f"))) static void ptc_lstm_step_f32_avx512(
+    ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H, const float* P,
+    const float* hp, const float* gi, const float* bhh, const float* cp,
+    float* gates, float* c, float* h)
+{
+    ptrdiff_t G = 4 * H, q, b, k0, k1;
+    for (q = q0; q < q1; q++) {
+        ptrdiff_t j0 = 16 * q;
+        int n = H - j0 < 16 ? (int)(H - j0) : 16;
+        __mmask16 m = (__mmask16)((1u << n) - 1u);
+        const float* Pq = P + q * H * 64;
+        __m512 bias[4];
+        for (int g = 0; g < 4; g++)
+            bias[g] = bhh ? _mm512_maskz_loadu_ps(m, bhh + g * H + j0) : _mm512_setzero_ps();
+        for (k0 = 0; k0 < H; k0 = k1) {
+            k1 = H - k0 > PTC_LSTMZ_KC ? k0 + PTC_LSTMZ_KC : H;
+            for (b = 0; b + 6 <= B; b += 6)
+                ptc_lstmz_tile6(H, m, Pq, hp + b * H, gi + b * G + j0, bias, gates + b * G + j0,
+                                k0, k1);
+            switch (B - b) {
+            case 5: ptc_lstmz_tile5(H, m, Pq, hp + b * H, gi + b * G + j0, bias,
+                                    gates + b * G + j0, k0, k1); break;
+            case 4: ptc_lstmz_tile4(H, m, Pq, hp + b * H, gi + b * G + j0, bias,
+                                    gates + b * G + j0, k0, k1); break;
+            case 3: ptc_lstmz_tile3(H, m, Pq, hp + b * H, gi + b * G + j0, bias,
+                                    gates + b * G + j0, k0, k1); break;
+            case 2: ptc_lstmz_tile2(H, m, Pq, hp + b * H, gi + b * G + j0, bias,
+                                    gates + b * G + j0, k0, k1); break;
+            case 1: ptc_lstmz_tile1(H, m, Pq, hp + b * H, gi + b * G + j0, bias,
+                                    gates + b * G + j0, k0, k1); break;
+            default: break; }
+        }
+    }
+    if (q1 > q0)
+        ptc_lstm_fwd_gates(B, H, 16 * q0, 16 * q1 < H ? 16 * q1 : H, gates, cp, c, h);
+}
+
+/* the forward's lane width on this CPU: 16 (AVX-512F, the gate-level knob at
+   2) or 8; the panels (ptc_rnn_pack_fwd_lanes_f32) and ptc_lstm_step_lanes
+   take the same value */
+static int ptc_lstm_fwd_lanes(void)
+{
+    static int cpu = -1;
+    if (cpu < 0) { __builtin_cpu_init(); cpu = __builtin_cpu_supports("avx512f") ? 2 : 1; }
+    return cpu == 2 && ptc_rnn_gates_max >= 2 ? 16 : 8;
+}
+
+/* one LSTM step on L-lane panels, blocks [q0, q1) of L units */
+static void ptc_lstm_step_lanes(
+    int L, ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H, const float* P,
+    const float* hp, const float* gi, const float* bhh, const float* cp,
+    float* gates, float* c, float* h)
+{
+    if (L == 16) ptc_lstm_step_f32_avx512(q0, q1, B, H, P, hp, gi, bhh, cp, gates, c, h);
+    else ptc_lstm_step_f32(q0, q1, B, H, P, hp, gi, bhh, cp, gates, c, h);
+}
+
 /* R batch rows x 16 columns of dh (+)= dG @ W (one FMA chain over n each,
    started from dh's value when accum is set). */
 #define PTC_RBWD_TILE(R)                                                            \
@@ -319,6 +431,78 @@ __attribute__((target("avx2,fma"))) static void ptc_rnn_bwd_step_f32(
             default: break; }
         }
     }
+}
+
+/* The AVX-512F backward step: R (<= 8) batch rows x 32 columns of
+   dh (+)= dG @ W per register tile (16 zmm accumulators; per n, 2 weight
+   loads and R broadcasts feed 2R 16-lane FMAs) on 32-column panels
+   (ptc_rnn_pack_bwd_lanes_f32 with L = 32), the last columns under lane
+   masks.  The same chains as the 16-column kernel: the same bits. */
+#define PTC_RBWDZ_TILE(R)                                                           \
+__attribute__((target("avx512f"), always_inline)) static inline void               \
+ptc_rbwdz_tile##R(ptrdiff_t K, ptrdiff_t N, ptrdiff_t H, __mmask16 m0, __mmask16 m1, \
+                  const float* Qp, const float* dG, float* dh, int accum) {         \
+    __m512 x[R], y[R];                                                              \
+    ptrdiff_t k;                                                                    \
+    for (int r = 0; r < R; r++) {                                                   \
+        x[r] = accum ? _mm512_maskz_loadu_ps(m0, dh + r * H) : _mm512_setzero_ps(); \
+        y[r] = accum ? _mm512_maskz_loadu_ps(m1, dh + r * H + 16) : _mm512_setzero_ps(); } \
+    for (k = 0; k < K; k++) {                                                       \
+        __m512 w0 = _mm512_loadu_ps(Qp + k * 32), w1 = _mm512_loadu_ps(Qp + k * 32 + 16); \
+        for (int r = 0; r < R; r++) {                                               \
+            __m512 a = _mm512_set1_ps(dG[r * N + k]);                               \
+            x[r] = _mm512_fmadd_ps(a, w0, x[r]); y[r] = _mm512_fmadd_ps(a, w1, y[r]); } } \
+    for (int r = 0; r < R; r++) {                                                   \
+        _mm512_mask_storeu_ps(dh + r * H, m0, x[r]);                                \
+        _mm512_mask_storeu_ps(dh + r * H + 16, m1, y[r]); }                         \
+}
+PTC_RBWDZ_TILE(8) PTC_RBWDZ_TILE(7) PTC_RBWDZ_TILE(6) PTC_RBWDZ_TILE(5)
+PTC_RBWDZ_TILE(4) PTC_RBWDZ_TILE(3) PTC_RBWDZ_TILE(2) PTC_RBWDZ_TILE(1)
+
+#define PTC_RBWDZ_KC 128    /* a panel's chunk: 128 n x 32 floats = 16 KiB */
+__attribute__((target("avx512f"))) static void ptc_rnn_bwd_step_f32_avx512(
+    ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N, ptrdiff_t H, const float* Q,
+    const float* dG, float* dh, int accum)
+{
+    ptrdiff_t p, b, k0, K;
+    for (p = p0; p < p1; p++) {
+        ptrdiff_t j0 = 32 * p;
+        int n = H - j0 < 32 ? (int)(H - j0) : 32;
+        __mmask16 m0 = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+        __mmask16 m1 = (__mmask16)(n >= 32 ? 0xFFFFu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+        for (k0 = 0; k0 < N; k0 += PTC_RBWDZ_KC) {
+            const float* Qp = Q + (p * N + k0) * 32;
+            const float* g = dG + k0;
+            int acc = accum || k0 > 0;
+            K = N - k0 < PTC_RBWDZ_KC ? N - k0 : PTC_RBWDZ_KC;
+            for (b = 0; b + 8 <= B; b += 8)
+                ptc_rbwdz_tile8(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc);
+            switch (B - b) {
+            case 7: ptc_rbwdz_tile7(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 6: ptc_rbwdz_tile6(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 5: ptc_rbwdz_tile5(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 4: ptc_rbwdz_tile4(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 3: ptc_rbwdz_tile3(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 2: ptc_rbwdz_tile2(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            case 1: ptc_rbwdz_tile1(K, N, H, m0, m1, Qp, g + b * N, dh + b * H + j0, acc); break;
+            default: break; }
+        }
+    }
+}
+
+/* the backward's panel width on this CPU: 32 (AVX-512F, the gate-level knob
+   at 2) or 16; ptc_rnn_pack_bwd_lanes_f32 and ptc_rnn_bwd_step_lanes take it */
+static int ptc_rnn_bwd_lanes(void)
+{
+    return ptc_lstm_fwd_lanes() == 16 ? 32 : 16;
+}
+
+static void ptc_rnn_bwd_step_lanes(int L, ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N,
+                                   ptrdiff_t H, const float* Q, const float* dG, float* dh,
+                                   int accum)
+{
+    if (L == 32) ptc_rnn_bwd_step_f32_avx512(p0, p1, B, N, H, Q, dG, dh, accum);
+    else ptc_rnn_bwd_step_f32(p0, p1, B, N, H, Q, dG, dh, accum);
 }
 
 /* 6 rows x 16 columns of C (+)= A^T B over kc packed rows: Ap [kc][6],
@@ -422,9 +606,18 @@ static void ptc_lstm_step_f32(ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t
     float* gates, float* c, float* h)
 { (void)q0; (void)q1; (void)B; (void)H; (void)P; (void)hp; (void)gi; (void)bhh; (void)cp;
   (void)gates; (void)c; (void)h; }
+static int ptc_lstm_fwd_lanes(void) { return 8; }
+static void ptc_lstm_step_lanes(int L, ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H,
+    const float* P, const float* hp, const float* gi, const float* bhh, const float* cp,
+    float* gates, float* c, float* h)
+{ (void)L; ptc_lstm_step_f32(q0, q1, B, H, P, hp, gi, bhh, cp, gates, c, h); }
 static void ptc_rnn_bwd_step_f32(ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N,
     ptrdiff_t H, const float* Q, const float* dG, float* dh, int accum)
 { (void)p0; (void)p1; (void)B; (void)N; (void)H; (void)Q; (void)dG; (void)dh; (void)accum; }
+static int ptc_rnn_bwd_lanes(void) { return 16; }
+static void ptc_rnn_bwd_step_lanes(int L, ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N,
+    ptrdiff_t H, const float* Q, const float* dG, float* dh, int accum)
+{ (void)L; ptc_rnn_bwd_step_f32(p0, p1, B, N, H, Q, dG, dh, accum); }
 #define PTC_TN_KC 192
 static void ptc_sgemm_tn_rows(ptrdiff_t m0, ptrdiff_t m1, ptrdiff_t N, ptrdiff_t K,
     const float* A, ptrdiff_t lda, const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc,

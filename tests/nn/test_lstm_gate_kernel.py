@@ -1,7 +1,9 @@
-"""The LSTM's vectorised float32 gate kernels: the backward's gate gradients
-(ptcore/_ops/ptc_rnn_gates.h) and the forward's gate pass after each step's
-product (ptc_rnn_packed.h's ptc_lstm_fwd_gates, 16 or 8 lanes; the same
-knob): the same bits at every vector level (AVX-512F, AVX2,
+"""The recurrent float32 kernels behind one vector-level knob
+(``_rnn._set_gate_level``): the LSTM backward's gate gradients
+(ptcore/_ops/ptc_rnn_gates.h), and in ptc_rnn_packed.h the forward's gate
+pass (16 or 8 lanes), the forward step's tiles (16-unit AVX-512F or 8-unit
+AVX2 panels) and the backward step's (32- or 16-column panels): the same
+bits at every vector level (AVX-512F, AVX2,
 generic 8-float vectors, scalar tails of odd hidden sizes), gradients within
 float32 rounding of a float64 LSTM, and torch's where it is installed."""
 import numpy as np
@@ -108,3 +110,23 @@ def test_forward_gate_pass_levels_and_values(H):
     hw = ptcore.sigmoid(o) * ptcore.tanh(cw)
     np.testing.assert_allclose(outs[0][1][0], cw.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(outs[0][0][0], hw.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("H", [16, 37, 64, 200])
+def test_gru_backward_panels_same_bits_at_every_level(H):
+    """The packed recurrent backward's panel width follows the same knob (32
+    columns of AVX-512F tiles at level 2, 16 of AVX2 tiles below): a GRU's
+    gradients are the same bits at every level (its forward is 8-lane)."""
+    got = []
+    try:
+        for level in (2, 1):
+            _rnn._set_gate_level(level)
+            ptcore.manual_seed(H)
+            m = ptcore.nn.GRU(12, H, 2)
+            x = ptcore.randn(9, 7, 12).requires_grad_()
+            y, h = m(x)
+            (y * y).sum().backward()
+            got.append([x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in m.parameters()])
+    finally:
+        _rnn._set_gate_level(2)
+    assert all(np.array_equal(a, b) for a, b in zip(got[0], got[1]))
