@@ -170,9 +170,21 @@ cdef enum:
     PACKED_MIN_STEPS = 4            # shorter sequences (cells): BLAS, packing would not pay
     PACKED_PAR_WORK = 524288        # multiply-adds from which threads share a product
     PACKED_SEQ_PAR_WORK = 4194304   # multiply-adds per call from which threads share the rows
-    PACKED_ROW_TILE = 3             # threads' row ranges start at multiples of this
+    PACKED_ROW_TILE = 3             # threads' row ranges start at multiples of this (2 with
+                                    # the AVX-512F tiles: balanced rows beat whole 3-row tiles)
 
 cdef int _packed_on = 1             # 0: always the BLAS path (tests compare the two)
+cdef int _row_tile = 0              # threads' row-range granularity (0: by the lane width)
+
+
+def _set_row_tile(int rows):
+    """Tuning knob: threads' batch-row ranges start at multiples of ``rows``
+    (0: 2 with the AVX-512F tiles, else PACKED_ROW_TILE).  Returns the
+    previous setting."""
+    global _row_tile
+    cdef int prev = _row_tile
+    _row_tile = rows
+    return prev
 
 
 def _set_packed(bint on):
@@ -198,6 +210,12 @@ cdef inline bint _use_packed(Py_ssize_t T, Py_ssize_t H) noexcept nogil:
     return _packed_on != 0 and T >= PACKED_MIN_STEPS and H > 0 and ptc_rnn_packed_ok() != 0
 
 
+cdef inline Py_ssize_t _rtile() noexcept nogil:
+    if _row_tile > 0:
+        return _row_tile
+    return 2 if ptc_lstm_fwd_lanes() == 16 else PACKED_ROW_TILE
+
+
 cdef inline int _row_threads(Py_ssize_t work, Py_ssize_t B) noexcept nogil:
     """Threads sharing a call's ``B`` batch rows: 1 below PACKED_SEQ_PAR_WORK
     multiply-adds, else at most one per two row tiles."""
@@ -205,14 +223,16 @@ cdef inline int _row_threads(Py_ssize_t work, Py_ssize_t B) noexcept nogil:
     if work < PACKED_SEQ_PAR_WORK:
         return 1
     nth = get_num_threads()
-    if nth > (B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE // 2:
-        nth = <int>((B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE // 2)
+    cdef Py_ssize_t rt = _rtile()
+    if nth > (B + rt - 1) // rt // 2:
+        nth = <int>((B + rt - 1) // rt // 2)
     return nth if nth > 1 else 1
 
 
 cdef inline Py_ssize_t _row_start(int i, int nth, Py_ssize_t B) noexcept nogil:
     """First batch row of thread ``i`` of ``nth``."""
-    cdef Py_ssize_t r = ((B + PACKED_ROW_TILE - 1) // PACKED_ROW_TILE * i // nth) * PACKED_ROW_TILE
+    cdef Py_ssize_t rt = _rtile()
+    cdef Py_ssize_t r = ((B + rt - 1) // rt * i // nth) * rt
     return r if r < B else B
 
 

@@ -218,3 +218,20 @@ def test_weight_grad_kernel_threads_and_bad_input():
     assert float(c.abs().sum()) == 0.0
     c = ptcore.zeros((129, 515)).t()
     assert _K().weight_grad(a, b, c) is False
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_packed_row_granularity_keeps_bits(rows):
+    # the threads' batch-row ranges (_set_row_tile) move rows between threads,
+    # never the order of any element's sums
+    params, x, h0, c0 = _case("LSTM", 16, 136, 1, 5, 20, False, True, seed=7)
+    ptcore.set_num_threads(1)
+    one = _run(ptcore, "LSTM", 16, 136, 1, False, True, params, x, h0, c0)
+    prev = _K()._set_row_tile(rows)
+    try:
+        ptcore.set_num_threads(2)
+        two = _run(ptcore, "LSTM", 16, 136, 1, False, True, params, x, h0, c0)
+    finally:
+        _K()._set_row_tile(prev)
+    for a, b in zip(one, two):
+        assert np.array_equal(a, b)
