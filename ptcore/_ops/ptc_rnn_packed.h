@@ -55,19 +55,21 @@ static void ptc_rnn_pack_fwd_f32(const float* W, ptrdiff_t NG, ptrdiff_t H, floa
    for L-column register tiles (L = 16 or 32): for each block p of L columns
    j, for each n < N, L floats (zero past H):
        Q[(p*N + n)*L + l] = W[n*H + Lp + l].
-   Size: ceil(H/L) * N * L floats. */
+   Size: ceil(H/L) * N * L floats.  Each panel row is one contiguous copy
+   (the first version tested every element against H: 2.4% of a 2-thread
+   LSTM(256) forward+backward). */
 static void ptc_rnn_pack_bwd_lanes_f32(const float* W, ptrdiff_t N, ptrdiff_t H, ptrdiff_t L,
                                        float* Q)
 {
-    ptrdiff_t np = (H + L - 1) / L, p, n, l, j;
-    for (p = 0; p < np; p++)
+    ptrdiff_t np = (H + L - 1) / L, p, n, w;
+    for (p = 0; p < np; p++) {
+        w = H - L * p < L ? H - L * p : L;      /* columns of this panel inside W */
         for (n = 0; n < N; n++) {
             float* dst = Q + (p * N + n) * L;
-            for (l = 0; l < L; l++) {
-                j = L * p + l;
-                dst[l] = j < H ? W[n * H + j] : 0.0f;
-            }
+            memcpy(dst, W + n * H + L * p, (size_t)w * sizeof(float));
+            if (w < L) memset(dst + w, 0, (size_t)(L - w) * sizeof(float));
         }
+    }
 }
 
 static void ptc_rnn_pack_bwd_f32(const float* W, ptrdiff_t N, ptrdiff_t H, float* Q)
