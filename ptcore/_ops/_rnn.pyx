@@ -62,26 +62,18 @@ def _set_gate_level(int level):
 
 
 cdef extern from "ptc_rnn_packed.h" nogil:
-    void ptc_rnn_pack_fwd_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, float* P)
     void ptc_rnn_pack_fwd_lanes_f32(const float* W, Py_ssize_t NG, Py_ssize_t H, Py_ssize_t L,
                                     float* P)
     int ptc_lstm_fwd_lanes()
     void ptc_lstm_step_lanes(int L, Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t B, Py_ssize_t H,
                              const float* P, const float* hp, const float* gi, const float* bhh,
                              const float* cp, float* gates, float* c, float* h)
-    void ptc_rnn_pack_bwd_f32(const float* W, Py_ssize_t N, Py_ssize_t H, float* Q)
     void ptc_rnn_pack_bwd_lanes_f32(const float* W, Py_ssize_t N, Py_ssize_t H, Py_ssize_t L,
                                     float* Q)
     int ptc_rnn_bwd_lanes()
     void ptc_rnn_bwd_step_lanes(int L, Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t B, Py_ssize_t N,
                                 Py_ssize_t H, const float* Q, const float* dG, float* dh,
                                 int accum)
-    void ptc_lstm_step_f32(Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t B, Py_ssize_t H,
-                           const float* P, const float* hp, const float* gi, const float* bhh,
-                           const float* cp, float* gates, float* c, float* h)
-    void ptc_rnn_bwd_step_f32(Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t B, Py_ssize_t N,
-                              Py_ssize_t H, const float* Q, const float* dG, float* dh,
-                              int accum)
     void ptc_sgemm_tn_rows(Py_ssize_t m0, Py_ssize_t m1, Py_ssize_t N, Py_ssize_t K,
                            const float* A, Py_ssize_t lda, const float* B, Py_ssize_t ldb,
                            float* C, Py_ssize_t ldc, int accum, float* Ap, float* Bp)

@@ -2,14 +2,16 @@
    (see there).  The recurrent weight W_hh is packed once per forward or
    backward call into the layout below, then every time step runs its
    (batch x H) @ W_hh^T product (forward) or (batch x 4H) @ W_hh product
-   (backward) through AVX2+FMA register tiles that read the packed panels
-   only: no per-step re-packing (what a BLAS call per step does).
+   (backward) through register tiles that read the packed panels only: no
+   per-step re-packing (what a BLAS call per step does).  AVX2+FMA tiles on
+   8-unit (forward) / 16-column (backward) panels; on AVX-512F CPUs (and the
+   gate-level knob at 2) 16-unit / 32-column panels and zmm tiles.
 
    Every output element is one FMA chain over k in increasing order,
    whatever the tile or the thread that computes it: results do not depend
    on how the hidden units are shared among threads.
 
-   Only the AVX2+FMA builds exist (GCC/Clang on x86-64); ptc_rnn_packed_ok()
+   Only x86-64 builds exist (GCC/Clang; AVX2+FMA at least); ptc_rnn_packed_ok()
    says at run time whether the CPU has them, and elsewhere it is 0 (the
    caller keeps its BLAS path). */
 #ifndef PTC_RNN_PACKED_H
@@ -61,12 +63,6 @@ static void ptc_rnn_pack_fwd_lanes_f32(const float* W, ptrdiff_t NG, ptrdiff_t H
             }
 }
 
-/* the 8-lane panels (the GRU's and the AVX2 LSTM's) */
-static void ptc_rnn_pack_fwd_f32(const float* W, ptrdiff_t NG, ptrdiff_t H, float* P)
-{
-    ptc_rnn_pack_fwd_lanes_f32(W, NG, H, 8, P);
-}
-
 /* Backward panels of W (N, H) row-major (N = NG*H) for dh (B, H) = dG (B, N) @ W,
    for L-column register tiles (L = 16 or 32): for each block p of L columns
    j, for each n < N, L floats (zero past H):
@@ -86,11 +82,6 @@ static void ptc_rnn_pack_bwd_lanes_f32(const float* W, ptrdiff_t N, ptrdiff_t H,
             if (w < L) memset(dst + w, 0, (size_t)(L - w) * sizeof(float));
         }
     }
-}
-
-static void ptc_rnn_pack_bwd_f32(const float* W, ptrdiff_t N, ptrdiff_t H, float* Q)
-{
-    ptc_rnn_pack_bwd_lanes_f32(W, N, H, 16, Q);
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -246,7 +237,7 @@ PTC_LSTM_TILE(2)
 PTC_LSTM_TILE(1)
 
 /* One LSTM time step for the hidden units of blocks [q0, q1) (8 units each)
-   and every batch row: P from ptc_rnn_pack_fwd_f32 (NG 4); hp, cp (B, H) the
+   and every batch row: P from ptc_rnn_pack_fwd_lanes_f32 (NG 4, L 8); hp, cp (B, H) the
    previous state; gi (B, 4H) the input projection; bhh (4H) or NULL; writes
    gates (B, 4H), c and h (B, H).  The sum over k runs in chunks of
    PTC_LSTM_KC for every batch row before the next chunk (a block's weight
@@ -420,7 +411,7 @@ PTC_RBWD_TILE(2)
 PTC_RBWD_TILE(1)
 
 /* dh (B, H) (+)= dG (B, N) @ W (N, H) for the columns of panels [p0, p1)
-   (16 each), Q from ptc_rnn_pack_bwd_f32; accum: add to dh's values.  The
+   (16 each), Q from ptc_rnn_pack_bwd_lanes_f32 (L 16); accum: add to dh's values.  The
    sum over n runs in chunks of PTC_RBWD_KC (the panel's chunk stays in L1
    while every batch row passes): each chunk continues the previous chunk's
    FMA chains from dh, in the same order, so the chunking changes no bit. */
