@@ -14,6 +14,7 @@
 #define PTC_IM2COL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct {
@@ -192,6 +193,137 @@ ptc_col2im2_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_i
     }
 }
 
+/* the same on AVX2, 16 input columns (two vectors) at a time: the 8 column
+   elements that land in the chunk are loaded, duplicated pairwise into the
+   two halves (a cross-lane permute each) and added to the lanes of the
+   shift's parity that are in range by a blend (the other lanes keep their
+   bits: no adding of +0 to a -0).  The chunk is the outer loop, so each
+   kernel column's lane masks are compares made once per chunk (no BMI2).
+   The rows of the column matrix are tiny here (DCGAN: 4-16 floats), so
+   they are first staged in zero-padded stack rows and every load is a
+   plain 8-float load (what lies outside a row is never selected):
+   vmaskmovps loads took 40% of the first version's time on AMD Zen 1.
+   Wider rows or kernels than the stage holds take masked loads. */
+#define PTC_IC_STAGE_PAD 16
+#define PTC_IC_STAGE_OW 64
+#define PTC_IC_STAGE_KW 8
+__attribute__((target("avx2"))) static void
+ptc_col2im2_ch_f32_avx2(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_geo* g,
+                        ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
+    const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;
+    ptrdiff_t b, e, oh, j, t;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lo_idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    const __m256i hi_idx = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
+    const __m256i odd = _mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1);
+    const __m256i even = _mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0);
+    const ptrdiff_t SW = OW + 2 * PTC_IC_STAGE_PAD;
+    const int staged = OW <= PTC_IC_STAGE_OW && kw <= PTC_IC_STAGE_KW;
+    float stage[PTC_IC_STAGE_KW * (PTC_IC_STAGE_OW + 2 * PTC_IC_STAGE_PAD)];
+    __m256i mk[PTC_IC_STAGE_KW], s0[PTC_IC_STAGE_KW], s1[PTC_IC_STAGE_KW];
+    ptrdiff_t ow0[PTC_IC_STAGE_KW], eon[PTC_IC_STAGE_KW];
+    int ne;
+    if (kw > PTC_IC_STAGE_KW) {             /* (no such kernel in practice) */
+        for (b = 0; b < kh; b++) {          /* one (b, e) at a time: the same order */
+            ptc_ic_geo g2 = *g;
+            g2.kh = 1;
+            g2.ph = g->ph - b * g->dh;
+            for (e = 0; e < kw; e++) {
+                g2.kw = 1;
+                g2.pw = g->pw - e * g->dw;
+                ptc_col2im2_ch_f32_avx2(xc, col + ((c * kh + b) * kw + e) * ld, ld, &g2, 0,
+                                        r0, r1);
+            }
+        }
+        return;
+    }
+    if (staged) memset(stage, 0, sizeof(float) * (size_t)(kw * SW));
+    for (j = 0; j < W; j += 16) {
+        const int n0 = W - j >= 8 ? 8 : (int)(W - j);
+        const int n1 = W - j >= 16 ? 8 : W - j > 8 ? (int)(W - j - 8) : 0;
+        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n0), lane);
+        const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(n1), lane);
+        ne = 0;
+        for (e = 0; e < kw; e++) {
+            const ptrdiff_t off = e * g->dw - g->pw;
+            /* output columns ow with 0 <= 2 ow + off < W, and in this chunk */
+            ptrdiff_t olo = ptc_ic_cdiv2(-off), ohi = ptc_ic_cdiv2(W - off);
+            const ptrdiff_t o0 = ptc_ic_cdiv2(j - off);
+            if (olo < 0) olo = 0;
+            if (ohi > OW) ohi = OW;
+            ptrdiff_t ka = olo - o0, kb = ohi - o0;        /* lanes [ka, kb) of v */
+            if (ka < 0) ka = 0;
+            if (kb > 8) kb = 8;
+            if (kb <= ka) continue;
+            const __m256i ia = _mm256_set1_epi32((int)ka), ib = _mm256_set1_epi32((int)kb);
+            /* lane 2t + par of the chunk gets v[t]; par = 2 o0 + off - j */
+            const __m256i par = (2 * o0 + off - j) ? odd : even;
+            mk[ne] = _mm256_andnot_si256(_mm256_cmpgt_epi32(ia, lane),
+                                         _mm256_cmpgt_epi32(ib, lane));
+            s0[ne] = _mm256_and_si256(par, _mm256_andnot_si256(_mm256_cmpgt_epi32(ia, lo_idx),
+                                                               _mm256_cmpgt_epi32(ib, lo_idx)));
+            s1[ne] = _mm256_and_si256(par, _mm256_andnot_si256(_mm256_cmpgt_epi32(ia, hi_idx),
+                                                               _mm256_cmpgt_epi32(ib, hi_idx)));
+            ow0[ne] = o0;
+            eon[ne] = e;
+            if (staged && !(o0 >= -PTC_IC_STAGE_PAD && o0 + 8 <= OW + PTC_IC_STAGE_PAD))
+                ow0[ne] = PTRDIFF_MIN;      /* outside the stage: masked load */
+            ne++;
+        }
+        if (!ne) continue;
+        for (b = 0; b < kh; b++) {
+            const float* rows = col + (c * kh + b) * kw * ld;
+            for (oh = r0; oh < r1; oh++) {
+                const ptrdiff_t ih = oh * g->sh - g->ph + b * g->dh;
+                if (ih < 0 || ih >= H) continue;
+                float* dst = xc + ih * W + j;
+                const float* s = rows + (oh - r0) * OW;
+                int q;
+                if (staged)
+                    for (q = 0; q < ne; q++) {
+                        const float* sr = s + eon[q] * ld;
+                        float* st = stage + eon[q] * SW + PTC_IC_STAGE_PAD;
+                        for (t = 0; t + 8 <= OW; t += 8)
+                            _mm256_storeu_ps(st + t, _mm256_loadu_ps(sr + t));
+                        for (; t < OW; t++) st[t] = sr[t];
+                    }
+                __m256 a0 = n0 == 8 ? _mm256_loadu_ps(dst) : _mm256_maskload_ps(dst, m0);
+                if (n1 == 0) {
+                    for (q = 0; q < ne; q++) {
+                        const __m256 v = staged && ow0[q] != PTRDIFF_MIN
+                            ? _mm256_loadu_ps(stage + eon[q] * SW + PTC_IC_STAGE_PAD + ow0[q])
+                            : _mm256_maskload_ps(s + eon[q] * ld + ptc_ic_cdiv2(
+                                  j - (eon[q] * g->dw - g->pw)), mk[q]);
+                        a0 = _mm256_blendv_ps(a0, _mm256_add_ps(a0,
+                                              _mm256_permutevar8x32_ps(v, lo_idx)),
+                                              _mm256_castsi256_ps(s0[q]));
+                    }
+                    if (n0 == 8) _mm256_storeu_ps(dst, a0);
+                    else _mm256_maskstore_ps(dst, m0, a0);
+                    continue;
+                }
+                __m256 a1 = n1 == 8 ? _mm256_loadu_ps(dst + 8) : _mm256_maskload_ps(dst + 8, m1);
+                for (q = 0; q < ne; q++) {
+                    const __m256 v = staged && ow0[q] != PTRDIFF_MIN
+                        ? _mm256_loadu_ps(stage + eon[q] * SW + PTC_IC_STAGE_PAD + ow0[q])
+                        : _mm256_maskload_ps(s + eon[q] * ld + ptc_ic_cdiv2(
+                              j - (eon[q] * g->dw - g->pw)), mk[q]);
+                    a0 = _mm256_blendv_ps(a0, _mm256_add_ps(a0,
+                                          _mm256_permutevar8x32_ps(v, lo_idx)),
+                                          _mm256_castsi256_ps(s0[q]));
+                    a1 = _mm256_blendv_ps(a1, _mm256_add_ps(a1,
+                                          _mm256_permutevar8x32_ps(v, hi_idx)),
+                                          _mm256_castsi256_ps(s1[q]));
+                }
+                if (n0 == 8) _mm256_storeu_ps(dst, a0);
+                else _mm256_maskstore_ps(dst, m0, a0);
+                if (n1 == 8) _mm256_storeu_ps(dst + 8, a1);
+                else _mm256_maskstore_ps(dst + 8, m1, a1);
+            }
+        }
+    }
+}
+
 __attribute__((target("avx2"))) static void
 ptc_col2im_ch_f32_avx2(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_geo* g,
                        ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
@@ -237,20 +369,23 @@ static void ptc_im2col_ch_f32(int level, const float* xc, float* col, ptrdiff_t 
 
 static void ptc_col2im_ch_f32(int level, float* xc, const float* col, ptrdiff_t ld,
                               const ptc_ic_geo* g, ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
-    if (g->sw == 2) ptc_col2im2_ch_f32_avx512(xc, col, ld, g, c, r0, r1);
+    if (g->sw == 2 && level == 2) ptc_col2im2_ch_f32_avx512(xc, col, ld, g, c, r0, r1);
+    else if (g->sw == 2) ptc_col2im2_ch_f32_avx2(xc, col, ld, g, c, r0, r1);
     else if (level == 2) ptc_col2im_ch_f32_avx512(xc, col, ld, g, c, r0, r1);
     else ptc_col2im_ch_f32_avx2(xc, col, ld, g, c, r0, r1);
 }
 
 /* the level ptc_im2col_ch_f32 (im2col) or ptc_col2im_ch_f32 (col2im) runs
    for column stride sw at CPU level ``level``: column stride 1 on both ISAs,
-   col2im with column stride 2 on AVX-512 (with BMI2) only; 0: the caller's loops */
+   col2im with column stride 2 on both (AVX-512 needs BMI2 too, else AVX2);
+   0: the caller's loops */
 static int ptc_im2col_level_for(int level, ptrdiff_t sw, int col2im) {
     static int bmi2 = -1;
     if (sw == 1) return level;
-    if (sw != 2 || !col2im || level != 2) return 0;
+    if (sw != 2 || !col2im || level == 0) return 0;
+    if (level == 1) return 1;
     if (bmi2 < 0) { __builtin_cpu_init(); bmi2 = __builtin_cpu_supports("bmi2") != 0; }
-    return bmi2 ? 2 : 0;
+    return bmi2 ? 2 : 1;
 }
 
 #else

@@ -1,6 +1,7 @@
 """The vectorised column-matrix rows of 2-d float32 convolutions with column
 stride 1 (ptcore/_ops/ptc_im2col.h: masked AVX-512 moves, AVX2 8-float moves)
-and col2im's rows with column stride 2 (AVX-512: permuted to every other lane)
+and col2im's rows with column stride 2 (permuted to every other lane: AVX-512
+masked adds, AVX2 blends)
 give the same bits as the element loops they replace, in the forward, both
 gradients, ``F.unfold`` and ``F.fold``, over widths around the 16-lane and
 8-lane chunks, padding wider than the kernel, dilation, row strides and
@@ -33,6 +34,8 @@ CASES = [
     (2, 2, 9, 37, 3, 3, 5, 2, (1, 2), 1),        # odd width, chunks of 32 columns
     (2, 2, 7, 70, 3, 2, 3, (1, 2), (0, 3), (1, 2)),
     (2, 2, 6, 5, 3, 3, 4, (2, 2), (1, 4), 1),    # padding wider than the kernel
+    (2, 2, 5, 41, 3, 2, 10, (1, 2), (0, 3), 1),  # AVX2: kernel wider than its stage
+    (1, 2, 3, 150, 2, 2, 4, (1, 2), (0, 1), 1),  # AVX2: rows wider than its stage
 ]
 
 

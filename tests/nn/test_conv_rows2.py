@@ -1,6 +1,7 @@
 """The forward product's image panels of column-stride-2 float32 convolutions
-by masked vector loads and even-lane permutes (ptc_sgemm.h's
-ptc_sg_pack_rows2, AVX-512 with BMI2, output rows 4/8/16/32 wide) give the
+by vector loads and even-lane permutes (ptc_sgemm.h's ptc_sg_pack_rows2:
+AVX-512 with BMI2, output rows 4/8/16/32 wide; ptc_sg_pack_rows2_avx2: AVX2,
+rows 4/8/16 wide) give the
 same bits as the gathers they replace: DCGAN's layers, padding wider than
 the kernel reach, dilation, row strides, ragged batches; and values within
 float32 rounding of float64."""
@@ -38,8 +39,20 @@ def _conv_pair(x, w, s, p, d):
     return outs
 
 
+@pytest.fixture(params=[1, 2], ids=["avx2", "avx512"])
+def isa(request):
+    from ptcore._ops import linalg
+    got = linalg._set_sgemm_isa(request.param)
+    try:
+        if got != request.param:
+            pytest.skip(f"the CPU lacks ISA level {request.param}")
+        yield got
+    finally:
+        linalg._set_sgemm_isa(-1)
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_same_bits_as_gathers(case):
+def test_same_bits_as_gathers(case, isa):
     N, C, H, W, OC, kh, kw, s, p, d = case
     rng = np.random.default_rng(N * 100 + OC)
     x = rng.standard_normal((N, C, H, W)).astype(np.float32)
