@@ -288,12 +288,13 @@ ptc_col2im2_ch_f32_avx2(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_
                         for (; t < OW; t++) st[t] = sr[t];
                     }
                 __m256 a0 = n0 == 8 ? _mm256_loadu_ps(dst) : _mm256_maskload_ps(dst, m0);
+#define PTC_IC_V(q) (staged && ow0[q] != PTRDIFF_MIN                                    \
+        ? _mm256_loadu_ps(stage + eon[q] * SW + PTC_IC_STAGE_PAD + ow0[q])                  \
+        : _mm256_maskload_ps(s + eon[q] * ld + ptc_ic_cdiv2(j - (eon[q] * g->dw - g->pw)), \
+                             mk[q]))
                 if (n1 == 0) {
                     for (q = 0; q < ne; q++) {
-                        const __m256 v = staged && ow0[q] != PTRDIFF_MIN
-                            ? _mm256_loadu_ps(stage + eon[q] * SW + PTC_IC_STAGE_PAD + ow0[q])
-                            : _mm256_maskload_ps(s + eon[q] * ld + ptc_ic_cdiv2(
-                                  j - (eon[q] * g->dw - g->pw)), mk[q]);
+                        const __m256 v = PTC_IC_V(q);
                         a0 = _mm256_blendv_ps(a0, _mm256_add_ps(a0,
                                               _mm256_permutevar8x32_ps(v, lo_idx)),
                                               _mm256_castsi256_ps(s0[q]));
@@ -304,10 +305,7 @@ ptc_col2im2_ch_f32_avx2(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_
                 }
                 __m256 a1 = n1 == 8 ? _mm256_loadu_ps(dst + 8) : _mm256_maskload_ps(dst + 8, m1);
                 for (q = 0; q < ne; q++) {
-                    const __m256 v = staged && ow0[q] != PTRDIFF_MIN
-                        ? _mm256_loadu_ps(stage + eon[q] * SW + PTC_IC_STAGE_PAD + ow0[q])
-                        : _mm256_maskload_ps(s + eon[q] * ld + ptc_ic_cdiv2(
-                              j - (eon[q] * g->dw - g->pw)), mk[q]);
+                    const __m256 v = PTC_IC_V(q);
                     a0 = _mm256_blendv_ps(a0, _mm256_add_ps(a0,
                                           _mm256_permutevar8x32_ps(v, lo_idx)),
                                           _mm256_castsi256_ps(s0[q]));
@@ -319,6 +317,7 @@ ptc_col2im2_ch_f32_avx2(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_
                 else _mm256_maskstore_ps(dst, m0, a0);
                 if (n1 == 8) _mm256_storeu_ps(dst + 8, a1);
                 else _mm256_maskstore_ps(dst + 8, m1, a1);
+#undef PTC_IC_V
             }
         }
     }

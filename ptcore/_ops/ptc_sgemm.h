@@ -566,24 +566,34 @@ static inline int ptc_sg_rows2_ok(const ptc_sg_im2col* g) {
            && g->W < (1 << 24) && g->H < (1 << 24);
 }
 
+/* the segments' (output rows') first input row and offset, and the
+   (channel, kernel row, kernel column) of panel column p0 */
+static inline void ptc_sg_rows2_start(const ptc_sg_im2col* g, ptrdiff_t first, int nseg,
+                                      ptrdiff_t p0, ptrdiff_t* segbase, ptrdiff_t* segih,
+                                      ptrdiff_t* c, ptrdiff_t* a, ptrdiff_t* e) {
+    const ptrdiff_t L = g->OH * g->OW, KK = g->kh * g->kw, OW = g->OW;
+    int s;
+    for (s = 0; s < nseg; s++) {         /* each segment: one output row, from ow = 0 */
+        ptrdiff_t i = first + s * OW, sample = i / L, oh = (i - sample * L) / OW;
+        segih[s] = oh * g->sh - g->ph;
+        segbase[s] = sample * g->sample_stride + segih[s] * g->W - g->pw;
+    }
+    *c = p0 / KK;
+    *a = (p0 - *c * KK) / g->kw;
+    *e = p0 - *c * KK - *a * g->kw;
+}
+
 __attribute__((target("avx512f,bmi2"))) static void
 ptc_sg_pack_rows2(const ptc_sg_im2col* g, ptrdiff_t first, ptrdiff_t p0, ptrdiff_t kc,
                   float* d) {
-    const ptrdiff_t L = g->OH * g->OW, HW = g->H * g->W, KK = g->kh * g->kw, OW = g->OW;
+    const ptrdiff_t HW = g->H * g->W, OW = g->OW;
     const int nseg = (int)(32 / OW), seglen = (int)(2 * OW);
     const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6,
                                            4, 2, 0);
     ptrdiff_t segbase[8], segih[8], p, c, a, e;
     const ptrdiff_t iw0 = -g->pw;
     int s;
-    for (s = 0; s < nseg; s++) {         /* each segment: one output row, from ow = 0 */
-        ptrdiff_t i = first + s * OW, sample = i / L, oh = (i - sample * L) / OW;
-        segih[s] = oh * g->sh - g->ph;
-        segbase[s] = sample * g->sample_stride + segih[s] * g->W + iw0;
-    }
-    c = p0 / KK;
-    a = (p0 - c * KK) / g->kw;
-    e = p0 - c * KK - a * g->kw;
+    ptc_sg_rows2_start(g, first, nseg, p0, segbase, segih, &c, &a, &e);
     for (p = 0; p < kc; p++) {
         const ptrdiff_t dy = a * g->dh, dx = e * g->dw;
         const float* xs = g->x + c * HW + dy * g->W + dx;
@@ -630,20 +640,13 @@ ptc_sg_pack_rows2(const ptc_sg_im2col* g, ptrdiff_t first, ptrdiff_t p0, ptrdiff
 __attribute__((target("avx2"))) static void
 ptc_sg_pack_rows2_avx2(const ptc_sg_im2col* g, ptrdiff_t first, ptrdiff_t p0, ptrdiff_t kc,
                        float* d) {
-    const ptrdiff_t L = g->OH * g->OW, HW = g->H * g->W, KK = g->kh * g->kw, OW = g->OW;
+    const ptrdiff_t HW = g->H * g->W, OW = g->OW;
     const int nseg = (int)(16 / OW), seglen = (int)(2 * OW);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     ptrdiff_t segbase[4], segih[4], p, c, a, e;
     const ptrdiff_t iw0 = -g->pw;
-    int s, q;
-    for (s = 0; s < nseg; s++) {         /* each segment: one output row, from ow = 0 */
-        ptrdiff_t i = first + s * OW, sample = i / L, oh = (i - sample * L) / OW;
-        segih[s] = oh * g->sh - g->ph;
-        segbase[s] = sample * g->sample_stride + segih[s] * g->W + iw0;
-    }
-    c = p0 / KK;
-    a = (p0 - c * KK) / g->kw;
-    e = p0 - c * KK - a * g->kw;
+    int q;
+    ptc_sg_rows2_start(g, first, nseg, p0, segbase, segih, &c, &a, &e);
     for (p = 0; p < kc; p++) {
         const ptrdiff_t dy = a * g->dh, dx = e * g->dw;
         const float* xs = g->x + c * HW + dy * g->W + dx;
