@@ -484,9 +484,10 @@ cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig, bint col2im) noexcept nogil:
 
 
 def _set_rows2(bint on):
-    """Testing knob: the forward product's image panels of column-stride-2
-    convolutions by vector loads and permutes (True; ptc_sgemm.h's
-    ptc_sg_pack_rows2 where it applies) or by gathers; returns the previous
+    """Testing knob: the image panels by vector loads and permutes (True;
+    ptc_sgemm.h's ptc_sg_pack_rows2/_avx2 for the forward product of
+    column-stride-2 convolutions, ptc_sg_pack_t_rows4 for the weight gradient
+    of 4-wide kernels, where they apply) or by gathers; returns the previous
     setting."""
     global ptc_sg_rows2_on
     old = ptc_sg_rows2_on != 0

@@ -24,6 +24,10 @@ CASES = [
     ((12, 24, 12, 10), (200, 12, 3, 3), 1, 1, 1, 2),        # groups
     ((23, 33, 7, 9), (97, 33, 7, 9), 1, 3, 1, 1),           # kernel as large as the image
     ((130, 8, 6, 6), (96, 8, 2, 2), 3, 0, 1, 1),            # stride > kernel: skipped pixels
+    # 4-wide kernels: the weight gradient's panels by 4-float row loads
+    ((40, 8, 10, 7), (96, 8, 3, 4), (1, 2), (2, 1), (2, 1), 1),  # right edge, dilated rows
+    ((60, 4, 6, 5), (100, 4, 2, 4), (1, 3), (0, 6), 1, 1),  # padding past whole rows
+    ((140, 4, 5, 3), (96, 4, 2, 4), 1, (0, 1), 1, 1),       # rows narrower than 4: gathers
 ]
 
 
@@ -95,14 +99,16 @@ def test_thread_count_independent():
 
 
 @pytest.mark.parametrize("isa", [1, 2])
-def test_each_isa(isa):
-    """The AVX2 gathers (16-row panels) and the AVX-512 ones (32 rows)."""
+@pytest.mark.parametrize("case", [0, 2, 6, 7])
+def test_each_isa(isa, case):
+    """The AVX2 panels (16 rows) and the AVX-512 ones (32 rows): gathers, and
+    the 4-wide kernels' row loads."""
     if _linalg_ops._set_sgemm_isa(isa) != isa:
         _linalg_ops._set_sgemm_isa(-1)
         pytest.skip("the CPU lacks this ISA")
     try:
-        got = _run(*CASES[2], implicit=True)
-        want = _run(*CASES[2], implicit=False)
+        got = _run(*CASES[case], implicit=True)
+        want = _run(*CASES[case], implicit=False)
     finally:
         _linalg_ops._set_sgemm_isa(-1)
     for a, b in zip(got[3:], want[3:]):
