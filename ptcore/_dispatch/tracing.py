@@ -73,12 +73,14 @@ class _TracingLayer(_D.Layer):
         st.depth += 1
         try:
             out = nxt(args, kwargs)
+            # recording may call ops itself (a captured tensor becomes a
+            # constant through ``detach``): those are not part of the trace
+            if opdef.name in CONVERSIONS and opdef.namespace == "Tensor":
+                tracer.converted(opdef.name, CONVERSIONS[opdef.name])
+            else:
+                tracer.record(opdef, args, kwargs, out)
         finally:
             st.depth -= 1
-        if opdef.name in CONVERSIONS and opdef.namespace == "Tensor":
-            tracer.converted(opdef.name, CONVERSIONS[opdef.name])
-        else:
-            tracer.record(opdef, args, kwargs, out)
         return out
 
 

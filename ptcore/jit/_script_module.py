@@ -44,22 +44,50 @@ def run_graph(graph, inputs, params=None):
     if steps is None:
         from ptcore.jit._fusion import plan
         steps = graph._plan = plan(graph)
-    _run_nodes(steps, env)
+        graph._frees = _last_uses(graph, steps)
+    _run_nodes(steps, env, graph._frees)
     return decode(graph.outputs, env)
 
 
-def _run_nodes(nodes, env):
-    for n in nodes:
+def _last_uses(graph, steps):
+    """For each step, the values computed by the steps that no later step
+    (nor the graph's outputs) reads: the interpreter drops them from its
+    environment there, so an intermediate is freed as soon as it is dead, as
+    in eager code (holding every activation to the end cost the traced MLP
+    forward ~8% against eager, in fresh memory at every call)."""
+    from ptcore.jit._ir import _collect
+    keep = []
+    _collect(graph.outputs, keep)
+    keep = set(keep)
+    produced, last = set(), {}
+    for i, n in enumerate(steps):
+        nodes = n.nodes if type(n) is not Node else (n,)
+        for m in nodes:
+            for vid in m.input_ids():
+                last[vid] = i
+        for m in nodes:
+            produced.update(m.output_ids())
+    frees = [[] for _ in steps]
+    for vid in produced:
+        if vid not in keep and vid in last:
+            frees[last[vid]].append(vid)
+    return [tuple(f) for f in frees]
+
+
+def _run_nodes(nodes, env, frees=None):
+    for i, n in enumerate(nodes):
         if type(n) is not Node:
             n.run(env)          # a fused group
-            continue
-        if n.blocks:
+        elif n.blocks:
             _bind(n.outputs, _control(n, env), env)
-            continue
-        fn = n._fn or n.fn()
-        args = [decode(a, env) for a in n.args]
-        kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
-        _bind(n.outputs, fn(*args, **kwargs), env)
+        else:
+            fn = n._fn or n.fn()
+            args = [decode(a, env) for a in n.args]
+            kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
+            _bind(n.outputs, fn(*args, **kwargs), env)
+        if frees is not None:
+            for vid in frees[i]:
+                env.pop(vid, None)
 
 
 def _run_block(block, env, params):

@@ -41,6 +41,11 @@ class _Tracer:
             if hit is not None and hit[0] is x:
                 return {"v": hit[1]}
             # a tensor the trace did not make: a constant of the graph
+            if x.requires_grad:
+                raise RuntimeError("Cannot insert a Tensor that requires grad as a constant. "
+                                   "Consider making it a parameter or input, or detaching the "
+                                   f"gradient (a tensor of shape {tuple(x.shape)} read by "
+                                   f"{opname})")
             c = x.detach()
             v = self.graph.new_value("const", c)
             self.env[id(x)] = (x, v.id)

@@ -339,3 +339,66 @@ def test_trace_rejects_non_tensor_inputs_and_outputs():
         jit.trace(lambda a: a, ("x",))
     with pytest.raises(jit.JitError, match="must return tensors"):
         jit.trace(lambda a: 3, ptcore.ones(1))
+
+
+
+def test_interpreter_frees_dead_intermediates():
+    """A traced graph drops each intermediate after its last use (as eager
+    code does), never a value that a later step or an output reads, and
+    gives the eager result."""
+    from ptcore.jit._ir import _collect
+
+    w1, w2, b1 = ptcore.randn(6, 6), ptcore.randn(6, 6), ptcore.randn(6)
+
+    def f(x):
+        a = F.linear(x, w1, b1)     # dead after b
+        b = ptcore.relu(a)          # read by c and by the outputs
+        c = F.linear(b, w2)
+        return c + b, b
+
+    x = ptcore.randn(4, 6)
+    with ptcore.no_grad():
+        tf = ptcore.jit.trace(f, x)
+        want = f(x)
+        got = tf(x)
+    for w, g in zip(want, got):
+        assert np.array_equal(w.numpy(), g.numpy())
+    g = tf.graph
+    outs = []
+    _collect(g.outputs, outs)
+    freed = [v for f_ in g._frees for v in f_]
+    assert freed and not set(outs) & set(freed) and len(freed) == len(set(freed))
+
+    def reads(step):
+        return {v for m in getattr(step, "nodes", (step,)) for v in m.input_ids()}
+
+    for i, f_ in enumerate(g._frees):
+        for vid in f_:
+            assert vid in reads(g._plan[i])
+            assert not any(vid in reads(later) for later in g._plan[i + 1:])
+
+
+def test_trace_function_capturing_tensors():
+    """A traced function that closes over tensors records them as graph
+    constants, as torch.jit.trace does (it used to recurse without end:
+    making the constant called ``detach`` inside the tracing layer); one that
+    requires grad is refused with torch's RuntimeError, under no_grad too."""
+    w, b = ptcore.randn(5, 3), ptcore.randn(3)
+
+    def f(x):
+        return ptcore.tanh(x @ w + b)
+
+    x, y = ptcore.randn(4, 5), ptcore.randn(4, 5)
+    tf = jit.trace(f, x)
+    np.testing.assert_allclose(tf(y).numpy(), f(y).numpy(), rtol=1e-6, atol=1e-6)
+    assert sum(v.kind == "const" for v in tf.graph.values.values()) == 2
+    tw, tb = torch.from_numpy(w.numpy()), torch.from_numpy(b.numpy())
+    tt = torch.jit.trace(lambda x: torch.tanh(x @ tw + tb), torch.from_numpy(x.numpy()))
+    np.testing.assert_allclose(tt(torch.from_numpy(y.numpy())).numpy(), tf(y).numpy(),
+                               rtol=1e-6, atol=1e-6)
+
+    lin, tlin = ptcore.nn.Linear(5, 2), torch.nn.Linear(5, 2)
+    for lib, m, inp in ((ptcore, lin, x), (torch, tlin, torch.from_numpy(x.numpy()))):
+        with lib.no_grad():
+            with pytest.raises(RuntimeError, match="requires grad as a constant"):
+                lib.jit.trace(lambda t: m(t) * 2, inp)
