@@ -138,6 +138,51 @@ cdef inline Py_ssize_t _gemm_ntiles(Py_ssize_t work, Py_ssize_t dim) noexcept no
     return t
 
 
+cdef enum:
+    OWN_TILE_WORK = 327680          # multiply-adds per own-GEMM tile, at least (1.25 * 64**3)
+
+
+cdef bint _own_split(char ta, char tb, blas_int m, blas_int n, blas_int k, float alpha,
+                     float* a, blas_int lda, float* b, blas_int ldb, float beta,
+                     float* c, blas_int ldc, Py_ssize_t work) noexcept nogil:
+    """Products below the fixed tiles' size (a recurrent cell's 20 x 128 x
+    512, ~40-100 us) on ptcore's own GEMM, shared by the threads in tiles of
+    the longer dimension, each still above OWN_SGEMM_MIN (so every tile takes
+    the own GEMM too): its elements are single FMA chains over k whatever the
+    tile, so the result is the one-call result at any thread count.  False:
+    not split (one thread, another path, or too small)."""
+    cdef int nth = get_num_threads()
+    cdef Py_ssize_t ntiles, width, dim, t, i0, last
+    cdef blas_int nn
+    if nth < 2 or work < 2 * OWN_TILE_WORK or ptc_sgemm_isa() == 0:
+        return False
+    dim = m if m >= n else n
+    ntiles = work // OWN_TILE_WORK
+    if ntiles > nth:
+        ntiles = nth
+    width = (dim + ntiles - 1) // ntiles
+    width = (width + 31) // 32 * 32
+    ntiles = (dim + width - 1) // width
+    last = dim - (ntiles - 1) * width
+    if ntiles < 2 or last * (work // dim) < OWN_SGEMM_MIN:
+        return False
+    if m >= n:
+        for t in prange(ntiles, num_threads=ntiles, schedule='static'):
+            i0 = t * width
+            nn = <blas_int>(m - i0 if m - i0 < width else width)
+            _gemm_one(ta, tb, nn, n, k, alpha,
+                      a + (i0 if (ta == 78 or ta == 110) else i0 * lda), lda, b, ldb, beta,
+                      c + i0, ldc)
+    else:
+        for t in prange(ntiles, num_threads=ntiles, schedule='static'):
+            i0 = t * width
+            nn = <blas_int>(n - i0 if n - i0 < width else width)
+            _gemm_one(ta, tb, m, nn, k, alpha, a, lda,
+                      b + (i0 * ldb if (tb == 78 or tb == 110) else i0), ldb, beta,
+                      c + i0 * ldc, ldc)
+    return True
+
+
 cdef void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alpha,
                 blas_t* a, blas_int lda, blas_t* b, blas_int ldb, blas_t beta,
                 blas_t* c, blas_int ldc) noexcept nogil:
@@ -148,6 +193,9 @@ cdef void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alp
     cdef blas_int nn
     cdef int nth, split_n, w
     if work < 2 * GEMM_TILE_WORK:
+        if blas_t is float:
+            if _own_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, work):
+                return
         _gemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
         return
     nth = get_num_threads()

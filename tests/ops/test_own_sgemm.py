@@ -131,6 +131,42 @@ def test_thread_count_independent(isa):
         assert np.array_equal(x, y)
 
 
+@pytest.mark.parametrize("m,k,n", [(20, 128, 512), (20, 64, 512), (512, 96, 21), (33, 200, 250),
+                                   (600, 40, 40)])
+def test_small_products_split_thread_independent(isa, m, k, n):
+    """Products between 2 * 1.25 * 64**3 multiply-adds and the fixed tiles'
+    size (a recurrent cell's Linear) are shared by the threads in tiles of
+    their longer side: the one-thread bits, with bias (addmm), transposed
+    operands and 3 threads too; values against float64."""
+    rng = np.random.default_rng(m + k + n)
+    x = ptcore.from_numpy(rng.standard_normal((m, k)).astype(np.float32))
+    w = ptcore.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
+    bias = ptcore.from_numpy(rng.standard_normal(n).astype(np.float32))
+    xt = ptcore.from_numpy(np.ascontiguousarray(x.numpy().T)).t()
+    F = ptcore.nn.functional
+
+    def run():
+        return [F.linear(x, w, bias).numpy(), ptcore.mm(x, w.t()).numpy(),
+                ptcore.mm(xt, w.t()).numpy()]
+
+    old = ptcore.get_num_threads()
+    try:
+        ptcore.set_num_threads(1)
+        one = run()
+        got = []
+        for nt in (2, 3):
+            ptcore.set_num_threads(nt)
+            got.append(run())
+    finally:
+        ptcore.set_num_threads(old)
+    for res in got:
+        for a, b in zip(one, res):
+            assert np.array_equal(a, b)
+    ref = _ref(x.numpy(), w.numpy().T)
+    _check(one[1], ref, k)
+    _check(one[0], ref + bias.numpy().astype(np.float64), k)
+
+
 def test_forcing_an_isa_never_exceeds_the_cpu():
     best = _linalg_ops._set_sgemm_isa(-1)
     assert best in (0, 1, 2)
