@@ -23,6 +23,8 @@ CASES = [
     (12, 4, 32, 16, 96, 4, 4, (1, 2), (1, 2), 1),  # row stride 1, padding 2 columns
     (10, 8, 18, 17, 100, 3, 5, 2, (2, 3), (1, 2)),  # dilation, odd width
     (9, 8, 12, 12, 128, 4, 4, 2, 0, 1),          # rows of 5: the gathers
+    (40, 8, 7, 7, 96, 4, 4, 2, 2, 1),            # rows of 4 from 7-wide rows: masked loads
+    (40, 8, 9, 10, 96, 3, 4, 2, (1, 4), 1),      # rows of 8, padding past a whole chunk
 ]
 
 
