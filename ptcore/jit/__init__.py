@@ -13,7 +13,7 @@ IR, run, optimise, save and load them.
   control flow, into the same graphs.
 """
 from ptcore._dispatch.tracing import TracerWarning
-from ptcore.jit._ir import JitError, Graph
+from ptcore.jit._ir import JitError, Error, Graph
 from ptcore.jit._trace import trace, trace_module, TracingCheckError
 from ptcore.jit._script_module import ScriptModule, ScriptFunction, RecursiveScriptModule
 from ptcore.jit._serialization import save, load
@@ -26,6 +26,6 @@ from ptcore.jit._annotations import (  # noqa: F401
 
 __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimize_for_inference",
            "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracerWarning",
-           "TracingCheckError", "JitError", "ScriptError", "Graph", "Final", "annotate", "ignore", "unused",
+           "TracingCheckError", "JitError", "Error", "ScriptError", "Graph", "Final", "annotate", "ignore", "unused",
            "export", "is_scripting", "is_tracing", "fork", "wait", "Future", "Attribute",
            "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled"]

@@ -9,6 +9,7 @@ tagged forms for dtypes, devices, slices, ``...`` and sizes.  The encoding is
 JSON-compatible, which is how graphs are saved: a graph file names ops, it
 never holds code.
 """
+import inspect
 import math
 
 import ptcore
@@ -19,6 +20,14 @@ __all__ = ["Value", "Node", "Graph", "encode_const", "decode", "resolve_op", "Ji
 
 class JitError(RuntimeError):
     """A graph or a file that ``ptcore.jit`` cannot build, check or load."""
+
+
+class Error(Exception):
+    """An exception raised by scripted code while it runs (``raise``,
+    ``assert``): ``torch.jit.Error``, which is not a RuntimeError."""
+
+
+Error.__module__ = "ptcore.jit"
 
 
 class Value:
@@ -134,6 +143,7 @@ class Node:
             ns, "ptcore." + ns) + "." + name
 
 
+
 class Graph:
     """Inputs, values, nodes and outputs of one traced method."""
 
@@ -240,6 +250,8 @@ class Graph:
             "inputs": list(self.inputs),
             "nodes": [n.to_json() for n in self.nodes],
             "outputs": self.outputs,
+            **({"signature": _enc_signature(self.signature)}
+               if getattr(self, "signature", None) is not None else {}),
         }
 
     @classmethod
@@ -258,7 +270,12 @@ class Graph:
             for n in data["nodes"]:
                 g.nodes.append(Node.from_json(n))
             g.outputs = data["outputs"]
-        except (KeyError, TypeError, ValueError) as e:
+            if "signature" in data:
+                g.signature = [[str(p[0])] + ([decode(p[1], {})] if len(p) > 1 else [])
+                               for p in data["signature"]]
+                g.signature = [p if len(p) > 1 else [p[0], inspect.Parameter.empty]
+                               for p in g.signature]
+        except (KeyError, TypeError, ValueError, IndexError) as e:
             raise JitError(f"malformed graph: {e}") from None
         g.check()
         return g
@@ -291,6 +308,19 @@ def _dtype_by_name(name):
         return _DTYPES[name]
     except KeyError:
         raise JitError(f"unknown dtype {name!r}") from None
+
+
+def _enc_signature(sig):
+    """A scripted method's parameters ``[[name, default], ...]`` as JSON: a
+    parameter without a default (or with one a graph cannot hold) is ``[name]``."""
+    out = []
+    for name, default in sig:
+        try:
+            out.append([name] if default is inspect.Parameter.empty
+                       else [name, encode_const(default)])
+        except TypeError:
+            out.append([name])
+    return out
 
 
 def encode_const(x):

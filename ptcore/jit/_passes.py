@@ -209,7 +209,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     params = dict(mod.named_parameters(remove_duplicate=False))
     params.update(mod.named_buffers(remove_duplicate=False))
     graphs = {}
-    for method, g in mod._graphs.items():
+    for method, g in mod._sync().items():
         g = copy.deepcopy(g)
         for v in g.values.values():
             if v.kind == "param" and v.name not in keep:
@@ -251,7 +251,7 @@ def optimize_for_inference(mod, other_methods=None):
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
     if mod.training:
         mod = mod.eval()
-    frozen = mod if not any(v.kind == "param" for g in mod._graphs.values()
+    frozen = mod if not any(v.kind == "param" for g in mod._sync().values()
                             for v in g.values.values()) else freeze(mod)
     for g in frozen._graphs.values():
         fold_batch_norm(g)

@@ -10,7 +10,7 @@ import operator
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import lookup
-from ptcore.jit._ir import JitError
+from ptcore.jit._ir import JitError, Error
 
 __all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS"]
 
@@ -18,8 +18,9 @@ TENSOR_ATTRS = {"shape", "dtype", "device", "ndim", "T", "mT", "H", "mH", "real"
                 "data", "grad", "requires_grad", "is_cuda", "is_leaf", "layout", "is_sparse",
                 "is_quantized", "is_meta"}
 _LIST_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy",
+                 "clear", "remove", "sort"}
+_DICT_METHODS = {"keys", "values", "items", "get", "pop", "update", "setdefault", "copy",
                  "clear"}
-_DICT_METHODS = {"keys", "values", "items", "get"}
 _STR_METHODS = {"startswith", "endswith", "lower", "upper", "strip", "split", "join"}
 
 
@@ -42,16 +43,21 @@ def _method(name, x, *args, **kwargs):
     if name not in allowed:
         raise JitError(f"method {name!r} of a {type(x).__name__} is not available in a "
                        "scripted graph")
-    return getattr(x, name)(*args, **kwargs)
+    r = getattr(x, name)(*args, **kwargs)
+    if isinstance(x, dict) and name in ("keys", "values", "items"):
+        # TorchScript's dict.keys()/values()/items() return lists (indexable)
+        r = list(r)
+    return r
 
 
 def _raise(msg):
-    raise RuntimeError(msg)
+    raise Error(msg)
 
 
 def _assert(cond, msg=None):
     if not cond:
-        raise AssertionError(msg if msg is not None else "scripted assertion failed")
+        raise Error("AssertionError: " + (str(msg) if msg is not None else
+                                           "scripted assertion failed"))
 
 
 def _format(fmt, *args):
@@ -100,6 +106,7 @@ PRIM = {
     "aten_any": lambda x, *a, **k: x.any(*a, **k) if isinstance(x, _TensorBase) else any(x),
     "aten_all": lambda x, *a, **k: x.all(*a, **k) if isinstance(x, _TensorBase) else all(x),
     "unsupported": _unsupported, "aten_slice": _aten_slice, "num_to_tensor": _num_to_tensor, "list_copy": list,
+    "sorted": sorted,
 }
 
 # control-flow nodes: the interpreter runs their blocks

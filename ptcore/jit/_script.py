@@ -74,7 +74,7 @@ _AUG = {"add": "iadd", "sub": "isub", "mul": "imul", "truediv": "itruediv",
 _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "float",
                   builtins.bool: "bool", builtins.abs: "abs", builtins.min: "min",
                   builtins.max: "max", builtins.round: "round", builtins.str: "str",
-                  builtins.tuple: None, builtins.list: None}
+                  builtins.tuple: None, builtins.list: None, builtins.sorted: "sorted"}
 
 
 class _Return(Exception):
@@ -193,6 +193,7 @@ class _Compiler:
             elif p.kind == p.VAR_KEYWORD:
                 scope[name] = Const({})
         ctx = _Ctx(self, fn, scope, filename, first - 1)
+        ctx.mutated = _mutated_names(fdef)
         result = ctx.body(fdef.body)
         self.depth -= 1
         return result if result is not None else Const(None)
@@ -200,6 +201,29 @@ class _Compiler:
 
 def _raise_kw(where):
     raise ScriptError(f"{where}: **kwargs with run-time values is not supported")
+
+
+_TENSOR_VALUED_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data", "grad"}
+_TENSOR_SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement", "is_floating_point",
+                         "is_complex", "element_size", "get_device", "is_contiguous"}
+
+
+def _tconst(x):
+    """A compile-time tensor (a parameter, buffer or tensor attribute)."""
+    return isinstance(x, Const) and isinstance(x.value, _TensorBase)
+
+
+def _folds(x):
+    """Whether operations on ``x`` are evaluated at compile time: constants,
+    but not tensors, whose values change (training, ``load_state_dict``)."""
+    return isinstance(x, Const) and not isinstance(x.value, _TensorBase)
+
+
+class _Raised(Const):
+    """What a block that always raises "returns": no value, it never completes."""
+
+
+_RAISED = _Raised(None)
 
 
 class _Seq:
@@ -225,6 +249,7 @@ class _Ctx:
         # module state and namespace members, and nothing is called at compile
         # time but ops, primitives and the file's own functions
         self.restricted = isinstance(fn, ScriptSource)
+        self.mutated = set()
         self.closure = {}
         if getattr(fn, "__closure__", None):
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -250,6 +275,8 @@ class _Ctx:
             if isinstance(st, ast.If) and (_returns(st.body) or _returns(st.orelse)):
                 return self.if_return(st, stmts[i + 1:])
             self.stmt(st)
+            if isinstance(st, ast.Raise):
+                return _RAISED      # the rest of the block is unreachable
         return None
 
     def stmt(self, st):
@@ -305,6 +332,8 @@ class _Ctx:
 
     def assign(self, target, val):
         if isinstance(target, ast.Name):
+            if target.id in self.mutated:
+                val = self._materialize(val)
             self.scope[target.id] = val
         elif isinstance(target, (ast.Tuple, ast.List)):
             n = len(target.elts)
@@ -329,6 +358,23 @@ class _Ctx:
         else:
             raise self.err(target, "only names, tuples and items can be assigned in "
                                    "ptcore.jit.script (not attributes)")
+
+    def _materialize(self, val):
+        """A list or dict that the function mutates (``out.append(y)``,
+        ``d[k] = v``) is built at run time, so that mutations in run-time
+        loops and branches and of run-time values happen when the graph runs
+        (as in TorchScript), not once while compiling."""
+        if isinstance(val, Const) and type(val.value) in (list, dict):
+            v = val.value
+            try:
+                if type(v) is list:
+                    return self.c.emit(("prim", "list"), [Const(a) for a in v])
+                return self.c.emit(("prim", "dict"), [Const(a) for kv in v.items() for a in kv])
+            except ScriptError:
+                return val          # items that cannot be run-time values (modules)
+        if type(val) is list:
+            return self.c.emit(("prim", "list"), list(val))
+        return val
 
     # ------------------------------------------------------------ control flow
     def _branch(self, stmts, tail=None):
@@ -355,12 +401,16 @@ class _Ctx:
         cond = self.expr(st.test)
         if isinstance(cond, Const):
             ret = self.body(st.body if cond.value else st.orelse)
-            if ret is not None:
+            if ret is not None and ret is not _RAISED:
                 raise self.err(st, "internal: return inside a constant branch")
             return
         bt = self._branch(st.body)
         be = self._branch(st.orelse)
-        names = self._merge(st, [bt, be])
+        # a branch that raises yields no values: the others' define the outputs
+        live = [b for b in (bt, be) if b[2] is not _RAISED]
+        names = self._merge(st, live) if live else []
+        bt, be = [b if b[2] is not _RAISED else (b[0], {k: Const(None) for k in names}, None)
+                  for b in (bt, be)]
         outs = self._if_node(cond, [bt, be], names)
         for k, v in zip(names, outs):
             self.scope[k] = v
@@ -383,8 +433,13 @@ class _Ctx:
             return self.body(list(chosen) + ([] if _returns(chosen) else list(rest)))
         bt = self._branch(st.body, None if _returns(st.body) else rest)
         be = self._branch(st.orelse, None if _returns(st.orelse) else rest)
+        if bt[2] is _RAISED and be[2] is _RAISED:
+            self._if_node(cond, [bt, be], [])
+            return _RAISED
         if bt[2] is None or be[2] is None:
             raise self.err(st, "every path must return a value when one branch returns")
+        # a branch that raises returns a placeholder: it never completes
+        bt, be = [(b[0], b[1], Const(None)) if b[2] is _RAISED else b for b in (bt, be)]
         outs = self._if_node(cond, [bt, be], [], extra=(True,))
         return outs[0]
 
@@ -409,11 +464,17 @@ class _Ctx:
                     len(range(*[b.value for b in bounds])) <= 64:
                 return self._unroll(st, [Const(i) for i in range(*[b.value for b in bounds])])
             return self._loop(st, bounds)
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords and \
+                it.func.id not in self.scope and \
+                self._lookup_global(it.func.id) in (builtins.enumerate, builtins.zip):
+            items = self._static_items(it)
+            if items is not None:
+                return self._unroll(st, items)
+            return self._zip_loop(st, it)
         seq = self.expr(it)
         if isinstance(seq, Const):
-            items = list(seq.value.values() if isinstance(seq.value, dict) else seq.value) \
-                if not isinstance(seq.value, ptcore.nn.Module) else list(seq.value)
-            return self._unroll(st, [Const(v) for v in items])
+            # as in Python: a dict (or a ModuleDict) yields its keys
+            return self._unroll(st, [Const(v) for v in seq.value])
         if isinstance(seq, _Seq):
             return self._unroll(st, seq.items)
         n = self.c.emit(("prim", "len"), [seq])
@@ -422,8 +483,23 @@ class _Ctx:
     def _unroll(self, st, items):
         for v in items:
             self.assign(st.target, v)
-            if self.body(st.body) is not None:
+            if self.body(st.body) not in (None, _RAISED):
                 raise self.err(st, "return inside a loop is not supported")
+
+    def _zip_loop(self, st, it):
+        """``for t in enumerate(xs)`` / ``zip(xs, ys)`` over run-time sequences."""
+        fn = self._lookup_global(it.func.id)
+        if fn is builtins.enumerate and len(it.args) != 1:
+            raise self.err(it, "enumerate() with a start is not supported by ptcore.jit.script")
+        seqs = [self.expr(a) for a in it.args]
+        lens = [self.c.emit(("prim", "len"), [q]) if not isinstance(q, Const) else
+                Const(len(q.value)) for q in seqs]
+        n = lens[0] if len(lens) == 1 else self.c.emit(("prim", "min"), lens)
+
+        def item(i_ref):
+            got = [self.c.emit(("prim", "getitem"), [q, i_ref]) for q in seqs]
+            return _Seq(([i_ref] if fn is builtins.enumerate else []) + got)
+        return self._loop(st, [n], seq=item)
 
     def _loop(self, st, bounds, seq=None):
         if seq is None:
@@ -448,10 +524,12 @@ class _Ctx:
                                 isinstance(step, Const) and step.value == 1) else \
                     self.c.emit(("prim", "add"), [start, self.c.emit(("prim", "mul"),
                                                                      [i_ref, step])])
+            elif callable(seq):
+                idx = seq(i_ref)
             else:
                 idx = self.c.emit(("prim", "getitem"), [seq, i_ref])
             self.assign(st.target, idx)
-            if self.body(st.body) is not None:
+            if self.body(st.body) not in (None, _RAISED):
                 raise self.err(st, "return inside a loop is not supported")
             body_nodes = self.c.nodes
             rets = [self.c.enc(self.scope[k]) for k in names]
@@ -490,7 +568,7 @@ class _Ctx:
             self.c.nodes, self.scope = [], dict(saved_scope)
             for k, p in zip(names, params_b):
                 self.scope[k] = p
-            if self.body(st.body) is not None:
+            if self.body(st.body) not in (None, _RAISED):
                 raise self.err(st, "return inside a loop is not supported")
             body_block = Block([p["v"] for p in params_b], self.c.nodes,
                                [self.c.enc(self.scope[k]) for k in names])
@@ -544,6 +622,9 @@ class _Ctx:
             return Const(v)
         if isinstance(e, ast.Attribute):
             base = self.expr(e.value)
+            if _tconst(base) and e.attr in _TENSOR_VALUED_ATTRS:
+                # a view or another tensor of a parameter/buffer: read at run time
+                return self.c.emit(("prim", "getattr"), [base, Const(e.attr)])
             if isinstance(base, Const):
                 try:
                     if self.restricted:
@@ -561,13 +642,13 @@ class _Ctx:
             if op is None:
                 raise self.err(e, "unsupported operator")
             a, b = self.expr(e.left), self.expr(e.right)
-            if isinstance(a, Const) and isinstance(b, Const):
+            if _folds(a) and _folds(b):
                 return Const(_PYBIN[op](a.value, b.value))
             return self.c.emit(("prim", op), [self.seq(a), self.seq(b)])
         if isinstance(e, ast.UnaryOp):
             name, fn = _UNOPS[type(e.op)]
             a = self.expr(e.operand)
-            if isinstance(a, Const):
+            if _folds(a):
                 return Const(fn(a.value))
             return self.c.emit(("prim", name), [a])
         if isinstance(e, ast.Compare):
@@ -576,7 +657,8 @@ class _Ctx:
             for op, right_e in zip(e.ops, e.comparators):
                 name = _CMPOPS[type(op)]
                 right = self.expr(right_e)
-                if isinstance(left, Const) and isinstance(right, Const):
+                if _folds(left) and _folds(right) or name in ("is", "isnot") and \
+                        isinstance(left, Const) and isinstance(right, Const):
                     r = Const(_PYCMP[name](left.value, right.value))
                 else:
                     r = self.c.emit(("prim", name), [self.seq(left), self.seq(right)])
@@ -644,8 +726,97 @@ class _Ctx:
                                [p for p in parts if not isinstance(p, Const)])
         if isinstance(e, ast.Starred):
             raise self.err(e, "starred expressions are only supported in calls")
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+            return self.comprehension(e)
         raise self.err(e, f"{type(e).__name__} expressions are not supported by "
                           "ptcore.jit.script")
+
+    def comprehension(self, e):
+        """``[elt for t in it if c]`` / ``(elt for ...)``: over a sequence of
+        compile-time length, unrolled (a constant if every item is one);
+        otherwise compiled as the loop ``r = []; for t in it: if c: r.append(elt)``."""
+        if len(e.generators) != 1 or e.generators[0].is_async:
+            raise self.err(e, "comprehensions with several 'for' clauses are not supported "
+                              "by ptcore.jit.script")
+        gen = e.generators[0]
+        bound = [n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)]
+        saved = {n: self.scope.get(n, _MISSING) for n in bound}
+        mark = len(self.c.nodes)
+        try:
+            items = self._static_items(gen.iter)
+            out = None
+            if items is not None:
+                out = []
+                for v in items:
+                    self.assign(gen.target, v)
+                    conds = [self.expr(c) for c in gen.ifs]
+                    if not all(isinstance(c, Const) for c in conds):
+                        out = None          # a run-time condition: the loop form
+                        del self.c.nodes[mark:]
+                        break
+                    if all(c.value for c in conds):
+                        out.append(self.expr(e.elt))
+            if out is not None:
+                if all(isinstance(x, Const) for x in out):
+                    vals = [x.value for x in out]
+                    return Const(vals if isinstance(e, ast.ListComp) else tuple(vals))
+                if isinstance(e, ast.GeneratorExp):
+                    return _Seq(out)
+                return self.c.emit(("prim", "list"), out)
+            self.c.ncomp = getattr(self.c, "ncomp", 0) + 1
+            name = f"$comp{self.c.ncomp}"
+            self.scope[name] = self.c.emit(("prim", "list"), [])
+            append = ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "append",
+                                                     ast.Load()), [e.elt], []))
+            body = append
+            for c in reversed(gen.ifs):
+                body = ast.If(c, [body], [])
+            loop = ast.For(gen.target, gen.iter, [body], [])
+            ast.copy_location(loop, e)
+            ast.fix_missing_locations(loop)
+            self.for_stmt(loop)
+            return self.scope.pop(name)
+        finally:
+            for n, v in saved.items():
+                if v is _MISSING:
+                    self.scope.pop(n, None)
+                else:
+                    self.scope[n] = v
+
+    def _static_items(self, it):
+        """The items of iterable expression ``it`` when their number is known
+        at compile time (a constant, a tuple or list display, ``range`` of
+        constants, ``enumerate``/``zip`` of such), else None (nothing emitted)."""
+        if isinstance(it, (ast.Tuple, ast.List)) and not any(
+                isinstance(x, ast.Starred) for x in it.elts):
+            return [self.expr(x) for x in it.elts]
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords:
+            fn = self._lookup_global(it.func.id) if it.func.id not in self.scope else None
+            if fn is builtins.enumerate and len(it.args) == 1:
+                inner = self._static_items(it.args[0])
+                return None if inner is None else [_Seq([Const(i), v])
+                                                   for i, v in enumerate(inner)]
+            if fn is builtins.zip and it.args:
+                parts = [self._static_items(a) for a in it.args]
+                if any(p is None for p in parts):
+                    return None
+                return [_Seq(list(t)) for t in zip(*parts)]
+            if fn is builtins.range:
+                mark = len(self.c.nodes)
+                bounds = [self.expr(a) for a in it.args]
+                if all(isinstance(b, Const) for b in bounds):
+                    return [Const(i) for i in range(*[b.value for b in bounds])]
+                del self.c.nodes[mark:]
+                return None
+        if isinstance(it, (ast.Name, ast.Attribute)):
+            mark = len(self.c.nodes)
+            v = self.expr(it)
+            if isinstance(v, Const) and not isinstance(v.value, (_TensorBase, str)):
+                return [Const(x) for x in v.value]
+            if isinstance(v, _Seq):
+                return list(v.items)
+            del self.c.nodes[mark:]
+        return None
 
     def seq(self, x):
         return x        # a _Seq is encoded as a tuple of its items
@@ -704,7 +875,10 @@ class _Ctx:
         # a method of a run-time value: x.view(...), xs.append(...)
         if isinstance(e.func, ast.Attribute):
             base = self.expr(e.func.value)
-            if not isinstance(base, Const):
+            if not isinstance(base, Const) or (
+                    _tconst(base) and e.func.attr not in _TENSOR_SHAPE_METHODS):
+                # a parameter's/buffer's methods run when the graph runs
+                # (``self.w.t()``, ``self.count.add_(1)``): their values change
                 args, kwargs = self.call_args(e)
                 base = self.seq(base)
                 return self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
@@ -740,6 +914,14 @@ class _Ctx:
             return hook(fn, self, args, kwargs, e)
         if isinstance(fn, ScriptSource):
             return self.c.compile_function(fn, None, args, kwargs, where)
+        from ptcore.jit._script_module import ScriptFunction
+        if isinstance(fn, ScriptFunction) and not self.restricted:
+            # a function scripted before (``@jit.script``): compiled inline
+            src = getattr(fn, "_py_fn", None)
+            if src is None:
+                raise self.err(e, f"cannot call the traced function {fn.name!r} from "
+                                  "ptcore.jit.script (only scripted functions)")
+            return self.c.compile_function(src, None, args, kwargs, where)
         if self.restricted and fn not in _BUILTIN_PRIMS and fn is not builtins.range and \
                 fn is not builtins.isinstance:
             raise self.err(e, f"archive code may not call {getattr(fn, '__qualname__', fn)!r}")
@@ -749,10 +931,23 @@ class _Ctx:
         if isinstance(fn, Module):
             return self.c.compile_function(type(fn).forward, fn, args, kwargs, where)
         if inspect.ismethod(fn) and isinstance(fn.__self__, Module):
-            if getattr(fn.__func__, "_torchscript_modifier", None) in ("ignore", "unused"):
-                raise self.err(e, f"{fn.__name__} is marked @ptcore.jit.ignore/unused; "
-                                  "ptcore cannot call Python from a scripted graph")
+            mod = getattr(fn.__func__, "_torchscript_modifier", None)
+            if mod == "unused":
+                # as TorchScript: calling an @unused method raises when it runs
+                self.c.emit(("prim", "raise"), [Const(f"{fn.__name__} is marked "
+                                                      "@jit.unused and was called")])
+                return Const(None)
+            if mod == "ignore":
+                raise self.err(e, f"{fn.__name__} is marked @ptcore.jit.ignore; ptcore cannot "
+                                  "call Python from a scripted graph")
             return self.c.compile_function(fn.__func__, fn.__self__, args, kwargs, where)
+        tensor_arg = any(_tconst(a) for a in args) or any(_tconst(v) for v in kwargs.values())
+        if tensor_arg and fn in _BUILTIN_PRIMS and fn is not builtins.len and \
+                _BUILTIN_PRIMS[fn] is not None:
+            return self.c.emit(("prim", _BUILTIN_PRIMS[fn]), args)
+        if tensor_arg and inspect.isfunction(fn):
+            # a helper on parameters/buffers: compiled, not evaluated once
+            return self.c.compile_function(fn, None, args, kwargs, where)
         if fn in _BUILTIN_PRIMS:
             if allconst:
                 return Const(fn(*[a.value for a in args], **{k: v.value for k, v in
@@ -760,6 +955,8 @@ class _Ctx:
             if fn in (builtins.tuple, builtins.list):
                 if len(args) == 1 and isinstance(args[0], _Seq):
                     return args[0]
+                if fn is builtins.list and len(args) == 1 and not kwargs:
+                    return self.c.emit(("prim", "list_copy"), args)   # list(t.shape)
                 raise self.err(e, f"{fn.__name__}() of a run-time value is not supported")
             return self.c.emit(("prim", _BUILTIN_PRIMS[fn]), args)
         if fn is builtins.isinstance and len(args) == 2 and isinstance(args[1], Const):
@@ -796,10 +993,32 @@ def _refuse_call(ctx, e, obj, attr):
     raise ctx.err(e, f"archive code may not call {type(obj).__name__}.{attr}")
 
 
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+             "reverse", "sort"}
+
+
+def _mutated_names(fdef):
+    """Names of ``fdef``'s local lists/dicts that it mutates in place."""
+    out = set()
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in _MUTATORS and isinstance(n.func.value, ast.Name):
+            out.add(n.func.value.id)
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and \
+                isinstance(n.value, ast.Name):
+            out.add(n.value.id)
+    return out
+
+
 def _returns(stmts):
-    return bool(stmts) and (isinstance(stmts[-1], ast.Return) or (
-        isinstance(stmts[-1], ast.If) and _returns(stmts[-1].body) and
-        _returns(stmts[-1].orelse)))
+    """Whether ``stmts`` return (or raise) on every path, with a return on one."""
+    return _ends(stmts) and any(isinstance(n, ast.Return) for st in stmts for n in ast.walk(st))
+
+
+def _ends(stmts):
+    """Whether every path through ``stmts`` ends in a return or a raise."""
+    return bool(stmts) and (isinstance(stmts[-1], (ast.Return, ast.Raise)) or (
+        isinstance(stmts[-1], ast.If) and _ends(stmts[-1].body) and _ends(stmts[-1].orelse)))
 
 
 def _compile(fn, self_obj, root, nargs_names):
@@ -828,6 +1047,22 @@ def _positional(fn, skip_self):
     return names
 
 
+def compile_module(obj, methods=None):
+    """The graphs of ``obj``'s ``forward`` and ``@export`` methods, compiled
+    for the module's current state (``training`` flags, attributes)."""
+    if methods is None:
+        methods = ["forward"] + [n for n in dir(type(obj)) if n != "forward" and getattr(
+            getattr(type(obj), n, None), "_torchscript_modifier", None) == "export"]
+    graphs = {}
+    for m in methods:
+        fn = getattr(type(obj), m)
+        names = _positional(fn, True)
+        graphs[m] = _compile(fn, obj, obj, names)
+        sig = list(inspect.signature(fn).parameters.values())[1:]
+        graphs[m].signature = [[p.name, p.default] for p in sig]
+    return graphs
+
+
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Compile ``obj`` (a function or an ``nn.Module``) with its control flow
     into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.script``)."""
@@ -836,13 +1071,10 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
-        graphs = {}
-        methods = ["forward"] + [n for n in dir(type(obj)) if n != "forward" and getattr(
-            getattr(type(obj), n, None), "_torchscript_modifier", None) == "export"]
-        for m in methods:
-            fn = getattr(type(obj), m)
-            graphs[m] = _compile(fn, obj, obj, _positional(fn, True))
-        sm = ScriptModule._from_module(obj, graphs)
+        graphs = compile_module(obj)
+        sm = ScriptModule._from_module(obj, graphs, attributes=True)
+        sm._attach_source(obj, {"epoch": 0})
+        sm._script_cache[(0,) + sm._mode_key()] = sm._graphs
         return sm
     if inspect.isclass(obj):
         raise ScriptError("ptcore.jit.script compiles functions and nn.Module instances, not "
@@ -852,5 +1084,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         sf = ScriptFunction(g, obj.__name__)
         sig = inspect.signature(obj)
         sf._defaults = [p.default for p in sig.parameters.values()]
+        sf._names = list(sig.parameters)
+        sf._py_fn = obj
         return sf
     raise ScriptError(f"ptcore.jit.script: cannot compile a {type(obj).__name__}")

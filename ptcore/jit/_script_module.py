@@ -26,8 +26,8 @@ def run_graph(graph, inputs, params=None):
     """Execute ``graph`` on ``inputs`` (tensors, in order); ``params`` maps
     parameter/buffer names to tensors."""
     if len(inputs) != len(graph.inputs):
-        raise TypeError(f"the traced graph takes {len(graph.inputs)} input(s) "
-                        f"({len(inputs)} given)")
+        raise RuntimeError(f"the traced graph takes {len(graph.inputs)} input(s) "
+                           f"({len(inputs)} given)")
     env = {}
     for vid, x in zip(graph.inputs, inputs):
         env[vid] = x
@@ -61,7 +61,7 @@ def _last_uses(graph, steps):
     keep = set(keep)
     produced, last = set(), {}
     for i, n in enumerate(steps):
-        nodes = n.nodes if type(n) is not Node else (n,)
+        nodes = n.nodes if not isinstance(n, Node) else (n,)
         for m in nodes:
             for vid in m.input_ids():
                 last[vid] = i
@@ -76,7 +76,7 @@ def _last_uses(graph, steps):
 
 def _run_nodes(nodes, env, frees=None):
     for i, n in enumerate(nodes):
-        if type(n) is not Node:
+        if not isinstance(n, Node):
             n.run(env)          # a fused group
         elif n.blocks:
             _bind(n.outputs, _control(n, env), env)
@@ -125,15 +125,33 @@ class ScriptFunction:
         self.__qualname__ = name
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise TypeError(f"{self.name}() takes its inputs positionally (compiled function)")
         defaults = getattr(self, "_defaults", None)
         n = len(self.graph.inputs)
+        if kwargs:
+            names = getattr(self, "_names", None)
+            if names is None:
+                raise RuntimeError(f"{self.name}() takes its inputs positionally "
+                                   "(traced function)")
+            import inspect
+            args = list(args)
+            for i in range(len(args), n):
+                if names[i] in kwargs:
+                    args.append(kwargs.pop(names[i]))
+                elif defaults is not None and defaults[i] is not inspect.Parameter.empty:
+                    args.append(defaults[i])
+                else:
+                    raise RuntimeError(f"{self.name}() missing required argument '{names[i]}'")
+            if kwargs:
+                bad = next(iter(kwargs))
+                raise RuntimeError(f"{self.name}() got an unexpected keyword argument '{bad}'"
+                                   if bad not in names else
+                                   f"{self.name}() got multiple values for argument '{bad}'")
+            args = tuple(args)
         if defaults is not None and len(args) < n:
             import inspect
             fill = defaults[len(args):n]
             if any(d is inspect.Parameter.empty for d in fill):
-                raise TypeError(f"{self.name}() missing required arguments")
+                raise RuntimeError(f"{self.name}() missing required arguments")
             args = tuple(args) + tuple(fill)
         return run_graph(self.graph, args)
 
@@ -166,46 +184,146 @@ class ScriptModule(Module):
         object.__setattr__(self, "_original_name", "Module")
 
     @classmethod
-    def _from_module(cls, mod, graphs):
-        sm = cls._mirror(mod)
+    def _from_module(cls, mod, graphs, attributes=False):
+        """``attributes``: also mirror the module's plain data attributes
+        (ints, floats, strings, lists, ...) as ``torch.jit.script`` does
+        (a traced module has none but its tensors and submodules)."""
+        sm = cls._mirror(mod, attributes)
         object.__setattr__(sm, "_graphs", dict(graphs))
         return sm
 
     @classmethod
-    def _mirror(cls, mod):
+    def _mirror(cls, mod, attributes=False):
         sm = cls()
         object.__setattr__(sm, "_original_name", type(mod).__name__)
+        if attributes:
+            sm._set_script_attrs(_data_attributes(mod), _final_names(mod))
         for name, p in mod._parameters.items():
             sm._parameters[name] = p
         for name, b in mod._buffers.items():
             sm._buffers[name] = b
         sm._non_persistent_buffers_set = set(getattr(mod, "_non_persistent_buffers_set", ()))
         for name, child in mod._modules.items():
-            sm._modules[name] = cls._mirror(child) if child is not None else None
+            sm._modules[name] = cls._mirror(child, attributes) if child is not None else None
         sm.training = mod.training
         return sm
 
-    def _run(self, method, args):
+    def _set_script_attrs(self, attrs, finals=()):
+        d = self.__dict__
+        d.update(attrs)
+        object.__setattr__(self, "_script_attrs", frozenset(attrs))
+        object.__setattr__(self, "_script_finals", frozenset(finals))
+
+    def _attach_source(self, mod, state):
+        """A scripted module keeps its source module (sharing its parameters):
+        its graphs are compiled for the current ``training`` flags of the
+        module tree and attribute values, and recompiled when they change (as
+        TorchScript reads ``self.training`` and attributes at run time)."""
+        d = self.__dict__
+        d["_script_src"] = mod
+        d["_script_state"] = state
+        d["_script_cache"] = {}
+        for name, child in self._modules.items():
+            src = mod._modules.get(name)
+            if isinstance(child, ScriptModule) and src is not None:
+                child._attach_source(src, state)
+
+    def _mode_key(self):
+        return tuple(m.training for _, m in self.named_modules(remove_duplicate=False))
+
+    def _sync(self):
+        """Make ``_graphs`` the graphs for the module tree's current mode."""
+        d = self.__dict__
+        src = d.get("_script_src")
+        modes = d.get("_script_modes")
+        if src is None and not modes:
+            return d["_graphs"]
+        key = self._mode_key()
+        if src is None:                 # loaded from a file: the modes it holds
+            graphs = modes.get(key)
+            if graphs is None:
+                raise JitError("this loaded ScriptModule holds graphs for its saved "
+                               "train/eval modes only; set the same mode on every submodule "
+                               "(.train() or .eval()) to run it")
+        else:
+            key = (d["_script_state"]["epoch"],) + key
+            cache = d["_script_cache"]
+            graphs = cache.get(key)
+            if graphs is None:
+                graphs = cache[key] = self._compile_for(key[1:])
+        d["_graphs"] = graphs
+        return graphs
+
+    def _compile_for(self, flags):
+        from ptcore.jit._script import compile_module
+        src = self.__dict__["_script_src"]
+        srcs = [m for _, m in src.named_modules(remove_duplicate=False)]
+        if len(srcs) != len(flags):
+            raise JitError("the source module of this ScriptModule changed its submodules "
+                           "after scripting")
+        mirrors = [m for _, m in self.named_modules(remove_duplicate=False)]
+        saved = [(m.training, {k: m.__dict__[k] for k in mm.__dict__.get("_script_attrs", ())
+                               if k in m.__dict__}) for m, mm in zip(srcs, mirrors)]
+        try:
+            # compile with the scripted module's mode and attribute values,
+            # leaving the source module as it was
+            for m, mm, f in zip(srcs, mirrors, flags):
+                m.training = f
+                for k in mm.__dict__.get("_script_attrs", ()):
+                    m.__dict__[k] = mm.__dict__[k]
+            old = self.__dict__["_graphs"]
+            return compile_module(src, list(old) if old else None)
+        finally:
+            for m, (f, attrs) in zip(srcs, saved):
+                m.training = f
+                m.__dict__.update(attrs)
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__.get("_script_attrs", ()):
+            if name in self.__dict__.get("_script_finals", ()):
+                raise RuntimeError(f"Can't set constant '{name}' which has value:"
+                                   f"{self.__dict__[name]}")
+            src = self.__dict__.get("_script_src")
+            if src is None:
+                raise JitError(f"ptcore.jit compiled the module attribute {name!r} into the "
+                               "graphs of this loaded module; it cannot be assigned")
+            self.__dict__[name] = value
+            self.__dict__["_script_state"]["epoch"] += 1
+            return
+        super().__setattr__(name, value)
+
+    def _run(self, method, args, kwargs=None):
+        graphs = self._sync()
+        if method not in graphs:
+            raise RuntimeError(f"{self._original_name} has no compiled {method} method")
+        g = graphs[method]
+        sig = getattr(g, "signature", None)
+        if sig is not None and (kwargs or len(args) < len(sig)):
+            args = _bind_signature(f"{self._original_name}.{method}", sig, args, kwargs or {})
+        elif kwargs:
+            raise RuntimeError(f"{self._original_name}.{method}() takes its inputs "
+                               "positionally (traced method)")
         params = dict(self.named_parameters(remove_duplicate=False))
         params.update((n, b) for n, b in self.named_buffers(remove_duplicate=False))
-        return run_graph(self._graphs[method], args, params)
+        return run_graph(g, args, params)
 
-    def forward(self, *args):
-        if "forward" not in self._graphs:
+    def forward(self, *args, **kwargs):
+        if "forward" not in self._sync():
             raise RuntimeError(f"{self._original_name} has no traced forward method")
-        return self._run("forward", args)
+        return self._run("forward", args, kwargs)
 
     def __getattr__(self, name):
         graphs = self.__dict__.get("_graphs")
         if graphs and name in graphs and name != "forward":
-            return lambda *args: self._run(name, args)
+            return lambda *args, **kwargs: self._run(name, args, kwargs)
         return super().__getattr__(name)
 
     @property
     def graph(self):
-        if "forward" not in self._graphs:
+        graphs = self._sync()
+        if "forward" not in graphs:
             raise RuntimeError(f"{self._original_name} has no traced forward method")
-        return self._graphs["forward"]
+        return graphs["forward"]
 
     @property
     def inlined_graph(self):
@@ -228,6 +346,74 @@ class ScriptModule(Module):
 
     def extra_repr(self):
         return "original_name=" + self._original_name
+
+
+def _bind_signature(where, sig, args, kwargs):
+    """``args``/``kwargs`` bound to a scripted method's parameters
+    ``[[name, default], ...]``: the positional inputs of its graph."""
+    import inspect
+    if len(args) > len(sig):
+        raise RuntimeError(f"{where}() takes {len(sig)} argument(s) ({len(args)} given)")
+    out = list(args)
+    kwargs = dict(kwargs)
+    for name, default in sig[len(args):]:
+        if name in kwargs:
+            out.append(kwargs.pop(name))
+        elif default is not inspect.Parameter.empty:
+            out.append(default)
+        else:
+            raise RuntimeError(f"{where}() missing required argument '{name}'")
+    if kwargs:
+        bad = next(iter(kwargs))
+        raise RuntimeError(f"{where}() got an unexpected keyword argument '{bad}'"
+                           if bad not in [p[0] for p in sig] else
+                           f"{where}() got multiple values for argument '{bad}'")
+    return tuple(out)
+
+
+_MODULE_INTERNALS = None
+
+
+def _is_data(v, depth=0):
+    from ptcore._tensor import _TensorBase
+    if v is None or type(v) in (bool, int, float, str) or isinstance(v, _TensorBase):
+        return True
+    if depth > 8:
+        return False
+    if type(v) in (list, tuple):
+        return all(_is_data(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return all(type(k) in (str, int) and _is_data(x, depth + 1) for k, x in v.items())
+    return False
+
+
+def _data_attributes(mod):
+    """The plain data attributes of ``mod`` that ``torch.jit.script`` keeps as
+    attributes of the scripted module."""
+    global _MODULE_INTERNALS
+    if _MODULE_INTERNALS is None:
+        _MODULE_INTERNALS = frozenset(Module().__dict__)
+    return {k: _copy_data(v) for k, v in vars(mod).items()
+            if k not in _MODULE_INTERNALS and _is_data(v)}
+
+
+def _copy_data(v):
+    if type(v) in (list, tuple):
+        return type(v)(_copy_data(x) for x in v)
+    if type(v) is dict:
+        return {k: _copy_data(x) for k, x in v.items()}
+    return v
+
+
+def _final_names(mod):
+    import typing
+    out = set(getattr(type(mod), "__constants__", ()))
+    for klass in type(mod).__mro__:
+        for k, a in getattr(klass, "__annotations__", {}).items():
+            if a is typing.Final or typing.get_origin(a) is typing.Final or \
+                    (isinstance(a, str) and "Final" in a):
+                out.add(k)
+    return out
 
 
 ScriptModule.__module__ = "ptcore.jit"

@@ -48,36 +48,92 @@ def _tensor_from(raw, dtype_name, shape, device):
     return t.to(device) if device is not None else t
 
 
-def _module_tree(m):
+def _module_tree(m, tensors=None, prefix=""):
     return {"name": getattr(m, "_original_name", type(m).__name__), "training": m.training,
             "params": [n for n, p in m._parameters.items() if p is not None],
             "buffers": [n for n, b in m._buffers.items() if b is not None],
             "nonpersistent": sorted(getattr(m, "_non_persistent_buffers_set", ())),
             "requires_grad": {n: bool(p.requires_grad) for n, p in m._parameters.items()
                               if p is not None},
-            "children": {n: _module_tree(c) for n, c in m._modules.items() if c is not None}}
+            "attrs": {n: _enc_data(m.__dict__[n], tensors, prefix + n)
+                      for n in m.__dict__.get("_script_attrs", ())},
+            "finals": sorted(m.__dict__.get("_script_finals", ())),
+            "children": {n: _module_tree(c, tensors, prefix + n + ".")
+                         for n, c in m._modules.items() if c is not None}}
+
+
+def _enc_data(v, tensors, key):
+    """A scripted module's data attribute as JSON (tuples, dicts and tensors
+    tagged; a tensor's data goes to ``tensors`` under ``"a:" + key``)."""
+    if isinstance(v, _TensorBase):
+        tensors["a:" + key] = v
+        return {"tensor": key}
+    if type(v) is tuple:
+        return {"tuple": [_enc_data(x, tensors, f"{key}.{i}") for i, x in enumerate(v)]}
+    if type(v) is list:
+        return [_enc_data(x, tensors, f"{key}.{i}") for i, x in enumerate(v)]
+    if type(v) is dict:
+        return {"dict": [[k, _enc_data(x, tensors, f"{key}.{k}")] for k, x in v.items()]}
+    return v
+
+
+def _dec_data(v, tensors):
+    if type(v) is list:
+        return [_dec_data(x, tensors) for x in v]
+    if type(v) is dict:
+        if "tensor" in v:
+            return _need(tensors, "a:" + str(v["tensor"]))
+        if "tuple" in v:
+            return tuple(_dec_data(x, tensors) for x in v["tuple"])
+        if "dict" in v:
+            return {k: _dec_data(x, tensors) for k, x in v["dict"]}
+        raise JitError("ptcore.jit.load: corrupt module attribute record")
+    if v is None or type(v) in (bool, int, float, str):
+        return v
+    raise JitError("ptcore.jit.load: corrupt module attribute record")
 
 
 def save(m, f, _extra_files=None):
     """Save a traced module or function to ``f`` (a path or a binary file)."""
     from ptcore.jit._script_module import ScriptModule, ScriptFunction
+    modes = []
     if isinstance(m, ScriptModule):
-        graphs, kind = m._graphs, "module"
+        graphs, kind = dict(m._sync()), "module"
+        if m.__dict__.get("_script_src") is not None:
+            # a scripted module's graphs depend on the train/eval mode: keep
+            # those of the current mode and of all-train and all-eval
+            cur = m._mode_key()
+            for i, flags in enumerate(dict.fromkeys([cur, (True,) * len(cur),
+                                                      (False,) * len(cur)])):
+                key = (m._script_state["epoch"],) + flags
+                g = m._script_cache.get(key)
+                if g is None:
+                    g = m._script_cache[key] = m._compile_for(flags)
+                modes.append([list(flags), i])
+                for method, mg in g.items():
+                    graphs[f"{method}@{i}"] = mg
         tensors = dict(m.named_parameters(remove_duplicate=False))
         tensors.update(m.named_buffers(remove_duplicate=False))
-        tree = _module_tree(m)
+        attr_tensors = {}
+        tree = _module_tree(m, attr_tensors)
         name = m._original_name
     elif isinstance(m, ScriptFunction):
         graphs, kind, tensors, tree, name = {"forward": m.graph}, "function", {}, None, m.name
+        attr_tensors = {}
     else:
         raise TypeError(f"ptcore.jit.save: expected a ScriptModule or ScriptFunction (from "
                         f"ptcore.jit.trace), got {type(m).__name__}")
     meta = {"format": _FORMAT, "kind": kind, "name": name, "tree": tree, "tensors": {},
             "graphs": {}}
+    if modes:
+        meta["modes"] = modes
     blobs = {}
     for key, t in tensors.items():
         meta["tensors"]["p:" + key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
         blobs["p:" + key] = _tensor_bytes(t)
+    for key, t in (attr_tensors if kind == "module" else {}).items():
+        meta["tensors"][key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
+        blobs[key] = _tensor_bytes(t)
     for method, g in graphs.items():
         meta["graphs"][method] = g.to_json()
         for v in g.values.values():
@@ -163,7 +219,15 @@ def load(f, map_location=None, _extra_files=None):
     if meta["kind"] == "function":
         return ScriptFunction(graphs["forward"], meta.get("name", "fn"))
     sm = _build(meta["tree"], tensors, "")
-    object.__setattr__(sm, "_graphs", graphs)
+    object.__setattr__(sm, "_graphs", {k: g for k, g in graphs.items() if "@" not in k})
+    if meta.get("modes"):
+        try:
+            sm.__dict__["_script_modes"] = {
+                tuple(bool(f) for f in flags): {k.split("@")[0]: g for k, g in graphs.items()
+                                                if k.endswith(f"@{int(i)}")}
+                for flags, i in meta["modes"]}
+        except (TypeError, ValueError) as e:
+            raise JitError(f"ptcore.jit.load: corrupt mode records: {e}") from None
     return sm
 
 
@@ -182,6 +246,12 @@ def _build(tree, tensors, prefix):
     for n in tree.get("buffers", ()):
         sm._buffers[n] = _need(tensors, "p:" + prefix + n)
     sm._non_persistent_buffers_set = set(tree.get("nonpersistent", ()))
+    attrs = tree.get("attrs")
+    if attrs:
+        if not isinstance(attrs, dict):
+            raise JitError("ptcore.jit.load: corrupt module attribute record")
+        sm._set_script_attrs({str(k): _dec_data(v, tensors) for k, v in attrs.items()},
+                             [str(n) for n in tree.get("finals", ())])
     for n, child in tree.get("children", {}).items():
         sm._modules[n] = _build(child, tensors, prefix + n + ".")
     return sm

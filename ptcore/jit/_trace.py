@@ -35,7 +35,30 @@ class _Tracer:
         self.env[id(t)] = (t, v.id)
         return v.id
 
+    def knows(self, t):
+        hit = self.env.get(id(t))
+        return hit is not None and hit[0] is t
+
+    def record_size(self, t, dim):
+        """A ``Tensor::size(t, dim)`` node: the graph reads the size at run time."""
+        v = self.graph.new_value("node")
+        self.graph.nodes.append(Node(("Tensor", "size"), [self.encode(t, "size"), dim], {},
+                                     {"v": v.id}))
+        return {"v": v.id}
+
+    def record_prim(self, name, args):
+        """A ``prim`` node for arithmetic on recorded sizes."""
+        enc = [self.encode(a, name) for a in args]
+        v = self.graph.new_value("node")
+        self.graph.nodes.append(Node(("prim", name), enc, {}, {"v": v.id}))
+        return {"v": v.id}
+
     def encode(self, x, opname):
+        if isinstance(x, _tracing.TracedInt):
+            ref = x.source(self)
+            if ref is not None:
+                return ref
+            return int(x)
         if isinstance(x, _TensorBase):
             hit = self.env.get(id(x))
             if hit is not None and hit[0] is x:
@@ -51,6 +74,8 @@ class _Tracer:
             self.env[id(x)] = (x, v.id)
             return {"v": v.id}
         if type(x) is list:
+            return {"list": [self.encode(a, opname) for a in x]}
+        if isinstance(x, ptcore.Size) and any(isinstance(a, _tracing.TracedInt) for a in x):
             return {"list": [self.encode(a, opname) for a in x]}
         if isinstance(x, tuple) and not isinstance(x, ptcore.Size):
             return {"tuple": [self.encode(a, opname) for a in x]}
@@ -81,12 +106,14 @@ class _Tracer:
             self.warned.add(what)
             warnings.warn(_CONVERSION_MSG.format(what=what), TracerWarning, stacklevel=4)
 
-    def finish(self, out):
-        if isinstance(out, _TensorBase) or isinstance(out, (tuple, list)):
+    def finish(self, out, strict=True):
+        if isinstance(out, (_TensorBase, tuple, list, dict)):
+            if strict and _has_dict(out):
+                raise RuntimeError(_DICT_OUTPUT_MSG)
             self.graph.outputs = self._output(out)
         else:
             raise JitError("ptcore.jit.trace: the traced function must return tensors (or "
-                           f"tuples/lists of tensors), not {type(out).__name__}")
+                           f"tuples/lists/dicts of tensors), not {type(out).__name__}")
         return self.graph
 
     def _output(self, out):
@@ -100,6 +127,22 @@ class _Tracer:
         return self.encode(out, "return")
 
 
+_DICT_OUTPUT_MSG = (
+    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, "
+    "this is only valid if the container structure does not change based on the module's "
+    "inputs. Consider using a constant container instead (e.g. for `list`, use a `tuple` "
+    "instead. for `dict`, use a `NamedTuple` instead). If you absolutely need this and know "
+    "the side effects, pass strict=False to trace() to allow this behavior.")
+
+
+def _has_dict(out):
+    if isinstance(out, dict):
+        return True
+    if isinstance(out, (tuple, list)) and not isinstance(out, ptcore.Size):
+        return any(_has_dict(a) for a in out)
+    return False
+
+
 def _as_tuple(example_inputs):
     if isinstance(example_inputs, _TensorBase):
         return (example_inputs,)
@@ -109,13 +152,19 @@ def _as_tuple(example_inputs):
                     f"not {type(example_inputs).__name__}")
 
 
-def _trace_graph(fn, inputs, module=None):
+def _trace_graph(fn, inputs, module=None, strict=True):
     tracer = _Tracer()
     for t in inputs:
-        if not isinstance(t, _TensorBase):
-            raise TypeError("ptcore.jit.trace: example inputs must be tensors, got "
-                            f"{type(t).__name__}")
-        tracer.graph.inputs.append(tracer.add_input(t))
+        if isinstance(t, _TensorBase):
+            tracer.graph.inputs.append(tracer.add_input(t))
+        elif isinstance(t, (tuple, list)) and not isinstance(t, ptcore.Size):
+            # a tuple of tensors (an LSTM's ``(h0, c0)``): one input, unpacked
+            v = tracer.graph.new_value("input")
+            tracer.graph.inputs.append(v.id)
+            _unpack_input(tracer, {"v": v.id}, t)
+        else:
+            raise TypeError("ptcore.jit.trace: example inputs must be tensors or tuples of "
+                            f"tensors, got {type(t).__name__}")
     if module is not None:
         for name, p in module.named_parameters():
             tracer.add_input(p, "param", name)
@@ -124,7 +173,50 @@ def _trace_graph(fn, inputs, module=None):
                 tracer.add_input(b, "param", name)
     with _tracing.tracing(tracer):
         out = fn(*inputs)
-    return tracer.finish(out), out
+    return tracer.finish(out, strict), out
+
+
+def _unpack_input(tracer, ref, seq):
+    for i, t in enumerate(seq):
+        v = tracer.graph.new_value("node", t if isinstance(t, _TensorBase) else None)
+        tracer.graph.nodes.append(Node(("prim", "getitem"), [ref, i], {}, {"v": v.id}))
+        if isinstance(t, _TensorBase):
+            tracer.env[id(t)] = (t, v.id)
+        elif isinstance(t, (tuple, list)) and not isinstance(t, ptcore.Size):
+            _unpack_input(tracer, {"v": v.id}, t)
+        else:
+            raise TypeError("ptcore.jit.trace: example inputs must be tensors or tuples of "
+                            f"tensors, got a {type(t).__name__} inside a tuple")
+
+
+def _nondeterministic(graph):
+    """The names of the graph's random ops (``rand``, dropout in training):
+    ``check_trace`` cannot compare what they compute, as in torch."""
+    from ptcore._dispatch.table import lookup
+    out = []
+    for n in graph.nodes:
+        ns, name = n.op
+        d = lookup(name, ns)
+        if d is None or not ({"random", "nondeterministic"} & d.tags):
+            continue
+        if "dropout" in name:
+            training = n.kwargs.get("training", n.args[2] if len(n.args) > 2 else True)
+            p = n.kwargs.get("p", n.args[1] if len(n.args) > 1 else 0.5)
+            if training is False or p == 0:
+                continue
+        out.append(f"{ns}::{name}")
+    return out
+
+
+def _check_deterministic(graph, where):
+    bad = _nondeterministic(graph)
+    if bad:
+        warnings.warn(f"Trace had nondeterministic nodes. Did you forget call .eval() on your "
+                      f"model? Nodes: {', '.join(sorted(set(bad)))}\nThis may cause errors in "
+                      f"trace checking ({where}). To disable trace checking, pass "
+                      "check_trace=False to torch.jit.trace()", TracerWarning, stacklevel=3)
+        return False
+    return True
 
 
 def _compare(expected, got, where, rtol, atol):
@@ -143,6 +235,11 @@ def _compare(expected, got, where, rtol, atol):
     elif isinstance(expected, (tuple, list)):
         for a, b in zip(expected, got):
             _compare(a, b, where, rtol, atol)
+    elif isinstance(expected, dict):
+        if not isinstance(got, dict) or list(expected) != list(got):
+            raise TracingCheckError(f"{where}: the graph's output dict has other keys")
+        for k in expected:
+            _compare(expected[k], got[k], where, rtol, atol)
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
@@ -159,13 +256,13 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         return trace_module(func, {"forward": example_inputs}, check_trace=check_trace,
                             check_inputs=([{"forward": c} for c in check_inputs]
                                           if check_inputs else None),
-                            check_tolerance=check_tolerance)
+                            check_tolerance=check_tolerance, strict=strict)
     if not callable(func):
         raise TypeError(f"ptcore.jit.trace: expected a function or Module, got {type(func)}")
     inputs = _as_tuple(example_inputs)
-    graph, out = _trace_graph(func, inputs)
+    graph, out = _trace_graph(func, inputs, strict=strict)
     sf = ScriptFunction(graph, getattr(func, "__name__", "fn"))
-    if check_trace:
+    if check_trace and _check_deterministic(graph, sf.name):
         for chk in [inputs] + [_as_tuple(c) for c in (check_inputs or ())]:
             ref = func(*chk) if chk is not inputs else out
             _compare(ref, sf(*chk), f"ptcore.jit.trace of {sf.name}", check_tolerance,
@@ -188,9 +285,10 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     graphs, outs = {}, {}
     for method, example in inputs.items():
         fn = getattr(mod, method)
-        graphs[method], outs[method] = _trace_graph(fn, _as_tuple(example), mod)
+        graphs[method], outs[method] = _trace_graph(fn, _as_tuple(example), mod, strict)
     sm = ScriptModule._from_module(mod, graphs)
-    if check_trace:
+    if check_trace and all(_check_deterministic(g, f"{type(mod).__name__}.{m}")
+                           for m, g in graphs.items()):
         for method, example in inputs.items():
             _compare(outs[method], getattr(sm, method)(*_as_tuple(example)),
                      f"ptcore.jit.trace of {type(mod).__name__}.{method}", check_tolerance,

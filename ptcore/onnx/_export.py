@@ -10,6 +10,7 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.tracing import static_sizes as _static_sizes
 from ptcore.jit._ir import decode, _collect
 from ptcore.onnx import _proto as P
 
@@ -307,7 +308,7 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         was = model.training
         model.eval()
         try:
-            with ptcore.no_grad():
+            with ptcore.no_grad(), _static_sizes():
                 traced = jit.trace(model, args)
         finally:
             model.train(was)
@@ -315,7 +316,7 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         params = dict(model.named_parameters(remove_duplicate=False))
         params.update(model.named_buffers(remove_duplicate=False))
     else:
-        with ptcore.no_grad():
+        with ptcore.no_grad(), _static_sizes():
             traced = jit.trace(model, args)
         g = traced.graph
         params = {}
