@@ -7,6 +7,7 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.tracing import TracerWarning
+from ptcore.jit import _sizes
 from ptcore.jit._ir import Graph, Node, JitError, encode_const
 
 __all__ = ["trace", "trace_module", "TracingCheckError"]
@@ -24,6 +25,13 @@ _CONVERSION_MSG = ("Converting a tensor to a Python {what} might cause the trace
 
 class _Tracer:
     """Builds a graph from the op calls the tracing layer reports."""
+
+    def start(self):
+        """Called by the tracing context on entry: sizes become traced ints."""
+        _sizes.install()
+
+    def stop(self):
+        _sizes.remove()
 
     def __init__(self):
         self.graph = Graph()
@@ -54,7 +62,7 @@ class _Tracer:
         return {"v": v.id}
 
     def encode(self, x, opname):
-        if isinstance(x, _tracing.TracedInt):
+        if isinstance(x, _sizes.TracedInt):
             ref = x.source(self)
             if ref is not None:
                 return ref
@@ -75,7 +83,7 @@ class _Tracer:
             return {"v": v.id}
         if type(x) is list:
             return {"list": [self.encode(a, opname) for a in x]}
-        if isinstance(x, ptcore.Size) and any(isinstance(a, _tracing.TracedInt) for a in x):
+        if isinstance(x, ptcore.Size) and any(isinstance(a, _sizes.TracedInt) for a in x):
             return {"list": [self.encode(a, opname) for a in x]}
         if isinstance(x, tuple) and not isinstance(x, ptcore.Size):
             return {"tuple": [self.encode(a, opname) for a in x]}

@@ -10,7 +10,7 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.tracing import static_sizes as _static_sizes
+from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._ir import decode, _collect
 from ptcore.onnx import _proto as P
 

@@ -1,0 +1,137 @@
+"""Sizes read by a traced program (the jit layer's part of tracing):
+``x.size(0)``, ``x.shape[0]`` are recorded (``Tensor::size`` nodes,
+arithmetic on them as ``prim`` nodes) so that the graph follows the sizes of
+its inputs, as torch's tracer does (``x.view(x.size(0), -1)`` traced at batch
+size 1 runs at batch size 8).  The tracer of ``ptcore.jit`` installs these
+``size``/``shape`` on ``ptcore.Tensor`` while it traces (``install`` /
+``remove``, from its ``start``/``stop`` hooks of the dispatch point's
+``tracing`` context)."""
+import operator as _operator
+
+import ptcore
+from ptcore._dispatch.tracing import _tls
+
+__all__ = ["TracedInt", "static_sizes", "install", "remove"]
+
+
+class TracedInt(int):
+    """A size read while tracing: an int that knows how the graph computes it
+    (``source()`` -> the encoded value, recorded on first use)."""
+    def __new__(cls, value, tracer, make):
+        self = int.__new__(cls, value)
+        self._tracer = tracer
+        self._make = make
+        self._ref = None
+        return self
+
+    def source(self, tracer):
+        """The encoded graph value of this int, or None (not of ``tracer``'s trace)."""
+        if tracer is not self._tracer:
+            return None
+        if self._ref is None:
+            self._ref = self._make()
+        return self._ref
+
+    def _op(self, name, other, reverse=False):
+        py = _PYOPS[name]
+        value = py(other, int(self)) if reverse else py(int(self), other)
+        if type(value) is not int or (not isinstance(other, int) or isinstance(other, bool)):
+            return value
+        tracer = self._tracer
+        if _tls.tracer is not tracer:
+            return value
+        a, b = (other, self) if reverse else (self, other)
+        return TracedInt(value, tracer, lambda: tracer.record_prim(name, [a, b]))
+
+    def __add__(self, o): return self._op("add", o)
+    def __radd__(self, o): return self._op("add", o, True)
+    def __sub__(self, o): return self._op("sub", o)
+    def __rsub__(self, o): return self._op("sub", o, True)
+    def __mul__(self, o): return self._op("mul", o)
+    def __rmul__(self, o): return self._op("mul", o, True)
+    def __floordiv__(self, o): return self._op("floordiv", o)
+    def __rfloordiv__(self, o): return self._op("floordiv", o, True)
+    def __mod__(self, o): return self._op("mod", o)
+    def __rmod__(self, o): return self._op("mod", o, True)
+
+    def __neg__(self):
+        tracer = self._tracer
+        if _tls.tracer is not tracer:
+            return -int(self)
+        return TracedInt(-int(self), tracer, lambda: tracer.record_prim("neg", [self]))
+
+    def __pos__(self):
+        return self
+
+    def __reduce__(self):
+        return (int, (int(self),))
+
+    def __repr__(self):
+        return repr(int(self))
+
+    __str__ = __repr__
+
+
+_PYOPS = {"add": _operator.add, "sub": _operator.sub, "mul": _operator.mul,
+          "floordiv": _operator.floordiv, "mod": _operator.mod}
+
+_SIZE_OWN = {}
+
+
+def _traced_sizes(x, tracer):
+    Size = ptcore.Size
+    shape = _SIZE_OWN["shape"].__get__(x)
+    if not tracer.knows(x):
+        return shape
+    return Size([TracedInt(n, tracer, (lambda d: lambda: tracer.record_size(x, d))(d))
+                 for d, n in enumerate(shape)])
+
+
+class static_sizes:
+    """Context: sizes read while tracing on this thread are plain ints, so the
+    graph keeps the example input's sizes (the ONNX exporter, which lowers no
+    ``Tensor::size`` nodes; its ``dynamic_axes`` mark the graph's inputs)."""
+
+    def __enter__(self):
+        self.old = getattr(_tls, "static", False)
+        _tls.static = True
+        return self
+
+    def __exit__(self, *exc):
+        _tls.static = self.old
+        return False
+
+
+def _size(self, dim=None):
+    tracer = _tls.tracer
+    if tracer is None or _tls.depth or getattr(_tls, "static", False):
+        return _SIZE_OWN["size"](self, dim) if dim is not None else _SIZE_OWN["size"](self)
+    sizes = _traced_sizes(self, tracer)
+    if dim is None:
+        return sizes
+    return sizes[dim]
+
+
+def _shape(self):
+    tracer = _tls.tracer
+    if tracer is None or _tls.depth or getattr(_tls, "static", False):
+        return _SIZE_OWN["shape"].__get__(self)
+    return _traced_sizes(self, tracer)
+
+
+def install():
+    from ptcore._tensor import _TensorBase
+    if "size" in ptcore.Tensor.__dict__ or "shape" in ptcore.Tensor.__dict__:
+        return                          # the class defines its own: leave it
+    _SIZE_OWN["size"] = _TensorBase.size
+    _SIZE_OWN["shape"] = _TensorBase.__dict__["shape"]
+    ptcore.Tensor.size = _size
+    ptcore.Tensor.shape = property(_shape)
+
+
+def remove():
+    if ptcore.Tensor.__dict__.get("size") is _size:
+        del ptcore.Tensor.size
+    sh = ptcore.Tensor.__dict__.get("shape")
+    if isinstance(sh, property) and sh.fget is _shape:
+        del ptcore.Tensor.shape
