@@ -83,10 +83,13 @@ def _dec_data(v, tensors):
     if type(v) is dict:
         if "tensor" in v:
             return _need(tensors, "a:" + str(v["tensor"]))
-        if "tuple" in v:
+        if "tuple" in v and type(v["tuple"]) is list:
             return tuple(_dec_data(x, tensors) for x in v["tuple"])
-        if "dict" in v:
-            return {k: _dec_data(x, tensors) for k, x in v["dict"]}
+        if "dict" in v and type(v["dict"]) is list:
+            items = v["dict"]
+            if not all(type(kx) is list and len(kx) == 2 and type(kx[0]) is str for kx in items):
+                raise JitError("ptcore.jit.load: corrupt module attribute record")
+            return {k: _dec_data(x, tensors) for k, x in items}
         raise JitError("ptcore.jit.load: corrupt module attribute record")
     if v is None or type(v) in (bool, int, float, str):
         return v

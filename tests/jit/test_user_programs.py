@@ -428,3 +428,15 @@ def test_script_iterating_dict_attributes_yields_keys():
                 return x, [k for k in self.w]
         return T.jit.script(M())(T.zeros(1))
     _both(build)
+
+
+def test_corrupt_attribute_records_raise_jit_error():
+    """A saved module's data-attribute records that a hostile or damaged file
+    mangles give ptcore.jit's clear error, never a TypeError/ValueError."""
+    from ptcore.jit._serialization import _dec_data
+    from ptcore.jit._ir import JitError
+    for bad in ({"dict": [[1, 2, 3]]}, {"dict": [["k"]]}, {"dict": 5}, {"tuple": 3},
+                {"x": 1}, [object()]):
+        with pytest.raises(JitError, match="corrupt module attribute record"):
+            _dec_data(bad, {})
+    assert _dec_data({"dict": [["a", {"tuple": [1, 2.5, None]}]]}, {}) == {"a": (1, 2.5, None)}
