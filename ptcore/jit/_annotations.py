@@ -23,7 +23,9 @@ def Attribute(value, type):   # noqa: A002 - torch's signature
 
 
 def ignore(drop=False, **kwargs):
-    """``@torch.jit.ignore``: leave a function to Python (it is always Python in ptcore)."""
+    """``@torch.jit.ignore``: leave a function to Python: scripted code calls it
+    when it runs (a module or function that does cannot be saved);
+    ``drop=True`` is :func:`unused`."""
     if callable(drop):
         drop._torchscript_modifier = "ignore"
         return drop
@@ -35,7 +37,8 @@ def ignore(drop=False, **kwargs):
 
 
 def unused(fn):
-    """``@torch.jit.unused``: a method the compiler may skip."""
+    """``@torch.jit.unused``: a function the compiler does not compile; a
+    call of it raises :class:`ptcore.jit.Error` when it runs."""
     fn._torchscript_modifier = "unused"
     return fn
 

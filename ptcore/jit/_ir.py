@@ -177,7 +177,8 @@ class Graph:
 
     def _check_nodes(self, nodes, defined):
         for n in nodes:
-            resolve_op(n.op)
+            if n._fn is None or n.op != ("prim", "python_call"):
+                resolve_op(n.op)
             own = []
             _collect(n.args, own)
             for a in n.kwargs.values():
@@ -448,6 +449,10 @@ def resolve_op(op):
     """The callable of table op ``op`` = (namespace, name) or of a primitive
     ``("prim", name)``; JitError for anything else (a graph can call nothing else)."""
     ns, name = op
+    ns, name = op
+    if ns == "prim" and name == "python_call":
+        raise JitError("prim::python_call: a graph read from a file cannot call Python "
+                       "(an @ignore function)")
     if ns == "prim":
         from ptcore.jit._prim import PRIM, CONTROL
         if name in CONTROL:

@@ -6,13 +6,14 @@ or attribute name must be one of the allowlisted ones, so a graph cannot
 reach anything but ptcore's ops and plain data operations.
 """
 import operator
+import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import lookup
 from ptcore.jit._ir import JitError, Error
 
-__all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS"]
+__all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS", "PythonCall"]
 
 TENSOR_ATTRS = {"shape", "dtype", "device", "ndim", "T", "mT", "H", "mH", "real", "imag",
                 "data", "grad", "requires_grad", "is_cuda", "is_leaf", "layout", "is_sparse",
@@ -50,6 +51,29 @@ def _method(name, x, *args, **kwargs):
     return r
 
 
+class PythonCall:
+    """The callable of a ``prim::python_call`` node: an ``@jit.ignore``
+    function left to Python (as TorchScript does).  Only a graph compiled in
+    this process holds one: it is never saved, and a graph read from a file
+    that names ``prim::python_call`` does not load.  A method is called on
+    the scripted module at ``path`` (its ``owner``), as torch calls it on its
+    RecursiveScriptModule; until that is bound, on the source module."""
+
+    def __init__(self, fn, path=None):
+        self.fn = getattr(fn, "__func__", fn) if path is not None else fn
+        self.path = path
+        self.owner = getattr(fn, "__self__", None)
+        self.name = fn.__name__
+
+    def __call__(self, name, *args, **kwargs):
+        if self.path is None:
+            return self.fn(*args, **kwargs)
+        return self.fn(self.owner, *args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def _raise(msg):
     raise Error(msg)
 
@@ -58,6 +82,31 @@ def _assert(cond, msg=None):
     if not cond:
         raise Error("AssertionError: " + (str(msg) if msg is not None else
                                            "scripted assertion failed"))
+
+
+_TYPES = {"bool": bool, "int": int, "float": float, "str": str, "list": list, "tuple": tuple,
+          "dict": dict, "NoneType": type(None), "Tensor": _TensorBase}
+
+
+def _isinstance(x, names):
+    try:
+        return isinstance(x, tuple(_TYPES[n] for n in names))
+    except (KeyError, TypeError):
+        raise JitError(f"prim::isinstance: unknown types {names!r}") from None
+
+
+def _warn(msg):
+    warnings.warn(str(msg), stacklevel=2)
+
+
+def _rnn_forward(*args, **kwargs):
+    from ptcore.nn.functional import _rnn
+    return _rnn.rnn_forward(*args, **kwargs)
+
+
+def _rnn_cell(*args, **kwargs):
+    from ptcore.nn.functional import _rnn
+    return _rnn._cell_forward(*args, **kwargs)
 
 
 def _format(fmt, *args):
@@ -99,7 +148,8 @@ PRIM = {
     "list": lambda *a: list(a), "dict": lambda *kv: dict(zip(kv[::2], kv[1::2])),
     "slice": slice, "range": lambda *a: list(range(*a)), "getattr": _getattr,
     "method": _method, "raise": _raise, "assert": _assert, "format": _format,
-    "isinstance_tensor": lambda x: isinstance(x, _TensorBase),
+    "isinstance_tensor": lambda x: isinstance(x, _TensorBase), "isinstance": _isinstance,
+    "warn": _warn, "tuple_of": tuple, "rnn_forward": _rnn_forward, "rnn_cell": _rnn_cell,
     "is_grad_enabled": lambda: ptcore.is_grad_enabled(),
     "is_autocast_enabled": lambda *a: ptcore.is_autocast_enabled(*a),
     "is_inference_mode_enabled": lambda: ptcore.is_inference_mode_enabled(),
@@ -110,4 +160,4 @@ PRIM = {
 }
 
 # control-flow nodes: the interpreter runs their blocks
-CONTROL = {"If", "Loop", "While"}
+CONTROL = {"If", "Loop", "While", "Grad"}

@@ -11,20 +11,29 @@ The compiler reads the source (``ast``), and
 * inlines calls of submodules, of the module's own methods and of plain
   Python functions.
 
-What it does not accept (``break``/``continue``, ``with``, ``try``, closures
-over run-time values, comprehensions over run-time values, assignments to
-attributes) raises :class:`ScriptError` naming the file and line.
+``break``/``continue`` become flags of the loop node (``_exits.py``);
+``with ptcore.no_grad():`` a ``prim::Grad`` node whose block runs without
+gradients; a call of an ``@jit.ignore`` function a ``prim::python_call`` node
+(run in Python; such a graph cannot be saved); ``isinstance`` of a parameter
+without annotation follows TorchScript (a Tensor).
+
+What it does not accept (``try``, other ``with`` statements, ``return``
+inside a loop, closures over run-time values, assignments to attributes)
+raises :class:`ScriptError` naming the file and line.
 """
 import ast
 import builtins
 import inspect
 import operator
 import textwrap
+import typing
+import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import op_of
 from ptcore.jit._ir import Graph, Node, Block, JitError, encode_const
+from ptcore.jit._exits import loop_exits, located as _located
 
 __all__ = ["script", "ScriptError"]
 
@@ -93,6 +102,7 @@ class _Compiler:
                 if b is not None:
                     self.param_names.setdefault(id(b), name)
         self.param_values = {}
+        self.input_types = {}           # graph input id -> its annotation (None: none)
         self.nodes = self.g.nodes       # the block being filled
         self.depth = 0
 
@@ -199,6 +209,19 @@ class _Compiler:
         return result if result is not None else Const(None)
 
 
+def _runtime_able(v):
+    """Whether compiled value ``v`` can be a run-time value (a branch output):
+    not a compile-time module or function (a loop variable over a ModuleList)."""
+    if not isinstance(v, Const) or isinstance(v.value, _TensorBase):
+        return True
+    try:
+        encode_const(v.value)
+        return True
+    except TypeError:
+        x = v.value
+        return type(x) in (list, tuple) and all(_runtime_able(Const(a)) for a in x)
+
+
 def _raise_kw(where):
     raise ScriptError(f"{where}: **kwargs with run-time values is not supported")
 
@@ -274,6 +297,8 @@ class _Ctx:
                 return self.expr(st.value) if st.value is not None else Const(None)
             if isinstance(st, ast.If) and (_returns(st.body) or _returns(st.orelse)):
                 return self.if_return(st, stmts[i + 1:])
+            if isinstance(st, ast.With) and _has_return(st.body):
+                return self.with_stmt(st, returns=True)
             self.stmt(st)
             if isinstance(st, ast.Raise):
                 return _RAISED      # the rest of the block is unreachable
@@ -308,6 +333,8 @@ class _Ctx:
             self.for_stmt(st)
         elif isinstance(st, ast.While):
             self.while_stmt(st)
+        elif isinstance(st, ast.With):
+            self.with_stmt(st)
         elif isinstance(st, ast.Pass):
             pass
         elif isinstance(st, ast.Assert):
@@ -320,15 +347,27 @@ class _Ctx:
             else:
                 self.c.emit(("prim", "assert"), [test, msg])
         elif isinstance(st, ast.Raise):
-            msg = "scripted code raised"
+            msg = Const("scripted code raised")
             if isinstance(st.exc, ast.Call) and st.exc.args:
-                m = self.expr(st.exc.args[0])
-                if isinstance(m, Const):
-                    msg = str(m.value)
-            self.c.emit(("prim", "raise"), [Const(msg)])
+                msg = self.message(st.exc.args[0])
+            self.c.emit(("prim", "raise"), [msg])
         else:
             raise self.err(st, f"{type(st).__name__} statements are not supported by "
                                "ptcore.jit.script")
+
+    def message(self, e):
+        """The text of an error or warning message ``e``: its value (at run
+        time if it depends on run-time values), or, where it uses Python the
+        compiler does not take (``type(x).__name__``), its source text."""
+        saved = self.c.nodes
+        mark = len(saved)
+        try:
+            m = self.expr(e)
+        except ScriptError:
+            self.c.nodes = saved
+            del saved[mark:]
+            return Const(ast.unparse(e))
+        return Const(str(m.value)) if isinstance(m, Const) else m
 
     def assign(self, target, val):
         if isinstance(target, ast.Name):
@@ -393,7 +432,8 @@ class _Ctx:
         for _, sc, _ in branches:
             for k, v in sc.items():
                 if k not in names and all(k in b[1] for b in branches) and \
-                        any(b[1][k] is not self.scope.get(k) for b in branches):
+                        any(b[1][k] is not self.scope.get(k) for b in branches) and \
+                        all(_runtime_able(b[1][k]) for b in branches):
                     names.append(k)
         return names
 
@@ -443,50 +483,139 @@ class _Ctx:
         outs = self._if_node(cond, [bt, be], [], extra=(True,))
         return outs[0]
 
+    def _grad_mode(self, e):
+        """The grad mode that context expression ``e`` sets (``no_grad()``,
+        ``enable_grad()``, ``set_grad_enabled(b)``), or None for another one."""
+        from ptcore.autograd import grad_mode
+        if not isinstance(e, ast.Call):
+            return None
+        f = self.expr(e.func)
+        if not isinstance(f, Const):
+            return None
+        if f.value is grad_mode.no_grad and not e.args and not e.keywords:
+            return Const(False)
+        if f.value is grad_mode.enable_grad and not e.args and not e.keywords:
+            return Const(True)
+        if f.value is grad_mode.set_grad_enabled and len(e.args) + len(e.keywords) == 1:
+            mode = self.expr(e.args[0] if e.args else e.keywords[0].value)
+            return Const(bool(mode.value)) if isinstance(mode, Const) else mode
+        return None
+
+    def with_stmt(self, st, returns=False):
+        """``with ptcore.no_grad():`` (``enable_grad``, ``set_grad_enabled``):
+        a ``prim::Grad`` node whose block runs in that grad mode; the names
+        the block assigns are its outputs (and what it returns, if it does)."""
+        mode = self._grad_mode(st.items[0].context_expr) if len(st.items) == 1 and \
+            st.items[0].optional_vars is None else None
+        if mode is None:
+            raise self.err(st, "With statements are not supported by ptcore.jit.script "
+                               "except 'with ptcore.no_grad()', 'enable_grad()' and "
+                               "'set_grad_enabled(mode)'")
+        nodes, scope, ret = self._branch(st.body)
+        if returns and ret is None:
+            raise self.err(st, "a 'with' block that returns on some paths must return on all "
+                               "of them in ptcore.jit.script")
+        names = []
+        for k, v in scope.items():
+            if v is self.scope.get(k):
+                continue
+            if isinstance(v, Const) and not _tconst(v):
+                self.scope[k] = v       # compile-time values stay so
+            else:
+                names.append(k)
+        rets = [self.c.enc(scope[k]) for k in names]
+        if returns:
+            rets.append(self.c.enc(ret if ret is not _RAISED else Const(None)))
+        outs = [self.c.new() for _ in rets]
+        self.c.nodes.append(Node(("prim", "Grad"), [self.c.enc(mode)], {}, {"tuple": outs},
+                                 [Block([], nodes, rets)]))
+        for k, v in zip(names, outs):
+            self.scope[k] = v
+        if returns:
+            return outs[-1] if ret is not _RAISED else _RAISED
+        return None
+
     def _carried(self, stmts):
         names = []
         for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
                     node.id in self.scope and node.id not in names:
                 names.append(node.id)
-            if isinstance(node, (ast.Break, ast.Continue)):
-                raise self.err(node, "break/continue are not supported by ptcore.jit.script")
         return names
 
-    def for_stmt(self, st):
+    def _exits(self, body):
+        """The :class:`Exits` of a loop body with ``break``/``continue`` (its
+        break flag set in scope), or None."""
+        self.c.nexits = getattr(self.c, "nexits", 0) + 1
+        ex = loop_exits(body, self.c.nexits)
+        if ex is not None and ex.brk is not None:
+            self.scope[ex.brk] = Const(False)
+        return ex
+
+    def _loop_stmt(self, st, kind, compile_loop):
+        """Compile loop ``st`` with ``compile_loop(st, exits)``; its flags end with it."""
         if st.orelse:
-            raise self.err(st, "for/else is not supported")
+            raise self.err(st, f"{kind}/else is not supported")
+        ex = self._exits(st.body)
+        try:
+            compile_loop(st, ex)
+        finally:
+            if ex is not None:
+                for k in {ex.brk, ex.skip} - {None}:
+                    self.scope.pop(k, None)
+
+    def for_stmt(self, st):
+        self._loop_stmt(st, "for", self._for)
+
+    def _for(self, st, ex):
         it = st.iter
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
                 it.func.id == "range" and self._lookup_global("range") is builtins.range:
             bounds = [self.expr(a) for a in it.args]
             if all(isinstance(b, Const) for b in bounds) and \
-                    len(range(*[b.value for b in bounds])) <= 64:
+                    len(range(*[b.value for b in bounds])) <= 64 and ex is None:
                 return self._unroll(st, [Const(i) for i in range(*[b.value for b in bounds])])
-            return self._loop(st, bounds)
+            return self._loop(st, bounds, ex=ex)
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords and \
                 it.func.id not in self.scope and \
                 self._lookup_global(it.func.id) in (builtins.enumerate, builtins.zip):
             items = self._static_items(it)
             if items is not None:
-                return self._unroll(st, items)
-            return self._zip_loop(st, it)
+                return self._unroll(st, items, ex)
+            return self._zip_loop(st, it, ex)
         seq = self.expr(it)
         if isinstance(seq, Const):
             # as in Python: a dict (or a ModuleDict) yields its keys
-            return self._unroll(st, [Const(v) for v in seq.value])
+            return self._unroll(st, [Const(v) for v in seq.value], ex)
         if isinstance(seq, _Seq):
-            return self._unroll(st, seq.items)
+            return self._unroll(st, seq.items, ex)
         n = self.c.emit(("prim", "len"), [seq])
-        return self._loop(st, [n], seq=seq)
+        return self._loop(st, [n], seq=seq, ex=ex)
 
-    def _unroll(self, st, items):
+    def _unroll(self, st, items, ex=None):
         for v in items:
-            self.assign(st.target, v)
-            if self.body(st.body) not in (None, _RAISED):
+            if ex is None:
+                self.assign(st.target, v)
+                ret = self.body(st.body)
+            else:
+                # each iteration runs while the break flag is unset
+                done = self.scope.get(ex.brk, Const(False))
+                if isinstance(done, Const) and done.value:
+                    break
+                self.scope["$item"] = v
+                stmts = [_located(ast.Assign(targets=[st.target],
+                                             value=ast.Name(id="$item", ctx=ast.Load())), st)]
+                stmts += ex.reset(st) + ex.body
+                if not (isinstance(done, Const) and not done.value):
+                    stmts = [_located(ast.If(test=ast.UnaryOp(
+                        op=ast.Not(), operand=ast.Name(id=ex.brk, ctx=ast.Load())),
+                        body=stmts, orelse=[]), st)]
+                ret = self.body(stmts)
+                self.scope.pop("$item", None)
+            if ret not in (None, _RAISED):
                 raise self.err(st, "return inside a loop is not supported")
 
-    def _zip_loop(self, st, it):
+    def _zip_loop(self, st, it, ex=None):
         """``for t in enumerate(xs)`` / ``zip(xs, ys)`` over run-time sequences."""
         fn = self._lookup_global(it.func.id)
         if fn is builtins.enumerate and len(it.args) != 1:
@@ -499,9 +628,9 @@ class _Ctx:
         def item(i_ref):
             got = [self.c.emit(("prim", "getitem"), [q, i_ref]) for q in seqs]
             return _Seq(([i_ref] if fn is builtins.enumerate else []) + got)
-        return self._loop(st, [n], seq=item)
+        return self._loop(st, [n], seq=item, ex=ex)
 
-    def _loop(self, st, bounds, seq=None):
+    def _loop(self, st, bounds, seq=None, ex=None):
         if seq is None:
             if len(bounds) == 1:
                 start, stop, step = Const(0), bounds[0], Const(1)
@@ -511,7 +640,8 @@ class _Ctx:
             trips = self._trips(start, stop, step)
         else:
             trips = bounds[0]
-        names = self._carried(st.body)
+        body = st.body if ex is None else ex.reset(st) + ex.body
+        names = self._carried(body)
         i_ref = self.c.new()
         params = [self.c.new() for _ in names]
         saved_nodes, saved_scope = self.c.nodes, self.scope
@@ -529,16 +659,21 @@ class _Ctx:
             else:
                 idx = self.c.emit(("prim", "getitem"), [seq, i_ref])
             self.assign(st.target, idx)
-            if self.body(st.body) not in (None, _RAISED):
+            if self.body(body) not in (None, _RAISED):
                 raise self.err(st, "return inside a loop is not supported")
-            body_nodes = self.c.nodes
             rets = [self.c.enc(self.scope[k]) for k in names]
+            if ex is not None and ex.brk is not None:
+                # the body's first result: whether to go on (TorchScript's
+                # prim::Loop continue condition)
+                rets.insert(0, self.c.enc(self._not(self.scope[ex.brk])))
+            body_nodes = self.c.nodes
         finally:
             self.c.nodes, self.scope = saved_nodes, saved_scope
         outs = [self.c.new() for _ in names]
         block = Block([i_ref["v"]] + [p["v"] for p in params], body_nodes, rets)
         self.c.nodes.append(Node(("prim", "Loop"), [self.c.enc(trips)] +
-                                 [self.c.enc(self.scope[k]) for k in names], {},
+                                 [self.c.enc(self.scope[k]) for k in names],
+                                 {"cond": True} if len(rets) > len(names) else {},
                                  {"tuple": outs}, [block]))
         for k, v in zip(names, outs):
             self.scope[k] = v
@@ -549,11 +684,25 @@ class _Ctx:
         r = self.c.emit(("prim", "range"), [start, stop, step])
         return self.c.emit(("prim", "len"), [r])
 
+    def _not(self, v):
+        if isinstance(v, Const):
+            return Const(not v.value)
+        return self.c.emit(("prim", "not"), [v])
+
     def while_stmt(self, st):
-        if st.orelse:
-            raise self.err(st, "while/else is not supported")
-        names = self._carried(st.body)
-        for node in ast.walk(st.test):
+        self._loop_stmt(st, "while", self._while)
+
+    def _while(self, st, ex):
+        body, test = st.body, st.test
+        if ex is not None:
+            body = ex.reset(st) + ex.body
+            if ex.brk is not None:
+                # the condition is not evaluated once the loop broke
+                test = _located(ast.IfExp(test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(
+                    id=ex.brk, ctx=ast.Load())), body=test, orelse=ast.Constant(value=False)),
+                    st.test)
+        names = self._carried(body)
+        for node in ast.walk(test):
             if isinstance(node, ast.Name) and node.id in self.scope and node.id not in names:
                 names.append(node.id)
         params_c = [self.c.new() for _ in names]
@@ -563,12 +712,12 @@ class _Ctx:
             self.c.nodes, self.scope = [], dict(saved_scope)
             for k, p in zip(names, params_c):
                 self.scope[k] = p
-            cond = self.expr(st.test)
+            cond = self.expr(test)
             cond_block = Block([p["v"] for p in params_c], self.c.nodes, [self.c.enc(cond)])
             self.c.nodes, self.scope = [], dict(saved_scope)
             for k, p in zip(names, params_b):
                 self.scope[k] = p
-            if self.body(st.body) not in (None, _RAISED):
+            if self.body(body) not in (None, _RAISED):
                 raise self.err(st, "return inside a loop is not supported")
             body_block = Block([p["v"] for p in params_b], self.c.nodes,
                                [self.c.enc(self.scope[k]) for k in names])
@@ -666,11 +815,7 @@ class _Ctx:
                 left = right
             return result
         if isinstance(e, ast.BoolOp):
-            vals = [self.expr(v) for v in e.values]
-            out = vals[0]
-            for v in vals[1:]:
-                out = self._and(out, v) if isinstance(e.op, ast.And) else self._or(out, v)
-            return out
+            return self._boolop(isinstance(e.op, ast.And), e.values)
         if isinstance(e, ast.IfExp):
             cond = self.expr(e.test)
             if isinstance(cond, Const):
@@ -821,15 +966,34 @@ class _Ctx:
     def seq(self, x):
         return x        # a _Seq is encoded as a tuple of its items
 
+    def _boolop(self, is_and, values):
+        """``a and b ...`` / ``a or b ...`` short-circuiting as in Python: the
+        operands after a run-time one are computed in a ``prim::If`` branch."""
+        a = self.expr(values[0])
+        if len(values) == 1:
+            return a
+        if _folds(a):
+            if bool(a.value) == is_and:
+                return self._boolop(is_and, values[1:])
+            return a
+        saved = self.c.nodes
+        self.c.nodes = []
+        try:
+            rest = self._boolop(is_and, values[1:])
+            rest_nodes = self.c.nodes
+        finally:
+            self.c.nodes = saved
+        out = self.c.new()
+        rest_block = Block([], rest_nodes, [self.c.enc(rest)])
+        a_block = Block([], [], [self.c.enc(a)])
+        self.c.nodes.append(Node(("prim", "If"), [self.c.enc(a)], {}, {"tuple": [out]},
+                                 [rest_block, a_block] if is_and else [a_block, rest_block]))
+        return out
+
     def _and(self, a, b):
         if isinstance(a, Const):
             return b if a.value else a
         return self.c.emit(("prim", "and"), [a, b])
-
-    def _or(self, a, b):
-        if isinstance(a, Const):
-            return a if a.value else b
-        return self.c.emit(("prim", "or"), [a, b])
 
     def index(self, s):
         if isinstance(s, ast.Slice):
@@ -928,18 +1092,22 @@ class _Ctx:
         d = op_of(fn)
         if d is not None:
             return self.c.emit((d.namespace, d.name), args, kwargs)
+        prim = _nn_prims().get(fn) if inspect.isfunction(fn) else None
+        if prim is not None:
+            return self.c.emit(("prim", prim), args, kwargs)
         if isinstance(fn, Module):
             return self.c.compile_function(type(fn).forward, fn, args, kwargs, where)
+        mod = getattr(getattr(fn, "__func__", fn), "_torchscript_modifier", None) \
+            if inspect.ismethod(fn) or inspect.isfunction(fn) else None
+        if mod == "unused":
+            # as TorchScript: calling an @unused function raises when it runs
+            return self.c.emit(("prim", "raise"), [Const(
+                f"{fn.__name__} is marked @ptcore.jit.unused and was called")])
+        if mod == "ignore":
+            # as TorchScript: an @ignore function stays Python, called when the
+            # graph runs (such a graph cannot be saved)
+            return self._python_call(fn, args, kwargs)
         if inspect.ismethod(fn) and isinstance(fn.__self__, Module):
-            mod = getattr(fn.__func__, "_torchscript_modifier", None)
-            if mod == "unused":
-                # as TorchScript: calling an @unused method raises when it runs
-                self.c.emit(("prim", "raise"), [Const(f"{fn.__name__} is marked "
-                                                      "@jit.unused and was called")])
-                return Const(None)
-            if mod == "ignore":
-                raise self.err(e, f"{fn.__name__} is marked @ptcore.jit.ignore; ptcore cannot "
-                                  "call Python from a scripted graph")
             return self.c.compile_function(fn.__func__, fn.__self__, args, kwargs, where)
         tensor_arg = any(_tconst(a) for a in args) or any(_tconst(v) for v in kwargs.values())
         if tensor_arg and fn in _BUILTIN_PRIMS and fn is not builtins.len and \
@@ -955,17 +1123,19 @@ class _Ctx:
             if fn in (builtins.tuple, builtins.list):
                 if len(args) == 1 and isinstance(args[0], _Seq):
                     return args[0]
-                if fn is builtins.list and len(args) == 1 and not kwargs:
-                    return self.c.emit(("prim", "list_copy"), args)   # list(t.shape)
+                if len(args) == 1 and not kwargs:   # list(t.shape), tuple(t.size())
+                    return self.c.emit(("prim", "list_copy" if fn is builtins.list
+                                        else "tuple_of"), args)
                 raise self.err(e, f"{fn.__name__}() of a run-time value is not supported")
             return self.c.emit(("prim", _BUILTIN_PRIMS[fn]), args)
         if fn is builtins.isinstance and len(args) == 2 and isinstance(args[1], Const):
             if isinstance(args[0], Const):
                 return Const(isinstance(args[0].value, args[1].value))
-            cls = args[1].value
-            if cls is ptcore.Tensor or cls is _TensorBase:
-                return self.c.emit(("prim", "isinstance_tensor"), [args[0]])
-            raise self.err(e, "isinstance of a run-time value against a non-Tensor type")
+            return self._isinstance(e, args[0], args[1].value)
+        if fn is warnings.warn:
+            # as TorchScript (aten::warn): warned when the graph runs
+            msg = self.message(e.args[0]) if e.args else Const("")
+            return self.c.emit(("prim", "warn"), [msg])
         if fn is builtins.range:
             if allconst:
                 return Const(range(*[a.value for a in args]))
@@ -984,6 +1154,58 @@ class _Ctx:
                           "values in ptcore.jit.script")
 
 
+    def _isinstance(self, e, x, cls):
+        """``isinstance`` of run-time value ``x``: checked when the graph runs
+        against Tensor and the builtin types; against another class decided
+        as TorchScript does from the value's static type: a parameter
+        without annotation is a Tensor (``isinstance(input, PackedSequence)``
+        is False), one annotated with a class is that class."""
+        classes = cls if isinstance(cls, tuple) else (cls,)
+        names = []
+        for k in classes:
+            if k is ptcore.Tensor or k is _TensorBase:
+                names.append("Tensor")
+            elif k in _PY_TYPES:
+                names.append(k.__name__)
+            elif not isinstance(k, type):
+                raise self.err(e, f"isinstance with {k!r}, which is not a class")
+        if len(names) == len(classes):
+            if names == ["Tensor"]:
+                return self.c.emit(("prim", "isinstance_tensor"), [x])
+            return self.c.emit(("prim", "isinstance"), [x, Const(names)])
+        ann = self.c.input_types.get(x["v"]) if _is_ref(x) else None
+        if ann is None and _is_ref(x) and x["v"] in self.c.input_types:
+            ann = ptcore.Tensor         # unannotated: a Tensor in TorchScript
+        if isinstance(ann, type):
+            return Const(issubclass(ann, classes))
+        raise self.err(e, "isinstance of a run-time value of unknown type against "
+                          f"{getattr(cls, '__name__', cls)!r}: annotate the parameter")
+
+    def _python_call(self, fn, args, kwargs):
+        from ptcore.nn import Module
+        from ptcore.jit._prim import PythonCall
+        path = None
+        if inspect.ismethod(fn) and isinstance(fn.__self__, Module) and self.c.root is not None:
+            path = next((n for n, m in self.c.root.named_modules(remove_duplicate=False)
+                         if m is fn.__self__), None)
+        call = PythonCall(fn, path)
+        out = self.c.emit(("prim", "python_call"), [Const(fn.__qualname__)] + list(args), kwargs)
+        self.c.nodes[-1]._fn = call
+        return out
+
+
+_PY_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
+_NN_PRIMS = {}
+
+
+def _nn_prims():
+    """ptcore.nn's kernels that are primitives of scripted graphs (as
+    ``aten::lstm`` & co. are TorchScript's): the recurrences of RNN, LSTM,
+    GRU and their cells."""
+    if not _NN_PRIMS:
+        from ptcore.nn.functional import _rnn
+        _NN_PRIMS.update({_rnn.rnn_forward: "rnn_forward", _rnn._cell_forward: "rnn_cell"})
+    return _NN_PRIMS
 _MISSING = object()
 _SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round",
                   "isinstance", "list", "tuple", "True", "False", "None"}
@@ -1018,16 +1240,35 @@ def _returns(stmts):
 def _ends(stmts):
     """Whether every path through ``stmts`` ends in a return or a raise."""
     return bool(stmts) and (isinstance(stmts[-1], (ast.Return, ast.Raise)) or (
-        isinstance(stmts[-1], ast.If) and _ends(stmts[-1].body) and _ends(stmts[-1].orelse)))
+        isinstance(stmts[-1], ast.If) and _ends(stmts[-1].body) and _ends(stmts[-1].orelse))
+        or (isinstance(stmts[-1], ast.With) and _ends(stmts[-1].body)))
+
+
+def _has_return(stmts):
+    """Whether ``stmts`` hold a return (not counting nested definitions)."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                              ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _compile(fn, self_obj, root, nargs_names):
     comp = _Compiler(root)
     inputs = []
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        hints = getattr(fn, "__annotations__", {})
     for name in nargs_names:
         v = comp.g.new_value("input", name=name)
         comp.g.inputs.append(v.id)
         inputs.append({"v": v.id})
+        comp.input_types[v.id] = hints.get(name)
     result = comp.compile_function(fn, self_obj, inputs, {}, getattr(fn, "__qualname__", "fn"))
     comp.g.outputs = comp.enc(result)
     comp.g.check()
@@ -1066,13 +1307,14 @@ def compile_module(obj, methods=None):
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Compile ``obj`` (a function or an ``nn.Module``) with its control flow
     into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.script``)."""
-    from ptcore.jit._script_module import ScriptFunction, ScriptModule
+    from ptcore.jit._script_module import ScriptFunction, ScriptModule, _bind_python_calls
     from ptcore.nn import Module
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
         graphs = compile_module(obj)
         sm = ScriptModule._from_module(obj, graphs, attributes=True)
+        _bind_python_calls(graphs, sm)
         sm._attach_source(obj, {"epoch": 0})
         sm._script_cache[(0,) + sm._mode_key()] = sm._graphs
         return sm

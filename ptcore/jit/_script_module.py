@@ -6,7 +6,7 @@ layer of the dispatch point apply to a traced program as to the eager one."""
 from ptcore.nn import Module
 from ptcore.jit._ir import decode, JitError, Node
 
-__all__ = ["ScriptFunction", "ScriptModule", "run_graph"]
+__all__ = ["ScriptFunction", "ScriptModule", "run_graph", "python_calls"]
 
 
 def _bind(spec, out, env):
@@ -104,9 +104,20 @@ def _control(n, env):
         return _run_block(n.blocks[0] if args[0] else n.blocks[1], env, ())
     if kind == "Loop":                  # args: trip count, carried...; body(i, carried...)
         trips, carried = args[0], tuple(args[1:])
+        if n.kwargs.get("cond"):        # the body returns (go on?, carried...)
+            for i in range(int(trips)):
+                out = _run_block(n.blocks[0], env, (i,) + carried)
+                carried = out[1:]
+                if not out[0]:
+                    break
+            return carried
         for i in range(int(trips)):
             carried = _run_block(n.blocks[0], env, (i,) + carried)
         return carried
+    if kind == "Grad":                  # args: grad mode; one block
+        from ptcore.autograd.grad_mode import set_grad_enabled
+        with set_grad_enabled(bool(args[0])):
+            return _run_block(n.blocks[0], env, ())
     if kind == "While":                 # args: carried...; cond block, body block
         carried = tuple(args)
         while _run_block(n.blocks[0], env, carried)[0]:
@@ -251,6 +262,7 @@ class ScriptModule(Module):
             graphs = cache.get(key)
             if graphs is None:
                 graphs = cache[key] = self._compile_for(key[1:])
+                _bind_python_calls(graphs, self)
         d["_graphs"] = graphs
         return graphs
 
@@ -316,6 +328,10 @@ class ScriptModule(Module):
         graphs = self.__dict__.get("_graphs")
         if graphs and name in graphs and name != "forward":
             return lambda *args, **kwargs: self._run(name, args, kwargs)
+        src = self.__dict__.get("_script_src")
+        fn = getattr(type(src), name, None) if src is not None else None
+        if getattr(fn, "_torchscript_modifier", None) in ("ignore", "unused"):
+            return fn.__get__(self)     # as torch: Python methods bound to the ScriptModule
         return super().__getattr__(name)
 
     @property
@@ -346,6 +362,27 @@ class ScriptModule(Module):
 
     def extra_repr(self):
         return "original_name=" + self._original_name
+
+
+def python_calls(graphs):
+    """The ``prim::python_call`` nodes (``@jit.ignore`` functions) of ``graphs``."""
+    todo = [n for g in graphs.values() for n in g.nodes]
+    out = []
+    while todo:
+        n = todo.pop()
+        if n.op == ("prim", "python_call"):
+            out.append(n)
+        for b in n.blocks:
+            todo.extend(b.nodes)
+    return out
+
+
+def _bind_python_calls(graphs, root):
+    """Call the ``@jit.ignore`` methods of ``graphs`` on the scripted module
+    tree ``root`` (as torch calls them on its RecursiveScriptModule)."""
+    for n in python_calls(graphs):
+        if n._fn.path is not None:
+            n._fn.owner = root.get_submodule(n._fn.path) if n._fn.path else root
 
 
 def _bind_signature(where, sig, args, kwargs):

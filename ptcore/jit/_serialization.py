@@ -98,7 +98,7 @@ def _dec_data(v, tensors):
 
 def save(m, f, _extra_files=None):
     """Save a traced module or function to ``f`` (a path or a binary file)."""
-    from ptcore.jit._script_module import ScriptModule, ScriptFunction
+    from ptcore.jit._script_module import ScriptModule, ScriptFunction, python_calls
     modes = []
     if isinstance(m, ScriptModule):
         graphs, kind = dict(m._sync()), "module"
@@ -126,6 +126,12 @@ def save(m, f, _extra_files=None):
     else:
         raise TypeError(f"ptcore.jit.save: expected a ScriptModule or ScriptFunction (from "
                         f"ptcore.jit.trace), got {type(m).__name__}")
+    calls = python_calls(graphs)
+    if calls:
+        # as torch.jit.save: a file holds no Python, so no call of it
+        raise JitError(f"ptcore.jit.save: Could not export Python function call "
+                       f"'{calls[0]._fn.name}' (marked @ptcore.jit.ignore): remove calls to "
+                       "Python functions from the scripted code before saving")
     meta = {"format": _FORMAT, "kind": kind, "name": name, "tree": tree, "tensors": {},
             "graphs": {}}
     if modes:

@@ -146,16 +146,15 @@ class MultiheadAttention(Module):
                     value = key
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        kwargs = dict(training=self.training, key_padding_mask=key_padding_mask,
-                      need_weights=need_weights, attn_mask=attn_mask,
-                      average_attn_weights=average_attn_weights, is_causal=is_causal)
-        if not self._qkv_same_embed_dim:
-            kwargs.update(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
-                          k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
+        separate = not self._qkv_same_embed_dim
         attn_output, attn_output_weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, **kwargs)
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            average_attn_weights=average_attn_weights, is_causal=is_causal,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
         if self.batch_first and is_batched:
             return attn_output.transpose(1, 0), attn_output_weights
         return attn_output, attn_output_weights
