@@ -7,6 +7,7 @@
 cdef extern from "ptc_sgemm.h":
     int ptc_sgemm_isa() nogil
     int ptc_sgemm_force_isa(int isa) nogil
+    int ptc_sgemm_set_direct(int mode) nogil
     int ptc_sgemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, float alpha,
                   const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb, float beta,
                   float* c, Py_ssize_t ldc) nogil
@@ -37,3 +38,11 @@ def _set_sgemm_isa(int isa):
     0 = the BLAS, 1 = AVX2+FMA, 2 = AVX-512F, -1 = the best the CPU has;
     returns the one in effect (never one the CPU lacks)."""
     return ptc_sgemm_force_isa(isa)
+
+
+def _set_sgemm_direct(int mode):
+    """Whether ptc_sgemm reads unpacked operands in place (tests,
+    benchmarks): 0 = always pack, 1 = where it pays (the default), 2 = in
+    place wherever the layout allows, 3 = only A, 4 = only B; returns the
+    mode in effect (the same bits in every mode)."""
+    return ptc_sgemm_set_direct(mode)

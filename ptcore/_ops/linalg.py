@@ -61,6 +61,19 @@ def _set_sgemm_isa(isa):
     return got
 
 
+def _set_sgemm_direct(mode):
+    """Whether ptcore's float32 GEMM reads unpacked operands in place, in
+    every module that uses it: 0 = always pack, 1 = where it pays (the
+    default), 2 = in place wherever the layout allows, 3 = only the first
+    operand, 4 = only the second.  The results are the
+    same bits in every mode; for tests and benchmarks.  Returns the mode."""
+    from ptcore._ops import _conv, _rnn
+    got = _blas()._set_sgemm_direct(int(mode))
+    _conv._set_sgemm_direct(int(mode))
+    _rnn._set_sgemm_direct(int(mode))
+    return got
+
+
 def _find_blas_setter():
     """A function setting the thread count of the BLAS that SciPy's
     ``cython_blas`` uses: SciPy's bundled OpenBLAS through ctypes, else

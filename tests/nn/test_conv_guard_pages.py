@@ -4,14 +4,13 @@ after) an inaccessible page, so a read past either end faults.  Covers the
 direct few-channel kernels, the image gathers, the column-matrix paths (with
 the vectorised column rows of the same ISA) and
 uneven "same" padding, for every ISA build the CPU has."""
-import ctypes
-import mmap
 import sys
 
 import numpy as np
 import pytest
 
 import ptcore
+from guard_pages import Guarded
 from ptcore._ops import _conv
 from ptcore._ops import linalg as _linalg_ops
 
@@ -19,29 +18,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="mprotect through ctypes (Linux)")
 
 F = ptcore.nn.functional
-PAGE = mmap.PAGESIZE
-
-
-class _Guarded:
-    """NumPy arrays placed against PROT_NONE pages (kept alive by this object)."""
-
-    def __init__(self):
-        self.maps = []
-        self.libc = ctypes.CDLL(None, use_errno=True)
-        self.libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-
-    def place(self, arr, at_end):
-        npages = (arr.nbytes + PAGE - 1) // PAGE + 2
-        m = mmap.mmap(-1, npages * PAGE)
-        self.maps.append(m)
-        base = ctypes.addressof(ctypes.c_char.from_buffer(m))
-        assert self.libc.mprotect(base, PAGE, 0) == 0
-        assert self.libc.mprotect(base + (npages - 1) * PAGE, PAGE, 0) == 0
-        off = (npages - 1) * PAGE - arr.nbytes if at_end else PAGE
-        out = np.frombuffer(m, dtype=np.uint8, count=arr.nbytes, offset=off)
-        out = out.view(arr.dtype).reshape(arr.shape)
-        out[...] = arr
-        return out
 
 
 # N, C, H, W, OC, kh, kw, stride, padding, dilation
@@ -68,7 +44,7 @@ def test_no_reads_outside_the_tensors(isa):
         _linalg_ops._set_sgemm_isa(-1)
         pytest.skip("the CPU lacks this ISA")
     _conv._set_vec_rows(isa)        # the column rows of the same ISA
-    g = _Guarded()
+    g = Guarded()
     rng = np.random.default_rng(isa)
     try:
         for (N, C, H, W, OC, kh, kw, s, p, d) in CASES:

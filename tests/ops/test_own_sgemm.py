@@ -5,10 +5,13 @@ fallback run the same products: all four transpositions (through transposed
 views), alpha/beta (addmm, baddbmm), edge tiles in every dimension, inner
 dimensions across the cache blocks, NaN in an output that beta = 0 must
 ignore, and the thread-count independence of the results."""
+import sys
+
 import numpy as np
 import pytest
 
 import ptcore
+from guard_pages import Guarded
 from ptcore._ops import linalg as _linalg_ops
 
 
@@ -165,6 +168,82 @@ def test_small_products_split_thread_independent(isa, m, k, n):
     ref = _ref(x.numpy(), w.numpy().T)
     _check(one[1], ref, k)
     _check(one[0], ref + bias.numpy().astype(np.float64), k)
+
+
+# (m, k, n) of products whose operands the kernels may read in place: full
+# and partial 32/16-row panels and 12/6-column tiles, one and two k blocks,
+# and an A panel too large for the default's in-place rule
+DIRECT_SHAPES = [(64, 64, 64), (77, 130, 29), (384, 128, 768), (129, 500, 13), (33, 769, 50),
+                 (17, 1000, 300), (600, 300, 7)]
+
+
+@pytest.mark.parametrize("m,k,n", DIRECT_SHAPES)
+@pytest.mark.parametrize("offset", [0, 3])
+def test_in_place_operands_same_bits(isa, m, k, n, offset):
+    """Operands read in place (no packing: A with contiguous columns, B
+    either way) give the packed path's bits in every mode, for all four
+    transpositions, alpha/beta, and columns that start off a 64-byte line
+    (views at an offset, leading dimensions not a multiple of 16); values
+    against float64."""
+    if isa == 0:
+        pytest.skip("the BLAS path has no packing")
+    rng = np.random.default_rng(m * 3 + k + n)
+
+    def view(rows, cols, trans):
+        # a (rows, cols) operand, transposed storage when ``trans``, inside a
+        # larger buffer at an offset (so lda = cols + 5 or rows + 5)
+        if trans:
+            buf = rng.standard_normal((cols, rows + 5)).astype(np.float32)
+            return ptcore.from_numpy(buf)[:, offset:offset + rows].t()
+        buf = rng.standard_normal((rows, cols + 5)).astype(np.float32)
+        return ptcore.from_numpy(buf)[:, offset:offset + cols]
+
+    c0 = rng.standard_normal((m, n)).astype(np.float32)
+    try:
+        for ta in (False, True):
+            for tb in (False, True):
+                a, b = view(m, k, ta), view(k, n, tb)
+                got = []
+                for mode in (0, 1, 2, 3, 4):
+                    assert _linalg_ops._set_sgemm_direct(mode) == mode
+                    got.append([ptcore.mm(a, b).numpy(),
+                                ptcore.addmm(ptcore.from_numpy(c0), a, b, beta=0.5,
+                                             alpha=-1.5).numpy()])
+                for res in got[1:]:
+                    for x, y in zip(got[0], res):
+                        assert np.array_equal(x, y), (ta, tb)
+                want = _ref(a.numpy(), b.numpy())
+                _check(got[0][0], want, k)
+                _check(got[0][1], -1.5 * want + 0.5 * c0, k)
+    finally:
+        _linalg_ops._set_sgemm_direct(1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
+def test_in_place_operands_stay_inside(isa):
+    """Operands read in place never read past their ends: each ends right
+    before (or starts right after) an inaccessible page, for every
+    transposition and partial panels and tiles in both dimensions."""
+    if isa == 0:
+        pytest.skip("the BLAS path has no packing")
+    g = Guarded()
+    rng = np.random.default_rng(17)
+    try:
+        assert _linalg_ops._set_sgemm_direct(2) == 2
+        for m, k, n in [(77, 130, 29), (64, 64, 64), (129, 500, 13), (40, 9, 1000)]:
+            for at_end in (True, False):
+                for ta in (False, True):
+                    for tb in (False, True):
+                        a = g.place(rng.standard_normal((k, m) if ta else (m, k))
+                                    .astype(np.float32), at_end)
+                        b = g.place(rng.standard_normal((n, k) if tb else (k, n))
+                                    .astype(np.float32), at_end)
+                        pa = ptcore.from_numpy(a).t() if ta else ptcore.from_numpy(a)
+                        pb = ptcore.from_numpy(b).t() if tb else ptcore.from_numpy(b)
+                        na, nb = (a.T if ta else a), (b.T if tb else b)
+                        _check(ptcore.mm(pa, pb).numpy(), _ref(na, nb), k)
+    finally:
+        _linalg_ops._set_sgemm_direct(1)
 
 
 def test_forcing_an_isa_never_exceeds_the_cpu():
