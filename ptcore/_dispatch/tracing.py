@@ -67,6 +67,22 @@ class tracing:
         return False
 
 
+class paused:
+    """Context: the trace running on this thread records nothing (a traced
+    program calls a compiled graph, which the tracer records whole)."""
+
+    def __enter__(self):
+        self.tracer = _tls.tracer
+        if self.tracer is not None:
+            tracing(self.tracer).__exit__()
+        return self.tracer
+
+    def __exit__(self, *exc):
+        if self.tracer is not None:
+            tracing(self.tracer).__enter__()
+        return False
+
+
 class _TracingLayer(_D.Layer):
     order = 30
     name = "tracing"

@@ -21,11 +21,14 @@ from ptcore.jit._passes import freeze, optimize_for_inference
 from ptcore.jit._script import script, ScriptError
 from ptcore.jit._annotations import (  # noqa: F401
     Final, annotate, ignore, unused, export, is_scripting, is_tracing, fork, wait, Future,
-    Attribute, interface, script_if_tracing, copy, enable_onednn_fusion, onednn_fusion_enabled,
+    Attribute, interface, script_if_tracing, script_method, copy, enable_onednn_fusion,
+    onednn_fusion_enabled,
 )
+from ptcore.jit._annotations import jit_isinstance as isinstance  # noqa: A001 - torch's name
 
 __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimize_for_inference",
            "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracerWarning",
            "TracingCheckError", "JitError", "Error", "ScriptError", "Graph", "Final", "annotate", "ignore", "unused",
            "export", "is_scripting", "is_tracing", "fork", "wait", "Future", "Attribute",
+           "script_method", "isinstance",
            "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled"]

@@ -1,13 +1,16 @@
 """The annotations and helpers TorchScript programs use, so that they run
 unchanged: ``Final``, ``annotate``, ``ignore``, ``unused``, ``export``,
-``is_scripting``, ``is_tracing``, ``fork``/``wait``."""
+``script_method``, ``is_scripting``, ``is_tracing``, ``fork``/``wait``,
+``isinstance`` (``jit_isinstance``)."""
+import builtins
 import typing
 
 from ptcore._dispatch import tracing as _tracing
 from ptcore.futures import Future, _completed
 
 __all__ = ["Final", "annotate", "ignore", "unused", "export", "is_scripting", "is_tracing",
-           "fork", "wait", "Future", "Attribute", "interface", "script_if_tracing",
+           "fork", "wait", "Future", "script_method", "jit_isinstance", "type_spec",
+           "matches_spec", "Attribute", "interface", "script_if_tracing",
            "copy", "enable_onednn_fusion", "onednn_fusion_enabled"]
 
 Final = typing.Final
@@ -47,6 +50,68 @@ def export(fn):
     """``@torch.jit.export``: a method to compile besides ``forward``."""
     fn._torchscript_modifier = "export"
     return fn
+
+
+def script_method(fn):
+    """``@torch.jit.script_method`` (the API before ``torch.jit.script`` of
+    modules) on a method of a :class:`ScriptModule` subclass: compiled with
+    ``forward`` when the module is saved or its graph read; calls run the
+    Python method."""
+    fn._torchscript_modifier = "export"
+    return fn
+
+
+def type_spec(tp):
+    """TorchScript type ``tp`` (``List[Tensor]``, ``Optional[int]``, ...) as
+    plain data a graph can hold, or raise TypeError."""
+    import ptcore
+    if tp is None or tp is type(None):
+        return "None"
+    if tp is typing.Any:
+        return "Any"
+    for cls, name in ((ptcore.Tensor, "Tensor"), (bool, "bool"), (int, "int"),
+                      (float, "float"), (str, "str"), (ptcore.device, "device")):
+        if tp is cls:
+            return name
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    kinds = {list: "List", tuple: "Tuple", dict: "Dict", typing.Union: "Union"}
+    if origin in kinds and args:
+        return [kinds[origin]] + [type_spec(a) for a in args]
+    raise TypeError(f"jit.isinstance: unsupported type {tp!r}")
+
+
+def matches_spec(obj, spec):
+    """Whether ``obj`` is of the type that :func:`type_spec` gave ``spec``."""
+    import ptcore
+    if isinstance(spec, str):
+        if spec == "Any":
+            return True
+        if spec == "None":
+            return obj is None
+        cls = {"Tensor": ptcore.Tensor, "bool": bool, "int": int, "float": float,
+               "str": str, "device": ptcore.device}[spec]
+        if cls is int and builtins.isinstance(obj, bool):
+            return False
+        return builtins.isinstance(obj, cls)
+    kind, args = spec[0], spec[1:]
+    if kind == "Union":
+        return any(matches_spec(obj, a) for a in args)
+    if kind == "List":
+        return builtins.isinstance(obj, list) and all(matches_spec(x, args[0]) for x in obj)
+    if kind == "Tuple":
+        return builtins.isinstance(obj, tuple) and len(obj) == len(args) and \
+            all(matches_spec(x, a) for x, a in zip(obj, args))
+    if kind == "Dict":
+        return builtins.isinstance(obj, dict) and all(
+            matches_spec(k, args[0]) and matches_spec(v, args[1]) for k, v in obj.items())
+    raise TypeError(f"jit.isinstance: bad type record {spec!r}")
+
+
+def jit_isinstance(obj, target_type):
+    """``torch.jit.isinstance``: whether ``obj`` is of TorchScript type
+    ``target_type``, container element types included
+    (``List[Tensor]``, ``Dict[str, int]``, ``Optional[Tuple[int, int]]``)."""
+    return matches_spec(obj, type_spec(target_type))
 
 
 def interface(obj):

@@ -5,15 +5,17 @@ interpreter.  Every name a graph file may use is in :data:`PRIM`; a method
 or attribute name must be one of the allowlisted ones, so a graph cannot
 reach anything but ptcore's ops and plain data operations.
 """
+import math
 import operator
 import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import lookup
+from ptcore.jit import _annotations
 from ptcore.jit._ir import JitError, Error
 
-__all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS", "PythonCall"]
+__all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS", "MATH", "PythonCall"]
 
 TENSOR_ATTRS = {"shape", "dtype", "device", "ndim", "T", "mT", "H", "mH", "real", "imag",
                 "data", "grad", "requires_grad", "is_cuda", "is_leaf", "layout", "is_sparse",
@@ -23,6 +25,25 @@ _LIST_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse
 _DICT_METHODS = {"keys", "values", "items", "get", "pop", "update", "setdefault", "copy",
                  "clear"}
 _STR_METHODS = {"startswith", "endswith", "lower", "upper", "strip", "split", "join"}
+
+
+# the functions of Python's math module a graph may call (TorchScript's aten::sqrt &
+# co. on scalars): ``prim::math(name, *args)``
+MATH = {n: getattr(math, n) for n in (
+    "sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "floor", "ceil", "trunc", "fabs",
+    "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "erf", "erfc", "gamma", "lgamma", "isnan", "isinf", "isfinite",
+    "fmod", "hypot", "gcd", "copysign", "degrees", "radians", "factorial", "modf", "frexp",
+    "ldexp", "remainder")}
+
+
+def _math(name, *args):
+    try:
+        fn = MATH[name]
+    except (KeyError, TypeError):
+        raise JitError(f"prim::math names {name!r}, which is not a math function a graph "
+                       "may call") from None
+    return fn(*args)
 
 
 def _getattr(x, name):
@@ -156,7 +177,8 @@ PRIM = {
     "aten_any": lambda x, *a, **k: x.any(*a, **k) if isinstance(x, _TensorBase) else any(x),
     "aten_all": lambda x, *a, **k: x.all(*a, **k) if isinstance(x, _TensorBase) else all(x),
     "unsupported": _unsupported, "aten_slice": _aten_slice, "num_to_tensor": _num_to_tensor, "list_copy": list,
-    "sorted": sorted,
+    "sorted": sorted, "iterable": lambda x: list(x) if isinstance(x, dict) else x,
+    "math": _math, "jit_isinstance": lambda x, spec: _annotations.matches_spec(x, spec),
 }
 
 # control-flow nodes: the interpreter runs their blocks

@@ -9,17 +9,21 @@ The compiler reads the source (``ast``), and
   Python operations on run-time values (``x + 1``, ``len(xs)``, ``t.shape[0]``)
   as primitive nodes;
 * inlines calls of submodules, of the module's own methods and of plain
-  Python functions.
+  Python functions, and the graphs of traced or scripted submodules and
+  functions (``_inline.py``).
 
-``break``/``continue`` become flags of the loop node (``_exits.py``);
-``with ptcore.no_grad():`` a ``prim::Grad`` node whose block runs without
-gradients; a call of an ``@jit.ignore`` function a ``prim::python_call`` node
-(run in Python; such a graph cannot be saved); ``isinstance`` of a parameter
-without annotation follows TorchScript (a Tensor).
+``break``/``continue`` and ``return`` inside a loop become flags of the loop
+node (``_exits.py``); ``with ptcore.no_grad():`` a ``prim::Grad`` node whose
+block runs without gradients; a call of an ``@jit.ignore`` function a
+``prim::python_call`` node (run in Python; such a graph cannot be saved);
+``isinstance`` of a parameter without annotation follows TorchScript (a
+Tensor), as does an argument bound to such a parameter of an inlined call;
+``jit.fork(f, *args)`` calls ``f`` in place (its future is its value,
+``jit.wait`` returns it), as TorchScript runs forks without an inter-op pool.
 
-What it does not accept (``try``, other ``with`` statements, ``return``
-inside a loop, closures over run-time values, assignments to attributes)
-raises :class:`ScriptError` naming the file and line.
+What it does not accept (``try``, other ``with`` statements, closures over
+run-time values, assignments to attributes other than ``self.buf += ...`` on
+a tensor) raises :class:`ScriptError` naming the file and line.
 """
 import ast
 import builtins
@@ -33,7 +37,9 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import op_of
 from ptcore.jit._ir import Graph, Node, Block, JitError, encode_const
-from ptcore.jit._exits import loop_exits, located as _located
+from ptcore.jit._exits import loop_exits, loop_returns, located as _located
+from ptcore.jit._inline import call_compiled
+from ptcore.jit._prim import MATH
 
 __all__ = ["script", "ScriptError"]
 
@@ -202,9 +208,16 @@ class _Compiler:
                 scope[name] = Const(())
             elif p.kind == p.VAR_KEYWORD:
                 scope[name] = Const({})
+        for name, p in sig.parameters.items():
+            # a run-time argument has the static type of the parameter it
+            # binds (unannotated: Tensor), as in TorchScript
+            v = scope.get(name)
+            if _is_ref(v) and v["v"] not in self.input_types and \
+                    not isinstance(p.annotation, str):
+                self.input_types[v["v"]] = None if p.annotation is p.empty else p.annotation
         ctx = _Ctx(self, fn, scope, filename, first - 1)
         ctx.mutated = _mutated_names(fdef)
-        result = ctx.body(fdef.body)
+        result = ctx.body(loop_returns(fdef.body))
         self.depth -= 1
         return result if result is not None else Const(None)
 
@@ -322,6 +335,10 @@ class _Ctx:
                 raise self.err(st, "unsupported augmented assignment")
             cur = self.expr(st.target)
             rhs = self.expr(st.value)
+            if isinstance(st.target, ast.Attribute) and _tconst(cur):
+                # ``self.count += 1`` on a buffer: in place when the graph runs
+                self.c.emit(("prim", _AUG.get(op, op)), [cur, rhs])
+                return
             if isinstance(cur, Const) and isinstance(rhs, Const):
                 val = Const(_PYBIN[op](cur.value, rhs.value))
             else:
@@ -589,6 +606,8 @@ class _Ctx:
             return self._unroll(st, [Const(v) for v in seq.value], ex)
         if isinstance(seq, _Seq):
             return self._unroll(st, seq.items, ex)
+        # a run-time dict yields its keys, as in Python
+        seq = self.c.emit(("prim", "iterable"), [seq])
         n = self.c.emit(("prim", "len"), [seq])
         return self._loop(st, [n], seq=seq, ex=ex)
 
@@ -1047,6 +1066,13 @@ class _Ctx:
                 base = self.seq(base)
                 return self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
                                    {k: self.seq(v) for k, v in kwargs.items()})
+            from ptcore.jit._script_module import ScriptModule
+            if isinstance(base.value, ScriptModule) and not self.restricted and \
+                    _compiled_method(base.value, e.func.attr):
+                # a method of a traced, scripted or loaded module
+                args, kwargs = self.call_args(e)
+                return call_compiled(self, base.value, e.func.attr, args, kwargs,
+                                     f"{self.filename}:{self.line0 + e.lineno}")
             ts = getattr(base.value, "_ts_methods", None) if isinstance(base.value, Module) \
                 else None
             if ts and e.func.attr in ts:
@@ -1066,11 +1092,27 @@ class _Ctx:
             if not isinstance(f, Const):
                 raise self.err(e, "calling a run-time value is not supported")
             fn = f.value
+        from ptcore.jit import _annotations
+        if fn is _annotations.fork and e.args and not self.restricted:
+            # ``fork(f, *args)``: ``f(*args)`` run in order (as TorchScript
+            # runs a fork without an inter-op pool); the future is its value
+            return self.call(_located(ast.Call(func=e.args[0], args=e.args[1:],
+                                               keywords=e.keywords), e))
+        if fn is _annotations.wait and len(e.args) == 1 and not e.keywords:
+            return self.expr(e.args[0])
+        if fn is _annotations.jit_isinstance and len(e.args) == 2 and not e.keywords:
+            x, tp = self.expr(e.args[0]), self.expr(e.args[1])
+            try:
+                spec = _annotations.type_spec(tp.value if isinstance(tp, Const) else None)
+            except TypeError as ex:
+                raise self.err(e, str(ex)) from None
+            if isinstance(x, Const) and not isinstance(x.value, _TensorBase):
+                return Const(_annotations.matches_spec(x.value, spec))
+            return self.c.emit(("prim", "jit_isinstance"), [x, Const(spec)])
         args, kwargs = self.call_args(e)
         allconst = all(isinstance(a, Const) for a in args) and \
             all(isinstance(v, Const) for v in kwargs.values())
         where = f"{self.filename}:{self.line0 + e.lineno}"
-        from ptcore.jit import _annotations
         if fn is _annotations.is_scripting:
             return Const(True)          # as in TorchScript: the scripted path
         hook = getattr(type(fn), "_jit_compile_call", None)
@@ -1078,14 +1120,16 @@ class _Ctx:
             return hook(fn, self, args, kwargs, e)
         if isinstance(fn, ScriptSource):
             return self.c.compile_function(fn, None, args, kwargs, where)
-        from ptcore.jit._script_module import ScriptFunction
+        from ptcore.jit._script_module import ScriptFunction, ScriptModule
         if isinstance(fn, ScriptFunction) and not self.restricted:
-            # a function scripted before (``@jit.script``): compiled inline
+            # a function scripted (``@jit.script``) or traced before: inlined
             src = getattr(fn, "_py_fn", None)
             if src is None:
-                raise self.err(e, f"cannot call the traced function {fn.name!r} from "
-                                  "ptcore.jit.script (only scripted functions)")
+                return call_compiled(self, fn, None, args, kwargs, where)
             return self.c.compile_function(src, None, args, kwargs, where)
+        if isinstance(fn, ScriptModule) and not self.restricted and \
+                _compiled_method(fn, "forward"):
+            return call_compiled(self, fn, "forward", args, kwargs, where)
         if self.restricted and fn not in _BUILTIN_PRIMS and fn is not builtins.range and \
                 fn is not builtins.isinstance:
             raise self.err(e, f"archive code may not call {getattr(fn, '__qualname__', fn)!r}")
@@ -1150,6 +1194,8 @@ class _Ctx:
                                   f"time failed: {ex}") from None
         if inspect.isfunction(fn):
             return self.c.compile_function(fn, None, args, kwargs, where)
+        if MATH.get(getattr(fn, "__name__", None)) is fn and not kwargs:
+            return self.c.emit(("prim", "math"), [Const(fn.__name__)] + args)
         raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
                           "values in ptcore.jit.script")
 
@@ -1209,6 +1255,19 @@ def _nn_prims():
 _MISSING = object()
 _SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round",
                   "isinstance", "list", "tuple", "True", "False", "None"}
+
+
+def _compiled_method(sm, name):
+    """Whether ScriptModule ``sm`` has a compiled method ``name`` (a
+    subclass with ``@script_method`` s is compiled from its Python)."""
+    if type(sm).__module__ != "ptcore.jit":
+        return False
+    d = sm.__dict__
+    src = d.get("_script_src")
+    if src is not None:
+        return name == "forward" or getattr(getattr(type(src), name, None),
+                                            "_torchscript_modifier", None) == "export"
+    return name in (d.get("_ts_methods") or ()) or name in sm._sync()
 
 
 def _refuse_call(ctx, e, obj, attr):
@@ -1297,6 +1356,8 @@ def compile_module(obj, methods=None):
     graphs = {}
     for m in methods:
         fn = getattr(type(obj), m)
+        if fn.__name__ == "_forward_unimplemented":
+            continue            # a container (ModuleList, ModuleDict): no forward
         names = _positional(fn, True)
         graphs[m] = _compile(fn, obj, obj, names)
         sig = list(inspect.signature(fn).parameters.values())[1:]

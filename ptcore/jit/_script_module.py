@@ -3,6 +3,9 @@ function) and :class:`ScriptModule` (a traced ``nn.Module``, sharing the
 module's parameters and buffers), and the interpreter that runs a graph by
 calling the ops of the operator table — so autograd, autocast and every other
 layer of the dispatch point apply to a traced program as to the eager one."""
+from ptcore import Size as _Size, dtype as _dtype
+from ptcore._dispatch.tracing import _tls
+from ptcore._tensor import _TensorBase
 from ptcore.nn import Module
 from ptcore.jit._ir import decode, JitError, Node
 
@@ -28,6 +31,10 @@ def run_graph(graph, inputs, params=None):
     if len(inputs) != len(graph.inputs):
         raise RuntimeError(f"the traced graph takes {len(graph.inputs)} input(s) "
                            f"({len(inputs)} given)")
+    if _tls.tracer is not None and _has_control(graph) and \
+            hasattr(_tls.tracer, "record_graph"):
+        return _tls.tracer.record_graph(graph, inputs, params,
+                                        lambda: run_graph(graph, inputs, params))
     env = {}
     for vid, x in zip(graph.inputs, inputs):
         env[vid] = x
@@ -47,6 +54,46 @@ def run_graph(graph, inputs, params=None):
         graph._frees = _last_uses(graph, steps)
     _run_nodes(steps, env, graph._frees)
     return decode(graph.outputs, env)
+
+
+def _has_control(graph):
+    """Whether ``graph`` holds control-flow nodes (cached on the graph)."""
+    hit = graph.__dict__.get("_control")
+    if hit is None:
+        hit = graph._control = any(n.blocks for n in graph.nodes)
+    return hit
+
+
+_SCALAR_TYPES = {}
+
+
+def _scalar_type(dt):
+    """TorchScript's number for dtype ``dt`` (``c10::ScalarType``)."""
+    if not _SCALAR_TYPES:
+        import ptcore
+        for num, name in enumerate(("uint8", "int8", "int16", "int32", "int64", "float16",
+                                    "float32", "float64", "complex32", "complex64",
+                                    "complex128", "bool")):
+            _SCALAR_TYPES[getattr(ptcore, name)] = num
+        for num, name in ((15, "bfloat16"), (27, "uint16"), (28, "uint32"), (29, "uint64")):
+            _SCALAR_TYPES[getattr(ptcore, name)] = num
+    return _SCALAR_TYPES[dt]
+
+
+def _as_returned(out):
+    """A compiled method's result as TorchScript returns it to Python: a
+    dtype as its ``ScalarType`` number (TorchScript has no dtype type:
+    ``x.dtype`` is an int), a size as a list of ints."""
+    t = type(out)
+    if t is tuple or t is list:
+        return t(_as_returned(a) for a in out)
+    if t is dict:
+        return {k: _as_returned(v) for k, v in out.items()}
+    if t is _Size:
+        return list(out)
+    if t is _dtype:
+        return _scalar_type(out)
+    return out
 
 
 def _last_uses(graph, steps):
@@ -164,7 +211,8 @@ class ScriptFunction:
             if any(d is inspect.Parameter.empty for d in fill):
                 raise RuntimeError(f"{self.name}() missing required arguments")
             args = tuple(args) + tuple(fill)
-        return run_graph(self.graph, args)
+        out = run_graph(self.graph, args)
+        return out if isinstance(out, _TensorBase) else _as_returned(out)
 
     @property
     def code(self):
@@ -205,7 +253,9 @@ class ScriptModule(Module):
 
     @classmethod
     def _mirror(cls, mod, attributes=False):
-        sm = cls()
+        # scripted containers index, iterate and size as torch's do (traced
+        # ones do not)
+        sm = ScriptContainer() if attributes and type(mod).__name__ in _CONTAINERS else cls()
         object.__setattr__(sm, "_original_name", type(mod).__name__)
         if attributes:
             sm._set_script_attrs(_data_attributes(mod), _final_names(mod))
@@ -248,6 +298,12 @@ class ScriptModule(Module):
         src = d.get("_script_src")
         modes = d.get("_script_modes")
         if src is None and not modes:
+            if not d["_graphs"] and type(self) not in (ScriptModule, ScriptContainer):
+                # a subclass with ``@script_method`` s (torch's legacy API):
+                # compiled on first need (it runs its Python methods itself)
+                from ptcore.jit._script import compile_module
+                d["_graphs"] = compile_module(self)
+                _bind_python_calls(d["_graphs"], self)
             return d["_graphs"]
         key = self._mode_key()
         if src is None:                 # loaded from a file: the modes it holds
@@ -317,7 +373,8 @@ class ScriptModule(Module):
                                "positionally (traced method)")
         params = dict(self.named_parameters(remove_duplicate=False))
         params.update((n, b) for n, b in self.named_buffers(remove_duplicate=False))
-        return run_graph(g, args, params)
+        out = run_graph(g, args, params)
+        return out if isinstance(out, _TensorBase) else _as_returned(out)
 
     def forward(self, *args, **kwargs):
         if "forward" not in self._sync():
@@ -453,6 +510,49 @@ def _final_names(mod):
     return out
 
 
+_CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
+
+
+class ScriptContainer(ScriptModule):
+    """A scripted ``Sequential``/``ModuleList``/``ModuleDict``: indexed,
+    iterated, sized and searched as the original (torch's
+    RecursiveScriptModule forwards these to the container)."""
+
+    def __getitem__(self, idx):
+        if isinstance(idx, str):
+            return self._modules[idx]
+        mods = list(self._modules.values())
+        if isinstance(idx, slice):
+            from ptcore.nn import Sequential, ModuleList
+            return (Sequential if self._original_name == "Sequential" else ModuleList)(
+                *([mods[idx]] if self._original_name != "Sequential" else mods[idx]))
+        return mods[idx]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __bool__(self):
+        return True
+
+    def __iter__(self):
+        if self._original_name == "ModuleDict":
+            return iter(self._modules)
+        return iter(self._modules.values())
+
+    def __contains__(self, key):
+        if self._original_name != "ModuleDict":
+            raise NotImplementedError(f"'in' of a scripted {self._original_name}")
+        return key in self._modules
+
+
+def script_module_named(name):
+    """An empty ScriptModule for a module named ``name`` (read from a file)."""
+    sm = ScriptContainer() if name in _CONTAINERS else ScriptModule()
+    object.__setattr__(sm, "_original_name", name)
+    return sm
+
+
 ScriptModule.__module__ = "ptcore.jit"
+ScriptContainer.__module__ = "ptcore.jit"
 ScriptFunction.__module__ = "ptcore.jit"
 RecursiveScriptModule = ScriptModule

@@ -241,12 +241,11 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def _build(tree, tensors, prefix):
-    from ptcore.jit._script_module import ScriptModule
+    from ptcore.jit._script_module import script_module_named
     from ptcore.nn import Parameter
     if not isinstance(tree, dict):
         raise JitError("ptcore.jit.load: corrupt module tree")
-    sm = ScriptModule()
-    object.__setattr__(sm, "_original_name", str(tree.get("name", "Module")))
+    sm = script_module_named(str(tree.get("name", "Module")))
     sm.training = bool(tree.get("training", False))
     rg = tree.get("requires_grad", {})
     for n in tree.get("params", ()):

@@ -8,6 +8,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.tracing import TracerWarning
 from ptcore.jit import _sizes
+from ptcore.jit._inline import copy_nodes, remap
 from ptcore.jit._ir import Graph, Node, JitError, encode_const
 
 __all__ = ["trace", "trace_module", "TracingCheckError"]
@@ -108,6 +109,38 @@ class _Tracer:
         enc_kwargs = {k: self.encode(v, name) for k, v in kwargs.items()}
         self.graph.nodes.append(Node((opdef.namespace, opdef.name), enc_args, enc_kwargs,
                                      self.bind(out)))
+
+    def record_graph(self, graph, inputs, params, run):
+        """A call of a compiled graph with control flow (a scripted module or
+        function called by the traced program): run by ``run()`` untraced,
+        its nodes copied into the trace, so that its loops and branches
+        follow the inputs (TorchScript records the call)."""
+        with _tracing.paused():
+            out = run()
+        env = {vid: self.encode(a, "call") for vid, a in zip(graph.inputs, inputs)}
+        for v in graph.values.values():
+            if v.kind == "const":
+                env[v.id] = self.encode(v.const, "call")
+            elif v.kind == "param":
+                env[v.id] = self.encode(params[v.name], "call")
+        self.graph.nodes.extend(copy_nodes(graph.nodes, env, self._new))
+        self._bind_result(remap(graph.outputs, env), out)
+        return out
+
+    def _new(self):
+        return {"v": self.graph.new_value("node").id}
+
+    def _bind_result(self, enc, out):
+        if type(enc) is not dict:
+            return
+        if "v" in enc:
+            if isinstance(out, _TensorBase):
+                self.env[id(out)] = (out, enc["v"])
+            return
+        items = enc.get("list", enc.get("tuple"))
+        if items is not None and isinstance(out, (tuple, list)):
+            for e, o in zip(items, out):
+                self._bind_result(e, o)
 
     def converted(self, name, what):
         if what not in self.warned:
@@ -250,6 +283,30 @@ def _compare(expected, got, where, rtol, atol):
             _compare(expected[k], got[k], where, rtol, atol)
 
 
+def _kwarg_inputs(func, example_inputs, kwargs):
+    """``example_kwarg_inputs`` as positional inputs, in the order of the
+    traced function's parameters (the traced graph takes them so)."""
+    import inspect
+    if example_inputs is not None:
+        raise ValueError("ptcore.jit.trace: pass example_inputs or example_kwarg_inputs, "
+                         "not both")
+    if not isinstance(kwargs, dict):
+        raise TypeError("ptcore.jit.trace: example_kwarg_inputs must be a dict, not "
+                        f"{type(kwargs).__name__}")
+    fn = func.forward if hasattr(func, "forward") else func
+    params = list(inspect.signature(fn).parameters)
+    unknown = [k for k in kwargs if k not in params]
+    if unknown:
+        raise TypeError(f"ptcore.jit.trace: example_kwarg_inputs names {unknown[0]!r}, which "
+                        f"is not a parameter of {getattr(fn, '__qualname__', fn)}")
+    names = params[:max(params.index(k) for k in kwargs) + 1] if kwargs else []
+    missing = [n for n in names if n not in kwargs]
+    if missing:
+        raise TypeError(f"ptcore.jit.trace: example_kwarg_inputs lacks {missing[0]!r} (the "
+                        "traced function takes its inputs in order)")
+    return tuple(kwargs[n] for n in names)
+
+
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
           check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
           _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
@@ -258,8 +315,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     from ptcore.jit._script_module import ScriptFunction
     from ptcore.nn import Module
     if example_kwarg_inputs is not None:
-        raise NotImplementedError("ptcore.jit.trace: example_kwarg_inputs is not supported; "
-                                  "pass the inputs positionally")
+        example_inputs = _kwarg_inputs(func, example_inputs, example_kwarg_inputs)
     if isinstance(func, Module):
         return trace_module(func, {"forward": example_inputs}, check_trace=check_trace,
                             check_inputs=([{"forward": c} for c in check_inputs]

@@ -1,0 +1,436 @@
+"""The TorchScript tutorials' programs and others like them under
+``ptcore.jit``: traced modules called from scripted loops and scripted
+modules called from traces, ``return`` inside loops, ``fork``/``wait``,
+values a scripted method returns to Python (dtypes, sizes), scripted
+containers, the legacy ``ScriptModule``/``script_method`` API; each program
+runs the same way with torch as the oracle."""
+import math
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+from test_user_programs import _both, _init, _x, _roundtrip
+
+torch = pytest.importorskip("torch")
+
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+# ------------------------------------------- "Introduction to TorchScript"
+
+def _cell_classes(T):
+    class MyDecisionGate(T.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x
+            else:
+                return -x
+
+    class MyCell(T.nn.Module):
+        def __init__(self, dg):
+            super().__init__()
+            self.dg = dg
+            self.linear = T.nn.Linear(4, 4)
+
+        def forward(self, x, h):
+            new_h = T.tanh(self.dg(self.linear(x)) + h)
+            return new_h, new_h
+    return MyDecisionGate, MyCell
+
+
+def test_tutorial_traced_cell_in_scripted_loop_and_wrapped_trace():
+    """MyRNNLoop scripts a loop over a traced cell; WrapRNN traces a module
+    that calls the scripted loop, which keeps following the input's length."""
+    def build(T):
+        MyDecisionGate, MyCell = _cell_classes(T)
+        x, h = _x(T, 3, 4), T.zeros(3, 4)
+        scripted_gate = T.jit.script(MyDecisionGate())
+
+        class MyRNNLoop(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = T.jit.trace(_init(T, MyCell(scripted_gate)), (x, h))
+
+            def forward(self, xs):
+                h, y = T.zeros(3, 4), T.zeros(3, 4)
+                for i in range(xs.size(0)):
+                    y, h = self.cell(xs[i], h)
+                return y, h
+
+        class WrapRNN(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loop = T.jit.script(MyRNNLoop())
+
+            def forward(self, xs):
+                y, h = self.loop(xs)
+                return T.relu(y)
+
+        rnn_loop = T.jit.script(MyRNNLoop())
+        xs = _x(T, 10, 3, 4)
+        traced = T.jit.trace(WrapRNN(), (xs,))
+        assert "relu" in traced.code
+        return (rnn_loop(xs), _roundtrip(T, rnn_loop)(xs[:2]), traced(xs), traced(xs[:4]),
+                _roundtrip(T, traced)(xs[:5]))
+    _both(build)
+
+
+def test_tutorial_scripted_cell_decision_gate():
+    def build(T):
+        MyDecisionGate, MyCell = _cell_classes(T)
+        cell = _init(T, MyCell(MyDecisionGate()))
+        s = T.jit.script(cell)
+        x, h = _x(T, 3, 4), T.ones(3, 4)
+        assert "tanh" in s.code
+        return s(x, h), s(-10 * x, h), _roundtrip(T, s)(-10 * x, h)
+    _both(build)
+
+
+def test_traced_function_called_from_script():
+    def build(T):
+        def act(x):
+            return T.relu(x) * 2
+        tr = T.jit.trace(act, (T.ones(2),))
+
+        @T.jit.script
+        def f(x):
+            y = x
+            for _ in range(2):
+                y = tr(y) - 1
+            return y
+        return f(_x(T, 4)), _roundtrip(T, f)(_x(T, 3))
+    _both(build)
+
+
+def test_scripted_submodule_methods_and_gradients():
+    """Exported methods of a scripted submodule and a traced submodule,
+    called from a scripted module: values, saved file, gradients."""
+    def build(T):
+        class Enc(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = T.nn.Linear(3, 3)
+
+            @T.jit.export
+            def embed(self, x):
+                return self.l(x) * 2
+
+            def forward(self, x):
+                return self.embed(x) + 1
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = T.jit.script(_init(T, Enc()))
+                self.tr = T.jit.trace(_init(T, T.nn.Linear(3, 2)), _x(T, 1, 3))
+
+            def forward(self, x):
+                return self.tr(self.enc.embed(x) + self.enc(x))
+        s = T.jit.script(M())
+        x = _x(T, 2, 3)
+        out = s(x)
+        out.sum().backward()
+        return out, _roundtrip(T, s)(x), s.enc.l.weight.grad, s.tr.weight.grad
+    _both(build)
+
+
+def test_trace_of_scripted_control_flow_follows_inputs():
+    """A scripted function or module with control flow called while
+    tracing stays control flow in the trace (torch records the call)."""
+    def build(T):
+        @T.jit.script
+        def clamp_loop(x, n: int):
+            for _ in range(n):
+                x = T.where(x > 1, x - 1, x)
+            return x
+
+        def f(x):
+            return clamp_loop(x * 3, 2) + 1
+        tr = T.jit.trace(f, (_x(T, 4),))
+
+        class Gate(T.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x
+                return -x
+
+        class Net(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gate = T.jit.script(Gate())
+                self.lin = T.nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.gate(self.lin(x))
+        net = _init(T, Net())
+        tn = T.jit.trace(net, _x(T, 2, 3))
+        neg = -5 * _x(T, 2, 3)
+        out = tn(neg)
+        out.sum().backward()
+        return (tr(_x(T, 6) * 2), _roundtrip(T, tr)(_x(T, 5)), out, net(neg),
+                tn.lin.weight.grad, _roundtrip(T, tn)(neg))
+    _both(build)
+
+
+# ------------------------------------------------------ return inside loops
+
+def test_return_inside_loops():
+    def build(T):
+        @T.jit.script
+        def first_pos(x):
+            for i in range(x.size(0)):
+                if x[i] > 0:
+                    return i
+            return -1
+
+        @T.jit.script
+        def find(xs: List[int], v: int) -> int:
+            for i, x in enumerate(xs):
+                if x == v:
+                    return i
+            return -1
+
+        @T.jit.script
+        def grow(x):
+            i = 0
+            while i < 10:
+                if x.sum() > 5:
+                    return x, i
+                x = x + 1
+                i += 1
+            return x, -1
+
+        @T.jit.script
+        def in_if(x, flag: bool):
+            if flag:
+                for i in range(x.size(0)):
+                    if x[i] < 0:
+                        return x[i]
+            return x.sum()
+
+        @T.jit.script
+        def nested(m: List[List[int]], v: int) -> Tuple[int, int]:
+            for i in range(len(m)):
+                for j in range(len(m[i])):
+                    if m[i][j] == v:
+                        return i, j
+            return -1, -1
+
+        @T.jit.script
+        def newton(a, tol: float = 1e-6):
+            x = a.clone()
+            for it in range(100):
+                nx = 0.5 * (x + a / x)
+                if (nx - x).abs().max() < tol:
+                    return nx, it
+                x = nx
+            return x, 100
+        return (first_pos(T.tensor([-1., -2., 3.])), first_pos(-T.ones(3)),
+                find([3, 4, 5], 5), find([1], 9), grow(T.zeros(2)), grow(-100 * T.ones(2)),
+                in_if(T.tensor([1., -2., 3.]), True), in_if(T.tensor([1., -2.]), False),
+                nested([[1, 2], [3, 4]], 4), nested([[1]], 5), newton(T.tensor([4., 9.])),
+                _roundtrip(T, newton)(T.tensor([16., 2.]), 1e-6))
+    _both(build)
+
+
+def test_return_inside_loop_over_module_list():
+    def build(T):
+        class Router(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.experts = T.nn.ModuleList([T.nn.Linear(2, 2) for _ in range(3)])
+                self.thresholds = [0.5, 1.0, 2.0]
+
+            def forward(self, x):
+                s = x.abs().mean()
+                for i, e in enumerate(self.experts):
+                    if s < self.thresholds[i]:
+                        return e(x), i
+                return x, -1
+        s = T.jit.script(_init(T, Router()))
+        return [s(_x(T, 2, 2) * k) for k in (0.1, 1.5, 100)] + \
+            [_roundtrip(T, s)(_x(T, 2, 2) * 1.5)]
+    _both(build)
+
+
+# ----------------------------------------------------------- fork / wait
+
+def test_fork_wait_in_script():
+    def build(T):
+        def foo(a, b: int):
+            return a + b
+
+        @T.jit.script
+        def bar(x):
+            fut = T.jit.fork(foo, x, b=2)
+            futs = [T.jit.fork(foo, x, i) for i in range(3)]
+            s = x
+            for f in futs:
+                s = s + T.jit.wait(f)
+            return T.jit.wait(fut), s
+
+        class Sub(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = T.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.l(x)
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Sub()
+                self.b = Sub()
+
+            def forward(self, x):
+                fa = T.jit.fork(self.a, x)
+                fb = T.jit.fork(self.b, x * 2)
+                return T.jit.wait(fa) + T.jit.wait(fb)
+        s = T.jit.script(_init(T, M()))
+        return bar(T.ones(2)), T.jit.wait(T.jit.fork(foo, T.ones(1), 3)), s(T.ones(1, 2)), \
+            _roundtrip(T, s)(T.ones(1, 2))
+    _both(build)
+
+
+# ------------------------------------------- values returned to Python
+
+def test_scripted_dtype_and_shape_are_returned_as_torch_does():
+    """TorchScript has no dtype type: a returned ``x.dtype`` is its
+    ScalarType number; ``x.shape`` comes back as a list of ints."""
+    def build(T):
+        @T.jit.script
+        def f(x):
+            return x.dtype
+
+        @T.jit.script
+        def g(x):
+            return x.shape, x.size(), [x.dtype], {"a": x.dtype}, x.dtype == T.float32
+
+        class M(T.nn.Module):
+            def forward(self, x):
+                return x.dtype, x.shape, x.to(T.float64)
+        s = T.jit.script(M())
+        names = ["uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+                 "complex64", "complex128", "bool", "bfloat16"]
+        codes = [f(T.zeros(1, dtype=getattr(T, n))) for n in names]
+        assert all(type(c) is int for c in codes)
+        return codes, g(T.ones(2, 3)), s(T.ones(2, 3)), _roundtrip(T, s)(T.ones(2).long())
+    _both(build)
+
+
+# -------------------------------------------------------- modules, misc
+
+def test_scripted_containers_index_iterate_and_size():
+    def build(T):
+        m = _init(T, T.nn.Sequential(T.nn.Linear(2, 3), T.nn.ReLU(), T.nn.Linear(3, 1)))
+        s = T.jit.script(m)
+        x = _x(T, 2, 2)
+        ml = T.jit.script(T.nn.ModuleList([T.nn.ReLU(), T.nn.Tanh()]))
+        md = T.jit.script(T.nn.ModuleDict({"a": T.nn.ReLU()}))
+        return (s[0](x), s[-1](s[1](s[0](x))), len(s), len(list(s)), len(ml), ml[1](x),
+                list(md), "a" in md, md["a"](x), bool(s))
+    _both(build)
+
+
+def test_buffer_augmented_assignment_in_script():
+    def build(T):
+        class Avg(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("total", T.zeros(2))
+                self.register_buffer("n", T.zeros(()))
+
+            def forward(self, x):
+                self.total += x.sum(0)
+                self.n += x.size(0)
+                return self.total / self.n
+        s = T.jit.script(Avg())
+        s(_x(T, 3, 2))
+        out = s(_x(T, 2, 2))
+        r = _roundtrip(T, s)
+        r(_x(T, 1, 2))
+        return out, s.total, s.n, r.total, r.n
+    _both(build)
+
+
+def test_inlined_parameter_types_decide_isinstance():
+    """``isinstance(input, PackedSequence)`` in a submodule's forward, on a
+    value computed by the caller: the parameter is a Tensor."""
+    def build(T):
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = T.nn.Embedding(10, 4)
+                self.rnn = T.nn.GRU(4, 3, batch_first=True)
+                self.out = T.nn.Linear(3, 2)
+
+            def forward(self, tokens, lengths: Optional[torch.Tensor] = None):
+                o, h = self.rnn(self.emb(tokens))
+                if lengths is not None:
+                    idx = (lengths - 1).view(-1, 1, 1).expand(-1, 1, o.size(2))
+                    last = o.gather(1, idx).squeeze(1)
+                else:
+                    last = o[:, -1]
+                return self.out(last)
+        s = T.jit.script(_init(T, M()).eval())
+        tok = T.tensor([[1, 2, 3, 4], [5, 6, 7, 0]])
+        return s(tok), s(tok, T.tensor([4, 3])), _roundtrip(T, s)(tok, T.tensor([4, 3]))
+    _both(build)
+
+
+def test_runtime_dict_iteration_math_and_jit_isinstance():
+    def build(T):
+        @T.jit.script
+        def f(d: Dict[str, int], x):
+            total = 0
+            for k in d:
+                total += d[k]
+            keys = list(d.keys())
+            keys.sort()
+            return x * total + d.get("missing", 7), keys
+
+        @T.jit.script
+        def attn_scale(q, k):
+            d = q.size(-1)
+            return (q @ k.transpose(-2, -1)) / math.sqrt(d), math.ceil(d / 3), math.exp(1.0)
+
+        @T.jit.script
+        def g(x, y: Optional[List[int]] = None):
+            if T.jit.isinstance(y, List[int]):
+                return x * len(y)
+            return x
+        return (f({"b": 2, "a": 1}, T.ones(1)), attn_scale(_x(T, 2, 4), _x(T, 3, 4)),
+                _roundtrip(T, attn_scale)(_x(T, 2, 4), _x(T, 1, 4)), g(T.ones(1)),
+                g(T.ones(1), [1, 2, 3]), T.jit.isinstance({"a": [1]}, Dict[str, List[int]]),
+                T.jit.isinstance([1], List[float]))
+    _both(build)
+
+
+def test_trace_example_kwarg_inputs():
+    def build(T):
+        class M(T.nn.Module):
+            def forward(self, x, y, scale: float = 2.0):
+                return x * scale + y
+        tr = T.jit.trace(M(), example_kwarg_inputs={"y": T.ones(2), "x": T.ones(2)})
+        return tr(T.ones(2), 3 * T.ones(2))
+    _both(build)
+
+
+def test_legacy_script_module_subclass():
+    def build(T):
+        class M(T.jit.ScriptModule):
+            __constants__ = ["k"]
+
+            def __init__(self):
+                super().__init__()
+                self.k = 3
+                self.lin = T.nn.Linear(2, 2)
+
+            @T.jit.script_method
+            def forward(self, x):
+                return self.lin(x) * self.k
+        m = _init(T, M())
+        return m(T.ones(1, 2)), _roundtrip(T, m)(T.ones(1, 2))
+    _both(build)
