@@ -145,28 +145,41 @@ cdef enum:
 cdef bint _own_split(char ta, char tb, blas_int m, blas_int n, blas_int k, float alpha,
                      float* a, blas_int lda, float* b, blas_int ldb, float beta,
                      float* c, blas_int ldc, Py_ssize_t work) noexcept nogil:
-    """Products below the fixed tiles' size (a recurrent cell's 20 x 128 x
-    512, ~40-100 us) on ptcore's own GEMM, shared by the threads in tiles of
-    the longer dimension, each still above OWN_SGEMM_MIN (so every tile takes
-    the own GEMM too): its elements are single FMA chains over k whatever the
-    tile, so the result is the one-call result at any thread count.  False:
-    not split (one thread, another path, or too small)."""
+    """Float32 products on ptcore's own GEMM, shared by the threads in tiles
+    of one dimension, each of at least OWN_TILE_WORK multiply-adds (so above
+    OWN_SGEMM_MIN: every tile takes the own GEMM too).  Its elements are FMA
+    chains over k blocks that depend on k alone, whatever the tile, so the
+    result is the one-call result at any thread count.
+
+    The split dimension is the one whose operand the kernels pack, so that
+    each thread packs only its share of it: A's rows when op(A) = A^T, B's
+    columns when op(B) = B^T (ptc_sgemm.h reads B = op(B) in place, and A =
+    op(A) where it fits the L2), else the longer side.  Splitting the other
+    way made every thread pack all of a Linear's weight (a 128 x 784 x 512
+    forward ran 1.25x torch's time at 2 threads; a 20 x 256 x 1024 one ran
+    on one thread: 20 columns are too few for the BLAS tiles).  False: not
+    split (one thread, the BLAS, or too small)."""
     cdef int nth = get_num_threads()
-    cdef Py_ssize_t ntiles, width, dim, t, i0, last
+    cdef Py_ssize_t ntiles, width, dim, t, i0, last, unit
     cdef blas_int nn
+    cdef bint a_packed, b_packed, split_m
     if nth < 2 or work < 2 * OWN_TILE_WORK or ptc_sgemm_isa() == 0:
         return False
-    dim = m if m >= n else n
+    a_packed = not (ta == 78 or ta == 110)
+    b_packed = not (tb == 78 or tb == 110)
+    split_m = a_packed if a_packed != b_packed else m >= n
+    dim = m if split_m else n
+    unit = 32 if split_m else 12        # whole micro-panels (AVX2's 16 x 6 too)
     ntiles = work // OWN_TILE_WORK
     if ntiles > nth:
         ntiles = nth
     width = (dim + ntiles - 1) // ntiles
-    width = (width + 31) // 32 * 32
+    width = (width + unit - 1) // unit * unit
     ntiles = (dim + width - 1) // width
     last = dim - (ntiles - 1) * width
     if ntiles < 2 or last * (work // dim) < OWN_SGEMM_MIN:
         return False
-    if m >= n:
+    if split_m:
         for t in prange(ntiles, num_threads=ntiles, schedule='static'):
             i0 = t * width
             nn = <blas_int>(m - i0 if m - i0 < width else width)
@@ -192,10 +205,10 @@ cdef void _gemm(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alp
     cdef Py_ssize_t work = <Py_ssize_t>m * <Py_ssize_t>n * <Py_ssize_t>k
     cdef blas_int nn
     cdef int nth, split_n, w
+    if blas_t is float:
+        if _own_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, work):
+            return
     if work < 2 * GEMM_TILE_WORK:
-        if blas_t is float:
-            if _own_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, work):
-                return
         _gemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
         return
     nth = get_num_threads()

@@ -135,12 +135,14 @@ def test_thread_count_independent(isa):
 
 
 @pytest.mark.parametrize("m,k,n", [(20, 128, 512), (20, 64, 512), (512, 96, 21), (33, 200, 250),
-                                   (600, 40, 40)])
-def test_small_products_split_thread_independent(isa, m, k, n):
-    """Products between 2 * 1.25 * 64**3 multiply-adds and the fixed tiles'
-    size (a recurrent cell's Linear) are shared by the threads in tiles of
-    their longer side: the one-thread bits, with bias (addmm), transposed
-    operands and 3 threads too; values against float64."""
+                                   (600, 40, 40), (128, 784, 512), (768, 128, 384),
+                                   (20, 256, 1024)])
+def test_products_split_thread_independent(isa, m, k, n):
+    """Float32 products from 2 * 1.25 * 64**3 multiply-adds up (a recurrent
+    cell's Linear, an MLP's, a transformer's) are shared by the threads in
+    tiles of the packed operand's dimension (or the longer side): the
+    one-thread bits, with bias (addmm), transposed operands and 3 threads
+    too; values against float64."""
     rng = np.random.default_rng(m + k + n)
     x = ptcore.from_numpy(rng.standard_normal((m, k)).astype(np.float32))
     w = ptcore.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
