@@ -256,6 +256,8 @@ class ScriptModule(Module):
         # scripted containers index, iterate and size as torch's do (traced
         # ones do not)
         sm = ScriptContainer() if attributes and type(mod).__name__ in _CONTAINERS else cls()
+        if isinstance(mod, ScriptModule) and mod.__dict__.get("_script_src") is None:
+            object.__setattr__(sm, "_graphs", dict(mod._sync()))
         object.__setattr__(sm, "_original_name", type(mod).__name__)
         if attributes:
             sm._set_script_attrs(_data_attributes(mod), _final_names(mod))
@@ -286,6 +288,10 @@ class ScriptModule(Module):
         d["_script_cache"] = {}
         for name, child in self._modules.items():
             src = mod._modules.get(name)
+            if isinstance(src, ScriptModule):
+                # a compiled submodule: a scripted one compiles from its
+                # source, a traced one keeps its graphs (mirrored)
+                src = src.__dict__.get("_script_src")
             if isinstance(child, ScriptModule) and src is not None:
                 child._attach_source(src, state)
 
@@ -378,6 +384,8 @@ class ScriptModule(Module):
 
     def forward(self, *args, **kwargs):
         if "forward" not in self._sync():
+            if self.__dict__.get("_traced_child"):
+                raise RuntimeError("Trace submodules cannot be called.")
             raise RuntimeError(f"{self._original_name} has no traced forward method")
         return self._run("forward", args, kwargs)
 
@@ -487,6 +495,8 @@ def _data_attributes(mod):
     global _MODULE_INTERNALS
     if _MODULE_INTERNALS is None:
         _MODULE_INTERNALS = frozenset(Module().__dict__)
+    if isinstance(mod, ScriptModule):       # (not its graphs and caches)
+        return {k: _copy_data(mod.__dict__[k]) for k in mod.__dict__.get("_script_attrs", ())}
     return {k: _copy_data(v) for k, v in vars(mod).items()
             if k not in _MODULE_INTERNALS and _is_data(v)}
 

@@ -96,6 +96,26 @@ def _dec_data(v, tensors):
     raise JitError("ptcore.jit.load: corrupt module attribute record")
 
 
+def _submodule_graphs(m):
+    """``{"path/method": graph}`` of ``m``'s compiled submodules, so that a
+    loaded module's submodules can be called (``loaded.encoder(x)``): a
+    scripted one's graphs for its current mode, a traced one's once traced;
+    a scripted submodule that does not compile by itself is left out."""
+    from ptcore.jit._script import ScriptError
+    from ptcore.jit._script_module import ScriptModule
+    out = {}
+    for path, child in m.named_modules(remove_duplicate=False):
+        if not path or not isinstance(child, ScriptModule):
+            continue
+        try:
+            graphs = child.__dict__.get("_child_graphs") or child._sync()
+        except ScriptError:
+            continue
+        for method, g in graphs.items():
+            out[f"{path}/{method}"] = g
+    return out
+
+
 def save(m, f, _extra_files=None):
     """Save a traced module or function to ``f`` (a path or a binary file)."""
     from ptcore.jit._script_module import ScriptModule, ScriptFunction, python_calls
@@ -115,6 +135,7 @@ def save(m, f, _extra_files=None):
                 modes.append([list(flags), i])
                 for method, mg in g.items():
                     graphs[f"{method}@{i}"] = mg
+        graphs.update(_submodule_graphs(m))
         tensors = dict(m.named_parameters(remove_duplicate=False))
         tensors.update(m.named_buffers(remove_duplicate=False))
         attr_tensors = {}
@@ -228,7 +249,17 @@ def load(f, map_location=None, _extra_files=None):
     if meta["kind"] == "function":
         return ScriptFunction(graphs["forward"], meta.get("name", "fn"))
     sm = _build(meta["tree"], tensors, "")
-    object.__setattr__(sm, "_graphs", {k: g for k, g in graphs.items() if "@" not in k})
+    object.__setattr__(sm, "_graphs", {k: g for k, g in graphs.items()
+                                       if "@" not in k and "/" not in k})
+    for k, g in graphs.items():
+        if "/" in k and "@" not in k:
+            path, method = k.rsplit("/", 1)
+            try:
+                child = sm.get_submodule(path)
+            except AttributeError:
+                raise JitError(f"ptcore.jit.load: a graph names submodule {path!r}, which "
+                               "the module does not have") from None
+            child.__dict__["_graphs"][method] = g
     if meta.get("modes"):
         try:
             sm.__dict__["_script_modes"] = {

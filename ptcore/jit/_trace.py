@@ -193,7 +193,9 @@ def _as_tuple(example_inputs):
                     f"not {type(example_inputs).__name__}")
 
 
-def _trace_graph(fn, inputs, module=None, strict=True):
+def _trace_graph(fn, inputs, module=None, strict=True, children=None):
+    """``children``: a dict filled with ``path -> graph`` of ``module``'s
+    submodules, cut from the trace of their first call."""
     tracer = _Tracer()
     for t in inputs:
         if isinstance(t, _TensorBase):
@@ -212,9 +214,107 @@ def _trace_graph(fn, inputs, module=None, strict=True):
         for name, b in module.named_buffers():
             if b is not None:
                 tracer.add_input(b, "param", name)
-    with _tracing.tracing(tracer):
-        out = fn(*inputs)
-    return tracer.finish(out, strict), out
+    spans = {}
+    handles = [] if children is None else _span_hooks(module, tracer, spans)
+    try:
+        with _tracing.tracing(tracer):
+            out = fn(*inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    graph = tracer.finish(out, strict)
+    for path, m in module.named_modules() if spans else ():
+        sub = _subgraph(tracer, path + ".", spans[m]) if m in spans else None
+        if sub is not None:
+            children[path] = sub
+    return graph, out
+
+
+def _span_hooks(module, tracer, spans):
+    """Hooks on ``module``'s submodules recording the nodes of their calls."""
+    starts = {}
+
+    def pre(m, args):
+        if m not in spans and m not in starts:
+            try:
+                ins = [_known(tracer, a) for a in args]
+            except KeyError:
+                ins = None
+            starts[m] = (len(tracer.graph.nodes), ins, list(args))
+
+    def post(m, args, out):
+        if m not in spans and m in starts:
+            start, ins, keep = starts.pop(m)
+            try:
+                enc = _known(tracer, out)
+            except KeyError:
+                enc = None
+            # (the values as they are now: a later call may rebind a tensor)
+            spans[m] = (start, len(tracer.graph.nodes), ins, keep, enc)
+    handles = []
+    for _, m in module.named_modules():
+        if m is not module:
+            handles += [m.register_forward_pre_hook(pre), m.register_forward_hook(post)]
+    return handles
+
+
+def _subgraph(tracer, prefix, span):
+    """The graph of a submodule's call (``span`` from :func:`_span_hooks`)
+    cut from ``tracer``'s trace, or None when the call reads values of the
+    caller other than its arguments (it is then not callable once loaded)."""
+    start, end, ins, args, out = span
+    if ins is None or out is None or not all("v" in i for i in ins):
+        return None
+    g, sub, env = tracer.graph, Graph(), {}
+    for a, i in zip(args, ins):
+        v = sub.new_value("input", a)
+        sub.inputs.append(v.id)
+        env[i["v"]] = {"v": v.id}
+    nodes = g.nodes[start:end]
+    made = _defined(nodes)
+    for n in nodes:
+        for vid in n.input_ids():
+            if vid in env or vid in made:
+                continue
+            val = g.values[vid]
+            if val.kind == "param" and val.name.startswith(prefix):
+                nv = sub.new_value("param", name=val.name[len(prefix):])
+                nv.dtype, nv.shape, nv.device = val.dtype, val.shape, val.device
+            elif val.kind == "const":
+                nv = sub.new_value("const", val.const)
+            else:
+                return None
+            env[vid] = {"v": nv.id}
+    sub.nodes = copy_nodes(nodes, env, lambda: {"v": sub.new_value("node").id})
+    try:
+        sub.outputs = remap(out, env)
+    except KeyError:
+        return None
+    return sub
+
+
+def _defined(nodes):
+    """The value ids that ``nodes`` (their blocks included) define."""
+    out = set()
+    for n in nodes:
+        out.update(n.output_ids())
+        for b in n.blocks:
+            out.update(b.params)
+            out |= _defined(b.nodes)
+    return out
+
+
+def _known(tracer, out):
+    """The encoding of ``out`` by the values ``tracer`` knows (KeyError: it
+    holds another)."""
+    if isinstance(out, _TensorBase):
+        if not tracer.knows(out):
+            raise KeyError(id(out))
+        return {"v": tracer.env[id(out)][1]}
+    if isinstance(out, (tuple, list)) and not isinstance(out, ptcore.Size):
+        items = [_known(tracer, a) for a in out]
+        return {"list": items} if type(out) is list else {"tuple": items}
+    raise KeyError(type(out).__name__)
 
 
 def _unpack_input(tracer, ref, seq):
@@ -346,11 +446,19 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    graphs, outs = {}, {}
+    graphs, outs, children = {}, {}, {}
     for method, example in inputs.items():
         fn = getattr(mod, method)
-        graphs[method], outs[method] = _trace_graph(fn, _as_tuple(example), mod, strict)
+        graphs[method], outs[method] = _trace_graph(
+            fn, _as_tuple(example), mod, strict, children if method == "forward" else None)
     sm = ScriptModule._from_module(mod, graphs)
+    # as torch's, traced submodules are not callable, but their graphs
+    # (their part of forward's trace) are saved: once loaded, they are
+    for path, child in sm.named_modules():
+        if child is not sm:
+            child.__dict__["_traced_child"] = True
+            if path in children:
+                child.__dict__["_child_graphs"] = {"forward": children[path]}
     if check_trace and all(_check_deterministic(g, f"{type(mod).__name__}.{m}")
                            for m, g in graphs.items()):
         for method, example in inputs.items():

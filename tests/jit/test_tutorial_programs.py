@@ -149,11 +149,7 @@ def test_trace_of_scripted_control_flow_follows_inputs():
             return clamp_loop(x * 3, 2) + 1
         tr = T.jit.trace(f, (_x(T, 4),))
 
-        class Gate(T.nn.Module):
-            def forward(self, x):
-                if x.sum() > 0:
-                    return x
-                return -x
+        Gate, _ = _cell_classes(T)      # the tutorial's MyDecisionGate
 
         class Net(T.nn.Module):
             def __init__(self):
@@ -433,4 +429,44 @@ def test_legacy_script_module_subclass():
                 return self.lin(x) * self.k
         m = _init(T, M())
         return m(T.ones(1, 2)), _roundtrip(T, m)(T.ones(1, 2))
+    _both(build)
+
+
+# ------------------------------------------- submodules of loaded modules
+
+def test_submodules_of_loaded_modules_are_callable():
+    """torch refuses calling a traced submodule ("Trace submodules cannot be
+    called.") but saves each submodule's part of the trace: once loaded,
+    ``loaded.backbone(x)`` runs, as do a loaded scripted module's
+    submodules."""
+    def build(T):
+        Gate, _ = _cell_classes(T)      # the tutorial's MyDecisionGate
+
+        class Block(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = T.nn.Conv2d(2, 2, 3, padding=1)
+                self.bn = T.nn.BatchNorm2d(2)
+
+            def forward(self, x):
+                return T.relu(self.bn(self.conv(x))) + x
+
+        class Net(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = T.nn.Sequential(Block(), Block())
+                self.gate = T.jit.script(Gate())
+                self.head = T.nn.Linear(2, 3)
+
+            def forward(self, x):
+                return self.head(self.gate(self.backbone(x)).mean((2, 3)))
+        m = _init(T, Net()).eval()
+        tr = T.jit.trace(m, _x(T, 2, 2, 4, 4))
+        with pytest.raises(RuntimeError, match="Trace submodules cannot be called"):
+            tr.backbone(_x(T, 2, 2, 4, 4))
+        lt, ls = _roundtrip(T, tr), _roundtrip(T, T.jit.script(m))
+        x = -3 * _x(T, 1, 2, 5, 5)
+        with T.no_grad():
+            return (lt(x), lt.backbone(x), getattr(lt.backbone, "1")(x), lt.gate(-x),
+                    lt.head(x[:, :, 0, :2]), ls.backbone(x), ls.gate(x), ls(x))
     _both(build)
