@@ -461,6 +461,15 @@ cdef extern from "ptc_im2col.h":
                            const ptc_ic_geo* g, Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) nogil
     void ptc_col2im_ch_f32(int level, float* xc, const float* col, Py_ssize_t ld,
                            const ptc_ic_geo* g, Py_ssize_t c, Py_ssize_t r0, Py_ssize_t r1) nogil
+    ctypedef struct ptc_ic_move:
+        pass
+    int PTC_IC_PLANE
+    int PTC_IC_PLANE_NPOS
+    int ptc_ic_plane_moves(const ptc_ic_geo* g, int VL, ptc_ic_move* mv, int cap) nogil
+    int ptc_col2im_plane_vl(int level) nogil
+    void ptc_col2im_plane_f32(int level, float* xc, const float* col, Py_ssize_t ld,
+                              Py_ssize_t c, Py_ssize_t kk, Py_ssize_t plane,
+                              const ptc_ic_move* mv, int nmv) nogil
 
 
 cdef int _vec_rows(const Geo* g, ptc_ic_geo* ig, bint col2im) noexcept nogil:
@@ -531,6 +540,47 @@ cdef void _im2col(const flt* x, flt* col, Py_ssize_t ld, const Geo* g, int nth,
             _im2col_channel(x + c * plane, col, ld, g, c, r0, r1)
 
 
+cdef int _plane_on = 1
+
+
+def _set_plane_col2im(bint on):
+    """Testing knob: col2im of whole small images by vector moves
+    (ptc_im2col.h's ptc_col2im_plane_f32, where the image fits) or by the
+    row copies; returns the previous setting."""
+    global _plane_on
+    old = _plane_on != 0
+    _plane_on = 1 if on else 0
+    return old
+
+
+cdef ptc_ic_move* _plane_moves(const ptc_ic_geo* ig, int level, int* nmv) noexcept nogil:
+    """The moves of ptc_im2col.h's whole-image col2im for ``ig`` (malloc'd;
+    the caller frees them), with their count in ``nmv``; NULL and ``nmv`` -1
+    where it does not apply (image or position rows too large, too many
+    moves, memory short, or switched off)."""
+    cdef Py_ssize_t npos = ig.OH * ig.OW, kk = ig.kh * ig.kw
+    cdef int vl = ptc_col2im_plane_vl(level)
+    cdef Py_ssize_t cap = kk * npos
+    cdef Py_ssize_t alt = kk * ((npos + vl - 1) // vl) * ((ig.H * ig.W + vl - 1) // vl)
+    cdef ptc_ic_move* mv
+    nmv[0] = -1
+    if (not _plane_on or ig.H * ig.W > PTC_IC_PLANE or npos > PTC_IC_PLANE_NPOS
+            or npos <= 0 or kk <= 0):
+        return NULL
+    if alt < cap:
+        cap = alt
+    if cap > 2048:              # moves of ~84 bytes: stay well below malloc's mmap size
+        return NULL
+    mv = <ptc_ic_move*>malloc(cap * sizeof(ptc_ic_move))
+    if mv == NULL:
+        return NULL
+    nmv[0] = ptc_ic_plane_moves(ig, vl, mv, <int>cap)
+    if nmv[0] < 0:
+        free(mv)
+        return NULL
+    return mv
+
+
 cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
                   Py_ssize_t r0, Py_ssize_t r1, bint zero) noexcept nogil:
     """Accumulate the column rows of output rows ``[r0, r1)`` into the sample
@@ -540,11 +590,19 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
     cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
     cdef ptc_ic_geo ig
     cdef int level = _vec_rows(g, &ig, True) if flt is float else 0
+    cdef ptc_ic_move* mv = NULL
+    cdef int nmv = -1
+    if flt is float:
+        if level and r0 == 0 and r1 == g.OH:
+            mv = _plane_moves(&ig, level, &nmv)
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
             if zero:
                 memset(x + c * plane, 0, plane * sizeof(flt))
             if flt is float:
+                if nmv >= 0:
+                    ptc_col2im_plane_f32(level, x + c * plane, col, ld, c, g.kh * g.kw, plane, mv, nmv)
+                    continue
                 if level:
                     ptc_col2im_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
                     continue
@@ -554,10 +612,14 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
             if zero:
                 memset(x + c * plane, 0, plane * sizeof(flt))
             if flt is float:
+                if nmv >= 0:
+                    ptc_col2im_plane_f32(level, x + c * plane, col, ld, c, g.kh * g.kw, plane, mv, nmv)
+                    continue
                 if level:
                     ptc_col2im_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
                     continue
             _col2im_channel(x + c * plane, col, ld, g, c, r0, r1)
+    free(mv)
 
 
 cdef inline bint _is_pointwise(const Geo* g) noexcept nogil:

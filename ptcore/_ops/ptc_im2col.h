@@ -374,6 +374,130 @@ static void ptc_col2im_ch_f32(int level, float* xc, const float* col, ptrdiff_t 
     else ptc_col2im_ch_f32_avx2(xc, col, ld, g, c, r0, r1);
 }
 
+/* ---- col2im of small images held whole: moves of position vectors ------
+   DCGAN's input gradients and transposed convolutions add 4x4..16x16
+   position rows into 8x8..32x32 images (in ptc_col2im2's row scheme each
+   kernel column of each row is a few floats' masked add: 26% of a 128 ->
+   256 input gradient on Intel AVX-512).  When the image of one channel
+   fits PTC_IC_PLANE floats, it is accumulated instead in vectors of VL
+   floats: for kernel position (b, e), the column row's positions are read
+   VL at a time (source block s) and each block's elements land, permuted,
+   in some image vectors d -- one "move" (b e, s, d, lane index, lane mask)
+   each, built once per geometry.  A (b, e) sends each image element at
+   most one position (the map is injective), and the moves run in (b, e)
+   order, so every element gets its contributions in the row scheme's
+   order, from the same zeroed image: the same bits. */
+#define PTC_IC_PLANE 256
+#define PTC_IC_PLANE_NPOS 256
+
+typedef struct {
+    int be, s, d;          /* column row b * kw + e, source block, image vector */
+    unsigned mask;         /* image lanes that receive */
+    unsigned lmask;        /* valid positions of the source block */
+    int idx[16];           /* image lane l takes source lane idx[l] */
+} ptc_ic_move;
+
+/* the moves of geometry g with VL-float vectors (16 or 8) into mv[0..cap);
+   their count, or -1 when g does not fit (image or rows too large, too many
+   moves) */
+static int ptc_ic_plane_moves(const ptc_ic_geo* g, int VL, ptc_ic_move* mv, int cap) {
+    const ptrdiff_t H = g->H, W = g->W, OH = g->OH, OW = g->OW, npos = OH * OW;
+    const int nd = (int)((H * W + VL - 1) / VL), ns = (int)((npos + VL - 1) / VL);
+    int be, s, d, n = 0, lane;
+    int slot[PTC_IC_PLANE / 8];    /* move of image vector d for this (b e, s), or -1 */
+    if (H * W > PTC_IC_PLANE || npos > PTC_IC_PLANE_NPOS || H * W <= 0 || npos <= 0) return -1;
+    for (be = 0; be < (int)(g->kh * g->kw); be++) {
+        const ptrdiff_t b = be / g->kw, e = be % g->kw;
+        for (s = 0; s < ns; s++) {
+            for (d = 0; d < nd; d++) slot[d] = -1;
+            for (lane = 0; lane < VL && s * VL + lane < npos; lane++) {
+                const ptrdiff_t p = (ptrdiff_t)s * VL + lane, oh = p / OW, ow = p % OW;
+                const ptrdiff_t ih = oh * g->sh - g->ph + b * g->dh;
+                const ptrdiff_t iw = ow * g->sw - g->pw + e * g->dw;
+                ptrdiff_t dst;
+                ptc_ic_move* m;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                dst = ih * W + iw;
+                d = (int)(dst / VL);
+                if (slot[d] < 0) {
+                    if (n >= cap) return -1;
+                    slot[d] = n;
+                    m = mv + n++;
+                    memset(m, 0, sizeof(*m));
+                    m->be = be; m->s = s; m->d = d;
+                    m->lmask = npos - (ptrdiff_t)s * VL >= VL ? (1u << VL) - 1u
+                                                            : (1u << (npos - s * VL)) - 1u;
+                }
+                m = mv + slot[d];
+                m->mask |= 1u << (dst % VL);
+                m->idx[dst % VL] = lane;
+            }
+        }
+    }
+    return n;
+}
+
+/* channel c's image (H * W floats at xc, already zeroed or holding earlier
+   sums) += its column rows, by the moves */
+__attribute__((target("avx512f"))) static void
+ptc_col2im_plane_f32_avx512(float* xc, const float* col, ptrdiff_t ld, ptrdiff_t c,
+                            ptrdiff_t kk, ptrdiff_t plane, const ptc_ic_move* mv, int nmv) {
+    __m512 acc[PTC_IC_PLANE / 16];
+    const int nd = (int)((plane + 15) / 16);
+    const float* rows = col + c * kk * ld;
+    int d, i;
+    for (d = 0; d < nd; d++) acc[d] = _mm512_maskz_loadu_ps(ptc_ic_mask(0, plane - 16 * d), xc + 16 * d);
+    for (i = 0; i < nmv; i++) {
+        const ptc_ic_move* m = mv + i;
+        const __m512 v = _mm512_maskz_loadu_ps((__mmask16)m->lmask, rows + m->be * ld + 16 * m->s);
+        const __m512 t = _mm512_permutexvar_ps(_mm512_loadu_si512(m->idx), v);
+        acc[m->d] = _mm512_mask_add_ps(acc[m->d], (__mmask16)m->mask, acc[m->d], t);
+    }
+    for (d = 0; d < nd; d++) _mm512_mask_storeu_ps(xc + 16 * d, ptc_ic_mask(0, plane - 16 * d), acc[d]);
+}
+
+/* the same with 8-float vectors: the receiving lanes take acc + t by a blend
+   (the others keep their bits), partial blocks by masked loads and stores */
+__attribute__((target("avx2"))) static inline __m256i ptc_ic_bits8(unsigned bits) {
+    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), lane), lane);
+}
+
+__attribute__((target("avx2"))) static void
+ptc_col2im_plane_f32_avx2(float* xc, const float* col, ptrdiff_t ld, ptrdiff_t c,
+                          ptrdiff_t kk, ptrdiff_t plane, const ptc_ic_move* mv, int nmv) {
+    __m256 acc[PTC_IC_PLANE / 8];
+    const int nd = (int)((plane + 7) / 8);
+    const float* rows = col + c * kk * ld;
+    int d, i;
+    for (d = 0; d < nd; d++) {
+        const ptrdiff_t left = plane - 8 * d;
+        acc[d] = _mm256_maskload_ps(xc + 8 * d, ptc_ic_bits8(left >= 8 ? 0xFFu : (1u << left) - 1u));
+    }
+    for (i = 0; i < nmv; i++) {
+        const ptc_ic_move* m = mv + i;
+        const __m256 v = m->lmask == 0xFFu ? _mm256_loadu_ps(rows + m->be * ld + 8 * m->s)
+                         : _mm256_maskload_ps(rows + m->be * ld + 8 * m->s, ptc_ic_bits8(m->lmask));
+        const __m256 t = _mm256_permutevar8x32_ps(v, _mm256_loadu_si256((const __m256i*)m->idx));
+        acc[m->d] = _mm256_blendv_ps(acc[m->d], _mm256_add_ps(acc[m->d], t),
+                                     _mm256_castsi256_ps(ptc_ic_bits8(m->mask)));
+    }
+    for (d = 0; d < nd; d++) {
+        const ptrdiff_t left = plane - 8 * d;
+        _mm256_maskstore_ps(xc + 8 * d, ptc_ic_bits8(left >= 8 ? 0xFFu : (1u << left) - 1u), acc[d]);
+    }
+}
+
+/* the vector width of the plane col2im at ``level`` (2: 16, 1: 8) */
+static int ptc_col2im_plane_vl(int level) { return level == 2 ? 16 : 8; }
+
+static void ptc_col2im_plane_f32(int level, float* xc, const float* col, ptrdiff_t ld,
+                                 ptrdiff_t c, ptrdiff_t kk, ptrdiff_t plane,
+                                 const ptc_ic_move* mv, int nmv) {
+    if (level == 2) ptc_col2im_plane_f32_avx512(xc, col, ld, c, kk, plane, mv, nmv);
+    else ptc_col2im_plane_f32_avx2(xc, col, ld, c, kk, plane, mv, nmv);
+}
+
 /* the level ptc_im2col_ch_f32 (im2col) or ptc_col2im_ch_f32 (col2im) runs
    for column stride sw at CPU level ``level``: column stride 1 on both ISAs,
    col2im with column stride 2 on both (AVX-512 needs BMI2 too, else AVX2);
@@ -400,6 +524,17 @@ static void ptc_col2im_ch_f32(int level, float* xc, const float* col, ptrdiff_t 
 }
 static int ptc_im2col_level_for(int level, ptrdiff_t sw, int col2im) {
     (void)level; (void)sw; (void)col2im; return 0;
+}
+typedef struct { int be, s, d; unsigned mask, lmask; int idx[16]; } ptc_ic_move;
+static int ptc_ic_plane_moves(const ptc_ic_geo* g, int VL, ptc_ic_move* mv, int cap) {
+    (void)g; (void)VL; (void)mv; (void)cap; return -1;
+}
+static int ptc_col2im_plane_vl(int level) { (void)level; return 8; }
+static void ptc_col2im_plane_f32(int level, float* xc, const float* col, ptrdiff_t ld,
+                                 ptrdiff_t c, ptrdiff_t kk, ptrdiff_t plane,
+                                 const ptc_ic_move* mv, int nmv) {
+    (void)level; (void)xc; (void)col; (void)ld; (void)c; (void)kk; (void)plane; (void)mv;
+    (void)nmv;
 }
 #endif
 

@@ -2,6 +2,7 @@
 stride 1 (ptcore/_ops/ptc_im2col.h: masked AVX-512 moves, AVX2 8-float moves)
 and col2im's rows with column stride 2 (permuted to every other lane: AVX-512
 masked adds, AVX2 blends)
+and col2im of whole images of up to 256 floats by permuted vector moves
 give the same bits as the element loops they replace, in the forward, both
 gradients, ``F.unfold`` and ``F.fold``, over widths around the 16-lane and
 8-lane chunks, padding wider than the kernel, dilation, row strides and
@@ -39,14 +40,17 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def column_path():
-    """Force the column-matrix path (no direct kernels, no image gathers)."""
+@pytest.fixture(params=[True, False], ids=["plane", "rows"])
+def column_path(request):
+    """Force the column-matrix path (no direct kernels, no image gathers),
+    with col2im of small images by whole-image vector moves or by rows."""
     d = _conv._set_direct(False)
     i = _conv._set_implicit(False)
+    pl = _conv._set_plane_col2im(request.param)
     yield
     _conv._set_direct(d)
     _conv._set_implicit(i)
+    _conv._set_plane_col2im(pl)
     _conv._set_vec_rows(2)
 
 
@@ -109,6 +113,43 @@ def test_unfold_fold_same_bits(kernel, dilation, padding, stride):
         _conv._set_vec_rows(2)
     for u, f in outs[1:]:
         assert np.array_equal(u, outs[0][0]) and np.array_equal(f, outs[0][1])
+
+
+@pytest.mark.parametrize("cin,cout,hw,k,s,p,d,op", [
+    (128, 256, 8, 4, 2, 1, 1, 0),     # DCGAN discriminator 128 -> 256: 8x8 images
+    (64, 128, 16, 4, 2, 1, 1, 0),     # 16x16 images: 256 floats, the largest
+    (256, 128, 4, 4, 2, 1, 1, 1),     # transposed 4x4 -> 8x8 (the forward's col2im)
+    (5, 3, 7, 3, 2, (1, 2), (2, 1), 0),
+    (4, 6, 9, 5, (1, 2), 2, 1, 1),    # partial vectors of positions and image
+    (3, 2, 11, 3, 1, 0, 2, 0),        # 11x11: the last image vector partial
+])
+def test_plane_col2im_same_bits(cin, cout, hw, k, s, p, d, op):
+    """Whole-image col2im (the input gradient of a convolution, the forward of
+    a transposed one) gives the row path's bits and the element loops' at
+    both vector levels."""
+    rng = np.random.default_rng(cin * 7 + hw)
+    x = rng.standard_normal((3, cin, hw, hw)).astype(np.float32)
+    wshape = (cin, cout, k, k) if op else (cout, cin, k, k)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    fn = F.conv_transpose2d if op else F.conv2d
+    dv, iv = _conv._set_direct(False), _conv._set_implicit(False)
+    outs = []
+    try:
+        for level, plane in ((0, False), (1, False), (2, False), (1, True), (2, True)):
+            _conv._set_vec_rows(level)
+            _conv._set_plane_col2im(plane)
+            px = ptcore.from_numpy(x).requires_grad_()
+            y = fn(px, ptcore.from_numpy(w), stride=s, padding=p, dilation=d)
+            gy = np.random.default_rng(5).standard_normal(tuple(y.shape)).astype(np.float32)
+            outs.append((y.detach().numpy(), ptcore.autograd.grad(y, px, ptcore.from_numpy(gy))[0].numpy()))
+    finally:
+        _conv._set_vec_rows(2)
+        _conv._set_plane_col2im(True)
+        _conv._set_direct(dv)
+        _conv._set_implicit(iv)
+    for got in outs[1:]:
+        for a, b in zip(got, outs[0]):
+            assert np.array_equal(a, b)
 
 
 def test_knob_rejects_bad_levels():
