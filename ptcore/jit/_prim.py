@@ -46,6 +46,20 @@ def _math(name, *args):
     return fn(*args)
 
 
+def _add(a, b):
+    try:
+        return a + b
+    except TypeError:
+        # a size is TorchScript's List[int]: ``x.size()[:-1] + [2, n]``
+        if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+            return list(a) + list(b)
+        raise
+
+
+def _print(*args):
+    print(*args)
+
+
 def _getattr(x, name):
     if isinstance(x, _TensorBase) and name in TENSOR_ATTRS:
         return getattr(x, name)
@@ -152,7 +166,7 @@ def _num_to_tensor(v):
 
 
 PRIM = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "add": _add, "sub": operator.sub, "mul": operator.mul,
     "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
     "pow": operator.pow, "matmul": operator.matmul, "lshift": operator.lshift,
     "rshift": operator.rshift, "bitand": operator.and_, "bitor": operator.or_,
@@ -178,7 +192,7 @@ PRIM = {
     "aten_all": lambda x, *a, **k: x.all(*a, **k) if isinstance(x, _TensorBase) else all(x),
     "unsupported": _unsupported, "aten_slice": _aten_slice, "num_to_tensor": _num_to_tensor, "list_copy": list,
     "sorted": sorted, "iterable": lambda x: list(x) if isinstance(x, dict) else x,
-    "math": _math, "jit_isinstance": lambda x, spec: _annotations.matches_spec(x, spec),
+    "math": _math, "print": _print, "jit_isinstance": lambda x, spec: _annotations.matches_spec(x, spec),
 }
 
 # control-flow nodes: the interpreter runs their blocks

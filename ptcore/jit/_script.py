@@ -1176,6 +1176,9 @@ class _Ctx:
             if isinstance(args[0], Const):
                 return Const(isinstance(args[0].value, args[1].value))
             return self._isinstance(e, args[0], args[1].value)
+        if fn is builtins.print and not kwargs:
+            # as TorchScript (prim::Print): printed when the graph runs
+            return self.c.emit(("prim", "print"), args)
         if fn is warnings.warn:
             # as TorchScript (aten::warn): warned when the graph runs
             msg = self.message(e.args[0]) if e.args else Const("")

@@ -470,3 +470,19 @@ def test_submodules_of_loaded_modules_are_callable():
             return (lt(x), lt.backbone(x), getattr(lt.backbone, "1")(x), lt.gate(-x),
                     lt.head(x[:, :, 0, :2]), ls.backbone(x), ls.gate(x), ls(x))
     _both(build)
+
+
+def test_print_and_size_arithmetic_in_script(capsys):
+    """``print`` runs when the graph runs (torch's prim::Print); a size is
+    TorchScript's List[int], so it concatenates with a list."""
+    def build(T):
+        @T.jit.script
+        def f(x):
+            print("rows", x.size(0))
+            s = x.size()
+            new_shape = s[:-1] + [2, s[-1] // 2]
+            return x.view(new_shape), s, len(s)
+        return f(_x(T, 3, 4)), _roundtrip(T, f)(_x(T, 1, 2))
+    capsys.readouterr()
+    _both(build)
+    assert capsys.readouterr().out.splitlines()[:2] == ["rows 3", "rows 1"]
