@@ -79,7 +79,7 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
     cdef Py_ssize_t g0 = 0
     if flt is float:
         if (mode == MODE_BWD_W and not pw and _use_implicit(g, LD, OCg, CgKK)
-                and not _use_small_nt(OCg, CgKK)):
+                and not _use_small_nt(OCg, CgKK, LD)):
             if m == 1:
                 gp = b + n0 * g.OC * L
             else:
@@ -158,7 +158,7 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
                 gp = tmp
         for gi in range(g0, g.G):
             if flt is float:
-                if _use_small_nt(OCg, CgKK):
+                if _use_small_nt(OCg, CgKK, LD):
                     ptc_sgemm_small_nt(OCg, CgKK, LD, gp + gi * OCg * LD, LD,
                                        cp + gi * CgKK * LD, LD, acc + gi * OCg * CgKK, CgKK, 1)
                     continue
