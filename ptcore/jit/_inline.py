@@ -38,6 +38,9 @@ def call_compiled(ctx, obj, method, args, kwargs, where):
         owner = obj
         if g is None:
             raise ScriptError(f"{where}: {obj.original_name} has no compiled {method} method")
+    if g.__dict__.get("buffer_writes"):
+        raise ScriptError(f"{where}: calling a loaded method that assigns buffers from "
+                          "scripted code is not supported")
     args = _bind(g, args, kwargs, where)
     return inline(c, g, owner, args)
 

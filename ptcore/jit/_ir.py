@@ -253,6 +253,7 @@ class Graph:
             "outputs": self.outputs,
             **({"signature": _enc_signature(self.signature)}
                if getattr(self, "signature", None) is not None else {}),
+            **({"buffer_writes": True} if getattr(self, "buffer_writes", False) else {}),
         }
 
     @classmethod
@@ -271,6 +272,8 @@ class Graph:
             for n in data["nodes"]:
                 g.nodes.append(Node.from_json(n))
             g.outputs = data["outputs"]
+            if data.get("buffer_writes"):
+                g.buffer_writes = True
             if "signature" in data:
                 g.signature = [[str(p[0])] + ([decode(p[1], {})] if len(p) > 1 else [])
                                for p in data["signature"]]

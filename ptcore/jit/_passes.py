@@ -206,6 +206,11 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
                            "Please call .eval() on your module before freezing.")
     keep = set(preserved_attrs or ())
+    for g in mod._sync().values():
+        if g.__dict__.get("buffer_writes"):
+            # buffers the module assigns stay attributes (as torch keeps
+            # mutated attributes)
+            keep.update(k for k, _ in g.outputs["tuple"][1]["dict"])
     params = dict(mod.named_parameters(remove_duplicate=False))
     params.update(mod.named_buffers(remove_duplicate=False))
     graphs = {}

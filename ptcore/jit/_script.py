@@ -21,9 +21,14 @@ Tensor), as does an argument bound to such a parameter of an inlined call;
 ``jit.fork(f, *args)`` calls ``f`` in place (its future is its value,
 ``jit.wait`` returns it), as TorchScript runs forks without an inter-op pool.
 
+``self.buf = expr`` on a registered buffer (outside branches and loops)
+makes later reads see the new tensor and the module rebind its buffer after
+the run (the graph's extra ``buffer_writes`` result); ``self.buf += x`` is
+in place.
+
 What it does not accept (``try``, other ``with`` statements, closures over
-run-time values, assignments to attributes other than ``self.buf += ...`` on
-a tensor) raises :class:`ScriptError` naming the file and line.
+run-time values, assignments to other attributes) raises
+:class:`ScriptError` naming the file and line.
 """
 import ast
 import builtins
@@ -108,6 +113,7 @@ class _Compiler:
                 if b is not None:
                     self.param_names.setdefault(id(b), name)
         self.param_values = {}
+        self.writes = {}                # buffer name -> its new value (self.buf = ...)
         self.input_types = {}           # graph input id -> its annotation (None: none)
         self.nodes = self.g.nodes       # the block being filled
         self.depth = 0
@@ -411,9 +417,32 @@ class _Ctx:
             if isinstance(base, Const) and not isinstance(base.value, _TensorBase):
                 raise self.err(target, "item assignment to a compile-time container")
             self.c.emit(("prim", "setitem"), [base, idx, val])
+        elif isinstance(target, ast.Attribute):
+            self._assign_buffer(target, val)
         else:
-            raise self.err(target, "only names, tuples and items can be assigned in "
-                                   "ptcore.jit.script (not attributes)")
+            raise self.err(target, "only names, tuples, items and buffers can be assigned "
+                                   "in ptcore.jit.script")
+
+    def _assign_buffer(self, target, val):
+        """``self.state = expr`` on a registered buffer: later reads in the
+        graph see the new tensor, and the module's buffer is rebound to it
+        when the graph has run (the graph's buffer writes)."""
+        from ptcore.nn import Module
+        base = self.expr(target.value)
+        mod = base.value if isinstance(base, Const) else None
+        cur = mod._buffers.get(target.attr) if isinstance(mod, Module) else None
+        name = self.c.param_names.get(id(cur)) if cur is not None else None
+        if name is None:
+            raise self.err(target, "only names, tuples, items and buffers can be assigned in "
+                                   f"ptcore.jit.script (not the attribute {target.attr!r})")
+        if self.c.nodes is not self.c.g.nodes:
+            raise self.err(target, "assigning a buffer inside a branch or loop is not "
+                                   "supported by ptcore.jit.script")
+        ref = self.c.enc(val)
+        if not _is_ref(ref):
+            raise self.err(target, f"the buffer {target.attr!r} can only be assigned a tensor")
+        self.c.param_values[id(cur)] = ref
+        self.c.writes[name] = ref
 
     def _materialize(self, val):
         """A list or dict that the function mutates (``out.append(y)``,
@@ -1333,6 +1362,11 @@ def _compile(fn, self_obj, root, nargs_names):
         comp.input_types[v.id] = hints.get(name)
     result = comp.compile_function(fn, self_obj, inputs, {}, getattr(fn, "__qualname__", "fn"))
     comp.g.outputs = comp.enc(result)
+    if comp.writes:
+        # (result, {buffer: new tensor}): the module rebinds its buffers
+        comp.g.outputs = {"tuple": [comp.g.outputs,
+                                    {"dict": [[k, r] for k, r in comp.writes.items()]}]}
+        comp.g.buffer_writes = True
     comp.g.check()
     return comp.g
 

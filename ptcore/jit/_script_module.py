@@ -380,6 +380,11 @@ class ScriptModule(Module):
         params = dict(self.named_parameters(remove_duplicate=False))
         params.update((n, b) for n, b in self.named_buffers(remove_duplicate=False))
         out = run_graph(g, args, params)
+        if g.__dict__.get("buffer_writes"):
+            out, writes = out
+            for name, t in writes.items():      # ``self.state = ...`` in the method
+                path, _, leaf = name.rpartition(".")
+                (self.get_submodule(path) if path else self)._buffers[leaf] = t
         return out if isinstance(out, _TensorBase) else _as_returned(out)
 
     def forward(self, *args, **kwargs):

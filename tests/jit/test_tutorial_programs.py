@@ -486,3 +486,50 @@ def test_print_and_size_arithmetic_in_script(capsys):
     capsys.readouterr()
     _both(build)
     assert capsys.readouterr().out.splitlines()[:2] == ["rows 3", "rows 1"]
+
+
+def test_buffer_assignment_in_scripted_methods():
+    """``self.h = h.detach()`` in forward and an exported ``reset``: the
+    module's buffer follows, after save/load and in a frozen module (which
+    keeps an assigned buffer an attribute, as torch's freeze does)."""
+    def build(T):
+        class Stateful(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = T.nn.GRUCell(3, 2)
+                self.register_buffer("h", T.zeros(1, 2))
+                self.register_buffer("steps", T.zeros(()))
+
+            def forward(self, x):
+                h = self.cell(x, self.h)
+                self.h = h.detach()
+                self.steps += 1
+                return h * 2, self.h
+
+            @T.jit.export
+            def reset(self):
+                self.h = T.zeros(1, 2)
+
+        class Ema(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("ema", T.zeros(2))
+
+            def forward(self, x):
+                self.ema = self.ema * 0.9 + x * 0.1
+                return self.ema + 1
+        m = _init(T, Stateful())
+        s = T.jit.script(m)
+        x = _x(T, 1, 3)
+        a, ha = s(x)
+        b, hb = s(x)
+        loaded = _roundtrip(T, s)
+        c, _ = loaded(x)
+        s.reset()
+        d, _ = s(x)
+        b.sum().backward()
+        frozen = T.jit.freeze(T.jit.script(Ema()).eval())
+        frozen(T.ones(2))
+        return (a, ha, b, hb, c, d, s.h, s.steps, loaded.h, m.h, s.cell.weight_ih.grad,
+                frozen(T.ones(2)))
+    _both(build)
