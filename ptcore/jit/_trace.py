@@ -197,17 +197,19 @@ def _trace_graph(fn, inputs, module=None, strict=True, children=None):
     """``children``: a dict filled with ``path -> graph`` of ``module``'s
     submodules, cut from the trace of their first call."""
     tracer = _Tracer()
+    if not all(_traceable(t) for t in inputs):
+        raise RuntimeError(f"Type 'Tuple[{', '.join(_type_name(t) for t in inputs)}]' cannot "
+                           "be traced. Only Tensors and (possibly nested) Lists, Dicts, and "
+                           "Tuples of Tensors can be traced")
     for t in inputs:
         if isinstance(t, _TensorBase):
             tracer.graph.inputs.append(tracer.add_input(t))
-        elif isinstance(t, (tuple, list)) and not isinstance(t, ptcore.Size):
-            # a tuple of tensors (an LSTM's ``(h0, c0)``): one input, unpacked
+        else:
+            # a tuple of tensors (an LSTM's ``(h0, c0)``), a dict of them:
+            # one input, unpacked
             v = tracer.graph.new_value("input")
             tracer.graph.inputs.append(v.id)
             _unpack_input(tracer, {"v": v.id}, t)
-        else:
-            raise TypeError("ptcore.jit.trace: example inputs must be tensors or tuples of "
-                            f"tensors, got {type(t).__name__}")
     if module is not None:
         for name, p in module.named_parameters():
             tracer.add_input(p, "param", name)
@@ -317,17 +319,36 @@ def _known(tracer, out):
     raise KeyError(type(out).__name__)
 
 
+def _traceable(t):
+    """A tensor or a (nested) tuple, list or dict (string keys) of them."""
+    if isinstance(t, _TensorBase):
+        return True
+    if isinstance(t, (tuple, list)) and not isinstance(t, ptcore.Size):
+        return all(_traceable(a) for a in t)
+    if type(t) is dict:
+        return all(type(k) is str and _traceable(a) for k, a in t.items())
+    return False
+
+
+def _type_name(t):
+    if isinstance(t, _TensorBase):
+        return "Tensor"
+    if isinstance(t, (tuple, list)) and not isinstance(t, ptcore.Size):
+        inner = ", ".join(_type_name(a) for a in t)
+        return f"Tuple[{inner}]" if isinstance(t, tuple) else f"List[{inner}]"
+    if type(t) is dict:
+        return "Dict[str, Tensor]"
+    return type(t).__name__
+
+
 def _unpack_input(tracer, ref, seq):
-    for i, t in enumerate(seq):
+    for i, t in (seq.items() if type(seq) is dict else enumerate(seq)):
         v = tracer.graph.new_value("node", t if isinstance(t, _TensorBase) else None)
         tracer.graph.nodes.append(Node(("prim", "getitem"), [ref, i], {}, {"v": v.id}))
         if isinstance(t, _TensorBase):
             tracer.env[id(t)] = (t, v.id)
-        elif isinstance(t, (tuple, list)) and not isinstance(t, ptcore.Size):
-            _unpack_input(tracer, {"v": v.id}, t)
         else:
-            raise TypeError("ptcore.jit.trace: example inputs must be tensors or tuples of "
-                            f"tensors, got a {type(t).__name__} inside a tuple")
+            _unpack_input(tracer, {"v": v.id}, t)
 
 
 def _nondeterministic(graph):

@@ -533,3 +533,20 @@ def test_buffer_assignment_in_scripted_methods():
         return (a, ha, b, hb, c, d, s.h, s.steps, loaded.h, m.h, s.cell.weight_ih.grad,
                 frozen(T.ones(2)))
     _both(build)
+
+
+def test_trace_dict_inputs_and_untraceable_inputs():
+    def build(T):
+        class M(T.nn.Module):
+            def forward(self, inputs: Dict[str, torch.Tensor]):
+                return inputs["a"] * 2 + inputs["b"]
+
+        class Rep(T.nn.Module):
+            def forward(self, x, n: int):
+                return x.repeat(n, 1)
+        tr = T.jit.trace(M(), ({"a": T.ones(2), "b": T.ones(2)},), strict=False)
+        with pytest.raises(RuntimeError, match=r"Type 'Tuple\[Tensor, int\]' cannot be traced"):
+            T.jit.trace(Rep(), (T.ones(1, 2), 3))
+        return tr({"a": T.arange(2.), "b": T.ones(2)}), _roundtrip(T, tr)({"b": T.ones(2),
+                                                                           "a": T.ones(2)})
+    _both(build)
