@@ -209,7 +209,10 @@ class Graph:
             lhs = ", ".join(f"%{i} : {vals[i].type_str()}" for i in outs) if outs else "_"
             args = [_text(a, vals) for a in n.args]
             args += [f"{k}={_text(a, vals)}" for k, a in n.kwargs.items()]
-            lines.append(f"{ind}{lhs} = {n.op[0]}::{n.op[1]}({', '.join(args)})")
+            name = _display_name(n)
+            if n.op == ("prim", "method") and name != "prim::method":
+                args = args[1:]
+            lines.append(f"{ind}{lhs} = {name}({', '.join(args)})")
             for k, b in enumerate(n.blocks):
                 params = ", ".join(f"%{i}" for i in b.params)
                 lines.append(f"{ind}  block{k}({params}):")
@@ -234,12 +237,21 @@ class Graph:
         for v in vals.values():
             if v.kind == "const":
                 lines.append(f"    _{v.id} = CONSTANTS.c{v.id}")
-        for n in self.nodes:
-            outs = n.output_ids()
-            lhs = ", ".join(f"_{i}" for i in outs) if outs else "_"
-            args = [_pycode(a, vals, name) for a in n.args]
-            args += [f"{k}={_pycode(a, vals, name)}" for k, a in n.kwargs.items()]
-            lines.append(f"    {lhs} = {n.qualname()}({', '.join(args)})")
+
+        def emit(nodes, ind):
+            for n in nodes:
+                outs = n.output_ids()
+                lhs = ", ".join(f"_{i}" for i in outs) if outs else "_"
+                args = [_pycode(a, vals, name) for a in n.args]
+                args += [f"{k}={_pycode(a, vals, name)}" for k, a in n.kwargs.items()]
+                lines.append(f"{ind}{lhs} = {n.qualname()}({', '.join(args)})")
+                for k, b in enumerate(n.blocks):     # control flow: its blocks
+                    params = ", ".join(f"_{i}" for i in b.params)
+                    lines.append(f"{ind}  # block{k}({params}):")
+                    emit(b.nodes, ind + "    ")
+                    rets = ", ".join(_pycode(r, vals, name) for r in b.returns)
+                    lines.append(f"{ind}    # -> ({rets})")
+        emit(self.nodes, "    ")
         lines.append(f"    return {_pycode(self.outputs, vals, name)}")
         return "\n".join(lines) + "\n"
 
@@ -294,6 +306,32 @@ class Graph:
         for i in out:
             if i not in defined:
                 raise JitError(f"the graph returns %{i}, which is never defined")
+
+
+# TorchScript's names of the primitive operations that are aten ops there
+_ATEN_PRIMS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
+               "floordiv": "floordiv", "mod": "remainder", "pow": "pow", "matmul": "matmul",
+               "neg": "neg", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq",
+               "ne": "ne", "iadd": "add_", "isub": "sub_", "imul": "mul_", "itruediv": "div_",
+               "len": "len", "getitem": "__getitem__", "slice": "slice", "format": "format",
+               "warn": "warn", "dict": "dict", "list_copy": "list", "math": "math"}
+
+
+def _display_name(n):
+    """The node's op as TorchScript prints it in a graph (``aten::relu``,
+    ``aten::linalg_norm``, ``prim::If``), so that a program checking a
+    graph's text for an op finds it."""
+    ns, name = n.op
+    if ns in ("ptcore", "Tensor", "nn.functional"):
+        return f"aten::{name}"
+    if ns == "prim":
+        if name == "method" and n.args and isinstance(n.args[0], str):
+            return f"aten::{n.args[0]}"
+        if name == "math" and n.args and isinstance(n.args[0], str):
+            return f"aten::{n.args[0]}"
+        hit = _ATEN_PRIMS.get(name)
+        return f"aten::{hit}" if hit is not None else f"prim::{name}"
+    return f"aten::{ns.replace('.', '_')}_{name}"
 
 
 # ---------------------------------------------------------------------------

@@ -122,6 +122,34 @@ def _consumers(graph, vid):
     return [n for n in graph.nodes if vid in n.input_ids()]
 
 
+_SHAPE_QUERIES = {"dim", "size", "numel", "ndimension", "nelement"}
+
+
+def _shape_only(n, vid):
+    """Whether node ``n`` reads value ``vid`` only for its shape (a scripted
+    BatchNorm's ``input.dim()`` check): folding the batch norm into the
+    producer of ``vid`` keeps its shape."""
+    if n.blocks:
+        own = []
+        _collect(n.args, own)
+        for a in n.kwargs.values():
+            _collect(a, own)
+        if vid in own:
+            return False
+        for b in n.blocks:
+            rets = []
+            _collect(b.returns, rets)
+            if vid in rets or not all(_shape_only(m, vid) for m in b.nodes
+                                      if vid in m.input_ids()):
+                return False
+        return True
+    if n.op == ("prim", "method"):
+        return len(n.args) > 1 and n.args[0] in _SHAPE_QUERIES and \
+            n.args[1] == {"v": vid} and vid not in n.input_ids()[1:]
+    return n.op[0] == "Tensor" and n.op[1] in _SHAPE_QUERIES and \
+        n.input_ids().count(vid) == 1 and n.args[:1] == [{"v": vid}]
+
+
 def fold_batch_norm(graph):
     """``batch_norm(conv(x, W, b), mean, var, gamma, beta, training=False)``
     (and the same after ``linear``), with every weight a constant, becomes
@@ -151,7 +179,8 @@ def fold_batch_norm(graph):
                                            ("nn.functional", "conv3d"),
                                            ("nn.functional", "linear")):
             continue
-        if len(_consumers(graph, x["v"])) != 1 or x["v"] in out_ids:
+        if x["v"] in out_ids or not all(_shape_only(n, x["v"]) for n in
+                                         _consumers(graph, x["v"]) if n is not bn):
             continue
 
         def const(e):

@@ -550,3 +550,26 @@ def test_trace_dict_inputs_and_untraceable_inputs():
         return tr({"a": T.arange(2.), "b": T.ones(2)}), _roundtrip(T, tr)({"b": T.ones(2),
                                                                            "a": T.ones(2)})
     _both(build)
+
+
+def test_graph_text_names_ops_as_torch():
+    """A program checking a graph's text for an op finds it under
+    TorchScript's name (``aten::linear``, ``prim::If``); ``.code`` shows the
+    ops inside control flow."""
+    def build(T):
+        m = _init(T, T.nn.Sequential(T.nn.Linear(2, 2), T.nn.ReLU()))
+        tr = T.jit.trace(m, T.ones(1, 2))
+
+        @T.jit.script
+        def f(x):
+            if x.sum() > 0:
+                return T.relu(x) + 1
+            return x.tanh()
+        conv = _init(T, T.nn.Sequential(T.nn.Conv2d(1, 2, 3), T.nn.BatchNorm2d(2))).eval()
+        frozen = T.jit.freeze(T.jit.script(conv))
+        g, fg, fz = str(tr.inlined_graph), str(f.graph), str(frozen.graph)
+        return (["aten::linear" in g, "aten::relu" in g, "prim::If" in fg, "aten::relu" in fg,
+                 "aten::tanh" in fg, "aten::sum" in fg, "relu" in f.code, "tanh" in f.code,
+                 "aten::batch_norm" in fz, "aten::conv2d" in fz],
+                f(T.ones(2)), frozen(_x(T, 1, 1, 4, 4)))
+    _both(build)
