@@ -70,14 +70,23 @@ def _rename(x, mapping):
     return x
 
 
+def _rename_node(n, mapping):
+    """``n``'s arguments, and its blocks' nodes and results, renamed."""
+    n.args = _rename(n.args, mapping)
+    n.kwargs = {k: _rename(v, mapping) for k, v in n.kwargs.items()}
+    for b in n.blocks:
+        for m in b.nodes:
+            _rename_node(m, mapping)
+        b.returns = _rename(b.returns, mapping)
+
+
 def eliminate_common_subexpressions(graph):
     """Replace a pure node that repeats an earlier one (same op, same
     arguments) by the earlier node's outputs."""
     graph.__dict__.pop("_plan", None)
     seen, mapping, keep = {}, {}, []
     for n in graph.nodes:
-        n.args = _rename(n.args, mapping)
-        n.kwargs = {k: _rename(v, mapping) for k, v in n.kwargs.items()}
+        _rename_node(n, mapping)
         if _pure(n):
             key = json.dumps([n.op, n.args, n.kwargs], sort_keys=True)
             prev = seen.get(key)
@@ -216,8 +225,7 @@ def fold_batch_norm(graph):
         mapping = {bn.output_ids()[0]: x["v"]}
         keep.remove(bn)
         for n in keep:
-            n.args = _rename(n.args, mapping)
-            n.kwargs = {k: _rename(v, mapping) for k, v in n.kwargs.items()}
+            _rename_node(n, mapping)
         graph.outputs = _rename(graph.outputs, mapping)
         graph.nodes = keep
     return eliminate_dead_code(graph)

@@ -573,3 +573,25 @@ def test_graph_text_names_ops_as_torch():
                  "aten::batch_norm" in fz, "aten::conv2d" in fz],
                 f(T.ones(2)), frozen(_x(T, 1, 1, 4, 4)))
     _both(build)
+
+
+def test_freeze_folds_batch_norm_read_inside_a_branch():
+    """The folded batch norm's result read inside an If block (renamed
+    there too; it was left undefined)."""
+    def build(T):
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = T.nn.Conv2d(1, 2, 3)
+                self.bn = T.nn.BatchNorm2d(2)
+
+            def forward(self, x):
+                y = self.bn(self.conv(x))
+                if y.sum() > 0:
+                    y = y * 2
+                return y
+        m = _init(T, M()).eval()
+        f = T.jit.freeze(T.jit.script(m))
+        x = _x(T, 1, 1, 4, 4)
+        return f(x), f(-x), T.jit.optimize_for_inference(T.jit.script(m))(x)
+    _both(build)
