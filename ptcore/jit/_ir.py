@@ -266,6 +266,8 @@ class Graph:
             **({"signature": _enc_signature(self.signature)}
                if getattr(self, "signature", None) is not None else {}),
             **({"buffer_writes": True} if getattr(self, "buffer_writes", False) else {}),
+            **({"dtype_inputs": list(self.dtype_inputs)}
+               if getattr(self, "dtype_inputs", None) else {}),
         }
 
     @classmethod
@@ -286,6 +288,8 @@ class Graph:
             g.outputs = data["outputs"]
             if data.get("buffer_writes"):
                 g.buffer_writes = True
+            if data.get("dtype_inputs"):
+                g.dtype_inputs = [int(i) for i in data["dtype_inputs"]]
             if "signature" in data:
                 g.signature = [[str(p[0])] + ([decode(p[1], {})] if len(p) > 1 else [])
                                for p in data["signature"]]

@@ -1348,6 +1348,13 @@ def _has_return(stmts):
     return False
 
 
+def _is_dtype_type(tp):
+    """Whether annotation ``tp`` is ``dtype`` or ``Optional[dtype]``."""
+    args = typing.get_args(tp) if typing.get_origin(tp) is typing.Union else (tp,)
+    return any(a is ptcore.dtype or (isinstance(a, type) and a.__name__ == "dtype")
+               for a in args)
+
+
 def _compile(fn, self_obj, root, nargs_names):
     comp = _Compiler(root)
     inputs = []
@@ -1360,6 +1367,10 @@ def _compile(fn, self_obj, root, nargs_names):
         comp.g.inputs.append(v.id)
         inputs.append({"v": v.id})
         comp.input_types[v.id] = hints.get(name)
+    dtype_inputs = [i for i, name in enumerate(nargs_names) if _is_dtype_type(hints.get(name))]
+    if dtype_inputs:
+        # a dtype passed as TorchScript's int (what a scripted x.dtype returns)
+        comp.g.dtype_inputs = dtype_inputs
     result = comp.compile_function(fn, self_obj, inputs, {}, getattr(fn, "__qualname__", "fn"))
     comp.g.outputs = comp.enc(result)
     if comp.writes:

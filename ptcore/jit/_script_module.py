@@ -67,8 +67,8 @@ def _has_control(graph):
 _SCALAR_TYPES = {}
 
 
-def _scalar_type(dt):
-    """TorchScript's number for dtype ``dt`` (``c10::ScalarType``)."""
+def _scalar_types():
+    """dtype -> TorchScript's number for it (``c10::ScalarType``)."""
     if not _SCALAR_TYPES:
         import ptcore
         for num, name in enumerate(("uint8", "int8", "int16", "int32", "int64", "float16",
@@ -77,7 +77,24 @@ def _scalar_type(dt):
             _SCALAR_TYPES[getattr(ptcore, name)] = num
         for num, name in ((15, "bfloat16"), (27, "uint16"), (28, "uint32"), (29, "uint64")):
             _SCALAR_TYPES[getattr(ptcore, name)] = num
-    return _SCALAR_TYPES[dt]
+    return _SCALAR_TYPES
+
+
+def _dtype_args(graph, args):
+    """``args`` with the ints passed for the graph's dtype parameters as
+    dtypes (TorchScript's dtype is its ScalarType number)."""
+    pos = graph.__dict__.get("dtype_inputs")
+    if not pos:
+        return args
+    by_num = {v: k for k, v in _scalar_types().items()}
+    args = list(args)
+    for i in pos:
+        a = args[i] if i < len(args) else None
+        if type(a) is int:
+            if a not in by_num:
+                raise RuntimeError(f"{a} is not a dtype number")
+            args[i] = by_num[a]
+    return tuple(args)
 
 
 def _as_returned(out):
@@ -92,7 +109,7 @@ def _as_returned(out):
     if t is _Size:
         return list(out)
     if t is _dtype:
-        return _scalar_type(out)
+        return _scalar_types()[out]
     return out
 
 
@@ -211,7 +228,7 @@ class ScriptFunction:
             if any(d is inspect.Parameter.empty for d in fill):
                 raise RuntimeError(f"{self.name}() missing required arguments")
             args = tuple(args) + tuple(fill)
-        out = run_graph(self.graph, args)
+        out = run_graph(self.graph, _dtype_args(self.graph, args))
         return out if isinstance(out, _TensorBase) else _as_returned(out)
 
     @property
@@ -379,7 +396,7 @@ class ScriptModule(Module):
                                "positionally (traced method)")
         params = dict(self.named_parameters(remove_duplicate=False))
         params.update((n, b) for n, b in self.named_buffers(remove_duplicate=False))
-        out = run_graph(g, args, params)
+        out = run_graph(g, _dtype_args(g, args), params)
         if g.__dict__.get("buffer_writes"):
             out, writes = out
             for name, t in writes.items():      # ``self.state = ...`` in the method

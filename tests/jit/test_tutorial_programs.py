@@ -595,3 +595,27 @@ def test_freeze_folds_batch_norm_read_inside_a_branch():
         x = _x(T, 1, 1, 4, 4)
         return f(x), f(-x), T.jit.optimize_for_inference(T.jit.script(m))(x)
     _both(build)
+
+
+def test_dtype_returned_by_one_scripted_function_passed_to_another():
+    """A returned dtype is an int (TorchScript's); a parameter annotated
+    ``dtype`` (or ``Optional[dtype]``) takes it back, also once loaded."""
+    def build(T):
+        @T.jit.script
+        def get_dtype(x):
+            return x.dtype
+
+        @T.jit.script
+        def cast(x, dt: torch.dtype):
+            return x.to(dt)
+
+        @T.jit.script
+        def maybe_cast(x, dt: Optional[torch.dtype] = None):
+            if dt is None:
+                return x
+            return x.to(dt)
+        d = get_dtype(T.ones(1, dtype=T.float64))
+        outs = (cast(T.ones(2), d), maybe_cast(T.ones(2), d), maybe_cast(T.ones(2)),
+                cast(T.ones(2), T.int32), _roundtrip(T, cast)(T.ones(1), d))
+        return d, outs, [str(t.dtype).split(".")[1] for t in outs]
+    _both(build)
