@@ -34,7 +34,9 @@ class TracedInt(int):
 
     def _op(self, name, other, reverse=False):
         py = _PYOPS[name]
-        value = py(other, int(self)) if reverse else py(int(self), other)
+        # (plain ints: ``int * TracedInt`` would call the other's __rmul__)
+        o = int(other) if isinstance(other, TracedInt) else other
+        value = py(o, int(self)) if reverse else py(int(self), o)
         if type(value) is not int or (not isinstance(other, int) or isinstance(other, bool)):
             return value
         tracer = self._tracer

@@ -619,3 +619,15 @@ def test_dtype_returned_by_one_scripted_function_passed_to_another():
                 cast(T.ones(2), T.int32), _roundtrip(T, cast)(T.ones(1), d))
         return d, outs, [str(t.dtype).split(".")[1] for t in outs]
     _both(build)
+
+
+def test_trace_arithmetic_between_two_sizes():
+    """``b * c`` of two traced sizes: both stay read from the input (the
+    left one was recorded as its example value)."""
+    def build(T):
+        def f(x):
+            b, c = x.shape[0], x.shape[1]
+            return x.reshape(b * c // 2, 2).sum(0) / (b * c), x.new_zeros(b + c, c - b)
+        tr = T.jit.trace(f, _x(T, 2, 4))
+        return tr(_x(T, 3, 6)), _roundtrip(T, tr)(_x(T, 1, 4))
+    _both(build)
