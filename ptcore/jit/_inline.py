@@ -122,9 +122,9 @@ def remap(x, env):
     if type(x) is dict:
         if "v" in x:
             return env[x["v"]]
-        if "list" in x or "tuple" in x or "dict" in x:
+        if "list" in x or "tuple" in x or "dict" in x or "slice" in x:
             y = copy.copy(x)
-            for k in ("list", "tuple"):
+            for k in ("list", "tuple", "slice"):
                 if k in x:
                     y[k] = [remap(a, env) for a in x[k]]
             if "dict" in x:

@@ -429,7 +429,7 @@ def _collect(x, out):
         if "v" in x:
             out.append(x["v"])
             return
-        for k in ("list", "tuple"):
+        for k in ("list", "tuple", "slice"):
             if k in x:
                 for a in x[k]:
                     _collect(a, out)
@@ -449,6 +449,8 @@ def _text(x, vals):
             return "[" + ", ".join(_text(a, vals) for a in x["list"]) + "]"
         if "tuple" in x:
             return "(" + ", ".join(_text(a, vals) for a in x["tuple"]) + ")"
+        if "slice" in x:
+            return "slice(" + ", ".join(_text(a, vals) for a in x["slice"]) + ")"
         k, v = next(iter(x.items()))
         return f"{k}:{v}"
     return repr(x)

@@ -63,7 +63,7 @@ def _rename(x, mapping):
     if type(x) is dict:
         if "v" in x:
             return {"v": mapping.get(x["v"], x["v"])}
-        return {k: ([_rename(a, mapping) for a in v] if k in ("list", "tuple") else v)
+        return {k: ([_rename(a, mapping) for a in v] if k in ("list", "tuple", "slice") else v)
                 for k, v in x.items()}
     if type(x) is list:
         return [_rename(a, mapping) for a in x]

@@ -1,5 +1,5 @@
 """Sizes read by a traced program (the jit layer's part of tracing):
-``x.size(0)``, ``x.shape[0]`` are recorded (``Tensor::size`` nodes,
+``x.size(0)``, ``x.shape[0]``, ``x.numel()`` are recorded (``Tensor::size`` nodes,
 arithmetic on them as ``prim`` nodes) so that the graph follows the sizes of
 its inputs, as torch's tracer does (``x.view(x.size(0), -1)`` traced at batch
 size 1 runs at batch size 8).  The tracer of ``ptcore.jit`` installs these
@@ -121,17 +121,30 @@ def _shape(self):
     return _traced_sizes(self, tracer)
 
 
+def _numel(self):
+    n = _SIZE_OWN["numel"](self)
+    tracer = _tls.tracer
+    if tracer is None or _tls.depth or getattr(_tls, "static", False) or \
+            not tracer.knows(self):
+        return n
+    return TracedInt(n, tracer, lambda: tracer.record_size(self, None))
+
+
 def install():
     from ptcore._tensor import _TensorBase
-    if "size" in ptcore.Tensor.__dict__ or "shape" in ptcore.Tensor.__dict__:
+    if any(k in ptcore.Tensor.__dict__ for k in ("size", "shape", "numel")):
         return                          # the class defines its own: leave it
     _SIZE_OWN["size"] = _TensorBase.size
     _SIZE_OWN["shape"] = _TensorBase.__dict__["shape"]
+    _SIZE_OWN["numel"] = _TensorBase.numel
     ptcore.Tensor.size = _size
     ptcore.Tensor.shape = property(_shape)
+    ptcore.Tensor.numel = _numel
 
 
 def remove():
+    if ptcore.Tensor.__dict__.get("numel") is _numel:
+        del ptcore.Tensor.numel
     if ptcore.Tensor.__dict__.get("size") is _size:
         del ptcore.Tensor.size
     sh = ptcore.Tensor.__dict__.get("shape")

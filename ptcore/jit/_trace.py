@@ -49,10 +49,12 @@ class _Tracer:
         return hit is not None and hit[0] is t
 
     def record_size(self, t, dim):
-        """A ``Tensor::size(t, dim)`` node: the graph reads the size at run time."""
+        """A ``Tensor::size(t, dim)`` node (``Tensor::numel(t)`` for ``dim``
+        None): the graph reads the size at run time."""
         v = self.graph.new_value("node")
-        self.graph.nodes.append(Node(("Tensor", "size"), [self.encode(t, "size"), dim], {},
-                                     {"v": v.id}))
+        op, args = (("Tensor", "numel"), [self.encode(t, "numel")]) if dim is None else \
+            (("Tensor", "size"), [self.encode(t, "size"), dim])
+        self.graph.nodes.append(Node(op, args, {}, {"v": v.id}))
         return {"v": v.id}
 
     def record_prim(self, name, args):
@@ -88,6 +90,10 @@ class _Tracer:
             return {"list": [self.encode(a, opname) for a in x]}
         if isinstance(x, tuple) and not isinstance(x, ptcore.Size):
             return {"tuple": [self.encode(a, opname) for a in x]}
+        if isinstance(x, slice) and any(isinstance(p, _sizes.TracedInt)
+                                        for p in (x.start, x.stop, x.step)):
+            # ``x[:, :x.size(1) - 1]``: the bounds follow the input
+            return {"slice": [self.encode(p, opname) for p in (x.start, x.stop, x.step)]}
         try:
             return encode_const(x)
         except TypeError as e:

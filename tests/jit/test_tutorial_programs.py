@@ -631,3 +631,13 @@ def test_trace_arithmetic_between_two_sizes():
         tr = T.jit.trace(f, _x(T, 2, 4))
         return tr(_x(T, 3, 6)), _roundtrip(T, tr)(_x(T, 1, 4))
     _both(build)
+
+
+def test_trace_numel_and_slices_by_sizes_follow_the_input():
+    def build(T):
+        def f(x):
+            return x.sum() / x.numel(), x[:, : x.size(1) - 1] * (x.size(0) - 1)
+        tr = T.jit.trace(f, _x(T, 2, 4))
+        assert "slice" in str(tr.graph)
+        return tr(_x(T, 3, 6)), _roundtrip(T, tr)(_x(T, 4, 3))
+    _both(build)
