@@ -82,7 +82,7 @@ def test_the_op_is_in_the_table_and_traced_as_one_node(fused):
     assert ptcore.ops.ptcore_fused_test.silu is silu._opoverload
     x = ptcore.randn(4)
     tm = ptcore.jit.trace(lambda a: silu(a) * 2, (x,))
-    assert "ops.ptcore_fused_test::silu" in str(tm.graph)
+    assert "ptcore_fused_test::silu" in str(tm.graph)
     x2 = ptcore.randn(4)
     np.testing.assert_allclose(tm(x2).numpy(), (silu(x2) * 2).numpy())
     assert ptcore.library.opcheck(silu, (ptcore.randn(5, dtype=ptcore.float64),))

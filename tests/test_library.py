@@ -294,7 +294,7 @@ def test_jit_trace_records_one_node_and_replays(square_plus, tmp_path):
     a, b = ptcore.randn(3), ptcore.randn(3)
     tm = ptcore.jit.trace(prog, (a, b))
     text = str(tm.graph)
-    assert "ops.ptc_layers::square_plus" in text
+    assert "ptc_layers::square_plus" in text
     assert "mul" not in text          # the op's inside is not traced
     a2, b2 = ptcore.randn(3), ptcore.randn(3)
     np.testing.assert_allclose(tm(a2, b2).numpy(), prog(a2, b2).numpy(), rtol=1e-6)

@@ -335,6 +335,8 @@ def _display_name(n):
             return f"aten::{n.args[0]}"
         hit = _ATEN_PRIMS.get(name)
         return f"aten::{hit}" if hit is not None else f"prim::{name}"
+    if ns.startswith("ops."):               # a library op: its own namespace, as torch's
+        return f"{ns[4:]}::{name}"
     return f"aten::{ns.replace('.', '_')}_{name}"
 
 
