@@ -695,7 +695,7 @@ cdef extern from *:
     #include <stddef.h>
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     #include <immintrin.h>
-    __attribute__((target("avx512f,avx512bw,popcnt"))) static ptrdiff_t
+    __attribute__((target("avx512f,avx512vl,avx512bw,popcnt"))) static ptrdiff_t
     ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, ptrdiff_t n, uint32_t v) {
         const __m512i vv = _mm512_set1_epi32((int)v);
         ptrdiff_t j = 0, c = 0;
@@ -715,7 +715,7 @@ cdef extern from *:
     static int ptci_fill512(void) {
         static int ok = -1;
         if (ok < 0) { __builtin_cpu_init();
-                      ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+                      ok = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) && __builtin_cpu_supports("avx512bw"); }
         return ok;
     }
     #else

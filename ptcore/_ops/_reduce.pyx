@@ -171,6 +171,8 @@ cdef extern from *:
         if (hasnan) { for (i = 0; i < n; i++) if (x[i] != x[i]) { *val = x[i]; return i; } } \\
         *val = best; return bi; }
 
+    typedef float ptcr_v8f __attribute__((vector_size(32)));
+    typedef float ptcr_v4f __attribute__((vector_size(16)));
     /* the template: S = suffix, W = float lanes of compute vectors, WS =
        float lanes of streaming vectors */
     #define PTCR_TEMPLATE(S, W, WS) \\
@@ -259,8 +261,19 @@ cdef extern from *:
         S##_vi n1 = n >> 1, n2 = n - n1; \\
         S##_vf s1 = (S##_vf)((n1 + 127) << 23), s2 = (S##_vf)((n2 + 127) << 23); \\
         return S##_self(lo_, (S##_vf){0}, (y * s1) * s2); } \\
+    /* lanes k and k + W/2 added, then k and k + W/4, ..., down to lanes 0 and 1 \\
+       (a lane loop over the vector in memory stalled on store forwarding: \\
+       ~150 cycles a row of a softmax); halves moved through registers */ \\
     PTCR_AI float S##_hsumf(S##_vf a) { \\
-        for (int w = (W) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) a[k] += a[k + w]; return a[0]; } \\
+        ptcr_v4f q; \\
+        if (sizeof(S##_vf) == 64) { ptcr_v8f lo, hi; memcpy(&lo, &a, 32); \\
+            memcpy(&hi, (const char*)&a + 32, 32); lo = lo + hi; \\
+            ptcr_v4f l4, h4; memcpy(&l4, &lo, 16); memcpy(&h4, (const char*)&lo + 16, 16); \\
+            q = l4 + h4; } \\
+        else if (sizeof(S##_vf) == 32) { ptcr_v4f l4, h4; memcpy(&l4, &a, 16); \\
+            memcpy(&h4, (const char*)&a + 16, 16); q = l4 + h4; } \\
+        else memcpy(&q, &a, 16); \\
+        return (q[0] + q[2]) + (q[1] + q[3]); } \\
     static float S##_exp1(float x) { S##_vf v = {0}; v[0] = x; return S##_exp(v)[0]; } \\
     static float S##_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) { \\
         ptrdiff_t j = 0; S##_vf acc = {0}; \\
@@ -315,7 +328,7 @@ cdef extern from *:
 
     #if PTCR_MULTI
     #pragma GCC push_options
-    #pragma GCC target("avx512f")
+    #pragma GCC target("avx512f,avx512vl")
     PTCR_TEMPLATE(ptcr512, 16, 8)
     #pragma GCC pop_options
     #pragma GCC push_options
@@ -445,7 +458,7 @@ cdef extern from *:
         ptcr_tab = base; ptcr_isa = "baseline";
     #if PTCR_MULTI
         __builtin_cpu_init();
-        if (max_level >= 2 && __builtin_cpu_supports("avx512f")) {
+        if (max_level >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
             ptcr_table_t t = PTCR_TABLE(ptcr512); ptcr_tab = t; ptcr_isa = "avx512f"; return; }
         if (max_level >= 1 && __builtin_cpu_supports("avx2")) {
             ptcr_table_t t = PTCR_TABLE(ptcr256); ptcr_tab = t; ptcr_isa = "avx2"; return; }

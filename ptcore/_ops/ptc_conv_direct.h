@@ -99,7 +99,7 @@ NAME(const float* xp, const float* Wp, const float* bias, float* y, ptrdiff_t oh
 }
 
 #define PTC_CD_512(NAME, NV, TW)                                                         \
-    PTC_CD_ROW(NAME, "avx512f", __m512, 16, NV, TW, _mm512_setzero_ps, _mm512_loadu_ps,  \
+    PTC_CD_ROW(NAME, "avx512f,avx512vl", __m512, 16, NV, TW, _mm512_setzero_ps, _mm512_loadu_ps,  \
                _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps)
 #define PTC_CD_256(NAME, NV, TW)                                                         \
     PTC_CD_ROW(NAME, "avx2,fma", __m256, 8, NV, TW, _mm256_setzero_ps, _mm256_loadu_ps,  \

@@ -43,7 +43,7 @@ enum {
 #include <immintrin.h>
 
 /* target attributes, not "#pragma GCC target" (which clang ignores) */
-#define PF_TGT __attribute__((target("avx512f,avx2,fma")))
+#define PF_TGT __attribute__((target("avx512f,avx512vl,avx2,fma")))
 #define PF_SFX _avx512
 #define PF_VW 16
 #define PF_VMIN(c, x) ((PF_VF)_mm512_min_ps((__m512)(c), (__m512)(x)))
@@ -102,7 +102,7 @@ static int pf_cpu_level(void)
     static int level = -1;
     if (level < 0) {
         __builtin_cpu_init();
-        level = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
+        level = ((__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) && __builtin_cpu_supports("avx2") &&
                  __builtin_cpu_supports("fma")) ? 2 :
                 (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? 1 : 0;
     }

@@ -37,7 +37,7 @@ static inline void ptc_ic_range(ptrdiff_t off, ptrdiff_t W, ptrdiff_t OW, ptrdif
 #define PTC_IC_X86 1
 
 /* the lanes [a, b) of a 16-lane chunk as a mask (a, b clamped to [0, 16]) */
-__attribute__((target("avx512f"))) static inline __mmask16 ptc_ic_mask(ptrdiff_t a, ptrdiff_t b) {
+__attribute__((target("avx512f,avx512vl"))) static inline __mmask16 ptc_ic_mask(ptrdiff_t a, ptrdiff_t b) {
     if (a < 0) a = 0;
     if (b > 16) b = 16;
     if (b <= a) return 0;
@@ -70,7 +70,7 @@ NAME(const float* xc, float* col, ptrdiff_t ld, const ptc_ic_geo* g, ptrdiff_t c
         }                                                                      \
 }
 
-PTC_IC_IM2COL(ptc_im2col_ch_f32_avx512, "avx512f",
+PTC_IC_IM2COL(ptc_im2col_ch_f32_avx512, "avx512f,avx512vl",
     for (j = 0; j < OW; j += 16) {
         __m512 v = _mm512_maskz_loadu_ps(ptc_ic_mask(lo - j, hi - j), src + j);
         _mm512_mask_storeu_ps(dst + j, ptc_ic_mask(0, OW - j), v);
@@ -89,7 +89,7 @@ PTC_IC_IM2COL(ptc_im2col_ch_f32_avx2, "avx2",
    shift just stored at another offset: the masked store cannot forward to
    that load, which stalled the first version of this loop).  Each element
    still gets its (b, e) contributions in the element loop's order. */
-__attribute__((target("avx512f"))) static void
+__attribute__((target("avx512f,avx512vl"))) static void
 ptc_col2im_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_geo* g,
                          ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
     const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;
@@ -149,7 +149,7 @@ ptc_col2im_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_ic
    the element loop's order. */
 static inline ptrdiff_t ptc_ic_cdiv2(ptrdiff_t a) { return a >= 0 ? (a + 1) / 2 : -((-a) / 2); }
 
-__attribute__((target("avx512f,bmi2"))) static void
+__attribute__((target("avx512f,avx512vl,bmi2"))) static void
 ptc_col2im2_ch_f32_avx512(float* xc, const float* col, ptrdiff_t ld, const ptc_ic_geo* g,
                           ptrdiff_t c, ptrdiff_t r0, ptrdiff_t r1) {
     const ptrdiff_t H = g->H, W = g->W, OW = g->OW, kh = g->kh, kw = g->kw;
@@ -353,7 +353,7 @@ static int ptc_im2col_level(void) {
     static int level = -1;
     if (level < 0) {
         __builtin_cpu_init();
-        level = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+        level = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
     }
     return level < ptc_im2col_max ? level : ptc_im2col_max;
 }
@@ -439,7 +439,7 @@ static int ptc_ic_plane_moves(const ptc_ic_geo* g, int VL, ptc_ic_move* mv, int 
 
 /* channel c's image (H * W floats at xc, already zeroed or holding earlier
    sums) += its column rows, by the moves */
-__attribute__((target("avx512f"))) static void
+__attribute__((target("avx512f,avx512vl"))) static void
 ptc_col2im_plane_f32_avx512(float* xc, const float* col, ptrdiff_t ld, ptrdiff_t c,
                             ptrdiff_t kk, ptrdiff_t plane, const ptc_ic_move* mv, int nmv) {
     __m512 acc[PTC_IC_PLANE / 16];

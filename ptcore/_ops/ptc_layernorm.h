@@ -28,22 +28,22 @@ static int ptln512_on = 1;        /* a testing knob: 0 keeps the row loops */
 
 static int ptln_rows512(void) {
     static int ok = -1;
-    if (ok < 0) { __builtin_cpu_init(); ok = __builtin_cpu_supports("avx512f") != 0; }
+    if (ok < 0) { __builtin_cpu_init(); ok = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) != 0; }
     return ok && ptln512_on;
 }
 
-__attribute__((target("avx512f"))) static inline ptln_z8d ptln_cvt8(const float* p) {
+__attribute__((target("avx512f,avx512vl"))) static inline ptln_z8d ptln_cvt8(const float* p) {
     ptln_y8f v;
     memcpy(&v, p, sizeof v);
     return __builtin_convertvector(v, ptln_z8d);
 }
 
-__attribute__((target("avx512f"))) static inline double ptln_comb(ptln_z8d z) {
+__attribute__((target("avx512f,avx512vl"))) static inline double ptln_comb(ptln_z8d z) {
     return ((z[0] + z[4]) + (z[1] + z[5])) + ((z[2] + z[6]) + (z[3] + z[7]));
 }
 
 /* y = (x - mean) rstd w + b over ``rows`` rows of ``n`` (w, b may be NULL) */
-__attribute__((target("avx512f"))) static void
+__attribute__((target("avx512f,avx512vl"))) static void
 ptln_fwd_rows_f32_avx512(const float* x, const float* w, const float* b, float* y, float* mean,
                          float* rstd, ptrdiff_t rows, ptrdiff_t n, double eps) {
     ptrdiff_t r0, j;
@@ -105,7 +105,7 @@ ptln_fwd_rows_f32_avx512(const float* x, const float* w, const float* b, float* 
 
 /* gx of ``rows`` rows and the rows' contributions to gw/gb (double, added in
    row order as the row loops do) */
-__attribute__((target("avx512f"))) static void
+__attribute__((target("avx512f,avx512vl"))) static void
 ptln_bwd_rows_f32_avx512(const float* g, const float* x, const float* w, const float* mean,
                          const float* rstd, float* gx, double* gw, double* gb, ptrdiff_t rows,
                          ptrdiff_t n) {

@@ -470,7 +470,7 @@ static int ptc_vec_level(void)
     static int level = -1;
     if (level < 0) {
         __builtin_cpu_init();
-        level = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+        level = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
     }
     return level;
 }
@@ -510,9 +510,9 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
   else name##_base(o, a, b, n); }
 #define PTC_TGT(isa) __attribute__((target(isa)))
 #define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \
-    PTC_MAP_F32_X(name, vexpr8, vexpr16, sexpr, PTC_TGT("avx512f"), PTC_TGT("avx2"), ptc_vec_level)
+    PTC_MAP_F32_X(name, vexpr8, vexpr16, sexpr, PTC_TGT("avx512f,avx512vl"), PTC_TGT("avx2"), ptc_vec_level)
 #define PTC_MAP2_F32(name, vexpr8, vexpr16, sexpr)                             \
-    PTC_MAP2_F32_X(name, vexpr8, vexpr16, sexpr, PTC_TGT("avx512f"), PTC_TGT("avx2"), ptc_vec_level)
+    PTC_MAP2_F32_X(name, vexpr8, vexpr16, sexpr, PTC_TGT("avx512f,avx512vl"), PTC_TGT("avx2"), ptc_vec_level)
 /* the same maps with multiply-adds contracted to FMA in the AVX2 and AVX-512
  * clones (where the CPU has FMA; the baseline keeps them apart): for GELU,
  * whose erf and exp are long multiply-add chains, about 1.3x faster, values
@@ -520,10 +520,10 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
  * and AVX-512, the FMA contraction being per operation) */
 #define PTC_FMA_TGT(isa) __attribute__((target(isa ",fma"), optimize("fp-contract=fast")))
 #define PTC_MAP_F32_FMA(name, vexpr8, vexpr16, sexpr)                          \
-    PTC_MAP_F32_X(name, vexpr8, vexpr16, sexpr, PTC_FMA_TGT("avx512f"), PTC_FMA_TGT("avx2"), \
+    PTC_MAP_F32_X(name, vexpr8, vexpr16, sexpr, PTC_FMA_TGT("avx512f,avx512vl"), PTC_FMA_TGT("avx2"), \
                   ptc_fma_level)
 #define PTC_MAP2_F32_FMA(name, vexpr8, vexpr16, sexpr)                         \
-    PTC_MAP2_F32_X(name, vexpr8, vexpr16, sexpr, PTC_FMA_TGT("avx512f"), PTC_FMA_TGT("avx2"), \
+    PTC_MAP2_F32_X(name, vexpr8, vexpr16, sexpr, PTC_FMA_TGT("avx512f,avx512vl"), PTC_FMA_TGT("avx2"), \
                    ptc_fma_level)
 #else
 #define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \

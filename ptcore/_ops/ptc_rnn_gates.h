@@ -57,7 +57,7 @@
 typedef float ptc_rg_v16 __attribute__((vector_size(64)));
 typedef float ptc_rg_v8 __attribute__((vector_size(32)));
 
-__attribute__((target("avx512f"))) static void
+__attribute__((target("avx512f,avx512vl"))) static void
 ptc_lstm_bwd_gates_f32_avx512(PTC_LSTM_BWD_GATES_ARGS) { PTC_LSTM_BWD_GATES_BODY(ptc_rg_v16, 16) }
 
 __attribute__((target("avx2"))) static void
@@ -72,7 +72,7 @@ static void ptc_lstm_bwd_gates_f32(PTC_LSTM_BWD_GATES_ARGS) {
     int level;
     if (cpu < 0) {
         __builtin_cpu_init();
-        cpu = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+        cpu = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
     }
     level = cpu < ptc_rnn_gates_max ? cpu : ptc_rnn_gates_max;
     if (level == 2) ptc_lstm_bwd_gates_f32_avx512(row, drow, tanh_c, dh, dout, dc, cp, H);

@@ -168,7 +168,7 @@ __attribute__((target("avx2,fma"))) static void ptc_lstm_fwd_gates_avx2(
     }
 }
 
-__attribute__((target("avx512f"))) static void ptc_lstm_fwd_gates_avx512(
+__attribute__((target("avx512f,avx512vl"))) static void ptc_lstm_fwd_gates_avx512(
     ptrdiff_t B, ptrdiff_t H, ptrdiff_t j0, ptrdiff_t j1, float* gates, const float* cp,
     float* c, float* h)
 {
@@ -198,7 +198,7 @@ static void ptc_lstm_fwd_gates(ptrdiff_t B, ptrdiff_t H, ptrdiff_t j0, ptrdiff_t
                                float* gates, const float* cp, float* c, float* h)
 {
     static int cpu = -1;
-    if (cpu < 0) { __builtin_cpu_init(); cpu = __builtin_cpu_supports("avx512f") ? 2 : 1; }
+    if (cpu < 0) { __builtin_cpu_init(); cpu = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : 1; }
     if (cpu == 2 && ptc_rnn_gates_max >= 2) ptc_lstm_fwd_gates_avx512(B, H, j0, j1, gates, cp, c, h);
     else ptc_lstm_fwd_gates_avx2(B, H, j0, j1, gates, cp, c, h);
 }
@@ -285,7 +285,7 @@ __attribute__((target("avx2,fma"))) static void ptc_lstm_step_f32(
    kernel (gi + b_hh, then h_prev[k] W[., k] for k in order, continued through
    ``gates`` between chunks): the same bits. */
 #define PTC_LSTMZ_TILE(R)                                                           \
-__attribute__((target("avx512f"), always_inline)) static inline void               \
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void               \
 ptc_lstmz_tile##R(ptrdiff_t H, __mmask16 m, const float* Pq, const float* hp,        \
                   const float* gi, const __m512* bias, float* gates, ptrdiff_t k0,   \
                   ptrdiff_t k1) {                                                   \
@@ -317,7 +317,7 @@ PTC_LSTMZ_TILE(6) PTC_LSTMZ_TILE(5) PTC_LSTMZ_TILE(4)
 PTC_LSTMZ_TILE(3) PTC_LSTMZ_TILE(2) PTC_LSTMZ_TILE(1)
 
 #define PTC_LSTMZ_KC 64     /* a block's weight chunk: 64 k x 64 floats = 16 KiB */
-__attribute__((target("avx512f"))) static void ptc_lstm_step_f32_avx512(
+__attribute__((target("avx512f,avx512vl"))) static void ptc_lstm_step_f32_avx512(
     ptrdiff_t q0, ptrdiff_t q1, ptrdiff_t B, ptrdiff_t H, const float* P,
     const float* hp, const float* gi, const float* bhh, const float* cp,
     float* gates, float* c, float* h)
@@ -360,7 +360,7 @@ __attribute__((target("avx512f"))) static void ptc_lstm_step_f32_avx512(
 static int ptc_lstm_fwd_lanes(void)
 {
     static int cpu = -1;
-    if (cpu < 0) { __builtin_cpu_init(); cpu = __builtin_cpu_supports("avx512f") ? 2 : 1; }
+    if (cpu < 0) { __builtin_cpu_init(); cpu = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : 1; }
     return cpu == 2 && ptc_rnn_gates_max >= 2 ? 16 : 8;
 }
 
@@ -448,7 +448,7 @@ __attribute__((target("avx2,fma"))) static void ptc_rnn_bwd_step_f32(
    (ptc_rnn_pack_bwd_lanes_f32 with L = 32), the last columns under lane
    masks.  The same chains as the 16-column kernel: the same bits. */
 #define PTC_RBWDZ_TILE(R)                                                           \
-__attribute__((target("avx512f"), always_inline)) static inline void               \
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void               \
 ptc_rbwdz_tile##R(ptrdiff_t K, ptrdiff_t N, ptrdiff_t H, __mmask16 m0, __mmask16 m1, \
                   const float* Qp, const float* dG, float* dh, int accum) {         \
     __m512 x[R], y[R];                                                              \
@@ -469,7 +469,7 @@ PTC_RBWDZ_TILE(8) PTC_RBWDZ_TILE(7) PTC_RBWDZ_TILE(6) PTC_RBWDZ_TILE(5)
 PTC_RBWDZ_TILE(4) PTC_RBWDZ_TILE(3) PTC_RBWDZ_TILE(2) PTC_RBWDZ_TILE(1)
 
 #define PTC_RBWDZ_KC 128    /* a panel's chunk: 128 n x 32 floats = 16 KiB */
-__attribute__((target("avx512f"))) static void ptc_rnn_bwd_step_f32_avx512(
+__attribute__((target("avx512f,avx512vl"))) static void ptc_rnn_bwd_step_f32_avx512(
     ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t B, ptrdiff_t N, ptrdiff_t H, const float* Q,
     const float* dG, float* dh, int accum)
 {
@@ -605,7 +605,7 @@ static int ptc_rnn_tn_ok(void)
 {
     static int ok = -1;
     if (ok < 0) { __builtin_cpu_init();
-                  ok = ptc_rnn_packed_ok() && !__builtin_cpu_supports("avx512f"); }
+                  ok = ptc_rnn_packed_ok() && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")); }
     return ok;
 }
 #else

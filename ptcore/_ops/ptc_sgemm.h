@@ -85,7 +85,7 @@ static int ptc_sgemm_isa(void) {
         int isa = 0;
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isa = 1;
-        if (isa && __builtin_cpu_supports("avx512f")) isa = 2;
+        if (isa && (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))) isa = 2;
         ptc_sg_isa_cached = isa;
     }
     return ptc_sg_isa_cached;
@@ -317,7 +317,7 @@ NAME(V r0, V r1, float* c, float* tmp, V va, V vb, int mode) {                  
 #define PTC_SG512_MC 192
 #define PTC_SG512_NC 3072
 
-PTC_SG_STORE(ptc_sg512_store, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
+PTC_SG_STORE(ptc_sg512_store, "avx512f,avx512vl", __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
              _mm512_mul_ps, _mm512_fmadd_ps)
 
 /* the B tile's column pointers: b0 + {0, o1, o2}, b3 + ..., b6 + ..., b9 + ...,
@@ -327,7 +327,7 @@ PTC_SG_STORE(ptc_sg512_store, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_sto
                     step = (COLS) ? 1 : (bs);                                        \
     const float *b0 = (Bp), *b3 = (Bp) + 3 * o1, *b6 = (Bp) + 6 * o1, *b9 = (Bp) + 9 * o1;
 
-__attribute__((target("avx512f"), always_inline)) static inline void
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
 ptc_sg512_tile(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp,
                ptrdiff_t bs, float* C, ptrdiff_t ldc, float alpha, float beta, int first,
                ptrdiff_t mr, ptrdiff_t nr) {
@@ -376,7 +376,7 @@ ptc_sg512_tile(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, cons
 
 /* the last rows of a product (m % 32 <= 16): a 16 x 12 tile from a 32-row
    panel (its first 16 rows), the same arithmetic as the 32-row kernel */
-__attribute__((target("avx512f"), always_inline)) static inline void
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
 ptc_sg512_tile16(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp,
                  ptrdiff_t bs, float* C, ptrdiff_t ldc, float alpha, float beta, int first,
                  ptrdiff_t mr, ptrdiff_t nr) {
@@ -413,10 +413,10 @@ NAME(ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp, ptrdiff_t bs,
      ptrdiff_t ldc, float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {   \
     TILE(COLS, kc, Ap, as, Bp, bs, C, ldc, alpha, beta, first, mr, nr);               \
 }
-PTC_SG_KERNEL(ptc_sg512_kernel, "avx512f", ptc_sg512_tile, 0)
-PTC_SG_KERNEL(ptc_sg512_kernel_bc, "avx512f", ptc_sg512_tile, 1)
-PTC_SG_KERNEL(ptc_sg512_kernel16, "avx512f", ptc_sg512_tile16, 0)
-PTC_SG_KERNEL(ptc_sg512_kernel16_bc, "avx512f", ptc_sg512_tile16, 1)
+PTC_SG_KERNEL(ptc_sg512_kernel, "avx512f,avx512vl", ptc_sg512_tile, 0)
+PTC_SG_KERNEL(ptc_sg512_kernel_bc, "avx512f,avx512vl", ptc_sg512_tile, 1)
+PTC_SG_KERNEL(ptc_sg512_kernel16, "avx512f,avx512vl", ptc_sg512_tile16, 0)
+PTC_SG_KERNEL(ptc_sg512_kernel16_bc, "avx512f,avx512vl", ptc_sg512_tile16, 1)
 
 /* ---- AVX2+FMA: 16 x 6 tiles (12 ymm accumulators) ------------------------ */
 #define PTC_SG256_MR 16
@@ -689,7 +689,7 @@ typedef struct {
 /* one column p of a panel of MR (32 or 16) positions by masked gathers: the
    lanes whose input pixel lies inside the image load x, the others get 0
    (and touch no memory) */
-__attribute__((target("avx512f"))) static inline void
+__attribute__((target("avx512f,avx512vl"))) static inline void
 ptc_sg_gather32(const float* xs, const int* base, const int* ih0, const int* iw0, int dy,
                 int dx, int H, int W, float* col) {
     int h;
@@ -764,7 +764,7 @@ static inline void ptc_sg_rows2_start(const ptc_sg_im2col* g, ptrdiff_t first, i
     *e = p0 - *c * KK - *a * g->kw;
 }
 
-__attribute__((target("avx512f,bmi2"))) static void
+__attribute__((target("avx512f,avx512vl,bmi2"))) static void
 ptc_sg_pack_rows2(const ptc_sg_im2col* g, ptrdiff_t first, ptrdiff_t p0, ptrdiff_t kc,
                   float* d) {
     const ptrdiff_t HW = g->H * g->W, OW = g->OW;

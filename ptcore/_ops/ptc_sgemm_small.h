@@ -53,7 +53,7 @@ PTC_SG_TILE(1)
 
 /* R rows x 32 columns (AVX-512F) */
 #define PTC_SGZ_TILE32(R)                                                           \
-__attribute__((target("avx512f"), always_inline)) static inline void               \
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void               \
 ptc_sgz_tile32_##R(ptrdiff_t K, const float* A, ptrdiff_t lda, ptrdiff_t sak,       \
                    const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) { \
     __m512 c0[R], c1[R];                                                            \
@@ -72,7 +72,7 @@ ptc_sgz_tile32_##R(ptrdiff_t K, const float* A, ptrdiff_t lda, ptrdiff_t sak,   
 }
 /* R rows x the first n (1..16) of 16 columns, under the lane mask m (AVX-512F) */
 #define PTC_SGZ_TILE16(R)                                                           \
-__attribute__((target("avx512f"), always_inline)) static inline void               \
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline void               \
 ptc_sgz_tile16_##R(ptrdiff_t K, const float* A, ptrdiff_t lda, ptrdiff_t sak,       \
                    const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc, \
                    __mmask16 m) {                                                   \
@@ -101,7 +101,7 @@ PTC_SGZ_TILE16(4) PTC_SGZ_TILE16(3) PTC_SGZ_TILE16(2) PTC_SGZ_TILE16(1)
     case 2: ptc_sgz_tile##W##_2(K, A + (i) * lda, lda, sak, __VA_ARGS__); break;    \
     default: ptc_sgz_tile##W##_1(K, A + (i) * lda, lda, sak, __VA_ARGS__); break; }
 
-__attribute__((target("avx512f"))) static void ptc_sgemm_small_avx512(
+__attribute__((target("avx512f,avx512vl"))) static void ptc_sgemm_small_avx512(
     ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, const float* A, ptrdiff_t lda, ptrdiff_t sak,
     const float* B, ptrdiff_t ldb, float* C, ptrdiff_t ldc, int acc) {
     ptrdiff_t j, i;
@@ -150,7 +150,7 @@ static int ptc_sgemm_small_ok(void) {
     if (ptc_sgemm_small_level < 0) {
         __builtin_cpu_init();
         ptc_sgemm_small_level = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-            ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+            ? 0 : (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : 1;
     }
     return ptc_sgemm_small_level > 0;
 }

@@ -21,17 +21,17 @@ static int ptc_smrows_on = 1;     /* a testing knob: 0 keeps the row loops */
 
 static int ptc_smrows512(void) {
     static int ok = -1;
-    if (ok < 0) { __builtin_cpu_init(); ok = __builtin_cpu_supports("avx512f") != 0; }
+    if (ok < 0) { __builtin_cpu_init(); ok = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) != 0; }
     return ok && ptc_smrows_on;
 }
 
-__attribute__((target("avx512f"))) static inline __mmask16 ptc_smr_mask(ptrdiff_t n) {
+__attribute__((target("avx512f,avx512vl"))) static inline __mmask16 ptc_smr_mask(ptrdiff_t n) {
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }
 
 /* rows [r0, r1) of the (L, S) score blocks at s: row r is query i = r % L,
    which keeps keys j <= i */
-__attribute__((target("avx512f"))) static void
+__attribute__((target("avx512f,avx512vl"))) static void
 ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S) {
     ptrdiff_t r, j;
     for (r = r0; r < r1; r++) {

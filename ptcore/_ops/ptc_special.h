@@ -481,7 +481,7 @@ PTC_SF ptc_entr_s(float x)
     for (Py_ssize_t i = 0; i < n; i++) { float x = a[i]; o[i] = (EXPR); }
 #if defined(__GNUC__) && defined(__x86_64__)
 #define PTC_SPECIAL_LOOP(NAME, EXPR)                                                      \
-__attribute__((target("avx512f"))) static void NAME##_avx512(float *o, const float *a,     \
+__attribute__((target("avx512f,avx512vl"))) static void NAME##_avx512(float *o, const float *a,     \
         Py_ssize_t n) { PTC_SPECIAL_BODY(EXPR) }                                          \
 __attribute__((target("avx2"))) static void NAME##_avx2(float *o, const float *a,          \
         Py_ssize_t n) { PTC_SPECIAL_BODY(EXPR) }                                          \
@@ -518,7 +518,7 @@ PTC_SPECIAL_LOOP(ptc_entr_vf32, ptc_entr_s(x))
     _Pragma("GCC ivdep")                                                                  \
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_logit_s(a[i], ue, lo, hi);
 #if defined(__GNUC__) && defined(__x86_64__)
-__attribute__((target("avx512f"))) static void ptc_logit_vf32_avx512(
+__attribute__((target("avx512f,avx512vl"))) static void ptc_logit_vf32_avx512(
         float *o, const float *a, Py_ssize_t n, double eps, int64_t use_eps) { PTC_LOGIT_BODY }
 __attribute__((target("avx2"))) static void ptc_logit_vf32_avx2(
         float *o, const float *a, Py_ssize_t n, double eps, int64_t use_eps) { PTC_LOGIT_BODY }
