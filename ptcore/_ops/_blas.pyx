@@ -456,6 +456,49 @@ def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
     return c
 
 
+def addmm_rows_into(_TensorBase c, _TensorBase a, _TensorBase b, _TensorBase v, alpha, beta):
+    """``c = beta * v + alpha * (a @ b)`` with the float32 vector ``v`` (N,)
+    added to every row (addmm's and Linear's bias), read in place by the
+    product instead of copied into ``c`` first: the first k block of ptcore's
+    GEMM takes ``beta * v`` where it would take ``beta * c`` (the bits of the
+    copy-then-product path, one pass over ``c`` fewer).  ``c`` (M, N) is
+    contiguous, ``a`` (M, K) and ``b`` (K, N) BLAS-usable; returns False
+    (``c`` untouched) where this path does not apply: the caller then copies
+    ``v`` into ``c`` and calls :func:`mm_into`."""
+    cdef _MM p
+    cdef float fa, fb
+    cdef float* pv
+    if c._dtype.num != PT_FLOAT32 or a._dtype is not c._dtype or b._dtype is not c._dtype \
+            or v._dtype is not c._dtype:
+        return False
+    if c._ndim != 2 or a._ndim != 2 or b._ndim != 2 or v._ndim != 1:
+        return False
+    p.M = a._shape[0]
+    p.K = a._shape[1]
+    p.N = b._shape[1]
+    if b._shape[0] != p.K or c._shape[0] != p.M or c._shape[1] != p.N or v._shape[0] != p.N:
+        return False
+    # matrix products only (the vector products take gemv in mm_into)
+    if p.M < 2 or p.N < 2 or p.K < 1 or p.M > INT_LIMIT or p.N > INT_LIMIT or p.K > INT_LIMIT:
+        return False
+    if c._strides[1] != 1 or c._strides[0] != p.N or v._strides[0] != 1:
+        return False
+    if _layout(p.M, p.K, a._strides[0], a._strides[1], &p.ta, &p.lda) != 0 or \
+            _layout(p.K, p.N, b._strides[0], b._strides[1], &p.tb, &p.ldb) != 0:
+        return False
+    fa = alpha
+    fb = beta
+    pv = <float*>v._ptr()
+    cdef float* pa = <float*>a._ptr()
+    cdef float* pb = <float*>b._ptr()
+    cdef float* pc = <float*>c._ptr()
+    with nogil:
+        # column-major C^T (N x M) = op(B) op(A); Ci(i, j) = v[i]: ldci 0
+        _sgemm_ci(p.tb, p.ta, <blas_int>p.N, <blas_int>p.M, <blas_int>p.K, fa,
+                  pb, p.ldb, pa, p.lda, fb, pc, <blas_int>p.N, pv, 0)
+    return True
+
+
 def product(_TensorBase a, _TensorBase b):
     """``a @ b`` into a new contiguous tensor: ``a`` (..., M, K), ``b``
     (..., K, N) with the same batch sizes (expanded views allowed) and the

@@ -142,9 +142,48 @@ cdef enum:
     OWN_TILE_WORK = 327680          # multiply-adds per own-GEMM tile, at least (1.25 * 64**3)
 
 
+cdef void _sgemm_ci_one(char ta, char tb, blas_int m, blas_int n, blas_int k, float alpha,
+                       float* a, blas_int lda, float* b, blas_int ldb, float beta,
+                       float* c, blas_int ldc, const float* ci, Py_ssize_t ldci) noexcept nogil:
+    """One single-threaded C = alpha op(A) op(B) + beta Ci (column-major,
+    Ci(i, j) = ci[i + j ldci], ``ldci`` 0 for one column repeated): the own
+    GEMM reads Ci in place; where it does not run the product, Ci is copied
+    into C for the BLAS (the same bits either way as copying Ci into C and
+    a product with beta C)."""
+    cdef Py_ssize_t i, j
+    if <Py_ssize_t>m * <Py_ssize_t>n * <Py_ssize_t>k >= OWN_SGEMM_MIN and ptc_sgemm_isa() != 0:
+        if ptc_sgemm_ci(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ci, ldci) == 0:
+            return
+    if beta != 0:
+        for j in range(n):
+            for i in range(m):
+                c[i + j * ldc] = ci[i + j * ldci]
+    sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+
+
+cdef void _sgemm_ci(char ta, char tb, blas_int m, blas_int n, blas_int k, float alpha,
+                    float* a, blas_int lda, float* b, blas_int ldb, float beta,
+                    float* c, blas_int ldc, const float* ci, Py_ssize_t ldci) noexcept nogil:
+    """_sgemm_ci_one on the threads: the own GEMM's tiles (_own_split), each
+    reading its part of Ci; the result is the one-call result at any thread
+    count.  Products the own GEMM does not take: Ci copied into C, then
+    ``_gemm``."""
+    cdef Py_ssize_t i, j, work = <Py_ssize_t>m * <Py_ssize_t>n * <Py_ssize_t>k
+    if work >= OWN_SGEMM_MIN and ptc_sgemm_isa() != 0:
+        if not _own_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, work, ci, ldci):
+            _sgemm_ci_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ci, ldci)
+        return
+    if beta != 0:
+        for j in range(n):
+            for i in range(m):
+                c[i + j * ldc] = ci[i + j * ldci]
+    _gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+
 cdef bint _own_split(char ta, char tb, blas_int m, blas_int n, blas_int k, float alpha,
                      float* a, blas_int lda, float* b, blas_int ldb, float beta,
-                     float* c, blas_int ldc, Py_ssize_t work) noexcept nogil:
+                     float* c, blas_int ldc, Py_ssize_t work,
+                     const float* ci=NULL, Py_ssize_t ldci=0) noexcept nogil:
     """Float32 products on ptcore's own GEMM, shared by the threads in tiles
     of one dimension, each of at least OWN_TILE_WORK multiply-adds (so above
     OWN_SGEMM_MIN: every tile takes the own GEMM too).  Its elements are FMA
@@ -157,8 +196,9 @@ cdef bint _own_split(char ta, char tb, blas_int m, blas_int n, blas_int k, float
     op(A) where it fits the L2), else the longer side.  Splitting the other
     way made every thread pack all of a Linear's weight (a 128 x 784 x 512
     forward ran 1.25x torch's time at 2 threads; a 20 x 256 x 1024 one ran
-    on one thread: 20 columns are too few for the BLAS tiles).  False: not
-    split (one thread, the BLAS, or too small)."""
+    on one thread: 20 columns are too few for the BLAS tiles).  With ``ci``
+    the tiles compute alpha op(A) op(B) + beta Ci (_sgemm_ci_one).  False:
+    not split (one thread, the BLAS, or too small)."""
     cdef int nth = get_num_threads()
     cdef Py_ssize_t ntiles, width, dim, t, i0, last, unit
     cdef blas_int nn
@@ -183,16 +223,26 @@ cdef bint _own_split(char ta, char tb, blas_int m, blas_int n, blas_int k, float
         for t in prange(ntiles, num_threads=ntiles, schedule='static'):
             i0 = t * width
             nn = <blas_int>(m - i0 if m - i0 < width else width)
-            _gemm_one(ta, tb, nn, n, k, alpha,
-                      a + (i0 if (ta == 78 or ta == 110) else i0 * lda), lda, b, ldb, beta,
-                      c + i0, ldc)
+            if ci == NULL:
+                _gemm_one(ta, tb, nn, n, k, alpha,
+                          a + (i0 if (ta == 78 or ta == 110) else i0 * lda), lda, b, ldb, beta,
+                          c + i0, ldc)
+            else:
+                _sgemm_ci_one(ta, tb, nn, n, k, alpha,
+                              a + (i0 if (ta == 78 or ta == 110) else i0 * lda), lda, b, ldb,
+                              beta, c + i0, ldc, ci + i0, ldci)
     else:
         for t in prange(ntiles, num_threads=ntiles, schedule='static'):
             i0 = t * width
             nn = <blas_int>(n - i0 if n - i0 < width else width)
-            _gemm_one(ta, tb, m, nn, k, alpha, a, lda,
-                      b + (i0 * ldb if (tb == 78 or tb == 110) else i0), ldb, beta,
-                      c + i0 * ldc, ldc)
+            if ci == NULL:
+                _gemm_one(ta, tb, m, nn, k, alpha, a, lda,
+                          b + (i0 * ldb if (tb == 78 or tb == 110) else i0), ldb, beta,
+                          c + i0 * ldc, ldc)
+            else:
+                _sgemm_ci_one(ta, tb, m, nn, k, alpha, a, lda,
+                              b + (i0 * ldb if (tb == 78 or tb == 110) else i0), ldb, beta,
+                              c + i0 * ldc, ldc, ci + i0 * ldci, ldci)
     return True
 
 

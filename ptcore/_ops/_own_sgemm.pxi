@@ -11,6 +11,9 @@ cdef extern from "ptc_sgemm.h":
     int ptc_sgemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, float alpha,
                   const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb, float beta,
                   float* c, Py_ssize_t ldc) nogil
+    int ptc_sgemm_ci(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, float alpha,
+                     const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb, float beta,
+                     float* c, Py_ssize_t ldc, const float* ci, Py_ssize_t ldci) nogil
 
 cdef enum:
     # below 64**3 multiply-adds OpenBLAS's small-matrix kernels win (no

@@ -607,10 +607,35 @@ def _addmm_impl(inp, m1, m2, beta, alpha, fn):
                            f"of dimensions in the tensor ({inp.dim()})")
     c = None
     if not _is_zero(beta):
+        _expand_input(inp, shape)       # shape check
+        r = _addmm_rows(inp, m1, m2, shape, beta, alpha)
+        if r is not None:
+            return r
         c = _expand_input(inp, shape).clone(memory_format=_C.contiguous_format)
     else:
         _expand_input(inp, shape)       # shape check only
     return _product(m1, m2, c, alpha, beta)
+
+
+def _addmm_rows(inp, m1, m2, shape, beta, alpha):
+    """addmm with a float32 row vector ``inp`` (a Linear's bias: (N,) or
+    (1, N)) read in place by the product (_blas.addmm_rows_into) rather
+    than expanded into the output first; None where that path does not
+    apply."""
+    if m1.dtype is not _C.float32 or inp.dtype is not _C.float32 or m2.dtype is not _C.float32:
+        return None
+    if type(alpha) not in (_b.int, _b.float) or type(beta) not in (_b.int, _b.float):
+        return None
+    if inp.dim() == 2:
+        if inp.shape[0] != 1:
+            return None
+        inp = inp[0]
+    if inp.dim() != 1 or inp.shape[0] != shape[1]:
+        return None
+    out = _empty(shape, _C.float32)
+    if _blas().addmm_rows_into(out, m1, m2, inp, alpha, beta):
+        return out
+    return None
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):

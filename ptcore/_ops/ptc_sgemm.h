@@ -266,31 +266,34 @@ static void ptc_sg_pack_b(int NR, int trans, ptrdiff_t kc, ptrdiff_t nc,
 }
 
 /* C(i, j) = alpha acc(i, j) + t for the mr x nr valid part of a tile held
-   in acc[j * MR + i]; t = beta C (first=1, beta != 0), 0 (first, beta == 0)
-   or C (later blocks): the vector path's arithmetic, element by element */
+   in acc[j * MR + i]; t = beta Ci (first=1, beta != 0), 0 (first, beta == 0)
+   or C (later blocks): the vector path's arithmetic, element by element.
+   Ci is the input of the first k block: C itself, or a separate matrix
+   (addmm's bias, ldci = 0 where one vector serves every column) */
 static inline void ptc_sg_edge(const float* acc, int MR, ptrdiff_t mr, ptrdiff_t nr,
-                               float* C, ptrdiff_t ldc, float alpha, float beta, int first) {
+                               float* C, ptrdiff_t ldc, const float* Ci, ptrdiff_t ldci,
+                               float alpha, float beta, int first) {
     ptrdiff_t i, j;
     for (j = 0; j < nr; j++)
         for (i = 0; i < mr; i++) {
             float* c = C + j * ldc + i;
             if (first && beta == 0.0f) *c = alpha * acc[j * MR + i];
-            else *c = fmaf(alpha, acc[j * MR + i], first ? beta * *c : *c);
+            else *c = fmaf(alpha, acc[j * MR + i], first ? beta * Ci[j * ldci + i] : *c);
         }
 }
 
 /* the store of one tile column (two vectors) for both ISAs; mode 0: C =
-   alpha r; 1: C = alpha r + beta C; 2: C = alpha r + C; 3: into tmp (an edge
+   alpha r; 1: C = alpha r + beta Ci; 2: C = alpha r + C; 3: into tmp (an edge
    tile, finished by ptc_sg_edge) */
 #define PTC_SG_STORE(NAME, TARGET, V, VL, LOAD, STORE, MUL, FMADD)                   \
 __attribute__((target(TARGET))) static inline void                                  \
-NAME(V r0, V r1, float* c, float* tmp, V va, V vb, int mode) {                       \
+NAME(V r0, V r1, float* c, const float* ci, float* tmp, V va, V vb, int mode) {      \
     if (mode == 3) { STORE(tmp, r0); STORE(tmp + VL, r1); return; }                  \
     if (mode == 0) {                                                                 \
         STORE(c, MUL(va, r0)); STORE(c + VL, MUL(va, r1));                           \
     } else if (mode == 1) {                                                          \
-        STORE(c, FMADD(va, r0, MUL(vb, LOAD(c))));                                   \
-        STORE(c + VL, FMADD(va, r1, MUL(vb, LOAD(c + VL))));                         \
+        STORE(c, FMADD(va, r0, MUL(vb, LOAD(ci))));                                  \
+        STORE(c + VL, FMADD(va, r1, MUL(vb, LOAD(ci + VL))));                        \
     } else {                                                                         \
         STORE(c, FMADD(va, r0, LOAD(c))); STORE(c + VL, FMADD(va, r1, LOAD(c + VL))); \
     }                                                                                \
@@ -329,8 +332,8 @@ PTC_SG_STORE(ptc_sg512_store, "avx512f,avx512vl", __m512, 16, _mm512_loadu_ps, _
 
 __attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
 ptc_sg512_tile(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp,
-               ptrdiff_t bs, float* C, ptrdiff_t ldc, float alpha, float beta, int first,
-               ptrdiff_t mr, ptrdiff_t nr) {
+               ptrdiff_t bs, float* C, ptrdiff_t ldc, const float* Ci, ptrdiff_t ldci,
+               float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
            c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00,
            c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00, c81 = c00,
@@ -365,21 +368,21 @@ ptc_sg512_tile(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, cons
     }
 #undef PTC_SG512_STEP
 #define PTC_SG512_OUT(J, X0, X1) \
-    ptc_sg512_store(X0, X1, C + (J) * ldc, tmp + (J) * PTC_SG512_MR, va, vb, mode);
+    ptc_sg512_store(X0, X1, C + (J) * ldc, Ci + (J) * ldci, tmp + (J) * PTC_SG512_MR, va, vb, mode);
     PTC_SG512_OUT(0, c00, c01) PTC_SG512_OUT(1, c10, c11) PTC_SG512_OUT(2, c20, c21)
     PTC_SG512_OUT(3, c30, c31) PTC_SG512_OUT(4, c40, c41) PTC_SG512_OUT(5, c50, c51)
     PTC_SG512_OUT(6, c60, c61) PTC_SG512_OUT(7, c70, c71) PTC_SG512_OUT(8, c80, c81)
     PTC_SG512_OUT(9, c90, c91) PTC_SG512_OUT(10, ca0, ca1) PTC_SG512_OUT(11, cb0, cb1)
 #undef PTC_SG512_OUT
-    if (!full) ptc_sg_edge(tmp, PTC_SG512_MR, mr, nr, C, ldc, alpha, beta, first);
+    if (!full) ptc_sg_edge(tmp, PTC_SG512_MR, mr, nr, C, ldc, Ci, ldci, alpha, beta, first);
 }
 
 /* the last rows of a product (m % 32 <= 16): a 16 x 12 tile from a 32-row
    panel (its first 16 rows), the same arithmetic as the 32-row kernel */
 __attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
 ptc_sg512_tile16(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp,
-                 ptrdiff_t bs, float* C, ptrdiff_t ldc, float alpha, float beta, int first,
-                 ptrdiff_t mr, ptrdiff_t nr) {
+                 ptrdiff_t bs, float* C, ptrdiff_t ldc, const float* Ci, ptrdiff_t ldci,
+                 float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
            c6 = c0, c7 = c0, c8 = c0, c9 = c0, ca = c0, cb = c0;
     ptrdiff_t p;
@@ -403,15 +406,16 @@ ptc_sg512_tile16(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, co
     _mm512_storeu_ps(tmp + 96, c6); _mm512_storeu_ps(tmp + 112, c7);
     _mm512_storeu_ps(tmp + 128, c8); _mm512_storeu_ps(tmp + 144, c9);
     _mm512_storeu_ps(tmp + 160, ca); _mm512_storeu_ps(tmp + 176, cb);
-    ptc_sg_edge(tmp, 16, mr, nr, C, ldc, alpha, beta, first);
+    ptc_sg_edge(tmp, 16, mr, nr, C, ldc, Ci, ldci, alpha, beta, first);
 }
 
 /* the kernels the driver calls: full and half height, B rows or B columns */
 #define PTC_SG_KERNEL(NAME, TARGET, TILE, COLS)                                       \
 __attribute__((target(TARGET))) static void                                          \
 NAME(ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp, ptrdiff_t bs, float* C, \
-     ptrdiff_t ldc, float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {   \
-    TILE(COLS, kc, Ap, as, Bp, bs, C, ldc, alpha, beta, first, mr, nr);               \
+     ptrdiff_t ldc, const float* Ci, ptrdiff_t ldci, float alpha, float beta, int first,  \
+     ptrdiff_t mr, ptrdiff_t nr) {                                                     \
+    TILE(COLS, kc, Ap, as, Bp, bs, C, ldc, Ci, ldci, alpha, beta, first, mr, nr);     \
 }
 PTC_SG_KERNEL(ptc_sg512_kernel, "avx512f,avx512vl", ptc_sg512_tile, 0)
 PTC_SG_KERNEL(ptc_sg512_kernel_bc, "avx512f,avx512vl", ptc_sg512_tile, 1)
@@ -436,8 +440,8 @@ PTC_SG_STORE(ptc_sg256_store, "avx2,fma", __m256, 8, _mm256_loadu_ps, _mm256_sto
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 ptc_sg256_tile(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp,
-               ptrdiff_t bs, float* C, ptrdiff_t ldc, float alpha, float beta, int first,
-               ptrdiff_t mr, ptrdiff_t nr) {
+               ptrdiff_t bs, float* C, ptrdiff_t ldc, const float* Ci, ptrdiff_t ldci,
+               float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
            c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     ptrdiff_t p;
@@ -467,18 +471,18 @@ ptc_sg256_tile(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, cons
     }
 #undef PTC_SG256_STEP
 #define PTC_SG256_OUT(J, X0, X1) \
-    ptc_sg256_store(X0, X1, C + (J) * ldc, tmp + (J) * PTC_SG256_MR, va, vb, mode);
+    ptc_sg256_store(X0, X1, C + (J) * ldc, Ci + (J) * ldci, tmp + (J) * PTC_SG256_MR, va, vb, mode);
     PTC_SG256_OUT(0, c00, c01) PTC_SG256_OUT(1, c10, c11) PTC_SG256_OUT(2, c20, c21)
     PTC_SG256_OUT(3, c30, c31) PTC_SG256_OUT(4, c40, c41) PTC_SG256_OUT(5, c50, c51)
 #undef PTC_SG256_OUT
-    if (!full) ptc_sg_edge(tmp, PTC_SG256_MR, mr, nr, C, ldc, alpha, beta, first);
+    if (!full) ptc_sg_edge(tmp, PTC_SG256_MR, mr, nr, C, ldc, Ci, ldci, alpha, beta, first);
 }
 
 /* the last rows (m % 16 <= 8): an 8 x 6 tile from a 16-row panel */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 ptc_sg256_tile8(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, const float* Bp,
-                ptrdiff_t bs, float* C, ptrdiff_t ldc, float alpha, float beta, int first,
-                ptrdiff_t mr, ptrdiff_t nr) {
+                ptrdiff_t bs, float* C, ptrdiff_t ldc, const float* Ci, ptrdiff_t ldci,
+                float alpha, float beta, int first, ptrdiff_t mr, ptrdiff_t nr) {
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
     ptrdiff_t p;
     float tmp[8 * PTC_SG256_NR];
@@ -495,7 +499,7 @@ ptc_sg256_tile8(const int cols, ptrdiff_t kc, const float* Ap, ptrdiff_t as, con
 #undef PTC_SG256_S8
     _mm256_storeu_ps(tmp, c0); _mm256_storeu_ps(tmp + 8, c1); _mm256_storeu_ps(tmp + 16, c2);
     _mm256_storeu_ps(tmp + 24, c3); _mm256_storeu_ps(tmp + 32, c4); _mm256_storeu_ps(tmp + 40, c5);
-    ptc_sg_edge(tmp, 8, mr, nr, C, ldc, alpha, beta, first);
+    ptc_sg_edge(tmp, 8, mr, nr, C, ldc, Ci, ldci, alpha, beta, first);
 }
 
 PTC_SG_KERNEL(ptc_sg256_kernel, "avx2,fma", ptc_sg256_tile, 0)
@@ -506,7 +510,8 @@ PTC_SG_KERNEL(ptc_sg256_kernel8_bc, "avx2,fma", ptc_sg256_tile8, 1)
 
 /* ---- the blocked driver ------------------------------------------------- */
 typedef void (*ptc_sg_kernel_t)(ptrdiff_t, const float*, ptrdiff_t, const float*, ptrdiff_t,
-                                float*, ptrdiff_t, float, float, int, ptrdiff_t, ptrdiff_t);
+                                float*, ptrdiff_t, const float*, ptrdiff_t, float, float, int,
+                                ptrdiff_t, ptrdiff_t);
 
 /* how op(A) reaches the packed panels: ``pack(src, MR, i0, mc, p0, kc, dst)``
    writes rows [i0, i0 + mc) and columns [p0, p0 + kc) of op(A) as MR-row
@@ -559,12 +564,17 @@ static inline int ptc_sg_direct_a(ptrdiff_t m, ptrdiff_t kc) {
     return m * kc <= 131072;
 }
 
-/* C(m, n) = alpha op(A) op(B) + beta C with op(A) given by a packer, or,
-   when ``a_direct`` is not NULL, read in place (a_direct[i + p lda]) */
+/* C(m, n) = alpha op(A) op(B) + beta Ci with op(A) given by a packer, or,
+   when ``a_direct`` is not NULL, read in place (a_direct[i + p lda]).  Ci
+   (element (i, j) at ci[i + j ldci]) is C itself when ``ci`` is NULL; else
+   a separate input that C's old values never enter, read once, by the
+   first k block, where C would have been: ldci = 0 adds one column vector
+   to every column (a Linear's bias) with the bits of that vector copied
+   into C and a product with beta C, and saves that copy's pass over C */
 static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                          ptc_sg_pack_fn pack_a, const void* src_a, const float* a_direct,
                          ptrdiff_t lda, char tb, const float* b, ptrdiff_t ldb, float beta,
-                         float* c, ptrdiff_t ldc) {
+                         float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
     int isa = ptc_sgemm_isa();
     int MR, NR, db, da;
     ptrdiff_t KC, MC, NC, jc, pc, ic, jr, ir, nc_max, mfull, nfull;
@@ -583,11 +593,12 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
         return -1;
     }
     if (m <= 0 || n <= 0) return 0;
-    if (k <= 0 || alpha == 0.0f) {      /* C = beta C (beta == 0: zeros) */
+    if (ci == NULL) { ci = c; ldci = ldc; }
+    if (k <= 0 || alpha == 0.0f) {      /* C = beta Ci (beta == 0: zeros) */
         ptrdiff_t i, j;
         for (j = 0; j < n; j++)
             for (i = 0; i < m; i++)
-                c[j * ldc + i] = beta == 0.0f ? 0.0f : beta * c[j * ldc + i];
+                c[j * ldc + i] = beta == 0.0f ? 0.0f : beta * ci[j * ldci + i];
         return 0;
     }
     /* balance the k blocks (no thin last block): a function of k alone, so
@@ -644,7 +655,8 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                         else { at = a_direct + i + pc * lda; as = lda; }
                         (mr * 2 <= MR ? (bcols ? kern_half_bc : kern_half)
                                       : (bcols ? kern_bc : kern))(
-                            kc, at, as, bt, bs, c + i + j * ldc, ldc, alpha, beta, first, mr, nr);
+                            kc, at, as, bt, bs, c + i + j * ldc, ldc, ci + i + j * ldci, ldci,
+                            alpha, beta, first, mr, nr);
                     }
                 }
             }
@@ -657,18 +669,26 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
 static int ptc_sgemm_packer(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                             ptc_sg_pack_fn pack_a, const void* src_a, char tb,
                             const float* b, ptrdiff_t ldb, float beta, float* c, ptrdiff_t ldc) {
-    return ptc_sgemm_run(m, n, k, alpha, pack_a, src_a, NULL, 0, tb, b, ldb, beta, c, ldc);
+    return ptc_sgemm_run(m, n, k, alpha, pack_a, src_a, NULL, 0, tb, b, ldb, beta, c, ldc,
+                         NULL, 0);
 }
 
-static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
-                     const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
-                     float* c, ptrdiff_t ldc) {
+/* C = alpha op(A) op(B) + beta Ci (Ci = C where ci is NULL; see ptc_sgemm_run) */
+static int ptc_sgemm_ci(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                        const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                        float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
     ptc_sg_dense src;
     src.a = a;
     src.lda = lda;
     src.trans = !(ta == 'N' || ta == 'n');
     return ptc_sgemm_run(m, n, k, alpha, ptc_sg_pack_dense, &src, src.trans ? NULL : a, lda,
-                         tb, b, ldb, beta, c, ldc);
+                         tb, b, ldb, beta, c, ldc, ci, ldci);
+}
+
+static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                     const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                     float* c, ptrdiff_t ldc) {
+    return ptc_sgemm_ci(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0);
 }
 
 /* ---- convolutions without a column matrix ------------------------------- */
@@ -1079,6 +1099,12 @@ static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, fl
     (void)ta; (void)tb; (void)m; (void)n; (void)k; (void)alpha; (void)a; (void)lda;
     (void)b; (void)ldb; (void)beta; (void)c; (void)ldc;
     return -1;
+}
+static int ptc_sgemm_ci(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                        const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                        float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
+    (void)ci; (void)ldci;
+    return ptc_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #endif
 #endif

@@ -311,3 +311,78 @@ def test_packing_buffers_freed_with_their_thread():
         ptcore.set_num_threads(old)
     assert all(res[i] for i in range(150))
     assert grown < 100 * 2**20, f"RSS grew by {grown / 2**20:.0f} MiB over 150 threads"
+
+
+def _row_bias_cases(rng):
+    # (m, k, n): the GEMM's column-major m is n here (the bias index); edge
+    # tiles in both dimensions, one k block and several, a product below the
+    # own GEMM's threshold (BLAS, the bias copied first)
+    for m, k, n in [(97, 300, 61), (768, 128, 384), (64, 64, 64), (33, 800, 45),
+                    (130, 70, 13), (5, 8, 7)]:
+        yield m, k, n, rng.standard_normal(n).astype(np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_addmm_row_bias_read_in_place(isa, threads):
+    """addmm with a row-vector input (a Linear's bias) reads the vector in
+    the product's first k block instead of copying it into the output: the
+    bits of addmm with the same input expanded into a full matrix, for all
+    transpositions, alpha/beta, the in-place/packed operand modes, thread
+    counts, a (1, N) input and a strided one (the copy path); values against
+    float64."""
+    rng = np.random.default_rng(23 + threads)
+    old = ptcore.get_num_threads()
+    ptcore.set_num_threads(threads)
+    try:
+        for m, k, n, bias in _row_bias_cases(rng):
+            a0 = rng.standard_normal((m, k)).astype(np.float32)
+            b0 = rng.standard_normal((k, n)).astype(np.float32)
+            full = ptcore.from_numpy(np.ascontiguousarray(np.broadcast_to(bias, (m, n))))
+            pbias = ptcore.from_numpy(bias)
+            for ta in (False, True):
+                for tb in (False, True):
+                    a = ptcore.from_numpy(np.ascontiguousarray(a0.T)).t() if ta \
+                        else ptcore.from_numpy(a0)
+                    b = ptcore.from_numpy(np.ascontiguousarray(b0.T)).t() if tb \
+                        else ptcore.from_numpy(b0)
+                    for alpha, beta in [(1, 1), (0.5, -2.0), (0.0, 3.0)]:
+                        want = ptcore.addmm(full, a, b, alpha=alpha, beta=beta).numpy()
+                        for mode in (1, 0, 2) if isa else (1,):
+                            _linalg_ops._set_sgemm_direct(mode)
+                            got = ptcore.addmm(pbias, a, b, alpha=alpha, beta=beta).numpy()
+                            assert np.array_equal(got, want), (m, k, n, ta, tb, alpha, mode)
+                        _linalg_ops._set_sgemm_direct(1)
+                        _check(want, alpha * _ref(a0, b0) + beta * bias.astype(np.float64), k)
+            got = ptcore.addmm(pbias.view(1, n), ptcore.from_numpy(a0), ptcore.from_numpy(b0))
+            assert np.array_equal(got.numpy(), ptcore.addmm(full, ptcore.from_numpy(a0),
+                                                            ptcore.from_numpy(b0)).numpy())
+            strided = ptcore.from_numpy(np.repeat(bias, 2))[::2]
+            got = ptcore.addmm(strided, ptcore.from_numpy(a0), ptcore.from_numpy(b0))
+            _check(got.numpy(), _ref(a0, b0) + bias, k)
+        # NaN/inf in the bias with beta = 0: ignored, as torch
+        m, k, n = 70, 200, 40
+        bias = np.full(n, np.nan, dtype=np.float32)
+        a0 = rng.standard_normal((m, k)).astype(np.float32)
+        b0 = rng.standard_normal((k, n)).astype(np.float32)
+        got = ptcore.addmm(ptcore.from_numpy(bias), ptcore.from_numpy(a0), ptcore.from_numpy(b0),
+                           beta=0).numpy()
+        _check(got, _ref(a0, b0), k)
+    finally:
+        ptcore.set_num_threads(old)
+        _linalg_ops._set_sgemm_direct(1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
+def test_addmm_row_bias_stays_inside(isa):
+    """The bias vector read by the product never reads past either end
+    (edge tiles of every size in its dimension)."""
+    g = Guarded()
+    rng = np.random.default_rng(29)
+    for m, k, n in [(77, 130, 29), (64, 64, 64), (129, 500, 13), (40, 90, 1000), (50, 70, 33)]:
+        for at_end in (True, False):
+            bias = g.place(rng.standard_normal(n).astype(np.float32), at_end)
+            a0 = rng.standard_normal((m, k)).astype(np.float32)
+            b0 = rng.standard_normal((k, n)).astype(np.float32)
+            got = ptcore.addmm(ptcore.from_numpy(bias), ptcore.from_numpy(a0),
+                               ptcore.from_numpy(b0)).numpy()
+            _check(got, _ref(a0, b0) + bias, k)
