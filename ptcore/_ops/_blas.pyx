@@ -277,8 +277,10 @@ def _set_small_level(int level):
 
 
 cdef inline int _small_mode(_MM* p, Py_ssize_t nbatch, float alpha, float beta) noexcept nogil:
-    """1: ptc_sgemm_small, 2: the same on a row-major copy of B, 0: BLAS."""
-    if not _small_bmm or nbatch < 2 or alpha != 1 or (beta != 0 and beta != 1):
+    """1: ptc_sgemm_small, 2: the same on a row-major copy of B, 0: BLAS.
+    C = A B + C (beta 1) or C = alpha (A B) (beta 0: attention's scaled
+    scores, scaled as the product leaves the kernel, as BLAS's alpha)."""
+    if not _small_bmm or nbatch < 2 or (beta != 0 and (beta != 1 or alpha != 1)):
         return 0
     if p.M < 4 or p.N < 16 or p.K < 8 or p.M * p.N * p.K > SMALL_BMM:
         return 0
@@ -287,16 +289,28 @@ cdef inline int _small_mode(_MM* p, Py_ssize_t nbatch, float alpha, float beta) 
     return 1 if p.bcs == 1 else 2
 
 
+cdef inline void _scale_rows(_MM* p, float* c, float alpha) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef float* row
+    if alpha == 1:
+        return
+    for i in range(p.M):
+        row = c + i * p.crs
+        for j in range(p.N):
+            row[j] = alpha * row[j]
+
+
 cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
-                           int acc) noexcept nogil:
+                           int acc, float alpha) noexcept nogil:
     cdef Py_ssize_t j, k, j0, j1
     cdef float* buf
     if mode == 1:
         ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, b, p.brs, c, p.crs, acc)
+        _scale_rows(p, c, alpha)
         return
     buf = <float*>malloc(<size_t>(p.K * p.N) * sizeof(float))
     if buf == NULL:         # no scratch: BLAS
-        _mm_one(p, a, b, c, <float>1, <float>acc)
+        _mm_one(p, a, b, c, alpha, <float>acc)
         return
     if p.brs == 1:          # B = X^T of rows X along k: 8 x 8 vector transposes
         ptc_sgemm_small_tcopy(p.N, p.K, b, p.bcs, buf)
@@ -310,6 +324,7 @@ cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
             j0 = j1
     ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, buf, p.N, c, p.crs, acc)
     free(buf)
+    _scale_rows(p, c, alpha)
 
 
 cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
@@ -325,11 +340,11 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
             if nthreads > 1:
                 for i in prange(nbatch, num_threads=nthreads, schedule='static'):
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
-                              c + _boff(i, nb, bshape, sc), acc)
+                              c + _boff(i, nb, bshape, sc), acc, alpha)
             else:
                 for i in range(nbatch):
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
-                              c + _boff(i, nb, bshape, sc), acc)
+                              c + _boff(i, nb, bshape, sc), acc, alpha)
             return
     if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM:
         for i in prange(nbatch, num_threads=nthreads, schedule='static'):

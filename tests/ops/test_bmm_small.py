@@ -78,6 +78,23 @@ def test_small_baddbmm(beta, alpha):
     _close(ptcore.baddbmm(c, a, b, beta=beta, alpha=alpha), want)
 
 
+@pytest.mark.parametrize("lb", ["contig", "t"])
+def test_small_bmm_scaled(lb):
+    """alpha with beta = 0 (attention's scaled scores q k^T * scale) runs on
+    the small kernels, the scaling applied to each product as it leaves the
+    kernel: alpha * (a b) rounded once, as BLAS's alpha; values against
+    float64, and the BLAS path's bits where its sum order matches."""
+    rng = np.random.default_rng(4)
+    a = _operand(rng, (48, 64, 32), "slice")
+    b = _operand(rng, (48, 32, 64), lb)
+    c = ptcore.full((48, 64, 64), float("nan"))
+    alpha = 1.0 / np.sqrt(32.0)
+    got = ptcore.baddbmm(c, a, b, beta=0, alpha=alpha)
+    _close(got, alpha * _ref(a, b))
+    prod = ptcore.bmm(a, b)
+    np.testing.assert_array_equal(got.numpy(), (prod * alpha).numpy())
+
+
 def test_small_bmm_beta0_ignores_nan_and_out():
     rng = np.random.default_rng(3)
     a = _operand(rng, (4, 16, 16), "contig")
