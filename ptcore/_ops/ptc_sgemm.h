@@ -213,8 +213,6 @@ static inline void ptc_sg_copyw(float* d, const float* s, int W) {
     }
 }
 
-/* op(A)(i, p) for i in [0, mc), p in [0, kc) into panels of MR rows:
-   dst[panel][p][0..MR) */
 /* Panels packed from rows (op(B) = B^T) or columns (op(A) = A) take
    PTC_SG_PACK_G panels per sweep over the block's kc rows.  A sweep over all
    of them wrote one chunk into every panel per row: with kc = 384 the
@@ -224,29 +222,34 @@ static inline void ptc_sg_copyw(float* d, const float* s, int W) {
    the same bits, only the order of the copies changes). */
 #define PTC_SG_PACK_G 4
 
+/* W-wide panels from a block whose runs along the panels' width are
+   contiguous: element (p, j) at s[j + p ld] for p in [0, kc), j in [0, nc)
+   goes to dst[(j / W) W kc + p W + j % W], the last panel zero-padded (op(A)
+   = A's columns into MR-row panels, op(B) = B^T's rows into NR-column ones) */
+static void ptc_sg_pack_runs(int W, ptrdiff_t kc, ptrdiff_t nc, const float* s, ptrdiff_t ld,
+                             float* dst) {
+    ptrdiff_t full = nc / W * W, g0, j0, j, p;
+    for (g0 = 0; g0 < full; g0 += PTC_SG_PACK_G * W) {
+        ptrdiff_t g1 = g0 + PTC_SG_PACK_G * W < full ? g0 + PTC_SG_PACK_G * W : full;
+        for (p = 0; p < kc; p++)
+            for (j0 = g0; j0 < g1; j0 += W)
+                ptc_sg_copyw(dst + j0 * kc + p * W, s + p * ld + j0, W);
+    }
+    if (full < nc)
+        for (p = 0; p < kc; p++) {
+            float* d = dst + full * kc + p * W;
+            for (j = 0; j < nc - full; j++) d[j] = s[p * ld + full + j];
+            for (; j < W; j++) d[j] = 0.0f;
+        }
+}
+
+/* op(A)(i, p) for i in [0, mc), p in [0, kc) into panels of MR rows:
+   dst[panel][p][0..MR) */
 static void ptc_sg_pack_a(int MR, int trans, ptrdiff_t mc, ptrdiff_t kc,
                           const float* a, ptrdiff_t lda, float* dst) {
-    ptrdiff_t i0, i, p;
-    if (!trans) {                /* A(i, p) = a[i + p lda]: columns of PTC_SG_PACK_G
-                                    panels at a time (contiguous reads, few write
-                                    streams: see ptc_sg_pack_b) */
-        ptrdiff_t full = mc / MR * MR, g0;
-        for (g0 = 0; g0 < full; g0 += PTC_SG_PACK_G * MR) {
-            ptrdiff_t g1 = g0 + PTC_SG_PACK_G * MR < full ? g0 + PTC_SG_PACK_G * MR : full;
-            for (p = 0; p < kc; p++) {
-                const float* s = a + p * lda;
-                for (i0 = g0; i0 < g1; i0 += MR)
-                    ptc_sg_copyw(dst + i0 * kc + p * MR, s + i0, MR);
-            }
-        }
-        for (p = 0; p < kc; p++) {
-            const float* s = a + p * lda;
-            if (full < mc) {
-                float* d = dst + full * kc + p * MR;
-                for (i = 0; i < mc - full; i++) d[i] = s[full + i];
-                for (; i < MR; i++) d[i] = 0.0f;
-            }
-        }
+    ptrdiff_t i0;
+    if (!trans) {                /* A(i, p) = a[i + p lda]: columns contiguous */
+        ptc_sg_pack_runs(MR, kc, mc, a, lda, dst);
         return;
     }
     for (i0 = 0; i0 < mc; i0 += MR) {   /* A(i, p) = a[p + i lda]: rows contiguous */
@@ -259,26 +262,9 @@ static void ptc_sg_pack_a(int MR, int trans, ptrdiff_t mc, ptrdiff_t kc,
    dst[panel][p][0..NR) */
 static void ptc_sg_pack_b(int NR, int trans, ptrdiff_t kc, ptrdiff_t nc,
                           const float* b, ptrdiff_t ldb, float* dst) {
-    ptrdiff_t j0, j, p;
-    if (trans) {                 /* B(p, j) = b[j + p ldb]: rows of PTC_SG_PACK_G
-                                    panels at a time (contiguous reads) */
-        ptrdiff_t full = nc / NR * NR, g0;
-        for (g0 = 0; g0 < full; g0 += PTC_SG_PACK_G * NR) {
-            ptrdiff_t g1 = g0 + PTC_SG_PACK_G * NR < full ? g0 + PTC_SG_PACK_G * NR : full;
-            for (p = 0; p < kc; p++) {
-                const float* s = b + p * ldb;
-                for (j0 = g0; j0 < g1; j0 += NR)
-                    ptc_sg_copyw(dst + j0 * kc + p * NR, s + j0, NR);
-            }
-        }
-        for (p = 0; p < kc; p++) {
-            const float* s = b + p * ldb;
-            if (full < nc) {
-                float* d = dst + full * kc + p * NR;
-                for (j = 0; j < nc - full; j++) d[j] = s[full + j];
-                for (; j < NR; j++) d[j] = 0.0f;
-            }
-        }
+    ptrdiff_t j0;
+    if (trans) {                 /* B(p, j) = b[j + p ldb]: rows contiguous */
+        ptc_sg_pack_runs(NR, kc, nc, b, ldb, dst);
         return;
     }
     for (j0 = 0; j0 < nc; j0 += NR) {   /* B(p, j) = b[p + j ldb]: columns contiguous */
