@@ -365,6 +365,10 @@ _VIEW_NAMES = (None, "ViewBackward0", "TransposeBackward0", "TBackward0", "Permu
                "SplitWithSizesBackward0", "UnbindBackward0", "AliasBackward0")
 
 
+def _t_backward(g):
+    return (g.t(),)
+
+
 def _on_view(src, v, kind=0, name=None):
     """Core hook: ``v`` is a new view of ``src`` (which requires grad) made
     by the view op ``kind`` (a code of ``_VIEW_NAMES``; 0: name it from the
@@ -374,6 +378,15 @@ def _on_view(src, v, kind=0, name=None):
     if v._output_nr:
         v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
     base = v._base
+    if kind == 3 and base is src and src._requires_grad and src.is_contiguous() \
+            and (v.dtype.is_floating_point or v.dtype.is_complex):
+        # t() of a tensor that owns its layout (a Linear's weight): the
+        # gradient is g.t(), no geometry to work out (the general path below
+        # reaches the same node)
+        node = attach(_VIEW_NAMES[3], v, (base,), _t_backward)
+        if node is not None:
+            node._bver = v._version
+        return
     if base is None or (src is not base and src._grad_fn is not None
                         and not (base._requires_grad and _overlaps(tuple(src.shape), tuple(src.stride()))
                                  and not _overlaps(tuple(base.shape), tuple(base.stride())))):
@@ -390,7 +403,7 @@ def _on_view(src, v, kind=0, name=None):
         base = src
     # a base with overlapping elements (an expanded view) cannot locate ``v``
     # among its elements: use the tensor that base was itself taken from
-    while _overlaps(tuple(base.shape), tuple(base.stride())):
+    while not base.is_contiguous() and _overlaps(tuple(base.shape), tuple(base.stride())):
         up = base.__dict__.get("_ag_view_of")
         if up is None:
             break

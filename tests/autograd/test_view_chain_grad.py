@@ -54,3 +54,28 @@ def test_transpose_gradient_is_a_view():
     y.t().backward(g)
     assert seen[0].data_ptr() == g.data_ptr() and tuple(seen[0].shape) == (4, 6)
     np.testing.assert_array_equal(x.grad.numpy(), 2 * g.numpy().T)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (5,), (1, 1), (3, 1)])
+def test_t_of_a_leaf(shape):
+    """t() of a contiguous leaf (a Linear's weight): TBackward0 whose gradient
+    is g.t(); and t() of a result changed in place afterwards (the view's
+    node is rebuilt, as torch's): gradients equal torch's."""
+    rng = np.random.default_rng(len(shape))
+    w0 = rng.standard_normal(shape).astype(np.float32)
+    g0 = rng.standard_normal(shape[::-1]).astype(np.float32)
+    res = []
+    for lib in (ptcore, torch):
+        w = lib.from_numpy(w0.copy()).requires_grad_()
+        wt = w.t()
+        assert wt.grad_fn.name() == "TBackward0"
+        (wt * 1.0).backward(lib.from_numpy(g0.copy()))
+        w2 = lib.from_numpy(w0.copy()).requires_grad_()
+        y = w2 * 2.0
+        yt = y.t()
+        y.mul_(y.detach() + 1.0)             # through the base after the view
+        (yt * yt).backward(lib.from_numpy(g0.copy()))
+        res.append((w.grad.numpy(), w2.grad.numpy()))
+    np.testing.assert_array_equal(res[0][0], g0.T)
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
