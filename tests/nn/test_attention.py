@@ -312,3 +312,36 @@ def test_sdpa_gradients(mask_kind):
     (F.scaled_dot_product_attention(pq, pk, pv, **pkw) * _pt(w)).sum().backward()
     for a, b in ((pq, q), (pk, k), (pv, v)):
         _close(a.grad, b.grad, 1e-9, 1e-10)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("layout", ["heads", "contiguous", "permuted"])
+def test_sdpa_grads_of_head_views(causal, layout):
+    """Gradients of q, k, v given as views (the heads of a fused projection:
+    split -> view -> transpose; a full permute) come back in the views'
+    memory order, so the backward through the views needs no copy; values
+    against torch for every layout."""
+    torch = pytest.importorskip("torch")
+    B, H, T, d = 2, 3, 7, 4
+    C = H * d
+    rng = np.random.default_rng(5)
+    x0 = rng.standard_normal((B, T, 3 * C)).astype(np.float32)
+    g0 = rng.standard_normal((B, T, C)).astype(np.float32)
+    res = []
+    for lib in (ptcore, torch):
+        x = lib.from_numpy(x0.copy()).requires_grad_()
+        if layout == "heads":
+            q, k, v = [t.view(B, T, H, d).transpose(1, 2) for t in x.split(C, dim=2)]
+        elif layout == "contiguous":
+            q, k, v = [t.reshape(B, T, H, d).transpose(1, 2).contiguous() for t in x.split(C, dim=2)]
+        else:
+            q, k, v = [t.reshape(B, T, d, H).permute(0, 3, 1, 2) for t in x.split(C, dim=2)]
+        for t in (q, k, v):
+            t.retain_grad()
+        y = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        y.transpose(1, 2).reshape(B, T, C).backward(lib.from_numpy(g0.copy()))
+        res.append([x.grad.numpy()] + [t.grad.numpy() for t in (q, k, v)])
+        if lib is ptcore and layout == "heads":
+            assert all(t.grad.transpose(1, 2).is_contiguous() for t in (q, k, v))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

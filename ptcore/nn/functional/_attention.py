@@ -52,6 +52,25 @@ def _causal_block(L, S):
     return m
 
 
+def _laid_out_as(t):
+    """An uninitialised tensor of ``t``'s shape whose dims are laid out in
+    the order of ``t``'s strides (None where ``t`` is contiguous: the product
+    makes its own): the gradient of a head view ``x.view(B, T, H, d)
+    .transpose(1, 2)`` then comes back (B, T, H, d)-contiguous, so the
+    transpose and view that follow in the backward are free instead of a
+    copy per head tensor."""
+    if t.is_contiguous():
+        return None
+    st = t.stride()
+    order = sorted(range(t.dim()), key=lambda d: -st[d])
+    shape = t.shape
+    out = ptcore.empty([shape[d] for d in order], dtype=t.dtype, device=t.device)
+    inv = [0] * len(order)
+    for i, d in enumerate(order):
+        inv[d] = i
+    return out.permute(inv)
+
+
 def _fast_ok(q, k, v):
     """The fused path applies: float32/float64, equal batch dims, CPU."""
     return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
@@ -99,7 +118,7 @@ class _Attention(Function):
                     ptcore.matmul(p.transpose(-2, -1), g) if nv else None, None, None)
         gq = gk = gv = None
         if nv:
-            gv = _product(p.transpose(-2, -1), g)
+            gv = _product(p.transpose(-2, -1), g, _laid_out_as(v))
         if nq or nk:
             dp = _product(g, v.transpose(-2, -1))
             ds = _NNK.softmax_backward(dp, p, -1, False)
@@ -107,9 +126,9 @@ class _Attention(Function):
                 ds = p * (dp - (dp * p).sum(-1, keepdim=True))
             ds.mul_(scale)
             if nq:
-                gq = _product(ds, k)
+                gq = _product(ds, k, _laid_out_as(q))
             if nk:
-                gk = _product(ds.transpose(-2, -1), q)
+                gk = _product(ds.transpose(-2, -1), q, _laid_out_as(k))
         return gq, gk, gv, None, None
 
 
