@@ -514,6 +514,59 @@ def addmm_rows_into(_TensorBase c, _TensorBase a, _TensorBase b, _TensorBase v, 
     return True
 
 
+cdef inline bint _plain_f32_matrix(object t) noexcept:
+    """A float32 CPU matrix whose layout BLAS reads in place (2-D, both sizes
+    at least 2): the common case the fast entries below take."""
+    cdef _TensorBase x
+    cdef char tr
+    cdef blas_int ld
+    if not isinstance(t, _TensorBase):
+        return False
+    x = <_TensorBase>t
+    if x._ndim != 2 or x._dtype.num != PT_FLOAT32 or x._storage.device._type_code != 0:
+        return False
+    if x._shape[0] < 2 or x._shape[1] < 2 or x._shape[0] > INT_LIMIT or x._shape[1] > INT_LIMIT:
+        return False
+    return _layout(x._shape[0], x._shape[1], x._strides[0], x._strides[1], &tr, &ld) == 0
+
+
+def mm_fast(a, b):
+    """``a @ b`` for two plain float32 CPU matrices (:func:`_plain_f32_matrix`)
+    with matching inner sizes, into a new contiguous tensor; None for
+    anything else (the caller's full path checks, converts and raises).
+    ``torch.mm``'s Python front-end checks cost as much as a small product."""
+    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    if x._shape[1] != y._shape[0] or x._shape[1] < 2:
+        return None
+    cdef Py_ssize_t shape[2]
+    shape[0] = x._shape[0]
+    shape[1] = y._shape[1]
+    cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    return mm_into(c, x, y, 1, 0)
+
+
+def addmm_fast(v, a, b):
+    """``v + a @ b`` (beta = alpha = 1) for a contiguous float32 CPU vector
+    ``v`` of ``b``'s column count and plain float32 matrices ``a``, ``b``
+    (a Linear's forward), the vector read by the product
+    (:func:`addmm_rows_into`); None for anything else."""
+    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)) or not isinstance(v, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b, w = <_TensorBase>v
+    if w._ndim != 1 or w._dtype.num != PT_FLOAT32 or w._storage.device._type_code != 0 \
+            or w._shape[0] != y._shape[1] or w._strides[0] != 1 or x._shape[1] != y._shape[0]:
+        return None
+    cdef Py_ssize_t shape[2]
+    shape[0] = x._shape[0]
+    shape[1] = y._shape[1]
+    cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    if not addmm_rows_into(c, x, y, w, 1, 1):
+        return None
+    return c
+
+
 def product(_TensorBase a, _TensorBase b):
     """``a @ b`` into a new contiguous tensor: ``a`` (..., M, K), ``b``
     (..., K, N) with the same batch sizes (expanded views allowed) and the

@@ -177,6 +177,18 @@ def _not_impl(kname, dt):
     return NotImplementedError(f'"{kname}" not implemented for \'{_st(dt)}\'')
 
 
+_FAST = {}
+
+
+def _fast(name):
+    """A fast entry of the BLAS module (``mm_fast``, ``addmm_fast``): one
+    Cython call that takes the plain float32 case or returns None."""
+    f = _FAST.get(name)
+    if f is None:
+        f = _FAST[name] = getattr(_blas(), name)
+    return f
+
+
 def _empty(shape, dt):
     return _C.empty(tuple(shape), dtype=dt)
 
@@ -335,6 +347,10 @@ def _mm_check(a, b):
 
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors (``torch.mm``)."""
+    if out is None:
+        r = _fast("mm_fast")(input, mat2)      # plain float32 CPU matrices
+        if r is not None:
+            return r
     _refuse_complex32("addmm_impl_cpu_", input, mat2)
     _check_tensor(input, "input", 1, "mm")
     _check_tensor(mat2, "mat2", 2, "mm")
@@ -486,6 +502,10 @@ def matmul(input, other, *, out=None):
     >>> ptcore.matmul(a, ptcore.ones(4)).shape
     ptcore.Size([2, 3])
     """
+    if out is None:
+        r = _fast("mm_fast")(input, other)     # plain float32 CPU matrices
+        if r is not None:
+            return r
     vectors = getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1
     _refuse_complex32("dot" if vectors else "addmm_impl_cpu_", input, other)
     _check_tensor(input, "input", 1, "matmul")
@@ -641,6 +661,10 @@ def _addmm_rows(inp, m1, m2, shape, beta, alpha):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``).  With
     ``beta == 0`` the values of ``input`` (NaN included) are ignored."""
+    if out is None and type(beta) is _b.int and beta == 1 and type(alpha) is _b.int and alpha == 1:
+        r = _fast("addmm_fast")(input, mat1, mat2)     # a Linear's float32 forward
+        if r is not None:
+            return r
     for x, n, p in ((input, "input", 1), (mat1, "mat1", 2), (mat2, "mat2", 3)):
         _check_tensor(x, n, p, "addmm")
     _check_cpu("addmm", input, mat1, mat2)
