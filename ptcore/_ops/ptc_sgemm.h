@@ -34,6 +34,7 @@
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #include <pthread.h>
+#include <unistd.h>
 
 /* the calling thread's packing buffers, freed when the thread exits (a
    pthread key's destructor: threads that come and go leave nothing behind) */
@@ -562,14 +563,37 @@ static inline int ptc_sg_direct_b(int transb) {
     return !transb;
 }
 
+/* the L2 cache of one core in floats (sysconf where the C library says;
+   else 512 KiB, the smallest L2 of the CPUs measured) */
+static ptrdiff_t ptc_sg_l2_floats(void) {
+    static ptrdiff_t cached = 0;       /* a benign race: every thread stores the same */
+    if (cached == 0) {
+        long bytes = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+        bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+        if (bytes < 131072 || bytes > 67108864) bytes = 524288;
+        cached = (ptrdiff_t)(bytes / (long)sizeof(float));
+    }
+    return cached;
+}
+
 /* Whether the kernels read op(A) = A (columns contiguous, lda apart) in
-   place.  Its panels, MR floats per p, are re-read for every tile of B:
-   from L2 while the m x kc floats of a k block stay there (<= 512 KiB, the
-   smallest L2 of the CPUs measured).  Larger A, packed: 1024^2 x 342
-   products ran 30% slower in place. */
-static inline int ptc_sg_direct_a(ptrdiff_t m, ptrdiff_t kc) {
+   place.  Its panels, MR floats per p, are re-read for every tile of B,
+   from L2, so the m x kc floats of a k block must stay there: at most half
+   the L2 and at most 512 KiB.  Larger A, packed: 1024^2 x 342 products ran
+   30% slower in place (Intel, 2 MiB L2); on a 512 KiB L2 (AMD Zen 3, AVX2)
+   m x kc = 512 x 256 in place ran 15-45% slower than packed, 128 x 768 and
+   192 x 256 up to 5% faster.  And never when lda is a multiple of 512
+   floats: the kc lines of a panel, 2 KiB (or 4 KiB) apart, fall into
+   1/32 of the cache sets and evict each other: Zen 3, (768, 128) @
+   (128, 1024) in place 2x, (768, 128) @ (128, 512) 1.17x the packed time,
+   where lda 640 or 480 ran within 3%. */
+static inline int ptc_sg_direct_a(ptrdiff_t m, ptrdiff_t kc, ptrdiff_t lda) {
+    ptrdiff_t budget = ptc_sg_l2_floats() / 2;
     if (ptc_sg_direct != 1) return ptc_sg_direct == 2 || ptc_sg_direct == 3;
-    return m * kc <= 131072;
+    if (budget > 131072) budget = 131072;
+    return m * kc <= budget && lda % 512 != 0;
 }
 
 /* C(m, n) = alpha op(A) op(B) + beta Ci with op(A) given by a packer, or,
@@ -613,7 +637,7 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
        every path sums each element in the same blocks */
     if (k > KC) { ptrdiff_t nb = (k + KC - 1) / KC; KC = (k + nb - 1) / nb; }
     db = ptc_sg_direct_b(transb);
-    da = a_direct != NULL && ptc_sg_direct_a(m, k < KC ? k : KC);
+    da = a_direct != NULL && ptc_sg_direct_a(m, k < KC ? k : KC, lda);
     nc_max = n < NC ? n : NC;
     nc_max = (nc_max + NR - 1) / NR * NR;
     mfull = m / MR * MR;             /* in-place panels: rows [0, mfull) */
