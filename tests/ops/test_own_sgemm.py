@@ -386,3 +386,68 @@ def test_addmm_row_bias_stays_inside(isa):
             got = ptcore.addmm(ptcore.from_numpy(bias), ptcore.from_numpy(a0),
                                ptcore.from_numpy(b0)).numpy()
             _check(got, _ref(a0, b0) + bias, k)
+
+
+# row-major (m, k, n) with m <= 64 rows and B = W^T a transposed view: the
+# GEMM's column-major product has few columns and op(A) = A^T, computed as
+# its transpose (ptc_sgemm_swapped); 8-column blocks and remainders, one k
+# block and several, more than 2048 output columns (chunks)
+SWAP_SHAPES = [(20, 256, 1024), (20, 64, 1024), (1, 300, 200), (7, 33, 95), (64, 700, 130),
+               (63, 129, 2500), (33, 1000, 300), (8, 64, 16)]
+
+
+@pytest.mark.parametrize("m,k,n", SWAP_SHAPES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_few_rows_times_transposed_weight(isa, m, k, n, threads):
+    """x @ W.t() over a small batch (a Linear's forward, mm, addmm with a
+    full input or a row-vector bias, alpha/beta, x contiguous or a
+    transposed view) computed as the transposed product: the bits of the
+    packed path (mode 0) at 1 and 2 threads; values against float64."""
+    if isa == 0:
+        pytest.skip("the BLAS path has no packing")
+    rng = np.random.default_rng(m * 5 + k + n)
+    x0 = rng.standard_normal((m, k)).astype(np.float32)
+    w0 = rng.standard_normal((n, k)).astype(np.float32)
+    c0 = rng.standard_normal((m, n)).astype(np.float32)
+    b0 = rng.standard_normal(n).astype(np.float32)
+    w = ptcore.from_numpy(w0)
+    old = ptcore.get_num_threads()
+    F = ptcore.nn.functional
+
+    def run(x):
+        return [ptcore.mm(x, w.t()).numpy(), F.linear(x, w, ptcore.from_numpy(b0)).numpy(),
+                ptcore.addmm(ptcore.from_numpy(c0), x, w.t(), beta=0.5, alpha=-1.5).numpy(),
+                ptcore.addmm(ptcore.from_numpy(b0), x, w.t(), beta=2.0, alpha=0.25).numpy()]
+
+    try:
+        ptcore.set_num_threads(threads)
+        for x in (ptcore.from_numpy(x0), ptcore.from_numpy(np.ascontiguousarray(x0.T)).t()):
+            got = []
+            for mode in (0, 1):
+                assert _linalg_ops._set_sgemm_direct(mode) == mode
+                got.append(run(x))
+            for a, b in zip(*got):
+                assert np.array_equal(a, b)
+            want = _ref(x0, w0.T)
+            _check(got[1][0], want, k)
+            _check(got[1][1], want + b0, k)
+            _check(got[1][2], -1.5 * want + 0.5 * c0, k)
+            _check(got[1][3], 0.25 * want + 2.0 * b0, k)
+    finally:
+        ptcore.set_num_threads(old)
+        _linalg_ops._set_sgemm_direct(1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
+def test_few_rows_times_transposed_weight_stays_inside(isa):
+    """The transposed product reads W and x only inside their buffers."""
+    if isa == 0:
+        pytest.skip("the BLAS path has no packing")
+    g = Guarded()
+    rng = np.random.default_rng(31)
+    for m, k, n in [(20, 64, 1024), (7, 33, 95), (3, 129, 2100)]:
+        for at_end in (True, False):
+            x0 = g.place(rng.standard_normal((m, k)).astype(np.float32), at_end)
+            w0 = g.place(rng.standard_normal((n, k)).astype(np.float32), at_end)
+            got = ptcore.mm(ptcore.from_numpy(x0), ptcore.from_numpy(w0).t()).numpy()
+            _check(got, _ref(x0, w0.T), k)
