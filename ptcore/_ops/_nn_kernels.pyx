@@ -218,23 +218,22 @@ def _set_softmax_rows512(bint on):
 
 
 cdef extern from "ptc_layernorm.h" nogil:
-    int ptln512_on
-    int ptln_rows512()
-    void ptln_fwd_rows_f32_avx512(const float* x, const float* w, const float* b, float* y,
-                                  float* mean, float* rstd, Py_ssize_t rows, Py_ssize_t n,
-                                  double eps)
-    void ptln_bwd_rows_f32_avx512(const float* g, const float* x, const float* w,
-                                  const float* mean, const float* rstd, float* gx, double* gw,
-                                  double* gb, Py_ssize_t rows, Py_ssize_t n)
+    int ptln_rows_level
+    int ptln_rows_isa()
+    void ptln_fwd_rows_f32(const float* x, const float* w, const float* b, float* y,
+                           float* mean, float* rstd, Py_ssize_t rows, Py_ssize_t n, double eps)
+    void ptln_bwd_rows_f32(const float* g, const float* x, const float* w, const float* mean,
+                           const float* rstd, float* gx, double* gw, double* gb,
+                           Py_ssize_t rows, Py_ssize_t n)
 
 
-def _set_ln_rows512(bint on):
-    """Testing knob: layer norm's float32 rows four at a time on AVX-512
-    (ptc_layernorm.h) where the CPU has it (True), or the row loops; returns
-    whether the AVX-512 rows were in use before."""
-    global ptln512_on
-    old = ptln_rows512() != 0
-    ptln512_on = 1 if on else 0
+def _set_ln_rows(int level):
+    """Testing knob: layer norm's float32 rows four at a time (ptc_layernorm.h)
+    on at most this instruction set -- 2 AVX-512, 1 AVX2, 0 none (the row
+    loops); returns the level in effect before (never above the CPU's)."""
+    global ptln_rows_level
+    old = ptln_rows_isa()
+    ptln_rows_level = level
     return old
 
 
@@ -520,13 +519,13 @@ cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* me
     cdef const real* xr
     cdef real* yr
     if real is float:
-        if ptln_rows512():
-            # four rows at a time on AVX-512 (ptc_layernorm.h: the same bits)
+        if ptln_rows_isa():
+            # four rows at a time on AVX-512 or AVX2 (ptc_layernorm.h: the same bits)
             for c in prange(nt, num_threads=nt, schedule="static"):
                 r0 = c * rows // nt
                 r1 = (c + 1) * rows // nt
-                ptln_fwd_rows_f32_avx512(x + r0 * n, w, b, y + r0 * n, mean + r0, rstd + r0,
-                                         r1 - r0, n, eps)
+                ptln_fwd_rows_f32(x + r0 * n, w, b, y + r0 * n, mean + r0, rstd + r0,
+                                  r1 - r0, n, eps)
             return
     for r in prange(rows, num_threads=nt, schedule="static"):
         xr = x + r * n
@@ -609,17 +608,17 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
     cdef const real* xr
     cdef real* gxr
     if real is float:
-        if ptln_rows512():
-            # four rows at a time on AVX-512 (ptc_layernorm.h: the same bits);
+        if ptln_rows_isa():
+            # four rows at a time on AVX-512 or AVX2 (ptc_layernorm.h: the same bits);
             # gw/gb in row order on one thread, as below
             if nt <= 1:
-                ptln_bwd_rows_f32_avx512(g, x, w, mean, rstd, gx, gw, gb, rows, n)
+                ptln_bwd_rows_f32(g, x, w, mean, rstd, gx, gw, gb, rows, n)
                 return
             for c in prange(nt, num_threads=nt, schedule="static"):
                 r0 = c * rows // nt
                 r1 = (c + 1) * rows // nt
-                ptln_bwd_rows_f32_avx512(g + r0 * n, x + r0 * n, w, mean + r0, rstd + r0,
-                                         gx + r0 * n, NULL, NULL, r1 - r0, n)
+                ptln_bwd_rows_f32(g + r0 * n, x + r0 * n, w, mean + r0, rstd + r0,
+                                  gx + r0 * n, NULL, NULL, r1 - r0, n)
             if gw != NULL or gb != NULL:
                 for r in range(rows):
                     ptln_acc_f32(gw, gb, g + r * n, x + r * n, mean[r], rstd[r], n)

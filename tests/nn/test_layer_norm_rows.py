@@ -1,8 +1,8 @@
-"""Layer norm's float32 rows four at a time on AVX-512 (ptcore/_ops/
-ptc_layernorm.h) give the same bits as the row loops, forward and backward,
-for every affine variant, row count (groups of four and the rest), width
-(vectors of 8/16 and tails) and thread count; and values within float32
-rounding of float64."""
+"""Layer norm's float32 rows four at a time on AVX-512 and on AVX2
+(ptcore/_ops/ptc_layernorm.h) give the same bits as the row loops, forward
+and backward, for every affine variant, row count (groups of four and the
+rest), width (vectors of 8/16 and tails) and thread count; and values within
+float32 rounding of float64."""
 import numpy as np
 import pytest
 
@@ -11,6 +11,15 @@ from ptcore._ops import _nn_kernels as K
 
 F = ptcore.nn.functional
 SHAPES = [(768, 128), (13, 37), (5, 8), (3, 7), (1000, 300), (2, 1), (4, 2, 24)]
+
+
+def _levels():
+    old = K._set_ln_rows(2)
+    cpu = K._set_ln_rows(old)
+    return list(range(1, cpu + 1))
+
+
+LEVELS = _levels()
 
 
 def _run(x, w, b, g, n):
@@ -26,7 +35,8 @@ def _run(x, w, b, g, n):
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("affine", [0, 1, 2, 3])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_same_bits_as_row_loops(shape, affine, threads):
+@pytest.mark.parametrize("level", LEVELS, ids=lambda v: {1: "avx2", 2: "avx512"}[v])
+def test_same_bits_as_row_loops(shape, affine, threads, level):
     rng = np.random.default_rng(shape[0] * 10 + affine)
     x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
     n = shape[-1]
@@ -34,14 +44,15 @@ def test_same_bits_as_row_loops(shape, affine, threads):
     b = rng.standard_normal(n).astype(np.float32) if affine & 2 else None
     g = rng.standard_normal(shape).astype(np.float32)
     old_t = ptcore.get_num_threads()
-    old = K._set_ln_rows512(True)
+    old = K._set_ln_rows(level)
     try:
         ptcore.set_num_threads(threads)
+        assert K._set_ln_rows(level) == level
         fast = _run(x, w, b, g, n)
-        K._set_ln_rows512(False)
+        K._set_ln_rows(0)
         loops = _run(x, w, b, g, n)
     finally:
-        K._set_ln_rows512(old)
+        K._set_ln_rows(old)
         ptcore.set_num_threads(old_t)
     for a, c in zip(fast, loops):
         assert np.array_equal(a, c)
@@ -71,7 +82,7 @@ def test_row_loops_threads_give_one_thread_bits():
     b = rng.standard_normal(300).astype(np.float32)
     g = rng.standard_normal((1000, 300)).astype(np.float32)
     old_t = ptcore.get_num_threads()
-    old = K._set_ln_rows512(False)
+    old = K._set_ln_rows(0)
     try:
         ptcore.set_num_threads(1)
         ref = _run(x, None, b, g, 300)
@@ -81,5 +92,5 @@ def test_row_loops_threads_give_one_thread_bits():
             for a, c in zip(got, ref):
                 assert np.array_equal(a, c)
     finally:
-        K._set_ln_rows512(old)
+        K._set_ln_rows(old)
         ptcore.set_num_threads(old_t)
