@@ -279,3 +279,20 @@ def test_forward_hooks_still_run_with_backward_hooks():
         (y * y).sum().backward()
         return [y, x.grad, m.weight.grad]
     _run_both(sc)
+
+
+def test_no_input_requires_grad_warning_points_at_the_caller():
+    """The warning is reported at the line that called backward(), as torch's
+    (raised from C++) is, not inside ptcore."""
+    import warnings
+    for lib in (torch, ptcore):
+        if lib is None:
+            continue
+        m = lib.nn.Linear(3, 2)
+        m.register_full_backward_hook(lambda mod, gi, go: None)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            m(lib.ones(4, 3)).sum().backward()
+        fired = [w for w in got if _FIRING in str(w.message)]
+        assert len(fired) == 1 and fired[0].filename == __file__, \
+            (lib.__name__, [(w.filename, w.lineno) for w in fired])

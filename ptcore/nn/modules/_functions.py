@@ -1,10 +1,10 @@
 """Autograd helpers of ``ptcore.nn.Module``: the identity Function and the
 :class:`BackwardHook` behind ``register_full_backward_hook`` and
 ``register_full_backward_pre_hook`` (as ``torch.utils.hooks.BackwardHook``)."""
-import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._warn import warn_at_caller
 from ptcore.autograd import Function
 
 __all__ = ["BackwardHookFunction", "BackwardHook"]
@@ -144,11 +144,12 @@ class BackwardHook:
                 local_grad_outputs = self.grad_outputs
                 # no input requires grad: call the user hooks here
                 if self.input_tensors_index is None:
-                    warnings.warn("Full backward hook is firing when gradients are computed with "
-                                  "respect to module outputs since no inputs require gradients. "
-                                  "See https://docs.pytorch.org/docs/main/generated/torch.nn."
-                                  "Module.html#torch.nn.Module.register_full_backward_hook for "
-                                  "more details.", stacklevel=2)
+                    # torch warns from C++: at the user's backward() line
+                    warn_at_caller("Full backward hook is firing when gradients are computed "
+                                   "with respect to module outputs since no inputs require "
+                                   "gradients. See https://docs.pytorch.org/docs/main/generated/"
+                                   "torch.nn.Module.html#torch.nn.Module."
+                                   "register_full_backward_hook for more details.")
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
