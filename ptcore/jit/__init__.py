@@ -15,10 +15,14 @@ IR, run, optimise, save and load them.
 from ptcore._dispatch.tracing import TracerWarning
 from ptcore.jit._ir import JitError, Error, Graph
 from ptcore.jit._trace import trace, trace_module, TracingCheckError
-from ptcore.jit._script_module import ScriptModule, ScriptFunction, RecursiveScriptModule
+from ptcore.jit._script_module import (  # noqa: F401
+    ScriptModule, ScriptFunction, RecursiveScriptModule, TracedModule, TopLevelTracedModule,
+)
 from ptcore.jit._serialization import save, load
-from ptcore.jit._passes import freeze, optimize_for_inference
-from ptcore.jit._script import script, ScriptError
+from ptcore.jit._passes import freeze, optimize_for_inference, export_opnames
+from ptcore.jit._script import script, ScriptError, ScriptWarning
+from ptcore.jit._compilation_unit import CompilationUnit
+from ptcore.jit._executor import optimized_execution, fuser, set_fusion_strategy, strict_fusion
 from ptcore.jit._annotations import (  # noqa: F401
     Final, annotate, ignore, unused, export, is_scripting, is_tracing, fork, wait, Future,
     Attribute, interface, script_if_tracing, script_method, copy, enable_onednn_fusion,
@@ -31,4 +35,7 @@ __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimiz
            "TracingCheckError", "JitError", "Error", "ScriptError", "Graph", "Final", "annotate", "ignore", "unused",
            "export", "is_scripting", "is_tracing", "fork", "wait", "Future", "Attribute",
            "script_method", "isinstance",
-           "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled"]
+           "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled",
+           "TracedModule", "TopLevelTracedModule", "ScriptWarning", "CompilationUnit",
+           "export_opnames", "optimized_execution", "fuser", "set_fusion_strategy",
+           "strict_fusion"]

@@ -39,6 +39,7 @@ def _uses(graph):
 def eliminate_dead_code(graph):
     """Drop pure nodes whose outputs nothing uses (repeat to a fixed point)."""
     graph.__dict__.pop("_plan", None)
+    graph.__dict__.pop("_plain_frees", None)
     changed = True
     while changed:
         changed = False
@@ -84,6 +85,7 @@ def eliminate_common_subexpressions(graph):
     """Replace a pure node that repeats an earlier one (same op, same
     arguments) by the earlier node's outputs."""
     graph.__dict__.pop("_plan", None)
+    graph.__dict__.pop("_plain_frees", None)
     seen, mapping, keep = {}, {}, []
     for n in graph.nodes:
         _rename_node(n, mapping)
@@ -106,6 +108,7 @@ def fold_constants(graph):
     """Evaluate pure nodes whose inputs are all constants; their outputs
     become constants of the graph."""
     graph.__dict__.pop("_plan", None)
+    graph.__dict__.pop("_plain_frees", None)
     keep = []
     for n in graph.nodes:
         ins = n.input_ids()
@@ -164,6 +167,7 @@ def fold_batch_norm(graph):
     (and the same after ``linear``), with every weight a constant, becomes
     one convolution (linear) with folded weights."""
     graph.__dict__.pop("_plan", None)
+    graph.__dict__.pop("_plain_frees", None)
     out_ids = []
     _collect(graph.outputs, out_ids)
     keep = list(graph.nodes)
@@ -300,3 +304,31 @@ def optimize_for_inference(mod, other_methods=None):
         eliminate_common_subexpressions(g)
         eliminate_dead_code(g)
     return frozen
+
+
+def export_opnames(m):
+    """The sorted operator names (``aten::linear``, ...) the graphs of script
+    module ``m`` and its submodules call (``torch.jit.export_opnames``)."""
+    from ptcore.jit._ir import _display_name
+    from ptcore.jit._script_module import ScriptModule
+    if not isinstance(m, ScriptModule):
+        raise TypeError(f"export_opnames expects a ScriptModule, got {type(m).__name__}")
+    names = set()
+
+    def walk(nodes):
+        for n in nodes:
+            for b in n.blocks or ():
+                walk(b.nodes)
+            name = _display_name(n)
+            if not name.startswith("prim::"):
+                names.add(name)
+
+    for sub in m.modules():
+        if isinstance(sub, ScriptModule) and sub.__dict__.get("_graphs") is not None:
+            try:
+                graphs = sub._sync()
+            except Exception:       # a traced submodule: its ops are in its parent's graph
+                continue
+            for g in graphs.values():
+                walk(g.nodes)
+    return sorted(names)

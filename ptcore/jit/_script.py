@@ -33,6 +33,7 @@ run-time values, assignments to other attributes) raises
 import ast
 import builtins
 import inspect
+import linecache
 import operator
 import textwrap
 import typing
@@ -53,12 +54,22 @@ class ScriptError(JitError):
     """Python that ``ptcore.jit.script`` cannot compile."""
 
 
+class ScriptWarning(Warning):
+    """Warnings about scripted code (``torch.jit.ScriptWarning``)."""
+
+
+ScriptWarning.__module__ = "ptcore.jit"
+
+
 class ScriptSource:
     """Code given as a parsed function definition instead of a Python
     function (the TorchScript archive reader): ``_ts_fdef`` (ast.FunctionDef),
     ``_ts_filename``, ``_ts_signature`` (inspect.Signature) and ``__globals__``
     (the names the code may use)."""
     _ts_fdef = None
+    # code read from a file is compiled restricted (see _Ctx); source the
+    # caller hands to ``CompilationUnit`` is compiled as a scripted function
+    _ts_restricted = True
 
 
 class Const:
@@ -290,7 +301,7 @@ class _Ctx:
         # resolve only to its namespace and a few builtins, attributes only to
         # module state and namespace members, and nothing is called at compile
         # time but ops, primitives and the file's own functions
-        self.restricted = isinstance(fn, ScriptSource)
+        self.restricted = isinstance(fn, ScriptSource) and fn._ts_restricted
         self.mutated = set()
         self.closure = {}
         if getattr(fn, "__closure__", None):
@@ -302,10 +313,9 @@ class _Ctx:
 
     def err(self, node, msg):
         line = self.line0 + getattr(node, "lineno", 1)
-        try:
-            text = open(self.filename).read().splitlines()[line - 1].strip()
-        except (OSError, IndexError):
-            text = ""
+        # linecache: a real file's line, or the registered text of source
+        # given as a string (CompilationUnit); "" for an archive's member name
+        text = linecache.getline(self.filename, line).strip()
         return ScriptError(f"{msg}\n  at {self.filename}:{line}: {text}")
 
     # ------------------------------------------------------------ statements

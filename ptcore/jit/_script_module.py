@@ -8,8 +8,10 @@ from ptcore._dispatch.tracing import _tls
 from ptcore._tensor import _TensorBase
 from ptcore.nn import Module
 from ptcore.jit._ir import decode, JitError, Node
+from ptcore.jit import _executor
 
-__all__ = ["ScriptFunction", "ScriptModule", "run_graph", "python_calls"]
+__all__ = ["ScriptFunction", "ScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
+           "python_calls"]
 
 
 def _bind(spec, out, env):
@@ -47,12 +49,20 @@ def run_graph(graph, inputs, params=None):
             except (KeyError, TypeError):
                 raise JitError(f"the graph needs parameter or buffer {v.name!r}, which the "
                                "module does not have") from None
-    steps = graph.__dict__.get("_plan")
-    if steps is None:
-        from ptcore.jit._fusion import plan
-        steps = graph._plan = plan(graph)
-        graph._frees = _last_uses(graph, steps)
-    _run_nodes(steps, env, graph._frees)
+    if _executor.fusing():
+        steps = graph.__dict__.get("_plan")
+        if steps is None:
+            from ptcore.jit._fusion import plan
+            steps = graph._plan = plan(graph)
+            graph._frees = _last_uses(graph, steps)
+        frees = graph._frees
+    else:
+        # optimized_execution(False) / fuser("none"): node by node
+        steps = graph.nodes
+        frees = graph.__dict__.get("_plain_frees")
+        if frees is None:
+            frees = graph._plain_frees = _last_uses(graph, steps)
+    _run_nodes(steps, env, frees)
     return decode(graph.outputs, env)
 
 
@@ -284,7 +294,8 @@ class ScriptModule(Module):
             sm._buffers[name] = b
         sm._non_persistent_buffers_set = set(getattr(mod, "_non_persistent_buffers_set", ()))
         for name, child in mod._modules.items():
-            sm._modules[name] = cls._mirror(child, attributes) if child is not None else None
+            sm._modules[name] = (getattr(cls, "_child_class", cls)._mirror(child, attributes)
+                                 if child is not None else None)
         sm.training = mod.training
         return sm
 
@@ -321,7 +332,8 @@ class ScriptModule(Module):
         src = d.get("_script_src")
         modes = d.get("_script_modes")
         if src is None and not modes:
-            if not d["_graphs"] and type(self) not in (ScriptModule, ScriptContainer):
+            if not d["_graphs"] and type(self) not in (ScriptModule, ScriptContainer, TracedModule,
+                                                      TopLevelTracedModule):
                 # a subclass with ``@script_method`` s (torch's legacy API):
                 # compiled on first need (it runs its Python methods itself)
                 from ptcore.jit._script import compile_module
@@ -577,6 +589,16 @@ class ScriptContainer(ScriptModule):
         return key in self._modules
 
 
+class TracedModule(ScriptModule):
+    """A module recorded by :func:`ptcore.jit.trace` (the submodules of a
+    traced module), as torch's ``torch.jit.TracedModule``."""
+
+
+class TopLevelTracedModule(TracedModule):
+    """What :func:`ptcore.jit.trace` returns for an ``nn.Module``."""
+    _child_class = TracedModule
+
+
 def script_module_named(name):
     """An empty ScriptModule for a module named ``name`` (read from a file)."""
     sm = ScriptContainer() if name in _CONTAINERS else ScriptModule()
@@ -587,4 +609,6 @@ def script_module_named(name):
 ScriptModule.__module__ = "ptcore.jit"
 ScriptContainer.__module__ = "ptcore.jit"
 ScriptFunction.__module__ = "ptcore.jit"
+TracedModule.__module__ = "ptcore.jit"
+TopLevelTracedModule.__module__ = "ptcore.jit"
 RecursiveScriptModule = ScriptModule

@@ -146,15 +146,21 @@ class TSFunction(ScriptSource):
     """A function (or method) of the archive's TorchScript code, compiled by
     ptcore.jit.script's compiler from its parsed AST."""
 
-    def __init__(self, fdef, filename, namespace, qualname):
+    def __init__(self, fdef, filename, namespace, qualname, annotation=None):
+        """``annotation(node)``: the type a parameter's annotation names
+        (None: parameters are typed by the code's uses, as in an archive)."""
         self._ts_fdef = fdef
         self._ts_filename = filename
         self.__globals__ = namespace
         self.__qualname__ = self.__name__ = qualname
+        self.__annotations__ = {}
         params = []
         a = fdef.args
         defaults = [None] * (len(a.args) - len(a.defaults)) + list(a.defaults)
         for arg, d in zip(a.args, defaults):
+            ann = inspect.Parameter.empty
+            if annotation is not None and arg.annotation is not None:
+                ann = self.__annotations__[arg.arg] = annotation(arg.annotation)
             default = inspect.Parameter.empty
             if d is not None:
                 try:
@@ -163,7 +169,7 @@ class TSFunction(ScriptSource):
                     raise JitError(f"{filename}: default of {arg.arg} in {qualname} is not a "
                                    "literal") from None
             params.append(inspect.Parameter(arg.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                            default=default))
+                                            default=default, annotation=ann))
         self._ts_signature = inspect.Signature(params)
 
     def __repr__(self):
@@ -567,6 +573,18 @@ class _AnyType:
         return self
 
 
+def code_namespace():
+    """The names TorchScript code may use besides its own functions and
+    classes (an archive's code, ``CompilationUnit`` source)."""
+    return {"torch": _TorchNS(), "ops": _OpsNS(None), "annotate": _Annotate(),
+            "unchecked_cast": _Annotate(), "getattr": _GetAttr(),
+            "uninitialized": _Uninitialized(), "Tensor": _AnyType(), "List": _AnyType(),
+            "Optional": _AnyType(), "Tuple": _AnyType(), "Dict": _AnyType(),
+            "inf": float("inf"), "nan": float("nan"), "int": builtins.int,
+            "float": builtins.float, "bool": builtins.bool, "str": builtins.str,
+            "NoneType": _AnyType(), "Final": _AnyType()}
+
+
 # --------------------------------------------------------------------- modules
 
 def _build_module(obj, code, path, made):
@@ -658,12 +676,8 @@ def load_torchscript(arch, map_location=None, _extra_files=None):
         raise JitError(f"ptcore.jit.load: {arch.name}: data.pkl does not hold a module")
     ns = {}
     code = _Code(arch, prefix, ns)
-    ns.update({"torch": _TorchNS(), "ops": _OpsNS(None), "CONSTANTS": _ConstantsNS(consts),
-               "__torch__": _QualifiedNS(code, "__torch__"), "annotate": _Annotate(), "unchecked_cast": _Annotate(), "getattr": _GetAttr(),
-               "uninitialized": _Uninitialized(), "Tensor": _AnyType(), "List": _AnyType(),
-               "Optional": _AnyType(), "Tuple": _AnyType(), "Dict": _AnyType(),
-               "inf": float("inf"), "nan": float("nan"), "int": builtins.int, "float": builtins.float, "bool": builtins.bool,
-               "str": builtins.str, "NoneType": _AnyType(), "Final": _AnyType()})
+    ns.update(code_namespace())
+    ns.update({"CONSTANTS": _ConstantsNS(consts), "__torch__": _QualifiedNS(code, "__torch__")})
     root = _build_module(root_obj, code, "", {})
     graphs = _compile_all(root)
     object.__setattr__(root, "_graphs", graphs)

@@ -467,7 +467,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
                  _store_inputs=True):
     """Trace the methods of ``mod`` named in ``inputs`` (name -> example
     inputs) into a :class:`ScriptModule` (``torch.jit.trace_module``)."""
-    from ptcore.jit._script_module import ScriptModule
+    from ptcore.jit._script_module import TopLevelTracedModule
     from ptcore.nn import Module
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
@@ -478,7 +478,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
         fn = getattr(mod, method)
         graphs[method], outs[method] = _trace_graph(
             fn, _as_tuple(example), mod, strict, children if method == "forward" else None)
-    sm = ScriptModule._from_module(mod, graphs)
+    sm = TopLevelTracedModule._from_module(mod, graphs)
     # as torch's, traced submodules are not callable, but their graphs
     # (their part of forward's trace) are saved: once loaded, they are
     for path, child in sm.named_modules():

@@ -1,0 +1,133 @@
+"""``ptcore.jit.CompilationUnit`` (``torch.jit.CompilationUnit``): functions
+compiled from TorchScript source text.
+
+The text is parsed with :mod:`ast` and each ``def`` compiled by
+``ptcore.jit.script``'s compiler into a graph (:class:`ScriptFunction`);
+the source is never executed by Python.  In the code, ``torch`` names
+ptcore, and the functions of the unit may call each other."""
+import ast
+import itertools
+import linecache
+import typing
+
+import ptcore
+from ptcore.jit._script import ScriptError, _compile
+from ptcore.jit._torchscript import TSFunction, code_namespace
+
+__all__ = ["CompilationUnit"]
+
+_SOURCES = itertools.count(1)
+_TYPING = ("List", "Tuple", "Dict", "Optional", "Union", "Any")
+
+
+def _types():
+    """The names an annotation may use."""
+    ns = {"Tensor": ptcore.Tensor, "int": int, "float": float, "bool": bool, "str": str,
+          "complex": complex, "torch": ptcore}
+    for name in _TYPING:
+        ns[name] = getattr(typing, name)
+    return ns
+
+
+def _namespace():
+    """The names the code may use: the TorchScript archive reader's (``torch.X``
+    resolves to an op of the operator table; nothing else is callable)."""
+    return code_namespace()
+
+
+class _UnitFunction(TSFunction):
+    """One ``def`` of the unit's source, compiled restricted (as a TorchScript
+    archive's code: names resolve to the unit's functions, ``torch``'s ops and
+    a few builtins; no Python function runs at compile time), its parameters
+    typed by their annotations."""
+
+    def __init__(self, fdef, filename, namespace):
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise ScriptError(f"{filename}:{fdef.lineno}: {fdef.name} takes *args, **kwargs, "
+                              "keyword-only or positional-only parameters; CompilationUnit "
+                              "functions take plain parameters")
+        types = _types()
+        super().__init__(fdef, filename, namespace, fdef.name,
+                         annotation=lambda node: _annotation(node, types, filename))
+
+    def __repr__(self):
+        return f"<CompilationUnit function {self.__qualname__}>"
+
+
+def _annotation(node, ns, filename):
+    """The type an annotation names (``int``, ``Tensor``, ``List[int]``,
+    ``Optional[Tensor]``, ``torch.Tensor``), resolved without evaluating code."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return type(None)
+    if isinstance(node, ast.Name):
+        if node.id in ns:
+            return ns[node.id]
+    if isinstance(node, ast.Attribute):
+        base = _annotation(node.value, ns, filename)
+        if base is ptcore and hasattr(ptcore, node.attr):
+            return getattr(ptcore, node.attr)
+    if isinstance(node, ast.Subscript):
+        base = _annotation(node.value, ns, filename)
+        sl = node.slice
+        args = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        resolved = tuple(_annotation(x, ns, filename) for x in args)
+        return base[resolved if len(resolved) > 1 else resolved[0]]
+    raise ScriptError(f"{filename}:{getattr(node, 'lineno', '?')}: unknown type annotation "
+                      f"{ast.unparse(node)!r}")
+
+
+class CompilationUnit:
+    """Functions compiled from source: ``CompilationUnit(src)`` or
+    ``cu = CompilationUnit(); cu.define(src)``, then ``cu.name(args)``."""
+
+    def __init__(self, lang=None, _frames_up=0):
+        self.__dict__["_functions"] = {}
+        self.__dict__["_ns"] = _namespace()
+        if lang is not None:
+            self.define(lang)
+
+    def define(self, src, rcb=None, _frames_up=0):
+        """Compile the ``def`` s of ``src`` (TorchScript source text)."""
+        from ptcore.jit._script_module import ScriptFunction
+        if not isinstance(src, str):
+            raise TypeError(f"CompilationUnit.define expects source text, got "
+                            f"{type(src).__name__}")
+        filename = f"<CompilationUnit {next(_SOURCES)}>"
+        # the compiler's errors quote the line (as for a scripted function's file)
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        try:
+            tree = ast.parse(src, filename)
+        except SyntaxError as e:
+            raise ScriptError(f"{filename}:{e.lineno}: {e.msg}") from None
+        new = []
+        for st in tree.body:
+            if not isinstance(st, ast.FunctionDef):
+                raise ScriptError(f"{filename}:{st.lineno}: a CompilationUnit holds function "
+                                  f"definitions only, not {type(st).__name__}")
+            fn = _UnitFunction(st, filename, self._ns)
+            new.append(fn)
+            self._ns[st.name] = fn
+        for fn in new:
+            names = list(fn._ts_signature.parameters)
+            g = _compile(fn, None, None, names)
+            sf = ScriptFunction(g, fn.__name__)
+            sf._defaults = [p.default for p in fn._ts_signature.parameters.values()]
+            sf._names = names
+            self._functions[fn.__name__] = sf
+
+    def find_function(self, name):
+        """The compiled function ``name``, or None."""
+        return self._functions.get(name)
+
+    def get_functions(self):
+        return list(self._functions.values())
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_functions"][name]
+        except KeyError:
+            raise AttributeError(f"'CompilationUnit' has no attribute '{name}'") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("CompilationUnit functions are defined from source (define())")
