@@ -26,7 +26,8 @@ EXCEPTIONS_FILE = pathlib.Path(__file__).with_name("public_api_exceptions.txt")
 
 # Modules compared through dir() (as a user's ``torch.X`` sees them).
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.optim",
-              "torch.optim.lr_scheduler", "torch.utils.data", "torch.autograd", "torch.linalg"]
+              "torch.optim.lr_scheduler", "torch.utils.data", "torch.autograd", "torch.linalg",
+              "torch.jit", "torch.onnx"]
 
 # Packages whose (non-private) submodules are compared through their __all__ (or the names
 # they define): the import paths of ``from torch.nn.modules.loss import _Loss`` ...

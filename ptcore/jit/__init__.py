@@ -19,10 +19,14 @@ from ptcore.jit._script_module import (  # noqa: F401
     ScriptModule, ScriptFunction, RecursiveScriptModule, TracedModule, TopLevelTracedModule,
 )
 from ptcore.jit._serialization import save, load
-from ptcore.jit._passes import freeze, optimize_for_inference, export_opnames
+from ptcore.jit._passes import (  # noqa: F401
+    freeze, optimize_for_inference, export_opnames, run_frozen_optimizations,
+)
 from ptcore.jit._script import script, ScriptError, ScriptWarning
 from ptcore.jit._compilation_unit import CompilationUnit
-from ptcore.jit._executor import optimized_execution, fuser, set_fusion_strategy, strict_fusion
+from ptcore.jit._executor import (  # noqa: F401
+    optimized_execution, fuser, set_fusion_strategy, strict_fusion, last_executed_optimized_graph,
+)
 from ptcore.jit._annotations import (  # noqa: F401
     Final, annotate, ignore, unused, export, is_scripting, is_tracing, fork, wait, Future,
     Attribute, interface, script_if_tracing, script_method, copy, enable_onednn_fusion,
@@ -38,4 +42,4 @@ __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimiz
            "interface", "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled",
            "TracedModule", "TopLevelTracedModule", "ScriptWarning", "CompilationUnit",
            "export_opnames", "optimized_execution", "fuser", "set_fusion_strategy",
-           "strict_fusion"]
+           "strict_fusion", "run_frozen_optimizations", "last_executed_optimized_graph"]

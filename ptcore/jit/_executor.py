@@ -11,7 +11,8 @@ import contextlib
 import threading
 import warnings
 
-__all__ = ["optimized_execution", "fuser", "set_fusion_strategy", "strict_fusion", "fusing"]
+__all__ = ["optimized_execution", "fuser", "set_fusion_strategy", "strict_fusion", "fusing",
+           "last_executed_optimized_graph", "executed"]
 
 _state = threading.local()
 _FUSERS = ("fuser0", "fuser1", "fuser2", "fuser3", "none")
@@ -84,3 +85,16 @@ class strict_fusion:
 
     def __exit__(self, *exc):
         return False
+
+
+def executed(graph):
+    """Record ``graph`` as the last one this thread ran."""
+    _state.last = graph
+
+
+def last_executed_optimized_graph():
+    """The graph this thread ran last (``torch.jit.last_executed_optimized_graph``)."""
+    g = _get("last", None)
+    if g is None:
+        raise RuntimeError("no graph has been executed in this thread")
+    return g

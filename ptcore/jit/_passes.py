@@ -10,7 +10,8 @@ from ptcore._dispatch.table import lookup
 from ptcore.jit._ir import decode, _collect
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
-           "fold_batch_norm", "freeze", "optimize_for_inference"]
+           "fold_batch_norm", "freeze", "optimize_for_inference", "run_frozen_optimizations",
+           "export_opnames"]
 
 _IMPURE = {"random", "inplace", "nondeterministic"}
 
@@ -304,6 +305,26 @@ def optimize_for_inference(mod, other_methods=None):
         eliminate_common_subexpressions(g)
         eliminate_dead_code(g)
     return frozen
+
+
+def run_frozen_optimizations(mod, optimize_numerics=True, preserved_methods=None):
+    """``torch.jit.run_frozen_optimizations``: the optimisations of a frozen
+    graph, in place on ``mod``'s ``forward`` and ``preserved_methods``
+    graphs (constant and batch-norm folding, common-subexpression and
+    dead-code elimination)."""
+    from ptcore.jit._script_module import ScriptModule
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("run_frozen_optimizations expects a ScriptModule as input")
+    graphs = mod._sync()
+    for method in ["forward"] + list(preserved_methods or ()):
+        g = graphs.get(method)
+        if g is None:
+            raise AttributeError(f"the module has no compiled method {method!r}")
+        fold_constants(g)
+        if optimize_numerics:
+            fold_batch_norm(g)
+        eliminate_common_subexpressions(g)
+        eliminate_dead_code(g)
 
 
 def export_opnames(m):

@@ -62,6 +62,7 @@ def run_graph(graph, inputs, params=None):
         frees = graph.__dict__.get("_plain_frees")
         if frees is None:
             frees = graph._plain_frees = _last_uses(graph, steps)
+    _executor.executed(graph)
     _run_nodes(steps, env, frees)
     return decode(graph.outputs, env)
 

@@ -5,9 +5,22 @@ as an ONNX ``ModelProto`` (opsets 17-21) — the protobuf is written directly,
 so exporting needs no ``onnx`` package; check the file with ``onnx.checker``
 and run it with ONNX Runtime.
 """
-from ptcore.onnx._export import export, UnsupportedOperatorError, OnnxExporterError
+from ptcore.onnx import errors
+from ptcore.onnx.errors import (OnnxExporterError, OnnxExporterWarning,
+                                UnsupportedOperatorError)
+from ptcore.onnx._types import (TrainingMode, OperatorExportTypes, TensorProtoDataType,
+                                JitScalarType)
+from ptcore.onnx._export import export, select_model_mode_for_export
+from ptcore.version import __version__ as _version
 
-__all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError", "is_in_onnx_export"]
+__all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError", "OnnxExporterWarning",
+           "is_in_onnx_export", "errors", "TrainingMode", "OperatorExportTypes",
+           "TensorProtoDataType", "JitScalarType", "select_model_mode_for_export",
+           "producer_name", "producer_version"]
+
+# what export writes in the model's producer fields
+producer_name = "ptcore"
+producer_version = _version
 
 
 def is_in_onnx_export():

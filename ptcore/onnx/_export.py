@@ -2,6 +2,7 @@
 graph as an ONNX model (opset 17 by default).  Each op of the trace maps to
 ONNX operators; an op with no mapping raises :class:`UnsupportedOperatorError`
 naming it."""
+import contextlib
 import inspect
 import math
 import os
@@ -13,16 +14,27 @@ from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._ir import decode, _collect
 from ptcore.onnx import _proto as P
+from ptcore.onnx.errors import OnnxExporterError, UnsupportedOperatorError
+from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 
-__all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError"]
-
-
-class OnnxExporterError(RuntimeError):
-    """The model cannot be exported as asked."""
+__all__ = ["export", "select_model_mode_for_export"]
 
 
-class UnsupportedOperatorError(OnnxExporterError):
-    """An op of the traced model has no ONNX mapping."""
+@contextlib.contextmanager
+def select_model_mode_for_export(model, mode):
+    """Put ``model`` in the mode ``mode`` (a :class:`TrainingMode`) asks for
+    while the block runs, and back after (``EVAL``: eval, ``TRAINING``:
+    train, ``PRESERVE``: as it is)."""
+    if not isinstance(mode, TrainingMode):
+        raise TypeError("'mode' should be a torch.onnx.TrainingMode enum, but got "
+                        f"'{type(mode)}'.")
+    was = model.training
+    if mode != TrainingMode.PRESERVE:
+        model.train(mode == TrainingMode.TRAINING)
+    try:
+        yield
+    finally:
+        model.train(was)
 
 
 def _np_dtype_name(t):
@@ -304,14 +316,15 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     if isinstance(args, _TensorBase):
         args = (args,)
     args = tuple(a for a in args if not isinstance(a, dict))
+    if operator_export_type is not None and \
+            OperatorExportTypes(operator_export_type) == OperatorExportTypes.ONNX_ATEN:
+        raise OnnxExporterError("ptcore.onnx writes standard ONNX ops; operator_export_type="
+                                "ONNX_ATEN (every op as an ATen op) is not supported")
+    mode = TrainingMode.EVAL if training is None else TrainingMode(training)
     if isinstance(model, ptcore.nn.Module):
-        was = model.training
-        model.eval()
-        try:
+        with select_model_mode_for_export(model, mode):
             with ptcore.no_grad(), _static_sizes():
                 traced = jit.trace(model, args)
-        finally:
-            model.train(was)
         g = traced.graph
         params = dict(model.named_parameters(remove_duplicate=False))
         params.update(model.named_buffers(remove_duplicate=False))

@@ -195,3 +195,35 @@ def test_strict_fusion_and_script_warning():
     assert issubclass(jit.ScriptWarning, Warning)
     if torch is not None:
         assert jit.ScriptWarning.__mro__[1:] == torch.jit.ScriptWarning.__mro__[1:]
+
+
+def _conv_bn():
+    ptcore.manual_seed(0)
+    m = ptcore.nn.Sequential(ptcore.nn.Conv2d(1, 3, 3), ptcore.nn.BatchNorm2d(3),
+                             ptcore.nn.ReLU())
+    m(ptcore.randn(4, 1, 6, 6))             # running statistics that are not the defaults
+    return m.eval()
+
+
+def test_run_frozen_optimizations_folds_in_place():
+    m = _conv_bn()
+    x = ptcore.randn(2, 1, 6, 6)
+    frozen = jit.freeze(jit.trace(m, x), optimize_numerics=False)
+    assert "batch_norm" in str(frozen.graph)
+    assert jit.run_frozen_optimizations(frozen) is None
+    assert "batch_norm" not in str(frozen.graph)
+    np.testing.assert_allclose(_arr(frozen(x)), _arr(m(x)), rtol=1e-5, atol=1e-6)
+    kept = jit.freeze(jit.trace(m, x), optimize_numerics=False)
+    jit.run_frozen_optimizations(kept, optimize_numerics=False)
+    assert "batch_norm" in str(kept.graph)
+    with pytest.raises(AttributeError, match="nope"):
+        jit.run_frozen_optimizations(kept, preserved_methods=["nope"])
+
+
+def test_last_executed_optimized_graph():
+    f = jit.trace(_chain, ptcore.randn(8))
+    g = jit.trace(lambda x: x.exp(), ptcore.randn(8))
+    f(ptcore.randn(8))
+    assert jit.last_executed_optimized_graph() is f.graph
+    g(ptcore.randn(8))
+    assert jit.last_executed_optimized_graph() is g.graph
