@@ -30,9 +30,102 @@ def _types():
 
 
 def _namespace():
-    """The names the code may use: the TorchScript archive reader's (``torch.X``
-    resolves to an op of the operator table; nothing else is callable)."""
-    return code_namespace()
+    """The names the code may use: the TorchScript archive reader's, with the
+    ``torch`` of hand-written TorchScript (``torch.nn.functional.X``,
+    ``torch.linalg.X``, ``torch.jit.annotate``, dtypes and constants).
+    ``torch.X`` resolves to an op of the operator table; nothing else is
+    callable."""
+    ns = code_namespace()
+    ns["torch"] = _UserTorch(ns["torch"], ns["annotate"])
+    return ns
+
+
+_SUBMODULES = {"nn.functional": "nn.functional", "linalg": "linalg", "special": "special",
+               "fft": "fft"}
+_TORCH_CONSTANTS = ("pi", "e", "inf", "nan")
+
+
+class _UserTorch:
+    """``torch`` in CompilationUnit source."""
+    _ts_namespace = True
+
+    def __init__(self, aten, annotate):
+        self._aten, self._annotate = aten, annotate
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            return getattr(self._aten, name)
+        if name == "jit":
+            return _UserJit(self._annotate)
+        if name == "nn":
+            return _UserModule("nn")
+        if name in _SUBMODULES:
+            return _UserModule(name)
+        v = getattr(ptcore, name, None)
+        if isinstance(v, ptcore.dtype) or (name in _TORCH_CONSTANTS and isinstance(v, float)):
+            return v
+        return getattr(self._aten, name)
+
+
+class _UserJit:
+    """``torch.jit`` in CompilationUnit source: ``annotate``, ``is_scripting``."""
+    _ts_namespace = True
+
+    def __init__(self, annotate):
+        self._annotate = annotate
+
+    def __getattr__(self, name):
+        if name == "annotate":
+            return self._annotate
+        if name == "is_scripting":
+            return _Constant(True)
+        raise AttributeError(f"torch.jit.{name} is not available in compiled source")
+
+
+class _Constant:
+    def __init__(self, value):
+        self.value = value
+
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        from ptcore.jit._script import Const
+        return Const(self.value)
+
+
+class _UserModule:
+    """``torch.nn.functional`` / ``torch.linalg`` / ... : their table ops."""
+    _ts_namespace = True
+
+    def __init__(self, path):
+        self._path = path
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        path = f"{self._path}.{name}"
+        if path in _SUBMODULES:
+            return _UserModule(path)
+        mod = ptcore
+        for part in self._path.split("."):
+            mod = getattr(mod, part)
+        fn = getattr(mod, name, None)
+        if fn is None or not callable(fn):
+            raise AttributeError(f"torch.{path} is not available in compiled source")
+        return _TableOp(fn, f"torch.{path}")
+
+
+class _TableOp:
+    """A function of a ptcore namespace called in compiled source: its
+    operator-table entry becomes the node."""
+
+    def __init__(self, fn, where):
+        self._fn, self._where = fn, where
+
+    def _jit_compile_call(self, ctx, args, kwargs, node):
+        from ptcore._dispatch.table import op_of
+        d = op_of(self._fn)
+        if d is None:
+            raise ctx.err(node, f"{self._where} is not an op of ptcore's operator table")
+        return ctx.c.emit((d.namespace, d.name), args, kwargs)
 
 
 class _UnitFunction(TSFunction):

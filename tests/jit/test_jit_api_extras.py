@@ -227,3 +227,71 @@ def test_last_executed_optimized_graph():
     assert jit.last_executed_optimized_graph() is f.graph
     g(ptcore.randn(8))
     assert jit.last_executed_optimized_graph() is g.graph
+
+
+HAND_WRITTEN = '''
+def collect(x, n: int):
+    out = torch.jit.annotate(List[Tensor], [])
+    for i in range(n):
+        out.append(x * i)
+    return torch.stack(out)
+
+def namespaces(x):
+    y = x.to(torch.float64) * torch.pi
+    z = torch.zeros(3, dtype=torch.float64)
+    n = torch.linalg.norm(x)
+    s = torch.nn.functional.softmax(x, dim=0)
+    if torch.jit.is_scripting():
+        s = s * 2
+    return y, z, n, s
+
+def loops(x, k: int = 2):
+    t = 0
+    for v in [1, 2, 3]:
+        t += v
+    while k > 0:
+        x = x * 2
+        k -= 1
+    return torch.where(x > 0, x, torch.zeros_like(x)) + t, x.size(0) * 2
+
+def keyed(x, d: Dict[str, int]):
+    return x * d["a"]
+'''
+
+
+def _hand_written_calls(lib, cu):
+    x = lib.tensor([-1.5, 0.5, 2.0])
+    return [cu.collect(x, 3), cu.namespaces(x), cu.loops(x), cu.loops(x, 0),
+            cu.keyed(x, {"a": 3})]
+
+
+def _flat(v):
+    if isinstance(v, (tuple, list)):
+        return [y for a in v for y in _flat(a)]
+    return [v]
+
+
+def test_compilation_unit_hand_written_torchscript():
+    cu = jit.CompilationUnit(HAND_WRITTEN)
+    got = _flat(_hand_written_calls(ptcore, cu))
+    x = np.array([-1.5, 0.5, 2.0], np.float32)
+    np.testing.assert_allclose(_arr(got[0]), np.stack([x * 0, x, x * 2]))
+    assert got[1].dtype == ptcore.float64 and got[2].dtype == ptcore.float64
+    np.testing.assert_allclose(_arr(got[3]), np.linalg.norm(x), rtol=1e-6)
+    np.testing.assert_allclose(_arr(got[4]), 2 * np.exp(x) / np.exp(x).sum(), rtol=1e-6)
+    if torch is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            want = _flat(_hand_written_calls(torch, torch.jit.CompilationUnit(HAND_WRITTEN)))
+        assert len(want) == len(got)
+        for a, b in zip(got, want):
+            if hasattr(b, "numpy"):
+                assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
+                np.testing.assert_allclose(_arr(a), _arr(b), rtol=1e-6)
+            else:
+                assert a == b
+
+
+def test_compilation_unit_refuses_non_table_functions():
+    with pytest.raises(jit.ScriptError, match="torch.jit.save"):
+        jit.CompilationUnit("def f(x):\n    torch.jit.save(x, 'f')\n    return x\n")
