@@ -92,6 +92,16 @@ class _TracingLayer(_D.Layer):
         tracer = st.tracer
         if tracer is None or st.depth:
             return nxt(args, kwargs)
+        if (opdef.namespace, opdef.name) in getattr(tracer, "transparent", ()):
+            # a composite the tracer records the ops of (an exporter's
+            # decomposition): its own calls are the trace's
+            tracer.transparent_depth += 1
+            try:
+                out = nxt(args, kwargs)
+            finally:
+                tracer.transparent_depth -= 1
+            tracer.passed_through(opdef, out)
+            return out
         st.depth += 1
         try:
             out = nxt(args, kwargs)

@@ -34,10 +34,26 @@ class _Tracer:
     def stop(self):
         _sizes.remove()
 
-    def __init__(self):
+    def __init__(self, transparent=()):
         self.graph = Graph()
         self.env = {}           # id(tensor) -> (tensor, value id): keeps the tensor alive
         self.warned = set()
+        # (namespace, name) of composite ops recorded as the ops they call
+        self.transparent = frozenset(transparent)
+        self.transparent_depth = 0
+
+    def passed_through(self, opdef, out):
+        """After a transparent op: its results must come from recorded ops
+        (else its implementation computed them outside the op table)."""
+        todo = [out]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, (tuple, list)):
+                todo.extend(x)
+            elif isinstance(x, _TensorBase) and not self.knows(x):
+                    raise JitError(f"{opdef.namespace}::{opdef.name} cannot be recorded as the "
+                               "ops it calls (its implementation computes outside the "
+                               "operator table)")
 
     def add_input(self, t, kind="input", name=None):
         v = self.graph.new_value(kind, t, name)
@@ -74,6 +90,12 @@ class _Tracer:
             hit = self.env.get(id(x))
             if hit is not None and hit[0] is x:
                 return {"v": hit[1]}
+            if self.transparent_depth:
+                # inside a composite recorded as its ops: a tensor no recorded
+                # op made was computed outside the table (or is a cached
+                # constant): the decomposition would bake it in
+                raise JitError(f"ptcore.jit.trace: {opname} inside a composite recorded as "
+                               "its ops reads a tensor computed outside the operator table")
             # a tensor the trace did not make: a constant of the graph
             if x.requires_grad:
                 raise RuntimeError("Cannot insert a Tensor that requires grad as a constant. "
@@ -199,10 +221,11 @@ def _as_tuple(example_inputs):
                     f"not {type(example_inputs).__name__}")
 
 
-def _trace_graph(fn, inputs, module=None, strict=True, children=None):
+def _trace_graph(fn, inputs, module=None, strict=True, children=None, transparent=()):
     """``children``: a dict filled with ``path -> graph`` of ``module``'s
-    submodules, cut from the trace of their first call."""
-    tracer = _Tracer()
+    submodules, cut from the trace of their first call; ``transparent``:
+    ``(namespace, name)`` of composite ops recorded as the ops they call."""
+    tracer = _Tracer(transparent)
     if not all(_traceable(t) for t in inputs):
         raise RuntimeError(f"Type 'Tuple[{', '.join(_type_name(t) for t in inputs)}]' cannot "
                            "be traced. Only Tensors and (possibly nested) Lists, Dicts, and "
@@ -436,7 +459,8 @@ def _kwarg_inputs(func, example_inputs, kwargs):
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
           check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
-          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
+          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True,
+          _transparent=()):
     """Trace ``func`` (a function or an ``nn.Module``) on ``example_inputs``
     into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.trace``)."""
     from ptcore.jit._script_module import ScriptFunction
@@ -447,11 +471,12 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         return trace_module(func, {"forward": example_inputs}, check_trace=check_trace,
                             check_inputs=([{"forward": c} for c in check_inputs]
                                           if check_inputs else None),
-                            check_tolerance=check_tolerance, strict=strict)
+                            check_tolerance=check_tolerance, strict=strict,
+                            _transparent=_transparent)
     if not callable(func):
         raise TypeError(f"ptcore.jit.trace: expected a function or Module, got {type(func)}")
     inputs = _as_tuple(example_inputs)
-    graph, out = _trace_graph(func, inputs, strict=strict)
+    graph, out = _trace_graph(func, inputs, strict=strict, transparent=_transparent)
     sf = ScriptFunction(graph, getattr(func, "__name__", "fn"))
     if check_trace and _check_deterministic(graph, sf.name):
         for chk in [inputs] + [_as_tuple(c) for c in (check_inputs or ())]:
@@ -464,7 +489,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
                  check_tolerance=1e-5, strict=True, _force_outplace=False,
                  _module_class=None, _compilation_unit=None, example_inputs_is_kwarg=False,
-                 _store_inputs=True):
+                 _store_inputs=True, _transparent=()):
     """Trace the methods of ``mod`` named in ``inputs`` (name -> example
     inputs) into a :class:`ScriptModule` (``torch.jit.trace_module``)."""
     from ptcore.jit._script_module import TopLevelTracedModule
@@ -477,7 +502,8 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     for method, example in inputs.items():
         fn = getattr(mod, method)
         graphs[method], outs[method] = _trace_graph(
-            fn, _as_tuple(example), mod, strict, children if method == "forward" else None)
+            fn, _as_tuple(example), mod, strict, children if method == "forward" else None,
+            _transparent)
     sm = TopLevelTracedModule._from_module(mod, graphs)
     # as torch's, traced submodules are not callable, but their graphs
     # (their part of forward's trace) are saved: once loaded, they are

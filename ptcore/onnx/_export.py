@@ -13,7 +13,7 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._ir import decode, _collect
-from ptcore.onnx import _proto as P
+from ptcore.onnx import _proto as P, _more_ops
 from ptcore.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 
@@ -57,6 +57,7 @@ class _Builder:
         self.names = {}
         self.count = 0
         self.used = set()           # value ids read by some node
+        self.dynamic = False        # the export has dynamic axes
 
     def fresh(self, base="t"):
         self.count += 1
@@ -152,6 +153,7 @@ _UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "l
           "reciprocal": "Reciprocal", "floor": "Floor", "ceil": "Ceil", "contiguous": "Identity",
           "clone": "Identity", "detach": "Identity"}
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul",
+           "bmm": "MatMul",
            "pow": "Pow", "maximum": "Max", "minimum": "Min"}
 
 
@@ -297,6 +299,9 @@ def _convert(b, node, batch_dims):
                          keepdims=int(bool(keep)))
         return b.add("ReduceSum", [b.name(args[0]), b.const(np.array(dims), "int64")],
                      keepdims=int(bool(keep)))
+    conv = _more_ops.CONVERTERS.get((ns, name))
+    if conv is not None:
+        return conv(b, node)
     raise UnsupportedOperatorError(
         f"Exporting the operator '{ns}::{name}' to ONNX opset version {b.opset} is not "
         "supported by ptcore.onnx")
@@ -324,13 +329,13 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     if isinstance(model, ptcore.nn.Module):
         with select_model_mode_for_export(model, mode):
             with ptcore.no_grad(), _static_sizes():
-                traced = jit.trace(model, args)
+                traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED)
         g = traced.graph
         params = dict(model.named_parameters(remove_duplicate=False))
         params.update(model.named_buffers(remove_duplicate=False))
     else:
         with ptcore.no_grad(), _static_sizes():
-            traced = jit.trace(model, args)
+            traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED)
         g = traced.graph
         params = {}
     b = _Builder(g, opset)
@@ -347,6 +352,7 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         batch_dims[vid] = set(axes)
         shape = [axes.get(i, s) for i, s in enumerate(v.shape)]
         inputs.append(P.value_info(nm, v.dtype, shape))
+    b.dynamic = any(batch_dims.values())
     for v in g.values.values():
         if v.kind == "param":
             b.names[v.id] = v.name
@@ -354,10 +360,13 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
             b.names[v.id] = f"const_{v.id}"
     for n in g.nodes:
         outs = n.output_ids()
-        if len(outs) != 1:
-            raise UnsupportedOperatorError(f"{n.op[0]}::{n.op[1]} returns {len(outs)} tensors")
         out_name = _convert(b, n, batch_dims)
-        b.names[outs[0]] = out_name
+        if isinstance(out_name, list) and len(out_name) == len(outs):
+            b.names.update(zip(outs, out_name))         # split / chunk / unbind
+        elif len(outs) != 1 or isinstance(out_name, list):
+            raise UnsupportedOperatorError(f"{n.op[0]}::{n.op[1]} returns {len(outs)} tensors")
+        else:
+            b.names[outs[0]] = out_name
         src = n.input_ids()
         if src and src[0] in batch_dims and n.op[1] not in ("t", "transpose", "permute"):
             batch_dims[outs[0]] = set(batch_dims[src[0]])

@@ -554,7 +554,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     q = q.reshape(bsz, num_heads, tgt_len, head_dim)
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
-    attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    # the public entry: one op for tracing (an ONNX export records this
+    # function as the ops it calls) and for the other layers
+    attn_output = ptcore.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask,
+                                                                    dropout_p, is_causal)
     attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     attn_output = _linear(attn_output, out_proj_weight, out_proj_bias)
     attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))

@@ -1,0 +1,296 @@
+"""ONNX conversions of the shape, indexing, creation and attention ops a
+traced model records besides the core set in ``_export``: what recurrent
+layers (unrolled into addmm / narrow / sigmoid / tanh / stack), Transformer
+layers (multi-head attention recorded as its ops, ``scaled_dot_product_attention``)
+and transposed convolutions need.  Each converter takes the builder and the
+node and returns the ONNX value name; :data:`CONVERTERS` maps
+``(namespace, name)`` to it."""
+import math
+
+import numpy as np
+
+from ptcore.jit._ir import decode
+from ptcore.onnx.errors import UnsupportedOperatorError
+
+__all__ = ["CONVERTERS", "DECOMPOSED"]
+
+# composites an export records as the ops they call
+DECOMPOSED = frozenset({("nn.functional", "multi_head_attention_forward")})
+
+_ONNX_NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
+            "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+
+
+def _arg(node, i, name, default=None):
+    if len(node.args) > i:
+        return node.args[i]
+    return node.kwargs.get(name, default)
+
+
+def _val(node, i, name, default=None):
+    a = _arg(node, i, name, default)
+    return decode(a, {}) if a is not default else default
+
+
+def _shape(b, enc):
+    return list(b.g.values[enc["v"]].shape)
+
+
+def _out_shape(b, node):
+    return list(b.g.values[node.output_ids()[0]].shape)
+
+
+def _ints(b, values):
+    return b.const(np.array(list(values), dtype=np.int64), "int64")
+
+
+def _init(b, arr, dtype):
+    """An initializer holding ``arr`` with its exact shape (a 0-d array stays
+    a scalar: the builder's ``const`` makes it 1-d)."""
+    from ptcore.onnx import _proto as P
+    name = b.fresh("const")
+    arr = np.asarray(arr, dtype=_ONNX_NP[dtype])
+    b.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+    return name
+
+
+def _slice(b, x, axes, starts, ends, steps=None):
+    ins = [x, _ints(b, starts), _ints(b, ends), _ints(b, axes)]
+    if steps is not None:
+        ins.append(_ints(b, steps))
+    return b.add("Slice", ins)
+
+
+def _narrow(b, node):
+    x = node.args[0]
+    rank = len(_shape(b, x))
+    dim = int(_val(node, 1, "dim")) % rank
+    start = int(_val(node, 2, "start"))
+    if start < 0:
+        start += _shape(b, x)[dim]
+    length = int(_val(node, 3, "length"))
+    return _slice(b, b.name(x), [dim], [start], [start + length])
+
+
+def _getitem(b, node):
+    x = node.args[0]
+    idx = decode(node.args[1], {})
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    shape = _shape(b, x)
+    if any(not (i is None or i is Ellipsis or isinstance(i, (int, slice))) or
+           isinstance(i, bool) for i in idx):
+        raise UnsupportedOperatorError("indexing with tensors or booleans (advanced indexing)")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        fill = len(shape) - sum(1 for i in idx if i is not None and i is not Ellipsis)
+        idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
+    slices, ints, unsq = [], [], []
+    d = o = 0
+    for i in idx:
+        if i is None:
+            unsq.append(o)
+            o += 1
+        elif isinstance(i, int):
+            ints.append((d, i % shape[d]))
+            d += 1
+        else:
+            start, stop, step = i.indices(shape[d])
+            if step <= 0:
+                raise UnsupportedOperatorError("slices with a step below 1")
+            if (start, stop, step) != (0, shape[d], 1):
+                slices.append((d, start, max(stop, start), step))
+            d += 1
+            o += 1
+    y = b.name(x)
+    if slices:
+        y = _slice(b, y, [s[0] for s in slices], [s[1] for s in slices],
+                   [s[2] for s in slices], [s[3] for s in slices])
+    for dim, i in sorted(ints, reverse=True):
+        y = b.add("Gather", [y, _init(b, np.array(i), "int64")], axis=dim)
+    if unsq:
+        y = b.add("Unsqueeze", [y, _ints(b, unsq)])
+    if y == b.name(x):
+        y = b.add("Identity", [y])
+    return y
+
+
+def _fixed_shape(b, node):
+    """The recorded output shape of an op converted with its traced sizes;
+    refused when the export has dynamic axes (the sizes would not follow)."""
+    if b.dynamic:
+        raise UnsupportedOperatorError(
+            f"{node.op[0]}::{node.op[1]} is exported with the traced sizes, which cannot "
+            "follow dynamic_axes; export without dynamic_axes")
+    return _out_shape(b, node)
+
+
+def _reshape_to_out(b, node):
+    """A shape op whose result is its input's elements in order (unflatten):
+    Reshape to the recorded output shape."""
+    _fixed_shape(b, node)
+    return b.add("Reshape", [b.name(node.args[0]), _ints(b, _out_shape(b, node))])
+
+
+def _unsqueeze(b, node):
+    rank = len(_shape(b, node.args[0])) + 1
+    return b.add("Unsqueeze", [b.name(node.args[0]), _ints(b, [int(_val(node, 1, "dim")) % rank])])
+
+
+def _squeeze(b, node):
+    x = node.args[0]
+    shape = _shape(b, x)
+    dim = _val(node, 1, "dim")
+    dims = list(range(len(shape))) if dim is None else \
+        [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % len(shape) for d in dims if shape[d % len(shape)] == 1]
+    if not dims:
+        return b.add("Identity", [b.name(x)])
+    return b.add("Squeeze", [b.name(x), _ints(b, dims)])
+
+
+def _stack(b, node):
+    items = node.args[0].get("list", node.args[0].get("tuple"))
+    rank = len(_shape(b, items[0])) + 1
+    dim = int(_val(node, 1, "dim", 0)) % rank
+    parts = [b.add("Unsqueeze", [b.name(t), _ints(b, [dim])]) for t in items]
+    return b.add("Concat", parts, axis=dim)
+
+
+def _filled(b, node, value):
+    shape = _fixed_shape(b, node)
+    dt = b.g.values[node.output_ids()[0]].dtype
+    if dt not in _ONNX_NP:
+        raise UnsupportedOperatorError(f"a {dt} constant")
+    return b.add("Identity", [_init(b, np.full(shape, value), dt)])
+
+
+def _full(b, node):
+    name = node.op[1]
+    if name in ("zeros", "zeros_like", "empty", "empty_like", "new_zeros", "new_empty"):
+        return _filled(b, node, 0)
+    if name in ("ones", "ones_like", "new_ones"):
+        return _filled(b, node, 1)
+    i = 1 if name in ("full", "full_like", "new_full") else None
+    return _filled(b, node, _val(node, i, "fill_value"))
+
+
+def _addmm(b, node):
+    inp, m1, m2 = node.args[:3]
+    beta = float(decode(node.kwargs.get("beta", 1), {}))
+    alpha = float(decode(node.kwargs.get("alpha", 1), {}))
+    return b.add("Gemm", [b.name(m1), b.name(m2), b.name(inp)], alpha=alpha, beta=beta)
+
+
+def _softmax(b, node):
+    dim = _val(node, 1, "dim")
+    if node.kwargs.get("dtype") is not None or (len(node.args) > 2 and
+                                                 decode(node.args[2], {}) is not None):
+        raise UnsupportedOperatorError(f"{node.op[1]} with dtype=")
+    op = "Softmax" if node.op[1] == "softmax" else "LogSoftmax"
+    return b.add(op, [b.name(node.args[0])], axis=int(dim))
+
+
+def _conv_transpose(b, node):
+    import ptcore.nn.functional as F
+    from ptcore.onnx._export import _bind, _pair
+    nd = int(node.op[1][-2])
+    a = _bind(getattr(F, f"conv_transpose{nd}d"), node.args, node.kwargs)
+    pads = _pair(decode(a["padding"], {}), nd)
+    ins = [b.name(a["input"]), b.name(a["weight"])]
+    if a["bias"] is not None:
+        ins.append(b.name(a["bias"]))
+    return b.add("ConvTranspose", ins, strides=_pair(decode(a["stride"], {}), nd),
+                 pads=pads + pads, output_padding=_pair(decode(a["output_padding"], {}), nd),
+                 dilations=_pair(decode(a["dilation"], {}), nd), group=int(a["groups"]))
+
+
+def _sdpa(b, node):
+    import ptcore.nn.functional as F
+    from ptcore.onnx._export import _bind
+    a = _bind(F.scaled_dot_product_attention, node.args, node.kwargs)
+    if float(decode(a["dropout_p"], {})) != 0.0 or decode(a["enable_gqa"], {}):
+        raise UnsupportedOperatorError("scaled_dot_product_attention with dropout or GQA")
+    q, k, v = a["query"], a["key"], a["value"]
+    qs, ks = _shape(b, q), _shape(b, k)
+    dt = b.dtype_of(q)
+    scale = decode(a["scale"], {})
+    scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
+    perm = list(range(len(ks)))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    s = b.add("MatMul", [b.name(q), b.add("Transpose", [b.name(k)], perm=perm)])
+    s = b.add("Mul", [s, b.const(np.array(scale), dt)])
+    L, S = qs[-2], ks[-2]
+    mask = a["attn_mask"]
+    if decode(a["is_causal"], {}):
+        bias = np.where(np.triu(np.ones((L, S), bool), 1), -np.inf, 0.0)
+        s = b.add("Add", [s, b.const(bias, dt)])
+    elif mask is not None:
+        if b.dtype_of(mask) == "bool":
+            s = b.add("Where", [b.name(mask), s, b.const(np.array(-np.inf), dt)])
+        else:
+            s = b.add("Add", [s, b.name(mask)])
+    p = b.add("Softmax", [s], axis=-1)
+    return b.add("MatMul", [p, b.name(v)])
+
+
+def _split(b, node):
+    """split / chunk / unbind: one ONNX Split (its parts' sizes from the
+    recorded results), the unbound dim squeezed away."""
+    x = node.args[0]
+    rank = len(_shape(b, x))
+    outs = node.output_ids()
+    unbind = node.op[1] == "unbind"
+    if unbind:
+        dim = int(_val(node, 1, "dim", 0)) % rank
+        sizes = [1] * len(outs)
+    else:
+        dim = int(_val(node, 2, "dim", 0)) % rank
+        sizes = [b.g.values[o].shape[dim] for o in outs]
+    names = [b.fresh("split") for _ in outs]
+    b.add("Split", [b.name(x), _ints(b, sizes)], names, axis=dim)
+    if unbind:
+        names = [b.add("Squeeze", [n, _ints(b, [dim])]) for n in names]
+    return names
+
+
+def _interpolate(b, node):
+    import ptcore.nn.functional as F
+    from ptcore.onnx._export import _bind
+    a = _bind(F.interpolate, node.args, node.kwargs)
+    mode = decode(a["mode"], {})
+    align = bool(decode(a["align_corners"], {}))
+    if decode(a["antialias"], {}):
+        raise UnsupportedOperatorError("interpolate with antialias=True")
+    if mode == "nearest":
+        attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                     nearest_mode="floor")
+    elif mode in ("linear", "bilinear", "trilinear"):
+        attrs = dict(mode="linear", coordinate_transformation_mode=(
+            "align_corners" if align else "pytorch_half_pixel"))
+    else:
+        raise UnsupportedOperatorError(f"interpolate with mode={mode!r}")
+    return b.add("Resize", [b.name(a["input"]), "", "", _ints(b, _fixed_shape(b, node))],
+                 **attrs)
+
+
+CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
+              ("Tensor", "__getitem__"): _getitem,
+              ("Tensor", "unflatten"): _reshape_to_out, ("ptcore", "unflatten"): _reshape_to_out,
+              ("Tensor", "unsqueeze"): _unsqueeze, ("ptcore", "unsqueeze"): _unsqueeze,
+              ("Tensor", "squeeze"): _squeeze, ("ptcore", "squeeze"): _squeeze,
+              ("ptcore", "stack"): _stack,
+              ("ptcore", "addmm"): _addmm, ("Tensor", "addmm"): _addmm,
+              ("Tensor", "softmax"): _softmax, ("ptcore", "softmax"): _softmax,
+              ("Tensor", "log_softmax"): _softmax, ("ptcore", "log_softmax"): _softmax,
+              ("nn.functional", "scaled_dot_product_attention"): _sdpa,
+              ("nn.functional", "interpolate"): _interpolate}
+for _name in ("split", "chunk", "unbind", "split_with_sizes"):
+    CONVERTERS[("Tensor", _name)] = CONVERTERS[("ptcore", _name)] = _split
+for _nd in (1, 2, 3):
+    CONVERTERS[("nn.functional", f"conv_transpose{_nd}d")] = _conv_transpose
+for _name in ("zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+              "empty_like"):
+    CONVERTERS[("ptcore", _name)] = _full
+for _name in ("new_zeros", "new_ones", "new_full", "new_empty"):
+    CONVERTERS[("Tensor", _name)] = _full
