@@ -157,10 +157,20 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "Ma
            "pow": "Pow", "maximum": "Max", "minimum": "Min"}
 
 
+# Python operators recorded as Tensor methods: the op they are
+_DUNDER = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
+           "__rmul__": "mul", "__truediv__": "div", "__div__": "div", "__matmul__": "matmul",
+           "__pow__": "pow", "__neg__": "neg", "__abs__": "abs", "true_divide": "div",
+           "multiply": "mul", "subtract": "sub", "divide": "div"}
+
+
 def _convert(b, node, batch_dims):
     import ptcore.nn.functional as F
     ns, name = node.op
     args, kw = node.args, node.kwargs
+    name = _DUNDER.get(name, name)
+    if name == "__rpow__" and len(args) == 2:
+        return b.add("Pow", [b.operand(args[1], args[0]), b.name(args[0])])
     if name in _UNARY and len(args) == 1:
         return b.add(_UNARY[name], [b.name(args[0])])
     if name in _BINARY and len(args) == 2 and not kw:

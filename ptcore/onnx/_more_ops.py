@@ -273,6 +273,156 @@ def _interpolate(b, node):
     return b.add("Resize", [b.name(a["input"]), "", "", _ints(b, _fixed_shape(b, node))],
                  **attrs)
 
+# ---- comparisons, selection and activations ---------------------------------
+
+_COMPARE = {"eq": ("Equal", False), "ne": ("Equal", True), "lt": ("Less", False),
+            "le": ("LessOrEqual", False), "gt": ("Greater", False),
+            "ge": ("GreaterOrEqual", False)}
+
+
+def _compare(b, node):
+    name = node.op[1].strip("_")
+    op, negate = _COMPARE[name]
+    x, y = node.args[:2]
+    if type(x) is dict and "v" in x:
+        ins = [b.name(x), b.operand(y, x)]
+    else:
+        ins = [b.operand(x, y), b.name(y)]
+    out = b.add(op, ins)
+    return b.add("Not", [out]) if negate else out
+
+
+def _scalar_like(b, value, like):
+    return _init(b, np.array(value), b.dtype_of(like))
+
+
+def _masked_fill(b, node):
+    x, mask, value = node.args[:3]
+    v = b.name(value) if type(value) is dict and "v" in value else \
+        _scalar_like(b, decode(value, {}), x)
+    return b.add("Where", [b.name(mask), v, b.name(x)])
+
+
+def _where(b, node):
+    if len(node.args) < 3:
+        raise UnsupportedOperatorError("where(condition) (the indices form)")
+    cond, x, y = node.args[:3]
+    like = x if type(x) is dict and "v" in x else y
+    return b.add("Where", [b.name(cond), b.operand(x, like), b.operand(y, like)])
+
+
+def _clip(b, x, lo, hi):
+    ins = [b.name(x), "" if lo is None else _scalar_like(b, lo, x),
+           "" if hi is None else _scalar_like(b, hi, x)]
+    while ins[-1] == "":
+        ins.pop()
+    return b.add("Clip", ins)
+
+
+def _clamp(b, node):
+    return _clip(b, node.args[0], _val(node, 1, "min"), _val(node, 2, "max"))
+
+
+def _hardtanh(b, node):
+    return _clip(b, node.args[0], float(_val(node, 1, "min_val", -1.0)),
+                 float(_val(node, 2, "max_val", 1.0)))
+
+
+def _relu6(b, node):
+    return _clip(b, node.args[0], 0.0, 6.0)
+
+
+def _silu(b, node):
+    x = b.name(node.args[0])
+    return b.add("Mul", [x, b.add("Sigmoid", [x])])
+
+
+def _mish(b, node):
+    x = b.name(node.args[0])
+    return b.add("Mul", [x, b.add("Tanh", [b.add("Softplus", [x])])])
+
+
+def _elu(b, node):
+    return b.add("Elu", [b.name(node.args[0])], alpha=float(_val(node, 1, "alpha", 1.0)))
+
+
+def _softplus(b, node):
+    x = node.args[0]
+    beta = float(_val(node, 1, "beta", 1.0))
+    if beta == 1.0:
+        return b.add("Softplus", [b.name(x)])
+    bx = b.add("Mul", [b.name(x), _scalar_like(b, beta, x)])
+    return b.add("Div", [b.add("Softplus", [bx]), _scalar_like(b, beta, x)])
+
+
+def _hardswish(b, node):
+    return b.add("HardSwish", [b.name(node.args[0])])
+
+
+def _hardsigmoid(b, node):
+    return b.add("HardSigmoid", [b.name(node.args[0])], alpha=1.0 / 6.0, beta=0.5)
+
+
+def _rsqrt(b, node):
+    return b.add("Reciprocal", [b.add("Sqrt", [b.name(node.args[0])])])
+
+
+def _normalize(b, node):
+    x = node.args[0]
+    p = float(_val(node, 1, "p", 2.0))
+    dim = int(_val(node, 2, "dim", 1))
+    eps = float(_val(node, 3, "eps", 1e-12))
+    if p not in (1.0, 2.0):
+        raise UnsupportedOperatorError(f"normalize with p={p}")
+    norm = _reduce(b, "ReduceL2" if p == 2.0 else "ReduceL1", b.name(x), [dim], 1)
+    return b.add("Div", [b.name(x), b.add("Max", [norm, _scalar_like(b, eps, x)])])
+
+
+def _cast(b, node):
+    """float() / long() / to(dtype) / type_as(): Cast to the recorded result's dtype."""
+    from ptcore.onnx import _proto as P
+    src = b.dtype_of(node.args[0])
+    dst = b.g.values[node.output_ids()[0]].dtype
+    if dst == src:
+        return b.add("Identity", [b.name(node.args[0])])
+    if dst not in P.DTYPES:
+        raise UnsupportedOperatorError(f"a cast to {dst}")
+    return b.add("Cast", [b.name(node.args[0])], to=P.DTYPES[dst])
+
+
+def _reduce(b, op, x, dims, keep):
+    """A Reduce* node: axes as an input from opset 18, an attribute before."""
+    if b.opset >= 18:
+        return b.add(op, [x, _ints(b, dims)], keepdims=keep)
+    return b.add(op, [x], axes=list(dims), keepdims=keep)
+
+
+def _arg_reduce(b, node):
+    dim = _val(node, 1, "dim")
+    if dim is None:
+        raise UnsupportedOperatorError(f"{node.op[1]} without dim")
+    keep = bool(_val(node, 2, "keepdim", False))
+    op = "ArgMax" if node.op[1] == "argmax" else "ArgMin"
+    return b.add(op, [b.name(node.args[0])], axis=int(dim), keepdims=int(keep))
+
+
+def _max_min_dim(b, node):
+    """max / min over a dim: (values, indices); max(x) of the whole tensor
+    and max(x, y) elementwise too."""
+    x = node.args[0]
+    name = node.op[1]
+    dim = _val(node, 1, "dim")
+    if isinstance(dim, dict) or (len(node.args) > 1 and type(node.args[1]) is dict and
+                                 "v" in node.args[1]):
+        return b.add("Max" if name == "max" else "Min", [b.name(x), b.name(node.args[1])])
+    red, arg = ("ReduceMax", "ArgMax") if name == "max" else ("ReduceMin", "ArgMin")
+    if dim is None:
+        return b.add(red, [b.name(x)], keepdims=0)
+    keep = int(bool(_val(node, 2, "keepdim", False)))
+    values = _reduce(b, red, b.name(x), [int(dim)], keep)
+    return [values, b.add(arg, [b.name(x)], axis=int(dim), keepdims=keep)]
+
+
 
 CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
               ("Tensor", "__getitem__"): _getitem,
@@ -294,3 +444,20 @@ for _name in ("zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full
     CONVERTERS[("ptcore", _name)] = _full
 for _name in ("new_zeros", "new_ones", "new_full", "new_empty"):
     CONVERTERS[("Tensor", _name)] = _full
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    CONVERTERS[("Tensor", f"__{_name}__")] = CONVERTERS[("ptcore", _name)] = \
+        CONVERTERS[("Tensor", _name)] = _compare
+for _ns in ("Tensor", "ptcore"):
+    CONVERTERS.update({(_ns, "masked_fill"): _masked_fill, (_ns, "where"): _where,
+                       (_ns, "clamp"): _clamp, (_ns, "clip"): _clamp, (_ns, "rsqrt"): _rsqrt,
+                       (_ns, "argmax"): _arg_reduce, (_ns, "argmin"): _arg_reduce,
+                       (_ns, "max"): _max_min_dim, (_ns, "min"): _max_min_dim})
+CONVERTERS.update({("nn.functional", "silu"): _silu, ("nn.functional", "mish"): _mish,
+                   ("nn.functional", "elu"): _elu, ("nn.functional", "softplus"): _softplus,
+                   ("nn.functional", "hardtanh"): _hardtanh, ("nn.functional", "relu6"): _relu6,
+                   ("nn.functional", "hardswish"): _hardswish,
+                   ("nn.functional", "hardsigmoid"): _hardsigmoid,
+                   ("nn.functional", "normalize"): _normalize})
+for _name in ("float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte",
+              "char", "to", "type_as"):
+    CONVERTERS[("Tensor", _name)] = _cast

@@ -168,3 +168,73 @@ def test_decomposition_refuses_values_computed_outside_the_table():
     with pytest.raises(jit.JitError, match="outside the operator table"):
         jit.trace(f, q, _transparent={("nn.functional", "scaled_dot_product_attention")})
     assert jit.trace(f, q) is not None         # recorded whole: fine
+
+
+def test_transformer_decoder():
+    ptcore.manual_seed(8)
+    layer = nn.TransformerDecoderLayer(16, 4, 32, batch_first=True, dropout=0.0)
+    _check(nn.TransformerDecoder(layer, 1), ptcore.randn(2, 5, 16), ptcore.randn(2, 6, 16))
+
+
+class _GPTAttention(nn.Module):
+    """minGPT's causal self-attention: masked_fill of a tril buffer, split,
+    head views, Python operators."""
+
+    def __init__(self, C=16, H=4, T=8):
+        super().__init__()
+        self.c_attn = nn.Linear(C, 3 * C)
+        self.proj = nn.Linear(C, C)
+        self.H = H
+        self.register_buffer("bias", ptcore.tril(ptcore.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.H, C // self.H).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(F.gelu(y)) + 2 ** y
+
+
+def _activations(x):
+    return (F.silu(x) + F.elu(x, 0.5) + F.softplus(x) + F.softplus(x, beta=2.0) +
+            F.hardtanh(x) + x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + F.relu6(x) +
+            F.hardswish(x) + F.hardsigmoid(x) + F.mish(x) + ptcore.rsqrt(x.abs() + 1) +
+            x ** 2 + F.normalize(x, dim=-1) + x.max(dim=-1, keepdim=True).values +
+            x.min(-1, True)[0] + ptcore.where(x > 0.2, x, -x) + (x <= 0).float() +
+            (x != 0.5).float() * 3 - 1 / (x.abs() + 1))
+
+
+@pytest.mark.parametrize("opset", [17, 18])
+def test_gpt_attention_and_activations(opset):
+    ptcore.manual_seed(9)
+    for model, args in ((_GPTAttention(), (ptcore.randn(2, 8, 16),)),
+                        (_activations, (ptcore.randn(3, 4, 6),))):
+        buf = io.BytesIO()
+        ptcore.onnx.export(model, args, buf, opset_version=opset)
+        sess = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+        got = sess.run(None, {sess.get_inputs()[0].name: args[0].numpy()})[0]
+        with ptcore.no_grad():
+            np.testing.assert_allclose(got, model(*args).numpy(), rtol=1e-5, atol=1e-5)
+
+
+class _ResBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(8)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.fc = nn.Linear(8, 5)
+        self.bn1d = nn.BatchNorm1d(5)
+
+    def forward(self, x):
+        y = F.relu(self.b1(self.c1(x)))
+        y = y + self.dw(y)
+        y = ptcore.flatten(F.adaptive_avg_pool2d(y, 1), 1)
+        return F.log_softmax(self.bn1d(self.fc(y)), dim=1), y.argmax(dim=1)
+
+
+def test_residual_depthwise_argmax():
+    ptcore.manual_seed(10)
+    _check(_ResBlock(), ptcore.randn(2, 3, 8, 8))
