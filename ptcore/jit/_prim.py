@@ -144,6 +144,14 @@ def _rnn_cell(*args, **kwargs):
     return _rnn._cell_forward(*args, **kwargs)
 
 
+def _aten_recurrence(mode, *args):
+    """``aten::lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu`` (TorchScript archives)."""
+    from ptcore.nn.functional import _aten_forms
+    if mode not in ("LSTM", "GRU", "RNN_TANH", "RNN_RELU"):
+        raise RuntimeError(f"unknown recurrence {mode!r}")
+    return _aten_forms._recurrence(mode, args, {})
+
+
 def _format(fmt, *args):
     return fmt.format(*args)
 
@@ -185,6 +193,7 @@ PRIM = {
     "method": _method, "raise": _raise, "assert": _assert, "format": _format,
     "isinstance_tensor": lambda x: isinstance(x, _TensorBase), "isinstance": _isinstance,
     "warn": _warn, "tuple_of": tuple, "rnn_forward": _rnn_forward, "rnn_cell": _rnn_cell,
+    "aten_recurrence": _aten_recurrence,
     "is_grad_enabled": lambda: ptcore.is_grad_enabled(),
     "is_autocast_enabled": lambda *a: ptcore.is_autocast_enabled(*a),
     "is_inference_mode_enabled": lambda: ptcore.is_inference_mode_enabled(),

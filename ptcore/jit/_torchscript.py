@@ -295,14 +295,10 @@ _dtype_cache = []
 
 
 def _DTYPES_BY_NUM():
+    """TorchScript's dtype numbers (``c10::ScalarType``: 6 is float32) -> dtype."""
     if not _dtype_cache:
-        m = {}
-        for n in ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-                  "complex32", "complex64", "complex128", "bool", "bfloat16"):
-            dt = getattr(ptcore, n, None)
-            if dt is not None:
-                m[dt.num] = dt
-        _dtype_cache.append(m)
+        from ptcore.jit._script_module import _scalar_types
+        _dtype_cache.append({num: dt for dt, num in _scalar_types().items()})
     return _dtype_cache[0]
 
 
@@ -339,6 +335,14 @@ def _const(v):
     return Const(v)
 
 
+_RECURRENCES = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN_TANH", "rnn_relu": "RNN_RELU"}
+
+
+def _composite(name):
+    from ptcore.jit._aten_composites import COMPOSITES
+    return COMPOSITES.get(name)
+
+
 class _ATen:
     """``torch.<name>`` / ``ops.aten.<name>`` in TorchScript code."""
 
@@ -355,6 +359,14 @@ class _ATen:
         kwargs = _norm_kwargs(kwargs)
         allconst = all(_is_const(a) and not isinstance(a.value, ptcore.Tensor) for a in args) \
             and all(_is_const(v) for v in kwargs.values())
+        if name in _RECURRENCES:
+            # the whole-sequence recurrences: ptcore's ATen-form function
+            return emit(("prim", "aten_recurrence"), [_const(_RECURRENCES[name])] + list(args))
+        composite = _composite(name)
+        if composite is not None:
+            # ptcore's own composition of the op, compiled inline
+            return ctx.c.compile_function(composite, None, list(args), kwargs,
+                                          f"aten::{name}")
         if name == "device" and allconst:
             return _const(ptcore.device(*[a.value for a in args]))
         if name in _POLY and len(args) == 2 and not kwargs:
@@ -634,9 +646,21 @@ def _forward_arg_names(fn):
 def _compile_all(root):
     from ptcore.jit._script import _Compiler
     graphs = {}
-    for name in ("forward",) + tuple(n for n in root._ts_methods if n != "forward" and
+    methods = root._ts_methods
+    if "forward" not in methods:
+        # an overloaded forward (torch's scripted RNN/LSTM/GRU: forward__0 for a
+        # tensor input, forward__1 for a PackedSequence): the tensor overload
+        overloads = sorted(n for n in methods if n.startswith("forward__"))
+        for n in overloads:
+            args = methods[n]._ts_fdef.args.args
+            ann = args[1].annotation if len(args) > 1 else None
+            if ann is None or (isinstance(ann, ast.Name) and ann.id == "Tensor"):
+                methods = dict(methods, forward=methods[n])
+                object.__setattr__(root, "_ts_methods", methods)
+                break
+    for name in ("forward",) + tuple(n for n in methods if n != "forward" and
                                      not n.startswith("_")):
-        fn = root._ts_methods.get(name)
+        fn = methods.get(name)
         if fn is None:
             continue
         comp = _Compiler(root)
@@ -653,6 +677,10 @@ def _compile_all(root):
             continue        # helper methods are compiled where they are called
         comp.g.outputs = comp.enc(result)
         comp.g.check()
+        # the code's parameter defaults (``mask: Optional[Tensor]=None``) apply
+        # to calls, as in torch
+        comp.g.signature = [[p.name, p.default] for p in
+                            list(fn._ts_signature.parameters.values())[1:]]
         graphs[name] = comp.g
     return graphs
 

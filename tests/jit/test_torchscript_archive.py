@@ -175,8 +175,12 @@ def test_unsupported_op_fails_when_reached():
         def forward(self, x):
             return self.rnn(x)[0]
     _, data = _archive(R().eval(), "script", None)
+    # an op ptcore does not have, in place of aten::lstm: the archive loads,
+    # the call that reaches it fails naming it
+    data = _rewrite(data, lambda n: n.endswith("rnn.py"),
+                    lambda raw: raw.replace(b"torch.lstm(", b"torch.not_an_aten_op("))
     pm = ptcore.jit.load(io.BytesIO(data))
-    with pytest.raises(NotImplementedError, match="aten::lstm"):
+    with pytest.raises(NotImplementedError, match="aten::not_an_aten_op"):
         pm(ptcore.randn(2, 1, 3))
 
 
@@ -239,3 +243,74 @@ def test_truncated_archive():
     bad = _rewrite(data, lambda n: "/data/" in n, lambda raw: raw[:3])
     with pytest.raises((JitError, RuntimeError)):
         ptcore.jit.load(io.BytesIO(bad))
+
+
+class _RNNs(tnn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = tnn.LSTM(8, 16, 2, batch_first=True)
+        self.gru = tnn.GRU(16, 12, bidirectional=True)
+        self.rnn = tnn.RNN(24, 6, nonlinearity="relu")
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, h = self.gru(y.transpose(0, 1))
+        return self.rnn(y)[0], h
+
+
+class _GPTish(tnn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = tnn.Embedding(20, 16)
+        self.enc = tnn.TransformerEncoder(
+            tnn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True,
+                                        norm_first=True, activation="gelu"), 2)
+        self.mha = tnn.MultiheadAttention(16, 4, batch_first=True)
+        self.up = tnn.Sequential(tnn.ConvTranspose1d(16, 8, 3, stride=2), tnn.Upsample(scale_factor=2),
+                                 tnn.Upsample(scale_factor=1.5, mode="linear"))
+        self.head = tnn.Linear(16, 20)
+
+    def forward(self, idx):
+        x = self.enc(self.emb(idx))
+        a, w = self.mha(x, x, x)
+        return self.head(x + a).log_softmax(-1), w, self.up(x.transpose(1, 2))
+
+
+@pytest.mark.parametrize("how", ["script", "trace"])
+@pytest.mark.parametrize("cls", [_RNNs, _GPTish])
+def test_recurrent_and_transformer_archives(cls, how):
+    """torch's eval-mode fast paths (aten::_transformer_encoder_layer_fwd,
+    _native_multi_head_attention), aten::lstm/gru/rnn_relu, upsampling, and the
+    dtype numbers of traced code (torch.zeros(..., dtype=6) is float32)."""
+    torch.manual_seed(0)
+    model = cls().eval()
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.integers(0, 20, (2, 6))) if cls is _GPTish else \
+        torch.from_numpy(rng.standard_normal((3, 5, 8)).astype(np.float32))
+    sm, data = _archive(model, how, x)
+    pm = ptcore.jit.load(io.BytesIO(data))
+    with torch.no_grad():
+        want = sm(x)
+    with ptcore.no_grad():
+        got = pm(ptcore.from_numpy(x.numpy().copy()))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1]
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_scripted_lstm_overloaded_forward():
+    # torch's scripted nn.LSTM has forward__0 (tensors) and forward__1
+    # (PackedSequence) and no callable forward; ptcore runs the tensor overload
+    torch.manual_seed(0)
+    m = tnn.LSTM(4, 5, batch_first=True).eval()
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(m), buf)
+    pm = ptcore.jit.load(io.BytesIO(buf.getvalue()))
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    with ptcore.no_grad():
+        out, (h, c) = pm(ptcore.from_numpy(x))
+    with torch.no_grad():
+        wout, (wh, wc) = m(torch.from_numpy(x))
+    for a, b in ((out, wout), (h, wh), (c, wc)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
