@@ -125,11 +125,15 @@ def _fixed_shape(b, node):
     return _out_shape(b, node)
 
 
-def _reshape_to_out(b, node):
-    """A shape op whose result is its input's elements in order (unflatten):
-    Reshape to the recorded output shape."""
-    _fixed_shape(b, node)
-    return b.add("Reshape", [b.name(node.args[0]), _ints(b, _out_shape(b, node))])
+def _unflatten(b, node):
+    """unflatten(dim, sizes): Reshape that copies every other dim (0), so a
+    dynamic axis elsewhere follows."""
+    x = node.args[0]
+    rank = len(_shape(b, x))
+    dim = int(_val(node, 1, "dim")) % rank
+    sizes = [int(v) for v in _val(node, 2, "sizes")]
+    shape = [0] * dim + sizes + [0] * (rank - dim - 1)
+    return b.add("Reshape", [b.name(x), _ints(b, shape)])
 
 
 def _unsqueeze(b, node):
@@ -426,7 +430,7 @@ def _max_min_dim(b, node):
 
 CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
               ("Tensor", "__getitem__"): _getitem,
-              ("Tensor", "unflatten"): _reshape_to_out, ("ptcore", "unflatten"): _reshape_to_out,
+              ("Tensor", "unflatten"): _unflatten, ("ptcore", "unflatten"): _unflatten,
               ("Tensor", "unsqueeze"): _unsqueeze, ("ptcore", "unsqueeze"): _unsqueeze,
               ("Tensor", "squeeze"): _squeeze, ("ptcore", "squeeze"): _squeeze,
               ("ptcore", "stack"): _stack,
