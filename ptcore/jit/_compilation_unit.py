@@ -40,8 +40,7 @@ def _namespace():
     return ns
 
 
-_SUBMODULES = {"nn.functional": "nn.functional", "linalg": "linalg", "special": "special",
-               "fft": "fft"}
+_SUBMODULES = frozenset({"nn.functional", "linalg", "special", "fft"})
 _TORCH_CONSTANTS = ("pi", "e", "inf", "nan")
 
 
@@ -198,16 +197,26 @@ class CompilationUnit:
             if not isinstance(st, ast.FunctionDef):
                 raise ScriptError(f"{filename}:{st.lineno}: a CompilationUnit holds function "
                                   f"definitions only, not {type(st).__name__}")
-            fn = _UnitFunction(st, filename, self._ns)
-            new.append(fn)
-            self._ns[st.name] = fn
-        for fn in new:
-            names = list(fn._ts_signature.parameters)
-            g = _compile(fn, None, None, names)
-            sf = ScriptFunction(g, fn.__name__)
-            sf._defaults = [p.default for p in fn._ts_signature.parameters.values()]
-            sf._names = names
-            self._functions[fn.__name__] = sf
+            new.append(_UnitFunction(st, filename, self._ns))
+        # the source's functions see each other; if one does not compile, the
+        # unit is left as it was (no half-defined names)
+        saved_ns, saved_fns = dict(self._ns), dict(self._functions)
+        try:
+            for fn in new:
+                self._ns[fn.__name__] = fn
+            for fn in new:
+                names = list(fn._ts_signature.parameters)
+                g = _compile(fn, None, None, names)
+                sf = ScriptFunction(g, fn.__name__)
+                sf._defaults = [p.default for p in fn._ts_signature.parameters.values()]
+                sf._names = names
+                self._functions[fn.__name__] = sf
+        except BaseException:
+            self._ns.clear()
+            self._ns.update(saved_ns)
+            self._functions.clear()
+            self._functions.update(saved_fns)
+            raise
 
     def find_function(self, name):
         """The compiled function ``name``, or None."""

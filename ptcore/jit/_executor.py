@@ -59,6 +59,9 @@ def set_fusion_strategy(strategy):
     pairs, and return the previous one (``torch.jit.set_fusion_strategy``)."""
     pairs = []
     for item in strategy:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError("set_fusion_strategy expects a list of (\"STATIC\" | \"DYNAMIC\", "
+                            f"depth) pairs, got {item!r}")
         kind, depth = item
         if kind not in ("STATIC", "DYNAMIC"):
             raise ValueError(f"FusionBehavior only supported 'STATIC' or 'DYNAMIC', got: {kind}")

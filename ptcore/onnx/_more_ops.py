@@ -401,6 +401,14 @@ def _reduce(b, op, x, dims, keep):
     return b.add(op, [x], axes=list(dims), keepdims=keep)
 
 
+def _reduce_all(b, node):
+    """sum() / mean() of a whole tensor (the forms with dims are in _export)."""
+    if node.kwargs.get("dtype") is not None or len(node.args) > 1:
+        raise UnsupportedOperatorError(f"{node.op[1]} with dtype= or positional options")
+    op = "ReduceSum" if node.op[1] == "sum" else "ReduceMean"
+    return b.add(op, [b.name(node.args[0])], keepdims=0)
+
+
 def _arg_reduce(b, node):
     dim = _val(node, 1, "dim")
     if dim is None:
@@ -415,10 +423,10 @@ def _max_min_dim(b, node):
     and max(x, y) elementwise too."""
     x = node.args[0]
     name = node.op[1]
+    other = _arg(node, 1, "other")
+    if type(other) is dict and "v" in other:          # max(x, y): elementwise
+        return b.add("Max" if name == "max" else "Min", [b.name(x), b.name(other)])
     dim = _val(node, 1, "dim")
-    if isinstance(dim, dict) or (len(node.args) > 1 and type(node.args[1]) is dict and
-                                 "v" in node.args[1]):
-        return b.add("Max" if name == "max" else "Min", [b.name(x), b.name(node.args[1])])
     red, arg = ("ReduceMax", "ArgMax") if name == "max" else ("ReduceMin", "ArgMin")
     if dim is None:
         return b.add(red, [b.name(x)], keepdims=0)
@@ -455,7 +463,8 @@ for _ns in ("Tensor", "ptcore"):
     CONVERTERS.update({(_ns, "masked_fill"): _masked_fill, (_ns, "where"): _where,
                        (_ns, "clamp"): _clamp, (_ns, "clip"): _clamp, (_ns, "rsqrt"): _rsqrt,
                        (_ns, "argmax"): _arg_reduce, (_ns, "argmin"): _arg_reduce,
-                       (_ns, "max"): _max_min_dim, (_ns, "min"): _max_min_dim})
+                       (_ns, "max"): _max_min_dim, (_ns, "min"): _max_min_dim,
+                       (_ns, "sum"): _reduce_all, (_ns, "mean"): _reduce_all})
 CONVERTERS.update({("nn.functional", "silu"): _silu, ("nn.functional", "mish"): _mish,
                    ("nn.functional", "elu"): _elu, ("nn.functional", "softplus"): _softplus,
                    ("nn.functional", "hardtanh"): _hardtanh, ("nn.functional", "relu6"): _relu6,

@@ -94,6 +94,11 @@ def test_compilation_unit_define_and_errors():
         cu.define("def h(x:\n")
     with pytest.raises(TypeError):
         cu.define(b"def f(x): return x")
+    # a source whose second function does not compile leaves the unit as it was
+    with pytest.raises(jit.ScriptError):
+        cu.define("def ok(x):\n    return x * 2\ndef bad(x):\n    return undefined_name(x)\n")
+    assert cu.find_function("ok") is None and cu.find_function("bad") is None
+    np.testing.assert_array_equal(_arr(cu.g(ptcore.ones(3))), [4.0, 4.0, 4.0])
 
 
 def test_compilation_unit_runs_no_python():
@@ -180,6 +185,8 @@ def test_set_fusion_strategy_returns_previous():
         assert jit.set_fusion_strategy([("STATIC", 1), ("DYNAMIC", 2)]) == [("DYNAMIC", 3)]
         with pytest.raises(ValueError, match="STATIC' or 'DYNAMIC"):
             jit.set_fusion_strategy([("FOO", 1)])
+        with pytest.raises(TypeError, match="pairs"):
+            jit.set_fusion_strategy(["STATIC"])
     finally:
         jit.set_fusion_strategy(first)
     if torch is not None:

@@ -238,3 +238,21 @@ class _ResBlock(nn.Module):
 def test_residual_depthwise_argmax():
     ptcore.manual_seed(10)
     _check(_ResBlock(), ptcore.randn(2, 3, 8, 8))
+
+
+@pytest.mark.parametrize("opset", [17, 18])
+def test_max_min_forms_and_whole_reductions(opset):
+    def f(x, y):
+        return (ptcore.max(x, y) + x.min(y) + ptcore.maximum(x, y) + x.max() +
+                x.min(dim=1)[0].sum() + y.mean())
+    x, y = ptcore.randn(3, 4), ptcore.randn(3, 4)
+    buf = io.BytesIO()
+    ptcore.onnx.export(f, (x, y), buf, opset_version=opset)
+    sess = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {i.name: a.numpy() for i, a in zip(sess.get_inputs(), (x, y))})[0]
+    np.testing.assert_allclose(got, f(x, y).numpy(), rtol=1e-6)
+
+
+def test_unsupported_op_is_named():
+    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="cumsum"):
+        ptcore.onnx.export(lambda x: x.cumsum(0), (ptcore.randn(3),), io.BytesIO())
