@@ -1,6 +1,7 @@
 """``ptcore.jit.trace`` / ``trace_module``: run a function or module once on
 example inputs with the tracing layer of the dispatch point on, recording
 each op call into a :class:`~ptcore.jit._ir.Graph`."""
+import inspect
 import warnings
 
 import ptcore
@@ -221,10 +222,13 @@ def _as_tuple(example_inputs):
                     f"not {type(example_inputs).__name__}")
 
 
-def _trace_graph(fn, inputs, module=None, strict=True, children=None, transparent=()):
+def _trace_graph(fn, inputs, module=None, strict=True, children=None, transparent=(),
+                 leaves=()):
     """``children``: a dict filled with ``path -> graph`` of ``module``'s
     submodules, cut from the trace of their first call; ``transparent``:
-    ``(namespace, name)`` of composite ops recorded as the ops they call."""
+    ``(namespace, name)`` of composite ops recorded as the ops they call;
+    ``leaves``: module types whose calls are recorded as one node each
+    (:func:`_leaf_hooks`)."""
     tracer = _Tracer(transparent)
     if not all(_traceable(t) for t in inputs):
         raise RuntimeError(f"Type 'Tuple[{', '.join(_type_name(t) for t in inputs)}]' cannot "
@@ -247,9 +251,19 @@ def _trace_graph(fn, inputs, module=None, strict=True, children=None, transparen
                 tracer.add_input(b, "param", name)
     spans = {}
     handles = [] if children is None else _span_hooks(module, tracer, spans)
+    resume = None
+    if leaves and module is not None:
+        more, resume = _leaf_hooks(module, tracer, tuple(leaves))
+        handles += more
+        if _leaf_type(module, leaves) is not None and fn == module.forward:
+            fn = module         # (a leaf itself: called with its hooks)
     try:
         with _tracing.tracing(tracer):
-            out = fn(*inputs)
+            try:
+                out = fn(*inputs)
+            finally:
+                if resume is not None:
+                    resume()        # (a leaf's forward raised: recording was paused)
     finally:
         for h in handles:
             h.remove()
@@ -287,6 +301,78 @@ def _span_hooks(module, tracer, spans):
         if m is not module:
             handles += [m.register_forward_pre_hook(pre), m.register_forward_hook(post)]
     return handles
+
+
+LEAF_NAMESPACE = "nn.modules"
+
+
+def _leaf_type(m, leaves):
+    """The type of ``leaves`` ``m`` is an instance of, unless its class
+    overrides that type's forward (its own code is then traced)."""
+    for t in leaves:
+        if isinstance(m, t) and type(m).forward is t.forward:
+            return t
+    return None
+
+
+def _leaf_hooks(module, tracer, leaves):
+    """Hooks on ``module``'s submodules of the types ``leaves`` recording each
+    call as ONE node ``("nn.modules", <type name>)`` instead of its ops (an
+    exporter's operator, e.g. ONNX's LSTM; the graph cannot run it): the
+    pre-hook pauses recording, the forward hook resumes it and records the
+    node.  Its args: the forward's arguments (defaults applied), then the list
+    of the module's parameters and buffers; its kwargs: their names
+    (``weight_names``), ``training`` and the module's configuration as
+    constants (``__constants__``, ``nonlinearity``).  Returns the handles and
+    ``resume()``, which ends the pauses a raising forward left."""
+    calls = []
+
+    def pre(m, args, kwargs):
+        kind = _leaf_type(m, leaves)
+        if kind is None or _tracing.active_tracer() is not tracer or _tracing._tls.depth:
+            return None
+        op = (LEAF_NAMESPACE, kind.__name__)
+        name = f"{op[0]}::{op[1]}"
+        bound = inspect.signature(m.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        weights = [(n, t) for n, t in (*m.named_parameters(), *m.named_buffers())
+                   if t is not None]
+        enc = [tracer.encode(a, name) for a in bound.args]
+        enc.append({"list": [tracer.encode(t, name) for _, t in weights]})
+        config = {k: tracer.encode(v, name) for k, v in bound.kwargs.items()}
+        for k in (*getattr(type(m), "__constants__", ()), "nonlinearity"):
+            v = getattr(m, k, None)
+            if k not in config and isinstance(v, (bool, int, float, str)):
+                config[k] = encode_const(v)
+        config["training"] = bool(m.training)
+        config["weight_names"] = {"list": [n for n, _ in weights]}
+        paused = _tracing.paused()
+        paused.__enter__()
+        calls.append((m, paused, Node(op, enc, config, None)))
+        return None
+
+    def post(m, args, kwargs, out):
+        if calls and calls[-1][0] is m:
+            _, paused, node = calls.pop()
+            paused.__exit__(None, None, None)
+            node.outputs = tracer.bind(out)
+            tracer.graph.nodes.append(node)
+        return None
+
+    def resume():
+        while calls:
+            calls.pop()[1].__exit__(None, None, None)
+
+    handles = []
+    for _, m in module.named_modules():
+        if _leaf_type(m, leaves) is not None:
+            handles += [m.register_forward_pre_hook(pre, with_kwargs=True),
+                        m.register_forward_hook(post, with_kwargs=True)]
+    return handles, resume
+
+
+def _has_leaves(graph):
+    return any(n.op[0] == LEAF_NAMESPACE for n in graph.nodes)
 
 
 def _subgraph(tracer, prefix, span):
@@ -460,9 +546,11 @@ def _kwarg_inputs(func, example_inputs, kwargs):
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
           check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
           _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True,
-          _transparent=()):
+          _transparent=(), _leaves=()):
     """Trace ``func`` (a function or an ``nn.Module``) on ``example_inputs``
-    into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.trace``)."""
+    into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.trace``).
+    ``_leaves`` (an exporter's): submodule types whose calls are recorded as
+    one node each, which the graph cannot run (the trace is then not checked)."""
     from ptcore.jit._script_module import ScriptFunction
     from ptcore.nn import Module
     if example_kwarg_inputs is not None:
@@ -472,7 +560,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
                             check_inputs=([{"forward": c} for c in check_inputs]
                                           if check_inputs else None),
                             check_tolerance=check_tolerance, strict=strict,
-                            _transparent=_transparent)
+                            _transparent=_transparent, _leaves=_leaves)
     if not callable(func):
         raise TypeError(f"ptcore.jit.trace: expected a function or Module, got {type(func)}")
     inputs = _as_tuple(example_inputs)
@@ -489,7 +577,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
                  check_tolerance=1e-5, strict=True, _force_outplace=False,
                  _module_class=None, _compilation_unit=None, example_inputs_is_kwarg=False,
-                 _store_inputs=True, _transparent=()):
+                 _store_inputs=True, _transparent=(), _leaves=()):
     """Trace the methods of ``mod`` named in ``inputs`` (name -> example
     inputs) into a :class:`ScriptModule` (``torch.jit.trace_module``)."""
     from ptcore.jit._script_module import TopLevelTracedModule
@@ -502,8 +590,8 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     for method, example in inputs.items():
         fn = getattr(mod, method)
         graphs[method], outs[method] = _trace_graph(
-            fn, _as_tuple(example), mod, strict, children if method == "forward" else None,
-            _transparent)
+            fn, _as_tuple(example), mod, strict,
+            children if method == "forward" and not _leaves else None, _transparent, _leaves)
     sm = TopLevelTracedModule._from_module(mod, graphs)
     # as torch's, traced submodules are not callable, but their graphs
     # (their part of forward's trace) are saved: once loaded, they are
@@ -512,8 +600,8 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
             child.__dict__["_traced_child"] = True
             if path in children:
                 child.__dict__["_child_graphs"] = {"forward": children[path]}
-    if check_trace and all(_check_deterministic(g, f"{type(mod).__name__}.{m}")
-                           for m, g in graphs.items()):
+    if check_trace and not any(_has_leaves(g) for g in graphs.values()) and \
+            all(_check_deterministic(g, f"{type(mod).__name__}.{m}") for m, g in graphs.items()):
         for method, example in inputs.items():
             _compare(outs[method], getattr(sm, method)(*_as_tuple(example)),
                      f"ptcore.jit.trace of {type(mod).__name__}.{method}", check_tolerance,

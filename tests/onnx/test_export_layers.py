@@ -28,6 +28,17 @@ def _flat(r, out):
     return out
 
 
+def _compare(sess, model, args, atol=1e-5):
+    """ONNX Runtime's outputs on ``args`` against eager ptcore's."""
+    feeds = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)}
+    got = sess.run(None, feeds)
+    with ptcore.no_grad():
+        want = _flat(model(*args), [])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=atol)
+
+
 def _check(model, *args, atol=1e-5):
     if isinstance(model, nn.Module):
         model.eval()
@@ -37,14 +48,7 @@ def _check(model, *args, atol=1e-5):
         ptcore.onnx.export(model, args, buf)
     data = buf.getvalue()
     onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
-    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-    feeds = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)}
-    got = sess.run(None, feeds)
-    with ptcore.no_grad():
-        want = _flat(model(*args), [])
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=atol)
+    _compare(ort.InferenceSession(data, providers=["CPUExecutionProvider"]), model, args, atol)
     return data
 
 
@@ -152,11 +156,17 @@ def test_scaled_dot_product_attention(mask):
            q, k, v)
 
 
-def test_fixed_sizes_refuse_dynamic_axes():
+def test_recurrent_layer_follows_dynamic_axes():
+    # an ONNX LSTM node, no longer unrolled at the traced sizes (more in
+    # test_export_recurrent.py)
+    ptcore.manual_seed(9)
     m = nn.LSTM(4, 6).eval()
-    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="dynamic_axes"):
-        ptcore.onnx.export(m, (ptcore.randn(3, 2, 4),), io.BytesIO(),
-                           input_names=["x"], dynamic_axes={"x": {1: "batch"}})
+    buf = io.BytesIO()
+    ptcore.onnx.export(m, (ptcore.randn(3, 2, 4),), buf, input_names=["x"],
+                       output_names=["y", "h", "c"],
+                       dynamic_axes={n: {1: "batch"} for n in ("x", "y", "h", "c")})
+    sess = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    _compare(sess, m, (ptcore.randn(3, 5, 4),))
 
 
 def test_decomposition_refuses_values_computed_outside_the_table():
