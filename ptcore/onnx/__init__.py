@@ -11,12 +11,15 @@ from ptcore.onnx.errors import (OnnxExporterError, OnnxExporterWarning,
 from ptcore.onnx._types import (TrainingMode, OperatorExportTypes, TensorProtoDataType,
                                 JitScalarType)
 from ptcore.onnx._export import export, select_model_mode_for_export
+from ptcore.onnx._custom import register_custom_op_symbolic, unregister_custom_op_symbolic
+from ptcore.onnx import symbolic_helper
 from ptcore.version import __version__ as _version
 
 __all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError", "OnnxExporterWarning",
            "is_in_onnx_export", "errors", "TrainingMode", "OperatorExportTypes",
            "TensorProtoDataType", "JitScalarType", "select_model_mode_for_export",
-           "producer_name", "producer_version"]
+           "producer_name", "producer_version", "register_custom_op_symbolic",
+           "unregister_custom_op_symbolic", "symbolic_helper"]
 
 # what export writes in the model's producer fields
 producer_name = "ptcore"

@@ -6,15 +6,18 @@ import contextlib
 import inspect
 import math
 import os
+import warnings
 
 import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
-from ptcore.jit._ir import decode, _collect
-from ptcore.onnx import _proto as P, _more_ops
-from ptcore.onnx.errors import OnnxExporterError, UnsupportedOperatorError
+from ptcore.jit._ir import _collect
+from ptcore.onnx import _proto as P, _more_ops, _recurrent
+from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym
+from ptcore.onnx import _custom
+from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 
 __all__ = ["export", "select_model_mode_for_export"]
@@ -48,11 +51,18 @@ def _raw(t):
     return t.reshape(-1).view(ptcore.uint8).numpy().tobytes()
 
 
+_NP_OF = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
+          "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
+          "uint8": np.uint8, "bool": np.bool_}
+
+
 class _Builder:
     def __init__(self, graph, opset):
         self.g = graph
         self.opset = opset
         self.nodes = []
+        self.syms = {}              # value id -> Sym: the sizes the graph computes
+        self.domains = set()        # custom operator domains the nodes use
         self.inits = []
         self.names = {}
         self.count = 0
@@ -66,10 +76,9 @@ class _Builder:
     def const(self, array, dtype):
         """An initializer holding ``array`` (NumPy) as ONNX ``dtype``."""
         name = self.fresh("const")
-        arr = np.ascontiguousarray(np.asarray(array, dtype={"float32": np.float32,
-                                                            "float64": np.float64,
-                                                            "int64": np.int64,
-                                                            "float16": np.float16}[dtype]))
+        if dtype not in _NP_OF:
+            raise UnsupportedOperatorError(f"a constant of dtype {dtype}")
+        arr = np.ascontiguousarray(np.asarray(array, dtype=_NP_OF[dtype]))
         self.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
         return name
 
@@ -80,6 +89,9 @@ class _Builder:
 
     def name(self, enc):
         if type(enc) is dict and "v" in enc:
+            sym = self.syms.get(enc["v"])
+            if sym is not None:
+                return sym.name                 # a size: its nodes made now
             self.used.add(enc["v"])
             return self.names[enc["v"]]
         raise OnnxExporterError(f"expected a tensor argument, got {enc!r}")
@@ -87,12 +99,23 @@ class _Builder:
     def dtype_of(self, enc):
         return self.g.values[enc["v"]].dtype
 
-    def operand(self, enc, like):
-        """A tensor operand: a value, or a Python number as a constant of ``like``'s dtype."""
+    def as_dtype(self, enc, dtype):
+        """An operand as ONNX ``dtype``: a tensor value (cast if it is not), a
+        size the graph computes, or a Python number."""
         if type(enc) is dict and "v" in enc:
+            have = self.dtype_of(enc)
+            name = self.name(enc)
+            return name if have == dtype else self.add("Cast", [name], to=P.DTYPES[dtype])
+        return self.const(np.array(dec(enc)), dtype)
+
+    def operand(self, enc, like):
+        """A tensor operand: a value, or a Python number as a constant of
+        ``like``'s dtype (a size the graph computes cast to it)."""
+        if type(enc) is dict and "v" in enc:
+            if self.dtype_of(enc) is None:          # a size
+                return self.add("Cast", [self.name(enc)], to=P.DTYPES[self.dtype_of(like)])
             return self.name(enc)
-        val = decode(enc, {})
-        return self.const(np.array(val), self.dtype_of(like))
+        return self.const(np.array(dec(enc)), self.dtype_of(like))
 
 
 def _bind(fn, args, kwargs):
@@ -110,7 +133,7 @@ def _pair(v, n):
 
 def _conv(b, node, F, nd):
     a = _bind(getattr(F, f"conv{nd}d"), node.args, node.kwargs)
-    pad = decode(a["padding"], {})
+    pad = dec(a["padding"])
     if isinstance(pad, str):
         if pad != "valid":
             raise UnsupportedOperatorError(f"conv{nd}d with padding={pad!r}")
@@ -119,21 +142,21 @@ def _conv(b, node, F, nd):
     ins = [b.name(a["input"]), b.name(a["weight"])]
     if a["bias"] is not None:
         ins.append(b.name(a["bias"]))
-    return b.add("Conv", ins, strides=_pair(decode(a["stride"], {}), nd), pads=pads + pads,
-                 dilations=_pair(decode(a["dilation"], {}), nd), group=int(a["groups"]))
+    return b.add("Conv", ins, strides=_pair(dec(a["stride"]), nd), pads=pads + pads,
+                 dilations=_pair(dec(a["dilation"]), nd), group=int(a["groups"]))
 
 
 def _pool(b, node, F, kind, nd):
     a = _bind(getattr(F, f"{kind}_pool{nd}d"), node.args, node.kwargs)
-    k = _pair(decode(a["kernel_size"], {}), nd)
-    stride = decode(a["stride"], {})
+    k = _pair(dec(a["kernel_size"]), nd)
+    stride = dec(a["stride"])
     s = k if stride in (None, [], ()) else _pair(stride, nd)
-    p = _pair(decode(a["padding"], {}), nd)
+    p = _pair(dec(a["padding"]), nd)
     attrs = dict(kernel_shape=k, strides=s, pads=p + p, ceil_mode=int(bool(a["ceil_mode"])))
     if kind == "max":
         if a.get("return_indices"):
             raise UnsupportedOperatorError("max_pool with return_indices=True")
-        attrs["dilations"] = _pair(decode(a["dilation"], {}), nd)
+        attrs["dilations"] = _pair(dec(a["dilation"]), nd)
         return b.add("MaxPool", [b.name(a["input"])], **attrs)
     if a.get("divisor_override") is not None:
         raise UnsupportedOperatorError("avg_pool with divisor_override")
@@ -142,10 +165,11 @@ def _pool(b, node, F, kind, nd):
 
 
 def _shape_arg(node):
-    args = [decode(a, {}) for a in node.args[1:]]
+    """The sizes of ``x.f(*sizes)`` / ``x.f(sizes)``: ints and :class:`Sym` s."""
+    args = [dec(a) for a in node.args[1:]]
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = list(args[0])
-    return [int(i) for i in args]
+    return [i if isinstance(i, Sym) else int(i) for i in args]
 
 
 _UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
@@ -168,6 +192,11 @@ def _convert(b, node, batch_dims):
     import ptcore.nn.functional as F
     ns, name = node.op
     args, kw = node.args, node.kwargs
+    custom = _custom.lookup(node.op, b.opset)
+    if custom is not None:                   # register_custom_op_symbolic
+        return _custom.convert(b, node, custom, b.domains)
+    if ns == "prim" and (ns, name) in _more_ops.CONVERTERS:        # arithmetic on sizes
+        return _more_ops.CONVERTERS[(ns, name)](b, node)
     name = _DUNDER.get(name, name)
     if name == "__rpow__" and len(args) == 2:
         return b.add("Pow", [b.operand(args[1], args[0]), b.name(args[0])])
@@ -175,12 +204,16 @@ def _convert(b, node, batch_dims):
         return b.add(_UNARY[name], [b.name(args[0])])
     if name in _BINARY and len(args) == 2 and not kw:
         x, y = args
+        out_dt = b.g.values[node.output_ids()[0]].dtype
+        if name != "pow" and out_dt in P.DTYPES and out_dt != "bool":
+            # operands in the result's dtype (torch's type promotion, int / int -> float)
+            return b.add(_BINARY[name], [b.as_dtype(x, out_dt), b.as_dtype(y, out_dt)])
         if type(x) is dict and "v" in x:
             return b.add(_BINARY[name], [b.name(x), b.operand(y, x)])
         return b.add(_BINARY[name], [b.operand(x, y), b.name(y)])     # number op tensor
     if ns == "Tensor" and name in ("__rsub__", "__rtruediv__", "__rdiv__") and len(args) == 2:
         op = "Sub" if name == "__rsub__" else "Div"
-        return b.add(op, [b.const(np.array(decode(args[1], {})), b.dtype_of(args[0])),
+        return b.add(op, [b.const(np.array(dec(args[1])), b.dtype_of(args[0])),
                           b.name(args[0])])
     if ns == "nn.functional":
         if name == "linear":
@@ -201,7 +234,7 @@ def _convert(b, node, batch_dims):
                 return _pool(b, node, F, "avg", nd)
         if name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"):
             a = _bind(getattr(F, name), args, kw)
-            out = decode(a["output_size"], {})
+            out = dec(a["output_size"])
             if all(o == 1 for o in (out if isinstance(out, (list, tuple)) else [out])):
                 return b.add("GlobalAveragePool", [b.name(a["input"])])
             raise UnsupportedOperatorError(f"{name} with output_size={out!r} (only 1)")
@@ -251,7 +284,7 @@ def _convert(b, node, batch_dims):
                          epsilon=float(a["eps"]), momentum=float(1 - a["momentum"]))
         if name == "layer_norm":
             a = _bind(F.layer_norm, args, kw)
-            shape = decode(a["normalized_shape"], {})
+            shape = dec(a["normalized_shape"])
             shape = [shape] if isinstance(shape, int) else list(shape)
             dt = b.dtype_of(a["input"])
             scale = b.name(a["weight"]) if a["weight"] is not None else \
@@ -263,18 +296,27 @@ def _convert(b, node, batch_dims):
             a = _bind(F.embedding, args, kw)
             return b.add("Gather", [b.name(a["weight"]), b.name(a["input"])], axis=0)
     if ns in ("Tensor", "ptcore") and name in ("flatten",):
-        start = int(decode(args[1], {})) if len(args) > 1 else int(kw.get("start_dim", 0))
-        end = int(decode(args[2], {})) if len(args) > 2 else int(kw.get("end_dim", -1))
+        start = int(dec(args[1])) if len(args) > 1 else int(kw.get("start_dim", 0))
+        end = int(dec(args[2])) if len(args) > 2 else int(kw.get("end_dim", -1))
         rank = len(b.g.values[args[0]["v"]].shape)
-        if end % max(rank, 1) != rank - 1:
-            raise UnsupportedOperatorError("flatten that does not end at the last dim")
-        if start == 0:
-            shape = b.const(np.array([-1]), "int64")
-            return b.add("Reshape", [b.name(args[0]), shape])
-        return b.add("Flatten", [b.name(args[0])], axis=start)
+        start, end = start % max(rank, 1), end % max(rank, 1)
+        x = b.name(args[0])
+        if start >= end:
+            return b.add("Identity", [x])
+        if start == 1 and end == rank - 1:
+            return b.add("Flatten", [x], axis=1)          # ONNX Flatten: always 2-D
+        if end == rank - 1:                              # keep the leading dims (0)
+            return b.add("Reshape", [x, b.const(np.array([0] * start + [-1]), "int64")])
+        shape = b.add("Concat", [b.add("Shape", [x], start=0, end=start),
+                                 b.const(np.array([-1]), "int64"),
+                                 b.add("Shape", [x], start=end + 1)], axis=0)
+        return b.add("Reshape", [x, shape])
     if ns in ("Tensor", "ptcore") and name in ("view", "reshape"):
-        shape = _shape_arg(node) if ns == "Tensor" else [int(i) for i in decode(args[1], {})]
+        shape = _shape_arg(node) if ns == "Tensor" else \
+            [i if isinstance(i, Sym) else int(i) for i in dec(args[1])]
         x = args[0]
+        if has_sym(shape):
+            return b.add("Reshape", [b.name(x), vector(b, shape)])
         in_shape = b.g.values[x["v"]].shape
         # a dimension equal to a dynamic axis of the input is copied from it (0)
         shape = [0 if (i in batch_dims.get(x["v"], ()) and i < len(in_shape) and
@@ -286,22 +328,22 @@ def _convert(b, node, batch_dims):
         if name == "t":
             perm = list(range(rank))[::-1]
         elif name == "permute":
-            perm = _shape_arg(node) if ns == "Tensor" else list(decode(args[1], {}))
+            perm = _shape_arg(node) if ns == "Tensor" else list(dec(args[1]))
             perm = [p % rank for p in perm]
         else:
-            d0, d1 = (int(decode(a, {})) % rank for a in args[1:3])
+            d0, d1 = (int(dec(a)) % rank for a in args[1:3])
             perm = list(range(rank))
             perm[d0], perm[d1] = perm[d1], perm[d0]
         return b.add("Transpose", [b.name(x)], perm=perm)
     if ns == "ptcore" and name == "cat":
         items = args[0].get("list", args[0].get("tuple"))
-        dim = int(decode(args[1], {})) if len(args) > 1 else int(kw.get("dim", 0))
+        dim = int(dec(args[1])) if len(args) > 1 else int(kw.get("dim", 0))
         return b.add("Concat", [b.name(t) for t in items], axis=dim)
     if ns in ("Tensor", "ptcore") and name in ("mean", "sum") and \
             (len(args) >= 2 or "dim" in kw) and kw.get("dtype") is None:
-        dim = decode(args[1] if len(args) > 1 else kw["dim"], {})
+        dim = dec(args[1] if len(args) > 1 else kw["dim"])
         dims = [dim] if isinstance(dim, int) else list(dim)
-        keep = decode(args[2], {}) if len(args) > 2 else kw.get("keepdim", False)
+        keep = dec(args[2]) if len(args) > 2 else kw.get("keepdim", False)
         if name == "mean" and b.opset < 18:
             return b.add("ReduceMean", [b.name(args[0])], axes=dims, keepdims=int(bool(keep)))
         if name == "mean":
@@ -336,19 +378,24 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         raise OnnxExporterError("ptcore.onnx writes standard ONNX ops; operator_export_type="
                                 "ONNX_ATEN (every op as an ATen op) is not supported")
     mode = TrainingMode.EVAL if training is None else TrainingMode(training)
+    # with dynamic axes the trace records the sizes it reads (Tensor::size and
+    # the arithmetic on them), so that the graph computes them from its inputs
+    _sizes_mode = contextlib.nullcontext if dynamic_axes else _static_sizes
     if isinstance(model, ptcore.nn.Module):
         with select_model_mode_for_export(model, mode):
-            with ptcore.no_grad(), _static_sizes():
-                traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED)
+            with ptcore.no_grad(), _sizes_mode():
+                traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED,
+                                   _leaves=_recurrent.LEAVES)
         g = traced.graph
         params = dict(model.named_parameters(remove_duplicate=False))
         params.update(model.named_buffers(remove_duplicate=False))
     else:
-        with ptcore.no_grad(), _static_sizes():
+        with ptcore.no_grad(), _sizes_mode():
             traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED)
         g = traced.graph
         params = {}
     b = _Builder(g, opset)
+    b.params = params           # (the recurrent converters fold the weights)
     input_names = list(input_names or [])
     in_names = [input_names[i] if i < len(input_names) else f"input_{i}"
                 for i in range(len(g.inputs))]
@@ -370,7 +417,11 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
             b.names[v.id] = f"const_{v.id}"
     for n in g.nodes:
         outs = n.output_ids()
-        out_name = _convert(b, n, batch_dims)
+        with symbols(b.syms):
+            out_name = _convert(b, n, batch_dims)
+        if isinstance(out_name, Sym):                   # a size the graph computes
+            b.syms[outs[0]] = out_name
+            continue
         if isinstance(out_name, list) and len(out_name) == len(outs):
             b.names.update(zip(outs, out_name))         # split / chunk / unbind
         elif len(outs) != 1 or isinstance(out_name, list):
@@ -396,18 +447,41 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         b.add("Identity", [b.names[vid]], [nm])
         v = g.values[vid]
         axes = _axes(dyn.get(nm), nm)
-        outputs.append(P.value_info(nm, v.dtype, [axes.get(j, s) for j, s in
-                                                   enumerate(v.shape)]))
+        # with dynamic inputs, an output dim dynamic_axes does not name is
+        # left unknown (it may follow them)
+        outputs.append(P.value_info(nm, v.dtype, [axes.get(j, None if b.dynamic else s)
+                                                   for j, s in enumerate(v.shape)]))
+    if b.dynamic:
+        _warn_baked_sizes(b, g)
     name = type(model).__name__ if isinstance(model, ptcore.nn.Module) else \
         getattr(model, "__name__", "graph")
+    custom_opsets = dict(custom_opsets or {})
     data = P.model(P.graph(f"main_graph_{name}", b.nodes, b.inits, inputs, outputs), opset,
-                   producer_version=getattr(ptcore, "__version__", "0"))
+                   producer_version=getattr(ptcore, "__version__", "0"),
+                   domains={d: custom_opsets.get(d, 1) for d in b.domains})
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
             fh.write(data)
     else:
         f.write(data)
     return None
+
+
+def _warn_baked_sizes(b, g):
+    """Warn where an op read a size of the example that its conversion keeps
+    as a number (the size's own nodes were never made)."""
+    baked = {vid for vid, sym in b.syms.items() if not sym.used}
+    for n in g.nodes:
+        if n.op[0] == "prim" or n.op in (("Tensor", "size"), ("Tensor", "numel")):
+            continue
+        hit = baked.intersection(n.input_ids())
+        if hit:
+            warnings.warn(
+                f"ptcore.onnx.export: {n.op[0]}::{n.op[1]} reads a size of the example "
+                f"({int(b.syms[min(hit)])}) that its conversion keeps as a constant: the "
+                "exported model may not follow dynamic_axes there", OnnxExporterWarning,
+                stacklevel=3)
+            baked -= hit
 
 
 def _axes(spec, name):

@@ -1,15 +1,19 @@
 """ONNX conversions of the shape, indexing, creation and attention ops a
 traced model records besides the core set in ``_export``: what recurrent
-layers (unrolled into addmm / narrow / sigmoid / tanh / stack), Transformer
-layers (multi-head attention recorded as its ops, ``scaled_dot_product_attention``)
-and transposed convolutions need.  Each converter takes the builder and the
-node and returns the ONNX value name; :data:`CONVERTERS` maps
-``(namespace, name)`` to it."""
+cells (unrolled into addmm / narrow / sigmoid / tanh / stack; the layers are
+``_recurrent``'s), Transformer layers (multi-head attention recorded as its
+ops, ``scaled_dot_product_attention``) and transposed convolutions need.  Each
+converter takes the builder and the node and returns the ONNX value name;
+:data:`CONVERTERS` maps ``(namespace, name)`` to it.  Size arguments may be
+:class:`~ptcore.onnx._shapes.Sym` s (sizes the graph computes, with
+``dynamic_axes``): the converters of shapes, slices and fills build them into
+the graph."""
 import math
 
 import numpy as np
 
-from ptcore.jit._ir import decode
+from ptcore.onnx._shapes import (Sym, dec, ints as _ints, init as _init, scalar,
+                                 vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS)
 from ptcore.onnx.errors import UnsupportedOperatorError
 
 __all__ = ["CONVERTERS", "DECOMPOSED"]
@@ -29,7 +33,7 @@ def _arg(node, i, name, default=None):
 
 def _val(node, i, name, default=None):
     a = _arg(node, i, name, default)
-    return decode(a, {}) if a is not default else default
+    return dec(a) if a is not default else default
 
 
 def _shape(b, enc):
@@ -40,22 +44,9 @@ def _out_shape(b, node):
     return list(b.g.values[node.output_ids()[0]].shape)
 
 
-def _ints(b, values):
-    return b.const(np.array(list(values), dtype=np.int64), "int64")
-
-
-def _init(b, arr, dtype):
-    """An initializer holding ``arr`` with its exact shape (a 0-d array stays
-    a scalar: the builder's ``const`` makes it 1-d)."""
-    from ptcore.onnx import _proto as P
-    name = b.fresh("const")
-    arr = np.asarray(arr, dtype=_ONNX_NP[dtype])
-    b.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
-    return name
-
-
 def _slice(b, x, axes, starts, ends, steps=None):
-    ins = [x, _ints(b, starts), _ints(b, ends), _ints(b, axes)]
+    """A Slice; starts/ends items are ints or :class:`Sym` s (graph sizes)."""
+    ins = [x, vector(b, starts), vector(b, ends), _ints(b, axes)]
     if steps is not None:
         ins.append(_ints(b, steps))
     return b.add("Slice", ins)
@@ -65,16 +56,23 @@ def _narrow(b, node):
     x = node.args[0]
     rank = len(_shape(b, x))
     dim = int(_val(node, 1, "dim")) % rank
-    start = int(_val(node, 2, "start"))
-    if start < 0:
-        start += _shape(b, x)[dim]
-    length = int(_val(node, 3, "length"))
-    return _slice(b, b.name(x), [dim], [start], [start + length])
+    start, length = _val(node, 2, "start"), _val(node, 3, "length")
+    if isinstance(start, Sym) or isinstance(length, Sym):
+        end = Sym(int(start) + int(length),
+                  lambda: b.add("Add", [scalar(b, start), scalar(b, length)]))
+    else:
+        start, length = int(start), int(length)
+        if start < 0 and not b.dynamic:
+            start += _shape(b, x)[dim]
+        end = start + length
+        if start < 0 and end >= 0:          # the last elements (dynamic: from the end)
+            end = INT64_MAX
+    return _slice(b, b.name(x), [dim], [start], [end])
 
 
 def _getitem(b, node):
     x = node.args[0]
-    idx = decode(node.args[1], {})
+    idx = dec(node.args[1])
     if not isinstance(idx, tuple):
         idx = (idx,)
     shape = _shape(b, x)
@@ -92,14 +90,25 @@ def _getitem(b, node):
             unsq.append(o)
             o += 1
         elif isinstance(i, int):
-            ints.append((d, i % shape[d]))
+            # (with dynamic axes a negative index stays one: Gather counts from the end)
+            ints.append((d, i if isinstance(i, Sym) or b.dynamic else i % shape[d]))
             d += 1
         else:
-            start, stop, step = i.indices(shape[d])
+            if isinstance(i.step, Sym):
+                raise UnsupportedOperatorError("a slice whose step is a computed size")
+            step = 1 if i.step is None else int(i.step)
             if step <= 0:
                 raise UnsupportedOperatorError("slices with a step below 1")
-            if (start, stop, step) != (0, shape[d], 1):
-                slices.append((d, start, max(stop, start), step))
+            if b.dynamic or has_sym((i.start, i.stop)):
+                # Python's slice rules are Slice's: negative bounds count from the end
+                start = 0 if i.start is None else i.start
+                stop = INT64_MAX if i.stop is None else i.stop
+                if (start, stop, step) != (0, INT64_MAX, 1):
+                    slices.append((d, start, stop, step))
+            else:
+                start, stop, step = i.indices(shape[d])
+                if (start, stop, step) != (0, shape[d], 1):
+                    slices.append((d, start, max(stop, start), step))
             d += 1
             o += 1
     y = b.name(x)
@@ -107,22 +116,12 @@ def _getitem(b, node):
         y = _slice(b, y, [s[0] for s in slices], [s[1] for s in slices],
                    [s[2] for s in slices], [s[3] for s in slices])
     for dim, i in sorted(ints, reverse=True):
-        y = b.add("Gather", [y, _init(b, np.array(i), "int64")], axis=dim)
+        y = b.add("Gather", [y, scalar(b, i)], axis=dim)
     if unsq:
         y = b.add("Unsqueeze", [y, _ints(b, unsq)])
     if y == b.name(x):
         y = b.add("Identity", [y])
     return y
-
-
-def _fixed_shape(b, node):
-    """The recorded output shape of an op converted with its traced sizes;
-    refused when the export has dynamic axes (the sizes would not follow)."""
-    if b.dynamic:
-        raise UnsupportedOperatorError(
-            f"{node.op[0]}::{node.op[1]} is exported with the traced sizes, which cannot "
-            "follow dynamic_axes; export without dynamic_axes")
-    return _out_shape(b, node)
 
 
 def _unflatten(b, node):
@@ -131,9 +130,9 @@ def _unflatten(b, node):
     x = node.args[0]
     rank = len(_shape(b, x))
     dim = int(_val(node, 1, "dim")) % rank
-    sizes = [int(v) for v in _val(node, 2, "sizes")]
+    sizes = list(_val(node, 2, "sizes"))
     shape = [0] * dim + sizes + [0] * (rank - dim - 1)
-    return b.add("Reshape", [b.name(x), _ints(b, shape)])
+    return b.add("Reshape", [b.name(x), vector(b, shape)])
 
 
 def _unsqueeze(b, node):
@@ -162,11 +161,28 @@ def _stack(b, node):
 
 
 def _filled(b, node, value):
-    shape = _fixed_shape(b, node)
+    """A tensor of ``value``: a constant of the recorded shape, or, with
+    dynamic axes, the value expanded to the sizes the graph computes (the
+    size arguments, or the shape of the ``*_like`` / ``new_*`` source)."""
     dt = b.g.values[node.output_ids()[0]].dtype
     if dt not in _ONNX_NP:
         raise UnsupportedOperatorError(f"a {dt} constant")
-    return b.add("Identity", [_init(b, np.full(shape, value), dt)])
+    if not b.dynamic:
+        return b.add("Identity", [_init(b, np.full(_out_shape(b, node), value), dt)])
+    name = node.op[1]
+    if name.endswith("_like"):
+        shape = shape_of(b, node.args[0])
+    else:
+        first = 1 if node.op[0] == "Tensor" else 0
+        vals = [dec(a) for a in node.args[first:]]
+        if name in ("full", "new_full") and len(node.args) > first + 1:
+            vals = vals[:-1]                    # (the fill value)
+        if len(vals) == 1 and isinstance(vals[0], (list, tuple)):
+            vals = list(vals[0])
+        if not vals and "size" in node.kwargs:
+            vals = list(dec(node.kwargs["size"]))
+        shape = vector(b, vals)
+    return b.add("Expand", [_init(b, np.array(value), dt), shape])
 
 
 def _full(b, node):
@@ -175,21 +191,28 @@ def _full(b, node):
         return _filled(b, node, 0)
     if name in ("ones", "ones_like", "new_ones"):
         return _filled(b, node, 1)
-    i = 1 if name in ("full", "full_like", "new_full") else None
-    return _filled(b, node, _val(node, i, "fill_value"))
+    if name in ("full", "new_full"):
+        first = 1 if node.op[0] == "Tensor" else 0
+        value = dec(node.args[first + 1]) if len(node.args) > first + 1 else \
+            _val(node, 99, "fill_value")
+    else:
+        value = _val(node, 1, "fill_value")
+    if isinstance(value, Sym):
+        raise UnsupportedOperatorError(f"{name} filled with a computed size")
+    return _filled(b, node, value)
 
 
 def _addmm(b, node):
     inp, m1, m2 = node.args[:3]
-    beta = float(decode(node.kwargs.get("beta", 1), {}))
-    alpha = float(decode(node.kwargs.get("alpha", 1), {}))
+    beta = float(dec(node.kwargs.get("beta", 1)))
+    alpha = float(dec(node.kwargs.get("alpha", 1)))
     return b.add("Gemm", [b.name(m1), b.name(m2), b.name(inp)], alpha=alpha, beta=beta)
 
 
 def _softmax(b, node):
     dim = _val(node, 1, "dim")
     if node.kwargs.get("dtype") is not None or (len(node.args) > 2 and
-                                                 decode(node.args[2], {}) is not None):
+                                                 dec(node.args[2]) is not None):
         raise UnsupportedOperatorError(f"{node.op[1]} with dtype=")
     op = "Softmax" if node.op[1] == "softmax" else "LogSoftmax"
     return b.add(op, [b.name(node.args[0])], axis=int(dim))
@@ -200,25 +223,25 @@ def _conv_transpose(b, node):
     from ptcore.onnx._export import _bind, _pair
     nd = int(node.op[1][-2])
     a = _bind(getattr(F, f"conv_transpose{nd}d"), node.args, node.kwargs)
-    pads = _pair(decode(a["padding"], {}), nd)
+    pads = _pair(dec(a["padding"]), nd)
     ins = [b.name(a["input"]), b.name(a["weight"])]
     if a["bias"] is not None:
         ins.append(b.name(a["bias"]))
-    return b.add("ConvTranspose", ins, strides=_pair(decode(a["stride"], {}), nd),
-                 pads=pads + pads, output_padding=_pair(decode(a["output_padding"], {}), nd),
-                 dilations=_pair(decode(a["dilation"], {}), nd), group=int(a["groups"]))
+    return b.add("ConvTranspose", ins, strides=_pair(dec(a["stride"]), nd),
+                 pads=pads + pads, output_padding=_pair(dec(a["output_padding"]), nd),
+                 dilations=_pair(dec(a["dilation"]), nd), group=int(a["groups"]))
 
 
 def _sdpa(b, node):
     import ptcore.nn.functional as F
     from ptcore.onnx._export import _bind
     a = _bind(F.scaled_dot_product_attention, node.args, node.kwargs)
-    if float(decode(a["dropout_p"], {})) != 0.0 or decode(a["enable_gqa"], {}):
+    if float(dec(a["dropout_p"])) != 0.0 or dec(a["enable_gqa"]):
         raise UnsupportedOperatorError("scaled_dot_product_attention with dropout or GQA")
     q, k, v = a["query"], a["key"], a["value"]
     qs, ks = _shape(b, q), _shape(b, k)
     dt = b.dtype_of(q)
-    scale = decode(a["scale"], {})
+    scale = dec(a["scale"])
     scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
     perm = list(range(len(ks)))
     perm[-2], perm[-1] = perm[-1], perm[-2]
@@ -226,7 +249,13 @@ def _sdpa(b, node):
     s = b.add("Mul", [s, b.const(np.array(scale), dt)])
     L, S = qs[-2], ks[-2]
     mask = a["attn_mask"]
-    if decode(a["is_causal"], {}):
+    if dec(a["is_causal"]) and b.dynamic:
+        # -inf above the diagonal of the scores' (L, S), whatever their sizes
+        ls = b.add("Shape", [s], start=-2)
+        bias = b.add("Trilu", [b.add("Expand", [_init(b, np.array(-np.inf), dt), ls]),
+                               _init(b, np.array(1), "int64")], upper=1)
+        s = b.add("Add", [s, bias])
+    elif dec(a["is_causal"]):
         bias = np.where(np.triu(np.ones((L, S), bool), 1), -np.inf, 0.0)
         s = b.add("Add", [s, b.const(bias, dt)])
     elif mask is not None:
@@ -262,9 +291,9 @@ def _interpolate(b, node):
     import ptcore.nn.functional as F
     from ptcore.onnx._export import _bind
     a = _bind(F.interpolate, node.args, node.kwargs)
-    mode = decode(a["mode"], {})
-    align = bool(decode(a["align_corners"], {}))
-    if decode(a["antialias"], {}):
+    mode = dec(a["mode"])
+    align = bool(dec(a["align_corners"]))
+    if dec(a["antialias"]):
         raise UnsupportedOperatorError("interpolate with antialias=True")
     if mode == "nearest":
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
@@ -274,8 +303,25 @@ def _interpolate(b, node):
             "align_corners" if align else "pytorch_half_pixel"))
     else:
         raise UnsupportedOperatorError(f"interpolate with mode={mode!r}")
-    return b.add("Resize", [b.name(a["input"]), "", "", _ints(b, _fixed_shape(b, node))],
-                 **attrs)
+    x = a["input"]
+    sf = dec(a["scale_factor"])
+    if sf is not None and not dec(a["recompute_scale_factor"]):
+        # sizes floor(in * scale), coordinates mapped by the scale: torch's rule
+        nd = len(_shape(b, x)) - 2
+        sf = [float(v) for v in (sf if isinstance(sf, (list, tuple)) else [sf] * nd)]
+        return b.add("Resize", [b.name(x), "", b.const(np.array([1.0, 1.0] + sf), "float32")],
+                     **attrs)
+    sizes = _out_shape(b, node)[2:]
+    size = dec(a["size"])
+    if size is not None:
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * len(sizes)
+    elif b.dynamic:
+        raise UnsupportedOperatorError(
+            "interpolate with recompute_scale_factor=True: its output sizes are the "
+            "example's, which cannot follow dynamic_axes")
+    full = b.add("Concat", [shape_of(b, x, 0, 2), vector(b, sizes)], axis=0) \
+        if b.dynamic else _ints(b, _out_shape(b, node))
+    return b.add("Resize", [b.name(x), "", "", full], **attrs)
 
 # ---- comparisons, selection and activations ---------------------------------
 
@@ -303,7 +349,7 @@ def _scalar_like(b, value, like):
 def _masked_fill(b, node):
     x, mask, value = node.args[:3]
     v = b.name(value) if type(value) is dict and "v" in value else \
-        _scalar_like(b, decode(value, {}), x)
+        _scalar_like(b, dec(value), x)
     return b.add("Where", [b.name(mask), v, b.name(x)])
 
 
@@ -447,6 +493,7 @@ CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
               ("Tensor", "log_softmax"): _softmax, ("ptcore", "log_softmax"): _softmax,
               ("nn.functional", "scaled_dot_product_attention"): _sdpa,
               ("nn.functional", "interpolate"): _interpolate}
+CONVERTERS.update(SHAPE_CONVERTERS)
 for _name in ("split", "chunk", "unbind", "split_with_sizes"):
     CONVERTERS[("Tensor", _name)] = CONVERTERS[("ptcore", _name)] = _split
 for _nd in (1, 2, 3):

@@ -81,10 +81,11 @@ def node(op_type, inputs, outputs, name="", attrs=None, domain=""):
 
 
 def value_info(name, dtype, shape):
-    """ValueInfoProto: ``shape`` items are ints (fixed) or strings (named, dynamic)."""
+    """ValueInfoProto: ``shape`` items are ints (fixed), strings (named,
+    dynamic) or None (unknown)."""
     dims = b""
     for d in shape:
-        dims += _len(1, _str(2, d) if isinstance(d, str) else _int(1, d))
+        dims += _len(1, b"" if d is None else _str(2, d) if isinstance(d, str) else _int(1, d))
     tensor_type = _int(1, DTYPES[dtype]) + _len(2, dims)
     return _str(1, name) + _len(2, _len(1, tensor_type))
 
@@ -96,7 +97,11 @@ def graph(name, nodes, initializers, inputs, outputs):
     return out
 
 
-def model(graph_bytes, opset, producer="ptcore", producer_version="0.1", ir_version=8):
-    opset_id = _str(1, "") + _int(2, opset)
+def model(graph_bytes, opset, producer="ptcore", producer_version="0.1", ir_version=8,
+          domains=None):
+    """ModelProto; ``domains``: custom operator domains -> their versions."""
+    opset_id = _len(8, _str(1, "") + _int(2, opset))
+    for dom, ver in sorted((domains or {}).items()):
+        opset_id += _len(8, _str(1, dom) + _int(2, int(ver)))
     return (_int(1, ir_version) + _str(2, producer) + _str(3, producer_version)
-            + _len(7, graph_bytes) + _len(8, opset_id))
+            + _len(7, graph_bytes) + opset_id)

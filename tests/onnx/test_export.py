@@ -113,3 +113,15 @@ def test_unsupported_op_is_named():
         return ptcore.cumsum(a, 0)
     with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="cumsum"):
         ptcore.onnx.export(f, (ptcore.randn(3),), io.BytesIO())
+
+
+def test_mixed_dtype_arithmetic_follows_type_promotion():
+    # int / int is true division (float), int * 2.5 is float, int + float tensor is float
+    def f(a, b, x):
+        return a / b + a * 2.5 + (a + b) / 3 + a + x
+    a, b = ptcore.randint(1, 9, (2, 3)), ptcore.randint(1, 9, (2, 3))
+    x = ptcore.randn(2, 3)
+    data, sess = _export(f, (a, b, x))
+    got = sess.run(None, {"input_0": a.numpy(), "input_1": b.numpy(), "input_2": x.numpy()})[0]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, f(a, b, x).numpy(), rtol=1e-6)

@@ -1,0 +1,240 @@
+"""Sizes computed by the exported graph (``dynamic_axes``).
+
+An export with dynamic axes traces the model with its size reads recorded
+(``x.size(0)``, ``x.shape[-1]``, ``numel()`` and the arithmetic on them:
+``Tensor::size`` and ``prim`` nodes, see :mod:`ptcore.jit._sizes`).  Each
+such value becomes a 0-d int64 ONNX tensor (``Shape`` -> ``Squeeze``, ``Add``,
+``Mul``, ...), and the converters see it as a :class:`Sym`: an ``int`` holding
+the example's value (so code that only needs the value keeps working) that
+also names its ONNX tensor, so that shape arguments (``view(B, T, -1)``,
+``x[:, :T]``, ``arange(T)``, ``zeros(B, n)``, ``expand(B, -1, -1)``) are
+built from the graph's sizes instead of the example's.
+
+The symbol table of the export in progress is a context variable read by
+:func:`dec`, the decoder every converter uses for its arguments.
+"""
+import contextvars
+import operator
+
+import numpy as np
+
+from ptcore.jit._ir import decode
+
+__all__ = ["Sym", "dec", "symbols", "ints", "init", "scalar", "vector", "SHAPE_CONVERTERS",
+           "INT64_MAX"]
+
+INT64_MAX = 2 ** 63 - 1
+
+_ONNX_NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
+            "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+
+_SYMS = contextvars.ContextVar("ptcore_onnx_symbols", default=None)
+
+
+class Sym(int):
+    """A size the exported graph computes: the example's value, and ``name``,
+    the ONNX 0-d int64 tensor holding it at run time -- made by ``make()``
+    when first asked for, so a size no converter uses adds nothing to the file."""
+
+    def __new__(cls, value, make, nonneg=False):
+        self = int.__new__(cls, int(value))
+        self._make = make
+        self._name = None
+        self.nonneg = nonneg        # never below 0 (a size, sums and products of sizes)
+        return self
+
+    @property
+    def name(self):
+        if self._name is None:
+            self._name = self._make()
+        return self._name
+
+    @property
+    def used(self):
+        return self._name is not None
+
+    def __repr__(self):
+        return f"Sym({int(self)})"
+
+
+class symbols:
+    """Context: ``table`` (value id -> :class:`Sym`) is the one :func:`dec` reads."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def __enter__(self):
+        self.token = _SYMS.set(self.table)
+        return self.table
+
+    def __exit__(self, *exc):
+        _SYMS.reset(self.token)
+        return False
+
+
+def dec(enc):
+    """Decode an encoded argument; references to recorded sizes become :class:`Sym`."""
+    table = _SYMS.get()
+    return decode(enc, {} if table is None else table)
+
+
+def ints(b, values):
+    """A 1-D int64 initializer."""
+    return b.const(np.array([int(v) for v in values], dtype=np.int64), "int64")
+
+
+def init(b, arr, dtype):
+    """An initializer holding ``arr`` with its exact shape (a 0-d array stays
+    a scalar: the builder's ``const`` makes it 1-d)."""
+    from ptcore.onnx import _proto as P
+    name = b.fresh("const")
+    arr = np.asarray(arr, dtype=_ONNX_NP[dtype])
+    b.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+    return name
+
+
+def scalar(b, v):
+    """A 0-d int64 tensor of ``v`` (an int or a :class:`Sym`)."""
+    if isinstance(v, Sym):
+        return v.name
+    return init(b, np.array(int(v)), "int64")
+
+
+def vector(b, items):
+    """A 1-D int64 tensor of ``items`` (ints and :class:`Sym` s): a constant
+    when none is computed, else a ``Concat`` of the pieces."""
+    if not any(isinstance(i, Sym) for i in items):
+        return ints(b, items)
+    parts, run = [], []
+    for i in items:
+        if isinstance(i, Sym):
+            if run:
+                parts.append(ints(b, run))
+                run = []
+            parts.append(b.add("Unsqueeze", [i.name, ints(b, [0])]))
+        else:
+            run.append(int(i))
+    if run:
+        parts.append(ints(b, run))
+    return parts[0] if len(parts) == 1 else b.add("Concat", parts, axis=0)
+
+
+def has_sym(items):
+    return any(isinstance(i, Sym) for i in items)
+
+
+def shape_of(b, enc, start=None, end=None):
+    """The 1-D int64 shape of a tensor value (``Shape``, optionally a range of dims)."""
+    attrs = {}
+    if start is not None:
+        attrs["start"] = int(start)
+    if end is not None:
+        attrs["end"] = int(end)
+    return b.add("Shape", [b.name(enc)], **attrs)
+
+
+# ---- the size nodes ----------------------------------------------------------
+
+def _size(b, node):
+    x = node.args[0]
+    shape = b.g.values[x["v"]].shape
+    d = int(dec(node.args[1])) % len(shape)
+
+    def make():
+        one = b.add("Shape", [b.name(x)], start=d, end=d + 1)
+        return b.add("Squeeze", [one, ints(b, [0])])
+    return Sym(shape[d], make, True)
+
+
+def _numel(b, node):
+    x = node.args[0]
+    return Sym(int(np.prod(b.g.values[x["v"]].shape, dtype=np.int64)),
+               lambda: b.add("Size", [b.name(x)]), True)
+
+
+_PRIM = {"add": ("Add", operator.add), "sub": ("Sub", operator.sub),
+         "mul": ("Mul", operator.mul), "floordiv": ("Div", operator.floordiv),
+         "mod": ("Mod", operator.mod)}          # (ONNX Mod of ints: Python's sign rule)
+
+
+def _prim(b, node):
+    name = node.op[1]
+    vals = [dec(a) for a in node.args]
+    if name == "neg":
+        return Sym(-int(vals[0]), lambda: b.add("Neg", [scalar(b, vals[0])]))
+    op, py = _PRIM[name]
+    x, y = vals
+    nonneg = all(isinstance(v, Sym) and v.nonneg or not isinstance(v, Sym) and v >= 0
+                 for v in vals)
+    if name == "floordiv" and not (nonneg and not isinstance(y, Sym) and y > 0):
+        def make():
+            # ONNX Div truncates toward zero; Python floors: q - (r != 0 and
+            # the signs differ), with r = x - q * y
+            q = b.add("Div", [scalar(b, x), scalar(b, y)])
+            r = b.add("Sub", [scalar(b, x), b.add("Mul", [q, scalar(b, y)])])
+            neg = b.add("Less", [b.add("Mul", [r, scalar(b, y)]), scalar(b, 0)])
+            return b.add("Sub", [q, b.add("Cast", [neg], to=7)])
+        return Sym(py(int(x), int(y)), make)
+    return Sym(py(int(x), int(y)), lambda: b.add(op, [scalar(b, x), scalar(b, y)]),
+               nonneg and name in ("add", "mul", "floordiv", "mod"))
+
+
+# ---- ops whose arguments are sizes ---------------------------------------------
+
+def _arange(b, node):
+    vals = [dec(a) for a in node.args]
+    kw = {k: dec(v) for k, v in node.kwargs.items()}
+    if len(vals) == 1:
+        vals = [0] + vals
+    start, end = vals[:2] if vals else (kw.get("start", 0), kw.get("end"))
+    step = vals[2] if len(vals) > 2 else kw.get("step", 1)
+    dt = b.g.values[node.output_ids()[0]].dtype
+    if dt not in _ONNX_NP or dt == "bool":
+        from ptcore.onnx.errors import UnsupportedOperatorError
+        raise UnsupportedOperatorError(f"arange of dtype {dt}")
+    from ptcore.onnx import _proto as P
+
+    def part(v):
+        if isinstance(v, Sym):
+            return v.name if dt == "int64" else b.add("Cast", [v.name], to=P.DTYPES[dt])
+        return init(b, np.array(v), dt)
+    return b.add("Range", [part(start), part(end), part(step)])
+
+
+def _size_list(node, first):
+    """The sizes of ``f(x, *sizes)`` / ``f(x, sizes)`` from argument ``first`` on."""
+    vals = [dec(a) for a in node.args[first:]]
+    if len(vals) == 1 and isinstance(vals[0], (list, tuple)):
+        vals = list(vals[0])
+    if not vals and "size" in node.kwargs:
+        vals = list(dec(node.kwargs["size"]))
+    return vals
+
+
+def _expand(b, node):
+    sizes = _size_list(node, 1)
+    # Expand broadcasts: a dim of 1 keeps the input's size, as -1 asks
+    target = [1 if (not isinstance(s, Sym) and int(s) == -1) else s for s in sizes]
+    return b.add("Expand", [b.name(node.args[0]), vector(b, target)])
+
+
+def _expand_as(b, node):
+    return b.add("Expand", [b.name(node.args[0]), shape_of(b, node.args[1])])
+
+
+def _repeat(b, node):
+    x = node.args[0]
+    reps = _size_list(node, 1)
+    rank = len(b.g.values[x["v"]].shape)
+    y = b.name(x)
+    if len(reps) > rank:
+        y = b.add("Unsqueeze", [y, ints(b, range(len(reps) - rank))])
+    return b.add("Tile", [y, vector(b, reps)])
+
+
+SHAPE_CONVERTERS = {("Tensor", "size"): _size, ("Tensor", "numel"): _numel,
+                    ("ptcore", "numel"): _numel, ("ptcore", "arange"): _arange,
+                    ("Tensor", "expand"): _expand, ("Tensor", "expand_as"): _expand_as,
+                    ("Tensor", "repeat"): _repeat}
+for _name in list(_PRIM) + ["neg"]:
+    SHAPE_CONVERTERS[("prim", _name)] = _prim
