@@ -1,6 +1,7 @@
 """``ptcore.compile``: ``torch.compile``'s signature; ptcore has no graph
-compiler yet, so it returns the model itself (after one warning), which
-runs exactly as written."""
+compiler yet, so it returns the function itself, or a module wrapped as torch wraps it
+(:class:`ptcore._dynamo.eval_frame.OptimizedModule`, after one warning); either runs
+exactly as written."""
 import warnings
 
 __all__ = ["compile"]
@@ -22,7 +23,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     Returns
     -------
     callable
-        ``model`` itself: ptcore runs it eagerly.
+        ``model`` itself, or for an ``nn.Module`` an ``OptimizedModule`` wrapping it (as
+        torch: ``_orig_mod``, ``state_dict()`` keys prefixed ``_orig_mod.``); ptcore runs
+        it eagerly.
     """
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
@@ -42,4 +45,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         _warned[0] = True
         warnings.warn("ptcore.compile: ptcore has no graph compiler yet; the model runs "
                       "eagerly, unchanged", UserWarning, stacklevel=2)
+    from ptcore.nn.modules.module import Module
+    if isinstance(model, Module) and not disable:
+        from ptcore._dynamo.eval_frame import OptimizedModule
+        return OptimizedModule(model)
     return model

@@ -2638,6 +2638,13 @@ cdef class _TensorBase:
     def __float__(self):
         if self._numel != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:        # torch warns on float() only (not item/int/format)
+            from ptcore.autograd.grad_mode import is_grad_enabled
+            if is_grad_enabled():
+                _warnings.warn(
+                    "Converting a tensor with requires_grad=True to a scalar may lead to "
+                    "unexpected behavior.\nConsider using tensor.detach() first.", UserWarning,
+                    stacklevel=1)
         v = self.item()
         if isinstance(v, complex):
             if v.imag != 0:

@@ -6,7 +6,7 @@ So ``reset()`` has nothing to clear, ``disable``/``optimize``/``run`` return the
 unchanged, ``mark_dynamic`` and friends record nothing, and ``is_compiling()`` is False.
 The settings of :mod:`ptcore._dynamo.config` exist with torch's defaults.
 """
-from ptcore._dynamo import config
+from ptcore._dynamo import config, eval_frame
 from ptcore.compiler import (allow_in_graph, assume_constant_result, disable, is_compiling,
                              list_backends, reset, set_stance, substitute_in_graph)
 

@@ -1036,6 +1036,13 @@ class Module:
         """Set evaluation mode (``train(False)``); returns self."""
         return self.train(False)
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's ``__call__`` in place (``torch.nn.Module.compile``): the
+        arguments go to :func:`ptcore.compile`; the module keeps its type and its
+        ``state_dict()`` keys, and runs eagerly."""
+        from ptcore._compile import compile as _compile
+        self._compiled_call_impl = _compile(self._call_impl, *args, **kwargs)
+
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on all parameters; returns self."""
         for p in self.parameters():

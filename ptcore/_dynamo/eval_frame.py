@@ -1,0 +1,81 @@
+"""``ptcore._dynamo.eval_frame``: :class:`OptimizedModule`, what ``torch.compile(module)``
+returns.
+
+ptcore has no graph compiler, so the wrapper runs the original module eagerly; it keeps
+torch's visible layout, which training scripts rely on: the module is ``_orig_mod`` (a
+child, so ``state_dict()`` keys carry the ``_orig_mod.`` prefix), attribute reads and
+writes go through to it, ``training`` mirrors it, and the repr shows it as the child.
+"""
+from ptcore.nn.modules.module import Module
+
+__all__ = ["OptimizedModule"]
+
+
+class OptimizedModule(Module):
+    """Wraps the original ``nn.Module``; calling it calls the module (eagerly)."""
+
+    _opt_mod_attributes = {
+        "_orig_mod", "dynamo_ctx", "_torchdynamo_orig_callable", "_torchdynamo_wrapper_id",
+        "get_compiler_config", "forward", "_forward", "__dict__", "named_children_walk",
+        "_super_module_initialized",
+    }
+
+    def __init__(self, mod, dynamo_ctx=None):
+        object.__setattr__(self, "_orig_mod", mod)
+        self._super_module_initialized = False
+        super().__init__()
+        self._super_module_initialized = True
+        self._orig_mod = mod      # registered as the child module
+        self.dynamo_ctx = dynamo_ctx
+        self._initialize()
+
+    def _initialize(self):
+        self.forward = self._orig_mod.__call__
+
+    def __len__(self):
+        try:
+            return len(self._orig_mod)
+        except TypeError:
+            raise TypeError(f"{type(self._orig_mod).__name__} does not support len()") from None
+
+    def __reduce__(self):
+        return (self.__class__, (self._orig_mod, self.dynamo_ctx))
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("forward", None)
+        state.pop("__call__", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__ = state
+        self._initialize()
+
+    @property
+    def training(self):
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, value):
+        # Module.__init__ sets the default; the wrapper mirrors the wrapped module instead
+        if self.__dict__.get("_super_module_initialized"):
+            self._orig_mod.training = value
+
+    def __getattr__(self, name):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
+            return super().__setattr__(name, value)
+        return setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name):
+        if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
+            return super().__delattr__(name)
+        return delattr(self._orig_mod, name)
+
+    def __dir__(self):
+        orig = self._orig_mod.__dir__()
+        return orig + [a for a in super().__dir__() if a not in orig]

@@ -1,0 +1,123 @@
+"""What everyday PyTorch training scripts touch, compared with torch 2.13: the calls of
+their first lines and loops (compile, checkpoints, data loading, optimizers, printing)
+where ptcore behaved differently."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _copy_weights(src, dst):
+    """Load ``src``'s (torch) state_dict into ``dst`` (ptcore) through NumPy."""
+    dst.load_state_dict({k: ptcore.from_numpy(v.detach().numpy().copy())
+                         for k, v in src.state_dict().items()})
+
+
+# -- torch.compile(model) ---------------------------------------------------------------
+
+def _compiled_pair():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.compile(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.1)))
+        p = ptcore.compile(ptcore.nn.Sequential(ptcore.nn.Linear(3, 4), ptcore.nn.Dropout(0.1)))
+    return t, p
+
+
+def test_compile_module_is_an_optimized_module_as_torch():
+    t, p = _compiled_pair()
+    assert type(p).__name__ == type(t).__name__ == "OptimizedModule"
+    assert isinstance(p, ptcore._dynamo.eval_frame.OptimizedModule)
+    assert isinstance(p, ptcore.nn.Module)
+    # checkpoints of compiled models carry the prefix scripts strip ("_orig_mod.")
+    assert list(p.state_dict()) == list(t.state_dict()) == ["_orig_mod.0.weight",
+                                                            "_orig_mod.0.bias"]
+    assert repr(p).replace("ptcore", "torch") == repr(t)
+    assert [n for n, _ in p.named_modules()] == [n for n, _ in t.named_modules()]
+    assert isinstance(p._orig_mod, ptcore.nn.Sequential) and len(p) == len(t) == 2
+    assert p.training is p._orig_mod.training   # attribute reads reach the model
+    for m in (t, p):
+        with pytest.raises(TypeError, match="not subscriptable"):
+            m[0]
+
+
+def test_compile_module_mirrors_training_and_attributes():
+    t, p = _compiled_pair()
+    for m in (t, p):
+        assert m.training
+        m.eval()
+        assert not m.training and not m._orig_mod.training and not m._orig_mod[1].training
+        m.train()
+        assert m._orig_mod.training
+        m.best_acc = 0.5                  # attribute writes land on the wrapped model
+        assert m._orig_mod.best_acc == 0.5
+    _copy_weights(t._orig_mod, p._orig_mod)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    p.eval(), t.eval()
+    np.testing.assert_allclose(p(ptcore.from_numpy(x)).detach().numpy(),
+                               t(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
+    # a compiled model's checkpoint loads back into it; the wrapped model's into the model
+    p.load_state_dict(p.state_dict())
+    p._orig_mod.load_state_dict({k[len("_orig_mod."):]: v for k, v in p.state_dict().items()})
+
+
+def test_compile_disable_and_functions_and_module_compile(tmp_path):
+    m = ptcore.nn.Linear(2, 2)
+    assert ptcore.compile(m, disable=True) is m
+    assert type(torch.compile(torch.nn.Linear(2, 2), disable=True)).__name__ == "Linear"
+    f = lambda x: x + 1                   # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ptcore.compile(f)(ptcore.ones(1)).tolist() == [2.0]
+        # nn.Module.compile(): in place, the module keeps its type and its keys
+        assert m.compile() is None
+    assert type(m) is ptcore.nn.Linear and list(m.state_dict()) == ["weight", "bias"]
+    assert m(ptcore.ones(2)).shape == (2,)
+    # a whole compiled model saved and loaded (weights_only=False) still runs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cm = ptcore.compile(ptcore.nn.Linear(2, 3))
+    ptcore.save(cm, tmp_path / "m.pt")
+    back = ptcore.load(tmp_path / "m.pt", weights_only=False)
+    assert type(back).__name__ == "OptimizedModule"
+    assert back(ptcore.ones(2)).shape == (3,)
+    assert list(back.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+
+
+# -- float(loss) with requires_grad -----------------------------------------------------
+
+def _scalar_warnings(L, fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn(L)
+    return [str(x.message).splitlines()[0] for x in w]
+
+
+@pytest.mark.parametrize("case", ["float", "float_no_grad", "item", "int", "format",
+                                  "detached", "plain"])
+def test_float_of_a_tensor_requiring_grad_warns_as_torch(case):
+    def fn(L):
+        t = L.tensor(1.5, requires_grad=True) * 2
+        if case == "float":
+            float(t)
+        elif case == "float_no_grad":
+            with L.no_grad():
+                float(t)
+        elif case == "item":
+            t.item()
+        elif case == "int":
+            int(t)
+        elif case == "format":
+            "%.3f {:.2f}".format(t) % t.item()
+        elif case == "detached":
+            float(t.detach())
+        else:
+            float(L.tensor(2.0))
+    assert _scalar_warnings(ptcore, fn) == _scalar_warnings(torch, fn)
+    if case == "float":
+        assert _scalar_warnings(ptcore, fn) == [
+            "Converting a tensor with requires_grad=True to a scalar may lead to "
+            "unexpected behavior."]
