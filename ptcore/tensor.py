@@ -69,6 +69,14 @@ class Tensor(_TensorBase):
     __module__ = "ptcore"
     __array_priority__ = 1000
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy hands a ufunc's result on a tensor back through this (as
+        torch): ``np.sin(t)``, ``t + ndarray`` and ``ndarray / t`` give a
+        tensor sharing the result's memory; a bool result becomes uint8."""
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        return _C.from_numpy(array)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         from ptcore._dispatch import torch_function

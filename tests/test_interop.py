@@ -599,3 +599,54 @@ def test_ptcore_leaves_the_shared_openmp_thread_count_alone():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
+
+
+# ---------------------------------------------------------------------------
+# NumPy ufuncs and ndarray operands (__array_wrap__, as torch)
+# ---------------------------------------------------------------------------
+
+NDARRAY_OPERAND_CASES = {
+    "t_plus_arr": lambda L: L.ones(2) + np.ones(2),
+    "t_times_arr0d": lambda L: L.ones(2) * np.array(2.0),
+    "int_t_plus_f32arr": lambda L: L.ones(2, dtype=L.int64) + np.ones(2, dtype=np.float32),
+    "t_minus_arr": lambda L: L.ones(2) - np.arange(2),
+    "t_div_arr": lambda L: L.ones(2) / np.arange(1.0, 3.0),
+    "arr_div_t": lambda L: np.arange(1.0, 3.0) / L.full((2,), 4.0),
+    "arr_div_int_t": lambda L: np.arange(1.0, 3.0) / L.full((2,), 4),
+    "t_pow_arr": lambda L: L.full((2,), 2.0) ** np.array([1.0, 3.0]),
+    "t_matmul_arr2d": lambda L: L.ones(2) @ np.ones((2, 2)),
+    "t_eq_arr": lambda L: L.ones(2) == np.array([1.0, 0.0]),
+    "arr_eq_t": lambda L: np.array([1.0, 0.0]) == L.ones(2),
+    "int_t_eq_arr": lambda L: L.ones(2, dtype=L.int64) == np.array([1.0, 1.5]),
+    "np_sin": lambda L: np.sin(L.tensor([0.0, 1.0])),
+    "np_exp_f64": lambda L: np.exp(L.tensor([0.5], dtype=L.float64)),
+    "np_sqrt_int": lambda L: np.sqrt(L.arange(3)),
+    "np_isnan_is_uint8": lambda L: np.isnan(L.tensor([1.0, float("nan")])),
+    "np_maximum": lambda L: np.maximum(L.tensor([1.0, -1.0]), np.zeros(2)),
+    "np_add_scalar": lambda L: np.add(L.ones(2, dtype=L.int32), 1),
+    "np_multiply_reduce": lambda L: np.multiply.reduce(L.tensor([2.0, 3.0])),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(NDARRAY_OPERAND_CASES))
+def test_ndarray_operands_and_ufuncs_give_tensors_like_torch(key):
+    import warnings
+    fn = NDARRAY_OPERAND_CASES[key]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = fn(torch)
+    got = fn(ptcore)
+    assert isinstance(want, torch.Tensor)
+    assert isinstance(got, ptcore.Tensor), type(got)
+    assert name_of(got.dtype) == name_of(want.dtype)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_ufunc_result_tensor_shares_the_result_memory():
+    out = np.sin(ptcore.tensor([0.0, 1.0], dtype=ptcore.float64))
+    assert isinstance(out, ptcore.Tensor)
+    np.testing.assert_allclose(out.numpy(), np.sin([0.0, 1.0]))
+    with pytest.raises(RuntimeError):
+        # as torch: NumPy converts with __array__, refused for a grad tensor
+        ptcore.ones(2, requires_grad=True) + np.ones(2)

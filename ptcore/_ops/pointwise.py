@@ -1585,6 +1585,10 @@ def _pos(self):
 
 def _eq_op(self, other):
     if not (isinstance(other, _TensorBase) or _is_number(other)):
+        if type(other).__name__ == "ndarray" and type(other).__module__ == "numpy":
+            # as torch: ``t == ndarray`` compares with the array as a tensor
+            # (``!=`` is left to Python, as in torch)
+            return eq(self, _C.from_numpy(other).to(self.device))  # noqa: F821
         return False if other is None else NotImplemented
     return eq(self, other)  # noqa: F821
 

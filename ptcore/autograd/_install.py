@@ -277,6 +277,10 @@ def _install_operators(wrap):
 
     def _rtruediv(self, other):
         if not E._is_number(other):
+            if type(other).__name__ == "ndarray" and type(other).__module__ == "numpy":
+                # as torch's ``reciprocal() * other``: NumPy computes the
+                # product and hands it back as a tensor (``__array_wrap__``)
+                return ptcore.reciprocal(self) * other
             return NotImplemented
         return ptcore.mul(ptcore.reciprocal(self), other) if self._requires_grad and R._state.enabled \
             else E._rtruediv(self, other)
