@@ -121,3 +121,48 @@ def test_float_of_a_tensor_requiring_grad_warns_as_torch(case):
         assert _scalar_warnings(ptcore, fn) == [
             "Converting a tensor with requires_grad=True to a scalar may lead to "
             "unexpected behavior."]
+
+
+# -- recurrent layers under CPU autocast (bfloat16) ---------------------------------------
+
+@pytest.mark.parametrize("kind,kw,packed", [
+    ("LSTM", {}, False), ("LSTM", {"bidirectional": True, "num_layers": 2}, False),
+    ("LSTM", {"proj_size": 2}, False), ("LSTM", {}, True), ("GRU", {}, False),
+    ("RNN", {}, False)])
+def test_recurrent_layers_under_cpu_autocast_dtypes_as_torch(kind, kw, packed):
+    x = np.linspace(-1, 1, 2 * 3 * 8, dtype=np.float32).reshape(2, 3, 8)
+    res = {}
+    for L in (torch, ptcore):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # torch: "LSTM with projections ... oneDNN"
+            L.manual_seed(0)
+            m = getattr(L.nn, kind)(8, 4, batch_first=True, **kw)
+            if L is ptcore:
+                _copy_weights(res[torch][0], m)
+            inp = L.from_numpy(x)
+            if packed:
+                inp = L.nn.utils.rnn.pack_padded_sequence(inp, [3, 2], batch_first=True)
+            with L.autocast("cpu", dtype=L.bfloat16):
+                out, h = m(inp)
+            out = out.data if packed else out
+            hs = h if isinstance(h, tuple) else (h,)
+            out.float().sum().backward()
+        res[L] = (m, out, hs)
+    (tm, to, th), (pm, po, ph) = res[torch], res[ptcore]
+    assert str(po.dtype) == str(to.dtype).replace("torch", "ptcore")
+    assert [str(t.dtype) for t in ph] == [str(t.dtype).replace("torch", "ptcore") for t in th]
+    np.testing.assert_allclose(po.float().detach().numpy(), to.float().detach().numpy(),
+                               atol=3e-2)
+    assert pm.weight_ih_l0.grad.dtype == ptcore.float32
+    np.testing.assert_allclose(pm.weight_ih_l0.grad.numpy(), tm.weight_ih_l0.grad.numpy(),
+                               atol=5e-2, rtol=5e-2)
+
+
+def test_lstm_under_cpu_autocast_is_bfloat16_unbatched_and_with_states():
+    m = ptcore.nn.LSTM(8, 4)
+    h0 = (ptcore.zeros(1, 4), ptcore.zeros(1, 4))
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        out, (h, c) = m(ptcore.ones(3, 8), h0)
+    assert out.dtype == h.dtype == c.dtype == ptcore.bfloat16
+    out, (h, c) = m(ptcore.ones(3, 8), h0)          # autocast off: float32
+    assert out.dtype == h.dtype == c.dtype == ptcore.float32

@@ -285,8 +285,11 @@ class RNNBase(Module):
         h0, c0 = (hx[0], hx[1]) if is_lstm else (hx, None)
         if len(batch_sizes) == 0 or batch_sizes[0] == 0:
             raise RuntimeError(f"{type(self).__name__}: cannot run on an empty sequence or batch")
+        weights = self._weights_and_sizes()
+        if is_lstm and not packed and self.proj_size == 0:
+            data, h0, c0, weights = _autocast_cpu_lstm(data, h0, c0, weights)
         out, h_n, c_n = _R.rnn_forward(
-            self.mode, data, batch_sizes, h0, c0, self._weights_and_sizes(), self.num_layers,
+            self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
             self.bidirectional, self.dropout, self.training, self.bias, self.proj_size)
         if packed:
             output = PackedSequence(out, input.batch_sizes, sorted_indices, unsorted_indices)
@@ -308,6 +311,20 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         return self._run(input, hx)
+
+
+def _autocast_cpu_lstm(data, h0, c0, weights):
+    """Under CPU autocast, torch runs an LSTM (padded input, no projection) as oneDNN
+    layers (``mkldnn_rnn_layer``, on autocast's lower-precision list): the input, the
+    states and the weights are cast to the autocast dtype, so the output and ``(h_n, c_n)``
+    come out in it (a packed input or a projection takes the float32 path)."""
+    from ptcore._dispatch import autocast as _ac
+    if not (_ac.is_enabled("cpu") and ptcore.backends.mkldnn.enabled
+            and data.device.type == "cpu" and data.dtype in (ptcore.float32, ptcore.bfloat16)):
+        return data, h0, c0, weights
+    dt = _ac.get_dtype("cpu")
+    return (data.to(dt), h0.to(dt), c0.to(dt),
+            [[w.to(dt) if w.is_floating_point() else w for w in ws] for ws in weights])
 
 
 class RNN(RNNBase):
