@@ -1400,6 +1400,54 @@ def _eigvalsh(out, a, UPLO="L", **k):
     attach("LinalgEigvalshBackward0", out, (a,), bw)
 
 
+def _eig_backward(gL, gV, L, V, real_input):
+    """torch's linalg_eig_backward (general, non-Hermitian A = V diag(L) V^-1):
+    gA = V^-H (diag(gL) + (V^H gV - V^H V diag(re(V^H gV))) / conj(L_j - L_i)) V^H,
+    real part for a real A."""
+    VH = _H(V)
+    if gV is None:
+        gA = P.linalg.solve(VH, gL.unsqueeze(-1) * VH)
+    else:
+        VhgV = VH @ gV
+        diag = VhgV.diagonal(0, -2, -1)
+        if not P.allclose(diag.imag, P.zeros_like(diag.imag), rtol=1e-2, atol=1e-2):
+            raise RuntimeError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                "so it is ill-defined.")
+        VhgV = VhgV - VH @ (V * diag.real.unsqueeze(-2))
+        Lc = L.conj()
+        E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
+        E.diagonal(0, -2, -1).fill_(1.0)
+        inner = VhgV / E
+        if gL is not None:
+            inner.diagonal(0, -2, -1).copy_(gL)
+        gA = P.linalg.solve(VH, inner @ VH)
+    return gA.real if real_input else gA
+
+
+@formula("linalg_eig")
+def _eig(out, a, **k):
+    L, V = out[0], out[1]
+    sL, sV = save_out(L, 0), save_out(V, 1)
+    real_input = not a.dtype.is_complex
+
+    def bw(gL, gV):
+        return (_eig_backward(gL, gV, sL.unpack(), sV.unpack(), real_input),)
+    attach("LinalgEigBackward0", [L, V], (a,), bw, multi=True, accepts_none=True)
+
+
+@formula("linalg_eigvals")
+def _eigvals(out, a, **k):
+    sa = save(a)
+    real_input = not a.dtype.is_complex
+
+    def bw(gL):
+        L, V = P.linalg.eig(sa.unpack())
+        return (_eig_backward(gL, None, L, V, real_input),)
+    attach("LinalgEigBackward0", out, (a,), bw)     # torch's node (eigvals is linalg_eig)
+
+
 @formula("trace")
 def _trace(out, a, **k):
     shape = tuple(a.shape)
@@ -1930,7 +1978,8 @@ def _linalg_svd(out, A, full_matrices=True, **k):
 def _svd_old(out, A, some=True, compute_uv=True, **k):
     U, S, V = out[0], out[1], out[2]
     if not compute_uv:
-        return _not_impl_attach(out, "svd (compute_uv=False)", (A,))
+        # as torch: S is differentiable (svdvals' backward), U and V are zeros
+        return _svdvals(S, A)
     sU, sS, sV = save_out(U, 0), save_out(S, 1), save_out(V, 2)
 
     def bw(gU, gS, gV):

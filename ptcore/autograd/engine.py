@@ -112,6 +112,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     accumulated into ``.grad``)."""
     outputs = _as_tuple(outputs)
     t_inputs = _as_tuple(inputs)
+    if not t_inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")

@@ -22,7 +22,20 @@ def _prep(inputs, create_graph):
     return tuple(res)
 
 
-def _grad(outs, ins, gos, create_graph, retain_graph=None):
+def _check_outputs_require_grad(outs, strict):
+    """strict mode: every output must depend differentiably on the inputs."""
+    if strict:
+        for i, o in enumerate(outs):
+            if not o.requires_grad:
+                raise RuntimeError(f"Output {i} of the user-provided function does not require "
+                                   "gradients. The outputs must be computed in a differentiable "
+                                   "manner from the input when running in strict mode.")
+
+
+def _grad(outs, ins, gos, create_graph, retain_graph=None, independent=None):
+    """The gradients of ``outs`` w.r.t. ``ins``, zeros for an unused input;
+    with ``independent`` (strict mode), an unused input raises RuntimeError
+    with that message (formatted with the input's index)."""
     from ptcore.autograd.engine import grad
     import ptcore
     outs2, gos2 = [], []
@@ -31,9 +44,14 @@ def _grad(outs, ins, gos, create_graph, retain_graph=None):
             outs2.append(o)
             gos2.append(g)
     if not outs2:
-        return tuple(ptcore.zeros_like(x) for x in ins)
-    gs = grad(outs2, ins, gos2, create_graph=create_graph, allow_unused=True,
-              retain_graph=True if retain_graph is None else retain_graph)
+        gs = (None,) * len(ins)
+    else:
+        gs = grad(outs2, ins, gos2, create_graph=create_graph, allow_unused=True,
+                  retain_graph=True if retain_graph is None else retain_graph)
+    if independent is not None:
+        for i, g in enumerate(gs):
+            if g is None:
+                raise RuntimeError(independent.format(i))
     return tuple(ptcore.zeros_like(x) if g is None else g for g, x in zip(gs, ins))
 
 
@@ -56,7 +74,10 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             vs = (ptcore.ones_like(outs[0]),)
         else:
             vs, _ = _tuple(v)
-        gs = _grad(outs, ins, vs, create_graph)
+        _check_outputs_require_grad(outs, strict)
+        gs = _grad(outs, ins, vs, create_graph, independent=(
+            "The output of the user-provided function is independent of input {}. This is not "
+            "allowed in strict mode.") if strict else None)
     outs = tuple(_fin(o, create_graph) for o in outs)
     gs = tuple(_fin(g, create_graph) for g in gs)
     return (outs if out_t else outs[0]), (gs if is_t else gs[0])
@@ -208,14 +229,25 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         ins = _prep(inputs, create_graph)
         out = func(*ins)
         outs, out_t = _tuple(out)
+        _check_outputs_require_grad(outs, strict)
+        if strict and vectorize:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                               "`vectorized=True` are not supported together. Please either set "
+                               "`strict=False` or `vectorize=False`.")
         res = []
-        for o in outs:
+        for n, o in enumerate(outs):
             rows = [[] for _ in ins]
             for k in range(o.numel()):
                 go = ptcore.zeros_like(o)
                 go.view(-1)[k] = 1
-                gs = _grad((o,), ins, (go,), create_graph)
+                gs = _grad((o,), ins, (go,), create_graph, independent=(
+                    f"Output {n} of the user-provided function is independent of input {{}}. "
+                    "This is not allowed in strict mode.") if strict else None)
                 for i, g in enumerate(gs):
+                    if strict and create_graph and not g.requires_grad:
+                        raise RuntimeError(f"The jacobian of the user-provided function is "
+                                           f"independent of input {n}. This is not allowed in "
+                                           "strict mode when create_graph=True.")
                     rows[i].append(_fin(g, create_graph))
             per_in = []
             for i, x in enumerate(ins):

@@ -498,8 +498,9 @@ def _torch_svd(A, some=True, compute_uv=True):
         S = svdvals(A)
         m, n = A.shape[-2:]
         batch = tuple(A.shape[:-2])
-        U = _C.zeros(*batch, m, m if not some else _b.min(m, n), dtype=A.dtype, device=A.device)
-        V = _C.zeros(*batch, n, n if not some else _b.min(m, n), dtype=A.dtype, device=A.device)
+        # as torch: zero-filled (m, m) and (n, n) whatever ``some`` says
+        U = _C.zeros(*batch, m, m, dtype=A.dtype, device=A.device)
+        V = _C.zeros(*batch, n, n, dtype=A.dtype, device=A.device)
         return TorchSVDResult(U, S, V)
     U, S, Vh = svd(A, full_matrices=not some)
     return TorchSVDResult(U, S, _conj_t(Vh))

@@ -111,7 +111,7 @@ class _Recorded(_Function):
         needs = ctx.needs_input_grad[3:]
         name = ctx.grad_fn if isinstance(ctx.grad_fn, str) else ctx.fwd.__name__
         if isinstance(ctx.grad_fn, str):
-            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
         result, *inputs = ctx.saved_tensors
         if _gm._state.enabled and any(t.requires_grad for t in inputs):
             result = ctx.fwd(*inputs)
@@ -120,7 +120,7 @@ class _Recorded(_Function):
         for gi, x, need in zip(grads, inputs, needs):
             if isinstance(gi, str):
                 if need:
-                    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+                    raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
                 gi = None
             if gi is None or not need:
                 out.append(None)

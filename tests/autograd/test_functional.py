@@ -89,3 +89,46 @@ def test_results_do_not_require_grad_without_create_graph():
     assert not out.requires_grad and not v.requires_grad
     j = ptcore.autograd.functional.jacobian(f_vec(ptcore), x)
     assert not j.requires_grad and tuple(j.shape) == (3, 3)
+
+
+STRICT_CASES = {
+    "jacobian_constant_output": lambda m, x: m.autograd.functional.jacobian(
+        lambda z: m.ones(2, dtype=m.float64), x, strict=True),
+    "jacobian_unused_input": lambda m, x: m.autograd.functional.jacobian(
+        lambda a, b: a * 2, (x, x), strict=True),
+    "jacobian_ok": lambda m, x: m.autograd.functional.jacobian(lambda z: z ** 2, x, strict=True),
+    "jacobian_vectorize": lambda m, x: m.autograd.functional.jacobian(
+        lambda z: z ** 2, x, strict=True, vectorize=True),
+    "jacobian_create_graph_linear": lambda m, x: m.autograd.functional.jacobian(
+        lambda z: z * 2, x, strict=True, create_graph=True),
+    "jacobian_not_strict_constant": lambda m, x: m.autograd.functional.jacobian(
+        lambda z: m.ones(2, dtype=m.float64), x),
+    "vjp_constant_output": lambda m, x: m.autograd.functional.vjp(
+        lambda z: m.ones(2, dtype=m.float64), x, m.ones(2, dtype=m.float64), strict=True),
+    "vjp_unused_input": lambda m, x: m.autograd.functional.vjp(
+        lambda a, b: a * 2, (x, x), m.ones(2, dtype=m.float64), strict=True),
+    "vjp_ok": lambda m, x: m.autograd.functional.vjp(
+        lambda a, b: a * b, (x, x), m.ones(2, dtype=m.float64), strict=True),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(STRICT_CASES))
+def test_strict_mode_matches_torch(key):
+    fn = STRICT_CASES[key]
+    try:
+        want = fn(torch, torch.tensor([1.0, 2.0], dtype=torch.float64))
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as info:
+            fn(ptcore, ptcore.tensor([1.0, 2.0], dtype=ptcore.float64))
+        assert str(info.value) == str(e)
+        return
+    _cmp(fn(ptcore, ptcore.tensor([1.0, 2.0], dtype=ptcore.float64)), want)
+
+
+def test_grad_with_empty_inputs_raises_like_torch():
+    x = ptcore.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        ptcore.autograd.grad((x * 2).sum(), [])
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        ptcore.autograd.grad((x * 2).sum(), ())
