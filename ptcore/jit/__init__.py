@@ -23,6 +23,7 @@ from ptcore.jit._passes import (  # noqa: F401
     freeze, optimize_for_inference, export_opnames, run_frozen_optimizations,
 )
 from ptcore.jit._script import script, ScriptError, ScriptWarning
+from ptcore.jit import frontend  # noqa: F401 - torch.jit.frontend's exceptions
 from ptcore.jit._compilation_unit import CompilationUnit
 from ptcore.jit._executor import (  # noqa: F401
     optimized_execution, fuser, set_fusion_strategy, strict_fusion, last_executed_optimized_graph,

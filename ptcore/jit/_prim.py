@@ -65,6 +65,9 @@ def _getattr(x, name):
         return getattr(x, name)
     if isinstance(x, (ptcore.dtype, ptcore.device)) and not name.startswith("_"):
         return getattr(x, name)
+    if isinstance(x, tuple) and name in getattr(type(x), "_fields", ()):
+        # a named tuple's field: ``x.topk(k).values``, ``x.max(1).indices``
+        return getattr(x, name)
     raise JitError(f"attribute {name!r} of a {type(x).__name__} is not available in a "
                    "scripted graph")
 
@@ -186,6 +189,7 @@ PRIM = {
     "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul,
     "itruediv": operator.itruediv, "ifloordiv": operator.ifloordiv, "imod": operator.imod,
     "ipow": operator.ipow, "getitem": operator.getitem, "setitem": operator.setitem,
+    "delitem": operator.delitem,
     "len": len, "int": int, "float": float, "bool": bool, "str": str, "abs": abs,
     "min": min, "max": max, "round": round, "tuple": lambda *a: tuple(a),
     "list": lambda *a: list(a), "dict": lambda *kv: dict(zip(kv[::2], kv[1::2])),

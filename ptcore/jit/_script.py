@@ -54,6 +54,21 @@ class ScriptError(JitError):
     """Python that ``ptcore.jit.script`` cannot compile."""
 
 
+class FrontendError(ScriptError):
+    """``torch.jit.frontend.FrontendError``: Python the script compiler does
+    not take (a ScriptError here, so a RuntimeError too)."""
+
+
+class NotSupportedError(FrontendError):
+    """``torch.jit.frontend.NotSupportedError``: a construct TorchScript does
+    not support (``*args``, keyword-only parameters, ...)."""
+
+
+class UnsupportedNodeError(NotSupportedError):
+    """``torch.jit.frontend.UnsupportedNodeError``: a kind of statement or
+    expression TorchScript does not support (``try``, ``lambda``, ``global``, ...)."""
+
+
 class ScriptWarning(Warning):
     """Warnings about scripted code (``torch.jit.ScriptWarning``)."""
 
@@ -311,12 +326,12 @@ class _Ctx:
                 except ValueError:
                     pass
 
-    def err(self, node, msg):
+    def err(self, node, msg, cls=ScriptError):
         line = self.line0 + getattr(node, "lineno", 1)
         # linecache: a real file's line, or the registered text of source
         # given as a string (CompilationUnit); "" for an archive's member name
         text = linecache.getline(self.filename, line).strip()
-        return ScriptError(f"{msg}\n  at {self.filename}:{line}: {text}")
+        return cls(f"{msg}\n  at {self.filename}:{line}: {text}")
 
     # ------------------------------------------------------------ statements
     def body(self, stmts):
@@ -370,6 +385,9 @@ class _Ctx:
             self.with_stmt(st)
         elif isinstance(st, ast.Pass):
             pass
+        elif isinstance(st, ast.Delete):
+            for t in st.targets:
+                self.delete(t)
         elif isinstance(st, ast.Assert):
             test = self.expr(st.test)
             msg = self.expr(st.msg) if st.msg is not None else Const(None)
@@ -386,7 +404,7 @@ class _Ctx:
             self.c.emit(("prim", "raise"), [msg])
         else:
             raise self.err(st, f"{type(st).__name__} statements are not supported by "
-                               "ptcore.jit.script")
+                               "ptcore.jit.script", UnsupportedNodeError)
 
     def message(self, e):
         """The text of an error or warning message ``e``: its value (at run
@@ -432,6 +450,18 @@ class _Ctx:
         else:
             raise self.err(target, "only names, tuples, items and buffers can be assigned "
                                    "in ptcore.jit.script")
+
+    def delete(self, target):
+        """``del xs[i]`` / ``del d[key]`` (when the graph runs), ``del name``."""
+        if isinstance(target, ast.Subscript):
+            base = self.expr(target.value)
+            if isinstance(base, Const):
+                raise self.err(target, "item deletion from a compile-time container")
+            self.c.emit(("prim", "delitem"), [base, self.index(target.slice)])
+        elif isinstance(target, ast.Name) and target.id in self.scope:
+            del self.scope[target.id]
+        else:
+            raise self.err(target, "only names and items can be deleted in ptcore.jit.script")
 
     def _assign_buffer(self, target, val):
         """``self.state = expr`` on a registered buffer: later reads in the
@@ -929,15 +959,16 @@ class _Ctx:
                                [p for p in parts if not isinstance(p, Const)])
         if isinstance(e, ast.Starred):
             raise self.err(e, "starred expressions are only supported in calls")
-        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):
             return self.comprehension(e)
         raise self.err(e, f"{type(e).__name__} expressions are not supported by "
-                          "ptcore.jit.script")
+                          "ptcore.jit.script", UnsupportedNodeError)
 
     def comprehension(self, e):
         """``[elt for t in it if c]`` / ``(elt for ...)``: over a sequence of
         compile-time length, unrolled (a constant if every item is one);
-        otherwise compiled as the loop ``r = []; for t in it: if c: r.append(elt)``."""
+        otherwise compiled as the loop ``r = []; for t in it: if c: r.append(elt)``.
+        ``{k: v for ...}``: the loop ``r = {}; for ...: r[k] = v``."""
         if len(e.generators) != 1 or e.generators[0].is_async:
             raise self.err(e, "comprehensions with several 'for' clauses are not supported "
                               "by ptcore.jit.script")
@@ -946,7 +977,7 @@ class _Ctx:
         saved = {n: self.scope.get(n, _MISSING) for n in bound}
         mark = len(self.c.nodes)
         try:
-            items = self._static_items(gen.iter)
+            items = None if isinstance(e, ast.DictComp) else self._static_items(gen.iter)
             out = None
             if items is not None:
                 out = []
@@ -968,10 +999,14 @@ class _Ctx:
                 return self.c.emit(("prim", "list"), out)
             self.c.ncomp = getattr(self.c, "ncomp", 0) + 1
             name = f"$comp{self.c.ncomp}"
-            self.scope[name] = self.c.emit(("prim", "list"), [])
-            append = ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "append",
-                                                     ast.Load()), [e.elt], []))
-            body = append
+            if isinstance(e, ast.DictComp):
+                self.scope[name] = self.c.emit(("prim", "dict"), [])
+                body = ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), e.key,
+                                                 ast.Store())], e.value)
+            else:
+                self.scope[name] = self.c.emit(("prim", "list"), [])
+                body = ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "append",
+                                                       ast.Load()), [e.elt], []))
             for c in reversed(gen.ifs):
                 body = ast.If(c, [body], [])
             loop = ast.For(gen.target, gen.iter, [body], [])
@@ -1327,7 +1362,7 @@ def _mutated_names(fdef):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
                 n.func.attr in _MUTATORS and isinstance(n.func.value, ast.Name):
             out.add(n.func.value.id)
-        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and \
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)) and \
                 isinstance(n.value, ast.Name):
             out.add(n.value.id)
     return out
@@ -1365,6 +1400,20 @@ def _is_dtype_type(tp):
                for a in args)
 
 
+def _arg_kind(tp, default, infer=True):
+    """The type a parameter's argument is checked against when a compiled
+    function is called from Python (TorchScript's argument check): ``int``,
+    ``float``, ``bool``, ``str`` or ``Tensor`` (also an unannotated parameter,
+    as TorchScript infers it, unless its default is some other value); None: unchecked."""
+    if tp is None:
+        ok = infer and (default is inspect.Parameter.empty or default is None or
+                        isinstance(default, _TensorBase))
+        return "Tensor" if ok else None
+    if tp in (int, float, bool, str):
+        return tp.__name__
+    return "Tensor" if tp is ptcore.Tensor else None
+
+
 def _compile(fn, self_obj, root, nargs_names):
     comp = _Compiler(root)
     inputs = []
@@ -1377,6 +1426,13 @@ def _compile(fn, self_obj, root, nargs_names):
         comp.g.inputs.append(v.id)
         inputs.append({"v": v.id})
         comp.input_types[v.id] = hints.get(name)
+    if inspect.isfunction(fn):
+        # what the graph checks its arguments are when called from Python
+        # (ptcore's own modules leave Tensor parameters unannotated, not others)
+        params = inspect.signature(fn).parameters
+        own = (fn.__module__ or "").startswith("ptcore.")
+        comp.g.arg_kinds = [_arg_kind(hints.get(name), params[name].default, not own)
+                            for name in nargs_names]
     dtype_inputs = [i for i, name in enumerate(nargs_names) if _is_dtype_type(hints.get(name))]
     if dtype_inputs:
         # a dtype passed as TorchScript's int (what a scripted x.dtype returns)
@@ -1399,8 +1455,9 @@ def _positional(fn, skip_self):
         if skip_self and i == 0:
             continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
-            raise ScriptError(f"ptcore.jit.script: {fn.__qualname__} takes *args/**kwargs or "
-                              "keyword-only arguments; script supports positional parameters")
+            raise NotSupportedError(f"ptcore.jit.script: {fn.__qualname__} takes *args/**kwargs "
+                                    "or keyword-only arguments; script supports positional "
+                                    "parameters")
         names.append(name)
     return names
 
@@ -1448,4 +1505,5 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         sf._names = list(sig.parameters)
         sf._py_fn = obj
         return sf
-    raise ScriptError(f"ptcore.jit.script: cannot compile a {type(obj).__name__}")
+    raise TypeError(f"ptcore.jit.script: cannot compile a {type(obj).__name__} (a function or "
+                    "an nn.Module)")

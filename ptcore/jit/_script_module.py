@@ -108,6 +108,33 @@ def _dtype_args(graph, args):
     return tuple(args)
 
 
+# the Python values an argument of each checked kind cannot be (TorchScript
+# converts the others: an int for a float, a 0-dim tensor for a number, ...)
+_NOT_OF_KIND = {
+    "Tensor": (bool, int, float, complex, str, list, tuple, dict),
+    "int": (float, complex, str, list, tuple, dict, type(None)),
+    "float": (complex, str, list, tuple, dict, type(None)),
+    "bool": (float, complex, str, list, tuple, dict, type(None)),
+}
+
+
+def _check_args(graph, args, where):
+    """A scripted graph's arguments against its parameters' types, as
+    TorchScript checks them (RuntimeError)."""
+    kinds = graph.__dict__.get("arg_kinds")
+    if not kinds:
+        return
+    for i, (kind, a) in enumerate(zip(kinds, args)):
+        if kind is None:
+            continue
+        bad = not isinstance(a, str) if kind == "str" else \
+            isinstance(a, _NOT_OF_KIND[kind]) and not isinstance(a, _TensorBase)
+        if bad:
+            name = graph.values[graph.inputs[i]].name
+            raise RuntimeError(f"{where}() Expected a value of type '{kind}' for argument "
+                               f"'{name}' but instead found type '{type(a).__name__}'.")
+
+
 def _as_returned(out):
     """A compiled method's result as TorchScript returns it to Python: a
     dtype as its ``ScalarType`` number (TorchScript has no dtype type:
@@ -239,6 +266,7 @@ class ScriptFunction:
             if any(d is inspect.Parameter.empty for d in fill):
                 raise RuntimeError(f"{self.name}() missing required arguments")
             args = tuple(args) + tuple(fill)
+        _check_args(self.graph, args, self.name)
         out = run_graph(self.graph, _dtype_args(self.graph, args))
         return out if isinstance(out, _TensorBase) else _as_returned(out)
 
@@ -407,6 +435,7 @@ class ScriptModule(Module):
         elif kwargs:
             raise RuntimeError(f"{self._original_name}.{method}() takes its inputs "
                                "positionally (traced method)")
+        _check_args(g, args, method)
         params = dict(self.named_parameters(remove_duplicate=False))
         params.update((n, b) for n, b in self.named_buffers(remove_duplicate=False))
         out = run_graph(g, _dtype_args(g, args), params)

@@ -207,6 +207,10 @@ def load(f, map_location=None, _extra_files=None):
         device = ptcore.device(map_location) if not isinstance(map_location, ptcore.device) \
             else map_location
     own = isinstance(f, (str, os.PathLike))
+    if own and not os.path.exists(f):       # (torch's errors: ValueError)
+        raise ValueError(f"The provided filename {os.fspath(f)} does not exist")
+    if own and os.path.isdir(f):
+        raise ValueError(f"The provided filename {os.fspath(f)} is a directory")
     data = open(f, "rb").read() if own else f.read()
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
