@@ -372,7 +372,8 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         raise OnnxExporterError(f"ptcore.onnx exports opset versions 17-21, not {opset}")
     if isinstance(args, _TensorBase):
         args = (args,)
-    args = tuple(a for a in args if not isinstance(a, dict))
+    args = _with_kwargs(model, tuple(args))
+    target, args = _flat_inputs(model, args)
     if operator_export_type is not None and \
             OperatorExportTypes(operator_export_type) == OperatorExportTypes.ONNX_ATEN:
         raise OnnxExporterError("ptcore.onnx writes standard ONNX ops; operator_export_type="
@@ -382,16 +383,16 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     # the arithmetic on them), so that the graph computes them from its inputs
     _sizes_mode = contextlib.nullcontext if dynamic_axes else _static_sizes
     if isinstance(model, ptcore.nn.Module):
-        with select_model_mode_for_export(model, mode):
+        with select_model_mode_for_export(target, mode):
             with ptcore.no_grad(), _sizes_mode():
-                traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED,
-                                   _leaves=_recurrent.LEAVES)
+                traced = jit.trace(target, args, _transparent=_more_ops.DECOMPOSED,
+                                   _leaves=_recurrent.LEAVES, strict=False)
         g = traced.graph
-        params = dict(model.named_parameters(remove_duplicate=False))
-        params.update(model.named_buffers(remove_duplicate=False))
+        params = dict(target.named_parameters(remove_duplicate=False))
+        params.update(target.named_buffers(remove_duplicate=False))
     else:
         with ptcore.no_grad(), _sizes_mode():
-            traced = jit.trace(model, args, _transparent=_more_ops.DECOMPOSED)
+            traced = jit.trace(target, args, _transparent=_more_ops.DECOMPOSED, strict=False)
         g = traced.graph
         params = {}
     b = _Builder(g, opset)
@@ -411,8 +412,8 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         inputs.append(P.value_info(nm, v.dtype, shape))
     b.dynamic = any(batch_dims.values())
     for v in g.values.values():
-        if v.kind == "param":
-            b.names[v.id] = v.name
+        if v.kind == "param":     # (a weight's name in the model, not in its wrapper)
+            b.names[v.id] = v.name[len(_FlatInputs.PREFIX):] if target is not model else v.name
         elif v.kind == "const":
             b.names[v.id] = f"const_{v.id}"
     for n in g.nodes:
@@ -434,10 +435,17 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     out_ids = []
     _collect(g.outputs, out_ids)
     # the weights and constants some node reads, as initializers
+    # export_params=False: the weights are inputs of the model (no data);
+    # keep_initializers_as_inputs: they are initializers and inputs (as torch:
+    # the weights, not the constants the conversion made)
     for v in g.values.values():
         if v.id in b.used or v.id in out_ids:
             t = params[v.name] if v.kind == "param" else v.const if v.kind == "const" else None
-            if t is not None:
+            if t is None:
+                continue
+            if v.kind == "param" and (not export_params or keep_initializers_as_inputs):
+                inputs.append(P.value_info(b.names[v.id], _np_dtype_name(t), list(t.shape)))
+            if export_params or v.kind != "param":
                 b.inits.append(P.tensor(b.names[v.id], _np_dtype_name(t), list(t.shape),
                                         _raw(t)))
     output_names = list(output_names or [])
@@ -448,23 +456,128 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
         v = g.values[vid]
         axes = _axes(dyn.get(nm), nm)
         # with dynamic inputs, an output dim dynamic_axes does not name is
-        # left unknown (it may follow them)
-        outputs.append(P.value_info(nm, v.dtype, [axes.get(j, None if b.dynamic else s)
-                                                   for j, s in enumerate(v.shape)]))
+        # unknown (it may follow them) unless ONNX's shape inference finds it
+        outputs.append((nm, v.dtype, [axes.get(j, None if b.dynamic else s)
+                                      for j, s in enumerate(v.shape)]))
     if b.dynamic:
         _warn_baked_sizes(b, g)
     name = type(model).__name__ if isinstance(model, ptcore.nn.Module) else \
         getattr(model, "__name__", "graph")
     custom_opsets = dict(custom_opsets or {})
-    data = P.model(P.graph(f"main_graph_{name}", b.nodes, b.inits, inputs, outputs), opset,
-                   producer_version=getattr(ptcore, "__version__", "0"),
-                   domains={d: custom_opsets.get(d, 1) for d in b.domains})
+
+    def write(outputs):
+        return P.model(P.graph(f"main_graph_{name}", b.nodes, b.inits, inputs,
+                               [P.value_info(*o) for o in outputs]), opset,
+                       producer_version=getattr(ptcore, "__version__", "0"),
+                       domains={d: custom_opsets.get(d, 1) for d in b.domains})
+    data = write(outputs)
+    if any(None in dims for _, _, dims in outputs):
+        inferred = _inferred_outputs(data, outputs)
+        if inferred != outputs:
+            data = write(inferred)
+    if verbose:
+        print(f"Exported graph: {g}")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
             fh.write(data)
     else:
         f.write(data)
     return None
+
+
+def _with_kwargs(model, args):
+    """``args`` ending in a dict (the keyword arguments, as torch reads it;
+    an empty dict when the last positional input is a dict) as positional
+    inputs, in the order of the model's parameters (their defaults between)."""
+    if not args or not isinstance(args[-1], dict):
+        return args
+    args, kwargs = args[:-1], args[-1]
+    if not kwargs:
+        return args
+    import inspect
+    fn = model.forward if isinstance(model, ptcore.nn.Module) else model
+    params = list(inspect.signature(fn).parameters.values())[len(args):]
+    unknown = [k for k in kwargs if k not in {p.name for p in params}]
+    if unknown:
+        raise OnnxExporterError(f"the keyword argument {unknown[0]!r} is not a parameter "
+                                "of the model's forward (after its positional inputs)")
+    last = max(i for i, p in enumerate(params) if p.name in kwargs)
+    out = list(args)
+    for p in params[:last + 1]:
+        if p.name not in kwargs and p.default is inspect.Parameter.empty:
+            raise OnnxExporterError(f"the model's input {p.name!r} is given no value")
+        out.append(kwargs.get(p.name, p.default))
+    return tuple(out)
+
+
+class _FlatInputs(ptcore.nn.Module):
+    """A model whose inputs nest in tuples or lists (``model(x, (h0, c0))``)
+    taking their tensors flat, as torch's exported model does."""
+    PREFIX = "model."
+
+    def __init__(self, model, spec):
+        super().__init__()
+        self.model = model
+        self._spec = spec
+
+    def forward(self, *flat):
+        return self.model(*_unflatten(self._spec, iter(flat)))
+
+
+def _flatten(x, leaves):
+    if isinstance(x, (tuple, list)):
+        return (type(x), [_flatten(a, leaves) for a in x])
+    if isinstance(x, _TensorBase):
+        leaves.append(x)
+        return None
+    return ("value", x)
+
+
+def _unflatten(spec, flat):
+    if spec is None:
+        return next(flat)
+    kind, items = spec
+    if kind == "value":
+        return items
+    return kind(_unflatten(a, flat) for a in items)
+
+
+def _flat_inputs(model, args):
+    """``(model, args)`` to trace: with nested inputs, a wrapper taking them
+    flat (and the inputs that are no tensors, such as None, as constants)."""
+    if all(isinstance(a, _TensorBase) for a in args):
+        return model, args
+    leaves = []
+    spec = _flatten(tuple(args), leaves)
+    if isinstance(model, ptcore.nn.Module):
+        return _FlatInputs(model, spec), tuple(leaves)
+
+    def flat_model(*flat):
+        return model(*_unflatten(spec, iter(flat)))
+    flat_model.__name__ = getattr(model, "__name__", "graph")
+    return flat_model, tuple(leaves)
+
+
+def _inferred_outputs(data, outputs):
+    """``outputs`` (name, dtype, dims) with the dims left unknown that ONNX's
+    shape inference finds (a number, or a name it gives the dim), as torch
+    writes them; as they are without the ``onnx`` package."""
+    try:
+        import onnx
+        from onnx import shape_inference
+        got = shape_inference.infer_shapes(onnx.load_from_string(data), data_prop=True)
+    except Exception:       # no onnx (ptcore writes the protobuf itself), or no inference
+        return outputs
+    shapes = {o.name: list(o.type.tensor_type.shape.dim) for o in got.graph.output}
+    out = []
+    for nm, dtype, dims in outputs:
+        found = shapes.get(nm, [])
+        if len(found) == len(dims):
+            dims = [d if d is not None else
+                    x.dim_value if x.HasField("dim_value") else x.dim_param or None
+                    for d, x in zip(dims, found)]
+        out.append((nm, dtype, dims))
+    return out
 
 
 def _warn_baked_sizes(b, g):
