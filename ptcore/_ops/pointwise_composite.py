@@ -228,7 +228,28 @@ def _polygamma_raw(n, x):
     return cpu_kernel("polygamma", x.device, _polygamma_cpu)(n, x.detach())
 
 
+def _torch_trigamma_np(x):
+    """PyTorch's calc_trigamma in ``x``'s NumPy dtype: its reflection uses
+    sin(pi x), so at the poles (negative integers) it gives the large finite
+    pi^2 / sin(pi x)^2 that float rounding leaves, and nan at -inf."""
+    import numpy as np
+    pi = x.dtype.type(np.pi)
+    refl = x < 0.5
+    with np.errstate(all="ignore"):
+        s = np.sin(pi * x)
+        y = np.where(refl, 1 - x, x)
+        res = np.zeros_like(x)
+        for _ in range(6):
+            res = res + 1 / (y * y)
+            y = y + 1
+        ixx = 1 / (y * y)
+        res = res + (1 + 1 / (2 * y) + ixx * (x.dtype.type(1 / 6) - ixx * (
+            x.dtype.type(1 / 30) - ixx * x.dtype.type(1 / 42)))) / y
+        return np.where(refl, pi * pi / (s * s) - res, res)
+
+
 def _polygamma_cpu(n, x):
+    import numpy as np
     dt = _float_dtype(x)
     if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16):
         # trigamma: the vectorised float32 kernel (ptc_special.h; PyTorch's float
@@ -237,13 +258,24 @@ def _polygamma_cpu(n, x):
         x32 = x.detach()
         x32 = x32 if x32.dtype is _C.float32 else x32.to(_C.float32)
         r = _unary("trigamma", x32, None, _C.float32, _C.float32, "polygamma")
-        return r if dt is _C.float32 else r.to(dt)
-    import scipy.special as sp
-    import numpy as np
-    xa = _to_np(x, "ptcore.polygamma").astype(np.float64)
-    with np.errstate(all="ignore"):
-        r = sp.polygamma(n, xa)
-    return _from_np(r, dt)
+        xa = _to_np(x32)
+    else:
+        import scipy.special as sp
+        xa = _to_np(x, "ptcore.polygamma").astype(np.float64)
+        with np.errstate(all="ignore"):
+            r = sp.polygamma(n, xa)
+    # PyTorch's values where they are not the limit: trigamma at its poles
+    # (the negative integers, -inf), and n >= 2 at +inf (its zeta(n + 1, inf)
+    # is nan)
+    with np.errstate(invalid="ignore"):
+        if n == 1:
+            poles = ((xa < 0) & (np.floor(xa) == xa)) | np.isneginf(xa)
+        else:
+            poles = np.isposinf(xa)
+    if poles.any():
+        r = np.array(r.numpy() if isinstance(r, _TensorBase) else r)
+        r[poles] = _torch_trigamma_np(xa[poles]) if n == 1 else np.nan
+    return r.to(dt) if isinstance(r, _TensorBase) else _from_np(r, dt)
 
 
 # the autograd.Function of polygamma (n >= 1), supplied by the autograd layer

@@ -431,3 +431,19 @@ def test_graph_node_names_as_torch(name):
         p = getattr(ptcore.special, f)(ptcore.rand(3, requires_grad=True) + 1, ptcore.rand(3) + 1)
         t = getattr(torch.special, f)(torch.rand(3, requires_grad=True) + 1, torch.rand(3) + 1)
         assert type(p.grad_fn).__name__ == type(t.grad_fn).__name__
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_polygamma_at_poles_and_infinities_matches_torch(n, dtype):
+    """torch's trigamma reflects with sin(pi x): at the negative integers it
+    gives pi^2 / sin(pi x)^2 of the rounded sine (large, finite), nan at
+    -inf; polygamma(n >= 2, +inf) is nan (its zeta(n + 1, inf))."""
+    torch = pytest.importorskip("torch")
+    vals = [-1.0, -2.0, -3.0, -7.0, -50.0, -200.0, -1e6, 0.0, -0.5, -2.5, 1.0,
+            float("inf"), float("-inf"), float("nan")]
+    want = torch.polygamma(n, torch.tensor(vals, dtype=getattr(torch, dtype))).numpy()
+    got = ptcore.polygamma(n, ptcore.tensor(vals, dtype=getattr(ptcore, dtype))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-8)
+    got = ptcore.special.polygamma(n, ptcore.tensor(vals, dtype=getattr(ptcore, dtype))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-8)
