@@ -62,6 +62,8 @@ def emulated(args):
     z = ptcore.ones(1 << 12, dtype=ptcore.complex64, device="cuda")
     for name in ("launch", "fft", "memcpy_dtod"):
         setattr(drv, name, lambda *a, **k: None)
+    from ptcore.cuda._fast_launch import null_launcher
+    drv.launcher = null_launcher()          # the C launch path, minus the kernel
     reps = args.reps
     print("| host path, emulated device, launches stubbed | us per call |\n|---|---|")
     for label, fn in (("add 1 element", lambda: ptcore.add(x, x)),
@@ -99,8 +101,12 @@ def main(argv=None):
     x = ptcore.zeros(1, device="cuda")
     name = "ptc_fill_f32_c"
     e = _launch._entry(0, name)
-    fargs = [_launch._ll(1), _launch._ptr(x), _launch._params(d0=1.0)]
-    rows.append(("drv.launch (ptcore's driver)", per_call(
+    cargs = [_launch._ll(1), _launch._ptr(x), _launch._params(d0=1.0)]
+    fargs = [_launch._as_ctypes(a) for a in cargs]
+    if drv.launcher is not None:
+        rows.append(("C launcher (the path ptcore's launches take)", per_call(
+            lambda: drv.launcher.launch(e[1], 1, 32, 0, cargs), reps, psync)))
+    rows.append(("drv.launch (the driver's Python launch)", per_call(
         lambda: drv.launch(e[1], (1, 1, 1), (32, 1, 1), fargs, 0, 0), reps, psync)))
     params = (ctypes.c_void_p * 3)(*[ctypes.addressof(a) for a in fargs])
     f = drv._functions[e[1]]

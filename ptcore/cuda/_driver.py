@@ -31,7 +31,8 @@ Conventions shared by both implementations
   on ``stream``; ``memcpy_dtoh``/``memcpy_htod`` with pageable host memory
   behave as the CUDA driver does (they return once the host buffer may be
   reused / has been written, i.e. synchronously for pageable memory).
-* ``launch`` takes the kernel arguments as a sequence of ``ctypes``
+* ``launcher`` (C, the path every ptcore launch takes) and ``launch``
+  (Python) take the kernel arguments; ``launch`` as a sequence of ``ctypes``
   instances (``c_longlong``, ``c_void_p``, ``c_double``, ``c_float``,
   ``c_int`` or ``ctypes.Structure`` values laid out as the kernel's C
   parameters -- see :mod:`ptcore.cuda._kernels` for the ABI); both drivers
@@ -188,6 +189,18 @@ class Driver:
         and ``args`` (a sequence of ctypes instances, see the module
         docstring)."""
         raise NotImplementedError
+
+    #: The C-level launcher (:class:`ptcore.cuda._fast_launch.KernelLauncher`)
+    #: every ptcore launch goes through (``_launch.launch_function``): the
+    #: driver's ``cuLaunchKernel``, called with the ``void*[]`` of the
+    #: arguments (ints, bytes of structs, ctypes values) built in C.  None:
+    #: :meth:`launch` is used.
+    launcher = None
+
+    def launch_failed(self, code, function):
+        """Raise the error of a :attr:`launcher` launch that returned ``code``."""
+        raise CudaError("cuLaunchKernel", f"CUresult {int(code)}",
+                        f"cuLaunchKernel failed: CUresult {int(code)}")
 
     # --- cuBLAS ------------------------------------------------------------
     def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,

@@ -35,6 +35,11 @@ from ptcore.cuda._driver import CudaError, Driver
 
 __all__ = ["EmulatedDriver"]
 
+# cuLaunchKernel's C signature (function, grid x/y/z, block x/y/z, shared
+# memory, stream, void** params, void** extra) -> CUresult
+_C_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *([ctypes.c_uint] * 7),
+                             ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
+
 _DEFAULT_MEMORY = 16 << 30
 _MAX_PENDING = 4096          # a queue longer than this runs its work at once
 
@@ -100,6 +105,8 @@ class EmulatedDriver(Driver):
         self._default = [self._new_stream(d, handle=None) for d in range(self._n)]
         self._events = {}
         self._modules = {}
+        self._launch_error = threading.local()
+        self.launcher = self._c_launcher()
 
     # --- helpers -------------------------------------------------------------
     def _new_handle(self):
@@ -380,7 +387,11 @@ class EmulatedDriver(Driver):
     def module_load(self, device, source, kernel_names):
         self._check_device(device)
         from ptcore.cuda import _host_kernels
-        return _host_kernels.load(source, kernel_names)
+        handles = _host_kernels.load(source, kernel_names)
+        if self.launcher is not None:
+            for h in handles.values():
+                self.launcher.register(h, _host_kernels.kernel_info(h).sizes)
+        return handles
 
     def kernel_name(self, function):
         from ptcore.cuda import _host_kernels
@@ -395,6 +406,35 @@ class EmulatedDriver(Driver):
         keep = tuple(args)         # the queued launch owns its arguments
         run = _host_kernels.launcher(function, grid, block, keep, shared_mem)
         self._enqueue(stream, run)
+
+    def _c_launcher(self):
+        """The C launcher over a ``cuLaunchKernel``-shaped C callback: it reads
+        each parameter's bytes (the kernel's parameter sizes) from the
+        ``void*[]`` the launcher built and queues :meth:`launch` -- so the C
+        marshalling runs on the emulated device as on a GPU."""
+        from ptcore.cuda._fast_launch import KernelLauncher
+        from ptcore.cuda import _host_kernels
+        errors = self._launch_error
+
+        def c_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+            try:
+                sizes = _host_kernels.kernel_info(f).sizes
+                args = [(ctypes.c_char * size).from_buffer_copy(ctypes.string_at(params[i], size))
+                        for i, size in enumerate(sizes)]
+                self.launch(f, (gx, gy, gz), (bx, by, bz), args, smem, stream or 0)
+                return 0
+            except BaseException as e:      # (a C callback cannot raise: kept for launch_failed)
+                errors.error = e
+                return 1                    # CUDA_ERROR_INVALID_VALUE
+        cb = _C_LAUNCH(c_launch)
+        return KernelLauncher(ctypes.cast(cb, ctypes.c_void_p).value, owner=cb)
+
+    def launch_failed(self, code, function):
+        e = getattr(self._launch_error, "error", None)
+        self._launch_error.error = None
+        if e is not None:
+            raise e
+        super().launch_failed(code, function)
 
     def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,
              b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,

@@ -25,7 +25,8 @@ from ptcore.cuda import _kernels as K
 from ptcore.cuda import _runtime
 from ptcore.cuda import _tensors
 
-__all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register"]
+__all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register",
+           "launch_function"]
 
 _BLOCK = 256
 _lock = threading.Lock()
@@ -95,19 +96,40 @@ def _launch(idx, name, n, args, rows=False):
         grid = max(1, min((n + _BLOCK - 1) // _BLOCK, e[2]))
         block = _BLOCK
     drv.set_current(idx)
-    drv.launch(e[1], (grid, 1, 1), (block, 1, 1), args, 0, _runtime.current_stream_handle(idx))
+    launch_function(drv, e[1], grid, block, args, 0, _runtime.current_stream_handle(idx))
+
+
+def launch_function(drv, function, grid, block, args, shared_mem, stream):
+    """Launch kernel handle ``function`` on ``stream`` (its device current)
+    through the driver's C launcher; ``args``: ints (``long long`` s, device
+    pointers), bytes (structs by value) and ctypes values."""
+    launcher = drv.launcher
+    if launcher is None:
+        drv.launch(function, grid, block, [_as_ctypes(a) for a in args], shared_mem, stream)
+        return
+    rc = launcher.launch(function, grid, block, stream, args, shared_mem)
+    if rc:
+        drv.launch_failed(rc, function)
+
+
+def _as_ctypes(a):
+    if type(a) is int:
+        return ctypes.c_longlong(a)
+    if type(a) is bytes:
+        return ctypes.create_string_buffer(a, len(a))
+    return a
 
 
 def _ll(v):
-    return ctypes.c_longlong(int(v))
+    return int(v)
 
 
 def _ptr(t):
-    return ctypes.c_void_p(t.data_ptr() or None)
+    return t.data_ptr()
 
 
 def _struct(b):
-    return ctypes.create_string_buffer(b, len(b))
+    return bytes(b)
 
 
 _NO_PARAMS = _struct(K.pack_params())   # read-only: kernels take ptc_params by value

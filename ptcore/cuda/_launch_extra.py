@@ -260,9 +260,9 @@ def sort_rows(rows, descending):
     f = L._function(dev.index, f"ptc_sortx_bitonic_{tag}_c")
     sms = drv.device_properties(dev.index)["multi_processor_count"]
     drv.set_current(dev.index)
-    drv.launch(f, (max(1, min(M * nch, sms * 8)), 1, 1), (_SORT_BLOCK, 1, 1),
-               [L._ll(M), L._ll(n), L._ll(chunk), L._ll(P), L._ptr(vals), L._ptr(idx), L._ptr(rows), desc],
-               smem, _runtime.current_stream_handle(dev.index))
+    L.launch_function(drv, f, max(1, min(M * nch, sms * 8)), _SORT_BLOCK,
+                      [L._ll(M), L._ll(n), L._ll(chunk), L._ll(P), L._ptr(vals), L._ptr(idx),
+                       L._ptr(rows), desc], smem, _runtime.current_stream_handle(dev.index))
     w = chunk
     if w < n:
         kv, ki = L._empty([M, n], rows.dtype, dev), L._empty([M, n], _C.int64, dev)

@@ -107,7 +107,7 @@ def _pack(fields, values):
 
 
 def _null():
-    return L.ctypes.c_void_p(None)
+    return 0                    # a NULL device pointer
 
 
 def _err_flag(dev):

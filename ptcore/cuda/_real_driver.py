@@ -47,6 +47,7 @@ _CU_EVENT_DISABLE_TIMING = 0x2
 _CU_EVENT_INTERPROCESS = 0x4
 _CU_MEMHOSTALLOC_PORTABLE = 0x1
 _CUDA_SUCCESS = 0
+_CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
 _CUDA_ERROR_OUT_OF_MEMORY = 2
 _CUDA_ERROR_NOT_READY = 600
 
@@ -166,7 +167,53 @@ class RealDriver(Driver):
         self._cublas_tls = threading.local()
         self._cufft = None
         self._closing = False
+        self.launcher = self._c_launcher()
         atexit.register(self._at_exit)
+
+    def _c_launcher(self):
+        """The C launcher over the driver's ``cuLaunchKernel`` (legacy default
+        stream semantics for handle 0), resolved with ``cuGetProcAddress_v2``
+        at the driver's version; None (``launch`` is used) if it cannot be."""
+        from ptcore.cuda._fast_launch import KernelLauncher
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")           # the library cuInit loaded
+            version = ctypes.c_int(0)
+            if lib.cuDriverGetVersion(ctypes.byref(version)) != _CUDA_SUCCESS:
+                return None
+            get = lib.cuGetProcAddress_v2
+            get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                            ctypes.c_uint64, ctypes.POINTER(ctypes.c_int)]
+            pfn, status = ctypes.c_void_p(), ctypes.c_int(-1)
+            rc = get(b"cuLaunchKernel", ctypes.byref(pfn), version.value,
+                     _CU_GET_PROC_ADDRESS_LEGACY_STREAM, ctypes.byref(status))
+            if rc != _CUDA_SUCCESS or status.value != 0 or not pfn.value:
+                return None
+            return KernelLauncher(pfn.value, owner=lib)
+        except (OSError, AttributeError, ValueError):
+            return None
+
+    def _param_sizes(self, f):
+        """The byte sizes of kernel ``f``'s parameters (``cuFuncGetParamInfo``,
+        CUDA 12.4+), or None where the driver cannot tell."""
+        get = getattr(self._d, "cuFuncGetParamInfo", None)
+        if get is None:
+            return None
+        sizes = []
+        try:
+            while True:
+                r = get(f, len(sizes))          # (CUresult, offset, size)
+                if int(r[0]) != _CUDA_SUCCESS:  # past the last parameter
+                    break
+                sizes.append(int(r[2]))
+        except (TypeError, IndexError, ValueError):
+            return None
+        return sizes if sizes else None
+
+    def launch_failed(self, code, function):
+        err = self._d.CUresult(int(code))
+        name = self._function_names.get(function, hex(function))
+        raise CudaError("cuLaunchKernel", _code_name(err),
+                        f"cuLaunchKernel of {name} failed: {_code_name(err)} ({int(code)})")
 
     def _at_exit(self):
         """The interpreter is ending: the driver releases the process's memory,
@@ -467,6 +514,8 @@ class RealDriver(Driver):
                     funcs[n] = int(f)
                     self._functions[int(f)] = f
                     self._function_names[int(f)] = n
+                    if self.launcher is not None:
+                        self.launcher.register(int(f), self._param_sizes(f))
             return {n: funcs[n] for n in kernel_names}
 
     def kernel_name(self, function):
