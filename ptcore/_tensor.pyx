@@ -2015,12 +2015,15 @@ cdef class _TensorBase:
     def T(self):
         if self._ndim == 2:           # the common case without building a dims list
             return self._transpose(0, 1, VK_PERMUTE)
-        if self._ndim != 2 and self._ndim != 0 and self._ndim != 1:
+        if self._ndim == 0:           # torch 2.13 warns on 0-D and 1-D tensors, too
+            _warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity "
+                           "in these cases.", UserWarning, stacklevel=1)
+        else:
             _warnings.warn(
                 "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
                 "deprecated and it will throw an error in a future release. Consider `x.mT` to "
                 "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
-                "to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
+                "to reverse the dimensions of a tensor.", UserWarning, stacklevel=1)
         return self.permute(list(range(self._ndim - 1, -1, -1)))
 
     @property

@@ -93,7 +93,8 @@ def _scalar_warnings(L, fn):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         fn(L)
-    return [str(x.message).splitlines()[0] for x in w]
+    # torch appends " (Triggered internally at ...)" to warnings from C++
+    return [str(x.message).splitlines()[0].split(" (Triggered internally")[0] for x in w]
 
 
 @pytest.mark.parametrize("case", ["float", "float_no_grad", "item", "int", "format",
@@ -166,3 +167,25 @@ def test_lstm_under_cpu_autocast_is_bfloat16_unbatched_and_with_states():
     assert out.dtype == h.dtype == c.dtype == ptcore.bfloat16
     out, (h, c) = m(ptcore.ones(3, 8), h0)          # autocast off: float32
     assert out.dtype == h.dtype == c.dtype == ptcore.float32
+
+
+# -- deprecation warnings of x.T (torch 2.13: every dimension but 2) -----------------------
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_T_warns_as_torch(shape):
+    def fn(L):
+        x = L.ones(shape)
+        assert tuple(x.T.shape) == tuple(reversed(shape))
+    got = _scalar_warnings(ptcore, fn)
+    assert len(got) == (0 if len(shape) == 2 else 1)
+    expected = _scalar_warnings(torch, fn)    # torch warns once per process (TORCH_WARN_ONCE)
+    assert got[:len(expected)] == expected
+    assert not got or got[0].startswith("Tensor.T is deprecated on 0-D" if shape == () else
+                                        "The use of `x.T` on tensors of dimension other than 2")
+
+
+def test_T_warning_names_the_callers_line():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ptcore.ones(3).T
+    assert w[0].filename == __file__
