@@ -289,6 +289,55 @@ class ScriptFunction:
         return f"<ptcore.jit.ScriptFunction {self.name}>"
 
 
+class ScriptMethod:
+    """A compiled method of a ScriptModule (``torch.ScriptMethod``): called
+    as the method, with its ``graph`` and ``code``."""
+
+    def __init__(self, owner, name):
+        self.owner = owner
+        self.name = self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        if self.name == "forward":
+            return self.owner._forward(*args, **kwargs)
+        return self.owner._run(self.name, args, kwargs)
+
+    @property
+    def graph(self):
+        graphs = self.owner._sync()
+        if self.name not in graphs:
+            raise RuntimeError(f"{self.owner._original_name} has no compiled {self.name} method")
+        return graphs[self.name]
+
+    @property
+    def inlined_graph(self):
+        return self.graph
+
+    @property
+    def code(self):
+        return self.graph.code(self.name)
+
+    def graph_for(self, *args, **kwargs):
+        return self.graph
+
+    def __eq__(self, other):
+        return isinstance(other, ScriptMethod) and other.owner is self.owner and \
+            other.name == self.name
+
+    def __hash__(self):
+        return hash((id(self.owner), self.name))
+
+    def __repr__(self):
+        return f"<ptcore.jit.ScriptMethod {self.owner._original_name}.{self.name}>"
+
+
+class _CompiledForward:
+    """``ScriptModule.forward``: on an instance, its :class:`ScriptMethod`."""
+
+    def __get__(self, obj, cls=None):
+        return ScriptModule._forward if obj is None else ScriptMethod(obj, "forward")
+
+
 class ScriptModule(Module):
     """A traced module (``torch.jit.ScriptModule``): submodules, parameters
     and buffers as the original module's (shared), methods run their graphs."""
@@ -446,17 +495,19 @@ class ScriptModule(Module):
                 (self.get_submodule(path) if path else self)._buffers[leaf] = t
         return out if isinstance(out, _TensorBase) else _as_returned(out)
 
-    def forward(self, *args, **kwargs):
+    def _forward(self, *args, **kwargs):
         if "forward" not in self._sync():
             if self.__dict__.get("_traced_child"):
                 raise RuntimeError("Trace submodules cannot be called.")
             raise RuntimeError(f"{self._original_name} has no traced forward method")
         return self._run("forward", args, kwargs)
 
+    forward = _CompiledForward()
+
     def __getattr__(self, name):
         graphs = self.__dict__.get("_graphs")
         if graphs and name in graphs and name != "forward":
-            return lambda *args, **kwargs: self._run(name, args, kwargs)
+            return ScriptMethod(self, name)
         src = self.__dict__.get("_script_src")
         fn = getattr(type(src), name, None) if src is not None else None
         if getattr(fn, "_torchscript_modifier", None) in ("ignore", "unused"):

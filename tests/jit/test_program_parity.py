@@ -178,3 +178,32 @@ def test_named_fields_and_deletes_survive_save_and_load():
     buf.seek(0)
     _same(ptcore.jit.load(buf)(ptcore.tensor(_A)), torch.jit.script(named_fields)(
         torch.tensor(_A)))
+
+
+def _with_export(T):
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = T.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.l(x).relu()
+
+        @T.jit.export
+        def embed(self, x):
+            return self.l(x)
+    return M()
+
+
+def test_compiled_methods_have_graph_and_code():
+    for T in (torch, ptcore):
+        s = T.jit.script(_with_export(T))
+        x = T.ones(2, 3)
+        for meth in (s.forward, s.embed):
+            assert isinstance(meth.code, str) and meth.code
+            assert isinstance(str(meth.graph), str)
+            assert isinstance(str(meth.inlined_graph), str)
+        _same(s.forward(x), s(x))
+        _same(s.embed(x), s.l(x))
+        t = T.jit.trace(T.nn.Linear(3, 2), x)
+        assert isinstance(t.forward.code, str) and isinstance(str(t.forward.graph), str)
