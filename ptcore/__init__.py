@@ -90,7 +90,9 @@ _bind_methods()
 
 from ptcore.autograd import _install as _ag_install
 _ag_install.install()
-autograd.Variable = Tensor
+from ptcore.autograd.variable import Variable as _Variable
+autograd.Variable = _Variable
+del _Variable
 del _ag_install
 
 # Every other public op becomes an entry of the dispatch point too.

@@ -189,3 +189,71 @@ def test_T_warning_names_the_callers_line():
         warnings.simplefilter("always")
         ptcore.ones(3).T
     assert w[0].filename == __file__
+
+
+# -- legacy Variable (old tutorials) -------------------------------------------------------
+
+def test_variable_constructor_as_torch():
+    for L in (torch, ptcore):
+        V = L.autograd.Variable
+        a = L.ones(2)
+        v = V(a, requires_grad=True)            # the pre-0.4 tutorials' leaf
+        assert type(v) is L.Tensor and v.requires_grad and v.is_leaf and v is not a
+        (v * 2).sum().backward()
+        assert v.grad.tolist() == [2.0, 2.0]
+        w = V(a)
+        w[0] = 5                                # shares the storage
+        assert a.tolist() == [5.0, 1.0] and not w.requires_grad
+        b = L.ones(2, requires_grad=True) * 2
+        assert V(b).grad_fn is None and not V(b).requires_grad and V(b, True).is_leaf
+        assert V(L.ones(1), True).requires_grad       # positional requires_grad
+        assert type(V(L.nn.Parameter(L.ones(1)))) is L.Tensor
+        assert isinstance(L.ones(1), V) and not isinstance(3, V)
+        assert not issubclass(L.Tensor, V)
+        assert tuple(V().shape) == (0,)
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+            V([1.0])
+        with pytest.raises(RuntimeError, match="(?i)only Tensors of floating point"):
+            V(L.ones(1, dtype=L.long), requires_grad=True)
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            V(L.ones(1), volatile=True)
+    assert ptcore.autograd.Variable is ptcore.autograd.variable.Variable
+
+
+# -- warnings training logs show --------------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["upsample", "upsample_nearest", "upsample_bilinear"])
+def test_deprecated_upsample_warns_at_the_callers_line(fn):
+    def call(L):
+        getattr(L.nn.functional, fn)(L.ones(1, 1, 2, 2), scale_factor=2)
+    assert _scalar_warnings(ptcore, call) == _scalar_warnings(torch, call) == [
+        f"`nn.functional.{fn}` is deprecated. Use `nn.functional.interpolate` instead."]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call(ptcore)
+    assert w[0].filename == __file__
+
+
+@pytest.mark.parametrize("case", ["softmax", "log_softmax", "mse", "l1"])
+def test_functional_warnings_name_the_callers_line(case):
+    def call(L):
+        F = L.nn.functional
+        if case in ("softmax", "log_softmax"):
+            getattr(F, case)(L.ones(2, 2))
+        else:
+            getattr(F, case + "_loss")(L.ones(2, 1), L.ones(2))
+    assert _scalar_warnings(ptcore, call) == [
+        m.replace("torch.", "ptcore.") for m in _scalar_warnings(torch, call)]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call(ptcore)
+    assert len(w) == 1 and w[0].filename == __file__
+
+
+@pytest.mark.skipif(ptcore.cuda.is_available(), reason="the GPU-less message")
+def test_cuda_autocast_without_cuda_warns_as_torch():
+    def call(L):
+        with L.autocast("cuda"):
+            assert not L.is_autocast_enabled("cuda")
+    assert _scalar_warnings(ptcore, call) == _scalar_warnings(torch, call) == [
+        "CUDA is not available or torch_xla is imported. Disabling autocast."]

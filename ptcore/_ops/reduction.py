@@ -1158,8 +1158,10 @@ def log_softmax(input, dim, dtype=None):
 
 def _get_softmax_dim(name, ndim, stacklevel=3):
     """The legacy implicit dim of ``nn.functional.softmax(x)`` (with its warning)."""
-    _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-                   f"include dim=X as an argument.", stacklevel=stacklevel)
+    # at the user's line, as torch's _stacklevel=3 (the dispatch point adds frames here)
+    from ptcore._warn import warn_at_caller
+    warn_at_caller(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                   f"to include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 

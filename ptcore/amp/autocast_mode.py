@@ -69,8 +69,8 @@ class autocast:
         if enabled and device_type == "cuda":
             import ptcore
             if not ptcore.cuda.is_available():
-                warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
-                              "Disabling")
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
                 enabled = False
         if enabled and device_type not in ("cpu", "cuda"):
             warnings.warn(f"User provided device_type of '{device_type}', but it is not "

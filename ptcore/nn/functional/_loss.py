@@ -57,10 +57,11 @@ def _legacy_or(size_average, reduce, reduction):
 
 def _warn_size(input, target):
     if target.size() != input.size():
-        warnings.warn(
+        from ptcore._warn import warn_at_caller
+        warn_at_caller(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", stacklevel=3)
+            "Please ensure they have the same size.")
 
 
 def _not_implemented(kname, dt):

@@ -17,6 +17,7 @@ import numpy as np
 import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
+from ptcore._warn import warn_at_caller
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
     adaptive_avg_pool3d
@@ -366,18 +367,27 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x if x is not input else input.clone()
 
 
+def _warn_deprecated_upsample(name):
+    warn_at_caller(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                   "instead.")
+
+
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Deprecated alias of :func:`interpolate`."""
+    """Deprecated alias of :func:`interpolate` (warns, as torch)."""
+    _warn_deprecated_upsample("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    """Deprecated: ``interpolate(..., mode='nearest')``."""
+    """Deprecated: ``interpolate(..., mode='nearest')`` (warns, as torch)."""
+    _warn_deprecated_upsample("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)`` (warns, as
+    torch)."""
+    _warn_deprecated_upsample("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
