@@ -279,9 +279,13 @@ Tensor.stft, Tensor.istft = stft, istft
 
 
 def _to_sparse(self, layout=None, *, sparse_dim=None, blocksize=None, dense_dim=None):
-    """A sparse copy of this dense tensor (``Tensor.to_sparse``); see :mod:`ptcore.sparse`."""
+    """A sparse copy of this dense tensor (``Tensor.to_sparse``, or
+    ``to_sparse(sparse_dim)`` for a hybrid COO tensor); see :mod:`ptcore.sparse`."""
+    import builtins
     from ptcore.sparse import to_sparse
-    return to_sparse(self, layout)
+    if isinstance(layout, builtins.int):      # torch's to_sparse(sparseDims) overload
+        layout, sparse_dim = None, layout
+    return to_sparse(self, layout, sparse_dim)
 
 
 def _to_sparse_csr(self, dense_dim=None):
@@ -294,8 +298,15 @@ def _to_sparse_csc(self, dense_dim=None):
     return to_sparse(self, sparse_csc)
 
 
-Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc = \
-    _to_sparse, _to_sparse_csr, _to_sparse_csc
+def _sparse_mask(self, mask):
+    """This dense tensor's values at the stored positions of the sparse
+    ``mask`` (``Tensor.sparse_mask``): a sparse tensor in ``mask``'s layout."""
+    from ptcore.sparse._ops import sparse_mask
+    return sparse_mask(self, mask)
+
+
+Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc, Tensor.sparse_mask = \
+    _to_sparse, _to_sparse_csr, _to_sparse_csc, _sparse_mask
 
 
 # the rest of the public functions become entries of the dispatch point; the

@@ -105,12 +105,13 @@ class _EnumType(type):
 
 
 class layout(metaclass=_EnumType):
-    """The type of ``ptcore.strided`` (``torch.layout``); only strided tensors exist."""
+    """The type of ``ptcore.strided`` and the sparse layouts (``torch.layout``)."""
     __module__ = "ptcore"
 
     @staticmethod
     def _members():
-        return (_C.strided,)
+        from ptcore.sparse._tensor import sparse_coo, sparse_csr, sparse_csc
+        return (_C.strided, sparse_coo, sparse_csr, sparse_csc)
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("cannot create 'ptcore.layout' instances")

@@ -12,7 +12,8 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd.function import Function as _Function
 from ptcore.sparse._tensor import SparseTensor, sparse_coo, sparse_csr, sparse_csc
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul", "pow",
+           "index_select", "unsqueeze", "sparse_mask", "spdiags"]
 
 
 def _pt():
@@ -300,6 +301,156 @@ def dense_add_(dense, sparse, alpha=1):
     return dense
 
 
+def _layout_name(layout):
+    return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsc"}[
+        layout.name]
+
+
+def _values_op(name, coalesce=True, coo_only=False):
+    """torch's sparse form of the elementwise ``name`` (f(0) == 0): ``name`` of
+    the stored values, structure kept; a COO input is coalesced first (f of a
+    sum of duplicates is not the sum of their f's) unless f is linear."""
+    def op(input, *args, **kwargs):
+        if coo_only and input.layout is not sparse_coo:
+            if name == "nan_to_num":        # no compressed kernel (torch's dispatcher error)
+                raise NotImplementedError(f"Could not run 'aten::nan_to_num.out' with arguments "
+                                          f"from the '{_layout_name(input.layout)}CPU' backend.")
+            raise RuntimeError(f"unsupported tensor layout: {_layout_name(input.layout)}")
+        S = input.coalesce() if coalesce and input.layout is sparse_coo else input
+        return S._with_values(getattr(_pt(), name)(S._parts[-1], *args, **kwargs))
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+VALUE_OPS = {n: _values_op(n) for n in (
+    "abs", "sqrt", "sin", "tan", "tanh", "sinh", "asin", "asinh", "atan", "atanh", "expm1",
+    "log1p", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac", "erf", "erfinv",
+    "deg2rad", "rad2deg", "relu", "signbit", "isnan", "isinf", "isposinf", "isneginf")}
+VALUE_OPS.update({n: _values_op(n, coo_only=True) for n in ("square", "nan_to_num")})
+VALUE_OPS["neg"] = _values_op("neg", coalesce=False)
+VALUE_OPS.update({n: _values_op(n, coalesce=False) for n in ("conj_physical", "positive")})
+
+
+def pow(input, exponent):
+    """``input ** exponent`` of a sparse COO tensor and a nonzero scalar
+    exponent: the stored values' powers (coalesced first, as torch)."""
+    if isinstance(exponent, (_TensorBase, SparseTensor)):
+        raise RuntimeError("pow: a sparse tensor can only be raised to a scalar power")
+    if input.layout is not sparse_coo:
+        raise RuntimeError(f"unsupported tensor layout: {_layout_name(input.layout)}")
+    if exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                           "the result tensor dense")
+    S = input.coalesce()
+    return S._with_values(S._parts[-1].pow(exponent))
+
+
+def index_select(input, dim, index):
+    """The slices of a COO tensor at ``index`` along ``dim`` (repeats
+    allowed), an uncoalesced COO result as torch's."""
+    pt = _pt()
+    if input.layout is not sparse_coo:
+        raise RuntimeError(f"index_select: unsupported tensor layout: "
+                           f"{_layout_name(input.layout)}")
+    d = _norm_dims(dim, input.dim())[0]
+    if d >= input.sparse_dim():
+        v = input._parts[1].index_select(d - input.sparse_dim() + 1, index)
+        shape = input._shape[:d] + (index.numel(),) + input._shape[d + 1:]
+        return SparseTensor(sparse_coo, (input._parts[0], v), shape, input._coalesced)
+    idx = input._parts[0].numpy()
+    sel = index.reshape(-1).numpy().astype(_np.int64)
+    if sel.size and (sel.min() < -input._shape[d] or sel.max() >= input._shape[d]):
+        raise IndexError(f"index out of range in self")
+    sel = sel % input._shape[d] if sel.size else sel
+    # for each selected position j (in order), the entries whose index along d is sel[j]
+    hits = idx[d][None, :] == sel[:, None]
+    pos, ent = _np.nonzero(hits)
+    new_idx = idx[:, ent].copy()
+    new_idx[d] = pos
+    shape = input._shape[:d] + (len(sel),) + input._shape[d + 1:]
+    return SparseTensor(sparse_coo, (pt.from_numpy(new_idx.astype(_np.int64)),
+                                     input._parts[1].index_select(0, pt.from_numpy(ent))),
+                        shape, len(ent) <= 1)
+
+
+def unsqueeze(input, dim):
+    """A COO tensor with a new size-1 sparse dim at ``dim``."""
+    pt = _pt()
+    if input.layout is not sparse_coo:
+        raise RuntimeError(f"unsqueeze: unsupported tensor layout: {_layout_name(input.layout)}")
+    d = _norm_dims(dim, input.dim() + 1)[0]
+    if d > input.sparse_dim():
+        v = input._parts[1].unsqueeze(d - input.sparse_dim() + 1)
+        return SparseTensor(sparse_coo, (input._parts[0], v),
+                            input._shape[:d] + (1,) + input._shape[d:], input._coalesced)
+    idx = input._parts[0]
+    zeros = pt.zeros((1, idx.shape[1]), dtype=idx.dtype)
+    new_idx = pt.cat([idx[:d], zeros, idx[d:]], 0)
+    return SparseTensor(sparse_coo, (new_idx, input._parts[1]),
+                        input._shape[:d] + (1,) + input._shape[d:], input._coalesced)
+
+
+def sparse_mask(dense, mask):
+    """``dense``'s values at the stored positions of the sparse ``mask``, in
+    ``mask``'s layout and structure (``Tensor.sparse_mask``)."""
+    if tuple(dense.shape) != mask._shape:
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(dense.shape)} but mask has size {list(mask._shape)}")
+    S = mask.to_sparse_coo()
+    idx = S._parts[0]
+    vals = dense[tuple(idx[k] for k in range(S.sparse_dim()))]
+    r = SparseTensor(sparse_coo, (idx, vals), S._shape, S._coalesced)
+    if mask.layout is sparse_coo:
+        return r
+    return r.to_sparse_csr() if mask.layout is sparse_csr else r.to_sparse_csc()
+
+
+def spdiags(diagonals, offsets, shape, layout=None):
+    """A sparse matrix of ``shape`` from the rows of ``diagonals`` placed on
+    the diagonals ``offsets`` (``torch.sparse.spdiags``, as
+    ``scipy.sparse.spdiags``: entry ``(j - offset, j)`` is
+    ``diagonals[k, j]``)."""
+    pt = _pt()
+    if diagonals.dim() != 2:
+        raise RuntimeError("Diagonals must be vector for single diagonal, or matrix for "
+                           "multiple diagonals")
+    if offsets.dim() != 1 or offsets.shape[0] != diagonals.shape[0]:
+        raise RuntimeError("Number of diagonals does not match the number of offsets")
+    if len(shape) != 2:
+        raise RuntimeError("Output shape must be 2d")
+    offs = offsets.numpy().astype(_np.int64)
+    if len(_np.unique(offs)) != len(offs):
+        raise RuntimeError("Offset tensor contains duplicate values")
+    m, n = (int(x) for x in shape)
+    rows, cols, take_k, take_j = [], [], [], []
+    for k, off in enumerate(offs):
+        j = _np.arange(max(0, off), min(n, m + off, diagonals.shape[1]), dtype=_np.int64)
+        rows.append(j - off)
+        cols.append(j)
+        take_k.append(_np.full(len(j), k, _np.int64))
+        take_j.append(j)
+    idx = _np.stack([_np.concatenate(rows), _np.concatenate(cols)]) if rows else \
+        _np.zeros((2, 0), _np.int64)
+    vals = diagonals[pt.from_numpy(_np.concatenate(take_k)), pt.from_numpy(_np.concatenate(take_j))]
+    r = SparseTensor(sparse_coo, (pt.from_numpy(idx), vals), (m, n), False)
+    if layout is None or layout is sparse_coo:
+        return r
+    if layout is sparse_csr:
+        return r.to_sparse_csr()
+    if layout is sparse_csc:
+        return r.to_sparse_csc()
+    raise RuntimeError(f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, got "
+                       f"{layout!r}")
+
+
+# the same as SparseTensor methods
+for _n, _f in VALUE_OPS.items():
+    setattr(SparseTensor, _n, _f)
+SparseTensor.pow = SparseTensor.__pow__ = pow
+SparseTensor.__abs__ = VALUE_OPS["abs"]
+SparseTensor.index_select, SparseTensor.unsqueeze = index_select, unsqueeze
+
+
 _HANDLERS = {
     "add_": lambda a, b, alpha=1: dense_add_(a, b, alpha)
     if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha),
@@ -315,15 +466,35 @@ _HANDLERS = {
     "log_softmax": lambda a, dim, dtype=None: log_softmax(a, dim, dtype),
     "t": lambda a: a.t(), "neg": lambda a: -a, "__neg__": lambda a: -a,
     "addmm": lambda inp, a, b, beta=1, alpha=1: addmm(inp, a, b, beta=beta, alpha=alpha),
+    "pow": lambda a, e: pow(a, e), "__pow__": lambda a, e: pow(a, e),
+    "__abs__": lambda a: VALUE_OPS["abs"](a),
+    "index_select": lambda a, dim, index: index_select(a, dim, index),
+    "unsqueeze": lambda a, dim: unsqueeze(a, dim),
+    "sparse_mask": lambda a, mask: sparse_mask(a, mask),
+    **VALUE_OPS,
 }
+
+
+def unsupported(name, layout):
+    """torch's error for an op the sparse ``layout`` has no kernel for."""
+    if layout is sparse_coo:
+        return NotImplementedError(
+            f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. This "
+            f"could be because the operator doesn't exist for this backend.")
+    return RuntimeError(f"unsupported tensor layout: {_layout_name(layout)}")
 
 
 def torch_function(func, args, kwargs):
     """What ``ptcore.X(...)`` / ``Tensor.X(...)`` does with a sparse argument
-    (``SparseTensor.__torch_function__``); NotImplemented for ops the sparse
-    layouts do not support (the caller then raises)."""
+    (``SparseTensor.__torch_function__``); an op the sparse layouts do not
+    support raises as torch's (NotImplementedError for COO, RuntimeError
+    for CSR/CSC)."""
     name = getattr(func, "__name__", None)
     h = _HANDLERS.get(name)
     if h is None:
-        return NotImplemented
+        sp = next((a for a in list(args) + list((kwargs or {}).values())
+                   if isinstance(a, SparseTensor)), None)
+        if sp is None:
+            return NotImplemented
+        raise unsupported(name, sp.layout)
     return h(*args, **(kwargs or {}))

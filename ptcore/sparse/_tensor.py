@@ -243,6 +243,20 @@ class SparseTensor:
             raise TypeError("len() of a 0-d tensor")
         return self._shape[0]
 
+    def __getattr__(self, name):
+        # a Tensor method the sparse layouts have no kernel for raises when
+        # called, as torch's (the attribute exists)
+        import ptcore
+        if not name.startswith("_") and callable(getattr(ptcore.Tensor, name, None)) and \
+                not isinstance(getattr(type(ptcore.Tensor), name, None), property):
+            layout = self.layout
+
+            def method(*args, **kwargs):
+                from ptcore.sparse._ops import unsupported
+                raise unsupported(name, layout)
+            return method
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         from ptcore.sparse._ops import torch_function
@@ -547,11 +561,22 @@ def from_scipy(m):
     return from_scipy(m.tocsr())
 
 
-def to_sparse(dense, layout=None):
-    """``Tensor.to_sparse(layout=...)`` for a dense 2-D (or N-D, COO) tensor."""
+def to_sparse(dense, layout=None, sparse_dim=None):
+    """``Tensor.to_sparse(layout=...)`` for a dense 2-D (or N-D, COO) tensor;
+    ``sparse_dim`` (COO): a hybrid tensor whose first ``sparse_dim`` dims are
+    sparse (an index per slice holding a nonzero) and the rest dense."""
     pt = _pt()
     layout = sparse_coo if layout is None else layout
     a = dense.detach().numpy()
+    if sparse_dim is not None and layout is sparse_coo and sparse_dim != a.ndim:
+        sparse_dim = _operator.index(sparse_dim)
+        if not 0 < sparse_dim <= a.ndim:
+            raise RuntimeError(f"sparse_dim argument must be in [1, {a.ndim}] range, but "
+                               f"{sparse_dim} is given")
+        nz = _np.nonzero(a.reshape(a.shape[:sparse_dim] + (-1,)).any(-1))
+        idx = _np.stack(nz).astype(_np.int64).reshape(sparse_dim, -1)
+        vals = _np.ascontiguousarray(a[nz])
+        return SparseTensor(sparse_coo, (pt.from_numpy(idx), pt.from_numpy(vals)), a.shape, True)
     if layout is sparse_coo:
         nz = _np.nonzero(a)
         idx = _np.stack(nz).astype(_np.int64) if a.ndim else _np.zeros((0, 1), _np.int64)

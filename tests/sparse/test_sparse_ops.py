@@ -128,8 +128,13 @@ def test_mismatches_raise():
         ptcore.sparse.mm(S, ptcore.ones(3, 2, dtype=ptcore.float64))
     with pytest.raises(RuntimeError, match="same dtype"):
         S @ ptcore.ones(4, 2)
-    with pytest.raises(TypeError):
+    # as torch: no sparse kernel (NotImplementedError for COO, RuntimeError for CSR)
+    with pytest.raises(NotImplementedError, match="aten::cos"):
         ptcore.cos(S)
+    with pytest.raises(NotImplementedError, match="aten::cos"):
+        S.cos()
+    with pytest.raises(RuntimeError, match="unsupported tensor layout: SparseCsr"):
+        ptcore.cos(S.to_sparse_csr())
 
 
 def test_gcn_training_matches_torch():
@@ -162,3 +167,134 @@ def test_gcn_training_matches_torch():
             losses.append(float(loss))
         return losses
     np.testing.assert_allclose(train(ptcore), train(torch), rtol=2e-4)
+
+
+def _layout_str(x):
+    return str(x.layout).split(".")[-1]
+
+
+def _same_sparse(fn):
+    """fn gives torch's values, layout and (COO) coalesced flag."""
+    a, b = _same(fn, equal_nan=True)
+    assert _layout_str(a) == _layout_str(b)
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    if _layout_str(b) == "sparse_coo":
+        assert a.is_coalesced() == b.is_coalesced()
+        if b.is_coalesced():
+            np.testing.assert_array_equal(a.indices().numpy(), b.indices().numpy())
+
+
+UNARY = ["abs", "sqrt", "sin", "tan", "tanh", "sinh", "asin", "asinh", "atan", "atanh", "expm1",
+         "log1p", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac", "erf", "erfinv",
+         "deg2rad", "rad2deg", "relu", "signbit", "isnan", "isinf", "neg", "positive", "square",
+         "nan_to_num"]
+SMALL = [0.3, -0.4, 0.5, 0.6, 0.1, -0.9]       # in every function's domain but sqrt's
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("form", ["function", "method"])
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_value_unary_ops_like_torch(name, form, layout):
+    """Zero-preserving elementwise ops on the stored values (COO coalesced
+    first: sqrt of duplicates summed, as torch)."""
+    def run(L):
+        S = L.sparse_coo_tensor(L.tensor(IDX), L.tensor(SMALL, dtype=L.float64), (4, 4))
+        if layout == "csr":
+            S = S.coalesce().to_sparse_csr()
+        return getattr(L, name)(S) if form == "function" else getattr(S, name)()
+    try:
+        run(torch)
+    except (RuntimeError, NotImplementedError) as e:
+        with pytest.raises(type(e)):
+            run(ptcore)
+        return
+    _same_sparse(run)
+
+
+@pytest.mark.parametrize("e", [2, 0.5, -1, 3.0])
+def test_pow_scalar_like_torch(e):
+    _same_sparse(lambda L: _coo(L).pow(e))
+    _same_sparse(lambda L: _coo(L) ** e)
+    _same_sparse(lambda L: L.pow(_coo(L), e))
+
+
+def test_pow_and_unsupported_ops_raise_like_torch():
+    with pytest.raises(RuntimeError, match="zeroth power"):
+        _coo(ptcore).pow(0)
+    with pytest.raises(RuntimeError, match="unsupported tensor layout: SparseCsr"):
+        _coo(ptcore).coalesce().to_sparse_csr().pow(2)
+    with pytest.raises(NotImplementedError):
+        ptcore.exp(_coo(ptcore))
+    with pytest.raises(NotImplementedError):
+        _coo(ptcore).exp()
+    assert isinstance(ptcore.sparse_coo, ptcore.layout)
+    assert isinstance(_coo(ptcore).coalesce().to_sparse_csr().layout, ptcore.layout)
+
+
+def test_unary_gradient_through_values():
+    v = ptcore.tensor([0.3, -0.4, 0.5, 0.6, 0.1, -0.9], dtype=ptcore.float64, requires_grad=True)
+    S = ptcore.sparse_coo_tensor(ptcore.tensor(IDX), v, (4, 4))
+    g, = ptcore.autograd.grad(ptcore.sparse.sum(S.pow(2)), v)
+    # (0, 1) is stored twice: its coalesced value is 0.3 + 0.1
+    np.testing.assert_allclose(g.numpy(), [0.8, -0.8, 1.0, 1.2, 0.8, -1.8])
+
+
+@pytest.mark.parametrize("case", ["rows", "rows-repeat", "cols", "neg-dim", "coalesced-cols"])
+def test_index_select_like_torch(case):
+    dim, index = {"rows": (0, [0, 2]), "rows-repeat": (0, [3, 0, 0]), "cols": (1, [1, 2]),
+                  "neg-dim": (-1, [3]), "coalesced-cols": (1, [1])}[case]
+
+    def run(L):
+        S = _coo(L).coalesce() if case.startswith("coalesced") else _coo(L)
+        return S.index_select(dim, L.tensor(index)) if case != "cols" else \
+            L.index_select(S, dim, L.tensor(index))
+    _same_sparse(run)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_unsqueeze_like_torch(dim):
+    a, b = _same(lambda L: _coo(L).unsqueeze(dim))
+    assert tuple(a.shape) == tuple(b.shape)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_mask_like_torch(layout):
+    def run(L):
+        S = _coo(L).coalesce()
+        if layout == "csr":
+            S = S.to_sparse_csr()
+        return L.arange(16.0, dtype=L.float64).reshape(4, 4).sparse_mask(S)
+    _same_sparse(run)
+
+
+@pytest.mark.parametrize("case", ["square", "csr", "wide", "tall", "laplacian"])
+def test_spdiags_like_torch(case):
+    def run(L):
+        if case == "square":
+            return L.sparse.spdiags(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+                                    L.tensor([0, -1]), (3, 3))
+        if case == "csr":
+            return L.sparse.spdiags(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+                                    L.tensor([0, 1]), (3, 4), layout=L.sparse_csr)
+        if case == "wide":
+            return L.sparse.spdiags(L.tensor([[1.0, 2.0, 3.0]]), L.tensor([2]), (2, 3))
+        if case == "tall":
+            return L.sparse.spdiags(L.arange(1.0, 13).reshape(3, 4), L.tensor([0, -2, 1]), (5, 4))
+        return L.sparse.spdiags(L.tensor([[1.0] * 5, [-2.0] * 5, [1.0] * 5]),
+                                L.tensor([-1, 0, 1]), (5, 5)) @ L.arange(5.0)
+    _same(run)
+
+
+@pytest.mark.parametrize("case", ["1", "kw", "3d-2", "3d-1"])
+def test_to_sparse_with_sparse_dim_like_torch(case):
+    def run(L):
+        d = L.tensor([[[0.0, 1.0], [0.0, 0.0]], [[2.0, 0.0], [3.0, 4.0]]])
+        if case == "1":
+            return L.tensor([[0.0, 2.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]).to_sparse(1)
+        if case == "kw":
+            return d[0].to_sparse(sparse_dim=2)
+        return d.to_sparse(2 if case == "3d-2" else 1)
+    a, b = _same(run)
+    assert (a.sparse_dim(), a.dense_dim()) == (b.sparse_dim(), b.dense_dim())
+    np.testing.assert_array_equal(a.indices().numpy(), b.indices().numpy())
+    np.testing.assert_array_equal(a.values().numpy(), b.values().numpy())
