@@ -204,7 +204,7 @@ PRIM = {
     "aten_any": lambda x, *a, **k: x.any(*a, **k) if isinstance(x, _TensorBase) else any(x),
     "aten_all": lambda x, *a, **k: x.all(*a, **k) if isinstance(x, _TensorBase) else all(x),
     "unsupported": _unsupported, "aten_slice": _aten_slice, "num_to_tensor": _num_to_tensor, "list_copy": list,
-    "sorted": sorted, "iterable": lambda x: list(x) if isinstance(x, dict) else x,
+    "sorted": sorted, "sum": sum, "iterable": lambda x: list(x) if isinstance(x, dict) else x,
     "math": _math, "print": _print, "jit_isinstance": lambda x, spec: _annotations.matches_spec(x, spec),
 }
 

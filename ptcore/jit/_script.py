@@ -120,7 +120,8 @@ _AUG = {"add": "iadd", "sub": "isub", "mul": "imul", "truediv": "itruediv",
 _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "float",
                   builtins.bool: "bool", builtins.abs: "abs", builtins.min: "min",
                   builtins.max: "max", builtins.round: "round", builtins.str: "str",
-                  builtins.tuple: None, builtins.list: None, builtins.sorted: "sorted"}
+                  builtins.tuple: None, builtins.list: None, builtins.sorted: "sorted",
+                  builtins.sum: "sum"}
 
 
 class _Return(Exception):
@@ -1273,6 +1274,10 @@ class _Ctx:
             return self.c.compile_function(fn, None, args, kwargs, where)
         if MATH.get(getattr(fn, "__name__", None)) is fn and not kwargs:
             return self.c.emit(("prim", "math"), [Const(fn.__name__)] + args)
+        if getattr(fn, "__name__", None) == "format" and \
+                isinstance(getattr(fn, "__self__", None), str) and not kwargs:
+            # ``"{} has {}".format(name, x.numel())``: formatted when the graph runs
+            return self.c.emit(("prim", "format"), [Const(fn.__self__)] + args)
         raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
                           "values in ptcore.jit.script")
 

@@ -207,3 +207,12 @@ def test_compiled_methods_have_graph_and_code():
         _same(s.embed(x), s.l(x))
         t = T.jit.trace(T.nn.Linear(3, 2), x)
         assert isinstance(t.forward.code, str) and isinstance(str(t.forward.graph), str)
+
+
+def fmt_and_sum(x, name: str, xs: List[float]):
+    s = "{} has {} elements".format(name, x.numel())
+    return s, sum(xs) / len(xs), min(xs), max(xs)
+
+
+def test_str_format_and_sum_of_runtime_values():
+    _same(*_both(fmt_and_sum, _A, "x", [1.0, 3.0, 2.5]))
