@@ -482,6 +482,13 @@ def _max_min_dim(b, node):
 
 
 
+def _cumsum(b, node):
+    """cumsum(x, dim[, dtype]): ONNX CumSum in the result's dtype."""
+    dim = int(_val(node, 1, "dim"))
+    dtype = b.g.values[node.output_ids()[0]].dtype
+    return b.add("CumSum", [b.as_dtype(node.args[0], dtype), scalar(b, dim)])
+
+
 CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
               ("Tensor", "__getitem__"): _getitem,
               ("Tensor", "unflatten"): _unflatten, ("ptcore", "unflatten"): _unflatten,
@@ -511,7 +518,8 @@ for _ns in ("Tensor", "ptcore"):
                        (_ns, "clamp"): _clamp, (_ns, "clip"): _clamp, (_ns, "rsqrt"): _rsqrt,
                        (_ns, "argmax"): _arg_reduce, (_ns, "argmin"): _arg_reduce,
                        (_ns, "max"): _max_min_dim, (_ns, "min"): _max_min_dim,
-                       (_ns, "sum"): _reduce_all, (_ns, "mean"): _reduce_all})
+                       (_ns, "sum"): _reduce_all, (_ns, "mean"): _reduce_all,
+                       (_ns, "cumsum"): _cumsum})
 CONVERTERS.update({("nn.functional", "silu"): _silu, ("nn.functional", "mish"): _mish,
                    ("nn.functional", "elu"): _elu, ("nn.functional", "softplus"): _softplus,
                    ("nn.functional", "hardtanh"): _hardtanh, ("nn.functional", "relu6"): _relu6,

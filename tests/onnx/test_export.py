@@ -110,8 +110,8 @@ def test_functions_and_opset_choice():
 
 def test_unsupported_op_is_named():
     def f(a):
-        return ptcore.cumsum(a, 0)
-    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="cumsum"):
+        return ptcore.cumprod(a, 0)
+    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="cumprod"):
         ptcore.onnx.export(f, (ptcore.randn(3),), io.BytesIO())
 
 

@@ -178,3 +178,19 @@ def test_export_params_against_torch():
         p = onnx.load_from_string(buf.getvalue())
         counts.append((len(p.graph.initializer), [i.name for i in p.graph.input]))
     assert counts[0] == counts[1]
+
+
+class CumSum(nn.Module):
+    def forward(self, x, ids):
+        return x.cumsum(1), ids.cumsum(-1), (x > 0).cumsum(0)
+
+
+def test_cumsum():
+    x, ids = _x(2, 5), ptcore.tensor([[1, 2, 3], [4, 5, 6]])
+    proto, sess = _export(CumSum(), (x, ids), input_names=["x", "ids"],
+                          dynamic_axes={"x": {1: "t"}})
+    for X in (x, _x(2, 7, seed=3)):
+        got = sess.run(None, {"x": X.numpy(), "ids": ids.numpy()})
+        for g, r in zip(got, CumSum()(X, ids)):
+            assert g.dtype == r.numpy().dtype
+            np.testing.assert_allclose(g, r.numpy(), atol=1e-6)
