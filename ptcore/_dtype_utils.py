@@ -129,7 +129,9 @@ def _scalar_type(x):
     if isinstance(x, float):
         return _C.get_default_dtype()
     if isinstance(x, complex):
-        return _C._get_default_complex_dtype()
+        # torch's default complex type: complex32 under a float16 default
+        return _C.complex32 if _C.get_default_dtype() is _C.float16 else \
+            _C._get_default_complex_dtype()
     if isinstance(x, _np.generic):
         return _scalar_type(x.item())
     raise TypeError(f"result_type: expected a Tensor or a Number, got {type(x).__name__}")

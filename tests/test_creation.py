@@ -890,3 +890,36 @@ def test_new_constructors_match_torch(call, dtype):
         assert tuple(p) == tuple(t)
     else:
         assert_same(p, t)
+
+
+COMPLEX_UNDER_DEFAULT = {
+    "tensor": lambda L: L.tensor(1j).dtype,
+    "tensor_list": lambda L: L.tensor([1.0, 2j]).dtype,
+    "full": lambda L: L.full((2,), 1j).dtype,
+    "float32_times_1j": lambda L: (L.ones(2, dtype=L.float32) * 1j).dtype,
+    "default_times_1j": lambda L: (L.ones(2) * 1j).dtype,
+    "int_times_1j": lambda L: (L.ones(2, dtype=L.int64) * 1j).dtype,
+    "result_type": lambda L: L.result_type(L.ones(2, dtype=L.int64), 1j),
+}
+
+
+@pytest.mark.parametrize("default", ["float16", "bfloat16"])
+@pytest.mark.parametrize("key", sorted(COMPLEX_UNDER_DEFAULT))
+def test_complex_dtypes_under_a_16_bit_default_match_torch(default, key):
+    """torch.tensor(1j) is complex32 under a float16 default and raises under
+    bfloat16; promotion with an int tensor follows the default complex type."""
+    torch = pytest.importorskip("torch")
+    fn = COMPLEX_UNDER_DEFAULT[key]
+
+    def run(L):
+        old = L.get_default_dtype()
+        L.set_default_dtype(getattr(L, default))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return "ok", str(fn(L)).split(".")[-1]
+        except RuntimeError as e:
+            return "err", str(e)
+        finally:
+            L.set_default_dtype(old)
+    assert run(ptcore) == run(torch)

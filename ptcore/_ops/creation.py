@@ -74,6 +74,17 @@ def _compute_sizes(data):
     return sizes
 
 
+def _tensor_complex_default():
+    """The dtype ``tensor()`` gives a Python complex: torch's complex type of
+    the default dtype (complex32 for float16; none for bfloat16)."""
+    d = _C.get_default_dtype()
+    if d is _C.float16:
+        return _C.complex32
+    if d is _C.bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return _C._get_default_complex_dtype()
+
+
 def _scalar_default(code):
     if code == 2:
         return _C.get_default_dtype()
@@ -81,7 +92,7 @@ def _scalar_default(code):
         return _C.int64
     if code == 0:
         return _C.bool_
-    return _C._get_default_complex_dtype()
+    return _tensor_complex_default()
 
 
 def _infer_scalar_type(obj, leaves):
@@ -124,7 +135,7 @@ def _infer_scalar_type(obj, leaves):
         return _C.int64
     if isinstance(obj, complex):
         leaves.add(complex)
-        return _C._get_default_complex_dtype()
+        return _tensor_complex_default()
     if isinstance(obj, _TensorBase):
         leaves.add(_TensorBase)
         dt = obj.dtype
