@@ -257,6 +257,8 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     params.update(mod.named_buffers(remove_duplicate=False))
     graphs = {}
     for method, g in mod._sync().items():
+        if method != "forward" and method not in keep:
+            continue        # as torch: only forward and the preserved methods stay
         g = copy.deepcopy(g)
         for v in g.values.values():
             if v.kind == "param" and v.name not in keep:

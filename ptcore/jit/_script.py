@@ -318,6 +318,8 @@ class _Ctx:
         # module state and namespace members, and nothing is called at compile
         # time but ops, primitives and the file's own functions
         self.restricted = isinstance(fn, ScriptSource) and fn._ts_restricted
+        # ptcore's own functions may import in their body (bound when compiling)
+        self.module = getattr(fn, "__module__", None) or ""
         self.mutated = set()
         self.closure = {}
         if getattr(fn, "__closure__", None):
@@ -389,6 +391,9 @@ class _Ctx:
         elif isinstance(st, ast.Delete):
             for t in st.targets:
                 self.delete(t)
+        elif isinstance(st, (ast.Import, ast.ImportFrom)) and not self.restricted and \
+                self.module.startswith("ptcore."):
+            self.import_stmt(st)
         elif isinstance(st, ast.Assert):
             test = self.expr(st.test)
             msg = self.expr(st.msg) if st.msg is not None else Const(None)
@@ -451,6 +456,24 @@ class _Ctx:
         else:
             raise self.err(target, "only names, tuples, items and buffers can be assigned "
                                    "in ptcore.jit.script")
+
+    def import_stmt(self, st):
+        """An import in the body of one of ptcore's functions (a scripted
+        module's forward calls it): the names bound to what they import."""
+        import importlib
+        for alias in st.names:
+            if isinstance(st, ast.Import):
+                top = alias.name if alias.asname else alias.name.split(".")[0]
+                mod = importlib.import_module(alias.name)
+                self.scope[alias.asname or top] = Const(mod if alias.asname else
+                                                        importlib.import_module(top))
+                continue
+            base = importlib.import_module("." * st.level + (st.module or ""),
+                                           self.module.rpartition(".")[0] or None)
+            obj = getattr(base, alias.name, _MISSING)
+            if obj is _MISSING:
+                obj = importlib.import_module(f"{base.__name__}.{alias.name}")
+            self.scope[alias.asname or alias.name] = Const(obj)
 
     def delete(self, target):
         """``del xs[i]`` / ``del d[key]`` (when the graph runs), ``del name``."""

@@ -216,3 +216,42 @@ def fmt_and_sum(x, name: str, xs: List[float]):
 
 def test_str_format_and_sum_of_runtime_values():
     _same(*_both(fmt_and_sum, _A, "x", [1.0, 3.0, 2.5]))
+
+
+def test_freeze_keeps_forward_and_the_preserved_methods_only():
+    for T in (torch, ptcore):
+        s = T.jit.script(_with_export(T).eval())
+        x = T.ones(2, 3)
+        f = T.jit.freeze(s)
+        _same(f(x), s(x))
+        with pytest.raises(AttributeError):
+            f.embed(x)
+        f = T.jit.freeze(s, preserved_attrs=["embed"])
+        _same(f.embed(x), s.embed(x))
+
+
+def _helper_with_import(x):
+    import math as m
+    from ptcore.nn import functional as Fn
+    return Fn.relu(x) * m.pi
+
+
+def test_imports_in_ptcore_functions_are_bound_user_imports_unsupported():
+    with pytest.raises(ptcore.jit.frontend.UnsupportedNodeError):
+        ptcore.jit.script(_helper_with_import)
+    # one of ptcore's own functions (a layer's helper) may import in its body
+    internal = type(_helper_with_import)(_helper_with_import.__code__, globals())
+    internal.__module__ = "ptcore.nn.modules.fake"
+
+    class M(ptcore.nn.Module):
+        def forward(self, x):
+            return internal(x) + 1
+
+    x = ptcore.tensor(_A)
+    s = ptcore.jit.script(M())
+    np.testing.assert_allclose(s(x).numpy(), (x.relu() * np.pi + 1).numpy(), rtol=1e-6)
+    # torch's scripted LSTM, whose ptcore forward imports in a helper
+    lstm = ptcore.nn.LSTM(4, 3)
+    out, _ = ptcore.jit.script(lstm)(ptcore.ones(2, 1, 4))
+    np.testing.assert_allclose(out.detach().numpy(), lstm(ptcore.ones(2, 1, 4))[0].detach().numpy(),
+                               rtol=1e-6)
