@@ -257,3 +257,72 @@ def test_cuda_autocast_without_cuda_warns_as_torch():
             assert not L.is_autocast_enabled("cuda")
     assert _scalar_warnings(ptcore, call) == _scalar_warnings(torch, call) == [
         "CUDA is not available or torch_xla is imported. Disabling autocast."]
+
+
+# -- the errors of a training loop fed the wrong dtype or shape ----------------------------
+
+def _err(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - compared below
+        return type(e).__name__, str(e).splitlines()[0].replace("ptcore", "torch")
+    return None
+
+
+_D, _F32 = "float64", "float32"
+_DTYPE_ERRORS = {
+    # float64 numpy data into a float32 model (Kaggle scripts): the message depends on the
+    # bias and, for conv, on torch's CPU backend choice (oneDNN for batches > 1 ...)
+    "linear_bias": lambda L: L.nn.functional.linear(L.ones(2, 3, dtype=L.float64),
+                                                    L.ones(4, 3), L.ones(4)),
+    "linear_bias_3d": lambda L: L.nn.Linear(3, 4)(L.ones(5, 2, 3, dtype=L.float64)),
+    "linear_bias_1d": lambda L: L.nn.Linear(3, 4)(L.ones(3, dtype=L.float64)),
+    "linear_long": lambda L: L.nn.Linear(3, 4)(L.ones(2, 3, dtype=L.long)),
+    "linear_bias_dtype": lambda L: L.nn.functional.linear(L.ones(2, 3), L.ones(4, 3),
+                                                          L.ones(4, dtype=L.float64)),
+    "linear_weight_dtype": lambda L: L.nn.functional.linear(
+        L.ones(2, 3), L.ones(4, 3, dtype=L.float64), L.ones(4)),
+    "linear_no_bias": lambda L: L.nn.functional.linear(L.ones(2, 3, dtype=L.float64),
+                                                       L.ones(4, 3)),
+    "addmm": lambda L: L.addmm(L.ones(4), L.ones(2, 3, dtype=L.float64), L.ones(3, 4)),
+    "addmm_": lambda L: L.ones(2, 4).addmm_(L.ones(2, 3, dtype=L.float64), L.ones(3, 4)),
+    "conv_f64_bias": lambda L: L.nn.Conv2d(3, 4, 3)(L.ones(2, 3, 5, 5, dtype=L.float64)),
+    "conv_f64_no_bias": lambda L: L.nn.Conv2d(3, 4, 3, bias=False)(
+        L.ones(2, 3, 5, 5, dtype=L.float64)),
+    "conv_f32_w64_batch1": lambda L: L.nn.functional.conv2d(
+        L.ones(1, 4, 8, 8), L.ones(6, 4, 3, 3, dtype=L.float64)),
+    "conv_f32_w64_batch2": lambda L: L.nn.functional.conv2d(
+        L.ones(2, 4, 8, 8), L.ones(6, 4, 3, 3, dtype=L.float64)),
+    "conv_f32_w64_5x5": lambda L: L.nn.functional.conv2d(
+        L.ones(1, 4, 8, 8), L.ones(6, 4, 5, 5, dtype=L.float64)),
+    "conv_f32_w64_groups": lambda L: L.nn.functional.conv2d(
+        L.ones(1, 4, 8, 8), L.ones(6, 2, 3, 3, dtype=L.float64), groups=2),
+    "conv_f32_w64_large": lambda L: L.nn.functional.conv2d(
+        L.ones(1, 4, 80, 80), L.ones(6, 4, 3, 3, dtype=L.float64)),
+    "conv1d_f64": lambda L: L.nn.Conv1d(3, 4, 3)(L.ones(2, 3, 8, dtype=L.float64)),
+    "conv3d_f32_w64_batch1": lambda L: L.nn.functional.conv3d(
+        L.ones(1, 2, 4, 4, 4), L.ones(3, 2, 3, 3, 3, dtype=L.float64)),
+    "conv_transpose_f64": lambda L: L.nn.ConvTranspose2d(3, 4, 3)(
+        L.ones(1, 3, 5, 5, dtype=L.float64)),
+    "conv_transpose_f32_w64_batch2": lambda L: L.nn.functional.conv_transpose2d(
+        L.ones(2, 4, 8, 8), L.ones(4, 6, 3, 3, dtype=L.float64)),
+    "conv_half": lambda L: L.nn.functional.conv2d(L.ones(1, 4, 8, 8, dtype=L.float16),
+                                                  L.ones(6, 4, 3, 3)),
+    "conv_bias_dtype": lambda L: L.nn.functional.conv2d(L.ones(2, 4, 8, 8), L.ones(6, 4, 3, 3),
+                                                        L.ones(6, dtype=L.float64)),
+    "lstm_f64": lambda L: L.nn.LSTM(3, 4)(L.ones(2, 1, 3, dtype=L.float64)),
+    "gru_f64": lambda L: L.nn.GRU(3, 4, batch_first=True)(L.ones(2, 1, 3, dtype=L.float64)),
+    "broadcast_add": lambda L: L.ones(2, 3) + L.ones(3, 2),
+    "broadcast_mul_3d": lambda L: L.ones(4, 2, 3) * L.ones(3, 2),
+    "broadcast_where": lambda L: L.where(L.ones(2, 3) > 0, L.ones(2, 3), L.ones(3, 2)),
+    "broadcast_inplace": lambda L: L.ones(2, 3).add_(L.ones(3, 2)),
+    "optimizer_tensor_params": lambda L: L.optim.SGD(L.ones(2, requires_grad=True), lr=0.1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DTYPE_ERRORS))
+def test_training_loop_errors_as_torch(case):
+    fn = _DTYPE_ERRORS[case]
+    expected = _err(lambda: fn(torch))
+    assert expected is not None
+    assert _err(lambda: fn(ptcore)) == expected

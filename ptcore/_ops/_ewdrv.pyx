@@ -348,7 +348,7 @@ cdef int _broadcast_into(list shape, _TensorBase t) except -1:
     if nd > n:
         shape[0:0] = [1] * (nd - n)
         n = nd
-    for i in range(nd):
+    for i in range(nd - 1, -1, -1):   # from the last dim, as torch reports the mismatch
         j = n - nd + i
         a = shape[j]
         b = t._shape[i]

@@ -615,10 +615,25 @@ def _expand_input(inp, shape):
     return inp.expand(*shape)
 
 
+def _addmm_dtype_check(inp, m1, m2):
+    """torch's addmm order: self against mat2, then mat1 against mat2."""
+    _addmm_dtypes(inp.dtype, m1.dtype if m1.dim() == 2 and m2.dim() == 2 else m2.dtype,
+                  m2.dtype)
+
+
+def _addmm_dtypes(self_dtype, mat1_dtype, mat2_dtype):
+    """addmm's dtype errors (also F.linear's with a bias: ``mat1 and mat2 ... Double and
+    Float`` for a float64 input)."""
+    if self_dtype is not mat2_dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_st(self_dtype)} "
+                           f"and {_st(mat2_dtype)}")
+    if mat1_dtype is not mat2_dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_st(mat1_dtype)} "
+                           f"and {_st(mat2_dtype)}")
+
+
 def _addmm_impl(inp, m1, m2, beta, alpha, fn):
-    if inp.dtype is not m2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_st(inp.dtype)} "
-                           f"and {_st(m2.dtype)}")
+    _addmm_dtype_check(inp, m1, m2)
     _mm_check(m1, m2)
     shape = (m1.shape[0], m2.shape[1])
     if inp.dim() > 2:
@@ -681,9 +696,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     """In-place :func:`addmm`."""
     _check_tensor(mat1, "mat1", 1, "addmm_")
     _check_tensor(mat2, "mat2", 2, "addmm_")
-    if self.dtype is not mat2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_st(self.dtype)} "
-                           f"and {_st(mat2.dtype)}")
+    _addmm_dtype_check(self, mat1, mat2)
     _mm_check(mat1, mat2)
     _inplace_shape_check(self, (mat1.shape[0], mat2.shape[1]))
     _product(mat1, mat2, self, alpha, beta)

@@ -103,8 +103,9 @@ def _get_scalar_dtype(is_fused=None):
 
 
 def _typename(obj):
+    """torch.typename: ``ptcore.FloatTensor`` for a tensor (torch's messages print it)."""
     if isinstance(obj, Tensor):
-        return "ptcore.Tensor"
+        return obj.type()
     module = type(obj).__module__
     name = type(obj).__qualname__
     if module in (None, "builtins"):

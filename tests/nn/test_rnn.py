@@ -230,7 +230,8 @@ def test_rnn_errors():
         m(ptcore.randn(5, 2, 3), (ptcore.zeros(1, 3, 4), ptcore.zeros(1, 2, 4)))
     with pytest.raises(RuntimeError, match="Expected hidden\\[1\\] size"):
         m(ptcore.randn(5, 2, 3), (ptcore.zeros(1, 2, 4), ptcore.zeros(1, 2, 5)))
-    with pytest.raises(ValueError, match="input must have the type"):
+    with pytest.raises(ValueError, match=r"RNN input dtype \(ptcore.float64\) does not match "
+                                         r"weight dtype \(ptcore.float32\)"):
         m(ptcore.randn(5, 2, 3, dtype=ptcore.float64))
     g = nn.GRU(3, 4)
     with pytest.raises(RuntimeError, match="Expected hidden size"):

@@ -8,6 +8,7 @@ weight gradient = ``gy cols(x)^T``, bias gradient = a sum), so a convolution
 is a single node of the graph.
 """
 import builtins
+import math
 import operator
 
 import ptcore
@@ -86,14 +87,34 @@ def _check_tensor(x, name, what):
                         f"{type(x).__name__}")
 
 
-def _check_dtype(input, weight, bias, name):
+def _torch_picks_onednn(input, weight, groups):
+    """Whether torch's CPU convolution takes its oneDNN path (ConvParams::use_mkldnn for
+    float32; bfloat16 always): its dtype-mismatch message depends on it."""
+    if input.dtype is ptcore.bfloat16:
+        return True
+    if input.dtype is not ptcore.float32:
+        return False
+    ks = tuple(weight.shape[2:])
+    kh, kw = (ks[-2] if len(ks) > 1 else 1), ks[-1]
+    return (groups > 1 or (kw > 3 and kh > 3) or input.shape[0] > 1
+            or math.prod(input.shape[:4]) > 20480)
+
+
+def _check_dtype(input, weight, bias, name, transposed=False, groups=1):
+    # torch's CPU order: a convolution checks the bias first, a transposed one the weight
+    bias_bad = bias is not None and bias.dtype != input.dtype
+    if bias_bad and not transposed:
+        _bias_dtype_error(input, bias)
     if weight.dtype != input.dtype:
-        raise RuntimeError(
-            f"Input type ({_legacy(input.dtype)}) and weight type ({_legacy(weight.dtype)}) "
-            f"should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_cpp_name(input.dtype)}) and bias type "
-                           f"({_cpp_name(bias.dtype)}) should be the same")
+        if _torch_picks_onednn(input, weight, groups):
+            raise RuntimeError(
+                f"Input type ({_legacy(input.dtype)}) and weight type ({_legacy(weight.dtype)}) "
+                f"should be the same or input should be a MKLDNN tensor and weight is a dense "
+                f"tensor")
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                           f"{weight.dtype._legacy}")
+    if bias_bad:
+        _bias_dtype_error(input, bias)
     if input.dtype not in _FLOATS and input.dtype not in _LOW:
         raise NotImplementedError(
             f"\"{name}\" not implemented for '{input.dtype._legacy}'")
@@ -101,6 +122,11 @@ def _check_dtype(input, weight, bias, name):
         if t is not None and t.device != input.device:
             raise RuntimeError(f"{name}: expected the weight and bias on the input's device "
                                f"{input.device}, got {t.device}")
+
+
+def _bias_dtype_error(input, bias):
+    raise RuntimeError(f"Input type ({_cpp_name(input.dtype)}) and bias type "
+                       f"({_cpp_name(bias.dtype)}) should be the same")
 
 
 def _compute_dtype(dt):
@@ -303,7 +329,7 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
             raise RuntimeError(
                 f"Given weight of size {_size(weight)}, expected bias to be 1-dimensional with "
                 f"{weight.shape[0]} elements, but got bias of size {_size(bias)} instead")
-    _check_dtype(input, weight, bias, name)
+    _check_dtype(input, weight, bias, name, groups=groups)
     osz = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
     geo = (nd, _pad5(stride, nd, 1), _pad5(pad_l, nd, 0), _pad5(dilation, nd, 1), groups,
            _pad5(osz, nd, 1))
@@ -449,7 +475,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
             raise RuntimeError(
                 f"Given transposed=1, weight of size {_size(weight)}, expected bias to be "
                 f"1-dimensional with {OC} elements, but got bias of size {_size(bias)} instead")
-    _check_dtype(x, weight, bias, name)
+    _check_dtype(x, weight, bias, name, transposed=True, groups=groups)
     ks = tuple(weight.shape[2:])
     _check_kernel_size(ks)
     osz = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1

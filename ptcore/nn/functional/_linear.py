@@ -24,6 +24,11 @@ def linear(input, weight, bias=None):
         raise TypeError(f"linear(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not isinstance(weight, _TensorBase):
         raise TypeError(f"linear(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    if isinstance(bias, _TensorBase) and weight.dim() == 2 and (
+            bias.dtype is not weight.dtype or input.dtype is not weight.dtype):
+        # torch runs a linear with a bias as addmm: its messages (the bias checked first)
+        from ptcore._ops.linalg import _addmm_dtypes
+        _addmm_dtypes(bias.dtype, input.dtype, weight.dtype)
     if input.dtype is not weight.dtype:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {_cname(input.dtype)} != "

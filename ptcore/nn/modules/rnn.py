@@ -152,8 +152,11 @@ class RNNBase(Module):
     # -- argument checks (PyTorch's messages) -------------------------------
     def check_input(self, input, batch_sizes):
         w0 = self._flat_weights[0]
-        if input.dtype != w0.dtype:
-            raise ValueError(f"input must have the type {w0.dtype}, got type {input.dtype}")
+        if input.dtype != w0.dtype and not ptcore.is_autocast_enabled("cpu") \
+                and not ptcore.is_autocast_enabled("cuda"):
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({w0.dtype}). "
+                f"Convert input: input.to({w0.dtype}), or convert model: model.to({input.dtype})")
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
             raise RuntimeError(f"input must have {expected_input_dim} dimensions, got "
