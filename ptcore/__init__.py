@@ -298,6 +298,24 @@ def _to_sparse_csc(self, dense_dim=None):
     return to_sparse(self, sparse_csc)
 
 
+def _is_all_true(input):
+    """A 0-d bool tensor: whether every element of the bool tensor ``input`` is
+    True (``torch._is_all_true``, what distributions validate with); under
+    vmap it reduces over the batch as well, so validation works there."""
+    from ptcore.func._batched import BatchedTensor
+    while type(input) is BatchedTensor:
+        input = input._bt_phys
+    return input.all()
+
+
+def _is_any_true(input):
+    """``torch._is_any_true``: whether any element (over every vmap batch) is True."""
+    from ptcore.func._batched import BatchedTensor
+    while type(input) is BatchedTensor:
+        input = input._bt_phys
+    return input.any()
+
+
 def _sparse_mask(self, mask):
     """This dense tensor's values at the stored positions of the sparse
     ``mask`` (``Tensor.sparse_mask``): a sparse tensor in ``mask``'s layout."""

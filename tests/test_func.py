@@ -230,3 +230,61 @@ def test_functional_call():
     gt = tfunc.grad(lambda ps: tfunc.functional_call(lin_t, ps, tx).sum())({"weight": tw,
                                                                              "bias": tb})
     close(gp, gt)
+
+
+CLOSED_OVER_CASES = {
+    "grad": lambda L, f, xs: L.func.grad(f)(xs[0]),
+    "grad_and_value": lambda L, f, xs: L.func.grad_and_value(f)(xs[0])[1],
+    "vmap_grad": lambda L, f, xs: L.func.vmap(L.func.grad(f))(xs),
+    "vmap_jacrev": lambda L, f, xs: L.func.vmap(L.func.jacrev(f))(xs),
+    "vmap_hessian": lambda L, f, xs: L.func.vmap(L.func.hessian(f))(xs),
+    "jacrev_vector_out": lambda L, f, xs: L.func.jacrev(lambda x: L.tanh(x * xs[1]) * f(x))(xs[0]),
+    "vjp": lambda L, f, xs: L.func.vjp(f, xs[0])[1](L.ones((), dtype=L.float64))[0],
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(CLOSED_OVER_CASES))
+def test_transforms_stay_differentiable_in_closed_over_tensors(key):
+    """As torch.func: the results depend differentiably on tensors the
+    function closes over (a PINN trains its parameters through vmap(hessian))."""
+    def run(L):
+        w = L.tensor([[0.5, -0.3], [0.2, 0.8]], dtype=L.float64, requires_grad=True)
+        xs = L.tensor([[0.1, 0.2], [0.3, -0.4], [1.0, 0.5]], dtype=L.float64)
+        r = CLOSED_OVER_CASES[key](L, lambda x: L.tanh(x @ w).pow(3).sum(), xs)
+        assert r.requires_grad
+        return r.detach().numpy(), L.autograd.grad((r ** 2).sum(), w)[0].numpy()
+    (rp, gp), (rt, gt) = run(ptcore), run(torch)
+    np.testing.assert_allclose(rp, rt, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gp, gt, rtol=1e-10, atol=1e-12)
+
+
+def test_transforms_detach_when_nothing_outside_requires_grad():
+    w = ptcore.tensor([0.5, -0.3], dtype=ptcore.float64)
+    g = pfunc.grad(lambda x: (x * w).sin().sum())(ptcore.tensor([0.1, 0.2], dtype=ptcore.float64))
+    assert not g.requires_grad and g.grad_fn is None
+    with ptcore.no_grad():
+        w2 = w.clone().requires_grad_()
+        g = pfunc.grad(lambda x: (x * w2).sin().sum())(ptcore.ones(2, dtype=ptcore.float64))
+    assert not g.requires_grad
+
+
+@needs_torch
+def test_distribution_validation_under_vmap():
+    """torch._is_all_true reduces over the vmap batch, so distributions
+    validate their (batched) parameters and values inside vmap."""
+    def run(L):
+        D = L.distributions
+        loc = L.func.vmap(lambda m: D.Normal(m, 1.0).log_prob(L.tensor(0.0)))(L.tensor([0.0, 1.0]))
+        val = L.func.vmap(lambda x: D.Normal(L.tensor(0.0), 1.0).log_prob(x))(L.tensor([-1.0, 2.0]))
+        g = L.func.vmap(L.func.grad(lambda m: D.Normal(m, 1.0).log_prob(L.tensor(0.5))))(
+            L.tensor([0.0, 1.0]))
+        # an invalid value is caught (the error message's repr of the batched
+        # value then raises vmap's RuntimeError, in torch too)
+        with pytest.raises(RuntimeError, match="vmap"):
+            L.func.vmap(lambda x: D.Uniform(L.tensor(0.0), 1.0).log_prob(x))(L.tensor([0.5, 2.0]))
+        return [t.numpy() for t in (loc, val, g)] + [
+            L._is_all_true(L.tensor([True, False])).item(),
+            L._is_any_true(L.tensor([True, False])).item()]
+    for a, b in zip(run(ptcore), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -49,7 +49,7 @@ class Distribution:
                     continue  # skip checking lazily-constructed args
                 value = getattr(self, param)
                 valid = constraint.check(value)
-                if not bool(valid.all()):
+                if not ptcore._is_all_true(valid):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
                         f"of distribution {repr(self)} to satisfy the constraint {repr(constraint)}, "
@@ -152,7 +152,7 @@ class Distribution:
             return
         assert support is not None
         valid = support.check(value)
-        if not bool(valid.all()):
+        if not ptcore._is_all_true(valid):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within "
                 f"the support ({repr(support)}) of the distribution {repr(self)}, "

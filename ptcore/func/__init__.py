@@ -125,6 +125,40 @@ def _outer_tracking(leaves):
                                                   for x in leaves)
 
 
+def _reaches_other_leaves(outs, ins, frames):
+    """Whether the graph of ``outs`` reaches a tensor requiring grad other
+    than the differentiated inputs ``ins``: one the function closed over
+    (module parameters, ...), which torch's transforms keep tracking, so that
+    the results are differentiable w.r.t. it."""
+    from ptcore.autograd.graph import AccumulateGrad
+    if frames:
+        from ptcore.func._batched import to_physical
+        ins = [to_physical(x, frames) for x in ins]
+        outs = [to_physical(o, frames) for o in outs]
+    own = {id(x) for x in ins}
+    stack = []
+    for o in outs:
+        if not _is_tensor(o) or not o.requires_grad:
+            continue
+        if o.grad_fn is None:
+            if id(o) not in own:
+                return True
+            continue
+        stack.append(o.grad_fn)
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if type(n) is AccumulateGrad:
+            if id(n.variable) not in own:
+                return True
+            continue
+        stack.extend(f for f, _ in n.next_functions)
+    return False
+
+
 def _prep(x, create_graph):
     if not _is_tensor(x):
         raise TypeError(f"Expected differentiable inputs to be Tensors, got {type(x).__name__}")
@@ -222,10 +256,12 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         pt = _pt()
+        outer = pt.is_grad_enabled()
         with pt.enable_grad():
             new_args, ins, spec, cg = _select_and_prepare(args, argnums, "grad_and_value")
             out = func(*new_args, **kwargs)
             out, aux = _split_aux(out, has_aux, "grad_and_value")
+            cg = cg or (outer and _reaches_other_leaves([out], ins, _vmap_frames()))
             if not _is_tensor(out):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(out)}")
@@ -259,6 +295,7 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` returns one gradient per primal."""
     pt = _pt()
+    outer = pt.is_grad_enabled()
     with pt.enable_grad():
         leaves, spec = _flatten(builtins.list(primals))
         cg = _outer_tracking(leaves)
@@ -267,6 +304,7 @@ def vjp(func, *primals, has_aux=False):
         out = func(*_unflatten(ins, spec))
         out, aux = _split_aux(out, has_aux, "vjp")
     out_leaves, out_spec = _flatten(out)
+    cg = cg or (outer and _reaches_other_leaves(out_leaves, ins, frames0))
     for o in out_leaves:
         if not _is_tensor(o):
             raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
@@ -308,11 +346,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         pt = _pt()
+        outer = pt.is_grad_enabled()
         with pt.enable_grad():
             new_args, ins, spec, cg = _select_and_prepare(args, argnums, "jacrev")
             out = func(*new_args, **kwargs)
             out, aux = _split_aux(out, has_aux, "jacrev")
             out_leaves, out_spec = _flatten(out)
+            cg = cg or (outer and _reaches_other_leaves(out_leaves, ins, _vmap_frames()))
             blocks = []
             for o in out_leaves:
                 if not _is_tensor(o):
