@@ -1,7 +1,7 @@
 """``ptcore.onnx`` (``torch.onnx``): export a model to the ONNX format.
 
 :func:`export` traces the model with :mod:`ptcore.jit` and writes the graph
-as an ONNX ``ModelProto`` (opsets 17-21) — the protobuf is written directly,
+as an ONNX ``ModelProto`` (opsets 9-21, 17 by default) — the protobuf is written directly,
 so exporting needs no ``onnx`` package; check the file with ``onnx.checker``
 and run it with ONNX Runtime.
 """

@@ -16,7 +16,7 @@ from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._ir import _collect
 from ptcore.onnx import _proto as P, _more_ops, _recurrent
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym
-from ptcore.onnx import _custom
+from ptcore.onnx import _custom, _opsets
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 
@@ -64,6 +64,7 @@ class _Builder:
         self.syms = {}              # value id -> Sym: the sizes the graph computes
         self.domains = set()        # custom operator domains the nodes use
         self.inits = []
+        self.const_values = {}      # initializer name -> its NumPy value (constants)
         self.names = {}
         self.count = 0
         self.used = set()           # value ids read by some node
@@ -80,9 +81,19 @@ class _Builder:
             raise UnsupportedOperatorError(f"a constant of dtype {dtype}")
         arr = np.ascontiguousarray(np.asarray(array, dtype=_NP_OF[dtype]))
         self.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+        self.const_values[name] = arr
         return name
 
     def add(self, op, inputs, outputs=None, **attrs):
+        """Add node ``op`` (written in the newest opsets' form; rewritten for
+        an earlier export opset by :func:`_opsets.lower`)."""
+        if self.opset < 18:
+            out = _opsets.lower(self, op, inputs, outputs, attrs)
+            if out is not None:
+                return out
+        return self.add_raw(op, inputs, outputs, attrs)
+
+    def add_raw(self, op, inputs, outputs, attrs):
         outputs = outputs or [self.fresh(op.lower())]
         self.nodes.append(P.node(op, inputs, outputs, self.fresh("n_" + op), attrs))
         return outputs[0] if len(outputs) == 1 else outputs
@@ -261,9 +272,9 @@ def _convert(b, node, batch_dims):
             a = _bind(getattr(F, name), args, kw)
             if a.get("dtype") is not None:
                 raise UnsupportedOperatorError(f"{name} with dtype=")
-            dim = a["dim"]
-            return b.add("Softmax" if name == "softmax" else "LogSoftmax",
-                         [b.name(a["input"])], axis=int(dim))
+            return _opsets.softmax(b, "Softmax" if name == "softmax" else "LogSoftmax",
+                                   b.name(a["input"]), a["dim"],
+                                   len(b.g.values[a["input"]["v"]].shape))
         if name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"):
             a = _bind(getattr(F, name), args, kw)
             if a["training"]:
@@ -290,8 +301,9 @@ def _convert(b, node, batch_dims):
             scale = b.name(a["weight"]) if a["weight"] is not None else \
                 b.const(np.ones(shape), dt)
             bias = b.name(a["bias"]) if a["bias"] is not None else b.const(np.zeros(shape), dt)
-            return b.add("LayerNormalization", [b.name(a["input"]), scale, bias],
-                         axis=-len(shape), epsilon=float(a["eps"]))
+            return _opsets.layer_norm(b, b.name(a["input"]), scale, bias, -len(shape),
+                                      float(a["eps"]), dt,
+                                      len(b.g.values[a["input"]["v"]].shape))
         if name == "embedding":
             a = _bind(F.embedding, args, kw)
             return b.add("Gather", [b.name(a["weight"]), b.name(a["input"])], axis=0)
@@ -338,11 +350,13 @@ def _convert(b, node, batch_dims):
     if ns == "ptcore" and name == "cat":
         items = args[0].get("list", args[0].get("tuple"))
         dim = int(dec(args[1])) if len(args) > 1 else int(kw.get("dim", 0))
-        return b.add("Concat", [b.name(t) for t in items], axis=dim)
+        return b.add("Concat", [b.name(t) for t in items],
+                     axis=_opsets.axis(b, dim, len(b.g.values[items[0]["v"]].shape)))
     if ns in ("Tensor", "ptcore") and name in ("mean", "sum") and \
             (len(args) >= 2 or "dim" in kw) and kw.get("dtype") is None:
         dim = dec(args[1] if len(args) > 1 else kw["dim"])
-        dims = [dim] if isinstance(dim, int) else list(dim)
+        rank = len(b.g.values[args[0]["v"]].shape)
+        dims = [int(d) % max(rank, 1) for d in ([dim] if isinstance(dim, int) else list(dim))]
         keep = dec(args[2]) if len(args) > 2 else kw.get("keepdim", False)
         if name == "mean" and b.opset < 18:
             return b.add("ReduceMean", [b.name(args[0])], axes=dims, keepdims=int(bool(keep)))
@@ -368,8 +382,9 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     to the ONNX file ``f`` (a path or a binary file object)."""
     from ptcore import jit
     opset = 17 if opset_version is None else int(opset_version)
-    if opset < 17 or opset > 21:
-        raise OnnxExporterError(f"ptcore.onnx exports opset versions 17-21, not {opset}")
+    if opset < _opsets.MIN_OPSET or opset > 21:
+        raise OnnxExporterError(f"ptcore.onnx exports opset versions {_opsets.MIN_OPSET}-21, "
+                                f"not {opset}")
     if isinstance(args, _TensorBase):
         args = (args,)
     args = _with_kwargs(model, tuple(args))

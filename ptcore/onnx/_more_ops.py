@@ -14,6 +14,7 @@ import numpy as np
 
 from ptcore.onnx._shapes import (Sym, dec, ints as _ints, init as _init, scalar,
                                  vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS)
+from ptcore.onnx import _opsets
 from ptcore.onnx.errors import UnsupportedOperatorError
 
 __all__ = ["CONVERTERS", "DECOMPOSED"]
@@ -215,7 +216,7 @@ def _softmax(b, node):
                                                  dec(node.args[2]) is not None):
         raise UnsupportedOperatorError(f"{node.op[1]} with dtype=")
     op = "Softmax" if node.op[1] == "softmax" else "LogSoftmax"
-    return b.add(op, [b.name(node.args[0])], axis=int(dim))
+    return _opsets.softmax(b, op, b.name(node.args[0]), dim, len(_shape(b, node.args[0])))
 
 
 def _conv_transpose(b, node):
@@ -252,9 +253,18 @@ def _sdpa(b, node):
     if dec(a["is_causal"]) and b.dynamic:
         # -inf above the diagonal of the scores' (L, S), whatever their sizes
         ls = b.add("Shape", [s], start=-2)
-        bias = b.add("Trilu", [b.add("Expand", [_init(b, np.array(-np.inf), dt), ls]),
-                               _init(b, np.array(1), "int64")], upper=1)
-        s = b.add("Add", [s, bias])
+        if b.opset >= 14:
+            bias = b.add("Trilu", [b.add("Expand", [_init(b, np.array(-np.inf), dt), ls]),
+                                   _init(b, np.array(1), "int64")], upper=1)
+            s = b.add("Add", [s, bias])
+        else:                                   # (no Trilu): column index > row index
+            rng = [b.add("Range", [_init(b, np.array(0), "int64"),
+                                   b.add("Squeeze", [_slice(b, ls, [0], [i], [i + 1]),
+                                                     _ints(b, [0])]),
+                                   _init(b, np.array(1), "int64")]) for i in (0, 1)]
+            above = b.add("Greater", [b.add("Unsqueeze", [rng[1], _ints(b, [0])]),
+                                      b.add("Unsqueeze", [rng[0], _ints(b, [1])])])
+            s = b.add("Where", [above, _init(b, np.array(-np.inf), dt), s])
     elif dec(a["is_causal"]):
         bias = np.where(np.triu(np.ones((L, S), bool), 1), -np.inf, 0.0)
         s = b.add("Add", [s, b.const(bias, dt)])
@@ -263,7 +273,7 @@ def _sdpa(b, node):
             s = b.add("Where", [b.name(mask), s, b.const(np.array(-np.inf), dt)])
         else:
             s = b.add("Add", [s, b.name(mask)])
-    p = b.add("Softmax", [s], axis=-1)
+    p = _opsets.softmax(b, "Softmax", s, -1, len(qs))
     return b.add("MatMul", [p, b.name(v)])
 
 
@@ -424,6 +434,7 @@ def _normalize(b, node):
     eps = float(_val(node, 3, "eps", 1e-12))
     if p not in (1.0, 2.0):
         raise UnsupportedOperatorError(f"normalize with p={p}")
+    dim %= len(_shape(b, x))
     norm = _reduce(b, "ReduceL2" if p == 2.0 else "ReduceL1", b.name(x), [dim], 1)
     return b.add("Div", [b.name(x), b.add("Max", [norm, _scalar_like(b, eps, x)])])
 
@@ -461,7 +472,8 @@ def _arg_reduce(b, node):
         raise UnsupportedOperatorError(f"{node.op[1]} without dim")
     keep = bool(_val(node, 2, "keepdim", False))
     op = "ArgMax" if node.op[1] == "argmax" else "ArgMin"
-    return b.add(op, [b.name(node.args[0])], axis=int(dim), keepdims=int(keep))
+    return b.add(op, [b.name(node.args[0])], axis=_opsets.axis(b, dim, len(_shape(b, node.args[0]))),
+                 keepdims=int(keep))
 
 
 def _max_min_dim(b, node):
@@ -477,8 +489,9 @@ def _max_min_dim(b, node):
     if dim is None:
         return b.add(red, [b.name(x)], keepdims=0)
     keep = int(bool(_val(node, 2, "keepdim", False)))
-    values = _reduce(b, red, b.name(x), [int(dim)], keep)
-    return [values, b.add(arg, [b.name(x)], axis=int(dim), keepdims=keep)]
+    dim = _opsets.axis(b, dim, len(_shape(b, x)))
+    values = _reduce(b, red, b.name(x), [dim], keep)
+    return [values, b.add(arg, [b.name(x)], axis=dim, keepdims=keep)]
 
 
 
@@ -487,6 +500,22 @@ def _cumsum(b, node):
     dim = int(_val(node, 1, "dim"))
     dtype = b.g.values[node.output_ids()[0]].dtype
     return b.add("CumSum", [b.as_dtype(node.args[0], dtype), scalar(b, dim)])
+
+
+def _pixel_shuffle(b, node):
+    """pixel_shuffle(x, r): DepthToSpace in CRD order (opset 11); before, its
+    Reshape / Transpose / Reshape (channels and spatial sizes of the trace)."""
+    x = node.args[0]
+    r = int(_val(node, 1, "upscale_factor"))
+    shape = _shape(b, x)
+    if len(shape) != 4:
+        raise UnsupportedOperatorError("pixel_shuffle of a tensor that is not 4-D")
+    if b.opset >= 11:
+        return b.add("DepthToSpace", [b.name(x)], blocksize=r, mode="CRD")
+    n, c, h, w = shape
+    y = b.add("Reshape", [b.name(x), _ints(b, [0, c // (r * r), r, r, h, w])])
+    y = b.add("Transpose", [y], perm=[0, 1, 4, 2, 5, 3])
+    return b.add("Reshape", [y, _ints(b, [0, c // (r * r), h * r, w * r])])
 
 
 CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
@@ -501,6 +530,7 @@ CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
               ("nn.functional", "scaled_dot_product_attention"): _sdpa,
               ("nn.functional", "interpolate"): _interpolate}
 CONVERTERS.update(SHAPE_CONVERTERS)
+CONVERTERS[("nn.functional", "pixel_shuffle")] = _pixel_shuffle
 for _name in ("split", "chunk", "unbind", "split_with_sizes"):
     CONVERTERS[("Tensor", _name)] = CONVERTERS[("ptcore", _name)] = _split
 for _nd in (1, 2, 3):

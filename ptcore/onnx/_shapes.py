@@ -90,6 +90,7 @@ def init(b, arr, dtype):
     name = b.fresh("const")
     arr = np.asarray(arr, dtype=_ONNX_NP[dtype])
     b.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+    b.const_values[name] = arr
     return name
 
 
