@@ -456,6 +456,9 @@ class _MMapReader(io.RawIOBase):
 # save
 # ---------------------------------------------------------------------------
 
+_PLAIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, collections.OrderedDict})
+
+
 class _Encoder:
     def __init__(self):
         self.storages = []          # Storage objects (kept alive: ids stay unique)
@@ -521,7 +524,9 @@ class _Encoder:
         if isinstance(obj, (bytes, bytearray)):
             return {"$": "bytes" if isinstance(obj, bytes) else "bytearray",
                     "b64": base64.b64encode(bytes(obj)).decode("ascii")}
-        if isinstance(obj, (list, tuple, dict, set, frozenset)):
+        if type(obj) in _PLAIN_CONTAINERS or isinstance(obj, ptcore.Size):
+            # a subclass (defaultdict, namedtuple, Counter ...) is pickled, as torch keeps
+            # its class (and weights_only refuses it)
             if id(obj) in self.active:
                 raise ValueError("ptcore.save: the object contains a reference cycle (a "
                                  "container that contains itself), which cannot be saved")
@@ -1008,6 +1013,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 def _torch_globals():
     g = {
         ("collections", "OrderedDict"): collections.OrderedDict,
+        ("collections", "Counter"): collections.Counter,      # torch's allowlist has it too
         ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,

@@ -326,3 +326,45 @@ def test_training_loop_errors_as_torch(case):
     expected = _err(lambda: fn(torch))
     assert expected is not None
     assert _err(lambda: fn(ptcore)) == expected
+
+
+# -- checkpoints holding container subclasses (training histories, configs) -----------------
+
+def _roundtrip(L, obj, **kw):
+    import io
+    buf = io.BytesIO()
+    L.save(obj, buf)
+    buf.seek(0)
+    try:
+        return L.load(buf, **kw)
+    except Exception as e:  # noqa: BLE001 - compared below
+        return type(e).__name__
+
+
+import collections  # noqa: E402
+
+_Best = collections.namedtuple("_Best", "a b")
+
+
+def test_checkpoint_container_subclasses_keep_their_class_as_torch():
+    P = _Best
+    cases = [lambda L: collections.defaultdict(list, {"loss": [1.0]}),
+             lambda L: {"best": P(1, 2.5)},
+             lambda L: collections.Counter("aab"),
+             lambda L: collections.OrderedDict(w=L.ones(2))]
+    for make in cases:
+        for kw in ({}, {"weights_only": True}, {"weights_only": False}):
+            t, p = _roundtrip(torch, make(torch), **kw), _roundtrip(ptcore, make(ptcore), **kw)
+            assert type(p) is type(t), (make(torch), kw)
+            if not isinstance(t, str):
+                assert repr(p) == repr(t).replace("torch", "ptcore")
+    hist = _roundtrip(ptcore, collections.defaultdict(list, {"loss": [1.0]}), weights_only=False)
+    hist["acc"].append(0.5)                     # still a defaultdict
+    assert hist == {"loss": [1.0], "acc": [0.5]}
+
+
+def test_torch_saved_counter_loads_with_weights_only(tmp_path):
+    torch.save({"c": collections.Counter("abb"), "t": torch.ones(2)}, tmp_path / "c.pt")
+    got = ptcore.load(tmp_path / "c.pt")
+    assert type(got["c"]) is collections.Counter and got["c"] == {"a": 1, "b": 2}
+    assert got["t"].tolist() == [1.0, 1.0]
