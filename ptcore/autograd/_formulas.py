@@ -397,7 +397,9 @@ def _atan2(out, a, b, **k):
     def bw(g):
         a, b = sa.unpack(), sb.unpack()
         d = a * a + b * b
-        return g * b / d, -g * a / d
+        # as torch: 0 where a^2 + b^2 is 0 (the origin, or both underflow)
+        recip = P.where(d == 0, P.zeros_like(d), d.reciprocal())
+        return g * b * recip, -g * a * recip
     attach("Atan2Backward0", out, (a, b), bw)
 
 

@@ -748,3 +748,15 @@ def test_gradcheck_checks_backward_and_forward_mode_separately():
         gradcheck(fn, (x,))
     y = ptcore.randn(4, dtype=ptcore.float64, requires_grad=True)
     assert gradcheck(lambda a, b: (a.sin()[:, None] * b.exp()).sum(0), (x, y), check_forward_ad=True)
+
+
+@needs_torch
+def test_atan2_gradient_at_the_origin_and_underflow_is_zero_as_torch():
+    vals = ([0.0, 0.0, 1.0, 1e-200, -2.0], [0.0, 1.0, 0.0, 1e-200, 3.0])
+    a, b = (ptcore.tensor(v, dtype=ptcore.float64, requires_grad=True) for v in vals)
+    at, bt = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in vals)
+    gp = ptcore.autograd.grad(ptcore.atan2(a, b).sum(), [a, b])
+    gt = torch.autograd.grad(torch.atan2(at, bt).sum(), [at, bt])
+    for u, v in zip(gp, gt):
+        np.testing.assert_array_equal(u.numpy(), v.numpy())
+        np.testing.assert_array_equal(np.signbit(u.numpy()), np.signbit(v.numpy()))
