@@ -673,3 +673,25 @@ def test_grad_bce_at_saturation(reduction):
     grad_check(lambda u, v: F.binary_cross_entropy(u, v, weight=P(w), reduction=reduction),
                lambda u, v: TF.binary_cross_entropy(u, v, weight=w, reduction=reduction),
                [x, t], "float64")
+
+
+@pytest.mark.parametrize("pos_weighted", [False, True])
+@pytest.mark.parametrize("loss", ["bce_with_logits", "multilabel_soft_margin"])
+def test_logit_losses_gradient_at_zero_logits(loss, pos_weighted):
+    """The slope of log(sigmoid(x)) at x = 0 is 1/2 (it was 1: composed
+    clamp_max(x, 0) passes the boundary's gradient), so a zero logit got a
+    zero BCE gradient."""
+    vals = [[0.0, 0.0], [1.0, 0.0], [0.0, -2.0]]
+    tgt = [[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
+
+    def run(L, fn):
+        x = L.tensor(vals, dtype=L.float64, requires_grad=True)
+        y = L.tensor(tgt, dtype=L.float64)
+        if loss == "bce_with_logits":
+            pw = L.tensor([2.0, 0.5], dtype=L.float64) if pos_weighted else None
+            out = fn.binary_cross_entropy_with_logits(x, y, pos_weight=pw)
+        else:
+            out = fn.multilabel_soft_margin_loss(x, y)
+        return L.autograd.grad(out, x, create_graph=True)[0]
+    gp, gt = run(ptcore, F), run(torch, TF)
+    np.testing.assert_allclose(gp.detach().numpy(), gt.detach().numpy(), rtol=1e-12, atol=1e-15)

@@ -69,8 +69,10 @@ def _not_implemented(kname, dt):
 
 
 def _logsigmoid(x):
-    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for all x
-    return _pt.clamp_max(x, 0) - _pt.log1p(_pt.exp(-x.abs()))
+    # F.logsigmoid: stable for all x, and its derivative sigmoid(-x) is right
+    # at 0 too (min(x, 0) - log1p(exp(-|x|)) composed of ops has slope 1 there)
+    from ptcore.nn.functional._activation import logsigmoid
+    return logsigmoid(x)
 
 
 def _weighted_reduce(errors, weight, reduction):
