@@ -1,6 +1,8 @@
 """``ptcore.jit.trace`` / ``trace_module``: run a function or module once on
 example inputs with the tracing layer of the dispatch point on, recording
 each op call into a :class:`~ptcore.jit._ir.Graph`."""
+import contextlib
+import contextvars
 import inspect
 import warnings
 
@@ -182,8 +184,8 @@ class _Tracer:
                 raise RuntimeError(_DICT_OUTPUT_MSG)
             self.graph.outputs = self._output(out)
         else:
-            raise JitError("ptcore.jit.trace: the traced function must return tensors (or "
-                           f"tuples/lists/dicts of tensors), not {type(out).__name__}")
+            raise JitError(f"{_OUTPUT_MSG} (the traced function returned "
+                           f"{type(out).__name__})")
         return self.graph
 
     def _output(self, out):
@@ -194,7 +196,27 @@ class _Tracer:
             return {"list": items} if type(out) is list else {"tuple": items}
         if isinstance(out, dict):
             return {"dict": [[k, self._output(v)] for k, v in out.items()]}
-        return self.encode(out, "return")
+        if out is None and _NONE_OUTPUTS.get():
+            return self.encode(out, "return")
+        # (a number or None would be a constant of the trace: torch refuses it)
+        raise RuntimeError(_OUTPUT_MSG)
+
+
+_OUTPUT_MSG = ("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output "
+               "from traced functions")
+
+_NONE_OUTPUTS = contextvars.ContextVar("ptcore_jit_none_outputs", default=False)
+
+
+@contextlib.contextmanager
+def none_outputs():
+    """Context: a trace may return None among its outputs (the ONNX exporter,
+    which drops them, as torch.onnx.export does: ``(attn_output, None)``)."""
+    token = _NONE_OUTPUTS.set(True)
+    try:
+        yield
+    finally:
+        _NONE_OUTPUTS.reset(token)
 
 
 _DICT_OUTPUT_MSG = (

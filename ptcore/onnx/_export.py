@@ -13,6 +13,7 @@ import numpy as np
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
+from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
 from ptcore.onnx import _proto as P, _more_ops, _recurrent
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym
@@ -399,14 +400,14 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     _sizes_mode = contextlib.nullcontext if dynamic_axes else _static_sizes
     if isinstance(model, ptcore.nn.Module):
         with select_model_mode_for_export(target, mode):
-            with ptcore.no_grad(), _sizes_mode():
+            with ptcore.no_grad(), _sizes_mode(), none_outputs():
                 traced = jit.trace(target, args, _transparent=_more_ops.DECOMPOSED,
                                    _leaves=_recurrent.LEAVES, strict=False)
         g = traced.graph
         params = dict(target.named_parameters(remove_duplicate=False))
         params.update(target.named_buffers(remove_duplicate=False))
     else:
-        with ptcore.no_grad(), _sizes_mode():
+        with ptcore.no_grad(), _sizes_mode(), none_outputs():
             traced = jit.trace(target, args, _transparent=_more_ops.DECOMPOSED, strict=False)
         g = traced.graph
         params = {}

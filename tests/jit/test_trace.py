@@ -338,8 +338,15 @@ def test_trace_rejects_non_tensor_inputs_and_outputs():
     # torch: RuntimeError "Type 'Tuple[str]' cannot be traced. ..."
     with pytest.raises(RuntimeError, match=r"Type 'Tuple\[str\]' cannot be traced"):
         jit.trace(lambda a: a, ("x",))
-    with pytest.raises(jit.JitError, match="must return tensors"):
+    msg = "Only tensors, lists, tuples of tensors, or dictionary of tensors can be output"
+    with pytest.raises(RuntimeError, match=msg):
         jit.trace(lambda a: 3, ptcore.ones(1))
+    # numbers, None and tolist() inside a returned container too (torch 2.13)
+    for f in (lambda a: a.tolist(), lambda a: (a, 3), lambda a: [a, None],
+              lambda a: (a, (a * 2, [a, 1.5]))):
+        with pytest.raises(RuntimeError, match=msg):
+            jit.trace(f, ptcore.ones(2), check_trace=False)
+    assert jit.trace(lambda a: (a, (a * 2, [a])), ptcore.ones(2))(ptcore.ones(2))[1][0][0] == 2
 
 
 

@@ -249,3 +249,24 @@ def test_outputs_not_named_in_dynamic_axes_have_inferred_dims():
     data, sess = _export(MinGPTBlock(), ptcore.randn(2, 8, 32), {"x": {0: "b", 1: "t"}})
     out = onnx.load_from_string(data).graph.output[0].type.tensor_type.shape.dim
     assert [d.dim_param or d.dim_value for d in out] == ["b", "t", 32]
+
+
+def test_none_outputs_are_dropped_as_torch_does():
+    # MultiheadAttention(need_weights=False) returns (attn_output, None):
+    # torch.onnx.export writes the one tensor (jit.trace itself refuses None)
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = nn.MultiheadAttention(8, 2)
+
+        def forward(self, x):
+            return self.m(x, x, x, need_weights=False)
+    m = M().eval()
+    x = ptcore.randn(3, 2, 8)
+    data, sess = _export(m, (x,), {"x": {0: "t", 1: "b"}})
+    assert len(sess.get_outputs()) == 1
+    for xi in (x, ptcore.randn(5, 1, 8)):
+        np.testing.assert_allclose(sess.run(None, {"x": xi.numpy()})[0],
+                                   m(xi)[0].detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="Only tensors"):
+        jit.trace(m, (x,))
