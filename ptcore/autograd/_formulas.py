@@ -1307,7 +1307,11 @@ def _det(out, a, **k):
 
     def bw(g):
         a, d = sa.unpack(), so.unpack()
-        return ((g * _c(d)).unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(a)),)
+        # torch: conj(det) * grad * A^-H, which is 0 for a singular matrix
+        # (det == 0; its inverse does not exist, so no error either)
+        dg = (g * _c(d)).unsqueeze(-1).unsqueeze(-1)
+        inv = P.linalg.inv_ex(a).inverse
+        return (P.where(dg == 0, P.zeros_like(inv), dg * _H(inv)),)
     attach("LinalgDetBackward0", out, (a,), bw)
 
 

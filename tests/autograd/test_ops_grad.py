@@ -760,3 +760,19 @@ def test_atan2_gradient_at_the_origin_and_underflow_is_zero_as_torch():
     for u, v in zip(gp, gt):
         np.testing.assert_array_equal(u.numpy(), v.numpy())
         np.testing.assert_array_equal(np.signbit(u.numpy()), np.signbit(v.numpy()))
+
+
+@needs_torch
+def test_det_gradient_of_singular_matrices_is_zero_as_torch():
+    """torch's det backward (conj(det) * grad * A^-H) gives 0 where det == 0
+    instead of raising for the missing inverse."""
+    vals = [[[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]],
+            [[2.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 3.0]],
+            [[0.0] * 3] * 3]
+    a = ptcore.tensor(vals, dtype=ptcore.float64, requires_grad=True)
+    at = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    gp = ptcore.autograd.grad(ptcore.linalg.det(a).sum(), a)[0]
+    gt = torch.autograd.grad(torch.linalg.det(at).sum(), at)[0]
+    np.testing.assert_allclose(gp.numpy(), gt.numpy(), rtol=1e-12, atol=1e-15)
+    gp = ptcore.autograd.grad(ptcore.det(a[0]), a)[0]
+    np.testing.assert_array_equal(gp.numpy(), 0.0)
