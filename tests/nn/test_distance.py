@@ -178,3 +178,30 @@ def test_cdist_errors():
                      (a.int(), a.int(), {}), (a, a.double(), {}), (a, a, {"compute_mode": "x"}),
                      (torch.randn(2, 3, 4), torch.randn(3, 5, 4), {})]:
         same_error(lambda: ptcore.cdist(P(x), P(y), **kw), lambda: torch.cdist(x, y, **kw))
+
+
+@pytest.mark.parametrize("case", ["mm-self-large", "mm-explicit", "p0.5", "pinf-ties", "p1",
+                                  "p2-small", "p3"])
+def test_cdist_gradient_at_coincident_points_and_ties(case):
+    """torch's cdist backward: 0 from a zero distance (the matrix-product
+    form used for > 25 rows or on request gave nan), 0 from a zero component
+    for p < 1, and the whole gradient to each tied component for p = inf."""
+    base = [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [1.0, 0.0]]
+    other = [[0.0, 1.0], [1.0, 0.0]]
+    p, mode, n = {"mm-self-large": (2.0, "use_mm_for_euclid_dist_if_necessary", 8),
+                  "mm-explicit": (2.0, "use_mm_for_euclid_dist", 1),
+                  "p0.5": (0.5, "donot_use_mm_for_euclid_dist", 1),
+                  "pinf-ties": (float("inf"), "donot_use_mm_for_euclid_dist", 1),
+                  "p1": (1.0, "donot_use_mm_for_euclid_dist", 1),
+                  "p2-small": (2.0, "use_mm_for_euclid_dist_if_necessary", 1),
+                  "p3": (3.0, "donot_use_mm_for_euclid_dist", 1)}[case]
+
+    def run(L, fn):
+        x = L.tensor(base * n, dtype=L.float64, requires_grad=True)
+        y = x if case == "mm-self-large" else L.tensor(other, dtype=L.float64, requires_grad=True)
+        d = fn(x, y, p=p, compute_mode=mode)
+        w = L.arange(1.0, d.numel() + 1, dtype=L.float64).reshape(d.shape)
+        grads = L.autograd.grad((d * w).sum(), [x] if y is x else [x, y])
+        return [d.detach().numpy()] + [g.numpy() for g in grads]
+    for a, b in zip(run(ptcore, ptcore.cdist), run(torch, torch.cdist)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

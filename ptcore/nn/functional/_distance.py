@@ -138,8 +138,29 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         an = (a * a).sum(-1, keepdim=True)
         bn = (b * b).sum(-1, keepdim=True)
         d2 = _pt.matmul(a * -2, b.transpose(-1, -2)) + an + bn.transpose(-1, -2)
-        return _pt.clamp_min(d2, 0).sqrt()
-    return _pt.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, dim=-1)
+        # sqrt(max(d2, 0)) with torch's gradient: 0 where the distance is 0
+        # (coincident rows, e.g. cdist(x, x)), not the nan of sqrt'(0) * 0
+        pos = ~(d2 <= 0)
+        return _pt.where(pos, _pt.where(pos, d2, _pt.ones_like(d2)).sqrt(), _pt.zeros_like(d2))
+    diff = a.unsqueeze(-2) - b.unsqueeze(-3)
+    if _pt.is_grad_enabled() and diff.requires_grad and (0 < p < 1 or p == float("inf")):
+        return _cdist_torch_grad(diff, p)
+    return _pt.linalg.vector_norm(diff, p, dim=-1)
+
+
+def _cdist_torch_grad(diff, p):
+    """The ``p``-norm over the last dim of ``diff`` with torch's cdist
+    gradient: for ``0 < p < 1``, 0 from a zero component (not inf * 0); for
+    ``p = inf``, the whole gradient to each component at the maximum (ties
+    are not shared, unlike ``amax``)."""
+    ad = diff.abs()
+    if p == float("inf"):
+        top = ad.amax(-1)
+        at_top = (ad == top.unsqueeze(-1)).detach()
+        return top.detach() + ((ad - ad.detach()) * at_top).sum(-1)
+    nz = diff != 0
+    s = _pt.where(nz, _pt.where(nz, ad, _pt.ones_like(ad)) ** p, _pt.zeros_like(ad)).sum(-1)
+    return s ** (1.0 / p)
 
 
 from ptcore.nn.functional._loss import _tname  # noqa: E402
