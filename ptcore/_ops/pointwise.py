@@ -1081,10 +1081,18 @@ def _pow_scalar_special(a, e, out, dt, fname, inplace):
     return None
 
 
+def _real_exponent(e):
+    """A number exponent as torch's Scalar comparisons see it: a complex with
+    a zero imaginary part compares equal to its real part (z ** 0j is 1)."""
+    if isinstance(e, builtins.complex):
+        return e.real if e.imag == 0 else None
+    return e
+
+
 def _pow_impl(a, e, out, inplace):
     dt = _result_type(a, e)
-    if _is_number(e) and not isinstance(e, builtins.complex) and dt._category >= _FLOAT_CAT:
-        r = _pow_scalar_special(a, e, out, dt, "pow_" if inplace else "pow", inplace)
+    if _is_number(e) and _real_exponent(e) is not None and dt._category >= _FLOAT_CAT:
+        r = _pow_scalar_special(a, _real_exponent(e), out, dt, "pow_" if inplace else "pow", inplace)
         if r is not None:
             return r
     _chalf_check(dt, a, e, "pow")
@@ -1108,6 +1116,11 @@ def float_power(input, exponent, *, out=None):
         (isinstance(exponent, _TensorBase) and exponent.dtype.is_complex) or \
         isinstance(input, builtins.complex) or isinstance(exponent, builtins.complex)
     dt = _C.complex128 if cplx else _C.float64
+    if _is_number(exponent) and _real_exponent(exponent) is not None:
+        # a scalar exponent takes pow's special cases (0 -> ones, also for 0 ** 0 of complex)
+        r = _pow_scalar_special(input, _real_exponent(exponent), out, dt, "float_power", False)
+        if r is not None:
+            return r
     return _binary("pow", input, exponent, out, dt, dt, "float_power")
 
 

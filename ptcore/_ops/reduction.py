@@ -1242,11 +1242,11 @@ def _median_impl(name, input, dim, keepdim, out):
         if out is not None:
             raise TypeError(f"{name}() received an invalid combination of arguments: the "
                             f"reduction of all elements takes no 'out' (give 'dim')")
-        _check_select_dtype(x, "median_cpu" if name == "median" else "nanmedian_cpu")
         if x.numel() == 0:
-            if _is_int_like(x.dtype):
-                raise RuntimeError(f"{name}(): input tensor is empty")
-            return _C.full([], float("nan"), dtype=x.dtype, device=x.device)
+            # torch fills the result with NaN cast to the dtype, whatever the dtype
+            # (int32/int64: the minimum, 8/16-bit ints: 0, bool: True)
+            return _C.full([], float("nan"), dtype=_C.float64, device=x.device)._to_dtype(x.dtype)
+        _check_select_dtype(x, "median_cpu" if name == "median" else "nanmedian_cpu")
         if x.device.type == "cpu" and hasattr(_K, "median_flat"):   # (an older build lacks it)
             return _median_all_cpu(x, name == "nanmedian")
         flat = x.reshape(-1)
