@@ -12,6 +12,7 @@ from ptcore.onnx._types import (TrainingMode, OperatorExportTypes, TensorProtoDa
                                 JitScalarType)
 from ptcore.onnx._export import export, select_model_mode_for_export
 from ptcore.onnx._custom import register_custom_op_symbolic, unregister_custom_op_symbolic
+from ptcore.onnx._program import ONNXProgram
 from ptcore.onnx import symbolic_helper
 from ptcore.version import __version__ as _version
 
@@ -19,7 +20,7 @@ __all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError", "OnnxExpor
            "is_in_onnx_export", "errors", "TrainingMode", "OperatorExportTypes",
            "TensorProtoDataType", "JitScalarType", "select_model_mode_for_export",
            "producer_name", "producer_version", "register_custom_op_symbolic",
-           "unregister_custom_op_symbolic", "symbolic_helper"]
+           "unregister_custom_op_symbolic", "symbolic_helper", "ONNXProgram"]
 
 # what export writes in the model's producer fields
 producer_name = "ptcore"

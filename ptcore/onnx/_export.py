@@ -374,21 +374,36 @@ def _convert(b, node, batch_dims):
         "supported by ptcore.onnx")
 
 
-def export(model, args, f, export_params=True, verbose=False, training=None,
+def export(model, args=(), f=None, export_params=True, verbose=False, training=None,
            input_names=None, output_names=None, operator_export_type=None,
            opset_version=None, do_constant_folding=True, dynamic_axes=None,
            keep_initializers_as_inputs=None, custom_opsets=None,
-           export_modules_as_functions=False, autograd_inlining=True, dynamo=False, **kwargs):
-    """Export ``model`` (an ``nn.Module`` or function), traced on ``args``,
-    to the ONNX file ``f`` (a path or a binary file object)."""
+           export_modules_as_functions=False, autograd_inlining=True, dynamo=True, *,
+           kwargs=None, dynamic_shapes=None, external_data=True, report=False, optimize=True,
+           verify=False, profile=False, dump_exported_program=False, artifacts_dir=".",
+           custom_translation_table=None, fallback=False, **_options):
+    """Export ``model`` (an ``nn.Module`` or function), traced on ``args``
+    (and the keyword inputs ``kwargs``), to the ONNX file ``f`` (a path or a
+    binary file object, or None); returns the :class:`ONNXProgram` as torch's
+    default exporter does (``dynamo=True``), None with ``dynamo=False``.
+    ``dynamic_shapes`` (``{input name: {dim: name}}`` or one such dict per
+    positional input) names dynamic axes as ``dynamic_axes`` does; inputs are
+    named after the model's parameters unless ``input_names`` says otherwise."""
     from ptcore import jit
+    from ptcore.onnx._program import ONNXProgram
     opset = 17 if opset_version is None else int(opset_version)
     if opset < _opsets.MIN_OPSET or opset > 21:
         raise OnnxExporterError(f"ptcore.onnx exports opset versions {_opsets.MIN_OPSET}-21, "
                                 f"not {opset}")
     if isinstance(args, _TensorBase):
         args = (args,)
-    args = _with_kwargs(model, tuple(args))
+    args = tuple(args)
+    if kwargs:
+        args = args + (dict(kwargs),)
+    args = _with_kwargs(model, args)
+    arg_names = _arg_names(model, len(args))
+    if dynamic_shapes is not None and dynamic_axes is None:
+        dynamic_axes = _from_dynamic_shapes(dynamic_shapes, arg_names, input_names)
     target, args = _flat_inputs(model, args)
     if operator_export_type is not None and \
             OperatorExportTypes(operator_export_type) == OperatorExportTypes.ONNX_ATEN:
@@ -414,7 +429,9 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     b = _Builder(g, opset)
     b.params = params           # (the recurrent converters fold the weights)
     input_names = list(input_names or [])
-    in_names = [input_names[i] if i < len(input_names) else f"input_{i}"
+    if len(g.inputs) != len(arg_names):
+        arg_names = [f"input_{i}" for i in range(len(g.inputs))]     # (nested inputs)
+    in_names = [input_names[i] if i < len(input_names) else arg_names[i]
                 for i in range(len(g.inputs))]
     dyn = dynamic_axes or {}
     batch_dims = {}
@@ -496,9 +513,53 @@ def export(model, args, f, export_params=True, verbose=False, training=None,
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
             fh.write(data)
-    else:
+    elif f is not None:
         f.write(data)
-    return None
+    if not dynamo and f is not None:
+        return None
+    return ONNXProgram(data)
+
+
+def _arg_names(model, n):
+    """The names of the first ``n`` parameters of the model's forward (the
+    default input names); ``input_<i>`` where they cannot be read."""
+    fn = model.forward if isinstance(model, ptcore.nn.Module) else model
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:n]
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(names) != n or len(set(names)) != n:
+        return [f"input_{i}" for i in range(n)]
+    return names
+
+
+def _from_dynamic_shapes(spec, arg_names, input_names):
+    """``dynamic_shapes`` (torch.export's form) as ``dynamic_axes``: a dict by
+    parameter name, or a sequence by position, of ``{dim: Dim or name}``
+    (None: static)."""
+    names = list(input_names or []) + arg_names[len(input_names or []):]
+    if isinstance(spec, dict):
+        items = [(names[arg_names.index(k)] if k in arg_names else k, v)
+                 for k, v in spec.items()]
+    elif isinstance(spec, (list, tuple)):
+        items = list(zip(names, spec))
+    else:
+        raise OnnxExporterError("dynamic_shapes must be a dict or a tuple/list")
+    out = {}
+    for name, dims in items:
+        if dims is None:
+            continue
+        if isinstance(dims, (list, tuple)):
+            dims = dict(enumerate(dims))
+        if not isinstance(dims, dict):
+            raise OnnxExporterError(f"dynamic_shapes[{name!r}] must map dims to names")
+        axes = {int(d): str(getattr(v, "__name__", None) or v) for d, v in dims.items()
+                if v is not None}
+        if axes:
+            out[name] = axes
+    return out
 
 
 def _with_kwargs(model, args):

@@ -25,7 +25,7 @@ def _export(fn, args, **kw):
 
 def _run(data, *xs):
     sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-    return sess.run(None, {f"input_{i}": x.numpy() for i, x in enumerate(xs)})
+    return sess.run(None, {i.name: x.numpy() for i, x in zip(sess.get_inputs(), xs)})
 
 
 @pytest.fixture

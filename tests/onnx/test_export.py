@@ -101,7 +101,7 @@ def test_functions_and_opset_choice():
         return ptcore.tanh(a @ b.t()) - 1.0, (a * 3.0).sum(dim=1)
     a, b = ptcore.randn(3, 4), ptcore.randn(5, 4)
     data, sess = _export(f, (a, b), opset_version=18)
-    outs = sess.run(None, {"input_0": a.numpy(), "input_1": b.numpy()})
+    outs = sess.run(None, {"a": a.numpy(), "b": b.numpy()})        # the function's names
     for got, exp in zip(outs, f(a, b)):
         np.testing.assert_allclose(got, exp.numpy(), rtol=1e-5, atol=1e-6)
     for bad in (8, 22):
@@ -123,6 +123,6 @@ def test_mixed_dtype_arithmetic_follows_type_promotion():
     a, b = ptcore.randint(1, 9, (2, 3)), ptcore.randint(1, 9, (2, 3))
     x = ptcore.randn(2, 3)
     data, sess = _export(f, (a, b, x))
-    got = sess.run(None, {"input_0": a.numpy(), "input_1": b.numpy(), "input_2": x.numpy()})[0]
+    got = sess.run(None, {"a": a.numpy(), "b": b.numpy(), "x": x.numpy()})[0]
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, f(a, b, x).numpy(), rtol=1e-6)
