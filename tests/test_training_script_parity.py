@@ -368,3 +368,85 @@ def test_torch_saved_counter_loads_with_weights_only(tmp_path):
     got = ptcore.load(tmp_path / "c.pt")
     assert type(got["c"]) is collections.Counter and got["c"] == {"a": 1, "b": 2}
     assert got["t"].tolist() == [1.0, 1.0]
+
+
+# -- print(loss): torch's loss nodes (grad_fn=<MseLossBackward0> ...) -------------------------
+
+def _loss_case(L, name, red, X, T, W, C):
+    F = L.nn.functional
+    x = L.tensor(X, requires_grad=True)
+    t = L.tensor(T, requires_grad=name in ("mse", "smooth_l1", "huber", "bce_logits"))
+    lin = L.tensor(np.eye(3), requires_grad=True)
+    h = x @ lin
+    if name == "mse":
+        loss = F.mse_loss(h, t, reduction=red)
+    elif name == "mse_module":
+        loss = L.nn.MSELoss(reduction=red)(h, L.tensor(T))
+    elif name == "smooth_l1":
+        loss = F.smooth_l1_loss(h, t, reduction=red, beta=0.5)
+    elif name == "huber":
+        loss = F.huber_loss(h, t, reduction=red, delta=0.7)
+    elif name == "bce":
+        loss = F.binary_cross_entropy(h.sigmoid(), L.tensor(T), reduction=red, weight=L.tensor(W))
+    elif name == "bce_logits":
+        loss = F.binary_cross_entropy_with_logits(h, t, reduction=red, pos_weight=L.tensor(W[0]))
+    else:
+        loss = F.nll_loss(h.log_softmax(1), L.tensor(C), reduction=red, weight=L.tensor(W[0]))
+    return x, t, lin, loss
+
+
+@pytest.mark.parametrize("red", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", ["mse", "mse_module", "smooth_l1", "huber", "bce",
+                                  "bce_logits", "nll"])
+def test_loss_nodes_named_and_differentiated_as_torch(name, red):
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((4, 3)), rng.random((4, 3)), rng.random((4, 3)),
+            rng.integers(0, 3, 4))
+    res = {}
+    for L in (torch, ptcore):
+        x, t, lin, loss = _loss_case(L, name, red, *args)
+        node = loss.grad_fn
+        nxt = [type(n[0]).__name__ if n[0] is not None else None for n in node.next_functions]
+        s = loss.sum() if red == "none" else loss
+        wrt = [x, lin] + ([t] if t.requires_grad else [])
+        g1 = L.autograd.grad(s, wrt, create_graph=True)
+        g2 = L.autograd.grad(sum((g * g).sum() for g in g1), [x, lin])
+        res[L] = (type(node).__name__, node.name(), nxt, repr(loss).split("grad_fn=")[-1],
+                  [g.detach().numpy() for g in g1 + g2], loss.detach().numpy())
+    t_, p_ = res[torch], res[ptcore]
+    assert p_[:4] == t_[:4]
+    np.testing.assert_allclose(p_[5], t_[5], rtol=1e-12, atol=1e-12)
+    for a, b in zip(p_[4], t_[4]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_blitz_tutorial_walks_the_loss_graph_as_torch():
+    # the 60-minute blitz: print(loss.grad_fn) and its next_functions down to the Linear
+    names = {}
+    for L in (torch, ptcore):
+        net = L.nn.Sequential(L.nn.Linear(4, 3), L.nn.ReLU(), L.nn.Linear(3, 2))
+        loss = L.nn.MSELoss()(net(L.ones(1, 4)), L.zeros(1, 2))
+        fn = loss.grad_fn
+        names[L] = [type(fn).__name__, type(fn.next_functions[0][0]).__name__]
+        loss.backward()
+        loss2 = L.nn.MSELoss()(net(L.ones(1, 4)), L.zeros(1, 2))
+        loss2.backward(retain_graph=True)
+        loss2.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss2.backward()
+    assert names[ptcore] == names[torch] == ["MseLossBackward0", "AddmmBackward0"]
+
+
+def test_loss_nodes_keep_errors_and_no_grad_results():
+    with pytest.raises(NotImplementedError, match="\"mse_cpu\" not implemented for 'ComplexFloat'"):
+        ptcore.nn.functional.mse_loss(ptcore.ones(2, dtype=ptcore.complex64),
+                                      ptcore.ones(2, dtype=ptcore.complex64))
+    x = ptcore.ones(2, 3, requires_grad=True)
+    with ptcore.no_grad():
+        assert ptcore.nn.functional.mse_loss(x, ptcore.zeros(2, 3)).grad_fn is None
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        loss = ptcore.nn.functional.mse_loss(x, ptcore.zeros(3))
+        loss.backward()
+    assert len(w) == 1                      # the size warning once, not again in backward
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 3), rtol=1e-6)

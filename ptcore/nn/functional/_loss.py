@@ -86,6 +86,39 @@ def _weighted_reduce(errors, weight, reduction):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+def _torch_node(name, compute, *tensors):
+    """``compute(*tensors)`` recorded as one autograd node named as torch's (``print(loss)``
+    shows ``grad_fn=<MseLossBackward0>``; ``grad_fn.next_functions`` reach the arguments).
+
+    torch's losses are single kernels; ptcore's are composites, so the node's backward
+    differentiates ``compute`` recomputed on the saved arguments (recorded under
+    ``create_graph``, so higher derivatives hold).  ``compute`` must only compute: checks
+    and warnings run once, before.  Without autograd (or under forward AD) it simply runs.
+    """
+    if not (_R._state.enabled and builtins.any(
+            isinstance(t, _pt.Tensor) and t._requires_grad for t in tensors)) or _fw_levels():
+        return compute(*tensors)
+    with _pt.no_grad():
+        out = compute(*tensors)
+    saved = [_R.save(t) for t in tensors]
+
+    def bw(g):
+        ts = [sv.unpack() for sv in saved]
+        create = _pt.is_grad_enabled()
+        need = [i for i, t in enumerate(ts) if isinstance(t, _pt.Tensor) and t._requires_grad]
+        with _pt.enable_grad():
+            o = compute(*ts)
+        grads = _pt.autograd.grad(o, [ts[i] for i in need], g, create_graph=create,
+                                  allow_unused=True)
+        res = [None] * len(ts)
+        for i, gi in zip(need, grads):
+            res[i] = gi
+        return tuple(res)
+
+    _R.attach(name, out, tensors, bw)
+    return out
+
+
 # --------------------------------------------------------------------------
 # regression losses
 # --------------------------------------------------------------------------
@@ -109,13 +142,20 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if weight is not None:
         if weight.size() != input.size():
             raise ValueError("Weights and input must have the same size.")
-        d = input - target
-        return _weighted_reduce(d * d, weight, reduction)
+
+        def compute(x, t, w):
+            d = x - t
+            return _weighted_reduce(d * d, w, reduction)
+        return _torch_node("MseLossBackward0", compute, input, target, weight)
     enum = _Reduction.get_enum(reduction)
-    d = input - target
-    if not (d.is_floating_point() or d.is_complex()):
-        raise _not_implemented("mse_cpu", d.dtype)
-    return _apply_reduction(d * d, enum)
+    dt = _pt.result_type(input, target)
+    if not dt.is_floating_point:        # torch 2.13 refuses complex too
+        raise _not_implemented("mse_cpu", dt)
+
+    def compute(x, t):
+        d = x - t
+        return _apply_reduction(d * d, enum)
+    return _torch_node("MseLossBackward0", compute, input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -143,9 +183,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         return _apply_reduction((input - target).abs(), enum)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    z = (input - target).abs()
-    loss = _pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta)
-    return _apply_reduction(loss, enum)
+
+    def compute(x, t):
+        z = (x - t).abs()
+        return _apply_reduction(_pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta), enum)
+    return _torch_node("SmoothL1LossBackward0", compute, input, target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -155,20 +197,26 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    z = (input - target).abs()
-    loss = _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta))
+
+    def elementwise(x, t):
+        z = (x - t).abs()
+        return _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta))
     if weight is None:
-        return _apply_reduction(loss, _Reduction.get_enum(reduction))
+        enum = _Reduction.get_enum(reduction)
+        return _torch_node("HuberLossBackward0",
+                           lambda x, t: _apply_reduction(elementwise(x, t), enum), input, target)
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
-    weighted = loss * weight
-    if reduction == "none":
-        return weighted
-    if reduction == "sum":
-        return _pt.sum(weighted)
-    if reduction == "mean":
-        return weighted.mean()
-    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    if reduction not in ("none", "sum", "mean"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                         "'sum'.")
+
+    def compute(x, t, w):
+        weighted = elementwise(x, t) * w
+        if reduction == "none":
+            return weighted
+        return _pt.sum(weighted) if reduction == "sum" else weighted.mean()
+    return _torch_node("HuberLossBackward0", compute, input, target, weight)
 
 
 # --------------------------------------------------------------------------
@@ -287,7 +335,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_tensor(input, "nll_loss", "input")
     _check_tensor(target, "nll_loss", "target")
     reduction = _legacy_or(size_average, reduce, reduction)
-    return _nll_nd(input, target, weight, _Reduction.get_enum(reduction), ignore_index)
+    enum = _Reduction.get_enum(reduction)
+    # torch's node differentiates the input only (class indices, constant class weights)
+    return _torch_node("NllLossBackward0",
+                       lambda x: _nll_nd(x, target, weight, enum, ignore_index), input)
 
 
 def _class_weight_view(weight, ndim):
@@ -504,10 +555,16 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                 raise RuntimeError("all elements of input should be between 0 and 1")
             if not builtins.bool(((target >= 0) & (target <= 1)).all()):
                 raise RuntimeError("all elements of target should be between 0 and 1")
-    loss = _BinaryCrossEntropy.apply(input, target)
-    if weight is not None:
-        loss = loss * weight
-    return _apply_reduction(loss, enum)
+
+    # torch's node has edges to input and target; a weight that requires grad gets one too
+    w_edge = weight is not None and weight.requires_grad
+
+    def compute(x, t, *w):
+        loss = _BinaryCrossEntropy.apply(x, t)
+        w = w[0] if w else weight
+        return _apply_reduction(loss if w is None else loss * w, enum)
+    return _torch_node("BinaryCrossEntropyBackward0", compute, input, target,
+                       *((weight,) if w_edge else ()))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -528,13 +585,22 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
-    ls = _logsigmoid(input)
-    if pos_weight is not None:
-        ls = ls * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input - ls
-    if weight is not None:
-        loss = loss * weight
-    return _apply_reduction(loss, enum)
+
+    # torch's node has edges to input and target; weights that require grad get theirs too
+    wp = (weight, pos_weight)
+    grad_w = [i for i, v in enumerate(wp) if v is not None and v.requires_grad]
+
+    def compute(x, t, *ws):
+        w, pw = wp
+        for i, v in zip(grad_w, ws):
+            w, pw = (v, pw) if i == 0 else (w, v)
+        ls = _logsigmoid(x)
+        if pw is not None:
+            ls = ls * ((pw - 1) * t + 1)
+        loss = (1 - t) * x - ls
+        return _apply_reduction(loss if w is None else loss * w, enum)
+    return _torch_node("BinaryCrossEntropyWithLogitsBackward0", compute, input, target,
+                       *(wp[i] for i in grad_w))
 
 
 # --------------------------------------------------------------------------
