@@ -564,7 +564,22 @@ def from_scipy(m):
 def to_sparse(dense, layout=None, sparse_dim=None):
     """``Tensor.to_sparse(layout=...)`` for a dense 2-D (or N-D, COO) tensor;
     ``sparse_dim`` (COO): a hybrid tensor whose first ``sparse_dim`` dims are
-    sparse (an index per slice holding a nonzero) and the rest dense."""
+    sparse (an index per slice holding a nonzero) and the rest dense.  As
+    torch's, differentiable: the values are gathered from ``dense``."""
+    r = _to_sparse_structure(dense, layout, sparse_dim)
+    pt = _pt()
+    if dense.requires_grad and pt.is_grad_enabled() and dense.dim():
+        if r.layout is sparse_coo:
+            idx = r._parts[0]
+            vals = dense[tuple(idx[k] for k in range(idx.shape[0]))]
+        else:
+            from ptcore.sparse._ops import _rows_cols
+            vals = dense[_rows_cols(r)]
+        r = r._with_values(vals)
+    return r
+
+
+def _to_sparse_structure(dense, layout, sparse_dim):
     pt = _pt()
     layout = sparse_coo if layout is None else layout
     a = dense.detach().numpy()

@@ -298,3 +298,23 @@ def test_to_sparse_with_sparse_dim_like_torch(case):
     assert (a.sparse_dim(), a.dense_dim()) == (b.sparse_dim(), b.dense_dim())
     np.testing.assert_array_equal(a.indices().numpy(), b.indices().numpy())
     np.testing.assert_array_equal(a.values().numpy(), b.values().numpy())
+
+
+@pytest.mark.parametrize("case", ["mm", "to_dense", "hybrid", "sum"])
+def test_to_sparse_is_differentiable_like_torch(case):
+    """Tensor.to_sparse() passes gradients back to the dense tensor (at the
+    stored entries), as torch's ToSparseBackward."""
+    def run(L):
+        A = L.tensor([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0], [0.0, 0.0, 4.0]], dtype=L.float64,
+                     requires_grad=True)
+        x = L.tensor([[1.0], [2.0], [3.0]], dtype=L.float64)
+        if case == "mm":
+            out = L.sparse.mm(A.to_sparse(), x).sum()
+        elif case == "to_dense":
+            out = A.to_sparse().to_dense().pow(2).sum()
+        elif case == "hybrid":
+            out = (A.to_sparse(1).to_dense() * L.arange(9.0, dtype=L.float64).reshape(3, 3)).sum()
+        else:
+            out = L.sparse.sum(A.to_sparse() * 2)
+        return L.autograd.grad(out, A)[0].numpy()
+    np.testing.assert_allclose(run(ptcore), run(torch), rtol=1e-12)
