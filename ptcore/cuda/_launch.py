@@ -326,7 +326,39 @@ def _broadcast_shape(a, b, fname):
 _BOOL_OUT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
 
 
+# (op, dtype) -> the contiguous kernel of a binary op of two dense tensors
+_DENSE_BINARY = {}
+_DENSE_OPS = frozenset({"add", "mul", "div", "maximum", "minimum"})
+
+
+def _dense_binary(op, a, b):
+    """``op(a, b)`` of two CUDA tensors of one floating dtype and shape, both
+    dense: the kernel launched straight away (the general path below
+    would find the same kernel and arguments); None when not that case."""
+    if type(a) is not type(b) or not isinstance(a, _C._TensorBase):
+        return None
+    dt = a.dtype
+    if b.dtype is not dt or not dt.is_floating_point or a.shape != b.shape or \
+            a.device != b.device or a.device.type != "cuda" or \
+            not (a.is_contiguous() and b.is_contiguous()):
+        return None
+    key = (op, dt)
+    name = _DENSE_BINARY.get(key)
+    if name is None:
+        name = _DENSE_BINARY[key] = K.kernel_name("binary", op, (_tag(dt, op),), "c")
+    res = _empty(a.shape, dt, a.device)
+    n = res.numel()
+    if n:
+        _launch(a.device.index, name, n, [n, res.data_ptr(), a.data_ptr(), b.data_ptr(),
+                                          _NO_PARAMS])
+    return res
+
+
 def binary(op, a, b, out=None, alpha=None, fname=None):
+    if out is None and alpha is None and op in _DENSE_OPS:
+        res = _dense_binary(op, a, b)
+        if res is not None:
+            return res
     fname = fname or op
     dev = _device_of(a, b)
     dt = _result_dtype(op, a, b)

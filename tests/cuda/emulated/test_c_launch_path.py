@@ -82,3 +82,28 @@ def test_a_failed_launch_raises():
         drv.launcher = old
     x.fill_(3.0)
     assert x.cpu().tolist() == [3.0] * 4
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
+def test_dense_binary_ops_launch_one_kernel(dtype, launches):
+    # two dense operands of one floating dtype and shape: the binary kernel
+    # straight away; the values are the general path's (and the CPU's)
+    a, b = _data()
+    x = ptcore.tensor(a, dtype=dtype, device="cuda")
+    y = ptcore.tensor(b, dtype=dtype, device="cuda")
+    tag = "f32" if dtype is ptcore.float32 else "f64"
+    for op in ("add", "mul", "div", "maximum", "minimum"):
+        del launches[:]
+        got = getattr(ptcore, op)(x, y)
+        assert launches == [f"ptc_binary_{op}_{tag}_c"], (op, launches)
+        want = getattr(ptcore, op)(ptcore.tensor(a, dtype=dtype), ptcore.tensor(b, dtype=dtype))
+        assert got.dtype is dtype and got.device == x.device
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)
+        # not dense: the general path, same values
+        strided = getattr(ptcore, op)(x[:, ::2], y[:, ::2])
+        want = getattr(ptcore, op)(ptcore.tensor(a, dtype=dtype)[:, ::2],
+                                   ptcore.tensor(b, dtype=dtype)[:, ::2])
+        np.testing.assert_allclose(strided.cpu().numpy(), want.numpy(), rtol=1e-6)
+    e = ptcore.empty(0, 3, dtype=dtype, device="cuda")
+    del launches[:]
+    assert ptcore.add(e, e).shape == (0, 3) and launches == []
