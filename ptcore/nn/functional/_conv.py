@@ -660,9 +660,17 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     Tensor
     """
     _check_tensor(input, "unfold", "input")
-    if input.dim() not in (3, 4):
-        raise NotImplementedError(
-            f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    if input.dim() < 3:
+        # torch's im2col reads the sizes of dims 1 and 2 before checking the rank
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-{input.dim()}, "
+            f"{input.dim() - 1}], but got {input.dim()})")
+    if input.dim() > 4:
+        raise RuntimeError(
+            f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {_size(input)}")
     k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 3
     x = input.unsqueeze(0) if unbatched else input
@@ -702,9 +710,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """
     _check_tensor(input, "fold", "input")
     if input.dim() not in (2, 3):
-        raise NotImplementedError(
-            f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-            f"(got {input.dim()}D)")
+        raise RuntimeError(
+            f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {_size(input)}")
     osize = _tuple(output_size, 2, "output_size")
     k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 2

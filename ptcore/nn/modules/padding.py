@@ -125,16 +125,30 @@ class ReplicationPad3d(_PadNd):
     _nd, _mode = 3, "replicate"
 
 
-class CircularPad1d(_PadNd):
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+
+    def _check_input_dim(self, input):
+        # torch's CircularPad*d check the rank themselves (ValueError), before F.pad
+        if input.dim() not in (self._nd + 1, self._nd + 2):
+            raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input "
+                             f"(got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        return F.pad(input, self.padding, self._mode)
+
+
+class CircularPad1d(_CircularPadNd):
     """Pad the last dim circularly."""
-    _nd, _mode = 1, "circular"
+    _nd = 1
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pad the last 2 dims circularly."""
-    _nd, _mode = 2, "circular"
+    _nd = 2
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pad the last 3 dims circularly."""
-    _nd, _mode = 3, "circular"
+    _nd = 3
