@@ -8,7 +8,7 @@ __all__ = ["backward", "grad"]
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, _TensorBase):
+    if isinstance(x, _TensorBase) or type(x).__name__ == "SparseTensor":
         return (x,)
     return tuple(x)
 
@@ -114,6 +114,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     t_inputs = _as_tuple(inputs)
     if not t_inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    sparse = {i: t for i, t in enumerate(t_inputs) if type(t).__name__ == "SparseTensor"}
+    if sparse:
+        # a sparse input: the gradient of its values, as a sparse tensor
+        t_inputs = tuple(sparse[i]._parts[-1] if i in sparse else t
+                         for i, t in enumerate(t_inputs))
+        res = grad(outputs, t_inputs, grad_outputs, retain_graph, create_graph, only_inputs,
+                   allow_unused, is_grads_batched, materialize_grads)
+        return tuple(sparse[i]._grad_of_values(g) if i in sparse else g
+                     for i, g in enumerate(res))
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")

@@ -109,7 +109,10 @@ class SparseTensor:
     @property
     def grad(self):
         """The gradient of the values, in this tensor's layout (or None)."""
-        g = self._parts[-1].grad
+        return self._grad_of_values(self._parts[-1].grad)
+
+    def _grad_of_values(self, g):
+        """A gradient ``g`` of the values as a sparse tensor of this structure."""
         if g is None:
             return None
         if self.layout is sparse_coo and not self._coalesced and g.shape[0] > 1:

@@ -318,3 +318,25 @@ def test_to_sparse_is_differentiable_like_torch(case):
             out = L.sparse.sum(A.to_sparse() * 2)
         return L.autograd.grad(out, A)[0].numpy()
     np.testing.assert_allclose(run(ptcore), run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["sparse.sum", "to_dense", "mm", "uncoalesced"])
+def test_autograd_grad_with_respect_to_a_sparse_tensor(case):
+    """autograd.grad(out, S) for a sparse S that requires grad gives a sparse
+    gradient (duplicates of an uncoalesced S share one entry), as torch."""
+    def run(L):
+        if case == "uncoalesced":
+            S = _coo(L, requires_grad=True)
+        else:
+            S = L.tensor([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0], [0.0, 0.0, 4.0]],
+                         dtype=L.float64).to_sparse().requires_grad_(True)
+        if case == "sparse.sum":
+            out = L.sparse.sum(S)
+        elif case == "to_dense":
+            out = (S.to_dense() ** 2).sum()
+        else:
+            out = L.sparse.mm(S, L.ones(S.shape[1], 2, dtype=L.float64)).sum()
+        g, = L.autograd.grad(out, S)
+        assert _layout_str(g) == "sparse_coo"
+        return g
+    _same(run)
