@@ -1311,7 +1311,8 @@ def _det(out, a, **k):
         # (det == 0; its inverse does not exist, so no error either)
         dg = (g * _c(d)).unsqueeze(-1).unsqueeze(-1)
         inv = P.linalg.inv_ex(a).inverse
-        return (P.where(dg == 0, P.zeros_like(inv), dg * _H(inv)),)
+        singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
+        return (P.where(singular, P.zeros_like(inv), dg * _H(inv)),)
     attach("LinalgDetBackward0", out, (a,), bw)
 
 
