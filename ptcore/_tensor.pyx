@@ -1626,6 +1626,37 @@ cdef inline bint _is_basic_index(object o) noexcept:
     return (o is None or o is Ellipsis or type(o) is slice or type(o) is int or type(o) is bool)
 
 
+cdef tuple _drop_extra_ellipses(tuple items, int nd):
+    """PyTorch accepts several Ellipsis in one index: each one advances its
+    dimension cursor by the dims the other items leave, so the first expands
+    as usual and a later one points past the last dimension, where only more
+    Ellipsis and full slices (no-ops) may follow.  The equivalent
+    single-Ellipsis index, or IndexError as torch's."""
+    cdef int specified = 0, n = 0, second = -1, k
+    for it in items:
+        if isinstance(it, _TensorBase) and ((<_TensorBase>it)._dtype is bool_
+                                            or (<_TensorBase>it)._dtype is uint8):
+            specified += (<_TensorBase>it)._ndim      # a mask covers its dims
+        elif isinstance(it, _np.ndarray) and it.dtype == _np.bool_:
+            specified += it.ndim
+        elif it is not None and it is not Ellipsis and type(it) is not bool:
+            specified += 1
+    if nd - specified <= 0:   # every Ellipsis expands to no dimension
+        return tuple(it for it in items if it is not Ellipsis)
+    n = 0
+    for k in range(len(items)):
+        if items[k] is Ellipsis:
+            n += 1
+            if n == 2:
+                second = k
+                break
+    for it in items[second:]:
+        if not (it is Ellipsis or (type(it) is slice and it == slice(None))):
+            raise IndexError(f"an index after a second ellipsis ('...') addresses a dimension past "
+                             f"the last of a tensor of dimension {nd}")
+    return items[:second]
+
+
 cdef class _TensorBase:
     """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
 
@@ -2427,6 +2458,8 @@ cdef class _TensorBase:
                     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
             return self._select_index(0, idx)
         cdef tuple items = idx if type(idx) is tuple else (idx,)
+        if type(idx) is tuple and items.count(Ellipsis) > 1:
+            idx = items = _drop_extra_ellipses(items, self._ndim)
         for it in items:
             # a bool index is an (advanced) mask in PyTorch: the result is a copy
             if type(it) is bool or not _is_basic_index(it):
@@ -2514,6 +2547,8 @@ cdef class _TensorBase:
 
     def __setitem__(self, idx, value):
         cdef tuple items = idx if type(idx) is tuple else (idx,)
+        if type(idx) is tuple and items.count(Ellipsis) > 1:
+            idx = items = _drop_extra_ellipses(items, self._ndim)
         for it in items:
             if not _is_basic_index(it):
                 if isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) or not hasattr(it, "__index__"):

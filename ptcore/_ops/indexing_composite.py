@@ -113,6 +113,9 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     if index.numel() != oshape[d]:
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
                            f"source.size(dim): ({oshape[d]}), for dim: {d}")
+    if not include_self and (self.dtype is _C.bool_ or self.dtype.is_complex):
+        raise NotImplementedError(f'"index_reduce_func_exclude_input_init" not implemented for '
+                                  f"'{self.dtype._legacy}'")
     idx = index.reshape(-1).to(_C.int64)
     if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= sshape[d]):
         raise IndexError("index out of range in self")

@@ -680,21 +680,29 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     'sum', 'prod', 'mean', 'amax' or 'amin' (``include_self``: whether the
     original values take part)."""
     _check_tensor(src, "scatter_reduce_", "src", 3)
+    # torch's order: dim and shapes, the reduce name; then (with include_self=False,
+    # whose initial fill checks the indices first) bounds and dtype
+    dim = _scatter_checks(self, dim, index, src, "scatter_reduce_")
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if (reduce in ("amax", "amin") and self.is_complex()) or (reduce == "mean"
-                                                              and self.dtype is _C.bool_):
+    unsupported = (reduce in ("amax", "amin") and self.is_complex()) or (
+        reduce == "mean" and self.dtype is _C.bool_)
+    if index.numel() == 0:
+        if unsupported and reduce == "mean":
+            raise NotImplementedError(f"\"div_floor_cpu\" not implemented for 'Bool'")
+        return self
+    if unsupported and include_self:
         raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented '
                                   f"for '{_scalar_name(self.dtype)}'")
-    dim = _scatter_checks(self, dim, index, src, "scatter_reduce_")
-    if index.numel() == 0:
-        return self
     target = _nonempty(_plain(self))
     idx = _nonempty(_int64(_plain(index)))
     size = target.shape[dim]
     _check_bounds(idx, size, False, lambda v: RuntimeError(
         f"index {v} is out of bounds for dimension {dim} with size {size}"))
+    if unsupported:
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented '
+                                  f"for '{_scalar_name(self.dtype)}'")
     _assert_no_internal_overlap(target)
     s = _nonempty(_plain(src))
     if _dense_overlap(target, s):
@@ -1004,7 +1012,7 @@ def nonzero(input, *, out=None, as_tuple=False):
     Returns
     -------
     Tensor or tuple of Tensor
-        An (n, ndim) int64 tensor in C order, or with ``as_tuple=True`` one
+        An (n, ndim) int64 tensor (column-major, as torch's), or with ``as_tuple=True`` one
         1-D tensor per dimension (a 0-d input counts as 1-D).
 
     Examples
@@ -1021,9 +1029,14 @@ def nonzero(input, *, out=None, as_tuple=False):
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
                            f"type{_scalar_name(out.dtype)}")
     result = _cpu_kernel("nonzero", input.device, _nonzero_cpu)(_plain(input))
+    if as_tuple and input.dim() == 0:
+        return (_C.zeros(result.shape[0], dtype=_C.int64, device=input.device),)
+    if input.dim():
+        # torch's layout: column-major (n, ndim), strides (1, n); as_tuple gives
+        # its contiguous columns
+        result = _C.empty_strided(result.shape, (1, result.shape[0]), dtype=_C.int64,
+                                  device=result.device).copy_(result)
     if as_tuple:
-        if input.dim() == 0:
-            return (_C.zeros(result.shape[0], dtype=_C.int64, device=input.device),)
         return tuple(result.select(1, j) for j in range(input.dim()))
     return _write_out(result, out)
 

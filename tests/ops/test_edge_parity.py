@@ -65,3 +65,63 @@ def test_pow_scalar_exponent_special_cases(fn, expo, dt):
     # a scalar exponent 0 fills ones (0 ** 0 of a complex base included); a
     # complex exponent with a zero imaginary part counts as its real part
     _check(lambda T: getattr(T, fn)(T.tensor([0, 1 + 1j, 0.5, -2]).to(getattr(T, dt)), expo))
+
+
+_ELLIPSES = ["[..., ...]", "[..., 0, ...]", "[0, ..., ...]", "[..., None, ...]", "[..., [0, 1], ...]",
+             "[..., ..., ...]", "[[0, 1], ..., ...]", "[..., ..., :]", "[0, ..., 1, ..., 2]",
+             "[..., ..., 0]", "[..., 0, ..., 1]", "[None, ..., ..., None]", "[..., ..., 1:]"]
+
+
+@pytest.mark.parametrize("ix", _ELLIPSES)
+def test_several_ellipses_in_an_index(ix):
+    # torch accepts several '...': later ones point past the last dimension
+    def get(T):
+        return eval("T.arange(24).reshape(2, 3, 4)" + ix, {"T": T})
+
+    def put(T):
+        y = T.arange(24).reshape(2, 3, 4)
+        exec("y" + ix + " = -1", {"y": y})
+        return y
+
+    _check(get)
+    _check(put)
+
+
+@pytest.mark.parametrize("reduce", ["mean", "amax", "amin", "bogus"])
+@pytest.mark.parametrize("dt", ["bool", "complex64"])
+@pytest.mark.parametrize("index,dim", [([[0, 1, 2, 0]], 0), ([[-1, 0]], 1), ([[0, 1, 2, 0]], 2),
+                                       ([[0, 0, 0, 0, 0]], 0), (None, 0)])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_error_order(reduce, dt, index, dim, include_self):
+    # dim and shape checks first, then the reduce name; an unsupported dtype is
+    # refused before the bounds check unless include_self=False
+    def f(T):
+        s = T.arange(12.).reshape(3, 4).to(getattr(T, dt))
+        i = T.zeros(0, 4, dtype=T.int64) if index is None else T.tensor(index)
+        return T.scatter_reduce(s, dim, i, s, reduce, include_self=include_self)
+    _check(f)
+
+
+@pytest.mark.parametrize("dt", ["bool", "complex64", "float32"])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_exclude_self_dtypes(dt, reduce):
+    def f(T):
+        s = T.arange(12.).reshape(3, 4).to(getattr(T, dt))
+        return T.index_reduce(s, 1, T.tensor([0, 2, 0]), T.ones(3, 3).to(getattr(T, dt)), reduce,
+                              include_self=False)
+    _check(f)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (12,)])
+def test_nonzero_layout(shape):
+    # torch's nonzero is column-major (strides (1, n)); as_tuple gives contiguous columns
+    def f(T, as_tuple):
+        x = (T.arange(24).reshape(2, 3, 4) % 3).reshape(-1)[:int(np.prod(shape))].reshape(shape)
+        return T.nonzero(x, as_tuple=as_tuple)
+    p, r = f(ptcore, False), f(torch, False)
+    _same(p, r)
+    assert p.stride() == r.stride()
+    for a, b in zip(f(ptcore, True), f(torch, True)):
+        _same(a, b)
+        assert a.stride() == b.stride()
+    assert ptcore.argwhere(ptcore.ones(2, 3)).stride() == torch.argwhere(torch.ones(2, 3)).stride()
