@@ -444,5 +444,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     if dtype is not ptcore.uint8:
         t = t.view(dtype)
     if requires_grad:
-        t.requires_grad_(True)
+        from ptcore._ops.creation import _require_grad
+        _require_grad(t)
     return t

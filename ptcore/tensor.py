@@ -127,12 +127,16 @@ class Tensor(_TensorBase):
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.requires_grad_(bool(value))
 
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records operations on this (leaf) tensor."""
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            # torch's message of the method (the setter and the constructors name complex)
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self.is_inference():
             from ptcore._settings import grad_state
             if not grad_state.inference:

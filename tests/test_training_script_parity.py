@@ -320,6 +320,21 @@ _DTYPE_ERRORS = {
 }
 
 
+_DTYPE_ERRORS.update({  # autograd's messages
+    "requires_grad_method": lambda L: L.ones(2, dtype=L.long).requires_grad_(),
+    "requires_grad_setter": lambda L: setattr(L.ones(2, dtype=L.long), "requires_grad", True),
+    "ones_requires_grad": lambda L: L.ones(2, dtype=L.long, requires_grad=True),
+    "tensor_requires_grad": lambda L: L.tensor([1, 2], requires_grad=True),
+    "parameter_long": lambda L: L.nn.Parameter(L.ones(2, dtype=L.long)),
+    "arange_requires_grad": lambda L: L.arange(3, requires_grad=True),
+    "full_requires_grad": lambda L: L.full((2,), 1, requires_grad=True),
+    "randint_requires_grad": lambda L: L.randint(0, 3, (2,), requires_grad=True),
+    "asarray_requires_grad": lambda L: L.asarray([1], requires_grad=True),
+    "grad_unused": lambda L: (lambda x, y: L.autograd.grad((x * 2).sum(), [x, y]))(
+        L.ones(2, requires_grad=True), L.ones(2, requires_grad=True)),
+})
+
+
 @pytest.mark.parametrize("case", sorted(_DTYPE_ERRORS))
 def test_training_loop_errors_as_torch(case):
     fn = _DTYPE_ERRORS[case]
@@ -450,3 +465,15 @@ def test_loss_nodes_keep_errors_and_no_grad_results():
         loss.backward()
     assert len(w) == 1                      # the size warning once, not again in backward
     np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 3), rtol=1e-6)
+
+
+# -- autograd messages a training loop meets -----------------------------------------------
+
+def test_non_leaf_grad_warning_as_torch():
+    def fn(L):
+        (L.ones(2, requires_grad=True) * 2).grad
+    assert _scalar_warnings(ptcore, fn) == _scalar_warnings(torch, fn)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn(ptcore)
+    assert str(w[0].message).endswith("for more information.")

@@ -378,6 +378,15 @@ def _store_np_dtype(dt):
     return np.int64
 
 
+def _require_grad(t):
+    """``requires_grad=True`` of a constructor (``tensor``, ``arange``, ``Parameter`` ...),
+    with torch's message for an integer dtype (``Tensor.requires_grad_`` has its own)."""
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    t.requires_grad_(True)
+
+
 def _from_numpy_copy(arr, dt, device, requires_grad):
     src = _C.from_numpy(np.asarray(order="C", a=arr))
     out = _C.empty(arr.shape, dtype=dt)
@@ -385,7 +394,7 @@ def _from_numpy_copy(arr, dt, device, requires_grad):
     if device is not None and _C._to_device(device).type != "cpu":
         out = out.to(device)
     if requires_grad:
-        out.requires_grad_(True)
+        _require_grad(out)
     return out
 
 
@@ -402,14 +411,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             "ptcore.tensor(sourceTensor).", UserWarning, stacklevel=2)
         out = data.detach().to(dtype=dtype, device=device, copy=True)
         if requires_grad:
-            out.requires_grad_(True)
+            _require_grad(out)
         return out
     if hasattr(data, "__cuda_array_interface__") or (
             hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)):
         src = _C_from_dlpack(data)
         out = src.to(dtype=dtype or src.dtype, device=device or src.device, copy=True)
         if requires_grad:
-            out.requires_grad_(True)
+            _require_grad(out)
         return out
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
@@ -461,7 +470,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         if requires_grad:
             if out is obj:
                 out = out.detach()
-            out.requires_grad_(True)
+            _require_grad(out)
         return out
     if copy is False:
         raise ValueError(f"asarray(): can't satisfy copy=False for an object of type {type(obj).__name__}")
@@ -516,7 +525,7 @@ def _finish(values, dt, device, requires_grad, out, fname):
         out.copy_(t)
         return out
     if requires_grad:
-        t.requires_grad_(True)
+        _require_grad(t)
     return t
 
 
@@ -697,7 +706,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
             out.resize_((n, m))
         return out.copy_(t)
     if requires_grad:
-        t.requires_grad_(True)
+        _require_grad(t)
     return t
 
 

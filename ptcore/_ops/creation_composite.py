@@ -138,7 +138,8 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     r = ptcore.arange(size, dtype=_C.float64) * step + start
     r = r.to(dt)
     if requires_grad:
-        r.requires_grad_(True)
+        from ptcore._ops.creation import _require_grad
+        _require_grad(r)
     return _write_out(r, out)
 
 
@@ -159,7 +160,8 @@ def _window(name, N, periodic, dtype, device, requires_grad, make):
         if periodic:
             w = w.narrow(0, 0, L - 1).contiguous()
     if requires_grad:
-        w.requires_grad_(True)
+        from ptcore._ops.creation import _require_grad
+        _require_grad(w)
     return w
 
 

@@ -41,5 +41,6 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
     out = ptcore.from_numpy(raw).view(dtype)
     if requires_grad:
-        out.requires_grad_(True)
+        from ptcore._ops.creation import _require_grad
+        _require_grad(out)
     return out

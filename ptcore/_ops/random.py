@@ -210,7 +210,8 @@ def _finish(t, out, requires_grad):
         out.copy_(t)
         return out
     if requires_grad:
-        t.requires_grad_(True)
+        from ptcore._ops.creation import _require_grad
+        _require_grad(t)
     return t
 
 
@@ -460,7 +461,8 @@ def _like_fn(name):
             _check_float(t.dtype, "normal_kernel_cpu")
             _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
         if requires_grad:
-            t.requires_grad_(True)
+            from ptcore._ops.creation import _require_grad
+            _require_grad(t)
         return t
     f.__name__ = name + "_like"
     f.__doc__ = f"Like ``{name}`` with the shape (and dtype/device) of ``input``."

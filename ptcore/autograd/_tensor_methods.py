@@ -10,7 +10,7 @@ _GRAD_WARN = ("The .grad attribute of a Tensor that is not a leaf Tensor is bein
               "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
               "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
               "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
-              "informations.")
+              "information.")
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

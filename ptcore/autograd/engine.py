@@ -157,9 +157,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 from ptcore import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                                   "in the graph. Set allow_unused=True if this is the desired "
-                                   "behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
         elif tuple(g.shape) != tuple(t.shape):
             from ptcore.autograd.graph import _sum_to
             g = _sum_to(g, tuple(t.shape))

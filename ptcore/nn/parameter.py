@@ -16,7 +16,8 @@ def _new_subclass_instance(cls, data, requires_grad):
     t = _TensorBase.__new__(cls)
     ptcore._C._set_data(t, data)
     if requires_grad:
-        t.requires_grad_(True)
+        from ptcore._ops.creation import _require_grad
+        _require_grad(t)
     return t
 
 
