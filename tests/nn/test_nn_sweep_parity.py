@@ -42,3 +42,61 @@ def test_circular_pad_module_bad_rank_is_value_error(nd):
     out = getattr(ptcore.nn, f"CircularPad{nd}d")(1)
     ref = getattr(torch.nn, f"CircularPad{nd}d")(1)
     np.testing.assert_allclose(out(ptcore.from_numpy(x)).numpy(), ref(torch.from_numpy(x)).numpy())
+
+
+def _linear(lib):
+    m = lib.nn.Linear(3, 2)
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]))
+        m.bias.copy_(lib.tensor([0.1, -0.2]))
+    return m
+
+
+def _legacy_backward_hook_run(lib):
+    m = _linear(lib)
+    log = []
+
+    def hook(mod, gi, go):
+        assert mod is m
+        log.append(([None if g is None else g.tolist() for g in gi], [g.tolist() for g in go]))
+        return (gi[0] * 3, gi[1], gi[2])
+
+    h = m.register_backward_hook(hook)
+    x = lib.ones(4, 3, requires_grad=True)
+    (m(x) * lib.arange(8.).reshape(4, 2)).sum().backward()
+    h.remove()
+    m(x).sum().backward()
+    return log, x.grad.tolist(), m.bias.grad.tolist(), m.weight.grad.tolist()
+
+
+def test_module_register_backward_hook_legacy_semantics():
+    # the deprecated hook runs on the output's grad_fn (addmm: bias, input, weight.T)
+    assert _legacy_backward_hook_run(ptcore) == _legacy_backward_hook_run(torch)
+
+
+def test_module_legacy_and_full_backward_hooks_do_not_mix():
+    _same_exc(lambda lib: (lambda m: (m.register_backward_hook(lambda *a: None),
+                                      m.register_full_backward_hook(lambda *a: None)))(lib.nn.Linear(2, 2)))
+    _same_exc(lambda lib: (lambda m: (m.register_full_backward_hook(lambda *a: None),
+                                      m.register_backward_hook(lambda *a: None)))(lib.nn.Linear(2, 2)))
+
+
+def test_global_module_backward_hook():
+    def run(lib):
+        mm = lib.nn.modules.module
+        log = []
+        h = mm.register_module_backward_hook(lambda m, gi, go: log.append(type(m).__name__))
+        try:
+            x = lib.ones(4, 3, requires_grad=True)
+            net = lib.nn.Sequential(_linear(lib), lib.nn.ReLU())
+            net(x).sum().backward()
+        finally:
+            h.remove()
+            mm._global_is_full_backward_hook = None
+        return log
+    assert run(ptcore) == run(torch) == ["ReLU", "Sequential", "Linear"]
+
+
+def test_dir_lists_training_once():
+    assert dir(ptcore.nn.Linear(2, 2)).count("training") == 1
+    assert dir(torch.nn.Linear(2, 2)).count("training") == 1

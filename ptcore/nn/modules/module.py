@@ -14,6 +14,7 @@ from ptcore.utils.hooks import RemovableHandle
 __all__ = [
     "Module", "register_module_forward_pre_hook", "register_module_forward_hook",
     "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+    "register_module_backward_hook",
 ]
 
 # global hooks, run for every module (``torch.nn.modules.module``)
@@ -62,20 +63,35 @@ def register_module_full_backward_pre_hook(hook):
     return handle
 
 
+def _register_global_backward_hook(hook, full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = full
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
 def register_module_full_backward_hook(hook):
     """Register ``hook(module, grad_input, grad_output)`` run for every module
     (see :meth:`Module.register_full_backward_hook`).
 
     Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
     """
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
-                           "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = True
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    return _register_global_backward_hook(hook, True)
+
+
+def register_module_backward_hook(hook):
+    """Register the deprecated ``hook(module, grad_input, grad_output)`` for every module:
+    a hook on the autograd node that made the module's output (see
+    :meth:`Module.register_backward_hook`).
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    return _register_global_backward_hook(hook, False)
+
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -500,10 +516,13 @@ class Module:
 
         Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
         """
-        if self._is_full_backward_hook is False:
+        return self._add_backward_hook(hook, True, prepend)
+
+    def _add_backward_hook(self, hook, full, prepend=False):
+        if self._is_full_backward_hook is (not full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on "
                                "a single Module. Please use only one of them.")
-        self._is_full_backward_hook = True
+        self._is_full_backward_hook = full
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
@@ -511,21 +530,31 @@ class Module:
         return handle
 
     def _get_backward_hooks(self):
-        full = []
+        """``(full, non_full)``: the full backward hooks and the deprecated ones."""
+        full, non_full = [], []
         if _global_is_full_backward_hook is True:
             full += _global_backward_hooks.values()
+        elif _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
         if self._is_full_backward_hook is True:
             full += self._backward_hooks.values()
-        return full
+        elif self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
 
     def _get_backward_pre_hooks(self):
         return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     def register_backward_hook(self, hook):
-        """Deprecated backward hook (not supported)."""
-        raise NotImplementedError(
-            "Module.register_backward_hook is not supported by ptcore; it is deprecated in "
-            "PyTorch in favour of register_full_backward_hook")
+        """Register the deprecated backward hook ``hook(module, grad_input, grad_output)``.
+
+        As in PyTorch it is a hook on the autograd node that produced the module's
+        (first) output: ``grad_input`` are that node's input gradients, not
+        necessarily the module's.  Prefer :meth:`register_full_backward_hook`.
+
+        Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+        """
+        return self._add_backward_hook(hook, False)
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
@@ -538,11 +567,11 @@ class Module:
         result = None
         called_always_called_hooks = set()
         try:
-            full_backward_hooks, backward_pre_hooks = [], []
+            full_backward_hooks, non_full_backward_hooks, backward_pre_hooks = [], [], []
             if self._backward_pre_hooks or _global_backward_pre_hooks:
                 backward_pre_hooks = self._get_backward_pre_hooks()
             if self._backward_hooks or _global_backward_hooks:
-                full_backward_hooks = self._get_backward_hooks()
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
             for hook_id, hook in (*_global_forward_pre_hooks.items(),
                                   *self._forward_pre_hooks.items()):
@@ -586,6 +615,17 @@ class Module:
                     warnings.warn("For backward hooks to be called, module output should be a "
                                   f"Tensor or a tuple of Tensors but received {type(result)}")
                 result = bw_hook.setup_output_hook(result)
+            if non_full_backward_hooks:
+                var = result
+                while not isinstance(var, _TensorBase):
+                    if isinstance(var, dict):
+                        var = next(v for v in var.values() if isinstance(v, _TensorBase))
+                    else:
+                        var = var[0]
+                grad_fn = var.grad_fn
+                if grad_fn is not None:
+                    for hook in non_full_backward_hooks:
+                        grad_fn.register_hook(_WrappedHook(hook, self))
             return result
         except Exception:
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
@@ -1093,8 +1133,10 @@ class Module:
         return main_str
 
     def __dir__(self):
-        module_attrs = dir(self.__class__)
         attrs = list(self.__dict__.keys())
+        # ``training`` is a class-level default here but only an instance attribute in
+        # torch: list it once, as torch does
+        module_attrs = [k for k in dir(self.__class__) if k != "training" or k not in attrs]
         parameters = list(self._parameters.keys())
         modules = list(self._modules.keys())
         buffers = list(self._buffers.keys())
