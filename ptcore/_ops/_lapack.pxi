@@ -348,6 +348,13 @@ cdef int _chol_k(blas_t* tag, _M3* A, _M3* L, bint upper, int32_t* info) noexcep
         inf = 0
         if n > 0:
             _potrf(CH_L, <blas_int>n, buf, ld, &inf)
+        if inf == 0:
+            # reference LAPACK (torch's) stops at a NaN pivot too (an optimised
+            # potrf may not): the first NaN diagonal entry of the factor
+            for j in range(n):
+                if buf[j + j * ld] != buf[j + j * ld]:
+                    inf = <blas_int>(j + 1)
+                    break
         dst = (<blas_t*>L.p) + bi * L.sb
         for i in range(n):
             for j in range(n):

@@ -191,7 +191,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     info = _info(A3.shape[0], A.device)
     _loop("getri", A)(A3, res, info)
     if check_errors:
-        _check_info(info, "linalg.inv", A.dim() > 2, _inv_msg)
+        _check_info(info, "linalg.inv_ex", A.dim() > 2, _inv_msg)
     return _out(InvExResult(res.reshape(*batch, n, n), info.reshape(batch)), out, "inv_ex")
 
 
@@ -377,7 +377,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     info = _info(A3.shape[0], A.device)
     _loop("potrf", A)(A3, L.reshape(A3.shape), bool(upper), info)
     if check_errors:
-        _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
+        _check_info(info, "linalg.cholesky_ex", A.dim() > 2, _chol_msg)
     return _out(CholeskyExResult(L, info.reshape(batch)), out, "cholesky_ex")
 
 

@@ -962,3 +962,26 @@ def test_cholesky_solve_gradient_through_broadcast_cholesky_factor():
         return L.grad.detach().numpy(), s.grad.detach().numpy()
     for p, t in zip(run(ptcore), run(torch)):
         np.testing.assert_allclose(p, t, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_cholesky_nan_pivot_is_reported_as_torch(dtype):
+    """Reference LAPACK (torch's) stops at a NaN pivot: info > 0 and
+    cholesky raises LinAlgError (an optimised potrf returned info 0)."""
+    torch = pytest.importorskip("torch")
+    nan = float("nan")
+    for vals in ([[nan, 0.0], [0.0, 1.0]], [[4.0, 0.0], [nan, 1.0]], [[4.0, 1.0], [1.0, 3.0]]):
+        want = torch.linalg.cholesky_ex(torch.tensor(vals, dtype=getattr(torch, dtype))).info
+        got = ptcore.linalg.cholesky_ex(ptcore.tensor(vals, dtype=getattr(ptcore, dtype))).info
+        assert int(got) == int(want)
+    with pytest.raises(ptcore.linalg.LinAlgError, match="leading minor of order 1"):
+        ptcore.linalg.cholesky(ptcore.tensor([[nan, 0.0], [0.0, 1.0]], dtype=getattr(ptcore, dtype)))
+
+
+def test_ex_functions_name_themselves_in_check_errors_messages():
+    with pytest.raises(ptcore.linalg.LinAlgError, match=r"^linalg\.inv_ex: "):
+        ptcore.linalg.inv_ex(ptcore.zeros(2, 2), check_errors=True)
+    with pytest.raises(ptcore.linalg.LinAlgError, match=r"^linalg\.cholesky_ex: "):
+        ptcore.linalg.cholesky_ex(-ptcore.eye(2), check_errors=True)
+    with pytest.raises(ptcore.linalg.LinAlgError, match=r"^linalg\.inv: "):
+        ptcore.linalg.inv(ptcore.zeros(2, 2))
