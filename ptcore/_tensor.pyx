@@ -2361,12 +2361,17 @@ cdef class _TensorBase:
                 "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
         cdef int d = _wrap_dim(_operator.index(dim), nd)
         size = self._shape[d]
+        cdef _TensorBase t
         if isinstance(indices_or_sections, _TensorBase):
             t = indices_or_sections
-            if t._ndim == 0:
-                indices_or_sections = t.item()
-            else:
-                indices_or_sections = t.tolist()
+            if t._dtype is not int64:
+                raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
+                                   f"of long, but got {t._dtype._legacy}")
+            if t._ndim > 1:
+                raise RuntimeError(
+                    "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                    f"one-dimensional tensor, but got a tensor with {t._ndim} dims")
+            indices_or_sections = t.item() if t._ndim == 0 else t.tolist()
         if isinstance(indices_or_sections, (list, tuple)):
             out = []
             start = 0

@@ -368,10 +368,43 @@ class Tensor(_TensorBase):
                 raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {shape}")
         if self._requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
-        return _C._resize_impl(self, shape)
+        if memory_format is None and shape == list(self.shape):
+            return self                   # torch: the same sizes keep the strides
+        _C._resize_impl(self, shape)
+        if memory_format is not None:
+            self._restride(memory_format)
+        return self
+
+    def _restride(self, memory_format):
+        """torch's empty_tensor_restride: the dense strides of ``memory_format``."""
+        if memory_format is _C.preserve_format:
+            raise RuntimeError("Unsupported memory formatPreserve")
+        if memory_format is _C.contiguous_format:
+            order = list(range(self.dim()))
+        else:
+            rank = 4 if memory_format is _C.channels_last else 5
+            if self.dim() != rank:
+                raise RuntimeError(f"required rank {rank} tensor to use "
+                                   f"{'channels_last' if rank == 4 else 'channels_last_3d'} format")
+            order = [0] + list(range(2, rank)) + [1]
+        strides, step = [0] * self.dim(), 1
+        for d in reversed(order):      # (channels-last strides multiply the raw sizes, 0 included)
+            strides[d] = step
+            step *= self.shape[d] if memory_format is not _C.contiguous_format else max(self.shape[d], 1)
+        _C._set_storage_impl(self, self.untyped_storage(), self.storage_offset(), tuple(self.shape),
+                             tuple(strides))
 
     def resize_as_(self, other, memory_format=None):
-        return self.resize_(other.shape)
+        self.resize_(other.shape)
+        if memory_format is not None:
+            if memory_format is _C.preserve_format:   # other's suggested memory format
+                memory_format = next((f for f in (_C.channels_last, _C.channels_last_3d)
+                                      if other.dim() == (4 if f is _C.channels_last else 5)
+                                      and not other.is_contiguous()
+                                      and other.is_contiguous(memory_format=f)),
+                                     _C.contiguous_format)
+            self._restride(memory_format)
+        return self
 
     def module_load(self, other, assign=False):
         """How ``other`` is loaded into this parameter or buffer by ``Module.load_state_dict``

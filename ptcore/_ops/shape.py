@@ -1282,7 +1282,8 @@ def flip(input, dims):
         # PyTorch's flip kernel takes ComplexHalf only when the innermost dim stays
         _refuse_complex32("flip_cpu", input)
     x = _plain(input)
-    result = _C.empty(input.shape, dtype=input.dtype, device=input.device)
+    # torch's flip keeps a dense input's layout (empty_like, preserve_format)
+    result = _C._like(x, None, None, False, 0, None, _C.preserve_format)
     if result.numel():
         _cpu_kernel("flip", input.device, _flip_cpu)(result, x, flags[:nd])
     return result

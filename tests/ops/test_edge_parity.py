@@ -125,3 +125,56 @@ def test_nonzero_layout(shape):
         _same(a, b)
         assert a.stride() == b.stride()
     assert ptcore.argwhere(ptcore.ones(2, 3)).stride() == torch.argwhere(torch.ones(2, 3)).stride()
+
+
+@pytest.mark.parametrize("sections", [[1, 3], 3, [[1, 3]], [1.0, 3.0], "int32", "bool"])
+def test_tensor_split_tensor_sections(sections):
+    def f(T):
+        if sections == "int32":
+            t = T.tensor([1, 3], dtype=T.int32)
+        elif sections == "bool":
+            t = T.tensor(True)
+        else:
+            t = T.tensor(sections)
+        return T.arange(24.).reshape(2, 3, 4).tensor_split(t, 2)
+    _check(f)
+
+
+def _resize_cases(T):
+    out = []
+    x = T.arange(24.).reshape(2, 3, 4).transpose(0, 2)
+    out.append(x.resize_(x.shape).stride())              # same sizes: strides kept
+    out.append(x.resize_as_(x.clone()).stride())
+    out.append(x.resize_(x.shape, memory_format=T.contiguous_format).stride())
+    y = T.zeros(2, 3, 4, 5)
+    out.append(y.resize_(2, 3, 4, 5, memory_format=T.channels_last).stride())
+    out.append(y.resize_(2, 3, 4, 5).stride())
+    out.append(T.zeros(6).resize_(1, 2, 1, 3, memory_format=T.channels_last).stride())
+    out.append(T.zeros(2, 3).resize_(4, 0, 2, 2, memory_format=T.channels_last).stride())
+    out.append(T.zeros(2, 3, 4, 5, 6).resize_(2, 3, 4, 5, 6, memory_format=T.channels_last_3d).stride())
+    z = T.zeros(2, 3, 4, 5).to(memory_format=T.channels_last)
+    out.append(T.zeros(3).resize_as_(z).stride())
+    out.append(T.zeros(3).resize_as_(z, memory_format=T.preserve_format).stride())
+    for fmt in ("channels_last", "preserve_format"):
+        try:
+            T.zeros(6).resize_(2, 3, memory_format=getattr(T, fmt))
+            out.append(None)
+        except RuntimeError:
+            out.append(RuntimeError)
+    return out
+
+
+def test_resize_strides_and_memory_format():
+    assert _resize_cases(ptcore) == _resize_cases(torch)
+
+
+@pytest.mark.parametrize("make", ["x.transpose(0, 2)", "x.permute(1, 2, 0)", "x[:, :, ::2]",
+                                  "x[:, :1].expand(2, 3, 4)", "x.unsqueeze(0).to(memory_format=T.channels_last)"])
+@pytest.mark.parametrize("dims", [(0,), (-1,), (0, 1)])
+def test_flip_keeps_the_layout(make, dims):
+    def f(T):
+        x = T.arange(24.).reshape(2, 3, 4)
+        return eval(make, {"x": x, "T": T}).flip(dims)
+    p, r = f(ptcore), f(torch)
+    _same(p, r)
+    assert p.stride() == r.stride()
