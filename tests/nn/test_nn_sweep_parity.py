@@ -100,3 +100,61 @@ def test_global_module_backward_hook():
 def test_dir_lists_training_once():
     assert dir(ptcore.nn.Linear(2, 2)).count("training") == 1
     assert dir(torch.nn.Linear(2, 2)).count("training") == 1
+
+
+_NORMS = {
+    "layer_norm": lambda F, x, w, b: F.layer_norm(x, (3,), w[:3], b[:3]),
+    "group_norm": lambda F, x, w, b: F.group_norm(x, 2, w, b),
+    "batch_norm": lambda F, x, w, b: F.batch_norm(x, b.detach().float().clone(), w.detach().float().clone(), w, b,
+                                                  training=True),
+    "batch_norm_eval": lambda F, x, w, b: F.batch_norm(x, b.detach(), w.detach() * 2, w, b),
+    "instance_norm": lambda F, x, w, b: F.instance_norm(x, None, None, w, b),
+    "rms_norm": lambda F, x, w, b: F.rms_norm(x, (3,), w[:3]),
+    "prelu": lambda F, x, w, b: F.prelu(x, w),
+}
+
+
+@pytest.mark.parametrize("fn", sorted(_NORMS))
+@pytest.mark.parametrize("xd,wd", [("bfloat16", "float32"), ("float16", "float32"),
+                                   ("float64", "float32"), ("float32", "float64"),
+                                   ("bfloat16", "float16"), ("float32", "bfloat16")])
+def test_norm_mixed_dtypes_as_torch(fn, xd, wd):
+    # ATen (CPU) takes half/bfloat16 input with float32 parameters (result in the input's
+    # dtype) and refuses other mixes; rms_norm always returns the input's dtype; prelu
+    # refuses any mix
+    x0 = np.random.RandomState(0).randn(4, 6, 3).astype(np.float32)
+    w0 = np.random.RandomState(1).rand(6).astype(np.float32) + 0.5
+    b0 = np.random.RandomState(2).randn(6).astype(np.float32)
+
+    def run(lib):
+        x = lib.from_numpy(x0).to(getattr(lib, xd)).requires_grad_()
+        w = lib.from_numpy(w0).to(getattr(lib, wd)).requires_grad_()
+        b = lib.from_numpy(b0).to(getattr(lib, wd))
+        try:
+            y = _NORMS[fn](lib.nn.functional, x, w, b)
+        except RuntimeError as e:
+            return "RuntimeError", str(e).split(":")[0]
+        (y.float() * lib.from_numpy(x0 + 1)).sum().backward()
+        return y, x.grad, w.grad
+
+    t, p = run(torch), run(ptcore)
+    if isinstance(t[0], str):
+        assert p == t
+        return
+    assert not isinstance(p[0], str), p
+    for a, b in zip(t, p):
+        assert str(b.dtype) == str(a.dtype).replace("torch", "ptcore")
+        tol = 3e-2 if xd in ("bfloat16", "float16") else 1e-4
+        np.testing.assert_allclose(b.detach().float().numpy(), a.detach().float().numpy(),
+                                   rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_rms_norm_low_precision_default_eps_is_float32s(dt):
+    # ATen computes half/bfloat16 rms_norm in float32, eps=None meaning float32's eps:
+    # with bfloat16's eps (0.0078) small inputs were shrunk about a hundredfold
+    x0 = np.random.RandomState(0).randn(3, 8).astype(np.float32) * 1e-3
+    ref = torch.nn.functional.rms_norm(torch.from_numpy(x0).to(getattr(torch, dt)), (8,))
+    out = ptcore.nn.functional.rms_norm(ptcore.from_numpy(x0).to(getattr(ptcore, dt)), (8,))
+    assert str(out.dtype) == f"ptcore.{dt}"
+    np.testing.assert_allclose(out.float().numpy(), ref.float().numpy(), rtol=2e-2, atol=2e-2)

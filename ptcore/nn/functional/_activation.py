@@ -273,6 +273,9 @@ def prelu(input, weight):
         w = weight.reshape([n] + [1] * (input.dim() - 2))
     else:
         w = weight.reshape([])
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._legacy} and "
+                           f"{weight.dtype._legacy}")
     return ptcore.where(input > 0, input, input * w)
 
 

@@ -52,8 +52,16 @@ def _check_numel(t, name, n, scale=1):
 
 
 def _check_param_dtype(input, *params):
-    for p in params:
-        if p is not None and p.dtype != input.dtype:
+    """Whether the parameters' dtypes fit ``input``: True for ATen's CPU "mixed type"
+    (half / bfloat16 input with float32 parameters, computed in float32 and returned
+    in the input's dtype), False when all match; any other mix raises as torch."""
+    given = [p for p in params if p is not None]
+    if all(p.dtype == input.dtype for p in given):
+        return False
+    if input.dtype in (_pt.float16, _pt.bfloat16) and all(p.dtype == _pt.float32 for p in given):
+        return True
+    for p in given:
+        if p.dtype != input.dtype:
             if input.dtype == _pt.float32 and p.dtype != _pt.float32:
                 raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
@@ -229,7 +237,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_numel(running_var, "running_var", C)
     _check_numel(weight, "weight", C)
     _check_numel(bias, "bias", C)
-    _check_param_dtype(input, weight, bias, running_mean, running_var)
+    if _check_param_dtype(input, weight, bias, running_mean, running_var):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                          momentum, eps).to(input.dtype)
     shape = [1, C] + [1] * (nd - 2)
     if training:
         if _bn_fusable(input, weight, bias):
@@ -270,6 +280,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_numel(running_var, "running_var", N * C, N)
     _check_numel(weight, "weight", N * C, N)
     _check_numel(bias, "bias", N * C, N)
+    if _check_param_dtype(input, weight, bias, running_mean, running_var):
+        return instance_norm(input.float(), running_mean, running_var, weight, bias,
+                             use_input_stats, momentum, eps).to(input.dtype)
     shape = [1, C] + [1] * (nd - 2)
     if use_input_stats:
         dims = tuple(range(2, nd))
@@ -330,6 +343,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not input.is_floating_point():
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
                                   f"'{_tname(input.dtype)}'")
+    if _check_param_dtype(input, weight, bias):
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     n = 1
     for s in ns:
         n *= s
@@ -401,13 +416,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """
     ns = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized(input, ns, weight, None, "")
+    # as ATen's composite: half / bfloat16 computed in float32 (whose eps is the
+    # default), the result in the input's dtype whatever the weight's
+    x = input.float() if input.dtype in (_pt.float16, _pt.bfloat16) else input
     if eps is None:
-        eps = _pt.finfo(input.dtype).eps
+        eps = _pt.finfo(x.dtype).eps
     dims = tuple(range(-len(ns), 0))
-    y = input * _pt.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    y = x * _pt.rsqrt((x * x).mean(dims, keepdim=True) + eps)
     if weight is not None:
         y = y * weight
-    return y
+    return y if y.dtype == input.dtype else y.to(input.dtype)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -428,6 +446,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {_shape(t)} and "
                                f"input of shape {_shape(input)}")
+    if _check_param_dtype(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     x = input.reshape(N, num_groups, -1)
     y = _standardize(x, -1, eps)[0].reshape(input.shape)
     return _affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2))
