@@ -729,6 +729,17 @@ def _hook_result(h, old, new):
     return new
 
 
+def _leaf_hooks(acc, g):
+    """``g`` through the tensor hooks of the leaf of AccumulateGrad ``acc``."""
+    var = acc._var()
+    if var is not None and var._backward_hooks:
+        for h in list(var._backward_hooks.values()):
+            r = h(g)
+            if r is not None:
+                g = _hook_result(h, g, r)
+    return g
+
+
 def _run_tensor_prehooks(node, buf):
     for nr, hooks in node._x.tensor_prehooks.items():
         if nr < len(buf) and buf[nr] is not None:
@@ -826,6 +837,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     for i, nr in hits:
                         if nr < len(buf) and buf[nr] is not None:
                             capture[i] = buf[nr]
+                            if is_acc and not accumulate:
+                                # autograd.grad w.r.t. a leaf: its tensor hooks
+                                # apply to the returned gradient (as torch)
+                                capture[i] = _leaf_hooks(node, buf[nr])
                 if is_acc:
                     run = accumulate and hits is not None
                 else:

@@ -598,3 +598,24 @@ def test_inference_mode_is_per_thread():
         t.join()
         out.append(ptcore.randn(2).is_inference())
     assert out == [False, True]
+
+
+def test_leaf_tensor_hooks_apply_to_autograd_grad_results():
+    """torch: hooks registered on a leaf change the gradient autograd.grad
+    returns for it (they already applied to .grad through backward)."""
+    torch = pytest.importorskip("torch")
+
+    def run(L):
+        a = L.ones(2, requires_grad=True)
+        a.register_hook(lambda g: g * 10)
+        a.register_hook(lambda g: g + 1)
+        r1 = L.autograd.grad((a * 2).sum(), a)[0]
+        b = L.ones(2, requires_grad=True)
+        h = b.register_hook(lambda g: g * 10)
+        h.remove()
+        r2 = L.autograd.grad((b * 2).sum(), b)[0]
+        c = L.ones(2, requires_grad=True)
+        c.register_hook(lambda g: g * 3)
+        (c * 2).sum().backward()
+        return [r1.tolist(), r2.tolist(), c.grad.tolist()]
+    assert run(ptcore) == run(torch)
