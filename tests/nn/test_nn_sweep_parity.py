@@ -158,3 +158,18 @@ def test_rms_norm_low_precision_default_eps_is_float32s(dt):
     out = ptcore.nn.functional.rms_norm(ptcore.from_numpy(x0).to(getattr(ptcore, dt)), (8,))
     assert str(out.dtype) == f"ptcore.{dt}"
     np.testing.assert_allclose(out.float().numpy(), ref.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("cls", ["ZeroPad1d", "ZeroPad2d", "ConstantPad2d", "ReplicationPad1d",
+                                 "ReflectionPad2d", "CircularPad2d"])
+@pytest.mark.parametrize("pad", [(1, 2), [1, 2, 0, 1], (1, 2, 3, 0, 1, 1), (1, 2, 3)])
+def test_pad_modules_keep_a_padding_of_any_length(cls, pad):
+    # torch's _pair/_quadruple/_ntuple keep a sequence as given; F.pad then judges it
+    def run(lib):
+        m = getattr(lib.nn, cls)(*((pad, 1.5) if cls.startswith("Constant") else (pad,)))
+        x = lib.arange(2 * 3 * 4 * 5, dtype=lib.float32).reshape(2, 3, 4, 5)
+        try:
+            return repr(m), m.padding, m(x).tolist()
+        except Exception as e:  # noqa: BLE001
+            return repr(m), m.padding, type(e).__name__
+    assert run(ptcore) == run(torch)

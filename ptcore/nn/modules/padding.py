@@ -1,5 +1,7 @@
 """Padding layers (``torch.nn.ZeroPad*``, ``ConstantPad*``, ``ReflectionPad*``,
 ``ReplicationPad*``, ``CircularPad*``)."""
+from collections.abc import Iterable
+
 from ptcore.nn import functional as F
 from ptcore.nn.modules.module import Module
 
@@ -11,9 +13,9 @@ __all__ = [
 
 
 def _ntuple(v, n):
-    if isinstance(v, (list, tuple)):
-        if len(v) != n:
-            raise ValueError(f"expected a padding of {n} ints, got {tuple(v)}")
+    # as torch's _ntuple: a sequence is kept whatever its length (F.pad judges it, so a
+    # ZeroPad2d given 6 ints pads 3 dims), a scalar is repeated
+    if isinstance(v, Iterable):
         return tuple(v)
     return (v,) * n
 
