@@ -336,7 +336,31 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
     return input, geo, unbatched
 
 
+def _is_complex_conv(input, weight, bias):
+    return (isinstance(input, ptcore.Tensor) and input.is_complex()
+            and isinstance(weight, ptcore.Tensor) and weight.dtype == input.dtype
+            and (bias is None or (isinstance(bias, ptcore.Tensor) and bias.dtype == input.dtype)))
+
+
+def _complex_conv(conv, input, weight, bias, *args):
+    """torch's complex convolution by three real ones (Gauss's trick):
+    a = conv(xr, wr, br), b = conv(xi, wi), c = conv(xr + xi, wr + wi, br + bi),
+    conv(x, w, bias) = a - b + i (c - a - b); differentiable in all parts."""
+    xr, xi = input.real, input.imag
+    wr, wi = weight.real, weight.imag
+    br = bi = None
+    if bias is not None:
+        br, bi = bias.real, bias.imag
+    a = conv(xr, wr, br, *args)
+    b = conv(xi, wi, None, *args)
+    c = conv(xr + xi, wr + wi, None if bias is None else br + bi, *args)
+    return ptcore.complex(a - b, c - a - b)
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    if _is_complex_conv(input, weight, bias):
+        return _complex_conv(_conv, input, weight, bias, stride, padding, dilation, groups, nd,
+                             name)
     x, geo, unbatched = _prepare_conv(input, weight, bias, stride, padding, dilation, groups,
                                       nd, name)
     nd, osz = geo[0], geo[5]
@@ -420,6 +444,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 # ---------------------------------------------------------------------------
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
                     name):
+    if _is_complex_conv(input, weight, bias):
+        return _complex_conv(_conv_transpose, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation, nd, name)
     _check_tensor(input, name, "input")
     _check_tensor(weight, name, "weight")
     if input.dim() not in (nd + 1, nd + 2):
