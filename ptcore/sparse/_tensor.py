@@ -250,8 +250,7 @@ class SparseTensor:
         # a Tensor method the sparse layouts have no kernel for raises when
         # called, as torch's (the attribute exists)
         import ptcore
-        if not name.startswith("_") and callable(getattr(ptcore.Tensor, name, None)) and \
-                not isinstance(getattr(type(ptcore.Tensor), name, None), property):
+        if not name.startswith("_") and callable(getattr(ptcore.Tensor, name, None)):
             layout = self.layout
 
             def method(*args, **kwargs):
