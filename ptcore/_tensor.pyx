@@ -2156,7 +2156,7 @@ cdef class _TensorBase:
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
-            return self._view(nd, self._shape, self._strides, self._offset, VK_VIEW)
+            return self         # torch returns the tensor itself
         shape = [self._shape[i] for i in range(s)]
         n = 1
         for i in range(s, e + 1):
@@ -2601,6 +2601,8 @@ cdef class _TensorBase:
         """Self if already contiguous, else a contiguous copy."""
         if memory_format is not None and memory_format is not contiguous_format \
                 and memory_format is not preserve_format:
+            if _is_contig_format(self, memory_format):     # torch: self when already so
+                return self
             return _to_memory_format(self, memory_format)
         if self._is_contig():
             return self

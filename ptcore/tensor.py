@@ -566,15 +566,36 @@ def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
         dtype = t.dtype
     _C._warn_complex_to_real(t.dtype, dtype, 3)     # attributed to the caller of .to()
     if device == cur_dev or (device.type == cur_dev.type and device.index is None):
-        if dtype is t.dtype and not copy and (memory_format is None or t.is_contiguous(memory_format=memory_format)):
+        preserve = memory_format is None or memory_format is _C.preserve_format
+        # torch aliases when the layout torch suggests for t is the one asked for
+        if dtype is t.dtype and not copy and (preserve or _suggest_memory_format(t) is memory_format):
             return t
-        out = t._to_dtype(dtype, copy=True)
-        if memory_format is not None and memory_format is not _C.preserve_format:
-            out = out.contiguous(memory_format=memory_format)
+        if preserve:
+            out = t._to_dtype(dtype, copy=True)
+        else:                       # the standard strides of memory_format, as torch's empty
+            out = _C.empty(tuple(t.shape), dtype=dtype, device=cur_dev, memory_format=memory_format)
+            out.copy_(t)
         return _autograd_to(t, out)
     # cross-device: the device runtime (the CUDA backend) implements the transfer
     out = _device_runtime("to_device")(t, device, dtype, non_blocking)
     return _autograd_to(t, out)
+
+
+def _suggest_memory_format(t):
+    """torch's suggest_memory_format: channels_last(_3d) when the strides look
+    like it (its is_channels_last_strides_2d/3d, NCHW for ambiguous cases)."""
+    nd = t.dim()
+    if nd not in (4, 5):
+        return _C.contiguous_format
+    sizes, strides = t.shape, t.stride()
+    if strides[1] == 0:
+        return _C.contiguous_format
+    lo = 0
+    for d in ((1, 3, 2, 0) if nd == 4 else (1, 4, 3, 2, 0)):
+        if sizes[d] == 0 or strides[d] < lo or (d == 0 and lo == strides[1]):
+            return _C.contiguous_format
+        lo = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return _C.channels_last if nd == 4 else _C.channels_last_3d
 
 
 def _autograd_to(src, out):

@@ -535,6 +535,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
         _refuse_limited("arange_cpu", _C._as_dtype(dtype))
+        if _C._as_dtype(dtype) is _C.bool_:
+            raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if end is None:
         start, end = 0, start
     start, end, step = _num(start, "start"), _num(end, "end"), _num(step, "step")

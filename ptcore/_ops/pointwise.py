@@ -1400,10 +1400,10 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     return _addc("addcmul", input, tensor1, tensor2, value, out, dt, False)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 / tensor2``."""
-    dt = _result_type(input, tensor1, tensor2)
-    if dt._category < _FLOAT_CAT:
+def _check_addcdiv_operands(tensor1, tensor2):
+    # torch refuses when both divided operands are integral (bool included),
+    # whatever input's dtype
+    if all(isinstance(t, _TensorBase) and t.dtype._category < _FLOAT_CAT for t in (tensor1, tensor2)):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future release addcdiv "
             "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
@@ -1411,6 +1411,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
             "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
             "for all dtypes.")
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``."""
+    _check_addcdiv_operands(tensor1, tensor2)
+    dt = _result_type(input, tensor1, tensor2)
     return _addc("addcdiv", input, tensor1, tensor2, value, out, dt, False)
 
 
@@ -1442,6 +1448,7 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
 
 
 def addcdiv_(self, tensor1, tensor2, *, value=1):
+    _check_addcdiv_operands(tensor1, tensor2)
     return _addc("addcdiv", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
 
 

@@ -178,3 +178,54 @@ def test_flip_keeps_the_layout(make, dims):
     p, r = f(ptcore), f(torch)
     _same(p, r)
     assert p.stride() == r.stride()
+
+
+def _memory_format_cases(T):
+    res = []
+    for s in [(2, 1, 4, 1), (2, 3, 1, 1), (1, 3, 4, 5), (2, 3, 4, 5)]:
+        res.append((T.ones(*s).to(memory_format=T.channels_last).stride(),
+                    T.ones(*s).contiguous(memory_format=T.channels_last).stride()))
+    for s in [(2, 1, 4, 1, 3), (2, 3, 1, 1, 1)]:
+        res.append((T.ones(*s).to(memory_format=T.channels_last_3d).stride(),
+                    T.ones(*s).contiguous(memory_format=T.channels_last_3d).stride()))
+    x = T.ones(3, 4).t()
+    res.append(x.to(memory_format=T.contiguous_format) is x)    # torch aliases: suggested format
+    x = T.ones(2, 3, 4, 5).permute(0, 2, 3, 1)
+    res.append((x.to(memory_format=T.contiguous_format) is x, x.to(memory_format=T.channels_last) is x))
+    x = T.ones(2, 3, 4, 5).to(memory_format=T.channels_last)
+    res.append((x.to(memory_format=T.channels_last) is x, x.contiguous(memory_format=T.channels_last) is x,
+                x.to(memory_format=T.contiguous_format).stride(), x.to(T.float64).stride(),
+                x.to(T.float64, memory_format=T.contiguous_format).stride()))
+    x = x[:, :, ::2]
+    res.append((x.to(memory_format=T.channels_last) is x,
+                x.contiguous(memory_format=T.channels_last).stride()))
+    return res
+
+
+def test_to_and_contiguous_memory_format():
+    assert _memory_format_cases(ptcore) == _memory_format_cases(torch)
+
+
+def test_flatten_of_one_dim_returns_self():
+    for T in (ptcore, torch):
+        x = T.ones(2, 3)
+        assert x.flatten(0, 0) is x and x.flatten(-1, -1) is x and T.ones(2).flatten() is not None
+        y = T.ones(3)
+        assert y.flatten() is y
+
+
+@pytest.mark.parametrize("dts", [("float32", "int64", "int64"), ("int64", "float32", "int64"),
+                                 ("int64", "bool", "int64"), ("int64", "int64", "float32"),
+                                 ("float32", "int64", "float32")])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_addcdiv_integer_operands(dts, inplace):
+    # torch refuses when tensor1 and tensor2 are both integral, whatever input is
+    def f(T):
+        a, b, c = (T.tensor([3, 4]).to(getattr(T, d)) for d in dts)
+        return a.clone().addcdiv_(b, c) if inplace else T.addcdiv(a, b, c)
+    _check(f)
+
+
+@pytest.mark.parametrize("args", [(3,), (0,), (2, 1), (0, 1, 0)])
+def test_arange_bool_not_implemented(args):
+    _check(lambda T: T.arange(*args, dtype=T.bool))
