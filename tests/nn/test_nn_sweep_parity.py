@@ -173,3 +173,15 @@ def test_pad_modules_keep_a_padding_of_any_length(cls, pad):
         except Exception as e:  # noqa: BLE001
             return repr(m), m.padding, type(e).__name__
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("shape", [(1, 2, 5), (2, 3, 5, 6), (1, 1, 3, 5, 4)])
+@pytest.mark.parametrize("kw", [dict(scale_factor=1.7), dict(scale_factor=0.6), dict(size=7),
+                                dict(scale_factor=1.7, recompute_scale_factor=True)])
+def test_interpolate_nearest_uint8_images(mode, shape, kw):
+    x = (np.arange(int(np.prod(shape))).reshape(shape) * 37 % 256).astype(np.uint8)
+    ref = torch.nn.functional.interpolate(torch.from_numpy(x), mode=mode, **kw)
+    out = ptcore.nn.functional.interpolate(ptcore.from_numpy(x), mode=mode, **kw)
+    assert out.dtype == ptcore.uint8
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())

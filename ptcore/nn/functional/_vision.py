@@ -344,6 +344,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         fn = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
         return fn(input, out_size)
+    if input.dtype == ptcore.uint8 and mode in ("nearest", "nearest-exact"):
+        # torch resamples uint8 images by nearest (a gather: exact through float32)
+        return interpolate(input.float(), size, scale_factor, mode, align_corners,
+                           recompute_scale_factor, antialias).to(ptcore.uint8)
     if not input.is_floating_point():
         raise NotImplementedError(f"interpolate: {mode} mode needs a floating-point input, got "
                                   f"{input.dtype}")
