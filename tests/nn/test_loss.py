@@ -695,3 +695,32 @@ def test_logit_losses_gradient_at_zero_logits(loss, pos_weighted):
         return L.autograd.grad(out, x, create_graph=True)[0]
     gp, gt = run(ptcore, F), run(torch, TF)
     np.testing.assert_allclose(gp.detach().numpy(), gt.detach().numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("loss", ["binary_cross_entropy_with_logits", "mse_loss", "smooth_l1_loss",
+                                  "huber_loss", "binary_cross_entropy"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_loss_of_input_and_target_derived_from_one_tensor(loss, create_graph):
+    """Input and target both computed from one leaf (Bernoulli.entropy is
+    bce_with_logits(logits, probs)): the loss node's backward raised 'backward
+    through the graph a second time' and counted the target's path twice."""
+    def run(L, fn):
+        p = L.tensor([0.3, 0.8], dtype=L.float64, requires_grad=True)
+        x = L.sigmoid(p * 2) if loss == "binary_cross_entropy" else p * 3 - 1
+        g, = L.autograd.grad(getattr(fn, loss)(x, L.sigmoid(p)), p, create_graph=create_graph)
+        out = [g.detach().numpy()]
+        if create_graph:
+            out.append(L.autograd.grad(g.sum(), p)[0].numpy())
+        return out
+    for a, b in zip(run(ptcore, F), run(torch, TF)):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-14)
+
+
+def test_bernoulli_and_geometric_entropy_gradients():
+    def run(L):
+        p = L.tensor([0.3, 0.8], dtype=L.float64, requires_grad=True)
+        D = L.distributions
+        out = D.Bernoulli(p).entropy().sum() + D.Geometric(p).entropy().sum()
+        out = out + D.kl_divergence(D.Geometric(p), D.Geometric(p.detach() * 0.5)).sum()
+        return L.autograd.grad(out, p)[0].numpy()
+    np.testing.assert_allclose(run(ptcore), run(torch), rtol=1e-10)

@@ -107,6 +107,12 @@ def _torch_node(name, compute, *tensors):
         create = _pt.is_grad_enabled()
         need = [i for i, t in enumerate(ts) if isinstance(t, _pt.Tensor) and t._requires_grad]
         with _pt.enable_grad():
+            # differentiate w.r.t. fresh aliases of the arguments: the inner grad must
+            # not run (and free) the graph behind them, nor add the paths between
+            # them (target = f(input), as Bernoulli.entropy passes) a second time;
+            # under create_graph the aliases stay connected for higher derivatives
+            for i in need:
+                ts[i] = ts[i].view_as(ts[i]) if create else ts[i].detach().requires_grad_()
             o = compute(*ts)
         grads = _pt.autograd.grad(o, [ts[i] for i in need], g, create_graph=create,
                                   allow_unused=True)
