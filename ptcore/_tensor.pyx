@@ -1622,6 +1622,17 @@ cdef _TensorBase _slice_dim(_TensorBase self, int d, Py_ssize_t start, Py_ssize_
     return self._view(self._ndim, sh, self._strides, self._offset + start * self._strides[d], VK_SLICE)
 
 
+def _number_as_tensor(src):
+    """``copy_``'s source: torch wraps a Python number as a 0-d tensor of its
+    own dtype (bool, int64, float64, complex128); anything else unchanged."""
+    if type(src) not in (bool, int, float, complex):
+        return src
+    if type(src) is int and not -2 ** 63 <= src < 2 ** 63:
+        raise OverflowError("int too big to convert")
+    return full((), src, dtype=(bool_ if type(src) is bool else int64 if type(src) is int
+                                else float64 if type(src) is float else complex128))
+
+
 cdef inline bint _is_basic_index(object o) noexcept:
     return (o is None or o is Ellipsis or type(o) is slice or type(o) is int or type(o) is bool)
 
@@ -2571,6 +2582,7 @@ cdef class _TensorBase:
 
     def copy_(self, src, non_blocking=False):
         """Copy ``src`` (broadcast, converted) into this tensor in place."""
+        src = _number_as_tensor(src)
         if not isinstance(src, _TensorBase):
             raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {_typename(src)}")
         if (<_TensorBase>src)._storage.device._type_code != 0 or self._storage.device._type_code != 0:

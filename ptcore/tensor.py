@@ -373,6 +373,7 @@ class Tensor(_TensorBase):
         _C._resize_impl(self, shape)
         if memory_format is not None:
             self._restride(memory_format)
+        self._bump_version()
         return self
 
     def _restride(self, memory_format):

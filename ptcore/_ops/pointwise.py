@@ -202,6 +202,8 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
         dt = self.dtype
         if dt is _C.complex32:
             raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
+        if dt.is_complex and name in ("deg2rad", "rad2deg"):
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
         if float_only and (dt._category < _FLOAT_CAT or dt.is_complex):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
         if dt._category < _FLOAT_CAT:
@@ -339,6 +341,8 @@ def square(input, *, out=None):
 
 
 def square_(self):
+    if isinstance(self, _TensorBase) and self.dtype is _C.bool_:
+        _check_inplace_result(self, _C.int64)      # bool squares to int64
     return _unary("square", self, self, self.dtype, self.dtype, "square_", True)
 
 
@@ -878,6 +882,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
                 return r
         if scalars == _SCALARS_NONE:
             _other_tensor(name + "_", other)
+        _check_inplace_result(self, _result_type(self, other))
         dt = dtypes(self, other)
         if lowp is not None and (dt is _C.float16 or dt is _C.bfloat16):
             return lowp(self, other, self, dt, name + "_", True)
@@ -989,11 +994,15 @@ def _div_impl(a, b, rounding_mode, out, inplace):
     fname = "div_" if inplace else "div"
     if rounding_mode is None:
         dt = _to_float_dtype(dt)
+        if inplace:
+            _check_inplace_result(a, dt)
         _chalf_check(dt, a, b, "div_cpu")
         return _binary("div", a, b, out, dt, dt, fname, inplace)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if inplace:
+        _check_inplace_result(a, dt)
     if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'")
     if rounding_mode == "trunc" and (dt is _C.float16 or dt is _C.bfloat16) \
@@ -1095,6 +1104,8 @@ def _pow_impl(a, e, out, inplace):
         r = _pow_scalar_special(a, _real_exponent(e), out, dt, "pow_" if inplace else "pow", inplace)
         if r is not None:
             return r
+    if inplace:
+        _check_inplace_result(a, dt)
     _chalf_check(dt, a, e, "pow")
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -1264,6 +1275,9 @@ def _scalar_fits(v, dt):
 
 def _clamp_impl(x, lo, hi, out, inplace):
     lo_t, hi_t = isinstance(lo, _TensorBase), isinstance(hi, _TensorBase)
+    if isinstance(x, _TensorBase) and x.dtype.is_floating_point:
+        # torch converts complex number bounds of a real float tensor to double
+        lo, hi = (_real_bound(v) for v in (lo, hi))
     if lo is None:
         if hi is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -1278,6 +1292,8 @@ def _clamp_impl(x, lo, hi, out, inplace):
                 "but expected one of: (Tensor input, Tensor min = None, Tensor max = None) or "
                 "(Tensor input, Number min = None, Number max = None)")
         dt = _result_type(x, lo, hi)
+    if inplace:
+        _check_inplace_result(x, dt)
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     scalar_bounds = not (lo_t or hi_t)
@@ -1303,6 +1319,22 @@ def _clamp_impl(x, lo, hi, out, inplace):
         hi = math.inf if dt._category >= _FLOAT_CAT else (True if dt is _C.bool_ else _int_max(dt))
     return _ternary("clamp", x, lo, hi, out, dt, dt_res if out is None else out.dtype,
                     "clamp_" if inplace else "clamp", inplace)
+
+
+def _real_bound(v):
+    if isinstance(v, builtins.complex):
+        if v.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return v.real
+    return v
+
+
+def _check_inplace_result(self, dt):
+    """torch's in-place check, made before any dtype support check: the
+    promoted result type must cast to self's dtype."""
+    if dt is not self.dtype and not _can_cast_py(dt, self.dtype):
+        raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type "
+                           f"{_name(self.dtype)}")
 
 
 def _can_cast_py(frm, to):

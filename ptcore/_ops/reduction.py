@@ -1038,6 +1038,8 @@ def _cum_inplace(name, self, dim, dtype):
     if dtype is not None and _C._as_dtype(dtype) is not self.dtype:
         raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp(self.dtype)} and output "
                            f"tensor dtype {_cpp(_C._as_dtype(dtype))} should match")
+    if self.dtype is _C.bool_:       # torch's out= kernel has no bool loop
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
     r = _cum_sumprod(name, self, dim, None, None)
     self.copy_(r)
     return self

@@ -80,6 +80,7 @@ def _rebind(self, name, *args):
     """In-place metadata ops (``squeeze_``, ``t_`` ...): compute the view and
     make ``self`` take its shape/strides/offset (and its autograd history)."""
     v = getattr(self, name)(*args)
+    self._bump_version()          # torch counts metadata changes as in-place writes
     if _recording(self):
         if self.grad_fn is None and self._base is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "

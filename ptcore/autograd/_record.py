@@ -654,6 +654,7 @@ def _identity(t):
 def _copy_inplace(self, src, non_blocking=False):
     _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(src, _TensorBase) and src._requires_grad)):
+        src = _C._number_as_tensor(src)     # a number: a constant 0-d source
         if not isinstance(src, _TensorBase):
             return _TensorBase.copy_(self, src, non_blocking)
         check_inplace(self)

@@ -1,5 +1,7 @@
 """Edge cases found by a differential sweep against torch (empty inputs,
 scalar special cases, NaN handling, ...): each compares ptcore with torch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -229,3 +231,60 @@ def test_addcdiv_integer_operands(dts, inplace):
 @pytest.mark.parametrize("args", [(3,), (0,), (2, 1), (0, 1, 0)])
 def test_arange_bool_not_implemented(args):
     _check(lambda T: T.arange(*args, dtype=T.bool))
+
+
+_INPLACE_BINARY = ["bitwise_and_", "bitwise_or_", "bitwise_xor_", "__ilshift__", "__irshift__", "atan2_",
+                   "hypot_", "copysign_", "xlogy_", "fmod_", "remainder_", "floor_divide_", "clamp_",
+                   "div_", "pow_", "__iand__", "__imod__", "__ifloordiv__", "__itruediv__"]
+
+
+@pytest.mark.parametrize("op", _INPLACE_BINARY)
+@pytest.mark.parametrize("dts", [("int64", "float32"), ("float32", "complex64"), ("int32", "float64"),
+                                 ("float16", "pycomplex"), ("int64", "int64"), ("bool", "float32")])
+def test_inplace_result_cast_checked_before_dtype_support(op, dts):
+    # torch: "result type X can't be cast to the desired output type Y"
+    # (RuntimeError) comes before the kernel's NotImplementedError
+    def f(T):
+        x = T.tensor([3, 1, 2]).to(getattr(T, dts[0]))
+        other = 1 + 1j if dts[1] == "pycomplex" else T.tensor([2, 1, 3]).to(getattr(T, dts[1]))
+        return getattr(x, op)(other)
+    _check(f)
+
+
+@pytest.mark.parametrize("op", ["square_()", "cumsum_(0)", "cumprod_(0)", "deg2rad_()", "rad2deg_()"])
+@pytest.mark.parametrize("dt", ["bool", "complex64", "int64", "float32"])
+def test_inplace_unary_dtype_errors(op, dt):
+    _check(lambda T: eval("x." + op, {"x": T.tensor([1, 0, 2]).to(getattr(T, dt))}))
+
+
+@pytest.mark.parametrize("bound", ["1j", "2 + 0j", "-1j"])
+@pytest.mark.parametrize("dt", ["float32", "float16", "int64", "bool"])
+def test_clamp_complex_number_bound(bound, dt):
+    # a real float tensor converts the bound to double (an imaginary part overflows)
+    _check(lambda T: T.clamp(T.tensor([1, 0, 3]).to(getattr(T, dt)), eval(bound)))
+    _check(lambda T: T.tensor([1, 0, 3]).to(getattr(T, dt)).clamp_(max=eval(bound)))
+
+
+@pytest.mark.parametrize("op", ["t_()", "unsqueeze_(0)", "squeeze_()", "squeeze_(0)", "transpose_(0, 1)",
+                                "swapdims_(0, 1)", "as_strided_((2, 2), (1, 2))", "resize_(3, 2)",
+                                "resize_(2, 3)", "detach_()"])
+def test_metadata_inplace_ops_bump_the_version(op):
+    def f(T):
+        x = T.zeros(2, 3)
+        v = x._version
+        r = eval("x." + op, {"x": x})
+        return (r is x, x._version - v, tuple(x.shape), x.stride())
+    assert f(ptcore) == f(torch)
+
+
+@pytest.mark.parametrize("value", [2, 2.5, True, 1 + 1j, 2 ** 70])
+@pytest.mark.parametrize("dt", ["int64", "float32", "bool", "uint8"])
+def test_copy_from_a_python_number(value, dt):
+    def f(T):
+        x = T.zeros(2, dtype=getattr(T, dt))
+        v = x._version
+        r = x.copy_(value)
+        return r, T.tensor(r is x), T.tensor(x._version - v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # complex -> real discards the imaginary part
+        _check(f)
