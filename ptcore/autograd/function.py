@@ -109,7 +109,9 @@ class BackwardCFunction(Node):
 
 class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"__slots__": ()})
+        # (ptcore's own fused ops name their node as torch's: ``_backward_name``)
+        node = attrs.get("_backward_name") or name + "Backward"
+        cls._backward_cls = type(node, (BackwardCFunction,), {"__slots__": ()})
         super().__init__(name, bases, attrs)
 
 

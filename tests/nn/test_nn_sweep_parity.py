@@ -85,6 +85,9 @@ def test_global_module_backward_hook():
     def run(lib):
         mm = lib.nn.modules.module
         log = []
+        # (a global full backward hook registered by an earlier test leaves the
+        # kind flag set after its removal, in torch as in ptcore)
+        mm._global_is_full_backward_hook = None
         h = mm.register_module_backward_hook(lambda m, gi, go: log.append(type(m).__name__))
         try:
             x = lib.ones(4, 3, requires_grad=True)
@@ -185,3 +188,19 @@ def test_interpolate_nearest_uint8_images(mode, shape, kw):
     out = ptcore.nn.functional.interpolate(ptcore.from_numpy(x), mode=mode, **kw)
     assert out.dtype == ptcore.uint8
     np.testing.assert_array_equal(out.numpy(), ref.numpy())
+
+
+def test_fused_ops_name_their_grad_fn_as_torch():
+    # print(out) of a CNN shows grad_fn=<ConvolutionBackward0> etc. in torch
+    def names(lib):
+        F = lib.nn.functional
+        img = lib.ones(1, 1, 6, 6, requires_grad=True)
+        cw = lib.ones(2, 1, 3, 3, requires_grad=True)
+        return [type(y.grad_fn).__name__ for y in (
+            F.conv2d(img, cw), F.max_pool2d(img, 2),
+            F.batch_norm(img, None, None, training=True))]
+    assert names(ptcore) == names(torch) == [
+        "ConvolutionBackward0", "MaxPool2DWithIndicesBackward0", "NativeBatchNormBackward0"]
+    y = ptcore.nn.functional.conv2d(ptcore.ones(1, 1, 4, 4, requires_grad=True),
+                                    ptcore.ones(1, 1, 3, 3))
+    assert "grad_fn=<ConvolutionBackward0>" in repr(y)

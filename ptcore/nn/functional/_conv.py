@@ -186,6 +186,7 @@ def _bias_grad(g):
 #   <conv(x, w), gy> = <x, bx(gy, w)> = <w, bw(x, gy)>.
 class _ConvFwd(_Function):
     """y = conv(x, w) + b, of shape ``yshape``."""
+    _backward_name = "ConvolutionBackward0"           # grad_fn as torch names it
 
     @staticmethod
     def forward(ctx, x, w, b, geo, yshape):

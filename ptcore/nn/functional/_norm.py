@@ -128,6 +128,7 @@ class _BatchNormTrain(Function):
     kernel per direction (``ptcore._ops._norm``; ``mean``/``var``, the batch
     statistics, are not differentiable).  A backward that must itself be
     differentiable (``create_graph=True``) re-runs the composite formula."""
+    _backward_name = "NativeBatchNormBackward0"           # grad_fn as torch names it
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):

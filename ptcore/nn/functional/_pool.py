@@ -113,6 +113,7 @@ def _pad3(lst, nd, fill):
 class _MaxPoolFn(_Function):
     """values, indices = max over windows; ``win`` = (starts, ends, steps,
     in_size3, out_shape) with per-dim lists of 3 dims."""
+    _backward_name = "MaxPool2DWithIndicesBackward0"           # grad_fn as torch names it
 
     @staticmethod
     def forward(ctx, x, nd, win, fname):
