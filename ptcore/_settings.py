@@ -444,6 +444,10 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     if dtype is not ptcore.uint8:
         t = t.view(dtype)
     if requires_grad:
-        from ptcore._ops.creation import _require_grad
-        _require_grad(t)
+        # (the constructors' message, as ptcore._ops.creation._require_grad:
+        # this core module may not import the ops layer)
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t.requires_grad_(True)
     return t

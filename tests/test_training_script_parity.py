@@ -117,11 +117,13 @@ def test_float_of_a_tensor_requiring_grad_warns_as_torch(case):
             float(t.detach())
         else:
             float(L.tensor(2.0))
-    assert _scalar_warnings(ptcore, fn) == _scalar_warnings(torch, fn)
-    if case == "float":
-        assert _scalar_warnings(ptcore, fn) == [
-            "Converting a tensor with requires_grad=True to a scalar may lead to "
-            "unexpected behavior."]
+    want = ["Converting a tensor with requires_grad=True to a scalar may lead to "
+            "unexpected behavior."] if case == "float" else []
+    assert _scalar_warnings(ptcore, fn) == want
+    # torch's warning is a C++ warn-once: it may have fired earlier in this
+    # process, so torch is compared where neither library warns
+    if not want:
+        assert _scalar_warnings(torch, fn) == []
 
 
 # -- recurrent layers under CPU autocast (bfloat16) ---------------------------------------

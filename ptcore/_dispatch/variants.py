@@ -169,9 +169,9 @@ _DECLARED = {
         is_non_overlapping_and_dense is_pinned is_set_to is_shared item long lstsq module_load
         mtia ndimension nelement new new_empty new_empty_strided new_full new_ones new_tensor
         new_zeros numpy pin_memory record_stream register_hook register_post_accumulate_grad_hook
-        reinforce repeat reshape_as retain_grad short size solve sparse_dim storage storage_offset
-        storage_type stride sum_to_size symeig to to_dense to_device to_sparse to_sparse_csc
-        to_sparse_csr tolist type type_as unfold untyped_storage view view_as xpu""",
+        reinforce repeat reshape_as retain_grad short size solve sparse_dim sparse_mask storage
+        storage_offset storage_type stride sum_to_size symeig to to_dense to_device to_sparse
+        to_sparse_csc to_sparse_csr tolist type type_as unfold untyped_storage view view_as xpu""",
     ('ptcore', 'method inplace'): """
         resize resize_as""",
     ('special', 'function'): """

@@ -228,24 +228,27 @@ def _polygamma_raw(n, x):
     return cpu_kernel("polygamma", x.device, _polygamma_cpu)(n, x.detach())
 
 
-def _torch_trigamma_np(x):
-    """PyTorch's calc_trigamma in ``x``'s NumPy dtype: its reflection uses
-    sin(pi x), so at the poles (negative integers) it gives the large finite
-    pi^2 / sin(pi x)^2 that float rounding leaves, and nan at -inf."""
-    import numpy as np
-    pi = x.dtype.type(np.pi)
+def _torch_trigamma(xp, x):
+    """PyTorch's calc_trigamma in ``x``'s dtype, ``xp`` NumPy or ptcore (the
+    CUDA loop): its reflection uses sin(pi x), so at the poles (negative
+    integers) it gives the large finite pi^2 / sin(pi x)^2 that float rounding
+    leaves, and nan at -inf.  (Python scalars keep ``x``'s dtype in both.)"""
     refl = x < 0.5
+    s = xp.sin(x * math.pi)
+    y = xp.where(refl, 1 - x, x)
+    res = xp.zeros_like(x)
+    for _ in range(6):
+        res = res + 1 / (y * y)
+        y = y + 1
+    ixx = 1 / (y * y)
+    res = res + (1 + 1 / (2 * y) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / y
+    return xp.where(refl, math.pi * math.pi / (s * s) - res, res)
+
+
+def _torch_trigamma_np(x):
+    import numpy as np
     with np.errstate(all="ignore"):
-        s = np.sin(pi * x)
-        y = np.where(refl, 1 - x, x)
-        res = np.zeros_like(x)
-        for _ in range(6):
-            res = res + 1 / (y * y)
-            y = y + 1
-        ixx = 1 / (y * y)
-        res = res + (1 + 1 / (2 * y) + ixx * (x.dtype.type(1 / 6) - ixx * (
-            x.dtype.type(1 / 30) - ixx * x.dtype.type(1 / 42)))) / y
-        return np.where(refl, pi * pi / (s * s) - res, res)
+        return _torch_trigamma(np, x)
 
 
 def _polygamma_cpu(n, x):

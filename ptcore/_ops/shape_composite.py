@@ -86,7 +86,12 @@ def _rebind(self, name, *args):
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
         _C._set_data(self, v)
-        self._grad_fn = v._grad_fn
+        self._grad_fn = node = v._grad_fn
+        if hasattr(node, "_bver"):
+            # the view node of ``self`` itself now: stamped with the bumped
+            # version, else it would look stale (its base modified) and be
+            # rebuilt from a base ``self`` does not have
+            node._bver = self._version
         self._output_nr = getattr(v, "_output_nr", 0)
         return self
     _C._set_data(self, v)

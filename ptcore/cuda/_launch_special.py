@@ -20,6 +20,7 @@ the result in that dtype:
 import math
 
 from ptcore import _tensor as _C
+from ptcore._ops.pointwise_composite import _torch_trigamma
 
 __all__ = ["register"]
 
@@ -111,10 +112,16 @@ def _polygamma(n, x):
     with P.no_grad():
         x64 = x.to(_C.float64)
         r = P.mul(P.special.zeta(float(n + 1), x64), c)
-        # 0 (signed as (-1)^(n+1)) at +inf; trigamma(-inf) is nan
-        r = P.where(P.isposinf(x64), 0.0 if n % 2 else -0.0, r)
         if n == 1:
-            r = P.where(P.isneginf(x64), math.nan, r)
+            # trigamma: 0 at +inf; at its poles (the negative integers) and
+            # -inf PyTorch's reflection value (the CPU's too)
+            r = P.where(P.isposinf(x64), 0.0, r)
+            poles = P.logical_and(x64 < 0, P.floor(x64) == x64)
+            if bool(poles.any()):
+                cdt = _C.float64 if dt is _C.float64 else _C.float32
+                r = P.where(poles, _torch_trigamma(P, x.to(cdt)).to(_C.float64), r)
+        else:
+            r = P.where(P.isposinf(x64), math.nan, r)      # zeta(n + 1, inf): nan in torch
     return r.to(dt)
 
 
