@@ -16,7 +16,7 @@ from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
 from ptcore.onnx import _proto as P, _more_ops, _recurrent
-from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym
+from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 from ptcore.onnx import _custom, _opsets
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
@@ -52,11 +52,6 @@ def _raw(t):
     return t.reshape(-1).view(ptcore.uint8).numpy().tobytes()
 
 
-_NP_OF = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-          "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
-          "uint8": np.uint8, "bool": np.bool_}
-
-
 class _Builder:
     def __init__(self, graph, opset):
         self.g = graph
@@ -78,9 +73,9 @@ class _Builder:
     def const(self, array, dtype):
         """An initializer holding ``array`` (NumPy) as ONNX ``dtype``."""
         name = self.fresh("const")
-        if dtype not in _NP_OF:
+        if dtype not in NP_DTYPES:
             raise UnsupportedOperatorError(f"a constant of dtype {dtype}")
-        arr = np.ascontiguousarray(np.asarray(array, dtype=_NP_OF[dtype]))
+        arr = np.ascontiguousarray(np.asarray(array, dtype=NP_DTYPES[dtype]))
         self.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
         self.const_values[name] = arr
         return name

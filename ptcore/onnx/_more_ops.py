@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from ptcore.onnx._shapes import (Sym, dec, ints as _ints, init as _init, scalar,
-                                 vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS)
+                                 vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS,
+                                 NP_DTYPES)
 from ptcore.onnx import _opsets
 from ptcore.onnx.errors import UnsupportedOperatorError
 
@@ -21,9 +22,6 @@ __all__ = ["CONVERTERS", "DECOMPOSED"]
 
 # composites an export records as the ops they call
 DECOMPOSED = frozenset({("nn.functional", "multi_head_attention_forward")})
-
-_ONNX_NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-            "int64": np.int64, "int32": np.int32, "bool": np.bool_}
 
 
 def _arg(node, i, name, default=None):
@@ -166,7 +164,7 @@ def _filled(b, node, value):
     dynamic axes, the value expanded to the sizes the graph computes (the
     size arguments, or the shape of the ``*_like`` / ``new_*`` source)."""
     dt = b.g.values[node.output_ids()[0]].dtype
-    if dt not in _ONNX_NP:
+    if dt not in NP_DTYPES:
         raise UnsupportedOperatorError(f"a {dt} constant")
     if not b.dynamic:
         return b.add("Identity", [_init(b, np.full(_out_shape(b, node), value), dt)])

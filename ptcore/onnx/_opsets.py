@@ -35,8 +35,7 @@ _SINCE = dict(_AXES_INPUT, Split=13, Shape=15, HardSwish=14, GreaterOrEqual=12,
               LessOrEqual=12, Clip=11, Slice=10, MaxPool=10, AveragePool=10)
 # op -> the first opset that has it at all
 _NEEDS = {"Range": 11, "Trilu": 14, "Resize": 11, "Mod": 10, "Einsum": 12,
-          "LayerNormalization": 17, "DepthToSpace": 11, "Size": 1, "Where": 9,
-          "Erf": 9, "Expand": 8, "HardSwish": 1}
+          "LayerNormalization": 17, "DepthToSpace": 11, "CumSum": 11}
 
 
 def needs(b, op, why=""):

@@ -21,12 +21,14 @@ import numpy as np
 from ptcore.jit._ir import decode
 
 __all__ = ["Sym", "dec", "symbols", "ints", "init", "scalar", "vector", "SHAPE_CONVERTERS",
-           "INT64_MAX"]
+           "INT64_MAX", "NP_DTYPES"]
 
 INT64_MAX = 2 ** 63 - 1
 
-_ONNX_NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-            "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+# ONNX tensor dtype name -> NumPy dtype, for the initializers the export writes
+NP_DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
+             "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
+             "uint8": np.uint8, "bool": np.bool_}
 
 _SYMS = contextvars.ContextVar("ptcore_onnx_symbols", default=None)
 
@@ -88,7 +90,7 @@ def init(b, arr, dtype):
     a scalar: the builder's ``const`` makes it 1-d)."""
     from ptcore.onnx import _proto as P
     name = b.fresh("const")
-    arr = np.asarray(arr, dtype=_ONNX_NP[dtype])
+    arr = np.asarray(arr, dtype=NP_DTYPES[dtype])
     b.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
     b.const_values[name] = arr
     return name
@@ -190,7 +192,7 @@ def _arange(b, node):
     start, end = vals[:2] if vals else (kw.get("start", 0), kw.get("end"))
     step = vals[2] if len(vals) > 2 else kw.get("step", 1)
     dt = b.g.values[node.output_ids()[0]].dtype
-    if dt not in _ONNX_NP or dt == "bool":
+    if dt not in NP_DTYPES or dt == "bool":
         from ptcore.onnx.errors import UnsupportedOperatorError
         raise UnsupportedOperatorError(f"arange of dtype {dt}")
     from ptcore.onnx import _proto as P
