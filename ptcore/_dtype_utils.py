@@ -226,4 +226,4 @@ class iinfo:
         self.bits, self.min, self.max = int(ii.bits), int(ii.min), int(ii.max)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"    # torch's %g

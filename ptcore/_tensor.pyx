@@ -772,11 +772,17 @@ class Size(_SizeBase):
     __module__ = "ptcore"
 
     def __new__(cls, sizes=()):
-        t = tuple.__new__(cls, sizes)
-        for s in t:
-            if not isinstance(s, int) and not hasattr(s, "__index__"):
-                raise TypeError(f"Size() takes an iterable of 'int' (item {len(t)} is '{type(s).__name__}')")
-        return t
+        items = list(sizes)
+        for k, s in enumerate(items):
+            if isinstance(s, _TensorBase) and (<_TensorBase>s)._numel == 1 \
+                    and (<_TensorBase>s)._dtype._category < 2:
+                items[k] = int(s.item())     # torch reads a one-element integer tensor as an int
+            elif type(s) is bool:
+                items[k] = int(s)
+            elif isinstance(s, (float, complex, _TensorBase)) or not hasattr(s, "__index__"):
+                raise TypeError(f"ptcore.Size() takes an iterable of 'int' "
+                                f"(item {k} is '{_typename(s)}')")
+        return tuple.__new__(cls, items)
 
     def __repr__(self):
         return f"ptcore.Size([{', '.join(str(s) for s in self)}])"
@@ -1637,6 +1643,16 @@ cdef inline bint _is_basic_index(object o) noexcept:
     return (o is None or o is Ellipsis or type(o) is slice or type(o) is int or type(o) is bool)
 
 
+cdef int _count_ellipses(tuple items) noexcept:
+    """How many items are Ellipsis, by identity (``tuple.count`` compares with
+    ``==``, which a NumPy array index answers elementwise)."""
+    cdef int n = 0
+    for it in items:
+        if it is Ellipsis:
+            n += 1
+    return n
+
+
 cdef tuple _drop_extra_ellipses(tuple items, int nd):
     """PyTorch accepts several Ellipsis in one index: each one advances its
     dimension cursor by the dims the other items leave, so the first expands
@@ -2474,7 +2490,7 @@ cdef class _TensorBase:
                     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
             return self._select_index(0, idx)
         cdef tuple items = idx if type(idx) is tuple else (idx,)
-        if type(idx) is tuple and items.count(Ellipsis) > 1:
+        if type(idx) is tuple and _count_ellipses(items) > 1:
             idx = items = _drop_extra_ellipses(items, self._ndim)
         for it in items:
             # a bool index is an (advanced) mask in PyTorch: the result is a copy
@@ -2563,7 +2579,7 @@ cdef class _TensorBase:
 
     def __setitem__(self, idx, value):
         cdef tuple items = idx if type(idx) is tuple else (idx,)
-        if type(idx) is tuple and items.count(Ellipsis) > 1:
+        if type(idx) is tuple and _count_ellipses(items) > 1:
             idx = items = _drop_extra_ellipses(items, self._ndim)
         for it in items:
             if not _is_basic_index(it):

@@ -120,10 +120,8 @@ def _items_of(idx):
     """The index as a tuple of items (PyTorch's ``treatSequenceAsTuple``)."""
     if isinstance(idx, tuple):
         return tuple(idx)
-    if isinstance(idx, _TensorBase) or not _is_sequence(idx):
-        return (idx,)
-    if isinstance(idx, _np.ndarray) and idx.ndim == 0:
-        return (idx,)
+    if isinstance(idx, (_TensorBase, _np.ndarray)) or not _is_sequence(idx):
+        return (idx,)     # torch never reads an ndarray as a tuple of indices
     n = len(idx)
     if n >= 32:
         return (idx,)
