@@ -348,21 +348,25 @@ def _measure(suffix):
     so that line breaks fall exactly where PyTorch puts them, even though
     the text printed names this library (one character longer).
     """
-    if suffix.startswith("dtype="):
-        return len("dtype=torch.") + len(suffix.rsplit(".", 1)[-1])
+    for key in ("dtype=", "layout="):
+        if suffix.startswith(key):
+            return len(key) + len("torch.") + len(suffix.rsplit(".", 1)[-1])
     return len(suffix)
 
 
-def _join_suffixes(text, suffixes, indent):
+def _join_suffixes(text, suffixes, indent, force_newline=False):
+    """``text`` + ``suffixes``, wrapped as PyTorch wraps them; ``force_newline``
+    puts the first suffix on a line of its own (sparse COO tensors)."""
     out = [text]
     # (this deliberately reproduces PyTorch's arithmetic, including the +1
     # and the -1 of rfind when there is no newline)
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
         size = _measure(suffix)
-        if last_line_len + size + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + size + 2 > PRINT_OPTS.linewidth:
             out.append(",\n" + " " * indent + suffix)
             last_line_len = indent + size
+            force_newline = False
         else:
             out.append(", " + suffix)
             last_line_len += size + 2
@@ -481,3 +485,45 @@ def _str(self, *, tensor_contents=None, _lib=None) -> str:
     if param_cls is not None and isinstance(self, param_cls) and not is_plain:
         text = f"Parameter({text})"
     return text
+
+
+_SPARSE_PARTS = {
+    "sparse_coo": ("indices", "values"),
+    "sparse_csr": ("crow_indices", "col_indices", "values"),
+    "sparse_csc": ("ccol_indices", "row_indices", "values"),
+}
+
+
+def _sparse_str(self, parts, _lib=None) -> str:
+    """``repr`` of a sparse tensor whose index and value tensors are ``parts``
+    (in the order of ``_SPARSE_PARTS[layout]``), laid out as PyTorch's."""
+    if _lib is None:
+        import ptcore as _lib
+    prefix = "tensor("
+    indent = len(prefix)
+    layout = self.layout
+    suffixes = []
+    if _device_suffix_needed(self.device, _lib):
+        suffixes.append("device='" + str(self.device) + "'")
+    suffixes.append("size=" + str(tuple(int(n) for n in self.shape)))
+    suffixes.append("nnz=" + str(self._nnz()))
+    dtype = self.dtype
+    default_dtype = _lib.get_default_dtype()
+    default_complex = _lib.complex128 if default_dtype == _lib.float64 else _lib.complex64
+    if dtype not in (default_dtype, default_complex, _lib.int64, _lib.bool):
+        suffixes.append("dtype=" + str(dtype))
+    pieces = []
+    for name, part in zip(_SPARSE_PARTS[layout.name], parts):
+        part = part.detach()
+        body = _tensor_body(part, indent + len(name) + len("=tensor("), _lib)
+        if part.numel() == 0:
+            body += ", size=" + str(tuple(int(n) for n in part.shape))
+        pieces.append(f"{name}=tensor({body})")
+    suffixes.append("layout=" + str(layout))
+    grad_fn_name = _grad_fn_name(self)
+    if grad_fn_name is not None:
+        suffixes.append(f"grad_fn=<{grad_fn_name}>")
+    elif self.requires_grad:
+        suffixes.append("requires_grad=True")
+    text = prefix + (",\n" + " " * indent).join(pieces)
+    return _join_suffixes(text, suffixes, indent, force_newline=layout.name == "sparse_coo")

@@ -2126,9 +2126,7 @@ def _lstsq(out, A, B, *args, **k):
 
 @formula("scatter_reduce")
 def _scatter_reduce(out, x, dim, index, src, reduce, *, include_self=True, **k):
-    """PyTorch's scatter_reduce_backward for sum/mean/amax/amin."""
-    if reduce == "prod":
-        return _not_impl_attach(out, "scatter_reduce (reduce='prod')", (x, src))
+    """PyTorch's scatter_reduce_backward (sum, mean, prod, amax, amin)."""
     si, sx, ss = save(index), save(x), save(src)
     so = save_out(out)
 
@@ -2142,6 +2140,18 @@ def _scatter_reduce(out, x, dim, index, src, reduce, *, include_self=True, **k):
             N = P.where(N == 0, 1, N)
             gx = g / N
             gs = gx.gather(dim, i)
+        elif reduce == "prod":
+            # products that leave out one factor, computed without dividing by a zero
+            y = so.unpack()
+            mx = x.masked_fill(x == 0, 1)
+            gx = g * mx.scatter_reduce(dim, i, src, "prod", include_self=include_self) / mx
+            s0 = src == 0
+            nz = P.zeros_like(x).scatter_add(dim, i, s0.to(x.dtype)).gather(dim, i)
+            single = s0 & (nz == 1)
+            ms_out = x.scatter_reduce(dim, i, src.masked_fill(single, 1), "prod",
+                                      include_self=include_self)
+            gs = P.where(single, (g * ms_out).gather(dim, i),
+                         (g * y).gather(dim, i) / src.masked_fill(s0, 1))
         else:
             y = so.unpack()
             val = y.gather(dim, i)

@@ -268,15 +268,8 @@ class SparseTensor:
         return int(self._parts[-1].shape[0])
 
     def __repr__(self):
-        p = self._parts
-        if self.layout is sparse_coo:
-            body = f"indices={p[0]!r},\n       values={p[1]!r}"
-        elif self.layout is sparse_csr:
-            body = f"crow_indices={p[0]!r},\n       col_indices={p[1]!r},\n       values={p[2]!r}"
-        else:
-            body = f"ccol_indices={p[0]!r},\n       row_indices={p[1]!r},\n       values={p[2]!r}"
-        return (f"tensor({body}, size={self._shape}, nnz={self._nnz()}, "
-                f"layout={self.layout!r})")
+        from ptcore._tensor_str import _sparse_str
+        return _sparse_str(self, self._parts)
 
     # -- parts -------------------------------------------------------------
     def _need(self, layout, what):
