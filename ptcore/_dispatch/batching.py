@@ -16,7 +16,8 @@ import threading
 
 from ptcore._dispatch import dispatcher as _D
 
-__all__ = ["Frame", "push", "pop", "frames", "current_levels", "set_handler", "frame_of"]
+__all__ = ["Frame", "push", "pop", "frames", "current_levels", "set_handler", "frame_of",
+           "function_driver"]
 
 
 class Frame:
@@ -43,6 +44,10 @@ _active = [0]                       # active frames over all threads
 _lock = threading.Lock()
 # handle(layer, entry, opdef, args, kwargs, nxt) -> result: installed by the rules module
 _handler = [None]
+# function_driver[0](cls, args, kwargs, uses_setup): an autograd.Function's
+# apply while a vmap runs (NotImplemented when no argument is batched); set by
+# ptcore.func._function_vmap
+function_driver = [None]
 
 
 def set_handler(fn):

@@ -1,11 +1,13 @@
 """Custom differentiable operations: :class:`Function` (PyTorch's API)."""
 import functools
+import inspect
 import weakref
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import Node, gradient_edge, node_class
 from ptcore._dispatch import forward_ad as _fwl
+from ptcore._dispatch import batching as _batching
 from ptcore.autograd import _record as R
 
 _FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
@@ -151,13 +153,29 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function "
                                   "to use it with forward mode AD.")
 
+    # vmap support (torch.func): set True to batch forward and backward by
+    # running them on batched tensors, or override the ``vmap`` staticmethod
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the "
+                                  "vmap staticmethod or set generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        uses_setup = cls.setup_context is not Function.setup_context
+        if uses_setup:
+            # setup_context sees every argument of forward, defaults included
+            args, kwargs = _bind_defaults(cls.forward, args, kwargs)
         if _FWL.enabled:
             lvl = _fwl.visible_level(args, kwargs)
             if lvl >= 0:
                 return _fwl.function_driver[0](cls, args, kwargs, lvl)
-        uses_setup = cls.setup_context is not Function.setup_context
+        if _batching._active[0] and _batching.frames():
+            out = _batching.function_driver[0](cls, args, kwargs, uses_setup)
+            if out is not NotImplemented:
+                return out
         ctx = FunctionCtx()
         tensor_args = [a if isinstance(a, _TensorBase) else None for a in args]
         record = _state.enabled and any(t is not None and t._requires_grad for t in tensor_args)
@@ -175,84 +193,113 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             _state.enabled = prev
         if not record:
             return out
-        is_tuple = isinstance(out, tuple)
-        outs = out if is_tuple else (out,)
-        # inputs returned unchanged become new tensors (so their identity is
-        # not rebased), as PyTorch does for non-dirty inputs; outputs that are
-        # views become plain aliases: the core's view tracking links views to
-        # their root base, which would bypass this node for views of outputs
-        dirty = {id(t) for t in ctx._dirty}
-        non_diff = {id(t) for t in ctx._non_diff}
-        new_outs = []
-        for k, o in enumerate(outs):
-            if isinstance(o, _TensorBase) and id(o) not in dirty and (
-                    o._base is not None or any(o is a for a in tensor_args if a is not None)):
-                nd = id(o) in non_diff
-                st = o.untyped_storage()
-                of_input = any(a is not None and a.untyped_storage() is st for a in tensor_args)
-                o = o.detach()
-                if nd:
-                    non_diff.add(id(o))
-                if of_input:
-                    # a view of an input: modifying it in place would bypass
-                    # this node, so it is forbidden (as PyTorch)
-                    o._custom_view_of = (k, cls.__name__ + "Backward")
-            new_outs.append(o)
-        outs = tuple(new_outs)
-        for d in ctx._dirty:
-            R.check_inplace(d)
-        edges, meta = [], []
-        for t in tensor_args:
-            if t is not None and t._requires_grad:
-                edges.append(gradient_edge(t))
-                meta.append((tuple(t.shape), t.dtype))
-            else:
-                edges.append(None)
-                meta.append(None)
-        node = cls._backward_cls(tuple(edges), tuple(meta), _cfn)
-        node._ctx = ctx
-        node._cls = cls
-        # weakly: node -> ctx -> node would be a reference cycle keeping the
-        # saved tensors alive until the cyclic GC runs
-        ctx._node = weakref.ref(node)
-        om = []
-        for k, o in enumerate(outs):
-            if isinstance(o, _TensorBase):
-                om.append((tuple(o.shape), o.dtype, o.device))
-                if id(o) in non_diff or not (o.dtype.is_floating_point or o.dtype.is_complex):
-                    o._requires_grad = False
-                    continue
-                if o._base is not None and id(o) in dirty:
-                    R.rebase(o, _carrier(o, node, k))
-                    continue
-                o._requires_grad = True
-                o._grad_fn = node
-                if k:
-                    o._output_nr = k
-            else:
-                om.append(None)
-        node._out_meta = tuple(om)
-        node._accepts_none = not ctx.materialize_grads
-        if R._anomaly[0]:
-            import traceback
-            node._stack = "".join(traceback.format_stack()[:-1])
-        # saved tensors (after outputs got their grad_fn, so outputs are
-        # recognised and saved without a reference cycle)
-        out_ids = {id(o): k for k, o in enumerate(outs) if isinstance(o, _TensorBase)}
-        saved = []
-        from ptcore.autograd.graph import SavedTensor, SavedOutput
-        for t in ctx.to_save:
-            if t is None:
-                saved.append(None)
-            elif id(t) in out_ids and t._grad_fn is node:
-                saved.append(SavedOutput(t, out_ids[id(t)]))
-            else:
-                saved.append(SavedTensor(t))
-        ctx._saved = saved
-        ctx.to_save = ()
-        ctx._dirty = ()
-        ctx._non_diff = ()
-        return outs if is_tuple else outs[0]
+        return connect(cls, ctx, tensor_args, out)
+
+
+_SIGNATURES = weakref.WeakKeyDictionary()
+
+
+def _bind_defaults(forward, args, kwargs):
+    """``(args, kwargs)`` bound to ``forward``'s signature with the defaults
+    filled in, as torch passes them to ``setup_context``."""
+    try:
+        sig = _SIGNATURES[forward]
+    except (KeyError, TypeError):
+        sig = inspect.signature(forward)
+        try:
+            _SIGNATURES[forward] = sig
+        except TypeError:
+            pass
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
+
+
+def connect(cls, ctx, tensor_args, out, backward=None):
+    """Make the node of ``cls`` with inputs ``tensor_args`` (None for the
+    non-tensor arguments) for the output ``out`` of its forward, and save
+    ``ctx``'s tensors; returns the outputs (inputs and views among them as
+    new aliases).  ``backward`` (default ``cls``) is what the node calls
+    ``.backward(ctx, *grads)`` on."""
+    is_tuple = isinstance(out, tuple)
+    outs = out if is_tuple else (out,)
+    # inputs returned unchanged become new tensors (so their identity is
+    # not rebased), as PyTorch does for non-dirty inputs; outputs that are
+    # views become plain aliases: the core's view tracking links views to
+    # their root base, which would bypass this node for views of outputs
+    dirty = {id(t) for t in ctx._dirty}
+    non_diff = {id(t) for t in ctx._non_diff}
+    new_outs = []
+    for k, o in enumerate(outs):
+        if isinstance(o, _TensorBase) and id(o) not in dirty and (
+                o._base is not None or any(o is a for a in tensor_args if a is not None)):
+            nd = id(o) in non_diff
+            st = o.untyped_storage()
+            of_input = any(a is not None and a.untyped_storage() is st for a in tensor_args)
+            o = o.detach()
+            if nd:
+                non_diff.add(id(o))
+            if of_input:
+                # a view of an input: modifying it in place would bypass
+                # this node, so it is forbidden (as PyTorch)
+                o._custom_view_of = (k, cls.__name__ + "Backward")
+        new_outs.append(o)
+    outs = tuple(new_outs)
+    for d in ctx._dirty:
+        R.check_inplace(d)
+        d._bump_version()       # torch counts the Function's in-place change once more
+    edges, meta = [], []
+    for t in tensor_args:
+        if t is not None and t._requires_grad:
+            edges.append(gradient_edge(t))
+            meta.append((tuple(t.shape), t.dtype))
+        else:
+            edges.append(None)
+            meta.append(None)
+    node = cls._backward_cls(tuple(edges), tuple(meta), _cfn)
+    node._ctx = ctx
+    node._cls = cls if backward is None else backward
+    # weakly: node -> ctx -> node would be a reference cycle keeping the
+    # saved tensors alive until the cyclic GC runs
+    ctx._node = weakref.ref(node)
+    om = []
+    for k, o in enumerate(outs):
+        if isinstance(o, _TensorBase):
+            om.append((tuple(o.shape), o.dtype, o.device))
+            if id(o) in non_diff or not (o.dtype.is_floating_point or o.dtype.is_complex):
+                o._requires_grad = False
+                continue
+            if o._base is not None and id(o) in dirty:
+                R.rebase(o, _carrier(o, node, k))
+                continue
+            o._requires_grad = True
+            o._grad_fn = node
+            if k:
+                o._output_nr = k
+        else:
+            om.append(None)
+    node._out_meta = tuple(om)
+    node._accepts_none = not ctx.materialize_grads
+    if R._anomaly[0]:
+        import traceback
+        node._stack = "".join(traceback.format_stack()[:-1])
+    # saved tensors (after outputs got their grad_fn, so outputs are
+    # recognised and saved without a reference cycle)
+    out_ids = {id(o): k for k, o in enumerate(outs) if isinstance(o, _TensorBase)}
+    saved = []
+    from ptcore.autograd.graph import SavedTensor, SavedOutput
+    for t in ctx.to_save:
+        if t is None:
+            saved.append(None)
+        elif id(t) in out_ids and t._grad_fn is node:
+            saved.append(SavedOutput(t, out_ids[id(t)]))
+        else:
+            saved.append(SavedTensor(t))
+    ctx._saved = saved
+    ctx.to_save = ()
+    ctx._dirty = ()
+    ctx._non_diff = ()
+    return outs if is_tuple else outs[0]
 
 
 def _carrier(o, node, k):

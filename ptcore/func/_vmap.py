@@ -15,6 +15,7 @@ from ptcore.func._batched import wrap, maybe_level
 from ptcore.func import _batching_rules as _rules
 from ptcore.func import _batching_rules_ops as _rule_ops  # noqa: F401  (registers the rules)
 from ptcore.func import _batching_rules_nn as _rule_nn  # noqa: F401
+from ptcore.func import _function_vmap as _fn_vmap  # noqa: F401  (autograd.Function under vmap)
 
 __all__ = ["vmap"]
 

@@ -1,0 +1,192 @@
+"""``vmap`` of a custom :class:`ptcore.autograd.Function` (torch.func's rules).
+
+Under ``vmap`` a Function's ``apply`` receives batched tensors.  A Function
+is vmappable as in PyTorch: with ``generate_vmap_rule = True`` its
+``forward`` runs on the batched tensors (every op batched by the batching
+layer), or its ``vmap`` staticmethod gives the batched forward.  Either
+way, when an input requires grad the Function is recorded in the *physical*
+(batched) graph: its node's edges go to the inputs' physical tensors, and its
+backward runs the user's ``backward`` under fresh vmap levels of the same
+sizes, on the physical gradients and saved tensors wrapped again, so that
+``vmap(grad(f))`` and a backward after ``vmap`` both see per-sample
+gradients.  ptcore's own Functions (old-style ``forward(ctx, ...)``) are
+batched by the generated rule.
+"""
+import builtins
+from collections import namedtuple
+
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch import batching as _B
+from ptcore.autograd import function as _F
+from ptcore.autograd import grad_mode as _gm
+from ptcore.func._batched import is_batched, level_of, maybe_level, wrap, to_physical, from_physical
+
+__all__ = ["VmapInfo", "apply_batched"]
+
+VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
+
+_DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+
+
+def _check(cls, uses_setup, kwargs):
+    if cls.__module__.startswith("ptcore."):
+        return          # ptcore's own Functions: the generated rule
+    if not uses_setup:
+        raise RuntimeError("In order to use an autograd.Function with functorch transforms "
+                           "(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
+                           "staticmethod. " + _DOCS)
+    if any(isinstance(v, _TensorBase) for v in kwargs.values()):
+        raise NotImplementedError(f"Run vmap on autograd.Function with kwarg-only Tensor args. "
+                                  f"Please do not pass kwarg-only Tensors to autograd.Function. "
+                                  f"Got: {kwargs}")
+    custom = cls.vmap is not _F.Function.vmap
+    if cls.generate_vmap_rule and custom:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both "
+                           f"generate_vmap_rule=True and an overridden vmap staticmethod. Please "
+                           f"set generate_vmap_rule=False or delete the overridden vmap "
+                           f"staticmethod to avoid ambiguity. " + _DOCS)
+    if not cls.generate_vmap_rule and not custom:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
+                           f"support. Please override and implement the vmap staticmethod or set "
+                           f"generate_vmap_rule=True. " + _DOCS)
+
+
+def _run_rule(cls, args, kwargs):
+    """The forward by the user's ``vmap`` staticmethod at the innermost level
+    among the arguments (ops on lower levels are batched by the layer)."""
+    from ptcore import func as F
+    top = builtins.max(level_of(a) for a in args if is_batched(a))
+    frame = _B.frame_of(top)
+    un = [a if maybe_level(a, top) is None else maybe_level(a, top) for a in args]
+    in_dims = tuple(None if maybe_level(a, top) is None else 0 for a in args)
+    res = cls.vmap(VmapInfo(frame.size, frame.randomness), in_dims, *un, **kwargs)
+    msg = ("Expected the vmap staticmethod to have two returns, an output and out_dims with "
+           "pytree structure compatible with the output. ")
+    if not isinstance(res, tuple):
+        raise RuntimeError(msg + f"Got a {type(res)} instead")
+    if builtins.len(res) != 2:
+        raise RuntimeError(msg + f"Got {builtins.len(res)} returns instead")
+    out, out_dims = res
+    leaves, spec = F._flatten(out)
+    try:
+        dims = F._broadcast_dims(builtins.list(out_dims) if isinstance(out_dims, tuple)
+                                 else out_dims, out, "out_dims")
+    except ValueError:
+        raise RuntimeError(f"The autograd.Function's vmap staticmethod returned an incompatible "
+                           f"(output, out_dims) tuple. Expected out_dims={out_dims} to be "
+                           f"compatible with the structure of `output`. " + _DOCS) from None
+    originals = {id(u): a for u, a in zip(un, args)}
+    wrapped = []
+    for o, d in zip(leaves, dims):
+        if not isinstance(o, _TensorBase):
+            wrapped.append(o)
+        elif id(o) in originals:
+            wrapped.append(originals[id(o)])
+        elif d is None:
+            wrapped.append(o)
+        else:
+            wrapped.append(wrap(o.movedim(d, 0), top))
+    return F._unflatten(wrapped, spec)
+
+
+class _BatchedCtx(_F.FunctionCtx):
+    """The ctx of a Function recorded under vmap: it holds the physical saved
+    tensors, handed to ``backward`` wrapped at its vmap levels."""
+
+    def __init__(self):
+        super().__init__()
+        self._bw_sizes = ()
+        self._bw_frames = None
+
+    @property
+    def saved_tensors(self):
+        saved = _F.FunctionCtx.saved_tensors.fget(self)
+        frames = self._bw_frames
+        if not frames:
+            return saved
+        return tuple(None if t is None else from_physical(t, frames) for t in saved)
+
+    saved_variables = saved_tensors
+
+
+class _BatchedBackward:
+    """What the node of a Function recorded under vmap calls: ``cls.backward``
+    under fresh vmap levels of the recorded sizes, on the physical gradients."""
+    __slots__ = ("cls",)
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def backward(self, ctx, *grads):
+        frames = [_B.push(size, randomness) for size, randomness in ctx._bw_sizes]
+        prev = ctx._bw_frames
+        ctx._bw_frames = frames
+        try:
+            gs = [None if g is None else from_physical(g, frames) for g in grads]
+            res = self.cls.backward(ctx, *gs)
+            single = not isinstance(res, tuple)
+            res = (res,) if single else res
+            res = tuple(to_physical(r, frames) if isinstance(r, _TensorBase) else r for r in res)
+            return res[0] if single else res
+        finally:
+            ctx._bw_frames = prev
+            for f in reversed(frames):
+                _B.pop(f)
+
+
+def apply_batched(cls, args, kwargs, uses_setup):
+    """``cls.apply(*args, **kwargs)`` while a vmap runs; NotImplemented when
+    no positional argument is batched."""
+    if not any(is_batched(a) for a in args):
+        return NotImplemented
+    _check(cls, uses_setup, kwargs)
+    state = _gm._state
+    record = state.enabled and any(isinstance(a, _TensorBase) and a.requires_grad for a in args)
+    ctx = _BatchedCtx()
+    ctx.needs_input_grad = tuple(bool(record and isinstance(a, _TensorBase) and a.requires_grad)
+                                 for a in args)
+    custom = cls.vmap is not _F.Function.vmap
+    prev = state.enabled
+    state.enabled = False
+    try:
+        if custom:
+            out = _run_rule(cls, args, kwargs)
+        elif uses_setup:
+            out = cls.forward(*args, **kwargs)
+        else:
+            out = cls.forward(ctx, *args, **kwargs)
+        if uses_setup:
+            cls.setup_context(ctx, args, out)
+    finally:
+        state.enabled = prev
+    if not record:
+        return out
+    if ctx._dirty:
+        raise RuntimeError(f"vmap: {cls.__name__} marks an input dirty (ctx.mark_dirty); an "
+                           f"autograd.Function that modifies its inputs in place cannot be "
+                           f"recorded under vmap")
+    frames = builtins.list(_B.frames())
+    # the node lives in the physical graph: its inputs, outputs and saved
+    # tensors are the physical tensors (batch dims in front, every level)
+    p_args = [to_physical(a, frames) if isinstance(a, _TensorBase) else None for a in args]
+    is_tuple = isinstance(out, tuple)
+    outs = out if is_tuple else (out,)
+    p_outs = tuple(to_physical(o, frames) if isinstance(o, _TensorBase) else o for o in outs)
+    of_out = {id(o): p for o, p in zip(outs, p_outs) if isinstance(o, _TensorBase)}
+
+    def phys(t):
+        if t is None:
+            return None
+        p = of_out.get(id(t))
+        return to_physical(t, frames) if p is None else p
+
+    ctx.to_save = tuple(phys(t) for t in ctx.to_save)
+    ctx._non_diff = tuple(phys(t) for t in ctx._non_diff)
+    ctx._bw_sizes = tuple((f.size, f.randomness) for f in frames)
+    res = _F.connect(cls, ctx, p_args, p_outs if is_tuple else p_outs[0], _BatchedBackward(cls))
+    res = res if is_tuple else (res,)
+    res = tuple(from_physical(r, frames) if isinstance(r, _TensorBase) else r for r in res)
+    return res if is_tuple else res[0]
+
+
+_B.function_driver[0] = apply_batched
