@@ -73,3 +73,48 @@ def test_sparse_repr_matches_torch():
     for name, t in t_cases.items():
         assert repr(p_cases[name]).replace("ptcore", "torch") == repr(t), name
     assert str(p_cases["csr"]) == repr(p_cases["csr"])
+
+
+# -- seq2seq: packing, padding and gradient clipping ----------------------------------------
+
+def _packing(lib):
+    R = lib.nn.utils.rnn
+    rng = np.random.default_rng(0)
+    ts = [lib.from_numpy(rng.standard_normal((n, 4)).astype(np.float32)).requires_grad_()
+          for n in (3, 5, 2)]
+    ps = R.pack_sequence(ts, enforce_sorted=False)
+    padded, lens = R.pad_packed_sequence(ps, total_length=6)
+    padded_bf, _ = R.pad_packed_sequence(R.pack_sequence(sorted(ts, key=len, reverse=True)),
+                                         batch_first=True)
+    ps_sorted = R.pack_sequence(sorted(ts, key=len, reverse=True))
+    padded_sorted, _ = R.pad_packed_sequence(ps_sorted)
+    pad_t = R.pad_sequence(ts)
+    pad_b = R.pad_sequence(ts, batch_first=True, padding_value=-1.0, padding_side="left")
+    w = lib.arange(1., 5.)
+    ((padded * w).sum() + (padded_bf ** 2).sum() + (pad_t * w).sum() + pad_b.sum()
+     + (ps.data ** 3).sum() + padded_sorted.sum()).backward()
+    names = [type(t.grad_fn).__name__ for t in (ps.data, padded_sorted, padded_bf, padded,
+                                                pad_t, pad_b)]
+    return names, [padded, lens, padded_bf, pad_t, pad_b, ps.data] + [t.grad for t in ts]
+
+
+def test_packing_and_padding_match_torch_values_grads_and_grad_fn():
+    t_names, t_vals = _packing(torch)
+    p_names, p_vals = _packing(ptcore)
+    # print(packed) shows PackedSequence(data=tensor(..., grad_fn=<PackPaddedSequenceBackward0>)
+    assert p_names == t_names
+    for a, b in zip(t_vals, p_vals):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-6)
+
+
+def test_pack_padded_sequence_double_backward():
+    R = ptcore.nn.utils.rnn
+    x = ptcore.randn(4, 3, 2, dtype=ptcore.float64, requires_grad=True)
+    assert ptcore.autograd.gradgradcheck(
+        lambda a: R.pack_padded_sequence(a, [4, 2, 1]).data ** 2, (x,))
+
+
+def test_get_total_norm_of_a_missing_gradient_raises_as_torch():
+    for lib in (torch, ptcore):
+        with pytest.raises(RuntimeError, match="but the 1-th Tensor is not"):
+            lib.nn.utils.get_total_norm([lib.ones(2), None, lib.ones(1)])

@@ -35,7 +35,8 @@ def formula(*names):
 
 
 def _bname(name):
-    return "".join(p.capitalize() for p in name.strip("_").split("_")) + "Backward0"
+    # torchgen's str.title(): a letter after a digit is upper case (Log1PBackward0)
+    return "".join(p.title() for p in name.strip("_").split("_")) + "Backward0"
 
 
 def _c(t):
@@ -49,8 +50,8 @@ def _c(t):
 # elementwise unary: d(out)/d(x) from x and/or out
 # ---------------------------------------------------------------------------
 
-def unary(name, df, need=("x",)):
-    bn = _bname(name)
+def unary(name, df, need=("x",), node=None):
+    bn = node or _bname(name)
     nx, ny = "x" in need, "y" in need
 
     def f(out, x, *args, **kwargs):
@@ -100,7 +101,7 @@ unary("erfc", lambda g, x, y: -g * _2_SQRTPI * (-(x * x)).exp())
 unary("erfinv", lambda g, x, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), ("y",))
 unary("lgamma", lambda g, x, y: g * x.digamma())
 unary("reciprocal", lambda g, x, y: -g * _c(y * y), ("y",))
-unary("square", lambda g, x, y: 2 * g * _c(x))
+unary("square", lambda g, x, y: 2 * g * _c(x), node="PowBackward0")     # torch: pow(x, 2)
 unary("relu", lambda g, x, y: g * (y > 0), ("y",))
 unary("abs", lambda g, x, y: g * x.sgn())
 unary("absolute", lambda g, x, y: g * x.sgn())
@@ -252,6 +253,7 @@ def _ncls(name):
 
 _AddB, _SubB, _RsubB, _MulB = (_ncls("AddBackward0"), _ncls("SubBackward0"),
                                _ncls("RsubBackward0"), _ncls("MulBackward0"))
+_RsubScalarB = _ncls("RsubBackward1")        # torch's overload for a Python number
 
 
 @formula("add")
@@ -281,7 +283,7 @@ def _rsub(out, a, b, *, alpha=1, **k):
     # rsub(a, b) = b - alpha * a
     def bw(g):
         return (-g if alpha == 1 else -g * _scalar_like(alpha)), g
-    attach2(_RsubB, out, a, b, bw)
+    attach2(_RsubB if isinstance(b, _TensorBase) else _RsubScalarB, out, a, b, bw)
 
 
 def _stale(a, va, b, vb):
@@ -382,7 +384,9 @@ def _pow(out, a, b, **k):
             else:
                 gb = g * _c(y * math.log(a)) if a != 0 else P.zeros_like(y) * g
         return ga, gb
-    attach("PowBackward0", out, (a, b), bw)
+    # torch's overloads: Tensor_Scalar, Tensor_Tensor, Scalar (a number base)
+    attach("PowBackward1" if _T(a) and _T(b) else "PowBackward0" if _T(a) else "PowBackward2",
+           out, (a, b), bw)
 
 
 @formula("float_power")
@@ -1022,7 +1026,7 @@ def _norm(out, x, p="fro", dim=None, keepdim=False, **k):
 
     def bw(g):
         return (_norm_bw(sx.unpack(), so.unpack(), g, pf, dims, keepdim),)
-    attach("NormBackward1", out, (x,), bw)
+    attach("LinalgVectorNormBackward0", out, (x,), bw)     # torch's norm calls vector_norm
 
 
 def _nuc_norm(out, x, dim, keepdim):
@@ -1196,8 +1200,22 @@ def _matmul(out, a, b, **k):
             if b1:
                 gb = gb.reshape(bshape)
         return ga, gb
-    attach("MmBackward0" if len(ashape) == 2 and len(bshape) == 2 else "MatmulBackward0",
-           out, (a, b), bw)
+    attach(_matmul_node(len(ashape), len(bshape), a), out, (a, b), bw)
+
+
+_MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+                 (2, 2): "MmBackward0"}
+
+
+def _matmul_node(da, db, a):
+    """The grad_fn torch's matmul shows: that of the last op of its
+    decomposition (dot, mv, mm, squeeze_, the transposed fold's clone, or
+    the batched result's _unsafe_view)."""
+    if (da, db) in _MATMUL_NODES:
+        return _MATMUL_NODES[da, db]
+    if da <= 2 and db >= 3 and _T(a) and a._requires_grad:
+        return "CloneBackward0"
+    return "UnsafeViewBackward0"
 
 
 def _sum_to_batch(g, shape):
@@ -1232,7 +1250,7 @@ def _outer(out, a, b, **k):
 
     def bw(g):
         return g.mv(_c(sb.unpack())), _H(g).mv(_c(sa.unpack())).conj() if g.dtype.is_complex else g.t().mv(sa.unpack())
-    attach("OuterBackward0", out, (a, b), bw)
+    attach("MulBackward0", out, (a, b), bw)     # torch: a.unsqueeze(1) * b
 
 
 @formula("addmm")

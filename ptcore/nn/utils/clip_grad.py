@@ -57,6 +57,13 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return ptcore.tensor(0.0)
+    if tensors[0] is None:
+        raise AttributeError("'NoneType' object has no attribute 'device'")
+    for i, t in enumerate(tensors):
+        if t is None:
+            # (torch groups the tensors by device and dtype, which needs each one)
+            raise RuntimeError("Tensors of the first list of nested Tensor lists are supposed "
+                               f"to be defined but the {i}-th Tensor is not.")
     _check_foreach(foreach, tensors)
     for t in tensors:
         if t.layout is not ptcore.strided:

@@ -191,14 +191,35 @@ def _pack_padded(input, lengths, batch_first):
     if lens[0] > T:
         raise RuntimeError(f"pack_padded_sequence(): the longest length {lens[0]} exceeds the "
                            f"sequence dimension of the input (size {T})")
-    batch_sizes = []
-    steps = []
-    for t in range(lens[0]):
-        bs = builtins.sum(1 for n in lens if n > t)
-        batch_sizes.append(bs)
-        steps.append(input[t].narrow(0, 0, bs))
-    data = ptcore.cat(steps, 0)
+    batch_sizes = [builtins.sum(1 for n in lens if n > t) for t in range(lens[0])]
+    data = _PackPadded.apply(input, batch_sizes)
     return data, ptcore.tensor(batch_sizes, dtype=ptcore.int64)
+
+
+class _PackPadded(ptcore.autograd.Function):
+    """The time steps of a ``(T, B, *)`` batch, each cut to its batch size and
+    concatenated: one node, as torch's (PackPaddedSequenceBackward0); its
+    backward puts the gradient rows back in place, zeros in the padding."""
+
+    _backward_name = "PackPaddedSequenceBackward0"
+
+    @staticmethod
+    def forward(ctx, input, batch_sizes):
+        ctx.batch_sizes, ctx.shape = batch_sizes, tuple(input.shape)
+        return ptcore.cat([input[t].narrow(0, 0, b) for t, b in enumerate(batch_sizes)], 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        T, B = ctx.shape[0], ctx.shape[1]
+        rows, offset = [], 0
+        for b in ctx.batch_sizes:
+            row = g.narrow(0, offset, b)
+            offset += b
+            if b < B:
+                row = ptcore.cat([row, g.new_zeros((B - b,) + ctx.shape[2:])], 0)
+            rows.append(row)
+        rows += [g.new_zeros(ctx.shape[1:])] * (T - len(rows))
+        return ptcore.stack(rows, 0), None
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -230,18 +251,12 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                 f"{max_seq_length}")
         max_seq_length = total_length
     B = bs[0] if bs else 0
-    trailing = tuple(data.shape[1:])
-    rows = []
+    # torch fills a padded tensor and copies each time step in (grad_fn CopySlices)
+    padded = data.new_full((max_seq_length, B) + tuple(data.shape[1:]), padding_value)
     offset = 0
-    for b in bs:
-        row = data.narrow(0, offset, b)
+    for t, b in enumerate(bs):
+        padded[t].narrow(0, 0, b).copy_(data.narrow(0, offset, b))
         offset += b
-        if b < B:
-            row = ptcore.cat([row, data.new_full((B - b,) + trailing, padding_value)], 0)
-        rows.append(row)
-    for _ in range(max_seq_length - len(bs)):
-        rows.append(data.new_full((B,) + trailing, padding_value))
-    padded = ptcore.stack(rows, 0) if rows else data.new_full((0, B) + trailing, padding_value)
     lengths = [builtins.sum(1 for b in bs if b > i) for i in range(B)]
     lengths = ptcore.tensor(lengths, dtype=ptcore.int64)
     if batch_first:
@@ -294,16 +309,14 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             raise RuntimeError(f"pad_sequence(): trailing dimensions differ: "
                                f"{tuple(first.shape)} vs {tuple(s.shape)}")
     max_len = builtins.max(s.size(0) for s in sequences)
-    out = []
-    for s in sequences:
-        if s.dtype != first.dtype:
-            s = s.to(first.dtype)
-        n = max_len - s.size(0)
-        if n:
-            filler = first.new_full((n,) + trailing, padding_value)
-            s = ptcore.cat([s, filler] if padding_side == "right" else [filler, s], 0)
-        out.append(s)
-    return ptcore.stack(out, 0 if batch_first else 1)
+    B = len(sequences)
+    # torch fills the batch and copies each sequence in (grad_fn CopySlices)
+    out = first.new_full(((B, max_len) if batch_first else (max_len, B)) + trailing, padding_value)
+    for i, s in enumerate(sequences):
+        n = s.size(0)
+        start = 0 if padding_side == "right" else max_len - n
+        (out[i] if batch_first else out.select(1, i)).narrow(0, start, n).copy_(s)
+    return out
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
