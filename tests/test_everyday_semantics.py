@@ -52,3 +52,56 @@ def test_size_rejects_non_ints(item):
 @pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"])
 def test_iinfo_repr(name):
     assert repr(ptcore.iinfo(getattr(ptcore, name))) == repr(torch.iinfo(getattr(torch, name)))
+
+
+_GRAD_FN_CASES = [
+    "1 - x", "2 ** x", "x ** y", "x ** 2", "x.norm()", "x.norm(dim=0)", "torch.norm(x, p=1)",
+    "x.square()", "x.log1p()", "x.log10()", "torch.outer(v, v)",
+    "m @ v", "v @ m", "v @ v", "m @ m", "b @ b", "b @ m", "torch.matmul(b, v)", "m @ b",
+    "torch.nn.functional.pad(x, (1, 1))", "torch.nn.functional.pad(x[None], (1, 1), mode='reflect')",
+    "torch.nn.functional.pad(x[None, None], (1, 1, 1, 1), mode='replicate')",
+    "torch.nn.functional.embedding(torch.tensor([[0, 1]]), x)",
+    "torch.nn.functional.embedding(torch.tensor([0, 1]), x, padding_idx=0)",
+]
+
+
+@pytest.mark.parametrize("expr", _GRAD_FN_CASES)
+def test_grad_fn_names_as_torch(expr):
+    """The grad_fn name print(tensor) shows."""
+    names = []
+    for mod in (torch, ptcore):
+        env = dict(torch=mod,
+                   x=mod.tensor([[1., 2., 3.], [0.5, 0.2, 0.1]], requires_grad=True),
+                   y=mod.tensor([[2., 1., 0.5], [1., 3., 2.]], requires_grad=True),
+                   m=mod.ones(2, 2, requires_grad=True), v=mod.ones(2, requires_grad=True),
+                   b=mod.ones(3, 2, 2, requires_grad=True))
+        out = eval(expr, env)
+        names.append(type(out.grad_fn).__name__)
+        assert repr(out).split("grad_fn=")[1] == f"<{names[-1]}>)"
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("kw", [{}, dict(padding_idx=1), dict(scale_grad_by_freq=True),
+                                dict(padding_idx=-1, scale_grad_by_freq=True), dict(sparse=True)])
+def test_embedding_one_node_gradients(kw):
+    w0 = np.random.RandomState(0).randn(5, 3).astype(np.float32)
+    grads = []
+    for mod in (torch, ptcore):
+        w = mod.tensor(w0, requires_grad=True)
+        out = mod.nn.functional.embedding(mod.tensor([[0, 1, 1], [4, 0, 1]]), w, **kw)
+        assert type(out.grad_fn).__name__ == "EmbeddingBackward0"
+        (out * mod.arange(18.).view(2, 3, 3)).sum().backward()
+        grads.append(w.grad.to_dense().numpy() if kw.get("sparse") else w.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def test_embedding_double_backward():
+    w0 = np.random.RandomState(1).randn(4, 2).astype(np.float32)
+    grads = []
+    for mod in (torch, ptcore):
+        w = mod.tensor(w0, requires_grad=True)
+        out = mod.nn.functional.embedding(mod.tensor([0, 2, 0]), w)
+        g, = mod.autograd.grad((out ** 3).sum(), w, create_graph=True)
+        g.sum().backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)

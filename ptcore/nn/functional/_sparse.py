@@ -5,28 +5,45 @@ from ptcore._tensor import _TensorBase
 __all__ = ["embedding"]
 
 
-class _SparseEmbedding(ptcore.autograd.Function):
-    """Row lookup whose weight gradient is a sparse COO tensor (torch's
-    EmbeddingBackward0 with ``sparse=True``)."""
+class _Embedding(ptcore.autograd.Function):
+    """Row lookup, one autograd node as torch's (EmbeddingBackward0): the
+    weight gradient sums each looked-up row's gradient (scaled by 1/count
+    with ``scale_grad_by_freq``, none for ``padding_idx``), dense or, with
+    ``sparse``, a COO tensor of the looked-up rows."""
+
+    _backward_name = "EmbeddingBackward0"
 
     @staticmethod
-    def forward(ctx, weight, flat, padding_idx, scale_grad_by_freq):
-        ctx.flat, ctx.padding_idx, ctx.freq = flat, padding_idx, scale_grad_by_freq
+    def forward(ctx, weight, flat, out_shape, padding_idx, scale_grad_by_freq, sparse):
+        ctx.flat, ctx.padding_idx, ctx.freq, ctx.sparse = flat, padding_idx, scale_grad_by_freq, sparse
         ctx.shape = tuple(weight.shape)
-        return weight.detach().index_select(0, flat)
+        return weight.index_select(0, flat).view(out_shape)
 
     @staticmethod
     def backward(ctx, g):
-        from ptcore.sparse import sparse_coo_tensor
-        if ctx.freq:
-            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
-                               "sparse gradients")
         flat = ctx.flat
         g = g.reshape(flat.shape[0], ctx.shape[1])
-        if ctx.padding_idx >= 0:
-            keep = flat != ctx.padding_idx          # torch leaves padding rows out
-            flat, g = flat[keep], g[keep]
-        return sparse_coo_tensor(flat.unsqueeze(0), g, ctx.shape), None, None, None
+        if ctx.sparse:
+            from ptcore.sparse import sparse_coo_tensor
+            if ctx.freq:
+                raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                                   "sparse gradients")
+            if ctx.padding_idx >= 0:
+                keep = flat != ctx.padding_idx          # torch leaves padding rows out
+                flat, g = flat[keep], g[keep]
+            return sparse_coo_tensor(flat.unsqueeze(0), g, ctx.shape), None, None, None, None, None
+        if ctx.padding_idx >= 0 or ctx.freq:
+            with ptcore.no_grad():
+                scale = ptcore.ones(flat.shape[0], dtype=g.dtype, device=g.device)
+                if ctx.freq:
+                    counts = ptcore.zeros(ctx.shape[0], dtype=g.dtype, device=g.device)
+                    counts.index_add_(0, flat, ptcore.ones_like(scale))
+                    scale = 1.0 / counts.index_select(0, flat)
+                if ctx.padding_idx >= 0:
+                    scale = ptcore.where(flat == ctx.padding_idx, ptcore.zeros_like(scale), scale)
+            g = g * scale.unsqueeze(1)
+        gw = ptcore.zeros(ctx.shape, dtype=g.dtype, device=g.device).index_add(0, flat, g)
+        return gw, None, None, None, None, None
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -108,22 +125,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         hi = int(flat.max())
         if lo < 0 or hi >= weight.shape[0]:
             raise IndexError("index out of range in self")
-    if sparse and weight.requires_grad and ptcore.is_grad_enabled():
-        out = _SparseEmbedding.apply(weight, flat, padding_idx, scale_grad_by_freq)
-        return out.view(*input.shape, weight.shape[1])
-    out = weight.index_select(0, flat)
-    if weight.requires_grad and ptcore.is_grad_enabled() and \
-            (padding_idx >= 0 or scale_grad_by_freq):
-        # same values; the gradient reaching ``weight`` is scaled per lookup
-        # (0 for padding, 1/count for scale_grad_by_freq)
-        with ptcore.no_grad():
-            scale = ptcore.ones(flat.shape[0], dtype=weight.dtype, device=weight.device)
-            if scale_grad_by_freq:
-                counts = ptcore.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
-                counts.index_add_(0, flat, ptcore.ones_like(scale))
-                scale = 1.0 / counts.index_select(0, flat)
-            if padding_idx >= 0:
-                scale = ptcore.where(flat == padding_idx, ptcore.zeros_like(scale), scale)
-        det = out.detach()
-        out = det + (out - det) * scale.unsqueeze(1)
-    return out.view(*input.shape, weight.shape[1])
+    out_shape = (*input.shape, weight.shape[1])
+    if weight.requires_grad and ptcore.is_grad_enabled():
+        return _Embedding.apply(weight, flat, out_shape, padding_idx, scale_grad_by_freq, sparse)
+    return weight.index_select(0, flat).view(out_shape)

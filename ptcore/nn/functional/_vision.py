@@ -18,7 +18,6 @@ import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
-from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
     adaptive_avg_pool3d
@@ -91,6 +90,25 @@ class _PadFn(_Function):
         return g, None, None, None
 
 
+_PAD_FUNCTIONS = {}
+
+
+def _pad_function(mode, k):
+    """``_PadFn`` under the grad_fn name torch's pad shows for ``mode`` over
+    ``k`` dims (ConstantPadNdBackward0, ReflectionPad2DBackward0, ...)."""
+    if mode == "constant":
+        name = "ConstantPadNdBackward0"
+    elif mode in ("reflect", "replicate") and 1 <= k <= 3:
+        name = f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{k}DBackward0"
+    else:
+        return _PadFn
+    fn = _PAD_FUNCTIONS.get(name)
+    if fn is None:
+        fn = _PAD_FUNCTIONS[name] = type(name[:-len("Backward0")], (_PadFn,),
+                                         {"_backward_name": name})
+    return fn
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pad (or, with negative entries, crop) the last ``len(pad) // 2`` dims.
 
@@ -118,7 +136,7 @@ def pad(input, pad, mode="constant", value=None):
         raise TypeError(f"pad(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     pad = tuple(operator.index(p) for p in pad)
-    return _PadFn.apply(input, pad, mode, value)
+    return _pad_function(mode, len(pad) // 2).apply(input, pad, mode, value)
 
 
 # ---------------------------------------------------------------------------
@@ -369,9 +387,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         taps = [(idx.to(x.device), None if w is None else w.to(x.dtype).to(x.device))
                 for idx, w in taps]
         x = _ResampleFn.apply(x, d, taps)
-    if x is input:
-        return input.clone()
-    return _in_memory_format(x, _output_memory_format(input))    # as torch's upsample kernels
+    return x if x is not input else input.clone()
 
 
 def _warn_deprecated_upsample(name):
