@@ -599,6 +599,35 @@ def _suggest_memory_format(t):
     return _C.channels_last if nd == 4 else _C.channels_last_3d
 
 
+def _output_memory_format(*tensors):
+    """The memory format torch gives the output of a convolution, pooling,
+    batch norm or resampling of ``tensors``: channels_last(_3d) when one of
+    them (the input, or a convolution's weight) suggests it."""
+    for t in tensors:
+        if isinstance(t, _TensorBase):
+            fmt = _suggest_memory_format(t)
+            if fmt is not _C.contiguous_format:
+                return fmt
+    return _C.contiguous_format
+
+
+def _in_memory_format(out, fmt):
+    """``out`` with the dense strides of ``fmt`` (itself when it has them or
+    ``fmt`` does not fit its rank)."""
+    nd = out.dim()
+    if fmt is _C.contiguous_format or nd != (4 if fmt is _C.channels_last else 5):
+        return out
+    if not out.is_contiguous(memory_format=fmt):
+        return out.contiguous(memory_format=fmt)
+    # dense in fmt already: the strides of size-1 dims made torch's (a view)
+    strides, step = [0] * nd, 1
+    for d in (1,) + tuple(range(nd - 1, 1, -1)) + (0,):
+        strides[d] = step
+        step *= out.shape[d]
+    strides = tuple(strides)
+    return out if out.stride() == strides else out.as_strided(tuple(out.shape), strides)
+
+
 def _autograd_to(src, out):
     hook = _AUTOGRAD_TO[0]
     if hook is not None and src.requires_grad:

@@ -1104,7 +1104,7 @@ def cat(tensors, dim=0, *, out=None):
     if out is None and (type(tensors) is list or type(tensors) is tuple):
         r = _K.cat_fast(tensors, dim, False)    # CPU tensors of one dtype, shapes matching
         if r is not None:
-            return r
+            return _cat_memory_format(r, tensors)
     seq = _tensor_seq(tensors, "cat")
     if not seq:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -1155,7 +1155,19 @@ def cat(tensors, dim=0, *, out=None):
     if out is not None:
         out._bump_version()
         return out
-    return result
+    return _cat_memory_format(result, seq)
+
+
+def _cat_memory_format(result, seq):
+    """``result`` channels_last(_3d) when every input suggests that format, as
+    torch's cat (its compute_output_memory_format)."""
+    if result.dim() not in (4, 5) or seq[0].is_contiguous():
+        return result
+    from ptcore.tensor import _suggest_memory_format, _in_memory_format
+    fmt = _suggest_memory_format(seq[0])
+    if any(_suggest_memory_format(t) is not fmt for t in seq[1:]):
+        return result
+    return _in_memory_format(result, fmt)
 
 
 def concat(tensors, dim=0, *, out=None):

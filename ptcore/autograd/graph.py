@@ -575,18 +575,33 @@ def accumulate_grad(var, g, steal=True):
     if old is None:
         if _state.enabled:           # create_graph: keep the graph of the gradient
             var._grad = g
-        elif steal and _can_steal(g):
-            var._grad = g
-        elif steal and _can_steal_view(g):
-            var._grad = g.detach()      # the same memory, no longer a view of the engine's buffer
+        elif var.is_contiguous() or not var.is_non_overlapping_and_dense():
+            if steal and _can_steal(g):
+                var._grad = g
+            elif steal and _can_steal_view(g):
+                var._grad = g.detach()  # the same memory, no longer a view of the engine's buffer
+            else:
+                var._grad = g.clone(memory_format=_contig())
         else:
-            var._grad = g.clone(memory_format=_contig())
+            var._grad = _with_strides_of(g, var, steal)
     elif _state.enabled or not isinstance(old, _TensorBase):
         var._grad = _add_grads(old, g)
     else:
         if tuple(old.shape) != tuple(g.shape):
             g = g.expand(old.shape)
         old.add_(g)
+
+
+def _with_strides_of(g, var, steal):
+    """torch's gradient layout contract for a dense, non-contiguous leaf (a
+    channels_last weight, a transposed parameter): its gradient has its
+    strides (``g`` itself when only the engine holds it, see _can_steal, and
+    it has them over the dims of size > 1)."""
+    if (steal and sys.getrefcount(g) <= _ENGINE_REFS and g._requires_grad is False
+            and all(n == 1 or a == b for n, a, b in zip(g.shape, g.stride(), var.stride()))
+            and g.is_non_overlapping_and_dense() and g._sole_owner()):
+        return g
+    return g.new_empty_strided(tuple(var.shape), var.stride()).copy_(g)
 
 
 def _contig():

@@ -15,6 +15,7 @@ import ptcore
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
+from ptcore.tensor import _in_memory_format, _output_memory_format
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -181,6 +182,21 @@ def _bias_grad(g):
     return g.sum([0] + list(range(2, g.dim())))
 
 
+def _conv_memory_format(x, w, geo):
+    """The layout of a convolution's output and gradients, as torch's CPU
+    convolution: channels_last(_3d) when the input or the weight is; in 3-d
+    only where torch picks its oneDNN kernel (float32, and a batch of more
+    than one, groups, a kernel over 3x3 or a large input), its fallback
+    returning contiguous tensors."""
+    if geo[0] == 3 and not (
+            x.dtype is ptcore.float32 and (x.shape[0] > 1 or geo[4] > 1
+                                           or (w.shape[-1] > 3 and w.shape[-2] > 3)
+                                           or x.shape[0] * x.shape[1] * x.shape[2] * x.shape[3]
+                                           > 20480)):
+        return ptcore.contiguous_format
+    return _output_memory_format(x, w) if geo[0] != 1 else ptcore.contiguous_format
+
+
 # The three primitives are each other's derivatives, so every gradient is
 # itself differentiable (double backward, gradient penalties):
 #   <conv(x, w), gy> = <x, bx(gy, w)> = <w, bw(x, gy)>.
@@ -192,14 +208,17 @@ class _ConvFwd(_Function):
     def forward(ctx, x, w, b, geo, yshape):
         ctx.save_for_backward(x, w)
         ctx.geo = geo
-        return _prim("fwd", x, w, b, geo, yshape)
+        return _in_memory_format(_prim("fwd", x, w, b, geo, yshape), _conv_memory_format(x, w, geo))
 
     @staticmethod
     def backward(ctx, gy):
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        gx = _ConvBwdX.apply(gy, w, None, ctx.geo, tuple(x.shape)) if needs[0] else None
-        gw = _ConvBwdW.apply(x, gy, ctx.geo, tuple(w.shape)) if needs[1] else None
+        fmt = _conv_memory_format(x, w, ctx.geo)    # torch's: the forward's, whatever gy's
+        gx = _in_memory_format(_ConvBwdX.apply(gy, w, None, ctx.geo, tuple(x.shape)), fmt) \
+            if needs[0] else None
+        gw = _in_memory_format(_ConvBwdW.apply(x, gy, ctx.geo, tuple(w.shape)), fmt) \
+            if needs[1] else None
         gb = _bias_grad(gy) if needs[2] else None
         return gx, gw, gb, None, None
 
@@ -212,7 +231,8 @@ class _ConvBwdX(_Function):
     def forward(ctx, gy, w, b, geo, xshape):
         ctx.save_for_backward(gy, w)
         ctx.geo = geo
-        return _prim("bx", gy, w, b, geo, xshape)
+        return _in_memory_format(_prim("bx", gy, w, b, geo, xshape),
+                                 _conv_memory_format(gy, w, geo))
 
     @staticmethod
     def backward(ctx, g):
@@ -231,7 +251,8 @@ class _ConvBwdW(_Function):
     def forward(ctx, x, gy, geo, wshape):
         ctx.save_for_backward(x, gy)
         ctx.geo = geo
-        return _prim("bw", x, gy, None, geo, wshape)
+        return _in_memory_format(_prim("bw", x, gy, None, geo, wshape),
+                                 _output_memory_format(x, gy))
 
     @staticmethod
     def backward(ctx, g):
@@ -523,6 +544,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         y = y.reshape((x.shape[0], OC) + ks)
         if bias is not None:
             y = y + bias.reshape((1, OC) + (1,) * nd)
+        y = _in_memory_format(y, _output_memory_format(x, weight))
         return y.squeeze(0) if unbatched else y
     geo = (nd, _pad5(stride, nd, 1), _pad5(padding, nd, 0), _pad5(dilation, nd, 1), groups,
            _pad5(osz, nd, 1))

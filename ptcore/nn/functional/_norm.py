@@ -19,6 +19,7 @@ from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
+from ptcore.tensor import _in_memory_format, _output_memory_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
            "local_response_norm"]
@@ -147,7 +148,7 @@ class _BatchNormTrain(Function):
         ctx.bn = (mean, invstd, eps, N, C, L)
         ctx.mark_non_differentiable(mean, var)
         ctx.set_materialize_grads(False)
-        return y, mean, var
+        return _in_memory_format(y, _output_memory_format(x)), mean, var
 
     @staticmethod
     def backward(ctx, gy, gmean, gvar):
@@ -360,7 +361,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         y = y * weight
     if bias is not None:
         y = y + bias
-    return y
+    return y.contiguous()       # torch's layer norm output is contiguous whatever the input's
 
 
 def _layer_norm_kernel(x, weight, bias, ns, n, eps):

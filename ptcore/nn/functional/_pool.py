@@ -12,6 +12,7 @@ import os
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
     _Function, _kernels, _size, _FLOATS, _LOW,
 )
@@ -128,8 +129,11 @@ class _MaxPoolFn(_Function):
         ind = ptcore.empty((xp.shape[0], L), dtype=ptcore.int64, device=x.device)
         if y.numel():
             _kernels(xp.device).max_pool_forward(xp, y, ind, tuple(_pad3(sp, nd, 1)), starts, ends, steps)
-        y = y.reshape(lead + tuple(out_sp))
-        ind = ind.reshape(lead + tuple(out_sp))
+        # torch's adaptive 3-d max pooling returns contiguous tensors
+        fmt = _output_memory_format(x) if nd == 2 or not fname.startswith("adaptive") \
+            else ptcore.contiguous_format
+        y = _in_memory_format(y.reshape(lead + tuple(out_sp)), fmt)
+        ind = _in_memory_format(ind.reshape(lead + tuple(out_sp)), fmt)
         if dt != x.dtype:
             y = y.to(x.dtype)
         ctx.save_for_backward(ind)
@@ -361,6 +365,8 @@ class _AvgPoolFn(_Function):
                                          1 if is_long else div, False)
         ctx.meta = (x.shape, x.dtype, nd, win, sp, dt, fname)
         y = y.reshape(lead + tuple(out_sp))
+        if nd == 2:         # (torch's 3-d average poolings return contiguous tensors)
+            y = _in_memory_format(y, _output_memory_format(x))
         if is_long:
             if div:
                 divisor = div

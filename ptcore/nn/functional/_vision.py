@@ -18,6 +18,7 @@ import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
+from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
     adaptive_avg_pool3d
@@ -387,7 +388,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         taps = [(idx.to(x.device), None if w is None else w.to(x.dtype).to(x.device))
                 for idx, w in taps]
         x = _ResampleFn.apply(x, d, taps)
-    return x if x is not input else input.clone()
+    if x is input:
+        return input.clone()
+    return _in_memory_format(x, _output_memory_format(input))    # as torch's upsample kernels
 
 
 def _warn_deprecated_upsample(name):

@@ -1,0 +1,150 @@
+"""channels_last propagation: the outputs (and gradients) of convolution,
+batch norm, pooling, resampling and cat have torch's strides when the input
+(or a convolution's weight) is channels_last."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(shape=(2, 3, 6, 5), fmt="channels_last", seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    x = ptcore.tensor(a).to(memory_format=getattr(ptcore, fmt))
+    t = torch.tensor(a).to(memory_format=getattr(torch, fmt))
+    return x, t
+
+
+def _check(p, t):
+    assert tuple(p.shape) == tuple(t.shape)
+    assert p.stride() == t.stride()
+    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", [
+    lambda F, x: F.max_pool2d(x, 2),
+    lambda F, x: F.max_pool2d(x, 3, 2, 1, return_indices=True)[1],
+    lambda F, x: F.avg_pool2d(x, 2),
+    lambda F, x: F.adaptive_avg_pool2d(x, 1),
+    lambda F, x: F.adaptive_avg_pool2d(x, (3, 2)),
+    lambda F, x: F.adaptive_max_pool2d(x, 2),
+    lambda F, x: F.interpolate(x, scale_factor=2),
+    lambda F, x: F.interpolate(x, size=(7, 9), mode="bilinear"),
+    lambda F, x: F.layer_norm(x, (5,)),
+    lambda F, x: F.batch_norm(x, None, None, training=True),
+    lambda F, x: F.relu(x) + 1,
+])
+def test_functional_outputs(case):
+    x, t = _pair()
+    _check(case(ptcore.nn.functional, x), case(torch.nn.functional, t))
+
+
+def test_cat_all_channels_last_or_mixed():
+    x, t = _pair()
+    _check(ptcore.cat([x, x], 1), torch.cat([t, t], 1))
+    _check(ptcore.cat([x, x * 2], 0), torch.cat([t, t * 2], 0))
+    xc, tc = x.contiguous(), t.contiguous()
+    _check(ptcore.cat([x, xc], 1), torch.cat([t, tc], 1))
+
+
+def _model(lib):
+    lib.manual_seed(0)
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.ConvTranspose2d(4, 2, 2, stride=2),
+                         nn.AdaptiveAvgPool2d(1))
+
+
+def _copy_params(dst, src):
+    with torch.no_grad():
+        for pd, ps in zip(dst.parameters(), src.parameters()):
+            pd.copy_(torch.tensor(ps.detach().numpy()))
+
+
+@pytest.mark.parametrize("where", ["input", "model"])
+def test_cnn_outputs_and_grads(where):
+    pm, tm = _model(ptcore), _model(torch)
+    _copy_params(tm, pm)
+    x, t = _pair()
+    if where == "model":
+        pm.to(memory_format=ptcore.channels_last)
+        tm.to(memory_format=torch.channels_last)
+        x, t = x.contiguous(), t.contiguous()
+    x.requires_grad_()
+    t.requires_grad_()
+    p_outs, t_outs = [], []
+    hx, ht = x, t
+    for pl, tl in zip(pm, tm):
+        hx, ht = pl(hx), tl(ht)
+        p_outs.append(hx)
+        t_outs.append(ht)
+    for p, q in zip(p_outs, t_outs):
+        _check(p, q)
+    hx.sum().backward()
+    ht.sum().backward()
+    _check(x.grad, t.grad)
+    for pp, tp in zip(pm.parameters(), tm.parameters()):
+        assert pp.grad.stride() == tp.grad.stride()
+        np.testing.assert_allclose(pp.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mod", ["Conv3d", "ConvTranspose3d"])
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv3d_channels_last_3d(mod, n, dtype):
+    # torch's CPU 3-d convolutions return channels_last_3d tensors from oneDNN
+    # (float32, a batch > 1 here), contiguous ones from the fallback kernel
+    x, t = _pair((n, 2, 4, 5, 3), "channels_last_3d")
+    x, t = x.to(getattr(ptcore, dtype)), t.to(getattr(torch, dtype))
+    ptcore.manual_seed(0)
+    pc = getattr(ptcore.nn, mod)(2, 3, 2, dtype=getattr(ptcore, dtype))
+    tc = getattr(torch.nn, mod)(2, 3, 2, dtype=getattr(torch, dtype))
+    _copy_params(tc, pc)
+    _check(pc(x), tc(t))
+
+
+@pytest.mark.parametrize("case", [
+    lambda F, x: F.max_pool3d(x, 2),
+    lambda F, x: F.avg_pool3d(x, 2),
+    lambda F, x: F.adaptive_avg_pool3d(x, 2),
+    lambda F, x: F.adaptive_max_pool3d(x, 2),
+    lambda F, x: F.interpolate(x, scale_factor=2, mode="trilinear"),
+    lambda F, x: F.batch_norm(x, None, None, training=True),
+])
+def test_functional_outputs_3d(case):
+    x, t = _pair((2, 3, 4, 6, 5), "channels_last_3d")
+    _check(case(ptcore.nn.functional, x), case(torch.nn.functional, t))
+
+
+def test_transposed_conv_of_a_pixel():
+    # (the 1x1-input transposed convolution is one matrix product)
+    x, t = _pair((2, 3, 1, 1))
+    w = np.random.default_rng(1).standard_normal((3, 4, 4, 4)).astype(np.float32)
+    _check(ptcore.nn.functional.conv_transpose2d(x, ptcore.tensor(w)),
+           torch.nn.functional.conv_transpose2d(t, torch.tensor(w)))
+
+
+def test_leaf_grad_keeps_channels_last_strides():
+    x, t = _pair()
+    x.requires_grad_()
+    t.requires_grad_()
+    (x * 2).sum().backward()
+    (t * 2).sum().backward()
+    _check(x.grad, t.grad)
+    # a transposed (dense, non-contiguous) leaf too
+    a = ptcore.ones(3, 4).t().requires_grad_()
+    b = torch.ones(3, 4).t().requires_grad_()
+    (a * 3).sum().backward()
+    (b * 3).sum().backward()
+    _check(a.grad, b.grad)
+
+
+def test_leaf_grads_of_one_gradient_do_not_share_memory():
+    # (a + b): both leaves receive the same gradient tensor
+    a = ptcore.ones(2, 3, 4, 5).to(memory_format=ptcore.channels_last).requires_grad_()
+    b = ptcore.ones(2, 3, 4, 5).to(memory_format=ptcore.channels_last).requires_grad_()
+    (a + b).sum().backward()
+    assert a.grad.stride() == b.grad.stride() == (60, 1, 15, 3)
+    a.grad.add_(1)
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones((2, 3, 4, 5), np.float32))
