@@ -2,6 +2,7 @@
 each backward result for NaN."""
 import warnings
 
+from ptcore import _settings
 from ptcore.autograd import _record as R
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
@@ -22,11 +23,11 @@ class detect_anomaly:
                       "should only be enabled for debugging.", stacklevel=2)
 
     def __enter__(self):
-        self.prev = R._anomaly[0]
-        R._anomaly[0] = True
+        self.prev = _flags()
+        _set_flags(True, self.check_nan)
 
     def __exit__(self, *exc):
-        R._anomaly[0] = self.prev
+        _set_flags(*self.prev)
         return False
 
     def __call__(self, fn):
@@ -41,12 +42,23 @@ class detect_anomaly:
 
 class set_detect_anomaly:
     def __init__(self, mode, check_nan=True):
-        self.prev = R._anomaly[0]
-        R._anomaly[0] = bool(mode)
+        self.prev = _flags()
+        _set_flags(bool(mode), bool(check_nan))
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        R._anomaly[0] = self.prev
+        _set_flags(*self.prev)
         return False
+
+
+def _flags():
+    return R._anomaly[0], _settings._state["anomaly_check_nan"]
+
+
+def _set_flags(enabled, check_nan):
+    # check_nan=False: nodes still record their forward stack, but backward
+    # results are not checked for NaN (torch.is_anomaly_check_nan_enabled)
+    R._anomaly[0] = enabled
+    _settings._state["anomaly_check_nan"] = check_nan

@@ -242,7 +242,7 @@ def connect(cls, ctx, tensor_args, out, backward=None):
             if of_input:
                 # a view of an input: modifying it in place would bypass
                 # this node, so it is forbidden (as PyTorch)
-                o._custom_view_of = (k, cls.__name__ + "Backward")
+                o._custom_view_of = (k, cls.__name__)
         new_outs.append(o)
     outs = tuple(new_outs)
     for d in ctx._dirty:

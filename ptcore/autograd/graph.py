@@ -1047,6 +1047,9 @@ def _add_anomaly_note(exc, node):
 
 
 def _check_nan(node, gin):
+    from ptcore._settings import _state as settings
+    if not settings["anomaly_check_nan"]:
+        return
     for i, g in enumerate(gin):
         if g is None:
             continue

@@ -346,6 +346,25 @@ def test_anomaly_mode_reports_nan():
     assert not ptcore.is_anomaly_enabled() if hasattr(ptcore, "is_anomaly_enabled") else True
 
 
+@needs_torch
+def test_anomaly_mode_check_nan_false():
+    # check_nan=False keeps the stacks but lets NaN gradients through, and the
+    # flag reads back (the NaN check ran regardless)
+    import warnings
+
+    def run(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = m.tensor([0.0, 1.0], requires_grad=True)
+            with m.autograd.detect_anomaly(check_nan=False):
+                flags = (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled())
+                (x.sqrt() * 0 + (x * 0).sqrt()).sum().backward()
+            with m.autograd.set_detect_anomaly(True, check_nan=False):
+                flags += (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled())
+        return flags + (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled()), x.grad.isnan().tolist()
+    assert run(ptcore) == run(torch)
+
+
 def test_graph_freed_when_output_dropped():
     import gc
     import weakref
