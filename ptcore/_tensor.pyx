@@ -1893,6 +1893,12 @@ cdef class _TensorBase:
         record of an input (cheaper than building a Size)."""
         return (_make_tuple(self._ndim, self._shape), self._dtype)
 
+    def _ad_input(self):
+        """``(grad_fn, shape, dtype, version)``: what autograd records of an
+        input of an op, in one call (the shape a plain tuple)."""
+        return (self._grad_fn, _make_tuple(self._ndim, self._shape), self._dtype,
+                self._storage._version)
+
     def _meta_is(self, shape, dtype dt):
         """True if this tensor has exactly ``shape`` and dtype ``dt`` (the
         autograd engine's per-gradient check, without building a Size)."""

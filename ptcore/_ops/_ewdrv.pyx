@@ -12,7 +12,7 @@ cimport cython
 from cython.parallel cimport prange
 from libc.string cimport memset, memcpy
 from libc.stdint cimport int64_t, uint64_t, uintptr_t
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_REFCNT
 
 from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
                                  PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
@@ -841,6 +841,45 @@ def fast_inplace(int op, a, b):
         return None
     _run_fast(f, ta, ta, tb, b)
     ta._storage._version += 1
+    return a
+
+
+def grad_buffer_add(int op, a, b, bint add=True):
+    """``a += b`` for the autograd engine's input buffer (``op`` is add's code).
+
+    ``a`` may be written only when nothing but the engine sees it: a dense
+    contiguous tensor, not requiring grad, that is the only user of its whole
+    storage (host memory ptcore allocated, or device memory), with ``b``'s
+    dtype, device and shape.  Returns ``a`` when added here, ``False`` when
+    ``a`` may be written but this loop does not cover it (the caller adds in
+    place through ``add_``), or ``None`` when ``a`` must not be written (the
+    caller adds out of place).  ``add=False``: only the checks (``False`` when
+    ``a`` may be written), for an add that dispatch layers must see.  The
+    caller checks ``a``'s Python references."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b
+    cdef Storage st = ta._storage
+    cdef dtype dt = ta._dtype
+    cdef int i
+    cdef loop_t f
+    # two references: the tensor's and the local ``st``
+    if ta._requires_grad or tb._dtype is not dt or ta._ndim != tb._ndim \
+            or Py_REFCNT(st) > 2 or ta._offset != 0 or st._nbytes != ta._numel * dt.itemsize \
+            or (st._kind != 0 and st._kind != 3) or not ta._is_contig() \
+            or tb._storage.device is not st.device and tb._storage.device != st.device:
+        return None
+    for i in range(ta._ndim):
+        if ta._shape[i] != tb._shape[i]:
+            return None
+    if not add or st.device._type_code != 0 or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 \
+            or dt.num == PT_COMPLEX32 or not tb._is_contig():
+        return False
+    f = binary_loop(op, dt.num)
+    if f == NULL or binary_out(op, dt.num) != dt.num:
+        return False
+    _run_fast(f, ta, ta, tb, None)
+    st._version += 1
     return a
 
 

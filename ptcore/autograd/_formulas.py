@@ -256,11 +256,18 @@ _AddB, _SubB, _RsubB, _MulB = (_ncls("AddBackward0"), _ncls("SubBackward0"),
 _RsubScalarB = _ncls("RsubBackward1")        # torch's overload for a Python number
 
 
+def _same_grad(g):
+    return g, g
+
+
+def _add_plain(out, a, b):
+    attach2(_AddB, out, a, b, _same_grad)
+
+
 @formula("add")
 def _add(out, a, b, *, alpha=1, out_=None, **k):
     if alpha == 1:
-        def bw(g):
-            return g, g
+        bw = _same_grad
     else:
         def bw(g):
             return g, g * _scalar_like(alpha)
@@ -302,24 +309,30 @@ class _VersionOnly:
 
 @formula("mul", "multiply")
 def _mul(out, a, b, **k):
+    _mul_plain(out, a, b)
+
+
+def _mul_plain(out, a, b):
     ta = isinstance(a, _TensorBase)
     tb = isinstance(b, _TensorBase)
-    if ta and tb and a._requires_grad and b._requires_grad and not out.dtype.is_complex \
-            and not _hooks_on[0]:
-        # the hot case (both operands differentiable, real): the operands and
-        # their versions live in the closure, no SavedTensor objects (not under
-        # saved_tensors_hooks, which must see every saved tensor)
-        va, vb = a._version, b._version
-        if _inference_ever[0] and (a.is_inference() or b.is_inference()):
-            SavedTensor(a)          # raises torch's error for inference tensors
-            SavedTensor(b)
+    if ta and tb and a._requires_grad and b._requires_grad and not _hooks_on[0]:
+        ra, rb = a._ad_input(), b._ad_input()
+        if ra[2] is rb[2] and not ra[2].is_complex:
+            # the hot case (both operands differentiable, real, one dtype): the
+            # operands and their versions live in the closure, no SavedTensor
+            # objects (not under saved_tensors_hooks, which must see every
+            # saved tensor)
+            va, vb = ra[3], rb[3]
+            if _inference_ever[0] and (a.is_inference() or b.is_inference()):
+                SavedTensor(a)          # raises torch's error for inference tensors
+                SavedTensor(b)
 
-        def bw(g):
-            if a._version != va or b._version != vb:
-                _stale(a, va, b, vb)
-            return g * b, g * a
-        attach2(_MulB, out, a, b, bw)
-        return
+            def bw(g):
+                if a._version != va or b._version != vb:
+                    _stale(a, va, b, vb)
+                return g * b, g * a
+            attach2(_MulB, out, a, b, bw, ra, rb)
+            return
     sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
     sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None
     if out.dtype.is_complex:
@@ -333,6 +346,11 @@ def _mul(out, a, b, **k):
             gb = g * sa.unpack() if sa is not None else None
             return ga, gb
     attach2(_MulB, out, a, b, bw)
+
+
+# recorders for the operator fast path (``a + b``, ``a * b``): the formula
+# of a call with no keyword arguments, called without collecting them
+BINARY_RECORDERS = {"add": _add_plain, "mul": _mul_plain}
 
 
 @formula("div", "divide", "true_divide")

@@ -6,7 +6,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import _record as R
-from ptcore.autograd._formulas import FORMULAS, getitem as _getitem_formula
+from ptcore.autograd._formulas import FORMULAS, BINARY_RECORDERS, getitem as _getitem_formula
 
 _NONDIFF = {
     # integer/bool results, or no gradient by definition
@@ -71,8 +71,10 @@ def install():
     """Give every op of the autograd-aware families its body (recording with
     its formula) and bind the entries made from the table."""
     from ptcore._dispatch.generate import entry
-    from ptcore.autograd import _composite_functions
+    from ptcore.autograd import _composite_functions, graph
     _composite_functions.install()
+    graph._Tensor[0] = ptcore.Tensor
+    graph._ADD_OP = ptcore._ops.pointwise._B_ADD
     mods = (ptcore._ops.pointwise, ptcore._ops.reduction, ptcore._ops.linalg, ptcore._ops.shape,
             ptcore._ops.sorting)
     bodies = {}
@@ -219,31 +221,36 @@ def _fast_op(opname, generic, dunder):
     opi = ptcore._ops.pointwise._B[opname]
     fast = _ewdrv.fast_binary
     st = R._state
-    formula = FORMULAS[opname]
+    formula = BINARY_RECORDERS.get(opname) or FORMULAS[opname]
     TB = _TensorBase
     flag = D.on
     slow = D.run_layers
 
-    def body(self, other):
-        if not st.enabled:
-            r = fast(opi, self, other, True)
-            return generic(self, other) if r is None else r
-        if self._requires_grad or (isinstance(other, TB) and other._requires_grad):
-            r = fast(opi, self, other, True)
-            if r is not None:
-                formula(r, self, other)
-                return r
-            return generic(self, other)
-        r = fast(opi, self, other, False)
-        return generic(self, other) if r is None else r
+    def layered(self, other):
+        # as torch, the layers see the method (``Tensor.add`` for ``a + b``)
+        m = getattr(ptcore.Tensor, opname)
+        return m(self, other) if not dunder.startswith("__r") or opname in ("add", "mul") \
+            else slow(method, d, (self, other), {})
 
-    def method(self, other):
-        if flag[0]:
-            # as torch, the layers see the method (``Tensor.add`` for ``a + b``)
-            m = getattr(ptcore.Tensor, opname)
-            return m(self, other) if not dunder.startswith("__r") or opname in ("add", "mul") \
-                else slow(method, d, (self, other), {})
-        return body(self, other)
+    def make(check_layers):
+        # the method (the entry: layers first when on) and the op's body (what
+        # the layers call), one code: the hot path makes one Python call
+        def f(self, other):
+            if check_layers and flag[0]:
+                return layered(self, other)
+            if not st.enabled:
+                r = fast(opi, self, other, True)
+                return generic(self, other) if r is None else r
+            if self._requires_grad or (isinstance(other, TB) and other._requires_grad):
+                r = fast(opi, self, other, True)
+                if r is not None:
+                    formula(r, self, other)
+                    return r
+                return generic(self, other)
+            r = fast(opi, self, other, False)
+            return generic(self, other) if r is None else r
+        return f
+    body, method = make(False), make(True)
     d = declare(dunder, body, "pointwise", "method", namespace="Tensor")
     d.raw = d.body = body
     method.__name__ = dunder

@@ -119,33 +119,41 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
-def attach2(cls, out, a, b, backward):
+_UNREAD = object()     # attach2's marker: the operand records are not read yet
+
+
+def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD):
     """:func:`attach` specialised for one output and two inputs (the binary
-    elementwise ops), with the node class given directly."""
-    if isinstance(a, _TensorBase) and a._requires_grad:
-        fn = a._grad_fn
+    elementwise ops), with the node class given directly.  ``ra``/``rb``: the
+    operands' ``_ad_input()`` records (None for one that needs no gradient)
+    when the caller has read them already."""
+    if ra is _UNREAD:
+        ra = a._ad_input() if isinstance(a, _TensorBase) and a._requires_grad else None
+        rb = b._ad_input() if isinstance(b, _TensorBase) and b._requires_grad else None
+    if ra is not None:
+        fn = ra[0]
         if fn is None:
             ea = gradient_edge(a)
         else:
-            if isinstance(fn, _ViewNode) and fn._bver != a._version:
+            if fn._is_view and fn._bver != ra[3]:
                 fn = refresh_view(a)
             ea = (fn, a._output_nr)
-        ma = a._ad_meta()
+        ma = (ra[1], ra[2])
     else:
         ea = ma = None
-    if isinstance(b, _TensorBase) and b._requires_grad:
-        fn = b._grad_fn
+    if rb is not None:
+        fn = rb[0]
         if fn is None:
             eb = gradient_edge(b)
         else:
-            if isinstance(fn, _ViewNode) and fn._bver != b._version:
+            if fn._is_view and fn._bver != rb[3]:
                 fn = refresh_view(b)
             eb = (fn, b._output_nr)
-        mb = b._ad_meta()
+        mb = (rb[1], rb[2])
     else:
+        if ea is None:
+            return None
         eb = mb = None
-    if ea is None and eb is None:
-        return None
     node = cls((ea, eb), (ma, mb), backward)
     out._requires_grad = True
     out._grad_fn = node

@@ -21,7 +21,9 @@ import threading
 import weakref
 
 from ptcore._tensor import _TensorBase
+from ptcore._ops._ewdrv import grad_buffer_add as _buffer_add
 from ptcore._dispatch import forward_ad as _fwl
+from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore.autograd import grad_mode as _gm
 
 _FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
@@ -554,12 +556,17 @@ def _add_into(old, g):
     the engine alone holds it (dense, contiguous, the sole user of its
     storage, no graph being recorded), as PyTorch's InputBuffer does;
     otherwise a new tensor."""
-    if (not _state.enabled and isinstance(old, _TensorBase) and isinstance(g, _TensorBase)
-            and sys.getrefcount(old) <= 3 and old.dtype is g.dtype and old.device == g.device
-            and not old._requires_grad and tuple(old.shape) == tuple(g.shape)
-            and old.is_contiguous() and not hasattr(old, "_bt_phys") and old._sole_owner()):
-        return old.add_(g)
+    if not _state.enabled and sys.getrefcount(old) <= 3 and type(old) is _Tensor[0]:
+        # the storage checks, and the add in C unless a dispatch layer (forward
+        # AD's tangents, a trace) must see it
+        r = _buffer_add(_ADD_OP, old, g, not _layers_on[0])
+        if r is not None:
+            return old.add_(g) if r is False else r
     return _add_grads(old, g)
+
+
+_ADD_OP = None      # the add loop's code (set with _Tensor)
+_Tensor = [None]    # ptcore.Tensor (a subclass, e.g. vmap's BatchedTensor, is added out of place)
 
 
 def accumulate_grad(var, g, steal=True):

@@ -56,3 +56,47 @@ def test_many_branches_sum():
     a = x * 1
     sum(a * float(k) for k in range(1, 6)).sum().backward()
     assert x.grad.tolist() == [15.0] * 4
+
+
+class _FromNumpy(ptcore.autograd.Function):
+    """Identity whose backward returns a tensor over NumPy memory it keeps."""
+    arrays = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        arr = g.numpy().copy()
+        _FromNumpy.arrays.append(arr)
+        return ptcore.from_numpy(arr)
+
+
+def test_borrowed_memory_not_written():
+    # a gradient over memory ptcore does not own (a NumPy array) is summed
+    # out of place: the array keeps its values
+    _FromNumpy.arrays.clear()
+    x = ptcore.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1
+    (_FromNumpy.apply(a) * 2 + a * 3).sum().backward()
+    np.testing.assert_array_equal(_FromNumpy.arrays[0], [2.0, 2.0])
+    assert x.grad.tolist() == [5.0, 5.0]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.bfloat16,
+                                   ptcore.complex64])
+def test_leaf_used_many_times(dtype):
+    # 50 gradients summed into one buffer (in place where the loop covers the
+    # dtype, through add_ where not); values as a sum in float64
+    x = ptcore.ones(3, dtype=dtype, requires_grad=True)
+    w = ptcore.full((3,), 0.5, dtype=dtype, requires_grad=True)
+    y = x
+    for _ in range(25):
+        y = y * w + x
+    y.real.sum().backward() if dtype.is_complex else y.sum().backward()
+    # y_k = w y_{k-1} + 1 with y_0 = 1: dy/dx = sum_{k<=25} w^k (+ w^25)
+    ref = sum(0.5 ** k for k in range(25)) + 0.5 ** 25
+    tol = 2e-2 if dtype is ptcore.bfloat16 else 1e-5
+    np.testing.assert_allclose(x.grad.real.float().numpy() if dtype.is_complex
+                               else x.grad.float().numpy(), [ref] * 3, rtol=tol)
