@@ -232,6 +232,45 @@ def test_functional_call():
     close(gp, gt)
 
 
+def _tied_module(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", lib.zeros((), dtype=lib.float64))
+            self.a = lib.nn.Linear(3, 3, bias=False).double()
+            self.b = lib.nn.Linear(3, 3, bias=False).double()
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            self.calls = self.calls + 1
+            return self.b(self.a(x))
+    return M()
+
+
+@needs_torch
+def test_functional_call_tied_weights_strict_and_write_back():
+    # a value for one name of a tied weight replaces it under every name
+    # (only 'a.weight' was replaced); a buffer the module assigns anew is
+    # written back into the given dict; torch's strict / ambiguity errors
+    w, x = R(3, 3), R(2, 3)
+    results = []
+    for lib in (ptcore, torch):
+        m = _tied_module(lib)
+        lw, lx = lib.from_numpy(w.copy()), lib.from_numpy(x.copy())
+        given = {"a.weight": lw, "calls": lib.zeros((), dtype=lib.float64)}
+        out = lib.func.functional_call(m, given, (lx,))
+        assert float(given["calls"]) == 1 and float(m.calls) == 0
+        assert m.a.weight is m.b.weight and m.a.weight is not lw
+        with pytest.raises(ValueError, match="which are tied"):
+            lib.func.functional_call(m, {"a.weight": lw, "b.weight": lw * 1}, (lx,))
+        with pytest.raises(RuntimeError, match="Missing key\\(s\\): 'calls'"):
+            lib.func.functional_call(m, {"a.weight": lw}, (lx,), strict=True)
+        with pytest.raises(ValueError, match=r"\['a.weight'\] appeared in multiple"):
+            lib.func.functional_call(m, ({"a.weight": lw}, {"a.weight": lw}), (lx,))
+        results.append(out)
+    close(*results)
+
+
 CLOSED_OVER_CASES = {
     "grad": lambda L, f, xs: L.func.grad(f)(xs[0]),
     "grad_and_value": lambda L, f, xs: L.func.grad_and_value(f)(xs[0])[1],

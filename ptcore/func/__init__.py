@@ -412,24 +412,47 @@ def _jac_rows_by_vmap(o, ins, cg, chunk_size):
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
-    """Call ``module`` with its parameters/buffers temporarily replaced by the given tensors."""
+    """Call ``module`` with its parameters/buffers temporarily replaced by the given tensors.
+
+    With ``tie_weights`` a value given for one of several names of one tensor
+    (tied weights) replaces it under all of them.  Tensors the module assigns
+    anew to the replaced names during the call are written back into the
+    given dict, as torch does.
+    """
     if isinstance(parameter_and_buffer_dicts, dict):
-        mapping = dict(parameter_and_buffer_dicts)
-    else:
-        mapping = {}
+        given = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (builtins.list, tuple)):
+        if not builtins.all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be "
+                             "dictionaries")
+        counts = {}
         for d in parameter_and_buffer_dicts:
-            for k, v in d.items():
-                if k in mapping:
-                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
-                                     f"functional call is ambiguous")
-                mapping[k] = v
+            for k in d:
+                counts[k] = counts.get(k, 0) + 1
+        repeated = [k for k, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                             f"functional call is ambiguous")
+        given = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+                         f"dicts, but got {type(parameter_and_buffer_dicts)}")
+    named = builtins.list(module.named_parameters(remove_duplicate=False))
+    named += builtins.list(module.named_buffers(remove_duplicate=False))
+    mapping = _untie(named, given) if tie_weights else given
     if strict:
-        names = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+        names = {n for n, _ in named}
         missing, unexpected = sorted(names - set(mapping)), sorted(set(mapping) - names)
-        if missing or unexpected:
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: "
-                               f"missing keys {missing}, unexpected keys {unexpected}")
+        msgs = []
+        if unexpected:
+            msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+        if missing:
+            msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if msgs:
+            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
+                type(module).__name__, "\n\t".join(msgs)))
     saved = []
+    current = {}
     try:
         for name, value in mapping.items():
             owner = module
@@ -443,10 +466,10 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                     store = d
                     break
             if store is not None:
-                saved.append((store, leaf, store[leaf]))
+                saved.append((name, store, leaf, store[leaf]))
                 store[leaf] = value
             else:
-                saved.append((owner.__dict__, leaf, owner.__dict__.get(leaf, _MISSING)))
+                saved.append((name, owner.__dict__, leaf, owner.__dict__.get(leaf, _MISSING)))
                 object.__setattr__(owner, leaf, value)
         if args is None:
             args = ()
@@ -454,11 +477,33 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             args = (args,)
         return module(*args, **(kwargs or {}))
     finally:
-        for store, leaf, old in reversed(saved):
+        for name, store, leaf, old in reversed(saved):
+            current[name] = store.get(leaf, _MISSING)
             if old is _MISSING:
                 store.pop(leaf, None)
             else:
                 store[leaf] = old
+        given.update({k: v for k, v in current.items() if k in given and v is not _MISSING})
+
+
+def _untie(named, given):
+    """``given`` with each value for a tied tensor given under all its names."""
+    names_of = {}
+    for name, t in named:
+        names_of.setdefault(id(t), set()).add(name)
+    tied = {n: names for names in names_of.values() if builtins.len(names) > 1 for n in names}
+    hit = [n for n in given if n in tied]
+    for n in hit:
+        names = tied[n]
+        values = {id(given[m]) for m in names if m in given}
+        if builtins.len(names.intersection(hit)) > 1 and builtins.len(values) != 1:
+            raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, "
+                             f"which are tied. Consider using tie_weights=False")
+    out = dict(given)
+    for n in hit:
+        for m in tied[n]:
+            out[m] = given[n]
+    return out
 
 
 _MISSING = object()
