@@ -57,6 +57,11 @@ and lists (Python ``list``), or objects tagged by the key ``"$"``:
 ``dtype``       ``name``: e.g. ``"bfloat16"``
 ``device``      ``name``: e.g. ``"cuda:0"``
 ``size``        ``items``: ints (``ptcore.Size``)
+``sparse``      ``layout``: ``"sparse_coo"``, ``"sparse_csr"`` or
+                ``"sparse_csc"``; ``parts``: its index and value tensors
+                (COO: indices, values; CSR: crow_indices, col_indices,
+                values; CSC: ccol_indices, row_indices, values);
+                ``size``: ints; ``coalesced``: bool (COO)
 ==============  ======================================================
 
 Anything else (arbitrary class instances, functions, NumPy arrays) is
@@ -524,6 +529,11 @@ class _Encoder:
         if isinstance(obj, (bytes, bytearray)):
             return {"$": "bytes" if isinstance(obj, bytes) else "bytearray",
                     "b64": base64.b64encode(bytes(obj)).decode("ascii")}
+        if _is_sparse(obj):
+            return {"$": "sparse", "layout": obj.layout.name,
+                    "parts": [self.tensor(p) for p in obj._parts],
+                    "size": [builtins.int(n) for n in obj.shape],
+                    "coalesced": builtins.bool(obj._coalesced)}
         if type(obj) in _PLAIN_CONTAINERS or isinstance(obj, ptcore.Size):
             # a subclass (defaultdict, namedtuple, Counter ...) is pickled, as torch keeps
             # its class (and weights_only refuses it)
@@ -716,6 +726,8 @@ class _Decoder:
                 return ptcore.device(name)
             except (RuntimeError, ValueError, TypeError) as e:
                 raise self.err(f"bad device {name!r} ({e})") from None
+        if tag == "sparse":
+            return _decode_sparse(self, v)
         if tag in _TAGS_WITH_ITEMS:
             items = v.get("items")
             if type(items) is not list:
@@ -751,6 +763,33 @@ class _Decoder:
             except TypeError:
                 raise self.err(f"unhashable {tag} element") from None
         raise self.err(f"unknown value tag {tag!r}")
+
+
+def _is_sparse(obj):
+    sp = sys.modules.get("ptcore.sparse._tensor")     # (no sparse tensor before it is imported)
+    return sp is not None and isinstance(obj, sp.SparseTensor)
+
+
+def _decode_sparse(dec, v):
+    """A sparse tensor from its ``"sparse"`` entry, rebuilt through the
+    public constructors (which check the indices against the size)."""
+    from ptcore.sparse import _tensor as sp
+    layout, size = v.get("layout"), v.get("size")
+    parts = [dec.decode(p) for p in v.get("parts", ())] if type(v.get("parts")) is list else None
+    n_parts = {"sparse_coo": 2, "sparse_csr": 3, "sparse_csc": 3}.get(layout)
+    if (n_parts is None or parts is None or len(parts) != n_parts
+            or not builtins.all(isinstance(p, _C._TensorBase) for p in parts)
+            or type(size) is not list
+            or not builtins.all(type(n) is builtins.int and n >= 0 for n in size)):
+        raise dec.err(f"bad sparse tensor {v!r}")
+    try:
+        if layout == "sparse_coo":
+            return sp.sparse_coo_tensor(parts[0], parts[1], size,
+                                        is_coalesced=v.get("coalesced") is True)
+        make = sp.sparse_csr_tensor if layout == "sparse_csr" else sp.sparse_csc_tensor
+        return make(*parts, size)
+    except (RuntimeError, ValueError, TypeError) as e:
+        raise dec.err(f"bad sparse tensor ({e})") from None
 
 
 def _load_ptcore(arch, restore):
@@ -1010,6 +1049,34 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return _safe_set_state(ret, state, "Tensor")
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """torch's ``_rebuild_sparse_tensor``: a COO/CSR/CSC tensor from its parts,
+    through the public constructors (which check the indices)."""
+    from ptcore.sparse import _tensor as sp
+    if not isinstance(data, tuple) or not builtins.all(
+            isinstance(p, _C._TensorBase) for p in data[:-2 if layout is sp.sparse_coo else -1]):
+        raise pickle.UnpicklingError("_rebuild_sparse_tensor: bad data")
+    if layout is sp.sparse_coo and len(data) in (3, 4):
+        return sp.sparse_coo_tensor(data[0], data[1], data[2],
+                                    is_coalesced=len(data) == 4 and data[3] is True)
+    if layout in (sp.sparse_csr, sp.sparse_csc) and len(data) == 4:
+        make = sp.sparse_csr_tensor if layout is sp.sparse_csr else sp.sparse_csc_tensor
+        return make(*data)
+    raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: unsupported layout {layout!r}")
+
+
+def _get_layout(name):
+    """torch's ``serialization._get_layout``: a layout by its name (e.g. ``"torch.sparse_coo"``)."""
+    if name == "torch.strided":
+        return ptcore.strided
+    from ptcore.sparse import _tensor as sp
+    layout = {"torch.sparse_coo": sp.sparse_coo, "torch.sparse_csr": sp.sparse_csr,
+              "torch.sparse_csc": sp.sparse_csc}.get(name)
+    if layout is None:
+        raise pickle.UnpicklingError(f"_get_layout: unsupported layout {name!r}")
+    return layout
+
+
 def _torch_globals():
     g = {
         ("collections", "OrderedDict"): collections.OrderedDict,
@@ -1020,6 +1087,8 @@ def _torch_globals():
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
         ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+        ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+        ("torch.serialization", "_get_layout"): _get_layout,
         ("torch", "Tensor"): _TORCH_TENSOR,
         ("torch.nn.parameter", "Parameter"): _TORCH_PARAMETER,
         ("torch", "Size"): _make_size,

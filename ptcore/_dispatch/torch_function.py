@@ -160,6 +160,10 @@ def _foreign(entry, args, kwargs):
     for a in args:
         if not isinstance(a, _TensorBase) and hasattr(type(a), "__torch_function__"):
             break
+        if type(a) in (list, tuple) and any(    # (torch.cat([sparse, sparse]) ...)
+                not isinstance(b, _TensorBase) and hasattr(type(b), "__torch_function__")
+                for b in a):
+            break
     else:
         if not kwargs or not any(not isinstance(v, _TensorBase) and
                                  hasattr(type(v), "__torch_function__")

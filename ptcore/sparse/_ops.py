@@ -6,6 +6,8 @@ index structure is fixed), as PyTorch's sparse autograd is: the gradient of
 the values of ``S`` in ``S @ D`` is ``(G[rows] * D[cols]).sum(-1)`` for every
 stored entry.
 """
+import builtins as _builtins
+
 import numpy as _np
 
 from ptcore._tensor import _TensorBase
@@ -13,7 +15,8 @@ from ptcore.autograd.function import Function as _Function
 from ptcore.sparse._tensor import SparseTensor, sparse_coo, sparse_csr, sparse_csc
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul", "pow",
-           "index_select", "unsqueeze", "sparse_mask", "spdiags"]
+           "index_select", "unsqueeze", "sparse_mask", "spdiags", "cat", "stack", "bmm",
+           "narrow_copy"]
 
 
 def _pt():
@@ -215,8 +218,8 @@ def log_softmax(input, dim, dtype=None):
 
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` where either is sparse: sparse + sparse is
-    sparse (uncoalesced, as torch), dense + sparse is dense; sparse + dense
-    raises as torch does."""
+    sparse (coalesced when both are, else the entries of both, as torch),
+    dense + sparse is dense; sparse + dense raises as torch does."""
     pt = _pt()
     if isinstance(input, SparseTensor) and isinstance(other, SparseTensor):
         if input._shape != other._shape:
@@ -227,6 +230,8 @@ def add(input, other, *, alpha=1):
         vals = pt.cat([a._parts[1], bv.to(pt.promote_types(a.dtype, bv.dtype))
                        if a.dtype is not bv.dtype else bv])
         r = SparseTensor(sparse_coo, (pt.cat([a._parts[0], b._parts[0]], 1), vals), a._shape)
+        if a._coalesced and b._coalesced:
+            r = r.coalesce()        # torch merges two sorted index lists: a coalesced sum
         if input.layout is not sparse_coo:
             return r.coalesce().to_sparse_csr() if input.layout is sparse_csr \
                 else r.coalesce().to_sparse_csc()
@@ -373,6 +378,137 @@ def index_select(input, dim, index):
                         shape, len(ent) <= 1)
 
 
+def cat(tensors, dim=0):
+    """``torch.cat`` of sparse COO tensors: along a sparse dim the
+    entries of each, their indices shifted; along a dense dim of hybrid COO
+    tensors the values zero-padded (as torch's)."""
+    pt = _pt()
+    ts = list(tensors)
+    if not ts:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    if not all(isinstance(t, SparseTensor) for t in ts):
+        raise RuntimeError("Cannot concatenate sparse and dense tensors")
+    layout = ts[0].layout
+    if layout is not sparse_coo:        # (torch's CPU cat has no compressed kernel)
+        raise RuntimeError(f"Sparse {layout.name[7:].upper()} tensors do not have is_contiguous")
+    if any(t.layout is not layout for t in ts):
+        raise RuntimeError("cat(): all input tensors must have the same layout")
+    S = ts
+    ref = S[0]
+    d = _norm_dims(dim, ref.dim())[0]
+    for i, t in enumerate(S):
+        if t.dim() != ref.dim() or t.sparse_dim() != ref.sparse_dim():
+            raise RuntimeError(f"cat(): tensors must have the same number of sparse and dense "
+                               f"dims, but tensor {i} differs")
+        for k in range(ref.dim()):
+            if k != d and t._shape[k] != ref._shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref._shape[k]} but got size {t._shape[k]} "
+                                   f"for tensor number {i} in the list.")
+    total = _builtins.sum(t._shape[d] for t in S)
+    shape = ref._shape[:d] + (total,) + ref._shape[d + 1:]
+    dtype = ts[0].dtype
+    for t in ts[1:]:
+        dtype = pt.promote_types(dtype, t.dtype)
+    idx_parts, val_parts, off = [], [], 0
+    sd = ref.sparse_dim()
+    for t in S:
+        idx, v = t._parts
+        v = v.to(dtype) if v.dtype is not dtype else v
+        if d < sd:
+            if off:
+                shift = pt.zeros((idx.shape[0], 1), dtype=pt.int64)
+                shift[d, 0] = off
+                idx = idx + shift
+        else:                       # a dense dim: each one's values padded with zeros
+            vd = d - sd + 1
+            pad_shape = list(v.shape)
+            before, after = list(pad_shape), list(pad_shape)
+            before[vd], after[vd] = off, total - off - t._shape[d]
+            v = pt.cat([pt.zeros(before, dtype=dtype), v, pt.zeros(after, dtype=dtype)], vd)
+        idx_parts.append(idx)
+        val_parts.append(v)
+        off += t._shape[d]
+    r = SparseTensor(sparse_coo, (pt.cat(idx_parts, 1), pt.cat(val_parts, 0)), shape, False)
+    return r
+
+
+def stack(tensors, dim=0):
+    """``torch.stack`` of sparse COO tensors: ``cat`` of them unsqueezed."""
+    ts = list(tensors)
+    if not ts:
+        raise ValueError("stack expects a non-empty TensorList")
+    if not all(isinstance(t, SparseTensor) for t in ts):
+        raise RuntimeError("Cannot stack sparse and dense tensors")
+    for i, t in enumerate(ts[1:], 1):
+        if t._shape != ts[0]._shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(ts[0]._shape)} at entry 0 and {list(t._shape)} at "
+                               f"entry {i}")
+    d = _norm_dims(dim, ts[0].dim() + 1)[0]
+    return cat([unsqueeze(t, d) for t in ts], d)
+
+
+def bmm(input, mat2):
+    """``torch.bmm`` of a batched (3-d) sparse COO tensor and a dense
+    ``(b, m, p)`` tensor: a dense result, differentiable in both (each
+    batch's entries through :func:`mm`)."""
+    pt = _pt()
+    if not isinstance(input, SparseTensor) or isinstance(mat2, SparseTensor):
+        raise RuntimeError("bmm: expected a sparse COO first argument and a dense second one")
+    if input.layout is not sparse_coo:
+        raise unsupported("bmm", input.layout)
+    input._no_dense_dims("bmm")
+    if input.dim() != 3 or not isinstance(mat2, _TensorBase) or mat2.dim() != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got {input.dim()}-D and "
+                           f"{getattr(mat2, 'dim', lambda: 0)()}-D")
+    B, n, m = input._shape
+    if mat2.shape[0] != B:
+        raise RuntimeError(f"bmm_sparse: 'mat2.size(0)' ({mat2.shape[0]}) must match "
+                           f"'self.size(0)' ({B})")
+    if mat2.shape[1] != m:
+        raise RuntimeError(f"bmm_sparse: 'self.size(2)' ({m}) must match 'mat2.size(1)' "
+                           f"({mat2.shape[1]})")
+    idx, vals = input._parts
+    batch = idx[0].numpy()
+    outs = []
+    for k in range(B):
+        sel = pt.from_numpy(_np.nonzero(batch == k)[0].astype(_np.int64))
+        Sk = SparseTensor(sparse_coo, (idx[1:].index_select(1, sel), vals.index_select(0, sel)),
+                          (n, m), False)
+        outs.append(mm(Sk, mat2[k]))
+    if not outs:
+        return pt.zeros((0, n, mat2.shape[2]), dtype=mat2.dtype)
+    return pt.stack(outs)
+
+
+def narrow_copy(input, dim, start, length):
+    """The entries of a COO tensor in ``[start, start + length)`` along
+    ``dim`` (``Tensor.narrow_copy``), in their stored order."""
+    pt = _pt()
+    if input.layout is not sparse_coo:
+        raise unsupported("narrow_copy", input.layout)
+    d = _norm_dims(dim, input.dim())[0]
+    size = input._shape[d]
+    start = start + size if start < 0 else start
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size "
+                         f"({size}).")
+    shape = input._shape[:d] + (length,) + input._shape[d + 1:]
+    idx, vals = input._parts
+    if d >= input.sparse_dim():
+        return SparseTensor(sparse_coo, (idx.clone(), vals.narrow(d - input.sparse_dim() + 1,
+                                                                  start, length).clone()),
+                            shape, input._coalesced)
+    a = idx.numpy()
+    keep = _np.nonzero((a[d] >= start) & (a[d] < start + length))[0].astype(_np.int64)
+    new_idx = a[:, keep].copy()
+    new_idx[d] -= start
+    return SparseTensor(sparse_coo, (pt.from_numpy(new_idx),
+                                     vals.index_select(0, pt.from_numpy(keep))),
+                        shape, input._coalesced)
+
+
 def unsqueeze(input, dim):
     """A COO tensor with a new size-1 sparse dim at ``dim``."""
     pt = _pt()
@@ -449,6 +585,7 @@ for _n, _f in VALUE_OPS.items():
 SparseTensor.pow = SparseTensor.__pow__ = pow
 SparseTensor.__abs__ = VALUE_OPS["abs"]
 SparseTensor.index_select, SparseTensor.unsqueeze = index_select, unsqueeze
+SparseTensor.bmm, SparseTensor.narrow_copy = bmm, narrow_copy
 
 
 _HANDLERS = {
@@ -470,6 +607,10 @@ _HANDLERS = {
     "__abs__": lambda a: VALUE_OPS["abs"](a),
     "index_select": lambda a, dim, index: index_select(a, dim, index),
     "unsqueeze": lambda a, dim: unsqueeze(a, dim),
+    "cat": lambda tensors, dim=0: cat(tensors, dim), "concat": lambda tensors, dim=0: cat(tensors, dim),
+    "concatenate": lambda tensors, axis=0: cat(tensors, axis),
+    "stack": lambda tensors, dim=0: stack(tensors, dim), "bmm": lambda a, b: bmm(a, b),
+    "narrow_copy": lambda a, dim, start, length: narrow_copy(a, dim, start, length),
     "sparse_mask": lambda a, mask: sparse_mask(a, mask),
     **VALUE_OPS,
 }

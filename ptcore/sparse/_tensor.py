@@ -465,6 +465,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     vals = vals.contiguous()
     if requires_grad:
         vals = vals.detach().requires_grad_()
+    elif not vals.requires_grad:
+        vals = vals.detach()    # the same memory; requires_grad_() on the result leaves it alone
     return SparseTensor(sparse_coo, (idx.contiguous(), vals), shape,
                         bool(is_coalesced) or idx.shape[1] <= 1)
 
@@ -502,6 +504,8 @@ def _compressed(layout, comp, plain, values, size, dtype):
                            f"(={n_comp + 1}), but got: {len(c)}")
     if p.size and (p.min() < 0 or p.max() >= n_plain):
         raise RuntimeError(f"{pname} must be in [0, {n_plain})")
+    if not vals.requires_grad:
+        vals = vals.detach()    # the same memory; requires_grad_() on the result leaves it alone
     return SparseTensor(layout, (comp, plain, vals), size)
 
 
