@@ -3423,7 +3423,9 @@ def _make_subclass_impl(cls, _TensorBase data not None, bint require_grad):
     """A ``cls`` instance sharing ``data``'s storage (used by nn.Parameter)."""
     if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
         raise TypeError(f"_make_subclass: {cls!r} is not a subclass of Tensor")
-    cdef _TensorBase t = _new_instance(cls)
+    # the core's allocator, not cls.__new__: a subclass's own __new__ is
+    # usually what calls _make_subclass (with arguments of its own)
+    cdef _TensorBase t = _TensorBase.__new__(cls)
     t._set_from(data)
     _check_requires_grad(t, require_grad)
     return t

@@ -105,3 +105,56 @@ def test_embedding_double_backward():
         g.sum().backward()
         grads.append(w.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+class _Plain(ptcore.Tensor):
+    pass
+
+
+class _TorchPlain(torch.Tensor):
+    pass
+
+
+def _made_with_new(base):
+    class Tagged(base):
+        @staticmethod
+        def __new__(cls, data):
+            return base._make_subclass(cls, data)
+
+        def __init__(self, data):
+            self.tag = "t"
+    return Tagged
+
+
+@pytest.mark.parametrize("expr", [
+    "x + 1", "1 + x", "x.sum()", "x[0]", "x.view(2)", "x.clone()", "x.detach()", "torch.add(x, 1)",
+    "torch.cat([x, torch.ones(2)])", "torch.ones(2) * x", "torch.nn.functional.relu(x)", "x.max(0)[0]",
+    "x.split(1)[1]", "x.float()", "torch.where(x > 1, x, 0.)", "x > 1", "torch.zeros_like(x)",
+])
+@pytest.mark.parametrize("how", ["as_subclass", "make_subclass"])
+def test_subclass_kept_through_ops(expr, how):
+    """A Tensor subclass that inherits the default __torch_function__ gets
+    its own type back from every op, as torch's."""
+    names = []
+    for mod, plain in ((torch, _TorchPlain), (ptcore, _Plain)):
+        if how == "as_subclass":
+            x = mod.tensor([1.0, 2.0]).as_subclass(plain)
+        else:
+            x = _made_with_new(mod.Tensor)(mod.tensor([1.0, 2.0]))
+            assert x.tag == "t"
+        out = eval(expr, dict(torch=mod, x=x))
+        names.append("sub" if type(out) is type(x) else type(out).__name__)
+    assert names[0] == names[1] == "sub"
+
+
+def test_parameter_results_and_parameter_of_subclass():
+    for mod, plain in ((torch, _TorchPlain), (ptcore, _Plain)):
+        p = mod.nn.Parameter(mod.ones(2))
+        assert type(p * 2) is mod.Tensor and type(p[0]) is mod.Tensor
+        q = mod.nn.Parameter(mod.ones(2).as_subclass(plain))
+        assert type(q) is plain and isinstance(q, mod.nn.Parameter) and q.requires_grad and q.is_leaf
+        m = mod.nn.Module()
+        m.w = q
+        assert [n for n, _ in m.named_parameters()] == ["w"]
+        (q * q).sum().backward()
+        assert q.grad.tolist() == [2.0, 2.0]

@@ -61,7 +61,10 @@ def _tf_of(t):
     if f is None:
         return None
     fn = getattr(f, "__func__", f)
-    if fn is _disabled_torch_function_impl or getattr(fn, "_ptc_default_tf", False):
+    if fn is _disabled_torch_function_impl or (getattr(fn, "_ptc_default_tf", False)
+                                               and "__torch_function__" in vars(t)):
+        # opted out (nn.Parameter), or Tensor itself; a subclass inheriting
+        # Tensor's default takes part, as in torch (its ops return the subclass)
         if issubclass(t, _TensorBase):
             _plain_types.add(t)
         return None

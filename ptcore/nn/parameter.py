@@ -4,6 +4,7 @@ from collections import OrderedDict
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer",
            "UninitializedBuffer", "UninitializedTensorMixin"]
@@ -59,6 +60,7 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
     """
 
     __module__ = "ptcore.nn.parameter"
+    __torch_function__ = _disabled_torch_function_impl     # ops on it return plain Tensors
 
     @classmethod
     def _construct(cls, data=None, requires_grad=True):
@@ -67,6 +69,11 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
         if not isinstance(data, _TensorBase):
             raise TypeError(
                 f"Parameter(): data must be a Tensor, got {type(data).__name__}")
+        if type(data) is not Tensor and not isinstance(data, Parameter):
+            # a custom tensor subclass stays itself, flagged as a parameter (torch's path)
+            t = data.detach().requires_grad_(requires_grad)
+            t._is_param = True
+            return t
         return _new_subclass_instance(cls, data, requires_grad)
 
     def __deepcopy__(self, memo):
@@ -175,6 +182,7 @@ class Buffer(Tensor, metaclass=_TensorSubclassMeta):
     """
 
     __module__ = "ptcore.nn.parameter"
+    __torch_function__ = _disabled_torch_function_impl     # ops on it return plain Tensors
 
     @classmethod
     def _construct(cls, data=None, *, persistent=True):
@@ -194,6 +202,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor, metaclass=_TensorSub
     """A buffer whose shape is not known yet (used by lazy modules)."""
 
     cls_to_become = Tensor
+    __torch_function__ = _disabled_torch_function_impl
 
     @classmethod
     def _construct(cls, requires_grad=False, device=None, dtype=None, persistent=True):
