@@ -28,12 +28,13 @@ class FunctionCtx:
         self._dirty = ()
         self._non_diff = ()
         self._node = None
+        self._tensor_inputs = ()
 
     def save_for_backward(self, *tensors):
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, _TensorBase):
                 raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                                f"{i} is of type {type(t).__name__}")
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -96,6 +97,11 @@ class BackwardCFunction(Node):
         elif len(out) < n:
             raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of "
                                f"gradients (expected {n}, got {len(out)})")
+        for i, (g, e) in enumerate(zip(out, self._next)):
+            if e is None and g is not None and not ctx._tensor_inputs[i]:
+                raise RuntimeError(f"function {type(self).__name__} returned a gradient different "
+                                   f"than None at position {i + 1}, but the corresponding forward "
+                                   f"input was not a Variable")
         return out
 
     def _release(self):
@@ -257,6 +263,7 @@ def connect(cls, ctx, tensor_args, out, backward=None):
             edges.append(None)
             meta.append(None)
     node = cls._backward_cls(tuple(edges), tuple(meta), _cfn)
+    ctx._tensor_inputs = tuple(t is not None for t in tensor_args)
     node._ctx = ctx
     node._cls = cls if backward is None else backward
     # weakly: node -> ctx -> node would be a reference cycle keeping the

@@ -213,3 +213,30 @@ def test_setup_context_sees_forward_defaults():
     for p, t in zip(*_both(run)):
         _close(p, t)
 
+
+
+def _bad_function(m, kind):
+    class F(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            if kind == "save":
+                ctx.save_for_backward(x, 3)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g        # a gradient for the number k
+
+    return F.apply(m.ones(3, requires_grad=True), 2.0).sum().backward()
+
+
+@pytest.mark.parametrize("kind, exc, match", [
+    # the message's index lookup compared tensors (RuntimeError: ambiguous bool)
+    ("save", TypeError, "argument 1 is of type int"),
+    # the gradient for a non-tensor input was dropped silently
+    ("grad", RuntimeError, "returned a gradient different than None at position 2"),
+])
+def test_function_misuse_errors(kind, exc, match):
+    for m in (ptcore, torch):
+        with pytest.raises(exc, match=match):
+            _bad_function(m, kind)
