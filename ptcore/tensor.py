@@ -170,8 +170,9 @@ class Tensor(_TensorBase):
                     "and the tensor are on the same device")
             if tuple(value.shape) != tuple(self.shape):
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: grad {list(value.shape)} vs tensor "
-                    f"{list(self.shape)}")
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    f"the same size")
         self._grad = value
 
     @grad.deleter

@@ -36,8 +36,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
                                 f"{type(g).__name__}")
             if tuple(g.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{tuple(g.shape)} and output[{i}] has a shape of "
-                                   f"{tuple(o.shape)}.")
+                                   f"{g.shape} and output[{i}] has a shape of {o.shape}.")
             if o.dtype.is_complex != g.dtype.is_complex:
                 raise RuntimeError("For complex Tensors, both grad_output and output are required "
                                    "to have the same dtype. Mismatch in dtype: grad_output[" f"{i}] "
@@ -60,6 +59,12 @@ def _roots(outputs, grads, fname):
         roots.append(gradient_edge(o))
         rgrads.append(g)
     return roots, rgrads
+
+
+def _check_inputs_require_grad(inputs):
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -140,13 +145,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for t in t_inputs:
         if not isinstance(t, _TensorBase):
             raise TypeError(f"grad: expected inputs to be Tensors, got {type(t).__name__}")
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
+        _check_inputs_require_grad(t_inputs)
         return _grad_batched(outputs, t_inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
     grads = _make_grads(outputs, grad_outputs)
     roots, rgrads = _roots(outputs, grads, "grad")
+    # (after the outputs' check, as torch: the outputs' error comes first)
+    _check_inputs_require_grad(t_inputs)
     targets = [gradient_edge(t) for t in t_inputs]
     captured = run_backward(roots, rgrads, retain_graph, create_graph, targets=targets,
                             accumulate=False) if roots else [None] * len(targets)

@@ -63,6 +63,28 @@ def test_gradient_shape_mismatch():
         (x * 2).backward(ptcore.ones(3))
 
 
+def _usage_error(m, case):
+    x = m.ones(3, requires_grad=case != "grad_nothing_requires")
+    try:
+        if case == "shape":
+            (x * 2).backward(m.ones(4))
+        elif case == "grad_nothing_requires":
+            m.autograd.grad((x * 2).sum(), x)
+        else:
+            x.grad = m.ones(4)
+    except RuntimeError as e:
+        return str(e).replace("torch.", "").replace("ptcore.", "")
+    raise AssertionError("no error")
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["shape", "grad_nothing_requires", "grad_setter_size"])
+def test_usage_error_messages_as_torch(case):
+    # the shapes as Size reprs; grad() names the outputs before the inputs;
+    # the .grad setter's size message
+    assert _usage_error(ptcore, case) == _usage_error(torch, case)
+
+
 @needs_torch
 def test_backward_inputs_restricts_accumulation():
     def run(m):
