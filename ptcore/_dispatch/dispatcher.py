@@ -45,6 +45,7 @@ off_cpu_on = [False]
 core_device_kernels = [False]
 _core_swapped = [False]
 _LAYERS = []
+_next_on = [(None, 0)]     # refresh(): position -> (first enabled layer from it, the next position)
 # kernel-level interception (TorchDispatchMode): set by that module
 kernel_layer = [None]
 _tls = threading.local()
@@ -79,6 +80,12 @@ def refresh():
     now = any(l.enabled and not l.off_cpu_only for l in _LAYERS) or \
         kernel_layer[0] is not None and kernel_layer[0].enabled
     off_cpu_on[0] = any(l.enabled and l.off_cpu_only for l in _LAYERS)
+    # for each position in the stack: the first enabled layer from there and
+    # the position after it (run_layers' walk, without testing every layer)
+    nxt = [(None, len(_LAYERS))]
+    for layer, pos in zip(reversed(_LAYERS), range(len(_LAYERS), 0, -1)):
+        nxt.append((layer, pos) if layer.enabled else nxt[-1])
+    _next_on[:] = nxt[::-1]
     on[0] = now
     # the core methods are entries while a layer is on, or while the device
     # layer is on and a core op has a device kernel of its own
@@ -125,16 +132,11 @@ def off_cpu(args, kwargs=None):
 
 def run_layers(entry, opdef, args, kwargs, start=0):
     """Run the enabled layers from ``start`` on, then the op's body."""
-    layers = _LAYERS
-    n = len(layers)
-    i = start
-    while i < n:
-        layer = layers[i]
-        i += 1
-        if layer.enabled:
-            def nxt(a, k, _i=i):
-                return run_layers(entry, opdef, a, k, _i)
-            return layer.handle(entry, opdef, args, kwargs, nxt)
+    layer, i = _next_on[start]
+    if layer is not None:
+        def nxt(a, k, _i=i):
+            return run_layers(entry, opdef, a, k, _i)
+        return layer.handle(entry, opdef, args, kwargs, nxt)
     kl = kernel_layer[0]
     if kl is not None and kl.enabled:
         return _hooked_body(opdef)(*args, **kwargs)

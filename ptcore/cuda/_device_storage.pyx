@@ -155,3 +155,68 @@ def empty(shape, dtype dt not None, device dev not None):
             acc = <Py_ssize_t>(<size_t>acc * <size_t>sh[i])
     cdef Storage storage = new_storage(index_of(dev), nbytes)
     return _make_tensor(storage, dt, <int>nd, sh, st, 0)
+
+
+
+cdef _TensorBase _dense_like(_TensorBase ta):
+    """A new contiguous tensor of ``ta``'s shape, dtype and cuda device."""
+    cdef Py_ssize_t st[PT_MAX_DIMS]
+    cdef Py_ssize_t acc = 1
+    cdef int i
+    for i in range(ta._ndim - 1, -1, -1):
+        st[i] = acc
+        if ta._shape[i] > 1:
+            acc *= ta._shape[i]
+    cdef Storage storage = new_storage(index_of(ta._storage.device), ta._numel * ta._dtype.itemsize)
+    return _make_tensor(storage, ta._dtype, ta._ndim, ta._shape, st, 0)
+
+
+cdef inline bint _dense_float_cuda(_TensorBase t) noexcept:
+    return t._dtype._category == 2 and t._storage.device._type_code == 1 and t._is_contig()
+
+
+
+def dense_result(a):
+    """The uninitialised result of an elementwise op of ``a`` (and a Python
+    number) when ``a`` is a contiguous floating tensor on a cuda device (the
+    dense fast path of the kernels), else None."""
+    if not isinstance(a, _TensorBase) or not _dense_float_cuda(<_TensorBase>a):
+        return None
+    return _dense_like(<_TensorBase>a)
+
+
+cdef bint _dense_pair(a, b) except -1:
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase) or type(a) is not type(b):
+        return False
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b
+    cdef device dev = ta._storage.device
+    cdef int i
+    if tb._dtype is not ta._dtype or tb._ndim != ta._ndim or not _dense_float_cuda(ta) \
+            or not tb._is_contig():
+        return False
+    if tb._storage.device is not dev and (tb._storage.device._type_code != 1
+                                          or tb._storage.device._idx != dev._idx):
+        return False
+    for i in range(ta._ndim):
+        if ta._shape[i] != tb._shape[i]:
+            return False
+    return True
+
+
+def dense_pair(a, b):
+    """Whether ``a`` and ``b`` are contiguous tensors of one floating dtype,
+    one shape and one cuda device."""
+    return _dense_pair(a, b)
+
+
+def dense_pair_result(a, b):
+    """The uninitialised result of an elementwise op of ``a`` and ``b`` when
+    ``dense_pair(a, b)`` (the dense fast path of the binary kernels), else
+    None."""
+    return _dense_like(<_TensorBase>a) if _dense_pair(a, b) else None
+
+
+def dense_self(a):
+    """Whether ``a`` is a contiguous floating tensor on a cuda device (an
+    in-place op's fast path writes it directly)."""
+    return isinstance(a, _TensorBase) and _dense_float_cuda(<_TensorBase>a)

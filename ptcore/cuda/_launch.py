@@ -24,6 +24,8 @@ from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
 from ptcore.cuda import _runtime
 from ptcore.cuda import _tensors
+from ptcore.cuda._device_storage import dense_pair as _dense_pair, \
+    dense_pair_result as _dense_pair_result, dense_result as _dense_result, dense_self as _dense_self
 
 __all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register",
            "launch_function"]
@@ -279,6 +281,14 @@ _FLOAT_ONLY_UNARY = {"exp", "log", "sqrt", "sigmoid", "tanh"}
 
 
 def unary(op, x, out=None):
+    if out is None:
+        res = _dense_result(x)          # a dense floating tensor: the kernel straight away
+        if res is not None:
+            name = _dense_name("unary", op, res.dtype)
+            n = res.numel()
+            if n:
+                _launch(res.device.index, name, n, [n, res.data_ptr(), x.data_ptr(), _NO_PARAMS])
+            return res
     dev = _device_of(x)
     dt = x.dtype
     if op in _FLOAT_ONLY_UNARY and not dt.is_floating_point:
@@ -326,39 +336,66 @@ def _broadcast_shape(a, b, fname):
 _BOOL_OUT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
 
 
-# (op, dtype) -> the contiguous kernel of a binary op of two dense tensors
-_DENSE_BINARY = {}
-_DENSE_OPS = frozenset({"add", "mul", "div", "maximum", "minimum"})
+# binary ops with a dense fast path (two dense tensors of one dtype and shape)
+_DENSE_OPS = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
 
 
 def _dense_binary(op, a, b):
     """``op(a, b)`` of two CUDA tensors of one floating dtype and shape, both
     dense: the kernel launched straight away (the general path below
     would find the same kernel and arguments); None when not that case."""
-    if type(a) is not type(b) or not isinstance(a, _C._TensorBase):
+    res = _dense_pair_result(a, b)          # the checks and the result, in C
+    if res is None:
         return None
-    dt = a.dtype
-    if b.dtype is not dt or not dt.is_floating_point or a.shape != b.shape or \
-            a.device != b.device or a.device.type != "cuda" or \
-            not (a.is_contiguous() and b.is_contiguous()):
-        return None
-    key = (op, dt)
-    name = _DENSE_BINARY.get(key)
-    if name is None:
-        name = _DENSE_BINARY[key] = K.kernel_name("binary", op, (_tag(dt, op),), "c")
-    res = _empty(a.shape, dt, a.device)
+    name = _dense_name("binary", op, res.dtype)
     n = res.numel()
     if n:
-        _launch(a.device.index, name, n, [n, res.data_ptr(), a.data_ptr(), b.data_ptr(),
-                                          _NO_PARAMS])
+        _launch(res.device.index, name, n, [n, res.data_ptr(), a.data_ptr(), b.data_ptr(),
+                                            _NO_PARAMS])
     return res
 
 
+def _dense_scalar(op, a, b):
+    """``op(a, b)`` of a dense floating CUDA tensor ``a`` and a Python int or
+    float ``b`` (the result has ``a``'s dtype): the ``scalar`` kernel
+    launched straight away; None when not that case."""
+    res = _dense_result(a)
+    if res is None:
+        return None
+    name = _dense_name("scalar", _SCALAR_OPS[op][0], res.dtype)
+    n = res.numel()
+    if n:
+        _launch(res.device.index, name, n, [n, res.data_ptr(), a.data_ptr(),
+                                            _params(d0=float(b))])
+    return res
+
+
+
+
+def _dense_name(family, op, dt):
+    """The contiguous kernel ``ptc_<family>_<op>_<dt>_c`` (the dense fast
+    paths' name, made once per family, op and dtype)."""
+    key = (family, op, dt)
+    name = _DENSE_NAMES.get(key)
+    if name is None:
+        name = _DENSE_NAMES[key] = K.kernel_name(family, op, (_tag(dt, op),), "c")
+    return name
+
+
+_DENSE_NAMES = {}
+
+
 def binary(op, a, b, out=None, alpha=None, fname=None):
-    if out is None and alpha is None and op in _DENSE_OPS:
-        res = _dense_binary(op, a, b)
-        if res is not None:
-            return res
+    if out is None and alpha is None:
+        if op in _DENSE_OPS:
+            res = _dense_binary(op, a, b)
+            if res is not None:
+                return res
+        tb = type(b)
+        if (tb is float or tb is int) and op in _SCALAR_OPS:
+            res = _dense_scalar(op, a, b)
+            if res is not None:
+                return res
     fname = fname or op
     dev = _device_of(a, b)
     dt = _result_dtype(op, a, b)
@@ -470,9 +507,41 @@ def _binary_into(op, res, a, b, alpha, fname, dt=None, dev=None):
     _elementwise("binary", (kop, (_tag(dt, fname),)), res, [x, y], p)
 
 
+def _dense_inplace(op, self, other):
+    """``self op= other`` written by the kernel straight away when ``self``
+    is a dense floating CUDA tensor and ``other`` a Python int/float or a
+    dense tensor of its dtype and shape that is ``self`` or does not overlap
+    it; False when not that case."""
+    if not _dense_self(self):
+        return False
+    n = self.numel()
+    p = self.data_ptr()
+    to = type(other)
+    if to is float or to is int:
+        if op not in _SCALAR_OPS:
+            return False
+        name = _dense_name("scalar", _SCALAR_OPS[op][0], self.dtype)
+        args = [n, p, p, _params(d0=float(other))]
+    elif _dense_pair(self, other):
+        q = other.data_ptr()
+        if q != p and abs(q - p) < n * self.itemsize:
+            return False            # a partial overlap: the general path's checks
+        name = _dense_name("binary", op, self.dtype)
+        args = [n, p, p, q, _NO_PARAMS]
+    else:
+        return False
+    if n:
+        _launch(self.device.index, name, n, args)
+    self._bump_version()
+    return True
+
+
 def _inplace(op):
     def kernel(self, other, *, alpha=1, rounding_mode=None):
         import ptcore
+        if rounding_mode is None and (alpha == 1 and type(alpha) is int or op not in ("add", "sub")) \
+                and op in _DENSE_OPS and _dense_inplace(op, self, other):
+            return self
         _check_write_overlap(self, other)
         if rounding_mode is not None:
             r = _frontend("div")(self, other, rounding_mode=rounding_mode)
@@ -765,7 +834,9 @@ def _unary_kernel(op):
 def _binary_kernel(op):
     if op in ("add", "sub"):
         def kernel(input, other, *, alpha=1, out=None):
-            return binary(op, input, other, out, alpha)
+            # alpha 1 (the default) is the plain op: None takes the dense path
+            return binary(op, input, other, out,
+                          None if alpha == 1 and type(alpha) is int else alpha)
     elif op == "div":
         def kernel(input, other, *, rounding_mode=None, out=None):
             if rounding_mode is not None:

@@ -131,3 +131,57 @@ def test_out_is_written_directly_when_dense_and_disjoint(launches):
     ptcore.gt(a, b, out=ob)
     assert launches == ["ptc_binary_gt_f32_c"]
     _eq(ob, ta > tb)
+
+
+def test_dense_fast_paths_launch_one_kernel(launches):
+    # add with the default alpha, sub, a Python number, a unary op and the
+    # in-place forms of a dense float tensor: one contiguous kernel each
+    a, ta = _pair((3, 5), 5)
+    b, tb = _pair((3, 5), 6)
+    for f, name in ((lambda m, x, y: m.add(x, y), "ptc_binary_add_f32_c"),
+                    (lambda m, x, y: m.sub(x, y), "ptc_binary_sub_f32_c"),
+                    (lambda m, x, y: x * 2.5, "ptc_scalar_mul_f32_c"),
+                    (lambda m, x, y: x - 3, "ptc_scalar_sub_f32_c"),
+                    (lambda m, x, y: m.exp(x), "ptc_unary_exp_f32_c")):
+        del launches[:]
+        _eq(f(ptcore, a, b), f(torch, ta, tb), 1e-6)
+        assert launches == [name]
+    _eq(ptcore.add(a, b, alpha=2), torch.add(ta, tb, alpha=2))     # alpha: the general kernel
+    _eq(ptcore.sub(a, b, alpha=0.5), torch.sub(ta, tb, alpha=0.5))
+    x, tx = a.clone(), ta.clone()
+    for step in (lambda t, y: t.mul_(1.5), lambda t, y: t.add_(y), lambda t, y: t.sub_(y),
+                 lambda t, y: t.div_(4), lambda t, y: t.add_(t)):
+        del launches[:]
+        r = step(x, b)
+        step(tx, tb)
+        assert r is x and len(launches) == 1
+        _eq(x, tx, 1e-5)
+    v0 = x._version
+    x.add_(1.0)
+    assert x._version == v0 + 1
+
+
+def test_inplace_partial_overlap_takes_the_general_path(launches):
+    # other overlapping self partially (a shifted view of one storage): the
+    # general path's checks; the result is torch's on the same layout
+    base, tbase = _pair((8,), 7)
+    x, tx = base[:6], tbase[:6]
+    y, ty = base[2:], tbase[2:]
+    x.add_(y.clone())                       # disjoint copy: fast path
+    tx.add_(ty.clone())
+    _eq(base, tbase)
+    with pytest.raises(RuntimeError):
+        tx.add_(ty)                         # torch: partial overlap refused
+    with pytest.raises(RuntimeError):
+        x.add_(y)
+    _eq(base, tbase)
+    with pytest.raises(RuntimeError):
+        torch.zeros(1).expand(3).add_(torch.ones(3))    # torch refuses an expanded self
+    with pytest.raises(RuntimeError):
+        ptcore.zeros(1, device="cuda").expand(3).add_(ptcore.ones(3, device="cuda"))
+    z = ptcore.zeros(2, 3, device="cuda")
+    with pytest.raises(RuntimeError):
+        z.add_(ptcore.ones(3, 3, device="cuda"))        # broadcast to a larger shape
+    m = ptcore.ones(4, device="cuda", dtype=ptcore.float64)
+    m.mul_(ptcore.full((4,), 2.0, device="cuda"))       # float32 other: general path
+    assert m.dtype == ptcore.float64 and m.cpu().tolist() == [2.0] * 4
