@@ -15,7 +15,7 @@ from ptcore._ops import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
-from ptcore.autograd.graph import SavedTensor, _hooks_on
+from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 
@@ -53,6 +53,7 @@ def _c(t):
 def unary(name, df, need=("x",), node=None):
     bn = node or _bname(name)
     nx, ny = "x" in need, "y" in need
+    node_class(bn, saved=("self",) * nx + ("result",) * ny)   # grad_fn._saved_self ...
 
     def f(out, x, *args, **kwargs):
         if not _is_diff(out):
@@ -62,7 +63,9 @@ def unary(name, df, need=("x",), node=None):
 
         def bw(g):
             return (df(g, sx.unpack() if nx else None, sy.unpack() if ny else None),)
-        attach(bn, out, (x,), bw)
+        node = attach(bn, out, (x,), bw)
+        if node is not None and (nx or ny):
+            node._sv = (sx, sy) if nx and ny else (sx,) if nx else (sy,)
     FORMULAS[name] = f
     return f
 
@@ -101,7 +104,19 @@ unary("erfc", lambda g, x, y: -g * _2_SQRTPI * (-(x * x)).exp())
 unary("erfinv", lambda g, x, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), ("y",))
 unary("lgamma", lambda g, x, y: g * x.digamma())
 unary("reciprocal", lambda g, x, y: -g * _c(y * y), ("y",))
-unary("square", lambda g, x, y: 2 * g * _c(x), node="PowBackward0")     # torch: pow(x, 2)
+
+
+@formula("square")
+def _square(out, x, **k):
+    # torch records pow(x, 2): PowBackward0, grad_fn._saved_exponent == 2
+    if not _is_diff(out):
+        return
+    sx = save(x)
+    node = attach("PowBackward0", out, (x,), lambda g: (2 * g * _c(sx.unpack()),))
+    if node is not None:
+        node._sv = (sx, 2)
+
+
 unary("relu", lambda g, x, y: g * (y > 0), ("y",))
 unary("abs", lambda g, x, y: g * x.sgn())
 unary("absolute", lambda g, x, y: g * x.sgn())
@@ -246,14 +261,10 @@ def _scalar_like(v):
     return v.conjugate() if isinstance(v, complex) else v
 
 
-def _ncls(name):
-    from ptcore.autograd.graph import node_class
-    return node_class(name)
-
-
-_AddB, _SubB, _RsubB, _MulB = (_ncls("AddBackward0"), _ncls("SubBackward0"),
-                               _ncls("RsubBackward0"), _ncls("MulBackward0"))
-_RsubScalarB = _ncls("RsubBackward1")        # torch's overload for a Python number
+_AddB, _SubB, _RsubB = (node_class("AddBackward0"), node_class("SubBackward0"),
+                        node_class("RsubBackward0"))
+_MulB = node_class("MulBackward0", saved=("self", "other"))
+_RsubScalarB = node_class("RsubBackward1")        # torch's overload for a Python number
 
 
 def _same_grad(g):
@@ -331,7 +342,9 @@ def _mul_plain(out, a, b):
                 if a._version != va or b._version != vb:
                     _stale(a, va, b, vb)
                 return g * b, g * a
-            attach2(_MulB, out, a, b, bw, ra, rb)
+            node = attach2(_MulB, out, a, b, bw, ra, rb)
+            if node is not None:
+                node._sv = (a, b)
             return
     sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
     sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None
@@ -345,12 +358,17 @@ def _mul_plain(out, a, b):
             ga = g * sb.unpack() if sb is not None else None
             gb = g * sa.unpack() if sa is not None else None
             return ga, gb
-    attach2(_MulB, out, a, b, bw)
+    node = attach2(_MulB, out, a, b, bw)
+    if node is not None:
+        node._sv = (sa, sb)
 
 
 # recorders for the operator fast path (``a + b``, ``a * b``): the formula
 # of a call with no keyword arguments, called without collecting them
 BINARY_RECORDERS = {"add": _add_plain, "mul": _mul_plain}
+
+
+_DivB = node_class("DivBackward0", saved=("self", "other")).__name__
 
 
 @formula("div", "divide", "true_divide")
@@ -368,7 +386,9 @@ def _div(out, a, b, *, rounding_mode=None, **k):
         if sa is not None:
             gb = -g * _c(sa.unpack()) / _c(b * b)
         return ga, gb
-    attach("DivBackward0", out, (a, b), bw)
+    node = attach(_DivB, out, (a, b), bw)
+    if node is not None:
+        node._sv = (sa, sb)
 
 
 @formula("floor_divide", "remainder_int")
@@ -381,10 +401,12 @@ def _floordiv(out, a, b, **k):
 @formula("pow")
 def _pow(out, a, b, **k):
     sa, sb = save(a), save(b)
-    so = save_out(out) if _T(b) and b._requires_grad else None
+    so = save_out(out) if _T(b) else None       # torch saves the result of Tensor_Tensor
+    need_b = _T(b) and b._requires_grad
 
     def bw(g):
         a, b = sa.unpack(), sb.unpack()
+        y = so.unpack() if so is not None else None     # checks its version, as torch
         ga = gb = None
         if _T(a) and a._requires_grad:
             if _T(b):
@@ -394,8 +416,7 @@ def _pow(out, a, b, **k):
                 ga = P.zeros_like(a) * g
             else:
                 ga = g * _c(b * a ** (b - 1))
-        if so is not None:
-            y = so.unpack()
+        if need_b:
             if _T(a):
                 gb = g * _c(y * a.log())
                 gb = P.where((a == 0) & (b.real >= 0 if b.dtype.is_complex else b >= 0), 0, gb)
@@ -403,8 +424,23 @@ def _pow(out, a, b, **k):
                 gb = g * _c(y * math.log(a)) if a != 0 else P.zeros_like(y) * g
         return ga, gb
     # torch's overloads: Tensor_Scalar, Tensor_Tensor, Scalar (a number base)
-    attach("PowBackward1" if _T(a) and _T(b) else "PowBackward0" if _T(a) else "PowBackward2",
-           out, (a, b), bw)
+    if _T(a) and _T(b):
+        node = attach("PowBackward1", out, (a, b), bw)
+        sv = (sa, sb, so)
+    elif _T(a):
+        node = attach("PowBackward0", out, (a, b), bw)
+        sv = (sa, sb)
+    else:
+        node = attach("PowBackward2", out, (a, b), bw)
+        sv = (sa, sb, so)
+    if node is not None:
+        node._sv = sv
+
+
+# grad_fn._saved_exponent of x ** 2 is the number 2, as torch's Scalar
+node_class("PowBackward0", saved=("self", "exponent"), scalars=("exponent",))
+node_class("PowBackward1", saved=("self", "exponent", "result"))
+node_class("PowBackward2", saved=("self", "exponent", "result"), scalars=("self",))
 
 
 @formula("float_power")

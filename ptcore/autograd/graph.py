@@ -83,6 +83,13 @@ _FREED_MSG = ("Trying to backward through the graph a second time (or directly a
               "you need to backward through the graph a second time or if you need to access saved "
               "tensors after calling backward.")
 
+_FREED_HOOKS_MSG = ("Calling register_hooks on a saved tensor after it has been freed. Saved "
+                    "intermediate values of the graph are freed when you call .backward() or "
+                    "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                    "the graph a second time or if you need to access saved variables after "
+                    "calling backward.")
+
+
 
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
@@ -107,6 +114,20 @@ class SavedTensor:
         if t._version != self.version:
             _version_error(t, self, node)
         return t
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack the saved tensor now with ``pack_hook`` and unpack it with
+        ``unpack_hook`` when it is needed (``grad_fn._raw_saved_self``), as
+        PyTorch's ``SavedTensor.register_hooks``."""
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("Expected pack hook and unpack hook to be callable")
+        if getattr(self, "_hk", None) is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                               "been set. Hint: only one pair of hooks is allowed at a time.")
+        t = self.data
+        if t is None:
+            raise RuntimeError(_FREED_HOOKS_MSG)
+        _pack_with(self, t, isinstance(self, SavedOutput), pack_hook, unpack_hook)
 
 
 class SavedOutput(SavedTensor):
@@ -166,7 +187,11 @@ def _pack(saved, t, is_output):
     stack = _hooks_tls.stack
     if not stack:
         return False
-    pack_hook, unpack_hook = stack[-1]
+    _pack_with(saved, t, is_output, *stack[-1])
+    return True
+
+
+def _pack_with(saved, t, is_output, pack_hook, unpack_hook):
     edge = None
     if not is_output and t._requires_grad:
         edge = gradient_edge(t)      # for double backward through the unpacked value
@@ -182,7 +207,6 @@ def _pack(saved, t, is_output):
     saved.data = None
     saved.version = v
     saved._hk = (unpack_hook, packed, edge)
-    return True
 
 
 def _unpack_hooked(saved, node, is_output):
@@ -392,9 +416,15 @@ class Node:
     calling the node with the gradients of its outputs returns the
     gradients of its inputs.
     """
-    __slots__ = ("_next", "_in_meta", "_out_meta", "_fn", "_seq", "_x", "__weakref__")
+    __slots__ = ("_next", "_in_meta", "_out_meta", "_fn", "_seq", "_x", "_sv", "__weakref__")
     _name = "Node"
     _is_view = False      # view nodes (autograd._record._ViewNode) remember the base version
+    # what ``_saved_<name>`` reads: the names of torch's saved variables for
+    # this node class, in the order of the node's ``_sv`` tuple (set by the
+    # formula that saves them, see node_class), and those of them that are
+    # scalars in torch (the others read as tensors)
+    _sv_names = ()
+    _sv_scalars = ()
 
     def __init__(self, next_edges=(), in_meta=(), fn=None, out_meta=None):
         self._next = next_edges
@@ -403,6 +433,7 @@ class Node:
         self._fn = fn
         self._seq = next(_seq)
         self._x = None
+        self._sv = None
 
     _hooks = _extra_prop("hooks")
     _prehooks = _extra_prop("prehooks")
@@ -468,6 +499,54 @@ class Node:
 
     def _release(self):
         self._fn = None
+        if self._sv is not None:
+            self._sv = _freed_saved(self._sv)
+
+    def __getattr__(self, name):
+        # grad_fn._saved_self / _saved_result / _raw_saved_self ... (torch's
+        # saved variables of the node); only reached for names not found
+        if name.startswith("_saved_"):
+            key, raw = name[7:], False
+        elif name.startswith("_raw_saved_"):
+            key, raw = name[11:], True
+        else:
+            key = None
+        names = type(self)._sv_names
+        if key is not None and key in names:
+            return self._sv_get(names.index(key), key, raw)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | {"_saved_" + n for n in type(self)._sv_names})
+
+    def _sv_get(self, i, key, raw):
+        sv = self._sv
+        if sv is None or i >= len(sv):
+            if self._fn is None:
+                raise RuntimeError(_FREED_MSG)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                 f"'_{'raw_' * raw}saved_{key}'")   # a site that keeps none
+        v = sv[i]
+        if v is _FREED:
+            if raw:     # torch still gives the (emptied) SavedTensor object
+                v = SavedTensor.__new__(SavedTensor)
+                v.data = None
+                return v
+            raise RuntimeError(_FREED_MSG)
+        if raw:
+            if isinstance(v, SavedTensor):
+                return v
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                 f"'_raw_saved_{key}'")
+        if v is None or isinstance(v, _TensorBase):
+            return v
+        if hasattr(type(v), "unpack"):      # SavedTensor or a saved non-tensor
+            v = v.unpack(self)
+        if key not in type(self)._sv_scalars and v is not None \
+                and not isinstance(v, _TensorBase):
+            from ptcore import tensor
+            v = tensor(v)       # torch wraps a Python number operand (x * 2: tensor(2))
+        return v
 
     def _apply(self, grads):
         fn = self._fn
@@ -495,13 +574,41 @@ def _ACC(*g):   # marker: AccumulateGrad nodes are never freed
     return ()
 
 
-def node_class(name):
-    """The Node subclass named ``name`` (``"MulBackward0"``), created once."""
+def node_class(name, saved=None, scalars=()):
+    """The Node subclass named ``name`` (``"MulBackward0"``), created once.
+
+    ``saved``: torch's names of the variables the formula saves, in the
+    order of the ``_sv`` tuple it gives its nodes (``grad_fn._saved_self``
+    ...); ``scalars``: those of them that torch keeps as Python scalars."""
     cls = _node_classes.get(name)
     if cls is None:
         cls = type(name, (Node,), {"__slots__": ()})
         _node_classes[name] = cls
+    if saved is not None:
+        cls._sv_names = tuple(saved)
+        cls._sv_scalars = tuple(scalars)
     return cls
+
+
+class _FreedMarker:
+    __slots__ = ()
+
+
+_FREED = _FreedMarker()
+
+
+def _freed_saved(sv):
+    """A released node's saved values: tensors dropped (reading them raises
+    torch's 'backward through the graph a second time' error), Python
+    scalars kept (torch's ``_saved_exponent`` outlives backward)."""
+    out = []
+    for v in sv:
+        if isinstance(v, _TensorBase) or isinstance(v, SavedTensor):
+            v = _FREED
+        elif hasattr(type(v), "unpack"):
+            v = v.unpack()       # a saved non-tensor (autograd._record._Plain)
+        out.append(v)
+    return tuple(out)
 
 
 class AccumulateGrad(Node):
@@ -511,8 +618,10 @@ class AccumulateGrad(Node):
     def __init__(self, var):
         Node.__init__(self, (), (), _ACC)
         self._var = weakref.ref(var)
-        # after every op node (PyTorch gives accumulators top priority), unique
-        self._seq = _ACC_BASE + next(_seq)
+        # after every op node (PyTorch gives accumulators top priority), unique;
+        # of two ready together the one made first (an op's first input) runs
+        # first, as torch's queue pops its equal-priority accumulators
+        self._seq = _ACC_BASE + (_ACC_BASE >> 1) - next(_seq)
 
     def _release(self):
         pass
@@ -833,7 +942,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     _state.enabled = bool(create_graph)
     nxt_node = None    # the only ready node, kept off the heap (chains)
     tasks = _task_tls.stack
-    tasks.append((next(_task_ids), targets is None))
+    tasks.append((next(_task_ids), targets is None, deps, needed, accumulate))
     try:
         while True:
             if nxt_node is not None:
@@ -940,6 +1049,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
             if not retain_graph:
                 if plain:
                     node._fn = None
+                    if node._sv is not None:
+                        node._sv = _freed_saved(node._sv)
                 else:
                     node._release()
             nxt = node._next
@@ -1064,3 +1175,9 @@ def _check_nan(node, gin):
             raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its "
                                f"{i}th output.\nTraceback of forward call that caused the error:\n"
                                f"{node._stack}")
+
+
+# torch.autograd.graph's edge API (defined on the names above)
+from ptcore.autograd._graph_edges import (GradientEdge, get_gradient_edge,  # noqa: E402,F401
+                                          increment_version, register_multi_grad_hook)
+from ptcore.autograd._graph_edges import _will_engine_execute_node  # noqa: E402,F401

@@ -1,0 +1,126 @@
+"""The snippets of PyTorch's official tutorials, run under torch and ptcore.
+
+"Learning PyTorch with Examples", "What is torch.nn really?", "Tensors",
+"A gentle introduction to torch.autograd", "Autograd mechanics", "Saving and
+loading models" and the 60 minute blitz, with synthetic data; each snippet
+is written once, against a module argument, and run with both libraries.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as e:      # noqa: BLE001  (the exception type is compared)
+        return ("raises", type(e).__name__, str(e).replace("ptcore", "torch"))
+
+
+# ---------------------------------------------------------------------------
+# Autograd mechanics: saved tensors (grad_fn._saved_*)
+# ---------------------------------------------------------------------------
+
+def _saved_tensors_snippet(T):
+    x = T.tensor([1., 2., 3.], requires_grad=True)
+    out = []
+    y = x.pow(2)
+    out += [x.equal(y.grad_fn._saved_self), x is y.grad_fn._saved_self,
+            y.grad_fn._saved_exponent, type(y.grad_fn._saved_exponent).__name__]
+    y = x.exp()
+    r = y.grad_fn._saved_result
+    out += [y.equal(r), y is r, r.grad_fn is y.grad_fn]
+    y = x.pow(2)
+    y.sum().backward()
+    out += [_outcome(lambda: y.grad_fn._saved_self)[:2], y.grad_fn._saved_exponent]
+    out.append(_outcome(lambda: y.grad_fn._saved_result)[:2])
+    y = x * 2
+    out += [y.grad_fn._saved_other.tolist(), y.grad_fn._saved_self]
+    z = T.ones(3, requires_grad=True)
+    y = x * z
+    out += [y.grad_fn._saved_other is z, y.grad_fn._saved_self is x]
+    y = x / z
+    out += [y.grad_fn._saved_other is z, y.grad_fn._saved_self is x]
+    y = x / 2
+    out += [y.grad_fn._saved_other.tolist(), y.grad_fn._saved_self]
+    y = x.square()
+    out += [type(y.grad_fn).__name__, y.grad_fn._saved_exponent, y.grad_fn._saved_self is x]
+    y = x ** T.tensor(2.)
+    out += [type(y.grad_fn).__name__, y.grad_fn._saved_result.tolist()]
+    y = 2 ** x
+    out += [y.grad_fn._saved_self, y.grad_fn._saved_exponent is x]
+    for f in ("sin", "log", "sigmoid", "tanh", "relu", "sqrt", "abs", "neg"):
+        node = getattr(x, f)().grad_fn
+        out.append((f, [a for a in dir(node) if a.startswith("_saved_")]))
+    return out
+
+
+def test_saved_tensor_attributes_match_torch():
+    assert _saved_tensors_snippet(ptcore) == _saved_tensors_snippet(torch)
+
+
+def _raw_saved_hooks_snippet(T):
+    log = []
+
+    def pack(t):
+        log.append(("pack", list(t.shape)))
+        return t * 1
+
+    def unpack(t):
+        log.append("unpack")
+        return t
+
+    x = T.tensor([1., 2., 3.], requires_grad=True)
+    y = x.pow(2)
+    y.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+    log.append(y.grad_fn._saved_self.tolist())
+    log.append(_outcome(lambda: y.grad_fn._raw_saved_self.register_hooks(pack, unpack)))
+    y.sum().backward()
+    log.append(x.grad.tolist())
+    y = x.exp()
+    y.grad_fn._raw_saved_result.register_hooks(pack, unpack)
+    y.sum().backward()
+    log.append(_outcome(lambda: y.grad_fn._raw_saved_result.register_hooks(pack, unpack)))
+    return log
+
+
+def test_raw_saved_tensor_register_hooks_match_torch():
+    assert _raw_saved_hooks_snippet(ptcore) == _raw_saved_hooks_snippet(torch)
+
+
+def test_saved_tensor_modified_in_place_raises_as_torch():
+    def run(T):
+        w = T.ones(3, requires_grad=True) * 1
+        y = w.pow(2)
+        w.add_(1)
+        return _outcome(lambda: y.grad_fn._saved_self)[:2]
+    assert run(ptcore) == run(torch) == ("raises", "RuntimeError")
+
+
+def test_pow_tensor_exponent_saves_its_result_as_torch():
+    # torch's pow.Tensor_Tensor saves the result even when the exponent needs
+    # no gradient: modifying the output in place then fails backward
+    def run(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x ** T.tensor(2.)
+        y.add_(1)
+        return _outcome(lambda: y.sum().backward())[:2]
+    assert run(ptcore) == run(torch) == ("raises", "RuntimeError")
+    x = ptcore.tensor([1., 2., 3.], requires_grad=True)
+    (x ** ptcore.tensor([2., 1., 0.])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2., 1., 0.])
+
+
+def test_saved_values_are_dropped_after_backward():
+    x = ptcore.ones(3, requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    y.sum().backward()
+    assert all(not isinstance(v, ptcore.Tensor) for v in node._sv)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node._saved_result
