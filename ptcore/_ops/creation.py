@@ -605,26 +605,70 @@ def _endpoint(v, dt):
     return v
 
 
+def _fma_int(a, i, c):
+    """``a * i + c`` for a float64 scalar ``a`` and ``c`` and an integer array ``i``, rounded
+    once as a fused multiply-add (torch's CPU linspace loop is compiled with FMA contraction).
+
+    ``a`` is split so that ``a_hi * i`` is exact (|i| < 2**26); the sum ``c + a_hi * i`` is
+    carried with its exact rounding error (TwoSum), to which the tiny ``a_lo * i`` is added
+    before the one final rounding.
+    """
+    a, c = np.float64(a), np.float64(c)
+    m, e = np.frexp(a)
+    a_hi = np.ldexp(np.trunc(np.ldexp(m, 27)), e - 27)
+    a_lo = a - a_hi
+    fi = i.astype(np.float64)
+    p = a_hi * fi
+    s = p + c
+    c_part = s - p
+    err = (p - (s - c_part)) + (c - c_part)
+    return s + (err + a_lo * fi)
+
+
+def _lin_fused(step, start, end, steps, ftype):
+    """torch's linspace element ``i``: ``start + step * i`` below ``steps // 2``, else
+    ``end - step * (steps - 1 - i)``, each one fused multiply-add rounded to ``ftype``."""
+    idx = np.arange(steps)
+    back = steps - 1 - idx
+    if ftype is np.float32:              # a float32 product with an int < 2**29 is exact in double
+        lo = np.float64(step) * idx + np.float64(start)
+        hi = np.float64(-step) * back + np.float64(end)
+    else:
+        lo, hi = _fma_int(step, idx, start), _fma_int(-step, back, end)
+    return np.where(idx < steps // 2, lo, hi).astype(ftype)
+
+
 def _linspace_values(start, end, steps, dt):
+    """The values of torch's CPU linspace kernel, bit for bit: the step is taken in the output
+    type (double for integral outputs), each element is one FMA from the nearer endpoint;
+    float16/bfloat16 round after every operation as c10::Half/BFloat16 arithmetic does;
+    complex outputs are computed per component (the step divided componentwise)."""
     if steps == 0:
         return np.zeros(0)
     if steps == 1:
         return np.array([start])
     ctype = _NP_COMPUTE.get(dt._name)
-    halfway = steps // 2
-    idx = np.arange(steps)
     if ctype is None:                       # integral output: truncated endpoints, step in double
-        s, e = _endpoint(start, dt), _endpoint(end, dt)
-        step = (float(e) - float(s)) / (steps - 1)
-        lo = float(s) + step * idx
-        hi = float(e) - step * (steps - idx - 1)
-        return np.where(idx < halfway, lo, hi)
+        s, e = float(_endpoint(start, dt)), float(_endpoint(end, dt))
+        return _lin_fused((e - s) / (steps - 1), s, e, steps, np.float64)
+    if dt._name in ("float16", "bfloat16"):
+        def r(x):                           # round float32 values to the 16-bit type and back
+            return _C.from_numpy(np.array(x, dtype=np.float32)).to(dt).float().numpy()
+        idx = np.arange(steps)
+        s, e = r(start), r(end)
+        step = r(r(e - s) / r(steps - 1))
+        lo = r(s + r(step * r(idx)))
+        hi = r(e - r(step * r(steps - 1 - idx)))
+        return np.where(idx < steps // 2, lo, hi)
+    if dt.is_complex:
+        ftype = np.float32 if ctype is np.complex64 else np.float64
+        s, e = ctype(start), ctype(end)
+        d = e - s
+        parts = [_lin_fused(ftype(getattr(d, k)) / ftype(steps - 1), getattr(s, k),
+                            getattr(e, k), steps, ftype) for k in ("real", "imag")]
+        return parts[0] + 1j * parts[1]
     s, e = ctype(start), ctype(end)
-    step = (e - s) / ctype(steps - 1)
-    idx_c = idx.astype(ctype)
-    lo = s + step * idx_c
-    hi = e - step * (ctype(steps - 1) - idx_c)
-    return np.where(idx < halfway, lo, hi).astype(ctype)
+    return _lin_fused((e - s) / ctype(steps - 1), s, e, steps, ctype)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,

@@ -31,23 +31,32 @@ def _linspace_from_neg_one(theta, steps, align_corners):
         return ptcore.zeros(1, dtype=theta.dtype, device=theta.device)
     r = ptcore.linspace(-1, 1, steps, dtype=theta.dtype, device=theta.device)
     if not align_corners:
-        r = r * ((steps - 1) / steps)
+        r = r * (steps - 1) / steps            # two roundings, as torch
     return r
 
 
 def affine_grid_generator(theta, size, align_corners):
-    """The sampling grid ``base @ theta^T`` of ``affine_grid`` (no argument checks)."""
+    """The sampling grid ``base @ theta^T`` of ``affine_grid`` (no argument checks).
+
+    The product is summed term by term, ``x*t0 + y*t1 (+ z*t2) + t_last``, in the order and
+    with the roundings of torch's CPU result (its K=3/4 batched matmul), so grid points that
+    land exactly on pixel centres (an identity theta) stay exact, and ``grid_sample``'s floor
+    and its gradients agree with torch's there.
+    """
     size = [int(s) for s in size]
     n = size[0]
     spatial = size[2:]
-    # Base coordinates in (x, y[, z], 1) order, x running along the last spatial dim.
+    nd = len(spatial)
+    # Base coordinates in (x, y[, z]) order, x running along the last spatial dim.
     axes = [_linspace_from_neg_one(theta, s, align_corners) for s in spatial]
     mesh = ptcore.meshgrid(*axes, indexing="ij")          # each of shape spatial
-    coords = [m for m in reversed(mesh)]                  # x, y[, z]
-    coords.append(ptcore.ones(spatial, dtype=theta.dtype, device=theta.device))
-    base = ptcore.stack(coords, dim=-1).reshape(1, -1, len(spatial) + 1)
-    grid = base.matmul(theta.transpose(1, 2))             # (N, prod(spatial), nd)
-    return grid.reshape(n, *spatial, len(spatial))
+    coords = [m.reshape(1, -1, 1) for m in reversed(mesh)]
+    th = theta.unsqueeze(1)                               # (N, 1, nd, nd + 1)
+    grid = coords[0] * th[..., 0]
+    for j in range(1, nd):
+        grid = grid + coords[j] * th[..., j]
+    grid = grid + th[..., nd]                             # (N, prod(spatial), nd)
+    return grid.reshape(n, *spatial, nd)
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -72,27 +81,28 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given = size                            # messages show the size as passed, as torch
     size = tuple(size)
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{size}. Got {tuple(theta.shape)}.")
+                             f"{given}. Got {theta.shape}.")
         spatial_size = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{size}. Got {tuple(theta.shape)}.")
+                             f"{given}. Got {theta.shape}.")
         spatial_size = size[-3:]
     else:
         raise NotImplementedError(
             "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-            f"respectively. Got size {size}.")
+            f"respectively. Got size {given}.")
     if align_corners and min(spatial_size) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
                       "when align_corners=True. This is not an intended use case of affine_grid. "
                       "See the documentation of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     if theta.shape[0] != size[0]:
         raise RuntimeError(f"affine_grid: theta has batch size {theta.shape[0]} but size asks for "
                            f"{size[0]}")
