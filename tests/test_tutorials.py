@@ -124,3 +124,32 @@ def test_saved_values_are_dropped_after_backward():
     assert all(not isinstance(v, ptcore.Tensor) for v in node._sv)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         node._saved_result
+
+
+def _hooks_order_snippet(T):
+    # "Hooks for autograd saved tensors": the pack/unpack hooks print what
+    # they see, in torch's order
+    log = []
+
+    def pack_hook(x):
+        log.append(("Packing", x.tolist()))
+        return x
+
+    def unpack_hook(x):
+        log.append(("Unpacking", x.tolist()))
+        return x
+
+    a = T.ones(5, requires_grad=True)
+    b = T.ones(5, requires_grad=True) * 2
+    with T.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+        y = a * b
+    y.sum().backward()
+    e = T.full((3,), 3., requires_grad=True)
+    with T.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+        y = a[:3] ** e
+    y.sum().backward()
+    return log
+
+
+def test_saved_tensors_hooks_order_matches_torch():
+    assert _hooks_order_snippet(ptcore) == _hooks_order_snippet(torch)

@@ -346,8 +346,9 @@ def _mul_plain(out, a, b):
             if node is not None:
                 node._sv = (a, b)
             return
-    sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
+    # other first: torch's order (saved_tensors_hooks see other, then self)
     sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None
+    sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
     if out.dtype.is_complex:
         def bw(g):
             ga = g * _c(sb.unpack()) if sb is not None else None
@@ -400,12 +401,13 @@ def _floordiv(out, a, b, **k):
 
 @formula("pow")
 def _pow(out, a, b, **k):
-    sa, sb = save(a), save(b)
+    sb = save(b)        # exponent first: torch's order (what saved_tensors_hooks see)
+    sa = save(a)
     so = save_out(out) if _T(b) else None       # torch saves the result of Tensor_Tensor
     need_b = _T(b) and b._requires_grad
 
     def bw(g):
-        a, b = sa.unpack(), sb.unpack()
+        b, a = sb.unpack(), sa.unpack()
         y = so.unpack() if so is not None else None     # checks its version, as torch
         ga = gb = None
         if _T(a) and a._requires_grad:
