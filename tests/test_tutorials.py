@@ -153,3 +153,26 @@ def _hooks_order_snippet(T):
 
 def test_saved_tensors_hooks_order_matches_torch():
     assert _hooks_order_snippet(ptcore) == _hooks_order_snippet(torch)
+
+
+def _anomaly_snippet(T):
+    # Autograd mechanics / anomaly detection: the failing node is reported
+    # as a UserWarning with the forward traceback; the error keeps its message
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with T.autograd.set_detect_anomaly(True):
+            x = T.tensor([0.], requires_grad=True)
+            y = x.sqrt() * 0
+            err = _outcome(y.backward)
+    msgs = [(m.category.__name__, str(m.message).split("\n")[0]) for m in w]
+    frames = [[ln.strip() for ln in str(m.message).split("\n") if ln.strip().startswith("File")]
+              for m in w]
+    return err, msgs, frames
+
+
+def test_anomaly_mode_warns_with_forward_traceback_as_torch():
+    err, msgs, frames = _anomaly_snippet(ptcore)
+    assert (err, msgs) == _anomaly_snippet(torch)[:2]
+    # the innermost frame is the user's line (not ptcore's dispatch internals)
+    assert frames and frames[0][-1].startswith(f'File "{__file__}"')

@@ -15,13 +15,13 @@ formula of its own.  In-place ops on tensors in the graph are rewritten as
 the new history.
 """
 import inspect
-import traceback
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import _node_classes
-from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, gradient_edge, node_class)
+from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, forward_stack, gradient_edge,
+                                   node_class)
 
 from ptcore._settings import _anomaly  # noqa: E402  (the flag lives in the core settings)
 
@@ -115,7 +115,7 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     if accepts_none:
         node._accepts_none = True
     if _anomaly[0]:
-        node._stack = "".join(traceback.format_stack()[:-3])
+        node._stack = forward_stack()
     return node
 
 
@@ -158,7 +158,7 @@ def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD):
     out._requires_grad = True
     out._grad_fn = node
     if _anomaly[0]:
-        node._stack = "".join(traceback.format_stack()[:-3])
+        node._stack = forward_stack()
     return node
 
 

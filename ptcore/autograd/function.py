@@ -288,8 +288,8 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     node._out_meta = tuple(om)
     node._accepts_none = not ctx.materialize_grads
     if R._anomaly[0]:
-        import traceback
-        node._stack = "".join(traceback.format_stack()[:-1])
+        from ptcore.autograd.graph import forward_stack
+        node._stack = forward_stack()
     # saved tensors (after outputs got their grad_fn, so outputs are
     # recognised and saved without a reference cycle)
     out_ids = {id(o): k for k, o in enumerate(outs) if isinstance(o, _TensorBase)}

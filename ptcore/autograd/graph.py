@@ -957,21 +957,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 buf = [None]
             x = node._x
             is_acc = type(node) is acc_t
-            if x is not None:
-                if x.tensor_prehooks:
-                    _run_tensor_prehooks(node, buf)
-                if x.retain:
-                    _retain_grads(x.retain, buf, create_graph)
             if capture is not None:
                 hits = tset.get(id(node))
-                if hits:
-                    for i, nr in hits:
-                        if nr < len(buf) and buf[nr] is not None:
-                            capture[i] = buf[nr]
-                            if is_acc and not accumulate:
-                                # autograd.grad w.r.t. a leaf: its tensor hooks
-                                # apply to the returned gradient (as torch)
-                                capture[i] = _leaf_hooks(node, buf[nr])
                 if is_acc:
                     run = accumulate and hits is not None
                 else:
@@ -980,6 +967,25 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                         if e is not None and id(e[0]) in needed:
                             run = True
                             break
+                if not run and not hits:
+                    # a node that leads to no input: skipped, its tensor
+                    # hooks not run (as torch)
+                    _release_children(node, deps, heap)
+                    continue
+            if x is not None:
+                if x.tensor_prehooks:
+                    _run_tensor_prehooks(node, buf)
+                if x.retain:
+                    _retain_grads(x.retain, buf, create_graph)
+            if capture is not None:
+                if hits:
+                    for i, nr in hits:
+                        if nr < len(buf) and buf[nr] is not None:
+                            capture[i] = buf[nr]
+                            if is_acc and not accumulate:
+                                # autograd.grad w.r.t. a leaf: its tensor hooks
+                                # apply to the returned gradient (as torch)
+                                capture[i] = _leaf_hooks(node, buf[nr])
                 if not run:
                     _release_children(node, deps, heap)
                     continue
@@ -1015,7 +1021,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     gin = node._apply(buf)
             except Exception as exc:
                 if x is not None and x.stack is not None:
-                    _add_anomaly_note(exc, node)
+                    _warn_anomaly(node)
                 raise
             finally:
                 if plain:
@@ -1155,13 +1161,27 @@ def _needed_nodes(deps, tset):
 # anomaly detection support
 # ---------------------------------------------------------------------------
 
-def _add_anomaly_note(exc, node):
-    msg = (f"Error detected in {type(node).__name__}. Traceback of forward call that caused "
-           f"the error:\n{node._stack}")
-    try:
-        exc.add_note(msg)
-    except AttributeError:
-        pass
+_PKG_DIR = __file__.rsplit("autograd", 1)[0]       # .../ptcore/
+
+
+def forward_stack():
+    """The traceback anomaly mode keeps for a node: the caller's stack
+    without ptcore's own innermost frames (dispatch, recording), as torch's
+    stops at its Python frames."""
+    import traceback
+    frames = traceback.extract_stack()
+    n = len(frames)
+    while n > 1 and frames[n - 1].filename.startswith(_PKG_DIR):
+        n -= 1
+    return "".join(traceback.format_list(frames[:n]))
+
+
+def _warn_anomaly(node):
+    # torch's anomaly mode: a UserWarning with the forward traceback of the
+    # node whose backward failed, then the error itself (message unchanged)
+    import warnings
+    warnings.warn(f"Error detected in {type(node).__name__}. Traceback of forward call that "
+                  f"caused the error:\n{node._stack}", UserWarning, stacklevel=4)
 
 
 def _check_nan(node, gin):
@@ -1172,9 +1192,9 @@ def _check_nan(node, gin):
         if g is None:
             continue
         if (g.dtype.is_floating_point or g.dtype.is_complex) and bool(g.isnan().any()):
+            _warn_anomaly(node)
             raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its "
-                               f"{i}th output.\nTraceback of forward call that caused the error:\n"
-                               f"{node._stack}")
+                               f"{i}th output.")
 
 
 # torch.autograd.graph's edge API (defined on the names above)
