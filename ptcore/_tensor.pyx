@@ -331,7 +331,14 @@ def _to_device(d):
 
 
 cdef object _cuda_hook = None
-cdef object _device_ops = None      # ptcore.cuda: copy/fill/clone/item on device tensors
+# per device type code (1 cuda, 2 meta): the device runtime's empty /
+# empty_strided / copy_ / fill_ / clone / convert / item for tensors on it
+# (ptcore.cuda installs its ops when it initialises, ptcore._meta at import)
+cdef list _DEVICE_OPS = [None, None, None]
+
+
+cdef inline object _ops_of(device dev):
+    return _DEVICE_OPS[dev._type_code]
 
 
 def _set_cuda_hook(hook):
@@ -343,11 +350,13 @@ def _set_cuda_hook(hook):
 cdef int _require_cpu(device dev, str what) except -1:
     if dev._type_code == 0:
         return 0
+    if _DEVICE_OPS[dev._type_code] is not None:
+        return 0                        # the device runtime is up: the caller uses its ops
     if dev._type_code == 1:
         if _cuda_hook is not None:
             _cuda_hook(dev, what)       # initialises the CUDA runtime, or raises why it cannot
-            if _device_ops is not None:
-                return 0                # the device runtime is up: the caller uses _device_ops
+            if _DEVICE_OPS[1] is not None:
+                return 0
         raise RuntimeError(f"{what}: CUDA tensors are not supported by this build of ptcore ({dev})")
     raise NotImplementedError(f"{what}: device type '{dev.type}' is not supported")
 
@@ -410,6 +419,7 @@ cdef enum:
     STORAGE_EXTERNAL = 1    # memory owned by _owner (NumPy array, buffer, shm)
     STORAGE_DLPACK = 2      # DLPack managed tensor, released through its deleter
     STORAGE_DEVICE = 3      # device memory owned by _owner (ptcore.cuda allocation)
+    STORAGE_META = 4        # the meta device: a byte count and no memory (_data is always NULL)
 
 cdef extern from "ptc_dlpack.h":
     void ptc_dlpack_release(void* managed, int versioned) nogil
@@ -496,6 +506,11 @@ cdef class Storage:
         copied); every tensor viewing this storage sees the new block."""
         if not self._resizable or self._nexports > 0:
             raise RuntimeError("Trying to resize storage that is not resizable")
+        if self._kind == STORAGE_META:
+            if nbytes < 0:
+                raise RuntimeError(f"Storage.resize_: size must be non-negative, got {nbytes}")
+            self._nbytes = nbytes           # no memory: only the byte count changes
+            return 0
         if self.device._type_code != 0:
             raise RuntimeError(f"resizing a storage on {self.device} is not supported")
         if nbytes < 0:
@@ -582,7 +597,7 @@ cdef class Storage:
 
     @property
     def _kind_name(self):
-        return ("host", "external", "dlpack", "device")[self._kind]
+        return ("host", "external", "dlpack", "device", "meta")[self._kind]
 
     def _move_to_buffer(self, owner, handle):
         """Move this storage's bytes into ``owner``'s writable buffer, in place.
@@ -688,6 +703,24 @@ cdef Storage _dlpack_storage(char* data, Py_ssize_t nbytes, void* managed, bint 
     st._dl_managed = managed
     st._dl_versioned = versioned
     st.device = dev
+    return st
+
+
+def _meta_storage(Py_ssize_t nbytes, dev):
+    """A storage of ``nbytes`` bytes on the meta device ``dev``: no memory
+    (its ``_data`` stays NULL, and every data path of the core routes meta
+    tensors to the meta runtime's ops, never to a host loop).  Internal."""
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+    cdef device d = _as_device(dev)
+    if d._type_code != 2:
+        raise ValueError(f"_meta_storage: {d} is not the meta device")
+    cdef Storage st = Storage.__new__(Storage)
+    st._data = NULL
+    st._nbytes = nbytes
+    st._kind = STORAGE_META
+    st._resizable = True
+    st.device = d
     return st
 
 
@@ -1083,9 +1116,8 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
     cdef _TensorBase t
     if dev._type_code != 0:
         _checked_nbytes(ndim, shape, dt.itemsize)
-        if _device_ops is None:
-            _require_cpu(dev, "empty")
-        t = _device_ops.empty(list(_make_tuple(ndim, shape)), dt, dev)
+        _require_cpu(dev, "empty")
+        t = _ops_of(dev).empty(list(_make_tuple(ndim, shape)), dt, dev)
         if zero:
             t.zero_()
         return t
@@ -1111,8 +1143,7 @@ cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
     if _non_overlapping_and_dense(src):
         for i in range(nd):
             strides[i] = src._strides[i]
-        st = _new_host_storage(src._numel * dt.itemsize, zero)
-        return _make_tensor(st, dt, nd, src._shape, strides, 0)
+        return _alloc_like(src, dt, strides, zero)
     # infer_dense_strides: stable insertion sort from the fastest dim; 0 strides do not move
     for i in range(nd):
         perm[i] = nd - 1 - i
@@ -1144,8 +1175,23 @@ cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
         strides[perm[i]] = s
         if src._shape[perm[i]] > 1:
             s *= src._shape[perm[i]]
+    return _alloc_like(src, dt, strides, zero)
+
+
+cdef _TensorBase _alloc_like(_TensorBase src, dtype dt, const Py_ssize_t* strides, bint zero):
+    """A new tensor on ``src``'s device with its shape and ``strides`` (dense)."""
+    cdef device dev = src._storage.device
+    cdef Storage st
+    cdef _TensorBase t
+    if dev._type_code != 0:
+        _require_cpu(dev, "empty_like")
+        t = _ops_of(dev).empty_strided(list(_make_tuple(src._ndim, src._shape)),
+                                       list(_make_tuple(src._ndim, strides)), dt, dev)
+        if zero:
+            t.zero_()
+        return t
     st = _new_host_storage(src._numel * dt.itemsize, zero)
-    return _make_tensor(st, dt, nd, src._shape, strides, 0)
+    return _make_tensor(st, dt, src._ndim, src._shape, strides, 0)
 
 
 cdef bint _non_overlapping_and_dense(_TensorBase t) noexcept:
@@ -1349,9 +1395,9 @@ cdef _TensorBase _convert(_TensorBase src, dtype dt, bint preserve_layout):
     """A copy of ``src`` with dtype ``dt`` (layout preserved when dense)."""
     cdef _TensorBase out
     if src._storage.device._type_code != 0:
-        if _device_ops is None:
+        if _ops_of(src._storage.device) is None:
             return _no_device(src, "to")
-        return _device_ops.convert(src, dt)
+        return _ops_of(src._storage.device).convert(src, dt)
     if preserve_layout:
         out = _empty_strided_like(src, dt, False)
     else:
@@ -1811,7 +1857,7 @@ cdef class _TensorBase:
 
     @property
     def is_meta(self):
-        return False
+        return self._storage.device._type_code == 2
 
     @property
     def is_sparse(self):
@@ -2874,9 +2920,9 @@ def _set_autograd_hooks(view_hook, inplace_hook, grad_wrap_hook, split_hook=None
     _split_hook = split_hook if view_hook is not None else None
 
 
-def _set_device_ops(ops):
-    global _device_ops
-    _device_ops = ops
+def _set_device_ops(ops, device_type="cuda"):
+    """Install (None: remove) the device runtime's tensor ops for ``device_type``."""
+    _DEVICE_OPS[_DEVICE_TYPES[device_type]] = ops
 
 
 cdef object _grad_wrap(_TensorBase src, object out, str name):
@@ -2891,28 +2937,37 @@ cdef object _no_device(_TensorBase t, str what):
 
 
 cdef object _device_copy(_TensorBase dst, object src, bint non_blocking):
-    if _device_ops is None:
-        bad = dst if dst._storage.device._type_code != 0 else <_TensorBase>src
-        return _no_device(bad, "copy_")
-    return _device_ops.copy_(dst, src, non_blocking)
+    # the runtime of the side that is off the CPU; with two such devices the
+    # higher type code's (meta: a copy out of it has no data to move)
+    cdef device dev = dst._storage.device
+    cdef device sdev = (<_TensorBase>src)._storage.device
+    if sdev._type_code > dev._type_code:
+        dev = sdev
+    ops = _ops_of(dev)
+    if ops is None:
+        return _no_device(dst if dev is dst._storage.device else <_TensorBase>src, "copy_")
+    return ops.copy_(dst, src, non_blocking)
 
 
 cdef object _device_fill(_TensorBase t, object value):
-    if _device_ops is None:
+    ops = _ops_of(t._storage.device)
+    if ops is None:
         return _no_device(t, "fill_")
-    return _device_ops.fill_(t, value)
+    return ops.fill_(t, value)
 
 
 cdef object _device_clone(_TensorBase t, bint preserve):
-    if _device_ops is None:
+    ops = _ops_of(t._storage.device)
+    if ops is None:
         return _no_device(t, "clone")
-    return _device_ops.clone(t, preserve)
+    return ops.clone(t, preserve)
 
 
 cdef object _device_item(_TensorBase t):
-    if _device_ops is None:
+    ops = _ops_of(t._storage.device)
+    if ops is None:
         return _no_device(t, "item")
-    return _device_ops.item(t)
+    return ops.item(t)
 
 
 cdef object _pin(object t):
@@ -3060,6 +3115,12 @@ cdef int _assign(_TensorBase dst, object value) except -1:
 
 cdef tuple _reduce_tensor(_TensorBase t):
     cdef _TensorBase c = t
+    if t._storage._kind == STORAGE_META:
+        # no data: the dtype and geometry (as torch's _rebuild_meta_tensor_no_storage)
+        d = getattr(t, "__dict__", None)
+        return (_rebuild_meta_tensor, (t._dtype._name, _make_tuple(t._ndim, t._shape),
+                                       _make_tuple(t._ndim, t._strides),
+                                       bool(t._requires_grad), type(t), dict(d) if d else None))
     if t._storage.device._type_code != 0:
         c = t.cpu()
     if not c._is_contig() or c._offset != 0 or c._storage._nbytes != c._numel * c._dtype.itemsize:
@@ -3090,6 +3151,21 @@ def _rebuild_tensor(bytes data, str dtype_name, tuple shape, bint requires_grad=
     cdef _TensorBase t = _empty_contig(dt, nd, sh, _CPU, False)
     if nbytes:
         memcpy(t._ptr(), <const char*>data, nbytes)
+    r = _rebuilt_as(t, cls, requires_grad, state)
+    if dev != "cpu":
+        return r.to(dev)
+    return r
+
+
+def _rebuild_meta_tensor(str dtype_name, tuple shape, tuple strides, bint requires_grad=False,
+                         cls=None, state=None):
+    """Rebuild a pickled meta tensor (no data) from its dtype and geometry."""
+    t = empty_strided(shape, strides, dtype=_dtype_from_name(dtype_name), device="meta")
+    return _rebuilt_as(t, cls, requires_grad, state)
+
+
+cdef object _rebuilt_as(object t, object cls, bint requires_grad, object state):
+    """A rebuilt tensor as its pickled class, requires_grad and attributes."""
     if cls is not None and cls is not _TensorClass:
         if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
             raise TypeError(f"corrupt tensor pickle: {cls!r} is not a tensor class")
@@ -3098,8 +3174,6 @@ def _rebuild_tensor(bytes data, str dtype_name, tuple shape, bint requires_grad=
         t.requires_grad_(True)
     if state:
         t.__dict__.update(state)
-    if dev != "cpu":
-        return t.to(dev)
     return t
 
 
@@ -3202,9 +3276,8 @@ cdef _TensorBase _factory(tuple size, object dtype_, object device_, bint rg, dt
     cdef _TensorBase t
     if dev._type_code != 0:
         _checked_nbytes(nd, sh, dt.itemsize)
-        if _device_ops is None:
-            _require_cpu(dev, fname)
-        t = _device_ops.empty(shape, dt, dev)
+        _require_cpu(dev, fname)
+        t = _ops_of(dev).empty(shape, dt, dev)
         if mode == 1:
             t.zero_()
         elif mode == 2:
@@ -3326,8 +3399,7 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
     cdef device dev = _as_device(device_)
     cdef _TensorBase t
     if dev._type_code != 0:
-        if _device_ops is None:
-            _require_cpu(dev, "empty_strided")
+        _require_cpu(dev, "empty_strided")
     for s in sh:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_fmt_list(sh)}")
@@ -3345,7 +3417,7 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
     cdef Py_ssize_t need = _storage_nbytes(len(sh), csh, cst, 0, dt.itemsize)
     _checked_numel(len(sh), csh)
     if dev._type_code != 0:
-        t = _device_ops.empty_strided(sh, st, dt, dev)
+        t = _ops_of(dev).empty_strided(sh, st, dt, dev)
         _check_requires_grad(t, requires_grad)
         return t
     cdef Storage storage = _new_host_storage(need, False)
@@ -3359,9 +3431,16 @@ def _like(_TensorBase src not None, dtype_, device_, bint rg, int mode, value, m
     cdef dtype dt = _resolve_dtype(dtype_, src._dtype)
     cdef device dev = src._storage.device if device_ is None else _as_device(device_)
     cdef _TensorBase t
+    cdef bint preserve = memory_format is None or memory_format is preserve_format
     if dev._type_code != 0 or src._storage.device._type_code != 0:
-        return _factory((list(src.shape),), dt, dev, rg, dt, mode, value, "like")
-    if memory_format is None or memory_format is preserve_format:
+        if not (preserve and dev == src._storage.device):
+            return _factory((list(src.shape),), dt, dev, rg, dt, mode, value, "like")
+        t = _empty_strided_like(src, dt, mode == 1)     # on src's device, its layout kept
+        if mode == 2:
+            t.fill_(value)
+        _check_requires_grad(t, rg)
+        return t
+    if preserve:
         t = _empty_strided_like(src, dt, mode == 1)
     elif memory_format is contiguous_format:
         t = _empty_contig(dt, src._ndim, src._shape, dev, mode == 1)
@@ -3454,7 +3533,7 @@ def _resize_impl(_TensorBase self not None, list shape):
         raise RuntimeError(
             f"Storage size calculation overflowed with sizes={_fmt_list(shape)} and storage offset {self._offset}")
     if need > self._storage._nbytes:
-        if self._storage.device._type_code != 0:
+        if self._storage.device._type_code != 0 and self._storage._kind != STORAGE_META:
             raise RuntimeError("resize_ of device tensors to a larger size is not supported")
         # PyTorch grows the storage in place: every tensor sharing it sees the new memory
         self._storage._realloc(need)

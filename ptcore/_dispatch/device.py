@@ -18,9 +18,11 @@ Otherwise:
   :class:`~ptcore._dispatch.table.OpDef` (``opdef.kernels[device_type]``),
   under the autograd body the op's ``_body_factory`` builds over it, so a
   device kernel is differentiable exactly as the CPU one;
-* an op with no kernel for the device raises ``NotImplementedError`` naming
-  the op and the device: device memory is never read on the host, and
-  tensors are never copied to the host behind the caller's back.
+* an op with no kernel for the device runs the device's fallback when its
+  runtime registered one (:func:`register_fallback`: the meta device derives
+  the outputs' shapes and dtypes there), else raises ``NotImplementedError``
+  naming the op and the device: device memory is never read on the host,
+  and tensors are never copied to the host behind the caller's back.
 
 Tensors on two devices (a CPU tensor with dimensions next to a CUDA one, or
 two CUDA devices) raise torch's "Expected all tensors to be on the same
@@ -30,7 +32,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS",
-           "register_loop", "has_loop",
+           "register_loop", "has_loop", "register_fallback", "passes_through",
            "check_same_device", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
@@ -132,8 +134,30 @@ class DeviceLayer(_D.Layer):
         if mixed is not None:
             raise RuntimeError(mixed)
         if k is None:
-            raise no_kernel_error(_public_name(opdef), dev)
+            fb = _FALLBACKS.get(dev.type)
+            if fb is None:
+                raise no_kernel_error(_public_name(opdef), dev)
+            b = opdef.device_bodies.get(dev.type)
+            if b is None:
+                b = _device_body(opdef, dev.type, fb(opdef))
+            return b(*args, **kwargs)
         return _device_body(opdef, dev.type, k)(*args, **kwargs)
+
+
+_FALLBACKS = {}
+
+
+def register_fallback(device_type, make_kernel):
+    """Register the fallback of ``device_type``: ``make_kernel(opdef)`` gives
+    the kernel (with the op's arguments) of an op that has none registered
+    for the device and does not pass through this layer."""
+    _FALLBACKS[device_type] = make_kernel
+
+
+def passes_through(opdef):
+    """Whether ``opdef`` passes through this layer to its own body (a core
+    method, factory, geometry op or composite) when it has no device kernel."""
+    return LAYER._passes(opdef)
 
 
 def _public_name(opdef):
@@ -197,11 +221,18 @@ def _devices(args, kwargs):
 
 
 LAYER = _D.register_layer(DeviceLayer())
+_ENABLED_BY = set()     # the device types whose runtime has the layer on
 
 
-def enable(flag=True):
-    """Turn the device layer on (a device runtime initialised) or off."""
-    LAYER.set_enabled(flag)
+def enable(flag=True, device_type="cuda"):
+    """Turn the device layer on (the runtime of ``device_type`` initialised,
+    or made its first tensor) or off for that device type: the layer is on
+    while some device type's runtime has it on."""
+    if flag:
+        _ENABLED_BY.add(device_type)
+    else:
+        _ENABLED_BY.discard(device_type)
+    LAYER.set_enabled(bool(_ENABLED_BY))
 
 
 def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), optional=False):
@@ -313,19 +344,41 @@ def check_same_device(op, *tensors):
 # ``import ptcore``)
 # ---------------------------------------------------------------------------
 
-_RUNTIME = {}
+_RUNTIME = {}           # the CUDA runtime's functions (host-side ones: pin_memory ...)
+_TRANSFERS = {}         # device type -> (priority, its runtime's to_device)
 
 
-def register_runtime(**fns):
-    """Register the device runtime's ``to_device(t, device, dtype,
-    non_blocking)``, ``pin_memory(t)``, ``is_pinned(t)``,
+def register_runtime(device_type="cuda", transfer_priority=0, **fns):
+    """Register the ``device_type`` runtime's ``to_device(t, device, dtype,
+    non_blocking)`` and, for CUDA, ``pin_memory(t)``, ``is_pinned(t)``,
     ``record_stream(t, stream)``, ``dlpack_stream_sync(t, stream)`` and
-    ``cuda_array_interface(t)``."""
-    _RUNTIME.update(fns)
+    ``cuda_array_interface(t)``.  A transfer from or to ``device_type`` runs
+    its ``to_device``; when both sides have one, the higher
+    ``transfer_priority``'s (the meta runtime's: no data moves there)."""
+    to_device = fns.pop("to_device", None)
+    if to_device is not None:
+        _TRANSFERS[device_type] = (transfer_priority, to_device)
+    if device_type == "cuda":
+        _RUNTIME.update(fns)
+    elif fns:
+        raise ValueError(f"register_runtime: {device_type} registers to_device only, got {sorted(fns)}")
+
+
+def _to_device(t, device, dtype, non_blocking):
+    best = None
+    for ty in (t.device.type, device.type):
+        e = _TRANSFERS.get(ty)
+        if e is not None and (best is None or e[0] > best[0]):
+            best = e
+    if best is None:
+        raise RuntimeError("to_device: no device runtime is loaded (ptcore.cuda registers one)")
+    return best[1](t, device, dtype, non_blocking)
 
 
 def runtime(name):
     """The device runtime's function ``name`` (see :func:`register_runtime`)."""
+    if name == "to_device":
+        return _to_device
     fn = _RUNTIME.get(name)
     if fn is None:
         raise RuntimeError(f"{name}: no device runtime is loaded (ptcore.cuda registers one)")

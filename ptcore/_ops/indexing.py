@@ -365,12 +365,18 @@ def _index_get(result, indices):
     return out
 
 
+def _same_memory(a, b):
+    """Whether two tensors' storages are one block of memory: the same
+    address, or the same storage where there is no memory (meta tensors)."""
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    p = sa.data_ptr()
+    return p == sb.data_ptr() and (p != 0 or sa is sb)
+
+
 def _dense_overlap(a, b):
     """PyTorch's ``get_overlap_status(a, b) != No``: only decided for
     non-overlapping-and-dense tensors ('too hard' otherwise -> False)."""
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+    if a.numel() == 0 or b.numel() == 0 or not _same_memory(a, b):
         return False
     if not a.is_non_overlapping_and_dense() or not b.is_non_overlapping_and_dense():
         return False
@@ -380,9 +386,7 @@ def _dense_overlap(a, b):
 
 def _may_share(a, b):
     """Conservative: whether the byte ranges of two tensors intersect."""
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+    if a.numel() == 0 or b.numel() == 0 or not _same_memory(a, b):
         return False
 
     def extent(t):

@@ -1,6 +1,7 @@
 """``backward`` and ``grad``: the public entry points to the engine."""
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.graph import gradient_edge, run_backward, accumulate_grad
+from ptcore.autograd._graph_edges import GradientEdge
 
 __all__ = ["backward", "grad"]
 
@@ -8,7 +9,7 @@ __all__ = ["backward", "grad"]
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, _TensorBase) or type(x).__name__ == "SparseTensor":
+    if isinstance(x, (_TensorBase, GradientEdge)) or type(x).__name__ == "SparseTensor":
         return (x,)
     return tuple(x)
 
@@ -17,6 +18,13 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     from ptcore import ones_like
     res = []
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(o, GradientEdge):
+            if not isinstance(g, _TensorBase):
+                raise RuntimeError(f"grad_outputs[{i}]: a GradientEdge output needs the gradient "
+                                   "flowing into it (a Tensor), got "
+                                   f"{'None' if g is None else type(g).__name__}")
+            res.append(g)
+            continue
         if g is None:
             if o.requires_grad:
                 if o.numel() != 1:
@@ -49,6 +57,10 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 def _roots(outputs, grads, fname):
     roots, rgrads = [], []
     for i, (o, g) in enumerate(zip(outputs, grads)):
+        if isinstance(o, GradientEdge):
+            roots.append((o.node, o.output_nr))
+            rgrads.append(g)
+            continue
         if not isinstance(o, _TensorBase):
             raise TypeError(f"{fname}: expected outputs to be Tensors, got {type(o).__name__}")
         if not o.requires_grad:
@@ -63,7 +75,7 @@ def _roots(outputs, grads, fname):
 
 def _check_inputs_require_grad(inputs):
     for t in inputs:
-        if not t.requires_grad:
+        if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
 
 
@@ -95,6 +107,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     targets = []
     for t in inputs:
+        if isinstance(t, GradientEdge):
+            targets.append((t.node, t.output_nr))
+            continue
         if not isinstance(t, _TensorBase):
             raise TypeError("backward(inputs=...) expects Tensors")
         if not t.requires_grad:
@@ -104,7 +119,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                             accumulate=True)
     from ptcore.autograd import grad_mode
     for t, e, g in zip(inputs, targets, captured):
-        if g is None or t.grad_fn is None or t._retains_grad:
+        if g is None or isinstance(t, GradientEdge) or t.grad_fn is None or t._retains_grad:
             continue        # leaves were accumulated by their AccumulateGrad node,
             #                 non-leaves that retain grad by their retain hook
         with grad_mode.set_grad_enabled(bool(create_graph)):
@@ -142,10 +157,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                f"for {len(outputs)} outputs")
     if retain_graph is None:
         retain_graph = create_graph
+    edges = any(isinstance(t, GradientEdge) for t in t_inputs)
     for t in t_inputs:
+        if isinstance(t, GradientEdge):
+            continue
         if not isinstance(t, _TensorBase):
             raise TypeError(f"grad: expected inputs to be Tensors, got {type(t).__name__}")
     if is_grads_batched:
+        if edges or any(isinstance(o, GradientEdge) for o in outputs):
+            raise RuntimeError("Batched grads are not supported with GradientEdge")
         _check_inputs_require_grad(t_inputs)
         return _grad_batched(outputs, t_inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
@@ -153,12 +173,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots, rgrads = _roots(outputs, grads, "grad")
     # (after the outputs' check, as torch: the outputs' error comes first)
     _check_inputs_require_grad(t_inputs)
-    targets = [gradient_edge(t) for t in t_inputs]
+    targets = [(t.node, t.output_nr) if isinstance(t, GradientEdge) else gradient_edge(t)
+               for t in t_inputs]
     captured = run_backward(roots, rgrads, retain_graph, create_graph, targets=targets,
                             accumulate=False) if roots else [None] * len(targets)
     res = []
     for i, (t, g) in enumerate(zip(t_inputs, captured)):
         if g is None:
+            if materialize_grads and isinstance(t, GradientEdge):
+                raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                                   "GradientEdge")
             if materialize_grads:
                 from ptcore import zeros_like
                 g = zeros_like(t)
@@ -166,7 +190,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
-        elif tuple(g.shape) != tuple(t.shape):
+        elif not isinstance(t, GradientEdge) and tuple(g.shape) != tuple(t.shape):
             from ptcore.autograd.graph import _sum_to
             g = _sum_to(g, tuple(t.shape))
         res.append(g)
