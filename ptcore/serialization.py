@@ -657,7 +657,8 @@ def _write_archive(fh, blob, storages):
         _write_member(zf, "ptcore/version", f"{FORMAT_VERSION}\n".encode("ascii"), False)
         _write_member(zf, "ptcore/data.json", blob, False)
         for k, st in enumerate(storages):
-            _write_member(zf, f"ptcore/storages/{k}", _storage_view(st), True)
+            if st.device.type != "meta":        # a meta storage has no bytes to write
+                _write_member(zf, f"ptcore/storages/{k}", _storage_view(st), True)
 
 
 # ---------------------------------------------------------------------------
@@ -823,6 +824,10 @@ def _load_ptcore(arch, restore):
         if (type(e) is not dict or e.get("key") != str(k) or type(e.get("nbytes")) is not
                 builtins.int or e["nbytes"] < 0 or not isinstance(e.get("location"), str)):
             raise arch.error(f"corrupt ptcore/data.json: bad storage entry {k}: {e!r}")
+        if e["location"] == "meta":
+            # no data (as torch's meta tensors, whatever map_location says)
+            storages.append(_meta_storage(e["nbytes"]))
+            continue
         st = arch.read_storage(f"ptcore/storages/{k}", e["nbytes"], exact=True)
         storages.append(restore(st, e["location"]))
     Parameter = _parameter_class()
@@ -1077,6 +1082,20 @@ def _get_layout(name):
     return layout
 
 
+def _meta_storage(nbytes):
+    """A meta storage of ``nbytes`` bytes, made by the meta runtime."""
+    return ptcore.empty(nbytes, dtype=ptcore.uint8, device="meta").untyped_storage()
+
+
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """torch's ``_utils._rebuild_meta_tensor_no_storage``: a meta tensor of that geometry."""
+    if not isinstance(dtype, _C.dtype) or type(requires_grad) is not builtins.bool:
+        raise pickle.UnpicklingError(f"_rebuild_meta_tensor_no_storage: bad arguments "
+                                     f"{dtype!r}, {requires_grad!r}")
+    return ptcore.empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta",
+                                requires_grad=requires_grad)
+
+
 def _torch_globals():
     g = {
         ("collections", "OrderedDict"): collections.OrderedDict,
@@ -1088,6 +1107,7 @@ def _torch_globals():
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
         ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
         ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+        ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,
         ("torch.serialization", "_get_layout"): _get_layout,
         ("torch", "Tensor"): _TORCH_TENSOR,
         ("torch.nn.parameter", "Parameter"): _TORCH_PARAMETER,

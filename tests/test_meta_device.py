@@ -377,3 +377,21 @@ def test_model_ensembling_with_a_meta_base_model():
     got = _ensemble(ptcore)
     for e, g in zip(expected, got):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+def _saved_and_loaded(L, save_lib):
+    import io
+    buf = io.BytesIO()
+    save_lib.save({"t": save_lib.empty(2, 3, device="meta").t(),
+                   "sd": save_lib.nn.Linear(2, 3, device="meta").state_dict()}, buf)
+    buf.seek(0)
+    r = L.load(buf, map_location="cpu")
+    return _desc(r["t"], L), {k: _desc(v, L) for k, v in r["sd"].items()}
+
+
+def test_save_load_keeps_meta_tensors():
+    assert _saved_and_loaded(ptcore, ptcore) == _saved_and_loaded(torch, torch)
+
+
+def test_load_torch_saved_meta_tensors():
+    assert _saved_and_loaded(ptcore, torch) == _saved_and_loaded(torch, torch)
