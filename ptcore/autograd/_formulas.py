@@ -375,7 +375,7 @@ _DivB = node_class("DivBackward0", saved=("self", "other")).__name__
 @formula("div", "divide", "true_divide")
 def _div(out, a, b, *, rounding_mode=None, **k):
     if rounding_mode is not None:
-        attach("DivBackward1", out, (a, b), lambda g: (P.zeros_like(g), P.zeros_like(g)))
+        attach("DivBackward2", out, (a, b), lambda g: (P.zeros_like(g), P.zeros_like(g)))
         return
     sb = save(b)
     sa = save(a) if _T(b) and b._requires_grad else None

@@ -522,11 +522,12 @@ class Node:
     def _sv_get(self, i, key, raw):
         sv = self._sv
         if sv is None or i >= len(sv):
-            if self._fn is None:
-                raise RuntimeError(_FREED_MSG)
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
-                                 f"'_{'raw_' * raw}saved_{key}'")   # a site that keeps none
-        v = sv[i]
+            if self._fn is not None:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                     f"'_{'raw_' * raw}saved_{key}'")   # a site that keeps none
+            v = _FREED      # released (the engine may drop the whole tuple)
+        else:
+            v = sv[i]
         if v is _FREED:
             if raw:     # torch still gives the (emptied) SavedTensor object
                 v = SavedTensor.__new__(SavedTensor)

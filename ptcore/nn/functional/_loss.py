@@ -342,9 +342,28 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_tensor(target, "nll_loss", "target")
     reduction = _legacy_or(size_average, reduce, reduction)
     enum = _Reduction.get_enum(reduction)
-    # torch's node differentiates the input only (class indices, constant class weights)
-    return _torch_node("NllLossBackward0",
-                       lambda x: _nll_nd(x, target, weight, enum, ignore_index), input)
+    return _nll_recorded(input, target, weight, enum, ignore_index)
+
+
+def _nll_recorded(input, target, weight, enum, ignore_index):
+    """``_nll_nd`` recorded as torch's ``nll_loss_nd``: one node that
+    differentiates the input only (class indices, constant class weights),
+    ``NllLossBackward0`` for (C) and (N, C), ``NllLoss2DBackward0`` for
+    (N, C, h, w); other shapes go through (N, C, 1, -1) views as torch's
+    (``print(loss)`` shows the same ``grad_fn``)."""
+    def node(name, x, t):
+        return _torch_node(name, lambda x: _nll_nd(x, t, weight, enum, ignore_index), x)
+    d = input.dim()
+    if d <= 2:
+        return node("NllLossBackward0", input, target)
+    if d == 4:
+        return node("NllLoss2DBackward0", input, target)
+    _nll_checks(input, target, weight)      # on the original shapes, as torch's messages
+    n, c = input.shape[0], input.shape[1]
+    x = input.contiguous().view(n, c, 1, -1) if input.numel() > 0 else input.view(n, c, 0, 0)
+    t = target.contiguous().view(n, 1, -1) if target.numel() > 0 else target.view(n, 0, 0)
+    out = node("NllLoss2DBackward0", x, t)
+    return out.view((n,) + tuple(input.shape[2:])) if enum == 0 else out
 
 
 def _class_weight_view(weight, ndim):
@@ -375,12 +394,14 @@ def _ce_prob_target(input, target, weight, enum, label_smoothing, class_dim):
         return -prod.sum()
     if logp.numel() == 0:
         return -prod.sum() / 0.0
-    return -prod.sum() / (logp.numel() // C)
+    # torch divides by the number of samples as a C++ scalar: DivBackward1
+    n = logp.numel() // C
+    return _torch_node("DivBackward1", lambda t: t / n, -prod.sum())
 
 
 def _ce_label_smoothing(input, target, weight, enum, ignore_index, label_smoothing, class_dim):
     logp = _pt.log_softmax(input, class_dim)
-    nll = _nll_nd(logp, target, weight, enum, ignore_index)
+    nll = _nll_recorded(logp, target, weight, enum, ignore_index)
     C = logp.shape[class_dim]
     if weight is not None:
         smooth = -(logp * _class_weight_view(weight, logp.dim())).sum(class_dim)
@@ -445,7 +466,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         out = _cross_entropy_kernel(input, target, enum, builtins.int(ignore_index))
         if out is not None:
             return out
-    return _nll_nd(_pt.log_softmax(input, class_dim), target, weight, enum, ignore_index)
+    return _nll_recorded(_pt.log_softmax(input, class_dim), target, weight, enum, ignore_index)
 
 
 def _cpu_ce_kernels():
