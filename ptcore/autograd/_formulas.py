@@ -342,9 +342,7 @@ def _mul_plain(out, a, b):
                 if a._version != va or b._version != vb:
                     _stale(a, va, b, vb)
                 return g * b, g * a
-            node = attach2(_MulB, out, a, b, bw, ra, rb)
-            if node is not None:
-                node._sv = (a, b)
+            attach2(_MulB, out, a, b, bw, ra, rb, (a, b))
             return
     # other first: torch's order (saved_tensors_hooks see other, then self)
     sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None

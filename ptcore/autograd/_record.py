@@ -122,11 +122,12 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
 _UNREAD = object()     # attach2's marker: the operand records are not read yet
 
 
-def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD):
+def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD, sv=None):
     """:func:`attach` specialised for one output and two inputs (the binary
     elementwise ops), with the node class given directly.  ``ra``/``rb``: the
     operands' ``_ad_input()`` records (None for one that needs no gradient)
-    when the caller has read them already."""
+    when the caller has read them already; ``sv``: the node's saved values
+    (``grad_fn._saved_*``)."""
     if ra is _UNREAD:
         ra = a._ad_input() if isinstance(a, _TensorBase) and a._requires_grad else None
         rb = b._ad_input() if isinstance(b, _TensorBase) and b._requires_grad else None
@@ -154,7 +155,7 @@ def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD):
         if ea is None:
             return None
         eb = mb = None
-    node = cls((ea, eb), (ma, mb), backward)
+    node = cls((ea, eb), (ma, mb), backward, None, sv)
     out._requires_grad = True
     out._grad_fn = node
     if _anomaly[0]:

@@ -426,14 +426,15 @@ class Node:
     _sv_names = ()
     _sv_scalars = ()
 
-    def __init__(self, next_edges=(), in_meta=(), fn=None, out_meta=None):
+    def __init__(self, next_edges=(), in_meta=(), fn=None, out_meta=None, sv=None,
+                 _next_seq=_seq.__next__):
         self._next = next_edges
         self._in_meta = in_meta
         self._out_meta = out_meta
         self._fn = fn
-        self._seq = next(_seq)
+        self._seq = _next_seq()
         self._x = None
-        self._sv = None
+        self._sv = sv
 
     _hooks = _extra_prop("hooks")
     _prehooks = _extra_prop("prehooks")
@@ -1057,7 +1058,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 if plain:
                     node._fn = None
                     if node._sv is not None:
-                        node._sv = _freed_saved(node._sv)
+                        # (a node class that saves no scalars: nothing to keep)
+                        node._sv = _freed_saved(node._sv) if type(node)._sv_scalars else None
                 else:
                     node._release()
             nxt = node._next
