@@ -94,6 +94,8 @@ cdef dtype _dtype_from_dl(DLDataType t):
 def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=None, copy=None):
     """Export ``t`` as a DLPack capsule sharing its memory."""
     cdef device dev = t._storage.device
+    if dev._type_code == 2:
+        raise BufferError("Cannot pack tensors on meta")      # no memory to export
     if dl_device is not None:
         want = tuple(dl_device)
         have = t.__dlpack_device__()

@@ -2885,6 +2885,8 @@ cdef class _TensorBase:
         cdef device dev = self._storage.device
         if dev._type_code == 0:
             return (1, 0)
+        if dev._type_code == 2:
+            raise ValueError("Unknown device type meta for Dlpack")
         return (2, dev._idx if dev._idx >= 0 else 0)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):

@@ -395,3 +395,8 @@ def test_save_load_keeps_meta_tensors():
 
 def test_load_torch_saved_meta_tensors():
     assert _saved_and_loaded(ptcore, torch) == _saved_and_loaded(torch, torch)
+
+
+@pytest.mark.parametrize("what", ["__dlpack__", "__dlpack_device__"])
+def test_dlpack_refuses_meta_as_torch(what):
+    _same(lambda L: getattr(M(L, 2), what)())
