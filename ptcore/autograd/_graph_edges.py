@@ -3,13 +3,12 @@ exposes them: :class:`GradientEdge` / :func:`get_gradient_edge` (a place in
 the graph that ``autograd.grad`` and ``backward(inputs=...)`` accept in
 place of a tensor), :func:`increment_version` and
 :func:`register_multi_grad_hook`.  Re-exported by
-:mod:`ptcore.autograd.graph`."""
+:mod:`ptcore.autograd.graph` (which this module reads at call time)."""
 import threading
 from collections import defaultdict
 from typing import NamedTuple, Optional
 
 from ptcore._tensor import _TensorBase
-from ptcore.autograd import graph as _graph
 
 __all__ = ["GradientEdge", "get_gradient_edge", "increment_version", "register_multi_grad_hook"]
 
@@ -29,6 +28,7 @@ def get_gradient_edge(tensor):
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not "
                            "require gradients")
+    from ptcore.autograd import graph as _graph
     node, nr = _graph.gradient_edge(tensor)
     return GradientEdge(node, nr)
 
@@ -49,6 +49,7 @@ def increment_version(tensor):
 def _node_of(t):
     if isinstance(t, GradientEdge):
         return t.node
+    from ptcore.autograd import graph as _graph
     return _graph.gradient_edge(t)[0]
 
 
@@ -56,6 +57,7 @@ def _will_engine_execute_node(node):
     """Whether ``node`` runs in the backward pass running on this thread
     (reachable from its roots, and leading to one of its inputs when it has
     inputs)."""
+    from ptcore.autograd import graph as _graph
     st = _graph._task_tls.stack
     if not st:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward "
@@ -70,6 +72,7 @@ def _will_engine_execute_node(node):
 
 
 def _task_id():
+    from ptcore.autograd import graph as _graph
     tid = _graph._current_graph_task_id()
     if tid == -1:
         raise AssertionError("expected this hook to be called inside a backward call")
