@@ -233,3 +233,42 @@ def test_nll_loss_nd_target_shape_error_as_torch():
         x = T.zeros(2, 5, 3, requires_grad=True)
         return _outcome(lambda: T.nn.functional.nll_loss(x, T.zeros(2, 4, dtype=T.long)))[:3]
     assert run(ptcore) == run(torch)
+
+
+def _more_loss_nodes(T):
+    F = T.nn.functional
+    rs = np.random.RandomState(0)
+    x = T.tensor(rs.randn(4, 5).astype(np.float32), requires_grad=True)
+    sgn = T.tensor(np.sign(rs.randn(4, 5)).astype(np.float32))
+    t = T.tensor([0, 1, 2, 3])
+    ml = T.tensor([[0, 1, -1, 0, 0]] * 4)
+    out = []
+    for red in ("mean", "sum", "none"):
+        for y in (F.soft_margin_loss(x, sgn, reduction=red),
+                  F.multi_margin_loss(x, t, reduction=red),
+                  F.multi_margin_loss(x, t, p=2, weight=T.arange(5.), reduction=red),
+                  F.multilabel_margin_loss(x, ml, reduction=red),
+                  F.multilabel_margin_loss(x[0], ml[0], reduction=red)):
+            g, = T.autograd.grad(y.sum(), x)
+            out.append((type(y.grad_fn).__name__, np.round(y.detach().numpy(), 5).tolist(),
+                        np.round(g.numpy(), 5).tolist()))
+    lp = x.view(4, 1, 5).log_softmax(2)
+    y = F.ctc_loss(lp, T.tensor([[1, 2]]), T.tensor([4]), T.tensor([2]))
+    out.append(type(y.grad_fn).__name__)
+    z = T.zeros(3)
+    out.append([type(v.grad_fn).__name__ for v in (
+        x.clamp_min(0), x.clamp_max(0), x.clamp(min=0), x.clip(0, 1), x[0, :3].clamp(min=z),
+        x[0, :3].clamp_min(z), x[0, :3].clamp_max(z))])
+    return out
+
+
+def test_margin_and_ctc_loss_nodes_match_torch():
+    assert _more_loss_nodes(ptcore) == _more_loss_nodes(torch)
+
+
+def test_kl_div_mean_warning_points_at_the_caller():
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ptcore.nn.functional.kl_div(ptcore.zeros(2, 3), ptcore.ones(2, 3))
+    assert [m.filename for m in w] == [__file__]

@@ -593,41 +593,42 @@ def _where(out, cond, a=None, b=None, **k):
     attach("WhereBackward0", out, (cond, a, b), bw)
 
 
-def _clamp_formula(name):
-    @formula(name)
-    def f(out, x, min=None, max=None, **k):
-        sx, smin, smax = save(x), save(min), save(max)
+def _clamp_record(out, x, min, max, node):
+    sx, smin, smax = save(x), save(min), save(max)
 
-        def bw(g):
-            x, lo, hi = sx.unpack(), smin.unpack(), smax.unpack()
-            mask = None
-            if lo is not None:
-                mask = x >= lo
-            if hi is not None:
-                m2 = x <= hi
-                mask = m2 if mask is None else mask & m2
-            gx = g * mask if mask is not None else g
-            glo = ghi = None
-            if _T(lo) and lo._requires_grad:
-                glo = g * (x < lo) if hi is None else g * ((x < lo) & (lo <= hi))
-            if _T(hi) and hi._requires_grad:
-                ghi = g * (x > hi)
-            return gx, glo, ghi
-        attach("ClampBackward1", out, (x, min, max), bw)
+    def bw(g):
+        x, lo, hi = sx.unpack(), smin.unpack(), smax.unpack()
+        mask = None
+        if lo is not None:
+            mask = x >= lo
+        if hi is not None:
+            m2 = x <= hi
+            mask = m2 if mask is None else mask & m2
+        gx = g * mask if mask is not None else g
+        glo = ghi = None
+        if _T(lo) and lo._requires_grad:
+            glo = g * (x < lo) if hi is None else g * ((x < lo) & (lo <= hi))
+        if _T(hi) and hi._requires_grad:
+            ghi = g * (x > hi)
+        return gx, glo, ghi
+    attach(node, out, (x, min, max), bw)
 
 
-_clamp_formula("clamp")
-_clamp_formula("clip")
+# torch's overloads: number bounds (ClampBackward1, ClampMinBackward0 ...)
+# or tensor bounds (ClampBackward0, ClampMinBackward1 ...)
+@formula("clamp", "clip")
+def _clamp(out, x, min=None, max=None, **k):
+    _clamp_record(out, x, min, max, "ClampBackward0" if _T(min) or _T(max) else "ClampBackward1")
 
 
 @formula("clamp_min")
 def _clamp_min(out, x, min, **k):
-    FORMULAS["clamp"](out, x, min, None)
+    _clamp_record(out, x, min, None, "ClampMinBackward1" if _T(min) else "ClampMinBackward0")
 
 
 @formula("clamp_max")
 def _clamp_max(out, x, max, **k):
-    FORMULAS["clamp"](out, x, None, max)
+    _clamp_record(out, x, None, max, "ClampMaxBackward1" if _T(max) else "ClampMaxBackward0")
 
 
 # ---------------------------------------------------------------------------

@@ -1164,17 +1164,15 @@ def _needed_nodes(deps, tset):
 # anomaly detection support
 # ---------------------------------------------------------------------------
 
-_PKG_DIR = __file__.rsplit("autograd", 1)[0]       # .../ptcore/
-
-
 def forward_stack():
     """The traceback anomaly mode keeps for a node: the caller's stack
     without ptcore's own innermost frames (dispatch, recording), as torch's
     stops at its Python frames."""
     import traceback
+    from ptcore._warn import _PKG
     frames = traceback.extract_stack()
     n = len(frames)
-    while n > 1 and frames[n - 1].filename.startswith(_PKG_DIR):
+    while n > 1 and frames[n - 1].filename.startswith(_PKG):
         n -= 1
     return "".join(traceback.format_list(frames[:n]))
 

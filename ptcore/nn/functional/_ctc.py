@@ -170,6 +170,8 @@ def _get_function():
     once_differentiable = getattr(ptcore.autograd, "once_differentiable", lambda f: f)
 
     class CTCLossFunction(Function):
+        _backward_name = "CtcLossBackward0"         # grad_fn as torch names it
+
         @staticmethod
         def forward(ctx, log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
             loop = _cpu_kernel("ctc_loss", log_probs.device, _ctc_cpu)

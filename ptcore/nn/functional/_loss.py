@@ -7,7 +7,6 @@ messages follow PyTorch's ATen kernels.
 """
 import builtins
 import math
-import warnings
 
 import ptcore as _pt
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
@@ -646,11 +645,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         enum = _Reduction.legacy_get_enum(size_average, reduce)
     else:
         if reduction == "mean":
-            warnings.warn(
+            from ptcore._warn import warn_at_caller
+            warn_at_caller(
                 "reduction: 'mean' divides the total loss by both the batch size and the support "
                 "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
                 "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
-                "major release.", stacklevel=2)
+                "major release.")
         enum = 2 if reduction == "batchmean" else _Reduction.get_enum(reduction)
     if input.is_complex() or target.is_complex():
         raise RuntimeError("kl_div: Complex inputs not supported.")
@@ -765,7 +765,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         # PyTorch has no derivative formula for the target of this loss
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
-    return _apply_reduction(_pt.log1p(_pt.exp(-input * target)), enum)
+    return _torch_node("SoftMarginLossBackward0",
+                       lambda x: _apply_reduction(_pt.log1p(_pt.exp(-x * target)), enum), input)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -889,16 +890,20 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     t = target.reshape(nframe)
     if nframe > 0 and (builtins.int(t.min().item()) < 0 or builtins.int(t.max().item()) >= dim):
         raise RuntimeError("target out of range")
-    x = input.reshape(nframe, dim)
     ti = t.unsqueeze(1)
-    z = _pt.clamp_min(margin - x.gather(1, ti) + x, 0)
-    if p == 2:
-        z = z * z
-    if weight is not None:
-        z = z * _pt.take(weight, t).unsqueeze(1)
-    z = _pt.where(_pt.arange(dim, device=x.device) == ti, 0.0, z)
-    loss = (z.sum(1) / dim).reshape(target.shape)
-    return _apply_reduction(loss, enum)
+
+    def compute(input):
+        x = input.reshape(nframe, dim)
+        z = _pt.clamp_min(margin - x.gather(1, ti) + x, 0)
+        if p == 2:
+            z = z * z
+        if weight is not None:
+            z = z * _pt.take(weight, t).unsqueeze(1)
+        z = _pt.where(_pt.arange(dim, device=x.device) == ti, 0.0, z)
+        loss = (z.sum(1) / dim).reshape(target.shape)
+        return _apply_reduction(loss, enum)
+    # torch's node differentiates the input only
+    return _torch_node("MultiMarginLossBackward0", compute, input)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -918,14 +923,19 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     t = target.reshape(nframe, dim)
     if t.numel() > 0 and (builtins.int(t.min().item()) < -1 or builtins.int(t.max().item()) >= dim):
         raise RuntimeError("argument #2 'target' is out of range")
-    x = input.reshape(nframe, dim)
     valid = _pt.cumprod((t >= 0).to(_pt.int64), 1) > 0          # targets before the first -1
     safe = _pt.where(valid, t, 0)
-    is_target = _pt.zeros((nframe, dim), dtype=_pt.int64, device=x.device).scatter_add(1, safe, valid.to(_pt.int64)) > 0
-    xt = x.gather(1, safe)                                        # (N, C): score of j-th target
-    z = _pt.clamp_min(1 - xt.unsqueeze(2) + x.unsqueeze(1), 0)   # (N, target j, class i)
+    is_target = _pt.zeros((nframe, dim), dtype=_pt.int64, device=input.device).scatter_add(
+        1, safe, valid.to(_pt.int64)) > 0
     mask = valid.unsqueeze(2) & (~is_target).unsqueeze(1)
-    loss = _pt.where(mask, z, 0.0).sum((1, 2)) / dim
-    if nd <= 1:
-        loss = loss.reshape(())
-    return _apply_reduction(loss, enum)
+
+    def compute(input):
+        x = input.reshape(nframe, dim)
+        xt = x.gather(1, safe)                                        # (N, C): score of j-th target
+        z = _pt.clamp_min(1 - xt.unsqueeze(2) + x.unsqueeze(1), 0)   # (N, target j, class i)
+        loss = _pt.where(mask, z, 0.0).sum((1, 2)) / dim
+        if nd <= 1:
+            loss = loss.reshape(())
+        return _apply_reduction(loss, enum)
+    # torch's node differentiates the input only
+    return _torch_node("MultilabelMarginLossBackward0", compute, input)
