@@ -1,6 +1,8 @@
 """Pieces of the official PyTorch tutorials beyond the basics (char-RNN, seq2seq, DQN, spatial
 transformer, neural style transfer, FGSM, LSTM tagger, Bi-LSTM CRF), run under ptcore and
 compared with torch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -75,3 +77,130 @@ def test_affine_grid_errors_show_size_as_passed():
                 L.nn.functional.affine_grid(L.from_numpy(th), size, align_corners=False)
             msgs.append(str(ei.value).replace("ptcore", "torch"))
         assert msgs[0] == msgs[1]
+
+
+# ---------------------------------------------------------------------------
+# Character-level RNN (older versions of the tutorial) and the optimizers of that era:
+# torch's deprecated scalar-first overloads p.data.add_(-lr, grad), addcmul_(value, t1, t2)
+# ---------------------------------------------------------------------------
+
+_SCALAR_FIRST = [
+    ("add", lambda L, a, b: a.add(-0.5, b)),
+    ("add_", lambda L, a, b: a.clone().add_(-0.5, b)),
+    ("fn add", lambda L, a, b: L.add(a, 2, b)),
+    ("sub", lambda L, a, b: a.sub(3, b)),
+    ("sub_", lambda L, a, b: a.clone().sub_(3, b)),
+    ("fn sub", lambda L, a, b: L.sub(a, 3, b)),
+    ("addcmul", lambda L, a, b: a.addcmul(0.25, b, a)),
+    ("addcmul_", lambda L, a, b: a.clone().addcmul_(0.25, b, a)),
+    ("fn addcmul", lambda L, a, b: L.addcmul(a, 0.25, b, a)),
+    ("addcdiv", lambda L, a, b: a.addcdiv(-2, b, a.exp())),
+    ("addcdiv_", lambda L, a, b: a.clone().addcdiv_(-2, b, a.exp())),
+    ("fn addcdiv", lambda L, a, b: L.addcdiv(a, -2, b, a.exp())),
+    ("scalar other", lambda L, a, b: a.add(2, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn", _SCALAR_FIRST, ids=[n for n, _ in _SCALAR_FIRST])
+def test_deprecated_scalar_first_overloads_match_torch(name, fn):
+    rng = np.random.default_rng(0)
+    av, bv = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    res = []
+    for L in (ptcore, torch):
+        a = L.tensor(av, requires_grad=True)
+        b = L.tensor(bv, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn(L, a, b)
+        r.sum().backward()
+        res.append([x if x is None else x.numpy() for x in (r.detach(), a.grad, b.grad)])
+    for p, t in zip(*res):
+        assert (p is None) == (t is None)
+        if p is not None:
+            np.testing.assert_allclose(p, t, rtol=1e-6, atol=1e-6)
+
+
+def test_deprecated_scalar_first_warns_once_and_refuses_mixed_forms():
+    import subprocess
+    import sys
+    code = ("import warnings, ptcore\n"
+            "a = ptcore.ones(2); b = ptcore.ones(2)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    a.sub_(2, b); a.add_(2, b); ptcore.addcmul(a, 2, b, b)\n"
+            "print(len(w)); print(w[0].message)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "1"
+    assert out[1] == "This overload of sub_ is deprecated:"
+    for L in (ptcore, torch):
+        a, b = L.ones(2), L.ones(2)
+        for bad in (lambda: a.add(2, b, alpha=3), lambda: a.add(b, 2),
+                    lambda: a.addcmul(b, 2, b)):
+            with pytest.raises(TypeError):
+                bad()
+
+
+def test_char_rnn_manual_sgd_old_form_matches_torch():
+    # the tutorial's train(): p.data.add_(-learning_rate, p.grad.data)
+    rng = np.random.default_rng(2)
+    n_letters, n_hidden, n_cat = 8, 6, 3
+    w = {k: rng.standard_normal(s).astype(np.float32) * 0.3 for k, s in
+         (("i2h", (n_hidden, n_letters + n_hidden)), ("h2o", (n_cat, n_hidden)))}
+    line = [1, 4, 2, 7]
+
+    def run(L):
+        nn = L.nn
+
+        class RNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.i2h = nn.Linear(n_letters + n_hidden, n_hidden)
+                self.h2o = nn.Linear(n_hidden, n_cat)
+                self.softmax = nn.LogSoftmax(dim=1)
+
+            def forward(self, input, hidden):
+                hidden = L.tanh(self.i2h(L.cat((input, hidden), 1)))
+                return self.softmax(self.h2o(hidden)), hidden
+
+        rnn = RNN()
+        with L.no_grad():
+            rnn.i2h.weight.copy_(L.from_numpy(w["i2h"]))
+            rnn.h2o.weight.copy_(L.from_numpy(w["h2o"]))
+            rnn.i2h.bias.zero_()
+            rnn.h2o.bias.zero_()
+        line_tensor = L.zeros(len(line), 1, n_letters)
+        for li, letter in enumerate(line):
+            line_tensor[li][0][letter] = 1
+        losses = []
+        for _ in range(3):
+            hidden = L.zeros(1, n_hidden)
+            rnn.zero_grad()
+            for i in range(line_tensor.size()[0]):
+                output, hidden = rnn(line_tensor[i], hidden)
+            loss = nn.NLLLoss()(output, L.tensor([1]))
+            loss.backward()
+            for p in rnn.parameters():
+                p.data.add_(-0.1, p.grad.data)
+            losses.append(loss.item())
+        return losses, output.topk(1)[1].item()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (pl, pi), (tl, ti) = _both(run)
+    np.testing.assert_allclose(pl, tl, rtol=1e-5)
+    assert pi == ti
+
+
+def test_deprecated_scalar_first_forward_ad_matches_torch():
+    def run(L):
+        fwAD = L.autograd.forward_ad
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with fwAD.dual_level():
+                a = fwAD.make_dual(L.tensor([1.0, 2.0]), L.tensor([3.0, -1.0]))
+                x = L.tensor([0.5, 0.25])
+                return [fwAD.unpack_dual(r).tangent.numpy()
+                        for r in (x.add(2, a), x.sub(2, a), L.add(x, -3, a))]
+    for p, t in zip(*_both(run)):
+        np.testing.assert_allclose(p, t)

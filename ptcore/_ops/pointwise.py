@@ -13,6 +13,7 @@ point's device layer.
 import builtins
 import math
 import numbers
+import warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -40,6 +41,28 @@ def _export(fn, method=True, name=None):
 
 def _is_number(x):
     return isinstance(x, (numbers.Number,)) and not isinstance(x, _TensorBase)
+
+
+_SCALAR_FIRST_WARNED = [False]
+
+
+def _scalar_first(name, scalar, rest, tensor_names, kw, kw_value):
+    """torch's deprecated overloads that take the scalar first, still common in older
+    tutorials and optimizers: ``p.data.add_(-lr, grad)``, ``exp_avg_sq.addcmul_(1 - beta2,
+    grad, grad)``, ``ptcore.add(x, alpha, other)``.  Returns the tensor arguments and the
+    scalar (``alpha``/``value``) for the current form; warns once per process, as torch's
+    TORCH_WARN_ONCE does for every deprecated overload together."""
+    if len(rest) != len(tensor_names) or not _is_number(scalar) or kw_value != 1:
+        got = ", ".join(type(a).__name__ for a in (scalar,) + tuple(rest))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}"
+                        f"{', ' + kw + '=...' if kw_value != 1 else ''})")
+    if not _SCALAR_FIRST_WARNED[0]:
+        _SCALAR_FIRST_WARNED[0] = True
+        tensors = ", ".join(f"Tensor {t}" for t in tensor_names)
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number {kw}, {tensors})\n"
+                      f"Consider using one of the following signatures instead:\n\t{name}("
+                      f"{tensors}, *, Number {kw} = 1)", UserWarning, stacklevel=5)
+    return tuple(rest), scalar
 
 
 def _check_tensor(x, fname, argname="input"):
@@ -729,8 +752,11 @@ def _scalar_value(x):
     return x
 
 
-def add(input, other, *, alpha=1, out=None):
-    """``input + alpha * other`` with broadcasting and type promotion."""
+def add(input, other, *deprecated, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and type promotion (``add(input, alpha,
+    other)``, torch's deprecated order, is accepted with its warning)."""
+    if deprecated:
+        (other,), alpha = _scalar_first("add", other, deprecated, ("other",), "alpha", alpha)
     input, other = _operands("add", input, other)
     dt = _result_type(input, other)
     return _add_impl(input, other, alpha, out, dt, "add", False)
@@ -794,8 +820,10 @@ def _c32_add_alpha(a, b, alpha, out, fname, inplace):
     return out if out is not None else r.view(c32).squeeze(-1)
 
 
-def sub(input, other, *, alpha=1, out=None):
-    """``input - alpha * other``."""
+def sub(input, other, *deprecated, alpha=1, out=None):
+    """``input - alpha * other`` (also in torch's deprecated order ``sub(input, alpha, other)``)."""
+    if deprecated:
+        (other,), alpha = _scalar_first("sub", other, deprecated, ("other",), "alpha", alpha)
     input, other = _operands("sub", input, other)
     dt = _result_type(input, other)
     return _add_impl(input, other, alpha, out, dt, "sub", False, negate=True)
@@ -810,7 +838,9 @@ def rsub(input, other, *, alpha=1):
         return _add_impl(other, input, alpha, None, dt, "rsub", False, negate=True)
 
 
-def add_(self, other, *, alpha=1):
+def add_(self, other, *deprecated, alpha=1):
+    if deprecated:
+        (other,), alpha = _scalar_first("add_", other, deprecated, ("other",), "alpha", alpha)
     if alpha == 1 and type(alpha) is int:
         r = _fast_inplace(_B_ADD, self, other)
         if r is not None:
@@ -818,7 +848,9 @@ def add_(self, other, *, alpha=1):
     return _add_impl(self, other, alpha, self, _result_type(self, other), "add_", True)
 
 
-def sub_(self, other, *, alpha=1):
+def sub_(self, other, *deprecated, alpha=1):
+    if deprecated:
+        (other,), alpha = _scalar_first("sub_", other, deprecated, ("other",), "alpha", alpha)
     if alpha == 1 and type(alpha) is int:
         r = _fast_inplace(_B_SUB, self, other)
         if r is not None:
@@ -1426,8 +1458,12 @@ def lerp_(self, end, weight):
     return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 * tensor2``."""
+def addcmul(input, tensor1, tensor2, *deprecated, value=1, out=None):
+    """``input + value * tensor1 * tensor2`` (also in torch's deprecated order
+    ``addcmul(input, value, tensor1, tensor2)``)."""
+    if deprecated:
+        (tensor1, tensor2), value = _scalar_first("addcmul", tensor1, (tensor2,) + deprecated,
+                                                  ("tensor1", "tensor2"), "value", value)
     dt = _result_type(input, tensor1, tensor2)
     return _addc("addcmul", input, tensor1, tensor2, value, out, dt, False)
 
@@ -1445,8 +1481,12 @@ def _check_addcdiv_operands(tensor1, tensor2):
             "for all dtypes.")
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 / tensor2``."""
+def addcdiv(input, tensor1, tensor2, *deprecated, value=1, out=None):
+    """``input + value * tensor1 / tensor2`` (also in torch's deprecated order
+    ``addcdiv(input, value, tensor1, tensor2)``)."""
+    if deprecated:
+        (tensor1, tensor2), value = _scalar_first("addcdiv", tensor1, (tensor2,) + deprecated,
+                                                  ("tensor1", "tensor2"), "value", value)
     _check_addcdiv_operands(tensor1, tensor2)
     dt = _result_type(input, tensor1, tensor2)
     return _addc("addcdiv", input, tensor1, tensor2, value, out, dt, False)
@@ -1475,11 +1515,17 @@ def _addc(op, x, t1, t2, value, out, dt, inplace):
     return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=float(value))
 
 
-def addcmul_(self, tensor1, tensor2, *, value=1):
+def addcmul_(self, tensor1, tensor2, *deprecated, value=1):
+    if deprecated:
+        (tensor1, tensor2), value = _scalar_first("addcmul_", tensor1, (tensor2,) + deprecated,
+                                                  ("tensor1", "tensor2"), "value", value)
     return _addc("addcmul", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
 
 
-def addcdiv_(self, tensor1, tensor2, *, value=1):
+def addcdiv_(self, tensor1, tensor2, *deprecated, value=1):
+    if deprecated:
+        (tensor1, tensor2), value = _scalar_first("addcdiv_", tensor1, (tensor2,) + deprecated,
+                                                  ("tensor1", "tensor2"), "value", value)
     _check_addcdiv_operands(tensor1, tensor2)
     return _addc("addcdiv", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
 

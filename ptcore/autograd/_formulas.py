@@ -276,7 +276,9 @@ def _add_plain(out, a, b):
 
 
 @formula("add")
-def _add(out, a, b, *, alpha=1, out_=None, **k):
+def _add(out, a, b, *dep, alpha=1, out_=None, **k):
+    if dep:                     # torch's deprecated order add(a, alpha, b)
+        b, alpha = dep[0], b
     if alpha == 1:
         bw = _same_grad
     else:
@@ -286,7 +288,9 @@ def _add(out, a, b, *, alpha=1, out_=None, **k):
 
 
 @formula("sub", "subtract")
-def _sub(out, a, b, *, alpha=1, **k):
+def _sub(out, a, b, *dep, alpha=1, **k):
+    if dep:                     # sub(a, alpha, b)
+        b, alpha = dep[0], b
     if alpha == 1:
         def bw(g):
             return g, -g
@@ -562,7 +566,9 @@ def _lerp(out, start, end, weight, **k):
 
 
 @formula("addcmul")
-def _addcmul(out, inp, t1, t2, *, value=1, **k):
+def _addcmul(out, inp, t1, t2, *dep, value=1, **k):
+    if dep:                     # torch's deprecated order addcmul(inp, value, t1, t2)
+        t1, t2, value = t2, dep[0], t1
     s1, s2 = save(t1), save(t2)
 
     def bw(g):
@@ -572,7 +578,9 @@ def _addcmul(out, inp, t1, t2, *, value=1, **k):
 
 
 @formula("addcdiv")
-def _addcdiv(out, inp, t1, t2, *, value=1, **k):
+def _addcdiv(out, inp, t1, t2, *dep, value=1, **k):
+    if dep:                     # torch's deprecated order addcdiv(inp, value, t1, t2)
+        t1, t2, value = t2, dep[0], t1
     s1, s2 = save(t1), save(t2)
 
     def bw(g):

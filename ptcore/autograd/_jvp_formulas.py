@@ -208,7 +208,9 @@ def _scatter(tan, out, x, dim, index, src=None, value=None, reduce=None, **k):
 
 
 @jvp_rule("add")
-def _add_rule(tan, out, a, b, *, alpha=1, **k):
+def _add_rule(tan, out, a, b, *dep, alpha=1, **k):
+    if dep:                     # torch's deprecated order add(a, alpha, b)
+        b, alpha = dep[0], b
     ta, tb = tan(a), tan(b)
     if tb is not None and alpha != 1:
         tb = tb * alpha
@@ -216,7 +218,9 @@ def _add_rule(tan, out, a, b, *, alpha=1, **k):
 
 
 @jvp_rule("sub", "subtract")
-def _sub_rule(tan, out, a, b, *, alpha=1, **k):
+def _sub_rule(tan, out, a, b, *dep, alpha=1, **k):
+    if dep:                     # sub(a, alpha, b)
+        b, alpha = dep[0], b
     ta, tb = tan(a), tan(b)
     if tb is not None:
         tb = -tb if alpha == 1 else tb * (-alpha)
