@@ -65,6 +65,10 @@ def main():
             ("relu out=", (lambda: ptcore.relu(pa, out=po)) if relu_out else
              (lambda: ptcore.clamp(pa, min=0, out=po)),
              lambda: torch.clamp(ta, min=0, out=to), lambda: np.maximum(a, 0, out=no)),
+            ("clamp(-1, 1)", lambda: pa.clamp(-1, 1), lambda: ta.clamp(-1, 1),
+             lambda: np.clip(a, -1, 1)),
+            ("maximum", lambda: ptcore.maximum(pa, pb), lambda: torch.maximum(ta, tb),
+             lambda: np.maximum(a, b)),
         ]
         for name, fp, ft, fn in cases:
             rows.append((f"{name} n={n:.0e}",
