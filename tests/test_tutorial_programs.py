@@ -204,3 +204,20 @@ def test_deprecated_scalar_first_forward_ad_matches_torch():
                         for r in (x.add(2, a), x.sub(2, a), L.add(x, -3, a))]
     for p, t in zip(*_both(run)):
         np.testing.assert_allclose(p, t)
+
+
+@pytest.mark.parametrize("sorted_", [True, False])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_ties_return_torchs_indices(sorted_, largest):
+    # categoryFromOutput / predict() on equal scores (a zero-initialised classifier, one-hot
+    # or integer data): torch's CPU topk leaves libstdc++'s nth_element/partial_sort order
+    rng = np.random.default_rng(3)
+    cases = [np.zeros((1, 4), np.float32), np.array([[1, 3, 3, 2, 3]], np.float32),
+             rng.integers(0, 3, (5, 40)).astype(np.float32),
+             rng.integers(0, 4, (3, 700)).astype(np.int64)]
+    for x in cases:
+        n = x.shape[-1]
+        for k in sorted({1, 2, 3, n // 2, n - 1, n} - {0}):
+            p, t = _both(lambda L: L.from_numpy(x.copy()).topk(k, 1, largest, sorted_))
+            np.testing.assert_array_equal(p.indices.numpy(), t.indices.numpy())
+            np.testing.assert_array_equal(p.values.numpy(), t.values.numpy())

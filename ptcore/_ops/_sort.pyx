@@ -26,8 +26,9 @@ Structure
   so results never depend on the thread count.
 * ``kthvalue`` runs the median-of-three quickselect that PyTorch's CPU kernel
   runs (Sedgewick's partition), on keys, so it returns PyTorch's index among
-  ties.  ``topk`` selects the k-th key by radix selection and returns the k
-  first elements of the stable order (smallest index first among ties).
+  ties.  ``topk`` runs libstdc++'s nth_element / sort / partial_sort on
+  (key, index) pairs as PyTorch's CPU kernel does, so its indices among ties
+  are PyTorch's too.
 * ``searchsorted`` compares values natively (half/bfloat16 through float),
   with PyTorch's ``!(mid >= v)`` / ``!(mid > v)`` binary-search steps, so
   NaNs behave as in PyTorch.
@@ -320,44 +321,6 @@ cdef bint _radix_sort(uint64_t* k, int64_t* ix, uint64_t* kb, int64_t* ib,
     return swapped
 
 
-cdef uint64_t _radix_select(const uint64_t* keys, Py_ssize_t n, Py_ssize_t r, int width,
-                            uint64_t* scratch, Py_ssize_t* need_eq) noexcept nogil:
-    """The key of rank ``r`` (0-based, ascending) among n keys.
-
-    ``need_eq`` receives how many elements equal to that key have rank <= r.
-    ``scratch`` holds n entries.
-    """
-    cdef Py_ssize_t cnt[256]
-    cdef const uint64_t* src = keys
-    cdef Py_ssize_t m = n, i, j, cum
-    cdef uint64_t result = 0
-    cdef int b, sh, d
-    b = width - 1
-    while b >= 0:
-        sh = 8 * b
-        memset(cnt, 0, sizeof(cnt))
-        for i in range(m):
-            cnt[(src[i] >> sh) & 0xFF] += 1
-        cum = 0
-        d = 0
-        while cum + cnt[d] <= r:
-            cum += cnt[d]
-            d += 1
-        r -= cum
-        result |= (<uint64_t>d) << sh
-        if b > 0 and cnt[d] != m:
-            j = 0
-            for i in range(m):
-                if ((src[i] >> sh) & 0xFF) == <uint64_t>d:
-                    scratch[j] = src[i]
-                    j += 1
-            src = scratch
-            m = j
-        b -= 1
-    need_eq[0] = r + 1
-    return result
-
-
 cdef void _quickselect(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
     """Move the element of rank k to position k: the median-of-three
     quickselect of PyTorch's kthvalue (same swaps, so the same index among
@@ -407,65 +370,192 @@ cdef void _quickselect(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t k) noe
             R = j - 1
 
 
-cdef inline bint _cgt(uint64_t a, int64_t ia, uint64_t b, int64_t ib) noexcept nogil:
-    """(a, ia) > (b, ib) in the composite (key, index) order."""
-    return a > b or (a == b and ia > ib)
+# libstdc++'s selection and sorting algorithms, step for step, on (key, index) pairs compared
+# by key only: PyTorch's CPU topk runs std::nth_element (then std::sort of the first k - 1)
+# or, when k * 64 <= n, std::partial_sort over (value, index) pairs, so among equal values
+# the indices it returns are the ones these algorithms leave; running the same moves returns
+# the same indices.
+cdef inline void _pswap(uint64_t* a, int64_t* ix, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    cdef uint64_t tk = a[i]
+    cdef int64_t tv = ix[i]
+    a[i] = a[j]; a[j] = tk
+    ix[i] = ix[j]; ix[j] = tv
 
 
-cdef inline void _sift_down(uint64_t* hk, int64_t* hx, Py_ssize_t size, Py_ssize_t pos) noexcept nogil:
-    """Restore the max-heap (composite order) below ``pos``."""
-    cdef uint64_t kk = hk[pos]
-    cdef int64_t ii = hx[pos]
-    cdef Py_ssize_t c
+cdef inline void _move_median_to_first(uint64_t* a, int64_t* ix, Py_ssize_t result,
+                                       Py_ssize_t i, Py_ssize_t j, Py_ssize_t k) noexcept nogil:
+    if a[i] < a[j]:
+        if a[j] < a[k]:
+            _pswap(a, ix, result, j)
+        elif a[i] < a[k]:
+            _pswap(a, ix, result, k)
+        else:
+            _pswap(a, ix, result, i)
+    elif a[i] < a[k]:
+        _pswap(a, ix, result, i)
+    elif a[j] < a[k]:
+        _pswap(a, ix, result, k)
+    else:
+        _pswap(a, ix, result, j)
+
+
+cdef Py_ssize_t _partition_pivot(uint64_t* a, int64_t* ix, Py_ssize_t first,
+                                 Py_ssize_t last) noexcept nogil:
+    """std::__unguarded_partition_pivot: median of three to ``first``, then Hoare's
+    partition of [first + 1, last) around it; returns the cut."""
+    cdef Py_ssize_t lo = first + 1, hi = last
+    cdef uint64_t piv
+    _move_median_to_first(a, ix, first, first + 1, first + (last - first) // 2, last - 1)
+    piv = a[first]
     while True:
-        c = 2 * pos + 1
-        if c >= size:
-            break
-        if c + 1 < size and _cgt(hk[c + 1], hx[c + 1], hk[c], hx[c]):
-            c += 1
-        if not _cgt(hk[c], hx[c], kk, ii):
-            break
-        hk[pos] = hk[c]
-        hx[pos] = hx[c]
-        pos = c
-    hk[pos] = kk
-    hx[pos] = ii
+        while a[lo] < piv:
+            lo += 1
+        hi -= 1
+        while piv < a[hi]:
+            hi -= 1
+        if not lo < hi:
+            return lo
+        _pswap(a, ix, lo, hi)
+        lo += 1
 
 
-cdef void _heap_smallest(keyrow_fn keyfn, const char* s, Py_ssize_t n, Py_ssize_t st, int isz,
-                         uint64_t flip, Py_ssize_t k, uint64_t* hk, int64_t* hx) noexcept nogil:
-    """The k smallest (key, index) pairs of a row in ascending composite
-    order, through a max-heap of size k: one pass over the row, keys
-    computed in blocks on the stack."""
-    cdef uint64_t kbuf[512]
-    cdef Py_ssize_t j0 = 0, blk, c, j, m
-    cdef uint64_t tk
-    cdef int64_t tv
-    while j0 < n:
-        blk = n - j0 if n - j0 < 512 else 512
-        keyfn(s + j0 * st * isz, blk, st, flip, kbuf)
-        for c in range(blk):
-            j = j0 + c
-            if j < k:
-                hk[j] = kbuf[c]
-                hx[j] = j
-                if j == k - 1:
-                    m = k // 2
-                    while m > 0:
-                        m -= 1
-                        _sift_down(hk, hx, k, m)
-            elif kbuf[c] < hk[0]:
-                # equal keys never enter: a later index is larger in the order
-                hk[0] = kbuf[c]
-                hx[0] = j
-                _sift_down(hk, hx, k, 0)
-        j0 += blk
-    m = k - 1
-    while m > 0:
-        tk = hk[0]; hk[0] = hk[m]; hk[m] = tk
-        tv = hx[0]; hx[0] = hx[m]; hx[m] = tv
-        _sift_down(hk, hx, m, 0)
-        m -= 1
+cdef inline void _linear_insert(uint64_t* a, int64_t* ix, Py_ssize_t last) noexcept nogil:
+    """std::__unguarded_linear_insert."""
+    cdef uint64_t vk = a[last]
+    cdef int64_t vi = ix[last]
+    cdef Py_ssize_t nxt = last - 1
+    while vk < a[nxt]:
+        a[last] = a[nxt]; ix[last] = ix[nxt]
+        last = nxt
+        nxt -= 1
+    a[last] = vk; ix[last] = vi
+
+
+cdef void _stl_insertion_sort(uint64_t* a, int64_t* ix, Py_ssize_t first,
+                          Py_ssize_t last) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef uint64_t vk
+    cdef int64_t vi
+    if first == last:
+        return
+    for i in range(first + 1, last):
+        if a[i] < a[first]:
+            vk = a[i]; vi = ix[i]
+            j = i
+            while j > first:
+                a[j] = a[j - 1]; ix[j] = ix[j - 1]
+                j -= 1
+            a[first] = vk; ix[first] = vi
+        else:
+            _linear_insert(a, ix, i)
+
+
+cdef void _adjust_heap(uint64_t* a, int64_t* ix, Py_ssize_t hole, Py_ssize_t n,
+                       uint64_t vk, int64_t vi) noexcept nogil:
+    """std::__adjust_heap (then __push_heap) of the max-heap a[0:n]."""
+    cdef Py_ssize_t top = hole, second = hole, parent
+    while second < (n - 1) // 2:
+        second = 2 * (second + 1)
+        if a[second] < a[second - 1]:
+            second -= 1
+        a[hole] = a[second]; ix[hole] = ix[second]
+        hole = second
+    if (n & 1) == 0 and second == (n - 2) // 2:
+        second = 2 * (second + 1)
+        a[hole] = a[second - 1]; ix[hole] = ix[second - 1]
+        hole = second - 1
+    parent = (hole - 1) // 2
+    while hole > top and a[parent] < vk:
+        a[hole] = a[parent]; ix[hole] = ix[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    a[hole] = vk; ix[hole] = vi
+
+
+cdef inline void _pop_heap(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t result) noexcept nogil:
+    """std::__pop_heap(a, a + n, a + result)."""
+    cdef uint64_t vk = a[result]
+    cdef int64_t vi = ix[result]
+    a[result] = a[0]; ix[result] = ix[0]
+    _adjust_heap(a, ix, 0, n, vk, vi)
+
+
+cdef void _heap_select(uint64_t* a, int64_t* ix, Py_ssize_t middle, Py_ssize_t last) noexcept nogil:
+    """std::__heap_select(a, a + middle, a + last): make_heap, then every smaller later
+    element replaces the top."""
+    cdef Py_ssize_t parent, i
+    if middle >= 2:
+        parent = (middle - 2) // 2
+        while True:
+            _adjust_heap(a, ix, parent, middle, a[parent], ix[parent])
+            if parent == 0:
+                break
+            parent -= 1
+    for i in range(middle, last):
+        if a[i] < a[0]:
+            _pop_heap(a, ix, middle, i)
+
+
+cdef void _sort_heap(uint64_t* a, int64_t* ix, Py_ssize_t n) noexcept nogil:
+    while n > 1:
+        n -= 1
+        _pop_heap(a, ix, n, n)
+
+
+cdef inline Py_ssize_t _lg(Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r = 0
+    while n > 1:
+        n >>= 1
+        r += 1
+    return r
+
+
+cdef void _nth_element(uint64_t* a, int64_t* ix, Py_ssize_t nth, Py_ssize_t n) noexcept nogil:
+    """std::nth_element(a, a + nth, a + n): libstdc++'s introselect."""
+    cdef Py_ssize_t first = 0, last = n, depth, cut
+    if n == 0 or nth == n:
+        return
+    depth = _lg(n) * 2
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(a + first, ix + first, nth + 1 - first, last - first)
+            _pswap(a, ix, first, nth)
+            return
+        depth -= 1
+        cut = _partition_pivot(a, ix, first, last)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _stl_insertion_sort(a, ix, first, last)
+
+
+cdef void _introsort_loop(uint64_t* a, int64_t* ix, Py_ssize_t first, Py_ssize_t last,
+                          Py_ssize_t depth) noexcept nogil:
+    cdef Py_ssize_t cut
+    while last - first > 16:
+        if depth == 0:
+            _heap_select(a + first, ix + first, last - first, last - first)
+            _sort_heap(a + first, ix + first, last - first)
+            return
+        depth -= 1
+        cut = _partition_pivot(a, ix, first, last)
+        _introsort_loop(a, ix, cut, last, depth)
+        last = cut
+
+
+cdef void _std_sort(uint64_t* a, int64_t* ix, Py_ssize_t n) noexcept nogil:
+    """std::sort(a, a + n): introsort, then the final insertion sort."""
+    cdef Py_ssize_t i
+    if n == 0:
+        return
+    _introsort_loop(a, ix, 0, n, _lg(n) * 2)
+    if n > 16:
+        _stl_insertion_sort(a, ix, 0, 16)
+        for i in range(16, n):
+            _linear_insert(a, ix, i)
+    else:
+        _stl_insertion_sort(a, ix, 0, n)
 
 
 # --------------------------------------------------------------------------
@@ -603,6 +693,7 @@ ctypedef struct _rowjob_t:
     uint64_t flip
     Py_ssize_t n                  # row length of the input
     Py_ssize_t k                  # topk: k; kthvalue: rank (0-based)
+    bint sorted                   # topk: sorted output
     const char* src
     Py_ssize_t src_st             # element stride along the dim
     char* vals                    # NULL: no values output
@@ -655,58 +746,33 @@ cdef int _sort_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
 
 
 cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """PyTorch's topk_impl_loop per row: (key, index) pairs, std::partial_sort when
+    k * 64 <= n, else std::nth_element and, for sorted output, std::sort of the first
+    k - 1 (the k-th is in place)."""
     cdef const _rowjob_t* J = <const _rowjob_t*>job
-    cdef Py_ssize_t n = J.n, kk = J.k, r, j, m, need, taken
+    cdef Py_ssize_t n = J.n, kk = J.k, r, j
     cdef uint64_t* k
     cdef int64_t* ix
-    cdef uint64_t* kb
-    cdef int64_t* ib
-    cdef uint64_t thr, kj
     cdef const char* s
     cdef char* v
     cdef char* o
-    cdef bint heap = kk * 64 <= n
-    cdef bint full = 2 * kk >= n or n <= 64
-    cdef char* mem = <char*>malloc((<size_t>kk * 16 if heap else <size_t>n * 32) + 1)
+    cdef char* mem = <char*>malloc(<size_t>n * 16 + 1)
     if mem == NULL:
         return 1
     k = <uint64_t*>mem
-    if heap:
-        ix = <int64_t*>(mem + kk * 8)
-    else:
-        ix = <int64_t*>(mem + n * 8)
-        kb = <uint64_t*>(mem + n * 16)
-        ib = <int64_t*>(mem + n * 24)
+    ix = <int64_t*>(mem + n * 8)
     for r in range(r0, r1):
         _job_row(J, r, &s, &v, &o)
-        if heap:
-            _heap_smallest(J.keyfn, s, n, J.src_st, J.isz, J.flip, kk, k, ix)
-        elif full:
-            J.keyfn(s, n, J.src_st, J.flip, k)
-            for j in range(n):
-                ix[j] = j
-            if _radix_sort(k, ix, kb, ib, n, J.width):
-                memcpy(ix, ib, <size_t>kk * 8)
+        J.keyfn(s, n, J.src_st, J.flip, k)
+        for j in range(n):
+            ix[j] = j
+        if kk * 64 <= n:
+            _heap_select(k, ix, kk, n)
+            _sort_heap(k, ix, kk)
         else:
-            # the k-th key by radix selection, then the k first elements of
-            # the stable order collected in index order, then a stable sort
-            J.keyfn(s, n, J.src_st, J.flip, k)
-            thr = _radix_select(k, n, kk - 1, J.width, kb, &need)
-            m = 0
-            taken = 0
-            for j in range(n):
-                kj = k[j]
-                if kj < thr:
-                    kb[m] = kj
-                    ib[m] = j
-                    m += 1
-                elif kj == thr and taken < need:
-                    taken += 1
-                    kb[m] = kj
-                    ib[m] = j
-                    m += 1
-            if not _radix_sort(kb, ib, k, ix, kk, J.width):
-                memcpy(ix, ib, <size_t>kk * 8)
+            _nth_element(k, ix, kk - 1, n)
+            if J.sorted:
+                _std_sort(k, ix, kk - 1)
         _put_idx(o, J.inds_st * 8, ix, kk)
         _gather(s, J.src_st * J.isz, ix, kk, v, J.vals_st * J.isz, J.isz)
     free(mem)
@@ -780,10 +846,10 @@ def sort(_TensorBase src, int dim, bint descending, _TensorBase values, _TensorB
         raise MemoryError("sort: out of memory for the sort buffers")
 
 
-def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, _TensorBase values,
+def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, bint sorted, _TensorBase values,
          _TensorBase indices):
-    """The k largest (smallest) elements along ``dim``, sorted, the smallest
-    index first among ties."""
+    """The k largest (smallest) elements along ``dim`` in PyTorch's order, its
+    indices among ties (see ``_topk_range``)."""
     cdef _rowjob_t J
     cdef int err
     _setup_job(&J, src, dim, values, indices)
@@ -791,6 +857,7 @@ def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, _TensorBase value
         raise ValueError("topk kernel: bad k or output shapes")
     J.flip = _width_mask(J.width) if largest else 0
     J.k = k
+    J.sorted = sorted
     if k == 0 or J.rows.nrows == 0:
         return
     with nogil:

@@ -179,7 +179,7 @@ def _sort_cpu(x, dim, descending, stable, values, indices):
 
 def _topk_cpu(x, k, dim, largest, sorted_, values, indices):
     _refuse_limited("topk_cpu", x)
-    _K.topk(x, dim, k, largest, values, indices)
+    _K.topk(x, dim, k, largest, sorted_, values, indices)
 
 
 def _kthvalue_cpu(x, k, dim, values, indices):
@@ -342,9 +342,10 @@ def msort(input, *, out=None):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``.
 
-    Results are always in sorted order (largest first when ``largest``);
-    among equal values the lower index comes first.  NaN counts as the
-    largest value.
+    With ``sorted`` the results are in order (largest first when ``largest``);
+    without it, in the order PyTorch's CPU selection leaves them.  Among equal
+    values the indices are the ones PyTorch's CPU kernel returns (the same
+    selection algorithm).  NaN counts as the largest value.
 
     Returns
     -------

@@ -271,12 +271,12 @@ def test_topk_matches_torch(torch, dt, largest):
                 rp = ptcore.topk(xp, k, dim, largest=largest)
                 rt = torch.topk(xt, k, dim, largest=largest)
                 assert_same(rp.values, rt.values, bits=False)
-                # exactly the first k of the stable order
-                st = torch.sort(xt, dim=dim, descending=largest, stable=True)
-                assert_same(rp.values, st.values.narrow(dim, 0, k))
-                assert_same(rp.indices, st.indices.narrow(dim, 0, k))
+                # torch's indices among ties (its CPU kernel's selection algorithm)
+                assert_same(rp.indices, rt.indices)
                 ru = ptcore.topk(xp, k, dim, largest=largest, sorted=False)
-                assert_same(ru.values, rt.values, bits=False)
+                rtu = torch.topk(xt, k, dim, largest=largest, sorted=False)
+                assert_same(ru.values, rtu.values, bits=False)
+                assert_same(ru.indices, rtu.indices)
 
 
 def test_topk_0d_empty_methods_out(torch):
@@ -884,9 +884,9 @@ def test_large_sort_topk_unique_match_torch(torch, dt):
     for k in (1, 100, 10_000):
         for largest in (True, False):
             rp = ptcore.topk(xp, k, largest=largest)
-            st = torch.sort(xt, descending=largest, stable=True)
-            assert_same(rp.values, st.values[:k])
-            assert_same(rp.indices, st.indices[:k])
+            rt = torch.topk(xt, k, largest=largest)
+            assert_same(rp.values, rt.values)
+            assert_same(rp.indices, rt.indices)
     up = ptcore.unique(xp, return_inverse=True, return_counts=True)
     ut = torch.unique(xt, return_inverse=True, return_counts=True)
     if dt == "int64":
