@@ -272,3 +272,46 @@ def test_kl_div_mean_warning_points_at_the_caller():
         warnings.simplefilter("always")
         ptcore.nn.functional.kl_div(ptcore.zeros(2, 3), ptcore.ones(2, 3))
     assert [m.filename for m in w] == [__file__]
+
+
+# ---------------------------------------------------------------------------
+# loss dtypes and target-dtype errors (integer labels into BCEWithLogitsLoss,
+# float64 numpy targets) as torch's kernels
+# ---------------------------------------------------------------------------
+
+def _loss_dtypes(T):
+    F = T.nn.functional
+    rows = []
+    pairs = [(T.float32, T.float64), (T.float64, T.float32), (T.float16, T.float32),
+             (T.float32, T.float16), (T.float32, T.int64), (T.float32, T.int32),
+             (T.float32, T.bool)]
+    for a, b in pairs:
+        x = T.zeros(4, dtype=a)
+        t = T.ones(4, dtype=b)
+        row = []
+        for fn in (lambda: F.mse_loss(x, t), lambda: F.smooth_l1_loss(x, t),
+                   lambda: F.huber_loss(x, t), lambda: F.soft_margin_loss(x, t),
+                   lambda: F.binary_cross_entropy_with_logits(x, t),
+                   lambda: F.binary_cross_entropy_with_logits(x, t, reduction="none"),
+                   lambda: F.binary_cross_entropy_with_logits(x, t, weight=T.ones(4),
+                                                              pos_weight=T.ones(4))):
+            r = _outcome(fn)
+            row.append((r[0], str(r[1].dtype).split(".")[-1], round(float(r[1].float().mean()), 3))
+                       if r[0] == "ok" else r)
+        rows.append(row)
+    return rows
+
+
+def test_loss_result_dtypes_and_target_errors_match_torch():
+    assert _loss_dtypes(ptcore) == _loss_dtypes(torch)
+
+
+def test_bce_with_logits_float16_target_gradient_matches_torch():
+    res = []
+    for T in (ptcore, torch):
+        x = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = T.nn.functional.binary_cross_entropy_with_logits(x, T.tensor([1., 0., 1.]).half())
+        y.backward()
+        res.append((str(y.dtype).split(".")[-1], x.grad.numpy()))
+    assert res[0][0] == res[1][0] == "float16"
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-3)

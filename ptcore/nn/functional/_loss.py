@@ -74,6 +74,12 @@ def _logsigmoid(x):
     return logsigmoid(x)
 
 
+def _sub_promoted(x, t):
+    """``x - t`` as torch's fused loss kernels compute it: a bool ``t``
+    promotes to ``x``'s dtype (the ``-`` operator refuses bool tensors)."""
+    return x - (t.to(x.dtype) if t.dtype is _pt.bool else t)
+
+
 def _weighted_reduce(errors, weight, reduction):
     weighted = errors * weight
     if reduction == "none":
@@ -158,7 +164,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         raise _not_implemented("mse_cpu", dt)
 
     def compute(x, t):
-        d = x - t
+        d = _sub_promoted(x, t)
         return _apply_reduction(d * d, enum)
     return _torch_node("MseLossBackward0", compute, input, target)
 
@@ -190,7 +196,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
 
     def compute(x, t):
-        z = (x - t).abs()
+        z = _sub_promoted(x, t).abs()
         return _apply_reduction(_pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta), enum)
     return _torch_node("SmoothL1LossBackward0", compute, input, target)
 
@@ -204,8 +210,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
 
     def elementwise(x, t):
-        z = (x - t).abs()
-        return _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta))
+        # torch's kernel writes into a tensor like the input: the input's dtype
+        z = _sub_promoted(x, t).abs()
+        return _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta)).to(x.dtype)
     if weight is None:
         enum = _Reduction.get_enum(reduction)
         return _torch_node("HuberLossBackward0",
@@ -612,6 +619,15 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
 
+    # torch computes (1 - target).mul_(input).sub_(logsigmoid(input)): the loss
+    # has (1 - target)'s dtype, target's (a float16 target gives a float16
+    # loss); a bool target fails the subtraction, an integer one the multiply
+    dt = (_pt.ones(0, dtype=target.dtype) - _pt.ones(0, dtype=target.dtype)).dtype
+    rt = _pt.result_type(target, input)
+    if not _pt.can_cast(rt, dt):
+        raise RuntimeError(f"result type {_tname(rt)} can't be cast to the desired output type "
+                           f"{_tname(dt)}")
+
     # torch's node has edges to input and target; weights that require grad get theirs too
     wp = (weight, pos_weight)
     grad_w = [i for i, v in enumerate(wp) if v is not None and v.requires_grad]
@@ -622,9 +638,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             w, pw = (v, pw) if i == 0 else (w, v)
         ls = _logsigmoid(x)
         if pw is not None:
-            ls = ls * ((pw - 1) * t + 1)
-        loss = (1 - t) * x - ls
-        return _apply_reduction(loss if w is None else loss * w, enum)
+            ls = (ls * ((pw - 1) * t + 1)).to(ls.dtype)      # (in place in torch)
+        loss = ((1 - t) * x).to(dt) - ls
+        if w is not None:
+            loss = loss.to(dt) * w
+        return _apply_reduction(loss.to(dt), enum)
     return _torch_node("BinaryCrossEntropyWithLogitsBackward0", compute, input, target,
                        *(wp[i] for i in grad_w))
 
@@ -765,8 +783,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         # PyTorch has no derivative formula for the target of this loss
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
+    # torch's kernel: neg_out(out like input).mul_(target).exp_().log1p_(): the input's dtype
     return _torch_node("SoftMarginLossBackward0",
-                       lambda x: _apply_reduction(_pt.log1p(_pt.exp(-x * target)), enum), input)
+                       lambda x: _apply_reduction(_pt.log1p(_pt.exp((-x * target).to(x.dtype))),
+                                                  enum), input)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
