@@ -221,3 +221,16 @@ def test_topk_ties_return_torchs_indices(sorted_, largest):
             p, t = _both(lambda L: L.from_numpy(x.copy()).topk(k, 1, largest, sorted_))
             np.testing.assert_array_equal(p.indices.numpy(), t.indices.numpy())
             np.testing.assert_array_equal(p.values.numpy(), t.values.numpy())
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_unstable_sort_ties_return_torchs_order(descending):
+    # sort()/argsort() default to torch's unstable CPU sort (std::sort on (value, index))
+    rng = np.random.default_rng(4)
+    for n in (5, 17, 40, 300):
+        x = rng.integers(0, 3, (2, n)).astype(np.float32)
+        x[0, :3] = np.nan
+        p, t = _both(lambda L: L.from_numpy(x.copy()).sort(descending=descending))
+        np.testing.assert_array_equal(p.indices.numpy(), t.indices.numpy())
+        p, t = _both(lambda L: L.from_numpy(x.copy()).argsort(dim=-1, descending=descending))
+        np.testing.assert_array_equal(p.numpy(), t.numpy())

@@ -694,6 +694,7 @@ ctypedef struct _rowjob_t:
     Py_ssize_t n                  # row length of the input
     Py_ssize_t k                  # topk: k; kthvalue: rank (0-based)
     bint sorted                   # topk: sorted output
+    bint stable                   # sort: stable (else std::sort's order)
     const char* src
     Py_ssize_t src_st             # element stride along the dim
     char* vals                    # NULL: no values output
@@ -718,6 +719,7 @@ cdef int _sort_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     cdef int64_t* ix
     cdef uint64_t* kb
     cdef int64_t* ib
+    cdef int64_t* res
     cdef const char* s
     cdef char* v
     cdef char* o
@@ -733,14 +735,16 @@ cdef int _sort_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
         J.keyfn(s, n, J.src_st, J.flip, k)
         for j in range(n):
             ix[j] = j
-        if _radix_sort(k, ix, kb, ib, n, J.width):
-            _put_idx(o, J.inds_st * 8, ib, n)
-            if v != NULL:
-                _gather(s, J.src_st * J.isz, ib, n, v, J.vals_st * J.isz, J.isz)
-        else:
-            _put_idx(o, J.inds_st * 8, ix, n)
-            if v != NULL:
-                _gather(s, J.src_st * J.isz, ix, n, v, J.vals_st * J.isz, J.isz)
+        res = ix
+        if not J.stable:
+            # PyTorch's unstable sort is std::sort over (value, index) pairs: its order
+            # among equal values
+            _std_sort(k, ix, n)
+        elif _radix_sort(k, ix, kb, ib, n, J.width):
+            res = ib
+        _put_idx(o, J.inds_st * 8, res, n)
+        if v != NULL:
+            _gather(s, J.src_st * J.isz, res, n, v, J.vals_st * J.isz, J.isz)
     free(mem)
     return 0
 
@@ -827,9 +831,11 @@ cdef int _setup_job(_rowjob_t* J, _TensorBase src, int dim, _TensorBase vals,
     return 0
 
 
-def sort(_TensorBase src, int dim, bint descending, _TensorBase values, _TensorBase indices):
-    """Stable sort of ``src`` along ``dim`` into ``values`` (or None) and
-    ``indices`` (int64), both of src's shape."""
+def sort(_TensorBase src, int dim, bint descending, bint stable, _TensorBase values,
+         _TensorBase indices):
+    """Sort of ``src`` along ``dim`` into ``values`` (or None) and ``indices``
+    (int64), both of src's shape: stable, or in std::sort's order among equal
+    elements as PyTorch's unstable CPU sort."""
     cdef _rowjob_t J
     cdef int err
     _setup_job(&J, src, dim, values, indices)
@@ -838,6 +844,7 @@ def sort(_TensorBase src, int dim, bint descending, _TensorBase values, _TensorB
         raise ValueError("sort kernel: output shapes differ from the input's")
     J.flip = _width_mask(J.width) if descending else 0
     J.k = 0
+    J.stable = stable
     if J.n == 0 or J.rows.nrows == 0:
         return
     with nogil:

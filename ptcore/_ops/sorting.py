@@ -8,9 +8,10 @@ allocate outputs, then call the CPU kernels (``ptcore._ops._sort``) through
 the operator table instead, through the dispatch point's device layer).
 
 Ordering follows ``torch.sort``: NaN is larger than every number (last in
-ascending order, first in descending order), -0.0 and 0.0 are equal.  Sorts
-are always stable, so ``stable=False`` gives one of the orders PyTorch may
-give.  Complex tensors have no order: the ops reject them as PyTorch does.
+ascending order, first in descending order), -0.0 and 0.0 are equal.  Among equal
+elements ``stable=True`` keeps their order; ``stable=False`` (and ``topk``) give
+the order PyTorch's CPU kernels give (libstdc++'s std::sort / nth_element,
+run step for step in ``ptcore._ops._sort``).  Complex tensors have no order: the ops reject them as PyTorch does.
 """
 import math
 import numbers
@@ -166,15 +167,23 @@ def _from_key(k, dt):
     return k._to_dtype(dt)
 
 
+_GRAIN_SIZE = 32768
+
+
 def _sort_cpu(x, dim, descending, stable, values, indices):
+    # torch's unstable sort is std::sort, except a long 1-D ascending integer sort, which
+    # goes to fbgemm's (stable) radix sort
+    if not stable and x.dim() == 1 and not descending and x.numel() >= _GRAIN_SIZE and \
+            not (x.dtype.is_floating_point or x.dtype is _C.bool_):
+        stable = True
     if x.dtype in _LIMITED:
         k = _ordered_key(x)
         kv = _empty(k.shape, k.dtype, k.device) if values is not None else None
-        _K.sort(k, dim, descending, kv, indices)
+        _K.sort(k, dim, descending, stable, kv, indices)
         if values is not None:
             _TensorBase.copy_(values, _from_key(kv, x.dtype))
         return
-    _K.sort(x, dim, descending, values, indices)
+    _K.sort(x, dim, descending, stable, values, indices)
 
 
 def _topk_cpu(x, k, dim, largest, sorted_, values, indices):
@@ -272,8 +281,8 @@ def _sort_common(x, dim, descending, stable, fname, want_values):
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     """Sort ``input`` along ``dim``; returns ``(values, indices)``.
 
-    The sort is always stable (equal elements keep their order, also for
-    ``stable=False``); NaN sorts as the largest value.
+    With ``stable=True`` equal elements keep their order; otherwise they come
+    in the order of PyTorch's unstable CPU sort.  NaN sorts as the largest value.
 
     Parameters
     ----------
@@ -284,7 +293,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     descending : bool, optional
         Largest first.
     stable : bool, optional
-        Accepted for PyTorch compatibility; the sort is always stable.
+        Keep the order of equal elements (default: PyTorch's unstable order).
     out : tuple of two Tensors, optional
         ``(values, indices)`` outputs.
 
@@ -307,7 +316,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
-    """Indices (int64) that sort ``input`` along ``dim`` (stable; NaN largest).
+    """Indices (int64) that sort ``input`` along ``dim`` (NaN largest; ties as ``sort``).
 
     Examples
     --------
