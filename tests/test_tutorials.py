@@ -315,3 +315,22 @@ def test_bce_with_logits_float16_target_gradient_matches_torch():
         res.append((str(y.dtype).split(".")[-1], x.grad.numpy()))
     assert res[0][0] == res[1][0] == "float16"
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-3)
+
+
+def _gradcheck_failure(T):
+    # "Extending PyTorch": gradcheck of a Function with a wrong backward
+    class Bad(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+    x = T.ones(2, dtype=T.double, requires_grad=True)
+    return (_outcome(lambda: T.autograd.gradcheck(Bad.apply, (x,))),
+            T.autograd.gradcheck(Bad.apply, (x,), raise_exception=False))
+
+
+def test_gradcheck_failure_message_matches_torch():
+    assert _gradcheck_failure(ptcore) == _gradcheck_failure(torch)

@@ -99,12 +99,11 @@ def _compare(ana, num, n_outputs, rtol, atol, raise_exception, kind):
             if a is None:
                 continue
             if not np.allclose(a, n, rtol=rtol, atol=atol):
-                err = np.abs(a - n)
-                w = np.unravel_index(np.argmax(err), err.shape)
+                # torch's message, the Jacobians printed as tensors
+                from ptcore import from_numpy
                 msg = (f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                       f"numerical:{n}\n{kind}:{a}\n"
-                       f"worst element (input index {w[0]}, output index {w[1]}): numerical "
-                       f"{n[w]:.6g} vs {kind} {a[w]:.6g}\n")
+                       f"numerical:{from_numpy(np.ascontiguousarray(n))}\n"
+                       f"{kind}:{from_numpy(np.ascontiguousarray(a))}\n")
                 if raise_exception:
                     raise GradcheckError(msg)
                 return False
