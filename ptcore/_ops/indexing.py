@@ -365,6 +365,24 @@ def _index_get(result, indices):
     return out
 
 
+def _take_rows(src, idx):
+    """``src[idx]`` for one int64 CPU index tensor (the common advanced
+    index): rows of ``src`` in ``idx``'s shape, without the general
+    planner's passes over the index items."""
+    shape = tuple(idx.shape) + tuple(src.shape[1:])
+    if src.shape[0] == 0 and idx.numel():
+        raise IndexError("index is out of bounds for dimension with size 0")
+    out = _C.empty(shape, dtype=src.dtype)
+    if out.numel():
+        indices = [idx] + [None] * (src.dim() - 1)
+        size = src.shape[0]
+        bad = _K.check_index(idx, size, True)
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {size}")
+        _index_cpu(out, src, indices, tuple(idx.shape), [0], True)
+    return out
+
+
 def _same_memory(a, b):
     """Whether two tensors' storages are one block of memory: the same
     address, or the same storage where there is no memory (meta tensors)."""
@@ -470,6 +488,9 @@ def _index_put_impl(target, recorded, values, accumulate):
 # ---------------------------------------------------------------------------
 def getitem(self, idx):
     """``self[idx]`` when ``idx`` has an advanced (tensor/sequence) item."""
+    if isinstance(idx, _TensorBase) and idx.dtype is _C.int64 and idx.is_cpu and self.is_cpu \
+            and self.dim() and idx.dim():
+        return _take_rows(self, _plain(idx))
     result, recorded = _apply_slicing(self, _items_of(idx))
     if not recorded:
         return result if result is not self else result.view(result.shape)

@@ -1305,7 +1305,17 @@ def _scalar_fits(v, dt):
         raise _C._overflow_exception(dt)
 
 
+_BOUND_TYPES = (builtins.float, builtins.int, type(None))
+
+
 def _clamp_impl(x, lo, hi, out, inplace):
+    if out is None and not inplace and type(lo) in _BOUND_TYPES and type(hi) in _BOUND_TYPES \
+            and isinstance(x, _TensorBase) and x.is_cpu and x.dtype._category == _FLOAT_CAT \
+            and (lo is not None or hi is not None):
+        # the common call (a floating CPU tensor, Python-number bounds): the
+        # tensor's dtype is the result's, no checks to make
+        return _D.run_ternary(_T["clamp"], x, -math.inf if lo is None else lo,
+                              math.inf if hi is None else hi, None, x.dtype, x.dtype, "clamp")
     lo_t, hi_t = isinstance(lo, _TensorBase), isinstance(hi, _TensorBase)
     if isinstance(x, _TensorBase) and x.dtype.is_floating_point:
         # torch converts complex number bounds of a real float tensor to double
