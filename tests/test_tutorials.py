@@ -334,3 +334,32 @@ def _gradcheck_failure(T):
 
 def test_gradcheck_failure_message_matches_torch():
     assert _gradcheck_failure(ptcore) == _gradcheck_failure(torch)
+
+
+# ---------------------------------------------------------------------------
+# Autograd mechanics: gradients at ties and NaNs, warnings at the user's line
+# ---------------------------------------------------------------------------
+
+def _minmax_grads(T):
+    nan = float("nan")
+    out = []
+    for f in ("fmax", "fmin", "maximum", "minimum"):
+        a = T.tensor([1., 2., nan, nan, 0., 3.], requires_grad=True)
+        b = T.tensor([1., 1., 1., nan, nan, 5.], requires_grad=True)
+        getattr(T, f)(a, b).sum().backward()
+        out.append((f, a.grad.tolist(), b.grad.tolist()))
+    return out
+
+
+def test_elementwise_min_max_gradients_at_ties_and_nan_match_torch():
+    assert _minmax_grads(ptcore) == _minmax_grads(torch)
+
+
+def test_degrees_of_freedom_warnings_point_at_the_caller():
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ptcore.tensor([1.]).std()
+        ptcore.tensor([1.]).var()
+        ptcore.cov(ptcore.tensor([1.]))
+    assert [m.filename for m in w] == [__file__] * 3

@@ -711,9 +711,10 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
     for d in dims:
         n *= x.shape[d]
     if n - corr <= 0:
-        _warnings.warn(f"{'std' if take_sqrt else 'var'}(): degrees of freedom is <= 0. Correction "
+        from ptcore._warn import warn_at_caller       # torch's C++ warning: the user's line
+        warn_at_caller(f"{'std' if take_sqrt else 'var'}(): degrees of freedom is <= 0. Correction "
                        f"should be strictly less than the reduction factor (input numel divided by "
-                       f"output numel).", UserWarning, stacklevel=3)
+                       f"output numel).")
     acc = _C.complex128 if dt.is_complex else _C.float64
     rdt = dt.to_real() if dt.is_complex else dt
     if out is not None and not with_mean and isinstance(out, _TensorBase) and out.dtype is not rdt:

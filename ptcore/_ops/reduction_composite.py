@@ -4,7 +4,6 @@
 import builtins
 import math
 import operator
-import warnings
 
 import ptcore
 from ptcore import _tensor as _C
@@ -69,8 +68,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction
     if builtins.bool(norm_factor.le(0)):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+        from ptcore._warn import warn_at_caller       # torch's C++ warning: the user's line
+        warn_at_caller("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                       "than the number of observations.")
         norm_factor = ptcore.zeros_like(norm_factor)
     x = x - avg.unsqueeze(1)
     y = x if w is None else x * w

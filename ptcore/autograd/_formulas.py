@@ -482,21 +482,24 @@ def _minmax(name, cmp):
 
         def bw(g):
             a, b = sa.unpack(), sb.unpack()
-            ma = cmp(a, b).to(g.dtype)
-            eq = (a == b).to(g.dtype)
-            wa = ma + eq * 0.5
             if name in ("fmax", "fmin"):
-                na, nb = a.isnan(), b.isnan() if _T(b) else False
-                wa = P.where(nb & ~na if _T(b) else na & False, 1, wa)
-                wa = P.where(na & ~nb if _T(b) else na, 0, wa)
-            return g * wa, g * (1 - wa)
+                # torch: self takes the whole gradient where it is chosen,
+                # ties included (a >= b for fmax) or where other is NaN
+                wa = (cmp(a, b) | b.isnan()) if _T(b) else cmp(a, b)
+                wa = wa.to(g.dtype)
+                return g * wa, g * (1 - wa)
+            # torch: half each on ties, the whole to the larger (maximum), the
+            # whole to both where a NaN makes them incomparable
+            half = P.where(a == b, 0.5, 1.0).to(g.dtype)
+            lo, hi = (a < b, a > b) if name == "maximum" else (a > b, a < b)
+            return g * half.masked_fill(lo, 0), g * half.masked_fill(hi, 0)
         attach(_bname(name), out, (a, b), bw)
 
 
-_minmax("maximum", lambda a, b: a > b)
-_minmax("minimum", lambda a, b: a < b)
-_minmax("fmax", lambda a, b: a > b)
-_minmax("fmin", lambda a, b: a < b)
+_minmax("maximum", None)
+_minmax("minimum", None)
+_minmax("fmax", lambda a, b: a >= b)
+_minmax("fmin", lambda a, b: a <= b)
 
 
 @formula("fmod")
