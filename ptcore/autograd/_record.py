@@ -82,11 +82,15 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     anyg = False
     for t in inputs:
         if isinstance(t, _TensorBase) and t._requires_grad:
-            fn = t._grad_fn
-            if fn is not None and isinstance(fn, _ViewNode) and fn._bver != t._version:
-                fn = refresh_view(t)
-            edges.append((fn, t._output_nr) if fn is not None else gradient_edge(t))
-            meta.append(t._ad_meta())
+            r = t._ad_input()           # grad_fn, shape, dtype, version in one call
+            fn = r[0]
+            if fn is None:
+                edges.append(gradient_edge(t))
+            else:
+                if fn._is_view and fn._bver != r[3]:
+                    fn = refresh_view(t)
+                edges.append((fn, t._output_nr))
+            meta.append((r[1], r[2]))
             anyg = True
         else:
             edges.append(None)
@@ -392,9 +396,20 @@ def _on_view(src, v, kind=0, name=None):
         # t() of a tensor that owns its layout (a Linear's weight): the
         # gradient is g.t(), no geometry to work out (the general path below
         # reaches the same node)
-        node = attach(_VIEW_NAMES[3], v, (base,), _t_backward)
-        if node is not None:
-            node._bver = v._version
+        r = base._ad_input()            # base requires grad: one input, inlined attach
+        fn = r[0]
+        if fn is None:
+            e = gradient_edge(base)
+        else:
+            if fn._is_view and fn._bver != r[3]:
+                fn = refresh_view(base)
+            e = (fn, base._output_nr)
+        node = _T_NODE((e,), ((r[1], r[2]),), _t_backward)
+        node._bver = r[3]
+        v._requires_grad = True
+        v._grad_fn = node
+        if _anomaly[0]:
+            node._stack = forward_stack()
         return
     if base is None or (src is not base and src._grad_fn is not None
                         and not (base._requires_grad and _overlaps(tuple(src.shape), tuple(src.stride()))
@@ -510,6 +525,7 @@ class _ViewNode(Node):
 for _n in _VIEW_NAMES[1:]:
     _node_classes[_n] = type(_n, (_ViewNode,), {"__slots__": ()})
 del _n
+_T_NODE = _node_classes[_VIEW_NAMES[3]]      # t()'s node class (_on_view's fast path)
 
 
 def refresh_view(t):
