@@ -266,12 +266,19 @@ def test_margin_and_ctc_loss_nodes_match_torch():
     assert _more_loss_nodes(ptcore) == _more_loss_nodes(torch)
 
 
-def test_kl_div_mean_warning_points_at_the_caller():
+def _warning_files(*calls):
+    """The files the warnings raised by ``calls`` are attributed to."""
     import warnings
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        ptcore.nn.functional.kl_div(ptcore.zeros(2, 3), ptcore.ones(2, 3))
-    assert [m.filename for m in w] == [__file__]
+        for c in calls:
+            c()
+    return [m.filename for m in w]
+
+
+def test_kl_div_mean_warning_points_at_the_caller():
+    assert _warning_files(
+        lambda: ptcore.nn.functional.kl_div(ptcore.zeros(2, 3), ptcore.ones(2, 3))) == [__file__]
 
 
 # ---------------------------------------------------------------------------
@@ -356,10 +363,5 @@ def test_elementwise_min_max_gradients_at_ties_and_nan_match_torch():
 
 
 def test_degrees_of_freedom_warnings_point_at_the_caller():
-    import warnings
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        ptcore.tensor([1.]).std()
-        ptcore.tensor([1.]).var()
-        ptcore.cov(ptcore.tensor([1.]))
-    assert [m.filename for m in w] == [__file__] * 3
+    x = ptcore.tensor([1.])
+    assert _warning_files(x.std, x.var, lambda: ptcore.cov(x)) == [__file__] * 3
