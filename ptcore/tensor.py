@@ -181,7 +181,13 @@ class Tensor(_TensorBase):
 
     @property
     def grad_fn(self):
-        return self._grad_fn
+        fn = self._grad_fn
+        if fn is not None and fn._is_view and fn._bver != self._version \
+                and self._base is not None:
+            # a view whose base changed in place since: torch shows the node
+            # regenerated from the base's new history
+            fn = _REFRESH_VIEW[0](self)
+        return fn
 
     @property
     def is_leaf(self):
@@ -637,5 +643,6 @@ def _autograd_to(src, out):
 
 
 _AUTOGRAD_TO = [None]
+_REFRESH_VIEW = [None]          # autograd's refresh_view (set when autograd is installed)
 
 _C._set_tensor_class(Tensor)

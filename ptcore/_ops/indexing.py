@@ -486,11 +486,29 @@ def _index_put_impl(target, recorded, values, accumulate):
 # ---------------------------------------------------------------------------
 # the hooks
 # ---------------------------------------------------------------------------
+def scalar_tensors_as_ints(idx):
+    """``idx`` with its 0-d integer tensors as ints (torch indexes with them
+    as with ints: a view), or None when it has none."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(isinstance(o, _TensorBase) and o.dim() == 0 and not _is_mask(o)
+               and not o.is_floating_point() and not o.is_complex() for o in items):
+        return None
+    items = tuple(int(o.item()) if isinstance(o, _TensorBase) and o.dim() == 0
+                  and not _is_mask(o) and not o.is_floating_point() and not o.is_complex()
+                  else o for o in items)
+    return items if isinstance(idx, tuple) else items[0]
+
+
 def getitem(self, idx):
     """``self[idx]`` when ``idx`` has an advanced (tensor/sequence) item."""
-    if isinstance(idx, _TensorBase) and idx.dtype is _C.int64 and idx.is_cpu and self.is_cpu \
-            and self.dim() and idx.dim():
-        return _take_rows(self, _plain(idx))
+    if isinstance(idx, _TensorBase) and idx.is_cpu and self.is_cpu and self.dim() and idx.dim():
+        if idx.dtype is _C.int64:
+            return _take_rows(self, _plain(idx))
+        if idx.dtype is _C.bool_ and idx.shape == self.shape:
+            # a mask over every dim: the selected elements in C order, as
+            # masked_select (the coordinates are never made)
+            from ptcore._ops.shape import _masked_select_cpu
+            return _masked_select_cpu(self, _plain(idx), tuple(self.shape))
     result, recorded = _apply_slicing(self, _items_of(idx))
     if not recorded:
         return result if result is not self else result.view(result.shape)

@@ -1258,7 +1258,11 @@ def _matmul(out, a, b, **k):
             ga = _sum_to_batch(ga, (1,) + ashape if a1 else ashape)
             if a1:
                 ga = ga.reshape(ashape)
-        if sa is not None:
+        if sa is not None and len(ashape) >= 3 and len(bshape) == 2:
+            # (..., n, k) @ (k, m), a linear layer's: the batch folds into the
+            # rows, one product (not a batched one summed over the batch)
+            gb = _H(sa.unpack().reshape(-1, ashape[-1])).mm(g.reshape(-1, bshape[-1]))
+        elif sa is not None:
             aa = sa.unpack()
             aa = aa.unsqueeze(-2) if a1 else aa
             gb = P.matmul(_H(aa), g)

@@ -169,9 +169,18 @@ def install():
     _C._set_autograd_hooks(R._on_view, None, R._on_grad_wrap, R._on_split)
     import sys
     sys.modules["ptcore.tensor"]._AUTOGRAD_TO[0] = R._on_to
+    sys.modules["ptcore.tensor"]._REFRESH_VIEW[0] = R.refresh_view
     from ptcore._ops import indexing as _indexing
     g_raw, s_raw = _indexing.getitem, _indexing.setitem
-    _C._set_indexing_hooks(R.differentiable("index", g_raw, _getitem_formula), s_raw)
+    advanced_getitem = R.differentiable("index", g_raw, _getitem_formula)
+    as_ints = _indexing.scalar_tensors_as_ints
+
+    def getitem(self, idx):
+        plain = as_ints(idx)
+        if plain is not None:
+            return self[plain]      # a view where nothing else is advanced, as torch's
+        return advanced_getitem(self, idx)
+    _C._set_indexing_hooks(getitem, s_raw)
     T = ptcore.Tensor
     from ptcore.autograd import _tensor_methods
     _tensor_methods.install(T)

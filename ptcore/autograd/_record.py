@@ -537,7 +537,8 @@ def refresh_view(t):
     old = t._grad_fn
     try:
         t._grad_fn = None
-        _on_view(base, t, name=type(old).__name__ if isinstance(old, _ViewNode) else None)
+        # torch regenerates the view from its geometry: AsStridedBackward0
+        _on_view(base, t, name="AsStridedBackward0" if isinstance(old, _ViewNode) else None)
     finally:
         _state.enabled = prev
     return t._grad_fn
@@ -628,10 +629,10 @@ def rebase(self, r):
         return gb, gr
     ins = (base, r)
     attach("CopySlices", base, ins, bw)
-    # the view now reads the new base
+    # the view now reads the new base (regenerated from its geometry, as torch's)
     self._grad_fn = None
     self._requires_grad = False
-    _on_view(base, self)
+    _on_view(base, self, name="AsStridedBackward0")
     return self
 
 
@@ -662,72 +663,152 @@ def inplace(name, raw_inplace, outplace, needs_old_self=True):
     return op
 
 
-def _copy_outplace(self, src, non_blocking=False):
-    r = src.to(self.dtype) if src.dtype is not self.dtype else src
+def _copy_outplace(self, src, non_blocking=False, node="CopyBackwards"):
+    """The values ``self.copy_(src)`` leaves in ``self`` (``src`` converted
+    to self's dtype and broadcast), as a new tensor with torch's node for
+    the copy: inputs ``(self, src)``, a zero gradient for the overwritten
+    ``self`` and the gradient summed to src's shape, in src's dtype, for
+    ``src``."""
+    r = src.detach()
+    r = r.to(self.dtype) if r.dtype is not self.dtype else r
     if tuple(r.shape) != tuple(self.shape):
         r = r.expand(self.shape)
-    return _identity(r)
+    r = r.clone()
+    if _state.enabled and (self._requires_grad or src._requires_grad):
+        from ptcore.autograd.graph import _sum_to
+        sshape, sdtype, zero_self = tuple(src.shape), src.dtype, self._requires_grad
+
+        def bw(g):
+            gs = None
+            if src._requires_grad:
+                gs = _sum_to(g, sshape)
+                if gs.dtype.is_complex and not sdtype.is_complex:
+                    gs = gs.real
+                gs = gs.to(sdtype) if gs.dtype is not sdtype else gs
+            return (g.new_zeros(g.shape) if zero_self else None), gs
+        attach(node, r, (self, src), bw)
+    return r
 
 
-def _identity(t):
-    out = t.detach().clone()
-    if t._requires_grad and _state.enabled:
-        attach("CopyBackwards", out, (t,), lambda g: (g,))
-    return out
-
-
-def _copy_inplace(self, src, non_blocking=False):
+def _copy_inplace(self, src, non_blocking=False, node="CopyBackwards"):
     _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(src, _TensorBase) and src._requires_grad)):
         src = _C._number_as_tensor(src)     # a number: a constant 0-d source
         if not isinstance(src, _TensorBase):
             return _TensorBase.copy_(self, src, non_blocking)
         check_inplace(self)
-        r = _copy_outplace(self, src)
+        r = _copy_outplace(self, src, node=node)
         _state.enabled = False
         try:
             _TensorBase.copy_(self, r, non_blocking)
         finally:
             _state.enabled = True
-        if not r._requires_grad:      # src does not require grad: self's history is cut
-            return rebase(self, _const_source(self))
         return rebase(self, r)
     return _TensorBase.copy_(self, src, non_blocking)
 
 
-def _const_source(self):
-    """An alias of ``self`` whose node sends no gradient anywhere: the history
-    of a tensor overwritten with values that do not require grad."""
+def _const_source(self, node):
+    """An alias of ``self`` (overwritten with values that do not require
+    grad) whose node, named ``node``, sends no gradient anywhere but a zero
+    one to self's old history (torch's fill_/zero_ nodes keep it as input)."""
     r = self.detach()
-    r._grad_fn = node_class("FillBackward0")((), (), lambda g: ())
+    if self._requires_grad:
+        attach(node, r, (self,), lambda g: (g.new_zeros(g.shape),))
+        return r
+    r._grad_fn = node_class(node)((), (), lambda g: ())
     r._requires_grad = True
     return r
 
 
-def _fill_inplace(self, value):
+def _fill_inplace(self, value, node=None):
+    """``self.fill_(value)``; torch's node names its overload: FillBackward2
+    for a number, FillBackward3 for a tensor (``node`` overrides)."""
     _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         check_inplace(self)
-        if isinstance(value, _TensorBase) and value._requires_grad:
-            r = value.to(self.dtype).expand(self.shape)
-            return _copy_inplace(self, r)
+        if node is None:
+            node = "FillBackward3" if isinstance(value, _TensorBase) else "FillBackward2"
+        if isinstance(value, _TensorBase):
+            if value.dim():
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value.dim()} dimensions.")
+            return _copy_inplace(self, value, node=node)
         _state.enabled = False
         try:
             _TensorBase.fill_(self, value)
         finally:
             _state.enabled = True
-        return rebase(self, _const_source(self))
+        return rebase(self, _const_source(self, node))
     return _TensorBase.fill_(self, value)
 
 
 def _zero_inplace(self):
-    return _fill_inplace(self, 0)
+    return _fill_inplace(self, 0, "ZeroBackward0")
+
+
+def _basic_items(idx):
+    """The items of ``idx`` when it is basic indexing (ints, slices, None,
+    Ellipsis, 0-d integer tensors), else None."""
+    items = idx if type(idx) is tuple else (idx,)
+    out = []
+    for it in items:
+        if isinstance(it, _TensorBase):
+            # a 0-d integer tensor indexes as an int
+            if it.dim() or it.dtype.is_floating_point or it.dtype.is_complex \
+                    or it.dtype is _C.bool_:
+                return None
+            it = int(it.item())
+        elif not (it is None or it is Ellipsis or type(it) is slice) and (
+                isinstance(it, bool) or not hasattr(type(it), "__index__")):
+            return None
+        out.append(it)
+    return tuple(out)
+
+
+def _whole(self, items):
+    """Whether basic ``items`` select all of ``self`` as it is (torch's
+    slicing returns ``self`` then, not a view)."""
+    if any(it is not Ellipsis and type(it) is not slice for it in items):
+        return False
+    sl = [it for it in items if it is not Ellipsis]
+    if len(sl) > self.dim():
+        return False
+    k = items.index(Ellipsis) if Ellipsis in items else len(items)
+    dims = list(range(k)) + list(range(self.dim() - (len(sl) - k), self.dim()))
+    for d, it in zip(dims, sl):
+        if it.indices(self.shape[d]) != (0, self.shape[d], 1):
+            return False
+    return True
+
+
+def _setitem_basic(self, items, value):
+    """``self[items] = value`` as torch's: into the view ``self[items]`` (or
+    ``self`` when the items take all of it), with fill_ for a number or a
+    0-d tensor and copy_ otherwise; the base gets CopySlices."""
+    dst = self if _whole(self, items) else self[items if len(items) != 1 else items[0]]
+    if not isinstance(value, _TensorBase):
+        if tuple(dst.shape) == ():
+            return _copy_inplace(dst, _C._number_as_tensor(value).to(dst.dtype))
+        return _fill_inplace(dst, _C._number_as_tensor(value), "FillBackward3")
+    v = value
+    k = 0
+    while k < v.dim() and v.shape[k] == 1:      # torch's slicePrefix1sSize
+        k += 1
+    if k:
+        v = v.reshape(tuple(v.shape[k:]))
+    if tuple(v.shape) != tuple(dst.shape) and v.dim() == 0 and v.device.type == "cpu":
+        return _fill_inplace(dst, v)
+    return _copy_inplace(dst, v)
 
 
 def _setitem(self, idx, value):
     _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         check_inplace(self)
+        items = _basic_items(idx)
+        if items is not None:
+            _setitem_basic(self, items, value)
+            return None
         from ptcore.autograd import _formulas as F
         r = F.index_put_like(self, idx, value)
         _state.enabled = False

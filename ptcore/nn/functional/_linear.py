@@ -54,15 +54,16 @@ def linear(input, weight, bias=None):
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                 f"{weight.shape[1]}x{weight.shape[0]})")
-        x2 = input.reshape(-1, k)
-        if bias is not None and bias.dim() <= 1:
-            out = ptcore.addmm(bias, x2, wt)
-        else:
-            out = x2.mm(wt)
-        out = out.view(*batch, weight.shape[0])
-        if bias is not None and bias.dim() > 1:
-            out = out + bias
-        return out
+        if bias is not None and bias.dim() <= 1 and input.is_contiguous():
+            # torch's path (and grad_fn, ViewBackward0): the rows through addmm
+            return ptcore.addmm(bias, input.view(-1, k), wt).view(*batch, weight.shape[0])
+        # torch's other path: matmul (UnsafeViewBackward0), then the bias added
+        # (AddBackward0)
+        out = ptcore.matmul(input, wt)
+        return out if bias is None else out + bias
+    if nd == 1 and weight.dim() == 2 and bias is not None and bias.dim() == 1 \
+            and input.shape[0] == weight.shape[1]:
+        return ptcore.addmm(bias, input.view(1, -1), weight.t()).view(weight.shape[0])
     out = ptcore.matmul(input, weight.t() if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
 
