@@ -855,15 +855,19 @@ def masked_count(_TensorBase mask, mask_strides, shape):
 
 def nonzero(_TensorBase mask not None, _TensorBase out not None):
     """Coordinates of the set elements of the bool tensor ``mask`` into the
-    contiguous int64 tensor ``out`` of shape (count, mask.ndim)."""
+    int64 tensor ``out`` of shape (count, mask.ndim) laid out column-major,
+    strides (1, count): torch's layout of nonzero's result."""
     cdef int nd = mask._ndim, d, last
     cdef Py_ssize_t coord[PT_MAX_DIMS]
     cdef const char* p = mask._ptr()
     cdef int64_t* o = <int64_t*>out._ptr()
     cdef Py_ssize_t j, n_in, s_in, row = 0, nrows
-    if mask._dtype.num != PT_BOOL or out._dtype.num != PT_INT64 or not out._is_contig():
+    if mask._dtype.num != PT_BOOL or out._dtype.num != PT_INT64 or out._ndim != 2 \
+            or out._shape[1] != nd:
         raise TypeError("nonzero: bad operands")
-    nrows = out._shape[0] if out._ndim else 0
+    nrows = out._shape[0]
+    if nrows and (out._strides[0] != 1 or (nd > 1 and out._strides[1] != nrows)):
+        raise TypeError("nonzero: out must be column-major")
     if nd == 0 or mask._numel == 0:
         return
     with nogil:
@@ -877,7 +881,7 @@ def nonzero(_TensorBase mask not None, _TensorBase out not None):
                 if p[j * s_in] != 0 and row < nrows:
                     coord[last] = j
                     for d in range(nd):
-                        o[row * nd + d] = coord[d]
+                        o[d * nrows + row] = coord[d]
                     row += 1
             d = last - 1
             while d >= 0:

@@ -283,8 +283,10 @@ def _masked_scatter_cpu(self, mask, source):
 def _nonzero_cpu(input):
     mask = input if input.dtype is _C.bool_ else input._to_dtype(_C.bool_)
     n = _K.masked_count(mask, mask.stride(), mask.shape)
-    out = _C.empty((n, input.dim()), dtype=_C.int64)
-    if n and input.dim():
+    if not input.dim():
+        return _C.empty((n, 0), dtype=_C.int64)
+    out = _C.empty_strided((n, input.dim()), (1, n), dtype=_C.int64)    # torch's layout
+    if n:
         _K.nonzero(mask, out)
     return out
 
@@ -1031,9 +1033,9 @@ def nonzero(input, *, out=None, as_tuple=False):
     result = _cpu_kernel("nonzero", input.device, _nonzero_cpu)(_plain(input))
     if as_tuple and input.dim() == 0:
         return (_C.zeros(result.shape[0], dtype=_C.int64, device=input.device),)
-    if input.dim():
+    if input.dim() and tuple(result.stride()) != (1, result.shape[0]):
         # torch's layout: column-major (n, ndim), strides (1, n); as_tuple gives
-        # its contiguous columns
+        # its contiguous columns (the CPU kernel writes it so)
         result = _C.empty_strided(result.shape, (1, result.shape[0]), dtype=_C.int64,
                                   device=result.device).copy_(result)
     if as_tuple:
