@@ -51,6 +51,16 @@ def _no_dead_tensor_subclasses():
     that timing.  Collect first when a layer is on (rare, so cheap)."""
     from ptcore._dispatch import dispatcher
     if dispatcher.on[0]:
-        import gc
-        gc.collect()
+        # only when the overriding classes changed since the last collection
+        # (a class a test module keeps alive for the session would otherwise
+        # cost a full collection before every later test)
+        from ptcore._dispatch import torch_function
+        live = frozenset(id(c) for c in torch_function._overriding)
+        if live != _COLLECTED_WITH[0]:
+            import gc
+            gc.collect()
+            _COLLECTED_WITH[0] = frozenset(id(c) for c in torch_function._overriding)
     yield
+
+
+_COLLECTED_WITH = [None]     # ids of the overriding classes alive after the last collection

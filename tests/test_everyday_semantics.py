@@ -107,12 +107,16 @@ def test_embedding_double_backward():
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
 
 
-class _Plain(ptcore.Tensor):
-    pass
+def _plain_subclasses():
+    """(torch, ptcore) pairs of a subclass that keeps the default
+    __torch_function__, made per test: a class alive for the whole session
+    would keep ptcore's dispatch layer on for every later test."""
+    class _TorchPlain(torch.Tensor):
+        pass
 
-
-class _TorchPlain(torch.Tensor):
-    pass
+    class _Plain(ptcore.Tensor):
+        pass
+    return ((torch, _TorchPlain), (ptcore, _Plain))
 
 
 def _made_with_new(base):
@@ -136,7 +140,7 @@ def test_subclass_kept_through_ops(expr, how):
     """A Tensor subclass that inherits the default __torch_function__ gets
     its own type back from every op, as torch's."""
     names = []
-    for mod, plain in ((torch, _TorchPlain), (ptcore, _Plain)):
+    for mod, plain in _plain_subclasses():
         if how == "as_subclass":
             x = mod.tensor([1.0, 2.0]).as_subclass(plain)
         else:
@@ -148,7 +152,7 @@ def test_subclass_kept_through_ops(expr, how):
 
 
 def test_parameter_results_and_parameter_of_subclass():
-    for mod, plain in ((torch, _TorchPlain), (ptcore, _Plain)):
+    for mod, plain in _plain_subclasses():
         p = mod.nn.Parameter(mod.ones(2))
         assert type(p * 2) is mod.Tensor and type(p[0]) is mod.Tensor
         q = mod.nn.Parameter(mod.ones(2).as_subclass(plain))
