@@ -504,9 +504,11 @@ def getitem(self, idx):
     if isinstance(idx, _TensorBase) and idx.is_cpu and self.is_cpu and self.dim() and idx.dim():
         if idx.dtype is _C.int64:
             return _take_rows(self, _plain(idx))
-        if idx.dtype is _C.bool_ and idx.shape == self.shape:
+        if idx.dtype is _C.bool_ and idx.shape == self.shape \
+                and self.dtype not in (_C.uint16, _C.uint32, _C.uint64):
             # a mask over every dim: the selected elements in C order, as
-            # masked_select (the coordinates are never made)
+            # masked_select (the coordinates are never made; masked_select has
+            # no kernel for the wide unsigned types, indexing does)
             from ptcore._ops.shape import _masked_select_cpu
             return _masked_select_cpu(self, _plain(idx), tuple(self.shape))
     result, recorded = _apply_slicing(self, _items_of(idx))
