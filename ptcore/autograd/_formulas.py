@@ -15,7 +15,7 @@ from ptcore._ops import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
-from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class
+from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 
@@ -327,6 +327,9 @@ def _mul(out, a, b, **k):
     _mul_plain(out, a, b)
 
 
+_MUL_SAVED = ClosureSaved("a", "b")     # the hot path's _saved_self, _saved_other
+
+
 def _mul_plain(out, a, b):
     ta = isinstance(a, _TensorBase)
     tb = isinstance(b, _TensorBase)
@@ -346,7 +349,7 @@ def _mul_plain(out, a, b):
                 if a._version != va or b._version != vb:
                     _stale(a, va, b, vb)
                 return g * b, g * a
-            attach2(_MulB, out, a, b, bw, ra, rb, (a, b))
+            attach2(_MulB, out, a, b, bw, ra, rb, _MUL_SAVED)      # (a, b): bw's cells
             return
     # other first: torch's order (saved_tensors_hooks see other, then self)
     sb = (SavedTensor(b) if tb else _Plain(b)) if ta and a._requires_grad else None

@@ -501,7 +501,7 @@ class Node:
     def _release(self):
         self._fn = None
         if self._sv is not None:
-            self._sv = _freed_saved(self._sv)
+            self._sv = None if type(self._sv) is ClosureSaved else _freed_saved(self._sv)
 
     def __getattr__(self, name):
         # grad_fn._saved_self / _saved_result / _raw_saved_self ... (torch's
@@ -522,6 +522,8 @@ class Node:
 
     def _sv_get(self, i, key, raw):
         sv = self._sv
+        if type(sv) is ClosureSaved:
+            sv = sv.read(self._fn) if self._fn is not None else None
         if sv is None or i >= len(sv):
             if self._fn is not None:
                 raise AttributeError(f"'{type(self).__name__}' object has no attribute "
@@ -590,6 +592,21 @@ def node_class(name, saved=None, scalars=()):
         cls._sv_names = tuple(saved)
         cls._sv_scalars = tuple(scalars)
     return cls
+
+
+class ClosureSaved:
+    """A node's saved values that live in its backward closure (the hot
+    elementwise recording paths keep no tuple of them): ``read(fn)`` gives
+    the closure variables ``names``, in the order of the node class's saved
+    names."""
+    __slots__ = ("names",)
+
+    def __init__(self, *names):
+        self.names = names
+
+    def read(self, fn):
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        return tuple(cells[n].cell_contents for n in self.names)
 
 
 class _FreedMarker:
@@ -1059,7 +1076,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                     node._fn = None
                     if node._sv is not None:
                         # (a node class that saves no scalars: nothing to keep)
-                        node._sv = _freed_saved(node._sv) if type(node)._sv_scalars else None
+                        node._sv = _freed_saved(node._sv) \
+                            if type(node)._sv_scalars and type(node._sv) is not ClosureSaved else None
                 else:
                     node._release()
             nxt = node._next
