@@ -1073,11 +1073,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                             gin = list(r) if not isinstance(r, _TensorBase) else [r]
             if not retain_graph:
                 if plain:
-                    node._fn = None
-                    if node._sv is not None:
-                        # (a node class that saves no scalars: nothing to keep)
-                        node._sv = _freed_saved(node._sv) \
-                            if type(node)._sv_scalars and type(node._sv) is not ClosureSaved else None
+                    # a node that saved nothing stays callable for a later
+                    # backward, as torch's (add, sum, views ...)
+                    if not _saves_nothing(fn, node._sv):
+                        node._fn = None
+                        if node._sv is not None:
+                            # (a node class that saves no scalars: nothing to keep)
+                            node._sv = _freed_saved(node._sv) if type(node)._sv_scalars \
+                                and type(node._sv) is not ClosureSaved else None
                 else:
                     node._release()
             nxt = node._next
@@ -1131,6 +1134,38 @@ def _retain_grads(retain, buf, create_graph):
                 t._grad = g if create_graph else g.detach().clone()
             else:
                 t._grad = t._grad + g
+
+
+_PLAIN_SAVED = frozenset({int, float, bool, complex, str, type(None)})
+
+
+def _saves_nothing(fn, sv):
+    """Whether a formula node's backward closure (and saved values) hold
+    only plain values (sizes, dims, numbers): torch frees only saved
+    tensors, so such a node stays callable after a backward without
+    retain_graph."""
+    if sv is not None:
+        return False
+    if fn.__defaults__ is not None:
+        return False
+    cells = fn.__closure__
+    if cells is None:
+        return True
+    for c in cells:
+        try:
+            v = c.cell_contents
+        except ValueError:
+            return False
+        t = type(v)
+        if t in _PLAIN_SAVED:
+            continue
+        if t is tuple or t is list:
+            for e in v:
+                if type(e) not in _PLAIN_SAVED:
+                    return False
+            continue
+        return False
+    return True
 
 
 def _release_children(node, deps, heap):

@@ -115,3 +115,24 @@ def test_increment_version():
         return y._version - v, err
     p, t = _both(run)
     assert p == t == (3, True)
+
+
+@pytest.mark.parametrize("expr", [
+    "x.sum()", "(x + 1).sum()", "(x - 1).sum()", "(x * 2).sum()", "(x * x).sum()",
+    "x.view(3, 1).expand(3, 2).sum()", "x.mean()", "x.exp().sum()", "x[1:].sum()",
+    "(x / 2).sum()", "x.reshape(1, 3).sum()"])
+def test_second_backward_without_retain_graph(expr):
+    # torch frees only saved tensors: a graph whose nodes saved none runs
+    # again (gradients accumulate), one that saved some raises
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = eval(expr, {"x": x})
+        y.backward()
+        try:
+            y.backward()
+        except RuntimeError as e:
+            assert "second time" in str(e)
+            return "raised"
+        return x.grad.tolist()
+    p, t = _both(run)
+    assert p == t
