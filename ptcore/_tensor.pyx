@@ -1128,22 +1128,18 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
     return _make_tensor(st, dt, ndim, shape, strides, 0)
 
 
-cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
-    """A new tensor shaped like ``src`` with PyTorch's preserve_format layout: src's
-    strides verbatim when src is non-overlapping and dense, else dense strides in
-    src's dimension order (``infer_dense_strides``)."""
-    cdef Py_ssize_t strides[PT_MAX_DIMS]
+cdef void _like_strides(_TensorBase src, Py_ssize_t* strides) noexcept:
+    """PyTorch's preserve_format strides for a tensor like ``src``: src's
+    strides verbatim when src is non-overlapping and dense, else dense strides
+    in src's dimension order (``infer_dense_strides``)."""
     cdef int nd = src._ndim
     cdef int perm[PT_MAX_DIMS]
     cdef int i, j, dim0, dim1, tmp, cmp
     cdef Py_ssize_t s, s0, s1
-    cdef Storage st
-    if dt.num == PT_COMPLEX32:
-        _warn_complex32()
     if _non_overlapping_and_dense(src):
         for i in range(nd):
             strides[i] = src._strides[i]
-        return _alloc_like(src, dt, strides, zero)
+        return
     # infer_dense_strides: stable insertion sort from the fastest dim; 0 strides do not move
     for i in range(nd):
         perm[i] = nd - 1 - i
@@ -1175,6 +1171,23 @@ cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
         strides[perm[i]] = s
         if src._shape[perm[i]] > 1:
             s *= src._shape[perm[i]]
+
+
+def _preserve_format_strides(_TensorBase src not None):
+    """The strides of a preserve_format tensor like ``src`` (the core's rule,
+    for the device runtimes' ``empty_like``/``clone``)."""
+    cdef Py_ssize_t strides[PT_MAX_DIMS]
+    _like_strides(src, strides)
+    return [strides[i] for i in range(src._ndim)]
+
+
+cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero):
+    """A new tensor shaped like ``src`` with PyTorch's preserve_format layout
+    (``_like_strides``)."""
+    cdef Py_ssize_t strides[PT_MAX_DIMS]
+    if dt.num == PT_COMPLEX32:
+        _warn_complex32()
+    _like_strides(src, strides)
     return _alloc_like(src, dt, strides, zero)
 
 

@@ -49,19 +49,9 @@ def contiguous_strides(shape):
 
 
 def dense_strides(t):
-    """``t``'s strides when it is dense (non-overlapping, no gaps, any
-    order: torch's preserve_format keeps them), its contiguous strides
-    otherwise."""
-    shape, st = list(t.shape), list(t.stride())
-    order = sorted(range(len(shape)), key=lambda d: (st[d], shape[d]))     # innermost first
-    acc = 1
-    dense = [0] * len(shape)
-    for d in order:
-        dense[d] = acc
-        acc *= max(shape[d], 1)
-    if all(shape[d] == 1 or dense[d] == st[d] for d in range(len(shape))):
-        return st if all(shape) else contiguous_strides(shape)
-    return contiguous_strides(shape)
+    """PyTorch's preserve_format strides (the core's rule: ``t``'s own when
+    dense and non-overlapping, else dense in its dimension order)."""
+    return _C._preserve_format_strides(t)
 
 
 def _nbytes(shape, strides, itemsize):

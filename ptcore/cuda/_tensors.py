@@ -94,19 +94,8 @@ def empty_strided(shape, strides, dt, dev):
 
 
 def _dense_strides(t):
-    """PyTorch's preserve_format strides: ``t``'s when it is dense and
-    non-overlapping, else dense strides in its dimension order."""
-    shape = list(t.shape)
-    strides = list(t.stride())
-    if t.is_contiguous():
-        return _contig_strides(shape)
-    order = sorted(range(len(shape)), key=lambda d: (-strides[d], -shape[d]) if shape[d] != 1 else (0, 0))
-    out = [0] * len(shape)
-    acc = 1
-    for d in reversed(order):
-        out[d] = acc
-        acc *= max(shape[d], 1)
-    return out
+    """PyTorch's preserve_format strides (the core's rule)."""
+    return _C._preserve_format_strides(t)
 
 
 # ---------------------------------------------------------------------------
