@@ -13,6 +13,8 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBUF_RECORDS_RO, PyBUF_FORMAT, PyBUF_WRITABLE)
 from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.float cimport PyFloat_FromDouble
 from libc.string cimport memset, memcpy
 from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t,
                           uint16_t, uint32_t, uint64_t, uintptr_t)
@@ -1629,6 +1631,27 @@ cdef object _read_scalar(const char* p, int num):
     return complex((<const double*>p)[0], (<const double*>p)[1])
 
 
+cdef list _tolist_dims(const char* p, int num, Py_ssize_t isz, int d, int ndim,
+                       const Py_ssize_t* shape, const Py_ssize_t* strides):
+    """Nested lists of the values of the strided block at ``p`` from dim ``d`` on."""
+    cdef Py_ssize_t n = shape[d], i
+    cdef Py_ssize_t step = strides[d] * isz
+    cdef list out = PyList_New(n)
+    cdef object v
+    for i in range(n):
+        if d + 1 < ndim:
+            v = _tolist_dims(p + i * step, num, isz, d + 1, ndim, shape, strides)
+        elif num == PT_FLOAT32:
+            v = PyFloat_FromDouble((<const float*>(p + i * step))[0])
+        elif num == PT_FLOAT64:
+            v = PyFloat_FromDouble((<const double*>(p + i * step))[0])
+        else:
+            v = _read_scalar(p + i * step, num)
+        Py_INCREF(v)                     # PyList_SET_ITEM steals a reference
+        PyList_SET_ITEM(out, i, v)
+    return out
+
+
 cdef dict _BUFFER_FORMATS = {
     PT_BOOL: b"?", PT_UINT8: b"B", PT_INT8: b"b", PT_INT16: b"h", PT_INT32: b"i",
     PT_INT64: _np.dtype(_np.int64).char.encode(), PT_FLOAT16: b"e", PT_FLOAT32: b"f", PT_FLOAT64: b"d",
@@ -2740,11 +2763,10 @@ cdef class _TensorBase:
             return self.cpu().tolist()
         if self._ndim == 0:
             return _read_scalar(self._ptr(), self._dtype.num)
-        if self._dtype.num == PT_BFLOAT16:
-            return self._to_dtype(float32).tolist()
-        if self._dtype.num == PT_COMPLEX32:
-            return self._to_dtype(complex64).tolist()      # exact
-        return self._as_numpy().tolist()
+        # Python numbers straight from the strided buffer: float for the
+        # floating types, int, bool, complex (torch's types)
+        return _tolist_dims(self._ptr(), self._dtype.num, self._dtype.itemsize, 0,
+                            self._ndim, self._shape, self._strides)
 
     def __len__(self):
         if self._ndim == 0:

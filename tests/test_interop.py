@@ -108,6 +108,33 @@ TOLIST_CASES = {
     "expanded": lambda L: L.tensor([1, 2]).expand(3, 2).tolist(),
     "empty": lambda L: L.zeros(2, 0, 3).tolist(),
     "empty_1d": lambda L: L.zeros(0).tolist(),
+    "empty_trailing": lambda L: L.zeros(2, 3, 0).tolist(),
+    "0d_bfloat16": lambda L: L.tensor(1.1, dtype=L.bfloat16).tolist(),
+    "0d_bool": lambda L: L.tensor(True).tolist(),
+    "0d_complex128": lambda L: L.tensor(1.5 - 2j, dtype=L.complex128).tolist(),
+    "0d_view": lambda L: L.arange(6.0).view(2, 3)[1, 2].tolist(),
+    "bool_transposed": lambda L: (L.arange(12).view(3, 4) % 3 == 0).t().tolist(),
+    "bfloat16_strided": lambda L: L.linspace(-3, 3, 24).to(L.bfloat16).view(4, 6)[::2, 1::2]
+    .tolist(),
+    "float16_transposed": lambda L: L.linspace(-3, 3, 12).to(L.float16).view(3, 4).t().tolist(),
+    "float32_nonfinite": lambda L: L.tensor([float("inf"), -float("inf"), 1e-40, 0.1])
+    .tolist(),
+    "float64_strided": lambda L: L.linspace(-1, 1, 30, dtype=L.float64).view(5, 6)[1:, ::3]
+    .tolist(),
+    "complex64_transposed": lambda L: L.complex(L.arange(6.0), -L.arange(6.0)).view(2, 3).t()
+    .tolist(),
+    "complex128_strided": lambda L: L.complex(
+        L.arange(8.0, dtype=L.float64), L.ones(8, dtype=L.float64)).view(2, 4)[:, ::2].tolist(),
+    "int64_extremes": lambda L: L.tensor([2 ** 63 - 1, -2 ** 63, 0]).tolist(),
+    "int8_negative": lambda L: L.tensor([[-128, 127], [-1, 5]], dtype=L.int8).t().tolist(),
+    "int16_int32": lambda L: [L.tensor([-3, 30000], dtype=L.int16).tolist(),
+                              L.tensor([-2 ** 31, 7], dtype=L.int32).tolist()],
+    "uint_wide": lambda L: [L.tensor([65535], dtype=L.uint16).tolist(),
+                            L.tensor([2 ** 32 - 1], dtype=L.uint32).tolist(),
+                            L.tensor([2 ** 64 - 1], dtype=L.uint64).tolist()],
+    "3d_permuted": lambda L: L.arange(24.0).view(2, 3, 4).permute(2, 0, 1)[:, 1:, ::2].tolist(),
+    "expanded_0_stride_rows": lambda L: L.tensor([[1.5], [2.5]]).expand(2, 3).tolist(),
+    "complex32": lambda L: L.tensor([[1.5 - 2j, 0.1j]]).to(L.complex32).t().tolist(),
 }
 
 
