@@ -221,6 +221,28 @@ def test_in_place_operands_same_bits(isa, m, k, n, offset):
         _linalg_ops._set_sgemm_direct(1)
 
 
+@pytest.mark.parametrize("k", [512, 1024, 2048])
+def test_aliasing_leading_dimension_packs_same_bits(isa, k):
+    """A B operand whose leading dimension is a multiple of 512 floats (a
+    convolution weight with C*kh*kw = 1024) is packed by default rather than
+    read in place (its columns alias in L1): the same bits as both forced
+    modes, values against float64."""
+    if isa == 0:
+        pytest.skip("the BLAS path has no packing")
+    rng = np.random.default_rng(k)
+    a = ptcore.from_numpy(rng.standard_normal((40, k)).astype(np.float32))
+    b = ptcore.from_numpy(rng.standard_normal((k, 100)).astype(np.float32))
+    try:
+        got = []
+        for mode in (1, 0, 4):
+            assert _linalg_ops._set_sgemm_direct(mode) == mode
+            got.append(ptcore.mm(a, b).numpy())
+    finally:
+        _linalg_ops._set_sgemm_direct(1)
+    assert np.array_equal(got[0], got[1]) and np.array_equal(got[0], got[2])
+    _check(got[0], _ref(a.numpy(), b.numpy()), k)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
 def test_in_place_operands_stay_inside(isa):
     """Operands read in place never read past their ends: each ends right
