@@ -32,11 +32,13 @@ import operator as _operator
 cdef dtype _F32 = dtype_from_num(PT_FLOAT32)
 cdef dtype _C64 = dtype_from_num(PT_COMPLEX64)
 cdef object _CPU = _C._to_device("cpu")
+cdef double _INF = float("inf")
 
 UNARY = {name: i for i, name in enumerate(_ew_mod.UNARY_OPS)}
 BINARY = {name: i for i, name in enumerate(_ew_mod.BINARY_OPS)}
 TERNARY = {name: i for i, name in enumerate(_ew_mod.TERNARY_OPS)}
 cdef int _WHERE = TERNARY["where"]
+cdef int _CLAMP = TERNARY["clamp"]
 
 # Operands that PyTorch's float16/bfloat16 kernels take as a float32 scalar
 # when they are a Python number or a 0-d tensor (``original_scalar_value``):
@@ -805,6 +807,43 @@ def fast_unary(int op, x):
     ptrs[1] = t._ptr()
     strides[0] = strides[1] = t._dtype.itemsize
     _run_contig(f, 2, ptrs, strides, t._numel)
+    return out
+
+
+cdef inline bint _number_bound(object v) noexcept:
+    """A clamp bound the fast path takes: None, a float, or an int in int64."""
+    if v is None or type(v) is float:
+        return True
+    return type(v) is int and -9223372036854775808 <= v <= 9223372036854775807
+
+
+def fast_clamp(x, lo, hi):
+    """``x.clamp(lo, hi)`` for the front-end's common case, or None to take
+    the general path: ``x`` a contiguous float32/float64 CPU tensor, the
+    bounds Python floats or int64-range ints (one may be None).  The result
+    has ``x``'s dtype (PyTorch's for a floating tensor and number bounds)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, out
+    cdef dtype dt = t._dtype
+    cdef char lob[16]
+    cdef char hib[16]
+    cdef char* ptrs[4]
+    cdef Py_ssize_t strides[4]
+    if t._storage.device._type_code != 0 or (dt.num != PT_FLOAT32 and dt.num != PT_FLOAT64) \
+            or (lo is None and hi is None) or not _number_bound(lo) or not _number_bound(hi) \
+            or not t._is_contig():
+        return None
+    _encode(-_INF if lo is None else lo, dt, lob)
+    _encode(_INF if hi is None else hi, dt, hib)
+    out = _empty_contig(dt, t._ndim, t._shape, _CPU, False)
+    ptrs[0] = out._ptr()
+    ptrs[1] = t._ptr()
+    ptrs[2] = lob
+    ptrs[3] = hib
+    strides[0] = strides[1] = dt.itemsize
+    strides[2] = strides[3] = 0
+    _run_contig(ternary_loop(_CLAMP, dt.num), 4, ptrs, strides, t._numel)
     return out
 
 

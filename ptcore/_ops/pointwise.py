@@ -1284,6 +1284,12 @@ _TENSOR_METHODS["where"] = _where_method
 
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to ``[min, max]`` (scalars or tensors; NaN stays NaN)."""
+    if out is None:
+        # the common call (a contiguous float32/float64 CPU tensor, number
+        # bounds): the kernel directly, the result in the tensor's dtype
+        r = _D.fast_clamp(input, min, max)
+        if r is not None:
+            return r
     _check_tensor(input, "clamp")
     return _clamp_impl(input, min, max, out, False)
 

@@ -161,6 +161,71 @@ def test_subclass_torch_function_sees_fast_path_ops():
 
 
 # ---------------------------------------------------------------------------
+# clamp by number bounds
+# ---------------------------------------------------------------------------
+def test_fast_clamp_decides_only_the_common_case():
+    from ptcore._ops import _ewdrv
+    a = ptcore.linspace(-2.0, 2.0, 12).view(3, 4)
+    r = _ewdrv.fast_clamp(a, -1, 0.5)
+    assert r is not None and r.dtype is ptcore.float32 and tuple(r.shape) == (3, 4)
+    np.testing.assert_array_equal(r.numpy(), np.clip(a.numpy(), -1, 0.5))
+    assert _ewdrv.fast_clamp(a.double(), None, 0.5).dtype is ptcore.float64
+    assert _ewdrv.fast_clamp(a.t(), -1, 1) is None                   # not contiguous
+    assert _ewdrv.fast_clamp(a.half(), -1, 1) is None                # computed in float32
+    assert _ewdrv.fast_clamp(a.to(ptcore.int32), -1, 1) is None      # integer: bound checks
+    assert _ewdrv.fast_clamp(a, None, None) is None                  # the front-end's error
+    assert _ewdrv.fast_clamp(a, True, None) is None                  # bool bound
+    assert _ewdrv.fast_clamp(a, ptcore.tensor(0.0), None) is None    # tensor bound
+    assert _ewdrv.fast_clamp(a, 2 ** 63, None) is None               # beyond int64
+    assert _ewdrv.fast_clamp(a, 1j, None) is None                    # complex bound
+    assert _ewdrv.fast_clamp(1.0, 0, 1) is None
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("n", [7, 1003, 300_001])
+def test_clamp_number_bounds_vector_loop(name, n):
+    # the dispatched vector loop, its remainder, and (300_001) the split over threads
+    v = np.random.default_rng(n).standard_normal(n) * 3
+    v[:10] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-45][:min(n, 10)]
+    x = both(v, name)
+    prev = ptcore.get_num_threads()
+    ptcore.set_num_threads(2)
+    try:
+        for lo, hi in ((-1, 1), (-0.5, None), (None, 0.25), (0.0, 1.0), (-1.0, -0.0), (2, -2),
+                       (float("nan"), 1), (0, float("nan")), (-float("inf"), float("inf")),
+                       (1e39, None), (-(2 ** 62), 2 ** 62)):
+            p, t = _both(lambda L, u: u.clamp(lo, hi), x)
+            np.testing.assert_array_equal(np.signbit(p.numpy()), np.signbit(t.numpy()))
+            _both(lambda L, u: L.clamp(u, min=lo, max=hi), x)
+            _both(lambda L, u: u.clone().clamp_(lo, hi), x)
+    finally:
+        ptcore.set_num_threads(prev)
+
+
+def test_clamp_number_bounds_grad_and_subclass():
+    g = {}
+    for L in (torch, ptcore):
+        a = L.linspace(-2.0, 2.0, 9).requires_grad_()
+        y = a.clamp(-1, 1)
+        assert type(y.grad_fn).__name__ == "ClampBackward1"
+        (y * L.arange(9.0)).sum().backward()
+        g[L] = a.grad.numpy()
+    np.testing.assert_array_equal(g[ptcore], g[torch])
+    res = {}
+    for L in (torch, ptcore):
+        log = []
+        Logged = _logging_subclass(L.Tensor, log)
+        x = L.arange(6.0).as_subclass(Logged)
+        log.clear()
+        outs = [x.clamp(1, 4), L.clamp(x, min=2.0)]
+        res[L] = ([type(o).__name__ for o in outs], [n for n in log if n != "__get__"],
+                  [o.detach().numpy() for o in outs])
+    assert res[ptcore][:2] == res[torch][:2]
+    for p, t in zip(res[ptcore][2], res[torch][2]):
+        np.testing.assert_array_equal(p, t)
+
+
+# ---------------------------------------------------------------------------
 # reductions
 # ---------------------------------------------------------------------------
 def test_reduce_fast_decides_only_the_common_case():
