@@ -741,8 +741,9 @@ def _outer_check(a, b, fn="outer"):
 def _rank1(a, b, c=None, alpha=1, beta=0):
     """``beta * c + alpha * outer(a, b)`` in ``a``'s dtype (bool via uint8)."""
     dt = a.dtype
-    if dt in (_C.uint16, _C.uint32, _C.uint64) and c is None and alpha == 1:
-        # PyTorch's limited unsigned types: the outer product is their (wrapping) mul
+    if c is None and alpha == 1:
+        # torch's outer, kron and inner with a 0-d operand are an elementwise mul: exact, and
+        # the product keeps its sign of zero (a k = 1 matrix product adds +0: -0 * 5 gave +0)
         return a.reshape(-1, 1) * b.reshape(1, -1)
     if dt is _C.bool_:
         u = _C.uint8

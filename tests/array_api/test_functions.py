@@ -306,6 +306,14 @@ def test_complex_expm1_special_cases():
     _eq(xp.expm1(_t(np.array([0.5, -inf]))), np.expm1(np.array([0.5, -inf])))
 
 
+def test_linalg_outer_keeps_the_sign_of_zero():
+    a, b = np.array([-0.0, 2.0, 0.0]), np.array([3.0, -0.0, -1.0])
+    out = xp.linalg.outer(_t(a), _t(b))
+    ref = np.outer(a, b)
+    _eq(out, ref)
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(ref))
+
+
 def test_linalg_cross_broadcasts_other_axes():
     a = np.arange(3, dtype=np.uint8)
     b = (np.arange(12, dtype=np.uint8) % 5).reshape(4, 3)

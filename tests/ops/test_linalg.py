@@ -278,6 +278,23 @@ def test_outer_ger_kron(dtype):
 
 
 @needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_outer_kron_inner_keep_the_sign_of_zero(dtype):
+    # torch's outer, kron and inner with a 0-d operand are an elementwise mul: -0 * 5 is -0
+    # (a k = 1 matrix product gave +0)
+    v = P(np.array([-0.0, 2.0, 0.0]), dtype)
+    w = P(np.array([3.0, -0.0, -1.0]), dtype)
+    s, z = ptcore.tensor(-2.0, dtype=v.dtype), ptcore.tensor(-0.0, dtype=v.dtype)
+    pairs = [(ptcore.outer(v, w), torch.outer(T(v), T(w))), (ptcore.kron(v, w), torch.kron(T(v), T(w))),
+             (ptcore.inner(v, s), torch.inner(T(v), T(s))), (ptcore.inner(z, w), torch.inner(T(z), T(w)))]
+    for ours, ref in pairs:
+        ours, ref = ours.numpy(), ref.numpy()
+        np.testing.assert_array_equal(ours, ref)
+        np.testing.assert_array_equal(np.signbit(ours.real), np.signbit(ref.real))
+        np.testing.assert_array_equal(np.signbit(ours.imag), np.signbit(ref.imag))
+
+
+@needs_torch
 def test_outer_kron_promote():
     v = P(np.arange(3.0), "float32")
     w = P(np.arange(2.0), "float64")
