@@ -10,10 +10,11 @@ cimport cython
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.object cimport PyTypeObject, PyObject
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
-                             PyBUF_RECORDS_RO, PyBUF_FORMAT, PyBUF_WRITABLE)
+                             PyBUF_RECORDS_RO, PyBUF_FORMAT, PyBUF_WRITABLE, PyBUF_STRIDES)
 from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetContext, PyCapsule_SetContext
 from cpython.float cimport PyFloat_FromDouble
 from libc.string cimport memset, memcpy
 from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t,
@@ -1660,16 +1661,57 @@ cdef dict _BUFFER_FORMATS = {
 }
 
 
+cdef extern from *:
+    """
+    /* NumPy's C-level array interface, the struct that __array_struct__'s
+       capsule points to (its layout is the protocol's: no NumPy headers) */
+    typedef struct {
+        int two; int nd; char typekind; int itemsize; int flags;
+        Py_ssize_t *shape; Py_ssize_t *strides; void *data; PyObject *descr;
+    } ptc_array_interface;
+    """
+    ctypedef struct ptc_array_interface:
+        int two
+        int nd
+        char typekind
+        int itemsize
+        int flags
+        Py_ssize_t* shape
+        Py_ssize_t* strides
+        void* data
+        PyObject* descr
+
+cdef enum:
+    # the interface's flags: NumPy's ALIGNED | NOTSWAPPED | WRITEABLE | ARR_HAS_DESCR
+    PTC_ARR_FLAGS = 0x100 | 0x200 | 0x400 | 0x800
+
+cdef char _empty_data = 0      # the data pointer of an empty tensor without memory
+
+
+cdef void _release_interface_capsule(object capsule) noexcept:
+    """A capsule of ``_ArrayExport.__array_struct__`` dies: let go of its export."""
+    Py_DECREF(<object>PyCapsule_GetContext(capsule))
+
+
 @cython.final
 cdef class _ArrayExport:
-    """Carries ``__array_interface__`` for NumPy and keeps the tensor alive."""
-    cdef readonly dict __array_interface__
+    """Hands a CPU tensor's memory to NumPy through ``__array_struct__``: the
+    array's base, keeping the tensor alive."""
     cdef object _tensor
     cdef Storage _st        # counted in _st._nexports while the array lives
+    cdef ptc_array_interface* _inter    # the tensor's layout when exported
+
+    @property
+    def __array_struct__(self):
+        cap = PyCapsule_New(self._inter, NULL, _release_interface_capsule)
+        PyCapsule_SetContext(cap, <void*>self)
+        Py_INCREF(self)         # the capsule's reference, dropped by its destructor
+        return cap
 
     def __dealloc__(self):
         if self._st is not None:
             self._st._nexports -= 1
+        PyMem_Free(self._inter)
 
 
 # ---------------------------------------------------------------------------
@@ -2829,24 +2871,37 @@ cdef class _TensorBase:
 
     cdef object _as_numpy(self):
         """Zero-copy NumPy view of a CPU tensor (no autograd checks)."""
-        if self._dtype._np is None:
+        cdef object npd = self._dtype._np
+        if npd is None:
             raise TypeError(f"Got unsupported ScalarType {self._dtype._legacy}")
-        cdef _ArrayExport e = _ArrayExport.__new__(_ArrayExport)
-        cdef int i
+        cdef int i, nd = self._ndim
         cdef int isz = self._dtype.itemsize
+        cdef int cat = self._dtype._category
+        cdef ptc_array_interface* inter = <ptc_array_interface*>PyMem_Malloc(
+            sizeof(ptc_array_interface) + 2 * nd * sizeof(Py_ssize_t))
+        if inter == NULL:
+            raise MemoryError()
+        inter.shape = <Py_ssize_t*>(inter + 1)
+        inter.strides = inter.shape + nd
+        for i in range(nd):
+            inter.shape[i] = self._shape[i]
+            inter.strides[i] = self._strides[i] * isz
+        inter.two = 2
+        inter.nd = nd
+        inter.typekind = (b"b" if cat == 0 else (b"i" if self._dtype.is_signed else b"u") if cat == 1
+                          else b"f" if cat == 2 else b"c")[0]
+        inter.itemsize = isz
+        inter.flags = PTC_ARR_FLAGS
+        inter.data = self._ptr() if self._storage._data != NULL else <void*>&_empty_data
+        inter.descr = <PyObject*>npd      # the dtype itself (NumPy's descr converter takes it)
+        cdef _ArrayExport e = _ArrayExport.__new__(_ArrayExport)
+        e._inter = inter
         # the export holds the storage itself (set_ or .data = may move the tensor
         # to another storage); while it lives the storage refuses resize_, as
         # PyTorch's does after numpy()
         e._tensor = self
         e._st = self._storage
         self._storage._nexports += 1
-        e.__array_interface__ = {
-            "version": 3,
-            "shape": _make_tuple(self._ndim, self._shape),
-            "typestr": self._dtype._np.str,
-            "strides": tuple([self._strides[i] * isz for i in range(self._ndim)]),
-            "data": (<Py_ssize_t><uintptr_t>self._ptr() if self._storage._data != NULL else 0, False),
-        }
         return _np.asarray(e)
 
     def numpy(self, *, force=False):
@@ -3494,21 +3549,34 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, _np.ndarray):
         raise TypeError(f"expected np.ndarray (got {_typename(ndarray)})")
     arr = ndarray
-    if not arr.dtype.isnative:
-        raise ValueError(
-            "given numpy array has byte order different from the native byte order. Conversion "
-            "between byte orders is currently not supported.")
-    cdef dtype dt = _dtype_from_numpy(arr.dtype)
-    if arr.ndim > PT_MAX_DIMS:
-        raise ValueError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {arr.ndim}")
-    cdef Py_ssize_t sh[PT_MAX_DIMS]
-    cdef Py_ssize_t st[PT_MAX_DIMS]
-    cdef int i, nd = arr.ndim
-    cdef Py_ssize_t extent = 0, isz = dt.itemsize
+    npd = arr.dtype
+    cdef dtype dt = _NP_TO_DTYPE.get(npd)      # the native supported dtypes
+    if dt is None:
+        if not npd.isnative:
+            raise ValueError(
+                "given numpy array has byte order different from the native byte order. Conversion "
+                "between byte orders is currently not supported.")
+        dt = _dtype_from_numpy(npd)
+    # the data pointer through the buffer protocol (a read-only request: a
+    # read-only array is taken too, with the warning below); the shape and
+    # strides are the array's own (a buffer's strides are normalised where a
+    # dimension has size 0 or 1)
+    cdef Py_buffer view
+    PyObject_GetBuffer(arr, &view, PyBUF_STRIDES)
+    cdef char* data = <char*>view.buf
+    cdef bint writable = not view.readonly
+    PyBuffer_Release(&view)
     shape = arr.shape
     bstrides = arr.strides
+    cdef int i, nd = len(shape)
+    if nd > PT_MAX_DIMS:
+        raise ValueError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef Py_ssize_t st[PT_MAX_DIMS]
+    cdef Py_ssize_t extent = 0, isz = dt.itemsize, n = 1
     for i in range(nd):
         sh[i] = shape[i]
+        n *= sh[i]
         if bstrides[i] < 0:
             raise ValueError(
                 "At least one stride in the given numpy array is negative, and tensors with negative "
@@ -3521,16 +3589,14 @@ def from_numpy(ndarray):
         st[i] = bstrides[i] // isz
         if sh[i] > 1:
             extent += (sh[i] - 1) * st[i]
-    if not arr.flags.writeable:
+    if not writable:
         _warnings.warn(
             "The given NumPy array is not writable, and PyTorch does not support non-writable "
             "tensors. This means writing to this tensor will result in undefined behavior. You may "
             "want to copy the array to protect its data or make it writable before converting it to "
             "a tensor. This type of warning will be suppressed for the rest of this program.",
             UserWarning, stacklevel=2)
-    cdef Py_ssize_t n = arr.size
-    cdef Py_ssize_t ptr = arr.__array_interface__["data"][0] if n else 0
-    cdef Storage storage = _external_storage(<char*><uintptr_t>ptr, (extent + 1) * isz if n else 0,
+    cdef Storage storage = _external_storage(data if n else NULL, (extent + 1) * isz if n else 0,
                                              arr, _CPU)
     return _make_tensor(storage, dt, nd, sh, st, 0)
 

@@ -326,6 +326,35 @@ def test_from_numpy_keeps_strides_and_0d():
     assert z.shape == () and z.item() == 2.5
 
 
+FROM_NUMPY_LAYOUTS = {
+    "contiguous": lambda: np.arange(24.0).reshape(2, 3, 4),
+    "sliced": lambda: np.arange(24.0).reshape(2, 3, 4)[:, ::2, 1:],
+    "transposed": lambda: np.arange(24, dtype=np.int32).reshape(2, 3, 4).transpose(2, 0, 1),
+    "offset": lambda: np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)[1, 1:],
+    "0d": lambda: np.array(True),
+    "empty": lambda: np.zeros((3, 0, 2)),
+    "empty_sliced": lambda: np.zeros((3, 0, 4), dtype=np.int16)[:, :, ::2].T,
+    "empty_rows": lambda: np.arange(12.0).reshape(3, 4)[:0],
+    "broadcast": lambda: np.lib.stride_tricks.as_strided(np.arange(3.0), (3, 4), (8, 0)),
+    "unaligned": lambda: np.frombuffer(bytearray(17), dtype=np.float64, offset=1, count=2),
+    "complex_view": lambda: (np.arange(8.0) * (1 + 2j)).astype(np.complex64)[::3],
+    "float16": lambda: np.linspace(-1, 1, 7).astype(np.float16).reshape(7, 1),
+    "uint64": lambda: np.array([[2 ** 64 - 1, 0]], dtype=np.uint64).T,
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(FROM_NUMPY_LAYOUTS))
+def test_from_numpy_layouts_match_torch(key):
+    # dtype, shape, strides, offset, values and shared memory as torch's
+    a = FROM_NUMPY_LAYOUTS[key]()
+    p, t = ptcore.from_numpy(a), torch.from_numpy(a)
+    assert str(p.dtype) == str(t.dtype).replace("torch.", "ptcore.")
+    assert (p.shape, p.stride(), p.storage_offset()) == (t.shape, t.stride(), t.storage_offset())
+    assert p.tolist() == t.tolist()
+    assert p.data_ptr() == t.data_ptr()
+
+
 def test_from_numpy_keeps_array_alive():
     t = ptcore.from_numpy(np.arange(1000, dtype=np.int64))
     import gc

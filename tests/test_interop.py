@@ -283,6 +283,41 @@ def test_numpy_of_views_keeps_strides_and_lifetime():
     assert z.shape == () and z == 2.5
 
 
+@pytest.mark.parametrize("dt", NUMPY_OK)
+def test_numpy_layouts_flags_and_lifetime(dt):
+    # the array NumPy builds from the tensor's layout: dtype, strides,
+    # flags, shared memory; it keeps the tensor alive and its storage
+    # refuses resize_ while it lives
+    base = ptcore.arange(24).view(2, 3, 4).to(getattr(ptcore, dt))
+    isz = base.element_size()
+    for t in (base, base[:, ::2, 1:], base.permute(2, 0, 1), base[1, 2], base[:, :0],
+              base[:1, :1, :1].expand(2, 3, 4)):
+        n = t.numpy()
+        assert n.dtype == np.dtype(dt if dt != "bool" else np.bool_)
+        assert n.shape == tuple(t.shape)
+        assert n.strides == tuple(s * isz for s in t.stride())
+        assert n.flags.writeable and n.flags.aligned
+        assert n.flags.c_contiguous == t.is_contiguous()
+        assert n.tolist() == t.tolist()
+        if t.numel():
+            assert n.ctypes.data == t.data_ptr()
+    e = ptcore.zeros(0, 3, dtype=getattr(ptcore, dt)).numpy()
+    assert e.shape == (0, 3) and e.size == 0
+    t = ptcore.arange(5).to(getattr(ptcore, dt))
+    n = t.numpy()
+    with pytest.raises(RuntimeError):
+        t.resize_(100)
+    del t
+    gc.collect()
+    assert n.tolist() == ptcore.arange(5).to(getattr(ptcore, dt)).tolist()
+    u = ptcore.zeros(3, dtype=getattr(ptcore, dt))
+    m = u.numpy()
+    del m
+    gc.collect()
+    u.resize_(10)
+    assert u.shape == (10,)
+
+
 NUMPY_CASES = {
     "requires_grad": lambda L: L.ones(2, requires_grad=True).numpy().tolist(),
     "requires_grad_force": lambda L: L.ones(2, requires_grad=True).numpy(force=True).tolist(),
