@@ -77,7 +77,12 @@ def _unique(x):
     """Sorted unique values of the flattened ``x`` with first indices, inverse and counts (each NaN distinct)."""
     flat = x.reshape(-1)
     n = flat.shape[0]
-    order = _pt.argsort(flat, stable=True)
+    if flat.is_complex():
+        # no complex sort (as torch): order by real part, then imaginary part
+        order = _pt.argsort(flat.imag, stable=True)
+        order = order[_pt.argsort(flat.real[order], stable=True)]
+    else:
+        order = _pt.argsort(flat, stable=True)
     s = flat[order]
     new = _pt.ones(n, dtype=_pt.bool, device=x.device)
     if n > 1:

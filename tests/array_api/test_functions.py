@@ -112,6 +112,22 @@ def test_unique_functions(a):
     np.testing.assert_array_equal(v.numpy()[inv.numpy()], a)
 
 
+@_SET
+@given(_arrays(np.complex128, min_dims=1, max_dims=2,
+               elements=st.sampled_from([0j, 1 + 1j, 1 - 1j, -2 + 1j, complex(0, -0.0), complex(np.nan, 0)])))
+def test_unique_functions_of_complex_arrays(a):
+    # torch has no complex sort or unique; the standard's unique_* take every dtype
+    x = _t(a)
+    # np.unique sorts complex values by real then imaginary part (unique_all may not sort them)
+    refs = np.unique(a, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+    for o, r in zip(xp.unique_all(x), refs):
+        _eq(o, r.astype(np.int64) if r.dtype.kind in "iu" else r)
+    _eq(xp.unique_values(x), refs[0])
+    _eq(xp.unique_counts(x).counts, refs[3].astype(np.int64))
+    v, inv = xp.unique_inverse(x)
+    np.testing.assert_array_equal(v.numpy()[inv.numpy()], a)
+
+
 def test_unique_inverse_keeps_the_input_shape():
     x = xp.asarray([[3, 1], [1, 2]])
     v, inv = xp.unique_inverse(x)
