@@ -84,7 +84,9 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """Vector norm over ``axis`` (all axes when None)."""
+    """Vector norm over ``axis`` (all axes when None; ``axis=()`` reduces nothing: each element's norm)."""
+    if axis == ():  # torch reads an empty dim list as all axes
+        return _la.vector_norm(x.unsqueeze(-1), ord=ord, dim=-1)
     if axis is not None and not isinstance(axis, int):
         axis = tuple(axis)
     return _la.vector_norm(x, ord=ord, dim=axis, keepdim=keepdims)

@@ -330,6 +330,15 @@ def test_linalg_outer_keeps_the_sign_of_zero():
     np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(ref))
 
 
+@pytest.mark.parametrize("ord", [2, 1, 0, np.inf, -np.inf, -1, 3])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_vector_norm_over_no_axis_is_elementwise(ord, keepdims):
+    # axis=() reduces nothing (torch's dim=() reduces every axis)
+    for a in (np.array([[3.0, -0.0, -4.0]]), np.array(-2.0 + 1j), np.array([1 - 1j, 0j], np.complex64)):
+        ref = np.linalg.vector_norm(a, axis=(), ord=ord, keepdims=keepdims)
+        _eq(xp.linalg.vector_norm(_t(a), axis=(), ord=ord, keepdims=keepdims), ref, rtol=1e-6)
+
+
 def test_linalg_cross_broadcasts_other_axes():
     a = np.arange(3, dtype=np.uint8)
     b = (np.arange(12, dtype=np.uint8) % 5).reshape(4, 3)
