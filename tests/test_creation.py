@@ -3,6 +3,7 @@
 logspace), eye and the Tensor.new_* constructors.  Checked against PyTorch
 (dtype, shape, values, error class) wherever torch has the same function."""
 import array
+import collections
 import fractions
 import warnings
 
@@ -178,6 +179,10 @@ STORE_OK = {
     "tuples_and_lists": lambda L: L.tensor(([1, 2], (3, 4))),
     "range_rows": lambda L: L.tensor([range(3), range(3)]),
     "empty_rows": lambda L: L.tensor([[], []], dtype=L.uint8),
+    # the returns deque of the REINFORCE example, here holding tensors that require grad
+    "deque_of_grad_tensors": lambda L: L.tensor(
+        collections.deque([L.tensor(1.5, requires_grad=True) * 2, L.tensor(2.0)])),
+    "bool_and_int_tensors_to_int": lambda L: L.tensor([L.tensor(True), L.tensor(3)], dtype=L.int8),
 }
 
 
@@ -204,6 +209,10 @@ STORE_ERR = {
     "none_then_str": lambda L: L.tensor([None, "a"]),
     "zero_d_array_in_list": lambda L: L.tensor([np.array(5)]),
     "ragged_longer_row": lambda L: L.tensor([[1, 2], [3, 4, 5]]),
+    # a tensor in a list is read through __index__ for integer and bool dtypes
+    "float_tensor_to_int": lambda L: L.tensor([L.tensor(2.5)], dtype=L.int64),
+    "float_tensor_to_bool": lambda L: L.tensor([[L.tensor(0.0)]], dtype=L.bool),
+    "two_element_int_tensor_in_a_row": lambda L: L.tensor([L.tensor([1, 2]), [3, 4]]),
 }
 
 
@@ -211,6 +220,42 @@ STORE_ERR = {
 @pytest.mark.parametrize("key", sorted(STORE_ERR))
 def test_tensor_store_errors_match_torch(key):
     same_error(STORE_ERR[key])
+
+
+_CONVERSION_WARNINGS = '''
+import warnings, numpy as np, {lib} as T
+warnings.simplefilter("always")
+b = T.tensor(2.5, requires_grad=True) * 2
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    {call}
+print([(str(x.message).split(" (Triggered internally")[0], x.lineno) for x in w])
+'''
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    "T.tensor([b, b])",                          # __float__ of a tensor requiring grad
+    "T.tensor([np.ones(2), np.zeros(2)])",       # 'extremely slow'
+    # none of these warn
+    "T.tensor([b.detach(), 1.0]); T.tensor(np.ones((2, 2))); T.tensor([np.float32(1.0), 2.0]); "
+    "T.set_grad_enabled(False); T.tensor([b], dtype=T.float64)",
+])
+def test_tensor_from_a_list_warns_as_torch(call):
+    # both warnings are torch's C++ warn-once: torch runs in a fresh interpreter
+    import contextlib
+    import io
+    import subprocess
+    import sys
+    want = subprocess.run([sys.executable, "-c", _CONVERSION_WARNINGS.format(lib="torch", call=call)],
+                          capture_output=True, text=True, check=True).stdout
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(_CONVERSION_WARNINGS.format(lib="ptcore", call=call), "<string>", "exec"), {})
+    finally:
+        ptcore.set_grad_enabled(True)
+    assert out.getvalue() == want
 
 
 def test_tensor_basic_inference():

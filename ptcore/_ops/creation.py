@@ -12,6 +12,8 @@ import numpy as np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
+from ptcore._settings import grad_state
+from ptcore._warn import warn_at_caller
 
 
 def _flatten_tensor_items(data):
@@ -21,9 +23,32 @@ def _flatten_tensor_items(data):
             if data.dim() == 0 or data.numel() != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
-    if isinstance(data, (list, tuple)):
-        return [_flatten_tensor_items(x) for x in data]
+    if isinstance(data, (list, tuple)) or (not isinstance(data, np.ndarray) and _is_sequence(data)):
+        return [_flatten_tensor_items(x) for x in data]     # (a deque of tensors too)
     return data
+
+
+def _check_tensor_items(data, dt):
+    """torch reads each one-element tensor of a nested list as a Python number of the
+    target kind: ``__index__`` for integer and bool dtypes (a floating or complex tensor is
+    a TypeError there), ``__float__``/``__complex__`` otherwise, which warns once for a
+    tensor that requires grad while grad mode is on."""
+    as_index = not (dt.is_floating_point or dt.is_complex)
+    warn = not as_index and grad_state.enabled
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, _TensorBase):
+            if as_index and (x.numel() != 1 or x.dtype.is_floating_point or x.dtype.is_complex):
+                raise TypeError("only integer tensors of a single element can be converted "
+                                "to an index")
+            if warn and x.requires_grad:
+                warn_at_caller("Converting a tensor with requires_grad=True to a scalar may "
+                               "lead to unexpected behavior.\nConsider using tensor.detach() "
+                               "first.")
+                warn = False
+        elif not isinstance(x, np.ndarray) and _is_sequence(x):
+            stack.extend(x)
 
 
 _MAX_DIMS = 128
@@ -357,6 +382,14 @@ def _data_to_numpy(data, dtype=None):
             _infer_scalar_type(data, leaves)
         except (TypeError, RuntimeError, ValueError):
             leaves = None
+    if leaves:
+        if np.ndarray in leaves:
+            warn_at_caller(
+                "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                "consider converting the list to a single numpy.ndarray with numpy.array() "
+                "before converting to a tensor.")
+        if _TensorBase in leaves:
+            _check_tensor_items(data, dt)
     arr = None if leaves is None else _fast_values(data, sizes, dt, leaves)
     if arr is None:
         out = []
