@@ -72,6 +72,12 @@ cdef class Storage:
     cdef int _realloc(self, Py_ssize_t nbytes) except -1
 
 
+cdef class _VersionCounter:
+    """A version counter of its own (``Tensor.data`` and the views of it);
+    other tensors count in their storage's ``_version``."""
+    cdef public Py_ssize_t _version
+
+
 cdef class _TensorBase:
     cdef Storage _storage
     cdef Py_ssize_t _offset              # in elements
@@ -82,6 +88,7 @@ cdef class _TensorBase:
     cdef Py_ssize_t _numel
     cdef dtype _dtype
     cdef object _view_base               # the tensor this is a view of, or None
+    cdef _VersionCounter _vc             # own version counter (Tensor.data, its views), or None
     # autograd slots, used by ptcore.autograd
     cdef public bint _requires_grad
     cdef public object _grad
@@ -115,3 +122,16 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
                                device dev, bint zero)
 cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero)
 cdef dtype dtype_from_num(int num)
+
+
+# the version autograd checks: the tensor's own counter where it has one
+# (``Tensor.data`` and its views, as torch's), else its storage's
+cdef inline Py_ssize_t ptc_version(_TensorBase t) noexcept:
+    return t._storage._version if t._vc is None else t._vc._version
+
+
+cdef inline void ptc_bump_version(_TensorBase t) noexcept:
+    if t._vc is None:
+        t._storage._version += 1
+    else:
+        t._vc._version += 1

@@ -1808,6 +1808,10 @@ cdef tuple _drop_extra_ellipses(tuple items, int nd):
     return items[:second]
 
 
+cdef class _VersionCounter:
+    pass
+
+
 cdef class _TensorBase:
     """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
 
@@ -1862,6 +1866,7 @@ cdef class _TensorBase:
         autograd (PyTorch's node name: TBackward0, SliceBackward0 ...)."""
         cdef _TensorBase v = _make_tensor(self._storage, self._dtype, ndim, shape, strides, offset)
         v._view_base = self if self._view_base is None else self._view_base
+        v._vc = self._vc
         if _view_hook is not None and self._requires_grad and kind >= 0:
             _view_hook(self, v, kind)       # (kind < 0: the caller records the view itself)
         return v
@@ -1998,14 +2003,24 @@ cdef class _TensorBase:
         return self._view_base is not None
 
     def _version_counter(self):
-        return self._storage._version
+        return ptc_version(self)
 
     @property
     def _version(self):
-        return self._storage._version
+        return ptc_version(self)
 
     def _bump_version(self):
-        self._storage._version += 1
+        ptc_bump_version(self)
+
+    def _new_version_counter(self):
+        """Count this tensor's in-place writes apart from the other tensors
+        on its storage (``Tensor.data``, as torch: modifying ``x.data`` in
+        place leaves ``x._version``, and so x's saved values, valid)."""
+        self._vc = _VersionCounter.__new__(_VersionCounter)
+
+    def _share_version_counter(self, _TensorBase src):
+        """Use ``src``'s version counter (``detach()``, as torch)."""
+        self._vc = src._vc
 
     def is_inference(self):
         """Whether this is an inference tensor (its memory was allocated in
@@ -2021,7 +2036,7 @@ cdef class _TensorBase:
         """``(grad_fn, shape, dtype, version)``: what autograd records of an
         input of an op, in one call (the shape a plain tuple)."""
         return (self._grad_fn, _make_tuple(self._ndim, self._shape), self._dtype,
-                self._storage._version)
+                ptc_version(self))
 
     def _meta_is(self, shape, dtype dt):
         """True if this tensor has exactly ``shape`` and dtype ``dt`` (the
@@ -2110,6 +2125,7 @@ cdef class _TensorBase:
             off = self._offset * ratio
         v = _make_tensor(self._storage, dt, nd, sh, st, off)
         (<_TensorBase>v)._view_base = self if self._view_base is None else self._view_base
+        (<_TensorBase>v)._vc = self._vc
         return v
 
     def view_as(self, other):
@@ -2722,7 +2738,7 @@ cdef class _TensorBase:
             _inplace_hook(self, "__setitem__")
         cdef _TensorBase dst = self._basic_index(items)
         _assign(dst, value)
-        self._storage._version += 1
+        ptc_bump_version(self)
 
     # -- copying --------------------------------------------------------------
 
@@ -2738,7 +2754,7 @@ cdef class _TensorBase:
         _check_partial_overlap(self, <_TensorBase>src)
         _warn_complex_to_real((<_TensorBase>src)._dtype, self._dtype)
         _copy_into(self, <_TensorBase>src)
-        self._storage._version += 1
+        ptc_bump_version(self)
         return self
 
     def fill_(self, value):
@@ -2748,7 +2764,7 @@ cdef class _TensorBase:
         if _inplace_hook is not None and self._requires_grad:
             _inplace_hook(self, "fill_")
         _fill(self, value)
-        self._storage._version += 1
+        ptc_bump_version(self)
         return self
 
     def zero_(self):
@@ -3614,8 +3630,13 @@ def _make_subclass_impl(cls, _TensorBase data not None, bint require_grad):
 
 
 def _set_data(_TensorBase self not None, _TensorBase other not None):
-    """``tensor.data = other``: make self share other's storage and layout."""
+    """``tensor.data = other``: make self share other's storage and layout.
+    Self keeps its version (torch's set_data): its own counter from here on,
+    so writes through ``other`` do not invalidate what autograd saved of self."""
+    cdef Py_ssize_t v = ptc_version(self)
     self._set_from(other)
+    self._vc = _VersionCounter.__new__(_VersionCounter)
+    self._vc._version = v
 
 
 def _resize_impl(_TensorBase self not None, list shape):

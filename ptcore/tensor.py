@@ -201,6 +201,7 @@ class Tensor(_TensorBase):
         """A tensor sharing storage with this one, cut from the autograd graph."""
         t = _C._tensor_from_storage(self.untyped_storage(), self.dtype, self.shape, self.stride(),
                                     self.storage_offset())
+        t._share_version_counter(self)      # as torch: detach() shares the version counter
         return t
 
     def detach_(self):
@@ -213,7 +214,12 @@ class Tensor(_TensorBase):
 
     @property
     def data(self):
-        return self.detach()
+        # as torch: shares the memory but not the version counter, so an
+        # in-place write to ``x.data`` does not invalidate what autograd saved of x
+        t = self.detach()
+        if isinstance(t, _TensorBase):
+            t._new_version_counter()
+        return t
 
     @data.setter
     def data(self, other):

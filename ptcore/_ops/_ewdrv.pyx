@@ -21,7 +21,7 @@ from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
-from ptcore._tensor cimport _TensorBase, dtype, Storage, dtype_from_num, _empty_contig, \
+from ptcore._tensor cimport _TensorBase, ptc_bump_version, dtype, Storage, dtype_from_num, _empty_contig, \
     _empty_strided_like
 from ptcore._ops._copy cimport copy_cast
 from ptcore import _tensor as _C
@@ -596,7 +596,7 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
         dst = dst._view_dtype(compute)
     if o is not None:
         if dst._storage is o._storage and dst._offset == o._offset:
-            o._storage._version += 1
+            ptc_bump_version(o)
         else:
             if low and not is_where and dst._dtype is not result:
                 # PyTorch computes in the common dtype, then casts to out's
@@ -879,7 +879,7 @@ def fast_inplace(int op, a, b):
     elif not _scalar_keeps(b, cat):
         return None
     _run_fast(f, ta, ta, tb, b)
-    ta._storage._version += 1
+    ptc_bump_version(ta)
     return a
 
 
@@ -918,7 +918,7 @@ def grad_buffer_add(int op, a, b, bint add=True):
     if f == NULL or binary_out(op, dt.num) != dt.num:
         return False
     _run_fast(f, ta, ta, tb, None)
-    st._version += 1
+    ptc_bump_version(ta)
     return a
 
 

@@ -25,7 +25,7 @@ depends on.
 from libc.math cimport sqrt, sqrtf, isnan
 from cython.parallel cimport prange
 
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, ptc_bump_version
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 
@@ -166,8 +166,8 @@ def adam_step(_TensorBase param, _TensorBase grad, _TensorBase exp_avg, _TensorB
             _adam(<double*>pp, <const double*>pg, <double*>pm, <double*>pv, <double*>px, n,
                   1 - beta1, beta2, 1 - beta2, weight_decay, decay, bc2s, eps, neg_step,
                   maximize, l2, dec, nth)
-    param._storage._version += 1
-    exp_avg._storage._version += 1
-    exp_avg_sq._storage._version += 1
+    ptc_bump_version(param)
+    ptc_bump_version(exp_avg)
+    ptc_bump_version(exp_avg_sq)
     if max_exp_avg_sq is not None:
-        max_exp_avg_sq._storage._version += 1
+        ptc_bump_version(max_exp_avg_sq)

@@ -57,7 +57,7 @@ from ptcore._ops._types cimport (
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._copy cimport copy_cast
-from ptcore._tensor cimport _TensorBase, _empty_contig, dtype as _Dtype, dtype_from_num
+from ptcore._tensor cimport _TensorBase, ptc_bump_version, _empty_contig, dtype as _Dtype, dtype_from_num
 
 
 # ==========================================================================
@@ -3084,5 +3084,5 @@ def scale_all_(list tensors, double factor):
             with nogil:
                 for j in range(t._numel):
                     d[j] = d[j] * factor
-        t._storage._version += 1
+        ptc_bump_version(t)
     return True

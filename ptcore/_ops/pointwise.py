@@ -574,8 +574,10 @@ def view_as_real(input):
     real_dt = dt.to_real()
     shape = list(input.shape) + [2]
     strides = [s * 2 for s in input.stride()] + [1]
-    return _C._tensor_from_storage(input.untyped_storage(), real_dt, shape, strides,
-                                   input.storage_offset() * 2)
+    v = _C._tensor_from_storage(input.untyped_storage(), real_dt, shape, strides,
+                                input.storage_offset() * 2)
+    v._share_version_counter(input)
+    return v
 
 
 def view_as_complex(input):
@@ -590,8 +592,10 @@ def view_as_complex(input):
     if any(s % 2 for s in input.stride()[:-1]) or input.storage_offset() % 2:
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     cdt = dt.to_complex()
-    return _C._tensor_from_storage(input.untyped_storage(), cdt, list(input.shape[:-1]),
-                                   [s // 2 for s in input.stride()[:-1]], input.storage_offset() // 2)
+    v = _C._tensor_from_storage(input.untyped_storage(), cdt, list(input.shape[:-1]),
+                                [s // 2 for s in input.stride()[:-1]], input.storage_offset() // 2)
+    v._share_version_counter(input)
+    return v
 
 
 def real(input):

@@ -148,8 +148,7 @@ def _upload(t, hst, lo, n):
 
 
 def _bump_version(t):
-    st = t.untyped_storage()
-    st._version += 1
+    t._bump_version()
 
 
 def copy_(dst, src, non_blocking=False):
