@@ -1,0 +1,81 @@
+"""Run one program written against a ``torch``-like module under torch and under ptcore
+from the same initial weights, and compare what it returns.
+
+A program is ``prog(torch, init, **kw)``: it builds its models with the module it is
+given and calls ``init(*modules)`` once they exist; under torch ``init`` records their
+state dicts, under ptcore it loads them (through NumPy), so both runs start from the same
+parameters and buffers.  Data comes from NumPy generators seeded inside the program.
+"""
+import contextlib
+import re
+import warnings
+
+import numpy as np
+
+import ptcore
+
+
+def _state_arrays(module):
+    return {k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
+
+
+def run_pair(prog, torch, **kw):
+    """``(ptcore_result, torch_result)`` of ``prog`` run under both libraries."""
+    states = []
+
+    def record(*modules):
+        states.extend(_state_arrays(m) for m in modules)
+
+    loaded = iter(range(len(states) + 10 ** 6))
+
+    def load(*modules):
+        for m in modules:
+            sd = states[next(loaded)]
+            m.load_state_dict({k: ptcore.from_numpy(v.copy()) for k, v in sd.items()})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out_t = prog(torch, record, **kw)
+        out_p = prog(ptcore, load, **kw)
+    return out_p, out_t
+
+
+_NUMBER = r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?"
+
+
+def assert_close(got, want, rtol=1e-4, atol=1e-5, path="out"):
+    """Nested lists/tuples/dicts of tensors, arrays, numbers and strings agree: tensors in
+    shape, dtype and value, strings in their text with the numbers in them compared as
+    numbers."""
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), path
+        for k in want:
+            assert_close(got[k], want[k], rtol, atol, f"{path}[{k!r}]")
+    elif isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(got) == len(want), (path, got, want)
+        for i, (a, b) in enumerate(zip(got, want)):
+            assert_close(a, b, rtol, atol, f"{path}[{i}]")
+    elif isinstance(want, str):
+        assert re.sub(_NUMBER, "#", got) == re.sub(_NUMBER, "#", want), (path, got, want)
+        assert_close([float(v) for v in re.findall(_NUMBER, got)],
+                     [float(v) for v in re.findall(_NUMBER, want)], rtol, atol, path)
+    else:
+        a = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got)
+        b = np.asarray(want.detach().numpy() if hasattr(want, "detach") else want)
+        assert type(got).__name__ == type(want).__name__, (
+            path, type(got), type(want))
+        assert a.shape == b.shape and a.dtype == b.dtype, (path, a.shape, b.shape, a.dtype, b.dtype)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=path)
+
+
+@contextlib.contextmanager
+def one_thread(torch):
+    """Both libraries at one thread (torch's reduction order depends on its thread count)."""
+    old = torch.get_num_threads(), ptcore.get_num_threads()
+    torch.set_num_threads(1)
+    ptcore.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old[0])
+        ptcore.set_num_threads(old[1])
