@@ -12,6 +12,8 @@ cimport cython
 from cython.parallel cimport prange
 from libc.string cimport memset, memcpy
 from libc.stdint cimport int64_t, uint64_t, uintptr_t
+from libc.math cimport isfinite, fabs
+from libc.float cimport FLT_MAX
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 
 from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
@@ -810,11 +812,39 @@ def fast_unary(int op, x):
     return out
 
 
-cdef inline bint _number_bound(object v) noexcept:
-    """A clamp bound the fast path takes: None, a float, or an int in int64."""
-    if v is None or type(v) is float:
+cdef bint _number_fits(object v, dtype dt) except -1:
+    """Whether the Python int/float ``v`` converts to ``dt`` without PyTorch's
+    overflow error (its checked ``Scalar.to<T>()``: an integer type's range,
+    an unsigned one's down to -max; a finite float beyond float32's range
+    for float32/complex64); the fast paths leave the others to the front-ends."""
+    cdef double d
+    cdef int64_t iv, hi
+    cdef int bits
+    if type(v) is float:
+        d = v
+        return not ((dt.num == PT_FLOAT32 or dt.num == PT_COMPLEX64) and isfinite(d)
+                    and fabs(d) > FLT_MAX)
+    if not (-9223372036854775808 <= v <= 9223372036854775807):
+        return False
+    if dt._category != 1:
         return True
-    return type(v) is int and -9223372036854775808 <= v <= 9223372036854775807
+    iv = v
+    bits = dt.itemsize * 8
+    if bits == 64:
+        return dt.is_signed
+    if dt.is_signed:
+        hi = (<int64_t>1 << (bits - 1)) - 1
+        return -hi - 1 <= iv <= hi
+    hi = (<int64_t>1 << bits) - 1
+    return -hi <= iv <= hi
+
+
+cdef inline bint _number_bound(object v, dtype dt) except -1:
+    """A clamp bound the fast path takes: None, or a float or int that ``dt``
+    holds without PyTorch's overflow error."""
+    if v is None:
+        return True
+    return (type(v) is float or type(v) is int) and _number_fits(v, dt)
 
 
 def fast_clamp(x, lo, hi):
@@ -831,7 +861,7 @@ def fast_clamp(x, lo, hi):
     cdef char* ptrs[4]
     cdef Py_ssize_t strides[4]
     if t._storage.device._type_code != 0 or (dt.num != PT_FLOAT32 and dt.num != PT_FLOAT64) \
-            or (lo is None and hi is None) or not _number_bound(lo) or not _number_bound(hi) \
+            or (lo is None and hi is None) or not _number_bound(lo, dt) or not _number_bound(hi, dt) \
             or not t._is_contig():
         return None
     _encode(-_INF if lo is None else lo, dt, lob)
@@ -844,6 +874,77 @@ def fast_clamp(x, lo, hi):
     strides[0] = strides[1] = dt.itemsize
     strides[2] = strides[3] = 0
     _run_contig(ternary_loop(_CLAMP, dt.num), 4, ptrs, strides, t._numel)
+    return out
+
+
+cdef inline bint _same_shape(_TensorBase a, _TensorBase b) noexcept:
+    cdef int i
+    if a._ndim != b._ndim:
+        return False
+    for i in range(a._ndim):
+        if a._shape[i] != b._shape[i]:
+            return False
+    return True
+
+
+def fast_where(cond, a, b):
+    """``where(cond, a, b)`` for the front-end's common case, or None to take
+    the general path: ``cond`` a contiguous bool CPU tensor, ``a`` and ``b``
+    contiguous CPU tensors of its shape and one dtype (not float16/bfloat16/
+    complex32/uint16/uint32/uint64), or one of them a Python int/float of a
+    category that keeps the other's dtype (the result's, as PyTorch's
+    promotion gives)."""
+    if not isinstance(cond, _TensorBase):
+        return None
+    cdef _TensorBase tc = <_TensorBase>cond, t, u = None, out
+    cdef object num_operand = None
+    cdef bint a_t = isinstance(a, _TensorBase), b_t = isinstance(b, _TensorBase)
+    cdef char sbuf[16]
+    cdef char* ptrs[4]
+    cdef Py_ssize_t strides[4]
+    cdef loop_t f
+    cdef int k
+    if tc._dtype.num != PT_BOOL or tc._storage.device._type_code != 0 or not tc._is_contig():
+        return None
+    if a_t:
+        t = <_TensorBase>a
+        if b_t:
+            u = <_TensorBase>b
+        else:
+            num_operand = b
+    elif b_t:
+        t = <_TensorBase>b
+        num_operand = a
+    else:
+        return None
+    cdef dtype dt = t._dtype
+    if dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 or dt.num == PT_COMPLEX32 \
+            or t._storage.device._type_code != 0 or not t._is_contig() or not _same_shape(t, tc):
+        return None
+    f = ternary_loop(_WHERE, dt.num)
+    if f == NULL:
+        return None
+    if u is not None:
+        if u._dtype is not dt or u._storage.device._type_code != 0 or not u._is_contig() \
+                or not _same_shape(u, tc):
+            return None
+    elif not _scalar_keeps(num_operand, dt._category) or not _number_fits(num_operand, dt):
+        return None
+    else:
+        _encode(num_operand, dt, sbuf)
+    out = _empty_contig(dt, tc._ndim, tc._shape, _CPU, False)
+    ptrs[0] = out._ptr()
+    strides[0] = dt.itemsize
+    for k in range(1, 3):
+        if a_t if k == 1 else b_t:
+            ptrs[k] = (<_TensorBase>(a if k == 1 else b))._ptr()
+            strides[k] = dt.itemsize
+        else:
+            ptrs[k] = sbuf
+            strides[k] = 0
+    ptrs[3] = tc._ptr()
+    strides[3] = 1
+    _run_contig(f, 4, ptrs, strides, tc._numel)
     return out
 
 

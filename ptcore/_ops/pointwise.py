@@ -1252,6 +1252,12 @@ def _ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1
 
 def where(condition, input=None, other=None, *, out=None):
     """``input`` where ``condition`` else ``other`` (one-argument form: nonzero indices)."""
+    if out is None:
+        # the common call (contiguous CPU operands of one shape, a number
+        # that keeps the tensor's dtype): the kernel directly
+        r = _D.fast_where(condition, input, other)
+        if r is not None:
+            return r
     if input is None and other is None:
         from ptcore._ops import shape as _shape_ops
         if hasattr(_shape_ops, "nonzero"):
@@ -1271,16 +1277,20 @@ def where(condition, input=None, other=None, *, out=None):
             dt = _to_float_dtype(dt)
     else:
         dt = _result_type(input, other)
-    if dt is _C.complex32:
+    if dt is not _C.float16 and dt is not _C.bfloat16:
         for v in (input, other):
             if not isinstance(v, _TensorBase):
-                _C._checked_scalar(v, dt)      # PyTorch's range check of the scalar
+                # PyTorch's range check of the scalar (where(c, int8, 200) and
+                # where(c, float32, 1e39) raise; float16/bfloat16 take inf)
+                _C._checked_scalar(v, dt)
     return _ternary("where", input, other, condition, out, dt, dt, "where")
 
 
 def _where_method(self, condition, y):
     return where(condition, self, y)
 
+
+_where_method.__name__ = "where"       # the name __torch_function__ sees, as torch's
 
 _export(where, method=False)
 _TENSOR_METHODS["where"] = _where_method
@@ -1323,7 +1333,10 @@ def _clamp_impl(x, lo, hi, out, inplace):
             and isinstance(x, _TensorBase) and x.is_cpu and x.dtype._category == _FLOAT_CAT \
             and (lo is not None or hi is not None):
         # the common call (a floating CPU tensor, Python-number bounds): the
-        # tensor's dtype is the result's, no checks to make
+        # tensor's dtype is the result's; PyTorch's range check of the bounds
+        for v in (lo, hi):
+            if v is not None:
+                _C._checked_scalar(v, x.dtype)
         return _D.run_ternary(_T["clamp"], x, -math.inf if lo is None else lo,
                               math.inf if hi is None else hi, None, x.dtype, x.dtype, "clamp")
     lo_t, hi_t = isinstance(lo, _TensorBase), isinstance(hi, _TensorBase)
@@ -1357,6 +1370,10 @@ def _clamp_impl(x, lo, hi, out, inplace):
         for v in (lo, hi):
             if v is not None:
                 _scalar_fits(v, dt)
+    elif scalar_bounds:
+        for v in (lo, hi):
+            if v is not None:
+                _C._checked_scalar(v, dt)      # PyTorch's range check (1e39 for float32)
     if out is not None and not inplace and isinstance(out, _TensorBase) and out.dtype is not dt:
         raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
     if inplace:

@@ -32,6 +32,18 @@ def _err(fn, *pairs, words=()):
                       lambda: fn(ptcore, *[p[0] for p in pairs]), words)
 
 
+def _both_or_err(fn, *pairs):
+    """The same result as torch, or the same exception class where torch raises."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(torch, *[p[1] for p in pairs])
+    except Exception:  # noqa: BLE001
+        _err(fn, *pairs)
+        return
+    _both(fn, *pairs)
+
+
 # ---------------------------------------------------------------------------
 # cat / stack
 # ---------------------------------------------------------------------------
@@ -187,17 +199,22 @@ def test_clamp_number_bounds_vector_loop(name, n):
     # the dispatched vector loop, its remainder, and (300_001) the split over threads
     v = np.random.default_rng(n).standard_normal(n) * 3
     v[:10] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-45][:min(n, 10)]
-    x = both(v, name)
+    x = both(v.astype(name), name)
     prev = ptcore.get_num_threads()
     ptcore.set_num_threads(2)
     try:
         for lo, hi in ((-1, 1), (-0.5, None), (None, 0.25), (0.0, 1.0), (-1.0, -0.0), (2, -2),
                        (float("nan"), 1), (0, float("nan")), (-float("inf"), float("inf")),
-                       (1e39, None), (-(2 ** 62), 2 ** 62)):
+                       (-(2 ** 62), 2 ** 62), (3e38, None), (None, -3e38)):
             p, t = _both(lambda L, u: u.clamp(lo, hi), x)
             np.testing.assert_array_equal(np.signbit(p.numpy()), np.signbit(t.numpy()))
             _both(lambda L, u: L.clamp(u, min=lo, max=hi), x)
             _both(lambda L, u: u.clone().clamp_(lo, hi), x)
+        # bounds beyond float32's range: torch's overflow error there, values for float64
+        for lo, hi in ((1e39, None), (None, -1e39), (-1e300, 1e300)):
+            _both_or_err(lambda L, u: u.clamp(lo, hi), x)
+            _both_or_err(lambda L, u: u[::2].clamp(lo, hi), x)
+            _both_or_err(lambda L, u: u.clone().clamp_(lo, hi), x)
     finally:
         ptcore.set_num_threads(prev)
 
@@ -218,6 +235,95 @@ def test_clamp_number_bounds_grad_and_subclass():
         x = L.arange(6.0).as_subclass(Logged)
         log.clear()
         outs = [x.clamp(1, 4), L.clamp(x, min=2.0)]
+        res[L] = ([type(o).__name__ for o in outs], [n for n in log if n != "__get__"],
+                  [o.detach().numpy() for o in outs])
+    assert res[ptcore][:2] == res[torch][:2]
+    for p, t in zip(res[ptcore][2], res[torch][2]):
+        np.testing.assert_array_equal(p, t)
+
+
+# ---------------------------------------------------------------------------
+# where
+# ---------------------------------------------------------------------------
+def test_fast_where_decides_only_the_common_case():
+    from ptcore._ops import _ewdrv
+    x = ptcore.linspace(-1.0, 1.0, 12).view(3, 4)
+    c = x > 0
+    r = _ewdrv.fast_where(c, x, 0.0)
+    assert r is not None and r.dtype is ptcore.float32
+    np.testing.assert_array_equal(r.numpy(), np.where(c.numpy(), x.numpy(), 0.0))
+    assert _ewdrv.fast_where(c, 2, x).dtype is ptcore.float32                 # int keeps float32
+    assert _ewdrv.fast_where(c, x, -x).dtype is ptcore.float32
+    assert _ewdrv.fast_where(c, x.long(), 2).dtype is ptcore.int64
+    assert _ewdrv.fast_where(c, x.long(), 0.5) is None       # int tensor, float: promotes
+    assert _ewdrv.fast_where(c, c, 1) is None                # bool tensor, int: promotes
+    assert _ewdrv.fast_where(c, x, True) is None             # bool number
+    assert _ewdrv.fast_where(c, x, 1j) is None               # complex number
+    assert _ewdrv.fast_where(c, x, x.double()) is None       # promotion
+    assert _ewdrv.fast_where(c, x.half(), 0.0) is None       # computed in float32
+    assert _ewdrv.fast_where(c, x, ptcore.tensor(0.0)) is None   # broadcasting
+    assert _ewdrv.fast_where(c[:, :1], x, 0.0) is None
+    assert _ewdrv.fast_where(c.t(), x.t(), 0.0) is None      # not contiguous
+    assert _ewdrv.fast_where(c.to(ptcore.uint8), x, 0.0) is None
+    assert _ewdrv.fast_where(c, 1.0, 0.0) is None
+    assert _ewdrv.fast_where(c, None, None) is None
+
+
+# every kind of number, and ones beyond int8/uint8/int32/float32 ranges (torch's
+# overflow errors; -255 fits uint8 as -max)
+WHERE_NUMBERS = [0, -3, 2.5, float("nan"), float("-inf"), True, 1 + 2j, 127, -128, 200, -255,
+                 -256, 2 ** 40, 1e39, 1e300]
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES)
+def test_where_with_a_number_promotes_as_torch(name):
+    # the tensor and the number in either position, contiguous and strided:
+    # values and the promoted dtype as torch's, or its exception class
+    def c64(L, r):          # a complex32 result (float16 and a complex number), readable
+        assert r.dtype != L.complex32 or name == "float16"
+        return r.to(L.complex64) if r.dtype == L.complex32 else r
+    for shape in ((3, 5), (1003,)):
+        x = both(rand(shape, name, 1), name)
+        c = both(rand(shape, "bool", 2))
+        for v in WHERE_NUMBERS:
+            _both_or_err(lambda L, cc, t: c64(L, L.where(cc, t, v)), c, x)
+            _both_or_err(lambda L, cc, t: c64(L, L.where(cc, v, t)), c, x)
+            _both_or_err(lambda L, cc, t: c64(L, t.where(cc, v)), c, x)
+            if len(shape) == 2:
+                _both_or_err(lambda L, cc, t: c64(L, L.where(cc.t(), t.t(), v)), c, x)
+                _both_or_err(lambda L, cc, t: c64(L, L.where(cc[:, 1:], v, t[:, 1:])), c, x)
+        _both(lambda L, cc, t: L.where(cc, t, t.flip(0)), c, x)
+        _both(lambda L, cc, t: L.where(cc, t.flip(0), t), c, x)
+
+
+def test_where_number_large_threads_grad_and_subclass():
+    x = both(np.random.default_rng(0).standard_normal(300_001).astype(np.float32))
+    c = both(np.random.default_rng(1).random(300_001) < 0.5)
+    prev = ptcore.get_num_threads()
+    ptcore.set_num_threads(2)
+    try:
+        _both(lambda L, cc, t: L.where(cc, t, 0.0), c, x)
+        _both(lambda L, cc, t: L.where(cc, -1, t), c, x)
+    finally:
+        ptcore.set_num_threads(prev)
+    g = {}
+    for L in (torch, ptcore):
+        a = L.linspace(-2.0, 2.0, 9).requires_grad_()
+        b = L.linspace(3.0, 4.0, 9).requires_grad_()
+        y = L.where(a > 0, a, 0.0) + L.where(a < 1, b, a) * 2
+        assert type(y.grad_fn).__name__ == "AddBackward0"
+        y.sum().backward()
+        g[L] = (a.grad.numpy(), b.grad.numpy())
+    np.testing.assert_array_equal(g[ptcore][0], g[torch][0])
+    np.testing.assert_array_equal(g[ptcore][1], g[torch][1])
+    res = {}
+    for L in (torch, ptcore):
+        log = []
+        Logged = _logging_subclass(L.Tensor, log)
+        x = L.arange(6.0).as_subclass(Logged)
+        m = L.arange(6) % 2 == 0
+        log.clear()
+        outs = [L.where(m, x, 0.0), x.where(m, -1.0)]
         res[L] = ([type(o).__name__ for o in outs], [n for n in log if n != "__get__"],
                   [o.detach().numpy() for o in outs])
     assert res[ptcore][:2] == res[torch][:2]
