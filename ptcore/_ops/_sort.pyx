@@ -42,7 +42,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from cython.parallel cimport prange
 
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig, dtype_from_num
+from ptcore import _tensor as _C
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_NUM_TYPES, PT_MAX_DIMS,
@@ -675,6 +676,7 @@ ctypedef void (*search_fn)(const char* bd, Py_ssize_t M, Py_ssize_t bst,
 ctypedef void (*minmax_fn)(const char* p, Py_ssize_t n, Py_ssize_t st,
                            double* dmin, double* dmax, int64_t* imin, int64_t* imax) noexcept nogil
 
+cdef object _CPU = _C._to_device("cpu")
 cdef keyrow_fn _KEYROW[PT_NUM_TYPES]
 cdef search_fn _SEARCH[PT_NUM_TYPES]
 cdef minmax_fn _MINMAX[PT_NUM_TYPES]
@@ -871,6 +873,33 @@ def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, bint sorted, _Ten
         err = _run(_topk_range, &J, J.rows.nrows, src._numel)
     if err:
         raise MemoryError("topk: out of memory for the selection buffers")
+
+
+def topk_fast(x, k, dim, largest, sorted):
+    """``(values, indices)`` of ``topk`` for the front-end's common call, or
+    None to take its general path: a CPU tensor with dims of a real dtype
+    the CPU topk takes (uint8 to float64, not bool), ``k`` and ``dim`` ints
+    in range, ``largest`` and ``sorted`` bools.  The outputs are contiguous,
+    as the general path's."""
+    if not isinstance(x, _TensorBase) or type(k) is not int or type(dim) is not int \
+            or type(largest) is not bool or type(sorted) is not bool:
+        return None
+    cdef _TensorBase t = <_TensorBase>x, values, indices
+    cdef int num = t._dtype.num, nd = t._ndim, d
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    if t._storage.device._type_code != 0 or nd == 0 or num < PT_UINT8 or num > PT_FLOAT64 \
+            or _KEYROW[num] == NULL or not -nd <= dim < nd:
+        return None
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= k <= t._shape[d]:
+        return None
+    memcpy(shape, t._shape, nd * sizeof(Py_ssize_t))
+    shape[d] = k
+    values = _empty_contig(t._dtype, nd, shape, _CPU, False)
+    indices = _empty_contig(dtype_from_num(PT_INT64), nd, shape, _CPU, False)
+    if values._numel > 0:
+        topk(t, d, k, largest, sorted, values, indices)
+    return values, indices
 
 
 def kthvalue(_TensorBase src, int dim, Py_ssize_t k, _TensorBase values, _TensorBase indices):

@@ -369,6 +369,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     values=tensor([5., 5.]),
     indices=tensor([1, 3]))
     """
+    if out is None:
+        # the common call (a CPU tensor, int k and dim, bool flags): the
+        # kernel's own checks and allocation
+        r = _K.topk_fast(input, k, dim, largest, sorted)
+        if r is not None:
+            return tuple.__new__(_topk_t, r)
     x = _tensor_arg(input, "topk")
     k = _int_arg(k, "topk", "k", 2)
     dim = _int_arg(dim, "topk", "dim", 3)
@@ -938,44 +944,52 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
 # --------------------------------------------------------------------------
 # Tensor methods
 # --------------------------------------------------------------------------
+# The functions themselves: ptcore rebinds this module's names to their
+# dispatch entries, and a method's entry has run the layers (and autograd)
+# already, so its body calls the function, not the function's entry again.
+_sort, _argsort, _msort, _topk, _kthvalue = sort, argsort, msort, topk, kthvalue
+_unique, _unique_consecutive, _bincount, _histc, _histogram = (
+    unique, unique_consecutive, bincount, histc, histogram)
+
+
 def _m_sort(self, dim=-1, descending=False, stable=False):
-    return sort(self, dim, descending, stable)
+    return _sort(self, dim, descending, stable)
 
 
 def _m_argsort(self, dim=-1, descending=False, stable=False):
-    return argsort(self, dim, descending, stable)
+    return _argsort(self, dim, descending, stable)
 
 
 def _m_msort(self):
-    return msort(self)
+    return _msort(self)
 
 
 def _m_topk(self, k, dim=-1, largest=True, sorted=True):
-    return topk(self, k, dim, largest, sorted)
+    return _topk(self, k, dim, largest, sorted)
 
 
 def _m_kthvalue(self, k, dim=-1, keepdim=False):
-    return kthvalue(self, k, dim, keepdim)
+    return _kthvalue(self, k, dim, keepdim)
 
 
 def _m_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    return unique(self, sorted, return_inverse, return_counts, dim)
+    return _unique(self, sorted, return_inverse, return_counts, dim)
 
 
 def _m_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-    return unique_consecutive(self, return_inverse, return_counts, dim)
+    return _unique_consecutive(self, return_inverse, return_counts, dim)
 
 
 def _m_bincount(self, weights=None, minlength=0):
-    return bincount(self, weights, minlength)
+    return _bincount(self, weights, minlength)
 
 
 def _m_histc(self, bins=100, min=0, max=0):
-    return histc(self, bins, min, max)
+    return _histc(self, bins, min, max)
 
 
 def _m_histogram(self, bins, *, range=None, weight=None, density=False):
-    return histogram(self, bins, range=range, weight=weight, density=density)
+    return _histogram(self, bins, range=range, weight=weight, density=density)
 
 
 for _f, _name in ((_m_sort, "sort"), (_m_argsort, "argsort"), (_m_msort, "msort"),

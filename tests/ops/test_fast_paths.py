@@ -154,6 +154,34 @@ def _logging_subclass(base, log):
     return type("Logged", (base,), {"__torch_function__": classmethod(tf)})
 
 
+def _grads_match(make, f, node):
+    """``f(L, a)`` of ``a = make(L)`` requiring grad: torch's node and gradient."""
+    g = {}
+    for L in (torch, ptcore):
+        a = make(L).requires_grad_()
+        y = f(L, a)
+        assert type(y.grad_fn).__name__ == node
+        (y * L.arange(float(y.numel())).view(y.shape)).sum().backward()
+        g[L] = a.grad.numpy()
+    np.testing.assert_array_equal(g[ptcore], g[torch])
+
+
+def _subclass_sees_like_torch(make, f):
+    """The calls a ``__torch_function__`` subclass of ``make(L)`` sees in
+    ``f(L, x)`` (a list of tensors), their types and values, as torch's."""
+    res = {}
+    for L in (torch, ptcore):
+        log = []
+        x = make(L).as_subclass(_logging_subclass(L.Tensor, log))
+        log.clear()
+        outs = f(L, x)
+        res[L] = ([type(o).__name__ for o in outs], [n for n in log if n != "__get__"],
+                  [o.detach().numpy() for o in outs])
+    assert res[ptcore][:2] == res[torch][:2]
+    for p, t in zip(res[ptcore][2], res[torch][2]):
+        np.testing.assert_array_equal(p, t)
+
+
 def test_subclass_torch_function_sees_fast_path_ops():
     res = {}
     for L in (torch, ptcore):
@@ -220,26 +248,9 @@ def test_clamp_number_bounds_vector_loop(name, n):
 
 
 def test_clamp_number_bounds_grad_and_subclass():
-    g = {}
-    for L in (torch, ptcore):
-        a = L.linspace(-2.0, 2.0, 9).requires_grad_()
-        y = a.clamp(-1, 1)
-        assert type(y.grad_fn).__name__ == "ClampBackward1"
-        (y * L.arange(9.0)).sum().backward()
-        g[L] = a.grad.numpy()
-    np.testing.assert_array_equal(g[ptcore], g[torch])
-    res = {}
-    for L in (torch, ptcore):
-        log = []
-        Logged = _logging_subclass(L.Tensor, log)
-        x = L.arange(6.0).as_subclass(Logged)
-        log.clear()
-        outs = [x.clamp(1, 4), L.clamp(x, min=2.0)]
-        res[L] = ([type(o).__name__ for o in outs], [n for n in log if n != "__get__"],
-                  [o.detach().numpy() for o in outs])
-    assert res[ptcore][:2] == res[torch][:2]
-    for p, t in zip(res[ptcore][2], res[torch][2]):
-        np.testing.assert_array_equal(p, t)
+    _grads_match(lambda L: L.linspace(-2.0, 2.0, 9), lambda L, a: a.clamp(-1, 1), "ClampBackward1")
+    _subclass_sees_like_torch(lambda L: L.arange(6.0),
+                              lambda L, x: [x.clamp(1, 4), L.clamp(x, min=2.0)])
 
 
 # ---------------------------------------------------------------------------
@@ -306,29 +317,73 @@ def test_where_number_large_threads_grad_and_subclass():
         _both(lambda L, cc, t: L.where(cc, -1, t), c, x)
     finally:
         ptcore.set_num_threads(prev)
-    g = {}
-    for L in (torch, ptcore):
-        a = L.linspace(-2.0, 2.0, 9).requires_grad_()
-        b = L.linspace(3.0, 4.0, 9).requires_grad_()
-        y = L.where(a > 0, a, 0.0) + L.where(a < 1, b, a) * 2
-        assert type(y.grad_fn).__name__ == "AddBackward0"
-        y.sum().backward()
-        g[L] = (a.grad.numpy(), b.grad.numpy())
-    np.testing.assert_array_equal(g[ptcore][0], g[torch][0])
-    np.testing.assert_array_equal(g[ptcore][1], g[torch][1])
-    res = {}
-    for L in (torch, ptcore):
-        log = []
-        Logged = _logging_subclass(L.Tensor, log)
-        x = L.arange(6.0).as_subclass(Logged)
-        m = L.arange(6) % 2 == 0
-        log.clear()
-        outs = [L.where(m, x, 0.0), x.where(m, -1.0)]
-        res[L] = ([type(o).__name__ for o in outs], [n for n in log if n != "__get__"],
-                  [o.detach().numpy() for o in outs])
-    assert res[ptcore][:2] == res[torch][:2]
-    for p, t in zip(res[ptcore][2], res[torch][2]):
-        np.testing.assert_array_equal(p, t)
+    _grads_match(lambda L: L.linspace(-2.0, 2.0, 9), lambda L, a: L.where(a > 0, a, 0.0),
+                 "WhereBackward0")
+    _grads_match(lambda L: L.linspace(-2.0, 2.0, 9), lambda L, a: L.where(a < 1, 3.0, a),
+                 "WhereBackward0")
+    _grads_match(lambda L: L.linspace(-2.0, 2.0, 9), lambda L, a: L.where(a < 1, a, a * 2),
+                 "WhereBackward0")
+    _subclass_sees_like_torch(lambda L: L.arange(6.0), lambda L, x: [
+        L.where(L.arange(6) % 2 == 0, x, 0.0), x.where(L.arange(6) % 2 == 0, -1.0)])
+
+
+# ---------------------------------------------------------------------------
+# topk
+# ---------------------------------------------------------------------------
+def test_topk_fast_decides_only_the_common_case():
+    from ptcore._ops import _sort
+    x = ptcore.linspace(-1.0, 1.0, 12).view(3, 4)
+    v, i = _sort.topk_fast(x, 2, -1, True, True)
+    assert v.dtype is ptcore.float32 and i.dtype is ptcore.int64 and tuple(v.shape) == (3, 2)
+    assert _sort.topk_fast(x, 5, -1, True, True) is None            # k out of range
+    assert _sort.topk_fast(x, -1, -1, True, True) is None
+    assert _sort.topk_fast(x, 2, 2, True, True) is None             # dim out of range
+    assert _sort.topk_fast(x, 2, -3, True, True) is None
+    assert _sort.topk_fast(x, 2.0, 1, True, True) is None           # not an int
+    assert _sort.topk_fast(x, True, 1, True, True) is None
+    assert _sort.topk_fast(x, 2, 1, 1, True) is None                # not a bool
+    assert _sort.topk_fast(x > 0, 2, 1, True, True) is None         # bool: the error
+    assert _sort.topk_fast(x.to(ptcore.uint16), 2, 1, True, True) is None
+    assert _sort.topk_fast(x.to(ptcore.complex64), 2, 1, True, True) is None
+    assert _sort.topk_fast(ptcore.tensor(1.0), 1, 0, True, True) is None     # 0-d
+    assert _sort.topk_fast(x.tolist(), 2, 1, True, True) is None
+
+
+@pytest.mark.parametrize("name", [d for d in ALL_DTYPES if d not in ("bool", "complex64",
+                                                                      "complex128")])
+def test_topk_dtypes_layouts_against_torch(name):
+    a = both(rand((4, 7, 5), name, 3), name)
+    for dim in (0, 1, 2, -1, -3):
+        for k in (0, 1, 3):
+            for largest in (True, False):
+                _both(lambda L, t: t.topk(k, dim, largest), a)
+                _both(lambda L, t: L.topk(t.transpose(0, 2), k, dim=dim, largest=largest), a)
+                _both(lambda L, t: t[:, ::2].topk(k, dim=dim, largest=largest, sorted=False), a)
+    _both(lambda L, t: t.topk(7, 1), a)
+    _both(lambda L, t: t[:, :0].topk(0, 1), a)
+    _both(lambda L, t: t[:0].topk(2, 1), a)
+
+
+def test_topk_errors_out_grad_and_subclass():
+    x = both(rand((3, 5), "float32", 4))
+    _err(lambda L, t: t.topk(6), x)
+    _err(lambda L, t: t.topk(2, dim=2), x)
+    _err(lambda L, t: t.topk(2.0), x)
+    _err(lambda L, t: (t > 0).topk(2), x)
+    _err(lambda L, t: t.to(L.complex64).topk(2), x)
+    _err(lambda L, t: t.topk(True), x)
+    _both(lambda L, t: t[0, 0].topk(1), x)
+
+    def out(L, t):
+        v, i = L.empty(0), L.empty(0, dtype=L.int64)
+        r = L.topk(t, 2, out=(v, i))
+        assert r[0] is v and r[1] is i
+        return v, i
+    _both(out, x)
+    _grads_match(lambda L: L.tensor([[3.0, 1.0, 2.0, 5.0], [0.0, 4.0, 4.0, 1.0]]),
+                 lambda L, a: a.topk(2, dim=1)[0], "TopkBackward0")
+    _subclass_sees_like_torch(lambda L: L.arange(6.0).view(2, 3),
+                              lambda L, x: [*x.topk(2), *L.topk(x, 1, dim=0)])
 
 
 # ---------------------------------------------------------------------------
