@@ -592,9 +592,6 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
                   Py_ssize_t r0, Py_ssize_t r1, bint zero) noexcept nogil:
     """Accumulate the column rows of output rows ``[r0, r1)`` into the sample
     ``x`` (C, D, H, W), zeroing it first when ``zero``."""
-    cdef Py_ssize_t c
-    cdef Py_ssize_t plane = g.D * g.H * g.W
-    cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
     cdef ptc_ic_geo ig
     cdef int level = _vec_rows(g, &ig, True) if flt is float else 0
     cdef ptc_ic_move* mv = NULL
@@ -602,6 +599,19 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
     if flt is float:
         if level and r0 == 0 and r1 == g.OH:
             mv = _plane_moves(&ig, level, &nmv)
+    _col2im_by(x, col, ld, g, nth, r0, r1, zero, level, &ig, mv, nmv)
+    free(mv)
+
+
+cdef void _col2im_by(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
+                     Py_ssize_t r0, Py_ssize_t r1, bint zero, int level, const ptc_ic_geo* igp,
+                     const ptc_ic_move* mv, int nmv) noexcept nogil:
+    """``_col2im`` with its row level, geometry and whole-image moves
+    (``nmv`` -1: none) made by the caller, who may use them for many calls."""
+    cdef Py_ssize_t c
+    cdef Py_ssize_t plane = g.D * g.H * g.W
+    cdef Py_ssize_t per = g.kd * g.kh * g.kw * (r1 - r0) * g.OW
+    cdef ptc_ic_geo ig = igp[0]
     if nth > 1 and g.C > 1 and g.C * per >= parallel_grain():
         for c in prange(g.C, num_threads=nth, schedule='static'):
             if zero:
@@ -626,7 +636,6 @@ cdef void _col2im(flt* x, const flt* col, Py_ssize_t ld, const Geo* g, int nth,
                     ptc_col2im_ch_f32(level, x + c * plane, col, ld, &ig, c, r0, r1)
                     continue
             _col2im_channel(x + c * plane, col, ld, g, c, r0, r1)
-    free(mv)
 
 
 cdef inline bint _is_pointwise(const Geo* g) noexcept nogil:

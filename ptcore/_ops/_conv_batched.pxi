@@ -57,6 +57,58 @@ cdef int _whole(int mode, const flt* a, const flt* b, const flt* bias, flt* y, P
     return 0
 
 
+cdef enum:
+    # column-block floats of one channel block of the input gradient: the
+    # block is written by the GEMM and read back by col2im while in L2
+    BWD_X_BLOCK = 65536
+
+
+cdef void _bwd_x_blocks(const flt* gp, const flt* w, const flt* bias, flt* y, Py_ssize_t n0,
+                        Py_ssize_t m, const Geo* g, flt* col) noexcept nogil:
+    """The input gradient of samples ``[n0, n0 + m)`` (one group, not
+    pointwise; ``gp`` their gradient as (OC, m*L)) in blocks of input
+    channels: each block's column rows (cb*K, m*L) come from one GEMM and go
+    through col2im before the next block's, so they are read back from L2
+    instead of the whole (C*K, m*L) matrix from memory.  Every element is the
+    same FMA chain as in one GEMM (ptc_sgemm, BLAS: per element over k) and
+    col2im works channel by channel: the bits of the unblocked path."""
+    cdef Py_ssize_t L = g.OD * g.OH * g.OW
+    cdef Py_ssize_t P = g.D * g.H * g.W
+    cdef Py_ssize_t R = g.OD * g.OH
+    cdef Py_ssize_t KK = g.kd * g.kh * g.kw
+    cdef Py_ssize_t CKK = g.C * KK
+    cdef Py_ssize_t LD = m * L
+    cdef Py_ssize_t cb = BWD_X_BLOCK // (KK * LD) if KK * LD > 0 else g.C
+    cdef Py_ssize_t c0, nc, j
+    cdef Geo gb = g[0]
+    cdef ptc_ic_geo ig
+    cdef int level = _vec_rows(g, &ig, True) if flt is float else 0
+    cdef ptc_ic_move* mv = NULL
+    cdef int nmv = -1
+    if flt is float:
+        if level:
+            mv = _plane_moves(&ig, level, &nmv)      # one table for every block and sample
+    if cb < 1:
+        cb = 1
+    if cb > g.C:
+        cb = g.C
+    c0 = 0
+    while c0 < g.C:
+        nc = cb if g.C - c0 > cb else g.C - c0
+        gb.C = nc
+        _gemm_one(CH_N, CH_T, <blas_int>LD, <blas_int>(nc * KK), <blas_int>g.OC, <flt>1,
+                  <flt*>gp, <blas_int>LD, <flt*>w + c0 * KK, <blas_int>CKK, <flt>0,
+                  col, <blas_int>LD)
+        for j in range(m):
+            _col2im_by(y + (n0 + j) * g.C * P + c0 * P, col + j * L, LD, &gb, 1, 0, R, True,
+                       level, &ig, mv, nmv)
+        c0 += nc
+    free(mv)
+    if bias != NULL:
+        for j in range(m):
+            _add_bias(y + (n0 + j) * g.C * P, bias, g.C, P)
+
+
 cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt* y,
                       Py_ssize_t n0, Py_ssize_t m, const Geo* g, flt* col, flt* tmp,
                       flt* acc) noexcept nogil:
@@ -132,6 +184,9 @@ cdef void _chunk_unit(int mode, const flt* a, const flt* b, const flt* bias, flt
         else:
             _gather(tmp, a + n0 * g.OC * L, m, g.OC, L)
             gp = tmp
+        if not pw and g.G == 1 and OCg > 0:
+            _bwd_x_blocks(gp, b, bias, y, n0, m, g, col)
+            return
         dst = y + n0 * g.C * P if (pw and m == 1) else col
         for gi in range(g.G):
             if OCg == 0:

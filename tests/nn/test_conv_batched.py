@@ -207,3 +207,39 @@ def test_conv_gemm_width_knob_validates():
         K._set_gemm_cols(0)
     with pytest.raises(ValueError):
         K._set_gemm_cols(64, 3)
+
+
+# input gradients whose column matrix spans several channel blocks of the
+# blocked path (C*k*k*m*L above its 65536-float block): DCGAN's 64 -> 128 and
+# 128 -> 256 stride-2 layers at small batch, a transposed convolution (its
+# forward is that input gradient) and odd channel counts
+BLOCK_CASES = [
+    ("conv", (6, 64, 16, 16), (32, 64, 4, 4), dict(stride=2, padding=1)),
+    ("conv", (20, 40, 8, 8), (24, 40, 4, 4), dict(stride=2, padding=1)),
+    ("conv", (3, 37, 9, 9), (5, 37, 3, 3), dict(padding=1)),
+    ("convT", (6, 32, 8, 8), (32, 64, 4, 4), dict(stride=2, padding=1)),
+]
+
+
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=str)
+def test_input_gradient_channel_blocks_same_bits(case):
+    """The input gradient of a unit of samples goes through the GEMM and
+    col2im in blocks of input channels: the bits of one sample at a time
+    (GEMM width 1: the row-chunk path) and values as torch's."""
+    kind, xs, ws, kw = case
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.3).astype(np.float32)
+    b = rng.standard_normal(ws[1] if kind == "convT" else ws[0]).astype(np.float32)
+    fn = _conv(kw) if kind == "conv" else _convT(kw)
+    yshape = tuple(fn(torch, torch.tensor(x), torch.tensor(w)).shape)
+    got = _compare(fn, [x, w, b], yshape, np.float32)
+    K = _kernels()
+    gy = np.random.default_rng(7).standard_normal(yshape).astype(np.float32)
+    old = K._set_gemm_cols(1, 1)
+    try:
+        one = _run(ptcore, fn, [x, w, b], gy)
+    finally:
+        K._set_gemm_cols(old, 1)
+    i = 1 if kind == "conv" else 0      # the input gradient primitive's result
+    np.testing.assert_array_equal(got[i], one[i])
