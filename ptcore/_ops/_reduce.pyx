@@ -280,6 +280,13 @@ cdef extern from *:
         for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - m); \\
             if (y) S##_stf(y + j, e); acc += e; } \\
         float s = S##_hsumf(acc); \\
+        if (j < n && n >= (W)) { /* the tail as the row's last full vector (one exp, not \\
+                        one per element; the lanes before j are rewritten with the same values), \\
+                        its new lanes added in order as before */ \\
+            S##_vf e = S##_exp(S##_ldf(x + n - (W)) - m); \\
+            if (y) S##_stf(y + n - (W), e); \\
+            for (ptrdiff_t k = (W) - (n - j); k < (W); k++) s += e[k]; \\
+            j = n; } \\
         for (; j < n; j++) { float e = S##_exp1(x[j] - m); if (y) y[j] = e; s += e; } \\
         return s; } \\
     static double S##_sumexp_f32(const float* x, ptrdiff_t n, float m) { \\
@@ -288,6 +295,9 @@ cdef extern from *:
             S##_hvf lo, hi; memcpy(&lo, &e, sizeof lo); memcpy(&hi, (char*)&e + sizeof lo, sizeof hi); \\
             a0 += __builtin_convertvector(lo, S##_vd); a1 += __builtin_convertvector(hi, S##_vd); } \\
         a0 += a1; for (int k = 0; k < (W) / 2; k++) s += a0[k]; \\
+        if (j < n && n >= (W)) { S##_vf e = S##_exp(S##_ldf(x + n - (W)) - m); \\
+            for (ptrdiff_t k = (W) - (n - j); k < (W); k++) s += (double)e[k]; \\
+            j = n; } \\
         for (; j < n; j++) s += (double)S##_exp1(x[j] - m); \\
         return s; } \\
     static void S##_scale_f32(float* y, ptrdiff_t n, float r) { \\

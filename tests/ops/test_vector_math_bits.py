@@ -53,3 +53,22 @@ def test_softmax_rows_match_float64():
         got = ptcore.softmax(ptcore.from_numpy(x), -1).numpy()
         e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
         np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=2e-6, atol=1e-7)
+
+
+def test_softmax_logsumexp_every_tail_width():
+    """Rows of every length up to past two AVX-512 vectors (the last partial
+    vector is computed as the row's last full one): softmax, log_softmax and
+    logsumexp against float64."""
+    rng = np.random.default_rng(2)
+    for cols in list(range(1, 50)) + [100, 1001]:
+        x = (rng.standard_normal((5, cols)) * 10).astype(np.float32)
+        t = ptcore.from_numpy(x)
+        x64 = x.astype(np.float64)
+        m = x64.max(-1, keepdims=True)
+        e = np.exp(x64 - m)
+        lse = np.log(e.sum(-1, keepdims=True)) + m
+        np.testing.assert_allclose(ptcore.softmax(t, -1).numpy(), e / e.sum(-1, keepdims=True),
+                                   rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(ptcore.log_softmax(t, -1).numpy(), x64 - lse,
+                                   rtol=2e-6, atol=2e-6)
+        np.testing.assert_allclose(ptcore.logsumexp(t, -1).numpy(), lse[:, 0], rtol=2e-6)
