@@ -35,6 +35,8 @@ MODULES = [
     "ptcore.nn.functional._conv",
     "ptcore.nn.functional._vision",
     "ptcore.amp.autocast_mode",
+    "ptcore.testing._comparison",
+    "ptcore.testing._creation",
     "ptcore",
 ]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
