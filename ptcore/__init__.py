@@ -35,6 +35,7 @@ from ptcore._ops.random import (
 )
 from ptcore._tensor_str import set_printoptions, get_printoptions, printoptions
 from ptcore import cuda, testing
+from ptcore.testing import FileCheck  # torch.FileCheck is torch.testing.FileCheck
 from ptcore import _meta  # noqa: E402,F401  (the meta device: its runtime registers itself)
 
 # The operator library (ptcore._ops, one module per op family): each module
