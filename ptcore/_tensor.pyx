@@ -178,8 +178,11 @@ def _dtype_from_numpy(np_dtype):
             "given numpy array has byte order different from the native byte order. Conversion "
             "between byte orders is currently not supported.")
     if d is None:
+        # torch names the dtype's scalar type as CPython does (its tp_name): numpy.object_,
+        # numpy.datetime64 (no unit), numpy.str_, numpy.void, numpy.longdouble
+        t = npd.type
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{_np.dtype(np_dtype).name}. The only supported "
+            f"can't convert np.ndarray of type {t.__module__}.{t.__name__}. The only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
             "int8, uint64, uint32, uint16, uint8, and bool.")
     return d

@@ -431,6 +431,21 @@ def test_from_numpy_errors_match_torch(key):
     same_error(lambda L: L.from_numpy(data))
 
 
+@needs_torch
+@pytest.mark.parametrize("np_dtype", [object, "datetime64[s]", "timedelta64[ms]", "U3", "S2", "V4",
+                                      [("a", "f4")], np.longdouble, np.clongdouble, ">f4", ">c8"])
+@pytest.mark.parametrize("fn", ["from_numpy", "tensor", "as_tensor"])
+def test_unsupported_numpy_dtype_message_matches_torch(np_dtype, fn):
+    # torch names the array's scalar type (numpy.object_, numpy.datetime64 without its unit,
+    # numpy.str_, numpy.void, numpy.longdouble); byte-swapped arrays get a ValueError
+    a = np.zeros(2, dtype=np_dtype)
+    with pytest.raises((TypeError, ValueError)) as want:
+        getattr(torch, fn)(a)
+    with pytest.raises(want.type) as got:
+        getattr(ptcore, fn)(a)
+    assert str(got.value) == str(want.value)
+
+
 def test_as_tensor_shares_or_copies():
     a = np.arange(4.0)
     t = ptcore.as_tensor(a)
