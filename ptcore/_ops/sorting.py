@@ -378,6 +378,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     x = _tensor_arg(input, "topk")
     k = _int_arg(k, "topk", "k", 2)
     dim = _int_arg(dim, "topk", "dim", 3)
+    for flag, name in ((largest, "largest"), (sorted, "sorted")):
+        # torch's flags take a Python bool only (not 0/1, numpy.bool, a 0-d tensor); the
+        # message is the keyword form (torch adds " (position 4)" when passed positionally)
+        if type(flag) is not bool:
+            t = type(flag)
+            tname = _typename(flag) if t.__module__ == "builtins" or \
+                isinstance(flag, _TensorBase) else f"{t.__module__}.{t.__name__}"
+            raise TypeError(f"topk(): argument '{name}' must be bool, not {tname}")
     d = _wrap_dim(dim, x.dim())
     size = x.shape[d] if x.dim() > 0 else 1
     if k < 0 or k > size:
@@ -396,7 +404,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         values = _empty(shape, x.dtype, x.device)
         indices = _empty(shape, _C.int64, x.device)
         if values.numel() > 0:
-            _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, bool(largest), bool(sorted), values,
+            _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, largest, sorted, values,
                                                        indices)
     if out is not None:
         values, indices = _write_outs(out, (values, indices), "topk")

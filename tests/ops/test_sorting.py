@@ -316,6 +316,29 @@ def test_topk_errors(torch):
     same_error(lambda: ptcore.topk(ptcore.tensor(1.0), 2), lambda: torch.topk(torch.tensor(1.0), 2))
 
 
+@pytest.mark.parametrize("name", ["largest", "sorted"])
+@pytest.mark.parametrize("flag", [0, 1, 2, 1.0, None, "a", np.True_, np.False_, np.int64(1)],
+                         ids=repr)
+def test_topk_flags_take_python_bool_only(torch, name, flag):
+    # torch: TypeError "argument 'largest' must be bool, not int" (numpy.bool, ...); ptcore's
+    # fast path declines such flags and its general path raises the same message (keyword form)
+    f = np.arange(4.0)
+    for lib in (torch, ptcore):
+        with pytest.raises(TypeError) as e:
+            lib.topk(lib.from_numpy(f), 2, **{name: flag})
+        with pytest.raises(TypeError) as em:
+            lib.from_numpy(f).topk(2, **{name: flag})
+        if lib is torch:
+            want = str(e.value)
+        else:
+            assert str(e.value) == want and str(em.value) == want
+    with pytest.raises(TypeError):
+        ptcore.topk(ptcore.from_numpy(f), 2, 0, True, ptcore.tensor(True))
+    for flags in ((True, False), (False, True)):
+        assert ptcore.topk(ptcore.from_numpy(f), 2, 0, *flags).values.tolist() == \
+            torch.topk(torch.from_numpy(f), 2, 0, *flags).values.tolist()
+
+
 # ---------------------------------------------------------------------------
 # kthvalue
 # ---------------------------------------------------------------------------
