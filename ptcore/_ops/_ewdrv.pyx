@@ -304,13 +304,23 @@ cdef int _encode(object v, dtype dt, char* out) except -1:
         memcpy(buf, &iv, 8)
         src = PT_INT64
     elif isinstance(v, int):
-        if dt.num == PT_UINT64 and 9223372036854775807 < v <= 18446744073709551615:
-            uv = v      # uint64 operands take unsigned 64-bit Python ints, as PyTorch
-            memcpy(out, &uv, 8)
-            return 0
-        iv = v          # OverflowError beyond int64, as PyTorch
-        memcpy(buf, &iv, 8)
-        src = PT_INT64
+        if -9223372036854775808 <= v <= 9223372036854775807:
+            iv = v
+            memcpy(buf, &iv, 8)
+            src = PT_INT64
+        else:
+            # PyTorch reads a Python int beyond int64 as an unsigned 64-bit Scalar (its
+            # argument parser's OverflowErrors outside that); floating and complex operands
+            # take its value, a uint64 one exactly, the other integer types none
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if v > 18446744073709551615:
+                raise OverflowError("int too big to convert")
+            if not (dt.num == PT_UINT64 or dt.is_floating_point or dt.is_complex):
+                raise _C._overflow_exception(dt)
+            uv = v
+            memcpy(buf, &uv, 8)
+            src = PT_UINT64
     elif isinstance(v, complex):
         cparts[0] = v.real          # not through a C complex: re + im*I would
         cparts[1] = v.imag          # turn complex(0, inf) into nan+inf*j

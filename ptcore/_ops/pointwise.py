@@ -730,9 +730,11 @@ def _chalf_check(dt, a, b, kname):
 
 
 def _big_int_check(*xs):
+    """PyTorch's argument parser: a Python int is an int64 or uint64 Scalar, or an OverflowError."""
     for x in xs:
         if isinstance(x, builtins.int) and not -2 ** 63 <= x < 2 ** 64:
-            raise OverflowError("int too big to convert")
+            raise OverflowError("can't convert negative int to unsigned" if x < 0
+                                else "int too big to convert")
 
 
 def _sub_check(a, b):
@@ -1263,6 +1265,7 @@ def where(condition, input=None, other=None, *, out=None):
         if hasattr(_shape_ops, "nonzero"):
             return _shape_ops.nonzero(condition, as_tuple=True)
         raise NotImplementedError("where(condition) needs nonzero")
+    _big_int_check(other, input)  # torch's C++ converts the arguments last to first
     if not isinstance(condition, _TensorBase):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
     if condition.dtype is not _C.bool_:
@@ -1329,6 +1332,7 @@ _BOUND_TYPES = (builtins.float, builtins.int, type(None))
 
 
 def _clamp_impl(x, lo, hi, out, inplace):
+    _big_int_check(hi, lo)  # torch's C++ converts the arguments last to first
     if out is None and not inplace and type(lo) in _BOUND_TYPES and type(hi) in _BOUND_TYPES \
             and isinstance(x, _TensorBase) and x.is_cpu and x.dtype._category == _FLOAT_CAT \
             and (lo is not None or hi is not None):

@@ -288,3 +288,31 @@ def test_copy_from_a_python_number(value, dt):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")        # complex -> real discards the imaginary part
         _check(f)
+
+
+_BIG_INTS = [2 ** 63, 2 ** 64 - 1, 2 ** 64, -2 ** 63 - 1, 10 ** 30]
+
+
+@pytest.mark.parametrize("v", _BIG_INTS, ids=str)
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "bfloat16", "int64", "int32",
+                                "uint8", "bool"])
+def test_clamp_where_python_int_beyond_int64(dt, v):
+    # torch reads a Python int in [2**63, 2**64) as a uint64 Scalar: a floating tensor takes its
+    # value (float16's clamp range check raises, its where gives inf), an integer tensor raises
+    # RuntimeError; outside [-2**63, 2**64) its argument parser raises OverflowError
+    calls = [lambda L, x: L.clamp(x, min=v), lambda L, x: L.clamp(x, max=v),
+             lambda L, x: L.clamp(x, -v, v), lambda L, x: L.clamp(x, v, -v),
+             lambda L, x: x.clone().clamp_(max=v), lambda L, x: x.clip(min=v),
+             lambda L, x: L.where(x > 0, x, v), lambda L, x: L.where(x > 0, v, x),
+             lambda L, x: L.where(x > 0, v, 1.5), lambda L, x: L.where(x > 0, v, -v),
+             lambda L, x: L.where(x > 0, x.reshape(3, 1), v)]
+    for fn in calls:
+        got, want = [], []
+        for lib, res in ((torch, want), (ptcore, got)):
+            x = lib.tensor([1.0, -2.0, 3.0]).to(getattr(lib, dt))
+            try:
+                r = fn(lib, x)
+                res.append((str(r.dtype).split(".")[1], _np(r).tolist()))
+            except (OverflowError, RuntimeError) as e:
+                res.append((type(e), str(e) if type(e) is OverflowError else None))
+        assert got == want
