@@ -179,19 +179,29 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split_with_sizes(split_sizes, dim)
 
 
+def _writable_pieces(outs):
+    """``outs`` without autograd's mark of the outputs of a multiple-view op
+    (torch's unsafe_* variants allow writing into them in place)."""
+    for o in outs:
+        d = getattr(o, "__dict__", None)
+        if d is not None:
+            d.pop("_multi_view", None)
+    return outs
+
+
 def unsafe_split(input, split_size, dim=0):
     """:meth:`Tensor.split` without view tracking (``torch.unsafe_split``)."""
-    return input.split(split_size, dim)
+    return _writable_pieces(input.split(split_size, dim))
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     """:func:`split_with_sizes` without view tracking (``torch.unsafe_split_with_sizes``)."""
-    return split_with_sizes(input, split_sizes, dim)
+    return _writable_pieces(split_with_sizes(input, split_sizes, dim))
 
 
 def unsafe_chunk(input, chunks, dim=0):
     """:meth:`Tensor.chunk` without view tracking (``torch.unsafe_chunk``)."""
-    return input.chunk(chunks, dim)
+    return _writable_pieces(input.chunk(chunks, dim))
 
 
 _TENSOR_METHODS = {

@@ -14,6 +14,7 @@ formula of its own.  In-place ops on tensors in the graph are rewritten as
 "out-of-place, then copy into self", and ``self`` (or its view base) gets
 the new history.
 """
+import re as _re
 import inspect
 
 from ptcore import _tensor as _C
@@ -390,6 +391,11 @@ def _on_view(src, v, kind=0, name=None):
         return
     if v._output_nr:
         v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
+    if kind >= 15 and kind <= 17:
+        # one output of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS)
+        v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0
+    elif "_multi_view" in src.__dict__ and "_multi_view" not in v.__dict__:
+        v.__dict__["_multi_view"] = 0       # a view of one inherits it (torch: "Output 0 of Select")
     base = v._base
     if kind == 3 and base is src and src._requires_grad and src.is_contiguous() \
             and (v.dtype.is_floating_point or v.dtype.is_complex):
@@ -475,6 +481,28 @@ def _on_view(src, v, kind=0, name=None):
         v.__dict__["_ag_view_of"] = base
 
 
+def _unbind_index(src, v):
+    """Which slice of ``src`` the unbind output ``v`` is (the dim whose removal
+    leaves v's sizes and strides; its index from the storage offsets)."""
+    sh, st = tuple(src.shape), tuple(src.stride())
+    vsh, vst = tuple(v.shape), tuple(v.stride())
+    off = v.storage_offset() - src.storage_offset()
+    for d in range(len(sh)):
+        if sh[:d] + sh[d + 1:] == vsh and st[:d] + st[d + 1:] == vst:
+            if st[d] == 0:
+                return 0
+            i, r = divmod(off, st[d])
+            if r == 0 and 0 <= i < sh[d]:
+                return i
+    return 0
+
+
+_MULTI_VIEW_MSG = ("Output {} of {} is a view and is being modified inplace. This view is the output "
+                   "of a function that returns multiple views. Such functions do not allow the output "
+                   "views to be modified inplace. You should replace the inplace operation by an "
+                   "out-of-place one.")
+
+
 def _on_split(src, outs, dim, kind):
     """Core hook: ``outs`` are the pieces of ``src`` (which requires grad)
     along ``dim`` from split/chunk (``kind``: VK_SPLIT or VK_SPLIT_SIZES).
@@ -509,8 +537,9 @@ def _on_split(src, outs, dim, kind):
         # a piece used after src (or any piece) was written in place gets a
         # view node of its own from the base's new history (refresh_view)
         node._bver = src._version
-        for o in outs:
+        for i, o in enumerate(outs):
             o.__dict__["_ag_view_of"] = src
+            o.__dict__["_multi_view"] = i     # torch's CreationMeta::MULTIPLE_OUTPUTS
     return True
 
 
@@ -587,6 +616,25 @@ def _check_inference_write(t):
 
 
 def check_inplace(t):
+    d = getattr(t, "__dict__", None)
+    if d is not None and "_multi_view" in d and t._requires_grad:
+        fn = t._grad_fn
+        name = _re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else "a view op"
+        raise RuntimeError(_MULTI_VIEW_MSG.format(d["_multi_view"], name))
+    _check_custom_view(t)
+    if t._grad_fn is None and t._requires_grad:
+        if t._base is not None:     # requires_grad_() on a view: a leaf, and a view
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    b = t._base
+    if b is not None and b._grad_fn is None and b._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _check_custom_view(t):
     for v in (t, t._base):
         info = getattr(v, "_custom_view_of", None) if v is not None else None
         if info is not None and v._requires_grad:
@@ -597,13 +645,6 @@ def check_inplace(t):
                 "backward associated with the custom Function, leading to incorrect gradients. "
                 "This behavior is forbidden. You can fix this by cloning the output of the "
                 "custom Function.")
-    if t._grad_fn is None and t._requires_grad and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    b = t._base
-    if b is not None and b._grad_fn is None and b._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
 
 
 def rebase(self, r):
@@ -804,8 +845,13 @@ def _setitem_basic(self, items, value):
 def _setitem(self, idx, value):
     _check_inference_write(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
-        check_inplace(self)
         items = _basic_items(idx)
+        if items is None or _whole(self, items):
+            check_inplace(self)
+        else:
+            # as torch: the write goes into the view self[items], whose own
+            # check runs (a view of a leaf, or of one output of split/unbind)
+            _check_custom_view(self)
         if items is not None:
             _setitem_basic(self, items, value)
             return None

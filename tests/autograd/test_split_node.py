@@ -80,13 +80,13 @@ def test_in_place_write_to_a_piece():
     x = ptcore.from_numpy(xv.copy()).requires_grad_()
     y = x * 1
     a, b = y.chunk(2, 1)
-    a.mul_(5)
-    (a + b).sum().backward()
-    want = np.ones_like(xv)
-    want[:, :3] = 5
-    np.testing.assert_array_equal(x.grad.numpy(), want)
+    # torch forbids writing into one output of a multiple-view op (its
+    # CreationMeta::MULTIPLE_OUTPUTS; tests/autograd/test_multi_output_views.py)
+    with pytest.raises(RuntimeError, match="^Output 0 of Split is a view and is being modified"):
+        a.mul_(5)
+    with ptcore.no_grad():
+        a.mul_(1)       # allowed without recording
     # a piece used after its source was written in place
-    x.grad = None
     y = x * 1
     a, b = y.chunk(2, 1)
     y.mul_(2)
