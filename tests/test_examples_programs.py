@@ -659,7 +659,9 @@ def fast_neural_style(torch, init, steps=2):
         content_image = torch.from_numpy(images[:1])
         output = style_model(content_image).cpu()
     img = output[0].clone().clamp(0, 255).numpy()
-    out.append(img.transpose(1, 2, 0).astype("uint8"))
+    # the program saves img.astype("uint8"); compared before that truncation,
+    # which turns a last-bit difference at an integer (1.99999 vs 2.00001) into 1
+    out.append(img.transpose(1, 2, 0))
     return out
 
 
