@@ -774,8 +774,8 @@ def outer(input, vec2, *, out=None):
 ger = outer
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``; dtypes promote)."""
+def _addr_check(input, vec1, vec2, beta, alpha):
+    """addr's argument checks; the result dtype."""
     for x, n, p in ((input, "input", 1), (vec1, "vec1", 2), (vec2, "vec2", 3)):
         _check_tensor(x, n, p, "addr")
     _check_dev("addr", input, vec1, vec2)
@@ -792,7 +792,18 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
                                    "floating point number.")
     _scalar_ok(alpha, dt, "alpha")
     _scalar_ok(beta, dt, "beta")
+    return dt
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``; dtypes promote)."""
+    dt = _addr_check(input, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
+    if input.device.type == "cpu" and not dt.is_complex:
+        x = input.expand(*shape)
+        o = out if isinstance(out, _TensorBase) and out.dtype is dt \
+            and tuple(out.shape) == shape else None
+        return _finish(_addr_elementwise(x, vec1, vec2, beta, alpha, dt, o), out, "addr")
     c = None
     if not _is_zero(beta):
         c = input._to_dtype(dt).expand(*shape).clone(memory_format=_C.contiguous_format)
@@ -804,10 +815,128 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
     """In-place :func:`addr`."""
-    r = addr(self, vec1, vec2, beta=beta, alpha=alpha)
-    _inplace_shape_check(self, r.shape)
+    dt = _addr_check(self, vec1, vec2, beta, alpha)
+    shape = (vec1.shape[0], vec2.shape[0])
+    if self.device.type == "cpu" and not dt.is_complex and self.dtype is dt:
+        # torch iterates with self as the output: its strides decide the SIMD blocks
+        _inplace_shape_check(self, shape)
+        r = _addr_elementwise(self, vec1, vec2, beta, alpha, dt, self)
+    else:
+        r = addr(self, vec1, vec2, beta=beta, alpha=alpha)
+        _inplace_shape_check(self, r.shape)
     self.copy_(r)
     return self
+
+
+# torch's CPU addr is an elementwise TensorIterator kernel, not a product: per element
+# beta * self + alpha * vec1[i] * vec2[j] in the result dtype (self ignored, NaN included,
+# when beta converts to 0). Its compiler contracts the float32/float64 expression into a
+# fused multiply-add differently in the SIMD body, fma(alpha * vec1[i], vec2[j], beta * self),
+# and in the scalar loop (each row's tail past the last whole pair of vectors, and rows whose
+# layout does not vectorize), fma(beta, self, alpha * vec1[i] * vec2[j]); float16/bfloat16
+# round each operation, integers wrap, bool is (beta && self) || (alpha && vec1 && vec2).
+
+_GRAIN_SIZE = 32768     # at::internal::GRAIN_SIZE: TensorIterator's parallel threshold
+
+
+def _addr_vector_mask(n, m, itemsize, ops, out_strides):
+    """Boolean (n, m) NumPy array: the elements torch's CPU loop computes in its SIMD body.
+
+    ``ops``: the (row, column) element strides of self, vec1 and vec2 as the iterator sees
+    them; ``out_strides``: the output's, or None for a new one (laid out in the iterator's
+    order). Follows TensorIterator: dimension order (reorder_dimensions: the first operand
+    with two non-zero, different strides puts the smaller innermost), coalescing, the
+    contiguous-or-one-scalar test for vectorizing, and the per-thread ranges of parallel_for.
+    """
+    import numpy as np
+    from ptcore._ops import _parallel
+    # two 256-bit vectors per SIMD step: torch 2.13 runs its AVX2 build of this kernel on
+    # AVX512 machines too (measured: a 16-float row is all SIMD body)
+    block = 64 // itemsize
+    inner_col = True
+    for st in ([out_strides] if out_strides is not None else []) + list(ops):
+        sr, sc = st
+        if sr == 0 or sc == 0:
+            continue
+        if sc != sr:
+            inner_col = sc < sr
+            break
+        if m > n:
+            inner_col = False
+            break
+    strides = [out_strides] if out_strides is not None else []
+    strides += list(ops)
+    numel = n * m
+    if inner_col:
+        inner, outer = m, n
+        pick = [(sc, sr) for sr, sc in strides]
+    else:
+        inner, outer = n, m
+        pick = [(sr, sc) for sr, sc in strides]
+    one_d = inner == 1 or outer == 1 or all(inner * si == so for si, so in pick)
+    if one_d:
+        inner_stride = [si if inner != 1 else so for si, so in pick]
+        inner = numel
+    else:
+        inner_stride = [si for si, so in pick]
+    ins = inner_stride[1:] if out_strides is not None else inner_stride
+    out_ok = out_strides is None or inner_stride[0] == 1
+    n_scalar = sum(1 for v in ins if v == 0)
+    vectorized = out_ok and all(v in (0, 1) for v in ins) and n_scalar <= 1
+    if not vectorized:
+        return np.zeros((n, m), dtype=bool)
+    threads = _parallel._get_num_threads()
+    if numel < _GRAIN_SIZE or threads == 1:
+        chunk = numel
+    else:
+        nt = min(threads, -(-numel // _GRAIN_SIZE))
+        chunk = -(-numel // nt)
+    lin = np.arange(numel, dtype=np.int64)
+    row0 = lin - lin % inner
+    chunk0 = lin - lin % chunk
+    start = np.maximum(row0, chunk0)
+    length = np.minimum(np.minimum(row0 + inner, chunk0 + chunk), numel) - start
+    mask = (lin - start) < length - length % block
+    return mask.reshape(n, m) if inner_col else mask.reshape(m, n).T
+
+
+def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
+    """torch's CPU addr kernel in ``dt`` for ``x`` (self broadcast to (n, m))."""
+    from ptcore._ops import pointwise as _pw
+    n, m = vec1.shape[0], vec2.shape[0]
+    beta = beta.item() if isinstance(beta, _TensorBase) else beta
+    alpha = alpha.item() if isinstance(alpha, _TensorBase) else alpha
+    a1 = vec1._to_dtype(dt).reshape(n, 1)
+    b2 = vec2._to_dtype(dt).reshape(1, m)
+    if dt is _C.bool_:
+        r = (a1 & b2) if _b.bool(alpha) else _C.zeros((n, m), dtype=dt)
+        if _b.bool(beta):
+            r = r | x._to_dtype(dt)
+        return r.expand(n, m).contiguous()
+    alpha_t = _C._checked_scalar(alpha, dt)
+    beta_t = _C._checked_scalar(beta, dt)
+    prod = (alpha_t * a1) * b2                                  # alpha * vec1[i] * vec2[j]
+    if beta_t.item() == 0:
+        return prod.contiguous()
+    s = x._to_dtype(dt)
+    if dt is not _C.float32 and dt is not _C.float64:
+        return (beta_t * s + prod).contiguous()                 # rounded (or wrapped) per op
+    # which elements the SIMD body computes: operands as the iterator sees them (inputs
+    # of another dtype arrive as contiguous copies)
+    s_st = x.stride() if x.dtype is dt else (m, 1)
+    v1_st = (vec1.stride(0) if vec1.dtype is dt else 1, 0)
+    v2_st = (0, vec2.stride(0) if vec2.dtype is dt else 1)
+    mask = _addr_vector_mask(n, m, dt.itemsize, (s_st, v1_st, v2_st),
+                             out.stride() if out is not None else None)
+    tail = None
+    if not mask.all():
+        tail = _pw.addcmul(prod, beta_t, s)                     # fma(beta, self, prod)
+    if not mask.any():
+        return tail.contiguous()
+    body = _pw.addcmul(beta_t * s, alpha_t * a1, b2)            # fma(alpha * v1, v2, beta * self)
+    if tail is None:
+        return body.contiguous()
+    return _pw.where(_C.from_numpy(mask), body, tail)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):

@@ -1002,3 +1002,103 @@ def test_ex_functions_name_themselves_in_check_errors_messages():
         ptcore.linalg.cholesky_ex(-ptcore.eye(2), check_errors=True)
     with pytest.raises(ptcore.linalg.LinAlgError, match=r"^linalg\.inv: "):
         ptcore.linalg.inv(ptcore.zeros(2, 2))
+
+
+# torch's CPU addr is an elementwise kernel: fma(alpha * vec1[i], vec2[j], beta * self) in its
+# SIMD body, fma(beta, self, alpha * vec1[i] * vec2[j]) in its scalar loop (row tails and
+# layouts that do not vectorize), per-op rounding for float16/bfloat16, wrapping integers
+def _addr_bits(t):
+    name = str(t.dtype).split(".")[1]
+    if not t.dtype.is_floating_point:
+        return t.numpy()
+    v = t.contiguous().view({"float16": _lib(t).int16,
+                             "bfloat16": _lib(t).int16, "float32": _lib(t).int32,
+                             "float64": _lib(t).int64}[name]).numpy().astype(np.int64)
+    width = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}[name]
+    exp_mask = {"float16": 0x7C00, "bfloat16": 0x7F80, "float32": 0x7F800000,
+                "float64": 0x7FF0000000000000}[name]
+    mag = v & ((1 << (width - 1)) - 1)
+    return np.where(mag > exp_mask, -1, v)     # any NaN (torch's bfloat16 NaN bits vary)
+
+
+def _lib(t):
+    return ptcore if isinstance(t, ptcore.Tensor) else torch
+
+
+def _addr_data(shape, dt, rng):
+    a = rng.standard_normal(shape)
+    flat = a.reshape(-1)
+    if flat.size >= 8:
+        flat[rng.integers(0, flat.size, 4)] = [np.nan, np.inf, -0.0, 0.0]
+    if dt in ("int64", "int8", "uint8", "bool"):
+        a = np.nan_to_num(a, nan=0.0, posinf=3.0) * 50
+    return a
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "bfloat16", "int64", "int8",
+                                "uint8", "bool"])
+@pytest.mark.parametrize("n,m", [(7, 37), (16, 64), (20, 9), (5, 3), (33, 1), (1, 45)])
+def test_addr_bits_match_torch(dt, n, m):
+    rng = np.random.default_rng(n * 100 + m)
+    integral = dt in ("int64", "int8", "uint8", "bool")
+    scalars = [(True, True), (False, True), (True, False)] if dt == "bool" else \
+        [(1, 3), (0, 2), (-2, 1)] if integral else [(0.7, 1.3), (1, 1), (0, 1.3), (-0.3, 2.1), (1e-50, 1)]
+    for layout in ("full", "row", "col", "scalar", "transposed", "strided"):
+        s = _addr_data({"full": (n, m), "row": (m,), "col": (n, 1), "scalar": (),
+                        "transposed": (m, n), "strided": (n, m)}[layout], dt, rng)
+        a, b = _addr_data((2 * n,), dt, rng), _addr_data((2 * m,), dt, rng)
+        for beta, alpha in scalars:
+            got = []
+            for L in (torch, ptcore):
+                S, A, B = (L.from_numpy(np.ascontiguousarray(x)).to(getattr(L, dt)) for x in (s, a, b))
+                S = S.t() if layout == "transposed" else S
+                A, B = (A[::2], B[::2]) if layout == "strided" else (A[:n], B[:m])
+                r = L.addr(S, A, B, beta=beta, alpha=alpha)
+                r2 = S.expand(n, m).clone()
+                r2.addr_(A, B, beta=beta, alpha=alpha)
+                o = L.empty(m, n, dtype=r.dtype).t()
+                L.addr(S, A, B, beta=beta, alpha=alpha, out=o)
+                got.append([_addr_bits(x) for x in (r, r2, o)])
+            for want, have, what in zip(*got, ("addr", "addr_", "out=")):
+                np.testing.assert_array_equal(have, want, err_msg=f"{what} {layout} {beta} {alpha}")
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n,m,layout", [(183, 183, "full"), (183, 183, "transposed"),
+                                        (1, 40001, "full"), (250, 131, "row")])
+def test_addr_bits_match_torch_parallel_ranges(dt, n, m, layout):
+    # above torch's 32768-element grain its threads take ranges that can start mid-row
+    rng = np.random.default_rng(7)
+    s = rng.standard_normal({"full": (n, m), "row": (m,), "transposed": (m, n)}[layout])
+    a, b = rng.standard_normal(n), rng.standard_normal(m)
+    threads = ptcore.get_num_threads(), torch.get_num_threads()
+    try:
+        for k in sorted({1, 2, 3, threads[0]}):
+            got = []
+            ptcore.set_num_threads(k)
+            torch.set_num_threads(k)
+            for L in (torch, ptcore):
+                S, A, B = (L.from_numpy(x).to(getattr(L, dt)) for x in (s, a, b))
+                S = S.t() if layout == "transposed" else S
+                got.append(_addr_bits(L.addr(S, A, B, beta=0.7, alpha=1.3)))
+            np.testing.assert_array_equal(got[1], got[0], err_msg=f"{k} threads")
+    finally:
+        ptcore.set_num_threads(threads[0])
+        torch.set_num_threads(threads[1])
+
+
+@needs_torch
+def test_addr_grad_after_elementwise_kernel():
+    rng = np.random.default_rng(1)
+    x, a, b = rng.standard_normal((3, 37)), rng.standard_normal(3), rng.standard_normal(37)
+    grads = []
+    for L in (torch, ptcore):
+        ts = [L.from_numpy(v).requires_grad_() for v in (x, a, b)]
+        r = L.addr(*ts, beta=0.5, alpha=2.0)
+        assert type(r.grad_fn).__name__ == "AddrBackward0"
+        (r * r).sum().backward()
+        grads.append([t.grad.numpy() for t in ts])
+    for g, w in zip(*grads):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
