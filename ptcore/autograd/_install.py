@@ -211,7 +211,8 @@ def _guard_inplace(name, fn):
     def op(self, *args, **kwargs):
         if isinstance(self, _TensorBase):
             R._check_inference_write(self)
-            if R._state.enabled and self._requires_grad:
+            if R._state.enabled and (self._requires_grad
+                                     or R._nograd_views[0] and R._is_nograd_view(self)):
                 R.check_inplace(self)
         return fn(self, *args, **kwargs)
     op.__name__ = name

@@ -388,6 +388,7 @@ def _on_view(src, v, kind=0, name=None):
     by the view op ``kind`` (a code of ``_VIEW_NAMES``; 0: name it from the
     geometry), or named ``name``."""
     if not _state.enabled:
+        _mark_nograd_view(v)
         return
     if v._output_nr:
         v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
@@ -481,6 +482,32 @@ def _on_view(src, v, kind=0, name=None):
         v.__dict__["_ag_view_of"] = base
 
 
+# a view of a tensor that requires grad, made while grad mode was off (torch's
+# CreationMeta::NO_GRAD_MODE): an in-place write into it with grad mode on is
+# refused.  The flag says whether any such view was made (the in-place
+# wrappers look for the mark only then).
+_nograd_views = [False]
+
+_NOGRAD_VIEW_MSG = ("A view was created in no_grad mode and is being modified inplace with grad mode "
+                    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                    "You can clarify your code by moving both the view and the inplace either both "
+                    "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                    "outside (if you want the inplace to be tracked).")
+
+
+def _mark_nograd_view(v):
+    d = getattr(v, "__dict__", None)
+    if d is not None and (v.dtype.is_floating_point or v.dtype.is_complex):
+        d["_nograd_view"] = True
+        _nograd_views[0] = True
+
+
+def _is_nograd_view(t):
+    d = getattr(t, "__dict__", None)
+    return d is not None and "_nograd_view" in d and t._base is not None \
+        and t._base._requires_grad
+
+
 def _unbind_index(src, v):
     """Which slice of ``src`` the unbind output ``v`` is (the dim whose removal
     leaves v's sizes and strides; its index from the storage offsets)."""
@@ -512,6 +539,8 @@ def _on_split(src, outs, dim, kind):
     and the sum of those.  Returns False to leave the pieces to
     :func:`_on_view` (one view node each)."""
     if not _state.enabled:
+        for o in outs:
+            _mark_nograd_view(o)
         return True
     if not (src.dtype.is_floating_point or src.dtype.is_complex):
         return False
@@ -616,6 +645,8 @@ def _check_inference_write(t):
 
 
 def check_inplace(t):
+    if _nograd_views[0] and _is_nograd_view(t):
+        raise RuntimeError(_NOGRAD_VIEW_MSG)
     d = getattr(t, "__dict__", None)
     if d is not None and "_multi_view" in d and t._requires_grad:
         fn = t._grad_fn
@@ -683,7 +714,8 @@ def inplace(name, raw_inplace, outplace, needs_old_self=True):
     def op(self, *args, **kwargs):
         if isinstance(self, _TensorBase):
             _check_inference_write(self)
-        if _state.enabled and (self._requires_grad or _needs_grad(args, kwargs)):
+        if _state.enabled and (self._requires_grad or _needs_grad(args, kwargs)
+                               or _nograd_views[0] and _is_nograd_view(self)):
             check_inplace(self)
             src = self
             if needs_old_self and self._requires_grad:
@@ -733,6 +765,8 @@ def _copy_outplace(self, src, non_blocking=False, node="CopyBackwards"):
 
 def _copy_inplace(self, src, non_blocking=False, node="CopyBackwards"):
     _check_inference_write(self)
+    if _state.enabled and _nograd_views[0] and _is_nograd_view(self):
+        check_inplace(self)
     if _state.enabled and (self._requires_grad or (isinstance(src, _TensorBase) and src._requires_grad)):
         src = _C._number_as_tensor(src)     # a number: a constant 0-d source
         if not isinstance(src, _TensorBase):
@@ -765,6 +799,8 @@ def _fill_inplace(self, value, node=None):
     """``self.fill_(value)``; torch's node names its overload: FillBackward2
     for a number, FillBackward3 for a tensor (``node`` overrides)."""
     _check_inference_write(self)
+    if _state.enabled and _nograd_views[0] and _is_nograd_view(self):
+        check_inplace(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         check_inplace(self)
         if node is None:
@@ -822,6 +858,31 @@ def _whole(self, items):
     return True
 
 
+def _last_view_op(t, items):
+    """The view op torch's indexing applies last for basic ``items`` (its
+    node's name without 'Backward'): Select, Slice or Unsqueeze."""
+    name = "Alias"
+    k = items.index(Ellipsis) if Ellipsis in items else len(items)
+    nd = sum(1 for it in items if it is not None and it is not Ellipsis)
+    dims = list(range(k)) + list(range(t.dim() - (nd - sum(
+        1 for it in items[:k] if it is not None)), t.dim()))
+    di = 0
+    for it in items:
+        if it is Ellipsis:
+            continue
+        if it is None:
+            name = "Unsqueeze"
+            continue
+        d = dims[di] if di < len(dims) else di
+        di += 1
+        if type(it) is slice:
+            if d < t.dim() and it.indices(t.shape[d]) != (0, t.shape[d], 1):
+                name = "Slice"
+        else:
+            name = "Select"
+    return name
+
+
 def _setitem_basic(self, items, value):
     """``self[items] = value`` as torch's: into the view ``self[items]`` (or
     ``self`` when the items take all of it), with fill_ for a number or a
@@ -844,6 +905,16 @@ def _setitem_basic(self, items, value):
 
 def _setitem(self, idx, value):
     _check_inference_write(self)
+    if _state.enabled and _nograd_views[0] and _is_nograd_view(self):
+        items = _basic_items(idx)
+        if items is not None and not _whole(self, items):
+            # torch writes into the view self[items], a view of this view
+            raise RuntimeError(f"Output 0 of {_last_view_op(self, items)} is a view of a view "
+                               "which was created in no_grad mode and is being modified inplace "
+                               "with grad mode enabled." + _NOGRAD_VIEW_MSG[len(
+                                   "A view was created in no_grad mode and is being modified "
+                                   "inplace with grad mode enabled."):])
+        check_inplace(self)
     if _state.enabled and (self._requires_grad or (isinstance(value, _TensorBase) and value._requires_grad)):
         items = _basic_items(idx)
         if items is None or _whole(self, items):

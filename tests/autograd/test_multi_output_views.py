@@ -1,7 +1,9 @@
 """In-place writes into views that autograd forbids, as torch 2.13: one output
 of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS, views of it
-included) and ``leaf[index] = v`` through a view of a leaf; the uses torch
-allows (no_grad, detach, .data, tensor_split, unsafe_split) stay allowed."""
+included), a view made under no_grad of a tensor that requires grad written
+with grad mode on (CreationMeta::NO_GRAD_MODE), and ``leaf[index] = v``
+through a view of a leaf; the uses torch allows (no_grad, detach, .data,
+tensor_split, unsafe_split) stay allowed."""
 import pytest
 
 import ptcore
@@ -14,7 +16,20 @@ def _base(lib, leaf=False):
     return a if leaf else a * 1
 
 
+def _nograd_view(lib, multi=False, leaf=False):
+    a = _base(lib, leaf)
+    with lib.no_grad():
+        v = a.split(2)[0] if multi else a[1:3]
+    return v
+
+
 CASES = {
+    "no_grad view written with grad": lambda lib: _nograd_view(lib).mul_(2),
+    "no_grad view of a leaf written with grad": lambda lib: _nograd_view(lib, leaf=True).zero_(),
+    "no_grad split piece written with grad": lambda lib: _nograd_view(lib, multi=True).add_(1),
+    "no_grad view copy_": lambda lib: _nograd_view(lib).copy_(lib.zeros(2, 2)),
+    "no_grad view fill_": lambda lib: _nograd_view(lib).fill_(3.0),
+    "no_grad view setitem": lambda lib: _nograd_view(lib).__setitem__(0, 1.0),
     "unbind": lambda lib: _base(lib).unbind(0)[2].mul_(2),
     "unbind dim 1": lambda lib: _base(lib).unbind(1)[1].copy_(lib.zeros(4)),
     "split": lambda lib: _base(lib).split(2)[1].add_(1),
@@ -47,7 +62,23 @@ def _allowed_base_without_grad(lib):
     return x
 
 
+def _allowed_nograd_view_in_no_grad(lib):
+    v = _nograd_view(lib)
+    with lib.no_grad():
+        v.mul_(2)
+
+
+def _allowed_nograd_view_of_plain_tensor(lib):
+    a = lib.ones(4, 2)
+    with lib.no_grad():
+        v = a[1:3]
+    v.mul_(2)
+
+
 ALLOWED = {
+    "no_grad view written in no_grad": _allowed_nograd_view_in_no_grad,
+    "no_grad view of a tensor without grad": _allowed_nograd_view_of_plain_tensor,
+    "no_grad view detached": lambda lib: _nograd_view(lib).detach().mul_(2),
     "no_grad": _allowed_no_grad,
     "detach": lambda lib: _base(lib).split(2)[0].detach().add_(1),
     ".data": lambda lib: _base(lib).unbind(0)[0].data.add_(1),
