@@ -2041,6 +2041,14 @@ cdef class _TensorBase:
         return (self._grad_fn, _make_tuple(self._ndim, self._shape), self._dtype,
                 ptc_version(self))
 
+    def _is_t2d(self):
+        """A 2-D real matrix laid out as the transpose of a contiguous one
+        (``W.t()``), both sizes above 1: autograd's matmul formulas compute
+        its gradient in that layout, as torch's mm_mat*_backward."""
+        return (self._ndim == 2 and not self._dtype.is_complex and self._strides[0] == 1
+                and self._strides[1] == self._shape[0] and self._shape[0] > 1
+                and self._shape[1] > 1)
+
     def _meta_is(self, shape, dtype dt):
         """True if this tensor has exactly ``shape`` and dtype ``dt`` (the
         autograd engine's per-gradient check, without building a Size)."""

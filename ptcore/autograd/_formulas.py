@@ -14,7 +14,7 @@ from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._tensor import _TensorBase
-from ptcore.autograd._record import attach, attach2, save, save_out, _is_diff, _Plain
+from ptcore.autograd._record import attach, attach2, attach3, save, save_out, _is_diff, _Plain
 from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
@@ -1190,10 +1190,7 @@ def _is_transposed(t):
     """A 2-D real tensor laid out as the transpose of a contiguous matrix
     (``W.t()``): its gradient is best computed in the same layout, as
     PyTorch's mm_mat*_backward does, so that no copy is needed later."""
-    if t.dim() != 2 or t.dtype.is_complex:
-        return False
-    s0, s1 = t.stride()
-    return s0 == 1 and s1 == t.shape[0] and t.shape[0] > 1 and t.shape[1] > 1
+    return isinstance(t, _TensorBase) and t._is_t2d()
 
 
 def _mm_grad_a(g, b, a_transposed):
@@ -1326,10 +1323,13 @@ def _outer(out, a, b, **k):
     attach("MulBackward0", out, (a, b), bw)     # torch: a.unsqueeze(1) * b
 
 
+_ADDMM_NODE = node_class("AddmmBackward0")
+
+
 @formula("addmm")
 def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
-    s1 = save(m1) if m2._requires_grad else None
-    s2 = save(m2) if m1._requires_grad else None
+    s1 = SavedTensor(m1) if m2._requires_grad else None
+    s2 = SavedTensor(m2) if m1._requires_grad else None
     t1, t2 = _is_transposed(m1), _is_transposed(m2)
 
     def bw(g):
@@ -1340,7 +1340,7 @@ def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
             g1 = g1 * alpha if g1 is not None else None
             g2 = g2 * alpha if g2 is not None else None
         return gi, g1, g2
-    attach("AddmmBackward0", out, (inp, m1, m2), bw)
+    attach3(_ADDMM_NODE, out, inp, m1, m2, bw)
 
 
 @formula("addmv")

@@ -168,6 +168,37 @@ def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD, sv=None):
     return node
 
 
+def _edge_of(t, r):
+    """(edge, meta) of an input ``t`` that requires grad, from its
+    ``_ad_input()`` record ``r`` (as :func:`attach` reads them)."""
+    fn = r[0]
+    if fn is None:
+        return gradient_edge(t), (r[1], r[2])
+    if fn._is_view and fn._bver != r[3]:
+        fn = refresh_view(t)
+    return (fn, t._output_nr), (r[1], r[2])
+
+
+def attach3(cls, out, a, b, c, backward):
+    """:func:`attach` specialised for one output and three inputs (addmm and
+    a Linear's forward), with the node class given directly."""
+    ea = ma = eb = mb = ec = mc = None
+    if isinstance(a, _TensorBase) and a._requires_grad:
+        ea, ma = _edge_of(a, a._ad_input())
+    if isinstance(b, _TensorBase) and b._requires_grad:
+        eb, mb = _edge_of(b, b._ad_input())
+    if isinstance(c, _TensorBase) and c._requires_grad:
+        ec, mc = _edge_of(c, c._ad_input())
+    if ea is None and eb is None and ec is None:
+        return None
+    node = cls((ea, eb, ec), (ma, mb, mc), backward)
+    out._requires_grad = True
+    out._grad_fn = node
+    if _anomaly[0]:
+        node._stack = forward_stack()
+    return node
+
+
 _OUT_MSG = ("{}(): functions with out=... arguments don't support automatic differentiation, "
             "but one of the arguments requires grad.")
 
