@@ -1462,7 +1462,9 @@ CASES = {
     "reinforce": (reinforce, {}, {}),
     "actor_critic": (actor_critic, {}, {}),
     "super_resolution": (super_resolution, {}, {}),
-    "fast_neural_style": (fast_neural_style, {}, {}),
+    # the stylised image comes after Adam steps of a loss weighted 1e10: a
+    # last-bit difference of a near-zero gradient is a whole step of its weight
+    "fast_neural_style": (fast_neural_style, {}, dict(rtol=1e-3, atol=1e-2)),
     "siamese_network": (siamese, {}, {}),
     "time_sequence_prediction": (time_sequence, {}, F64),
     "mnist_forward_forward": (forward_forward, {}, {}),
