@@ -24,6 +24,11 @@ def linear(input, weight, bias=None):
         raise TypeError(f"linear(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not isinstance(weight, _TensorBase):
         raise TypeError(f"linear(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    wdt = weight.dtype
+    if isinstance(bias, _TensorBase) and bias.dtype is wdt and input.dtype is wdt \
+            and weight.dim() == 2 and input.dim() == 2 and bias.dim() <= 1:
+        # a Linear layer's call (one dtype, a matrix of rows): torch's addmm
+        return ptcore.addmm(bias, input, weight.t())
     if isinstance(bias, _TensorBase) and weight.dim() == 2 and (
             bias.dtype is not weight.dtype or input.dtype is not weight.dtype):
         # torch runs a linear with a bias as addmm: its messages (the bias checked first)
