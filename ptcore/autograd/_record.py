@@ -423,11 +423,6 @@ def _on_view(src, v, kind=0, name=None):
         return
     if v._output_nr:
         v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
-    if kind >= 15 and kind <= 17:
-        # one output of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS)
-        v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0
-    elif "_multi_view" in src.__dict__ and "_multi_view" not in v.__dict__:
-        v.__dict__["_multi_view"] = 0       # a view of one inherits it (torch: "Output 0 of Select")
     base = v._base
     if kind == 3 and base is src and src._requires_grad and src.is_contiguous() \
             and (v.dtype.is_floating_point or v.dtype.is_complex):
@@ -448,7 +443,12 @@ def _on_view(src, v, kind=0, name=None):
         v._grad_fn = node
         if _anomaly[0]:
             node._stack = forward_stack()
-        return
+        return          # (a root: never a piece of split/unbind, below)
+    if kind >= 15 and kind <= 17:
+        # one output of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS)
+        v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0
+    elif "_multi_view" in src.__dict__ and "_multi_view" not in v.__dict__:
+        v.__dict__["_multi_view"] = 0       # a view of one inherits it (torch: "Output 0 of Select")
     if base is None or (src is not base and src._grad_fn is not None
                         and not (base._requires_grad and _overlaps(tuple(src.shape), tuple(src.stride()))
                                  and not _overlaps(tuple(base.shape), tuple(base.stride())))):
