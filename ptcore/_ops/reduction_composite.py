@@ -220,7 +220,7 @@ def _histogramdd_edges(x, bins, range, n):
         lo_t, hi_t = x.detach().amin(0), x.detach().amax(0)
         range = [v for d in builtins.range(n) for v in (lo_t[d].item(), hi_t[d].item())]
     else:
-        range = [0.0, 0.0] * n
+        range = [0.0, 1.0] * n             # torch's range for no points
     edges = []
     for d, nb in enumerate(counts):
         nb = builtins.int(nb)

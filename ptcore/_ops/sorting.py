@@ -735,10 +735,11 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     return hist
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """Histogram of ``input`` (``torch.histogram``): ``bins`` equal-width
-    bins over ``range`` (default: the data's range), or explicit increasing
-    bin edges (a 1-D tensor).  Returns ``(hist, bin_edges)``.
+    bins (100 by default) over ``range`` (default: the data's range, [0, 1]
+    for an empty input), or explicit increasing bin edges (a 1-D tensor).
+    Returns ``(hist, bin_edges)``.
 
     Examples
     --------
@@ -785,7 +786,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
             lo, hi = (float(v) for v in _cpu_kernel("sorting_minmax", x.device, _minmax_cpu)(
                 _flat(x.detach())))
         else:
-            lo = hi = 0.0
+            lo, hi = 0.0, 1.0              # torch's range for an empty input
         edges_t = _even_edges(lo, hi, nb, x)
     hist = _cpu_kernel("histogram", x.device, _histogram_cpu)(x, edges_t, weight, bool(density))
     if out is not None:
@@ -996,7 +997,7 @@ def _m_histc(self, bins=100, min=0, max=0):
     return _histc(self, bins, min, max)
 
 
-def _m_histogram(self, bins, *, range=None, weight=None, density=False):
+def _m_histogram(self, bins=100, *, range=None, weight=None, density=False):
     return _histogram(self, bins, range=range, weight=weight, density=density)
 
 

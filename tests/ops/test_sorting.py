@@ -754,6 +754,26 @@ def test_histogram_matches_torch(torch, dt):
     assert_same(xp.histogram(3).hist, xt.histogram(3).hist)
 
 
+def test_histogram_default_bins_and_empty_range(torch):
+    # torch.histogram's bins default to 100; an empty input (no range) spans [0, 1]
+    a = np.array([0.5, 1.0, 3.0, 3.0], dtype="float32")
+    xp, xt = P(a, "float32"), T(torch, a, "float32")
+    for rp, rt in ((ptcore.histogram(xp), torch.histogram(xt)),
+                   (xp.histogram(density=True), xt.histogram(density=True))):
+        np.testing.assert_allclose(rp.hist.numpy(), rt.hist.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(rp.bin_edges.numpy(), rt.bin_edges.numpy(), rtol=1e-6)
+    e = np.zeros(0, dtype="float32")
+    rp, rt = ptcore.histogram(P(e, "float32"), 4), torch.histogram(T(torch, e, "float32"), 4)
+    assert_same(rp.hist, rt.hist)
+    assert_same(rp.bin_edges, rt.bin_edges)
+    e2 = np.zeros((0, 2), dtype="float32")
+    rp = ptcore.histogramdd(P(e2, "float32"), [2, 3])
+    rt = torch.histogramdd(T(torch, e2, "float32"), [2, 3])
+    assert_same(rp.hist, rt.hist)
+    for ep, et in zip(rp.bin_edges, rt.bin_edges):
+        np.testing.assert_allclose(ep.numpy(), et.numpy(), rtol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # bincount
 # ---------------------------------------------------------------------------
