@@ -127,10 +127,19 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     if _is_int_dtype(B.dtype):
         raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_tname(B.dtype)}'")
     B, L = _broadcast_mats(B, L)
+    L = _factor_triangle(L, upper)
     if upper:
         L = L.mH
     y = ptcore.linalg.solve(L, B)
     return _write_out(ptcore.linalg.solve(L.mH, y), out)
+
+
+def _factor_triangle(L, upper):
+    """The triangle of a Cholesky factor that torch's LAPACK calls (potrs, potri) read:
+    what the other triangle holds is ignored.  Gradients still reach all of ``L``, as
+    torch's backward formulas give them."""
+    tri = L.triu() if upper else L.tril()
+    return L + (tri - L).detach() if L.requires_grad else tri
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
@@ -140,7 +149,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     if _is_int_dtype(L.dtype):
         raise NotImplementedError(
             f"\"cholesky_inverse_out_cpu\" not implemented for '{_tname(L.dtype)}'")
-    Li = ptcore.linalg.inv(L)
+    Li = ptcore.linalg.inv(_factor_triangle(L, upper))
     r = Li @ Li.mH if upper else Li.mH @ Li
     return _write_out(r, out)
 

@@ -981,6 +981,21 @@ def test_cholesky_solve_gradient_through_broadcast_cholesky_factor():
         np.testing.assert_allclose(p, t, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_read_only_the_factors_triangle(upper):
+    # torch's potrs/potri ignore the other triangle of the factor, whatever it holds
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    f = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)     # neither triangle is zero
+    b = rng.standard_normal((2, 3, 2))
+    np.testing.assert_allclose(ptcore.cholesky_inverse(ptcore.tensor(f), upper=upper).numpy(),
+                               torch.cholesky_inverse(torch.tensor(f), upper=upper).numpy(),
+                               rtol=1e-10)
+    np.testing.assert_allclose(
+        ptcore.cholesky_solve(ptcore.tensor(b), ptcore.tensor(f), upper=upper).numpy(),
+        torch.cholesky_solve(torch.tensor(b), torch.tensor(f), upper=upper).numpy(), rtol=1e-10)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
 def test_cholesky_nan_pivot_is_reported_as_torch(dtype):
     """Reference LAPACK (torch's) stops at a NaN pivot: info > 0 and
