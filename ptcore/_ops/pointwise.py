@@ -478,10 +478,12 @@ def logit(input, eps=None, *, out=None):
     res = _to_float_dtype(input.dtype)
     if res is _C.float16 or res is _C.bfloat16:
         if eps is not None:
-            # PyTorch clamps to [eps, 1 - eps] in the 16-bit type itself
+            # PyTorch clamps to [eps, 1 - eps] in the 16-bit type itself, as
+            # x < lo ? lo : (x > hi ? hi : x): lo wins when eps > 0.5 puts it above hi
             lo = _C.full((), float(eps), dtype=res)
             hi = sub(1.0, lo)
-            input = clamp(input.to(res), lo, hi)  # noqa: F821
+            x = input.to(res)
+            input = where(lt(x, lo), lo, where(gt(x, hi), hi, x))  # noqa: F821
         # ... and evaluates log(x / (1 - x)) with every step rounded to it
         x = input.to(res)
         q = _binary("div", x, _binary("sub", 1.0, x, None, res, res, "logit"), None, res, res, "logit")
@@ -491,7 +493,13 @@ def logit(input, eps=None, *, out=None):
 
 
 def logit_(self, eps=None):
-    return _unary("logit", self, self, self.dtype, self.dtype, "logit_", True,
+    dt = self.dtype
+    if dt._category < _FLOAT_CAT:
+        raise RuntimeError(f"result type {_name(_to_float_dtype(dt))} can't be cast to the "
+                           f"desired output type {_name(dt)}")
+    if dt is _C.float16 or dt is _C.bfloat16:
+        return self.copy_(logit(self, eps))     # every step rounded to the 16-bit type
+    return _unary("logit", self, self, dt, dt, "logit_", True,
                   d0=0.0 if eps is None else float(eps), i0=0 if eps is None else 1)
 
 

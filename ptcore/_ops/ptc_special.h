@@ -382,11 +382,12 @@ PTC_SF ptc_ndtri_s(float p)
     return p != p ? p : x;
 }
 
-/* logit with PyTorch's optional clamp of the input to [lo, hi] */
+/* logit with PyTorch's optional clamp of the input to [lo, hi]: x < lo ? lo : (x > hi ? hi : x),
+   so lo wins when eps > 0.5 makes lo > hi */
 PTC_SF ptc_logit_s(float x, int use_eps, float lo, float hi)
 {
-    float z = x < lo ? lo : x;
-    z = z > hi ? hi : z;
+    float z = x > hi ? hi : x;
+    z = x < lo ? lo : z;
     z = use_eps ? z : x;
     return ptc_logf_s(z / (1.0f - z));
 }

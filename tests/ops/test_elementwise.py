@@ -327,6 +327,20 @@ def test_logit_eps_clamps(dt):
         check(lambda: ptcore.logit(p, eps), lambda: torch.logit(t, eps))
 
 
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+def test_logit_eps_above_half_and_inplace(dt):
+    # torch clamps as x < eps ? eps : (x > 1 - eps ? 1 - eps : x): with eps > 0.5 the low
+    # bound wins; logit_ on 16-bit floats rounds each step to the type, as logit does
+    v = [0.0, 0.1, 0.2, 0.45, 0.5, 0.55, 0.7, 1.0, np.nan] * 3      # past a SIMD width
+    for eps in (0.6, 1.0, 0.3, None):
+        p, t = mk(v, dt)
+        check(lambda: ptcore.logit(p, eps), lambda: torch.logit(t, eps), rtol=1e-6)
+        check(lambda: p.logit_(eps), lambda: t.logit_(eps), rtol=1e-6)
+    for idt in ("int64", "bool"):
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            ptcore.ones(2, dtype=getattr(ptcore, idt)).logit_()
+
 def test_digamma_lgamma_poles():
     v = [0.0, -0.0, -1.0, -2.0, -2.5, 1.0, 2.0, 1e-300, 1e10]
     p, t = mk(v, "float64")
