@@ -296,3 +296,49 @@ def test_no_input_requires_grad_warning_points_at_the_caller():
         fired = [w for w in got if _FIRING in str(w.message)]
         assert len(fired) == 1 and fired[0].filename == __file__, \
             (lib.__name__, [(w.filename, w.lineno) for w in fired])
+
+
+def _non_full_hook_cases(lib):
+    class Two(lib.nn.Module):
+        def forward(self, a, b):
+            return a * 2, b + a
+
+    class Dict(lib.nn.Module):
+        def forward(self, a):
+            return {"x": a * 2}
+
+    class NonTensorArg(lib.nn.Module):
+        def forward(self, a, k):
+            return a.relu()
+
+    class TwoNodes(lib.nn.Module):
+        def forward(self, a):
+            return (a * 2).exp()
+
+    def leaf():
+        return lib.ones(3, 2, requires_grad=True)
+
+    return [(lib.nn.Linear(2, 2), lambda: (leaf(),)),
+            (lib.nn.ReLU(), lambda: (leaf() * 1,)),
+            (Two(), lambda: (lib.ones(2, requires_grad=True), lib.ones(2))),
+            (Dict(), lambda: (leaf(),)),
+            (NonTensorArg(), lambda: (leaf(), 3)),
+            (TwoNodes(), lambda: (leaf() * 1,)),
+            (lib.nn.Sigmoid(), lambda: (leaf(),))]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_non_full_backward_hook_future_warnings(case):
+    """register_backward_hook warns (FutureWarning, torch's messages) when the
+    hook will not see the module's own grad_input/grad_output: a non-tensor
+    input or output, outputs from several nodes, or a forward of several nodes."""
+    import warnings
+    got = {}
+    for lib in (torch, ptcore):
+        m, args = _non_full_hook_cases(lib)[case]
+        m.register_backward_hook(lambda *a: None)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m(*args())
+        got[lib] = [(x.category, str(x.message)) for x in w]
+    assert got[ptcore] == got[torch]
