@@ -103,7 +103,9 @@ def _to_np(t, fname=None):
 
 def _from_np(a, dt):
     import numpy as np
-    r = ptcore.from_numpy(np.ascontiguousarray(a))
+    a = np.asarray(a)
+    # (np.ascontiguousarray makes a 0-d array 1-d; a 0-d one is contiguous already)
+    r = ptcore.from_numpy(a if a.flags.c_contiguous else np.ascontiguousarray(a))
     return r.to(dt) if r.dtype is not dt else r
 
 

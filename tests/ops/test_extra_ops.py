@@ -581,6 +581,10 @@ def test_igamma(fn):
     same_error(lambda: getattr(torch, fn)(torch.tensor([1]), torch.tensor([2])),
                lambda: getattr(ptcore, fn)(ptcore.tensor([1]), ptcore.tensor([2])),
                ["not implemented for 'Long'"])
+    # 0-d operands give a 0-d result (SciPy's scalar came back 1-d), in place too
+    z, w = both(np.array(0.7)), both(np.array(1.5, "float32"))
+    close(*call(lambda L, p, q: getattr(L, fn)(p, q), z, w), tol=1e-6)
+    close(getattr(z[0].clone(), fn + "_")(w[0]), getattr(z[1].clone(), fn + "_")(w[1]), tol=1e-8)
 
 
 # ---------------------------------------------------------------------------
