@@ -532,3 +532,40 @@ def test_buffer_and_uninitialized():
         u.shape
     u.materialize((2, 3))
     assert type(u) is nn.Parameter and tuple(u.shape) == (2, 3) and u.requires_grad
+
+
+@needs_torch
+def test_module_class_surface_matches_torch():
+    """Every public and private name of torch.nn.Module is on ptcore's Module
+    (apart from torch's annotations and its DataParallel replication hook)."""
+    missing = set(dir(torch.nn.Module)) - set(dir(nn.Module))
+    assert missing <= {"__annotations__", "_replicate_for_data_parallel"}, sorted(missing)
+    assert nn.Module.T_destination.__bound__ == torch.nn.Module.T_destination.__bound__
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["xpu", "mtia", "ipu"])
+def test_absent_device_moves(name):
+    """Module.xpu/mtia/ipu: a module without tensors returns itself; one with
+    tensors raises what Tensor.<name>() raises, as in torch without that device."""
+    for lib in (torch, ptcore):
+        m = lib.nn.ReLU()
+        assert getattr(m, name)() is m
+    errors = []
+    for lib in (torch, ptcore):
+        with pytest.raises((AssertionError, RuntimeError)) as info:
+            getattr(lib.nn.Linear(2, 2), name)()
+        errors.append((info.type, str(info.value).split(".")[0].split(" support")[0]))
+    assert errors[0][0] is errors[1][0]
+    assert errors[0][1].replace("PyTorch", "ptcore") == errors[1][1]
+
+
+def test_wrapped_call_impl_and_slow_forward():
+    m = nn.Linear(3, 2)
+    x = ptcore.randn(4, 3)
+    expected = m(x).detach().numpy()
+    np.testing.assert_array_equal(m._wrapped_call_impl(x).detach().numpy(), expected)
+    np.testing.assert_array_equal(m._slow_forward(x).detach().numpy(), expected)
+    calls = []
+    m._compiled_call_impl = lambda *a: calls.append(a) or "compiled"
+    assert m._wrapped_call_impl(x) == "compiled" and len(calls) == 1

@@ -5,6 +5,7 @@ import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import ptcore
 from ptcore._tensor import _TensorBase
@@ -171,6 +172,8 @@ class Module:
 
     dump_patches = False
     _version = 1
+    # the type variable of state_dict()'s ``destination`` (torch.nn.Module.T_destination)
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
     training = True
     call_super_init = False
     _compiled_call_impl = None
@@ -392,6 +395,19 @@ class Module:
     def cpu(self):
         """Move all parameters and buffers to the CPU (in place)."""
         return self._apply(lambda t: t.cpu())
+
+    def xpu(self, device=None):
+        """Move all parameters and buffers to an XPU device: ptcore has none, so a
+        module holding tensors raises as :meth:`Tensor.xpu` does."""
+        return self._apply(lambda t: t.xpu(device))
+
+    def mtia(self, device=None):
+        """Move all parameters and buffers to an MTIA device (see :meth:`xpu`)."""
+        return self._apply(lambda t: t.mtia(device))
+
+    def ipu(self, device=None):
+        """Move all parameters and buffers to an IPU device (see :meth:`xpu`)."""
+        return self._apply(lambda t: t.ipu(device))
 
     def type(self, dst_type):
         """Cast all parameters and buffers to ``dst_type`` (in place)."""
@@ -688,6 +704,16 @@ class Module:
             raise
 
     __call__ = _call_impl
+
+    def _wrapped_call_impl(self, *args, **kwargs):
+        # torch's __call__: the compiled call when compile() set one, else _call_impl
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _slow_forward(self, *input, **kwargs):
+        # torch's forward under jit tracing; ptcore's tracer records at dispatch
+        return self.forward(*input, **kwargs)
 
     # -- pickling ------------------------------------------------------------------
 
