@@ -97,7 +97,8 @@ class VonMises(Distribution):
         kappa = np.broadcast_to(self.concentration.detach().to(ptcore.float64).numpy(), shape)
         r = np.broadcast_to(self._proposal_r, shape)
         x = _von_mises_sample(loc, np.ascontiguousarray(kappa), np.ascontiguousarray(r))
-        return ptcore.from_numpy(np.ascontiguousarray(x)).to(self.loc.dtype)
+        # (np.ascontiguousarray makes a 0-d array 1-d: the sample keeps the batch shape)
+        return ptcore.from_numpy(np.ascontiguousarray(x).reshape(shape)).to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
         try:

@@ -194,7 +194,7 @@ def _poly(name, kernel, title):
         with _np.errstate(all="ignore"):
             ok = _np.isfinite(n) & (_np.abs(n) < 2.0 ** 63)
             ni = _np.where(ok, n, -1).astype(_np.int64)
-        return kernel(_np.ascontiguousarray(x), ni)
+        return kernel(_np.array(x, order="C"), ni)     # (ascontiguousarray makes 0-d 1-d)
     return binary(name, k, NO_GRAD,
                   doc=f"{title} of degree ``n`` (truncated to an integer) at ``input`` "
                       f"(``torch.special.{name}``); not differentiable, as PyTorch.")

@@ -38,6 +38,14 @@ def test_shapes_and_support(case):
     assert repr(pd).split("(")[0] == repr(td).split("(")[0]
 
 
+def test_von_mises_scalar_parameters_sample_shape():
+    # 0-d loc and concentration: sample() is 0-d as torch's (was 1-d)
+    for shape in [(), (4,), (2, 3)]:
+        pd = ptcore.distributions.VonMises(ptcore.tensor(0.5), ptcore.tensor(2.0))
+        td = torch.distributions.VonMises(torch.tensor(0.5), torch.tensor(2.0))
+        assert tuple(pd.sample(shape).shape) == tuple(td.sample(shape).shape)
+
+
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_log_prob(case):
     pd, td, _, _ = build_pair(*case)

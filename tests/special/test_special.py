@@ -279,10 +279,12 @@ def test_polynomials_against_scipy(name):
 def test_polynomial_scalar_and_integer_operands_as_torch():
     for name in POLY:
         for mk in [lambda L: (L.tensor([0.3, 0.6]), 3), lambda L: (L.tensor([0.3, 0.6]), L.tensor([3, 4])),
-                   lambda L: (L.tensor([1, 2]), L.tensor([3, 4])), lambda L: (0.5, L.tensor([3, 4]))]:
+                   lambda L: (L.tensor([1, 2]), L.tensor([3, 4])), lambda L: (0.5, L.tensor([3, 4])),
+                   lambda L: (L.tensor(0.3), L.tensor(3.)), lambda L: (L.tensor(0.3), 2)]:
             p = getattr(ptcore.special, name)(*mk(ptcore))
             t = getattr(torch.special, name)(*mk(torch))
             assert str(p.dtype) == str(t.dtype).replace("torch", "ptcore"), name
+            assert tuple(p.shape) == tuple(t.shape), name         # 0-d operands: a 0-d result
             np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=1e-6)
 
 
