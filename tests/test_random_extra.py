@@ -85,6 +85,12 @@ def test_binomial_broadcast_and_errors():
                                                                           dtype=ptcore.float64)),
                 lambda: torch.binomial(torch.tensor([10.0]), torch.tensor([0.5],
                                                                           dtype=torch.float64)))
+    # 0-d count and prob: a 0-d sample (NumPy's Python-int draw used to break it)
+    for p in (0.0, 0.4, 1.0):
+        r = ptcore.binomial(ptcore.tensor(7.0), ptcore.tensor(p))
+        t = torch.binomial(torch.tensor(7.0), torch.tensor(p))
+        assert tuple(r.shape) == tuple(t.shape) == () and r.dtype == ptcore.float32
+        assert 0.0 <= float(r) <= 7.0 and (p not in (0.0, 1.0) or float(r) == 7.0 * p)
 
 
 def test_bernoulli_method():

@@ -137,7 +137,9 @@ def _binomial_cpu(count, prob, generator):
     [0, 2**62] and ``prob`` in [0, 1]."""
     ni = np.minimum(count.numpy(), _MAX_COUNT).astype(np.int64)
     rng = _np_rng(generator)
-    out = rng.binomial(ni, prob.numpy()).astype(np.float64) if ni.size else np.zeros(ni.shape)
+    # (NumPy returns a Python int for 0-d operands)
+    out = np.asarray(rng.binomial(ni, prob.numpy()), dtype=np.float64) if ni.size else \
+        np.zeros(ni.shape)
     return _pt().from_numpy(out)
 
 
