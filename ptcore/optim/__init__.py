@@ -19,9 +19,11 @@ from ptcore.optim.adafactor import Adafactor
 from ptcore.optim.muon import Muon
 from ptcore.optim.sparse_adam import SparseAdam
 from ptcore.optim import swa_utils  # noqa: E402
+from ptcore.optim._stateless import swap_in_optimizer_params_and_state
 
 __all__ = [
     "ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
     "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "Adafactor", "SparseAdam", "swa_utils", "Muon",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+    "swap_in_optimizer_params_and_state",
 ]

@@ -37,6 +37,7 @@ MODULES = [
     "ptcore.amp.autocast_mode",
     "ptcore.testing._comparison",
     "ptcore.testing._creation",
+    "ptcore.optim._stateless",
     "ptcore",
 ]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -414,3 +414,78 @@ def test_adam_fused_kernel_matches_composed_update(opts, cls, dtype, monkeypatch
     composed = run()
     for a, b in zip(fused, composed):
         _close(a, b, **TOL[dtype])
+
+
+def _swap_in_setup(lib):
+    lib.manual_seed(0)
+    params = [lib.nn.Parameter(lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3))),
+              lib.nn.Parameter(lib.tensor([0.5, -0.25]))]
+    opt = lib.optim.Adam([{"params": params[:1]}, {"params": params[1:], "lr": 0.01}], lr=0.1)
+    for p in params:
+        p.grad = p.detach() * 2 + 1
+    opt.step()
+    return params, opt
+
+
+@needs_torch
+def test_swap_in_optimizer_params_and_state_matches_torch():
+    """Inside the block step() updates the given tensors with the given state and
+    hyperparameters (in-place state updates reach the caller's dict); on exit
+    the live params, groups and state are back, as in torch."""
+    out = []
+    for lib in (torch, ptcore):
+        params, opt = _swap_in_setup(lib)
+        live_groups = [dict(g) for g in opt.param_groups]
+        live_state = opt.state
+        sd = copy.deepcopy(opt.state_dict())
+        sd["param_groups"][1]["lr"] = 0.5
+        new = {f"p{i}": lib.nn.Parameter(p.detach().clone() + 1) for i, p in enumerate(params)}
+        for q in new.values():
+            q.grad = q.detach() * -3
+        with lib.optim.swap_in_optimizer_params_and_state(opt, new, sd):
+            assert opt.param_groups[1]["params"][0] is new["p1"]
+            assert opt.param_groups[1]["lr"] == 0.5
+            opt.step()
+            opt.state[new["p0"]]["extra"] = 1
+        assert opt.state is live_state
+        assert [dict(g) for g in opt.param_groups] == live_groups
+        assert all(g["params"] is s["params"] for g, s in zip(opt.param_groups, live_groups))
+        assert "extra" not in sd["state"][0]
+        out.append([_to_np(q) for q in new.values()] + [_to_np(p) for p in params]
+                   + [sd["state"][i][k].numpy() for i in (0, 1) for k in ("exp_avg", "step")]
+                   + [opt.state[params[0]]["exp_avg"].numpy()])
+    for t, p in zip(*out):
+        _close(p, t, rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["no state", "not a dict", "state keys", "group count",
+                                  "group keys", "param count", "extra state", "few tensors"])
+def test_swap_in_optimizer_params_and_state_errors(case):
+    msgs = []
+    for lib in (torch, ptcore):
+        params, opt = _swap_in_setup(lib)
+        sd = opt.state_dict()
+        new = {str(i): p.detach().clone() for i, p in enumerate(params)}
+        if case == "no state":
+            opt = lib.optim.SGD(params, lr=0.1)
+        elif case == "not a dict":
+            sd = list(sd.items())
+        elif case == "state keys":
+            sd["state"] = {params[0]: {}}
+        elif case == "group count":
+            sd["param_groups"] = sd["param_groups"][:1]
+        elif case == "group keys":
+            sd["param_groups"][0]["extra"] = 1
+            del sd["param_groups"][0]["lr"]
+        elif case == "param count":
+            sd["param_groups"][0]["params"] = [0, 5]
+        elif case == "extra state":
+            sd["state"][7] = {}
+        elif case == "few tensors":
+            del new["1"]
+        with pytest.raises(RuntimeError) as info:
+            with lib.optim.swap_in_optimizer_params_and_state(opt, new, sd):
+                pass
+        msgs.append(str(info.value))
+    assert msgs[1] == msgs[0]
