@@ -2287,16 +2287,24 @@ cdef class _TensorBase:
         cdef Py_ssize_t st[PT_MAX_DIMS]
         cdef int i, n = 0
         cdef bint drop[PT_MAX_DIMS]
+        cdef bint seen[PT_MAX_DIMS]
         cdef int kind = VK_SQUEEZE0 if dim is None else (
             VK_SQUEEZE2 if isinstance(dim, (tuple, list)) else VK_SQUEEZE1)
         memset(drop, 0, sizeof(drop))
         if dim is None:
             for i in range(nd):
                 drop[i] = self._shape[i] == 1
+        elif kind == VK_SQUEEZE1:
+            i = _wrap_dim(_operator.index(dim), nd)
+            if nd and self._shape[i] == 1:
+                drop[i] = True
         else:
-            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-            for d in dims:
+            memset(seen, 0, sizeof(seen))
+            for d in dim:
                 i = _wrap_dim(_operator.index(d), nd)
+                if seen[i]:
+                    raise RuntimeError(f"dim {i} appears multiple times in the list of dims")
+                seen[i] = True
                 if nd and self._shape[i] == 1:
                     drop[i] = True
         for i in range(nd):
@@ -2333,10 +2341,10 @@ cdef class _TensorBase:
     def flatten(self, start_dim=0, end_dim=-1):
         """Merge dimensions ``start_dim..end_dim`` (a view when possible)."""
         cdef int nd = self._ndim
+        cdef int s = _wrap_dim(_operator.index(start_dim), nd)    # a 0-d tensor: [-1, 0]
+        cdef int e = _wrap_dim(_operator.index(end_dim), nd)
         if nd == 0:
             return self.reshape(1)
-        cdef int s = _wrap_dim(_operator.index(start_dim), nd)
-        cdef int e = _wrap_dim(_operator.index(end_dim), nd)
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
@@ -2353,6 +2361,9 @@ cdef class _TensorBase:
         """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
         cdef int nd = self._ndim
         cdef int d = _wrap_dim(_operator.index(dim), nd)
+        if nd == 0:
+            raise RuntimeError("unflatten got an unexpected error:\nDimension specified as "
+                               f"{d} but tensor has no dimensions")
         sizes = [_operator.index(s) for s in sizes]
         if len(sizes) == 0:
             raise RuntimeError("unflatten: sizes must be non-empty")

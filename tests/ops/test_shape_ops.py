@@ -878,3 +878,20 @@ def test_method_argument_forms():
     run_both(lambda L, x: x.nonzero(as_tuple=True), a)
     run_both(lambda L, x: x.diag(), a)
     run_both(lambda L, x: x.tril(diagonal=-1), a)
+
+
+def test_squeeze_flatten_unflatten_dim_checks_as_torch():
+    a = rand((1, 2, 1), "float32", seed=30)
+    z = np.asarray(rand((), "float32", seed=31))
+    run_both(lambda L, x: x.squeeze((0, 2)), a)
+    run_both(lambda L, x: L.squeeze(x, [-1, 0]), a)
+    run_both(lambda L, x: x.flatten(-1, 0), z)
+    # a dim named twice (after wrapping) in squeeze's list is torch's RuntimeError
+    for dims in ((0, 0), (0, -3), [2, -1]):
+        err_both(lambda L, x: x.squeeze(dims), a, words=["appears multiple times"])
+        err_both(lambda L, x: L.squeeze(x.clone(), dims), a, words=["appears multiple times"])
+    err_both(lambda L, x: x.squeeze((0, -1)), z, words=["appears multiple times"])
+    # a 0-d tensor's flatten dims are checked against [-1, 0]; it has no dim to unflatten
+    err_both(lambda L, x: x.flatten(1), z, words=["Dimension out of range"])
+    err_both(lambda L, x: L.flatten(x, 0, -2), z, words=["Dimension out of range"])
+    err_both(lambda L, x: x.unflatten(-1, (1,)), z, words=["Dimension specified as 0"])
