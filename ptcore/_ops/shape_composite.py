@@ -49,7 +49,17 @@ def dsplit(input, indices_or_sections):
     return _dir_split(input, indices_or_sections, "dsplit", 3, 2)
 
 
+def _conj_of_0d(self, what):
+    """``mH``, ``H`` or ``adjoint()`` of a 0-d tensor: its conjugate, with torch's deprecation
+    warning."""
+    warnings.warn(f"{what} is deprecated on 0-D tensors. Consider using x.conj().",
+                  UserWarning, stacklevel=3)
+    return self.conj() if self.is_complex() else self
+
+
 def _mH(self):
+    if self.dim() == 0:
+        return _conj_of_0d(self, "Tensor.mH")
     if self.dim() < 2:
         raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.dim()}-D tensor.")
@@ -58,9 +68,7 @@ def _mH(self):
 
 def _H(self):
     if self.dim() == 0:
-        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
-                      UserWarning, stacklevel=2)
-        return self.conj() if self.is_complex() else self
+        return _conj_of_0d(self, "Tensor.H")
     if self.dim() != 2:
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.dim()}-D tensor. For batches of matrices, consider using "
@@ -70,6 +78,8 @@ def _H(self):
 
 def adjoint(self):
     """Conjugate transpose of the last two dims (``Tensor.adjoint``)."""
+    if self.dim() == 0:
+        return _conj_of_0d(self, "adjoint()")
     if self.dim() < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {self.dim()}-D tensor.")

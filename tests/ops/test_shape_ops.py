@@ -5,6 +5,7 @@ broadcasting helpers, padding.  Every dtype, non-contiguous, zero-size and
 0-d inputs, and the error cases (exception type and key words of PyTorch's
 message).
 """
+import re
 import warnings
 
 import numpy as np
@@ -895,3 +896,16 @@ def test_squeeze_flatten_unflatten_dim_checks_as_torch():
     err_both(lambda L, x: x.flatten(1), z, words=["Dimension out of range"])
     err_both(lambda L, x: L.flatten(x, 0, -2), z, words=["Dimension out of range"])
     err_both(lambda L, x: x.unflatten(-1, (1,)), z, words=["Dimension specified as 0"])
+
+
+@pytest.mark.parametrize("name", ["float32", "complex64"])
+def test_adjoint_mH_of_0d_is_the_conjugate_with_a_warning(name):
+    # torch 2.x deprecates but allows these on 0-d tensors (its warning names the call)
+    z = np.asarray(rand((), name, seed=32))
+    for what, fn in (("adjoint()", lambda L, x: L.adjoint(x)), ("adjoint()", lambda L, x: x.adjoint()),
+                     ("Tensor.mH", lambda L, x: x.mH), ("Tensor.H", lambda L, x: x.H)):
+        run_both(lambda L, x: fn(L, x).resolve_conj(), z, names=[name])
+        with pytest.warns(UserWarning, match=re.escape(f"{what} is deprecated on 0-D tensors")):
+            fn(ptcore, pt(z, name))
+    err_both(lambda L, x: x.mH, np.ones(2, "float32"), words=["Got 1-D tensor"])
+    err_both(lambda L, x: x.adjoint(), np.ones(2, "float32"), words=["Got 1-D tensor"])
