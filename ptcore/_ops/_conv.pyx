@@ -78,7 +78,7 @@ cdef enum:
     KNOB_SMALL = 0      # ptc_sgemm_small for few-channel products
     KNOB_SHIFT = 1      # shifted GEMMs for stride-1 convolutions (no im2col)
     KNOB_IMPLICIT = 2   # forward/weight-gradient operands gathered from the image
-    KNOB_DIRECT = 3     # direct kernels for few output channels
+    KNOB_DIRECT = 3     # direct kernels (few and many output channels)
     KNOB_COUNT = 4
 
 cdef bint _knobs[4]
@@ -111,8 +111,8 @@ def _set_implicit(bint on):
 
 
 def _set_direct(bint on):
-    """Use the direct kernels for few output channels.  Returns the previous
-    value."""
+    """Use the direct kernels (few and many output channels).  Returns the
+    previous value."""
     return _set_knob(KNOB_DIRECT, on)
 
 
@@ -206,6 +206,19 @@ cdef bint _use_direct(const Geo* g) noexcept nogil:
     return g.C * g.kh * g.kw * ((g.OC + VL - 1) // VL + (1 if (g.OC + VL - 1) // VL == 3 else 0)) * VL <= DIRECT_MAX_W
 
 
+cdef void _plane_extent(const Geo* g, Py_ssize_t* Hp, Py_ssize_t* Wp) noexcept nogil:
+    """Rows and columns of a padded input plane: every pixel the windows
+    reach, at least the padded input, more when the output was sized for
+    uneven padding ("same" with an even kernel reaches one row/column past
+    H + 2 ph); zeros there."""
+    Hp[0] = g.H + 2 * g.ph
+    Wp[0] = g.W + 2 * g.pw
+    if Hp[0] < (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1:
+        Hp[0] = (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1
+    if Wp[0] < (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1:
+        Wp[0] = (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1
+
+
 cdef int _direct_fwd(const float* x, const float* w, const float* bias, float* y, Py_ssize_t N,
                      const Geo* g, int nth) noexcept nogil:
     """y (N, OC, OH, OW) = conv(x, w) + bias by the direct kernels, samples
@@ -219,15 +232,7 @@ cdef int _direct_fwd(const float* x, const float* w, const float* bias, float* y
     cdef float* mine
     cdef int t, nthr
     cd.C = g.C
-    # the plane holds every pixel the windows reach: at least the padded
-    # input, more when the output was sized for uneven padding ("same" with
-    # an even kernel reaches one row/column past H + 2 ph); zeros there
-    cd.Hp = g.H + 2 * g.ph
-    cd.Wp = g.W + 2 * g.pw
-    if cd.Hp < (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1:
-        cd.Hp = (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1
-    if cd.Wp < (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1:
-        cd.Wp = (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1
+    _plane_extent(g, &cd.Hp, &cd.Wp)
     cd.OC = g.OC
     cd.OH = g.OH
     cd.OW = g.OW
@@ -257,6 +262,166 @@ cdef int _direct_fwd(const float* x, const float* w, const float* bias, float* y
         ptc_cd_pad(x + n * g.C * P, g.C, g.H, g.W, g.ph, g.pw, &cd, mine)
         for oh in range(g.OH):
             row(mine, wp, bias, y + n * g.OC * L, oh, &cd)
+    free(wp)
+    return 0
+
+
+# Many output channels (DCGAN's discriminator 64->128, 128->256): the tile
+# kernels of ptc_conv_direct.h, channels in blocks of up to 3 (AVX-512) or 2
+# (AVX2) vectors, no column matrix.
+cdef extern from "ptc_conv_direct.h":
+    ctypedef struct ptc_cdw_geo:
+        Py_ssize_t C, Hp, Wq, sw, OC, OH, OW, kh, kw, sh, dh
+        const Py_ssize_t* eoff
+        Py_ssize_t ys_c, ys_h, ys_w
+    ctypedef void (*ptc_cdw_tile_fn)(const float*, const float*, const float*, float*,
+                                     Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                     const ptc_cdw_geo*) noexcept nogil
+    void ptc_cdw_pad(const float* x, Py_ssize_t H, Py_ssize_t W, Py_ssize_t ph, Py_ssize_t pw,
+                     const ptc_cdw_geo* g, float* xp) nogil
+    void ptc_cdw_pack_w(const float* W, Py_ssize_t OC, Py_ssize_t K, Py_ssize_t o0,
+                        Py_ssize_t nb, float* Wp) nogil
+    int ptc_cdw_max_nv() nogil
+    int ptc_cdw_max_tw(int tr) nogil
+    ptc_cdw_tile_fn ptc_cdw_kernel(int nv, int tr, int tw) nogil
+
+cdef enum:
+    WIDE_MAX_BLOCK = 196608     # floats of one packed channel block (768 KiB): in L2
+    WIDE_MIN_WORK = 262144      # multiply-adds per sample from which the tiles pay
+
+
+cdef bint _use_wide(const Geo* g) noexcept nogil:
+    """2-d, one group, more channels than the few-channel kernels take, and
+    one block of packed weights (C*kh*kw x up to 3 vectors) that stays in L2."""
+    cdef int nv = ptc_cdw_max_nv()
+    cdef Py_ssize_t VL = ptc_conv_direct_lanes()
+    if (not _knobs[KNOB_DIRECT] or nv == 0 or g.G != 1 or g.D != 1 or g.kd != 1
+            or g.OD != 1 or g.pd != 0 or g.OH * g.OW == 0):
+        return False
+    # a 1x1 kernel is a plain product (no column matrix to save): the GEMM
+    # paths measured faster (8x128x28x28, 128 channels: 2.0 vs 2.7 ms)
+    if g.OC < 2 * VL or g.kh * g.kw == 1 or g.C * g.kh * g.kw * nv * VL > WIDE_MAX_BLOCK:
+        return False
+    return g.OC * g.OH * g.OW * g.C * g.kh * g.kw >= WIDE_MIN_WORK
+
+
+cdef void _cdw_geo(ptc_cdw_geo* cd, Py_ssize_t C, Py_ssize_t Hp, Py_ssize_t Wq, Py_ssize_t sw,
+                   Py_ssize_t OC, Py_ssize_t OH, Py_ssize_t OW, Py_ssize_t kh, Py_ssize_t kw,
+                   Py_ssize_t sh, Py_ssize_t dh, Py_ssize_t ys_c, Py_ssize_t ys_h,
+                   Py_ssize_t ys_w) noexcept nogil:
+    """The tile kernels' geometry (``eoff`` set by the caller): input planes
+    C x Hp rows of sw phases x Wq, output OC x OH x OW at strides ys_*."""
+    cd.C = C
+    cd.Hp = Hp
+    cd.Wq = Wq
+    cd.sw = sw
+    cd.OC = OC
+    cd.OH = OH
+    cd.OW = OW
+    cd.kh = kh
+    cd.kw = kw
+    cd.sh = sh
+    cd.dh = dh
+    cd.ys_c = ys_c
+    cd.ys_h = ys_h
+    cd.ys_w = ys_w
+
+
+cdef void _wide_sample(const float* xp, const float* wp, const float* bias, float* y,
+                       const ptc_cdw_geo* cd, Py_ssize_t K, int nvmax, Py_ssize_t VL,
+                       int tr, int tw, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """Output rows [r0, r1) of one sample, every channel block, from its
+    padded plane ``xp``."""
+    cdef Py_ssize_t o0, oh0, ow0, noc, b, nblk
+    cdef Py_ssize_t nvec = (cd.OC + VL - 1) // VL
+    cdef int nv, rows, cols
+    cdef ptc_cdw_tile_fn fn
+    # the vectors of channels spread evenly over the blocks (256 channels:
+    # 3, 3, 3, 3, 2, 2 vectors, not five blocks of 3 and one of 1)
+    nblk = (nvec + nvmax - 1) // nvmax
+    o0 = 0
+    for b in range(nblk):
+        nv = <int>(nvec // nblk + (1 if b < nvec % nblk else 0))
+        noc = nv * VL if cd.OC - o0 > nv * VL else cd.OC - o0
+        oh0 = r0
+        while oh0 < r1:
+            rows = tr if r1 - oh0 >= tr else 1
+            ow0 = 0
+            while ow0 < cd.OW:
+                cols = tw if cd.OW - ow0 >= tw else <int>(cd.OW - ow0)
+                fn = ptc_cdw_kernel(nv, rows, cols)
+                fn(xp, wp + o0 * K, bias + o0 if bias != NULL else NULL, y + o0 * cd.ys_c,
+                   noc, oh0, ow0, cd)
+                ow0 += cols
+            oh0 += rows
+        o0 += noc
+
+
+cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, Py_ssize_t N,
+                   const Geo* g, int nth) noexcept nogil:
+    """y (N, OC, OH, OW) = conv(x, w) + bias by the many-channel tile kernels:
+    samples shared by the threads (each with its own padded plane), or, for
+    fewer samples than threads, the output rows of each sample.  -1 when
+    memory is short (nothing written)."""
+    cdef ptc_cdw_geo cd
+    cdef int nvmax = ptc_cdw_max_nv(), tr, tw, t, nthr
+    cdef Py_ssize_t VL = ptc_conv_direct_lanes()
+    cdef Py_ssize_t K = g.C * g.kh * g.kw, P = g.H * g.W, L = g.OH * g.OW
+    cdef Py_ssize_t Hp, Wp, plane, nblk, nvec, o0, nb, b, e, n, r, per
+    cdef Py_ssize_t* eoff
+    cdef float* wp
+    cdef float* xp
+    _plane_extent(g, &Hp, &Wp)
+    _cdw_geo(&cd, g.C, Hp, (Wp + g.sw - 1) // g.sw, g.sw, g.OC, g.OH, g.OW, g.kh, g.kw, g.sh,
+             g.dh, L, g.OW, 1)
+    plane = g.C * Hp * g.sw * cd.Wq
+    # tiles: two output rows at once where a row is narrow
+    if g.OW <= ptc_cdw_max_tw(2) and g.OH >= 2:
+        tr = 2
+        tw = <int>g.OW
+    else:
+        tr = 1
+        tw = ptc_cdw_max_tw(1) if g.OW > ptc_cdw_max_tw(1) else <int>g.OW
+    nthr = nth if nth > 1 and N * L * g.OC * K >= DIRECT_PAR_WORK else 1
+    nblk = (g.OC + nvmax * VL - 1) // (nvmax * VL)
+    # one padded plane per thread when the threads share the samples (the
+    # branch below), one in all when they share a sample's rows
+    wp = <float*>malloc((nblk * nvmax * VL * K + (nthr if N >= nthr else 1) * plane + 1)
+                        * sizeof(float))
+    eoff = <Py_ssize_t*>malloc((g.kw + 1) * sizeof(Py_ssize_t))
+    if wp == NULL or eoff == NULL:
+        free(wp)
+        free(eoff)
+        return -1
+    for e in range(g.kw):
+        eoff[e] = ((e * g.dw) % g.sw) * cd.Wq + (e * g.dw) // g.sw
+    cd.eoff = eoff
+    xp = wp + nblk * nvmax * VL * K
+    # block b at wp + o0 * K, (K, its channels rounded up to vectors), the
+    # blocks _wide_sample walks
+    nvec = (g.OC + VL - 1) // VL
+    nblk = (nvec + nvmax - 1) // nvmax
+    o0 = 0
+    for b in range(nblk):
+        nb = (nvec // nblk + (1 if b < nvec % nblk else 0)) * VL
+        ptc_cdw_pack_w(w, g.OC, K, o0, nb, wp + o0 * K)
+        o0 += nb
+    if nthr > 1 and N >= nthr:
+        for n in prange(N, num_threads=nthr, schedule='static'):
+            t = threadid()
+            ptc_cdw_pad(x + n * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp + t * plane)
+            _wide_sample(xp + t * plane, wp, bias, y + n * g.OC * L, &cd, K, nvmax, VL, tr,
+                         tw, 0, g.OH)
+    else:
+        # row bands of whole tiles per thread
+        per = (g.OH + nthr - 1) // nthr
+        per = (per + tr - 1) // tr * tr
+        for n in range(N):
+            ptc_cdw_pad(x + n * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp)
+            for r in prange(0, g.OH, per, num_threads=nthr, schedule='static'):
+                _wide_sample(xp, wp, bias, y + n * g.OC * L, &cd, K, nvmax, VL, tr, tw, r,
+                             r + per if r + per < g.OH else g.OH)
+    free(eoff)
     free(wp)
     return 0
 
@@ -1004,6 +1169,8 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
         return _whole(MODE_FWD, x, w, bias, y, N, g)
     if flt is float:
         if _use_direct(g) and _direct_fwd(x, w, bias, y, N, g, nth) == 0:
+            return 0
+        if _use_wide(g) and _wide_fwd(x, w, bias, y, N, g, nth) == 0:
             return 0
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_FWD, x, w, bias, y, N, g, nth)

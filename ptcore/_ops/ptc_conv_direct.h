@@ -21,6 +21,10 @@
 #include <stddef.h>
 #include <string.h>
 #include "ptc_sgemm.h"
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     ptrdiff_t C, Hp, Wp;             /* padded input plane: C x Hp x Wp, covering every
@@ -48,6 +52,119 @@ static void ptc_cd_pad(const float* x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, pt
             memcpy(xp + (c * g->Hp + h + ph) * g->Wp + pw, x + (c * H + h) * W,
                    (size_t)W * sizeof(float));
 }
+
+/* geometry, padded copy and weight packing of the many-channel kernels
+   below (plain C) */
+typedef struct {
+    ptrdiff_t C, Hp, Wq, sw;         /* padded input: C x Hp rows of sw phases x Wq floats */
+    ptrdiff_t OC, OH, OW, kh, kw, sh, dh;
+    const ptrdiff_t* eoff;           /* kw: ((e*dw) % sw) * Wq + (e*dw) / sw */
+    ptrdiff_t ys_c, ys_h, ys_w;      /* output element (o, oh, ow) at y[o*ys_c + oh*ys_h + ow*ys_w]
+                                        (a convolution's output: OH*OW, OW, 1) */
+} ptc_cdw_geo;
+
+/* xp (C, Hp, sw, Wq): the padded plane of x (C, H, W) at (ph, pw), rows split
+   into sw phases; zeros elsewhere */
+/* ev[m] = x[2m] (m < ceil(W/2)), od[m] = x[2m+1] (m < W/2) */
+static void ptc_cdw_deinterleave2(const float* x, ptrdiff_t W, float* ev, float* od) {
+    ptrdiff_t m = 0;
+#if defined(__SSE2__)
+    for (; 2 * m + 8 <= W; m += 4) {
+        __m128 a = _mm_loadu_ps(x + 2 * m), b = _mm_loadu_ps(x + 2 * m + 4);
+        _mm_storeu_ps(ev + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm_storeu_ps(od + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+#endif
+    for (; 2 * m < W; m++) {
+        ev[m] = x[2 * m];
+        if (2 * m + 1 < W) od[m] = x[2 * m + 1];
+    }
+}
+
+static void ptc_cdw_pad(const float* x, ptrdiff_t H, ptrdiff_t W, ptrdiff_t ph, ptrdiff_t pw,
+                        const ptc_cdw_geo* g, float* xp) {
+    ptrdiff_t c, h, p, i, R = g->sw * g->Wq;
+    /* phase p holds the padded columns p, p + sw, ...: d[i] = src[i*sw + p]
+       for i in [i0[p], i0[p] + n[p]), the columns in [pw, pw + W) */
+    ptrdiff_t i0[16], n[16], np = g->sw < 16 ? g->sw : 16;
+    for (p = 0; p < np; p++) {
+        ptrdiff_t q = p;
+        if (q < pw) q += (pw - q + g->sw - 1) / g->sw * g->sw;
+        i0[p] = q / g->sw;
+        n[p] = q < pw + W ? (pw + W - q + g->sw - 1) / g->sw : 0;
+    }
+    for (c = 0; c < g->C; c++) {
+        /* zero rows above and below the image; each image row is zeroed just
+           before it is filled (the plane is written once, while in L1) */
+        memset(xp + c * g->Hp * R, 0, (size_t)(ph * R) * sizeof(float));
+        if (g->Hp > H + ph)
+            memset(xp + (c * g->Hp + H + ph) * R, 0, (size_t)((g->Hp - H - ph) * R) * sizeof(float));
+        for (h = 0; h < H; h++) {
+            const float* src = x + (c * H + h) * W - pw;   /* src[q]: padded column q */
+            float* dst = xp + (c * g->Hp + h + ph) * R;
+            memset(dst, 0, (size_t)R * sizeof(float));
+            if (g->sw == 1) {
+                memcpy(dst + pw, src + pw, (size_t)W * sizeof(float));
+            } else if (g->sw == 2) {
+                /* x[2m] is padded column 2m + pw: phase pw % 2, index m + pw/2;
+                   x[2m+1]: phase (pw+1) % 2, index m + (pw+1)/2 */
+                ptc_cdw_deinterleave2(src + pw, W, dst + (pw % 2) * g->Wq + pw / 2,
+                                      dst + ((pw + 1) % 2) * g->Wq + (pw + 1) / 2);
+            } else {
+                for (p = 0; p < g->sw; p++) {
+                    float* d = dst + p * g->Wq;
+                    ptrdiff_t a = p < 16 ? i0[p] : 0, e = p < 16 ? i0[p] + n[p] : g->Wq;
+                    for (i = a; i < e; i++) {
+                        ptrdiff_t q = i * g->sw + p;
+                        if (q >= pw && q < pw + W) d[i] = src[q];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* the weights of channels [o0, o0 + nb) as (C*kh*kw, nb), zero columns
+   past OC */
+static void ptc_cdw_pack_w(const float* W, ptrdiff_t OC, ptrdiff_t K, ptrdiff_t o0,
+                           ptrdiff_t nb, float* Wp) {
+    ptrdiff_t p0, p, o, pe, nr = OC - o0 < nb ? OC - o0 : nb;   /* nr real channels */
+    for (p0 = 0; p0 < K; p0 += 64) {       /* 64 rows of Wp (64*nb floats) stay in L1 */
+        pe = p0 + 64 < K ? p0 + 64 : K;
+        o = 0;
+#if defined(__SSE2__)
+        /* 4x4 blocks: four 16-byte reads of W, four 16-byte writes of Wp */
+        for (; o + 4 <= nr; o += 4) {
+            const float* src = W + (o0 + o) * K;
+            for (p = p0; p + 4 <= pe; p += 4) {
+                __m128 r0 = _mm_loadu_ps(src + p), r1 = _mm_loadu_ps(src + K + p);
+                __m128 r2 = _mm_loadu_ps(src + 2 * K + p), r3 = _mm_loadu_ps(src + 3 * K + p);
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                _mm_storeu_ps(Wp + p * nb + o, r0);
+                _mm_storeu_ps(Wp + (p + 1) * nb + o, r1);
+                _mm_storeu_ps(Wp + (p + 2) * nb + o, r2);
+                _mm_storeu_ps(Wp + (p + 3) * nb + o, r3);
+            }
+            for (; p < pe; p++) {
+                Wp[p * nb + o] = src[p];
+                Wp[p * nb + o + 1] = src[K + p];
+                Wp[p * nb + o + 2] = src[2 * K + p];
+                Wp[p * nb + o + 3] = src[3 * K + p];
+            }
+        }
+#endif
+        for (; o < nb; o++) {
+            const float* src = W + (o0 + o) * K;
+            if (o < nr)
+                for (p = p0; p < pe; p++) Wp[p * nb + o] = src[p];
+            else
+                for (p = p0; p < pe; p++) Wp[p * nb + o] = 0.0f;
+        }
+    }
+}
+
+typedef void (*ptc_cdw_tile_fn)(const float*, const float*, const float*, float*, ptrdiff_t,
+                                ptrdiff_t, ptrdiff_t, const ptc_cdw_geo*);
 
 #if defined(__GNUC__) && defined(__x86_64__)
 
@@ -135,8 +252,132 @@ static ptc_cd_row_fn ptc_conv_direct_kernel(ptc_cd_geo* g) {
     return nv == 1 ? ptc_cd256_v1 : (nv == 2 ? ptc_cd256_v2 : ptc_cd256_v4);
 }
 
+/* ---- Many output channels (DCGAN's 64->128 and 128->256 discriminator
+   layers, VGG/ResNet-style widths): the channels in blocks of NV vectors,
+   a tile of TR output rows x TW output columns per call, NV * TR * TW
+   accumulators.  Per (c, a, e) step the tile loads NV packed weight vectors
+   (the block's weights, C*kh*kw*NV*VL floats, stay in L2 while the tiles of
+   a sample sweep them) and broadcasts TR * TW input pixels.
+
+   The padded input stores each row as sw phases (columns p, p + sw, ... for
+   p < sw), so the TW pixels a kernel column e reads for consecutive output
+   columns are consecutive floats whatever the stride: the kernel addresses
+   them with constant displacements from one pointer per tile row. ---- */
+
+/* y (noc channels of the block) at output rows oh0.. oh0+TR-1, columns
+   ow0.. ow0+TW-1 (+ bias) from the padded plane and the block's weights */
+#define PTC_CDW_TILE(NAME, TARGET, VT, VL, NV, TR, TW, SETZERO, LOADU, STOREU, SET1, FMADD) \
+__attribute__((target(TARGET))) static void                                             \
+NAME(const float* xp, const float* wb, const float* bias, float* y, ptrdiff_t noc,        \
+     ptrdiff_t oh0, ptrdiff_t ow0, const ptc_cdw_geo* g) {                               \
+    ptrdiff_t R = g->sw * g->Wq, rs = g->sh * R, c, a, e, o;                             \
+    int t, v;                                                                            \
+    VT acc[NV][TR * TW];                                                                 \
+    float out[TR * TW][NV * VL];                                                         \
+    const float* wq = wb;                                                                \
+    _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                                    \
+        _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++) acc[v][t] = SETZERO();    \
+    for (c = 0; c < g->C; c++)                                                           \
+        for (a = 0; a < g->kh; a++) {                                                    \
+            const float* row = xp + (c * g->Hp + oh0 * g->sh + a * g->dh) * R + ow0;     \
+            for (e = 0; e < g->kw; e++, wq += NV * VL) {                                 \
+                const float* px = row + g->eoff[e];                                      \
+                VT w[NV];                                                                \
+                _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                        \
+                    w[v] = LOADU(wq + v * VL);                                           \
+                _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++) {                 \
+                    VT xv = SET1(px[(t / TW) * rs + t % TW]);                            \
+                    _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                    \
+                        acc[v][t] = FMADD(w[v], xv, acc[v][t]);                          \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++)                               \
+        _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                                \
+            STOREU(&out[t][v * VL], acc[v][t]);                                          \
+    for (o = 0; o < noc; o++) {                                                          \
+        float b = bias ? bias[o] : 0.0f;                                                 \
+        float* yo = y + o * g->ys_c + oh0 * g->ys_h + ow0 * g->ys_w;                     \
+        for (t = 0; t < TR * TW; t++)                                                    \
+            yo[(t / TW) * g->ys_h + (t % TW) * g->ys_w] = out[t][o] + b;                 \
+    }                                                                                    \
+}
+
+#define PTC_CDW_512(NAME, NV, TR, TW)                                                    \
+    PTC_CDW_TILE(NAME, "avx512f,avx512vl", __m512, 16, NV, TR, TW, _mm512_setzero_ps,    \
+                 _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps)
+#define PTC_CDW_256(NAME, NV, TR, TW)                                                    \
+    PTC_CDW_TILE(NAME, "avx2,fma", __m256, 8, NV, TR, TW, _mm256_setzero_ps,             \
+                 _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_fmadd_ps)
+
+/* AVX-512: up to 3 vectors (48 channels) x 8 positions (24 accumulators);
+   AVX2: up to 2 vectors (16 channels) x 6 positions (12 of 16 registers) */
+#define PTC_CDW_512_NV(NV)                                                               \
+    PTC_CDW_512(ptc_cdw512_##NV##_1_1, NV, 1, 1) PTC_CDW_512(ptc_cdw512_##NV##_1_2, NV, 1, 2) \
+    PTC_CDW_512(ptc_cdw512_##NV##_1_3, NV, 1, 3) PTC_CDW_512(ptc_cdw512_##NV##_1_4, NV, 1, 4) \
+    PTC_CDW_512(ptc_cdw512_##NV##_1_5, NV, 1, 5) PTC_CDW_512(ptc_cdw512_##NV##_1_6, NV, 1, 6) \
+    PTC_CDW_512(ptc_cdw512_##NV##_1_7, NV, 1, 7) PTC_CDW_512(ptc_cdw512_##NV##_1_8, NV, 1, 8) \
+    PTC_CDW_512(ptc_cdw512_##NV##_2_1, NV, 2, 1) PTC_CDW_512(ptc_cdw512_##NV##_2_2, NV, 2, 2) \
+    PTC_CDW_512(ptc_cdw512_##NV##_2_3, NV, 2, 3) PTC_CDW_512(ptc_cdw512_##NV##_2_4, NV, 2, 4)
+#define PTC_CDW_256_NV(NV)                                                               \
+    PTC_CDW_256(ptc_cdw256_##NV##_1_1, NV, 1, 1) PTC_CDW_256(ptc_cdw256_##NV##_1_2, NV, 1, 2) \
+    PTC_CDW_256(ptc_cdw256_##NV##_1_3, NV, 1, 3) PTC_CDW_256(ptc_cdw256_##NV##_1_4, NV, 1, 4) \
+    PTC_CDW_256(ptc_cdw256_##NV##_1_5, NV, 1, 5) PTC_CDW_256(ptc_cdw256_##NV##_1_6, NV, 1, 6) \
+    PTC_CDW_256(ptc_cdw256_##NV##_2_1, NV, 2, 1) PTC_CDW_256(ptc_cdw256_##NV##_2_2, NV, 2, 2) \
+    PTC_CDW_256(ptc_cdw256_##NV##_2_3, NV, 2, 3)
+
+PTC_CDW_512_NV(1)
+PTC_CDW_512_NV(2)
+PTC_CDW_512_NV(3)
+PTC_CDW_256_NV(1)
+PTC_CDW_256_NV(2)
+
+#define PTC_CDW_ROW512(NV)                                                               \
+    {ptc_cdw512_##NV##_1_1, ptc_cdw512_##NV##_1_2, ptc_cdw512_##NV##_1_3,                \
+     ptc_cdw512_##NV##_1_4, ptc_cdw512_##NV##_1_5, ptc_cdw512_##NV##_1_6,                \
+     ptc_cdw512_##NV##_1_7, ptc_cdw512_##NV##_1_8},                                      \
+    {ptc_cdw512_##NV##_2_1, ptc_cdw512_##NV##_2_2, ptc_cdw512_##NV##_2_3,                \
+     ptc_cdw512_##NV##_2_4, NULL, NULL, NULL, NULL}
+#define PTC_CDW_ROW256(NV)                                                               \
+    {ptc_cdw256_##NV##_1_1, ptc_cdw256_##NV##_1_2, ptc_cdw256_##NV##_1_3,                \
+     ptc_cdw256_##NV##_1_4, ptc_cdw256_##NV##_1_5, ptc_cdw256_##NV##_1_6, NULL, NULL},   \
+    {ptc_cdw256_##NV##_2_1, ptc_cdw256_##NV##_2_2, ptc_cdw256_##NV##_2_3, NULL, NULL,    \
+     NULL, NULL, NULL}
+
+static const ptc_cdw_tile_fn ptc_cdw512_tab[3][2][8] = {
+    {PTC_CDW_ROW512(1)}, {PTC_CDW_ROW512(2)}, {PTC_CDW_ROW512(3)}};
+static const ptc_cdw_tile_fn ptc_cdw256_tab[2][2][8] = {
+    {PTC_CDW_ROW256(1)}, {PTC_CDW_ROW256(2)}};
+
+/* vectors per full channel block (0: no kernels on this CPU) */
+static int ptc_cdw_max_nv(void) {
+    int isa = ptc_sgemm_isa();
+    return isa == 2 ? 3 : (isa == 1 ? 2 : 0);
+}
+
+/* widest tile row on this CPU for one row (tr 1) and two rows (tr 2) */
+static int ptc_cdw_max_tw(int tr) {
+    int isa = ptc_sgemm_isa();
+    if (isa == 2) return tr == 1 ? 8 : 4;
+    return tr == 1 ? 6 : 3;
+}
+
+/* the tile kernel for nv vectors, tr rows (1, 2), tw columns (1.. max) */
+static ptc_cdw_tile_fn ptc_cdw_kernel(int nv, int tr, int tw) {
+    int isa = ptc_sgemm_isa();
+    if (nv < 1 || tr < 1 || tr > 2 || tw < 1 || tw > ptc_cdw_max_tw(tr)) return NULL;
+    if (isa == 2 && nv <= 3) return ptc_cdw512_tab[nv - 1][tr - 1][tw - 1];
+    if (isa == 1 && nv <= 2) return ptc_cdw256_tab[nv - 1][tr - 1][tw - 1];
+    return NULL;
+}
+
 #else
 #include <stddef.h>
+static int ptc_cdw_max_nv(void) { return 0; }
+static int ptc_cdw_max_tw(int tr) { (void)tr; return 0; }
+static ptc_cdw_tile_fn ptc_cdw_kernel(int nv, int tr, int tw) {
+    (void)nv; (void)tr; (void)tw; return NULL;
+}
 typedef void (*ptc_cd_row_fn)(const float*, const float*, const float*, float*, ptrdiff_t,
                               const ptc_cd_geo*);
 static int ptc_conv_direct_lanes(void) { return 0; }

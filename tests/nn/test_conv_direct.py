@@ -1,8 +1,9 @@
-"""The direct float32 convolution forward for few output channels
-(ptcore/_ops/ptc_conv_direct.h: output channels as vector lanes, input
-pixels broadcast): values against float64 and PyTorch over 1, 2 and 4
-vectors of channels, padding, stride, dilation, bias; both ISA builds; the
-thread count; and the column-matrix path it replaces."""
+"""The direct float32 convolution forward (ptcore/_ops/ptc_conv_direct.h:
+output channels as vector lanes, input pixels broadcast): values against
+float64 and PyTorch over 1, 2 and 4 vectors of channels (few-channel
+kernels) and over blocks of channel vectors with tiles of one or two output
+rows (many-channel kernels), padding, stride, dilation, bias; both ISA
+builds; the thread count; and the column-matrix path they replace."""
 import numpy as np
 import pytest
 
@@ -22,6 +23,14 @@ CASES = [
     ((4, 2, 6, 30), (1, 2, 2, 7), (1, 3), 0, 1),     # one channel, wide rows
     ((2, 3, 8, 9), (2, 3, 4, 3), 1, "same", 1),      # uneven padding: windows past H + 2 ph
     ((2, 3, 7, 10), (5, 3, 2, 4), 1, "same", (3, 1)),
+    # many output channels: blocks of channel vectors, tiles of 1-2 rows
+    ((3, 64, 16, 16), (128, 64, 4, 4), 2, 1, 1),     # DCGAN D2
+    ((2, 128, 8, 8), (256, 128, 4, 4), 2, 1, 1),     # DCGAN D3: 2-row tiles
+    ((2, 16, 12, 13), (100, 16, 3, 3), 1, 1, 1),     # uneven blocks, a partial tile per row
+    ((2, 32, 7, 4), (64, 32, 3, 3), 1, 1, 1),        # odd rows under 2-row tiles
+    ((2, 8, 20, 21), (48, 8, 5, 5), 3, 2, 2),        # stride 3: three phases per row
+    ((2, 12, 11, 15), (40, 12, 3, 4), (2, 1), (1, 0), (1, 2)),
+    ((2, 24, 9, 9), (36, 24, 2, 2), 1, "same", 1),   # windows past H + 2 ph
 ]
 
 
@@ -70,8 +79,9 @@ def test_against_torch():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_same_as_column_matrix_path():
-    xs, ws, stride, padding, dilation = CASES[0]
+@pytest.mark.parametrize("case", [CASES[0], CASES[8], CASES[10]], ids=["few", "wide", "wide-uneven"])
+def test_same_as_column_matrix_path(case):
+    xs, ws, stride, padding, dilation = case
     x, w, b = _inputs(xs, ws)
     got = _conv2d(x, w, b, stride, padding, dilation)
     old = _conv._set_direct(False)
@@ -80,11 +90,15 @@ def test_same_as_column_matrix_path():
     finally:
         _conv._set_direct(old)
     assert not np.array_equal(got, np.zeros_like(got))
-    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 * np.sqrt(np.prod(ws[1:]) / 150))
 
 
-def test_thread_count_independent():
-    xs, ws, stride, padding, dilation = CASES[0]
+@pytest.mark.parametrize("case", [CASES[0], CASES[8], (
+    (1, 64, 16, 16), (128, 64, 4, 4), 2, 1, 1)], ids=["few", "wide", "wide-one-sample"])
+def test_thread_count_independent(case):
+    """Samples shared by the threads, or (one sample) its output rows: every
+    output element is the same FMA chain whatever the split."""
+    xs, ws, stride, padding, dilation = case
     x, w, b = _inputs(xs, ws)
     old = ptcore.get_num_threads()
     try:

@@ -1,7 +1,7 @@
 """The float32 convolution kernels never read outside their tensors: the
 input, weight and output gradient each end right before (or start right
 after) an inaccessible page, so a read past either end faults.  Covers the
-direct few-channel kernels, the image gathers, the column-matrix paths (with
+direct few-channel and many-channel kernels, the image gathers, the column-matrix paths (with
 the vectorised column rows of the same ISA) and
 uneven "same" padding, for every ISA build the CPU has."""
 import sys
@@ -35,6 +35,10 @@ CASES = [
     (40, 8, 16, 16, 128, 4, 4, 2, 1, 1),        # stride-2 panels by vector loads: rows of 8
     (8, 4, 32, 32, 96, 4, 4, 2, 1, 1),          # rows of 16
     (4, 4, 64, 64, 96, 4, 4, 2, 1, 1),          # rows of 32
+    (2, 16, 12, 13, 100, 3, 3, 1, 1, 1),        # many-channel tiles: uneven blocks
+    (2, 12, 11, 15, 40, 3, 4, (2, 1), (1, 0), (1, 2)),
+    (2, 8, 20, 21, 48, 5, 5, 3, 2, 2),          # stride-3 phases
+    (1, 24, 9, 9, 36, 2, 2, 1, "same", 1),
 ]
 
 
