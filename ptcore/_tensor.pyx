@@ -29,6 +29,7 @@ from ptcore._ops._types cimport (
 from ptcore._ops._copy cimport copy_cast, fill as _kfill
 
 import numpy as _np
+import numbers as _numbers
 import operator as _operator
 import re as _re
 import warnings as _warnings
@@ -2857,6 +2858,14 @@ cdef class _TensorBase:
         if self._ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __contains__(self, element):
+        # torch: ``element in t`` is ``(element == t).any()``, whatever t's shape
+        # (not a walk over t's rows, which a 0-d tensor does not have)
+        if isinstance(element, (_TensorBase, _numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
 
     def __bool__(self):
         if self._numel == 0:

@@ -162,3 +162,20 @@ def test_parameter_results_and_parameter_of_subclass():
         assert [n for n, _ in m.named_parameters()] == ["w"]
         (q * q).sum().backward()
         assert q.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("expr", [
+    "2 in L.ones(2, 3)", "1.0 in L.ones(2, 3)", "L.tensor([1.0, 1.0, 1.0]) in L.ones(2, 3)",
+    "2 in L.tensor(2)", "L.tensor([2, 3]) in L.tensor([[1, 3]])", "True in L.tensor([0, 1])",
+    "np.float32(1) in L.zeros(3)", "None in L.ones(2)", "'a' in L.ones(2)",
+    "L.ones(2) in L.ones(3)",
+])
+def test_contains_is_any_equal_as_torch(expr):
+    # ``x in t`` is ``(x == t).any()`` (rows of a 2-D tensor are not walked; a 0-d
+    # tensor works); anything but a tensor or a number is torch's RuntimeError
+    def run(L):
+        try:
+            return eval(expr)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__
+    assert run(ptcore) == run(torch)
