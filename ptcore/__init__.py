@@ -440,4 +440,11 @@ def __getattr__(name):
         fn = getattr(importlib.import_module("ptcore.serialization"), name)
         globals()[name] = fn
         return fn
+    if name.startswith("_foreach_"):
+        # torch's multi-tensor ops (torch._foreach_add_ ...), loaded on first use
+        foreach = importlib.import_module("ptcore._ops.foreach")
+        if name in foreach.__all__:
+            fn = getattr(foreach, name)
+            globals()[name] = fn
+            return fn
     raise AttributeError(f"module 'ptcore' has no attribute '{name}'")

@@ -1,0 +1,233 @@
+"""``torch._foreach_*``: one op applied to every tensor of a list.
+
+PyTorch's multi-tensor ops, which optimizers, gradient clipping and EMA
+updates written against torch call directly.  Each is the per-tensor op
+(a Tensor method) over the list, so dtype promotion, in-place rules and
+autograd are the per-tensor op's.  Out-of-place forms return a tuple of new
+tensors; in-place forms (trailing ``_``) update the tensors and return the
+list they were given.  The second argument picks the variant as in torch: a
+number, a list of numbers, a list of tensors, or (``add``, ``sub``, ``mul``,
+``div``) one 0-d tensor.
+"""
+import numbers
+
+from ptcore._tensor import _TensorBase
+
+_UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
+          "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal",
+          "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
+
+# binary op: (takes alpha, accepts a single 0-d tensor, method used with a number)
+_BINARY = {
+    "add": (True, True, "add"), "sub": (True, False, "sub"),
+    "mul": (False, True, "mul"), "div": (False, True, "div"),
+    "clamp_max": (False, False, "clamp_max"), "clamp_min": (False, False, "clamp_min"),
+    "maximum": (False, False, "clamp_min"), "minimum": (False, False, "clamp_max"),
+    "pow": (False, False, "pow"),
+}
+
+__all__ = [f"_foreach_{n}{s}" for n in (*_UNARY, *_BINARY, "addcmul", "addcdiv", "lerp")
+           for s in ("", "_")]
+__all__ += ["_foreach_zero_", "_foreach_copy_", "_foreach_clone", "_foreach_norm",
+            "_foreach_powsum", "_foreach_max", "_foreach_mm"]
+
+
+def _tensors(name, tensors, argno=0):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument {argno} must be a list or tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    bad = next((i for i, t in enumerate(tensors) if not isinstance(t, _TensorBase)), None)
+    if bad is not None:
+        raise TypeError(f"expected Tensor as element {bad} in argument {argno}, but got "
+                        f"{type(tensors[bad]).__name__}")
+    return tensors
+
+
+def _self(name, tensors):
+    _tensors(name, tensors)
+    if len(tensors) == 0:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+    return tensors
+
+
+def _same_length(name, tensors, others, argno):
+    _tensors(name, others, argno)
+    if len(others) != len(tensors):
+        raise RuntimeError("Tensor lists must have the same number of tensors, got "
+                           f"{len(tensors)} and {len(others)}")
+    return others
+
+
+def _is_scalar_list(v):
+    return isinstance(v, (list, tuple)) and all(
+        isinstance(x, (numbers.Number, bool)) for x in v)
+
+
+def _per_tensor_args(name, tensors, other, tensor_ok):
+    """The second operand for each tensor: a number, one per tensor from a
+    list of numbers or tensors, or one 0-d tensor (where the op takes it)."""
+    n = len(tensors)
+    if _is_scalar_list(other) and len(other) > 0:
+        if len(other) != n:
+            raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+        return list(other), False
+    if isinstance(other, (list, tuple)):
+        return list(_same_length(name, tensors, other, 1)), True
+    if isinstance(other, _TensorBase) and tensor_ok and other.dim() != 0:
+        raise RuntimeError(f"scalar tensor expected to be 0 dim but it has {other.dim()} "
+                           f"dimensions and {other.numel()} elements.")
+    return [other] * n, isinstance(other, _TensorBase)
+
+
+def _make_unary(op, inplace):
+    name = f"_foreach_{op}{'_' if inplace else ''}"
+    method = op + "_" if inplace else op
+
+    def f(self):
+        _self(name, self)
+        out = tuple(getattr(t, method)() for t in self)
+        return self if inplace else out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``{op}`` of each tensor of ``self``" + (" (in place)." if inplace else ".")
+    return f
+
+
+def _make_binary(op, inplace):
+    takes_alpha, tensor_ok, scalar_method = _BINARY[op]
+    name = f"_foreach_{op}{'_' if inplace else ''}"
+    sfx = "_" if inplace else ""
+
+    def f(self, other, *, alpha=None):
+        if isinstance(self, numbers.Number) and op == "pow" and not inplace:
+            # pow(number, exponents): the number to each tensor's power
+            return tuple(self ** t for t in _self(name, other))
+        _self(name, self)
+        others, are_tensors = _per_tensor_args(name, self, other, tensor_ok)
+        if alpha is not None and not (takes_alpha and are_tensors):
+            raise TypeError(f"{name}() got an unexpected keyword argument 'alpha' for "
+                            f"a {type(other).__name__} operand")
+        kw = {} if alpha is None else {"alpha": alpha}
+        method = (op if are_tensors else scalar_method) + sfx
+        out = tuple(getattr(t, method)(o, **kw) for t, o in zip(self, others))
+        return self if inplace else out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"``{op}`` of each tensor of ``self`` with a number, one number per tensor, "
+                 "one tensor per tensor" + (" or a 0-d tensor" if tensor_ok else "")
+                 + (" (in place)." if inplace else "."))
+    return f
+
+
+def _pointwise_scalars(name, self, scalars):
+    if isinstance(scalars, _TensorBase):
+        if scalars.dim() != 1:
+            raise RuntimeError("Expected packed scalar Tensor to be of dimension 1. Got "
+                               f"{scalars.dim()} instead.")
+        if scalars.numel() != len(self):
+            raise RuntimeError(f"Expected length of scalars to match input of length "
+                               f"{len(self)} but got {scalars.numel()} instead.")
+        return scalars.tolist()
+    if isinstance(scalars, (list, tuple)):
+        if len(scalars) != len(self):
+            raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+        return list(scalars)
+    return [scalars] * len(self)
+
+
+def _make_pointwise(op, inplace):
+    name = f"_foreach_{op}{'_' if inplace else ''}"
+    method = op + "_" if inplace else op
+
+    def f(self, tensor1, tensor2, value=1):
+        _self(name, self)
+        _same_length(name, self, tensor1, 1)
+        _same_length(name, self, tensor2, 2)
+        values = _pointwise_scalars(name, self, value)
+        out = tuple(getattr(t, method)(a, b, value=v)
+                    for t, a, b, v in zip(self, tensor1, tensor2, values))
+        return self if inplace else out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"``self[i].{op}(tensor1[i], tensor2[i], value)``: ``value`` a number, "
+                 "a list of numbers or a 1-D tensor of them"
+                 + (" (in place)." if inplace else "."))
+    return f
+
+
+def _make_lerp(inplace):
+    name = "_foreach_lerp_" if inplace else "_foreach_lerp"
+    method = "lerp_" if inplace else "lerp"
+
+    def f(self, tensors1, weight):
+        _self(name, self)
+        _same_length(name, self, tensors1, 1)
+        weights, _ = _per_tensor_args(name, self, weight, False)
+        out = tuple(getattr(t, method)(e, w) for t, e, w in zip(self, tensors1, weights))
+        return self if inplace else out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = ("``self[i].lerp(tensors1[i], weight)``: ``weight`` a number, a list of "
+                 "numbers or a list of tensors" + (" (in place)." if inplace else "."))
+    return f
+
+
+for _op in _UNARY:
+    for _inplace in (False, True):
+        _f = _make_unary(_op, _inplace)
+        globals()[_f.__name__] = _f
+for _op in _BINARY:
+    for _inplace in (False, True):
+        _f = _make_binary(_op, _inplace)
+        globals()[_f.__name__] = _f
+for _op in ("addcmul", "addcdiv"):
+    for _inplace in (False, True):
+        _f = _make_pointwise(_op, _inplace)
+        globals()[_f.__name__] = _f
+for _inplace in (False, True):
+    _f = _make_lerp(_inplace)
+    globals()[_f.__name__] = _f
+del _op, _inplace, _f
+
+
+def _foreach_zero_(self):
+    """Fill every tensor of ``self`` with zeros; returns ``self``."""
+    for t in _self("_foreach_zero_", self):
+        t.zero_()
+    return self
+
+
+def _foreach_copy_(self, src, non_blocking=False):
+    """Copy ``src[i]`` into ``self[i]``; returns ``self``."""
+    _self("_foreach_copy_", self)
+    for t, s in zip(self, _same_length("_foreach_copy_", self, src, 1)):
+        t.copy_(s, non_blocking=non_blocking)
+    return self
+
+
+def _foreach_clone(self, *, memory_format=None):
+    """A copy of every tensor of ``self``."""
+    kw = {} if memory_format is None else {"memory_format": memory_format}
+    return tuple(t.clone(**kw) for t in _self("_foreach_clone", self))
+
+
+def _foreach_norm(self, ord=2, dtype=None):
+    """``linalg.vector_norm(t, ord, dtype=dtype)`` of every tensor of ``self``."""
+    from ptcore.linalg import vector_norm
+    return tuple(vector_norm(t, ord, dtype=dtype) for t in _self("_foreach_norm", self))
+
+
+def _foreach_powsum(self, ord=2, dtype=None):
+    """``sum(|t| ** ord)`` of every tensor of ``self`` (the p-norm before its root)."""
+    return tuple(t.abs().pow(ord).sum(dtype=dtype) for t in _self("_foreach_powsum", self))
+
+
+def _foreach_max(self):
+    """The largest element of every tensor of ``self``."""
+    for t in _self("_foreach_max", self):
+        if t.numel() == 0:
+            raise RuntimeError("_foreach_max cannot compute the maximum of an empty tensor; "
+                               "max over zero elements is undefined.")
+    return tuple(t.max() for t in self)
+
+
+def _foreach_mm(self, mat2):
+    """``self[i] @ mat2[i]`` for 2-D tensors."""
+    _self("_foreach_mm", self)
+    return tuple(a.mm(b) for a, b in zip(self, _same_length("_foreach_mm", self, mat2, 1)))
