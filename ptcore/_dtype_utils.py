@@ -133,7 +133,14 @@ def _scalar_type(x):
         return _C.complex32 if _C.get_default_dtype() is _C.float16 else \
             _C._get_default_complex_dtype()
     if isinstance(x, _np.generic):
-        return _scalar_type(x.item())
+        # torch's Scalar from a NumPy scalar: an integer one is an int, anything else
+        # (np.bool_ and np.longdouble included) a double; only np.complex128 (a Python
+        # complex) is complex
+        if isinstance(x, _np.integer):
+            return _C.int64
+        if isinstance(x, (_np.bool_, _np.floating)):
+            return _C.get_default_dtype()
+        return _scalar_type(complex(x))
     raise TypeError(f"result_type: expected a Tensor or a Number, got {type(x).__name__}")
 
 

@@ -179,3 +179,31 @@ def test_contains_is_any_equal_as_torch(expr):
         except Exception as e:  # noqa: BLE001
             return type(e).__name__
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("scalar", [np.bool_(True), np.int8(3), np.int32(-2), np.float16(1.5),
+                                    np.float32(2.5), np.longdouble(1.5)],
+                         ids=lambda s: type(s).__name__)
+@pytest.mark.parametrize("dt", ["int8", "bool", "float16", "float64"])
+def test_numpy_scalar_operands_as_torch(scalar, dt):
+    # torch's Scalar from a NumPy scalar: an integer one is an int, np.bool_ and every
+    # floating one a double (np.bool_ was left to NumPy, which returned an ndarray;
+    # np.longdouble recursed)
+    def run(L):
+        t = L.tensor([1, 0], dtype=getattr(L, dt))
+        out = []
+        for f in (lambda: t * scalar, lambda: scalar + t, lambda: L.add(t, scalar),
+                  lambda: t == scalar, lambda: t < scalar, lambda: t - scalar,
+                  lambda: t.clone().__iadd__(scalar), lambda: L.where(t > 0, scalar, t),
+                  lambda: L.full((2,), scalar), lambda: L.result_type(t, scalar)):
+            try:
+                r = f()
+            except Exception as e:  # noqa: BLE001
+                out.append(type(e).__name__)
+                continue
+            if isinstance(r, (torch.Tensor, ptcore.Tensor)):
+                out.append((type(r).__name__, str(r.dtype).split(".")[-1], r.tolist()))
+            else:
+                out.append(str(r).split(".")[-1])
+        return out
+    assert run(ptcore) == run(torch)

@@ -15,6 +15,8 @@ import math
 import numbers
 import warnings
 
+import numpy as _np
+
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import device_str as _dev_str, no_kernel_error as _no_kernel_error
@@ -40,7 +42,8 @@ def _export(fn, method=True, name=None):
 
 
 def _is_number(x):
-    return isinstance(x, (numbers.Number,)) and not isinstance(x, _TensorBase)
+    # NumPy's bool scalar is no numbers.Number, but torch takes it as a (float) Scalar
+    return isinstance(x, (numbers.Number, _np.bool_)) and not isinstance(x, _TensorBase)
 
 
 _SCALAR_FIRST_WARNED = [False]
