@@ -6,6 +6,9 @@ from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
 
+from collections.abc import Callable
+from typing import Any, TypeAlias, Union
+
 import ptcore
 from ptcore.tensor import Tensor
 
@@ -100,6 +103,125 @@ def _get_scalar_dtype(is_fused=None):
     if is_fused:
         return ptcore.float32
     return ptcore.float64 if ptcore.get_default_dtype() == ptcore.float64 else ptcore.float32
+
+
+# torch.optim.optimizer's type aliases, which optimizers written against torch
+# import for their annotations (``params: ParamsT``)
+Args: TypeAlias = tuple[Any, ...]
+Kwargs: TypeAlias = dict[str, Any]
+StateDict: TypeAlias = dict[str, Any]
+ParamsT: TypeAlias = Union[Iterable[Tensor], Iterable[dict[str, Any]],
+                           Iterable[tuple[str, Tensor]]]
+TensorListList: TypeAlias = list[list[Union[Tensor, None]]]
+Indices: TypeAlias = list[int]
+DeviceDict: TypeAlias = dict[Any, Tensor]
+DeviceDtypeDict: TypeAlias = dict[Any, Tensor]
+GlobalOptimizerPreHook: TypeAlias = Callable[["Optimizer", Args, Kwargs],
+                                             Union[tuple[Args, Kwargs], None]]
+GlobalOptimizerPostHook: TypeAlias = Callable[["Optimizer", Args, Kwargs], None]
+
+# the option descriptions torch's optimizers splice into their docstrings
+_params_doc = ("params (iterable): iterable of parameters or named_parameters to optimize\n"
+               "            or iterable of dicts defining parameter groups. When using "
+               "named_parameters,\n            all parameters in all groups should be named")
+_foreach_doc = ("foreach (bool, optional): whether the foreach (multi-tensor) implementation "
+                "is used (default: None)")
+_fused_doc = ("fused (bool, optional): whether the fused implementation is used; float64, "
+              "float32, float16 and bfloat16 are supported (default: None)")
+_capturable_doc = ("capturable (bool, optional): whether this instance is safe to capture in "
+                   "a graph; tensors are capturable only on accelerators (default: False)")
+_differentiable_doc = ("differentiable (bool, optional): whether autograd should occur through "
+                       "the optimizer step; otherwise step() runs under no_grad (default: False)")
+_maximize_doc = ("maximize (bool, optional): maximize the objective with respect to the\n"
+                 "            params, instead of minimizing (default: False)")
+
+_PRIVATEUSE1 = "privateuseone"
+
+
+def _get_foreach_kernels_supported_devices():
+    """The device types with multi-tensor kernels (torch's list)."""
+    return ["cuda", "xpu", "mtia", _PRIVATEUSE1]
+
+
+def _get_fused_kernels_supported_devices():
+    """The device types with fused optimizer kernels (torch's list)."""
+    return ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", _PRIVATEUSE1]
+
+
+def _get_capturable_supported_devices(supports_xla=True):
+    """The device types on which ``capturable=True`` is allowed (torch's list)."""
+    return ["cuda", "xpu", "hpu", _PRIVATEUSE1] + (["xla"] if supports_xla else [])
+
+
+def _foreach_supported_types():
+    from ptcore.nn.parameter import Parameter
+    return (Tensor, Parameter)
+
+
+def _default_to_fused_or_foreach(params, differentiable, use_fused=False):
+    """``(fused, foreach)``: what an optimizer left at ``foreach=None`` uses, by
+    torch's rule (fused only when asked for and every parameter is a plain
+    floating tensor on a fused device; else foreach when all are on a foreach
+    device; neither when ``differentiable``)."""
+    if differentiable:
+        return False, False
+    types = _foreach_supported_types()
+    fused_devices = _get_fused_kernels_supported_devices()
+    foreach_devices = _get_foreach_kernels_supported_devices()
+    fused = use_fused and all(
+        p is None or (type(p) in types and p.device.type in fused_devices
+                      and p.is_floating_point())
+        for p in params)
+    foreach = not fused and all(
+        p is None or (type(p) in types and p.device.type in foreach_devices)
+        for p in params)
+    return fused, foreach
+
+
+def _device_dtype_check_for_fused(p, cuda_unsupported=False):
+    """Raise torch's error unless ``p`` is a floating tensor on a fused device."""
+    devices = _get_fused_kernels_supported_devices()
+    if cuda_unsupported:
+        devices.remove("cuda")
+    if not (p.device.type in devices and p.is_floating_point()):
+        raise RuntimeError(
+            "`fused=True` requires all the params to be floating point Tensors of "
+            f"supported devices: {devices} but {p.dtype} and {p.device.type}")
+
+
+def _stack_if_compiling(x):
+    """``x`` (ptcore does not trace optimizer steps into graphs)."""
+    return x
+
+
+def _disable_dynamo_if_unsupported(single_tensor_fn=None):
+    """torch's decorator keeping a functional optimizer out of dynamo: the identity."""
+    def wrapper(func):
+        return func
+    return wrapper
+
+
+def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
+    """Split parallel tensor lists by the device and dtype of the first list's
+    tensors: ``{(device, dtype): (lists, indices)}``, indices filled only with
+    ``with_indices`` (torch.utils._foreach_utils's grouping)."""
+    first = tensorlistlist[0]
+    if len(first) == 0:
+        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.")
+    groups = {}
+    for i, t in enumerate(first):
+        if t is None:
+            raise RuntimeError("Tensors of the first list of nested Tensor lists are supposed "
+                               f"to be defined but the {i}-th Tensor is not.")
+        key = (t.device, t.dtype)
+        if key not in groups:
+            groups[key] = ([[] for _ in tensorlistlist], [])
+        lists, indices = groups[key]
+        for out, tl in zip(lists, tensorlistlist):
+            out.append(tl[i])
+        if with_indices:
+            indices.append(i)
+    return groups
 
 
 def _typename(obj):
@@ -244,6 +366,9 @@ class Optimizer:
         does not specify them).
     """
 
+    OptimizerPreHook: TypeAlias = Callable[[Any, Args, Kwargs], Union[tuple[Args, Kwargs], None]]
+    OptimizerPostHook: TypeAlias = Callable[[Any, Args, Kwargs], None]
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
@@ -260,6 +385,8 @@ class Optimizer:
         self._optimizer_state_dict_post_hooks = OrderedDict()
         self._optimizer_load_state_dict_pre_hooks = OrderedDict()
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
+        self._warned_capturable_if_run_uncaptured = True
+        self._patch_step_function()
 
         if isinstance(params, Tensor):
             raise TypeError(
@@ -292,7 +419,30 @@ class Optimizer:
                      "_optimizer_load_state_dict_post_hooks"):
             if name not in self.__dict__:
                 setattr(self, name, OrderedDict())
+        self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+
+    # torch's step-wrapping machinery, for code that calls it directly; ptcore
+    # wraps every subclass's step when the class is made (__init_subclass__)
+    profile_hook_step = staticmethod(_hooked_step)
+
+    def _patch_step_function(self):
+        self._zero_grad_profile_name = f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _hooked_step(type(self).step)
+
+    def _optimizer_step_code(self):
+        """Runs after every step (a profiler anchor in torch); nothing here."""
+
+    def _cuda_graph_capture_health_check(self):
+        """torch's check for capturable optimizers under graph capture; ptcore
+        captures no graphs."""
+
+    _accelerator_graph_capture_health_check = _cuda_graph_capture_health_check
+
+    @staticmethod
+    def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
+        return _group_tensors_by_device_and_dtype(tensorlistlist, with_indices)
 
     def _upgrade_state(self, flags, tensor_keys=("step",)):
         """``__setstate__`` of an optimizer pickled by an older version: group
@@ -621,8 +771,20 @@ class Optimizer:
 _REAL_OF = None
 
 
-def _view_as_real(t):
-    """A real view of a complex tensor (real and imaginary parts interleaved)."""
+def _view_as_real(t, *state_and_grads):
+    """A real view of a complex tensor (real and imaginary parts interleaved).
+
+    Called with lists, as torch.optim.optimizer's ``_view_as_real(params,
+    *state_and_grads)``: replaces each complex parameter, and the entries at
+    its index in the other lists, by ``view_as_real`` in place.
+    """
+    if isinstance(t, list):
+        for i, p in enumerate(t):
+            if p.is_complex():
+                t[i] = ptcore.view_as_real(p)
+                for other in state_and_grads:
+                    other[i] = ptcore.view_as_real(other[i])
+        return None
     global _REAL_OF
     if _REAL_OF is None:
         _REAL_OF = {ptcore.complex64: ptcore.float32, ptcore.complex128: ptcore.float64}

@@ -489,3 +489,119 @@ def test_swap_in_optimizer_params_and_state_errors(case):
                 pass
         msgs.append(str(info.value))
     assert msgs[1] == msgs[0]
+
+
+def _third_party_lion(lib, optmod):
+    """A Lion optimizer written the way optimizers outside torch are: torch's
+    helpers from torch.optim.optimizer, grouped tensors and _foreach ops."""
+    Optimizer, ParamsT = optmod.Optimizer, optmod.ParamsT
+
+    class Lion(Optimizer):
+        def __init__(self, params: ParamsT, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0,
+                     foreach=None, differentiable=False):
+            super().__init__(params, dict(lr=lr, betas=betas, weight_decay=weight_decay,
+                                          foreach=foreach, differentiable=differentiable))
+
+        @optmod._use_grad_for_differentiable
+        def step(self, closure=None):
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                grads = [p.grad for p in params]
+                avgs = []
+                for p in params:
+                    st = self.state[p]
+                    if not st:
+                        st["step"] = lib.tensor(0.0, dtype=optmod._get_scalar_dtype())
+                        st["exp_avg"] = lib.zeros_like(p)
+                    avgs.append(st["exp_avg"])
+                    st["step"] += 1
+                foreach = group["foreach"]
+                if foreach is None:
+                    _, foreach = optmod._default_to_fused_or_foreach(params, False)
+                optmod._view_as_real(params, grads, avgs)
+                beta1, beta2 = group["betas"]
+                lr = optmod._get_value(group["lr"])
+                grouped = Optimizer._group_tensors_by_device_and_dtype(
+                    [params, grads, avgs], with_indices=True)
+                for (ps, gs, ms), _ in grouped.values():
+                    lib._foreach_mul_(ps, 1 - lr * group["weight_decay"])
+                    upd = lib._foreach_lerp(ms, gs, 1 - beta1)
+                    lib._foreach_add_(ps, lib._foreach_sign(upd), alpha=-lr)
+                    lib._foreach_lerp_(ms, gs, 1 - beta2)
+            return None
+    return Lion
+
+
+@needs_torch
+def test_optimizer_written_against_torch_internals():
+    """The names third-party optimizers import from torch.optim.optimizer exist
+    and behave as torch's (the default foreach choice, complex views, grouping
+    by device and dtype), so such an optimizer trains the same."""
+    import importlib
+    traj = []
+    for lib in (torch, ptcore):
+        optmod = importlib.import_module(lib.__name__ + ".optim.optimizer")
+        side = _Side(lib, "float64")
+        cplx = lib.nn.Parameter(lib.tensor(np.array([1 + 2j, -0.5j])))
+        opt = _third_party_lion(lib, optmod)(
+            [{"params": side.params}, {"params": [cplx], "weight_decay": 0.1}], lr=0.01)
+        assert optmod._default_to_fused_or_foreach(side.params, False, True) == (True, False)
+        assert optmod._default_to_fused_or_foreach(side.params, True, True) == (False, False)
+        for k in range(5):
+            side.set_grads(k)
+            cplx.grad = cplx.detach() * 2
+            opt.step()
+        traj.append([_to_np(p) for p in side.params] + [_to_np(cplx)])
+    for p, t in zip(*traj):
+        _close(p, t, **TOL["float64"])
+
+
+@needs_torch
+def test_group_tensors_by_device_and_dtype_matches_torch():
+    got = []
+    for lib in (torch, ptcore):
+        a = [lib.ones(2), lib.ones(2, dtype=lib.float64), lib.ones(3)]
+        b = [lib.zeros(2), None, lib.zeros(3)]
+        out = []
+        for with_indices in (False, True):
+            r = lib.optim.Optimizer._group_tensors_by_device_and_dtype([a, b], with_indices)
+            out.append({str(k[1]).split(".")[-1]: ([[None if t is None else tuple(t.shape)
+                                                     for t in tl] for tl in v[0]], v[1])
+                        for k, v in r.items()})
+        for bad in ([[None], [lib.ones(1)]], [[], []]):
+            with pytest.raises(RuntimeError) as info:
+                lib.optim.Optimizer._group_tensors_by_device_and_dtype(bad)
+            out.append(str(info.value).split(" (Could")[0].strip())
+        got.append(out)
+    assert got[1] == got[0]
+
+
+@needs_torch
+def test_optimizer_module_names_match_torch():
+    import importlib
+    t = importlib.import_module("torch.optim.optimizer")
+    p = importlib.import_module("ptcore.optim.optimizer")
+    for name in ("ParamsT", "StateDict", "Args", "Kwargs", "TensorListList", "Indices",
+                 "DeviceDict", "DeviceDtypeDict", "GlobalOptimizerPreHook",
+                 "GlobalOptimizerPostHook", "_params_doc", "_foreach_doc", "_fused_doc",
+                 "_capturable_doc", "_differentiable_doc", "_maximize_doc",
+                 "_get_foreach_kernels_supported_devices", "_get_fused_kernels_supported_devices",
+                 "_get_capturable_supported_devices", "_stack_if_compiling",
+                 "_disable_dynamo_if_unsupported", "_device_dtype_check_for_fused"):
+        assert hasattr(p, name), name
+    assert p._get_fused_kernels_supported_devices() == t._get_fused_kernels_supported_devices()
+    assert p._get_foreach_kernels_supported_devices() == \
+        t._get_foreach_kernels_supported_devices()
+    for xla in (True, False):
+        assert p._get_capturable_supported_devices(xla) == \
+            t._get_capturable_supported_devices(xla)
+    msgs = []
+    for mod, lib in ((t, torch), (p, ptcore)):
+        mod._device_dtype_check_for_fused(lib.ones(1))
+        with pytest.raises(RuntimeError) as info:
+            mod._device_dtype_check_for_fused(lib.ones(1, dtype=lib.int64))
+        msgs.append(str(info.value).replace(lib.__name__ + ".", ""))
+    assert msgs[1] == msgs[0]
+    assert set(dir(torch.optim.Optimizer)) <= set(dir(optim.Optimizer))
+    opt = optim.SGD([ptcore.nn.Parameter(ptcore.ones(1))], lr=0.1)
+    assert opt._zero_grad_profile_name == "Optimizer.zero_grad#SGD.zero_grad"
