@@ -569,3 +569,50 @@ def test_wrapped_call_impl_and_slow_forward():
     calls = []
     m._compiled_call_impl = lambda *a: calls.append(a) or "compiled"
     assert m._wrapped_call_impl(x) == "compiled" and len(calls) == 1
+
+
+@needs_torch
+def test_global_registration_hooks_match_torch():
+    """register_module_{buffer,module,parameter}_registration_hook: called by
+    register_buffer/register_parameter/add_module and attribute assignment (not
+    for a None parameter), a returned value replaces the registered one, and
+    the handle removes the hook."""
+    logs = []
+    for lib in (torch, ptcore):
+        mm = lib.nn.modules.module
+        log = []
+
+        def on_buffer(m, name, t):
+            log.append(("buffer", type(m).__name__, name, None if t is None else t.tolist()))
+            return None if t is None else t * 2
+
+        def on_param(m, name, p):
+            log.append(("param", type(m).__name__, name, tuple(p.shape)))
+
+        def on_module(m, name, sub):
+            log.append(("module", type(m).__name__, name, type(sub).__name__))
+            return lib.nn.Tanh() if isinstance(sub, lib.nn.ReLU) else None
+
+        handles = [mm.register_module_buffer_registration_hook(on_buffer),
+                   mm.register_module_parameter_registration_hook(on_param),
+                   mm.register_module_module_registration_hook(on_module)]
+        try:
+            seq = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.ReLU())
+            seq.register_buffer("b", lib.ones(2))
+            seq.b = lib.ones(1)
+            seq.register_buffer("n", None)
+            seq.register_parameter("p", None)
+            seq.q = lib.nn.Parameter(lib.zeros(4))
+            seq.add_module("extra", None)
+            seq.extra = lib.nn.ReLU()
+            log.append(repr(seq))
+            log.append(seq.b.tolist())
+            bn = lib.nn.BatchNorm1d(2)
+            log.append(sorted(k for k, _ in bn.named_buffers()))
+        finally:
+            for h in handles:
+                h.remove()
+        seq.add_module("after", lib.nn.ReLU())
+        log.append(type(seq.after).__name__)
+        logs.append(log)
+    assert logs[1] == logs[0]

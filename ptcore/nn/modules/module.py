@@ -15,7 +15,8 @@ from ptcore.utils.hooks import RemovableHandle
 __all__ = [
     "Module", "register_module_forward_pre_hook", "register_module_forward_hook",
     "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
-    "register_module_backward_hook",
+    "register_module_backward_hook", "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook", "register_module_parameter_registration_hook",
 ]
 
 # global hooks, run for every module (``torch.nn.modules.module``)
@@ -26,6 +27,9 @@ _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
 _global_forward_hooks_with_kwargs = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
@@ -92,6 +96,51 @@ def register_module_backward_hook(hook):
     Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
     """
     return _register_global_backward_hook(hook, False)
+
+
+def _add_registration_hook(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """Register ``hook(module, name, buffer) -> None or new buffer`` run by every
+    module's :meth:`Module.register_buffer` (and buffer assignment); a returned
+    tensor is registered instead.
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    return _add_registration_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """Register ``hook(module, name, submodule) -> None or new submodule`` run
+    whenever any module registers a child (:meth:`Module.add_module`, attribute
+    assignment); a returned module is registered instead.
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    return _add_registration_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """Register ``hook(module, name, param) -> None or new parameter`` run by
+    every module's :meth:`Module.register_parameter` (and parameter assignment)
+    for a non-None parameter; a returned parameter is registered instead.
+
+    Returns a :class:`~ptcore.utils.hooks.RemovableHandle`.
+    """
+    return _add_registration_hook(_global_parameter_registration_hooks, hook)
+
+
+def _registered(hooks, module, name, value):
+    """``value`` after the global registration hooks (each may replace it)."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -239,6 +288,8 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)")
         else:
+            if _global_buffer_registration_hooks:
+                tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
             self._buffers[name] = tensor
             if persistent:
                 self._non_persistent_buffers_set.discard(name)
@@ -270,6 +321,8 @@ class Module:
                 "as a function of another Tensor, compute the value in "
                 "the forward() method.")
         else:
+            if _global_parameter_registration_hooks:
+                param = _registered(_global_parameter_registration_hooks, self, name, param)
             self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -284,6 +337,8 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         elif name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name, module):
@@ -783,12 +838,16 @@ class Module:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(self.__dict__, self._parameters, self._buffers,
                             self._non_persistent_buffers_set)
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(
                         f"cannot assign '{_typename(value)}' as child module '{name}' "
                         "(torch.nn.Module or None expected)")
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
