@@ -272,7 +272,7 @@ cdef int _direct_fwd(const float* x, const float* w, const float* bias, float* y
 cdef extern from "ptc_conv_direct.h":
     ctypedef struct ptc_cdw_geo:
         Py_ssize_t C, Hp, Wq, sw, OC, OH, OW, kh, kw, sh, dh
-        const Py_ssize_t* eoff
+        const Py_ssize_t* koff
         Py_ssize_t ys_c, ys_h, ys_w
     ctypedef void (*ptc_cdw_tile_fn)(const float*, const float*, const float*, float*,
                                      Py_ssize_t, Py_ssize_t, Py_ssize_t,
@@ -281,6 +281,10 @@ cdef extern from "ptc_conv_direct.h":
                      const ptc_cdw_geo* g, float* xp) nogil
     void ptc_cdw_pack_w(const float* W, Py_ssize_t OC, Py_ssize_t K, Py_ssize_t o0,
                         Py_ssize_t nb, float* Wp) nogil
+    void ptc_cdw_pack_w_phase(const float* W, Py_ssize_t OC, Py_ssize_t C, Py_ssize_t kh,
+                              Py_ssize_t kw, Py_ssize_t r, Py_ssize_t q, Py_ssize_t sh,
+                              Py_ssize_t sw, Py_ssize_t Jh, Py_ssize_t Jw, Py_ssize_t c0,
+                              Py_ssize_t nb, float* Wp) nogil
     int ptc_cdw_max_nv() nogil
     int ptc_cdw_max_tw(int tr) nogil
     ptc_cdw_tile_fn ptc_cdw_kernel(int nv, int tr, int tw) nogil
@@ -309,7 +313,7 @@ cdef void _cdw_geo(ptc_cdw_geo* cd, Py_ssize_t C, Py_ssize_t Hp, Py_ssize_t Wq, 
                    Py_ssize_t OC, Py_ssize_t OH, Py_ssize_t OW, Py_ssize_t kh, Py_ssize_t kw,
                    Py_ssize_t sh, Py_ssize_t dh, Py_ssize_t ys_c, Py_ssize_t ys_h,
                    Py_ssize_t ys_w) noexcept nogil:
-    """The tile kernels' geometry (``eoff`` set by the caller): input planes
+    """The tile kernels' geometry (``koff`` set by the caller): input planes
     C x Hp rows of sw phases x Wq, output OC x OH x OW at strides ys_*."""
     cd.C = C
     cd.Hp = Hp
@@ -367,8 +371,8 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
     cdef int nvmax = ptc_cdw_max_nv(), tr, tw, t, nthr
     cdef Py_ssize_t VL = ptc_conv_direct_lanes()
     cdef Py_ssize_t K = g.C * g.kh * g.kw, P = g.H * g.W, L = g.OH * g.OW
-    cdef Py_ssize_t Hp, Wp, plane, nblk, nvec, o0, nb, b, e, n, r, per
-    cdef Py_ssize_t* eoff
+    cdef Py_ssize_t Hp, Wp, plane, nblk, nvec, o0, nb, b, a, e, n, r, per
+    cdef Py_ssize_t* koff
     cdef float* wp
     cdef float* xp
     _plane_extent(g, &Hp, &Wp)
@@ -388,14 +392,16 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
     # branch below), one in all when they share a sample's rows
     wp = <float*>malloc((nblk * nvmax * VL * K + (nthr if N >= nthr else 1) * plane + 1)
                         * sizeof(float))
-    eoff = <Py_ssize_t*>malloc((g.kw + 1) * sizeof(Py_ssize_t))
-    if wp == NULL or eoff == NULL:
+    koff = <Py_ssize_t*>malloc((g.kh * g.kw + 1) * sizeof(Py_ssize_t))
+    if wp == NULL or koff == NULL:
         free(wp)
-        free(eoff)
+        free(koff)
         return -1
-    for e in range(g.kw):
-        eoff[e] = ((e * g.dw) % g.sw) * cd.Wq + (e * g.dw) // g.sw
-    cd.eoff = eoff
+    for a in range(g.kh):
+        for e in range(g.kw):
+            koff[a * g.kw + e] = (a * g.dh * g.sw * cd.Wq + ((e * g.dw) % g.sw) * cd.Wq
+                                  + (e * g.dw) // g.sw)
+    cd.koff = koff
     xp = wp + nblk * nvmax * VL * K
     # block b at wp + o0 * K, (K, its channels rounded up to vectors), the
     # blocks _wide_sample walks
@@ -421,8 +427,164 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
             for r in prange(0, g.OH, per, num_threads=nthr, schedule='static'):
                 _wide_sample(xp, wp, bias, y + n * g.OC * L, &cd, K, nvmax, VL, tr, tw, r,
                              r + per if r + per < g.OH else g.OH)
-    free(eoff)
+    free(koff)
     free(wp)
+    return 0
+
+
+cdef enum:
+    WIDE_MAX_PHASES = 16        # sh * sw of the phase-split input gradient
+
+
+cdef inline Py_ssize_t _fdiv(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """floor(a / b) for b > 0 (C division truncates toward zero)."""
+    return a // b if a >= 0 else -((-a + b - 1) // b)
+
+
+cdef bint _use_wide_bwd_x(const Geo* g, Py_ssize_t N, int nth) noexcept nogil:
+    """The phase-split input gradient (ptc_cdw_pack_w_phase): 2-d, one group,
+    no dilation, at most 16 phases, enough input channels for the tiles, each
+    phase's packed block in L2, and at least a sample per thread."""
+    cdef int nv = ptc_cdw_max_nv()
+    cdef Py_ssize_t VL = ptc_conv_direct_lanes()
+    if (not _knobs[KNOB_DIRECT] or nv == 0 or g.G != 1 or g.D != 1 or g.kd != 1
+            or g.OD != 1 or g.pd != 0 or g.dh != 1 or g.dw != 1 or g.H * g.W == 0
+            or g.OH * g.OW == 0 or g.sh * g.sw > WIDE_MAX_PHASES or g.kh * g.kw == 1):
+        return False
+    if g.C < 2 * VL or N < nth:
+        return False
+    if (g.OC * ((g.kh + g.sh - 1) // g.sh) * ((g.kw + g.sw - 1) // g.sw) * nv * VL
+            > WIDE_MAX_BLOCK):
+        return False
+    return g.OC * g.OH * g.OW * g.C * g.kh * g.kw >= WIDE_MIN_WORK
+
+
+cdef int _wide_bwd_x(const float* gy, const float* w, const float* bias, float* gx,
+                     Py_ssize_t N, const Geo* g, int nth) noexcept nogil:
+    """gx (N, C, H, W) = the input gradient of the convolution (+ bias), one
+    stride-1 tile convolution of gy per phase (see ptc_cdw_pack_w_phase);
+    samples shared by the threads.  -1 when memory is short (nothing
+    written)."""
+    cdef ptc_cdw_geo pad_geo
+    cdef ptc_cdw_geo cds[WIDE_MAX_PHASES]
+    cdef Py_ssize_t xoff[WIDE_MAX_PHASES]
+    cdef Py_ssize_t yoff[WIDE_MAX_PHASES]
+    cdef Py_ssize_t wof[WIDE_MAX_PHASES]
+    cdef Py_ssize_t rs[WIDE_MAX_PHASES]
+    cdef Py_ssize_t qs[WIDE_MAX_PHASES]
+    cdef int trs[WIDE_MAX_PHASES]
+    cdef int tws[WIDE_MAX_PHASES]
+    cdef int nvmax = ptc_cdw_max_nv(), t, nthr, nph = 0, f
+    cdef Py_ssize_t VL = ptc_conv_direct_lanes()
+    cdef Py_ssize_t L = g.OH * g.OW, P = g.H * g.W
+    cdef Py_ssize_t r, q, Jh, Jw, i0, i1, l0, l1, Hi, Wi, PT = 0, PL = 0, Hp, Wp, plane
+    cdef Py_ssize_t wtot = 0, nvec, nblk, b, c0, nb, n, a, e, c, u, v, K
+    cdef Py_ssize_t* koff
+    cdef float* wp
+    cdef float* xp
+    cdef float* yn
+    cdef float* mine
+    cdef float val
+    # the phases that hold input pixels: taps, pixel ranges i0..i1 (rows
+    # h = i*sh + r - ph), l0..l1 (columns); the gy plane is padded by PT rows
+    # and PL columns so that every phase's first tap row i0 - (Jh - 1) is in it
+    for r in range(g.sh):
+        for q in range(g.sw):
+            i0 = -_fdiv(r - g.ph, g.sh)
+            i1 = _fdiv(g.H - 1 + g.ph - r, g.sh)
+            l0 = -_fdiv(q - g.pw, g.sw)
+            l1 = _fdiv(g.W - 1 + g.pw - q, g.sw)
+            if i1 < i0 or l1 < l0:
+                continue
+            Jh = (g.kh - r + g.sh - 1) // g.sh if r < g.kh else 0
+            Jw = (g.kw - q + g.sw - 1) // g.sw if q < g.kw else 0
+            if Jh > 0 and Jw > 0:
+                PT = PT if PT >= Jh - 1 - i0 else Jh - 1 - i0
+                PL = PL if PL >= Jw - 1 - l0 else Jw - 1 - l0
+            rs[nph] = r
+            qs[nph] = q
+            nph += 1
+    Hp = g.OH + PT
+    Wp = g.OW + PL
+    nvec = (g.C + VL - 1) // VL
+    nblk = (nvec + nvmax - 1) // nvmax
+    # the taps of phase f at koff + f * kh * kw (filled once Wp is known)
+    koff = <Py_ssize_t*>malloc((nph * g.kh * g.kw + 1) * sizeof(Py_ssize_t))
+    if koff == NULL:
+        return -1
+    for f in range(nph):
+        r = rs[f]
+        q = qs[f]
+        i0 = -_fdiv(r - g.ph, g.sh)
+        i1 = _fdiv(g.H - 1 + g.ph - r, g.sh)
+        l0 = -_fdiv(q - g.pw, g.sw)
+        l1 = _fdiv(g.W - 1 + g.pw - q, g.sw)
+        Jh = (g.kh - r + g.sh - 1) // g.sh if r < g.kh else 0
+        Jw = (g.kw - q + g.sw - 1) // g.sw if q < g.kw else 0
+        Hi = i1 - i0 + 1
+        Wi = l1 - l0 + 1
+        # last plane row / column a tap reads: i1 + PT, l1 + PL
+        Hp = Hp if Hp > i1 + PT else i1 + PT + 1
+        Wp = Wp if Wp > l1 + PL else l1 + PL + 1
+        _cdw_geo(&cds[f], g.OC, 0, 0, 1, g.C, Hi, Wi, Jh, Jw, 1, 1, P, g.sh * g.W, g.sw)
+        cds[f].koff = koff + f * g.kh * g.kw
+        xoff[f] = i0 - (Jh - 1) + PT        # first plane row, first column below
+        yoff[f] = l0 - (Jw - 1) + PL
+        wof[f] = wtot
+        wtot += g.OC * Jh * Jw * nvec * VL
+        if Wi <= ptc_cdw_max_tw(2) and Hi >= 2:
+            trs[f] = 2
+            tws[f] = <int>Wi
+        else:
+            trs[f] = 1
+            tws[f] = ptc_cdw_max_tw(1) if Wi > ptc_cdw_max_tw(1) else <int>Wi
+    for f in range(nph):
+        cds[f].Hp = Hp
+        cds[f].Wq = Wp
+        for a in range(cds[f].kh):
+            for e in range(cds[f].kw):
+                koff[f * g.kh * g.kw + a * cds[f].kw + e] = a * Wp + e
+        xoff[f] = xoff[f] * Wp + yoff[f]
+        yoff[f] = (-_fdiv(rs[f] - g.ph, g.sh) * g.sh + rs[f] - g.ph) * g.W + (
+            -_fdiv(qs[f] - g.pw, g.sw) * g.sw + qs[f] - g.pw)
+    _cdw_geo(&pad_geo, g.OC, Hp, Wp, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0)
+    plane = g.OC * Hp * Wp
+    nthr = nth if nth > 1 and N * L * g.OC * g.C * g.kh * g.kw >= DIRECT_PAR_WORK else 1
+    if nthr > N:
+        nthr = <int>N
+    wp = <float*>malloc((wtot + nthr * plane + 1) * sizeof(float))
+    if wp == NULL:
+        free(koff)
+        return -1
+    xp = wp + wtot
+    for f in range(nph):
+        K = g.OC * cds[f].kh * cds[f].kw
+        c0 = 0
+        for b in range(nblk):
+            nb = (nvec // nblk + (1 if b < nvec % nblk else 0)) * VL
+            if K > 0:
+                ptc_cdw_pack_w_phase(w, g.OC, g.C, g.kh, g.kw, rs[f], qs[f], g.sh, g.sw,
+                                     cds[f].kh, cds[f].kw, c0, nb, wp + wof[f] + c0 * K)
+            c0 += nb
+    for n in prange(N, num_threads=nthr, schedule='static'):
+        t = threadid()
+        mine = xp + t * plane
+        yn = gx + n * g.C * P
+        ptc_cdw_pad(gy + n * g.OC * L, g.OH, g.OW, PT, PL, &pad_geo, mine)
+        for f in range(nph):
+            K = g.OC * cds[f].kh * cds[f].kw
+            if K > 0:
+                _wide_sample(mine + xoff[f], wp + wof[f], bias, yn + yoff[f], &cds[f], K, nvmax,
+                             VL, trs[f], tws[f], 0, cds[f].OH)
+            else:
+                # no tap reaches these pixels: the bias (or zero)
+                for c in range(g.C):
+                    val = bias[c] if bias != NULL else 0
+                    for u in range(cds[f].OH):
+                        for v in range(cds[f].OW):
+                            yn[yoff[f] + c * P + u * cds[f].ys_h + v * cds[f].ys_w] = val
+    free(wp)
+    free(koff)
     return 0
 
 
@@ -1230,6 +1392,9 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
     cdef const flt* gp
     if _is_whole(g):
         return _whole(MODE_BWD_X, gy, w, bias, gx, N, g)
+    if flt is float:
+        if _use_wide_bwd_x(g, N, nth) and _wide_bwd_x(gy, w, bias, gx, N, g, nth) == 0:
+            return 0
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
     if nb < N:

@@ -58,7 +58,8 @@ static void ptc_cd_pad(const float* x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, pt
 typedef struct {
     ptrdiff_t C, Hp, Wq, sw;         /* padded input: C x Hp rows of sw phases x Wq floats */
     ptrdiff_t OC, OH, OW, kh, kw, sh, dh;
-    const ptrdiff_t* eoff;           /* kw: ((e*dw) % sw) * Wq + (e*dw) / sw */
+    const ptrdiff_t* koff;           /* kh*kw: tap (a, e) of a window at koff[a*kw + e] from
+                                        its first pixel: a*dh*sw*Wq + ((e*dw) % sw)*Wq + (e*dw)/sw */
     ptrdiff_t ys_c, ys_h, ys_w;      /* output element (o, oh, ow) at y[o*ys_c + oh*ys_h + ow*ys_w]
                                         (a convolution's output: OH*OW, OW, 1) */
 } ptc_cdw_geo;
@@ -166,6 +167,32 @@ static void ptc_cdw_pack_w(const float* W, ptrdiff_t OC, ptrdiff_t K, ptrdiff_t 
 typedef void (*ptc_cdw_tile_fn)(const float*, const float*, const float*, float*, ptrdiff_t,
                                 ptrdiff_t, ptrdiff_t, const ptc_cdw_geo*);
 
+/* The input gradient (and a transposed convolution's forward) of a
+   convolution with stride (sh, sw) splits into sh*sw phases: the input
+   pixels (h, w) with (h + ph) % sh == r and (w + pw) % sw == q receive only
+   the kernel taps a = r + sh*j, e = q + sw*k, from the output-gradient
+   pixel (i - j, l - k) where h = i*sh + r - ph, w = l*sw + q - pw.  Each
+   phase is a stride-1 convolution of the output gradient (OC channels) with
+   the flipped Jh x Jw sub-kernel, computed by the same tile kernels.  Its
+   weights for the input channels [c0, c0 + nb) as (OC*Jh*Jw, nb), zero
+   columns past C: Wp[((o*Jh + j')*Jw + k')*nb + cc] =
+   W[o, c0 + cc, r + sh*(Jh-1-j'), q + sw*(Jw-1-k')] (W is (OC, C, kh, kw)). */
+static void ptc_cdw_pack_w_phase(const float* W, ptrdiff_t OC, ptrdiff_t C, ptrdiff_t kh,
+                                 ptrdiff_t kw, ptrdiff_t r, ptrdiff_t q, ptrdiff_t sh,
+                                 ptrdiff_t sw, ptrdiff_t Jh, ptrdiff_t Jw, ptrdiff_t c0,
+                                 ptrdiff_t nb, float* Wp) {
+    ptrdiff_t o, j, k, cc, nr = C - c0 < nb ? C - c0 : nb;
+    for (o = 0; o < OC; o++)
+        for (j = 0; j < Jh; j++)
+            for (k = 0; k < Jw; k++) {
+                const float* src = W + ((o * C + c0) * kh + r + sh * (Jh - 1 - j)) * kw
+                                   + q + sw * (Jw - 1 - k);
+                float* dst = Wp + ((o * Jh + j) * Jw + k) * nb;
+                for (cc = 0; cc < nr; cc++) dst[cc] = src[cc * kh * kw];
+                for (; cc < nb; cc++) dst[cc] = 0.0f;
+            }
+}
+
 #if defined(__GNUC__) && defined(__x86_64__)
 
 #include <immintrin.h>
@@ -270,28 +297,27 @@ static ptc_cd_row_fn ptc_conv_direct_kernel(ptc_cd_geo* g) {
 __attribute__((target(TARGET))) static void                                             \
 NAME(const float* xp, const float* wb, const float* bias, float* y, ptrdiff_t noc,        \
      ptrdiff_t oh0, ptrdiff_t ow0, const ptc_cdw_geo* g) {                               \
-    ptrdiff_t R = g->sw * g->Wq, rs = g->sh * R, c, a, e, o;                             \
+    ptrdiff_t R = g->sw * g->Wq, rs = g->sh * R, KK = g->kh * g->kw, c, k, o;             \
     int t, v;                                                                            \
     VT acc[NV][TR * TW];                                                                 \
     float out[TR * TW][NV * VL];                                                         \
     const float* wq = wb;                                                                \
     _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                                    \
         _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++) acc[v][t] = SETZERO();    \
-    for (c = 0; c < g->C; c++)                                                           \
-        for (a = 0; a < g->kh; a++) {                                                    \
-            const float* row = xp + (c * g->Hp + oh0 * g->sh + a * g->dh) * R + ow0;     \
-            for (e = 0; e < g->kw; e++, wq += NV * VL) {                                 \
-                const float* px = row + g->eoff[e];                                      \
-                VT w[NV];                                                                \
+    for (c = 0; c < g->C; c++) {                                                         \
+        const float* base = xp + (c * g->Hp + oh0 * g->sh) * R + ow0;                    \
+        for (k = 0; k < KK; k++, wq += NV * VL) {                                        \
+            const float* px = base + g->koff[k];                                         \
+            VT w[NV];                                                                    \
+            _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                            \
+                w[v] = LOADU(wq + v * VL);                                               \
+            _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++) {                     \
+                VT xv = SET1(px[(t / TW) * rs + t % TW]);                                \
                 _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                        \
-                    w[v] = LOADU(wq + v * VL);                                           \
-                _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++) {                 \
-                    VT xv = SET1(px[(t / TW) * rs + t % TW]);                            \
-                    _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                    \
-                        acc[v][t] = FMADD(w[v], xv, acc[v][t]);                          \
-                }                                                                        \
+                    acc[v][t] = FMADD(w[v], xv, acc[v][t]);                              \
             }                                                                            \
         }                                                                                \
+    }                                                                                    \
     _Pragma("GCC unroll 16") for (t = 0; t < TR * TW; t++)                               \
         _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                                \
             STOREU(&out[t][v * VL], acc[v][t]);                                          \

@@ -126,3 +126,92 @@ def test_gradients_unchanged():
     gx64, gw64 = ptcore.autograd.grad(y64.sum(), [px64, pw64])
     np.testing.assert_allclose(gx.numpy(), gx64.numpy(), rtol=0, atol=1e-4)
     np.testing.assert_allclose(gw.numpy(), gw64.numpy(), rtol=1e-5, atol=2e-3)
+
+
+# The input gradient by phases (ptc_cdw_pack_w_phase: one stride-1 tile
+# convolution of the output gradient per (row, column) stride phase), also a
+# transposed convolution's forward.  (N, C, H, W), (OC, C, kh, kw), stride, padding
+BWD_CASES = [
+    ((4, 64, 16, 16), (128, 64, 4, 4), 2, 1),        # DCGAN D2 / G convT3
+    ((2, 32, 9, 11), (48, 32, 3, 3), 1, 1),          # stride 1: one phase
+    ((2, 32, 9, 11), (48, 32, 3, 3), 2, 0),          # pixels past the last window
+    ((2, 40, 13, 10), (36, 40, 5, 3), (3, 2), (2, 1)),
+    ((2, 48, 20, 20), (40, 48, 1, 3), 2, (0, 1)),    # phases no tap reaches: zero / bias
+    ((2, 32, 12, 12), (64, 32, 2, 2), 2, 0),         # kernel = stride: one tap per phase
+    ((2, 32, 17, 15), (32, 32, 4, 4), 2, 3),         # padding wider than half the kernel
+    ((2, 40, 7, 7), (20, 40, 3, 3), 1, 2),
+]
+
+
+def _input_grad(x, w, gy, stride, padding):
+    px = ptcore.from_numpy(x).requires_grad_()
+    y = F.conv2d(px, ptcore.from_numpy(w), stride=stride, padding=padding)
+    assert tuple(y.shape) == gy.shape
+    (gx,) = ptcore.autograd.grad(y, px, ptcore.from_numpy(gy))
+    return gx.numpy()
+
+
+def _bwd_inputs(case):
+    xs, ws, stride, padding = case
+    x, w, b = _inputs(xs, ws)
+    s = (stride, stride) if isinstance(stride, int) else stride
+    p = (padding, padding) if isinstance(padding, int) else padding
+    oh = [(xs[2 + i] + 2 * p[i] - ws[2 + i]) // s[i] + 1 for i in range(2)]
+    gy = np.random.default_rng(7).standard_normal((xs[0], ws[0], *oh)).astype(np.float32)
+    return x, w, gy
+
+
+@pytest.mark.parametrize("isa", [1, 2])
+@pytest.mark.parametrize("case", BWD_CASES, ids=[str(c[1]) + str(c[2]) for c in BWD_CASES])
+def test_input_gradient_against_float64(case, isa):
+    if _linalg_ops._set_sgemm_isa(isa) != isa:
+        _linalg_ops._set_sgemm_isa(-1)
+        pytest.skip("the CPU lacks this ISA")
+    xs, ws, stride, padding = case
+    x, w, gy = _bwd_inputs(case)
+    try:
+        got = _input_grad(x, w, gy, stride, padding)
+        want = _input_grad(x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64),
+                           stride, padding)
+        assert got.dtype == np.float32 and got.shape == x.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.sqrt(ws[0] * 16))
+        old = _conv._set_direct(False)
+        try:
+            other = _input_grad(x, w, gy, stride, padding)
+        finally:
+            _conv._set_direct(old)
+        np.testing.assert_allclose(got, other, rtol=0, atol=1e-5 * np.sqrt(ws[0] * 16))
+    finally:
+        _linalg_ops._set_sgemm_isa(-1)
+
+
+@pytest.mark.parametrize("case", BWD_CASES, ids=[str(c[1]) + str(c[2]) for c in BWD_CASES])
+def test_transposed_forward_against_torch(case):
+    """conv_transpose2d (bias, output_padding) runs the same phases."""
+    torch = pytest.importorskip("torch")
+    xs, ws, stride, padding = case
+    x, w, gy = _bwd_inputs(case)
+    b = np.random.default_rng(3).standard_normal(ws[1]).astype(np.float32)
+    s = (stride, stride) if isinstance(stride, int) else stride
+    for op in ((0, 0), tuple(min(1, si - 1) for si in s)):
+        got = F.conv_transpose2d(ptcore.from_numpy(gy), ptcore.from_numpy(w), ptcore.from_numpy(b),
+                                 stride=stride, padding=padding, output_padding=op).numpy()
+        want = torch.nn.functional.conv_transpose2d(
+            torch.from_numpy(gy), torch.from_numpy(w), torch.from_numpy(b), stride=stride,
+            padding=padding, output_padding=op).numpy()
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.sqrt(ws[0] * 16))
+
+
+def test_input_gradient_thread_count_independent():
+    case = BWD_CASES[0]
+    x, w, gy = _bwd_inputs(case)
+    old = ptcore.get_num_threads()
+    try:
+        ptcore.set_num_threads(1)
+        one = _input_grad(x, w, gy, case[2], case[3])
+        ptcore.set_num_threads(2)
+        two = _input_grad(x, w, gy, case[2], case[3])
+    finally:
+        ptcore.set_num_threads(old)
+    assert np.array_equal(one, two)
