@@ -207,3 +207,26 @@ def test_numpy_scalar_operands_as_torch(scalar, dt):
                 out.append(str(r).split(".")[-1])
         return out
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("expr", [
+    "x.cumsum(axis=1)", "L.cumsum(x, axis=0)", "x.mean(axis=0, keepdims=True)",
+    "L.softmax(x, axis=1)", "x.log_softmax(axis=0)", "L.cat([x, x], axis=1)",
+    "L.stack([x, x], axis=1)", "x.argsort(axis=0)", "L.sort(x, axis=1).values",
+    "x.topk(2, axis=0).indices", "L.median(x, axis=1).values", "x.cummax(axis=0).values",
+    "x.quantile(0.5, axis=1, keepdims=True)", "L.gather(x, axis=1, index=L.zeros(2, 1, dtype=L.long))",
+    "x.index_select(axis=1, index=L.tensor([0, 2]))", "L.diff(x, axis=1)",
+    "L.add(x1=x, x2=x)", "L.sum(x=x)", "L.neg(a=x)", "L.linalg.norm(x, axis=0)",
+    "L.cumsum(x, dim=0, axis=0)",
+])
+def test_numpy_keyword_aliases_as_torch(expr):
+    # torch's native functions and methods take NumPy's axis/keepdims/x/a/x1/x2
+    # spellings of dim/keepdim/input/other (both spellings at once is a TypeError)
+    def run(L):
+        x = L.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+        try:
+            r = eval(expr)
+        except TypeError:
+            return "TypeError"
+        return str(r.dtype).split(".")[-1], tuple(r.shape), r.tolist()
+    assert run(ptcore) == run(torch)

@@ -170,6 +170,42 @@ _foreign = [None]
 NOT_HANDLED = object()
 
 
+# NumPy's spellings of torch's argument names, which torch's native functions and
+# Tensor methods accept as aliases (its argument parser's numpy_compatibility_arg_names):
+# ``x.cumsum(axis=0)``, ``x.mean(0, keepdims=True)``, ``ptcore.add(x1=a, x2=b)``
+_NUMPY_ALIASES = (("axis", "dim"), ("keepdims", "keepdim"), ("x", "input"), ("a", "input"),
+                  ("x1", "input"), ("x2", "other"))
+_ALIASED_NAMESPACES = frozenset(("ptcore", "Tensor", "linalg", "special", "fft"))
+
+
+def _kwarg_aliases(opdef, raw):
+    """The ``(alias, name)`` pairs that apply to the op: ``name`` is a parameter of
+    its Python function and ``alias`` is not; None when none applies."""
+    if getattr(opdef, "namespace", None) not in _ALIASED_NAMESPACES:
+        return None
+    fn = raw
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    pairs = tuple((a, n) for a, n in _NUMPY_ALIASES if n in params and a not in params)
+    return pairs or None
+
+
+def _unalias(name, kwargs, pairs):
+    """``kwargs`` with the NumPy aliases among them renamed (a new dict when any is)."""
+    for alias, canon in pairs:
+        if alias in kwargs:
+            if canon in kwargs:
+                raise TypeError(f"{name}() got multiple values for argument '{canon}' "
+                                f"(also given as '{alias}')")
+            kwargs = dict(kwargs)
+            kwargs[canon] = kwargs.pop(alias)
+    return kwargs
+
+
 def make_entry(opdef, public_name=None, qualname=None, doc=None):
     """The public callable of ``opdef``."""
     body = opdef.body
@@ -180,8 +216,13 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
     foreign = _foreign
 
     TB = _TensorBase
+    raw = opdef.raw
+    aliases = _kwarg_aliases(opdef, raw)
+    alias_names = frozenset(a for a, _ in aliases) if aliases is not None else frozenset()
 
     def entry(*args, **kwargs):
+        if kwargs and not alias_names.isdisjoint(kwargs):
+            kwargs = _unalias(entry.__name__, kwargs, aliases)
         if flag[0]:
             return slow(entry, opdef, args, kwargs)
         if dflag[0]:
@@ -205,7 +246,6 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
                 if r is not NOT_HANDLED:
                     return r
             raise
-    raw = opdef.raw
     entry.__name__ = public_name or getattr(raw, "__name__", opdef.name)
     entry.__qualname__ = qualname or getattr(raw, "__qualname__", entry.__name__)
     entry.__doc__ = doc if doc is not None else getattr(raw, "__doc__", None)
