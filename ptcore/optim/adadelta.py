@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _get_scalar_dtype, _to_scalar,
+    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _addcmul_,
 )
 
@@ -73,6 +73,7 @@ class Adadelta(Optimizer):
         for group in self.param_groups:
             params, grads, square_avgs, acc_deltas, state_steps = [], [], [], [], []
             self._init_group(group, params, grads, square_avgs, acc_deltas, state_steps)
+            _check_capturable(self, group, params)
             adadelta(params, grads, square_avgs, acc_deltas, state_steps, lr=group["lr"],
                      rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
                      maximize=group["maximize"])

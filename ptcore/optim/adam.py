@@ -3,8 +3,9 @@ import ptcore
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_eps_betas_wd, _check_fused_foreach, _get_scalar_dtype, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
+    Optimizer, _check_capturable, _check_eps_betas_wd, _check_fused_foreach,
+    _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
+    _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adam", "adam"]
@@ -128,6 +129,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             self._init_group(group, params, grads, exp_avgs, exp_avg_sqs,
                              max_exp_avg_sqs, state_steps)
+            _check_capturable(self, group, params)
             adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
                  weight_decay=group["weight_decay"], eps=group["eps"],

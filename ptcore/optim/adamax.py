@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _to_scalar,
+    Optimizer, _check_capturable, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcdiv_,
 )
 
@@ -69,6 +69,7 @@ class Adamax(Optimizer):
             params, grads, exp_avgs, exp_infs, state_steps = [], [], [], [], []
             beta1, beta2 = group["betas"]
             self._init_group(group, params, grads, exp_avgs, exp_infs, state_steps)
+            _check_capturable(self, group, params)
             adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"],
                    beta1=beta1, beta2=beta2, lr=group["lr"],
                    weight_decay=group["weight_decay"], maximize=group["maximize"])

@@ -4,7 +4,7 @@ import builtins
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _get_scalar_dtype, _get_value, _to_scalar,
+    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _get_value, _to_scalar,
     _use_grad_for_differentiable, _view_as_real,
 )
 
@@ -85,6 +85,7 @@ class ASGD(Optimizer):
             params_with_grad, grads, mus, axs, etas, state_steps = [], [], [], [], [], []
             has_complex = self._init_group(group, params_with_grad, grads, mus, axs, etas,
                                            state_steps)
+            _check_capturable(self, group, params_with_grad)
             asgd(params_with_grad, grads, axs, mus, etas, state_steps,
                  lambd=group["lambd"], lr=group["lr"], t0=group["t0"],
                  alpha=group["alpha"], weight_decay=group["weight_decay"],

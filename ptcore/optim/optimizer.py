@@ -153,6 +153,38 @@ def _get_capturable_supported_devices(supports_xla=True):
     return ["cuda", "xpu", "hpu", _PRIVATEUSE1] + (["xla"] if supports_xla else [])
 
 
+_PARAMS_STEPS = "params and state_steps"
+# what torch's capturable check names, and whether its device list has 'xla',
+# for (the for-loop implementation, the foreach implementation)
+_CAPTURABLE_MESSAGES = {
+    "Adam": ((_PARAMS_STEPS, True), (_PARAMS_STEPS, False)),
+    "Adamax": ((_PARAMS_STEPS, True), (_PARAMS_STEPS, False)),
+    "Adadelta": ((_PARAMS_STEPS, False), (_PARAMS_STEPS, False)),
+    "RMSprop": ((_PARAMS_STEPS, True), (_PARAMS_STEPS, True)),
+    "Rprop": ((_PARAMS_STEPS, True), (_PARAMS_STEPS, True)),
+    "RAdam": ((_PARAMS_STEPS, True), (_PARAMS_STEPS, False)),
+    "NAdam": (("params, mu_products and state_steps", True),
+              ("params, mu_products, and state_steps", False)),
+    "ASGD": (("params, mus, etas, and state_steps", True),
+             ("params, mus, etas, and state_steps", False)),
+}
+
+
+def _check_capturable(optimizer, group, params):
+    """torch's AssertionError for ``capturable=True`` with parameters on a device
+    that cannot be graph-captured (the CPU); the fused implementation skips it."""
+    if not group.get("capturable") or group.get("fused") or not params:
+        return
+    for cls in type(optimizer).__mro__:
+        if cls.__module__.startswith("ptcore.optim.") and cls.__name__ in _CAPTURABLE_MESSAGES:
+            what, xla = _CAPTURABLE_MESSAGES[cls.__name__][bool(group.get("foreach"))]
+            devices = _get_capturable_supported_devices(xla)
+            if any(p.device.type not in devices for p in params):
+                raise AssertionError(
+                    f"If capturable=True, {what} must be on supported devices: {devices}.")
+            return
+
+
 def _foreach_supported_types():
     from ptcore.nn.parameter import Parameter
     return (Tensor, Parameter)

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _to_scalar,
+    Optimizer, _check_capturable, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_,
 )
 
@@ -73,6 +73,7 @@ class RAdam(Optimizer):
             params, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []
             beta1, beta2 = group["betas"]
             self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, state_steps)
+            _check_capturable(self, group, params)
             radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1,
                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
                   eps=group["eps"], maximize=group["maximize"],

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _get_scalar_dtype, _to_scalar,
+    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
     _FUSED_MAX_NUMEL,
 )
@@ -91,6 +91,7 @@ class RMSprop(Optimizer):
                 [], [], [], [], [], [])
             self._init_group(group, params, grads, square_avgs, momentum_buffer_list,
                              grad_avgs, state_steps)
+            _check_capturable(self, group, params)
             rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
                     state_steps, lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                     weight_decay=group["weight_decay"], momentum=group["momentum"],

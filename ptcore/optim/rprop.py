@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_lr, _get_scalar_dtype, _to_scalar,
+    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _to_scalar,
     _use_grad_for_differentiable, _view_as_real,
 )
 
@@ -87,6 +87,7 @@ class Rprop(Optimizer):
             step_size_min, step_size_max = group["step_sizes"]
             has_complex = self._init_group(group, params, grads, prevs, step_sizes,
                                            state_steps)
+            _check_capturable(self, group, params)
             rprop(params, grads, prevs, step_sizes, state_steps,
                   step_size_min=step_size_min, step_size_max=step_size_max,
                   etaminus=etaminus, etaplus=etaplus, foreach=group["foreach"],

@@ -605,3 +605,30 @@ def test_optimizer_module_names_match_torch():
     assert set(dir(torch.optim.Optimizer)) <= set(dir(optim.Optimizer))
     opt = optim.SGD([ptcore.nn.Parameter(ptcore.ones(1))], lr=0.1)
     assert opt._zero_grad_profile_name == "Optimizer.zero_grad#SGD.zero_grad"
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "Adadelta", "RMSprop", "Rprop",
+                                  "NAdam", "RAdam", "ASGD"])
+@pytest.mark.parametrize("impl", [dict(), dict(foreach=True), dict(fused=True)],
+                         ids=["for-loop", "foreach", "fused"])
+def test_capturable_on_cpu_raises_like_torch(name, impl):
+    """capturable=True with CPU parameters: torch's AssertionError (naming its
+    implementation's device list) once a parameter has a gradient; the state
+    is made first and the parameters are untouched. The fused Adam/AdamW runs."""
+    got = []
+    for lib in (torch, ptcore):
+        p = lib.nn.Parameter(lib.ones(2))
+        try:
+            opt = getattr(lib.optim, name)([p], lr=0.1, capturable=True, **impl)
+        except (RuntimeError, TypeError) as e:
+            got.append(("init", type(e), str(e).replace(lib.__name__, "")))
+            continue
+        opt.step()
+        p.grad = lib.ones(2)
+        try:
+            opt.step()
+            got.append(("ran", p.tolist()))
+        except AssertionError as e:
+            got.append((str(e), p.tolist(), sorted(opt.state[p])))
+    assert got[1] == got[0]
