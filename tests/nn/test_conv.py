@@ -250,6 +250,9 @@ def test_conv2d_module_padding_modes(mode, padding):
     pm = nn.Conv2d(3, 4, 3, padding=padding, padding_mode=mode, dtype=ptcore.float64)
     _copy_params(pm, tm)
     assert repr(pm) == repr(tm)
+    # the F.pad amounts a subclass's _conv_forward reads: a tuple, or a list for "same"
+    assert pm._reversed_padding_repeated_twice == tm._reversed_padding_repeated_twice
+    assert type(pm._reversed_padding_repeated_twice) is type(tm._reversed_padding_repeated_twice)
     x = rng.standard_normal((2, 3, 6, 7))
     gy_shape = tuple(tm(torch.tensor(x)).shape)
     gy = rng.standard_normal(gy_shape)

@@ -66,8 +66,7 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i] = left
                     self._reversed_padding_repeated_twice[2 * i + 1] = total - left
         else:
-            self._reversed_padding_repeated_twice = list(
-                _reverse_repeat_tuple(self.padding, 2))
+            self._reversed_padding_repeated_twice = _reverse_repeat_tuple(self.padding, 2)
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
