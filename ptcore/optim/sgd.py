@@ -58,6 +58,23 @@ class SGD(Optimizer):
             "fused": False
         }, tensor_keys=())
 
+    def _init_group(self, group, params, grads, momentum_buffer_list):
+        """Collect the group's parameters with gradients, their gradients and
+        momentum buffers (None before the first step); True when a gradient
+        is sparse (torch's SGD._init_group)."""
+        has_sparse_grad = False
+        state = self.state
+        momentum = group["momentum"]
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                params.append(p)
+                grads.append(g)
+                has_sparse_grad = has_sparse_grad or g.is_sparse
+                if momentum != 0:
+                    momentum_buffer_list.append(state[p].get("momentum_buffer"))
+        return has_sparse_grad
+
     @_use_grad_for_differentiable
     def step(self, closure=None):
         loss = self._closure_loss(closure)
@@ -65,12 +82,7 @@ class SGD(Optimizer):
         for group in self.param_groups:
             params, grads, bufs = [], [], []
             momentum = group["momentum"]
-            for p in group["params"]:
-                if p.grad is not None:
-                    params.append(p)
-                    grads.append(p.grad)
-                    if momentum != 0:
-                        bufs.append(state[p].get("momentum_buffer"))
+            self._init_group(group, params, grads, bufs)
             sgd(params, grads, bufs, weight_decay=group["weight_decay"],
                 momentum=momentum, lr=group["lr"], dampening=group["dampening"],
                 nesterov=group["nesterov"], maximize=group["maximize"])

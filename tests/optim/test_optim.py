@@ -632,3 +632,29 @@ def test_capturable_on_cpu_raises_like_torch(name, impl):
         except AssertionError as e:
             got.append((str(e), p.tolist(), sorted(opt.state[p])))
     assert got[1] == got[0]
+
+
+@needs_torch
+def test_sgd_init_group_matches_torch():
+    """SGD._init_group (which SGD subclasses call): the parameters with gradients,
+    their gradients and momentum buffers, and whether a gradient is sparse."""
+    got = []
+    for lib in (torch, ptcore):
+        lib.manual_seed(0)
+        emb = lib.nn.Embedding(5, 2, sparse=True)
+        lin = lib.nn.Linear(2, 2)
+        opt = lib.optim.SGD([{"params": list(lin.parameters())}, {"params": emb.parameters()}],
+                            lr=0.1, momentum=0.9)
+        out = []
+        for _ in range(2):
+            opt.zero_grad()
+            lin.weight.grad = lib.ones(2, 2)
+            emb(lib.tensor([1, 3])).sum().backward()
+            for group in opt.param_groups:
+                params, grads, bufs = [], [], []
+                sparse = opt._init_group(group, params, grads, bufs)
+                out.append((sparse, len(params), [b is None for b in bufs],
+                            [g.is_sparse for g in grads]))
+            opt.step()
+        got.append(out)
+    assert got[1] == got[0]
