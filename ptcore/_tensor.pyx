@@ -2782,6 +2782,9 @@ cdef class _TensorBase:
 
     def fill_(self, value):
         """Fill with a scalar in place."""
+        if isinstance(value, _TensorBase) and (<_TensorBase>value)._ndim != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {(<_TensorBase>value)._ndim} dimensions.")
         if self._storage.device._type_code != 0:
             return _device_fill(self, value)
         if _inplace_hook is not None and self._requires_grad:

@@ -256,3 +256,13 @@ def test_inplace_on_empty_zero_stride_tensor(dt):
         x.add_(1)
         assert tuple(x.shape) == (0, 3)
         assert tuple(m.exp2(x).shape) == (0, 3)
+
+
+# ---------------------------------------------------------------------------
+# fill_ with a tensor value
+
+@pytest.mark.parametrize("value", ["m.tensor([1.5])", "m.tensor([[2]])", "m.tensor(2.5)", "3"])
+def test_fill_value_tensor_must_be_0d(value):
+    # torch's fill_ takes a 0-d tensor only (a one-element 1-d one is a RuntimeError)
+    check(lambda m: m.zeros(2, 3).fill_(eval(value)), match="0-dimension value tensor")
+    check(lambda m: m.fill(m.zeros(3), eval(value)), match="0-dimension value tensor")
