@@ -616,3 +616,32 @@ def test_global_registration_hooks_match_torch():
         log.append(type(seq.after).__name__)
         logs.append(log)
     assert logs[1] == logs[0]
+
+
+@needs_torch
+def test_module_files_export_what_custom_layers_import():
+    """Names that layers written against torch import from torch.nn's module
+    files (torch.nn.modules.conv._pair, ...activation.NonDynamicallyQuantizableLinear,
+    nn.utils.clip_grad._get_total_norm) resolve in ptcore too."""
+    import importlib
+    names = [("nn.modules.conv", "_single"), ("nn.modules.conv", "_pair"),
+             ("nn.modules.conv", "_triple"), ("nn.modules.conv", "_ConvNd"),
+             ("nn.modules.pooling", "_pair"), ("nn.modules.pooling", "_triple"),
+             ("nn.modules.activation", "NonDynamicallyQuantizableLinear"),
+             ("nn.utils.clip_grad", "_get_total_norm"),
+             ("nn.utils.clip_grad", "_clip_grads_with_norm_")]
+    for lib in (torch, ptcore):
+        got = {(m, n): getattr(importlib.import_module(f"{lib.__name__}.{m}"), n)
+               for m, n in names}
+        assert got["nn.modules.conv", "_pair"](3) == (3, 3)
+        assert got["nn.modules.pooling", "_triple"]((1, 2, 3)) == (1, 2, 3)
+        mha = lib.nn.MultiheadAttention(4, 2)
+        assert type(mha.out_proj) is got["nn.modules.activation",
+                                         "NonDynamicallyQuantizableLinear"]
+        g = [lib.ones(2, 2), lib.full((3,), 2.0)]
+        assert float(got["nn.utils.clip_grad", "_get_total_norm"](g)) == pytest.approx(4.0)
+        ps = [lib.nn.Parameter(lib.zeros(2)) for _ in range(2)]
+        for p in ps:
+            p.grad = lib.full((2,), 3.0)
+        got["nn.utils.clip_grad", "_clip_grads_with_norm_"](ps, 1.0, lib.tensor(6.0))
+        assert ps[0].grad.tolist() == pytest.approx([0.5, 0.5], rel=1e-5)

@@ -6,6 +6,8 @@ from ptcore.nn import functional as F
 from ptcore.nn import init
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module
+# MultiheadAttention's out_proj class, imported from here in torch
+from ptcore.nn.modules.linear import NonDynamicallyQuantizableLinear  # noqa: F401
 
 __all__ = [
     "Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU",

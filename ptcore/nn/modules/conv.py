@@ -7,6 +7,8 @@ from ptcore.nn import init
 from ptcore.nn.parameter import Parameter, UninitializedParameter
 from ptcore.nn.modules.lazy import LazyModuleMixin
 from ptcore.nn.modules.module import Module
+# torch.nn.modules.conv's names that custom convolution layers import from it
+from ptcore.nn.modules.utils import _single, _pair, _triple  # noqa: F401
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]

@@ -2,6 +2,8 @@
 ``AdaptiveMaxPool*``, ``LPPool*``)."""
 from ptcore.nn import functional as F
 from ptcore.nn.modules.module import Module
+# torch.nn.modules.pooling's names that custom pooling layers import from it
+from ptcore.nn.modules.utils import _single, _pair, _triple  # noqa: F401
 
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",

@@ -158,3 +158,8 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     _check_foreach(foreach, grads)
     for grad in grads:
         grad.clamp_(min=-clip_value, max=clip_value)
+
+
+# torch.nn.utils.clip_grad's names for the two (torch.nn.utils exports them public)
+_get_total_norm = get_total_norm
+_clip_grads_with_norm_ = clip_grads_with_norm_
