@@ -432,6 +432,125 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
     return 0
 
 
+# The weight gradient on the same planes: ptc_conv_direct_bww.h.
+cdef extern from "ptc_conv_direct_bww.h":
+    ctypedef void (*ptc_cdw_bww_fn)(const float*, Py_ssize_t, const float*, Py_ssize_t,
+                                    Py_ssize_t, Py_ssize_t, const Py_ssize_t*, Py_ssize_t,
+                                    const Py_ssize_t*, float*, Py_ssize_t) noexcept nogil
+    void ptc_cdw_transpose_gy(const float* gy, Py_ssize_t OC, Py_ssize_t L, Py_ssize_t ldg,
+                              float* gT) nogil
+    void ptc_cdw_store_gw(const float* acc, Py_ssize_t K, Py_ssize_t lda, Py_ssize_t OC,
+                          float* gw) nogil
+    ptc_cdw_bww_fn ptc_cdw_bww_kernel(int nv, int tw) nogil
+
+cdef enum:
+    # a chunk of samples: every tile (a channel block's gradients, a few
+    # taps) runs over the whole chunk with its accumulators in registers, so
+    # the accumulator buffer (taps x channels: 2 MiB for 128->256 4x4) is
+    # read and written once per chunk.  The chunk's transposed gradients
+    # (read whole by each tile) and its planes (read a channel at a time)
+    # stay in L2.  Measured: the whole batch (64) in one chunk loses 10% on
+    # 64->128 4x4
+    BWW_CHUNK_GT = 262144
+    BWW_CHUNK_PLANES = 786432
+    BWW_MIN_TAPS = 256          # C*kh*kw from which the tiles pay
+
+
+cdef bint _use_wide_bww(const Geo* g) noexcept nogil:
+    """2-d, one group, at least two vectors of output channels, a kernel of
+    more than one tap, and enough work."""
+    cdef Py_ssize_t VL = ptc_conv_direct_lanes()
+    if (not _knobs[KNOB_DIRECT] or ptc_cdw_max_nv() == 0 or g.G != 1 or g.D != 1
+            or g.kd != 1 or g.OD != 1 or g.pd != 0 or g.OH * g.OW == 0 or g.kh * g.kw == 1):
+        return False
+    # few taps per window (3->64 4x4: 48) leave the gradient's transposition
+    # (OC*L per sample) a third of the work: the column-matrix path measured
+    # faster there
+    if g.OC < 2 * VL or g.C * g.kh * g.kw < BWW_MIN_TAPS:
+        return False
+    return g.OC * g.OH * g.OW * g.C * g.kh * g.kw >= WIDE_MIN_WORK
+
+
+cdef int _wide_bww(const float* x, const float* gy, float* gw, Py_ssize_t N, const Geo* g,
+                   int nth) noexcept nogil:
+    """gw (OC, C, kh, kw) = sum_n gy_n cols(x_n)^T by the tiles of
+    ptc_conv_direct_bww.h: chunks of samples padded (and their gradients
+    transposed) together, the tiles (channel block x taps) shared by the
+    threads.  -1 when memory is short (nothing written)."""
+    cdef ptc_cdw_geo cd
+    cdef int nvmax = ptc_cdw_max_nv(), TWm = ptc_cdw_max_tw(1), nthr, nv, tw
+    cdef Py_ssize_t VL = ptc_conv_direct_lanes()
+    cdef Py_ssize_t K = g.C * g.kh * g.kw, L = g.OH * g.OW, P = g.H * g.W
+    cdef Py_ssize_t nvec = (g.OC + VL - 1) // VL, OCp, nblk, ntg, S, n0, m, j, i, b
+    cdef Py_ssize_t Hp, Wp, R, plane, c, a, e, oh, ow, o0, t0, tile, ntile
+    cdef Py_ssize_t* koff
+    cdef Py_ssize_t* pos
+    cdef Py_ssize_t* bo0
+    cdef int* bnv
+    cdef float* acc
+    cdef float* xp
+    cdef float* gT
+    cdef ptc_cdw_bww_fn fn
+    OCp = nvec * VL
+    _plane_extent(g, &Hp, &Wp)
+    _cdw_geo(&cd, g.C, Hp, (Wp + g.sw - 1) // g.sw, g.sw, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0)
+    R = g.sw * cd.Wq
+    plane = g.C * Hp * R
+    S = BWW_CHUNK_GT // (L * OCp * <Py_ssize_t>sizeof(float))
+    if S > BWW_CHUNK_PLANES // (plane * <Py_ssize_t>sizeof(float)):
+        S = BWW_CHUNK_PLANES // (plane * <Py_ssize_t>sizeof(float))
+    S = 1 if S < 1 else (N if S > N else S)
+    nblk = (nvec + nvmax - 1) // nvmax
+    ntg = (K + TWm - 1) // TWm
+    ntile = nblk * ntg
+    nthr = nth if nth > 1 and N * L * g.OC * K >= DIRECT_PAR_WORK else 1
+    acc = <float*>malloc((K * OCp + S * (plane + L * OCp) + 1) * sizeof(float))
+    koff = <Py_ssize_t*>malloc((K + L + 2 * nblk + 1) * sizeof(Py_ssize_t))
+    if acc == NULL or koff == NULL:
+        free(acc)
+        free(koff)
+        return -1
+    xp = acc + K * OCp
+    gT = xp + S * plane
+    pos = koff + K
+    bo0 = pos + L
+    bnv = <int*>(bo0 + nblk)    # nblk ints in nblk Py_ssize_t slots
+    memset(acc, 0, K * OCp * sizeof(float))
+    for c in range(g.C):
+        for a in range(g.kh):
+            for e in range(g.kw):
+                koff[(c * g.kh + a) * g.kw + e] = ((c * Hp + a * g.dh) * R
+                                                   + ((e * g.dw) % g.sw) * cd.Wq
+                                                   + (e * g.dw) // g.sw)
+    for oh in range(g.OH):
+        for ow in range(g.OW):
+            pos[oh * g.OW + ow] = oh * g.sh * R + ow
+    # channel blocks: the vectors spread evenly (as the forward's)
+    o0 = 0
+    for b in range(nblk):
+        bnv[b] = <int>(nvec // nblk + (1 if b < nvec % nblk else 0))
+        bo0[b] = o0
+        o0 += bnv[b] * VL
+    n0 = 0
+    while n0 < N:
+        m = S if N - n0 > S else N - n0
+        for j in prange(m, num_threads=nthr if nthr < m else <int>m, schedule='static'):
+            ptc_cdw_pad(x + (n0 + j) * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp + j * plane)
+            ptc_cdw_transpose_gy(gy + (n0 + j) * g.OC * L, g.OC, L, OCp, gT + j * L * OCp)
+        for tile in prange(ntile, num_threads=nthr, schedule='static'):
+            b = tile // ntg
+            t0 = (tile % ntg) * TWm
+            tw = <int>(K - t0 if K - t0 < TWm else TWm)
+            fn = ptc_cdw_bww_kernel(bnv[b], tw)
+            fn(xp, plane, gT + bo0[b], L * OCp, OCp, m, pos, L, koff + t0,
+               acc + t0 * OCp + bo0[b], OCp)
+        n0 += m
+    ptc_cdw_store_gw(acc, K, OCp, g.OC, gw)
+    free(koff)
+    free(acc)
+    return 0
+
+
 cdef enum:
     WIDE_MAX_PHASES = 16        # sh * sw of the phase-split input gradient
 
@@ -1456,6 +1575,9 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
         return 0
     if _is_whole(g):
         return _whole(MODE_BWD_W, x, gy, NULL, gw, N, g)
+    if flt is float:
+        if _use_wide_bww(g) and _wide_bww(x, gy, gw, N, g, nth) == 0:
+            return 0
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
     if nb < N:

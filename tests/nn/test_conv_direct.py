@@ -48,24 +48,39 @@ def _conv2d(x, w, b, stride, padding, dilation):
                     stride=stride, padding=padding, dilation=dilation).numpy()
 
 
-@pytest.mark.parametrize("isa", [1, 2])
-@pytest.mark.parametrize("case", CASES, ids=[str(c[1]) for c in CASES])
-def test_against_float64(case, isa):
-    if _linalg_ops._set_sgemm_isa(isa) != isa:
+@pytest.fixture(params=[1, 2], ids=["avx2", "avx512"])
+def isa(request):
+    """Both ISA builds of the kernels (skipped where the CPU lacks one)."""
+    if _linalg_ops._set_sgemm_isa(request.param) != request.param:
         _linalg_ops._set_sgemm_isa(-1)
         pytest.skip("the CPU lacks this ISA")
+    yield request.param
+    _linalg_ops._set_sgemm_isa(-1)
+
+
+def _at_one_and_two_threads(fn, *args):
+    old = ptcore.get_num_threads()
+    try:
+        ptcore.set_num_threads(1)
+        one = fn(*args)
+        ptcore.set_num_threads(2)
+        two = fn(*args)
+    finally:
+        ptcore.set_num_threads(old)
+    return one, two
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c[1]) for c in CASES])
+def test_against_float64(case, isa):
     xs, ws, stride, padding, dilation = case
     x, w, b = _inputs(xs, ws)
-    try:
-        for bias in (b, None):
-            got = _conv2d(x, w, bias, stride, padding, dilation)
-            want = _conv2d(x.astype(np.float64), w.astype(np.float64),
-                           None if bias is None else bias.astype(np.float64),
-                           stride, padding, dilation)
-            assert got.dtype == np.float32 and got.shape == want.shape
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.sqrt(np.prod(ws[1:])))
-    finally:
-        _linalg_ops._set_sgemm_isa(-1)
+    for bias in (b, None):
+        got = _conv2d(x, w, bias, stride, padding, dilation)
+        want = _conv2d(x.astype(np.float64), w.astype(np.float64),
+                       None if bias is None else bias.astype(np.float64),
+                       stride, padding, dilation)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.sqrt(np.prod(ws[1:])))
 
 
 def test_against_torch():
@@ -100,14 +115,7 @@ def test_thread_count_independent(case):
     output element is the same FMA chain whatever the split."""
     xs, ws, stride, padding, dilation = case
     x, w, b = _inputs(xs, ws)
-    old = ptcore.get_num_threads()
-    try:
-        ptcore.set_num_threads(1)
-        one = _conv2d(x, w, b, stride, padding, dilation)
-        ptcore.set_num_threads(2)
-        two = _conv2d(x, w, b, stride, padding, dilation)
-    finally:
-        ptcore.set_num_threads(old)
+    one, two = _at_one_and_two_threads(_conv2d, x, w, b, stride, padding, dilation)
     assert np.array_equal(one, two)
 
 
@@ -161,28 +169,21 @@ def _bwd_inputs(case):
     return x, w, gy
 
 
-@pytest.mark.parametrize("isa", [1, 2])
 @pytest.mark.parametrize("case", BWD_CASES, ids=[str(c[1]) + str(c[2]) for c in BWD_CASES])
 def test_input_gradient_against_float64(case, isa):
-    if _linalg_ops._set_sgemm_isa(isa) != isa:
-        _linalg_ops._set_sgemm_isa(-1)
-        pytest.skip("the CPU lacks this ISA")
     xs, ws, stride, padding = case
     x, w, gy = _bwd_inputs(case)
+    got = _input_grad(x, w, gy, stride, padding)
+    want = _input_grad(x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64),
+                       stride, padding)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.sqrt(ws[0] * 16))
+    old = _conv._set_direct(False)
     try:
-        got = _input_grad(x, w, gy, stride, padding)
-        want = _input_grad(x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64),
-                           stride, padding)
-        assert got.dtype == np.float32 and got.shape == x.shape
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.sqrt(ws[0] * 16))
-        old = _conv._set_direct(False)
-        try:
-            other = _input_grad(x, w, gy, stride, padding)
-        finally:
-            _conv._set_direct(old)
-        np.testing.assert_allclose(got, other, rtol=0, atol=1e-5 * np.sqrt(ws[0] * 16))
+        other = _input_grad(x, w, gy, stride, padding)
     finally:
-        _linalg_ops._set_sgemm_isa(-1)
+        _conv._set_direct(old)
+    np.testing.assert_allclose(got, other, rtol=0, atol=1e-5 * np.sqrt(ws[0] * 16))
 
 
 @pytest.mark.parametrize("case", BWD_CASES, ids=[str(c[1]) + str(c[2]) for c in BWD_CASES])
@@ -206,12 +207,73 @@ def test_transposed_forward_against_torch(case):
 def test_input_gradient_thread_count_independent():
     case = BWD_CASES[0]
     x, w, gy = _bwd_inputs(case)
-    old = ptcore.get_num_threads()
+    one, two = _at_one_and_two_threads(_input_grad, x, w, gy, case[2], case[3])
+    assert np.array_equal(one, two)
+
+
+# The weight gradient by tiles of (channel vectors x taps) over chunks of
+# samples (ptc_conv_direct_bww.h).  (N, C, H, W), (OC, C, kh, kw), stride, padding, dilation
+BWW_CASES = [
+    ((8, 64, 16, 16), (128, 64, 4, 4), 2, 1, 1),     # DCGAN D2 / G convT3
+    ((20, 64, 16, 16), (64, 64, 4, 4), 2, 1, 1),     # three chunks of samples
+    ((2, 30, 9, 9), (40, 30, 3, 3), 1, 1, 1),        # a partial group of taps
+    ((2, 16, 20, 21), (48, 16, 5, 5), 3, 2, 2),      # stride 3, dilation 2
+    ((2, 64, 9, 9), (36, 64, 2, 2), 1, "same", 1),   # windows past H + 2 ph
+    ((3, 32, 11, 15), (100, 32, 3, 4), (2, 1), (1, 0), (1, 2)),
+]
+
+
+def _weight_grad(x, w, gy, stride, padding, dilation):
+    pw = ptcore.from_numpy(w).requires_grad_()
+    y = F.conv2d(ptcore.from_numpy(x), pw, stride=stride, padding=padding, dilation=dilation)
+    assert tuple(y.shape) == gy.shape
+    (gw,) = ptcore.autograd.grad(y, pw, ptcore.from_numpy(gy))
+    return gw.numpy()
+
+
+def _bww_inputs(case):
+    xs, ws, stride, padding, dilation = case
+    x, w, b = _inputs(xs, ws)
+    y = _conv2d(x, w, None, stride, padding, dilation)
+    gy = np.random.default_rng(11).standard_normal(y.shape).astype(np.float32)
+    return x, w, gy
+
+
+@pytest.mark.parametrize("case", BWW_CASES, ids=[str(c[1]) + str(c[2]) for c in BWW_CASES])
+def test_weight_gradient_against_float64(case, isa):
+    xs, ws, stride, padding, dilation = case
+    x, w, gy = _bww_inputs(case)
+    n = xs[0] * gy.shape[2] * gy.shape[3]
+    got = _weight_grad(x, w, gy, stride, padding, dilation)
+    want = _weight_grad(x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64),
+                        stride, padding, dilation)
+    assert got.dtype == np.float32 and got.shape == w.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * n)
+    old = _conv._set_direct(False)
     try:
-        ptcore.set_num_threads(1)
-        one = _input_grad(x, w, gy, case[2], case[3])
-        ptcore.set_num_threads(2)
-        two = _input_grad(x, w, gy, case[2], case[3])
+        other = _weight_grad(x, w, gy, stride, padding, dilation)
     finally:
-        ptcore.set_num_threads(old)
+        _conv._set_direct(old)
+    np.testing.assert_allclose(got, other, rtol=0, atol=2e-6 * n)
+
+
+def test_weight_gradient_against_torch():
+    torch = pytest.importorskip("torch")
+    for case in BWW_CASES:
+        xs, ws, stride, padding, dilation = case
+        x, w, gy = _bww_inputs(case)
+        tw = torch.from_numpy(w).requires_grad_()
+        ty = torch.nn.functional.conv2d(torch.from_numpy(x), tw, stride=stride, padding=padding,
+                                        dilation=dilation)
+        (want,) = torch.autograd.grad(ty, tw, torch.from_numpy(gy))
+        got = _weight_grad(x, w, gy, stride, padding, dilation)
+        n = xs[0] * gy.shape[2] * gy.shape[3]
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=2e-6 * n)
+
+
+def test_weight_gradient_thread_count_independent():
+    """The threads share the tiles; each gW element is one FMA chain."""
+    case = BWW_CASES[1]
+    x, w, gy = _bww_inputs(case)
+    one, two = _at_one_and_two_threads(_weight_grad, x, w, gy, *case[2:])
     assert np.array_equal(one, two)
