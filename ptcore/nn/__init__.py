@@ -1,14 +1,16 @@
 """ptcore.nn: neural-network modules, functional ops and initialisers (``torch.nn``)."""
 from ptcore.nn.parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer  # noqa: F401
 from ptcore.nn.modules import *  # noqa: F401,F403
-from ptcore.nn import functional, init, utils  # noqa: F401
+from ptcore.nn import functional, init  # noqa: F401
 from ptcore.nn import parallel  # noqa: F401
 from ptcore.nn.parallel import DataParallel  # noqa: F401
 from ptcore.nn import grad, common_types  # noqa: F401,E402
 # torch.nn.attention is the SDPA-backend package, not the MultiheadAttention module file
-# that the star import above binds under that name: import the package explicitly
+# that the star import above binds under that name: import the package explicitly;
+# likewise torch.nn.utils, not the nn.modules.utils the layers import helpers from
 import importlib as _importlib  # noqa: E402
 attention = _importlib.import_module("ptcore.nn.attention")
+utils = _importlib.import_module("ptcore.nn.utils")
 del _importlib
 
 

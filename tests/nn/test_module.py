@@ -631,6 +631,9 @@ def test_module_files_export_what_custom_layers_import():
              ("nn.utils.clip_grad", "_get_total_norm"),
              ("nn.utils.clip_grad", "_clip_grads_with_norm_")]
     for lib in (torch, ptcore):
+        # the layers' helper module is not what lib.nn.utils names
+        assert lib.nn.utils.__name__ == f"{lib.__name__}.nn.utils"
+        assert lib.nn.modules.utils.__name__ == f"{lib.__name__}.nn.modules.utils"
         got = {(m, n): getattr(importlib.import_module(f"{lib.__name__}.{m}"), n)
                for m, n in names}
         assert got["nn.modules.conv", "_pair"](3) == (3, 3)
