@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _to_scalar,
+    Optimizer, _scalar_state, _check_capturable, _check_lr, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _addcmul_,
 )
 
@@ -60,7 +60,7 @@ class Adadelta(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = ptcore.zeros((), dtype=_get_scalar_dtype())
+                state["step"] = _scalar_state(p, group["capturable"])
                 state["square_avg"] = ptcore.zeros_like(p)
                 state["acc_delta"] = ptcore.zeros_like(p)
             square_avgs.append(state["square_avg"])

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_fused_foreach, _check_lr, _get_scalar_dtype, 
+    Optimizer, _scalar_state, _check_fused_foreach, _check_lr,
     _to_scalar, _use_grad_for_differentiable, _view_as_real, _addcmul_, _addcdiv_,
 )
 
@@ -61,7 +61,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = ptcore.tensor(0.0, dtype=_get_scalar_dtype())
+                state["step"] = _scalar_state(p, group["fused"], is_fused=group["fused"])
                 state["sum"] = _new_sum(p, initial_accumulator_value)
 
     def __setstate__(self, state):
@@ -80,7 +80,7 @@ class Adagrad(Optimizer):
                 grads.append(p.grad)
                 state = self.state[p]
                 if len(state) == 0:
-                    state["step"] = ptcore.tensor(0.0, dtype=_get_scalar_dtype())
+                    state["step"] = _scalar_state(p, group["fused"], is_fused=group["fused"])
                     state["sum"] = _new_sum(p, self.defaults["initial_accumulator_value"])
                 state_sums.append(state["sum"])
                 state_steps.append(state["step"])

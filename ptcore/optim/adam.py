@@ -3,8 +3,8 @@ import ptcore
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_capturable, _check_eps_betas_wd, _check_fused_foreach,
-    _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
+    Optimizer, _scalar_state, _check_capturable, _check_eps_betas_wd, _check_fused_foreach,
+    _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
     _addcmul_, _addcdiv_,
 )
 
@@ -109,7 +109,8 @@ class Adam(Optimizer):
                 grads.append(g)
                 state = state_all[p]
                 if len(state) == 0:
-                    state["step"] = ptcore.tensor(0.0, dtype=_get_scalar_dtype())
+                    state["step"] = _scalar_state(p, group["capturable"] or group["fused"],
+                                                  is_fused=group["fused"])
                     state["exp_avg"] = ptcore.zeros_like(p)
                     state["exp_avg_sq"] = ptcore.zeros_like(p)
                     if amsgrad:

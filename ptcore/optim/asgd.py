@@ -4,7 +4,8 @@ import builtins
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _get_value, _to_scalar,
+    Optimizer, _scalar_state, _check_capturable, _check_lr, _get_scalar_dtype, _get_value,
+    _to_scalar,
     _use_grad_for_differentiable, _view_as_real,
 )
 
@@ -64,13 +65,13 @@ class ASGD(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = ptcore.zeros((), dtype=_get_scalar_dtype())
+                state["step"] = _scalar_state(p, True)
                 lr = _to_scalar(group["lr"])
                 if isinstance(lr, Tensor):
-                    state["eta"] = lr.detach().to(_get_scalar_dtype()).clone()
+                    state["eta"] = lr.detach().to(p.device, _get_scalar_dtype()).clone()
                 else:
-                    state["eta"] = ptcore.tensor(lr, dtype=_get_scalar_dtype())
-                state["mu"] = ptcore.ones((), dtype=_get_scalar_dtype())
+                    state["eta"] = _scalar_state(p, True, lr)
+                state["mu"] = _scalar_state(p, True, 1.0)
                 state["ax"] = ptcore.zeros_like(p)
             mus.append(state["mu"])
             axs.append(state["ax"])

@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_capturable, _check_lr, _check_eps_betas_wd, _get_scalar_dtype, _to_scalar,
+    Optimizer, _scalar_state, _check_capturable, _check_lr, _check_eps_betas_wd, _to_scalar,
     _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
@@ -64,8 +64,8 @@ class NAdam(Optimizer):
                 grads.append(p.grad)
                 state = self.state[p]
                 if len(state) == 0:
-                    state["step"] = ptcore.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["mu_product"] = ptcore.tensor(1.0, dtype=_get_scalar_dtype())
+                    state["step"] = _scalar_state(p, group["capturable"])
+                    state["mu_product"] = _scalar_state(p, group["capturable"], 1.0)
                     state["exp_avg"] = ptcore.zeros_like(p)
                     state["exp_avg_sq"] = ptcore.zeros_like(p)
                 exp_avgs.append(state["exp_avg"])

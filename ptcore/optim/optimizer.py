@@ -256,6 +256,15 @@ def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
     return groups
 
 
+def _scalar_state(p, on_device, value=0.0, is_fused=None):
+    """A 0-d per-parameter state scalar (``step``, NAdam's ``mu_product``,
+    ASGD's ``mu``): on ``p``'s device when ``on_device`` (as torch, for
+    capturable or fused groups), else a CPU tensor."""
+    if on_device:
+        return ptcore.full((), value, dtype=_get_scalar_dtype(is_fused), device=p.device)
+    return ptcore.tensor(value, dtype=_get_scalar_dtype())
+
+
 def _typename(obj):
     """torch.typename: ``ptcore.FloatTensor`` for a tensor (torch's messages print it)."""
     if isinstance(obj, Tensor):

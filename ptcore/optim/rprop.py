@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_capturable, _check_lr, _get_scalar_dtype, _to_scalar,
+    Optimizer, _scalar_state, _check_capturable, _check_lr, _to_scalar,
     _use_grad_for_differentiable, _view_as_real,
 )
 
@@ -63,7 +63,7 @@ class Rprop(Optimizer):
             grads.append(grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = ptcore.zeros((), dtype=_get_scalar_dtype())
+                state["step"] = _scalar_state(p, group["capturable"])
                 state["prev"] = ptcore.zeros_like(p)
                 lr = _to_scalar(group["lr"])
                 if isinstance(lr, Tensor):

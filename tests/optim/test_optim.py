@@ -134,13 +134,17 @@ def test_load_torch_state_dict(config):
 
 
 @needs_torch
-@pytest.mark.parametrize("name", ["Adam", "NAdam", "Adagrad", "RMSprop"])
-def test_default_dtype_float64_step_dtype(name):
+@pytest.mark.parametrize("name,opts", [("Adam", {}), ("NAdam", {}), ("Adagrad", {}),
+                                       ("RMSprop", {}), ("Adam", {"fused": True}),
+                                       ("AdamW", {"fused": True}), ("Adagrad", {"fused": True})])
+def test_default_dtype_float64_step_dtype(name, opts):
+    """The step is float64 under a float64 default dtype, float32 for the fused
+    implementations (torch's _get_scalar_dtype(is_fused))."""
     old_p, old_t = ptcore.get_default_dtype(), torch.get_default_dtype()
     ptcore.set_default_dtype(ptcore.float64)
     torch.set_default_dtype(torch.float64)
     try:
-        ps, ts, popt, topt = _make(name, {}, None, "float64")
+        ps, ts, popt, topt = _make(name, opts, None, "float64")
         _run(ps, popt, 3, 0, {}, None)
         _run(ts, topt, 3, 0, {}, None)
         _assert_state_dict_equal(popt.state_dict(), topt.state_dict(), "float64")

@@ -190,3 +190,48 @@ def test_save_and_load_cuda_tensors(tmp_path):
     m2.to("cuda")
     x = ptcore.randn(3, 8)
     assert ptcore.allclose(m2(x.cuda()).cpu(), m(x.cuda()).cpu())
+
+
+# where torch puts the 0-d per-parameter state scalars of CUDA parameters:
+# on the device for capturable / fused groups (and always for ASGD), else on the CPU
+_SCALAR_STATE_DEVICES = [
+    ("Adam", {}, {"step": "cpu"}),
+    ("Adam", {"capturable": True}, {"step": "cuda"}),
+    ("Adam", {"fused": True}, {"step": "cuda"}),
+    ("AdamW", {"fused": True}, {"step": "cuda"}),
+    ("Adagrad", {}, {"step": "cpu"}),
+    ("Adagrad", {"fused": True}, {"step": "cuda"}),
+    ("Adamax", {"capturable": True}, {"step": "cuda"}),
+    ("Adadelta", {"capturable": True}, {"step": "cuda"}),
+    ("RAdam", {"capturable": True}, {"step": "cuda"}),
+    ("RMSprop", {"capturable": True}, {"step": "cuda"}),
+    ("Rprop", {"capturable": True}, {"step": "cuda"}),
+    ("NAdam", {}, {"step": "cpu", "mu_product": "cpu"}),
+    ("NAdam", {"capturable": True}, {"step": "cuda", "mu_product": "cuda"}),
+    ("ASGD", {}, {"step": "cuda", "eta": "cuda", "mu": "cuda"}),
+    ("Adafactor", {}, {"step": "cpu"}),
+]
+
+
+@pytest.mark.parametrize("name,opts,devices", _SCALAR_STATE_DEVICES,
+                         ids=[f"{n}-{'-'.join(o) or 'default'}" for n, o, _ in
+                              _SCALAR_STATE_DEVICES])
+def test_optimizer_scalar_state_devices(name, opts, devices):
+    """The step (and NAdam's mu_product, ASGD's eta and mu) sit where torch puts
+    them, and the trajectory is the CPU run's (without capturable, which the
+    CPU refuses)."""
+    runs = []
+    for dev in ("cpu", "cuda"):
+        ptcore.manual_seed(0)
+        p = nn.Parameter(ptcore.randn(3, 4).to(dev))
+        kw = {k: v for k, v in opts.items() if dev == "cuda" or k != "capturable"}
+        opt = getattr(ptcore.optim, name)([p], lr=0.01, **kw)
+        for _ in range(3):
+            p.grad = p.detach() * 2 + 1
+            opt.step()
+        runs.append(p.detach().cpu())
+        if dev == "cuda":
+            state = opt.state[p]
+            assert {k: state[k].device.type for k in devices} == devices
+            assert all(state[k].dtype == ptcore.float32 for k in devices)
+    assert ptcore.allclose(runs[0], runs[1], rtol=1e-5, atol=1e-6)
