@@ -34,8 +34,9 @@ Structure
   log_softmax** work on lines along one dim: per line when the dim is the
   innermost one, otherwise by sweeping input rows into accumulator rows.
 
-* **Selection** (median, nanmedian, mode, quantile) works on contiguous rows
-  of double or int64 values (the public layer prepares them).
+* **Selection** (median, nanmedian, quantile) works on contiguous rows
+  of double or int64 values (the public layer prepares them); mode is
+  ``_sort.mode_rows``, with the sort torch's mode runs.
 
 The hottest float32/float64 loops (contiguous sums, max/argmax, column
 max, the softmax passes with a vectorised ``expf``) are small C functions
@@ -2636,140 +2637,14 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
 
 
 # ==========================================================================
-# selection: median / nanmedian / mode / quantile on contiguous rows
+# selection: median / nanmedian / quantile on contiguous rows (mode: _sort.mode_rows)
 # ==========================================================================
-ctypedef fused sel_t:
-    double
-    int64_t
-
-ctypedef struct pair_d:
-    double v
-    int64_t i
-
-ctypedef struct pair_l:
-    int64_t v
-    int64_t i
-
-
-cdef inline bint _plt_d(const pair_d* a, const pair_d* b) noexcept nogil:
-    """Total order: value (NaN last), then index."""
-    cdef bint an = a.v != a.v, bn = b.v != b.v
-    if an or bn:
-        if an and bn:
-            return a.i < b.i
-        return bn
-    if a.v != b.v:
-        return a.v < b.v
-    return a.i < b.i
-
-
-cdef inline bint _plt_l(const pair_l* a, const pair_l* b) noexcept nogil:
-    if a.v != b.v:
-        return a.v < b.v
-    return a.i < b.i
-
-
-cdef int _cmp_d(const void* a, const void* b) noexcept nogil:
-    if _plt_d(<const pair_d*>a, <const pair_d*>b):
-        return -1
-    if _plt_d(<const pair_d*>b, <const pair_d*>a):
-        return 1
-    return 0
-
-
-cdef int _cmp_l(const void* a, const void* b) noexcept nogil:
-    if _plt_l(<const pair_l*>a, <const pair_l*>b):
-        return -1
-    if _plt_l(<const pair_l*>b, <const pair_l*>a):
-        return 1
-    return 0
-
-
 cdef int _cmp_val_d(const void* a, const void* b) noexcept nogil:
     cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
     cdef bint xn = x != x, yn = y != y
     if xn or yn:
         return (1 if xn else 0) - (1 if yn else 0)
     return (x > y) - (x < y)
-
-
-cdef void _mode_row(sel_t* x, Py_ssize_t n, sel_t* val, int64_t* idx, char* scratch) noexcept nogil:
-    """Most frequent value (the smallest among ties), index of its last occurrence."""
-    cdef Py_ssize_t i, run = 0, best = 0
-    cdef pair_d* pd = <pair_d*>scratch
-    cdef pair_l* pl = <pair_l*>scratch
-    cdef bint endrun
-    if sel_t is double:
-        for i in range(n):
-            pd[i].v = x[i]
-            pd[i].i = i
-        qsort(pd, n, sizeof(pair_d), _cmp_d)
-        for i in range(n):
-            run += 1
-            endrun = i == n - 1 or not (pd[i].v == pd[i + 1].v or (pd[i].v != pd[i].v and pd[i + 1].v != pd[i + 1].v))
-            if endrun:
-                if run > best:
-                    best = run
-                    val[0] = pd[i].v
-                    idx[0] = pd[i].i
-                run = 0
-    else:
-        for i in range(n):
-            pl[i].v = x[i]
-            pl[i].i = i
-        qsort(pl, n, sizeof(pair_l), _cmp_l)
-        for i in range(n):
-            run += 1
-            if i == n - 1 or pl[i].v != pl[i + 1].v:
-                if run > best:
-                    best = run
-                    val[0] = pl[i].v
-                    idx[0] = pl[i].i
-                run = 0
-
-
-cdef void _select_item(sel_t* x, Py_ssize_t M, Py_ssize_t n, sel_t* vals, int64_t* idx, int kind,
-                       Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
-    cdef char* scratch = <char*>malloc((n if n > 0 else 1) * 16)
-    cdef Py_ssize_t r
-    if scratch == NULL:
-        return
-    for r in range(r0, r1):
-        _mode_row(x + r * n, n, vals + r, idx + r, scratch)
-    free(scratch)
-
-
-def select_rows(_TensorBase x not None, _TensorBase vals, _TensorBase idx, str kind):
-    """Per row of the contiguous 2-D ``x`` (float64 or int64): ``kind`` =
-    'mode' (medians: ``median_rows``); results into contiguous ``vals`` (x's
-    dtype) and ``idx`` (int64), both of length rows."""
-    cdef Py_ssize_t M = x._shape[0], n = x._shape[1], nitems, it, chunk
-    cdef int k = {"mode": 2}[kind]
-    cdef int nth = get_num_threads()
-    cdef bint big = nth > 1 and M * n >= parallel_grain() and M > 1
-    cdef char* xp = x._ptr()
-    cdef char* vp = vals._ptr()
-    cdef int64_t* ip = <int64_t*>idx._ptr()
-    if n == 0 or M == 0:
-        return
-    chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
-    nitems = (M + chunk - 1) // chunk
-    if x._dtype.num == PT_FLOAT64:
-        with nogil:
-            if big:
-                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
-                    _select_item(<double*>xp, M, n, <double*>vp, ip, k, it * chunk, min(M, it * chunk + chunk))
-            else:
-                _select_item(<double*>xp, M, n, <double*>vp, ip, k, 0, M)
-    elif x._dtype.num == PT_INT64:
-        with nogil:
-            if big:
-                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
-                    _select_item(<int64_t*>xp, M, n, <int64_t*>vp, ip, k, it * chunk, min(M, it * chunk + chunk))
-            else:
-                _select_item(<int64_t*>xp, M, n, <int64_t*>vp, ip, k, 0, M)
-    else:
-        raise TypeError("select_rows: float64 or int64 rows expected")
 
 
 ctypedef fused kv_t:

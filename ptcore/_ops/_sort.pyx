@@ -375,15 +375,22 @@ cdef void _quickselect(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t k) noe
 # by key only: PyTorch's CPU topk runs std::nth_element (then std::sort of the first k - 1)
 # or, when k * 64 <= n, std::partial_sort over (value, index) pairs, so among equal values
 # the indices it returns are the ones these algorithms leave; running the same moves returns
-# the same indices.
-cdef inline void _pswap(uint64_t* a, int64_t* ix, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-    cdef uint64_t tk = a[i]
+# the same indices.  torch's CPU mode sorts (value, index) pairs with std::sort too: the keys
+# are then the values themselves (``<`` on doubles, NaNs included, as torch compares them).
+ctypedef fused skey_t:
+    uint64_t
+    int64_t
+    double
+
+
+cdef inline void _pswap(skey_t* a, int64_t* ix, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    cdef skey_t tk = a[i]
     cdef int64_t tv = ix[i]
     a[i] = a[j]; a[j] = tk
     ix[i] = ix[j]; ix[j] = tv
 
 
-cdef inline void _move_median_to_first(uint64_t* a, int64_t* ix, Py_ssize_t result,
+cdef inline void _move_median_to_first(skey_t* a, int64_t* ix, Py_ssize_t result,
                                        Py_ssize_t i, Py_ssize_t j, Py_ssize_t k) noexcept nogil:
     if a[i] < a[j]:
         if a[j] < a[k]:
@@ -400,12 +407,12 @@ cdef inline void _move_median_to_first(uint64_t* a, int64_t* ix, Py_ssize_t resu
         _pswap(a, ix, result, j)
 
 
-cdef Py_ssize_t _partition_pivot(uint64_t* a, int64_t* ix, Py_ssize_t first,
+cdef Py_ssize_t _partition_pivot(skey_t* a, int64_t* ix, Py_ssize_t first,
                                  Py_ssize_t last) noexcept nogil:
     """std::__unguarded_partition_pivot: median of three to ``first``, then Hoare's
     partition of [first + 1, last) around it; returns the cut."""
     cdef Py_ssize_t lo = first + 1, hi = last
-    cdef uint64_t piv
+    cdef skey_t piv
     _move_median_to_first(a, ix, first, first + 1, first + (last - first) // 2, last - 1)
     piv = a[first]
     while True:
@@ -420,22 +427,23 @@ cdef Py_ssize_t _partition_pivot(uint64_t* a, int64_t* ix, Py_ssize_t first,
         lo += 1
 
 
-cdef inline void _linear_insert(uint64_t* a, int64_t* ix, Py_ssize_t last) noexcept nogil:
-    """std::__unguarded_linear_insert."""
-    cdef uint64_t vk = a[last]
+cdef inline void _linear_insert(skey_t* a, int64_t* ix, Py_ssize_t last) noexcept nogil:
+    """std::__unguarded_linear_insert (its walk stops at a[0] at the latest: NaN keys break
+    the ordering the unguarded loop relies on)."""
+    cdef skey_t vk = a[last]
     cdef int64_t vi = ix[last]
     cdef Py_ssize_t nxt = last - 1
-    while vk < a[nxt]:
+    while nxt >= 0 and vk < a[nxt]:
         a[last] = a[nxt]; ix[last] = ix[nxt]
         last = nxt
         nxt -= 1
     a[last] = vk; ix[last] = vi
 
 
-cdef void _stl_insertion_sort(uint64_t* a, int64_t* ix, Py_ssize_t first,
+cdef void _stl_insertion_sort(skey_t* a, int64_t* ix, Py_ssize_t first,
                           Py_ssize_t last) noexcept nogil:
     cdef Py_ssize_t i, j
-    cdef uint64_t vk
+    cdef skey_t vk
     cdef int64_t vi
     if first == last:
         return
@@ -451,8 +459,8 @@ cdef void _stl_insertion_sort(uint64_t* a, int64_t* ix, Py_ssize_t first,
             _linear_insert(a, ix, i)
 
 
-cdef void _adjust_heap(uint64_t* a, int64_t* ix, Py_ssize_t hole, Py_ssize_t n,
-                       uint64_t vk, int64_t vi) noexcept nogil:
+cdef void _adjust_heap(skey_t* a, int64_t* ix, Py_ssize_t hole, Py_ssize_t n,
+                       skey_t vk, int64_t vi) noexcept nogil:
     """std::__adjust_heap (then __push_heap) of the max-heap a[0:n]."""
     cdef Py_ssize_t top = hole, second = hole, parent
     while second < (n - 1) // 2:
@@ -473,15 +481,15 @@ cdef void _adjust_heap(uint64_t* a, int64_t* ix, Py_ssize_t hole, Py_ssize_t n,
     a[hole] = vk; ix[hole] = vi
 
 
-cdef inline void _pop_heap(uint64_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t result) noexcept nogil:
+cdef inline void _pop_heap(skey_t* a, int64_t* ix, Py_ssize_t n, Py_ssize_t result) noexcept nogil:
     """std::__pop_heap(a, a + n, a + result)."""
-    cdef uint64_t vk = a[result]
+    cdef skey_t vk = a[result]
     cdef int64_t vi = ix[result]
     a[result] = a[0]; ix[result] = ix[0]
     _adjust_heap(a, ix, 0, n, vk, vi)
 
 
-cdef void _heap_select(uint64_t* a, int64_t* ix, Py_ssize_t middle, Py_ssize_t last) noexcept nogil:
+cdef void _heap_select(skey_t* a, int64_t* ix, Py_ssize_t middle, Py_ssize_t last) noexcept nogil:
     """std::__heap_select(a, a + middle, a + last): make_heap, then every smaller later
     element replaces the top."""
     cdef Py_ssize_t parent, i
@@ -497,7 +505,7 @@ cdef void _heap_select(uint64_t* a, int64_t* ix, Py_ssize_t middle, Py_ssize_t l
             _pop_heap(a, ix, middle, i)
 
 
-cdef void _sort_heap(uint64_t* a, int64_t* ix, Py_ssize_t n) noexcept nogil:
+cdef void _sort_heap(skey_t* a, int64_t* ix, Py_ssize_t n) noexcept nogil:
     while n > 1:
         n -= 1
         _pop_heap(a, ix, n, n)
@@ -511,7 +519,7 @@ cdef inline Py_ssize_t _lg(Py_ssize_t n) noexcept nogil:
     return r
 
 
-cdef void _nth_element(uint64_t* a, int64_t* ix, Py_ssize_t nth, Py_ssize_t n) noexcept nogil:
+cdef void _nth_element(skey_t* a, int64_t* ix, Py_ssize_t nth, Py_ssize_t n) noexcept nogil:
     """std::nth_element(a, a + nth, a + n): libstdc++'s introselect."""
     cdef Py_ssize_t first = 0, last = n, depth, cut
     if n == 0 or nth == n:
@@ -531,7 +539,7 @@ cdef void _nth_element(uint64_t* a, int64_t* ix, Py_ssize_t nth, Py_ssize_t n) n
     _stl_insertion_sort(a, ix, first, last)
 
 
-cdef void _introsort_loop(uint64_t* a, int64_t* ix, Py_ssize_t first, Py_ssize_t last,
+cdef void _introsort_loop(skey_t* a, int64_t* ix, Py_ssize_t first, Py_ssize_t last,
                           Py_ssize_t depth) noexcept nogil:
     cdef Py_ssize_t cut
     while last - first > 16:
@@ -545,7 +553,7 @@ cdef void _introsort_loop(uint64_t* a, int64_t* ix, Py_ssize_t first, Py_ssize_t
         last = cut
 
 
-cdef void _std_sort(uint64_t* a, int64_t* ix, Py_ssize_t n) noexcept nogil:
+cdef void _std_sort(skey_t* a, int64_t* ix, Py_ssize_t n) noexcept nogil:
     """std::sort(a, a + n): introsort, then the final insertion sort."""
     cdef Py_ssize_t i
     if n == 0:
@@ -636,6 +644,74 @@ cdef int _run(range_fn fn, const void* job, Py_ssize_t nrows, Py_ssize_t work) n
     for c in prange(nchunks, num_threads=nthreads, schedule='static'):
         err += fn(job, c * nrows // nchunks, (c + 1) * nrows // nchunks)
     return err
+
+
+cdef int _mode_rows_range(skey_t* x, Py_ssize_t n, skey_t* vals, int64_t* idx, Py_ssize_t r0,
+                          Py_ssize_t r1) noexcept nogil:
+    """torch's CPU mode of rows r0..r1 of ``x`` (n per row): std::sort of (value, index) pairs
+    by value, then the longest run of equal values (the first such run: the smallest value
+    among ties; each NaN is a run of its own, ``!=`` being true) and the index of its last
+    pair in that order (for n <= 16, the value's last occurrence in the row)."""
+    cdef skey_t* v = <skey_t*>malloc(n * sizeof(skey_t))
+    cdef int64_t* ix = <int64_t*>malloc(n * sizeof(int64_t))
+    cdef Py_ssize_t r, i, run, best
+    if v == NULL or ix == NULL:
+        free(v)
+        free(ix)
+        return 1
+    for r in range(r0, r1):
+        for i in range(n):
+            v[i] = x[r * n + i]
+            ix[i] = i
+        _std_sort(v, ix, n)
+        run = 0
+        best = 0
+        for i in range(n):
+            run += 1
+            if i == n - 1 or v[i] != v[i + 1]:
+                if run > best:
+                    best = run
+                    vals[r] = v[i]
+                    idx[r] = ix[i]
+                run = 0
+    free(v)
+    free(ix)
+    return 0
+
+
+ctypedef struct _mode_job:
+    char* x
+    char* vals
+    int64_t* idx
+    Py_ssize_t n
+    bint f64
+
+
+cdef int _mode_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    cdef const _mode_job* J = <const _mode_job*>job
+    if J.f64:
+        return _mode_rows_range(<double*>J.x, J.n, <double*>J.vals, J.idx, r0, r1)
+    return _mode_rows_range(<int64_t*>J.x, J.n, <int64_t*>J.vals, J.idx, r0, r1)
+
+
+def mode_rows(_TensorBase x not None, _TensorBase vals not None, _TensorBase idx not None):
+    """torch's mode (values into ``vals``, int64 indices into ``idx``) of each row of the
+    contiguous 2-D float64 or int64 ``x``."""
+    cdef _mode_job J
+    cdef int err
+    if x._dtype.num != PT_FLOAT64 and x._dtype.num != PT_INT64:
+        raise TypeError("mode_rows: float64 or int64 rows expected")
+    J.x = x._ptr()
+    J.vals = vals._ptr()
+    J.idx = <int64_t*>idx._ptr()
+    J.n = x._shape[1]
+    J.f64 = x._dtype.num == PT_FLOAT64
+    if J.n == 0:
+        return
+    with nogil:
+        err = _run(_mode_range, &J, x._shape[0], x._numel)
+    if err:
+        raise MemoryError("mode: out of memory for a row's sort")
 
 
 cdef inline void _gather(const char* src, Py_ssize_t sst, const int64_t* ix, Py_ssize_t n,

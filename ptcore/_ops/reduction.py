@@ -9,8 +9,8 @@ scans ``cumsum``/``cumprod``/``cummax``/``cummin``/``logcumsumexp``,
 ``quantile``/``nanquantile``.
 
 This module does all argument checking, dtype rules and output allocation;
-the CPU kernels live in ``ptcore._ops._reduce`` and are reached through
-``_CPU_KERNELS`` (one per kernel name; tensors on another device reach the
+the CPU kernels live in ``ptcore._ops._reduce`` (mode's, a sort, in ``_sort``) and
+are reached through ``_CPU_KERNELS`` (one per kernel name; tensors on another device reach the
 kernels the operator table holds, through the dispatch point's device layer).
 
 Result dtypes follow PyTorch: integer/bool sums and products give int64,
@@ -30,6 +30,7 @@ from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
+from ptcore._ops import _sort as _S
 
 __all__ = []
 _TENSOR_METHODS = {}
@@ -114,7 +115,7 @@ def _select_kernel(kind):
     if kind == "mode":
         def kernel(x2d, vals, idx):
             _refuse_limited_x(x2d, "mode_cpu")
-            _K.select_rows(x2d, vals, idx, kind)
+            _S.mode_rows(x2d, vals, idx)
     else:       # rows of float32 / float64 / int64
         def kernel(x2d, vals, idx, _ignore=kind == "nanmedian"):
             _refuse_limited_x(x2d, f"{kind}_cpu")
@@ -1288,7 +1289,9 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """``(values, indices)``: the most frequent value along ``dim`` (the
-    smallest among ties) and the index of its last occurrence."""
+    smallest among ties) and the index torch's CPU kernel returns for it: the
+    last of its occurrences in the order of torch's (unstable) sort, which is
+    its last occurrence along ``dim`` for rows of at most 16 elements."""
     x = _tensor_arg(input, "mode")
     d = _one_dim(dim, x.ndim, "mode")
     if x.ndim and x.shape[d] == 0:

@@ -763,6 +763,24 @@ def test_median_mode_ties_and_ints():
         compare(lambda: ptcore.median(P(b, dt)), lambda: torch.median(T(b, dt)), ctx=f"{dt} full")
 
 
+@pytest.mark.parametrize("n", [17, 40, 100, 1000])
+def test_mode_index_of_ties_in_long_rows_as_torch(n):
+    # which occurrence mode() returns is fixed by torch's (unstable) std::sort of
+    # (value, index) pairs: past 16 elements it is not the last one along the row;
+    # each NaN is a run of its own
+    rng = _rng("mode-long", n)
+    for dt in ("float32", "int64", "float16", "bool"):
+        a = make(dt, (6, n), rng)
+        if dt.startswith("float"):
+            a = np.round(a).astype(a.dtype)          # many ties
+        if dt == "float32":
+            a[1, ::5] = np.nan
+            a[2] = np.sort(a[2])
+        for d in (1, 0):
+            compare(lambda: ptcore.mode(P(a, dt), d), lambda: torch.mode(T(a, dt), d),
+                    ctx=f"mode {dt} n={n} dim={d}")
+
+
 @pytest.mark.parametrize("dt", ["int8", "int32", "int64", "uint8"])
 def test_integer_overflow_wraps_like_torch(dt):
     x = make(dt, (4, 50), _rng("overflow", dt), small=False)
