@@ -14,6 +14,7 @@ from ptcore.tensor import Tensor
 from ptcore.nn.modules.module import Module
 from ptcore.nn.modules.batchnorm import _BatchNorm
 from ptcore.optim.lr_scheduler import LRScheduler, _format_param
+from ptcore.optim.optimizer import _get_foreach_kernels_supported_devices
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -134,8 +135,17 @@ class AveragedModel(Module):
                     groups[(str(a.device), a.dtype)][0].append(a)
                     groups[(str(a.device), a.dtype)][1].append(m)
                 for (device, _), (self_params, model_params) in groups.items():
-                    fn = self.multi_avg_fn or get_swa_multi_avg_fn()
-                    fn(self_params, model_params, self.n_averaged.to(device))
+                    n_averaged = self.n_averaged.to(device)
+                    if self.multi_avg_fn is not None:
+                        self.multi_avg_fn(self_params, model_params, n_averaged)
+                    elif ptcore.device(device).type in _get_foreach_kernels_supported_devices():
+                        get_swa_multi_avg_fn()(self_params, model_params, n_averaged)
+                    else:
+                        # as torch off the foreach devices (the CPU): the per-tensor mean,
+                        # which also averages integer buffers (num_batches_tracked)
+                        avg_fn = get_swa_avg_fn()
+                        for p_averaged, p_model in zip(self_params, model_params):
+                            p_averaged.copy_(avg_fn(p_averaged, p_model, n_averaged))
             else:
                 for p_averaged, p_model in zip(self_detached, model_detached):
                     n_averaged = self.n_averaged.to(p_averaged.device)

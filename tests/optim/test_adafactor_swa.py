@@ -117,8 +117,12 @@ def _assert_module_close(pm, tm):
                                    err_msg=k)
 
 
-@pytest.mark.parametrize("kind", ["swa", "ema_multi", "ema_avg", "swa_avg", "buffers"])
+@pytest.mark.parametrize("kind", ["swa", "ema_multi", "ema_avg", "swa_avg", "buffers",
+                                  "swa_buffers"])
 def test_averaged_model_matches_torch(kind):
+    """AveragedModel against torch; "swa_buffers" is the default running mean over
+    parameters and buffers, an integer num_batches_tracked included (torch takes
+    the per-tensor mean on the CPU)."""
     pm, tm, rng = _pair_models()
     su, tsu = optim.swa_utils, torch.optim.swa_utils
     kwargs = {
@@ -129,6 +133,7 @@ def test_averaged_model_matches_torch(kind):
         "swa_avg": ({"avg_fn": su.get_swa_avg_fn()}, {"avg_fn": tsu.get_swa_avg_fn()}),
         "buffers": ({"use_buffers": True, "multi_avg_fn": su.get_ema_multi_avg_fn(0.7)},
                     {"use_buffers": True, "multi_avg_fn": tsu.get_ema_multi_avg_fn(0.7)}),
+        "swa_buffers": ({"use_buffers": True}, {"use_buffers": True}),
     }[kind]
     pa = su.AveragedModel(pm, **kwargs[0])
     ta = tsu.AveragedModel(tm, **kwargs[1])
