@@ -2732,7 +2732,8 @@ def median_flat(_TensorBase x, bint ignore_nan):
 
 
 cdef void _median_rows_item(const kv_t* x, Py_ssize_t n, kv_t* vals, int64_t* idx,
-                            bint ignore_nan, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+                            bint ignore_nan, Py_ssize_t nan_row_index, Py_ssize_t r0,
+                            Py_ssize_t r1) noexcept nogil:
     """Rows r0..r1 of the lower median along rows of length n, by a
     value-only selection on a copy (4 or 8 bytes per element instead of
     (value, index) pairs).  The index is the one the (value, index) total
@@ -2765,9 +2766,9 @@ cdef void _median_rows_item(const kv_t* x, Py_ssize_t n, kv_t* vals, int64_t* id
                     break
             if nan_found:
                 continue
-            if cnt == 0:             # nanmedian of an all-NaN row: the first NaN
-                vals[r] = row[0]
-                idx[r] = 0
+            if cnt == 0:             # nanmedian of an all-NaN row: torch's nth_element pick
+                vals[r] = row[nan_row_index]
+                idx[r] = nan_row_index
                 continue
         k = (cnt - 1) // 2
         _qselect(a, cnt, k)
@@ -2786,9 +2787,11 @@ cdef void _median_rows_item(const kv_t* x, Py_ssize_t n, kv_t* vals, int64_t* id
     free(a)
 
 
-def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_nan):
+def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_nan,
+                Py_ssize_t nan_row_index=0):
     """Lower median along the rows of the contiguous 2-D ``x`` (float32,
-    float64 or int64) into ``vals`` (x's dtype) and ``idx`` (int64)."""
+    float64 or int64) into ``vals`` (x's dtype) and ``idx`` (int64);
+    ``nan_row_index`` (in [0, n)) is the index nanmedian gives an all-NaN row."""
     cdef Py_ssize_t M = x._shape[0], n = x._shape[1], nitems, it, chunk
     cdef int nth = get_num_threads()
     cdef bint big = nth > 1 and M * n >= parallel_grain() and M > 1
@@ -2802,19 +2805,21 @@ def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_na
         raise TypeError("median_rows: contiguous operands, values in the input dtype")
     if n == 0 or M == 0:
         return
+    if not 0 <= nan_row_index < n:
+        raise ValueError(f"median_rows: nan_row_index {nan_row_index} not in [0, {n})")
     chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
     nitems = (M + chunk - 1) // chunk
     with nogil:
         for it in prange(nitems, num_threads=nth if big else 1, schedule='dynamic'):
             if num == PT_FLOAT32:
                 _median_rows_item(<const float*>xp, n, <float*>vp, ip, ignore_nan,
-                                  it * chunk, min(M, it * chunk + chunk))
+                                  nan_row_index, it * chunk, min(M, it * chunk + chunk))
             elif num == PT_FLOAT64:
                 _median_rows_item(<const double*>xp, n, <double*>vp, ip, ignore_nan,
-                                  it * chunk, min(M, it * chunk + chunk))
+                                  nan_row_index, it * chunk, min(M, it * chunk + chunk))
             else:
                 _median_rows_item(<const int64_t*>xp, n, <int64_t*>vp, ip, ignore_nan,
-                                  it * chunk, min(M, it * chunk + chunk))
+                                  nan_row_index, it * chunk, min(M, it * chunk + chunk))
 
 
 cdef inline double _rnd(double v, bint single) noexcept nogil:

@@ -679,6 +679,32 @@ cdef int _mode_rows_range(skey_t* x, Py_ssize_t n, skey_t* vals, int64_t* idx, P
     return 0
 
 
+def nth_element_tie_index(Py_ssize_t n):
+    """The index libstdc++'s std::nth_element(first, first, first + n) leaves at ``first``
+    on the indices 0..n-1 when no element compares less than another: torch's nanmedian
+    index of an all-NaN row (its NaNs compare neither less nor equal)."""
+    cdef uint64_t* keys
+    cdef int64_t* ix
+    cdef Py_ssize_t i
+    cdef int64_t r
+    if n <= 0:
+        return 0
+    keys = <uint64_t*>malloc(n * sizeof(uint64_t))
+    ix = <int64_t*>malloc(n * sizeof(int64_t))
+    if keys == NULL or ix == NULL:
+        free(keys)
+        free(ix)
+        raise MemoryError("nth_element_tie_index")
+    for i in range(n):
+        keys[i] = 0
+        ix[i] = i
+    _nth_element(keys, ix, 0, n)
+    r = ix[0]
+    free(keys)
+    free(ix)
+    return r
+
+
 ctypedef struct _mode_job:
     char* x
     char* vals

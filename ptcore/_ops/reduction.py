@@ -119,7 +119,9 @@ def _select_kernel(kind):
     else:       # rows of float32 / float64 / int64
         def kernel(x2d, vals, idx, _ignore=kind == "nanmedian"):
             _refuse_limited_x(x2d, f"{kind}_cpu")
-            _K.median_rows(x2d, vals, idx, _ignore)
+            # (an all-NaN row's nanmedian index is where torch's std::nth_element leaves it)
+            _K.median_rows(x2d, vals, idx, _ignore,
+                           _S.nth_element_tie_index(x2d.shape[1]) if _ignore else 0)
     return kernel
 
 

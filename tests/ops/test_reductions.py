@@ -781,6 +781,18 @@ def test_mode_index_of_ties_in_long_rows_as_torch(n):
                     ctx=f"mode {dt} n={n} dim={d}")
 
 
+@pytest.mark.parametrize("n", [1, 3, 4, 8, 17, 100])
+def test_nanmedian_index_of_an_all_nan_row_as_torch(n):
+    # torch's nanmedian runs std::nth_element with a comparator under which NaNs are
+    # all equivalent: an all-NaN row's index is where libstdc++'s moves leave it
+    for dt in ("float32", "float64", "float16"):
+        a = np.full((3, n), np.nan, dtype=dt)
+        a[1, 0] = 1.0
+        for d in (1, 0):
+            compare(lambda: ptcore.nanmedian(P(a, dt), d), lambda: torch.nanmedian(T(a, dt), d),
+                    ctx=f"nanmedian {dt} n={n} dim={d}")
+
+
 @pytest.mark.parametrize("dt", ["int8", "int32", "int64", "uint8"])
 def test_integer_overflow_wraps_like_torch(dt):
     x = make(dt, (4, 50), _rng("overflow", dt), small=False)
