@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias, Union
 
 import ptcore
+from ptcore._dispatch import profiling as _profiling
 from ptcore.tensor import Tensor
 
 __all__ = [
@@ -362,36 +363,48 @@ def _dense_only(cls):
 
 
 def _hooked_step(func):
-    """Wrap a subclass's ``step`` so that the step pre/post hooks run around it."""
+    """Wrap a subclass's ``step`` so that the step pre/post hooks run around it,
+    inside a profiler range ``Optimizer.step#<class>.step`` as in torch."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        self = args[0]
-        pre = self._optimizer_step_pre_hooks
-        if pre or _global_optimizer_pre_hooks:
-            for pre_hook in chain(_global_optimizer_pre_hooks.values(), pre.values()):
-                result = pre_hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError(
-                            f"{func} must return None or a tuple of (new_args, new_kwargs), "
-                            f"but got {result}.")
-        msg = _dense_only(type(self))
-        if msg is not None:
-            for group in self.param_groups:
-                for p in group["params"]:
-                    g = p.grad
-                    if g is not None and not isinstance(g, Tensor):
-                        raise RuntimeError(msg)
-        out = func(*args, **kwargs)
-        post = self._optimizer_step_post_hooks
-        if post or _global_optimizer_post_hooks:
-            for post_hook in chain(post.values(), _global_optimizer_post_hooks.values()):
-                post_hook(self, args, kwargs)
-        return out
+        if not _profiling.recording():
+            return _run_step(func, args, kwargs)
+        ev = _profiling.push_range(f"Optimizer.step#{type(args[0]).__name__}.step")
+        try:
+            return _run_step(func, args, kwargs)
+        finally:
+            _profiling.pop_range(ev)
     wrapper.hooked = True
     return wrapper
+
+
+def _run_step(func, args, kwargs):
+    """``func(*args, **kwargs)`` (an optimizer's step) with the step hooks."""
+    self = args[0]
+    pre = self._optimizer_step_pre_hooks
+    if pre or _global_optimizer_pre_hooks:
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(), pre.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(
+                        f"{func} must return None or a tuple of (new_args, new_kwargs), "
+                        f"but got {result}.")
+    msg = _dense_only(type(self))
+    if msg is not None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is not None and not isinstance(g, Tensor):
+                    raise RuntimeError(msg)
+    out = func(*args, **kwargs)
+    post = self._optimizer_step_post_hooks
+    if post or _global_optimizer_post_hooks:
+        for post_hook in chain(post.values(), _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+    return out
 
 
 class Optimizer:
@@ -701,6 +714,8 @@ class Optimizer:
             Set the grads to None instead of filling them with zeros
             (default: True).
         """
+        ev = (_profiling.push_range(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad")
+              if _profiling.recording() else None)
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad
@@ -713,6 +728,7 @@ class Optimizer:
                         else:
                             g.requires_grad_(False)
                         g.zero_()
+        _profiling.pop_range(ev)
 
     def step(self, closure=None):
         """Perform a single optimization step (to be overridden by subclasses).

@@ -662,3 +662,33 @@ def test_sgd_init_group_matches_torch():
             opt.step()
         got.append(out)
     assert got[1] == got[0]
+
+
+@needs_torch
+def test_step_and_zero_grad_profiler_ranges_match_torch():
+    """step() and zero_grad() show in the profiler as torch's
+    'Optimizer.step#<class>.step' / 'Optimizer.zero_grad#<class>.zero_grad' ranges,
+    a user subclass's under its own name."""
+    got = []
+    for lib in (torch, ptcore):
+        class Plain(lib.optim.Optimizer):
+            def __init__(self, params):
+                super().__init__(params, {"lr": 0.1})
+
+            def step(self, closure=None):
+                with lib.no_grad():
+                    for g in self.param_groups:
+                        for p in g["params"]:
+                            p.sub_(p.grad, alpha=g["lr"])
+
+        m = lib.nn.Linear(3, 2)
+        opts = [lib.optim.Adam(m.parameters(), lr=0.1), lib.optim.SGD(m.parameters(), lr=0.1),
+                Plain(m.parameters())]
+        m(lib.ones(2, 3)).sum().backward()
+        with lib.profiler.profile() as prof:
+            for o in opts:
+                o.step()
+            opts[0].zero_grad()
+        got.append(sorted((e.key, e.count) for e in prof.key_averages()
+                          if e.key.startswith("Optimizer.")))
+    assert got[1] == got[0]
