@@ -886,6 +886,23 @@ def _wrap_dim_py(d, int ndim):
     return _wrap_dim(_operator.index(d), ndim)
 
 
+_DTYPE_TYPE = dtype      # (for ``view``, whose ``dtype=`` keyword hides the class)
+
+
+cdef object _view_as_dtype(_TensorBase t, object d):
+    return t._view_dtype(<dtype>d)
+
+
+cdef tuple _kw_shape(tuple args, object kw, str fname):
+    """The shape arguments of ``view``/``reshape``/``permute``/``expand``: the positional ones,
+    or the one given by keyword (torch's ``x.reshape(shape=...)``, ``x.permute(dims=...)``)."""
+    if kw is None:
+        return args
+    if args:
+        raise TypeError(f"{fname}() got its sizes both positionally and by keyword")
+    return (kw,)
+
+
 cdef list _parse_shape_args(tuple args, str fname):
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` -> list of ints."""
     cdef object a
@@ -2066,10 +2083,14 @@ cdef class _TensorBase:
 
     # -- views --------------------------------------------------------------
 
-    def view(self, *shape):
+    def view(self, *shape, size=None, dtype=None):
         """A view with a new shape (or a reinterpretation as another dtype)."""
-        if len(shape) == 1 and isinstance(shape[0], dtype):
-            return self._view_dtype(<dtype>shape[0])
+        if size is not None or dtype is not None:      # torch's keyword forms
+            if shape or (size is None) == (dtype is None):
+                raise TypeError("view() takes a shape or a dtype, positionally or as size=/dtype=")
+            shape = (size if size is not None else dtype,)
+        if len(shape) == 1 and isinstance(shape[0], _DTYPE_TYPE):
+            return _view_as_dtype(self, shape[0])
         cdef list newshape = _infer_size(_parse_shape_args(shape, "view"), self._numel)
         strides = _compute_view_strides(self, newshape)
         if strides is None:
@@ -2143,9 +2164,10 @@ cdef class _TensorBase:
     def view_as(self, other):
         return self.view(other.shape)
 
-    def reshape(self, *shape):
+    def reshape(self, *args, shape=None):
         """``view`` when the strides allow it, otherwise a contiguous copy."""
-        cdef list newshape = _infer_size(_parse_shape_args(shape, "reshape"), self._numel)
+        cdef list newshape = _infer_size(_parse_shape_args(_kw_shape(args, shape, "reshape"),
+                                                           "reshape"), self._numel)
         strides = _compute_view_strides(self, newshape)
         if strides is not None:
             return self._view_lists(newshape, strides, self._offset)
@@ -2205,9 +2227,9 @@ cdef class _TensorBase:
             return self._view(self._ndim, self._shape, self._strides, self._offset, VK_T)
         return self._transpose(0, 1, VK_T)
 
-    def permute(self, *dims):
+    def permute(self, *args, dims=None):
         """Reorder dimensions (a view)."""
-        cdef list d = _parse_shape_args(dims, "permute")
+        cdef list d = _parse_shape_args(_kw_shape(args, dims, "permute"), "permute")
         cdef int nd = self._ndim
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         cdef Py_ssize_t st[PT_MAX_DIMS]
@@ -2378,9 +2400,9 @@ cdef class _TensorBase:
         shape = [self._shape[i] for i in range(d)] + sizes + [self._shape[i] for i in range(d + 1, nd)]
         return self.view(shape)
 
-    def expand(self, *sizes):
+    def expand(self, *sizes, size=None):
         """Broadcast size-1 dimensions to ``sizes`` without copying (-1 keeps a size)."""
-        cdef list target = _parse_shape_args(sizes, "expand")
+        cdef list target = _parse_shape_args(_kw_shape(sizes, size, "expand"), "expand")
         cdef int nd = self._ndim
         cdef int n = len(target)
         cdef Py_ssize_t sh[PT_MAX_DIMS]
@@ -2490,8 +2512,15 @@ cdef class _TensorBase:
         cdef int d = _wrap_dim(_operator.index(dim), nd)
         return tuple(self._select(d, i, VK_UNBIND) for i in range(self._shape[d]))
 
-    def split(self, split_size, dim=0):
-        """Split into chunks of ``split_size`` (int) or of the listed sizes."""
+    def split(self, split_size=None, dim=0, *, split_size_or_sections=None):
+        """Split into chunks of ``split_size`` (int) or of the listed sizes (``ptcore.split``'s
+        keyword, as torch.split's, is ``split_size_or_sections``)."""
+        if split_size_or_sections is not None:
+            if split_size is not None:
+                raise TypeError("split() got split_size and split_size_or_sections")
+            split_size = split_size_or_sections
+        elif split_size is None:
+            raise TypeError("split() missing 1 required positional argument: 'split_size'")
         cdef int nd = self._ndim
         if nd == 0:
             raise RuntimeError("split expects at least a 1-dimensional tensor")

@@ -47,6 +47,19 @@ def _parse_to(args, kwargs):
 _LEGACY_TYPES = {}
 
 
+def _size_kw(sizes, kw, fname):
+    """The size arguments of ``new_zeros``/``new_ones``/``new_empty``/``resize_``: the
+    positional ones, or torch's keyword ``size=``."""
+    if not kw:
+        return sizes
+    if set(kw) != {"size"}:
+        bad = next(k for k in kw if k != "size")
+        raise TypeError(f"{fname}() got an unexpected keyword argument '{bad}'")
+    if sizes:
+        raise TypeError(f"{fname}() got its sizes both positionally and as size=")
+    return (kw["size"],)
+
+
 def _legacy_type_name(t):
     prefix = "ptcore.cuda." if t.is_cuda else "ptcore."
     return f"{prefix}{t.dtype._legacy}Tensor"
@@ -348,18 +361,18 @@ class Tensor(_TensorBase):
                           requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-                  pin_memory=False):
-        return _C.empty(*size, dtype=self.dtype if dtype is None else dtype,
+                  pin_memory=False, **kw):
+        return _C.empty(*_size_kw(size, kw, "new_empty"), dtype=self.dtype if dtype is None else dtype,
                         device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-                  pin_memory=False):
-        return _C.zeros(*size, dtype=self.dtype if dtype is None else dtype,
+                  pin_memory=False, **kw):
+        return _C.zeros(*_size_kw(size, kw, "new_zeros"), dtype=self.dtype if dtype is None else dtype,
                         device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-                 pin_memory=False):
-        return _C.ones(*size, dtype=self.dtype if dtype is None else dtype,
+                 pin_memory=False, **kw):
+        return _C.ones(*_size_kw(size, kw, "new_ones"), dtype=self.dtype if dtype is None else dtype,
                        device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
@@ -373,8 +386,9 @@ class Tensor(_TensorBase):
                                 device=self.device if device is None else device,
                                 requires_grad=requires_grad)
 
-    def resize_(self, *sizes, memory_format=None):
+    def resize_(self, *sizes, memory_format=None, **kw):
         """Resize in place (contiguous); grows the storage when needed."""
+        sizes = _size_kw(sizes, kw, "resize_")
         shape = [int(s) for s in (sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)]
         for s in shape:
             if s < 0:

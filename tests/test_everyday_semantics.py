@@ -230,3 +230,23 @@ def test_numpy_keyword_aliases_as_torch(expr):
             return "TypeError"
         return str(r.dtype).split(".")[-1], tuple(r.shape), r.tolist()
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("expr", [
+    "x.permute(dims=(1, 0))", "L.permute(x, dims=(1, 0))", "x.reshape(shape=(3, 2))",
+    "L.reshape(x, shape=(6,))", "x.view(size=(3, 2))", "x.view(dtype=L.int32)",
+    "x.expand(size=(2, 2, 3))", "x.repeat(repeats=(2, 1))", "x.new_zeros(size=(2,))",
+    "x.new_ones(size=(2, 1))", "x.clone().resize_(size=(3, 2))", "x.split(split_size=1)",
+    "L.split(x, split_size_or_sections=[1, 2], dim=1)", "x.permute(1, 0, dims=(1, 0))",
+])
+def test_shape_keyword_forms_as_torch(expr):
+    # torch's keyword spellings of the size arguments of the core shape methods
+    def run(L):
+        x = L.arange(6.0).reshape(2, 3)
+        try:
+            r = eval(expr)
+        except TypeError:
+            return "TypeError"
+        rs = r if isinstance(r, tuple) else (r,)
+        return [(str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist()) for t in rs]
+    assert run(ptcore) == run(torch)

@@ -1405,8 +1405,13 @@ def _size_args(sizes, fname):
     return [operator.index(s) for s in sizes]
 
 
-def repeat(input, *sizes):
-    """Tile ``input`` ``sizes[i]`` times along each dim (``Tensor.repeat``)."""
+def repeat(input, *sizes, repeats=None):
+    """Tile ``input`` ``sizes[i]`` times along each dim (``Tensor.repeat``; torch's
+    keyword form ``repeats=``)."""
+    if repeats is not None:
+        if sizes:
+            raise TypeError("repeat() got its sizes both positionally and as repeats=")
+        sizes = (repeats,)
     reps = _size_args(sizes, "repeat")
     nd = input.dim()
     if len(reps) < nd:
