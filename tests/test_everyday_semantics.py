@@ -217,7 +217,7 @@ def test_numpy_scalar_operands_as_torch(scalar, dt):
     "x.quantile(0.5, axis=1, keepdims=True)", "L.gather(x, axis=1, index=L.zeros(2, 1, dtype=L.long))",
     "x.index_select(axis=1, index=L.tensor([0, 2]))", "L.diff(x, axis=1)",
     "L.add(x1=x, x2=x)", "L.sum(x=x)", "L.neg(a=x)", "L.linalg.norm(x, axis=0)",
-    "L.cumsum(x, dim=0, axis=0)",
+    "L.cumsum(x, dim=0, axis=0)", "L.renorm(input=x, p=2, dim=0, maxnorm=100.0)",
 ])
 def test_numpy_keyword_aliases_as_torch(expr):
     # torch's native functions and methods take NumPy's axis/keepdims/x/a/x1/x2

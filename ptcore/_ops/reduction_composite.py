@@ -107,28 +107,28 @@ def dist(input, other, p=2):
     return ptcore.linalg.vector_norm(d, p)
 
 
-def renorm(self, p, dim, maxnorm):
+def renorm(input, p, dim, maxnorm):
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``
     (``Tensor.renorm``)."""
     if builtins.float(p) <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if builtins.float(maxnorm) < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if self.dim() <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.dim()} "
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
                            "dimensions")
-    if _is_int_dtype(self.dtype):
+    if _is_int_dtype(input.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_tname(self.dtype)}")
-    d = _wrap_dim(dim, self.dim())
-    dims = [k for k in builtins.range(self.dim()) if k != d]
-    acc = _C.complex128 if self.is_complex() else _C.float64
-    x = self.to(acc) if self.dtype is not acc else self
+                           f"input. Got {_tname(input.dtype)}")
+    d = _wrap_dim(dim, input.dim())
+    dims = [k for k in builtins.range(input.dim()) if k != d]
+    acc = _C.complex128 if input.is_complex() else _C.float64
+    x = input.to(acc) if input.dtype is not acc else input
     norm = ptcore.linalg.vector_norm(x, p, dims, keepdim=True)
     factor = ptcore.where(norm > maxnorm, maxnorm / (norm + 1e-7), ptcore.ones_like(norm))
-    rdt = _C.float64 if self.dtype is _C.complex128 else (
-        _C.float32 if self.dtype is _C.complex64 else self.dtype)
-    return self * factor.to(rdt)
+    rdt = _C.float64 if input.dtype is _C.complex128 else (
+        _C.float32 if input.dtype is _C.complex64 else input.dtype)
+    return input * factor.to(rdt)
 
 
 def renorm_(self, p, dim, maxnorm):
