@@ -278,7 +278,7 @@ cdef extern from "ptc_conv_direct.h":
                                      Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                      const ptc_cdw_geo*) noexcept nogil
     void ptc_cdw_pad(const float* x, Py_ssize_t H, Py_ssize_t W, Py_ssize_t ph, Py_ssize_t pw,
-                     const ptc_cdw_geo* g, float* xp) nogil
+                     const ptc_cdw_geo* g, float* xp, int borders) nogil
     void ptc_cdw_pack_w(const float* W, Py_ssize_t OC, Py_ssize_t K, Py_ssize_t o0,
                         Py_ssize_t nb, float* Wp) nogil
     void ptc_cdw_pack_w_phase(const float* W, Py_ssize_t OC, Py_ssize_t C, Py_ssize_t kh,
@@ -307,6 +307,13 @@ cdef bint _use_wide(const Geo* g) noexcept nogil:
     if g.OC < 2 * VL or g.kh * g.kw == 1 or g.C * g.kh * g.kw * nv * VL > WIDE_MAX_BLOCK:
         return False
     return g.OC * g.OH * g.OW * g.C * g.kh * g.kw >= WIDE_MIN_WORK
+
+
+cdef inline Py_ssize_t _blk_start(Py_ssize_t b, Py_ssize_t nvec, Py_ssize_t nblk) noexcept nogil:
+    """First channel vector of block b when nvec vectors are spread evenly
+    over nblk blocks (the first nvec % nblk blocks one vector more: 256
+    channels in 6 blocks of 3, 3, 3, 3, 2, 2 vectors)."""
+    return b * (nvec // nblk) + (b if b < nvec % nblk else nvec % nblk)
 
 
 cdef void _cdw_geo(ptc_cdw_geo* cd, Py_ssize_t C, Py_ssize_t Hp, Py_ssize_t Wq, Py_ssize_t sw,
@@ -343,9 +350,9 @@ cdef void _wide_sample(const float* xp, const float* wp, const float* bias, floa
     # the vectors of channels spread evenly over the blocks (256 channels:
     # 3, 3, 3, 3, 2, 2 vectors, not five blocks of 3 and one of 1)
     nblk = (nvec + nvmax - 1) // nvmax
-    o0 = 0
     for b in range(nblk):
-        nv = <int>(nvec // nblk + (1 if b < nvec % nblk else 0))
+        o0 = _blk_start(b, nvec, nblk) * VL
+        nv = <int>(_blk_start(b + 1, nvec, nblk) - _blk_start(b, nvec, nblk))
         noc = nv * VL if cd.OC - o0 > nv * VL else cd.OC - o0
         oh0 = r0
         while oh0 < r1:
@@ -358,7 +365,6 @@ cdef void _wide_sample(const float* xp, const float* wp, const float* bias, floa
                    noc, oh0, ow0, cd)
                 ow0 += cols
             oh0 += rows
-        o0 += noc
 
 
 cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, Py_ssize_t N,
@@ -407,15 +413,15 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
     # blocks _wide_sample walks
     nvec = (g.OC + VL - 1) // VL
     nblk = (nvec + nvmax - 1) // nvmax
-    o0 = 0
-    for b in range(nblk):
-        nb = (nvec // nblk + (1 if b < nvec % nblk else 0)) * VL
-        ptc_cdw_pack_w(w, g.OC, K, o0, nb, wp + o0 * K)
-        o0 += nb
+    for b in prange(nblk, num_threads=nthr if nthr < nblk else <int>nblk, schedule='static'):
+        o0 = _blk_start(b, nvec, nblk) * VL
+        ptc_cdw_pack_w(w, g.OC, K, o0, _blk_start(b + 1, nvec, nblk) * VL - o0, wp + o0 * K)
+    # the planes' zeros once; each sample writes only its pixels
+    memset(xp, 0, (nthr if N >= nthr else 1) * plane * sizeof(float))
     if nthr > 1 and N >= nthr:
         for n in prange(N, num_threads=nthr, schedule='static'):
             t = threadid()
-            ptc_cdw_pad(x + n * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp + t * plane)
+            ptc_cdw_pad(x + n * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp + t * plane, 0)
             _wide_sample(xp + t * plane, wp, bias, y + n * g.OC * L, &cd, K, nvmax, VL, tr,
                          tw, 0, g.OH)
     else:
@@ -423,7 +429,7 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
         per = (g.OH + nthr - 1) // nthr
         per = (per + tr - 1) // tr * tr
         for n in range(N):
-            ptc_cdw_pad(x + n * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp)
+            ptc_cdw_pad(x + n * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp, 0)
             for r in prange(0, g.OH, per, num_threads=nthr, schedule='static'):
                 _wide_sample(xp, wp, bias, y + n * g.OC * L, &cd, K, nvmax, VL, tr, tw, r,
                              r + per if r + per < g.OH else g.OH)
@@ -436,11 +442,11 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
 cdef extern from "ptc_conv_direct_bww.h":
     ctypedef void (*ptc_cdw_bww_fn)(const float*, Py_ssize_t, const float*, Py_ssize_t,
                                     Py_ssize_t, Py_ssize_t, const Py_ssize_t*, Py_ssize_t,
-                                    const Py_ssize_t*, float*, Py_ssize_t) noexcept nogil
+                                    const Py_ssize_t*, float*, Py_ssize_t, int) noexcept nogil
     void ptc_cdw_transpose_gy(const float* gy, Py_ssize_t OC, Py_ssize_t L, Py_ssize_t ldg,
                               float* gT) nogil
-    void ptc_cdw_store_gw(const float* acc, Py_ssize_t K, Py_ssize_t lda, Py_ssize_t OC,
-                          float* gw) nogil
+    void ptc_cdw_store_gw(const float* acc, Py_ssize_t K, Py_ssize_t lda, Py_ssize_t o0,
+                          Py_ssize_t o1, float* gw) nogil
     ptc_cdw_bww_fn ptc_cdw_bww_kernel(int nv, int tw) nogil
 
 cdef enum:
@@ -515,7 +521,7 @@ cdef int _wide_bww(const float* x, const float* gy, float* gw, Py_ssize_t N, con
     pos = koff + K
     bo0 = pos + L
     bnv = <int*>(bo0 + nblk)    # nblk ints in nblk Py_ssize_t slots
-    memset(acc, 0, K * OCp * sizeof(float))
+    memset(xp, 0, S * plane * sizeof(float))     # the planes' zeros, kept by every chunk
     for c in range(g.C):
         for a in range(g.kh):
             for e in range(g.kw):
@@ -526,26 +532,27 @@ cdef int _wide_bww(const float* x, const float* gy, float* gw, Py_ssize_t N, con
         for ow in range(g.OW):
             pos[oh * g.OW + ow] = oh * g.sh * R + ow
     # channel blocks: the vectors spread evenly (as the forward's)
-    o0 = 0
     for b in range(nblk):
-        bnv[b] = <int>(nvec // nblk + (1 if b < nvec % nblk else 0))
-        bo0[b] = o0
-        o0 += bnv[b] * VL
+        bo0[b] = _blk_start(b, nvec, nblk) * VL
+        bnv[b] = <int>(_blk_start(b + 1, nvec, nblk) - _blk_start(b, nvec, nblk))
     n0 = 0
     while n0 < N:
         m = S if N - n0 > S else N - n0
         for j in prange(m, num_threads=nthr if nthr < m else <int>m, schedule='static'):
-            ptc_cdw_pad(x + (n0 + j) * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp + j * plane)
+            ptc_cdw_pad(x + (n0 + j) * g.C * P, g.H, g.W, g.ph, g.pw, &cd, xp + j * plane, 0)
             ptc_cdw_transpose_gy(gy + (n0 + j) * g.OC * L, g.OC, L, OCp, gT + j * L * OCp)
-        for tile in prange(ntile, num_threads=nthr, schedule='static'):
+        # round robin: every thread gets tiles of every channel block
+        for tile in prange(ntile, num_threads=nthr, schedule='static', chunksize=1):
             b = tile // ntg
             t0 = (tile % ntg) * TWm
             tw = <int>(K - t0 if K - t0 < TWm else TWm)
             fn = ptc_cdw_bww_kernel(bnv[b], tw)
             fn(xp, plane, gT + bo0[b], L * OCp, OCp, m, pos, L, koff + t0,
-               acc + t0 * OCp + bo0[b], OCp)
+               acc + t0 * OCp + bo0[b], OCp, n0 == 0)
         n0 += m
-    ptc_cdw_store_gw(acc, K, OCp, g.OC, gw)
+    # gw (OC, K) from the (K, OCp) accumulators, rows of 4 channels per step
+    for j in prange((g.OC + 3) // 4, num_threads=nthr, schedule='static'):
+        ptc_cdw_store_gw(acc, K, OCp, 4 * j, 4 * j + 4 if 4 * j + 4 < g.OC else g.OC, gw)
     free(koff)
     free(acc)
     return 0
@@ -597,7 +604,7 @@ cdef int _wide_bwd_x(const float* gy, const float* w, const float* bias, float* 
     cdef Py_ssize_t VL = ptc_conv_direct_lanes()
     cdef Py_ssize_t L = g.OH * g.OW, P = g.H * g.W
     cdef Py_ssize_t r, q, Jh, Jw, i0, i1, l0, l1, Hi, Wi, PT = 0, PL = 0, Hp, Wp, plane
-    cdef Py_ssize_t wtot = 0, nvec, nblk, b, c0, nb, n, a, e, c, u, v, K
+    cdef Py_ssize_t wtot = 0, nvec, nblk, b, c0, nb, n, a, e, c, u, v, K, i
     cdef Py_ssize_t* koff
     cdef float* wp
     cdef float* xp
@@ -676,20 +683,21 @@ cdef int _wide_bwd_x(const float* gy, const float* w, const float* bias, float* 
         free(koff)
         return -1
     xp = wp + wtot
-    for f in range(nph):
+    memset(xp, 0, nthr * plane * sizeof(float))  # the planes' zeros, kept by every sample
+    for i in prange(nph * nblk, num_threads=nthr, schedule='static'):
+        f = <int>(i // nblk)
+        b = i % nblk
         K = g.OC * cds[f].kh * cds[f].kw
-        c0 = 0
-        for b in range(nblk):
-            nb = (nvec // nblk + (1 if b < nvec % nblk else 0)) * VL
-            if K > 0:
-                ptc_cdw_pack_w_phase(w, g.OC, g.C, g.kh, g.kw, rs[f], qs[f], g.sh, g.sw,
-                                     cds[f].kh, cds[f].kw, c0, nb, wp + wof[f] + c0 * K)
-            c0 += nb
+        c0 = _blk_start(b, nvec, nblk) * VL
+        if K > 0:
+            ptc_cdw_pack_w_phase(w, g.OC, g.C, g.kh, g.kw, rs[f], qs[f], g.sh, g.sw, cds[f].kh,
+                                 cds[f].kw, c0, _blk_start(b + 1, nvec, nblk) * VL - c0,
+                                 wp + wof[f] + c0 * K)
     for n in prange(N, num_threads=nthr, schedule='static'):
         t = threadid()
         mine = xp + t * plane
         yn = gx + n * g.C * P
-        ptc_cdw_pad(gy + n * g.OC * L, g.OH, g.OW, PT, PL, &pad_geo, mine)
+        ptc_cdw_pad(gy + n * g.OC * L, g.OH, g.OW, PT, PL, &pad_geo, mine, 0)
         for f in range(nph):
             K = g.OC * cds[f].kh * cds[f].kw
             if K > 0:

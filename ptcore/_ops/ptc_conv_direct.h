@@ -65,7 +65,8 @@ typedef struct {
 } ptc_cdw_geo;
 
 /* xp (C, Hp, sw, Wq): the padded plane of x (C, H, W) at (ph, pw), rows split
-   into sw phases; zeros elsewhere */
+   into sw phases; zeros elsewhere (written only when ``borders``: a plane
+   that held another sample of this geometry has them already) */
 /* ev[m] = x[2m] (m < ceil(W/2)), od[m] = x[2m+1] (m < W/2) */
 static void ptc_cdw_deinterleave2(const float* x, ptrdiff_t W, float* ev, float* od) {
     ptrdiff_t m = 0;
@@ -83,7 +84,7 @@ static void ptc_cdw_deinterleave2(const float* x, ptrdiff_t W, float* ev, float*
 }
 
 static void ptc_cdw_pad(const float* x, ptrdiff_t H, ptrdiff_t W, ptrdiff_t ph, ptrdiff_t pw,
-                        const ptc_cdw_geo* g, float* xp) {
+                        const ptc_cdw_geo* g, float* xp, int borders) {
     ptrdiff_t c, h, p, i, R = g->sw * g->Wq;
     /* phase p holds the padded columns p, p + sw, ...: d[i] = src[i*sw + p]
        for i in [i0[p], i0[p] + n[p]), the columns in [pw, pw + W) */
@@ -94,16 +95,14 @@ static void ptc_cdw_pad(const float* x, ptrdiff_t H, ptrdiff_t W, ptrdiff_t ph, 
         i0[p] = q / g->sw;
         n[p] = q < pw + W ? (pw + W - q + g->sw - 1) / g->sw : 0;
     }
+    /* the zeros around the image: written when asked (a plane's first
+       sample), kept by the later samples of the same geometry, which write
+       only the image pixels */
+    if (borders) memset(xp, 0, (size_t)(g->C * g->Hp * R) * sizeof(float));
     for (c = 0; c < g->C; c++) {
-        /* zero rows above and below the image; each image row is zeroed just
-           before it is filled (the plane is written once, while in L1) */
-        memset(xp + c * g->Hp * R, 0, (size_t)(ph * R) * sizeof(float));
-        if (g->Hp > H + ph)
-            memset(xp + (c * g->Hp + H + ph) * R, 0, (size_t)((g->Hp - H - ph) * R) * sizeof(float));
         for (h = 0; h < H; h++) {
             const float* src = x + (c * H + h) * W - pw;   /* src[q]: padded column q */
             float* dst = xp + (c * g->Hp + h + ph) * R;
-            memset(dst, 0, (size_t)R * sizeof(float));
             if (g->sw == 1) {
                 memcpy(dst + pw, src + pw, (size_t)W * sizeof(float));
             } else if (g->sw == 2) {

@@ -32,39 +32,61 @@ static void ptc_cdw_transpose_gy(const float* gy, ptrdiff_t OC, ptrdiff_t L, ptr
     }
 }
 
-/* gw (OC, K) = acc (K, lda)^T */
-static void ptc_cdw_store_gw(const float* acc, ptrdiff_t K, ptrdiff_t lda, ptrdiff_t OC,
-                             float* gw) {
+/* rows o0.. o1-1 of gw (OC, K) = acc (K, lda)^T */
+static void ptc_cdw_store_gw(const float* acc, ptrdiff_t K, ptrdiff_t lda, ptrdiff_t o0,
+                             ptrdiff_t o1, float* gw) {
     ptrdiff_t o, k, k0, ke;
     for (k0 = 0; k0 < K; k0 += 64) {
         ke = k0 + 64 < K ? k0 + 64 : K;
-        for (o = 0; o < OC; o++)
+        o = o0;
+#if defined(__SSE2__)
+        for (; o + 4 <= o1; o += 4) {     /* 4x4 blocks */
+            for (k = k0; k + 4 <= ke; k += 4) {
+                __m128 r0 = _mm_loadu_ps(acc + k * lda + o);
+                __m128 r1 = _mm_loadu_ps(acc + (k + 1) * lda + o);
+                __m128 r2 = _mm_loadu_ps(acc + (k + 2) * lda + o);
+                __m128 r3 = _mm_loadu_ps(acc + (k + 3) * lda + o);
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                _mm_storeu_ps(gw + o * K + k, r0);
+                _mm_storeu_ps(gw + (o + 1) * K + k, r1);
+                _mm_storeu_ps(gw + (o + 2) * K + k, r2);
+                _mm_storeu_ps(gw + (o + 3) * K + k, r3);
+            }
+            for (; k < ke; k++) {
+                gw[o * K + k] = acc[k * lda + o];
+                gw[(o + 1) * K + k] = acc[k * lda + o + 1];
+                gw[(o + 2) * K + k] = acc[k * lda + o + 2];
+                gw[(o + 3) * K + k] = acc[k * lda + o + 3];
+            }
+        }
+#endif
+        for (; o < o1; o++)
             for (k = k0; k < ke; k++) gw[o * K + k] = acc[k * lda + o];
     }
 }
 
-/* acc (TW taps, NV vectors at lda) += over ns samples (planes xp + s*xs,
-   transposed gradients gT + s*gs) and their L positions (pos[p]: the
-   position's first pixel in the plane) */
+/* acc (TW taps, NV vectors at lda) += (= when ``first``) the sum over ns
+   samples (planes xp + s*xs, transposed gradients gT + s*gs) and their L
+   positions (pos[p]: the position's first pixel in the plane) */
 typedef void (*ptc_cdw_bww_fn)(const float*, ptrdiff_t, const float*, ptrdiff_t, ptrdiff_t,
                                ptrdiff_t, const ptrdiff_t*, ptrdiff_t, const ptrdiff_t*, float*,
-                               ptrdiff_t);
+                               ptrdiff_t, int);
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 
-#define PTC_CDW_BWW(NAME, TARGET, VT, VL, NV, TW, LOADU, STOREU, SET1, FMADD)              \
+#define PTC_CDW_BWW(NAME, TARGET, VT, VL, NV, TW, SETZERO, LOADU, STOREU, SET1, FMADD)     \
 __attribute__((target(TARGET))) static void                                             \
 NAME(const float* xp, ptrdiff_t xs, const float* gT, ptrdiff_t gs, ptrdiff_t ldg,         \
      ptrdiff_t ns, const ptrdiff_t* pos, ptrdiff_t L, const ptrdiff_t* kof, float* acc,   \
-     ptrdiff_t lda) {                                                                    \
+     ptrdiff_t lda, int first) {                                                         \
     ptrdiff_t k[TW], s, p;                                                               \
     int t, v;                                                                            \
     VT a[NV][TW];                                                                        \
     _Pragma("GCC unroll 16") for (t = 0; t < TW; t++) k[t] = kof[t];                     \
     _Pragma("GCC unroll 16") for (t = 0; t < TW; t++)                                    \
         _Pragma("GCC unroll 16") for (v = 0; v < NV; v++)                                \
-            a[v][t] = LOADU(acc + t * lda + v * VL);                                     \
+            a[v][t] = first ? SETZERO() : LOADU(acc + t * lda + v * VL);                 \
     for (s = 0; s < ns; s++) {                                                           \
         const float* xb = xp + s * xs;                                                   \
         const float* gq = gT + s * gs;                                                   \
@@ -85,11 +107,11 @@ NAME(const float* xp, ptrdiff_t xs, const float* gT, ptrdiff_t gs, ptrdiff_t ldg
 }
 
 #define PTC_CDW_BWW_512(NAME, NV, TW)                                                    \
-    PTC_CDW_BWW(NAME, "avx512f,avx512vl", __m512, 16, NV, TW, _mm512_loadu_ps,           \
-                _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps)
+    PTC_CDW_BWW(NAME, "avx512f,avx512vl", __m512, 16, NV, TW, _mm512_setzero_ps,         \
+                _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps)
 #define PTC_CDW_BWW_256(NAME, NV, TW)                                                    \
-    PTC_CDW_BWW(NAME, "avx2,fma", __m256, 8, NV, TW, _mm256_loadu_ps, _mm256_storeu_ps,  \
-                _mm256_set1_ps, _mm256_fmadd_ps)
+    PTC_CDW_BWW(NAME, "avx2,fma", __m256, 8, NV, TW, _mm256_setzero_ps, _mm256_loadu_ps, \
+                _mm256_storeu_ps, _mm256_set1_ps, _mm256_fmadd_ps)
 
 /* AVX-512: up to 3 vectors x 8 taps; AVX2: up to 2 vectors x 6 taps */
 #define PTC_CDW_BWW_512_NV(NV)                                                           \
