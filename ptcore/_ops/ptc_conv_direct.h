@@ -124,6 +124,35 @@ static void ptc_cdw_pad(const float* x, ptrdiff_t H, ptrdiff_t W, ptrdiff_t ph, 
     }
 }
 
+/* dst[c*ldd + r] = src[r*lds + c] for rows r0 <= r < r1, columns c0 <= c < c1
+   of src: 4x4 blocks (four 16-byte reads, four 16-byte writes), scalar edges */
+static void ptc_transpose_block(const float* src, ptrdiff_t lds, ptrdiff_t r0, ptrdiff_t r1,
+                                ptrdiff_t c0, ptrdiff_t c1, float* dst, ptrdiff_t ldd) {
+    ptrdiff_t r = r0, c;
+#if defined(__SSE2__)
+    for (; r + 4 <= r1; r += 4) {
+        const float* s = src + r * lds;
+        for (c = c0; c + 4 <= c1; c += 4) {
+            __m128 x0 = _mm_loadu_ps(s + c), x1 = _mm_loadu_ps(s + lds + c);
+            __m128 x2 = _mm_loadu_ps(s + 2 * lds + c), x3 = _mm_loadu_ps(s + 3 * lds + c);
+            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+            _mm_storeu_ps(dst + c * ldd + r, x0);
+            _mm_storeu_ps(dst + (c + 1) * ldd + r, x1);
+            _mm_storeu_ps(dst + (c + 2) * ldd + r, x2);
+            _mm_storeu_ps(dst + (c + 3) * ldd + r, x3);
+        }
+        for (; c < c1; c++) {
+            dst[c * ldd + r] = s[c];
+            dst[c * ldd + r + 1] = s[lds + c];
+            dst[c * ldd + r + 2] = s[2 * lds + c];
+            dst[c * ldd + r + 3] = s[3 * lds + c];
+        }
+    }
+#endif
+    for (; r < r1; r++)
+        for (c = c0; c < c1; c++) dst[c * ldd + r] = src[r * lds + c];
+}
+
 /* the weights of channels [o0, o0 + nb) as (C*kh*kw, nb), zero columns
    past OC */
 static void ptc_cdw_pack_w(const float* W, ptrdiff_t OC, ptrdiff_t K, ptrdiff_t o0,
@@ -131,35 +160,9 @@ static void ptc_cdw_pack_w(const float* W, ptrdiff_t OC, ptrdiff_t K, ptrdiff_t 
     ptrdiff_t p0, p, o, pe, nr = OC - o0 < nb ? OC - o0 : nb;   /* nr real channels */
     for (p0 = 0; p0 < K; p0 += 64) {       /* 64 rows of Wp (64*nb floats) stay in L1 */
         pe = p0 + 64 < K ? p0 + 64 : K;
-        o = 0;
-#if defined(__SSE2__)
-        /* 4x4 blocks: four 16-byte reads of W, four 16-byte writes of Wp */
-        for (; o + 4 <= nr; o += 4) {
-            const float* src = W + (o0 + o) * K;
-            for (p = p0; p + 4 <= pe; p += 4) {
-                __m128 r0 = _mm_loadu_ps(src + p), r1 = _mm_loadu_ps(src + K + p);
-                __m128 r2 = _mm_loadu_ps(src + 2 * K + p), r3 = _mm_loadu_ps(src + 3 * K + p);
-                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                _mm_storeu_ps(Wp + p * nb + o, r0);
-                _mm_storeu_ps(Wp + (p + 1) * nb + o, r1);
-                _mm_storeu_ps(Wp + (p + 2) * nb + o, r2);
-                _mm_storeu_ps(Wp + (p + 3) * nb + o, r3);
-            }
-            for (; p < pe; p++) {
-                Wp[p * nb + o] = src[p];
-                Wp[p * nb + o + 1] = src[K + p];
-                Wp[p * nb + o + 2] = src[2 * K + p];
-                Wp[p * nb + o + 3] = src[3 * K + p];
-            }
-        }
-#endif
-        for (; o < nb; o++) {
-            const float* src = W + (o0 + o) * K;
-            if (o < nr)
-                for (p = p0; p < pe; p++) Wp[p * nb + o] = src[p];
-            else
-                for (p = p0; p < pe; p++) Wp[p * nb + o] = 0.0f;
-        }
+        ptc_transpose_block(W + o0 * K, K, 0, nr, p0, pe, Wp, nb);
+        for (o = nr; o < nb; o++)
+            for (p = p0; p < pe; p++) Wp[p * nb + o] = 0.0f;
     }
 }
 

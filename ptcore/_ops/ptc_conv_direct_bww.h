@@ -21,48 +21,20 @@
 /* gT (L, ldg) = gy (OC, L)^T, zero columns OC.. ldg-1 */
 static void ptc_cdw_transpose_gy(const float* gy, ptrdiff_t OC, ptrdiff_t L, ptrdiff_t ldg,
                                  float* gT) {
-    ptrdiff_t o, p, p0, pe;
+    ptrdiff_t p, p0, pe;
     for (p0 = 0; p0 < L; p0 += 64) {
         pe = p0 + 64 < L ? p0 + 64 : L;
         for (p = p0; p < pe; p++) memset(gT + p * ldg + OC, 0, (size_t)(ldg - OC) * sizeof(float));
-        for (o = 0; o < OC; o++) {
-            const float* src = gy + o * L;
-            for (p = p0; p < pe; p++) gT[p * ldg + o] = src[p];
-        }
+        ptc_transpose_block(gy, L, 0, OC, p0, pe, gT, ldg);
     }
 }
 
 /* rows o0.. o1-1 of gw (OC, K) = acc (K, lda)^T */
 static void ptc_cdw_store_gw(const float* acc, ptrdiff_t K, ptrdiff_t lda, ptrdiff_t o0,
                              ptrdiff_t o1, float* gw) {
-    ptrdiff_t o, k, k0, ke;
-    for (k0 = 0; k0 < K; k0 += 64) {
-        ke = k0 + 64 < K ? k0 + 64 : K;
-        o = o0;
-#if defined(__SSE2__)
-        for (; o + 4 <= o1; o += 4) {     /* 4x4 blocks */
-            for (k = k0; k + 4 <= ke; k += 4) {
-                __m128 r0 = _mm_loadu_ps(acc + k * lda + o);
-                __m128 r1 = _mm_loadu_ps(acc + (k + 1) * lda + o);
-                __m128 r2 = _mm_loadu_ps(acc + (k + 2) * lda + o);
-                __m128 r3 = _mm_loadu_ps(acc + (k + 3) * lda + o);
-                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                _mm_storeu_ps(gw + o * K + k, r0);
-                _mm_storeu_ps(gw + (o + 1) * K + k, r1);
-                _mm_storeu_ps(gw + (o + 2) * K + k, r2);
-                _mm_storeu_ps(gw + (o + 3) * K + k, r3);
-            }
-            for (; k < ke; k++) {
-                gw[o * K + k] = acc[k * lda + o];
-                gw[(o + 1) * K + k] = acc[k * lda + o + 1];
-                gw[(o + 2) * K + k] = acc[k * lda + o + 2];
-                gw[(o + 3) * K + k] = acc[k * lda + o + 3];
-            }
-        }
-#endif
-        for (; o < o1; o++)
-            for (k = k0; k < ke; k++) gw[o * K + k] = acc[k * lda + o];
-    }
+    ptrdiff_t k0;
+    for (k0 = 0; k0 < K; k0 += 64)
+        ptc_transpose_block(acc, lda, k0, k0 + 64 < K ? k0 + 64 : K, o0, o1, gw, K);
 }
 
 /* acc (TW taps, NV vectors at lda) += (= when ``first``) the sum over ns
