@@ -459,7 +459,7 @@ cdef enum:
     # 64->128 4x4
     BWW_CHUNK_GT = 262144
     BWW_CHUNK_PLANES = 786432
-    BWW_MIN_TAPS = 256          # C*kh*kw from which the tiles pay
+    BWW_MIN_TAPS = 32           # C*kh*kw from which the tiles pay
 
 
 cdef bint _use_wide_bww(const Geo* g) noexcept nogil:
@@ -469,9 +469,9 @@ cdef bint _use_wide_bww(const Geo* g) noexcept nogil:
     if (not _knobs[KNOB_DIRECT] or ptc_cdw_max_nv() == 0 or g.G != 1 or g.D != 1
             or g.kd != 1 or g.OD != 1 or g.pd != 0 or g.OH * g.OW == 0 or g.kh * g.kw == 1):
         return False
-    # few taps per window (3->64 4x4: 48) leave the gradient's transposition
-    # (OC*L per sample) a third of the work: the column-matrix path measured
-    # faster there
+    # under 32 taps per window the gradient's transposition (OC*L per
+    # sample) is a large part of the work (measured faster from 36: 3->64
+    # 4x4 2.05 -> 1.78 ms, 4->64 3x3 3.8 -> 3.3)
     if g.OC < 2 * VL or g.C * g.kh * g.kw < BWW_MIN_TAPS:
         return False
     return g.OC * g.OH * g.OW * g.C * g.kh * g.kw >= WIDE_MIN_WORK
@@ -505,11 +505,12 @@ cdef int _wide_bww(const float* x, const float* gy, float* gw, Py_ssize_t N, con
     S = BWW_CHUNK_GT // (L * OCp * <Py_ssize_t>sizeof(float))
     if S > BWW_CHUNK_PLANES // (plane * <Py_ssize_t>sizeof(float)):
         S = BWW_CHUNK_PLANES // (plane * <Py_ssize_t>sizeof(float))
-    S = 1 if S < 1 else (N if S > N else S)
+    nthr = nth if nth > 1 and N * L * g.OC * K >= DIRECT_PAR_WORK else 1
+    S = nthr if S < nthr else S     # every thread prepares a sample of each chunk
+    S = N if S > N else S
     nblk = (nvec + nvmax - 1) // nvmax
     ntg = (K + TWm - 1) // TWm
     ntile = nblk * ntg
-    nthr = nth if nth > 1 and N * L * g.OC * K >= DIRECT_PAR_WORK else 1
     acc = <float*>malloc((K * OCp + S * (plane + L * OCp) + 1) * sizeof(float))
     koff = <Py_ssize_t*>malloc((K + L + 2 * nblk + 1) * sizeof(Py_ssize_t))
     if acc == NULL or koff == NULL:
