@@ -209,6 +209,18 @@ def test_numpy_scalar_operands_as_torch(scalar, dt):
     assert run(ptcore) == run(torch)
 
 
+def _eval_in(L, expr, make_x):
+    """``expr`` evaluated with ``L`` (ptcore or torch) and ``x = make_x(L)``:
+    each result tensor as (dtype name, shape, values), or "TypeError"."""
+    x = make_x(L)  # noqa: F841 - read by eval
+    try:
+        r = eval(expr)
+    except TypeError:
+        return "TypeError"
+    rs = r if isinstance(r, tuple) else (r,)
+    return [(str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist()) for t in rs]
+
+
 @pytest.mark.parametrize("expr", [
     "x.cumsum(axis=1)", "L.cumsum(x, axis=0)", "x.mean(axis=0, keepdims=True)",
     "L.softmax(x, axis=1)", "x.log_softmax(axis=0)", "L.cat([x, x], axis=1)",
@@ -222,14 +234,8 @@ def test_numpy_scalar_operands_as_torch(scalar, dt):
 def test_numpy_keyword_aliases_as_torch(expr):
     # torch's native functions and methods take NumPy's axis/keepdims/x/a/x1/x2
     # spellings of dim/keepdim/input/other (both spellings at once is a TypeError)
-    def run(L):
-        x = L.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
-        try:
-            r = eval(expr)
-        except TypeError:
-            return "TypeError"
-        return str(r.dtype).split(".")[-1], tuple(r.shape), r.tolist()
-    assert run(ptcore) == run(torch)
+    assert (_eval_in(ptcore, expr, lambda L: L.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]]))
+            == _eval_in(torch, expr, lambda L: L.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])))
 
 
 @pytest.mark.parametrize("expr", [
@@ -241,12 +247,5 @@ def test_numpy_keyword_aliases_as_torch(expr):
 ])
 def test_shape_keyword_forms_as_torch(expr):
     # torch's keyword spellings of the size arguments of the core shape methods
-    def run(L):
-        x = L.arange(6.0).reshape(2, 3)
-        try:
-            r = eval(expr)
-        except TypeError:
-            return "TypeError"
-        rs = r if isinstance(r, tuple) else (r,)
-        return [(str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist()) for t in rs]
-    assert run(ptcore) == run(torch)
+    assert (_eval_in(ptcore, expr, lambda L: L.arange(6.0).reshape(2, 3))
+            == _eval_in(torch, expr, lambda L: L.arange(6.0).reshape(2, 3)))
