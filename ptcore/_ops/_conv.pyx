@@ -1585,7 +1585,9 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
     if _is_whole(g):
         return _whole(MODE_BWD_W, x, gy, NULL, gw, N, g)
     if flt is float:
-        if _use_wide_bww(g) and _wide_bww(x, gy, gw, N, g, nth) == 0:
+        # (an empty batch keeps the zeros above: the tiles' first chunk is what
+        # initialises their accumulators)
+        if N > 0 and _use_wide_bww(g) and _wide_bww(x, gy, gw, N, g, nth) == 0:
             return 0
     if _use_shift(g, Cg, OCg):
         return _shift(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)

@@ -278,3 +278,12 @@ def test_weight_gradient_thread_count_independent():
     x, w, gy = _bww_inputs(case)
     one, two = _at_one_and_two_threads(_weight_grad, x, w, gy, *case[2:])
     assert np.array_equal(one, two)
+
+
+def test_weight_gradient_of_an_empty_batch_is_zero():
+    """No sample: gW is zeros (the tiles never run), as torch gives."""
+    w = ptcore.randn(64, 64, 4, 4, requires_grad=True)
+    y = F.conv2d(ptcore.randn(0, 64, 16, 16), w, stride=2, padding=1)
+    assert tuple(y.shape) == (0, 64, 8, 8)
+    (gw,) = ptcore.autograd.grad(y, w, ptcore.zeros(0, 64, 8, 8))
+    assert np.array_equal(gw.numpy(), np.zeros((64, 64, 4, 4), np.float32))
