@@ -27,6 +27,7 @@ def test_empty_geometry(shape):
         assert t.device == ptcore.device("cuda", 0)
 
 
+@pytest.mark.skipif("ptcore.cuda.device_count() < 2")
 def test_empty_takes_any_integer_sequence():
     dev = ptcore.device("cuda", 1)
     t = _tensors.empty((2, ptcore.tensor(3)), ptcore.float32, dev)
@@ -35,6 +36,7 @@ def test_empty_takes_any_integer_sequence():
     assert t.stride() == (5, 1) and t.device == dev
 
 
+@pytest.mark.skipif("ptcore.cuda.device_count() < 2")
 def test_empty_on_the_current_device_and_its_stream():
     with cuda.device(1):
         t = ptcore.empty(3, device="cuda")
@@ -55,10 +57,12 @@ def test_empty_on_the_current_device_and_its_stream():
     ([1 << 70], r"Storage size calculation overflowed with sizes=\[1180591620717411303424\]"),
 ])
 def test_empty_rejects_bad_shapes_before_allocating(shape, match):
-    before = cuda.memory_stats(0)["allocation.all.allocated"]
+    # memory_stats is {} before the device's first use (as torch's), so
+    # an uninitialised device counts as 0 allocations
+    before = cuda.memory_stats(0).get("allocation.all.allocated", 0)
     with pytest.raises(RuntimeError, match=match):
         _tensors.empty(shape, ptcore.float32, ptcore.device("cuda", 0))
-    assert cuda.memory_stats(0)["allocation.all.allocated"] == before
+    assert cuda.memory_stats(0).get("allocation.all.allocated", 0) == before
 
 
 def test_public_empty_rejects_bad_shapes():
