@@ -694,6 +694,20 @@ def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0
     return _D.run_binary(_B[op], a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
+def _threshold_backward(grad, self, threshold):
+    """``aten.threshold_backward``: ``grad`` where ``self > threshold``, else 0
+    (the gradient of ReLU and threshold: a NaN or inf gradient at an input
+    that was clamped gives 0, as in torch); one kernel for floating
+    operands of one dtype and device, else ``where``.  Not differentiable
+    itself (the formulas use ``where`` when recording)."""
+    dt = self.dtype
+    if isinstance(grad, _TensorBase) and grad.dtype is dt and dt.is_floating_point \
+            and grad.device == self.device:
+        return _binary("threshold_fill", self, grad, None, dt, dt, "threshold_backward",
+                       d0=float(threshold), d1=0.0)
+    return where(self > threshold, grad, 0)  # noqa: F821
+
+
 # which operands of a binary function may be Python numbers (PyTorch's
 # signatures): "both" (Tensor/Scalar overloads either way), "second"
 # (``op(Tensor, Scalar)`` only), "none" (``op(Tensor, Tensor)`` only)

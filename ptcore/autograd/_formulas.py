@@ -46,6 +46,17 @@ def _c(t):
     return t.conjugate() if isinstance(t, complex) else t
 
 
+def _relu_grad(g, y):
+    """ReLU's input gradient from its output ``y``: torch's
+    ``threshold_backward(g, y, 0)`` (0 where y <= 0, even for a NaN or inf
+    ``g``); ``where`` when the gradient itself is recorded (create_graph)."""
+    from ptcore._ops.pointwise import _threshold_backward
+    from ptcore.autograd.grad_mode import _state
+    if _state.enabled and (g.requires_grad or y.requires_grad):
+        return P.where(y > 0, g, 0)
+    return _threshold_backward(g, y, 0)
+
+
 # ---------------------------------------------------------------------------
 # elementwise unary: d(out)/d(x) from x and/or out
 # ---------------------------------------------------------------------------
@@ -117,7 +128,7 @@ def _square(out, x, **k):
         node._sv = (sx, 2)
 
 
-unary("relu", lambda g, x, y: g * (y > 0), ("y",))
+unary("relu", lambda g, x, y: _relu_grad(g, y), ("y",))
 unary("abs", lambda g, x, y: g * x.sgn())
 unary("absolute", lambda g, x, y: g * x.sgn())
 unary("deg2rad", lambda g, x, y: g * (math.pi / 180), ())
