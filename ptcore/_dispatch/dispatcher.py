@@ -228,13 +228,22 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
         if dflag[0]:
             # the device layer alone is on: only calls with an argument off
             # the CPU go down the stack (the loop is :func:`off_cpu` inlined)
+            off = False
             for a in args:
                 if isinstance(a, TB):
                     if not a.is_cpu:
-                        return slow(entry, opdef, args, kwargs)
+                        off = True
+                        break
                 elif (type(a) is tuple or type(a) is list) and devs(a):
-                    return slow(entry, opdef, args, kwargs)
-            if kwargs and devs(kwargs.values()):
+                    off = True
+                    break
+            if off or kwargs and devs(kwargs.values()):
+                # the op's device fast path first, when it has one and takes the call
+                fd = opdef.device_fast
+                if fd is not None:
+                    r = fd(args, kwargs)
+                    if r is not None:
+                        return r
                 return slow(entry, opdef, args, kwargs)
         try:
             return body(*args, **kwargs)

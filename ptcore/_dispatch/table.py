@@ -27,7 +27,7 @@ class OpDef:
 
     __slots__ = ("name", "raw", "body", "family", "tags", "autocast", "aliases", "kind", "namespace",
                  "_hooked_body", "_body_factory", "kernels", "device_bodies", "variants",
-                 "__weakref__")
+                 "device_fast", "__weakref__")
 
     def __init__(self, name, raw, family="", kind="function", tags=(), namespace=None):
         self.name = name
@@ -43,6 +43,11 @@ class OpDef:
         self._body_factory = None
         self.kernels = {}
         self.device_bodies = {}
+        # (args, kwargs) -> result, or None for the device layer: a call with
+        # an argument off the CPU tries it first while no other layer is on
+        # (autograd sets it for the elementwise ops with a C fast path on
+        # devices, see ptcore.autograd._record.device_fast_binary)
+        self.device_fast = None
         self.variants = variants_of(self.namespace, name)
 
     def __repr__(self):

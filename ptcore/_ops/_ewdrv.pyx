@@ -15,6 +15,7 @@ from libc.stdint cimport int64_t, uint64_t, uintptr_t
 from libc.math cimport isfinite, fabs
 from libc.float cimport FLT_MAX
 from cpython.ref cimport Py_INCREF, Py_REFCNT
+from cpython.pycapsule cimport PyCapsule_GetPointer
 
 from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
                                  PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
@@ -707,6 +708,61 @@ cdef inline bint _plain(_TensorBase t, bint any_grad) noexcept:
     return t._storage.device._type_code == 0 and (any_grad or not t._requires_grad)
 
 
+# The same fast paths for tensors on another device type: a device runtime
+# (ptcore.cuda) registers C functions for its type code that do what its
+# kernels' own dense paths do, or return None for the general path.
+ctypedef object (*device_binary_fn)(int op, _TensorBase a, object b, bint any_grad)
+ctypedef object (*device_inplace_fn)(int op, _TensorBase a, object b, object alpha)
+ctypedef object (*device_unary_fn)(int op, _TensorBase x)
+
+cdef enum:
+    _N_DEVICE_TYPES = 4
+cdef device_binary_fn _device_binary[_N_DEVICE_TYPES]
+cdef device_inplace_fn _device_inplace[_N_DEVICE_TYPES]
+cdef device_unary_fn _device_unary[_N_DEVICE_TYPES]
+memset(_device_binary, 0, sizeof(_device_binary))
+memset(_device_inplace, 0, sizeof(_device_inplace))
+memset(_device_unary, 0, sizeof(_device_unary))
+
+
+def set_device_fast_paths(int type_code, binary, inplace, unary):
+    """Register device type ``type_code``'s fast paths: PyCapsules (no name)
+    holding a ``device_binary_fn``, a ``device_inplace_fn`` and a
+    ``device_unary_fn``, or None to remove them."""
+    if not 0 < type_code < _N_DEVICE_TYPES:
+        raise ValueError(f"device type code {type_code} out of range")
+    _device_binary[type_code] = NULL if binary is None else \
+        <device_binary_fn>PyCapsule_GetPointer(binary, NULL)
+    _device_inplace[type_code] = NULL if inplace is None else \
+        <device_inplace_fn>PyCapsule_GetPointer(inplace, NULL)
+    _device_unary[type_code] = NULL if unary is None else \
+        <device_unary_fn>PyCapsule_GetPointer(unary, NULL)
+
+
+def device_fast_unary(int op, x):
+    """``op(x)`` (``op`` a unary elementwise kernel index) by the fast path
+    of ``x``'s device; None to take the general path (every CPU tensor:
+    ``fast_unary`` serves those)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef int code = (<_TensorBase>x)._storage.device._type_code
+    if code <= 0 or code >= _N_DEVICE_TYPES or _device_unary[code] == NULL:
+        return None
+    return _device_unary[code](op, <_TensorBase>x)
+
+
+def device_fast_inplace(int op, a, b, alpha=None):
+    """``a op= b`` (``a += alpha * b`` for add/sub with ``alpha``) by the
+    fast path of ``a``'s device, returning ``a``; None to take the general
+    path (every CPU tensor: ``fast_inplace`` below serves those)."""
+    if not isinstance(a, _TensorBase):
+        return None
+    cdef int code = (<_TensorBase>a)._storage.device._type_code
+    if code <= 0 or code >= _N_DEVICE_TYPES or _device_inplace[code] == NULL:
+        return None
+    return _device_inplace[code](op, <_TensorBase>a, b, alpha)
+
+
 def fast_binary(int op, a, b, bint any_grad=False):
     """Result of a binary op for the common cases, or None to take the general path.
 
@@ -720,6 +776,11 @@ def fast_binary(int op, a, b, bint any_grad=False):
     cdef loop_t f
     cdef bint same_shape = True
     cdef int i
+    cdef int code = ta._storage.device._type_code
+    if code != 0:
+        if code < 0 or code >= _N_DEVICE_TYPES or _device_binary[code] == NULL:
+            return None
+        return _device_binary[code](op, ta, b, any_grad)
     if not _plain(ta, any_grad) or dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 \
             or dt.num == PT_COMPLEX32:
         return None

@@ -41,10 +41,31 @@ def _wrap_fn(name, fn):
         f = R.not_implemented(name)
     fast = _FAST.get(name)
     if fast is not None:
-        from ptcore._ops import _ew
-        return R.differentiable(name, fn, f, _ew.BINARY_OPS_INDEX[fast] if hasattr(
-            _ew, "BINARY_OPS_INDEX") else ptcore._ops.pointwise._B[fast])
+        return R.differentiable(name, fn, f, ptcore._ops.pointwise._B[fast])
     return R.differentiable(name, fn, f)
+
+
+_FAST_INPLACE = {"add_": "add", "sub_": "sub", "subtract_": "sub", "mul_": "mul",
+                 "multiply_": "mul", "div_": "div", "divide_": "div", "true_divide_": "div"}
+
+
+# unary ops whose device runtimes may have a dense fast path (ptcore.cuda:
+# ptcore.cuda._dense_fast.UNARY_OPS; a device declines the ones it lacks)
+_FAST_UNARY = frozenset(("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"))
+
+
+def _set_device_fast(name, e):
+    """The device fast path of the entry ``e`` of a fast binary op (see
+    OpDef.device_fast), for out-of-place and in-place forms."""
+    from ptcore._dispatch.table import op_of
+    index = ptcore._ops.pointwise._B
+    d = op_of(e)
+    if name in _FAST and FORMULAS.get(name) is not None:
+        d.device_fast = R.device_fast_binary(index[_FAST[name]], FORMULAS[name])
+    elif name in _FAST_INPLACE:
+        d.device_fast = R.device_fast_inplace(index[_FAST_INPLACE[name]])
+    elif name in _FAST_UNARY and FORMULAS.get(name) is not None:
+        d.device_fast = R.device_fast_unary(ptcore._ops._ewdrv.UNARY[name], FORMULAS[name])
 
 
 def _inplace_name(name):
@@ -85,8 +106,9 @@ def install():
         if b is None:
             b = bodies[key] = (name, _body(name, fn))
         bname, body = b
-        return entry(name, fn, body, kind, family,
-                     factory=lambda k, _n=bname: _body(_n, k))
+        e = entry(name, fn, body, kind, family, factory=lambda k, _n=bname: _body(_n, k))
+        _set_device_fast(name, e)
+        return e
 
     # functions
     for m in mods:

@@ -290,6 +290,74 @@ def differentiable(name, raw, formula, fast_op=None):
     return op
 
 
+def device_fast_binary(fast_op, formula):
+    """An OpDef's ``device_fast`` for binary op ``fast_op`` (an elementwise
+    kernel index): ``op(a, b)`` by the core fast path of the operands'
+    device (the C dense paths a device runtime registers), recorded with
+    ``formula`` when an input requires grad; None to take the layers."""
+    from ptcore._ops import _ewdrv
+    fast = _ewdrv.fast_binary
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        a, b = args
+        out = fast(fast_op, a, b, True)
+        if out is not None and st.enabled and (a._requires_grad or (
+                isinstance(b, _TensorBase) and b._requires_grad)):
+            formula(out, a, b)
+        return out
+    return device_fast
+
+
+def device_fast_unary(fast_op, formula):
+    """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
+    kernel index): ``op(x)`` by the core fast path of x's device, recorded
+    with ``formula`` when x requires grad; None to take the layers."""
+    from ptcore._ops import _ewdrv
+    fast = _ewdrv.device_fast_unary
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 1:
+            return None
+        x = args[0]
+        out = fast(fast_op, x)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x)
+        return out
+    return device_fast
+
+
+def device_fast_inplace(fast_op):
+    """An OpDef's ``device_fast`` for in-place binary op ``fast_op``
+    (``a.add_(b, alpha=...)``): the device's C dense path when nothing
+    records and ``a`` may be written (else None: the in-place wrapper's
+    checks, recording and errors)."""
+    from ptcore._ops import _ewdrv
+    fast = _ewdrv.device_fast_inplace
+    st = _state
+    gm_ever = _gm._ever
+
+    def device_fast(args, kwargs):
+        if len(args) != 2:
+            return None
+        alpha = None
+        if kwargs:
+            if len(kwargs) != 1 or "alpha" not in kwargs:
+                return None
+            alpha = kwargs["alpha"]
+        a, b = args
+        if not isinstance(a, _TensorBase) or gm_ever[0] and not st.inference and a.is_inference():
+            return None
+        if st.enabled and (a._requires_grad or isinstance(b, _TensorBase) and b._requires_grad
+                           or _nograd_views[0] and _is_nograd_view(a)):
+            return None
+        return fast(fast_op, a, b, alpha)
+    return device_fast
+
+
 def not_implemented(name):
     """Formula for ops whose derivative is not implemented: the outputs
     join the graph, and backward through them raises (as PyTorch)."""

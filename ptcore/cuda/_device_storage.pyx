@@ -44,10 +44,6 @@ cdef class DeviceMemory:
     block : Block
         A live block of ``alloc``.
     """
-    cdef readonly CachingAllocator alloc
-    cdef readonly Block block
-    cdef object __weakref__
-
     def __init__(self, CachingAllocator alloc not None, Block block not None):
         self.alloc = alloc
         self.block = block
@@ -170,9 +166,6 @@ cdef _TensorBase _dense_like(_TensorBase ta):
     cdef Storage storage = new_storage(index_of(ta._storage.device), ta._numel * ta._dtype.itemsize)
     return _make_tensor(storage, ta._dtype, ta._ndim, ta._shape, st, 0)
 
-
-cdef inline bint _dense_float_cuda(_TensorBase t) noexcept:
-    return t._dtype._category == 2 and t._storage.device._type_code == 1 and t._is_contig()
 
 
 

@@ -22,10 +22,6 @@ from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong
 
 __all__ = ["KernelLauncher", "null_launcher", "MAX_ARGS"]
 
-ctypedef int (*launch_fn)(void* f, unsigned gx, unsigned gy, unsigned gz,
-                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                          void* stream, void** params, void** extra) noexcept
-
 cdef enum:
     _MAX_ARGS = 32
 
@@ -48,11 +44,6 @@ cdef class KernelLauncher:
     argument per parameter and that many bytes from it, so a launch with too
     few arguments, or a struct or value shorter than its parameter, is
     refused before the driver reads past it."""
-    cdef launch_fn fn
-    cdef readonly object owner
-    cdef readonly bint checked
-    cdef dict _sizes
-
     def __cinit__(self, uintptr_t address, owner=None, bint checked=True):
         if address == 0:
             raise ValueError("KernelLauncher needs the address of a cuLaunchKernel, not NULL")
@@ -65,6 +56,14 @@ cdef class KernelLauncher:
         """Kernel handle ``function`` takes parameters of ``sizes`` bytes
         (None: sizes unknown to the driver; launched unchecked)."""
         self._sizes[function] = None if sizes is None else tuple(int(n) for n in sizes)
+
+    cdef int launch_c(self, uintptr_t function, unsigned grid, unsigned block, uintptr_t stream,
+                      void** params) noexcept:
+        """A one-dimensional launch from C (the dense fast paths,
+        :mod:`ptcore.cuda._dense_fast`): ``params`` holds one address per
+        kernel parameter, the caller's (its kernels' signatures are fixed),
+        so the registered-size check is not made; returns the CUresult."""
+        return self.fn(<void*>function, grid, 1, 1, block, 1, 1, 0, <void*>stream, params, NULL)
 
     def launch(self, uintptr_t function, grid, block, uintptr_t stream, args,
                unsigned shared_mem=0):

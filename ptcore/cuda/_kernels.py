@@ -486,8 +486,10 @@ def _gen_binary():
 # binary ops with a Python-number second operand ``y`` read from the
 # ptc_params (p.d0 for floats, p.i0 otherwise) and rounded to the tensor's
 # dtype as a fill would: (name, kinds, {kind: expr})
-SCALAR = [row[:2] + (row[3],) for row in BINARY if row[0] in ("add", "sub", "mul", "div")]
+SCALAR = [row[:2] + (row[3],) for row in BINARY if row[0] in ("add", "sub", "mul", "div", "pow")]
 SCALAR += [("rsub", "uif", {"*": "(T)(y - x)"}), ("rdiv", "f", {"*": "y / x"})]
+# comparisons with a Python number (a bool result): ``x > 0`` in one kernel
+SCALAR_CMP = [row[:2] + (row[3],) for row in BINARY if row[0] in ("eq", "ne", "lt", "le", "gt", "ge")]
 
 
 def _scalar_value(dt, name):
@@ -516,6 +518,14 @@ def _gen_scalar():
                     # reciprocal rounded to the dtype first
                     e = f"{_load(dt, _store(dt, '((T)1 / x)'))} * y"
                 yield kn, "scalar", _ew_kernel(kn, dt, [dt], ["x"], dt, e, v,
+                                               setup=_scalar_value(dt, name))
+    for name, kinds, spec in SCALAR_CMP:
+        for dt in DTYPES:
+            if not _kinds_ok(kinds, dt):
+                continue
+            for v in ("c", "s"):
+                kn = kernel_name("scalar", name, TAGS[dt], v)
+                yield kn, "scalar", _ew_kernel(kn, "bool", [dt], ["x"], dt, _expr(spec, dt), v,
                                                setup=_scalar_value(dt, name))
 
 

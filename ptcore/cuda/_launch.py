@@ -22,6 +22,7 @@ import threading
 
 from ptcore import _tensor as _C
 from ptcore.cuda import _kernels as K
+from ptcore.cuda._strided_args import strided_arg as _strided_arg
 from ptcore.cuda import _runtime
 from ptcore.cuda import _tensors
 from ptcore.cuda._device_storage import dense_pair as _dense_pair, \
@@ -161,29 +162,21 @@ def _elementwise(family, op_tags, out, inputs, params):
     n = out.numel()
     if n == 0:
         return out
-    idx = out.device.index
-    oshape = out.shape
-    if out.is_contiguous():
-        for x in inputs:
-            if x.shape != oshape or not x.is_contiguous():
-                break
-        else:           # every operand dense with out's shape: nothing to collapse
-            _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "c"), n,
-                    [_ll(n), _ptr(out)] + [_ptr(x) for x in inputs] + [params])
-            return out
-    shape = list(oshape)
-    strides = [list(out.stride())] + [_bcast_strides(x, shape) for x in inputs]
     try:
-        sizes, cst = K.collapse_dims(shape or [1], strides if shape else [[0] for _ in strides])
+        # None: one dense dim for every operand after collapsing (the
+        # contiguous variant), else the ptc_strided struct's bytes
+        st = _strided_arg(out, inputs)
     except ValueError:
         raise NotImplementedError(f"{family}: more than {K.MAX_DIMS} non-mergeable dims on CUDA")
-    ptrs = [_ptr(out)] + [_ptr(x) for x in inputs]
-    if len(sizes) == 1 and all(s[0] == 1 for s in cst):
-        _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "c"), n,
-                [_ll(n)] + ptrs + [params])
+    args = [n, out.data_ptr()]
+    for x in inputs:
+        args.append(x.data_ptr())
+    args.append(params)
+    if st is None:
+        _launch(out.device.index, K.kernel_name(family, op_tags[0], op_tags[1], "c"), n, args)
     else:
-        _launch(idx, K.kernel_name(family, op_tags[0], op_tags[1], "s"), n,
-                [_ll(n)] + ptrs + [params, _struct(K.pack_strided(sizes, cst))])
+        args.append(st)
+        _launch(out.device.index, K.kernel_name(family, op_tags[0], op_tags[1], "s"), n, args)
     return out
 
 
@@ -392,7 +385,7 @@ def binary(op, a, b, out=None, alpha=None, fname=None):
             if res is not None:
                 return res
         tb = type(b)
-        if (tb is float or tb is int) and op in _SCALAR_OPS:
+        if (tb is float or tb is int) and op in _SCALAR_OPS and op not in _BOOL_OUT:
             res = _dense_scalar(op, a, b)
             if res is not None:
                 return res
@@ -466,8 +459,11 @@ def _writes_directly(op, self, other):
     return True                 # overlaps were refused by _check_write_overlap
 
 
-# op -> (``scalar`` kernel op with the number second, with the number first)
-_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv")}
+# op -> (``scalar`` kernel op with the number second, with the number first
+# or None: the general path then makes the number a tensor)
+_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv"),
+               "pow": ("pow", None), "eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("lt", None),
+               "le": ("le", None), "gt": ("gt", None), "ge": ("ge", None)}
 _NUMBERS = (int, float, bool)
 
 
@@ -483,6 +479,8 @@ def _scalar_into(op, res, a, b, alpha, fname, dt, dev):
     elif type(a) in _NUMBERS and isinstance(b, _C._TensorBase):
         kop, x, v = kops[1], b, a
     else:
+        return False
+    if kop is None:
         return False
     x = _as_operand(x, dt, dev)
     _elementwise("scalar", (kop, (_tag(dt, fname),)), res, [x], _number_params(dt, v))
@@ -843,6 +841,12 @@ def _binary_kernel(op):
                 # the front-end's rounding division on its elementwise CUDA loops
                 return _frontend("div")(input, other, rounding_mode=rounding_mode, out=out)
             return binary("div", input, other, out)
+    elif op == "pow":
+        def kernel(input, other, *, out=None):
+            if isinstance(input, _C._TensorBase) and type(other) is int and other < 0 \
+                    and not input.dtype.is_floating_point and not input.dtype.is_complex:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            return binary(op, input, other, out)
     elif op in _TENSOR_OTHER:
         def kernel(input, other, *, out=None):
             if not isinstance(other, _C._TensorBase):

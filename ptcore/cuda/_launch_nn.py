@@ -300,7 +300,28 @@ def fold_into(col, x, out_size, kernel, stride, padding, dilation):
     return _col2im(col, x, tuple(out_size), kernel, stride, padding, dilation)
 
 
+# (driver, device, geometry) -> what _windows returns: a layer's window
+# table is uploaded once, not on every call (a host-to-device copy each);
+# a few KiB each, at most _WINDOWS_MAX of them, let go at a runtime reset
+_WINDOWS = {}
+_WINDOWS_MAX = 256
+_runtime.on_reset(_WINDOWS.clear)
+
+
 def _windows(dev, in_size, starts, ends, factors, steps, div):
+    key = (id(_runtime._state["driver"]), dev, tuple(in_size), tuple(map(tuple, starts)),
+           tuple(map(tuple, ends)), tuple(map(tuple, factors)), tuple(steps), div)
+    hit = _WINDOWS.get(key)
+    if hit is not None and hit[0] is _runtime._state["driver"]:
+        return hit[1]
+    r = _make_windows(dev, in_size, starts, ends, factors, steps, div)
+    if len(_WINDOWS) >= _WINDOWS_MAX:
+        _WINDOWS.clear()
+    _WINDOWS[key] = (_runtime._state["driver"], r)
+    return r
+
+
+def _make_windows(dev, in_size, starts, ends, factors, steps, div):
     D, H, W = (int(s) for s in in_size)
     od, oh, ow = (len(s) for s in starts)
     for j, n in enumerate((D, H, W)):

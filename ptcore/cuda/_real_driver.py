@@ -304,6 +304,10 @@ class RealDriver(Driver):
         return dict(p)
 
     def set_current(self, device):
+        # called on every allocation and launch: an ordinal already current
+        # on this thread was checked when it was made current
+        if type(device) is int and getattr(self._tls, "device", None) == device:
+            return
         self._check_device(device)
         self._make_current(device)
 

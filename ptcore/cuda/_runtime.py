@@ -189,10 +189,22 @@ def allocator(idx):
     return _allocator._get_allocator(idx, create=True)
 
 
+_RESET_HOOKS = []
+
+
+def on_reset(fn):
+    """Call ``fn()`` at every :func:`reset`, first (a module's cache of
+    device tensors lets them go)."""
+    _RESET_HOOKS.append(fn)
+    return fn
+
+
 def reset():
     """Forget the probe, the driver, the allocators and this thread's
     current device/streams (tests switch ``PTCORE_CUDA_EMULATE`` in-process
     with this).  Internal; every CUDA tensor must be gone first."""
+    for fn in _RESET_HOOKS:
+        fn()
     with _lock:
         for a in list(_allocator._allocators.values()):
             try:

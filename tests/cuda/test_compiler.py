@@ -134,7 +134,12 @@ def test_kernel_coverage():
         for dt, (tag, _, _, kind) in K.DTYPES.items():
             for v in "cs":
                 assert (f"ptc_scalar_{name}_{tag}_{v}" in reg) == (kind in kinds)
-    assert {r[0] for r in K.SCALAR} == {"add", "sub", "rsub", "mul", "div", "rdiv"}
+    assert {r[0] for r in K.SCALAR} == {"add", "sub", "rsub", "mul", "div", "rdiv", "pow"}
+    for name, kinds, _ in K.SCALAR_CMP:
+        for dt, (tag, _, _, kind) in K.DTYPES.items():
+            for v in "cs":
+                assert (f"ptc_scalar_{name}_{tag}_{v}" in reg) == (kind in kinds)
+    assert {r[0] for r in K.SCALAR_CMP} == {"eq", "ne", "lt", "le", "gt", "ge"}
     tags = [K.TAGS[d] for d in K.DTYPES]
     for a in tags:
         for b in tags:

@@ -36,6 +36,28 @@ def _bind_entries():
 
 _bind_entries()
 del _bind_entries
+
+
+def _relu_device_fast():
+    """``F.relu(x)`` / ``F.relu(x, inplace=False)`` on a device: ptcore.relu's
+    device fast path (OpDef.device_fast; in place goes down the layers)."""
+    from ptcore._dispatch.table import lookup
+    base = lookup("relu", "ptcore").device_fast
+    if base is None:
+        return
+
+    def fast(args, kwargs):
+        if kwargs:
+            if len(kwargs) != 1 or kwargs.get("inplace", True) is not False:
+                return None
+        elif len(args) == 2 and args[1] is False:
+            args = args[:1]
+        return base(args, None) if len(args) == 1 else None
+    lookup("relu", "nn.functional").device_fast = fast
+
+
+_relu_device_fast()
+del _relu_device_fast
 # torch.nn.functional re-exports torch.overrides' helpers for functions that implement __torch_function__
 from ptcore._dispatch.torch_function import (  # noqa: F401,E402
     handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic)

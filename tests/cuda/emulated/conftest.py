@@ -68,3 +68,18 @@ def launches(monkeypatch):
         return orig(function, *a, **k)
     monkeypatch.setattr(drv, "launch", launch)
     return names
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The names of the ops whose calls reached the device layer (the calls
+    a device fast path declined, or that have none)."""
+    from ptcore._dispatch import device as device_layer
+    calls = []
+    orig = device_layer.LAYER.handle
+
+    def handle(entry, opdef, args, kwargs, nxt):
+        calls.append(opdef.name)
+        return orig(entry, opdef, args, kwargs, nxt)
+    monkeypatch.setattr(device_layer.LAYER, "handle", handle)
+    return calls

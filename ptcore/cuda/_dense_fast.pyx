@@ -1,0 +1,305 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The dense fast paths of CUDA's elementwise add/sub/mul/div, in C.
+
+``a + b``, ``ptcore.mul(a, 2.0)``, ``p.add_(g, alpha=-lr)`` ... on dense
+floating CUDA tensors of one dtype, shape and device (or a tensor and a
+Python int/float) are what training loops issue most.  The kernels'
+Python dense paths (:func:`ptcore.cuda._launch._dense_binary`,
+``_dense_scalar``, ``_dense_inplace``) do these with the same kernels and
+arguments; here the checks, the result's allocation, the kernel handle
+lookup and the launch happen in C, called from the core's operator fast
+path (:func:`ptcore._ops._ewdrv.fast_binary` / ``fast_inplace``), where
+:func:`install` registers them for the cuda device type.  Anything else
+(broadcasting, another dtype, a view, ``out=``, a missing launcher) returns
+None and takes the general path, which raises the errors.
+"""
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport uintptr_t
+from libc.string cimport memset
+
+from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
+from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like
+from ptcore.cuda._fast_launch cimport KernelLauncher
+
+from ptcore._ops import _ew as _ew_mod
+from ptcore._ops import _ewdrv
+from ptcore.cuda import _launch, _runtime
+
+__all__ = ["install", "uninstall", "UNARY_OPS"]
+
+cdef struct ptc_params:                 # the kernels' by-value parameter block (40 bytes)
+    double d0
+    double d1
+    double d2
+    long long i0
+    long long i1
+
+cdef enum:
+    _FAM_BINARY = 0                     # ptc_binary_<op>_<dt>_c (n, out, a, b, params)
+    _FAM_SCALAR = 1                     # ptc_scalar_<op>_<dt>_c (n, out, a, params)
+    _FAM_ALPHA = 2                      # ptc_binary_add_alpha_<dt>_c: out = a + d0 * b
+    _FAM_UNARY = 3                      # ptc_unary_<op>_<dt>_c (n, out, x, params)
+
+cdef dict _state = _runtime._state      # updated in place, never rebound
+cdef object _stream_of = _runtime.current_stream_handle
+cdef unsigned _BLOCK = _launch._BLOCK
+# ewdrv binary op index -> the op's kernel name (add, sub, mul, div; None for the others)
+cdef list _OPS = [n if n in ("add", "sub", "mul", "div") else None for n in _ew_mod.BINARY_OPS]
+cdef Py_ssize_t _NOPS = len(_OPS)
+# ewdrv unary op index -> the op's kernel name, for the unary ops whose CUDA
+# kernel is the plain ``unary`` one (their dense path: _launch.unary)
+UNARY_OPS = frozenset(("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"))
+cdef list _UOPS = [n if n in UNARY_OPS else None for n in _ew_mod.UNARY_OPS]
+cdef Py_ssize_t _NUOPS = len(_UOPS)
+cdef dict _handles = {}                 # (family, op, dtype, device) -> (driver, function, grid cap)
+
+
+cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
+    """The kernel's ``(driver, function handle, grid cap)`` on device ``idx``
+    for the current driver (loaded on first use, as ``_launch._entry``)."""
+    key = (family, op, dt, idx)
+    e = _handles.get(key)
+    if e is not None and (<tuple>e)[0] is drv:
+        return <tuple>e
+    if family == _FAM_BINARY:
+        name = _launch._dense_name("binary", op, dt)
+    elif family == _FAM_ALPHA:
+        name = _launch._dense_name("binary", "add_alpha", dt)
+    elif family == _FAM_UNARY:
+        name = _launch._dense_name("unary", op, dt)
+    else:
+        name = _launch._dense_name("scalar", op, dt)
+    e = _launch._entry(idx, name)
+    _handles[key] = e
+    return <tuple>e
+
+
+cdef int _run(tuple e, Py_ssize_t idx, Py_ssize_t n, void** params) except -1:
+    """Launch handle ``e`` over ``n`` elements on device ``idx``'s current
+    stream (the device made current by the caller's allocation or here)."""
+    drv = e[0]
+    cdef KernelLauncher launcher = <KernelLauncher>drv.launcher
+    cdef Py_ssize_t cap = e[2]
+    cdef Py_ssize_t grid = (n + _BLOCK - 1) // _BLOCK
+    if grid > cap:
+        grid = cap
+    if grid < 1:
+        grid = 1
+    cdef uintptr_t stream = <uintptr_t>_stream_of(idx)
+    cdef int rc = launcher.launch_c(<uintptr_t>e[1], <unsigned>grid, _BLOCK, stream, params)
+    if rc:
+        drv.launch_failed(rc, e[1])
+    return 0
+
+
+cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
+    """``a`` dense floating on a cuda device and ``b`` contiguous of its
+    dtype, shape and device.  (Tensor subclasses, nn.Parameter say, are
+    fine: one that takes part in ``__torch_function__`` turns that layer
+    on, and no call comes here while a layer is on.)"""
+    cdef int i
+    if b._dtype is not a._dtype or b._ndim != a._ndim or not _dense_float_cuda(a) \
+            or not b._is_contig() or b._storage.device._type_code != 1 \
+            or b._storage.device._idx != a._storage.device._idx:
+        return False
+    for i in range(a._ndim):
+        if a._shape[i] != b._shape[i]:
+            return False
+    return True
+
+
+cdef inline object _launcher_driver():
+    """The driver when it launches through a C launcher, else None."""
+    drv = _state["driver"]
+    if drv is None or not isinstance(drv.launcher, KernelLauncher):
+        return None
+    return drv
+
+
+cdef tuple _kernel(int family, object name, _TensorBase a):
+    """The handle of ``name``'s kernel of ``family`` for ``a``'s dtype and
+    device, or None when the driver launches without a C launcher."""
+    drv = _launcher_driver()
+    if drv is None:
+        return None
+    return _handle(family, name, a._dtype, a._storage.device._idx, drv)
+
+
+cdef bint _to_double(object v, double* out):
+    """``out[0] = float(v)``; False for an int too large for a double."""
+    try:
+        out[0] = float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+cdef inline bint _number(object b) noexcept:
+    tb = type(b)
+    return tb is float or tb is int
+
+
+cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
+    """``op(a, b)`` for two dense tensors of one floating dtype, shape and
+    device, or a dense floating tensor and a Python int/float; else None."""
+    if op < 0 or op >= _NOPS:
+        return None
+    name = _OPS[op]
+    if name is None:
+        return None
+    cdef _TensorBase tb = None
+    cdef ptc_params p
+    cdef long long n64
+    cdef unsigned long long out_p, a_p, b_p
+    cdef void* kp[5]
+    cdef int family
+    cdef double d0 = 0.0
+    if isinstance(b, _TensorBase):
+        tb = <_TensorBase>b
+        if not _pair(a, tb):
+            return None
+        if not any_grad and (a._requires_grad or tb._requires_grad):
+            return None
+        family = _FAM_BINARY
+    elif _number(b):
+        if not _dense_float_cuda(a) or (not any_grad and a._requires_grad):
+            return None
+        if not _to_double(b, &d0):
+            return None
+        family = _FAM_SCALAR
+    else:
+        return None
+    cdef tuple e = _kernel(family, name, a)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = a._storage.device._idx
+    cdef _TensorBase res = _dense_like(a)
+    n64 = res._numel
+    if n64:
+        memset(&p, 0, sizeof(p))
+        p.d0 = d0
+        out_p = <uintptr_t>res._ptr()
+        a_p = <uintptr_t>a._ptr()
+        kp[0] = &n64
+        kp[1] = &out_p
+        kp[2] = &a_p
+        if family == _FAM_BINARY:
+            b_p = <uintptr_t>tb._ptr()
+            kp[3] = &b_p
+            kp[4] = &p
+        else:
+            kp[3] = &p
+        _run(e, idx, res._numel, kp)
+    return res
+
+
+cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
+    """``a op= b`` (``a += alpha * b`` for add/sub with a number ``alpha``)
+    for a dense floating ``a`` and a Python int/float or a dense tensor of
+    its dtype, shape and device that is ``a`` or does not overlap it;
+    returns ``a`` (its version bumped), else None.  Autograd's checks are
+    the caller's: it comes here only when nothing records."""
+    if op < 0 or op >= _NOPS:
+        return None
+    name = _OPS[op]
+    if name is None or not _dense_float_cuda(a):
+        return None
+    cdef _TensorBase tb = None
+    cdef ptc_params p
+    cdef long long n64 = a._numel
+    cdef unsigned long long a_p = <uintptr_t>a._ptr(), b_p
+    cdef void* kp[5]
+    cdef int family
+    cdef double d0 = 0.0
+    cdef Py_ssize_t span
+    if alpha is not None:
+        if name != "add" and name != "sub":
+            return None
+        if type(alpha) is int and <object>alpha == 1:
+            alpha = None
+    if isinstance(b, _TensorBase):
+        tb = <_TensorBase>b
+        if not _pair(a, tb):
+            return None
+        b_p = <uintptr_t>tb._ptr()
+        span = n64 * a._dtype.itemsize
+        if b_p != a_p and (b_p - a_p < <unsigned long long>span or a_p - b_p < <unsigned long long>span):
+            return None                 # a partial overlap: the general path's checks
+        if alpha is not None:           # add_alpha: a + d0 * b (sub: d0 = -alpha)
+            if not _number(alpha):
+                return None
+            if not _to_double(alpha, &d0):
+                return None
+            if name == "sub":
+                d0 = -d0
+            family = _FAM_ALPHA
+        else:
+            family = _FAM_BINARY
+    elif _number(b):
+        if alpha is not None:
+            return None
+        if not _to_double(b, &d0):
+            return None
+        family = _FAM_SCALAR
+    else:
+        return None
+    cdef tuple e = _kernel(family, name, a)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = a._storage.device._idx
+    if n64:
+        e[0].set_current(idx)
+        memset(&p, 0, sizeof(p))
+        p.d0 = d0
+        kp[0] = &n64
+        kp[1] = &a_p
+        kp[2] = &a_p
+        if family == _FAM_SCALAR:
+            kp[3] = &p
+        else:
+            kp[3] = &b_p
+            kp[4] = &p
+        _run(e, idx, a._numel, kp)
+    ptc_bump_version(a)
+    return a
+
+
+cdef object cuda_unary(int op, _TensorBase x):
+    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``
+    (the result has x's dtype); else None."""
+    if op < 0 or op >= _NUOPS:
+        return None
+    name = _UOPS[op]
+    if name is None or not _dense_float_cuda(x):
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, name, x)
+    if e is None:
+        return None
+    cdef ptc_params p
+    cdef long long n64
+    cdef unsigned long long out_p, x_p
+    cdef void* kp[4]
+    cdef Py_ssize_t idx = x._storage.device._idx
+    cdef _TensorBase res = _dense_like(x)
+    n64 = res._numel
+    if n64:
+        memset(&p, 0, sizeof(p))
+        out_p = <uintptr_t>res._ptr()
+        x_p = <uintptr_t>x._ptr()
+        kp[0] = &n64
+        kp[1] = &out_p
+        kp[2] = &x_p
+        kp[3] = &p
+        _run(e, idx, res._numel, kp)
+    return res
+
+
+def install():
+    """Register the fast paths for the cuda device type (type code 1)."""
+    _ewdrv.set_device_fast_paths(1, PyCapsule_New(<void*>cuda_binary, NULL, NULL),
+                                 PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
+                                 PyCapsule_New(<void*>cuda_unary, NULL, NULL))
+
+
+def uninstall():
+    _ewdrv.set_device_fast_paths(1, None, None, None)

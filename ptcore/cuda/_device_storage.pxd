@@ -1,0 +1,20 @@
+from ptcore._tensor cimport Storage, _TensorBase, device
+from ptcore.cuda._caching_allocator cimport Block, CachingAllocator
+
+
+cdef class DeviceMemory:
+    cdef readonly CachingAllocator alloc
+    cdef readonly Block block
+    cdef object __weakref__
+
+
+cpdef device cuda_device(Py_ssize_t idx)
+cpdef Py_ssize_t index_of(device dev) except -1
+cpdef Storage new_storage(Py_ssize_t idx, Py_ssize_t nbytes)
+cdef _TensorBase _dense_like(_TensorBase ta)
+cdef bint _dense_pair(a, b) except -1
+
+
+cdef inline bint _dense_float_cuda(_TensorBase t) noexcept:
+    """A contiguous floating tensor on a cuda device (the dense fast paths' operand)."""
+    return t._dtype._category == 2 and t._storage.device._type_code == 1 and t._is_contig()

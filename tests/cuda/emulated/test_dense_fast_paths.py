@@ -1,0 +1,221 @@
+"""The C dense fast paths of CUDA's add/sub/mul/div, in-place forms and the
+plain unary ops (ptcore/cuda/_dense_fast.pyx), reached from the operators
+and from the entries (OpDef.device_fast) before the device layer: values
+against the CPU, autograd through them, and every case they must leave to
+the general path (which then raises the errors)."""
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore._ops import _ewdrv
+from ptcore.cuda import _dense_fast
+
+
+def _pair(shape=(3, 5), dtype=ptcore.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    a = ptcore.from_numpy(rng.standard_normal(shape)).to(dtype)
+    b = ptcore.from_numpy(rng.standard_normal(shape) + 2.5).to(dtype)
+    return a, b, a.cuda(), b.cuda()
+
+
+def _close(got, ref, dtype=ptcore.float32):
+    assert got.device.type == "cuda" and got.dtype == ref.dtype and got.shape == ref.shape
+    tol = {ptcore.float16: 2e-3, ptcore.bfloat16: 2e-2}.get(dtype, 1e-6)
+    np.testing.assert_allclose(got.cpu().double().numpy(), ref.double().numpy(), rtol=tol, atol=tol)
+
+
+OPS = [("add", lambda x, y: x + y), ("sub", lambda x, y: x - y), ("mul", lambda x, y: x * y),
+       ("div", lambda x, y: x / y)]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("name,op", OPS)
+def test_binary_values_without_the_layer(counted, name, op, dtype):
+    a, b, da, db = _pair(dtype=dtype)
+    _close(op(da, db), op(a, b), dtype)
+    _close(getattr(ptcore, name)(da, db), getattr(ptcore, name)(a, b), dtype)
+    _close(getattr(da, name)(db), getattr(a, name)(b), dtype)
+    for s in (2, -0.75):
+        _close(op(da, s), op(a, s), dtype)
+        _close(getattr(ptcore, name)(da, s), getattr(ptcore, name)(a, s), dtype)
+    assert counted == []
+
+
+@pytest.mark.parametrize("name", ["neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"])
+def test_unary_values_without_the_layer(counted, name):
+    a, b, da, db = _pair()
+    x, dx = (b, db) if name in ("log", "sqrt") else (a, da)
+    _close(getattr(ptcore, name)(dx), getattr(ptcore, name)(x))
+    _close(getattr(dx, name)(), getattr(x, name)())
+    assert counted == []
+    assert _ewdrv.device_fast_unary(_ewdrv.UNARY["sin"], dx) is None    # not one of the fast ops
+
+
+@pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_"])
+def test_inplace_values_and_version(counted, name):
+    a, b, da, db = _pair()
+    v = da._version
+    r = getattr(da, name)(db)
+    assert r is da and da._version == v + 1
+    _close(da, getattr(a.clone(), name)(b))
+    getattr(da, name)(3.0)
+    getattr(a, name)(b)
+    getattr(a, name)(3.0)
+    _close(da, a)
+    # self as the other operand (the same memory, not a partial overlap)
+    getattr(da, name)(da)
+    getattr(a, name)(a)
+    _close(da, a)
+    assert counted == []
+
+
+def test_inplace_alpha():
+    a, b, da, db = _pair()
+    da.add_(db, alpha=-0.25)
+    da.sub_(db, alpha=3)
+    da.add_(db, alpha=1)
+    _close(da, a.add_(b, alpha=-0.25).sub_(b, alpha=3).add_(b, alpha=1))
+
+
+def test_autograd_through_the_fast_paths():
+    a, b, _, _ = _pair()
+    ca, cb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    da, db = a.cuda().requires_grad_(), b.cuda().requires_grad_()
+    out = {}
+    for k, (x, y) in {"cpu": (ca, cb), "cuda": (da, db)}.items():
+        z = ptcore.relu((x * y - x / y + 2.0) * 0.5).exp().tanh()
+        out[k] = z
+        z.sum().backward()
+    assert out["cuda"].grad_fn.name() == out["cpu"].grad_fn.name() == "TanhBackward0"
+    _close(da.grad, ca.grad)
+    _close(db.grad, cb.grad)
+
+
+def test_no_grad_inplace_on_a_leaf_and_the_recorded_inplace_error():
+    p = ptcore.nn.Parameter(ptcore.ones(4).cuda())
+    g = ptcore.full((4,), 2.0).cuda()
+    with ptcore.no_grad():
+        p.add_(g, alpha=-0.5)           # an optimizer step: nn.Parameter with a plain tensor
+        p.mul_(3.0)
+    assert p.cpu().tolist() == [0.0] * 4 and p.requires_grad
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        p.add_(g)
+    with ptcore.inference_mode():
+        t = ptcore.ones(3).cuda()
+    with pytest.raises(RuntimeError, match="[Ii]nference tensor"):
+        t.add_(1.0)
+
+
+def test_parameter_with_tensor_gives_a_tensor():
+    p = ptcore.nn.Parameter(ptcore.ones(3).cuda())
+    r = p + ptcore.ones(3).cuda()
+    assert type(r) is ptcore.Tensor and r.requires_grad and r.grad_fn.name() == "AddBackward0"
+
+
+def test_declined_cases_take_the_general_path(counted):
+    a, b, da, db = _pair((4, 6))
+    cases = [
+        (lambda: da + db[0], lambda: a + b[0], "add"),                    # broadcasting
+        (lambda: da.t() * db.t(), lambda: a.t() * b.t(), "mul"),          # not contiguous
+        (lambda: da - db.double(), lambda: a - b.double(), "sub"),        # two dtypes
+        (lambda: ptcore.add(da, db, alpha=2), lambda: ptcore.add(a, b, alpha=2), "add"),
+        (lambda: da / True, lambda: a / True, "div"),                     # a bool is not a number here
+        (lambda: ptcore.exp(da.t()), lambda: ptcore.exp(a.t()), "exp"),
+    ]
+    for got, ref, name in cases:
+        counted.clear()
+        _close(got(), ref())
+        assert name in counted
+    ia = ptcore.arange(6).cuda()
+    counted.clear()
+    assert (ia + ia).cpu().tolist() == [0, 2, 4, 6, 8, 10]     # integer tensors: the general path
+    assert counted == ["add"]
+    # a partial overlap in place: declined, then the general path's error
+    x = ptcore.arange(8.0).cuda()
+    counted.clear()
+    with pytest.raises(RuntimeError, match="overlap|memory location"):
+        x[1:].add_(x[:-1])
+    assert "add_" in counted
+
+
+def test_errors_of_the_general_path_stay():
+    a = ptcore.ones(3).cuda()
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        a + ptcore.ones(4).cuda()
+    with pytest.raises(RuntimeError, match="same device"):
+        a + ptcore.ones(3)
+    if ptcore.cuda.device_count() > 1:
+        with pytest.raises(RuntimeError, match="same device"):
+            a + ptcore.ones(3, device="cuda:1")
+        b = ptcore.ones(3, device="cuda:1")
+        assert (b * 2.0).device == ptcore.device("cuda", 1)
+        assert b.add_(b).cpu().tolist() == [2.0] * 3
+
+
+def test_empty_tensors():
+    e = ptcore.empty(0, 3).cuda()
+    assert (e + e).shape == (0, 3) and (e * 2.0).shape == (0, 3)
+    assert ptcore.exp(e).shape == (0, 3)
+    v = e._version
+    e.add_(e)
+    assert e._version == v + 1
+
+
+def test_the_fast_paths_can_be_removed(counted):
+    a = ptcore.ones(2).cuda()
+    _dense_fast.uninstall()
+    try:
+        assert (a + a).cpu().tolist() == [2.0, 2.0]
+        assert "add" in counted
+    finally:
+        _dense_fast.install()
+    counted.clear()
+    assert (a + a).cpu().tolist() == [2.0, 2.0]
+    assert counted == []
+
+
+def test_relu_gradient_is_threshold_backward_on_the_device():
+    x = ptcore.tensor([-1.0, -2.0, 0.0, 3.0]).cuda().requires_grad_()
+    g = ptcore.tensor([float("inf"), float("nan"), 1.0, 2.0]).cuda()
+    ptcore.relu(x).backward(g)
+    assert x.grad.cpu().tolist() == [0.0, 0.0, 0.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16,
+                                   ptcore.int64, ptcore.int32, ptcore.uint8, ptcore.int8])
+def test_scalar_pow_and_comparison_kernels(dtype):
+    """``x ** s`` and ``x > s`` ... with a Python number: one ``scalar``
+    kernel each, the values and dtypes of the CPU's (and, for floats,
+    exactly those of the tensor-exponent kernel the general path used)."""
+    x = (ptcore.from_numpy(np.random.default_rng(3).standard_normal(37)) * 4).to(dtype)
+    dx = x.cuda()
+    tol = 1e-2 if dtype in (ptcore.float16, ptcore.bfloat16) else 1e-6
+    ops = [lambda a, s: a ** s, lambda a, s: a > s, lambda a, s: a <= s, lambda a, s: a == s,
+           lambda a, s: ptcore.ne(a, s), lambda a, s: ptcore.lt(a, s), lambda a, s: a >= s]
+    for s in (2, 3, 0.5, -1, 2.5, 0):
+        for f in ops:
+            try:
+                ref = f(x, s)
+            except RuntimeError as e:
+                with pytest.raises(RuntimeError, match=str(e)[:30]):
+                    f(dx, s)
+                continue
+            got = f(dx, s).cpu()
+            assert got.dtype == ref.dtype
+            np.testing.assert_allclose(got.double().numpy(), ref.double().numpy(), rtol=tol, atol=tol,
+                                       equal_nan=True)
+        if dtype.is_floating_point and s != 0:
+            assert ptcore.equal((dx ** s).cpu(), (dx ** ptcore.full_like(dx, s)).cpu()) or \
+                ptcore.allclose((dx ** s).cpu(), (dx ** ptcore.full_like(dx, s)).cpu(), rtol=0, atol=0,
+                                equal_nan=True)
+
+
+def test_functional_relu(counted):
+    x = ptcore.tensor([-1.0, 2.0]).cuda().requires_grad_()
+    F = ptcore.nn.functional
+    for y in (F.relu(x), F.relu(x, inplace=False), F.relu(x, False), ptcore.nn.ReLU()(x)):
+        assert y.cpu().tolist() == [0.0, 2.0] and y.grad_fn.name() == "ReluBackward0"
+    assert counted == []
+    z = x.detach().clone()
+    assert F.relu(z, inplace=True) is z and z.cpu().tolist() == [0.0, 2.0]
+    assert "relu" in counted
