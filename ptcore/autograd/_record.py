@@ -311,23 +311,29 @@ def device_fast_binary(fast_op, formula):
     return device_fast
 
 
-def device_fast_unary(fast_op, formula):
-    """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
-    kernel index): ``op(x)`` by the core fast path of x's device, recorded
-    with ``formula`` when x requires grad; None to take the layers."""
-    from ptcore._ops import _ewdrv
-    fast = _ewdrv.device_fast_unary
+def device_fast_of(fn, formula):
+    """An OpDef's ``device_fast`` for a one-tensor call ``op(x)``: ``fn(x)``
+    (a device's fast path: the result, or None to take the layers),
+    recorded with ``formula`` when x requires grad."""
     st = _state
 
     def device_fast(args, kwargs):
         if kwargs or len(args) != 1:
             return None
         x = args[0]
-        out = fast(fast_op, x)
+        out = fn(x)
         if out is not None and st.enabled and x._requires_grad:
             formula(out, x)
         return out
     return device_fast
+
+
+def device_fast_unary(fast_op, formula):
+    """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
+    kernel index): ``op(x)`` by the core fast path of x's device."""
+    from functools import partial
+    from ptcore._ops import _ewdrv
+    return device_fast_of(partial(_ewdrv.device_fast_unary, fast_op), formula)
 
 
 def device_fast_inplace(fast_op):

@@ -17,15 +17,16 @@ from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uintptr_t
 from libc.string cimport memset
 
+from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
 from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like
 from ptcore.cuda._fast_launch cimport KernelLauncher
 
 from ptcore._ops import _ew as _ew_mod
 from ptcore._ops import _ewdrv
-from ptcore.cuda import _launch, _runtime
+from ptcore.cuda import _launch, _runtime, _tensors
 
-__all__ = ["install", "uninstall", "UNARY_OPS"]
+__all__ = ["install", "uninstall", "UNARY_OPS", "reduce_all"]
 
 cdef struct ptc_params:                 # the kernels' by-value parameter block (40 bytes)
     double d0
@@ -294,12 +295,84 @@ cdef object cuda_unary(int op, _TensorBase x):
     return res
 
 
+cdef Py_ssize_t _ROW_MAX = 1 << 16     # _launch_reduce: shorter rows are one block
+cdef dict _REDUCE_NAMES = {}            # (op, dtype) -> kernel name
+
+
+def reduce_all(str op, x):
+    """``op(x)`` over all elements (op ``"sum"`` or ``"mean"``) for a dense
+    float32/float64 ``x`` of 1 to 65535 elements: one block of the row-reduce
+    kernel (what ``_launch_reduce`` launches for such a row) into a 0-d
+    result of x's dtype; None otherwise."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    # float32/float64 only: the half types accumulate in float32 through a copy
+    if not _dense_float_cuda(t) or t._numel == 0 or t._numel >= _ROW_MAX \
+            or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
+        return None
+    key = (op, t._dtype)
+    name = _REDUCE_NAMES.get(key)
+    if name is None:
+        tag = _launch._tag(t._dtype, op)
+        name = _REDUCE_NAMES[key] = f"ptc_reduce_{op}_{tag}_{tag}_c"
+    drv = _launcher_driver()
+    if drv is None:
+        return None
+    cdef Py_ssize_t idx = t._storage.device._idx
+    e = _handles.get(key + (idx,))
+    if e is None or (<tuple>e)[0] is not drv:
+        e = _handles[key + (idx,)] = _launch._entry(idx, name)
+    cdef _TensorBase res = _empty_scalar(t)
+    cdef ptc_params p
+    cdef long long m64 = 1, l64 = t._numel
+    cdef unsigned long long out_p = <uintptr_t>res._ptr(), x_p = <uintptr_t>t._ptr()
+    cdef void* kp[5]
+    memset(&p, 0, sizeof(p))
+    kp[0] = &m64
+    kp[1] = &l64
+    kp[2] = &out_p
+    kp[3] = &x_p
+    kp[4] = &p
+    drv = (<tuple>e)[0]
+    cdef KernelLauncher launcher = <KernelLauncher>drv.launcher
+    cdef int rc = launcher.launch_c(<uintptr_t>(<tuple>e)[1], 1, 128, <uintptr_t>_stream_of(idx), kp)
+    if rc:
+        drv.launch_failed(rc, (<tuple>e)[1])
+    return res
+
+
+cdef _TensorBase _empty_scalar(_TensorBase like):
+    """A 0-d tensor of ``like``'s dtype on its device."""
+    return <_TensorBase>_tensors.empty([], like._dtype, like._storage.device)
+
+
+_REDUCE_OPS = ("sum", "mean")
+
+
 def install():
-    """Register the fast paths for the cuda device type (type code 1)."""
+    """Register the fast paths for the cuda device type (type code 1): the
+    elementwise ones in the core's operator fast path, the full sum/mean as
+    their entries' device fast path (recorded by their autograd formulas)."""
     _ewdrv.set_device_fast_paths(1, PyCapsule_New(<void*>cuda_binary, NULL, NULL),
                                  PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
                                  PyCapsule_New(<void*>cuda_unary, NULL, NULL))
+    from ptcore._dispatch.table import lookup
+    from ptcore.autograd import _record
+    from ptcore.autograd._formulas import FORMULAS
+    for op in _REDUCE_OPS:
+        fast = _record.device_fast_of(lambda x, _op=op: reduce_all(_op, x), FORMULAS[op])
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = fast
 
 
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
+    from ptcore._dispatch.table import lookup
+    for op in _REDUCE_OPS:
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = None

@@ -55,6 +55,8 @@ _CUDA_ERROR_NOT_READY = 600
 _CUDA_R_32F, _CUDA_R_64F, _CUDA_R_16F, _CUDA_R_16BF = 0, 1, 2, 14
 _COMPUTE_32F, _COMPUTE_32F_FAST_16BF, _COMPUTE_32F_FAST_TF32, _COMPUTE_64F = 68, 75, 77, 70
 _GEMM_DEFAULT = -1
+# ptcore.cuda._fast_blas's scalar kinds (+2: the complex pair of that type)
+_SCALAR_FLOAT, _SCALAR_DOUBLE = 0, 1
 
 
 class _ParamArrays(dict):
@@ -115,6 +117,12 @@ class _Cublas:
         self.status_string = lib.cublasGetStatusString
         self.status_string.argtypes = [i]
         self.status_string.restype = ctypes.c_char_p
+        # the same function called from C (ptcore.cuda._fast_blas), where that module loads
+        try:
+            from ptcore.cuda._fast_blas import GemmEx
+            self.gemm_c = GemmEx(ctypes.cast(self.gemm_sbex, ctypes.c_void_p).value, lib)
+        except Exception:
+            self.gemm_c = None
 
     def check(self, call, status):
         if status != 0:
@@ -563,14 +571,34 @@ class RealDriver(Driver):
             h = handles[device] = hp.value
         return h
 
+    def _blas_stream(self, h, stream):
+        """Point cuBLAS handle ``h`` (this thread's) at ``stream`` when it is not there yet."""
+        cur = getattr(self._cublas_tls, "streams", None)
+        if cur is None:
+            cur = self._cublas_tls.streams = {}
+        if cur.get(h, -1) != stream:
+            self._cublas.check("cublasSetStream_v2", self._cublas.set_stream(h, stream or None))
+            cur[h] = stream
+
     def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,
              b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,
              stride_a=0, stride_b=0, stride_c=0):
-        self._check_device(device)
+        self.set_current(device)
         h = self._blas_handle(device)
-        self._make_current(device)
         cb = self._cublas
-        cb.check("cublasSetStream_v2", cb.set_stream(h, stream or None))
+        self._blas_stream(h, stream)
+        fast = cb.gemm_c
+        if fast is not None:
+            kind = (_SCALAR_DOUBLE if compute_type == _COMPUTE_64F else _SCALAR_FLOAT) + \
+                (2 if int(a_type) in (4, 5) else 0)
+            st = fast(h, int(transa), int(transb), int(m), int(n), int(k), alpha,
+                      int(a or 0), int(a_type), int(lda), int(stride_a),
+                      int(b or 0), int(b_type), int(ldb), int(stride_b), beta,
+                      int(c or 0), int(c_type), int(ldc), int(stride_c),
+                      int(batch), int(compute_type), _GEMM_DEFAULT, kind)
+            if st != 0:
+                cb.check("cublasGemmStridedBatchedEx", st)
+            return
         scalar = ctypes.c_double if compute_type == _COMPUTE_64F else ctypes.c_float
         if int(a_type) in (4, 5):        # CUDA_C_32F / CUDA_C_64F: cuComplex / cuDoubleComplex scalars
             al, be = complex(alpha), complex(beta)
@@ -618,7 +646,7 @@ class RealDriver(Driver):
         h = handles.get(device)
         if h is None:
             h = handles[device] = cs.new_handle()
-        self._cublas.check("cublasSetStream_v2", self._cublas.set_stream(blas, stream or None))
+        self._blas_stream(blas, stream)
 
         def workspace(nbytes):
             from ptcore.cuda import _runtime

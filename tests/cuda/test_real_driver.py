@@ -508,6 +508,9 @@ def test_cublas_symbols_and_signatures():
     assert st == 1
     with pytest.raises(_driver.CudaError, match="cublasGemmStridedBatchedEx.*initialized"):
         cb.check("cublasGemmStridedBatchedEx", st)
+    # the same call from C (ptcore.cuda._fast_blas)
+    assert cb.gemm_c is not None
+    assert cb.gemm_c(0, 0, 0, 4, 4, 4, 1.0, 0, 0, 4, 16, 0, 0, 4, 16, 1.0, 0, 0, 4, 16, 1, 68, -1, 0) == 1
 
 
 def test_cufft_symbols_plan_cache_and_errors():
@@ -566,34 +569,92 @@ def test_cufft_plan_cache_and_call_order(monkeypatch):
     assert ("destroy", 101) in log and ("destroy", 102) in log and not c._plans
 
 
-def test_gemm_scalars_for_complex_types():
+_GEMM_ARGTYPES = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                  ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
+                  ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p,
+                  ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_int,
+                  ctypes.c_int, ctypes.c_int]
+
+
+@pytest.mark.parametrize("path", ["ctypes", "C"])
+def test_gemm_scalars_for_complex_types(path):
     """CUDA_C_32F / CUDA_C_64F GEMMs pass alpha and beta as cuComplex /
-    cuDoubleComplex (two floats / doubles), the real types as one scalar."""
+    cuDoubleComplex (two floats / doubles), the real types as one scalar,
+    through ctypes and through the C caller (ptcore.cuda._fast_blas) alike;
+    the handle's stream is set only when it changes."""
     import struct
+    import threading
+    from ptcore.cuda._fast_blas import GemmEx
     from ptcore.cuda._real_driver import RealDriver
-    seen = []
+    seen, streams = [], []
+
+    def record(args, size):
+        al, be = args[6], args[15]
+        seen.append((ctypes.string_at(al, size), ctypes.string_at(be, size), args[8], args[21]))
 
     class FakeCublas:
+        gemm_c = None
+
         def check(self, what, st):
             assert st == 0, what
 
         def set_stream(self, h, s):
+            streams.append((h, s))
             return 0
 
         def gemm_sbex(self, *args):
             al, be = args[6], args[15]
-            seen.append((ctypes.string_at(ctypes.addressof(al._obj), ctypes.sizeof(al._obj)),
-                         ctypes.string_at(ctypes.addressof(be._obj), ctypes.sizeof(be._obj)), args[8], args[21]))
+            size = ctypes.sizeof(al._obj)
+            record([ctypes.addressof(al._obj)] * 7 + list(args[7:15]) + [ctypes.addressof(be._obj)]
+                   + list(args[16:]), size)
             return 0
 
+    cb = FakeCublas()
+    if path == "C":
+        def c_gemm(*args):
+            record(args, 16)            # (the checks below read each scalar's own size)
+            return 0
+        cfn = ctypes.CFUNCTYPE(ctypes.c_int, *_GEMM_ARGTYPES)(c_gemm)
+        cb.gemm_c = GemmEx(ctypes.cast(cfn, ctypes.c_void_p).value, cfn)
     d = object.__new__(RealDriver)
-    d._check_device = lambda dev: None
-    d._make_current = lambda dev: None
+    d.set_current = lambda dev: None
     d._blas_handle = lambda dev: 1
-    d._cublas = FakeCublas()
+    d._cublas_tls = threading.local()
+    d._cublas = cb
     d.gemm(0, 0, 2, 0, 2, 2, 2, 1 - 2j, 8, 4, 2, 16, 4, 2, 0.5j, 24, 4, 2, 68)
     d.gemm(0, 0, 0, 0, 2, 2, 2, 3 + 1j, 8, 5, 2, 16, 5, 2, 2, 24, 5, 2, 70)
-    d.gemm(0, 0, 0, 0, 2, 2, 2, 1.5, 8, 1, 2, 16, 1, 2, 0.0, 24, 1, 2, 70)
-    assert seen[0] == (struct.pack("<2f", 1, -2), struct.pack("<2f", 0, 0.5), 4, 68)
-    assert seen[1] == (struct.pack("<2d", 3, 1), struct.pack("<2d", 2, 0), 5, 70)
-    assert seen[2] == (struct.pack("<d", 1.5), struct.pack("<d", 0.0), 1, 70)
+    d.gemm(0, 7, 0, 0, 2, 2, 2, 1.5, 8, 1, 2, 16, 1, 2, 0.0, 24, 1, 2, 70)
+    d.gemm(0, 0, 0, 0, 2, 2, 2, 1.5, 8, 0, 2, 16, 0, 2, 0.0, 24, 0, 2, 68)
+    assert seen[0][0][:8] == struct.pack("<2f", 1, -2)
+    assert seen[0][1][:8] == struct.pack("<2f", 0, 0.5) and seen[0][2:] == (4, 68)
+    assert seen[1][0][:16] == struct.pack("<2d", 3, 1) and seen[1][1][:16] == struct.pack("<2d", 2, 0)
+    assert seen[1][2:] == (5, 70)
+    assert seen[2][0][:8] == struct.pack("<d", 1.5) and seen[2][1][:8] == struct.pack("<d", 0.0)
+    assert seen[2][2:] == (1, 70)
+    assert seen[3][0][:4] == struct.pack("<f", 1.5) and seen[3][2:] == (0, 68)
+    # stream 0, then 7, then 0 again: three settings for four calls
+    assert [s for _, s in streams] == [None, 7, None]
+
+
+def test_gemm_c_caller_passes_every_argument():
+    """Each of the 23 arguments reaches the C function with its value and type."""
+    from ptcore.cuda._fast_blas import GemmEx, SCALAR_DOUBLE
+    got = []
+
+    def c_gemm(*args):
+        got.append(args[:6] + args[7:15] + args[16:]
+                   + (ctypes.c_double.from_address(args[6]).value,
+                      ctypes.c_double.from_address(args[15]).value))
+        return 13
+    cfn = ctypes.CFUNCTYPE(ctypes.c_int, *_GEMM_ARGTYPES)(c_gemm)
+    g = GemmEx(ctypes.cast(cfn, ctypes.c_void_p).value, cfn)
+    big = (1 << 40) + 3
+    st = g(0xABCD00, 1, 2, 3, 4, 5, 0.25, big, 6, 7, -big, big + 8, 9, 10, 1 << 35, -4.5,
+           big + 16, 11, 12, 13, 14, 70, -1, SCALAR_DOUBLE)
+    assert st == 13
+    assert got == [(0xABCD00, 1, 2, 3, 4, 5, big, 6, 7, -big, big + 8, 9, 10, 1 << 35,
+                    big + 16, 11, 12, 13, 14, 70, -1, 0.25, -4.5)]
+    with pytest.raises(ValueError, match="scalar kind"):
+        g(0, 0, 0, 1, 1, 1, 1.0, 0, 0, 1, 0, 0, 0, 1, 0, 0.0, 0, 0, 1, 0, 1, 68, -1, 9)
+    with pytest.raises(ValueError, match="NULL"):
+        GemmEx(0)

@@ -219,3 +219,37 @@ def test_functional_relu(counted):
     z = x.detach().clone()
     assert F.relu(z, inplace=True) is z and z.cpu().tolist() == [0.0, 2.0]
     assert "relu" in counted
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16])
+@pytest.mark.parametrize("n", [1, 7, 4096, 65535, 65536, 70000])
+def test_full_sum_and_mean(counted, dtype, n):
+    """``x.sum()`` / ``ptcore.mean(x)`` of a dense float32/float64 tensor
+    shorter than one block's row: the row kernel launched directly, the
+    same values (bitwise) as the general path; autograd recorded."""
+    x = ptcore.from_numpy(np.random.default_rng(n).standard_normal(n)).to(dtype)
+    dx = x.cuda()
+    fast = dtype is not ptcore.float16 and n < 65536
+    for op in ("sum", "mean"):
+        counted.clear()
+        got = getattr(dx, op)()
+        assert (counted == []) == fast
+        assert got.shape == () and got.dtype == dtype
+        _dense_fast.uninstall()
+        try:
+            ref = getattr(ptcore, op)(dx)
+        finally:
+            _dense_fast.install()
+        assert ptcore.equal(got.cpu(), ref.cpu())
+        tol = 1e-2 if dtype is ptcore.float16 else 1e-5
+        np.testing.assert_allclose(got.cpu().double().numpy(), getattr(x.double(), op)().numpy(),
+                                   rtol=tol, atol=tol)
+    d = dx.clone().requires_grad_()
+    y = d.mean()
+    assert y.grad_fn.name() == "MeanBackward0"
+    y.backward()
+    np.testing.assert_allclose(d.grad.cpu().double().numpy(), np.full(n, 1.0 / n), rtol=tol)
+    # a dim, a dtype or keepdim: the general path
+    counted.clear()
+    assert dx.sum(0).shape == () and dx.sum(dtype=ptcore.float64).dtype == ptcore.float64
+    assert counted == ["sum", "sum"]
