@@ -192,6 +192,9 @@ class EmulatedDriver(Driver):
         }
 
     def set_current(self, device):
+        # as the real driver: an ordinal already current on this thread was checked
+        if type(device) is int and getattr(self._current, "device", None) == device:
+            return
         self._check_device(device)
         self._current.device = device
 
