@@ -6,7 +6,7 @@ module declares its functions (``__all__``) and methods
 (``_TENSOR_METHODS``); :func:`entry` records each in the table, with the
 body autograd supplies, and returns the entry that is bound once, at import.
 """
-from ptcore._dispatch.table import declare, op_of
+from ptcore._dispatch.table import declare, lookup, op_of
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
 from ptcore._dispatch.variants import OPERATOR_METHODS
 
@@ -111,9 +111,18 @@ def bind_operators(tensor_cls):
         if target is not None and callable(getattr(tensor_cls, target, None)):
             setattr(tensor_cls, name, _reported(tensor_cls, name, fn, target))
             continue
-        setattr(tensor_cls, name, entry(name, fn, kind="method", family="pointwise",
-                                        namespace="Tensor",
-                                        public_name=PUBLIC_NAMES.get(name, name)))
+        e = entry(name, fn, kind="method", family="pointwise", namespace="Tensor",
+                  public_name=PUBLIC_NAMES.get(name, name))
+        same = SAME_FAST_PATH.get(name)
+        if same is not None:
+            base = lookup(same, "Tensor")
+            op_of(e).device_fast = base.device_fast if base is not None else None
+        setattr(tensor_cls, name, e)
+
+
+# operator methods that compute another op for tensors and numbers, and so take
+# its device fast path (OpDef.device_fast; ``a == b`` is ``a.eq(b)`` then)
+SAME_FAST_PATH = {"__eq__": "eq"}
 
 
 # names of the tensor-core methods (Cython ``_TensorBase`` and ``tensor.py``:

@@ -54,6 +54,11 @@ _FAST_INPLACE = {"add_": "add", "sub_": "sub", "subtract_": "sub", "mul_": "mul"
 _FAST_UNARY = frozenset(("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"))
 
 
+# comparisons (a bool result, never recorded) and their torch aliases
+_FAST_CMP = {"eq": "eq", "ne": "ne", "not_equal": "ne", "lt": "lt", "less": "lt", "le": "le",
+             "less_equal": "le", "gt": "gt", "greater": "gt", "ge": "ge", "greater_equal": "ge"}
+
+
 def _set_device_fast(name, e):
     """The device fast path of the entry ``e`` of a fast binary op (see
     OpDef.device_fast), for out-of-place and in-place forms."""
@@ -66,6 +71,8 @@ def _set_device_fast(name, e):
         d.device_fast = R.device_fast_inplace(index[_FAST_INPLACE[name]])
     elif name in _FAST_UNARY and FORMULAS.get(name) is not None:
         d.device_fast = R.device_fast_unary(ptcore._ops._ewdrv.UNARY[name], FORMULAS[name])
+    elif name in _FAST_CMP:
+        d.device_fast = R.device_fast_compare(index[_FAST_CMP[name]])
 
 
 def _inplace_name(name):

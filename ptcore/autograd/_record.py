@@ -336,6 +336,20 @@ def device_fast_unary(fast_op, formula):
     return device_fast_of(partial(_ewdrv.device_fast_unary, fast_op), formula)
 
 
+def device_fast_compare(fast_op):
+    """An OpDef's ``device_fast`` for comparison ``fast_op``: ``op(a, b)`` by
+    the core fast path of the operands' device (a bool result, not
+    differentiable, so nothing records); None to take the layers."""
+    from ptcore._ops import _ewdrv
+    fast = _ewdrv.fast_binary
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        return fast(fast_op, args[0], args[1], True)
+    return device_fast
+
+
 def device_fast_inplace(fast_op):
     """An OpDef's ``device_fast`` for in-place binary op ``fast_op``
     (``a.add_(b, alpha=...)``): the device's C dense path when nothing

@@ -19,9 +19,10 @@ from libc.string cimport memset
 
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
-from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like
+from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as
 from ptcore.cuda._fast_launch cimport KernelLauncher
 
+from ptcore import _tensor as _C
 from ptcore._ops import _ew as _ew_mod
 from ptcore._ops import _ewdrv
 from ptcore.cuda import _launch, _runtime, _tensors
@@ -44,8 +45,12 @@ cdef enum:
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
 cdef unsigned _BLOCK = _launch._BLOCK
-# ewdrv binary op index -> the op's kernel name (add, sub, mul, div; None for the others)
-cdef list _OPS = [n if n in ("add", "sub", "mul", "div") else None for n in _ew_mod.BINARY_OPS]
+# ewdrv binary op index -> the op's kernel name (add, sub, mul, div and the
+# comparisons, whose result is bool; None for the others)
+_CMP = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
+cdef list _OPS = [n if n in ("add", "sub", "mul", "div") or n in _CMP else None
+                  for n in _ew_mod.BINARY_OPS]
+cdef dtype _BOOL = _C.bool_
 cdef Py_ssize_t _NOPS = len(_OPS)
 # ewdrv unary op index -> the op's kernel name, for the unary ops whose CUDA
 # kernel is the plain ``unary`` one (their dense path: _launch.unary)
@@ -142,7 +147,8 @@ cdef inline bint _number(object b) noexcept:
 
 cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
     """``op(a, b)`` for two dense tensors of one floating dtype, shape and
-    device, or a dense floating tensor and a Python int/float; else None."""
+    device, or a dense floating tensor and a Python int/float; else None.
+    The comparisons give a bool tensor (their kernels' output)."""
     if op < 0 or op >= _NOPS:
         return None
     name = _OPS[op]
@@ -174,7 +180,7 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
     if e is None:
         return None
     cdef Py_ssize_t idx = a._storage.device._idx
-    cdef _TensorBase res = _dense_like(a)
+    cdef _TensorBase res = _dense_like_as(a, _BOOL) if name in _CMP else _dense_like(a)
     n64 = res._numel
     if n64:
         memset(&p, 0, sizeof(p))
@@ -203,7 +209,7 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     if op < 0 or op >= _NOPS:
         return None
     name = _OPS[op]
-    if name is None or not _dense_float_cuda(a):
+    if name is None or name in _CMP or not _dense_float_cuda(a):
         return None
     cdef _TensorBase tb = None
     cdef ptc_params p

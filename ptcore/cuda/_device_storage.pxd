@@ -1,4 +1,4 @@
-from ptcore._tensor cimport Storage, _TensorBase, device
+from ptcore._tensor cimport Storage, _TensorBase, device, dtype
 from ptcore.cuda._caching_allocator cimport Block, CachingAllocator
 
 
@@ -12,6 +12,7 @@ cpdef device cuda_device(Py_ssize_t idx)
 cpdef Py_ssize_t index_of(device dev) except -1
 cpdef Storage new_storage(Py_ssize_t idx, Py_ssize_t nbytes)
 cdef _TensorBase _dense_like(_TensorBase ta)
+cdef _TensorBase _dense_like_as(_TensorBase ta, dtype dt)
 cdef bint _dense_pair(a, b) except -1
 
 

@@ -156,6 +156,11 @@ def empty(shape, dtype dt not None, device dev not None):
 
 cdef _TensorBase _dense_like(_TensorBase ta):
     """A new contiguous tensor of ``ta``'s shape, dtype and cuda device."""
+    return _dense_like_as(ta, ta._dtype)
+
+
+cdef _TensorBase _dense_like_as(_TensorBase ta, dtype dt):
+    """A new contiguous tensor of ``ta``'s shape and cuda device, of ``dt``."""
     cdef Py_ssize_t st[PT_MAX_DIMS]
     cdef Py_ssize_t acc = 1
     cdef int i
@@ -163,8 +168,8 @@ cdef _TensorBase _dense_like(_TensorBase ta):
         st[i] = acc
         if ta._shape[i] > 1:
             acc *= ta._shape[i]
-    cdef Storage storage = new_storage(index_of(ta._storage.device), ta._numel * ta._dtype.itemsize)
-    return _make_tensor(storage, ta._dtype, ta._ndim, ta._shape, st, 0)
+    cdef Storage storage = new_storage(index_of(ta._storage.device), ta._numel * dt.itemsize)
+    return _make_tensor(storage, dt, ta._ndim, ta._shape, st, 0)
 
 
 

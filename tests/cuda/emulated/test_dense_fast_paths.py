@@ -253,3 +253,21 @@ def test_full_sum_and_mean(counted, dtype, n):
     counted.clear()
     assert dx.sum(0).shape == () and dx.sum(dtype=ptcore.float64).dtype == ptcore.float64
     assert counted == ["sum", "sum"]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_comparisons_without_the_layer(counted, dtype):
+    a, b, da, db = _pair(dtype=dtype)
+    b[0, :2] = a[0, :2]
+    db = b.cuda()
+    for name, op in (("eq", lambda x, y: x == y), ("ne", lambda x, y: x != y), ("lt", lambda x, y: x < y),
+                     ("le", lambda x, y: x <= y), ("gt", lambda x, y: x > y), ("ge", lambda x, y: x >= y)):
+        for y, dy in ((b, db), (0.5, 0.5), (0, 0)):
+            got, ref = op(da, dy), op(a, y)
+            assert got.dtype == ptcore.bool and got.device.type == "cuda"
+            assert ptcore.equal(got.cpu(), ref), (name, y)
+    assert counted == []
+    # the in-place comparisons stay on the general path
+    c = da.clone()
+    c.gt_(0.0)
+    assert ptcore.equal(c.cpu(), (a > 0).to(dtype))
