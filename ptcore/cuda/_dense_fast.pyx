@@ -41,6 +41,7 @@ cdef enum:
     _FAM_SCALAR = 1                     # ptc_scalar_<op>_<dt>_c (n, out, a, params)
     _FAM_ALPHA = 2                      # ptc_binary_add_alpha_<dt>_c: out = a + d0 * b
     _FAM_UNARY = 3                      # ptc_unary_<op>_<dt>_c (n, out, x, params)
+    _FAM_REDUCE = 4                     # ptc_reduce_<op>_<dt>_<dt>_c (rows, length, out, x, params)
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -73,6 +74,9 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
         name = _launch._dense_name("binary", "add_alpha", dt)
     elif family == _FAM_UNARY:
         name = _launch._dense_name("unary", op, dt)
+    elif family == _FAM_REDUCE:
+        tag = _launch._tag(dt, op)
+        name = f"ptc_reduce_{op}_{tag}_{tag}_c"
     else:
         name = _launch._dense_name("scalar", op, dt)
     e = _launch._entry(idx, name)
@@ -80,19 +84,22 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
     return <tuple>e
 
 
-cdef int _run(tuple e, Py_ssize_t idx, Py_ssize_t n, void** params) except -1:
-    """Launch handle ``e`` over ``n`` elements on device ``idx``'s current
-    stream (the device made current by the caller's allocation or here)."""
+cdef int _run(tuple e, Py_ssize_t idx, Py_ssize_t n, void** params, bint rows=False) except -1:
+    """Launch handle ``e`` over ``n`` elements (``rows``: over ``n`` rows, a
+    block of 128 threads each, as ``_launch._launch(rows=True)``) on device
+    ``idx``'s current stream (the device made current by the caller's
+    allocation or here)."""
     drv = e[0]
     cdef KernelLauncher launcher = <KernelLauncher>drv.launcher
     cdef Py_ssize_t cap = e[2]
-    cdef Py_ssize_t grid = (n + _BLOCK - 1) // _BLOCK
+    cdef unsigned block = 128 if rows else _BLOCK
+    cdef Py_ssize_t grid = n if rows else (n + _BLOCK - 1) // _BLOCK
     if grid > cap:
         grid = cap
     if grid < 1:
         grid = 1
     cdef uintptr_t stream = <uintptr_t>_stream_of(idx)
-    cdef int rc = launcher.launch_c(<uintptr_t>e[1], <unsigned>grid, _BLOCK, stream, params)
+    cdef int rc = launcher.launch_c(<uintptr_t>e[1], <unsigned>grid, block, stream, params)
     if rc:
         drv.launch_failed(rc, e[1])
     return 0
@@ -131,18 +138,17 @@ cdef tuple _kernel(int family, object name, _TensorBase a):
     return _handle(family, name, a._dtype, a._storage.device._idx, drv)
 
 
-cdef bint _to_double(object v, double* out):
-    """``out[0] = float(v)``; False for an int too large for a double."""
+cdef bint _number(object v, double* out):
+    """``out[0] = float(v)`` for a Python int or float (not a bool, not an
+    int too large for a double); False otherwise."""
+    tv = type(v)
+    if tv is not float and tv is not int:
+        return False
     try:
         out[0] = float(v)
     except OverflowError:
         return False
     return True
-
-
-cdef inline bint _number(object b) noexcept:
-    tb = type(b)
-    return tb is float or tb is int
 
 
 cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
@@ -168,10 +174,8 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
         if not any_grad and (a._requires_grad or tb._requires_grad):
             return None
         family = _FAM_BINARY
-    elif _number(b):
+    elif _number(b, &d0):
         if not _dense_float_cuda(a) or (not any_grad and a._requires_grad):
-            return None
-        if not _to_double(b, &d0):
             return None
         family = _FAM_SCALAR
     else:
@@ -233,20 +237,14 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
         if b_p != a_p and (b_p - a_p < <unsigned long long>span or a_p - b_p < <unsigned long long>span):
             return None                 # a partial overlap: the general path's checks
         if alpha is not None:           # add_alpha: a + d0 * b (sub: d0 = -alpha)
-            if not _number(alpha):
-                return None
-            if not _to_double(alpha, &d0):
+            if not _number(alpha, &d0):
                 return None
             if name == "sub":
                 d0 = -d0
             family = _FAM_ALPHA
         else:
             family = _FAM_BINARY
-    elif _number(b):
-        if alpha is not None:
-            return None
-        if not _to_double(b, &d0):
-            return None
+    elif alpha is None and _number(b, &d0):
         family = _FAM_SCALAR
     else:
         return None
@@ -302,7 +300,6 @@ cdef object cuda_unary(int op, _TensorBase x):
 
 
 cdef Py_ssize_t _ROW_MAX = 1 << 16     # _launch_reduce: shorter rows are one block
-cdef dict _REDUCE_NAMES = {}            # (op, dtype) -> kernel name
 
 
 def reduce_all(str op, x):
@@ -317,19 +314,11 @@ def reduce_all(str op, x):
     if not _dense_float_cuda(t) or t._numel == 0 or t._numel >= _ROW_MAX \
             or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
         return None
-    key = (op, t._dtype)
-    name = _REDUCE_NAMES.get(key)
-    if name is None:
-        tag = _launch._tag(t._dtype, op)
-        name = _REDUCE_NAMES[key] = f"ptc_reduce_{op}_{tag}_{tag}_c"
-    drv = _launcher_driver()
-    if drv is None:
+    cdef tuple e = _kernel(_FAM_REDUCE, op, t)
+    if e is None:
         return None
     cdef Py_ssize_t idx = t._storage.device._idx
-    e = _handles.get(key + (idx,))
-    if e is None or (<tuple>e)[0] is not drv:
-        e = _handles[key + (idx,)] = _launch._entry(idx, name)
-    cdef _TensorBase res = _empty_scalar(t)
+    cdef _TensorBase res = <_TensorBase>_tensors.empty([], t._dtype, t._storage.device)
     cdef ptc_params p
     cdef long long m64 = 1, l64 = t._numel
     cdef unsigned long long out_p = <uintptr_t>res._ptr(), x_p = <uintptr_t>t._ptr()
@@ -340,17 +329,8 @@ def reduce_all(str op, x):
     kp[2] = &out_p
     kp[3] = &x_p
     kp[4] = &p
-    drv = (<tuple>e)[0]
-    cdef KernelLauncher launcher = <KernelLauncher>drv.launcher
-    cdef int rc = launcher.launch_c(<uintptr_t>(<tuple>e)[1], 1, 128, <uintptr_t>_stream_of(idx), kp)
-    if rc:
-        drv.launch_failed(rc, (<tuple>e)[1])
+    _run(e, idx, 1, kp, True)
     return res
-
-
-cdef _TensorBase _empty_scalar(_TensorBase like):
-    """A 0-d tensor of ``like``'s dtype on its device."""
-    return <_TensorBase>_tensors.empty([], like._dtype, like._storage.device)
 
 
 _REDUCE_OPS = ("sum", "mean")
