@@ -328,6 +328,37 @@ def device_fast_of(fn, formula):
     return device_fast
 
 
+def device_fast_reduce(fn, formula):
+    """An OpDef's ``device_fast`` for a reduction ``op(x, dim=None,
+    keepdim=False)`` (no ``dtype``/``out``): ``fn(x, dim, keepdim)`` (the
+    result, or None to take the layers), recorded with ``formula`` when x
+    requires grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        n = len(args)
+        if n < 1 or n > 3:
+            return None
+        dim = args[1] if n > 1 else None
+        keepdim = args[2] if n > 2 else False
+        if kwargs:
+            for k in kwargs:
+                if k == "dim" and n < 2:
+                    dim = kwargs[k]
+                elif k == "keepdim" and n < 3:
+                    keepdim = kwargs[k]
+                else:
+                    return None
+        if keepdim is not True and keepdim is not False:
+            return None
+        x = args[0]
+        out = fn(x, dim, keepdim)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x, dim=dim, keepdim=keepdim)
+        return out
+    return device_fast
+
+
 def device_fast_unary(fast_op, formula):
     """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
     kernel index): ``op(x)`` by the core fast path of x's device."""

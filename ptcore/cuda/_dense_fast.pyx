@@ -25,9 +25,9 @@ from ptcore.cuda._fast_launch cimport KernelLauncher
 from ptcore import _tensor as _C
 from ptcore._ops import _ew as _ew_mod
 from ptcore._ops import _ewdrv
-from ptcore.cuda import _launch, _runtime, _tensors
+from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
 
-__all__ = ["install", "uninstall", "UNARY_OPS", "reduce_all"]
+__all__ = ["install", "uninstall", "UNARY_OPS", "reduce_all", "reduce"]
 
 cdef struct ptc_params:                 # the kernels' by-value parameter block (40 bytes)
     double d0
@@ -42,6 +42,7 @@ cdef enum:
     _FAM_ALPHA = 2                      # ptc_binary_add_alpha_<dt>_c: out = a + d0 * b
     _FAM_UNARY = 3                      # ptc_unary_<op>_<dt>_c (n, out, x, params)
     _FAM_REDUCE = 4                     # ptc_reduce_<op>_<dt>_<dt>_c (rows, length, out, x, params)
+    _FAM_COLUMN = 5                     # ptc_reduce_<op>_<dt>_<dt>_k (O, L, I, out, x, params)
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -74,9 +75,9 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
         name = _launch._dense_name("binary", "add_alpha", dt)
     elif family == _FAM_UNARY:
         name = _launch._dense_name("unary", op, dt)
-    elif family == _FAM_REDUCE:
+    elif family == _FAM_REDUCE or family == _FAM_COLUMN:
         tag = _launch._tag(dt, op)
-        name = f"ptc_reduce_{op}_{tag}_{tag}_c"
+        name = f"ptc_reduce_{op}_{tag}_{tag}_{'c' if family == _FAM_REDUCE else 'k'}"
     else:
         name = _launch._dense_name("scalar", op, dt)
     e = _launch._entry(idx, name)
@@ -300,36 +301,119 @@ cdef object cuda_unary(int op, _TensorBase x):
 
 
 cdef Py_ssize_t _ROW_MAX = 1 << 16     # _launch_reduce: shorter rows are one block
+# _launch_reduce.columns' choice of the column kernel
+cdef Py_ssize_t _COL_MAX_L = _launch_reduce._COLUMN_MAX_L
+cdef Py_ssize_t _COL_MIN_BLOCKS = _launch_reduce._COLUMN_MIN_BLOCKS
+cdef Py_ssize_t _COL_W = _kernels.COLUMN_WIDTH
 
 
 def reduce_all(str op, x):
-    """``op(x)`` over all elements (op ``"sum"`` or ``"mean"``) for a dense
-    float32/float64 ``x`` of 1 to 65535 elements: one block of the row-reduce
-    kernel (what ``_launch_reduce`` launches for such a row) into a 0-d
-    result of x's dtype; None otherwise."""
+    """``op(x)`` over all elements (op ``"sum"`` or ``"mean"``): see :func:`reduce`."""
+    return reduce(op, x, None, False)
+
+
+def reduce(str op, x, dim, bint keepdim):
+    """``op(x, dim, keepdim)`` (op ``"sum"`` or ``"mean"``) for a contiguous
+    float32/float64 CUDA ``x`` when ``_launch_reduce`` would launch one
+    kernel straight on x: the reduced dims one run (``dim`` an int, a
+    tuple/list of ints, or None for all) whose rows are shorter than one
+    block's (65,536) when they are the last dims (the row kernel), or whose
+    columns take the column kernel (kept dims after the run).  The same
+    kernel and arguments as that path, so bitwise the same result; None
+    otherwise (the general path raises the errors)."""
     if not isinstance(x, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>x
     # float32/float64 only: the half types accumulate in float32 through a copy
-    if not _dense_float_cuda(t) or t._numel == 0 or t._numel >= _ROW_MAX \
+    if not _dense_float_cuda(t) or t._numel == 0 \
             or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
         return None
-    cdef tuple e = _kernel(_FAM_REDUCE, op, t)
+    cdef int nd = t._ndim
+    if nd > 63:
+        return None
+    cdef unsigned long long mask = 0, bit
+    cdef Py_ssize_t d, lo = 0, hi = nd - 1, i
+    cdef Py_ssize_t O = 1, Lr = 1, I = 1
+    if dim is None:
+        if keepdim:
+            return None
+        mask = (1ULL << nd) - 1
+    else:
+        if nd == 0:
+            return None
+        if type(dim) is int:
+            dims = (dim,)
+        elif type(dim) is tuple or type(dim) is list:
+            dims = dim
+            if len(dims) == 0:
+                return None
+        else:
+            return None
+        for v in dims:
+            if type(v) is not int or v < -nd or v >= nd:
+                return None
+            d = <Py_ssize_t>v
+            if d < 0:
+                d += nd
+            bit = 1ULL << d
+            if mask & bit:
+                return None
+            mask |= bit
+        lo = 0
+        while not (mask >> lo) & 1:
+            lo += 1
+        hi = nd - 1
+        while not (mask >> hi) & 1:
+            hi -= 1
+        if mask != ((1ULL << (hi + 1)) - (1ULL << lo)):
+            return None           # not one run of dims
+    for i in range(nd):
+        if i < lo:
+            O *= t._shape[i]
+        elif i <= hi:
+            Lr *= t._shape[i]
+        else:
+            I *= t._shape[i]
+    cdef int family
+    if I == 1:
+        if Lr >= _ROW_MAX:
+            return None
+        family = _FAM_REDUCE
+    elif Lr >= _COL_MAX_L and O * ((I + _COL_W - 1) // _COL_W) < _COL_MIN_BLOCKS:
+        return None
+    else:
+        family = _FAM_COLUMN
+    cdef tuple e = _kernel(family, op, t)
     if e is None:
         return None
+    cdef list shape = []
+    for i in range(nd):
+        if not (mask >> i) & 1:
+            shape.append(t._shape[i])
+        elif keepdim:
+            shape.append(1)
     cdef Py_ssize_t idx = t._storage.device._idx
-    cdef _TensorBase res = <_TensorBase>_tensors.empty([], t._dtype, t._storage.device)
+    cdef _TensorBase res = <_TensorBase>_tensors.empty(shape, t._dtype, t._storage.device)
     cdef ptc_params p
-    cdef long long m64 = 1, l64 = t._numel
+    cdef long long o64 = O, l64 = Lr, i64 = I
     cdef unsigned long long out_p = <uintptr_t>res._ptr(), x_p = <uintptr_t>t._ptr()
-    cdef void* kp[5]
+    cdef void* kp[6]
     memset(&p, 0, sizeof(p))
-    kp[0] = &m64
-    kp[1] = &l64
-    kp[2] = &out_p
-    kp[3] = &x_p
-    kp[4] = &p
-    _run(e, idx, 1, kp, True)
+    if family == _FAM_REDUCE:
+        kp[0] = &o64
+        kp[1] = &l64
+        kp[2] = &out_p
+        kp[3] = &x_p
+        kp[4] = &p
+        _run(e, idx, O, kp, True)
+    else:
+        kp[0] = &o64
+        kp[1] = &l64
+        kp[2] = &i64
+        kp[3] = &out_p
+        kp[4] = &x_p
+        kp[5] = &p
+        _run(e, idx, O * ((I + _COL_W - 1) // _COL_W), kp, True)
     return res
 
 
@@ -347,7 +431,8 @@ def install():
     from ptcore.autograd import _record
     from ptcore.autograd._formulas import FORMULAS
     for op in _REDUCE_OPS:
-        fast = _record.device_fast_of(lambda x, _op=op: reduce_all(_op, x), FORMULAS[op])
+        fast = _record.device_fast_reduce(lambda x, dim, keepdim, _op=op: reduce(_op, x, dim, keepdim),
+                                          FORMULAS[op])
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:

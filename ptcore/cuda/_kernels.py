@@ -82,6 +82,10 @@ Families (``T`` = storage type of the kernel's dtype, ``B`` = unsigned char):
   ``+ j*in_red_stride``.  Launch: ``blockDim.x`` a multiple of 32, at most
   1024; any grid (blocks loop over rows).  Parameters: ``var``/``std``
   correction in ``p.d0``; ``norm_p`` order in ``p.d0``.
+  ``ptc_reduce_<sum|mean>_<in>_<out>_k``: ``(O, L, I, OUT* out, const T* in,
+  ptc_params p)`` -- columns: ``out[o*I + i]`` = op over ``in[(o*L + j)*I + i]``
+  (a contiguous tensor reduced over a run of middle dims); ``blockDim.x`` a
+  multiple of 32, at most 1024, any grid.
 * **scan / softmax** ``ptc_scan_<cumsum|cumprod>_<in>_<out>_<c|s>``,
   ``ptc_softmax_<softmax|log_softmax>_<tag>_<c|s>``: per row like reduce;
   ``s`` variant: ``(M, L, OUT* out, const T* in, ptc_params p, ptc_strided<2> ix,
@@ -819,6 +823,45 @@ def _reduce_kernel(name, op, in_dt, out_dt, acc, variant):
             f"    }}\n}}\n")
 
 
+# the reductions with a column kernel (``k`` variant)
+REDUCE_COLUMNS = ("sum", "mean")
+COLUMN_WIDTH = 32               # columns per block of the ``k`` kernels
+
+
+def _column_kernel(name, op, in_dt, out_dt, acc):
+    """``k``: the reduced elements of an output are a column of a
+    contiguous (O, L, I) tensor -- ``out[o*I + i]`` = op over
+    ``in[(o*L + j)*I + i]``, j < L -- with no copy that moves them last.
+    A block takes 32 consecutive columns of one ``o`` (a warp reads 32
+    consecutive floats of a row), its warps take every (blockDim.x/32)-th
+    row, then the warps' partials combine in shared memory, in a fixed
+    order (deterministic)."""
+    params = ["long long O", "long long L", "long long I", f"{_storage(out_dt)}* out",
+              f"const {_storage(in_dt)}* in", "ptc_params p"]
+    x = f"(A){_load(in_dt, 'in[(o * L + j) * I + i]')}"
+    return (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
+            f"    typedef {acc} A;\n"
+            f"    typedef ptc_r_{op}<A> Op;\n"
+            f"    typedef Op::S S;\n"
+            f"    __shared__ S sm[1024];\n"
+            f"    const long long tx = threadIdx.x % {COLUMN_WIDTH}, ty = threadIdx.x / {COLUMN_WIDTH};\n"
+            f"    const long long ny = blockDim.x / {COLUMN_WIDTH};\n"
+            f"    const long long nc = (I + {COLUMN_WIDTH - 1}) / {COLUMN_WIDTH};\n"
+            f"    for (long long b = blockIdx.x; b < O * nc; b += gridDim.x) {{\n"
+            f"        const long long o = b / nc, i = (b % nc) * {COLUMN_WIDTH} + tx;\n"
+            f"        S s = Op::init();\n"
+            f"        if (i < I)\n"
+            f"            for (long long j = ty; j < L; j += ny) s = Op::combine(s, Op::map({x}, j));\n"
+            f"        sm[threadIdx.x] = s;\n"
+            f"        __syncthreads();\n"
+            f"        if (ty == 0) {{\n"
+            f"            for (long long k = 1; k < ny; k++) s = Op::combine(s, sm[k * {COLUMN_WIDTH} + tx]);\n"
+            f"            if (i < I) out[o * I + i] = {_store(out_dt, 'Op::finish(s, L, p)')};\n"
+            f"        }}\n"
+            f"        __syncthreads();\n"
+            f"    }}\n}}\n")
+
+
 def _gen_reduce():
     for op, dts, out_rule, acc_rule in REDUCE:
         for dt in dts:
@@ -827,6 +870,9 @@ def _gen_reduce():
             for v in ("c", "s"):
                 kn = kernel_name("reduce", op, (TAGS[dt], TAGS[out_dt]), v)
                 yield kn, "reduce", _reduce_kernel(kn, op, dt, out_dt, acc, v)
+            if op in REDUCE_COLUMNS:
+                kn = kernel_name("reduce", op, (TAGS[dt], TAGS[out_dt]), "k")
+                yield kn, "reduce", _column_kernel(kn, op, dt, out_dt, acc)
 
 
 # ---------------------------------------------------------------------------

@@ -36,6 +36,65 @@ def _rows(x, dims):
     return c, M, Lr
 
 
+_COLUMN_MAX_L = 1 << 16         # shorter columns always take the column kernel
+_COLUMN_MIN_BLOCKS = 256        # longer ones when they give this many blocks
+
+
+def columns(shape, dims):
+    """``(O, L, I)`` when reducing a contiguous tensor of ``shape`` over the
+    sorted ``dims`` takes the column kernel (``ptc_reduce_<op>_..._k``):
+    the dims are one run with kept dims after it (I > 1), so the reduced
+    elements of each output are a column of the (O, L, I) view and no copy
+    need move them last; None otherwise.  The dense fast path
+    (``_dense_fast.reduce_dims``) makes the same choice, so both give
+    bitwise the same result."""
+    n = len(dims)
+    if n == 0 or dims[n - 1] - dims[0] != n - 1:
+        return None
+    O = Lr = I = 1
+    for d in range(dims[0]):
+        O *= shape[d]
+    for d in dims:
+        Lr *= shape[d]
+    for d in range(dims[n - 1] + 1, len(shape)):
+        I *= shape[d]
+    if I == 1 or O * Lr * I == 0:
+        return None
+    if Lr >= _COLUMN_MAX_L and O * ((I + K.COLUMN_WIDTH - 1) // K.COLUMN_WIDTH) < _COLUMN_MIN_BLOCKS:
+        return None
+    return O, Lr, I
+
+
+def _trailing_first(shape, dims):
+    """``(k, shape)`` when ``dims`` (sorted) are a run with kept dims after
+    it followed by a run ending last whose rows are shorter than one
+    block's (65,536): ``dims[k:]`` is that last run and ``shape`` the
+    partial result of reducing over it, whose ``dims[:k]`` then take the
+    column kernel; None otherwise."""
+    n = len(dims)
+    nd = len(shape)
+    if n < 2 or dims[n - 1] != nd - 1:
+        return None
+    k = n - 1
+    while k > 0 and dims[k - 1] == dims[k] - 1:
+        k -= 1
+    if k == 0:
+        return None             # one run: the row kernel as it is
+    rows = 1
+    for d in dims[k:]:
+        rows *= shape[d]
+    part = list(shape[:dims[k]])
+    if rows >= _COLUMN_MAX_L or rows == 0 or columns(tuple(part), dims[:k]) is None:
+        return None
+    return k, part
+
+
+def _column_launch(op, x, res, O, Lr, I, params):
+    name = f"ptc_reduce_{op}_{L._tag(x.dtype, op)}_{L._tag(res.dtype, op)}_k"
+    L._launch(x.device.index, name, O * ((I + K.COLUMN_WIDTH - 1) // K.COLUMN_WIDTH),
+              [L._ll(O), L._ll(Lr), L._ll(I), L._ptr(res), L._ptr(x), params], rows=True)
+
+
 def _run(op, x, dims, out, params):
     """Reduce ``x`` over ``dims`` with kernel ``ptc_reduce_<op>`` into ``out``
     (any dtype; the kernel's own result is converted)."""
@@ -43,6 +102,33 @@ def _run(op, x, dims, out, params):
     dims = sorted(d % max(x.dim(), 1) for d in dims) if x.dim() else []
     if x.dim() == 0:
         dims = []
+    col = columns(tuple(x.shape), dims) if op in K.REDUCE_COLUMNS and x.is_contiguous() else None
+    if col is not None:
+        O, Lr, I = col
+        od = K._reduce_out(L._name(x.dtype), _OUT_RULE[op])
+        rdt = getattr(_C, od) if od != "bool" else _C.bool_
+        if out.dtype is rdt and out.is_contiguous() and \
+                out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
+            res = out
+        else:
+            res = L._empty([O * I], rdt, x.device)
+        _column_launch(op, x, res, O, Lr, I, params)
+        if res is not out:
+            L.cast_copy(out, res.reshape(list(out.shape)))
+        return
+    if op in K.REDUCE_COLUMNS and x.is_contiguous() and x.dtype in (_C.float32, _C.float64):
+        # (the partial result keeps x's dtype: float32/float64 only, where
+        # that is the accumulation type)
+        part = _trailing_first(tuple(x.shape), dims)
+        if part is not None:
+            # a conv bias gradient's (0, 2, 3): the trailing run as rows,
+            # then the rest of the dims as columns of that partial result
+            # (for mean, the mean of equal-sized groups' means)
+            lead, shape = part
+            res = L._empty(shape, x.dtype, x.device)
+            _run(op, x, dims[lead:], res, params)
+            _run(op, res, dims[:lead], out, params)
+            return
     rows, M, Lr = _rows(x, dims)
     if M == 0 or out.numel() == 0:
         return

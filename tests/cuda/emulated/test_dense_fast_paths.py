@@ -249,10 +249,85 @@ def test_full_sum_and_mean(counted, dtype, n):
     assert y.grad_fn.name() == "MeanBackward0"
     y.backward()
     np.testing.assert_allclose(d.grad.cpu().double().numpy(), np.full(n, 1.0 / n), rtol=tol)
-    # a dim, a dtype or keepdim: the general path
+    # a dtype: the general path
     counted.clear()
-    assert dx.sum(0).shape == () and dx.sum(dtype=ptcore.float64).dtype == ptcore.float64
-    assert counted == ["sum", "sum"]
+    assert dx.sum(dtype=ptcore.float64).dtype == ptcore.float64
+    assert counted == ["sum"]
+
+
+# (shape, dim, keepdim, fast): a run of dims ending last (rows shorter than
+# 65,536: the row kernel) or with kept dims after it (the column kernel)
+_DIM_CASES = [
+    ((256, 1024), 0, False, True), ((256, 1024), [0], True, True), ((256, 1024), 1, False, True),
+    ((256, 1024), -1, True, True), ((256, 1024), (0, 1), False, False), ((16, 64), (1, -2), True, True),
+    ((4, 5, 6), 1, False, True), ((4, 5, 6), (0, 1), True, True), ((4, 5, 6), [-2, -1], False, True),
+    ((4, 5, 6), (0, 2), False, False), ((3, 33, 7, 2), (1, 2), False, True), ((70, 3), 0, False, True),
+    ((5, 70000), 1, False, False), ((70000, 3), 0, False, False), ((7,), 0, True, True),
+    ((2, 1, 3), 1, False, True),
+]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
+@pytest.mark.parametrize("shape,dim,keepdim,fast", _DIM_CASES)
+def test_sum_and_mean_over_dims(counted, dtype, shape, dim, keepdim, fast):
+    """``x.sum(dim)`` / ``ptcore.mean(x, dim, keepdim=...)``: bitwise the
+    general path's result (the same kernel), the CPU's values, the CPU's
+    shape; autograd recorded with the op's formula."""
+    x = ptcore.from_numpy(np.random.default_rng(len(shape)).standard_normal(shape)).to(dtype)
+    dx = x.cuda()
+    for op in ("sum", "mean"):
+        for call in (lambda t: getattr(t, op)(dim, keepdim),
+                     lambda t: getattr(ptcore, op)(t, dim=dim, keepdim=keepdim),
+                     lambda t: getattr(ptcore, op)(t, dim, keepdim=keepdim)):
+            counted.clear()
+            got = call(dx)
+            assert (counted == []) == fast
+            ref = call(x)
+            assert got.shape == ref.shape and got.dtype == dtype and got.is_contiguous()
+            np.testing.assert_allclose(got.cpu().numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+            _dense_fast.uninstall()
+            try:
+                general = call(dx)
+            finally:
+                _dense_fast.install()
+            assert ptcore.equal(got.cpu(), general.cpu())
+    d = dx.clone().requires_grad_()
+    y = d.mean(dim, keepdim)
+    assert y.grad_fn.name() == "MeanBackward1"
+    (y * 3).sum().backward()
+    n = x.numel() // y.numel()
+    np.testing.assert_allclose(d.grad.cpu().numpy(), np.full(shape, 3.0 / n), rtol=1e-6)
+    d.grad = None
+    ptcore.sum(d, dim=dim).sum().backward()
+    assert d.grad.cpu().tolist() == ptcore.ones(shape, dtype=dtype).tolist()
+
+
+def test_sum_over_dims_declines_to_the_general_path(counted):
+    """Anything but a contiguous float32/float64 tensor, ints (not bools)
+    for dims, a bool keepdim and no dtype/out: the general path, which
+    raises the errors as on the CPU."""
+    x = ptcore.ones(4, 6).cuda()
+    declined = [lambda: x.t().sum(0), lambda: x.half().sum(0), lambda: x.sum(0, dtype=ptcore.float64),
+                lambda: x.sum([]),
+                lambda: x.sum(0, out=ptcore.empty(6, device="cuda")), lambda: x[:, :5].sum(0),
+                lambda: ptcore.ones(2, 0, 3).cuda().sum(1), lambda: x.double().sum((0, 1), True)]
+    for f in declined[:-1]:
+        counted.clear()
+        r = f()
+        assert counted and r.device.type == "cuda"
+    counted.clear()
+    declined[-1]()              # ((0, 1), keepdim) takes the fast path: the control case
+    assert counted == []
+    for args in ((2,), (-3,), ((0, 0),), ((0, -2),), ("a",), (0.5,), (True,), (0, 1), ([0], None)):
+        try:
+            ref = x.cpu().sum(*args)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                x.sum(*args)
+            with pytest.raises(type(e)):
+                ptcore.mean(x, *args)
+        else:
+            assert x.sum(*args).cpu().tolist() == ref.tolist()
 
 
 @pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])

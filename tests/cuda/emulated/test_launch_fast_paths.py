@@ -45,7 +45,26 @@ def test_reduction_reads_dense_input_and_writes_out_directly(launches):
     _eq(x.sum(), tx.sum(), 1e-5)
     assert launches == ["ptc_reduce_sum_f32_f32_c"]       # no copy, no cast
     _eq(x.sum(1), tx.sum(1), 1e-5)
-    _eq(x.sum(0), tx.sum(0), 1e-5)                  # permuted: a copy first
+    del launches[:]
+    _eq(x.sum(0), tx.sum(0), 1e-5)                  # columns: read in place
+    assert launches == ["ptc_reduce_sum_f32_f32_k"]
+    y, ty = _pair((3, 4, 5, 2), 7)
+    del launches[:]
+    _eq(y.mean((1, 2), keepdim=True), ty.mean((1, 2), keepdim=True), 1e-5)
+    assert launches == ["ptc_reduce_mean_f32_f32_k"]
+    _eq(y.sum((0, 2)), ty.sum((0, 2)), 1e-5)        # not one run: permuted, a copy first
+    del launches[:]
+    _eq(y.sum((0, 2, 3)), ty.sum((0, 2, 3)), 1e-5)  # a conv bias gradient's dims: rows, then columns
+    assert launches == ["ptc_reduce_sum_f32_f32_c", "ptc_reduce_sum_f32_f32_k"]
+    for dims in ((0, 3), (0, 1, 3), (1, 3), (0, 2, 3)):
+        for keepdim in (False, True):
+            _eq(y.mean(dims, keepdim), ty.mean(dims, keepdim), 1e-5)
+            _eq(y.double().sum(dims, keepdim), ty.double().sum(dims, keepdim), 1e-5)
+    _eq(y.half().sum((0, 2, 3)), ty.half().sum((0, 2, 3)), 1e-2)
+    _eq(y.half().mean((0, 3)), ty.half().mean((0, 3)), 1e-2)
+    _eq(y.half().sum(1), ty.half().sum(1), 1e-2)
+    _eq(y.half().mean(0), ty.half().mean(0), 1e-2)
+    _eq(y.double().sum(0), ty.double().sum(0), 1e-5)
     _eq(x.t().sum(1), tx.t().sum(1), 1e-5)
     _eq(x.mean(1, keepdim=True), tx.mean(1, keepdim=True), 1e-5)
     _eq(x.amax(1), tx.amax(1))
