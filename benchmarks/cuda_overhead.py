@@ -10,9 +10,11 @@ Usage (a machine with a GPU)::
     python benchmarks/cuda_overhead.py [--reps 3000] [--top 18]
 
 ``--emulated`` measures the host path alone on any machine: the emulated
-device with kernel launches, cuFFT and device copies stubbed out (no torch
-rows), so a change to the Python between an op call and the driver can be
-measured without a GPU.
+device with kernel launches, cuBLAS, cuFFT and device copies stubbed out
+(no torch rows), so a change to the Python between an op call and the
+driver can be measured without a GPU -- small ops, the matrix products and
+reductions of a Linear layer, and ``cuda_check.py``'s MLP and LeNet train
+steps.
 """
 import argparse
 import cProfile
@@ -60,18 +62,47 @@ def emulated(args):
     drv = _runtime.lazy_init("cuda_overhead --emulated")
     x = ptcore.ones(1, device="cuda")
     z = ptcore.ones(1 << 12, dtype=ptcore.complex64, device="cuda")
-    for name in ("launch", "fft", "memcpy_dtod"):
+    for name in ("launch", "fft", "memcpy_dtod", "gemm", "memset_d8"):
         setattr(drv, name, lambda *a, **k: None)
     from ptcore.cuda._fast_launch import null_launcher
     drv.launcher = null_launcher()          # the C launch path, minus the kernel
     reps = args.reps
+    nn, F = ptcore.nn, ptcore.nn.functional
+    a = ptcore.ones(256, 784, device="cuda")
+    g = ptcore.ones(256, 1024, device="cuda")
+    w = nn.Parameter(ptcore.ones(1024, 784, device="cuda"))
+    b = nn.Parameter(ptcore.ones(1024, device="cuda"))
     print("| host path, emulated device, launches stubbed | us per call |\n|---|---|")
     for label, fn in (("add 1 element", lambda: ptcore.add(x, x)),
                       ("mul_ 1 element", lambda: x.mul_(1.0)),
                       ("sum 1 element", lambda: ptcore.sum(x)),
                       ("empty(1)", lambda: ptcore.empty(1, device="cuda")),
-                      ("fft 4096 c64", lambda: ptcore.fft.fft(z))):
+                      ("fft 4096 c64", lambda: ptcore.fft.fft(z)),
+                      ("mm 256x1024 @ 1024x784", lambda: ptcore.mm(g, w)),
+                      ("F.linear 256x784 -> 1024, parameters", lambda: F.linear(a, w, b)),
+                      ("sum(dim=0) 256x1024", lambda: g.sum(0)),
+                      ("x ** 2, 256x1024", lambda: g ** 2)):
         print(f"| {label} | {per_call(fn, reps):.1f} |")
+    # cuda_check.py's train steps (squared error, SGD with momentum)
+    for label, model, xb in (
+            ("MLP step 784-1024-1024-10 b256", lambda: nn.Sequential(
+                nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10)),
+             ptcore.ones(256, 784, device="cuda")),
+            ("LeNet step b256", lambda: nn.Sequential(
+                nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84),
+                nn.ReLU(), nn.Linear(84, 10)), ptcore.ones(256, 1, 28, 28, device="cuda"))):
+        m = model().to("cuda")
+        opt = ptcore.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+        yb = ptcore.ones(256, 10, device="cuda")
+
+        def step(m=m, opt=opt, xb=xb, yb=yb):
+            opt.zero_grad()
+            loss = ((m(xb) - yb) ** 2).mean()
+            loss.backward()
+            opt.step()
+        step()
+        print(f"| {label} | {per_call(step, max(1, reps // 20)):.1f} |")
     sys.stdout.flush()
     profile("ptcore.add(1 element), emulated", lambda: ptcore.add(x, x), reps, args.top)
     return 0

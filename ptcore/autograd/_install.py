@@ -31,6 +31,9 @@ _COMPOSITE = {"hstack", "vstack", "row_stack", "dstack", "column_stack", "atleas
 
 _FAST = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul",
          "div": "div", "divide": "div", "true_divide": "div"}
+# binary ops that take the device fast path only (``x ** 2.0`` on CUDA: the
+# CPU's own front-end keeps its checks, integers to negative powers ...)
+_FAST_DEVICE = dict(_FAST, pow="pow")
 
 
 def _wrap_fn(name, fn):
@@ -65,8 +68,8 @@ def _set_device_fast(name, e):
     from ptcore._dispatch.table import op_of
     index = ptcore._ops.pointwise._B
     d = op_of(e)
-    if name in _FAST and FORMULAS.get(name) is not None:
-        d.device_fast = R.device_fast_binary(index[_FAST[name]], FORMULAS[name])
+    if name in _FAST_DEVICE and FORMULAS.get(name) is not None:
+        d.device_fast = R.device_fast_binary(index[_FAST_DEVICE[name]], FORMULAS[name])
     elif name in _FAST_INPLACE:
         d.device_fast = R.device_fast_inplace(index[_FAST_INPLACE[name]])
     elif name in _FAST_UNARY and FORMULAS.get(name) is not None:

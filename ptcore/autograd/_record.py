@@ -359,6 +359,78 @@ def device_fast_reduce(fn, formula):
     return device_fast
 
 
+def device_fast_mm(fn, formula):
+    """An OpDef's ``device_fast`` for ``mm(a, b)``: ``fn(a, b)`` (the
+    result, or None to take the layers), recorded with ``formula`` when an
+    input requires grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        a, b = args
+        out = fn(a, b)
+        if out is not None and st.enabled and (a._requires_grad or b._requires_grad):
+            formula(out, a, b)
+        return out
+    return device_fast
+
+
+def device_fast_addmm(fn, formula):
+    """An OpDef's ``device_fast`` for ``addmm(input, mat1, mat2, *, beta=1,
+    alpha=1)`` (no ``out=``): ``fn(input, mat1, mat2, beta, alpha)``,
+    recorded with ``formula`` when an input requires grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if len(args) != 3:
+            return None
+        beta = alpha = 1
+        if kwargs:
+            for k in kwargs:
+                if k == "beta":
+                    beta = kwargs[k]
+                elif k == "alpha":
+                    alpha = kwargs[k]
+                else:
+                    return None
+        i, a, b = args
+        out = fn(i, a, b, beta, alpha)
+        if out is not None and st.enabled and (i._requires_grad or a._requires_grad
+                                               or b._requires_grad):
+            formula(out, i, a, b, beta=beta, alpha=alpha)
+        return out
+    return device_fast
+
+
+def device_fast_linear(fn, mm_formula, addmm_formula):
+    """``F.linear(input, weight, bias=None)``'s ``device_fast`` for a 2-D
+    input: ``fn(input, weight, bias)``, recorded as its general path
+    records it -- ``weight.t()`` (a view, TBackward0) then MmBackward0 or
+    AddmmBackward0."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        n = len(args)
+        if n < 2 or n > 3:
+            return None
+        x, w = args[0], args[1]
+        bias = args[2] if n == 3 else None
+        if kwargs:
+            if len(kwargs) != 1 or n != 2 or "bias" not in kwargs:
+                return None
+            bias = kwargs["bias"]
+        out = fn(x, w, bias)
+        if out is not None and st.enabled and (x._requires_grad or w._requires_grad or (
+                bias is not None and bias._requires_grad)):
+            if bias is None:
+                mm_formula(out, x, w.t())
+            else:
+                addmm_formula(out, bias, x, w.t())
+        return out
+    return device_fast
+
+
 def device_fast_unary(fast_op, formula):
     """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
     kernel index): ``op(x)`` by the core fast path of x's device."""

@@ -29,28 +29,13 @@ from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "reduce_all", "reduce"]
 
-cdef struct ptc_params:                 # the kernels' by-value parameter block (40 bytes)
-    double d0
-    double d1
-    double d2
-    long long i0
-    long long i1
-
-cdef enum:
-    _FAM_BINARY = 0                     # ptc_binary_<op>_<dt>_c (n, out, a, b, params)
-    _FAM_SCALAR = 1                     # ptc_scalar_<op>_<dt>_c (n, out, a, params)
-    _FAM_ALPHA = 2                      # ptc_binary_add_alpha_<dt>_c: out = a + d0 * b
-    _FAM_UNARY = 3                      # ptc_unary_<op>_<dt>_c (n, out, x, params)
-    _FAM_REDUCE = 4                     # ptc_reduce_<op>_<dt>_<dt>_c (rows, length, out, x, params)
-    _FAM_COLUMN = 5                     # ptc_reduce_<op>_<dt>_<dt>_k (O, L, I, out, x, params)
-
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
 cdef unsigned _BLOCK = _launch._BLOCK
 # ewdrv binary op index -> the op's kernel name (add, sub, mul, div and the
 # comparisons, whose result is bool; None for the others)
 _CMP = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
-cdef list _OPS = [n if n in ("add", "sub", "mul", "div") or n in _CMP else None
+cdef list _OPS = [n if n in ("add", "sub", "mul", "div", "pow") or n in _CMP else None
                   for n in _ew_mod.BINARY_OPS]
 cdef dtype _BOOL = _C.bool_
 cdef Py_ssize_t _NOPS = len(_OPS)
@@ -78,6 +63,9 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
     elif family == _FAM_REDUCE or family == _FAM_COLUMN:
         tag = _launch._tag(dt, op)
         name = f"ptc_reduce_{op}_{tag}_{tag}_{'c' if family == _FAM_REDUCE else 'k'}"
+    elif family == _FAM_COPY or family == _FAM_COPY_STRIDED:
+        tag = _launch._tag(dt, "copy_")
+        name = f"ptc_cast_{tag}_{tag}_{'c' if family == _FAM_COPY else 's'}"
     else:
         name = _launch._dense_name("scalar", op, dt)
     e = _launch._entry(idx, name)

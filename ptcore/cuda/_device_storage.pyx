@@ -6,6 +6,8 @@ its shape checked, strides computed and storage made in C.
 """
 cimport cython
 from libc.stdint cimport uintptr_t
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
 
 from ptcore._ops._types cimport PT_MAX_DIMS
 from ptcore._tensor cimport Storage, _TensorBase, _make_tensor, device, dtype
@@ -172,6 +174,18 @@ cdef _TensorBase _dense_like_as(_TensorBase ta, dtype dt):
     return _make_tensor(storage, dt, ta._ndim, ta._shape, st, 0)
 
 
+cdef _TensorBase _dense_matrix(_TensorBase like, dtype dt, Py_ssize_t m, Py_ssize_t n):
+    """A new contiguous (m, n) tensor of ``dt`` on ``like``'s cuda device."""
+    cdef Py_ssize_t sh[2]
+    cdef Py_ssize_t st[2]
+    if m < 0 or n < 0 or (n and m > (PY_SSIZE_T_MAX // dt.itemsize) // n):
+        raise RuntimeError(f"a ({m}, {n}) tensor of {dt} does not fit in memory sizes")
+    sh[0] = m
+    sh[1] = n
+    st[0] = n if n > 1 else 1
+    st[1] = 1
+    cdef Storage storage = new_storage(index_of(like._storage.device), m * n * dt.itemsize)
+    return _make_tensor(storage, dt, 2, sh, st, 0)
 
 
 def dense_result(a):

@@ -46,7 +46,7 @@ def columns(shape, dims):
     the dims are one run with kept dims after it (I > 1), so the reduced
     elements of each output are a column of the (O, L, I) view and no copy
     need move them last; None otherwise.  The dense fast path
-    (``_dense_fast.reduce_dims``) makes the same choice, so both give
+    (``_dense_fast.reduce``) makes the same choice, so both give
     bitwise the same result."""
     n = len(dims)
     if n == 0 or dims[n - 1] - dims[0] != n - 1:

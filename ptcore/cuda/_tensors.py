@@ -371,8 +371,9 @@ def install():
     _C._set_device_ops(DEVICE_OPS)
     from ptcore.cuda import _launch
     _launch.register()
-    from ptcore.cuda import _dense_fast
+    from ptcore.cuda import _dense_fast, _matmul_fast
     _dense_fast.install()
+    _matmul_fast.install()
     from ptcore._dispatch import device as _device_layer
     _device_layer.enable(True)
 

@@ -346,3 +346,47 @@ def test_comparisons_without_the_layer(counted, dtype):
     c = da.clone()
     c.gt_(0.0)
     assert ptcore.equal(c.cpu(), (a > 0).to(dtype))
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_pow_without_the_layer(counted, dtype):
+    """``x ** s``, ``ptcore.pow(x, s)``, ``x.pow(y)`` of dense floating
+    tensors: the C fast path (the scalar / binary pow kernels), bitwise the
+    general path's result, the CPU's values; autograd records PowBackward0/1."""
+    a, b, da, db = _pair(dtype=dtype)
+    cases = [lambda x, y: x ** 2, lambda x, y: x ** 0.5, lambda x, y: ptcore.pow(x, 3),
+             lambda x, y: x.pow(-1), lambda x, y: y ** x, lambda x, y: ptcore.pow(y, 2.5)]
+    for f in cases:
+        counted.clear()
+        got = f(da, db)
+        assert counted == []
+        ref = f(a, b)
+        assert got.dtype == ref.dtype
+        tol = {ptcore.float16: 2e-2, ptcore.bfloat16: 1e-1}.get(dtype, 1e-5)
+        np.testing.assert_allclose(got.cpu().double().numpy(), ref.double().numpy(), rtol=tol,
+                                   atol=tol, equal_nan=True)
+        _dense_fast.uninstall()
+        try:
+            general = f(da, db)
+        finally:
+            _dense_fast.install()
+        assert ptcore.equal(got.cpu(), general.cpu()) or \
+            ptcore.allclose(got.cpu(), general.cpu(), rtol=0, atol=0, equal_nan=True)
+    x = db.clone().requires_grad_()
+    y = x ** 2
+    assert y.grad_fn.name() == "PowBackward0"
+    y.sum().backward()
+    _close(x.grad, 2 * b, dtype)
+    e = da.clone().requires_grad_()
+    z = ptcore.pow(db, e)
+    assert z.grad_fn.name() == "PowBackward1"
+    z.sum().backward()
+    _close(e.grad, (b ** a) * ptcore.log(b), dtype) if dtype in (ptcore.float32, ptcore.float64) \
+        else None
+    # integers and a complex exponent: the general path
+    counted.clear()
+    assert (ptcore.arange(4).cuda() ** 2).cpu().tolist() == [0, 1, 4, 9]
+    assert counted.count("__pow__") == 1
+    if dtype in (ptcore.float32, ptcore.float64):
+        assert (da ** 1j).dtype.is_complex
+        assert counted.count("__pow__") == 2
