@@ -90,6 +90,7 @@ class Cufft:
             self.exec[kind] = f
         self._lock = threading.Lock()
         self._plans = collections.OrderedDict()   # (device, kind, shape, batch) -> handle
+        self._streams = {}                        # handle -> the stream it was last set to
 
     def check(self, call, result):
         if result != 0:
@@ -123,15 +124,20 @@ class Cufft:
         self._plans[key] = plan.value
         while len(self._plans) > PLAN_CACHE_SIZE:
             _, old = self._plans.popitem(last=False)
+            self._streams.pop(old, None)
             self.destroy(old)
         return plan.value
 
     def execute(self, device, stream, kind, shape, batch, idata, odata, direction):
         """Plan (cached) and queue one transform on ``stream`` (0: legacy
-        default stream).  The caller has made ``device`` current."""
+        default stream).  The caller has made ``device`` current.  A plan
+        keeps the stream it was last given, so it is set only when it
+        changes (the plans are this cache's own)."""
         with self._lock:
             h = self._plan(device, kind, shape, batch)
-            self.check("cufftSetStream", self.set_stream(h, stream or None))
+            if self._streams.get(h, -1) != stream:
+                self.check("cufftSetStream", self.set_stream(h, stream or None))
+                self._streams[h] = stream
             f = self.exec[kind]
             if kind in ("C2C", "Z2Z"):
                 r = f(h, idata, odata, direction)
@@ -145,3 +151,4 @@ class Cufft:
             for h in self._plans.values():
                 self.destroy(h)
             self._plans.clear()
+            self._streams.clear()

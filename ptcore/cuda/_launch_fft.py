@@ -49,12 +49,17 @@ def _empty(shape, dt, dev):
 
 def _to_last(x, dims, copy=True):
     """``x`` with ``dims`` moved last (in order) as a contiguous tensor, and
-    the permutation used: a fresh copy, or with ``copy=False`` ``x``'s own
+    the permutation used (None when they are last already): a fresh copy, or with ``copy=False`` ``x``'s own
     view when that is already contiguous (cuFFT's out-of-place C2C and R2C
     only read their input; C2R overwrites it)."""
     dims = list(dims)
-    perm = [d for d in range(x.dim()) if d not in dims] + dims
-    xp = x.permute(perm) if perm != list(range(x.dim())) else x
+    nd = x.dim()
+    if dims == list(range(nd - len(dims), nd)):
+        perm = None                         # already last, in order
+        xp = x
+    else:
+        perm = [d for d in range(nd) if d not in dims] + dims
+        xp = x.permute(perm)
     if not copy and xp.is_contiguous() and (xp.is_complex()
                                             or xp.data_ptr() % (2 * xp.element_size()) == 0):
         # (cuFFT wants a real input aligned as if it were complex, as PyTorch notes)
@@ -65,10 +70,13 @@ def _to_last(x, dims, copy=True):
 
 
 def _from_last(y, perm):
+    """``y`` viewed back in the caller's dim order (``perm`` None: as it is)."""
+    if perm is None:
+        return y
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
-    return y.permute(inv) if perm != list(range(len(perm))) else y
+    return y.permute(inv)
 
 
 def _exec(kind, x, out, rank, direction=-1):
@@ -80,7 +88,9 @@ def _exec(kind, x, out, rank, direction=-1):
     if x.numel() == 0 or out.numel() == 0 or batch == 0:
         return out
     idx = x.device.index
-    drv = _runtime.lazy_init(f"cuFFT {kind}")
+    drv = _runtime._state["driver"]       # (set: x lives on its device)
+    if drv is None:
+        drv = _runtime.lazy_init(f"cuFFT {kind}")
     drv.set_current(idx)
     drv.fft(idx, _runtime.current_stream_handle(idx), kind, shape, batch, x.data_ptr(),
             out.data_ptr(), direction)

@@ -174,6 +174,7 @@ class RealDriver(Driver):
         self._cublas = None
         self._cublas_tls = threading.local()
         self._cufft = None
+        self._fft_checked = set()      # (kind, shape, batch, direction) already validated
         self._closing = False
         self.launcher = self._c_launcher()
         atexit.register(self._at_exit)
@@ -615,8 +616,13 @@ class RealDriver(Driver):
     # --- cuFFT ---------------------------------------------------------------
     def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
         self._check_device(device)
-        from ptcore.cuda import _host_fft
-        shape = _host_fft.check(kind, shape, batch, direction)
+        checked = self._fft_checked
+        key = (kind, shape, batch, direction) if type(shape) is tuple else None
+        if key is None or key not in checked:
+            from ptcore.cuda import _host_fft
+            shape = _host_fft.check(kind, shape, batch, direction)
+            if key is not None and len(checked) < 4096:
+                checked.add(key)            # (arguments cuFFT accepts: checked once)
         if self._cufft is None:
             with self._lock:
                 if self._cufft is None:

@@ -21,7 +21,10 @@ transform applies the same scaling in the opposite direction.
 import numpy as _np
 
 from ptcore import _tensor as _C
+from ptcore._dispatch import batching as _batching
+from ptcore.autograd.function import _FWL
 from ptcore.autograd.function import Function as _Function
+from ptcore.autograd.grad_mode import _state as _gm_state
 
 NORM_NONE, NORM_ROOT, NORM_N = 0, 1, 2
 # scipy.fft's ``norm`` for (enum, forward): forward transforms scale by
@@ -220,18 +223,37 @@ for _cls, _name in ((_C2C, "FftC2CBackward0"), (_R2C, "FftR2CBackward0"),
 del _cls, _name
 
 
+class _NoCtx:
+    """The ``ctx`` of a primitive's forward run outside autograd."""
+    __slots__ = ("args",)
+
+
+def _plain(x):
+    """Whether a primitive applied to ``x`` records nothing and no forward-AD
+    or vmap layer sees it, so its forward runs directly (what
+    ``Function.apply`` would do then, without its bookkeeping)."""
+    return not (x._requires_grad and _gm_state.enabled) and not _FWL.enabled \
+        and not _batching._active[0]
+
+
 def c2c(x, dims, norm, forward):
     """Complex-to-complex transform of ``x`` over ``dims`` (a tuple)."""
+    if _plain(x):
+        return _C2C.forward(_NoCtx(), x, tuple(dims), norm, bool(forward))
     return _C2C.apply(x, tuple(dims), norm, bool(forward))
 
 
 def r2c(x, dims, norm, onesided):
     """Forward real-to-complex transform; ``onesided`` keeps the last
     transformed dim's first ``n // 2 + 1`` entries."""
+    if _plain(x):
+        return _R2C.forward(_NoCtx(), x, tuple(dims), norm, bool(onesided))
     return _R2C.apply(x, tuple(dims), norm, bool(onesided))
 
 
 def c2r(x, dims, norm, last_dim_size):
     """Inverse transform of a Hermitian half spectrum to a real signal whose
     last transformed dim has ``last_dim_size`` entries."""
+    if _plain(x):
+        return _C2R.forward(_NoCtx(), x, tuple(dims), norm, int(last_dim_size))
     return _C2R.apply(x, tuple(dims), norm, int(last_dim_size))

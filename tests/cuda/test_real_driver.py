@@ -560,6 +560,10 @@ def test_cufft_plan_cache_and_call_order(monkeypatch):
     assert log[1] == ("stream", 100, 7) and log[2] == ("execR2C", 100, 0x10, 0x20)
     c.execute(0, 0, "R2C", (4, 6), 3, 0x10, 0x20, -1)          # cached plan, default stream
     assert [x[0] for x in log[3:]] == ["stream", "execR2C"] and log[3] == ("stream", 100, None)
+    c.execute(0, 0, "R2C", (4, 6), 3, 0x10, 0x20, -1)          # the same stream: not set again
+    assert [x[0] for x in log[5:]] == ["execR2C"]
+    c.execute(0, 7, "R2C", (4, 6), 3, 0x10, 0x20, -1)
+    assert log[6] == ("stream", 100, 7) and log[7][0] == "execR2C"
     c.execute(0, 7, "Z2Z", (8,), 1, 0x30, 0x30, 1)
     assert log[-1] == ("execZ2Z", 101, 0x30, 0x30, 1)
     c.execute(1, 7, "C2C", (8,), 1, 0x30, 0x30, -1)            # another device: its own plan

@@ -385,3 +385,28 @@ def test_scipy_workers_follow_ptcore_threads(monkeypatch):
     finally:
         ptcore.set_num_threads(n)
     assert seen == [1, 2]
+
+
+def test_primitives_record_only_what_autograd_needs():
+    """The three primitives run their forward directly when nothing records
+    (an input without grad, or no_grad), and through autograd.Function
+    otherwise: torch's node names, forward-mode AD tangents, vmap."""
+    x = ptcore.randn(4, 8)
+    z = ptcore.randn(4, 8, dtype=ptcore.complex64)
+    for f in (ptcore.fft.fft, ptcore.fft.rfft, ptcore.fft.irfft):
+        assert f(z if f is not ptcore.fft.rfft else x).grad_fn is None
+    xg = x.clone().requires_grad_()
+    zg = z.clone().requires_grad_()
+    assert ptcore.fft.rfft(xg).grad_fn.name() == "FftR2CBackward0"
+    assert ptcore.fft.fft(zg).grad_fn.name() == "FftC2CBackward0"
+    assert ptcore.fft.irfft(zg).grad_fn.name() == "FftC2RBackward0"
+    with ptcore.no_grad():
+        assert ptcore.fft.fft(zg).grad_fn is None and not ptcore.fft.fft(zg).requires_grad
+    import ptcore.autograd.forward_ad as fwAD
+    t = ptcore.randn(4, 8)
+    with fwAD.dual_level():
+        y = ptcore.fft.rfft(fwAD.make_dual(x, t))
+        tan = fwAD.unpack_dual(y).tangent
+    np.testing.assert_allclose(tan.numpy(), ptcore.fft.rfft(t).numpy(), rtol=1e-5, atol=1e-5)
+    v = ptcore.func.vmap(ptcore.fft.fft)(z)
+    np.testing.assert_allclose(v.numpy(), np.fft.fft(z.numpy(), axis=-1), rtol=1e-4, atol=1e-4)
