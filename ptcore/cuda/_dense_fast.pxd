@@ -21,3 +21,6 @@ cdef enum:
 # (None when the driver launches without a C launcher), and its launch
 cdef tuple _kernel(int family, object name, _TensorBase a)
 cdef int _run(tuple e, Py_ssize_t idx, Py_ssize_t n, void** params, bint rows=*) except -1
+# the launch of e with nv eight-byte arguments, a zeroed ptc_params and an optional struct
+cdef int _launch_vals(tuple e, Py_ssize_t idx, Py_ssize_t n, bint rows, long long* vals, int nv,
+                      void* extra) except -1

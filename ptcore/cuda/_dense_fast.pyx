@@ -300,15 +300,71 @@ def reduce_all(str op, x):
     return reduce(op, x, None, False)
 
 
+cdef int _launch_vals(tuple e, Py_ssize_t idx, Py_ssize_t n, bint rows, long long* vals, int nv,
+                      void* extra) except -1:
+    """Launch handle ``e`` (see :func:`_run`) with ``nv`` eight-byte
+    arguments ``vals`` (sizes, device pointers), a zeroed ``ptc_params``
+    and, when not NULL, the struct at ``extra``."""
+    cdef ptc_params p
+    cdef void* kp[12]
+    cdef int i
+    if nv > 10:
+        raise ValueError("too many kernel arguments")
+    memset(&p, 0, sizeof(p))
+    for i in range(nv):
+        kp[i] = &vals[i]
+    kp[nv] = &p
+    if extra != NULL:
+        kp[nv + 1] = extra
+    return _run(e, idx, n, kp, rows)
+
+
+cdef int _rows_launch(tuple e, Py_ssize_t idx, long long M, long long L, _TensorBase out,
+                      _TensorBase x) except -1:
+    """The row kernel ``e``: ``out[r]`` = op over row r of x's (M, L)."""
+    cdef long long v[4]
+    v[0] = M
+    v[1] = L
+    v[2] = <long long><uintptr_t>out._ptr()
+    v[3] = <long long><uintptr_t>x._ptr()
+    return _launch_vals(e, idx, M, True, v, 4, NULL)
+
+
+cdef int _columns_launch(tuple e, Py_ssize_t idx, long long O, long long L, long long I,
+                         _TensorBase out, _TensorBase x) except -1:
+    """The column kernel ``e``: ``out[o*I + i]`` = op over column (o, i) of x's (O, L, I)."""
+    cdef long long v[5]
+    v[0] = O
+    v[1] = L
+    v[2] = I
+    v[3] = <long long><uintptr_t>out._ptr()
+    v[4] = <long long><uintptr_t>x._ptr()
+    return _launch_vals(e, idx, O * ((I + _COL_W - 1) // _COL_W), True, v, 5, NULL)
+
+
+cdef bint _columns_ok(Py_ssize_t O, Py_ssize_t L, Py_ssize_t I) noexcept:
+    """``_launch_reduce.columns``' choice of the column kernel for (O, L, I)."""
+    return I > 1 and not (L >= _COL_MAX_L and O * ((I + _COL_W - 1) // _COL_W) < _COL_MIN_BLOCKS)
+
+
+cdef Py_ssize_t _prod(_TensorBase t, Py_ssize_t a, Py_ssize_t b) noexcept:
+    cdef Py_ssize_t i, n = 1
+    for i in range(a, b):
+        n *= t._shape[i]
+    return n
+
+
 def reduce(str op, x, dim, bint keepdim):
     """``op(x, dim, keepdim)`` (op ``"sum"`` or ``"mean"``) for a contiguous
-    float32/float64 CUDA ``x`` when ``_launch_reduce`` would launch one
-    kernel straight on x: the reduced dims one run (``dim`` an int, a
-    tuple/list of ints, or None for all) whose rows are shorter than one
-    block's (65,536) when they are the last dims (the row kernel), or whose
-    columns take the column kernel (kept dims after the run).  The same
-    kernel and arguments as that path, so bitwise the same result; None
-    otherwise (the general path raises the errors)."""
+    float32/float64 CUDA ``x`` when ``_launch_reduce`` would launch its
+    kernels straight on x: the reduced dims (``dim`` an int, a tuple/list
+    of ints, or None for all) one run whose rows are shorter than one
+    block's (65,536) when it ends last (the row kernel), or whose columns
+    take the column kernel (kept dims after it); or two runs, the second
+    ending last -- a conv bias gradient's (0, 2, 3) -- reduced as rows
+    into a partial result, then as columns.  The same kernels and
+    arguments as that path, so bitwise the same result; None otherwise
+    (the general path raises the errors)."""
     if not isinstance(x, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>x
@@ -319,9 +375,8 @@ def reduce(str op, x, dim, bint keepdim):
     cdef int nd = t._ndim
     if nd > 63:
         return None
-    cdef unsigned long long mask = 0, bit
-    cdef Py_ssize_t d, lo = 0, hi = nd - 1, i
-    cdef Py_ssize_t O = 1, Lr = 1, I = 1
+    cdef unsigned long long mask = 0, bit, run
+    cdef Py_ssize_t d, lo = 0, hi = nd - 1, lo2 = nd, i
     if dim is None:
         if keepdim:
             return None
@@ -350,28 +405,33 @@ def reduce(str op, x, dim, bint keepdim):
         lo = 0
         while not (mask >> lo) & 1:
             lo += 1
-        hi = nd - 1
-        while not (mask >> hi) & 1:
-            hi -= 1
-        if mask != ((1ULL << (hi + 1)) - (1ULL << lo)):
-            return None           # not one run of dims
-    for i in range(nd):
-        if i < lo:
-            O *= t._shape[i]
-        elif i <= hi:
-            Lr *= t._shape[i]
-        else:
-            I *= t._shape[i]
-    cdef int family
-    if I == 1:
+        hi = lo
+        while hi + 1 < nd and (mask >> (hi + 1)) & 1:
+            hi += 1
+        run = (1ULL << (hi + 1)) - (1ULL << lo)
+        if mask != run:
+            # two runs, the second ending last: rows, then columns
+            lo2 = hi + 1
+            while not (mask >> lo2) & 1:
+                lo2 += 1
+            if mask != run | (((1ULL << nd) - 1) - ((1ULL << lo2) - 1)):
+                return None
+    cdef Py_ssize_t O = _prod(t, 0, lo), Lr = _prod(t, lo, hi + 1), I = _prod(t, hi + 1, lo2)
+    cdef Py_ssize_t Lb = _prod(t, lo2, nd)          # the second run's rows (1: none)
+    cdef tuple e, e2 = None
+    if lo2 < nd:
+        if Lb >= _ROW_MAX or not _columns_ok(O, Lr, I):
+            return None
+        e2 = _kernel(_FAM_REDUCE, op, t)
+        e = _kernel(_FAM_COLUMN, op, t)
+    elif I == 1:
         if Lr >= _ROW_MAX:
             return None
-        family = _FAM_REDUCE
-    elif Lr >= _COL_MAX_L and O * ((I + _COL_W - 1) // _COL_W) < _COL_MIN_BLOCKS:
-        return None
+        e = _kernel(_FAM_REDUCE, op, t)
+    elif _columns_ok(O, Lr, I):
+        e = _kernel(_FAM_COLUMN, op, t)
     else:
-        family = _FAM_COLUMN
-    cdef tuple e = _kernel(family, op, t)
+        return None
     if e is None:
         return None
     cdef list shape = []
@@ -382,26 +442,15 @@ def reduce(str op, x, dim, bint keepdim):
             shape.append(1)
     cdef Py_ssize_t idx = t._storage.device._idx
     cdef _TensorBase res = <_TensorBase>_tensors.empty(shape, t._dtype, t._storage.device)
-    cdef ptc_params p
-    cdef long long o64 = O, l64 = Lr, i64 = I
-    cdef unsigned long long out_p = <uintptr_t>res._ptr(), x_p = <uintptr_t>t._ptr()
-    cdef void* kp[6]
-    memset(&p, 0, sizeof(p))
-    if family == _FAM_REDUCE:
-        kp[0] = &o64
-        kp[1] = &l64
-        kp[2] = &out_p
-        kp[3] = &x_p
-        kp[4] = &p
-        _run(e, idx, O, kp, True)
+    cdef _TensorBase part
+    if e2 is not None:
+        part = <_TensorBase>_tensors.empty([O * Lr * I], t._dtype, t._storage.device)
+        _rows_launch(e2, idx, O * Lr * I, Lb, part, t)
+        _columns_launch(e, idx, O, Lr, I, res, part)
+    elif I == 1:
+        _rows_launch(e, idx, O, Lr, res, t)
     else:
-        kp[0] = &o64
-        kp[1] = &l64
-        kp[2] = &i64
-        kp[3] = &out_p
-        kp[4] = &x_p
-        kp[5] = &p
-        _run(e, idx, O * ((I + _COL_W - 1) // _COL_W), kp, True)
+        _columns_launch(e, idx, O, Lr, I, res, t)
     return res
 
 

@@ -21,6 +21,7 @@ import math
 import threading
 
 from ptcore import _tensor as _C
+from ptcore._settings import _state as _settings_state
 from ptcore.cuda import _kernels as K
 from ptcore.cuda._strided_args import strided_arg as _strided_arg
 from ptcore.cuda import _runtime
@@ -673,16 +674,21 @@ def _extreme(op, name):
 # ---------------------------------------------------------------------------
 # matmul family on cuBLAS
 
+_GEMM_TYPES_OF = {getattr(_C, n): t for n, t in _GEMM_TYPES.items()}   # dtype -> cudaDataType
+
+
 def _gemm_types(dt, fname):
-    t = _GEMM_TYPES.get(_name(dt))
+    """``(cudaDataType, cublasComputeType_t)`` of a GEMM of ``dt``: float32
+    computes in TF32 when ``ptcore.backends.cuda.matmul.allow_tf32`` (the
+    float32 matmul precision is not "highest"), the half types in float32."""
+    t = _GEMM_TYPES_OF.get(dt)
     if t is None:
         raise NotImplementedError(f"{fname}: cuBLAS GEMM for {dt} is not supported on CUDA "
                                   "(float32, float64, float16, bfloat16, complex64 and complex128 are)")
     if t in (1, 5):              # R_64F, C_64F
         return t, 70
     if t == 0:
-        from ptcore.backends import cuda as _bc
-        return t, (77 if _bc.matmul.allow_tf32 else 68)
+        return t, (68 if _settings_state["matmul_precision"] == "highest" else 77)
     return t, 68
 
 

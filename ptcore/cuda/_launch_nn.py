@@ -151,7 +151,22 @@ def _gemm_rm(dev, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb
 # ---------------------------------------------------------------------------
 # convolution and pooling: the ``conv_kernels`` set of nn.functional._conv/_pool
 
+_GEO = {}                       # _conv_geo's arguments -> its packed struct
+
+
 def _conv_geo(xshape, oshape, kernel, stride, padding, dilation):
+    """The kernels' conv geometry struct (packed once per geometry)."""
+    key = (tuple(xshape), tuple(oshape), tuple(kernel), tuple(stride), tuple(padding),
+           tuple(dilation))
+    g = _GEO.get(key)
+    if g is None:
+        if len(_GEO) >= 4096:
+            _GEO.clear()
+        g = _GEO[key] = _pack_geo(xshape, oshape, kernel, stride, padding, dilation)
+    return g
+
+
+def _pack_geo(xshape, oshape, kernel, stride, padding, dilation):
     v = dict(zip(("C", "D", "H", "W"), xshape[1:5]))
     v.update(zip(("OD", "OH", "OW"), oshape))
     v.update(zip(("kd", "kh", "kw"), kernel))
@@ -220,10 +235,14 @@ def _sample(t, n0):
 
 def conv_forward(x, w, bias, y, kernel, stride, padding, dilation, groups):
     """y (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w) + bias: im2col of a
-    chunk of samples, then one strided-batched GEMM per group."""
+    chunk of samples, then one strided-batched GEMM per group (adding to the
+    bias broadcast into y first, as cuDNN's epilogue adds it)."""
     _check_conv_operands(x, w, bias, y)
     N, C, OC, osz, KK, Lo, G, Cg, OCg = _conv_dims(x, y, kernel, groups)
     isz = x.dtype.itemsize
+    if bias is not None:
+        # the bias first, broadcast over y; the GEMMs then add their products to it
+        L.cast_copy(y, bias.reshape((1, OC, 1, 1, 1)))
     for n0, nb in _chunks(N, C * KK * Lo * isz):
         xs = _sample(x, n0).narrow(0, 0, nb)
         ys = _sample(y, n0).narrow(0, 0, nb)
@@ -234,9 +253,8 @@ def conv_forward(x, w, bias, y, kernel, stride, padding, dilation, groups):
                      w.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK,
                      col.data_ptr() + g * Cg * KK * Lo * isz, Lo,
                      ys.data_ptr() + g * OCg * Lo * isz, Lo,
-                     batch=nb, sa=0, sb=C * KK * Lo, sc=OC * Lo, fname="conv")
-    if bias is not None:
-        y.add_(bias.reshape((1, OC, 1, 1, 1)))
+                     batch=nb, sa=0, sb=C * KK * Lo, sc=OC * Lo, fname="conv",
+                     beta=0.0 if bias is None else 1.0)
     return y
 
 

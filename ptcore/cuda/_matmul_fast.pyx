@@ -21,13 +21,11 @@ path, which raises the errors.  :func:`install` sets them as the ops'
 """
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport uintptr_t
-from libc.string cimport memset
 
 from ptcore._ops._types cimport PT_BFLOAT16, PT_FLOAT16, PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase
 from ptcore.cuda._device_storage cimport _dense_matrix
-from ptcore.cuda._dense_fast cimport (ptc_params, _kernel, _run, _FAM_COPY,
-                                      _FAM_COPY_STRIDED)
+from ptcore.cuda._dense_fast cimport _kernel, _launch_vals, _FAM_COPY, _FAM_COPY_STRIDED
 
 from ptcore import _settings
 from ptcore.cuda import _launch, _runtime
@@ -157,19 +155,12 @@ cdef int _broadcast_copy(_TensorBase c, _TensorBase bias) except -1:
     """``c[...] = bias`` broadcast: the cast kernel ``cast_copy`` launches."""
     cdef object st = strided_arg(c, (bias,))
     cdef tuple e = _kernel(_FAM_COPY if st is None else _FAM_COPY_STRIDED, None, c)
-    cdef ptc_params p
-    cdef long long n64 = c._numel
-    cdef unsigned long long out_p = <uintptr_t>c._ptr(), x_p = <uintptr_t>bias._ptr()
-    cdef void* kp[5]
-    memset(&p, 0, sizeof(p))
-    kp[0] = &n64
-    kp[1] = &out_p
-    kp[2] = &x_p
-    kp[3] = &p
-    if st is not None:
-        kp[4] = <void*>PyBytes_AS_STRING(st)
-    _run(e, c._storage.device._idx, n64, kp)
-    return 0
+    cdef long long v[3]
+    v[0] = c._numel
+    v[1] = <long long><uintptr_t>c._ptr()
+    v[2] = <long long><uintptr_t>bias._ptr()
+    return _launch_vals(e, c._storage.device._idx, c._numel, False, v, 3,
+                        NULL if st is None else <void*>PyBytes_AS_STRING(st))
 
 
 cdef object _product(object bias, _TensorBase a, _TensorBase b, bint bt, double beta,

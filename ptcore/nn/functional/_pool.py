@@ -198,6 +198,13 @@ def _max_pool_backward(gy, ind, xshape, odt, nd):
     return gx if dt == odt else gx.to(odt)
 
 
+# (nd, spatial size, kernel, stride, padding, dilation, ceil_mode) -> the
+# validated window geometry of a max pooling (read-only lists, shared by the
+# calls of a layer; at most _MAX_WINDOWS_CAP of them)
+_MAX_WINDOWS = {}
+_MAX_WINDOWS_CAP = 512
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd,
               fname):
     _check_input(input, nd, fname, "max1d" if nd == 1 else "max")
@@ -208,6 +215,21 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         s = _pool_tuple(stride, nd, fname, "stride")
     p = _pool_tuple(padding, nd, fname, "padding")
     d = _pool_tuple(dilation, nd, fname, "dilation")
+    sp = tuple(input.shape[input.dim() - nd:])
+    key = (nd, sp, k, s, p, d, bool(ceil_mode))
+    win = _MAX_WINDOWS.get(key)
+    if win is None:
+        win = _max_windows(input, k, s, p, d, ceil_mode, nd, fname, sp)
+        if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
+            _MAX_WINDOWS.clear()
+        _MAX_WINDOWS[key] = win
+    y, ind = _MaxPoolFn.apply(input, nd, win, fname)
+    return (y, ind) if return_indices else y
+
+
+def _max_windows(input, k, s, p, d, ceil_mode, nd, fname, sp):
+    """``(starts, ends, steps, out_size)`` of the pooling windows over
+    spatial size ``sp``, the arguments checked as PyTorch checks them."""
     if builtins.any(v <= 0 for v in k):
         raise RuntimeError(f"{fname}: kernel_size must be greater than zero, but got "
                            f"{list(k)}" if nd == 1 else
@@ -226,7 +248,6 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
                 f"kernel_size={kk} and dilation={dd}")
-    sp = tuple(input.shape[input.dim() - nd:])
     osz = tuple(_out_size(n, kk, pp, ss, dd, ceil_mode)
                 for n, kk, pp, ss, dd in zip(sp, k, p, s, d))
     if builtins.any(o < 1 for o in osz):
@@ -249,8 +270,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     starts = _pad3(starts, nd, [0])
     ends = _pad3(ends, nd, [1])
     steps = tuple(_pad3(d, nd, 1))
-    y, ind = _MaxPoolFn.apply(input, nd, (starts, ends, steps, osz), fname)
-    return (y, ind) if return_indices else y
+    return starts, ends, steps, osz
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,

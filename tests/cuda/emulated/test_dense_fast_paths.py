@@ -261,9 +261,13 @@ _DIM_CASES = [
     ((256, 1024), 0, False, True), ((256, 1024), [0], True, True), ((256, 1024), 1, False, True),
     ((256, 1024), -1, True, True), ((256, 1024), (0, 1), False, False), ((16, 64), (1, -2), True, True),
     ((4, 5, 6), 1, False, True), ((4, 5, 6), (0, 1), True, True), ((4, 5, 6), [-2, -1], False, True),
-    ((4, 5, 6), (0, 2), False, False), ((3, 33, 7, 2), (1, 2), False, True), ((70, 3), 0, False, True),
+    ((4, 5, 6), (0, 2), False, True), ((3, 33, 7, 2), (1, 2), False, True), ((70, 3), 0, False, True),
     ((5, 70000), 1, False, False), ((70000, 3), 0, False, False), ((7,), 0, True, True),
     ((2, 1, 3), 1, False, True),
+    # two runs, the second ending last (a conv bias gradient's): rows, then columns
+    ((8, 6, 5, 5), (0, 2, 3), False, True), ((8, 6, 5, 5), [0, -1, -2], True, True),
+    ((2, 3, 4, 5), (1, 3), False, True), ((2, 3, 4, 5), (0, 2), False, False),
+    ((2, 1, 1, 5), (0, 3), False, False), ((3, 2, 300, 300), (0, 2, 3), False, False),
 ]
 
 
