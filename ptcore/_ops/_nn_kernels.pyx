@@ -205,6 +205,7 @@ cdef extern from "ptc_softmax_rows.h" nogil:
     int ptc_smrows512()
     void ptc_causal_rows_f32_avx512(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
                                     Py_ssize_t S)
+    double ptc_lse_row_f32_avx512(const float* x, Py_ssize_t C)
 
 
 def _set_softmax_rows512(bint on):
@@ -782,9 +783,13 @@ cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
     """log(sum(exp(x[0:C]))) of one row, through its max (the exp of float32
     rows vectorised in CE_BUF pieces, the sum in double)."""
     cdef float buf[CE_BUF]
-    cdef real m = _pmax(x, C)
+    cdef real m
     cdef double s = 0
     cdef Py_ssize_t j = 0, k, L
+    if real is float:
+        if ptc_smrows512():
+            return ptc_lse_row_f32_avx512(x, C)     # fused, the same bits
+    m = _pmax(x, C)
     if real is float:
         while j < C:
             L = C - j if C - j < CE_BUF else CE_BUF

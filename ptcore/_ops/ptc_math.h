@@ -452,9 +452,26 @@ static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16
     return (ptc_v16sf)(((ptc_v16si)a & m) | ((ptc_v16si)b & ~m));
 }
 
+/* PTC_EXPF_BODY with AVX-512's mask registers: each of its six selects one
+ * masked move (the generic select is three vector operations on a vector
+ * mask), the same clamps, core and replacements -- so the same bits, in
+ * about 2/3 of the operations (cross_entropy's row log-sum-exp ~1.5x) */
 static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_expf16(ptc_v16sf x)
 {
-    PTC_EXPF_BODY(ptc_v16sf, ptc_v16si, ptc_sel16)
+    const ptc_v16sf zero = {0};
+    const __m512 xm = (__m512)x;
+    const __mmask16 over = _mm512_cmp_ps_mask(xm, _mm512_set1_ps(88.7228394f), _CMP_GT_OQ);
+    const __mmask16 under = _mm512_cmp_ps_mask(xm, _mm512_set1_ps(-103.972084f), _CMP_LT_OQ);
+    const __mmask16 isnan_ = _mm512_cmp_ps_mask(xm, xm, _CMP_UNORD_Q);
+    __m512 c = _mm512_mask_mov_ps(xm, over, _mm512_set1_ps(88.7228394f));
+    c = _mm512_mask_mov_ps(c, under, _mm512_set1_ps(-103.972084f));
+    c = _mm512_mask_mov_ps(c, isnan_, _mm512_setzero_ps());
+    const ptc_v16sf xc = (ptc_v16sf)c;
+    PTC_EXPF_CORE(ptc_v16sf, ptc_v16si)
+    __m512 ym = (__m512)y;
+    ym = _mm512_mask_mov_ps(ym, over, _mm512_set1_ps(INFINITY));
+    ym = _mm512_mask_mov_ps(ym, under, _mm512_setzero_ps());
+    return (ptc_v16sf)_mm512_mask_mov_ps(ym, isnan_, xm);
 }
 
 static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_tanhf16(ptc_v16sf x)
@@ -464,7 +481,12 @@ static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16
 
 static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_expf16_neg(ptc_v16sf x)
 {
-    PTC_EXPF_NEG_BODY(ptc_v16sf, ptc_v16si, ptc_sel16)
+    /* PTC_EXPF_NEG_BODY with masked moves (the same bits) */
+    const ptc_v16sf zero = {0};
+    const __mmask16 under = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(-103.972084f), _CMP_LT_OQ);
+    const ptc_v16sf xc = (ptc_v16sf)_mm512_mask_mov_ps((__m512)x, under, _mm512_setzero_ps());
+    PTC_EXPF_CORE(ptc_v16sf, ptc_v16si)
+    return (ptc_v16sf)_mm512_mask_mov_ps((__m512)y, under, _mm512_setzero_ps());
 }
 
 static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_gelu16(ptc_v16sf x)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <math.h>
 
 #if PTC_X86_DISPATCH
 #include <immintrin.h>
@@ -71,12 +72,74 @@ ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, pt
         }
     }
 }
+
+/* log(sum(exp(x[0:C]))) of one float32 row (cross_entropy's _ce_lse), fused:
+ * the max over four vector accumulators (the same value as _pmax's lanes; a
+ * row with a NaN ends NaN either way), then per piece of 256 logits the
+ * shifted exp of whole 16-lane vectors (ptc_expf16; ptc_expf for the last
+ * piece's tail: the bits of ptc_exp_f32 on the piece) summed as _pdot sums
+ * it -- lanes j % 8 in double, combined pairwise, then the tail in order --
+ * and the pieces' sums added in order: the same bits as _ce_lse's loop,
+ * without its buffer and its three passes. */
+__attribute__((target("avx512f,avx512vl"))) static double
+ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
+    ptrdiff_t j = 0, p0, k, q, qs, L, rem;
+    __m512 m0 = _mm512_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
+    for (; j + 64 <= C; j += 64) {
+        m0 = _mm512_max_ps(m0, _mm512_loadu_ps(x + j));
+        m1 = _mm512_max_ps(m1, _mm512_loadu_ps(x + j + 16));
+        m2 = _mm512_max_ps(m2, _mm512_loadu_ps(x + j + 32));
+        m3 = _mm512_max_ps(m3, _mm512_loadu_ps(x + j + 48));
+    }
+    for (; j + 16 <= C; j += 16)
+        m0 = _mm512_max_ps(m0, _mm512_loadu_ps(x + j));
+    float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+    for (; j < C; j++)
+        m = x[j] > m ? x[j] : m;
+    const __m512 mv = _mm512_set1_ps(m);
+    double s = 0;
+    for (p0 = 0; p0 < C; p0 += 256) {
+        L = C - p0 < 256 ? C - p0 : 256;
+        __m512d a = _mm512_setzero_pd();
+        for (k = 0; k + 16 <= L; k += 16) {
+            ptc_v16sf v;
+            __m512 e = _mm512_sub_ps(_mm512_loadu_ps(x + p0 + k), mv);
+            memcpy(&v, &e, sizeof v);
+            v = ptc_expf16(v);
+            memcpy(&e, &v, sizeof v);
+            a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+            a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm256_castpd_ps(
+                    _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+        }
+        double al[8];
+        float et[16];
+        _mm512_storeu_pd(al, a);
+        rem = L - k;
+        for (q = 0; q < rem; q++)
+            et[q] = ptc_expf(x[p0 + k + q] - m);
+        qs = 0;
+        if (rem >= 8) {
+            for (q = 0; q < 8; q++)
+                al[q] = al[q] + (double)et[q];
+            qs = 8;
+        }
+        double ps = ((al[0] + al[4]) + (al[1] + al[5])) + ((al[2] + al[6]) + (al[3] + al[7]));
+        for (q = qs; q < rem; q++)
+            ps = ps + (double)et[q];
+        s = s + ps;
+    }
+    return (double)m + log(s);
+}
 #else
 static int ptc_smrows_on = 0;
 static int ptc_smrows512(void) { return 0; }
 static void ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L,
                                        ptrdiff_t S) {
     (void)s; (void)r0; (void)r1; (void)L; (void)S;
+}
+static double ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
+    (void)x; (void)C;
+    return 0;
 }
 #endif
 
