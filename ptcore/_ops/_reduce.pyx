@@ -212,8 +212,9 @@ cdef extern from *:
        min, the lanes below -104 zeroed by the mask of a masked scalef that
        applies the exponent (exact, one rounding in the subnormal range, as
        the two-step product), products and sums unfused as in the generic
-       function -- so bitwise its results, on every CPU -- in ~20 vector
-       operations where its lowering took ~30 */
+       function -- so bitwise its values, as at the other instruction-set
+       levels (tests/ops/test_reductions.py) -- in ~20 vector operations
+       where its lowering took ~30 */
     #define PTCR_EXP_AVX512(S) \\
     PTCR_AI S##_vf S##_exp(S##_vf xv) { \\
         __m512 x = _mm512_min_ps(_mm512_set1_ps(88.8f), (__m512)xv); \\
