@@ -379,7 +379,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     _check(input, "softmax")
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
-    return ptcore.softmax(input, dim, dtype=dtype)
+    # (no dtype keyword when None: the call without keywords is the cheaper one)
+    return ptcore.softmax(input, dim) if dtype is None else ptcore.softmax(input, dim, dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -387,7 +388,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     _check(input, "softmin")
     if dim is None:
         dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
-    return ptcore.softmax(-input, dim, dtype=dtype)
+    # (no dtype keyword when None: the call without keywords is the cheaper one)
+    return ptcore.softmax(-input, dim) if dtype is None else ptcore.softmax(-input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -395,7 +397,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     _check(input, "log_softmax")
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return ptcore.log_softmax(input, dim, dtype=dtype)
+    # (no dtype keyword when None: the call without keywords is the cheaper one)
+    return ptcore.log_softmax(input, dim) if dtype is None else ptcore.log_softmax(input, dim, dtype=dtype)
 
 
 def tanh(input):
