@@ -43,6 +43,7 @@ from cython.parallel cimport prange
 from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
+    PT_UINT16, PT_UINT32, PT_UINT64,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
     PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
@@ -1221,3 +1222,62 @@ def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
         else:
             _add_rows(<double*>pd, <const double*>ps, pi, n, row)
     return True
+
+
+cdef enum:
+    _ISEL_FAST_MAX = 1 << 18        # result bytes the one-thread fast path copies
+
+
+def index_select_fast(x, dim, index):
+    """``index_select(x, dim, index)`` for the common small case: ``x`` a
+    contiguous CPU tensor with >= 1 dim (not of the limited unsigned types),
+    ``dim`` an int in range, ``index`` a contiguous 1-D int64 CPU tensor
+    whose entries all lie in ``[0, x.size(dim))``, a result of at most 256
+    KiB: rows of ``x`` copied by ``memcpy``.  Anything else gives None: the
+    front-end's checks then raise PyTorch's errors or handle the case."""
+    if not isinstance(x, _TensorBase) or not isinstance(index, _TensorBase) or type(dim) is not int:
+        return None
+    cdef _TensorBase t = <_TensorBase>x, ix = <_TensorBase>index
+    cdef int nd = t._ndim, d, i, num = t._dtype.num
+    if nd == 0 or not (-nd <= dim < nd) or t._storage.device._type_code != 0 \
+            or ix._storage.device._type_code != 0 or ix._dtype.num != PT_INT64 or ix._ndim != 1 \
+            or not ix._is_contig() or not t._is_contig() \
+            or num == PT_UINT16 or num == PT_UINT32 or num == PT_UINT64:
+        return None
+    d = dim % nd
+    cdef Py_ssize_t n = ix._shape[0], size = t._shape[d], outer = 1, inner, j, o, v
+    cdef const int64_t* pi = <const int64_t*>ix._ptr()
+    for j in range(n):
+        v = pi[j]
+        if v < 0 or v >= size:
+            return None
+    inner = t._dtype.itemsize
+    for i in range(nd):
+        if i < d:
+            outer *= t._shape[i]
+        elif i > d:
+            inner *= t._shape[i]
+    if outer * n * inner > _ISEL_FAST_MAX:
+        return None
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    for i in range(nd):
+        shp[i] = t._shape[i]
+    shp[d] = n
+    cdef _TensorBase out = _empty_contig(t._dtype, nd, shp, t._storage.device, False)
+    cdef char* dst = out._ptr()
+    cdef const char* src = t._ptr()
+    with nogil:
+        if inner == 4:              # single elements of 4 or 8 bytes: typed copies
+            for o in range(outer):
+                for j in range(n):
+                    (<uint32_t*>dst)[o * n + j] = (<const uint32_t*>src)[o * size + pi[j]]
+        elif inner == 8:
+            for o in range(outer):
+                for j in range(n):
+                    (<uint64_t*>dst)[o * n + j] = (<const uint64_t*>src)[o * size + pi[j]]
+        else:
+            for o in range(outer):
+                for j in range(n):
+                    memcpy(dst + (o * n + j) * inner, src + (o * size + pi[j]) * inner,
+                           <size_t>inner)
+    return out

@@ -361,6 +361,11 @@ def index_select(input, dim, index, *, out=None):
     tensor([[2, 0],
             [5, 3]])
     """
+    if out is None:
+        # the common small case (contiguous CPU input, int64 positions in range): one kernel call
+        r = _K.index_select_fast(input, dim, index)
+        if r is not None:
+            return r
     _check_tensor(input, "index_select", "input", 1)
     _check_tensor(index, "index_select", "index", 3)
     if index.dtype is not _C.int64 and index.dtype is not _C.int32:
