@@ -503,7 +503,9 @@ def getitem(self, idx):
     """``self[idx]`` when ``idx`` has an advanced (tensor/sequence) item."""
     if isinstance(idx, _TensorBase) and idx.is_cpu and self.is_cpu and self.dim() and idx.dim():
         if idx.dtype is _C.int64:
-            return _take_rows(self, _plain(idx))
+            # rows at non-negative in-range positions of a 1-D index: index_select's one call
+            r = _K.index_select_fast(self, 0, idx) if idx.dim() == 1 else None
+            return r if r is not None else _take_rows(self, _plain(idx))
         if idx.dtype is _C.bool_ and idx.shape == self.shape \
                 and self.dtype not in (_C.uint16, _C.uint32, _C.uint64):
             # a mask over every dim: the selected elements in C order, as

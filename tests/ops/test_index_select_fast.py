@@ -65,3 +65,26 @@ def test_autograd_through_the_fast_path():
     assert y.grad_fn.name() == "IndexSelectBackward0"
     y.sum().backward()
     assert x.grad.tolist() == [[1.0] * 4, [0.0] * 4, [2.0] * 4]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.int64, ptcore.bool,
+                                   ptcore.float16, ptcore.complex64])
+def test_getitem_with_a_position_vector(dtype):
+    """``x[idx]`` with a 1-D int64 tensor takes the fast path for in-range
+    non-negative positions and the general rows path otherwise (negative
+    positions wrap, out-of-range ones raise), with the same values and
+    torch's IndexBackward0."""
+    from ptcore._ops.indexing import _take_rows
+    x = ptcore.from_numpy(np.random.default_rng(0).standard_normal((6, 3, 2)) * 4).to(dtype)
+    for idx in ([5, 0, 5, 2], [0], [], [-1, 2, -6]):
+        i = ptcore.tensor(idx, dtype=ptcore.int64)
+        got = x[i]
+        assert ptcore.equal(got, _take_rows(x, i)) and got.dtype == dtype
+        assert tuple(got.shape) == (len(idx), 3, 2)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[ptcore.tensor([6])]
+    xg = ptcore.ones(4, 2, requires_grad=True)
+    y = xg[ptcore.tensor([3, 3, 0])]
+    assert y.grad_fn.name() == "IndexBackward0"
+    y.sum().backward()
+    assert xg.grad.tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0], [2.0, 2.0]]
