@@ -29,12 +29,19 @@ static void ptc_cdw_transpose_gy(const float* gy, ptrdiff_t OC, ptrdiff_t L, ptr
     }
 }
 
-/* rows o0.. o1-1 of gw (OC, K) = acc (K, lda)^T */
-static void ptc_cdw_store_gw(const float* acc, ptrdiff_t K, ptrdiff_t lda, ptrdiff_t o0,
-                             ptrdiff_t o1, float* gw) {
-    ptrdiff_t k0;
-    for (k0 = 0; k0 < K; k0 += 64)
-        ptc_transpose_block(acc, lda, k0, k0 + 64 < K ? k0 + 64 : K, o0, o1, gw, K);
+/* columns k0.. k1-1 of gw (OC, K) = rows k0.. k1-1 of acc (K, lda)^T, in
+   blocks of 64 taps x 8 channels: a block writes 8 rows of gw (whole cache
+   lines); 64 taps x all channels per block, as before, wrote up to 256 gw
+   rows K floats apart (the same L1 sets) and ran at 1.6 ns a float, these
+   at 0.23 (Zen 4) */
+static void ptc_cdw_store_gw(const float* acc, ptrdiff_t lda, ptrdiff_t k0, ptrdiff_t k1,
+                             ptrdiff_t OC, float* gw, ptrdiff_t K) {
+    ptrdiff_t k, ke, o;
+    for (k = k0; k < k1; k += 64) {
+        ke = k + 64 < k1 ? k + 64 : k1;
+        for (o = 0; o < OC; o += 8)
+            ptc_transpose_block(acc, lda, k, ke, o, o + 8 < OC ? o + 8 : OC, gw, K);
+    }
 }
 
 /* acc (TW taps, NV vectors at lda) += (= when ``first``) the sum over ns
