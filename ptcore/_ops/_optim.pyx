@@ -18,9 +18,12 @@ when it multiplies a float tensor by a Python number.
     vmax = maximum(vmax, v)              (amsgrad; the denominator uses vmax)
     p = p + (-step_size) * (m / (sqrt(v) / bc2_sqrt + eps))
 
-The caller (``ptcore.optim.adam``) checks the operands: same dtype, same
-shape, contiguous, on the CPU; the kernel re-checks what memory safety
-depends on.
+``sgd_step`` (SGD with momentum, as ``buf.mul_(momentum).add_(g, alpha=1 -
+dampening)``; ``param.add_(buf, alpha=-lr)``, or Nesterov's): ptc_sgd.h.
+
+The callers (``ptcore.optim.adam``, ``ptcore.optim.sgd``) check the
+operands: same dtype, same shape, contiguous, on the CPU; the kernels
+re-check what memory safety depends on.
 """
 from libc.math cimport sqrt, sqrtf, isnan
 from cython.parallel cimport prange
@@ -32,6 +35,14 @@ from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 ctypedef fused flt:
     float
     double
+
+cdef extern from "ptc_sgd.h":
+    void ptc_sgd_range_f32(float* p, const float* g, float* b, Py_ssize_t i0, Py_ssize_t i1,
+                           double lr, double momentum, double one_m_damp, double wd,
+                           int nesterov, int maximize) nogil
+    void ptc_sgd_range_f64(double* p, const double* g, double* b, Py_ssize_t i0, Py_ssize_t i1,
+                           double lr, double momentum, double one_m_damp, double wd,
+                           int nesterov, int maximize) nogil
 
 
 cdef inline flt _lerp(flt x, flt y, flt w) noexcept nogil:
@@ -101,14 +112,22 @@ cdef void _adam_range(flt* p, const flt* g, flt* m, flt* v, flt* vmax, Py_ssize_
         p[i] = p[i] + neg_step * (mi / d)
 
 
+cdef inline Py_ssize_t _chunks(Py_ssize_t n, int nth, Py_ssize_t* chunk) noexcept nogil:
+    """The threaded loops' chunks of ``chunk[0]`` elements, four per thread;
+    0: too little work, run serially."""
+    if nth <= 1 or n < 4 * parallel_grain():
+        return 0
+    chunk[0] = (n + 4 * nth - 1) // (4 * nth)
+    return (n + chunk[0] - 1) // chunk[0]
+
+
 cdef void _adam(flt* p, const flt* g, flt* m, flt* v, flt* vmax, Py_ssize_t n,
                 double one_m_beta1, double beta2, double one_m_beta2, double wd, double decay,
                 double bc2s, double eps, double neg_step, bint maximize, bint l2,
                 bint decoupled, int nth) noexcept nogil:
-    cdef Py_ssize_t chunk, nchunks, c, a, b
-    if nth > 1 and n >= 4 * parallel_grain():
-        chunk = (n + 4 * nth - 1) // (4 * nth)
-        nchunks = (n + chunk - 1) // chunk
+    cdef Py_ssize_t chunk = 0, c, a, b
+    cdef Py_ssize_t nchunks = _chunks(n, nth, &chunk)
+    if nchunks:
         for c in prange(nchunks, num_threads=nth, schedule='static'):
             a = c * chunk
             b = a + chunk if a + chunk < n else n
@@ -121,9 +140,9 @@ cdef void _adam(flt* p, const flt* g, flt* m, flt* v, flt* vmax, Py_ssize_t n,
                     decoupled)
 
 
-cdef int _check(_TensorBase t, _TensorBase p, str what) except -1:
+cdef int _check(_TensorBase t, _TensorBase p, str what, str op="adam_step") except -1:
     if t._dtype is not p._dtype or t._numel != p._numel or not t._is_contig():
-        raise RuntimeError(f"adam_step: {what} must be a contiguous {p._dtype._name} tensor of "
+        raise RuntimeError(f"{op}: {what} must be a contiguous {p._dtype._name} tensor of "
                            f"{p._numel} elements")
     return 0
 
@@ -171,3 +190,44 @@ def adam_step(_TensorBase param, _TensorBase grad, _TensorBase exp_avg, _TensorB
     ptc_bump_version(exp_avg_sq)
     if max_exp_avg_sq is not None:
         ptc_bump_version(max_exp_avg_sq)
+
+
+def sgd_step(_TensorBase param, _TensorBase grad, _TensorBase buf, double lr, double momentum,
+             double dampening, double weight_decay, bint nesterov, bint maximize):
+    """One SGD-with-momentum update of ``param`` and its momentum buffer
+    ``buf`` in place (ptc_sgd.h; a buffer that exists already: the first step
+    clones the gradient instead).  Bumps both version counters."""
+    cdef int num = param._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        raise RuntimeError("sgd_step: float32 or float64 parameters only")
+    if not param._is_contig():
+        raise RuntimeError("sgd_step: the parameter must be contiguous")
+    _check(grad, param, "grad", "sgd_step")
+    _check(buf, param, "momentum_buffer", "sgd_step")
+    cdef Py_ssize_t n = param._numel, chunk = 0, c, a, b
+    cdef int nth = get_num_threads()
+    cdef Py_ssize_t nchunks = _chunks(n, nth, &chunk)
+    cdef double one_m_damp = 1 - dampening
+    cdef char* pp = param._ptr()
+    cdef char* pg = grad._ptr()
+    cdef char* pb = buf._ptr()
+    cdef int nest = nesterov, maxi = maximize
+    with nogil:
+        if nchunks:
+            for c in prange(nchunks, num_threads=nth, schedule='static'):
+                a = c * chunk
+                b = a + chunk if a + chunk < n else n
+                if num == PT_FLOAT32:
+                    ptc_sgd_range_f32(<float*>pp, <const float*>pg, <float*>pb, a, b, lr,
+                                      momentum, one_m_damp, weight_decay, nest, maxi)
+                else:
+                    ptc_sgd_range_f64(<double*>pp, <const double*>pg, <double*>pb, a, b, lr,
+                                      momentum, one_m_damp, weight_decay, nest, maxi)
+        elif num == PT_FLOAT32:
+            ptc_sgd_range_f32(<float*>pp, <const float*>pg, <float*>pb, 0, n, lr, momentum,
+                              one_m_damp, weight_decay, nest, maxi)
+        else:
+            ptc_sgd_range_f64(<double*>pp, <const double*>pg, <double*>pb, 0, n, lr, momentum,
+                              one_m_damp, weight_decay, nest, maxi)
+    ptc_bump_version(param)
+    ptc_bump_version(buf)

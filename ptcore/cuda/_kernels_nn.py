@@ -46,12 +46,15 @@ Families
   ``ptc_nnnorm_smbwd_<tag>(M, L, T* gx, const T* g, const T* y, long long log)``: the
   softmax (``y`` its output) or log_softmax gradient of rows of ``L``.
 * **nnoptim** ``ptc_nnoptim_adam_<tag>(n, T* p, const T* g, T* m, T* v, T* vmax,
-  ptc_adamargs a)``: one Adam/AdamW step in place (the CPU kernel's formula).
+  ptc_adamargs a)``: one Adam/AdamW step in place (the CPU kernel's formula);
+  ``ptc_nnoptim_sgd_<tag>(n, T* p, const T* g, T* b, ptc_sgdargs a)``: one SGD
+  step with momentum, the operations of the unfused chain (``mul_``,
+  ``add_(alpha=)``) in their order and rounding.
 """
 from ptcore.cuda import _kernels as K
 
 __all__ = ["FAMILIES", "FAMILY_PRELUDE", "generate", "ACT_BACKWARD", "CONV_FIELDS", "POOL_FIELDS",
-           "ADAM_FIELDS"]
+           "ADAM_FIELDS", "SGD_FIELDS", "SGD_FLAGS"]
 
 FAMILIES = ("nnconv", "nnpool", "nnloss", "nnembed", "nnact", "nnnorm", "nnoptim")
 _CONV_DTYPES = ("float32", "float64")
@@ -61,12 +64,16 @@ CONV_FIELDS = ("C", "D", "H", "W", "OD", "OH", "OW", "kd", "kh", "kw", "sd", "sh
 POOL_FIELDS = ("D", "H", "W", "OD", "OH", "OW", "stepd", "steph", "stepw", "div")
 ADAM_FIELDS = ("one_m_beta1", "beta2", "one_m_beta2", "wd", "decay", "bc2s", "eps", "neg_step")
 _ADAM_FLAGS = ("maximize", "l2", "decoupled")
+SGD_FIELDS = ("neg_lr", "momentum", "one_m_damp", "wd")
+SGD_FLAGS = ("decay", "nesterov", "maximize")
 
 NN_PRELUDE = (
     "struct ptc_convgeo { long long " + ", ".join(CONV_FIELDS) + "; };\n"
     "struct ptc_poolgeo { long long " + ", ".join(POOL_FIELDS) + "; };\n"
     "struct ptc_adamargs { double " + ", ".join(ADAM_FIELDS) + "; long long "
     + ", ".join(_ADAM_FLAGS) + "; };\n"
+    "struct ptc_sgdargs { double " + ", ".join(SGD_FIELDS) + "; long long "
+    + ", ".join(SGD_FLAGS) + "; };\n"
 )
 FAMILY_PRELUDE = {"nnconv": NN_PRELUDE, "nnpool": NN_PRELUDE, "nnoptim": NN_PRELUDE,
                   "nnnorm": K.REDUCE_OPS}
@@ -493,6 +500,35 @@ def _adam(dt):
         f"    }}\n}}\n")
 
 
+def _sgd(dt):
+    """SGD with momentum: the unfused ``buf.mul_(m).add_(g, alpha=1 - d)``,
+    ``param.add_(buf, alpha=-lr)`` (Nesterov: ``g.add(buf, alpha=m)``) with
+    each op's expression -- ``add_alpha``'s ``x + (T)alpha * y`` (contracted
+    to one FMA where the compiler contracts, as that kernel is) and the
+    scalar ``mul``'s product, rounded by ``__fmul_rn``/``__dmul_rn`` so that
+    it is not contracted into the add that follows it (the unfused ops store
+    it rounded)."""
+    name = f"ptc_nnoptim_sgd_{K.TAGS[dt]}"
+    T = _S(dt)
+    mul = "__fmul_rn" if dt == "float32" else "__dmul_rn"
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {T}* p, const {T}* g, {T}* b, '
+        f"ptc_sgdargs a) {{\n"
+        f"    typedef {T} T;\n"
+        f"    const T nlr = (T)a.neg_lr, m = (T)a.momentum, d = (T)a.one_m_damp, wd = (T)a.wd;\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        T gi = g[i];\n"
+        f"        if (a.maximize) gi = -gi;\n"
+        f"        if (a.decay) gi = gi + wd * p[i];\n"
+        f"        T bi = {mul}(b[i], m);\n"
+        f"        bi = bi + d * gi;\n"
+        f"        b[i] = bi;\n"
+        f"        if (a.nesterov) gi = gi + m * bi;\n"
+        f"        else gi = bi;\n"
+        f"        p[i] = p[i] + nlr * gi;\n"
+        f"    }}\n}}\n")
+
+
 def generate():
     """``(name, family, source)`` of every nn kernel."""
     for dt in _CONV_DTYPES:
@@ -503,6 +539,8 @@ def generate():
             n, s = fn(dt)
             yield n, "nnpool", s
         n, s = _adam(dt)
+        yield n, "nnoptim", s
+        n, s = _sgd(dt)
         yield n, "nnoptim", s
     for dt in K.FLOATS:
         for n, s in _nll(dt):

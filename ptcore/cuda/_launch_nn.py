@@ -9,7 +9,7 @@ device; the nn kernels compile in groups (every nn kernel of a dtype in one
 program).  :func:`register` puts them into the operator table
 (``OpDef.kernels['cuda']``) and into the per-device kernel sets the nn code
 already routes through (the front-ends' device loops, ``register_loop``: ``convolution and pooling`` for convolution and
-pooling, ``layer_norm_kernels``, ``softmax_backward``, ``adam_step``):
+pooling, ``layer_norm_kernels``, ``softmax_backward``, ``adam_step``, ``sgd_step``):
 
 * ops of the table: ``softmax``/``log_softmax`` (any dim); and, only where
   no other CUDA front-end is registered, the generic ops the nn code needs
@@ -1227,6 +1227,25 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
             t._bump_version()
 
 
+def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """One SGD-with-momentum update of ``param`` and ``buf`` in place
+    (``ptcore._ops._optim.sgd_step``'s contract; the unfused chain's
+    operations, see ``_kernels_nn._sgd``)."""
+    tag = _float_tag(param.dtype, "sgd_step")
+    for t, what in ((grad, "grad"), (buf, "momentum_buffer")):
+        if t.dtype is not param.dtype or t.numel() != param.numel() or not t.is_contiguous() \
+                or t.device != param.device:
+            raise RuntimeError(f"sgd_step: {what} must be a contiguous {param.dtype} tensor of "
+                               f"{param.numel()} elements on {param.device}")
+    _contig_of(param, "sgd_step")
+    args = struct.pack("<4d3q", -lr, momentum, 1 - dampening, weight_decay,
+                       int(weight_decay != 0), int(bool(nesterov)), int(bool(maximize)))
+    _go(param.device, f"ptc_nnoptim_sgd_{tag}", param.numel(),
+        [L._ptr(param), L._ptr(grad), L._ptr(buf), L._struct(args)])
+    param._bump_version()
+    buf._bump_version()
+
+
 # ---------------------------------------------------------------------------
 # the table
 
@@ -1339,5 +1358,6 @@ def register():
     register_loop("convolution and pooling", "cuda", conv_kernels)
     register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
     register_loop("adam_step", "cuda", adam_step)
+    register_loop("sgd_step", "cuda", sgd_step)
     register_loop("softmax_backward", "cuda", softmax_backward)
     _registered[0] = True

@@ -1,9 +1,10 @@
 """Adam (``torch.optim.Adam``)."""
 import ptcore
-from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
+from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _scalar_state, _check_capturable, _check_eps_betas_wd, _check_fused_foreach,
+    Optimizer, _one_pass_ok, _scalar_state, _check_capturable, _check_eps_betas_wd,
+    _check_fused_foreach,
     _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
     _addcmul_, _addcdiv_,
 )
@@ -17,19 +18,8 @@ def _adam_step_cpu(*args):
 
 
 def _fusable(param, grad, exp_avg, exp_avg_sq, max_sq):
-    """The single-pass kernel applies: real float tensors of one dtype, shape
-    and device, all contiguous, and the update is not being recorded."""
-    dt = param.dtype
-    if dt is not ptcore.float32 and dt is not ptcore.float64:
-        return False
-    if ptcore.is_grad_enabled() or not _has_loop("adam_step", param.device.type):
-        return False
-    shape = param.shape
-    for t in (param, grad, exp_avg, exp_avg_sq) + (() if max_sq is None else (max_sq,)):
-        if t.dtype is not dt or t.shape != shape or not t.is_contiguous() \
-                or t.device != param.device:
-            return False
-    return True
+    """The single-pass kernel applies (see ``_one_pass_ok``)."""
+    return _one_pass_ok("adam_step", param, grad, exp_avg, exp_avg_sq, max_sq)
 
 
 class Adam(Optimizer):

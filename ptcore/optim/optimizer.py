@@ -290,6 +290,28 @@ def _use_grad_for_differentiable(func):
     return _use_grad
 
 
+def _one_pass_ok(op, param, *others):
+    """Whether the one-pass update loop ``op`` (``adam_step``, ``sgd_step``)
+    applies to ``param`` and its per-parameter tensors (None entries
+    skipped): real float32/float64 dense tensors of one dtype, shape and
+    device, all contiguous, a device that has the loop, and the update is
+    not being recorded (``differentiable=True`` keeps the op chain)."""
+    from ptcore._dispatch.device import has_loop
+    dt = param.dtype
+    if dt is not ptcore.float32 and dt is not ptcore.float64:
+        return False
+    if ptcore.is_grad_enabled() or not has_loop(op, param.device.type):
+        return False
+    shape = param.shape
+    for t in (param,) + others:
+        if t is None:
+            continue
+        if t.dtype is not dt or t.shape != shape or t.layout is not ptcore.strided \
+                or not t.is_contiguous() or t.device != param.device:
+            return False
+    return True
+
+
 def _check_fused_foreach(self, fused, foreach, differentiable):
     if fused:
         if differentiable:

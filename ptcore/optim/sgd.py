@@ -1,10 +1,22 @@
 """Stochastic gradient descent (``torch.optim.SGD``)."""
+from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_fused_foreach, _to_scalar, _use_grad_for_differentiable,
+    Optimizer, _check_fused_foreach, _one_pass_ok, _to_scalar, _use_grad_for_differentiable,
 )
 
 __all__ = ["SGD", "sgd"]
+
+
+def _sgd_step_cpu(*args):
+    from ptcore._ops import _optim
+    return _optim.sgd_step(*args)
+
+
+def _fusable(param, grad, buf):
+    """The one-pass momentum update applies (``sgd_step``: the same bits as
+    the chain of ops below it)."""
+    return _one_pass_ok("sgd_step", param, grad, buf)
 
 
 class SGD(Optimizer):
@@ -100,6 +112,12 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
     if isinstance(lr, Tensor):
         lr = lr.item()
     for i, param in enumerate(params):
+        if momentum != 0 and momentum_buffer_list[i] is not None \
+                and _fusable(param, d_p_list[i], momentum_buffer_list[i]):
+            _loop("sgd_step", param.device, _sgd_step_cpu)(
+                param, d_p_list[i], momentum_buffer_list[i], lr, momentum, dampening,
+                weight_decay, nesterov, maximize)
+            continue
         grad = d_p_list[i] if not maximize else -d_p_list[i]
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)

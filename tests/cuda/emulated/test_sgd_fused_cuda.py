@@ -1,0 +1,78 @@
+"""SGD with momentum as one kernel on CUDA (``ptc_nnoptim_sgd_<tag>``,
+registered as the ``sgd_step`` loop): the same bits as the chain of CUDA ops
+it replaces (``mul_``, ``add_(alpha=)``, Nesterov's and weight decay's
+``add``) on the device that runs them, the CPU's values to rounding, one
+launch per parameter instead of three, and clear errors on bad operands."""
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.optim.sgd as sgd_mod
+from ptcore.cuda import _launch_nn
+
+CASES = [
+    dict(momentum=0.9),
+    dict(momentum=0.9, dampening=0.1, weight_decay=1e-2),
+    dict(momentum=0.8, nesterov=True, weight_decay=0.05),
+    dict(momentum=0.5, maximize=True, dampening=0.3),
+]
+
+
+def _run(dev, dt, kw, fused, steps=4):
+    rng = np.random.default_rng(1)
+    p = ptcore.from_numpy(rng.standard_normal((65, 9)).astype(dt)).to(dev).requires_grad_()
+    opt = ptcore.optim.SGD([p], lr=0.05, **kw)
+    old = sgd_mod._fusable
+    if not fused:
+        sgd_mod._fusable = lambda *a: False
+    try:
+        for _ in range(steps):
+            p.grad = ptcore.from_numpy(rng.standard_normal((65, 9)).astype(dt)).to(dev)
+            opt.step()
+    finally:
+        sgd_mod._fusable = old
+    return p.detach().cpu().numpy(), opt.state[p]["momentum_buffer"].cpu().numpy()
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", CASES, ids=[str(sorted(c.items())) for c in CASES])
+def test_fused_kernel_equals_op_chain_and_cpu(dt, kw):
+    want_p, want_b = _run("cuda", dt, kw, fused=False)
+    got_p, got_b = _run("cuda", dt, kw, fused=True)
+    assert np.array_equal(got_p, want_p)
+    assert np.array_equal(got_b, want_b)
+    cpu_p, cpu_b = _run("cpu", dt, kw, fused=True)
+    tol = 1e-6 if dt == np.float32 else 1e-14
+    np.testing.assert_allclose(got_p, cpu_p, rtol=0, atol=tol)
+    np.testing.assert_allclose(got_b, cpu_b, rtol=0, atol=tol)
+
+
+def test_one_launch_per_parameter(monkeypatch):
+    """After the first step (which clones the gradients into the buffers):
+    one ``sgd_step`` per parameter, no elementwise op."""
+    m = ptcore.nn.Sequential(ptcore.nn.Linear(6, 5), ptcore.nn.ReLU(), ptcore.nn.Linear(5, 2))
+    m = m.cuda()
+    opt = ptcore.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    x = ptcore.randn(4, 6).cuda()
+    m(x).sum().backward()
+    opt.step()
+    calls = []
+    real = _launch_nn.sgd_step
+    monkeypatch.setattr(sgd_mod, "_loop", lambda op, dev, fn: (
+        lambda *a: calls.append(op) or real(*a)))
+    m(x).sum().backward()
+    opt.step()
+    assert calls == ["sgd_step"] * 4
+
+
+def test_bad_operands_raise():
+    p = ptcore.randn(10).cuda()
+    with pytest.raises(RuntimeError, match="momentum_buffer"):
+        _launch_nn.sgd_step(p, ptcore.randn(10).cuda(), ptcore.randn(9).cuda(), 0.1, 0.9, 0.0,
+                            0.0, False, False)
+    with pytest.raises(RuntimeError, match="grad"):
+        _launch_nn.sgd_step(p, ptcore.randn(10, dtype=ptcore.float64).cuda(), ptcore.randn(10).cuda(),
+                            0.1, 0.9, 0.0, 0.0, False, False)
+    with pytest.raises(NotImplementedError, match="sgd_step"):
+        h = ptcore.randn(10).half().cuda()
+        _launch_nn.sgd_step(h, h.clone(), h.clone(), 0.1, 0.9, 0.0, 0.0, False, False)
