@@ -11,6 +11,7 @@ from typing import Any, TypeAlias, Union
 
 import ptcore
 from ptcore._dispatch import profiling as _profiling
+from ptcore._dispatch.device import has_loop
 from ptcore.tensor import Tensor
 
 __all__ = [
@@ -296,7 +297,6 @@ def _one_pass_ok(op, param, *others):
     skipped): real float32/float64 dense tensors of one dtype, shape and
     device, all contiguous, a device that has the loop, and the update is
     not being recorded (``differentiable=True`` keeps the op chain)."""
-    from ptcore._dispatch.device import has_loop
     dt = param.dtype
     if dt is not ptcore.float32 and dt is not ptcore.float64:
         return False
