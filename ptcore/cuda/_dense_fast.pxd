@@ -16,6 +16,7 @@ cdef enum:
     _FAM_COLUMN = 5                     # ptc_reduce_<op>_<dt>_<dt>_k (O, L, I, out, x, params)
     _FAM_COPY = 6                       # ptc_cast_<dt>_<dt>_c (n, out, x, params)
     _FAM_COPY_STRIDED = 7               # ptc_cast_<dt>_<dt>_s (n, out, x, params, ptc_strided<2>)
+    _FAM_NAMED = 8                      # any kernel, ``name`` its full name
 
 # the handle of ``name``'s kernel of ``family`` for a's dtype and device
 # (None when the driver launches without a C launcher), and its launch

@@ -63,6 +63,8 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
     elif family == _FAM_REDUCE or family == _FAM_COLUMN:
         tag = _launch._tag(dt, op)
         name = f"ptc_reduce_{op}_{tag}_{tag}_{'c' if family == _FAM_REDUCE else 'k'}"
+    elif family == _FAM_NAMED:
+        name = op
     elif family == _FAM_COPY or family == _FAM_COPY_STRIDED:
         tag = _launch._tag(dt, "copy_")
         name = f"ptc_cast_{tag}_{tag}_{'c' if family == _FAM_COPY else 's'}"

@@ -47,7 +47,7 @@ Families
   softmax (``y`` its output) or log_softmax gradient of rows of ``L``.
 * **nnoptim** ``ptc_nnoptim_adam_<tag>(n, T* p, const T* g, T* m, T* v, T* vmax,
   ptc_adamargs a)``: one Adam/AdamW step in place (the CPU kernel's formula);
-  ``ptc_nnoptim_sgd_<tag>(n, T* p, const T* g, T* b, ptc_sgdargs a)``: one SGD
+  ``ptc_nnoptim_sgd_<tag>(n, T* p, const T* g, T* b, ptc_params, ptc_sgdargs a)``: one SGD
   step with momentum, the operations of the unfused chain (``mul_``,
   ``add_(alpha=)``) in their order and rounding.
 """
@@ -513,7 +513,7 @@ def _sgd(dt):
     mul = "__fmul_rn" if dt == "float32" else "__dmul_rn"
     return name, (
         f'extern "C" __global__ void {name}(long long n, {T}* p, const {T}* g, {T}* b, '
-        f"ptc_sgdargs a) {{\n"
+        f"ptc_params, ptc_sgdargs a) {{\n"
         f"    typedef {T} T;\n"
         f"    const T nlr = (T)a.neg_lr, m = (T)a.momentum, d = (T)a.one_m_damp, wd = (T)a.wd;\n"
         f"    PTC_FOR(i, n) {{\n"

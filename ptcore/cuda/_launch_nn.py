@@ -1230,7 +1230,9 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
 def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """One SGD-with-momentum update of ``param`` and ``buf`` in place
     (``ptcore._ops._optim.sgd_step``'s contract; the unfused chain's
-    operations, see ``_kernels_nn._sgd``)."""
+    operations, see ``_kernels_nn._sgd``).  The registered loop is
+    :func:`ptcore.cuda._optim_fast.sgd_step`, which launches the same kernel
+    from C and comes here for anything it does not take (and the errors)."""
     tag = _float_tag(param.dtype, "sgd_step")
     for t, what in ((grad, "grad"), (buf, "momentum_buffer")):
         if t.dtype is not param.dtype or t.numel() != param.numel() or not t.is_contiguous() \
@@ -1241,7 +1243,7 @@ def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, 
     args = struct.pack("<4d3q", -lr, momentum, 1 - dampening, weight_decay,
                        int(weight_decay != 0), int(bool(nesterov)), int(bool(maximize)))
     _go(param.device, f"ptc_nnoptim_sgd_{tag}", param.numel(),
-        [L._ptr(param), L._ptr(grad), L._ptr(buf), L._struct(args)])
+        [L._ptr(param), L._ptr(grad), L._ptr(buf), L._params(), L._struct(args)])
     param._bump_version()
     buf._bump_version()
 
@@ -1358,6 +1360,7 @@ def register():
     register_loop("convolution and pooling", "cuda", conv_kernels)
     register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
     register_loop("adam_step", "cuda", adam_step)
-    register_loop("sgd_step", "cuda", sgd_step)
+    from ptcore.cuda import _optim_fast
+    register_loop("sgd_step", "cuda", _optim_fast.sgd_step)
     register_loop("softmax_backward", "cuda", softmax_backward)
     _registered[0] = True

@@ -8,7 +8,8 @@ import pytest
 
 import ptcore
 import ptcore.optim.sgd as sgd_mod
-from ptcore.cuda import _launch_nn
+from ptcore._dispatch.device import cpu_kernel
+from ptcore.cuda import _launch_nn, _optim_fast
 
 CASES = [
     dict(momentum=0.9),
@@ -47,6 +48,30 @@ def test_fused_kernel_equals_op_chain_and_cpu(dt, kw):
     np.testing.assert_allclose(got_b, cpu_b, rtol=0, atol=tol)
 
 
+def test_c_launcher_is_the_loop_and_equals_the_python_launcher():
+    """The registered loop launches from C (``_optim_fast``); the Python
+    launcher gives the same bits; what C does not take goes there."""
+    assert cpu_kernel("sgd_step", ptcore.device("cuda"), None) is _optim_fast.sgd_step
+    rng = np.random.default_rng(5)
+    for dt in (np.float32, np.float64):
+        p0, g, b0 = (rng.standard_normal(1000).astype(dt) for _ in range(3))
+        outs = []
+        for fn in (_optim_fast.sgd_step, _launch_nn.sgd_step):
+            p = ptcore.from_numpy(p0.copy()).cuda()
+            b = ptcore.from_numpy(b0.copy()).cuda()
+            v = (p._version, b._version)
+            fn(p, ptcore.from_numpy(g).cuda(), b, 0.1, 0.9, 0.2, 0.01, True, True)
+            assert p._version > v[0] and b._version > v[1]
+            outs.append((p.cpu().numpy(), b.cpu().numpy()))
+        assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
+    p = ptcore.randn(6, 4).cuda()
+    with pytest.raises(RuntimeError, match="contiguous"):
+        _optim_fast.sgd_step(p, ptcore.randn(4, 6).cuda().t(), ptcore.randn(6, 4).cuda(), 0.1, 0.9,
+                             0.0, 0.0, False, False)
+    e = ptcore.empty(0).cuda()
+    _optim_fast.sgd_step(e, e.clone(), e.clone(), 0.1, 0.9, 0.0, 0.0, False, False)
+
+
 def test_one_launch_per_parameter(monkeypatch):
     """After the first step (which clones the gradients into the buffers):
     one ``sgd_step`` per parameter, no elementwise op."""
@@ -57,7 +82,7 @@ def test_one_launch_per_parameter(monkeypatch):
     m(x).sum().backward()
     opt.step()
     calls = []
-    real = _launch_nn.sgd_step
+    real = _optim_fast.sgd_step
     monkeypatch.setattr(sgd_mod, "_loop", lambda op, dev, fn: (
         lambda *a: calls.append(op) or real(*a)))
     m(x).sum().backward()
