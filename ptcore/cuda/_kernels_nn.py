@@ -46,7 +46,7 @@ Families
   ``ptc_nnnorm_smbwd_<tag>(M, L, T* gx, const T* g, const T* y, long long log)``: the
   softmax (``y`` its output) or log_softmax gradient of rows of ``L``.
 * **nnoptim** ``ptc_nnoptim_adam_<tag>(n, T* p, const T* g, T* m, T* v, T* vmax,
-  ptc_adamargs a)``: one Adam/AdamW step in place (the CPU kernel's formula);
+  ptc_params, ptc_adamargs a)``: one Adam/AdamW step in place (the CPU kernel's formula);
   ``ptc_nnoptim_sgd_<tag>(n, T* p, const T* g, T* b, ptc_params, ptc_sgdargs a)``: one SGD
   step with momentum, the operations of the unfused chain (``mul_``,
   ``add_(alpha=)``) in their order and rounding.
@@ -475,7 +475,7 @@ def _adam(dt):
     T = _S(dt)
     return name, (
         f'extern "C" __global__ void {name}(long long n, {T}* p, const {T}* g, {T}* m, {T}* v, '
-        f"{T}* vmax, ptc_adamargs a) {{\n"
+        f"{T}* vmax, ptc_params, ptc_adamargs a) {{\n"
         f"    typedef {T} T;\n"
         f"    const T w1 = (T)a.one_m_beta1, b2 = (T)a.beta2, w2 = (T)a.one_m_beta2, wd = (T)a.wd;\n"
         f"    const T decay = (T)a.decay, bc2s = (T)a.bc2s, eps = (T)a.eps, neg_step = (T)a.neg_step;\n"

@@ -1205,7 +1205,9 @@ def layer_norm_kernels():
 def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps,
               weight_decay, bias_correction1, bias_correction2, maximize, decoupled):
     """One Adam/AdamW update of ``param`` in place (``ptcore._ops._optim.adam_step``'s
-    contract and formula)."""
+    contract and formula).  The registered loop is
+    :func:`ptcore.cuda._optim_fast.adam_step` (the same launch from C), which
+    comes here for anything it does not take (and the errors)."""
     tag = _float_tag(param.dtype, "adam_step")
     for t, what in ((grad, "grad"), (exp_avg, "exp_avg"), (exp_avg_sq, "exp_avg_sq"),
                     (max_exp_avg_sq, "max_exp_avg_sq")):
@@ -1221,7 +1223,8 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
                        int(weight_decay != 0 and not decoupled), int(weight_decay != 0 and decoupled))
     _go(param.device, f"ptc_nnoptim_adam_{tag}", param.numel(),
         [L._ptr(param), L._ptr(grad), L._ptr(exp_avg), L._ptr(exp_avg_sq),
-         L._ptr(max_exp_avg_sq) if max_exp_avg_sq is not None else _null(), L._struct(args)])
+         L._ptr(max_exp_avg_sq) if max_exp_avg_sq is not None else _null(), L._params(),
+         L._struct(args)])
     for t in (param, exp_avg, exp_avg_sq, max_exp_avg_sq):
         if t is not None:
             t._bump_version()
@@ -1359,8 +1362,8 @@ def register():
             register_kernel(name, "cuda", d.raw, namespaces=("ptcore",))
     register_loop("convolution and pooling", "cuda", conv_kernels)
     register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
-    register_loop("adam_step", "cuda", adam_step)
     from ptcore.cuda import _optim_fast
+    register_loop("adam_step", "cuda", _optim_fast.adam_step)
     register_loop("sgd_step", "cuda", _optim_fast.sgd_step)
     register_loop("softmax_backward", "cuda", softmax_backward)
     _registered[0] = True

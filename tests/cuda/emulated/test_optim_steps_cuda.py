@@ -2,7 +2,9 @@
 registered as the ``sgd_step`` loop): the same bits as the chain of CUDA ops
 it replaces (``mul_``, ``add_(alpha=)``, Nesterov's and weight decay's
 ``add``) on the device that runs them, the CPU's values to rounding, one
-launch per parameter instead of three, and clear errors on bad operands."""
+launch per parameter instead of three, and clear errors on bad operands.
+The SGD and Adam loops launch from C (``ptcore.cuda._optim_fast``) with the
+Python launchers' kernels and arguments: the same bits."""
 import numpy as np
 import pytest
 
@@ -101,3 +103,24 @@ def test_bad_operands_raise():
     with pytest.raises(NotImplementedError, match="sgd_step"):
         h = ptcore.randn(10).half().cuda()
         _launch_nn.sgd_step(h, h.clone(), h.clone(), 0.1, 0.9, 0.0, 0.0, False, False)
+
+
+@pytest.mark.parametrize("amsgrad,decoupled,wd,maximize",
+                         [(False, False, 0.0, False), (True, False, 0.1, False),
+                          (False, True, 0.05, True), (True, True, 0.0, False)])
+def test_adam_c_launcher_equals_the_python_launcher(amsgrad, decoupled, wd, maximize):
+    assert cpu_kernel("adam_step", ptcore.device("cuda"), None) is _optim_fast.adam_step
+    rng = np.random.default_rng(7)
+    for dt in (np.float32, np.float64):
+        arrs = [rng.standard_normal(777).astype(dt) for _ in range(5)]
+        arrs[3] = np.abs(arrs[3])
+        arrs[4] = np.abs(arrs[4])
+        outs = []
+        for fn in (_optim_fast.adam_step, _launch_nn.adam_step):
+            p, g, m, v, vmax = (ptcore.from_numpy(a.copy()).cuda() for a in arrs)
+            vmax = vmax if amsgrad else None
+            fn(p, g, m, v, vmax, 1e-2, 0.9, 0.999, 1e-8, wd, 1 - 0.9 ** 3, 1 - 0.999 ** 3,
+               maximize, decoupled)
+            outs.append([t.cpu().numpy() for t in (p, m, v) + ((vmax,) if amsgrad else ())])
+        for a, b in zip(*outs):
+            assert np.array_equal(a, b)
