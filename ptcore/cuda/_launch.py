@@ -87,15 +87,14 @@ def _store_functions(drv, idx, handles):
             _functions.setdefault((drv, idx, n), (drv, f, grid_cap))
 
 
-def _launch(idx, name, n, args, rows=False):
+def _launch(idx, name, n, args, rows=False, block=128):
     drv = _runtime._state["driver"]
     e = _functions.get((drv, idx, name)) if drv is not None else None
     if e is None:
         e = _entry(idx, name)
         drv = e[0]
-    if rows:                    # one block per row, blocks loop over rows
+    if rows:                    # one block (of ``block`` threads) per row, blocks loop over rows
         grid = max(1, min(n, e[2]))
-        block = 128
     else:
         grid = max(1, min((n + _BLOCK - 1) // _BLOCK, e[2]))
         block = _BLOCK

@@ -174,6 +174,12 @@ _SPLIT_MIN = 1 << 16            # rows shorter than this stay in one block
 _SPLIT_MAX_ROWS = 512           # more rows than this already fill the device
 _SPLIT_CHUNKS = 4096            # at most this many pass-1 blocks per row
 _CHUNK_MIN = 4096               # the smallest pass-1 chunk
+# Pass 1's blocks have 256 threads: with the grid capped at 8 blocks per
+# multiprocessor, 128-thread blocks kept 1,024 threads (half the maximum)
+# resident per SM, each with four loads in flight, which covered the H100's
+# bandwidth (sum of 2^28 float32 0.90x torch) but not the H200's (0.82x, run
+# of 2026-11-26).  A different block size sums in another (fixed) order.
+_SPLIT_BLOCK = 256
 
 
 def _chunk(n):
@@ -195,7 +201,7 @@ def _strided_launch(op, src, out, sizes, out_strides, in_strides, length):
     ix = L._struct(K.pack_strided(sizes, [out_strides, in_strides]))
     name = f"ptc_reduce_{op}_{L._tag(src.dtype, op)}_{L._tag(out.dtype, op)}_s"
     L._launch(src.device.index, name, n, [L._ll(n), L._ll(length), L._ptr(out), L._ptr(src), L._params(),
-                                          ix, L._ll(1)], rows=True)
+                                          ix, L._ll(1)], rows=True, block=_SPLIT_BLOCK)
 
 
 def _split_rows(op, rows, res, M, n):

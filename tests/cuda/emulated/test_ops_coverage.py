@@ -514,6 +514,26 @@ def test_two_pass_reductions(dtype, monkeypatch):
     _same(ptcore.sum(two.cuda().t(), 0), ptcore.sum(two.t(), 0), tol)
 
 
+def test_two_pass_first_pass_blocks_of_256(monkeypatch):
+    """The first pass of a long reduction runs 256-thread blocks (loads in
+    flight for the H200's bandwidth), the second the rows' 128."""
+    from ptcore.cuda import _launch as L
+    from ptcore.cuda import _launch_reduce as R
+    seen = []
+    real = L.launch_function
+
+    def spy(drv, fn, grid, block, *rest):
+        seen.append(block)
+        return real(drv, fn, grid, block, *rest)
+
+    monkeypatch.setattr(L, "launch_function", spy)
+    x = _rand(70_001, seed=8)                          # 17 chunks of 4096 and a tail
+    xc = x.cuda()
+    got = ptcore.sum(xc)
+    assert seen == [R._SPLIT_BLOCK, R._SPLIT_BLOCK, 128] and R._SPLIT_BLOCK == 256
+    assert abs(float(got) - float(ptcore.sum(x.double()))) < 1e-3
+
+
 @pytest.mark.parametrize("dtype,n", [
     (ptcore.float32, 1), (ptcore.float32, 37), (ptcore.float32, 4096), (ptcore.float32, 9000),
     (ptcore.float64, 9000), (ptcore.bfloat16, 300), (ptcore.int64, 37), (ptcore.int64, 9000),
