@@ -291,34 +291,71 @@ def load(repo_or_dir, model, *args, source="github", trust_repo="check", force_r
     return _load_local(os.fspath(repo_or_dir), model, *args, **kwargs)
 
 
-def _progress_bar(total, enabled):
-    try:
-        from tqdm import tqdm
-        return tqdm(total=total, disable=not enabled, unit="B", unit_scale=True,
-                    unit_divisor=1024)
-    except ImportError:
-        return _Progress(total, enabled)
+class _Faketqdm:
+    """A minimal stand-in for tqdm when it is not installed (torch.hub's
+    ``_Faketqdm``): percentages or byte counts on stderr; it also iterates
+    over an iterable, as ``tqdm(loader)`` does."""
 
+    def __init__(self, iterable=None, desc=None, total=None, disable=False, unit=None, *args,
+                 **kwargs):
+        self.iterable = iterable
+        if total is None and iterable is not None:
+            try:
+                total = len(iterable)
+            except TypeError:
+                total = None
+        self.total = total
+        self.disable = disable
+        self.n = 0
 
-class _Progress:
-    """A minimal stand-in for tqdm: percentages on stderr."""
+    def __iter__(self):
+        for x in self.iterable:
+            yield x
+            self.update(1)
+        self.close()
 
-    def __init__(self, total, enabled):
-        self.total, self.enabled, self.n = total, enabled, 0
+    def __len__(self):
+        return self.total if self.total is not None else len(self.iterable)
+
+    def update(self, n=1):
+        if self.disable:
+            return
+        self.n += n
+        if self.total is None:
+            sys.stderr.write(f"\r{self.n:.1f} bytes")
+        else:
+            sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%")
+        sys.stderr.flush()
+
+    def set_description(self, *args, **kwargs):
+        pass
+
+    def set_postfix(self, *args, **kwargs):
+        pass
+
+    def write(self, s):
+        sys.stderr.write(f"{s}\n")
+
+    def close(self):
+        if not self.disable:
+            sys.stderr.write("\n")
+        self.disable = True
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        if self.enabled:
-            sys.stderr.write("\n")
-        return False
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.close()
 
-    def update(self, n):
-        self.n += n
-        if self.enabled:
-            done = f"{100 * self.n / self.total:.1f}%" if self.total else f"{self.n} B"
-            sys.stderr.write(f"\r{done}")
+
+try:
+    from tqdm import tqdm
+except ImportError:
+    tqdm = _Faketqdm
+
+
+def _progress_bar(total, enabled):
+    return tqdm(total=total, disable=not enabled, unit="B", unit_scale=True, unit_divisor=1024)
 
 
 def download_url_to_file(url, dst, hash_prefix=None, progress=True):

@@ -186,3 +186,28 @@ def test_download_url_to_file(tmp_path):
 
 def test_hub_dir_default_under_ptcore_home():
     assert ptcore.hub.get_dir().endswith("hub")
+
+
+def test_tqdm_is_exported(capsys):
+    """``from torch.hub import tqdm`` (vision_transformer's example): the
+    real tqdm when it is installed, else a stand-in that counts, iterates and
+    works as a context manager."""
+    from ptcore.hub import _Faketqdm, tqdm
+    try:
+        import tqdm as real
+        assert tqdm is real.tqdm
+    except ImportError:
+        assert tqdm is _Faketqdm
+    assert list(_Faketqdm(range(4), desc="x")) == [0, 1, 2, 3]
+    assert len(_Faketqdm(range(7))) == 7
+    with _Faketqdm(total=8) as bar:
+        bar.update(2)
+        bar.set_description("y")
+        bar.set_postfix(loss=1.0)
+        assert bar.n == 2
+    err = capsys.readouterr().err
+    assert "100.0%" in err and "25.0%" in err
+    quiet = _Faketqdm(total=3, disable=True)
+    quiet.update(3)
+    quiet.close()
+    assert capsys.readouterr().err == ""

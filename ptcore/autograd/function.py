@@ -105,9 +105,13 @@ class BackwardCFunction(Node):
         return out
 
     def _release(self):
-        Node._release(self)
-        if self._ctx is not None:
-            self._ctx._saved = "freed"
+        # torch frees what save_for_backward saved and nothing else: the node
+        # stays callable, and only a later backward that reads
+        # ctx.saved_tensors raises (one that saved nothing, or reads only
+        # ctx attributes, runs again)
+        ctx = self._ctx
+        if ctx is not None and ctx._saved:
+            ctx._saved = "freed"
 
     def __getattr__(self, name):
         # ctx attributes are reachable on grad_fn, as in PyTorch

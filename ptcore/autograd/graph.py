@@ -18,6 +18,7 @@ import heapq
 import itertools
 import sys
 import threading
+import types
 import weakref
 
 from ptcore._tensor import _TensorBase
@@ -1139,33 +1140,54 @@ def _retain_grads(retain, buf, create_graph):
 _PLAIN_SAVED = frozenset({int, float, bool, complex, str, type(None)})
 
 
+def _plain_types():
+    # dtypes, devices, layouts and memory formats: values a formula keeps
+    # for the gradient's allocation (split's, to()'s), never tensor data
+    from ptcore import _tensor as _C
+    return frozenset({_C.dtype, _C.device, _C._Enumish}) | _PLAIN_SAVED
+
+
+_PLAIN = None
+
+
+def _plain(v, depth=0):
+    """``v`` holds no tensor: plain numbers and strings, dtypes, devices,
+    tuples/lists (Sizes) of these, or a function whose closure and defaults
+    are plain (a derivative picked per dtype, say)."""
+    global _PLAIN
+    if _PLAIN is None:
+        _PLAIN = _plain_types()
+    t = type(v)
+    if t in _PLAIN:
+        return True
+    if depth > 4:
+        return False
+    if isinstance(v, (tuple, list)):
+        for e in v:
+            if not _plain(e, depth + 1):
+                return False
+        return True
+    if t is types.FunctionType:
+        if v.__defaults__ is not None and not _plain(v.__defaults__, depth + 1):
+            return False
+        for c in v.__closure__ or ():
+            try:
+                if not _plain(c.cell_contents, depth + 1):
+                    return False
+            except ValueError:
+                return False
+        return True
+    return False
+
+
 def _saves_nothing(fn, sv):
     """Whether a formula node's backward closure (and saved values) hold
-    only plain values (sizes, dims, numbers): torch frees only saved
-    tensors, so such a node stays callable after a backward without
-    retain_graph."""
+    only plain values (sizes, dims, numbers, dtypes, devices): torch frees
+    only saved tensors, so such a node stays callable after a backward
+    without retain_graph (split, cat, neg, to ...)."""
     if sv is not None:
         return False
-    if fn.__defaults__ is not None:
-        return False
-    cells = fn.__closure__
-    if cells is None:
-        return True
-    for c in cells:
-        try:
-            v = c.cell_contents
-        except ValueError:
-            return False
-        t = type(v)
-        if t in _PLAIN_SAVED:
-            continue
-        if t is tuple or t is list:
-            for e in v:
-                if type(e) not in _PLAIN_SAVED:
-                    return False
-            continue
-        return False
-    return True
+    return _plain(fn, -1)
 
 
 def _release_children(node, deps, heap):
