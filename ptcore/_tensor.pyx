@@ -2251,8 +2251,10 @@ cdef class _TensorBase:
 
     @property
     def T(self):
-        if self._ndim == 2:           # the common case without building a dims list
-            return self._transpose(0, 1, VK_PERMUTE)
+        if self._ndim == 2:
+            # permute (not the C transpose): while a dispatch layer is on it
+            # is an entry, so forward AD, vmap and the tracer see the view
+            return self.permute(1, 0)
         if self._ndim == 0:           # torch 2.13 warns on 0-D and 1-D tensors, too
             _warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity "
                            "in these cases.", UserWarning, stacklevel=1)
@@ -2993,8 +2995,12 @@ cdef class _TensorBase:
                 raise TypeError(f"Got unsupported ScalarType BFloat16")
             return (<_TensorBase>t)._as_numpy()
         if self._requires_grad:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+            # torch refuses only while grad mode is on (a custom Function's
+            # forward, or a no_grad block, may hand the data to NumPy)
+            from ptcore.autograd.grad_mode import is_grad_enabled
+            if is_grad_enabled():
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                                   "tensor.detach().numpy() instead.")
         if self._storage.device._type_code != 0:
             raise TypeError(
                 f"can't convert {self._storage.device} device type tensor to numpy. Use Tensor.cpu() "
@@ -3223,17 +3229,32 @@ cdef tuple _memory_format_perm(_TensorBase t, object fmt):
 
 
 cdef bint _is_contig_format(_TensorBase t, object fmt) except -1:
+    """``_is_contig`` of the dims taken in the format's order (read off the
+    strides: no view, and no call of a Tensor.permute a user may have
+    wrapped -- the memory-format tutorial's checker calls is_contiguous
+    from inside such a wrapper)."""
     perm = _memory_format_perm(t, fmt)
-    return (<_TensorBase>t.permute(perm))._is_contig()
+    cdef Py_ssize_t z = 1
+    cdef int i, d
+    if t._numel == 0:
+        return True
+    for i in range(len(perm) - 1, -1, -1):
+        d = perm[i]
+        if t._shape[d] != 1:
+            if t._strides[d] != z:
+                return False
+            z *= t._shape[d]
+    return True
 
 
 cdef object _to_memory_format(_TensorBase t, object fmt):
+    # (the base class's permute: not a user's wrapper of Tensor.permute)
     perm = _memory_format_perm(t, fmt)
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
-    p = t.permute(perm)
-    return _clone_contig(<_TensorBase>p).permute(inv)
+    p = _TensorBase.permute(t, perm)
+    return _TensorBase.permute(_clone_contig(<_TensorBase>p), inv)
 
 
 cdef int _check_in_bounds(Storage st, dtype dt, list sh, list strides, Py_ssize_t off) except -1:

@@ -712,3 +712,35 @@ def test_ufunc_result_tensor_shares_the_result_memory():
     with pytest.raises(RuntimeError):
         # as torch: NumPy converts with __array__, refused for a grad tensor
         ptcore.ones(2, requires_grad=True) + np.ones(2)
+
+
+def test_numpy_of_a_tensor_that_requires_grad_follows_grad_mode():
+    """torch refuses only while grad mode is on: under no_grad (or in a
+    custom Function's forward, which runs without it) the data goes to
+    NumPy, as the extending-autograd docs' NumpySort does."""
+    x = ptcore.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        x.numpy()
+    with ptcore.no_grad():
+        assert x.numpy().tolist() == [1.0, 1.0, 1.0]
+        assert np.asarray(x).tolist() == [1.0, 1.0, 1.0]
+
+    class NumpySort(ptcore.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = np.argsort(x.numpy())
+            ctx.save_for_backward(ptcore.from_numpy(idx))
+            return ptcore.from_numpy(x.numpy()[idx])
+
+        @staticmethod
+        def backward(ctx, g):
+            (idx,) = ctx.saved_tensors
+            out = ptcore.zeros_like(g)
+            out[idx] = g
+            return out
+
+    x = ptcore.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    y = NumpySort.apply(x)
+    assert y.tolist() == [1.0, 2.0, 3.0]
+    (y * ptcore.tensor([1.0, 10.0, 100.0])).sum().backward()
+    assert x.grad.tolist() == [100.0, 1.0, 10.0]

@@ -93,7 +93,8 @@ _VIEWS = ("view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "
           "permute", "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze",
           "flatten", "unflatten", "narrow", "select", "split", "split_with_sizes",
           "tensor_split", "chunk", "unbind", "__getitem__", "diagonal", "movedim", "moveaxis",
-          "unfold", "contiguous", "clone", "adjoint", "mT", "mH", "hsplit", "vsplit", "dsplit",
+          "unfold", "contiguous", "clone", "adjoint", "mT", "mH", "T", "H", "hsplit", "vsplit",
+          "dsplit",
           "view_as_real", "view_as_complex", "real", "imag", "conj", "resolve_conj",
           "resolve_neg", "conj_physical", "alias", "squeeze_copy", "unsqueeze_copy",
           "ravel", "narrow_copy", "positive")

@@ -394,3 +394,18 @@ def test_unbatched_conv_bias_tangent():
     f = lambda m, x, w, b: _f(m).conv1d(x, w, b)  # noqa: E731
     np.testing.assert_allclose(_pt_jvp(f, [x, w, b], ts)[1], _torch_jvp(f, [x, w, b], ts)[1],
                                rtol=1e-10)
+
+
+def test_T_property_carries_the_tangent():
+    """``x.T`` of a 2-D dual tensor (the property, not ``.t()``): a view of
+    the tangent, so jvp/jacfwd through it are right."""
+    fw = ptcore.autograd.forward_ad
+    with fw.dual_level():
+        d = fw.make_dual(ptcore.ones(3, 2), ptcore.arange(6.0).reshape(3, 2))
+        t = fw.unpack_dual(d.T).tangent
+        assert t is not None and t.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    _, jv = ptcore.func.jvp(lambda a: (a.T @ a).sum(), (ptcore.ones(2, 3),), (ptcore.ones(2, 3),))
+    assert float(jv) == 36.0
+    assert float(ptcore.func.jacfwd(lambda a: a.T.sum(0))(ptcore.ones(2, 3)).sum()) == 6.0
+    x = ptcore.ones(2, 3, requires_grad=True)
+    assert x.T.grad_fn.name() == "PermuteBackward0"

@@ -345,3 +345,54 @@ def test_sdpa_grads_of_head_views(causal, layout):
             assert all(t.grad.transpose(1, 2).is_contiguous() for t in (q, k, v))
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# the output's layout: PyTorch's CPU flash kernel gives the query's
+
+def _sdpa_layouts(t, kind):
+    rng = np.random.default_rng(0)
+    B, H, L, E = 2, 4, 5, 8
+    if kind == "contiguous":
+        return t.from_numpy(rng.standard_normal((B, H, L, E)).astype(np.float32))
+    if kind == "heads_view":          # x.view(B, T, H, d).transpose(1, 2)
+        return t.from_numpy(rng.standard_normal((B, L, H, E)).astype(np.float32)).transpose(1, 2)
+    if kind == "heads_first":
+        return t.from_numpy(rng.standard_normal((H, B, L, E)).astype(np.float32)).transpose(0, 1)
+    if kind == "embedding_strided":   # the math path: a contiguous output
+        return t.from_numpy(rng.standard_normal((B, H, E, L)).astype(np.float32)).transpose(2, 3)
+    return t.from_numpy(rng.standard_normal((B * H, L, E)).astype(np.float32))
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "heads_view", "heads_first",
+                                  "embedding_strided", "three_d"])
+@pytest.mark.parametrize("extra", ["none", "causal", "bool_mask", "float_mask", "dropout"])
+def test_sdpa_output_layout_as_torch(kind, extra):
+    torch = pytest.importorskip("torch")
+    got = []
+    for t in (torch, ptcore):
+        q = _sdpa_layouts(t, kind).requires_grad_()
+        L = q.shape[-2]
+        kw = {"causal": {"is_causal": True},
+              "bool_mask": {"attn_mask": t.ones(L, L, dtype=t.bool).tril()},
+              "float_mask": {"attn_mask": t.zeros(L, L)},
+              "dropout": {"dropout_p": 0.5}}.get(extra, {})
+        o = t.nn.functional.scaled_dot_product_attention(q, q, q, **kw)
+        if extra != "dropout":
+            o.sum().backward()
+            got.append((tuple(o.stride()), o.detach().numpy().copy(), q.grad.numpy().copy()))
+        else:
+            got.append((tuple(o.stride()),))
+    assert got[0][0] == got[1][0]
+    if extra != "dropout":
+        np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-4, atol=1e-5)
+
+
+def test_sdpa_heads_view_output_views_back():
+    """nanoGPT's CausalSelfAttention: ``y.transpose(1, 2).view(B, T, C)``."""
+    B, T, H, d = 2, 6, 3, 4
+    x = ptcore.randn(B, T, 3 * H * d)
+    q, k, v = (z.view(B, T, H, d).transpose(1, 2) for z in x.split(H * d, dim=2))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert y.transpose(1, 2).view(B, T, H * d).shape == (B, T, H * d)

@@ -148,3 +148,42 @@ def test_leaf_grads_of_one_gradient_do_not_share_memory():
     assert a.grad.stride() == b.grad.stride() == (60, 1, 15, 3)
     a.grad.add_(1)
     np.testing.assert_array_equal(b.grad.numpy(), np.ones((2, 3, 4, 5), np.float32))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,fmt", [((2, 3, 4, 5), "channels_last"),
+                                       ((2, 3, 4, 5, 6), "channels_last_3d"),
+                                       ((2, 3, 4, 5), "contiguous_format")])
+def test_pad_keeps_the_input_layout_as_torch(mode, shape, fmt):
+    """F.pad of a channels_last(_3d) input: torch's constant, reflection and
+    replication pads keep the layout, circular's cat does not; values and
+    the gradient's layout too."""
+    torch = pytest.importorskip("torch")
+    got = []
+    for t in (torch, ptcore):
+        a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        x = t.from_numpy(a).to(memory_format=getattr(t, fmt)).requires_grad_()
+        o = t.nn.functional.pad(x, (1, 1, 2, 0) if len(shape) == 4 else (1, 1, 2, 0, 0, 1),
+                                mode=mode)
+        o.sum().backward()
+        got.append((tuple(o.stride()), o.detach().numpy().tolist(), tuple(x.grad.stride()),
+                    x.grad.numpy().tolist()))
+    assert got[0] == got[1]
+
+
+def test_is_contiguous_memory_format_does_not_call_tensor_permute(monkeypatch):
+    """The memory-format tutorial's checker wraps Tensor methods and calls
+    is_contiguous(memory_format=...) from inside: no recursion."""
+    orig = ptcore.Tensor.permute
+    calls = []
+
+    def permute(self, *a, **k):
+        calls.append(self.is_contiguous(memory_format=ptcore.channels_last))
+        return orig(self, *a, **k)
+
+    monkeypatch.setattr(ptcore.Tensor, "permute", permute)
+    x = ptcore.ones(1, 2, 3, 4)
+    assert not x.is_contiguous(memory_format=ptcore.channels_last)
+    y = x.contiguous(memory_format=ptcore.channels_last)
+    assert y.is_contiguous(memory_format=ptcore.channels_last) and y.stride() == (24, 1, 8, 2)
+    assert x.permute(0, 2, 3, 1).shape == (1, 3, 4, 2) and calls == [False]

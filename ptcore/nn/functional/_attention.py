@@ -71,6 +71,20 @@ def _laid_out_as(t):
     return out.permute(inv)
 
 
+def _flash_out(q, v, dropout_p):
+    """Where PyTorch's CPU flash-attention kernel would run (4-D operands, no
+    dropout, value's embedding size equal to the query's, a query whose
+    embedding dim is contiguous), its output has the query's layout: a
+    query ``x.view(B, T, H, d).transpose(1, 2)`` gives an output that
+    ``.transpose(1, 2).view(B, T, H * d)`` reads without a copy (a tutorial's
+    CausalSelfAttention does that).  The tensor to write it into, laid out
+    as ``q``; None where the output is contiguous."""
+    if (q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0 or q.size(-1) != v.size(-1)
+            or q.stride(-1) != 1 or q.is_contiguous()):
+        return None
+    return _laid_out_as(q)
+
+
 def _fast_ok(q, k, v):
     """The fused path applies: float32/float64, equal batch dims, CPU."""
     return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
@@ -99,7 +113,8 @@ class _Attention(Function):
         ctx.save_for_backward(q, k, v, p)
         ctx.scale = scale
         ctx.causal = causal
-        return _product(p, v)
+        out = _flash_out(q, v, 0.0)
+        return _product(p, v) if out is None else _product(p, v, out)
 
     @staticmethod
     def backward(ctx, g):
@@ -217,7 +232,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             attn = ptcore.softmax(scores, -1)
             if dropout_p > 0.0:
                 attn = _dropout(attn, dropout_p, True)
-            return ptcore.matmul(attn, value)
+            return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
         masked = True
     if attn_mask is not None:
         if not isinstance(attn_mask, ptcore.Tensor):
@@ -234,7 +249,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     attn = _safe_softmax(scores, -1) if masked else ptcore.softmax(scores, -1)
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
-    return ptcore.matmul(attn, value)
+    return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
+
+
+def _laid_out(res, q, v, dropout_p):
+    """``res`` in the layout PyTorch's CPU kernel gives (see _flash_out)."""
+    out = _flash_out(q, v, dropout_p)
+    if out is None or out.device.type != "cpu":
+        return res
+    return out.copy_(res)
 
 
 # ---------------------------------------------------------------------------

@@ -53,6 +53,10 @@ class _PadFn(_Function):
     def forward(ctx, x, pad, mode, value):
         out = _shape_ops.pad(x, pad, mode, value)
         ctx.meta = (tuple(x.shape), tuple(pad), mode)
+        if mode != "circular":
+            # torch's constant/reflection/replication pads keep a
+            # channels_last(_3d) input's layout (circular is a cat: contiguous)
+            out = _in_memory_format(out, _output_memory_format(x))
         return out
 
     @staticmethod
