@@ -396,3 +396,35 @@ def test_sdpa_heads_view_output_views_back():
     q, k, v = (z.view(B, T, H, d).transpose(1, 2) for z in x.split(H * d, dim=2))
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert y.transpose(1, 2).view(B, T, H * d).shape == (B, T, H * d)
+
+
+@pytest.mark.parametrize("L,S", [(4, 4), (3, 6), (6, 3)])
+@pytest.mark.parametrize("variant", ["causal_upper_left", "causal_lower_right"])
+def test_causal_bias_as_torch(L, S, variant):
+    """torch.nn.attention.bias: the masks, and attention with them as
+    attn_mask (the fully masked rows of lower-right with L > S are zeros)."""
+    torch = pytest.importorskip("torch")
+    import importlib
+    import warnings
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((2, 2, L, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 2, S, 8)).astype(np.float32)
+    got = []
+    for t in (torch, ptcore):
+        bias = importlib.import_module(t.__name__ + ".nn.attention.bias")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = getattr(bias, variant)(L, S)
+        o = t.nn.functional.scaled_dot_product_attention(t.from_numpy(q), t.from_numpy(k),
+                                                         t.from_numpy(k), attn_mask=m)
+        got.append((m._materialize().numpy(), o.numpy(), m.variant.value, m.seq_len_q,
+                    m.seq_len_kv))
+    assert np.array_equal(got[0][0], got[1][0]) and got[0][2:] == got[1][2:]
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-5, atol=1e-6)
+
+
+def test_causal_bias_with_is_causal_raises():
+    from ptcore.nn.attention.bias import causal_upper_left
+    q = ptcore.randn(1, 1, 3, 4)
+    with pytest.raises(ValueError, match="causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=causal_upper_left(3, 3), is_causal=True)

@@ -204,6 +204,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
+    if attn_mask is not None and type(attn_mask).__name__ == "CausalBias":
+        from ptcore.nn.attention.bias import CausalBias
+        if isinstance(attn_mask, CausalBias):
+            attn_mask, is_causal = attn_mask._sdpa_args(query.device, is_causal)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
