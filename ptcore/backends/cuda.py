@@ -63,6 +63,11 @@ class SDPBackend(enum.IntEnum):
     CUDNN_ATTENTION = 3
     OVERRIDEABLE = 4
 
+    def __str__(self):            # torch's enum prints its name (IntEnum: the number)
+        return f"SDPBackend.{self.name}"
+
+    __format__ = object.__format__
+
 
 _SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True,
         "fp16_bf16_reduction_math": False}

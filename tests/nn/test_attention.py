@@ -428,3 +428,21 @@ def test_causal_bias_with_is_causal_raises():
     q = ptcore.randn(1, 1, 3, 4)
     with pytest.raises(ValueError, match="causal=True"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=causal_upper_left(3, 3), is_causal=True)
+
+
+def test_sdpa_kernel_choice_on_cpu_as_torch():
+    """sdpa_kernel on the CPU: efficient/cuDNN only -> torch's "No viable
+    backend"; flash only -> fine without dropout, "No available kernel"
+    with it; the enum prints its name."""
+    from ptcore.nn.attention import SDPBackend, sdpa_kernel
+    q = ptcore.randn(1, 1, 3, 4)
+    for b in (SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel(b), pytest.raises(RuntimeError, match="No viable backend"):
+            F.scaled_dot_product_attention(q, q, q)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        F.scaled_dot_product_attention(q, q, q)
+        with pytest.raises(RuntimeError, match="No available kernel"):
+            F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        F.scaled_dot_product_attention(q, q, q)
+    assert str(SDPBackend.MATH) == f"{SDPBackend.MATH}" == "SDPBackend.MATH"

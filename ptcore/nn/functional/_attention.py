@@ -11,6 +11,7 @@ import ptcore
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _product
+from ptcore.backends import cuda as _cuda_backend
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
 
@@ -69,6 +70,21 @@ def _laid_out_as(t):
     for i, d in enumerate(order):
         inv[d] = i
     return out.permute(inv)
+
+
+def _check_backends(q, dropout_p):
+    """torch's backend choice on the CPU (``sdpa_kernel``): the math kernel,
+    or the flash kernel without dropout; the efficient and cuDNN kernels are
+    CUDA's.  A tutorial prints "not supported" on the error this raises."""
+    sdp = _cuda_backend._SDP
+    if q.device.type != "cpu" or sdp["math"]:
+        return
+    if not sdp["flash"]:
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
+    if dropout_p > 0.0:
+        raise RuntimeError("No available kernel.  Aborting execution.")
 
 
 def _flash_out(q, v, dropout_p):
@@ -211,6 +227,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
+    _check_backends(query, dropout_p)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
 
