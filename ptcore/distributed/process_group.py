@@ -37,6 +37,7 @@ class ProcessGroup:
 
     def __init__(self, comm, ranks, timeout_s, global_rank, node_peers=None):
         self._comm = comm                  # None on ranks outside the group
+        self._backend_name = None          # the name it was created with (get_backend)
         self._meta = comm.Dup() if comm is not None else None
         self._ranks = list(ranks)          # global ranks, in group-rank order
         self._timeout_s = timeout_s
@@ -202,6 +203,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     comm = world.Split(0, key)
     _state["world"] = ProcessGroup(comm, range(n), timeout_s, comm.Get_rank(),
                                    _state["node_peers"])
+    # the name the script gave (served by MPI whatever it is): scripts branch on
+    # get_backend() == "nccl"/"gloo" as under torch
+    _state["world"]._backend_name = Backend(str(backend)) if backend is not None else Backend.MPI
     _state["groups"] = [_state["world"]]
     _state["broken"] = False
     if not _state["atexit"]:
@@ -269,8 +273,12 @@ def get_world_size(group=None):
 
 
 def get_backend(group=None):
-    _resolve(group, "get_backend")
-    return Backend.MPI
+    """The backend name the group was created with (``init_process_group``'s
+    or ``new_group``'s ``backend``; "mpi" when none was given): ptcore serves
+    every name by MPI."""
+    pg = _resolve(group, "get_backend")
+    return getattr(pg, "_backend_name", None) or getattr(_state["world"], "_backend_name",
+                                                          Backend.MPI)
 
 
 def get_global_rank(group, group_rank):
@@ -313,6 +321,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     comm = world._comm.Split(color, ranks.index(me) if me in ranks else 0)
     pg = ProcessGroup(comm if comm != MPI.COMM_NULL else None, ranks, timeout_s, me,
                       _state.get("node_peers"))
+    if backend is not None:
+        pg._backend_name = Backend(str(backend))
     _state["groups"].append(pg)
     return pg
 
