@@ -147,7 +147,8 @@ cdef int _check(_TensorBase t, _TensorBase p, str what, str op="adam_step") exce
     return 0
 
 
-def adam_step(_TensorBase param, _TensorBase grad, _TensorBase exp_avg, _TensorBase exp_avg_sq,
+def adam_step(_TensorBase param not None, _TensorBase grad not None,
+              _TensorBase exp_avg not None, _TensorBase exp_avg_sq not None,
               _TensorBase max_exp_avg_sq, double lr, double beta1, double beta2, double eps,
               double weight_decay, double bias_correction1, double bias_correction2,
               bint maximize, bint decoupled):
@@ -192,7 +193,8 @@ def adam_step(_TensorBase param, _TensorBase grad, _TensorBase exp_avg, _TensorB
         ptc_bump_version(max_exp_avg_sq)
 
 
-def sgd_step(_TensorBase param, _TensorBase grad, _TensorBase buf, double lr, double momentum,
+def sgd_step(_TensorBase param not None, _TensorBase grad not None, _TensorBase buf not None,
+             double lr, double momentum,
              double dampening, double weight_decay, bint nesterov, bint maximize):
     """One SGD-with-momentum update of ``param`` and its momentum buffer
     ``buf`` in place (ptc_sgd.h; a buffer that exists already: the first step

@@ -1211,8 +1211,10 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
     tag = _float_tag(param.dtype, "adam_step")
     for t, what in ((grad, "grad"), (exp_avg, "exp_avg"), (exp_avg_sq, "exp_avg_sq"),
                     (max_exp_avg_sq, "max_exp_avg_sq")):
-        if t is None:
+        if t is None and what == "max_exp_avg_sq":
             continue
+        if not isinstance(t, _C._TensorBase):
+            raise TypeError(f"adam_step: {what} must be a tensor, got {type(t).__name__}")
         if t.dtype is not param.dtype or t.numel() != param.numel() or not t.is_contiguous() \
                 or t.device != param.device:
             raise RuntimeError(f"adam_step: {what} must be a contiguous {param.dtype} tensor of "
@@ -1238,6 +1240,8 @@ def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, 
     from C and comes here for anything it does not take (and the errors)."""
     tag = _float_tag(param.dtype, "sgd_step")
     for t, what in ((grad, "grad"), (buf, "momentum_buffer")):
+        if not isinstance(t, _C._TensorBase):
+            raise TypeError(f"sgd_step: {what} must be a tensor, got {type(t).__name__}")
         if t.dtype is not param.dtype or t.numel() != param.numel() or not t.is_contiguous() \
                 or t.device != param.device:
             raise RuntimeError(f"sgd_step: {what} must be a contiguous {param.dtype} tensor of "

@@ -59,11 +59,12 @@ cdef bint _like(object t, _TensorBase p):
             and x._storage.device._idx == p._storage.device._idx)
 
 
-cdef tuple _handle(object param, str name, tuple others):
-    """The kernel ``name``_<f32|f64> for ``param`` when it and every tensor of
-    ``others`` (None entries skipped) are dense contiguous float32/float64 of
-    one dtype, element count and CUDA device, and the driver launches from
-    C; else None."""
+cdef tuple _handle(object param, str name, tuple others, object optional=None):
+    """The kernel ``name``_<f32|f64> for ``param`` when it, every tensor of
+    ``others`` and ``optional`` (unless None: amsgrad's buffer) are dense
+    contiguous float32/float64 of one dtype, element count and CUDA device,
+    and the driver launches from C; else None (a None among ``others`` too:
+    the Python launcher raises)."""
     if not isinstance(param, _TensorBase):
         return None
     cdef _TensorBase p = <_TensorBase>param
@@ -72,8 +73,10 @@ cdef tuple _handle(object param, str name, tuple others):
             or not p._is_contig()):
         return None
     for t in others:
-        if t is not None and not _like(t, p):
+        if not _like(t, p):
             return None
+    if optional is not None and not _like(optional, p):
+        return None
     return _kernel(_FAM_NAMED, name + ("_f32" if num == PT_FLOAT32 else "_f64"), p)
 
 
@@ -86,7 +89,7 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, double lr, doubl
               double bias_correction2, bint maximize, bint decoupled):
     """One Adam/AdamW update of ``param`` in place (see the module docstring
     and :func:`ptcore.cuda._launch_nn.adam_step`)."""
-    cdef tuple e = _handle(param, "ptc_nnoptim_adam", (grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    cdef tuple e = _handle(param, "ptc_nnoptim_adam", (grad, exp_avg, exp_avg_sq), max_exp_avg_sq)
     if e is None:
         return _launch_nn.adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1,
                                     beta2, eps, weight_decay, bias_correction1,

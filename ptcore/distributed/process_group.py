@@ -277,8 +277,7 @@ def get_backend(group=None):
     or ``new_group``'s ``backend``; "mpi" when none was given): ptcore serves
     every name by MPI."""
     pg = _resolve(group, "get_backend")
-    return getattr(pg, "_backend_name", None) or getattr(_state["world"], "_backend_name",
-                                                          Backend.MPI)
+    return pg._backend_name or _state["world"]._backend_name
 
 
 def get_global_rank(group, group_rank):

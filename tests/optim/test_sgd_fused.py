@@ -87,6 +87,12 @@ def test_kernel_rejects_bad_operands():
     with pytest.raises(RuntimeError, match="grad"):
         _optim.sgd_step(p, ptcore.randn(10, dtype=ptcore.float64), ptcore.randn(10), 0.1, 0.9,
                         0.0, 0.0, False, False)
+    for args in ((p, None, ptcore.randn(10)), (p, ptcore.randn(10), None)):
+        with pytest.raises(TypeError, match="NoneType"):
+            _optim.sgd_step(*args, 0.1, 0.9, 0.0, 0.0, False, False)
+    with pytest.raises(TypeError, match="NoneType"):
+        _optim.adam_step(p, None, p.clone(), p.clone(), None, 0.1, 0.9, 0.99, 1e-8, 0.0, 0.1,
+                         0.01, False, False)
     with pytest.raises(RuntimeError, match="float32 or float64"):
         _optim.sgd_step(ptcore.zeros(10, dtype=ptcore.int64), ptcore.zeros(10, dtype=ptcore.int64),
                         ptcore.zeros(10, dtype=ptcore.int64), 0.1, 0.9, 0.0, 0.0, False, False)

@@ -76,10 +76,9 @@ def _check_backends(q, dropout_p):
     """torch's backend choice on the CPU (``sdpa_kernel``): the math kernel,
     or the flash kernel without dropout; the efficient and cuDNN kernels are
     CUDA's.  A tutorial prints "not supported" on the error this raises."""
-    sdp = _cuda_backend._SDP
-    if q.device.type != "cpu" or sdp["math"]:
+    if q.device.type != "cpu" or _cuda_backend.math_sdp_enabled():
         return
-    if not sdp["flash"]:
+    if not _cuda_backend.flash_sdp_enabled():
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
                            "is likely due to turning off both the math kernel and the fused "
                            "kernels.")
@@ -95,8 +94,8 @@ def _flash_out(q, v, dropout_p):
     ``.transpose(1, 2).view(B, T, H * d)`` reads without a copy (a tutorial's
     CausalSelfAttention does that).  The tensor to write it into, laid out
     as ``q``; None where the output is contiguous."""
-    if (q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0 or q.size(-1) != v.size(-1)
-            or q.stride(-1) != 1 or q.is_contiguous()):
+    if (q.device.type != "cpu" or q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0
+            or q.size(-1) != v.size(-1) or q.stride(-1) != 1 or q.is_contiguous()):
         return None
     return _laid_out_as(q)
 
@@ -220,8 +219,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
-    if attn_mask is not None and type(attn_mask).__name__ == "CausalBias":
-        from ptcore.nn.attention.bias import CausalBias
+    if attn_mask is not None and not isinstance(attn_mask, ptcore.Tensor):
+        from ptcore.nn.attention.bias import CausalBias    # (on use: not a tensor mask)
         if isinstance(attn_mask, CausalBias):
             attn_mask, is_causal = attn_mask._sdpa_args(query.device, is_causal)
     if is_causal and attn_mask is not None:
@@ -276,9 +275,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _laid_out(res, q, v, dropout_p):
     """``res`` in the layout PyTorch's CPU kernel gives (see _flash_out)."""
     out = _flash_out(q, v, dropout_p)
-    if out is None or out.device.type != "cpu":
-        return res
-    return out.copy_(res)
+    return res if out is None else out.copy_(res)
 
 
 # ---------------------------------------------------------------------------

@@ -124,3 +124,24 @@ def test_adam_c_launcher_equals_the_python_launcher(amsgrad, decoupled, wd, maxi
             outs.append([t.cpu().numpy() for t in (p, m, v) + ((vmax,) if amsgrad else ())])
         for a, b in zip(*outs):
             assert np.array_equal(a, b)
+
+
+def test_missing_operands_raise_before_any_launch():
+    """A None gradient or buffer never reaches a kernel as a null pointer:
+    the C launcher hands it to the Python one, which raises TypeError."""
+    p = ptcore.randn(10).cuda()
+    z = ptcore.zeros(10).cuda()
+    with pytest.raises(TypeError, match="grad"):
+        _optim_fast.sgd_step(p, None, z.clone(), 0.1, 0.9, 0.0, 0.0, False, False)
+    with pytest.raises(TypeError, match="momentum_buffer"):
+        _optim_fast.sgd_step(p, z.clone(), None, 0.1, 0.9, 0.0, 0.0, False, False)
+    for k in range(3):
+        ops = [z.clone(), z.clone(), z.clone()]
+        ops[k] = None
+        with pytest.raises(TypeError, match="must be a tensor"):
+            _optim_fast.adam_step(p, *ops, None, 1e-2, 0.9, 0.999, 1e-8, 0.0, 0.1, 0.001,
+                                  False, False)
+    before = p.cpu().numpy().copy()
+    _optim_fast.adam_step(p, z.clone(), z.clone(), z.clone(), None, 1e-2, 0.9, 0.999, 1e-8, 0.0,
+                          0.1, 0.001, False, False)     # amsgrad's buffer may be None
+    assert np.array_equal(p.cpu().numpy(), before)     # a zero gradient: no step
