@@ -2,24 +2,36 @@
 import enum
 
 
-class ReduceOp(enum.Enum):
+class ReduceOp(enum.IntEnum):
     """Element-wise reduction applied by ``all_reduce``, ``reduce`` and ``reduce_scatter``.
 
     ``AVG`` sums and divides by the group size (floating tensors; integer tensors
-    divide with truncation, as NCCL's average does).
+    divide with truncation, as NCCL's average does). The members, their order and
+    values are torch's (``ReduceOp.RedOpType``), so a value compares equal to the
+    integer torch gives it. ``PREMUL_SUM`` (NCCL only in torch) is listed but no
+    collective accepts it.
     """
 
     SUM = 0
-    PRODUCT = 1
-    MIN = 2
-    MAX = 3
-    BAND = 4
-    BOR = 5
-    BXOR = 6
-    AVG = 7
+    AVG = 1
+    PRODUCT = 2
+    MIN = 3
+    MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+    PREMUL_SUM = 8
 
     def __repr__(self):
         return f"<RedOpType.{self.name}: {self.value}>"
+
+    def __str__(self):
+        return f"RedOpType.{self.name}"
+
+    __format__ = object.__format__
+
+
+ReduceOp.RedOpType = ReduceOp
 
 
 _TABLES = {}
@@ -37,6 +49,9 @@ def _mpi_op(MPI, op, is_bool):
              "MIN": MPI.LAND, "BAND": MPI.LAND, "BXOR": MPI.LXOR})
     if type(op) is not ReduceOp:
         raise TypeError(f"op must be a ptcore.distributed.ReduceOp, got {type(op).__name__}")
+    if op is ReduceOp.PREMUL_SUM:
+        raise ValueError("ReduceOp.PREMUL_SUM is supported only by NCCL in torch; "
+                         "ptcore's MPI collectives do not take it")
     mop = tables[1 if is_bool else 0].get(op._name_)
     if mop is None:
         raise ValueError(f"ReduceOp.{op.name} is not supported for bool tensors")

@@ -172,8 +172,13 @@ def test_calls_before_init_raise():
 
 def test_reduce_op_and_availability():
     import ptcore.distributed as dist
-    assert [op.name for op in dist.ReduceOp] == ["SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR",
-                                                  "BXOR", "AVG"]
+    assert [op.name for op in dist.ReduceOp] == ["SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND",
+                                                  "BOR", "BXOR", "PREMUL_SUM"]
+    # torch's values, comparable with ints, printed as torch prints them
+    assert [int(op) for op in dist.ReduceOp] == list(range(9))
+    assert dist.ReduceOp.AVG == 1 and dist.ReduceOp.RedOpType.MAX is dist.ReduceOp.MAX
+    assert str(dist.ReduceOp.SUM) == "RedOpType.SUM"
+    assert repr(dist.ReduceOp.BXOR) == "<RedOpType.BXOR: 7>"
     try:
         import mpi4py  # noqa: F401
         assert dist.is_available()
