@@ -138,25 +138,22 @@ cdef inline uint64_t _fkey16(uint16_t b, uint16_t inf) noexcept nogil:
 
 
 cdef inline uint64_t _fkey32(uint32_t u) noexcept nogil:
-    cdef uint32_t a = u & 0x7FFFFFFFULL
-    if a > 0x7F800000ULL:
-        return 0xFFFFFFFFULL
-    if a == 0:
-        return 0x80000000ULL
-    if u & 0x80000000ULL:
-        return (~u) & 0xFFFFFFFFULL
-    return u | 0x80000000ULL
+    # without a branch on the sign (random signs mispredict half the time): negative
+    # values flip every bit, others set the sign bit; the NaN and zero selects compile
+    # to conditional moves
+    cdef uint32_t a = u & 0x7FFFFFFFU
+    cdef uint32_t key = u ^ ((<uint32_t>0 - (u >> 31)) | 0x80000000U)
+    key = 0xFFFFFFFFU if a > 0x7F800000U else key          # NaN: largest
+    key = 0x80000000U if a == 0 else key                   # -0.0 ties with +0.0
+    return key
 
 
 cdef inline uint64_t _fkey64(uint64_t u) noexcept nogil:
     cdef uint64_t a = u & 0x7FFFFFFFFFFFFFFFULL
-    if a > 0x7FF0000000000000ULL:
-        return 0xFFFFFFFFFFFFFFFFULL
-    if a == 0:
-        return 0x8000000000000000ULL
-    if u & 0x8000000000000000ULL:
-        return ~u
-    return u | 0x8000000000000000ULL
+    cdef uint64_t key = u ^ ((<uint64_t>0 - (u >> 63)) | 0x8000000000000000ULL)
+    key = 0xFFFFFFFFFFFFFFFFULL if a > 0x7FF0000000000000ULL else key
+    key = 0x8000000000000000ULL if a == 0 else key
+    return key
 
 
 cdef inline uint64_t _key(const real_t* p) noexcept nogil:
@@ -853,6 +850,58 @@ cdef int _sort_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     return 0
 
 
+# Above this k (or a tenth of the row) the insertion selection below costs more than
+# nth_element.
+cdef enum:
+    _TOPK_INSERT_MAX = 32
+
+
+cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t* ix) noexcept nogil:
+    """The ``kk`` smallest keys' indices, in increasing key order, into ``ix[:kk]``, by one
+    pass that keeps them in a sorted buffer (the comparison with the buffer's largest is
+    rarely true, so it is predicted).  True only when the answer is unique: the ``kk`` keys
+    distinct and no other key equal to the largest of them (an equality seen on the way
+    answers False, even when that key is later passed over).  Every selection algorithm
+    then gives the same output, std::nth_element and std::partial_sort included, so the
+    caller needs torch's algorithms only when this returns False (ties, NaNs)."""
+    cdef uint64_t bk[_TOPK_INSERT_MAX]
+    cdef uint64_t x, thr
+    cdef Py_ssize_t j, i
+    cdef bint tie = False
+    for j in range(kk):                 # the first kk, insertion-sorted
+        x = key[j]
+        i = j
+        while i > 0 and bk[i - 1] > x:
+            bk[i] = bk[i - 1]
+            ix[i] = ix[i - 1]
+            i -= 1
+        bk[i] = x
+        ix[i] = j
+    thr = bk[kk - 1]                    # kept in a register
+    for j in range(kk, n):
+        x = key[j]
+        if x <= thr:
+            if x == thr:
+                tie = True              # may tie with the final largest: torch's order
+                continue
+            i = kk - 1
+            while i > 0 and bk[i - 1] > x:
+                bk[i] = bk[i - 1]
+                ix[i] = ix[i - 1]
+                i -= 1
+            bk[i] = x
+            ix[i] = j
+            if bk[kk - 1] == thr:
+                tie = True              # the evicted key equals the new largest
+            thr = bk[kk - 1]
+    if tie:
+        return False
+    for i in range(1, kk):
+        if bk[i - 1] == bk[i]:
+            return False
+    return True
+
+
 cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """PyTorch's topk_impl_loop per row: (key, index) pairs, std::partial_sort when
     k * 64 <= n, else std::nth_element and, for sorted output, std::sort of the first
@@ -872,15 +921,18 @@ cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     for r in range(r0, r1):
         _job_row(J, r, &s, &v, &o)
         J.keyfn(s, n, J.src_st, J.flip, k)
-        for j in range(n):
-            ix[j] = j
-        if kk * 64 <= n:
-            _heap_select(k, ix, kk, n)
-            _sort_heap(k, ix, kk)
-        else:
-            _nth_element(k, ix, kk - 1, n)
-            if J.sorted:
-                _std_sort(k, ix, kk - 1)
+        if kk > _TOPK_INSERT_MAX or kk * 10 > n or not (J.sorted or kk * 64 <= n) or \
+                not _topk_insert(k, n, kk, ix):
+            # ties (or a large k): torch's algorithms, for torch's indices among equal keys
+            for j in range(n):
+                ix[j] = j
+            if kk * 64 <= n:
+                _heap_select(k, ix, kk, n)
+                _sort_heap(k, ix, kk)
+            else:
+                _nth_element(k, ix, kk - 1, n)
+                if J.sorted:
+                    _std_sort(k, ix, kk - 1)
         _put_idx(o, J.inds_st * 8, ix, kk)
         _gather(s, J.src_st * J.isz, ix, kk, v, J.vals_st * J.isz, J.isz)
     free(mem)

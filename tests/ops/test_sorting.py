@@ -280,6 +280,36 @@ def test_topk_matches_torch(torch, dt, largest):
                 assert_same(ru.indices, rtu.indices)
 
 
+@pytest.mark.parametrize("case", ["distinct", "few_ties", "tie_at_kth", "evicted_tie", "nan_zero"])
+def test_topk_small_k_selection_matches_torch(torch, case):
+    # small k against long rows takes a one-pass selection when the answer is unique;
+    # any tie that could reach the output must fall back to torch's algorithms
+    rng = np.random.default_rng(len(case))
+    for n in (10, 64, 100, 257, 1000):
+        a = rng.standard_normal((5, n))
+        if case == "few_ties":
+            a[:, rng.integers(0, n, n // 4)] = a[:, rng.integers(0, n, n // 4)]
+        elif case == "tie_at_kth":
+            a = np.round(a * 4)
+        elif case == "evicted_tie":
+            # two equal large keys early, a larger one later evicts one of them
+            a[:, 0] = a[:, 1] = 10.0
+            a[:, -1] = 11.0
+        elif case == "nan_zero":
+            a[rng.random(a.shape) < 0.05] = np.nan
+            a[rng.random(a.shape) < 0.05] = 0.0
+            a[rng.random(a.shape) < 0.05] = -0.0
+        for dt in (np.float32, np.float64):
+            x = a.astype(dt)
+            for k in (1, 2, 3, 5, n // 10, min(n, 32)):
+                for largest in (True, False):
+                    for srt in (True, False):
+                        rp = ptcore.topk(ptcore.from_numpy(x), k, 1, largest, srt)
+                        rt = torch.topk(torch.from_numpy(x), k, 1, largest, srt)
+                        np.testing.assert_array_equal(rp.indices.numpy(), rt.indices.numpy())
+                        np.testing.assert_array_equal(rp.values.numpy(), rt.values.numpy())
+
+
 def test_topk_0d_empty_methods_out(torch):
     for k in (0, 1):
         rp, rt = ptcore.topk(ptcore.tensor(3.0), k), torch.topk(torch.tensor(3.0), k)
