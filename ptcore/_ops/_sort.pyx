@@ -238,20 +238,21 @@ cdef enum:
     _INSERTION_MAX = 24
 
 
+cdef inline void _insert_at(uint64_t* k, int64_t* ix, Py_ssize_t j, uint64_t kk,
+                            int64_t vv) noexcept nogil:
+    """Insert (kk, vv) into the sorted k[:j] (slot j free), after any equal keys."""
+    while j > 0 and k[j - 1] > kk:
+        k[j] = k[j - 1]
+        ix[j] = ix[j - 1]
+        j -= 1
+    k[j] = kk
+    ix[j] = vv
+
+
 cdef void _insertion_sort(uint64_t* k, int64_t* ix, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i, j
-    cdef uint64_t kk
-    cdef int64_t vv
+    cdef Py_ssize_t i
     for i in range(1, n):
-        kk = k[i]
-        vv = ix[i]
-        j = i
-        while j > 0 and k[j - 1] > kk:
-            k[j] = k[j - 1]
-            ix[j] = ix[j - 1]
-            j -= 1
-        k[j] = kk
-        ix[j] = vv
+        _insert_at(k, ix, i, k[i], ix[i])
 
 
 cdef bint _radix_sort(uint64_t* k, int64_t* ix, uint64_t* kb, int64_t* ib,
@@ -869,14 +870,7 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
     cdef Py_ssize_t j, i
     cdef bint tie = False
     for j in range(kk):                 # the first kk, insertion-sorted
-        x = key[j]
-        i = j
-        while i > 0 and bk[i - 1] > x:
-            bk[i] = bk[i - 1]
-            ix[i] = ix[i - 1]
-            i -= 1
-        bk[i] = x
-        ix[i] = j
+        _insert_at(bk, ix, j, key[j], j)
     thr = bk[kk - 1]                    # kept in a register
     for j in range(kk, n):
         x = key[j]
@@ -884,13 +878,7 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
             if x == thr:
                 tie = True              # may tie with the final largest: torch's order
                 continue
-            i = kk - 1
-            while i > 0 and bk[i - 1] > x:
-                bk[i] = bk[i - 1]
-                ix[i] = ix[i - 1]
-                i -= 1
-            bk[i] = x
-            ix[i] = j
+            _insert_at(bk, ix, kk - 1, x, j)      # over the largest
             if bk[kk - 1] == thr:
                 tie = True              # the evicted key equals the new largest
             thr = bk[kk - 1]
