@@ -211,3 +211,12 @@ def test_tqdm_is_exported(capsys):
     quiet.update(3)
     quiet.close()
     assert capsys.readouterr().err == ""
+
+
+def test_model_zoo_load_url_is_the_hub_download(tmp_path):
+    import ptcore.utils.model_zoo as model_zoo
+    assert model_zoo.load_url is ptcore.hub.load_state_dict_from_url
+    src = tmp_path / "w.pt"
+    ptcore.save({"w": ptcore.arange(3.0)}, src)
+    sd = model_zoo.load_url(src.as_uri(), model_dir=str(tmp_path / "c"), progress=False)
+    assert sd["w"].tolist() == [0.0, 1.0, 2.0]
