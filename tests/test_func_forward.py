@@ -261,3 +261,64 @@ def test_jvp_through_a_module_with_functional_call():
         x = m.tensor(np.random.default_rng(7).standard_normal((5, 2, 4, 4)))
         outs.append(F.jvp(lambda q: F.functional_call(net, q, (x,)), (p,), (t,)))
     _same(outs[0], outs[1], rtol=1e-8, atol=1e-10)
+
+
+def test_vmap_of_jvp_with_unbatched_primal_batched_tangent():
+    # the NTK tutorial's empirical_ntk_ntk_vps: vmap over tangents of one primal
+    (p, T), (tp, tT) = _pair((3,), (4, 3))
+    _same(pf.vmap(lambda t: pf.jvp(ptcore.sin, (p,), (t,))[1])(T),
+          tf.vmap(lambda t: tf.jvp(torch.sin, (tp,), (t,))[1])(tT))
+    (W,), (tW,) = _pair((3, 5))
+    _same(pf.vmap(lambda t: pf.jvp(lambda x: ptcore.tanh(x @ W).sum(0) * x.norm(), (p,), (t,)))(T),
+          tf.vmap(lambda t: tf.jvp(lambda x: torch.tanh(x @ tW).sum(0) * x.norm(), (tp,), (t,)))(tT))
+    # forward over reverse under vmap: jvp of grad, one unit tangent per sample
+    f = lambda m: (lambda z: (z ** 3 * z.sin()).sum())
+    E, tE = ptcore.eye(3, dtype=ptcore.float64), torch.eye(3, dtype=torch.float64)
+    _same(pf.vmap(lambda t: pf.jvp(pf.grad(f(ptcore)), (p,), (t,))[1])(E),
+          tf.vmap(lambda t: tf.jvp(tf.grad(f(torch)), (tp,), (t,))[1])(tE))
+
+
+def test_jacfwd_is_vmapped_and_matches_torch_on_modules():
+    rng = np.random.default_rng(5)
+    ws = [rng.standard_normal((6, 4)), rng.standard_normal(6), rng.standard_normal((2, 6)),
+          rng.standard_normal(2)]
+
+    def net(lib, W1, b1, W2, b2):
+        return lambda x: lib.tanh(x @ W1.T + b1) @ W2.T + b2
+    pw, tw = [ptcore.tensor(w) for w in ws], [torch.tensor(w) for w in ws]
+    (x,), (tx,) = _pair((3, 4))
+    _same(pf.jacfwd(net(ptcore, *pw))(x), tf.jacfwd(net(torch, *tw))(tx))
+    _same(pf.hessian(lambda z: net(ptcore, *pw)(z).sum())(x[0]),
+          tf.hessian(lambda z: net(torch, *tw)(z).sum())(tx[0]))
+    # dict input, aux, several argnums
+    (a, b), (ta, tb) = _pair((2,), (3,))
+    _same(pf.jacfwd(lambda d: d["a"] * d["b"].sum())({"a": a, "b": b}),
+          tf.jacfwd(lambda d: d["a"] * d["b"].sum())({"a": ta, "b": tb}))
+    jp, auxp = pf.jacfwd(lambda u, v: (u.sin() * v.sum(), u.cos()), argnums=(0, 1),
+                         has_aux=True)(a, b)
+    jt, auxt = tf.jacfwd(lambda u, v: (u.sin() * v.sum(), u.cos()), argnums=(0, 1),
+                         has_aux=True)(ta, tb)
+    _same(jp, jt)
+    _same(auxp, auxt)
+    # a random op under jacfwd's vmap: torch's randomness rule
+    with pytest.raises(RuntimeError, match="random"):
+        pf.jacfwd(lambda u: u * ptcore.rand(2, dtype=u.dtype))(a)
+
+
+def test_autograd_functional_vectorized_jacobians():
+    (x,), (tx,) = _pair((5,))
+    (W,), (tW,) = _pair((5,))
+    f = lambda lib, W: (lambda z: lib.tanh(z * W) * z.sum())
+    for strategy in ("reverse-mode", "forward-mode"):
+        _same(PF.jacobian(f(ptcore, W), x, vectorize=True, strategy=strategy),
+              TF.jacobian(f(torch, tW), tx, vectorize=True, strategy=strategy))
+    g = lambda a, b: (a * b, (a.sin() * b).sum())
+    (a, b), (ta, tb) = _pair((3,), (3,))
+    for strategy in ("reverse-mode", "forward-mode"):
+        rp = PF.jacobian(g, (a, b), vectorize=True, strategy=strategy)
+        rt = TF.jacobian(g, (ta, tb), vectorize=True, strategy=strategy)
+        assert type(rp) is type(rt) and type(rp[0]) is type(rt[0])
+        _same(rp, rt)
+    s = lambda z: (z ** 3 * z.exp()).sum()
+    _same(PF.hessian(s, x, vectorize=True, outer_jacobian_strategy="forward-mode"),
+          TF.hessian(s, tx, vectorize=True, outer_jacobian_strategy="forward-mode"))

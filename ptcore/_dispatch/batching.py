@@ -17,7 +17,7 @@ import threading
 from ptcore._dispatch import dispatcher as _D
 
 __all__ = ["Frame", "push", "pop", "frames", "current_levels", "set_handler", "frame_of",
-           "function_driver"]
+           "function_driver", "is_batched"]
 
 
 class Frame:
@@ -48,6 +48,11 @@ _handler = [None]
 # apply while a vmap runs (NotImplemented when no argument is batched); set by
 # ptcore.func._function_vmap
 function_driver = [None]
+
+
+def is_batched(t):
+    """Whether ``t`` is a vmap batched tensor (``ptcore.func._batched.BatchedTensor``)."""
+    return hasattr(type(t), "_bt_level")
 
 
 def set_handler(fn):

@@ -23,6 +23,7 @@ import threading
 import weakref
 
 from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch import batching as _batching
 from ptcore._tensor import _TensorBase
 
 __all__ = ["Level", "push_level", "pop_level", "levels", "current_level", "get_tangent",
@@ -133,7 +134,17 @@ def get_tangent(t, idx):
     bt = _own(b, idx)
     if bt is None or bt is _NO or not (t.dtype.is_floating_point or t.dtype.is_complex):
         return None
-    if tuple(bt.stride()) != tuple(b.stride()) or tuple(bt.shape) != tuple(b.shape):
+    if _batching.is_batched(bt) and not _batching.is_batched(b):
+        # a vmap over jvp's batched tangent of an unbatched base: each sample's
+        # tangent laid out contiguously, as the base must be for its views to map
+        if not b.is_contiguous():
+            raise NotImplementedError(
+                f"forward AD under vmap: a view of a non-contiguous tensor (shape "
+                f"{tuple(b.shape)}, strides {tuple(b.stride())}) with a batched tangent")
+        if not bt.is_contiguous():
+            bt = bt.contiguous()
+            _store(b, idx, bt)
+    elif tuple(bt.stride()) != tuple(b.stride()) or tuple(bt.shape) != tuple(b.shape):
         # lay the base's tangent out as the base (views then map onto it)
         nb = _empty_like_layout(b, bt.dtype)
         nb.copy_(bt)

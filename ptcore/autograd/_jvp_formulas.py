@@ -21,6 +21,7 @@ import threading
 import ptcore as P
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _L
+from ptcore._dispatch import batching as _batching
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd._formulas import FORMULAS, _dims, _unsqueeze_to, _var_args
 
@@ -1031,6 +1032,15 @@ def _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level):
 
 def _write(self, new, level):
     cur = _L.get_tangent(self, level)
+    if _batching.is_batched(new) and not _batching.is_batched(self):
+        # vmap over jvp: an unbatched tensor with a batched tangent (one per sample):
+        # the new tangent replaces the old one
+        if self._base is not None:
+            raise NotImplementedError(
+                "forward AD under vmap: an in-place op gives a view of an unbatched tensor "
+                f"(shape {tuple(self.shape)}) a batched tangent; compute it out of place")
+        _L.set_tangent(self, level, new.clone())
+        return
     if cur is not None and not _L.overlapping(cur):
         if cur is not new:
             cur.copy_(new.to(cur.dtype) if new.dtype is not cur.dtype else new)

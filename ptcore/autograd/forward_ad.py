@@ -20,6 +20,7 @@ from typing import NamedTuple, Optional
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _L
+from ptcore._dispatch import batching as _batching
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd import _record
 from ptcore.autograd.grad_mode import _DecoratorContextManager
@@ -127,8 +128,11 @@ def _check_and_make_dual(tensor, tangent, lvl):
 def _make_dual(tensor, tangent, lvl):
     with _L.hidden(lvl):
         out = tensor.view_as(tensor)     # an alias (lower levels' tangents carried)
+    # (a vmap's batched tensor overlaps; a batched tangent of an unbatched primal,
+    # as vmap over jvp gives, stays batched: its samples are the tangents)
     if tangent.numel() > 1 and tuple(tangent.stride()) != tuple(tensor.stride()) and \
-            not _L.overlapping(tensor):         # (a vmap's batched tensor overlaps)
+            not _L.overlapping(tensor) and \
+            not (_batching.is_batched(tangent) and not _batching.is_batched(tensor)):
         t = _L.empty_like_layout(tensor, tangent.dtype)
         t.copy_(tangent)
         tangent = t

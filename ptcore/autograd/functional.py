@@ -18,7 +18,8 @@ def _prep(inputs, create_graph):
         if create_graph and x.requires_grad:
             res.append(x.view_as(x))
         else:
-            res.append(x.detach().requires_grad_(True))
+            # (keeping forward-mode tangents: forward-over-reverse hessian)
+            res.append(_fwl.detach(x).requires_grad_(True))
     return tuple(res)
 
 
@@ -167,8 +168,24 @@ _FWD_NEEDS_VECTORIZE = ("Computing Jacobian using forward-AD or forward-over-rev
 
 
 def _jacobian_forward(func, inputs, is_t, create_graph):
-    """The Jacobian by forward-mode AD: one JVP per input element."""
+    """The Jacobian by forward-mode AD: one JVP per input element, vmapped over
+    the unit tangents (``ptcore.func.jacfwd``)."""
+    from ptcore.func import jacfwd
+    from ptcore.func._batched import is_batched
     import ptcore
+    if not create_graph and not any(is_batched(x) for x in inputs):
+        # (requiring grad, as torch's duals: a reverse-mode function inside, the
+        # forward-over-reverse hessian, differentiates w.r.t. them)
+        src = tuple(_fwl.detach(y).requires_grad_(True) for y in inputs)
+        with ptcore.enable_grad():
+            jac = jacfwd(lambda *a: func(*a), argnums=tuple(range(len(src))))(*src)
+        out_t = isinstance(jac, list) or (isinstance(jac, tuple) and len(jac) > 0 and
+                                          isinstance(jac[0], tuple))
+        res = [list(j) for j in (jac if out_t else (jac,))]
+        res = [[_fin(b, False) for b in r] for r in res]
+        if not is_t:
+            res = tuple(r[0] for r in res)
+        return res if out_t else res[0]
     cols = []        # per input: per element, the output tangents
     outs = out_t = None
     for i, x in enumerate(inputs):
@@ -236,6 +253,19 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                                "`strict=False` or `vectorize=False`.")
         res = []
         for n, o in enumerate(outs):
+            if vectorize and o.numel() > 0:
+                # torch's vectorize: the vjps of all rows of the identity in one batched
+                # backward (vmap); a backward formula that cannot take batched
+                # cotangents falls back to the loop below
+                from ptcore.func import _jac_rows_by_vmap
+                try:
+                    blocks = _jac_rows_by_vmap(o, ins, create_graph, None)
+                except RuntimeError:
+                    blocks = None
+                if blocks is not None:
+                    blocks = [_fin(b, create_graph) for b in blocks]
+                    res.append(tuple(blocks) if is_t else blocks[0])
+                    continue
             rows = [[] for _ in ins]
             for k in range(o.numel()):
                 go = ptcore.zeros_like(o)

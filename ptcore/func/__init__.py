@@ -132,9 +132,11 @@ def _reaches_other_leaves(outs, ins, frames):
     the results are differentiable w.r.t. it."""
     from ptcore.autograd.graph import AccumulateGrad
     if frames:
+        # (an unbatched input or output, as under jacfwd over jacrev, is its own graph)
         from ptcore.func._batched import to_physical
-        ins = [to_physical(x, frames) for x in ins]
-        outs = [to_physical(o, frames) for o in outs]
+        from ptcore._dispatch.batching import is_batched
+        ins = [to_physical(x, frames) if is_batched(x) else x for x in ins]
+        outs = [to_physical(o, frames) if is_batched(o) else o for o in outs]
     own = {id(x) for x in ins}
     stack = []
     for o in outs:
@@ -159,10 +161,26 @@ def _reaches_other_leaves(outs, ins, frames):
     return False
 
 
+def _unbatched_with_batched_tangent(x):
+    from ptcore._dispatch.batching import is_batched
+    if is_batched(x):
+        return False
+    for lv in _fwl.levels():
+        tg = _fwl.get_tangent(x, lv.idx)
+        if tg is not None and is_batched(tg):
+            return True
+    return False
+
+
 def _prep(x, create_graph):
     if not _is_tensor(x):
         raise TypeError(f"Expected differentiable inputs to be Tensors, got {type(x).__name__}")
     frames = _vmap_frames()
+    if frames and _unbatched_with_batched_tangent(x):
+        # jacfwd(jacrev(f)): an input the same in every sample whose tangent (a unit
+        # vector per sample) is batched: the ordinary graph of x, its backward run
+        # under forward AD, gives each sample's tangent of the gradient
+        return _fwl.detach(x).requires_grad_(True)
     if frames:
         # inside vmap: the differentiated input is a leaf of the physical
         # (batched) graph, one copy per sample, so that the backward of the
@@ -220,6 +238,15 @@ def _grads(outs, ins, gos, create_graph, frames=None):
     if frames is None:
         frames = _vmap_frames()
     if frames:
+        from ptcore._dispatch.batching import is_batched
+        if not builtins.any(is_batched(t) for t in (*outs, *ins, *gos)):
+            # nothing batched (jacfwd over jacrev): the same gradient in every sample
+            return _grads(outs, ins, gos, create_graph, frames=[])
+        if builtins.any(_unbatched_with_batched_tangent(x) for x in ins):
+            raise NotImplementedError(
+                "ptcore.func: a reverse-mode transform inside vmap over a forward-mode one "
+                "(jacfwd/jvp) whose output is batched while its input is not batched is not "
+                "supported; batch the input too (e.g. expand it) or use jacrev")
         # the batched graph is physical: differentiate the physical tensors
         from ptcore.func._batched import to_physical, from_physical
         outs = [to_physical(o, frames) for o in outs]

@@ -179,9 +179,16 @@ def linearize(func, *primals):
     return out, jvp_fn
 
 
+def _any_batched(args):
+    from ptcore._dispatch.batching import is_batched
+    leaves, _ = _structure(builtins.list(args))
+    return builtins.any(is_batched(x) for x in leaves)
+
+
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """Jacobian of ``func`` w.r.t. ``args[argnums]`` by forward-mode AD
-    (``torch.func.jacfwd``): one JVP per input element.
+    (``torch.func.jacfwd``): one JVP per input element, vmapped over the unit
+    tangents of all input elements at once.
 
     For an output of shape ``O`` and an input of shape ``I`` the block has
     shape ``O + I``; tuples of outputs/argnums give nested tuples (as torch).
@@ -193,9 +200,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         F = _func()
-        if F._vmap_frames():
-            # under vmap the same Jacobian by reverse mode, whose backward the
-            # batching layer runs batched (tangents do not cross the layer yet)
+        frames = F._vmap_frames()
+        if frames and _any_batched(args):
+            # under vmap, of a batched input: the same Jacobian by reverse mode, whose
+            # backward the batching layer runs batched
             return F.jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         pt = F._pt()
         idx = F._argnums(argnums, builtins.len(args), "jacfwd")
@@ -212,37 +220,64 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 new[i] = v
             return func(*new, **kwargs)
 
-        columns = []        # per input leaf: list (over its elements) of output-tangent leaves
-        out = aux = o_spec = None
-        for j, x in enumerate(x_leaves):
-            cols = []
-            for k in range(x.numel()):
-                ts = [pt.zeros_like(y) for y in x_leaves]
-                e = pt.zeros(x.numel(), dtype=x.dtype, device=x.device)
-                e[k] = 1
-                ts[j] = e.view(x.shape)
-                r = _jvp_impl(f_of, tuple(x_leaves), tuple(ts), has_aux, "jacfwd")
-                if out is None:
-                    out = r[0]
-                    aux = r[2] if has_aux else None
-                t_leaves, o_spec = _structure(r[1])
-                cols.append(t_leaves)
-            columns.append(cols)
-        if out is None:     # no input elements: one call for the output's structure
+        # one JVP per input element, vmapped over the unit tangents of all input
+        # elements at once (torch's jacfwd): sample k carries the k-th
+        sizes = [x.numel() for x in x_leaves]
+        total = builtins.sum(sizes)
+        if total == 0:  # no input elements: one call for the output's structure
             r = _jvp_impl(f_of, tuple(x_leaves), tuple(pt.zeros_like(y) for y in x_leaves),
                           has_aux, "jacfwd")
             out, aux = r[0], (r[2] if has_aux else None)
+            t_cols = None
+        elif frames:
+            # inside another jacfwd's vmap (jacfwd(jacfwd(f))): one JVP per element
+            cols = []
+            for j, x in enumerate(x_leaves):
+                for k in range(sizes[j]):
+                    ts = [pt.zeros_like(y) for y in x_leaves]
+                    e = pt.zeros(sizes[j], dtype=x.dtype, device=x.device)
+                    e[k] = 1
+                    ts[j] = e.view(x.shape)
+                    r = _jvp_impl(f_of, tuple(x_leaves), tuple(ts), has_aux, "jacfwd")
+                    if not cols:
+                        aux = r[2] if has_aux else None
+                    cols.append(_structure(r[1]))
+            out = F._unflatten([pt.stack(c) for c in zip(*[t for t, _ in cols])], cols[0][1])
+            t_cols, _ = _structure(out)
+        else:
+            basis = []
+            off = 0
+            for x, n in zip(x_leaves, sizes):
+                e = pt.zeros((total, n), dtype=x.dtype, device=x.device)
+                e[off:off + n].copy_(pt.eye(n, dtype=x.dtype, device=x.device))
+                basis.append(e.view((total,) + tuple(x.shape)))
+                off += n
+
+            def push(*ts):
+                r = _jvp_impl(f_of, tuple(x_leaves), ts, has_aux, "jacfwd")
+                return (r[1], r[2]) if has_aux else r[1]
+
+            # as torch: the output's structure is its tangent's; aux is sample 0's
+            r = F.vmap(push, randomness=randomness)(*basis)
+            out = r[0] if has_aux else r
+            if has_aux:
+                a_leaves, a_spec = _structure(r[1])
+                aux = F._unflatten([a[0] for a in a_leaves], a_spec)
+            t_cols, _ = _structure(out)     # per output leaf: (total, *o.shape)
         o_leaves, o_spec = _structure(out)
+        if t_cols is not None:
+            o_leaves = [o[0] for o in o_leaves]       # shapes of one sample
         blocks = []
         for oi, o in enumerate(o_leaves):
             per_in = []
             for j, x in enumerate(x_leaves):
-                cols = columns[j]
                 shape = tuple(o.shape) + tuple(x.shape)
-                if cols:
-                    jac = pt.stack([c[oi] for c in cols], -1).reshape(shape)
-                else:
+                if t_cols is None:
                     jac = pt.zeros(shape, dtype=o.dtype, device=o.device)
+                else:
+                    off = builtins.sum(sizes[:j])
+                    c = t_cols[oi][off:off + sizes[j]]            # (n_j, *o.shape)
+                    jac = c.reshape(sizes[j], -1).t().reshape(shape)
                 per_in.append(jac)
             per_in = F._unflatten(per_in, x_spec)
             blocks.append(per_in[0] if isinstance(argnums, builtins.int) else tuple(per_in))
