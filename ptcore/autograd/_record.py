@@ -940,7 +940,9 @@ def inplace(name, raw_inplace, outplace, needs_old_self=True):
                                or _nograd_views[0] and _is_nograd_view(self)):
             check_inplace(self)
             src = self
-            if needs_old_self and self._requires_grad:
+            if needs_old_self:
+                # the formula saves the old self (for self's gradient, or for an
+                # argument's: ``logits /= temperature``), which the write below changes
                 src = self.clone()
             r = outplace(src, *args, **kwargs)
             if r is NotImplemented:

@@ -168,3 +168,36 @@ def test_views_share_and_track_base():
         return v._base is h, v.is_leaf, v.requires_grad
     p, t = both(run)
     assert p == t
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["div_", "mul_", "pow_", "lerp_", "atan2_", "fmod_", "xlogy_",
+                                "clamp_min", "scatter_reduce_", "index_reduce_"])
+def test_inplace_on_plain_tensor_with_grad_argument(op):
+    # ``logits /= temperature``: self needs no grad, the argument does; the formula
+    # needs the old self, which the in-place write must not destroy
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.5, 2.0, (4, 3))
+    w = rng.uniform(0.5, 2.0, (4, 3))
+
+    def run(m):
+        x = m.tensor(a)
+        p = m.tensor(w, requires_grad=True)
+        if op in ("div_", "mul_", "pow_", "atan2_", "fmod_", "xlogy_"):
+            getattr(x, op)(p)
+        elif op == "lerp_":
+            x.lerp_(m.zeros(4, 3, dtype=m.float64), p)
+        elif op == "clamp_min":
+            x.clamp_(min=p)
+        elif op == "scatter_reduce_":
+            x = m.zeros(2, 3, dtype=m.float64)
+            x.scatter_reduce_(0, m.tensor([[0, 1, 0], [1, 0, 1], [0, 0, 1], [1, 1, 0]]), p,
+                              "amax", include_self=False)
+        else:
+            x = m.ones(2, 3, dtype=m.float64)
+            x.index_reduce_(0, m.tensor([0, 1, 0, 1]), p, "prod", include_self=True)
+        (x.exp() * 2).sum().backward()
+        return x, p.grad
+    (xp, gp), (xt, gt) = run(__import__("ptcore")), run(torch)
+    np.testing.assert_allclose(_np(xp), xt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(_np(gp), gt.numpy(), rtol=1e-10, atol=1e-12)
