@@ -1626,7 +1626,8 @@ def _stack(out, tensors, dim=0, **k):
 
 
 @formula("flip")
-def _flip(out, x, dims, **k):
+def _flip(out, x, *dims, **k):
+    dims = _int_list(dims if dims else k.get("dims"))
     attach("FlipBackward0", out, (x,), lambda g: (g.flip(dims),))
 
 
@@ -1658,10 +1659,17 @@ def _rot90(out, x, k_=1, dims=(0, 1), **k):
     attach("Rot90Backward0", out, (x,), lambda g: (g.rot90(-k_, dims),))
 
 
+def _int_list(args):
+    """A method's ints given as varargs or as one sequence (``x.flip(0, 1)``,
+    ``x.flip((0, 1))``, ``x.tile(2)``) as a tuple."""
+    if isinstance(args, (tuple, list)) and len(args) == 1 and not isinstance(args[0], int):
+        args = args[0]
+    return (args,) if isinstance(args, int) else tuple(args)
+
+
 @formula("repeat")
 def _repeat(out, x, *sizes, **k):
-    if len(sizes) == 1 and not isinstance(sizes[0], int):
-        sizes = tuple(sizes[0])
+    sizes = _int_list(sizes if sizes else k.get("repeats"))
     shape = tuple(x.shape)
 
     def bw(g):
@@ -1677,8 +1685,8 @@ def _repeat(out, x, *sizes, **k):
 
 
 @formula("tile")
-def _tile(out, x, dims, **k):
-    dims = tuple(dims)
+def _tile(out, x, *dims, **k):
+    dims = _int_list(dims if dims else k.get("dims"))
     nd = max(len(dims), x.dim())
     sizes = (1,) * (nd - len(dims)) + dims
     _repeat(out, x, sizes)
