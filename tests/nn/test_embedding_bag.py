@@ -148,3 +148,77 @@ def test_embedding_bag_gradients(mode):
     _close(pw.grad, w.grad, 1e-10, 1e-12)
     if psw is not None:
         _close(ppsw.grad, psw.grad, 1e-10, 1e-12)
+
+
+SPARSE_CASES = [  # mode, per_sample_weights, offsets, include_last_offset, padding_idx, 2-D input
+    ("mean", False, [0, 4], False, None, False),
+    ("sum", True, [0, 2, 2, 5], False, None, False),
+    ("sum", False, [0, 3, 8], True, 4, False),
+    ("mean", False, [0, 2, 2, 5, 8], True, 2, False),
+    ("sum", True, None, False, -1, True),
+]
+
+
+def _sparse_bag_grad(lib, w0, mode, use_psw, offsets, include_last_offset, padding_idx, two_d):
+    w = lib.tensor(w0, dtype=lib.float64, requires_grad=True)
+    inp = lib.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    off = None if offsets is None else lib.tensor(offsets)
+    if two_d:
+        inp = inp.view(2, 4)
+    psw = lib.linspace(0.5, 2.0, 8).reshape(inp.shape).double() if use_psw else None
+    out = lib.nn.functional.embedding_bag(inp, w, off, mode=mode, sparse=True,
+                                          per_sample_weights=psw,
+                                          include_last_offset=include_last_offset,
+                                          padding_idx=padding_idx)
+    (out * lib.arange(out.numel(), dtype=out.dtype).view(out.shape)).sum().backward()
+    return w.grad
+
+
+@needs_torch
+@needs_autograd
+@pytest.mark.parametrize("case", SPARSE_CASES)
+def test_embedding_bag_sparse_gradient(case):
+    w0 = np.random.default_rng(0).standard_normal((10, 3)).tolist()
+    got = _sparse_bag_grad(ptcore, w0, *case)
+    exp = _sparse_bag_grad(torch, w0, *case)
+    assert got.layout is ptcore.sparse_coo and exp.layout is torch.sparse_coo
+    assert got.is_coalesced() == exp.is_coalesced()
+    np.testing.assert_array_equal(got._indices().numpy(), exp._indices().numpy())
+    _close(got._values(), exp._values(), 1e-12, 1e-12)
+    gc, ec = got.coalesce(), exp.coalesce()
+    np.testing.assert_array_equal(gc.indices().numpy(), ec.indices().numpy())
+    _close(gc.values(), ec.values(), 1e-12, 1e-12)
+
+
+@needs_torch
+@needs_autograd
+@pytest.mark.parametrize("opt", ["SparseAdam", "SGD", "Adagrad"])
+def test_embedding_bag_sparse_optimizer_steps(opt):
+    """EmbeddingBag(sparse=True) trains with the optimizers that take sparse
+    gradients; weights after a few steps match torch's."""
+    w0 = np.random.default_rng(1).standard_normal((10, 3)).astype(np.float32)
+    res = []
+    for lib in (ptcore, torch):
+        eb = lib.nn.EmbeddingBag(10, 3, mode="mean", sparse=True)
+        with lib.no_grad():
+            eb.weight.copy_(lib.from_numpy(w0.copy()))
+        kw = {"lr": 0.1} if opt != "SGD" else {"lr": 0.1, "momentum": 0.0}
+        o = getattr(lib.optim, opt)(eb.parameters(), **kw)
+        for step in range(3):
+            inp = lib.tensor([[1, 2, 4, 4], [5, 3, 2, 9], [step, 7, 7, 0]])
+            o.zero_grad()
+            (eb(inp) ** 2).sum().backward()
+            o.step()
+        res.append(eb.weight.detach().numpy().copy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_bag_sparse_errors_as_torch():
+    w = ptcore.randn(10, 3, requires_grad=True)
+    inp = ptcore.tensor([1, 2, 3])
+    with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+        F.embedding_bag(inp, w, ptcore.tensor([0]), mode="max", sparse=True)
+    out = F.embedding_bag(inp, w, ptcore.tensor([0]), mode="sum", sparse=True,
+                          scale_grad_by_freq=True)
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse"):
+        out.sum().backward()

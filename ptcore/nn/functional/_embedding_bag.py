@@ -47,8 +47,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         Renormalise (in place) the referenced rows of ``weight`` to this norm.
     norm_type : float
         The p of the p-norm for ``max_norm``.
-    scale_grad_by_freq, sparse : bool
-        Accepted for compatibility (dense gradients are produced).
+    scale_grad_by_freq : bool
+        Accepted for compatibility (the dense gradient is not rescaled); with
+        ``sparse`` it raises at backward, as torch's.
+    sparse : bool
+        ``weight.grad`` is a sparse COO tensor (``mode`` 'sum' or 'mean'): one
+        entry per looked-up index (``padding_idx`` left out), in input order,
+        uncoalesced, as torch's.
     mode : {'sum', 'mean', 'max'}
     per_sample_weights : Tensor, optional
         Weights of each index (same shape as ``input``); ``mode='sum'`` only.
@@ -176,7 +181,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         ptcore.zeros(0, dtype=ptcore.int64, device=dev)
 
     if mode in ("sum", "mean"):
-        rows = weight.index_select(0, kept_idx)
+        if sparse:
+            # the lookup's gradient is a COO tensor of the looked-up rows (torch's
+            # _embedding_bag_sparse_backward through embedding_sparse_backward)
+            from ptcore.nn.functional._sparse import _Embedding
+            rows = _Embedding.apply(weight, kept_idx, (kept_idx.shape[0], dim), -1,
+                                    scale_grad_by_freq, True)
+        else:
+            rows = weight.index_select(0, kept_idx)
         if per_sample_weights is not None:
             psw = per_sample_weights.index_select(0, kept_pos)
             rows = rows * psw.unsqueeze(1)
