@@ -178,7 +178,7 @@ for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
 
 
 def _not_impl(name):
-    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
 
 
 @formula("sgn")
@@ -1937,7 +1937,7 @@ def _index_put(out, x, indices, values, accumulate=False, **k):
 
 def _not_impl_attach(out, name, ins):
     def bw(*g):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
     attach(_bname(name.split(" ")[0]), out, ins, bw)
 
 
@@ -2115,12 +2115,25 @@ def _svdvals(out, A, **k):
     attach("LinalgSvdBackward0", out, (A,), bw)      # torch's node name (svdvals is _linalg_svd)
 
 
+def _qr_backward_tall(gQ, gR, Q, R):
+    """torch's linalg_qr_backward for ``m >= n`` (reduced): ``R`` square."""
+    M = R @ _H(gR) - _H(gQ) @ Q
+    low = M.tril(-1)
+    d = M.diagonal(0, -2, -1)
+    if M.dtype.is_complex:
+        d = d.real.to(M.dtype)
+    copyltu = low + _H(low) + d.diag_embed()
+    X = gQ + Q @ copyltu
+    # gA = X R^{-H}  <=>  R gA^H = X^H
+    return _H(P.linalg.solve(R, _H(X)))
+
+
 @formula("linalg_qr")
 def _linalg_qr(out, A, mode="reduced", **k):
     Q, R = out[0], out[1]
     m, n = A.shape[-2], A.shape[-1]
-    if mode == "r" or (mode == "complete" and m > n) or m < n:
-        return _not_impl_attach([Q, R] if False else Q, "linalg_qr (mode=%s, %dx%d)" % (mode, m, n), (A,))
+    if mode == "r" or (mode == "complete" and m > n):
+        return _not_impl_attach(Q, "linalg_qr (mode=%s, %dx%d)" % (mode, m, n), (A,))
     sQ, sR = save_out(Q, 0), save_out(R, 1)
 
     def bw(gQ, gR):
@@ -2129,16 +2142,13 @@ def _linalg_qr(out, A, mode="reduced", **k):
             gQ = P.zeros_like(Q)
         if gR is None:
             gR = P.zeros_like(R)
-        M = R @ _H(gR) - _H(gQ) @ Q
-        low = M.tril(-1)
-        d = M.diagonal(0, -2, -1)
-        if M.dtype.is_complex:
-            d = d.real.to(M.dtype)
-        copyltu = low + _H(low) + d.diag_embed()
-        X = gQ + Q @ copyltu
-        # gA = X R^{-H}  <=>  R gA^H = X^H
-        gA = _H(P.linalg.solve(R, _H(X)))
-        return (gA,)
+        if m >= n:
+            return (_qr_backward_tall(gQ, gR, Q, R),)
+        # wide (torch's case m < n): A = [X | Y], R = [U | V], Y = Q V; X's QR is (Q, U)
+        U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+        gV = gR.narrow(-1, m, n - m)
+        gX = _qr_backward_tall(gQ + (Q @ V) @ _H(gV), gR.narrow(-1, 0, m), Q, U)
+        return (P.cat([gX, Q @ gV], -1),)
     attach("LinalgQrBackward0", [Q, R], (A,), bw, multi=True, accepts_none=True)
 
 
@@ -2446,3 +2456,45 @@ activation("hardswish", "HardswishBackward0", _hardswish_grad)
 activation("hardtanh", "HardtanhBackward0",
            lambda g, x, y, lo, hi: P.where((x <= lo) | (x >= hi), g * 0.0, g))
 activation("logsigmoid", "LogSigmoidBackward0", lambda g, x, y: g * P.sigmoid(-x))
+
+
+# ---------------------------------------------------------------------------
+# LU factorisation, torch.qr, nextafter
+# ---------------------------------------------------------------------------
+def _lu_factor_formula(out, A, *a, **k):
+    """torch's lu_factor_ex_backward: the packed ``LU``'s gradient split into
+    L's strictly lower and U's upper parts, then ``linalg.lu``'s backward."""
+    LU, piv = out[0], out[1]
+    if not _is_diff(LU):
+        return
+    sLU = save_out(LU, 0)
+    pv = piv.detach()
+
+    def bw(gLU, *rest):
+        from ptcore.linalg._extra import _lu_backward
+        lu = sLU.unpack()
+        m, n = lu.shape[-2], lu.shape[-1]
+        kk = min(m, n)
+        Pm, L, U = P.lu_unpack(lu, pv)
+        gL = P.tril(gLU, -1).narrow(-1, 0, kk)
+        gU = P.triu(gLU).narrow(-2, 0, kk)
+        return (_lu_backward(gL, gU, Pm, L, U),)
+    attach("LinalgLuFactorExBackward0", list(out), (A,), bw, multi=True, accepts_none=True)
+
+
+formula("linalg_lu_factor")(_lu_factor_formula)
+formula("linalg_lu_factor_ex")(_lu_factor_formula)
+
+
+@formula("qr")
+def _torch_qr_formula(out, A, some=True, **k):
+    _linalg_qr(out, A, "reduced" if some else "complete")
+
+
+@formula("nextafter")
+def _nextafter(out, a, b, **k):
+    # torch: the gradient passes to ``input`` unchanged, ``other`` gets zeros
+    ins = (a, b) if _T(b) else (a,)
+    attach("NextafterBackward0", out, ins,
+           lambda g: (g, P.zeros_like(b)) if _T(b) else (g,))
+

@@ -20,13 +20,13 @@ _NONDIFF = {
     # composites whose parts are differentiable (no formula of their own)
     "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
     "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum", "tensordot",
-    "chain_matmul", "matrix_power", "inner", "pinverse", "std_mean_",
+    "chain_matmul", "matrix_power", "inner", "pinverse", "std_mean_", "lu",
 }
 
 # composites: run with recording on so that their parts record
 _COMPOSITE = {"hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d",
               "atleast_2d", "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum",
-              "tensordot", "chain_matmul", "matrix_power", "inner", "pinverse"}
+              "tensordot", "chain_matmul", "matrix_power", "inner", "pinverse", "lu"}
 
 
 _FAST = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul",

@@ -493,7 +493,7 @@ def not_implemented(name):
         ins.extend(v for v in kwargs.values() if isinstance(v, _TensorBase))
 
         def bw(*grads):
-            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
         if any(_is_diff(o) for o in outs):
             attach(name.capitalize() + "Backward0", list(outs) if isinstance(out, (tuple, list)) else out,
                    ins, bw, multi=isinstance(out, (tuple, list)))
