@@ -1924,6 +1924,21 @@ def _masked_scatter(out, x, mask, source, **k):
     attach("MaskedScatterBackward0", out, (x, mask, source), bw)
 
 
+@formula("put")
+def _put(out, x, index, source, accumulate=False, **k):
+    shape, sshape = tuple(x.shape), tuple(source.shape)
+    si = save(index)
+
+    def bw(g):
+        flat = g.reshape(-1)
+        i = si.unpack().reshape(-1)
+        i = P.where(i < 0, i + flat.shape[0], i)
+        gx = g if accumulate else P.index_put(flat, (i,), P.zeros((), dtype=g.dtype,
+                                                                  device=g.device)).reshape(shape)
+        return gx, flat[i].reshape(sshape)
+    attach("PutBackward0", out, (x, source), bw)
+
+
 @formula("index_put")
 def _index_put(out, x, indices, values, accumulate=False, **k):
     idx = list(indices)
