@@ -277,8 +277,11 @@ class _GradState(threading.local):
     switches it; a new thread starts with gradients enabled)."""
 
     def __init__(self):
-        self.enabled = True
+        self.enabled = True          # recording (never inside inference mode)
         self.inference = False
+        # grad mode as is_grad_enabled() reports it inside inference mode, where
+        # enable_grad switches it on but nothing records (as torch)
+        self.nominal = False
 
 
 grad_state = _GradState()

@@ -22,8 +22,24 @@ _ever = [False]
 
 
 def is_grad_enabled():
-    """True if operations are being recorded for autograd on this thread."""
-    return _state.enabled
+    """True if grad mode is on on this thread (inside inference mode, ops do not
+    record even then, as torch)."""
+    return _state.enabled or (_state.inference and _state.nominal)
+
+
+def _set_mode(mode):
+    """Switch grad mode; returns the state to restore.  Inference mode keeps
+    recording off whatever grad mode says."""
+    prev = (_state.enabled, _state.nominal)
+    if _state.inference:
+        _state.nominal = mode
+    else:
+        _state.enabled = mode
+    return prev
+
+
+def _restore_mode(prev):
+    _state.enabled, _state.nominal = prev
 
 
 def is_inference_mode_enabled():
@@ -85,11 +101,10 @@ class no_grad(_DecoratorContextManager):
         self.prev = False
 
     def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = False
+        self.prev = _set_mode(False)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _restore_mode(self.prev)
         return False
 
 
@@ -100,11 +115,10 @@ class enable_grad(_DecoratorContextManager):
         self.prev = False
 
     def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = True
+        self.prev = _set_mode(True)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _restore_mode(self.prev)
         return False
 
 
@@ -115,19 +129,18 @@ class set_grad_enabled(_DecoratorContextManager):
     def __init__(self, mode):
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
-        self.prev = _state.enabled
         self.mode = mode
-        _state.enabled = mode
+        self.prev = _set_mode(mode)
 
     def __call__(self, func):
-        _state.enabled = self.prev
+        _restore_mode(self.prev)
         return super().__call__(func)
 
     def __enter__(self):
-        _state.enabled = self.mode
+        _set_mode(self.mode)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _restore_mode(self.prev)
         return False
 
     def clone(self):
@@ -147,20 +160,21 @@ class inference_mode(_DecoratorContextManager):
         if callable(mode) and not isinstance(mode, bool):
             mode = True
         self.mode = bool(mode)
-        self.prev = (True, False)
+        self.prev = (True, False, False)
 
     def __enter__(self):
-        self.prev = (_state.enabled, _state.inference)
+        self.prev = (_state.enabled, _state.inference, _state.nominal)
         # as c10::InferenceMode(mode): grad mode becomes ``not mode``; memory
         # allocated meanwhile makes inference tensors
         _state.enabled = not self.mode
         _state.inference = self.mode
+        _state.nominal = False
         if self.mode:
             _ever[0] = True
         _C._set_inference_mode(self.mode)
 
     def __exit__(self, *exc):
-        _state.enabled, _state.inference = self.prev
+        _state.enabled, _state.inference, _state.nominal = self.prev
         _C._set_inference_mode(self.prev[1])
         return False
 

@@ -660,3 +660,31 @@ def test_leaf_tensor_hooks_apply_to_autograd_grad_results():
         (c * 2).sum().backward()
         return [r1.tolist(), r2.tolist(), c.grad.tolist()]
     assert run(ptcore) == run(torch)
+
+
+@needs_torch
+def test_grad_mode_inside_inference_mode_does_not_record():
+    # torch: enable_grad / set_grad_enabled inside inference mode switch grad mode on
+    # (is_grad_enabled() is True) but nothing records
+    def run(m):
+        seen = []
+        w = m.ones(2, requires_grad=True)
+        with m.inference_mode():
+            seen.append(m.is_grad_enabled())
+            with m.enable_grad():
+                leaf = m.ones(2, requires_grad=True)
+                a, b = leaf * 2, w * 2
+                seen += [m.is_grad_enabled(), leaf.requires_grad, a.requires_grad,
+                         a.grad_fn is None, b.requires_grad]
+                with m.no_grad():
+                    seen.append(m.is_grad_enabled())
+                seen.append(m.is_grad_enabled())
+            with m.set_grad_enabled(True):
+                seen += [(w * 3).requires_grad, m.is_grad_enabled()]
+            seen.append(m.is_grad_enabled())
+            with m.inference_mode(False):
+                d = w * 3
+                seen += [d.requires_grad, d.grad_fn is not None, m.is_grad_enabled()]
+        seen.append(m.is_grad_enabled())
+        return seen
+    assert run(ptcore) == run(torch)
