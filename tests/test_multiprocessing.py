@@ -44,8 +44,18 @@ def test_reexports_multiprocessing_names():
         assert hasattr(mp, name), name
     assert mp.get_sharing_strategy() == "file_descriptor"
     assert "file_descriptor" in mp.get_all_sharing_strategies()
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError, match="invalid sharing strategy"):
         mp.set_sharing_strategy("nope")
+
+
+@needs_torch
+def test_sharing_strategies_as_torch():
+    import torch.multiprocessing as tmp
+    assert mp.get_all_sharing_strategies() == tmp.get_all_sharing_strategies()
+    assert mp.get_sharing_strategy() == tmp.get_sharing_strategy()
+    for lib in (mp, tmp):
+        with pytest.raises(AssertionError, match="invalid sharing strategy 'nope'"):
+            lib.set_sharing_strategy("nope")
 
 
 @pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.int64, ptcore.uint8,
@@ -232,3 +242,133 @@ def test_hogwild_example_accuracy():
         sys.argv = argv
     assert acc1 > 0.9
     assert accn > acc1 - 0.03
+
+
+# --- strategy "file_system": named, reference-counted files in /dev/shm ---------------
+
+@pytest.fixture
+def file_system():
+    mp.set_sharing_strategy("file_system")
+    try:
+        yield
+    finally:
+        mp.set_sharing_strategy("file_descriptor")
+
+
+def _ptcore_files():
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("ptcore_"))
+
+
+def _open_fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_file_system_share_memory_names_a_file_and_holds_no_descriptor(file_system):
+    gc.collect()
+    files, fds = _ptcore_files(), _open_fds()
+    assert mp.get_sharing_strategy() == "file_system"
+    ts = [ptcore.full((3,), float(i)).share_memory_() for i in range(20)]
+    assert all(t.is_shared() for t in ts)
+    assert len(_ptcore_files()) == len(files) + 20
+    assert _open_fds() == fds                     # no descriptor kept per storage
+    assert [t.tolist() for t in ts] == [[float(i)] * 3 for i in range(20)]
+    made = _shared_memory_new((2, 2))
+    assert made.is_shared() and len(_ptcore_files()) == len(files) + 21
+    del ts, made
+    gc.collect()
+    assert _ptcore_files() == files               # the last reference unlinks the file
+
+
+def _shared_memory_new(shape):
+    from ptcore.multiprocessing.reductions import _new_shared_tensor
+    return _new_shared_tensor(shape, ptcore.float32).fill_(1)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_file_system_queue_sharing_both_ways(method, file_system):
+    gc.collect()
+    files = _ptcore_files()
+    ctx = mp.get_context(method)
+    q_in, q_out, done = ctx.Queue(), ctx.Queue(), ctx.Event()
+    t = ptcore.zeros(3)
+    p = ctx.Process(target=H.child_add_and_reply, args=(q_in, q_out, done))
+    p.start()
+    try:
+        q_in.put(t)
+        made = q_out.get(timeout=TIMEOUT)
+        assert made.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert t.untyped_storage()._shared.name in _ptcore_files()
+        assert t.tolist() == [1.0, 1.0, 1.0]    # written in the child, read in the parent
+        done.set()
+        assert q_out.get(timeout=TIMEOUT) == "written"
+        assert made.tolist() == [42.0] * 5
+        done.set()
+    finally:
+        done.set()
+        p.join(TIMEOUT)
+    assert p.exitcode == 0
+    del t, made
+    q_in.close(); q_out.close()
+    q_in.join_thread(); q_out.join_thread()
+    gc.collect()
+    assert _ptcore_files() == files               # every reference released
+
+
+def test_file_system_round_trip_in_process_gives_same_storage(file_system):
+    from multiprocessing.reduction import ForkingPickler
+    gc.collect()
+    files = _ptcore_files()
+    t = ptcore.arange(6.).view(2, 3)
+    u = pickle.loads(ForkingPickler.dumps(t[1]))
+    assert u.untyped_storage() is t.untyped_storage()
+    assert ptcore.equal(u, t[1]) and u.storage_offset() == 3
+    del t, u
+    gc.collect()
+    assert _ptcore_files() == files
+
+
+def test_file_system_dataloader_workers(file_system):
+    gc.collect()
+    files = _ptcore_files()
+    from ptcore.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(ptcore.arange(40.).view(20, 2))
+    out = [b for (b,) in DataLoader(ds, batch_size=4, num_workers=2,
+                                    multiprocessing_context="fork")]
+    assert ptcore.equal(ptcore.cat(out), ptcore.arange(40.).view(20, 2))
+    del out
+    gc.collect()
+    assert _ptcore_files() == files
+
+
+def test_file_system_killed_holder_cleaned_up_at_exit(tmp_path):
+    """A process killed while holding a reference leaves the file until the
+    process tree has exited; then the resource tracker unlinks it."""
+    import subprocess
+    import sys
+    import time
+    script = tmp_path / "killed.py"
+    script.write_text(
+        "import gc, sys\n"
+        f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+        "import ptcore, ptcore.multiprocessing as mp\n"
+        "import mp_helpers as H\n"
+        "if __name__ == '__main__':\n"
+        "    mp.set_sharing_strategy('file_system')\n"
+        "    ctx = mp.get_context('fork')\n"
+        "    q_in, q_out = ctx.Queue(), ctx.Queue()\n"
+        "    t = ptcore.ones(1000)\n"
+        "    p = ctx.Process(target=H.child_hold_then_die, args=(q_in, q_out))\n"
+        "    p.start(); q_in.put(t)\n"
+        "    assert q_out.get(timeout=60) == 1000.0\n"
+        "    p.join(60); assert p.exitcode == -9\n"
+        "    print(t.untyped_storage()._shared.name)\n"
+        "    del t; gc.collect()\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    name = r.stdout.strip()
+    assert name.startswith("ptcore_")
+    deadline = time.monotonic() + 30
+    while name in _ptcore_files() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert name not in _ptcore_files()

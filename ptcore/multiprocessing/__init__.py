@@ -8,15 +8,20 @@ and the receiver maps the same pages.  Works with every start method; with
 ``fork`` the arguments of a ``Process`` are not pickled at all, so share
 them (``share_memory_()``, ``Module.share_memory()``) before starting it.
 
-Shared memory is an anonymous ``memfd`` per storage (strategy
-``"file_descriptor"``): nothing is named in ``/dev/shm`` and the kernel
-frees it when the last process using it drops it or dies.
+Both of PyTorch's sharing strategies on Linux are implemented (see
+:mod:`ptcore._shared_memory`): ``"file_descriptor"`` (the default), an
+anonymous ``memfd`` per storage that nothing names in ``/dev/shm`` and that
+the kernel frees when the last process using it drops it or dies; and
+``"file_system"``, a named file in ``/dev/shm`` per storage, so that no
+process keeps a descriptor open per shared storage, reference-counted and
+unlinked by the last process to release it.
 """
 import multiprocessing
 import sys
 
 from multiprocessing import *  # noqa: F401,F403
 
+from ptcore import _shared_memory
 from ptcore.multiprocessing import reductions as _reductions
 from ptcore.multiprocessing.spawn import (
     ProcessContext, ProcessExitedException, ProcessRaisedException, SpawnContext,
@@ -28,34 +33,30 @@ __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_stra
            "ProcessRaisedException", "ProcessExitedException"]
 __all__ += multiprocessing.__all__  # type: ignore[attr-defined]
 
-_sharing_strategy = "file_descriptor"
-_all_sharing_strategies = {"file_descriptor"}
-
-
 def set_sharing_strategy(new_strategy):
-    """Set the strategy for sharing CPU tensors.
+    """Set the strategy for sharing CPU tensors (this process's, as torch's:
+    a spawned child starts with ``"file_descriptor"``, a forked one inherits it).
 
     Parameters
     ----------
     new_strategy : str
-        One of :func:`get_all_sharing_strategies` (only ``"file_descriptor"``
-        is implemented: it never leaves names behind in ``/dev/shm``).
+        One of :func:`get_all_sharing_strategies`: ``"file_descriptor"``
+        (anonymous memory passed by descriptor, nothing named in
+        ``/dev/shm``) or ``"file_system"`` (a named, reference-counted file
+        in ``/dev/shm`` per storage: no descriptor kept open per storage).
+        Storages already shared keep their memory and the way it is sent.
     """
-    global _sharing_strategy
-    if new_strategy not in _all_sharing_strategies:
-        raise ValueError(f"unsupported sharing strategy {new_strategy!r}; "
-                         f"choose from {sorted(_all_sharing_strategies)}")
-    _sharing_strategy = new_strategy
+    _shared_memory.set_strategy(new_strategy)
 
 
 def get_sharing_strategy():
     """The current strategy for sharing CPU tensors."""
-    return _sharing_strategy
+    return _shared_memory.get_strategy()
 
 
 def get_all_sharing_strategies():
     """The set of sharing strategies supported on this system."""
-    return set(_all_sharing_strategies)
+    return set(_shared_memory.STRATEGIES)
 
 
 _reductions.init_reductions()

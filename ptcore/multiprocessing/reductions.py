@@ -1,12 +1,16 @@
 """Pickling reductions that send tensors between processes by shared memory.
 
-Strategy ``"file_descriptor"`` (PyTorch's default on Linux): a storage's
-bytes live in an anonymous ``memfd_create`` file mapped ``MAP_SHARED``.
-Sending a storage sends a duplicate of its file descriptor
-(``multiprocessing.reduction.DupFd``: passed to a spawned child directly,
-otherwise through ``multiprocessing.resource_sharer``).  Nothing is ever
-named in ``/dev/shm``: the kernel frees the memory when the last process
-closes its descriptor and unmaps it, even when processes are killed.
+A storage is moved to shared memory in the current sharing strategy when it
+is sent (see :mod:`ptcore._shared_memory`), and goes the way its memory was
+shared:
+
+- ``"file_descriptor"`` (PyTorch's default on Linux): a duplicate of the
+  descriptor of its anonymous ``memfd`` (``multiprocessing.reduction.DupFd``:
+  passed to a spawned child directly, otherwise through
+  ``multiprocessing.resource_sharer``).  Nothing is ever named in
+  ``/dev/shm``.
+- ``"file_system"``: the name of its file in ``/dev/shm``; the message
+  holds a reference of the file's count, which the receiver takes over.
 """
 import os
 from multiprocessing.reduction import ForkingPickler, DupFd
@@ -14,11 +18,11 @@ from multiprocessing.reduction import ForkingPickler, DupFd
 from ptcore import _tensor as _C
 from ptcore._tensor import Storage, _TensorBase
 from ptcore._shared_memory import (  # noqa: F401 (the mechanics live there; re-exported)
-    _HAVE_MOVE, _SharedHandle, _cache, _cache_lock, _map_fd, _new_fd, _new_shared_storage, _register,
-    _share_storage, builtin_max)
+    _HAVE_MOVE, _SharedFileHandle, _SharedHandle, _cache, _cache_lock, _cached, _file_ref, _map_fd,
+    _new_fd, _new_shared_storage, _open_named, _register, _share_storage, _storage_on, builtin_max)
 
 __all__ = ["init_reductions", "reduce_tensor", "reduce_storage", "rebuild_tensor",
-           "rebuild_storage_fd"]
+           "rebuild_storage_fd", "rebuild_storage_filename"]
 
 
 def _new_shared_tensor(shape, dtype):
@@ -51,8 +55,7 @@ def rebuild_storage_fd(df, nbytes):
     try:
         key = os.fstat(fd)
         key = (key.st_dev, key.st_ino)
-        with _cache_lock:
-            st = _cache.get(key)
+        st = _cached(key)
         if st is not None:
             os.close(fd)
             return st
@@ -63,11 +66,13 @@ def rebuild_storage_fd(df, nbytes):
     size = os.fstat(fd).st_size
     if size < nbytes:
         raise RuntimeError(f"shared memory segment of {size} bytes is smaller than its storage ({nbytes} bytes)")
-    mv, addr = _map_fd(fd, nbytes)
-    st = _C._storage_from_pointer(addr, nbytes, mv)
-    st._shared = handle
-    _register(st, handle)
-    return st
+    return _storage_on(handle, *_map_fd(fd, nbytes), nbytes)
+
+
+def rebuild_storage_filename(name, nbytes):
+    """Rebuild a shared storage from the name of its file in ``/dev/shm``
+    (strategy ``"file_system"``)."""
+    return _open_named(name, nbytes)
 
 
 def rebuild_storage_empty():
@@ -85,6 +90,9 @@ def reduce_storage(storage):
         return (rebuild_storage_empty, ())
     _share_storage(storage)
     handle = storage._shared
+    if isinstance(handle, _SharedFileHandle):
+        _file_ref(handle.name, 1)       # the message's reference, taken over by the receiver
+        return (rebuild_storage_filename, (handle.name, nbytes))
     return (rebuild_storage_fd, (DupFd(handle.fd), nbytes))
 
 
