@@ -1,9 +1,13 @@
 """``backward`` and ``grad``: the public entry points to the engine."""
+import warnings
+
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.graph import gradient_edge, run_backward, accumulate_grad
 from ptcore.autograd._graph_edges import GradientEdge
 
 __all__ = ["backward", "grad"]
+
+_warned_create_graph = [False]
 
 
 def _as_tuple(x):
@@ -84,7 +88,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's
     leaves (or of ``inputs`` only)."""
     if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
         grad_tensors = grad_variables
+    if create_graph and not _warned_create_graph[0]:
+        # once per process, as torch's TORCH_WARN_ONCE
+        _warned_create_graph[0] = True
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.", UserWarning, stacklevel=2)
     tensors = _as_tuple(tensors)
     if inputs is not None:
         inputs = _as_tuple(inputs)

@@ -688,3 +688,22 @@ def test_grad_mode_inside_inference_mode_does_not_record():
         seen.append(m.is_grad_enabled())
         return seen
     assert run(ptcore) == run(torch)
+
+
+def test_backward_create_graph_warns_once_and_grad_variables_is_deprecated():
+    from ptcore.autograd import engine
+    engine._warned_create_graph[0] = False
+    x = ptcore.ones(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="create_graph=True will create a reference cycle"):
+        (x * 2).sum().backward(create_graph=True)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x * 2).sum().backward(create_graph=True)      # once per process, as torch
+        ptcore.autograd.grad((x * 2).sum(), x, create_graph=True)
+    with pytest.warns(FutureWarning, match="grad_variables"):
+        autograd.backward((x * 2).sum(), grad_variables=ptcore.tensor(1.0))
+    with pytest.raises(RuntimeError, match="only use `grad_tensors`"), \
+            pytest.warns(FutureWarning):
+        autograd.backward((x * 2).sum(), grad_tensors=ptcore.tensor(1.0),
+                          grad_variables=ptcore.tensor(1.0))
