@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 import ptcore
-from ptcore.utils.data import Dataset, IterableDataset, get_worker_info
+from ptcore.utils.data import Dataset, IterableDataset, Subset, get_worker_info
 
 
 class Squares(Dataset):
@@ -83,6 +83,23 @@ def init_fn(worker_id):
     info = get_worker_info()
     assert info.id == worker_id
     info.dataset.init_called = worker_id
+
+
+class EvenSubset(Subset[int]):
+    """A user subclass of a subscripted generic dataset (pickled to spawned workers)."""
+
+    def __init__(self, dataset):
+        super().__init__(dataset, list(range(0, len(dataset), 2)))
+
+
+class IntStream(IterableDataset[int]):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = get_worker_info()
+        k, m = (0, 1) if info is None else (info.id, info.num_workers)
+        return iter(range(k, self.n, m))
 
 
 try:

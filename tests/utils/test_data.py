@@ -371,3 +371,93 @@ def test_no_segments_left_after_worker_runs():
         list(D.DataLoader(H.Killing(), batch_size=2, num_workers=2))
     list(D.DataLoader(_tensor_ds(), batch_size=4, num_workers=2))
     assert sorted(os.listdir("/dev/shm")) == before
+
+
+PUBLIC_CLASSES = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
+                  "ChainDataset", "Subset", "Sampler", "SequentialSampler", "RandomSampler",
+                  "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+                  "DistributedSampler", "DataLoader"]
+
+
+def _generic_facts(mod, lib, name):
+    """How class ``name`` of ``mod`` (torch.utils.data or ptcore's) behaves as a generic."""
+    import collections.abc
+    cls = getattr(mod, name)
+    try:
+        sub = repr(cls[int]).replace(lib, "LIB")
+    except TypeError:
+        sub = TypeError
+    return (sub, type(cls).__name__, issubclass(cls, collections.abc.Iterable),
+            len(getattr(cls, "__parameters__", ())), sorted(getattr(cls, "__abstractmethods__", ())))
+
+
+@needs_torch
+@pytest.mark.parametrize("name", PUBLIC_CLASSES)
+def test_generic_subscripting_matches_torch(name):
+    """Each public class is (or is not) subscriptable as torch's, with torch's
+    metaclass, type parameters and abstract methods."""
+    assert _generic_facts(D, "ptcore", name) == _generic_facts(TD, "torch", name)
+
+
+@needs_torch
+def test_generic_annotations_and_subclasses_as_torch():
+    for mod, lib in ((D, ptcore), (TD, torch)):
+        alias = mod.DataLoader[tuple[lib.Tensor, lib.Tensor]]
+        assert alias.__origin__ is mod.DataLoader and alias.__args__ == (tuple[lib.Tensor, lib.Tensor],)
+        assert mod.StackDataset[tuple[int, ...]].__origin__ is mod.StackDataset
+        assert mod.ChainDataset[int].__origin__ is mod.ChainDataset
+
+        class Evens(mod.Subset[int]):
+            pass
+
+        assert Evens(list(range(10)), [0, 2, 4])[2] == 4
+        dl = mod.DataLoader[int](list(range(4)), batch_size=2)
+        assert [b.tolist() for b in dl] == [[0, 1], [2, 3]]
+
+
+@needs_torch
+def test_iterable_dataset_is_an_abc_iterable_as_torch():
+    import abc
+    import collections.abc
+    for mod in (D, TD):
+        assert issubclass(mod.IterableDataset, collections.abc.Iterable)
+        assert isinstance(mod.IterableDataset, abc.ABCMeta)
+        assert not issubclass(mod.Dataset, collections.abc.Iterable)
+
+        class NoIter(mod.IterableDataset):
+            pass
+
+        class MoreAbstract(mod.IterableDataset[int]):
+            def __iter__(self):
+                return iter(range(3))
+
+            @abc.abstractmethod
+            def reset(self):
+                ...
+
+        class Done(MoreAbstract):
+            def reset(self):
+                pass
+
+        for cls, missing in ((mod.IterableDataset, "__iter__"), (NoIter, "__iter__"),
+                             (MoreAbstract, "reset")):
+            with pytest.raises(TypeError, match=f"abstract method {missing}"):
+                cls()
+        ds = Done()
+        assert isinstance(ds, collections.abc.Iterable) and list(ds) == [0, 1, 2]
+        assert list(ds + Done()) == [0, 1, 2, 0, 1, 2]
+
+
+@pytest.mark.parametrize("ctx", ["fork", "spawn"])
+def test_generic_subclasses_pickle_to_workers(ctx):
+    import pickle
+    sub = H.EvenSubset(D.TensorDataset(ptcore.arange(10.)))
+    back = pickle.loads(pickle.dumps(sub))
+    assert type(back) is H.EvenSubset and back[1][0].item() == 2.0
+    dl = D.DataLoader[tuple](sub, batch_size=2, num_workers=2, multiprocessing_context=ctx)
+    assert [b[0].tolist() for b in dl] == [[0.0, 2.0], [4.0, 6.0], [8.0]]
+    stream = pickle.loads(pickle.dumps(H.IntStream(6)))
+    assert type(stream) is H.IntStream
+    got = sorted(int(x) for x in D.DataLoader(stream, batch_size=None, num_workers=2,
+                                              multiprocessing_context=ctx))
+    assert got == list(range(6))

@@ -11,6 +11,7 @@ import os
 import queue
 import signal
 import warnings
+from typing import Generic
 
 import ptcore
 import ptcore.multiprocessing as multiprocessing
@@ -19,7 +20,7 @@ from ptcore.utils.data._utils.fetch import _DatasetKind
 from ptcore.utils.data._utils.worker import ExceptionWrapper, get_worker_info  # noqa: F401
 from ptcore.utils.data.dataset import IterableDataset
 from ptcore.utils.data.sampler import (
-    BatchSampler, RandomSampler, Sampler, SequentialSampler, _random_int64,
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, T_co, _random_int64,
 )
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
@@ -45,7 +46,7 @@ def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
         worker_init_fn(worker_id)
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Combine a dataset and a sampler into an iterable over batches (``torch.utils.data.DataLoader``).
 
     Parameters

@@ -3,7 +3,9 @@ import bisect
 import itertools
 import math
 import warnings
-from typing import Generic, TypeVar
+# typing's Iterable (not collections.abc's): as a base it also brings Generic, after
+# collections.abc.Iterable in the MRO, as torch's (so ChainDataset[int] is allowed)
+from typing import Generic, Iterable, TypeVar
 
 import ptcore
 
@@ -11,6 +13,7 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Conca
            "ChainDataset", "Subset", "random_split"]
 
 T_co = TypeVar("T_co", covariant=True)
+_T_stack = TypeVar("_T_stack", tuple[T_co, ...], dict[str, T_co])
 
 
 class Dataset(Generic[T_co]):
@@ -23,22 +26,24 @@ class Dataset(Generic[T_co]):
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset[T_co]):
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
     """An iterable-style dataset: subclasses implement ``__iter__``.
+
+    A :class:`collections.abc.Iterable` (its metaclass is ``abc.ABCMeta``), as
+    torch's: ``__iter__`` is abstract, so a subclass that does not define it
+    (or leaves another ``abc.abstractmethod`` unimplemented) cannot be
+    instantiated.
 
     With ``num_workers > 0`` every worker gets a copy of the dataset; use
     :func:`ptcore.utils.data.get_worker_info` in ``__iter__`` (or a
     ``worker_init_fn``) to split the data between workers.
     """
 
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
-
     def __add__(self, other):
         return ChainDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[ptcore.Tensor, ...]]):
     """Samples are the ``index``-th rows of each tensor (all of equal first dimension)."""
 
     def __init__(self, *tensors):
@@ -53,7 +58,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[_T_stack]):
     """Stack datasets of equal length: samples are tuples (positional) or dicts (keywords)."""
 
     def __init__(self, *args, **kwargs):
@@ -115,7 +120,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """The concatenation of map-style datasets."""
 
     @staticmethod
@@ -174,7 +179,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The subset of ``dataset`` at ``indices``."""
 
     def __init__(self, dataset, indices):

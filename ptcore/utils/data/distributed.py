@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ptcore.utils.data.sampler import Sampler
+from ptcore.utils.data.sampler import Sampler, T_co
 
 __all__ = ["DistributedSampler"]
 
@@ -42,7 +42,7 @@ def torch_randperm(n, seed):
     return r
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """Indices of the ``rank``-th of ``num_replicas`` equal shares of ``dataset``.
 
     Parameters

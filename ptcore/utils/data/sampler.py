@@ -135,7 +135,7 @@ class WeightedRandomSampler(Sampler[int]):
         return self.num_samples
 
 
-class BatchSampler(Sampler[list]):
+class BatchSampler(Sampler[list[int]]):
     """Group the indices of ``sampler`` into lists of ``batch_size``."""
 
     def __init__(self, sampler, batch_size, drop_last):
