@@ -28,7 +28,7 @@ LAYERS = [
               "ptcore._ops._optim", "ptcore._ops._parallel", "ptcore._ops._random",
               "ptcore._ops._reduce", "ptcore._ops._sort", "ptcore._ops._nn_kernels",
               "ptcore._build_utils", "ptcore._shared_memory",
-              "ptcore._cyutility", "ptcore._warn"]),
+              "ptcore._cyutility", "ptcore._warn", "ptcore._hooks"]),
     ("dispatch", ["ptcore._dispatch"]),
     ("ops", ["ptcore._ops", "ptcore.linalg", "ptcore._tensor_str",
              "ptcore.tensor"]),

@@ -686,7 +686,17 @@ def _sum(out, x, dim=None, keepdim=False, **k):
 
     def bw(g):
         return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape),)
-    attach("SumBackward1" if dim is not None else "SumBackward0", out, (x,), bw)
+    node = attach("SumBackward1" if dim is not None else "SumBackward0", out, (x,), bw)
+    if node is not None:
+        # torch's saved dim is the dims as given, negative ones as uint64 wrap-around
+        node._sv = (shape,) if dim is None else (
+            shape, tuple(d % (1 << 64) for d in ((dim,) if isinstance(dim, int) else dim)),
+            bool(keepdim))
+
+
+node_class("SumBackward0", saved=("self_sym_sizes",), scalars=("self_sym_sizes",))
+node_class("SumBackward1", saved=("self_sym_sizes", "dim", "keepdim"),
+           scalars=("self_sym_sizes", "dim", "keepdim"))
 
 
 class x_stub:
@@ -1228,7 +1238,16 @@ def _mm(out, a, b, **k):
         ga = _mm_grad_a(g, sb.unpack(), ta) if sb is not None else None
         gb = _mm_grad_b(g, sa.unpack(), tb) if sa is not None else None
         return ga, gb
-    attach("MmBackward0", out, (a, b), bw)
+    node = attach("MmBackward0", out, (a, b), bw)
+    if node is not None:
+        # grad_fn._saved_self / _saved_mat2 (None when not needed) and their geometry
+        node._sv = (sa, sb, tuple(a.shape), tuple(a.stride()), tuple(b.shape),
+                    tuple(b.stride()))
+
+
+node_class("MmBackward0", saved=("self", "mat2", "self_sym_sizes", "self_sym_strides",
+                                 "mat2_sym_sizes", "mat2_sym_strides"),
+           scalars=("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"))
 
 
 @formula("bmm")
@@ -1281,7 +1300,9 @@ def _matmul(out, a, b, **k):
             if b1:
                 gb = gb.reshape(bshape)
         return ga, gb
-    attach(_matmul_node(len(ashape), len(bshape), a), out, (a, b), bw)
+    node = attach(_matmul_node(len(ashape), len(bshape), a), out, (a, b), bw)
+    if node is not None and len(ashape) == 2 == len(bshape):
+        node._sv = (sa, sb, ashape, tuple(a.stride()), bshape, tuple(b.stride()))
 
 
 _MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",

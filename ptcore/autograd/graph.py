@@ -21,6 +21,7 @@ import threading
 import types
 import weakref
 
+from ptcore._hooks import RemovableHandle
 from ptcore._tensor import _TensorBase
 from ptcore._ops._ewdrv import grad_buffer_add as _buffer_add
 from ptcore._dispatch import forward_ad as _fwl
@@ -43,24 +44,8 @@ class _HookDict(dict):
     __slots__ = ("__weakref__",)
 
 
-class _RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(_RemovableHandle._ids)
-
-    def remove(self):
-        d = self.hooks_dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+# torch.utils.hooks.RemovableHandle, as torch's tensor and node hooks return
+_RemovableHandle = RemovableHandle
 
 
 def _add_hook(owner, attr, fn):
@@ -565,7 +550,11 @@ class Node:
             _current[0] = prev
 
     def __call__(self, *grads):
-        return self._apply(grads)
+        r = self._apply(grads)
+        # as torch: a node of a one-input op returns that input's gradient itself
+        if type(r) in (tuple, list) and len(r) == 1 and len(self._next) == 1:
+            return r[0]
+        return r
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -1185,8 +1174,8 @@ def _saves_nothing(fn, sv):
     only plain values (sizes, dims, numbers, dtypes, devices): torch frees
     only saved tensors, so such a node stays callable after a backward
     without retain_graph (split, cat, neg, to ...)."""
-    if sv is not None:
-        return False
+    if sv is not None and (type(sv) is not tuple or not _plain(sv)):
+        return False        # (saved sizes and dims, as sum's, are plain)
     return _plain(fn, -1)
 
 

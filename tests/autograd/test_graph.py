@@ -707,3 +707,28 @@ def test_backward_create_graph_warns_once_and_grad_variables_is_deprecated():
             pytest.warns(FutureWarning):
         autograd.backward((x * 2).sum(), grad_tensors=ptcore.tensor(1.0),
                           grad_variables=ptcore.tensor(1.0))
+
+
+@needs_torch
+def test_saved_attributes_of_mm_and_sum_and_calling_a_node():
+    def run(m):
+        x = m.ones(3, 4, requires_grad=True)
+        y = m.ones(4, 2)
+        out = []
+        g = x.sum(1).grad_fn
+        out += [g._saved_dim, g._saved_keepdim, tuple(g._saved_self_sym_sizes),
+                sorted(a for a in dir(g) if a.startswith("_saved"))]
+        out.append(x.sum(-1, keepdim=True).grad_fn._saved_dim)
+        out.append(tuple(x.sum().grad_fn._saved_self_sym_sizes))
+        for gm in (x.mm(y).grad_fn, (x @ y.requires_grad_()).grad_fn):
+            out += [type(gm).__name__, sorted(a for a in dir(gm) if a.startswith("_saved")),
+                    gm._saved_self is None,
+                    None if gm._saved_self is None else tuple(gm._saved_self.shape),
+                    tuple(gm._saved_mat2.shape), tuple(gm._saved_mat2_sym_sizes),
+                    tuple(gm._saved_self_sym_strides)]
+        # a node of a one-input op returns that gradient itself; of two, a tuple
+        r1 = x.exp().grad_fn(m.ones(3, 4))
+        r2 = (x * y.sum()).grad_fn(m.ones(3, 4))
+        out += [isinstance(r1, m.Tensor), type(r2).__name__, len(r2)]
+        return out
+    assert run(ptcore) == run(torch)
