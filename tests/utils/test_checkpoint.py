@@ -783,3 +783,27 @@ def test_debug_flag_accepted_non_reentrant():
     with pytest.raises(ValueError, match="debug=True is incompatible with non-default context_fn"):
         pc.checkpoint(ptcore.sin, a, use_reentrant=False, debug=True,
                       context_fn=lambda: pc.noop_context_fn())
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["bn1d", "bn1d-double", "bn2d-no-affine", "instance"])
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_norm_running_stats_under_non_reentrant_checkpoint(make, early_stop):
+    # torch's batch_norm kernel updates the running statistics before autograd saves
+    # its tensors, so the early-stopping recomputation updates them a second time;
+    # instance_norm copies them back after its batch_norm call, so it does not
+    def run(m, ckpt):
+        nn = m.nn
+        mod = {"bn1d": lambda: nn.BatchNorm1d(3), "bn1d-double": lambda: nn.BatchNorm1d(3).double(),
+               "bn2d-no-affine": lambda: nn.BatchNorm2d(3, affine=False),
+               "instance": lambda: nn.InstanceNorm1d(3, track_running_stats=True)}[make]()
+        dt = m.float64 if make == "bn1d-double" else m.float32
+        shape = (4, 3, 2, 2) if make == "bn2d-no-affine" else (4, 3, 2)
+        x = (m.arange(48.0, dtype=dt)[:int(np.prod(shape))].reshape(shape) ** 1.5)
+        x.requires_grad_()
+        with ckpt.set_checkpoint_early_stop(early_stop):
+            ckpt.checkpoint(mod, x, use_reentrant=False).sum().backward()
+        return [_np(mod.running_mean), _np(mod.running_var), int(mod.num_batches_tracked),
+                _np(x.grad)]
+    for a, b in zip(run(ptcore, pc), run(torch, tc)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -80,12 +80,14 @@ class _Standardize(Function):
     """
 
     @staticmethod
-    def forward(ctx, x, dims, eps):
+    def forward(ctx, x, dims, eps, update=None):
         mean = x.mean(dims, keepdim=True)
         y = x - mean
         var = (y * y).mean(dims, keepdim=True)
         rstd = _pt.rsqrt(var + eps)
         y.mul_(rstd)
+        if update is not None:
+            update(mean, var)         # running statistics: before saving (see batch_norm)
         ctx.save_for_backward(x, mean, rstd)
         ctx.dims = dims
         ctx.eps = eps
@@ -96,7 +98,7 @@ class _Standardize(Function):
     @staticmethod
     def backward(ctx, gy, gmean, gvar):
         if gy is None:
-            return None, None, None
+            return None, None, None, None
         x, mean, rstd = ctx.saved_tensors
         dims = ctx.dims
         if _pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad):
@@ -106,7 +108,7 @@ class _Standardize(Function):
             rstd = _pt.rsqrt((xc * xc).mean(dims, keepdim=True) + ctx.eps)
         y = (x - mean) * rstd
         gx = gy - gy.mean(dims, keepdim=True) - y * (gy * y).mean(dims, keepdim=True)
-        return gx * rstd, None, None
+        return gx * rstd, None, None, None
 
 
 def _load_cpu_kernels():
@@ -132,7 +134,7 @@ class _BatchNormTrain(Function):
     _backward_name = "NativeBatchNormBackward0"           # grad_fn as torch names it
 
     @staticmethod
-    def forward(ctx, x, weight, bias, eps):
+    def forward(ctx, x, weight, bias, eps, update=None):
         K = _load_cpu_kernels()
         N, C = x.shape[0], x.shape[1]
         L = x.numel() // (N * C)
@@ -144,6 +146,8 @@ class _BatchNormTrain(Function):
         K.batch_norm_forward(xc, N, C, L, None if weight is None else weight.contiguous(),
                              None if bias is None else bias.contiguous(), y, mean, invstd, var,
                              eps)
+        if update is not None:
+            update(mean, var)         # running statistics: before saving (see batch_norm)
         ctx.save_for_backward(x, weight, bias)
         ctx.bn = (mean, invstd, eps, N, C, L)
         ctx.mark_non_differentiable(mean, var)
@@ -153,7 +157,7 @@ class _BatchNormTrain(Function):
     @staticmethod
     def backward(ctx, gy, gmean, gvar):
         if gy is None:
-            return None, None, None, None
+            return None, None, None, None, None
         x, weight, bias = ctx.saved_tensors
         mean, invstd, eps, N, C, L = ctx.bn
         needs = ctx.needs_input_grad
@@ -165,7 +169,7 @@ class _BatchNormTrain(Function):
             wanted = [t for t in (x, weight, bias) if t is not None and t.requires_grad]
             res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
             return tuple(next(res) if (t is not None and t.requires_grad) else None
-                         for t in (x, weight, bias)) + (None,)
+                         for t in (x, weight, bias)) + (None, None)
         K = _load_cpu_kernels()
         gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
         gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
@@ -173,7 +177,7 @@ class _BatchNormTrain(Function):
         K.batch_norm_backward(gy.contiguous(), x.contiguous(), N, C, L,
                               None if weight is None else weight.contiguous(), mean, invstd,
                               gx, gw, gb)
-        return gx, gw, gb, None
+        return gx, gw, gb, None, None
 
 
 def _bn_fusable(input, weight, bias):
@@ -187,11 +191,12 @@ def _bn_fusable(input, weight, bias):
     return True
 
 
-def _standardize(x, dims, eps):
-    """``(y, mean, var)``: ``x`` normalised over ``dims`` (see :class:`_Standardize`)."""
+def _standardize(x, dims, eps, update=None):
+    """``(y, mean, var)``: ``x`` normalised over ``dims`` (see :class:`_Standardize`);
+    ``update(mean, var)`` runs on the statistics before the Function saves them."""
     if isinstance(dims, builtins.int):
         dims = (dims,)
-    return _Standardize.apply(x, tuple(dims), eps)
+    return _Standardize.apply(x, tuple(dims), eps, update)
 
 
 def _affine(y, weight, bias, shape):
@@ -244,17 +249,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                           momentum, eps).to(input.dtype)
     shape = [1, C] + [1] * (nd - 2)
     if training:
+        def update(mean, var):
+            # inside the Function, before it saves its tensors: a non-reentrant
+            # checkpoint's early-stopping recomputation stops at that save, and the
+            # statistics are updated again there, as torch's kernel does
+            if running_mean is not None:
+                _update_running(running_mean, mean.reshape(C), momentum)
+            if running_var is not None:
+                n = input.numel() // builtins.max(C, 1)
+                _update_running(running_var, var.reshape(C) * (n / (n - 1)), momentum)
+        upd = update if running_mean is not None or running_var is not None else None
         if _bn_fusable(input, weight, bias):
-            y, mean, var = _BatchNormTrain.apply(input, weight, bias, eps)
+            y, mean, var = _BatchNormTrain.apply(input, weight, bias, eps, upd)
         else:
             dims = (0,) + tuple(range(2, nd))
-            y, mean, var = _standardize(input, dims, eps)
+            y, mean, var = _standardize(input, dims, eps, upd)
             y = _affine(y, weight, bias, shape)
-        if running_mean is not None:
-            _update_running(running_mean, mean.reshape(C), momentum)
-        if running_var is not None:
-            n = input.numel() // builtins.max(C, 1)
-            _update_running(running_var, var.reshape(C) * (n / (n - 1)), momentum)
         return y
     if running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -289,6 +299,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         dims = tuple(range(2, nd))
         y, mean, var = _standardize(input, dims, eps)
+        # after the Function (torch copies the instance statistics back after its
+        # batch_norm call: a checkpoint's early-stopping recomputation skips it)
         if running_mean is not None:
             _update_running(running_mean, mean.reshape(N, C).mean(0), momentum)
         if running_var is not None:
