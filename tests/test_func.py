@@ -327,3 +327,21 @@ def test_distribution_validation_under_vmap():
             L._is_any_true(L.tensor([True, False])).item()]
     for a, b in zip(run(ptcore), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@needs_torch
+def test_replace_all_batch_norm_modules_then_vmap():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4, 2, 5, 5))
+    outs = []
+    for L, F in ((ptcore, pfunc), (torch, tfunc)):
+        L.manual_seed(0)
+        net = L.nn.Sequential(L.nn.BatchNorm2d(2), L.nn.ReLU(),
+                              L.nn.Sequential(L.nn.BatchNorm2d(2))).double()
+        assert F.replace_all_batch_norm_modules_(net) is net
+        bn = net[2][0]
+        outs.append((bn.running_mean, bn.running_var, bn.num_batches_tracked,
+                     bn.track_running_stats, sorted(net.state_dict())))
+        outs.append(F.vmap(net)(L.tensor(x, dtype=L.float64)).detach().numpy())
+    assert outs[0] == (None, None, None, False, outs[2][4]) and outs[2][:4] == outs[0][:4]
+    np.testing.assert_allclose(outs[1], outs[3], rtol=1e-10)

@@ -14,7 +14,7 @@ import functools
 from ptcore._dispatch import forward_ad as _fwl
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call", "stack_module_state", "linearize"]
+           "functional_call", "stack_module_state", "linearize", "replace_all_batch_norm_modules_"]
 
 
 def _pt():
@@ -572,3 +572,23 @@ def stack_module_state(models):
 
 # forward-mode transforms (ptcore/func/_forward.py)
 from ptcore.func._forward import jvp, linearize, jacfwd, hessian  # noqa: E402
+
+
+def _is_batch_norm(module):
+    # nn's _BatchNorm (BatchNorm1d/2d/3d, SyncBatchNorm, the lazy ones), by class name:
+    # func sits below nn in the layers
+    return builtins.any(c.__name__ == "_BatchNorm" for c in type(module).__mro__)
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module of ``root`` use batch statistics only, in place
+    (``torch.func.replace_all_batch_norm_modules_``): its running statistics become
+    None and ``track_running_stats`` False, so that vmap over it works."""
+    for m in root.modules():
+        if _is_batch_norm(m) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
