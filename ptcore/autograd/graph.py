@@ -822,8 +822,10 @@ def _validate(node, grads):
             if g.dtype is dt and g.shape == shape:
                 continue
         except AttributeError:
-            raise TypeError(f"function {type(node).__name__} returned a gradient of type "
-                            f"{type(g).__name__} at position {i}; expected a Tensor or None") from None
+            # torch: "expected Variable or None (got float)", a RuntimeError
+            raise RuntimeError(f"function {type(node).__name__} returned a gradient of type "
+                               f"{type(g).__name__} at position {i}: expected Variable (a "
+                               f"Tensor) or None (got {type(g).__name__})") from None
         if g.shape != shape:
             try:
                 g = _sum_to(g, tuple(shape))

@@ -282,3 +282,19 @@ def test_function_node_freed_without_cyclic_gc():
     finally:
         if was:
             gc.enable()
+
+
+def test_backward_returning_a_non_tensor_raises_runtime_error():
+    import ptcore
+
+    class BadRet(ptcore.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return 1.0
+    x = ptcore.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"expected Variable .* or None \(got float\)"):
+        BadRet.apply(x).sum().backward()
