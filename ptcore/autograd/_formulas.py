@@ -1861,7 +1861,8 @@ def _scatter(out, x, dim, index, src=None, *, value=None, reduce=None, **k):
         gx = g.scatter(dim, i, 0)
         gs = g.gather(dim, i) if _T(src) else None
         return gx, gs
-    attach("ScatterBackward0", out, (x, src), bw)
+    # torch: scatter.src is ScatterBackward0, scatter.value (a number) ScatterBackward1
+    attach("ScatterBackward0" if _T(src) else "ScatterBackward1", out, (x, src), bw)
 
 
 @formula("scatter_add")

@@ -109,6 +109,7 @@ def test_spatial_transformer_roundtrip():
 
 
 def test_gumbel_softmax():
+    ptcore.manual_seed(11)          # (independent of the tests run before)
     logits = ptcore.randn(5, 7, requires_grad=True)
     ptcore.manual_seed(0)
     y = F.gumbel_softmax(logits, tau=0.5)
@@ -117,7 +118,8 @@ def test_gumbel_softmax():
     h = F.gumbel_softmax(logits, tau=0.5, hard=True, dim=0)
     hn = h.detach().numpy()
     assert set(np.unique(hn)) <= {0.0, 1.0} and (hn.sum(0) == 1).all()
-    (h * ptcore.arange(7.)).sum().backward()
+    # (weights that vary along the softmax dim: constant ones give a zero gradient)
+    (h * ptcore.arange(35.).reshape(5, 7)).sum().backward()
     assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0
     # straight-through: the gradient is the soft sample's
     ptcore.manual_seed(3)

@@ -244,6 +244,12 @@ class _ConvBwdX(_Function):
         return ggy, gw, gb, None, None
 
 
+class _ConvTransposeFn(_ConvBwdX):
+    """The transposed convolution: the input gradient of a convolution, named as
+    torch's node for it."""
+    _backward_name = "ConvolutionBackward0"
+
+
 class _ConvBwdW(_Function):
     """gw = weight gradient of conv(x, .) for ``gy``, of shape ``wshape``."""
 
@@ -548,7 +554,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         return y.squeeze(0) if unbatched else y
     geo = (nd, _pad5(stride, nd, 1), _pad5(padding, nd, 0), _pad5(dilation, nd, 1), groups,
            _pad5(osz, nd, 1))
-    y = _ConvBwdX.apply(x, weight, bias, geo,
+    y = _ConvTransposeFn.apply(x, weight, bias, geo,
                         (x.shape[0], weight.shape[1] * groups) + tuple(osz))
     return y.squeeze(0) if unbatched else y
 
@@ -623,6 +629,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # unfold / fold
 # ---------------------------------------------------------------------------
 class _UnfoldFn(_Function):
+    _backward_name = "Im2ColBackward0"           # grad_fn as torch names it
+
     @staticmethod
     def forward(ctx, x, geo):
         kernel, stride, pad, dil, osz = geo
@@ -658,6 +666,8 @@ def _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt):
 
 
 class _FoldFn(_Function):
+    _backward_name = "Col2ImBackward0"
+
     @staticmethod
     def forward(ctx, col, geo, xshape):
         kernel, stride, pad, dil, osz = geo

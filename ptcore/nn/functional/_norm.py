@@ -273,7 +273,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     invstd = _pt.rsqrt(running_var + eps)
     scale = invstd if weight is None else weight * invstd
     shift = -running_mean * scale if bias is None else bias - running_mean * scale
-    return input * scale.reshape(shape) + shift.reshape(shape)
+    return _R.name_grad_fn(input * scale.reshape(shape) + shift.reshape(shape),
+                           "NativeBatchNormBackward0", input)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -314,7 +315,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                                "use_input_stats is false")
         rstd = _pt.rsqrt(running_var + eps)
         y = input * rstd.reshape(shape) + (-running_mean * rstd).reshape(shape)
-    return _affine(y, weight, bias, shape)
+    # (torch's instance norm is a batch norm of the folded input, viewed back)
+    return _R.name_grad_fn(_affine(y, weight, bias, shape), "ViewBackward0", input)
 
 
 def _normalized_shape(normalized_shape, fname):
@@ -464,7 +466,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     x = input.reshape(N, num_groups, -1)
     y = _standardize(x, -1, eps)[0].reshape(input.shape)
-    return _affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2))
+    return _R.name_grad_fn(_affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2)),
+                           "NativeGroupNormBackward0", input)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

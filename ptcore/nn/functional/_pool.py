@@ -205,6 +205,28 @@ _MAX_WINDOWS = {}
 _MAX_WINDOWS_CAP = 512
 
 
+_NAMED = {}
+
+
+def _named(fn, name):
+    """``fn`` (a pooling Function) with torch's grad_fn name ``name``: a subclass
+    made once (torch names the node after its own decomposition: 1-d pooling
+    ends in a squeeze, a 1-element adaptive average is a mean)."""
+    cls = _NAMED.get((fn, name))
+    if cls is None:
+        cls = _NAMED[fn, name] = type(fn.__name__, (fn,), {"_backward_name": name})
+    return cls
+
+
+_MAX_NAMES = {1: "SqueezeBackward1", 2: "MaxPool2DWithIndicesBackward0",
+              3: "MaxPool3DWithIndicesBackward0"}
+_AVG_NAMES = {1: "SqueezeBackward1", 2: "AvgPool2DBackward0", 3: "AvgPool3DBackward0"}
+_AAVG_NAMES = {1: "SqueezeBackward1", 2: "AdaptiveAvgPool2DBackward0",
+               3: "AdaptiveAvgPool3DBackward0"}
+_AMAX_NAMES = {1: "SqueezeBackward1", 2: "AdaptiveMaxPool2DBackward0",
+               3: "AdaptiveMaxPool3DBackward0"}
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd,
               fname):
     _check_input(input, nd, fname, "max1d" if nd == 1 else "max")
@@ -223,7 +245,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
             _MAX_WINDOWS.clear()
         _MAX_WINDOWS[key] = win
-    y, ind = _MaxPoolFn.apply(input, nd, win, fname)
+    y, ind = _named(_MaxPoolFn, _MAX_NAMES[nd]).apply(input, nd, win, fname)
     return (y, ind) if return_indices else y
 
 
@@ -491,7 +513,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         ends.append(en)
         factors.append(fa)
     win = (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), div, osz)
-    return _AvgPoolFn.apply(input, nd, win, fname)
+    return _named(_AvgPoolFn, _AVG_NAMES[nd]).apply(input, nd, win, fname)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -603,12 +625,14 @@ def _adaptive_windows(input, output_size, nd, fname):
 
 def _adaptive_avg(input, output_size, nd, fname):
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
-    return _AvgPoolFn.apply(input, nd, (starts, ends, factors, 0, osz), fname)
+    name = _AAVG_NAMES[nd] if nd == 1 or builtins.any(o != 1 for o in osz) else "MeanBackward1"
+    return _named(_AvgPoolFn, name).apply(input, nd, (starts, ends, factors, 0, osz), fname)
 
 
 def _adaptive_max(input, output_size, return_indices, nd, fname):
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
-    y, ind = _MaxPoolFn.apply(input, nd, (starts, ends, (1, 1, 1), osz), fname)
+    y, ind = _named(_MaxPoolFn, _AMAX_NAMES[nd]).apply(input, nd, (starts, ends, (1, 1, 1), osz),
+                                                       fname)
     return (y, ind) if return_indices else y
 
 

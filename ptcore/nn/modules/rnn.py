@@ -10,6 +10,7 @@ from ptcore.nn.functional import _rnn as _R
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.utils.rnn import PackedSequence
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -17,6 +18,18 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 def _apply_permutation(tensor, permutation, dim=1):
     return tensor.index_select(dim, permutation)
 
+
+
+def _name_output(output, mode, bidirectional, proj_size, data):
+    """The (T, B, H) output with the grad_fn torch's CPU kernels give it: the stack
+    of the steps, the concatenation of two directions, the fused LSTM layer's."""
+    if bidirectional:
+        name = "CatBackward0"
+    elif mode == "LSTM" and proj_size == 0:
+        name = "MkldnnRnnLayerBackward0"
+    else:
+        name = "StackBackward0"
+    return _name_grad_fn(output, name, data)
 
 class RNNBase(Module):
     r"""Base class of :class:`RNN`, :class:`LSTM` and :class:`GRU`.
@@ -298,9 +311,11 @@ class RNNBase(Module):
             output = PackedSequence(out, input.batch_sizes, sorted_indices, unsorted_indices)
         else:
             T, B = len(batch_sizes), batch_sizes[0]
-            output = out.reshape(T, B, out.size(-1))
+            output = _name_output(out.reshape(T, B, out.size(-1)), self.mode, self.bidirectional,
+                                  self.proj_size, data)
             if self.batch_first:
-                output = output.transpose(0, 1)
+                output = _name_grad_fn(output.transpose(0, 1), "TransposeBackward0" if is_lstm
+                                       else "TransposeBackward1", data)
             if not is_batched:
                 output = output.squeeze(batch_dim)
                 h_n = h_n.squeeze(1)
@@ -547,6 +562,7 @@ class RNNCell(RNNCellBase):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         ret = _R._cell_forward(mode, input, hx, None, self.weight_ih, self.weight_hh,
                                self.bias_ih, self.bias_hh)
+        ret = _name_grad_fn(ret, "TanhBackward0" if mode == "RNN_TANH" else "ReluBackward0", input)
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -607,4 +623,5 @@ class GRUCell(RNNCellBase):
             hx = hx.unsqueeze(0)
         ret = _R._cell_forward("GRU", input, hx, None, self.weight_ih, self.weight_hh,
                                self.bias_ih, self.bias_hh)
+        ret = _name_grad_fn(ret, "AddBackward0", input)         # h' = (1 - z) n + z h, as torch
         return ret if is_batched else ret.squeeze(0)
