@@ -177,8 +177,11 @@ newaxis = None
 
 
 def is_tensor(obj):
-    """True if ``obj`` is a ptcore tensor."""
-    return isinstance(obj, _TensorBase)
+    """True if ``obj`` is a ptcore tensor, dense or sparse (:mod:`ptcore.sparse`)."""
+    if isinstance(obj, _TensorBase):
+        return True
+    sparse = _sys.modules.get("ptcore.sparse._tensor")    # (no sparse tensor before its import)
+    return sparse is not None and isinstance(obj, sparse.SparseTensor)
 
 
 def is_storage(obj):
@@ -290,6 +293,11 @@ def _to_sparse(self, layout=None, *, sparse_dim=None, blocksize=None, dense_dim=
     return to_sparse(self, layout, sparse_dim)
 
 
+def _to_sparse_coo(self):
+    from ptcore.sparse import to_sparse
+    return to_sparse(self)
+
+
 def _to_sparse_csr(self, dense_dim=None):
     from ptcore.sparse import to_sparse, sparse_csr
     return to_sparse(self, sparse_csr)
@@ -327,6 +335,7 @@ def _sparse_mask(self, mask):
 
 Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc, Tensor.sparse_mask = \
     _to_sparse, _to_sparse_csr, _to_sparse_csc, _sparse_mask
+Tensor.to_sparse_coo = _to_sparse_coo
 
 
 # the rest of the public functions become entries of the dispatch point; the
@@ -388,7 +397,7 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "get_include": "ptcore.utils.cython_extension",
                "get_device_module": "ptcore.accelerator"}
 for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
-           "sparse_csr", "sparse_csc", "spmm"):
+           "sparse_csr", "sparse_csc", "spmm", "sparse_compressed_tensor"):
     _LAZY_ATTRS[_n] = "ptcore.sparse"
 _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",

@@ -35,7 +35,7 @@ class _TensorSubclassMeta(type):
         return cls._construct(*args, **kwargs)
 
     def __instancecheck__(self, instance):
-        if self is Parameter and isinstance(instance, _TensorBase) and \
+        if self is Parameter and ptcore.is_tensor(instance) and \
                 getattr(instance, "_is_param", False):
             return True
         if self is Buffer and isinstance(instance, _TensorBase) and \
@@ -66,6 +66,11 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
     def _construct(cls, data=None, requires_grad=True):
         if data is None:
             data = ptcore.empty(0)
+        if not isinstance(data, _TensorBase) and ptcore.is_tensor(data):
+            # a sparse tensor stays itself (a leaf on the same memory), flagged as a parameter
+            t = data.detach().requires_grad_(requires_grad)
+            t._is_param = True
+            return t
         if not isinstance(data, _TensorBase):
             raise TypeError(
                 f"Parameter(): data must be a Tensor, got {type(data).__name__}")

@@ -12,11 +12,11 @@ import numpy as _np
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.function import Function as _Function
-from ptcore.sparse._tensor import SparseTensor, sparse_coo, sparse_csr, sparse_csc
+from ptcore.sparse._tensor import SparseTensor, empty_coo, sparse_coo, sparse_csr, sparse_csc
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul", "pow",
            "index_select", "unsqueeze", "sparse_mask", "spdiags", "cat", "stack", "bmm",
-           "narrow_copy"]
+           "narrow_copy", "select", "sampled_addmm", "to_dense"]
 
 
 def _pt():
@@ -72,6 +72,58 @@ class _SpMM(_Function):
             d2 = dense if dense.dim() == 2 else dense.unsqueeze(1)
             gv = (g2.index_select(0, rows) * d2.index_select(0, cols)).sum(-1)
         return gv, gd, None
+
+
+class _Alias(_Function):
+    """The identity on a sparse tensor's values, the node torch records when a
+    sparse tensor is built from values that require grad."""
+
+    @staticmethod
+    def forward(ctx, values):
+        return values.view(values.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+_ALIASES = {}
+
+
+def alias(values, node):
+    """``values`` behind a new identity node named ``node``."""
+    cls = _ALIASES.get(node)
+    if cls is None:
+        cls = _ALIASES[node] = type(node[:-len("Backward0")], (_Alias,),
+                                    {"_backward_name": node})
+    return cls.apply(values)
+
+
+class _ToDense(_Function):
+    """``S.to_dense()``: the values summed into zeros at their positions;
+    the values' gradient is the dense gradient at those positions."""
+
+    _backward_name = "ToDenseBackward0"
+
+    @staticmethod
+    def forward(ctx, values, S):
+        pt = _pt()
+        ss = S._sshape()
+        tail = S._shape[len(ss):]
+        ctx.flat, ctx.tail = S._flat_positions(), tail
+        d = pt.zeros(S._shape, dtype=values.dtype)
+        if ctx.flat.shape[0]:
+            d.view((-1,) + tail).index_add_(0, ctx.flat, values.detach())
+        return d
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape((-1,) + ctx.tail).index_select(0, ctx.flat), None
+
+
+def to_dense(S):
+    """The dense tensor of the sparse ``S`` (differentiable in its values)."""
+    return _ToDense.apply(S._parts[-1], S)
 
 
 def _check_mm(mat1, mat2, what):
@@ -250,19 +302,127 @@ def mul(input, other):
     if isinstance(other, SparseTensor):
         other = other.to_dense()
     if isinstance(other, _TensorBase) and other.dim() > 0:
-        input._no_dense_dims("sparse * dense")
-        S = input.to_sparse_coo()
-        if tuple(other.shape) != input._shape:
-            raise RuntimeError(f"mul: sparse {list(input._shape)} and dense "
-                               f"{list(other.shape)} shapes must match")
-        idx = S._parts[0]
-        picked = other[tuple(idx[d] for d in range(S.dim()))]
-        r = SparseTensor(sparse_coo, (idx, S._parts[1] * picked), S._shape, S._coalesced)
-        return r if input.layout is sparse_coo else (
-            r.coalesce().to_sparse_csr() if input.layout is sparse_csr else
-            r.coalesce().to_sparse_csc())
+        if input.layout is not sparse_coo:
+            if tuple(other.shape) != input._shape:   # (torch's compressed mul: no broadcasting)
+                raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has "
+                                   f"size {list(other.shape)} but mask has size "
+                                   f"{list(input._shape)}")
+            r = _mul_coo(input.to_sparse_coo(), other)
+            return r.coalesce().to_sparse_csr() if input.layout is sparse_csr else \
+                r.coalesce().to_sparse_csc()
+        return _mul_coo(input, other)
     return SparseTensor(input.layout, input._parts[:-1] + (input._parts[-1] * other,),
                         input._shape, input._coalesced)
+
+
+def _mul_coo(S, dense):
+    """The COO ``S`` times the dense ``dense`` broadcast to it: its stored
+    entries times ``dense``'s entries there.  As torch's, a dense operand with
+    more dims repeats the (coalesced) entries along the new leading dims
+    (differentiable in both operands)."""
+    pt = _pt()
+    shape = tuple(pt.broadcast_shapes(S._shape, tuple(dense.shape)))
+    lead = len(shape) - S.dim()
+    if shape[lead:] != S._shape:
+        raise RuntimeError(f"mul: the dense operand of size {list(dense.shape)} would broadcast "
+                           f"the sparse dims of size {list(S._shape)} to {list(shape)}: "
+                           f"only new leading dims are supported")
+    if lead:        # (torch coalesces first: its result is coalesced)
+        S = S.coalesce()
+    idx, vals = S._parts
+    if lead:        # the entries repeated for every index of the new leading dims
+        n, reps = idx.shape[1], int(_np.prod(shape[:lead]))
+        outer = _np.stack(_np.unravel_index(_np.repeat(_np.arange(reps), n), shape[:lead]))
+        idx = pt.cat([pt.from_numpy(outer.astype(_np.int64).reshape(lead, -1)),
+                      idx.repeat(1, reps)])
+        vals = vals.repeat((reps,) + (1,) * (vals.dim() - 1))
+    sd = idx.shape[0]
+    picked = dense.expand(shape)[tuple(idx[d] for d in range(sd))]
+    return SparseTensor(sparse_coo, (idx, vals * picked), shape, S._coalesced)
+
+
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim`` (``Tensor.select``, ``s[i]``): a COO
+    tensor (a compressed input is converted, as torch's), or a dense one when
+    no sparse dim is left; differentiable in the values."""
+    pt = _pt()
+    d = _norm_dims(dim, input.dim())[0]
+    size = input._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input._shape)} at dimension {d}")
+    index %= size
+    S = input.to_sparse_coo()
+    idx, vals = S._parts
+    sd = S.sparse_dim()
+    shape = S._shape[:d] + S._shape[d + 1:]
+    if d >= sd:
+        return SparseTensor(sparse_coo, (idx, vals.select(d - sd + 1, index)), shape,
+                            S._coalesced)
+    keep = pt.from_numpy(_np.nonzero(idx[d].numpy() == index)[0].astype(_np.int64))
+    vals = vals.index_select(0, keep)
+    if sd == 1:     # no sparse dim left: the dense sum of the entries there
+        return vals.sum(0)
+    rest = [k for k in range(sd) if k != d]
+    new_idx = idx.index_select(1, keep)[pt.tensor(rest)]
+    # (torch's flag: a compressed input's slice is coalesced, a COO one only when it is trivially so)
+    return SparseTensor(sparse_coo, (new_idx, vals), shape,
+                        keep.shape[0] <= 1 or input.layout is not sparse_coo)
+
+
+def _like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+          pin_memory=False):
+    """``zeros_like``/``empty_like`` of a sparse tensor: no stored entries, in
+    its layout (or dense zeros with ``layout=ptcore.strided``)."""
+    pt = _pt()
+    dtype = input.dtype if dtype is None else dtype
+    if device is not None and pt.device(device).type != "cpu":
+        raise RuntimeError(f"sparse tensors are only supported on the CPU in ptcore, got "
+                           f"device={device}")
+    if layout is pt.strided:
+        return pt.zeros(input._shape, dtype=dtype, requires_grad=requires_grad)
+    if layout is not None and layout is not input.layout:
+        raise RuntimeError(f"zeros_like: converting a sparse {input.layout.name[7:]} tensor to "
+                           f"layout {layout} is not supported")
+    p = input._parts
+    if input.layout is sparse_coo:
+        r = empty_coo(input._shape, dtype, input.sparse_dim())
+    else:
+        r = SparseTensor(input.layout, (pt.zeros(p[0].shape, dtype=p[0].dtype),
+                                        pt.zeros(0, dtype=p[1].dtype), pt.zeros(0, dtype=dtype)),
+                         input._shape)
+    return r.requires_grad_() if requires_grad else r
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)`` at the stored entries of the
+    sparse CSR ``input`` only (``torch.sparse.sampled_addmm``): a CSR result of
+    ``input``'s structure, differentiable in ``mat1``, ``mat2`` and the values."""
+    if not isinstance(input, SparseTensor) or input.layout is not sparse_csr:
+        raise NotImplementedError(
+            f"Could not run 'aten::sparse_sampled_addmm' with arguments from the "
+            f"'{'CPU' if not isinstance(input, SparseTensor) else _layout_name(input.layout) + 'CPU'}'"
+            f" backend: sampled_addmm expects a sparse CSR input")
+    if out is not None:
+        raise NotImplementedError("sampled_addmm: out= is not supported")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if not isinstance(m, _TensorBase) or m.dim() != 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a dense 2-D matrix, got "
+                               f"{getattr(m, 'shape', type(m).__name__)}")
+    if input.dim() != 2:
+        raise NotImplementedError("sampled_addmm: batched sparse inputs are not supported")
+    _check_mm(mat1, mat2, "sampled_addmm")
+    if input.dtype is not mat1.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and self to have the same dtype, but "
+                           f"got {mat1.dtype._legacy} and {input.dtype._legacy}")
+    if (mat1.shape[0], mat2.shape[1]) != input._shape:
+        raise RuntimeError(f"sampled_addmm: Expected input to have size "
+                           f"{[mat1.shape[0], mat2.shape[1]]}, but got {list(input._shape)}")
+    rows, cols = _rows_cols(input)
+    prod = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(-1)
+    v = input._parts[-1]
+    vals = (v if beta == 1 else v * beta) + (prod if alpha == 1 else prod * alpha)
+    return input._with_values(vals)
 
 
 def _t(x):
@@ -612,6 +772,10 @@ _HANDLERS = {
     "stack": lambda tensors, dim=0: stack(tensors, dim), "bmm": lambda a, b: bmm(a, b),
     "narrow_copy": lambda a, dim, start, length: narrow_copy(a, dim, start, length),
     "sparse_mask": lambda a, mask: sparse_mask(a, mask),
+    "select": lambda a, dim, index: select(a, dim, index),
+    "zeros_like": _like, "empty_like": _like,
+    "smm": lambda a, b: a.smm(b), "to_dense": lambda a, dtype=None: a.to_dense(dtype),
+    "sampled_addmm": sampled_addmm,
     **VALUE_OPS,
 }
 

@@ -17,7 +17,8 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 
 __all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo_tensor",
-           "sparse_csr_tensor", "sparse_csc_tensor", "from_scipy", "to_sparse"]
+           "sparse_csr_tensor", "sparse_csc_tensor", "sparse_compressed_tensor", "from_scipy",
+           "to_sparse", "check_sparse_tensor_invariants"]
 
 
 class _Layout:
@@ -53,12 +54,15 @@ def _as_tensor(v, dtype=None):
 class SparseTensor:
     """A sparse matrix (or N-D COO array) in ``layout``.
 
-    Not a subclass of :class:`ptcore.Tensor`: it supports the sparse API
+    Not a subclass of :class:`ptcore.Tensor` (``isinstance(s, ptcore.Tensor)``
+    is False, unlike torch's), but :func:`ptcore.is_tensor` is True and modules
+    take it as a buffer or a parameter.  It supports the sparse API
     (``indices``/``values``/``crow_indices``/..., ``coalesce``, ``to_dense``,
-    conversions, ``mm``/``@`` with a dense operand) and ``to_scipy``.
+    conversions, ``mm``/``@`` with a dense operand), the autograd attributes
+    (of its values: the structure takes no part in autograd) and ``to_scipy``.
     """
 
-    __slots__ = ("layout", "_shape", "_parts", "_coalesced")
+    __slots__ = ("layout", "_shape", "_parts", "_coalesced", "_is_param")
 
     def __init__(self, layout, parts, shape, coalesced=False):
         self.layout = layout
@@ -97,19 +101,67 @@ class SparseTensor:
     def is_sparse_csr(self):
         return self.layout is sparse_csr
 
+    # -- autograd: that of the values (the structure never takes part) ---------
     @property
     def requires_grad(self):
         """Whether the values take part in autograd (the structure never does)."""
         return self._parts[-1].requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
         self._parts[-1].requires_grad_(requires_grad)
         return self
 
     @property
+    def is_leaf(self):
+        """True unless the tensor was made by a differentiable op (as torch: a
+        tensor built from values that require grad is not a leaf)."""
+        return self._parts[-1].is_leaf
+
+    @property
     def grad(self):
         """The gradient of the values, in this tensor's layout (or None)."""
         return self._grad_of_values(self._parts[-1].grad)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, SparseTensor) or value._shape != self._shape or \
+                    value.layout is not self.layout:
+                raise RuntimeError(f"assigned grad has data of a different size or layout: "
+                                   f"expected a sparse {self.layout.name[7:]} tensor of size "
+                                   f"{list(self._shape)}")
+            if not all(a.shape == b.shape and bool((a == b).all())
+                       for a, b in zip(value._parts[:-1], self._parts[:-1])):
+                raise RuntimeError("assigning the gradient of a sparse tensor needs the "
+                                   "tensor's own index structure")
+            value = value._parts[-1]
+        self._parts[-1].grad = value
+
+    def retain_grad(self):
+        self._parts[-1].retain_grad()
+
+    @property
+    def data(self):
+        """This tensor detached (the same index and value memory)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        """Make this tensor hold ``other``'s structure and (detached) values,
+        keeping its own ``requires_grad`` (as ``Module._apply`` replaces a
+        parameter's data)."""
+        if not isinstance(other, SparseTensor):
+            raise RuntimeError(f"data set to a tensor that requires gradients must match its "
+                               f"layout: expected a sparse tensor, got {type(other).__name__}")
+        v = other._parts[-1].detach()
+        if self.requires_grad:
+            v.requires_grad_()
+        self.layout, self._shape, self._coalesced = other.layout, other._shape, other._coalesced
+        self._parts = other._parts[:-1] + (v,)
 
     def _grad_of_values(self, g):
         """A gradient ``g`` of the values as a sparse tensor of this structure."""
@@ -134,6 +186,30 @@ class SparseTensor:
     @property
     def is_cuda(self):
         return False
+
+    @property
+    def is_cpu(self):
+        return True
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def get_device(self):
+        return -1
 
     def numel(self):
         n = 1
@@ -160,14 +236,52 @@ class SparseTensor:
         return SparseTensor(self.layout, self._parts[:-1] + (v,), self._shape, self._coalesced)
 
     def to(self, *args, **kwargs):
-        """Values converted with ``Tensor.to`` (dtype; the CPU device)."""
-        return self._with_values(self._parts[-1].to(*args, **kwargs))
+        """This tensor with its values converted to ``dtype`` (``Tensor.to``'s
+        overloads: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``,
+        ``copy=``); sparse tensors live on the CPU only."""
+        from ptcore.tensor import _parse_to
+        if args and isinstance(args[0], SparseTensor):
+            args = (args[0].device, args[0].dtype) + tuple(args[1:])
+        device, dtype, _, copy, _ = _parse_to(args, dict(kwargs))
+        if device is not None and device.type != "cpu":
+            raise RuntimeError(f"sparse tensors are only supported on the CPU in ptcore: "
+                               f"cannot move a sparse {self.layout.name[7:]} tensor of size "
+                               f"{list(self._shape)} to {device}")
+        v = self._parts[-1]
+        if dtype is not None and dtype is not v.dtype:
+            return self._with_values(v.to(dtype))
+        return self.clone() if copy else self
 
-    def double(self):
-        return self.to(_pt().float64)
+    def cpu(self, memory_format=None):
+        return self
 
-    def float(self):
-        return self.to(_pt().float32)
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The legacy type name (``'ptcore.sparse.FloatTensor'``), or this tensor
+        converted to ``dtype`` (a dtype, a legacy type or its name)."""
+        if dtype is None:
+            if self.layout is not sparse_coo:
+                raise RuntimeError(f"Unimplemented backend "
+                                   f"{'SparseCsrCPU' if self.layout is sparse_csr else 'SparseCscCPU'}")
+            return f"ptcore.sparse.{self.dtype._legacy}Tensor"
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            match = [d for d in _C._all_dtypes() if d._legacy + "Tensor" == name]
+            if not match or ".cuda." in dtype:
+                raise ValueError(f"invalid type: '{dtype}'")
+            return self.to(match[0])
+        if isinstance(getattr(dtype, "dtype", None), _C.dtype) and isinstance(dtype, type):
+            return self.to(dtype.dtype)                   # a legacy type (ptcore.sparse.X)
+        return self.to(_C._as_dtype(dtype))
+
+    def type_as(self, other):
+        if not isinstance(other, SparseTensor):
+            raise RuntimeError("to(options) doesn't support converting to a different layout, "
+                               "but got self.layout being Sparse and options.layout set as "
+                               "Strided")
+        return self.to(other.dtype)
 
     def detach(self):
         return self._with_values(self._parts[-1].detach())
@@ -224,12 +338,9 @@ class SparseTensor:
 
     def zero_(self):
         """No stored entries (``Tensor.zero_`` of a sparse tensor)."""
-        pt = _pt()
         if self.layout is not sparse_coo:
             self.layout, self._parts = sparse_coo, self.to_sparse_coo()._parts
-        idx, v = self._parts
-        self._parts = (pt.zeros((idx.shape[0], 0), dtype=pt.int64),
-                       pt.zeros((0,) + tuple(v.shape[1:]), dtype=v.dtype))
+        self._parts = empty_coo(self._shape, self.dtype, self._parts[0].shape[0])._parts
         self._coalesced = True
         return self
 
@@ -350,18 +461,28 @@ class SparseTensor:
         new_idx = new_idx.reshape(idx.shape[0], -1)
         return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), self._shape, True)
 
-    def to_dense(self):
+    def _flat_positions(self):
+        """int64 positions of the stored entries in the row-major flattening
+        of the sparse dims (duplicates of an uncoalesced tensor kept)."""
         pt = _pt()
         if self.layout is sparse_coo:
-            d = pt.zeros(self._shape, dtype=self.dtype)
             idx = self._parts[0]
-            if idx.shape[1]:
-                ss = self._sshape()
-                flat = pt.from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), ss)
-                                     .astype(_np.int64))
-                d.view((-1,) + self._shape[len(ss):]).index_add_(0, flat, self._parts[1])
-            return d
-        return pt.from_numpy(_np.ascontiguousarray(self.to_scipy().toarray()))
+            if idx.shape[0] == 1:
+                return idx[0]
+            return pt.from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), self._sshape())
+                                 .astype(_np.int64).reshape(-1))
+        comp = self._parts[0].numpy().astype(_np.int64)
+        major = _np.repeat(_np.arange(len(comp) - 1, dtype=_np.int64), _np.diff(comp))
+        minor = self._parts[1].numpy().astype(_np.int64)
+        rows, cols = (major, minor) if self.layout is sparse_csr else (minor, major)
+        return pt.from_numpy(rows * self._shape[1] + cols)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """The dense tensor (duplicate entries summed); differentiable in the
+        values (``ToDenseBackward0``)."""
+        from ptcore.sparse._ops import to_dense
+        r = to_dense(self)
+        return r if dtype is None else r.to(dtype)
 
     def to_sparse_coo(self):
         if self.layout is sparse_coo:
@@ -398,6 +519,73 @@ class SparseTensor:
         other = sparse_csc if self.layout is sparse_csr else sparse_csr
         return SparseTensor(other, p, shape)
 
+    @property
+    def mT(self):
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of "
+                               f"matrices. Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def mH(self):
+        r = self.mT
+        return r._with_values(r._parts[-1].conj()) if self.is_complex() else r
+
+    @property
+    def T(self):
+        if self.dim() <= 2:
+            return self.t() if self.dim() == 2 else self
+        S = self.to_sparse_coo()
+        return SparseTensor(sparse_coo, (S._parts[0].flip(0), S._parts[1]), self._shape[::-1],
+                            False)
+
+    @property
+    def H(self):
+        r = self.T
+        return r._with_values(r._parts[-1].conj()) if self.is_complex() else r
+
+    def select(self, dim, index):
+        from ptcore.sparse._ops import select
+        return select(self, dim, index)
+
+    def __getitem__(self, key):
+        """Integer indexing (``s[i]``, ``s[i, j]``): successive ``select`` on the
+        leading dims, as torch's sparse tensors allow (slices are not supported)."""
+        keys = key if isinstance(key, tuple) else (key,)
+        r = self
+        for k in keys:
+            if isinstance(k, bool) or not isinstance(k, (int, _np.integer)) and not (
+                    hasattr(k, "__index__") and getattr(k, "dim", lambda: 0)() == 0):
+                raise NotImplementedError(
+                    f"indexing a sparse tensor supports integers only, got "
+                    f"{type(k).__name__} (torch has no sparse kernel for it either)")
+            k = _operator.index(k)
+            if not -r.shape[0] <= k < r.shape[0]:
+                raise IndexError(f"index {k} is out of bounds for dimension 0 with size "
+                                 f"{r.shape[0]}")
+            r = r.select(0, k)
+        return r
+
+    def copy_(self, src, non_blocking=False):
+        """Make this tensor a copy of the sparse ``src`` (its structure and
+        values, converted to this tensor's dtype), as torch's sparse ``copy_``."""
+        if not isinstance(src, SparseTensor):
+            raise RuntimeError("copy_() between dense and sparse Tensors is not implemented! "
+                               "Found self type = sparse and src type = dense")
+        if src._shape != self._shape:
+            raise RuntimeError(f"copy_: sizes {list(src._shape)} and {list(self._shape)} differ")
+        v = src._parts[-1].detach().to(self.dtype).clone()
+        if self.requires_grad:
+            v.requires_grad_()
+        self.layout, self._coalesced = src.layout, src._coalesced
+        self._parts = tuple(p.clone() for p in src._parts[:-1]) + (v,)
+        return self
+
+    def smm(self, mat):
+        """``self @ mat`` as a sparse COO tensor (``Tensor.smm``)."""
+        from ptcore.sparse._root_ops import smm
+        return smm(self, mat)
+
     def mm(self, other):
         from ptcore.sparse._ops import mm
         return mm(self, other)
@@ -414,6 +602,42 @@ class SparseTensor:
         return mul(self, s)
 
     __rmul__ = __mul__
+
+
+def _cast_method(name, dtype_name):
+    def cast(self, memory_format=None):
+        return self.to(getattr(_C, dtype_name))
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"``self.to(ptcore.{dtype_name.rstrip('_')})``."
+    return cast
+
+
+for _name, _dt in (("half", "float16"), ("float", "float32"), ("double", "float64"),
+                   ("bfloat16", "bfloat16"), ("cfloat", "complex64"), ("cdouble", "complex128"),
+                   ("byte", "uint8"), ("char", "int8"), ("short", "int16"), ("int", "int32"),
+                   ("long", "int64"), ("bool", "bool_")):
+    setattr(SparseTensor, _name, _cast_method(_name, _dt))
+del _name, _dt
+
+
+def _values_alias(vals, node):
+    """``vals`` as the values of a new sparse tensor: detached unless they
+    require grad; then (as torch) behind an identity node named ``node``, so
+    that the sparse tensor is not a leaf and gradients reach ``vals``."""
+    if not vals.requires_grad:
+        return vals.detach()    # the same memory; requires_grad_() on the result leaves it alone
+    from ptcore.sparse._ops import alias
+    return alias(vals, node)
+
+
+def empty_coo(shape, dtype, sparse_dim=None):
+    """A COO tensor of ``shape`` with no stored entries (``sparse_dim``
+    sparse dims, all by default)."""
+    pt = _pt()
+    sd = len(shape) if sparse_dim is None else sparse_dim
+    return SparseTensor(sparse_coo, (pt.zeros((sd, 0), dtype=pt.int64),
+                                     pt.zeros((0,) + tuple(shape[sd:]), dtype=dtype)),
+                        shape, True)
 
 
 def _infer_size(idx, size):
@@ -465,8 +689,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     vals = vals.contiguous()
     if requires_grad:
         vals = vals.detach().requires_grad_()
-    elif not vals.requires_grad:
-        vals = vals.detach()    # the same memory; requires_grad_() on the result leaves it alone
+    else:
+        vals = _values_alias(vals, "SparseCooTensorWithDimsAndTensorsBackward0")
     return SparseTensor(sparse_coo, (idx.contiguous(), vals), shape,
                         bool(is_coalesced) or idx.shape[1] <= 1)
 
@@ -504,8 +728,7 @@ def _compressed(layout, comp, plain, values, size, dtype):
                            f"(={n_comp + 1}), but got: {len(c)}")
     if p.size and (p.min() < 0 or p.max() >= n_plain):
         raise RuntimeError(f"{pname} must be in [0, {n_plain})")
-    if not vals.requires_grad:
-        vals = vals.detach()    # the same memory; requires_grad_() on the result leaves it alone
+    vals = _values_alias(vals, "SparseCompressedTensorBackward0")
     return SparseTensor(layout, (comp, plain, vals), size)
 
 
@@ -522,6 +745,73 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
     """A CSC sparse matrix (``torch.sparse_csc_tensor``)."""
     r = _compressed(sparse_csc, ccol_indices, row_indices, values, size, dtype)
     return r._with_values(r._parts[-1].detach().requires_grad_()) if requires_grad else r
+
+
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *, dtype=None,
+                             layout=None, device=None, pin_memory=False, requires_grad=False,
+                             check_invariants=None):
+    """A compressed sparse matrix in ``layout`` (``torch.sparse_compressed_tensor``):
+    ``sparse_csr`` or ``sparse_csc`` (the block layouts BSR/BSC are not supported)."""
+    make = {sparse_csr: sparse_csr_tensor, sparse_csc: sparse_csc_tensor}.get(layout)
+    if make is None:
+        got = "none" if layout is None else ("Sparse" if layout is sparse_coo else
+                                             getattr(layout, "name", repr(layout)))
+        raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor layout "
+                           f"but got {got} (ptcore supports sparse_csr and sparse_csc)")
+    return make(compressed_indices, plain_indices, values, size, dtype=dtype, device=device,
+                requires_grad=requires_grad, check_invariants=check_invariants)
+
+
+class check_sparse_tensor_invariants:
+    """``torch.sparse.check_sparse_tensor_invariants``: a context manager and
+    decorator switching the checks of sparse tensor constructors on (or off
+    with ``enable=False``), and the global switch (``enable()``,
+    ``disable()``, ``is_enabled()``, off by default as in torch).
+
+    ptcore's constructors check the invariants (index bounds, compressed index
+    order, sizes) whatever the switch says: an invalid sparse tensor is never
+    built, so nothing can read out of bounds later.  The switch is kept so that
+    code written for torch runs and reads back what it set.
+    """
+
+    _enabled = False
+
+    @staticmethod
+    def is_enabled():
+        return check_sparse_tensor_invariants._enabled
+
+    @staticmethod
+    def enable():
+        check_sparse_tensor_invariants._enabled = True
+
+    @staticmethod
+    def disable():
+        check_sparse_tensor_invariants._enabled = False
+
+    def __init__(self, enable=True):
+        self.state = enable
+        self.saved_state = None
+
+    def __enter__(self):
+        if self.saved_state is not None:
+            raise RuntimeError("This context manager instance is already activated. Use a "
+                               "different context manager instance for context nesting.")
+        self.saved_state = self.is_enabled()
+        check_sparse_tensor_invariants._enabled = self.state
+        return self
+
+    def __exit__(self, *exc):
+        check_sparse_tensor_invariants._enabled = self.saved_state
+        self.saved_state = None
+
+    def __call__(self, mth):
+        import functools
+
+        @functools.wraps(mth)
+        def test_mth(*args, **kwargs):
+            with type(self)(self.state):
+                return mth(*args, **kwargs)
+        return test_mth
 
 
 def _share(a):

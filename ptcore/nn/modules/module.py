@@ -283,7 +283,7 @@ class Module:
             raise KeyError('buffer name can\'t be empty string ""')
         elif hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
-        elif tensor is not None and not isinstance(tensor, _TensorBase):
+        elif tensor is not None and not ptcore.is_tensor(tensor):    # (sparse tensors too)
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)")
@@ -852,7 +852,7 @@ class Module:
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
-                    if value is not None and not isinstance(value, _TensorBase):
+                    if value is not None and not ptcore.is_tensor(value):
                         raise TypeError(
                             f"cannot assign '{_typename(value)}' as buffer '{name}' "
                             "(torch.nn.Buffer, torch.Tensor or None expected)")
@@ -992,7 +992,7 @@ class Module:
             key = prefix + name
             if key in state_dict:
                 input_param = state_dict[key]
-                if not isinstance(input_param, _TensorBase):
+                if not ptcore.is_tensor(input_param):
                     error_msgs.append(
                         f'While copying the parameter named "{key}", '
                         "expected torch.Tensor or Tensor-like object from checkpoint but "
