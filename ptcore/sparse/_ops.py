@@ -435,13 +435,7 @@ def coo_rows(sparse):
     dense-dim sizes, so that ``dense.view((-1,) + tail)[flat]`` are the
     entries' rows (what optimizers update lazily)."""
     S = sparse.to_sparse_coo().coalesce()
-    idx = S._parts[0]
-    ss = S._sshape()
-    if len(ss) == 1:
-        flat = idx[0]
-    else:
-        flat = _pt().from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), ss).astype(_np.int64))
-    return flat, S._parts[1], S._shape[len(ss):]
+    return S._flat_positions(), S._parts[1], S._shape[S.sparse_dim():]
 
 
 def dense_add_(dense, sparse, alpha=1):
@@ -455,14 +449,9 @@ def dense_add_(dense, sparse, alpha=1):
     v = S._parts[1] if alpha == 1 else S._parts[1] * alpha
     if v.dtype is not dense.dtype:
         v = v.to(dense.dtype)
-    idx = S._parts[0]
-    ss = S._sshape()
-    if len(ss) == 1:
-        flat = idx[0]
-    else:
-        flat = _pt().from_numpy(_np.ravel_multi_index(tuple(idx.numpy()), ss).astype(_np.int64))
+    flat = S._flat_positions()
     if flat.shape[0]:
-        dense.view((-1,) + S._shape[len(ss):]).index_add_(0, flat, v)
+        dense.view((-1,) + S._shape[S.sparse_dim():]).index_add_(0, flat, v)
     return dense
 
 
