@@ -129,6 +129,7 @@ class SobolEngine:
         else:
             shift, state = self._scrambled(state)
         self._state = state
+        self._steps = np.ascontiguousarray(state.T)   # (MAXBIT, dim): rows gathered per point
         self._shift = shift
         self.sobolstate = ptcore.from_numpy(state)
         self.shift = ptcore.from_numpy(shift)
@@ -160,13 +161,17 @@ class SobolEngine:
         ls = _rightmost_zero(np.arange(start, start + n, dtype=np.int64))
         if ls.max() >= self.MAXBIT:
             raise RuntimeError(f"SobolEngine: at most 2**{self.MAXBIT} points can be drawn")
-        steps = self._state[:, ls].T                          # (n, dim)
+        steps = self._steps[ls]               # (n, dim), row-major: the points' layout
         pts = np.bitwise_xor.accumulate(steps, axis=0) ^ self._quasi[None, :]
         self._quasi = pts[-1].copy()
         return pts
 
     def _to_tensor(self, pts, dtype):
-        return ptcore.from_numpy(pts * (1.0 / 2 ** self.MAXBIT)).to(dtype)
+        u = pts * (1.0 / 2 ** self.MAXBIT)
+        if dtype in (ptcore.float32, ptcore.float64):
+            return ptcore.from_numpy(u.astype(np.float32 if dtype is ptcore.float32 else np.float64,
+                                              copy=False))
+        return ptcore.from_numpy(u).to(dtype)
 
     def draw(self, n=1, out=None, dtype=None):
         """The next ``n`` points, shape ``(n, dimension)`` (default dtype when ``dtype`` is
