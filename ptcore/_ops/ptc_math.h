@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Inverse error function: Giles' single-precision approximation refined by
- * two Newton steps on erf (accurate to a few ulp in double). */
+/* Inverse error function: Giles' double-precision approximation ("Approximating
+ * the erfinv function", GPU Computing Gems, 2011: three polynomials in w =
+ * -log(1 - y^2)), within 5 ulp of the true value over (-1, 1) (torch's within 3);
+ * no Newton steps (each costs an erf and an exp: 10x the time for ~2 ulp). */
 static inline double ptc_erfinv(double y)
 {
     if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
@@ -80,13 +82,7 @@ static inline double ptc_erfinv(double y)
         x = 1.0103004648645343977 + x * w;
         x = 4.8499064014085844221 + x * w;
     }
-    x *= y;
-    /* Newton refinement on erf(x) = y */
-    for (int k = 0; k < 2; k++) {
-        double err = erf(x) - y;
-        x -= err / (1.1283791670955126 * exp(-x * x));
-    }
-    return x;
+    return x * y;
 }
 
 /* Digamma: reflection for x < 0, recurrence up to x >= 6, asymptotic series.
