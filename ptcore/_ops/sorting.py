@@ -813,6 +813,33 @@ def _even_edges(lo, hi, nbins, x):
     return linspace(lo, hi, nbins + 1, dtype=x.dtype, device=x.device)
 
 
+def _bin_positions(e64, v):
+    """The bin of each value of ``v`` (all within ``[e64[0], e64[-1]]``) for the
+    increasing edges ``e64``: ``searchsorted(side='right') - 1``, the last bin closed.
+    Evenly spaced edges (``bins=int``) take torch's way: the bin computed from the
+    value, then checked against its edges and moved by one where rounding put it
+    next door; any value still outside its bin is searched."""
+    import numpy as np
+    nbins = e64.size - 1
+    lo, hi = e64[0], e64[-1]
+    width = (hi - lo) / nbins if nbins else 0.0
+    if nbins < 2 or not width > 0 or v.size < 64 or \
+            not np.allclose(np.diff(e64), width, rtol=1e-3, atol=0.0):
+        pos = np.searchsorted(e64, v, side="right") - 1
+        pos[pos == nbins] -= 1
+        return pos
+    pos = ((v - lo) * (nbins / (hi - lo))).astype(np.int64)
+    np.clip(pos, 0, nbins - 1, out=pos)
+    pos -= v < e64[pos]
+    pos += (v >= e64[pos + 1]) & (pos < nbins - 1)
+    bad = (v < e64[pos]) | ((v >= e64[pos + 1]) & (pos < nbins - 1))
+    if bad.any():
+        fix = np.searchsorted(e64, v[bad], side="right") - 1
+        fix[fix == nbins] -= 1
+        pos[bad] = fix
+    return pos
+
+
 def _histogram_cpu(x, edges_t, weight, density):
     """Counts (or weight sums) of ``x`` in the bins of the increasing
     ``edges_t`` (the last bin closed), in float64, then in ``x``'s dtype."""
@@ -820,8 +847,7 @@ def _histogram_cpu(x, edges_t, weight, density):
     flat = _host_array(x).reshape(-1).astype(np.float64)
     e64 = _host_array(edges_t).astype(np.float64)
     ok = (flat >= e64[0]) & (flat <= e64[-1])
-    pos = np.searchsorted(e64, flat[ok], side="right") - 1
-    pos[pos == e64.size - 1] -= 1
+    pos = _bin_positions(e64, flat[ok])
     nbins = e64.size - 1
     if weight is None:
         counts = np.bincount(pos, minlength=nbins).astype(np.float64)

@@ -977,3 +977,32 @@ def test_large_sort_topk_unique_match_torch(torch, dt):
         kp = ptcore.kthvalue(P(m, dt), 17, dim)
         kt = torch.kthvalue(T(torch, m, dt), 17, dim)
         assert_same(kp.values, kt.values)
+
+
+@pytest.mark.parametrize("case", ["normal", "on-edges", "integers", "range-cut"])
+def test_histogram_even_bins_match_torch(torch, case):
+    # equal-width bins compute each value's bin and correct it against the edges;
+    # values on the edges (float32 edges too) must land where torch's do
+    rng = np.random.default_rng(len(case))
+    for dt in (np.float32, np.float64):
+        for nb in (1, 2, 7, 100, 333):
+            n = 5000
+            if case == "on-edges":
+                a = np.round(rng.uniform(0, 1, n) * nb) / nb
+            elif case == "integers":
+                a = rng.integers(-5, 6, n).astype(float)
+            else:
+                a = rng.standard_normal(n) * 3
+            a = a.astype(dt)
+            rg = (float(a.min()) + 0.3, float(a.max()) - 0.2) if case == "range-cut" else None
+            w = rng.standard_normal(n).astype(dt)
+            for weight in (None, w):
+                hp, ep = ptcore.histogram(ptcore.from_numpy(a), nb, range=rg,
+                                          weight=None if weight is None else ptcore.from_numpy(weight))
+                ht, et = torch.histogram(torch.from_numpy(a), nb, range=rg,
+                                         weight=None if weight is None else torch.from_numpy(weight))
+                np.testing.assert_array_equal(ep.numpy(), et.numpy())
+                if weight is None:
+                    np.testing.assert_array_equal(hp.numpy(), ht.numpy())
+                else:
+                    np.testing.assert_allclose(hp.numpy(), ht.numpy(), rtol=1e-4, atol=1e-3)
