@@ -8,6 +8,8 @@ and device, constructors as ``torch.FloatTensor(2, 3)`` / ``torch.LongTensor([1,
 import builtins
 import math
 
+import numpy as _np
+
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase, Size
 
@@ -67,16 +69,31 @@ class _LegacyTensorType(type):
                 return ptcore.empty(tuple(a), dtype=dtype)
             if isinstance(a, _C.Storage) and hasattr(ptcore.Tensor, "set_"):
                 return ptcore.empty(0, dtype=dtype).set_(a)
-            if isinstance(a, (builtins.int,)) and not isinstance(a, builtins.bool):
-                return ptcore.empty(a, dtype=dtype)
-            if isinstance(a, (builtins.list, builtins.tuple)) or hasattr(a, "__array__"):
-                return ptcore.tensor(a, dtype=dtype)
-            raise TypeError(f"{cls.__name__}(): expected sizes, a sequence of data or a tensor, "
-                            f"got {type(a).__name__}")
+            if isinstance(a, (builtins.int, _np.integer)) and not isinstance(a, builtins.bool):
+                return ptcore.empty(builtins.int(a), dtype=dtype)
+            return ptcore.tensor(_sequence_data(a), dtype=dtype)
         if all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
             return ptcore.empty(tuple(args), dtype=dtype)
         raise TypeError(f"{cls.__name__}(): expected integer sizes, got "
                         f"({', '.join(type(a).__name__ for a in args)})")
+
+
+def _sequence_data(a):
+    """``a`` as data for ``ptcore.tensor``: torch's legacy constructors take any
+    sequence (a list, tuple, range, NumPy array, bytearray ...) but no other
+    iterable, and refuse str/bytes."""
+    if isinstance(a, (builtins.str, builtins.bytes)):
+        raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
+    if isinstance(a, (builtins.list, builtins.tuple, _np.ndarray)):
+        return a
+    t = type(a)
+    # the sequence protocol (PySequence_Check): item access that is not a
+    # mapping's; NumPy scalars are numbers
+    if hasattr(t, "__getitem__") and hasattr(t, "__len__") \
+            and not isinstance(a, (builtins.dict, _np.generic)):
+        return builtins.list(a)
+    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    raise TypeError(f"new(): data must be a sequence (got {name})")
 
 
 def _legacy(name, dtype):

@@ -20,3 +20,15 @@ def warn_at_caller(message, category=UserWarning):
         f = f.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+_WARNED_ONCE = set()
+
+
+def warn_once(key, message, category=UserWarning):
+    """torch's ``TORCH_WARN_ONCE``: :func:`warn_at_caller` the first time ``key``
+    warns in the process, never again (the warning filters apply to that first
+    one only, as in torch, where the C++ side already dropped the rest)."""
+    if key not in _WARNED_ONCE:
+        _WARNED_ONCE.add(key)
+        warn_at_caller(message, category)

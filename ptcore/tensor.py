@@ -9,6 +9,7 @@ import numbers as _numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import runtime as _device_runtime
+from ptcore._warn import warn_once as _warn_once
 
 
 def _parse_to(args, kwargs):
@@ -131,6 +132,36 @@ class Tensor(_TensorBase):
     @staticmethod
     def _make_subclass(cls, data, require_grad=False):
         return _C._make_subclass_impl(cls, data, require_grad)
+
+    # -- deprecations torch warns about once per process --------------------
+
+    @property
+    def T(self):
+        """The dims reversed (a transpose for 2-d; other ranks are deprecated, with a
+        warning once per process, as torch's TORCH_WARN_ONCE)."""
+        nd = self.ndim
+        if nd == 2:
+            return _TensorBase.T.__get__(self)
+        if nd == 0:
+            _warn_once("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the "
+                       "identity in these cases.")
+        else:
+            _warn_once("T_nd", "The use of `x.T` on tensors of dimension other than 2 to reverse "
+                       "their shape is deprecated and it will throw an error in a future release. "
+                       "Consider `x.mT` to transpose batches of matrices or "
+                       "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                       "of a tensor.")
+        return self.permute(list(range(nd - 1, -1, -1)))
+
+    def __float__(self):
+        if self.requires_grad and self.numel() == 1:
+            from ptcore.autograd.grad_mode import is_grad_enabled
+            if is_grad_enabled():       # once per process, as torch (float() only)
+                _warn_once("float_requires_grad", "Converting a tensor with requires_grad=True "
+                           "to a scalar may lead to unexpected behavior.\nConsider using "
+                           "tensor.detach() first.")
+            return _TensorBase.__float__(self.detach())
+        return _TensorBase.__float__(self)
 
     # -- autograd-facing attributes ----------------------------------------
 
@@ -536,9 +567,10 @@ class Tensor(_TensorBase):
         return object.__format__(self, format_spec)
 
     def __reversed__(self):
+        """The tensor flipped along dim 0 (``reversed(t)``); a 0-d tensor itself."""
         if self.dim() == 0:
             return self
-        return iter(self.unbind(0)[::-1])
+        return self.flip(0)
 
     def __dir__(self):
         return sorted(set(dir(type(self)) + list(self.__dict__.keys())))
@@ -553,6 +585,29 @@ class Tensor(_TensorBase):
             args = args[:-1] + ({k: v for k, v in state.items() if k not in _AUTOGRAD_ATTRS}
                                 or None,)
         return fn, args
+
+    def __copy__(self):
+        """``copy.copy``: a new leaf viewing the same storage (size, strides,
+        offset) with ``requires_grad``, the class and a shallow copy of the user
+        attributes, as torch rebuilds a tensor from its reduction without
+        copying the storage (a class with its own reduction, as ``Parameter``,
+        is rebuilt from that)."""
+        cls = type(self)
+        if cls.__reduce_ex__ is not Tensor.__reduce_ex__:
+            import copy
+            return copy._reconstruct(self, None, *self.__reduce_ex__(4))
+        new = _C.empty(0, dtype=self.dtype, device=self.device).set_(
+            self.untyped_storage(), self.storage_offset(), self.size(), self.stride())
+        new._new_version_counter()       # its own, at 1: torch's rebuild is an in-place set_
+        new._bump_version()
+        if self.requires_grad:
+            new.requires_grad_()
+        if cls is not Tensor:
+            new = new.as_subclass(cls)
+        d = getattr(self, "__dict__", None)
+        if d:
+            new.__dict__.update((k, v) for k, v in d.items() if k not in _AUTOGRAD_ATTRS)
+        return new
 
     def __deepcopy__(self, memo):
         new = _TensorBase.__deepcopy__(self, memo)

@@ -765,3 +765,26 @@ def test_setitem_scalar_in_range(dtype, value):
     a = values((4,), dtype)
     for key in [lambda L: 1, lambda L: slice(None, None, 2), lambda L: [0, 3], lambda L: M(L, [True, False, False, True])]:
         check_set(a, key, lambda L: value)
+
+
+@needs_torch
+@pytest.mark.parametrize("key", ["'a'", "b'a'", "(None, 'a')", "(0, 'a')", "[0, 'a']", "1.5",
+                                 "{0: 1}", "object()"])
+def test_non_index_items_raise_as_torch(key):
+    """A str/bytes item is read as data for an index tensor (TypeError "new(): invalid data
+    type"), other non-index objects raise IndexError; for reads and writes alike."""
+    got = []
+    for L in (torch, ptcore):
+        x = L.arange(6.).reshape(2, 3)
+        row = []
+        for op in (lambda: x[eval(key)], lambda: x.__setitem__(eval(key), 1.0)):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    op()
+                row.append(None)
+            except Exception as e:  # noqa: BLE001 - the type is compared
+                row.append((type(e), str(e).replace("torch", "ptcore")
+                            if type(e) is TypeError else None))
+        got.append(row)
+    assert got[1] == got[0]

@@ -207,3 +207,30 @@ def test_out_of_place_resize():
                                       np.arange(6.))
         with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="6 elements"):
             x.resize(4)
+
+
+def _gen():
+    yield 1
+    yield 2
+
+
+@pytest.mark.parametrize("make", [
+    "range(3)", "range(0)", "range(1, 7, 2)", "(2, 3)", "[range(2), range(2)]", "np.array([1, 2])",
+    "np.array(3.5)", "bytearray(b'ab')", "memoryview(b'ab')", "np.int64(3)",
+    "np.float32(3.5)", "_gen()", "iter([1, 2])", "{1: 2}", "{1, 2}", "'ab'", "b'ab'", "3.5",
+    "True", "None", "(x for x in range(3))"])
+@pytest.mark.parametrize("name", ["LongTensor", "FloatTensor", "BoolTensor", "HalfTensor"])
+def test_legacy_constructor_data(name, make):
+    """The legacy constructors take any sequence as data (pygcn's LongTensor(range(n)),
+    NumPy arrays, bytearray), an integer (NumPy's too) as a size, and refuse other
+    iterables, str/bytes and numbers that are not sizes with TypeError."""
+    got = []
+    for L in (torch, ptcore):
+        try:
+            r = getattr(L, name)(eval(make))
+            got.append((str(r.dtype).split(".")[-1], tuple(r.shape),
+                        r.tolist() if "(" not in make or "range" in make or "array" in make
+                        or "bytearray" in make or "memoryview" in make else None))
+        except TypeError as e:
+            got.append((TypeError, str(e)))
+    assert got[1] == got[0]

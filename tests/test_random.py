@@ -363,6 +363,49 @@ def test_errors_match_torch(key):
     same_error(ERRORS[key])
 
 
+@needs_torch
+@pytest.mark.parametrize("probs,replacement", [
+    ([-1.0, 1.0], True), ([float("nan"), 1.0], True), ([float("inf"), 1.0], True),
+    ([[0.0, 0.0], [-1.0, 1.0]], True), ([[1.0, float("inf")], [-1.0, 1.0]], True),
+    ([float("inf"), 1.0], False), ([float("nan"), 1.0], False), ([0.0, 0.0], False)])
+def test_multinomial_invalid_messages(probs, replacement):
+    """torch checks rows element by element for more than one sample with replacement
+    (a NaN fails its ``>= 0`` check), all at once otherwise."""
+    msgs = []
+    for L in (torch, ptcore):
+        with pytest.raises(RuntimeError) as e:
+            L.multinomial(L.tensor(probs), 2, replacement)
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]
+
+
+@needs_torch
+def test_multinomial_without_replacement_draws_zero_probability_last():
+    """Without replacement, once the positive categories are drawn the zero-probability
+    ones follow (torch: topk of p / Exp(1) with the zeros tied), in torch's order for
+    those ties given the order the positive ones were drawn in; more samples than
+    categories still raise."""
+    assert ptcore.multinomial(ptcore.tensor([0., 1.]), 2).tolist() == [1, 0]
+    assert torch.multinomial(torch.tensor([0., 1.]), 2).tolist() == [1, 0]
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        cats = int(rng.integers(2, 70))
+        npos = int(rng.integers(1, cats))
+        p = np.zeros((2, cats), np.float32)
+        for row in p:
+            row[rng.choice(cats, npos, replace=False)] = rng.random(npos) + 0.1
+        n = int(rng.integers(npos + 1, cats + 1))
+        got = ptcore.multinomial(ptcore.from_numpy(p), n).tolist()
+        for row, drawn in zip(p, got):
+            assert set(drawn[:npos]) == set(np.flatnonzero(row).tolist())
+            assert len(set(drawn)) == n
+            # torch's topk keeps the zeros in the order it gives for these positive ranks
+            keys = torch.zeros(cats)
+            keys[drawn[:npos]] = torch.arange(npos, 0, -1, dtype=torch.float32)
+            assert torch.topk(keys, n).indices.tolist() == drawn
+    same_error(lambda L: L.multinomial(L.tensor([0., 1.]), 3))
+
+
 def test_out_and_requires_grad():
     out = ptcore.empty(0)
     r = ptcore.rand(2, 3, out=out)

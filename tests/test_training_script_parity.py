@@ -119,7 +119,9 @@ def test_float_of_a_tensor_requiring_grad_warns_as_torch(case):
             float(L.tensor(2.0))
     want = ["Converting a tensor with requires_grad=True to a scalar may lead to "
             "unexpected behavior."] if case == "float" else []
+    ptcore._warn._WARNED_ONCE.discard("float_requires_grad")     # (a fresh process)
     assert _scalar_warnings(ptcore, fn) == want
+    assert _scalar_warnings(ptcore, fn) == []     # once per process, as torch's warn-once
     # torch's warning is a C++ warn-once: it may have fired earlier in this
     # process, so torch is compared where neither library warns
     if not want:
@@ -178,8 +180,10 @@ def test_T_warns_as_torch(shape):
     def fn(L):
         x = L.ones(shape)
         assert tuple(x.T.shape) == tuple(reversed(shape))
+    ptcore._warn._WARNED_ONCE.difference_update({"T_0d", "T_nd"})     # (a fresh process)
     got = _scalar_warnings(ptcore, fn)
     assert len(got) == (0 if len(shape) == 2 else 1)
+    assert _scalar_warnings(ptcore, fn) == []     # once per process (TORCH_WARN_ONCE)
     expected = _scalar_warnings(torch, fn)    # torch warns once per process (TORCH_WARN_ONCE)
     assert got[:len(expected)] == expected
     assert not got or got[0].startswith("Tensor.T is deprecated on 0-D" if shape == () else
@@ -187,6 +191,7 @@ def test_T_warns_as_torch(shape):
 
 
 def test_T_warning_names_the_callers_line():
+    ptcore._warn._WARNED_ONCE.discard("T_nd")
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         ptcore.ones(3).T

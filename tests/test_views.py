@@ -1508,3 +1508,68 @@ def test_fill_scalar_conversion(dtype, value):
         return
     t.fill_(value)
     np.testing.assert_array_equal(t.numpy(), tt.numpy())
+
+
+def _copy_copy_cases(L):
+    """copy.copy of the tensors torch rebuilds from their reduction."""
+    class Sub(L.Tensor):
+        pass
+
+    def attrs():
+        a = L.arange(3.)
+        a.note = [1]
+        return a
+
+    def sub():
+        a = L.arange(3.).as_subclass(Sub)
+        a.tag = 7
+        return a
+    return {
+        "plain": lambda: L.arange(3.),
+        "leaf_grad": lambda: L.arange(3., requires_grad=True),
+        "non_leaf": lambda: L.arange(3., requires_grad=True) * 2,
+        "slice_view": lambda: L.arange(6.).reshape(2, 3)[:, 1:],
+        "element": lambda: L.arange(3.)[1],
+        "bf16": lambda: L.arange(3.).to(L.bfloat16),
+        "parameter": lambda: L.nn.Parameter(L.arange(3.)),
+        "parameter_frozen": lambda: L.nn.Parameter(L.arange(3.), requires_grad=False),
+        "attrs": attrs,
+        "subclass": sub,
+    }
+
+
+@needs_torch
+@pytest.mark.parametrize("case", list(_copy_copy_cases(ptcore)))
+def test_copy_copy_shares_storage(case):
+    """copy.copy (torch: a rebuild from the tensor's reduction, storage not copied): a new
+    leaf on the same storage with the same size/strides/offset, requires_grad, the class and
+    the same attribute objects; writes show through, its version counter is its own."""
+    import copy
+    got = {}
+    for L in (torch, ptcore):
+        a = _copy_copy_cases(L)[case]()
+        c = copy.copy(a)
+        info = (type(c).__name__, c is a, c.data_ptr() == a.data_ptr(), tuple(c.shape),
+                tuple(c.stride()), c.storage_offset(), c.requires_grad, c.is_leaf,
+                c.grad_fn is None, c._version, {k: c.__dict__[k] is a.__dict__[k] for k in c.__dict__
+                                                if not k.startswith("_")})
+        with L.no_grad():
+            c.reshape(-1)[0].fill_(100) if c.dim() == 0 else c.select(-1, 0).fill_(100)
+        got[L] = info + (a.reshape(-1)[0].item(), a._version, c._version)
+    assert got[ptcore] == got[torch]
+
+
+@needs_torch
+@pytest.mark.parametrize("make", [lambda L: L.arange(4.), lambda L: L.arange(6).reshape(2, 3),
+                                  lambda L: L.tensor(5.), lambda L: L.arange(4., requires_grad=True),
+                                  lambda L: L.zeros(0, 2)])
+def test_reversed_is_flip_0(make):
+    """reversed(t) is t.flip(0) (a new tensor with the autograd of flip); a 0-d tensor
+    gives itself."""
+    got = {}
+    for L in (torch, ptcore):
+        t = make(L)
+        r = reversed(t)
+        got[L] = (isinstance(r, L.Tensor), r is t, tuple(r.shape), r.detach().tolist(),
+                  type(r.grad_fn).__name__ if r.grad_fn is not None else None)
+    assert got[ptcore] == got[torch]

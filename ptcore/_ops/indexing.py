@@ -219,6 +219,9 @@ def _apply_slicing(self, items):
         elif hasattr(o, "__index__") and not isinstance(o, float):
             result = _select(result, dim, operator.index(o), real_dim)
             real_dim += 1
+        elif isinstance(o, (str, bytes)):
+            # torch reads a str as a sequence of data for an index tensor
+            raise TypeError(f"new(): invalid data type '{type(o).__name__}'")
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte "

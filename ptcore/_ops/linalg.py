@@ -17,6 +17,7 @@ import numbers as _numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
+from ptcore._scalar_args import int_arg
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
                                      no_kernel_error as _no_kernel_error)
@@ -1538,6 +1539,7 @@ def matrix_power(input, n, *, out=None):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    n = int_arg(n)
     if isinstance(n, _b.bool) or not isinstance(n, _numbers.Integral):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     n = _b.int(n)

@@ -22,7 +22,9 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import device_str as _dev_str, no_kernel_error as _no_kernel_error
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
+from ptcore._scalar_args import number_arg
 from ptcore._ops import _ewdrv as _D
+from ptcore._ops import lowp_axpy as _lowp_axpy
 
 _U = _D.UNARY
 _B = _D.BINARY
@@ -807,6 +809,10 @@ def _alpha_check(dt, alpha):
 def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
     if alpha is None:
         alpha = 1
+    elif type(alpha) is not int:
+        alpha = number_arg(alpha)
+        if not _is_number(alpha):
+            raise TypeError(f"{fname}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
     if negate:
         _sub_check(a, b)
     if type(alpha) is not int:  # a plain int alpha passes every check
@@ -833,9 +839,16 @@ def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
         return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=alpha.real, d1=alpha.imag)
     if dt._category < _FLOAT_CAT:
         return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, i0=int(alpha))
-    if dt is _C.float16 or dt is _C.bfloat16:
+    if (dt is _C.float16 or dt is _C.bfloat16) and _device_of(a, b, out).type == "cpu":
         # PyTorch takes alpha in the tensor's dtype: a + b * alpha is then one
-        # exact float32 product and one rounding (its fused multiply-add)
+        # exact float32 product and one rounding (its vectorized fused
+        # multiply-add), except where its scalar loop rounds the product first
+        alpha = _C._checked_scalar(alpha, dt).item()
+        return _lowp_axpy.add_alpha(
+            lambda: _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=float(alpha)),
+            lambda op, x, y, o: _binary(op, x, y, o, dt, dt, fname, inplace and o is not None),
+            a, b, alpha, out, dt)
+    if dt is _C.float16 or dt is _C.bfloat16:
         alpha = _C._checked_scalar(alpha, dt).item()
     return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=float(alpha))
 
@@ -1357,6 +1370,10 @@ _BOUND_TYPES = (builtins.float, builtins.int, type(None))
 
 
 def _clamp_impl(x, lo, hi, out, inplace):
+    if lo is not None and hi is not None and isinstance(lo, _TensorBase) != isinstance(hi, _TensorBase):
+        # not the all-tensor overload: torch's (Number min, Number max) one, which
+        # takes a 0-d tensor without grad as its value
+        lo, hi = number_arg(lo), number_arg(hi)
     _big_int_check(hi, lo)  # torch's C++ converts the arguments last to first
     if out is None and not inplace and type(lo) in _BOUND_TYPES and type(hi) in _BOUND_TYPES \
             and isinstance(x, _TensorBase) and x.is_cpu and x.dtype._category == _FLOAT_CAT \

@@ -10,6 +10,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_arg
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
 
@@ -322,6 +323,13 @@ def _as_np64(x):
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
            device=None, requires_grad=False, pin_memory=False):
     """Normal samples with the given mean(s) and standard deviation(s)."""
+    if size is not None:
+        # torch's (float mean, float std, size) overload: 0-d tensors without grad as numbers
+        mean, std = number_arg(mean), number_arg(std)
+        if isinstance(mean, _TensorBase) or isinstance(std, _TensorBase):
+            raise TypeError(f"normal() received an invalid combination of arguments - got "
+                            f"({type(mean).__name__}, {type(std).__name__}, {type(size).__name__}): "
+                            f"a 'size' is taken only with float mean and std")
     mean_t = isinstance(mean, _TensorBase)
     std_t = isinstance(std, _TensorBase)
     if not mean_t and not std_t:
@@ -433,13 +441,7 @@ def _multinomial_cpu(input, num_samples, replacement, generator):
     """The CPU loop of ``multinomial``: (rows, num_samples) int64 indices."""
     cats = input.shape[-1]
     p = _as_np64(input).reshape(-1, cats)
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    sums = p.sum(axis=1)
-    if np.any(sums <= 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and np.any((p > 0).sum(axis=1) < num_samples):
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)")
+    _check_probs(p, replacement and num_samples > 1)
     p = np.asarray(order="C", a=p)
     rows = p.shape[0]
     res = _C.empty(rows, num_samples, dtype=_C.int64)
@@ -447,7 +449,48 @@ def _multinomial_cpu(input, num_samples, replacement, generator):
     s, off = g._take()
     g._advance(_K.multinomial_addr(res.data_ptr(), p.ctypes.data, rows, cats, num_samples,
                                    bool(replacement), s, off))
+    if not replacement:
+        short = np.nonzero((p > 0).sum(axis=1) < num_samples)[0]
+        if short.size:
+            _zero_probability_order(res, p, short)
     return res
+
+
+def _check_probs(p, cdf_kernel):
+    """torch's checks of the probability rows ``p`` (float64, rows x cats):
+    its kernel with replacement (``cdf_kernel``, more than one sample) checks
+    row by row, element by element; the other path checks all at once."""
+    if not cdf_kernel:
+        if not np.all(np.isfinite(p)) or np.any(p < 0):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if np.any(p.sum(axis=1) == 0):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        return
+    for row in p:
+        bad = ~(row >= 0) | ~np.isfinite(row)
+        if bad.any():
+            if not row[np.argmax(bad)] >= 0:       # (NaN too, as torch's `val >= 0` check)
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+                               "infinity or NaN)")
+        if not row.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _zero_probability_order(res, p, rows):
+    """Rows ``rows`` of ``res`` (sampled without replacement from ``p``) that ran
+    out of positive categories: after the positive ones, the zero-probability
+    categories come in the order torch's ``topk`` of ``p / Exp(1)`` leaves its
+    tied zeros in.  That order depends only on where the positive categories
+    are and how they rank, so it is ``topk`` of their ranks (the kernel's
+    order, largest first) with zeros elsewhere."""
+    from ptcore._ops.sorting import topk
+    n = res.shape[1]
+    for r in rows.tolist():
+        npos = int((p[r] > 0).sum())
+        keys = np.zeros(p.shape[1], dtype=np.float64)
+        keys[res[r, :npos].numpy()] = np.arange(npos, 0, -1, dtype=np.float64)
+        res[r] = topk(_C.from_numpy(keys), n).indices
 
 
 def _like_fn(name):

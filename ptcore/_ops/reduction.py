@@ -27,6 +27,7 @@ import warnings as _warnings
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
+from ptcore._scalar_args import number_arg
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
@@ -813,7 +814,10 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if not isinstance(x, _TensorBase):
         raise TypeError(f"linalg_vector_norm(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
-    if isinstance(ord, (str, _b.bool)) or not isinstance(ord, _numbers.Real):
+    ord = number_arg(ord)
+    if isinstance(ord, complex):
+        raise RuntimeError(f"{fn}: Expected a non-complex scalar as the order of norm.")
+    if isinstance(ord, str) or not isinstance(ord, _numbers.Real):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
     dt = x.dtype

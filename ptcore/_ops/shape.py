@@ -606,6 +606,20 @@ def _split_src_value(src, value, fname):
     return None, (value if src is None else src)
 
 
+def _check_scatter_reduce(src, reduce):
+    """torch's check of ``reduce``, and its once-per-process deprecation warning
+    of ``reduce`` with a tensor ``src`` (scatter_reduce replaces it)."""
+    if reduce is None:
+        return
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if src is not None:
+        from ptcore._warn import warn_once
+        warn_once("scatter_reduce_src", "The reduce argument of torch.scatter with Tensor src is "
+                  "deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.scatter_reduce instead for more reduction options.")
+
+
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     """In place: writes ``src`` (or the number ``value``) into ``self`` at the
     positions ``index`` gives along ``dim``: ``self[index[i][j]][j] = src[i][j]``
@@ -637,8 +651,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     """
     _refuse_complex32("scatter_gather_tensor_cpu", self)
     src, value = _split_src_value(src, value, "scatter_")
-    if reduce is not None and reduce not in ("add", "multiply"):
-        raise RuntimeError("reduce argument must be either add or multiply.")
+    _check_scatter_reduce(src, reduce)
     return _scatter_impl(self, dim, index, src, value, reduce, "scatter_")
 
 
@@ -646,8 +659,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     """Out-of-place :func:`scatter_`."""
     _refuse_complex32("scatter_gather_tensor_cpu", input)
     src, value = _split_src_value(src, value, "scatter")
-    if reduce is not None and reduce not in ("add", "multiply"):
-        raise RuntimeError("reduce argument must be either add or multiply.")
+    _check_scatter_reduce(src, reduce)
     result = _plain(input).clone()
     _scatter_impl(result, dim, index, src, value, reduce, "scatter")
     return _write_out(result, out)

@@ -10,6 +10,7 @@ import numbers as _numbers
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out, svdvals
 
 
@@ -84,6 +85,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min
     column sum of ``|A|``), inf/-inf (max/min row sum)."""
     fn = "linalg.matrix_norm"
+    ord = number_arg(ord)
     if not isinstance(A, _TensorBase):
         raise TypeError(f"linalg_matrix_norm(): argument 'input' must be Tensor, not "
                         f"{type(A).__name__}")
@@ -155,6 +157,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     if not isinstance(A, _TensorBase):
         raise TypeError(f"linalg_norm(): argument 'input' must be Tensor, not "
                         f"{type(A).__name__}")
+    ord = number_arg(ord)
     if dim is not None:
         dl = [dim] if isinstance(dim, _numbers.Integral) else list(dim)
         if len(dl) not in (1, 2):

@@ -316,3 +316,57 @@ def test_clamp_where_python_int_beyond_int64(dt, v):
             except (OverflowError, RuntimeError) as e:
                 res.append((type(e), str(e) if type(e) is OverflowError else None))
         assert got == want
+
+
+_NUMBER_0D_CALLS = {
+    # a 0-d tensor without grad where torch's signature says Number/float/int
+    "clamp_min_t": lambda T, y, t: T.clamp(y, min=t(1.5), max=2),
+    "clamp_max_t": lambda T, y, t: T.clamp(y, 1, t(2.5)),
+    "clamp_int": lambda T, y, t: T.clamp(y.long(), t(1.5), 2),
+    "clamp_int_0d_int": lambda T, y, t: T.clamp(y.long(), t(1), 2.5),
+    "clamp_bool_bound": lambda T, y, t: T.clamp(y.long(), t(True), 3),
+    "clamp_half": lambda T, y, t: T.clamp(y.half(), t(1.2), 2.5),
+    "clamp_int8_overflow": lambda T, y, t: T.clamp(y.to(T.int8), t(1000), 2000),
+    "clamp_grad_bound": lambda T, y, t: T.clamp(y, t(1.5, requires_grad=True), 2),
+    "clamp_1d_bound": lambda T, y, t: T.clamp(y, t([1.5, 1.5, 1.5]), 2),
+    "clamp_": lambda T, y, t: y.clone().clamp_(t(1.), 2.5),
+    "clamp_int_inplace": lambda T, y, t: y.long().clamp_(t(1.), 2.5),
+    "clip": lambda T, y, t: T.clip(y, t(1.), 2.5),
+    "hardtanh": lambda T, y, t: T.nn.functional.hardtanh(y, t(0.), 1.),
+    "hardtanh_both": lambda T, y, t: T.nn.functional.hardtanh(y, t(0.), t(1.)),
+    "hardtanh_": lambda T, y, t: T.nn.functional.hardtanh_(y.clone(), t(0.), 1.),
+    "hardtanh_grad_bound": lambda T, y, t: T.nn.functional.hardtanh(y, t(0., requires_grad=True), 1.),
+    "norm_p": lambda T, y, t: y.norm(p=t(2)),
+    "norm_p_dim": lambda T, y, t: y.norm(t(3.), dim=0),
+    "vector_norm": lambda T, y, t: T.linalg.vector_norm(y, t(2.)),
+    "vector_norm_bool": lambda T, y, t: T.linalg.vector_norm(y, t(True)),
+    "vector_norm_complex": lambda T, y, t: T.linalg.vector_norm(y, t(2 + 0j)),
+    "vector_norm_grad": lambda T, y, t: T.linalg.vector_norm(y, t(2., requires_grad=True)),
+    "matrix_norm": lambda T, y, t: T.linalg.matrix_norm(y.reshape(2, 3), t(1.)),
+    "linalg_norm": lambda T, y, t: T.linalg.norm(y.reshape(2, 3), ord=t(-1)),
+    "normalize": lambda T, y, t: T.nn.functional.normalize(y.reshape(2, 3), p=t(2.), dim=0),
+    "pdist": lambda T, y, t: T.pdist(y.reshape(2, 3), t(1.)),
+    "cdist": lambda T, y, t: T.cdist(y.reshape(2, 3), y.reshape(2, 3), t(2.)),
+    "dist": lambda T, y, t: T.dist(y, 2 * y, t(3)),
+    "renorm": lambda T, y, t: T.renorm(y.reshape(2, 3), t(2), 0, t(1.)),
+    "matrix_power": lambda T, y, t: T.matrix_power(T.eye(2) * 2, t(3)),
+    "matrix_power_float": lambda T, y, t: T.matrix_power(T.eye(2) * 2, t(3.)),
+    "matrix_power_bool": lambda T, y, t: T.matrix_power(T.eye(2) * 2, t(True)),
+    "add_alpha_int": lambda T, y, t: T.add(y.long(), y.long(), alpha=t(2)),
+    "sub_alpha": lambda T, y, t: T.sub(y, y * 3, alpha=t(0.5)),
+    "add_alpha_grad": lambda T, y, t: T.add(y, y, alpha=t(2., requires_grad=True)),
+    "add_alpha_1d": lambda T, y, t: y.clone().add_(y, alpha=t([2.])),
+    "normal_size": lambda T, y, t: T.normal(t(0.), t(1.), (4,)).shape,
+    "normal_size_1d": lambda T, y, t: T.normal(t([0., 1.]), 1., (2,)),
+    "normal_size_grad": lambda T, y, t: T.normal(t(0., requires_grad=True), 1., (2,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_NUMBER_0D_CALLS))
+def test_0d_tensor_as_number_argument(name):
+    # torch's argument parser takes a 0-d tensor that does not require grad as a
+    # Number (a clamp bound beside a number, a norm order, alpha ...), nothing else
+    def f(T):
+        y = T.tensor([-1., 2., 3.5, 0.5, -0.25, 4.])
+        return _NUMBER_0D_CALLS[name](T, y, T.tensor)
+    _check(f)

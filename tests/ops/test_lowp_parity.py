@@ -7,7 +7,8 @@ then compares ptcore bit for bit.  Cases ptcore does not match yet are marked
 
 Lengths are multiples of 64 so that every element goes through torch's
 vectorised loop body: torch's scalar tail (last ``n % 32`` elements) sometimes
-rounds differently (alpha add/sub, rsqrt, erf), which is not worth copying.
+rounds differently (rsqrt, erf); add/sub with alpha copy it
+(``test_alpha_scalar_loop``).
 """
 import math
 
@@ -125,6 +126,70 @@ def test_alpha_tensor_tensor_body(dt, alpha, op):
     fma = (x.double() + sign * a.double() * y.double()).float().to(x.dtype)
     assert teq(t, fma)
     assert_bits(getattr(ptcore, op)(_pt(x), _pt(y), alpha=alpha), t)
+
+
+def _alpha_cases(L, dt, rng):
+    """Operands of add/sub with alpha in the layouts whose inner loops torch runs
+    vectorised, scalar or split (tails of runs, strided, broadcast, chunked)."""
+    def T(*shape):
+        return L.from_numpy(np.asarray(rng.standard_normal(shape) * 3, dtype=np.float32)).to(
+            getattr(L, dt))
+    return {
+        "report": lambda: (L.tensor([0.2890625], dtype=getattr(L, dt)),
+                           L.tensor([0.1982421875], dtype=getattr(L, dt))),
+        "n1": lambda: (T(1), T(1)), "n7": lambda: (T(7), T(7)), "n33": lambda: (T(33), T(33)),
+        "n100": lambda: (T(100), T(100)), "0d": lambda: (T(), T()),
+        "both_t": lambda: (T(40, 5).t(), T(40, 5).t()),
+        "one_t": lambda: (T(40, 4).t(), T(4, 40)),
+        "row_bcast": lambda: (T(3, 40), T(40)), "col_bcast": lambda: (T(3, 40), T(3, 1)),
+        "col_bcast_first": lambda: (T(3, 1), T(3, 40)), "outer": lambda: (T(3, 1), T(1, 40)),
+        "number": lambda: (T(3, 41), 1.37), "0d_f64": lambda: (T(3, 41), L.tensor(0.77, dtype=L.float64)),
+        "strided": lambda: (T(5, 80)[:, ::2], T(5, 40)), "cols": lambda: (T(5, 80)[:, :50], T(5, 50)),
+        "perm3": lambda: (T(4, 5, 33).permute(2, 0, 1), T(33, 4, 5)),
+        "perm3_bcast": lambda: (T(4, 5, 33).permute(2, 0, 1), T(4, 5)),
+        "int_other": lambda: (T(3, 41), L.arange(123).reshape(3, 41)),
+        "expand": lambda: (T(40).expand(3, 40), T(3, 40)),
+        "threads": lambda: (T(70001), T(70001)),
+    }
+
+
+@pytest.mark.parametrize("dt", LOWP)
+@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_", "rsub", "add_out", "add_t_"])
+def test_alpha_scalar_loop(dt, op):
+    # torch rounds alpha * b to the dtype first in its scalar loop (small tensors,
+    # the last n % lanes elements of a run, strided runs), a float32 fused
+    # multiply-add in its vector loop; ptcore rounds where torch does
+    threads = torch.get_num_threads()
+    torch.set_num_threads(ptcore.get_num_threads())     # (torch's chunks follow its threads)
+    try:
+        for alpha in (0.3, -1.7, 2.5e-3):
+            cases = {L: _alpha_cases(L, dt, np.random.default_rng(7)) for L in (torch, ptcore)}
+            for name in cases[torch]:
+                res = []
+                for L in (torch, ptcore):
+                    a, b = cases[L][name]()
+                    if op in ("add_", "sub_"):
+                        if tuple(a.shape) != tuple(L.broadcast_shapes(a.shape, getattr(b, "shape", ()))):
+                            continue
+                        res.append(getattr(a.clone(), op)(b, alpha=alpha))
+                    elif op == "add_t_":
+                        x = a.t().contiguous().t() if a.dim() == 2 else a.clone()
+                        if tuple(x.shape) != tuple(L.broadcast_shapes(x.shape, getattr(b, "shape", ()))):
+                            continue
+                        res.append(x.add_(b, alpha=alpha))
+                    elif op == "add_out":
+                        shape = L.broadcast_shapes(a.shape, getattr(b, "shape", ()))
+                        o = L.empty(tuple(reversed(shape)), dtype=getattr(L, dt)).T \
+                            if len(shape) == 2 else L.empty(shape, dtype=getattr(L, dt))
+                        res.append(L.add(a, b, alpha=alpha, out=o))
+                    elif op == "rsub":
+                        res.append(L.rsub(a, b, alpha=alpha))
+                    else:
+                        res.append(getattr(L, op)(a, b, alpha=alpha))
+                if res:
+                    assert_bits(res[1], res[0])
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("dt", ["complex64", "complex128"])

@@ -909,3 +909,21 @@ def test_adjoint_mH_of_0d_is_the_conjugate_with_a_warning(name):
             fn(ptcore, pt(z, name))
     err_both(lambda L, x: x.mH, np.ones(2, "float32"), words=["Got 1-D tensor"])
     err_both(lambda L, x: x.adjoint(), np.ones(2, "float32"), words=["Got 1-D tensor"])
+
+
+def test_scatter_reduce_with_tensor_src_warns_once_per_process():
+    # torch: TORCH_WARN_ONCE "The reduce argument of torch.scatter with Tensor src is
+    # deprecated"; a number src takes reduce without a warning
+    import warnings
+    ptcore._warn._WARNED_ONCE.discard("scatter_reduce_src")      # (a fresh process)
+    x, idx = ptcore.zeros(3), ptcore.tensor([0, 1, 0])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        x.scatter_(0, idx, 2.0, reduce="add")
+        assert not w
+        x.scatter_(0, idx, ptcore.ones(3), reduce="add")
+        ptcore.scatter(x, 0, idx, ptcore.ones(3), reduce="multiply")
+    assert len(w) == 1 and w[0].category is UserWarning and w[0].filename == __file__
+    assert str(w[0].message).startswith("The reduce argument of torch.scatter with Tensor src "
+                                        "is deprecated")
+    assert x.tolist() == [6.0, 3.0, 0.0]

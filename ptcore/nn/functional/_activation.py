@@ -9,6 +9,7 @@ import ptcore
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_arg
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
@@ -149,6 +150,10 @@ def relu_(input):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamp to ``[min_val, max_val]``."""
     _check(input, "hardtanh")
+    min_val, max_val = number_arg(min_val), number_arg(max_val)
+    for pos, (name, v) in enumerate((("min_val", min_val), ("max_val", max_val)), 2):
+        if isinstance(v, _TensorBase):
+            raise TypeError(f"hardtanh(): argument '{name}' (position {pos}) must be Number, not Tensor")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype is ptcore.bool:
