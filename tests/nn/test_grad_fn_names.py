@@ -50,6 +50,9 @@ def _cases(L):
         "lstm-hidden": lambda: nn.LSTM(8, 3)(xs)[1][0],
         "grucell": lambda: nn.GRUCell(8, 3)(x2), "rnncell": lambda: nn.RNNCell(8, 3)(x2),
         "rnncell-relu": lambda: nn.RNNCell(8, 3, nonlinearity="relu")(x2),
+        "bilinear": lambda: nn.Bilinear(8, 8, 2)(x2, x2),
+        "bilinear-no-bias": lambda: nn.Bilinear(8, 8, 2, bias=False)(x2, x2),
+        "bilinear-unbatched": lambda: nn.Bilinear(8, 8, 2)(x2[0], x2[0]),
         "scatter-value": lambda: (x2 * 1).scatter_(1, idx, 1.0),
         "scatter-src": lambda: (x2 * 1).scatter(1, idx, x2),
     }

@@ -107,7 +107,6 @@ def bilinear(input1, input2, weight, bias=None):
     # (N, in1) @ (in1, out*in2) -> (N, out, in2); contract with x2 over in2
     w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
     t = x1.mm(w).view(-1, out_f, in2)
-    y = ptcore.bmm(t, x2.unsqueeze(2)).squeeze(2)
-    if bias is not None:
-        y = y + bias
-    return y.view(*batch, out_f)
+    y = ptcore.bmm(t, x2.unsqueeze(2)).squeeze(2).view(*batch, out_f)
+    # (the bias added last, as torch: its output's grad_fn is AddBackward0)
+    return y + bias if bias is not None else y
