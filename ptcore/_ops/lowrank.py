@@ -1,6 +1,7 @@
 """Randomized low-rank SVD and PCA (``torch.svd_lowrank``, ``torch.pca_lowrank``):
 Algorithm 5.1 of Halko, Martinsson and Tropp (2009) with ``niter`` subspace iterations, in
-differentiable ptcore ops, as torch computes them (dense inputs; ptcore has no sparse ones).
+differentiable ptcore ops, as torch computes them (a sparse ``A`` stays sparse; centring
+it goes through a dense rank-one ``M``).
 The random test matrix comes from ptcore's generator (``ptcore.manual_seed``)."""
 import ptcore
 
@@ -69,5 +70,17 @@ def pca_lowrank(A, q=None, center=True, niter=2):
         raise ValueError(f"niter(={niter}) must be non-negative integer")
     if not center:
         return svd_lowrank(A, q, niter=niter, M=None)
+    if getattr(A, "is_sparse", False):
+        # torch's sparse branch: the column means as a rank-one dense M, A left sparse
+        if len(A.shape) != 2:
+            raise ValueError("pca_lowrank input is expected to be 2-dimensional tensor")
+        dtype = _floating_dtype(A)
+        c = ptcore.sparse.sum(A, dim=(-2,)) / m
+        cols = c.indices()[0]
+        idx = ptcore.zeros(2, len(cols), dtype=cols.dtype, device=cols.device)
+        idx[0] = cols
+        C_t = ptcore.sparse_coo_tensor(idx, c.values(), (n, 1), dtype=dtype, device=A.device)
+        ones = ptcore.ones(tuple(A.shape[:-2]) + (1, m), dtype=dtype, device=A.device)
+        return svd_lowrank(A, q, niter=niter, M=ptcore.sparse.mm(C_t, ones).mT)
     C = A.mean(dim=(-2,), keepdim=True)
     return svd_lowrank(A - C, q, niter=niter, M=None)

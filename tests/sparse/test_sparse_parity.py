@@ -464,3 +464,16 @@ def test_modules_hold_sparse_buffers_and_parameters_as_torch():
                     list(dict(m.named_parameters())), list(dict(m.named_buffers())),
                     m2.adj._nnz()))
     assert res[0] == res[1]
+
+
+def test_pca_lowrank_centres_a_sparse_input():
+    # torch's sparse branch: A stays sparse, the column means enter as M
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 10))
+    a[rng.random(a.shape) < 0.6] = 0
+    ptcore.manual_seed(0)
+    U, S, V = ptcore.pca_lowrank(ptcore.tensor(a).to_sparse(), q=10, niter=6)
+    ref = np.linalg.svd(a - a.mean(0), compute_uv=False)
+    np.testing.assert_allclose(S.numpy(), ref, rtol=1e-8)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        ptcore.pca_lowrank(ptcore.zeros(2, 3, 4).to_sparse(), q=2)
