@@ -84,6 +84,56 @@ def test_grid_sample_3d(mode, padding, align):
     np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
 
 
+_SPECIAL = [float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 0.3]
+
+
+def _sample_with_grads(L, x, g, mode, padding, align):
+    x = L.tensor(x).requires_grad_()
+    g = L.tensor(g).requires_grad_()
+    out = L.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding,
+                                      align_corners=align)
+    out.sum().backward()
+    # (the sign of a zero gradient is not compared)
+    return [np.asarray(t.detach().numpy(), dtype=np.float64) + 0.0 for t in (out, x.grad, g.grad)]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_3d_nan_inf_grid(mode, padding, align):
+    # torch's 5-d kernel: reflection maps NaN/inf to NaN, the clip maps NaN to the last
+    # index, then a coordinate that is not finite or beyond the int range moves outside
+    # (zeros); NaN points after padding get no gradient; the borders have none either
+    x = np.arange(1., 28.).reshape(1, 1, 3, 3, 3)
+    for combo in itertools.product(_SPECIAL, repeat=3):
+        if all(v == 0.3 for v in combo):
+            continue
+        g = np.array(combo, dtype=np.float64).reshape(1, 1, 1, 1, 3)
+        got = _sample_with_grads(ptcore, x, g, mode, padding, align)
+        want = _sample_with_grads(torch, x, g, mode, padding, align)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=0, err_msg=str(combo))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_nan_inf_grid_never_indexes_outside(mode, padding):
+    # the composite path (bfloat16 here; other devices and dtypes alike) once turned a NaN
+    # coordinate into index INT64_MIN; torch's scalar kernels' values instead
+    x = ptcore.arange(1., 17.).reshape(1, 1, 4, 4).to(ptcore.bfloat16).requires_grad_()
+    for combo in itertools.product(_SPECIAL, repeat=2):
+        g = ptcore.tensor([[[list(combo)]]]).to(ptcore.bfloat16).requires_grad_()
+        out = F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=False)
+        out.sum().backward()
+        v = out.float().item()
+        finite = all(abs(c) < 1e29 for c in combo)
+        if padding == "zeros" and not finite:
+            # a coordinate outside the int range reads nothing (bicubic: its NaN weights stay)
+            assert v == 0 or (mode == "bicubic" and v != v), (combo, v)
+        elif padding != "zeros" and mode != "bicubic":
+            assert 1 <= v <= 16, (combo, v)
+
+
 def test_grid_sample_errors():
     x, g = ptcore.zeros(1, 1, 3, 3), ptcore.zeros(1, 2, 2, 2)
     with pytest.raises(ValueError):

@@ -120,7 +120,10 @@ def _unnormalize(coord, size, align_corners):
 
 
 def _clip(coord, size):
-    return coord.clamp(0, size - 1)
+    """Clip to ``[0, size - 1]`` as torch's ``min(size - 1, max(coord, 0))`` (NaN -> size - 1);
+    the gradient passes strictly inside only (torch counts the borders as out of bounds)."""
+    clipped = ptcore.where(ptcore.isnan(coord), size - 1, coord.clamp(0, size - 1)).detach()
+    return ptcore.where((coord > 0) & (coord < size - 1), coord, clipped)
 
 
 def _reflect(coord, twice_low, twice_high):
@@ -136,16 +139,24 @@ def _reflect(coord, twice_low, twice_high):
     return ptcore.where(even, extra + low, span - extra + low)
 
 
+def _downgrade(coord):
+    """torch's safe_downgrade_to_int_range: a coordinate that is not finite or is beyond
+    the int range moves to -100, outside the input (and without gradient)."""
+    ok = ptcore.isfinite(coord) & (coord <= 2 ** 31 - 2) & (coord >= -2 ** 31)
+    return ptcore.where(ok, coord, -100.0)
+
+
 def _apply_padding(coord, size, padding_mode, align_corners):
+    """torch's compute_coordinates: clip or reflect-then-clip, then :func:`_downgrade`."""
     if padding_mode == "border":
-        return _clip(coord, size)
-    if padding_mode == "reflection":
+        coord = _clip(coord, size)
+    elif padding_mode == "reflection":
         if align_corners:
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-        return _clip(coord, size)
-    return coord
+        coord = _clip(coord, size)
+    return _downgrade(coord)
 
 
 def _source_coords(grid, sizes, padding_mode, align_corners):
@@ -159,11 +170,14 @@ def _source_coords(grid, sizes, padding_mode, align_corners):
     return out
 
 
-def _gather_taps(flat, taps, sizes, n, c):
+def _gather_taps(flat, taps, sizes, n, c, value_zero=False):
     """Sum over ``taps`` of ``weight * input[tap index]`` with out-of-bounds taps zero.
 
     ``flat`` is the input as ``(N, C, prod(sizes))``; each tap is ``(index tensors per dim,
-    weight)`` with tensors of shape ``(N, *out_spatial)``.
+    weight)`` with tensors of shape ``(N, *out_spatial)``.  A tap index that is NaN, infinite
+    or outside the input is out of bounds (torch's scalar kernels move such coordinates to
+    -100); no index is formed from it.  An out-of-bounds tap drops its weight, or with
+    ``value_zero`` reads 0 (torch's bicubic: a NaN weight still makes the sum NaN).
     """
     out = None
     for idx, weight in taps:
@@ -174,15 +188,32 @@ def _gather_taps(flat, taps, sizes, n, c):
             i = idx[d]
             ok = (i >= 0) & (i <= sizes[d] - 1)
             valid = ok if valid is None else valid & ok
-            term = i.clamp(0, sizes[d] - 1) * stride
+            term = ptcore.where(ok, i, 0) * stride
             lin = term if lin is None else lin + term
             stride *= sizes[d]
+        lin = ptcore.where(valid, lin, 0)
         lin = lin.to(ptcore.int64).reshape(n, 1, -1).expand(n, c, lin[0].numel())
         vals = flat.gather(2, lin)
-        w = ptcore.where(valid, weight, 0).reshape(n, 1, -1)
-        contrib = vals * w
+        keep = valid.reshape(n, 1, -1)
+        if value_zero:
+            contrib = ptcore.where(keep, vals, 0) * weight.reshape(n, 1, -1)
+        else:
+            contrib = vals * ptcore.where(keep, weight.reshape(n, 1, -1), 0)
         out = contrib if out is None else out + contrib
     return out
+
+
+def _nan_points(coords, padding_mode):
+    """Output points whose padded coordinate is NaN before the clip (border: a NaN grid
+    value; reflection: NaN or infinite): torch's forward clips it to the last pixel, its
+    backward indexes with the NaN and gives these points no gradient.  None when none."""
+    if padding_mode == "zeros":
+        return None
+    dead = None
+    for x in coords:
+        m = ptcore.isnan(x) if padding_mode == "border" else ~ptcore.isfinite(x)
+        dead = m if dead is None else dead | m
+    return dead if bool(dead.any()) else None
 
 
 def _cubic_coeffs(t):
@@ -251,6 +282,7 @@ def _grid_sample(input, grid, mode, padding_mode, align_corners):
     out_spatial = list(grid.shape[1:-1])
     flat = input.reshape(n, c, -1)
     coords = _source_coords(grid, sizes, padding_mode, align_corners)
+    dead = _nan_points(coords, padding_mode)
     if mode == "bicubic":
         # Taps at floor(x) - 1 .. floor(x) + 2 with cubic-convolution weights; padding is
         # applied to each tap coordinate, as torch does.
@@ -267,7 +299,7 @@ def _grid_sample(input, grid, mode, padding_mode, align_corners):
                 idx.append(t.detach())
                 w = coeffs[d][o] if w is None else w * coeffs[d][o]
             taps.append((idx, w))
-        out = _gather_taps(flat, taps, sizes, n, c)
+        out = _gather_taps(flat, taps, sizes, n, c, value_zero=True)
     else:
         coords = [_apply_padding(x, s, padding_mode, align_corners)
                   for x, s in zip(coords, sizes)]
@@ -288,6 +320,8 @@ def _grid_sample(input, grid, mode, padding_mode, align_corners):
                     w = wd if w is None else w * wd
                 taps.append((idx, w))
             out = _gather_taps(flat, taps, sizes, n, c)
+    if dead is not None:
+        out = ptcore.where(dead.reshape(n, 1, -1), out.detach(), out)
     return out.reshape(n, c, *out_spatial)
 
 
