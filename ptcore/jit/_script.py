@@ -1234,6 +1234,9 @@ class _Ctx:
         d = op_of(fn)
         if d is not None:
             return self.c.emit((d.namespace, d.name), args, kwargs)
+        if fn is _R_name_grad_fn():
+            # the grad_fn naming of nn's outputs (autograd's business): the value itself
+            return args[0]
         prim = _nn_prims().get(fn) if inspect.isfunction(fn) else None
         if prim is not None:
             return self.c.emit(("prim", prim), args, kwargs)
@@ -1347,6 +1350,11 @@ class _Ctx:
 
 _PY_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
 _NN_PRIMS = {}
+
+
+def _R_name_grad_fn():
+    from ptcore.autograd._record import name_grad_fn
+    return name_grad_fn
 
 
 def _nn_prims():
