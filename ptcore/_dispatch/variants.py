@@ -171,7 +171,8 @@ _DECLARED = {
         new_zeros numpy pin_memory record_stream register_hook register_post_accumulate_grad_hook
         reinforce repeat reshape_as retain_grad short size solve sparse_dim sparse_mask storage
         storage_offset storage_type stride sum_to_size symeig to to_dense to_device to_sparse
-        to_sparse_csc to_sparse_csr tolist type type_as unfold untyped_storage view view_as xpu""",
+        to_sparse_coo to_sparse_csc to_sparse_csr tolist type type_as unfold untyped_storage view
+        view_as xpu""",
     ('ptcore', 'method inplace'): """
         resize resize_as""",
     ('special', 'function'): """
