@@ -261,9 +261,15 @@ def differentiable(name, raw, formula, fast_op=None):
 
     if fast_op is not None:
         from ptcore._ops import _ewdrv
+        from ptcore._dispatch.dispatcher import kernel_layer
         fast = _ewdrv.fast_binary
 
         def op(*args, **kwargs):
+            if kernel_layer[0] is not None and kernel_layer[0].enabled:
+                # a TorchDispatchMode is on: the kernel call goes down to it (the Cython
+                # fast path would compute without it)
+                return recorded(args, kwargs) if _state.enabled and _needs_grad(args, kwargs) \
+                    else raw(*args, **kwargs)
             if _state.enabled and _needs_grad(args, kwargs):
                 out = fast(fast_op, args[0], args[1], True) if len(args) == 2 and not kwargs \
                     else None

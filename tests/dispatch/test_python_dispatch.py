@@ -213,3 +213,22 @@ def test_mode_with_autocast_and_profiler():
     assert r.dtype == ptcore.bfloat16
     assert "mm" in [n for _, n, _ in mode.log]
     assert {e.key: e.count for e in prof.key_averages()}["aten::mm"] == 1
+
+
+def test_binary_arithmetic_reaches_the_mode_as_torch():
+    # the Cython fast path of + - * / (with and without grad) must not skip the mode
+    def run(lib, base):
+        Log = _logger(base)
+        x = lib.ones(3, requires_grad=True)
+        a = lib.ones(3)
+        with Log() as m:
+            y = x * a
+            z = a * a + a
+            w = lib.mul(x, a) - 1.0
+            v = a / 2
+            u = lib.add(a, a)
+        return [n for _, n, _ in m.log], (y + z + w + v + u).detach().numpy()
+    (names_p, vp), (names_t, vt) = run(ptcore, pd.TorchDispatchMode), \
+        run(torch, td.TorchDispatchMode)
+    assert names_p == names_t
+    np.testing.assert_array_equal(vp, vt)
