@@ -10,6 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import runtime as _device_runtime
 from ptcore._warn import warn_once as _warn_once
+from ptcore._settings import grad_state as _grad_state
 
 
 def _parse_to(args, kwargs):
@@ -155,8 +156,7 @@ class Tensor(_TensorBase):
 
     def __float__(self):
         if self.requires_grad and self.numel() == 1:
-            from ptcore.autograd.grad_mode import is_grad_enabled
-            if is_grad_enabled():       # once per process, as torch (float() only)
+            if _grad_state.enabled:     # once per process, as torch (float() only)
                 _warn_once("float_requires_grad", "Converting a tensor with requires_grad=True "
                            "to a scalar may lead to unexpected behavior.\nConsider using "
                            "tensor.detach() first.")

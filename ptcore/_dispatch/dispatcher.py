@@ -148,6 +148,11 @@ def _hooked_body(opdef):
     b = opdef._hooked_body
     if b is None:
         raw = opdef.raw
+        if getattr(opdef, "_body_factory", None) is None and opdef.body is not raw:
+            # a body that cannot be rebuilt over another kernel (autograd's copy_,
+            # fill_, __setitem__ ...): the mode sees the op and its ``func`` runs that
+            # whole body, so the op still records
+            raw = opdef.body
 
         def kernel(*args, **kwargs):
             kl = kernel_layer[0]

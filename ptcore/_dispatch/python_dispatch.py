@@ -142,3 +142,21 @@ class TorchDispatchMode:
 _get_current_dispatch_mode = _st.current
 _get_current_dispatch_mode_stack = _st.stack
 _pop_mode_temporarily = _st.pop_temporarily
+
+
+def modes_on():
+    """Whether a dispatch mode is active on this thread."""
+    return _LAYER.enabled and bool(_st.modes)
+
+
+class modes_hidden:
+    """Context: this thread's dispatch modes do not see the calls of the block
+    (autograd's own bookkeeping of an in-place op the modes see as one call)."""
+
+    def __enter__(self):
+        self.saved = _st.modes[:]
+        _st.modes.clear()
+
+    def __exit__(self, *exc):
+        _st.modes[:] = self.saved
+        return False

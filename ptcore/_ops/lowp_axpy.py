@@ -30,7 +30,7 @@ _LANES = []             # [V], found once; 0 where every element takes the scala
 
 def _lanes():
     if not _LANES:
-        from ptcore.backends.cpu import get_cpu_capability
+        from ptcore._cpu_features import get_cpu_capability
         _LANES.append({"AVX512": 32, "AVX2": 16}.get(get_cpu_capability(), 0))
     return _LANES[0]
 

@@ -18,6 +18,9 @@ from ptcore.autograd import functional, graph  # noqa: F401
 from ptcore.autograd.graph import Node  # noqa: F401
 from ptcore.autograd.graph import _is_checkpoint_valid  # noqa: F401
 from ptcore.autograd.graph import SavedTensor  # noqa: F401
+from ptcore.autograd import _mutation_on_saved
+# torch's home of it is autograd.graph (kept in its own module: it builds on graph's hooks)
+graph.allow_mutation_on_saved_tensors = _mutation_on_saved.allow_mutation_on_saved_tensors
 # torch.autograd re-exports torch.overrides' helpers (the same functions)
 from ptcore._dispatch.torch_function import (  # noqa: F401
     handle_torch_function, has_torch_function, is_tensor_like)

@@ -19,6 +19,7 @@ import inspect
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import python_dispatch as _pd
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import _node_classes
 from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, forward_stack, gradient_edge,
@@ -973,6 +974,19 @@ def inplace(name, raw_inplace, outplace, needs_old_self=True):
                 # the formula saves the old self (for self's gradient, or for an
                 # argument's: ``logits /= temperature``), which the write below changes
                 src = self.clone()
+            if _pd.modes_on():
+                # a TorchDispatchMode sees the in-place kernel (as torch's), not the
+                # out-of-place computation that gives the graph
+                with _pd.modes_hidden():
+                    r = outplace(src, *args, **kwargs)
+                if r is NotImplemented:
+                    return r
+                _state.enabled = False
+                try:
+                    raw_inplace(self, *args, **kwargs)
+                finally:
+                    _state.enabled = True
+                return rebase(self, r)
             r = outplace(src, *args, **kwargs)
             if r is NotImplemented:
                 return r

@@ -31,7 +31,8 @@ from ptcore.autograd import grad_mode as _gm
 _FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward",
-           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "allow_mutation_on_saved_tensors"]
 
 _seq = itertools.count()
 _ACC_BASE = 1 << 62

@@ -732,3 +732,60 @@ def test_saved_attributes_of_mm_and_sum_and_calling_a_node():
         out += [isinstance(r1, m.Tensor), type(r2).__name__, len(r2)]
         return out
     assert run(ptcore) == run(torch)
+
+
+@needs_torch
+def test_allow_mutation_on_saved_tensors_as_torch():
+    def run(m):
+        G = m.autograd.graph
+        res = []
+        with G.allow_mutation_on_saved_tensors():
+            a = m.ones(2, 3, requires_grad=True)
+            b = a.clone()
+            out = (b ** 2).sum()
+            b.sin_()                        # b was saved by pow: cloned first
+            out.backward()
+            res += [a.grad.tolist(), b.tolist()]
+            x = m.arange(6.0).reshape(2, 3).requires_grad_()
+            w = m.ones(3) * 2
+            y = (x * w).sum()
+            w.mul_(5)
+            w[0] = 100.0                    # an input saved by mul, written twice
+            y.backward()
+            res.append(x.grad.tolist())
+            z = m.tensor([1.0, 2.0], requires_grad=True)
+            u = z.exp()
+            s = (u * u).sum()
+            u.add_(1)                       # exp's saved result, mutated
+            s.backward()
+            res.append(z.grad.tolist())
+        with pytest.raises(RuntimeError, match="cannot be nested"):
+            with G.allow_mutation_on_saved_tensors():
+                with G.allow_mutation_on_saved_tensors():
+                    pass
+        with G.allow_mutation_on_saved_tensors():
+            o = (m.ones(2, requires_grad=True).clone() ** 2).sum()
+        with pytest.raises(AssertionError):
+            o.backward()                    # outside the block it was recorded in
+        return res
+    assert run(ptcore) == run(torch)
+
+
+@needs_torch
+def test_dispatch_mode_keeps_autograd_of_setitem_and_copy():
+    def run(m, mode_base):
+        class Passthrough(mode_base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        a = m.ones(2, 3, requires_grad=True)
+        with Passthrough():
+            b = a.clone()
+            b.sin_()
+            b[0] = 1.0
+            c = b * 1
+            b.copy_(a * 3)
+        (b.sum() + c.sum()).backward()
+        return a.grad.tolist()
+    from ptcore.utils._python_dispatch import TorchDispatchMode as P
+    from torch.utils._python_dispatch import TorchDispatchMode as T
+    np.testing.assert_allclose(run(ptcore, P), run(torch, T), rtol=1e-6)
