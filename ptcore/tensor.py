@@ -26,10 +26,16 @@ def _parse_to(args, kwargs):
     if args and isinstance(args[0], _TensorBase):
         other = args.pop(0)
         device, dtype = other.device, other.dtype
-    elif args and (isinstance(args[0], (str, _C.device)) or
+    elif args and (args[0] is None or isinstance(args[0], (str, _C.device)) or
                    (isinstance(args[0], int) and not isinstance(args[0], bool))):
+        # to(device, dtype=None, non_blocking=False, copy=False): None is no device
+        # (``x.to(device)`` with ``device=None`` changes nothing, as torch)
         device = args.pop(0)
-        if args and (isinstance(args[0], _C.dtype) or args[0] is None):
+        if args:
+            if not (isinstance(args[0], _C.dtype) or args[0] is None):
+                raise TypeError(f"to() received an invalid combination of arguments: the "
+                                f"argument after the device must be a dtype, got "
+                                f"{type(args[0]).__name__}")
             dtype = args.pop(0)
     elif args and isinstance(args[0], _C.dtype):
         dtype = args.pop(0)

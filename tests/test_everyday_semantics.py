@@ -249,3 +249,22 @@ def test_shape_keyword_forms_as_torch(expr):
     # torch's keyword spellings of the size arguments of the core shape methods
     assert (_eval_in(ptcore, expr, lambda L: L.arange(6.0).reshape(2, 3))
             == _eval_in(torch, expr, lambda L: L.arange(6.0).reshape(2, 3)))
+
+
+def test_to_none_device_changes_nothing_as_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(m):
+        x = m.ones(2)
+        out = []
+        for a in [(None,), (None, m.float64), (None, None), (None, m.float64, True),
+                  (None, False), ("cpu", True), ("cpu", m.float64, True)]:
+            try:
+                y = x.to(*a)
+                out.append((str(y.dtype).split(".")[-1], y is x))
+            except TypeError:
+                out.append("TypeError")
+        lin = m.nn.Linear(1, 1)
+        out += [lin.to(None) is lin, str(lin.to(None, m.float64).weight.dtype).split(".")[-1]]
+        return out
+    assert run(ptcore) == run(torch)
