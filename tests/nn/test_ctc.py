@@ -6,6 +6,8 @@ import ptcore
 import ptcore.nn as nn
 import ptcore.nn.functional as F
 
+from threads_util import kernel_threads
+
 try:
     import torch
 except ImportError:
@@ -144,3 +146,63 @@ def test_ctc_gradients(dt, tol, reduction, zero_infinity):
     (ploss * _pt(w)).sum().backward() if reduction == "none" else ploss.backward()
     _close(plp.grad, lp.grad, tol, tol)
     _close(px.grad, x.grad, tol, tol)
+
+
+# ---------------------------------------------------------------------------
+# the CPU kernels (ptcore._ops._ctc)
+# ---------------------------------------------------------------------------
+def _crnn_case(dt, T, B, C, S, seed):
+    rng = np.random.default_rng(seed)
+    lp = np.log(rng.dirichlet(np.ones(C), (T, B))).astype(dt)
+    tl = rng.integers(0, S + 1, B)
+    tl[0] = S
+    il = rng.integers(max(1, T // 2), T + 1, B)
+    il[-1] = T
+    il[1] = 1                                   # an impossible alignment (infinite loss)
+    tg = rng.integers(1, C, (B, S))
+    tg[0, 1] = tg[0, 0]                         # a repeated label
+    return lp, tg, il, tl
+
+
+@needs_torch
+@needs_autograd
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("T,B,C,S", [(30, 8, 20, 10), (100, 16, 40, 30), (5, 3, 4, 3)])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("form", ["padded", "concatenated"])
+def test_ctc_kernel_matches_torch_bits(dt, T, B, C, S, zero_infinity, form):
+    """The kernels run ATen's loops in its order: per-element losses and the
+    gradient are torch's bits (both call the C library's exp and log)."""
+    lp, tg, il, tl = _crnn_case(dt, T, B, C, S, T + B)
+    if form == "concatenated":
+        tg = np.concatenate([tg[b, :tl[b]] for b in range(B)])
+    res = []
+    for lib in (ptcore, torch):
+        x = lib.from_numpy(lp).requires_grad_()
+        loss = lib.nn.functional.ctc_loss(x, lib.from_numpy(tg), lib.from_numpy(il),
+                                         lib.from_numpy(tl), reduction="none",
+                                         zero_infinity=zero_infinity)
+        loss.backward(lib.from_numpy(np.linspace(0.5, 2, B).astype(dt)))
+        res.append((loss.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+
+
+@needs_autograd
+def test_ctc_kernel_thread_count_and_label_check():
+    """Batch elements are split among threads whole (the same bits at 1 and 3
+    threads); labels outside [0, C) raise RuntimeError before any kernel reads."""
+    lp, tg, il, tl = _crnn_case(np.float32, 40, 6, 12, 8, 1)
+    res = []
+    for n in (1, 3):
+        with kernel_threads(n):
+            x = ptcore.from_numpy(lp).requires_grad_()
+            loss = F.ctc_loss(x, ptcore.from_numpy(tg), tuple(il), tuple(tl))
+            loss.backward()
+            res.append((loss.item(), x.grad.numpy()))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    bad = tg.copy()
+    bad[0, 0] = 12
+    with pytest.raises(RuntimeError, match="target labels"):
+        F.ctc_loss(ptcore.from_numpy(lp), ptcore.from_numpy(bad), tuple(il), tuple(tl))

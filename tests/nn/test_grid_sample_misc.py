@@ -9,6 +9,8 @@ import ptcore
 import ptcore.nn as pnn
 import ptcore.nn.functional as F
 
+from threads_util import kernel_threads
+
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
@@ -243,3 +245,155 @@ def test_fractional_max_pool_random_and_errors():
         torch.nn.functional.fractional_max_pool2d(torch.randn(1, 1, 4, 4), 3, output_size=3)
     with pytest.raises(RuntimeError):
         F.fractional_max_pool2d(ptcore.randn(1, 1, 4, 4), 3, output_size=3)
+
+
+# ---------------------------------------------------------------------------
+# the CPU kernel of 2-d grid_sample (ptcore._ops._resample)
+# ---------------------------------------------------------------------------
+def _kernel_like_torch():
+    """Whether both run their fused-multiply-add kernels (x86 with AVX2/FMA):
+    bilinear and nearest are then torch's bits."""
+    from ptcore._ops import _resample
+    old = _resample._set_fma(True)
+    _resample._set_fma(old)
+    return old and torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
+
+
+def _gs_both(x, g, mode, pad, ac, go=None):
+    """[(out, input grad, grid grad)] for ptcore and torch (grads when ``go``)."""
+    res = []
+    for lib in (ptcore, torch):
+        xt = lib.from_numpy(x).requires_grad_(go is not None)
+        gt = lib.from_numpy(g).requires_grad_(go is not None)
+        y = lib.nn.functional.grid_sample(xt, gt, mode=mode, padding_mode=pad, align_corners=ac)
+        if go is not None:
+            y.backward(lib.from_numpy(go))
+        res.append((y.detach().numpy(), None if go is None else xt.grad.numpy(),
+                    None if go is None else gt.grad.numpy()))
+    return res
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("ac", [False, True])
+@pytest.mark.parametrize("hw", [(5, 7), (1, 6), (4, 1)])
+def test_grid_sample_kernel_matches_torch(dt, mode, pad, ac, hw):
+    """Output, input and grid gradients of the 2-d kernel against torch: bit for
+    bit for bilinear and nearest where both fuse multiply-adds, else within
+    rounding (grids through the borders, exactly on them and far outside)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3) + hw).astype(dt)
+    g = (rng.standard_normal((2, 5, 6, 2)) * 1.3).astype(dt)
+    g[0, 0, :4] = [[-1, -1], [1, 1], [0, 0], [3.5, -2.25]]
+    go = rng.standard_normal((2, 3, 5, 6)).astype(dt)
+    (py, pgx, pgg), (ty, tgx, tgg) = _gs_both(x, g, mode, pad, ac, go)
+    if mode != "bicubic" and _kernel_like_torch():
+        for a, b in ((py, ty), (pgx, tgx), (pgg, tgg)):
+            np.testing.assert_array_equal(a, b)
+    # (bicubic sums 16 terms of either sign)
+    tol = (1e-6 if mode != "bicubic" else 5e-6) if dt == np.float32 else 1e-14
+    for a, b in ((py, ty), (pgx, tgx), (pgg, tgg)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(np.abs(b).max(), 1))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("ac", [False, True])
+def test_grid_sample_kernel_nonfinite_grid_like_torch(mode, pad, ac):
+    """NaN and +-inf grid values (and huge finite ones) in every mode and padding:
+    torch's outputs (NaN for bilinear/bicubic zeros padding, the clipped border
+    otherwise) and, where torch's backward is defined (zeros padding, nearest),
+    its gradients; the positions fill whole vector blocks and a tail."""
+    x = (np.arange(12.).reshape(1, 1, 3, 4) * 0.37 - 1).astype(np.float32)
+    vals = [np.nan, np.inf, -np.inf, 1e10, -1e10, 0.3, 0.7, -0.2]
+    g = np.array([[[[v, 0.2] for v in vals] + [[0.1, v] for v in vals] + [[0.5, 0.5]]]],
+                 dtype=np.float32)
+    go = np.ones((1, 1, 1, g.shape[2]), dtype=np.float32)
+    grads = pad == "zeros" or mode == "nearest"
+    (py, pgx, pgg), (ty, tgx, tgg) = _gs_both(x, g, mode, pad, ac, go if grads else None)
+    tol = 1e-6 if mode != "bicubic" else 5e-6
+    assert np.array_equal(np.isnan(py), np.isnan(ty))
+    np.testing.assert_allclose(py, ty, rtol=tol, atol=tol)
+    if grads:
+        np.testing.assert_allclose(pgx, tgx, rtol=tol, atol=tol)
+        assert np.array_equal(np.isnan(pgg), np.isnan(tgg))
+        np.testing.assert_allclose(pgg, tgg, rtol=1e-5, atol=1e-5)
+
+
+def test_grid_sample_kernel_nan_border_backward_stays_inside():
+    """Where torch's border/reflection backward indexes memory with a NaN
+    coordinate (undefined behaviour there), the corner counts as outside: no
+    input gradient, a NaN grid gradient, nothing read or written out of bounds."""
+    x = ptcore.ones(1, 2, 3, 4, requires_grad=True)
+    g = ptcore.tensor([[[[float("nan"), 0.2], [0.1, float("inf")], [0.3, 0.4]]]],
+                      requires_grad=True)
+    for pad in ("border", "reflection"):
+        x.grad = g.grad = None
+        F.grid_sample(x, g, padding_mode=pad, align_corners=False).sum().backward()
+        # each inside position gives its channel's weights (sum 1) to the input
+        # gradient: (0.3, 0.4), and y = inf clipped to the border (reflecting
+        # inf gives NaN)
+        inside = 2 if pad == "border" else 1
+        np.testing.assert_allclose(x.grad.sum().item(), 2 * inside, rtol=1e-6)
+        assert np.isnan(g.grad.numpy()[0, 0, 0]).any()
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest"])
+def test_grid_sample_kernel_double_backward(mode):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 2, 5, 6))
+    g = rng.random((2, 3, 4, 2)) * 2.2 - 1.1
+    res = []
+    for lib in (ptcore, torch):
+        xt = lib.from_numpy(x).requires_grad_()
+        gt = lib.from_numpy(g).requires_grad_()
+        y = lib.nn.functional.grid_sample(xt, gt, mode=mode, align_corners=False)
+        gx, gg = lib.autograd.grad((y ** 2).sum(), (xt, gt), create_graph=True)
+        (gx.sum() + (gg * gg).sum()).backward()
+        res.append((xt.grad.numpy(), gt.grad.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-9, atol=1e-9)
+
+
+def test_grid_sample_kernel_thread_count_and_layouts():
+    """Samples are split among threads whole (the same bits at 1 and 3 threads);
+    strided input and grid give the contiguous result; float16 keeps the
+    composite path."""
+    rng = np.random.default_rng(0)
+    x = ptcore.from_numpy(rng.standard_normal((4, 3, 9, 8)).astype(np.float32))
+    g = ptcore.from_numpy((rng.random((4, 8, 7, 2)) * 2.4 - 1.2).astype(np.float32))
+    res = []
+    for n in (1, 3):
+        with kernel_threads(n):
+            xt, gt = x.detach().requires_grad_(), g.detach().requires_grad_()
+            y = F.grid_sample(xt, gt, align_corners=False)
+            y.backward(y.detach())
+            res.append((y.detach().numpy(), xt.grad.numpy(), gt.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(a, b)
+    xs = x.transpose(2, 3).contiguous().transpose(2, 3)
+    gs = g.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1)
+    np.testing.assert_array_equal(F.grid_sample(xs, gs, align_corners=False).numpy(), res[0][0])
+    h = F.grid_sample(x.half(), g.half(), align_corners=False)
+    assert h.dtype == ptcore.float16
+    np.testing.assert_allclose(h.float().numpy(), res[0][0], rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+def test_grid_sample_kernel_unfused_within_rounding(mode, pad):
+    """The baseline kernels (CPUs without AVX2/FMA) agree with torch within
+    rounding, NaN and inf grids included."""
+    from ptcore._ops import _resample
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    g = (rng.standard_normal((2, 4, 5, 2)) * 1.3).astype(np.float32)
+    g[0, 0, :3] = [[np.nan, 0.2], [np.inf, -0.3], [0.1, -np.inf]]
+    old = _resample._set_fma(False)
+    try:
+        (py, _, _), (ty, _, _) = _gs_both(x, g, mode, pad, False)
+    finally:
+        _resample._set_fma(old)
+    assert np.array_equal(np.isnan(py), np.isnan(ty))
+    np.testing.assert_allclose(py, ty, rtol=5e-6, atol=5e-6)

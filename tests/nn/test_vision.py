@@ -8,6 +8,7 @@ import ptcore.nn.functional as F
 from ptcore.nn.functional import _conv as _C
 
 from conv_grad_util import grads, to_pt
+from threads_util import kernel_threads
 
 try:
     import torch
@@ -175,3 +176,127 @@ def test_channel_shuffle_matches_torch(groups, shape):
     m, tm = nn.ChannelShuffle(groups), torch.nn.ChannelShuffle(groups)
     assert repr(m) == repr(tm)
     np.testing.assert_array_equal(m(to_pt(x)).numpy(), ref.numpy())
+
+
+# ---------------------------------------------------------------------------
+# the CPU kernels of interpolate (ptcore._ops._resample)
+# ---------------------------------------------------------------------------
+def _interp_pair(x, kw, memory_format=None):
+    """(ptcore output, input grad), (torch output, input grad) for the same gradient."""
+    rng = np.random.default_rng(5)
+    out = []
+    for lib in (ptcore, torch):
+        t = lib.from_numpy(x)
+        if memory_format is not None:
+            t = t.contiguous(memory_format=getattr(lib, memory_format))
+        t = t.detach().requires_grad_()
+        y = lib.nn.functional.interpolate(t, **kw)
+        g = rng.standard_normal(tuple(y.shape)).astype(x.dtype)
+        rng = np.random.default_rng(5)
+        y.backward(lib.from_numpy(g))
+        out.append((y, t.grad))
+    return out
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("k,mode", [(1, "nearest"), (1, "nearest-exact"), (1, "linear"),
+                                    (2, "nearest"), (2, "nearest-exact"), (2, "bilinear"),
+                                    (2, "bicubic"), (3, "nearest"), (3, "trilinear")])
+@pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(scale_factor=1.7),
+                                dict(scale_factor=0.6), dict(scale_factor=1.05),
+                                dict(scale_factor=2.3, recompute_scale_factor=True), "same",
+                                "plus1"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_interpolate_kernels_match_torch(dt, k, mode, kw, align_corners, channels_last):
+    """Values, layouts and grad_fn names of the kernels, forward and backward,
+    against torch (within about an ulp of the largest value); torch's nearest honours a scale factor that keeps or doubles a size in
+    1-d and 3-d only, its nearest backward never, and its bicubic backward
+    copies when no size changes."""
+    if "nearest" in mode and align_corners:
+        pytest.skip("align_corners is for the interpolating modes")
+    if channels_last and k == 1:
+        pytest.skip("no channels-last 3-d layout")
+    shape = {1: (2, 3, 7), 2: (2, 3, 5, 7), 3: (2, 3, 4, 5, 6)}[k]
+    if kw == "same":
+        kw = dict(size=shape[2:])
+    elif kw == "plus1":
+        kw = dict(size=tuple(s + 1 for s in shape[2:]))
+    kw = dict(kw, mode=mode)
+    if "nearest" not in mode:
+        kw["align_corners"] = align_corners
+    x = np.random.default_rng(0).standard_normal(shape).astype(dt)
+    fmt = None if not channels_last else ("channels_last" if k == 2 else "channels_last_3d")
+    (py, pg), (ty, tg) = _interp_pair(x, kw, fmt)
+    assert py.stride() == ty.stride() and pg.stride() == tg.stride()
+    assert py.grad_fn.name() == ty.grad_fn.name()
+    if "nearest" in mode:
+        np.testing.assert_array_equal(py.detach().numpy(), ty.detach().numpy())
+    scale = np.abs(ty.detach().numpy()).max()
+    tol = 1e-6 if dt == np.float32 else 1e-14
+    np.testing.assert_allclose(py.detach().numpy(), ty.detach().numpy(), rtol=0, atol=tol * scale)
+    np.testing.assert_allclose(pg.numpy(), tg.numpy(), rtol=0,
+                               atol=tol * np.abs(tg.numpy()).max())
+
+
+@needs_torch
+@pytest.mark.parametrize("size,mode", [((2, 3), "bilinear"), ((4, 3), "bilinear"),
+                                       ((4, 6), "bilinear"), ((4, 6), "bicubic"),
+                                       ((4, 6), "nearest"), ((3, 5), "bicubic")])
+def test_interpolate_kernels_nonfinite_like_torch(size, mode):
+    """inf and NaN inputs spread as in torch (inf * 0 taps give NaN, also for
+    a kept size)."""
+    x = np.array([[[[1., np.inf, 3.], [4., 5., np.nan]]]], dtype=np.float32)
+    t = torch.nn.functional.interpolate(torch.from_numpy(x), size=size, mode=mode)
+    p = F.interpolate(ptcore.from_numpy(x), size=size, mode=mode)
+    np.testing.assert_array_equal(p.numpy(), t.numpy())
+
+
+@needs_torch
+def test_interpolate_channels_last_requires_grad():
+    """A channels-last input that requires grad gets a gradient (the output
+    lost its grad_fn) in the input's layout."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    (py, pg), (ty, tg) = _interp_pair(x, dict(scale_factor=2, mode="bilinear"), "channels_last")
+    assert py.grad_fn is not None and pg.is_contiguous(memory_format=ptcore.channels_last)
+    np.testing.assert_allclose(pg.numpy(), tg.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest"])
+def test_interpolate_kernels_double_backward(mode):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 2, 5, 6))
+    res = []
+    for lib in (ptcore, torch):
+        t = lib.from_numpy(x).requires_grad_()
+        y = lib.nn.functional.interpolate(t, scale_factor=2, mode=mode)
+        (g,) = lib.autograd.grad((y ** 3).sum(), (t,), create_graph=True)
+        (g * g).sum().backward()
+        res.append(t.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest", "trilinear"])
+def test_interpolate_kernels_thread_count_invariant(mode):
+    """Planes are split among threads whole: the same bits at 1 and 3 threads;
+    the unfused passes (CPUs without FMA) stay within rounding of the fused."""
+    from ptcore._ops import _resample
+    shape = (2, 6, 8, 8, 8) if mode == "trilinear" else (4, 6, 16, 16)
+    x = ptcore.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+    res = []
+    for n in (1, 3):
+        with kernel_threads(n):
+            t = x.detach().requires_grad_()
+            y = F.interpolate(t, scale_factor=2, mode=mode)
+            y.backward(y.detach())
+            res.append((y.detach().numpy(), t.grad.numpy()))
+    old = _resample._set_fma(False)
+    try:
+        unfused = F.interpolate(x, scale_factor=2, mode=mode).numpy()
+    finally:
+        _resample._set_fma(old)
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    np.testing.assert_allclose(unfused, res[0][0], rtol=0, atol=1e-6 * np.abs(res[0][0]).max())

@@ -1,230 +1,91 @@
 """Connectionist Temporal Classification loss (``torch.nn.functional.ctc_loss``).
 
-The alpha (forward) and beta (backward) recursions run in log space,
-vectorised over the batch and the extended label positions (one Python step
-per time step): with NumPy on the CPU, and through the loop a device
-registers under ``"ctc_loss"`` elsewhere (``ptcore.cuda`` writes it with
-device ops).  The gradient is PyTorch's: with respect to ``log_probs`` it is
+The alpha (forward) and beta (backward) recursions run in log space: on the
+CPU in the kernels of ``ptcore._ops._ctc`` (ATen's loops), elsewhere through
+the loop a device registers under ``"ctc_loss"`` (``ptcore.cuda`` writes it
+as device kernels).  The gradient is PyTorch's: with respect to ``log_probs`` it is
 ``exp(log_probs) - posterior / ...`` as in ATen's ``ctc_loss_backward``, i.e. the
 gradient of the loss with respect to the logits when ``log_probs`` comes from
 ``log_softmax`` (this is what ``torch`` returns too).
 """
 import builtins
-import math
 
 import numpy as np
 
 import ptcore
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
+from ptcore.autograd import Function, once_differentiable
 
 __all__ = ["ctc_loss"]
 
-_NEG_INF = -math.inf
+class _CTCLossDevice(Function):
+    """ctc_loss through the loop a device registered under ``"ctc_loss"``
+    (``(losses, a function giving d loss_n / d log_probs)`` for padded
+    targets); its backward is not itself differentiable, as torch's."""
+    _backward_name = "CtcLossBackward0"         # grad_fn as torch names it
 
-
-def _lse(*xs):
-    """Elementwise log(sum(exp(x))) over NumPy arrays of one shape, -inf safe."""
-    m = xs[0]
-    for x in xs[1:]:
-        m = np.maximum(m, x)
-    ms = np.where(np.isneginf(m), 0.0, m)
-    s = np.zeros_like(ms)
-    for x in xs:
-        s = s + np.exp(x - ms)
-    with np.errstate(divide="ignore"):
-        return ms + np.log(s)
-
-
-def _shift(a, k):
-    """Shift the last axis right by ``k`` filling with -inf."""
-    out = np.full_like(a, _NEG_INF)
-    out[..., k:] = a[..., :a.shape[-1] - k]
-    return out
-
-
-def _shift_left(a, k):
-    out = np.full_like(a, _NEG_INF)
-    out[..., :a.shape[-1] - k] = a[..., k:]
-    return out
-
-
-class _CTCProblem:
-    """Extended label sequences and the alpha/beta recursions of a batch."""
-
-    def __init__(self, lp, targets, in_lens, tgt_lens, blank):
-        self.lp = lp                          # (T, N, C) NumPy
-        T, N, C = lp.shape
-        self.in_lens = np.asarray(in_lens, dtype=np.int64)
-        self.tgt_lens = np.asarray(tgt_lens, dtype=np.int64)
-        S2 = 2 * (builtins.int(self.tgt_lens.max()) if N else 0) + 1
-        ext = np.full((N, S2), blank, dtype=np.int64)
-        for n, tgt in enumerate(targets):
-            ext[n, 1:2 * len(tgt):2] = tgt
-        self.ext = ext
-        s_idx = np.arange(S2)
-        self.valid = s_idx[None, :] < (2 * self.tgt_lens[:, None] + 1)
-        prev2 = np.concatenate([np.full((N, 2), -1, dtype=np.int64), ext[:, :-2]], 1) \
-            if S2 > 2 else np.full((N, S2), -1, dtype=np.int64)
-        self.skip = (s_idx[None, :] % 2 == 1) & (s_idx[None, :] >= 2) & (ext != prev2)
-        # emission log-probabilities of the extended labels: (T, N, S2)
-        self.lp_ext = np.take_along_axis(lp, np.broadcast_to(ext[None], (T, N, S2)), axis=2)
-
-    def alpha(self):
-        T, N, _ = self.lp.shape
-        S2 = self.ext.shape[1]
-        la = np.full((T, N, S2), _NEG_INF, dtype=self.lp.dtype)
-        if T == 0:
-            return la
-        la[0, :, 0] = self.lp_ext[0, :, 0]
-        if S2 > 1:
-            la[0, :, 1] = np.where(self.tgt_lens > 0, self.lp_ext[0, :, 1], _NEG_INF)
-        la[0] = np.where(self.valid, la[0], _NEG_INF)
-        for t in range(1, T):
-            a = la[t - 1]
-            a2 = np.where(self.skip, _shift(a, 2), _NEG_INF)
-            la[t] = np.where(self.valid, self.lp_ext[t] + _lse(a, _shift(a, 1), a2), _NEG_INF)
-        return la
-
-    def nll(self, la):
-        N = self.lp.shape[1]
-        out = np.empty(N, dtype=self.lp.dtype)
-        for n in range(N):
-            tl, il = builtins.int(self.tgt_lens[n]), builtins.int(self.in_lens[n])
-            if il == 0:
-                out[n] = 0.0 if tl == 0 else math.inf
-                continue
-            last = la[il - 1, n]
-            if tl == 0:
-                out[n] = -last[0]
-            else:
-                out[n] = -_lse(np.array(last[2 * tl]), np.array(last[2 * tl - 1]))
+    @staticmethod
+    def forward(ctx, log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
+        loop = _cpu_kernel("ctc_loss", log_probs.device, None)
+        out, grad_fn = loop(log_probs.detach(), padded, in_lens, tgt_lens, blank, zero_infinity)
+        ctx._ctc = (grad_fn, log_probs.dtype)
         return out
 
-    def beta(self):
-        T, N, _ = self.lp.shape
-        S2 = self.ext.shape[1]
-        lb = np.full((T, N, S2), _NEG_INF, dtype=self.lp.dtype)
-        s_idx = np.arange(S2)[None, :]
-        end = 2 * self.tgt_lens[:, None]
-        init_mask = (s_idx == end) | ((s_idx == end - 1) & (self.tgt_lens[:, None] > 0))
-        skip_from = _shift_left(self.skip.astype(np.float64), 2) > 0   # may jump s -> s+2
-        nxt = np.full((N, S2), _NEG_INF, dtype=self.lp.dtype)
-        for t in range(T - 1, -1, -1):
-            b2 = np.where(skip_from, _shift_left(nxt, 2), _NEG_INF)
-            rec = self.lp_ext[t] + _lse(nxt, _shift_left(nxt, 1), b2)
-            init = np.where(init_mask, self.lp_ext[t], _NEG_INF)
-            is_last = (self.in_lens == t + 1)[:, None]
-            inside = (self.in_lens > t + 1)[:, None]
-            cur = np.where(is_last, init, np.where(inside, rec, _NEG_INF))
-            cur = np.where(self.valid, cur, _NEG_INF)
-            lb[t] = cur
-            nxt = cur
-        return lb
-
-    def grad(self, la, nll, zero_infinity):
-        """d nll_n / d log_probs (PyTorch's formula), shape (T, N, C)."""
-        lp = self.lp
-        T, N, C = lp.shape
-        lb = self.beta()
-        ab = la + lb                                   # (T, N, S2)
-        m = ab.max(axis=2, keepdims=True) if ab.shape[2] else np.zeros((T, N, 1), lp.dtype)
-        ms = np.where(np.isneginf(m), 0.0, m)
-        e = np.exp(ab - ms)
-        acc = np.zeros((T, N, C), dtype=lp.dtype)
-        n_idx = np.arange(N)
-        for s in range(ab.shape[2]):
-            acc[:, n_idx, self.ext[:, s]] += e[:, :, s]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            lcab = np.log(acc) + ms
-            g = np.exp(lp) - np.exp(lcab + nll[None, :, None] - lp)
-        t_idx = np.arange(T)[:, None]
-        g = np.where((t_idx < self.in_lens[None, :])[:, :, None], g, 0.0)
-        if zero_infinity:
-            g = np.where(np.isinf(nll)[None, :, None], 0.0, g)
-        return g.astype(lp.dtype, copy=False)
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        grad_fn, dtype = ctx._ctc
+        grad = grad_fn().to(dtype)
+        grad = grad * grad_out.to(dtype).reshape(1, -1, 1)
+        return grad, None, None, None, None, None
 
 
-def _ctc_nll_numpy(lp, targets, in_lens, tgt_lens, blank):
-    prob = _CTCProblem(lp, targets, in_lens, tgt_lens, blank)
-    la = prob.alpha()
-    return prob, la, prob.nll(la)
+class _CTCLossCPU(Function):
+    """ctc_loss of CPU log_probs by the kernels of ``ptcore._ops._ctc``
+    (float16/bfloat16 computed in float32); its backward is not itself
+    differentiable, as torch's."""
+    _backward_name = "CtcLossBackward0"
+
+    @staticmethod
+    def forward(ctx, log_probs, tg, in_lens, tgt_lens, blank, zero_infinity):
+        from ptcore._ops import _ctc
+        lp = log_probs.detach()
+        if lp.dtype not in (ptcore.float32, ptcore.float64):
+            lp = lp.to(ptcore.float32)
+        lp = lp.contiguous()
+        T, N = lp.shape[0], lp.shape[1]
+        S2 = 2 * (builtins.max(tgt_lens) if N else 0) + 1
+        nll = ptcore.empty(N, dtype=lp.dtype)
+        la = ptcore.empty((N, T, S2), dtype=lp.dtype)
+        _ctc.ctc_forward(lp, tg, in_lens, tgt_lens, blank, nll, la)
+        ctx._ctc = (lp, tg, in_lens, tgt_lens, blank, zero_infinity, nll, la, log_probs.dtype)
+        return ptcore.where(ptcore.isinf(nll), 0.0, nll) if zero_infinity else nll
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        from ptcore._ops import _ctc
+        lp, tg, in_lens, tgt_lens, blank, zero_infinity, nll, la, dtype = ctx._ctc
+        grad = ptcore.empty(tuple(lp.shape), dtype=lp.dtype)
+        _ctc.ctc_backward(lp, tg, in_lens, tgt_lens, blank, nll, la,
+                          grad_out.to(lp.dtype).contiguous(), zero_infinity, grad)
+        return grad.to(dtype), None, None, None, None, None
 
 
-def _np_log_probs(log_probs):
-    dt = ptcore.float64 if log_probs.dtype == ptcore.float64 else ptcore.float32
-    return log_probs.detach().to(dt).contiguous().numpy()
-
-
-_CTCFunction = None
-
-
-def _get_function():
-    """The autograd Function (built lazily: ``ptcore.autograd.Function`` may be absent)."""
-    global _CTCFunction
-    if _CTCFunction is not None:
-        return _CTCFunction
-    Function = getattr(ptcore.autograd, "Function", None)
-    if Function is None:
-        return None
-    # backward uses the forward's (constant) alpha/beta: not differentiable again
-    once_differentiable = getattr(ptcore.autograd, "once_differentiable", lambda f: f)
-
-    class CTCLossFunction(Function):
-        _backward_name = "CtcLossBackward0"         # grad_fn as torch names it
-
-        @staticmethod
-        def forward(ctx, log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
-            loop = _cpu_kernel("ctc_loss", log_probs.device, _ctc_cpu)
-            out, grad_fn = loop(log_probs.detach(), padded, in_lens, tgt_lens, blank, zero_infinity)
-            ctx._ctc = (grad_fn, log_probs.dtype)
-            return out
-
-        @staticmethod
-        @once_differentiable
-        def backward(ctx, grad_out):
-            grad_fn, dtype = ctx._ctc
-            grad = grad_fn().to(dtype)
-            grad = grad * grad_out.to(dtype).reshape(1, -1, 1)
-            return grad, None, None, None, None, None
-
-    _CTCFunction = CTCLossFunction
-    return _CTCFunction
-
-
-def _ctc_cpu(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
-    """The CPU loop: (losses ``(N,)`` with infinities zeroed when
-    ``zero_infinity``, and a function giving d loss_n / d log_probs)."""
-    lp = _np_log_probs(log_probs)
-    tg = padded.numpy()
-    targets_list = [tg[n, :v] for n, v in enumerate(tgt_lens)]
-    prob, la, nll = _ctc_nll_numpy(lp, targets_list, in_lens, tgt_lens, blank)
-    out = nll.copy()
-    if zero_infinity:
-        out[np.isinf(out)] = 0.0
-
-    def grad_fn():
-        return ptcore.from_numpy(np.ascontiguousarray(prob.grad(la, nll, zero_infinity)))
-    return ptcore.from_numpy(out), grad_fn
-
-
-def _padded_targets(targets, tgt_lens, N, C, unbatched):
-    """``targets`` as an (N, max target length) int64 tensor on its device
-    (entries past a target's length are 0), after torch's checks."""
-    tg = targets.detach().to(ptcore.int64)
-    mx = builtins.max(tgt_lens) if tgt_lens else 0
-    dev = tg.device
+def _checked_targets(targets, tgt_lens, N, unbatched):
+    """``targets`` as int64 after torch's checks of its shape against the
+    target lengths: 1-D concatenated (batched input) or (N, S) padded."""
+    tg = targets.detach()
+    if tg.dtype != ptcore.int64:
+        tg = tg.to(ptcore.int64)
     if tg.dim() == 1 and not unbatched:
         total = builtins.sum(tgt_lens)
         if tg.shape[0] != total:
             raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
                                f"size {tg.shape[0]} for argument #2 'targets' (while checking "
                                "arguments for ctc_loss)")
-        starts = [0]
-        for v in tgt_lens[:-1]:
-            starts.append(starts[-1] + v)
-        pos = ptcore.tensor(starts, dtype=ptcore.int64, device=dev).unsqueeze(1) + \
-            ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0)
     elif tg.dim() == 2:
+        mx = builtins.max(tgt_lens) if tgt_lens else 0
         if tg.shape[0] != N:
             raise RuntimeError(f"ctc_loss(): padded targets must have batch size {N}, got "
                                f"shape {tuple(tg.shape)}")
@@ -232,12 +93,28 @@ def _padded_targets(targets, tgt_lens, N, C, unbatched):
             raise RuntimeError(f"Expected tensor to have size at least {mx} at dimension 1, but "
                                f"got size {tg.shape[1]} for argument #2 'targets' (while "
                                "checking arguments for ctc_loss)")
-        pos = ptcore.arange(N, dtype=ptcore.int64, device=dev).unsqueeze(1) * tg.shape[1] + \
-            ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0)
-        tg = tg.reshape(-1)
     else:
         raise RuntimeError(f"ctc_loss(): targets must be 1-D (concatenated) or 2-D (padded), "
                            f"got shape {tuple(targets.shape)}")
+    return tg
+
+
+def _padded_targets(targets, tgt_lens, N, C, unbatched):
+    """``targets`` as an (N, max target length) int64 tensor on its device
+    (entries past a target's length are 0), after torch's checks."""
+    tg = _checked_targets(targets, tgt_lens, N, unbatched)
+    mx = builtins.max(tgt_lens) if tgt_lens else 0
+    dev = tg.device
+    if tg.dim() == 1:
+        starts = [0]
+        for v in tgt_lens[:-1]:
+            starts.append(starts[-1] + v)
+        pos = ptcore.tensor(starts, dtype=ptcore.int64, device=dev).unsqueeze(1) + \
+            ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0)
+    else:
+        pos = ptcore.arange(N, dtype=ptcore.int64, device=dev).unsqueeze(1) * tg.shape[1] + \
+            ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0)
+        tg = tg.reshape(-1)
     inside = ptcore.arange(mx, dtype=ptcore.int64, device=dev).unsqueeze(0) < \
         ptcore.tensor(tgt_lens, dtype=ptcore.int64, device=dev).reshape(N, 1)
     padded = ptcore.where(inside, tg[ptcore.where(inside, pos, 0)] if tg.numel() else
@@ -335,17 +212,18 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             raise RuntimeError(f"ctc_loss(): target_lengths must be non-negative, got {v}")
     if targets.is_complex():
         raise RuntimeError(f"ctc_loss(): targets must be real, got {targets.dtype}")
+    if log_probs.device.type == "cpu":
+        tg = _checked_targets(targets, tgt_lens, N, unbatched).contiguous()
+        nll = _CTCLossCPU.apply(log_probs, tg, in_lens, tgt_lens, blank, zero_infinity)
+        return _reduce(nll.to(log_probs.dtype), tgt_lens, reduction, unbatched)
     padded = _padded_targets(targets, tgt_lens, N, C, unbatched)
+    nll = _CTCLossDevice.apply(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity)
+    return _reduce(nll.to(log_probs.dtype), tgt_lens, reduction, unbatched)
 
-    fn = _get_function()
-    if fn is not None:
-        nll = fn.apply(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity)
-    else:
-        loop = _cpu_kernel("ctc_loss", log_probs.device, _ctc_cpu)
-        nll, _ = loop(log_probs.detach(), padded, in_lens, tgt_lens, blank, zero_infinity)
-    nll = nll.to(log_probs.dtype)
+
+def _reduce(nll, tgt_lens, reduction, unbatched):
     if reduction == "mean":
-        tl = ptcore.tensor(tgt_lens, dtype=log_probs.dtype, device=log_probs.device).clamp_min(1)
+        tl = ptcore.tensor(tgt_lens, dtype=nll.dtype, device=nll.device).clamp_min(1)
         return (nll / tl).mean()
     if reduction == "sum":
         return nll.sum()

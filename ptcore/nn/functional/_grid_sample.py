@@ -1,6 +1,8 @@
 """Spatial transformers: ``affine_grid`` and ``grid_sample`` (``torch.nn.functional``).
 
-Both are composed of differentiable ptcore ops (matmul; floor, clamp, fmod, gather and
+``grid_sample`` of float32/float64 4-d CPU tensors runs the kernel of
+:mod:`ptcore.nn.functional._resample`.  Otherwise both are composed of
+differentiable ptcore ops (matmul; floor, clamp, fmod, gather and
 arithmetic), so gradients with respect to the input, the grid and ``theta`` come from
 autograd, on every device, and match torch's hand-written kernels: a coordinate clipped by
 ``padding_mode='border'`` gets zero gradient, a reflected one a sign-flipped gradient, and
@@ -10,6 +12,7 @@ import itertools
 import warnings
 
 import ptcore
+from ptcore.nn.functional import _resample
 
 __all__ = ["affine_grid", "grid_sample", "GRID_SAMPLE_INTERPOLATION_MODES",
            "GRID_SAMPLE_PADDING_MODES"]
@@ -277,6 +280,17 @@ def _check(input, grid, mode):
 
 def _grid_sample(input, grid, mode, padding_mode, align_corners):
     _check(input, grid, mode)
+    if input.dim() == 4 and _resample.on_kernel(input):
+        # float32/float64 on the CPU: ATen's 2-d kernel (ptcore._ops._resample);
+        # the composite below serves gradients of its gradients
+        return _resample.grid_sample_2d(
+            input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],
+            GRID_SAMPLE_PADDING_MODES[padding_mode], align_corners,
+            lambda i, g: _grid_sample_composite(i, g, mode, padding_mode, align_corners))
+    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+
+
+def _grid_sample_composite(input, grid, mode, padding_mode, align_corners):
     n, c = input.shape[0], input.shape[1]
     sizes = list(input.shape[2:])
     out_spatial = list(grid.shape[1:-1])

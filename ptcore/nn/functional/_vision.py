@@ -3,10 +3,12 @@
 
 ``pad`` runs ``ptcore._ops.shape.pad`` forward and has an explicit backward
 (cropping for constant padding, index-add over each padded dim's source map
-for reflect/replicate/circular).  ``interpolate`` resamples one spatial dim
-at a time: output = sum over taps ``j`` of ``x.index_select(d, idx_j) * w_j``,
-with PyTorch's index/weight formulas (nearest, nearest-exact, linear,
-bilinear, trilinear, bicubic; area = adaptive average pooling).
+for reflect/replicate/circular).  ``interpolate`` runs the CPU kernels of
+:mod:`ptcore.nn.functional._resample` on float32/float64 CPU tensors;
+otherwise (and anti-aliased) it resamples one spatial dim at a time: output
+= sum over taps ``j`` of ``x.index_select(d, idx_j) * w_j``, with PyTorch's
+index/weight formulas (nearest, nearest-exact, linear, bilinear, trilinear,
+bicubic; area = adaptive average pooling).
 """
 import builtins
 import math
@@ -20,6 +22,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import _Function, _size
+from ptcore.nn.functional import _resample
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
     adaptive_avg_pool3d
 
@@ -375,9 +378,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if not input.is_floating_point():
         raise NotImplementedError(f"interpolate: {mode} mode needs a floating-point input, got "
                                   f"{input.dtype}")
-    ft = np.float64 if input.dtype == ptcore.float64 else np.float32
     kind = {"linear": "linear", "bilinear": "linear", "trilinear": "linear",
             "bicubic": "cubic"}.get(mode, mode)
+    if not antialias and _resample.on_kernel(input):
+        return _resample.upsample(input, kind, out_size, scales, align_corners)
+    ft = np.float64 if input.dtype == ptcore.float64 else np.float32
     x = input
     for i in range(dim):
         d = i + 2
