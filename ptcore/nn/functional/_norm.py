@@ -53,19 +53,38 @@ def _check_numel(t, name, n, scale=1):
 
 
 def _check_param_dtype(input, *params):
-    """Whether the parameters' dtypes fit ``input``: True for ATen's CPU "mixed type"
-    (half / bfloat16 input with float32 parameters, computed in float32 and returned
-    in the input's dtype), False when all match; any other mix raises as torch."""
+    """Whether to compute in float32 and return the input's dtype: True for a half /
+    bfloat16 input, with parameters of its dtype or float32 (ATen's "mixed type"): torch's
+    kernels compute these norms in float32 and round once; False for other inputs whose
+    parameters match.  Any other mix raises as torch."""
     given = [p for p in params if p is not None]
+    if input.dtype in (_pt.float16, _pt.bfloat16) and \
+            all(p.dtype == _pt.float32 or p.dtype == input.dtype for p in given):
+        return True
     if all(p.dtype == input.dtype for p in given):
         return False
-    if input.dtype in (_pt.float16, _pt.bfloat16) and all(p.dtype == _pt.float32 for p in given):
-        return True
     for p in given:
         if p.dtype != input.dtype:
             if input.dtype == _pt.float32 and p.dtype != _pt.float32:
                 raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _f32(t):
+    """``t`` in float32 (None stays None): a parameter of a half-precision norm."""
+    return t if t is None or t.dtype == _pt.float32 else t.float()
+
+
+def _stats_in_f32(fn, input, running_mean, running_var, *rest):
+    """``fn`` on the float32 input with float32 copies of half-precision running
+    statistics, written back after (rounded to their dtype, as torch's update)."""
+    rm, rv = _f32(running_mean), _f32(running_var)
+    y = fn(input.float(), rm, rv, *rest).to(input.dtype)
+    with _pt.no_grad():
+        for run, f in ((running_mean, rm), (running_var, rv)):
+            if run is not None and f is not run:
+                run.copy_(f)
+    return y
 
 
 class _Standardize(Function):
@@ -245,8 +264,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_numel(weight, "weight", C)
     _check_numel(bias, "bias", C)
     if _check_param_dtype(input, weight, bias, running_mean, running_var):
-        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
-                          momentum, eps).to(input.dtype)
+        return _stats_in_f32(batch_norm, input, running_mean, running_var, _f32(weight),
+                             _f32(bias), training, momentum, eps)
     shape = [1, C] + [1] * (nd - 2)
     if training:
         def update(mean, var):
@@ -294,8 +313,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_numel(weight, "weight", N * C, N)
     _check_numel(bias, "bias", N * C, N)
     if _check_param_dtype(input, weight, bias, running_mean, running_var):
-        return instance_norm(input.float(), running_mean, running_var, weight, bias,
-                             use_input_stats, momentum, eps).to(input.dtype)
+        return _stats_in_f32(instance_norm, input, running_mean, running_var, _f32(weight),
+                             _f32(bias), use_input_stats, momentum, eps)
     shape = [1, C] + [1] * (nd - 2)
     if use_input_stats:
         dims = tuple(range(2, nd))
@@ -360,7 +379,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
                                   f"'{_tname(input.dtype)}'")
     if _check_param_dtype(input, weight, bias):
-        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
+        return layer_norm(input.float(), normalized_shape, _f32(weight), _f32(bias),
+                          eps).to(input.dtype)
     n = 1
     for s in ns:
         n *= s
@@ -463,7 +483,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                                f"channels in input, but got {name} of shape {_shape(t)} and "
                                f"input of shape {_shape(input)}")
     if _check_param_dtype(input, weight, bias):
-        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
+        return group_norm(input.float(), num_groups, _f32(weight), _f32(bias),
+                          eps).to(input.dtype)
     x = input.reshape(N, num_groups, -1)
     y = _standardize(x, -1, eps)[0].reshape(input.shape)
     return _R.name_grad_fn(_affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2)),
