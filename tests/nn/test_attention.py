@@ -100,9 +100,12 @@ def test_sdpa_gqa_and_3d():
 
 def test_sdpa_errors():
     q = ptcore.randn(2, 3, 4)
-    with pytest.raises(RuntimeError, match="is_causal"):
-        F.scaled_dot_product_attention(q, q, q, attn_mask=ptcore.ones(3, 3, dtype=ptcore.bool),
-                                       is_causal=True)
+    # a mask that would grow the scores (torch: the in-place add's broadcast error)
+    with pytest.raises(RuntimeError, match="broadcast shape"):
+        F.scaled_dot_product_attention(q[:, :1], q, q, attn_mask=ptcore.ones(3, 3,
+                                                                             dtype=ptcore.bool))
+    with pytest.raises(IndexError):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ptcore.ones(3, dtype=ptcore.bool))
     with pytest.raises(RuntimeError, match="dtype"):
         F.scaled_dot_product_attention(q, q.double(), q)
     with pytest.raises(RuntimeError, match="embedding size"):
@@ -446,3 +449,18 @@ def test_sdpa_kernel_choice_on_cpu_as_torch():
     with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
         F.scaled_dot_product_attention(q, q, q)
     assert str(SDPBackend.MATH) == f"{SDPBackend.MATH}" == "SDPBackend.MATH"
+
+
+def test_sdpa_mask_with_is_causal_applies_both_as_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, 4, 8)) for _ in range(3))
+    keep = rng.random((4, 4)) > 0.3
+    bias = rng.standard_normal((4, 4))
+    for mask in (keep, bias):
+        got = F.scaled_dot_product_attention(*(ptcore.tensor(a) for a in (q, k, v)),
+                                             attn_mask=ptcore.tensor(mask), is_causal=True)
+        exp = torch.nn.functional.scaled_dot_product_attention(
+            *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), is_causal=True)
+        np.testing.assert_allclose(got.numpy(), exp.numpy(), rtol=1e-10, atol=1e-12)
+

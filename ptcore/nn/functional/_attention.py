@@ -223,9 +223,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         from ptcore.nn.attention.bias import CausalBias    # (on use: not a tensor mask)
         if isinstance(attn_mask, CausalBias):
             attn_mask, is_causal = attn_mask._sdpa_args(query.device, is_causal)
-    if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                           "set when is_causal=True")
+    # (torch 2.13's CPU kernel takes attn_mask with is_causal: both masks apply)
     _check_backends(query, dropout_p)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
@@ -258,6 +256,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if not isinstance(attn_mask, ptcore.Tensor):
             raise TypeError(f"scaled_dot_product_attention(): attn_mask must be a Tensor, "
                             f"got {type(attn_mask).__name__}")
+        _check_mask_shape(attn_mask, scores)
         if attn_mask.dtype == ptcore.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         elif attn_mask.is_floating_point():
@@ -270,6 +269,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
     return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
+
+
+def _check_mask_shape(mask, scores):
+    """The mask must broadcast to the scores' ``(..., L, S)`` without growing them, as
+    torch's in-place add (a mask of a wrong shape would change the output's shape)."""
+    if mask.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"-2): attn_mask of shape {list(mask.shape)} must have at least 2 dims")
+    try:
+        full = ptcore.broadcast_shapes(tuple(mask.shape), tuple(scores.shape))
+    except RuntimeError:
+        full = None
+    if full is None or tuple(full) != tuple(scores.shape):
+        raise RuntimeError(f"output with shape {list(scores.shape)} doesn't match the broadcast "
+                           f"shape {list(full) if full is not None else list(mask.shape)} "
+                           f"(attn_mask of shape {list(mask.shape)})")
 
 
 def _laid_out(res, q, v, dropout_p):
