@@ -3,6 +3,7 @@
 import builtins
 
 import ptcore as _pt
+from ptcore.autograd import Function
 
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -135,17 +136,38 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if use_mm is None:
         use_mm = P > 25 or R > 25
     if p == 2 and use_mm and P > 0 and R > 0 and M > 0:
-        an = (a * a).sum(-1, keepdim=True)
-        bn = (b * b).sum(-1, keepdim=True)
-        d2 = _pt.matmul(a * -2, b.transpose(-1, -2)) + an + bn.transpose(-1, -2)
-        # sqrt(max(d2, 0)) with torch's gradient: 0 where the distance is 0
-        # (coincident rows, e.g. cdist(x, x)), not the nan of sqrt'(0) * 0
-        pos = ~(d2 <= 0)
-        return _pt.where(pos, _pt.where(pos, d2, _pt.ones_like(d2)).sqrt(), _pt.zeros_like(d2))
+        return _EuclideanDist.apply(a, b)
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     if _pt.is_grad_enabled() and diff.requires_grad and (0 < p < 1 or p == float("inf")):
         return _cdist_torch_grad(diff, p)
     return _pt.linalg.vector_norm(diff, p, dim=-1)
+
+
+class _EuclideanDist(Function):
+    """torch's ``_euclidean_dist``: one product of ``[-2 a, |a|^2, 1]`` and
+    ``[b, 1, |b|^2]`` (the squared distances), clamped at 0 and square-rooted
+    in place; its backward is torch's ``_euclidean_dist_backward`` (written
+    with ops: differentiable again), 0 where the distance is 0 (coincident
+    rows, e.g. ``cdist(x, x)``), not the nan of sqrt'(0) * 0."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        an = (a * a).sum(-1, keepdim=True)
+        bn = (b * b).sum(-1, keepdim=True)
+        a_ = _pt.cat([a * -2, an, _pt.ones_like(an)], -1)
+        b_ = _pt.cat([b, _pt.ones_like(bn), bn], -1)
+        res = _pt.matmul(a_, b_.transpose(-1, -2))
+        res.clamp_min_(0).sqrt_()
+        ctx.save_for_backward(a, b, res)
+        return res
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, res = ctx.saved_tensors
+        ratio = (grad / res).masked_fill(res == 0, 0)
+        ga = a * ratio.sum(-1, keepdim=True) - ratio.matmul(b)
+        gb = b * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-1, -2).matmul(a)
+        return ga, gb
 
 
 def _cdist_torch_grad(diff, p):
