@@ -300,3 +300,16 @@ def test_interpolate_kernels_thread_count_invariant(mode):
     np.testing.assert_array_equal(res[0][0], res[1][0])
     np.testing.assert_array_equal(res[0][1], res[1][1])
     np.testing.assert_allclose(unfused, res[0][0], rtol=0, atol=1e-6 * np.abs(res[0][0]).max())
+
+
+@needs_torch
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolate_empty_input_plane_raises_like_torch(mode):
+    """An input with an empty spatial dim raises torch's RuntimeError (the
+    kernels' own check said ValueError); empty batches resample to empty."""
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        F.interpolate(ptcore.ones(1, 1, 0, 4), size=(2, 2), mode=mode)
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        torch.nn.functional.interpolate(torch.ones(1, 1, 0, 4), size=(2, 2), mode=mode)
+    assert tuple(F.interpolate(ptcore.ones(0, 2, 3, 4), scale_factor=2, mode=mode).shape) == \
+        (0, 2, 6, 8)

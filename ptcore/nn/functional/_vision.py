@@ -363,7 +363,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(
             f"Got {input.dim()}D input, but {mode} mode needs {need[mode] + 2}D input")
     for i, o in enumerate(out_size):
-        if o <= 0:
+        if o <= 0 or input.shape[i + 2] <= 0:
             raise RuntimeError(
                 f"Input and output sizes should be greater than 0, but got input "
                 f"({', '.join(str(s) for s in input.shape[2:])}) and output "
