@@ -50,3 +50,23 @@ def test_bad_default_device_raises():
     with pytest.raises(RuntimeError):
         ptcore.set_default_device("foo")
     assert ptcore.get_default_device() == ptcore.device("cpu")
+
+
+def test_set_default_device_inside_a_device_block_as_torch():
+    # (the expected list is torch 2.13's; torch itself is not run here: after this
+    # sequence its mode stack keeps a stale device context that would leak into
+    # later tests)
+    def run(m):
+        out = []
+        try:
+            with m.device("meta"):
+                m.set_default_device("cpu")     # overrides the open block, outlives it
+                out.append(m.zeros(1).device.type)
+                with m.device("meta"):          # a block opened later overrides it
+                    out.append(m.zeros(1).device.type)
+                out.append(m.zeros(1).device.type)
+            out += [m.zeros(1).device.type, m.get_default_device().type]
+        finally:
+            m.set_default_device(None)
+        return out
+    assert run(ptcore) == ["cpu", "meta", "cpu", "cpu", "cpu"]

@@ -32,6 +32,9 @@ class _Tls(threading.local):
     def __init__(self):
         self.default = None      # set_default_device's device
         self.blocks = []         # devices of the open `with device` blocks, innermost last
+        # how many of the blocks were open when set_default_device was called: as in
+        # torch, it overrides those (and outlives them), blocks opened later override it
+        self.default_at = 0
         self.depth = 0           # op calls in progress on this thread
 
 
@@ -42,7 +45,7 @@ _active = [0]                    # threads with a default device or an open bloc
 
 def _current():
     t = _tls
-    if t.blocks:
+    if t.blocks and (t.default is None or len(t.blocks) > t.default_at):
         return t.blocks[-1]
     return t.default
 
@@ -85,6 +88,7 @@ _LAYER = _D.register_layer(_DefaultDeviceLayer())
 def _set(device):
     before = _current() is not None
     _tls.default = device
+    _tls.default_at = len(_tls.blocks)
     _update(before)
 
 
@@ -105,6 +109,8 @@ def _exit(device):
                 if blocks[i] is device:
                     del blocks[i]
                     break
+    if _tls.default_at > len(blocks):
+        _tls.default_at = len(blocks)
     _update(before)
 
 
