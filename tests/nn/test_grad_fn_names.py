@@ -53,6 +53,13 @@ def _cases(L):
         "bilinear": lambda: nn.Bilinear(8, 8, 2)(x2, x2),
         "bilinear-no-bias": lambda: nn.Bilinear(8, 8, 2, bias=False)(x2, x2),
         "bilinear-unbatched": lambda: nn.Bilinear(8, 8, 2)(x2[0], x2[0]),
+        "pixel-shuffle": lambda: nn.PixelShuffle(2)(x4), "pixel-unshuffle": lambda: nn.PixelUnshuffle(2)(x4),
+        "prelu": lambda: nn.PReLU()(x4), "glu": lambda: F.glu(x4, 1),
+        "threshold": lambda: F.threshold(x2, 0.1, 20.0),
+        "pairwise-distance": lambda: F.pairwise_distance(x2, x2 * 2),
+        "embedding-bag-mean": lambda: nn.EmbeddingBag(10, 3)(L.tensor([[1, 2], [3, 4]])),
+        "embedding-bag-max": lambda: nn.EmbeddingBag(10, 3, mode="max")(L.tensor([1, 2, 3]),
+                                                                     L.tensor([0, 2])),
         "scatter-value": lambda: (x2 * 1).scatter_(1, idx, 1.0),
         "scatter-src": lambda: (x2 * 1).scatter(1, idx, x2),
     }

@@ -13,6 +13,7 @@ from ptcore._scalar_args import number_arg
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 
 __all__ = [
@@ -120,8 +121,9 @@ def threshold(input, threshold, value, inplace=False):
     _check(input, "threshold")
     if inplace:
         return _inplace(input, lambda x: globals()["threshold"](x, threshold, value))
-    return ptcore.where(input > threshold, input, ptcore.full_like(input, value) if not
-                        isinstance(value, _TensorBase) else value)
+    return _name_grad_fn(ptcore.where(input > threshold, input, ptcore.full_like(input, value)
+                                      if not isinstance(value, _TensorBase) else value),
+                         "ThresholdBackward0", input)
 
 
 def threshold_(input, threshold, value):
@@ -281,7 +283,7 @@ def prelu(input, weight):
     if weight.dtype != input.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._legacy} and "
                            f"{weight.dtype._legacy}")
-    return ptcore.where(input > 0, input, input * w)
+    return _name_grad_fn(ptcore.where(input > 0, input, input * w), "PreluKernelBackward0", input)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -313,7 +315,7 @@ def glu(input, dim=-1):
             f"Halving dimension must be even, but dimension {d} is size {size}")
     _float_only(input, "glu_cpu")
     a, b = input.split(size // 2, d)
-    return a * ptcore.sigmoid(b)
+    return _name_grad_fn(a * ptcore.sigmoid(b), "GluBackward0", input)
 
 
 def gelu(input, approximate="none"):

@@ -4,6 +4,7 @@ import builtins
 
 import ptcore as _pt
 from ptcore.autograd import Function
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -68,7 +69,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dimension (inputs broadcast)."""
     nd = builtins.max(x1.dim(), x2.dim())
-    return _pt.linalg.vector_norm(x1 - x2 + eps, p, dim=nd - 1, keepdim=keepdim)
+    return _name_grad_fn(_pt.linalg.vector_norm(x1 - x2 + eps, p, dim=nd - 1, keepdim=keepdim),
+                         "NormBackward1", x1, x2)
 
 
 def pdist(input, p=2):

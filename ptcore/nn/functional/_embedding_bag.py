@@ -11,6 +11,7 @@ import builtins
 import warnings
 
 import ptcore
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 
 __all__ = ["embedding_bag"]
 
@@ -196,7 +197,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         out = out.index_add(0, kept_bag, rows)
         if mode == "mean":
             out = out / ptcore.clamp(counts, min=1).to(weight.dtype).unsqueeze(1)
-        return out
+        return _name_grad_fn(out, "EmbeddingBagBackward0", weight)
 
     # max: gather into a (B, Lmax, dim) block padded with -inf
     lmax = builtins.int(counts.max().item()) if B else 0
@@ -211,4 +212,4 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     block = block.masked_fill(ptcore.logical_not(mask).reshape(B, lmax, 1), float("-inf"))
     out = block.max(1).values
     empty = (counts == 0).unsqueeze(1)
-    return ptcore.where(empty, 0.0, out)
+    return _name_grad_fn(ptcore.where(empty, 0.0, out), "EmbeddingBagBackward0", weight)

@@ -20,6 +20,7 @@ import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional import _resample
@@ -457,7 +458,8 @@ def pixel_shuffle(input, upscale_factor):
     n = len(lead)
     x = input.reshape(lead + (oc, r, r, h, w))
     perm = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
-    return x.permute(perm).reshape(lead + (oc, h * r, w * r))
+    return _name_grad_fn(x.permute(perm).reshape(lead + (oc, h * r, w * r)),
+                         "PixelShuffleBackward0", input)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -490,7 +492,8 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
-    return x.permute(perm).reshape(lead + (c * r * r, h // r, w // r))
+    return _name_grad_fn(x.permute(perm).reshape(lead + (c * r * r, h // r, w // r)),
+                         "PixelUnshuffleBackward0", input)
 
 
 def channel_shuffle(input, groups):
