@@ -654,7 +654,8 @@ def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
     if dtype is None:
         dtype = t.dtype
     _C._warn_complex_to_real(t.dtype, dtype, 3)     # attributed to the caller of .to()
-    if device == cur_dev or (device.type == cur_dev.type and device.index is None):
+    if device == cur_dev or (device.type == cur_dev.type and device.index is None) or \
+            (device.type == "cpu" == cur_dev.type):     # ('cpu:0' is the CPU, as torch)
         preserve = memory_format is None or memory_format is _C.preserve_format
         # torch aliases when the layout torch suggests for t is the one asked for
         if dtype is t.dtype and not copy and (preserve or _suggest_memory_format(t) is memory_format):

@@ -268,3 +268,10 @@ def test_to_none_device_changes_nothing_as_torch():
         out += [lin.to(None) is lin, str(lin.to(None, m.float64).weight.dtype).split(".")[-1]]
         return out
     assert run(ptcore) == run(torch)
+
+
+def test_to_cpu_index_zero_is_the_cpu():
+    x = ptcore.ones(2)
+    assert x.to("cpu:0") is x and x.to(ptcore.device("cpu", 0)) is x
+    lin = ptcore.nn.Linear(1, 1).to("cpu:0")
+    assert lin.weight.device.type == "cpu"

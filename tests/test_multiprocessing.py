@@ -372,3 +372,16 @@ def test_file_system_killed_holder_cleaned_up_at_exit(tmp_path):
     while name in _ptcore_files() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert name not in _ptcore_files()
+
+
+def test_queue_sends_a_parameter_used_in_a_forward():
+    # a forward leaves autograd bookkeeping (the gradient accumulator) on the Parameter:
+    # not part of what is sent
+    import ptcore.multiprocessing as pmp
+    m = ptcore.nn.Linear(3, 2)
+    m(ptcore.zeros(1, 3)).sum().backward()
+    q = pmp.Queue()
+    q.put(m.weight)
+    w = q.get(timeout=60)
+    assert type(w) is ptcore.nn.Parameter and w.requires_grad
+    assert ptcore.equal(w.detach(), m.weight.detach())

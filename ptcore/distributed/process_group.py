@@ -170,9 +170,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         names = {part.split(":")[-1] for part in b.split(",")}
         if not names <= {"mpi", "gloo", "nccl", "undefined"}:
             raise ValueError(f"Invalid backend: {backend!r}; ptcore.distributed runs on 'mpi'")
-    if init_method not in (None, "env://"):
-        raise ValueError(f"init_method {init_method!r} is not supported: ptcore.distributed "
-                         "takes its ranks from the MPI launcher (use 'env://' or None)")
+    if init_method is not None and not (isinstance(init_method, str) and init_method.split(
+            "://", 1)[0] in ("env", "tcp", "file") and "://" in init_method):
+        raise ValueError(f"init_method {init_method!r} is not supported: use 'env://', "
+                         "'tcp://host:port' or 'file:///path'")
+    # a tcp:// or file:// rendezvous point is not needed: the MPI launcher that started
+    # the processes connects them (ranks and world size as it gives them)
     if store is not None:
         raise ValueError("store is not supported: ptcore.distributed rendezvous through MPI")
     from ptcore.distributed.work import _seconds

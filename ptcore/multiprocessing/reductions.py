@@ -124,7 +124,10 @@ def reduce_tensor(tensor):
             "copy it to the CPU first")
     state = getattr(tensor, "__dict__", None) or None
     if state:
-        state = dict(state)
+        # (the autograd bookkeeping a forward leaves, as the gradient accumulator of a
+        # used Parameter, is not the tensor's state: pickling it would fail)
+        from ptcore.tensor import _AUTOGRAD_ATTRS
+        state = {k: v for k, v in state.items() if k not in _AUTOGRAD_ATTRS} or None
     return (rebuild_tensor, (type(tensor), tensor.untyped_storage(), tensor.dtype,
                              tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
                              bool(tensor.requires_grad), state))

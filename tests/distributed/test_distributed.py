@@ -234,3 +234,19 @@ def test_single_process_queries():
         os.environ.pop("LOCAL_RANK", None)
         if saved is not None:
             os.environ["LOCAL_RANK"] = saved
+
+
+def test_init_method_urls_rendezvous_through_mpi():
+    # tcp:// and file:// (the examples' --dist-url) are accepted: MPI connects the ranks
+    pytest.importorskip("mpi4py")
+    from dist_launch import _env
+    code = ("import ptcore.distributed as d, sys\n"
+            "d.init_process_group('gloo', init_method=sys.argv[1], rank=0, world_size=1)\n"
+            "print(d.get_rank(), d.get_world_size()); d.destroy_process_group()\n")
+    for url in ("tcp://127.0.0.1:23456", "file:///tmp/ptcore_rdv", "env://"):
+        out = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True,
+                             timeout=120, env=_env())
+        assert out.stdout.strip() == "0 1", out.stderr
+    import ptcore.distributed as dist
+    with pytest.raises(ValueError, match="not supported"):
+        dist.init_process_group(init_method="udp://x:1")
