@@ -116,6 +116,46 @@ _LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTens
                  ShortTensor, IntTensor, LongTensor, BoolTensor)
 
 
+class _LegacyCudaTensorType(_LegacyTensorType):
+    """Metaclass of ``ptcore.cuda.FloatTensor`` & co.: ``isinstance`` is dtype and a
+    CUDA device; calling one makes the tensor on the current CUDA device (a
+    ``TypeError`` without CUDA, as torch's CPU builds)."""
+
+    def __instancecheck__(cls, obj):
+        return (isinstance(obj, _TensorBase) and obj.dtype is cls.dtype
+                and obj.device.type == "cuda")
+
+    def __repr__(cls):
+        return f"<class 'ptcore.cuda.{cls.__name__}'>"
+
+    @property
+    def is_cuda(cls):
+        return True
+
+    def __call__(cls, *args, device=None, **kwargs):
+        import ptcore
+        if not ptcore.cuda.is_available():
+            raise TypeError(f"type ptcore.cuda.{cls.__name__} not available: no CUDA device "
+                            "(ptcore.cuda.is_available() is False)")
+        dev = ptcore.device("cuda", ptcore.cuda.current_device()) if device is None else \
+            _C.device(device)
+        if dev.type != "cuda":
+            raise RuntimeError(f"legacy constructor ptcore.cuda.{cls.__name__} expects device "
+                               f"type cuda, got {dev.type}")
+        return _LegacyTensorType.__call__(cls._cpu, *args, **kwargs).to(dev)
+
+
+def _legacy_cuda(cpu_type):
+    t = _LegacyCudaTensorType(cpu_type.__name__, (), {
+        "dtype": cpu_type.dtype, "__module__": "ptcore.cuda", "_cpu": cpu_type,
+        "__doc__": f"Legacy type of CUDA tensors of dtype {cpu_type.dtype}."})
+    return t
+
+
+# ptcore.cuda.FloatTensor ... (bound in ptcore.cuda)
+CUDA_LEGACY_TYPES = tuple(_legacy_cuda(t) for t in _LEGACY_TYPES)
+
+
 class _EnumType(type):
     def __instancecheck__(cls, obj):
         return any(obj is m for m in cls._members())

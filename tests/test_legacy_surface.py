@@ -234,3 +234,17 @@ def test_legacy_constructor_data(name, make):
         except TypeError as e:
             got.append((TypeError, str(e)))
     assert got[1] == got[0]
+
+
+def test_cuda_legacy_types():
+    torch = pytest.importorskip("torch")
+    for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+                 "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"):
+        p, t = getattr(ptcore.cuda, name), getattr(torch.cuda, name)
+        assert repr(p) == repr(t).replace("torch", "ptcore")
+        assert p.is_cuda and not getattr(ptcore, name).is_cuda
+        assert str(p.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        assert not isinstance(ptcore.ones(1, dtype=p.dtype), p)     # a CPU tensor
+    if not ptcore.cuda.is_available():
+        with pytest.raises(TypeError, match="not available"):
+            ptcore.cuda.FloatTensor(2)

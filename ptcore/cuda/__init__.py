@@ -229,6 +229,10 @@ def caching_allocator_alloc(size, device=None, stream=None):
 from ptcore.cuda.streams import (  # noqa: E402
     Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream,
 )
+# the legacy tensor types of CUDA tensors (torch.cuda.FloatTensor ...)
+from ptcore._legacy_types import CUDA_LEGACY_TYPES as _LEGACY  # noqa: E402
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor,
+ IntTensor, LongTensor, BoolTensor) = _LEGACY
 
 
 def _cuda_hook(dev, what):

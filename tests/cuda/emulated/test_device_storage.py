@@ -158,3 +158,14 @@ def test_record_stream_keeps_working_through_the_owner():
     u = ptcore.empty(100, device="cuda:0")
     assert u.data_ptr() == p
     a.check_invariants()
+
+
+def test_cuda_legacy_constructors_make_device_tensors():
+    t = ptcore.cuda.FloatTensor([1.0, 2.0])
+    assert t.device.type == "cuda" and t.dtype is ptcore.float32
+    assert isinstance(t, ptcore.cuda.FloatTensor) and not isinstance(t, ptcore.FloatTensor)
+    assert t.cpu().tolist() == [1.0, 2.0]
+    e = ptcore.cuda.LongTensor(2, 3)
+    assert e.shape == (2, 3) and e.dtype is ptcore.int64 and e.is_cuda
+    with pytest.raises(RuntimeError, match="expects device type cuda"):
+        ptcore.cuda.FloatTensor(2, device="cpu")
