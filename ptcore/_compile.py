@@ -30,10 +30,14 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
-    if mode not in (None, "default", "reduce-overhead", "max-autotune",
+    if mode not in (None, "default", "lite", "reduce-overhead", "max-autotune",
                     "max-autotune-no-cudagraphs"):
-        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, "
-                           "reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, lite, "
+                           "reduce-overhead, max-autotune-no-cudagraphs, max-autotune")
+    if isinstance(backend, str):
+        # an unknown backend name fails here, as torch's (a callable backend is kept)
+        from ptcore._dynamo import lookup_backend
+        lookup_backend(backend)
     if model is None:
         def decorator(fn):
             return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,

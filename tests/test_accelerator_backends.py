@@ -323,6 +323,14 @@ def test_compile_returns_runnable_model():
     for L in (torch, ptcore):
         with pytest.raises(RuntimeError, match="Unrecognized mode"):
             L.compile(m, mode="fastest")
+    # an unknown backend name fails at once (torch's InvalidBackend, a RuntimeError)
+    from ptcore._dynamo.exc import InvalidBackend
+    with pytest.raises(InvalidBackend, match="Invalid backend: 'nonexistent'"):
+        ptcore.compile(m, backend="nonexistent")
+    with pytest.raises(RuntimeError):
+        ptcore.compile(backend="nonexistent")
+    assert ptcore.compile(m, backend="aot_eager", mode="lite")(x).shape == (1, 3)
+    assert ptcore.compile(lambda t: t + 1, backend=lambda gm, ex: gm)(x).shape == (1, 2)
 
 
 

@@ -6,11 +6,11 @@ So ``reset()`` has nothing to clear, ``disable``/``optimize``/``run`` return the
 unchanged, ``mark_dynamic`` and friends record nothing, and ``is_compiling()`` is False.
 The settings of :mod:`ptcore._dynamo.config` exist with torch's defaults.
 """
-from ptcore._dynamo import config, eval_frame
+from ptcore._dynamo import config, eval_frame, exc
 from ptcore.compiler import (allow_in_graph, assume_constant_result, disable, is_compiling,
                              list_backends, reset, set_stance, substitute_in_graph)
 
-__all__ = ["allow_in_graph", "assume_constant_result", "config", "disable", "disallow_in_graph",
+__all__ = ["allow_in_graph", "assume_constant_result", "config", "disable", "disallow_in_graph", "exc",
            "explain", "forbid_in_graph", "graph_break", "is_compiling", "list_backends",
            "lookup_backend", "mark_dynamic", "mark_static", "mark_static_address",
            "maybe_mark_dynamic", "optimize", "register_backend", "reset", "run", "set_stance",
@@ -106,7 +106,7 @@ def lookup_backend(compiler_fn):
         return _BACKENDS[compiler_fn]
     if compiler_fn in list_backends(exclude_tags=()):
         return compiler_fn
-    raise ValueError(f"Invalid backend: {compiler_fn!r}")
+    raise exc.InvalidBackend(compiler_fn)
 
 
 def explain(f, *extra_args, **extra_kwargs):

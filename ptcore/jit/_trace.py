@@ -596,6 +596,22 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     return sf
 
 
+def _traced_signature(fn, n):
+    """The names of the ``n`` traced inputs of method ``fn``, as a scripted method's
+    signature (none optional: the graph takes them all), so that the traced module is
+    called with them positionally or by name, as torch's; None when they have no names
+    (``*args``)."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if len(params) < n or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                              for p in params[:n]):
+        return None
+    return [[p.name, inspect.Parameter.empty] for p in params[:n]]
+
+
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
                  check_tolerance=1e-5, strict=True, _force_outplace=False,
                  _module_class=None, _compilation_unit=None, example_inputs_is_kwarg=False,
@@ -611,9 +627,11 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     graphs, outs, children = {}, {}, {}
     for method, example in inputs.items():
         fn = getattr(mod, method)
+        ex = _as_tuple(example)
         graphs[method], outs[method] = _trace_graph(
-            fn, _as_tuple(example), mod, strict,
+            fn, ex, mod, strict,
             children if method == "forward" and not _leaves else None, _transparent, _leaves)
+        graphs[method].signature = _traced_signature(fn, len(ex))
     sm = TopLevelTracedModule._from_module(mod, graphs)
     # as torch's, traced submodules are not callable, but their graphs
     # (their part of forward's trace) are saved: once loaded, they are

@@ -104,6 +104,9 @@ class _Builder:
         raise OnnxExporterError(f"expected a tensor argument, got {enc!r}")
 
     def dtype_of(self, enc):
+        if not (type(enc) is dict and "v" in enc):
+            raise OnnxExporterError(f"expected a tensor argument, got {enc!r} (an operand "
+                                    "this op's export takes as a tensor only)")
         return self.g.values[enc["v"]].dtype
 
     def as_dtype(self, enc, dtype):

@@ -410,7 +410,10 @@ def test_trace_example_kwarg_inputs():
             def forward(self, x, y, scale: float = 2.0):
                 return x * scale + y
         tr = T.jit.trace(M(), example_kwarg_inputs={"y": T.ones(2), "x": T.ones(2)})
-        return tr(T.ones(2), 3 * T.ones(2))
+        tp = T.jit.trace(M(), (T.ones(2), T.ones(2)))
+        # a traced module is called positionally or by the forward's parameter names
+        return (tr(T.ones(2), 3 * T.ones(2)), tr(x=T.ones(2), y=3 * T.ones(2)),
+                tp(2 * T.ones(2), y=T.ones(2)))
     _both(build)
 
 
