@@ -366,6 +366,11 @@ def _where(b, node):
         raise UnsupportedOperatorError("where(condition) (the indices form)")
     cond, x, y = node.args[:3]
     like = x if type(x) is dict and "v" in x else y
+    if not (type(like) is dict and "v" in like):
+        # two numbers: constants in the result's dtype (the default float dtype, int64 ...)
+        out = node.outputs
+        dt = b.dtype_of(out) if type(out) is dict and "v" in out else None
+        return b.add("Where", [b.name(cond), b.as_dtype(x, dt), b.as_dtype(y, dt)])
     return b.add("Where", [b.name(cond), b.operand(x, like), b.operand(y, like)])
 
 

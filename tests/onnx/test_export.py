@@ -126,3 +126,15 @@ def test_mixed_dtype_arithmetic_follows_type_promotion():
     got = sess.run(None, {"a": a.numpy(), "b": b.numpy(), "x": x.numpy()})[0]
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, f(a, b, x).numpy(), rtol=1e-6)
+
+
+def test_where_of_two_numbers_exports():
+    # torch.where(cond, 1.0, 0.0): both branches numbers, constants of the result's dtype
+    class M(nn.Module):
+        def forward(self, x):
+            return ptcore.where(x > 0, 1.0, 0.0) + ptcore.where(x > 1, 2, 3)
+    x = ptcore.tensor([-1.0, 0.5, 2.0, 0.0])
+    _, sess = _export(M(), (x,))
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+    np.testing.assert_array_equal(got, M()(x).numpy())
+    assert got.dtype == np.float32
