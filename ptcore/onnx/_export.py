@@ -15,7 +15,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
-from ptcore.onnx import _proto as P, _more_ops, _recurrent
+from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops  # noqa: F401
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 from ptcore.onnx import _custom, _opsets
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError

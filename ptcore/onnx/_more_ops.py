@@ -201,6 +201,17 @@ def _full(b, node):
     return _filled(b, node, value)
 
 
+def _tensor(b, node):
+    """``ptcore.tensor(data)`` in a forward: the data as a constant of the result's dtype."""
+    data = dec(node.args[0]) if node.args else dec(node.kwargs["data"])
+
+    def computed(v):
+        return isinstance(v, Sym) or (isinstance(v, (list, tuple)) and any(map(computed, v)))
+    if computed(data):
+        raise UnsupportedOperatorError("tensor() of values the graph computes (sizes)")
+    return _init(b, np.array(data), b.dtype_of(node.outputs))
+
+
 def _addmm(b, node):
     inp, m1, m2 = node.args[:3]
     beta = float(dec(node.kwargs.get("beta", 1)))
@@ -553,6 +564,7 @@ for _ns in ("Tensor", "ptcore"):
                        (_ns, "max"): _max_min_dim, (_ns, "min"): _max_min_dim,
                        (_ns, "sum"): _reduce_all, (_ns, "mean"): _reduce_all,
                        (_ns, "cumsum"): _cumsum})
+CONVERTERS[("ptcore", "tensor")] = CONVERTERS[("ptcore", "as_tensor")] = _tensor
 CONVERTERS.update({("nn.functional", "silu"): _silu, ("nn.functional", "mish"): _mish,
                    ("nn.functional", "elu"): _elu, ("nn.functional", "softplus"): _softplus,
                    ("nn.functional", "hardtanh"): _hardtanh, ("nn.functional", "relu6"): _relu6,

@@ -138,3 +138,37 @@ def test_where_of_two_numbers_exports():
     got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
     np.testing.assert_array_equal(got, M()(x).numpy())
     assert got.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ["tensor-const", "index_select", "gather", "topk",
+                                  "topk-smallest", "sort", "argsort", "flip", "triu-tril",
+                                  "logsumexp", "amax-amin", "clamp_min-max", "one_hot"])
+def test_selection_and_ordering_ops_export(name):
+    fns = {
+        "tensor-const": lambda x: x * ptcore.tensor([[1.5, -1.0, 2.0, 0.0, 1.0]]) + ptcore.tensor(2.0),
+        "index_select": lambda x: x.index_select(1, ptcore.tensor([2, 0])),
+        "gather": lambda x: ptcore.gather(x, 1, ptcore.tensor([[1], [0], [4]])),
+        "topk": lambda x: x.topk(2, 1),
+        "topk-smallest": lambda x: ptcore.topk(x, 2, dim=0, largest=False)[1],
+        "sort": lambda x: x.sort(1, descending=True),
+        "argsort": lambda x: x.argsort(dim=0),
+        "flip": lambda x: x.flip(1) + x.flip([0, 1]),
+        "triu-tril": lambda x: x.triu(1) + ptcore.tril(x, -1),
+        "logsumexp": lambda x: ptcore.logsumexp(x, 1),
+        "amax-amin": lambda x: x.amax(1, keepdim=True) + x.amin(),
+        "clamp_min-max": lambda x: x.clamp_min(0.1) + x.clamp_max(0.2),
+        "one_hot": lambda x: F.one_hot(x.argmax(1), 5),
+    }
+
+    class M(nn.Module):
+        def forward(self, x):
+            return fns[name](x)
+    x = ptcore.tensor(np.random.default_rng(len(name)).standard_normal((3, 5)).astype(np.float32))
+    _, sess = _export(M(), (x,))
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})
+    ref = M()(x)
+    ref = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+    assert len(got) == len(ref)
+    for g, r in zip(got, ref):
+        assert g.dtype == r.numpy().dtype
+        np.testing.assert_allclose(g, r.numpy(), rtol=1e-5, atol=1e-6)
