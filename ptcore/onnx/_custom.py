@@ -157,8 +157,10 @@ class GraphContext:
             domain = ""
         b = self._b
         names = [b.fresh(op.lower()) for _ in range(int(outputs))]
-        b.nodes.append(P.node(op, [self._input(x) for x in inputs], names,
-                              b.fresh("n_" + op), self._attrs(attrs), domain=domain))
+        ins = [self._input(x) for x in inputs]
+        b.read.update(ins)
+        b.nodes.append(P.node(op, ins, names, b.fresh("n_" + op), self._attrs(attrs),
+                              domain=domain))
         if domain:
             self._domains.add(domain)
         vals = tuple(Value(n) for n in names)

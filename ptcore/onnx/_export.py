@@ -15,7 +15,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
-from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops  # noqa: F401
+from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops, _norm_ops  # noqa: F401
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 from ptcore.onnx import _custom, _opsets
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
@@ -61,6 +61,10 @@ class _Builder:
         self.domains = set()        # custom operator domains the nodes use
         self.inits = []
         self.const_values = {}      # initializer name -> its NumPy value (constants)
+        # the constants' initializers by name: written only if a node reads them (an
+        # opset lowering may turn one into an attribute)
+        self.const_inits = {}
+        self.read = set()           # the names some node reads
         self.names = {}
         self.count = 0
         self.used = set()           # value ids read by some node
@@ -76,9 +80,13 @@ class _Builder:
         if dtype not in NP_DTYPES:
             raise UnsupportedOperatorError(f"a constant of dtype {dtype}")
         arr = np.ascontiguousarray(np.asarray(array, dtype=NP_DTYPES[dtype]))
-        self.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+        self.const_inits[name] = P.tensor(name, dtype, arr.shape, arr.tobytes())
         self.const_values[name] = arr
         return name
+
+    def initializers(self):
+        """The weights' initializers and the constants some node reads."""
+        return self.inits + [t for n, t in self.const_inits.items() if n in self.read]
 
     def add(self, op, inputs, outputs=None, **attrs):
         """Add node ``op`` (written in the newest opsets' form; rewritten for
@@ -91,6 +99,7 @@ class _Builder:
 
     def add_raw(self, op, inputs, outputs, attrs):
         outputs = outputs or [self.fresh(op.lower())]
+        self.read.update(inputs)
         self.nodes.append(P.node(op, inputs, outputs, self.fresh("n_" + op), attrs))
         return outputs[0] if len(outputs) == 1 else outputs
 
@@ -497,7 +506,7 @@ def export(model, args=(), f=None, export_params=True, verbose=False, training=N
     custom_opsets = dict(custom_opsets or {})
 
     def write(outputs):
-        return P.model(P.graph(f"main_graph_{name}", b.nodes, b.inits, inputs,
+        return P.model(P.graph(f"main_graph_{name}", b.nodes, b.initializers(), inputs,
                                [P.value_info(*o) for o in outputs]), opset,
                        producer_version=getattr(ptcore, "__version__", "0"),
                        domains={d: custom_opsets.get(d, 1) for d in b.domains})

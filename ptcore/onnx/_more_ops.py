@@ -466,10 +466,9 @@ def _cast(b, node):
 
 
 def _reduce(b, op, x, dims, keep):
-    """A Reduce* node: axes as an input from opset 18, an attribute before."""
-    if b.opset >= 18:
-        return b.add(op, [x, _ints(b, dims)], keepdims=keep)
-    return b.add(op, [x], axes=list(dims), keepdims=keep)
+    """A Reduce* node, axes as an input (the exporter lowers it to the attribute of the
+    opsets before that op took it: ReduceSum 13, the others 18)."""
+    return b.add(op, [x, _ints(b, dims)], keepdims=keep)
 
 
 def _reduce_all(b, node):

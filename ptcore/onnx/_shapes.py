@@ -91,7 +91,7 @@ def init(b, arr, dtype):
     from ptcore.onnx import _proto as P
     name = b.fresh("const")
     arr = np.asarray(arr, dtype=NP_DTYPES[dtype])
-    b.inits.append(P.tensor(name, dtype, arr.shape, arr.tobytes()))
+    b.const_inits[name] = P.tensor(name, dtype, arr.shape, arr.tobytes())
     b.const_values[name] = arr
     return name
 
