@@ -46,7 +46,7 @@ cdef class dtype:
 cdef class device:
     cdef readonly str type
     cdef readonly object index           # None or int
-    cdef int _type_code                  # 0 cpu, 1 cuda, 2 meta
+    cdef int _type_code                  # 0 cpu, 1 cuda, 2 meta, 3 another torch type
     cdef int _idx                        # -1 when index is None
 
 

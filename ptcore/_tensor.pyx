@@ -217,7 +217,13 @@ def _get_default_complex_dtype():
 # devices
 # ---------------------------------------------------------------------------
 
-cdef dict _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "meta": 2}
+# torch's device types: ptcore runs cpu, cuda and meta; a device object of any other
+# (``device('mps')``, as scripts compare against) exists, code 3, holding no tensor
+_TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep",
+                       "hip", "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta",
+                       "hpu", "mtia", "privateuseone")
+cdef dict _DEVICE_TYPES = {t: 3 for t in _TORCH_DEVICE_TYPES}
+_DEVICE_TYPES.update({"cpu": 0, "cuda": 1, "meta": 2})
 # PyTorch's device string grammar: a type name, optionally ':' and an index without leading zeros
 _DEVICE_RE = _re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?", _re.ASCII)
 
@@ -252,7 +258,8 @@ cdef class device:
                 s = m.group(1)
             if s not in _DEVICE_TYPES:
                 raise RuntimeError(
-                    f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+                    f"Expected one of {', '.join(_TORCH_DEVICE_TYPES)} device type at start of "
+                    f"device string: {type}")
             self.type = s
             if index is not None:
                 if isinstance(index, bool) or not isinstance(index, int):
@@ -341,7 +348,7 @@ cdef object _cuda_hook = None
 # per device type code (1 cuda, 2 meta): the device runtime's empty /
 # empty_strided / copy_ / fill_ / clone / convert / item for tensors on it
 # (ptcore.cuda installs its ops when it initialises, ptcore._meta at import)
-cdef list _DEVICE_OPS = [None, None, None]
+cdef list _DEVICE_OPS = [None, None, None, None]    # (3: the types ptcore does not run)
 
 
 cdef inline object _ops_of(device dev):

@@ -364,3 +364,16 @@ def test_cuda_use_raises_runtime_error_naming_why(call):
 def test_cuda_method_rejects_cpu_device():
     with pytest.raises(RuntimeError):
         ptcore.zeros(2).cuda("cpu")
+
+
+def test_device_objects_of_every_torch_device_type():
+    torch = pytest.importorskip("torch")
+    for s in ("mps", "xpu", "mps:0", "hpu", "privateuseone", "xla:1", "cuda:2", "meta"):
+        p, t = ptcore.device(s), torch.device(s)
+        assert (p.type, p.index, str(p), repr(p)) == (t.type, t.index, str(t), repr(t))
+    assert ptcore.device("mps") != ptcore.device("cpu")
+    for L in (ptcore, torch):
+        with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, ipu, xpu"):
+            L.device("foo")
+    with pytest.raises(NotImplementedError, match="mps"):
+        ptcore.zeros(1, device="mps")       # a device ptcore does not run: no tensor on it
