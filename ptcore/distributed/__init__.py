@@ -8,6 +8,7 @@ this package.
 """
 from ptcore.distributed.reduce_op import ReduceOp
 from ptcore.distributed.work import DistBackendError, Work
+from ptcore.distributed.grad_bucket import GradBucket
 from ptcore.distributed.process_group import (
     Backend, GroupMember, ProcessGroup, barrier, default_pg_timeout, destroy_process_group,
     get_backend, get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
@@ -30,7 +31,8 @@ from ptcore.distributed import device_mesh  # noqa: E402
 from ptcore.distributed.device_mesh import DeviceMesh, init_device_mesh  # noqa: E402
 
 __all__ = [
-    "Backend", "DistBackendError", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work",
+    "Backend", "DistBackendError", "GradBucket", "GroupMember", "P2POp", "ProcessGroup",
+    "ReduceOp", "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
     "default_pg_timeout", "destroy_process_group", "gather", "gather_object", "get_backend",

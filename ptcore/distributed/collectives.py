@@ -89,6 +89,7 @@ def _run(pg, name, start, finish=None, sig_tensor=None, extra=0, async_op=False,
         raise DistBackendError(f"{name}: MPI error: {e.Get_error_string()}") from None
     w = Work(pg, name, reqs, finish, chk, result)
     w._keep = keep
+    w._outputs = [sig_tensor] if sig_tensor is not None else []   # get_future()'s value
     if peer is not None:
         w._peer = pg._ranks[peer]
     if async_op:

@@ -119,6 +119,12 @@ class Work:
         self.wait()
         return self._result
 
+    def get_future(self):
+        """A :class:`ptcore.futures.Future` of the operation's output tensors (a list: the
+        reduced tensor of an ``all_reduce``), done once the operation is: waiting on it
+        (or reading its value) waits on this work."""
+        return _WorkFuture(self)
+
     def source_rank(self):
         return self._result
 
@@ -132,3 +138,57 @@ def _seconds(timeout):
     if not s > 0:
         raise ValueError(f"timeout must be positive, got {timeout!r}")
     return s
+
+
+class _WorkFuture:
+    """``Work.get_future()``: the work's outputs once it completed; ``then`` chains."""
+
+    def __init__(self, work):
+        self._work = work
+        self._fut = None
+
+    def _resolved(self):
+        if self._fut is None:
+            from ptcore.futures import Future
+            fut = Future()
+            try:
+                self._work.wait()
+                fut.set_result(list(getattr(self._work, "_outputs", [])))
+            except Exception as e:      # the future carries the failure, as torch's
+                fut.set_exception(e)
+            self._fut = fut
+        return self._fut
+
+    def done(self):
+        return self._fut is not None or self._work.is_completed()
+
+    def wait(self):
+        return self._resolved().wait()
+
+    def value(self):
+        return self._resolved().value()
+
+    def then(self, callback):
+        """A future of ``callback(self)``, run when this one is waited on."""
+        return _Chained(self, callback)
+
+
+class _Chained(_WorkFuture):
+    def __init__(self, parent, callback):
+        self._parent, self._callback, self._fut = parent, callback, None
+
+    def _resolved(self):
+        if self._fut is None:
+            from ptcore.futures import Future
+            fut = Future()
+            try:
+                self._parent.wait()
+                fut.set_result(self._callback(self._parent))
+            except Exception as e:
+                fut.set_exception(e)
+            self._fut = fut
+        return self._fut
+
+    def done(self):
+        return self._fut is not None or self._parent.done()
+

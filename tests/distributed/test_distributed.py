@@ -250,3 +250,8 @@ def test_init_method_urls_rendezvous_through_mpi():
     import ptcore.distributed as dist
     with pytest.raises(ValueError, match="not supported"):
         dist.init_process_group(init_method="udp://x:1")
+
+
+def test_ddp_comm_hooks():
+    p = run_mpi("dist_worker_comm_hooks.py", 2, timeout=240)
+    assert p.returncode == 0 and p.stdout.count("OK") == 2, p.stdout

@@ -133,6 +133,7 @@ class DistributedDataParallel(Module):
                 self._where[id(p)] = (b, i)
         self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
         self._params = params
+        self._comm_hook = None          # (state, hook) of register_comm_hook
         self._armed = False          # a synced backward is expected
         self._in_backward = False
         self._ready = set()
@@ -236,9 +237,15 @@ class DistributedDataParallel(Module):
             b = self._buckets[self._next_bucket]
             if b.pending:
                 return
-            with no_grad():
-                b.flat.div_(self._world)
-            b.work = dist.all_reduce(b.flat, group=self.process_group, async_op=True)
+            if self._comm_hook is not None:
+                # the hook reduces (and averages) the bucket; its future gives the result
+                state, hook = self._comm_hook
+                b.work = hook(state, dist.GradBucket(b.index, b.flat, b.params, b.views,
+                                                     b.index == len(self._buckets) - 1))
+            else:
+                with no_grad():
+                    b.flat.div_(self._world)
+                b.work = dist.all_reduce(b.flat, group=self.process_group, async_op=True)
             self._next_bucket += 1
         self._finalize()
 
@@ -249,7 +256,17 @@ class DistributedDataParallel(Module):
             used = self._used
             dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
         for b in self._buckets:
-            b.work.wait()
+            res = b.work.wait()
+            if self._comm_hook is not None:
+                if isinstance(res, (list, tuple)) and len(res) == 1:
+                    res = res[0]
+                if not isinstance(res, ptcore.Tensor) or res.shape != b.flat.shape:
+                    raise RuntimeError("a DDP communication hook's future must give the "
+                                       f"bucket's tensor (shape {tuple(b.flat.shape)}), got "
+                                       f"{type(res).__name__}")
+                if res is not b.flat:
+                    with no_grad():
+                        b.flat.copy_(res)
             b.work = None
         with no_grad():
             k = 0
@@ -270,6 +287,19 @@ class DistributedDataParallel(Module):
         self._in_backward = False
 
     # ------------------------------------------------------------------ API
+    def register_comm_hook(self, state, hook):
+        """Reduce the gradient buckets with ``hook(state, bucket) -> Future`` (a
+        :class:`ptcore.distributed.GradBucket`; the future's value is the reduced bucket
+        tensor) instead of the built-in average all-reduce, as torch's; once, before the
+        first backward (``ptcore.distributed.algorithms.ddp_comm_hooks.default_hooks``
+        has torch's allreduce / fp16 / bf16 compression hooks)."""
+        if not callable(hook):
+            raise TypeError("register_comm_hook: hook must be callable")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        self._comm_hook = (state, hook)
+
     @contextlib.contextmanager
     def no_sync(self):
         """Inside this context, backward accumulates gradients locally without all-reduce."""
