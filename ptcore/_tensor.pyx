@@ -396,6 +396,7 @@ cdef extern from "ptc_alloc.h":
     int ptc_cache_n
     uint64_t ptc_stat_hits, ptc_stat_maps, ptc_stat_unmaps
     size_t ptc_live_bytes
+    int64_t ptc_total_live
 
 
 ptc_host_tune()
@@ -409,6 +410,11 @@ def _host_allocator_stats():
         "live_large_bytes": ptc_live_bytes, "cache_hits": ptc_stat_hits,
         "maps": ptc_stat_maps, "unmaps": ptc_stat_unmaps,
     }
+
+
+def _host_allocated_bytes():
+    """Bytes of all live host blocks the allocator gave out (the profiler's memory)."""
+    return ptc_total_live
 
 
 def _host_empty_cache():

@@ -23,6 +23,9 @@ static void *ptc_cache_ptr[PTC_CACHE_SLOTS];
 static size_t ptc_cache_size[PTC_CACHE_SLOTS];
 static uint64_t ptc_stat_hits = 0, ptc_stat_maps = 0, ptc_stat_unmaps = 0;
 static size_t ptc_live_bytes = 0;
+/* bytes of every live block, small ones included (the profiler's memory columns);
+   updated atomically: the small-block path takes no lock */
+static int64_t ptc_total_live = 0;
 static pthread_mutex_t ptc_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t ptc_round_large(size_t n) {
@@ -63,6 +66,7 @@ static void *ptc_host_alloc(size_t n, int zero) {
         size_t r = (n + 63) & ~(size_t)63;
         if (posix_memalign(&p, 64, r) != 0) return NULL;
         if (zero) memset(p, 0, r);
+        __atomic_fetch_add(&ptc_total_live, (int64_t)r, __ATOMIC_RELAXED);
         return p;
     }
     size_t r = ptc_round_large(n);
@@ -102,13 +106,19 @@ static void *ptc_host_alloc(size_t n, int zero) {
     pthread_mutex_lock(&ptc_alloc_lock);
     ptc_live_bytes += r;
     pthread_mutex_unlock(&ptc_alloc_lock);
+    __atomic_fetch_add(&ptc_total_live, (int64_t)r, __ATOMIC_RELAXED);
     return p;
 }
 
 static void ptc_host_free(void *p, size_t n) {
     if (p == NULL) return;
-    if (n < ptc_large_threshold) { free(p); return; }
+    if (n < ptc_large_threshold) {
+        __atomic_fetch_sub(&ptc_total_live, (int64_t)((n + 63) & ~(size_t)63), __ATOMIC_RELAXED);
+        free(p);
+        return;
+    }
     size_t r = ptc_round_large(n);
+    __atomic_fetch_sub(&ptc_total_live, (int64_t)r, __ATOMIC_RELAXED);
     pthread_mutex_lock(&ptc_alloc_lock);
     ptc_live_bytes -= r;
     if (r <= ptc_cache_limit) {

@@ -17,10 +17,15 @@ _OPERATOR_NAMES = {
 }
 
 
+def _allocated():
+    from ptcore._tensor import _host_allocated_bytes
+    return _host_allocated_bytes()
+
+
 class Event:
     """One timed range: an op (``aten::add``) or a user ``record_function``."""
     __slots__ = ("name", "start_ns", "end_ns", "thread", "depth", "input_shapes", "children_ns",
-                 "is_user", "id", "parent")
+                 "is_user", "id", "parent", "mem_start", "mem", "children_mem")
 
     def __init__(self, name, start_ns, thread, depth, input_shapes, is_user, parent):
         self.name = name
@@ -33,11 +38,15 @@ class Event:
         self.is_user = is_user
         self.parent = parent
         self.id = 0
+        self.mem_start = 0          # host bytes allocated (profile_memory): at the start,
+        self.mem = 0                # net over the range,
+        self.children_mem = 0       # and by its children
 
 
 class _Session:
-    def __init__(self, record_shapes):
+    def __init__(self, record_shapes, profile_memory=False):
         self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
         self.events = []
         self.lock = threading.Lock()
 
@@ -76,6 +85,8 @@ def push_range(name, args=(), kwargs=None, is_user=False):
     ev = Event(name, 0, threading.get_ident(), len(stack),
                _shapes(args, kwargs) if s.record_shapes else None, is_user, parent)
     stack.append(ev)
+    if s.profile_memory:
+        ev.mem_start = _allocated()
     ev.start_ns = time.perf_counter_ns()
     return ev
 
@@ -89,9 +100,12 @@ def pop_range(ev):
         stack.pop()
     elif ev in stack:
         stack.remove(ev)
+    s = _session[0]
+    if s is not None and s.profile_memory:
+        ev.mem = _allocated() - ev.mem_start
     if ev.parent is not None:
         ev.parent.children_ns += ev.end_ns - ev.start_ns
-    s = _session[0]
+        ev.parent.children_mem += ev.mem
     if s is not None:
         with s.lock:
             ev.id = len(s.events)
@@ -121,10 +135,10 @@ class _ProfilerLayer(_D.Layer):
 _LAYER = _D.register_layer(_ProfilerLayer())
 
 
-def start_recording(record_shapes=False):
+def start_recording(record_shapes=False, profile_memory=False):
     if _session[0] is not None:
         raise RuntimeError("Profiler is already enabled on this thread")
-    _session[0] = _Session(record_shapes)
+    _session[0] = _Session(record_shapes, profile_memory)
     _tls.stack = []
     _LAYER.set_enabled(True)
 

@@ -15,6 +15,18 @@ def _format_time(us):
     return f"{us:.3f}us"
 
 
+def _format_memory(nbytes):
+    """torch's memory column format (``1.00 MB``, ``-512 B``)."""
+    kb, mb, gb = 1024, 1024 ** 2, 1024 ** 3
+    if abs(nbytes) >= gb:
+        return f"{nbytes / gb:.2f} GB"
+    if abs(nbytes) >= mb:
+        return f"{nbytes / mb:.2f} MB"
+    if abs(nbytes) >= kb:
+        return f"{nbytes / kb:.2f} KB"
+    return f"{nbytes} B"
+
+
 def _format_pct(part, total):
     return f"{(part / total * 100.0 if total else 0.0):.2f}%"
 
@@ -54,6 +66,11 @@ class FunctionEvent:
         self.count = 1
         self.device_time_total = 0.0
         self.self_device_time_total = 0.0
+        # host memory the range allocated net of what it freed (profile_memory=True),
+        # and the part its child ranges did not
+        self.cpu_memory_usage = ev.mem
+        self.self_cpu_memory_usage = ev.mem - ev.children_mem
+        self.flops = 0              # (with_flops: ptcore counts no flops, always 0)
         self.cpu_children = []
         self.cpu_parent = None
 
@@ -84,11 +101,17 @@ class FunctionEventAvg:
         self.self_device_time_total = 0.0
         self.input_shapes = input_shapes
         self.is_user_annotation = False
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.flops = 0
 
     def add(self, ev):
         self.count += 1
         self.cpu_time_total += ev.cpu_time_total
         self.self_cpu_time_total += ev.self_cpu_time_total
+        self.cpu_memory_usage += ev.cpu_memory_usage
+        self.self_cpu_memory_usage += ev.self_cpu_memory_usage
+        self.flops += ev.flops
         self.is_user_annotation = ev.is_user_annotation
         return self
 
@@ -104,7 +127,7 @@ class FunctionEventAvg:
 
 _SORT_KEYS = {"cpu_time_total", "self_cpu_time_total", "cpu_time", "count",
               "device_time_total", "self_device_time_total", "cuda_time_total",
-              "self_cuda_time_total", "cpu_memory_usage", "self_cpu_memory_usage"}
+              "self_cuda_time_total", "cpu_memory_usage", "self_cpu_memory_usage", "flops"}
 
 
 class EventList(list):
@@ -148,8 +171,9 @@ class EventList(list):
         total_self = sum(e.self_cpu_time_total for e in self)
         name_w = max([len("Name")] + [len(str(e.key)) for e in rows]) + 4
         name_w = min(name_w, max_name_column_width)
-        cols = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
-                "# of Calls"]
+        mem = any(e.cpu_memory_usage or e.self_cpu_memory_usage for e in self)
+        cols = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"] + \
+            (["CPU Mem", "Self CPU Mem"] if mem else []) + ["# of Calls"]
         shapes = self._group_by_input_shape
         if shapes:
             cols.append("Input Shapes")
@@ -175,7 +199,9 @@ class EventList(list):
             vals = [_format_pct(e.self_cpu_time_total, total_self),
                     _format_time(e.self_cpu_time_total),
                     _format_pct(e.cpu_time_total, total_self),
-                    _format_time(e.cpu_time_total), _format_time(e.cpu_time), str(e.count)]
+                    _format_time(e.cpu_time_total), _format_time(e.cpu_time)] + \
+                ([_format_memory(e.cpu_memory_usage), _format_memory(e.self_cpu_memory_usage)]
+                 if mem else []) + [str(e.count)]
             line = f"{name:>{name_w}}  " + "  ".join(f"{v:>{w}}" for v in vals) + "  "
             if shapes:
                 shp = str(e.input_shapes)[:max_shapes_column_width]

@@ -155,7 +155,7 @@ class _KinetoProfile:
     def start_trace(self):
         if ProfilerActivity.CPU not in self.activities:
             return
-        _P.start_recording(self.record_shapes)
+        _P.start_recording(self.record_shapes, self.profile_memory)
         self._recording = True
         self._t0 = time.perf_counter_ns()
 

@@ -386,3 +386,29 @@ def test_small_model_call_counts_match_torch():
     ct, cp = go(torch), go(ptcore)
     assert {k: cp.get(k) for k in keys} == {k: ct.get(k) for k in keys}
     assert cp["aten::relu"] == 3 and cp["aten::mm"] == 2
+
+
+def test_profile_memory_as_torch():
+    # net host bytes per range (allocations minus frees), self excluding the children
+    def run(T):
+        P = T.profiler
+        m = T.nn.Sequential(T.nn.Linear(256, 512), T.nn.ReLU(), T.nn.Linear(512, 10))
+        x = T.ones(64, 256)
+        with P.profile(activities=[P.ProfilerActivity.CPU], profile_memory=True) as prof:
+            with P.record_function("model_inference"):
+                m(x)
+        got = {e.key: (e.cpu_memory_usage, e.self_cpu_memory_usage)
+               for e in prof.key_averages()}
+        table = prof.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=5)
+        return got, table
+    gp, tp = run(ptcore)
+    gt, tt = run(torch)
+    for key in ("model_inference", "aten::linear", "aten::addmm"):
+        assert gp[key] == gt[key], key
+    for col in ("CPU Mem", "Self CPU Mem", "130.50 KB"):
+        assert col in tp and col in tt
+    # without profile_memory: no memory columns, zeros; flops is an attribute to sort by
+    prof, _ = _profile(ptcore)
+    assert "CPU Mem" not in prof.key_averages().table()
+    assert all(e.cpu_memory_usage == 0 for e in prof.key_averages())
+    assert "aten::mm" in prof.key_averages().table(sort_by="flops")
