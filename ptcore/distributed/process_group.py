@@ -164,7 +164,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         number of MPI processes (the processes were not started by an MPI launcher).
     """
     if _state["world"] is not None:
-        raise RuntimeError("trying to initialize the default process group twice!")
+        raise ValueError("trying to initialize the default process group twice!")
     if backend is not None:
         b = str(backend).lower()
         names = {part.split(":")[-1] for part in b.split(",")}
@@ -250,6 +250,8 @@ def destroy_process_group(group=None):
 
     MPI itself stays initialised (it cannot be restarted), so ``init_process_group`` may be
     called again afterwards."""
+    if group is None and _state["world"] is None:
+        raise AssertionError("Process group cannot be None")      # (before init, as torch)
     if group is None or group is _state["world"]:
         for g in _state["groups"]:
             g._free()

@@ -40,7 +40,7 @@ dist.init_process_group(timeout=datetime.timedelta(seconds=float(os.environ.get(
 rank = dist.get_rank()
 try:
     dist.init_process_group()
-except RuntimeError as e:
+except ValueError as e:         # (torch 2.13's type)
     if rank == 0:
         caught(e)
 
