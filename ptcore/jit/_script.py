@@ -303,6 +303,29 @@ class _Seq:
         self.items = list(items)
 
 
+class _NTSeq(_Seq):
+    """A NamedTuple built in the scripted code: its items and its class (fields by name)."""
+    __slots__ = ("cls",)
+
+    def __init__(self, items, cls):
+        super().__init__(items)
+        self.cls = cls
+
+
+def _is_namedtuple(cls):
+    return inspect.isclass(cls) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def namedtuple_return(fn):
+    """The NamedTuple class ``fn`` is annotated to return, or None: the scripted
+    graph returns a tuple, which the caller wraps in it (as TorchScript returns it)."""
+    try:
+        ret = typing.get_type_hints(fn).get("return")
+    except Exception:
+        return None
+    return ret if _is_namedtuple(ret) else None
+
+
 class _Ctx:
     """Compiles one function body (a scope)."""
 
@@ -732,13 +755,22 @@ class _Ctx:
         fn = self._lookup_global(it.func.id)
         if fn is builtins.enumerate and len(it.args) != 1:
             raise self.err(it, "enumerate() with a start is not supported by ptcore.jit.script")
-        seqs = [self.expr(a) for a in it.args]
+        args = it.args
+        inner_zip = fn is builtins.enumerate and isinstance(args[0], ast.Call) and \
+            isinstance(args[0].func, ast.Name) and not args[0].keywords and \
+            args[0].func.id not in self.scope and \
+            self._lookup_global(args[0].func.id) is builtins.zip
+        if inner_zip:
+            args = args[0].args           # enumerate(zip(xs, ys)): (i, (x, y)) per step
+        seqs = [self.expr(a) for a in args]
         lens = [self.c.emit(("prim", "len"), [q]) if not isinstance(q, Const) else
                 Const(len(q.value)) for q in seqs]
         n = lens[0] if len(lens) == 1 else self.c.emit(("prim", "min"), lens)
 
         def item(i_ref):
             got = [self.c.emit(("prim", "getitem"), [q, i_ref]) for q in seqs]
+            if inner_zip:
+                return _Seq([i_ref, _Seq(got)])
             return _Seq(([i_ref] if fn is builtins.enumerate else []) + got)
         return self._loop(st, [n], seq=item, ex=ex)
 
@@ -893,6 +925,8 @@ class _Ctx:
                     return Const(getattr(base.value, e.attr))
                 except AttributeError as ex:
                     raise self.err(e, str(ex)) from None
+            if isinstance(base, _NTSeq) and e.attr in base.cls._fields:
+                return base.items[base.cls._fields.index(e.attr)]
             if isinstance(base, _Seq):
                 raise self.err(e, "attributes of a tuple are not supported")
             return self.c.emit(("prim", "getattr"), [base, Const(e.attr)])
@@ -1304,6 +1338,26 @@ class _Ctx:
                 isinstance(getattr(fn, "__self__", None), str) and not kwargs:
             # ``"{} has {}".format(name, x.numel())``: formatted when the graph runs
             return self.c.emit(("prim", "format"), [Const(fn.__self__)] + args)
+        if _is_namedtuple(fn):
+            # ``Out(y, n)``: its fields (defaults filled), kept by name for ``.y``
+            fields = fn._fields
+            if len(args) > len(fields):
+                raise self.err(e, f"{fn.__name__}() takes {len(fields)} fields")
+            items = list(args)
+            for f in fields[len(args):]:
+                if f in kwargs:
+                    items.append(kwargs.pop(f))
+                elif f in fn._field_defaults:
+                    items.append(Const(fn._field_defaults[f]))
+                else:
+                    raise self.err(e, f"{fn.__name__}() missing field {f!r}")
+            if kwargs:
+                raise self.err(e, f"{fn.__name__}() has no field {next(iter(kwargs))!r}")
+            return _NTSeq(items, fn)
+        if isinstance(getattr(fn, "__self__", None), str) and not kwargs and \
+                getattr(fn, "__name__", None) in _prim_str_methods():
+            # ``",".join(names)``: the constant string's method, called when the graph runs
+            return self.c.emit(("prim", "method"), [Const(fn.__name__), Const(fn.__self__)] + args)
         raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
                           "values in ptcore.jit.script")
 
@@ -1350,6 +1404,11 @@ class _Ctx:
 
 _PY_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
 _NN_PRIMS = {}
+
+
+def _prim_str_methods():
+    from ptcore.jit._prim import _STR_METHODS
+    return _STR_METHODS
 
 
 def _R_name_grad_fn():
@@ -1513,6 +1572,9 @@ def compile_module(obj, methods=None):
         graphs[m] = _compile(fn, obj, obj, names)
         sig = list(inspect.signature(fn).parameters.values())[1:]
         graphs[m].signature = [[p.name, p.default] for p in sig]
+        nt = namedtuple_return(fn)
+        if nt is not None:
+            graphs[m].nt_return = nt          # (the method's NamedTuple result type)
     return graphs
 
 
@@ -1536,6 +1598,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if inspect.isfunction(obj):
         g = _compile(obj, None, None, _positional(obj, False))
         sf = ScriptFunction(g, obj.__name__)
+        sf._returns = namedtuple_return(obj)
         sig = inspect.signature(obj)
         sf._defaults = [p.default for p in sig.parameters.values()]
         sf._names = list(sig.parameters)

@@ -268,7 +268,9 @@ class ScriptFunction:
             args = tuple(args) + tuple(fill)
         _check_args(self.graph, args, self.name)
         out = run_graph(self.graph, _dtype_args(self.graph, args))
-        return out if isinstance(out, _TensorBase) else _as_returned(out)
+        out = out if isinstance(out, _TensorBase) else _as_returned(out)
+        nt = getattr(self, "_returns", None)
+        return nt(*out) if nt is not None and isinstance(out, tuple) else out
 
     @property
     def code(self):
@@ -493,7 +495,11 @@ class ScriptModule(Module):
             for name, t in writes.items():      # ``self.state = ...`` in the method
                 path, _, leaf = name.rpartition(".")
                 (self.get_submodule(path) if path else self)._buffers[leaf] = t
-        return out if isinstance(out, _TensorBase) else _as_returned(out)
+        if isinstance(out, _TensorBase):
+            return out
+        out = _as_returned(out)
+        nt = g.__dict__.get("nt_return")
+        return nt(*out) if nt is not None and isinstance(out, tuple) else out
 
     def _forward(self, *args, **kwargs):
         if "forward" not in self._sync():

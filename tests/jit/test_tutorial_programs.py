@@ -5,6 +5,7 @@ values a scripted method returns to Python (dtypes, sizes), scripted
 containers, the legacy ``ScriptModule``/``script_method`` API; each program
 runs the same way with torch as the oracle."""
 import math
+import typing
 from typing import Dict, List, Optional, Tuple
 
 import pytest
@@ -643,4 +644,42 @@ def test_trace_numel_and_slices_by_sizes_follow_the_input():
         tr = T.jit.trace(f, _x(T, 2, 4))
         assert "slice" in str(tr.graph)
         return tr(_x(T, 3, 6)), _roundtrip(T, tr)(_x(T, 4, 3))
+    _both(build)
+
+
+class _Out(typing.NamedTuple):
+    y: torch.Tensor         # (torch's scripting needs a TorchScript type; ptcore reads none)
+    n: int = 5
+
+
+def test_script_enumerate_zip_str_join_and_namedtuples():
+    def build(T):
+        from typing import List
+
+        def pairs(a: List[T.Tensor], b: List[T.Tensor]) -> T.Tensor:
+            out = T.zeros(1)
+            for i, (x, y) in enumerate(zip(a, b)):
+                out = out + x * y * i
+            return out
+
+        def joined(xs: List[str]) -> str:
+            return ",".join(xs)
+
+        def make(x):
+            o = _Out(x * 2)
+            return _Out(o.y + 1, o.n + 1)
+        make.__annotations__ = {"x": T.Tensor, "return": _Out}
+
+        class M(T.nn.Module):
+            def forward(self, x) -> _Out:
+                return _Out(x - 1, 2)
+        a = [T.ones(1), 2 * T.ones(1)]
+        b = [3 * T.ones(1), 4 * T.ones(1)]
+        r = T.jit.script(make)(T.ones(2))
+        rm = T.jit.script(M())(T.ones(2))
+        # (torch returns a NamedTuple type it rebuilds, of the same name and fields)
+        assert type(r).__name__ == type(rm).__name__ == "_Out"
+        assert r._fields == rm._fields == ("y", "n")
+        return (T.jit.script(pairs)(a, b), T.jit.script(joined)(["a", "b", "c"]), r.y, r.n,
+                rm.y, rm.n)
     _both(build)
