@@ -15,7 +15,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
-from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops, _norm_ops  # noqa: F401
+from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops, _norm_ops, _layer_ops  # noqa: F401,E501
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 from ptcore.onnx import _custom, _opsets
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
@@ -251,12 +251,6 @@ def _convert(b, node, batch_dims):
                 return _pool(b, node, F, "max", nd)
             if name == f"avg_pool{nd}d":
                 return _pool(b, node, F, "avg", nd)
-        if name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"):
-            a = _bind(getattr(F, name), args, kw)
-            out = dec(a["output_size"])
-            if all(o == 1 for o in (out if isinstance(out, (list, tuple)) else [out])):
-                return b.add("GlobalAveragePool", [b.name(a["input"])])
-            raise UnsupportedOperatorError(f"{name} with output_size={out!r} (only 1)")
         if name in ("relu", "tanh", "sigmoid"):
             return b.add(_UNARY[name], [b.name(args[0])])
         if name == "leaky_relu":

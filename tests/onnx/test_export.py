@@ -222,3 +222,50 @@ def test_norm_and_statistics_ops_export(name):
     ref = m(x).detach().numpy()
     assert got.dtype == ref.dtype and got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["pad-constant", "pad-value", "pad-reflect", "pad-replicate",
+                                  "pad-crop", "ZeroPad2d", "adaptive-avg-2", "adaptive-avg-3x1",
+                                  "adaptive-avg-1", "adaptive-max-2", "adaptive-max-1d",
+                                  "prelu"])
+def test_pad_adaptive_pool_prelu_export(name):
+    fns = {
+        "pad-constant": lambda m, x: F.pad(x, (1, 2, 0, 1)),
+        "pad-value": lambda m, x: F.pad(x, (1, 1), value=3.5),
+        "pad-reflect": lambda m, x: F.pad(x, (1, 1, 2, 2), mode="reflect"),
+        "pad-replicate": lambda m, x: F.pad(x, (1, 2, 1, 0), mode="replicate"),
+        "pad-crop": lambda m, x: F.pad(x, (-1, 1)),
+        "ZeroPad2d": lambda m, x: nn.ZeroPad2d(1)(x),
+        "adaptive-avg-2": lambda m, x: F.adaptive_avg_pool2d(x, 2),
+        "adaptive-avg-3x1": lambda m, x: F.adaptive_avg_pool2d(x, (3, 1)),
+        "adaptive-avg-1": lambda m, x: F.adaptive_avg_pool2d(x, 1),
+        "adaptive-max-2": lambda m, x: F.adaptive_max_pool2d(x, 2),
+        "adaptive-max-1d": lambda m, x: F.adaptive_max_pool1d(x.flatten(2), 4),
+        "prelu": lambda m, x: m.per_channel(x) + m.single(x),
+    }
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.per_channel, self.single = nn.PReLU(4), nn.PReLU()
+            with ptcore.no_grad():
+                self.per_channel.weight.copy_(ptcore.tensor([0.1, 0.2, 0.3, 0.4]))
+
+        def forward(self, x):
+            return fns[name](self, x)
+    m = M().eval()
+    x = ptcore.tensor(np.random.default_rng(len(name)).standard_normal((2, 4, 6, 6))
+                      .astype(np.float32))
+    _, sess = _export(m, (x,))
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+    ref = m(x).detach().numpy()
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_adaptive_pool_to_a_size_that_does_not_divide_is_refused():
+    class M(nn.Module):
+        def forward(self, x):
+            return F.adaptive_avg_pool2d(x, 4)
+    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="divide"):
+        _export(M(), (ptcore.ones(1, 2, 6, 6),))
