@@ -103,6 +103,16 @@ def try_import_torch():
         return None
 
 
+def torch_with_threads(threads):
+    """torch (None when not installed) with ptcore and torch both set to ``threads``."""
+    import ptcore
+    torch = try_import_torch()
+    ptcore.set_num_threads(threads)
+    if torch is not None:
+        torch.set_num_threads(threads)
+    return torch
+
+
 def print_cpu():
     """Print the CPU model and its vector extensions (``lscpu``), so that a
     table is read against the machine it was measured on."""

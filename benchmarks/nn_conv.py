@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 import ptcore  # noqa: E402
 import ptcore.nn as pnn  # noqa: E402
 import ptcore.nn.functional as PF  # noqa: E402
-from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, torch_with_threads  # noqa: E402
 
 
 def _fn_fwd_bwd(fn, gy):
@@ -38,10 +38,7 @@ def _fn_fwd_bwd(fn, gy):
 
 
 def main():
-    torch = try_import_torch()
-    ptcore.set_num_threads(_args.threads)
-    if torch is not None:
-        torch.set_num_threads(_args.threads)
+    torch = torch_with_threads(_args.threads)
     repeat = 3 if _args.quick else 9
     rng = np.random.default_rng(0)
     rows = []

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 
 import ptcore  # noqa: E402
 import ptcore.nn.functional as PF  # noqa: E402
-from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
+from _harness import paired_median_times, print_table, torch_with_threads  # noqa: E402
 
 
 class _Lib:
@@ -132,10 +132,7 @@ def _row(name, fp, ft, repeat):
 
 
 def main():
-    torch = try_import_torch()
-    ptcore.set_num_threads(_args.threads)
-    if torch is not None:
-        torch.set_num_threads(_args.threads)
+    torch = torch_with_threads(_args.threads)
     repeat = 3 if _args.quick else 9
     pc = _cases(_Lib(ptcore, PF), np.random.default_rng(0))
     tc = None

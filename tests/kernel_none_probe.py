@@ -18,7 +18,8 @@ import ptcore
 
 MODULES = ["ptcore._ops._blas", "ptcore._ops._conv", "ptcore._ops._index", "ptcore._ops._reduce",
            "ptcore._ops._sort", "ptcore._ops._optim", "ptcore._ops._fused", "ptcore._ops._ewdrv",
-           "ptcore._ops._copy", "ptcore._ops._random", "ptcore._dlpack", "ptcore._tensor"]
+           "ptcore._ops._copy", "ptcore._ops._random", "ptcore._dlpack", "ptcore._tensor",
+           "ptcore._ops._resample", "ptcore._ops._ctc"]
 _VALUES = {"int": 0, "Py_ssize_t": 0, "bint": False, "double": 0.0, "float": 0.0, "str": "sum",
            "tuple": (), "list": [], "int64_t": 0, "uint64_t": 0}
 _NULLABLE_KINDS = ("_TensorBase", "Storage", "dtype", "_Dtype", "object", None)

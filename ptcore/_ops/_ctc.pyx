@@ -257,8 +257,9 @@ cdef inline int _threads(Py_ssize_t N, Py_ssize_t work) noexcept nogil:
     return nt if nt < N else <int>N
 
 
-def ctc_forward(_TensorBase lp, _TensorBase tg, list il, list tl, int64_t blank,
-                _TensorBase nll, _TensorBase la):
+def ctc_forward(_TensorBase lp not None, _TensorBase tg not None, list il not None,
+                list tl not None, int64_t blank, _TensorBase nll not None,
+                _TensorBase la not None):
     """Fill ``nll`` (N,) and ``la`` (N, T, 2 * max(tl) + 1), both of
     ``lp``'s dtype and contiguous, for log_probs ``lp`` (T, N, C) and the
     int64 targets ``tg``: (N, S) padded or 1-D concatenated."""
@@ -284,9 +285,10 @@ def ctc_forward(_TensorBase lp, _TensorBase tg, list il, list tl, int64_t blank,
         free(lens)
 
 
-def ctc_backward(_TensorBase lp, _TensorBase tg, list il, list tl, int64_t blank,
-                 _TensorBase nll, _TensorBase la, _TensorBase gout, bint zero_infinity,
-                 _TensorBase grad):
+def ctc_backward(_TensorBase lp not None, _TensorBase tg not None, list il not None,
+                 list tl not None, int64_t blank, _TensorBase nll not None,
+                 _TensorBase la not None, _TensorBase gout not None, bint zero_infinity,
+                 _TensorBase grad not None):
     """Fill ``grad`` (T, N, C) with d (sum_n gout[n] * nll[n]) / d log_probs,
     torch's ctc_loss_backward, from :func:`ctc_forward`'s ``nll`` and ``la``."""
     cdef _Problem P

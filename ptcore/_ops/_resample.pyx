@@ -88,7 +88,7 @@ cdef int _check(str op, _TensorBase t, int num, int ndim) except -1:
     return 0
 
 
-def upsample(_TensorBase x, _TensorBase y, int mode, bint align_corners, scales,
+def upsample(_TensorBase x not None, _TensorBase y not None, int mode, bint align_corners, scales,
              bint transpose=False):
     """Resample the planes of ``x`` (B, *in_sizes, inner) into ``y``
     (B, *out_sizes, inner) for ``mode`` (NEAREST, NEAREST_EXACT, LINEAR,
@@ -230,8 +230,8 @@ cdef int _gs_out(str what, _TensorBase t, _TensorBase like, Py_ssize_t n, Py_ssi
     return 0
 
 
-def grid_sample_2d(_TensorBase inp, _TensorBase grid, _TensorBase out, int interp, int pad,
-                   bint align_corners):
+def grid_sample_2d(_TensorBase inp not None, _TensorBase grid not None,
+                   _TensorBase out not None, int interp, int pad, bint align_corners):
     """``out`` (N, C, P) = grid_sample of ``inp`` (N, C, H, W) at ``grid``
     (N, Ho, Wo, 2), P = Ho * Wo, with torch's mode codes."""
     cdef ptc_gs_geo g
@@ -257,9 +257,9 @@ cdef inline void _gs_fwd(const ptc_gs_geo* g, int num, char* ip, char* gp, char*
         ptc_gs2d_forward_f64(g, <const double*>ip, <const double*>gp, <double*>op, n0, n1)
 
 
-def grid_sample_2d_backward(_TensorBase inp, _TensorBase grid, _TensorBase gout,
-                            _TensorBase ginp, _TensorBase ggrid, int interp, int pad,
-                            bint align_corners):
+def grid_sample_2d_backward(_TensorBase inp not None, _TensorBase grid not None,
+                            _TensorBase gout not None, _TensorBase ginp, _TensorBase ggrid,
+                            int interp, int pad, bint align_corners):
     """The gradients of :func:`grid_sample_2d` for ``gout`` (N, C, P):
     ``ginp`` (like ``inp``, overwritten) and ``ggrid`` (like ``grid``);
     either may be None (not computed)."""
