@@ -12,6 +12,7 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase, Size
+from ptcore.tensor import _sequence_data
 
 __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
@@ -76,24 +77,6 @@ class _LegacyTensorType(type):
             return ptcore.empty(tuple(args), dtype=dtype)
         raise TypeError(f"{cls.__name__}(): expected integer sizes, got "
                         f"({', '.join(type(a).__name__ for a in args)})")
-
-
-def _sequence_data(a):
-    """``a`` as data for ``ptcore.tensor``: torch's legacy constructors take any
-    sequence (a list, tuple, range, NumPy array, bytearray ...) but no other
-    iterable, and refuse str/bytes."""
-    if isinstance(a, (builtins.str, builtins.bytes)):
-        raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
-    if isinstance(a, (builtins.list, builtins.tuple, _np.ndarray)):
-        return a
-    t = type(a)
-    # the sequence protocol (PySequence_Check): item access that is not a
-    # mapping's; NumPy scalars are numbers
-    if hasattr(t, "__getitem__") and hasattr(t, "__len__") \
-            and not isinstance(a, (builtins.dict, _np.generic)):
-        return builtins.list(a)
-    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    raise TypeError(f"new(): data must be a sequence (got {name})")
 
 
 def _legacy(name, dtype):

@@ -2792,6 +2792,8 @@ cdef class _TensorBase:
 
     def __setitem__(self, idx, value):
         cdef tuple items = idx if type(idx) is tuple else (idx,)
+        if not isinstance(value, _SETITEM_VALUE_TYPES):
+            _refuse_setitem_value(self, value)
         if type(idx) is tuple and _count_ellipses(items) > 1:
             idx = items = _drop_extra_ellipses(items, self._ndim)
         for it in items:
@@ -3287,6 +3289,19 @@ cdef int _check_in_bounds(Storage st, dtype dt, list sh, list strides, Py_ssize_
             f"and itemsize {dt.itemsize} requiring a storage size of {need} are out of bounds for "
             f"storage of size {st._nbytes}")
     return 0
+
+
+# What ``t[idx] = value`` takes, as PyTorch: a tensor or a Python number
+# (NumPy integers count as ints, ``float64``/``complex128`` subclass float and
+# complex); lists, arrays and other NumPy scalars are refused with TypeError.
+_SETITEM_VALUE_TYPES = (_TensorBase, bool, int, float, complex, _np.integer)
+
+
+cdef int _refuse_setitem_value(_TensorBase self, object value) except -1:
+    from ptcore.tensor import _legacy_type_name
+    cdef type tp = type(value)
+    name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+    raise TypeError(f"can't assign a {name} to a {_legacy_type_name(self)}")
 
 
 cdef int _assign(_TensorBase dst, object value) except -1:
@@ -3807,6 +3822,13 @@ def _set_storage_impl(_TensorBase self not None, Storage storage not None, Py_ss
             f"on different device \"{storage.device}\".  This is no longer allowed; the devices must match.")
     if need > storage._nbytes:
         storage._realloc(need)
+    cdef _VersionCounter vc
+    if self._vc is None:
+        # the counter stays this tensor's (torch's is per tensor, not per
+        # storage): the new storage's other tensors do not see its bumps
+        vc = _VersionCounter.__new__(_VersionCounter)
+        vc._version = self._storage._version
+        self._vc = vc
     self._storage = storage
     self._offset = offset
     self._alloc_dims(nd)
@@ -3814,14 +3836,8 @@ def _set_storage_impl(_TensorBase self not None, Storage storage not None, Py_ss
         self._shape[i] = csh[i]
         self._strides[i] = cst[i]
     self._numel = n
+    ptc_bump_version(self)      # an in-place op: torch's set_ bumps the version
     return self
-
-
-def _empty_storage_like(_TensorBase t not None):
-    """A new zero-byte storage on ``t``'s device (``Tensor.set_()``)."""
-    if t._storage.device._type_code != 0:
-        return t.new_empty((0,)).untyped_storage()
-    return _new_host_storage(0, False)
 
 
 def _tensor_from_storage(Storage storage not None, dtype dt, shape, strides, Py_ssize_t offset):

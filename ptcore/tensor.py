@@ -6,6 +6,8 @@ this class adds the autograd-facing attributes, conversions (``to``, ``type``,
 """
 import numbers as _numbers
 
+import numpy as _np
+
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import runtime as _device_runtime
@@ -79,6 +81,24 @@ _ARRAY_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 _array_namespace_loader = None
 
 
+def _sequence_data(a):
+    """``a`` as data for ``ptcore.tensor``: torch's legacy constructors take any
+    sequence (a list, tuple, range, NumPy array, bytearray ...) but no other
+    iterable, and refuse str/bytes."""
+    if isinstance(a, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
+    if isinstance(a, (list, tuple, _np.ndarray)):
+        return a
+    t = type(a)
+    # the sequence protocol (PySequence_Check): item access that is not a
+    # mapping's; NumPy scalars are numbers
+    if hasattr(t, "__getitem__") and hasattr(t, "__len__") \
+            and not isinstance(a, (dict, _np.generic)):
+        return list(a)
+    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    raise TypeError(f"new(): data must be a sequence (got {name})")
+
+
 class Tensor(_TensorBase):
     """A multi-dimensional array with a dtype and a device (``torch.Tensor``).
 
@@ -129,7 +149,8 @@ class Tensor(_TensorBase):
             return
         if len(args) == 1:
             from ptcore._ops.creation import tensor as _tensor_fn
-            self._set_from_tensor(_tensor_fn(args[0], dtype=_C.get_default_dtype(), device=device))
+            data = _sequence_data(args[0])        # a number is refused, as torch
+            self._set_from_tensor(_tensor_fn(data, dtype=_C.get_default_dtype(), device=device))
             return
         raise TypeError(f"Tensor(): invalid arguments {args!r}")
 
@@ -478,28 +499,6 @@ class Tensor(_TensorBase):
         if assign:
             return other.detach()
         return self.copy_(other).detach()
-
-    def set_(self, source=None, storage_offset=0, size=None, stride=None):
-        """Make this tensor view ``source`` (a tensor's storage and geometry, or a
-        storage with ``storage_offset``/``size``/``stride``); ``set_()`` empties it.
-        A resizable storage grows in place when the view needs more bytes."""
-        if self._requires_grad and self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if source is None:
-            st, storage_offset, size, stride = _C._empty_storage_like(self), 0, (0,), None
-        elif isinstance(source, _C._TensorBase):
-            if source.dtype != self.dtype:
-                raise RuntimeError(f"Could not set tensor of type {str(source.dtype).split('.')[-1]} to a tensor of type "
-                                   f"{str(self.dtype).split('.')[-1]}")
-            st, storage_offset = source.untyped_storage(), source.storage_offset()
-            size, stride = tuple(source.shape), source.stride()
-        else:
-            st = source
-            if not isinstance(st, _C.Storage):
-                raise TypeError(f"set_(): expected a Tensor or a Storage, got {type(source).__name__}")
-            if size is None:
-                size = (st.nbytes() // self.dtype.itemsize,)
-        return _C._set_storage_impl(self, st, storage_offset.__index__(), size, stride)
 
     # -- random fills (in place) -------------------------------------------------
 

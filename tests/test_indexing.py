@@ -121,8 +121,7 @@ def check_get(a, key, expect_view=None):
 
 class Lst(list):
     """A Python-list value for assignment.  PyTorch 2.13 rejects lists on the right of
-    ``x[...] = ...`` (TypeError "can't assign a list to a ..."); ptcore accepts them as
-    an extension, so the reference is torch with ``torch.tensor(list).to(x.dtype)``."""
+    ``x[...] = ...`` (TypeError "can't assign a list to a ..."), and so does ptcore."""
 
 
 def check_set(a, key, value):
@@ -130,8 +129,7 @@ def check_set(a, key, value):
     t, tt = pt_of(a), th_of(a)
     ptr = t.data_ptr()
     tv = value(torch)
-    if isinstance(tv, Lst):
-        tv = torch.tensor(list(tv)).to(tt.dtype)
+    tv = list(tv) if isinstance(tv, Lst) else tv
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -743,10 +741,13 @@ def test_random_setitem(case, data, dtype):
             vshape = tuple(1 if data.draw(st.booleans(), label="b") else s for s in vshape)
             vshape = vshape[data.draw(st.integers(0, len(vshape)), label="drop"):]
         v = values(vshape, dtype, seed=9)
-        if kind == "list" and v.size:      # ptcore extension, see Lst
-            pv, tv = v.tolist(), th_of(v)
-        else:
-            pv, tv = pt_of(v), th_of(v)
+        if kind == "list" and v.ndim:      # refused by both, see Lst
+            with pytest.raises(TypeError):
+                tt[build_key(torch, items)] = v.tolist()
+            with pytest.raises(TypeError, match="can't assign a list"):
+                t[build_key(ptcore, items)] = v.tolist()
+            return
+        pv, tv = pt_of(v), th_of(v)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tt[build_key(torch, items)] = tv
@@ -788,3 +789,21 @@ def test_non_index_items_raise_as_torch(key):
                             if type(e) is TypeError else None))
         got.append(row)
     assert got[1] == got[0]
+
+
+@needs_torch
+@pytest.mark.parametrize("value", ["np.float32(1.5)", "np.float16(2)", "np.bool_(True)", "np.array([1., 2.])",
+                                   "np.array(3.)", "(1., 2.)", "None", "'a'"])
+@pytest.mark.parametrize("key", ["slice(0, 2)", "[0, 1]", "0"])
+def test_setitem_refuses_non_number_values(value, key):
+    """torch takes only a tensor or a Python number (NumPy ints, float64) as the value."""
+    for L in (torch, ptcore):
+        x = L.zeros(3)
+        with pytest.raises(TypeError, match="can't assign a"):
+            x[eval(key)] = eval(value)
+
+
+def test_setitem_takes_numpy_ints_and_float64():
+    x = ptcore.zeros(3)
+    x[0], x[1:], x[[2]] = np.int32(4), np.float64(2.5), np.int64(7)
+    assert x.tolist() == [4.0, 2.5, 7.0]

@@ -248,3 +248,18 @@ def test_cuda_legacy_types():
     if not ptcore.cuda.is_available():
         with pytest.raises(TypeError, match="not available"):
             ptcore.cuda.FloatTensor(2)
+
+
+@pytest.mark.parametrize("arg", ["3.5", "2.0", "True", "np.float32(1)", "None", "'ab'", "{1: 2}"])
+def test_tensor_constructor_refuses_non_sequences(arg):
+    """``Tensor(3.5)`` is not a sequence: torch raises TypeError (ints are sizes)."""
+    with pytest.raises(TypeError) as te:
+        torch.Tensor(eval(arg))
+    with pytest.raises(type(te.value)):
+        ptcore.Tensor(eval(arg))
+
+
+def test_tensor_constructor_takes_sequences():
+    for data in ([1, 2], (3.5,), range(3), np.arange(4.0), bytearray(b"\x01\x02")):
+        np.testing.assert_array_equal(ptcore.Tensor(data).numpy(), torch.Tensor(data).numpy())
+        assert ptcore.Tensor(data).dtype == ptcore.float32

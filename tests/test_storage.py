@@ -438,3 +438,21 @@ def test_freed_small_blocks_are_reused_without_page_faults(tmp_path):
                          text=True, timeout=120, check=True, cwd=tmp_path).stdout
     # 4 rounds x 100 tensors x 74 pages would be ~30000 faults without reuse
     assert int(out.strip().splitlines()[-1]) < 2000
+
+
+@needs_torch
+def test_set_bumps_own_version_counter():
+    """``b.set_(a)`` is an in-place op on ``b``: b's version goes up, a's does not,
+    and afterwards each counts its own in-place writes (torch's counters are per tensor)."""
+    got = {}
+    for L in (torch, ptcore):
+        a, b = L.ones(3), L.empty(0)
+        v = [(a._version, b._version)]
+        b.set_(a)
+        v.append((a._version, b._version))
+        a.add_(1)
+        v.append((a._version, b._version))
+        b.mul_(2)
+        v.append((a._version, b._version))
+        got[L] = (v, b.tolist())
+    assert got[ptcore] == got[torch]

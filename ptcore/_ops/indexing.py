@@ -525,17 +525,10 @@ def getitem(self, idx):
 def _value_tensor(self, value):
     if isinstance(value, _TensorBase):
         return value
-    if isinstance(value, (bool, int, float, complex, _np.number, _np.bool_)):
-        t = _C._setitem_scalar(value, self.dtype)     # PyTorch's setitem scalar rules
-        return t if self.device.type == "cpu" else t.to(self.device)
-    if _is_sequence(value):
-        # an extension over PyTorch (which rejects lists): as basic indexing
-        # does, the data becomes a tensor converted to self's dtype
-        from ptcore._ops.creation import tensor
-        t = tensor(value)._to_dtype(self.dtype)
-        return t if self.device.type == "cpu" else t.to(self.device)
-    from ptcore.tensor import _legacy_type_name
-    raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type_name(self)}")
+    # ``__setitem__`` has refused every other kind of value (lists, arrays,
+    # non-int NumPy scalars), as PyTorch does
+    t = _C._setitem_scalar(value, self.dtype)     # PyTorch's setitem scalar rules
+    return t if self.device.type == "cpu" else t.to(self.device)
 
 
 def setitem(self, idx, value):
