@@ -2,7 +2,7 @@
 n >= 1e6, transposed-operand add <= 0.5, per-call overhead <= 1.0).
 
 add/mul/exp/relu on float32 at n = 1e3, 1e6, 1.6e7, allocating and with
-``out=``; add with a transposed operand (4096^2); broadcast add
+``out=``; float16/bfloat16 ops and conversions at 512^2; add with a transposed operand (4096^2); broadcast add
 (4096^2 + (4096,)); the per-call cost of a 1-element add.  ptcore, PyTorch and
 NumPy on the same data in the same process.
 
@@ -89,6 +89,39 @@ def main():
             repeat=7)))
         rows.append(("broadcast add 4096^2 + (4096,)", *paired_median_times(
             [lambda: pm + pv, (lambda: tm + tv) if torch else None, lambda: m + v], repeat=7)))
+        print_table(f"layouts ({label})", rows)
+
+    rows = []
+    n = 512 * 512
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    for dname, ndt in (("float16", np.float16), ("bfloat16", None)):
+        pd = getattr(ptcore, dname)
+        pa, pb, pf = ptcore.from_numpy(a).to(pd), ptcore.from_numpy(b).to(pd), ptcore.from_numpy(a)
+        ta = tb = tf = None
+        if torch is not None:
+            td = getattr(torch, dname)
+            ta, tb, tf = torch.from_numpy(a).to(td), torch.from_numpy(b).to(td), torch.from_numpy(a)
+        na, nb = (a.astype(ndt), b.astype(ndt)) if ndt else (None, None)
+        cases = [
+            ("add", lambda: pa + pb, lambda: ta + tb, (lambda: na + nb) if ndt else None),
+            ("mul scalar", lambda: pa * 0.5, lambda: ta * 0.5, (lambda: na * 0.5) if ndt else None),
+            ("neg", lambda: -pa, lambda: -ta, (lambda: -na) if ndt else None),
+            ("relu", lambda: ptcore.relu(pa), lambda: torch.relu(ta),
+             (lambda: np.maximum(na, 0)) if ndt else None),
+            ("exp", lambda: pa.exp(), lambda: ta.exp(), (lambda: np.exp(na)) if ndt else None),
+            ("add_ in place", lambda: pa.add_(pb), lambda: ta.add_(tb), None),
+            ("to float32", lambda: pa.float(), lambda: ta.float(),
+             (lambda: na.astype(np.float32)) if ndt else None),
+            ("from float32", lambda: pf.to(pd), lambda: tf.to(td),
+             (lambda: a.astype(ndt)) if ndt else None),
+        ]
+        for name, fp, ft, fn in cases:
+            rows.append((f"{dname} {name} n=512^2",
+                         *paired_median_times([fp, ft if torch else None, fn], repeat=15)))
+    print_table(f"float16/bfloat16 elementwise ({label})", rows)
+
+    rows = []
     x1 = ptcore.ones(1)
     t1 = torch.ones(1) if torch else None
     n1 = np.ones(1, np.float32)
@@ -96,7 +129,7 @@ def main():
         [lambda: x1 + x1, (lambda: t1 + t1) if torch else None, lambda: n1 + n1])))
     rows.append(("1-element add scalar (per call)", *paired_median_times(
         [lambda: x1 + 1.0, (lambda: t1 + 1.0) if torch else None, lambda: n1 + 1.0])))
-    print_table(f"layouts and overhead ({label})", rows)
+    print_table(f"per-call overhead ({label})", rows)
 
 
 def _has_out(fn):  # evaluated once per run (inspect.signature is slow)

@@ -223,6 +223,14 @@ cdef inline uint64_t _f2u64(double x) noexcept nogil:
     return <uint64_t>_d2i64(x)
 
 
+cdef extern from "ptc_half_rows.h" nogil:
+    # contiguous rows of float16/bfloat16 <-> float32, vectorised (same bits)
+    void ptc_half_to_float_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_float_to_half_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_bf16_to_float_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_float_to_bf16_rows(const void* s, void* d, Py_ssize_t n)
+
+
 cdef extern from *:
     """
     /* x86's truncating conversions (cvttsd2si): out-of-range and NaN give
@@ -316,6 +324,14 @@ cdef void _kern(dst_t* d, const src_t* s, Py_ssize_t n0, Py_ssize_t n1,
             sp = <const src_t*>((<const char*>s) + i * ss0)
             if src_t is dst_t:
                 memcpy(dp, sp, <size_t>n1 * sizeof(dst_t))
+            elif src_t is pt_half_s and dst_t is float:
+                ptc_half_to_float_rows(sp, dp, n1)
+            elif src_t is float and dst_t is pt_half_s:
+                ptc_float_to_half_rows(sp, dp, n1)
+            elif src_t is pt_bf16_s and dst_t is float:
+                ptc_bf16_to_float_rows(sp, dp, n1)
+            elif src_t is float and dst_t is pt_bf16_s:
+                ptc_float_to_bf16_rows(sp, dp, n1)
             else:
                 for j in range(n1):
                     _cvt(&sp[j], &dp[j])

@@ -11,7 +11,7 @@ this module executes them.
 cimport cython
 from cython.parallel cimport prange
 from libc.string cimport memset, memcpy
-from libc.stdint cimport int64_t, uint64_t, uintptr_t
+from libc.stdint cimport int64_t, uint16_t, uint64_t, uintptr_t
 from libc.math cimport isfinite, fabs
 from libc.float cimport FLT_MAX
 from cpython.ref cimport Py_INCREF, Py_REFCNT
@@ -69,6 +69,8 @@ cdef frozenset _UINT_OPS = frozenset(
     + [(3, TERNARY["where"])])
 cdef int _SIGNBIT = UNARY["signbit"]
 cdef int _ISNAN = UNARY["isnan"]
+cdef int _NEG = UNARY["neg"]
+cdef int _ABS = UNARY["abs"]
 
 cdef enum:
     MAXOP = 4
@@ -500,6 +502,194 @@ cdef bint _can_cast(dtype frm, dtype to):
 # the generic runner
 # ---------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------
+# float16/bfloat16 operands of one contiguous shape: the float32 loop runs on
+# blocks converted on the fly (no whole float32 copies of the operands and
+# the result; the conversions are the vectorised ones of ptc_half_rows.h)
+# ---------------------------------------------------------------------------
+
+cdef extern from "ptc_half_rows.h" nogil:
+    void ptc_half_to_float_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_float_to_half_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_bf16_to_float_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_float_to_bf16_rows(const void* s, void* d, Py_ssize_t n)
+
+DEF _LOW_BLOCK = 1024
+
+
+cdef void _low_blocks(int nin, char** src, const int* mode, char* dst, int dmode,
+                      Py_ssize_t ditem, loop_t f, const ew_extra* e,
+                      Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """Elements [start, end) of the low-precision loop.  ``mode[k]``: 0 a
+    float32 scalar operand (stride 0), 1 float16, 2 bfloat16; ``dmode``: 0
+    the loop writes ``dst`` itself (item size ``ditem``), 1/2 float32 results
+    rounded to float16/bfloat16."""
+    cdef float buf[3][_LOW_BLOCK]
+    cdef float obuf[_LOW_BLOCK]
+    cdef char* p[4]
+    cdef Py_ssize_t st[4]
+    cdef Py_ssize_t i0 = start, m
+    cdef int k
+    while i0 < end:
+        m = end - i0
+        if m > _LOW_BLOCK:
+            m = _LOW_BLOCK
+        for k in range(nin):
+            if mode[k] == 0:
+                p[k + 1] = src[k]
+                st[k + 1] = 0
+            else:
+                if mode[k] == 1:
+                    ptc_half_to_float_rows(src[k] + 2 * i0, &buf[k][0], m)
+                else:
+                    ptc_bf16_to_float_rows(src[k] + 2 * i0, &buf[k][0], m)
+                p[k + 1] = <char*>&buf[k][0]
+                st[k + 1] = 4
+        if dmode == 0:
+            p[0] = dst + ditem * i0
+            st[0] = ditem
+        else:
+            p[0] = <char*>&obuf[0]
+            st[0] = 4
+        f(p, st, m, e)
+        if dmode == 1:
+            ptc_float_to_half_rows(&obuf[0], dst + 2 * i0, m)
+        elif dmode == 2:
+            ptc_float_to_bf16_rows(&obuf[0], dst + 2 * i0, m)
+        i0 += m
+
+
+cdef void _sign_bits(const uint16_t* s, uint16_t* d, Py_ssize_t n, bint flip) noexcept nogil:
+    cdef Py_ssize_t i
+    if flip:
+        for i in range(n):
+            d[i] = s[i] ^ 0x8000u
+    else:
+        for i in range(n):
+            d[i] = s[i] & 0x7fffu
+
+
+cdef object _low_sign_op(_TensorBase x, object out, bint flip):
+    """``-x`` (``flip``) or ``x.abs()`` of a contiguous float16/bfloat16
+    tensor into a new tensor or a contiguous ``out`` of its shape and dtype;
+    None when ``out`` does not qualify."""
+    cdef _TensorBase o
+    cdef int i
+    if out is None:
+        o = _alloc_out([x._shape[i] for i in range(x._ndim)], x._dtype, [])
+    else:
+        if not isinstance(out, _TensorBase):
+            return None
+        o = <_TensorBase>out
+        if o._dtype is not x._dtype or o._storage.device._type_code != 0 or not o._is_contig() \
+                or o._ndim != x._ndim or any(o._shape[i] != x._shape[i] for i in range(o._ndim)) \
+                or (_overlaps(x, o) and not _same_view(x, o)):
+            return None
+    cdef const uint16_t* sp = <const uint16_t*>x._ptr()
+    cdef uint16_t* dp = <uint16_t*>o._ptr()
+    cdef Py_ssize_t n = x._numel
+    with nogil:
+        _sign_bits(sp, dp, n, flip)
+    if out is not None:
+        ptc_bump_version(o)
+    return o
+
+
+cdef object _run_low_dense(int kind, int op, list inputs, object out, dtype compute,
+                           dtype result, ew_extra* ex):
+    """``_run`` for float16/bfloat16 when every dimensioned operand is a
+    contiguous CPU tensor of ``compute`` and one shape (the others scalars or
+    0-d), the result new or a contiguous ``out`` of that shape; None when the
+    call does not qualify (the general path then runs it)."""
+    cdef list ts = []
+    cdef _TensorBase t, o = None, dst, ref = None
+    cdef int k, i, nin = len(inputs), nt
+    cdef int mode[3]
+    cdef char* src[3]
+    cdef int low_mode = 1 if compute.num == PT_FLOAT16 else 2
+    for k in range(nin):
+        x = inputs[k]
+        if isinstance(x, _TensorBase) and (<_TensorBase>x)._ndim > 0:
+            t = <_TensorBase>x
+            if t._dtype is not compute or t._storage.device._type_code != 0 or not t._is_contig():
+                return None
+            if ref is None:
+                ref = t
+            elif t._ndim != ref._ndim or any(t._shape[i] != ref._shape[i] for i in range(t._ndim)):
+                return None
+            mode[k] = low_mode
+        else:
+            if (kind, op, k) in _F32_SCALAR_OPERANDS:
+                t = _as_operand(x, _F32)
+            else:
+                t = _as_operand(x, compute)
+            if t._ndim != 0 or t._storage.device._type_code != 0:
+                return None
+            if t._dtype is not _F32:
+                t = t._to_dtype(_F32)
+            mode[k] = 0
+        ts.append(t)
+    if ref is None or ref._numel == 0:
+        return None
+    if kind == 1 and (op == _NEG or op == _ABS):
+        # the sign bit only, as PyTorch's float16/bfloat16 neg and abs (NaN
+        # payloads, signalling ones too, kept)
+        return _low_sign_op(ref, out, op == _NEG)
+    cdef loop_t f
+    cdef int out_num
+    if kind == 1:
+        f, out_num = unary_loop(op, PT_FLOAT32), unary_out(op, PT_FLOAT32)
+    elif kind == 2:
+        f, out_num = binary_loop(op, PT_FLOAT32), binary_out(op, PT_FLOAT32)
+    else:
+        f, out_num = ternary_loop(op, PT_FLOAT32), PT_FLOAT32
+    if f == NULL:
+        return None
+    cdef int dmode
+    if out_num == PT_FLOAT32 and result is compute:
+        dmode = low_mode
+    elif out_num == result.num:
+        dmode = 0
+    else:
+        return None
+    cdef list shape = [ref._shape[i] for i in range(ref._ndim)]
+    if out is not None:
+        if not isinstance(out, _TensorBase):
+            return None
+        o = <_TensorBase>out
+        if o._dtype is not result or o._storage.device._type_code != 0 or not o._is_contig() \
+                or o._ndim != ref._ndim or any(o._shape[i] != ref._shape[i] for i in range(o._ndim)):
+            return None
+        for k in range(nin):
+            t = <_TensorBase>ts[k]
+            if mode[k] and _overlaps(t, o) and not _same_view(t, o):
+                return None
+        dst = o
+    else:
+        dst = _alloc_out(shape, result, [])
+    for k in range(nin):
+        src[k] = (<_TensorBase>ts[k])._ptr()
+    cdef char* dp = dst._ptr()
+    cdef Py_ssize_t n = ref._numel, ditem = dst._dtype.itemsize, chunk, nchunks, c
+    ex.flag = 0
+    nt = get_num_threads()
+    if n < parallel_grain() or nt <= 1:
+        nt = 1
+    with nogil:
+        if nt > 1:
+            chunk = (n + nt - 1) // nt
+            chunk = (chunk + 63) & ~(<Py_ssize_t>63)
+            nchunks = (n + chunk - 1) // chunk
+            for c in prange(nchunks, num_threads=nt, schedule="static"):
+                _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, c * chunk,
+                            min(n, (c + 1) * chunk))
+        else:
+            _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, 0, n)
+    if o is not None:
+        ptc_bump_version(o)
+    return dst
+
+
 cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype result,
                  ew_extra* ex, str opname, bint inplace):
     """Run a loop over ``inputs`` (tensors or Python scalars) into a new
@@ -523,6 +713,10 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     cdef _TensorBase t, o = None, dst
     cdef loop_t f
     cdef int out_num, i, k, nd
+    if low and not c32 and not is_where:
+        r = _run_low_dense(kind, op, inputs, out, compute, result, ex)
+        if r is not None:
+            return r
     if is_where:
         for x in inputs[:2]:
             t = _as_operand(x, compute)

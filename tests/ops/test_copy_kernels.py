@@ -650,3 +650,77 @@ def test_against_torch_out_of_range_float_to_int():
                 warnings.simplefilter("ignore")
                 expect = torch.from_numpy(src).to(getattr(torch, name)).numpy()
             np.testing.assert_array_equal(dst, expect, err_msg=f"{np.dtype(sdt).name}->{name}")
+
+
+# ---------------------------------------------------------------------------
+# float16/bfloat16 <-> float32 over contiguous rows (the vectorised converters)
+# ---------------------------------------------------------------------------
+
+def _all_bits16():
+    return np.arange(65536, dtype=np.uint16).view(np.int16)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_low_to_float32_every_bit_pattern(dt):
+    """Every float16/bfloat16 bit pattern widens to the float32 the scalar
+    rule gives (exact; NaNs quiet), in rows long enough for the vector path
+    and with odd tails."""
+    import ptcore
+    bits = _all_bits16()
+    got = ptcore.from_numpy(bits.copy()).view(getattr(ptcore, dt)).float().numpy().view(np.uint32)
+    u = bits.view(np.uint16).astype(np.uint32)
+    if dt == "bfloat16":
+        want = u << 16                     # bits kept, a signalling NaN too (as torch)
+    else:
+        want = np.asarray(bits.view(np.float16).astype(np.float32)).view(np.uint32)
+        nan = (u & 0x7fff) > 0x7c00        # F16C (and torch) quiet a signalling NaN
+        want = np.where(nan, want | 0x400000, want)
+    np.testing.assert_array_equal(got, want.astype(np.uint32))
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(bits.copy()).view(getattr(torch, dt)).float().numpy().view(np.uint32)
+    np.testing.assert_array_equal(got, t)
+    # a strided (scalar) copy of the same data agrees with the vectorised one
+    s = ptcore.from_numpy(np.stack([bits, bits], 1).copy()).view(getattr(ptcore, dt))[:, 0].float()
+    np.testing.assert_array_equal(s.numpy().view(np.uint32), got)
+
+
+def _float32_probe():
+    rng = np.random.default_rng(7)
+    u = np.concatenate([
+        rng.integers(0, 2**32, 300_001, dtype=np.uint64).astype(np.uint32),
+        np.arange(0x33000000, 0x33800000, 101, dtype=np.uint32),       # float16 subnormals
+        np.arange(0x477fe000, 0x47800100, 3, dtype=np.uint32),         # float16 overflow edge
+        np.array([0x7f800000, 0xff800000, 0x7fc00001, 0x7f800001, 0xffffffff, 0, 0x80000000,
+                  0x38800000, 0x387fffff, 0x3f808000, 0x3f818000], dtype=np.uint32)])
+    return u.view(np.float32)
+
+
+def test_float32_to_float16_rounds_to_nearest_even():
+    """The F16C conversion gives NumPy's (IEEE round-to-nearest-even) result
+    for every probed float32, NaNs quiet with a truncated payload."""
+    import ptcore
+    f = _float32_probe()
+    got = ptcore.from_numpy(f.copy()).half().view(ptcore.int16).numpy().view(np.uint16)
+    with np.errstate(over="ignore"):
+        want = f.astype(np.float16).view(np.uint16)
+    nan = np.isnan(f)
+    np.testing.assert_array_equal(got[~nan], want[~nan])
+    u = f.view(np.uint32)
+    want_nan = ((u >> 16) & 0x8000) | 0x7e00 | ((u >> 13) & 0x3ff)
+    np.testing.assert_array_equal(got[nan], want_nan[nan].astype(np.uint16))
+
+
+def test_float32_to_bfloat16_matches_torch_bits():
+    """Round to nearest even; a NaN becomes 0xffff as in torch's vectorised
+    conversion; the same bits from a strided (scalar) source, NaNs aside."""
+    import ptcore
+    f = _float32_probe()
+    got = ptcore.from_numpy(f.copy()).bfloat16().view(ptcore.int16).numpy().view(np.uint16)
+    u = f.view(np.uint32).astype(np.uint64)
+    want = ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    want[nan] = 0xffff
+    np.testing.assert_array_equal(got, want)
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(f.copy()).bfloat16().view(torch.int16).numpy().view(np.uint16)
+    np.testing.assert_array_equal(got, t)

@@ -1160,6 +1160,58 @@ def test_out_aliases_input():
     check(lambda: pa, lambda: ta)
 
 
+SAME_DTYPE_OUT_OPS = ["abs", "neg", "sign", "sgn", "ceil", "floor", "round", "trunc", "fix",
+                      "frac", "bitwise_not", "conj_physical", "nan_to_num"]
+
+
+@pytest.mark.parametrize("name", SAME_DTYPE_OUT_OPS)
+def test_out_of_same_dtype_unary_ops_as_torch(name):
+    # torch's unary_op iterators want out's dtype to be the input's exactly ("Found dtype
+    # Float but expected Long"), checked before the kernel's dtype support
+    fails = []
+    for da in ("bool", "int64", "float32", "complex64"):
+        for do in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128"):
+            pa, ta = mk(a_values(da)[:4], da)
+            po, to = mk(np.zeros(4), do)
+            m = run_both(lambda: getattr(ptcore, name)(pa, out=po),
+                         lambda: getattr(torch, name)(ta, out=to))
+            if m:
+                fails.append(f"{name}({da}, out={do}): {m}")
+    assert_no_failures(fails)
+
+
+@pytest.mark.parametrize("name", ["signbit", "isposinf", "isneginf"])
+def test_bool_tests_take_a_bool_out_as_torch(name):
+    pa, ta = mk([-1.5, -0.0, np.inf, -np.inf], "float32")
+    po, to = mk(np.zeros(4), "bool")
+    check(lambda: getattr(ptcore, name)(pa, out=po), lambda: getattr(torch, name)(ta, out=to))
+    check(lambda: po, lambda: to, exact=True)
+    po, to = mk(np.zeros(4), "float32")
+    check(lambda: getattr(ptcore, name)(pa, out=po), lambda: getattr(torch, name)(ta, out=to))
+    # isnan, isinf, isfinite and relu take no out=
+    for other in ("isnan", "isinf", "isfinite", "relu"):
+        check(lambda: getattr(ptcore, other)(pa, out=po), lambda: getattr(torch, other)(ta, out=to))
+
+
+def test_out_of_complex_and_polar_as_torch():
+    pa, ta = mk([1.0, 2.0], "float32")
+    for do in ("complex128", "float32", "complex64"):
+        po, to = mk(np.zeros(2), do)
+        check(lambda: ptcore.complex(pa, pa, out=po), lambda: torch.complex(ta, ta, out=to))
+        check(lambda: ptcore.polar(pa, pa, out=po), lambda: torch.polar(ta, ta, out=to))
+    po, to = mk(np.zeros(3), "complex64")
+    with pytest.warns(UserWarning, match="resized"):
+        ptcore.complex(pa, pa, out=po)
+    check(lambda: po, lambda: torch.complex(ta, ta, out=to), exact=True)
+
+
+def test_out_of_heaviside_as_torch():
+    pa, ta = mk([-1.0, 0.0, 2.0], "float32")
+    for do in ("float32", "float64", "int64"):
+        po, to = mk(np.zeros(3), do)
+        check(lambda: ptcore.heaviside(pa, pa, out=po), lambda: torch.heaviside(ta, ta, out=to))
+
+
 # --- in-place binary ---------------------------------------------------------------
 @pytest.mark.parametrize("da", ALL)
 @pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_", "remainder_", "fmod_",
@@ -1386,6 +1438,46 @@ def test_where_out_and_noncontig():
     check(lambda: po, lambda: to, exact=True)
     pi, ti = mk(np.zeros((2, 3)), "int64")
     check(lambda: ptcore.where(pc, pa.T, pb, out=pi), lambda: torch.where(tc, ta.T, tb, out=ti))
+
+
+def test_where_out_dtype_and_operands_as_torch():
+    # where.self_out: tensors only, and out's dtype must be the promoted one
+    pc, tc = mk(np.array([True, False]), "bool")
+    fails = []
+    for da, db in (("float32", "float32"), ("float32", "float64"), ("int64", "int64"),
+                   ("float32", "int32")):
+        for do in ("float16", "float32", "float64", "int64"):
+            pa, ta = mk([1, 2], da)
+            pb, tb = mk([3, 4], db)
+            po, to = mk(np.zeros(2), do)
+            m = run_both(lambda: ptcore.where(pc, pa, pb, out=po),
+                         lambda: torch.where(tc, ta, tb, out=to), exact=True)
+            if m:
+                fails.append(f"where({da}, {db}, out={do}): {m}")
+    assert_no_failures(fails)
+    pa, ta = mk([1.0, 2.0], "float32")
+    po, to = mk(np.zeros(2), "float32")
+    check(lambda: ptcore.where(pc, pa, 0.0, out=po), lambda: torch.where(tc, ta, 0.0, out=to))
+    check(lambda: ptcore.where(pc, 1.0, pa, out=po), lambda: torch.where(tc, 1.0, ta, out=to))
+    check(lambda: ptcore.where(pc, out=po), lambda: torch.where(tc, out=to))
+    po, to = mk(np.zeros(3), "float32")
+    with pytest.warns(UserWarning, match="resized"):
+        ptcore.where(pc, pa, pa, out=po)
+
+
+def test_where_uint8_condition_warns_once_per_process():
+    # torch: TORCH_WARN_ONCE("where received a uint8 condition tensor ...")
+    from ptcore import _warn
+    _warn._WARNED_ONCE.discard("where_uint8")           # (a fresh process)
+    pc = ptcore.tensor([1, 0], dtype=ptcore.uint8)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = ptcore.where(pc, 1.0, 0.0)
+        ptcore.where(pc, ptcore.ones(2), ptcore.zeros(2))
+        ptcore.where(pc.bool(), 1.0, 0.0)
+    assert [str(x.message)[:40] for x in w] == ["where received a uint8 condition tensor."]
+    assert w[0].category is UserWarning and w[0].filename == __file__
+    assert r.tolist() == [1.0, 0.0]
 
 
 CLAMP_X = np.array([-5.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 7.0, np.nan, np.inf, -np.inf])
@@ -2113,3 +2205,48 @@ def test_hypothesis_scalar_promotion(dt, s, op):
     if op == "sub" and (dt == "bool" or isinstance(s, bool)):
         op = "add"  # torch rejects any subtraction involving a bool tensor (tested elsewhere)
     check(lambda: getattr(ptcore, op)(pa, s), lambda: getattr(torch, op)(ta, s))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_low_precision_block_path_matches_general_path(dt):
+    """float16/bfloat16 operands of one contiguous shape run the float32 loop
+    on blocks converted on the fly; the results (new, out= and in place) are
+    the bits of the general path, which converts whole operands (taken here
+    with transposed, non-contiguous inputs)."""
+    import ptcore
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((67, 45)) * 3).astype(np.float32)
+    b = rng.standard_normal((67, 45)).astype(np.float32)
+    a[0, :5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    d = getattr(ptcore, dt)
+    nc_a = ptcore.from_numpy(a.T.copy()).to(d).t()
+    nc_b = ptcore.from_numpy(b.T.copy()).to(d).t()
+    ca, cb = nc_a.contiguous(), nc_b.contiguous()
+    assert not nc_a.is_contiguous() and ca.is_contiguous()
+    ops = [lambda x, y: x.exp(), lambda x, y: x + y,
+           lambda x, y: ptcore.sub(x, y, alpha=2), lambda x, y: x * 0.1, lambda x, y: 2.5 - x,
+           lambda x, y: x / y, lambda x, y: x < y, lambda x, y: ptcore.maximum(x, y),
+           lambda x, y: x.clamp(-1, 1), lambda x, y: ptcore.lerp(x, y, 0.3),
+           lambda x, y: ptcore.addcmul(x, x, y, value=0.5), lambda x, y: x * ptcore.tensor(1.1),
+           lambda x, y: x + y[0, 0], lambda x, y: x // y, lambda x, y: x.isnan(),
+           lambda x, y: ptcore.nn.functional.silu(x)]
+
+    def bits(t):
+        t = t.contiguous()
+        return t.view(ptcore.int16).numpy() if t.dtype == d else t.numpy()
+    for k, op in enumerate(ops):
+        np.testing.assert_array_equal(bits(op(ca, cb)), bits(op(nc_a, nc_b)), err_msg=f"op {k}")
+    for k, op in enumerate([lambda x, y: x.add_(y), lambda x, y: x.mul_(0.5), lambda x, y: x.add_(x),
+                            lambda x, y: x.addcmul_(y, y, value=0.1)]):
+        x1, x2 = ca.clone(), nc_a.clone()
+        op(x1, cb)
+        op(x2, nc_b)
+        np.testing.assert_array_equal(bits(x1), bits(x2), err_msg=f"in-place {k}")
+    # neg and abs of contiguous operands are sign-bit operations (NaN payloads kept), as torch's
+    xb = bits(ca).view(np.uint16)
+    np.testing.assert_array_equal(bits(-ca).view(np.uint16), xb ^ 0x8000)
+    np.testing.assert_array_equal(bits(ca.abs()).view(np.uint16), xb & 0x7fff)
+    o = ptcore.empty(67, 45, dtype=d)
+    r = ptcore.add(ca, cb, out=o)
+    assert r is o
+    np.testing.assert_array_equal(bits(o), bits(nc_a + nc_b))
