@@ -16,6 +16,7 @@ from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
 from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops, _norm_ops, _layer_ops  # noqa: F401,E501
+from ptcore.onnx import _arith_ops, _linalg_ops, _loss_ops  # noqa: F401  (their converters)
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 from ptcore.onnx import _custom, _opsets
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
@@ -117,6 +118,18 @@ class _Builder:
             raise OnnxExporterError(f"expected a tensor argument, got {enc!r} (an operand "
                                     "this op's export takes as a tensor only)")
         return self.g.values[enc["v"]].dtype
+
+    def value_of(self, enc):
+        """The NumPy value of a tensor operand known when exporting (a constant
+        of the trace, a weight or buffer, a constant a conversion made), or
+        None when the graph computes it or it is an input."""
+        v = self.g.values[enc["v"]]
+        if v.kind == "const":
+            return v.const.detach().cpu().numpy()
+        if v.kind == "param" and v.name in getattr(self, "params", {}):
+            return self.params[v.name].detach().cpu().numpy()
+        name = self.names.get(enc["v"])
+        return None if name is None else self.const_values.get(name)
 
     def as_dtype(self, enc, dtype):
         """An operand as ONNX ``dtype``: a tensor value (cast if it is not), a

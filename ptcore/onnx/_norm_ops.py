@@ -1,7 +1,7 @@
 """ONNX converters of the normalisations, statistics and losses models compute in their
 forwards: ``group_norm`` / ``instance_norm`` (InstanceNormalization, as torch's exporter
 writes them), ``std`` / ``var``, ``norm`` / ``linalg.vector_norm`` (p = 1, 2),
-``any`` / ``all``, float ``//``, ``mse_loss`` and ``cosine_similarity``."""
+``any`` / ``all`` and ``cosine_similarity`` (the losses are ``_loss_ops``')."""
 import inspect
 
 import numpy as np
@@ -133,27 +133,6 @@ def _any_all(b, node):
     return b.add("Cast", [red], to=9)
 
 
-def _floor_divide(b, node):
-    x, y = node.args[:2]
-    dt = b.dtype_of(node.outputs)
-    if dt not in ("float32", "float64", "float16"):
-        raise UnsupportedOperatorError("// of integers (ONNX Div truncates toward zero)")
-    return b.add("Floor", [b.add("Div", [b.as_dtype(x, dt), b.as_dtype(y, dt)])])
-
-
-def _mse_loss(b, node):
-    a = _bound(node, _F().mse_loss)
-    if a.get("size_average") is not None or a.get("reduce") is not None:
-        raise UnsupportedOperatorError("mse_loss with the legacy size_average/reduce")
-    d = b.add("Sub", [b.name(a["input"]), b.name(a["target"])])
-    sq = b.add("Mul", [d, d])
-    red = a["reduction"]
-    if red == "none":
-        return sq
-    dims = list(range(len(_shape(b, a["input"]))))
-    return _reduce(b, "ReduceMean" if red == "mean" else "ReduceSum", sq, dims, 0)
-
-
 def _cosine_similarity(b, node):
     a = _bound(node, _F().cosine_similarity)
     x1, x2 = a["x1"], a["x2"]
@@ -170,12 +149,9 @@ def _cosine_similarity(b, node):
 
 CONVERTERS = {("nn.functional", "group_norm"): _group_norm,
               ("nn.functional", "instance_norm"): _instance_norm,
-              ("nn.functional", "mse_loss"): _mse_loss,
               ("nn.functional", "cosine_similarity"): _cosine_similarity,
-              ("linalg", "vector_norm"): _vector_norm,
-              ("Tensor", "__floordiv__"): _floor_divide}
+              ("linalg", "vector_norm"): _vector_norm}
 for _ns in ("ptcore", "Tensor"):
     CONVERTERS.update({(_ns, "var"): _var_std, (_ns, "std"): _var_std, (_ns, "norm"): _norm,
-                       (_ns, "any"): _any_all, (_ns, "all"): _any_all,
-                       (_ns, "floor_divide"): _floor_divide})
+                       (_ns, "any"): _any_all, (_ns, "all"): _any_all})
 _MORE.update(CONVERTERS)        # (the export looks its converters up there)

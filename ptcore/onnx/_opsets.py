@@ -10,6 +10,7 @@ opset where the op took its current form):
 * ``HardSwish`` (14) becomes ``x * HardSigmoid(x)``;
 * ``GreaterOrEqual`` / ``LessOrEqual`` (12) become ``Not(Less)`` / ``Not(Greater)``;
 * ``Clip`` with min/max inputs (11) takes them as attributes;
+* ``Pad`` with pads / value inputs (11) takes them as attributes;
 * ``Slice`` with inputs (10) takes starts/ends/axes as attributes;
 * pooling (10) loses ``ceil_mode``/``dilations`` (refused when they matter).
 
@@ -32,10 +33,11 @@ _AXES_INPUT = {"Unsqueeze": 13, "Squeeze": 13, "ReduceSum": 13, "ReduceMean": 18
                "ReduceL2": 18, "ReduceLogSumExp": 18, "ReduceSumSquare": 18}
 # op -> the first opset of its current form
 _SINCE = dict(_AXES_INPUT, Split=13, Shape=15, HardSwish=14, GreaterOrEqual=12,
-              LessOrEqual=12, Clip=11, Slice=10, MaxPool=10, AveragePool=10)
+              LessOrEqual=12, Clip=11, Slice=10, MaxPool=10, AveragePool=10, Pad=11)
 # op -> the first opset that has it at all
 _NEEDS = {"Range": 11, "Trilu": 14, "Resize": 11, "Mod": 10, "Einsum": 12,
-          "LayerNormalization": 17, "DepthToSpace": 11, "CumSum": 11}
+          "LayerNormalization": 17, "DepthToSpace": 11, "CumSum": 11, "GatherElements": 11,
+          "GatherND": 11}
 
 
 def needs(b, op, why=""):
@@ -71,6 +73,14 @@ def lower(b, op, inputs, outputs, attrs):
         if len(inputs) > 1 and inputs[1]:
             attrs = dict(attrs, split=_const_ints(b, inputs[1], op))
         return add(op, inputs[:1], outputs, attrs)
+    if op == "Pad":                         # before 11: pads and value as attributes
+        attrs = dict(attrs, pads=_const_ints(b, inputs[1], op))
+        if len(inputs) > 2 and inputs[2]:
+            value = b.const_values.get(inputs[2])
+            if value is None:
+                raise UnsupportedOperatorError("ONNX Pad with a computed value needs opset 11")
+            attrs["value"] = float(np.asarray(value).reshape(-1)[0])
+        return add(op, inputs[:1], outputs, attrs)
     if op == "Slice":                       # opset 9: starts/ends/axes attributes, no steps
         vals = [_const_ints(b, n, op) for n in inputs[1:]]
         if len(vals) > 3 and any(v != 1 for v in vals[3]):
@@ -85,11 +95,14 @@ def lower(b, op, inputs, outputs, attrs):
             raise UnsupportedOperatorError(f"ONNX {op} with ceil_mode or dilation needs opset 10")
         return add(op, inputs, outputs, attrs)
     if op == "Shape":
+        if "start" not in attrs and "end" not in attrs:
+            return add("Shape", inputs, outputs, attrs)
         shape = add("Shape", inputs, None, {})
         start, end = attrs.get("start", 0), attrs.get("end", 2 ** 63 - 1)
-        return add("Slice", [shape, b.const(np.array([start]), "int64"),
-                             b.const(np.array([end]), "int64"),
-                             b.const(np.array([0]), "int64")], outputs, {})
+        # (b.add: a Slice lowered in turn where the opset has the attribute form)
+        return b.add("Slice", [shape, b.const(np.array([start]), "int64"),
+                               b.const(np.array([end]), "int64"),
+                               b.const(np.array([0]), "int64")], outputs)
     if op == "HardSwish":
         hs = add("HardSigmoid", inputs, None, {"alpha": 1.0 / 6.0, "beta": 0.5})
         return add("Mul", [inputs[0], hs], outputs, {})

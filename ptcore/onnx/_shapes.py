@@ -20,8 +20,8 @@ import numpy as np
 
 from ptcore.jit._ir import decode
 
-__all__ = ["Sym", "dec", "symbols", "ints", "init", "scalar", "vector", "SHAPE_CONVERTERS",
-           "INT64_MAX", "NP_DTYPES"]
+__all__ = ["Sym", "dec", "is_value", "symbols", "ints", "init", "scalar", "vector",
+           "floor_div_int", "signs_differ", "SHAPE_CONVERTERS", "INT64_MAX", "NP_DTYPES"]
 
 INT64_MAX = 2 ** 63 - 1
 
@@ -74,10 +74,31 @@ class symbols:
         return False
 
 
+class _Values:
+    """The environment :func:`dec` decodes with: a recorded size is its
+    :class:`Sym`; any other value reference (a tensor argument -- a graph
+    input, a weight, a constant or a node's result) stays encoded as
+    ``{"v": id}``, the form converters take tensor operands in."""
+    __slots__ = ("table",)
+
+    def __init__(self, table):
+        self.table = table
+
+    def __getitem__(self, vid):
+        sym = self.table.get(vid)
+        return {"v": vid} if sym is None else sym
+
+
 def dec(enc):
-    """Decode an encoded argument; references to recorded sizes become :class:`Sym`."""
+    """Decode an encoded argument; references to recorded sizes become
+    :class:`Sym`, references to tensors stay ``{"v": id}`` (see :func:`is_value`)."""
     table = _SYMS.get()
-    return decode(enc, {} if table is None else table)
+    return decode(enc, _Values({} if table is None else table))
+
+
+def is_value(x):
+    """Whether ``x`` (an argument as :func:`dec` gives it) is a tensor value."""
+    return type(x) is dict and "v" in x
 
 
 def ints(b, values):
@@ -136,6 +157,26 @@ def shape_of(b, enc, start=None, end=None):
     return b.add("Shape", [b.name(enc)], **attrs)
 
 
+def floor_div_int(b, x, y, dtype):
+    """``x // y`` of integer tensors ``x``, ``y`` (names, ONNX ``dtype``): ONNX
+    Div truncates toward zero, Python and torch floor: q - (r != 0 and the
+    signs of r and y differ), with r = x - q * y."""
+    from ptcore.onnx import _proto as P
+    q = b.add("Div", [x, y])
+    r = b.add("Sub", [x, b.add("Mul", [q, y])])
+    fix = signs_differ(b, r, y, init(b, np.array(0), dtype))
+    return b.add("Sub", [q, b.add("Cast", [fix], to=P.DTYPES[dtype])])
+
+
+def signs_differ(b, r, y, zero):
+    """``r != 0 and sign(r) != sign(y)`` (Less / Greater only: Equal of floats
+    needs opset 11)."""
+    def both(u, v):
+        return b.add("And", [u, v])
+    return b.add("Or", [both(b.add("Less", [r, zero]), b.add("Greater", [y, zero])),
+                        both(b.add("Greater", [r, zero]), b.add("Less", [y, zero]))])
+
+
 # ---- the size nodes ----------------------------------------------------------
 
 def _size(b, node):
@@ -170,14 +211,8 @@ def _prim(b, node):
     nonneg = all(isinstance(v, Sym) and v.nonneg or not isinstance(v, Sym) and v >= 0
                  for v in vals)
     if name == "floordiv" and not (nonneg and not isinstance(y, Sym) and y > 0):
-        def make():
-            # ONNX Div truncates toward zero; Python floors: q - (r != 0 and
-            # the signs differ), with r = x - q * y
-            q = b.add("Div", [scalar(b, x), scalar(b, y)])
-            r = b.add("Sub", [scalar(b, x), b.add("Mul", [q, scalar(b, y)])])
-            neg = b.add("Less", [b.add("Mul", [r, scalar(b, y)]), scalar(b, 0)])
-            return b.add("Sub", [q, b.add("Cast", [neg], to=7)])
-        return Sym(py(int(x), int(y)), make)
+        return Sym(py(int(x), int(y)),
+                   lambda: floor_div_int(b, scalar(b, x), scalar(b, y), "int64"))
     return Sym(py(int(x), int(y)), lambda: b.add(op, [scalar(b, x), scalar(b, y)]),
                nonneg and name in ("add", "mul", "floordiv", "mod"))
 

@@ -269,3 +269,127 @@ def test_adaptive_pool_to_a_size_that_does_not_divide_is_refused():
             return F.adaptive_avg_pool2d(x, 4)
     with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="divide"):
         _export(M(), (ptcore.ones(1, 2, 6, 6),))
+
+
+# ---- ops checked against eager ptcore and eager torch --------------------------------
+# each case: fn(lib, *tensors) written once for both libraries, its NumPy inputs,
+# the opsets to export at
+
+_RNG = np.random.default_rng(0)
+_X = _RNG.standard_normal((6, 5)).astype(np.float32)
+_X3 = _RNG.standard_normal((2, 3, 4)).astype(np.float32)
+_X4 = _RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+_IM = _RNG.standard_normal((2, 3, 7, 8)).astype(np.float32)
+_INTS = np.arange(-7, 8).reshape(3, 5)
+_T = np.array([0, 1, 4, 2, 1, 3])
+_T4 = _RNG.integers(0, 3, (2, 4, 5))
+_W = np.array([0.2, 1.0, 2.0, 0.5, 1.5], np.float32)
+_P = _RNG.random((6, 5)).astype(np.float32)
+_ALL = (9, 11, 13, 17, 18, 21)
+
+
+def _F(lib):
+    return lib.nn.functional
+
+
+_EAGER_CASES = {
+    # // and % of ints and floats with torch's (Python's) signs
+    "floordiv-int": (lambda T, x: x // 3 + x // -4, [_INTS], _ALL),
+    "rfloordiv-int": (lambda T, x: 7 // (x + 8 * (x == 0).long()), [_INTS], (17,)),
+    "floor_divide": (lambda T, x, y: T.floor_divide(x, y), [_INTS, _INTS[::-1] + 8], (17,)),
+    "div-rounding": (lambda T, x, y: T.div(x, y, rounding_mode="floor") +
+                     x.div(y, rounding_mode="trunc"), [_INTS, np.full((3, 5), -4)], (17,)),
+    "div-rounding-float": (lambda T, x: x.div(0.3, rounding_mode="trunc") +
+                           T.div(x, -0.3, rounding_mode="floor"), [_X], (17,)),
+    "remainder-int": (lambda T, x: x % 3 + T.remainder(x, -4), [_INTS], (10, 17, 21)),
+    "remainder-float": (lambda T, x: x % 0.7 + T.remainder(x, -0.7), [_X], (10, 17)),
+    "rmod": (lambda T, x: 5.5 % (x + 3), [_X], (17,)),
+    "int-mod-float": (lambda T, x: x % 2.5, [_INTS], (17,)),
+    "fmod": (lambda T, x, y: T.fmod(x, 3) + y.fmod(-0.7).sum(), [_INTS, _X], (17,)),
+    # losses
+    "cross_entropy": (lambda T, x, t: _F(T).cross_entropy(x, t), [_X, _T], (11, 13, 17, 18)),
+    "cross_entropy-weight-ignore": (lambda T, x, t, w: _F(T).cross_entropy(
+        x, t, weight=w, ignore_index=1), [_X, _T, _W], (17,)),
+    "cross_entropy-smoothing-sum": (lambda T, x, t: _F(T).cross_entropy(
+        x, t, label_smoothing=0.1, ignore_index=1, reduction="sum"), [_X, _T], (17,)),
+    "cross_entropy-smoothing-weight": (lambda T, x, t, w: _F(T).cross_entropy(
+        x, t, weight=w, label_smoothing=0.2, ignore_index=4), [_X, _T, _W], (17,)),
+    "cross_entropy-smoothing-none": (lambda T, x, t, w: _F(T).cross_entropy(
+        x, t, weight=w, label_smoothing=0.2, reduction="none"), [_X, _T, _W], (17,)),
+    "cross_entropy-4d": (lambda T, x, t: _F(T).cross_entropy(
+        x, t, label_smoothing=0.1, ignore_index=2), [_X4, _T4], (17,)),
+    "cross_entropy-unbatched": (lambda T, x, t, w: _F(T).cross_entropy(
+        x[0], t[0], weight=w, label_smoothing=0.3), [_X, _T, _W], (17,)),
+    "cross_entropy-probabilities": (lambda T, x, p, w: _F(T).cross_entropy(x, p) +
+                                    _F(T).cross_entropy(x, p, weight=w, label_smoothing=0.1,
+                                                        reduction="sum"), [_X, _P, _W], (17,)),
+    "cross_entropy-legacy": (lambda T, x, t: _F(T).cross_entropy(x, t, size_average=False),
+                             [_X, _T], (17,)),
+    "nll_loss": (lambda T, x, t, w: _F(T).nll_loss(_F(T).log_softmax(x, 1), t, weight=w,
+                                                   ignore_index=2), [_X, _T, _W], (11, 17)),
+    "nll_loss-none-4d": (lambda T, x, t: _F(T).nll_loss(x, t, ignore_index=2, reduction="none"),
+                         [_X4, _T4], (17,)),
+    "bce_with_logits": (lambda T, x, y: _F(T).binary_cross_entropy_with_logits(x, y),
+                        [_X * 10, _P], (9, 17)),
+    "bce_with_logits-weights": (lambda T, x, y, w: _F(T).binary_cross_entropy_with_logits(
+        x, y, weight=w, pos_weight=w * 2, reduction="sum"), [_X * 10, _P, _W], (17,)),
+    "bce_with_logits-none": (lambda T, x, y, w: _F(T).binary_cross_entropy_with_logits(
+        x, y, pos_weight=w, reduction="none"), [_X, _P, _W], (17,)),
+    "bce": (lambda T, x, y, w: _F(T).binary_cross_entropy(x.sigmoid(), y, weight=w) +
+            _F(T).binary_cross_entropy(x.sigmoid(), y, reduction="sum"), [_X * 3, _P, _W], (17,)),
+    "bce-clamped-logs": (lambda T, x, y: _F(T).binary_cross_entropy(x, y, reduction="none"),
+                         [np.array([[0.0, 1.0, 0.5]], np.float32),
+                          np.array([[1.0, 0.0, 0.3]], np.float32)], (17,)),
+    "mse-weight": (lambda T, x, y, w: _F(T).mse_loss(x, y, weight=w) +
+                   _F(T).mse_loss(x, y, weight=w, reduction="sum"), [_X, _P, _P * 2], (17,)),
+    "mse-broadcast": (lambda T, x, y: _F(T).mse_loss(x, y), [_X, _P[:1]], (9, 17)),
+    "l1": (lambda T, x, y, w: _F(T).l1_loss(x, y) + _F(T).l1_loss(x, y, weight=w),
+           [_X, _P, _P * 2], (17,)),
+    "smooth_l1": (lambda T, x, y: _F(T).smooth_l1_loss(x, y, beta=0.5, reduction="none") +
+                  _F(T).smooth_l1_loss(x, y, beta=0.0), [_X, _P], (17,)),
+    "huber": (lambda T, x, y, w: _F(T).huber_loss(x, y, delta=0.7, weight=w) +
+              _F(T).huber_loss(x, y, reduction="sum"), [_X, _P, _P * 2], (17,)),
+    # contractions and distances
+    "einsum": (lambda T, a, b: T.einsum("bij,bjk->bik", a, b) + T.einsum("bij, bjk", [a, b]),
+               [_X3, _X4[:, 0]], (12, 17, 18)),
+    "einsum-ellipsis-trace": (lambda T, a, x: T.einsum("...ij->...ji", a).sum() +
+                              T.einsum("ii", x[:5]), [_X3, _X], (17,)),
+    "einsum-sublist": (lambda T, a, b: T.einsum(a, [0, 1, 2], b, [0, 2, 3], [0, 1, 3]) +
+                       T.einsum(a, [0, 1, 2], b, [0, 2, 3]), [_X3, _X4[:, 0]], (17,)),
+    "einsum-int": (lambda T, a, b: T.einsum("ij,jk->ik", a, b), [_INTS, _INTS.T.copy()], (17,)),
+    "cdist": (lambda T, x, y: T.cdist(x, y), [_X, _P[:4]], (11, 17, 18)),
+    "cdist-p": (lambda T, x, y: T.cdist(x, y, p=1) + T.cdist(x, y, p=0) + T.cdist(x, y, p=1.5) +
+                T.cdist(x, y, p=float("inf")), [_X, _P[:4]], (11, 17, 18)),
+    "cdist-batch": (lambda T, a, b: T.cdist(a, b), [_X3, _X4[:, 0, :, :4]], (17,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_EAGER_CASES))
+def test_op_exports_match_eager(name):
+    fn, arrays, opsets = _EAGER_CASES[name]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    args = tuple(ptcore.tensor(a) for a in arrays)
+    want = fn(ptcore, *args).numpy()
+    if torch is not None:       # eager ptcore agrees with torch
+        np.testing.assert_allclose(want, fn(torch, *(torch.tensor(a) for a in arrays)).numpy(),
+                                   rtol=1e-5, atol=1e-5)
+    for opset in opsets:
+        _, sess = _export(lambda *a: fn(ptcore, *a), args, opset_version=opset)
+        got = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), arrays)})[0]
+        assert got.dtype == want.dtype and got.shape == want.shape, opset
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=f"opset {opset}")
+
+
+@pytest.mark.parametrize("fn, arrays, opset, match", [
+    (lambda x: x % 3, [_INTS], 9, "Mod needs opset 10"),
+    (lambda x, t: F.cross_entropy(x, t), [_X, _T], 10, "GatherElements .*needs opset 11"),
+    (lambda a, b: ptcore.einsum("ij,jk->ik", a, b), [_X, _P.T.copy()], 11, "Einsum needs opset 12"),
+])
+def test_op_export_refusals_name_the_reason(fn, arrays, opset, match):
+    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match=match):
+        ptcore.onnx.export(fn, tuple(ptcore.tensor(a) for a in arrays), io.BytesIO(),
+                           opset_version=opset)
+
