@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from ptcore.onnx._shapes import (Sym, dec, ints as _ints, init as _init, scalar,
+from ptcore.onnx._shapes import (Sym, dec, is_value, ints as _ints, init as _init, scalar,
                                  vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS,
                                  NP_DTYPES)
-from ptcore.onnx import _opsets
+from ptcore.onnx import _opsets, _proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
 
 __all__ = ["CONVERTERS", "DECOMPOSED"]
@@ -69,15 +69,15 @@ def _narrow(b, node):
     return _slice(b, b.name(x), [dim], [start], [end])
 
 
-def _getitem(b, node):
-    x = node.args[0]
-    idx = dec(node.args[1])
-    if not isinstance(idx, tuple):
-        idx = (idx,)
+def basic_index(b, x, idx):
+    """``x[idx]``, ``idx`` a tuple of ints, slices, None and Ellipsis: Slice,
+    Gather of the ints, Unsqueeze of the Nones (the indexing with tensors and
+    lists is ``_indexing_ops``', which calls this for the rest)."""
     shape = _shape(b, x)
-    if any(not (i is None or i is Ellipsis or isinstance(i, (int, slice))) or
-           isinstance(i, bool) for i in idx):
-        raise UnsupportedOperatorError("indexing with tensors or booleans (advanced indexing)")
+    for i in idx:
+        if not (i is None or i is Ellipsis or isinstance(i, (int, slice))) or \
+                isinstance(i, bool):
+            raise UnsupportedOperatorError(f"indexing with {i!r}")
     if Ellipsis in idx:
         k = idx.index(Ellipsis)
         fill = len(shape) - sum(1 for i in idx if i is not None and i is not Ellipsis)
@@ -246,8 +246,8 @@ def _sdpa(b, node):
     import ptcore.nn.functional as F
     from ptcore.onnx._export import _bind
     a = _bind(F.scaled_dot_product_attention, node.args, node.kwargs)
-    if float(dec(a["dropout_p"])) != 0.0 or dec(a["enable_gqa"]):
-        raise UnsupportedOperatorError("scaled_dot_product_attention with dropout or GQA")
+    if float(dec(a["dropout_p"])) != 0.0:
+        raise UnsupportedOperatorError("scaled_dot_product_attention with dropout_p > 0")
     q, k, v = a["query"], a["key"], a["value"]
     qs, ks = _shape(b, q), _shape(b, k)
     dt = b.dtype_of(q)
@@ -255,7 +255,14 @@ def _sdpa(b, node):
     scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
     perm = list(range(len(ks)))
     perm[-2], perm[-1] = perm[-1], perm[-2]
-    s = b.add("MatMul", [b.name(q), b.add("Transpose", [b.name(k)], perm=perm)])
+    kn, vn = b.name(k), b.name(v)
+    if dec(a["enable_gqa"]) and len(qs) >= 3 and qs[-3] != ks[-3]:
+        # grouped-query attention: each key / value head serves q_heads // kv_heads
+        # query heads (torch's repeat_interleave along the head dim)
+        heads = np.repeat(np.arange(ks[-3]), qs[-3] // ks[-3])
+        kn, vn = (b.add("Gather", [t, _init(b, heads, "int64")], axis=len(ks) - 3)
+                  for t in (kn, vn))
+    s = b.add("MatMul", [b.name(q), b.add("Transpose", [kn], perm=perm)])
     s = b.add("Mul", [s, b.const(np.array(scale), dt)])
     L, S = qs[-2], ks[-2]
     mask = a["attn_mask"]
@@ -283,7 +290,16 @@ def _sdpa(b, node):
         else:
             s = b.add("Add", [s, b.name(mask)])
     p = _opsets.softmax(b, "Softmax", s, -1, len(qs))
-    return b.add("MatMul", [p, b.name(v)])
+    if mask is not None and not dec(a["is_causal"]):
+        # torch's safe softmax: a row whose every score is masked (-inf) attends to
+        # nothing (zeros), not NaN; -inf found as below the dtype's lowest number
+        low = b.add("Less", [s, b.const(np.array(-np.finfo(NP_DTYPES[dt]).max), dt)])
+        rank = len(qs)
+        every = _reduce(b, "ReduceMin", b.add("Cast", [low], to=P.DTYPES[dt]),
+                        [rank - 1], 1)
+        p = b.add("Where", [b.add("Cast", [every], to=P.DTYPES["bool"]),
+                            b.const(np.array(0.0), dt), p])
+    return b.add("MatMul", [p, vn])
 
 
 def _split(b, node):
@@ -317,9 +333,16 @@ def _interpolate(b, node):
     if mode == "nearest":
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
                      nearest_mode="floor")
-    elif mode in ("linear", "bilinear", "trilinear"):
+    elif mode == "nearest-exact":
+        # torch: source index floor((i + 0.5) * scale), which is round-half-up
+        # of half_pixel's (i + 0.5) * scale - 0.5
+        attrs = dict(mode="nearest", coordinate_transformation_mode="half_pixel",
+                     nearest_mode="round_prefer_ceil")
+    elif mode in ("linear", "bilinear", "trilinear", "bicubic"):
         attrs = dict(mode="linear", coordinate_transformation_mode=(
             "align_corners" if align else "pytorch_half_pixel"))
+        if mode == "bicubic":               # torch's cubic convolution: A = -0.75
+            attrs.update(mode="cubic", cubic_coeff_a=-0.75)
     else:
         raise UnsupportedOperatorError(f"interpolate with mode={mode!r}")
     x = a["input"]
@@ -328,8 +351,8 @@ def _interpolate(b, node):
         # sizes floor(in * scale), coordinates mapped by the scale: torch's rule
         nd = len(_shape(b, x)) - 2
         sf = [float(v) for v in (sf if isinstance(sf, (list, tuple)) else [sf] * nd)]
-        return b.add("Resize", [b.name(x), "", b.const(np.array([1.0, 1.0] + sf), "float32")],
-                     **attrs)
+        return b.add("Resize", [b.name(x), _no_roi(b),
+                                b.const(np.array([1.0, 1.0] + sf), "float32")], **attrs)
     sizes = _out_shape(b, node)[2:]
     size = dec(a["size"])
     if size is not None:
@@ -340,7 +363,13 @@ def _interpolate(b, node):
             "example's, which cannot follow dynamic_axes")
     full = b.add("Concat", [shape_of(b, x, 0, 2), vector(b, sizes)], axis=0) \
         if b.dynamic else _ints(b, _out_shape(b, node))
-    return b.add("Resize", [b.name(x), "", "", full], **attrs)
+    return b.add("Resize", [b.name(x), _no_roi(b), _no_roi(b), full], **attrs)
+
+
+def _no_roi(b):
+    """Resize's roi (and scales beside sizes): optional from opset 13, an
+    empty tensor before."""
+    return "" if b.opset >= 13 else _init(b, np.zeros(0), "float32")
 
 # ---- comparisons, selection and activations ---------------------------------
 
@@ -394,7 +423,18 @@ def _clip(b, x, lo, hi):
 
 
 def _clamp(b, node):
-    return _clip(b, node.args[0], _val(node, 1, "min"), _val(node, 2, "max"))
+    lo, hi = _val(node, 1, "min"), _val(node, 2, "max")
+    if not (is_value(lo) or is_value(hi)):
+        return _clip(b, node.args[0], lo, hi)
+    # tensor bounds (broadcast; ONNX Clip takes scalars only): max(x, lo), then min(., hi),
+    # in the result's dtype (torch's type promotion)
+    dt = b.dtype_of(node.outputs)
+    y = b.as_dtype(node.args[0], dt)
+    if lo is not None:
+        y = b.add("Max", [y, b.as_dtype(lo, dt)])
+    if hi is not None:
+        y = b.add("Min", [y, b.as_dtype(hi, dt)])
+    return y
 
 
 def _hardtanh(b, node):
@@ -455,7 +495,6 @@ def _normalize(b, node):
 
 def _cast(b, node):
     """float() / long() / to(dtype) / type_as(): Cast to the recorded result's dtype."""
-    from ptcore.onnx import _proto as P
     src = b.dtype_of(node.args[0])
     dst = b.g.values[node.output_ids()[0]].dtype
     if dst == src:
@@ -532,7 +571,6 @@ def _pixel_shuffle(b, node):
 
 
 CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
-              ("Tensor", "__getitem__"): _getitem,
               ("Tensor", "unflatten"): _unflatten, ("ptcore", "unflatten"): _unflatten,
               ("Tensor", "unsqueeze"): _unsqueeze, ("ptcore", "unsqueeze"): _unsqueeze,
               ("Tensor", "squeeze"): _squeeze, ("ptcore", "squeeze"): _squeeze,

@@ -293,6 +293,11 @@ def _F(lib):
 
 
 _EAGER_CASES = {
+    # roll: Slice + Concat per dim; without dims the flattened tensor
+    "roll": (lambda T, x: T.roll(x, 1, 1), [_X], _ALL),
+    "roll-dims": (lambda T, x: x.roll((1, -2), (0, 1)), [_X], (17,)),
+    "roll-flat": (lambda T, x: T.roll(x, -4), [_X3], _ALL),
+    "roll-beyond": (lambda T, x: x.roll(7, -1), [_X3], (17,)),
     # // and % of ints and floats with torch's (Python's) signs
     "floordiv-int": (lambda T, x: x // 3 + x // -4, [_INTS], _ALL),
     "rfloordiv-int": (lambda T, x: 7 // (x + 8 * (x == 0).long()), [_INTS], (17,)),
@@ -349,6 +354,10 @@ _EAGER_CASES = {
                   _F(T).smooth_l1_loss(x, y, beta=0.0), [_X, _P], (17,)),
     "huber": (lambda T, x, y, w: _F(T).huber_loss(x, y, delta=0.7, weight=w) +
               _F(T).huber_loss(x, y, reduction="sum"), [_X, _P, _P * 2], (17,)),
+    # Tensor.unfold: a Gather of the windows
+    "Tensor.unfold": (lambda T, x: x.unfold(1, 2, 1), [_X3], _ALL),
+    "Tensor.unfold-step": (lambda T, x: x.unfold(-1, 3, 2) + x.unfold(0, 1, 1).unfold(2, 3, 2)
+                           .sum(), [_IM], (17,)),
     # contractions and distances
     "einsum": (lambda T, a, b: T.einsum("bij,bjk->bik", a, b) + T.einsum("bij, bjk", [a, b]),
                [_X3, _X4[:, 0]], (12, 17, 18)),
@@ -361,6 +370,52 @@ _EAGER_CASES = {
     "cdist-p": (lambda T, x, y: T.cdist(x, y, p=1) + T.cdist(x, y, p=0) + T.cdist(x, y, p=1.5) +
                 T.cdist(x, y, p=float("inf")), [_X, _P[:4]], (11, 17, 18)),
     "cdist-batch": (lambda T, a, b: T.cdist(a, b), [_X3, _X4[:, 0, :, :4]], (17,)),
+    "repeat_interleave": (lambda T, x: x.repeat_interleave(2, dim=0) +
+                          T.repeat_interleave(x, 3).sum(), [_X], (9, 17)),
+    "repeat_interleave-tensor": (lambda T, x: x.repeat_interleave(T.tensor([1, 0, 2, 3, 1]),
+                                                                  dim=1) +
+                                 x[T.repeat_interleave(T.tensor([1, 2, 0, 1, 1, 1]))].sum(),
+                                 [_X], (17,)),
+    # indexing with tensors; clamp with tensor bounds
+    "index-tensor": (lambda T, x, i: x[i] + x[:, i].sum() + x[..., i].sum(),
+                     [_X4, np.array([1, 0, -1])], (9, 11, 17, 18)),
+    "index-0d": (lambda T, x, i: x[i], [_X, np.array(2)], (17,)),
+    "index-int-then-tensor": (lambda T, x, i: x[0, :, i], [_X4, np.array([0, 1])], (17,)),
+    "index-with-slices-None": (lambda T, x, i: x[None, :, i, 1:3], [_X4, np.array([0, 1])],
+                               (17,)),
+    "index-adjacent": (lambda T, x, i, j: x[:, i, j], [_X4, np.array([0, 1]),
+                                                        np.array([[0], [2]])], (11, 17)),
+    "index-apart": (lambda T, x, i, j: x[i, :, j], [_X4, np.array([0, 1]), np.array([1, 3])],
+                    (17,)),
+    "index-apart-after-slice": (lambda T, x, i, j: x[:, i, :, j],
+                                [_X4, np.array([0, 1]), np.array([1, 3])], (17,)),
+    "index-arange-rows": (lambda T, x, t: x[T.arange(6), t], [_X, _T], (17,)),
+    "index-lists": (lambda T, x: x[[0, 2]] + x[:, [1, -1, 0]].sum(), [_X], (17,)),
+    "index-int32": (lambda T, x, i: x[i.int()], [_X, np.array([3, 0])], (17,)),
+    "index-mask": (lambda T, x: x[x > 0], [_X], (11, 17)),
+    "index-mask-dims": (lambda T, x, m: x[1:, m], [_X4, _X4[0, :, :, 0] > 0], (17,)),
+    "clamp-tensor": (lambda T, x: x.clamp(min=T.tensor(0.1)), [_X], (9, 11, 17)),
+    "clamp-tensors": (lambda T, x, lo, hi: T.clamp(x, lo, hi) + x.clamp(max=hi),
+                      [_X, np.full(5, -0.2, np.float32), np.full((6, 1), 0.3, np.float32)],
+                      (17,)),
+    # attention and resampling
+    "sdpa-gqa": (lambda T, q, k: _F(T).scaled_dot_product_attention(q, k[:, :1], k[:, :1],
+                                                                    enable_gqa=True),
+                 [_X4[:, :, :, :4], _X4[:, :, 1:, :4]], (17,)),
+    "sdpa-mask-causal-3d": (lambda T, q, k, m: _F(T).scaled_dot_product_attention(
+        q, k, k, attn_mask=m) + _F(T).scaled_dot_product_attention(q[0], k[0], k[0],
+                                                                    is_causal=True),
+        [_X4, _X4[:, :, :3], _X4[0, :1, :, :3] > 0], (17,)),
+    "bicubic": (lambda T, x: _F(T).interpolate(x, scale_factor=2, mode="bicubic") +
+                _F(T).interpolate(x, scale_factor=2, mode="bicubic", align_corners=True),
+                [_IM], (11, 17, 18)),
+    "bicubic-size": (lambda T, x: _F(T).interpolate(x, size=(3, 11), mode="bicubic"), [_IM],
+                     (17,)),
+    "nearest-exact": (lambda T, x: _F(T).interpolate(x, scale_factor=2, mode="nearest-exact"),
+                      [_IM], (11, 17)),
+    "nearest-exact-size": (lambda T, x: _F(T).interpolate(x, size=(4, 13), mode="nearest-exact")
+                           .sum() + _F(T).interpolate(x, size=(3, 3), mode="nearest-exact")
+                           .sum(), [_IM], (17,)),
 }
 
 
@@ -387,9 +442,20 @@ def test_op_exports_match_eager(name):
     (lambda x: x % 3, [_INTS], 9, "Mod needs opset 10"),
     (lambda x, t: F.cross_entropy(x, t), [_X, _T], 10, "GatherElements .*needs opset 11"),
     (lambda a, b: ptcore.einsum("ij,jk->ik", a, b), [_X, _P.T.copy()], 11, "Einsum needs opset 12"),
+    (lambda x, r: x.repeat_interleave(r, dim=0), [_X, np.array([1, 2, 1, 0, 1, 1])], 17,
+     "repeats computed by the graph"),
+    (lambda x, i, m: x[i, m], [_X, np.array([0]), np.array([True] * 5)], 17, "bool mask among"),
 ])
 def test_op_export_refusals_name_the_reason(fn, arrays, opset, match):
     with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match=match):
         ptcore.onnx.export(fn, tuple(ptcore.tensor(a) for a in arrays), io.BytesIO(),
                            opset_version=opset)
 
+
+def test_tensor_arguments_reach_the_converters_as_tensors():
+    # x[i] with a LongTensor input and clamp(min=<tensor>) raised KeyError inside the
+    # exporter: the argument decoder looked every value reference up among the sizes
+    from ptcore.onnx._shapes import dec, symbols
+    with symbols({}):
+        assert dec({"tuple": [{"slice": [None, None, None]}, {"v": 3}]}) == \
+            (slice(None), {"v": 3})
