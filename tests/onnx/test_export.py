@@ -263,14 +263,6 @@ def test_pad_adaptive_pool_prelu_export(name):
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
 
 
-def test_adaptive_pool_to_a_size_that_does_not_divide_is_refused():
-    class M(nn.Module):
-        def forward(self, x):
-            return F.adaptive_avg_pool2d(x, 4)
-    with pytest.raises(ptcore.onnx.UnsupportedOperatorError, match="divide"):
-        _export(M(), (ptcore.ones(1, 2, 6, 6),))
-
-
 # ---- ops checked against eager ptcore and eager torch --------------------------------
 # each case: fn(lib, *tensors) written once for both libraries, its NumPy inputs,
 # the opsets to export at
@@ -354,10 +346,38 @@ _EAGER_CASES = {
                   _F(T).smooth_l1_loss(x, y, beta=0.0), [_X, _P], (17,)),
     "huber": (lambda T, x, y, w: _F(T).huber_loss(x, y, delta=0.7, weight=w) +
               _F(T).huber_loss(x, y, reduction="sum"), [_X, _P, _P * 2], (17,)),
-    # Tensor.unfold: a Gather of the windows
+    # circular padding, unfold / fold, adaptive pooling to any size
+    "pad-circular": (lambda T, x: _F(T).pad(x, (1, 2, 1, 1), mode="circular"), [_IM], _ALL),
+    "pad-circular-negative": (lambda T, x: _F(T).pad(x, (-1, 2, 2, -1), mode="circular"),
+                              [_IM], (17,)),
+    "pad-circular-1d-3d": (lambda T, x: _F(T).pad(x, (3, 0), mode="circular").sum() +
+                           _F(T).pad(x[None], (1, 1, 2, 0, 0, 1), mode="circular").sum(),
+                           [_X3], (17,)),
+    "CircularPad2d-conv": (lambda T, x: _F(T).conv2d(T.nn.CircularPad2d((1, 0, 2, 1))(x),
+                                                     T.ones(2, 3, 3, 3)), [_IM], (17,)),
     "Tensor.unfold": (lambda T, x: x.unfold(1, 2, 1), [_X3], _ALL),
     "Tensor.unfold-step": (lambda T, x: x.unfold(-1, 3, 2) + x.unfold(0, 1, 1).unfold(2, 3, 2)
                            .sum(), [_IM], (17,)),
+    "F.unfold": (lambda T, x: _F(T).unfold(x, 2), [_IM], _ALL),
+    "F.unfold-options": (lambda T, x: _F(T).unfold(x, (2, 3), dilation=(1, 2), padding=(1, 2),
+                                                   stride=(2, 1)), [_IM], _ALL),
+    "nn.Unfold-unbatched": (lambda T, x: T.nn.Unfold(3, padding=1, stride=2)(x[0]), [_IM], (17,)),
+    "F.fold": (lambda T, x: _F(T).fold(x, (7, 8), 2), [_RNG.standard_normal(
+        (2, 12, 42)).astype(np.float32)], _ALL),
+    "F.fold-options": (lambda T, x: _F(T).fold(_F(T).unfold(
+        x, (2, 3), dilation=(1, 2), padding=(1, 2), stride=(2, 1)), (7, 8), (2, 3),
+        dilation=(1, 2), padding=(1, 2), stride=(2, 1)), [_IM], _ALL),
+    "nn.Fold-unbatched": (lambda T, x: T.nn.Fold(5, 3, stride=2, padding=1)(x),
+                          [_RNG.standard_normal((54, 9)).astype(np.float32)], (17,)),
+    "adaptive_avg_pool2d": (lambda T, x: _F(T).adaptive_avg_pool2d(x, (3, 3)), [_IM], _ALL),
+    "adaptive_max_pool2d": (lambda T, x: _F(T).adaptive_max_pool2d(x, (3, 5)), [_IM], _ALL),
+    "adaptive-larger-and-None": (lambda T, x: _F(T).adaptive_avg_pool2d(x, (10, None)) +
+                                 _F(T).adaptive_max_pool2d(x, (10, 8)), [_IM], (17,)),
+    "adaptive-1d": (lambda T, x: _F(T).adaptive_avg_pool1d(x, 3) +
+                    _F(T).adaptive_max_pool1d(x, 3), [_X3[:, :, :4].repeat(2, 2)[:, :, :7]],
+                    (17,)),
+    "adaptive-3d-unbatched": (lambda T, x: _F(T).adaptive_avg_pool3d(x, (2, 4, 3)) +
+                              T.nn.AdaptiveMaxPool3d((2, 4, 3))(x), [_IM[:1]], (17,)),
     # contractions and distances
     "einsum": (lambda T, a, b: T.einsum("bij,bjk->bik", a, b) + T.einsum("bij, bjk", [a, b]),
                [_X3, _X4[:, 0]], (12, 17, 18)),
