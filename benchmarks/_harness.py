@@ -95,6 +95,22 @@ def print_table(title, rows):
         print(f"| {case} | {fmt_time(p)} | {fmt_time(t)} | {fmt_time(n)} | {rt} | {rn} |")
 
 
+def parse_bench_args(doc):
+    """The options ``--threads N`` (default 1), ``--quick`` and ``--only
+    SUBSTRING`` of a benchmark whose docstring is ``doc``; sets the BLAS and
+    OpenMP thread variables to N, so call it before importing NumPy or torch."""
+    import argparse
+    import os
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (smoke test)")
+    ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    args = ap.parse_args()
+    for v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        os.environ[v] = str(args.threads)
+    return args
+
+
 def try_import_torch():
     try:
         import torch

@@ -9,20 +9,14 @@ Forward+backward is ``y.backward(gy)`` (``loss.backward()`` for ctc_loss)
 through each library's autograd, the forward included.  Target: ratio
 ptcore/torch <= 1.0.
 """
-import argparse
 import os
 import sys
 import time
 
-_ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-_ap.add_argument("--threads", type=int, default=1)
-_ap.add_argument("--quick", action="store_true", help="fewer repeats (smoke test)")
-_ap.add_argument("--only", default="", help="run the cases whose name contains this")
-_args = _ap.parse_args()
-for _v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-    os.environ[_v] = str(_args.threads)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import parse_bench_args  # noqa: E402
+
+_args = parse_bench_args(__doc__)
 import numpy as np  # noqa: E402
 
 import ptcore  # noqa: E402

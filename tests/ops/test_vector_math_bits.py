@@ -3,11 +3,15 @@ contiguous tensor runs the AVX-512 / AVX2 clones, a strided view of the same
 values the scalar loop.  exp and tanh give the scalar bits; sigmoid and silu,
 whose strided loops use libm's expf, agree within an ulp.  Arguments span
 the whole range, including overflow, results that are subnormal or round to
-zero, infinities and NaN."""
+zero, infinities and NaN.
+
+The vector loops of ptc_ew_vec.h (lerp; float32 fmod, remainder and floor
+division) likewise: the scalar bits, torch's values, and torch's speed."""
 import numpy as np
 import pytest
 
 import ptcore
+from ops_oracle import time_ratio
 
 
 def _values():
@@ -72,3 +76,110 @@ def test_softmax_logsumexp_every_tail_width():
         np.testing.assert_allclose(ptcore.log_softmax(t, -1).numpy(), x64 - lse,
                                    rtol=2e-6, atol=2e-6)
         np.testing.assert_allclose(ptcore.logsumexp(t, -1).numpy(), lse[:, 0], rtol=2e-6)
+
+
+# ---------------------------------------------------------------------------
+# ptc_ew_vec.h: lerp and float32 fmod / remainder / floor division
+# ---------------------------------------------------------------------------
+_DIVMOD = ["fmod", "remainder", "floor_divide"]
+
+
+def _divmod_values(n, seed):
+    """Quotients of every size, zeros of both signs, subnormals, infinities, NaN."""
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(n) * np.exp(rng.uniform(-25, 25, n))
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38,
+                        3.4e38, -3.4e38, 2.5, -2.5, 7.0, -7.0, 4194304.0, -16777216.0])
+    pick = rng.random(n) < 0.25
+    v[pick] = rng.choice(special, pick.sum())
+    return v.astype(np.float32)
+
+
+def _operand_forms(lib, x, y):
+    """(a, b) pairs: tensor and tensor, tensor and number, 0-d tensor and tensor."""
+    tx, ty = lib.from_numpy(x.copy()), lib.from_numpy(y.copy())
+    return [(tx, ty), (tx, float(y[3 % y.size])), (lib.tensor(x[5 % x.size]), ty)]
+
+
+def _sleef_nan(x, y, t, p):
+    """torch's vector fmod (SLEEF) gives NaN where |x / y| passes the float32
+    range; ptcore, torch's own scalar loop and NumPy give the exact value."""
+    with np.errstate(all="ignore"):
+        q = np.abs(x.astype(np.float64) / y)
+    return np.isnan(t) & ~np.isnan(p) & np.isfinite(x) & np.isfinite(y) & (q > 3.4e38)
+
+
+@pytest.mark.parametrize("op", _DIVMOD)
+def test_float32_divmod_vector_loops(op):
+    torch = pytest.importorskip("torch")
+    for n in (1, 15, 16, 17, 33, 1000):
+        x, y = _divmod_values(n, n), _divmod_values(n, n + 1)
+        for (pa, pb), (ta, tb) in zip(_operand_forms(ptcore, x, y), _operand_forms(torch, x, y)):
+            got = getattr(ptcore, op)(pa, pb).numpy()
+            want = getattr(torch, op)(ta, tb).numpy()
+            xs = np.broadcast_to(pa.numpy() if isinstance(pa, ptcore.Tensor) else pa, got.shape)
+            ys = np.broadcast_to(pb.numpy() if isinstance(pb, ptcore.Tensor) else pb, got.shape)
+            same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+            same |= _sleef_nan(xs, ys, want, got)
+            assert same.all(), (op, n, xs[~same][:4], ys[~same][:4], got[~same][:4],
+                                want[~same][:4])
+            if op == "fmod":
+                with np.errstate(all="ignore"):
+                    np.testing.assert_array_equal(got, np.fmod(xs, ys))
+        # the strided (scalar) loop gives the same bits
+        spread = np.zeros((2, n), np.float32)
+        spread[0] = x
+        sx = ptcore.from_numpy(spread.T.copy()).T[0]
+        strided = getattr(ptcore, op)(sx, ptcore.from_numpy(y)).numpy()
+        contig = getattr(ptcore, op)(ptcore.from_numpy(x), ptcore.from_numpy(y)).numpy()
+        assert np.array_equal(strided.view(np.uint32), contig.view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lerp_vector_loops_every_width(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    weights = [0.01, 0.49999997, 0.5, -0.5, 0.7, -3.0, float("nan"), "tensor", "special"]
+    for n in list(range(1, 40)) + [1000]:
+        a, b = rng.standard_normal((2, n)).astype(dtype)
+        for w in weights:
+            if w == "tensor":
+                w = rng.uniform(-1, 2, n).astype(dtype)
+            elif w == "special":
+                w = rng.choice(np.array([0.5, -0.5, np.nan, np.inf, -0.0, 0.49999997, 1.0],
+                                        dtype), n)
+            pw, tw = (ptcore.from_numpy(w), torch.from_numpy(w)) if isinstance(w, np.ndarray) \
+                else (w, w)
+            want = torch.lerp(torch.from_numpy(a), torch.from_numpy(b), tw).numpy()
+            np.testing.assert_array_equal(
+                ptcore.lerp(ptcore.from_numpy(a), ptcore.from_numpy(b), pw).numpy(), want)
+            pa = ptcore.from_numpy(a.copy())
+            pa.lerp_(ptcore.from_numpy(b), pw)
+            np.testing.assert_array_equal(pa.numpy(), want)
+
+
+@pytest.mark.parametrize("case", ["lerp_ number", "lerp tensor weight", "remainder", "fmod",
+                                  "floor_divide"])
+def test_vector_loops_run_at_torch_speed(case):
+    """Each was 6-40x slower than torch (a branch per element, or libm's
+    fmodf); the vector loops are about torch's speed (bound 3x for noise)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal((2, 256, 1024)) * 10).astype(np.float32)
+    w = rng.random((256, 1024)).astype(np.float32)
+    threads = ptcore.get_num_threads(), torch.get_num_threads()
+    ptcore.set_num_threads(1)
+    torch.set_num_threads(1)
+    try:
+        fns = []
+        for lib in (ptcore, torch):
+            a, b, tw = (lib.from_numpy(v.copy()) for v in (x, y, w))
+            fns.append({"lerp_ number": lambda a=a, b=b: a.lerp_(b, 0.01),
+                        "lerp tensor weight": lambda lib=lib, a=a, b=b, tw=tw: lib.lerp(a, b, tw),
+                        "remainder": lambda a=a: a % 3.7,
+                        "fmod": lambda lib=lib, a=a, b=b: lib.fmod(a, b),
+                        "floor_divide": lambda a=a, b=b: a // b}[case])
+        assert time_ratio(*fns) < 3.0
+    finally:
+        ptcore.set_num_threads(threads[0])
+        torch.set_num_threads(threads[1])

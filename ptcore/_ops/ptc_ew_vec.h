@@ -1,0 +1,257 @@
+/* Contiguous elementwise loops written with x86 vector intrinsics: lerp
+ * (float32/float64) and float32 fmod, remainder and floor division.
+ *
+ * Each loop has an AVX-512 and an AVX2+FMA copy chosen at run time
+ * (ptc_fma_level); the entry points return 0 on other CPUs, where the caller
+ * runs its generic loop.  Every copy computes exactly the operations of the
+ * generic scalar loop (the same roundings, fused where that loop fuses), so
+ * the results do not depend on the CPU.  The operands are contiguous; an
+ * input of step 0 is a number (its one element broadcast). */
+#ifndef PTC_EW_VEC_H
+#define PTC_EW_VEC_H
+#include "ptc_math.h"          /* PTC_X86_DISPATCH, ptc_fma_level */
+
+/* PyTorch's remainder of floats: fmod, moved into the divisor's sign (the
+ * floor division's scalar function, ptc_floordivf, is in ptc_math.h) */
+static inline float ptc_fremainderf(float x, float y)
+{
+    float r = fmodf(x, y);
+    if (r != 0.0f && ((r < 0.0f) != (y < 0.0f))) r += y;
+    return r;
+}
+static inline double ptc_fremainder(double x, double y)
+{
+    double r = fmod(x, y);
+    if (r != 0.0 && ((r < 0.0) != (y < 0.0))) r += y;
+    return r;
+}
+
+#if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
+#include <immintrin.h>
+
+/* the vector operations of one register kind, named PREFIX_OP so that a
+ * kernel is written once over the prefix: V16 (AVX-512 float32), V8 (AVX2
+ * float32), D8 (AVX-512 float64), D4 (AVX2 float64).  M is a lane mask
+ * (AVX-512: a mask register; AVX2: a vector of all-ones lanes), BITS its
+ * lanes as an int (bit j = lane j). */
+#define V16_T __m512
+#define V16_M __mmask16
+#define V16_LD(p) _mm512_loadu_ps(p)
+#define V16_ST(p, v) _mm512_storeu_ps(p, v)
+#define V16_SET(x) _mm512_set1_ps(x)
+#define V16_ADD(a, b) _mm512_add_ps(a, b)
+#define V16_SUB(a, b) _mm512_sub_ps(a, b)
+#define V16_MUL(a, b) _mm512_mul_ps(a, b)
+#define V16_DIV(a, b) _mm512_div_ps(a, b)
+#define V16_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V16_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
+#define V16_ABS(a) _mm512_abs_ps(a)
+#define V16_TRUNC(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define V16_FLOOR(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define V16_SIGN(a) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), \
+                                                         _mm512_set1_epi32(INT32_MIN)))
+#define V16_OR(a, b) _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), \
+                                                         _mm512_castps_si512(b)))
+#define V16_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define V16_GT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)
+#define V16_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define V16_NE(a, b) _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ)
+#define V16_NLT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ)
+#define V16_MAND(m, k) ((__mmask16)((m) & (k)))
+#define V16_MOR(m, k) ((__mmask16)((m) | (k)))
+#define V16_MXOR(m, k) ((__mmask16)((m) ^ (k)))
+#define V16_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)        /* m ? a : b */
+#define V16_BITS(m) ((int)(m))
+
+#define V8_T __m256
+#define V8_M __m256
+#define V8_LD(p) _mm256_loadu_ps(p)
+#define V8_ST(p, v) _mm256_storeu_ps(p, v)
+#define V8_SET(x) _mm256_set1_ps(x)
+#define V8_ADD(a, b) _mm256_add_ps(a, b)
+#define V8_SUB(a, b) _mm256_sub_ps(a, b)
+#define V8_MUL(a, b) _mm256_mul_ps(a, b)
+#define V8_DIV(a, b) _mm256_div_ps(a, b)
+#define V8_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V8_FNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
+#define V8_ABS(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)
+#define V8_TRUNC(a) _mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define V8_FLOOR(a) _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define V8_SIGN(a) _mm256_and_ps(a, _mm256_set1_ps(-0.0f))
+#define V8_OR(a, b) _mm256_or_ps(a, b)
+#define V8_LT(a, b) _mm256_cmp_ps(a, b, _CMP_LT_OQ)
+#define V8_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
+#define V8_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
+#define V8_NE(a, b) _mm256_cmp_ps(a, b, _CMP_NEQ_UQ)
+#define V8_NLT(a, b) _mm256_cmp_ps(a, b, _CMP_NLT_UQ)
+#define V8_MAND(m, k) _mm256_and_ps(m, k)
+#define V8_MOR(m, k) _mm256_or_ps(m, k)
+#define V8_MXOR(m, k) _mm256_xor_ps(m, k)
+#define V8_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
+#define V8_BITS(m) _mm256_movemask_ps(m)
+
+#define D8_T __m512d
+#define D8_M __mmask8
+#define D8_LD(p) _mm512_loadu_pd(p)
+#define D8_ST(p, v) _mm512_storeu_pd(p, v)
+#define D8_SET(x) _mm512_set1_pd(x)
+#define D8_SUB(a, b) _mm512_sub_pd(a, b)
+#define D8_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define D8_ABS(a) _mm512_abs_pd(a)
+#define D8_LT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
+#define D8_SEL(m, a, b) _mm512_mask_blend_pd(m, b, a)
+
+#define D4_T __m256d
+#define D4_M __m256d
+#define D4_LD(p) _mm256_loadu_pd(p)
+#define D4_ST(p, v) _mm256_storeu_pd(p, v)
+#define D4_SET(x) _mm256_set1_pd(x)
+#define D4_SUB(a, b) _mm256_sub_pd(a, b)
+#define D4_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define D4_ABS(a) _mm256_andnot_pd(_mm256_set1_pd(-0.0), a)
+#define D4_LT(a, b) _mm256_cmp_pd(a, b, _CMP_LT_OQ)
+#define D4_SEL(m, a, b) _mm256_blendv_pd(b, a, m)
+
+#define PTC_T512 __attribute__((target("avx512f,avx512vl,fma")))
+#define PTC_T256 __attribute__((target("avx2,fma")))
+
+/* ------------------------------------------------------------------------
+ * lerp, as PyTorch's lerp_vec: |w| < 0.5 ? fma(w, y - x, x)
+ * : fma(w - 1, y - x, y) (NaN weights take the second form)
+ * ------------------------------------------------------------------------ */
+#define PTC_LERP_VEC(NAME, T, P, W, TGT, FMA1)                                  \
+TGT static void NAME(T* o, const T* x, const T* y, const T* w, int wstep,       \
+                     Py_ssize_t n)                                              \
+{                                                                               \
+    Py_ssize_t i = 0;                                                           \
+    if (!wstep) {                                                               \
+        const T w0 = w[0];                                                      \
+        const int small = (w0 < 0 ? -w0 : w0) < (T)0.5;                         \
+        const T c = small ? w0 : w0 - (T)1;                                     \
+        const P##_T cv = P##_SET(c);                                            \
+        if (small) {                                                            \
+            for (; i + W <= n; i += W) {                                        \
+                P##_T xv = P##_LD(x + i);                                       \
+                P##_ST(o + i, P##_FMA(cv, P##_SUB(P##_LD(y + i), xv), xv));     \
+            }                                                                   \
+        } else {                                                                \
+            for (; i + W <= n; i += W) {                                        \
+                P##_T yv = P##_LD(y + i);                                       \
+                P##_ST(o + i, P##_FMA(cv, P##_SUB(yv, P##_LD(x + i)), yv));     \
+            }                                                                   \
+        }                                                                       \
+        for (; i < n; i++) o[i] = FMA1(c, y[i] - x[i], small ? x[i] : y[i]);    \
+        return;                                                                 \
+    }                                                                           \
+    const P##_T half = P##_SET((T)0.5), one = P##_SET((T)1);                    \
+    for (; i + W <= n; i += W) {                                                \
+        P##_T xv = P##_LD(x + i), yv = P##_LD(y + i), wv = P##_LD(w + i);       \
+        P##_M m = P##_LT(P##_ABS(wv), half);                                    \
+        P##_ST(o + i, P##_FMA(P##_SEL(m, wv, P##_SUB(wv, one)), P##_SUB(yv, xv),  \
+                              P##_SEL(m, xv, yv)));                             \
+    }                                                                           \
+    for (; i < n; i++) {                                                        \
+        T wi = w[i];                                                            \
+        int s = (wi < 0 ? -wi : wi) < (T)0.5;                                   \
+        o[i] = FMA1(s ? wi : wi - (T)1, y[i] - x[i], s ? x[i] : y[i]);          \
+    }                                                                           \
+}
+PTC_LERP_VEC(ptc_lerp_contig_f32_avx512, float, V16, 16, PTC_T512, __builtin_fmaf)
+PTC_LERP_VEC(ptc_lerp_contig_f32_avx2, float, V8, 8, PTC_T256, __builtin_fmaf)
+PTC_LERP_VEC(ptc_lerp_contig_f64_avx512, double, D8, 8, PTC_T512, __builtin_fma)
+PTC_LERP_VEC(ptc_lerp_contig_f64_avx2, double, D4, 4, PTC_T256, __builtin_fma)
+
+/* ------------------------------------------------------------------------
+ * float32 fmod / remainder / floor division.
+ *
+ * fmod(x, y) exactly, without a loop: where |x| < 2^22 |y| (y finite and
+ * nonzero) the truncated float quotient n = trunc(|x| / |y|) is the true
+ * one or one more (the quotient is off by less than 1/4); r = |x| - n |y|
+ * is then representable (a multiple of |y|'s ulp below |y| in size), so
+ * one fused multiply-add gives it exactly, and where it came out negative
+ * adding |y| back is exact too; the result takes x's sign.  The lanes
+ * outside (x inf or NaN, y 0, inf or NaN, quotients from 2^22) are marked
+ * in `bad` and computed by the scalar function.
+ * ------------------------------------------------------------------------ */
+#define PTC_FMODV(P, xv, yv, mod, bad)                                          \
+    P##_T ax_ = P##_ABS(xv), ay_ = P##_ABS(yv);                                 \
+    bad = P##_MOR(P##_NLT(ax_, P##_MUL(ay_, P##_SET(4194304.0f))), \
+                  P##_NLT(ay_, P##_SET(INFINITY)));                             \
+    P##_T r_ = P##_FNMA(P##_TRUNC(P##_DIV(ax_, ay_)), ay_, ax_);                \
+    r_ = P##_SEL(P##_LT(r_, P##_SET(0.0f)), P##_ADD(r_, ay_), r_);              \
+    P##_T mod = P##_OR(r_, P##_SIGN(xv));
+
+/* the value of each op from fmod's `mod` (the scalar functions' steps) */
+#define PTC_FMOD_TAIL(P, xv, yv, mod) mod
+#define PTC_REMAINDER_TAIL(P, xv, yv, mod)                                      \
+    P##_SEL(P##_MAND(P##_NE(mod, P##_SET(0.0f)),                                \
+                     P##_MXOR(P##_LT(yv, P##_SET(0.0f)), P##_LT(mod, P##_SET(0.0f)))), \
+            P##_ADD(mod, yv), mod)
+#define PTC_FLOORDIV_TAIL(P, xv, yv, mod) ptc_floordiv_tail_##P(xv, yv, mod)
+
+#define PTC_FLOORDIV_TAIL_FN(P, TGT)                                            \
+TGT static inline __attribute__((always_inline)) P##_T                          \
+ptc_floordiv_tail_##P(P##_T a, P##_T b, P##_T mod)                              \
+{                                                                               \
+    const P##_T zero = P##_SET(0.0f), one = P##_SET(1.0f);                      \
+    P##_T div = P##_DIV(P##_SUB(a, mod), b);                                    \
+    P##_M m = P##_MAND(P##_NE(mod, zero),                                       \
+                       P##_MXOR(P##_LT(b, zero), P##_LT(mod, zero)));           \
+    div = P##_SEL(m, P##_SUB(div, one), div);                                   \
+    P##_T fl = P##_FLOOR(div);                                                  \
+    fl = P##_SEL(P##_GT(P##_SUB(div, fl), P##_SET(0.5f)), P##_ADD(fl, one), fl); \
+    return P##_SEL(P##_EQ(div, zero), P##_SIGN(P##_DIV(a, b)), fl);             \
+}
+PTC_FLOORDIV_TAIL_FN(V16, PTC_T512)
+PTC_FLOORDIV_TAIL_FN(V8, PTC_T256)
+
+/* o[i] = OP(x[i * xs], y[i * ys]) (xs, ys 0 or 1) */
+#define PTC_FMOD_FAMILY(NAME, P, W, TGT, TAIL, SCALAR)                          \
+TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  \
+                     Py_ssize_t n)                                              \
+{                                                                               \
+    const P##_T xb = P##_SET(x[0]), yb = P##_SET(y[0]);                         \
+    Py_ssize_t i = 0;                                                           \
+    for (; i + W <= n; i += W) {                                                \
+        P##_T xv = xs ? P##_LD(x + i) : xb, yv = ys ? P##_LD(y + i) : yb;       \
+        P##_M bad;                                                              \
+        PTC_FMODV(P, xv, yv, mod, bad)                                          \
+        P##_ST(o + i, TAIL(P, xv, yv, mod));                                    \
+        int b_ = P##_BITS(bad);                                                 \
+        if (__builtin_expect(b_ != 0, 0)) {                                     \
+            for (int j = 0; j < W; j++)                                         \
+                if (b_ & (1 << j)) o[i + j] = SCALAR(x[(i + j) * xs], y[(i + j) * ys]); \
+        }                                                                       \
+    }                                                                           \
+    for (; i < n; i++) o[i] = SCALAR(x[i * xs], y[i * ys]);                     \
+}
+PTC_FMOD_FAMILY(ptc_fmod_f32_avx512, V16, 16, PTC_T512, PTC_FMOD_TAIL, fmodf)
+PTC_FMOD_FAMILY(ptc_fmod_f32_avx2, V8, 8, PTC_T256, PTC_FMOD_TAIL, fmodf)
+PTC_FMOD_FAMILY(ptc_remainder_f32_avx512, V16, 16, PTC_T512, PTC_REMAINDER_TAIL, ptc_fremainderf)
+PTC_FMOD_FAMILY(ptc_remainder_f32_avx2, V8, 8, PTC_T256, PTC_REMAINDER_TAIL, ptc_fremainderf)
+PTC_FMOD_FAMILY(ptc_floordiv_f32_avx512, V16, 16, PTC_T512, PTC_FLOORDIV_TAIL, ptc_floordivf)
+PTC_FMOD_FAMILY(ptc_floordiv_f32_avx2, V8, 8, PTC_T256, PTC_FLOORDIV_TAIL, ptc_floordivf)
+
+#define PTC_EW_VEC_ENTRY(NAME, PARAMS, ARGS)                                    \
+static int NAME PARAMS                                                          \
+{                                                                               \
+    int l_ = ptc_fma_level();                                                   \
+    if (l_ == 2) NAME##_avx512 ARGS; else if (l_ == 1) NAME##_avx2 ARGS;        \
+    return l_ != 0;                                                             \
+}
+#else
+#define PTC_EW_VEC_ENTRY(NAME, PARAMS, ARGS) static int NAME PARAMS { return 0; }
+#endif
+
+/* the entry points: 1 when the loop ran, 0 where the CPU has no vector copy */
+PTC_EW_VEC_ENTRY(ptc_lerp_contig_f32, (float* o, const float* x, const float* y, const float* w,
+                                int wstep, Py_ssize_t n), (o, x, y, w, wstep, n))
+PTC_EW_VEC_ENTRY(ptc_lerp_contig_f64, (double* o, const double* x, const double* y, const double* w,
+                                int wstep, Py_ssize_t n), (o, x, y, w, wstep, n))
+PTC_EW_VEC_ENTRY(ptc_fmod_f32, (float* o, const float* x, int xs, const float* y, int ys,
+                                Py_ssize_t n), (o, x, xs, y, ys, n))
+PTC_EW_VEC_ENTRY(ptc_remainder_f32, (float* o, const float* x, int xs, const float* y, int ys,
+                                     Py_ssize_t n), (o, x, xs, y, ys, n))
+PTC_EW_VEC_ENTRY(ptc_floordiv_f32, (float* o, const float* x, int xs, const float* y, int ys,
+                                    Py_ssize_t n), (o, x, xs, y, ys, n))
+#endif
