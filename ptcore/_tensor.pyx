@@ -2013,7 +2013,8 @@ cdef class _TensorBase:
         return self._numel * self._dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
-        if memory_format is None or memory_format is contiguous_format:
+        if memory_format is None or memory_format is contiguous_format \
+                or memory_format is preserve_format:
             return self._is_contig()
         return _is_contig_format(self, memory_format)
 
@@ -2849,9 +2850,11 @@ cdef class _TensorBase:
                 and memory_format is not preserve_format:
             if _is_contig_format(self, memory_format):     # torch: self when already so
                 return self
-            return _to_memory_format(self, memory_format)
+            return _grad_wrap(self, _to_memory_format(self, memory_format), "contiguous")
         if self._is_contig():
             return self
+        if memory_format is preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
         if self._storage.device._type_code != 0:
             return _device_clone(self, False)
         return _grad_wrap(self, _clone_contig(self), "contiguous")
@@ -3247,12 +3250,14 @@ cdef bint _is_contig_format(_TensorBase t, object fmt) except -1:
     """``_is_contig`` of the dims taken in the format's order (read off the
     strides: no view, and no call of a Tensor.permute a user may have
     wrapped -- the memory-format tutorial's checker calls is_contiguous
-    from inside such a wrapper)."""
+    from inside such a wrapper).  As torch: False for a tensor of another
+    rank than the format's, and no shortcut for empty tensors (their
+    strides decide)."""
+    if (fmt is channels_last and t._ndim != 4) or (fmt is channels_last_3d and t._ndim != 5):
+        return False
     perm = _memory_format_perm(t, fmt)
     cdef Py_ssize_t z = 1
     cdef int i, d
-    if t._numel == 0:
-        return True
     for i in range(len(perm) - 1, -1, -1):
         d = perm[i]
         if t._shape[d] != 1:
@@ -3269,7 +3274,17 @@ cdef object _to_memory_format(_TensorBase t, object fmt):
     for i, p in enumerate(perm):
         inv[p] = i
     p = _TensorBase.permute(t, perm)
-    return _TensorBase.permute(_clone_contig(<_TensorBase>p), inv)
+    cdef _TensorBase out = _TensorBase.permute(_clone_contig(<_TensorBase>p), inv)
+    cdef Py_ssize_t z = 1
+    if out._numel == 0:
+        # torch's strides for an empty tensor: plain products of the sizes
+        # in the format's order, a zero size kept (empty (2, 0, 4, 5) in
+        # channels_last has strides (0, 1, 0, 0)), so is_contiguous of that
+        # format holds
+        for i in range(len(perm) - 1, -1, -1):
+            out._strides[perm[i]] = z
+            z *= out._shape[perm[i]]
+    return out
 
 
 cdef int _check_in_bounds(Storage st, dtype dt, list sh, list strides, Py_ssize_t off) except -1:

@@ -180,12 +180,16 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self):
         views = []
         for p in self._params:
+            # view, not reshape, as torch: a gradient that is not contiguous
+            # (a channels_last parameter's) raises RuntimeError
             if p.grad is None:
-                view = ptcore.zeros(p.numel(), dtype=p.dtype)
+                view = ptcore.zeros(p.numel(), dtype=p.dtype, device=p.device)
+            elif p.grad.is_sparse:
+                view = p.grad.to_dense().view(-1)
             else:
-                view = p.grad.reshape(-1)
+                view = p.grad.view(-1)
             if view.is_complex():
-                view = _view_as_real(view).reshape(-1)
+                view = _view_as_real(view).view(-1)
             views.append(view)
         return ptcore.cat(views, 0)
 

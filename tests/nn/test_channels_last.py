@@ -187,3 +187,84 @@ def test_is_contiguous_memory_format_does_not_call_tensor_permute(monkeypatch):
     y = x.contiguous(memory_format=ptcore.channels_last)
     assert y.is_contiguous(memory_format=ptcore.channels_last) and y.stride() == (24, 1, 8, 2)
     assert x.permute(0, 2, 3, 1).shape == (1, 3, 4, 2) and calls == [False]
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (1, 2, 3), (2, 3, 4, 5), (2, 3, 1, 1),
+                                   (0, 3, 4, 5), (2, 3, 4, 5, 6), (0, 2, 3, 4, 5)])
+@pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d", "preserve_format",
+                                 "contiguous_format"])
+def test_is_contiguous_memory_format_of_any_rank(shape, fmt):
+    """is_contiguous(memory_format=...) answers False for a format of another
+    rank (and preserve_format is plain contiguity), as torch; contiguous()
+    to such a format still raises, with the strides torch gives."""
+    for x, t in ((ptcore.ones(shape), torch.ones(shape)),
+                 (ptcore.ones(shape).transpose(0, -1), torch.ones(shape).transpose(0, -1))):
+        f, g = getattr(ptcore, fmt), getattr(torch, fmt)
+        assert x.is_contiguous(memory_format=f) == t.is_contiguous(memory_format=g)
+        try:
+            want = t.contiguous(memory_format=g).stride()
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=str(e)):
+                x.contiguous(memory_format=f)
+        else:
+            y = x.contiguous(memory_format=f)
+            assert y.stride() == want
+            assert y.is_contiguous(memory_format=f)
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 4, 5), (0, 3, 4, 5), (2, 3, 0, 5)])
+def test_empty_channels_last_strides(shape):
+    """An empty tensor taken to channels_last gets torch's strides (a zero
+    size is multiplied in) and counts as channels_last contiguous."""
+    y = ptcore.zeros(shape).to(memory_format=ptcore.channels_last)
+    t = torch.zeros(shape).to(memory_format=torch.channels_last)
+    assert y.stride() == t.stride()
+    assert y.is_contiguous(memory_format=ptcore.channels_last)
+
+
+def test_contiguous_to_a_memory_format_keeps_the_graph():
+    x = ptcore.randn(2, 3, 4, 5, requires_grad=True)
+    y = x.contiguous(memory_format=ptcore.channels_last)
+    assert y.grad_fn.name() == "CloneBackward0"
+    (y * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3, 4, 5), 2, np.float32))
+
+
+@pytest.mark.parametrize("nd,fmt", [(1, "contiguous_format"), (2, "channels_last"),
+                                    (2, "contiguous_format"), (3, "channels_last_3d")])
+@pytest.mark.parametrize("which", ["both", "input", "indices"])
+def test_max_unpool_output_layout(nd, fmt, which):
+    """torch's max_unpool2d writes in the layout its input suggests (the
+    indices' layout does not count); max_unpool3d always writes contiguous."""
+    shape = (2, 3) + (4, 6, 6)[:nd]
+    got = []
+    for lib in (torch, ptcore):
+        F = lib.nn.functional
+        x = lib.arange(float(np.prod(shape))).reshape(shape).to(
+            memory_format=getattr(lib, fmt))
+        o, i = getattr(F, f"max_pool{nd}d")(x, 2, return_indices=True)
+        if which == "input":
+            i = i.contiguous()
+        elif which == "indices":
+            o = o.contiguous()
+        u = getattr(F, f"max_unpool{nd}d")(o, i, 2)
+        got.append((u.stride(), u.numpy().tolist()))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("shape,fmt", [((2, 3, 4, 6), "channels_last"),
+                                       ((1, 3, 4, 6), "channels_last"),
+                                       ((2, 3, 4, 6, 5), "channels_last_3d")])
+def test_instance_norm_output_is_contiguous(shape, fmt):
+    """torch normalises input.contiguous(): its output (and the gradient) is
+    contiguous for a channels_last input."""
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    got = []
+    for lib in (torch, ptcore):
+        x = lib.tensor(a).to(memory_format=getattr(lib, fmt)).requires_grad_()
+        y = lib.nn.functional.instance_norm(x, weight=lib.full((3,), 2.0))
+        (y * y * y).sum().backward()
+        got.append((y.stride(), x.grad.stride(), y.detach().numpy(), x.grad.numpy()))
+    assert got[0][:2] == got[1][:2]
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1][3], got[0][3], rtol=1e-4, atol=1e-4)

@@ -242,6 +242,25 @@ def test_lbfgs_rejects_groups_and_bad_line_search():
         o.step(closure)
 
 
+@needs_torch
+@pytest.mark.parametrize("make", [lambda lib: lib.randn(2, 3, 4, 5).contiguous(
+    memory_format=lib.channels_last), lambda lib: lib.randn(3, 2).t()])
+def test_lbfgs_refuses_a_gradient_that_is_not_contiguous(make):
+    """torch's LBFGS flattens each gradient with view(-1): a channels_last or
+    transposed parameter's gradient raises RuntimeError, as there."""
+    for lib in (torch, ptcore):
+        w = make(lib).requires_grad_()
+        o = lib.optim.LBFGS([w])
+
+        def closure():
+            o.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            o.step(closure)
+
+
 # -- API behaviour -------------------------------------------------------------
 
 @needs_torch

@@ -316,6 +316,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         return _stats_in_f32(instance_norm, input, running_mean, running_var, _f32(weight),
                              _f32(bias), use_input_stats, momentum, eps)
     shape = [1, C] + [1] * (nd - 2)
+    # torch normalises input.contiguous() folded to (1, N*C, ...): the output
+    # is contiguous whatever the input's layout
+    input = input.contiguous()
     if use_input_stats:
         dims = tuple(range(2, nd))
         y, mean, var = _standardize(input, dims, eps)

@@ -885,8 +885,10 @@ def _max_unpool_kernel(input, indices, osz, nd):
             raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                                f"{'x'.join(str(v) for v in osz)})")
     out = ptcore.zeros(lead + (total,), dtype=input.dtype, device=input.device)
-    out = out.scatter(-1, flat_idx, input.reshape(lead + (-1,)))
-    return out.reshape(lead + tuple(osz))
+    out = out.scatter(-1, flat_idx, input.reshape(lead + (-1,))).reshape(lead + tuple(osz))
+    # torch's 2-d unpooling (1-d goes through it) writes in the input's
+    # suggested layout; its 3-d one always writes contiguous
+    return _in_memory_format(out, _output_memory_format(input)) if nd == 2 else out
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
