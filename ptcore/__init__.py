@@ -381,7 +381,8 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
-for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version"):
+for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
+           "__config__"):
     _LAZY_MODULES[_n] = "ptcore." + _n
 # torch's top-level names for functions that live in subpackages here (imported on first use)
 _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",

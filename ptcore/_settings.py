@@ -27,6 +27,13 @@ _state = {
     "deterministic": False,
     "deterministic_warn_only": False,
     "matmul_precision": "highest",
+    # ptcore.backends' fp32_precision settings, (backend, op) -> "none"/"ieee"/"tf32"/"bf16"
+    # (see ptcore.backends._fp32_precision)
+    "fp32_precision": {("generic", "all"): "none", ("cuda", "all"): "none",
+                       ("cuda", "matmul"): "none", ("cuda", "conv"): "tf32",
+                       ("cuda", "rnn"): "tf32", ("mkldnn", "all"): "none",
+                       ("mkldnn", "matmul"): "none", ("mkldnn", "conv"): "none",
+                       ("mkldnn", "rnn"): "none"},
     "interop_threads": None,
     "interop_set": False,
     "warn_always": False,
@@ -168,6 +175,10 @@ def set_float32_matmul_precision(precision):
                       "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
     _state["matmul_precision"] = precision
+    # the newer per-backend switches follow (``backends.cuda.matmul.fp32_precision`` ...)
+    fp32 = _state["fp32_precision"]
+    fp32[("cuda", "matmul")] = "ieee" if precision == "highest" else "tf32"
+    fp32[("mkldnn", "matmul")] = {"highest": "ieee", "high": "tf32", "medium": "bf16"}[precision]
 
 
 def get_float32_matmul_precision():

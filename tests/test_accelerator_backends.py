@@ -355,3 +355,78 @@ def test_get_device_module():
     assert ptcore.get_device_module() is expect
     with pytest.raises(RuntimeError):
         ptcore.get_device_module("mps")
+
+
+@pytest.fixture
+def fp32_precision_restored():
+    from ptcore.backends import _fp32_precision
+    saved = dict(_fp32_precision._table)
+    prec, tprec = ptcore.get_float32_matmul_precision(), torch.get_float32_matmul_precision()
+    yield
+    ptcore.set_float32_matmul_precision(prec)
+    _fp32_precision._table.update(saved)
+    torch.set_float32_matmul_precision(tprec)
+
+
+def _fp32_precisions(L):
+    B = L.backends
+    return (B.fp32_precision, B.cuda.matmul.fp32_precision, B.cudnn.fp32_precision,
+            B.cudnn.conv.fp32_precision, B.cudnn.rnn.fp32_precision, B.mkldnn.fp32_precision,
+            B.mkldnn.matmul.fp32_precision, B.mkldnn.conv.fp32_precision, B.mkldnn.rnn.fp32_precision)
+
+
+def test_fp32_precision_defaults_and_errors_match_torch(fp32_precision_restored):
+    """torch 2.9's fp32_precision switches: defaults, inheritance from the generic
+    setting inside ``backends.flags``, and RuntimeError for a bad value."""
+    assert _fp32_precisions(ptcore) == _fp32_precisions(torch)
+    for L in (torch, ptcore):
+        with pytest.raises(RuntimeError, match="Unknown precision"):
+            L.backends.cuda.matmul.fp32_precision = "x"
+        with pytest.raises(RuntimeError, match="does not support precision 'bf16'"):
+            L.backends.cuda.matmul.fp32_precision = "bf16"
+        with pytest.raises(AttributeError):
+            L.backends.cudnn.conv.other = 1
+    got = {}
+    for L in (torch, ptcore):
+        with L.backends.flags(fp32_precision="tf32"):
+            inside = _fp32_precisions(L)
+        got[L] = (inside, _fp32_precisions(L))
+    assert got[ptcore] == got[torch]
+
+
+def test_fp32_precision_follows_the_legacy_switches(fp32_precision_restored):
+    got = {}
+    for L in (torch, ptcore):
+        B, seen = L.backends, []
+        for p in ("highest", "high", "medium"):
+            L.set_float32_matmul_precision(p)
+            seen.append((B.cuda.matmul.fp32_precision, B.mkldnn.matmul.fp32_precision))
+        for v in (False, True):
+            B.cuda.matmul.allow_tf32 = v
+            seen.append(B.cuda.matmul.fp32_precision)
+        L.set_float32_matmul_precision("highest")
+        got[L] = seen
+    assert got[ptcore] == got[torch]
+
+
+def test_fp32_precision_tf32_drives_cuda_matmul(fp32_precision_restored):
+    """The new switch and the legacy ones are one setting for ptcore's cuBLAS calls."""
+    B = ptcore.backends
+    B.cuda.matmul.fp32_precision = "tf32"
+    assert B.cuda.matmul.allow_tf32 and ptcore.get_float32_matmul_precision() == "high"
+    B.cuda.matmul.fp32_precision = "ieee"
+    assert not B.cuda.matmul.allow_tf32 and ptcore.get_float32_matmul_precision() == "highest"
+    B.mkldnn.matmul.fp32_precision = "bf16"
+    assert B.mkldnn.matmul.fp32_precision == "bf16"
+    B.cudnn.conv.fp32_precision = "ieee"
+    assert B.cudnn.conv.fp32_precision == "ieee" and B.cudnn.rnn.fp32_precision == "tf32"
+
+
+def test_config_reports():
+    """``torch.__config__.show()`` / ``parallel_info()`` are text reports naming the build and threads."""
+    s = ptcore.__config__.show()
+    assert s.startswith("ptcore built with:") and "CPU capability usage" in s
+    p = ptcore.__config__.parallel_info()
+    assert f"at::get_num_threads() : {ptcore.get_num_threads()}" in p
+    assert "OMP_NUM_THREADS" in p
+    assert isinstance(ptcore.__config__._cxx_flags(), str)

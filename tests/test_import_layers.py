@@ -47,7 +47,8 @@ LAYERS = [
                  "ptcore._inductor", "ptcore._config_module",
                  "ptcore._streams", "ptcore._absent_device", "ptcore.mps", "ptcore.xpu",
                  "ptcore.mtia", "ptcore.futures", "ptcore.types", "ptcore.torch_version",
-                 "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg"]),
+                 "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",
+                 "ptcore.__config__"]),
 ]
 
 # (importer, imported): why it still points up

@@ -795,3 +795,21 @@ def test_contiguous_and_noncontiguous_fill_agree_on_the_stream():
     a = ptcore.rand(10, 10, generator=g1)
     b = ptcore.zeros(10, 20)[:, ::2].uniform_(generator=g2)
     assert a.tolist() == b.tolist()
+
+
+def test_generator_clone_state_matches_torch():
+    """``clone_state`` gives an independent generator at the same point of the stream;
+    the CUDA-graph state calls raise NotImplementedError on the CPU, as torch."""
+    torch = pytest.importorskip("torch")
+    for L in (torch, ptcore):
+        g = L.Generator().manual_seed(5)
+        L.rand(3, generator=g)
+        c = g.clone_state()
+        assert c is not g and c.initial_seed() == 5
+        a = L.rand(4, generator=c)
+        b = L.rand(4, generator=g)
+        assert L.equal(a, b)
+        with pytest.raises(NotImplementedError):
+            g.graphsafe_get_state()
+        with pytest.raises(NotImplementedError):
+            g.graphsafe_set_state(c)

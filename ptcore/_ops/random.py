@@ -73,6 +73,19 @@ class Generator:
         self._offset = int.from_bytes(raw[8:], "little")
         return self
 
+    def clone_state(self):
+        """A new Generator on the same device at this one's state."""
+        g = Generator(self._device)
+        g._seed, g._offset = self._seed, self._offset
+        return g
+
+    def graphsafe_get_state(self):
+        # CUDA-graph-safe states exist only for CUDA generators (as torch)
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     def _take(self):
         return self._seed, self._offset
 

@@ -5,6 +5,36 @@ backends it does not use (cuDNN, MPS, oneDNN, opt_einsum) are kept and
 returned so that scripts setting them run unchanged, and the availability
 queries answer what is true for ptcore.
 """
-from ptcore.backends import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+import contextlib
+import sys
+import types
 
-__all__ = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+from ptcore.backends import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+from ptcore.backends import _fp32_precision
+
+__all__ = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "opt_einsum", "flags"]
+
+
+@contextlib.contextmanager
+def flags(fp32_precision="none"):
+    """Set the generic ``fp32_precision`` for a block (restored after)."""
+    old = _fp32_precision.get("generic", "all")
+    _fp32_precision.set("generic", "all", fp32_precision)
+    try:
+        yield
+    finally:
+        _fp32_precision.set("generic", "all", old)
+
+
+class _BackendsModule(types.ModuleType):
+    @property
+    def fp32_precision(self):
+        """The generic float32 precision every backend's ``"none"`` defers to."""
+        return _fp32_precision.get("generic", "all")
+
+    @fp32_precision.setter
+    def fp32_precision(self, value):
+        _fp32_precision.set("generic", "all", value)
+
+
+sys.modules[__name__].__class__ = _BackendsModule

@@ -10,6 +10,7 @@ import contextlib
 import enum
 import warnings
 
+from ptcore.backends import _fp32_precision
 from ptcore.backends._flags import check_bool
 
 __all__ = ["is_built", "matmul", "SDPBackend", "sdp_kernel", "flash_sdp_enabled",
@@ -35,6 +36,8 @@ class cuBLASModule:
         if name in ("allow_fp16_reduced_precision_reduction",
                     "allow_bf16_reduced_precision_reduction"):
             return _REDUCTIONS[name]
+        if name == "fp32_precision":
+            return _fp32_precision.get("cuda", "matmul")
         raise AttributeError(f"Unknown attribute {name}")
 
     def __setattr__(self, name, value):
@@ -42,9 +45,13 @@ class cuBLASModule:
             from ptcore import _settings
             check_bool("set_allow_tf32_cublas", value)
             _settings._state["matmul_precision"] = "high" if value else "highest"
+            _fp32_precision.set("cuda", "matmul", "tf32" if value else "ieee")
             return
         if name in _REDUCTIONS:
             _REDUCTIONS[name] = check_bool(f"{name}", value)
+            return
+        if name == "fp32_precision":
+            _fp32_precision.set("cuda", "matmul", value)
             return
         raise AttributeError(f"Unknown attribute {name}")
 

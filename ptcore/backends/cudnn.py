@@ -5,6 +5,7 @@ torch, independent of ``ptcore.use_deterministic_algorithms``)."""
 import sys
 import types
 
+from ptcore.backends import _fp32_precision
 from ptcore.backends._flags import FlagModule, flags_context
 
 
@@ -27,6 +28,15 @@ class _CudnnModule(FlagModule, types.ModuleType):
     _FLAGS = {"enabled": "set_enabled_cudnn", "benchmark": "set_benchmark_cudnn",
               "deterministic": "set_deterministic_cudnn", "allow_tf32": "set_allow_tf32_cudnn"}
 
+    @property
+    def fp32_precision(self):
+        """The float32 precision of cuDNN ops (``conv``/``rnn`` refine it)."""
+        return _fp32_precision.get("cuda", "all")
+
+    @fp32_precision.setter
+    def fp32_precision(self, value):
+        _fp32_precision.set("cuda", "all", value)
+
     def flags(self, enabled=False, benchmark=False, benchmark_limit=10, deterministic=False,
               allow_tf32=True):
         """Context manager setting the flags for a block (restored after)."""
@@ -40,5 +50,7 @@ benchmark = False
 benchmark_limit = 10
 deterministic = False
 allow_tf32 = True
+conv = _fp32_precision.FP32Precision("cuda", "conv")
+rnn = _fp32_precision.FP32Precision("cuda", "rnn")
 
 sys.modules[__name__].__class__ = _CudnnModule

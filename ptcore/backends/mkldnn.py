@@ -3,6 +3,7 @@
 import sys
 import types
 
+from ptcore.backends import _fp32_precision
 from ptcore.backends._flags import FlagModule, flags_context
 
 
@@ -17,8 +18,20 @@ class _MkldnnModule(FlagModule, types.ModuleType):
     def flags(self, enabled=False, deterministic=False):
         return flags_context(self, enabled=enabled, deterministic=deterministic)
 
+    @property
+    def fp32_precision(self):
+        """The float32 precision of oneDNN ops (kept: ptcore does not use oneDNN)."""
+        return _fp32_precision.get("mkldnn", "all")
+
+    @fp32_precision.setter
+    def fp32_precision(self, value):
+        _fp32_precision.set("mkldnn", "all", value)
+
 
 enabled = True
 deterministic = False
+matmul = _fp32_precision.FP32Precision("mkldnn", "matmul")
+conv = _fp32_precision.FP32Precision("mkldnn", "conv")
+rnn = _fp32_precision.FP32Precision("mkldnn", "rnn")
 
 sys.modules[__name__].__class__ = _MkldnnModule
