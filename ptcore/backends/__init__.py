@@ -27,14 +27,8 @@ def flags(fp32_precision="none"):
 
 
 class _BackendsModule(types.ModuleType):
-    @property
-    def fp32_precision(self):
-        """The generic float32 precision every backend's ``"none"`` defers to."""
-        return _fp32_precision.get("generic", "all")
-
-    @fp32_precision.setter
-    def fp32_precision(self, value):
-        _fp32_precision.set("generic", "all", value)
+    fp32_precision = _fp32_precision.module_property(
+        "generic", "all", 'The generic float32 precision every backend\'s "none" defers to.')
 
 
 sys.modules[__name__].__class__ = _BackendsModule

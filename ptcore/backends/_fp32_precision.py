@@ -12,7 +12,7 @@ read: ``"tf32"`` allows TF32 there (``float32_matmul_precision`` "high"),
 """
 from ptcore import _settings
 
-__all__ = ["get", "set", "FP32Precision"]
+__all__ = ["get", "set", "FP32Precision", "module_property"]
 
 _VALID = {"generic": ("none", "ieee", "tf32"), "cuda": ("none", "ieee", "tf32"),
           "mkldnn": ("none", "ieee", "tf32", "bf16")}
@@ -41,6 +41,12 @@ def set(backend, op, value):  # noqa: A001 - torch's name
         eff = get("cuda", "matmul")
         if eff != "none":
             _settings._state["matmul_precision"] = "high" if eff == "tf32" else "highest"
+
+
+def module_property(backend, op, doc):
+    """A ``fp32_precision`` property for a backend module's class."""
+    return property(lambda self: get(backend, op), lambda self, value: set(backend, op, value),
+                    doc=doc)
 
 
 class FP32Precision:

@@ -28,14 +28,8 @@ class _CudnnModule(FlagModule, types.ModuleType):
     _FLAGS = {"enabled": "set_enabled_cudnn", "benchmark": "set_benchmark_cudnn",
               "deterministic": "set_deterministic_cudnn", "allow_tf32": "set_allow_tf32_cudnn"}
 
-    @property
-    def fp32_precision(self):
-        """The float32 precision of cuDNN ops (``conv``/``rnn`` refine it)."""
-        return _fp32_precision.get("cuda", "all")
-
-    @fp32_precision.setter
-    def fp32_precision(self, value):
-        _fp32_precision.set("cuda", "all", value)
+    fp32_precision = _fp32_precision.module_property(
+        "cuda", "all", "The float32 precision of cuDNN ops (``conv``/``rnn`` refine it).")
 
     def flags(self, enabled=False, benchmark=False, benchmark_limit=10, deterministic=False,
               allow_tf32=True):

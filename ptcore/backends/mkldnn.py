@@ -18,14 +18,8 @@ class _MkldnnModule(FlagModule, types.ModuleType):
     def flags(self, enabled=False, deterministic=False):
         return flags_context(self, enabled=enabled, deterministic=deterministic)
 
-    @property
-    def fp32_precision(self):
-        """The float32 precision of oneDNN ops (kept: ptcore does not use oneDNN)."""
-        return _fp32_precision.get("mkldnn", "all")
-
-    @fp32_precision.setter
-    def fp32_precision(self, value):
-        _fp32_precision.set("mkldnn", "all", value)
+    fp32_precision = _fp32_precision.module_property(
+        "mkldnn", "all", "The float32 precision of oneDNN ops (kept: ptcore does not use oneDNN).")
 
 
 enabled = True
