@@ -31,10 +31,17 @@ def bench_command(name, *, quick=False, threads=None, python=sys.executable):
     script = BENCH_DIR / f"{name}.py"
     source = script.read_text()
     argv = [python, str(script)]
-    if quick and re.search(r"""add_argument\(\s*["']--quick["']""", source):
+    # a script takes an option when it declares it, or parses the harness's common
+    # options (``_harness.parse_bench_args``: --threads, --quick, --only)
+    common = re.search(r"\bparse_bench_args\(", source) is not None
+
+    def takes(option):
+        return common or re.search(rf"""add_argument\(\s*["']{option}["']""", source)
+
+    if quick and takes("--quick"):
         argv.append("--quick")
     if threads is not None:
-        if not re.search(r"""add_argument\(\s*["']--threads["']""", source):
+        if not takes("--threads"):
             raise click.BadParameter(f"benchmarks/{name}.py has no --threads option")
         argv += ["--threads", str(threads)]
     return argv

@@ -50,6 +50,7 @@ MODULES = [
     ("ptcore.serialization", "ptcore.serialization: save and load"),
     ("ptcore.array_api", "ptcore.array_api"),
     ("ptcore.backends", "ptcore.backends"),
+    ("ptcore.__config__", "ptcore.__config__: build configuration"),
     ("ptcore.testing", "ptcore.testing"),
     ("ptcore.nn.utils", "ptcore.nn.utils"),
     ("ptcore.nn.parallel", "ptcore.nn.parallel"),
