@@ -278,7 +278,7 @@ def _write(fh, data, pk):
         S._write_member(zf, ARCHIVE + "data.pkl", data, False)
         S._write_member(zf, ARCHIVE + "byteorder", sys.byteorder.encode("ascii"), False)
         for key, st in zip(pk.storage_keys.values(), pk.storages):
-            S._write_member(zf, f"{ARCHIVE}data/{key}", S._storage_view(st), True)
+            S._write_member(zf, f"{ARCHIVE}data/{key}", S._storage_payload(st), True)
         S._write_member(zf, ARCHIVE + "version", b"3\n", False)
 
 

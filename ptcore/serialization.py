@@ -97,6 +97,8 @@ import os
 import pickle
 import struct
 import sys
+import threading
+import warnings
 import zipfile
 
 import numpy as np
@@ -110,13 +112,69 @@ from ptcore._pickle_checkpoint import (  # noqa: F401
 )
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "get_unsafe_globals_in_checkpoint", "safe_globals"]
+           "get_unsafe_globals_in_checkpoint", "safe_globals", "skip_data"]
 
 FORMAT_VERSION = 1
 _ALIGN = 64
 _PAD_EXTRA_ID = 0x5450
 _MAX_DIMS = 64
 _CHUNK = 1 << 24
+
+
+class _SerializationLocal(threading.local):
+    """Per-thread serialization state (torch's ``_serialization_tls``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.skip_data = False
+        self.materialize_fake_tensors = False
+
+
+_serialization_tls = _SerializationLocal()
+
+
+class skip_data:
+    """Context manager: ``save``/``load`` skip the storages' bytes (torch's
+    ``torch.serialization.skip_data``).
+
+    Saving writes every storage's member with its full size but zero bytes in
+    place of the data (to be filled in a separate pass); loading builds every
+    tensor as the checkpoint describes it with zero-filled storages, without
+    reading their bytes.
+
+    Parameters
+    ----------
+    materialize_fake_tensors : bool, optional
+        Accepted as torch's (ptcore has no fake tensors); no effect on loading.
+
+    Examples
+    --------
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> with ptcore.serialization.skip_data():
+    ...     ptcore.save(ptcore.ones(2, 3), buf)
+    >>> _ = buf.seek(0)
+    >>> ptcore.load(buf)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    """
+
+    def __init__(self, materialize_fake_tensors: bool = False):
+        self.materialize_fake_tensors = materialize_fake_tensors
+
+    def __enter__(self):
+        self._old = (_serialization_tls.skip_data, _serialization_tls.materialize_fake_tensors)
+        _serialization_tls.skip_data = True
+        _serialization_tls.materialize_fake_tensors = self.materialize_fake_tensors
+
+    def __exit__(self, type, value, tb):
+        _serialization_tls.skip_data, _serialization_tls.materialize_fake_tensors = self._old
+
+
+def _storage_payload(st):
+    """What a storage's archive member holds: its bytes, or (within
+    :class:`skip_data`) its size, written as that many zero bytes."""
+    return st.nbytes() if _serialization_tls.skip_data else _storage_view(st)
 
 _DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                 "float32", "float64", "complex64", "complex128", "complex32", "uint16", "uint32",
@@ -299,6 +357,8 @@ class _Archive:
                              f"{nbytes}{'' if exact else ' or more'}")
         if nbytes == 0:
             return _C.Storage(0)
+        if _serialization_tls.skip_data:      # the layout only: zeros, the bytes unread
+            return ptcore.zeros(nbytes, dtype=ptcore.uint8).untyped_storage()
         if self.mm is not None:
             return self._map_storage(info, member, nbytes)
         st = _C.Storage(nbytes)
@@ -584,11 +644,15 @@ def _storage_view(st):
 
 
 def _write_member(zf, name, data, align):
-    """Write one stored member; with ``align`` its data starts at a multiple of 64."""
+    """Write one stored member; with ``align`` its data starts at a multiple of 64.
+    ``data`` is bytes, an array, or an int: that many zero bytes."""
     zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     zi.compress_type = zipfile.ZIP_STORED
     zi.external_attr = 0o644 << 16
-    nbytes = data.nbytes if isinstance(data, (np.ndarray, memoryview)) else len(data)
+    if isinstance(data, builtins.int):
+        nbytes = data
+    else:
+        nbytes = data.nbytes if isinstance(data, (np.ndarray, memoryview)) else len(data)
     zi.file_size = nbytes
     zip64 = nbytes * 1.05 > zipfile.ZIP64_LIMIT
     if align:
@@ -596,7 +660,11 @@ def _write_member(zf, name, data, align):
         pad = -base % _ALIGN
         zi.extra = struct.pack("<HH", _PAD_EXTRA_ID, pad) + b"\0" * pad
     with zf.open(zi, "w", force_zip64=zip64) as w:
-        if nbytes:
+        if isinstance(data, builtins.int):
+            zeros = bytes(builtins.min(_CHUNK, nbytes))
+            for pos in range(0, nbytes, _CHUNK):
+                w.write(zeros[:builtins.min(_CHUNK, nbytes - pos)])
+        elif nbytes:
             w.write(memoryview(data).cast("B") if isinstance(data, np.ndarray) else data)
 
 
@@ -624,6 +692,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """
     if sys.byteorder != "little":   # pragma: no cover - no big-endian CI
         raise NotImplementedError("ptcore.save: big-endian hosts are not supported")
+    if _serialization_tls.skip_data and not _use_new_zipfile_serialization:
+        raise RuntimeError("Cannot use skip_data=True with _use_new_zipfile_serialization=False")
     enc = _Encoder()
     try:
         root = enc.encode(obj)
@@ -658,7 +728,7 @@ def _write_archive(fh, blob, storages):
         _write_member(zf, "ptcore/data.json", blob, False)
         for k, st in enumerate(storages):
             if st.device.type != "meta":        # a meta storage has no bytes to write
-                _write_member(zf, f"ptcore/storages/{k}", _storage_view(st), True)
+                _write_member(zf, f"ptcore/storages/{k}", _storage_payload(st), True)
 
 
 # ---------------------------------------------------------------------------
@@ -1354,7 +1424,30 @@ def _untype_storages(obj, _seen=None):
 # load
 # ---------------------------------------------------------------------------
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **kwargs):
+def _env_flag(name):
+    return os.getenv(name, "0").lower() in ("1", "y", "yes", "true")
+
+
+def _weights_only_from_environment(weights_only):
+    """``load``'s ``weights_only`` after torch's environment overrides: the
+    caller asks for full unpickling by setting ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD``
+    (which only changes an unset ``weights_only``)."""
+    force, force_no = (_env_flag("TORCH_FORCE_WEIGHTS_ONLY_LOAD"),
+                       _env_flag("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"))
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and weights_only is None:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the "
+                      "`weights_only` argument was not explicitly passed to `ptcore.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return True if weights_only is None else weights_only
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **kwargs):
     """Load an object saved with ``ptcore.save`` or ``torch.save``.
 
     Parameters
@@ -1370,12 +1463,15 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     pickle_module : ignored
         Accepted for compatibility with ``torch.load``.
     weights_only : bool, optional
-        ``True`` (the default, also for ``None``): only tensors, storages,
+        ``True`` (the default, ``None``): only tensors, storages,
         plain containers and the globals allowed with
         :func:`add_safe_globals`; anything else is refused by name, never
         executed.  ``False``: full unpickling, as ``torch.load`` -- needed for
         whole modules, optimizers and other objects ``ptcore.save`` pickled;
         it runs whatever the file names, so use it only for trusted files.
+        As torch, the environment variable ``TORCH_FORCE_WEIGHTS_ONLY_LOAD=1``
+        forces ``True``, and ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` makes an
+        unset ``weights_only`` ``False`` (with a warning).
     mmap : bool, optional
         Memory-map the file (a file name is then required) instead of reading
         the storages into memory; the mapping is private (copy-on-write), so
@@ -1401,6 +1497,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if weights_only is not None and not isinstance(weights_only, builtins.bool):
         raise TypeError(f"ptcore.load: weights_only must be a bool, got "
                         f"{type(weights_only).__name__}")
+    weights_only = _weights_only_from_environment(weights_only)
     restore = _make_restore(map_location)
     arch, kind = _open_archive(f, builtins.bool(mmap))
     try:
