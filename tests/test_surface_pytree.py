@@ -75,3 +75,50 @@ def test_tensors_sizes_return_types_and_registration():
     finally:
         P.SUPPORTED_NODES.pop(Point)
     assert ptcore.utils._pytree is P
+
+
+@pytest.mark.parametrize("tree", TREES, ids=range(len(TREES)))
+def test_flatten_with_path_as_torch(tree):
+    pairs, spec = P.tree_flatten_with_path(tree)
+    tpairs, tspec = TP.tree_flatten_with_path(tree)
+    assert [(P.keystr(k), v) for k, v in pairs] == [(TP.keystr(k), v) for k, v in tpairs]
+    assert [[(type(e).__name__, repr(e)) for e in k] for k, _ in pairs] == \
+        [[(type(e).__name__, repr(e)) for e in k] for k, _ in tpairs]
+    assert repr(spec) == repr(tspec)
+    for k, v in pairs:
+        assert P.key_get(tree, k) == v
+    assert P.tree_leaves_with_path(tree) == pairs
+    got = P.tree_map_with_path(lambda kp, x, y: (P.keystr(kp), x, y), tree, tree)
+    expect = TP.tree_map_with_path(lambda kp, x, y: (TP.keystr(kp), x, y), tree, tree)
+    assert got == expect
+
+
+def test_flatten_with_path_of_a_node_without_keys_raises_valueerror_as_torch():
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    for M in (P, TP):
+        M.register_pytree_node(Box, lambda b: ([b.v], None), lambda xs, _: Box(xs[0]))
+        try:
+            assert M.tree_leaves(Box(3)) == [3]
+            with pytest.raises(ValueError, match="flatten_with_keys_fn"):
+                M.tree_flatten_with_path([Box(3)])
+        finally:
+            M.SUPPORTED_NODES.pop(Box)
+
+
+def test_custom_node_with_keys():
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    def with_keys(p):
+        return [(P.GetAttrKey("a"), p.a), (P.GetAttrKey("b"), p.b)], None
+    P.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda xs, _: Pair(*xs),
+                           flatten_with_keys_fn=with_keys)
+    try:
+        pairs, _ = P.tree_flatten_with_path({"p": Pair(1, [2])})
+        assert [(P.keystr(k), v) for k, v in pairs] == [("['p'].a", 1), ("['p'].b[0]", 2)]
+    finally:
+        P.SUPPORTED_NODES.pop(Pair)

@@ -12,12 +12,15 @@ __all__ = ["PyTree", "Context", "TreeSpec", "LeafSpec", "register_pytree_node", 
            "tree_flatten", "tree_unflatten", "tree_iter", "tree_leaves", "tree_structure",
            "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
            "tree_all_only", "tree_any_only", "is_namedtuple", "is_namedtuple_class",
-           "is_namedtuple_instance"]
+           "is_namedtuple_instance", "KeyEntry", "KeyPath", "SequenceKey", "MappingKey",
+           "GetAttrKey", "keystr", "key_get", "tree_flatten_with_path", "tree_leaves_with_path",
+           "tree_map_with_path"]
 
 PyTree = object
 Context = object
 
-_Node = collections.namedtuple("_Node", ["flatten", "unflatten"])
+_Node = collections.namedtuple("_Node", ["flatten", "unflatten", "flatten_with_keys"],
+                               defaults=(None,))
 SUPPORTED_NODES = {}
 
 
@@ -28,23 +31,103 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     ``unflatten_fn(children, context) -> x``."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = _Node(flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = _Node(flatten_fn, unflatten_fn, flatten_with_keys_fn)
+
+
+# --- key paths: how to reach a leaf from the root (torch's KeyEntry types) ---
+
+class SequenceKey(collections.namedtuple("SequenceKey", ["idx"])):
+    """The position of a child of a sequence node: ``[idx]``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+class MappingKey(collections.namedtuple("MappingKey", ["key"])):
+    """The key of a child of a mapping node: ``[key]``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+class GetAttrKey(collections.namedtuple("GetAttrKey", ["name"])):
+    """The attribute holding a child (named tuple fields ...): ``.name``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+KeyEntry = object
+KeyPath = tuple
+
+
+def keystr(kp):
+    """A key path as source text: ``"['layers'][0].weight"``."""
+    return "".join(str(k) for k in kp)
+
+
+def key_get(obj, kp):
+    """The part of ``obj`` that the key path ``kp`` leads to."""
+    for k in kp:
+        obj = k.get(obj)
+    return obj
+
+
+def _seq_keys(flatten):
+    def with_keys(t):
+        children, context = flatten(t)
+        return [(SequenceKey(i), c) for i, c in enumerate(children)], context
+    return with_keys
 
 
 def _dict_flatten(d):
     return list(d.values()), list(d.keys())
 
 
-register_pytree_node(tuple, lambda t: (list(t), None), lambda xs, _: tuple(xs))
-register_pytree_node(list, lambda t: (list(t), None), lambda xs, _: list(xs))
-register_pytree_node(dict, _dict_flatten, lambda xs, keys: dict(zip(keys, xs)))
+def _dict_flatten_with_keys(d):
+    return [(MappingKey(k), v) for k, v in d.items()], list(d.keys())
+
+
+def _defaultdict_flatten(d):
+    return list(d.values()), [d.default_factory, list(d.keys())]
+
+
+def _tuple_flatten(t):
+    return list(t), None
+
+
+def _deque_flatten(d):
+    return list(d), d.maxlen
+
+
+register_pytree_node(tuple, _tuple_flatten, lambda xs, _: tuple(xs),
+                     flatten_with_keys_fn=_seq_keys(_tuple_flatten))
+register_pytree_node(list, _tuple_flatten, lambda xs, _: list(xs),
+                     flatten_with_keys_fn=_seq_keys(_tuple_flatten))
+register_pytree_node(dict, _dict_flatten, lambda xs, keys: dict(zip(keys, xs)),
+                     flatten_with_keys_fn=_dict_flatten_with_keys)
 register_pytree_node(collections.OrderedDict, _dict_flatten,
-                     lambda xs, keys: collections.OrderedDict(zip(keys, xs)))
-register_pytree_node(collections.defaultdict,
-                     lambda d: (list(d.values()), [d.default_factory, list(d.keys())]),
-                     lambda xs, ctx: collections.defaultdict(ctx[0], zip(ctx[1], xs)))
-register_pytree_node(collections.deque, lambda d: (list(d), d.maxlen),
-                     lambda xs, maxlen: collections.deque(xs, maxlen=maxlen))
+                     lambda xs, keys: collections.OrderedDict(zip(keys, xs)),
+                     flatten_with_keys_fn=_dict_flatten_with_keys)
+register_pytree_node(collections.defaultdict, _defaultdict_flatten,
+                     lambda xs, ctx: collections.defaultdict(ctx[0], zip(ctx[1], xs)),
+                     flatten_with_keys_fn=lambda d: ([(MappingKey(k), v) for k, v in d.items()],
+                                                     _defaultdict_flatten(d)[1]))
+register_pytree_node(collections.deque, _deque_flatten,
+                     lambda xs, maxlen: collections.deque(xs, maxlen=maxlen),
+                     flatten_with_keys_fn=_seq_keys(_deque_flatten))
 
 
 def is_namedtuple_class(cls):
@@ -64,7 +147,9 @@ def is_namedtuple(obj):
 # named tuples share one node kind, keyed (as in torch) by collections.namedtuple itself,
 # the class being the context
 register_pytree_node(collections.namedtuple, lambda t: (list(t), type(t)),
-                     lambda xs, cls: cls(*xs))
+                     lambda xs, cls: cls(*xs),
+                     flatten_with_keys_fn=lambda t: ([(GetAttrKey(f), getattr(t, f))
+                                                      for f in t._fields], type(t)))
 
 
 def _node_of(tree):
@@ -148,6 +233,38 @@ def tree_flatten(tree, is_leaf=None):
         return TreeSpec(typ, context, [walk(c) for c in children])
     spec = walk(tree)
     return leaves, spec
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """``([(key_path, leaf), ...], spec)``: :func:`tree_flatten` with each leaf's
+    key path (a tuple of :class:`SequenceKey`/:class:`MappingKey`/:class:`GetAttrKey`)."""
+    out = []
+
+    def walk(t, path):
+        if tree_is_leaf(t, is_leaf):
+            out.append((path, t))
+            return LeafSpec()
+        typ, node = _node_of(t)
+        if node.flatten_with_keys is None:
+            raise ValueError(f"Did not find a flatten_with_keys_fn for type: {typ}. Please pass "
+                             "a flatten_with_keys_fn argument to register_pytree_node.")
+        pairs, context = node.flatten_with_keys(t)
+        return TreeSpec(typ, context, [walk(c, path + (k,)) for k, c in pairs])
+    spec = walk(tree, ())
+    return out, spec
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    """``[(key_path, leaf), ...]`` in leaf order."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(func, tree, *rests, is_leaf=None):
+    """``func(key_path, leaf, *other_leaves)`` over the leaves, in a tree of
+    ``tree``'s structure."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [_flatten_rest(spec, r, is_leaf) for r in rests]
+    return spec.unflatten(func(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
 
 
 def tree_unflatten(leaves, treespec):
