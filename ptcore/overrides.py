@@ -12,7 +12,7 @@ from ptcore._dispatch.torch_function import (  # noqa: F401
     is_torch_function_mode_enabled,
 )
 
-__all__ = ["get_ignored_functions", "get_overridable_functions", "handle_torch_function",
+__all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides", "handle_torch_function",
            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like", "is_tensor_method_or_property", "resolve_name",
            "wrap_torch_function", "TorchFunctionMode", "enable_reentrant_dispatch"]
@@ -45,6 +45,25 @@ def _overridable():
 def get_overridable_functions():
     """Namespace -> the functions in it that ``__torch_function__`` can override."""
     return {k: list(v) for k, v in _overridable().items()}
+
+
+def get_testing_overrides():
+    """Overridable function -> a dummy with the same signature that returns -1
+    (as torch's), for testing ``__torch_function__`` implementations: a
+    subclass's handler can check it is called for every function."""
+    import inspect
+    out = {}
+    for fns in _overridable().values():
+        for fn in fns:
+            def dummy(*args, **kwargs):
+                return -1
+            try:
+                dummy.__signature__ = inspect.signature(fn)
+            except (TypeError, ValueError):     # no introspectable signature: (*args, **kwargs)
+                pass
+            dummy.__name__ = dummy.__qualname__ = getattr(fn, "__name__", "dummy")
+            out[fn] = dummy
+    return out
 
 
 def get_ignored_functions():
