@@ -378,9 +378,10 @@ def set_default_tensor_type(t, /):
     an object whose ``__name__`` is such a type); CUDA types are not supported.
     """
     import ptcore
-    warnings.warn("ptcore.set_default_tensor_type() is deprecated, please use "
-                  "ptcore.set_default_dtype() and ptcore.set_default_device() as alternatives.",
-                  UserWarning, stacklevel=2)
+    from ptcore._warn import warn_once
+    warn_once("set_default_tensor_type",     # once per process, as torch's TORCH_WARN_ONCE
+              "ptcore.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+              "ptcore.set_default_dtype() and ptcore.set_default_device() as alternatives.")
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module not in ("torch", "ptcore", ""):

@@ -164,6 +164,58 @@ def test_parameter_results_and_parameter_of_subclass():
         assert q.grad.tolist() == [2.0, 2.0]
 
 
+def _constructed_subclasses(L):
+    """Tensor subclasses that construct themselves in ``__new__`` (torchvision's
+    tv_tensors: ``BoundingBoxes(data, format=..., canvas_size=...)``), one with
+    its own ``__init__``, and the legacy constructor; what each call gives."""
+    class Doubled(L.Tensor):
+        def __new__(cls, data):
+            return L.as_tensor(data).mul(2).as_subclass(cls)
+
+    class Boxes(L.Tensor):
+        def __new__(cls, data, extra=None, *, canvas_size=None):
+            t = L.Tensor._make_subclass(cls, data, False)
+            t.extra, t.canvas_size = extra, canvas_size
+            return t
+
+    class WithInit(L.Tensor):
+        def __init__(self, *args, **kwargs):
+            super().__init__()
+
+    class ViaSuper(L.Tensor):
+        @staticmethod
+        def __new__(cls, x, *args, **kwargs):
+            return super().__new__(cls, x, *args, **kwargs)
+
+    class NotAnInstance(L.Tensor):
+        def __new__(cls, n):
+            return L.ones(n)
+
+    b = Boxes(L.ones(2), extra=1, canvas_size=(3, 4))
+    made = [Doubled(L.tensor([1.0, 2.0])), b, WithInit([1.0, 2.0]), ViaSuper([1.0, 2.0]),
+            NotAnInstance(2)]
+    t = L.ones(2)
+    alias = L.Tensor(t)
+    out = [(type(v).__name__, v.tolist(), str(v.dtype).split(".")[-1]) for v in made]
+    out += [(b.extra, b.canvas_size), L.Tensor.__init__ is object.__init__,
+            alias is not t and alias.data_ptr() == t.data_ptr(),
+            tuple(L.Tensor(2, 3).shape), tuple(L.Tensor().shape),
+            str(L.Tensor([1, 2]).dtype).split(".")[-1]]
+    for bad in (lambda: ViaSuper([1.0], foo=1), lambda: L.Tensor(3.5)):
+        try:
+            bad()
+            out.append("no error")
+        except Exception as e:  # noqa: BLE001
+            out.append(type(e).__name__)
+    return out
+
+
+def test_subclass_constructed_in_new_is_not_reinitialised():
+    # the legacy constructor is Tensor.__new__ (Tensor has no __init__), so a
+    # subclass's own __new__ is neither overwritten by nor refused for its arguments
+    assert _constructed_subclasses(ptcore) == _constructed_subclasses(torch)
+
+
 @pytest.mark.parametrize("expr", [
     "2 in L.ones(2, 3)", "1.0 in L.ones(2, 3)", "L.tensor([1.0, 1.0, 1.0]) in L.ones(2, 3)",
     "2 in L.tensor(2)", "L.tensor([2, 3]) in L.tensor([[1, 3]])", "True in L.tensor([0, 1])",

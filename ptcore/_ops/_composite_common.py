@@ -5,6 +5,7 @@ import builtins
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._ops._out import check_inplace_shape, copy_out
 
 __all__ = []
 
@@ -38,17 +39,13 @@ def _recording(*ts):
 
 
 def _write_out(res, out):
-    if out is None:
-        return res
-    if tuple(out.shape) != tuple(res.shape):
-        out.resize_(res.shape)
-    out.copy_(res)
-    return out
+    return res if out is None else copy_out(out, res)
 
 
 def _inplace(self, fn, *args, **kwargs):
     """``self.op_(...)``: compute ``fn(self, ...)`` and write it back, with
     torch's checks (result dtype castable, shape unchanged by broadcasting)."""
+    check_inplace_shape(self, args)
     src = self.clone() if _recording(self) else self
     r = fn(src, *args, **kwargs)
     if not ptcore.can_cast(r.dtype, self.dtype):
@@ -86,9 +83,9 @@ def _not_implemented_grad(name, fn):
 _NOT_IMPL_CACHE = {}
 
 
-def _named(name, fields):
+def _named(name, fields, out_twin=True):
     from ptcore._ops.sorting import _named as mk
-    return mk(name, fields)
+    return mk(name, fields, out_twin=out_twin)
 
 
 def _to_np(t, fname=None):

@@ -3002,6 +3002,48 @@ def norm2_total(list tensors):
     return sqrt(total)
 
 
+def norm2_each(list tensors, bint grad_on):
+    """``vector_norm(t)`` (the 2-norm of all elements) of every tensor of
+    ``tensors`` (``_foreach_norm``), each a 0-d tensor of its dtype, by the
+    reduction's own sum of squares (the values vector_norm gives); None
+    unless every tensor is a contiguous CPU float32/float64 tensor that
+    autograd does not record (``grad_on``: grad mode is on) and that the
+    reduction would sum in one piece (one thread, or below the parallel grain)."""
+    cdef _TensorBase t, r
+    cdef double s
+    cdef char* x
+    cdef Py_ssize_t n
+    cdef bint one_piece = get_num_threads() <= 1
+    cdef Py_ssize_t grain = parallel_grain()
+    for o in tensors:
+        if not isinstance(o, _TensorBase):
+            return None
+        t = <_TensorBase>o
+        if t._storage.device._type_code != 0 or not t._is_contig() \
+                or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64) \
+                or (grad_on and t._requires_grad) or not (one_piece or t._numel < grain):
+            return None
+    cdef list out = []
+    for o in tensors:
+        t = <_TensorBase>o
+        r = _empty_contig(t._dtype, 0, NULL, t._storage.device, False)
+        s = 0
+        x = t._ptr()
+        n = t._numel
+        if t._dtype.num == PT_FLOAT32:
+            if n:
+                with nogil:
+                    s = ptcr_sumsq_f32(<const float*>x, n)
+            (<float*>r._ptr())[0] = <float>sqrt(s)
+        else:
+            if n:
+                with nogil:
+                    s = ptcr_sumsq_f64(<const double*>x, n)
+            (<double*>r._ptr())[0] = sqrt(s)
+        out.append(r)
+    return out
+
+
 def scale_all_(list tensors, double factor):
     """t *= factor (rounded to the dtype) in place for every tensor of
     ``tensors`` (as :func:`norm2_total` requires); False when they do not

@@ -421,8 +421,14 @@ def _require_grad(t):
 
 
 def _from_numpy_copy(arr, dt, device, requires_grad):
-    src = _C.from_numpy(np.asarray(order="C", a=arr))
-    out = _C.empty(arr.shape, dtype=dt)
+    """A new tensor of ``dt`` holding ``arr``'s values, laid out as torch's
+    preserve_format copy of the array (a transposed array gives transposed
+    strides); a copy, so a read-only array does not warn."""
+    try:
+        src = _C._numpy_view(arr, False)
+    except ValueError:                           # negative strides, foreign byte order
+        src = _C._numpy_view(np.asarray(order="C", a=arr), False)
+    out = _C.empty_strided(src.shape, _C._preserve_format_strides(src), dtype=dt)
     _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed
     if device is not None and _C._to_device(device).type != "cpu":
         out = out.to(device)
@@ -484,7 +490,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     if isinstance(obj, _TensorBase):
         shared = obj
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__"):
-        shared = _C.from_numpy(np.asarray(obj))
+        # (as torch: a copy asked for takes a read-only array without its warning)
+        shared = _C._numpy_view(np.asarray(obj), copy is not True)
     elif hasattr(obj, "__dlpack__"):
         shared = _C_from_dlpack(obj)
     elif isinstance(obj, (bytes, bytearray, memoryview)) or _has_buffer(obj):

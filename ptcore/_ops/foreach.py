@@ -8,9 +8,20 @@ tensors; in-place forms (trailing ``_``) update the tensors and return the
 list they were given.  The second argument picks the variant as in torch: a
 number, a list of numbers, a list of tensors, or (``add``, ``sub``, ``mul``,
 ``div``) one 0-d tensor.
+
+The common case (contiguous CPU float32/float64 tensors, operands of each
+tensor's dtype and shape, nothing for autograd to record, no dispatch layer
+on) runs as one loop over the lists in ``ptcore._ops._foreach`` (and
+``_reduce.norm2_each``): the same kernels on the same operands as the
+per-tensor ops, without a Python call per tensor.
 """
 import numbers
 
+from ptcore._dispatch.dispatcher import on as _layers_on
+from ptcore._ops import _foreach as _K
+from ptcore._ops import _reduce as _R
+from ptcore._ops._ewdrv import BINARY as _B_CODES, TERNARY as _T_CODES, UNARY as _U_CODES
+from ptcore._settings import grad_state as _grad
 from ptcore._tensor import _TensorBase
 
 _UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
@@ -79,12 +90,46 @@ def _per_tensor_args(name, tensors, other, tensor_ok):
     return [other] * n, isinstance(other, _TensorBase)
 
 
+def _fast(kind, code, operands, extra, inplace):
+    """The multi-tensor loop (``_foreach.run``) over ``operands``: ``self``
+    when done in place, the tuple of results, or None when the call is not
+    its common case (the caller then loops over the per-tensor ops)."""
+    if _layers_on[0]:
+        return None
+    g = _grad
+    r = _K.run(kind, code, operands, extra, inplace, g.enabled, not g.inference)
+    if r is None:
+        return None
+    return operands[0] if inplace else tuple(r)
+
+
+def _add_kernel(op, alpha):
+    """(kernel code, alpha parameter) of float ``add``/``sub`` with ``alpha``
+    as ``pointwise._add_impl`` picks them (a plain add/sub for alpha 1, else
+    the fused ``add_alpha`` with the sign folded in); None for other alphas."""
+    if alpha is None:
+        return _B_CODES[op], None
+    if type(alpha) is not int and type(alpha) is not float:
+        return None
+    a = -alpha if op == "sub" else alpha
+    if a == 1:
+        return _B_CODES["add"], None
+    if op == "sub" and a == -1:
+        return _B_CODES["sub"], None
+    return _B_CODES["add_alpha"], float(a)
+
+
 def _make_unary(op, inplace):
     name = f"_foreach_{op}{'_' if inplace else ''}"
     method = op + "_" if inplace else op
+    code = _U_CODES.get(op)
 
     def f(self):
         _self(name, self)
+        if code is not None:
+            r = _fast(1, code, [self], None, inplace)
+            if r is not None:
+                return r
         out = tuple(getattr(t, method)() for t in self)
         return self if inplace else out
     f.__name__ = f.__qualname__ = name
@@ -106,6 +151,12 @@ def _make_binary(op, inplace):
         if alpha is not None and not (takes_alpha and are_tensors):
             raise TypeError(f"{name}() got an unexpected keyword argument 'alpha' for "
                             f"a {type(other).__name__} operand")
+        kernel = _add_kernel(op, alpha) if op in ("add", "sub") else \
+            (_B_CODES[op], None) if op in ("mul", "div") else None
+        if kernel is not None:
+            r = _fast(2, kernel[0], [self, others], kernel[1], inplace)
+            if r is not None:
+                return r
         kw = {} if alpha is None else {"alpha": alpha}
         method = (op if are_tensors else scalar_method) + sfx
         out = tuple(getattr(t, method)(o, **kw) for t, o in zip(self, others))
@@ -142,6 +193,9 @@ def _make_pointwise(op, inplace):
         _same_length(name, self, tensor1, 1)
         _same_length(name, self, tensor2, 2)
         values = _pointwise_scalars(name, self, value)
+        r = _fast(3, _T_CODES[op], [self, tensor1, tensor2], values, inplace)
+        if r is not None:
+            return r
         out = tuple(getattr(t, method)(a, b, value=v)
                     for t, a, b, v in zip(self, tensor1, tensor2, values))
         return self if inplace else out
@@ -160,6 +214,9 @@ def _make_lerp(inplace):
         _self(name, self)
         _same_length(name, self, tensors1, 1)
         weights, _ = _per_tensor_args(name, self, weight, False)
+        r = _fast(3, _T_CODES["lerp"], [self, tensors1, weights], None, inplace)
+        if r is not None:
+            return r
         out = tuple(getattr(t, method)(e, w) for t, e, w in zip(self, tensors1, weights))
         return self if inplace else out
     f.__name__ = f.__qualname__ = name
@@ -188,7 +245,10 @@ del _op, _inplace, _f
 
 def _foreach_zero_(self):
     """Fill every tensor of ``self`` with zeros; returns ``self``."""
-    for t in _self("_foreach_zero_", self):
+    _self("_foreach_zero_", self)
+    if not _layers_on[0] and _K.zero_(self, _grad.enabled, not _grad.inference):
+        return self
+    for t in self:
         t.zero_()
     return self
 
@@ -196,7 +256,10 @@ def _foreach_zero_(self):
 def _foreach_copy_(self, src, non_blocking=False):
     """Copy ``src[i]`` into ``self[i]``; returns ``self``."""
     _self("_foreach_copy_", self)
-    for t, s in zip(self, _same_length("_foreach_copy_", self, src, 1)):
+    _same_length("_foreach_copy_", self, src, 1)
+    if not _layers_on[0] and _K.copy_(self, src, _grad.enabled, not _grad.inference):
+        return self
+    for t, s in zip(self, src):
         t.copy_(s, non_blocking=non_blocking)
     return self
 
@@ -209,8 +272,13 @@ def _foreach_clone(self, *, memory_format=None):
 
 def _foreach_norm(self, ord=2, dtype=None):
     """``linalg.vector_norm(t, ord, dtype=dtype)`` of every tensor of ``self``."""
+    _self("_foreach_norm", self)
+    if dtype is None and (ord == 2 and type(ord) in (int, float)) and not _layers_on[0]:
+        r = _R.norm2_each(list(self), _grad.enabled)
+        if r is not None:
+            return tuple(r)
     from ptcore.linalg import vector_norm
-    return tuple(vector_norm(t, ord, dtype=dtype) for t in _self("_foreach_norm", self))
+    return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
 
 
 def _foreach_powsum(self, ord=2, dtype=None):

@@ -18,6 +18,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._scalar_args import int_arg
+from ptcore._ops._out import copy_out
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
                                      no_kernel_error as _no_kernel_error)
@@ -211,10 +212,7 @@ def _finish(result, out, fn="matmul"):
     if out.dtype is not result.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp(result.dtype)}, but got "
                            f"{_cpp(out.dtype)} instead")
-    if tuple(out.shape) != tuple(result.shape):
-        out.resize_(tuple(result.shape))
-    out.copy_(result)
-    return out
+    return copy_out(out, result)
 
 
 def _scalar_ok(value, dt, name):
@@ -1585,10 +1583,10 @@ def det(input):
     return linalg.det(input)
 
 
-def slogdet(input):
+def slogdet(input, *, out=None):
     """(sign, log|det|) (``torch.slogdet``)."""
     from ptcore import linalg
-    return linalg.slogdet(input)
+    return linalg._torch_slogdet(input, out)
 
 
 def logdet(input):
@@ -1613,13 +1611,13 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     """``(U, S, V)`` with ``input = U diag(S) V^H`` (``torch.svd``: returns V,
     not V^H; ``some=True`` gives the reduced factors)."""
     from ptcore import linalg
-    return linalg._torch_svd(input, some, compute_uv)
+    return linalg._torch_svd(input, some, compute_uv, out)
 
 
 def qr(input, some=True, *, out=None):
     """``(Q, R)`` (``torch.qr``; ``some=False`` gives the complete Q)."""
     from ptcore import linalg
-    return linalg._torch_qr(input, some)
+    return linalg._torch_qr(input, some, out)
 
 
 def pinverse(input, rcond=1e-15):

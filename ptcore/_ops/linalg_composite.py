@@ -9,6 +9,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
+from ptcore._return_types import as_out
 
 __all__ = [
     "cross", "matrix_exp", "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve",
@@ -154,7 +155,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     return _write_out(r, out)
 
 
-LUWithInfo = _named("_lu_with_info", ["LU", "pivots", "info"])
+LUWithInfo = _named("_lu_with_info", ["LU", "pivots", "info"], out_twin=False)
 
 
 LUUnpackResult = _named("lu_unpack", ["P", "L", "U"])
@@ -252,8 +253,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     else:
         P = empty
     if out is not None:
-        return LUUnpackResult(_write_out(P, out[0]), _write_out(L, out[1]),
-                              _write_out(U, out[2]))
+        return as_out(LUUnpackResult(_write_out(P, out[0]), _write_out(L, out[1]),
+                                     _write_out(U, out[2])))
     return LUUnpackResult(P, L, U)
 
 
@@ -340,7 +341,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     sol = ptcore.linalg.solve(TT, bb)
     coef = _fresh(_broadcast_mats(b, A)[1])
     if out is not None:
-        return TriangularSolveResult(_write_out(sol, out[0]), _write_out(coef, out[1]))
+        return as_out(TriangularSolveResult(_write_out(sol, out[0]), _write_out(coef, out[1])))
     return TriangularSolveResult(sol, coef)
 
 

@@ -23,8 +23,13 @@ from ptcore._dispatch.device import device_str as _dev_str, no_kernel_error as _
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._scalar_args import number_arg
+from ptcore._warn import warn_once
 from ptcore._ops import _ewdrv as _D
 from ptcore._ops import lowp_axpy as _lowp_axpy
+from ptcore._ops._out import (broadcast_shapes as _D_broadcast,
+                              check_inplace_shape as _check_inplace_shape,
+                              check_same_dtype as _check_out_same_dtype, copy_out as _copy_out,
+                              resize_out as _resize_out)
 
 _U = _D.UNARY
 _B = _D.BINARY
@@ -219,6 +224,8 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
             return r if out is None else out.copy_(r)
         if dt.is_complex and name in ("deg2rad", "rad2deg"):
             raise RuntimeError(f"{name} is not supported for complex tensors.")
+        if float_only and out is not None:
+            _check_out_same_dtype(out, dt)      # (frac keeps its input's dtype)
         if dt.is_complex and not complex_ok:
             raise NotImplementedError(f"\"{name}\" not implemented for '{_name(dt)}'")
         if float_only and dt._category < _FLOAT_CAT:
@@ -271,7 +278,15 @@ for _a, _f in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arc
         _TENSOR_METHODS[_a + "_"] = globals()[_f + "_"]
 
 
-def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=True, bool_result=None):
+_REFUSE_COMPLEX_FIRST = {
+    "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead.",
+    "floor": "floor is not supported for complex inputs", "ceil": "ceil is not supported for "
+    "complex inputs", "trunc": "trunc is not supported for complex inputs"}
+
+
+def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=True, bool_result=None,
+                takes_out=True):
     op = op or name
     code = _U[op]
     fast = _REAL_FLOAT if allow_float else ()
@@ -283,6 +298,13 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
                 return _run_unary(code, input, dt, name)
         _check_tensor(input, name)
         dt = input.dtype
+        if dt.is_complex and op in _REFUSE_COMPLEX_FIRST:
+            # torch's meta functions refuse these before looking at out=
+            raise NotImplementedError(_REFUSE_COMPLEX_FIRST[op])
+        # (a complex abs may write into a real out: torch copies its real result there)
+        if out is not None and not (op == "abs" and dt.is_complex and isinstance(out, _TensorBase)
+                                    and not out.dtype.is_complex):
+            _check_out_same_dtype(out, dt)
         if op == "relu" and dt is _C.bool_:
             raise RuntimeError("Boolean inputs not supported for relu")
         if (dt is _C.bool_ and not allow_bool) or (dt.is_complex and not allow_complex) or \
@@ -303,13 +325,17 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         fn(self)  # validation only for dtype support
         return _unary(op, self, self, dt, dt, name + "_", True)
 
-    fn.__name__ = name
-    fn.__qualname__ = name
+    public = fn
+    if not takes_out:
+        def public(input):
+            return fn(input)
+    public.__name__ = name
+    public.__qualname__ = name
     fn_.__name__ = name + "_"
-    _export(fn)
+    _export(public)
     _TENSOR_METHODS[name + "_"] = fn_
     globals()[name + "_"] = fn_
-    return fn
+    return public
 
 
 def neg(input, *, out=None):
@@ -319,6 +345,7 @@ def neg(input, *, out=None):
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.")
+    _check_out_same_dtype(out, input.dtype)
     return _unary("neg", input, out, input.dtype, input.dtype, "neg")
 
 
@@ -346,7 +373,7 @@ _same_unary("trunc", allow_complex=False, allow_bool=False)
 fix = trunc  # noqa: F821
 __all__.append("fix")
 _TENSOR_METHODS["fix"] = fix
-_same_unary("relu", allow_bool=False, allow_complex=False)
+_same_unary("relu", allow_bool=False, allow_complex=False, takes_out=False)     # no out= in torch
 _same_unary("bitwise_not", allow_float=False, allow_complex=False)
 
 
@@ -354,6 +381,7 @@ def sgn(input, *, out=None):
     """Sign for real inputs; ``z / |z|`` for complex."""
     _check_tensor(input, "sgn")
     if input.dtype.is_complex:
+        _check_out_same_dtype(out, input.dtype)
         return _unary("sgn", input, out, input.dtype, input.dtype, "sgn")
     return sign(input, out=out)  # noqa: F821
 
@@ -382,6 +410,7 @@ def round(input, *, decimals=0, out=None):
     """Round half to even, optionally to ``decimals`` digits."""
     _check_tensor(input, "round")
     dt = input.dtype
+    _check_out_same_dtype(out, dt)
     if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     decimals = int(decimals)
@@ -407,19 +436,27 @@ _export(round)
 _TENSOR_METHODS["round_"] = round_
 
 
-def _bool_unary(name):
+def _bool_unary(name, takes_out):
     def fn(input):
+        _check_tensor(input, name)
+        return _unary(name, input, None, input.dtype, _C.bool_, name)
+
+    def fn_out(input, *, out=None):
         _check_tensor(input, name)
         if input.dtype.is_complex and name in ("isposinf", "isneginf"):
             raise RuntimeError(f"{name} does not support complex inputs.")
-        return _unary(name, input, None, input.dtype, _C.bool_, name)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` test (bool result)."
-    return _export(fn)
+        if isinstance(out, _TensorBase) and out.dtype is not _C.bool_:
+            raise RuntimeError(f"{name} does not support non-boolean outputs.")
+        return _unary(name, input, out, input.dtype, _C.bool_, name)
+    f = fn_out if takes_out else fn
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise ``{name}`` test (bool result)."
+    return _export(f)
 
 
+# (as torch: only isposinf, isneginf and signbit take out=)
 for _n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"):
-    _bool_unary(_n)
+    _bool_unary(_n, _n in ("isposinf", "isneginf", "signbit"))
 
 
 def isreal(input):
@@ -452,12 +489,13 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     _refuse_complex32("nan_to_num", input)
     _check_tensor(input, "nan_to_num")
     dt = input.dtype
+    _check_out_same_dtype(out, dt)
     if dt._category < _FLOAT_CAT:
-        return input.clone() if out is None else out.copy_(input)
+        return input.clone() if out is None else _copy_out(out, input)
     if dt.is_complex:
         r = nan_to_num(real(input), nan, posinf, neginf)  # noqa: F821
         i = nan_to_num(imag(input), nan, posinf, neginf)  # noqa: F821
-        return complex(r, i) if out is None else out.copy_(complex(r, i))
+        return complex(r, i) if out is None else _copy_out(out, complex(r, i))
     fi = _C_finfo(dt)
     return _unary("nan_to_num", input, out, dt, dt, "nan_to_num", d0=float(nan),
                   d1=fi.max if posinf is None else float(posinf),
@@ -551,8 +589,9 @@ _export(angle)
 def conj_physical(input, *, out=None):
     """Complex conjugate as a new tensor (a copy for real tensors)."""
     _check_tensor(input, "conj_physical")
+    _check_out_same_dtype(out, input.dtype)
     if not input.dtype.is_complex:
-        return input.clone() if out is None else out.copy_(input)
+        return input.clone() if out is None else _copy_out(out, input)
     return _unary("conj", input, out, input.dtype, input.dtype, "conj_physical")
 
 
@@ -633,6 +672,12 @@ def complex(real, imag, *, out=None):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_name(real.dtype)} and {_name(imag.dtype)}")
     shape = _D_broadcast(real.shape, imag.shape)
     cdt = real.dtype.to_complex()
+    if out is not None:
+        _check_tensor(out, "complex", "out")
+        if out.dtype is not cdt:
+            raise RuntimeError(f"Expected object of scalar type {_name(cdt)} but got scalar type "
+                               f"{_name(out.dtype)} for argument 'out'")
+        _resize_out(out, shape)
     res = _C.empty(shape, dtype=cdt) if out is None else out
     v = view_as_real(res)
     v.select(-1, 0).copy_(real)
@@ -655,26 +700,6 @@ _TENSOR_METHODS["resolve_conj"] = resolve_conj
 _TENSOR_METHODS["resolve_neg"] = resolve_neg
 _TENSOR_METHODS["is_conj"] = is_conj
 _TENSOR_METHODS["angle"] = angle
-
-
-def _D_broadcast(*shapes):
-    out = []
-    for shape in shapes:
-        shape = list(shape)
-        if len(shape) > len(out):
-            out = [1] * (len(shape) - len(out)) + out
-        off = len(out) - len(shape)
-        for i, s in enumerate(shape):
-            o = out[off + i]
-            if o == s or s == 1:
-                continue
-            if o == 1:
-                out[off + i] = s
-            else:
-                raise RuntimeError(
-                    f"The size of tensor a ({o}) must match the size of tensor b ({s}) at "
-                    f"non-singleton dimension {off + i}")
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -889,7 +914,9 @@ def add_(self, other, *deprecated, alpha=1):
         r = _fast_inplace(_B_ADD, self, other)
         if r is not None:
             return r
-    return _add_impl(self, other, alpha, self, _result_type(self, other), "add_", True)
+    dt = _result_type(self, other)
+    _check_inplace_result(self, dt, other)
+    return _add_impl(self, other, alpha, self, dt, "add_", True)
 
 
 def sub_(self, other, *deprecated, alpha=1):
@@ -899,7 +926,10 @@ def sub_(self, other, *deprecated, alpha=1):
         r = _fast_inplace(_B_SUB, self, other)
         if r is not None:
             return r
-    return _add_impl(self, other, alpha, self, _result_type(self, other), "sub_", True, negate=True)
+    dt = _result_type(self, other)
+    _sub_check(self, other)
+    _check_inplace_result(self, dt, other)
+    return _add_impl(self, other, alpha, self, dt, "sub_", True, negate=True)
 
 
 subtract = sub
@@ -958,7 +988,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
                 return r
         if scalars == _SCALARS_NONE:
             _other_tensor(name + "_", other)
-        _check_inplace_result(self, _result_type(self, other))
+        _check_inplace_result(self, _result_type(self, other), other)
         dt = dtypes(self, other)
         if lowp is not None and (dt is _C.float16 or dt is _C.bfloat16):
             return lowp(self, other, self, dt, name + "_", True)
@@ -1071,14 +1101,14 @@ def _div_impl(a, b, rounding_mode, out, inplace):
     if rounding_mode is None:
         dt = _to_float_dtype(dt)
         if inplace:
-            _check_inplace_result(a, dt)
+            _check_inplace_result(a, dt, b)
         _chalf_check(dt, a, b, "div_cpu")
         return _binary("div", a, b, out, dt, dt, fname, inplace)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if inplace:
-        _check_inplace_result(a, dt)
+        _check_inplace_result(a, dt, b)
     if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'")
     if rounding_mode == "trunc" and (dt is _C.float16 or dt is _C.bfloat16) \
@@ -1181,7 +1211,7 @@ def _pow_impl(a, e, out, inplace):
         if r is not None:
             return r
     if inplace:
-        _check_inplace_result(a, dt)
+        _check_inplace_result(a, dt, e)
     _chalf_check(dt, a, e, "pow")
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -1299,6 +1329,10 @@ def where(condition, input=None, other=None, *, out=None):
         if r is not None:
             return r
     if input is None and other is None:
+        if out is not None:
+            raise TypeError("where() received an invalid combination of arguments - got (Tensor, "
+                            "out=Tensor), but expected (Tensor condition) or (Tensor condition, "
+                            "Tensor input, Tensor other, *, Tensor out)")
         from ptcore._ops import shape as _shape_ops
         if hasattr(_shape_ops, "nonzero"):
             return _shape_ops.nonzero(condition, as_tuple=True)
@@ -1306,8 +1340,17 @@ def where(condition, input=None, other=None, *, out=None):
     _big_int_check(other, input)  # torch's C++ converts the arguments last to first
     if not isinstance(condition, _TensorBase):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
+    if out is not None:
+        # torch's where.self_out takes tensors only
+        for pos, (arg, v) in enumerate((("input", input), ("other", other)), 2):
+            if not isinstance(v, _TensorBase):
+                raise TypeError(f"where(): argument '{arg}' (position {pos}) must be Tensor, "
+                                f"not {type(v).__name__}")
     if condition.dtype is not _C.bool_:
         if condition.dtype is _C.uint8:
+            warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is "
+                      "deprecated and will be removed in a future version of PyTorch. Use a "
+                      "boolean condition instead.")
             condition = condition.to(_C.bool_)
         else:
             raise RuntimeError(
@@ -1324,6 +1367,8 @@ def where(condition, input=None, other=None, *, out=None):
                 # PyTorch's range check of the scalar (where(c, int8, 200) and
                 # where(c, float32, 1e39) raise; float16/bfloat16 take inf)
                 _C._checked_scalar(v, dt)
+    if isinstance(out, _TensorBase) and out.dtype is not dt:
+        raise RuntimeError(f"Expected out type to be {_name(dt)} but got {_name(out.dtype)}")
     return _ternary("where", input, other, condition, out, dt, dt, "where")
 
 
@@ -1404,7 +1449,7 @@ def _clamp_impl(x, lo, hi, out, inplace):
                 "(Tensor input, Number min = None, Number max = None)")
         dt = _result_type(x, lo, hi)
     if inplace:
-        _check_inplace_result(x, dt)
+        _check_inplace_result(x, dt, lo, hi)
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     scalar_bounds = not (lo_t or hi_t)
@@ -1444,9 +1489,11 @@ def _real_bound(v):
     return v
 
 
-def _check_inplace_result(self, dt):
-    """torch's in-place check, made before any dtype support check: the
-    promoted result type must cast to self's dtype."""
+def _check_inplace_result(self, dt, *operands):
+    """torch's in-place checks, in its order and before any dtype support
+    check: the tensor ``operands`` broadcast to self's shape, then the promoted
+    result type ``dt`` casts to self's dtype."""
+    _check_inplace_shape(self, operands)
     if dt is not self.dtype and not _can_cast_py(dt, self.dtype):
         raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type "
                            f"{_name(self.dtype)}")
@@ -1513,11 +1560,11 @@ def _lerp_check(input, end, weight):
                 raise NotImplementedError(f"\"lerp_kernel_tensor\" not implemented for '{_name(dt)}'")
     elif not _is_number(weight):
         raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
-    elif isinstance(weight, builtins.complex) and not dt.is_complex:
-        _scalar_fits(weight, dt)  # raises as PyTorch
     if dt._category < _FLOAT_CAT:
         kname = "lerp_kernel_tensor" if isinstance(weight, _TensorBase) else "lerp_kernel_scalar"
         raise NotImplementedError(f"\"{kname}\" not implemented for '{_name(dt)}'")
+    if isinstance(weight, builtins.complex) and not dt.is_complex:
+        _scalar_fits(weight, dt)  # raises as PyTorch
     return dt
 
 
@@ -1537,6 +1584,8 @@ def lerp(input, end, weight, *, out=None):
 
 
 def lerp_(self, end, weight):
+    if isinstance(self, _TensorBase):
+        _check_inplace_result(self, self.dtype, end, weight)
     dt = _lerp_dtype(self, end, weight)
     return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
 
@@ -1602,15 +1651,19 @@ def addcmul_(self, tensor1, tensor2, *deprecated, value=1):
     if deprecated:
         (tensor1, tensor2), value = _scalar_first("addcmul_", tensor1, (tensor2,) + deprecated,
                                                   ("tensor1", "tensor2"), "value", value)
-    return _addc("addcmul", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
+    dt = _result_type(self, tensor1, tensor2)
+    _check_inplace_result(self, dt, tensor1, tensor2)
+    return _addc("addcmul", self, tensor1, tensor2, value, self, dt, True)
 
 
 def addcdiv_(self, tensor1, tensor2, *deprecated, value=1):
     if deprecated:
         (tensor1, tensor2), value = _scalar_first("addcdiv_", tensor1, (tensor2,) + deprecated,
                                                   ("tensor1", "tensor2"), "value", value)
+    dt = _result_type(self, tensor1, tensor2)
+    _check_inplace_result(self, dt, tensor1, tensor2)
     _check_addcdiv_operands(tensor1, tensor2)
-    return _addc("addcdiv", self, tensor1, tensor2, value, self, _result_type(self, tensor1, tensor2), True)
+    return _addc("addcdiv", self, tensor1, tensor2, value, self, dt, True)
 
 
 for _f in (lerp, addcmul, addcdiv):

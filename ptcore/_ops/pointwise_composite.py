@@ -12,6 +12,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
+from ptcore._return_types import as_out
 
 __all__ = [
     "logaddexp", "logaddexp2", "heaviside", "gcd", "gcd_", "lcm", "lcm_", "sinc", "sinc_",
@@ -82,7 +83,11 @@ _heaviside_nd = _not_implemented_grad("heaviside", _heaviside)
 
 def heaviside(input, values, *, out=None):
     """Heaviside step: 0 below zero, ``values`` at zero, 1 above (``torch.heaviside``)."""
-    return _write_out(_heaviside_nd(input, values), out)
+    r = _heaviside_nd(input, values)
+    if isinstance(out, _TensorBase) and out.dtype is not r.dtype:
+        # torch checks the out's dtype with the operands'
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return _write_out(r, out)
 
 
 def _int_binary(a, b, fn):
@@ -188,7 +193,7 @@ def frexp(input, *, out=None):
     if out is not None:
         _write_out(mantissa, out[0])
         _write_out(exponent, out[1])
-        return FrexpResult(out[0], out[1])
+        return as_out(FrexpResult(out[0], out[1]))
     return FrexpResult(mantissa, exponent)
 
 

@@ -96,6 +96,7 @@ static inline double ptc_fremainder(double x, double y)
 #define D8_ST(p, v) _mm512_storeu_pd(p, v)
 #define D8_SET(x) _mm512_set1_pd(x)
 #define D8_SUB(a, b) _mm512_sub_pd(a, b)
+#define D8_MUL(a, b) _mm512_mul_pd(a, b)
 #define D8_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define D8_ABS(a) _mm512_abs_pd(a)
 #define D8_LT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
@@ -107,6 +108,7 @@ static inline double ptc_fremainder(double x, double y)
 #define D4_ST(p, v) _mm256_storeu_pd(p, v)
 #define D4_SET(x) _mm256_set1_pd(x)
 #define D4_SUB(a, b) _mm256_sub_pd(a, b)
+#define D4_MUL(a, b) _mm256_mul_pd(a, b)
 #define D4_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define D4_ABS(a) _mm256_andnot_pd(_mm256_set1_pd(-0.0), a)
 #define D4_LT(a, b) _mm256_cmp_pd(a, b, _CMP_LT_OQ)
@@ -160,6 +162,23 @@ PTC_LERP_VEC(ptc_lerp_contig_f32_avx512, float, V16, 16, PTC_T512, __builtin_fma
 PTC_LERP_VEC(ptc_lerp_contig_f32_avx2, float, V8, 8, PTC_T256, __builtin_fmaf)
 PTC_LERP_VEC(ptc_lerp_contig_f64_avx512, double, D8, 8, PTC_T512, __builtin_fma)
 PTC_LERP_VEC(ptc_lerp_contig_f64_avx2, double, D4, 4, PTC_T256, __builtin_fma)
+
+/* ------------------------------------------------------------------------
+ * addcmul, as PyTorch's compiled loop: fma(value * y, z, x)
+ * ------------------------------------------------------------------------ */
+#define PTC_ADDCMUL_VEC(NAME, T, P, W, TGT, FMA1)                               \
+TGT static void NAME(T* o, const T* x, const T* y, const T* z, T v, Py_ssize_t n) \
+{                                                                               \
+    const P##_T vv = P##_SET(v);                                                \
+    Py_ssize_t i = 0;                                                           \
+    for (; i + W <= n; i += W)                                                  \
+        P##_ST(o + i, P##_FMA(P##_MUL(vv, P##_LD(y + i)), P##_LD(z + i), P##_LD(x + i))); \
+    for (; i < n; i++) o[i] = FMA1(v * y[i], z[i], x[i]);                       \
+}
+PTC_ADDCMUL_VEC(ptc_addcmul_contig_f32_avx512, float, V16, 16, PTC_T512, __builtin_fmaf)
+PTC_ADDCMUL_VEC(ptc_addcmul_contig_f32_avx2, float, V8, 8, PTC_T256, __builtin_fmaf)
+PTC_ADDCMUL_VEC(ptc_addcmul_contig_f64_avx512, double, D8, 8, PTC_T512, __builtin_fma)
+PTC_ADDCMUL_VEC(ptc_addcmul_contig_f64_avx2, double, D4, 4, PTC_T256, __builtin_fma)
 
 /* ------------------------------------------------------------------------
  * float32 fmod / remainder / floor division.
@@ -248,6 +267,10 @@ PTC_EW_VEC_ENTRY(ptc_lerp_contig_f32, (float* o, const float* x, const float* y,
                                 int wstep, Py_ssize_t n), (o, x, y, w, wstep, n))
 PTC_EW_VEC_ENTRY(ptc_lerp_contig_f64, (double* o, const double* x, const double* y, const double* w,
                                 int wstep, Py_ssize_t n), (o, x, y, w, wstep, n))
+PTC_EW_VEC_ENTRY(ptc_addcmul_contig_f32, (float* o, const float* x, const float* y, const float* z,
+                                       float v, Py_ssize_t n), (o, x, y, z, v, n))
+PTC_EW_VEC_ENTRY(ptc_addcmul_contig_f64, (double* o, const double* x, const double* y,
+                                       const double* z, double v, Py_ssize_t n), (o, x, y, z, v, n))
 PTC_EW_VEC_ENTRY(ptc_fmod_f32, (float* o, const float* x, int xs, const float* y, int ys,
                                 Py_ssize_t n), (o, x, xs, y, ys, n))
 PTC_EW_VEC_ENTRY(ptc_remainder_f32, (float* o, const float* x, int xs, const float* y, int ys,

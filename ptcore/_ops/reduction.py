@@ -22,7 +22,6 @@ import builtins as _b
 import math as _math
 import numbers as _numbers
 import operator as _operator
-import warnings as _warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -32,6 +31,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
 from ptcore._ops import _sort as _S
+from ptcore._ops._out import resize_out
 
 __all__ = []
 _TENSOR_METHODS = {}
@@ -49,7 +49,7 @@ def _export(fn, method=True, name=None):
 # --------------------------------------------------------------------------
 # named tuples (torch.return_types)
 # --------------------------------------------------------------------------
-from ptcore._return_types import named as _named  # noqa: E402
+from ptcore._return_types import named as _named, as_out  # noqa: E402
 
 
 _max_t = _named("max")
@@ -239,18 +239,15 @@ def _write_out(out, res, fname):
     if not isinstance(out, _TensorBase):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _check_same_device(fname, res, out)
-    if list(out.shape) != list(res.shape):
-        if out.numel() != 0:
-            _warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(out.shape)}, which does not match the required output shape "
-                f"{list(res.shape)}. This behavior is deprecated, and in a future PyTorch "
-                f"release outputs will not be resized unless they have zero elements. You can "
-                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                f"with t.resize_(0).", UserWarning, stacklevel=3)
-        out.resize_(list(res.shape))
+    resize_out(out, res.shape)
     out.copy_(res)
     return out
+
+
+def _named_out(cls, out, results, fname):
+    """``results`` written into the tensors of ``out``, as ``cls``'s
+    ``<name>_out`` twin (torch's ``max_out`` ...)."""
+    return as_out(cls(*(_write_out(o, r, fname) for o, r in zip(out, results))))
 
 
 def _check_out_dtype(out, dt, fname):
@@ -550,7 +547,7 @@ def _max_min(name, input, dim, keepdim, out, other_kw):
                    x.dtype, _C.int64)
     cls = _max_t if name == "max" else _min_t
     if out is not None:
-        return cls(_write_out(out[0], v, fname), _write_out(out[1], i, fname))
+        return _named_out(cls, out, (v, i), fname)
     return cls(v, i)
 
 
@@ -632,7 +629,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     if out is not None:
         _check_out_dtype(out[0], x.dtype, "aminmax")
         _check_out_dtype(out[1], x.dtype, "aminmax")
-        return _aminmax_t(_write_out(out[0], mn, "aminmax"), _write_out(out[1], mx, "aminmax"))
+        return _named_out(_aminmax_t, out, (mn, mx), "aminmax")
     return _aminmax_t(mn, mx)
 
 
@@ -1076,7 +1073,7 @@ def _cum_ext(name, input, dim, out):
     if out is not None:
         _check_out_dtype(out[0], x.dtype, name)
         _check_out_dtype(out[1], _C.int64, name)
-        return cls(_write_out(out[0], v, name), _write_out(out[1], i, name))
+        return _named_out(cls, out, (v, i), name)
     return cls(v, i)
 
 
@@ -1271,7 +1268,7 @@ def _median_impl(name, input, dim, keepdim, out):
     if out is not None:
         _check_out_dtype(out[0], x.dtype, name)
         _check_out_dtype(out[1], _C.int64, name)
-        return cls(_write_out(out[0], v, name), _write_out(out[1], i, name))
+        return _named_out(cls, out, (v, i), name)
     return cls(v, i)
 
 
@@ -1311,7 +1308,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     if out is not None:
         _check_out_dtype(out[0], x.dtype, "mode")
         _check_out_dtype(out[1], _C.int64, "mode")
-        return _mode_t(_write_out(out[0], v, "mode"), _write_out(out[1], i, "mode"))
+        return _named_out(_mode_t, out, (v, i), "mode")
     return _mode_t(v, i)
 
 

@@ -309,7 +309,7 @@ def _cpp_dtype_name(dt):
 
 
 
-_histogramdd_t = _named("histogramdd", ["hist", "bin_edges"])
+_histogramdd_t = _named("histogramdd", ["hist", "bin_edges"], out_twin=False)     # (no out=)
 
 
 # -- segment_reduce ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
+from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, _index_bounds_cpu,
@@ -93,20 +94,7 @@ def _out_same_dtype(result_dtype, out, msg):
 
 def _write_out(result, out):
     """Return ``result`` or copy it into ``out`` (resized like PyTorch)."""
-    if out is None:
-        return result
-    if tuple(out.shape) != tuple(result.shape):
-        if out.numel() != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(out.shape)}, which does not match the required output shape "
-                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
-                "release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                "with t.resize_(0).", UserWarning, stacklevel=3)
-        out.resize_(result.shape)
-    out.copy_(result)
-    return out
+    return result if out is None else copy_out(out, result)
 
 
 def _dense_overlap(a, b):
@@ -150,23 +138,7 @@ def _int_list(v, fname, argname):
 
 def _broadcast_shape_tensors(shapes):
     """Broadcast shape with PyTorch's ``infer_size`` message."""
-    out = []
-    for shape in shapes:
-        a, b = list(out), list(shape)
-        n = max(len(a), len(b))
-        res = []
-        for i in range(n - 1, -1, -1):
-            oa = i - (n - len(a))
-            ob = i - (n - len(b))
-            sa = a[oa] if oa >= 0 else 1
-            sb = b[ob] if ob >= 0 else 1
-            if sa != sb and sa != 1 and sb != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                    f"non-singleton dimension {i}")
-            res.append(sb if sa == 1 else sa)
-        out = res[::-1]
-    return tuple(out)
+    return tuple(_infer_size(*shapes))
 
 
 def _along_dim(mode, op, dense, dense_strides, data, dim, index, index_strides, shape):
@@ -680,6 +652,7 @@ def scatter_add(input, dim, index, src, *, out=None):
 
 
 _REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+_REDUCE_ALIAS = {"max": "amax", "min": "amin"}
 
 
 def _reduce_identity(dtype, reduce):
@@ -702,9 +675,11 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     # torch's order: dim and shapes, the reduce name; then (with include_self=False,
     # whose initial fill checks the indices first) bounds and dtype
     dim = _scatter_checks(self, dim, index, src, "scatter_reduce_")
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
+    # torch's kernel takes 'max' and 'min' as 'amax' and 'amin' (its backward does not)
+    reduce = _REDUCE_ALIAS.get(reduce, reduce)
     unsupported = (reduce in ("amax", "amin") and self.is_complex()) or (
         reduce == "mean" and self.dtype is _C.bool_)
     if index.numel() == 0:

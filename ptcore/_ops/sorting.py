@@ -23,8 +23,9 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
-from ptcore._return_types import named
+from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
+from ptcore._ops._out import resize_out
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
@@ -88,19 +89,6 @@ def _check_out_tensor(t, fname):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_typename(t)}")
 
 
-def _resize_out(out, shape):
-    shape = tuple(shape)
-    if tuple(out.shape) != shape:
-        if out.numel() != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
-                f"which does not match the required output shape {list(shape)}. This behavior is "
-                "deprecated, and in a future PyTorch release outputs will not be resized unless they "
-                "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
-                "to zero elements with t.resize_(0).", UserWarning, stacklevel=4)
-        out.resize_(shape)
-
-
 def _write_out(out, result, fname):
     """Copy a computed result into a user's ``out=`` tensor (resized as
     PyTorch does, dtype must match)."""
@@ -111,12 +99,14 @@ def _write_out(out, result, fname):
     if out.device != result.device:
         raise RuntimeError(f"Expected out tensor to be on device {result.device}, but got "
                            f"{out.device} instead")
-    _resize_out(out, result.shape)
+    resize_out(out, result.shape)
     out.copy_(result)
     return out
 
 
-def _write_outs(out, results, fname):
+def _write_outs(cls, out, results, fname):
+    """``results`` written into the tensors of ``out``, as ``cls``'s
+    ``<name>_out`` twin (torch's ``sort_out`` ...)."""
     if not isinstance(out, (tuple, list)) or len(out) != len(results):
         raise TypeError(f"{fname}(): argument 'out' must be tuple of {len(results)} Tensors")
     for o, r in zip(out, results):
@@ -124,7 +114,7 @@ def _write_outs(out, results, fname):
         if o.dtype is not r.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(r.dtype)}, "
                                f"but got {_cpp_name(o.dtype)} instead")
-    return tuple(_write_out(o, r, fname) for o, r in zip(out, results))
+    return as_out(cls(*(_write_out(o, r, fname) for o, r in zip(out, results))))
 
 
 def _scalar_tensor(v, device):
@@ -311,7 +301,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     x = _tensor_arg(input, "sort")
     values, indices = _sort_common(x, dim, descending, stable, "sort", True)
     if out is not None:
-        values, indices = _write_outs(out, (values, indices), "sort")
+        return _write_outs(_sort_t, out, (values, indices), "sort")
     return _sort_t(values, indices)
 
 
@@ -407,7 +397,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, largest, sorted, values,
                                                        indices)
     if out is not None:
-        values, indices = _write_outs(out, (values, indices), "topk")
+        return _write_outs(_topk_t, out, (values, indices), "topk")
     return _topk_t(values, indices)
 
 
@@ -457,7 +447,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
             values = values.squeeze(d)
             indices = indices.squeeze(d)
     if out is not None:
-        values, indices = _write_outs(out, (values, indices), "kthvalue")
+        return _write_outs(_kthvalue_t, out, (values, indices), "kthvalue")
     return _kthvalue_t(values, indices)
 
 
@@ -792,8 +782,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     if out is not None:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("histogram(): argument 'out' must be tuple of 2 Tensors")
-        hist = _write_out(out[0], hist, "histogram")
-        edges_t = _write_out(out[1], edges_t, "histogram")
+        return as_out(_histogram_t(_write_out(out[0], hist, "histogram"),
+                                   _write_out(out[1], edges_t, "histogram")))
     return _histogram_t(hist, edges_t)
 
 

@@ -29,14 +29,19 @@ def _logdet(A):
     return f(A)
 
 
-def _torch_svd(A, some, compute_uv):
+def _torch_svd(A, some, compute_uv, out=None):
     from ptcore.linalg._factor import _torch_svd as f
-    return f(A, some, compute_uv)
+    return f(A, some, compute_uv, out)
 
 
-def _torch_qr(A, some):
+def _torch_qr(A, some, out=None):
     from ptcore.linalg._factor import _torch_qr as f
-    return f(A, some)
+    return f(A, some, out)
+
+
+def _torch_slogdet(A, out=None):
+    from ptcore.linalg._factor import _torch_slogdet as f
+    return f(A, out)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -28,7 +28,7 @@ class LinAlgError(RuntimeError):
 
 LinAlgError.__module__ = "ptcore.linalg"
 
-from ptcore._return_types import named as _named  # noqa: E402
+from ptcore._return_types import named as _named, as_out  # noqa: E402
 
 
 def _nt(name, fields):
@@ -170,7 +170,7 @@ def _out(result, out, fn):
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{fn}(): out must be a tuple of {len(result)} tensors")
-        return type(result)(*[_finish(r, o, fn) for r, o in zip(result, out)])
+        return as_out(type(result)(*[_finish(r, o, fn) for r, o in zip(result, out)]))
     return _finish(result, out, fn)
 
 
@@ -351,6 +351,12 @@ def slogdet(A, *, out=None):
     return _out(SlogdetResult(s, la), out, "slogdet")
 
 
+def _torch_slogdet(A, out=None):
+    """``torch.slogdet``: :func:`slogdet` as torch's own ``slogdet`` result type."""
+    s, la = _slogdet_t(A, "linalg.slogdet")
+    return _out(TorchSlogdetResult(s, la), out, "slogdet")
+
+
 def _logdet(A):
     s, la = _slogdet_t(A, "linalg.slogdet")
     if A.dtype.is_complex:
@@ -413,9 +419,9 @@ def qr(A, mode="reduced", *, out=None):
     return _out(QRResult(Qr, Rr), out, "qr")
 
 
-def _torch_qr(A, some=True):
+def _torch_qr(A, some=True, out=None):
     Q, R = qr(A, "reduced" if some else "complete")
-    return TorchQRResult(Q, R)
+    return _out(TorchQRResult(Q, R), out, "qr")
 
 
 # ---------------------------------------------------------------------------
@@ -492,7 +498,11 @@ def _conj_t(t):
     return t.mT.conj().resolve_conj().contiguous()
 
 
-def _torch_svd(A, some=True, compute_uv=True):
+def _torch_svd(A, some=True, compute_uv=True, out=None):
+    return _out(_torch_svd_result(A, some, compute_uv), out, "svd")
+
+
+def _torch_svd_result(A, some, compute_uv):
     if not compute_uv:
         _check_A(A, "linalg.svd", square=False)
         S = svdvals(A)
@@ -586,7 +596,7 @@ def eigvals(A, *, out=None):
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(A, B, rcond=None, *, driver=None, out=None):
     """Least-squares solution of ``A X = B`` (``torch.linalg.lstsq``).
 
     Returns a named tuple ``(solution, residuals, rank, singular_values)``.
@@ -663,7 +673,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         _C.empty(0, dtype=_C.int64, device=dev)
     S_t = _a_batch(S.reshape(*batch, _b.min(m, n)), batch, abatch, 1) if S is not None else \
         empty_real
-    return LstsqResult(X, resid if resid is not None else empty_real, rank_t, S_t)
+    return _out(LstsqResult(X, resid if resid is not None else empty_real, rank_t, S_t), out,
+                "lstsq")
 
 
 def _a_batch(t, batch, abatch, trailing):

@@ -56,13 +56,11 @@ class SparseAdam(Optimizer):
 
     def step(self, closure=None):
         """One update of every parameter with a (sparse) gradient."""
-        from ptcore.sparse._ops import coo_rows
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            params, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []
             beta1, beta2 = group["betas"]
-            lr, eps = group["lr"], group["eps"]
-            if isinstance(lr, Tensor):
-                lr = lr.item()
+            lr = group["lr"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -70,8 +68,6 @@ class SparseAdam(Optimizer):
                 if isinstance(grad, Tensor) or not getattr(grad, "is_sparse", False):
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
-                if group["maximize"]:
-                    grad = -grad
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = 0
@@ -79,22 +75,42 @@ class SparseAdam(Optimizer):
                     state["exp_avg_sq"] = ptcore.zeros_like(p,
                                                             memory_format=ptcore.preserve_format)
                 state["step"] += 1
-                step = state["step"]
-                flat, v, tail = coo_rows(grad)
-                if flat.shape[0] == 0:
-                    continue
-                with ptcore.no_grad():
-                    v = v.detach()
-                    ea = state["exp_avg"].view((-1,) + tail)
-                    es = state["exp_avg_sq"].view((-1,) + tail)
-                    old_ea = ea.index_select(0, flat)
-                    upd_ea = (v - old_ea) * (1 - beta1)
-                    ea.index_add_(0, flat, upd_ea)
-                    old_es = es.index_select(0, flat)
-                    upd_es = (v * v - old_es) * (1 - beta2)
-                    es.index_add_(0, flat, upd_es)
-                    numer = upd_ea + old_ea
-                    denom = (upd_es + old_es).sqrt_().add_(eps)
-                    step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-                    p.view((-1,) + tail).index_add_(0, flat, numer / denom * (-step_size))
+                params.append(p)
+                grads.append(grad)
+                exp_avgs.append(state["exp_avg"])
+                exp_avg_sqs.append(state["exp_avg_sq"])
+                state_steps.append(state["step"])
+            sparse_adam(params, grads, exp_avgs, exp_avg_sqs, state_steps, eps=group["eps"],
+                        beta1=beta1, beta2=beta2, lr=lr.item() if isinstance(lr, Tensor) else lr,
+                        maximize=group["maximize"])
         return loss
+
+
+def sparse_adam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, eps, beta1, beta2, lr,
+                maximize):
+    """Functional form of :class:`SparseAdam` (``torch.optim._functional.sparse_adam``):
+    one lazy Adam update of each parameter from its sparse gradient, the
+    moments updated in the gradient's rows only.  ``state_steps`` holds the
+    (already incremented) step counts as ints."""
+    from ptcore.sparse._ops import coo_rows
+    for p, grad, exp_avg, exp_avg_sq, step in zip(params, grads, exp_avgs, exp_avg_sqs,
+                                                  state_steps):
+        if maximize:
+            grad = -grad
+        flat, v, tail = coo_rows(grad)
+        if flat.shape[0] == 0:
+            continue
+        with ptcore.no_grad():
+            v = v.detach()
+            ea = exp_avg.view((-1,) + tail)
+            es = exp_avg_sq.view((-1,) + tail)
+            old_ea = ea.index_select(0, flat)
+            upd_ea = (v - old_ea) * (1 - beta1)
+            ea.index_add_(0, flat, upd_ea)
+            old_es = es.index_select(0, flat)
+            upd_es = (v * v - old_es) * (1 - beta2)
+            es.index_add_(0, flat, upd_es)
+            numer = upd_ea + old_ea
+            denom = (upd_es + old_es).sqrt_().add_(eps)
+            step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+            p.view((-1,) + tail).index_add_(0, flat, numer / denom * (-step_size))

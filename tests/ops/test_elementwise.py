@@ -1213,6 +1213,46 @@ def test_out_of_heaviside_as_torch():
 
 
 # --- in-place binary ---------------------------------------------------------------
+INPLACE_BROADCAST_CALLS = {
+    "__iand__": lambda L, x, o: x.__iand__(o(L.int32)),
+    "__ior__": lambda L, x, o: x.__ior__(o(L.float32)),
+    "bitwise_left_shift_": lambda L, x, o: x.bitwise_left_shift_(o(L.int32)),
+    "pow_": lambda L, x, o: x.bool().pow_(o(L.bool)),
+    "add_": lambda L, x, o: x.long().add_(o(L.float32)),
+    "sub_": lambda L, x, o: x.sub_(o(L.float32)),
+    "mul_": lambda L, x, o: x.bool().mul_(o(L.float32)),
+    "div_": lambda L, x, o: x.long().div_(o(L.int64)),
+    "floor_divide_": lambda L, x, o: x.bool().floor_divide_(o(L.bool)),
+    "remainder_": lambda L, x, o: x.cfloat().remainder_(o(L.complex64)),
+    "atan2_": lambda L, x, o: x.long().atan2_(o(L.float32)),
+    "hypot_": lambda L, x, o: x.long().hypot_(o(L.int64)),
+    "gcd_": lambda L, x, o: x.gcd_(o(L.float32)),
+    "lerp_": lambda L, x, o: x.long().lerp_(o(L.int64), 0.5),
+    "addcmul_": lambda L, x, o: x.long().addcmul_(o(L.int64), o(L.int64), value=0.5),
+    "addcdiv_": lambda L, x, o: x.addcdiv_(o(L.float32), o(L.float32)),
+    "clamp_": lambda L, x, o: x.clamp_(o(L.float32), o(L.float32)),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE_BROADCAST_CALLS))
+@pytest.mark.parametrize("shape", [(), (1,), (3,)])
+def test_inplace_output_shape_is_checked_before_dtypes_as_torch(name, shape):
+    # torch's TensorIterator: "output with shape [] doesn't match the broadcast shape
+    # [2, 3]" comes before the dtype checks and the kernels' dtype support
+    call = INPLACE_BROADCAST_CALLS[name]
+    px, tx = mk(np.full(shape, 2.0), "float32")
+    check(lambda: call(ptcore, px, lambda dt: ptcore.ones(2, 3, dtype=dt)),
+          lambda: call(torch, tx, lambda dt: torch.ones(2, 3, dtype=dt)))
+
+
+def test_lerp_of_integers_is_not_implemented_whatever_the_weight():
+    pa, ta = mk([1, 2], "int64")
+    for w in (1j, 0.5, 2, True):
+        check(lambda: ptcore.lerp(pa, pa, w), lambda: torch.lerp(ta, ta, w))
+    pf, tf = mk([1.0, 2.0], "float32")
+    check(lambda: ptcore.lerp(pf, pf, 1j), lambda: torch.lerp(tf, tf, 1j))
+
+
 @pytest.mark.parametrize("da", ALL)
 @pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_", "remainder_", "fmod_",
                                   "pow_", "atan2_", "bitwise_and_", "bitwise_or_",

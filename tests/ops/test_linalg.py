@@ -390,6 +390,30 @@ def test_out_argument():
         ptcore.mm(a, b, out=ptcore.empty(3, 2, dtype=ptcore.float64))
 
 
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda L: L.matmul(L.ones(2, 3), L.ones(3, 4), out=L.zeros(1)),
+    lambda L: L.matmul(L.ones(3), L.ones(3, 4), out=L.zeros(1)),
+    lambda L: L.matmul(L.ones(2, 2, 3), L.ones(2, 3, 4), out=L.zeros(1)),
+    lambda L: L.matmul(L.ones(3), L.ones(3), out=L.zeros(2)),
+    lambda L: L.mm(L.ones(2, 3), L.ones(3, 4), out=L.zeros(1)),
+    lambda L: L.bmm(L.ones(2, 2, 3), L.ones(2, 3, 4), out=L.zeros(1)),
+    lambda L: L.mv(L.ones(2, 3), L.ones(3), out=L.zeros(1)),
+    lambda L: L.dot(L.ones(3), L.ones(3), out=L.zeros(2)),
+    lambda L: L.addmm(L.ones(2, 4), L.ones(2, 3), L.ones(3, 4), out=L.zeros(1)),
+    lambda L: L.outer(L.ones(2), L.ones(3), out=L.zeros(1)),
+    lambda L: L.matmul(L.ones(2, 3), L.ones(3, 4), out=L.zeros(0)),
+    lambda L: L.matmul(L.ones(2, 3), L.ones(3, 4), out=L.zeros(2, 4))])
+def test_out_of_another_shape_is_resized_with_torchs_warning(call):
+    # torch's resize_output: a non-empty out of the wrong shape warns, an empty one does not
+    def run(L):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = call(L)
+        return [(x.category, str(x.message)[:60], x.filename) for x in w], tuple(r.shape), r.sum().item()
+    assert run(ptcore) == run(torch)
+
+
 def test_rmatmul_and_imatmul():
     a = P(_rand((2, 3), "float64", 1))
     b = P(_rand((3, 2), "float64", 2))

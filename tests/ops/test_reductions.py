@@ -694,6 +694,64 @@ def test_named_tuple_types_and_repr():
     assert ptcore.return_types.max is type(r)
 
 
+def _sq(L):
+    return L.tensor([[3., 1., 2.], [0., 5., 4.], [1., 1., 7.]])
+
+
+def _empties(L, *names):
+    return tuple(L.empty(0, dtype=getattr(L, n)) for n in names)
+
+
+NAMED_OUT_CALLS = {
+    "max": (lambda L, o: L.max(_sq(L), 1, out=o), ("float32", "int64")),
+    "min": (lambda L, o: L.min(_sq(L), dim=1, keepdim=True, out=o), ("float32", "int64")),
+    "sort": (lambda L, o: L.sort(_sq(L), out=o), ("float32", "int64")),
+    "topk": (lambda L, o: L.topk(_sq(L), 2, out=o), ("float32", "int64")),
+    "kthvalue": (lambda L, o: L.kthvalue(_sq(L), 2, out=o), ("float32", "int64")),
+    "mode": (lambda L, o: L.mode(_sq(L), out=o), ("float32", "int64")),
+    "median": (lambda L, o: L.median(_sq(L), 1, out=o), ("float32", "int64")),
+    "nanmedian": (lambda L, o: L.nanmedian(_sq(L), 1, out=o), ("float32", "int64")),
+    "aminmax": (lambda L, o: L.aminmax(_sq(L), out=o), ("float32", "float32")),
+    "cummax": (lambda L, o: L.cummax(_sq(L), 1, out=o), ("float32", "int64")),
+    "cummin": (lambda L, o: L.cummin(_sq(L), 1, out=o), ("float32", "int64")),
+    "frexp": (lambda L, o: L.frexp(_sq(L), out=o), ("float32", "int32")),
+    "histogram": (lambda L, o: L.histogram(_sq(L).flatten(), 3, out=o), ("float32", "float32")),
+    "geqrf": (lambda L, o: L.geqrf(_sq(L), out=o), ("float32", "float32")),
+    "linalg.inv_ex": (lambda L, o: L.linalg.inv_ex(_sq(L), out=o), ("float32", "int32")),
+    "linalg.lstsq": (lambda L, o: L.linalg.lstsq(_sq(L), _sq(L), out=o),
+                     ("float32", "float32", "int64", "float32")),
+    "linalg.qr": (lambda L, o: L.linalg.qr(_sq(L), out=o), ("float32", "float32")),
+    "linalg.slogdet": (lambda L, o: L.linalg.slogdet(_sq(L), out=o), ("float32", "float32")),
+    "linalg.svd": (lambda L, o: L.linalg.svd(_sq(L), out=o), ("float32", "float32", "float32")),
+    "lu_unpack": (lambda L, o: L.lu_unpack(*L.linalg.lu_factor(_sq(L)), out=o),
+                  ("float32", "float32", "float32")),
+    "qr": (lambda L, o: L.qr(_sq(L), out=o), ("float32", "float32")),
+    "slogdet": (lambda L, o: L.slogdet(_sq(L), out=o), ("float32", "float32")),
+    "svd": (lambda L, o: L.svd(_sq(L), out=o), ("float32", "float32", "float32")),
+    "triangular_solve": (lambda L, o: L.triangular_solve(_sq(L), _sq(L).triu(), out=o),
+                         ("float32", "float32")),
+}
+
+
+@pytest.mark.parametrize("name", list(NAMED_OUT_CALLS))
+def test_named_results_given_out_are_the_out_types_as_torch(name):
+    # torch returns ``return_types.<name>_out`` (the out tensors) when given out=
+    call, dts = NAMED_OUT_CALLS[name]
+
+    def run(L):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            o = _empties(L, *dts)
+            r = call(L, o)
+            plain = call(L, None)
+        return (type(r).__name__, repr(r).split("(")[0].split(".", 1)[1], type(r).__match_args__,
+                all(a is b for a, b in zip(r, o)), type(plain).__name__,
+                [np.asarray(t.tolist()).shape for t in r])
+    assert run(ptcore) == run(torch)
+    out_t = getattr(ptcore.return_types, type(call(ptcore, None)).__name__ + "_out")
+    assert out_t.__module__ == "ptcore.return_types"
+
+
 def test_var_degrees_of_freedom_warning():
     with pytest.warns(UserWarning, match="degrees of freedom"):
         r = ptcore.var(ptcore.tensor([1.0]))

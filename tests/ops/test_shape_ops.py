@@ -219,6 +219,26 @@ def test_scatter_special_values():
     run_both(lambda L, x: x.scatter_(1, L.zeros(0, 2, dtype=L.int64) + 9, L.ones(1, 1, dtype=L.float64)), a)
 
 
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_scatter_reduce_takes_max_min_as_amax_amin(reduce):
+    # torch's kernel reads 'max'/'min' as 'amax'/'amin'; its backward refuses them
+    a = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    i = idx([[0, 0, 1], [2, 2, 2]])
+    s = np.array([[-4.0, 1.5, 7.0], [1.0, 9.0, 2.0]])
+    for inc in (True, False):
+        run_both(lambda L, x, j, v: L.scatter_reduce(x, 1, j, v, reduce, include_self=inc), a, i, s)
+        run_both(lambda L, x, j, v: x.clone().scatter_reduce_(1, j, v, reduce, include_self=inc),
+                 a, i, s)
+    err_both(lambda L, x, j, v: L.scatter_reduce(x, 1, j, v, reduce), a.astype(np.complex64), i,
+             s.astype(np.complex64), words=["not implemented for 'ComplexFloat'"])
+
+    def backward(L):
+        x = L.tensor(a, requires_grad=True)
+        x.scatter_reduce(1, L.tensor(i), L.tensor(s), reduce).sum().backward()
+    same_error(lambda: backward(torch), lambda: backward(ptcore),
+               ["Expected 'reduce' to be one of"])
+
+
 def test_scatter_version_and_inplace_identity():
     p = pt(rand((3, 4), "float32"))
     v = p._version

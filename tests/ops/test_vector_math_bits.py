@@ -5,8 +5,9 @@ whose strided loops use libm's expf, agree within an ulp.  Arguments span
 the whole range, including overflow, results that are subnormal or round to
 zero, infinities and NaN.
 
-The vector loops of ptc_ew_vec.h (lerp; float32 fmod, remainder and floor
-division) likewise: the scalar bits, torch's values, and torch's speed."""
+The vector loops of ptc_ew_vec.h (lerp, addcmul; float32 fmod, remainder
+and floor division) likewise: the scalar bits, torch's values, and torch's
+speed."""
 import numpy as np
 import pytest
 
@@ -136,7 +137,7 @@ def test_float32_divmod_vector_loops(op):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_lerp_vector_loops_every_width(dtype):
+def test_lerp_addcmul_vector_loops_every_width(dtype):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(3)
     weights = [0.01, 0.49999997, 0.5, -0.5, 0.7, -3.0, float("nan"), "tensor", "special"]
@@ -156,6 +157,12 @@ def test_lerp_vector_loops_every_width(dtype):
             pa = ptcore.from_numpy(a.copy())
             pa.lerp_(ptcore.from_numpy(b), pw)
             np.testing.assert_array_equal(pa.numpy(), want)
+        # addcmul's vector loop: torch's fma(value * t1, t2, self)
+        c = rng.standard_normal(n).astype(dtype)
+        for value in (1, 0.001, -3.5):
+            np.testing.assert_array_equal(
+                ptcore.addcmul(*(ptcore.from_numpy(v) for v in (a, b, c)), value=value).numpy(),
+                torch.addcmul(*(torch.from_numpy(v) for v in (a, b, c)), value=value).numpy())
 
 
 @pytest.mark.parametrize("case", ["lerp_ number", "lerp tensor weight", "remainder", "fmod",

@@ -711,3 +711,76 @@ def test_step_and_zero_grad_profiler_ranges_match_torch():
         got.append(sorted((e.key, e.count) for e in prof.key_averages()
                           if e.key.startswith("Optimizer.")))
     assert got[1] == got[0]
+
+
+# -- torch.optim._functional ---------------------------------------------------
+
+_FUNCTIONAL_CALLS = {
+    "adam": (3, dict(amsgrad=True, beta1=0.9, beta2=0.99, lr=0.1, weight_decay=0.01, eps=1e-8,
+                     maximize=False)),
+    "adamw": (3, dict(amsgrad=False, beta1=0.9, beta2=0.99, lr=0.1, weight_decay=0.01,
+                      eps=1e-8, maximize=False)),
+    "adadelta": (2, dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False)),
+    "adagrad": (1, dict(lr=0.1, weight_decay=0.0, lr_decay=0.0, eps=1e-10, maximize=False)),
+    "adamax": (2, dict(eps=1e-8, beta1=0.9, beta2=0.99, lr=0.1, weight_decay=0.0)),
+    "asgd": (3, dict(lambd=1e-4, lr=0.1, t0=1e6, alpha=0.75, weight_decay=0.0)),
+    "nadam": (3, dict(beta1=0.9, beta2=0.99, lr=0.1, weight_decay=0.0, momentum_decay=4e-3,
+                      eps=1e-8)),
+    "radam": (2, dict(beta1=0.9, beta2=0.99, lr=0.1, weight_decay=0.0, eps=1e-8)),
+    "rmsprop": (3, dict(lr=0.01, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.9,
+                        centered=True)),
+    "rprop": (2, dict(step_size_min=1e-6, step_size_max=50.0, etaminus=0.5, etaplus=1.2)),
+}
+
+
+def _functional_state(lib, name, k, a):
+    """The state lists a fresh optimizer of ``name`` hands its functional form
+    (as torch: NAdam's mu_product and ASGD's mu and eta are 0-d tensors,
+    Rprop's step sizes start at lr)."""
+    state = [lib.zeros_like(a) for _ in range(k)]
+    if name == "nadam":
+        state[2] = lib.tensor(1.0, dtype=a.dtype)
+    elif name == "asgd":
+        state[1], state[2] = lib.tensor(1.0, dtype=a.dtype), lib.tensor(0.1, dtype=a.dtype)
+    elif name == "rprop":
+        state[1] = lib.full_like(a, 0.01)
+    return state
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(_FUNCTIONAL_CALLS) + ["sgd", "sparse_adam"])
+def test_optim_functional_module_matches_torch(name):
+    """ptcore.optim._functional exposes torch's functional update rules with
+    torch's signatures, and two steps of each give torch's values."""
+    import inspect
+    import torch.optim._functional as TF
+    import ptcore.optim._functional as PF
+    tsig, psig = inspect.signature(getattr(TF, name)), inspect.signature(getattr(PF, name))
+    assert [(p.name, p.kind, p.default) for p in psig.parameters.values()] == \
+        [(p.name, p.kind, p.default) for p in tsig.parameters.values()]
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    g = np.random.default_rng(1).standard_normal((3, 4))
+    got = []
+    for lib, F in ((torch, TF), (ptcore, PF)):
+        p = lib.tensor(a)
+        if name == "sgd":
+            bufs = [None]
+            for _ in range(2):
+                F.sgd([p], [lib.tensor(g)], bufs, weight_decay=0.01, momentum=0.9, lr=0.1,
+                      dampening=0.0, nesterov=True, maximize=False)
+        elif name == "sparse_adam":
+            ea, es = lib.zeros_like(p), lib.zeros_like(p)
+            grad = lib.sparse_coo_tensor([[0, 2]], lib.tensor(g[:2]), (3, 4))
+            for step in (1, 2):
+                F.sparse_adam([p], [grad], [ea], [es], [step], eps=1e-8, beta1=0.9, beta2=0.99,
+                              lr=0.1, maximize=False)
+        else:
+            k, kw = _FUNCTIONAL_CALLS[name]
+            state = _functional_state(lib, name, k, p)
+            step = lib.tensor(0.0)
+            for _ in range(2):
+                step += 1
+                getattr(F, name)([p], [lib.tensor(g)], *[[s] for s in state], [step], **kw)
+        got.append(p.numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-12, atol=1e-12)
+    assert TF._make_sparse is not None and callable(PF._make_sparse)

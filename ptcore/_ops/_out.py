@@ -1,0 +1,77 @@
+"""Outputs of the op front-ends: ``out=`` arguments (torch's ``resize_output``:
+an out of the wrong shape is resized, with a deprecation warning unless it
+was empty) and their dtype rules, and the shape rule of in-place ops, shared
+so every op words them the same way."""
+from ptcore._tensor import _TensorBase
+from ptcore._warn import warn_at_caller
+
+__all__ = ["resize_out", "copy_out", "check_same_dtype", "broadcast_shapes",
+           "check_inplace_shape"]
+
+
+def resize_out(out, shape):
+    """Resize ``out`` to ``shape`` as torch's ``resize_output``: a tensor
+    holding elements warns (the call is attributed to the user's line)."""
+    shape = tuple(shape)
+    if tuple(out.shape) != shape:
+        if out.numel() != 0:
+            warn_at_caller(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
+                "outputs will not be resized unless they have zero elements. You can explicitly "
+                "reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).")
+        out.resize_(shape)
+    return out
+
+
+def copy_out(out, result):
+    """``result`` written into ``out`` (resized first, as :func:`resize_out`)."""
+    resize_out(out, result.shape)
+    out.copy_(result)
+    return out
+
+
+def check_same_dtype(out, dtype):
+    """The ``out=`` of an op whose output keeps its input's dtype (torch's
+    TensorIterator ``check_all_same_dtype``: ``abs``, ``neg``, ``floor`` ...)
+    must have exactly that dtype; checked before the kernel's dtype support."""
+    if isinstance(out, _TensorBase) and out.dtype is not dtype:
+        raise RuntimeError(f"Found dtype {out.dtype._legacy} but expected {dtype._legacy}")
+
+
+def broadcast_shapes(*shapes):
+    """The broadcast of ``shapes`` (a list), folded left to right with torch's
+    ``infer_size``: each pair compared from the last dim, so a mismatch names
+    the last mismatched dim as torch does."""
+    out = []
+    for shape in shapes:
+        shape = list(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        off = len(out) - len(shape)
+        for i in range(len(out) - 1, off - 1, -1):
+            o, s = out[i], shape[i - off]
+            if o == s or s == 1:
+                continue
+            if o == 1:
+                out[i] = s
+            else:
+                raise RuntimeError(
+                    f"The size of tensor a ({o}) must match the size of tensor b ({s}) at "
+                    f"non-singleton dimension {i}")
+    return out
+
+
+def check_inplace_shape(self, operands):
+    """An in-place op's tensor ``operands`` must broadcast to ``self``'s shape
+    (torch checks it first, before the dtypes and the kernel's support)."""
+    shape = self.shape
+    for o in operands:
+        if isinstance(o, _TensorBase) and o.shape != shape:
+            b = broadcast_shapes(shape, *(t.shape for t in operands if isinstance(t, _TensorBase)))
+            if b != list(shape):
+                raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                                   f"shape {b}")
+            return
