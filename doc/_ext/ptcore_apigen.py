@@ -58,6 +58,8 @@ MODULES = [
     ("ptcore.utils.safetensors", "ptcore.utils.safetensors"),
     ("ptcore.utils.dlpack", "ptcore.utils.dlpack"),
     ("ptcore.utils.benchmark", "ptcore.utils.benchmark"),
+    ("ptcore.utils.flop_counter", "ptcore.utils.flop_counter"),
+    ("ptcore.utils.module_tracker", "ptcore.utils.module_tracker"),
     ("ptcore.overrides", "ptcore.overrides"),
     ("ptcore.accelerator", "ptcore.accelerator"),
     ("ptcore.cpu", "ptcore.cpu"),

@@ -306,6 +306,7 @@ def disable_saved_tensors_hooks(error_message):
 class _TaskTLS(threading.local):
     def __init__(self):
         self.stack = []            # (task id, checkpoint valid), innermost last
+        self.callbacks = []        # per task: queue_callback's final callbacks
 
 
 _task_tls = _TaskTLS()
@@ -316,6 +317,22 @@ def _current_graph_task_id():
     """Id of the backward pass running on this thread, -1 outside backward."""
     st = _task_tls.stack
     return st[-1][0] if st else -1
+
+
+def queue_callback(callback):
+    """Run ``callback()`` when the backward pass running on this thread has
+    finished (torch's ``Variable._execution_engine.queue_callback``): final
+    callbacks run in order, after every node, and may queue more."""
+    if not _task_tls.stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _task_tls.callbacks[-1].append(callback)
+
+
+def _run_final_callbacks(callbacks):
+    i = 0
+    while i < len(callbacks):      # a callback may queue another
+        callbacks[i]()
+        i += 1
 
 
 def _is_checkpoint_valid():
@@ -955,6 +972,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     nxt_node = None    # the only ready node, kept off the heap (chains)
     tasks = _task_tls.stack
     tasks.append((next(_task_ids), targets is None, deps, needed, accumulate))
+    final_callbacks = []
+    _task_tls.callbacks.append(final_callbacks)
     try:
         while True:
             if nxt_node is not None:
@@ -1110,9 +1129,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
             # that AccumulateGrad sees the buffer as their only holder and can
             # take a fresh gradient without copying it (_can_steal)
             gin = g = None
+        if final_callbacks:
+            _run_final_callbacks(final_callbacks)
     finally:
         _state.enabled = prev
         tasks.pop()
+        _task_tls.callbacks.pop()
     if capture is not None:
         return [capture.get(i) for i in range(len(targets))]
     return None

@@ -36,3 +36,17 @@ class VariableMeta(type):
 
 class Variable(metaclass=VariableMeta):
     """``torch.autograd.Variable``: a function-like class returning tensors."""
+
+
+class _ImperativeEngine:
+    """``Variable._execution_engine`` (torch's autograd engine object): what
+    libraries reach through it -- final callbacks of the running backward pass."""
+
+    @staticmethod
+    def queue_callback(callback):
+        """Run ``callback()`` once the running backward pass has finished."""
+        from ptcore.autograd.graph import queue_callback
+        queue_callback(callback)
+
+
+Variable._execution_engine = _ImperativeEngine()
