@@ -351,6 +351,50 @@ _gen.declare_core(Tensor)
 del _os, _gen
 
 
+# torch._C's Python-level names that scripts and libraries use (torchvision's
+# tv_tensors: ``from torch._C import DisableTorchFunctionSubclass``).  ptcore._C
+# is the tensor core, below the layers these come from, so the root attaches them.
+def _set_grad_enabled(enabled):
+    """``torch._C._set_grad_enabled``: switch grad mode (returns None)."""
+    import builtins
+    if not isinstance(enabled, builtins.bool):
+        raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                        f"not {type(enabled).__name__}")
+    set_grad_enabled(enabled)
+
+
+def _log_api_usage_once(event):
+    """``torch._C._log_api_usage_once``: ptcore logs no API usage."""
+    if not isinstance(event, str):
+        raise TypeError(f"_log_api_usage_once(): event must be a str, not {type(event).__name__}")
+
+
+def _install_c_names():
+    from ptcore._dispatch import torch_function as tf
+    from ptcore._dispatch import tracing
+    for name, value in {
+            "DisableTorchFunction": tf.DisableTorchFunction,
+            "DisableTorchFunctionSubclass": tf.DisableTorchFunctionSubclass,
+            "_disabled_torch_function_impl": tf._disabled_torch_function_impl,
+            "_is_torch_function_enabled": tf.is_torch_function_enabled,
+            "_is_torch_function_mode_enabled": tf.is_torch_function_mode_enabled,
+            "_has_torch_function": tf.has_torch_function,
+            "_has_torch_function_unary": tf.has_torch_function_unary,
+            "_has_torch_function_variadic": tf.has_torch_function_variadic,
+            # the active tracer (truthy) while ptcore.jit.trace records, else None
+            "_get_tracing_state": tracing.active_tracer,
+            "_set_grad_enabled": _set_grad_enabled,
+            "_log_api_usage_once": _log_api_usage_once,
+            "Generator": Generator,
+            "TensorBase": _TensorBase}.items():
+        setattr(_C, name, value)
+    _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
+
+
+_install_c_names()
+del _install_c_names
+
+
 # --- subpackages: imported on first use (``import ptcore`` stays fast) ---
 _LAZY_MODULES = {
     "nn": "ptcore.nn",

@@ -35,13 +35,17 @@ import re
 import typing
 from collections.abc import Sequence as _AbcSequence
 
+from ptcore._dispatch import op_overload as _op_overload
+from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch import table as _table
 from ptcore._dispatch.generate import entry as _make_entry
+from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
+from ptcore._ops_namespace import ops
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "infer_schema", "ops",
-           "opcheck", "register_autograd", "register_fake", "register_kernel"]
+__all__ = ["CustomOpDef", "Library", "OpOverload", "custom_op", "define", "impl", "infer_schema",
+           "ops", "opcheck", "register_autograd", "register_fake", "register_kernel"]
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 # qualname "ns::name" -> CustomOpDef
@@ -240,7 +244,7 @@ class CustomOpDef:
         return f"<CustomOpDef({self._qualname})>"
 
     def __call__(self, *args, **kwargs):
-        return self._opoverload(*args, **kwargs)
+        return self._entry(*args, **kwargs)
 
     # -- registration -------------------------------------------------------
     def _register(self):
@@ -250,18 +254,17 @@ class CustomOpDef:
 
         def factory(k):
             return self._make_body(k)
-        op = _make_entry(self._name, kernel, body=self._make_body(kernel), kind="function",
-                         family="custom", factory=factory, namespace=ns)
-        opdef = _table.op_of(op)
+        entry = _make_entry(self._name, kernel, body=self._make_body(kernel), kind="function",
+                            family="custom", factory=factory, namespace=ns)
+        opdef = _table.op_of(entry)
         opdef.tags = opdef.tags | {"custom"} | ({"inplace"} if self._mutates_args else set())
-        op.__name__ = self._name
-        op.__qualname__ = self._name
-        op.__module__ = "ptcore.ops." + self._namespace
-        op.__doc__ = self.__doc__
-        op.default = op
-        op._schema = self._schema
-        op._qualname = self._qualname
-        return opdef, op
+        entry.__name__ = self._name
+        entry.__qualname__ = self._name
+        entry.__module__ = "ptcore.ops." + self._namespace
+        entry.__doc__ = self.__doc__
+        self._entry = entry
+        packet = _op_overload.register_custom(self._namespace, self._name, self._schema, entry)
+        return opdef, packet.default
 
     def register_kernel(self, device_types, fn=None, /):
         """Register ``fn`` as the op's kernel for ``device_types`` ("cpu", "cuda" or a sequence).
@@ -446,7 +449,7 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
     ...     return x * 3
     >>> mul3(ptcore.ones(2))
     tensor([3., 3.])
-    >>> ptcore.ops.mylib.mul3 is mul3._opoverload
+    >>> ptcore.ops.mylib.mul3.default is mul3._opoverload
     True
     """
     if not isinstance(name, str):
@@ -472,7 +475,6 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
             s = schema
         op = CustomOpDef(m.group(1), m.group(2), s, f, mutates_args, types_)
         _REGISTRY[op._qualname] = op
-        setattr(ops._namespace(m.group(1)), m.group(2), op._opoverload)
         return op
     return inner if fn is None else inner(fn)
 
@@ -480,10 +482,10 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
 def _op(op):
     if isinstance(op, CustomOpDef):
         return op
-    if isinstance(op, str) and op in _REGISTRY:
-        return _REGISTRY[op]
-    q = getattr(op, "_qualname", None)
-    if q in _REGISTRY:
+    if isinstance(op, OpOverload):
+        op = op.overloadpacket
+    q = op._qualified_op_name if isinstance(op, OpOverloadPacket) else op
+    if isinstance(q, str) and q in _REGISTRY:
         return _REGISTRY[q]
     raise ValueError(f"not a custom op of ptcore.library: {op!r}")
 
@@ -505,118 +507,136 @@ def register_kernel(op, device_types, fn=None, /):
     return _op(op).register_kernel(device_types, fn)
 
 
-def opcheck(op, args, kwargs=None, *, atol=1e-6, rtol=1e-5):
-    """Check a custom op's registrations on one input (``torch.library.opcheck``'s role).
+class OpCheckError(AssertionError):
+    """A check of :func:`opcheck` failed (torch's ``OpCheckError``)."""
 
-    Checks that the kernel's outputs do not alias its inputs, that the
-    function registered with ``register_fake`` (if any) returns outputs with
-    the kernel's shapes and dtypes, and, when a formula is registered and the
-    floating-point inputs can be promoted to float64, that its gradients agree
-    with finite differences (:func:`ptcore.autograd.gradcheck`).
+
+_OPCHECK_TESTS = ("test_schema", "test_autograd_registration", "test_faketensor",
+                  "test_aot_dispatch_dynamic")
+
+
+def opcheck(op, args, kwargs=None, *, test_utils=_OPCHECK_TESTS, raise_exception=True,
+            atol=None, rtol=None):
+    """Check a custom op's registrations on one input (``torch.library.opcheck``).
+
+    The tests, named as torch's:
+
+    ``test_schema``
+        The op runs, and its outputs do not alias its inputs.
+    ``test_autograd_registration``
+        When an input requires grad, the op has a derivative formula
+        (:meth:`CustomOpDef.register_autograd`) or mutates its arguments.
+    ``test_faketensor``
+        A shape function is registered (:meth:`CustomOpDef.register_fake`) and
+        its outputs have the kernel's shapes and dtypes.
+    ``test_aot_dispatch_dynamic``
+        When a formula is registered and the floating-point inputs can be
+        promoted to float64, its gradients agree with finite differences
+        (:func:`ptcore.autograd.gradcheck`, ``atol``/``rtol``).
+
+    Returns
+    -------
+    dict
+        test name -> ``"SUCCESS"``, or the exception it raised when
+        ``raise_exception`` is False.
 
     Raises
     ------
-    AssertionError
-        A check failed (the message names it).
+    OpCheckError
+        A test failed and ``raise_exception`` is True (an ``AssertionError``).
     """
-    from ptcore.autograd.gradcheck import gradcheck
     o = _op(op)
     kwargs = dict(kwargs or {})
-    out = o._opoverload(*args, **kwargs)
-    if o._fake is not None:
-        fake = o._fake(*args, **kwargs)
-        real_t = out if isinstance(out, (tuple, list)) else (out,)
-        fake_t = fake if isinstance(fake, (tuple, list)) else (fake,)
-        if len(real_t) != len(fake_t):
-            raise AssertionError(f"opcheck({o._qualname}): the fake function returns "
-                                 f"{len(fake_t)} outputs, the kernel {len(real_t)}")
-        for k, (r, f) in enumerate(zip(real_t, fake_t)):
-            if isinstance(r, _TensorBase):
-                if not isinstance(f, _TensorBase) or tuple(r.shape) != tuple(f.shape) or \
-                        r.dtype != f.dtype:
-                    raise AssertionError(
-                        f"opcheck({o._qualname}): output {k}: the kernel gives "
-                        f"{tuple(r.shape)} {r.dtype}, the fake function "
-                        f"{getattr(f, 'shape', None)} {getattr(f, 'dtype', type(f).__name__)}")
-    if o._backward is not None:
-        def is_float(a):
-            return isinstance(a, _TensorBase) and a.dtype.is_floating_point
-        dargs = tuple(a.detach().double().requires_grad_(True) if is_float(a) else a
-                      for a in args)
-        if any(is_float(a) for a in dargs):
-            if not gradcheck(lambda *a: o._opoverload(*a, **kwargs), dargs, atol=atol,
-                             rtol=rtol, raise_exception=False):
-                raise AssertionError(f"opcheck({o._qualname}): the registered backward "
-                                     "disagrees with finite differences")
-    return True
+    tests = (test_utils,) if isinstance(test_utils, str) else tuple(test_utils)
+    unknown = [t for t in tests if t not in _OPCHECK_TESTS]
+    if unknown:
+        raise ValueError(f"opcheck: unknown test_utils {unknown}; expected some of "
+                         f"{list(_OPCHECK_TESTS)}")
+    results = {}
+    for t in tests:
+        try:
+            _OPCHECKS[t](o, args, kwargs, 1e-6 if atol is None else atol,
+                         1e-5 if rtol is None else rtol)
+            results[t] = "SUCCESS"
+        except Exception as e:
+            if raise_exception:
+                raise OpCheckError(f"opcheck(op, ...): {t} failed with {e}") from e
+            results[t] = e
+    return results
+
+
+def _check_schema(o, args, kwargs, atol, rtol):
+    o._entry(*args, **kwargs)
+
+
+def _check_autograd_registration(o, args, kwargs, atol, rtol):
+    grads = any(t.requires_grad for a in list(args) + list(kwargs.values()) for t in _tensors(a))
+    if grads and o._backward is None and not o._mutates_args:
+        raise RuntimeError(f"{o._qualname}: an input requires grad but no autograd formula is "
+                           "registered; use register_autograd to add one")
+
+
+def _check_fake(o, args, kwargs, atol, rtol):
+    if o._fake is None:
+        raise RuntimeError(f"There was no fake impl registered for {o!r}. Please use "
+                           f"`{o._name}.register_fake` to add an fake impl.")
+    out = o._entry(*args, **kwargs)
+    fake = o._fake(*args, **kwargs)
+    real_t = out if isinstance(out, (tuple, list)) else (out,)
+    fake_t = fake if isinstance(fake, (tuple, list)) else (fake,)
+    if len(real_t) != len(fake_t):
+        raise AssertionError(f"{o._qualname}: the fake function returns {len(fake_t)} "
+                             f"outputs, the kernel {len(real_t)}")
+    for k, (r, f) in enumerate(zip(real_t, fake_t)):
+        if isinstance(r, _TensorBase) and (not isinstance(f, _TensorBase) or
+                                           tuple(r.shape) != tuple(f.shape) or
+                                           r.dtype != f.dtype):
+            raise AssertionError(
+                f"{o._qualname}: output {k}: the kernel gives {tuple(r.shape)} {r.dtype}, "
+                f"the fake function {getattr(f, 'shape', None)} "
+                f"{getattr(f, 'dtype', type(f).__name__)}")
+
+
+def _check_gradients(o, args, kwargs, atol, rtol):
+    from ptcore.autograd.gradcheck import gradcheck
+    if o._backward is None:
+        return
+
+    def is_float(a):
+        return isinstance(a, _TensorBase) and a.dtype.is_floating_point
+    dargs = tuple(a.detach().double().requires_grad_(True) if is_float(a) else a for a in args)
+    if any(is_float(a) for a in dargs) and \
+            not gradcheck(lambda *a: o._entry(*a, **kwargs), dargs, atol=atol, rtol=rtol,
+                          raise_exception=False):
+        raise AssertionError(f"{o._qualname}: the registered backward disagrees with finite "
+                             "differences")
+
+
+_OPCHECKS = {"test_schema": _check_schema,
+             "test_autograd_registration": _check_autograd_registration,
+             "test_faketensor": _check_fake, "test_aot_dispatch_dynamic": _check_gradients}
 
 
 # ---------------------------------------------------------------------------
 # the low-level API: Library.define / impl (schema strings)
 # ---------------------------------------------------------------------------
 
-_SCHEMA = re.compile(r"^\s*(?:([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)?)\s*)?\((.*)\)\s*->\s*(.+?)\s*$")
-_ARG = re.compile(r"^([A-Za-z_][\w]*(?:\([a-z0-9]*!?\))?(?:\[\d*\])?\??)\s+([A-Za-z_]\w*)"
-                  r"(?:\s*=\s*(.+))?$")
-_LITERALS = {"True": True, "False": False, "None": None}
-
-
-def _split_args(text):
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-def _parse_default(text, where):
-    import ast
-    text = text.strip()
-    if text in _LITERALS:
-        return _LITERALS[text]
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        raise ValueError(f"{where}: cannot read the default value {text!r}") from None
-
-
 def _parse_schema(schema):
     """(name or None, inspect.Signature, mutated argument names) of a schema string."""
-    if not isinstance(schema, str):
-        raise TypeError(f"schema must be a string, not {type(schema).__name__}")
-    m = _SCHEMA.match(schema)
-    if m is None:
-        raise ValueError(f"cannot parse the schema {schema!r}: expected "
-                         "'name(Tensor x, float a=1.0) -> Tensor'")
-    params, mutated, kw_only = [], [], False
-    for arg in _split_args(m.group(2)):
-        if arg == "*":
-            kw_only = True
-            continue
-        am = _ARG.match(arg)
-        if am is None:
-            raise ValueError(f"cannot parse the argument {arg!r} of the schema {schema!r}")
-        typ, name, default = am.groups()
-        if "!" in typ:
-            mutated.append(name)
-        kind = inspect.Parameter.KEYWORD_ONLY if kw_only else \
-            inspect.Parameter.POSITIONAL_OR_KEYWORD
-        d = inspect.Parameter.empty if default is None else _parse_default(default, schema)
-        params.append(inspect.Parameter(name, kind, default=d))
+    try:
+        fs = _op_schema.parse(schema, name="")
+    except ValueError as e:
+        raise ValueError(f"cannot parse the schema {schema!r}: {e}") from None
+    params = [inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY if a.kwarg_only else
+                                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                default=a.default_value if a.has_default_value() else
+                                inspect.Parameter.empty) for a in fs.arguments]
     try:
         sig = inspect.Signature(params)
     except ValueError as e:
         raise ValueError(f"schema {schema!r}: {e}") from None
-    return m.group(1), sig, tuple(mutated)
+    mutated = tuple(a.name for a in fs.arguments if a.is_write)
+    return fs.name or None, sig, mutated
 
 
 _DEVICE_OF_KEY = {"cpu": "cpu", "cuda": "cuda", "compositeimplicitautograd": None,
@@ -661,7 +681,6 @@ class Library:
         op = CustomOpDef(self.ns, name, schema[schema.index("("):].strip(), None, mutated, (),
                          sig=sig)
         _REGISTRY[op._qualname] = op
-        setattr(ops._namespace(self.ns), name, op._opoverload)
         self._defined.append(op._qualname)
         return name
 
@@ -682,7 +701,7 @@ class Library:
             op = _REGISTRY.pop(qual, None)
             if op is not None:
                 _table.OPS.pop(("ops." + op._namespace, op._name), None)
-                ops._namespace(op._namespace).__dict__.pop(op._name, None)
+                _op_overload.remove_custom(op._namespace, op._name)
         self._defined = []
 
 
@@ -701,6 +720,10 @@ def _register_for_key(op, key, fn):
 def define(qualname, schema, *, lib=None, tags=()):
     """Define the op ``"ns::name"`` with ``schema`` (``"(Tensor x) -> Tensor"``), without a kernel.
 
+    ``define(lib, "name(Tensor x) -> Tensor")`` (a :class:`Library` first, torch's
+    older form) is a decorator: it defines the op in ``lib`` and registers the
+    function as its kernel for every device.
+
     Examples
     --------
     >>> ptcore.library.define("mylib::twice", "(Tensor x) -> Tensor")
@@ -710,6 +733,11 @@ def define(qualname, schema, *, lib=None, tags=()):
     >>> ptcore.ops.mylib.twice(ptcore.ones(2))
     tensor([2., 2.])
     """
+    if isinstance(qualname, Library):
+        def wrap(f):
+            qualname.impl(qualname.define(schema), f)
+            return f
+        return wrap
     m = _NAME.match(qualname) if isinstance(qualname, str) else None
     if m is None:
         raise ValueError(f"define: expected a name of the form 'namespace::opname', got "
@@ -719,7 +747,29 @@ def define(qualname, schema, *, lib=None, tags=()):
 
 def impl(qualname, types, func=None, *, lib=None):
     """Register ``func`` as the kernel of op ``qualname`` for device ``types``
-    (``"cpu"``, ``"cuda"``, a sequence of them, or a dispatch key); a decorator without ``func``."""
+    (``"cpu"``, ``"cuda"``, a sequence of them, or a dispatch key); a decorator without ``func``.
+
+    ``impl(lib, "name", "CPU")`` (a :class:`Library` first, torch's older form)
+    is a decorator that registers the function with ``lib.impl(name, f, "CPU")``.
+
+    Examples
+    --------
+    >>> lib = ptcore.library.Library("mylib2", "DEF")
+    >>> lib.define("twice(Tensor x) -> Tensor")
+    'twice'
+    >>> @ptcore.library.impl(lib, "twice", "CPU")
+    ... def twice(x):
+    ...     return x * 2
+    >>> ptcore.ops.mylib2.twice(ptcore.ones(2))
+    tensor([2., 2.])
+    """
+    if isinstance(qualname, Library):
+        key = func if func is not None else ""
+
+        def wrap(f):
+            qualname.impl(types, f, key)
+            return f
+        return wrap
     op = _op(qualname)
     keys = (types,) if isinstance(types, str) else tuple(types)
 
@@ -728,43 +778,3 @@ def impl(qualname, types, func=None, *, lib=None):
             _register_for_key(op, k, f)
         return f
     return register if func is None else register(func)
-
-
-class _OpNamespace:
-    """``ptcore.ops.<namespace>``: the custom ops of one namespace."""
-
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return f"<ptcore.ops.{self._name}>"
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise AttributeError(f"'ptcore.ops.{self._name}' has no op '{name}' (custom ops are "
-                             "registered with ptcore.library.custom_op)")
-
-
-class _Ops:
-    """``ptcore.ops``: one namespace object per custom-op namespace (``torch.ops``)."""
-
-    def __init__(self):
-        self._namespaces = {}
-
-    def _namespace(self, name):
-        ns = self._namespaces.get(name)
-        if ns is None:
-            ns = self._namespaces[name] = _OpNamespace(name)
-        return ns
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._namespace(name)
-
-    def __repr__(self):
-        return "<ptcore.ops>"
-
-
-ops = _Ops()

@@ -44,7 +44,7 @@ LAYERS = [
                  "ptcore.sparse", "ptcore.distributions", "ptcore.quasirandom", "ptcore.signal",
                  "ptcore.functional", "ptcore.version", "ptcore._legacy_types", "ptcore.storage",
                  "ptcore.library", "ptcore._nn_functions", "ptcore.compiler", "ptcore._dynamo",
-                 "ptcore._inductor", "ptcore._config_module",
+                 "ptcore._inductor", "ptcore._config_module", "ptcore._ops_namespace",
                  "ptcore._streams", "ptcore._absent_device", "ptcore.mps", "ptcore.xpu",
                  "ptcore.mtia", "ptcore.futures", "ptcore.types", "ptcore.torch_version",
                  "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",

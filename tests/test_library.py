@@ -240,10 +240,11 @@ def test_ops_namespace_and_redefinition():
     @custom_op(name, mutates_args=())
     def f(x: Tensor) -> Tensor:
         return x + 1
-    entry = getattr(getattr(ptcore.ops, ns), op_name)
-    assert entry is f._opoverload and entry.default is entry
-    assert entry._schema == "(Tensor x) -> Tensor"
-    np.testing.assert_array_equal(entry(ptcore.zeros(2)).numpy(), [1.0, 1.0])
+    packet = getattr(getattr(ptcore.ops, ns), op_name)
+    assert packet.default is f._opoverload and packet.overloads() == ["default"]
+    assert str(f._opoverload._schema) == f"{ns}::{op_name}(Tensor x) -> Tensor"
+    np.testing.assert_array_equal(packet(ptcore.zeros(2)).numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(packet.default(ptcore.zeros(2)).numpy(), [1.0, 1.0])
     with pytest.raises(AttributeError, match="no op"):
         getattr(ptcore.ops, ns).not_an_op
 
@@ -252,6 +253,37 @@ def test_ops_namespace_and_redefinition():
         return x + 2
     np.testing.assert_array_equal(getattr(getattr(ptcore.ops, ns), op_name)(
         ptcore.zeros(2)).numpy(), [2.0, 2.0])
+
+
+def test_custom_op_handles_are_torchs():
+    """``ptcore.ops.<ns>.<op>`` is an OpOverloadPacket as in torch (not a function),
+    with torch's str/repr/name/schema; the mode's ``func`` is its ``default``."""
+    from ptcore.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._python_dispatch import TorchDispatchMode as TMode
+    k = next(_ids)
+    got = []
+    for lib, mod, base, ns in ((ptcore, ptcore.library, TorchDispatchMode, f"ptc_h{k}"),
+                               (torch, torch.library, TMode, f"ptc_h{k}")):
+        @mod.custom_op(f"{ns}::twice", mutates_args=())
+        def twice(x: lib.Tensor, a: float) -> lib.Tensor:
+            return x * a
+        packet = getattr(lib.ops, ns).twice
+        seen = []
+
+        class Grab(base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(func)
+                return func(*args, **(kwargs or {}))
+        with Grab():
+            r = twice(lib.ones(2), 3.0)
+        func = [f for f in seen if "twice" in str(f)][0]
+        assert func is packet.default is twice._opoverload
+        assert func.overloadpacket is packet
+        got.append((type(packet).__name__, type(func).__name__, repr(packet), str(packet),
+                    repr(func), str(func), func.name(), func.__name__,
+                    str(func._schema).replace(ns, "NS"), func._schema.name,
+                    func._schema.overload_name, packet.overloads(), r.tolist()))
+    assert got[0] == got[1]
 
 
 # ---------------------------------------------------------------------------
@@ -331,9 +363,11 @@ def test_profiler_and_dispatch_mode_see_the_op(square_plus):
 def test_opcheck(square_plus):
     x, y = ptcore.randn(3, dtype=ptcore.float64), ptcore.randn(3, dtype=ptcore.float64)
     square_plus.register_fake(lambda x, y: ptcore.empty_like(x))
-    assert ptcore.library.opcheck(square_plus, (x, y))
+    assert ptcore.library.opcheck(square_plus, (x, y)) == {
+        "test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
+        "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
     square_plus.register_fake(lambda x, y: x.new_empty(5))
-    with pytest.raises(AssertionError, match="fake function"):
+    with pytest.raises(AssertionError, match="test_faketensor failed .* fake function"):
         ptcore.library.opcheck(square_plus, (x, y))
     square_plus.register_fake(lambda x, y: ptcore.empty_like(x))
 
@@ -341,8 +375,35 @@ def test_opcheck(square_plus):
     def cube(x: Tensor) -> Tensor:
         return x * x * x
     cube.register_autograd(lambda ctx, g: g * 2)
-    with pytest.raises(AssertionError, match="finite differences"):
+    with pytest.raises(AssertionError, match="no fake impl"):
         ptcore.library.opcheck(cube, (x,))
+    with pytest.raises(AssertionError, match="finite differences"):
+        ptcore.library.opcheck(cube, (x,), test_utils="test_aot_dispatch_dynamic")
+
+
+def test_opcheck_returns_torchs_dict():
+    """torch.library.opcheck returns {test name: "SUCCESS" or the exception}; ptcore's too."""
+    k = next(_ids)
+    results = []
+    for lib, mod in ((ptcore, ptcore.library), (torch, torch.library)):
+        @mod.custom_op(f"ptc_oc{k}::sq", mutates_args=())
+        def sq(x: lib.Tensor) -> lib.Tensor:
+            return x * x
+        x = lib.ones(2, dtype=lib.float64)
+        no_fake = mod.opcheck(sq, (x,), raise_exception=False)
+        sq.register_fake(lambda x: lib.empty_like(x))
+        full = mod.opcheck(sq, (x,))
+        one = mod.opcheck(sq, (x,), test_utils=("test_schema",))
+        results.append(({k: "SUCCESS" if v == "SUCCESS" else "FAIL" for k, v in no_fake.items()},
+                        full, one))
+    assert results[0][1:] == results[1][1:]
+    assert results[0][1] == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
+                             "test_faketensor": "SUCCESS",
+                             "test_aot_dispatch_dynamic": "SUCCESS"}
+    # without a fake function test_faketensor fails in both (the value is the exception)
+    assert list(results[0][0]) == list(results[1][0])
+    assert results[0][0]["test_faketensor"] == results[1][0]["test_faketensor"] == "FAIL"
+    assert results[0][0]["test_schema"] == results[1][0]["test_schema"] == "SUCCESS"
 
 
 # ---------------------------------------------------------------------------
@@ -364,6 +425,30 @@ def test_library_define_and_impl_as_torch():
     assert results[0] == results[1] == ([3.5, 3.5], [3.0, 3.0])
     with pytest.raises(ValueError, match="Unsupported kind"):
         ptcore.library.Library(ns, "BAD")
+
+
+def test_impl_decorator_with_a_library_as_torch():
+    """torch.library.impl(lib, "name", "CPU") as a decorator (the older form), and
+    torch.library.define(lib, schema)."""
+    k = next(_ids)
+    results = []
+    for mod, lib in ((ptcore.library, ptcore), (torch.library, torch)):
+        L = mod.Library(f"ptc_impl{k}", "DEF")
+        L.define("twice(Tensor x) -> Tensor")
+
+        @mod.impl(L, "twice", "CPU")
+        def twice(x):
+            return x * 2
+
+        @mod.define(L, "thrice(Tensor x) -> Tensor")
+        def thrice(x):
+            return x * 3
+        ns = getattr(lib.ops, f"ptc_impl{k}")
+        results.append((twice(lib.ones(2)).tolist(), ns.twice(lib.ones(2)).tolist(),
+                        ns.thrice.default(lib.ones(2)).tolist(), str(ns.twice.default._schema)))
+        del L
+    assert results[0] == results[1] == ([2.0, 2.0], [2.0, 2.0], [3.0, 3.0],
+                                        f"ptc_impl{k}::twice(Tensor x) -> Tensor")
 
 
 def test_define_impl_functions_and_autograd():
@@ -408,6 +493,6 @@ def test_unsupported_dispatch_key_and_impl_library():
 def test_custom_ops_keep_the_table_consistent(square_plus):
     from ptcore._dispatch.table import OPS, op_of
     d = OPS[("ops.ptc_layers", "square_plus")]
-    assert d is square_plus._opdef is op_of(square_plus._opoverload)
+    assert d is square_plus._opdef is op_of(square_plus._entry)
     assert d.tags == {"custom"} and d.kind == "function" and d.autocast is None
     assert callable(d.raw) and callable(d.body)

@@ -307,3 +307,34 @@ def test_inductor_config_defaults_groups_and_unknown_names():
         tcfg.triton.no_such_setting = 1
     with pytest.raises(AttributeError):
         cfg.triton = 3
+
+
+def _c_script_names(L):
+    """torch._C names scripts call directly: grad mode, the tracing state, API
+    usage logging, Generator and TensorBase."""
+    C = L._C
+    out = [C._set_grad_enabled(False), L.is_grad_enabled()]
+    C._set_grad_enabled(True)
+    out.append(L.is_grad_enabled())
+    for bad in (lambda: C._set_grad_enabled(1), lambda: C._log_api_usage_once(1)):
+        try:
+            bad()
+            out.append("no error")
+        except Exception as e:  # noqa: BLE001
+            out.append(type(e).__name__)
+    out.append(C._log_api_usage_once("python.script"))
+    out.append(C._get_tracing_state())
+    seen = []
+
+    def f(x):
+        seen.append(C._get_tracing_state() is not None)
+        return x * 2
+    L.jit.trace(f, L.ones(2), check_trace=False)
+    out.append(seen)
+    out += [C.Generator is L.Generator, isinstance(L.ones(1), C.TensorBase),
+            C.TensorBase in L.Tensor.__mro__, L.Tensor is not C.TensorBase]
+    return out
+
+
+def test_c_script_names_as_torch():
+    assert _c_script_names(ptcore) == _c_script_names(torch)

@@ -22,7 +22,7 @@ __all__ = ["TorchFunctionMode", "handle_torch_function", "has_torch_function",
            "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
            "tensor_torch_function", "as_subclass", "_get_current_function_mode",
            "_get_current_function_mode_stack", "_pop_mode_temporarily",
-           "is_torch_function_mode_enabled"]
+           "is_torch_function_mode_enabled", "is_torch_function_enabled"]
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -220,6 +220,12 @@ def is_tensor_like(inp):
 
 def is_torch_function_mode_enabled():
     return bool(_st.modes) and not _st.all_disabled
+
+
+def is_torch_function_enabled():
+    """False inside ``DisableTorchFunction`` or ``DisableTorchFunctionSubclass``
+    (``torch._C._is_torch_function_enabled``)."""
+    return not (_st.sub_disabled or _st.all_disabled)
 
 
 _get_current_function_mode = _st.current

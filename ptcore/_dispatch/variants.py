@@ -60,12 +60,12 @@ _DECLARED = {
         fft fft2 fftfreq fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft ihfft2 ihfftn irfft irfft2
         irfftn rfft rfft2 rfftfreq rfftn""",
     ('linalg', 'function'): """
-        diagonal linalg_lstsq matrix_exp vander""",
+        diagonal matrix_exp vander""",
     ('linalg', 'function out'): """
         cond householder_product ldl_factor ldl_factor_ex ldl_solve linalg_cholesky
         linalg_cholesky_ex linalg_cross linalg_det linalg_eig linalg_eigh linalg_eigvals
-        linalg_eigvalsh linalg_inv linalg_inv_ex linalg_lu_factor linalg_lu_factor_ex linalg_pinv
-        linalg_qr linalg_slogdet linalg_solve linalg_solve_ex linalg_svd linalg_svdvals lu
+        linalg_eigvalsh linalg_inv linalg_inv_ex linalg_lstsq linalg_lu_factor linalg_lu_factor_ex
+        linalg_pinv linalg_qr linalg_slogdet linalg_solve linalg_solve_ex linalg_svd linalg_svdvals lu
         lu_solve matrix_norm matrix_power matrix_rank multi_dot norm solve_triangular tensorinv
         tensorsolve vecdot vector_norm""",
     ('nn.functional', 'function'): """
@@ -115,18 +115,18 @@ _DECLARED = {
     ('ptcore', 'function inplace out'): """
         normal""",
     ('ptcore', 'function method'): """
-        adjoint allclose argsort argwhere as_strided_scatter bincount broadcast_to chunk clone
-        conj corrcoef count_nonzero cov det diag_embed diagflat diagonal diagonal_scatter dist
-        dsplit equal flatten flip fliplr flipud hardshrink hsplit is_complex is_conj
-        is_floating_point is_inference is_neg is_nonzero is_same_size is_signed isclose isfinite
-        isinf isnan isneginf isposinf isreal istft log_softmax logdet matrix_exp moveaxis movedim
-        narrow nonzero_static numel permute pinverse prelu ravel repeat_interleave reshape
-        resolve_conj resolve_neg roll rot90 rsub select select_scatter signbit slice_scatter
-        slogdet softmax split split_with_sizes stft tensor_split tile trace unbind unflatten
-        unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes vsplit""",
+        adjoint allclose argsort argwhere as_strided_scatter bincount broadcast_to chunk clone conj
+        corrcoef count_nonzero cov det diag_embed diagflat diagonal diagonal_scatter dist dsplit
+        equal flatten flip fliplr flipud hardshrink hsplit is_complex is_conj is_floating_point
+        is_inference is_neg is_nonzero is_same_size is_signed isclose isfinite isinf isnan isreal
+        istft log_softmax logdet matrix_exp moveaxis movedim narrow nonzero_static numel permute
+        pinverse prelu ravel repeat_interleave reshape resolve_conj resolve_neg roll rot90 rsub
+        select select_scatter slice_scatter softmax split split_with_sizes stft tensor_split
+        tile trace unbind unflatten unique unique_consecutive unsafe_chunk unsafe_split
+        unsafe_split_with_sizes vsplit""",
     ('ptcore', 'function method inplace'): """
         as_strided clamp_max clamp_min detach index_fill index_put masked_fill masked_scatter put
-        renorm squeeze swapaxes swapdims t transpose unsqueeze""",
+        relu renorm squeeze swapaxes swapdims t transpose unsqueeze""",
     ('ptcore', 'function method inplace out'): """
         absolute acos acosh addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin arcsinh
         arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli ceil clamp clip
@@ -135,7 +135,7 @@ _DECLARED = {
         hypot i0 igamma igammac index_add index_copy index_reduce lcm ldexp lerp less less_equal
         lgamma log log10 log1p log2 logical_and logical_not logical_or logical_xor logit maximum
         minimum multiply mvlgamma nan_to_num negative nextafter not_equal polygamma rad2deg
-        reciprocal relu round rsqrt scatter scatter_add scatter_reduce sgn sigmoid sign sin sinc
+        reciprocal round rsqrt scatter scatter_add scatter_reduce sgn sigmoid sign sin sinc
         sinh sqrt square subtract tan tanh tril triu true_divide trunc xlogy""",
     ('ptcore', 'function method inplace out operator'): """
         abs add bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
@@ -144,11 +144,11 @@ _DECLARED = {
         positive""",
     ('ptcore', 'function method out'): """
         all amax amin aminmax angle any argmax argmin bmm cholesky cholesky_inverse cholesky_solve
-        cross cummax cummin diag diff dot frexp gather geqrf ger histc histogram index_select
-        inner inverse kron kthvalue logaddexp logaddexp2 logcumsumexp logsumexp lu lu_solve
-        masked_select matrix_power max mean median min mm mode msort multinomial mv nanmean
+        cross cummax cummin diag diff dot frexp gather geqrf ger histc histogram index_select inner
+        inverse isneginf isposinf kron kthvalue logaddexp logaddexp2 logcumsumexp logsumexp lu
+        lu_solve masked_select matrix_power max mean median min mm mode msort multinomial mv nanmean
         nanmedian nanquantile nansum narrow_copy nonzero norm orgqr ormqr outer prod qr quantile
-        sort std sum svd take take_along_dim topk triangular_solve var vdot where""",
+        signbit slogdet sort std sum svd take take_along_dim topk triangular_solve var vdot where""",
     ('ptcore', 'function method out operator'): """
         matmul""",
     ('ptcore', 'function out'): """

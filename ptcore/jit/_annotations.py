@@ -107,10 +107,30 @@ def matches_spec(obj, spec):
     raise TypeError(f"jit.isinstance: bad type record {spec!r}")
 
 
+# container types that need their element types, by torch's name for them
+_RAW_CONTAINERS = {list: "list", dict: "dict", tuple: "tuple", typing.List: "List",
+                   typing.Dict: "Dict", typing.Tuple: "Tuple", typing.Optional: "Optional"}
+
+
 def jit_isinstance(obj, target_type):
     """``torch.jit.isinstance``: whether ``obj`` is of TorchScript type
     ``target_type``, container element types included
-    (``List[Tensor]``, ``Dict[str, int]``, ``Optional[Tuple[int, int]]``)."""
+    (``List[Tensor]``, ``Dict[str, int]``, ``Optional[Tuple[int, int]]``);
+    a tuple of types matches any of them."""
+    if builtins.isinstance(target_type, tuple):
+        return any(jit_isinstance(obj, t) for t in target_type)
+    if builtins.isinstance(target_type, (str, list, dict, set)):
+        raise RuntimeError("The second argument to `torch.jit.isinstance` must be a type or a "
+                           "tuple of types")
+    name = _RAW_CONTAINERS.get(target_type)
+    if name is not None:
+        if name.endswith("ict"):
+            raise RuntimeError(f"Attempted to use {name} without contained types. Please add "
+                               f"contained type, e.g. {name}[int, int]")
+        raise RuntimeError(f"Attempted to use {name} without a contained type. Please add a "
+                           f"contained type, e.g. {name}[int]")
+    if typing.get_origin(target_type) is None:
+        return builtins.isinstance(obj, target_type)     # a plain class, as torch's eager check
     return matches_spec(obj, type_spec(target_type))
 
 

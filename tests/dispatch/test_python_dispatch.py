@@ -74,13 +74,25 @@ def test_kwargs_reach_the_mode(T, Base):
     assert t.dtype == T.float64 and t.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
-def test_kwargs_of_a_call_are_forwarded():
-    Log = _logger(pd.TorchDispatchMode)
-    x = ptcore.arange(6.0).reshape(2, 3)
-    with Log() as mode:
-        s = ptcore.sum(x, dim=1, keepdim=True)
-    (_, name, kw), = mode.log
-    assert name == "sum" and kw == {"dim": 1, "keepdim": True}
+@pytest.mark.parametrize("T,Base", PAIRS)
+def test_arguments_reach_the_mode_in_torchs_form(T, Base):
+    """Positional up to the schema's ``*`` (dim as a list), keywords after it,
+    arguments equal to their defaults left out, as torch's dispatcher gives them."""
+    seen = []
+
+    class Log(Base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), args[1:], kwargs))
+            return func(*args, **(kwargs or {}))
+    x = T.arange(6.0).reshape(2, 3)
+    with Log():
+        s = T.sum(x, dim=1, keepdim=True)
+        T.sum(x, dim=0, keepdim=False, dtype=T.float64)
+        x.view(3, 2)
+        x.mean((0, 1))
+    assert seen == [("aten.sum.dim_IntList", ([1], True), {}),
+                    ("aten.sum.dim_IntList", ([0],), {"dtype": T.float64}),
+                    ("aten.view.default", ([3, 2],), {}), ("aten.mean.dim", ([0, 1],), {})]
     assert s.tolist() == [[3.0], [12.0]]
 
 

@@ -381,10 +381,46 @@ def _disable_run(lib, ov, C):
 
 
 def test_disable_torch_function():
-    # ptcore has no _C: the contexts live in ptcore.overrides
+    # the contexts live in ptcore._dispatch.torch_function, reached as
+    # ptcore.overrides.X and (as torch's scripts write) ptcore._C.X
     p = _disable_run(ptcore, overrides, overrides)
     t = _disable_run(torch, torch.overrides, torch._C)
     assert p == t
+    assert _disable_run(ptcore, overrides, ptcore._C) == t
+
+
+def _c_protocol_names(lib):
+    """torch._C's protocol names as tv_tensors and overrides-aware code use them."""
+    from importlib import import_module
+    C = import_module(lib.__name__ + "._C")      # ``from torch._C import ...`` works
+    out = [C.DisableTorchFunctionSubclass is lib._C.DisableTorchFunctionSubclass]
+
+    class Opted(lib.Tensor):
+        __torch_function__ = C._disabled_torch_function_impl
+
+    class Sub(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(C._is_torch_function_enabled())
+            return super().__torch_function__(func, types, args, kwargs)
+    seen = []
+    s = lib.ones(1).as_subclass(Sub)
+    out.append(type(lib.ones(2).as_subclass(Opted) + 1).__name__)
+    out.append(type(s + 1).__name__)
+    out.append(seen[:1])
+    out.append(C._is_torch_function_enabled())
+    with C.DisableTorchFunctionSubclass():
+        out.append((C._is_torch_function_enabled(), type(s + 1).__name__))
+    with C.DisableTorchFunction():
+        out.append(C._is_torch_function_enabled())
+    out.append((C._has_torch_function((s,)), C._has_torch_function_unary(lib.ones(1)),
+                C._has_torch_function_variadic(lib.ones(1), s),
+                C._is_torch_function_mode_enabled()))
+    return out
+
+
+def test_c_protocol_names_match_torch():
+    assert _c_protocol_names(ptcore) == _c_protocol_names(torch)
 
 
 # ---------------------------------------------------------------------------

@@ -196,8 +196,8 @@ def _recurrence(mode, args, kwargs):
     proj_size = 0
     if per == (5 if has_biases else 3):
         proj_size = weights[0][-1].shape[0]
-    if not batch_sizes or batch_sizes[0] == 0:
-        raise RuntimeError(f"{name}: cannot run on an empty sequence or batch")
+    if not batch_sizes:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     out, h_n, c_n = rnn_forward(mode, data, batch_sizes, h0, c0, weights, num_layers, bidir,
                                 dropout, train, has_biases, proj_size)
     if not packed:
