@@ -1040,15 +1040,17 @@ def _set_tensor_class(cls):
 
 cdef extern from *:
     """
-    static PyObject *ptc_new_instance(PyObject *cls, PyObject *args) {
-        return ((PyTypeObject *)cls)->tp_new((PyTypeObject *)cls, args, NULL);
+    static PyObject *ptc_new_instance(PyObject *base, PyObject *cls, PyObject *args) {
+        return ((PyTypeObject *)base)->tp_new((PyTypeObject *)cls, args, NULL);
     }
     """
-    object ptc_new_instance(object cls, object args)
+    object ptc_new_instance(object base, object cls, object args)
 
 
 cdef inline _TensorBase _new_instance(object cls):
-    return <_TensorBase>ptc_new_instance(cls, _EMPTY_TUPLE)
+    # the core's allocator (_TensorBase's tp_new) with cls as the type, never
+    # cls.__new__: ptcore.Tensor's Python __new__ is the legacy constructor
+    return <_TensorBase>ptc_new_instance(_TensorBase, cls, _EMPTY_TUPLE)
 
 
 cdef _TensorBase _make_tensor(Storage storage, dtype dt, int ndim,
@@ -3358,22 +3360,32 @@ cdef tuple _reduce_tensor(_TensorBase t):
                                        bool(t._requires_grad), type(t), dict(d) if d else None))
     if t._storage.device._type_code != 0:
         c = t.cpu()
-    if not c._is_contig() or c._offset != 0 or c._storage._nbytes != c._numel * c._dtype.itemsize:
-        c = _clone_contig(c)
+    # by value: the tensor's own elements only (never the rest of a larger
+    # storage), in torch's preserve_format layout (a transposed or permuted
+    # tensor keeps its strides, as torch's pickle does)
+    cdef _TensorBase src
+    if c._offset != 0 or c._storage._nbytes != c._numel * c._dtype.itemsize \
+            or not _non_overlapping_and_dense(c):
+        src = c
+        c = _empty_strided_like(src, src._dtype, False)
+        _copy_into(c, src)
     data = c._storage._bytes()
     state = None
     d = getattr(t, "__dict__", None)
     if d:
         state = dict(d)
     return (_rebuild_tensor, (data, t._dtype._name, _make_tuple(t._ndim, t._shape),
-                              bool(t._requires_grad), str(t._storage.device), type(t), state))
+                              bool(t._requires_grad), str(t._storage.device), type(t), state,
+                              _make_tuple(c._ndim, c._strides)))
 
 
 def _rebuild_tensor(bytes data, str dtype_name, tuple shape, bint requires_grad=False,
-                    str dev="cpu", cls=None, state=None):
-    """Rebuild a pickled tensor from its bytes (no code runs beyond this)."""
+                    str dev="cpu", cls=None, state=None, tuple strides=None):
+    """Rebuild a pickled tensor from its bytes (no code runs beyond this):
+    ``strides`` (dense, within the bytes) or contiguous."""
     cdef dtype dt = _dtype_from_name(dtype_name)
     cdef Py_ssize_t sh[PT_MAX_DIMS]
+    cdef Py_ssize_t st[PT_MAX_DIMS]
     cdef int i, nd = len(shape)
     if nd > PT_MAX_DIMS:
         raise ValueError("corrupt tensor pickle: too many dimensions")
@@ -3383,7 +3395,19 @@ def _rebuild_tensor(bytes data, str dtype_name, tuple shape, bint requires_grad=
     if nbytes != len(data):
         raise ValueError(
             f"corrupt tensor pickle: shape {list(shape)} of {dt!r} needs {nbytes} bytes, got {len(data)}")
-    cdef _TensorBase t = _empty_contig(dt, nd, sh, _CPU, False)
+    if strides is None:
+        _contig_strides(nd, sh, st)
+    elif len(strides) != nd:
+        raise ValueError(f"corrupt tensor pickle: {len(strides)} strides for {nd} dimensions")
+    else:
+        for i in range(nd):
+            st[i] = strides[i]
+            if st[i] < 0:
+                raise ValueError(f"corrupt tensor pickle: negative stride in {list(strides)}")
+        if _storage_nbytes(nd, sh, st, 0, dt.itemsize) > nbytes:
+            raise ValueError(f"corrupt tensor pickle: strides {list(strides)} of shape "
+                             f"{list(shape)} reach past its {nbytes} bytes")
+    cdef _TensorBase t = _make_tensor(_new_host_storage(nbytes, False), dt, nd, sh, st, 0)
     if nbytes:
         memcpy(t._ptr(), <const char*>data, nbytes)
     r = _rebuilt_as(t, cls, requires_grad, state)
@@ -3689,6 +3713,17 @@ def _like(_TensorBase src not None, dtype_, device_, bint rg, int mode, value, m
 
 def from_numpy(ndarray):
     """A tensor sharing memory with a NumPy array (changes show through both ways)."""
+    return _numpy_view(ndarray, True)
+
+
+cdef bint _readonly_warned = False
+
+
+def _numpy_view(ndarray, bint warn_readonly):
+    """``from_numpy``; ``warn_readonly``: whether a read-only array gives torch's
+    warning (once per process, as its TORCH_WARN_ONCE; ``torch.tensor`` and
+    other copying constructors do not warn)."""
+    global _readonly_warned
     if not isinstance(ndarray, _np.ndarray):
         raise TypeError(f"expected np.ndarray (got {_typename(ndarray)})")
     arr = ndarray
@@ -3732,13 +3767,14 @@ def from_numpy(ndarray):
         st[i] = bstrides[i] // isz
         if sh[i] > 1:
             extent += (sh[i] - 1) * st[i]
-    if not writable:
-        _warnings.warn(
+    if not writable and warn_readonly and not _readonly_warned:
+        _readonly_warned = True
+        from ptcore._warn import warn_at_caller
+        warn_at_caller(
             "The given NumPy array is not writable, and PyTorch does not support non-writable "
             "tensors. This means writing to this tensor will result in undefined behavior. You may "
             "want to copy the array to protect its data or make it writable before converting it to "
-            "a tensor. This type of warning will be suppressed for the rest of this program.",
-            UserWarning, stacklevel=2)
+            "a tensor. This type of warning will be suppressed for the rest of this program.")
     cdef Storage storage = _external_storage(data if n else NULL, (extent + 1) * isz if n else 0,
                                              arr, _CPU)
     return _make_tensor(storage, dt, nd, sh, st, 0)
@@ -3764,6 +3800,15 @@ def _set_data(_TensorBase self not None, _TensorBase other not None):
     self._set_from(other)
     self._vc = _VersionCounter.__new__(_VersionCounter)
     self._vc._version = v
+
+
+def _set_view_base(_TensorBase self not None, _TensorBase base not None):
+    """Make ``self`` (an alias of part of ``base``'s memory) report itself as a
+    view of ``base``'s root (``_base``/``_is_view()``): a custom Function's
+    output that is a view of an input, as torch's."""
+    if self._storage is not base._storage:
+        raise ValueError("_set_view_base: the tensor does not share its base's storage")
+    self._view_base = base if base._view_base is None else base._view_base
 
 
 def _resize_impl(_TensorBase self not None, list shape):

@@ -99,6 +99,20 @@ def _sequence_data(a):
     raise TypeError(f"new(): data must be a sequence (got {name})")
 
 
+def _legacy_new(args, device):
+    """A new default-dtype tensor from ``Tensor(*args)``'s arguments (none, sizes or data)."""
+    if not args:
+        return _C.empty(0, device=device)
+    if all(isinstance(a, _numbers.Integral) and not isinstance(a, bool) for a in args) or \
+            (len(args) == 1 and isinstance(args[0], _C.Size)):
+        return _C.empty(*args, device=device)
+    if len(args) == 1:
+        from ptcore._ops.creation import tensor as _tensor_fn
+        data = _sequence_data(args[0])        # a number is refused, as torch
+        return _tensor_fn(data, dtype=_C.get_default_dtype(), device=device)
+    raise TypeError(f"Tensor(): invalid arguments {args!r}")
+
+
 class Tensor(_TensorBase):
     """A multi-dimensional array with a dtype and a device (``torch.Tensor``).
 
@@ -136,26 +150,20 @@ class Tensor(_TensorBase):
         from ptcore._dispatch.torch_function import as_subclass
         return as_subclass(self, cls)
 
-    def __init__(self, *args, device=None):
-        if not args:
-            self._set_from_tensor(_C.empty(0, device=device))
-            return
+    def __new__(cls, *args, device=None):
+        # torch's legacy constructor runs in __new__ (Tensor has no __init__ of its
+        # own, so object.__init__ ignores the arguments): a subclass with its own
+        # __new__ (taking arguments of its own, calling _make_subclass/as_subclass)
+        # is never re-initialised from its arguments
         if len(args) == 1 and isinstance(args[0], _TensorBase):
-            self._set_from_tensor(args[0])
-            return
-        if all(isinstance(a, _numbers.Integral) and not isinstance(a, bool) for a in args) or \
-                (len(args) == 1 and isinstance(args[0], _C.Size)):
-            self._set_from_tensor(_C.empty(*args, device=device))
-            return
-        if len(args) == 1:
-            from ptcore._ops.creation import tensor as _tensor_fn
-            data = _sequence_data(args[0])        # a number is refused, as torch
-            self._set_from_tensor(_tensor_fn(data, dtype=_C.get_default_dtype(), device=device))
-            return
-        raise TypeError(f"Tensor(): invalid arguments {args!r}")
-
-    def _set_from_tensor(self, other):
-        _C._set_data(self, other)
+            src = args[0]           # Tensor(other): a new tensor on other's memory
+        else:
+            src = _legacy_new(args, device)
+            if cls is Tensor:
+                return src
+        t = _TensorBase.__new__(cls)
+        _C._set_data(t, src)
+        return t
 
     @staticmethod
     def _make_subclass(cls, data, require_grad=False):
@@ -585,10 +593,13 @@ class Tensor(_TensorBase):
 
     def __reduce_ex__(self, proto):
         fn, args = _TensorBase.__reduce_ex__(self, proto)
-        state = args[-1]
+        # the user attributes: _rebuild_tensor's 7th argument (its strides
+        # follow), _rebuild_meta_tensor's last
+        i = 6 if fn is _C._rebuild_tensor else len(args) - 1
+        state = args[i]
         if state and not _AUTOGRAD_ATTRS.isdisjoint(state):
-            args = args[:-1] + ({k: v for k, v in state.items() if k not in _AUTOGRAD_ATTRS}
-                                or None,)
+            args = args[:i] + ({k: v for k, v in state.items() if k not in _AUTOGRAD_ATTRS}
+                               or None,) + args[i + 1:]
         return fn, args
 
     def __copy__(self):

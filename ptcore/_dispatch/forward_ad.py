@@ -156,6 +156,25 @@ def get_tangent(t, idx):
     return tg
 
 
+def replace_base_tangent(b, idx, tg):
+    """Give the view base ``b`` the new tangent ``tg`` at level ``idx``: the
+    views of ``b`` that took a view of its old tangent take one of ``tg``
+    when next asked (:func:`get_tangent`)."""
+    old = _own(b, idx)
+    _store(b, idx, tg)
+    lv = _level_obj(idx)
+    if old is None or old is _NO or lv is None:
+        return
+    st = old.untyped_storage()
+    for r in list(lv.holders.values()):
+        t = r()
+        if t is None or t is b or t._base is not b:
+            continue
+        vt = _own(t, idx)
+        if vt is not None and vt is not _NO and vt.untyped_storage() is st:
+            t.__dict__["_fw"].pop(idx, None)
+
+
 def block(t, idx):
     """``t`` has no tangent at level ``idx``, whatever its view base has."""
     if _level_obj(idx) is not None:

@@ -378,7 +378,7 @@ cdef void _lstm_bwd_rows(Py_ssize_t b0, Py_ssize_t b1, int L, const float* Q, co
     for s in range(T - 1, -1, -1):
         t = _step_t(s, T, reverse)
         cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
-        _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, b0, b1, B, H)
+        _lstm_bwd_gates(gates, cs, cp, dout + t * B * H, dh, dc, dG, tmp, t, b0, b1, B, H)
         ptc_rnn_bwd_step_lanes(L, 0, (H + L - 1) // L, b1 - b0, G, H, Q, dG + t * B * G + b0 * G,
                              dh + b0 * H, 0)
 
@@ -497,11 +497,14 @@ cdef inline void _add_rows(flt* g, const flt* bias, Py_ssize_t B, Py_ssize_t G) 
             g[b * G + j] += bias[j]
 
 
-cdef inline void _col_sums(const flt* dG, flt* db, Py_ssize_t N, Py_ssize_t G) noexcept nogil:
+cdef inline void _col_sums(const flt* dG, flt* db, Py_ssize_t N, Py_ssize_t G,
+                           bint acc) noexcept nogil:
+    """``db (G) (+)= `` the column sums of ``dG (N, G)`` (``acc``: added to db)."""
     cdef Py_ssize_t k, j
     if db == NULL:
         return
-    memset(db, 0, G * sizeof(flt))
+    if not acc:
+        memset(db, 0, G * sizeof(flt))
     for k in range(N):
         for j in range(G):
             db[j] += dG[k * G + j]
@@ -535,7 +538,7 @@ cdef void _rnn_fwd(const flt* gi, const flt* h0, const flt* w, const flt* bhh, f
 
 cdef void _rnn_bwd(const flt* h0, const flt* out, const flt* w, const flt* dout, flt* dh,
                    flt* dG, flt* dW, flt* db, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse,
-                   bint relu) noexcept nogil:
+                   bint relu, bint acc) noexcept nogil:
     cdef Py_ssize_t s, t, i, BH = B * H
     cdef const flt* o
     cdef const flt* do
@@ -554,8 +557,8 @@ cdef void _rnn_bwd(const flt* h0, const flt* out, const flt* w, const flt* dout,
             else:
                 dg[i] = d * (1 - y * y)
         _step_gemm(CH_N, CH_N, H, B, H, <flt>1, w, H, dg, H, <flt>0, dh, H)
-    _weight_grad(dG, h0, out, dW, T, B, H, H, reverse, <flt>0)
-    _col_sums(dG, db, T * B, H)
+    _weight_grad(dG, h0, out, dW, T, B, H, H, reverse, <flt>(1 if acc else 0))
+    _col_sums(dG, db, T * B, H, acc)
 
 
 # ---------------------------------------------------------------------------
@@ -563,9 +566,11 @@ cdef void _rnn_bwd(const flt* h0, const flt* out, const flt* w, const flt* dout,
 # ---------------------------------------------------------------------------
 
 cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, const flt* bhh,
-                    flt* gates,
-                    flt* out, flt* cs, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
-                    bint reverse) noexcept nogil:
+                    const flt* wr, flt* gates, flt* hc, flt* out, flt* cs, Py_ssize_t T,
+                    Py_ssize_t B, Py_ssize_t H, Py_ssize_t P, bint reverse) noexcept nogil:
+    """The LSTM recurrence; with a projection ``wr (P, H)`` (else NULL, ``P == H``)
+    the cell output ``o * tanh(c)`` goes to ``hc (T, B, H)`` and the state
+    ``h = hc wr^T`` (width P) to ``out``, and ``w`` is ``(4H, P)``."""
     cdef Py_ssize_t s, t, b, j, tp, G = 4 * H, BH = B * H
     cdef const flt* hp
     cdef const flt* cp
@@ -574,17 +579,18 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
     cdef flt* row
     cdef flt* cr
     cdef flt* hr
+    cdef flt* cell = hc if wr != NULL else out
     if flt is float:
-        if _use_packed(T, H) and _lstm_fwd_packed(gi, h0, c0, w, bhh, gates, out, cs, T, B, H,
-                                                  reverse):
+        if wr == NULL and _use_packed(T, H) and _lstm_fwd_packed(gi, h0, c0, w, bhh, gates, out,
+                                                                 cs, T, B, H, reverse):
             return
     for s in range(T):
         t = _step_t(s, T, reverse)
         tp = _prev_t(t, reverse)
-        hp = h0 if s == 0 else out + tp * BH
+        hp = h0 if s == 0 else out + tp * B * P
         cp = c0 if s == 0 else cs + tp * BH
         g = gates + t * B * G
-        _step_gemm(CH_T, CH_N, G, B, H, <flt>1, w, H, hp, H, <flt>0, g, G)
+        _step_gemm(CH_T, CH_N, G, B, P, <flt>1, w, P, hp, P, <flt>0, g, G)
         for b in range(B):
             row = g + b * G
             gir = gi + t * B * G + b * G
@@ -598,12 +604,15 @@ cdef void _lstm_fwd(const flt* gi, const flt* h0, const flt* c0, const flt* w, c
             _tanh(row + 2 * H, row + 2 * H, H)
             _sigmoid(row + 3 * H, row + 3 * H, H)
             cr = cs + t * BH + b * H
-            hr = out + t * BH + b * H
+            hr = cell + t * BH + b * H
             for j in range(H):
                 cr[j] = row[H + j] * cp[b * H + j] + row[j] * row[2 * H + j]
             _tanh(hr, cr, H)
             for j in range(H):
                 hr[j] = row[3 * H + j] * hr[j]
+        if wr != NULL:
+            _step_gemm(CH_T, CH_N, P, B, H, <flt>1, wr, H, hc + t * BH, H, <flt>0,
+                       out + t * B * P, P)
 
 
 cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
@@ -611,7 +620,7 @@ cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
                                  Py_ssize_t t, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t B,
                                  Py_ssize_t H) noexcept nogil:
     """Step ``t``'s pre-activation gradients dG[t] of batch rows [b0, b1) from
-    dh (+ dout[t]) and dc; dc becomes the gradient of c[t-1]."""
+    dh (+ ``dout``: step t's rows) and dc; dc becomes the gradient of c[t-1]."""
     cdef Py_ssize_t b, j, k, G = 4 * H, BH = B * H
     cdef const flt* row
     cdef flt* drow
@@ -621,7 +630,7 @@ cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
         drow = dG + t * B * G + b * G
         _tanh(tmp, cs + t * BH + b * H, H)
         if flt is float:
-            ptc_lstm_bwd_gates_f32(row, drow, tmp, dh + b * H, dout + t * BH + b * H,
+            ptc_lstm_bwd_gates_f32(row, drow, tmp, dh + b * H, dout + b * H,
                                    dc + b * H, cp + b * H, H)
             continue
         for j in range(H):
@@ -631,7 +640,7 @@ cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
             gg = row[2 * H + j]
             og = row[3 * H + j]
             tc = tmp[j]
-            dhj = dh[k] + dout[t * BH + k]
+            dhj = dh[k] + dout[k]
             dcj = dc[k] + dhj * og * (1 - tc * tc)
             drow[j] = dcj * gg * ig * (1 - ig)
             drow[H + j] = dcj * cp[k] * fg * (1 - fg)
@@ -643,7 +652,7 @@ cdef inline void _lstm_bwd_gates(const flt* gates, const flt* cs, const flt* cp,
 cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h0,
                     const flt* out, const flt* w, const flt* dout, flt* dh, flt* dc, flt* dG,
                     flt* dW, flt* db, flt* tmp, Py_ssize_t T, Py_ssize_t B, Py_ssize_t H,
-                    bint reverse) noexcept nogil:
+                    bint reverse, bint acc) noexcept nogil:
     cdef Py_ssize_t s, t, G = 4 * H, BH = B * H
     cdef const flt* cp
     cdef bint done = False
@@ -654,10 +663,40 @@ cdef void _lstm_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h
         for s in range(T - 1, -1, -1):
             t = _step_t(s, T, reverse)
             cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
-            _lstm_bwd_gates(gates, cs, cp, dout, dh, dc, dG, tmp, t, 0, B, B, H)
+            _lstm_bwd_gates(gates, cs, cp, dout + t * BH, dh, dc, dG, tmp, t, 0, B, B, H)
             _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dG + t * B * G, G, <flt>0, dh, H)
-    _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>0)
-    _col_sums(dG, db, T * B, G)
+    _weight_grad(dG, h0, out, dW, T, B, H, G, reverse, <flt>(1 if acc else 0))
+    _col_sums(dG, db, T * B, G, acc)
+
+
+cdef void _lstmp_bwd(const flt* gates, const flt* cs, const flt* c0, const flt* h0,
+                     const flt* out, const flt* w, const flt* wr, const flt* hc,
+                     const flt* dout, flt* dh, flt* dc, flt* dG, flt* dW, flt* db, flt* dWr,
+                     flt* dhp, flt* dhc, flt* zeros, flt* tmp, Py_ssize_t T,
+                     Py_ssize_t B, Py_ssize_t H, Py_ssize_t P, bint reverse,
+                     bint acc) noexcept nogil:
+    """The backward of the projected LSTM (``_lstm_fwd`` with ``wr``): ``dh (B, P)``
+    in: grad of h_n, out: of h0; per step the state gradient ``dh + dout[t]`` is
+    kept in ``dhp (T, B, P)`` for ``dWr (P, H) (+)= sum_t dhp[t]^T hc[t]``, goes
+    through the projection into ``dhc (B, H)``, then the gates (``zeros``:
+    B * H work space, cleared here); ``dW (4H, P)``, ``db (4H)``."""
+    cdef Py_ssize_t s, t, i, G = 4 * H, BH = B * H, BP = B * P
+    cdef const flt* cp
+    cdef flt* d
+    memset(zeros, 0, BH * sizeof(flt))
+    for s in range(T - 1, -1, -1):
+        t = _step_t(s, T, reverse)
+        cp = c0 if s == 0 else cs + _prev_t(t, reverse) * BH
+        d = dhp + t * BP
+        for i in range(BP):
+            d[i] = dh[i] + dout[t * BP + i]
+        _step_gemm(CH_N, CH_N, H, B, P, <flt>1, wr, H, d, P, <flt>0, dhc, H)
+        _lstm_bwd_gates(gates, cs, cp, zeros, dhc, dc, dG, tmp, t, 0, B, B, H)
+        _step_gemm(CH_N, CH_N, P, B, G, <flt>1, w, P, dG + t * B * G, G, <flt>0, dh, P)
+    _weight_grad(dG, h0, out, dW, T, B, P, G, reverse, <flt>(1 if acc else 0))
+    _col_sums(dG, db, T * B, G, acc)
+    # column-major: dWr^T (H, P) (+)= hc^T (H, TB) @ dhp (TB, P)
+    _rgemm(CH_N, CH_T, H, P, T * B, <flt>1, hc, H, dhp, P, <flt>(1 if acc else 0), dWr, H)
 
 
 # ---------------------------------------------------------------------------
@@ -737,7 +776,8 @@ cdef inline void _gru_bwd_gates(const flt* saved, const flt* hp, const flt* dout
 
 cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w,
                    const flt* dout, flt* dh, flt* dGI, flt* dGH, flt* dW, flt* db,
-                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse) noexcept nogil:
+                   Py_ssize_t T, Py_ssize_t B, Py_ssize_t H, bint reverse,
+                   bint acc) noexcept nogil:
     cdef Py_ssize_t s, t, G = 3 * H, BH = B * H
     cdef const flt* hp
     cdef bint done = False
@@ -750,8 +790,8 @@ cdef void _gru_bwd(const flt* saved, const flt* h0, const flt* out, const flt* w
             hp = h0 if s == 0 else out + _prev_t(t, reverse) * BH
             _gru_bwd_gates(saved, hp, dout, dh, dGI, dGH, t, 0, B, B, H)
             _step_gemm(CH_N, CH_N, H, B, G, <flt>1, w, H, dGH + t * B * G, G, <flt>1, dh, H)
-    _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>0)
-    _col_sums(dGH, db, T * B, G)
+    _weight_grad(dGH, h0, out, dW, T, B, H, G, reverse, <flt>(1 if acc else 0))
+    _col_sums(dGH, db, T * B, G, acc)
 
 
 # ---------------------------------------------------------------------------
@@ -806,9 +846,10 @@ def rnn_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
 
 def rnn_backward(_TensorBase h0, _TensorBase out, _TensorBase w, _TensorBase dout,
                  _TensorBase dh, _TensorBase dG, _TensorBase dW, _TensorBase db, bint reverse,
-                 bint relu):
+                 bint relu, bint accumulate=False):
     """``dG (T, B, H)`` (gradient of gi), ``dh`` (in: grad of h_n, out: of h0), ``dW``,
-    ``db`` (or None)."""
+    ``db`` (or None); with ``accumulate`` the weight and bias gradients are added to
+    ``dW`` and ``db``."""
     cdef int num = _num(out)
     cdef Py_ssize_t T = out._shape[0], B = out._shape[1], H = out._shape[2]
     cdef char* ph0 = _arg(h0, B * H, num, "h0")
@@ -822,10 +863,11 @@ def rnn_backward(_TensorBase h0, _TensorBase out, _TensorBase w, _TensorBase dou
     with nogil:
         if num == PT_FLOAT32:
             _rnn_bwd(<float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh, <float*>pdg,
-                     <float*>pdw, <float*>pdb, T, B, H, reverse, relu)
+                     <float*>pdw, <float*>pdb, T, B, H, reverse, relu, accumulate)
         else:
             _rnn_bwd(<double*>ph0, <double*>po, <double*>pw, <double*>pdo, <double*>pdh,
-                     <double*>pdg, <double*>pdw, <double*>pdb, T, B, H, reverse, relu)
+                     <double*>pdg, <double*>pdw, <double*>pdb, T, B, H, reverse, relu,
+                     accumulate)
 
 
 def lstm_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
@@ -846,18 +888,52 @@ def lstm_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
     cdef char* pc = _arg(cs, T * B * H, num, "cs")
     with nogil:
         if num == PT_FLOAT32:
-            _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, <float*>pg,
-                      <float*>po, <float*>pc, T, B, H, reverse)
+            _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, NULL,
+                      <float*>pg, NULL, <float*>po, <float*>pc, T, B, H, H, reverse)
+        else:
+            _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb, NULL,
+                      <double*>pg, NULL, <double*>po, <double*>pc, T, B, H, H, reverse)
+
+
+def lstmp_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
+                  _TensorBase bhh, _TensorBase w_hr, _TensorBase gates, _TensorBase hc,
+                  _TensorBase out, _TensorBase cs, bint reverse):
+    """The LSTM with a projection ``w_hr (P, H)``: ``gates (T, B, 4H)``, the cell
+    outputs ``hc`` and ``cs`` (c) ``(T, B, H)``, ``out`` (h) ``(T, B, P)``, from
+    ``gi (T, B, 4H)``, ``h0 (B, P)``, ``c0 (B, H)``, ``w (4H, P)``."""
+    cdef int num = _num(gi)
+    cdef Py_ssize_t T = gi._shape[0], B = gi._shape[1], H = gi._shape[2] // 4, P
+    if gi._shape[2] != 4 * H:
+        raise ValueError("lstm kernel: the gate dimension must be 4 * hidden_size")
+    if w_hr is None or w_hr._ndim != 2 or w_hr._shape[1] != H:
+        raise ValueError(f"lstm kernel: w_hr must be (proj_size, {H})")
+    P = w_hr._shape[0]
+    cdef char* pgi = _arg(gi, T * B * 4 * H, num, "gi")
+    cdef char* ph0 = _arg(h0, B * P, num, "h0")
+    cdef char* pc0 = _arg(c0, B * H, num, "c0")
+    cdef char* pw = _arg(w, 4 * H * P, num, "w_hh")
+    cdef char* pb = _opt(bhh, 4 * H, num, "b_hh")
+    cdef char* pr = _arg(w_hr, P * H, num, "w_hr")
+    cdef char* pg = _arg(gates, T * B * 4 * H, num, "gates")
+    cdef char* phc = _arg(hc, T * B * H, num, "hc")
+    cdef char* po = _arg(out, T * B * P, num, "out")
+    cdef char* pc = _arg(cs, T * B * H, num, "cs")
+    with nogil:
+        if num == PT_FLOAT32:
+            _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, <float*>pr,
+                      <float*>pg, <float*>phc, <float*>po, <float*>pc, T, B, H, P, reverse)
         else:
             _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb,
-                      <double*>pg, <double*>po, <double*>pc, T, B, H, reverse)
+                      <double*>pr, <double*>pg, <double*>phc, <double*>po, <double*>pc, T, B,
+                      H, P, reverse)
 
 
 def lstm_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase h0,
                   _TensorBase out, _TensorBase w, _TensorBase dout, _TensorBase dh,
                   _TensorBase dc, _TensorBase dG, _TensorBase dW, _TensorBase db,
-                  _TensorBase tmp, bint reverse):
-    """``dG (T, B, 4H)``, ``dW (4H, H)``; ``dh``/``dc`` in: grads of h_n/c_n, out: of h0/c0."""
+                  _TensorBase tmp, bint reverse, bint accumulate=False):
+    """``dG (T, B, 4H)``, ``dW (4H, H)``; ``dh``/``dc`` in: grads of h_n/c_n, out: of h0/c0;
+    with ``accumulate`` the weight and bias gradients are added to ``dW`` and ``db``."""
     cdef int num = _num(out)
     cdef Py_ssize_t T = out._shape[0], B = out._shape[1], H = out._shape[2]
     cdef char* pg = _arg(gates, T * B * 4 * H, num, "gates")
@@ -877,11 +953,59 @@ def lstm_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase
         if num == PT_FLOAT32:
             _lstm_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
                       <float*>pdo, <float*>pdh, <float*>pdc, <float*>pdg, <float*>pdw,
-                      <float*>pdb, <float*>pt, T, B, H, reverse)
+                      <float*>pdb, <float*>pt, T, B, H, reverse, accumulate)
         else:
             _lstm_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
                       <double*>pw, <double*>pdo, <double*>pdh, <double*>pdc, <double*>pdg,
-                      <double*>pdw, <double*>pdb, <double*>pt, T, B, H, reverse)
+                      <double*>pdw, <double*>pdb, <double*>pt, T, B, H, reverse, accumulate)
+
+
+def lstmp_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase h0,
+                   _TensorBase out, _TensorBase w, _TensorBase w_hr, _TensorBase hc,
+                   _TensorBase dout, _TensorBase dh, _TensorBase dc, _TensorBase dG,
+                   _TensorBase dW, _TensorBase db, _TensorBase dWr, _TensorBase dhp,
+                   _TensorBase scratch, bint reverse, bint accumulate=False):
+    """The backward of :func:`lstmp_forward`: ``dG (T, B, 4H)``, ``dW (4H, P)``,
+    ``db (4H)`` or None, ``dWr (P, H)`` (added to with ``accumulate``); ``dh``
+    ``(B, P)`` / ``dc (B, H)`` in: grads of h_n/c_n, out: of h0/c0; ``dhp (T, B, P)``
+    and ``scratch`` (``(2 B + 1) H`` elements) are work space."""
+    cdef int num = _num(cs)
+    cdef Py_ssize_t T = cs._shape[0], B = cs._shape[1], H = cs._shape[2], P
+    if w_hr is None or w_hr._ndim != 2 or w_hr._shape[1] != H:
+        raise ValueError(f"lstm kernel: w_hr must be (proj_size, {H})")
+    P = w_hr._shape[0]
+    cdef char* pg = _arg(gates, T * B * 4 * H, num, "gates")
+    cdef char* pc = _arg(cs, T * B * H, num, "cs")
+    cdef char* pc0 = _arg(c0, B * H, num, "c0")
+    cdef char* ph0 = _arg(h0, B * P, num, "h0")
+    cdef char* po = _arg(out, T * B * P, num, "out")
+    cdef char* pw = _arg(w, 4 * H * P, num, "w_hh")
+    cdef char* pr = _arg(w_hr, P * H, num, "w_hr")
+    cdef char* phc = _arg(hc, T * B * H, num, "hc")
+    cdef char* pdo = _arg(dout, T * B * P, num, "dout")
+    cdef char* pdh = _arg(dh, B * P, num, "dh")
+    cdef char* pdc = _arg(dc, B * H, num, "dc")
+    cdef char* pdg = _arg(dG, T * B * 4 * H, num, "dG")
+    cdef char* pdw = _arg(dW, 4 * H * P, num, "dW")
+    cdef char* pdb = _opt(db, 4 * H, num, "db")
+    cdef char* pdr = _arg(dWr, P * H, num, "dWr")
+    cdef char* pdhp = _arg(dhp, T * B * P, num, "dhp")
+    cdef char* ps = _arg(scratch, (2 * B + 1) * H, num, "scratch")
+    cdef Py_ssize_t BH = B * H
+    cdef char* pz = ps + BH * scratch._dtype.itemsize      # B * H zeros (set by _lstmp_bwd)
+    cdef char* pt = ps + 2 * BH * scratch._dtype.itemsize  # H for tanh(c)
+    with nogil:
+        if num == PT_FLOAT32:
+            _lstmp_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
+                       <float*>pr, <float*>phc, <float*>pdo, <float*>pdh, <float*>pdc,
+                       <float*>pdg, <float*>pdw, <float*>pdb, <float*>pdr, <float*>pdhp,
+                       <float*>ps, <float*>pz, <float*>pt, T, B, H, P, reverse, accumulate)
+        else:
+            _lstmp_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
+                       <double*>pw, <double*>pr, <double*>phc, <double*>pdo, <double*>pdh,
+                       <double*>pdc, <double*>pdg, <double*>pdw, <double*>pdb, <double*>pdr,
+                       <double*>pdhp, <double*>ps, <double*>pz, <double*>pt, T, B, H, P,
+                       reverse, accumulate)
 
 
 def gru_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
@@ -911,10 +1035,11 @@ def gru_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
 
 def gru_backward(_TensorBase saved, _TensorBase h0, _TensorBase out, _TensorBase w,
                  _TensorBase dout, _TensorBase dh, _TensorBase dGI, _TensorBase dGH,
-                 _TensorBase dW, _TensorBase db, bint reverse):
+                 _TensorBase dW, _TensorBase db, bint reverse, bint accumulate=False):
     """``dGI``/``dGH (T, B, 3H)`` (gradients of gi and of the recurrent
     pre-activations), ``dW (3H, H)``, ``db (3H)`` or None; ``dh`` in: grad of
-    h_n, out: of h0."""
+    h_n, out: of h0; with ``accumulate`` the weight and bias gradients are added
+    to ``dW`` and ``db``."""
     cdef int num = _num(out)
     cdef Py_ssize_t T = out._shape[0], B = out._shape[1], H = out._shape[2]
     cdef char* ps = _arg(saved, T * B * 4 * H, num, "saved")
@@ -930,8 +1055,9 @@ def gru_backward(_TensorBase saved, _TensorBase h0, _TensorBase out, _TensorBase
     with nogil:
         if num == PT_FLOAT32:
             _gru_bwd(<float*>ps, <float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh,
-                     <float*>pdgi, <float*>pdgh, <float*>pdw, <float*>pdb, T, B, H, reverse)
+                     <float*>pdgi, <float*>pdgh, <float*>pdw, <float*>pdb, T, B, H, reverse,
+                     accumulate)
         else:
             _gru_bwd(<double*>ps, <double*>ph0, <double*>po, <double*>pw, <double*>pdo,
                      <double*>pdh, <double*>pdgi, <double*>pdgh, <double*>pdw, <double*>pdb,
-                     T, B, H, reverse)
+                     T, B, H, reverse, accumulate)

@@ -207,6 +207,8 @@ def _logit(out, x, eps=None, **k):
         r = g / (x * (1 - x))
         if eps is not None:
             r = P.where((x < eps) | (x > 1 - eps), 0, r)
+        else:
+            r = P.where((x < 0) | (x > 1), math.nan, r)     # (torch: nan off [0, 1])
         return (r,)
     attach("LogitBackward0", out, (x,), bw)
 
@@ -2288,6 +2290,10 @@ def _scatter_reduce(out, x, dim, index, src, reduce, *, include_self=True, **k):
     so = save_out(out)
 
     def bw(g):
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            # the forward takes 'max' / 'min' too; torch's backward refuses them
+            raise RuntimeError("Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                               f"'amin' but got {reduce}.")
         i, x, src = si.unpack(), sx.unpack(), ss.unpack()
         if reduce == "sum":
             gx, gs = g, g.gather(dim, i)

@@ -98,6 +98,27 @@ def _body(name, fn):
     return _wrap_fn(name, fn)
 
 
+def _seen_by_forward_ad(name, fn, family):
+    """``fn``, a private primitive recorded with its own formula but not an
+    op of the table (the dispatch point does not see it), passed through the
+    forward-AD layer: the composites built on it then carry tangents through
+    it, also in their reverse graph (``jacfwd(jacrev(f))``)."""
+    from ptcore._dispatch import forward_ad as _fwl
+    from ptcore._dispatch.table import OpDef
+    layer = _fwl.layer()
+    opdef = OpDef(name, fn, family)
+
+    def nxt(args, kwargs):
+        return fn(*args, **kwargs)
+
+    def op(*args, **kwargs):
+        if layer.enabled:
+            return layer.handle(op, opdef, args, kwargs, nxt)
+        return fn(*args, **kwargs)
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
 def install():
     """Give every op of the autograd-aware families its body (recording with
     its formula) and bind the entries made from the table."""
@@ -150,7 +171,9 @@ def install():
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on
     from ptcore._ops import linalg as _linalg_ops
-    _linalg_ops._product = R.differentiable("_product", _linalg_ops._product, FORMULAS["_product"])
+    _linalg_ops._product = _seen_by_forward_ad(
+        "_product", R.differentiable("_product", _linalg_ops._product, FORMULAS["_product"]),
+        "linalg")
     # linalg namespace
     la = ptcore.linalg
     raw_la = {}

@@ -108,6 +108,27 @@ for _n in _VIEWS + _LINEAR:
     JVP[_n] = _same_op(_n)
 
 
+@jvp_rule("as_strided")
+def _as_strided_rule(tan, out, x, size, stride, storage_offset=None, **k):
+    """The same window of the tangent laid out as ``x`` (torch's tangents
+    share their primal's layout); the offset is taken relative to ``x``."""
+    t = tan(x)
+    if t is None:
+        return None
+    if _batching.is_batched(t):
+        # a vmap over jvp's tangent: each sample laid out contiguously (see
+        # forward_ad.get_tangent), as x must be for the window to map
+        if not x.is_contiguous():
+            raise NotImplementedError(
+                f"forward AD under vmap: as_strided of a non-contiguous tensor (shape "
+                f"{tuple(x.shape)}, strides {tuple(x.stride())}) with a batched tangent")
+        t = t.contiguous()
+    elif tuple(t.stride()) != tuple(x.stride()):
+        t = _L.empty_like_layout(x, t.dtype).copy_(t)
+    rel = 0 if storage_offset is None else storage_offset - x.storage_offset()
+    return _op("as_strided")(t, size, stride, t.storage_offset() + rel)
+
+
 def _to_rule(name):
     base = _same_op(name)
 
@@ -390,6 +411,24 @@ def _addmm_like(name):
 
 for _n in ("addmm", "addmv", "addbmm", "baddbmm", "addr"):
     _addmm_like(_n)
+
+
+@jvp_rule("_product")
+def _product_rule(tan, out, a, b, c=None, alpha=1, beta=0, kname=None):
+    """The private GEMM ``beta * c + alpha * a @ b`` of ptcore._ops.linalg
+    (equal batch dims), which the linalg composites are built on."""
+    ta, tb, tc = tan(a), tan(b), tan(c)
+    r = _add(None if ta is None else P.matmul(ta, b), None if tb is None else P.matmul(a, tb))
+    if r is not None and alpha != 1:
+        r = r * alpha
+    if tc is not None and beta is not None and beta != 0:
+        r = _add(r, tc * beta if beta != 1 else tc)
+    if r is None:
+        r = _zeros(out)
+    if out is c:
+        _write(c, r.expand(out.shape), _ctx.level)      # c updated in place
+        return None
+    return r
 
 
 # ---------------------------------------------------------------------------
@@ -825,7 +864,14 @@ def _run_rule(rule, fn, tan, out, args, kwargs, level):
     ctx.level = level
     ctx.entry = fn
     try:
-        tg = rule(tan, out, *args, **kwargs) if rule is not None else _Fallback
+        if rule is None:
+            tg = _Fallback
+        elif "out" in kwargs:
+            # an explicit out=None (out= itself has no forward AD, see drive):
+            # a rule's own ``out`` is the primal result
+            tg = rule(tan, out, *args, **{k: v for k, v in kwargs.items() if k != "out"})
+        else:
+            tg = rule(tan, out, *args, **kwargs)
         if tg is _Fallback:
             tg = _double_vjp(fn, tan, out, args, kwargs, level)
         return tg
@@ -866,8 +912,10 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
         return _inplace(entry, opdef, args, kwargs, level, lower)
     rule = _rule_for(opdef)
     tan = _tangent_fn(level)
-    if rule is None and not (opdef.namespace in _DIFF_NS and name in FORMULAS):
-        # a composite: its inner ops carry the tangents
+    if rule is None and not (opdef.namespace in _DIFF_NS and name in FORMULAS
+                             and opdef.body is not opdef.raw):
+        # a composite (an op that autograd does not record with its formula
+        # either): its inner ops carry the tangents
         out = nxt(args, kwargs)
         if _missing(out, level, args, kwargs):
             with _L.hidden(level):
@@ -1035,11 +1083,20 @@ def _write(self, new, level):
     if _batching.is_batched(new) and not _batching.is_batched(self):
         # vmap over jvp: an unbatched tensor with a batched tangent (one per sample):
         # the new tangent replaces the old one
-        if self._base is not None:
-            raise NotImplementedError(
-                "forward AD under vmap: an in-place op gives a view of an unbatched tensor "
-                f"(shape {tuple(self.shape)}) a batched tangent; compute it out of place")
-        _L.set_tangent(self, level, new.clone())
+        if self._base is None:
+            _L.set_tangent(self, level, new.clone())
+            return
+        if cur is None or not _batching.is_batched(cur):
+            # a view of an unbatched base (a backward formula writing into fresh
+            # zeros, under jacfwd(jacrev)): the base's tangent becomes batched
+            # (the old one, or zeros, in every sample), the view's a view of it
+            b = self._base
+            bt = _L.get_tangent(b, level)
+            zero = P.zeros_like(new).sum()          # 0 in every sample
+            _L.replace_base_tangent(b, level, (bt if bt is not None else P.zeros_like(b)) + zero)
+            _L.set_tangent(self, level, None)     # (a cached or blocked entry)
+            cur = _L.get_tangent(self, level)
+        cur.copy_(new.to(cur.dtype) if new.dtype is not cur.dtype else new)
         return
     if cur is not None and not _L.overlapping(cur):
         if cur is not new:

@@ -254,7 +254,9 @@ def differentiable(name, raw, formula, fast_op=None):
             out = raw(*args, **kwargs)
         finally:
             _state.enabled = True
-        if out is not NotImplemented:
+        if out is not NotImplemented and not any(out is a for a in args):
+            # (an op that returned an input itself, as x.conj() of a real x,
+            # leaves that input's history as it is)
             if kwargs:
                 args, kwargs = _leading_positional(raw, args, kwargs)
             formula(out, *args, **kwargs)
@@ -647,6 +649,11 @@ def _on_view(src, v, kind=0, name=None):
         v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0
     elif "_multi_view" in src.__dict__ and "_multi_view" not in v.__dict__:
         v.__dict__["_multi_view"] = 0       # a view of one inherits it (torch: "Output 0 of Select")
+    if "_custom_view_of" in src.__dict__:
+        # a view of a custom Function's view output: its base is the input's
+        # root, so the in-place check must see the flag on the view itself
+        # (torch names the view's own op: "Output 0 of Slice")
+        v.__dict__["_custom_view_of"] = (0, None)
     if base is None or (src is not base and src._grad_fn is not None
                         and not (base._requires_grad and _overlaps(tuple(src.shape), tuple(src.stride()))
                                  and not _overlaps(tuple(base.shape), tuple(base.stride())))):
@@ -821,13 +828,14 @@ def refresh_view(t):
     base = t._base
     prev = _state.enabled
     _state.enabled = True
-    old = t._grad_fn
+    old, old_nr = t._grad_fn, t._output_nr
     try:
         t._grad_fn = None
         # torch regenerates the view from its geometry: AsStridedBackward0
         _on_view(base, t, name="AsStridedBackward0" if isinstance(old, _ViewNode) else None)
     finally:
         _state.enabled = prev
+    _move_retain(t, old, old_nr)
     return t._grad_fn
 
 
@@ -898,8 +906,12 @@ def _check_custom_view(t):
     for v in (t, t._base):
         info = getattr(v, "_custom_view_of", None) if v is not None else None
         if info is not None and v._requires_grad:
+            name = info[1]
+            if name is None:
+                fn = v._grad_fn
+                name = _re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else "a view op"
             raise RuntimeError(
-                f"Output {info[0]} of {info[1]} is a view and is being modified inplace. This "
+                f"Output {info[0]} of {name} is a view and is being modified inplace. This "
                 "view was created inside a custom Function (or because an input was returned "
                 "as-is) and the autograd logic to handle view+inplace would override the custom "
                 "backward associated with the custom Function, leading to incorrect gradients. "
@@ -930,21 +942,63 @@ def name_grad_fn(t, name, *inputs):
     return t
 
 
+def _copy_slices_outplace(g, bshape, bstride, vshape, vstride, voff):
+    """CopySlices' gradients ``(g with the view's region zeroed, g's region)``
+    without writing into ``g``'s buffer: for a gradient batched by vmap,
+    which cannot be copied into an unbatched buffer in place."""
+    import ptcore
+    span = 1
+    for s, k in zip(bstride, bshape):
+        span += (k - 1) * s
+    n = 1
+    for k in bshape:
+        n *= k
+    # the base element at each storage position, then those the view covers
+    at = _C.zeros(span, dtype=ptcore.int64, device=g.device)
+    at.as_strided(bshape, bstride, 0).copy_(
+        ptcore.arange(n, device=g.device).reshape(bshape))
+    covered = at.as_strided(vshape, vstride, voff).reshape(-1)
+    mask = _C.zeros(n, dtype=ptcore.bool, device=g.device)
+    mask[covered] = True
+    flat = g.reshape(-1)
+    gb = ptcore.where(mask.reshape(bshape), ptcore.zeros((), dtype=g.dtype, device=g.device), g)
+    return gb, flat.index_select(0, covered).reshape(vshape)
+
+
+def _move_retain(t, old_fn, old_nr):
+    """``t``'s history changed (an in-place op, a regenerated view node): its
+    ``retain_grad`` slot moves from ``old_fn`` to the new node, as torch's
+    ``update_tensor_hooks_on_new_gradfn`` (hooks registered before stay put)."""
+    if not t._retains_grad or old_fn is None or old_fn._retain is None:
+        return
+    ref = old_fn._retain.pop(old_nr, None)
+    new = t._grad_fn
+    if ref is None or new is None or new is old_fn:
+        return
+    if new._retain is None:
+        new._retain = {}
+    new._retain[t._output_nr] = ref
+
+
 def rebase(self, r):
     """Give ``self`` (just overwritten in place with ``r``'s values) the
     history of ``r``; for a view, its base gets a CopySlices node."""
     if not r._requires_grad:
         return self
     base = self._base
+    old, old_nr = self._grad_fn, self._output_nr
     if base is None:
         self._grad_fn = r._grad_fn
         self._output_nr = r._output_nr
         self._requires_grad = True
+        _move_retain(self, old, old_nr)
         return self
     bshape, bstride = tuple(base.shape), tuple(base.stride())
     vshape, vstride, voff = _geometry(self, base)
 
     def bw(g):
+        if hasattr(g, "_bt_phys"):
+            return _copy_slices_outplace(g, bshape, bstride, vshape, vstride, voff)
         gb = _C.empty_strided(bshape, bstride, dtype=g.dtype, device=g.device)
         gb.copy_(g)
         region = gb.as_strided(vshape, vstride, voff)
@@ -952,11 +1006,14 @@ def rebase(self, r):
         region.zero_()
         return gb, gr
     ins = (base, r)
+    base_old, base_nr = base._grad_fn, base._output_nr
     attach("CopySlices", base, ins, bw)
+    _move_retain(base, base_old, base_nr)
     # the view now reads the new base (regenerated from its geometry, as torch's)
     self._grad_fn = None
     self._requires_grad = False
     _on_view(base, self, name="AsStridedBackward0")
+    _move_retain(self, old, old_nr)
     return self
 
 

@@ -1,8 +1,10 @@
 """Custom differentiable operations: :class:`Function` (PyTorch's API)."""
 import functools
 import inspect
+import warnings
 import weakref
 
+from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import Node, gradient_edge, node_class
@@ -104,6 +106,17 @@ class BackwardCFunction(Node):
                                    f"input was not a Variable")
         return out
 
+    def apply(self, *grads):
+        """Call the Function's ``backward`` (``vjp``) with this node's ctx, as
+        torch's ``BackwardCFunction.apply`` (no checks on the result)."""
+        cls = self._cls
+        backward, vjp = cls.backward, cls.vjp
+        if backward is not Function.backward and vjp is not Function.vjp:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
+                               "not allowed. You should only implement one of them.")
+        user_fn = vjp if vjp is not Function.vjp else backward
+        return user_fn(self._ctx, *grads)
+
     def _release(self):
         # torch frees what save_for_backward saved and nothing else: the node
         # stays callable, and only a later backward that reads
@@ -136,6 +149,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions "
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future version "
+                      "of PyTorch.", DeprecationWarning, stacklevel=2)
         super().__init__()
 
     def __call__(self, *args, **kwargs):
@@ -238,6 +255,10 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     # views become plain aliases: the core's view tracking links views to
     # their root base, which would bypass this node for views of outputs
     dirty = {id(t) for t in ctx._dirty}
+    if any(not any(d is a for a in tensor_args) for d in ctx._dirty):
+        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                      "Tensors that have been mutated should be passed to ctx.mark_dirty().",
+                      UserWarning, stacklevel=3)
     non_diff = {id(t) for t in ctx._non_diff}
     new_outs = []
     for k, o in enumerate(outs):
@@ -246,13 +267,16 @@ def connect(cls, ctx, tensor_args, out, backward=None):
             nd = id(o) in non_diff
             st = o.untyped_storage()
             of_input = any(a is not None and a.untyped_storage() is st for a in tensor_args)
+            base = o if o._base is None else o._base
             o = o.detach()
             if nd:
                 non_diff.add(id(o))
             if of_input:
                 # a view of an input: modifying it in place would bypass
-                # this node, so it is forbidden (as PyTorch)
+                # this node, so it is forbidden (as PyTorch); it is a view of
+                # the input's base (``_base``, ``_is_view()``), as torch's
                 o._custom_view_of = (k, cls.__name__)
+                _C._set_view_base(o, base)
         new_outs.append(o)
     outs = tuple(new_outs)
     for d in ctx._dirty:
@@ -283,10 +307,13 @@ def connect(cls, ctx, tensor_args, out, backward=None):
             if o._base is not None and id(o) in dirty:
                 R.rebase(o, _carrier(o, node, k))
                 continue
+            old, old_nr = o._grad_fn, o._output_nr
             o._requires_grad = True
             o._grad_fn = node
             if k:
                 o._output_nr = k
+            if id(o) in dirty:
+                R._move_retain(o, old, old_nr)      # a dirty input's retain_grad follows it
         else:
             om.append(None)
     node._out_meta = tuple(om)

@@ -39,7 +39,12 @@ def _set_mode(mode):
 
 
 def _restore_mode(prev):
-    _state.enabled, _state.nominal = prev
+    """Undo ``_set_mode``; a bare bool (the ``prev`` of an ``no_grad()`` never
+    entered, as torch's) sets grad mode to it."""
+    if isinstance(prev, bool):
+        _set_mode(prev)
+    else:
+        _state.enabled, _state.nominal = prev
 
 
 def is_inference_mode_enabled():
@@ -112,7 +117,9 @@ class enable_grad(_DecoratorContextManager):
     """Enable gradient recording inside a ``no_grad`` block."""
 
     def __init__(self, orig_func=None):
-        self.prev = False
+        # no ``prev`` until entered: ``__exit__`` of a fresh instance raises
+        # AttributeError, as torch's
+        pass
 
     def __enter__(self):
         self.prev = _set_mode(True)
@@ -159,8 +166,9 @@ class inference_mode(_DecoratorContextManager):
     def __init__(self, mode=True):
         if callable(mode) and not isinstance(mode, bool):
             mode = True
+        # no ``prev`` until entered: ``__exit__`` of a fresh instance raises
+        # AttributeError, as torch's
         self.mode = bool(mode)
-        self.prev = (True, False, False)
 
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference, _state.nominal)

@@ -1058,6 +1058,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 if plain:
                     _current[0] = None
             if is_acc:
+                if x is not None and x.hooks:
+                    # AccumulateGrad's post hooks: no grad_inputs, after the
+                    # leaf's .grad and its post-accumulate hooks (as torch)
+                    _run_post_hooks(x.hooks, (), buf)
                 continue
             if gin is None or isinstance(gin, _TensorBase):
                 gin = [gin]
@@ -1079,10 +1083,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 if x.stack is not None:
                     _check_nan(node, gin)
                 if x.hooks:
-                    for h in list(x.hooks.values()):
-                        r = h(tuple(gin), tuple(buf))
-                        if r is not None:
-                            gin = list(r) if not isinstance(r, _TensorBase) else [r]
+                    gin = _run_post_hooks(x.hooks, gin, buf)
             if not retain_graph:
                 if plain:
                     # a node that saved nothing stays callable for a later
@@ -1138,6 +1139,26 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     if capture is not None:
         return [capture.get(i) for i in range(len(targets))]
     return None
+
+
+def _run_post_hooks(hooks, gin, buf):
+    """A node's post hooks ``h(grad_inputs, grad_outputs)``; a result other
+    than None replaces grad_inputs and must be a tuple of as many (torch's
+    TypeError / RuntimeError otherwise)."""
+    gin = tuple(gin)
+    gout = tuple(buf)
+    for h in list(hooks.values()):
+        r = h(gin, gout)
+        if r is None:
+            continue
+        if not isinstance(r, tuple):
+            raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+        if len(r) != len(gin):
+            raise RuntimeError(f"hook '{getattr(h, '__name__', type(h).__name__)}' has returned an "
+                               f"incorrect number of values (got {len(r)}, but expected "
+                               f"{len(gin)})")
+        gin = r
+    return list(gin)
 
 
 def _retain_grads(retain, buf, create_graph):

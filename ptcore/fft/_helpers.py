@@ -64,7 +64,7 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_me
 
 def _finish(r, out, requires_grad):
     if out is not None:
-        from ptcore._ops.sorting import _resize_out
+        from ptcore._ops._out import resize_out as _resize_out
         _resize_out(out, r.shape)
         out.copy_(r)
         r = out

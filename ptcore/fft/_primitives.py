@@ -133,10 +133,42 @@ class _DeviceConj(_Function):
         return conj(g)
 
 
+def _run_scipy(fn, a, dims, norm, inverse, n, **kw):
+    """``fn`` (a ``scipy.fft`` transform) of ``a`` over ``dims`` with the
+    normalization enum ``norm`` of a signal of ``n`` elements.  Over several
+    dims the scale is applied to the finished transform, as torch's MKL
+    plans (DFTI_FORWARD_SCALE) do: pocketfft scales in its first axis pass,
+    which makes the later passes sum rounded values (a zero DC term comes
+    out as a signed rounding residue)."""
+    modes = _SCIPY_NORM_INV if inverse else _SCIPY_NORM_FWD
+    if len(dims) < 2 or norm == NORM_NONE:
+        return fn(a, axes=dims, norm=modes[norm], workers=_threads(), **kw)
+    r = _np.asarray(fn(a, axes=dims, norm=modes[NORM_NONE], workers=_threads(), **kw))
+    fct = 1.0 / (_np.sqrt(float(n)) if norm == NORM_ROOT else float(n))
+    flat = r.view(r.real.dtype) if r.dtype.kind == "c" else r     # (re, im) pairs: signed zeros kept
+    flat *= flat.dtype.type(fct)
+    return r
+
+
+def _numel(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _batch_dims(dims):
+    """``dims`` of a sample as dims of the physical tensor (batch dim 0 in front)."""
+    return tuple(d + 1 if d >= 0 else d for d in dims)
+
+
+# Under vmap (a batched input: vmap of a transform, jacfwd, hessian) each
+# primitive runs on the physical tensor, the batch dim one more axis that
+# scipy.fft leaves alone (the ``vmap`` staticmethods).
+
 class _C2C(_Function):
     @staticmethod
-    def forward(ctx, x, dims, norm, forward):
-        ctx.args = (dims, norm, forward)
+    def forward(x, dims, norm, forward):
         if not dims:
             return x.clone()
         impl = _device_impl(x)
@@ -144,8 +176,16 @@ class _C2C(_Function):
             return impl.c2c(x, dims, norm, forward)
         f = _scipy_fft()
         fn = f.fftn if forward else f.ifftn
-        mode = (_SCIPY_NORM_FWD if forward else _SCIPY_NORM_INV)[norm]
-        return _wrap(fn(_np_view(x), axes=dims, norm=mode, workers=_threads()))
+        return _wrap(_run_scipy(fn, _np_view(x), dims, norm, not forward,
+                                _numel(x.shape, dims)))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.args = inputs[1:]
+
+    @staticmethod
+    def vmap(info, in_dims, x, dims, norm, forward):
+        return c2c(x, _batch_dims(dims), norm, forward), 0
 
     @staticmethod
     def backward(ctx, g):
@@ -157,15 +197,22 @@ class _C2C(_Function):
 
 class _R2C(_Function):
     @staticmethod
-    def forward(ctx, x, dims, norm, onesided):
-        ctx.args = (dims, norm, onesided, x.shape[dims[-1]])
+    def forward(x, dims, norm, onesided):
         impl = _device_impl(x)
         if impl is not None:
             return impl.r2c(x, dims, norm, onesided)
         f = _scipy_fft()
         fn = f.rfftn if onesided else f.fftn
-        r = fn(_np_view(x), axes=dims, norm=_SCIPY_NORM_FWD[norm], workers=_threads())
-        return _wrap(r)
+        return _wrap(_run_scipy(fn, _np_view(x), dims, norm, False, _numel(x.shape, dims)))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, dims, norm, onesided = inputs
+        ctx.args = (dims, norm, onesided, x.shape[dims[-1]])
+
+    @staticmethod
+    def vmap(info, in_dims, x, dims, norm, onesided):
+        return r2c(x, _batch_dims(dims), norm, onesided), 0
 
     @staticmethod
     def backward(ctx, g):
@@ -183,15 +230,21 @@ class _R2C(_Function):
 
 class _C2R(_Function):
     @staticmethod
-    def forward(ctx, x, dims, norm, last_dim_size):
-        ctx.args = (dims, norm)
+    def forward(x, dims, norm, last_dim_size):
         impl = _device_impl(x)
         if impl is not None:
             return impl.c2r(x, dims, norm, last_dim_size)
         s = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
-        r = _scipy_fft().irfftn(_np_view(x), s=s, axes=dims, norm=_SCIPY_NORM_INV[norm],
-                                workers=_threads())
-        return _wrap(r)
+        return _wrap(_run_scipy(_scipy_fft().irfftn, _np_view(x), dims, norm, True,
+                                _numel(s, range(len(s))), s=s))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.args = inputs[1:3]
+
+    @staticmethod
+    def vmap(info, in_dims, x, dims, norm, last_dim_size):
+        return c2r(x, _batch_dims(dims), norm, last_dim_size), 0
 
     @staticmethod
     def backward(ctx, g):
@@ -223,11 +276,6 @@ for _cls, _name in ((_C2C, "FftC2CBackward0"), (_R2C, "FftR2CBackward0"),
 del _cls, _name
 
 
-class _NoCtx:
-    """The ``ctx`` of a primitive's forward run outside autograd."""
-    __slots__ = ("args",)
-
-
 def _plain(x):
     """Whether a primitive applied to ``x`` records nothing and no forward-AD
     or vmap layer sees it, so its forward runs directly (what
@@ -239,7 +287,7 @@ def _plain(x):
 def c2c(x, dims, norm, forward):
     """Complex-to-complex transform of ``x`` over ``dims`` (a tuple)."""
     if _plain(x):
-        return _C2C.forward(_NoCtx(), x, tuple(dims), norm, bool(forward))
+        return _C2C.forward(x, tuple(dims), norm, bool(forward))
     return _C2C.apply(x, tuple(dims), norm, bool(forward))
 
 
@@ -247,7 +295,7 @@ def r2c(x, dims, norm, onesided):
     """Forward real-to-complex transform; ``onesided`` keeps the last
     transformed dim's first ``n // 2 + 1`` entries."""
     if _plain(x):
-        return _R2C.forward(_NoCtx(), x, tuple(dims), norm, bool(onesided))
+        return _R2C.forward(x, tuple(dims), norm, bool(onesided))
     return _R2C.apply(x, tuple(dims), norm, bool(onesided))
 
 
@@ -255,5 +303,5 @@ def c2r(x, dims, norm, last_dim_size):
     """Inverse transform of a Hermitian half spectrum to a real signal whose
     last transformed dim has ``last_dim_size`` entries."""
     if _plain(x):
-        return _C2R.forward(_NoCtx(), x, tuple(dims), norm, int(last_dim_size))
+        return _C2R.forward(x, tuple(dims), norm, int(last_dim_size))
     return _C2R.apply(x, tuple(dims), norm, int(last_dim_size))

@@ -148,7 +148,7 @@ def _finish(fname, r, out, want_complex):
     if r.requires_grad and _gm._state.enabled:
         raise RuntimeError(f"fft_{fname}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
-    from ptcore._ops.sorting import _resize_out
+    from ptcore._ops._out import resize_out as _resize_out
     _resize_out(out, r.shape)
     out.copy_(r)
     return out
@@ -178,8 +178,26 @@ def _fft_r2c(fname, x, n, dim, norm, forward, onesided):
     n = x.shape[d] if n is None else _operator.index(n)
     _check_n(n)
     x = _resize(x, (d,), (n,))
-    r = r2c(x, (d,), _norm(norm, forward), onesided)
+    if onesided or x.device.type != "cpu":
+        r = r2c(x, (d,), _norm(norm, forward), onesided)
+    else:
+        r = _r2c_full(x, d, _norm(norm, forward))
     return r if forward else _conj(r)
+
+
+def _r2c_full(x, d, norm):
+    """The two-sided transform of real ``x`` along ``d`` as torch computes it:
+    the one-sided half, the rest filled with the conjugates of its mirror
+    images (so the signed zeros are torch's: the DC and Nyquist terms keep
+    the +0 imaginary part of the one-sided transform)."""
+    from ptcore.autograd import _record
+    import ptcore
+    half = r2c(x, (d,), norm, True)
+    m = x.shape[d] - half.shape[d]
+    if m == 0:
+        return half
+    r = ptcore.cat([half, _conj(half.narrow(d, 1, m).flip(d)).resolve_conj()], d)
+    return _record.name_grad_fn(r, "FftR2CBackward0", x)
 
 
 def _fft_c2r(fname, x, n, dim, norm, forward):

@@ -12,8 +12,8 @@ __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer",
 
 def _new_subclass_instance(cls, data, requires_grad):
     # A ``cls`` instance sharing ``data``'s storage.  ``_TensorBase.__new__`` is the
-    # C-level allocator, so no Python ``__new__`` runs (the core's own
-    # ``_make_subclass`` calls ``tp_new`` with no arguments).
+    # C-level allocator, so no Python ``__new__`` runs (a subclass's own
+    # ``__new__`` is usually what calls this, with arguments of its own).
     t = _TensorBase.__new__(cls)
     ptcore._C._set_data(t, data)
     if requires_grad:
@@ -23,16 +23,12 @@ def _new_subclass_instance(cls, data, requires_grad):
 
 
 class _TensorSubclassMeta(type):
-    """Metaclass of Parameter/Buffer: ``Cls(...)`` builds through ``Cls._construct``.
-
-    Construction happens here rather than in ``__new__`` because the tensor core
-    allocates subclass instances through ``tp_new`` with no arguments.  It also
-    makes ``isinstance(t, Parameter)`` true for tensors flagged ``_is_param`` (and
-    ``isinstance(t, Buffer)`` for ``_is_buffer``), as torch.
-    """
-
-    def __call__(cls, *args, **kwargs):
-        return cls._construct(*args, **kwargs)
+    """Metaclass of Parameter/Buffer (torch's ``_ParameterMeta``/``_BufferMeta``):
+    ``isinstance(t, Parameter)`` is true for tensors flagged ``_is_param`` (and
+    ``isinstance(t, Buffer)`` for ``_is_buffer``), as torch.  Construction is
+    each class's ``__new__``, so subclasses may define their own ``__new__``
+    calling ``super().__new__(cls, data, requires_grad)`` (bitsandbytes'
+    ``Params4bit``)."""
 
     def __instancecheck__(self, instance):
         if self is Parameter and ptcore.is_tensor(instance) and \
@@ -62,8 +58,7 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
     __module__ = "ptcore.nn.parameter"
     __torch_function__ = _disabled_torch_function_impl     # ops on it return plain Tensors
 
-    @classmethod
-    def _construct(cls, data=None, requires_grad=True):
+    def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = ptcore.empty(0)
         if not isinstance(data, _TensorBase) and ptcore.is_tensor(data):
@@ -158,8 +153,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     cls_to_become = Parameter
 
-    @classmethod
-    def _construct(cls, requires_grad=True, device=None, dtype=None):
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
         data = ptcore.empty(0, device=device, dtype=dtype)
         return _new_subclass_instance(cls, data, requires_grad)
 
@@ -189,8 +183,7 @@ class Buffer(Tensor, metaclass=_TensorSubclassMeta):
     __module__ = "ptcore.nn.parameter"
     __torch_function__ = _disabled_torch_function_impl     # ops on it return plain Tensors
 
-    @classmethod
-    def _construct(cls, data=None, *, persistent=True):
+    def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = ptcore.empty(0)
         if not isinstance(data, _TensorBase):
@@ -209,8 +202,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor, metaclass=_TensorSub
     cls_to_become = Tensor
     __torch_function__ = _disabled_torch_function_impl
 
-    @classmethod
-    def _construct(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
         data = ptcore.empty(0, device=device, dtype=dtype)
         ret = _new_subclass_instance(cls, data, requires_grad)
         ret.persistent = persistent

@@ -37,7 +37,8 @@ def _pt():
 
 
 # ---------------------------------------------------------------------------
-# derivative formulas (PyTorch's derivatives.yaml), in ptcore ops
+# derivative formulas (PyTorch's derivatives.yaml), in ptcore ops (the public
+# entries, so that vmap and the other layers see them)
 # ---------------------------------------------------------------------------
 
 def _d_entr(g, r, x):
@@ -49,7 +50,7 @@ def _d_erfcx(g, r, x):
 
 
 def _d_i0e(g, r, x):
-    return (g * (i1e(x) - x.sgn() * r),)
+    return (g * (_pt().special.i1e(x) - x.sgn() * r),)
 
 
 def _tiny_safe(x):
@@ -69,7 +70,7 @@ def _d_i1(g, r, x):
 def _d_i1e(g, r, x):
     pt = _pt()
     ok, sx = _tiny_safe(x)
-    gx = i0e(sx) - r * (sx.sgn() + sx.reciprocal())
+    gx = pt.special.i0e(sx) - r * (sx.sgn() + sx.reciprocal())
     return (g * pt.where(ok, gx, pt.full((), 0.5, dtype=x.dtype, device=x.device)),)
 
 
@@ -86,12 +87,12 @@ def _d_log_ndtr(g, r, x):
 
 
 def _d_xlog1py(g, r, x, y):
-    gx = xlog1py(g, y).masked_fill((x == 0) & (y <= -1), 0)
+    gx = _pt().special.xlog1py(g, y).masked_fill((x == 0) & (y <= -1), 0)
     return gx, g * x / (y + 1)
 
 
 def _d_zeta(g, r, x, q):
-    return NOT_IMPLEMENTED, g * -x * zeta(x + 1.0, q)
+    return NOT_IMPLEMENTED, g * -x * _pt().special.zeta(x + 1.0, q)
 
 
 # ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import forward_ad as _fwl
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.function import Function as _Function
 
@@ -85,26 +86,39 @@ def _finish(fname, r, out):
     if not out.dtype.is_floating_point and r.dtype.is_floating_point:
         raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output "
                            f"type {out.dtype._legacy}")
-    from ptcore._ops.sorting import _resize_out
+    from ptcore._ops._out import resize_out as _resize_out
     _resize_out(out, r.shape)
     out.copy_(r)
     return out
+
+
+class _Precomputed:
+    """The result handed to :class:`_Recorded` as a non-tensor argument, so
+    that the node's output (not an input of it) is what gets saved: saved
+    as an output, it keeps the tangents forward AD gives the output
+    (``jacfwd(jacrev(f))``)."""
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
 
 
 class _Recorded(_Function):
     """An elementwise op whose forward is a precomputed result and whose
     backward is ``grad_fn(grad, result, *inputs)``, one entry per input:
     a tensor, ``None`` (no gradient) or :data:`NOT_IMPLEMENTED`; a string
-    ``grad_fn`` names an op with no derivative at all.  Under
-    ``create_graph`` the result is recomputed with ``fwd`` so that the
-    formula's use of it is differentiable too."""
+    ``grad_fn`` names an op with no derivative at all (``fwd``, the op, gives
+    its name).  The result is saved as the node's output, so that the
+    formula's use of it is differentiable too (double backward, and forward
+    AD over the backward)."""
 
     @staticmethod
     def forward(ctx, result, grad_fn, fwd, *inputs):
         ctx.grad_fn = grad_fn
         ctx.fwd = fwd
-        ctx.save_for_backward(result, *inputs)
-        return result
+        out = result.t.detach()
+        ctx.save_for_backward(out, *inputs)
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -113,8 +127,6 @@ class _Recorded(_Function):
         if isinstance(ctx.grad_fn, str):
             raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
         result, *inputs = ctx.saved_tensors
-        if _gm._state.enabled and any(t.requires_grad for t in inputs):
-            result = ctx.fwd(*inputs)
         grads = ctx.grad_fn(g, result, *inputs)
         out = []
         for gi, x, need in zip(grads, inputs, needs):
@@ -168,14 +180,21 @@ def _recorder(fname):
     return cls
 
 
+def _dual(inputs):
+    """Whether an input has a forward-AD tangent (at a visible level): the
+    result then takes one, with or without grad mode, as in torch."""
+    return _fwl.layer().enabled and _fwl.visible_level(inputs, None) >= 0
+
+
 def _attach(r, grad, fname, fwd, inputs):
     """Record ``r`` (computed without recording) as the output of ``inputs``."""
-    if grad == NO_GRAD or not _gm._state.enabled:
+    if grad == NO_GRAD:
         return r
-    if not any(isinstance(t, _TensorBase) and t.requires_grad for t in inputs):
+    if not (_gm._state.enabled and any(isinstance(t, _TensorBase) and t.requires_grad
+                                       for t in inputs)) and not _dual(inputs):
         return r
     fn = fname if grad == NOT_IMPLEMENTED else grad
-    return _recorder(fname).apply(r.detach(), fn, fwd, *inputs)
+    return _recorder(fname).apply(_Precomputed(r), fn, fwd, *inputs)
 
 
 def _ew_float32(op, fname, x):

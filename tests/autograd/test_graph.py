@@ -269,6 +269,26 @@ def test_grad_modes_context_and_decorator():
     assert list(gen()) == [False, False]
 
 
+@needs_torch
+@pytest.mark.parametrize("make", [
+    lambda m: m.no_grad(), lambda m: m.enable_grad(), lambda m: m.set_grad_enabled(False),
+    lambda m: m.inference_mode(), lambda m: m.inference_mode(False)])
+@pytest.mark.parametrize("start", [True, False])
+def test_exit_of_a_context_never_entered_as_torch(make, start):
+    # torch: a fresh no_grad() restores grad mode False; enable_grad() and
+    # inference_mode() have nothing to restore and raise AttributeError
+    def run(m):
+        m.set_grad_enabled(start)
+        try:
+            make(m).__exit__(None, None, None)
+            return m.is_grad_enabled(), m.is_inference_mode_enabled()
+        except AttributeError:
+            return AttributeError
+        finally:
+            m.set_grad_enabled(True)
+    assert run(ptcore) == run(torch)
+
+
 def test_detach_and_detach_():
     x = ptcore.tensor(A, requires_grad=True)
     y = x * 2

@@ -201,3 +201,62 @@ def test_inplace_on_plain_tensor_with_grad_argument(op):
     (xp, gp), (xt, gt) = run(__import__("ptcore")), run(torch)
     np.testing.assert_allclose(_np(xp), xt.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(_np(gp), gt.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _retain_then_inplace(m, case):
+    """A tensor retains its grad, then its history changes in place: torch moves
+    the retain slot to the new node (its other hooks stay on the old one)."""
+    x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+    y = x * 2
+    seen = []
+    if case == "mul_":
+        y.retain_grad()
+        y.mul_(2)
+        loss, watched = (y * 5).sum(), y
+    elif case == "two_inplace":
+        y.retain_grad()
+        y.mul_(2)
+        y.add_(1)
+        loss, watched = (y * 7).sum(), y
+    elif case == "copy_":
+        y.retain_grad()
+        y.copy_(x * 3)
+        loss, watched = (y * 5).sum(), y
+    elif case == "hook_stays":
+        y.register_hook(lambda g: seen.append(g.tolist()))
+        y.retain_grad()
+        y.mul_(2)
+        loss, watched = (y * 5).sum(), y
+    elif case == "base_of_view":
+        y.retain_grad()
+        y[:2].mul_(3)
+        loss, watched = (y * 5).sum(), y
+    elif case == "view_of_base":
+        v = y[:2]
+        v.retain_grad()
+        y.mul_(3)
+        loss, watched = (v * 5).sum(), v
+    else:       # mark_dirty in a custom Function
+        class Twice(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                a.mul_(2)
+                ctx.mark_dirty(a)
+                return a
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        y.retain_grad()
+        Twice.apply(y)
+        loss, watched = (y * 5).sum(), y
+    loss.backward()
+    return watched.grad.tolist(), x.grad.tolist(), seen
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["mul_", "two_inplace", "copy_", "hook_stays", "base_of_view",
+                                  "view_of_base", "mark_dirty"])
+def test_retain_grad_follows_inplace(case):
+    p, t = both(lambda m: _retain_then_inplace(m, case))
+    assert p == t

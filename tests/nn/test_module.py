@@ -522,6 +522,48 @@ def test_parameter_deepcopy_and_pickle():
     assert not s.requires_grad
 
 
+def _parameter_subclass_story(L):
+    """A Parameter subclass with its own ``__new__`` taking extra arguments
+    (bitsandbytes' ``Params4bit``), through ops, a module, deepcopy and pickle."""
+    class Tagged(L.nn.Parameter):
+        def __new__(cls, data=None, requires_grad=True, tag=None):
+            p = super().__new__(cls, data, requires_grad)
+            p.tag = tag
+            return p
+
+    class InitOnly(L.nn.Parameter):      # extra arguments need a __new__ (torch's TypeError)
+        def __init__(self, data, requires_grad=True, tag=None):
+            self.tag = tag
+
+    p = Tagged(L.ones(2), tag="x")
+    out = [type(p).__name__, p.tag, p.requires_grad, p.is_leaf, isinstance(p, L.nn.Parameter),
+           type(p + 1).__name__, type(p * p).__name__,
+           Tagged(L.ones(1), False).requires_grad]
+    m = L.nn.Linear(2, 2)
+    m.weight = Tagged(L.ones(2, 2), tag="w")
+    out.append([type(q).__name__ for q in m.parameters()])
+    (m(L.ones(1, 2))).sum().backward()
+    out.append(m.weight.grad.tolist())
+    q = copy.deepcopy(p)
+    out.append((type(q).__name__, getattr(q, "tag", "NA"), q.tolist()))
+    r = pickle.loads(pickle.dumps(p))
+    out.append((type(r).__name__, r.tag))
+    out.append(type(copy.copy(p)).__name__)
+    try:
+        InitOnly(L.ones(2), tag="y")
+        out.append("no error")
+    except TypeError:
+        out.append("TypeError")
+    e = L.nn.Parameter()
+    out.append((type(e).__name__, tuple(e.shape)))
+    return out
+
+
+@needs_torch
+def test_parameter_subclass_with_own_new():
+    assert _parameter_subclass_story(ptcore) == _parameter_subclass_story(torch)
+
+
 def test_buffer_and_uninitialized():
     b = nn.Buffer(ptcore.ones(2))
     assert type(b) is ptcore.Tensor and isinstance(b, nn.Buffer) and b.persistent

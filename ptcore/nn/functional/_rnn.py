@@ -8,17 +8,17 @@ handled in the packed, time-major layout (``data`` of shape
 
 Two implementations of the recurrence:
 
-* fused (the usual case: CPU, float32/float64, every sequence of the batch
-  as long, no LSTM projection, no interception layer of the dispatch point
-  on): the whole time loop of a layer and direction is one kernel of
-  ``ptcore._ops._rnn`` (one GEMM per step, the gate math in one loop) and,
-  with the input projection, one autograd node (:class:`_RecurrentLayer`)
-  whose backward runs the reverse loop in the same module;
-* composite: ordinary ptcore ops per step (everything else: packed batches
-  of varying length, projections, other devices and dtypes, and whatever
-  must see every op: tracing, autocast, ``__torch_function__``, modes).
-  The fused nodes also use it for a differentiable backward
-  (``create_graph=True``).
+* fused (the usual case: CPU, float32/float64, no interception layer of the
+  dispatch point on; LSTM projections too): the whole time loop of a
+  layer and direction is one kernel call of ``ptcore._ops._rnn`` per run of
+  equal batch sizes (one, for a padded batch; a packed batch of sequences of
+  different lengths has a run per distinct length) and, with the input
+  projection, one autograd node (:class:`_RecurrentLayer`) whose backward
+  runs the reverse loops in the same module;
+* composite: ordinary ptcore ops per step (everything else: empty batches,
+  other devices and dtypes, and whatever must see every op: tracing,
+  autocast, ``__torch_function__``, modes).  The fused nodes also use it for
+  a differentiable backward (``create_graph=True``).
 """
 import builtins
 
@@ -119,7 +119,8 @@ def _gru_cell_step(gi, h, w_hh_t, b_hh):
 def _cell_forward(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     """One step of a cell on batched 2-D input; returns h (and c for LSTM)."""
     if input.size(0) > 0 and _fusable(input, hx, cx, w_ih, w_hh, b_ih, b_hh):
-        _, h, c = _fused_layer(mode, input, 1, w_ih, b_ih, hx, cx, w_hh, b_hh, False)
+        _, h, c = _fused_layer(mode, input, (input.size(0),), w_ih, b_ih, hx, cx, w_hh, b_hh,
+                               None, False)
         return (h, c) if mode == "LSTM" else h
     gi = _proj(input, w_ih, b_ih)
     w_hh_t = w_hh.t()
@@ -138,32 +139,58 @@ def _c(t):
     return t if t.is_contiguous() else t.contiguous()
 
 
-def _composite_seq(mode, gi, h0, c0, w_hh, b_hh, reverse):
-    """The composite recurrence on ``gi (T, B, G)``: ``(out, h_n[, c_n])`` as the fused nodes."""
-    T, B = gi.size(0), gi.size(1)
-    offsets = [t * B for t in range(T)]
-    gi2 = gi.reshape(T * B, gi.size(2))
+def _segments(batch_sizes):
+    """The runs of equal batch size of a packed sequence: ``(offset, steps, batch)``
+    each, in time order (their rows are contiguous, time-major ``(steps, batch)``)."""
+    segs = []
+    off = 0
+    prev = None
+    for bs in batch_sizes:
+        if bs == prev:
+            o, n, b = segs[-1]
+            segs[-1] = (o, n + 1, b)
+        else:
+            segs.append((off, 1, bs))
+            prev = bs
+        off += bs
+    return tuple(segs)
+
+
+def _offsets(batch_sizes):
+    offsets = []
+    acc = 0
+    for bs in batch_sizes:
+        offsets.append(acc)
+        acc += bs
+    return offsets
+
+
+def _composite_packed(mode, gi, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """The composite recurrence on packed ``gi (N, G)``: ``(out (N, H), h_n[, c_n])``
+    as the fused nodes."""
     if b_hh is not None and mode != "GRU":
-        gi2 = gi2 + b_hh
+        gi = gi + b_hh
         b_hh = None
-    outs, h, c = _run_direction(mode, gi2, [B] * T, offsets, h0, c0, w_hh, b_hh, None, reverse)
-    out = ptcore.stack(outs, 0)
+    outs, h, c = _run_direction(mode, gi, batch_sizes, _offsets(batch_sizes), h0, c0, w_hh,
+                                b_hh, w_hr, reverse)
+    out = ptcore.cat(outs, 0)
     return (out, h, c) if mode == "LSTM" else (out, h)
 
 
-# argument positions of the fused nodes: (x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse)
-_N_TENSORS = 7
+# argument positions of the fused nodes:
+# (x, w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr, mode, batch_sizes, reverse)
+_N_TENSORS = 8
 
 
 def _differentiable_backward(ctx, grads):
     """Backward that autograd can differentiate again (``create_graph=True``):
     the composite recurrence re-run on the saved inputs and differentiated."""
     ins = ctx.rnn_inputs
-    x, w_ih, b_ih, h0, c0, w_hh, b_hh = ins
+    x, w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr = ins
     with ptcore.enable_grad():
         gi = _proj(x, w_ih, b_ih)
-        gi = gi.reshape(ctx.rnn_T, gi.size(0) // ctx.rnn_T, gi.size(1))
-        outs = _composite_seq(ctx.rnn_mode, gi, h0, c0, w_hh, b_hh, ctx.reverse)
+        outs = _composite_packed(ctx.rnn_mode, gi, ctx.rnn_batch_sizes, h0, c0, w_hh, b_hh,
+                                 w_hr, ctx.reverse)
     pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
     wanted = [(k, t) for k, t in enumerate(ins) if t is not None and t.requires_grad]
     res = ptcore.autograd.grad([o for o, _ in pairs], [t for _, t in wanted],
@@ -174,51 +201,119 @@ def _differentiable_backward(ctx, grads):
     return tuple(full)
 
 
+def _seq(t, seg, width):
+    """Rows of segment ``seg`` of a packed ``(N, width)`` buffer as ``(steps, batch, width)``."""
+    off, n, b = seg
+    return t.narrow(0, off, n * b).view(n, b, width)
+
+
+def _segment_init(out, cs, h0, c0, segs, k, reverse):
+    """``(h, c)`` that segment ``k`` of a packed recurrence starts from (``c``
+    None without a cell state): forward in time, the last step of segment
+    ``k - 1`` (its first ``batch`` rows: the longer sequences); backward in
+    time, the first step of segment ``k + 1`` and, for the sequences that one
+    does not hold, ``h0``/``c0``.  Views where they are contiguous rows."""
+    off, n, b = segs[k]
+    if not reverse:
+        if k == 0:
+            return h0, c0
+        poff, pn, pb = segs[k - 1]
+        last = poff + (pn - 1) * pb
+        return out.narrow(0, last, b), None if cs is None else cs.narrow(0, last, b)
+    if k == len(segs) - 1:
+        return h0.narrow(0, 0, b), None if c0 is None else c0.narrow(0, 0, b)
+    noff, _, nb = segs[k + 1]
+    h = ptcore.cat([out.narrow(0, noff, nb), h0.narrow(0, nb, b - nb)], 0)
+    c = None if c0 is None else ptcore.cat([cs.narrow(0, noff, nb), c0.narrow(0, nb, b - nb)], 0)
+    return h, c
+
+
+def _final_state(t, segs, reverse):
+    """The final states ``(B, H)`` of a packed recurrence's per-step states ``t (N, H)``:
+    backward in time all at the first step; forward in time each sequence's
+    at its last step (the rows that segment ``k`` holds and ``k + 1`` does not)."""
+    if reverse:
+        return t.narrow(0, 0, segs[0][2]).clone()
+    if len(segs) == 1:
+        off, n, b = segs[0]
+        return t.narrow(0, off + (n - 1) * b, b).clone()
+    parts = []
+    for k in range(len(segs) - 1, -1, -1):
+        off, n, b = segs[k]
+        nb = segs[k + 1][2] if k + 1 < len(segs) else 0
+        parts.append(t.narrow(0, off + (n - 1) * b + nb, b - nb))
+    return ptcore.cat(parts, 0)
+
+
 class _RecurrentLayer(Function):
     """One layer and direction of RNN (tanh/relu), LSTM or GRU as one node:
-    ``(x (T*B, F), w_ih, b_ih, h0, c0, w_hh, b_hh) -> (out (T, B, H), h_n[, c_n])``.
+    ``(x (N, F), w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr) -> (out (N, H), h_n[, c_n])``
+    on packed time-major rows (``batch_sizes``: the sequences active at each
+    step, non-increasing; a padded batch has ``[B] * T``); ``w_hr``: an LSTM's
+    projection or None (then ``out`` and ``h_n`` have its ``proj_size`` columns).
 
     The forward computes the input projection of all steps (one GEMM), then
-    runs the recurrence kernel of ``ptcore._ops._rnn``; the backward runs the
-    reverse kernel, then ``dx = dG W_ih``, ``dW_ih = dG^T x`` and
-    ``db_ih = sum(dG)`` (``dG`` the gradient of the projection)."""
+    runs the recurrence kernel of ``ptcore._ops._rnn`` once per run of equal
+    batch sizes (:func:`_segments`), each run continuing from the state the
+    one before left (sequences that have ended keep their last state, which
+    becomes their ``h_n``); the backward runs the reverse kernel over the runs
+    in the opposite order, the state gradients ``dh``/``dc`` of the whole
+    batch carried between them and the recurrent weight gradients summed, then
+    ``dx = dG W_ih``, ``dW_ih = dG^T x`` and ``db_ih = sum(dG)`` (``dG`` the
+    gradient of the projection)."""
 
     @staticmethod
-    def forward(ctx, x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse):
+    def forward(ctx, x, w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr, mode, batch_sizes, reverse):
         K = _kernels()
         gi = _proj(x, w_ih, b_ih)
-        G = gi.size(1)
-        B = gi.size(0) // T
-        gi = gi.reshape(T, B, G)
+        N, G = gi.size(0), gi.size(1)
+        segs = _segments(batch_sizes)
+        order = range(len(segs) - 1, -1, -1) if reverse else range(len(segs))
         dt = gi.dtype
         w = _c(w_hh)
         bh = None if b_hh is None else _c(b_hh)
         h0c = _c(h0)
-        last = 0 if reverse else T - 1
+        c0c = None if c0 is None else _c(c0)
+        H = G // 4 if mode == "LSTM" else G // 3 if mode == "GRU" else G
+        P = H if w_hr is None else w_hr.size(0)
+        wr = None if w_hr is None else _c(w_hr)
+        out = ptcore.empty((N, P), dtype=dt)
+        cs = ptcore.empty((N, H), dtype=dt) if mode == "LSTM" else None
+        hc = None if w_hr is None else ptcore.empty((N, H), dtype=dt)
         if mode == "LSTM":
-            H = G // 4
-            gates = ptcore.empty((T, B, G), dtype=dt)
-            out = ptcore.empty((T, B, H), dtype=dt)
-            cs = ptcore.empty((T, B, H), dtype=dt)
-            K.lstm_forward(gi, h0c, _c(c0), w, bh, gates, out, cs, reverse)
-            ctx.rnn_state = (gates, cs)
-            res = (out, out[last].clone(), cs[last].clone())
+            state = ptcore.empty((N, G), dtype=dt)
         elif mode == "GRU":
-            H = G // 3
-            state = ptcore.empty((T, B, 4 * H), dtype=dt)
-            out = ptcore.empty((T, B, H), dtype=dt)
-            K.gru_forward(gi, h0c, w, bh, state, out, ptcore.empty((B, G), dtype=dt), reverse)
-            ctx.rnn_state = (state,)
-            res = (out, out[last].clone())
+            state = ptcore.empty((N, 4 * H), dtype=dt)
+            gh = ptcore.empty((h0.size(0), G), dtype=dt)
+        inits = [None] * len(segs)
+        for k in order:
+            seg = segs[k]
+            h, c = _segment_init(out, cs, h0c, c0c, segs, k, reverse)
+            inits[k] = (h, c)
+            gi_s, out_s = _seq(gi, seg, G), _seq(out, seg, P)
+            if wr is not None:
+                K.lstmp_forward(gi_s, h, c, w, bh, wr, _seq(state, seg, G), _seq(hc, seg, H),
+                                out_s, _seq(cs, seg, H), reverse)
+            elif mode == "LSTM":
+                K.lstm_forward(gi_s, h, c, w, bh, _seq(state, seg, G), out_s, _seq(cs, seg, H),
+                               reverse)
+            elif mode == "GRU":
+                K.gru_forward(gi_s, h, w, bh, _seq(state, seg, 4 * H), out_s,
+                              gh.narrow(0, 0, seg[2]), reverse)
+            else:
+                K.rnn_forward(gi_s, h, w, bh, out_s, reverse, mode == "RNN_RELU")
+        if mode == "LSTM":
+            ctx.rnn_state = (state, cs, hc)
+            res = (out, _final_state(out, segs, reverse), _final_state(cs, segs, reverse))
         else:
-            out = ptcore.empty((T, B, G), dtype=dt)
-            K.rnn_forward(gi, h0c, w, bh, out, reverse, mode == "RNN_RELU")
-            ctx.rnn_state = ()
-            res = (out, out[last].clone())
-        ctx.save_for_backward(h0, c0, w_hh, out)
-        ctx.rnn_inputs = (x, w_ih, b_ih, h0, c0, w_hh, b_hh)
+            ctx.rnn_state = (state,) if mode == "GRU" else ()
+            res = (out, _final_state(out, segs, reverse))
+        ctx.save_for_backward(w_hh, out)
+        ctx.rnn_inits = inits
+        ctx.rnn_segments = segs
+        ctx.rnn_inputs = (x, w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr)
         ctx.rnn_mode = mode
-        ctx.rnn_T = T
+        ctx.rnn_batch_sizes = batch_sizes
         ctx.reverse = reverse
         return res
 
@@ -228,37 +323,60 @@ class _RecurrentLayer(Function):
         if ptcore.is_grad_enabled():
             return _differentiable_backward(ctx, (dout, dh_n, dc_n)[:3 if mode == "LSTM" else 2])
         K = _kernels()
-        h0, c0, w_hh, out = ctx.saved_tensors
-        x, w_ih, b_ih, _, _, _, b_hh = ctx.rnn_inputs
+        w_hh, out = ctx.saved_tensors
+        x, w_ih, b_ih, _, _, _, b_hh, w_hr = ctx.rnn_inputs
         needs = ctx.needs_input_grad
-        T, B, H = out.shape
+        segs, reverse = ctx.rnn_segments, ctx.reverse
+        N, P = out.shape
         dt = out.dtype
         G = w_hh.size(0)
+        H = G // 4 if mode == "LSTM" else G // 3 if mode == "GRU" else G
         dh = dh_n.contiguous().clone()
         dc = None
-        dW = ptcore.empty((G, H), dtype=dt)
+        dW = ptcore.empty((G, P), dtype=dt)
         db = None if b_hh is None else ptcore.empty(G, dtype=dt)
-        w, h0c, do = _c(w_hh), _c(h0), _c(dout)
+        w, do = _c(w_hh), _c(dout)
+        dG = ptcore.empty((N, G), dtype=dt)
+        # the runs in the opposite order of the forward's
+        order = range(len(segs)) if reverse else range(len(segs) - 1, -1, -1)
         if mode == "LSTM":
-            gates, cs = ctx.rnn_state
+            gates, cs, hc = ctx.rnn_state
             dc = dc_n.contiguous().clone()
-            dG = ptcore.empty((T, B, G), dtype=dt)
-            K.lstm_backward(gates, cs, _c(c0), h0c, out, w, do, dh, dc, dG, dW, db,
-                            ptcore.empty(H, dtype=dt), ctx.reverse)
+            tmp = ptcore.empty(H, dtype=dt)
+            if w_hr is not None:
+                wr = _c(w_hr)
+                dWr = ptcore.empty((P, H), dtype=dt)
+                dhp = ptcore.empty((N, P), dtype=dt)
+                scratch = ptcore.empty((2 * dh.size(0) + 1) * H, dtype=dt)
         elif mode == "GRU":
             (state,) = ctx.rnn_state
-            dG = ptcore.empty((T, B, G), dtype=dt)
-            K.gru_backward(state, h0c, out, w, do, dh, dG, ptcore.empty((T, B, G), dtype=dt), dW,
-                           db, ctx.reverse)
-        else:
-            dG = ptcore.empty((T, B, G), dtype=dt)
-            K.rnn_backward(h0c, out, w, do, dh, dG, dW, db, ctx.reverse, mode == "RNN_RELU")
-        dG2 = dG.reshape(T * B, G)
-        dx = ptcore.mm(dG2, w_ih) if needs[0] else None
-        dw_ih = _input_weight_grad(K, dG2, x) if needs[1] else None
-        db_ih = dG2.sum(0) if (b_ih is not None and needs[2]) else None
+            dGH = ptcore.empty((N, G), dtype=dt)
+        for i, k in enumerate(order):
+            seg = segs[k]
+            h, c = ctx.rnn_inits[k]
+            b = seg[2]
+            dh_s, out_s, do_s, dG_s = dh.narrow(0, 0, b), _seq(out, seg, P), _seq(do, seg, P), \
+                _seq(dG, seg, G)
+            if w_hr is not None:
+                K.lstmp_backward(_seq(gates, seg, G), _seq(cs, seg, H), c, h, out_s, w, wr,
+                                 _seq(hc, seg, H), do_s, dh_s, dc.narrow(0, 0, b), dG_s, dW, db,
+                                 dWr, _seq(dhp, seg, P), scratch.narrow(0, 0, (2 * b + 1) * H),
+                                 reverse, i > 0)
+            elif mode == "LSTM":
+                K.lstm_backward(_seq(gates, seg, G), _seq(cs, seg, H), c, h, out_s, w, do_s,
+                                dh_s, dc.narrow(0, 0, b), dG_s, dW, db, tmp, reverse, i > 0)
+            elif mode == "GRU":
+                K.gru_backward(_seq(state, seg, 4 * H), h, out_s, w, do_s, dh_s, dG_s,
+                               _seq(dGH, seg, G), dW, db, reverse, i > 0)
+            else:
+                K.rnn_backward(h, out_s, w, do_s, dh_s, dG_s, dW, db, reverse,
+                               mode == "RNN_RELU", i > 0)
+        dx = ptcore.mm(dG, w_ih) if needs[0] else None
+        dw_ih = _input_weight_grad(K, dG, x) if needs[1] else None
+        db_ih = dG.sum(0) if (b_ih is not None and needs[2]) else None
+        dw_hr = dWr if w_hr is not None and needs[7] else None
         return (dx, dw_ih, db_ih, dh if needs[3] else None, dc if needs[4] else None,
-                dW if needs[5] else None, db if needs[6] else None, None, None, None)
+                dW if needs[5] else None, db if needs[6] else None, dw_hr, None, None, None)
 
 
 def _input_weight_grad(K, dG2, x):
@@ -271,9 +389,11 @@ def _input_weight_grad(K, dG2, x):
     return ptcore.mm(dG2.t(), x)
 
 
-def _fused_layer(mode, x, T, w_ih, b_ih, h0, c0, w_hh, b_hh, reverse):
-    """``(out (T, B, H), h_n, c_n or None)`` of one fused layer and direction on ``x (T*B, F)``."""
-    res = _RecurrentLayer.apply(x, w_ih, b_ih, h0, c0, w_hh, b_hh, mode, T, reverse)
+def _fused_layer(mode, x, batch_sizes, w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """``(out (N, H), h_n, c_n or None)`` of one fused layer and direction on packed
+    ``x (N, F)`` (``batch_sizes``: a tuple; ``w_hr``: an LSTM's projection or None)."""
+    res = _RecurrentLayer.apply(x, w_ih, b_ih, h0, c0, w_hh, b_hh, w_hr, mode, batch_sizes,
+                                reverse)
     return res if mode == "LSTM" else (res[0], res[1], None)
 
 
@@ -335,15 +455,11 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
         Output data ``(sum(batch_sizes), D * H_out)``, h_n and c_n.
     """
     num_dirs = 2 if bidirectional else 1
-    offsets = []
-    acc = 0
-    for bs in batch_sizes:
-        offsets.append(acc)
-        acc += bs
+    offsets = _offsets(batch_sizes)
     layer_input = data
     h_n, c_n = [], []
-    T, B = len(batch_sizes), batch_sizes[0]
-    fused = proj_size == 0 and B > 0 and builtins.all(bs == B for bs in batch_sizes)
+    fused = batch_sizes[0] > 0
+    batch_sizes = tuple(batch_sizes)
     for layer in range(num_layers):
         dir_outputs = []
         for d in range(num_dirs):
@@ -357,11 +473,11 @@ def rnn_forward(mode, data, batch_sizes, hx, cx, weights, num_layers, bidirectio
                 b_ih = b_hh = None
                 rest = p[2:]
             w_hr = rest[0] if proj_size > 0 else None
-            if fused and _fusable(layer_input, w_ih, w_hh, b_ih, b_hh, hx, cx):
+            if fused and _fusable(layer_input, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx):
                 out, h_last, c_last = _fused_layer(
-                    mode, layer_input, T, w_ih, b_ih, hx[idx], None if cx is None else cx[idx],
-                    w_hh, b_hh, d == 1)
-                dir_outputs.append(out.reshape(T * B, out.size(2)))
+                    mode, layer_input, batch_sizes, w_ih, b_ih, hx[idx],
+                    None if cx is None else cx[idx], w_hh, b_hh, w_hr, d == 1)
+                dir_outputs.append(out)
                 h_n.append(h_last)
                 if cx is not None:
                     c_n.append(c_last)

@@ -71,16 +71,17 @@ class RNNBase(Module):
         if not isinstance(batch_first, builtins.bool):
             raise TypeError(f"batch_first should be of type bool, got: "
                             f"{type(batch_first).__name__}")
-        if isinstance(input_size, builtins.bool) or not isinstance(input_size, builtins.int):
+        # as torch, a bool passes for an int (LSTM(3, True) has hidden size 1)
+        if not isinstance(input_size, builtins.int):
             raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
         if input_size <= 0:
             raise ValueError("input_size must be greater than zero")
-        if isinstance(hidden_size, builtins.bool) or not isinstance(hidden_size, builtins.int):
+        if not isinstance(hidden_size, builtins.int):
             raise TypeError(f"hidden_size should be of type int, got: "
                             f"{type(hidden_size).__name__}")
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
-        if isinstance(num_layers, builtins.bool) or not isinstance(num_layers, builtins.int):
+        if not isinstance(num_layers, builtins.int):
             raise TypeError(f"num_layers should be of type int, got: "
                             f"{type(num_layers).__name__}")
         if num_layers <= 0:
@@ -90,6 +91,9 @@ class RNNBase(Module):
                              "projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
+        # the attributes keep what was passed (torch's repr shows LSTM(3, True)); the
+        # weights' shapes take ints
+        input_size, hidden_size = builtins.int(input_size), builtins.int(hidden_size)
 
         if mode == "LSTM":
             gate_size = 4 * hidden_size
@@ -212,7 +216,7 @@ class RNNBase(Module):
         """Normalise the input to packed time-major data; returns a context tuple."""
         name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
         num_directions = 2 if self.bidirectional else 1
-        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        real_hidden = builtins.int(self.proj_size if self.proj_size > 0 else self.hidden_size)
         if isinstance(input, PackedSequence):
             data, batch_sizes_t, sorted_indices, unsorted_indices = input
             batch_sizes = [builtins.int(b) for b in batch_sizes_t.tolist()]
@@ -240,8 +244,8 @@ class RNNBase(Module):
                 input = input.unsqueeze(batch_dim)
             if hx is not None:
                 if is_lstm:
-                    if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                        raise TypeError("LSTM: hx must be a tuple (h_0, c_0)")
+                    # torch indexes hx[0], hx[1] whatever hx is (a lone (2, B, H) tensor
+                    # gives two 2-D "states": the dimension error below)
                     d = 3 if is_batched else 2
                     if hx[0].dim() != d or hx[1].dim() != d:
                         kind = "batched 3-D" if is_batched else "unbatched 2-D"
@@ -266,7 +270,8 @@ class RNNBase(Module):
                               dtype=data.dtype, device=data.device)
             if is_lstm:
                 c0 = ptcore.zeros(self.num_layers * num_directions, max_batch_size,
-                                  self.hidden_size, dtype=data.dtype, device=data.device)
+                                  builtins.int(self.hidden_size), dtype=data.dtype,
+                                  device=data.device)
                 hx = (h0, c0)
             else:
                 hx = h0
@@ -277,6 +282,11 @@ class RNNBase(Module):
             self.check_hidden_size(hx[0], expected, "Expected hidden[0] size {}, got {}")
             cell_expected = (expected[0], expected[1], self.hidden_size)
             self.check_hidden_size(hx[1], cell_expected, "Expected hidden[1] size {}, got {}")
+            if not isinstance(hx, (tuple, list)):
+                raise TypeError(f"lstm(): argument 'hx' must be tuple of Tensors, not "
+                                f"{type(hx).__name__}")
+            if len(hx) != 2:
+                raise RuntimeError("lstm expects two hidden states")
             for t in hx:
                 if t.dtype != data.dtype:
                     raise RuntimeError(f"Expected hx and cx of dtype {data.dtype}, got {t.dtype}")
@@ -299,8 +309,8 @@ class RNNBase(Module):
         (data, batch_sizes, hx, packed, is_batched, batch_dim, sorted_indices,
          unsorted_indices) = self._prepare(input, hx, is_lstm)
         h0, c0 = (hx[0], hx[1]) if is_lstm else (hx, None)
-        if len(batch_sizes) == 0 or batch_sizes[0] == 0:
-            raise RuntimeError(f"{type(self).__name__}: cannot run on an empty sequence or batch")
+        if len(batch_sizes) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         weights = self._weights_and_sizes()
         if is_lstm and not packed and self.proj_size == 0:
             data, h0, c0, weights = _autocast_cpu_lstm(data, h0, c0, weights)
@@ -463,13 +473,14 @@ class RNNCellBase(Module):
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         for nm, v in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(v, builtins.bool) or not isinstance(v, builtins.int):
+            if not isinstance(v, builtins.int):         # a bool passes, as in torch
                 raise TypeError(f"{nm} should be of type int, got: {type(v).__name__}")
             if v <= 0:
                 raise ValueError(f"{nm} must be greater than zero")
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
+        input_size, hidden_size = builtins.int(input_size), builtins.int(hidden_size)
         self.weight_ih = Parameter(ptcore.empty((num_chunks * hidden_size, input_size),
                                                 **factory_kwargs))
         self.weight_hh = Parameter(ptcore.empty((num_chunks * hidden_size, hidden_size),
@@ -550,7 +561,7 @@ class RNNCell(RNNCellBase):
         if not is_batched:
             input = input.unsqueeze(0)
         if hx is None:
-            hx = ptcore.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+            hx = ptcore.zeros(input.size(0), builtins.int(self.hidden_size), dtype=input.dtype,
                               device=input.device)
         elif not is_batched:
             hx = hx.unsqueeze(0)
@@ -588,7 +599,7 @@ class LSTMCell(RNNCellBase):
         if not is_batched:
             input = input.unsqueeze(0)
         if hx is None:
-            zeros = ptcore.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+            zeros = ptcore.zeros(input.size(0), builtins.int(self.hidden_size), dtype=input.dtype,
                                  device=input.device)
             hx = (zeros, zeros)
         elif not is_batched:
@@ -617,7 +628,7 @@ class GRUCell(RNNCellBase):
         if not is_batched:
             input = input.unsqueeze(0)
         if hx is None:
-            hx = ptcore.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+            hx = ptcore.zeros(input.size(0), builtins.int(self.hidden_size), dtype=input.dtype,
                               device=input.device)
         elif not is_batched:
             hx = hx.unsqueeze(0)

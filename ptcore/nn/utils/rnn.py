@@ -7,7 +7,11 @@ import builtins
 from collections import namedtuple
 from collections.abc import Iterable
 
+import numpy as np
+
 import ptcore
+from ptcore._tensor import from_numpy as _from_numpy
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 
 __all__ = [
     "PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
@@ -125,6 +129,23 @@ def _lengths_list(lengths):
     return [builtins.int(v) for v in lengths.tolist()]
 
 
+def _packed_positions(batch_sizes, steps, batch_first, dest=None):
+    """Where each packed row goes in a padded batch flattened over its first two
+    dimensions: rows are time-major (step ``t``'s first ``batch_sizes[t]``
+    sequences), the padded layout ``(steps, B)`` or, with ``batch_first``,
+    ``(B, steps)``; ``dest[b]`` (default ``b``) is sequence ``b``'s slot in
+    the batch.  One int64 CPU tensor, computed with NumPy (no loop over steps);
+    the core's ``from_numpy`` wraps these index arrays (no op a trace records:
+    a constant of the graph, as torch's tracer sees its kernel's)."""
+    bs = np.asarray(batch_sizes, dtype=np.int64)
+    B = builtins.int(bs[0]) if bs.size else 0
+    t, b = np.nonzero(np.arange(B)[None, :] < bs[:, None])
+    if dest is not None:
+        b = dest[b]
+    pos = b * steps + t if batch_first else t * B + b
+    return _from_numpy(np.ascontiguousarray(pos, dtype=np.int64))
+
+
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     r"""Pack a padded batch ``(T, B, *)`` (``(B, T, *)`` if ``batch_first``) of sequences.
 
@@ -162,64 +183,84 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     else:
         lengths, sorted_indices = ptcore.sort(lengths, descending=True, stable=True)
         sorted_indices = sorted_indices.to(input.device)
-        batch_dim = 0 if batch_first else 1
-        input = input.index_select(batch_dim, sorted_indices)
-    data, batch_sizes = _pack_padded(input, lengths, batch_first)
+    data, batch_sizes = _pack_padded(input, lengths, batch_first, sorted_indices)
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
-def _pack_padded(input, lengths, batch_first):
-    if batch_first:
-        input = input.transpose(0, 1)
-    T, B = input.shape[0], input.shape[1]
-    lens = _lengths_list(lengths)
+def _pack_padded(input, lengths, batch_first, sorted_indices=None):
+    """The packed data and batch sizes of ``input`` whose sequences, taken in the
+    order ``sorted_indices`` (default: as they are), have ``lengths``."""
+    T, B = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
+    lens = lengths.cpu().numpy()
     if len(lens) != B:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
                            f"{len(lens)} (batch_size={B})")
     if B == 0:
         raise RuntimeError("Cannot pack empty tensors.")
-    if lens[-1] <= 0 or builtins.min(lens) <= 0:
+    if lens.min() <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an "
                            "element in 'lengths' that is <= 0")
-    for a, b in zip(lens[:-1], lens[1:]):
-        if a < b:
-            raise RuntimeError(
-                "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
-                "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
-                "pack_sequence to sidestep this requirement if you do not need ONNX "
-                "exportability.")
-    if lens[0] > T:
-        raise RuntimeError(f"pack_padded_sequence(): the longest length {lens[0]} exceeds the "
+    if (lens[:-1] < lens[1:]).any():
+        raise RuntimeError(
+            "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
+            "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
+            "pack_sequence to sidestep this requirement if you do not need ONNX "
+            "exportability.")
+    longest = builtins.int(lens[0])
+    if longest > T:
+        raise RuntimeError(f"pack_padded_sequence(): the longest length {longest} exceeds the "
                            f"sequence dimension of the input (size {T})")
-    batch_sizes = [builtins.sum(1 for n in lens if n > t) for t in range(lens[0])]
-    data = _PackPadded.apply(input, batch_sizes)
-    return data, ptcore.tensor(batch_sizes, dtype=ptcore.int64)
+    # batch_sizes[t]: the sequences longer than t (lengths sorted, all > 0)
+    batch_sizes = B - np.cumsum(np.bincount(lens, minlength=longest + 1))[:longest]
+    dest = None if sorted_indices is None else sorted_indices.cpu().numpy()
+    pos = _packed_positions(batch_sizes, T, batch_first, dest)
+    data = _PackPadded.apply(input, pos)
+    return data, _from_numpy(batch_sizes.astype(np.int64))
 
 
 class _PackPadded(ptcore.autograd.Function):
-    """The time steps of a ``(T, B, *)`` batch, each cut to its batch size and
-    concatenated: one node, as torch's (PackPaddedSequenceBackward0); its
-    backward puts the gradient rows back in place, zeros in the padding."""
+    """The packed rows of a padded batch (``input`` flattened over its first two
+    dimensions, rows ``pos``): one node, as torch's (PackPaddedSequenceBackward0);
+    its backward puts the gradient rows back in place, zeros in the padding."""
 
     _backward_name = "PackPaddedSequenceBackward0"
 
     @staticmethod
-    def forward(ctx, input, batch_sizes):
-        ctx.batch_sizes, ctx.shape = batch_sizes, tuple(input.shape)
-        return ptcore.cat([input[t].narrow(0, 0, b) for t, b in enumerate(batch_sizes)], 0)
+    def forward(ctx, input, pos):
+        ctx.shape = tuple(input.shape)
+        ctx.save_for_backward(pos)
+        flat = input.reshape((ctx.shape[0] * ctx.shape[1],) + ctx.shape[2:])
+        return flat.index_select(0, pos.to(input.device))
 
     @staticmethod
     def backward(ctx, g):
-        T, B = ctx.shape[0], ctx.shape[1]
-        rows, offset = [], 0
-        for b in ctx.batch_sizes:
-            row = g.narrow(0, offset, b)
-            offset += b
-            if b < B:
-                row = ptcore.cat([row, g.new_zeros((B - b,) + ctx.shape[2:])], 0)
-            rows.append(row)
-        rows += [g.new_zeros(ctx.shape[1:])] * (T - len(rows))
-        return ptcore.stack(rows, 0), None
+        (pos,) = ctx.saved_tensors
+        shape = ctx.shape
+        flat = g.new_zeros((shape[0] * shape[1],) + shape[2:])
+        return flat.index_copy(0, pos.to(g.device), g).reshape(shape), None
+
+
+class _PadPacked(ptcore.autograd.Function):
+    """A padded batch of ``shape`` (its first two dimensions flattened: rows)
+    filled with ``padding_value`` and the packed ``data`` at rows ``pos``: one
+    node (torch's kernel copies each time step in, one CopySlices node per
+    step); its backward gathers the gradient's rows ``pos``."""
+
+    _backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, data, pos, shape, padding_value):
+        ctx.save_for_backward(pos)
+        ctx.rows = shape[0] * shape[1]
+        out = data.new_full(shape, padding_value)
+        out.view((ctx.rows,) + tuple(shape[2:])).index_copy_(0, pos.to(data.device), data)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (pos,) = ctx.saved_tensors
+        g = g.reshape((ctx.rows,) + tuple(g.shape[2:]))
+        return g.index_select(0, pos.to(g.device)), None, None, None
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -241,7 +282,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         The padded batch and the int64 lengths, in the original batch order.
     """
     data, batch_sizes = sequence.data, sequence.batch_sizes
-    bs = _lengths_list(batch_sizes)
+    bs = batch_sizes.numpy().astype(np.int64, copy=False)
     max_seq_length = len(bs)
     if total_length is not None:
         if total_length < max_seq_length:
@@ -250,22 +291,27 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                 f"input, but got total_length={total_length} and max sequence length being "
                 f"{max_seq_length}")
         max_seq_length = total_length
-    B = bs[0] if bs else 0
-    # torch fills a padded tensor and copies each time step in (grad_fn CopySlices)
-    padded = data.new_full((max_seq_length, B) + tuple(data.shape[1:]), padding_value)
-    offset = 0
-    for t, b in enumerate(bs):
-        padded[t].narrow(0, 0, b).copy_(data.narrow(0, offset, b))
-        offset += b
-    lengths = [builtins.sum(1 for b in bs if b > i) for i in range(B)]
-    lengths = ptcore.tensor(lengths, dtype=ptcore.int64)
-    if batch_first:
-        padded = padded.transpose(0, 1)
+    B = builtins.int(bs[0]) if bs.size else 0
+    lengths = (bs[None, :] > np.arange(B)[:, None]).sum(1)
+    trailing = tuple(data.shape[1:])
     unsorted_indices = sequence.unsorted_indices
-    if unsorted_indices is not None:
-        batch_dim = 0 if batch_first else 1
-        return padded.index_select(batch_dim, unsorted_indices), lengths[unsorted_indices.cpu()]
-    return padded, lengths
+    if unsorted_indices is None:
+        # as torch: filled (T, B, *), transposed for batch_first
+        pos = _packed_positions(bs, max_seq_length, False)
+        padded = _PadPacked.apply(data, pos, (max_seq_length, B) + trailing, padding_value)
+        if batch_first:
+            padded = padded.transpose(0, 1)
+        return padded, _from_numpy(lengths)
+    # torch re-orders the batch with index_select (a contiguous result): the
+    # rows go straight to their unsorted places
+    unsorted = unsorted_indices.cpu().numpy()
+    dest = np.empty_like(unsorted)
+    dest[unsorted] = np.arange(len(unsorted))
+    pos = _packed_positions(bs, max_seq_length, batch_first, dest)
+    shape = (B, max_seq_length) if batch_first else (max_seq_length, B)
+    padded = _PadPacked.apply(data, pos, shape + trailing, padding_value)
+    padded = _name_grad_fn(padded, "IndexSelectBackward0", data)
+    return padded, _from_numpy(np.ascontiguousarray(lengths[unsorted]))
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -335,13 +381,15 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     list of Tensor
     """
     if not batch_first:
-        padded_sequences = padded_sequences.transpose(0, 1)
-    if isinstance(lengths, ptcore.Tensor):
-        lengths = _lengths_list(lengths)
+        padded_sequences.transpose_(0, 1)       # in place, as torch
+    if not isinstance(lengths, ptcore.Tensor):
+        lengths = ptcore.as_tensor(lengths, dtype=ptcore.int64)
     if len(lengths) != padded_sequences.shape[0]:
         raise ValueError(f"unpad_sequence(): got {len(lengths)} lengths for a batch of "
                          f"{padded_sequences.shape[0]}")
-    return [seq.narrow(0, 0, builtins.int(n)) for seq, n in zip(padded_sequences, lengths)]
+    # torch's masked copies (IndexBackward0), not views of the padded batch
+    idx = ptcore.arange(padded_sequences.shape[1], device=lengths.device)
+    return [seq[idx < length] for seq, length in zip(padded_sequences, lengths)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
