@@ -220,3 +220,31 @@ def test_half_precision_activations():
         want = getattr(TF, fn)(torch.from_numpy(x).to(torch.bfloat16)).float().numpy()
         got = getattr(F, fn)(ptcore.from_numpy(x).to(ptcore.bfloat16)).float().numpy()
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+
+
+def test_silu_complex_forward_only_as_torch():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+    z = np.array([1 + 1j, -2 + 0.5j, 0.3 - 4j], dtype=np.complex64)
+    for dt in (np.complex64, np.complex128):
+        got = ptcore.nn.functional.silu(ptcore.tensor(z.astype(dt)))
+        expect = torch.nn.functional.silu(torch.tensor(z.astype(dt)))
+        assert got.dtype == getattr(ptcore, str(expect.dtype).split(".")[1])
+        np.testing.assert_allclose(got.numpy(), expect.numpy(), rtol=1e-6)
+    x = ptcore.tensor(z, requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not support automatic differentiation"):
+        ptcore.nn.functional.silu(x)
+    with ptcore.no_grad():
+        ptcore.nn.functional.silu(x)
+
+
+def test_hardtanh_unsigned_with_negative_limits_raises_as_torch():
+    torch = pytest.importorskip("torch")
+    for lims in ((-1, 1), (-1.0, 300), (0, 6), (0.5, 2.5)):
+        def run(T):
+            try:
+                return T.nn.functional.hardtanh(T.tensor([0, 1, 2, 3], dtype=T.uint8),
+                                                *lims).tolist()
+            except RuntimeError as e:
+                return str(e)
+        assert run(ptcore) == run(torch)

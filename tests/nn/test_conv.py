@@ -230,10 +230,11 @@ def test_conv_errors_match_torch(call):
     assert pmsg.splitlines()[0] == tmsg.splitlines()[0]
 
 
-def test_conv_integer_input_raises():
+def test_conv_bool_input_raises():
+    # (integer inputs convolve as torch's: tests/nn/test_conv_integer.py)
     with pytest.raises(NotImplementedError):
-        F.conv2d(ptcore.ones(1, 1, 3, 3, dtype=ptcore.int64),
-                 ptcore.ones(1, 1, 2, 2, dtype=ptcore.int64))
+        F.conv2d(ptcore.ones(1, 1, 3, 3, dtype=ptcore.bool),
+                 ptcore.ones(1, 1, 2, 2, dtype=ptcore.bool))
 
 
 def _copy_params(pm, tm):

@@ -160,6 +160,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype is ptcore.bool:
         raise RuntimeError("\"hardtanh\" not implemented for 'Bool'")
+    if input.dtype is ptcore.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         min_val, max_val = int(min_val), int(max_val)   # (bounds in the input's dtype)
     if inplace:
@@ -430,6 +432,14 @@ def hardsigmoid(input, inplace=False):
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
     _check(input, "silu")
+    if input.dtype.is_complex:
+        # torch computes complex silu forward only
+        if input.requires_grad and ptcore.is_grad_enabled():
+            raise RuntimeError("silu does not support automatic differentiation for outputs "
+                               "with complex dtype.")
+        with ptcore.no_grad():
+            out = input * ptcore.sigmoid(input)
+        return _assign(input, out) if inplace else out
     _float_only(input, "silu")
     if inplace:
         return _inplace(input, lambda x: silu(x))

@@ -16,6 +16,7 @@ from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
 from ptcore.tensor import _in_memory_format, _output_memory_format
+from ptcore.nn.functional import _conv_int
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -101,7 +102,7 @@ def _torch_picks_onednn(input, weight, groups):
             or math.prod(input.shape[:4]) > 20480)
 
 
-def _check_dtype(input, weight, bias, name, transposed=False, groups=1):
+def _check_dtype(input, weight, bias, name, transposed=False, groups=1, dilated=False):
     # torch's CPU order: a convolution checks the bias first, a transposed one the weight
     bias_bad = bias is not None and bias.dtype != input.dtype
     if bias_bad and not transposed:
@@ -116,7 +117,8 @@ def _check_dtype(input, weight, bias, name, transposed=False, groups=1):
                            f"{weight.dtype._legacy}")
     if bias_bad:
         _bias_dtype_error(input, bias)
-    if input.dtype not in _FLOATS and input.dtype not in _LOW:
+    if input.dtype not in _FLOATS and input.dtype not in _LOW and \
+            not _conv_int.supports(input, transposed or dilated):
         raise NotImplementedError(
             f"\"{name}\" not implemented for '{input.dtype._legacy}'")
     for t in (weight, bias):
@@ -154,6 +156,12 @@ def _prim(kind, a, b, bias, geo, out_shape):
     float32, as PyTorch's CPU kernels do."""
     nd, stride, pad, dil, groups = geo[:5]
     odt = a.dtype
+    if not (odt.is_floating_point or odt.is_complex):     # integers: exact, in int64
+        a5 = a.reshape(tuple(a.shape[:2]) + _to5(a.shape[2:], nd))
+        b5 = b.reshape(tuple(b.shape[:2]) + _to5(b.shape[2:], nd))
+        out5 = tuple(out_shape[:2]) + _to5(out_shape[2:], nd)
+        run = _conv_int.conv_forward if kind == "fwd" else _conv_int.conv_transpose
+        return run(a5, b5, bias, stride, pad, dil, groups, out5).reshape(tuple(out_shape))
     dt = _compute_dtype(odt)
     a5 = _c5(a, tuple(a.shape[:2]) + _to5(a.shape[2:], nd), dt)
     b5 = _c5(b, tuple(b.shape[:2]) + _to5(b.shape[2:], nd), dt)
@@ -357,7 +365,8 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
             raise RuntimeError(
                 f"Given weight of size {_size(weight)}, expected bias to be 1-dimensional with "
                 f"{weight.shape[0]} elements, but got bias of size {_size(bias)} instead")
-    _check_dtype(input, weight, bias, name, groups=groups)
+    _check_dtype(input, weight, bias, name, groups=groups,
+                 dilated=builtins.any(d != 1 for d in dilation))
     osz = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
     geo = (nd, _pad5(stride, nd, 1), _pad5(pad_l, nd, 0), _pad5(dilation, nd, 1), groups,
            _pad5(osz, nd, 1))
