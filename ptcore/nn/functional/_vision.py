@@ -22,6 +22,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore.tensor import _in_memory_format, _output_memory_format
+from ptcore.nn.functional import _resample_uint8
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional import _resample
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
@@ -376,6 +377,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         # torch resamples uint8 images by nearest (a gather: exact through float32)
         return interpolate(input.float(), size, scale_factor, mode, align_corners,
                            recompute_scale_factor, antialias).to(ptcore.uint8)
+    if input.dtype == ptcore.uint8 and mode in ("bilinear", "bicubic") and \
+            input.device.type == "cpu":
+        # torch's fixed-point uint8 image resize (not float32 rounded)
+        out = _resample_uint8.resize(input, "linear" if mode == "bilinear" else "cubic",
+                                     out_size, scales, bool(align_corners), antialias)
+        return _in_memory_format(out, _output_memory_format(input))
     if not input.is_floating_point():
         raise NotImplementedError(f"interpolate: {mode} mode needs a floating-point input, got "
                                   f"{input.dtype}")
