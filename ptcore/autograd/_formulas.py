@@ -14,7 +14,8 @@ from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._tensor import _TensorBase
-from ptcore.autograd._record import attach, attach2, attach3, save, save_out, _is_diff, _Plain
+from ptcore.autograd._record import (attach, attach2, attach3, save, save_out, _is_diff, _Plain,
+                                    zero_link)
 from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
@@ -53,7 +54,7 @@ def _relu_grad(g, y):
     from ptcore._ops.pointwise import _threshold_backward
     from ptcore.autograd.grad_mode import _state
     if _state.enabled and (g.requires_grad or y.requires_grad):
-        return P.where(y > 0, g, 0)
+        return zero_link(P.where(y > 0, g, 0), "ThresholdBackwardBackward0", y)
     return _threshold_backward(g, y, 0)
 
 
@@ -2484,7 +2485,7 @@ def _leaky_relu_grad(g, x, y, slope):
         from ptcore._ops import _activation as _act_kernels
         return _act_kernels.leaky_relu_backward(g.contiguous(), x.contiguous(),
                                              P.empty(tuple(x.shape), dtype=x.dtype), slope)
-    return P.where(x > 0, g, g * slope)
+    return zero_link(P.where(x > 0, g, g * slope), "LeakyReluBackwardBackward0", x)
 
 
 activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)
@@ -2497,7 +2498,8 @@ activation("hardsigmoid", "HardsigmoidBackward0",
            lambda g, x, y: P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0))
 activation("hardswish", "HardswishBackward0", _hardswish_grad)
 activation("hardtanh", "HardtanhBackward0",
-           lambda g, x, y, lo, hi: P.where((x <= lo) | (x >= hi), g * 0.0, g))
+           lambda g, x, y, lo, hi: zero_link(P.where((x <= lo) | (x >= hi), g * 0.0, g),
+                                             "HardtanhBackwardBackward0", x))
 activation("logsigmoid", "LogSigmoidBackward0", lambda g, x, y: g * P.sigmoid(-x))
 
 

@@ -125,6 +125,26 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
+def zero_link(grad, name, *inputs):
+    """``grad`` (a gradient computed inside a backward) recorded as depending
+    on the forward ``inputs`` with a zero derivative, as torch's backward
+    kernels do (``threshold_backward(g, self, 0)``,
+    ``max_pool2d_with_indices_backward(g, self, ...)``): under create_graph
+    the next ``autograd.grad`` gives zeros for those inputs, not None.
+    Returns ``grad`` itself when grad mode is off or no input needs grad."""
+    if not _state.enabled:
+        return grad
+    ins = tuple(t for t in inputs if isinstance(t, _TensorBase) and t._requires_grad)
+    if not ins or not _is_diff(grad):
+        return grad
+    out = grad.detach()
+
+    def bw(g):
+        return (g,) + tuple(t.new_zeros(t.shape) for t in ins)
+    attach(name, out, (grad,) + ins, bw)
+    return out
+
+
 _UNREAD = object()     # attach2's marker: the operand records are not read yet
 
 

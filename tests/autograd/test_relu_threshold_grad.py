@@ -50,3 +50,63 @@ def test_threshold_backward_broadcasts_and_mixes_dtypes():
     r = _threshold_backward(ptcore.ones(3, dtype=ptcore.float64), y[0], 0)
     assert r.dtype == ptcore.float64
     np.testing.assert_array_equal(r.numpy(), [0.0, 1.0, 1.0])
+
+
+_ZERO_SECOND = [
+    ("relu", lambda F, t: F.relu(t)),
+    ("relu6", lambda F, t: F.relu6(t)),
+    ("leaky_relu", lambda F, t: F.leaky_relu(t, 0.1)),
+    ("hardtanh", lambda F, t: F.hardtanh(t)),
+    ("max_pool1d", lambda F, t: F.max_pool1d(t[0], 2)),
+    ("max_pool2d", lambda F, t: F.max_pool2d(t, 2)),
+    ("max_pool3d", lambda F, t: F.max_pool3d(t[None], (1, 2, 2))),
+    ("adaptive_max_pool2d", lambda F, t: F.adaptive_max_pool2d(t, 2)),
+    ("avg_pool2d", lambda F, t: F.avg_pool2d(t, 2)),
+    ("adaptive_avg_pool2d", lambda F, t: F.adaptive_avg_pool2d(t, 3)),
+    ("pad_reflect", lambda F, t: F.pad(t, (1, 1, 1, 1), mode="reflect")),
+    ("pad_replicate", lambda F, t: F.pad(t, (1, 2, 0, 1), mode="replicate")),
+    ("pad_circular", lambda F, t: F.pad(t, (1, 1, 1, 1), mode="circular")),
+    ("pad_constant", lambda F, t: F.pad(t, (1, 1, 1, 1))),
+]
+
+
+@pytest.mark.parametrize("name,fn", _ZERO_SECOND, ids=[n for n, _ in _ZERO_SECOND])
+def test_create_graph_gradient_links_input_as_torch(name, fn):
+    # torch's backward kernels (threshold_backward(g, self), max_pool2d_with_
+    # indices_backward(g, self, ...), reflection_pad2d_backward(g, self, ...))
+    # take the input: under create_graph the gradient requires grad and the
+    # second gradient is zeros, not None (circular/constant pads: None)
+    t = pytest.importorskip("torch")
+    x0 = np.random.default_rng(3).standard_normal((1, 1, 4, 6))
+
+    def second(mod):
+        x = mod.tensor(x0, requires_grad=True)
+        g, = mod.autograd.grad(fn(mod.nn.functional, x).sum(), x, create_graph=True)
+        g2 = None
+        if g.requires_grad:
+            g2, = mod.autograd.grad((g * g).sum(), x, allow_unused=True)
+        return g, g2
+
+    pg, pg2 = second(ptcore)
+    tg, tg2 = second(t)
+    np.testing.assert_allclose(pg.detach().numpy(), tg.detach().numpy())
+    assert pg.requires_grad == tg.requires_grad
+    assert (pg2 is None) == (tg2 is None)
+    if tg2 is not None:
+        np.testing.assert_allclose(pg2.numpy(), tg2.numpy())
+
+
+def test_create_graph_relu_gradient_through_weight_links_input():
+    # the incoming gradient requires grad (through w) but not through x:
+    # torch still records x (zero derivative)
+    t = pytest.importorskip("torch")
+    x0 = np.array([-1.0, 0.5, 2.0])
+
+    def run(mod):
+        x = mod.tensor(x0, requires_grad=True)
+        w = mod.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        g, = mod.autograd.grad((mod.relu(x) * w).sum(), x, create_graph=True)
+        return mod.autograd.grad(g.sum(), [x, w], allow_unused=True)
+
+    for p, q in zip(run(ptcore), run(t)):
+        np.testing.assert_allclose(p.numpy(), q.numpy())

@@ -12,6 +12,7 @@ import os
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore.autograd._record import zero_link
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
     _Function, _kernels, _size, _FLOATS, _LOW,
@@ -136,7 +137,7 @@ class _MaxPoolFn(_Function):
         ind = _in_memory_format(ind.reshape(lead + tuple(out_sp)), fmt)
         if dt != x.dtype:
             y = y.to(x.dtype)
-        ctx.save_for_backward(ind)
+        ctx.save_for_backward(ind, x)       # x: torch's backward takes self (zero derivative)
         ctx.meta = (x.shape, x.dtype, nd)
         if hasattr(ctx, "mark_non_differentiable"):
             ctx.mark_non_differentiable(ind)
@@ -147,9 +148,11 @@ class _MaxPoolFn(_Function):
 
     @staticmethod
     def backward(ctx, gy, gind=None):
-        (ind,) = ctx.saved_tensors
+        ind, x = ctx.saved_tensors
         xshape, odt, nd = ctx.meta
-        return _MaxPoolBwd.apply(gy, ind, xshape, odt, nd), None, None, None
+        gx = zero_link(_MaxPoolBwd.apply(gy, ind, xshape, odt, nd),
+                       "MaxPoolWithIndicesBackwardBackward0", x)
+        return gx, None, None, None
 
 
 class _MaxPoolBwd(_Function):
@@ -406,6 +409,7 @@ class _AvgPoolFn(_Function):
             _kernels(xp.device).avg_pool(xp, y, tuple(_pad3(sp, nd, 1)), starts, ends, factors,
                                          1 if is_long else div, False)
         ctx.meta = (x.shape, x.dtype, nd, win, sp, dt, fname)
+        ctx.save_for_backward(x)            # torch's backward takes self (zero derivative)
         y = y.reshape(lead + tuple(out_sp))
         if nd == 2:         # (torch's 3-d average poolings return contiguous tensors)
             y = _in_memory_format(y, _output_memory_format(x))
@@ -423,7 +427,9 @@ class _AvgPoolFn(_Function):
 
     @staticmethod
     def backward(ctx, gy):
-        return _AvgPoolBwd.apply(gy, ctx.meta), None, None, None
+        gx = zero_link(_AvgPoolBwd.apply(gy, ctx.meta), "AvgPoolBackwardBackward0",
+                       *ctx.saved_tensors)
+        return gx, None, None, None
 
 
 class _AvgPoolBwd(_Function):

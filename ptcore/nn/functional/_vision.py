@@ -20,7 +20,7 @@ import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
-from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional import _resample_uint8
 from ptcore.nn.functional._conv import _Function, _size
@@ -58,6 +58,8 @@ class _PadFn(_Function):
     def forward(ctx, x, pad, mode, value):
         out = _shape_ops.pad(x, pad, mode, value)
         ctx.meta = (tuple(x.shape), tuple(pad), mode)
+        if mode in ("reflect", "replicate"):
+            ctx.save_for_backward(x)        # torch's backward takes self (zero derivative)
         if mode != "circular":
             # torch's constant/reflection/replication pads keep a
             # channels_last(_3d) input's layout (circular is a cat: contiguous)
@@ -97,6 +99,8 @@ class _PadFn(_Function):
             gx = ptcore.zeros(shape, dtype=g.dtype, device=g.device)
             gx.index_add_(d, ptcore.tensor(idx, dtype=ptcore.int64, device=g.device), g)
             g = gx
+        if mode != "circular":
+            g = zero_link(g, "PadBackwardBackward0", *ctx.saved_tensors)
         return g, None, None, None
 
 
