@@ -370,6 +370,7 @@ def _log_api_usage_once(event):
 
 
 def _install_c_names():
+    from ptcore import _settings
     from ptcore._dispatch import torch_function as tf
     from ptcore._dispatch import tracing
     for name, value in {
@@ -385,6 +386,10 @@ def _install_c_names():
             "_get_tracing_state": tracing.active_tracer,
             "_set_grad_enabled": _set_grad_enabled,
             "_log_api_usage_once": _log_api_usage_once,
+            "_get_deterministic_fill_uninitialized_memory":
+                _settings._get_deterministic_fill_uninitialized_memory,
+            "_set_deterministic_fill_uninitialized_memory":
+                _settings._set_deterministic_fill_uninitialized_memory,
             "Generator": Generator,
             "TensorBase": _TensorBase}.items():
         setattr(_C, name, value)

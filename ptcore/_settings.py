@@ -26,6 +26,7 @@ __all__ = [
 _state = {
     "deterministic": False,
     "deterministic_warn_only": False,
+    "fill_uninitialized_memory": True,
     "matmul_precision": "highest",
     # ptcore.backends' fp32_precision settings, (backend, op) -> "none"/"ieee"/"tf32"/"bf16"
     # (see ptcore.backends._fp32_precision)
@@ -76,6 +77,41 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
                         f"not {type(warn_only).__name__}")
     _state["deterministic"] = mode
     _state["deterministic_warn_only"] = warn_only
+    _sync_deterministic_fill()
+
+
+def _fill_uninitialized(t):
+    """torch's deterministic fill of new memory: NaN for floating and complex
+    dtypes, the largest value for integers (True for bool)."""
+    import ptcore
+    dt = t.dtype
+    if dt.is_floating_point or dt.is_complex:
+        value = float("nan")
+    elif dt is ptcore.bool:
+        value = True
+    else:
+        value = ptcore.iinfo(dt).max
+    with ptcore.no_grad():
+        t.fill_(value)
+
+
+def _sync_deterministic_fill():
+    from ptcore import _tensor as _C
+    _C._set_deterministic_fill(
+        _state["deterministic"] and _state["fill_uninitialized_memory"], _fill_uninitialized)
+
+
+def _get_deterministic_fill_uninitialized_memory():
+    """Whether empty tensors are filled (NaN / the largest integer) while
+    deterministic algorithms are on (``torch.utils.deterministic``)."""
+    return _state["fill_uninitialized_memory"]
+
+
+def _set_deterministic_fill_uninitialized_memory(mode):
+    if not _is_bool(mode):
+        raise RuntimeError(f"expected a bool, but got {type(mode).__name__}")
+    _state["fill_uninitialized_memory"] = mode
+    _sync_deterministic_fill()
 
 
 def are_deterministic_algorithms_enabled():

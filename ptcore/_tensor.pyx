@@ -3583,11 +3583,32 @@ cdef tuple _size_args(tuple args, object size, str fname):
     return (size,)
 
 
+# torch's fill of uninitialised memory under use_deterministic_algorithms(True)
+# (torch.utils.deterministic.fill_uninitialized_memory): set by ptcore._settings
+cdef bint _det_fill = False
+cdef object _det_fill_fn = None
+
+
+def _set_deterministic_fill(bint on, fill_fn=None):
+    """Fill the memory of empty tensors with ``fill_fn(t)`` (NaN or the dtype's
+    largest value) while ``on``."""
+    global _det_fill, _det_fill_fn
+    _det_fill = on and fill_fn is not None
+    _det_fill_fn = fill_fn
+
+
+cdef inline _TensorBase _det_filled(_TensorBase t):
+    if _det_fill and t._numel:
+        _det_fill_fn(t)
+    return t
+
+
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """Uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=...)``)."""
     size = _size_args(args, size, "empty")
-    cdef _TensorBase t = _factory(size, dtype, device, requires_grad, _default_dtype, 0, None, "empty")
+    cdef _TensorBase t = _det_filled(
+        _factory(size, dtype, device, requires_grad, _default_dtype, 0, None, "empty"))
     if memory_format is not None and memory_format is not contiguous_format and memory_format is not preserve_format:
         t = _to_memory_format(t, memory_format)
         t._requires_grad = requires_grad
@@ -3676,11 +3697,11 @@ cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
     cdef Py_ssize_t need = _storage_nbytes(len(sh), csh, cst, 0, dt.itemsize)
     _checked_numel(len(sh), csh)
     if dev._type_code != 0:
-        t = _ops_of(dev).empty_strided(sh, st, dt, dev)
+        t = _det_filled(_ops_of(dev).empty_strided(sh, st, dt, dev))
         _check_requires_grad(t, requires_grad)
         return t
     cdef Storage storage = _new_host_storage(need, False)
-    t = _make_tensor(storage, dt, len(sh), csh, cst, 0)
+    t = _det_filled(_make_tensor(storage, dt, len(sh), csh, cst, 0))
     _check_requires_grad(t, requires_grad)
     return t
 
@@ -3693,10 +3714,13 @@ def _like(_TensorBase src not None, dtype_, device_, bint rg, int mode, value, m
     cdef bint preserve = memory_format is None or memory_format is preserve_format
     if dev._type_code != 0 or src._storage.device._type_code != 0:
         if not (preserve and dev == src._storage.device):
-            return _factory((list(src.shape),), dt, dev, rg, dt, mode, value, "like")
+            t = _factory((list(src.shape),), dt, dev, rg, dt, mode, value, "like")
+            return _det_filled(t) if mode == 0 else t
         t = _empty_strided_like(src, dt, mode == 1)     # on src's device, its layout kept
         if mode == 2:
             t.fill_(value)
+        elif mode == 0:
+            _det_filled(t)
         _check_requires_grad(t, rg)
         return t
     if preserve:
@@ -3707,6 +3731,8 @@ def _like(_TensorBase src not None, dtype_, device_, bint rg, int mode, value, m
         t = _to_memory_format(_empty_contig(dt, src._ndim, src._shape, dev, mode == 1), memory_format)
     if mode == 2:
         _fill(t, value)
+    elif mode == 0:
+        _det_filled(t)
     _check_requires_grad(t, rg)
     return t
 

@@ -463,7 +463,9 @@ class Tensor(_TensorBase):
             raise RuntimeError("cannot resize variables that require grad")
         if memory_format is None and shape == list(self.shape):
             return self                   # torch: the same sizes keep the strides
+        old_nbytes = self.untyped_storage().nbytes()
         _C._resize_impl(self, shape)
+        _fill_grown_storage(self, old_nbytes)
         if memory_format is not None:
             self._restride(memory_format)
         self._bump_version()
@@ -738,3 +740,17 @@ _AUTOGRAD_TO = [None]
 _REFRESH_VIEW = [None]          # autograd's refresh_view (set when autograd is installed)
 
 _C._set_tensor_class(Tensor)
+
+
+def _fill_grown_storage(t, old_nbytes):
+    """Under deterministic algorithms, ``resize_``'s new memory is filled as
+    torch fills uninitialised memory (NaN, the largest integer)."""
+    from ptcore import _settings
+    st = _settings._state
+    if not (st["deterministic"] and st["fill_uninitialized_memory"]):
+        return
+    if t.untyped_storage().nbytes() <= old_nbytes or not t.numel():
+        return
+    first = max(0, -(-old_nbytes // t.element_size()) - t.storage_offset())
+    if first < t.numel():
+        _settings._fill_uninitialized(t.view(-1)[first:])

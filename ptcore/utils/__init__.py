@@ -4,7 +4,7 @@
 def __getattr__(name):
     import importlib
     if name in ("data", "safetensors", "hooks", "checkpoint", "dlpack", "benchmark", "tensorboard",
-                "cython_extension", "_pytree"):
+                "cython_extension", "_pytree", "deterministic", "_python_dispatch"):
         mod = importlib.import_module(f"ptcore.utils.{name}")
         globals()[name] = mod
         return mod
