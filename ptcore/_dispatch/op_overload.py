@@ -19,7 +19,8 @@ from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch.aten_schemas import overload_lines
 
 __all__ = ["OpOverload", "OpOverloadPacket", "packet", "ptcore_only_packet",
-           "register_custom", "remove_custom", "resolver", "kernel_call", "binding"]
+           "register_custom", "remove_custom", "resolver", "kernel_call", "binding",
+           "bound_kernels"]
 
 # (namespace, name) -> packet: aten's ops (made on first use) and the custom ops
 _PACKETS = {}
@@ -211,6 +212,12 @@ class OpOverload:
 
     def __deepcopy__(self, memo):
         return self
+
+
+def bound_kernels():
+    """The ``(func, opdef, raw)`` of the calls dispatch modes' handlers are
+    handling on this thread, innermost last."""
+    return getattr(_tls, "bound", None) or ()
 
 
 class binding:

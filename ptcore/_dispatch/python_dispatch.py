@@ -32,7 +32,7 @@ from ptcore._settings import get_default_device
 from ptcore._tensor import _TensorBase, device
 
 __all__ = ["TorchDispatchMode", "OpOverload", "OpOverloadPacket", "_get_current_dispatch_mode",
-           "_get_current_dispatch_mode_stack", "_pop_mode_temporarily"]
+           "_get_current_dispatch_mode_stack", "_pop_mode_temporarily", "kernel_records_autograd"]
 
 
 # ---------------------------------------------------------------------------
@@ -481,6 +481,19 @@ class TorchDispatchMode:
 _get_current_dispatch_mode = _st.current
 _get_current_dispatch_mode_stack = _st.stack
 _pop_mode_temporarily = _st.pop_temporarily
+
+
+def kernel_records_autograd(func):
+    """Whether the op a dispatch mode's handler is handling as ``func`` records
+    its autograd inside its kernel (ptcore's core tensor methods: views,
+    ``clone``, ``contiguous``; ops whose whole body runs as their kernel), so
+    that a handler returning a value of its own instead of calling ``func``
+    leaves the op out of the autograd graph.  False outside a handler of ``func``."""
+    for f, opdef, raw in reversed(_ov.bound_kernels()):
+        if f is func:
+            # (basic indexing's steps are Tensor.__getitem__, a core method)
+            return isinstance(opdef, _IndexOp) or raw is opdef.body
+    return False
 
 
 def modes_on():

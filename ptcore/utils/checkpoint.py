@@ -19,14 +19,22 @@ backward needs them.  Two variants, as in PyTorch:
 
 The RNG state at the start of the region is restored for the recomputation
 when ``preserve_rng_state`` (so dropout draws the same masks).
+
+Selective checkpointing (:func:`create_selective_checkpoint_contexts` as the
+``context_fn`` of a non-reentrant checkpoint) keeps the outputs of the ops a
+policy chooses: a dispatch mode caches them in the forward, another hands
+them out in the recomputation instead of running those ops again.
 """
 import contextlib
+import enum
 import uuid
 import warnings
 import weakref
 from collections import defaultdict
 
 import ptcore
+from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
+from ptcore._dispatch.python_dispatch import TorchDispatchMode, kernel_records_autograd
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import graph as _graph
 from ptcore.autograd.function import Function
@@ -45,6 +53,10 @@ __all__ = [
     "set_checkpoint_early_stop",
     "DefaultDeviceType",
     "set_checkpoint_debug_enabled",
+    "CheckpointPolicy",
+    "SelectiveCheckpointContext",
+    "create_selective_checkpoint_contexts",
+    "SAC_IGNORED_OPS",
 ]
 
 _DEFAULT_DETERMINISM_MODE = "default"
@@ -665,6 +677,235 @@ class _checkpoint_hook(saved_tensors_hooks):
             super().__init__(pack_hook, unpack_hook_with_error_cb)
         else:
             super().__init__(pack_hook, unpack_hook)
+
+
+# ---------------------------------------------------------------------------
+# selective activation checkpointing (SAC): a policy chooses the ops whose
+# outputs the forward keeps; the recomputation takes those from the cache
+# ---------------------------------------------------------------------------
+
+class SelectiveCheckpointContext:
+    """What a selective checkpointing policy is told besides the op: the
+    policy runs in the forward only, so ``is_recompute`` is always ``False``
+    (kept for compatibility, as in PyTorch 2.13); ``op_output`` is the op's
+    output.
+
+    Parameters
+    ----------
+    is_recompute : bool
+    op_output : optional
+    """
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class CheckpointPolicy(enum.Enum):
+    """Whether selective checkpointing keeps an op's output.
+
+    ``MUST_SAVE``/``PREFER_SAVE``: the forward keeps the output and the
+    recomputation does not run the op again.  ``MUST_RECOMPUTE``/
+    ``PREFER_RECOMPUTE``: the op runs again in the recomputation.
+    ``MUST_CPU_OFFLOAD``/``PREFER_CPU_OFFLOAD`` are recomputed in eager mode
+    (as PyTorch's, whose offloading is a compiler feature).  ``MUST_*`` and
+    ``PREFER_*`` act alike in eager mode; ``PREFER_*`` lets a compiler decide
+    otherwise.
+    """
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+def _policy_from_bool(b):
+    return CheckpointPolicy.MUST_SAVE if b else CheckpointPolicy.PREFER_RECOMPUTE
+
+
+# ops that the forward and the recomputation may run a different number of
+# times (autograd's own detaches of saved tensors)
+SAC_IGNORED_OPS = {ptcore.ops.aten.detach.default}
+
+_SAVE_POLICIES = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
+_RECOMPUTE = object()
+_CONSUMED = object()
+
+_SAC_MISMATCH_MSG = (
+    "This can happen if the operations in the checkpointed region are "
+    "nondeterministic or depend on global state that changed between "
+    "forward and backward.")
+
+
+class _VersionWrapper:
+    """A cached output and its version counter at caching time."""
+
+    def __init__(self, val):
+        self.val = val
+        self.version = val._version if isinstance(val, _TensorBase) else None
+
+    def get_val(self, allow_cache_entry_mutation):
+        if self.version is not None and not allow_cache_entry_mutation:
+            if self.val._version != self.version:
+                raise RuntimeError(
+                    "Tensor cached during selective activation checkpoint has been mutated")
+        return self.val
+
+
+def _detach_helper(x):
+    # detached: no reference cycle through the graph, and the recomputation's
+    # autograd records the cached tensor as a new output
+    return x.detach() if isinstance(x, _TensorBase) else x
+
+
+def _tree_map(fn, out):
+    from ptcore.utils._pytree import tree_map
+    return tree_map(fn, out)
+
+
+def _needs_grad(args, kwargs):
+    from ptcore.utils._pytree import tree_leaves
+    return ptcore.is_grad_enabled() and any(
+        isinstance(a, _TensorBase) and a.requires_grad for a in tree_leaves((args, kwargs)))
+
+
+class _CachingTorchDispatchMode(TorchDispatchMode):
+    """The forward's mode: runs each op, asks the policy, keeps the outputs
+    of those to save (per op, by call index)."""
+
+    def __init__(self, policy_fn, storage):
+        self.policy_fn = policy_fn
+        self.storage = storage
+        self.func_counter = defaultdict(int)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        if func in SAC_IGNORED_OPS:
+            return func(*args, **kwargs)
+        out = func(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out),
+                                func, *args, **kwargs)
+        if isinstance(policy, bool):
+            policy = _policy_from_bool(policy)
+        if policy in _SAVE_POLICIES:
+            self.storage[func][idx] = _tree_map(lambda x: _VersionWrapper(_detach_helper(x)),
+                                                out)
+        else:
+            self.storage[func][idx] = _RECOMPUTE
+        return out
+
+
+class _CachedTorchDispatchMode(TorchDispatchMode):
+    """The recomputation's mode: an op whose output was kept returns it
+    (once) instead of running; the others run."""
+
+    def __init__(self, policy_fn, storage, allow_cache_entry_mutation=False):
+        # policy_fn is accepted and ignored, as PyTorch's
+        self.storage = storage
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
+        self.func_counter = defaultdict(int)
+
+    def __enter__(self):
+        # a second backward (retain_graph) finds the entries consumed
+        self.func_counter.clear()
+        return super().__enter__()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        if func in SAC_IGNORED_OPS:
+            return func(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        func_storage = self.storage.get(func)
+        if func_storage is None:
+            raise RuntimeError(f"{func} encountered during backward but not found in "
+                               f"storage. {_SAC_MISMATCH_MSG}")
+        entry = func_storage.get(idx)
+        if entry is None:
+            raise RuntimeError(f"{func} invocation index {idx} encountered during backward "
+                               f"but not found in storage. {_SAC_MISMATCH_MSG}")
+        if entry is _CONSUMED:
+            raise RuntimeError(
+                "Trying to backward an extra time. You are only allowed to backward once "
+                "on any region computed under selective activation checkpoint.")
+        if entry is _RECOMPUTE:
+            return func(*args, **kwargs)
+        func_storage[idx] = _CONSUMED
+        out = _tree_map(lambda x: x.get_val(self.allow_cache_entry_mutation), entry)
+        if kernel_records_autograd(func) and _needs_grad(args, kwargs):
+            # ptcore records this op's autograd inside its kernel (a view, a
+            # composite such as nn.functional.linear): the cached output would
+            # be left out of the graph, so the op runs again
+            return func(*args, **kwargs)
+        return out
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The two contexts of selective activation checkpointing, for the
+    ``context_fn`` of :func:`checkpoint` (``use_reentrant=False``).
+
+    Parameters
+    ----------
+    policy_fn_or_list : callable or list of OpOverload
+        ``policy(ctx, op, *args, **kwargs)`` returning a
+        :class:`CheckpointPolicy` (or a bool: ``True`` is ``MUST_SAVE``) for
+        each op call of the forward, ``ctx`` a
+        :class:`SelectiveCheckpointContext`; or a list of ops
+        (``ptcore.ops.aten.mm.default``), saved, every other op recomputed.
+        The ops are those a :class:`~ptcore.utils._python_dispatch.TorchDispatchMode`
+        sees: ptcore's public ops (``nn.functional.linear`` is
+        ``aten.linear.default``).
+    allow_cache_entry_mutation : bool, optional
+        Whether a cached output may be modified in place before the
+        recomputation uses it (by default that raises ``RuntimeError``).
+
+    Returns
+    -------
+    (TorchDispatchMode, TorchDispatchMode)
+        The forward's context and the recomputation's.
+
+    Raises
+    ------
+    ValueError
+        A list holding something other than an ``OpOverload``.
+    TypeError
+        Neither a callable nor a list.
+
+    Examples
+    --------
+    >>> import functools
+    >>> import ptcore
+    >>> from ptcore.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
+    >>> x = ptcore.randn(4, 4, requires_grad=True)
+    >>> ctx = functools.partial(create_selective_checkpoint_contexts, [ptcore.ops.aten.mm.default])
+    >>> y = checkpoint(lambda a: ptcore.mm(a, a).sin(), x, use_reentrant=False, context_fn=ctx)
+    >>> y.sum().backward()
+    """
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:
+            if not isinstance(op, OpOverload):
+                extra = ("Please update the OpOverloadPacket to a specific OpOverload."
+                         "For example, if you have `torch.ops.aten.mm`, change it to "
+                         "`torch.ops.aten.mm.default`."
+                         ) if isinstance(op, OpOverloadPacket) else ""
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} "
+                                 f"of type {type(op)}. {extra}")
+        ops = policy_fn_or_list
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            if op in ops:
+                return CheckpointPolicy.MUST_SAVE
+            return CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage = defaultdict(dict)
+    return (_CachingTorchDispatchMode(policy_fn, storage),
+            _CachedTorchDispatchMode(None, storage, allow_cache_entry_mutation))
 
 
 def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True,
