@@ -11,9 +11,9 @@ counted as the aten ops torch lowers them to; backward passes count the
 matrix products ptcore's gradient formulas run, and a convolution's or an
 attention kernel's backward as torch's fused backward op.
 
-Differences from torch: recurrent layers (``nn.RNN``/``LSTM``/``GRU``) are
-counted (their gate matrix products), where torch's fused CPU and cuDNN RNN
-kernels count none.
+Difference from torch: ``nn.LSTM`` without projections is counted (its gate
+matrix products, as ``nn.RNN``/``GRU`` are in both), where torch's fused
+oneDNN (CPU) and cuDNN LSTM kernels count none.
 """
 import math
 import warnings

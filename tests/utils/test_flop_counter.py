@@ -167,3 +167,15 @@ def test_module_tracker_names_and_backward_as_torch():
         return seen
     from torch.utils.module_tracker import ModuleTracker as TModuleTracker
     assert trace(ptcore, ModuleTracker) == trace(torch, TModuleTracker)
+
+
+@pytest.mark.parametrize("layer", ["RNN", "GRU"])
+def test_recurrent_layers_count_as_torch(layer):
+    def run(T, mod):
+        T.manual_seed(0)
+        with mod.FlopCounterMode(display=False) as fc:
+            rnn = getattr(T.nn, layer)(3, 4, num_layers=2, bidirectional=True)
+            rnn(T.randn(5, 2, 3, requires_grad=True))[0].sum().backward()
+        return {k: {str(op).replace("torch", "ptcore"): v for op, v in d.items()}
+                for k, d in fc.get_flop_counts().items()}
+    assert run(ptcore, pfc) == run(torch, tfc)
