@@ -430,6 +430,8 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
+for _n in ("fx", "nested", "masked", "__future__"):
+    _LAZY_MODULES[_n] = "ptcore." + _n
 for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
            "__config__"):
     _LAZY_MODULES[_n] = "ptcore." + _n
@@ -445,7 +447,8 @@ _LAZY_ATTRS = {"grid_sampler": "ptcore.nn.functional._grid_sample",
                "DisableTorchFunctionSubclass": "ptcore._dispatch.torch_function",
                "ops": "ptcore.library",
                "get_include": "ptcore.utils.cython_extension",
-               "get_device_module": "ptcore.accelerator"}
+               "get_device_module": "ptcore.accelerator",
+               "jagged": "ptcore.nested"}
 for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_coo",
            "sparse_csr", "sparse_csc", "spmm", "sparse_compressed_tensor"):
     _LAZY_ATTRS[_n] = "ptcore.sparse"

@@ -48,7 +48,7 @@ LAYERS = [
                  "ptcore._streams", "ptcore._absent_device", "ptcore.mps", "ptcore.xpu",
                  "ptcore.mtia", "ptcore.futures", "ptcore.types", "ptcore.torch_version",
                  "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",
-                 "ptcore.__config__"]),
+                 "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.nested", "ptcore.masked"]),
 ]
 
 # (importer, imported): why it still points up

@@ -2501,6 +2501,17 @@ activation("hardtanh", "HardtanhBackward0",
            lambda g, x, y, lo, hi: zero_link(P.where((x <= lo) | (x >= hi), g * 0.0, g),
                                              "HardtanhBackwardBackward0", x))
 activation("logsigmoid", "LogSigmoidBackward0", lambda g, x, y: g * P.sigmoid(-x))
+# torch's threshold_backward / hardshrink_backward / softshrink_backward: 0 inside the band (a NaN
+# input passes the gradient), recorded with a zero derivative in x under create_graph
+activation("threshold", "ThresholdBackward0",
+           lambda g, x, y, thr, value: zero_link(P.where(x <= thr, g * 0.0, g),
+                                                 "ThresholdBackwardBackward0", x))
+activation("hardshrink", "HardshrinkBackward0",
+           lambda g, x, y, lambd: zero_link(P.where((x >= -lambd) & (x <= lambd), g * 0.0, g),
+                                            "HardshrinkBackwardBackward0", x))
+activation("softshrink", "SoftshrinkBackward0",
+           lambda g, x, y, lambd: zero_link(P.where((x >= -lambd) & (x <= lambd), g * 0.0, g),
+                                            "SoftshrinkBackwardBackward0", x))
 
 
 # ---------------------------------------------------------------------------

@@ -8,4 +8,7 @@ def __getattr__(name):
         mod = importlib.import_module(f"ptcore.utils.{name}")
         globals()[name] = mod
         return mod
+    if name == "swap_tensors":
+        from ptcore.utils._swap_tensors import swap_tensors
+        return swap_tensors
     raise AttributeError(f"module 'ptcore.utils' has no attribute '{name}'")

@@ -222,10 +222,10 @@ BLOCK_CASES = [
 
 
 @pytest.mark.parametrize("case", BLOCK_CASES, ids=str)
-def test_input_gradient_channel_blocks_same_bits(case):
+def test_input_gradient_channel_blocks_match_one_sample(case):
     """The input gradient of a unit of samples goes through the GEMM and
-    col2im in blocks of input channels: the bits of one sample at a time
-    (GEMM width 1: the row-chunk path) and values as torch's."""
+    col2im in blocks of input channels: the values of one sample at a time
+    (GEMM width 1: the row-chunk path) to float32 rounding, and values as torch's."""
     kind, xs, ws, kw = case
     rng = np.random.default_rng(8)
     x = rng.standard_normal(xs).astype(np.float32)
@@ -242,4 +242,6 @@ def test_input_gradient_channel_blocks_same_bits(case):
     finally:
         K._set_gemm_cols(old, 1)
     i = 1 if kind == "conv" else 0      # the input gradient primitive's result
-    np.testing.assert_array_equal(got[i], one[i])
+    # same values to float32 rounding, not the same bits: a BLAS may run a GEMM of width 1 as a
+    # GEMV with another summation order (OpenBLAS >= 0.3.27 does on AVX-512 machines)
+    np.testing.assert_allclose(got[i], one[i], rtol=1e-5, atol=1e-5)

@@ -121,9 +121,13 @@ def threshold(input, threshold, value, inplace=False):
     _check(input, "threshold")
     if inplace:
         return _inplace(input, lambda x: globals()["threshold"](x, threshold, value))
-    return _name_grad_fn(ptcore.where(input > threshold, input, ptcore.full_like(input, value)
-                                      if not isinstance(value, _TensorBase) else value),
-                         "ThresholdBackward0", input)
+    if isinstance(value, _TensorBase) or isinstance(threshold, _TensorBase):
+        return _name_grad_fn(ptcore.where(input <= threshold, value, input), "ThresholdBackward0",
+                             input)
+    # as PyTorch: x <= threshold ? value : x, so NaN stays NaN
+    return _fused("threshold", input,
+                  lambda: ptcore.where(input <= threshold, ptcore.full_like(input, value), input),
+                  threshold, value)
 
 
 def threshold_(input, threshold, value):
@@ -355,7 +359,9 @@ def hardshrink(input, lambd=0.5):
     _check(input, "hardshrink")
     _float_only(input, "hardshrink_cpu")
     # as PyTorch: (x >= -lambd and x <= lambd) ? 0 : x, so NaN stays NaN
-    return ptcore.where((input >= -lambd) & (input <= lambd), ptcore.zeros_like(input), input)
+    return _fused("hardshrink", input,
+                  lambda: ptcore.where((input >= -lambd) & (input <= lambd),
+                                       ptcore.zeros_like(input), input), lambd)
 
 
 def softshrink(input, lambd=0.5):
@@ -366,9 +372,11 @@ def softshrink(input, lambd=0.5):
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
     # as PyTorch: NaN stays NaN, the middle branch is +0
-    mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
-    return ptcore.where(input > lambd, input - lambd,
-                        ptcore.where(input < -lambd, input + lambd, mid))
+    def forward():
+        mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
+        return ptcore.where(input > lambd, input - lambd,
+                            ptcore.where(input < -lambd, input + lambd, mid))
+    return _fused("softshrink", input, forward, lambd)
 
 
 def tanhshrink(input):

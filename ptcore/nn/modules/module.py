@@ -416,20 +416,47 @@ class Module:
             for module in self.children():
                 module._apply(fn)
 
-        for key, param in self._parameters.items():
+        from ptcore import __future__ as _future
+        use_swap = _future.get_swap_module_params_on_conversion()
+        overwrite = _future.get_overwrite_module_params_on_conversion()
+        for key, param in list(self._parameters.items()):
             if param is None:
                 continue
             with ptcore.no_grad():
                 param_applied = fn(param)
             param_grad = param.grad
-            # keep the Parameter object: swap its data in place (as torch's set_data path)
-            if param_applied is not param:
-                param.data = param_applied
+            if use_swap:
+                # keep the Parameter object, swap the whole tensor (torch.__future__ swap mode)
+                if param_grad is not None:
+                    param.grad = None
+                try:
+                    new_param = Parameter(param_applied, requires_grad=param.requires_grad)
+                    ptcore.utils.swap_tensors(param, new_param)
+                except Exception as e:
+                    if param_grad is not None:
+                        param.grad = param_grad
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+                out_param = param
+            elif not overwrite:
+                # keep the Parameter object: swap its data in place (as torch's set_data path)
+                if param_applied is not param:
+                    param.data = param_applied
+                out_param = param
+            else:
+                out_param = Parameter(param_applied, param.requires_grad)
+                self._parameters[key] = out_param
             if param_grad is not None:
                 with ptcore.no_grad():
                     grad_applied = fn(param_grad)
-                if grad_applied is not param_grad:
-                    param_grad.data = grad_applied
+                if use_swap:
+                    grad_applied.requires_grad_(param_grad.requires_grad)
+                    ptcore.utils.swap_tensors(param_grad, grad_applied)
+                    out_param.grad = param_grad
+                elif not overwrite:
+                    if grad_applied is not param_grad:
+                        param_grad.data = grad_applied
+                else:
+                    out_param.grad = grad_applied.requires_grad_(param_grad.requires_grad)
 
         for key, buf in self._buffers.items():
             if buf is not None:
