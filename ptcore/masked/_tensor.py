@@ -12,8 +12,10 @@ the operations on the data, so a MaskedTensor made with
 with the leaf's mask.
 """
 import warnings
+import weakref
 
 import ptcore
+from ptcore._dispatch import torch_function as _tf
 from ptcore._dispatch.torch_function import as_subclass, DisableTorchFunction
 
 __all__ = ["MaskedTensor", "is_masked_tensor", "masked_tensor", "as_masked_tensor"]
@@ -29,6 +31,14 @@ _PROTOTYPE_MSG = ("The PyTorch API of MaskedTensors is in prototype stage and wi
 def is_masked_tensor(obj, /):
     """True if ``obj`` is a :class:`MaskedTensor`."""
     return isinstance(obj, MaskedTensor)
+
+
+def _warn_creation(data):
+    warnings.warn(_PROTOTYPE_MSG, UserWarning, stacklevel=3)
+    if data.requires_grad:
+        warnings.warn("It is not recommended to create a MaskedTensor with a tensor that "
+                      "requires_grad. To avoid this, you can use data.detach().clone()",
+                      UserWarning, stacklevel=3)
 
 
 def _validate(data, mask):
@@ -52,7 +62,30 @@ def make_masked(data, mask):
     _validate(data, mask)
     r = as_subclass(data, MaskedTensor)
     r._masked_mask = mask
+    _track(r)
     return r
+
+
+# The ``__torch_function__`` layer of the dispatch point is on only while a
+# MaskedTensor exists (not for as long as the class does, which is for good
+# once ptcore.masked is imported): ops on plain tensors keep the fast path.
+_live = [0]
+
+
+def _track(mt):
+    if _live[0] == 0:
+        _tf._overriding.add(MaskedTensor)
+        _tf._subclass_seen[0] = True
+        _tf._LAYER.update()
+    _live[0] += 1
+    weakref.finalize(mt, _untrack)
+
+
+def _untrack():
+    _live[0] -= 1
+    if _live[0] == 0:
+        _tf._overriding.discard(MaskedTensor)
+        _tf._subclass_gone()
 
 
 def masked_data(mt):
@@ -76,11 +109,7 @@ class MaskedTensor(ptcore.Tensor):
 
     def __new__(cls, data, mask, requires_grad=False):
         _validate(data, mask)
-        warnings.warn(_PROTOTYPE_MSG, UserWarning, stacklevel=2)
-        if data.requires_grad:
-            warnings.warn("It is not recommended to create a MaskedTensor with a tensor that "
-                          "requires_grad. To avoid this, you can use data.detach().clone()",
-                          UserWarning, stacklevel=2)
+        _warn_creation(data)
         with ptcore.no_grad():
             r = make_masked(data.detach().clone(), mask.clone())
         if cls is not MaskedTensor:
@@ -164,6 +193,11 @@ class MaskedTensor(ptcore.Tensor):
         return (_rebuild, (masked_data(self).detach(), self._masked_mask, self.requires_grad))
 
 
+# the class alone (registered by Tensor.__init_subclass__) does not switch the layer on
+_tf._overriding.discard(MaskedTensor)
+_tf._subclass_gone()
+
+
 def _rebuild(data, mask, requires_grad):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -198,5 +232,5 @@ def as_masked_tensor(data, mask):
     """A :class:`MaskedTensor` of ``data`` and ``mask`` that stays connected
     to ``data``'s autograd graph (gradients flow back to ``data``)."""
     _validate(data, mask)
-    warnings.warn(_PROTOTYPE_MSG, UserWarning, stacklevel=2)
+    _warn_creation(data)
     return make_masked(data.clone(), mask.clone())
