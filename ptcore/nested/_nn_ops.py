@@ -28,7 +28,8 @@ def _matmul(func, args, kwargs):
         if a._batch() != b._batch():
             raise RuntimeError(f"{name}(): nested tensors of different batch sizes "
                                f"{a._batch()} and {b._batch()}")
-        return rebuild([func(x, y) for x, y in zip(a.unbind(), b.unbind())], a)
+        mm = _pt().matmul
+        return rebuild([mm(x, y) for x, y in zip(a.unbind(), b.unbind())], a)
     if isinstance(a, NestedTensor):
         if not isinstance(b, _TensorBase):
             raise TypeError(f"{name}(): expected a tensor, got {type(b).__name__}")
@@ -100,6 +101,9 @@ def _along_dim(func, args, kwargs):
         raise RuntimeError(f"{func.__name__}(): not supported along the batch dim 0 of a nested "
                            "tensor")
     cd = d - 1
+    if x.layout is jagged and cd == x._ragged_idx - 1 and func.__name__ != "softmax":
+        raise RuntimeError(f"{func.__name__}(): not supported along the ragged dim of a jagged "
+                           "nested tensor")
     if _ragged_not_in(x, {cd}):
         return x._with_values(func(x._values, cd, *rest, **kwargs))
     return _per_component(lambda c: func(c, cd, *rest, **kwargs), x)

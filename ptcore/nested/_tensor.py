@@ -281,8 +281,7 @@ class NestedTensor:
     def is_contiguous(self, memory_format=None):
         """True if the components lie packed, one after the other, in the values."""
         if self._is_jagged():
-            return self._lengths is None and self._ragged_idx == 1 and \
-                self._values.is_contiguous()
+            return self._lengths is None and self._values.is_contiguous()
         return self._perm == tuple(range(len(self._perm)))
 
     # -- jagged parts ----------------------------------------------------------
