@@ -55,8 +55,9 @@ def _qualified_name(fn):
     module = _find_module_of_method(fn) or ""
     if module == "_operator":
         module = "operator"
-    if module.startswith("ptcore"):
-        # the shortest public path that still reaches the same object
+    if module.startswith("ptcore") and _resolve(module, name) is not fn:
+        # __module__ is private or wrong: the shortest public path that
+        # reaches the same object
         parts = module.split(".")
         for i in range(1, len(parts) + 1):
             mod = ".".join(parts[:i])
@@ -69,6 +70,16 @@ def _qualified_name(fn):
             except AttributeError:
                 break
     return f"{module}.{name}" if module else name
+
+
+def _resolve(module, name):
+    obj = ptcore
+    try:
+        for p in module.split(".")[1:]:
+            obj = getattr(obj, p)
+        return getattr(obj, name)
+    except AttributeError:
+        return None
 
 
 def _format_target(base, target):
