@@ -462,9 +462,8 @@ def _chunk(func, args, kwargs):
     cd = _split_dim(nt, _arg(args, kwargs, 2, "dim", 0), name)
     method = "split" if name == "split_with_sizes" else name
     if nt.layout is jagged:
-        parts = getattr(nt._values, method)(arg, cd)
-        return tuple(nt._with_values(p) if p.shape[nt._ragged_idx - 1] ==
-                     nt._values.shape[nt._ragged_idx - 1] else None for p in parts)
+        return tuple(_shifted(nt, p, nt._ragged_idx)
+                     for p in getattr(nt._values, method)(arg, cd))
     per = [getattr(c, method)(arg, cd) for c in nt.unbind()]
     return tuple(rebuild([p[k] for p in per], nt) for k in range(len(per[0])))
 

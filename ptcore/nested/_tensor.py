@@ -24,23 +24,17 @@ import itertools as _itertools
 import operator as _operator
 import weakref as _weakref
 
+from ptcore.sparse._tensor import _Layout
+
 __all__ = ["NestedTensor", "jagged"]
 
 
-class _Layout:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "ptcore." + self.name
-
-    def __reduce__(self):
-        return self.name
+class _JaggedLayout(_Layout):
+    """The type of ``ptcore.jagged`` (pickled by name, from this module)."""
+    __slots__ = ()
 
 
-jagged = _Layout("jagged")
+jagged = _JaggedLayout("jagged")
 
 
 def _pt():
