@@ -17,6 +17,7 @@ import weakref
 import ptcore
 from ptcore._dispatch import torch_function as _tf
 from ptcore._dispatch.torch_function import as_subclass, DisableTorchFunction
+from ptcore.autograd import Function
 
 __all__ = ["MaskedTensor", "is_masked_tensor", "masked_tensor", "as_masked_tensor"]
 
@@ -233,4 +234,21 @@ def as_masked_tensor(data, mask):
     to ``data``'s autograd graph (gradients flow back to ``data``)."""
     _validate(data, mask)
     _warn_creation(data)
-    return make_masked(data.clone(), mask.clone())
+    return _FromValues.apply(data, mask)
+
+
+class _FromValues(Function):
+    """The differentiable constructor: the gradient reaching ``data`` is a
+    MaskedTensor (so ``data.grad`` is masked, as torch)."""
+
+    @staticmethod
+    def forward(ctx, data, mask):
+        ctx.mask = mask
+        ctx.mark_non_differentiable(mask)
+        return make_masked(data.clone(), mask.clone())
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not isinstance(grad, MaskedTensor):
+            grad = make_masked(grad, ctx.mask)
+        return grad, None

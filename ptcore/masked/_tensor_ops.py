@@ -17,6 +17,8 @@
 
 Any other op raises TypeError, as torch's MaskedTensor does.
 """
+import warnings
+
 import ptcore
 from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass
 
@@ -106,6 +108,9 @@ def _name(func):
 
 
 def _unsupported(func):
+    """The TypeError for an op MaskedTensor does not support (after torch's UserWarning)."""
+    warnings.warn(f"{_name(func)} is not implemented for MaskedTensor", UserWarning,
+                  stacklevel=4)
     return TypeError(f"{_name(func)} is not implemented for MaskedTensor: ptcore.masked "
                      f"supports elementwise ops, the masked reductions, shape ops, where, "
                      f"softmax and conversions")
@@ -309,10 +314,9 @@ def _no_numpy(func, args, kwargs):
 
 
 def _backward(func, args, kwargs):
-    args = _map(args, lambda m: masked_data(m))
-    kwargs = _map(kwargs, lambda m: masked_data(m))
-    with DisableTorchFunctionSubclass():
-        return func(*args, **kwargs)
+    # on the plain view of the data (subclass dispatch stays on: gradients
+    # that are MaskedTensors keep their masks through the backward formulas)
+    return func(*_map(args, masked_data), **_map(kwargs, masked_data))
 
 
 # ---------------------------------------------------------------------------
@@ -322,24 +326,21 @@ def _backward(func, args, kwargs):
 # ---------------------------------------------------------------------------
 
 def _softmax_args(func, args, kwargs):
+    """(data in the asked dtype, mask, dim) of a softmax-family call:
+    ``ptcore.softmax(input, dim, dtype)``, ``Tensor.softmax(dim, dtype)``
+    or ``nn.functional.softmax(input, dim, _stacklevel, dtype)``."""
     self = args[0]
     if not _is_mt(self):
         raise _unsupported(func)
     dim = args[1] if len(args) > 1 else kwargs.get("dim")
     if dim is None:
         raise TypeError(f"{_name(func)}() on a MaskedTensor needs dim")
-    dtype = kwargs.get("dtype")
-    if dtype is None and len(args) > 3 and _name(func) in ("softmax", "log_softmax", "softmin") \
-            and getattr(func, "__module__", "") == "ptcore.nn.functional":
-        dtype = args[3]
-    elif dtype is None and len(args) > 2 and getattr(func, "__module__", "") != \
-            "ptcore.nn.functional":
-        dtype = args[2]
+    dtype_pos = 3 if getattr(func, "__module__", "") == "ptcore.nn.functional" else 2
+    dtype = args[dtype_pos] if len(args) > dtype_pos else kwargs.get("dtype")
     data = masked_data(self)
     if dtype is not None:
         data = data.to(dtype)
-    mask = self.get_mask()
-    return data, mask, _mu.canonical_dim(dim, data.ndim)[0]
+    return data, self.get_mask(), _mu.canonical_dim(dim, data.ndim)[0]
 
 
 def _shifted(data, mask, d):
