@@ -6,7 +6,7 @@ import operator as _operator
 
 from ptcore._tensor import _TensorBase
 from ptcore.nested._tensor import NestedTensor, jagged, _pt
-from ptcore.nested._ops import register, rebuild, _arg, _comp_dim, _per_component
+from ptcore.nested._ops import register, rebuild, _arg, _comp_dim, _per_component, _shifted
 
 __all__ = []
 
@@ -37,11 +37,7 @@ def _matmul(func, args, kwargs):
             raise RuntimeError("bmm(): expected both operands nested")
         nd = a.dim() - 1
         if b.dim() <= 2 and _ragged_not_in(a, {nd - 1}):
-            out = _pt().matmul(a._values, b)
-            return a._with_values(out) if tuple(out.shape) == tuple(a._values.shape) else \
-                NestedTensor(jagged, out, offsets=a._offsets, lengths=a._lengths,
-                             ragged_idx=a._ragged_idx, min_seqlen=a._min_seqlen,
-                             max_seqlen=a._max_seqlen)
+            return _shifted(a, _pt().matmul(a._values, b), a._ragged_idx)
         return _per_component(lambda c: _pt().matmul(c, b), a)
     if name == "bmm":
         raise RuntimeError("bmm(): expected both operands nested")
@@ -59,10 +55,7 @@ def _linear(func, args, kwargs):
         raise RuntimeError("linear(): only the input may be a nested tensor")
     last = x.dim() - 2
     if _ragged_not_in(x, {last}):
-        out = func(x._values, weight, bias)
-        return NestedTensor(jagged, out, offsets=x._offsets, lengths=x._lengths,
-                            ragged_idx=x._ragged_idx, min_seqlen=x._min_seqlen,
-                            max_seqlen=x._max_seqlen)
+        return _shifted(x, func(x._values, weight, bias), x._ragged_idx)
     if x.layout is jagged:
         raise RuntimeError("linear(): the last dim of the input may not be its ragged dim")
     return _per_component(lambda c: func(c, weight, bias), x)
@@ -115,10 +108,7 @@ def _embedding(func, args, kwargs):
     if not isinstance(idx, NestedTensor) or any(isinstance(a, NestedTensor) for a in args[1:]):
         raise RuntimeError("embedding(): only the indices may be a nested tensor")
     if idx.layout is jagged:
-        out = func(idx._values, *args[1:], **kwargs)
-        return NestedTensor(jagged, out, offsets=idx._offsets, lengths=idx._lengths,
-                            ragged_idx=idx._ragged_idx, min_seqlen=idx._min_seqlen,
-                            max_seqlen=idx._max_seqlen)
+        return _shifted(idx, func(idx._values, *args[1:], **kwargs), idx._ragged_idx)
     return _per_component(lambda c: func(c, *args[1:], **kwargs), idx)
 
 

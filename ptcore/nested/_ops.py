@@ -313,10 +313,7 @@ def _permuted(nt, dims, what):
         raise RuntimeError(f"{what}(): the batch dim 0 of a nested tensor cannot be moved")
     cdims = [d - 1 for d in dims[1:]]
     if nt.layout is jagged:
-        r = nt._ragged_idx
-        return NestedTensor(jagged, nt._values.permute(cdims), offsets=nt._offsets,
-                            lengths=nt._lengths, ragged_idx=dims.index(r),
-                            min_seqlen=nt._min_seqlen, max_seqlen=nt._max_seqlen)
+        return _shifted(nt, nt._values.permute(cdims), dims.index(nt._ragged_idx))
     out = nt._with_values(nt._values)
     out._perm = tuple(nt._perm[c] for c in cdims)
     return out
@@ -353,10 +350,7 @@ def _reshape(func, args, kwargs):
     if nt.layout is jagged:
         new = _jagged_values_shape(nt, shape, name)
         v = nt._values
-        out = v.view(new) if name == "view" else v.reshape(new)
-        return NestedTensor(jagged, out, offsets=nt._offsets, lengths=nt._lengths,
-                            ragged_idx=nt._ragged_idx, min_seqlen=nt._min_seqlen,
-                            max_seqlen=nt._max_seqlen)
+        return _shifted(nt, v.view(new) if name == "view" else v.reshape(new), nt._ragged_idx)
     if not shape or shape[0] not in (-1, nt._batch()):
         raise RuntimeError(f"{name}(): the batch dim 0 of a nested tensor cannot change, got "
                            f"shape {shape}")
@@ -365,6 +359,8 @@ def _reshape(func, args, kwargs):
 
 
 def _shifted(nt, values, ragged_idx):
+    """A jagged tensor of ``nt``'s components' lengths over other values, whose
+    ragged dim is ``ragged_idx``."""
     return NestedTensor(jagged, values, offsets=nt._offsets, lengths=nt._lengths,
                         ragged_idx=ragged_idx, min_seqlen=nt._min_seqlen,
                         max_seqlen=nt._max_seqlen)

@@ -228,49 +228,8 @@ class NestedTensor:
     def nelement(self):
         return self.numel()
 
-    @property
-    def dtype(self):
-        return self._values.dtype
-
-    @property
-    def device(self):
-        return self._values.device
-
-    @property
-    def is_nested(self):
-        return True
-
-    @property
-    def is_sparse(self):
-        return False
-
-    @property
-    def is_cuda(self):
-        return self._values.is_cuda
-
-    @property
-    def is_cpu(self):
-        return self._values.is_cpu
-
-    @property
-    def is_meta(self):
-        return False
-
-    @property
-    def is_quantized(self):
-        return False
-
-    def is_floating_point(self):
-        return self._values.is_floating_point()
-
-    def is_complex(self):
-        return self._values.is_complex()
-
-    def element_size(self):
-        return self._values.element_size()
-
-    def get_device(self):
-        return self._values.get_device()
+    is_nested = property(lambda self: True, doc="True: this is a nested tensor.")
+    is_sparse = property(lambda self: False, doc="False: a nested tensor is not sparse.")
 
     def is_contiguous(self, memory_format=None):
         """True if the components lie packed, one after the other, in the values."""
@@ -402,6 +361,23 @@ class NestedTensor:
         raise RuntimeError("Boolean value of a nested tensor is ambiguous")
 
     __hash__ = object.__hash__
+
+
+def _from_values(name, method):
+    """A property (or a method) of the nested tensor: that of its values."""
+    if method:
+        def fn(self):
+            return getattr(self._values, name)()
+        fn.__name__ = name
+        fn.__doc__ = f"``{name}()`` of the values."
+        return fn
+    return property(lambda self: getattr(self._values, name), doc=f"The values' ``{name}``.")
+
+
+for _name in ("dtype", "device", "is_cuda", "is_cpu", "is_meta", "is_quantized"):
+    setattr(NestedTensor, _name, _from_values(_name, False))
+for _name in ("is_floating_point", "is_complex", "element_size", "get_device"):
+    setattr(NestedTensor, _name, _from_values(_name, True))
 
 
 def _prod(shape):
