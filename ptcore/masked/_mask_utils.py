@@ -51,7 +51,9 @@ def any_dims(mask, dims, keepdim):
 
 
 def _is_int_like(dtype):
-    return not (dtype.is_floating_point or dtype.is_complex) and dtype is not ptcore.bool
+    """Signed integer types and uint8: those torch gives an identity for."""
+    return dtype is ptcore.uint8 or (dtype.is_signed and not (dtype.is_floating_point or
+                                                             dtype.is_complex))
 
 
 def reduction_identity(op_name, input, *args):
@@ -66,18 +68,16 @@ def reduction_identity(op_name, input, *args):
     if op_name in ("prod", "cumprod"):
         return full(1)
     if op_name in ("amax", "argmax", "logaddexp", "logsumexp"):
-        if dtype.is_floating_point or dtype.is_complex:
+        if dtype.is_floating_point or (dtype.is_complex and op_name == "logsumexp"):
             return full(float("-inf"))
         if _is_int_like(dtype):
             return full(ptcore.iinfo(dtype).min)
-        return None
-    if op_name in ("amin", "argmin"):
+    elif op_name in ("amin", "argmin"):
         if dtype.is_floating_point:
             return full(float("inf"))
         if _is_int_like(dtype):
             return full(ptcore.iinfo(dtype).max)
-        return None
-    if op_name == "norm":
+    elif op_name == "norm":
         ord = args[0] if args else 2
         if ord == float("-inf"):
             if not dtype.is_floating_point:
@@ -85,8 +85,8 @@ def reduction_identity(op_name, input, *args):
                                    f"got {dtype}")
             return full(float("inf"))
         return full(0)
-    if op_name == "median":
+    elif op_name == "median":
         return full(float("nan"), dtype if dtype.is_floating_point else ptcore.float32)
-    if op_name in ("mean", "var", "std"):
+    elif op_name in ("mean", "var", "std"):
         return None
     raise NotImplementedError(f"identity of {op_name} on {dtype} input")

@@ -25,6 +25,9 @@ def _small_int(dtype):
 
 def _unwrap(input, mask):
     """(plain data, mask) of ``input``; a MaskedTensor brings its own mask."""
+    if not isinstance(input, ptcore.Tensor):
+        raise ValueError(f"ptcore.masked expects a strided Tensor (sparse layouts are not "
+                         f"supported), got {type(input).__name__}")
     if isinstance(input, MaskedTensor):
         return masked_data(input), input.get_mask() if mask is None else mask
     return input, mask

@@ -243,3 +243,62 @@ def test_sum_small_int_promotes_to_int64():
     assert r.dtype is ptcore.int64
     assert r.tolist() == [2, 4]
     assert masked.sum(ptcore.tensor(m), mask=ptcore.tensor(m)).dtype is ptcore.int64
+
+
+def _edge_cases(lib, M):
+    """Calls whose results (or exception types) must agree between libraries."""
+    x0 = lib.tensor(2.5)
+    x = lib.arange(6.).reshape(2, 3)
+    e = lib.zeros(0, 3)
+    em = lib.ones(0, 3, dtype=lib.bool)
+    cases = []
+    for op in ("sum", "amax", "mean", "prod", "norm", "var", "logsumexp"):
+        cases.append(lambda op=op: getattr(M, op)(x0, mask=lib.tensor(False)))
+        cases.append(lambda op=op: getattr(M, op)(x0, dim=0, mask=lib.tensor(True)))
+    for op in ("sum", "amax", "mean"):
+        cases.append(lambda op=op: getattr(M, op)(e, dim=1, mask=em))
+        cases.append(lambda op=op: getattr(M, op)(e, dim=0, mask=em))
+    cases += [
+        lambda: M.sum(x, None, keepdim=True, mask=x > 2),
+        lambda: M.amax(x, [0, 1], keepdim=True, mask=x > 2),
+        lambda: M.argmax(x, None, keepdim=True, mask=x > 2),
+        lambda: M.sum(x, mask=lib.tensor([1, 0, 1])),            # a non-bool mask
+        lambda: M.sum(x, mask=lib.tensor([True, False])),        # not broadcastable
+        lambda: M.cumsum(x.int(), 1, mask=x > 2),
+        lambda: M.cumprod(x.long(), 0, mask=x > 2),
+        lambda: M.logsumexp(x.int(), 1, mask=x > 2),
+        lambda: M.amax(lib.tensor([True, False]), mask=lib.tensor([True, False])),
+        lambda: M.median(x, mask=x > 2),
+        lambda: M.norm(x, 2, 1, mask=x > 2, dtype=lib.float64),
+        lambda: M.mean(x.int(), 1, dtype=lib.float64, mask=x > 1),
+        lambda: M.normalize(x, 2.0, 1, mask=x > 1, eps=0.5),
+        lambda: M.sum(lib.tensor([[1 + 2j, 3j]]), 1, mask=lib.tensor([[True, False]])),
+        lambda: M.var(lib.tensor([[1 + 2j, 3j, 1.]]), 1, mask=lib.tensor([[True, True, False]])),
+    ]
+    out = []
+    for f in cases:
+        try:
+            r = f()
+            out.append((str(r.dtype).split(".")[-1], tuple(r.shape), r.tolist()))
+        except Exception as exc:                   # the exception type is compared
+            out.append(type(exc).__name__)
+    return out
+
+
+def test_edge_cases_match_torch():
+    p = _edge_cases(ptcore, masked)
+    t = _edge_cases(torch, torch.masked)
+    assert len(p) == len(t)
+    for a, b in zip(p, t):
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            assert a[:2] == b[:2]
+            np.testing.assert_allclose(np.asarray(a[2]), np.asarray(b[2]), rtol=1e-6,
+                                       equal_nan=True)
+        else:
+            assert a == b
+
+
+def test_sparse_input_is_rejected():
+    s = ptcore.tensor([[1., 0.], [0., 2.]]).to_sparse()
+    with pytest.raises(ValueError, match="sparse"):
+        masked.sum(s, mask=ptcore.ones(2, 2, dtype=ptcore.bool))
