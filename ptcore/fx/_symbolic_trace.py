@@ -11,6 +11,7 @@ import warnings
 
 import ptcore
 from ptcore.nn import Module, Parameter, Sequential
+from ptcore.overrides import TorchFunctionMode
 
 from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule
@@ -112,6 +113,21 @@ class _Patcher:
             else:
                 target[name] = orig
         self.visited.clear()
+
+
+class _ProxyDispatchMode(TorchFunctionMode):
+    """Active while tracing: a ptcore function or Tensor method called with a
+    :class:`Proxy` argument is recorded through ``Proxy.__torch_function__``
+    before its body runs.  (Outside a mode, ptcore finds non-Tensor
+    ``__torch_function__`` arguments only when the function raises on them,
+    and a body that only calls methods on its input records those methods
+    on the proxy instead of the function itself.)"""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if _find_proxy(args, kwargs) is not None:
+            return Proxy.__torch_function__(func, types, args, kwargs)
+        return func(*args, **kwargs)
 
 
 # functions registered by wrap(): (globals dict id, name) -> globals dict
@@ -476,7 +492,7 @@ class Tracer(TracerBase):
                                 self._autowrap_function_ids)
                 return self.call_module(mod, forward, args, kwargs)
 
-            with _Patcher() as patcher:
+            with _Patcher() as patcher, _ProxyDispatchMode():
                 patcher.patch_method(Module, "__getattr__", module_getattr_wrapper,
                                      deduplicate=False)
                 patcher.patch_method(Module, "__call__", module_call_wrapper,

@@ -254,7 +254,9 @@ class Transformer(Interpreter):
             A new module with the new graph (sharing the original's
             submodules and parameters).
         """
-        result = super().run(enable_io_processing=False)
+        from ptcore.fx._symbolic_trace import _ProxyDispatchMode
+        with _ProxyDispatchMode():
+            result = super().run(enable_io_processing=False)
         if result is not None:
             def strip_proxy(a):
                 return a.node if isinstance(a, Proxy) else a

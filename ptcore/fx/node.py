@@ -12,7 +12,12 @@ _OPCODES = ("placeholder", "call_method", "call_module", "call_function",
             "get_attr", "output", "root")
 
 # functions whose call nodes dead-code elimination keeps
-_side_effectful_functions = set()
+_side_effectful_functions = {operator.setitem}
+
+# random functions advance the generator: impure unless impure_random=False
+_RANDOM_FUNCTIONS = {getattr(ptcore, n) for n in (
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+    "normal", "poisson", "bernoulli", "multinomial") if hasattr(ptcore, n)}
 
 
 def has_side_effect(fn):
@@ -346,14 +351,19 @@ class Node:
         self.__update_args_kwargs(map_arg(self._args, maybe), map_arg(self._kwargs, maybe))
 
     def is_impure(self, impure_random=True):
-        """True for nodes dead-code elimination must keep (placeholders,
-        outputs, in-place methods, side-effecting calls, impure modules)."""
+        """True for nodes dead-code elimination must keep: placeholders,
+        outputs, calls of functions marked with :func:`has_side_effect` (and
+        random functions when ``impure_random``), modules with a true
+        ``_is_impure`` attribute.  As in torch, ``call_method`` nodes are
+        pure, in-place methods included."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _side_effectful_functions
-        if self.op == "call_method":
-            return self.target.endswith("_") and not self.target.endswith("__")
+            try:
+                return (self.target in _side_effectful_functions
+                        or (impure_random and self.target in _RANDOM_FUNCTIONS))
+            except TypeError:       # an unhashable callable
+                return False
         if self.op == "call_module":
             root = getattr(self.graph, "owning_module", None)
             if root is None:

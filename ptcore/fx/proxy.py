@@ -8,6 +8,8 @@ import operator
 
 import ptcore
 
+from ptcore.overrides import is_tensor_method_or_property
+
 from ptcore.fx.graph import magic_methods, reflectable_magic_methods
 from ptcore.fx.node import Node, map_aggregate
 
@@ -236,12 +238,14 @@ class Proxy:
 
 
 def _is_tensor_method(fn):
-    name = getattr(fn, "__name__", None)
-    if name is None:
+    """A Tensor method variant (recorded as ``call_method``); a function that
+    is also ``ptcore.<name>`` is recorded as that function."""
+    try:
+        if getattr(ptcore, fn.__name__, None) is fn:
+            return False
+        return is_tensor_method_or_property(fn)
+    except (TypeError, AttributeError):
         return False
-    qual = getattr(fn, "__qualname__", "")
-    return (getattr(ptcore.Tensor, name, None) is fn and qual.split(".")[0] in
-            ("Tensor", "_TensorBase")) and getattr(ptcore, name, None) is not fn
 
 
 class _GraphAppendingTracer(TracerBase):

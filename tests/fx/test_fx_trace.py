@@ -372,3 +372,55 @@ def test_symbolic_trace_of_function_and_annotations():
     np.testing.assert_array_equal(gm(ptcore.ones(2)).numpy(), [2.0, 2.0])
     np.testing.assert_array_equal(gm(ptcore.ones(2), 3).numpy(), [3.0, 3.0])
     assert pfx._symbolic_trace.is_fx_tracing() is False
+
+
+# (namespace, name, args): "x" is the traced input
+_FUNCTION_CASES = [
+    ("", "flatten", ("x", 1)), ("", "transpose", ("x", 0, 1)), ("", "reshape", ("x", (-1,))),
+    ("", "unsqueeze", ("x", 0)), ("", "permute", ("x", (1, 0))), ("", "chunk", ("x", 2)),
+    ("", "narrow", ("x", 0, 0, 1)), ("", "clone", ("x",)), ("", "matmul", ("x", "x")),
+    ("", "abs", ("x",)), ("", "neg", ("x",)), ("", "atleast_2d", ("x",)),
+    ("", "cdist", ("x", "x")), ("", "allclose", ("x", "x")), ("", "where", ("x", "x", "x")),
+    ("", "cat", (["x", "x"],)), ("", "stack", (["x", "x"],)), ("", "einsum", ("ij->ji", "x")),
+    ("F", "layer_norm", ("x", (2,))), ("F", "normalize", ("x",)),
+    ("F", "group_norm", ("x", 1)), ("F", "pairwise_distance", ("x", "x")),
+    ("F", "poisson_nll_loss", ("x", "x")), ("F", "gelu", ("x",)), ("F", "linear", ("x", "x")),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("ns,name,args", _FUNCTION_CASES,
+                         ids=[f"{c[0]}.{c[1]}" for c in _FUNCTION_CASES])
+def test_function_records_one_call_function_node(ns, name, args):
+    def trace(lib, fx):
+        fn = getattr(lib.nn.functional if ns else lib, name)
+
+        def f(x):
+            real = [x if a == "x" else ([x if b == "x" else b for b in a]
+                                        if isinstance(a, list) else a) for a in args]
+            return fn(*real)
+        gm = fx.symbolic_trace(f)
+        return [(n.op, n.target if isinstance(n.target, str) else n.target.__name__)
+                for n in gm.graph.nodes], gm
+    (t_nodes, _), (p_nodes, pgm) = trace(torch, tfx), trace(ptcore, pfx)
+    assert p_nodes == t_nodes
+    assert p_nodes[1] == ("call_function", name)
+
+
+@needs_torch
+def test_tensor_constant_with_proxy_argument_is_a_method_call():
+    def build(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", lib.ones(3))
+
+            def forward(self, x):
+                return self.b + x, self.b.mul(x), self.b[x.long()]
+        return M()
+    tgm, pgm = tfx.symbolic_trace(build(torch)), pfx.symbolic_trace(build(ptcore))
+    assert _signature(pgm) == _signature(tgm)
+    assert _norm_code(pgm.code) == tgm.code
+    x = np.array([0.0, 2.0, 1.0], np.float32)
+    for a, b in zip(pgm(ptcore.tensor(x)), tgm(torch.tensor(x))):
+        _close(a, b)
