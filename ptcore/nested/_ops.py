@@ -495,6 +495,8 @@ def _getitem(nt, index):
             isinstance(first, (slice, _TensorBase)):
         comp = nt.unbind()[_operator.index(first)]
         return comp[rest] if rest else comp
+    if first is Ellipsis:
+        return _per_component(lambda c: c[index], nt)
     if first == slice(None):
         if not rest:
             return nt
@@ -562,6 +564,31 @@ def _reduce(func, args, kwargs):
     out = func(nt._values, cdims, keepdim, *rest, **kwargs)
     shift = 0 if keepdim else sum(1 for d in dims if d < r)
     return _shifted(nt, out, r - shift)
+
+
+@register("max", "min")
+def _max_min(func, args, kwargs):
+    """``max()``/``min()`` of all the entries (jagged layout), or ``(values,
+    indices)`` along a dim (nested, or regular along the ragged dim)."""
+    nt = args[0]
+    dim = _arg(args, kwargs, 1, "dim")
+    if isinstance(dim, NestedTensor):
+        return _elementwise(func, args, kwargs)
+    if nt.layout is not jagged:
+        raise NotImplementedError(f"{func.__name__}(): not supported for nested tensors of "
+                                  "strided layout (use the jagged layout)")
+    if dim is None:
+        return func(_pt().cat([c.reshape(-1) for c in nt.unbind()]))
+    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    d = _comp_dim(nt, dim, func.__name__)
+    r = nt._ragged_idx
+    if d == r - 1:
+        per = [func(c, d, keepdim) for c in nt.unbind()]
+        pt = _pt()
+        return type(per[0])((pt.stack([p[0] for p in per]), pt.stack([p[1] for p in per])))
+    res = func(nt._values, d, keepdim)
+    r2 = r - 1 if not keepdim and d < r - 1 else r
+    return type(res)((_shifted(nt, res[0], r2), _shifted(nt, res[1], r2)))
 
 
 # ---------------------------------------------------------------------------

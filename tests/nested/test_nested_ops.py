@@ -457,3 +457,20 @@ def test_errors_like_torch(case):
         f(t)
     with pytest.raises(exc):
         f(p)
+
+
+@pytest.mark.parametrize("dim", [-1, 1])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_along_dim_jagged(op, dim):
+    cd = dim - 1 if dim > 0 else dim
+    _check(lambda x: getattr(x, op)(dim)[0], lambda x: getattr(x, op)(dim)[0], "jagged",
+           fc=lambda c: getattr(c, op)(cd)[0])
+    _check(lambda x: getattr(x, op)(dim)[1], lambda x: getattr(x, op)(dim)[1], "jagged",
+           grad=False)
+    p, t = _pair(_arrays(1), "jagged", requires_grad=False)
+    assert float(getattr(p, op)()) == float(getattr(t, op)())
+
+
+def test_ellipsis_index():
+    _check(lambda x: x[..., 1], lambda x: x[..., 1], "jagged", fc=lambda c: c[..., 1])
+    _check(lambda x: x[..., 1:3], lambda x: x[..., 1:3], "jagged", fc=lambda c: c[..., 1:3])
