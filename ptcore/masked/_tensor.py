@@ -79,7 +79,7 @@ def _track(mt):
         _tf._subclass_seen[0] = True
         _tf._LAYER.update()
     _live[0] += 1
-    weakref.finalize(mt, _untrack)
+    weakref.finalize(mt, _untrack).atexit = False
 
 
 def _untrack():
@@ -244,7 +244,6 @@ class _FromValues(Function):
     @staticmethod
     def forward(ctx, data, mask):
         ctx.mask = mask
-        ctx.mark_non_differentiable(mask)
         return make_masked(data.clone(), mask.clone())
 
     @staticmethod
