@@ -11,11 +11,12 @@ from ptcore.fx.node import Node, has_side_effect, map_arg
 from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.proxy import Attribute, ParameterProxy, Proxy, TraceError, TracerBase
-from ptcore.fx._symbolic_trace import PH, Tracer, symbolic_trace, wrap
+from ptcore.fx._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
 from ptcore.fx.interpreter import Interpreter, Transformer
 from ptcore.fx.subgraph_rewriter import replace_pattern
-from ptcore.fx import node, graph, graph_module, proxy, interpreter, subgraph_rewriter, passes
+from ptcore.fx import immutable_collections, node, graph, graph_module, proxy, interpreter, subgraph_rewriter, passes
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Node", "Proxy",
            "Attribute", "ParameterProxy", "TraceError", "TracerBase", "Interpreter",
-           "Transformer", "replace_pattern", "map_arg", "has_side_effect", "PH"]
+           "Transformer", "replace_pattern", "map_arg", "has_side_effect", "PH",
+           "ProxyableClassMeta"]

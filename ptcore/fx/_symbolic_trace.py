@@ -18,7 +18,8 @@ from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.node import has_side_effect
 from ptcore.fx.proxy import ParameterProxy, Proxy, TracerBase
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing",
+           "ProxyableClassMeta"]
 
 _HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 _is_fx_tracing_flag = False
@@ -218,6 +219,31 @@ def wrap(fn_or_name):
         raise NotImplementedError("wrap must be called at the top level of a module")
     _wrapped_fns_to_patch[(id(frame.f_globals), fn_name)] = frame.f_globals
     return fn_or_name
+
+
+class ProxyableClassMeta(type):
+    """Metaclass for classes whose construction is recorded while tracing:
+    ``Cls(proxy, ...)`` becomes a ``call_function`` node with the class as
+    target instead of running ``__init__`` on proxies.
+
+    Examples
+    --------
+    >>> import ptcore, ptcore.fx as fx
+    >>> class Pair(metaclass=fx.ProxyableClassMeta):
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    ...     def total(self):
+    ...         return self.a + self.b
+    >>> gm = fx.symbolic_trace(lambda x: Pair(x, x).total())
+    >>> [n.op for n in gm.graph.nodes]
+    ['placeholder', 'call_function', 'call_method', 'output']
+    """
+
+    def __call__(cls, *args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is not None and is_fx_tracing():
+            return proxy.tracer.create_proxy("call_function", cls, args, kwargs)
+        return super().__call__(*args, **kwargs)
 
 
 # ----------------------------------------------------------------------- tracer

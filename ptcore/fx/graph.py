@@ -540,10 +540,6 @@ class Graph:
             namespace.create_name(node.name, node)       # keep the node names
         return _CodeGen(self, root_module, namespace, verbose).generate()
 
-    def on_generate_code(self, make_transformer):
-        """Not supported: ptcore.fx generates code with one code generator."""
-        raise NotImplementedError("Graph.on_generate_code is not supported by ptcore.fx")
-
 
 class _CodeGen:
     """Builds the source of a graph's function (one use per call)."""

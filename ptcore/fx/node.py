@@ -6,6 +6,8 @@ import types
 
 import ptcore
 
+from ptcore.fx.immutable_collections import immutable_dict, immutable_list
+
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
 
 _OPCODES = ("placeholder", "call_method", "call_module", "call_function",
@@ -113,16 +115,17 @@ def map_aggregate(a, fn):
     Returns
     -------
     object
-        ``a`` with each leaf replaced by ``fn(leaf)``.
+        ``a`` with each leaf replaced by ``fn(leaf)`` (lists and dicts come
+        back as :mod:`~ptcore.fx.immutable_collections` types).
     """
     if isinstance(a, tuple):
         t = tuple(map_aggregate(e, fn) for e in a)
         # namedtuples are rebuilt as the same type
         return t if not hasattr(a, "_fields") else type(a)(*t)
     if isinstance(a, list):
-        return [map_aggregate(e, fn) for e in a]
+        return immutable_list(map_aggregate(e, fn) for e in a)
     if isinstance(a, dict):
-        return {k: map_aggregate(v, fn) for k, v in a.items()}
+        return immutable_dict((k, map_aggregate(v, fn)) for k, v in a.items())
     if isinstance(a, slice):
         return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
                      map_aggregate(a.step, fn))

@@ -246,3 +246,54 @@ def test_generated_code_is_inspectable_and_errors_point_to_it():
     assert "ptcore.relu(x)" in inspect.getsource(type(gm).forward)
     with pytest.raises(TypeError):
         gm(ptcore.ones(2), ptcore.ones(2))
+
+
+@needs_torch
+def test_node_arguments_are_immutable_like_torch():
+    for fx, lib in ((pfx, ptcore), (tfx, torch)):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        c = g.call_function(lib.cat, ([x, x],), {"dim": 0})
+        g.output(c)
+        with pytest.raises(TypeError, match="does not support mutation"):
+            c.args[0].append(x)
+        with pytest.raises(TypeError, match="does not support mutation"):
+            c.kwargs["dim"] = 1
+        c.args = ([x, x, x],)           # assigning a new value is the way
+        assert len(c.args[0]) == 3 and type(c.args[0]).__name__ == "immutable_list"
+        assert list(x.users) == [c]
+        gm = fx.GraphModule(lib.nn.Module(), g)
+        assert gm(lib.ones(1)).shape == (3,)
+    from ptcore.fx.immutable_collections import immutable_dict, immutable_list
+    back = pickle.loads(pickle.dumps((immutable_list([1, 2]), immutable_dict(a=1))))
+    assert back == ([1, 2], {"a": 1})
+    assert type(back[0]) is immutable_list and type(back[1]) is immutable_dict
+
+
+class _PairP(metaclass=pfx.ProxyableClassMeta):
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+if tfx is not None:
+    class _PairT(metaclass=tfx.ProxyableClassMeta):
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+
+@needs_torch
+def test_proxyable_class_meta():
+    def f_p(x):
+        p = _PairP(x, 2)
+        return p.a * p.b
+
+    def f_t(x):
+        p = _PairT(x, 2)
+        return p.a * p.b
+
+    pgm, tgm = pfx.symbolic_trace(f_p), tfx.symbolic_trace(f_t)
+    assert [(n.op, n.name.replace("_pair_p", "_pair")) for n in pgm.graph.nodes] == \
+        [(n.op, n.name.replace("_pair_t", "_pair")) for n in tgm.graph.nodes]
+    assert [n.target for n in pgm.graph.nodes][1] is _PairP
+    np.testing.assert_array_equal(pgm(ptcore.ones(2)).numpy(), [2.0, 2.0])
+    assert _PairP(1, 2).b == 2          # outside tracing: a normal class
