@@ -203,9 +203,6 @@ def _elementwise(func, args, kwargs):
         if inplace:
             return args[0]
         return lead._with_values(out)
-    if inplace:
-        raise RuntimeError(f"{name}(): in-place op on a nested tensor needs operands laid out "
-                           "as its values")
     b = lead._batch()
     for d in dense:
         if d.dim() == lead.dim() and int(d.shape[0]) not in (1, b):
@@ -224,6 +221,8 @@ def _elementwise(func, args, kwargs):
         return a
     res = [func(*[pick(a, i) for a in args], **{k: pick(v, i) for k, v in kwargs.items()})
            for i in range(b)]
+    if inplace:             # (the components are views of the values: they changed)
+        return args[0]
     return rebuild(res, lead)
 
 

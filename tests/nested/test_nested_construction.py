@@ -217,3 +217,34 @@ def test_against_torch_construction():
         if lay is ptcore.jagged:
             assert p.offsets().tolist() == t.offsets().tolist()
 
+
+
+def test_is_tensor():
+    nt = nested.nested_tensor([ptcore.ones(2, 3), ptcore.ones(1, 3)])
+    assert ptcore.is_tensor(nt)
+
+
+def test_empty_and_scalar_components():
+    nt = nested.nested_tensor([])
+    assert nt.dim() == 1 and nt.size(0) == 0 and nt.unbind() == ()
+    ns = nested.nested_tensor([ptcore.tensor(1.0), ptcore.tensor(2.0)])
+    assert ns.dim() == 1 and [float(c) for c in ns.unbind()] == [1.0, 2.0]
+    with pytest.raises(RuntimeError):
+        nested.nested_tensor([ptcore.tensor(1.0)], layout=ptcore.jagged)
+
+
+def test_from_jagged_other_dim():
+    values = ptcore.arange(30.0).reshape(3, 10)       # components (3, n_i): ragged dim 2
+    nt = nested.nested_tensor_from_jagged(values, ptcore.tensor([0, 4, 10]), jagged_dim=2)
+    assert nt.dim() == 3 and nt.size(1) == 3
+    comps = nt.unbind()
+    assert [tuple(c.shape) for c in comps] == [(3, 4), (3, 6)]
+    np.testing.assert_array_equal(comps[1].numpy(), values.numpy()[:, 4:])
+    t = nt.transpose(1, 2)
+    assert [tuple(c.shape) for c in t.unbind()] == [(4, 3), (6, 3)]
+
+
+def test_inplace_with_a_regular_operand_per_component():
+    nt = nested.nested_tensor([ptcore.ones(2, 3), ptcore.ones(1, 3)])
+    nt.mul_(ptcore.tensor([1.0, 2.0, 3.0]))
+    assert [c.tolist() for c in nt.unbind()] == [[[1.0, 2.0, 3.0]] * 2, [[1.0, 2.0, 3.0]]]
