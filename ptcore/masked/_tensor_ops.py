@@ -296,6 +296,10 @@ def _copy_(func, args, kwargs):
     return dst
 
 
+def _to_dense(func, args, kwargs):
+    return args[0]          # strided already, as torch's for strided data
+
+
 def _item(func, args, kwargs):
     self = args[0]
     if not bool(self.get_mask().all()):
@@ -374,7 +378,7 @@ def _log_softmax(func, args, kwargs):
 
 _HANDLERS = {
     "clone": _clone, "detach": _detach, "contiguous": _contiguous, "ones_like": _like,
-    "zeros_like": _like, "copy_": _copy_, "item": _item, "numpy": _no_numpy,
+    "zeros_like": _like, "copy_": _copy_, "to_dense": _to_dense, "item": _item, "numpy": _no_numpy,
     "tolist": _no_numpy, "backward": _backward, "__bool__": _scalar, "__float__": _scalar,
     "__int__": _scalar, "__index__": _scalar, "softmax": _softmax,
     "log_softmax": _log_softmax, "softmin": _softmin,
