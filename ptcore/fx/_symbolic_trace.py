@@ -279,6 +279,7 @@ class Tracer(TracerBase):
         self.root_module_name = ""
         self.scope = None
         self.module_stack = {}
+        self.num_calls = {}
         self.tensor_attrs = {}
 
     # --------------------------------------------------------------- values
@@ -345,7 +346,9 @@ class Tracer(TracerBase):
         """Record a ``call_module`` node for a leaf module, else trace
         through ``forward``."""
         module_qualified_name = self.path_of_module(m)
-        key = module_qualified_name
+        num_calls = self.num_calls.get(module_qualified_name, 0)
+        key = f"{module_qualified_name}@{num_calls}" if num_calls > 0 else module_qualified_name
+        self.num_calls[module_qualified_name] = num_calls + 1
         self.module_stack[key] = (module_qualified_name, type(m))
         try:
             if not self.is_leaf_module(m, module_qualified_name):
@@ -487,6 +490,7 @@ class Tracer(TracerBase):
                 fn = root
             self.graph = Graph(tracer_cls=getattr(self, "__class__", None))
             self.tensor_attrs = {}
+            self.num_calls = {}
 
             def collect_tensor_attrs(m, prefix):
                 for k, v in m.__dict__.items():

@@ -424,3 +424,29 @@ def test_tensor_constant_with_proxy_argument_is_a_method_call():
     x = np.array([0.0, 2.0, 1.0], np.float32)
     for a, b in zip(pgm(ptcore.tensor(x)), tgm(torch.tensor(x))):
         _close(a, b)
+
+
+@needs_torch
+def test_nn_module_stack_meta_matches_torch():
+    def build(lib):
+        class Block(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.lin(x).relu()
+
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return self.block(self.block(x))
+        return Net()
+
+    def stacks(gm):
+        return [{k: (v[0], v[1].__name__) for k, v in n.meta.get("nn_module_stack", {}).items()}
+                for n in gm.graph.nodes]
+    assert stacks(pfx.symbolic_trace(build(ptcore))) == stacks(tfx.symbolic_trace(build(torch)))
