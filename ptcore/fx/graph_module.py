@@ -185,6 +185,7 @@ class GraphModule(Module):
             raise TypeError(f"Unsupported type {type(root)} passed for root!")
         self.graph = graph
         self._graphmodule_cls_name = class_name
+        self.meta = {}
 
     @property
     def graph(self):
@@ -328,9 +329,7 @@ class GraphModule(Module):
         body = {k: v for k, v in self.__dict__.items() if k != "_graph"}
         fake = _CodeOnlyModule(copy.deepcopy(body, memo))
         res.__init__(fake, copy.deepcopy(self.graph), class_name=self._get_name())
-        for attr in ("meta",):
-            if attr in self.__dict__:
-                res.__dict__[attr] = copy.deepcopy(self.__dict__[attr], memo)
+        res.meta = copy.deepcopy(getattr(self, "meta", {}), memo)
         return res
 
     def __copy__(self):

@@ -112,7 +112,7 @@ class _SubgraphMatcher:
     def _match_nodes(self, pn, gn, m):
         if pn in m.nodes_map:
             return m.nodes_map[pn] is gn
-        if gn in m.nodes_map.values() and pn.op != "placeholder":
+        if any(v is gn for v in m.nodes_map.values()):     # one pattern node per graph node
             return False
         if not self._nodes_equal(pn, gn):
             return False

@@ -224,6 +224,28 @@ def test_replace_pattern_multiple_outputs_and_no_match():
     assert codes[0] == codes[1]
 
 
+@needs_torch
+def test_replace_pattern_placeholders_match_distinct_values_and_literals():
+    codes = []
+    for fx, lib in _libs():
+        def f(x, y):
+            return lib.add(x, x) + lib.add(x, y) + lib.mul(y, 3) + lib.mul(y, 4)
+
+        gm = fx.symbolic_trace(f)
+        # two pattern inputs never match the same graph value
+        assert len(fx.replace_pattern(gm, lambda a, b: lib.add(a, b),
+                                      lambda a, b: lib.sub(a, b))) == 1
+        # a pattern input matches a literal; a literal matches only itself
+        assert len(fx.replace_pattern(gm, lambda a, k: lib.mul(a, k),
+                                      lambda a, k: lib.div(a, k))) == 2
+        assert fx.replace_pattern(gm, lambda a: lib.div(a, 5), lambda a: a) == []
+        x, y = lib.tensor([1.0, 2.0]), lib.tensor([4.0, 8.0])
+        np.testing.assert_allclose(gm(x, y).numpy(), (x + x + x - y + y / 3 + y / 4).numpy(),
+                                   rtol=1e-6)
+        codes.append(gm.code.replace("ptcore", "torch"))
+    assert codes[0] == codes[1]
+
+
 def test_replace_pattern_respects_escaping_values_and_filters():
     def f(x):
         r = ptcore.relu(x)
