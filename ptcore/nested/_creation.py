@@ -104,7 +104,6 @@ def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires
     pt = _pt()
     with pt.no_grad():
         nt = _pack(comps, layout, dtype=dtype, device=device)
-    nt._values = nt._values.clone() if len(comps) == 1 else nt._values
     if requires_grad:
         nt._values.requires_grad_()
     return nt
@@ -198,12 +197,12 @@ def narrow(tensor, dim, start, length, layout=None):
     """A nested tensor of the slices ``[start[i], start[i] + length[i])`` of
     ``tensor[i]`` along ``dim`` (``torch.nested.narrow``).
 
-    Jagged layout (default, only ``dim=1``): a view of ``tensor``; ``start``
+    ``layout=ptcore.jagged`` (only ``dim=1``): a view of ``tensor``; ``start``
     and ``length`` may be tensors (one entry per batch element) or ints.
-    Strided layout: ints only, the slices copied.
+    ``ptcore.strided`` (the default): ints only, the slices copied.
     """
     pt = _pt()
-    layout = jagged if layout is None else _check_layout(layout)
+    layout = _check_layout(layout)
     if not isinstance(tensor, _TensorBase):
         raise RuntimeError("nested.narrow(): expected a regular (non-nested) tensor")
     if layout is jagged:
@@ -214,15 +213,11 @@ def narrow(tensor, dim, start, length, layout=None):
             isinstance(start, _TensorBase) else start.to(pt.int64)
         length = pt.as_tensor(length, dtype=pt.int64).expand(b) if not \
             isinstance(length, _TensorBase) else length.to(pt.int64)
-        if tensor.is_contiguous():
-            values = tensor.view((b * n,) + tuple(tensor.shape[2:]))
-        else:
-            values = tensor.reshape((b * n,) + tuple(tensor.shape[2:]))
-        base = pt.arange(0, b * n, max(n, 1), dtype=pt.int64)[:b] if n else \
-            pt.zeros(b, dtype=pt.int64)
-        offsets = pt.cat([base + start, pt.tensor([b * n], dtype=pt.int64)])
         if bool(((start < 0) | (length < 0) | (start + length > n)).any()):
             raise RuntimeError(f"nested.narrow(): start + length exceeds dim 1's size {n}")
+        values = tensor.reshape((b * n,) + tuple(tensor.shape[2:]))
+        starts = pt.arange(0, b, dtype=pt.int64) * n + start
+        offsets = pt.cat([starts, (starts[-1:] + length[-1:])])
         return NestedTensor(jagged, values, offsets=offsets, lengths=length.contiguous(),
                             ragged_idx=1)
     if isinstance(start, _TensorBase) or isinstance(length, _TensorBase):
@@ -267,8 +262,9 @@ def to_padded_tensor(input, padding, output_size=None):
 
 
 def masked_select(tensor, mask):
-    """The entries of ``tensor`` where ``mask`` is True, as a jagged nested
-    tensor with one component per row (``torch.nested.masked_select``)."""
+    """The entries of ``tensor`` where ``mask`` (broadcast to it) is True, as a
+    jagged nested tensor with one component per row of the last dim (the
+    leading dims flattened into the batch) (``torch.nested.masked_select``)."""
     pt = _pt()
     if not isinstance(tensor, _TensorBase) or not isinstance(mask, _TensorBase):
         raise RuntimeError("nested.masked_select(): expected a regular tensor and mask")
@@ -278,8 +274,7 @@ def masked_select(tensor, mask):
         raise RuntimeError("nested.masked_select(): the tensor needs a batch dim and at least "
                            "one more")
     mask = mask.expand_as(tensor) if tuple(mask.shape) != tuple(tensor.shape) else mask
-    b = int(tensor.shape[0])
     values = pt.masked_select(tensor, mask)
-    lengths = mask.reshape(b, -1).sum(-1)
+    lengths = mask.reshape(-1, int(tensor.shape[-1])).sum(-1)
     offsets = pt.cat([pt.zeros(1, dtype=pt.int64), lengths.cumsum(0).to(pt.int64)])
     return NestedTensor(jagged, values, offsets=offsets, ragged_idx=1)

@@ -429,9 +429,17 @@ def _squeeze(func, args, kwargs):
 @register("narrow")
 def _narrow(func, args, kwargs):
     nt = args[0]
-    cd = _comp_dim(nt, _arg(args, kwargs, 1, "dim"), "narrow")
+    d = nt._wrap_dim(_arg(args, kwargs, 1, "dim"))
     start = _operator.index(_arg(args, kwargs, 2, "start"))
     length = _operator.index(_arg(args, kwargs, 3, "length"))
+    if d == 0 and nt.layout is not jagged:     # a range of the components
+        b = nt._batch()
+        if not (0 <= start <= b and 0 <= length and start + length <= b):
+            raise IndexError(f"narrow(): start {start} + length {length} exceeds the batch of {b}")
+        from ptcore.nested._creation import _pack
+        return _pack(list(nt.unbind()[start:start + length]), nt.layout, dtype=nt.dtype,
+                     device=nt.device)
+    cd = _comp_dim(nt, d, "narrow")
     return _per_component(lambda c: c.narrow(cd, start, length), nt)
 
 

@@ -154,6 +154,9 @@ def test_narrow_jagged_view():
     _close(comps[1], t.numpy()[1, 1:5])
     _close(comps[2], t.numpy()[2, 2:3])
     assert not nt.is_contiguous() and nt.lengths().tolist() == [2, 4, 1]
+    assert nt.offsets().tolist() == [0, 6, 12, 13]          # (as torch's)
+    assert nested.narrow(t, 1, 1, 3, layout=ptcore.jagged).offsets().tolist() == [1, 6, 11, 14]
+    assert nested.narrow(t, 0, 1, 2).unbind()[1].tolist() == t[2].tolist()
     ns = nested.narrow(t, 1, 1, 3, layout=ptcore.strided)
     _close(ns.to_padded_tensor(0.0), t.numpy()[:, 1:4])
     with pytest.raises(RuntimeError):
@@ -165,6 +168,11 @@ def test_masked_select():
     mask = t.remainder(3) == 0
     nt = nested.masked_select(t, mask)
     assert [c.tolist() for c in nt.unbind()] == [[0.0, 3.0], [6.0], [9.0]]
+    # leading dims flattened into the batch; the mask broadcasts (as torch)
+    t3 = ptcore.arange(24.0).reshape(2, 3, 4)
+    nt3 = nested.masked_select(t3, ptcore.tensor([True, False, True, True]))
+    assert nt3.size(0) == 6 and nt3.offsets().tolist() == [0, 3, 6, 9, 12, 15, 18]
+    assert nt3.unbind()[5].tolist() == [20.0, 22.0, 23.0]
 
 
 def test_conversions_and_autograd_attributes():
