@@ -1,6 +1,8 @@
 """Symbolic values of FX tracing: :class:`Proxy` records every operation done
 on it as a node of the tracer's graph; :class:`TracerBase` turns Python
 values into node arguments (as ``torch.fx.proxy``)."""
+import bisect
+import copy
 import dis
 import enum
 import inspect
@@ -174,7 +176,15 @@ class Proxy:
         self.__dict__ = d
 
     def __deepcopy__(self, memo):
-        raise RuntimeError("a Proxy cannot be deep-copied while tracing")
+        new_dict = {}
+        for k, v in self.__dict__.items():
+            try:
+                new_dict[k] = copy.deepcopy(v, memo)
+            except Exception:
+                new_dict[k] = copy.copy(v)
+        new = Proxy(new_dict["node"], new_dict["tracer"])
+        new.__dict__.update(new_dict)
+        return new
 
     def __call__(self, *args, **kwargs):
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
@@ -182,23 +192,10 @@ class Proxy:
     def __iter__(self):
         # ``a, b = proxy`` unpacks a known number of items
         frame = inspect.currentframe().f_back
-        calling = frame.f_code
-        for inst in dis.get_instructions(calling):
-            if inst.offset == frame.f_lasti:
-                break
-        else:
-            inst = None
-        nxt = None
-        found = False
-        for i in dis.get_instructions(calling):
-            if found:
-                nxt = i
-                break
-            if i.offset == frame.f_lasti:
-                found = True
-        for cand in (inst, nxt):
-            if cand is not None and cand.opname == "UNPACK_SEQUENCE":
-                return (self[i] for i in range(cand.argval))
+        insts = list(dis.get_instructions(frame.f_code))
+        idx = bisect.bisect_left(insts, frame.f_lasti, key=lambda i: i.offset)
+        if idx < len(insts) and insts[idx].opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(insts[idx].argval))
         return self.tracer.iter(self)
 
     def __abs__(self):
