@@ -140,6 +140,8 @@ def _map_values(func, args, kwargs):
     out = func(nt._values, *args[1:], **kwargs)
     if out is nt._values:
         return nt
+    if not isinstance(out, _TensorBase):     # (``nt.type()``: the type's name)
+        return out
     return nt._with_values(out)
 
 
