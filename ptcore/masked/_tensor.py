@@ -61,10 +61,31 @@ def make_masked(data, mask):
     """A MaskedTensor viewing ``data`` (keeping its autograd history) with
     ``mask``; no copy, no warning (the results of MaskedTensor ops)."""
     _validate(data, mask)
+    if data.requires_grad and ptcore.is_grad_enabled():
+        return _Wrap.apply(data, mask)
+    return _view_as_masked(data, mask)
+
+
+def _view_as_masked(data, mask):
     r = as_subclass(data, MaskedTensor)
     r._masked_mask = mask
     _track(r)
     return r
+
+
+class _Wrap(Function):
+    """``data`` seen as a MaskedTensor in the autograd graph.  Its backward
+    hands the data's graph a plain gradient: a MaskedTensor gradient (the
+    ``ones_like`` seed ``autograd.grad`` makes for a MaskedTensor output)
+    becomes its data, so backward formulas always run on plain tensors."""
+
+    @staticmethod
+    def forward(ctx, data, mask):
+        return _view_as_masked(data, mask)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (masked_data(grad) if isinstance(grad, MaskedTensor) else grad), None
 
 
 # The ``__torch_function__`` layer of the dispatch point is on only while a
@@ -87,6 +108,15 @@ def _untrack():
     if _live[0] == 0:
         _tf._overriding.discard(MaskedTensor)
         _tf._subclass_gone()
+
+
+def mask_leaf_grads(mt):
+    """Make the gradients that reach the leaf ``mt`` MaskedTensors with its
+    mask (what ``.grad`` holds and ``autograd.grad`` returns, as torch's)."""
+    if mt.requires_grad and mt.grad_fn is None and not getattr(mt, "_masked_hooked", False):
+        mask = mt._masked_mask
+        mt.register_hook(lambda g: g if isinstance(g, MaskedTensor) else make_masked(g, mask))
+        mt._masked_hooked = True
 
 
 def masked_data(mt):
@@ -152,6 +182,13 @@ class MaskedTensor(ptcore.Tensor):
     def is_sparse(self):
         """False: ptcore's MaskedTensors hold strided data only."""
         return False
+
+    def to_sparse(self, *args, **kwargs):
+        """Not supported: ptcore's MaskedTensors hold strided data only (TypeError)."""
+        raise TypeError("ptcore's MaskedTensor holds strided data only: sparse MaskedTensors "
+                        "are not supported")
+
+    to_sparse_coo = to_sparse_csr = to_sparse_csc = to_sparse
 
     @property
     def grad(self):

@@ -24,7 +24,7 @@ from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass
 
 from ptcore.masked import _mask_utils as _mu
 from ptcore.masked import _ops as _mops
-from ptcore.masked._tensor import MaskedTensor, make_masked, masked_data
+from ptcore.masked._tensor import MaskedTensor, make_masked, mask_leaf_grads, masked_data
 
 __all__ = ["dispatch"]
 
@@ -136,7 +136,10 @@ def dispatch(func, args, kwargs):
         return _convert(func, args, kwargs)
     if name in _PLAIN:
         with DisableTorchFunctionSubclass():
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+        if name == "requires_grad_":
+            mask_leaf_grads(args[0])
+        return out
     raise _unsupported(func)
 
 

@@ -578,3 +578,25 @@ def test_cuda():
         masked.var(ptcore.tensor(x, device="cuda"), 1, mask=ptcore.tensor(m, device="cuda"))
         .cpu().numpy(), torch.masked.var(torch.tensor(x), 1, mask=torch.tensor(m)).numpy(),
         equal_nan=True)
+
+
+@pytest.mark.parametrize("op", [lambda a: (a * 2).sum(), lambda a: a[:, 1:].sum(),
+                                lambda a: (a.softmax(1) * a).sum(),
+                                lambda a: a.amax(1).sum(), lambda a: a.mean()])
+def test_autograd_grad_returns_masked_gradients(op):
+    x, m = _data()
+    p, t = _pair(x, m, requires_grad=True)
+    (gp,) = ptcore.autograd.grad(op(p), p)
+    (gt,) = torch.autograd.grad(op(t), t)
+    assert is_masked_tensor(gp) and gp.get_mask().tolist() == m.tolist()
+    tm = gt.get_mask().numpy()
+    np.testing.assert_allclose(gp.get_data().numpy()[tm], gt.get_data().numpy()[tm], rtol=1e-6)
+
+
+def test_gradients_accumulate():
+    x, m = _data()
+    p, t = _pair(x, m, requires_grad=True)
+    for a in (p, t):
+        (a * 2).sum().backward()
+        (a * a).sum().backward()
+    _same(p.grad, t.grad)
