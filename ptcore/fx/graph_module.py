@@ -3,6 +3,8 @@
 import copy
 import itertools
 import linecache
+import warnings
+from pathlib import Path
 
 import ptcore
 from ptcore.nn import Module, Parameter
@@ -244,6 +246,60 @@ class GraphModule(Module):
     def _get_name(self):
         return self._graphmodule_cls_name if "_graphmodule_cls_name" in self.__dict__ \
             else type(self).__name__
+
+    def to_folder(self, folder, module_name="FxModule"):
+        """Write this module as an importable package: ``folder/module.py``
+        defines class ``module_name`` (the generated ``forward`` and an
+        ``__init__`` that rebuilds the submodules and loads
+        ``folder/state_dict.pt``), ``folder/__init__.py`` re-exports it.
+
+        Submodules whose ``repr`` rebuilds them (Linear, Conv, BatchNorm)
+        are written as code; others are pickled next to the code (loading
+        those runs pickle, so only load folders you trust).
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            Created if missing.
+        module_name : str, optional
+            The class name in ``module.py``.
+        """
+        folder = Path(folder)
+        folder.mkdir(exist_ok=True)
+        ptcore.save(self.state_dict(), folder / "state_dict.pt")
+        tab = " " * 4
+        python_code = self._graph.python_code(root_module="self")
+        imports = _format_import_block(python_code.globals)
+        lines = ["import ptcore", imports, "", "from ptcore.nn import *", "",
+                 f"class {module_name}(ptcore.nn.Module):",
+                 f"{tab}def __init__(self):", f"{tab * 2}super().__init__()"]
+        safe = (ptcore.nn.Linear, ptcore.nn.Conv1d, ptcore.nn.Conv2d, ptcore.nn.Conv3d,
+                ptcore.nn.BatchNorm1d, ptcore.nn.BatchNorm2d, ptcore.nn.BatchNorm3d)
+        blobs = []
+        for name, module in self.named_children():
+            if type(module) in safe:
+                lines.append(f"{tab * 2}setattr(self, '{name}', {module!r})")
+            else:
+                path = folder / f"{name}.pt"
+                ptcore.save(module, path)
+                blobs.append(name)
+                lines.append(f"{tab * 2}setattr(self, '{name}', "
+                             f"ptcore.load(r'{path}', weights_only=False))")
+        for name, buf in self._buffers.items():
+            if buf is not None:
+                lines.append(f"{tab * 2}self.register_buffer('{name}', "
+                             f"ptcore.empty({list(buf.shape)}, dtype={buf.dtype}))")
+        for name, param in self._parameters.items():
+            if param is not None:
+                lines.append(f"{tab * 2}setattr(self, '{name}', ptcore.nn.Parameter("
+                             f"ptcore.empty({list(param.shape)}, dtype={param.dtype})))")
+        lines.append(f"{tab * 2}self.load_state_dict(ptcore.load(r'{folder / 'state_dict.pt'}'))")
+        code = "\n".join(tab + ln if ln.strip() else ln for ln in python_code.src.split("\n"))
+        (folder / "module.py").write_text("\n".join(lines) + "\n" + code + "\n")
+        (folder / "__init__.py").write_text("from .module import *\n")
+        if blobs:
+            warnings.warn(f"Was not able to save the following children modules as reprs - "
+                          f"saved as pickled files instead: {blobs}")
 
     # ----------------------------------------------------------- submodules
     def add_submodule(self, target, m):

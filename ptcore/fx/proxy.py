@@ -7,6 +7,7 @@ import dis
 import enum
 import inspect
 import operator
+import sys
 
 import ptcore
 
@@ -193,7 +194,10 @@ class Proxy:
         # ``a, b = proxy`` unpacks a known number of items
         frame = inspect.currentframe().f_back
         insts = list(dis.get_instructions(frame.f_code))
-        idx = bisect.bisect_left(insts, frame.f_lasti, key=lambda i: i.offset)
+        if sys.version_info >= (3, 11):
+            idx = bisect.bisect_left(insts, frame.f_lasti, key=lambda i: i.offset)
+        else:                               # f_lasti counts instructions
+            idx = frame.f_lasti // 2
         if idx < len(insts) and insts[idx].opname == "UNPACK_SEQUENCE":
             return (self[i] for i in range(insts[idx].argval))
         return self.tracer.iter(self)

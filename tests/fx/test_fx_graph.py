@@ -297,3 +297,33 @@ def test_proxyable_class_meta():
     assert [n.target for n in pgm.graph.nodes][1] is _PairP
     np.testing.assert_array_equal(pgm(ptcore.ones(2)).numpy(), [2.0, 2.0])
     assert _PairP(1, 2).b == 2          # outside tracing: a normal class
+
+
+def test_to_folder_round_trip(tmp_path):
+    import importlib.util
+    import sys
+    import warnings
+
+    model = ptcore.nn.Sequential(ptcore.nn.Linear(3, 4), ptcore.nn.Tanh(),
+                                      ptcore.nn.Linear(4, 2))
+    gm = pfx.symbolic_trace(model)
+    folder = tmp_path / "fx_pkg_for_test"
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        gm.to_folder(folder, "Saved")
+    assert [str(x.message) for x in w if "pickled" in str(x.message)]   # Tanh is pickled
+    text = (folder / "module.py").read_text()
+    assert "class Saved(ptcore.nn.Module):" in text
+    assert "Linear(in_features=3, out_features=4, bias=True)" in text
+    spec = importlib.util.spec_from_file_location(
+        "fx_pkg_for_test", folder / "__init__.py", submodule_search_locations=[str(folder)])
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules["fx_pkg_for_test"] = pkg
+    try:
+        spec.loader.exec_module(pkg)
+        restored = pkg.Saved()
+    finally:
+        sys.modules.pop("fx_pkg_for_test", None)
+        sys.modules.pop("fx_pkg_for_test.module", None)
+    x = ptcore.randn(5, 3)
+    np.testing.assert_array_equal(restored(x).detach().numpy(), gm(x).detach().numpy())
