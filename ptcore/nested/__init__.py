@@ -4,8 +4,14 @@ along some dims, without padding.
 >>> import ptcore
 >>> nt = ptcore.nested.nested_tensor([ptcore.ones(2, 3), ptcore.ones(4, 3)],
 ...                                  layout=ptcore.jagged)
->>> nt.shape
-(2, j1, 3)
+>>> [tuple(c.shape) for c in nt.unbind()]
+[(2, 3), (4, 3)]
+>>> nt.size(0), nt.size(2)
+(2, 3)
+
+``nt.shape`` of the jagged layout is ``(2, j1, 3)``: ``j1`` stands for the
+ragged dim's size (torch's nested int), equal only to the ragged size of
+tensors that share these offsets.
 
 Two layouts, as torch: ``ptcore.strided`` (the default; the components may
 differ in any dim) and ``ptcore.jagged`` (one ragged dim, with ``values()``,

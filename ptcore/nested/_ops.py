@@ -123,7 +123,7 @@ _UNARY = (
     "clamp clip clamp_min clamp_max erf erfc erfinv reciprocal nan_to_num logical_not "
     "bitwise_not isnan isinf isfinite isposinf isneginf hardtanh leaky_relu elu selu celu "
     "softplus softsign mish hardswish hardsigmoid hardshrink softshrink tanhshrink logsigmoid "
-    "threshold dropout alpha_dropout feature_alpha_dropout to type type_as float double half "
+    "threshold dropout alpha_dropout to type type_as float double half "
     "bfloat16 int long bool short char byte cpu cuda detach clone zeros_like ones_like "
     "empty_like full_like rand_like randn_like deg2rad rad2deg conj real imag sinc logit i0 "
     "digamma lgamma"
@@ -171,10 +171,6 @@ _BINARY = (
     "bitwise_or bitwise_xor xlogy copysign where lerp addcmul addcdiv masked_fill nextafter "
     "heaviside"
 ).split()
-
-
-def _tensor_positions(args):
-    return [i for i, a in enumerate(args) if isinstance(a, (NestedTensor, _TensorBase))]
 
 
 def _elementwise(func, args, kwargs):
