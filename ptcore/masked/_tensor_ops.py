@@ -225,10 +225,11 @@ def _reduce(name, args, kwargs):
     if name in ("var", "std") and isinstance(dim, bool):     # var(unbiased) overload
         v["unbiased"], dim = dim, None
     mask = self.get_mask()
+    dims = _mu.canonical_dim(dim, self.ndim)
     if name in ("all", "any"):
-        data = masked_data(self).masked_fill(~mask, name == "all")
-        fn = getattr(ptcore, name)
-        out = fn(data) if dim is None else fn(data, dim, keepdim)
+        out = masked_data(self).masked_fill(~mask, name == "all")
+        for d in reversed(dims):
+            out = getattr(out, name)(d, keepdim)
     elif name in ("argmax", "argmin"):
         out = getattr(_mops, name)(self, dim, keepdim=keepdim, mask=mask)
     elif name == "norm":
@@ -244,7 +245,6 @@ def _reduce(name, args, kwargs):
     else:
         kw = {"dtype": v["dtype"]} if "dtype" in v else {}
         out = getattr(_mops, name)(self, dim, keepdim=keepdim, mask=mask, **kw)
-    dims = _mu.canonical_dim(dim, self.ndim)
     return make_masked(out, _mu.any_dims(mask, dims, keepdim))
 
 
@@ -292,10 +292,12 @@ def _like(func, args, kwargs):
 
 
 def _copy_(func, args, kwargs):
+    """Copies the data; two MaskedTensors need equal masks (a plain operand has none)."""
     dst, src = args[0], args[1]
-    if not _is_mt(dst) or not _is_mt(src) or not _masks_match(dst.get_mask(), src.get_mask()):
+    if _is_mt(dst) and _is_mt(src) and not _masks_match(dst.get_mask(), src.get_mask()):
         raise ValueError("copy_: the source and destination MaskedTensors must have equal masks")
-    masked_data(dst).copy_(masked_data(src), *args[2:], **kwargs)
+    (masked_data(dst) if _is_mt(dst) else dst).copy_(
+        masked_data(src) if _is_mt(src) else src, *args[2:], **kwargs)
     return dst
 
 

@@ -302,6 +302,9 @@ def test_all_any():
     assert [v for v, k in zip(r.get_data().tolist(), m.any(1)) if k] == \
         [v for v, k in zip(expect, m.any(1)) if k]
     assert b.any().get_data().item() == bool((x > 1)[m].any())
+    _same(b.all((0, 1)), c.all())
+    r = b.any(1, keepdim=True)
+    assert tuple(r.shape) == (3, 1) and r.get_mask().tolist() == [[v] for v in m.any(1)]
 
 
 def test_shape_ops():
@@ -351,6 +354,13 @@ def test_conversions_and_copies():
     _same(c, (t * 2))
     with pytest.raises(ValueError):
         c.copy_(masked_tensor(ptcore.tensor(x), ptcore.tensor(~m)))
+    c2, t2 = p.clone(), t.clone()
+    c2.copy_(ptcore.tensor(x) + 1)           # a plain source: its values, the mask kept
+    t2.copy_(torch.tensor(x) + 1)
+    _same(c2, t2)
+    plain = ptcore.zeros(x.shape, dtype=ptcore.float64)
+    plain.copy_(p)
+    np.testing.assert_array_equal(plain.numpy(), x)
     one, one_t = _pair(np.array(2.5), np.array(True))
     assert one.item() == one_t.item() == 2.5
     assert float(one) == 2.5 and bool(one)
