@@ -5,7 +5,10 @@ where ``mask`` is True.
 Masked-out elements are replaced by the identity of the operation (0 for
 ``sum``, -inf for ``amax`` ...) before the ordinary op runs, so a slice
 with no masked-in element gives that identity (``mean``/``var``/``std``
-give nan), and gradients are zero at masked-out positions.
+give nan), and gradients are zero at masked-out positions (nan in the
+slices of ``var``/``std`` with no masked-in element, as torch's).  A
+:class:`MaskedTensor` input brings its own mask when ``mask`` is None; the
+result is a plain tensor.
 """
 import ptcore
 from ptcore.nn import functional as _F
@@ -16,7 +19,6 @@ from ptcore.masked._tensor import MaskedTensor, masked_data
 __all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
            "median", "logsumexp", "logaddexp", "norm", "var", "std", "softmax", "log_softmax",
            "softmin", "normalize"]
-
 
 
 def _small_int(dtype):
