@@ -8,7 +8,7 @@ or rewrite graphs node by node; :func:`replace_pattern` rewrites matching
 subgraphs.
 """
 from ptcore.fx.node import Node, has_side_effect, map_arg
-from ptcore.fx.graph import Graph
+from ptcore.fx.graph import CodeGen, Graph
 from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.proxy import Attribute, ParameterProxy, Proxy, TraceError, TracerBase
 from ptcore.fx._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
@@ -19,4 +19,4 @@ from ptcore.fx import immutable_collections, node, graph, graph_module, proxy, i
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Node", "Proxy",
            "Attribute", "ParameterProxy", "TraceError", "TracerBase", "Interpreter",
            "Transformer", "replace_pattern", "map_arg", "has_side_effect", "PH",
-           "ProxyableClassMeta"]
+           "ProxyableClassMeta", "CodeGen"]

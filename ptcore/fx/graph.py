@@ -14,7 +14,7 @@ import ptcore
 
 from ptcore.fx.node import Node, _format_target, _qualified_name, map_arg
 
-__all__ = ["Graph", "PythonCode"]
+__all__ = ["Graph", "PythonCode", "CodeGen"]
 
 _illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
 _name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
@@ -235,6 +235,7 @@ class Graph:
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
         self._co_fields = {}
+        self._codegen = CodeGen()
 
     @property
     def owning_module(self):
@@ -374,6 +375,7 @@ class Graph:
     def __deepcopy__(self, memo=None):
         memo = memo if memo is not None else {}
         g = Graph(tracer_cls=self._tracer_cls)
+        g._codegen = copy.deepcopy(self._codegen)
         output_vals = g.graph_copy(self, val_map=memo, return_output_node=True)
         if output_vals is not None:
             rv, old_out = output_vals
@@ -538,14 +540,56 @@ class Graph:
         namespace = _Namespace()
         for node in self.nodes:
             namespace.create_name(node.name, node)       # keep the node names
-        return _CodeGen(self, root_module, namespace, verbose).generate()
+        return self._codegen._gen_python_code(self.nodes, root_module, namespace,
+                                              verbose=verbose)
+
+    def set_codegen(self, codegen):
+        """Use ``codegen`` (a :class:`CodeGen`) to generate this graph's code."""
+        self._codegen = codegen
 
 
-class _CodeGen:
-    """Builds the source of a graph's function (one use per call)."""
+class CodeGen:
+    """Generates the Python source of a graph's function.  Subclass it and
+    install it with :meth:`Graph.set_codegen` to change the signature
+    (:meth:`gen_fn_def`), the return statement (:meth:`generate_output`)
+    or the globals the code sees (:meth:`additional_globals`)."""
 
-    def __init__(self, graph, root_module, namespace, verbose):
-        self.graph = graph
+    def __init__(self):
+        self._body_transformer = None
+        self._func_name = "forward"
+
+    def gen_fn_def(self, free_vars, maybe_return_annotation):
+        """The ``def`` line: ``def forward(self, <free_vars>)<annotation>:``."""
+        if not free_vars or free_vars[0] != "self":
+            free_vars.insert(0, "self")
+        return f"def {self._func_name}({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args, *, repr_fn=repr):
+        """The return statement for the output value (not indented)."""
+        return f"return {repr_fn(output_args)}"
+
+    def process_inputs(self, *args):
+        """Turn the caller's inputs into the graph's placeholders' values."""
+        return args
+
+    def process_outputs(self, outputs):
+        """Turn the graph's output value into what the caller receives."""
+        return outputs
+
+    def additional_globals(self):
+        """Extra ``(name, object)`` pairs the generated code refers to."""
+        return []
+
+    def _gen_python_code(self, nodes, root_module, namespace, *, verbose=False):
+        return _CodeGenRun(self, nodes, root_module, namespace, verbose).generate()
+
+
+class _CodeGenRun:
+    """One generation of source for a node list (its names and globals)."""
+
+    def __init__(self, codegen, nodes, root_module, namespace, verbose):
+        self.codegen = codegen
+        self.nodes = list(nodes)
         self.root_module = root_module
         self.namespace = namespace
         self.verbose = verbose
@@ -610,7 +654,7 @@ class _CodeGen:
         return ", ".join(res)
 
     def generate(self):
-        nodes = list(self.graph.nodes)
+        nodes = self.nodes
         free_vars = []
         body = []
         ret_annotation = [""]
@@ -653,14 +697,16 @@ class _CodeGen:
 
         if not body:
             body.append("pass\n")
+        if self.codegen._body_transformer:
+            body = self.codegen._body_transformer(body)
+        for name, value in self.codegen.additional_globals():
+            self.add_global(name, value)
         wrap_stmts = ""
         if self.wrapped_fns:
             from ptcore.fx._symbolic_trace import wrap
             wrap_name = self.add_global("wrap", wrap)
             wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in self.wrapped_fns)
-        if not free_vars or free_vars[0] != "self":
-            free_vars.insert(0, "self")
-        prologue = f"def forward({', '.join(free_vars)}){ret_annotation[0]}:"
+        prologue = self.codegen.gen_fn_def(free_vars, ret_annotation[0])
         code = "".join(body).lstrip("\n")
         code = "\n".join("    " + line for line in code.split("\n"))
         src = f"\n{wrap_stmts}\n\n{prologue}\n{code}"
@@ -695,5 +741,5 @@ class _CodeGen:
         if node.op == "output":
             if node.type is not None:
                 ret_annotation[0] = f" -> {self.type_repr(node.type)}"
-            return f"return {self.get_repr(node.args[0])}"
+            return self.codegen.generate_output(node.args[0], repr_fn=self.get_repr)
         raise NotImplementedError(f"node: {node.op} {node.target}")

@@ -214,6 +214,7 @@ class Transformer(Interpreter):
     def __init__(self, module):
         super().__init__(module)
         self.new_graph = Graph()
+        self.new_graph.set_codegen(module.graph._codegen)
 
         class TransformerTracer(Tracer):
             def __init__(self, graph):

@@ -327,3 +327,27 @@ def test_to_folder_round_trip(tmp_path):
         sys.modules.pop("fx_pkg_for_test.module", None)
     x = ptcore.randn(5, 3)
     np.testing.assert_array_equal(restored(x).detach().numpy(), gm(x).detach().numpy())
+
+
+@needs_torch
+def test_custom_codegen_like_torch():
+    srcs = []
+    for fx, lib in ((pfx, ptcore), (tfx, torch)):
+        class ListCodeGen(fx.CodeGen):
+            def gen_fn_def(self, free_vars, maybe_return_annotation):
+                lst = ", ".join(free_vars)
+                return f"def forward(self, args_list):\n    {lst} = args_list"
+
+            def generate_output(self, output_args, **kwargs):
+                return f"return [{', '.join(repr(a) for a in output_args)}]"
+
+        def f(a, b):
+            return a + b, a * b
+        gm = fx.symbolic_trace(f)
+        gm.graph.set_codegen(ListCodeGen())
+        gm.recompile()
+        out = gm([lib.tensor([2.0]), lib.tensor([3.0])])
+        assert isinstance(out, list) and [float(v) for v in out] == [5.0, 6.0]
+        srcs.append(gm.code.replace("ptcore", "torch"))
+        assert "args_list" in copy.deepcopy(gm).code
+    assert srcs[0] == srcs[1]
