@@ -58,7 +58,10 @@ class _SubgraphMatcher:
     """Matches a pattern graph (placeholders match anything) against a graph,
     anchored at the pattern's returned nodes."""
 
-    def __init__(self, pattern, pattern_module, graph_module):
+    def __init__(self, pattern, pattern_module, graph_module, ignore_literals=False,
+                 node_name_match=""):
+        self.ignore_literals = ignore_literals
+        self.node_name_match = node_name_match
         self.pattern = pattern
         self.pattern_module = pattern_module
         self.graph_module = graph_module
@@ -84,6 +87,8 @@ class _SubgraphMatcher:
     def _nodes_equal(self, pn, gn):
         if pn.op == "placeholder":
             return True
+        if self.node_name_match and self.node_name_match in gn.name:
+            return True
         if pn.op != gn.op:
             return False
         if pn.op == "get_attr":
@@ -99,7 +104,7 @@ class _SubgraphMatcher:
                         return prev is ga or (not isinstance(prev, Node) and prev == ga)
                     m.nodes_map[pa] = ga
                     return True
-                return False
+                return self.ignore_literals
             return self._match_nodes(pa, ga, m)
         if isinstance(pa, (list, tuple)):
             return (isinstance(ga, (list, tuple)) and len(pa) == len(ga)
@@ -107,7 +112,9 @@ class _SubgraphMatcher:
         if isinstance(pa, dict):
             return (isinstance(ga, dict) and pa.keys() == ga.keys()
                     and all(self._match_args(pa[k], ga[k], m) for k in pa))
-        return type(pa) is type(ga) and pa == ga
+        if isinstance(ga, Node):
+            return False
+        return self.ignore_literals or (type(pa) is type(ga) and pa == ga)
 
     def _match_nodes(self, pn, gn, m):
         if pn in m.nodes_map:
@@ -187,27 +194,36 @@ class _SubgraphMatcher:
 _MISSING = object()
 
 
-def _replace(gm, pattern, replacement, match_filters=None):
+def _replace(gm, pattern, replacement, match_filters=None, ignore_literals=False,
+             replacement_callback=None, node_name_match=""):
     original_graph = gm.graph
     pattern_graph = _graph_of(pattern)
-    replacement_graph = _graph_of(replacement) if replacement is not None else None
-    matcher = _SubgraphMatcher(pattern_graph, _module_of(pattern), gm)
+    matcher = _SubgraphMatcher(pattern_graph, _module_of(pattern), gm, ignore_literals,
+                               node_name_match)
     matches = matcher.match(original_graph)
     match_filters = match_filters or []
     matches = [m for m in matches
                if all(f(m, original_graph, pattern_graph) for f in match_filters)]
-
-    if isinstance(replacement, Module) or isinstance(replacement, GraphModule):
-        _copy_replacement_attrs(gm, replacement, replacement_graph)
-    replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
-    if len(replacement_placeholders) != len(matcher.pattern_placeholders):
-        raise ValueError(f"pattern and replacement must take the same number of inputs: "
-                         f"{len(matcher.pattern_placeholders)} != "
-                         f"{len(replacement_placeholders)}")
+    common_replacement = None
+    if replacement is not None:
+        common_replacement = _graph_of(replacement)
+        if isinstance(replacement, Module):
+            _copy_replacement_attrs(gm, replacement, common_replacement)
+    elif replacement_callback is None:
+        raise ValueError("provide either a replacement or a replacement_callback")
 
     match_changed_node = {}
     replaced = []
     for m in matches:
+        if replacement_callback is not None:
+            replacement_graph = replacement_callback(m, original_graph, pattern_graph)
+        else:
+            replacement_graph = common_replacement
+        replacement_placeholders = [n for n in replacement_graph.nodes
+                                    if n.op == "placeholder"]
+        if len(replacement_placeholders) != len(m.placeholder_nodes):
+            raise ValueError(f"pattern and replacement must take the same number of inputs: "
+                             f"{len(m.placeholder_nodes)} != {len(replacement_placeholders)}")
         val_map = {}
         for rn, gn in zip(replacement_placeholders, m.placeholder_nodes):
             if isinstance(gn, Node):
@@ -301,18 +317,32 @@ def replace_pattern(gm, pattern, replacement):
 def replace_pattern_with_filters(gm, pattern, replacement=None, match_filters=None,
                                  ignore_literals=False, replacement_callback=None,
                                  node_name_match=""):
-    """:func:`replace_pattern`, keeping only the matches for which every
-    ``match_filters`` entry ``f(match, original_graph, pattern_graph)`` is
-    True.
+    """:func:`replace_pattern` with more control.
+
+    Parameters
+    ----------
+    gm : GraphModule
+        Rewritten in place (and recompiled).
+    pattern : callable, Graph or GraphModule
+        The subgraph to find.
+    replacement : callable, Graph or GraphModule, optional
+        What to put in its place (or use ``replacement_callback``).
+    match_filters : list of callable, optional
+        Keep only the matches for which every ``f(match, original_graph,
+        pattern_graph)`` is True.
+    ignore_literals : bool, optional
+        Constants in the pattern match any constant.
+    replacement_callback : callable, optional
+        ``replacement_callback(match, original_graph, pattern_graph)``
+        returns the replacement graph for one match.
+    node_name_match : str, optional
+        Graph nodes whose name contains this string match any pattern node.
 
     Returns
     -------
     list of ReplacedPatterns
+        ``anchor``, ``nodes_map`` and the ``replacements`` nodes inserted,
+        one per replaced occurrence.
     """
-    if ignore_literals or replacement_callback is not None or node_name_match:
-        raise NotImplementedError("replace_pattern_with_filters: ignore_literals, "
-                                  "replacement_callback and node_name_match are not "
-                                  "supported by ptcore.fx")
-    if replacement is None:
-        raise ValueError("replace_pattern_with_filters: a replacement is required")
-    return _replace(gm, pattern, replacement, match_filters)
+    return _replace(gm, pattern, replacement, match_filters, ignore_literals,
+                    replacement_callback, node_name_match)

@@ -324,3 +324,28 @@ def test_conv_bn_fusion_pass_matches_torch():
     np.testing.assert_allclose(tf(torch.tensor(x)).detach().numpy(), ref, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(pf(ptcore.tensor(x)).detach().numpy(), ref, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(pm(ptcore.tensor(x)).detach().numpy(), ref, rtol=1e-4, atol=1e-5)
+
+
+@needs_torch
+def test_replace_pattern_with_filters_options_match_torch():
+    from torch.fx.subgraph_rewriter import replace_pattern_with_filters as t_replace
+    results = []
+    for fx, lib, rewrite in ((pfx, ptcore, replace_pattern_with_filters),
+                             (tfx, torch, t_replace)):
+        def f(x):
+            return lib.mul(x, 2) + lib.mul(x, 3) + lib.add(x, 1)
+
+        gm = fx.symbolic_trace(f)
+        done = rewrite(gm, lambda a: lib.mul(a, 5), lambda a: lib.sub(a, 1),
+                       ignore_literals=True)
+        names = [len(r.replacements) for r in done]
+
+        def callback(match, original_graph, pattern_graph):
+            g = fx.Graph()
+            a = g.placeholder("a")
+            g.output(g.call_function(lib.neg, (a,)))
+            return g
+        done2 = rewrite(gm, lambda a: lib.add(a, 1), None, replacement_callback=callback)
+        x = lib.tensor([1.0, 2.0])
+        results.append((names, len(done2), gm(x).tolist(), gm.code.replace("ptcore", "torch")))
+    assert results[0] == results[1]
