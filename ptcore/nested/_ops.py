@@ -601,17 +601,17 @@ def _max_min(func, args, kwargs):
 # ---------------------------------------------------------------------------
 
 def nested_repr(nt):
-    if nt.layout is jagged:
+    if nt.layout is jagged:       # (torch's form)
         size = "(" + ", ".join(str(s) for s in nt.shape) + ")"
-        extra = f", lengths={nt._lengths!r}" if nt._lengths is not None else ""
-        grad = ""
-        if nt.grad_fn is not None:
-            grad = f", grad_fn=<{type(nt.grad_fn).__name__}>"
-        elif nt.requires_grad:
-            grad = ", requires_grad=True"
-        return (f"NestedTensor(size={size}, offsets={nt._offsets!r}{extra}, "
-                f"contiguous={nt.is_contiguous()}{grad})")
+        grad = f", grad_fn={nt.grad_fn!r}" if nt.grad_fn is not None else \
+            ", requires_grad=True" if nt.requires_grad else ""
+        return (f"NestedTensor(size={size}, offsets={nt._offsets!r}{grad}, "
+                f"contiguous={nt.is_contiguous()})")
     with _pt().no_grad():
         parts = [repr(c.detach()) for c in nt.unbind()]
+    if nt.requires_grad:        # (as torch: each component says so, the grad_fn follows)
+        parts = [p[:-1] + ", requires_grad=True)" for p in parts]
     body = ",\n".join("\n".join("  " + line for line in p.splitlines()) for p in parts)
-    return "nested_tensor([\n" + body + ("\n" if body else "") + "])"
+    tail = f", grad_fn=<{type(nt.grad_fn).__name__}>" if nt.grad_fn is not None else \
+        ", requires_grad=True" if nt.requires_grad else ""
+    return "nested_tensor([\n" + body + ("\n" if body else "") + "]" + tail + ")"

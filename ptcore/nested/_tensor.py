@@ -195,7 +195,7 @@ class NestedTensor:
                                "differ in size; use nt.size(dim) for a regular dim, or unbind()")
         sizes = list(self._values.shape)
         sizes[self._ragged_idx - 1] = _RaggedSize.of(self._offsets)
-        return (self._batch(), *sizes)
+        return _pt().Size((self._batch(), *sizes))
 
     def size(self, dim=None):
         """``size(dim)`` of a regular dimension; a ragged dimension raises

@@ -201,6 +201,23 @@ def test_repr():
     assert "offsets=tensor([0, 1, 3])" in repr(nj)
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_repr_like_torch():
+    torch = pytest.importorskip("torch")
+    a, b = [[1.0, 2.0], [3.0, 4.5]], [[0.0, 1.0]]
+    for lay, tlay in ((ptcore.strided, torch.strided), (ptcore.jagged, torch.jagged)):
+        for rg in (False, True):
+            p = nested.nested_tensor([ptcore.tensor(a), ptcore.tensor(b)], layout=lay,
+                                     requires_grad=rg)
+            t = torch.nested.nested_tensor([torch.tensor(a), torch.tensor(b)], layout=tlay,
+                                           requires_grad=rg)
+            if lay is ptcore.jagged:     # (the nested int's number is a process counter)
+                assert repr(p).split("offsets")[1] == repr(t).split("offsets")[1]
+            else:
+                assert repr(p) == repr(t)
+                assert repr(p * 2) == repr(t * 2)
+
+
 def test_unsupported_op_raises_not_implemented():
     nj = nested.nested_tensor([ptcore.ones(1, 2), ptcore.zeros(2, 2)], layout=ptcore.jagged)
     with pytest.raises(NotImplementedError):
