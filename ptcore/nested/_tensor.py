@@ -229,7 +229,6 @@ class NestedTensor:
         return self.numel()
 
     is_nested = property(lambda self: True, doc="True: this is a nested tensor.")
-    is_sparse = property(lambda self: False, doc="False: a nested tensor is not sparse.")
 
     def is_contiguous(self, memory_format=None):
         """True if the components lie packed, one after the other, in the values."""
@@ -374,10 +373,13 @@ def _from_values(name, method):
     return property(lambda self: getattr(self._values, name), doc=f"The values' ``{name}``.")
 
 
-for _name in ("dtype", "device", "is_cuda", "is_cpu", "is_meta", "is_quantized"):
+for _name in ("dtype", "device", "is_cuda", "is_cpu", "is_meta"):
     setattr(NestedTensor, _name, _from_values(_name, False))
 for _name in ("is_floating_point", "is_complex", "element_size", "get_device"):
     setattr(NestedTensor, _name, _from_values(_name, True))
+for _name in ("is_sparse", "is_sparse_csr", "is_mkldnn", "is_quantized", "is_xla", "is_mps",
+              "is_xpu", "is_vulkan", "is_ipu", "is_maia", "is_mtia"):
+    setattr(NestedTensor, _name, property(lambda self: False, doc="False for a nested tensor."))
 
 
 def _prod(shape):
