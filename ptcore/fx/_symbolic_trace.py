@@ -77,19 +77,19 @@ class _Patcher:
         self.visited = set()
 
     def patch(self, frame_dict, name, new_fn, deduplicate=True):
-        new_fn.__fx_already_patched = deduplicate
+        new_fn._ptcore_fx_already_patched = deduplicate
         if name not in frame_dict and hasattr(builtins, name):
             self.patches_made.append((frame_dict, name, None, True))
-        elif getattr(frame_dict[name], "__fx_already_patched", False):
+        elif getattr(frame_dict[name], "_ptcore_fx_already_patched", False):
             return
         else:
             self.patches_made.append((frame_dict, name, frame_dict[name], False))
         frame_dict[name] = new_fn
 
     def patch_method(self, cls, name, new_fn, deduplicate=True):
-        new_fn.__fx_already_patched = deduplicate
+        new_fn._ptcore_fx_already_patched = deduplicate
         orig_fn = getattr(cls, name)
-        if getattr(orig_fn, "__fx_already_patched", False):
+        if getattr(orig_fn, "_ptcore_fx_already_patched", False):
             return
         self.patches_made.append((cls, name, orig_fn, "method"))
         setattr(cls, name, new_fn)

@@ -7,7 +7,6 @@ import enum
 import inspect
 import keyword
 import math
-import operator
 import re
 
 import ptcore

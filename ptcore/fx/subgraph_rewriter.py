@@ -2,7 +2,7 @@
 GraphModule and replace it with a replacement graph
 (``torch.fx.subgraph_rewriter``)."""
 import copy
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ptcore.nn import Module
 

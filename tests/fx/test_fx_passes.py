@@ -157,6 +157,8 @@ def test_shape_prop_matches_torch():
         tmeta, pmeta = tn.meta.get("tensor_meta"), pn.meta.get("tensor_meta")
         assert (tmeta is None) == (pmeta is None), pn.name
         assert _flat(pmeta) == _flat(tmeta), pn.name
+        if pn.op == "call_module":
+            assert isinstance(pmeta, TensorMetadata)
         assert pn.meta["type"].__name__ == tn.meta["type"].__name__ or pn.op == "output"
 
 
