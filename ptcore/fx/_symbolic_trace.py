@@ -431,6 +431,11 @@ class Tracer(TracerBase):
     def _proxy_placeholder(self, name, concrete_args, sig, fn_for_analysis):
         if concrete_args is not None and name in concrete_args:
             x = concrete_args[name]
+            if isinstance(x, (list, tuple, dict)):
+                raise NotImplementedError(
+                    f"concrete_args[{name!r}] is a {type(x).__name__}: concrete arguments "
+                    f"nested in containers (pytree inputs) are not supported by ptcore.fx; "
+                    f"pass a leaf value or PH")
             param = sig.parameters[name]
             default = () if param.default is inspect.Parameter.empty else (param.default,)
             out = self.create_proxy("placeholder", f"{name}_1", default, {})

@@ -201,6 +201,8 @@ def test_concrete_args_match_torch():
     np.testing.assert_array_equal(pgm(x, False, None).numpy(), np.ones((2, 3)))
     with pytest.raises(AssertionError, match="specialized"):
         pgm(x, True, None)
+    with pytest.raises(NotImplementedError, match="containers"):
+        pfx.symbolic_trace(pm, concrete_args={"flag": True, "bias": [pfx.PH]})
     # a placeholder kept with PH
     pgm2 = pfx.symbolic_trace(pm, concrete_args={"flag": True, "bias": pfx.PH})
     tgm2 = tfx.symbolic_trace(tm, concrete_args={"flag": True, "bias": tfx.PH})
