@@ -1,0 +1,237 @@
+"""One FSDP unit's flat parameter: flattening, sharding, gathering and gradient reduction.
+
+The unit's parameters are concatenated (registration order) into one 1-D tensor, padded
+with zeros to a multiple of the shard-group size; each rank keeps its contiguous
+``1/world`` slice as the ``_flat_param`` Parameter the optimizer sees.  Before the unit's
+forward, :class:`_Unshard` all-gathers the slices into the full flat tensor (cast to the
+mixed-precision ``param_dtype``) and the original parameters are set on their modules as
+views of it; its backward reduce-scatters the full gradient (sum, then divided by the group
+size: the data-parallel average) back to the local slice, or all-reduces it for
+``NO_SHARD``.  Under ``FULL_SHARD`` the tensors that autograd saves from the gathered
+parameters are stored as (unit, shape, stride, offset) by a saved-tensors pack hook, so the
+full tensor is freed after forward and gathered again when backward first needs it.
+"""
+import ptcore
+from ptcore.autograd.function import Function
+from ptcore.autograd.graph import saved_tensors_hooks
+from ptcore.autograd.grad_mode import no_grad
+
+from ptcore.distributed.fsdp.api import ShardingStrategy
+
+
+def _dist():
+    import ptcore.distributed as dist
+    return dist
+
+
+_SHARDED = (ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP,
+            ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2)
+_RESHARD_AFTER_FORWARD = (ShardingStrategy.FULL_SHARD, ShardingStrategy.HYBRID_SHARD)
+
+
+class _ParamInfo:
+    """Where one original parameter lives: its module/attribute names and its slice."""
+    __slots__ = ("module", "name", "fqn", "shape", "numel", "offset", "requires_grad")
+
+    def __init__(self, module, name, fqn, shape, numel, offset, requires_grad):
+        self.module, self.name, self.fqn = module, name, fqn
+        self.shape, self.numel, self.offset = shape, numel, offset
+        self.requires_grad = requires_grad
+
+
+class FlatParamHandle:
+    """The flat parameter of one FSDP unit and the collectives on it."""
+
+    def __init__(self, params, shared, pg, replicate_pg, strategy, mixed_precision):
+        """``params``: list of (module, name, fqn, Parameter), unique; ``shared``: list of
+        (module, name, fqn, index into params) for further references to the same tensor."""
+        dist = _dist()
+        dtypes = {p.dtype for _, _, _, p in params}
+        if len(dtypes) != 1:
+            raise ValueError(f"FSDP requires uniform dtype of the parameters of one unit, got "
+                             f"{sorted(str(d) for d in dtypes)}")
+        grads = {p.requires_grad for _, _, _, p in params}
+        if len(grads) != 1:
+            raise ValueError("FSDP does not support a unit mixing parameters with "
+                             "requires_grad=True and False (wrap them in separate units)")
+        self.pg, self.replicate_pg, self.strategy = pg, replicate_pg, strategy
+        self.world = dist.get_world_size(pg)
+        self.rank = dist.get_rank(pg)
+        self.sharded = strategy in _SHARDED and self.world > 1
+        self.reshard_after_forward = strategy in _RESHARD_AFTER_FORWARD and self.sharded
+        self.dtype = dtypes.pop()
+        self.param_dtype = self.dtype
+        self.reduce_dtype = self.dtype
+        if mixed_precision is not None:
+            if mixed_precision.param_dtype is not None:
+                self.param_dtype = mixed_precision.param_dtype
+            self.reduce_dtype = (mixed_precision.reduce_dtype
+                                 if mixed_precision.reduce_dtype is not None
+                                 else self.param_dtype)
+        self.infos = []
+        offset = 0
+        for module, name, fqn, p in params:
+            self.infos.append(_ParamInfo(module, name, fqn, tuple(p.shape), p.numel(), offset,
+                                         p.requires_grad))
+            offset += p.numel()
+        self.aliases = [(module, name, fqn, self.infos[i]) for module, name, fqn, i in shared]
+        self.numel = offset
+        world = self.world if self.sharded else 1
+        self.padded_numel = -(-offset // world) * world
+        self.shard_numel = self.padded_numel // world
+        with no_grad():
+            flat = ptcore.cat([p.detach().reshape(-1) for _, _, _, p in params])
+            if self.padded_numel > offset:
+                flat = ptcore.cat([flat, ptcore.zeros(self.padded_numel - offset,
+                                                      dtype=self.dtype)])
+            start = self.rank * self.shard_numel if self.sharded else 0
+            shard = flat[start:start + self.shard_numel].clone()
+        self.flat_param = ptcore.nn.Parameter(shard, requires_grad=params[0][3].requires_grad)
+        self.no_sync = False
+        self._accum = None          # gradient of the full flat tensor kept under no_sync
+        self._bwd_full = None       # the full tensor gathered again for backward
+
+    # ------------------------------------------------------------------ gather
+    def gather(self, dtype=None):
+        """The full flat tensor (padded), in ``dtype`` (default the compute dtype); no grad."""
+        dtype = self.param_dtype if dtype is None else dtype
+        with no_grad():
+            src = self.flat_param.detach()
+            if src.dtype != dtype:
+                src = src.to(dtype)
+            if not self.sharded:
+                return src.clone() if src.dtype == self.dtype else src
+            out = ptcore.empty(self.padded_numel, dtype=dtype)
+            _dist().all_gather_into_tensor(out, src.contiguous(), group=self.pg)
+            return out
+
+    def unshard(self):
+        """The full flat tensor for forward: differentiable (its gradient is reduced back
+        into the shard's ``grad``) when grad mode is on and the parameters require grad."""
+        if ptcore.is_grad_enabled() and self.flat_param.requires_grad:
+            return _Unshard.apply(self.flat_param, self)
+        return self.gather()
+
+    def full_for_backward(self):
+        if self._bwd_full is None:
+            self._bwd_full = self.gather()
+        return self._bwd_full
+
+    def write_back(self, full):
+        """Copy this rank's slice of ``full`` (a gathered flat tensor) into the shard."""
+        start = self.rank * self.shard_numel if self.sharded else 0
+        with no_grad():
+            self.flat_param.copy_(full[start:start + self.shard_numel])
+
+    # ------------------------------------------------------------------ views
+    def views(self, full):
+        """(info, view of ``full``) for every original parameter."""
+        return [(info, full[info.offset:info.offset + info.numel].view(info.shape))
+                for info in self.infos]
+
+    def set_views(self, full):
+        by_info = {}
+        for info, v in self.views(full):
+            by_info[id(info)] = v
+            _set_plain_attr(info.module, info.name, v)
+        for module, name, _, info in self.aliases:
+            _set_plain_attr(module, name, by_info[id(info)])
+
+    def clear_views(self):
+        for info in self.infos:
+            info.module.__dict__.pop(info.name, None)
+        for module, name, _, _ in self.aliases:
+            module.__dict__.pop(name, None)
+
+    # ------------------------------------------------------------------ backward
+    def reduce_grad(self, grad):
+        """The shard's gradient from the full flat gradient (None under ``no_sync``)."""
+        dist = _dist()
+        self._bwd_full = None
+        with no_grad():
+            g = grad.to(self.reduce_dtype).contiguous()
+            if self._accum is not None:
+                g = g + self._accum
+                self._accum = None
+            if self.no_sync:
+                self._accum = g
+                return None
+            if self.sharded:
+                out = ptcore.empty(self.shard_numel, dtype=self.reduce_dtype)
+                dist.reduce_scatter_tensor(out, g, group=self.pg)
+            else:
+                out = g.clone() if g is grad else g
+                if self.world > 1:
+                    dist.all_reduce(out, group=self.pg)
+            if self.world > 1:
+                out.div_(self.world)
+            if self.replicate_pg is not None and dist.get_world_size(self.replicate_pg) > 1:
+                dist.all_reduce(out, group=self.replicate_pg)
+                out.div_(dist.get_world_size(self.replicate_pg))
+            return out.to(self.dtype)
+
+
+def _set_plain_attr(module, name, value):
+    """Set a tensor attribute that is not a registered parameter (``module.weight`` as a view
+    of the gathered flat tensor)."""
+    object.__setattr__(module, name, value)
+
+
+class _Unshard(Function):
+    """All-gather in forward, reduce-scatter (or all-reduce) of the gradient in backward."""
+
+    @staticmethod
+    def forward(ctx, shard, handle):
+        ctx.handle = handle
+        return handle.gather()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.handle.reduce_grad(grad), None
+
+
+# ---------------------------------------------------------------------------
+# FULL_SHARD: store saved views of a gathered flat tensor by position, gather again in backward
+# ---------------------------------------------------------------------------
+
+_live = {}       # id(full flat tensor) -> (tensor, handle), for the units now in forward
+
+
+class _SavedView:
+    __slots__ = ("handle", "shape", "stride", "offset")
+
+    def __init__(self, handle, t):
+        self.handle = handle
+        self.shape, self.stride, self.offset = tuple(t.shape), t.stride(), t.storage_offset()
+
+
+def _pack(t):
+    base = t._base if t._base is not None else t
+    entry = _live.get(id(base))
+    if entry is None or entry[0] is not base or t.dtype != base.dtype:
+        return t
+    return _SavedView(entry[1], t)
+
+
+def _unpack(x):
+    if isinstance(x, _SavedView):
+        return x.handle.full_for_backward().as_strided(x.shape, x.stride, x.offset)
+    return x
+
+
+class reshard_after_forward:
+    """Context for a unit's forward: the saved views of ``full`` are packed by position."""
+
+    def __init__(self, handle, full):
+        self.handle, self.full = handle, full
+        self.hooks = saved_tensors_hooks(_pack, _unpack)
+
+    def __enter__(self):
+        _live[id(self.full)] = (self.full, self.handle)
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+        _live.pop(id(self.full), None)
+        return False

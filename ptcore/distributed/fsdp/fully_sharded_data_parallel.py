@@ -1,0 +1,518 @@
+"""``FullyShardedDataParallel`` (torch's FSDP1 API) on ``ptcore.distributed``.
+
+Each FSDP instance is one unit: the parameters of its module that no nested FSDP unit (and
+no ignored module) owns are flattened into one padded flat parameter, of which every rank
+keeps a contiguous shard (see ``_flat_param``).  The optimizer is built on
+``fsdp_model.parameters()``, the shards, and steps locally; the data-parallel math equals
+one process training on the concatenated batch.
+"""
+import contextlib
+import functools
+
+import ptcore
+from ptcore.autograd.grad_mode import no_grad
+from ptcore.nn.modules.module import Module
+
+from ptcore.distributed.fsdp import _state_dict
+from ptcore.distributed.fsdp._flat_param import FlatParamHandle, reshard_after_forward
+from ptcore.distributed.fsdp.api import (
+    BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullStateDictConfig,
+    LocalOptimStateDictConfig, LocalStateDictConfig, MixedPrecision, OptimStateDictConfig,
+    ShardedOptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy, StateDictConfig,
+    StateDictSettings, StateDictType,
+)
+from ptcore.distributed.fsdp.wrap import _recursive_wrap
+
+__all__ = [
+    "BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
+    "FullyShardedDataParallel", "LocalOptimStateDictConfig", "LocalStateDictConfig",
+    "MixedPrecision", "OptimStateDictConfig", "ShardedOptimStateDictConfig",
+    "ShardedStateDictConfig", "ShardingStrategy", "StateDictConfig", "StateDictSettings",
+    "StateDictType",
+]
+
+_HYBRID = (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2)
+_DEFAULT_CONFIGS = {
+    StateDictType.FULL_STATE_DICT: (FullStateDictConfig, FullOptimStateDictConfig),
+    StateDictType.LOCAL_STATE_DICT: (LocalStateDictConfig, LocalOptimStateDictConfig),
+    StateDictType.SHARDED_STATE_DICT: (ShardedStateDictConfig, ShardedOptimStateDictConfig),
+}
+
+
+def _dist():
+    import ptcore.distributed as dist
+    return dist
+
+
+def _process_groups(process_group, strategy, device_mesh):
+    """(shard group, replicate group or None)."""
+    dist = _dist()
+    if device_mesh is not None:
+        if process_group is not None:
+            raise ValueError("Cannot pass both process_group and device_mesh at the same time. "
+                             "Please just pass only one of them.")
+        if device_mesh.ndim == 1:
+            return device_mesh.get_group(), None
+        if device_mesh.ndim == 2 and strategy in _HYBRID:
+            return device_mesh.get_group(1), device_mesh.get_group(0)
+        raise ValueError(f"FSDP takes a 1-D device mesh (2-D for hybrid sharding), got "
+                         f"{device_mesh.ndim}-D")
+    if isinstance(process_group, tuple):
+        if strategy not in _HYBRID or len(process_group) != 2:
+            raise ValueError("a (shard_group, replicate_group) pair of process groups is for "
+                             "ShardingStrategy.HYBRID_SHARD / _HYBRID_SHARD_ZERO2")
+        return process_group
+    return (process_group if process_group is not None else dist.group.WORLD), None
+
+
+def _cast_inputs(dtype, obj):
+    if isinstance(obj, ptcore.Tensor):
+        return obj.to(dtype) if obj.is_floating_point() and obj.dtype != dtype else obj
+    if isinstance(obj, tuple):
+        return tuple(_cast_inputs(dtype, o) for o in obj)
+    if isinstance(obj, list):
+        return [_cast_inputs(dtype, o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _cast_inputs(dtype, v) for k, v in obj.items()}
+    return obj
+
+
+class FullyShardedDataParallel(Module):
+    """Fully sharded data parallelism (``torch.distributed.fsdp.FullyShardedDataParallel``).
+
+    Parameters
+    ----------
+    module : Module
+        The model; its parameters (those not in nested FSDP units or ignored modules) become
+        this unit's sharded flat parameter ``_fsdp_wrapped_module._flat_param``.
+    process_group : ProcessGroup or (ProcessGroup, ProcessGroup), optional
+        Group to shard over (default the world); a (shard, replicate) pair for hybrid
+        sharding.
+    sharding_strategy : ShardingStrategy, optional
+        Default ``FULL_SHARD``.  ``HYBRID_SHARD`` with the world group is ``FULL_SHARD``
+        (one node).
+    cpu_offload : CPUOffload, optional
+        Accepted (ptcore computes on the CPU).
+    auto_wrap_policy : callable or ModuleWrapPolicy, optional
+        Wrap submodules in nested FSDP units (``ptcore.distributed.fsdp.wrap``).
+    backward_prefetch, forward_prefetch, limit_all_gathers : optional
+        Accepted for torch parity; ptcore's collectives run synchronously.
+    mixed_precision : MixedPrecision, optional
+        Gather parameters in ``param_dtype``, reduce gradients in ``reduce_dtype``; the
+        shards stay in their dtype.
+    ignored_modules, ignored_states : iterable, optional
+        Modules (or parameters, for ``ignored_states``) left out of sharding: they stay
+        ordinary parameters, replicated and not reduced.
+    param_init_fn : callable, optional
+        Called on each module of the unit that has meta-device parameters.
+    device_id : optional
+        Must be None or the CPU.
+    sync_module_states : bool
+        Broadcast rank 0's parameters and buffers before sharding.
+    use_orig_params : bool
+        Only False is supported: ``parameters()`` yields the flat shards.
+    device_mesh : DeviceMesh, optional
+        1-D mesh to shard over (2-D: replicate over dim 0, shard over dim 1, for hybrid).
+
+    Notes
+    -----
+    Build the optimizer on ``fsdp_model.parameters()`` after wrapping.  Outside forward
+    and :meth:`summon_full_params` the original parameters are not set on their modules.
+    """
+
+    def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None,
+                 auto_wrap_policy=None, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,
+                 mixed_precision=None, ignored_modules=None, param_init_fn=None,
+                 device_id=None, sync_module_states=False, forward_prefetch=False,
+                 limit_all_gathers=True, use_orig_params=False, ignored_states=None,
+                 device_mesh=None):
+        super().__init__()
+        dist = _dist()
+        if not dist.is_initialized():
+            raise ValueError("Default process group has not been initialized, please make "
+                             "sure to call init_process_group.")
+        if not isinstance(module, Module):
+            raise TypeError(f"FullyShardedDataParallel: module must be a ptcore.nn.Module, "
+                            f"got {type(module).__name__}")
+        if use_orig_params:
+            raise NotImplementedError("FullyShardedDataParallel(use_orig_params=True) is not "
+                                      "supported by ptcore; use the flat parameters "
+                                      "(use_orig_params=False)")
+        if mixed_precision is not None and mixed_precision.keep_low_precision_grads:
+            raise NotImplementedError("MixedPrecision(keep_low_precision_grads=True) is not "
+                                      "supported by ptcore: gradients are cast back to the "
+                                      "shards' dtype")
+        if device_id is not None and ptcore.device(device_id).type != "cpu":
+            raise ValueError(f"FullyShardedDataParallel: ptcore runs on the CPU, got "
+                             f"device_id={device_id!r}")
+        if ignored_modules is not None and ignored_states is not None:
+            raise ValueError("Cannot pass both ignored_modules and ignored_states at the same "
+                             "time. Please just pass ignored_states.")
+        strategy = ShardingStrategy.FULL_SHARD if sharding_strategy is None \
+            else sharding_strategy
+        if not isinstance(strategy, ShardingStrategy):
+            raise TypeError(f"sharding_strategy must be a ShardingStrategy, got {strategy!r}")
+        ignored_mods, ignored_params = set(), {}
+        for x in (ignored_modules or ignored_states or ()):
+            if isinstance(x, FullyShardedDataParallel):
+                raise ValueError("ignored_modules should not include FSDP modules")
+            if isinstance(x, Module):
+                for m in x.modules():
+                    ignored_mods.add(m)
+                    for p in m.parameters(recurse=False):
+                        ignored_params[id(p)] = p
+            elif isinstance(x, ptcore.Tensor):
+                ignored_params[id(x)] = x
+            else:
+                raise TypeError(f"ignored_modules/ignored_states takes modules or parameters, "
+                                f"got {type(x).__name__}")
+        self._ignored_modules = ignored_mods
+        self._ignored_params = ignored_params
+        self._sharding_strategy = strategy
+        self.process_group, self._replicate_pg = _process_groups(process_group, strategy,
+                                                                 device_mesh)
+        self.rank = dist.get_rank(self.process_group)
+        self.world_size = dist.get_world_size(self.process_group)
+        self.mixed_precision = mixed_precision
+        self.cpu_offload = cpu_offload if cpu_offload is not None else CPUOffload()
+        self.backward_prefetch = backward_prefetch
+        self.forward_prefetch = forward_prefetch
+        self.limit_all_gathers = limit_all_gathers
+        self._use_orig_params = False
+
+        if auto_wrap_policy is not None:
+            if any(isinstance(m, FullyShardedDataParallel) for m in module.modules()):
+                raise ValueError("FSDP auto wrapping requires modules to not already have FSDP "
+                                 "applied but found one in the module")
+            kwargs = dict(
+                process_group=(self.process_group, self._replicate_pg)
+                if strategy in _HYBRID and device_mesh is None else process_group,
+                sharding_strategy=strategy, cpu_offload=cpu_offload,
+                backward_prefetch=backward_prefetch, mixed_precision=mixed_precision,
+                param_init_fn=param_init_fn, device_id=device_id,
+                sync_module_states=sync_module_states, forward_prefetch=forward_prefetch,
+                limit_all_gathers=limit_all_gathers, ignored_states=list(ignored_params.values())
+                or None, device_mesh=device_mesh)
+
+            def wrap_fn(m, overrides):
+                return FullyShardedDataParallel(m, **{**kwargs, **overrides})
+            _recursive_wrap(module, auto_wrap_policy, wrap_fn, ignored_mods, ignored_params,
+                            only_wrap_children=True)
+
+        for m in module.modules():
+            if isinstance(m, FullyShardedDataParallel):
+                m._is_root = False
+        self._is_root = True
+        self._lazy_done = False
+
+        if param_init_fn is not None:
+            for m in self._owned_modules(module):
+                if any(p.is_meta for p in m.parameters(recurse=False)):
+                    param_init_fn(m)
+        params, shared, seen = [], [], {}
+        for prefix, m in self._owned_modules(module, with_prefix=True):
+            for name, p in m._parameters.items():
+                if p is None or id(p) in ignored_params:
+                    continue
+                if p.is_meta:
+                    raise RuntimeError(f"FSDP: parameter {prefix}{name} is on the meta device; "
+                                       f"pass param_init_fn to materialize it")
+                if id(p) in seen:
+                    shared.append((m, name, prefix + name, seen[id(p)]))
+                else:
+                    seen[id(p)] = len(params)
+                    params.append((m, name, prefix + name, p))
+        if sync_module_states and self.world_size > 1:
+            from ptcore.nn.parallel.distributed import _coalesced_broadcast
+            bufs = [b for _, m in self._owned_modules(module, with_prefix=True)
+                    for b in m.buffers(recurse=False)]
+            _coalesced_broadcast([p for _, _, _, p in params] + bufs, self.process_group)
+        self._handle = None
+        if params:
+            self._handle = FlatParamHandle(params, shared, self.process_group,
+                                           self._replicate_pg, strategy, mixed_precision)
+            for m, name, _, _ in params + shared:
+                m.__dict__.setdefault("_fsdp_param_order", list(m._parameters))
+                del m._parameters[name]
+            module.register_parameter("_flat_param", self._handle.flat_param)
+        self._fsdp_wrapped_module = module
+        self._state_dict_type = StateDictType.FULL_STATE_DICT
+        self._state_dict_config = FullStateDictConfig()
+        self._optim_state_dict_config = FullOptimStateDictConfig()
+
+    def _owned_modules(self, module, with_prefix=False):
+        """The modules whose direct parameters belong to this unit: ``module``'s subtree,
+        not entering nested FSDP units or ignored modules."""
+        out, stack = [], [("", module)]
+        while stack:
+            prefix, m = stack.pop()
+            if m in self._ignored_modules:
+                continue
+            out.append((prefix, m))
+            for name, child in reversed(list(m._modules.items())):
+                if child is not None and not isinstance(child, FullyShardedDataParallel):
+                    stack.append((prefix + name + ".", child))
+        return out if with_prefix else [m for _, m in out]
+
+    # ------------------------------------------------------------------ module access
+    @property
+    def module(self):
+        """The wrapped module."""
+        return self._fsdp_wrapped_module
+
+    @property
+    def sharding_strategy(self):
+        """This unit's :class:`ShardingStrategy`."""
+        return self._sharding_strategy
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            wrapped = self.__dict__.get("_modules", {}).get("_fsdp_wrapped_module")
+            if wrapped is None:
+                raise
+            return getattr(wrapped, name)
+
+    def __getitem__(self, key):
+        return self._fsdp_wrapped_module.__getitem__(key)
+
+    # ------------------------------------------------------------------ forward
+    def _lazy_init(self):
+        self._lazy_done = True
+        mp = self.mixed_precision
+        if not (self._is_root and mp is not None and mp.buffer_dtype is not None):
+            return
+        with no_grad():
+            for m in _state_dict._unwrap(self._fsdp_wrapped_module).modules():
+                for name, b in list(m._buffers.items()):
+                    if b is not None and b.is_floating_point() and b.dtype != mp.buffer_dtype:
+                        m.__dict__.setdefault("_fsdp_buffer_dtypes", {})[name] = b.dtype
+                        m._buffers[name] = b.to(mp.buffer_dtype)
+
+    def forward(self, *args, **kwargs):
+        if not self._lazy_done:
+            self._lazy_init()
+        mp = self.mixed_precision
+        if mp is not None and mp.param_dtype is not None and (
+                mp.cast_forward_inputs or (self._is_root and mp.cast_root_forward_inputs)):
+            args = _cast_inputs(mp.param_dtype, args)
+            kwargs = _cast_inputs(mp.param_dtype, kwargs)
+        h = self._handle
+        if h is None:
+            return self._fsdp_wrapped_module(*args, **kwargs)
+        full = h.unshard()
+        h.set_views(full)
+        try:
+            if h.reshard_after_forward and full.requires_grad:
+                with reshard_after_forward(h, full):
+                    return self._fsdp_wrapped_module(*args, **kwargs)
+            return self._fsdp_wrapped_module(*args, **kwargs)
+        finally:
+            h.clear_views()
+            del full
+
+    # ------------------------------------------------------------------ traversal
+    @staticmethod
+    def fsdp_modules(module, root_only=False):
+        """The FSDP instances in ``module`` (itself included), in ``modules()`` order; with
+        ``root_only`` only the outermost ones."""
+        return [m for m in module.modules() if isinstance(m, FullyShardedDataParallel)
+                and (not root_only or m._is_root)]
+
+    def _units(self):
+        return [m for m in self.fsdp_modules(self) if m._handle is not None]
+
+    # ------------------------------------------------------------------ no_sync
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Inside this context backward keeps the (unsharded) gradients locally; the next
+        backward outside it reduces their sum.  Call on the root FSDP instance."""
+        units = self._units()
+        old = [u._handle.no_sync for u in units]
+        for u in units:
+            u._handle.no_sync = True
+        try:
+            yield
+        finally:
+            for u, o in zip(units, old):
+                u._handle.no_sync = o
+
+    # ------------------------------------------------------------------ full parameters
+    @staticmethod
+    @contextlib.contextmanager
+    def summon_full_params(module, recurse=True, writeback=True, rank0_only=False,
+                           offload_to_cpu=False, with_grads=False):
+        """Set the full (gathered, unflattened) parameters on their modules for the duration
+        of the context; in-place changes are written back to the shards on exit with
+        ``writeback``.  Collective: every rank must enter it."""
+        if with_grads:
+            raise NotImplementedError(f"with_grads={with_grads}, use_orig_params=False is not "
+                                      f"supported (as torch: it needs use_orig_params=True)")
+        if rank0_only and writeback:
+            raise NotImplementedError("writeback=True and rank0_only=True is not supported, as "
+                                      "model parameter shapes will be different across ranks, "
+                                      "and writing to them can lead to inconsistencies across "
+                                      "ranks.")
+        if recurse:
+            units = [m for m in FullyShardedDataParallel.fsdp_modules(module)
+                     if m._handle is not None]
+        elif isinstance(module, FullyShardedDataParallel):
+            units = [module] if module._handle is not None else []
+        else:
+            units = []
+        dist = _dist()
+        fulls = []
+        try:
+            for u in units:
+                full = u._handle.gather(u._handle.dtype)
+                keep = not rank0_only or dist.get_rank() == 0
+                fulls.append(full if keep else None)
+                if keep:
+                    u._handle.set_views(full)
+            yield
+        finally:
+            for u, full in zip(units, fulls):
+                if full is not None and writeback:
+                    u._handle.write_back(full)
+                u._handle.clear_views()
+
+    # ------------------------------------------------------------------ state dicts
+    @staticmethod
+    def set_state_dict_type(module, state_dict_type, state_dict_config=None,
+                            optim_state_dict_config=None):
+        """Set the state-dict type (and configurations) of every FSDP instance in
+        ``module``; returns the previous :class:`StateDictSettings`."""
+        if not isinstance(state_dict_type, StateDictType):
+            raise TypeError(f"state_dict_type must be a StateDictType, got {state_dict_type!r}")
+        cfg_cls, optim_cls = _DEFAULT_CONFIGS[state_dict_type]
+        cfg = state_dict_config if state_dict_config is not None else cfg_cls()
+        ocfg = optim_state_dict_config if optim_state_dict_config is not None else optim_cls()
+        if not isinstance(cfg, cfg_cls):
+            raise RuntimeError(f"Expected state_config of type {cfg_cls.__name__} but got "
+                               f"{type(cfg).__name__}")
+        if not isinstance(ocfg, optim_cls):
+            raise RuntimeError(f"Expected optim_state_config of type {optim_cls.__name__} but "
+                               f"got {type(ocfg).__name__}")
+        units = FullyShardedDataParallel.fsdp_modules(module)
+        if not units:
+            raise ValueError("set_state_dict_type: no FSDP instance in the module")
+        prev = FullyShardedDataParallel.get_state_dict_type(module)
+        for u in units:
+            u._state_dict_type = state_dict_type
+            u._state_dict_config = cfg
+            u._optim_state_dict_config = ocfg
+        return prev
+
+    @staticmethod
+    def get_state_dict_type(module):
+        """The :class:`StateDictSettings` of the FSDP instances in ``module`` (which must
+        agree)."""
+        units = FullyShardedDataParallel.fsdp_modules(module)
+        if not units:
+            raise ValueError("get_state_dict_type: no FSDP instance in the module")
+        u = units[0]
+        for v in units[1:]:
+            if (v._state_dict_type, v._state_dict_config, v._optim_state_dict_config) != \
+                    (u._state_dict_type, u._state_dict_config, u._optim_state_dict_config):
+                raise AssertionError("All FSDP modules must have the same state_dict settings.")
+        return StateDictSettings(u._state_dict_type, u._state_dict_config,
+                                 u._optim_state_dict_config)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def state_dict_type(module, state_dict_type, state_dict_config=None,
+                        optim_state_dict_config=None):
+        """Within the context ``state_dict()`` / ``load_state_dict()`` of the FSDP instances
+        in ``module`` use ``state_dict_type``."""
+        prev = FullyShardedDataParallel.set_state_dict_type(
+            module, state_dict_type, state_dict_config, optim_state_dict_config)
+        try:
+            yield
+        finally:
+            FullyShardedDataParallel.set_state_dict_type(
+                module, prev.state_dict_type, prev.state_dict_config,
+                prev.optim_state_dict_config)
+
+    def _check_state_dict_type(self):
+        if self._state_dict_type == StateDictType.SHARDED_STATE_DICT:
+            raise NotImplementedError("StateDictType.SHARDED_STATE_DICT needs ShardedTensor / "
+                                      "DTensor, which ptcore does not have; use "
+                                      "FULL_STATE_DICT or LOCAL_STATE_DICT")
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """The state dict of the configured :class:`StateDictType` (default
+        ``FULL_STATE_DICT``: the full tensors under the unwrapped model's names).
+        Collective: every rank must call it."""
+        self._check_state_dict_type()
+        if self._state_dict_type == StateDictType.LOCAL_STATE_DICT:
+            sd = _state_dict.local_state_dict(self, prefix, keep_vars)
+        else:
+            rank0_only = getattr(self._state_dict_config, "rank0_only", False)
+            with self.summon_full_params(self, writeback=False, rank0_only=rank0_only):
+                sd = _state_dict.full_state_dict(self, prefix, keep_vars)
+            if rank0_only and _dist().get_rank() != 0:
+                sd = type(sd)()
+        if destination is not None:
+            destination.update(sd)
+            return destination
+        return sd
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Load a state dict of the configured :class:`StateDictType` (a full state dict
+        by default: every rank passes the full tensors).  Collective."""
+        self._check_state_dict_type()
+        if assign:
+            raise NotImplementedError("FSDP load_state_dict(assign=True) is not supported")
+        if self._state_dict_type == StateDictType.LOCAL_STATE_DICT:
+            return _state_dict.load_local_state_dict(self, state_dict, strict)
+        with self.summon_full_params(self, writeback=True):
+            return _state_dict.load_full_state_dict(self, state_dict, strict)
+
+    # ------------------------------------------------------------------ gradients
+    def clip_grad_norm_(self, max_norm, norm_type=2.0):
+        """Clip the gradients of all the shards by their global norm (over every rank);
+        returns the total norm.  Collective; call on the root FSDP instance."""
+        dist = _dist()
+        if not self._is_root:
+            raise RuntimeError("`clip_grad_norm_()` should only be called on the root FSDP "
+                               "instance")
+        norm_type = float(norm_type)
+        sharded, local = [], []
+        flat_ids = {}
+        for u in self._units():
+            flat_ids[id(u._handle.flat_param)] = u._handle
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            h = flat_ids.get(id(p))
+            (sharded if h is not None and h.sharded else local).append(p.grad.detach())
+        grads = sharded + local
+        dtype = functools.reduce(ptcore.promote_types, [g.dtype for g in grads]) if grads \
+            else ptcore.get_default_dtype()
+        with no_grad():
+            def part(gs):
+                if not gs:
+                    return ptcore.zeros((), dtype=ptcore.float64)
+                norms = ptcore.stack([ptcore.linalg.vector_norm(g.reshape(-1), norm_type)
+                                      .to(ptcore.float64) for g in gs])
+                if norm_type == float("inf"):
+                    return norms.max()
+                return (norms ** norm_type).sum()
+            s, loc = part(sharded), part(local)
+            if norm_type == float("inf"):
+                dist.all_reduce(s, op=dist.ReduceOp.MAX, group=self.process_group)
+                total = ptcore.maximum(s, loc)
+            else:
+                dist.all_reduce(s, group=self.process_group)
+                total = (s + loc) ** (1.0 / norm_type)
+            coef = float(max_norm) / (float(total) + 1e-6)
+            if coef < 1.0:
+                for p in self.parameters():
+                    if p.grad is not None:
+                        p.grad.mul_(coef)
+        return total.to(dtype)
+
+    # ------------------------------------------------------------------ repr
+    def extra_repr(self):
+        return ""

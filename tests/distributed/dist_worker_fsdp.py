@@ -1,0 +1,386 @@
+"""Worker (mpiexec -n N): FullyShardedDataParallel training equals one process training on
+the concatenated batch (float64), for an MLP and a small transformer (nested units from a
+wrap policy), FULL_SHARD / SHARD_GRAD_OP / NO_SHARD, SGD and Adam.
+
+``python dist_worker_fsdp.py train`` runs the training matrix, ``features`` the rest (state
+dicts, summon_full_params, clip_grad_norm_, no_sync, mixed precision, wrapping, errors).
+"""
+import copy
+import functools
+import sys
+
+import numpy as np
+
+import ptcore
+import ptcore.distributed as dist
+from ptcore import nn
+from ptcore.distributed.fsdp import (
+    CPUOffload, FullStateDictConfig, FullyShardedDataParallel as FSDP, LocalStateDictConfig,
+    MixedPrecision, ShardingStrategy, StateDictType,
+)
+from ptcore.distributed.fsdp.wrap import (
+    ModuleWrapPolicy, enable_wrap, size_based_auto_wrap_policy, transformer_auto_wrap_policy,
+    wrap,
+)
+
+dist.init_process_group()
+rank, n = dist.get_rank(), dist.get_world_size()
+LOCAL = 3
+STEPS = 5
+D, VOCAB, SEQ = 8, 11, 5
+ptcore.set_default_dtype(ptcore.float64)
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(7, 16), nn.Tanh(), nn.Linear(16, 13), nn.ReLU(),
+                         nn.Linear(13, 3))
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(D)
+        self.attn = nn.MultiheadAttention(D, 2, batch_first=True)
+        self.ln2 = nn.LayerNorm(D)
+        self.ff = nn.Sequential(nn.Linear(D, 2 * D), nn.GELU(), nn.Linear(2 * D, D))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.ff(self.ln2(x))
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D)
+        self.blocks = nn.ModuleList([Block(), Block()])
+        self.norm = nn.LayerNorm(D)
+        self.head = nn.Linear(D, 3)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.norm(x).mean(1))
+
+
+def batch(kind, step):
+    g = np.random.default_rng(100 + step)
+    if kind == "mlp":
+        x = ptcore.from_numpy(g.standard_normal((n * LOCAL, 7)))
+    else:
+        x = ptcore.from_numpy(g.integers(0, VOCAB, (n * LOCAL, SEQ)))
+    y = ptcore.from_numpy(g.integers(0, 3, n * LOCAL))
+    return x, y
+
+
+def mine(t):
+    return t[rank * LOCAL:(rank + 1) * LOCAL]
+
+
+def make(kind, seed=0):
+    ptcore.manual_seed(seed)
+    return mlp() if kind == "mlp" else Tiny()
+
+
+def make_opt(name, params):
+    if name == "sgd":
+        return ptcore.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=0.01)
+    return ptcore.optim.Adam(params, lr=0.01)
+
+
+def global_loss(local):
+    t = local.detach().clone().reshape(1)
+    dist.all_reduce(t)
+    return float(t) / n
+
+
+def assert_close(a, b, what, tol=1e-10):
+    a = a.detach().double().numpy() if isinstance(a, ptcore.Tensor) else np.asarray(a)
+    b = b.detach().double().numpy() if isinstance(b, ptcore.Tensor) else np.asarray(b)
+    if a.shape != b.shape or not np.allclose(a, b, rtol=tol, atol=tol):
+        diff = np.abs(a - b).max() if a.shape == b.shape else f"shapes {a.shape} {b.shape}"
+        raise AssertionError(f"rank {rank}: {what}: differs by {diff}")
+
+
+def assert_same_state(sd, ref_sd, what, tol=1e-10):
+    assert list(sd) == list(ref_sd), (what, list(sd), list(ref_sd))
+    for k in ref_sd:
+        assert_close(sd[k], ref_sd[k], f"{what}: {k}", tol)
+
+
+def policy_for(kind):
+    if kind == "mlp":
+        return functools.partial(size_based_auto_wrap_policy, min_num_params=100)
+    return ModuleWrapPolicy({Block})
+
+
+def train_case(kind, strategy, optim):
+    model = make(kind)
+    ref = copy.deepcopy(model)
+    fsdp = FSDP(model, sharding_strategy=strategy, auto_wrap_policy=policy_for(kind))
+    units = FSDP.fsdp_modules(fsdp)
+    assert len(units) == 3, (kind, len(units))          # root + 2 nested units
+    opt = make_opt(optim, fsdp.parameters())
+    ropt = make_opt(optim, ref.parameters())
+    lossf = nn.CrossEntropyLoss()
+    for step in range(STEPS):
+        x, y = batch(kind, step)
+        opt.zero_grad()
+        loss = lossf(fsdp(mine(x)), mine(y))
+        loss.backward()
+        opt.step()
+        ropt.zero_grad()
+        rloss = lossf(ref(x), y)
+        rloss.backward()
+        ropt.step()
+        assert_close(global_loss(loss), rloss.item(), f"{kind} {strategy} {optim} loss {step}")
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), f"{kind} {strategy} {optim}")
+    # the shards the optimizer sees: 1/n of each unit's padded flat parameter
+    for name, p in fsdp.named_parameters():
+        assert name.endswith("_fsdp_wrapped_module._flat_param"), name
+        u = [m for m in units if m._handle is not None and m._handle.flat_param is p][0]
+        h = u._handle
+        if strategy == ShardingStrategy.NO_SHARD:
+            assert p.numel() == h.numel, (p.numel(), h.numel)
+        else:
+            assert p.numel() * n == h.padded_numel and h.padded_numel - h.numel < n
+    print(f"OK-FSDP train {kind} {strategy.name} {optim} rank={rank}", flush=True)
+
+
+def stage_train():
+    for kind in ("mlp", "tiny"):
+        for strategy in (ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP,
+                         ShardingStrategy.NO_SHARD):
+            for optim in ("sgd", "adam"):
+                train_case(kind, strategy, optim)
+
+
+def count_gathers(units):
+    counts = {"n": 0}
+    for u in units:
+        h = u._handle
+        orig = h.gather
+
+        def counted(dtype=None, _orig=orig):
+            counts["n"] += 1
+            return _orig(dtype)
+        h.gather = counted
+    return counts
+
+
+def stage_features():
+    lossf = nn.CrossEntropyLoss()
+    x, y = batch("tiny", 0)
+
+    # names and structure as torch's
+    fsdp = FSDP(make("tiny"), auto_wrap_policy=functools.partial(
+        transformer_auto_wrap_policy, transformer_layer_cls={Block}))
+    names = [k for k, _ in fsdp.named_parameters()]
+    assert names == ["_fsdp_wrapped_module._flat_param",
+                     "_fsdp_wrapped_module.blocks.0._fsdp_wrapped_module._flat_param",
+                     "_fsdp_wrapped_module.blocks.1._fsdp_wrapped_module._flat_param"], names
+    assert isinstance(fsdp.module.blocks[0], FSDP) and fsdp.module is fsdp._fsdp_wrapped_module
+    assert isinstance(fsdp.module.blocks[0].module, Block)
+    assert list(fsdp.state_dict()) == list(make("tiny").state_dict())
+    assert [m for m in FSDP.fsdp_modules(fsdp, root_only=True)] == [fsdp]
+    # outside forward the original parameters are not set on their modules
+    head = fsdp.module.head
+    assert "weight" not in head.__dict__ and "weight" not in head._parameters
+    print(f"OK-FSDP names rank={rank}", flush=True)
+
+    # FULL_SHARD gathers again for backward; SHARD_GRAD_OP keeps the forward's gathers
+    for strategy, extra in ((ShardingStrategy.FULL_SHARD, True),
+                            (ShardingStrategy.SHARD_GRAD_OP, False)):
+        f = FSDP(make("tiny"), sharding_strategy=strategy,
+                 auto_wrap_policy=ModuleWrapPolicy({Block}))
+        counts = count_gathers(FSDP.fsdp_modules(f))
+        loss = lossf(f(mine(x)), mine(y))
+        assert counts["n"] == 3, counts
+        loss.backward()
+        assert (counts["n"] > 3) == (extra and n > 1), (strategy, counts)
+        for u in FSDP.fsdp_modules(f):
+            assert u._handle._bwd_full is None
+    print(f"OK-FSDP reshard rank={rank}", flush=True)
+
+    # load a full state dict; the outputs equal the unwrapped model's
+    ref = make("tiny", seed=5)
+    fsdp = FSDP(make("tiny"), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    res = fsdp.load_state_dict(ref.state_dict())
+    assert not res.missing_keys and not res.unexpected_keys
+    with ptcore.no_grad():
+        assert_close(fsdp(mine(x)), ref(mine(x)), "output after load_state_dict")
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), "state_dict after load")
+    try:
+        fsdp.load_state_dict({"bogus": ptcore.zeros(1)})
+        raise AssertionError("no error for a wrong state dict")
+    except RuntimeError as e:
+        assert "Unexpected key" in str(e) and "Missing key" in str(e), e
+    # FULL_STATE_DICT with rank0_only; LOCAL_STATE_DICT round trip
+    cfg = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT, cfg):
+        sd = fsdp.state_dict()
+    assert (len(sd) > 0) == (rank == 0)
+    if rank == 0:
+        assert_same_state(sd, ref.state_dict(), "rank0_only state dict")
+    with FSDP.state_dict_type(fsdp, StateDictType.LOCAL_STATE_DICT, LocalStateDictConfig()):
+        local = fsdp.state_dict()
+        assert "_flat_param" in local and "blocks.0._flat_param" in local, list(local)
+        other = FSDP(make("tiny", seed=9), auto_wrap_policy=ModuleWrapPolicy({Block}))
+        with FSDP.state_dict_type(other, StateDictType.LOCAL_STATE_DICT):
+            other.load_state_dict(local)
+    assert FSDP.get_state_dict_type(fsdp).state_dict_type == StateDictType.FULL_STATE_DICT
+    assert_same_state(other.state_dict(), ref.state_dict(), "local state dict round trip")
+    try:
+        with FSDP.state_dict_type(fsdp, StateDictType.SHARDED_STATE_DICT):
+            fsdp.state_dict()
+        raise AssertionError("SHARDED_STATE_DICT did not raise")
+    except NotImplementedError:
+        pass
+    print(f"OK-FSDP state_dict rank={rank}", flush=True)
+
+    # summon_full_params: full shapes, in-place changes written back
+    with FSDP.summon_full_params(fsdp):
+        w = fsdp.module.head.weight
+        assert tuple(w.shape) == (3, D)
+        assert_close(w, ref.head.weight, "summoned head.weight")
+        assert_close(fsdp.module.blocks[1].ff[0].weight, ref.blocks[1].ff[0].weight,
+                     "summoned nested weight")
+        with ptcore.no_grad():
+            w.add_(1.0)
+            fsdp.module.blocks[0].attn.in_proj_weight.mul_(2.0)
+    with ptcore.no_grad():
+        ref.head.weight.add_(1.0)
+        ref.blocks[0].attn.in_proj_weight.mul_(2.0)
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), "after summon writeback")
+    with FSDP.summon_full_params(fsdp, writeback=False):
+        with ptcore.no_grad():
+            fsdp.module.head.weight.zero_()
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), "after summon without writeback")
+    print(f"OK-FSDP summon rank={rank}", flush=True)
+
+    # clip_grad_norm_ equals the single-process norm (2-norm and inf-norm)
+    for norm_type in (2.0, float("inf")):
+        model = make("tiny")
+        ref = copy.deepcopy(model)
+        fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({Block}))
+        lossf(fsdp(mine(x)), mine(y)).backward()
+        lossf(ref(x), y).backward()
+        total = fsdp.clip_grad_norm_(0.05, norm_type)
+        rtotal = nn.utils.clip_grad_norm_(ref.parameters(), 0.05, norm_type)
+        assert_close(total, rtotal, f"clip_grad_norm_ {norm_type}")
+        assert total.dtype == rtotal.dtype, (total.dtype, rtotal.dtype)
+        ptcore.optim.SGD(fsdp.parameters(), lr=1.0).step()
+        ptcore.optim.SGD(ref.parameters(), lr=1.0).step()
+        assert_same_state(fsdp.state_dict(), ref.state_dict(), f"step after clip {norm_type}")
+    print(f"OK-FSDP clip rank={rank}", flush=True)
+
+    # no_sync: the first micro-batch's gradients stay local, the second backward reduces both
+    for strategy in (ShardingStrategy.FULL_SHARD, ShardingStrategy.NO_SHARD):
+        model = make("mlp")
+        ref = copy.deepcopy(model)
+        fsdp = FSDP(model, sharding_strategy=strategy,
+                    auto_wrap_policy=functools.partial(size_based_auto_wrap_policy,
+                                                       min_num_params=100))
+        opt = ptcore.optim.SGD(fsdp.parameters(), lr=0.1)
+        ropt = ptcore.optim.SGD(ref.parameters(), lr=0.1)
+        for step in range(2):
+            opt.zero_grad()
+            ropt.zero_grad()
+            for micro in range(2):
+                xb, yb = batch("mlp", 10 * step + micro)
+                if micro == 0:
+                    with fsdp.no_sync():
+                        lossf(fsdp(mine(xb)), mine(yb)).backward()
+                    assert all(p.grad is None for p in fsdp.parameters())
+                else:
+                    lossf(fsdp(mine(xb)), mine(yb)).backward()
+                lossf(ref(xb), yb).backward()
+            opt.step()
+            ropt.step()
+        assert_same_state(fsdp.state_dict(), ref.state_dict(), f"no_sync {strategy}")
+    print(f"OK-FSDP no_sync rank={rank}", flush=True)
+
+    # manual nesting with enable_wrap / wrap, CPUOffload accepted; equals single-process
+    ptcore.manual_seed(0)
+    with enable_wrap(wrapper_cls=FSDP, cpu_offload=CPUOffload(offload_params=True)):
+        inner = wrap(nn.Linear(7, 16))
+        model = nn.Sequential(inner, nn.ReLU(), nn.Linear(16, 3))
+        fsdp = wrap(model)
+    assert wrap(nn.Linear(1, 1)).__class__ is nn.Linear        # outside enable_wrap: as is
+    ptcore.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(7, 16), nn.ReLU(), nn.Linear(16, 3))
+    assert isinstance(fsdp, FSDP) and isinstance(fsdp.module[0], FSDP)
+    xb, yb = batch("mlp", 0)
+    lossf(fsdp(mine(xb)), mine(yb)).backward()
+    lossf(ref(xb), yb).backward()
+    ptcore.optim.SGD(fsdp.parameters(), lr=0.5).step()
+    ptcore.optim.SGD(ref.parameters(), lr=0.5).step()
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), "manual wrap")
+    print(f"OK-FSDP wrap rank={rank}", flush=True)
+
+    # ignored modules stay ordinary (replicated) parameters
+    model = make("mlp")
+    fsdp = FSDP(model, ignored_modules=[model[4]])
+    names = [k for k, _ in fsdp.named_parameters()]
+    assert names == ["_fsdp_wrapped_module.4.weight", "_fsdp_wrapped_module.4.bias",
+                     "_fsdp_wrapped_module._flat_param"] or \
+        names == ["_fsdp_wrapped_module._flat_param", "_fsdp_wrapped_module.4.weight",
+                  "_fsdp_wrapped_module.4.bias"], names
+    assert list(fsdp.state_dict()) == list(make("mlp").state_dict())
+    print(f"OK-FSDP ignored rank={rank}", flush=True)
+
+    # mixed precision: bfloat16 compute, float32 shards, losses close to float64
+    model = make("mlp").float()
+    ref = copy.deepcopy(model).double()
+    mp = MixedPrecision(param_dtype=ptcore.bfloat16, reduce_dtype=ptcore.float32,
+                        buffer_dtype=ptcore.bfloat16)
+    fsdp = FSDP(model, mixed_precision=mp, auto_wrap_policy=functools.partial(
+        size_based_auto_wrap_policy, min_num_params=100))
+    assert all(p.dtype == ptcore.float32 for p in fsdp.parameters())
+    opt = ptcore.optim.SGD(fsdp.parameters(), lr=0.1)
+    ropt = ptcore.optim.SGD(ref.parameters(), lr=0.1)
+    for step in range(3):
+        xb, yb = batch("mlp", step)
+        opt.zero_grad()
+        out = fsdp(mine(xb))
+        assert out.dtype == ptcore.bfloat16, out.dtype
+        loss = lossf(out.float(), mine(yb))
+        loss.backward()
+        assert all(p.grad.dtype == ptcore.float32 for p in fsdp.parameters())
+        opt.step()
+        ropt.zero_grad()
+        rloss = lossf(ref(xb), yb)
+        rloss.backward()
+        ropt.step()
+        assert abs(global_loss(loss) - rloss.item()) < 0.03, (global_loss(loss), rloss.item())
+    sd = fsdp.state_dict()
+    assert all(v.dtype == ptcore.float32 for v in sd.values())
+    assert_same_state(sd, ref.state_dict(), "bfloat16 mixed precision", tol=0.02)
+    print(f"OK-FSDP mixed rank={rank}", flush=True)
+
+    # errors as torch
+    for kwargs, exc in (({"use_orig_params": True}, NotImplementedError),
+                        ({"sharding_strategy": "FULL_SHARD"}, TypeError)):
+        try:
+            FSDP(mlp(), **kwargs)
+            raise AssertionError(f"no error for {kwargs}")
+        except exc:
+            pass
+    try:
+        FSDP(nn.Sequential(FSDP(nn.Linear(2, 2))), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+        raise AssertionError("no error for auto wrapping an FSDP module")
+    except ValueError:
+        pass
+    try:
+        with FSDP.summon_full_params(fsdp, rank0_only=True, writeback=True):
+            pass
+        raise AssertionError("no error for rank0_only with writeback")
+    except NotImplementedError:
+        pass
+    print(f"OK-FSDP errors rank={rank}", flush=True)
+
+
+{"train": stage_train, "features": stage_features}[sys.argv[1]]()
+dist.destroy_process_group()

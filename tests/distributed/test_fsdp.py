@@ -1,0 +1,147 @@
+"""ptcore.distributed.fsdp: FullyShardedDataParallel run with 2 and 3 MPI processes.
+
+The workers compare FSDP training (losses, full state dicts) with single-process training
+on the concatenated batch, and with torch's own FSDP (gloo) where torch is installed.
+Skipped when mpi4py or mpiexec is missing; the in-process tests need neither.
+"""
+import dataclasses
+import functools
+import re
+
+import pytest
+
+import ptcore
+from ptcore import nn
+from dist_launch import run_mpi
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+TRAIN_CASES = [f"{kind} {strategy} {optim}" for kind in ("mlp", "tiny")
+               for strategy in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD")
+               for optim in ("sgd", "adam")]
+FEATURES = ["names", "reshard", "state_dict", "summon", "clip", "no_sync", "wrap", "ignored",
+            "mixed", "errors"]
+
+
+def _ranks(out, tag):
+    return sorted(int(r) for r in re.findall(re.escape(tag) + r" rank=(\d+)", out))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_training_matches_single_process(n):
+    p = run_mpi("dist_worker_fsdp.py", n, "train", timeout=240)
+    assert p.returncode == 0, p.stdout
+    for case in TRAIN_CASES:
+        assert _ranks(p.stdout, f"OK-FSDP train {case}") == list(range(n)), (case, p.stdout)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_features(n):
+    p = run_mpi("dist_worker_fsdp.py", n, "features", timeout=240)
+    assert p.returncode == 0, p.stdout
+    for stage in FEATURES:
+        assert _ranks(p.stdout, f"OK-FSDP {stage}") == list(range(n)), (stage, p.stdout)
+
+
+def test_matches_torch_fsdp():
+    pytest.importorskip("torch")
+    p = run_mpi("dist_worker_fsdp_torch.py", 3, timeout=240)
+    assert p.returncode == 0, p.stdout
+    for case in ("FULL_SHARD sgd", "FULL_SHARD adam", "SHARD_GRAD_OP adam", "NO_SHARD sgd"):
+        assert _ranks(p.stdout, f"OK-TORCH {case}") == [0, 1, 2], (case, p.stdout)
+
+
+# ------------------------------------------------------------------ in-process (no MPI needed)
+def test_fsdp_before_init_process_group_raises():
+    import ptcore.distributed as dist
+    from ptcore.distributed.fsdp import FullyShardedDataParallel
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="not been initialized"):
+        FullyShardedDataParallel(nn.Linear(2, 2))
+
+
+def test_public_modules_as_torch():
+    import ptcore.distributed.fsdp as fsdp
+    from ptcore.distributed.fsdp import api, fully_sharded_data_parallel, wrap
+    assert fsdp.FullyShardedDataParallel is fully_sharded_data_parallel.FullyShardedDataParallel
+    assert fsdp.ShardingStrategy is api.ShardingStrategy is \
+        fully_sharded_data_parallel.ShardingStrategy
+    for name in ("size_based_auto_wrap_policy", "transformer_auto_wrap_policy",
+                 "ModuleWrapPolicy", "enable_wrap", "wrap", "always_wrap_policy",
+                 "lambda_auto_wrap_policy", "CustomPolicy"):
+        assert callable(getattr(wrap, name)), name
+
+
+def test_api_types_match_torch():
+    pytest.importorskip("torch")
+    import torch.distributed.fsdp as tapi
+    import ptcore.distributed.fsdp as fsdp
+    for enum in ("ShardingStrategy", "BackwardPrefetch", "StateDictType"):
+        assert [(m.name, m.value) for m in getattr(fsdp, enum)] == \
+            [(m.name, m.value) for m in getattr(tapi, enum)], enum
+    for cls in ("CPUOffload", "FullStateDictConfig", "LocalStateDictConfig",
+                "FullOptimStateDictConfig", "StateDictConfig", "OptimStateDictConfig"):
+        mine = {f.name: f.default for f in dataclasses.fields(getattr(fsdp, cls))}
+        theirs = {f.name: f.default for f in dataclasses.fields(getattr(tapi, cls))}
+        assert mine == theirs, (cls, mine, theirs)
+    mp = {f.name: f.default for f in dataclasses.fields(fsdp.MixedPrecision)}
+    tmp = {f.name: f.default for f in dataclasses.fields(tapi.MixedPrecision)
+           if not f.name.startswith("_")}
+    assert mp == tmp
+
+
+def test_wrap_policies_as_torch():
+    torch = pytest.importorskip("torch")
+    from torch.distributed.fsdp import wrap as twrap
+    from ptcore.distributed.fsdp import wrap as pwrap
+    for lib, w in ((torch, twrap), (ptcore, pwrap)):
+        lin, mha, ml = lib.nn.Linear(2, 2), lib.nn.MultiheadAttention(4, 2), lib.nn.ModuleList()
+        got = []
+        for m in (lin, mha, ml):
+            for recurse in (True, False):
+                for numel in (5, 50):
+                    got.append(w.size_based_auto_wrap_policy(m, recurse, numel,
+                                                             min_num_params=10))
+            got.append(w.transformer_auto_wrap_policy(m, False, 0, {lib.nn.Linear}))
+            got.append(w.lambda_auto_wrap_policy(m, False, 0, lambda m: isinstance(m, type(ml))))
+            got.append(w.ModuleWrapPolicy({type(mha)})(m, False))
+            got.append(w.ModuleWrapPolicy({type(mha)})(m, True))
+        got.append(w.always_wrap_policy(lin, False, 0))
+        if lib is torch:
+            expected = got
+    assert got == expected
+
+
+def test_enable_wrap_and_wrap():
+    from ptcore.distributed.fsdp.wrap import enable_wrap, wrap
+
+    class Box:
+        def __init__(self, module, **kwargs):
+            self.module, self.kwargs = module, kwargs
+
+    lin = nn.Linear(2, 2)
+    assert wrap(lin) is lin
+    with enable_wrap(wrapper_cls=Box, a=1, b=2):
+        boxed = wrap(lin, b=3)
+        with pytest.raises(NotImplementedError):
+            with enable_wrap(wrapper_cls=Box):
+                pass
+    assert isinstance(boxed, Box) and boxed.module is lin and boxed.kwargs == {"a": 1, "b": 3}
+    assert wrap(lin) is lin
+
+
+def test_recursive_wrap_is_bottom_up():
+    from ptcore.distributed.fsdp.wrap import _recursive_wrap, size_based_auto_wrap_policy
+    model = nn.Sequential(nn.Linear(10, 10), nn.Sequential(nn.Linear(10, 10), nn.Linear(2, 2)),
+                          nn.Linear(2, 2))
+    wrapped = []
+
+    def wrap_fn(m, overrides):
+        wrapped.append(m)
+        return nn.Sequential(m)
+
+    policy = functools.partial(size_based_auto_wrap_policy, min_num_params=100)
+    _, n = _recursive_wrap(model, policy, wrap_fn, set(), {}, only_wrap_children=True)
+    # the 110-parameter linears are wrapped; the inner Sequential's remainder (6) is not
+    assert [type(m).__name__ for m in wrapped] == ["Linear", "Linear"]
+    assert n == 220
