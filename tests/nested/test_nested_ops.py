@@ -474,3 +474,22 @@ def test_max_min_along_dim_jagged(op, dim):
 def test_ellipsis_index():
     _check(lambda x: x[..., 1], lambda x: x[..., 1], "jagged", fc=lambda c: c[..., 1])
     _check(lambda x: x[..., 1:3], lambda x: x[..., 1:3], "jagged", fc=lambda c: c[..., 1:3])
+
+
+def test_modules_on_nested():
+    """nn layers take nested tensors (through their functional forms)."""
+    ptcore.manual_seed(0)
+    x = nested.nested_tensor([ptcore.randn(2, 4), ptcore.randn(3, 4)], layout=ptcore.jagged)
+    for m in (ptcore.nn.RMSNorm(4), ptcore.nn.Softmax(-1), ptcore.nn.SiLU(), ptcore.nn.Tanh()):
+        y = m(x)
+        for a, c in zip(y.unbind(), x.unbind()):
+            np.testing.assert_allclose(a.detach().numpy(), m(c).detach().numpy(), atol=1e-6)
+    emb = ptcore.nn.Embedding(10, 3)
+    idx = nested.nested_tensor([ptcore.tensor([1, 2]), ptcore.tensor([3])], layout=ptcore.jagged)
+    out = emb(idx)
+    assert out.shape[0] == 2 and out.shape[2] == 3
+    np.testing.assert_allclose(out.unbind()[1].detach().numpy(),
+                               emb.weight[3:4].detach().numpy())
+    s = nested.nested_tensor([ptcore.randn(2, 4), ptcore.randn(3, 5)])
+    assert ptcore.nn.ReLU(inplace=True)(s) is s
+    assert all(float(c.min()) >= 0 for c in s.unbind())
