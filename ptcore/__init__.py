@@ -177,11 +177,15 @@ newaxis = None
 
 
 def is_tensor(obj):
-    """True if ``obj`` is a ptcore tensor, dense or sparse (:mod:`ptcore.sparse`)."""
+    """True if ``obj`` is a ptcore tensor: dense, sparse (:mod:`ptcore.sparse`) or
+    nested (:mod:`ptcore.nested`)."""
     if isinstance(obj, _TensorBase):
         return True
     sparse = _sys.modules.get("ptcore.sparse._tensor")    # (no sparse tensor before its import)
-    return sparse is not None and isinstance(obj, sparse.SparseTensor)
+    if sparse is not None and isinstance(obj, sparse.SparseTensor):
+        return True
+    nested = _sys.modules.get("ptcore.nested._tensor")
+    return nested is not None and isinstance(obj, nested.NestedTensor)
 
 
 def is_storage(obj):

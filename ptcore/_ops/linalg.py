@@ -382,6 +382,8 @@ def _bmm_check(a, b, n1="batch1", n2="batch2"):
 
 
 def _mv_check(mat, vec, input_shape=None, input_dtype=None):
+    if mat.dim() == 0 and input_shape is None:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if mat.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got "
                            f"{1 if input_shape is None else len(input_shape)}, {mat.dim()}, "
@@ -1407,8 +1409,9 @@ def kron(input, other, *, out=None):
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)
-    from ptcore._dtype_utils import _result_type
-    dt = _result_type(input, other)
+    # torch reshapes both operands before multiplying: a 0-d operand promotes as a dimensioned one
+    from ptcore._dtype_utils import promote_types
+    dt = promote_types(input.dtype, other.dtype)
     a = input._to_dtype(dt)
     b = other._to_dtype(dt)
     n = _b.max(a.dim(), b.dim())

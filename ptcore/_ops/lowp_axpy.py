@@ -21,6 +21,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._ops._out import broadcast_shapes
 
 __all__ = []
 
@@ -173,7 +174,7 @@ def add_alpha(run_kernel, ew, a, b, alpha, out, dt):
     CPU, ``alpha`` a number of ``dt``."""
     shapes = [tuple(x.shape) for x in (a, b) if isinstance(x, _TensorBase)]
     shape = shapes[0] if len(shapes) == 1 or shapes[0] == shapes[1] else \
-        tuple(np.broadcast_shapes(*shapes))
+        tuple(broadcast_shapes(*shapes))
     if out is not None and tuple(out.shape) != shape:
         return run_kernel()          # resized (or refused) by the kernel
     perm, ndim, runs = _iteration(shape, None if out is None else list(out.stride()), a, b)

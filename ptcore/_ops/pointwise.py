@@ -686,7 +686,19 @@ def complex(real, imag, *, out=None):
 
 
 def polar(abs, angle, *, out=None):
-    """``abs * (cos(angle) + i sin(angle))``."""
+    """``abs * (cos(angle) + i sin(angle))``: ``abs`` and ``angle`` of one float dtype."""
+    for name, t in (("abs", abs), ("angle", angle)):
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"polar(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if abs.dtype not in (_C.float16, _C.float32, _C.float64) or \
+            angle.dtype not in (_C.float16, _C.float32, _C.float64):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_name(abs.dtype)} and {_name(angle.dtype)}")
+    if abs.dtype is not angle.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_name(abs.dtype)} but got scalar "
+                           f"type {_name(angle.dtype)} for second argument")
+    if abs.dtype is _C.float16:
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)  # noqa: F821
 
 
@@ -943,6 +955,15 @@ __all__ += ["subtract"]
 _KERNEL_NAMES = {"bitwise_left_shift": "lshift", "bitwise_right_shift": "rshift"}
 
 
+def _refuse_dtype(a, b, exc):
+    """Raise ``exc`` (an op refusing its computation dtype), unless the operands do not
+    broadcast: torch's TensorIterator compares the shapes before a kernel looks at the dtype,
+    so a shape mismatch is the RuntimeError a user sees first."""
+    if isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.shape != b.shape:
+        _D_broadcast(a.shape, b.shape)
+    raise exc
+
+
 def _arith(name, op=None, float_result=False, int_only=False, float_only=False, bool_ok=True,
            complex_ok=True, doc=None, scalars=_SCALARS_BOTH, int_ok=True, swap_bf16=False, lowp=None):
     """A binary op with result_type promotion (and int -> float when asked);
@@ -954,18 +975,21 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     def dtypes(a, b):
         dt = _result_type(a, b)
         if int_only and dt._category >= _FLOAT_CAT:
-            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{_name(dt)}'")
+            _refuse_dtype(a, b, NotImplementedError(
+                f"\"{kname}_cpu\" not implemented for '{_name(dt)}'"))
         if float_only and dt._category != _FLOAT_CAT:
             if dt._category < _FLOAT_CAT and int_ok:
                 dt = _default_float()
             else:
-                raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{_name(dt)}'")
+                _refuse_dtype(a, b, NotImplementedError(
+                    f"\"{kname}_cpu\" not implemented for '{_name(dt)}'"))
         if dt is _C.bool_ and not bool_ok:
-            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for 'Bool'")
+            _refuse_dtype(a, b, NotImplementedError(f"\"{kname}_cpu\" not implemented for 'Bool'"))
         if dt.is_complex and not complex_ok:
             if name in ("maximum", "minimum", "fmax", "fmin"):
-                raise RuntimeError(f"{name} not implemented for complex tensors.")
-            raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{_name(dt)}'")
+                _refuse_dtype(a, b, RuntimeError(f"{name} not implemented for complex tensors."))
+            _refuse_dtype(a, b, NotImplementedError(
+                f"\"{kname}_cpu\" not implemented for '{_name(dt)}'"))
         if float_result:
             dt = _to_float_dtype(dt)
         return dt
@@ -1110,7 +1134,8 @@ def _div_impl(a, b, rounding_mode, out, inplace):
     if inplace:
         _check_inplace_result(a, dt, b)
     if dt.is_complex or dt is _C.bool_:
-        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'")
+        _refuse_dtype(a, b, NotImplementedError(
+            f"\"div_{rounding_mode}_cpu\" not implemented for '{_name(dt)}'"))
     if rounding_mode == "trunc" and (dt is _C.float16 or dt is _C.bfloat16) \
             and isinstance(b, _TensorBase) and b.dim() > 0:
         # PyTorch truncates the quotient rounded to the 16-bit type (a scalar
@@ -1218,7 +1243,7 @@ def _pow_impl(a, e, out, inplace):
     if dt is _C.bool_:
         # bool ** bool exists only with a Python bool exponent (x ** True == x)
         if not isinstance(e, builtins.bool):
-            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            _refuse_dtype(a, e, NotImplementedError("\"pow\" not implemented for 'Bool'"))
         return _binary("pow", a, e, out, _C.uint8, _C.bool_, "pow_" if inplace else "pow", inplace)
     return _binary("pow", a, e, out, dt, dt, "pow_" if inplace else "pow", inplace)
 
@@ -1260,7 +1285,8 @@ def _compare(name, op=None):
         input, other = _operands(name, input, other, _SCALARS_SECOND)
         dt = _result_type(input, other)
         if dt.is_complex and op not in ("eq", "ne"):
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+            _refuse_dtype(input, other, NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_name(dt)}'"))
         return _binary(op, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
 
     def fn_(self, other):
@@ -1562,7 +1588,7 @@ def _lerp_check(input, end, weight):
         raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
     if dt._category < _FLOAT_CAT:
         kname = "lerp_kernel_tensor" if isinstance(weight, _TensorBase) else "lerp_kernel_scalar"
-        raise NotImplementedError(f"\"{kname}\" not implemented for '{_name(dt)}'")
+        _refuse_dtype(input, end, NotImplementedError(f"\"{kname}\" not implemented for '{_name(dt)}'"))
     if isinstance(weight, builtins.complex) and not dt.is_complex:
         _scalar_fits(weight, dt)  # raises as PyTorch
     return dt

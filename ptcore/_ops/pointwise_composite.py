@@ -13,6 +13,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
 from ptcore._return_types import as_out
+from ptcore._ops.pointwise import _refuse_dtype
 
 __all__ = [
     "logaddexp", "logaddexp2", "heaviside", "gcd", "gcd_", "lcm", "lcm_", "sinc", "sinc_",
@@ -26,7 +27,7 @@ def _float_binary_check(a, b, fn, kernel):
     _check_tensor(b, fn, "other", 2)
     dt = ptcore.result_type(a, b)
     if _is_int_dtype(dt):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(dt)}'")
+        _refuse_dtype(a, b, NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(dt)}'"))
     return dt
 
 
@@ -37,7 +38,8 @@ def _logaddexp_impl(input, other, out, fname, exp_fn, scale):
     if isinstance(other, ptcore.Tensor) and other.dtype != dt:
         other = other.to(dt)
     if dt.is_complex and fname == "logaddexp2":
-        raise NotImplementedError(f"\"logaddexp2_cpu\" not implemented for '{_tname(dt)}'")
+        _refuse_dtype(input, other, NotImplementedError(
+            f"\"logaddexp2_cpu\" not implemented for '{_tname(dt)}'"))
     if dt.is_complex:
         # as PyTorch: order the operands by real part, ``max + log1p(exp(min - max))``
         first = ptcore.real(input) >= ptcore.real(other)
@@ -97,7 +99,7 @@ def _int_binary(a, b, fn):
                         f"{type(b).__name__}")
     dt = ptcore.result_type(a, b)
     if not _is_int_dtype(dt) or dt is _C.bool_:
-        raise NotImplementedError(f"\"{fn}_cpu\" not implemented for '{_tname(dt)}'")
+        _refuse_dtype(a, b, NotImplementedError(f"\"{fn}_cpu\" not implemented for '{_tname(dt)}'"))
     return dt
 
 

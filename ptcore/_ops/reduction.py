@@ -346,6 +346,19 @@ def _cast_for_bool(x, rdt):
     return x
 
 
+def _cast_to_result(x, rdt):
+    """The input of a sum/prod whose result dtype ``rdt`` is a floating or complex dtype other
+    than its own, cast to ``rdt`` first, as torch's make_reduction_from_out_ty (so a float64 sum
+    into bfloat16 adds the bfloat16-rounded elements); a float16/bfloat16 input into float32 is
+    upcast inside the kernel instead, as there."""
+    dt = x.dtype
+    if dt is rdt or not (rdt.is_floating_point or rdt.is_complex):
+        return x
+    if rdt is _C.float32 and (dt is _C.float16 or dt is _C.bfloat16):
+        return x
+    return x._to_dtype(rdt)
+
+
 def _sum_like_dtype(x, dtype, out):
     if dtype is not None:
         dt = _C._as_dtype(dtype)
@@ -389,7 +402,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     x = _tensor_arg(input, "sum")
     dims = _dims(dim, x.ndim, "sum")
     rdt = _sum_like_dtype(x, dtype, out)
-    x = _cast_for_bool(x, rdt)
+    x = _cast_to_result(_cast_for_bool(x, rdt), rdt)
     r, _ = _reduce("sum", x, dims, keepdim, _acc_of(rdt), rdt)
     return r if out is None else _write_out(out, r, "sum")
 
@@ -489,7 +502,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
     dims = _dims(dim, x.ndim, "prod")
     rdt = _sum_like_dtype(x, dtype, out)
-    x = _cast_for_bool(x, rdt)
+    x = _cast_to_result(_cast_for_bool(x, rdt), rdt)
     r, _ = _reduce("prod", x, dims, keepdim, _acc_of(rdt), rdt)
     return r if out is None else _write_out(out, r, "prod")
 

@@ -340,10 +340,10 @@ def index_select(input, dim, index, *, out=None):
             return r
     _check_tensor(input, "index_select", "input", 1)
     _check_tensor(index, "index_select", "index", 3)
-    if index.dtype is not _C.int64 and index.dtype is not _C.int32:
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype is not _C.int64 and index.dtype is not _C.int32:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     _check_same_device("index_select", input, index)
     _out_same_dtype(input.dtype, out, "index_select(): self and result must have the same "
                                       "scalar type")
@@ -360,6 +360,8 @@ def index_select(input, dim, index, *, out=None):
         return _write_out(src.clone(), out)
     size = input.shape[dim]
     if size == 0 and idx.numel():
+        if ndim == 1:      # torch's 1-d kernel bounds-checks first
+            raise IndexError("index out of range in self")
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     # PyTorch's dim-1 kernel reports a RuntimeError, the others an IndexError
     _check_bounds(idx, size, False, lambda v: RuntimeError(
@@ -1687,10 +1689,10 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers give int64)."""
     _check_tensor(input, "trace", "input", 1)
-    if input.dim() != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     if input.dtype is _C.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     dt = _C.int64 if input.dtype._category == 1 else input.dtype
     out = _C.empty((), dtype=dt, device=input.device)
     _cpu_kernel("trace", input.device, _trace_cpu)(out, _plain(input))

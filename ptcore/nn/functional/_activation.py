@@ -320,7 +320,8 @@ def glu(input, dim=-1):
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {d} is size {size}")
     _float_only(input, "glu_cpu")
-    a, b = input.split(size // 2, d)
+    half = size // 2
+    a, b = input.narrow(d, 0, half), input.narrow(d, half, half)
     return _name_grad_fn(a * ptcore.sigmoid(b), "GluBackward0", input)
 
 

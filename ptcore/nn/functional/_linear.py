@@ -43,6 +43,12 @@ def linear(input, weight, bias=None):
             f"expected m1, m2 and bias to have the same dtype, but got: {_cname(input.dtype)}, "
             f"{_cname(weight.dtype)}, {_cname(bias.dtype)}")
     nd = input.dim()
+    if nd == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D "
+                           f"and {weight.dim()}D")
+    if weight.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{weight.dim()}D")
     if weight.dim() == 2 and nd >= 2:
         wt = weight.t()
         if nd == 2:

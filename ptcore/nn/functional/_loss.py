@@ -74,6 +74,15 @@ def _logsigmoid(x):
     return logsigmoid(x)
 
 
+def _expand_pair(input, target):
+    """``torch.broadcast_tensors(input, target)`` when their shapes differ, as torch's l1/mse/
+    smooth-L1 losses do first: a 0-d target then promotes as a dimensioned tensor (bfloat16
+    input, float16 0-d target: a float32 loss)."""
+    if input.shape == target.shape:
+        return input, target
+    return _pt.broadcast_tensors(input, target)
+
+
 def _sub_promoted(x, t):
     """``x - t`` as torch's fused loss kernels compute it: a bool ``t``
     promotes to ``x``'s dtype (the ``-`` operator refuses bool tensors)."""
@@ -150,8 +159,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _check_tensor(target, "mse_loss", "target")
     _warn_size(input, target)
     reduction = _legacy_or(size_average, reduce, reduction)
+    in_size = input.size()
+    input, target = _expand_pair(input, target)
     if weight is not None:
-        if weight.size() != input.size():
+        if weight.size() != in_size:
             raise ValueError("Weights and input must have the same size.")
 
         def compute(x, t, w):
@@ -175,8 +186,10 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     _check_tensor(target, "l1_loss", "target")
     _warn_size(input, target)
     reduction = _legacy_or(size_average, reduce, reduction)
+    in_size = input.size()
+    input, target = _expand_pair(input, target)
     if weight is not None:
-        if weight.size() != input.size():
+        if weight.size() != in_size:
             raise ValueError("Weights and input must have the same size.")
         return _weighted_reduce((input - target).abs(), weight, reduction)
     enum = _Reduction.get_enum(reduction)
@@ -189,6 +202,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_tensor(target, "smooth_l1_loss", "target")
     _warn_size(input, target)
     reduction = _legacy_or(size_average, reduce, reduction)
+    input, target = _expand_pair(input, target)
     enum = _Reduction.get_enum(reduction)
     if beta == 0.0:
         return _apply_reduction((input - target).abs(), enum)
@@ -762,7 +776,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    loss = _pt.clamp_min(-target * (input1 - input2) + margin, 0)
+    # torch's margin is a double: integer inputs give a float loss
+    loss = _pt.clamp_min(-target * (input1 - input2) + float(margin), 0)
     return _apply_reduction(loss, enum)
 
 
