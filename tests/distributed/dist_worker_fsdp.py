@@ -116,10 +116,10 @@ def policy_for(kind):
     return ModuleWrapPolicy({Block})
 
 
-def train_case(kind, strategy, optim):
+def train_case(kind, strategy, optim, tag="train", **kwargs):
     model = make(kind)
     ref = copy.deepcopy(model)
-    fsdp = FSDP(model, sharding_strategy=strategy, auto_wrap_policy=policy_for(kind))
+    fsdp = FSDP(model, sharding_strategy=strategy, auto_wrap_policy=policy_for(kind), **kwargs)
     units = FSDP.fsdp_modules(fsdp)
     assert len(units) == 3, (kind, len(units))          # root + 2 nested units
     opt = make_opt(optim, fsdp.parameters())
@@ -142,11 +142,11 @@ def train_case(kind, strategy, optim):
         assert name.endswith("_fsdp_wrapped_module._flat_param"), name
         u = [m for m in units if m._handle is not None and m._handle.flat_param is p][0]
         h = u._handle
-        if strategy == ShardingStrategy.NO_SHARD:
+        if strategy == ShardingStrategy.NO_SHARD or h.world == 1:
             assert p.numel() == h.numel, (p.numel(), h.numel)
         else:
-            assert p.numel() * n == h.padded_numel and h.padded_numel - h.numel < n
-    print(f"OK-FSDP train {kind} {strategy.name} {optim} rank={rank}", flush=True)
+            assert p.numel() * h.world == h.padded_numel and h.padded_numel - h.numel < h.world
+    print(f"OK-FSDP {tag} {kind} {strategy.name} {optim} rank={rank}", flush=True)
 
 
 def stage_train():
@@ -185,9 +185,11 @@ def stage_features():
     assert isinstance(fsdp.module.blocks[0].module, Block)
     assert list(fsdp.state_dict()) == list(make("tiny").state_dict())
     assert [m for m in FSDP.fsdp_modules(fsdp, root_only=True)] == [fsdp]
-    # outside forward the original parameters are not set on their modules
+    # outside forward the original parameters are no registered parameters; sharded, they
+    # keep their shapes but no values (as torch's views of the freed flat parameter)
     head = fsdp.module.head
-    assert "weight" not in head.__dict__ and "weight" not in head._parameters
+    assert "weight" not in head._parameters and tuple(head.weight.shape) == (3, D)
+    assert head.weight.is_meta == (n > 1)
     print(f"OK-FSDP names rank={rank}", flush=True)
 
     # FULL_SHARD gathers again for backward; SHARD_GRAD_OP keeps the forward's gathers
@@ -359,6 +361,68 @@ def stage_features():
     assert all(v.dtype == ptcore.float32 for v in sd.values())
     assert_same_state(sd, ref.state_dict(), "bfloat16 mixed precision", tol=0.02)
     print(f"OK-FSDP mixed rank={rank}", flush=True)
+
+    # optimizer state dicts: full (by name, original shapes) equals the single-process
+    # optimizer's; loading it into a fresh model and optimizer continues the same training
+    for optim in ("adam", "sgd"):
+        model = make("tiny")
+        ref = copy.deepcopy(model)
+        fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({Block}))
+        opt, ropt = make_opt(optim, fsdp.parameters()), make_opt(optim, ref.parameters())
+
+        def step(f, o, r, ro, s):
+            xb, yb = batch("tiny", s)
+            o.zero_grad()
+            lossf(f(mine(xb)), mine(yb)).backward()
+            o.step()
+            ro.zero_grad()
+            lossf(r(xb), yb).backward()
+            ro.step()
+        for s in range(2):
+            step(fsdp, opt, ref, ropt, s)
+        full = FSDP.full_optim_state_dict(fsdp, opt)
+        assert (len(full) > 0) == (rank == 0)
+        osd = FSDP.optim_state_dict(fsdp, opt)
+        rsd = ropt.state_dict()
+        rnames = [k for k, _ in ref.named_parameters()]
+        assert sorted(osd["state"]) == sorted(rnames), (list(osd["state"]), rnames)
+        assert sorted(osd["param_groups"][0]["params"]) == sorted(rnames)
+        for i, name in enumerate(rnames):
+            for k, v in rsd["state"][i].items():
+                assert_close(osd["state"][name][k], v, f"{optim} optimizer state {name} {k}")
+        if rank == 0:
+            for name in rnames:
+                for k, v in full["state"][name].items():
+                    assert_close(v, osd["state"][name][k], "full_optim_state_dict")
+        fresh = FSDP(make("tiny", seed=3), auto_wrap_policy=ModuleWrapPolicy({Block}))
+        fresh.load_state_dict(fsdp.state_dict())
+        fopt = make_opt(optim, fresh.parameters())
+        fopt.load_state_dict(FSDP.optim_state_dict_to_load(fresh, fopt, osd))
+        scattered = FSDP.scatter_full_optim_state_dict(full if rank == 0 else None, fresh)
+        mine_sd = fopt.state_dict()
+        for i in mine_sd["state"]:
+            for k, v in mine_sd["state"][i].items():
+                assert_close(scattered["state"][i][k], v, "scatter_full_optim_state_dict")
+        for s in range(2, 4):
+            step(fresh, fopt, ref, ropt, s)
+        assert_same_state(fresh.state_dict(), ref.state_dict(), f"{optim} resumed training")
+    print(f"OK-FSDP optim rank={rank}", flush=True)
+
+    # hybrid sharding: with the world group as FULL_SHARD; with a (shard, replicate) pair
+    # of groups (each rank its own shard group) as NO_SHARD; over a 1-D device mesh
+    train_case("mlp", ShardingStrategy.HYBRID_SHARD, "adam", tag="hybrid")
+    own = [dist.new_group([r]) for r in range(n)][rank]
+    train_case("mlp", ShardingStrategy.HYBRID_SHARD, "sgd", tag="hybrid",
+               process_group=(own, dist.group.WORLD))
+    train_case("tiny", ShardingStrategy._HYBRID_SHARD_ZERO2, "sgd", tag="hybrid",
+               process_group=(own, dist.group.WORLD))
+    mesh = dist.init_device_mesh("cpu", (n,))
+    train_case("mlp", ShardingStrategy.FULL_SHARD, "sgd", tag="hybrid", device_mesh=mesh)
+    if n == 2:
+        mesh2 = dist.init_device_mesh("cpu", (2, 1))
+        train_case("tiny", ShardingStrategy.HYBRID_SHARD, "adam", tag="hybrid",
+                   device_mesh=mesh2)
+    print(f"OK-FSDP hybrid rank={rank}", flush=True)
 
     # errors as torch
     for kwargs, exc in (({"use_orig_params": True}, NotImplementedError),

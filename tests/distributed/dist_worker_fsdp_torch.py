@@ -1,6 +1,6 @@
 """Worker (mpiexec -n N): ptcore's FSDP against torch's FSDP (gloo, CPU) in the same
 processes: the same model and batches give the same local flat-parameter shards, losses,
-gradients, gradient norms and full state dicts (float32: torch's FSDP clip_grad_norm_
+gradients, gradient norms, full state dicts, optimizer state dicts and reprs (float32: torch's FSDP clip_grad_norm_
 refuses float64), for FULL_SHARD / SHARD_GRAD_OP / NO_SHARD with SGD
 and Adam, nested units from a wrap policy."""
 import os
@@ -109,11 +109,21 @@ def run(strategy, optim):
     assert list(tsd) == list(psd), (list(tsd), list(psd))
     for k in tsd:
         close(psd[k].numpy(), tsd[k].numpy(), f"{strategy} {optim} state_dict {k}")
+    tosd, posd = TFSDP.optim_state_dict(tf, topt), PFSDP.optim_state_dict(pf, popt)
+    assert list(tosd["state"]) == list(posd["state"]), (list(tosd["state"]), list(posd["state"]))
+    assert tosd["param_groups"][0]["params"] == posd["param_groups"][0]["params"]
+    for name, st in tosd["state"].items():
+        assert sorted(st) == sorted(posd["state"][name]), (st.keys(), posd["state"][name].keys())
+        for k, v in st.items():
+            close(posd["state"][name][k].numpy(), v.numpy(), f"{strategy} {optim} {name} {k}")
+    assert repr(pf) == repr(tf), (repr(pf), repr(tf))
     print(f"OK-TORCH {strategy} {optim} rank={rank}", flush=True)
 
 
 for strategy, optim in (("FULL_SHARD", "sgd"), ("FULL_SHARD", "adam"),
                         ("SHARD_GRAD_OP", "adam"), ("NO_SHARD", "sgd")):
     run(strategy, optim)
+tdist.barrier()
 tdist.destroy_process_group()
+pdist.barrier()           # no rank leaves while another still tears gloo down
 pdist.destroy_process_group()

@@ -137,11 +137,19 @@ class FlatParamHandle:
         for module, name, _, info in self.aliases:
             _set_plain_attr(module, name, by_info[id(info)])
 
-    def clear_views(self):
-        for info in self.infos:
-            info.module.__dict__.pop(info.name, None)
-        for module, name, _, _ in self.aliases:
-            module.__dict__.pop(name, None)
+    def set_resting(self):
+        """Between uses: the original parameters as views of the flat parameter when it is
+        not sharded, else as meta-device tensors of their shapes (as torch's views of a
+        freed flat parameter, their shapes and dtypes can be read, their values cannot)."""
+        if self.sharded:
+            by_info = {}
+            for info in self.infos:
+                by_info[id(info)] = ptcore.empty(info.shape, dtype=self.dtype, device="meta")
+                _set_plain_attr(info.module, info.name, by_info[id(info)])
+            for module, name, _, info in self.aliases:
+                _set_plain_attr(module, name, by_info[id(info)])
+        else:
+            self.set_views(self.flat_param.detach())
 
     # ------------------------------------------------------------------ backward
     def reduce_grad(self, grad):

@@ -13,7 +13,7 @@ import ptcore
 from ptcore.autograd.grad_mode import no_grad
 from ptcore.nn.modules.module import Module
 
-from ptcore.distributed.fsdp import _state_dict
+from ptcore.distributed.fsdp import _optim_state, _state_dict
 from ptcore.distributed.fsdp._flat_param import FlatParamHandle, reshard_after_forward
 from ptcore.distributed.fsdp.api import (
     BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullStateDictConfig,
@@ -117,7 +117,8 @@ class FullyShardedDataParallel(Module):
     Notes
     -----
     Build the optimizer on ``fsdp_model.parameters()`` after wrapping.  Outside forward
-    and :meth:`summon_full_params` the original parameters are not set on their modules.
+    and :meth:`summon_full_params` the original parameters of a sharded unit are
+    meta-device tensors of their shapes (torch's are views of a freed flat parameter).
     """
 
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None,
@@ -235,6 +236,7 @@ class FullyShardedDataParallel(Module):
                 m.__dict__.setdefault("_fsdp_param_order", list(m._parameters))
                 del m._parameters[name]
             module.register_parameter("_flat_param", self._handle.flat_param)
+            self._handle.set_resting()
         self._fsdp_wrapped_module = module
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config = FullStateDictConfig()
@@ -309,7 +311,7 @@ class FullyShardedDataParallel(Module):
                     return self._fsdp_wrapped_module(*args, **kwargs)
             return self._fsdp_wrapped_module(*args, **kwargs)
         finally:
-            h.clear_views()
+            h.set_resting()
             del full
 
     # ------------------------------------------------------------------ traversal
@@ -375,7 +377,7 @@ class FullyShardedDataParallel(Module):
             for u, full in zip(units, fulls):
                 if full is not None and writeback:
                     u._handle.write_back(full)
-                u._handle.clear_views()
+                u._handle.set_resting()
 
     # ------------------------------------------------------------------ state dicts
     @staticmethod
@@ -468,6 +470,65 @@ class FullyShardedDataParallel(Module):
             return _state_dict.load_local_state_dict(self, state_dict, strict)
         with self.summon_full_params(self, writeback=True):
             return _state_dict.load_full_state_dict(self, state_dict, strict)
+
+    # ------------------------------------------------------------------ optimizer state
+    @staticmethod
+    def full_optim_state_dict(model, optim, optim_input=None, rank0_only=True, group=None):
+        """The optimizer's state for the full model: ``{"state": {name: {...}},
+        "param_groups": [{..., "params": [name, ...]}]}`` keyed by the original parameter
+        names, per-element state in the original shapes.  Collective; with ``rank0_only``
+        the other ranks get ``{}``."""
+        if optim_input is not None:
+            raise NotImplementedError("optim_input is deprecated in torch and not supported; "
+                                      "pass the optimizer")
+        return _optim_state.full_optim_state_dict(model, optim, rank0_only)
+
+    @staticmethod
+    def optim_state_dict(model, optim, optim_state_dict=None, group=None):
+        """The optimizer state dict in the form of ``model``'s state-dict type (only
+        ``FULL_STATE_DICT``: as :meth:`full_optim_state_dict`, on every rank unless the
+        ``FullOptimStateDictConfig`` says ``rank0_only``).  Collective."""
+        settings = FullyShardedDataParallel.get_state_dict_type(model)
+        if settings.state_dict_type != StateDictType.FULL_STATE_DICT:
+            raise NotImplementedError(f"optim_state_dict: only FULL_STATE_DICT is supported by "
+                                      f"ptcore, got {settings.state_dict_type}")
+        rank0_only = getattr(settings.optim_state_dict_config, "rank0_only", False)
+        return _optim_state.full_optim_state_dict(model, optim, rank0_only)
+
+    @staticmethod
+    def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=False,
+                                 load_directly=False, group=None):
+        """Turn a full optimizer state dict (keyed by parameter names, as
+        :meth:`optim_state_dict` gives) into this rank's state dict for ``optim`` (its flat
+        shards); with ``load_directly`` load it into ``optim`` and return None."""
+        if is_named_optimizer:
+            raise NotImplementedError("is_named_optimizer=True is not supported")
+        osd = _optim_state.sharded_optim_state_dict(
+            model, [g["params"] for g in optim.param_groups], optim_state_dict)
+        if load_directly:
+            optim.load_state_dict(osd)
+            return None
+        return osd
+
+    @staticmethod
+    def shard_full_optim_state_dict(full_optim_state_dict, model, optim_input=None,
+                                    optim=None):
+        """This rank's part of a full optimizer state dict, for an optimizer built on
+        ``model.parameters()`` (or on ``optim``'s param groups)."""
+        groups = [g["params"] for g in optim.param_groups] if optim is not None \
+            else [list(model.parameters())]
+        return _optim_state.sharded_optim_state_dict(model, groups, full_optim_state_dict)
+
+    @staticmethod
+    def scatter_full_optim_state_dict(full_optim_state_dict, model, optim_input=None,
+                                      optim=None, group=None):
+        """As :meth:`shard_full_optim_state_dict`, with the full state dict given on rank 0
+        only (the other ranks pass None).  Collective."""
+        dist = _dist()
+        box = [full_optim_state_dict if dist.get_rank() == 0 else None]
+        dist.broadcast_object_list(box, src=0)
+        return FullyShardedDataParallel.shard_full_optim_state_dict(box[0], model,
+                                                                    optim=optim)
 
     # ------------------------------------------------------------------ gradients
     def clip_grad_norm_(self, max_norm, norm_type=2.0):
