@@ -137,6 +137,20 @@ def train_case(kind, strategy, optim, tag="train", **kwargs):
         ropt.step()
         assert_close(global_loss(loss), rloss.item(), f"{kind} {strategy} {optim} loss {step}")
     assert_same_state(fsdp.state_dict(), ref.state_dict(), f"{kind} {strategy} {optim}")
+    if kwargs.get("use_orig_params"):
+        # the original parameters, each this rank's part of it (1-D while sharded)
+        names = [k for k, _ in fsdp.named_parameters()]
+        assert [k.replace("_fsdp_wrapped_module.", "") for k in names] == \
+            [k for k, _ in ref.named_parameters()], names
+        for (k, p), q in zip(fsdp.named_parameters(), ref.parameters()):
+            sizes = [None] * n
+            dist.all_gather_object(sizes, p.numel())
+            if strategy == ShardingStrategy.NO_SHARD:
+                assert p.shape == q.shape, (k, p.shape, q.shape)
+            else:
+                assert p.dim() == 1 and sum(sizes) == q.numel(), (k, sizes, q.shape)
+        print(f"OK-FSDP {tag} {kind} {strategy.name} {optim} rank={rank}", flush=True)
+        return
     # the shards the optimizer sees: 1/n of each unit's padded flat parameter
     for name, p in fsdp.named_parameters():
         assert name.endswith("_fsdp_wrapped_module._flat_param"), name
@@ -408,6 +422,27 @@ def stage_features():
         assert_same_state(fresh.state_dict(), ref.state_dict(), f"{optim} resumed training")
     print(f"OK-FSDP optim rank={rank}", flush=True)
 
+    # use_orig_params=True: the optimizer steps on the original parameters' local parts
+    for kind, strategy, optim in (("mlp", ShardingStrategy.FULL_SHARD, "adam"),
+                                  ("tiny", ShardingStrategy.FULL_SHARD, "sgd"),
+                                  ("tiny", ShardingStrategy.SHARD_GRAD_OP, "adam"),
+                                  ("mlp", ShardingStrategy.NO_SHARD, "sgd")):
+        train_case(kind, strategy, optim, tag="orig", use_orig_params=True)
+    fsdp = FSDP(make("tiny"), auto_wrap_policy=ModuleWrapPolicy({Block}), use_orig_params=True)
+    ref = make("tiny")
+    with FSDP.summon_full_params(fsdp):
+        w = fsdp.module.blocks[0].module.ff[0].weight
+        assert isinstance(w, nn.Parameter) and w.shape == ref.blocks[0].ff[0].weight.shape
+        with ptcore.no_grad():
+            w.mul_(3.0)
+            ref.blocks[0].ff[0].weight.mul_(3.0)
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), "use_orig_params summon writeback")
+    lossf(fsdp(mine(x)), mine(y)).backward()
+    lossf(ref(x), y).backward()
+    assert_close(fsdp.clip_grad_norm_(1.0), nn.utils.clip_grad_norm_(ref.parameters(), 1.0),
+                 "use_orig_params clip_grad_norm_")
+    print(f"OK-FSDP orig rank={rank}", flush=True)
+
     # hybrid sharding: with the world group as FULL_SHARD; with a (shard, replicate) pair
     # of groups (each rank its own shard group) as NO_SHARD; over a 1-D device mesh
     train_case("mlp", ShardingStrategy.HYBRID_SHARD, "adam", tag="hybrid")
@@ -425,7 +460,7 @@ def stage_features():
     print(f"OK-FSDP hybrid rank={rank}", flush=True)
 
     # errors as torch
-    for kwargs, exc in (({"use_orig_params": True}, NotImplementedError),
+    for kwargs, exc in (({"device_id": "meta"}, ValueError),
                         ({"sharding_strategy": "FULL_SHARD"}, TypeError)):
         try:
             FSDP(mlp(), **kwargs)

@@ -64,7 +64,7 @@ def close(a, b, what, tol=2e-5):
         raise AssertionError(f"rank {rank}: {what}: ptcore {a} vs torch {b}")
 
 
-def run(strategy, optim):
+def run(strategy, optim, use_orig=False):
     torch.manual_seed(0)
     tmodel, tblock = build(torch)
     tmodel = tmodel.float()
@@ -72,14 +72,16 @@ def run(strategy, optim):
     pmodel = pmodel.float()
     copy_weights(tmodel, pmodel)
     tf = TFSDP(tmodel, sharding_strategy=getattr(TStrategy, strategy),
-               auto_wrap_policy=TPolicy({tblock}), device_id=torch.device("cpu"))
+               auto_wrap_policy=TPolicy({tblock}), device_id=torch.device("cpu"),
+               use_orig_params=use_orig)
     pf = PFSDP(pmodel, sharding_strategy=getattr(PStrategy, strategy),
-               auto_wrap_policy=PPolicy({pblock}))
+               auto_wrap_policy=PPolicy({pblock}), use_orig_params=use_orig)
+    tag = f"{strategy} {optim}" + (" orig" if use_orig else "")
     tparams = dict(tf.named_parameters())
     pparams = dict(pf.named_parameters())
     assert list(tparams) == list(pparams), (list(tparams), list(pparams))
     for k in tparams:
-        close(pparams[k].detach().numpy(), tparams[k].detach().numpy(), f"{strategy} shard {k}")
+        close(pparams[k].detach().numpy(), tparams[k].detach().numpy(), f"{tag} shard {k}")
     if optim == "sgd":
         topt = torch.optim.SGD(tf.parameters(), lr=0.1, momentum=0.9)
         popt = ptcore.optim.SGD(pf.parameters(), lr=0.1, momentum=0.9)
@@ -96,33 +98,40 @@ def run(strategy, optim):
         pl = ptcore.nn.functional.cross_entropy(pf(ptcore.from_numpy(x)), ptcore.from_numpy(y))
         tl.backward()
         pl.backward()
-        close(pl.item(), tl.item(), f"{strategy} {optim} loss {step}")
+        close(pl.item(), tl.item(), f"{tag} loss {step}")
         for k in tparams:
-            close(pparams[k].grad.numpy(), tparams[k].grad.numpy(),
-                  f"{strategy} {optim} grad {k} {step}")
+            tg, pg = tparams[k].grad, pparams[k].grad
+            assert (tg is None) == (pg is None), (tag, k, tg, pg)
+            if tg is not None:
+                close(pg.numpy(), tg.numpy(), f"{tag} grad {k} {step}")
         tn = tf.clip_grad_norm_(0.5)
         pn = pf.clip_grad_norm_(0.5)
-        close(pn.item(), tn.item(), f"{strategy} {optim} grad norm {step}")
+        close(pn.item(), tn.item(), f"{tag} grad norm {step}")
         topt.step()
         popt.step()
     tsd, psd = tf.state_dict(), pf.state_dict()
     assert list(tsd) == list(psd), (list(tsd), list(psd))
     for k in tsd:
-        close(psd[k].numpy(), tsd[k].numpy(), f"{strategy} {optim} state_dict {k}")
+        close(psd[k].numpy(), tsd[k].numpy(), f"{tag} state_dict {k}")
+    if use_orig:
+        print(f"OK-TORCH {tag} rank={rank}", flush=True)
+        return
     tosd, posd = TFSDP.optim_state_dict(tf, topt), PFSDP.optim_state_dict(pf, popt)
     assert list(tosd["state"]) == list(posd["state"]), (list(tosd["state"]), list(posd["state"]))
     assert tosd["param_groups"][0]["params"] == posd["param_groups"][0]["params"]
     for name, st in tosd["state"].items():
         assert sorted(st) == sorted(posd["state"][name]), (st.keys(), posd["state"][name].keys())
         for k, v in st.items():
-            close(posd["state"][name][k].numpy(), v.numpy(), f"{strategy} {optim} {name} {k}")
+            close(posd["state"][name][k].numpy(), v.numpy(), f"{tag} {name} {k}")
     assert repr(pf) == repr(tf), (repr(pf), repr(tf))
-    print(f"OK-TORCH {strategy} {optim} rank={rank}", flush=True)
+    print(f"OK-TORCH {tag} rank={rank}", flush=True)
 
 
 for strategy, optim in (("FULL_SHARD", "sgd"), ("FULL_SHARD", "adam"),
                         ("SHARD_GRAD_OP", "adam"), ("NO_SHARD", "sgd")):
     run(strategy, optim)
+run("FULL_SHARD", "adam", use_orig=True)
+run("NO_SHARD", "sgd", use_orig=True)
 tdist.barrier()
 tdist.destroy_process_group()
 pdist.barrier()           # no rank leaves while another still tears gloo down

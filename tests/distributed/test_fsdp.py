@@ -20,7 +20,7 @@ TRAIN_CASES = [f"{kind} {strategy} {optim}" for kind in ("mlp", "tiny")
                for strategy in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD")
                for optim in ("sgd", "adam")]
 FEATURES = ["names", "reshard", "state_dict", "summon", "clip", "no_sync", "wrap", "ignored",
-            "mixed", "optim", "hybrid", "errors"]
+            "mixed", "optim", "orig", "hybrid", "errors"]
 
 
 def _ranks(out, tag):
@@ -47,7 +47,8 @@ def test_matches_torch_fsdp():
     pytest.importorskip("torch")
     p = run_mpi("dist_worker_fsdp_torch.py", 3, timeout=240)
     assert p.returncode == 0, p.stdout
-    for case in ("FULL_SHARD sgd", "FULL_SHARD adam", "SHARD_GRAD_OP adam", "NO_SHARD sgd"):
+    for case in ("FULL_SHARD sgd", "FULL_SHARD adam", "SHARD_GRAD_OP adam", "NO_SHARD sgd",
+                 "FULL_SHARD adam orig", "NO_SHARD sgd orig"):
         assert _ranks(p.stdout, f"OK-TORCH {case}") == [0, 1, 2], (case, p.stdout)
 
 

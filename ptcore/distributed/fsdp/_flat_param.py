@@ -31,20 +31,23 @@ _RESHARD_AFTER_FORWARD = (ShardingStrategy.FULL_SHARD, ShardingStrategy.HYBRID_S
 
 class _ParamInfo:
     """Where one original parameter lives: its module/attribute names and its slice."""
-    __slots__ = ("module", "name", "fqn", "shape", "numel", "offset", "requires_grad")
+    __slots__ = ("module", "name", "fqn", "shape", "numel", "offset", "param")
 
-    def __init__(self, module, name, fqn, shape, numel, offset, requires_grad):
+    def __init__(self, module, name, fqn, shape, numel, offset, param):
         self.module, self.name, self.fqn = module, name, fqn
         self.shape, self.numel, self.offset = shape, numel, offset
-        self.requires_grad = requires_grad
+        self.param = param
 
 
 class FlatParamHandle:
     """The flat parameter of one FSDP unit and the collectives on it."""
 
-    def __init__(self, params, shared, pg, replicate_pg, strategy, mixed_precision):
+    def __init__(self, params, shared, pg, replicate_pg, strategy, mixed_precision,
+                 use_orig_params=False):
         """``params``: list of (module, name, fqn, Parameter), unique; ``shared``: list of
-        (module, name, fqn, index into params) for further references to the same tensor."""
+        (module, name, fqn, index into params) for further references to the same tensor.
+        With ``use_orig_params`` the original Parameters stay registered, as views of their
+        part of the local shard (1-D, maybe empty) while sharded."""
         dist = _dist()
         dtypes = {p.dtype for _, _, _, p in params}
         if len(dtypes) != 1:
@@ -68,11 +71,16 @@ class FlatParamHandle:
             self.reduce_dtype = (mixed_precision.reduce_dtype
                                  if mixed_precision.reduce_dtype is not None
                                  else self.param_dtype)
+        # as torch: with use_orig_params every parameter starts 16-byte aligned (in the
+        # compute dtype) within the flat parameter
+        align = 16 // ptcore.empty(0, dtype=self.param_dtype).element_size() \
+            if use_orig_params else 1
         self.infos = []
         offset = 0
         for module, name, fqn, p in params:
+            offset = -(-offset // align) * align
             self.infos.append(_ParamInfo(module, name, fqn, tuple(p.shape), p.numel(), offset,
-                                         p.requires_grad))
+                                         p))
             offset += p.numel()
         self.aliases = [(module, name, fqn, self.infos[i]) for module, name, fqn, i in shared]
         self.numel = offset
@@ -80,13 +88,13 @@ class FlatParamHandle:
         self.padded_numel = -(-offset // world) * world
         self.shard_numel = self.padded_numel // world
         with no_grad():
-            flat = ptcore.cat([p.detach().reshape(-1) for _, _, _, p in params])
-            if self.padded_numel > offset:
-                flat = ptcore.cat([flat, ptcore.zeros(self.padded_numel - offset,
-                                                      dtype=self.dtype)])
+            flat = ptcore.zeros(self.padded_numel, dtype=self.dtype)
+            for info in self.infos:
+                flat[info.offset:info.offset + info.numel] = info.param.detach().reshape(-1)
             start = self.rank * self.shard_numel if self.sharded else 0
             shard = flat[start:start + self.shard_numel].clone()
         self.flat_param = ptcore.nn.Parameter(shard, requires_grad=params[0][3].requires_grad)
+        self.use_orig = use_orig_params
         self.no_sync = False
         self._accum = None          # gradient of the full flat tensor kept under no_sync
         self._bwd_full = None       # the full tensor gathered again for backward
@@ -130,18 +138,48 @@ class FlatParamHandle:
                 for info in self.infos]
 
     def set_views(self, full):
+        """Set the original parameters on their modules as views of ``full`` (for forward:
+        plain tensors through which autograd reaches the flat parameter)."""
+        setter = _set_param_slot if self.use_orig else _set_plain_attr
         by_info = {}
         for info, v in self.views(full):
             by_info[id(info)] = v
-            _set_plain_attr(info.module, info.name, v)
+            setter(info.module, info.name, v)
         for module, name, _, info in self.aliases:
-            _set_plain_attr(module, name, by_info[id(info)])
+            setter(module, name, by_info[id(info)])
+
+    def local_range(self, info):
+        """(start, stop) of ``info``'s elements within this rank's shard (stop >= start)."""
+        base = self.rank * self.shard_numel if self.sharded else 0
+        lo = min(max(info.offset - base, 0), self.shard_numel)
+        hi = min(max(info.offset + info.numel - base, 0), self.shard_numel)
+        return lo, hi
+
+    def use_sharded_views(self):
+        """``use_orig_params``: each original Parameter's data is its part of the local
+        shard (the optimizer's in-place updates land in the flat parameter)."""
+        flat = self.flat_param.detach()
+        for info in self.infos:
+            lo, hi = self.local_range(info)
+            v = flat[lo:hi]
+            info.param.data = v if self.sharded else v.view(info.shape)
+        self.set_resting()
+
+    def use_full_data(self, full):
+        """``use_orig_params`` in ``summon_full_params``: the Parameters hold full views."""
+        for info, v in self.views(full):
+            info.param.data = v
 
     def set_resting(self):
         """Between uses: the original parameters as views of the flat parameter when it is
         not sharded, else as meta-device tensors of their shapes (as torch's views of a
         freed flat parameter, their shapes and dtypes can be read, their values cannot)."""
-        if self.sharded:
+        if self.use_orig:
+            for info in self.infos:
+                _set_param_slot(info.module, info.name, info.param)
+            for module, name, _, info in self.aliases:
+                _set_param_slot(module, name, info.param)
+        elif self.sharded:
             by_info = {}
             for info in self.infos:
                 by_info[id(info)] = ptcore.empty(info.shape, dtype=self.dtype, device="meta")
@@ -176,13 +214,32 @@ class FlatParamHandle:
             if self.replicate_pg is not None and dist.get_world_size(self.replicate_pg) > 1:
                 dist.all_reduce(out, group=self.replicate_pg)
                 out.div_(dist.get_world_size(self.replicate_pg))
-            return out.to(self.dtype)
+            out = out.to(self.dtype)
+            if not self.use_orig:
+                return out
+            # use_orig_params: the gradient goes to the original Parameters' local parts
+            for info in self.infos:
+                lo, hi = self.local_range(info)
+                if hi == lo:
+                    continue
+                g = out[lo:hi] if self.sharded else out[lo:hi].view(info.shape)
+                if info.param.grad is None:
+                    info.param.grad = g.clone()
+                else:
+                    info.param.grad.add_(g)
+            return None
 
 
 def _set_plain_attr(module, name, value):
     """Set a tensor attribute that is not a registered parameter (``module.weight`` as a view
     of the gathered flat tensor)."""
     object.__setattr__(module, name, value)
+
+
+def _set_param_slot(module, name, value):
+    """Put ``value`` in the registered parameter's slot (a plain tensor during forward, the
+    Parameter again afterwards), keeping the registration order."""
+    module._parameters[name] = value
 
 
 class _Unshard(Function):

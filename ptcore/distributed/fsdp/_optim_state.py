@@ -47,8 +47,15 @@ def _gather(h, t):
     return out
 
 
+def _flat_params_only(model):
+    if any(h.use_orig for h, _ in _handles_by_flat(model).values()):
+        raise NotImplementedError("FSDP optimizer state dicts with use_orig_params=True are "
+                                  "not supported by ptcore")
+
+
 def full_optim_state_dict(model, optim, rank0_only):
     """The full optimizer state dict (collective)."""
+    _flat_params_only(model)
     handles, names = _handles_by_flat(model), _names(model)
     osd = optim.state_dict()
     order = [p for g in optim.param_groups for p in g["params"]]
@@ -87,6 +94,7 @@ def sharded_optim_state_dict(model, params_by_group, full_osd):
     """The optimizer state dict to load for ``params_by_group`` (lists of this model's
     parameters, the optimizer's param groups) from a full state dict (local; no
     collectives)."""
+    _flat_params_only(model)
     handles, names = _handles_by_flat(model), _names(model)
     full_state = full_osd["state"]
     if len(full_osd["param_groups"]) != len(params_by_group):

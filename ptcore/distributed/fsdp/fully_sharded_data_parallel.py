@@ -110,7 +110,9 @@ class FullyShardedDataParallel(Module):
     sync_module_states : bool
         Broadcast rank 0's parameters and buffers before sharding.
     use_orig_params : bool
-        Only False is supported: ``parameters()`` yields the flat shards.
+        False (default): ``parameters()`` yields the units' flat shards.  True: the original
+        Parameters stay registered; each holds its part of the local shard (1-D, maybe
+        empty) between uses and gets its part of the reduced gradient.
     device_mesh : DeviceMesh, optional
         1-D mesh to shard over (2-D: replicate over dim 0, shard over dim 1, for hybrid).
 
@@ -135,10 +137,6 @@ class FullyShardedDataParallel(Module):
         if not isinstance(module, Module):
             raise TypeError(f"FullyShardedDataParallel: module must be a ptcore.nn.Module, "
                             f"got {type(module).__name__}")
-        if use_orig_params:
-            raise NotImplementedError("FullyShardedDataParallel(use_orig_params=True) is not "
-                                      "supported by ptcore; use the flat parameters "
-                                      "(use_orig_params=False)")
         if mixed_precision is not None and mixed_precision.keep_low_precision_grads:
             raise NotImplementedError("MixedPrecision(keep_low_precision_grads=True) is not "
                                       "supported by ptcore: gradients are cast back to the "
@@ -179,7 +177,7 @@ class FullyShardedDataParallel(Module):
         self.backward_prefetch = backward_prefetch
         self.forward_prefetch = forward_prefetch
         self.limit_all_gathers = limit_all_gathers
-        self._use_orig_params = False
+        self._use_orig_params = bool(use_orig_params)
 
         if auto_wrap_policy is not None:
             if any(isinstance(m, FullyShardedDataParallel) for m in module.modules()):
@@ -192,8 +190,8 @@ class FullyShardedDataParallel(Module):
                 backward_prefetch=backward_prefetch, mixed_precision=mixed_precision,
                 param_init_fn=param_init_fn, device_id=device_id,
                 sync_module_states=sync_module_states, forward_prefetch=forward_prefetch,
-                limit_all_gathers=limit_all_gathers, ignored_states=list(ignored_params.values())
-                or None, device_mesh=device_mesh)
+                limit_all_gathers=limit_all_gathers, use_orig_params=use_orig_params,
+                ignored_states=list(ignored_params.values()) or None, device_mesh=device_mesh)
 
             def wrap_fn(m, overrides):
                 return FullyShardedDataParallel(m, **{**kwargs, **overrides})
@@ -231,12 +229,16 @@ class FullyShardedDataParallel(Module):
         self._handle = None
         if params:
             self._handle = FlatParamHandle(params, shared, self.process_group,
-                                           self._replicate_pg, strategy, mixed_precision)
-            for m, name, _, _ in params + shared:
-                m.__dict__.setdefault("_fsdp_param_order", list(m._parameters))
-                del m._parameters[name]
-            module.register_parameter("_flat_param", self._handle.flat_param)
-            self._handle.set_resting()
+                                           self._replicate_pg, strategy, mixed_precision,
+                                           self._use_orig_params)
+            if self._use_orig_params:
+                self._handle.use_sharded_views()
+            else:
+                for m, name, _, _ in params + shared:
+                    m.__dict__.setdefault("_fsdp_param_order", list(m._parameters))
+                    del m._parameters[name]
+                module.register_parameter("_flat_param", self._handle.flat_param)
+                self._handle.set_resting()
         self._fsdp_wrapped_module = module
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config = FullStateDictConfig()
@@ -367,17 +369,24 @@ class FullyShardedDataParallel(Module):
         fulls = []
         try:
             for u in units:
-                full = u._handle.gather(u._handle.dtype)
+                h = u._handle
+                full = h.gather(h.dtype)
                 keep = not rank0_only or dist.get_rank() == 0
                 fulls.append(full if keep else None)
-                if keep:
-                    u._handle.set_views(full)
+                if keep and h.use_orig:
+                    h.use_full_data(full)
+                elif keep:
+                    h.set_views(full)
             yield
         finally:
             for u, full in zip(units, fulls):
+                h = u._handle
                 if full is not None and writeback:
-                    u._handle.write_back(full)
-                u._handle.set_resting()
+                    h.write_back(full)
+                if h.use_orig:
+                    h.use_sharded_views()
+                else:
+                    h.set_resting()
 
     # ------------------------------------------------------------------ state dicts
     @staticmethod
@@ -542,7 +551,10 @@ class FullyShardedDataParallel(Module):
         sharded, local = [], []
         flat_ids = {}
         for u in self._units():
-            flat_ids[id(u._handle.flat_param)] = u._handle
+            h = u._handle
+            flat_ids[id(h.flat_param)] = h
+            for info in h.infos if h.use_orig else ():
+                flat_ids[id(info.param)] = h
         for p in self.parameters():
             if p.grad is None:
                 continue
