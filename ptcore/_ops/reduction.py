@@ -1075,6 +1075,10 @@ def cumprod_(self, dim, *, dtype=None):
 
 def _cum_ext(name, input, dim, out):
     x = _tensor_arg(input, name)
+    if x.numel() == 0 and x.ndim and out is None:
+        # torch returns an empty input's empty results before checking the dim
+        cls = _cummax_t if name == "cummax" else _cummin_t
+        return cls(x.clone(), _C.empty(tuple(x.shape), dtype=_C.int64, device=x.device))
     d = _one_dim(dim, x.ndim, name)
     if x.numel() and x.ndim:             # (a 0-d input is returned as it is)
         _no_complex(x, f"{name}_cpu")

@@ -1356,6 +1356,8 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if x.numel() == 0 and x.dim():
+        return x.clone()        # torch returns an empty input before checking the dims
     if x.dim() == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     wd = [_wrap(d, x.dim()) for d in dims]

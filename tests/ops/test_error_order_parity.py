@@ -99,3 +99,22 @@ def test_reduction_with_dtype_casts_the_input_first(op, src, dst):
         got.append(getattr(lib, op)(x, dtype=getattr(lib, dst)).double().item())
     rtol = 1e-6 if dst == "float32" else 0.0
     assert got[1] == pytest.approx(got[0], rel=rtol, abs=0)
+
+
+EMPTY_OK = [
+    ("roll_empty_bad_dim", lambda L: L.roll(L.zeros(0, 3, dtype=L.uint8), 1, -3)),
+    ("roll_empty_two_dims", lambda L: L.roll(L.zeros(0, 3), (1, 2), (5, 7))),
+    ("cummax_empty_bad_dim", lambda L: L.cummax(L.zeros(0, dtype=L.complex64), -3)),
+    ("cummin_empty_bad_dim", lambda L: L.cummin(L.zeros(0, 2, dtype=L.uint8), 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn", EMPTY_OK, ids=[c[0] for c in EMPTY_OK])
+def test_empty_input_returned_before_the_dim_check(name, fn):
+    (ts, tv), (ps, pv) = _both(fn)
+    assert ts == ps == "ok", (ts, ps, pv)
+    tv = tv if isinstance(tv, tuple) else (tv,)
+    pv = pv if isinstance(pv, tuple) else (pv,)
+    for a, b in zip(tv, pv):
+        assert tuple(a.shape) == tuple(b.shape)
+        assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
