@@ -443,6 +443,43 @@ def stage_features():
                  "use_orig_params clip_grad_norm_")
     print(f"OK-FSDP orig rank={rank}", flush=True)
 
+    # apply() sees the full parameters (initialization); sync_module_states broadcasts
+    # rank 0's parameters; meta-device modules are materialized
+    def init(m):
+        if isinstance(m, nn.Linear):
+            with ptcore.no_grad():
+                m.weight.fill_(0.25)
+                m.bias.copy_(ptcore.arange(m.bias.numel(), dtype=m.bias.dtype))
+    fsdp = FSDP(make("mlp"), auto_wrap_policy=policy_for("mlp"))
+    fsdp.apply(init)
+    ref = make("mlp").apply(init)
+    assert_same_state(fsdp.state_dict(), ref.state_dict(), "apply")
+    fsdp = FSDP(make("tiny", seed=rank), auto_wrap_policy=ModuleWrapPolicy({Block}),
+                sync_module_states=True)
+    assert_same_state(fsdp.state_dict(), make("tiny", seed=0).state_dict(),
+                      "sync_module_states")
+    with ptcore.device("meta"):
+        meta_model = mlp()
+    ptcore.manual_seed(7)
+    fsdp = FSDP(meta_model, auto_wrap_policy=policy_for("mlp"))
+    sd = fsdp.state_dict()
+    assert not any(v.is_meta for v in sd.values())
+    assert all(float(v.abs().sum()) > 0 for v in sd.values())
+    calls = []
+    with ptcore.device("meta"):
+        meta_model = mlp()
+
+    def materialize(m):
+        calls.append(type(m).__name__)
+        m.to_empty(device="cpu", recurse=False)
+        with ptcore.no_grad():
+            for p in m.parameters(recurse=False):
+                p.fill_(1.0)
+    fsdp = FSDP(meta_model, param_init_fn=materialize, auto_wrap_policy=policy_for("mlp"))
+    assert calls == ["Linear"] * 3, calls
+    assert all(bool((v == 1).all()) for v in fsdp.state_dict().values())
+    print(f"OK-FSDP init rank={rank}", flush=True)
+
     # hybrid sharding: with the world group as FULL_SHARD; with a (shard, replicate) pair
     # of groups (each rank its own shard group) as NO_SHARD; over a 1-D device mesh
     train_case("mlp", ShardingStrategy.HYBRID_SHARD, "adam", tag="hybrid")

@@ -104,7 +104,8 @@ class FullyShardedDataParallel(Module):
         Modules (or parameters, for ``ignored_states``) left out of sharding: they stay
         ordinary parameters, replicated and not reduced.
     param_init_fn : callable, optional
-        Called on each module of the unit that has meta-device parameters.
+        Called on each module of the unit that has meta-device parameters or buffers to
+        materialize them (default: ``to_empty(device="cpu")`` and ``reset_parameters()``).
     device_id : optional
         Must be None or the CPU.
     sync_module_states : bool
@@ -203,19 +204,26 @@ class FullyShardedDataParallel(Module):
                 m._is_root = False
         self._is_root = True
         self._lazy_done = False
+        self._summoned = False
 
-        if param_init_fn is not None:
-            for m in self._owned_modules(module):
-                if any(p.is_meta for p in m.parameters(recurse=False)):
+        # meta-device modules: param_init_fn(m), or to_empty + reset_parameters (as torch)
+        for m in self._owned_modules(module):
+            if any(t.is_meta for t in list(m.parameters(recurse=False)) +
+                   list(m.buffers(recurse=False))):
+                if param_init_fn is not None:
                     param_init_fn(m)
+                else:
+                    m.to_empty(device="cpu", recurse=False)
+                    if callable(getattr(m, "reset_parameters", None)):
+                        m.reset_parameters()
         params, shared, seen = [], [], {}
         for prefix, m in self._owned_modules(module, with_prefix=True):
             for name, p in m._parameters.items():
                 if p is None or id(p) in ignored_params:
                     continue
                 if p.is_meta:
-                    raise RuntimeError(f"FSDP: parameter {prefix}{name} is on the meta device; "
-                                       f"pass param_init_fn to materialize it")
+                    raise RuntimeError(f"FSDP: parameter {prefix}{name} is still on the meta "
+                                       f"device after param_init_fn")
                 if id(p) in seen:
                     shared.append((m, name, prefix + name, seen[id(p)]))
                 else:
@@ -316,6 +324,15 @@ class FullyShardedDataParallel(Module):
             h.set_resting()
             del full
 
+    def apply(self, fn):
+        """``fn`` on every submodule and then self (as ``Module.apply``), with the full
+        parameters summoned and written back: initialization functions see and set the
+        real parameters.  Collective on the root."""
+        if not self._is_root or any(u._summoned for u in self.fsdp_modules(self)):
+            return super().apply(fn)
+        with self.summon_full_params(self, writeback=True):
+            return super().apply(fn)
+
     # ------------------------------------------------------------------ traversal
     @staticmethod
     def fsdp_modules(module, root_only=False):
@@ -369,6 +386,7 @@ class FullyShardedDataParallel(Module):
         fulls = []
         try:
             for u in units:
+                u._summoned = True
                 h = u._handle
                 full = h.gather(h.dtype)
                 keep = not rank0_only or dist.get_rank() == 0
@@ -379,6 +397,8 @@ class FullyShardedDataParallel(Module):
                     h.set_views(full)
             yield
         finally:
+            for u in units:
+                u._summoned = False
             for u, full in zip(units, fulls):
                 h = u._handle
                 if full is not None and writeback:
