@@ -480,6 +480,40 @@ def stage_features():
     assert all(bool((v == 1).all()) for v in fsdp.state_dict().values())
     print(f"OK-FSDP init rank={rank}", flush=True)
 
+    # tied weights (one parameter under two names) and, with use_orig_params, frozen
+    # parameters next to trained ones in one unit
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCAB, D)
+            self.mid = nn.Linear(D, D)
+            self.out = nn.Linear(D, VOCAB, bias=False)
+            self.out.weight = self.embed.weight
+
+        def forward(self, t):
+            return self.out(self.mid(self.embed(t)).tanh()).mean(1)
+    for use_orig in (False, True):
+        ptcore.manual_seed(0)
+        model = Tied()
+        model.mid.bias.requires_grad_(not use_orig)
+        ref = copy.deepcopy(model)
+        fsdp = FSDP(model, use_orig_params=use_orig)
+        opt = ptcore.optim.SGD(fsdp.parameters(), lr=0.5)
+        ropt = ptcore.optim.SGD(ref.parameters(), lr=0.5)
+        xb, _ = batch("tiny", 1)
+        yb = ptcore.from_numpy(np.random.default_rng(0).integers(0, VOCAB, n * LOCAL))
+        for _ in range(2):
+            opt.zero_grad()
+            ropt.zero_grad()
+            lossf(fsdp(mine(xb)), mine(yb)).backward()
+            lossf(ref(xb), yb).backward()
+            opt.step()
+            ropt.step()
+        sd = fsdp.state_dict()
+        assert_same_state(sd, ref.state_dict(), f"tied weights use_orig_params={use_orig}")
+        assert_close(sd["out.weight"], sd["embed.weight"], "tied")
+    print(f"OK-FSDP tied rank={rank}", flush=True)
+
     # hybrid sharding: with the world group as FULL_SHARD; with a (shard, replicate) pair
     # of groups (each rank its own shard group) as NO_SHARD; over a 1-D device mesh
     train_case("mlp", ShardingStrategy.HYBRID_SHARD, "adam", tag="hybrid")

@@ -54,9 +54,10 @@ class FlatParamHandle:
             raise ValueError(f"FSDP requires uniform dtype of the parameters of one unit, got "
                              f"{sorted(str(d) for d in dtypes)}")
         grads = {p.requires_grad for _, _, _, p in params}
-        if len(grads) != 1:
-            raise ValueError("FSDP does not support a unit mixing parameters with "
-                             "requires_grad=True and False (wrap them in separate units)")
+        if len(grads) != 1 and not use_orig_params:
+            raise ValueError("FSDP with use_orig_params=False does not support a unit mixing "
+                             "parameters with requires_grad=True and False (wrap them in "
+                             "separate units or pass use_orig_params=True)")
         self.pg, self.replicate_pg, self.strategy = pg, replicate_pg, strategy
         self.world = dist.get_world_size(pg)
         self.rank = dist.get_rank(pg)
@@ -93,7 +94,7 @@ class FlatParamHandle:
                 flat[info.offset:info.offset + info.numel] = info.param.detach().reshape(-1)
             start = self.rank * self.shard_numel if self.sharded else 0
             shard = flat[start:start + self.shard_numel].clone()
-        self.flat_param = ptcore.nn.Parameter(shard, requires_grad=params[0][3].requires_grad)
+        self.flat_param = ptcore.nn.Parameter(shard, requires_grad=True in grads)
         self.use_orig = use_orig_params
         self.no_sync = False
         self._accum = None          # gradient of the full flat tensor kept under no_sync
@@ -220,7 +221,7 @@ class FlatParamHandle:
             # use_orig_params: the gradient goes to the original Parameters' local parts
             for info in self.infos:
                 lo, hi = self.local_range(info)
-                if hi == lo:
+                if hi == lo or not info.param.requires_grad:
                     continue
                 g = out[lo:hi] if self.sharded else out[lo:hi].view(info.shape)
                 if info.param.grad is None:
