@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, embedsignature.format=clinic
 """The typed tensor core of ptcore.
 
 dtypes, devices, host storage (with a caching, huge-page-aware allocator) and
@@ -61,6 +61,7 @@ cdef dict _DTYPE_BY_NAME = {}
 
 
 @cython.final
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class dtype:
     """A tensor element type (``ptcore.float32`` ...), as ``torch.dtype``."""
 
@@ -229,6 +230,7 @@ _DEVICE_RE = _re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?", _re.ASCII)
 
 
 @cython.final
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class device:
     """Where a tensor's storage lives: ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``."""
 
@@ -463,6 +465,7 @@ def _set_inference_mode(bint on):
     return old
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
 
@@ -648,6 +651,7 @@ cdef class Storage:
         # private host block; a NumPy view of the old block blocks the resize
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _RetiredBlock:
     """A memory block a storage replaced in place while exporters may still
     view it; freed when the storage (which the exporters keep alive) dies."""
@@ -1730,6 +1734,7 @@ cdef void _release_interface_capsule(object capsule) noexcept:
 
 
 @cython.final
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _ArrayExport:
     """Hands a CPU tensor's memory to NumPy through ``__array_struct__``: the
     array's base, keeping the tensor alive."""
@@ -1844,10 +1849,12 @@ cdef tuple _drop_extra_ellipses(tuple items, int nd):
     return items[:second]
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _VersionCounter:
     pass
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _TensorBase:
     """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
 
@@ -3212,6 +3219,7 @@ cdef object _dlpack_export(_TensorBase t, object stream, object max_version, obj
 # ---------------------------------------------------------------------------
 
 @cython.final
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _Enumish:
     cdef readonly str name
 

@@ -280,3 +280,39 @@ def test_huge_adaptive_pool_fails_fast():
                 raise AssertionError(o)
         print(F.adaptive_avg_pool2d(ptcore.ones(1, 1, 3, 3), (5, 7)).shape)""")
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_unbound_core_methods_check_self():
+    # A method of the typed core called through the class with a foreign ``self``
+    # (``ptcore.Tensor.view(object(), -1)``, as fx's tracer once did) read the object's memory as
+    # a tensor's: a segfault, or garbage sizes.  Every method must refuse it with a TypeError.
+    code = """
+        import ptcore
+        from ptcore import _tensor as C
+        bad = []
+        n = 0
+        for cls in (C._TensorBase, C.Storage, C.dtype, C.device):
+            for name, attr in vars(cls).items():
+                if not callable(attr) or isinstance(attr, (staticmethod, classmethod)) \\
+                        or name in ("__new__", "__init_subclass__", "__subclasshook__"):
+                    continue
+                if isinstance(attr, type):
+                    continue
+                for args in ((), (0,), (-1,), (1, 2)):
+                    n += 1
+                    try:
+                        attr(object(), *args)
+                    except TypeError:
+                        pass
+                    except Exception as e:
+                        bad.append(f"{cls.__name__}.{name}{args}: {type(e).__name__}: {e}")
+                    else:
+                        bad.append(f"{cls.__name__}.{name}{args}: accepted a foreign self")
+        print(n)
+        print("\\n".join(bad[:20]))
+    """
+    r = run_isolated(code)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.strip().splitlines()
+    assert int(lines[0]) > 400, lines[0]          # the core's methods were all tried
+    assert lines[1:] == [], "\n".join(lines[1:])
