@@ -256,10 +256,13 @@ def stage_features():
         pass
     print(f"OK-FSDP state_dict rank={rank}", flush=True)
 
-    # summon_full_params: full shapes, in-place changes written back
+    # summon_full_params: full shapes, in-place changes written back; the original
+    # parameters are registered (named_parameters gives the unwrapped model's names)
     with FSDP.summon_full_params(fsdp):
         w = fsdp.module.head.weight
-        assert tuple(w.shape) == (3, D)
+        assert isinstance(w, nn.Parameter) and tuple(w.shape) == (3, D)
+        got = [(k, tuple(p.shape)) for k, p in fsdp.named_parameters()]
+        assert got == [(k, tuple(p.shape)) for k, p in ref.named_parameters()], got
         assert_close(w, ref.head.weight, "summoned head.weight")
         assert_close(fsdp.module.blocks[1].ff[0].weight, ref.blocks[1].ff[0].weight,
                      "summoned nested weight")
@@ -270,6 +273,8 @@ def stage_features():
         ref.head.weight.add_(1.0)
         ref.blocks[0].attn.in_proj_weight.mul_(2.0)
     assert_same_state(fsdp.state_dict(), ref.state_dict(), "after summon writeback")
+    flat_names = [k for k, _ in fsdp.named_parameters()]
+    assert len(flat_names) == 3 and all(k.endswith("._flat_param") for k in flat_names)
     with FSDP.summon_full_params(fsdp, writeback=False):
         with ptcore.no_grad():
             fsdp.module.head.weight.zero_()

@@ -166,6 +166,34 @@ class FlatParamHandle:
             info.param.data = v if self.sharded else v.view(info.shape)
         self.set_resting()
 
+    def register_full_params(self, full):
+        """``summon_full_params`` (flat parameters): register the original parameters again,
+        as Parameters sharing ``full``'s memory, in their registration order."""
+        params = {}
+        for info, v in self.views(full):
+            params[id(info)] = ptcore.nn.Parameter(v, requires_grad=info.param.requires_grad)
+        slots = [(info.module, info.name, params[id(info)]) for info in self.infos]
+        slots += [(module, name, params[id(info)]) for module, name, _, info in self.aliases]
+        touched = {}
+        for module, name, p in slots:
+            module.__dict__.pop(name, None)
+            touched.setdefault(id(module), (module, {}))[1][name] = p
+        for module, new in touched.values():
+            current = module._parameters
+            order = module.__dict__.get("_fsdp_param_order", [])
+            merged = {k: (current[k] if k in current else new[k])
+                      for k in order if k in current or k in new}
+            merged.update((k, v) for k, v in current.items() if k not in merged)
+            current.clear()
+            current.update(merged)
+
+    def unregister_full_params(self):
+        for info in self.infos:
+            info.module._parameters.pop(info.name, None)
+        for module, name, _, _ in self.aliases:
+            module._parameters.pop(name, None)
+        self.set_resting()
+
     def use_full_data(self, full):
         """``use_orig_params`` in ``summon_full_params``: the Parameters hold full views."""
         for info, v in self.views(full):

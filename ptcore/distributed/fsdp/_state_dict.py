@@ -74,8 +74,7 @@ def full_state_dict(fsdp, prefix="", keep_vars=False):
         if kind == "extra":
             out[prefix + key] = value.get_extra_state()
         elif kind == "param":
-            out[prefix + key] = value if keep_vars and value._base is None \
-                else value.detach().clone()
+            out[prefix + key] = value.detach().clone()      # the gathered memory is freed
         else:
             dt = _buffer_dtype(key, owners)
             v = value if keep_vars else value.detach()

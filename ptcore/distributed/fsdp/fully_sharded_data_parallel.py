@@ -333,6 +333,19 @@ class FullyShardedDataParallel(Module):
         with self.summon_full_params(self, writeback=True):
             return super().apply(fn)
 
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """As ``Module.named_parameters``; inside :meth:`summon_full_params` the names are
+        the original ones, without the ``_fsdp_wrapped_module.`` components (as torch)."""
+        clean = any(u._summoned for u in self.fsdp_modules(self))
+        for name, p in super().named_parameters(prefix, recurse, remove_duplicate):
+            yield (_state_dict.clean_key(name) if clean else name), p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """As ``Module.named_buffers``; names cleaned inside :meth:`summon_full_params`."""
+        clean = any(u._summoned for u in self.fsdp_modules(self))
+        for name, b in super().named_buffers(prefix, recurse, remove_duplicate):
+            yield (_state_dict.clean_key(name) if clean else name), b
+
     # ------------------------------------------------------------------ traversal
     @staticmethod
     def fsdp_modules(module, root_only=False):
@@ -394,7 +407,9 @@ class FullyShardedDataParallel(Module):
                 if keep and h.use_orig:
                     h.use_full_data(full)
                 elif keep:
-                    h.set_views(full)
+                    # as torch: the original Parameters registered, the flat one not
+                    u._fsdp_wrapped_module._parameters.pop("_flat_param", None)
+                    h.register_full_params(full)
             yield
         finally:
             for u in units:
@@ -405,8 +420,9 @@ class FullyShardedDataParallel(Module):
                     h.write_back(full)
                 if h.use_orig:
                     h.use_sharded_views()
-                else:
-                    h.set_resting()
+                elif full is not None:
+                    h.unregister_full_params()
+                    u._fsdp_wrapped_module._parameters["_flat_param"] = h.flat_param
 
     # ------------------------------------------------------------------ state dicts
     @staticmethod
