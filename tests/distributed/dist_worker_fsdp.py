@@ -485,6 +485,39 @@ def stage_features():
     assert all(bool((v == 1).all()) for v in fsdp.state_dict().values())
     print(f"OK-FSDP init rank={rank}", flush=True)
 
+    # activation checkpointing inside the units: the recomputation in backward sees the
+    # gathered parameters again
+    from ptcore.utils.checkpoint import checkpoint
+
+    class CkptBlock(Block):
+        def forward(self, x):
+            return checkpoint(super().forward, x, use_reentrant=False)
+
+    class CkptTiny(Tiny):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([CkptBlock(), CkptBlock()])
+    for strategy in (ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP):
+        for use_orig in (False, True):
+            ptcore.manual_seed(0)
+            model = CkptTiny()
+            ref = copy.deepcopy(model)
+            fsdp = FSDP(model, sharding_strategy=strategy, use_orig_params=use_orig,
+                        auto_wrap_policy=ModuleWrapPolicy({CkptBlock}))
+            opt = ptcore.optim.SGD(fsdp.parameters(), lr=0.5)
+            ropt = ptcore.optim.SGD(ref.parameters(), lr=0.5)
+            for s in range(2):
+                xb, yb = batch("tiny", s)
+                opt.zero_grad()
+                ropt.zero_grad()
+                lossf(fsdp(mine(xb)), mine(yb)).backward()
+                lossf(ref(xb), yb).backward()
+                opt.step()
+                ropt.step()
+            assert_same_state(fsdp.state_dict(), ref.state_dict(),
+                              f"checkpointing {strategy} use_orig_params={use_orig}")
+    print(f"OK-FSDP checkpoint rank={rank}", flush=True)
+
     # tied weights (one parameter under two names) and, with use_orig_params, frozen
     # parameters next to trained ones in one unit
     class Tied(nn.Module):

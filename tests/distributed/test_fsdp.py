@@ -20,7 +20,7 @@ TRAIN_CASES = [f"{kind} {strategy} {optim}" for kind in ("mlp", "tiny")
                for strategy in ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD")
                for optim in ("sgd", "adam")]
 FEATURES = ["names", "reshard", "state_dict", "summon", "clip", "no_sync", "wrap", "ignored",
-            "mixed", "optim", "orig", "init", "tied", "hybrid", "errors"]
+            "mixed", "optim", "orig", "init", "checkpoint", "tied", "hybrid", "errors"]
 
 
 def _ranks(out, tag):

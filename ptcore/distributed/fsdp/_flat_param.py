@@ -98,7 +98,8 @@ class FlatParamHandle:
         self.use_orig = use_orig_params
         self.no_sync = False
         self._accum = None          # gradient of the full flat tensor kept under no_sync
-        self._bwd_full = None       # the full tensor gathered again for backward
+        self._bwd_full = None       # the full tensor used by backward
+        self._views_for_backward = False
 
     # ------------------------------------------------------------------ gather
     def gather(self, dtype=None):
@@ -117,14 +118,31 @@ class FlatParamHandle:
     def unshard(self):
         """The full flat tensor for forward: differentiable (its gradient is reduced back
         into the shard's ``grad``) when grad mode is on and the parameters require grad."""
+        self._views_for_backward = False
         if ptcore.is_grad_enabled() and self.flat_param.requires_grad:
             return _Unshard.apply(self.flat_param, self)
         return self.gather()
 
     def full_for_backward(self):
+        """The full flat tensor for the unit's backward: kept from forward
+        (``SHARD_GRAD_OP``, ``NO_SHARD``) or gathered again (``FULL_SHARD``)."""
         if self._bwd_full is None:
             self._bwd_full = self.gather()
         return self._bwd_full
+
+    def keep_for_backward(self, full):
+        """After forward: keep the gathered parameters for backward unless resharding."""
+        self._bwd_full = None if self.reshard_after_forward else full.detach()
+
+    def pre_backward(self):
+        """Before the unit's backward (a hook on its forward outputs): set the original
+        parameters again, for code that reads them in backward (activation-checkpointing
+        recomputation)."""
+        if not self._views_for_backward:
+            self._views_for_backward = True
+            # requiring grad as in forward, so that a recomputation saves the same tensors
+            with ptcore.enable_grad():
+                self.set_views(self.full_for_backward().detach().requires_grad_(True))
 
     def write_back(self, full):
         """Copy this rank's slice of ``full`` (a gathered flat tensor) into the shard."""
@@ -223,6 +241,9 @@ class FlatParamHandle:
         """The shard's gradient from the full flat gradient (None under ``no_sync``)."""
         dist = _dist()
         self._bwd_full = None
+        if self._views_for_backward:
+            self._views_for_backward = False
+            self.set_resting()
         with no_grad():
             g = grad.to(self.reduce_dtype).contiguous()
             if self._accum is not None:

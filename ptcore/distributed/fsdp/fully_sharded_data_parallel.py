@@ -77,6 +77,25 @@ def _cast_inputs(dtype, obj):
     return obj
 
 
+def _register_pre_backward(out, handle):
+    """Hook the forward outputs' gradients: the first one to arrive starts the unit's
+    backward (``handle.pre_backward``)."""
+    def hook(grad):
+        handle.pre_backward()
+
+    def visit(o):
+        if isinstance(o, ptcore.Tensor):
+            if o.requires_grad:
+                o.register_hook(hook)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                visit(v)
+        elif isinstance(o, dict):
+            for v in o.values():
+                visit(v)
+    visit(out)
+
+
 class FullyShardedDataParallel(Module):
     """Fully sharded data parallelism (``torch.distributed.fsdp.FullyShardedDataParallel``).
 
@@ -318,11 +337,15 @@ class FullyShardedDataParallel(Module):
         try:
             if h.reshard_after_forward and full.requires_grad:
                 with reshard_after_forward(h, full):
-                    return self._fsdp_wrapped_module(*args, **kwargs)
-            return self._fsdp_wrapped_module(*args, **kwargs)
+                    out = self._fsdp_wrapped_module(*args, **kwargs)
+            else:
+                out = self._fsdp_wrapped_module(*args, **kwargs)
         finally:
             h.set_resting()
-            del full
+        if full.requires_grad:
+            h.keep_for_backward(full)
+            _register_pre_backward(out, h)
+        return out
 
     def apply(self, fn):
         """``fn`` on every submodule and then self (as ``Module.apply``), with the full
