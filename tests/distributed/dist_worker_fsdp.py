@@ -171,6 +171,21 @@ def stage_train():
                 train_case(kind, strategy, optim)
 
 
+def sgd_steps(fsdp, ref, batches, lr=0.5):
+    """SGD steps of the FSDP model on this rank's part and of the reference on the whole
+    of each (x, y) batch."""
+    lossf = nn.CrossEntropyLoss()
+    opt = ptcore.optim.SGD(fsdp.parameters(), lr=lr)
+    ropt = ptcore.optim.SGD(ref.parameters(), lr=lr)
+    for xb, yb in batches:
+        opt.zero_grad()
+        ropt.zero_grad()
+        lossf(fsdp(mine(xb)), mine(yb)).backward()
+        lossf(ref(xb), yb).backward()
+        opt.step()
+        ropt.step()
+
+
 def count_gathers(units):
     counts = {"n": 0}
     for u in units:
@@ -333,11 +348,7 @@ def stage_features():
     ptcore.manual_seed(0)
     ref = nn.Sequential(nn.Linear(7, 16), nn.ReLU(), nn.Linear(16, 3))
     assert isinstance(fsdp, FSDP) and isinstance(fsdp.module[0], FSDP)
-    xb, yb = batch("mlp", 0)
-    lossf(fsdp(mine(xb)), mine(yb)).backward()
-    lossf(ref(xb), yb).backward()
-    ptcore.optim.SGD(fsdp.parameters(), lr=0.5).step()
-    ptcore.optim.SGD(ref.parameters(), lr=0.5).step()
+    sgd_steps(fsdp, ref, [batch("mlp", 0)])
     assert_same_state(fsdp.state_dict(), ref.state_dict(), "manual wrap")
     print(f"OK-FSDP wrap rank={rank}", flush=True)
 
@@ -504,16 +515,7 @@ def stage_features():
             ref = copy.deepcopy(model)
             fsdp = FSDP(model, sharding_strategy=strategy, use_orig_params=use_orig,
                         auto_wrap_policy=ModuleWrapPolicy({CkptBlock}))
-            opt = ptcore.optim.SGD(fsdp.parameters(), lr=0.5)
-            ropt = ptcore.optim.SGD(ref.parameters(), lr=0.5)
-            for s in range(2):
-                xb, yb = batch("tiny", s)
-                opt.zero_grad()
-                ropt.zero_grad()
-                lossf(fsdp(mine(xb)), mine(yb)).backward()
-                lossf(ref(xb), yb).backward()
-                opt.step()
-                ropt.step()
+            sgd_steps(fsdp, ref, [batch("tiny", s) for s in range(2)])
             assert_same_state(fsdp.state_dict(), ref.state_dict(),
                               f"checkpointing {strategy} use_orig_params={use_orig}")
     print(f"OK-FSDP checkpoint rank={rank}", flush=True)
@@ -536,17 +538,9 @@ def stage_features():
         model.mid.bias.requires_grad_(not use_orig)
         ref = copy.deepcopy(model)
         fsdp = FSDP(model, use_orig_params=use_orig)
-        opt = ptcore.optim.SGD(fsdp.parameters(), lr=0.5)
-        ropt = ptcore.optim.SGD(ref.parameters(), lr=0.5)
         xb, _ = batch("tiny", 1)
         yb = ptcore.from_numpy(np.random.default_rng(0).integers(0, VOCAB, n * LOCAL))
-        for _ in range(2):
-            opt.zero_grad()
-            ropt.zero_grad()
-            lossf(fsdp(mine(xb)), mine(yb)).backward()
-            lossf(ref(xb), yb).backward()
-            opt.step()
-            ropt.step()
+        sgd_steps(fsdp, ref, [(xb, yb)] * 2)
         sd = fsdp.state_dict()
         assert_same_state(sd, ref.state_dict(), f"tied weights use_orig_params={use_orig}")
         assert_close(sd["out.weight"], sd["embed.weight"], "tied")

@@ -9,7 +9,9 @@ views of it; its backward reduce-scatters the full gradient (sum, then divided b
 size: the data-parallel average) back to the local slice, or all-reduces it for
 ``NO_SHARD``.  Under ``FULL_SHARD`` the tensors that autograd saves from the gathered
 parameters are stored as (unit, shape, stride, offset) by a saved-tensors pack hook, so the
-full tensor is freed after forward and gathered again when backward first needs it.
+full tensor is freed after forward and gathered again when the unit's backward starts (a
+hook on its outputs' gradients, which also sets the original parameters again for
+activation-checkpointing recomputation); ``SHARD_GRAD_OP`` keeps the forward's.
 """
 import ptcore
 from ptcore.autograd.function import Function
