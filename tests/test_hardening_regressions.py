@@ -291,7 +291,10 @@ def test_unbound_core_methods_check_self():
         from ptcore import _tensor as C
         bad = []
         n = 0
-        for cls in (C._TensorBase, C.Storage, C.dtype, C.device):
+        from ptcore.cuda import _caching_allocator, _device_storage, _fast_blas, _fast_launch
+        for cls in (C._TensorBase, C.Storage, C.dtype, C.device, _caching_allocator.Block,
+                    _caching_allocator.CachingAllocator, _device_storage.DeviceMemory,
+                    _fast_blas.GemmEx, _fast_launch.KernelLauncher):
             for name, attr in vars(cls).items():
                 if not callable(attr) or isinstance(attr, (staticmethod, classmethod)) \\
                         or name in ("__new__", "__init_subclass__", "__subclasshook__"):

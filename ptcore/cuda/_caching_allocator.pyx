@@ -129,6 +129,7 @@ def get_allocation_size(size):
 # blocks
 
 @cython.freelist(64)
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Block:
     """A piece of a segment: an allocation handed out by
     :meth:`CachingAllocator.malloc`, or a cached free piece.
@@ -219,6 +220,7 @@ cdef Py_ssize_t _next_owner_id = 1
 # ---------------------------------------------------------------------------
 # the allocator
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class CachingAllocator:
     """Per-device caching allocator.
 

@@ -35,6 +35,7 @@ cdef dict _devices = {}                         # ordinal -> ptcore.device("cuda
 @cython.final
 @cython.no_gc_clear
 @cython.freelist(64)
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class DeviceMemory:
     """Owner of a storage's allocator block: the block goes back to the
     caching allocator (on its stream, with any ``record_stream`` uses) when

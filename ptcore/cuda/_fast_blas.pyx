@@ -17,6 +17,7 @@ ctypes declaration states (cuBLAS 11+)::
         const void* beta, void* C, cudaDataType Ctype, int ldc, long long strideC,
         int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 """
+cimport cython
 from libc.stdint cimport uintptr_t
 
 __all__ = ["GemmEx", "SCALAR_FLOAT", "SCALAR_DOUBLE", "SCALAR_COMPLEX64", "SCALAR_COMPLEX128"]
@@ -58,6 +59,7 @@ cdef int _scalar(object v, int kind, double* buf) except -1:
     return 0
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class GemmEx:
     """``gemm(handle, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a,
     b, b_type, ldb, stride_b, beta, c, c_type, ldc, stride_c, batch,

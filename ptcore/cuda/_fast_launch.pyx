@@ -15,6 +15,7 @@ its parameter's own size, little-endian), ``bytes`` (a struct passed by value: `
 ``ptc_strided<K>``) or any object exporting a buffer of the parameter's bytes
 (the ``ctypes`` instances some launches build: ``c_double``, ``c_int``).
 """
+cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport uintptr_t
 
@@ -34,6 +35,7 @@ cdef int _null_launch(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned b
     return 0
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class KernelLauncher:
     """``launch(function, grid, block, stream, args, shared_mem=0)`` through the
     C function ``cuLaunchKernel`` at ``address`` (``owner`` keeps whatever
