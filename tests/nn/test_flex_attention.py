@@ -425,3 +425,29 @@ def test_mixed_dtypes_follow_query(eager_torch):
     close(out, tout, 2e-5)
     sdpa = PF.scaled_dot_product_attention(to_pt(q), to_pt(k), to_pt(v))
     close(out, sdpa, 2e-5)
+
+
+def test_adjust_crops_like_torch(eager_torch):
+    tbm = tfa.create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, 64, 64,
+                                device="cpu", BLOCK_SIZE=16)._adjust(40, 40)
+    pbm = pfa.create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, 64, 64,
+                                device="cpu", BLOCK_SIZE=16)._adjust(40, 40)
+    assert pbm.shape == tbm.shape
+    np.testing.assert_array_equal(pbm.to_dense().numpy(), tbm.to_dense().numpy())
+    np.testing.assert_array_equal(pbm.kv_num_blocks.numpy(), tbm.kv_num_blocks.numpy())
+    np.testing.assert_array_equal(pbm.full_kv_num_blocks.numpy(),
+                                  tbm.full_kv_num_blocks.numpy())
+    q, k, v = qkv(L=40, S=40)
+    close(pfa.flex_attention(to_pt(q), to_pt(k), to_pt(v), block_mask=pbm),
+          eager_torch(q, k, v, block_mask=tbm), 2e-5)
+
+
+def test_key_value_batch_broadcasts_with_block_mask(eager_torch):
+    q, k, v = qkv(L=10, S=10)
+    k, v = k[:1], v[:1]
+    tbm = tfa.create_block_mask(lambda b, h, qi, ki: qi >= ki + b, 2, None, 10, 10,
+                                device="cpu", BLOCK_SIZE=4)
+    pbm = pfa.create_block_mask(lambda b, h, qi, ki: qi >= ki + b, 2, None, 10, 10,
+                                device="cpu", BLOCK_SIZE=4)
+    close(pfa.flex_attention(to_pt(q), to_pt(k), to_pt(v), block_mask=pbm),
+          eager_torch(q, k, v, block_mask=tbm), 2e-5)

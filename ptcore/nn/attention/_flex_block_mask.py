@@ -301,6 +301,25 @@ class BlockMask:
             BLOCK_SIZE=self.BLOCK_SIZE, mask_mod=_sliced_mask_mod_error,
             seq_lengths=self.seq_lengths, compute_q_blocks=self.q_indices is not None)
 
+    def _adjust(self, new_q_len, new_kv_len):
+        """This mask cropped to its top-left ``(new_q_len, new_kv_len)`` corner (blocks
+        beyond the new lengths dropped; as torch, right only for mask_mods that do not
+        depend on the lengths)."""
+        rows = -(-new_q_len // self.BLOCK_SIZE[0])
+        cols = -(-new_kv_len // self.BLOCK_SIZE[1])
+
+        def crop(num_blocks, indices):
+            if num_blocks is None:
+                return None, None
+            dense = _ordered_to_dense(num_blocks, indices, indices.shape[-1])
+            return _dense_to_ordered(dense[..., :rows, :cols])
+        kv_num, kv_idx = crop(self.kv_num_blocks, self.kv_indices)
+        full_num, full_idx = crop(self.full_kv_num_blocks, self.full_kv_indices)
+        return BlockMask.from_kv_blocks(kv_num, kv_idx, full_num, full_idx,
+                                        BLOCK_SIZE=self.BLOCK_SIZE, mask_mod=self.mask_mod,
+                                        seq_lengths=(new_q_len, new_kv_len),
+                                        compute_q_blocks=self.q_indices is not None)
+
     def to(self, device):
         """A copy with the layout tensors on ``device``."""
         moved = {a: (None if getattr(self, a) is None else getattr(self, a).to(device))
