@@ -451,3 +451,29 @@ def test_key_value_batch_broadcasts_with_block_mask(eager_torch):
                                 device="cpu", BLOCK_SIZE=4)
     close(pfa.flex_attention(to_pt(q), to_pt(k), to_pt(v), block_mask=pbm),
           eager_torch(q, k, v, block_mask=tbm), 2e-5)
+
+
+def test_mask_mod_that_needs_vmap(eager_torch):
+    def make(xp):
+        return lambda b, h, qi, ki: xp.stack([qi, ki]).sum(0) % 3 != 1
+    q, k, v = qkv(L=7, S=7, B=1)
+    tbm = tfa.create_block_mask(make(torch), None, None, 7, 7, device="cpu", BLOCK_SIZE=4)
+    pbm = pfa.create_block_mask(make(ptcore), None, None, 7, 7, device="cpu", BLOCK_SIZE=4)
+    np.testing.assert_array_equal(pbm.kv_num_blocks.numpy(), tbm.kv_num_blocks.numpy())
+    close(pfa.flex_attention(to_pt(q), to_pt(k), to_pt(v), block_mask=pbm),
+          eager_torch(q, k, v, block_mask=tbm), 2e-5)
+
+
+def test_gqa_gradients_and_lse_gradient():
+    q, k, v = (t.double() for t in qkv(Hq=4, Hkv=2, L=6, S=9))
+    tq, tk, tv = (t.clone().requires_grad_() for t in (q, k, v))
+    tk4, tv4 = tk.repeat_interleave(2, dim=1), tv.repeat_interleave(2, dim=1)
+    s = tq @ tk4.transpose(-2, -1) * 0.7
+    tout = torch.softmax(s, -1) @ tv4
+    (tout.sum() + torch.logsumexp(s, -1).pow(2).sum()).backward()
+    pq, pk, pv = (to_pt(t, requires_grad=True) for t in (q, k, v))
+    out, aux = pfa.flex_attention(pq, pk, pv, scale=0.7, enable_gqa=True,
+                                  return_aux=pfa.AuxRequest(lse=True))
+    (out.sum() + aux.lse.pow(2).sum()).backward()
+    for p, t in ((pq, tq), (pk, tk), (pv, tv)):
+        close(p.grad, t.grad, 1e-10)

@@ -110,8 +110,7 @@ def _check_block_mask(block_mask, query, key):
                              f"shape={block_mask.shape} but q_len={L} and kv_len={S}; "
                              f"create a block mask for these lengths")
     B, Hq = query.size(0), query.size(1)
-    mask_B, mask_H = block_mask.kv_num_blocks.shape[:2] if block_mask.kv_num_blocks.dim() >= 3 \
-        else (1, 1)
+    mask_B, mask_H = ((1, 1) + tuple(block_mask.kv_num_blocks.shape[:-1]))[-2:]
     if mask_B not in (1, B) or mask_H not in (1, Hq):
         raise ValueError(f"flex_attention: block_mask batch/heads ({mask_B}, {mask_H}) do "
                          f"not broadcast to query's ({B}, {Hq})")
