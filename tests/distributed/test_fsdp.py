@@ -52,6 +52,40 @@ def test_matches_torch_fsdp():
         assert _ranks(p.stdout, f"OK-TORCH {case}") == [0, 1, 2], (case, p.stdout)
 
 
+def _script_numbers(out):
+    lines = [ln for ln in out.splitlines() if ln.startswith(("epoch", "accuracy", "param"))]
+    words = [w for ln in lines for w in ln.split()]
+    return ([w for w in words if not re.fullmatch(r"-?\d+\.\d+", w)],
+            [float(w) for w in words if re.fullmatch(r"-?\d+\.\d+", w)])
+
+
+def test_torch_fsdp_script_runs_with_ptcore(tmp_path):
+    """The same script with torch and with ``import ptcore as torch``: the same losses,
+    gradient norms, accuracy and state dict (to float32 rounding)."""
+    pytest.importorskip("torch")
+    import socket
+    import sys
+    from dist_launch import HERE, _run, mpiexec_or_skip
+    mpiexec_or_skip()
+    src = (HERE / "dist_worker_fsdp_script.py").read_text()
+    ported = re.sub(r"^import torch$", "import ptcore as torch", src, flags=re.M)
+    ported = re.sub(r"^(import|from) torch\.", r"\1 ptcore.", ported, flags=re.M)
+    assert "import torch" not in ported.replace("import ptcore as torch", "")
+    (tmp_path / "script_ptcore.py").write_text(ported)
+    outs = []
+    for script in (HERE / "dist_worker_fsdp_script.py", tmp_path / "script_ptcore.py"):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        p = _run([sys.executable, "-m", "ptcore.distributed.run", "--nproc-per-node", "2",
+                  "--master-port", str(port), str(script)], 240, None)
+        assert p.returncode == 0, p.stdout
+        outs.append(_script_numbers(p.stdout))
+    (twords, tnums), (pwords, pnums) = outs
+    assert twords == pwords and len(tnums) == len(pnums) > 20, (twords, pwords)
+    assert tnums == pytest.approx(pnums, rel=1e-5, abs=1e-5)
+
+
 # ------------------------------------------------------------------ in-process (no MPI needed)
 def test_fsdp_before_init_process_group_raises():
     import ptcore.distributed as dist
