@@ -16,7 +16,7 @@ import ptcore.distributed as dist
 from ptcore import nn
 from ptcore.distributed.fsdp import (
     CPUOffload, FullStateDictConfig, FullyShardedDataParallel as FSDP, LocalStateDictConfig,
-    MixedPrecision, ShardingStrategy, StateDictType,
+    MixedPrecision, OptimStateKeyType, ShardingStrategy, StateDictType,
 )
 from ptcore.distributed.fsdp.wrap import (
     ModuleWrapPolicy, enable_wrap, size_based_auto_wrap_policy, transformer_auto_wrap_policy,
@@ -424,6 +424,18 @@ def stage_features():
             for name in rnames:
                 for k, v in full["state"][name].items():
                     assert_close(v, osd["state"][name][k], "full_optim_state_dict")
+        # re-keyed by index: the unwrapped optimizer's; and back, then sharded: this rank's
+        by_id = FSDP.rekey_optim_state_dict(osd, OptimStateKeyType.PARAM_ID, ref)
+        assert sorted(by_id["state"]) == sorted(rsd["state"])
+        assert by_id["param_groups"][0]["params"] == sorted(rsd["param_groups"][0]["params"])
+        for i, st in rsd["state"].items():
+            for k, v in st.items():
+                assert_close(by_id["state"][i][k], v, "rekey_optim_state_dict PARAM_ID")
+        by_name = FSDP.rekey_optim_state_dict(rsd, OptimStateKeyType.PARAM_NAME, ref)
+        sharded = FSDP.shard_full_optim_state_dict(by_name, fsdp)
+        for i, st in opt.state_dict()["state"].items():
+            for k, v in st.items():
+                assert_close(sharded["state"][i][k], v, "rekey to PARAM_NAME, then shard")
         fresh = FSDP(make("tiny", seed=3), auto_wrap_policy=ModuleWrapPolicy({Block}))
         fresh.load_state_dict(fsdp.state_dict())
         fopt = make_opt(optim, fresh.parameters())

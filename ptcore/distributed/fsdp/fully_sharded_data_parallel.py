@@ -7,7 +7,9 @@ keeps a contiguous shard (see ``_flat_param``).  The optimizer is built on
 one process training on the concatenated batch.
 """
 import contextlib
+import copy
 import functools
+from enum import Enum, auto
 
 import ptcore
 from ptcore.autograd.grad_mode import no_grad
@@ -26,7 +28,7 @@ from ptcore.distributed.fsdp.wrap import _recursive_wrap
 __all__ = [
     "BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
     "FullyShardedDataParallel", "LocalOptimStateDictConfig", "LocalStateDictConfig",
-    "MixedPrecision", "OptimStateDictConfig", "ShardedOptimStateDictConfig",
+    "MixedPrecision", "OptimStateDictConfig", "OptimStateKeyType", "ShardedOptimStateDictConfig",
     "ShardedStateDictConfig", "ShardingStrategy", "StateDictConfig", "StateDictSettings",
     "StateDictType",
 ]
@@ -37,6 +39,14 @@ _DEFAULT_CONFIGS = {
     StateDictType.LOCAL_STATE_DICT: (LocalStateDictConfig, LocalOptimStateDictConfig),
     StateDictType.SHARDED_STATE_DICT: (ShardedStateDictConfig, ShardedOptimStateDictConfig),
 }
+
+
+class OptimStateKeyType(Enum):
+    """How an optimizer state dict names parameters: by name (FSDP's full optimizer state
+    dicts) or by index (``Optimizer.state_dict``); see
+    :meth:`FullyShardedDataParallel.rekey_optim_state_dict`."""
+    PARAM_NAME = auto()
+    PARAM_ID = auto()
 
 
 def _dist():
@@ -597,6 +607,38 @@ class FullyShardedDataParallel(Module):
         dist.broadcast_object_list(box, src=0)
         return FullyShardedDataParallel.shard_full_optim_state_dict(box[0], model,
                                                                     optim=optim)
+
+    @staticmethod
+    def rekey_optim_state_dict(optim_state_dict, optim_state_key_type, model,
+                               optim_input=None, optim=None):
+        """Re-key an optimizer state dict between parameter names and indices: a full
+        optimizer state dict of an FSDP model to ``PARAM_ID`` for the unwrapped ``model``'s
+        optimizer, or an unwrapped optimizer's state dict to ``PARAM_NAME`` (then
+        :meth:`shard_full_optim_state_dict` for the FSDP model).  The indices follow
+        ``optim``'s parameters, or ``model.parameters()``."""
+        if not isinstance(optim_state_key_type, OptimStateKeyType):
+            raise AssertionError(f"Expected optim_state_key_type to be PARAM_NAME or PARAM_ID, "
+                                 f"got {optim_state_key_type}")
+        if optim_input is not None:
+            raise NotImplementedError("optim_input is deprecated in torch and not supported; "
+                                      "pass optim")
+        keys = list(optim_state_dict["state"])
+        if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
+            raise ValueError(f"Invalid parameter keys: {optim_state_dict['state'].keys()}")
+        by_name = optim_state_key_type == OptimStateKeyType.PARAM_NAME
+        if keys and (type(keys[0]) is str) == by_name:
+            return optim_state_dict
+        order = [p for g in optim.param_groups for p in g["params"]] if optim is not None \
+            else list(model.parameters())
+        names = {id(p): _state_dict.clean_key(n) for n, p in model.named_parameters()}
+        id_to_name = [names[id(p)] for p in order]
+        new_key = id_to_name.__getitem__ if by_name else \
+            {name: i for i, name in enumerate(id_to_name)}.__getitem__
+        groups = copy.deepcopy(optim_state_dict["param_groups"])
+        for g in groups:
+            g["params"] = sorted(new_key(k) for k in g["params"])
+        return {"state": {new_key(k): v for k, v in optim_state_dict["state"].items()},
+                "param_groups": groups}
 
     # ------------------------------------------------------------------ gradients
     def clip_grad_norm_(self, max_norm, norm_type=2.0):
