@@ -2,9 +2,11 @@
 the concatenated batch (float64), for an MLP and a small transformer (nested units from a
 wrap policy), FULL_SHARD / SHARD_GRAD_OP / NO_SHARD, SGD and Adam.
 
-``python dist_worker_fsdp.py train`` runs the training matrix, ``features`` the rest (state
-dicts, summon_full_params, clip_grad_norm_, no_sync, mixed precision, wrapping, errors).
-"""
+``python dist_worker_fsdp.py train`` runs the training matrix, ``features`` the rest: names,
+resharding (gathers counted), full / local / rank-0 state dicts, summon_full_params,
+clip_grad_norm_, no_sync, manual wrapping, ignored modules, mixed precision, optimizer state
+dicts, use_orig_params, initialization (apply, sync_module_states, meta device), activation
+checkpointing, tied weights, hybrid sharding and device meshes, errors."""
 import copy
 import functools
 import sys

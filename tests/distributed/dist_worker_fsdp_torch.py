@@ -1,8 +1,8 @@
 """Worker (mpiexec -n N): ptcore's FSDP against torch's FSDP (gloo, CPU) in the same
 processes: the same model and batches give the same local flat-parameter shards, losses,
-gradients, gradient norms, full state dicts, optimizer state dicts and reprs (float32: torch's FSDP clip_grad_norm_
-refuses float64), for FULL_SHARD / SHARD_GRAD_OP / NO_SHARD with SGD
-and Adam, nested units from a wrap policy."""
+gradients, gradient norms, full state dicts, optimizer state dicts and reprs (float32:
+torch's FSDP clip_grad_norm_ refuses float64), for FULL_SHARD / SHARD_GRAD_OP / NO_SHARD
+with SGD and Adam, nested units from a wrap policy, with and without use_orig_params."""
 import os
 import socket
 import sys
