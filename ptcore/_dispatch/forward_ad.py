@@ -25,6 +25,7 @@ import weakref
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch import batching as _batching
 from ptcore._tensor import _TensorBase
+from ptcore._tensor import Size as _Size
 
 __all__ = ["Level", "push_level", "pop_level", "levels", "current_level", "get_tangent",
            "set_tangent", "visible_level", "hidden", "driver"]
@@ -271,7 +272,7 @@ def visible_level(args, kwargs, ceil=None):
     for a in args:
         if isinstance(a, _TensorBase):
             best = _tangent_levels(a, ceil, best)
-        elif type(a) in (list, tuple):
+        elif isinstance(a, (list, tuple)) and not isinstance(a, _Size):
             for b in a:
                 if isinstance(b, _TensorBase):
                     best = _tangent_levels(b, ceil, best)
@@ -279,7 +280,7 @@ def visible_level(args, kwargs, ceil=None):
         for a in kwargs.values():
             if isinstance(a, _TensorBase):
                 best = _tangent_levels(a, ceil, best)
-            elif type(a) in (list, tuple):
+            elif isinstance(a, (list, tuple)) and not isinstance(a, _Size):
                 for b in a:
                     if isinstance(b, _TensorBase):
                         best = _tangent_levels(b, ceil, best)

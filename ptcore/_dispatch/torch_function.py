@@ -14,6 +14,7 @@ from ptcore._dispatch.mode_stack import ModeStack
 import warnings
 
 from ptcore._tensor import _TensorBase
+from ptcore._tensor import Size as _Size
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.table import op_of
 
@@ -99,14 +100,14 @@ def _overloaded(args, kwargs):
         types.append(t)
         found.insert(index, a)
     for a in args:
-        if type(a) in (list, tuple):
+        if type(a) in (list, tuple) or (isinstance(a, (list, tuple)) and not isinstance(a, _Size)):
             for b in a:
                 add(b)
         else:
             add(a)
     if kwargs:
         for a in kwargs.values():
-            if type(a) in (list, tuple):
+            if type(a) in (list, tuple) or (isinstance(a, (list, tuple)) and not isinstance(a, _Size)):
                 for b in a:
                     add(b)
             else:

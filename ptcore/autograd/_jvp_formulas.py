@@ -20,6 +20,7 @@ import threading
 
 import ptcore as P
 from ptcore._tensor import _TensorBase
+from ptcore._tensor import Size as _Size
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch import batching as _batching
 from ptcore.autograd import grad_mode as _gm
@@ -175,10 +176,12 @@ def _multi_linear(name, positions, kw=()):
         for p in positions:
             if p < len(a):
                 v = a[p]
-                if type(v) in (list, tuple):
+                if isinstance(v, (list, tuple)) and not isinstance(v, _Size):
+                    # (a named tuple or list subclass of tensors is passed on as a list)
                     ts = [tan(e) for e in v]
                     any_t |= any(t is not None for t in ts)
-                    a[p] = type(v)(t if t is not None else _zeros(e) for t, e in zip(ts, v))
+                    a[p] = (type(v) if type(v) in (list, tuple) else list)(
+                        t if t is not None else _zeros(e) for t, e in zip(ts, v))
                 elif _T(v):
                     t = tan(v)
                     any_t |= t is not None
@@ -740,8 +743,8 @@ def _double_vjp(fn, tan, out, args, kwargs, level):
         return v
     a2 = []
     for v in args:
-        if type(v) in (list, tuple):
-            a2.append(type(v)(sub(e) for e in v))
+        if isinstance(v, (list, tuple)) and not isinstance(v, _Size):
+            a2.append((type(v) if type(v) in (list, tuple) else list)(sub(e) for e in v))
         else:
             a2.append(sub(v))
     k2 = {k: (type(v)(sub(e) for e in v) if type(v) in (list, tuple) else sub(v))
@@ -815,7 +818,7 @@ def _inputs(args, kwargs):
     for a in args:
         if isinstance(a, _TensorBase):
             yield a
-        elif type(a) in (list, tuple):
+        elif isinstance(a, (list, tuple)) and not isinstance(a, _Size):
             for b in a:
                 if isinstance(b, _TensorBase):
                     yield b

@@ -19,6 +19,7 @@ import inspect
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._tensor import Size as _Size
 from ptcore._dispatch import python_dispatch as _pd
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import _node_classes
@@ -35,7 +36,8 @@ def _needs_grad(args, kwargs):
         if isinstance(a, _TensorBase):
             if a._requires_grad:
                 return True
-        elif type(a) in (list, tuple):
+        elif type(a) in (list, tuple) or (isinstance(a, (list, tuple)) and not isinstance(a, _Size)):
+            # (also a return-types named tuple or a list subclass: stack(aminmax(x)))
             for b in a:
                 if isinstance(b, _TensorBase) and b._requires_grad:
                     return True
@@ -44,7 +46,7 @@ def _needs_grad(args, kwargs):
             if isinstance(a, _TensorBase):
                 if a._requires_grad:
                     return True
-            elif type(a) in (list, tuple):      # cat(tensors=[...])
+            elif isinstance(a, (list, tuple)) and not isinstance(a, _Size):   # cat(tensors=[...])
                 for b in a:
                     if isinstance(b, _TensorBase) and b._requires_grad:
                         return True
@@ -517,7 +519,7 @@ def not_implemented(name):
         outs = out if isinstance(out, (tuple, list)) else (out,)
         ins = [a for a in args if isinstance(a, _TensorBase)]
         for a in args:
-            if type(a) in (list, tuple):
+            if isinstance(a, (list, tuple)) and not isinstance(a, _Size):
                 ins.extend(b for b in a if isinstance(b, _TensorBase))
         ins.extend(v for v in kwargs.values() if isinstance(v, _TensorBase))
 
