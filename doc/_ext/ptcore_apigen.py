@@ -27,6 +27,8 @@ MODULES = [
     ("ptcore.nn", "ptcore.nn: layers and containers"),
     ("ptcore.nn.functional", "ptcore.nn.functional"),
     ("ptcore.nn.init", "ptcore.nn.init"),
+    ("ptcore.nn.attention", "ptcore.nn.attention"),
+    ("ptcore.nn.attention.flex_attention", "ptcore.nn.attention.flex_attention"),
     ("ptcore.optim", "ptcore.optim"),
     ("ptcore.optim.lr_scheduler", "ptcore.optim.lr_scheduler"),
     ("ptcore.autograd", "ptcore.autograd"),
