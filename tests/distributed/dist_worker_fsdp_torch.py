@@ -2,7 +2,8 @@
 processes: the same model and batches give the same local flat-parameter shards, losses,
 gradients, gradient norms, full state dicts, optimizer state dicts and reprs (float32:
 torch's FSDP clip_grad_norm_ refuses float64), for FULL_SHARD / SHARD_GRAD_OP / NO_SHARD
-with SGD and Adam, nested units from a wrap policy, with and without use_orig_params."""
+with SGD and Adam, nested units from a wrap policy, with and without use_orig_params, and
+bfloat16 mixed precision (to 2e-2)."""
 import os
 import socket
 import sys
@@ -15,9 +16,11 @@ import ptcore.distributed as pdist
 import torch
 import torch.distributed as tdist
 from torch.distributed.fsdp import FullyShardedDataParallel as TFSDP
+from torch.distributed.fsdp import MixedPrecision as TMixed
 from torch.distributed.fsdp import ShardingStrategy as TStrategy
 from torch.distributed.fsdp.wrap import ModuleWrapPolicy as TPolicy
 from ptcore.distributed.fsdp import FullyShardedDataParallel as PFSDP
+from ptcore.distributed.fsdp import MixedPrecision as PMixed
 from ptcore.distributed.fsdp import ShardingStrategy as PStrategy
 from ptcore.distributed.fsdp.wrap import ModuleWrapPolicy as PPolicy
 
@@ -65,19 +68,23 @@ def close(a, b, what, tol=2e-5):
         raise AssertionError(f"rank {rank}: {what}: ptcore {a} vs torch {b}")
 
 
-def run(strategy, optim, use_orig=False):
+def run(strategy, optim, use_orig=False, mp=False):
     torch.manual_seed(0)
     tmodel, tblock = build(torch)
     tmodel = tmodel.float()
     pmodel, pblock = build(ptcore)
     pmodel = pmodel.float()
     copy_weights(tmodel, pmodel)
+    tmp = TMixed(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if mp else None
+    pmp = PMixed(param_dtype=ptcore.bfloat16, reduce_dtype=ptcore.float32) if mp else None
     tf = TFSDP(tmodel, sharding_strategy=getattr(TStrategy, strategy),
                auto_wrap_policy=TPolicy({tblock}), device_id=torch.device("cpu"),
-               use_orig_params=use_orig)
+               use_orig_params=use_orig, mixed_precision=tmp)
     pf = PFSDP(pmodel, sharding_strategy=getattr(PStrategy, strategy),
-               auto_wrap_policy=PPolicy({pblock}), use_orig_params=use_orig)
-    tag = f"{strategy} {optim}" + (" orig" if use_orig else "")
+               auto_wrap_policy=PPolicy({pblock}), use_orig_params=use_orig,
+               mixed_precision=pmp)
+    tag = f"{strategy} {optim}" + (" orig" if use_orig else "") + (" bf16" if mp else "")
+    tol = 2e-2 if mp else 2e-5
     tparams = dict(tf.named_parameters())
     pparams = dict(pf.named_parameters())
     assert list(tparams) == list(pparams), (list(tparams), list(pparams))
@@ -95,25 +102,27 @@ def run(strategy, optim, use_orig=False):
         y = g.integers(0, 3, n * LOCAL)[rank * LOCAL:(rank + 1) * LOCAL]
         topt.zero_grad()
         popt.zero_grad()
-        tl = torch.nn.functional.cross_entropy(tf(torch.from_numpy(x)), torch.from_numpy(y))
-        pl = ptcore.nn.functional.cross_entropy(pf(ptcore.from_numpy(x)), ptcore.from_numpy(y))
+        tl = torch.nn.functional.cross_entropy(tf(torch.from_numpy(x)).float(),
+                                               torch.from_numpy(y))
+        pl = ptcore.nn.functional.cross_entropy(pf(ptcore.from_numpy(x)).float(),
+                                                ptcore.from_numpy(y))
         tl.backward()
         pl.backward()
-        close(pl.item(), tl.item(), f"{tag} loss {step}")
+        close(pl.item(), tl.item(), f"{tag} loss {step}", tol)
         for k in tparams:
             tg, pg = tparams[k].grad, pparams[k].grad
             assert (tg is None) == (pg is None), (tag, k, tg, pg)
             if tg is not None:
-                close(pg.numpy(), tg.numpy(), f"{tag} grad {k} {step}")
+                close(pg.numpy(), tg.numpy(), f"{tag} grad {k} {step}", tol)
         tn = tf.clip_grad_norm_(0.5)
         pn = pf.clip_grad_norm_(0.5)
-        close(pn.item(), tn.item(), f"{tag} grad norm {step}")
+        close(pn.item(), tn.item(), f"{tag} grad norm {step}", tol)
         topt.step()
         popt.step()
     tsd, psd = tf.state_dict(), pf.state_dict()
     assert list(tsd) == list(psd), (list(tsd), list(psd))
     for k in tsd:
-        close(psd[k].numpy(), tsd[k].numpy(), f"{tag} state_dict {k}")
+        close(psd[k].numpy(), tsd[k].numpy(), f"{tag} state_dict {k}", tol)
     if use_orig:
         print(f"OK-TORCH {tag} rank={rank}", flush=True)
         return
@@ -123,7 +132,7 @@ def run(strategy, optim, use_orig=False):
     for name, st in tosd["state"].items():
         assert sorted(st) == sorted(posd["state"][name]), (st.keys(), posd["state"][name].keys())
         for k, v in st.items():
-            close(posd["state"][name][k].numpy(), v.numpy(), f"{tag} {name} {k}")
+            close(posd["state"][name][k].numpy(), v.numpy(), f"{tag} {name} {k}", tol)
     assert repr(pf) == repr(tf), (repr(pf), repr(tf))
     print(f"OK-TORCH {tag} rank={rank}", flush=True)
 
@@ -133,6 +142,7 @@ for strategy, optim in (("FULL_SHARD", "sgd"), ("FULL_SHARD", "adam"),
     run(strategy, optim)
 run("FULL_SHARD", "adam", use_orig=True)
 run("NO_SHARD", "sgd", use_orig=True)
+run("FULL_SHARD", "adam", mp=True)
 tdist.barrier()
 tdist.destroy_process_group()
 pdist.barrier()           # no rank leaves while another still tears gloo down

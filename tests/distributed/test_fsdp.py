@@ -48,7 +48,7 @@ def test_matches_torch_fsdp():
     p = run_mpi("dist_worker_fsdp_torch.py", 3, timeout=240)
     assert p.returncode == 0, p.stdout
     for case in ("FULL_SHARD sgd", "FULL_SHARD adam", "SHARD_GRAD_OP adam", "NO_SHARD sgd",
-                 "FULL_SHARD adam orig", "NO_SHARD sgd orig"):
+                 "FULL_SHARD adam orig", "NO_SHARD sgd orig", "FULL_SHARD adam bf16"):
         assert _ranks(p.stdout, f"OK-TORCH {case}") == [0, 1, 2], (case, p.stdout)
 
 
