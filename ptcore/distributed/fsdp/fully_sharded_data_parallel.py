@@ -332,6 +332,8 @@ class FullyShardedDataParallel(Module):
                         m._buffers[name] = b.to(mp.buffer_dtype)
 
     def forward(self, *args, **kwargs):
+        """Gather this unit's parameters, run the wrapped module, reshard (the gradient of
+        the gathered parameters is reduced into the shard in backward)."""
         if not self._lazy_done:
             self._lazy_init()
         mp = self.mixed_precision
@@ -689,4 +691,5 @@ class FullyShardedDataParallel(Module):
 
     # ------------------------------------------------------------------ repr
     def extra_repr(self):
+        """Nothing besides the wrapped module (as torch's repr)."""
         return ""
