@@ -1445,8 +1445,17 @@ def _det(out, a, **k):
 @formula("logdet")
 def _logdet(out, a, **k):
     sa = save(a)
-    attach("LogdetBackward0", out, (a,),
-           lambda g: (g.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(sa.unpack())),))
+
+    def bw(g):
+        A = sa.unpack()
+        r = g.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(A))
+        if not A.dtype.is_complex:
+            # torch's logdet is where(sign == -1, nan, logabsdet): no gradient reaches a matrix
+            # with a negative determinant
+            neg = (P.linalg.slogdet(A).sign < 0).unsqueeze(-1).unsqueeze(-1)
+            r = P.where(neg, P.zeros_like(r), r)
+        return (r,)
+    attach("LogdetBackward0", out, (a,), bw)
 
 
 @formula("slogdet", "linalg_slogdet")
