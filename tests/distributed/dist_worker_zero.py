@@ -276,7 +276,21 @@ class GradAverager(Joinable):
 
 
 def my_batches(r):
-    return 2 + r                      # uneven: rank r has 2 + r batches
+    return 2 + (n - 1 - r)            # uneven: rank 0 has the most, the last rank 2 batches
+
+
+MOST = my_batches(0)
+
+
+def train_uneven_oracle(ref, ropt):
+    """One process: step k averages (over all n ranks) the losses of the ranks that still
+    had a batch k."""
+    for step in range(MOST):
+        ropt.zero_grad()
+        total = sum(lossf(ref(batch(100 * step + r)[0]), batch(100 * step + r)[1])
+                    for r in range(n) if step < my_batches(r))
+        (total / n).backward()
+        ropt.step()
 
 
 for cls, kw in ((ptcore.optim.SGD, dict(lr=0.1, momentum=0.9)),
@@ -293,17 +307,10 @@ for cls, kw in ((ptcore.optim.SGD, dict(lr=0.1, momentum=0.9)),
             lossf(model(x), y).backward()
             avg.sync()
             zero.step()
-    # the oracle: step k averages (over all n ranks) the losses of the ranks that still had
-    # a batch k
-    for step in range(my_batches(n - 1)):
-        ropt.zero_grad()
-        total = sum(lossf(ref(batch(100 * step + r)[0]), batch(100 * step + r)[1])
-                    for r in range(n) if step < my_batches(r))
-        (total / n).backward()
-        ropt.step()
+    train_uneven_oracle(ref, ropt)
     check_same(model, ref, f"Join {cls.__name__}", tol=2e-6)
     check_all_ranks_equal(model, f"Join {cls.__name__}")
-    assert avg.last_joiner == (rank == n - 1), (rank, avg.last_joiner)
+    assert avg.last_joiner == (rank == 0), (rank, avg.last_joiner)
 
 # ZeRO as the only joinable: the ranks that finish early shadow its step's broadcasts
 model = mlp()
@@ -346,4 +353,60 @@ with Join([zero], enable=False):
         zero.step()
 check_all_ranks_equal(model, "Join enable=False")
 print(f"OK-ZERO join rank={rank}", flush=True)
+
+
+# ------------------------------------------------------------------ DDP under Join
+def ddp_join_run(cls, kw, with_zero, **ddp_kw):
+    model, ref = mlp(), mlp()
+    ddp = DDP(model, **ddp_kw)
+    if with_zero:
+        opt = ZeRO(ddp.parameters(), cls, **kw)
+        ctx = Join([ddp, opt])
+    else:
+        opt = cls(ddp.parameters(), **kw)
+        ctx = ddp.join()
+    ropt = cls(ref.parameters(), **kw)
+    with ctx:
+        for step in range(my_batches(rank)):
+            x, y = batch(100 * step + rank)
+            opt.zero_grad()
+            lossf(ddp(x), y).backward()
+            opt.step()
+    train_uneven_oracle(ref, ropt)
+    check_same(model, ref, f"DDP join {cls.__name__} zero={with_zero} {ddp_kw}", tol=2e-5)
+    check_all_ranks_equal(model, f"DDP join {cls.__name__} zero={with_zero}")
+
+
+assert isinstance(DDP(mlp()), Joinable)
+ddp_join_run(ptcore.optim.SGD, dict(lr=0.1, momentum=0.9), False)
+ddp_join_run(ptcore.optim.Adam, dict(lr=0.01), True)
+ddp_join_run(ptcore.optim.SGD, dict(lr=0.1), True, bucket_cap_mb=0.0002,
+             gradient_as_bucket_view=True)
+ddp_join_run(ptcore.optim.SGD, dict(lr=0.1), False, find_unused_parameters=True)
+
+
+class WithBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 3)
+        self.register_buffer("count", ptcore.zeros(()))
+
+    def forward(self, x):
+        self.count += 1
+        return self.lin(x)
+
+
+# buffers come from the highest rank still training, and from a last joiner at the end
+model = WithBuffer()
+ddp = DDP(model)
+opt = ptcore.optim.SGD(ddp.parameters(), lr=0.1)
+with ddp.join():
+    for step in range(my_batches(rank)):
+        x, y = batch(step)
+        opt.zero_grad()
+        lossf(ddp(x), y).backward()
+        opt.step()
+assert float(model.count) == MOST, (rank, float(model.count))
+check_all_ranks_equal(model, "DDP join with buffers")
+print(f"OK-ZERO ddp-join rank={rank}", flush=True)
 dist.destroy_process_group()

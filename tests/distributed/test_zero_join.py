@@ -22,7 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_zero_and_join_multi_rank(n):
     p = run_mpi("dist_worker_zero.py", n, timeout=150)
     assert p.returncode == 0, p.stdout
-    for stage in ("partition", "train", "lr", "ddp", "state_dict", "join"):
+    for stage in ("partition", "train", "lr", "ddp", "state_dict", "join", "ddp-join"):
         ranks = sorted(int(r) for r in re.findall(rf"OK-ZERO {stage} rank=(\d+)", p.stdout))
         assert ranks == list(range(n)), (stage, p.stdout)
 
@@ -54,9 +54,10 @@ def test_partition_equals_torch(world):
     ours = [[ptcore.zeros(s) for s in g] for g in shapes]
     theirs = [[torch.zeros(s) for s in g] for g in shapes]
 
-    mine = types.SimpleNamespace(world_size=world, _partition_cache=[],
-                                 param_groups=[{"params": g, "lr": 0.1} for g in ours],
-                                 _add_partitioned_group=ZeroRedundancyOptimizer._add_partitioned_group)
+    mine = types.SimpleNamespace(
+        world_size=world, _partition_cache=[],
+        param_groups=[{"params": g, "lr": 0.1} for g in ours],
+        _add_partitioned_group=ZeroRedundancyOptimizer._add_partitioned_group)
     got = ZeroRedundancyOptimizer._partition_parameters(mine)
 
     ref = types.SimpleNamespace(world_size=world, _partition_parameters_cache=[],

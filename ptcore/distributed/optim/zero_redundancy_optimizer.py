@@ -184,7 +184,8 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
                     raise ValueError("params_per_rank holds a parameter that was not given to "
                                      "the ZeroRedundancyOptimizer")
         cache = [[] for _ in range(self.world_size)]
-        self._add_partitioned_group(cache, self.param_groups[0], [list(ps) for ps in params_per_rank])
+        self._add_partitioned_group(cache, self.param_groups[0],
+                                    [list(ps) for ps in params_per_rank])
         self._partition_cache = cache
         return cache
 
