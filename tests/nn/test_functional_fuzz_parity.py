@@ -84,3 +84,22 @@ def test_mse_loss_broadcast_target_gradient():
         grads.append((x.grad.numpy(), t.grad.numpy()))
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["multi_margin", "multilabel_margin"])
+def test_margin_losses_no_gradient_at_the_kink(loss):
+    # torch's kernels count a term where z > 0: a sample exactly at the margin passes no gradient
+    out = []
+    for lib in (torch, ptcore):
+        a = lib.tensor([1.0, 0.0, -1.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        x = lib.stack([a, b.expand(3)], 1)
+        if loss == "multi_margin":
+            y = lib.nn.functional.multi_margin_loss(x, lib.tensor([0, 1, 0]))
+        else:
+            y = lib.nn.functional.multilabel_margin_loss(x, lib.tensor([[1, -1]] * 3))
+        y.backward()
+        out.append((y.item(), a.grad.numpy(), b.grad.item()))
+    assert out[0][0] == pytest.approx(out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert out[0][2] == out[1][2]

@@ -118,3 +118,9 @@ def test_empty_input_returned_before_the_dim_check(name, fn):
     for a, b in zip(tv, pv):
         assert tuple(a.shape) == tuple(b.shape)
         assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("fn", ["xlog1py", "zeta", "xlogy"])
+def test_special_binary_broadcast_error_is_runtime_error(fn):
+    with pytest.raises(RuntimeError):
+        getattr(ptcore.special, fn)(ptcore.ones(3, 1), ptcore.ones(2, 3))

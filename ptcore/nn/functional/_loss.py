@@ -929,7 +929,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
     def compute(input):
         x = input.reshape(nframe, dim)
-        z = _pt.clamp_min(margin - x.gather(1, ti) + x, 0)
+        z = margin - x.gather(1, ti) + x
+        z = _pt.where(z > 0, z, 0.0)        # torch's kernel: a term counts where z > 0 (no gradient at 0)
         if p == 2:
             z = z * z
         if weight is not None:
@@ -967,7 +968,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     def compute(input):
         x = input.reshape(nframe, dim)
         xt = x.gather(1, safe)                                        # (N, C): score of j-th target
-        z = _pt.clamp_min(1 - xt.unsqueeze(2) + x.unsqueeze(1), 0)   # (N, target j, class i)
+        z = 1 - xt.unsqueeze(2) + x.unsqueeze(1)                      # (N, target j, class i)
+        z = _pt.where(z > 0, z, 0.0)        # torch's kernel: z > 0 counts (no gradient at 0)
         loss = _pt.where(mask, z, 0.0).sum((1, 2)) / dim
         if nd <= 1:
             loss = loss.reshape(())
