@@ -7,6 +7,11 @@ and each bucket's averaging all-reduce is started, non-blocking, as soon as all 
 are in, while backward goes on computing the rest.  Buckets are launched in bucket order on
 every rank (MPI requires the same order of collectives everywhere).  When the last bucket has
 been launched, the hook waits for all of them and writes the averaged gradients back.
+
+DDP is a ``Joinable`` (``ptcore.distributed.algorithms.join``): inside ``with ddp.join():`` (or
+``Join([ddp, ...])``) a rank that runs out of inputs shadows the others' forward and backward
+collectives (buffer broadcast, bucket all-reduces of zeros) until all ranks are done; then
+every rank takes the parameters of a rank that joined last.
 """
 import contextlib
 import itertools
@@ -139,6 +144,9 @@ class DistributedDataParallel(Module):
         self._ready = set()
         self._next_bucket = 0
         self._used = None
+        from ptcore.distributed.algorithms.join import Joinable, _JoinConfig
+        Joinable.register(DistributedDataParallel)
+        self._join_config = _JoinConfig.construct_disabled_join_config()
 
     # ------------------------------------------------------------------ buckets
     def _make_buckets(self, params):
@@ -168,10 +176,15 @@ class DistributedDataParallel(Module):
                 "the keyword argument `find_unused_parameters=True` to "
                 "`ptcore.nn.parallel.DistributedDataParallel`, and by making sure all `forward` "
                 "function outputs participate in calculating loss.")
-        if self.require_forward_param_sync and self.broadcast_buffers and self._world > 1:
-            bufs = list(self.module.buffers())
-            if bufs:
-                _coalesced_broadcast(bufs, self.process_group)
+        joining = self._join_config.enable
+        if joining:
+            from ptcore.distributed.algorithms.join import Join
+            work = Join.notify_join_context(self)
+            if work is not None:
+                work.wait()
+            # tell the joined ranks whether this iteration's backward all-reduces gradients
+            self._any_rank(ptcore.is_grad_enabled() and self.require_backward_grad_sync)
+        self._sync_buffers(joined=False)
         out = self.module(*inputs, **kwargs)
         if ptcore.is_grad_enabled() and self.require_backward_grad_sync:
             self._prepare_for_backward(out)
@@ -310,10 +323,98 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = old
 
-    def join(self, *args, **kwargs):
-        raise NotImplementedError("DistributedDataParallel.join (uneven inputs) is not "
-                                  "supported; give every rank the same number of batches "
-                                  "(DistributedSampler does)")
+    # ------------------------------------------------------------------ uneven inputs (Join)
+    def _any_rank(self, flag):
+        """Whether ``flag`` holds on some rank (an all-reduce)."""
+        t = ptcore.tensor([1 if flag else 0], dtype=ptcore.int32)
+        _dist().all_reduce(t, group=self.process_group)
+        return int(t.item()) > 0
+
+    def _common_rank(self, candidate):
+        """The highest group rank among those where ``candidate`` holds (an all-reduce)."""
+        dist = _dist()
+        t = ptcore.tensor([dist.get_rank(self.process_group) if candidate else -1],
+                          dtype=ptcore.int64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.process_group)
+        return int(t.item())
+
+    def _sync_buffers(self, joined):
+        """Broadcast the buffers before a forward: from rank 0, or, inside a join context, from
+        the highest rank still training (rank 0 may have joined with stale buffers)."""
+        if not (self.require_forward_param_sync and self.broadcast_buffers and self._world > 1):
+            return
+        bufs = list(self.module.buffers())
+        if bufs:
+            src = self._common_rank(not joined) if self._join_config.enable else 0
+            _coalesced_broadcast(bufs, self.process_group, src)
+
+    def _shadow_iteration(self):
+        """On a joined rank, the collectives of one forward and backward of the others: the
+        buffer broadcast and, if they synchronise gradients, one all-reduce of zeros per
+        bucket.  The reduced gradients are written to the parameters as in a backward."""
+        sync_grads = self._any_rank(False)
+        self._sync_buffers(joined=True)
+        if not sync_grads:
+            return
+        self._armed = True
+        self._in_backward = False
+        self._ready = set()
+        self._next_bucket = 0
+        with no_grad():
+            for b in self._buckets:
+                b.flat.zero_()
+                b.pending = 0
+                b.work = None
+        if self.find_unused_parameters:
+            self._used = ptcore.zeros(len(self._params), dtype=ptcore.int32)
+        self._launch_ready()
+
+    def _sync_final_model(self, is_last_joiner):
+        """Give every rank the parameters (and buffers) of the highest rank that joined last."""
+        src = self._common_rank(is_last_joiner)
+        tensors = list(self.module.parameters())
+        if self.broadcast_buffers:
+            tensors += list(self.module.buffers())
+        _coalesced_broadcast(tensors, self.process_group, src)
+
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        """Context manager for uneven numbers of inputs per rank: a rank that finishes early
+        shadows the others' collectives until all are done (``torch``'s ``DDP.join``,
+        ``Join([self])``).  Gradients are always averaged over the initial world size
+        (joined ranks contribute zeros)."""
+        from ptcore.distributed.algorithms.join import Join
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        """The :class:`~ptcore.distributed.algorithms.join.JoinHook` that shadows this
+        module's forward and backward on a joined rank and synchronises the final model."""
+        if not kwargs.get("divide_by_initial_world_size", True):
+            raise NotImplementedError(
+                "DistributedDataParallel.join: divide_by_initial_world_size=False (averaging "
+                "over the ranks still training) is not supported; gradients are averaged over "
+                "the initial world size")
+        from ptcore.distributed.algorithms.join import JoinHook
+        ddp = self
+
+        class _DDPJoinHook(JoinHook):
+            def main_hook(self):
+                ddp._shadow_iteration()
+
+            def post_hook(self, is_last_joiner):
+                ddp._sync_final_model(is_last_joiner)
+        return _DDPJoinHook()
+
+    @property
+    def join_device(self):
+        """Device of the join context's bookkeeping (the parameters')."""
+        return self._params[0].device
+
+    @property
+    def join_process_group(self):
+        """The process group gradients are averaged over."""
+        return self.process_group
 
     def _get_ddp_logging_data(self):
         return {"world_size": self._world, "bucket_cap_bytes": self.bucket_bytes_cap,
