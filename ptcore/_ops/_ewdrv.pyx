@@ -759,7 +759,9 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     if out is not None:
         o = _check_out(out, shape, result, opname)
         if [o._shape[i] for i in range(o._ndim)] != shape:
-            if inplace:
+            # an out= that is one of the operands is read and written (torch's is_read_write
+            # output): it cannot be resized either
+            if inplace or any(x is out for x in inputs):
                 raise RuntimeError(
                     f"output with shape {_fmt(o.shape)} doesn't match the broadcast shape {_fmt(shape)}")
             _resize(o, shape)
