@@ -51,6 +51,8 @@ MODULES = [
     ("ptcore.distributed.fsdp", "ptcore.distributed.fsdp: fully sharded data parallel"),
     ("ptcore.distributed.optim", "ptcore.distributed.optim: ZeroRedundancyOptimizer"),
     ("ptcore.distributed.algorithms.join", "ptcore.distributed.algorithms.join: uneven inputs"),
+    ("ptcore.distributed.checkpoint", "ptcore.distributed.checkpoint: distributed checkpoints"),
+    ("ptcore.distributed.checkpoint.state_dict", "ptcore.distributed.checkpoint.state_dict"),
     ("ptcore.profiler", "ptcore.profiler"),
     ("ptcore.serialization", "ptcore.serialization: save and load"),
     ("ptcore.array_api", "ptcore.array_api"),
