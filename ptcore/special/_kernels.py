@@ -275,7 +275,8 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
         dt0 = _as_tensor_pair(fname, input, other, True)
         if isinstance(input, _TensorBase) and isinstance(other, _TensorBase) \
                 and input.shape != other.shape:
-            ptcore.broadcast_shapes(input.shape, other.shape)   # torch's RuntimeError first
+            from ptcore._ops._out import broadcast_shapes
+            broadcast_shapes(input.shape, other.shape)   # torch's TensorIterator error first
         if not int_ok and not (dt0.is_floating_point or dt0.is_complex):
             raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt0._legacy}\'')
         # the device of the tensor operands (a 0-d CPU tensor may join a device one)
