@@ -86,9 +86,26 @@ def get_ignored_functions():
 
 
 def is_tensor_method_or_property(func):
-    """True for a method or property of ``ptcore.Tensor``."""
+    """True for a method or property of ``ptcore.Tensor``: also a typed-core method reached
+    through the class (``ptcore.Tensor.__getitem__``) and the protocol wrapper the dispatch layer
+    installs over one while a ``__torch_function__`` subclass exists (its ``__wrapped__``), so
+    the answer does not depend on when the overridable list was first built."""
+    import types
     import ptcore
-    return func in _overridable()[ptcore.Tensor] or func.__name__ == "__get__"
+    fns = _overridable()[ptcore.Tensor]
+    f = func
+    for _ in range(8):
+        if f in fns:
+            return True
+        if isinstance(f, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                          types.GetSetDescriptorType, types.MemberDescriptorType)) \
+                and issubclass(ptcore.Tensor, f.__objclass__):
+            return True
+        nxt = getattr(f, "__wrapped__", None)
+        if nxt is None or nxt is f:
+            break
+        f = nxt
+    return func.__name__ == "__get__"
 
 
 def resolve_name(f):

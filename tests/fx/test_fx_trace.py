@@ -452,3 +452,30 @@ def test_nn_module_stack_meta_matches_torch():
         return [{k: (v[0], v[1].__name__) for k, v in n.meta.get("nn_module_stack", {}).items()}
                 for n in gm.graph.nodes]
     assert stacks(pfx.symbolic_trace(build(ptcore))) == stacks(tfx.symbolic_trace(build(torch)))
+
+
+def test_tensor_method_recorded_whatever_the_dispatch_layer_state():
+    # the overridable list is cached at its first use; the protocol wrappers the dispatch layer
+    # installs over core methods while a __torch_function__ subclass lives must still count as
+    # Tensor methods (a call_method node), as the core's own method descriptors do
+    ptcore.overrides.get_overridable_functions()
+
+    class Sub(ptcore.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    keep = ptcore.ones(2).as_subclass(Sub)
+
+    class M(ptcore.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("b", ptcore.ones(3))
+
+        def forward(self, x):
+            return self.b[x.long()], self.b.view(3)
+    ops = [(n.op, n.target) for n in pfx.symbolic_trace(M()).graph.nodes]
+    assert ("call_method", "__getitem__") in ops
+    assert ptcore.overrides.is_tensor_method_or_property(ptcore.Tensor.__getitem__)
+    assert ptcore.overrides.is_tensor_method_or_property(ptcore.Tensor.view)
+    del keep
