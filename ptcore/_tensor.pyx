@@ -465,6 +465,11 @@ def _set_inference_mode(bint on):
     return old
 
 
+class HostAllocationError(MemoryError, RuntimeError):
+    """A host (CPU) allocation that failed: a ``MemoryError`` and, as torch's CPU allocator
+    error, a ``RuntimeError`` (code written for either ``except`` catches it)."""
+
+
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
@@ -543,7 +548,7 @@ cdef class Storage:
             with nogil:
                 p = ptc_host_alloc(<size_t>nbytes, False)
             if p == NULL:
-                raise MemoryError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
+                raise HostAllocationError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
         cdef Py_ssize_t keep = nbytes if nbytes < self._nbytes else self._nbytes
         if keep > 0:
             memcpy(p, self._data, keep)
@@ -678,7 +683,7 @@ cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:
         with nogil:
             p = ptc_host_alloc(<size_t>nbytes, zero)
         if p == NULL:
-            raise MemoryError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
+            raise HostAllocationError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
     st._data = <char*>p
     st._nbytes = nbytes
     st._kind = STORAGE_HOST

@@ -319,3 +319,14 @@ def test_unbound_core_methods_check_self():
     lines = r.stdout.strip().splitlines()
     assert int(lines[0]) > 400, lines[0]          # the core's methods were all tried
     assert lines[1:] == [], "\n".join(lines[1:])
+
+
+def test_failed_host_allocation_is_memory_error_and_runtime_error():
+    # 2**50 bytes exceed any x86-64/aarch64 user address space, whatever the overcommit policy
+    for make in (lambda: ptcore.empty(2**48), lambda: ptcore.ones(3).resize_(2**48)):
+        with pytest.raises(MemoryError) as ei:
+            make()
+        assert isinstance(ei.value, RuntimeError)      # torch's CPU allocator error type
+        assert str(2**50) in str(ei.value)
+    with pytest.raises(RuntimeError):
+        torch.empty(2**48)

@@ -103,3 +103,23 @@ def test_margin_losses_no_gradient_at_the_kink(loss):
     assert out[0][0] == pytest.approx(out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
     assert out[0][2] == out[1][2]
+
+
+def test_pdist_of_one_row_stays_in_the_graph():
+    out = []
+    for lib in (torch, ptcore):
+        x = lib.ones(1, 3, requires_grad=True)
+        y = lib.nn.functional.pdist(x)
+        (g,) = lib.autograd.grad(y.sum(), x)
+        out.append((tuple(y.shape), y.requires_grad, g.numpy()))
+    assert out[0][:2] == out[1][:2]
+    np.testing.assert_array_equal(out[0][2], out[1][2])
+
+
+def test_pdist_of_no_rows():
+    # (torch 2.13's backward of this case crashes the interpreter: not compared)
+    x = ptcore.ones(0, 3, requires_grad=True)
+    y = ptcore.nn.functional.pdist(x)
+    assert tuple(y.shape) == (0,) and y.requires_grad
+    (g,) = ptcore.autograd.grad(y.sum(), x)
+    assert tuple(g.shape) == (0, 3)

@@ -87,7 +87,8 @@ def pdist(input, p=2):
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     if n <= 1:
-        return _pt.empty((0,), dtype=input.dtype, device=input.device)
+        # an empty result that stays in the graph (torch's PdistBackward0 gives a zero gradient)
+        return input.reshape(-1)[:0] * 0
     idx = _pt.triu_indices(n, n, 1, device=input.device)
     diff = input[idx[0]] - input[idx[1]]
     return _pt.linalg.vector_norm(diff, p, dim=1)
