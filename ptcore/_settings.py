@@ -217,6 +217,20 @@ def set_float32_matmul_precision(precision):
     fp32[("mkldnn", "matmul")] = {"highest": "ieee", "high": "tf32", "medium": "bf16"}[precision]
 
 
+def fp32_precision_of(backend, op):
+    """The effective ``fp32_precision`` of ``op`` on ``backend``: a ``"none"``
+    entry defers to the backend's ``all`` and that to ``generic``'s (see
+    ``ptcore.backends._fp32_precision``; the CUDA convolutions read
+    ``("cuda", "conv")`` here)."""
+    table = _state["fp32_precision"]
+    v = table[(backend, op)]
+    if v == "none" and op != "all":
+        v = table[(backend, "all")]
+    if v == "none" and backend != "generic":
+        v = table[("generic", "all")]
+    return v
+
+
 def get_float32_matmul_precision():
     """The value set by :func:`set_float32_matmul_precision` (``"highest"`` by default)."""
     return _state["matmul_precision"]

@@ -430,3 +430,28 @@ def test_config_reports():
     assert f"at::get_num_threads() : {ptcore.get_num_threads()}" in p
     assert "OMP_NUM_THREADS" in p
     assert isinstance(ptcore.__config__._cxx_flags(), str)
+
+
+def test_cudnn_allow_tf32_is_conv_and_rnn_fp32_precision(fp32_precision_restored):
+    """``backends.cudnn.allow_tf32`` is the legacy face of ``cudnn.conv`` and
+    ``cudnn.rnn.fp32_precision`` (what ptcore's CUDA convolutions read), as
+    in torch: setting it sets both, reading it after they were set apart is a
+    RuntimeError, ``flags(allow_tf32=)`` restores it, a non-bool is refused."""
+    got = {}
+    for L in (torch, ptcore):
+        C, seen = L.backends.cudnn, []
+        for v in (False, True):
+            C.allow_tf32 = v
+            seen.append((C.allow_tf32, C.conv.fp32_precision, C.rnn.fp32_precision))
+        with C.flags(enabled=C.enabled, allow_tf32=False):
+            seen.append((C.allow_tf32, C.conv.fp32_precision))
+        seen.append(C.allow_tf32)
+        C.conv.fp32_precision = "ieee"
+        with pytest.raises(RuntimeError):
+            C.allow_tf32
+        seen.append(C.rnn.fp32_precision)
+        with pytest.raises(RuntimeError, match="expects a bool"):
+            C.allow_tf32 = 1
+        C.allow_tf32 = True
+        got[L] = seen
+    assert got[ptcore] == got[torch]

@@ -22,12 +22,7 @@ _table = _settings._state["fp32_precision"]     # set_float32_matmul_precision w
 
 def get(backend, op):
     """The effective setting of ``op`` on ``backend``."""
-    v = _table[(backend, op)]
-    if v == "none" and op != "all":
-        v = _table[(backend, "all")]
-    if v == "none" and backend != "generic":
-        v = _table[("generic", "all")]
-    return v
+    return _settings.fp32_precision_of(backend, op)
 
 
 def set(backend, op, value):  # noqa: A001 - torch's name

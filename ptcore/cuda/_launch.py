@@ -22,6 +22,7 @@ import threading
 
 from ptcore import _tensor as _C
 from ptcore._settings import _state as _settings_state
+from ptcore._settings import fp32_precision_of as _fp32_precision_of
 from ptcore.cuda import _kernels as K
 from ptcore.cuda._strided_args import strided_arg as _strided_arg
 from ptcore.cuda import _runtime
@@ -689,6 +690,17 @@ def _gemm_types(dt, fname):
     if t == 0:
         return t, (68 if _settings_state["matmul_precision"] == "highest" else 77)
     return t, 68
+
+
+def _conv_gemm_types(dt, fname):
+    """``_gemm_types`` of a convolution's GEMMs: float32 computes in TF32
+    while ``ptcore.backends.cudnn.conv.fp32_precision`` is ``"tf32"``
+    (``backends.cudnn.allow_tf32``, True by default: torch's cuDNN
+    convolutions' rule), not by the matmul precision."""
+    t, comp = _gemm_types(dt, fname)
+    if t == 0:
+        comp = 77 if _fp32_precision_of("cuda", "conv") == "tf32" else 68
+    return t, comp
 
 
 def _contig(t):

@@ -138,7 +138,7 @@ def _gemm_rm(dev, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb
     addresses ``a``, ``b``, ``c`` (``op(A)`` is ``A^T`` when ``ta``)."""
     if m == 0 or n == 0:
         return
-    typ, comp = L._gemm_types(dt, fname)
+    typ, comp = L._conv_gemm_types(dt, fname)
     drv = _runtime.lazy_init(fname)
     idx = dev.index
     drv.set_current(idx)

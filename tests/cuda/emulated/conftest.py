@@ -31,7 +31,15 @@ def emulated_cuda():
     if REAL:
         if not ptcore.cuda.is_available():
             pytest.skip("PTCORE_TEST_REAL_CUDA=1 but no CUDA device is usable")
-        yield
+        # the tests compare float32 convolutions with the CPU's: TF32 off, as
+        # torch's own CUDA tests do (tf32_off); the TF32 tests set it themselves
+        cudnn = ptcore.backends.cudnn
+        old_tf32 = cudnn.allow_tf32
+        cudnn.allow_tf32 = False
+        try:
+            yield
+        finally:
+            cudnn.allow_tf32 = old_tf32
         return
     old = os.environ.get("PTCORE_CUDA_EMULATE")
     _switch(os.environ.get("PTCORE_TEST_EMULATE_DEVICES", "2"))

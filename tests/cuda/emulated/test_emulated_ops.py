@@ -148,7 +148,21 @@ def test_matmul_family(dtype):
         ptcore.mm(a.cuda(), a.cuda())
 
 
-def test_tf32_switch_is_honoured(monkeypatch):
+@pytest.fixture
+def gemm_compute_types(monkeypatch):
+    """The compute types of the driver's GEMM calls while the test runs."""
+    drv = _runtime.lazy_init("test")
+    seen = []
+    gemm, bind = drv.gemm, inspect.signature(drv.gemm).bind
+
+    def record(*args, **kwargs):
+        seen.append(bind(*args, **kwargs).arguments["compute_type"])
+        return gemm(*args, **kwargs)
+    monkeypatch.setattr(drv, "gemm", record)
+    return seen
+
+
+def test_tf32_switch_is_honoured(gemm_compute_types):
     """The GEMM's compute type follows allow_tf32 (COMPUTE_32F / _FAST_TF32);
     without TF32 the product is float32's: within the rounding-error bound of
     a 16-term float32 dot product in any summation order, FMA or not,
@@ -160,14 +174,7 @@ def test_tf32_switch_is_honoured(monkeypatch):
     scale = (a.double().abs() @ b.double().abs()).numpy()
     f32_bound = 17 * 2.0 ** -24 * scale
     tf32_bound = f32_bound + 2 * 2.0 ** -10 * scale
-    drv = _runtime.lazy_init("test")
-    seen = []
-    gemm, bind = drv.gemm, inspect.signature(drv.gemm).bind
-
-    def record(*args, **kwargs):
-        seen.append(bind(*args, **kwargs).arguments["compute_type"])
-        return gemm(*args, **kwargs)
-    monkeypatch.setattr(drv, "gemm", record)
+    seen = gemm_compute_types
     old = ptcore.backends.cuda.matmul.allow_tf32
     try:
         for tf32, compute_type, bound in ((False, 68, f32_bound), (True, 77, tf32_bound)):
@@ -180,6 +187,36 @@ def test_tf32_switch_is_honoured(monkeypatch):
                 _close(got, a @ b)
     finally:
         ptcore.backends.cuda.matmul.allow_tf32 = old
+
+
+def test_conv_tf32_follows_cudnn_switch(gemm_compute_types):
+    """A float32 convolution's GEMMs (forward, input and weight gradients)
+    compute in TF32 while ``backends.cudnn.allow_tf32`` (torch's default
+    True: its cuDNN convolutions' rule), in float32 once it is False,
+    whatever the matmul precision; float64 always in float64."""
+    seen = gemm_compute_types
+    cudnn = ptcore.backends.cudnn
+    old = cudnn.allow_tf32, ptcore.backends.cuda.matmul.allow_tf32
+    try:
+        ptcore.backends.cuda.matmul.allow_tf32 = False
+        for dtype, tf32, want in ((ptcore.float32, True, 77), (ptcore.float32, False, 68),
+                                  (ptcore.float64, True, 70)):
+            cudnn.allow_tf32 = tf32
+            x = _rand((2, 3, 6, 6), dtype, 21).cuda().requires_grad_()
+            w = _rand((4, 3, 3, 3), dtype, 22).cuda().requires_grad_()
+            del seen[:]
+            y = ptcore.nn.functional.conv2d(x, w)
+            y.sum().backward()
+            assert seen and set(seen) == {want}, (dtype, tf32, seen)
+            assert len(seen) >= 3          # forward, input gradient, weight gradient
+        cudnn.allow_tf32 = True
+        with cudnn.flags(enabled=True, allow_tf32=False):
+            del seen[:]
+            ptcore.nn.functional.conv1d(_rand((1, 2, 5), ptcore.float32, 23).cuda(),
+                                        _rand((3, 2, 2), ptcore.float32, 24).cuda())
+            assert set(seen) == {68}
+    finally:
+        cudnn.allow_tf32, ptcore.backends.cuda.matmul.allow_tf32 = old
 
 
 def _mlp_run(dev, steps=3):
