@@ -68,6 +68,12 @@ class Ctx:
         self.tdev = "cpu" if smoke else "cuda"
         self.rows = []
         self.rng = np.random.default_rng(0)
+        # every comparison here is full float32: torch's cuDNN convolutions
+        # (and ptcore's, which follow backends.cudnn.allow_tf32 as torch's do)
+        # would otherwise run in TF32, each rounding its own way
+        for lib in (ptcore, torch):
+            lib.backends.cudnn.allow_tf32 = False
+            lib.backends.cuda.matmul.allow_tf32 = False
 
     # --- rows -----------------------------------------------------------------
     def row(self, section, case, pt, th, unit, ratio=None, target=None, status="OK", note=""):
@@ -451,7 +457,13 @@ def _cases(ctx, ns, name, dtype, n):
         x = rng.standard_normal((rows, cols)).astype(np.float32)
         X = ctx.pair(x, "float32")
         if name.startswith(("irfft", "hfft")):
-            Xc = (ctx.ptcore.fft.rfft(X[0], dim=-1), ctx.torch.fft.rfft(X[1], dim=-1))
+            # irfft2/irfftn read a Hermitian half-spectrum over all their dims
+            # (rfft2/rfftn of a real array): on another input cuFFT's
+            # multi-dimensional C2R and the ifft-then-irfft definition (NumPy's,
+            # torch's CPU, ptcore's) differ by design
+            fwd = {"irfft2": "rfft2", "irfftn": "rfftn"}.get(name, "rfft")
+            kw = {} if fwd != "rfft" else {"dim": -1}
+            Xc = (getattr(ctx.ptcore.fft, fwd)(X[0], **kw), getattr(ctx.torch.fft, fwd)(X[1], **kw))
             out.append(("half", lambda L: ((Xc[sel[L]],), {})))
         elif name.startswith(("rfft", "ihfft")):
             out.append(("real", lambda L: ((X[sel[L]],), {})))
@@ -645,9 +657,6 @@ def _train(ctx, name, make_p, make_t, x, y, steps):
     """Time a train step (forward, squared-error loss, backward, SGD) in both
     libraries from the same weights; compare the losses; watch the reserved memory."""
     P, T = ctx.ptcore, ctx.torch
-    if ctx.tdev == "cuda":          # full float32 in torch too (ptcore has no TF32 paths here)
-        T.backends.cudnn.allow_tf32 = False
-        T.backends.cuda.matmul.allow_tf32 = False
     T.manual_seed(0)
     tm = make_t().to(ctx.tdev)
     pm = make_p()

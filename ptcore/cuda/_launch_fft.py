@@ -12,7 +12,8 @@ run here and their backward formulas (written with the primitives) too.
 Each transform moves the transformed dims last (one contiguous copy),
 runs batched cuFFT plans of at most 3 dims on the current stream
 (C2C/R2C/C2R in single, Z2Z/D2Z/Z2D in double precision; more than 3 dims
-are done in groups), scales by ``1/n`` or ``1/sqrt(n)`` for the norm
+are done in groups; C2R only one-dimensional, after an inverse C2C of the
+leading dims), scales by ``1/n`` or ``1/sqrt(n)`` for the norm
 modes, and returns the result viewed back in the caller's dim order.
 """
 import math
@@ -153,11 +154,16 @@ def r2c(x, dims, norm, onesided):
 
 
 def c2r(x, dims, norm, last_dim_size):
+    """Inverse real transform over ``dims``: the leading dims by an unscaled
+    inverse C2C, then a one-dimensional C2R over the last -- the definition
+    (NumPy's ``irfftn``, torch's CPU, and torch's CUDA path for dims that
+    start at dim 0).  cuFFT's multi-dimensional C2R assumes a Hermitian
+    input over all the dims and gives other values on any other input."""
     prec = _precision(x.dtype, "irfft")
     rdt = _C.float32 if prec == "single" else _C.float64
     nd = len(dims)
-    r = min(_MAX_RANK, nd)
-    y, perm = _to_last(x, dims)           # a fresh copy: C2R overwrites its input
+    # C2R overwrites its input: a fresh copy unless the C2C pass makes one
+    y, perm = _to_last(x, dims, copy=nd == 1)
     want = last_dim_size // 2 + 1
     have = y.shape[-1]
     if have != want:                      # trim or zero-pad the half spectrum
@@ -165,13 +171,13 @@ def c2r(x, dims, norm, last_dim_size):
         k = min(have, want)
         z.narrow(-1, 0, k).copy_(y.narrow(-1, 0, k))
         y = z
-    if nd > r:      # the leading transformed dims: inverse C2C, unscaled
-        lead = list(range(y.dim() - nd, y.dim() - r))
+    if nd > 1:      # the leading transformed dims: inverse C2C, unscaled
+        lead = list(range(y.dim() - nd, y.dim() - 1))
         y, _ = _to_last(_c2c_dims(y, lead, False, prec), [])
     shape = list(y.shape)
     shape[-1] = last_dim_size
     out = _empty(shape, rdt, y.device)
-    _exec(_KIND[(prec, "c2r")], y, out, r)
+    _exec(_KIND[(prec, "c2r")], y, out, 1)
     n = math.prod(shape[len(shape) - nd:])
     return _from_last(_scale(out, norm, n), perm)
 

@@ -185,3 +185,21 @@ def test_dense_input_is_read_in_place_and_left_intact(calls, monkeypatch):
     assert seen_in[-1] != h.data_ptr()              # C2R: always a copy
     for got, want in ((z, z0), (r, r0), (h, h0)):
         assert ptcore.equal(got, want)
+
+
+@pytest.mark.parametrize("fname,shape,kw", [("irfft2", (16, 9), {}), ("irfft2", (3, 8, 5), {"s": (8, 9)}),
+                                            ("irfftn", (2, 4, 6, 5), {}),
+                                            ("irfftn", (4, 6, 5), {"dim": (0, 2)})])
+def test_inverse_real_of_a_non_hermitian_spectrum_is_numpys(fname, shape, kw, calls):
+    """irfft2/irfftn of a half-spectrum that is not Hermitian over the
+    leading dims (rfft over the last dim only, or any complex array) give
+    NumPy's ifft-then-irfft values: cuFFT's C2R runs one-dimensional only,
+    after an inverse C2C of the leading dims (its multi-dimensional C2R
+    assumes a Hermitian input; on the H200 it differed by 2e-3 here)."""
+    x = _cplx(shape, np.float64, seed=3)
+    got = getattr(F, fname)(x.cuda(), **kw)
+    axes = kw.get("dim")
+    want = getattr(np.fft, fname)(x.numpy(), s=kw.get("s"), **({"axes": axes} if axes else {}))
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-11, atol=1e-11)
+    c2r = [shape for kind, shape, _ in calls if kind == "Z2D"]
+    assert c2r and all(len(s) == 1 for s in c2r), calls
