@@ -90,6 +90,11 @@ Families (``T`` = storage type of the kernel's dtype, ``B`` = unsigned char):
   ``ptc_softmax_<softmax|log_softmax>_<tag>_<c|s>``: per row like reduce;
   ``s`` variant: ``(M, L, OUT* out, const T* in, ptc_params p, ptc_strided<2> ix,
   long long out_red_stride, long long in_red_stride)``.  Same launch rules.
+  Long contiguous rows of few rows: ``ptc_scan_<op>_<in>_<out>_p(M, L, C, nch,
+  ACC* part, const T* in)`` reduces each chunk of ``C`` elements (``nch`` a
+  row), then ``..._k(M, L, C, nch, OUT* out, const T* in, const ACC* part)``
+  scans each chunk from the combined partials before it; ACC is the
+  accumulator (int64, float32 or float64); any grid.
 * **index** (strided only) ``ptc_index_<gather|scatter|scatter_add>_<tag>_s``:
   ``(n, T* out, const T* src, const long long* index, long long dim_size,
   long long dim_stride, int* err, ptc_params p, ptc_strided<3> ix)``,
@@ -912,6 +917,47 @@ def _scan_kernel(name, op, in_dt, out_dt, acc, variant):
             f"    }}\n}}\n")
 
 
+def _chunked_scan_kernels(op, in_dt, out_dt, acc):
+    """The two kernels of a scan along long contiguous rows, split in chunks
+    of ``C`` elements so that many blocks share a row: ``_p`` reduces each
+    (row, chunk) into ``part[row * nch + chunk]`` (type ``acc``); ``_k``
+    combines the partials before its chunk into a carry, then scans the
+    chunk block by block from it (the one-block-per-row kernel's loop)."""
+    red = "sum" if op == "cumsum" else "prod"
+    tin, tout = TAGS[in_dt], TAGS[out_dt]
+    head = (f"    typedef {acc} A;\n"
+            f"    typedef ptc_r_{red}<A> Op;\n"
+            f"    __shared__ A sm[32];\n"
+            f"    for (long long b = blockIdx.x; b < M * nch; b += gridDim.x) {{\n"
+            f"        const long long r = b / nch, c = b - r * nch;\n"
+            f"        const long long j0 = c * C, j1 = j0 + C < L ? j0 + C : L;\n")
+    load = f"(A){_load(in_dt, 'in[r * L + j]')}"
+    pn = kernel_name("scan", op, (tin, tout), "p")
+    psrc = (f'extern "C" __global__ void {pn}(long long M, long long L, long long C, long long nch, '
+            f"{acc}* part, const {_storage(in_dt)}* in) {{\n{head}"
+            f"        A v = Op::init();\n"
+            f"        for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) v = Op::combine(v, {load});\n"
+            f"        v = ptc_block_allreduce<Op>(v, sm);\n"
+            f"        if (threadIdx.x == 0) part[b] = v;\n"
+            f"    }}\n}}\n")
+    kn = kernel_name("scan", op, (tin, tout), "k")
+    ksrc = (f'extern "C" __global__ void {kn}(long long M, long long L, long long C, long long nch, '
+            f"{_storage(out_dt)}* out, const {_storage(in_dt)}* in, const {acc}* part) {{\n{head}"
+            f"        A carry = Op::init();\n"
+            f"        for (long long k = threadIdx.x; k < c; k += blockDim.x) carry = Op::combine(carry, part[r * nch + k]);\n"
+            f"        carry = ptc_block_allreduce<Op>(carry, sm);\n"
+            f"        for (long long b0 = j0; b0 < j1; b0 += blockDim.x) {{\n"
+            f"            const long long j = b0 + threadIdx.x;\n"
+            f"            A v = j < j1 ? {load} : Op::init();\n"
+            f"            A total;\n"
+            f"            v = ptc_block_scan<Op>(v, sm, &total);\n"
+            f"            if (j < j1) out[r * L + j] = {_store(out_dt, 'Op::combine(carry, v)')};\n"
+            f"            carry = Op::combine(carry, total);\n"
+            f"        }}\n"
+            f"    }}\n}}\n")
+    return (pn, psrc), (kn, ksrc)
+
+
 def _softmax_kernel(name, op, dt, variant):
     params, base = _row_params(dt, dt, variant)
     acc = "double" if dt == "float64" else "float"
@@ -947,6 +993,8 @@ def _gen_rows():
             for v in ("c", "s"):
                 kn = kernel_name("scan", op, (TAGS[dt], TAGS[out_dt]), v)
                 yield kn, "scan", _scan_kernel(kn, op, dt, out_dt, acc, v)
+            for kn, src in _chunked_scan_kernels(op, dt, out_dt, acc):
+                yield kn, "scan", src
     for op in ("softmax", "log_softmax"):
         for dt in FLOATS:
             for v in ("c", "s"):

@@ -177,6 +177,28 @@ def _nonzero_kernel():
         f"    }}\n}}\n")
 
 
+def _unpack_pivots_kernel():
+    """``perm`` (nb, m) int64 from LAPACK's 1-based row interchanges ``piv``
+    (nb, k) int32: one thread per matrix, the interchanges in order (as
+    ATen's unpack_pivots kernel); the caller checked the pivots' range."""
+    name = "ptc_index_unpack_pivots_c"
+    return name, (
+        f'extern "C" __global__ void {name}(long long nb, long long m, long long k, long long* perm, '
+        f"const int* piv) {{\n"
+        f"    PTC_FOR(b, nb) {{\n"
+        f"        long long* p = perm + b * m;\n"
+        f"        const int* v = piv + b * k;\n"
+        f"        for (long long i = 0; i < m; ++i) p[i] = i;\n"
+        f"        for (long long i = 0; i < k; ++i) {{\n"
+        f"            const long long j = (long long)v[i] - 1;\n"
+        f"            if (j == i || j < 0 || j >= m) continue;\n"
+        f"            const long long t = p[i];\n"
+        f"            p[i] = p[j];\n"
+        f"            p[j] = t;\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
 def _median_kernel(dt):
     name = kernel_name("index", "median", TAGS[dt], "c")
     S, T = _storage(dt), _compute(dt)
@@ -551,8 +573,9 @@ def generate():
         for fn in (_sort_kernel, _compact_kernel, _expand_kernel, _median_kernel, _mode_kernel):
             name, src = fn(dt)
             yield name, "index", src
-    name, src = _nonzero_kernel()
-    yield name, "index", src
+    for fn in (_nonzero_kernel, _unpack_pivots_kernel):
+        name, src = fn()
+        yield name, "index", src
     for dt in _RMW:
         for op in _RMW_OPS:
             name, src = _scatter_rmw_kernel(op, dt)

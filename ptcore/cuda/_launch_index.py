@@ -293,10 +293,10 @@ def _masked_fill(self, mask, value):
 
 def _prefix(mask_c):
     """Inclusive prefix sum (int64) of a contiguous flat bool tensor and its total (a sync)."""
+    from ptcore.cuda._launch_reduce import scan_rows
     n = mask_c.numel()
     pos = L._empty([n], _C.int64, mask_c.device)
-    L._launch(mask_c.device.index, "ptc_scan_cumsum_b_i64_c", 1,
-              [L._ll(1), L._ll(n), L._ptr(pos), L._ptr(mask_c), L._params()], rows=True)
+    scan_rows("cumsum", mask_c, pos, 1, n)
     return pos, int(pos[n - 1].item())
 
 

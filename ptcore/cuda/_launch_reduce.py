@@ -8,6 +8,7 @@ Rows: the reduced (or scanned) dims are moved last and copied contiguous
 on the device, so every kernel sees an (M, L) matrix (one block per row).
 """
 import math
+import struct
 
 from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
@@ -147,7 +148,9 @@ def _run(op, x, dims, out, params):
                "norm1": 0, "norm2": 0, "norminf": 0, "normp": 0, "logsumexp": -math.inf}.get(op, math.nan)
         L.fill(res, val)
     elif op in _SPLIT and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
-        _split_rows(op, rows, res, M, Lr)
+        _split_rows(op, rows, res, M, Lr, params)
+    elif op in _SPLIT_COMBINED and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
+        _SPLIT_COMBINED[op](op, rows, res, M, Lr, params)
     else:
         _row_launch(op, rows, res, M, Lr, params)
     if res is not out:
@@ -167,19 +170,27 @@ def _row_launch(op, rows, res, M, Lr, params):
 # each (all rows in one launch), then the partials of the chunks (and of the
 # tail) per row.  The split depends on L alone, so the result is
 # deterministic (no atomics).  op -> (pass-1 op, pass-2 op).
+# The norms and logsumexp combine their chunks' results with the same op
+# (norm2 of the chunks' norm2s, normp of their normps, logsumexp of their
+# logsumexps), norm0/norm1 by a sum; var/std and argmax/argmin combine theirs
+# in _SPLIT_COMBINED.
 _SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
           "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
-          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum")}
+          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
+          "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
+          "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
+          "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp")}
+_SPLIT_EXACT = ("amax", "amin", "all", "any", "count_nonzero", "argmax", "argmin")
 _SPLIT_MIN = 1 << 16            # rows shorter than this stay in one block
 _SPLIT_MAX_ROWS = 512           # more rows than this already fill the device
 _SPLIT_CHUNKS = 4096            # at most this many pass-1 blocks per row
 _CHUNK_MIN = 4096               # the smallest pass-1 chunk
-# Pass 1's blocks have 256 threads: with the grid capped at 8 blocks per
-# multiprocessor, 128-thread blocks kept 1,024 threads (half the maximum)
-# resident per SM, each with four loads in flight, which covered the H100's
-# bandwidth (sum of 2^28 float32 0.90x torch) but not the H200's (0.82x, run
-# of 2026-11-26).  A different block size sums in another (fixed) order.
-_SPLIT_BLOCK = 256
+# Pass 1's block size.  Measured on an H200 (sum of 2^28 float32 against
+# torch): 128-thread blocks 0.82x (2026-11-26, first run), 256-thread blocks
+# 0.76x (a later run: the add bandwidth of both runs 0.93x/0.94x), so 128;
+# on the H100 128 gave 0.90x.  A different block size sums in another
+# (fixed) order.
+_SPLIT_BLOCK = 128
 
 
 def _chunk(n):
@@ -191,7 +202,7 @@ def _chunk(n):
     return c
 
 
-def _strided_launch(op, src, out, sizes, out_strides, in_strides, length):
+def _strided_launch(op, src, out, sizes, out_strides, in_strides, length, params=None):
     """``out`` (contiguous) at ``out_strides`` = op over ``length`` consecutive
     elements of ``src`` starting at ``in_strides`` offsets, for every index of
     ``sizes`` (the strided reduce kernel)."""
@@ -200,16 +211,18 @@ def _strided_launch(op, src, out, sizes, out_strides, in_strides, length):
         n *= v
     ix = L._struct(K.pack_strided(sizes, [out_strides, in_strides]))
     name = f"ptc_reduce_{op}_{L._tag(src.dtype, op)}_{L._tag(out.dtype, op)}_s"
-    L._launch(src.device.index, name, n, [L._ll(n), L._ll(length), L._ptr(out), L._ptr(src), L._params(),
+    L._launch(src.device.index, name, n, [L._ll(n), L._ll(length), L._ptr(out), L._ptr(src),
+                                          params if params is not None else L._params(),
                                           ix, L._ll(1)], rows=True, block=_SPLIT_BLOCK)
 
 
-def _split_rows(op, rows, res, M, n):
-    """``res[r]`` = op over row ``r`` of the contiguous (M, n) ``rows`` in two passes."""
-    first, second = _SPLIT[op]
+def _chunk_partials(first, rows, M, n, params=None):
+    """Pass 1: ``first`` over each chunk of ``_chunk(n)`` elements of the rows
+    (and the tail): ((M, k) partials, chunk size, full chunks, tail).  The
+    rows of a half type are read as float32 unless ``first`` is exact."""
     dev = rows.device
     rows = rows.reshape(M, n)
-    if first in ("sum", "nansum", "prod") and L._name(rows.dtype) in ("float16", "bfloat16"):
+    if first not in _SPLIT_EXACT and L._name(rows.dtype) in ("float16", "bfloat16"):
         rows = LI._contig_copy(rows, _C.float32)   # partials keep float32 accumulation
     c = _chunk(n)
     g, tail = divmod(n, c)
@@ -217,15 +230,59 @@ def _split_rows(op, rows, res, M, n):
     pname = K._reduce_out(L._name(rows.dtype), _OUT_RULE[first])
     pdt = _C.bool_ if pname == "bool" else getattr(_C, pname)
     parts = L._empty([M, k], pdt, dev)
-    _strided_launch(first, rows, parts, [M, g], [k, 1], [n, c], c)
+    _strided_launch(first, rows, parts, [M, g], [k, 1], [n, c], c, params)
     if tail:
-        _strided_launch(first, rows[:, g * c:], parts[:, g:], [M], [k], [n], tail)
+        _strided_launch(first, rows[:, g * c:], parts[:, g:], [M], [k], [n], tail, params)
+    return parts, c, g, tail
+
+
+def _split_rows(op, rows, res, M, n, params=None):
+    """``res[r]`` = op over row ``r`` of the contiguous (M, n) ``rows`` in two passes."""
+    first, second = _SPLIT[op]
+    parts, c, g, tail = _chunk_partials(first, rows, M, n, params)
+    k = parts.shape[1]
     if op == "mean":
-        total = L._empty([M], parts.dtype, dev)
+        total = L._empty([M], parts.dtype, rows.device)
         _row_launch(second, parts, total, M, k, L._params())
         L.cast_copy(res, L.binary("div", total, float(n)))
     else:
-        _row_launch(second, parts, res, M, k, L._params())
+        _row_launch(second, parts, res, M, k, params if second == "normp" else L._params())
+
+
+def _split_var(op, rows, res, M, n, params):
+    """var/std of long rows: each chunk's (correction-free) variance and sum,
+    combined by Chan's formula ``M2 = sum(n_i var_i) + sum(n_i (mean_i -
+    mean)^2)``; the correction (``params``' d0) applied at the end."""
+    import ptcore
+    correction = struct.unpack_from("<d", params)[0]      # ptc_params.d0 (K.pack_params)
+    var0, c, g, tail = _chunk_partials("var", rows, M, n, L._params(d0=0.0))
+    sums, _, _, _ = _chunk_partials("sum", rows, M, n)
+    counts = L._empty([var0.shape[1]], var0.dtype, rows.device)
+    L.fill(counts, float(c))
+    if tail:
+        L.fill(counts[g:], float(tail))
+    mean = ptcore.div(ptcore.sum(sums, 1, keepdim=True), float(n))
+    dev2 = ptcore.square(ptcore.sub(ptcore.div(sums, counts), mean))
+    m2 = ptcore.sum(ptcore.mul(ptcore.add(var0, dev2), counts), 1)
+    v = ptcore.div(m2, max(float(n) - correction, 0.0))
+    L.cast_copy(res, ptcore.sqrt(v) if op == "std" else v)
+
+
+def _split_arg(op, rows, res, M, n, params):
+    """argmax/argmin of long rows: each chunk's extreme value and its index
+    there; the first chunk holding the row's extreme (NaN first, as the row
+    kernel) gives the chunk, its index there the position."""
+    import ptcore
+    vals, c, _, _ = _chunk_partials("amax" if op == "argmax" else "amin", rows, M, n)
+    local, _, _, _ = _chunk_partials(op, rows, M, n)
+    k = vals.shape[1]
+    j = L._empty([M], _C.int64, rows.device)
+    _row_launch(op, vals, j, M, k, L._params())
+    at = ptcore.gather(local, 1, j.reshape(M, 1)).reshape(M)
+    L.cast_copy(res, ptcore.add(ptcore.mul(j, c), at))
+
+
+_SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
 
 
 def _acc(x, acc):
@@ -267,6 +324,38 @@ def _reduce_kernel(op):
     return kernel
 
 
+# Scans along long contiguous rows run in chunks of at least _SCAN_CHUNK
+# elements, many blocks a row (the one-block-per-row kernel scanned 2^21
+# elements of a mask in 8 ms on the H200: nonzero, masked_select, x[mask]),
+# when the rows are long and too few to fill the device on their own.
+_SCAN_CHUNK = 2048
+_SCAN_MAX_CHUNKS = 1024         # a row's chunks: each ``_k`` block reads the partials before it
+_SCAN_FEW_ROWS = 256
+_ACC_DTYPE = {"long long": "int64", "float": "float32", "double": "float64"}
+
+
+def scan_rows(op, rows, res, M, n):
+    """``res`` (contiguous (M, n), the scan's output dtype) = inclusive
+    ``op`` ("cumsum" or "cumprod") along the rows of contiguous ``rows``."""
+    if M * n == 0:
+        return
+    dev = rows.device
+    name = f"ptc_scan_{op}_{L._tag(rows.dtype, op)}_{L._tag(res.dtype, op)}"
+    if M >= _SCAN_FEW_ROWS or n < 4 * _SCAN_CHUNK:
+        L._launch(dev.index, name + "_c", M,
+                  [L._ll(M), L._ll(n), L._ptr(res), L._ptr(rows), L._params()], rows=True)
+        return
+    C = max(_SCAN_CHUNK, -(-n // _SCAN_MAX_CHUNKS))
+    C = -(-C // 128) * 128
+    nch = -(-n // C)
+    acc = getattr(_C, _ACC_DTYPE[K._acc_type(L._name(rows.dtype), "sum")])
+    part = L._empty([M * nch], acc, dev)
+    args = [L._ll(M), L._ll(n), L._ll(C), L._ll(nch)]
+    L._launch(dev.index, name + "_p", M * nch, args + [L._ptr(part), L._ptr(rows)], rows=True)
+    L._launch(dev.index, name + "_k", M * nch, args + [L._ptr(res), L._ptr(rows), L._ptr(part)],
+              rows=True)
+
+
 def _line_kernel(op):
     def kernel(x, dim, out0, out1=None):
         if x.dim() == 0:
@@ -283,8 +372,7 @@ def _line_kernel(op):
             od = getattr(_C, K._reduce_out(L._name(x.dtype), "int64_if_int")) if x.dtype is not _C.bool_ \
                 else _C.int64
             res = L._empty([M, Lr], od, dev)
-            L._launch(dev.index, f"ptc_scan_{op}_{tag}_{L._tag(od, op)}_c", M,
-                      [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(rows), L._params()], rows=True)
+            scan_rows(op, rows, res, M, Lr)
             LI._put_rows(out0, res, dim)
             return
         res = L._empty([M, Lr], x.dtype, dev)

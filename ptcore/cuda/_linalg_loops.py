@@ -411,17 +411,23 @@ def lstsq_into(A, B, X, resid, rank, S, driver, rcond, info):
 
 def unpack_pivots(piv, m):
     """LAPACK's 1-based row interchanges ``piv`` (nb, k) -> the permutations
-    (nb, m) int64 (``P[..., perm[i], i] = 1``), applied one interchange at a
-    time on the device (no read-back)."""
+    (nb, m) int64 (``P[..., perm[i], i] = 1``): one kernel, a thread per
+    matrix applying the interchanges in order (one op per interchange took
+    0.8 s for k = 1,024 on the H200); the pivots' range checked first (a
+    sync), RuntimeError as the CPU loop."""
+    from ptcore.cuda import _launch as L
     P = _P()
     nb, k = piv.shape
-    p = piv.to(_C.int64) - 1
-    perm = P.arange(m, dtype=_C.int64, device=piv.device).expand(nb, m).contiguous()
-    for i in range(k):
-        j = p.narrow(1, i, 1)                          # (nb, 1)
-        a = perm.narrow(1, i, 1).clone()
-        perm.narrow(1, i, 1).copy_(perm.gather(1, j))
-        perm.scatter_(1, j, a)
+    perm = _empty((nb, m), _C.int64, piv.device)
+    if nb == 0 or m == 0:
+        return perm
+    pv = piv.to(_C.int32).contiguous()
+    if k:
+        lo, hi = P.stack(P.aminmax(pv)).tolist()
+        if lo < 1 or hi > m:
+            raise RuntimeError(f"torch.lu_unpack: pivots out of range [1, {m}]")
+    L._launch(piv.device.index, "ptc_index_unpack_pivots_c", nb,
+              [L._ll(nb), L._ll(m), L._ll(k), L._ptr(perm), L._ptr(pv)])
     return perm
 
 

@@ -171,3 +171,76 @@ def test_against_torch():
     assert ptcore.allclose(ptcore.var(x.cuda(), 1).cpu(), ptcore.tensor(torch.var(tx, 1).tolist()))
     assert ptcore.cumsum(x.cuda(), 0).cpu().tolist() == torch.cumsum(tx, 0).tolist()
     assert ptcore.max(x.cuda(), 1).indices.cpu().tolist() == torch.max(tx, 1).indices.tolist()
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float64, ptcore.float32, ptcore.int32, ptcore.bool])
+def test_long_row_scans_run_in_chunks(dtype, launches, monkeypatch):
+    """cumsum/cumprod along long contiguous rows of few rows split each row
+    into chunks (a partials kernel, then each chunk scanned from the
+    partials before it): the same values as the CPU; a row longer than
+    _SCAN_MAX_CHUNKS chunks of _SCAN_CHUNK gets longer chunks.  (One block
+    per row scanned a 2^21-element mask in 8 ms on the H200.)"""
+    from ptcore.cuda import _launch_reduce as R
+    n = 4 * R._SCAN_CHUNK + 77
+    x = _rand((3, n), dtype, seed=5) if dtype is not ptcore.bool else _rand((3, n), seed=5) > 0
+    for op in ("cumsum", "cumprod"):
+        y = x if op == "cumsum" else (1 + x.double() * 1e-4).to(dtype) if dtype.is_floating_point else x
+        if op == "cumprod" and not dtype.is_floating_point:
+            continue
+        del launches[:]
+        got = getattr(ptcore, op)(y.cuda(), 1)
+        scans = [k for k in launches if k.startswith("ptc_scan")]
+        assert len(scans) == 2 and scans[0].startswith(f"ptc_scan_{op}_"), launches
+        assert scans[0].endswith("_p") and scans[1] == scans[0][:-2] + "_k", launches
+        _close(got, getattr(ptcore, op)(y, 1), 1e-5 if dtype is ptcore.float32 else None)
+    # a short row, or many rows: one block per row
+    del launches[:]
+    _close(ptcore.cumsum(x[:, :100].cuda(), 1), ptcore.cumsum(x[:, :100], 1))
+    assert [k for k in launches if k.startswith("ptc_scan")][-1].endswith("_c")
+    # more chunks than allowed: longer chunks (a multiple of 128 elements)
+    monkeypatch.setattr(R, "_SCAN_MAX_CHUNKS", 3)
+    _close(ptcore.cumsum(x.cuda(), 1), ptcore.cumsum(x, 1), 1e-5 if dtype is ptcore.float32 else None)
+    # the mask prefix of nonzero / masked_select / masked_scatter / x[mask]
+    m = (x[0] > 0) if dtype is not ptcore.bool else x[0]
+    v = _rand((n,), seed=6)
+    assert ptcore.equal(ptcore.nonzero(m.cuda()).cpu(), ptcore.nonzero(m))
+    assert ptcore.equal(v.cuda()[m.cuda()].cpu(), v[m])
+    assert ptcore.equal(ptcore.masked_select(v.cuda(), m.cuda()).cpu(), ptcore.masked_select(v, m))
+    s = _rand((n,), seed=7)
+    assert ptcore.equal(v.cuda().masked_scatter(m.cuda(), s.cuda()).cpu(), v.masked_scatter(m, s))
+
+
+_LONG_ROW_CASES = [
+    ("var", lambda t: t.var(1)), ("std", lambda t: t.std(1, correction=0)), ("var_all", lambda t: t.var()),
+    ("std_mean", lambda t: ptcore.std_mean(t, 1, correction=2)[0]),
+    ("argmax", lambda t: t.argmax(1)), ("argmin_all", lambda t: t.argmin()),
+    ("max_dim", lambda t: t.max(1)[1]), ("min_dim", lambda t: t.min(1)[1]),
+    ("norm2", lambda t: ptcore.linalg.vector_norm(t, dim=1)), ("norm1", lambda t: t.norm(1)),
+    ("norm3", lambda t: ptcore.linalg.vector_norm(t, 3.0, dim=1)),
+    ("norm_neg", lambda t: ptcore.linalg.vector_norm(t, -1.5, dim=1)),
+    ("norminf", lambda t: ptcore.linalg.vector_norm(t, math.inf, dim=1)),
+    ("normneginf", lambda t: ptcore.linalg.vector_norm(t, -math.inf, dim=1)),
+    ("norm0", lambda t: ptcore.linalg.vector_norm(t, 0, dim=1)),
+    ("logsumexp", lambda t: ptcore.logsumexp(t, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float64, ptcore.float32, ptcore.bfloat16])
+@pytest.mark.parametrize("name,fn", _LONG_ROW_CASES, ids=[c[0] for c in _LONG_ROW_CASES])
+def test_long_row_reductions_run_in_two_passes(name, fn, dtype, launches):
+    """var/std, argmax/argmin, the norms and logsumexp of few long rows run
+    in chunks, many blocks a row (one block a row took 0.7-2.2 ms for 2^21
+    elements on the H200), and combine the chunks' results: the CPU's values,
+    ties and NaN resolved as the CPU does (the first index)."""
+    x = _rand((3, 70_001), dtype, seed=9)
+    x[1, 50_000] = 7
+    x[1, 60_000] = 7                    # a tie: the first
+    x[2, 40_000] = -7
+    x[2, 65_000] = float("nan")         # NaN wins argmax/argmin, norms, logsumexp
+    x[2, 69_000] = float("nan")
+    del launches[:]
+    got = fn(x.cuda())
+    assert any(k.startswith("ptc_reduce_") and k.endswith("_s") for k in launches), launches
+    want = fn(x)
+    tol = {ptcore.float64: 1e-12, ptcore.float32: 2e-5, ptcore.bfloat16: 1e-2}[dtype]
+    _close(got, want, tol)
