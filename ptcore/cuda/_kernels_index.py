@@ -177,6 +177,19 @@ def _nonzero_kernel():
         f"    }}\n}}\n")
 
 
+def _index_bounds_kernel():
+    """``*first`` = the smallest ``i`` with ``idx[i]`` outside ``[lo, hi)``
+    (left as it was, ``n``, when none is)."""
+    name = "ptc_index_bounds_c"
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, const long long* idx, long long lo, long long hi, '
+        f"unsigned long long* first) {{\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        const long long v = idx[i];\n"
+        f"        if (v < lo || v >= hi) atomicMin(first, (unsigned long long)i);\n"
+        f"    }}\n}}\n")
+
+
 def _unpack_pivots_kernel():
     """``perm`` (nb, m) int64 from LAPACK's 1-based row interchanges ``piv``
     (nb, k) int32: one thread per matrix, the interchanges in order (as
@@ -573,7 +586,7 @@ def generate():
         for fn in (_sort_kernel, _compact_kernel, _expand_kernel, _median_kernel, _mode_kernel):
             name, src = fn(dt)
             yield name, "index", src
-    for fn in (_nonzero_kernel, _unpack_pivots_kernel):
+    for fn in (_nonzero_kernel, _unpack_pivots_kernel, _index_bounds_kernel):
         name, src = fn()
         yield name, "index", src
     for dt in _RMW:

@@ -264,15 +264,22 @@ def _mod_index(index, size):
 
 
 def _index_bounds(index, size, allow_negative):
-    """The first out-of-range value of int64 ``index`` or None (a sync)."""
-    if index.numel() == 0:
+    """The first out-of-range value of int64 ``index`` (in its logical order)
+    or None: one kernel finds the first bad position, one read of it (a
+    sync), a second read for the value on the error path only."""
+    n = index.numel()
+    if n == 0:
         return None
-    import ptcore
-    lo = -size if allow_negative else 0
-    bad = ptcore.logical_or(ptcore.lt(index, lo), ptcore.ge(index, size))
-    if not bool(ptcore.any(bad).item()):
+    dev = index.device
+    flat = index if index.dtype is _C.int64 and index.is_contiguous() else _contig_copy(index, _C.int64)
+    first = L._empty([1], _C.int64, dev)
+    L.fill(first, n)
+    L._launch(dev.index, "ptc_index_bounds_c", n,
+              [L._ll(n), L._ptr(flat), L._ll(-size if allow_negative else 0), L._ll(size), L._ptr(first)])
+    pos = int(first.item())
+    if pos >= n:
         return None
-    return int(_masked_select(index, bad, list(index.shape)).reshape(-1)[0].item())
+    return int(flat.reshape(-1)[pos].item())
 
 
 # ---------------------------------------------------------------------------

@@ -913,7 +913,6 @@ def _embedding_fn():
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    P = _pt()
     from ptcore.nn.functional._sparse import _check_embedding_args, _embedding_renorm_
     padding_idx = _check_embedding_args(input, weight, padding_idx)
     if max_norm is not None:
@@ -925,8 +924,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if flat.dtype is not _C.int64:
         flat = L._as_operand(flat, _C.int64, flat.device)
     if flat.numel():
-        lo, hi = int(P.amin(flat)), int(P.amax(flat))
-        if lo < 0 or hi >= weight.shape[0]:
+        from ptcore.cuda._launch_index import _index_bounds
+        if _index_bounds(flat, weight.shape[0], False) is not None:     # one kernel, one sync
             raise IndexError("index out of range in self")
     out = _embedding_fn().apply(weight, L._contig(flat), int(padding_idx), bool(scale_grad_by_freq))
     return out.view(*input.shape, weight.shape[1])

@@ -252,34 +252,41 @@ def _split_rows(op, rows, res, M, n, params=None):
 def _split_var(op, rows, res, M, n, params):
     """var/std of long rows: each chunk's (correction-free) variance and sum,
     combined by Chan's formula ``M2 = sum(n_i var_i) + sum(n_i (mean_i -
-    mean)^2)``; the correction (``params``' d0) applied at the end."""
-    import ptcore
+    mean)^2)``; the correction (``params``' d0) applied at the end.  (Kernel
+    calls on the small (M, chunks) partials, not ops: host time.)"""
     correction = struct.unpack_from("<d", params)[0]      # ptc_params.d0 (K.pack_params)
     var0, c, g, tail = _chunk_partials("var", rows, M, n, L._params(d0=0.0))
     sums, _, _, _ = _chunk_partials("sum", rows, M, n)
-    counts = L._empty([var0.shape[1]], var0.dtype, rows.device)
+    k = var0.shape[1]
+    dev, dt = rows.device, var0.dtype
+    counts = L._empty([k], dt, dev)
     L.fill(counts, float(c))
     if tail:
         L.fill(counts[g:], float(tail))
-    mean = ptcore.div(ptcore.sum(sums, 1, keepdim=True), float(n))
-    dev2 = ptcore.square(ptcore.sub(ptcore.div(sums, counts), mean))
-    m2 = ptcore.sum(ptcore.mul(ptcore.add(var0, dev2), counts), 1)
-    v = ptcore.div(m2, max(float(n) - correction, 0.0))
-    L.cast_copy(res, ptcore.sqrt(v) if op == "std" else v)
+    total = L._empty([M, 1], dt, dev)
+    _row_launch("sum", sums, total, M, k, L._params())
+    mean = L.binary("div", total, float(n))
+    dev2 = L.binary("sub", L.binary("div", sums, counts), mean)
+    terms = L.binary("mul", L.binary("add", var0, L.binary("mul", dev2, dev2)), counts)
+    m2 = L._empty([M], dt, dev)
+    _row_launch("sum", terms, m2, M, k, L._params())
+    v = L.binary("div", m2, max(float(n) - correction, 0.0))
+    L.cast_copy(res, L.unary("sqrt", v) if op == "std" else v)
 
 
 def _split_arg(op, rows, res, M, n, params):
     """argmax/argmin of long rows: each chunk's extreme value and its index
     there; the first chunk holding the row's extreme (NaN first, as the row
     kernel) gives the chunk, its index there the position."""
-    import ptcore
     vals, c, _, _ = _chunk_partials("amax" if op == "argmax" else "amin", rows, M, n)
     local, _, _, _ = _chunk_partials(op, rows, M, n)
     k = vals.shape[1]
-    j = L._empty([M], _C.int64, rows.device)
+    dev = rows.device
+    j = L._empty([M], _C.int64, dev)
     _row_launch(op, vals, j, M, k, L._params())
-    at = ptcore.gather(local, 1, j.reshape(M, 1)).reshape(M)
-    L.cast_copy(res, ptcore.add(ptcore.mul(j, c), at))
+    at = L._empty([M], _C.int64, dev)            # local[r, j[r]]
+    LI._index_launch("gather", _C.int64, [M, 1], at, [1, 0], local, [k, 0], j, [1, 0], k, 1)
+    L.cast_copy(res, L.binary("add", at, j, alpha=c))
 
 
 _SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
