@@ -23,6 +23,42 @@ def _prep(inputs, create_graph):
     return tuple(res)
 
 
+def _check_outputs_are_tensors(outs, fn_name):
+    """torch's _as_tuple on a function's outputs: Tensors only (TypeError)."""
+    for o in outs:
+        if not isinstance(o, _TensorBase):
+            raise TypeError(f"The outputs of the user-provided function given to {fn_name} must be "
+                            "either a Tensor or a tuple of Tensors but the given outputs of the "
+                            f"user-provided function has type {type(o).__name__}.")
+
+
+def _check_jacobian_requires_grad(jac, strict):
+    """strict mode in hessian/vhp/hvp: the gradient must depend on the inputs."""
+    if strict:
+        for i, g in enumerate(jac):
+            if not g.requires_grad:
+                raise RuntimeError(
+                    "While computing the hessian, found that the jacobian of the user-provided "
+                    f"function with respect to input {i} is independent of the input. This is not "
+                    "allowed in strict mode. You should ensure that your function is twice "
+                    "differentiable and that the jacobian depends on the inputs (this would be "
+                    "violated by a linear function for example).")
+
+
+def _single_output(out, fn_name):
+    """The one-element Tensor that hessian/vhp/hvp's function must return."""
+    if not isinstance(out, _TensorBase):
+        if isinstance(out, tuple):
+            _check_outputs_are_tensors(out, fn_name)
+        else:
+            _check_outputs_are_tensors((out,), fn_name)
+        raise RuntimeError(f"The function given to {fn_name} must return a single Tensor")
+    if out.numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
+                           "contain a single element")
+    return out
+
+
 def _check_outputs_require_grad(outs, strict):
     """strict mode: every output must depend differentiably on the inputs."""
     if strict:
@@ -68,6 +104,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         ins = _prep(inputs, create_graph)
         out = func(*ins)
         outs, out_t = _tuple(out)
+        _check_outputs_are_tensors(outs, "vjp")
         if v is None:
             if len(outs) != 1 or outs[0].numel() != 1:
                 raise RuntimeError("The vector v can only be None if the user-provided function "
@@ -231,7 +268,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     it by forward-mode AD."""
     import ptcore
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
                          'If your function has more outputs than inputs, "forward-mode" tends to '
                          'be more performant. Otherwise, prefer to use "reverse-mode".')
     inputs, is_t = _tuple(inputs)
@@ -246,6 +283,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         ins = _prep(inputs, create_graph)
         out = func(*ins)
         outs, out_t = _tuple(out)
+        _check_outputs_are_tensors(outs, "jacobian")
         _check_outputs_require_grad(outs, strict)
         if strict and vectorize:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
@@ -294,35 +332,55 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar ``func`` at ``inputs``."""
     import ptcore
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     inputs_t, is_t = _tuple(inputs)
 
     def jac_func(*ins):
         with ptcore.enable_grad():
             out = func(*ins)
-            if out.numel() != 1:
-                raise RuntimeError("The function given to hessian should return a single Tensor "
-                                   "containing a single element")
+            _check_outputs_require_grad(_tuple(out)[0], strict)
+            out = _single_output(out, "hessian")
             gs = _grad((out,), ins, (ptcore.ones_like(out),), create_graph=True)
+        _check_jacobian_requires_grad(gs, strict)
         return gs if is_t else gs[0]
     if outer_jacobian_strategy == "forward-mode":
         if not vectorize:
             raise NotImplementedError(_FWD_NEEDS_VECTORIZE)
         # forward-over-reverse
         return _jacobian_forward(jac_func, inputs_t, is_t, False)
-    res = jacobian(jac_func, inputs_t if is_t else inputs_t[0], create_graph=create_graph)
-    return res
+    return jacobian(jac_func, inputs_t if is_t else inputs_t[0], create_graph=create_graph,
+                    strict=strict, vectorize=vectorize)
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
+def _v_or_ones(v, inputs_t):
+    """The validated ``v`` tuple; None only for one one-element input."""
+    import ptcore
+    if v is None:
+        if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided "
+                               "function is a single Tensor with a single element.")
+        return (ptcore.ones_like(inputs_t[0]),)
+    vs, _ = _tuple(v)
+    _check_v(vs, inputs_t)
+    return vs
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False, _name="vhp"):
     """``(func(inputs), v^T H)``."""
     import ptcore
     inputs, is_t = _tuple(inputs)
-    vs, _ = _tuple(v) if v is not None else ((ptcore.ones_like(inputs[0]),), False)
+    vs = _v_or_ones(v, inputs)
     with ptcore.enable_grad():
         ins = _prep(inputs, True)
         out = func(*ins)
+        _check_outputs_require_grad(_tuple(out)[0], strict)
+        out = _single_output(out, _name)
         gs = _grad((out,), ins, (ptcore.ones_like(out),), create_graph=True)
-        h = _grad(gs, ins, vs, create_graph)
+        _check_jacobian_requires_grad(gs, strict)
+        h = _grad(gs, ins, vs, create_graph, independent=(
+            "The hessian of the user-provided function is independent of entry {} in the "
+            "grad_jacobian. This is not allowed in strict mode.") if strict else None)
     o = _fin(out, create_graph)
     h = tuple(_fin(x, create_graph) for x in h)
     return o, (h if is_t else h[0])
@@ -334,25 +392,15 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     for the symmetric Hessian)."""
     import ptcore
     if create_graph or strict:
-        return vhp(func, inputs, v, create_graph, strict)
+        return vhp(func, inputs, v, create_graph, strict, _name="hvp")
     inputs_t, is_t = _tuple(inputs)
-    if v is None:
-        if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                               "function is a single Tensor with a single element.")
-        vs = (ptcore.ones_like(inputs_t[0]),)
-    else:
-        vs, _ = _tuple(v)
-    _check_v(vs, inputs_t)
+    vs = _v_or_ones(v, inputs_t)
     from ptcore.autograd.engine import grad
     with _Level() as lvl:
         with ptcore.enable_grad():
             leaves = tuple(_fwl.detach(x).requires_grad_(True) for x in inputs_t)
             duals = tuple(_dual(x, t, lvl) for x, t in zip(leaves, vs))
-            out = func(*duals)
-            if not isinstance(out, _TensorBase) or out.numel() != 1:
-                raise RuntimeError("The function given to hvp should return a single Tensor "
-                                   "containing a single element")
+            out = _single_output(func(*duals), "hvp")
             if out.requires_grad:
                 gs = grad(out, leaves, allow_unused=True)
             else:

@@ -2,6 +2,7 @@
 ``inference_mode`` (context managers and decorators, thread-local as in
 PyTorch: a new thread starts with gradients enabled)."""
 import functools
+import warnings
 import inspect
 import threading
 
@@ -67,7 +68,16 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("Decorating classes is not supported; decorate the methods instead")
+            # torch (deprecated): the class's construction runs in the mode
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.", FutureWarning, stacklevel=2)
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
