@@ -23,6 +23,10 @@ def _prep(inputs, create_graph):
     return tuple(res)
 
 
+class _StrategyError(AssertionError, ValueError):
+    """A bad ``strategy`` name: torch asserts (AssertionError); a ValueError too."""
+
+
 def _check_outputs_are_tensors(outs, fn_name):
     """torch's _as_tuple on a function's outputs: Tensors only (TypeError)."""
     for o in outs:
@@ -268,7 +272,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     it by forward-mode AD."""
     import ptcore
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
+        raise _StrategyError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
                          'If your function has more outputs than inputs, "forward-mode" tends to '
                          'be more performant. Otherwise, prefer to use "reverse-mode".')
     inputs, is_t = _tuple(inputs)
@@ -333,7 +337,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """The Hessian of a scalar ``func`` at ``inputs``."""
     import ptcore
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise _StrategyError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     inputs_t, is_t = _tuple(inputs)
 
     def jac_func(*ins):
