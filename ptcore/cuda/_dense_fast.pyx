@@ -344,9 +344,18 @@ cdef int _columns_launch(tuple e, Py_ssize_t idx, long long O, long long L, long
     return _launch_vals(e, idx, O * ((I + _COL_W - 1) // _COL_W), True, v, 5, NULL)
 
 
+cdef Py_ssize_t _COL_SPLIT_BLOCKS = _launch_reduce._COLUMN_SPLIT_BLOCKS
+cdef Py_ssize_t _COL_SPLIT_MIN_ROWS = _launch_reduce._COLUMN_SPLIT_MIN_ROWS
+
+
 cdef bint _columns_ok(Py_ssize_t O, Py_ssize_t L, Py_ssize_t I) noexcept:
-    """``_launch_reduce.columns``' choice of the column kernel for (O, L, I)."""
-    return I > 1 and not (L >= _COL_MAX_L and O * ((I + _COL_W - 1) // _COL_W) < _COL_MIN_BLOCKS)
+    """``_launch_reduce.columns``' choice of the column kernel for (O, L, I),
+    in one pass: few column blocks over long columns may be split in
+    chunks (``_launch_reduce.column_chunks``), which the general path does."""
+    cdef Py_ssize_t nb = O * ((I + _COL_W - 1) // _COL_W)
+    if nb < _COL_SPLIT_BLOCKS and L >= 2 * _COL_SPLIT_MIN_ROWS:
+        return False
+    return I > 1 and not (L >= _COL_MAX_L and nb < _COL_MIN_BLOCKS)
 
 
 cdef Py_ssize_t _prod(_TensorBase t, Py_ssize_t a, Py_ssize_t b) noexcept:

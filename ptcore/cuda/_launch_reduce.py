@@ -66,6 +66,52 @@ def columns(shape, dims):
     return O, Lr, I
 
 
+# A column reduction with few blocks (O * column groups) is latency bound
+# (sum(dim=0) of a 2048 x 1024 float32: 32 blocks, 101 us against torch's
+# 15 on the H200): its rows are then split in chunks, each chunk's column
+# sums a partial (pass 1, many blocks), the partials' columns summed (pass 2).
+_COLUMN_SPLIT_BLOCKS = 264      # fewer column blocks than this: split
+_COLUMN_SPLIT_TARGET = 528      # pass-1 blocks aimed at
+_COLUMN_SPLIT_MIN_ROWS = 256    # rows a chunk keeps at least
+
+
+def column_chunks(O, Lr, I):
+    """Rows per chunk when the column reduction of (O, Lr, I) is split
+    along Lr, or 0.  With O > 1 the chunks tile every o's rows exactly (the
+    (O * chunks, rows, I) view of the tensor); with O == 1 a shorter last
+    chunk is allowed."""
+    nb = O * ((I + K.COLUMN_WIDTH - 1) // K.COLUMN_WIDTH)
+    if nb >= _COLUMN_SPLIT_BLOCKS:
+        return 0
+    nch = min(-(-_COLUMN_SPLIT_TARGET // nb), Lr // _COLUMN_SPLIT_MIN_ROWS)
+    if O == 1:
+        return -(-Lr // nch) if nch >= 2 else 0
+    while nch >= 2 and Lr % nch:
+        nch -= 1
+    return Lr // nch if nch >= 2 else 0
+
+
+def _split_columns(op, x, out, O, Lr, I, Lc):
+    """sum/mean of the columns of contiguous ``x`` viewed (O, Lr, I) in two
+    passes over chunks of ``Lc`` rows (see ``column_chunks``); the half
+    types' partials in float32."""
+    src = x if L._name(x.dtype) not in ("float16", "bfloat16") else LI._contig_copy(x, _C.float32)
+    flat = src.reshape(-1)
+    full = Lr // Lc
+    tail = Lr - full * Lc                       # O == 1 only
+    k = full + (1 if tail else 0)
+    pname = K._reduce_out(L._name(src.dtype), _OUT_RULE["sum"])
+    parts = L._empty([O * k * I], getattr(_C, pname), x.device)
+    _column_launch("sum", flat, parts, O * full, Lc, I, L._params())
+    if tail:
+        _column_launch("sum", flat[full * Lc * I:], parts[full * I:], 1, tail, I, L._params())
+    res = L._empty([O * I], parts.dtype, x.device)
+    _column_launch("sum", parts, res, O, k, I, L._params())
+    if op == "mean":
+        res = L.binary("div", res, float(Lr))
+    L.cast_copy(out, res.reshape(list(out.shape)))
+
+
 def _trailing_first(shape, dims):
     """``(k, shape)`` when ``dims`` (sorted) are a run with kept dims after
     it followed by a run ending last whose rows are shorter than one
@@ -106,6 +152,10 @@ def _run(op, x, dims, out, params):
     col = columns(tuple(x.shape), dims) if op in K.REDUCE_COLUMNS and x.is_contiguous() else None
     if col is not None:
         O, Lr, I = col
+        Lc = column_chunks(O, Lr, I)
+        if Lc:
+            _split_columns(op, x, out, O, Lr, I, Lc)
+            return
         od = K._reduce_out(L._name(x.dtype), _OUT_RULE[op])
         rdt = getattr(_C, od) if od != "bool" else _C.bool_
         if out.dtype is rdt and out.is_contiguous() and \
