@@ -174,7 +174,7 @@ def _unbatched_with_batched_tangent(x):
 
 def _prep(x, create_graph):
     if not _is_tensor(x):
-        raise TypeError(f"Expected differentiable inputs to be Tensors, got {type(x).__name__}")
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     frames = _vmap_frames()
     if frames and _unbatched_with_batched_tangent(x):
         # jacfwd(jacrev(f)): an input the same in every sample whose tangent (a unit

@@ -112,3 +112,16 @@ def test_no_grad_decorating_a_class_builds_it_without_grad():
         assert h.y.requires_grad is False
     with pytest.warns(FutureWarning):
         ptcore.enable_grad()(type("C", (), {}))
+
+
+# ---- torch.func
+
+@pytest.mark.parametrize("case", [
+    lambda T: T.func.grad(lambda x: x * 2)(3.0),
+    lambda T: T.func.vjp(lambda x: x, 3.0),
+    lambda T: T.func.jacrev(lambda x: x)(3.0),
+    lambda T: T.func.grad(lambda x: (x[0] * 1).sum())([T.ones(2), 3]),
+])
+def test_func_transforms_reject_non_tensor_inputs_as_torch(case):
+    a = _same(case)
+    assert a[0] == "exc" and a[1][0] == "ValueError"
