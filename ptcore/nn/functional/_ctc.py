@@ -196,6 +196,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.dim() != 3:
         raise RuntimeError(f"ctc_loss(): log_probs must be 2-D (T, C) or 3-D (T, N, C), got "
                            f"shape {tuple(log_probs.shape)}")
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")     # as torch
     T, N, C = log_probs.shape
     if not (0 <= blank < C):
         raise RuntimeError("blank must be in label range")

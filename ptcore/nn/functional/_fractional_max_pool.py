@@ -91,15 +91,16 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_s
             shape[d + 1] = out[d]
             lin = lin + (seqs[d] + offs[d]).reshape(shape) * strides[d]
         cand.append(lin.expand([n * c] + out))
-    cand_t = ptcore.stack(cand, -1).reshape(n, c, -1)
-    flat = x.reshape(n, c, -1)
-    k = len(list(itertools.product(*[range(p) for p in pool])))
+    # explicit sizes: a -1 is ambiguous when the batch or channels are empty
+    k, n_out = math.prod(pool), math.prod(out)
+    cand_t = ptcore.stack(cand, -1).reshape(n, c, n_out * k)
+    flat = x.reshape(n, c, math.prod(spatial))
     with ptcore.no_grad():
-        vals = flat.gather(2, cand_t).reshape(n, c, -1, k)
+        vals = flat.gather(2, cand_t).reshape(n, c, n_out, k)
         # NaN wins, as in torch's kernel (val > max || isnan(val)).
         key = ptcore.where(ptcore.isnan(vals), ptcore.full_like(vals, float("inf")), vals)
         arg = key.argmax(dim=-1, keepdim=True)
-        indices = cand_t.reshape(n, c, -1, k).gather(3, arg).reshape(n, c, -1)
+        indices = cand_t.reshape(n, c, n_out, k).gather(3, arg).reshape(n, c, n_out)
     output = flat.gather(2, indices).reshape(n, c, *out)
     indices = indices.reshape(n, c, *out)
     if not batched:

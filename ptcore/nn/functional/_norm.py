@@ -488,9 +488,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if _check_param_dtype(input, weight, bias):
         return group_norm(input.float(), num_groups, _f32(weight), _f32(bias),
                           eps).to(input.dtype)
-    x = input.reshape(N, num_groups, -1)
+    x = input.reshape(N, num_groups, input.numel() // N // num_groups if N else 0)
     y = _standardize(x, -1, eps)[0].reshape(input.shape)
-    return _R.name_grad_fn(_affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2)),
+    y = _affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2))
+    # torch's kernel writes in the input's suggested memory format
+    return _R.name_grad_fn(_in_memory_format(y, _output_memory_format(input)),
                            "NativeGroupNormBackward0", input)
 
 

@@ -7,6 +7,7 @@ to the input) of each output position, and runs the Cython kernels of
 PyTorch's flat per-plane int64 indices; its backward scatters by index.
 """
 import builtins
+import math
 import operator
 import os
 
@@ -883,7 +884,8 @@ def _max_unpool_kernel(input, indices, osz, nd):
     total = 1
     for v in osz:
         total *= v
-    flat_idx = indices.reshape(lead + (-1,))
+    n_in = math.prod(input.shape[-nd:])      # not -1: ambiguous for an empty batch
+    flat_idx = indices.reshape(lead + (n_in,))
     if flat_idx.numel():
         lo, hi = int(flat_idx.min().item()), int(flat_idx.max().item())
         if lo < 0 or hi >= total:
@@ -891,7 +893,7 @@ def _max_unpool_kernel(input, indices, osz, nd):
             raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                                f"{'x'.join(str(v) for v in osz)})")
     out = ptcore.zeros(lead + (total,), dtype=input.dtype, device=input.device)
-    out = out.scatter(-1, flat_idx, input.reshape(lead + (-1,))).reshape(lead + tuple(osz))
+    out = out.scatter(-1, flat_idx, input.reshape(lead + (n_in,))).reshape(lead + tuple(osz))
     # torch's 2-d unpooling (1-d goes through it) writes in the input's
     # suggested layout; its 3-d one always writes contiguous
     return _in_memory_format(out, _output_memory_format(input)) if nd == 2 else out

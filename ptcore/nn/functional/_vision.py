@@ -399,7 +399,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for i in range(dim):
         d = i + 2
         n_in, n_out = x.shape[d], out_size[i]
-        if kind in ("nearest",) and n_in == n_out:
+        if n_in == n_out and (kind == "nearest" or antialias):
+            # torch's anti-aliased kernel leaves an unresized dim untouched,
+            # whatever the scale_factor (its backward does not: torch's bug)
             continue
         if antialias:
             taps = _aa_taps(kind, n_in, n_out, scales[i], align_corners, ft, x.dim(), d)
@@ -469,7 +471,9 @@ def pixel_shuffle(input, upscale_factor):
     n = len(lead)
     x = input.reshape(lead + (oc, r, r, h, w))
     perm = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
-    return _name_grad_fn(x.permute(perm).reshape(lead + (oc, h * r, w * r)),
+    y = x.permute(perm).reshape(lead + (oc, h * r, w * r))
+    # torch's kernel writes in the input's suggested memory format
+    return _name_grad_fn(_in_memory_format(y, _output_memory_format(input)),
                          "PixelShuffleBackward0", input)
 
 
@@ -503,7 +507,8 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
-    return _name_grad_fn(x.permute(perm).reshape(lead + (c * r * r, h // r, w // r)),
+    y = x.permute(perm).reshape(lead + (c * r * r, h // r, w // r))
+    return _name_grad_fn(_in_memory_format(y, _output_memory_format(input)),
                          "PixelUnshuffleBackward0", input)
 
 
@@ -537,7 +542,9 @@ def channel_shuffle(input, groups):
                            f"and {groups} groups.")
     rest = tuple(input.shape[2:])
     y = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
-    return y.reshape((n, c) + rest)
+    # torch's kernel writes in the input's suggested memory format
+    y = _in_memory_format(y.reshape((n, c) + rest), _output_memory_format(input))
+    return _name_grad_fn(y, "ChannelShuffleBackward0", input)
 
 
 native_channel_shuffle = channel_shuffle

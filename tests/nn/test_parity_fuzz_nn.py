@@ -1,0 +1,127 @@
+"""Differential regressions of ptcore.nn against torch (found by fuzzing the
+functional API and the layer modules with the parameter combinations real
+programs use).  Float64 throughout, so a mismatch is a real difference."""
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.nn.functional as PF
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _p(t):
+    return ptcore.from_numpy(t.detach().numpy().copy())
+
+
+def _close(a, b, **kw):
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-7, atol=1e-9,
+                               **kw)
+
+
+def _randn(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+
+# --- interpolate ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("scale", [(1.1, 1.1), (0.6, 1.1), (1.0, 1.3)])
+def test_antialias_leaves_unresized_dim_untouched(mode, scale):
+    # 5x6 by (1.1, 1.1) keeps the size: torch's anti-aliased kernel then skips
+    # that dim (the scale factor does not re-weight it)
+    x = _randn(2, 3, 5, 6)
+    want = TF.interpolate(x, scale_factor=scale, mode=mode, antialias=True)
+    got = PF.interpolate(_p(x), scale_factor=scale, mode=mode, antialias=True)
+    _close(want, got)
+
+
+def test_antialias_unresized_gradient_is_identity():
+    # torch's backward of this case disagrees with its own forward (its bug);
+    # ptcore's gradient is the forward's: the identity
+    x = _p(_randn(1, 2, 5, 6)).requires_grad_()
+    y = PF.interpolate(x, scale_factor=1.1, mode="bilinear", antialias=True)
+    g = _p(_randn(1, 2, 5, 6, seed=1))
+    (gx,) = ptcore.autograd.grad(y, x, g)
+    np.testing.assert_array_equal(gx.numpy(), g.numpy())
+
+
+# --- empty batches -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("groups,shape", [(1, (0, 3, 2)), (3, (0, 3)), (1, (2, 3, 0))])
+def test_group_norm_empty(groups, shape):
+    x = _randn(*shape).requires_grad_()
+    w, b = _randn(3, seed=1), _randn(3, seed=2)
+    want = TF.group_norm(x, groups, w, b)
+    px = _p(x).requires_grad_()
+    got = PF.group_norm(px, groups, _p(w), _p(b))
+    _close(want, got)
+    got.sum().backward()
+    assert px.grad is not None and tuple(px.grad.shape) == shape
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_empty_batch(nd):
+    x = _randn(0, 3, *([5] * nd))
+    s = torch.rand(0, 3, nd, dtype=torch.float64)
+    fn = f"fractional_max_pool{nd}d"
+    want, wi = getattr(TF, fn)(x, 2, output_size=2, _random_samples=s, return_indices=True)
+    got, gi = getattr(PF, fn)(_p(x), 2, output_size=2, _random_samples=_p(s),
+                              return_indices=True)
+    assert tuple(got.shape) == tuple(want.shape) and tuple(gi.shape) == tuple(wi.shape)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool_empty_batch(nd):
+    x = _randn(0, 3, *([2] * nd))
+    i = torch.zeros(0, 3, *([2] * nd), dtype=torch.long)
+    want = getattr(TF, f"max_unpool{nd}d")(x, i, 2)
+    got = getattr(PF, f"max_unpool{nd}d")(_p(x), _p(i), 2)
+    assert tuple(got.shape) == tuple(want.shape)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multi_margin_loss_empty_batch(reduction):
+    x, t = torch.zeros(0, 4, dtype=torch.float64), torch.zeros(0, dtype=torch.long)
+    want = TF.multi_margin_loss(x, t, reduction=reduction)
+    got = PF.multi_margin_loss(_p(x), _p(t), reduction=reduction)
+    _close(want, got)
+
+
+@pytest.mark.parametrize("shape", [(0, 2, 4), (5, 2, 0), (0, 4)])
+def test_ctc_loss_empty_log_probs_raises(shape):
+    batched = len(shape) == 3
+    args = ((torch.ones(2, 1, dtype=torch.long), torch.tensor([0, 0]), torch.tensor([1, 1]))
+            if batched else (torch.ones(1, dtype=torch.long), torch.tensor(0), torch.tensor(1)))
+    lp = torch.zeros(shape, dtype=torch.float64)
+    with pytest.raises(RuntimeError):
+        TF.ctc_loss(lp, *args)
+    with pytest.raises(RuntimeError, match="empty"):
+        PF.ctc_loss(_p(lp), *[_p(a) for a in args])
+
+
+# --- memory format of the output -----------------------------------------------------------
+
+_CL_CASES = {
+    "group_norm": lambda F, x: F.group_norm(x, 2),
+    "channel_shuffle": lambda F, x: F.channel_shuffle(x, 2),
+    "pixel_shuffle": lambda F, x: F.pixel_shuffle(x, 2),
+    "pixel_unshuffle": lambda F, x: F.pixel_unshuffle(x, 2),
+}
+
+
+@pytest.mark.parametrize("name,nd", [(n, 4) for n in sorted(_CL_CASES)]
+                         + [("group_norm", 5), ("channel_shuffle", 5)])
+def test_channels_last_input_gives_channels_last_output(name, nd):
+    fmt_t = torch.channels_last if nd == 4 else torch.channels_last_3d
+    fmt_p = ptcore.channels_last if nd == 4 else ptcore.channels_last_3d
+    x = _randn(*((2, 8, 4, 6) if nd == 4 else (2, 8, 2, 4, 6))).contiguous(memory_format=fmt_t)
+    want = _CL_CASES[name](TF, x.requires_grad_())
+    px = _p(x).contiguous(memory_format=fmt_p).requires_grad_()
+    got = _CL_CASES[name](PF, px)
+    _close(want, got)
+    assert got.stride() == want.stride()
+    assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
