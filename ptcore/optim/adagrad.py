@@ -2,7 +2,7 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _scalar_state, _check_fused_foreach, _check_lr,
+    Optimizer, _scalar_state, _check_capturable, _check_fused_foreach, _check_lr,
     _to_scalar, _use_grad_for_differentiable, _view_as_real, _addcmul_, _addcdiv_,
 )
 
@@ -91,9 +91,11 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             params, grads, state_sums, state_steps = [], [], [], []
             self._init_group(group, params, grads, state_sums, state_steps)
+            _check_capturable(self, group, params)
             adagrad(params, grads, state_sums, state_steps, lr=group["lr"],
                     weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
-                    eps=group["eps"], maximize=group["maximize"])
+                    eps=group["eps"], maximize=group["maximize"],
+                    differentiable=group["differentiable"])
         return loss
 
 
@@ -133,5 +135,6 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             state_sum = _view_as_real(state_sum)
             param = _view_as_real(param)
         _addcmul_(state_sum, grad, grad, 1)
-        std = state_sum.sqrt().add_(eps)
+        # sqrt's backward reads its result: a recorded step adds out of place
+        std = state_sum.sqrt() + eps if differentiable else state_sum.sqrt().add_(eps)
         _addcdiv_(param, grad, std, -clr)

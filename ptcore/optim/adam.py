@@ -125,7 +125,8 @@ class Adam(Optimizer):
                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
                  weight_decay=group["weight_decay"], eps=group["eps"],
                  maximize=group["maximize"],
-                 decoupled_weight_decay=group["decoupled_weight_decay"])
+                 decoupled_weight_decay=group["decoupled_weight_decay"],
+                 differentiable=group["differentiable"])
         return loss
 
 
@@ -182,7 +183,11 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
         bias_correction2_sqrt = bias_correction2 ** 0.5
         if amsgrad:
             ptcore.maximum(max_sq, exp_avg_sq, out=max_sq)
-            denom = max_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
+            root = max_sq.sqrt()
         else:
-            denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
-        _addcdiv_(param, exp_avg, denom, -step_size)
+            root = exp_avg_sq.sqrt()
+        # sqrt's backward reads its result: a recorded step divides out of place
+        denom = (root / bias_correction2_sqrt if differentiable
+                 else root.div_(bias_correction2_sqrt)).add_(eps)
+        # a recorded step reads a copy: the next step's lerp_ changes exp_avg in place
+        _addcdiv_(param, exp_avg.clone() if differentiable else exp_avg, denom, -step_size)

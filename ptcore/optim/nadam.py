@@ -88,7 +88,8 @@ class NAdam(Optimizer):
                   weight_decay=group["weight_decay"],
                   momentum_decay=group["momentum_decay"], eps=group["eps"],
                   maximize=group["maximize"],
-                  decoupled_weight_decay=group["decoupled_weight_decay"])
+                  decoupled_weight_decay=group["decoupled_weight_decay"],
+                  differentiable=group["differentiable"])
         return loss
 
 
@@ -127,6 +128,9 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
         denom = exp_avg_sq.div(bias_correction2).sqrt()
         mu_product_value = mu_product.item()
         mu_product_next = mu_product_value * mu_next
-        denom.add_(eps)
+        # sqrt's backward reads its result: a recorded step adds out of place
+        denom = denom.add(eps) if differentiable else denom.add_(eps)
         _addcdiv_(param, grad, denom, (-lr * (1.0 - mu) / (1.0 - mu_product_value)))
-        _addcdiv_(param, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_product_next))
+        # a recorded step reads a copy: the next step's lerp_ changes exp_avg in place
+        _addcdiv_(param, exp_avg.clone() if differentiable else exp_avg, denom,
+                  (-lr * mu_next) / (1.0 - mu_product_next))

@@ -172,9 +172,27 @@ _CAPTURABLE_MESSAGES = {
 }
 
 
+# the optimizers whose foreach implementation refuses ``differentiable=True``
+# (torch's ``_multi_tensor_*`` AssertionError): True where it refuses even a
+# group without gradients
+_FOREACH_NOT_DIFFERENTIABLE = {
+    "Adam": False, "Adamax": True, "Adadelta": True, "Adagrad": True, "ASGD": False,
+    "NAdam": False, "RAdam": False, "RMSprop": False, "Rprop": False,
+}
+
+
 def _check_capturable(optimizer, group, params):
-    """torch's AssertionError for ``capturable=True`` with parameters on a device
-    that cannot be graph-captured (the CPU); the fused implementation skips it."""
+    """torch's AssertionErrors of a step: ``foreach=True`` with
+    ``differentiable=True``, and ``capturable=True`` with parameters on a
+    device that cannot be graph-captured (the CPU; the fused implementation
+    skips that check)."""
+    if group.get("foreach") and group.get("differentiable"):
+        for cls in type(optimizer).__mro__:
+            if cls.__module__.startswith("ptcore.optim.") \
+                    and cls.__name__ in _FOREACH_NOT_DIFFERENTIABLE:
+                if params or _FOREACH_NOT_DIFFERENTIABLE[cls.__name__]:
+                    raise AssertionError("_foreach ops don't support autograd")
+                break
     if not group.get("capturable") or group.get("fused") or not params:
         return
     for cls in type(optimizer).__mro__:
@@ -365,6 +383,7 @@ _SPARSE_REFUSED = {
     "ASGD": "ASGD does not support sparse gradients",
     "Adafactor": "Adafactor does not support sparse gradients",
     "LBFGS": "LBFGS does not support sparse gradients",
+    "Muon": "Muon does not support sparse gradients",
 }
 _dense_only_cache = {}
 

@@ -95,7 +95,8 @@ class RMSprop(Optimizer):
             rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
                     state_steps, lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                     weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"], maximize=group["maximize"])
+                    centered=group["centered"], maximize=group["maximize"],
+                    differentiable=group["differentiable"])
         return loss
 
 
@@ -131,7 +132,8 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
                 avg = square_avg.sub(grad_avg * grad_avg).sqrt_()
         else:
             avg = square_avg.sqrt()
-        avg = avg.add_(eps)
+        # sqrt's backward reads its result: a recorded step adds out of place
+        avg = avg.add(eps) if differentiable else avg.add_(eps)
         if momentum > 0:
             buf = momentum_buffer_list[i]
             if is_complex_param:
