@@ -5,7 +5,7 @@ from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _one_pass_ok, _scalar_state, _check_capturable, _check_eps_betas_wd,
     _check_fused_foreach,
-    _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
+    _recorded_or_value, _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
     _addcmul_, _addcdiv_,
 )
 
@@ -140,7 +140,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
          grad_scale=None, found_inf=None, has_complex=False, decoupled_weight_decay=False,
          *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize):
     """Functional form of :class:`Adam` (updates everything in place)."""
-    lr = _scalar(lr)
+    lr = _recorded_or_value(lr)
     beta1 = _scalar(beta1)
     beta2 = _scalar(beta2)
     one_m_beta1 = 1 - beta1
@@ -186,6 +186,12 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
             root = max_sq.sqrt()
         else:
             root = exp_avg_sq.sqrt()
+        if isinstance(step_size, Tensor):
+            # a recorded lr (torch's differentiable form): the step size in the denominator
+            step_size_neg = step_size.neg()
+            denom = (root / (bias_correction2_sqrt * step_size_neg)).add_(eps / step_size_neg)
+            param.addcdiv_(exp_avg.clone(), denom)
+            continue
         # sqrt's backward reads its result: a recorded step divides out of place
         denom = (root / bias_correction2_sqrt if differentiable
                  else root.div_(bias_correction2_sqrt)).add_(eps)

@@ -101,6 +101,16 @@ def _to_scalar(x):
     return x
 
 
+def _recorded_or_value(x):
+    """A scalar option as a Python number, or the tensor itself where a
+    differentiable step records it (it requires grad and grad mode is on):
+    torch's SGD, Adam and RAdam differentiate through a tensor ``lr``."""
+    x = _to_scalar(x)
+    if isinstance(x, Tensor) and not (x.requires_grad and ptcore.is_grad_enabled()):
+        return x.item()
+    return x
+
+
 def _get_scalar_dtype(is_fused=None):
     if is_fused:
         return ptcore.float32

@@ -2,8 +2,8 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _scalar_state, _check_capturable, _check_lr, _check_eps_betas_wd, _to_scalar,
-    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_,
+    Optimizer, _scalar_state, _check_capturable, _check_lr, _check_eps_betas_wd,
+    _recorded_or_value, _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_,
 )
 
 __all__ = ["RAdam", "radam"]
@@ -77,7 +77,8 @@ class RAdam(Optimizer):
             radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1,
                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
                   eps=group["eps"], maximize=group["maximize"],
-                  decoupled_weight_decay=group["decoupled_weight_decay"])
+                  decoupled_weight_decay=group["decoupled_weight_decay"],
+                  differentiable=group["differentiable"])
         return loss
 
 
@@ -85,9 +86,7 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_de
           foreach=None, differentiable=False, capturable=False, has_complex=False,
           maximize=False, *, beta1, beta2, lr, weight_decay, eps):
     """Functional form of :class:`RAdam`."""
-    lr = _to_scalar(lr)
-    if isinstance(lr, Tensor):
-        lr = lr.item()
+    lr = _recorded_or_value(lr)
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg = exp_avgs[i]
@@ -115,7 +114,10 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_de
         if rho_t > 5.0:
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-            adaptive_lr = (bias_correction2 ** 0.5) / exp_avg_sq.sqrt().add_(eps)
+            # sqrt's backward reads its result: a recorded step adds out of place
+            root = exp_avg_sq.sqrt()
+            root = root.add(eps) if differentiable else root.add_(eps)
+            adaptive_lr = (bias_correction2 ** 0.5) / root
             param.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             param.add_(bias_corrected_exp_avg * lr, alpha=-1.0)

@@ -2,7 +2,8 @@
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_fused_foreach, _one_pass_ok, _to_scalar, _use_grad_for_differentiable,
+    Optimizer, _check_fused_foreach, _one_pass_ok, _recorded_or_value,
+    _use_grad_for_differentiable,
 )
 
 __all__ = ["SGD", "sgd"]
@@ -108,9 +109,7 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
         fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr,
         dampening, nesterov, maximize):
     """Functional form of :class:`SGD` (updates ``params`` and the buffers in place)."""
-    lr = _to_scalar(lr)
-    if isinstance(lr, Tensor):
-        lr = lr.item()
+    lr = _recorded_or_value(lr)
     for i, param in enumerate(params):
         if momentum != 0 and momentum_buffer_list[i] is not None \
                 and _fusable(param, d_p_list[i], momentum_buffer_list[i]):
@@ -120,7 +119,11 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
             continue
         grad = d_p_list[i] if not maximize else -d_p_list[i]
         if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+            if isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
+                # a recorded weight decay: torch's in-place product with a copy of param
+                grad = grad.addcmul_(param.clone(), weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
         if momentum != 0:
             buf = momentum_buffer_list[i]
             if buf is None:
@@ -132,4 +135,7 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
                 grad = grad.add(buf, alpha=momentum)
             else:
                 grad = buf
-        param.add_(grad, alpha=-lr)
+        if isinstance(lr, Tensor):      # recorded (differentiable=True)
+            param.addcmul_(grad, lr, value=-1)
+        else:
+            param.add_(grad, alpha=-lr)

@@ -45,16 +45,18 @@ DIFFERENTIABLE = [
 ]
 
 
-def _differentiable_run(lib, name, opts):
+def _differentiable_run(lib, name, opts, steps=3, lr_grad=False):
     w = lib.tensor([1.0, 2.0, -0.5], dtype=lib.float64, requires_grad=True)
     p = w * 1.0
     g = lib.tensor([0.5, -0.3, 0.2], dtype=lib.float64, requires_grad=True)
+    if lr_grad:
+        opts = dict(opts, lr=lib.tensor(opts["lr"], dtype=lib.float64, requires_grad=True))
     opt = getattr(lib.optim, name)([p], differentiable=True, **opts)
-    for k in range(3):
+    for k in range(steps):
         p.grad = g * (1.0 + k) + p * 0.1
         opt.step()
     (p * lib.tensor([1.0, 3.0, 2.0], dtype=lib.float64)).sum().backward()
-    return _np(p), _np(w.grad), _np(g.grad)
+    return _np(p), _np(w.grad), _np(g.grad), (_np(opts["lr"].grad) if lr_grad else None)
 
 
 @pytest.mark.parametrize("name,opts", DIFFERENTIABLE,
@@ -62,6 +64,29 @@ def _differentiable_run(lib, name, opts):
 def test_differentiable_step_gradients_match_torch(name, opts):
     want = _differentiable_run(torch, name, opts)
     got = _differentiable_run(ptcore, name, opts)
+    for a, b in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(a, b, rtol=5e-5, atol=1e-10)
+
+
+LR_GRAD = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, maximize=True, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("name,opts", LR_GRAD, ids=[f"{n}-{'-'.join(o)}" for n, o in LR_GRAD])
+def test_differentiable_step_reaches_a_tensor_lr_like_torch(name, opts):
+    # torch's SGD, Adam and RAdam record a tensor lr that requires grad; ptcore
+    # took lr.item() and lr.grad stayed None. 8 steps: RAdam's rectified
+    # update starts at step 6
+    want = _differentiable_run(torch, name, opts, steps=8, lr_grad=True)
+    got = _differentiable_run(ptcore, name, opts, steps=8, lr_grad=True)
+    assert got[3] is not None and got[3].shape == ()
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=5e-5, atol=1e-10)
 
