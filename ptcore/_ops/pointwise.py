@@ -1231,6 +1231,15 @@ def _real_exponent(e):
 
 def _pow_impl(a, e, out, inplace):
     dt = _result_type(a, e)
+    if _is_number(e) and not isinstance(e, (builtins.bool, builtins.complex)):
+        # torch converts the exponent to the tensor's type with an overflow
+        # check (int8 ** 255, float16 ** 1e10 raise); float32 and wider take
+        # it as a double
+        if isinstance(e, numbers.Integral):
+            if not (dt._category < _FLOAT_CAT and e < 0):   # that one raises below
+                _scalar_fits(e, dt)
+        elif dt is _C.float16 or dt is _C.bfloat16:
+            _C._checked_scalar(float(e), dt)
     if _is_number(e) and _real_exponent(e) is not None and dt._category >= _FLOAT_CAT:
         r = _pow_scalar_special(a, _real_exponent(e), out, dt, "pow_" if inplace else "pow", inplace)
         if r is not None:
@@ -1425,7 +1434,9 @@ def clamp(input, min=None, max=None, *, out=None):
 def _scalar_fits(v, dt):
     """PyTorch's check that a Python scalar converts to ``dt`` without overflow."""
     if isinstance(v, builtins.complex) and not dt.is_complex:
-        ok = False
+        # c10::overflows: a complex converts to a real type when its
+        # imaginary part is zero
+        ok = v.imag == 0
     elif dt._category < _FLOAT_CAT and dt is not _C.bool_ and isinstance(v, numbers.Integral) \
             and not isinstance(v, builtins.bool):
         hi = _int_max(dt)
@@ -1665,6 +1676,14 @@ def _addc(op, x, t1, t2, value, out, dt, inplace):
     if dt is _C.bool_:
         raise NotImplementedError(f"\"{op}_cpu_out\" not implemented for 'Bool'")
     _scalar_fits(value, dt)
+    if isinstance(value, builtins.complex) and not dt.is_complex:
+        value = value.real                  # (its imaginary part is zero: checked)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        # a float value converts with c10's overflow check: to the integer
+        # type (NaN, infinities, -1.5 into uint8 raise), to float32 for the
+        # half types (their opmath), to the type itself otherwise
+        half = dt is _C.float16 or dt is _C.bfloat16
+        _C._checked_scalar(float(value), _C.float32 if half else dt)
     if isinstance(value, builtins.complex):
         return _ternary(op, x, t1, t2, out, dt, dt, op, inplace, d0=value.real, d1=value.imag)
     if dt._category < _FLOAT_CAT:

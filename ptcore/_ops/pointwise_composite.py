@@ -329,6 +329,10 @@ def _igamma_cpu(a_, x_, upper, cdt):
     import numpy as np
     import scipy.special as sp
     npdt = np.float64 if cdt is _C.float64 else np.float32
+    # (float16/bfloat16/integer operands read in the computation type: NumPy
+    # has no bfloat16)
+    a_ = a_ if a_.dtype is cdt else a_.to(cdt)
+    x_ = x_ if x_.dtype is cdt else x_.to(cdt)
     with np.errstate(all="ignore"):
         r = (sp.gammaincc if upper else sp.gammainc)(_to_np(a_, "ptcore.igamma").astype(npdt),
                                                        _to_np(x_).astype(npdt))
