@@ -125,3 +125,26 @@ def test_channels_last_input_gives_channels_last_output(name, nd):
     _close(want, got)
     assert got.stride() == want.stride()
     assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+
+
+def test_interpolate_size_with_recompute_scale_factor_raises():
+    x = torch.zeros(1, 1, 4, dtype=torch.float64)
+    with pytest.raises(ValueError):
+        TF.interpolate(x, size=3, recompute_scale_factor=True)
+    with pytest.raises(ValueError, match="recompute_scale_factor"):
+        PF.interpolate(_p(x), size=3, recompute_scale_factor=True)
+    # False (or None) with a size is accepted, as torch
+    assert tuple(PF.interpolate(_p(x), size=3, recompute_scale_factor=False).shape) == (1, 1, 3)
+
+
+@pytest.mark.parametrize("shape,kw", [((1, 1, 1, 5), dict(scale_factor=(0.48, 0.89))),
+                                      ((1, 1, 1), dict(scale_factor=0.5)),
+                                      ((1, 1, 2, 3), dict(size=(0, 2)))])
+def test_interpolate_area_allows_empty_output(shape, kw):
+    # area is adaptive average pooling in torch: a zero output size is allowed
+    x = _randn(*shape)
+    want = TF.interpolate(x, mode="area", **kw)
+    got = PF.interpolate(_p(x), mode="area", **kw)
+    assert tuple(got.shape) == tuple(want.shape)
+    with pytest.raises(RuntimeError):
+        PF.interpolate(_p(x), mode="nearest", **kw)

@@ -333,6 +333,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             f"nearest-exact (got {mode})")
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None and recompute_scale_factor:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if size is not None:
         if isinstance(size, (list, tuple)):
             if len(size) != dim:
@@ -368,15 +370,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in need and need[mode] != dim:
         raise NotImplementedError(
             f"Got {input.dim()}D input, but {mode} mode needs {need[mode] + 2}D input")
+    if mode == "area":
+        # torch's area mode is adaptive average pooling, whose checks (an
+        # empty output size is allowed) are the only ones
+        fn = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
+        return fn(input, out_size)
     for i, o in enumerate(out_size):
         if o <= 0 or input.shape[i + 2] <= 0:
             raise RuntimeError(
                 f"Input and output sizes should be greater than 0, but got input "
                 f"({', '.join(str(s) for s in input.shape[2:])}) and output "
                 f"({', '.join(str(s) for s in out_size)})")
-    if mode == "area":
-        fn = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
-        return fn(input, out_size)
     if input.dtype == ptcore.uint8 and mode in ("nearest", "nearest-exact"):
         # torch resamples uint8 images by nearest (a gather: exact through float32)
         return interpolate(input.float(), size, scale_factor, mode, align_corners,
