@@ -667,9 +667,11 @@ def _dims(x, dim):
     nd = x.dim()
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return list(range(nd))
+    if not nd:
+        return []       # a 0-d tensor's dim 0 / -1 is the whole (one-element) tensor
     if isinstance(dim, int):
         dim = [dim]
-    return sorted(d % nd if nd else 0 for d in dim)
+    return sorted(d % nd for d in dim)
 
 
 def _unsqueeze_to(g, x, dims, keepdim):
@@ -1040,9 +1042,16 @@ def _std(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k
         x, y = sx.unpack(), so.unpack()
         m = x.mean(dims, keepdim=True)
         y = _unsqueeze_to(y, x, dims, keepdim)
-        r = _unsqueeze_to(g, x, dims, keepdim) * (x - m) / (y * builtins_max(n - c, 0))
-        return (P.where(y == 0, 0, r),)
+        return (_std_grad(_unsqueeze_to(g, x, dims, keepdim), x - m, y, n - c),)
     attach("StdBackward0", out, (x,), bw)
+
+
+def _std_grad(g, xc, y, dof):
+    """``g * xc / (y * dof)``, zero where the std ``y`` is zero (torch's
+    masked_fill); the division by a safe ``y`` keeps the double backward
+    finite there (0 * inf made it NaN)."""
+    zero = y == 0
+    return P.where(zero, 0, g * xc / (P.where(zero, 1, y) * builtins_max(dof, 0)))
 
 
 @formula("var_mean", "std_mean")
@@ -1060,7 +1069,7 @@ def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None
             vv = _unsqueeze_to(sv.unpack(), x, dims, keepdim)
             gvv = _unsqueeze_to(gv, x, dims, keepdim)
             if bw.std:
-                r = P.where(vv == 0, 0, gvv * (x - mm) / (vv * builtins_max(n - c, 0)))
+                r = _std_grad(gvv, x - mm, vv, n - c)
             else:
                 r = 2 * gvv * (x - mm) / builtins_max(n - c, 0)
         if gm is not None:
@@ -2502,7 +2511,8 @@ activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)
 activation("leaky_relu_", "LeakyReluBackward1",
            lambda g, x, y, slope: _leaky_relu_grad(g, y, None, slope), ("y",))
 activation("rrelu_eval", "RreluWithNoiseBackward0",
-           lambda g, x, y, slope: P.where(x > 0, g, g * slope))
+           lambda g, x, y, slope: zero_link(P.where(x > 0, g, g * slope),
+                                            "RreluWithNoiseBackwardBackward0", x))
 activation("hardsigmoid", "HardsigmoidBackward0",
            lambda g, x, y: P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0))
 activation("hardswish", "HardswishBackward0", _hardswish_grad)

@@ -489,7 +489,13 @@ def _var_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, correction
 @jvp_rule("std")
 def _std_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
     tv = _var_rule(tan, out, x, dim, unbiased, keepdim, correction=correction)
-    return None if tv is None else tv / (2 * out)
+    return None if tv is None else _std_tangent(tv, out)
+
+
+def _std_tangent(tv, std):
+    """The std's tangent from the variance's, zero where the std is zero (as
+    torch: its masked_fill; ``tv / 0`` was NaN)."""
+    return P.where(std == 0, 0, tv / (2 * std))
 
 
 @jvp_rule("var_mean", "std_mean")
@@ -506,7 +512,7 @@ def _var_mean_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, corre
 
 def _std_mean_rule(tan, out, x, *a, **k):
     tv, tm = _var_mean_rule(tan, out, x, *a, **k) or (None, None)
-    return None if tv is None else (tv / (2 * out[0]), tm)
+    return None if tv is None else (_std_tangent(tv, out[0]), tm)
 
 
 JVP["std_mean"] = _std_mean_rule

@@ -125,3 +125,68 @@ def test_no_grad_decorating_a_class_builds_it_without_grad():
 def test_func_transforms_reject_non_tensor_inputs_as_torch(case):
     a = _same(case)
     assert a[0] == "exc" and a[1][0] == "ValueError"
+
+
+# ---- derivative formulas
+
+def _grads_and_tangent(T, f, x0, tangent):
+    """f(x), the first and second gradients (of a fixed weighting) and the
+    forward-mode tangent, as nested lists (None for an absent gradient)."""
+    x = T.tensor(x0, dtype=T.float64, requires_grad=True)
+    y = f(T, x)
+    g, = T.autograd.grad((y * 1.3).sum(), x, create_graph=True)
+    g2 = None
+    if g.requires_grad:
+        g2, = T.autograd.grad((g * g).sum() + g.sin().sum(), x, allow_unused=True)
+    fa = T.autograd.forward_ad
+    with fa.dual_level():
+        d = fa.make_dual(x.detach(), T.tensor(tangent, dtype=T.float64))
+        t = fa.unpack_dual(f(T, d)).tangent
+    return [_plain(v) if v is not None else None for v in (y, g, g2, t)]
+
+
+@pytest.mark.parametrize("f", [
+    lambda T, x: x.std(1, correction=0),
+    lambda T, x: x.std(),
+    lambda T, x: T.std_mean(x, 1)[0],
+    lambda T, x: T.std_mean(x, 1, correction=0)[0] * 2,
+])
+def test_std_where_the_std_is_zero_has_zero_derivatives(f):
+    # row 0 is constant: torch's std backward/jvp are 0 there (NaN before,
+    # in the double backward and the tangent)
+    x0, t0 = [[0.3, 0.3], [0.1, 0.5]], [[1.0, 2.0], [1.0, 1.0]]
+    a = _grads_and_tangent(torch, f, x0, t0)
+    b = _grads_and_tangent(ptcore, f, x0, t0)
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(np.array(v, dtype=float), np.array(u, dtype=float),
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [
+    lambda T, x: x.mean(-1, keepdim=True),
+    lambda T, x: x.var(0),
+    lambda T, x: x.std(-1),
+    lambda T, x: x.sum(0) * x,
+    lambda T, x: x.logsumexp(0),
+    lambda T, x: x.norm(dim=-1),
+])
+def test_reductions_of_a_0d_tensor_over_dim_0_or_minus_1(f):
+    # dim 0 / -1 of a 0-d tensor: IndexError in the backward/jvp before
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)      # var's degrees of freedom
+        a = _grads_and_tangent(torch, f, 0.7, 0.5)
+        b = _grads_and_tangent(ptcore, f, 0.7, 0.5)
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(np.array(v, dtype=float), np.array(u, dtype=float),
+                                   atol=1e-12, equal_nan=True)
+
+
+def test_rrelu_eval_gradient_is_in_the_graph_under_create_graph():
+    outs = []
+    for T in (torch, ptcore):
+        x = T.tensor([[0.3, -0.5]], dtype=T.float64, requires_grad=True)
+        g, = T.autograd.grad(T.nn.functional.rrelu(x, training=False).sum(), x,
+                             create_graph=True)
+        outs.append((g.requires_grad, g.grad_fn.name(), _plain(g),
+                     _plain(T.autograd.grad(g.sum(), x)[0])))
+    assert outs[0] == outs[1]
