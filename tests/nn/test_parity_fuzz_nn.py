@@ -148,3 +148,22 @@ def test_interpolate_area_allows_empty_output(shape, kw):
     assert tuple(got.shape) == tuple(want.shape)
     with pytest.raises(RuntimeError):
         PF.interpolate(_p(x), mode="nearest", **kw)
+
+
+@pytest.mark.parametrize("xd,wd", [("float32", "float64"), ("float64", "float32")])
+def test_dtype_mismatch_errors(xd, wd):
+    # torch's kernels refuse a weight / samples tensor of another dtype than the input
+    tx, tw = getattr(torch, xd), getattr(torch, wd)
+    px, pw = getattr(ptcore, xd), getattr(ptcore, wd)
+    with pytest.raises(RuntimeError):
+        TF.multi_margin_loss(torch.zeros(2, 3, dtype=tx), torch.tensor([0, 1]),
+                             weight=torch.ones(3, dtype=tw))
+    with pytest.raises(RuntimeError, match="expected scalar type"):
+        PF.multi_margin_loss(ptcore.zeros(2, 3, dtype=px), ptcore.tensor([0, 1]),
+                             weight=ptcore.ones(3, dtype=pw))
+    with pytest.raises(RuntimeError):
+        TF.fractional_max_pool2d(torch.zeros(1, 1, 5, 5, dtype=tx), 2, output_size=2,
+                                 _random_samples=torch.zeros(1, 1, 2, dtype=tw))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        PF.fractional_max_pool2d(ptcore.zeros(1, 1, 5, 5, dtype=px), 2, output_size=2,
+                                 _random_samples=ptcore.zeros(1, 1, 2, dtype=pw))

@@ -64,6 +64,8 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_s
     n, c = x.shape[0], x.shape[1]
     if random_samples is None:
         random_samples = ptcore.rand(n, c, nd, dtype=input.dtype, device=input.device)
+    if random_samples.dtype != input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
     if tuple(random_samples.shape) != (n, c, nd):
         raise RuntimeError(f"{name}(): expected _random_samples of shape {(n, c, nd)} (batch, "
                            f"channels, {nd}), got {tuple(random_samples.shape)}")

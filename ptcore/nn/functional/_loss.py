@@ -920,6 +920,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
             f"{_shape(target)}. Input has shape {_shape(input)}.")
     if weight is not None and weight.numel() != dim:
         raise RuntimeError(f"inconsistent weight size, expected {dim} but got {_shape(weight)}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(input.dtype)} but found "
+                           f"{_tname(weight.dtype)}")
     if target.dtype != _pt.int64:
         raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
     t = target.reshape(nframe)
