@@ -83,14 +83,6 @@ def test_max_unpool_empty_batch(nd):
     assert tuple(got.shape) == tuple(want.shape)
 
 
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_multi_margin_loss_empty_batch(reduction):
-    x, t = torch.zeros(0, 4, dtype=torch.float64), torch.zeros(0, dtype=torch.long)
-    want = TF.multi_margin_loss(x, t, reduction=reduction)
-    got = PF.multi_margin_loss(_p(x), _p(t), reduction=reduction)
-    _close(want, got)
-
-
 @pytest.mark.parametrize("shape", [(0, 2, 4), (5, 2, 0), (0, 4)])
 def test_ctc_loss_empty_log_probs_raises(shape):
     batched = len(shape) == 3

@@ -940,8 +940,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
             z = z * _pt.take(weight, t).unsqueeze(1)
         z = _pt.where(_pt.arange(dim, device=x.device) == ti, 0.0, z)
         loss = (z.sum(1) / dim).reshape(target.shape)
-        # torch's kernel: the mean of no samples is 0 (a sum), not NaN
-        return _apply_reduction(loss, 2 if enum == 1 and nframe == 0 else enum)
+        return _apply_reduction(loss, enum)
     # torch's node differentiates the input only
     return _torch_node("MultiMarginLossBackward0", compute, input)
 
