@@ -10,6 +10,23 @@ from ptcore.optim.optimizer import Optimizer
 __all__ = ["SparseAdam"]
 
 
+def _sparse_indices(params):
+    """``[group, position]`` of each sparse tensor among ``params`` (tensors,
+    ``(name, tensor)`` pairs or group dicts), as torch's SparseAdam lists them."""
+    groups = params if params and isinstance(params[0], dict) else [{"params": params}]
+    found = []
+    for index, group in enumerate(groups):
+        ps = group.get("params", ()) if isinstance(group, dict) else ()
+        ps = [ps] if isinstance(ps, Tensor) else list(ps)
+        if isinstance(group, dict):
+            group["params"] = ps    # a generator is read once
+        for d_index, p in enumerate(ps):
+            p = p[1] if isinstance(p, tuple) and len(p) == 2 else p
+            if getattr(p, "is_sparse", False):
+                found.append([index, d_index])
+    return found
+
+
 class SparseAdam(Optimizer):
     """Lazy Adam for sparse gradients (torch's ``SparseAdam``; see the module docstring).
 
@@ -39,17 +56,20 @@ class SparseAdam(Optimizer):
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize}
+        if not isinstance(params, Tensor):
+            # torch's ValueError for sparse parameters, before the base class
+            # refuses them as not Tensors (ptcore's sparse tensors are not)
+            params = list(params)
+            sparse_params = _sparse_indices(params)
+            if sparse_params:
+                raise ValueError(f"Sparse params at indices {sparse_params}: SparseAdam "
+                                 f"requires dense parameter tensors")
         super().__init__(params, defaults)
-        sparse_params, complex_params = [], []
+        complex_params = []
         for index, group in enumerate(self.param_groups):
             for d_index, p in enumerate(group["params"]):
-                if getattr(p, "is_sparse", False):
-                    sparse_params.append([index, d_index])
                 if p.is_complex():
                     complex_params.append([index, d_index])
-        if sparse_params:
-            raise ValueError(f"Sparse params at indices {sparse_params}: SparseAdam requires "
-                             f"dense parameter tensors")
         if complex_params:
             raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
                              f"support complex parameters")

@@ -122,3 +122,25 @@ def test_muon_refuses_sparse_gradients_like_torch():
 
     run(torch)
     run(ptcore)
+
+
+@pytest.mark.parametrize("where", ["alone", "in_a_group", "after_a_dense_one", "generator"])
+def test_sparse_adam_refuses_sparse_params_like_torch(where):
+    # ptcore's base class refused the sparse tensor first, with a TypeError
+    def make(lib):
+        dense, sparse = lib.zeros(1, requires_grad=True), lib.zeros(2, 2).to_sparse()
+        params = {"alone": [sparse], "in_a_group": [{"params": [dense, sparse]}],
+                  "after_a_dense_one": [dense, sparse],
+                  "generator": (p for p in [dense, sparse])}[where]
+        with pytest.raises(ValueError) as info:
+            lib.optim.SparseAdam(params)
+        return str(info.value)
+
+    assert make(ptcore) == make(torch)
+
+
+def test_sparse_adam_reads_a_generator_of_groups_once():
+    emb = ptcore.nn.Embedding(4, 2, sparse=True)
+    opt = ptcore.optim.SparseAdam(p for p in emb.parameters())
+    (weight,) = opt.param_groups[0]["params"]
+    assert weight is emb.weight
