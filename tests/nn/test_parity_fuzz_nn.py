@@ -159,3 +159,29 @@ def test_dtype_mismatch_errors(xd, wd):
     with pytest.raises(RuntimeError, match="same dtype"):
         PF.fractional_max_pool2d(ptcore.zeros(1, 1, 5, 5, dtype=px), 2, output_size=2,
                                  _random_samples=ptcore.zeros(1, 1, 2, dtype=pw))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("p", [float("inf"), -float("inf")])
+@pytest.mark.parametrize("ceil", [False, True])
+def test_lp_pool_infinite_norm(nd, p, ceil):
+    # torch: the largest |x| of each window for +inf, the smallest for -inf
+    x = _randn(1, 2, *([5] * nd)).requires_grad_()
+    want = getattr(TF, f"lp_pool{nd}d")(x, p, 2, None, ceil)
+    px = _p(x).requires_grad_()
+    got = getattr(PF, f"lp_pool{nd}d")(px, p, 2, None, ceil)
+    _close(want, got)
+    g = _randn(*want.shape, seed=3)
+    (gx,) = torch.autograd.grad(want, x, g)
+    (pgx,) = ptcore.autograd.grad(got, px, _p(g))
+    _close(gx, pgx)
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 2, 3, float("inf")])
+def test_pdist_cdist_node_names(p):
+    x = _randn(2, 3, 3)
+    px = _p(x).requires_grad_()
+    want = type(torch.cdist(x.requires_grad_(), x, p).grad_fn).__name__
+    assert type(ptcore.cdist(px, px, p).grad_fn).__name__ == want == "CdistBackward0"
+    want = type(TF.pdist(x[0], p).grad_fn).__name__
+    assert type(PF.pdist(px[0], p).grad_fn).__name__ == want == "PdistBackward0"

@@ -91,7 +91,7 @@ def pdist(input, p=2):
         return input.reshape(-1)[:0] * 0
     idx = _pt.triu_indices(n, n, 1, device=input.device)
     diff = input[idx[0]] - input[idx[1]]
-    return _pt.linalg.vector_norm(diff, p, dim=1)
+    return _name_grad_fn(_pt.linalg.vector_norm(diff, p, dim=1), "PdistBackward0", input)
 
 
 _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
@@ -142,8 +142,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         return _EuclideanDist.apply(a, b)
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     if _pt.is_grad_enabled() and diff.requires_grad and (0 < p < 1 or p == float("inf")):
-        return _cdist_torch_grad(diff, p)
-    return _pt.linalg.vector_norm(diff, p, dim=-1)
+        out = _cdist_torch_grad(diff, p)
+    else:
+        out = _pt.linalg.vector_norm(diff, p, dim=-1)
+    return _name_grad_fn(out, "CdistBackward0", x1, x2)
 
 
 class _EuclideanDist(Function):

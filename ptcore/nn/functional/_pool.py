@@ -764,6 +764,12 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, avg):
     for v in k:
         n *= v
     kk = k[0] if nd == 1 else k
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        # torch's limits: the largest |x| of each window (+inf), the smallest (-inf)
+        mp = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        if norm_type > 0:
+            return mp(input.abs(), kk, stride, 0, 1, ceil_mode)
+        return -mp(-input.abs(), kk, stride, 0, 1, ceil_mode)
     if stride is not None:
         out = avg(input.pow(norm_type), kk, stride, 0, ceil_mode)
     else:
