@@ -144,3 +144,29 @@ def test_sparse_adam_reads_a_generator_of_groups_once():
     opt = ptcore.optim.SparseAdam(p for p in emb.parameters())
     (weight,) = opt.param_groups[0]["params"]
     assert weight is emb.weight
+
+
+# ---------------------------------------------------------------------------
+# nn.utils.clip_grad_norm_ with gradients of several dtypes: torch scales a
+# float16/bfloat16 gradient by the float64 coefficient at float precision;
+# ptcore rounded the coefficient to float16 first (5e-4 relative off)
+
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("high", ["float32", "float64"])
+def test_clip_grad_norm_scales_low_precision_grads_like_torch(low, high):
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s) * 3 for s in [(3, 4), (5,), (2, 2, 2)]]
+
+    def run(lib):
+        params = []
+        for g, dt in zip(grads, [low, high, low]):
+            p = lib.zeros(g.shape, dtype=getattr(lib, dt), requires_grad=True)
+            p.grad = lib.tensor(g).to(getattr(lib, dt))
+            params.append(p)
+        norm = lib.nn.utils.clip_grad_norm_(params, 1.0)
+        return norm.item(), [p.grad.double().numpy() for p in params]
+
+    (want_norm, want), (got_norm, got) = run(torch), run(ptcore)
+    assert got_norm == pytest.approx(want_norm, rel=1e-12)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

@@ -107,7 +107,9 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         if _K.scale_all_(grads, c):
             return
     for g in grads:
-        g.mul_(clip_coef_clamped.to(device=g.device, dtype=g.dtype))
+        # the coefficient keeps the norm's dtype, as torch's: a float16 or
+        # bfloat16 gradient is scaled at float precision, not by a rounded factor
+        g.mul_(clip_coef_clamped.to(device=g.device))
 
 
 @_no_grad
