@@ -16,10 +16,10 @@ def _sparse_indices(params):
     groups = params if params and isinstance(params[0], dict) else [{"params": params}]
     found = []
     for index, group in enumerate(groups):
-        ps = group.get("params", ()) if isinstance(group, dict) else ()
-        ps = [ps] if isinstance(ps, Tensor) else list(ps)
-        if isinstance(group, dict):
-            group["params"] = ps    # a generator is read once
+        if not isinstance(group, dict) or "params" not in group:
+            continue                # the base class's error
+        ps = group["params"]
+        ps = group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)   # read once
         for d_index, p in enumerate(ps):
             p = p[1] if isinstance(p, tuple) and len(p) == 2 else p
             if getattr(p, "is_sparse", False):

@@ -170,3 +170,9 @@ def test_clip_grad_norm_scales_low_precision_grads_like_torch(low, high):
     assert got_norm == pytest.approx(want_norm, rel=1e-12)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+def test_sparse_adam_group_without_params_raises_like_torch():
+    for lib in (torch, ptcore):
+        with pytest.raises(KeyError):
+            lib.optim.SparseAdam([{"lr": 0.1}])
