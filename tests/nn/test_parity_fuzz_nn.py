@@ -185,3 +185,36 @@ def test_pdist_cdist_node_names(p):
     assert type(ptcore.cdist(px, px, p).grad_fn).__name__ == want == "CdistBackward0"
     want = type(TF.pdist(x[0], p).grad_fn).__name__
     assert type(PF.pdist(px[0], p).grad_fn).__name__ == want == "PdistBackward0"
+
+
+@pytest.mark.parametrize("inp,offs,pad", [([2, 2, 2], [0, 3], 2), ([], [0], None), ([0], [0], 0),
+                                          ([], [], None)])
+def test_embedding_bag_max_all_bags_empty_stays_in_graph(inp, offs, pad):
+    w = _randn(3, 2).requires_grad_()
+    i, o = torch.tensor(inp, dtype=torch.long), torch.tensor(offs, dtype=torch.long)
+    want = TF.embedding_bag(i, w, o, mode="max", padding_idx=pad)
+    pw = _p(w).requires_grad_()
+    got = PF.embedding_bag(_p(i), pw, _p(o), mode="max", padding_idx=pad)
+    _close(want, got)
+    assert got.requires_grad and type(got.grad_fn).__name__ == "EmbeddingBagBackward0"
+    (g,) = ptcore.autograd.grad(got.sum(), pw)
+    _close(torch.autograd.grad(want.sum(), w)[0], g)
+
+
+@pytest.mark.parametrize("nd,mode", [(2, "nearest"), (2, "bilinear"), (2, "bicubic"),
+                                     (3, "nearest"), (3, "bilinear")])
+def test_grid_sample_reflection_of_unit_dim_keeps_grid_gradient(nd, mode):
+    # a size-1 dim reflected with align_corners=True maps every coordinate to 0:
+    # torch still gives the grid a (zero) gradient
+    x = _randn(1, 1, *([1] * (nd - 1)), 3)
+    grid = torch.rand(1, 2, *([3] * (nd - 1)), nd, dtype=torch.float64) * 8 - 4
+    want = TF.grid_sample(x.requires_grad_(), grid.requires_grad_(), mode=mode,
+                          padding_mode="reflection", align_corners=True)
+    px, pg = _p(x).requires_grad_(), _p(grid).requires_grad_()
+    got = PF.grid_sample(px, pg, mode=mode, padding_mode="reflection", align_corners=True)
+    _close(want, got)
+    assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+    go = _randn(*want.shape, seed=5)
+    for a, b in zip(torch.autograd.grad(want, [x, grid], go),
+                    ptcore.autograd.grad(got, [px, pg], _p(go))):
+        _close(a, b)

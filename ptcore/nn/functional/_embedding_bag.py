@@ -202,7 +202,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     # max: gather into a (B, Lmax, dim) block padded with -inf
     lmax = builtins.int(counts.max().item()) if B else 0
     if lmax == 0:
-        return ptcore.zeros(B, dim, dtype=weight.dtype, device=dev)
+        # every bag empty: zeros that stay in the graph (a zero gradient), as torch's
+        none = weight.index_select(0, kept_idx).sum(0)
+        out = ptcore.zeros(B, dim, dtype=weight.dtype, device=dev) + none
+        return _name_grad_fn(out, "EmbeddingBagBackward0", weight)
     bag_start = ptcore.cumsum(counts, 0) - counts
     slot = ptcore.arange(kept_bag.shape[0], dtype=ptcore.int64, device=dev) - bag_start[kept_bag]
     flat = kept_bag * lmax + slot

@@ -12,6 +12,7 @@ import itertools
 import warnings
 
 import ptcore
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore.nn.functional import _resample
 
 __all__ = ["affine_grid", "grid_sample", "GRID_SAMPLE_INTERPOLATION_MODES",
@@ -132,7 +133,8 @@ def _clip(coord, size):
 def _reflect(coord, twice_low, twice_high):
     """Reflect ``coord`` into ``[twice_low / 2, twice_high / 2]`` (torch's reflect_coordinates)."""
     if twice_low == twice_high:
-        return ptcore.zeros_like(coord)
+        # 0, still in the graph (a zero gradient for the grid, as torch's)
+        return ptcore.where(ptcore.isfinite(coord), coord * 0, 0.0)
     low = twice_low / 2
     span = (twice_high - twice_low) / 2
     shifted = (coord - low).abs()
@@ -287,7 +289,8 @@ def _grid_sample(input, grid, mode, padding_mode, align_corners):
             input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],
             GRID_SAMPLE_PADDING_MODES[padding_mode], align_corners,
             lambda i, g: _grid_sample_composite(i, g, mode, padding_mode, align_corners))
-    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+    out = _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+    return _name_grad_fn(out, f"GridSampler{input.dim() - 2}DBackward0", input, grid)
 
 
 def _grid_sample_composite(input, grid, mode, padding_mode, align_corners):
