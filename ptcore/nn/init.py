@@ -26,6 +26,16 @@ def _no_grad_normal_(tensor, mean, std, generator=None):
         return tensor.normal_(mean, std, generator=generator)
 
 
+def _no_grad_fill_(tensor, val):
+    with ptcore.no_grad():
+        return tensor.fill_(val)
+
+
+def _no_grad_zero_(tensor):
+    with ptcore.no_grad():
+        return tensor.zero_()
+
+
 def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -87,20 +97,17 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 def constant_(tensor, val):
     """Fill with ``val``."""
-    with ptcore.no_grad():
-        return tensor.fill_(val)
+    return _no_grad_fill_(tensor, val)
 
 
 def ones_(tensor):
     """Fill with ones."""
-    with ptcore.no_grad():
-        return tensor.fill_(1.0)
+    return _no_grad_fill_(tensor, 1.0)
 
 
 def zeros_(tensor):
     """Fill with zeros."""
-    with ptcore.no_grad():
-        return tensor.zero_()
+    return _no_grad_zero_(tensor)
 
 
 def eye_(tensor):

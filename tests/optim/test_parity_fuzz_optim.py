@@ -176,3 +176,19 @@ def test_sparse_adam_group_without_params_raises_like_torch():
     for lib in (torch, ptcore):
         with pytest.raises(KeyError):
             lib.optim.SparseAdam([{"lr": 0.1}])
+
+
+# ---------------------------------------------------------------------------
+# nn.init: torch's private fill helpers, which initialisation code written
+# against torch calls (ptcore had _no_grad_uniform_/normal_/trunc_normal_ only)
+
+@pytest.mark.parametrize("helper,args", [("_no_grad_fill_", (2.5,)), ("_no_grad_zero_", ())])
+def test_init_no_grad_fill_helpers_match_torch(helper, args):
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(2, 3))
+        out = getattr(lib.nn.init, helper)(p, *args)
+        return out is p, out.grad_fn is None, p.requires_grad, p.detach().numpy()
+
+    want, got = run(torch), run(ptcore)
+    assert got[:3] == want[:3]
+    np.testing.assert_array_equal(got[3], want[3])
