@@ -1029,7 +1029,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                 for h in list(x.prehooks.values()):
                     r = h(tuple(buf))
                     if r is not None:
-                        buf = list(r)
+                        if not isinstance(r, tuple):
+                            raise TypeError(f"expected tuple, but hook returned "
+                                            f"'{type(r).__name__}'")
+                        buf = list(_checked_hook_values(h, buf, r))
             if not is_acc:
                 om = node._out_meta
                 if om is not None:
@@ -1153,12 +1156,22 @@ def _run_post_hooks(hooks, gin, buf):
             continue
         if not isinstance(r, tuple):
             raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
-        if len(r) != len(gin):
-            raise RuntimeError(f"hook '{getattr(h, '__name__', type(h).__name__)}' has returned an "
-                               f"incorrect number of values (got {len(r)}, but expected "
-                               f"{len(gin)})")
-        gin = r
+        gin = _checked_hook_values(h, gin, r)
     return list(gin)
+
+
+def _checked_hook_values(h, old, new):
+    """A node hook's replacement of the gradients ``old`` (a tuple), checked
+    as torch's check_result: as many values, each None or a tensor of the
+    size and type of the value it replaces (RuntimeError / TypeError)."""
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{getattr(h, '__name__', type(h).__name__)}' has returned an "
+                           f"incorrect number of values (got {len(new)}, but expected "
+                           f"{len(old)})")
+    for o, n in zip(old, new):
+        if n is not None and o is not None:
+            _hook_result(h, o, n)
+    return tuple(new)
 
 
 def _retain_grads(retain, buf, create_graph):

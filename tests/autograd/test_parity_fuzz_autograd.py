@@ -190,3 +190,46 @@ def test_rrelu_eval_gradient_is_in_the_graph_under_create_graph():
         outs.append((g.requires_grad, g.grad_fn.name(), _plain(g),
                      _plain(T.autograd.grad(g.sum(), x)[0])))
     assert outs[0] == outs[1]
+
+
+# ---- hooks on graph nodes and modules: their results are checked as torch's
+
+def _exp_node_hook(kind, result):
+    def case(T):
+        x = _mk(T, (2, 3), requires_grad=True)
+        y = x.exp()
+        if kind == "post":
+            y.grad_fn.register_hook(lambda gi, go: result(T, gi[0]))
+        else:
+            y.grad_fn.register_prehook(lambda go: result(T, go[0]))
+        y.sum().backward()
+        return x.grad
+    return case
+
+
+@pytest.mark.parametrize("case", [
+    _exp_node_hook("post", lambda T, g: (g[:1],)),                 # a smaller size
+    _exp_node_hook("post", lambda T, g: (g[0],)),                  # a broadcastable size
+    _exp_node_hook("post", lambda T, g: (g.float(),)),             # another dtype
+    _exp_node_hook("pre", lambda T, g: (g[:1],)),
+    _exp_node_hook("pre", lambda T, g: (g.float(),)),
+    _exp_node_hook("pre", lambda T, g: (g, g)),                    # too many values
+])
+def test_node_hook_results_are_checked(case):
+    a = _same(case)
+    assert a[0] == "exc" and a[1][0] == "RuntimeError"
+
+
+def test_node_hook_results_of_the_right_kind_replace_the_gradients():
+    assert _same(_exp_node_hook("post", lambda T, g: (g * 3,)))[0] == "ok"
+    assert _same(_exp_node_hook("pre", lambda T, g: (g * 3,)))[0] == "ok"
+    assert _same(_exp_node_hook("post", lambda T, g: (None,)))[0] == "ok"
+
+
+def test_module_full_backward_hook_changing_the_size_raises():
+    def case(T):
+        m = T.nn.Linear(3, 2).double()
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0][:1],))
+        m(_mk(T, (2, 3), requires_grad=True)).sum().backward()
+    a = _same(case)
+    assert a[0] == "exc" and a[1][0] == "RuntimeError"
