@@ -2682,7 +2682,7 @@ cdef class _TensorBase:
     def unfold(self, dimension, size, step):
         """Sliding windows of ``size`` with ``step`` along ``dimension``, as a new last dim."""
         cdef int nd = self._ndim
-        cdef int d = _wrap_dim(_operator.index(dimension), nd) if nd else 0
+        cdef int d = _wrap_dim(_operator.index(dimension), nd)     # a 0-d tensor: [-1, 0]
         cdef Py_ssize_t w = _operator.index(size)
         cdef Py_ssize_t s = _operator.index(step)
         cdef Py_ssize_t dimsize = self._shape[d] if nd else 1

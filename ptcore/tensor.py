@@ -61,6 +61,8 @@ def _size_kw(sizes, kw, fname):
     """The size arguments of ``new_zeros``/``new_ones``/``new_empty``/``resize_``: the
     positional ones, or torch's keyword ``size=``."""
     if not kw:
+        if not sizes:
+            raise TypeError(f'{fname}() missing 1 required positional arguments: "size"')
         return sizes
     if set(kw) != {"size"}:
         bad = next(k for k in kw if k != "size")

@@ -23,6 +23,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     n = operator.index(n)
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0 and prepend is None and append is None:
+        return _write_out(input.clone(), out)       # (torch checks no dim then)
     d = _wrap_dim(dim, input.dim())
     parts = []
     for t in (prepend, append):

@@ -485,11 +485,11 @@ def take_along_dim(input, indices, dim=None, *, out=None):
             f"torch.take_along_dim(): input and indices should have the same number of "
             f"dimensions, but got {input.dim()} dimensions for input, and {indices.dim()} "
             "dimensions for indices")
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap(dim, input.dim())
     x = _plain(input)
     idx = _plain(indices)
-    if input.dim() == 0:
-        return gather(x, 0, idx, out=out)
     s = list(x.shape)
     s[d] = idx.shape[d]
     idx = idx.expand(_broadcast_shape_tensors([s, idx.shape]))
@@ -1408,6 +1408,8 @@ def repeat(input, *sizes, repeats=None):
         if sizes:
             raise TypeError("repeat() got its sizes both positionally and as repeats=")
         sizes = (repeats,)
+    elif not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     reps = _size_args(sizes, "repeat")
     nd = input.dim()
     if len(reps) < nd:
@@ -2143,6 +2145,8 @@ def _m_nonzero(self, *, as_tuple=False):
 def _m_flip(self, *dims, **kwargs):
     if "dims" in kwargs:
         dims = kwargs.pop("dims")
+    elif not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     elif len(dims) == 1 and isinstance(dims[0], (list, tuple, _C.Size)):
         dims = dims[0]
     if kwargs:
@@ -2153,6 +2157,8 @@ def _m_flip(self, *dims, **kwargs):
 def _m_tile(self, *dims, **kwargs):
     if "dims" in kwargs:
         dims = kwargs.pop("dims")
+    elif not dims:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
     elif len(dims) == 1 and isinstance(dims[0], (list, tuple, _C.Size)):
         dims = dims[0]
     if kwargs:
