@@ -2975,7 +2975,7 @@ cdef class _TensorBase:
     def __index__(self):
         if self._dtype._category > 1 or self._numel != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return self.item()
+        return int(self.item())         # a bool tensor gives an int, as torch (not a bool)
 
     def __hash__(self):
         return id(self)

@@ -44,3 +44,13 @@ def test_diff_order_zero():
             L.diff(x, n=0, dim=5, append=L.zeros(1))
         with pytest.raises(RuntimeError):
             L.diff(L.tensor(1.0), n=0)
+
+
+def test_index_of_a_bool_tensor_is_an_int():
+    import operator
+    import warnings
+    for L in (torch, ptcore):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")      # no DeprecationWarning for __index__ returning bool
+            r = operator.index(L.tensor(True))
+        assert type(r) is int and r == 1
