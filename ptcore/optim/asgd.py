@@ -125,7 +125,9 @@ def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=Fals
         else:
             ax.copy_(param)
         step = _get_value(step_t)
-        new_eta = lr / ((1 + lambd * lr * step) ** alpha)
+        # torch's foreach implementation computes eta from the step tensor (in
+        # its dtype, float32), the for-loop one from the step's value
+        new_eta = lr / ((1 + lambd * lr * (step_t if foreach else step)) ** alpha)
         if isinstance(new_eta, Tensor):
             eta.copy_(new_eta)
         else:

@@ -192,3 +192,24 @@ def test_init_no_grad_fill_helpers_match_torch(helper, args):
     want, got = run(torch), run(ptcore)
     assert got[:3] == want[:3]
     np.testing.assert_array_equal(got[3], want[3])
+
+
+def test_asgd_foreach_eta_follows_torchs_foreach_implementation():
+    # torch's foreach ASGD computes eta from the float32 step tensor, its
+    # for-loop implementation from the step's value: the two differ in the
+    # last float32 bit (eta 0.009999983943998814 vs ...4875321388 at step 2);
+    # ptcore's foreach=True used the for-loop formula
+    def run(lib, foreach):
+        p = lib.tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
+        opt = lib.optim.ASGD([p], lr=0.01, lambd=1e-4, alpha=0.75, foreach=foreach)
+        etas = []
+        for k in range(6):
+            p.grad = lib.tensor(np.random.default_rng(k).standard_normal(5))
+            opt.step()
+            etas.append(opt.state[p]["eta"].item())
+        return etas, p.detach().numpy()
+
+    for foreach in (False, True):
+        want, got = run(torch, foreach), run(ptcore, foreach)
+        assert got[0] == want[0]
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-14, atol=1e-15)
