@@ -213,3 +213,12 @@ def test_asgd_foreach_eta_follows_torchs_foreach_implementation():
         want, got = run(torch, foreach), run(ptcore, foreach)
         assert got[0] == want[0]
         np.testing.assert_allclose(got[1], want[1], rtol=1e-14, atol=1e-15)
+
+
+def test_clip_grad_module_has_torchs_annotation_alias():
+    from ptcore.nn.utils import clip_grad
+    from torch.nn.utils import clip_grad as torch_clip_grad
+    alias, torch_alias = clip_grad._tensor_or_tensors, torch_clip_grad._tensor_or_tensors
+    assert [getattr(a, "__name__", None) for a in alias.__args__] == \
+        [getattr(a, "__name__", None) for a in torch_alias.__args__]
+    assert alias.__args__[0] is ptcore.Tensor

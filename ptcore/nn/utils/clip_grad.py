@@ -3,13 +3,20 @@ import functools
 import math
 import types
 import warnings
+from collections.abc import Iterable
+from typing import Union
 
 import ptcore
 from ptcore._ops import _reduce as _K
 from ptcore._tensor import _TensorBase
+from ptcore.tensor import Tensor
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_"]
+
+# torch's annotation of the ``parameters``/``tensors`` arguments (code typed
+# against torch imports it from here)
+_tensor_or_tensors = Union[Tensor, Iterable[Tensor]]
 
 
 def _no_grad(func):
