@@ -218,3 +218,29 @@ def test_grid_sample_reflection_of_unit_dim_keeps_grid_gradient(nd, mode):
     for a, b in zip(torch.autograd.grad(want, [x, grid], go),
                     ptcore.autograd.grad(got, [px, pg], _p(go))):
         _close(a, b)
+
+
+@pytest.mark.parametrize("shape,k,kw", [((1, 2, 3, 3), 2, {}),
+                                        ((2, 4, 5), (2, 1), dict(padding=1, stride=2)),
+                                        ((1, 1, 4, 4), 3, dict(dilation=1, padding=2))])
+def test_unfold_fold_bool(shape, k, kw):
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(*shape, generator=g) > 0.5
+    want = TF.unfold(x, k, **kw)
+    got = PF.unfold(ptcore.from_numpy(x.numpy()), k, **kw)
+    assert got.dtype == ptcore.bool
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    want = TF.fold(want, shape[-2:], k, **kw)
+    got = PF.fold(got, shape[-2:], k, **kw)
+    assert got.dtype == ptcore.bool
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("xd,gd", [("int64", "int64"), ("int64", "float32"), ("bool", "float32")])
+def test_grid_sample_non_float_input_is_not_implemented(xd, gd):
+    with pytest.raises(NotImplementedError):
+        TF.grid_sample(torch.ones(1, 1, 2, 2, dtype=getattr(torch, xd)),
+                       torch.zeros(1, 1, 1, 2, dtype=getattr(torch, gd)), align_corners=False)
+    with pytest.raises(NotImplementedError):
+        PF.grid_sample(ptcore.ones(1, 1, 2, 2, dtype=getattr(ptcore, xd)),
+                       ptcore.zeros(1, 1, 1, 2, dtype=getattr(ptcore, gd)), align_corners=False)

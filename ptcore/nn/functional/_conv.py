@@ -743,6 +743,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 3
     x = input.unsqueeze(0) if unbatched else input
+    if x.dtype == ptcore.bool:
+        # torch's im2col takes bool (a gather with False padding): exact through float32
+        return unfold(input.to(ptcore.float32), kernel_size, dilation, padding,
+                      stride).to(ptcore.bool)
     if x.dtype not in _FLOATS and x.dtype not in _LOW:
         raise NotImplementedError(
             f"\"im2col\" not implemented for '{x.dtype._legacy}'")
@@ -786,6 +790,10 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 2
     x = input.unsqueeze(0) if unbatched else input
+    if x.dtype == ptcore.bool:
+        # torch's col2im takes bool (overlaps or-ed): exact through float32
+        return fold(input.to(ptcore.float32), output_size, kernel_size, dilation, padding,
+                    stride).to(ptcore.bool)
     if x.dtype not in _FLOATS and x.dtype not in _LOW:
         raise NotImplementedError(
             f"\"col2im\" not implemented for '{x.dtype._legacy}'")

@@ -254,11 +254,13 @@ def _check(input, grid, mode):
     if input.device != grid.device:
         raise RuntimeError(f"grid_sampler(): expected input and grid to be on same device, but "
                            f"input is on {input.device} and grid is on {grid.device}")
+    if not input.is_floating_point():
+        # torch's kernels are dispatched on the input's dtype before the grid's is compared
+        raise NotImplementedError(f'"grid_sampler_{input.dim() - 2}d_cpu_kernel_impl" not '
+                                  f"implemented for '{input.dtype._legacy}'")
     if input.dtype != grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
                            f"input has {input.dtype} and grid has {grid.dtype}")
-    if not input.is_floating_point():
-        raise RuntimeError(f"grid_sampler(): expected a floating point input, got {input.dtype}")
     if input.dim() not in (4, 5) or input.dim() != grid.dim():
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of "
                            f"dimensions, but got input with sizes {list(input.shape)} and grid "
