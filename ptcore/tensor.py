@@ -312,6 +312,8 @@ class Tensor(_TensorBase):
 
     def to(self, *args, **kwargs):
         """Convert dtype and/or move to a device: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``."""
+        if not kwargs and len(args) == 1 and type(args[0]) is _C.dtype:
+            return _to_dtype_only(self, args[0])        # the common x.to(dtype)
         device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
         return _to_impl(self, device, dtype, non_blocking, copy, memory_format)
 
@@ -381,31 +383,49 @@ class Tensor(_TensorBase):
         return self.to(dtype=other.dtype, device=other.device)
 
     def double(self, memory_format=None):
-        return self.to(_C.float64)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.float64)
+        return self.to(_C.float64, memory_format=memory_format)
 
     def float(self, memory_format=None):
-        return self.to(_C.float32)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.float32)
+        return self.to(_C.float32, memory_format=memory_format)
 
     def half(self, memory_format=None):
-        return self.to(_C.float16)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.float16)
+        return self.to(_C.float16, memory_format=memory_format)
 
     def bfloat16(self, memory_format=None):
-        return self.to(_C.bfloat16)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.bfloat16)
+        return self.to(_C.bfloat16, memory_format=memory_format)
 
     def long(self, memory_format=None):
-        return self.to(_C.int64)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.int64)
+        return self.to(_C.int64, memory_format=memory_format)
 
     def int(self, memory_format=None):
-        return self.to(_C.int32)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.int32)
+        return self.to(_C.int32, memory_format=memory_format)
 
     def short(self, memory_format=None):
-        return self.to(_C.int16)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.int16)
+        return self.to(_C.int16, memory_format=memory_format)
 
     def char(self, memory_format=None):
-        return self.to(_C.int8)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.int8)
+        return self.to(_C.int8, memory_format=memory_format)
 
     def byte(self, memory_format=None):
-        return self.to(_C.uint8)
+        if memory_format is None or memory_format is _C.preserve_format:
+            return _to_dtype_only(self, _C.uint8)
+        return self.to(_C.uint8, memory_format=memory_format)
 
     def bool(self, memory_format=None):
         return self.to(_C.bool_)
@@ -659,6 +679,15 @@ class Tensor(_TensorBase):
 # accumulator, a saved alias's output number, forward-AD tangents per level and
 # the aliases sharing them): never pickled or deep-copied
 _AUTOGRAD_ATTRS = frozenset(("_grad_acc", "_output_nr", "_fw", "_fw_aliases"))
+
+
+def _to_dtype_only(t, dtype):
+    """``t.to(dtype)`` on t's device, memory format preserved (what
+    ``_to_impl`` does then, without parsing ``to``'s overloads)."""
+    if dtype is t.dtype:
+        return t
+    _C._warn_complex_to_real(t.dtype, dtype, 3)     # attributed to the caller of .to()/.float()
+    return _autograd_to(t, t._to_dtype(dtype, copy=True))
 
 
 def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
