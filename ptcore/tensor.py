@@ -4,6 +4,7 @@ Metadata, views and indexing live in ``_tensor._TensorBase`` (C speed);
 this class adds the autograd-facing attributes, conversions (``to``, ``type``,
 ``double`` ...), printing, and the legacy constructor.
 """
+import sys
 import numbers as _numbers
 
 import numpy as _np
@@ -238,7 +239,7 @@ class Tensor(_TensorBase):
     @grad.setter
     def grad(self, value):
         if value is not None:
-            if not isinstance(value, _TensorBase):
+            if not isinstance(value, _TensorBase) and not _is_sparse_tensor(value):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
@@ -679,6 +680,13 @@ class Tensor(_TensorBase):
 # accumulator, a saved alias's output number, forward-AD tangents per level and
 # the aliases sharing them): never pickled or deep-copied
 _AUTOGRAD_ATTRS = frozenset(("_grad_acc", "_output_nr", "_fw", "_fw_aliases"))
+
+
+def _is_sparse_tensor(value):
+    """A ptcore.sparse tensor (a class of its own: sparse gradients, as torch's
+    ``p.grad = sparse``)."""
+    sp = sys.modules.get("ptcore.sparse._tensor")
+    return sp is not None and isinstance(value, sp.SparseTensor)
 
 
 def _to_dtype_only(t, dtype):
