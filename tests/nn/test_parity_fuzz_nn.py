@@ -244,3 +244,44 @@ def test_grid_sample_non_float_input_is_not_implemented(xd, gd):
     with pytest.raises(NotImplementedError):
         PF.grid_sample(ptcore.ones(1, 1, 2, 2, dtype=getattr(ptcore, xd)),
                        ptcore.zeros(1, 1, 1, 2, dtype=getattr(ptcore, gd)), align_corners=False)
+
+
+_NOT_FLOAT = {
+    "batch_norm": lambda F, L, x: F.batch_norm(x, None, None, training=True),
+    "batch_norm_eval": lambda F, L, x: F.batch_norm(x, L.zeros(2, dtype=x.dtype),
+                                                    L.ones(2, dtype=x.dtype)),
+    "instance_norm": lambda F, L, x: F.instance_norm(x),
+    "group_norm": lambda F, L, x: F.group_norm(x, 1),
+    "rms_norm": lambda F, L, x: F.rms_norm(x, (4,)),
+    "smooth_l1_loss": lambda F, L, x: F.smooth_l1_loss(x, x),
+    "huber_loss": lambda F, L, x: F.huber_loss(x, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NOT_FLOAT))
+@pytest.mark.parametrize("dt", ["int64", "bool"])
+def test_non_floating_input_is_not_implemented(name, dt):
+    # torch's kernels are dispatched on floating dtypes: NotImplementedError
+    # (ptcore raised RuntimeErrors from inner ops, or computed a value)
+    with pytest.raises(NotImplementedError):
+        _NOT_FLOAT[name](TF, torch, torch.ones(2, 2, 3, 4, dtype=getattr(torch, dt)))
+    with pytest.raises(NotImplementedError, match="not implemented for"):
+        _NOT_FLOAT[name](PF, ptcore, ptcore.ones(2, 2, 3, 4, dtype=getattr(ptcore, dt)))
+
+
+def test_loss_dtype_rules():
+    for fn in ("smooth_l1_loss", "huber_loss"):
+        with pytest.raises(NotImplementedError):
+            getattr(PF, fn)(ptcore.ones(3, dtype=ptcore.complex64),
+                            ptcore.zeros(3, dtype=ptcore.complex64))
+        # a floating input with an integer target is fine, as torch
+        assert getattr(PF, fn)(ptcore.ones(3), ptcore.zeros(3, dtype=ptcore.int64)).dtype == \
+            ptcore.float32
+    # huber writes into a tensor like the input: an integer input cannot hold it
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        PF.huber_loss(ptcore.ones(3, dtype=ptcore.int64), ptcore.zeros(3))
+    assert PF.smooth_l1_loss(ptcore.ones(3, dtype=ptcore.int64), ptcore.zeros(3)).dtype == \
+        ptcore.float32
+    x = torch.randn(2, 4, dtype=torch.complex64)
+    got = PF.rms_norm(ptcore.from_numpy(x.numpy()), (4,))       # complex stays allowed
+    np.testing.assert_allclose(got.numpy(), TF.rms_norm(x, (4,)).numpy(), rtol=1e-5, atol=1e-6)

@@ -202,6 +202,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_tensor(target, "smooth_l1_loss", "target")
     _warn_size(input, target)
     reduction = _legacy_or(size_average, reduce, reduction)
+    dt = _pt.result_type(input, target)
+    if not dt.is_floating_point:        # torch's kernel: floating dtypes only (not complex)
+        raise _not_implemented("smooth_l1_cpu", dt)
     input, target = _expand_pair(input, target)
     enum = _Reduction.get_enum(reduction)
     if beta == 0.0:
@@ -222,6 +225,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    dt = _pt.result_type(input, target)
+    if not dt.is_floating_point:        # torch's kernel: floating dtypes only (not complex)
+        raise _not_implemented("huber_cpu", dt)
+    if not input.is_floating_point():
+        # torch writes the loss into a tensor like the input
+        raise RuntimeError(f"result type {_tname(dt)} can't be cast to the desired output type "
+                           f"{_tname(input.dtype)}")
 
     def elementwise(x, t):
         # torch's kernel writes into a tensor like the input: the input's dtype

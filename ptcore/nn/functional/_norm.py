@@ -233,6 +233,13 @@ def _update_running(running, stat, momentum):
         running.mul_(1 - momentum).add_(stat.detach().to(running.dtype), alpha=momentum)
 
 
+def _floating_only(input, kname, complex_ok=False):
+    """torch's normalization kernels are dispatched on floating dtypes only."""
+    if isinstance(input, _pt.Tensor) and not input.is_floating_point() and \
+            not (complex_ok and input.is_complex()):
+        raise NotImplementedError(f'"{kname}" not implemented for \'{_tname(input.dtype)}\'')
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Batch normalization over all dims but the channel dim 1.
@@ -251,6 +258,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     momentum : float
     eps : float
     """
+    _floating_only(input, "batch_norm")
     if training:
         _verify_batch_size(input.size())
     if training and eps <= 0.0:
@@ -304,6 +312,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     ``use_input_stats``, are updated with the batch average of the instance
     statistics; with ``use_input_stats=False`` they normalise the input.
     """
+    _floating_only(input, "batch_norm")        # torch's instance norm is its batch norm
     if use_input_stats:
         _verify_spatial_size(input.size())
     nd = input.dim()
@@ -455,6 +464,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """
     ns = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized(input, ns, weight, None, "")
+    _floating_only(input, "rms_norm", complex_ok=True)
     # as ATen's composite: half / bfloat16 computed in float32 (whose eps is the
     # default), the result in the input's dtype whatever the weight's
     x = input.float() if input.dtype in (_pt.float16, _pt.bfloat16) else input
@@ -477,6 +487,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if num_groups == 0:
         raise ZeroDivisionError("integer division or modulo by zero")
     _verify_batch_size([N * C // num_groups, num_groups] + _shape(input)[2:])
+    _floating_only(input, "GroupNormKernelImpl")
     if C % num_groups != 0:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {_shape(input)} and num_groups={num_groups}")
