@@ -13,6 +13,7 @@ import ptcore as P
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
+from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import (attach, attach2, attach3, save, save_out, _is_diff, _Plain,
                                     zero_link)
@@ -53,7 +54,9 @@ def _relu_grad(g, y):
     ``g``); ``where`` when the gradient itself is recorded (create_graph)."""
     from ptcore._ops.pointwise import _threshold_backward
     from ptcore.autograd.grad_mode import _state
-    if _state.enabled and (g.requires_grad or y.requires_grad):
+    if (_state.enabled and (g.requires_grad or y.requires_grad)) or _fw_levels() \
+            or _vmap_frames():
+        # (the kernel carries no tangents, and reads a batched tensor's memory)
         return zero_link(P.where(y > 0, g, 0), "ThresholdBackwardBackward0", y)
     return _threshold_backward(g, y, 0)
 
@@ -953,8 +956,10 @@ def _logsumexp(out, x, dim, keepdim=False, **k):
 def _recorded(*ts):
     """Whether a backward computed from ``ts`` is itself differentiated: recorded
     (create_graph), or run under a forward-AD level (forward-over-reverse needs
-    the tangents of the backward's own ops, which the one-pass kernels skip)."""
-    if _fw_levels():
+    the tangents of the backward's own ops, which the one-pass kernels skip);
+    also under vmap (the kernels would read a batched tensor's memory, which a
+    one-element one passes for a contiguous sample)."""
+    if _fw_levels() or _vmap_frames():
         return True
     return P.is_grad_enabled() and any(t is not None and t._requires_grad for t in ts)
 

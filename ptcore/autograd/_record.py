@@ -21,6 +21,8 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
 from ptcore._dispatch import python_dispatch as _pd
+from ptcore._dispatch.batching import frames as _vmap_frames
+from ptcore._dispatch.forward_ad import detach as _fwl_detach
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import _node_classes
 from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, forward_stack, gradient_edge,
@@ -133,13 +135,15 @@ def zero_link(grad, name, *inputs):
     kernels do (``threshold_backward(g, self, 0)``,
     ``max_pool2d_with_indices_backward(g, self, ...)``): under create_graph
     the next ``autograd.grad`` gives zeros for those inputs, not None.
-    Returns ``grad`` itself when grad mode is off or no input needs grad."""
-    if not _state.enabled:
+    Returns ``grad`` itself when grad mode is off or no input needs grad, and
+    under vmap (a batched ``grad``'s graph is its physical tensor's: detaching
+    the wrapper would cut it; the transforms give zeros for unused inputs)."""
+    if not _state.enabled or _vmap_frames():
         return grad
     ins = tuple(t for t in inputs if isinstance(t, _TensorBase) and t._requires_grad)
     if not ins or not _is_diff(grad):
         return grad
-    out = grad.detach()
+    out = _fwl_detach(grad)        # (keeping its tangents: forward-over-reverse)
 
     def bw(g):
         return (g,) + tuple(t.new_zeros(t.shape) for t in ins)

@@ -134,6 +134,13 @@ class _BatchedBackward:
                 _B.pop(f)
 
 
+# ptcore's Functions whose forward runs kernels on the memory of its tensors,
+# which a batched tensor does not have: when the generated rule (the forward
+# on the batched tensors) fails, they run per sample
+_KERNEL_FUNCTION_MODULES = ("ptcore.nn.functional.", "ptcore.fft.", "ptcore.special.",
+                            "ptcore.autograd._composite_functions", "ptcore.sparse.")
+
+
 def apply_batched(cls, args, kwargs, uses_setup):
     """``cls.apply(*args, **kwargs)`` while a vmap runs; NotImplemented when
     no positional argument is batched."""
@@ -146,6 +153,11 @@ def apply_batched(cls, args, kwargs, uses_setup):
     ctx.needs_input_grad = tuple(bool(record and isinstance(a, _TensorBase) and a.requires_grad)
                                  for a in args)
     custom = cls.vmap is not _F.Function.vmap
+    kernels = not custom and cls.__module__.startswith(_KERNEL_FUNCTION_MODULES)
+    if kernels and any(is_batched(a) and a.numel() == 1 for a in args):
+        # a batched one-element tensor passes a kernel's contiguity check and
+        # the kernel would read its poisoned memory: per sample
+        return _apply_per_sample(cls, args, kwargs)
     prev = state.enabled
     state.enabled = False
     try:
@@ -157,8 +169,18 @@ def apply_batched(cls, args, kwargs, uses_setup):
             out = cls.forward(ctx, *args, **kwargs)
         if uses_setup:
             cls.setup_context(ctx, args, out)
+    except (RuntimeError, ValueError):
+        if not kernels:
+            raise
+        failed = True
+    else:
+        failed = False
     finally:
         state.enabled = prev
+    if failed:
+        # one of ptcore's Functions whose forward runs a kernel on the memory
+        # of its tensors (which a batched tensor does not have): per sample
+        return _apply_per_sample(cls, args, kwargs)
     if not record:
         return out
     if ctx._dirty:
@@ -187,6 +209,35 @@ def apply_batched(cls, args, kwargs, uses_setup):
     res = res if is_tuple else (res,)
     res = tuple(from_physical(r, frames) if isinstance(r, _TensorBase) else r for r in res)
     return res if is_tuple else res[0]
+
+
+def _apply_per_sample(cls, args, kwargs):
+    """``cls.apply`` on each sample of the physical tensors (every vmap
+    level), the results stacked (the slow fallback of torch's vmap): the
+    samples are plain tensors, so the Function's kernels and its graph are
+    the ordinary ones."""
+    import math
+    import ptcore
+    frames = builtins.list(_B.frames())
+    sizes = tuple(f.size for f in frames)
+    n = math.prod(sizes)
+    flat = [to_physical(a, frames).reshape((n,) + tuple(a.shape)) if is_batched(a) else a
+            for a in args]
+    per = []
+    is_tuple = False
+    for i in range(n):
+        r = cls.apply(*[f[i] if is_batched(a) else f for a, f in zip(args, flat)], **kwargs)
+        is_tuple = isinstance(r, tuple)
+        per.append(r if is_tuple else (r,))
+
+    def join(k):
+        first = per[0][k]
+        if not isinstance(first, _TensorBase):
+            return first
+        st = ptcore.stack([p[k] for p in per])
+        return from_physical(st.reshape(sizes + tuple(first.shape)), frames)
+    out = tuple(join(k) for k in range(builtins.len(per[0])))
+    return out if is_tuple else out[0]
 
 
 _B.function_driver[0] = apply_batched
