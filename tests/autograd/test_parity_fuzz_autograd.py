@@ -233,3 +233,78 @@ def test_module_full_backward_hook_changing_the_size_raises():
         m(_mk(T, (2, 3), requires_grad=True)).sum().backward()
     a = _same(case)
     assert a[0] == "exc" and a[1][0] == "RuntimeError"
+
+
+# ---- torch.func over ptcore's kernel-backed ops and the threshold-like backwards
+
+def _np_in(T, a):
+    return T.tensor(np.asarray(a).tolist(), dtype=T.float64)
+
+
+_X4 = np.random.RandomState(0).randn(1, 2, 4, 4)
+_W3 = np.random.RandomState(1).randn(1, 2, 3, 3)
+
+
+@pytest.mark.parametrize("f", [
+    lambda T, a, w: T.nn.functional.avg_pool2d(T.nn.functional.conv2d(a, w), 2).pow(2).sum(),
+    lambda T, a, w: T.nn.functional.adaptive_avg_pool2d(a * w.sum(), 1).pow(2).sum(),
+    lambda T, a, w: T.nn.functional.interpolate(a * w.sum(), scale_factor=2,
+                                                mode="bilinear").pow(2).sum(),
+    lambda T, a, w: T.nn.functional.unfold(a, 2).pow(2).sum() * w.sum(),
+    lambda T, a, w: T.nn.functional.lp_pool2d(a.abs() + 0.1, 2, 2).sum() * w.sum(),
+])
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian"])
+def test_func_transforms_through_kernel_backed_functions(f, transform):
+    # these ops' autograd Functions run kernels on their tensors' memory: under
+    # vmap (jacrev/jacfwd/hessian) they raised a kernel error, or (a batched
+    # one-element tensor) read its poisoned memory; now they run per sample
+    res = []
+    for T in (torch, ptcore):
+        a, w = _np_in(T, _X4), _np_in(T, _W3)
+        if transform == "hessian":
+            r = T.func.hessian(lambda a: f(T, a, w))(a)
+        else:
+            r = getattr(T.func, transform)(lambda a, w: f(T, a, w), argnums=(0, 1))(a, w)
+        res.append([np.asarray(t.detach().numpy()) for t in (r if isinstance(r, tuple) else (r,))])
+    for u, v in zip(*res):
+        np.testing.assert_allclose(v, u, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("f", [
+    lambda T, a: a.relu().pow(3).sum(),
+    lambda T, a: T.nn.functional.hardtanh(a).pow(3).sum(),
+    lambda T, a: T.nn.functional.threshold(a, 0.1, 0.0).pow(3).sum(),
+    lambda T, a: T.nn.functional.max_pool1d(a.view(1, 1, 3), 2).pow(3).sum(),
+    lambda T, a: T.nn.functional.gelu(a[:1].reshape(())) * a.sum(),
+])
+def test_second_derivatives_through_threshold_backwards(f):
+    # relu's threshold backward: its kernel dropped the tangents (jacfwd(jacrev),
+    # forward-over-reverse gave zeros / None) and its zero link cut the batched
+    # graph (jacrev(jacrev) gave zeros); gelu's one-pass kernel read a batched
+    # one-element cotangent's memory (NaN)
+    res = []
+    for T in (torch, ptcore):
+        x = T.tensor([0.5, -0.3, 1.2], dtype=T.float64)
+        r = [T.func.hessian(lambda a: f(T, a))(x),
+             T.func.jacrev(T.func.jacrev(lambda a: f(T, a)))(x)]
+        fa = T.autograd.forward_ad
+        with fa.dual_level():
+            d = fa.make_dual(x.clone().requires_grad_(), T.ones(3, dtype=T.float64))
+            g, = T.autograd.grad(f(T, d), d, create_graph=True)
+            r.append(fa.unpack_dual(g).tangent)
+        res.append([np.asarray(t.detach().numpy()) for t in r])
+    for u, v in zip(*res):
+        np.testing.assert_allclose(v, u, rtol=1e-9, atol=1e-12)
+
+
+def test_load_state_dict_into_meta_parameters_warns_without_assign():
+    for T in (torch, ptcore):
+        with T.device("meta"):
+            m = T.nn.Linear(2, 2)
+        with pytest.warns(UserWarning, match="assign=True"):
+            m.load_state_dict({"weight": T.ones(2, 2), "bias": T.zeros(2)})
+        assert m.weight.is_meta
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m.load_state_dict({"weight": T.ones(2, 2), "bias": T.zeros(2)}, assign=True)
+        assert not m.weight.is_meta
