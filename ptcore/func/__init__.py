@@ -562,7 +562,11 @@ def stack_module_state(models):
         for name in names:
             ts = [dict(named(m))[name] for m in models]
             s = pt.stack([t.detach() for t in ts])
-            if builtins.all(t.requires_grad for t in ts):
+            n_rg = builtins.sum(builtins.bool(t.requires_grad) for t in ts)
+            if 0 < n_rg < builtins.len(ts):
+                raise RuntimeError(f"Expected {name} from each model to have the same "
+                                   ".requires_grad")
+            if n_rg:
                 s.requires_grad_(True)
             out[name] = s
         return out

@@ -103,6 +103,14 @@ for _n in _FOLD_N:
 rule(("nn.functional", "unfold"))(_fold_n)
 
 
+_BN_UNBATCHED_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will "
+    "be updated in place, were not batched.\nIf you are using a module and do not need eval "
+    "mode, please set `track_running_stats` to be False.If you are using a prebuilt module and "
+    "do not need eval mode, please see the functorch website for resources on how to patch your "
+    "module to work with vmap")
+
+
 @rule(("nn.functional", "batch_norm"))
 def _batch_norm(c):
     b = c.bind()
@@ -110,6 +118,10 @@ def _batch_norm(c):
         return _fallback(c)
     a = b.arguments
     x = a["input"]
+    if a.get("training") and c.is_b(x) and any(
+            a.get(k) is not None and not c.is_b(a.get(k)) for k in ("running_mean", "running_var")):
+        # torch: the unbatched running statistics cannot take every sample's update
+        raise RuntimeError(_BN_UNBATCHED_STATS)
     if a.get("training") or not c.is_b(x) or x.dim() < 2 or \
             any(c.is_b(v) for k, v in a.items() if k != "input"):
         # training statistics are per sample over its own N: once per sample

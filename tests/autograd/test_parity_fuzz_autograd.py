@@ -308,3 +308,26 @@ def test_load_state_dict_into_meta_parameters_warns_without_assign():
             warnings.simplefilter("error")
             m.load_state_dict({"weight": T.ones(2, 2), "bias": T.zeros(2)}, assign=True)
         assert not m.weight.is_meta
+
+
+@pytest.mark.parametrize("case", [
+    # training batch norm under vmap with unbatched running statistics
+    lambda T: T.func.vmap(T.nn.BatchNorm1d(3).double())(_mk(T, (2, 4, 3))),
+    lambda T: T.func.vmap(lambda x: T.nn.functional.batch_norm(
+        x, T.zeros(3, dtype=T.float64), None, training=True))(_mk(T, (2, 4, 3))),
+    # stack_module_state of models whose parameters differ in requires_grad
+    lambda T: T.func.stack_module_state(
+        [T.nn.Linear(3, 2), T.nn.Linear(3, 2).requires_grad_(False)]),
+])
+def test_func_raises_as_torch(case):
+    a = _same(case)
+    assert a[0] == "exc" and a[1][0] == "RuntimeError"
+
+
+def test_vmap_batch_norm_training_without_or_with_batched_statistics_runs():
+    for T in (torch, ptcore):
+        bn = T.nn.BatchNorm1d(3, track_running_stats=False).double()
+        assert tuple(T.func.vmap(bn)(_mk(T, (2, 4, 3))).shape) == (2, 4, 3)
+    _same(lambda T: T.func.vmap(lambda x, rm, rv: T.nn.functional.batch_norm(
+        x, rm, rv, training=True))(_mk(T, (2, 4, 3)), T.zeros(2, 3, dtype=T.float64),
+                                   T.ones(2, 3, dtype=T.float64)))
