@@ -912,7 +912,8 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
     if kwargs.get("out") is not None:
         raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
                                   "support it because it is an out= function")
-    if name in _NO_TANGENT or "random" in opdef.tags and "inplace" not in opdef.tags:
+    if name in _NO_TANGENT or "random" in opdef.tags and "inplace" not in opdef.tags \
+            or _gm._state.inference:        # (inference mode: no forward AD, as torch)
         with _L.hidden(level):
             out = lower(args, kwargs)
             _attach(out, None, level, args, kwargs)

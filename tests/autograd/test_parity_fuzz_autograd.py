@@ -331,3 +331,16 @@ def test_vmap_batch_norm_training_without_or_with_batched_statistics_runs():
     _same(lambda T: T.func.vmap(lambda x, rm, rv: T.nn.functional.batch_norm(
         x, rm, rv, training=True))(_mk(T, (2, 4, 3)), T.zeros(2, 3, dtype=T.float64),
                                    T.ones(2, 3, dtype=T.float64)))
+
+
+def test_inference_mode_ops_carry_no_forward_tangents():
+    for T in (torch, ptcore):
+        fa = T.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(_mk(T, (2, 3)), _mk(T, (2, 3), 1))
+            with T.inference_mode():
+                y = x * 2
+            z = x * 2
+            assert fa.unpack_dual(y).tangent is None
+            np.testing.assert_allclose(fa.unpack_dual(z).tangent.numpy(),
+                                       2 * _mk(T, (2, 3), 1).numpy())
