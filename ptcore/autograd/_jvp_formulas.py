@@ -799,6 +799,9 @@ _ctx = _Ctx()
 # the driver (installed in the dispatch layer)
 # ---------------------------------------------------------------------------
 
+# random ops whose inner (composite) ops carry the tangents: rrelu's slope is
+# drawn without grad, its output is x or x * slope (torch's rrelu_with_noise jvp)
+_RANDOM_COMPOSITES = {"rrelu"}
 _NO_TANGENT = {"detach", "detach_", "new_empty", "new_zeros", "new_ones", "new_full",
                "new_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
                "randn_like", "randint_like", "item", "tolist", "numpy", "__bool__", "__int__",
@@ -912,7 +915,11 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
     if kwargs.get("out") is not None:
         raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
                                   "support it because it is an out= function")
-    if name in _NO_TANGENT or "random" in opdef.tags and "inplace" not in opdef.tags \
+    if name == "rrelu" and (args[4] if len(args) > 4 else kwargs.get("inplace", False)):
+        raise NotImplementedError("Trying to use forward AD with rrelu_with_noise_ that does not "
+                                  "support it because it has not been implemented yet.")
+    if name in _NO_TANGENT or ("random" in opdef.tags and "inplace" not in opdef.tags
+                               and name not in _RANDOM_COMPOSITES) \
             or _gm._state.inference:        # (inference mode: no forward AD, as torch)
         with _L.hidden(level):
             out = lower(args, kwargs)

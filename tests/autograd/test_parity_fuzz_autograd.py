@@ -344,3 +344,19 @@ def test_inference_mode_ops_carry_no_forward_tangents():
             assert fa.unpack_dual(y).tangent is None
             np.testing.assert_allclose(fa.unpack_dual(z).tangent.numpy(),
                                        2 * _mk(T, (2, 3), 1).numpy())
+
+
+def test_rrelu_forward_ad():
+    # rrelu's op is random: it carried no tangent; its composite does
+    for T in (torch, ptcore):
+        fa = T.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(T.tensor([0.5, -0.5], dtype=T.float64),
+                             T.ones(2, dtype=T.float64))
+            t = fa.unpack_dual(T.nn.functional.rrelu(x, training=False)).tangent
+            np.testing.assert_allclose(t.numpy(), [1.0, (1 / 8 + 1 / 3) / 2])
+            y = T.nn.functional.rrelu(x, training=True)
+            t = fa.unpack_dual(y).tangent
+            np.testing.assert_allclose(t.numpy(), (y / x).detach().numpy())
+            with pytest.raises(NotImplementedError):
+                T.nn.functional.rrelu(x * 1, training=False, inplace=True)
