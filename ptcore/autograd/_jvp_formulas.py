@@ -801,7 +801,8 @@ _ctx = _Ctx()
 
 # random ops whose inner (composite) ops carry the tangents: rrelu's slope is
 # drawn without grad, its output is x or x * slope (torch's rrelu_with_noise jvp)
-_RANDOM_COMPOSITES = {"rrelu"}
+_RANDOM_COMPOSITES = {"rrelu", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                      "feature_alpha_dropout", "gumbel_softmax"}
 _NO_TANGENT = {"detach", "detach_", "new_empty", "new_zeros", "new_ones", "new_full",
                "new_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
                "randn_like", "randint_like", "item", "tolist", "numpy", "__bool__", "__int__",

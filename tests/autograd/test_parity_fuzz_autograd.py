@@ -360,3 +360,36 @@ def test_rrelu_forward_ad():
             np.testing.assert_allclose(t.numpy(), (y / x).detach().numpy())
             with pytest.raises(NotImplementedError):
                 T.nn.functional.rrelu(x * 1, training=False, inplace=True)
+
+
+@pytest.mark.parametrize("f", [
+    lambda T, a: T.nn.functional.dropout(a, 0.5),
+    lambda T, a: T.nn.Dropout(0.3)(a),
+    lambda T, a: T.nn.functional.dropout2d(a.reshape(1, 2, 2, 4), 0.5).reshape(2, 8),
+    lambda T, a: T.nn.functional.dropout(a * 1, 0.5, inplace=True),
+])
+def test_dropout_in_training_carries_forward_tangents(f):
+    # dropout's op is random: it carried no tangent (jvp / jacfwd gave zeros)
+    for T in (torch, ptcore):
+        fa = T.autograd.forward_ad
+        x0 = T.arange(16, dtype=T.float64).reshape(2, 8) / 7 - 1.01
+        with fa.dual_level():
+            y = f(T, fa.make_dual(x0, 2 * T.ones(2, 8, dtype=T.float64)))
+            p, t = fa.unpack_dual(y)
+            assert t is not None
+            np.testing.assert_allclose((t * x0).numpy(), (2 * p).numpy(), atol=1e-12)
+    j = ptcore.func.jacfwd(lambda a: ptcore.nn.functional.dropout(a, 0.5),
+                           randomness="same")(ptcore.ones(4, dtype=ptcore.float64))
+    assert sorted(set(j.reshape(-1).tolist())) == [0.0, 2.0]
+
+
+def test_alpha_dropout_and_gumbel_softmax_carry_forward_tangents():
+    for T in (torch, ptcore):
+        fa = T.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(T.arange(8, dtype=T.float64) / 3, 2 * T.ones(8, dtype=T.float64))
+            t = fa.unpack_dual(T.nn.functional.alpha_dropout(x, 0.5, training=True)).tangent
+            vals = sorted(set(round(v, 6) for v in t.tolist()))
+            assert vals[0] == 0.0 and len(vals) <= 2
+            t = fa.unpack_dual(T.nn.functional.gumbel_softmax(x, tau=1.0)).tangent
+            assert t is not None and abs(float(t.sum())) < 1e-9
