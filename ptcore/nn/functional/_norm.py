@@ -14,6 +14,7 @@ import builtins
 
 import ptcore as _pt
 from ptcore._dispatch import dispatcher as _dispatcher
+from ptcore._dispatch import forward_ad as _fwad
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd import _record as _R
@@ -120,8 +121,9 @@ class _Standardize(Function):
             return None, None, None, None
         x, mean, rstd = ctx.saved_tensors
         dims = ctx.dims
-        if _pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad):
-            # double backward: the statistics depend on x too
+        if (_pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad)) or _fwad.levels():
+            # double backward (or forward AD over this backward): the
+            # statistics depend on x too
             mean = x.mean(dims, keepdim=True)
             xc = x - mean
             rstd = _pt.rsqrt((xc * xc).mean(dims, keepdim=True) + ctx.eps)
@@ -180,15 +182,18 @@ class _BatchNormTrain(Function):
         x, weight, bias = ctx.saved_tensors
         mean, invstd, eps, N, C, L = ctx.bn
         needs = ctx.needs_input_grad
-        if _pt.is_grad_enabled():
+        if _pt.is_grad_enabled() or _fwad.levels():
             dims = (0,) + tuple(range(2, x.dim()))
             shape = [1, C] + [1] * (x.dim() - 2)
+            # the gradients are taken at aliases of the inputs, so that a bias
+            # computed from the weight (or the same tensor) is not counted twice
+            ins = [t.view_as(t) if t is not None and t.requires_grad else t for t in (x, weight, bias)]
             with _pt.enable_grad():
-                y = _affine(_Standardize.apply(x, dims, eps)[0], weight, bias, shape)
-            wanted = [t for t in (x, weight, bias) if t is not None and t.requires_grad]
+                y = _affine(_Standardize.apply(ins[0], dims, eps)[0], ins[1], ins[2], shape)
+            wanted = [t for t in ins if t is not None and t.requires_grad]
             res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
             return tuple(next(res) if (t is not None and t.requires_grad) else None
-                         for t in (x, weight, bias)) + (None, None)
+                         for t in ins) + (None, None)
         K = _load_cpu_kernels()
         gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
         gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
