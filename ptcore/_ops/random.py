@@ -217,6 +217,20 @@ def _size_arg(size):
     return [int(s) for s in size]
 
 
+#: the autograd layer's recorder of a sampling op's node (set by
+#: ``ptcore.autograd``): ``(name, out, inputs, error)`` gives ``out`` a node
+#: whose backward passes zeros to ``inputs`` (torch's NormalBackward1/2/3,
+#: BernoulliBackward0: samples carry no gradient to their parameters), or
+#: raises ``error`` (torch's "derivative ... is not implemented").
+SAMPLE_NODE = [None]
+
+
+def _record_sample(name, t, out, inputs, error=None):
+    rec = SAMPLE_NODE[0]
+    if rec is not None and out is None:
+        rec(name, t, inputs, error)
+
+
 def _finish(t, out, requires_grad):
     if out is not None:
         if tuple(out.shape) != tuple(t.shape):
@@ -361,6 +375,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     _check_float(dt, "normal_kernel_cpu")
     shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
     t = _loop("random_normal_tensor", ref.device, _normal_tensor_cpu)(mean, std, shape, dt, generator)
+    _record_sample("NormalBackward" + ("3" if mean_t and std_t else "1" if mean_t else "2"), t, out,
+                   (mean, std))
     return _finish(t, out, requires_grad)
 
 
@@ -401,8 +417,11 @@ def bernoulli(input, p=None, *, generator=None, out=None):
             raise NotImplementedError(
                 f"\"bernoulli_tensor_cpu_p_\" not implemented for '{input.dtype._legacy}'")
         _bernoulli_tensor(t, input, generator)
+        _record_sample("BernoulliBackward0", t, out, (input,))
     else:
         _bernoulli_(t, p, generator)
+        _record_sample("NotImplemented", t, out, (input,),
+                       "derivative for aten::bernoulli is not implemented")
     return _finish(t, out, False)
 
 

@@ -120,7 +120,24 @@ def _not_implemented_grad(name, fn):
     return R.differentiable(name, fn, R.not_implemented(name))
 
 
+def _sample_node(name, out, inputs, error):
+    """A sampling op's node (``ptcore._ops.random.SAMPLE_NODE``): zero
+    gradients for its tensor parameters, or ``error`` at backward."""
+    if not ptcore.is_grad_enabled() or not any(
+            isinstance(t, ptcore.Tensor) and t.requires_grad for t in inputs):
+        return
+    tensors = tuple(t for t in inputs if isinstance(t, ptcore.Tensor))
+
+    def backward(g):
+        if error is not None:
+            raise RuntimeError(error)
+        return tuple(ptcore.zeros_like(t) for t in tensors)
+    R.attach(name, out, tensors, backward)
+
+
 def install():
+    from ptcore._ops import random as _random
+    _random.SAMPLE_NODE[0] = _sample_node
     pointwise_composite.POLYGAMMA_FUNCTION[0] = PolygammaBackward
     pointwise_composite.IGAMMA_FUNCTION[0] = IgammaBackward
     _composite_common.NOT_IMPLEMENTED_GRAD[0] = _not_implemented_grad
