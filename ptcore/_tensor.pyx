@@ -2067,6 +2067,15 @@ cdef class _TensorBase:
         place leaves ``x._version``, and so x's saved values, valid)."""
         self._vc = _VersionCounter.__new__(_VersionCounter)
 
+    def _detached(self):
+        """``detach()``: a tensor on this one's storage, shape, strides and
+        offset, sharing its version counter, outside the graph (no checks:
+        the geometry is this tensor's own)."""
+        cdef _TensorBase t = _make_tensor(self._storage, self._dtype, self._ndim, self._shape,
+                                          self._strides, self._offset)
+        t._vc = self._vc
+        return t
+
     def _share_version_counter(self, _TensorBase src):
         """Use ``src``'s version counter (``detach()``, as torch)."""
         self._vc = src._vc

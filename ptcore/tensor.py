@@ -281,10 +281,7 @@ class Tensor(_TensorBase):
 
     def detach(self):
         """A tensor sharing storage with this one, cut from the autograd graph."""
-        t = _C._tensor_from_storage(self.untyped_storage(), self.dtype, self.shape, self.stride(),
-                                    self.storage_offset())
-        t._share_version_counter(self)      # as torch: detach() shares the version counter
-        return t
+        return self._detached()     # (as torch, it shares the version counter)
 
     def detach_(self):
         """Detach this tensor from the graph in place (it becomes a leaf)."""
