@@ -280,12 +280,16 @@ def differentiable(name, raw, formula, fast_op=None):
             out = raw(*args, **kwargs)
         finally:
             _state.enabled = True
-        if out is not NotImplemented and not any(out is a for a in args):
-            # (an op that returned an input itself, as x.conj() of a real x,
-            # leaves that input's history as it is)
-            if kwargs:
-                args, kwargs = _leading_positional(raw, args, kwargs)
-            formula(out, *args, **kwargs)
+        if out is NotImplemented:
+            return out
+        for a in args:
+            if out is a:
+                # (an op that returned an input itself, as x.conj() of a real x,
+                # leaves that input's history as it is)
+                return out
+        if kwargs:
+            args, kwargs = _leading_positional(raw, args, kwargs)
+        formula(out, *args, **kwargs)
         return out
 
     if fast_op is not None:
