@@ -430,6 +430,7 @@ def _from_numpy_copy(arr, dt, device, requires_grad):
         src = _C._numpy_view(np.asarray(order="C", a=arr), False)
     out = _C.empty_strided(src.shape, _C._preserve_format_strides(src), dtype=dt)
     _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed
+    out._new_version_counter()                  # a new tensor is at version 0, as torch's
     if device is not None and _C._to_device(device).type != "cpu":
         out = out.to(device)
     if requires_grad:
@@ -793,6 +794,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     t = _C.zeros(n, m, dtype=dtype, device=device)
     if n and m:
         t.diagonal().fill_(1)
+        t._new_version_counter()                # (version 0, as torch's eye)
     if out is not None:
         if tuple(out.shape) != (n, m):
             out.resize_((n, m))
