@@ -3563,6 +3563,8 @@ cdef _TensorBase _factory(tuple size, object dtype_, object device_, bint rg, dt
             t.zero_()
         elif mode == 2:
             t.fill_(value)
+        if mode:
+            t._vc = _VersionCounter.__new__(_VersionCounter)    # a new tensor: version 0, as torch's
     else:
         t = _empty_contig(dt, nd, sh, dev, mode == 1)
         if mode == 2:

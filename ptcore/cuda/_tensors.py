@@ -391,12 +391,13 @@ def to_device(t, device, dtype, non_blocking):
     if device.type == "cuda":
         out = empty_strided(list(src.shape), strides, dtype, _cuda_device(_index_of(device)))
         copy_(out, src, non_blocking and is_pinned(src))
-        return out
-    if non_blocking:
-        out = pin_memory(_C.empty_strided(list(src.shape), strides, dtype=dtype))
     else:
-        out = _C.empty_strided(list(src.shape), strides, dtype=dtype)
-    copy_(out, src, non_blocking)
+        if non_blocking:
+            out = pin_memory(_C.empty_strided(list(src.shape), strides, dtype=dtype))
+        else:
+            out = _C.empty_strided(list(src.shape), strides, dtype=dtype)
+        copy_(out, src, non_blocking)
+    out._new_version_counter()          # a new tensor: version 0, as torch's .to()/.cuda()/.cpu()
     return out
 
 

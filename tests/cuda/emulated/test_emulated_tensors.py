@@ -335,3 +335,16 @@ def test_storage_on_device_is_refused_clearly():
         ptcore._tensor.Storage(8, device="cuda")
     st = ptcore.empty(8, dtype=ptcore.uint8, device="cuda").untyped_storage()
     assert st.device == ptcore.device("cuda", 0) and st.nbytes() == 8
+
+
+def test_new_cuda_tensors_start_at_version_zero():
+    """Factories and transfers give version-0 tensors, as torch's (the fill
+    or copy into the new memory is not an in-place write of the result)."""
+    x = ptcore.ones(3)
+    made = [ptcore.ones(3, device="cuda"), ptcore.zeros(3, device="cuda"),
+            ptcore.full((2,), 3.0, device="cuda"), ptcore.tensor([1.0], device="cuda"), x.cuda(),
+            x.cuda().cpu(), ptcore.arange(3, device="cuda"), ptcore.eye(2, device="cuda")]
+    assert [t._version for t in made] == [0] * len(made)
+    y = x.cuda()
+    y.add_(1)
+    assert y._version == 1
