@@ -41,15 +41,16 @@ def _safe_softmax(scores, dim=-1):
 _CAUSAL = {}
 
 
-def _causal_block(L, S):
-    """The ``(L, S)`` bool mask, True above the diagonal (the positions
-    ``is_causal`` hides), cached per size."""
-    m = _CAUSAL.get((L, S))
+def _causal_block(L, S, device):
+    """The ``(L, S)`` bool mask on ``device``, True above the diagonal (the
+    positions ``is_causal`` hides), cached per size and device."""
+    key = (L, S, device)
+    m = _CAUSAL.get(key)
     if m is None:
         if len(_CAUSAL) > 64:
             _CAUSAL.clear()
-        m = ptcore.ones(L, S, dtype=ptcore.bool).triu(1)
-        _CAUSAL[(L, S)] = m
+        m = ptcore.ones(L, S, dtype=ptcore.bool, device=device).triu(1)
+        _CAUSAL[key] = m
     return m
 
 
@@ -123,7 +124,7 @@ class _Attention(Function):
         p = _NNK.causal_softmax_(s) if causal else None
         if p is None:
             if causal:
-                s.masked_fill_(_causal_block(L, S), float("-inf"))
+                s.masked_fill_(_causal_block(L, S, s.device), float("-inf"))
             p = ptcore.softmax(s, -1)
         ctx.save_for_backward(q, k, v, p)
         ctx.scale = scale
@@ -139,7 +140,7 @@ class _Attention(Function):
         if _recorded(g, q, k, v):
             s = ptcore.matmul(q, k.transpose(-2, -1)) * scale
             if ctx.causal:
-                s = s.masked_fill(_causal_block(q.size(-2), k.size(-2)), float("-inf"))
+                s = s.masked_fill(_causal_block(q.size(-2), k.size(-2), s.device), float("-inf"))
             p = ptcore.softmax(s, -1)
             dp = ptcore.matmul(g, v.transpose(-2, -1))
             ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
@@ -244,7 +245,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
     if is_causal:
-        scores = scores.masked_fill(_causal_block(L, S), float("-inf"))
+        scores = scores.masked_fill(_causal_block(L, S, scores.device), float("-inf"))
         if attn_mask is None:
             # row i keeps key 0: no row is fully masked, the plain softmax is safe
             attn = ptcore.softmax(scores, -1)

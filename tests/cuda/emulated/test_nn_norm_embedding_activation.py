@@ -186,5 +186,12 @@ def test_attention_and_transformer_layer():
     close(layer.self_attn.in_proj_weight.grad.cpu(), gref)
     q = rand((2, 3, 4, 8))
     check(F.scaled_dot_product_attention, q, q * 0.5, rand((2, 3, 4, 8), seed=1), grad=(0, 1, 2))
+    # is_causal: the hidden-position mask is made on the operands' device
+    # (it was made on the CPU, and masked_fill of CUDA scores raised a mixed-
+    # device RuntimeError); square and L < S
+    check(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True),
+          q, q * 0.5, rand((2, 3, 4, 8), seed=1), grad=(0, 1, 2))
+    check(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True),
+          q[:, :, :3], q * 0.5, rand((2, 3, 4, 8), seed=1), grad=(0, 1, 2))
     check(lambda a: F.kl_div(F.log_softmax(a, 1), F.softmax(a.detach() * 2, 1),
                              reduction="batchmean"), rand((4, 5)))
