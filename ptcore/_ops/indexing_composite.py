@@ -105,17 +105,19 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     nd = builtins.max(self.dim(), 1)
     d = _wrap_dim(dim, nd)
     sshape, oshape = list(self.shape) or [1], list(source.shape) or [1]
-    if len(sshape) != len(oshape) or any(a != b for k, (a, b) in enumerate(zip(sshape, oshape))
+    if source.dim() == 0 and index.numel() != 1:     # PyTorch asks the 0-d source for size(dim)
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if index.numel() != oshape[d]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({oshape[d]}), for dim: {d}")
+    if self.dim() != source.dim() or any(a != b for k, (a, b) in enumerate(zip(sshape, oshape))
                                          if k != d):
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the specified dimension. "
             f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
-    if index.numel() != oshape[d]:
-        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
-                           f"source.size(dim): ({oshape[d]}), for dim: {d}")
-    if not include_self and (self.dtype is _C.bool_ or self.dtype.is_complex):
-        raise NotImplementedError(f'"index_reduce_func_exclude_input_init" not implemented for '
-                                  f"'{self.dtype._legacy}'")
+    if self.dtype is _C.bool_ or self.dtype.is_complex:
+        kname = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f'"{kname}" not implemented for \'{self.dtype._legacy}\'')
     idx = index.reshape(-1).to(_C.int64)
     if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= sshape[d]):
         raise IndexError("index out of range in self")

@@ -484,7 +484,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if acc.is_complex and x.numel():
         raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(rdt)}\'')
-    if rdt is _C.float16 or rdt is _C.bfloat16:
+    if acc.is_complex:              # empty: PyTorch's nansum (0) / count (0) is nan+nanj
+        r = _C.full(_out_shape(x.shape, dims, keepdim), complex(_math.nan, _math.nan), dtype=rdt)
+    elif rdt is _C.float16 or rdt is _C.bfloat16:
         # PyTorch: nansum rounded to the 16-bit type, then divided by the count
         s, _ = _reduce("nansum", x, dims, keepdim, acc, rdt)
         cnt, _ = _reduce("sum", x == x, dims, keepdim, _C.int64, _C.int64)
@@ -745,6 +747,15 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
                                              False), fname)
     v, m = _reduce("var", x, dims, keepdim, acc, rdt, dt if with_mean else None,
                    correction=corr, take_sqrt=take_sqrt)
+    if dt.is_complex and n - corr <= 0 and x.numel():
+        # PyTorch divides the real and the imaginary parts' sums of squares by
+        # 0 separately: a part without spread gives 0/0 = NaN, not inf
+        from ptcore._ops import pointwise as E
+        vr, _ = _reduce("var", E.real(x), dims, keepdim, _C.float64, rdt, correction=corr)
+        vi, _ = _reduce("var", E.imag(x), dims, keepdim, _C.float64, rdt, correction=corr)
+        v = E.add(vr, vi)
+        if take_sqrt:
+            v = E.sqrt(v)
     if with_mean:
         return v, m
     if out is not None:
