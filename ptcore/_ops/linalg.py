@@ -227,6 +227,15 @@ def _scalar_ok(value, dt, name):
     return value
 
 
+def _real_scalar_ok(value, dt, name):
+    """addmm/addmv/baddbmm's check: integral tensors truncate a floating alpha/beta (as
+    torch's CPU kernels); only a complex scalar for a real tensor is an error."""
+    if not dt.is_complex and isinstance(value, _b.complex):
+        raise RuntimeError(f"For non-complex input tensors, argument {name} must not be a "
+                           "complex number.")
+    return value
+
+
 def _int_scalar(v):
     if isinstance(v, _TensorBase):
         v = v.item()
@@ -635,6 +644,8 @@ def _addmm_dtypes(self_dtype, mat1_dtype, mat2_dtype):
 
 def _addmm_impl(inp, m1, m2, beta, alpha, fn):
     _addmm_dtype_check(inp, m1, m2)
+    _real_scalar_ok(alpha, m2.dtype, "alpha")
+    _real_scalar_ok(beta, m2.dtype, "beta")
     _mm_check(m1, m2)
     shape = (m1.shape[0], m2.shape[1])
     if inp.dim() > 2:
@@ -713,8 +724,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     dt = mat.dtype
     if dt is _C.bool_:
         raise _not_impl("addmv_impl_cpu", dt)
-    _scalar_ok(alpha, dt, "alpha")
-    _scalar_ok(beta, dt, "beta")
+    _real_scalar_ok(alpha, dt, "alpha")
+    _real_scalar_ok(beta, dt, "beta")
     c = None
     if not _is_zero(beta):
         c = input.expand(mat.shape[0]).clone(memory_format=_C.contiguous_format).unsqueeze(1)
@@ -920,7 +931,7 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
     if beta_t.item() == 0:
         return prod.contiguous()
     s = x._to_dtype(dt)
-    if dt is not _C.float32 and dt is not _C.float64:
+    if (dt is not _C.float32 and dt is not _C.float64) or n == 0 or m == 0:
         return (beta_t * s + prod).contiguous()                 # rounded (or wrapped) per op
     # which elements the SIMD body computes: operands as the iterator sees them (inputs
     # of another dtype arrive as contiguous copies)
@@ -951,8 +962,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"batch1: {_cpp(batch1.dtype)}, batch2: {_cpp(batch2.dtype)}")
     if batch1.dtype is _C.bool_:
         raise _not_impl("bmm", batch1.dtype)
-    _scalar_ok(alpha, batch1.dtype, "alpha")
-    _scalar_ok(beta, batch1.dtype, "beta")
+    _real_scalar_ok(alpha, batch1.dtype, "alpha")
+    _real_scalar_ok(beta, batch1.dtype, "beta")
     shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
     c = None
     if not _is_zero(beta):
@@ -1607,6 +1618,9 @@ def inverse(input, *, out=None):
 def cholesky(input, upper=False, *, out=None):
     """Cholesky factor (``torch.cholesky``, deprecated form)."""
     from ptcore import linalg
+    if isinstance(input, _TensorBase) and not (input.dtype.is_floating_point
+                                               or input.dtype.is_complex):
+        raise _not_impl("cholesky_cpu", input.dtype)    # torch's kernel dispatch, first
     return linalg.cholesky(input, upper=upper, out=out)
 
 

@@ -131,8 +131,14 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     L = _factor_triangle(L, upper)
     if upper:
         L = L.mH
-    y = ptcore.linalg.solve(L, B)
-    return _write_out(ptcore.linalg.solve(L.mH, y), out)
+    if L.requires_grad and ptcore.is_grad_enabled():
+        # general solves: torch's backward gives all of L a gradient (solve_triangular's
+        # only the triangle); solve_ex does not raise on a singular factor
+        y = ptcore.linalg.solve_ex(L, B)[0]
+        return _write_out(ptcore.linalg.solve_ex(L.mH, y)[0], out)
+    # triangular solves: a zero on L's diagonal gives infs/nans as torch's potrs, no error
+    y = ptcore.linalg.solve_triangular(L, B, upper=False)
+    return _write_out(ptcore.linalg.solve_triangular(L.mH, y, upper=True), out)
 
 
 def _factor_triangle(L, upper):
@@ -147,7 +153,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     """Inverse of ``A`` from its Cholesky factor (``torch.cholesky_inverse``)."""
     _check_tensor(L, "cholesky_inverse", "input", 1)
     _square_check(L, "cholesky_inverse")
-    if _is_int_dtype(L.dtype):
+    if L.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         raise NotImplementedError(
             f"\"cholesky_inverse_out_cpu\" not implemented for '{_tname(L.dtype)}'")
     Li = ptcore.linalg.inv(_factor_triangle(L, upper))
@@ -338,7 +344,8 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     if transpose:
         T = T.mT
     bb, TT = _broadcast_mats(b, T)
-    sol = ptcore.linalg.solve(TT, bb)
+    # a zero on the diagonal gives infs/nans as torch's trtrs, no error
+    sol = ptcore.linalg.solve_triangular(TT, bb, upper=upper != transpose)
     coef = _fresh(_broadcast_mats(b, A)[1])
     if out is not None:
         return as_out(TriangularSolveResult(_write_out(sol, out[0]), _write_out(coef, out[1])))

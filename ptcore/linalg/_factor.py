@@ -83,7 +83,7 @@ def _loop(name, t):
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-def _check_A(A, fn, square=True, name="A"):
+def _check_A(A, fn, square=True, name="A", check_dtype=True):
     if not isinstance(A, _TensorBase):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
     if A.dim() < 2:
@@ -91,7 +91,8 @@ def _check_A(A, fn, square=True, name="A"):
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{fn}: {name} must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
-    _check_float(A, fn)
+    if check_dtype:
+        _check_float(A, fn)
 
 
 # PyTorch lets these dtypes reach the LAPACK kernel's dispatch, which raises
@@ -140,9 +141,9 @@ def _info(nb, dev=None):
     return _C.zeros(nb, dtype=_C.int32, device=dev)
 
 
-def _check_info(info, fn, batched, message, negative_ok=False):
-    """Raise LinAlgError for the first failed batch element (PyTorch's wording);
-    reads ``info`` back from its device (synchronises, as PyTorch)."""
+def _check_info(info, fn, batched, message, negative_ok=False, error=None):
+    """Raise LinAlgError (or ``error``) for the first failed batch element (PyTorch's
+    wording); reads ``info`` back from its device (synchronises, as PyTorch)."""
     arr = _tonp(info.cpu()).reshape(-1)
     bad = _np.nonzero(arr)[0]
     if bad.size == 0:
@@ -153,7 +154,7 @@ def _check_info(info, fn, batched, message, negative_ok=False):
         raise RuntimeError(f"{fn}: LAPACK reported an illegal value in argument {-code} "
                            f"(internal error)")
     prefix = f"(Batch element {i}): " if batched else ""
-    raise LinAlgError(f"{fn}: {prefix}{message(code)}")
+    raise (error or LinAlgError)(f"{fn}: {prefix}{message(code)}")
 
 
 def _eye(n, dt, dev=None):
@@ -215,7 +216,7 @@ def inv(A, *, out=None):
 
 
 def _solve_impl(A, B, left, fn):
-    _check_A(A, "linalg.solve")
+    _check_A(A, "linalg.solve", check_dtype=False)
     if not isinstance(B, _TensorBase):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
     if A.dtype is not B.dtype:
@@ -236,6 +237,7 @@ def _solve_impl(A, B, left, fn):
     if Bm.shape[-2] != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    _check_float(A, "linalg.solve")         # after the shape checks, as torch
     batch = _broadcast_batch(Bm.shape[:-2], A.shape[:-2])
     nb = _math.prod(batch)
     k = Bm.shape[-1]
@@ -247,7 +249,16 @@ def _solve_impl(A, B, left, fn):
     X = X.reshape(*batch, n, k)
     if vector:
         X = X.squeeze(-1)
-    return X, info.reshape(batch)
+    # info has A's batch shape (as torch): B's extra batch dims repeat A's factorisation
+    info = info.reshape(batch)
+    abatch = tuple(A.shape[:-2])
+    if abatch != tuple(batch):
+        info = info[(0,) * (len(batch) - len(abatch))]
+        for i, s in enumerate(abatch):
+            if s == 1:
+                info = info.narrow(i, 0, 1)
+        info = info.contiguous()
+    return X, info
 
 
 def _solve_msg(code):
@@ -300,7 +311,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
                     lambda c: f"U[{c},{c}] is zero and using it on lu_solve would result in a "
                               f"division by zero. If you still want to perform the factorization, "
                               f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
-                              f"pivot)")
+                              f"pivot)", error=RuntimeError)  # torch: not a LinAlgError
     return _out(res, out, "lu_factor_ex")
 
 
@@ -310,7 +321,8 @@ def lu_factor(A, *, pivot=True, out=None):
     _check_info(info, "torch.linalg.lu_factor", A.dim() > 2,
                 lambda c: f"U[{c},{c}] is zero and using it on lu_solve would result in a "
                           f"division by zero. If you still want to perform the factorization, "
-                          f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+                          f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
+                error=RuntimeError)  # torch: not a LinAlgError
     return _out(LUFactorResult(LU, piv), out, "lu_factor")
 
 
@@ -708,6 +720,10 @@ def _tolerances(A, atol, rtol, fn, smax):
     return at.maximum(rt * smax).unsqueeze(-1)
 
 
+def _list(shape):
+    return "{[" + ", ".join(str(int(v)) for v in shape) + "]}"
+
+
 def _smax(s, reduce_max):
     """The largest of the last dim of ``s`` (zeros for an empty last dim)."""
     if s.shape[-1] == 0:
@@ -721,6 +737,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     treated as zero (``torch.linalg.pinv``)."""
     if rcond is not None:
         rtol = rcond
+    if isinstance(A, _TensorBase) and A.dtype not in _FLOATS:     # (before hermitian's eigh)
+        raise RuntimeError(f"linalg.pinv({A.dtype._legacy}{_list(A.shape)}): expected a tensor "
+                           f"with 2 or more dimensions of float, double, cfloat or cdouble types")
     if hermitian:
         _check_A(A, "linalg.eigh")
         W, V = eigh(A)

@@ -1,0 +1,136 @@
+"""Differences from torch found by differential fuzzing of ptcore.linalg / ptcore.fft and
+the torch.* matrix products; each test compares against torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _p(t):
+    return ptcore.from_numpy(t.detach().resolve_conj().numpy().copy())
+
+
+def _close(p, t, rtol=1e-10, atol=1e-12):
+    assert str(p.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    assert tuple(p.shape) == tuple(t.shape)
+    np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=rtol, atol=atol)
+
+
+def _exc(fn_t, fn_p):
+    """Both raise; the same exception class (torch's LinAlgError is ``_LinAlgError``)."""
+    with pytest.raises(Exception) as et:
+        fn_t()
+    with pytest.raises(Exception) as ep:
+        fn_p()
+    tn, pn = type(et.value).__name__, type(ep.value).__name__
+    assert tn.lstrip("_") == pn, (tn, pn, str(ep.value))
+    return ep.value
+
+
+def _rand(*s, dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(s, generator=g, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------
+# solvers
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("sa,sb", [((3, 3), (5, 3, 2)), ((1, 3, 3), (5, 3, 2)),
+                                   ((5, 1, 3, 3), (4, 3, 2)), ((2, 3, 3), (3,))])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_ex_info_has_the_batch_shape_of_A(sa, sb, left):
+    A, B = _rand(*sa, seed=1), _rand(*sb, seed=2)
+    if not left:
+        if len(sb) == 1:
+            return
+        B = B.mT
+    rt = torch.linalg.solve_ex(A, B, left=left)
+    rp = ptcore.linalg.solve_ex(_p(A), _p(B), left=left)
+    _close(rp.result, rt.result)
+    _close(rp.info, rt.info)
+
+
+@pytest.mark.parametrize("fn", ["lu_factor", "lu_factor_ex"])
+def test_lu_factor_singular_raises_runtime_error_not_linalg_error(fn):
+    S = torch.ones(3, 3, dtype=torch.float64)
+    kw = {"check_errors": True} if fn == "lu_factor_ex" else {}
+    e = _exc(lambda: getattr(torch.linalg, fn)(S, **kw),
+             lambda: getattr(ptcore.linalg, fn)(_p(S), **kw))
+    assert not isinstance(e, ptcore.linalg.LinAlgError)
+
+
+def test_triangular_solve_and_cholesky_solve_with_a_zero_pivot_give_infs_not_errors():
+    S = torch.ones(3, 3, dtype=torch.float64)
+    U = S.triu() - torch.eye(3, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rt = torch.triangular_solve(S, U)
+        rp = ptcore.triangular_solve(_p(S), _p(U))
+    np.testing.assert_array_equal(rp.solution.numpy(), rt.solution.numpy())
+    for L in (S * 0, S.tril() - torch.eye(3, dtype=torch.float64)):
+        np.testing.assert_array_equal(ptcore.cholesky_solve(_p(S), _p(L)).numpy(),
+                                      torch.cholesky_solve(S, L).numpy())
+
+
+def test_cholesky_solve_and_triangular_solve_values_and_grads():
+    A = _rand(2, 3, 3, seed=3)
+    L = torch.linalg.cholesky(A @ A.mT + 3 * torch.eye(3, dtype=torch.float64))
+    B = _rand(2, 3, 2, seed=4)
+    for upper in (False, True):
+        F = L.mT.contiguous() if upper else L
+        Ft, Bt = F.clone().requires_grad_(), B.clone().requires_grad_()
+        Fp, Bp = _p(F).requires_grad_(), _p(B).requires_grad_()
+        xt = torch.cholesky_solve(Bt, Ft, upper)
+        xp = ptcore.cholesky_solve(Bp, Fp, upper)
+        _close(xp.detach(), xt.detach())
+        xt.sum().backward()
+        xp.sum().backward()
+        _close(Fp.grad, Ft.grad, rtol=1e-9, atol=1e-10)
+        _close(Bp.grad, Bt.grad, rtol=1e-9, atol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args in [(True, False, False), (False, True, False), (True, True, True)]:
+            rt = torch.triangular_solve(B, L.mT, *args)
+            rp = ptcore.triangular_solve(_p(B), _p(L.mT), *args)
+            _close(rp.solution, rt.solution)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("pinv_hermitian_int", lambda m, x: m.linalg.pinv(x.long(), hermitian=True)),
+    ("cholesky_int", lambda m, x: m.cholesky(x.long())),
+    ("triangular_solve_int", lambda m, x: m.triangular_solve(x.long(), x.long())),
+    ("cholesky_inverse_half", lambda m, x: m.cholesky_inverse(x.half())),
+    ("cholesky_inverse_bf16", lambda m, x: m.cholesky_inverse(x.bfloat16())),
+    ("solve_right_vector_half", lambda m, x: m.linalg.solve(x.half(), x[0].half(), left=False)),
+    ("solve_right_shape_bf16",
+     lambda m, x: m.linalg.solve(x.bfloat16(), x[:, :2].bfloat16(), left=False)),
+])
+def test_dtype_errors_have_torch_exception_types(name, args):
+    x = _rand(3, 3, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _exc(lambda: args(torch, x), lambda: args(ptcore, _p(x)))
+
+
+# ---------------------------------------------------------------------------
+# matrix products
+# ---------------------------------------------------------------------------
+def test_addr_with_an_empty_vector():
+    c, v1, v2 = torch.ones(0, 4), torch.ones(0), torch.ones(4)
+    _close(ptcore.addr(_p(c), _p(v1), _p(v2)), torch.addr(c, v1, v2))
+    _close(ptcore.addr(_p(c), _p(v1), _p(v2), beta=2, alpha=3),
+           torch.addr(c, v1, v2, beta=2, alpha=3))
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    ("addmv", [(3,), (3, 4), (4,)]), ("baddbmm", [(2, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    ("addmm", [(3, 5), (3, 4), (4, 5)]), ("addbmm", [(3, 5), (2, 3, 4), (2, 4, 5)])])
+def test_integer_products_truncate_floating_alpha_beta(fn, shapes):
+    ts = [torch.arange(int(np.prod(s)), dtype=torch.int64).reshape(s) % 7 - 3 for s in shapes]
+    rt = getattr(torch, fn)(*ts, beta=0.5, alpha=2.7)
+    rp = getattr(ptcore, fn)(*[_p(t) for t in ts], beta=0.5, alpha=2.7)
+    _close(rp, rt)
