@@ -80,9 +80,12 @@ class _IndependentConstraint(Constraint):
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         if not isinstance(base_constraint, Constraint):
-            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(f"reinterpreted_batch_ndims must be a non-negative int, got {reinterpreted_batch_ndims!r}")
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        # AssertionError for misuse, as torch's constraints
+        if not isinstance(reinterpreted_batch_ndims, int):
+            raise AssertionError(f"reinterpreted_batch_ndims must be an int, got {type(reinterpreted_batch_ndims).__name__}")
+        if reinterpreted_batch_ndims < 0:
+            raise AssertionError(f"reinterpreted_batch_ndims must be >= 0, got {reinterpreted_batch_ndims}")
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         super().__init__()
@@ -310,13 +313,13 @@ class _Cat(Constraint):
 
     def __init__(self, cseq, dim=0, lengths=None):
         if not all(isinstance(c, Constraint) for c in cseq):
-            raise TypeError("cat expects a sequence of Constraint objects")
+            raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
         if lengths is None:
             lengths = [1] * len(self.cseq)
         self.lengths = list(lengths)
         if len(self.lengths) != len(self.cseq):
-            raise ValueError(f"cat got {len(self.cseq)} constraints but {len(self.lengths)} lengths")
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
         self.dim = dim
         super().__init__()
 
@@ -330,7 +333,7 @@ class _Cat(Constraint):
 
     def check(self, value):
         if not -value.dim() <= self.dim < value.dim():
-            raise IndexError(f"dim {self.dim} out of range for a value of {value.dim()} dims")
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
         checks = []
         start = 0
         for constr, length in zip(self.cseq, self.lengths):
@@ -345,7 +348,7 @@ class _Stack(Constraint):
 
     def __init__(self, cseq, dim=0):
         if not all(isinstance(c, Constraint) for c in cseq):
-            raise TypeError("stack expects a sequence of Constraint objects")
+            raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
         self.dim = dim
         super().__init__()
@@ -363,7 +366,7 @@ class _Stack(Constraint):
 
     def check(self, value):
         if not -value.dim() <= self.dim < value.dim():
-            raise IndexError(f"dim {self.dim} out of range for a value of {value.dim()} dims")
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return ptcore.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
 
@@ -406,7 +409,7 @@ class MixtureSameFamilyConstraint(Constraint):
 
     def __init__(self, base_constraint):
         if not isinstance(base_constraint, Constraint):
-            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
         self.base_constraint = base_constraint
         super().__init__()
 

@@ -50,9 +50,9 @@ class FisherSnedecor(Distribution):
 
     @property
     def variance(self):
-        df1, df2 = self.df1, self.df2
-        var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
-        return ptcore.where(df2 > 4, var, math.nan)
+        # NaN df2 where df2 <= 4 before the formula, as torch: the gradient to df1 there is NaN
+        df1, df2 = self.df1, ptcore.where(self.df2 > 4, self.df2, math.nan)
+        return 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=ptcore.Size()):
         shape = self._extended_shape(sample_shape)

@@ -98,7 +98,7 @@ def _infinite_like(tensor):
 
 
 def _x_log_x(tensor):
-    return tensor * tensor.log()
+    return ptcore.special.xlogy(tensor, tensor)  # 0 at x = 0, as torch
 
 
 def _batch_trace_XXT(bmat):

@@ -762,11 +762,20 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(y)
 
 
+def _check_slices(t, name, dim, length, what):
+    # AssertionError as torch's CatTransform / StackTransform
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != length:
+        raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {what} {length}")
+
+
 class CatTransform(Transform):
     """Applies transforms ``tseq`` to consecutive slices of ``lengths`` along ``dim``."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        assert all(isinstance(t, Transform) for t in tseq)
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
@@ -775,7 +784,7 @@ class CatTransform(Transform):
             lengths = [1] * len(self.transforms)
         self.lengths = list(lengths)
         if len(self.lengths) != len(self.transforms):
-            raise ValueError(f"CatTransform got {len(self.transforms)} transforms but {len(self.lengths)} lengths")
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
         self.dim = dim
 
     @functools.cached_property
@@ -792,10 +801,7 @@ class CatTransform(Transform):
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
     def _call(self, x):
-        if not -x.dim() <= self.dim < x.dim():
-            raise IndexError(f"dim {self.dim} out of range")
-        if x.size(self.dim) != self.length:
-            raise ValueError(f"size {x.size(self.dim)} along dim {self.dim} != total length {self.length}")
+        _check_slices(x, "x", self.dim, self.length, "length")
         yslices = []
         start = 0
         for trans, length in zip(self.transforms, self.lengths):
@@ -805,8 +811,7 @@ class CatTransform(Transform):
         return ptcore.cat(yslices, dim=self.dim)
 
     def _inverse(self, y):
-        if not -y.dim() <= self.dim < y.dim():
-            raise IndexError(f"dim {self.dim} out of range")
+        _check_slices(y, "y", self.dim, self.length, "length")
         xslices = []
         start = 0
         for trans, length in zip(self.transforms, self.lengths):
@@ -816,6 +821,8 @@ class CatTransform(Transform):
         return ptcore.cat(xslices, dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
+        _check_slices(x, "x", self.dim, self.length, "length")
+        _check_slices(y, "y", self.dim, self.length, "length")
         logdetjacs = []
         start = 0
         for trans, length in zip(self.transforms, self.lengths):
@@ -851,7 +858,8 @@ class StackTransform(Transform):
     """Applies transforms ``tseq`` to the slices along ``dim``."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        assert all(isinstance(t, Transform) for t in tseq)
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
@@ -867,20 +875,16 @@ class StackTransform(Transform):
         return [z.select(self.dim, i) for i in range(z.size(self.dim))]
 
     def _call(self, x):
-        if not -x.dim() <= self.dim < x.dim():
-            raise IndexError(f"dim {self.dim} out of range")
-        if x.size(self.dim) != len(self.transforms):
-            raise ValueError(f"size {x.size(self.dim)} along dim {self.dim} != {len(self.transforms)} transforms")
+        _check_slices(x, "x", self.dim, len(self.transforms), "len(transforms)")
         return ptcore.stack([trans(xs) for xs, trans in zip(self._slice(x), self.transforms)], dim=self.dim)
 
     def _inverse(self, y):
-        if not -y.dim() <= self.dim < y.dim():
-            raise IndexError(f"dim {self.dim} out of range")
-        if y.size(self.dim) != len(self.transforms):
-            raise ValueError(f"size {y.size(self.dim)} along dim {self.dim} != {len(self.transforms)} transforms")
+        _check_slices(y, "y", self.dim, len(self.transforms), "len(transforms)")
         return ptcore.stack([trans.inv(ys) for ys, trans in zip(self._slice(y), self.transforms)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
+        _check_slices(x, "x", self.dim, len(self.transforms), "len(transforms)")
+        _check_slices(y, "y", self.dim, len(self.transforms), "len(transforms)")
         return ptcore.stack([trans.log_abs_det_jacobian(xs, ys)
                              for xs, ys, trans in zip(self._slice(x), self._slice(y), self.transforms)],
                             dim=self.dim)

@@ -19,7 +19,7 @@ _LOG_2 = math.log(2)
 def _mvdigamma(x, p):
     """Multivariate digamma: sum_{i < p} digamma(x - i / 2)."""
     if not bool(x.gt((p - 1) / 2).all()):
-        raise ValueError(f"multivariate digamma needs x > (p - 1) / 2 = {(p - 1) / 2}")
+        raise AssertionError("Wrong domain for multivariate digamma function.")
     return ptcore.digamma(x.unsqueeze(-1) - ptcore.arange(p, dtype=x.dtype, device=x.device).div(2)).sum(-1)
 
 
@@ -41,7 +41,7 @@ class Wishart(ExponentialFamily):
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
         given = [p for p in (covariance_matrix, precision_matrix, scale_tril) if p is not None]
         if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
         param = given[0]
         if param.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")

@@ -193,5 +193,7 @@ def test_mixture_same_family_support_constraint():
     np.testing.assert_array_equal(mix.support.check(ptcore.tensor(v)).numpy(),
                                   tmix.support.check(torch.tensor(v)).numpy())
     assert repr(mix.support) == repr(tmix.support).replace("torch.", "ptcore.")
-    with pytest.raises(TypeError):
+    with pytest.raises(AssertionError):   # torch's type for this misuse
+        TD.constraints.MixtureSameFamilyConstraint(3)
+    with pytest.raises(AssertionError):
         D.constraints.MixtureSameFamilyConstraint(3)

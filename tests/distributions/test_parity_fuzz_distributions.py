@@ -1,0 +1,112 @@
+"""Differences from torch.distributions found by differential fuzzing, each
+checked against torch itself with the same float64 parameters."""
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.distributions as D
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _pair(lib, conv):
+    return lib, conv
+
+
+PT = (D, lambda a: ptcore.tensor(np.asarray(a, dtype=np.float64)))
+TT = (TD, lambda a: torch.tensor(np.asarray(a, dtype=np.float64)))
+
+
+def test_uniform_arg_constraints_are_the_bounds():
+    # torch: low < high as LessThan / GreaterThan of the other bound (ptcore had Dependent())
+    for lib, c in (PT, TT):
+        u = lib.Uniform(c([0.0, 1.0]), c([2.0, 3.0]))
+        ac = u.arg_constraints
+        assert type(ac["low"]).__name__ == "_LessThan"
+        assert type(ac["high"]).__name__ == "_GreaterThan"
+        assert ac["low"].check(c([1.9, 2.5])).tolist() == [True, True]
+        assert ac["high"].check(c([0.0, 1.5])).tolist() == [False, True]
+    pr = {k: repr(v) for k, v in D.Uniform(0.0, 1.0).arg_constraints.items()}
+    tr = {k: repr(v) for k, v in TD.Uniform(0.0, 1.0).arg_constraints.items()}
+    assert pr == tr
+    for lib, c in (PT, TT):
+        with pytest.raises(ValueError, match="low"):
+            lib.Uniform(c([1.0, 2.0]), c([1.0, 3.0]), validate_args=True)
+        lib.Uniform(c([1.0, 2.0]), c([1.5, 3.0]), validate_args=True)
+
+
+def test_fisher_snedecor_variance_gradient_nan_where_undefined():
+    out = []
+    for lib, c in (PT, TT):
+        df1 = c([3.0, 5.0, 2.0]).requires_grad_()
+        df2 = c([3.0, 6.0, 4.0]).requires_grad_()
+        v = lib.FisherSnedecor(df1, df2).variance
+        v.sum().backward()
+        out.append((_np(v), _np(df1.grad), _np(df2.grad)))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12, equal_nan=True)
+    assert np.isnan(out[0][1][[0, 2]]).all()
+
+
+def test_kl_uniform_gamma_and_beta_with_low_at_zero():
+    # x log x at x = 0 is 0 (xlogy), not NaN
+    low, high = [0.0, 0.0, 0.5], [2.0, 3.0, 1.0]
+    for q_args in (("Gamma", [1.3, 2.0, 0.7], [1.5, 1.0, 2.0]),
+                   ("Beta", [1.3, 2.0, 0.7], [1.5, 1.0, 2.0])):
+        name, a, b = q_args
+        hi = [0.5, 1.0, 0.9] if name == "Beta" else high
+        res = [_np(lib.kl_divergence(lib.Uniform(c(low), c(hi)), getattr(lib, name)(c(a), c(b))))
+               for lib, c in (PT, TT)]
+        assert np.isfinite(res[1]).all()
+        np.testing.assert_allclose(res[0], res[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["cat", "stack"])
+def test_cat_stack_transform_misuse_is_assertion_error(kind):
+    for lib, c in (PT, TT):
+        tr = lib.transforms
+        parts = [tr.ExpTransform(), tr.AffineTransform(0.0, 2.0)]
+        t = tr.CatTransform(parts, dim=-1, lengths=[1, 2]) if kind == "cat" else tr.StackTransform(parts, dim=-1)
+        good = c(np.ones((2, 3 if kind == "cat" else 2)))
+        bad = c(np.ones((2, 4)))
+        t(good)
+        for call in (lambda: t(bad), lambda: t.inv(bad), lambda: t.log_abs_det_jacobian(bad, bad),
+                     lambda: t.log_abs_det_jacobian(good, bad)):
+            with pytest.raises(AssertionError):
+                call()
+        wide = tr.CatTransform(parts, dim=3, lengths=[1, 1]) if kind == "cat" else tr.StackTransform(parts, dim=3)
+        with pytest.raises(AssertionError):
+            wide(good)
+        with pytest.raises(AssertionError):
+            (tr.CatTransform if kind == "cat" else tr.StackTransform)([3])
+    with pytest.raises(AssertionError):
+        D.transforms.CatTransform([D.transforms.ExpTransform()], lengths=[1, 2])
+    with pytest.raises(AssertionError):
+        TD.transforms.CatTransform([TD.transforms.ExpTransform()], lengths=[1, 2])
+
+
+def test_constraint_misuse_is_assertion_error():
+    for lib, c in (PT, TT):
+        C = lib.constraints
+        for make in (lambda: C.independent(3, 1), lambda: C.independent(C.real, 1.5),
+                     lambda: C.independent(C.real, -1), lambda: C.cat([3]), lambda: C.stack([3]),
+                     lambda: C.cat([C.real], lengths=[1, 2]),
+                     lambda: C.cat([C.real], dim=3).check(c([0.0, 1.0])),
+                     lambda: C.stack([C.real], dim=3).check(c([0.0, 1.0]))):
+            with pytest.raises(AssertionError):
+                make()
+        with pytest.raises(ValueError):      # a value with too few dims stays ValueError
+            C.independent(C.positive, 2).check(c([1.0, 2.0]))
+
+
+def test_wishart_needs_exactly_one_matrix_assertion_error():
+    for lib, c in (PT, TT):
+        with pytest.raises(AssertionError):
+            lib.Wishart(c(4.0))
+        with pytest.raises(AssertionError):
+            lib.Wishart(c(4.0), covariance_matrix=c(np.eye(3)), scale_tril=c(np.eye(3)))
