@@ -190,6 +190,31 @@ def _index_bounds_kernel():
         f"    }}\n}}\n")
 
 
+def _tri_zero_kernels():
+    """``tril_``/``triu_`` in place: zero the elements of the (possibly
+    strided) ``data`` on the dropped side of diagonal ``diag`` of its last two
+    dims (``rows`` x ``cols``), one kernel per element size (a zero is all
+    zero bits in every dtype); ``i`` is the logical C-order index, ``ix`` its
+    element offsets."""
+    out = []
+    for nbytes, T, width in ((1, "unsigned char", 1), (2, "unsigned short", 1), (4, "unsigned int", 1),
+                             (8, "unsigned long long", 1), (16, "unsigned long long", 2)):
+        name = f"ptc_index_tri_zero_b{nbytes}_s"
+        store = "".join(f"            data[{width} * o[0] + {k}] = 0;\n" for k in range(width))
+        out.append((name, (
+            f'extern "C" __global__ void {name}(long long n, {T}* data, long long rows, long long cols, '
+            f"long long diag, long long upper, ptc_strided<1> ix) {{\n"
+            f"    PTC_FOR(i, n) {{\n"
+            f"        const long long q = i / cols, d = (i - q * cols) - q % rows;\n"
+            f"        if (upper ? d < diag : d > diag) {{\n"
+            f"            long long o[1];\n"
+            f"            ptc_offsets<1>(ix, i, o);\n"
+            f"{store}"
+            f"        }}\n"
+            f"    }}\n}}\n")))
+    return out
+
+
 def _unpack_pivots_kernel():
     """``perm`` (nb, m) int64 from LAPACK's 1-based row interchanges ``piv``
     (nb, k) int32: one thread per matrix, the interchanges in order (as
@@ -588,6 +613,8 @@ def generate():
             yield name, "index", src
     for fn in (_nonzero_kernel, _unpack_pivots_kernel, _index_bounds_kernel):
         name, src = fn()
+        yield name, "index", src
+    for name, src in _tri_zero_kernels():
         yield name, "index", src
     for dt in _RMW:
         for op in _RMW_OPS:

@@ -353,16 +353,24 @@ def _masked_scatter(self, mask, source):
 
 def _tri(t, diagonal, upper):
     """Zero ``t``'s elements below (upper) / above (lower) the ``diagonal``-th
-    diagonal of its last two dims, in place."""
-    import ptcore
-    if t.numel() == 0:
+    diagonal of its last two dims, in place: one kernel over ``t``'s strided
+    elements (through a contiguous copy when its dims do not collapse to the
+    strided kernels' limit)."""
+    total = t.numel()
+    if total == 0:
         return
-    n, m = t.shape[-2], t.shape[-1]
-    rows = ptcore.arange(n, device=t.device).reshape(n, 1)
-    cols = ptcore.arange(m, device=t.device).reshape(1, m)
-    d = ptcore.sub(cols, rows)
-    drop = ptcore.lt(d, diagonal) if upper else ptcore.gt(d, diagonal)
-    _masked_fill(t, drop, 0)
+    try:
+        sizes, strides = K.collapse_dims(t.shape, [t.stride()])
+        dst = t
+    except ValueError:
+        dst = t.contiguous()            # (the copy takes any number of dims)
+        sizes, strides = [total], [[1]]
+    L._launch(t.device.index, f"ptc_index_tri_zero_b{t.element_size()}_s", total,
+              [L._ll(total), L._ptr(dst), L._ll(t.shape[-2]), L._ll(t.shape[-1]), L._ll(diagonal),
+               L._ll(bool(upper)), K.pack_strided(sizes, strides)])
+    if dst is not t:
+        from ptcore.cuda import _tensors
+        _tensors.copy_(t, dst)          # through the host: no strided kernel takes t's dims
 
 
 def _trace(out, input):
@@ -443,18 +451,37 @@ def _stack(out, tensors, dim):
 
 
 def _flip(out, input, flags):
-    import ptcore
-    cur = input
+    """``out`` = ``input`` reversed along the dims ``flags`` marks: one cast
+    kernel reading ``input`` through negated strides from its last element
+    along those dims (one contiguous pass per dim when the dims do not
+    collapse to the strided kernels' limit)."""
+    n = out.numel()
+    if n == 0:
+        return
+    shape = list(input.shape)
+    ist = list(input.stride())
+    off = 0
     for d, f in enumerate(flags):
-        if not f or cur.shape[d] <= 1:
-            continue
-        n = cur.shape[d]
-        rev = ptcore.arange(n - 1, -1, -1, device=cur.device)
-        nxt = L._empty(list(cur.shape), cur.dtype, cur.device)
-        _index_select(nxt, cur, d, rev)
-        cur = nxt
-    if out.numel():
-        L.cast_copy(out, cur)
+        if f and shape[d] > 1:
+            off += (shape[d] - 1) * ist[d]
+            ist[d] = -ist[d]
+    try:
+        sizes, strides = K.collapse_dims(shape, [list(out.stride()), ist])
+    except ValueError:
+        # contiguous operands flipped along one dim collapse to at most 3 dims
+        from ptcore.cuda import _tensors
+        cur = input.contiguous()        # (the copy takes any number of dims)
+        for d, f in enumerate(flags):
+            if f and shape[d] > 1:
+                nxt = L._empty(shape, cur.dtype, cur.device)
+                _flip(nxt, cur, [i == d for i in range(len(shape))])
+                cur = nxt
+        _tensors.copy_(out, cur)
+        return
+    tags = (L._tag(input.dtype, "copy_"), L._tag(out.dtype, "copy_"))
+    L._launch(out.device.index, K.kernel_name("cast", "", tags, "s"), n,
+              [L._ll(n), L._ptr(out), input.data_ptr() + off * input.element_size(), L._params(),
+               K.pack_strided(sizes, strides)])
 
 
 # ---------------------------------------------------------------------------

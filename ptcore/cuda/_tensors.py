@@ -232,8 +232,9 @@ def _device_side_copy(drv, dst, src, to_device):
     """A host<->device copy that converts dtype, broadcasts or has a strided
     side: the bytes cross in the host tensor's own dtype and dense layout,
     and the cast/broadcast/strided write runs as a cast kernel on the
-    device.  False (nothing done) when a dtype has no kernel or the shapes
-    do not broadcast (the host path then raises the CPU's error)."""
+    device.  False (nothing done to ``dst``) when a dtype has no kernel, the
+    shapes do not broadcast (the host path then raises the CPU's error) or
+    the strided side has more dims than the strided kernels take."""
     from ptcore.cuda import _launch
     if (_launch.K.TAGS.get(_launch._name(src.dtype)) is None
             or _launch.K.TAGS.get(_launch._name(dst.dtype)) is None
@@ -249,12 +250,18 @@ def _device_side_copy(drv, dst, src, to_device):
             drv.memcpy_htod(tmp.data_ptr(), host.data_ptr(), n, _stream(idx))
             drv.stream_synchronize(_stream(idx))        # the host buffer may go once we return
         if dst.numel():
-            _launch.cast_copy(dst, tmp if tmp.dim() <= dst.dim() else _drop_leading(tmp, dst))
+            try:
+                _launch.cast_copy(dst, tmp if tmp.dim() <= dst.dim() else _drop_leading(tmp, dst))
+            except NotImplementedError:
+                return False        # more dims than the strided kernels take: the host path
         return True
     idx = src.device.index
     tmp = empty(list(dst.shape), dst.dtype, src.device)
     if dst.numel():
-        _launch.cast_copy(tmp, src if src.dim() <= dst.dim() else _drop_leading(src, dst))
+        try:
+            _launch.cast_copy(tmp, src if src.dim() <= dst.dim() else _drop_leading(src, dst))
+        except NotImplementedError:
+            return False            # more dims than the strided kernels take: the host path
     host = dst if dst.is_contiguous() else _C.empty(list(dst.shape), dtype=dst.dtype)
     n = dst.numel() * dst.dtype.itemsize
     if n:
