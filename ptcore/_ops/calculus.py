@@ -41,6 +41,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
                     "diff expects the shape of tensor to prepend or append to match that of "
                     f"input except along the differencing dimension; input.size({k}) = "
                     f"{input.shape[k]}, but got tensor.size({k}) = {t.shape[k]}")
+    if n == 0:                  # torch (as NumPy): prepend/append are checked, then unused
+        return _write_out(input.clone(), out)
     x = input
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [input] + \

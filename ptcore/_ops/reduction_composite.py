@@ -202,11 +202,17 @@ def _histogramdd_edges(x, bins, range, n):
             if b.numel() < 1:
                 raise RuntimeError(f"torch.histogramdd(): bins tensor should have at least 1 "
                                    f"element, but got {b.numel()} elements for dimension {d}")
+            if b.numel() == 1:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got 0 for "
+                                   f"dimension {d}")
             if b.dtype is not x.dtype:
                 raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have "
                                    "the same dtype")
             edges.append(b.detach().clone())
         return edges
+    if x.dtype in (_C.float16, _C.bfloat16):          # torch: only the edges' variant has these
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{'Half' if x.dtype is _C.float16 else 'BFloat16'}'")
     counts = [bins] * n if isinstance(bins, builtins.int) else list(bins)
     if len(counts) != n:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "

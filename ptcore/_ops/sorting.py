@@ -761,6 +761,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         if bins.numel() < 1:
             raise RuntimeError("torch.histogramdd(): bins tensor should have at least 1 element, "
                                "but got 0 elements for dimension 0")
+        if bins.numel() == 1:
+            raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
         b = bins.detach()
         if b.numel() > 1 and bool((b[:-1] > b[1:]).any()):
             raise RuntimeError("torch.histogramdd(): bins tensor should be monotonically "
@@ -768,6 +770,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         edges_t = bins.detach().clone()
     else:
         nb = _int_arg(bins, "histogram", "bins", 2)
+        if x.dtype in (_C.float16, _C.bfloat16):      # torch: only the edges' variant has these
+            raise _not_impl("histogramdd", x.dtype)
         if nb <= 0:
             raise RuntimeError(f"torch.histogramdd(): bins must be > 0, but got {nb} for dimension 0")
         if range is not None:

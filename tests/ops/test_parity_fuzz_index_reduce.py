@@ -18,6 +18,8 @@ def _p(t):
 def _same(t, p):
     assert str(t.dtype).split(".")[1] == str(p.dtype).split(".")[1]
     assert tuple(t.shape) == tuple(p.shape)
+    if t.dtype == torch.bfloat16:
+        t, p = t.float(), p.float()
     np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-9,
                                equal_nan=True)
 
@@ -80,3 +82,33 @@ def test_index_reduce_shape_checks(sshape, oshape, idx):
         t = torch.zeros(()).index_reduce(0, torch.tensor([0]), torch.ones(()), "amax")
         p = ptcore.zeros(()).index_reduce(0, ptcore.tensor([0]), ptcore.ones(()), "amax")
         _same(t, p)
+
+
+def test_diff_with_n_zero_ignores_prepend_and_append():
+    t = torch.tensor([1, 2, 4])
+    p = _p(t)
+    _same(torch.diff(t, 0, prepend=torch.tensor([7]), append=torch.tensor([9, 9])),
+          ptcore.diff(p, 0, prepend=ptcore.tensor([7]), append=ptcore.tensor([9, 9])))
+    # ... but still checked
+    _raises_same(lambda: torch.diff(t, 0, prepend=torch.tensor([[7]])),
+                 lambda: ptcore.diff(p, 0, prepend=ptcore.tensor([[7]])))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_histogram_with_bin_count_refuses_16_bit_floats(dt):
+    t = torch.tensor([0., 1, 2]).to(getattr(torch, dt))
+    p = ptcore.tensor([0., 1, 2]).to(getattr(ptcore, dt))
+    _raises_same(lambda: torch.histogram(t, 2), lambda: ptcore.histogram(p, 2))
+    _raises_same(lambda: torch.histogramdd(t.reshape(3, 1), [3]),
+                 lambda: ptcore.histogramdd(p.reshape(3, 1), [3]))
+    # bin edges of the 16-bit type are accepted
+    te = torch.tensor([0., 1.5, 2]).to(t.dtype)
+    _same(torch.histogram(t, te).hist, ptcore.histogram(p, ptcore.tensor([0., 1.5, 2]).to(p.dtype)).hist)
+
+
+def test_histogram_with_a_single_edge_raises():
+    t, p = torch.tensor([0., 1, 2]), ptcore.tensor([0., 1, 2])
+    _raises_same(lambda: torch.histogram(t, torch.tensor([1.])),
+                 lambda: ptcore.histogram(p, ptcore.tensor([1.])))
+    _raises_same(lambda: torch.histogramdd(t.reshape(3, 1), [torch.tensor([1.])]),
+                 lambda: ptcore.histogramdd(p.reshape(3, 1), [ptcore.tensor([1.])]))
