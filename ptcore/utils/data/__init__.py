@@ -17,4 +17,4 @@ from ptcore.utils.data.distributed import DistributedSampler  # noqa: E402
 __all__ = ["BatchSampler", "ChainDataset", "DistributedSampler", "ConcatDataset", "DataLoader", "Dataset",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
-           "default_collate", "default_convert", "get_worker_info", "random_split"]
+           "_DatasetKind", "default_collate", "default_convert", "get_worker_info", "random_split"]

@@ -143,8 +143,9 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    # (an array with a negative stride goes through as_tensor, which refuses it as torch's)
     if all(type(b) is np.ndarray and b.dtype == elem.dtype and b.shape == elem.shape
-           for b in batch):
+           and min(b.strides, default=0) >= 0 for b in batch):
         # one stacked copy straight into the batch tensor (no per-item tensors)
         dt = ptcore.from_numpy(np.empty(0, elem.dtype)).dtype
         shape = (len(batch),) + tuple(elem.shape)
