@@ -1368,7 +1368,7 @@ def _outer(out, a, b, **k):
     sa, sb = save(a), save(b)
 
     def bw(g):
-        return g.mv(_c(sb.unpack())), _H(g).mv(_c(sa.unpack())).conj() if g.dtype.is_complex else g.t().mv(sa.unpack())
+        return g.mv(_c(sb.unpack())), g.t().mv(_c(sa.unpack()))
     attach("MulBackward0", out, (a, b), bw)     # torch: a.unsqueeze(1) * b
 
 
@@ -1476,11 +1476,18 @@ def _logdet(out, a, **k):
 def _slogdet(out, a, **k):
     sign, logabs = out[0], out[1]
     sa = save(a)
+    ss = save_out(sign, 0) if a.dtype.is_complex else None
 
     def bw(gs, gl):
-        if gl is None:
+        A = sa.unpack()
+        g = gl
+        if A.dtype.is_complex and gs is not None:
+            # torch: (g_abs - i Im(conj(g_sign) * sign)) A^-H (the sign moves with A's phase)
+            gi = (_c(gs) * ss.unpack()).imag * 1j
+            g = -gi if g is None else g - gi
+        if g is None:
             return (None,)
-        return (gl.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(sa.unpack())),)
+        return (g.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(A)),)
     attach("LinalgSlogdetBackward0", [sign, logabs], (a,), bw, multi=True, accepts_none=True)
 
 
@@ -1517,10 +1524,12 @@ def _cholesky(out, a, upper=False, **k):
         L = so.unpack()
         if upper:
             L, g = _H(L), _H(g)
-        phi = _phi(_H(L) @ g)
+        # torch: L^-H pi*(tril(L^H g)) L^-1, pi*(X) = (X + X^H - diag(X)) / 2: Hermitian
+        # for real input; for complex the diagonal keeps X's imaginary part
+        X = (_H(L) @ g).tril()
+        M = 0.5 * (X + _H(X.tril(-1)))
         Linv = P.linalg.inv(L)
-        S = _H(Linv) @ phi @ Linv
-        return (0.5 * (S + _H(S)),)
+        return (_H(Linv) @ M @ Linv,)
     attach("LinalgCholeskyExBackward0", out, (a,), bw)
 
 

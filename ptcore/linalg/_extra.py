@@ -799,7 +799,7 @@ def _ldl_factor_forward(A, hermitian):
     a = _np_of(A)
     n = a.shape[-1]
     batch = a.shape[:-2]
-    a2 = a.reshape(-1, n, n)
+    a2 = a.reshape(_math.prod(batch), n, n)       # (-1 fails for n == 0)
     LD = _np.zeros_like(a2)
     piv = _np.zeros((a2.shape[0], n), _np.int32)
     info = _np.zeros(a2.shape[0], _np.int32)
@@ -847,10 +847,11 @@ def _ldl_solve_forward(LD, pivots, B, hermitian):
     """X of ``A X = B`` from the factorisation (no recording)."""
     n = LD.shape[-1]
     batch = tuple(_broadcast_batch(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
-    ld = _np.broadcast_to(_np_of(LD), batch + (n, n)).reshape(-1, n, n)
-    pv = _np.broadcast_to(_np_of(pivots).astype(_np.int64), batch + (n,)).reshape(-1, n)
+    nb = _math.prod(batch)                         # (-1 fails for empty matrices)
+    ld = _np.broadcast_to(_np_of(LD), batch + (n, n)).reshape(nb, n, n)
+    pv = _np.broadcast_to(_np_of(pivots).astype(_np.int64), batch + (n,)).reshape(nb, n)
     b = _np.array(_np.broadcast_to(_np_of(B), batch + tuple(B.shape[-2:])))
-    b2 = b.reshape((-1,) + tuple(B.shape[-2:]))
+    b2 = b.reshape((nb,) + tuple(B.shape[-2:]))
     herm = hermitian and ld.dtype.kind == "c"
     for i in range(b2.shape[0]):
         _sytrs_lower(ld[i], pv[i], b2[i], herm)

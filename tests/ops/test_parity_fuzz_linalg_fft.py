@@ -17,7 +17,8 @@ def _p(t):
 def _close(p, t, rtol=1e-10, atol=1e-12):
     assert str(p.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
     assert tuple(p.shape) == tuple(t.shape)
-    np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(p.resolve_conj().numpy(), t.detach().resolve_conj().numpy(),
+                               rtol=rtol, atol=atol)
 
 
 def _exc(fn_t, fn_p):
@@ -134,3 +135,65 @@ def test_integer_products_truncate_floating_alpha_beta(fn, shapes):
     rt = getattr(torch, fn)(*ts, beta=0.5, alpha=2.7)
     rp = getattr(ptcore, fn)(*[_p(t) for t in ts], beta=0.5, alpha=2.7)
     _close(rp, rt)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+def test_ldl_factor_and_solve_of_empty_matrices(shape):
+    A = _rand(*shape, seed=6)
+    rt = torch.linalg.ldl_factor_ex(A)
+    rp = ptcore.linalg.ldl_factor_ex(_p(A))
+    for a, b in zip(rp, rt):
+        _close(a, b)
+    B = _rand(*shape[:-1], 2, seed=7)
+    _close(ptcore.linalg.ldl_solve(_p(rt.LD), _p(rt.pivots), _p(B)),
+           torch.linalg.ldl_solve(rt.LD, rt.pivots, B))
+
+
+# ---------------------------------------------------------------------------
+# complex gradients (first and second order) against torch
+# ---------------------------------------------------------------------------
+def _grads(mod, fn, inputs, weights, second):
+    xs = [x.clone().requires_grad_() if mod is torch else _p(x).requires_grad_() for x in inputs]
+    outs = fn(mod, *xs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    loss = 0
+    for o, w in zip(outs, weights):
+        ow = o * (w if mod is torch else _p(w))
+        loss = loss + ow.real.sum() + 0.5 * ow.imag.sum() if o.dtype.is_complex else \
+            loss + ow.sum()
+    gs = mod.autograd.grad(loss, xs, create_graph=second)
+    res = [g.detach() for g in gs]
+    if second:
+        s = sum((g.abs() ** 2).sum() for g in gs)
+        res += [g.detach() for g in mod.autograd.grad(s, xs)]
+    return res
+
+
+def _spd(n, seed):
+    a = _rand(2, n, n, dtype=torch.complex128, seed=seed)
+    return a @ a.mH + n * torch.eye(n, dtype=torch.complex128)
+
+
+@pytest.mark.parametrize("name,fn,make", [
+    ("outer", lambda m, a, b: m.outer(a, b),
+     lambda: [_rand(2, dtype=torch.complex128, seed=1), _rand(3, dtype=torch.complex128, seed=2)]),
+    ("ger", lambda m, a, b: m.ger(a, b),
+     lambda: [_rand(2, dtype=torch.complex128, seed=1), _rand(3, dtype=torch.complex128, seed=2)]),
+    ("slogdet", lambda m, a: tuple(m.linalg.slogdet(a)),
+     lambda: [_rand(2, 3, 3, dtype=torch.complex128, seed=3)]),
+    ("slogdet_sign_only", lambda m, a: m.linalg.slogdet(a).sign,
+     lambda: [_rand(2, 3, 3, dtype=torch.complex128, seed=4)]),
+    ("cholesky", lambda m, a: m.linalg.cholesky(a), lambda: [_spd(3, 5)]),
+    ("cholesky_upper", lambda m, a: m.linalg.cholesky(a, upper=True), lambda: [_spd(3, 6)]),
+    ("cholesky_ex", lambda m, a: m.linalg.cholesky_ex(a).L, lambda: [_spd(4, 7)]),
+])
+def test_complex_gradients_match_torch(name, fn, make):
+    inputs = make()
+    with torch.no_grad():
+        outs = fn(torch, *inputs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    weights = [_rand(*o.shape, dtype=o.dtype, seed=11 + i) for i, o in enumerate(outs)]
+    gt = _grads(torch, fn, inputs, weights, True)
+    gp = _grads(ptcore, fn, inputs, weights, True)
+    for a, b in zip(gp, gt):
+        _close(a, b, rtol=1e-8, atol=1e-10)
