@@ -265,8 +265,6 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
         raise NotImplementedError(f"\"histogramdd\" not implemented for "
                                   f"'{_cpp_dtype_name(input.dtype)}'")
     n = input.shape[-1]
-    x = input.detach().reshape(-1, n)
-    edges = _histogramdd_edges(x, bins, range, n)
     if weight is not None:
         _check_tensor(weight, "histogramdd", "weight", 4)
         if tuple(weight.shape) != tuple(input.shape[:-1]):
@@ -277,6 +275,10 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
         if weight.dtype is not input.dtype:
             raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor "
                                "and weight tensor should have the same dtype")
+    if n == 0:                             # points in no dimensions: torch's 0-d empty count
+        return _histogramdd_t(_C.zeros((), dtype=input.dtype, device=input.device), ())
+    x = input.detach().reshape(-1, n)
+    edges = _histogramdd_edges(x, bins, range, n)
     nbins = [e.numel() - 1 for e in edges]
     total = 1
     for nb in nbins:

@@ -746,7 +746,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             raise RuntimeError(
                 "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
                 "should have the same dtype")
-        if tuple(weight.shape) != tuple(x.shape):
+        if weight.numel() != x.numel():          # torch flattens both
             raise RuntimeError(
                 "torch.histogramdd: if weight tensor is provided it should have the same shape as "
                 f"the input tensor excluding its innermost dimension, but got input with shape "

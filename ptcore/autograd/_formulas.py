@@ -1863,13 +1863,23 @@ def _take_along_dim(out, x, indices, dim=None, **k):
 
     def bw(g):
         i = si.unpack()
-        z = P.zeros(shape, dtype=g.dtype, device=g.device)
         if dim is None:
-            return (z.reshape(-1).scatter_add(0, i.reshape(-1), g.reshape(-1)).reshape(shape),)
-        ib = i.expand(*[g.shape[j] if j != dim % len(shape) else i.shape[j] for j in range(len(shape))]) \
-            if i.dim() == len(shape) else i
-        return (z.scatter_add(dim, ib, g),)
-    attach("TakeAlongDimBackward0", out, (x,), bw)
+            i = i.reshape(-1)
+            z = P.zeros((x_numel,), dtype=g.dtype, device=g.device)
+            return (z.scatter_add(0, i, g.reshape(-1)).reshape(shape),)
+        d = dim % len(shape)
+        # the forward broadcast input and indices against each other (but
+        # along dim) and wrapped the indices modulo the size: scatter into the broadcast
+        # input's shape, then sum over the broadcast dims (torch: gather of expand)
+        ib = i.expand(*[g.shape[j] if j != d else i.shape[j] for j in range(len(shape))])
+        if shape[d]:
+            ib = ib.remainder(shape[d])      # the forward's wrap: torch's _maybe_wrap_indices
+        bshape = [g.shape[j] if j != d else shape[d] for j in range(len(shape))]
+        z = P.zeros(bshape, dtype=g.dtype, device=g.device).scatter_add(d, ib, g)
+        return (z.sum_to_size(shape) if tuple(bshape) != shape else z,)
+    x_numel = x.numel()
+    # torch's take_along_dim is a composite: its result comes from gather
+    attach("GatherBackward0", out, (x,), bw)
 
 
 @formula("take")

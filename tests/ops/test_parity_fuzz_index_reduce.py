@@ -112,3 +112,30 @@ def test_histogram_with_a_single_edge_raises():
                  lambda: ptcore.histogram(p, ptcore.tensor([1.])))
     _raises_same(lambda: torch.histogramdd(t.reshape(3, 1), [torch.tensor([1.])]),
                  lambda: ptcore.histogramdd(p.reshape(3, 1), [ptcore.tensor([1.])]))
+
+
+def test_histogramdd_and_histogram_edge_shapes():
+    # points in no dimensions: torch's 0-d count
+    _same(torch.histogramdd(torch.ones(2, 0), 3).hist, ptcore.histogramdd(ptcore.ones(2, 0), 3).hist)
+    # histogram flattens input and weight: only their element counts must agree
+    _same(torch.histogram(torch.ones(2, 3), 2, weight=torch.ones(3, 2)).hist,
+          ptcore.histogram(ptcore.ones(2, 3), 2, weight=ptcore.ones(3, 2)).hist)
+    _raises_same(lambda: torch.histogram(torch.ones(2, 3), 2, weight=torch.ones(5)),
+                 lambda: ptcore.histogram(ptcore.ones(2, 3), 2, weight=ptcore.ones(5)))
+
+
+@pytest.mark.parametrize("xshape,idx,dim", [((2, 3), [[-1, 0]], 1), ((1, 4), [[0, 1], [3, 3]], 1),
+                                            ((1, 4), [0, 3, 3], None), ((2, 2, 1), [[[0, 1, 5]]], 2),
+                                            ((3, 1, 4), [[[1], [0]]], 2)])
+def test_take_along_dim_backward_with_broadcast_and_wrapped_indices(xshape, idx, dim):
+    n = int(np.prod(xshape))
+    xt = torch.arange(n, dtype=torch.float64).reshape(xshape).requires_grad_(True)
+    xp = ptcore.arange(n, dtype=ptcore.float64).reshape(xshape).requires_grad_(True)
+    yt = torch.take_along_dim(xt, torch.tensor(idx), dim)
+    yp = ptcore.take_along_dim(xp, ptcore.tensor(idx), dim)
+    _same(yt, yp)
+    gy = torch.arange(yt.numel(), dtype=torch.float64).reshape(yt.shape) + 1
+    yt.backward(gy)
+    yp.backward(_p(gy))
+    _same(xt.grad, xp.grad)
+    assert yp.grad_fn.name() == yt.grad_fn.name()
