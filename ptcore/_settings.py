@@ -421,11 +421,18 @@ _LEGACY_OTHER = {"ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTe
                  "BoolTensor", "ComplexFloatTensor", "ComplexDoubleTensor"}
 
 
-def set_default_tensor_type(t, /):
-    """Deprecated: set the default floating dtype from a legacy tensor type name.
+_TENSOR_TYPE_DEVICE = [False]       # set_default_tensor_type set the default device
 
-    Accepts ``"torch.FloatTensor"``/``"ptcore.DoubleTensor"``-style strings (or
-    an object whose ``__name__`` is such a type); CUDA types are not supported.
+
+def set_default_tensor_type(t, /):
+    """Deprecated: set the default floating dtype (and, for a CUDA type such as
+    ``torch.cuda.FloatTensor``, the default device) from a legacy tensor type.
+
+    Accepts ``"torch.FloatTensor"``/``"torch.cuda.DoubleTensor"``-style
+    strings or the type objects (``ptcore.FloatTensor``,
+    ``ptcore.cuda.FloatTensor``).  A CUDA type without a usable CUDA device
+    raises TypeError as torch's; a CPU type after a CUDA one puts the default
+    device back on the CPU.
     """
     import ptcore
     from ptcore._warn import warn_once
@@ -434,18 +441,29 @@ def set_default_tensor_type(t, /):
               "ptcore.set_default_dtype() and ptcore.set_default_device() as alternatives.")
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
-        if module not in ("torch", "ptcore", ""):
-            raise TypeError(f"invalid type: '{t}' (only CPU tensor types are supported)")
+        if module not in ("torch", "ptcore", "", "torch.cuda", "ptcore.cuda"):
+            raise TypeError(f"invalid type: '{t}'")
         if name not in _LEGACY_FLOAT and name not in _LEGACY_OTHER:
             raise AttributeError(f"module '{module or 'ptcore'}' has no attribute '{name}'")
+        cuda = module.endswith("cuda")
     else:
         name = getattr(t, "__name__", None)
         if name is None or (name not in _LEGACY_FLOAT and name not in _LEGACY_OTHER):
             raise TypeError("invalid type object: only floating-point types are supported as the "
                             "default type")
+        cuda = str(getattr(t, "__module__", "")).endswith(".cuda")
     if name not in _LEGACY_FLOAT:
         raise TypeError("only floating-point types are supported as the default type")
+    if cuda and not ptcore.cuda.is_available():
+        raise TypeError(f"type torch.cuda.{name} not available. Torch not compiled with CUDA "
+                        "enabled.")
     ptcore.set_default_dtype(getattr(ptcore, _LEGACY_FLOAT[name]))
+    if cuda:
+        ptcore.set_default_device("cuda")
+        _TENSOR_TYPE_DEVICE[0] = True
+    elif _TENSOR_TYPE_DEVICE[0]:
+        ptcore.set_default_device(None)
+        _TENSOR_TYPE_DEVICE[0] = False
 
 
 # ---------------------------------------------------------------------------

@@ -166,6 +166,8 @@ def test_typename_get_device_abi():
 
 @needs_torch
 def test_set_default_tensor_type():
+    from ptcore._warn import _WARNED_ONCE
+    _WARNED_ONCE.discard("set_default_tensor_type")     # another test in this process may have warned
     try:
         with pytest.warns(UserWarning, match="deprecated"):
             ptcore.set_default_tensor_type("torch.DoubleTensor")
@@ -188,6 +190,21 @@ def test_set_default_tensor_type():
     finally:
         ptcore.set_default_dtype(ptcore.float32)
         torch.set_default_dtype(torch.float32)
+
+
+@needs_torch
+def test_set_default_tensor_type_cuda_without_cuda():
+    # torch without CUDA: TypeError, the default dtype unchanged
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if not torch.cuda.is_available():
+            _same_error(lambda: ptcore.set_default_tensor_type("torch.cuda.FloatTensor"),
+                        lambda: torch.set_default_tensor_type("torch.cuda.FloatTensor"))
+        if not ptcore.cuda.is_available():
+            with pytest.raises(TypeError, match="cuda.DoubleTensor not available"):
+                ptcore.set_default_tensor_type(ptcore.cuda.DoubleTensor)
+    assert ptcore.get_default_dtype() == ptcore.float32
+    assert ptcore.zeros(1).device.type == "cpu"
 
 
 @needs_torch

@@ -288,4 +288,8 @@ def __getattr__(name):
         mod = importlib.import_module("ptcore.cuda." + name)
         globals()[name] = mod
         return mod
+    if name == "_initialized":
+        # torch.cuda._initialized, read by code that must not initialise CUDA
+        # itself (torch.utils.checkpoint's RNG stash among it)
+        return _runtime.is_initialized()
     raise AttributeError(f"module 'ptcore.cuda' has no attribute '{name}'")

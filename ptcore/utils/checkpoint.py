@@ -167,8 +167,10 @@ def _device_rng_ready(device_type):
     """True when ``device_type`` has an initialised RNG whose state can be
     saved (ptcore's device modules may not have per-device generators)."""
     mod = _device_module(device_type)
-    return (mod is not None and getattr(mod, "_initialized", False)
-            and hasattr(mod, "get_rng_state") and hasattr(mod, "set_rng_state"))
+    if mod is None or not (hasattr(mod, "get_rng_state") and hasattr(mod, "set_rng_state")):
+        return False
+    ready = getattr(mod, "is_initialized", None)
+    return bool(ready()) if callable(ready) else bool(getattr(mod, "_initialized", False))
 
 
 def get_device_states(*args):
