@@ -8,7 +8,7 @@ __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss"
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
            "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
            "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
+           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -293,8 +293,33 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    reduction=self.reduction)
 
 
-# torch defines CTCLoss in nn/modules/loss.py; ptcore keeps it in ctc.py.
-from ptcore.nn.modules.ctc import CTCLoss  # noqa: E402,F401
+class CTCLoss(_Loss):
+    r"""The Connectionist Temporal Classification loss (``torch.nn.CTCLoss``).
+
+    Parameters
+    ----------
+    blank : int
+        The blank label (default 0).
+    reduction : {'mean', 'sum', 'none'}
+        ``'mean'``: each loss is divided by its target length, then averaged.
+    zero_infinity : bool
+        Zero infinite losses and their gradients.
+
+    ``forward(log_probs, targets, input_lengths, target_lengths)`` as
+    :func:`ptcore.nn.functional.ctc_loss`.  A ``_Loss`` as torch's, so
+    ``isinstance(m, nn.modules.loss._Loss)`` holds for it too.
+    """
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
 
 
 def __getattr__(name):

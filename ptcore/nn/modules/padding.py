@@ -37,13 +37,16 @@ class _PadNd(Module):
 
 
 class _ConstantPadNd(Module):
+    # torch's base takes the value only (a subclass sets ``padding``); ptcore's
+    # ConstantPad*d pass their padding along
     __constants__ = ["padding", "value"]
     _nd = 1
 
-    def __init__(self, padding, value):
+    def __init__(self, value, padding=None):
         super().__init__()
-        self.padding = _ntuple(padding, 2 * self._nd)
         self.value = value
+        if padding is not None:
+            self.padding = _ntuple(padding, 2 * self._nd)
 
     def forward(self, input):
         return F.pad(input, self.padding, "constant", self.value)
@@ -52,19 +55,26 @@ class _ConstantPadNd(Module):
         return f"padding={self.padding}, value={self.value}"
 
 
+def _constant_pad_init(self, padding, value):
+    _ConstantPadNd.__init__(self, value, padding)
+
+
 class ConstantPad1d(_ConstantPadNd):
     """Pad the last dim with a constant ``value``."""
     _nd = 1
+    __init__ = _constant_pad_init
 
 
 class ConstantPad2d(_ConstantPadNd):
     """Pad the last 2 dims with a constant ``value``."""
     _nd = 2
+    __init__ = _constant_pad_init
 
 
 class ConstantPad3d(_ConstantPadNd):
     """Pad the last 3 dims with a constant ``value``."""
     _nd = 3
+    __init__ = _constant_pad_init
 
 
 class ZeroPad1d(ConstantPad1d):
@@ -97,34 +107,42 @@ class ZeroPad3d(ConstantPad3d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad the last dim with the reflection of the input."""
-    _nd, _mode = 1, "reflect"
+    _nd = 1
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pad the last 2 dims with the reflection of the input."""
-    _nd, _mode = 2, "reflect"
+    _nd = 2
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pad the last 3 dims with the reflection of the input."""
-    _nd, _mode = 3, "reflect"
+    _nd = 3
 
 
-class ReplicationPad1d(_PadNd):
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim by repeating the edge values."""
-    _nd, _mode = 1, "replicate"
+    _nd = 1
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pad the last 2 dims by repeating the edge values."""
-    _nd, _mode = 2, "replicate"
+    _nd = 2
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pad the last 3 dims by repeating the edge values."""
-    _nd, _mode = 3, "replicate"
+    _nd = 3
 
 
 class _CircularPadNd(_PadNd):

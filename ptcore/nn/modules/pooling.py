@@ -74,33 +74,6 @@ class MaxPool3d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool1d(Module):
-    """1-d average pooling; see :func:`ptcore.nn.functional.avg_pool1d`.
-
-    Parameters
-    ----------
-    kernel_size, stride, padding : int or tuple
-    ceil_mode, count_include_pad : bool
-    """
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-    def forward(self, input):
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
-
-
 def _single(v):
     return tuple(v) if isinstance(v, (list, tuple)) else (v,)
 
@@ -126,6 +99,30 @@ class _AvgPoolNd(Module):
     def forward(self, input):
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad, self.divisor_override)
+
+
+class AvgPool1d(_AvgPoolNd):
+    """1-d average pooling; see :func:`ptcore.nn.functional.avg_pool1d`.
+
+    Parameters
+    ----------
+    kernel_size, stride, padding : int or tuple
+    ceil_mode, count_include_pad : bool
+    """
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        Module.__init__(self)       # no divisor_override here, as torch's AvgPool1d
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):

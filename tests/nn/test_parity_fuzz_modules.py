@@ -1,0 +1,78 @@
+"""Differences between ptcore's nn.Module layer and torch's, found by a
+differential fuzz of the module classes, containers and nn.utils against torch
+(the oracle), each pinned here against torch itself."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _classes(lib, name):
+    return [c.__name__ for c in getattr(lib.nn, name).__mro__]
+
+
+# -- class hierarchy: torch code tests ``isinstance(m, <private base>)`` --------
+
+@pytest.mark.parametrize("name", ["AvgPool1d", "CTCLoss", "ReflectionPad1d", "ReflectionPad2d",
+                                  "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+                                  "ReplicationPad3d", "ConstantPad2d", "ZeroPad1d"])
+def test_module_bases_as_torch(name):
+    # every class of torch's MRO (AvgPool1d -> _AvgPoolNd, CTCLoss -> _Loss,
+    # ReflectionPad*d -> _ReflectionPadNd, ...) is in ptcore's
+    want = set(_classes(torch, name))
+    assert want <= set(_classes(ptcore, name))
+
+
+def test_ctc_loss_is_a_loss():
+    m = ptcore.nn.CTCLoss(blank=1, reduction="sum", zero_infinity=True)
+    assert isinstance(m, ptcore.nn.modules.loss._Loss)
+    assert (m.blank, m.reduction, m.zero_infinity) == (1, "sum", True)
+    assert ptcore.nn.modules.ctc.CTCLoss is ptcore.nn.CTCLoss is ptcore.nn.modules.loss.CTCLoss
+    # torch's constructor has no legacy size_average/reduce
+    with pytest.raises(TypeError):
+        torch.nn.CTCLoss(size_average=True)
+    with pytest.raises(TypeError):
+        ptcore.nn.CTCLoss(size_average=True)
+    lp = torch.randn(6, 2, 4, dtype=torch.float64).log_softmax(2)
+    args = (lp, torch.tensor([[1, 2], [3, 3]]), torch.tensor([6, 5]), torch.tensor([2, 2]))
+    want = torch.nn.CTCLoss(reduction="sum")(*args)
+    got = ptcore.nn.CTCLoss(reduction="sum")(*[ptcore.from_numpy(a.numpy().copy()) for a in args])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10)
+
+
+def test_avg_pool1d_is_avg_pool_nd():
+    for lib in (torch, ptcore):
+        m = lib.nn.AvgPool1d(3, 2, 1, ceil_mode=True, count_include_pad=False)
+        assert isinstance(m, lib.nn.modules.pooling._AvgPoolNd)
+        assert not hasattr(m, "divisor_override")
+    x = np.arange(7.0).reshape(1, 1, 7)
+    want = torch.nn.AvgPool1d(3, 2, 1, ceil_mode=True, count_include_pad=False)(torch.tensor(x))
+    got = ptcore.nn.AvgPool1d(3, 2, 1, ceil_mode=True, count_include_pad=False)(ptcore.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert str(ptcore.nn.AvgPool1d(3)) == str(torch.nn.AvgPool1d(3))
+
+
+def test_padding_private_bases_as_torch():
+    x = np.arange(8.0).reshape(1, 2, 4)
+    for lib in (torch, ptcore):
+        pad = lib.nn.modules.padding
+        assert isinstance(lib.nn.ReflectionPad2d(1), pad._ReflectionPadNd)
+        assert isinstance(lib.nn.ReplicationPad3d(1), pad._ReplicationPadNd)
+
+        class ValuePad(pad._ConstantPadNd):
+            # torch's _ConstantPadNd takes the value only; the subclass sets padding
+            def __init__(self):
+                super().__init__(3.0)
+                self.padding = (1, 2)
+
+        out = ValuePad()(lib.tensor(x))
+        assert out.tolist() == torch.nn.functional.pad(torch.tensor(x), (1, 2), value=3.0).tolist()
+        assert str(ValuePad()) == "ValuePad(padding=(1, 2), value=3.0)"
+    for name, args in [("ConstantPad2d", ((1, 2, 0, 1), 2.5)), ("ZeroPad1d", ((2, 1),)),
+                       ("ReflectionPad1d", (2,)), ("ReplicationPad1d", ((0, 3),))]:
+        want = getattr(torch.nn, name)(*args)
+        got = getattr(ptcore.nn, name)(*args)
+        assert str(got) == str(want)
+        assert got(ptcore.tensor(x)).tolist() == want(torch.tensor(x)).tolist()
