@@ -1153,11 +1153,7 @@ def einsum(*args):
                            "equation")
     if not ops:
         raise RuntimeError("einsum(): must provide at least one operand")
-    dt = ops[0].dtype
-    for t in ops[1:]:
-        if t.dtype is not dt:
-            raise RuntimeError(f"expected scalar type {_st(dt)} but found {_st(t.dtype)}")
-    _check_dev("einsum", *ops)
+    _check_dev("einsum", *ops)      # (dtypes: checked where a pair is contracted)
 
     parsed = [_einsum_terms(term, t.dim(), i) for i, (term, t) in enumerate(zip(terms, ops))]
     n_ell = _b.max([k for _, k in parsed] + [0])
@@ -1256,10 +1252,7 @@ def einsum(*args):
             labs = [lab for lab in labs if lab in out_set]
         return t.permute(*[labs.index(lab) for lab in out_labels]) if labs else t
 
-    if dt is _C.bool_:
-        raise _not_impl("bmm", dt)
-
-    # left-to-right pairwise contraction
+    # left-to-right pairwise contraction (bool: elementwise products only, as torch)
     remaining = [set(labs) for _, labs in views]
     cur, cur_labs = views[0]
     cur, cur_labs = _einsum_presum(cur, cur_labs, out_set | set().union(*remaining[1:]))
@@ -1293,8 +1286,6 @@ def _einsum_pair(a, la, b, lb, keep):
     """Contract ``a`` (labels ``la``) with ``b`` (labels ``lb``) via bmm;
     labels in both and not in ``keep`` are summed."""
     la, lb = list(la), list(lb)
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
     batch = [lab for lab in la if lab in lb and lab in keep]
     summed = [lab for lab in la if lab in lb and lab not in keep]
     a_only = [lab for lab in la if lab not in lb]
@@ -1327,6 +1318,17 @@ def _einsum_pair(a, la, b, lb, keep):
     ksh = [a.shape[la.index(lab)] for lab in summed]
     pa = a.permute(*[la.index(lab) for lab in batch + a_only + summed])
     pb = b.permute(*[lb.index(lab) for lab in batch + summed + b_only])
+    if summed:
+        if a.dtype is _C.bool_:
+            raise _not_impl("bmm", a.dtype)
+        if a.dtype is not b.dtype:      # (a product promotes: no summed label, no error)
+            raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
+    else:
+        # nothing to sum: an elementwise product, as torch's einsum (bool included, and
+        # no k = 1 matrix product adding +0 to a -0)
+        ea = pa.reshape(*pa.shape, *([1] * len(bsh)))
+        eb = pb.reshape(*pb.shape[:len(batch)], *([1] * len(ash)), *bsh)
+        return ea * eb, batch + a_only + b_only
     pa = pa.expand(*bsz, *ash, *ksh)
     pb = pb.expand(*bsz, *ksh, *bsh)
     nb = _math.prod(bsz)

@@ -197,3 +197,37 @@ def test_complex_gradients_match_torch(name, fn, make):
     gp = _grads(ptcore, fn, inputs, weights, True)
     for a, b in zip(gp, gt):
         _close(a, b, rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# einsum: pairs with no summed label are elementwise products (as torch)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("eq,shapes", [
+    ("i,j->ij", [(3,), (4,)]), ("ij,ij->ij", [(2, 3), (1, 3)]), ("ij,kl->ijkl", [(2, 3), (3, 4)]),
+    ("ij,j->j", [(2, 3), (3,)]), ("ij,j,k->ik", [(2, 3), (3,), (4,)]), ("ii,i->i", [(3, 3), (3,)])])
+@pytest.mark.parametrize("dts", [(torch.bool,), (torch.int32,), (torch.float64, torch.float32),
+                                 (torch.int64, torch.float32), (torch.bool, torch.float32)])
+def test_einsum_products_without_a_summed_label(eq, shapes, dts):
+    g = torch.Generator().manual_seed(3)
+    ops = [torch.randint(-3, 4, s, generator=g).to(dts[i % len(dts)])
+           for i, s in enumerate(shapes)]
+    try:
+        rt = torch.einsum(eq, *ops)
+    except Exception as e:      # a summed pair of different dtypes: both raise
+        _exc(lambda: torch.einsum(eq, *ops), lambda: ptcore.einsum(eq, *[_p(o) for o in ops]))
+        return
+    _close(ptcore.einsum(eq, *[_p(o) for o in ops]), rt)
+
+
+def test_einsum_outer_product_keeps_negative_zero():
+    a, b = torch.tensor([-0.0, 1.0]), torch.tensor([5.0, -0.0])
+    rt = torch.einsum("bi,bj->bij", a[None], b[None])
+    rp = ptcore.einsum("bi,bj->bij", _p(a[None]), _p(b[None]))
+    np.testing.assert_array_equal(np.signbit(rp.numpy()), np.signbit(rt.numpy()))
+
+
+@pytest.mark.parametrize("dts", [(torch.bool, torch.float32), (torch.float32, torch.bool),
+                                 (torch.float32, torch.float64)])
+def test_einsum_contraction_of_mixed_dtypes_raises_as_torch(dts):
+    a, b = torch.ones(2, 3, dtype=dts[0]), torch.ones(3, 4, dtype=dts[1])
+    _exc(lambda: torch.einsum("ij,jk->ik", a, b), lambda: ptcore.einsum("ij,jk->ik", _p(a), _p(b)))
