@@ -42,8 +42,9 @@ from ptcore.distributions.normal import Normal
 from ptcore.distributions.one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from ptcore.distributions.pareto import Pareto
 from ptcore.distributions.poisson import Poisson
-from ptcore.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
-from ptcore.distributions.relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+# (LogitRelaxedBernoulli / ExpRelaxedCategorical stay in their modules, as torch's)
+from ptcore.distributions.relaxed_bernoulli import RelaxedBernoulli
+from ptcore.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from ptcore.distributions.studentT import StudentT
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import *  # noqa: F401,F403
@@ -56,7 +57,7 @@ from ptcore.distributions.kl import kl_divergence, register_kl
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
     "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "ExpRelaxedCategorical",
+    "Independent", "Laplace", "LogNormal",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",

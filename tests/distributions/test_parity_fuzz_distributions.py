@@ -110,3 +110,13 @@ def test_wishart_needs_exactly_one_matrix_assertion_error():
             lib.Wishart(c(4.0))
         with pytest.raises(AssertionError):
             lib.Wishart(c(4.0), covariance_matrix=c(np.eye(3)), scale_tril=c(np.eye(3)))
+
+
+def test_public_namespace_as_torch():
+    # LogitRelaxedBernoulli / ExpRelaxedCategorical live in their modules only
+    assert set(D.__all__) == set(TD.__all__)
+    assert not hasattr(D, "LogitRelaxedBernoulli") and not hasattr(D, "ExpRelaxedCategorical")
+    from ptcore.distributions.relaxed_bernoulli import LogitRelaxedBernoulli
+    from ptcore.distributions.relaxed_categorical import ExpRelaxedCategorical
+    assert LogitRelaxedBernoulli.__name__ == "LogitRelaxedBernoulli"
+    assert ExpRelaxedCategorical.__name__ == "ExpRelaxedCategorical"
