@@ -76,3 +76,16 @@ def test_padding_private_bases_as_torch():
         got = getattr(ptcore.nn, name)(*args)
         assert str(got) == str(want)
         assert got(ptcore.tensor(x)).tolist() == want(torch.tensor(x)).tolist()
+
+
+def test_rnn_apply_permutation_deprecated_helper():
+    x = np.arange(6).reshape(2, 3)
+    perm = [2, 0, 1]
+    with pytest.warns(FutureWarning, match="apply_permutation` is deprecated"):
+        want = torch.nn.modules.rnn.apply_permutation(torch.tensor(x), torch.tensor(perm))
+    with pytest.warns(FutureWarning, match="apply_permutation` is deprecated"):
+        got = ptcore.nn.modules.rnn.apply_permutation(ptcore.tensor(x), ptcore.tensor(perm))
+    assert got.tolist() == want.tolist()
+    with pytest.warns(FutureWarning):
+        got = ptcore.nn.modules.rnn.apply_permutation(ptcore.tensor(x), ptcore.tensor([1, 0]), 0)
+    assert got.tolist() == x[[1, 0]].tolist()

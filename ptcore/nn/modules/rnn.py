@@ -19,6 +19,13 @@ def _apply_permutation(tensor, permutation, dim=1):
     return tensor.index_select(dim, permutation)
 
 
+def apply_permutation(tensor, permutation, dim=1):
+    """``tensor.index_select(dim, permutation)`` (torch's deprecated helper)."""
+    warnings.warn("`apply_permutation` is deprecated, please use "
+                  "`tensor.index_select(dim, permutation)` instead", FutureWarning, stacklevel=2)
+    return _apply_permutation(tensor, permutation, dim)
+
+
 
 def _name_output(output, mode, bidirectional, proj_size, data):
     """The (T, B, H) output with the grad_fn torch's CPU kernels give it: the stack
