@@ -89,3 +89,31 @@ def test_rnn_apply_permutation_deprecated_helper():
     with pytest.warns(FutureWarning):
         got = ptcore.nn.modules.rnn.apply_permutation(ptcore.tensor(x), ptcore.tensor([1, 0]), 0)
     assert got.tolist() == x[[1, 0]].tolist()
+
+
+def _load_in_swap_mode(lib, assign):
+    old = lib.__future__.get_swap_module_params_on_conversion()
+    lib.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        m = lib.nn.BatchNorm1d(2)
+        weight, mean = m.weight, m.running_mean
+        sd = {"weight": lib.tensor([2.0, 3.0], dtype=lib.float64), "bias": lib.zeros(2),
+              "running_mean": lib.tensor([1.0, -1.0], dtype=lib.float64),
+              "running_var": lib.ones(2), "num_batches_tracked": lib.tensor(4)}
+        m.load_state_dict(sd, assign=assign)
+        return (m.weight is weight, m.running_mean is mean, type(m.weight).__name__,
+                m.weight.requires_grad, str(m.weight.dtype).split(".")[-1],
+                str(m.running_mean.dtype).split(".")[-1], m.weight.tolist(),
+                m.running_mean.tolist(), int(m.num_batches_tracked))
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(old)
+
+
+@pytest.mark.parametrize("assign", [False, True])
+def test_load_state_dict_swap_mode_keeps_the_objects(assign):
+    # with torch.__future__'s swap mode the module keeps its Parameter/buffer
+    # objects and swaps their tensors (assign=True replaced the objects)
+    got = _load_in_swap_mode(ptcore, assign)
+    assert got == _load_in_swap_mode(torch, assign)
+    assert got[:2] == (True, True)
+    assert got[4] == ("float64" if assign else "float32")

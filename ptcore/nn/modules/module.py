@@ -1014,6 +1014,8 @@ class Module:
         local_name_params = itertools.chain(self._parameters.items(), persistent_buffers.items())
         local_state = {k: v for k, v in local_name_params if v is not None}
         assign_to_params_buffers = local_metadata.get("assign_to_params_buffers", False)
+        from ptcore import __future__ as _future
+        use_swap_tensors = _future.get_swap_module_params_on_conversion()
 
         for name, param in local_state.items():
             key = prefix + name
@@ -1043,7 +1045,25 @@ class Module:
                         stacklevel=2)
                 try:
                     with ptcore.no_grad():
-                        if assign_to_params_buffers:
+                        if use_swap_tensors:
+                            # torch.__future__ swap mode: the module keeps its Parameter
+                            # object, whose whole tensor is swapped with what module_load gives
+                            new_input_param = param.module_load(
+                                input_param, assign=assign_to_params_buffers)
+                            if new_input_param is input_param or new_input_param is param:
+                                raise RuntimeError(
+                                    "module_load returned one of self or other, please "
+                                    ".detach() the result if returning one of the inputs "
+                                    "in module_load")
+                            if isinstance(param, Parameter):
+                                if not isinstance(new_input_param, Parameter):
+                                    new_input_param = Parameter(
+                                        new_input_param, requires_grad=param.requires_grad)
+                                else:
+                                    new_input_param.requires_grad_(param.requires_grad)
+                            ptcore.utils.swap_tensors(param, new_input_param)
+                            del new_input_param
+                        elif assign_to_params_buffers:
                             if isinstance(param, Parameter):
                                 if not isinstance(input_param, Parameter):
                                     input_param = Parameter(input_param,
