@@ -211,6 +211,13 @@ def _unalias(name, kwargs, pairs):
     return kwargs
 
 
+def _foreign_call(entry, args, kwargs):
+    """The result of a failed call retried through an argument's
+    ``__torch_function__`` (NOT_HANDLED when none takes it)."""
+    f = _foreign[0]
+    return NOT_HANDLED if f is None else f(entry, args, kwargs)
+
+
 def make_entry(opdef, public_name=None, qualname=None, doc=None):
     """The public callable of ``opdef``."""
     body = opdef.body
@@ -218,7 +225,6 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
     dflag = off_cpu_on
     devs = off_cpu
     slow = run_layers
-    foreign = _foreign
 
     TB = _TensorBase
     raw = opdef.raw
@@ -249,16 +255,22 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
                     r = fd(args, kwargs)
                     if r is not None:
                         return r
-                return slow(entry, opdef, args, kwargs)
+                try:
+                    return slow(entry, opdef, args, kwargs)
+                except Exception:
+                    # (as below: a device tensor with an argument that implements
+                    # __torch_function__, a sparse gradient among them)
+                    r = _foreign_call(entry, args, kwargs)
+                    if r is not NOT_HANDLED:
+                        return r
+                    raise
         try:
             return body(*args, **kwargs)
         except Exception:
             # an argument that is not a Tensor but implements __torch_function__
-            f = foreign[0]
-            if f is not None:
-                r = f(entry, args, kwargs)
-                if r is not NOT_HANDLED:
-                    return r
+            r = _foreign_call(entry, args, kwargs)
+            if r is not NOT_HANDLED:
+                return r
             raise
     entry.__name__ = public_name or getattr(raw, "__name__", opdef.name)
     entry.__qualname__ = qualname or getattr(raw, "__qualname__", entry.__name__)

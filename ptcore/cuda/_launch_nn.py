@@ -918,8 +918,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         # the referenced rows renormalised in place (written with device ops)
         _embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
-    if sparse:
-        raise NotImplementedError("embedding(sparse=True) has no CUDA kernel yet")
     flat = input.reshape(-1)
     if flat.dtype is not _C.int64:
         flat = L._as_operand(flat, _C.int64, flat.device)
@@ -927,6 +925,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         from ptcore.cuda._launch_index import _index_bounds
         if _index_bounds(flat, weight.shape[0], False) is not None:     # one kernel, one sync
             raise IndexError("index out of range in self")
+    if sparse:
+        # the weight's gradient a sparse COO tensor of the looked-up rows on
+        # this device: the device-generic lookup node of nn.functional
+        from ptcore.nn.functional._sparse import _Embedding
+        out_shape = (*input.shape, weight.shape[1])
+        from ptcore.autograd import grad_mode
+        if weight.requires_grad and grad_mode.is_grad_enabled():
+            return _Embedding.apply(weight, L._contig(flat), out_shape, int(padding_idx),
+                                    bool(scale_grad_by_freq), True)
+        return weight.index_select(0, flat).view(out_shape)
     out = _embedding_fn().apply(weight, L._contig(flat), int(padding_idx), bool(scale_grad_by_freq))
     return out.view(*input.shape, weight.shape[1])
 

@@ -12,6 +12,7 @@ import numpy as _np
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.function import Function as _Function
+from ptcore.sparse import _index_ops as _ix
 from ptcore.sparse._tensor import SparseTensor, empty_coo, sparse_coo, sparse_csr, sparse_csc
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul", "pow",
@@ -30,6 +31,9 @@ def _rows_cols(S):
     p = S._parts
     if S.layout is sparse_coo:
         return p[0][0], p[0][1]
+    if not _ix.on_host(p[0]):
+        major, minor = _ix.major_of(p[0]), p[1].to(pt.int64)
+        return (major, minor) if S.layout is sparse_csr else (minor, major)
     comp = p[0].numpy().astype(_np.int64)
     counts = _np.diff(comp)
     major = pt.from_numpy(_np.repeat(_np.arange(len(counts), dtype=_np.int64), counts))
@@ -55,6 +59,12 @@ class _SpMM(_Function):
     def forward(ctx, values, dense, S):
         ctx.S = S
         ctx.save_for_backward(values, dense)
+        if values.device != dense.device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {values.device} and {dense.device}!")
+        if not _ix.on_host(dense):
+            rows, cols = _rows_cols(S)
+            return _ix.spmm(rows, cols, values.detach(), dense.detach(), S._shape[0])
         m = _scipy_with(S, values.detach().numpy())
         return _pt().from_numpy(_np.ascontiguousarray(m @ dense.detach().numpy()))
 
@@ -111,7 +121,7 @@ class _ToDense(_Function):
         ss = S._sshape()
         tail = S._shape[len(ss):]
         ctx.flat, ctx.tail = S._flat_positions(), tail
-        d = pt.zeros(S._shape, dtype=values.dtype)
+        d = pt.zeros(S._shape, dtype=values.dtype, device=values.device)
         if ctx.flat.shape[0]:
             d.view((-1,) + tail).index_add_(0, ctx.flat, values.detach())
         return d
@@ -201,8 +211,13 @@ def sum(input, dim=None, dtype=None):
     keep = [d for d in range(S.dim()) if d not in dims]
     if not keep:
         return v.sum()
-    idx = S._parts[0].numpy()[keep]
     shape = tuple(S._shape[d] for d in keep)
+    if not _ix.on_host(v):
+        if v.shape[0] == 0:
+            return SparseTensor(sparse_coo, (S._parts[0][keep].clone(), v[:0]), shape, True)
+        idx, out = _ix.coalesce(S._parts[0][keep], v, shape)
+        return SparseTensor(sparse_coo, (idx, out), shape, True)
+    idx = S._parts[0].numpy()[keep]
     if idx.shape[1] == 0:
         return SparseTensor(sparse_coo, (pt.from_numpy(idx.astype(_np.int64).copy()), v[:0]),
                             shape, True)
@@ -217,8 +232,15 @@ def sum(input, dim=None, dtype=None):
 def _groups(S, dim):
     """For each stored entry, the id of its line along ``dim`` (all other
     indices equal), and the number of lines."""
-    idx = S._parts[0].numpy()
     others = [d for d in range(S.dim()) if d != dim]
+    if not _ix.on_host(S._parts[0]):
+        pt = _pt()
+        if not others:
+            return pt.zeros(S._parts[0].shape[1], dtype=pt.int64, device=S.device), 1
+        uniq, inv = _ix.unique_inverse(_ix.ravel(S._parts[0][others],
+                                                 tuple(S._shape[d] for d in others)))
+        return inv, uniq.shape[0]
+    idx = S._parts[0].numpy()
     if not others:
         return _np.zeros(idx.shape[1], _np.int64), 1
     lin = _np.ravel_multi_index(tuple(idx[others]), tuple(S._shape[d] for d in others))
@@ -242,12 +264,12 @@ def _softmax(input, dim, dtype, log):
         out = v.clone()
     else:
         g, n = _groups(S, d)
-        gi = pt.from_numpy(g)
-        vmax = pt.full((n,), float("-inf"), dtype=v.dtype).scatter_reduce(
+        gi = pt.as_tensor(g)
+        vmax = pt.full((n,), float("-inf"), dtype=v.dtype, device=v.device).scatter_reduce(
             0, gi, v.detach(), "amax", include_self=True)
         shifted = v - vmax.index_select(0, gi)
         e = shifted.exp()
-        tot = pt.zeros(n, dtype=v.dtype).index_add(0, gi, e)
+        tot = pt.zeros(n, dtype=v.dtype, device=v.device).index_add(0, gi, e)
         out = shifted - tot.log().index_select(0, gi) if log else e / tot.index_select(0, gi)
     r = SparseTensor(sparse_coo, (S._parts[0], out), S._shape, True)
     if layout is sparse_csr:

@@ -15,6 +15,7 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore.sparse import _index_ops as _ix
 
 __all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo_tensor",
            "sparse_csr_tensor", "sparse_csc_tensor", "sparse_compressed_tensor", "from_scipy",
@@ -170,6 +171,15 @@ class SparseTensor:
         if self.layout is sparse_coo and not self._coalesced and g.shape[0] > 1:
             # duplicates share one position: its gradient once (coalesced, as torch)
             pt = _pt()
+            if not _ix.on_host(g):
+                lin = _ix.ravel(self._parts[0], self._sshape())
+                uniq, inv = _ix.unique_inverse(lin)
+                # the first entry of each position: the smallest entry number among equals
+                n = lin.shape[0]
+                first = pt.full((uniq.shape[0],), n, dtype=pt.int64, device=g.device).scatter_reduce(
+                    0, inv, pt.arange(n, device=g.device), "amin", include_self=True)
+                return SparseTensor(sparse_coo, (_ix.unravel(uniq, self._sshape()).reshape(
+                    self._parts[0].shape[0], -1), g[first]), self._shape, True)
             idx = self._parts[0].numpy()
             lin = _np.ravel_multi_index(tuple(idx), self._sshape())
             uniq, first = _np.unique(lin, return_index=True)
@@ -185,11 +195,11 @@ class SparseTensor:
 
     @property
     def is_cuda(self):
-        return False
+        return self.device.type == "cuda"
 
     @property
     def is_cpu(self):
-        return True
+        return self.device.type == "cpu"
 
     @property
     def is_meta(self):
@@ -236,24 +246,27 @@ class SparseTensor:
         return SparseTensor(self.layout, self._parts[:-1] + (v,), self._shape, self._coalesced)
 
     def to(self, *args, **kwargs):
-        """This tensor with its values converted to ``dtype`` (``Tensor.to``'s
-        overloads: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``,
-        ``copy=``); sparse tensors live on the CPU only."""
+        """This tensor on ``device`` (its index and value tensors moved; the
+        values' move is differentiable) and/or with its values converted to
+        ``dtype`` (``Tensor.to``'s overloads: ``to(dtype)``, ``to(device,
+        dtype)``, ``to(other)``, ``non_blocking=``, ``copy=``)."""
         from ptcore.tensor import _parse_to
         if args and isinstance(args[0], SparseTensor):
             args = (args[0].device, args[0].dtype) + tuple(args[1:])
-        device, dtype, _, copy, _ = _parse_to(args, dict(kwargs))
-        if device is not None and device.type != "cpu":
-            raise RuntimeError(f"sparse tensors are only supported on the CPU in ptcore: "
-                               f"cannot move a sparse {self.layout.name[7:]} tensor of size "
-                               f"{list(self._shape)} to {device}")
-        v = self._parts[-1]
+        device, dtype, non_blocking, copy, _ = _parse_to(args, dict(kwargs))
+        r = self
+        if device is not None:
+            moved = tuple(p.to(device, non_blocking=bool(non_blocking)) for p in self._parts)
+            if any(a is not b for a, b in zip(moved, self._parts)):
+                r = SparseTensor(self.layout, moved, self._shape, self._coalesced)
+                copy = False
+        v = r._parts[-1]
         if dtype is not None and dtype is not v.dtype:
-            return self._with_values(v.to(dtype))
-        return self.clone() if copy else self
+            return r._with_values(v.to(dtype))
+        return r.clone() if copy else r
 
     def cpu(self, memory_format=None):
-        return self
+        return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         return self.to("cuda" if device is None else device)
@@ -448,11 +461,15 @@ class SparseTensor:
         if self._coalesced:
             return self
         pt = _pt()
-        idx = self._parts[0].numpy()
         vals = self._parts[1]
-        if idx.shape[1] == 0:
+        if self._parts[0].shape[1] == 0:
             return SparseTensor(sparse_coo, (self._parts[0].clone(), vals.clone()),
                                 self._shape, True)
+        if not _ix.on_host(vals) or self._parts[0].shape[0] == 0:
+            # (also no sparse dims: every entry at the one position, summed)
+            idx, out = _ix.coalesce(self._parts[0], vals, self._sshape())
+            return SparseTensor(sparse_coo, (idx, out), self._shape, True)
+        idx = self._parts[0].numpy()
         lin = _np.ravel_multi_index(tuple(idx), self._sshape())
         uniq, inv = _np.unique(lin, return_inverse=True)
         out = pt.zeros((len(uniq),) + tuple(vals.shape[1:]), dtype=vals.dtype)
@@ -465,6 +482,15 @@ class SparseTensor:
         """int64 positions of the stored entries in the row-major flattening
         of the sparse dims (duplicates of an uncoalesced tensor kept)."""
         pt = _pt()
+        if self.layout is sparse_coo and self._parts[0].shape[0] == 0:
+            # no sparse dims (a 0-d tensor's): every stored entry is the one position
+            return pt.zeros(self._parts[0].shape[1], dtype=pt.int64, device=self.device)
+        if not _ix.on_host(self._parts[0]):
+            if self.layout is sparse_coo:
+                return _ix.ravel(self._parts[0], self._sshape())
+            from ptcore.sparse._ops import _rows_cols
+            rows, cols = _rows_cols(self)
+            return rows * self._shape[1] + cols
         if self.layout is sparse_coo:
             idx = self._parts[0]
             if idx.shape[0] == 1:
@@ -488,6 +514,12 @@ class SparseTensor:
         if self.layout is sparse_coo:
             return self
         pt = _pt()
+        if not _ix.on_host(self._parts[0]):
+            from ptcore.sparse._ops import _rows_cols
+            rows, cols = _rows_cols(self)
+            r = SparseTensor(sparse_coo, (pt.stack([rows, cols]), self._parts[-1]), self._shape,
+                             self.layout is sparse_csr)
+            return r.coalesce() if self.layout is sparse_csc else r
         c = self.to_scipy().tocoo()
         idx = _np.stack([c.row, c.col]).astype(_np.int64)
         vals = pt.from_numpy(_np.ascontiguousarray(c.data))
@@ -497,15 +529,30 @@ class SparseTensor:
 
     to_sparse = to_sparse_coo
 
+    def _to_compressed(self, layout):
+        """This 2-D tensor in ``layout`` by index arithmetic on its device."""
+        S = self.to_sparse_coo()
+        if layout is sparse_csc:
+            S = S.t()
+        S = S.coalesce()
+        idx, vals = S._parts
+        comp = _ix.compress(idx[0], S._shape[0])
+        shape = self._shape
+        return SparseTensor(layout, (comp, idx[1].clone(), vals), shape)
+
     def to_sparse_csr(self):
         if self.layout is sparse_csr:
             return self
+        if not _ix.on_host(self._parts[0]):
+            return self._to_compressed(sparse_csr)
         return from_scipy(self.coalesce().to_scipy().tocsr() if self.layout is sparse_coo
                           else self.to_scipy().tocsr())
 
     def to_sparse_csc(self):
         if self.layout is sparse_csc:
             return self
+        if not _ix.on_host(self._parts[0]):
+            return self._to_compressed(sparse_csc)
         return from_scipy(self.coalesce().to_scipy().tocsc() if self.layout is sparse_coo
                           else self.to_scipy().tocsc())
 
@@ -645,7 +692,13 @@ def _infer_size(idx, size):
         return tuple(_operator.index(s) for s in size)
     if idx.shape[1] == 0:
         return (0,) * idx.shape[0]
-    return tuple(int(v) + 1 for v in idx.numpy().max(1))
+    return tuple(int(v) + 1 for v in idx.amax(1).tolist())
+
+
+def _target_device(device, *parts):
+    """The device of a new sparse tensor: ``device`` when given, else that of
+    its values (the last part)."""
+    return _pt().device(device) if device is not None else parts[-1].device
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
@@ -659,6 +712,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
             raise RuntimeError(f"indices must be an int64 tensor")
         idx = idx.to(_C.int64)
     vals = _as_tensor(values, dtype)
+    dev = _target_device(device, idx, vals)
+    idx, vals = idx.to(dev), vals.to(dev)
     if idx.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
     if vals.dim() < 1:
@@ -677,12 +732,11 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     if shape[sd:] != dense:
         raise RuntimeError(f"values has incorrect size, expected {list((idx.shape[1],) + shape[sd:])}, "
                            f"got {list(vals.shape)}")
-    a = idx.numpy()
-    if a.size:
-        if a.min() < 0:
+    if idx.numel():
+        # (one small read of per-dim extremes: the indices may be on a device)
+        if int(idx.min()) < 0:
             raise RuntimeError("found negative index")
-        for d in range(sd):
-            m = int(a[d].max())
+        for d, m in enumerate(idx.amax(1).tolist()):
             if m >= shape[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
                                    f"{shape[d]} but found index {m}")
@@ -695,8 +749,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
                         bool(is_coalesced) or idx.shape[1] <= 1)
 
 
-def _compressed(layout, comp, plain, values, size, dtype):
+def _compressed(layout, comp, plain, values, size, dtype, device=None):
     comp, plain, vals = _as_tensor(comp), _as_tensor(plain), _as_tensor(values, dtype)
+    dev = _target_device(device, comp, plain, vals)
+    comp, plain, vals = comp.to(dev), plain.to(dev), vals.to(dev)
     cname, pname = (("crow_indices", "col_indices") if layout is sparse_csr
                     else ("ccol_indices", "row_indices"))
     for t, nm in ((comp, cname), (plain, pname)):
@@ -712,12 +768,12 @@ def _compressed(layout, comp, plain, values, size, dtype):
     if plain.shape[0] != vals.shape[0]:
         raise RuntimeError(f"{pname} and values must have the same number of elements, but got "
                            f"{plain.shape[0]} and {vals.shape[0]}")
-    c = comp.numpy()
+    c = comp.cpu().numpy()          # (n + 1 offsets: read on the host wherever they live)
     if c.size == 0 or c[0] != 0 or c[-1] != plain.shape[0] or (_np.diff(c) < 0).any():
         raise RuntimeError(f"{cname} must start at 0, end at nnz and be non-decreasing")
-    p = plain.numpy()
+    p_min, p_max = (int(plain.min()), int(plain.max())) if plain.numel() else (0, -1)
     if size is None:
-        n_other = int(p.max()) + 1 if p.size else 0
+        n_other = p_max + 1
         size = (len(c) - 1, n_other) if layout is sparse_csr else (n_other, len(c) - 1)
     size = tuple(_operator.index(s) for s in size)
     if len(size) != 2:
@@ -726,7 +782,7 @@ def _compressed(layout, comp, plain, values, size, dtype):
     if len(c) != n_comp + 1:
         raise RuntimeError(f"{cname}.shape[-1] must be equal to size[{0 if layout is sparse_csr else 1}] + 1 "
                            f"(={n_comp + 1}), but got: {len(c)}")
-    if p.size and (p.min() < 0 or p.max() >= n_plain):
+    if plain.numel() and (p_min < 0 or p_max >= n_plain):
         raise RuntimeError(f"{pname} must be in [0, {n_plain})")
     vals = _values_alias(vals, "SparseCompressedTensorBackward0")
     return SparseTensor(layout, (comp, plain, vals), size)
@@ -736,14 +792,14 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                       requires_grad=False, check_invariants=None):
     """A CSR sparse matrix (``torch.sparse_csr_tensor``); the index tensors
     are int32 or int64, shared, not copied."""
-    r = _compressed(sparse_csr, crow_indices, col_indices, values, size, dtype)
+    r = _compressed(sparse_csr, crow_indices, col_indices, values, size, dtype, device)
     return r._with_values(r._parts[-1].detach().requires_grad_()) if requires_grad else r
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
                       requires_grad=False, check_invariants=None):
     """A CSC sparse matrix (``torch.sparse_csc_tensor``)."""
-    r = _compressed(sparse_csc, ccol_indices, row_indices, values, size, dtype)
+    r = _compressed(sparse_csc, ccol_indices, row_indices, values, size, dtype, device)
     return r._with_values(r._parts[-1].detach().requires_grad_()) if requires_grad else r
 
 
@@ -871,6 +927,21 @@ def to_sparse(dense, layout=None, sparse_dim=None):
 def _to_sparse_structure(dense, layout, sparse_dim):
     pt = _pt()
     layout = sparse_coo if layout is None else layout
+    if not _ix.on_host(dense):
+        d = dense.detach()
+        if sparse_dim is not None and layout is sparse_coo and sparse_dim != d.dim():
+            sparse_dim = _operator.index(sparse_dim)
+            if not 0 < sparse_dim <= d.dim():
+                raise RuntimeError(f"sparse_dim argument must be in [1, {d.dim()}] range, but "
+                                   f"{sparse_dim} is given")
+        elif layout is not sparse_coo and d.dim() != 2:
+            raise RuntimeError(f"to_sparse_{layout.name[7:]}: expected a 2-D tensor, got "
+                               f"{d.dim()}-D")
+        else:
+            sparse_dim = None
+        idx, vals = _ix.nonzero_coo(d, sparse_dim)
+        r = SparseTensor(sparse_coo, (idx, vals), tuple(d.shape), True)
+        return r if layout is sparse_coo else r._to_compressed(layout)
     a = dense.detach().numpy()
     if sparse_dim is not None and layout is sparse_coo and sparse_dim != a.ndim:
         sparse_dim = _operator.index(sparse_dim)
@@ -882,8 +953,12 @@ def _to_sparse_structure(dense, layout, sparse_dim):
         vals = _np.ascontiguousarray(a[nz])
         return SparseTensor(sparse_coo, (pt.from_numpy(idx), pt.from_numpy(vals)), a.shape, True)
     if layout is sparse_coo:
+        if a.ndim == 0:     # torch: no sparse dims, the value stored once if nonzero
+            keep = int(a != 0)
+            return SparseTensor(sparse_coo, (pt.zeros((0, keep), dtype=pt.int64),
+                                             pt.from_numpy(a.reshape(1)[:keep].copy())), (), True)
         nz = _np.nonzero(a)
-        idx = _np.stack(nz).astype(_np.int64) if a.ndim else _np.zeros((0, 1), _np.int64)
+        idx = _np.stack(nz).astype(_np.int64)
         vals = _np.ascontiguousarray(a[nz])
         return SparseTensor(sparse_coo, (pt.from_numpy(idx.reshape(a.ndim, -1)),
                                          pt.from_numpy(vals)), a.shape, True)
