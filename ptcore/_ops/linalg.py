@@ -215,6 +215,21 @@ def _finish(result, out, fn="matmul"):
     return copy_out(out, result)
 
 
+def _finish_castable(result, out, fn):
+    """:func:`_finish` for ops torch writes into ``out`` through a copy (composites:
+    outer, kron, pinv ...): ``out`` may have any dtype ``result`` safely casts to."""
+    if out is None:
+        return result
+    if not isinstance(out, _TensorBase):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    from ptcore._dtype_utils import can_cast
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{fn}: Expected result to be safely castable from "
+                           f"{result.dtype._legacy} dtype, but got result with dtype "
+                           f"{out.dtype._legacy}")
+    return copy_out(out, result)
+
+
 def _scalar_ok(value, dt, name):
     """PyTorch's check: integral tensors take no floating alpha/beta."""
     if not (dt.is_floating_point or dt.is_complex):
@@ -780,7 +795,7 @@ def outer(input, vec2, *, out=None):
     from ptcore._dtype_utils import _result_type
     dt = _result_type(input, vec2)
     r = _rank1(input._to_dtype(dt), vec2._to_dtype(dt))
-    return _finish(r, out, "outer")
+    return _finish_castable(r, out, "outer")
 
 
 ger = outer
@@ -815,14 +830,15 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
         x = input.expand(*shape)
         o = out if isinstance(out, _TensorBase) and out.dtype is dt \
             and tuple(out.shape) == shape else None
-        return _finish(_addr_elementwise(x, vec1, vec2, beta, alpha, dt, o), out, "addr")
+        return _finish_castable(_addr_elementwise(x, vec1, vec2, beta, alpha, dt, o), out,
+                                "addr")
     c = None
     if not _is_zero(beta):
         c = input._to_dtype(dt).expand(*shape).clone(memory_format=_C.contiguous_format)
     else:
         input.expand(*shape)
     r = _rank1(vec1._to_dtype(dt), vec2._to_dtype(dt), c, alpha, beta)
-    return _finish(r, out, "addr")
+    return _finish_castable(r, out, "addr")
 
 
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
@@ -1435,7 +1451,7 @@ def kron(input, other, *, out=None):
     for i in range(n):
         perm += [i, n + i]
     r = prod.reshape(*ash, *bsh).permute(*perm).reshape(*[x * y for x, y in zip(ash, bsh)])
-    return _finish(r.contiguous(), out, "kron")
+    return _finish_castable(r.contiguous(), out, "kron")
 
 
 def _chain_order(shapes):
@@ -1623,7 +1639,7 @@ def cholesky(input, upper=False, *, out=None):
     if isinstance(input, _TensorBase) and not (input.dtype.is_floating_point
                                                or input.dtype.is_complex):
         raise _not_impl("cholesky_cpu", input.dtype)    # torch's kernel dispatch, first
-    return linalg.cholesky(input, upper=upper, out=out)
+    return _finish_castable(linalg.cholesky(input, upper=upper), out, "cholesky")
 
 
 def svd(input, some=True, compute_uv=True, *, out=None):

@@ -10,6 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
+from ptcore._ops.linalg import _finish, _finish_castable
 
 __all__ = [
     "cross", "matrix_exp", "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve",
@@ -36,7 +37,7 @@ def cross(input, other, dim=None, *, out=None):
                 break
         else:
             raise RuntimeError("no dimension of size 3 in input")
-    return _write_out(ptcore.linalg.cross(input, other, dim=dim), out)
+    return _finish(ptcore.linalg.cross(input, other, dim=dim), out, "cross")
 
 
 _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
@@ -135,10 +136,11 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         # general solves: torch's backward gives all of L a gradient (solve_triangular's
         # only the triangle); solve_ex does not raise on a singular factor
         y = ptcore.linalg.solve_ex(L, B)[0]
-        return _write_out(ptcore.linalg.solve_ex(L.mH, y)[0], out)
+        return _finish_castable(ptcore.linalg.solve_ex(L.mH, y)[0], out, "cholesky_solve")
     # triangular solves: a zero on L's diagonal gives infs/nans as torch's potrs, no error
     y = ptcore.linalg.solve_triangular(L, B, upper=False)
-    return _write_out(ptcore.linalg.solve_triangular(L.mH, y, upper=True), out)
+    return _finish_castable(ptcore.linalg.solve_triangular(L.mH, y, upper=True), out,
+                            "cholesky_solve")
 
 
 def _factor_triangle(L, upper):
@@ -158,7 +160,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
             f"\"cholesky_inverse_out_cpu\" not implemented for '{_tname(L.dtype)}'")
     Li = ptcore.linalg.inv(_factor_triangle(L, upper))
     r = Li @ Li.mH if upper else Li.mH @ Li
-    return _write_out(r, out)
+    return _finish_castable(r, out, "cholesky_inverse")
 
 
 LUWithInfo = _named("_lu_with_info", ["LU", "pivots", "info"], out_twin=False)
@@ -288,7 +290,7 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
     b, L = _broadcast_mats(b, L)
     b, U = _broadcast_mats(b, U)
     y = ptcore.linalg.solve(L, P.mT @ b)
-    return _write_out(ptcore.linalg.solve(U, y), out)
+    return _finish(ptcore.linalg.solve(U, y), out, "lu_solve")
 
 
 def frobenius_norm(input, dim, keepdim=False, *, out=None):

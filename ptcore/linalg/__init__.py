@@ -56,7 +56,11 @@ def vecdot(x, y, *, dim=-1, out=None):
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
                            f"x of type {x.dtype._legacy} and y of type {y.dtype._legacy} instead")
     r = ptcore.sum(x.conj() * y, dim)
-    return r if out is None else out.copy_(r)
+    if out is not None and out.dtype is not r.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected out of dtype{r.dtype._legacy} but found "
+                           f"{out.dtype._legacy}")
+    from ptcore.linalg._factor import _out
+    return _out(r, out, "linalg_vecdot")
 
 
 __all__ += ["diagonal", "vecdot"]

@@ -307,7 +307,7 @@ def cond(A, p=None, *, out=None):
     rdt = dt.to_real() if dt.is_complex else dt
     batch = tuple(A.shape[:-2])
     if A.numel() == 0:
-        return _out(ptcore.zeros(batch, dtype=rdt, device=A.device), out, "linalg_cond")
+        return _out(ptcore.zeros(batch, dtype=rdt, device=A.device), out, "linalg_cond", castable=True)
     svd_p = p is None or p == "nuc" or (not is_str and p in (2, -2))
     if svd_p:
         if not (dt.is_floating_point or dt.is_complex):
@@ -317,11 +317,11 @@ def cond(A, p=None, *, out=None):
             raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for '{dt._legacy}'")
         s = ptcore.linalg.svdvals(A)
         if p == "nuc":
-            return _out(s.sum(-1) * (1 / s).sum(-1), out, "linalg_cond")
+            return _out(s.sum(-1) * (1 / s).sum(-1), out, "linalg_cond", castable=True)
         smax = s.narrow(-1, 0, 1).squeeze(-1)
         smin = s.narrow(-1, s.shape[-1] - 1, 1).squeeze(-1)
         r = smin / smax if (p is not None and p == -2) else smax / smin
-        return _out(r, out, "linalg_cond")
+        return _out(r, out, "linalg_cond", castable=True)
     if A.shape[-1] != A.shape[-2]:
         ps = str(int(p)) if abs(p) == 1 else ("inf" if p > 0 else "-inf")
         raise RuntimeError(f"linalg.cond(ord={ps}): A must be batches of square matrices, but "
@@ -336,7 +336,7 @@ def cond(A, p=None, *, out=None):
     bad = info > 0
     if bool(bad.any()):
         r = ptcore.where(bad, ptcore.full((), _math.inf, dtype=rdt), r)
-    return _out(r, out, "linalg_cond")
+    return _out(r, out, "linalg_cond", castable=True)
 
 
 # ---------------------------------------------------------------------------
@@ -404,7 +404,7 @@ def householder_product(A, tau, *, out=None):
                            f"{A.dtype._legacy}")
     _lapack_dtype(A.dtype, "orgqr_cpu")
     return _out(_loop_unless_recording("orgqr", _orgqr, A, tau)(A, tau), out,
-                "linalg_householder_product")
+                "linalg_householder_product", castable=True)
 
 
 def _records(*ts):
@@ -581,7 +581,7 @@ def tensorinv(A, ind=2, *, out=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {pt} != {ph}")
     r = ptcore.linalg.inv(A.reshape(ph, pt)).reshape(*tail, *head)
-    return _out(r, out, "linalg_tensorinv")
+    return _out(r, out, "linalg_tensorinv", castable=True)
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
@@ -602,7 +602,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
                            f"== prod(self.shape[:other.ndim]), but got {pr} != {po}")
     X = ptcore.linalg.solve(A.reshape(po, pr), B.flatten())
-    return _out(X.reshape(res_shape), out, "linalg_tensorsolve")
+    return _out(X.reshape(res_shape), out, "linalg_tensorsolve", castable=True)
 
 
 def vander(x, *, N=None):

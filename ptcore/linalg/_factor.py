@@ -164,10 +164,14 @@ def _eye(n, dt, dev=None):
     return e
 
 
-def _out(result, out, fn):
+def _out(result, out, fn, castable=False):
+    """``result``, or written into ``out``: of ``result``'s dtype, or (``castable``: torch's
+    composites, which copy into ``out``) any dtype it safely casts to."""
     if out is None:
         return result
-    from ptcore._ops.linalg import _finish
+    from ptcore._ops.linalg import _finish, _finish_castable
+    if castable:
+        _finish = _finish_castable
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{fn}(): out must be a tuple of {len(result)} tensors")
@@ -747,13 +751,13 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
         tol = _tolerances(A, atol, rtol, "linalg.pinv", _smax(absw, True))
         winv = W.reciprocal().where(absw > tol, 0.0)      # (as PyTorch)
         r = (V * winv.unsqueeze(-2)) @ V.mH
-        return _out(r, out, "pinv")
+        return _out(r, out, "pinv", castable=True)
     _check_A(A, "linalg.pinv", square=False)
     U, S, Vh = svd(A, full_matrices=False)
     tol = _tolerances(A, atol, rtol, "linalg.pinv", _smax(S, False))
     sinv = S.reciprocal().where(S > tol, 0.0)             # (as PyTorch)
     r = (Vh.mH * sinv.unsqueeze(-2)) @ U.mH
-    return _out(r, out, "pinv")
+    return _out(r, out, "pinv", castable=True)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):

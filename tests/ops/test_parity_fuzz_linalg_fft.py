@@ -231,3 +231,48 @@ def test_einsum_outer_product_keeps_negative_zero():
 def test_einsum_contraction_of_mixed_dtypes_raises_as_torch(dts):
     a, b = torch.ones(2, 3, dtype=dts[0]), torch.ones(3, 4, dtype=dts[1])
     _exc(lambda: torch.einsum("ij,jk->ik", a, b), lambda: ptcore.einsum("ij,jk->ik", _p(a), _p(b)))
+
+
+# ---------------------------------------------------------------------------
+# out= dtypes: composites copy into out (any dtype the result safely casts to);
+# the others want the result's dtype exactly
+# ---------------------------------------------------------------------------
+def _out_cases():
+    A = _rand(3, 3, seed=20)
+    H = A @ A.mT + 3 * torch.eye(3, dtype=torch.float64)
+    L = torch.linalg.cholesky(H)
+    LU, piv = torch.linalg.lu_factor(A)
+    v = _rand(3, seed=21)
+    return [
+        ("linalg.pinv", (A,)), ("linalg.householder_product", (A, v)), ("linalg.tensorinv", (A, 1)),
+        ("linalg.tensorsolve", (A, v)), ("linalg.cond", (A,)), ("outer", (v, v)), ("ger", (v, v)),
+        ("addr", (A, v, v)), ("kron", (A, A)), ("cholesky", (H,)), ("cholesky_solve", (A, L)),
+        ("cholesky_inverse", (L,)), ("lu_solve", (A, LU, piv)), ("cross", (A, A)),
+        ("linalg.vecdot", (A, A)),
+    ]
+
+
+def _get(mod, name):
+    for part in name.split("."):
+        mod = getattr(mod, part)
+    return mod
+
+
+@pytest.mark.parametrize("case", range(len(_out_cases())))
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.int64])
+def test_out_dtype_rules_match_torch(case, out_dtype):
+    name, args = _out_cases()[case]
+    o_t = torch.empty(0, dtype=out_dtype)
+    o_p = ptcore.empty(0, dtype=getattr(ptcore, str(out_dtype).split(".")[1]))
+    pargs = [_p(a) if isinstance(a, torch.Tensor) else a for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            rt = _get(torch, name)(*args, out=o_t)
+        except RuntimeError:
+            _exc(lambda: _get(torch, name)(*args, out=torch.empty(0, dtype=out_dtype)),
+                 lambda: _get(ptcore, name)(*pargs, out=o_p))
+            return
+        rp = _get(ptcore, name)(*pargs, out=o_p)
+    assert rp is o_p
+    _close(o_p, rt, rtol=1e-5, atol=1e-5)
