@@ -8,7 +8,7 @@ import operator
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _write_out
+from ptcore._ops._composite_common import _check_tensor, _tname, _wrap_dim, _write_out
 
 __all__ = [
     "diff", "trapezoid", "trapz", "cumulative_trapezoid", "gradient",
@@ -56,6 +56,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
         a = x.narrow(d, 1, L - 1)
         b = x.narrow(d, 0, L - 1)
         x = ptcore.logical_xor(a, b) if is_bool else ptcore.sub(a, b)
+    if out is not None and not ptcore.can_cast(x.dtype, out.dtype):
+        raise RuntimeError(f"result type {_tname(x.dtype)} can't be cast to the desired output "
+                           f"type {_tname(out.dtype)}")
     return _write_out(x, out)
 
 

@@ -25,7 +25,7 @@ import operator as _operator
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED
+from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED, can_cast as _can_cast
 from ptcore._scalar_args import number_arg
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
@@ -250,6 +250,15 @@ def _named_out(cls, out, results, fname):
     return as_out(cls(*(_write_out(o, r, fname) for o, r in zip(out, results))))
 
 
+def _check_out_pair(out, fname):
+    """torch's argument parser: the out= of a (values, indices) op is a
+    tuple of two tensors."""
+    if out is not None and not (isinstance(out, (tuple, list)) and len(out) == 2
+                                and _b.all(isinstance(o, _TensorBase) for o in out)):
+        raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+
+
 def _check_out_dtype(out, dt, fname):
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not dt:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp(dt)}, but got "
@@ -417,6 +426,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     rdt = _sum_like_dtype(x, dtype, out)
     if rdt.is_complex and x.numel() and not _is_int_like(x.dtype):
         raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(rdt)}\'')
+    if dtype is None and x.dtype.is_floating_point and not rdt.is_floating_point and x.numel():
+        # an integer out=: torch's NaN-skipping loop has no integer version
+        raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(rdt)}\'')
     x = _cast_for_bool(x, rdt)
     acc = _acc_of(rdt)
     kname = "nansum" if acc.is_floating_point else "sum"
@@ -467,6 +479,14 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if r is not None:
             return r
     x = _tensor_arg(input, "mean")
+    if dtype is None and isinstance(out, _TensorBase) and x.dtype.is_complex \
+            and out.dtype.is_floating_point:
+        # torch sums into the real out=: the imaginary parts are dropped first
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=2)
+        from ptcore._ops import pointwise as E
+        x = E.real(x)
     rdt = _mean_dtype(x, dtype, out, "mean")
     dims = _dims(dim, x.ndim, "mean")
     r, _ = _reduce("mean", x, dims, keepdim, _acc_of(rdt), rdt)
@@ -477,6 +497,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of the non-NaN elements (NaN where all are NaN)."""
     x = _tensor_arg(input, "nanmean")
+    if dtype is None and isinstance(out, _TensorBase) and x.dtype.is_floating_point and not (
+            out.dtype.is_floating_point or out.dtype.is_complex) and x.numel():
+        raise NotImplementedError(f'"nansum_cpu" not implemented for \'{_lg(out.dtype)}\'')
     rdt = _mean_dtype(x, dtype, out, "nanmean")
     dims = _dims(dim, x.ndim, "nanmean")
     acc = _acc_of(rdt)
@@ -541,21 +564,24 @@ def _max_min(name, input, dim, keepdim, out, other_kw):
         return fn(input, other) if out is None else fn(input, other, out=out)
     x = _tensor_arg(input, fname)
     if dim is None:
-        if out is not None:
-            raise TypeError(f"{fname}() received an invalid combination of arguments: out= needs dim")
+        if out is not None and not isinstance(out, _TensorBase):
+            raise TypeError(f"{fname}() received an invalid combination of arguments: out= of the "
+                            f"reduction of all elements must be a Tensor")
+        if out is not None and not _can_cast(x.dtype, out.dtype):
+            raise RuntimeError(f"Expected canCast(self.dtype(), out.dtype()) to be true, but got "
+                               f"false ({_lg(x.dtype)} to {_lg(out.dtype)})")
         _check_nonempty(x, (), fname, True)
         _no_complex(x, f"{name}_all")
         dims = tuple(range(x.ndim))
         r, _ = _reduce("amax" if name == "max" else "amin", x, dims, False, _ext_acc(x.dtype), x.dtype)
-        return r
+        return r if out is None else _write_out(out, r, fname)   # (torch's max.unary_out)
+    _check_out_pair(out, fname)
     d = _one_dim(dim, x.ndim, fname)
     dims = (d,) if x.ndim else ()
     _check_nonempty(x, dims, fname, False)
     if x.dtype.is_complex:
         raise RuntimeError(f"{fname}(): does not support complex input")
     if out is not None:
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors")
         _check_out_dtype(out[0], x.dtype, fname)
         _check_out_dtype(out[1], _C.int64, fname)
     v, i = _reduce("max.dim" if name == "max" else "min.dim", x, dims, keepdim, _ext_acc(x.dtype),
@@ -604,12 +630,12 @@ def _amax_amin(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
     full = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     dims = _dims(dim, x.ndim, name)
-    _check_nonempty(x, dims, name, full)
-    if x.numel():                        # an empty result runs no kernel
-        _no_complex(x, "max_values_cpu" if name == "amax" else "min_values_cpu")
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not x.dtype:
         raise RuntimeError(f"Expected the dtype for input and out to match, but got {_lg(x.dtype)} "
                            f"for input's dtype and {_lg(out.dtype)} for out's dtype.")
+    _check_nonempty(x, dims, name, full)
+    if x.numel():                        # an empty result runs no kernel
+        _no_complex(x, "max_values_cpu" if name == "amax" else "min_values_cpu")
     r, _ = _reduce(name, x, dims, keepdim, _ext_acc(x.dtype), x.dtype)
     return r if out is None else _write_out(out, r, name)
 
@@ -629,6 +655,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` over ``dim`` (all elements when None) in one pass."""
     x = _tensor_arg(input, "aminmax")
+    _check_out_pair(out, "aminmax")
     if dim is None:
         dims = tuple(range(x.ndim))
         if x.numel() == 0:
@@ -788,19 +815,19 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 @_np_aliases
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """``(var, mean)`` over ``dim`` in one call."""
-    v, m = _var_impl("var_mean", input, dim, unbiased, keepdim, correction, None, False, True)
-    if out is not None:
-        return (_write_out(out[0], v, "var_mean"), _write_out(out[1], m, "var_mean"))
-    return v, m
+    if out is not None:                  # (torch's var_mean has no out= variant)
+        raise TypeError("var_mean() received an invalid combination of arguments - got an "
+                        "unexpected keyword argument 'out'")
+    return _var_impl("var_mean", input, dim, unbiased, keepdim, correction, None, False, True)
 
 
 @_np_aliases
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """``(std, mean)`` over ``dim`` in one call."""
-    v, m = _var_impl("std_mean", input, dim, unbiased, keepdim, correction, None, True, True)
-    if out is not None:
-        return (_write_out(out[0], v, "std_mean"), _write_out(out[1], m, "std_mean"))
-    return v, m
+    if out is not None:                  # (torch's std_mean has no out= variant)
+        raise TypeError("std_mean() received an invalid combination of arguments - got an "
+                        "unexpected keyword argument 'out'")
+    return _var_impl("std_mean", input, dim, unbiased, keepdim, correction, None, True, True)
 
 
 _export(var)
@@ -965,8 +992,11 @@ def _all_any(name, input, dim, keepdim, out):
     dims = _dims(dim, x.ndim, name, empty_is_all=False)   # all/any: dim=() reduces nothing
     rdt = _C.uint8 if x.dtype is _C.uint8 else _C.bool_
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not rdt:
-        if rdt is _C.bool_ or out.dtype is not _C.bool_:
+        if out.dtype is not _C.bool_ and out.dtype is not _C.uint8:
             raise RuntimeError(f"{name} only supports bool tensor for result, got: {_lg(out.dtype)}")
+        rdt = out.dtype                  # torch: either of the two for any input
+        if rdt is _C.uint8:
+            x = x._to_dtype(_C.uint8)    # (torch converts the input to the uint8 result first)
     r, _ = _reduce(name, x, dims, keepdim, _C.bool_, rdt)
     return r if out is None else _write_out(out, r, name)
 
@@ -1032,16 +1062,20 @@ def _cum_sumprod(name, input, dim, dtype, out):
     d = _one_dim(dim, x.ndim, name)
     if dtype is not None:
         rdt = _C._as_dtype(dtype)
-        if rdt is _C.bool_ and x.numel():
-            raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
-        x = x._to_dtype(rdt) if rdt is not x.dtype else x
     elif out is not None and isinstance(out, _TensorBase):
         rdt = out.dtype
     else:
         rdt = _C.int64 if _is_int_like(x.dtype) else x.dtype
+    if rdt is _C.bool_ and x.numel() and x.ndim:     # (torch copies a 0-d input)
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    if dtype is not None and rdt is not x.dtype:
+        x = x._to_dtype(rdt)
     if out is not None:
         _check_out_dtype(out, rdt, name)
-    r, _ = _run_lines(name, x, d, _scan_acc(rdt), rdt)
+    if x.ndim == 0:             # the one element, converted straight to the result dtype
+        r = x._to_dtype(rdt) if x.dtype is not rdt else x.clone()
+    else:
+        r, _ = _run_lines(name, x, d, _scan_acc(rdt), rdt)
     return r if out is None else _write_out(out, r, name)
 
 
@@ -1086,6 +1120,7 @@ def cumprod_(self, dim, *, dtype=None):
 
 def _cum_ext(name, input, dim, out):
     x = _tensor_arg(input, name)
+    _check_out_pair(out, name)
     if x.numel() == 0 and x.ndim and out is None:
         # torch returns an empty input's empty results before checking the dim
         cls = _cummax_t if name == "cummax" else _cummin_t
@@ -1126,11 +1161,11 @@ def logcumsumexp(input, dim, *, out=None):
             _check_out_dtype(out, x.dtype, "logcumsumexp")
             return _write_out(out, r, "logcumsumexp")
         return r
+    if out is not None:
+        _check_out_dtype(out, x.dtype, "logcumsumexp")
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_lg(x.dtype)}\'')
     acc = _C.float64 if x.dtype is _C.float64 else _C.float32
-    if out is not None:
-        _check_out_dtype(out, x.dtype, "logcumsumexp")
     r, _ = _run_lines("logcumsumexp", x, d, acc, x.dtype)
     return r if out is None else _write_out(out, r, "logcumsumexp")
 
@@ -1273,6 +1308,8 @@ def _median_all_cpu(x, ignore_nan):
 
 def _median_impl(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
+    if dim is not None:
+        _check_out_pair(out, name)
     if dim is None:
         if out is not None:
             raise TypeError(f"{name}() received an invalid combination of arguments: the "
@@ -1324,6 +1361,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     last of its occurrences in the order of torch's (unstable) sort, which is
     its last occurrence along ``dim`` for rows of at most 16 elements."""
     x = _tensor_arg(input, "mode")
+    _check_out_pair(out, "mode")
     d = _one_dim(dim, x.ndim, "mode")
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")

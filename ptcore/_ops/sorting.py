@@ -695,6 +695,12 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     bins = _int_arg(bins, "histc", "bins")
     lo = _real_arg(min, "histc", "min")
     hi = _real_arg(max, "histc", "max")
+    if out is not None:                          # (torch checks out= first)
+        _check_out_tensor(out, "histc")
+        if out.dtype is not x.dtype:
+            raise RuntimeError(
+                "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+                f"input {_cpp_name(x.dtype)} and hist {_cpp_name(out.dtype)}")
     if x.dtype is _C.bool_:
         raise _not_impl("linspace_cpu", x.dtype)
     if lo == hi and x.numel() > 0:
@@ -712,12 +718,6 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         raise RuntimeError("torch.histc: max must be larger than min")
     if not x.dtype.is_floating_point:
         raise _not_impl("histogram_cpu", x.dtype)
-    if out is not None:
-        _check_out_tensor(out, "histc")
-        if out.dtype is not x.dtype:
-            raise RuntimeError(
-                "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
-                f"input {_cpp_name(x.dtype)} and hist {_cpp_name(out.dtype)}")
     hist = _empty((bins,), x.dtype, x.device)
     _cpu_kernel("histc", x.device, _histc_cpu)(_flat(x), hist, lo, hi)
     if out is not None:

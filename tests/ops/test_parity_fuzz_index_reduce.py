@@ -139,3 +139,84 @@ def test_take_along_dim_backward_with_broadcast_and_wrapped_indices(xshape, idx,
     yp.backward(_p(gy))
     _same(xt.grad, xp.grad)
     assert yp.grad_fn.name() == yt.grad_fn.name()
+
+
+def _out_call(mk, op, x, out_dt, **kw):
+    out = mk.zeros(0, dtype=getattr(mk, out_dt))
+    r = getattr(mk, op)(x, **kw, out=out)
+    assert r is out
+    return out
+
+
+def _x(mk, dt):
+    return mk.tensor([[1.5, 2, 0], [3, 0.5, 2]]).to(getattr(mk, dt))
+
+
+@pytest.mark.parametrize("op,in_dt,out_dt", [
+    ("all", "float32", "uint8"), ("any", "float64", "uint8"), ("all", "bool", "uint8"),
+    ("any", "int32", "bool"), ("mean", "complex64", "float64"), ("cumsum", "float32", "int64")])
+def test_reduction_out_dtypes_torch_accepts(op, in_dt, out_dt):
+    kw = {"dim": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = _out_call(torch, op, _x(torch, in_dt), out_dt, **kw)
+        p = _out_call(ptcore, op, _x(ptcore, in_dt), out_dt, **kw)
+    _same(t, p)
+
+
+@pytest.mark.parametrize("op,in_dt,out_dt", [
+    ("nansum", "float32", "int64"), ("nanmean", "float64", "int32"), ("cumsum", "int32", "bool"),
+    ("cumprod", "float32", "bool"), ("diff", "float32", "int64"), ("diff", "int64", "bool"),
+    ("amax", "complex64", "float32"), ("logcumsumexp", "int32", "float32"),
+    ("histc", "int64", "float32")])
+def test_reduction_out_dtypes_torch_refuses(op, in_dt, out_dt):
+    kw = {} if op == "histc" else {"dim": 1}
+    if op in ("amax", "logcumsumexp", "histc"):
+        def x(mk):
+            return mk.tensor([[1, 2], [3, 4]]).to(getattr(mk, in_dt))
+    else:
+        def x(mk):
+            return _x(mk, in_dt)
+    _raises_same(lambda: _out_call(torch, op, x(torch), out_dt, **kw),
+                 lambda: _out_call(ptcore, op, x(ptcore), out_dt, **kw))
+
+
+def test_cumsum_of_0d_into_bool_converts_the_element():
+    for dt in ("float32", "int8"):
+        t = torch.tensor(0.5).to(getattr(torch, dt))
+        p = ptcore.tensor(0.5).to(getattr(ptcore, dt))
+        _same(torch.cumsum(t, 0, dtype=torch.bool), ptcore.cumsum(p, 0, dtype=ptcore.bool))
+        _same(_out_call(torch, "cumsum", t, "bool", dim=0), _out_call(ptcore, "cumsum", p, "bool", dim=0))
+
+
+@pytest.mark.parametrize("name,args,kw", [("max", (1,), {}), ("min", (1,), {}), ("median", (1,), {}),
+                                          ("nanmedian", (1,), {}), ("mode", (1,), {}),
+                                          ("cummax", (1,), {}), ("cummin", (1,), {}),
+                                          ("aminmax", (), {"dim": 1}), ("kthvalue", (1, 1), {}),
+                                          ("topk", (1,), {})])
+def test_values_indices_ops_want_a_tuple_out(name, args, kw):
+    _raises_same(lambda: getattr(torch, name)(torch.ones(2, 2), *args, **kw, out=torch.zeros(0)),
+                 lambda: getattr(ptcore, name)(ptcore.ones(2, 2), *args, **kw, out=ptcore.zeros(0)))
+    t = getattr(torch, name)(torch.ones(2, 2), *args, **kw,
+                             out=(torch.zeros(0), torch.zeros(0, dtype=torch.int64)) if name != "aminmax"
+                             else (torch.zeros(0), torch.zeros(0)))
+    p = getattr(ptcore, name)(ptcore.ones(2, 2), *args, **kw,
+                              out=(ptcore.zeros(0), ptcore.zeros(0, dtype=ptcore.int64)) if name != "aminmax"
+                              else (ptcore.zeros(0), ptcore.zeros(0)))
+    _same(t[0], p[0])
+
+
+def test_max_min_of_all_elements_take_a_tensor_out():
+    for name in ("max", "min"):
+        o = ptcore.zeros(0, dtype=ptcore.float64)
+        r = getattr(ptcore, name)(ptcore.tensor([[1., 5.]]), out=o)
+        assert r is o
+        _same(getattr(torch, name)(torch.tensor([[1., 5.]]), out=torch.zeros(0, dtype=torch.float64)), o)
+        _raises_same(lambda: getattr(torch, name)(torch.ones(2), out=torch.zeros(0, dtype=torch.int64)),
+                     lambda: getattr(ptcore, name)(ptcore.ones(2), out=ptcore.zeros(0, dtype=ptcore.int64)))
+
+
+def test_var_mean_and_std_mean_have_no_out():
+    for name in ("var_mean", "std_mean"):
+        _raises_same(lambda: getattr(torch, name)(torch.ones(3), 0, out=(torch.zeros(0), torch.zeros(0))),
+                     lambda: getattr(ptcore, name)(ptcore.ones(3), 0, out=(ptcore.zeros(0), ptcore.zeros(0))))
