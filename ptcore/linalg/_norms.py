@@ -64,8 +64,17 @@ def _result_dtype(x, dtype, fn):
                                    f"{dtype._legacy}")
             raise RuntimeError(f"{fn}: dtype should be real for real inputs, but got "
                                f"{dtype._legacy}")
+        _check_narrowing(dt, dtype, fn)
         return dtype
     return dt
+
+
+def _check_narrowing(dt, dtype, fn):
+    """torch: the input's dtype must promote to ``dtype`` (float64 -> float32 raises)."""
+    from ptcore._dtype_utils import promote_types
+    if promote_types(dt, dtype) is not dtype:
+        raise RuntimeError(f"{fn}: the dtype of the input ({dt._legacy}) should be convertible "
+                           f"without narrowing to the specified dtype ({dtype._legacy})")
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -74,6 +83,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
     reduction kernels of ``ptcore._ops.reduction``."""
     from ptcore._ops import reduction as _reductions
+    if dtype is not None and isinstance(x, _TensorBase) and (x.dtype.is_floating_point
+                                                             or x.dtype.is_complex):
+        d = _C._as_dtype(dtype)
+        if (d.is_floating_point or d.is_complex) and d.is_complex == x.dtype.is_complex:
+            _check_narrowing(x.dtype, d, "linalg.vector_norm")
     return _reductions._vector_norm_raw(x, ord, dim, keepdim, dtype=dtype, out=out)
 
 

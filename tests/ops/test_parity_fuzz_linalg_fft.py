@@ -276,3 +276,31 @@ def test_out_dtype_rules_match_torch(case, out_dtype):
         rp = _get(ptcore, name)(*pargs, out=o_p)
     assert rp is o_p
     _close(o_p, rt, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, d: m.linalg.vector_norm(x, dtype=d),
+    lambda m, x, d: m.linalg.matrix_norm(x, dtype=d),
+    lambda m, x, d: m.linalg.matrix_norm(x, "nuc", dtype=d),
+    lambda m, x, d: m.linalg.norm(x, 2, dtype=d),
+    lambda m, x, d: m.linalg.norm(x, dtype=d),
+    lambda m, x, d: m.linalg.norm(x, 2, -1, dtype=d),
+])
+@pytest.mark.parametrize("src,dst", [(torch.float64, torch.float32), (torch.float32, torch.float16),
+                                     (torch.complex128, torch.complex64)])
+def test_norm_dtype_must_not_narrow(call, src, dst):
+    x = _rand(3, 3, dtype=src, seed=30)
+    pd = getattr(ptcore, str(dst).split(".")[1])
+    _exc(lambda: call(torch, x, dst), lambda: call(ptcore, _p(x), pd))
+    # widening is fine
+    up = {torch.float32: torch.float64, torch.float16: torch.float32,
+          torch.complex64: torch.complex128}[dst]
+    if up is not src:
+        return
+    pu = getattr(ptcore, str(up).split(".")[1])
+    try:
+        rt = call(torch, x.to(dst), up)
+    except RuntimeError:        # svd-based norms of float16 input: both raise
+        _exc(lambda: call(torch, x.to(dst), up), lambda: call(ptcore, _p(x.to(dst)), pu))
+        return
+    _close(call(ptcore, _p(x.to(dst)), pu), rt, rtol=1e-3, atol=1e-3)
