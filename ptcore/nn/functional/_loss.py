@@ -89,6 +89,24 @@ def _sub_promoted(x, t):
     return x - (t.to(x.dtype) if t.dtype is _pt.bool else t)
 
 
+def _reduced_grad(g, enum, n):
+    """The incoming gradient ``g`` of a reduced loss as the gradient of each
+    element's term: divided by the element count ``n`` for 'mean'."""
+    return g / n if enum == 1 else g
+
+
+def _pair_grads(gd, need, x, t):
+    """``(gd, -gd)`` as the gradients of ``x`` and ``t`` of a loss of ``x - t``,
+    each in its tensor's dtype, None where not needed."""
+    gx = gt = None
+    if need[0]:
+        gx = gd if gd.dtype is x.dtype else gd.to(x.dtype)
+    if need[1]:
+        gt = -gd
+        gt = gt if gt.dtype is t.dtype else gt.to(t.dtype)
+    return gx, gt
+
+
 def _weighted_reduce(errors, weight, reduction):
     weighted = errors * weight
     if reduction == "none":
@@ -100,14 +118,17 @@ def _weighted_reduce(errors, weight, reduction):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-def _torch_node(name, compute, *tensors):
+def _torch_node(name, compute, *tensors, grad=None):
     """``compute(*tensors)`` recorded as one autograd node named as torch's (``print(loss)``
     shows ``grad_fn=<MseLossBackward0>``; ``grad_fn.next_functions`` reach the arguments).
 
-    torch's losses are single kernels; ptcore's are composites, so the node's backward
-    differentiates ``compute`` recomputed on the saved arguments (recorded under
-    ``create_graph``, so higher derivatives hold).  ``compute`` must only compute: checks
-    and warnings run once, before.  Without autograd (or under forward AD) it simply runs.
+    torch's losses are single kernels; ptcore's are composites.  With ``grad`` (torch's
+    derivative formula: ``grad(g, needs, *tensors)`` gives the gradient of each tensor
+    whose ``needs`` flag is set, in its dtype) the node's backward computes that; without,
+    it differentiates ``compute`` recomputed on the saved arguments.  Either is recorded
+    under ``create_graph``, so higher derivatives hold.  ``compute`` must only compute:
+    checks and warnings run once, before.  Without autograd (or under forward AD) it
+    simply runs.
     """
     if not (_R._state.enabled and builtins.any(
             isinstance(t, _pt.Tensor) and t._requires_grad for t in tensors)) or _fw_levels():
@@ -118,6 +139,8 @@ def _torch_node(name, compute, *tensors):
 
     def bw(g):
         ts = [sv.unpack() for sv in saved]
+        if grad is not None:
+            return grad(g, [isinstance(t, _pt.Tensor) and t._requires_grad for t in ts], *ts)
         create = _pt.is_grad_enabled()
         need = [i for i, t in enumerate(ts) if isinstance(t, _pt.Tensor) and t._requires_grad]
         with _pt.enable_grad():
@@ -177,7 +200,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     def compute(x, t):
         d = _sub_promoted(x, t)
         return _apply_reduction(d * d, enum)
-    return _torch_node("MseLossBackward0", compute, input, target)
+
+    def grad(g, need, x, t):
+        # torch's mse_loss_backward: 2 (x - t) g (/ n for 'mean')
+        d = _sub_promoted(x, t)
+        return _pair_grads(d * (_reduced_grad(g, enum, d.numel()) * 2), need, x, t)
+    return _torch_node("MseLossBackward0", compute, input, target, grad=grad)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -215,7 +243,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     def compute(x, t):
         z = _sub_promoted(x, t).abs()
         return _apply_reduction(_pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta), enum)
-    return _torch_node("SmoothL1LossBackward0", compute, input, target)
+
+    def grad(g, need, x, t):
+        # torch's smooth_l1_loss_backward: d / beta inside the beta band, sign(d) outside
+        d = _sub_promoted(x, t)
+        slope = _pt.where(d.abs() < beta, d / beta, d.sign())
+        return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
+    return _torch_node("SmoothL1LossBackward0", compute, input, target, grad=grad)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -239,8 +273,15 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         return _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta)).to(x.dtype)
     if weight is None:
         enum = _Reduction.get_enum(reduction)
+
+        def grad(g, need, x, t):
+            # torch's huber_loss_backward: d inside the delta band, delta sign(d) outside
+            d = _sub_promoted(x, t)
+            slope = _pt.where(d.abs() <= delta, d, delta * d.sign())
+            return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
         return _torch_node("HuberLossBackward0",
-                           lambda x, t: _apply_reduction(elementwise(x, t), enum), input, target)
+                           lambda x, t: _apply_reduction(elementwise(x, t), enum), input, target,
+                           grad=grad)
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
     if reduction not in ("none", "sum", "mean"):
@@ -620,8 +661,17 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         loss = _BinaryCrossEntropy.apply(x, t)
         w = w[0] if w else weight
         return _apply_reduction(loss if w is None else loss * w, enum)
+
+    def grad(g, need, x, t):
+        # torch's binary_cross_entropy_backward (the weight a constant)
+        s = _reduced_grad(g, enum, x.numel())
+        if weight is not None:
+            s = s * weight
+        gi = s * (x - t) / _pt.clamp_min((1 - x) * x, _BCE_EPS) if need[0] else None
+        gt = s * (_pt.log1p(-x) - _pt.log(x)) if need[1] else None
+        return gi, gt
     return _torch_node("BinaryCrossEntropyBackward0", compute, input, target,
-                       *((weight,) if w_edge else ()))
+                       *((weight,) if w_edge else ()), grad=None if w_edge else grad)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -667,8 +717,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if w is not None:
             loss = loss.to(dt) * w
         return _apply_reduction(loss.to(dt), enum)
+
+    def grad(g, need, x, t):
+        # torch's derivatives (the weights constants): d/dx = sigmoid(x) (1 + (pw - 1) t)
+        # - pw t, d/dt = -x - (pw - 1) logsigmoid(x); times weight (/ n for 'mean')
+        w, pw = wp
+        s = _reduced_grad(g, enum, x.numel())
+        if w is not None:
+            s = s * w
+        gx = gt = None
+        if need[0]:
+            sig = x.sigmoid()
+            gx = (sig - t) if pw is None else sig * ((pw - 1) * t + 1) - pw * t
+            gx = (gx * s).to(x.dtype)
+        if need[1]:
+            gt = -x if pw is None else -x - (pw - 1) * _logsigmoid(x)
+            gt = (gt * s).to(t.dtype)
+        return gx, gt
     return _torch_node("BinaryCrossEntropyWithLogitsBackward0", compute, input, target,
-                       *(wp[i] for i in grad_w))
+                       *(wp[i] for i in grad_w), grad=None if grad_w else grad)
 
 
 # --------------------------------------------------------------------------
