@@ -647,7 +647,9 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     if not 0 <= diff <= 1:
         raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and "
                            f"(input.dim() - other.dim()) <= 1")
-    vector = diff == 1
+    # torch's linalg_solve_is_vector_rhs: a vector only where B's shape is A's without
+    # its last dim (B (4, 5) for A (1, 5, 3) is a matrix, whose rows do not match)
+    vector = B.dim() == 1 or (diff == 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2:]
     if vector:
@@ -657,7 +659,9 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     else:
         if Bm.shape[-2] != m:
             raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-2)")
-        batch = _broadcast_batch(A.shape[:-2], Bm.shape[:-2])
+        # (torch broadcasts a matrix B of one dim less than A as if it were a batch of
+        # vectors: B.shape[:-1] against A's batch)
+        batch = _broadcast_batch(A.shape[:-2], Bm.shape[:-1] if diff else Bm.shape[:-2])
     nb = _math.prod(batch)
     k = Bm.shape[-1]
     A3 = A.expand(*batch, m, n).reshape(nb, m, n)

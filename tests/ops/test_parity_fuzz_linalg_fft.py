@@ -304,3 +304,20 @@ def test_norm_dtype_must_not_narrow(call, src, dst):
         _exc(lambda: call(torch, x.to(dst), up), lambda: call(ptcore, _p(x.to(dst)), pu))
         return
     _close(call(ptcore, _p(x.to(dst)), pu), rt, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 5, 3), (5, 2)), ((2, 5, 3), (2, 5)), ((1, 5, 3), (4, 5)),
+                                   ((1, 5, 3), (1, 5)), ((2, 5, 3), (1, 5)), ((1, 5, 3), (5, 2)),
+                                   ((2, 1, 5, 3), (3, 5, 2)), ((2, 1, 5, 3), (1, 3, 5, 2))])
+def test_lstsq_vector_rhs_only_where_B_has_A_shape_without_its_last_dim(sa, sb):
+    A, B = _rand(*sa, seed=40), _rand(*sb, seed=41)
+    try:
+        rt = torch.linalg.lstsq(A, B, driver="gelsd")
+    except RuntimeError:
+        _exc(lambda: torch.linalg.lstsq(A, B, driver="gelsd"),
+             lambda: ptcore.linalg.lstsq(_p(A), _p(B), driver="gelsd"))
+        return
+    rp = ptcore.linalg.lstsq(_p(A), _p(B), driver="gelsd")
+    _close(rp.solution, rt.solution, rtol=1e-8, atol=1e-10)
+    _close(rp.rank, rt.rank)
+    _close(rp.singular_values, rt.singular_values, rtol=1e-8, atol=1e-10)
