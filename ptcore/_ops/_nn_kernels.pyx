@@ -380,10 +380,15 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
         orow = o + r * n
         if log:
             sr = <real>_pdot(gr, <const real*>NULL, n)
-            for j in range(n):
-                if real is float:
-                    orow[j] = gr[j] - expf(yr[j]) * sr
-                else:
+            if real is float:
+                # exp(y) of the row by the vector exp (ptc_math.h: 8/16 lanes), then
+                # the subtraction in one vectorisable pass (scalar expf per element
+                # made this 10x the forward's time)
+                ptc_exp_f32(orow, yr, n)
+                for j in range(n):
+                    orow[j] = gr[j] - orow[j] * sr
+            else:
+                for j in range(n):
                     orow[j] = gr[j] - exp(yr[j]) * sr
         else:
             sr = <real>_pdot(gr, yr, n)

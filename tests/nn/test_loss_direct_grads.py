@@ -119,3 +119,55 @@ def test_backward_does_not_recompute_the_forward(monkeypatch):
         calls.clear()
         loss.backward()
         assert calls == []
+
+
+def _nll_case(lib, shape, target, reduction, weight, ignore_index, create_graph):
+    x = lib.tensor(_pair(shape, 20)).requires_grad_()
+    lp = lib.nn.functional.log_softmax(x, 1 if len(shape) > 1 else 0)
+    kw = dict(reduction=reduction, ignore_index=ignore_index)
+    if weight is not None:
+        kw["weight"] = lib.tensor(weight)
+    out = lib.nn.functional.nll_loss(lp, lib.tensor(target), **kw)
+    w = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))
+    (g,) = lib.autograd.grad((out * w).sum(), [x], create_graph=create_graph)
+    res = [out.detach().numpy(), g.detach().numpy()]
+    if create_graph:
+        res.append(lib.autograd.grad((g * g).sum(), [x])[0].numpy())
+    return res
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape,tshape", [((5,), ()), ((4, 5), (4,)), ((3, 5, 2, 2), (3, 2, 2)),
+                                          ((3, 5, 4), (3, 4)), ((2, 5, 2, 1, 2), (2, 2, 1, 2))])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore", ["none", "some", "all"])
+def test_nll_loss_gradients(shape, tshape, reduction, weighted, ignore):
+    r = np.random.RandomState(21)
+    target = r.randint(0, 5, tshape).astype(np.int64)
+    ignore_index = -100
+    if ignore != "none":
+        ignore_index = 3
+        if ignore == "all":
+            target[...] = 3
+        else:
+            target.reshape(-1)[0] = 3
+    weight = np.linspace(0.2, 2.0, 5) if weighted else None
+    ref = _nll_case(torch, shape, target, reduction, weight, ignore_index, True)
+    got = _nll_case(ptcore, shape, target, reduction, weight, ignore_index, True)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def test_nll_loss_node_and_no_recompute(monkeypatch):
+    from ptcore.nn.functional import _loss
+    F = ptcore.nn.functional
+    x = ptcore.randn(4, 5, dtype=ptcore.float64, requires_grad=True)
+    lp = F.log_softmax(x, 1)
+    loss = F.nll_loss(lp, ptcore.tensor([0, 1, 4, 2]))
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    assert F.nll_loss(F.log_softmax(ptcore.randn(2, 5, 3, 3, requires_grad=True), 1),
+                      ptcore.zeros(2, 3, 3, dtype=ptcore.int64)).grad_fn.name() == "NllLoss2DBackward0"
+    calls = []
+    monkeypatch.setattr(_loss, "_nll_nd", lambda *a: calls.append(1))
+    loss.backward()
+    assert calls == [] and x.grad is not None

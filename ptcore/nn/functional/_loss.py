@@ -341,12 +341,15 @@ def _nll_checks(input, target, weight):
     return C
 
 
-def _nll_nd(input, target, weight, enum, ignore_index):
-    """``nll_loss`` on log-probabilities ``input`` (C), (N, C) or (N, C, d1, ...)."""
+def _nll_prepare(input, target, weight, ignore_index):
+    """The checked pieces of ``nll_loss`` on log-probabilities ``input`` (C),
+    (N, C) or (N, C, d1, ...): ``(one_d, target, ignored, w)`` with the target
+    int64 (ignored entries set to class 0), ``ignored`` the mask of ignored
+    entries (None when none is), ``w`` each entry's weight (None when all are
+    1; 0 where ignored)."""
     C = _nll_checks(input, target, weight)
     one_d = input.dim() == 1
     if one_d:
-        input = input.unsqueeze(0)
         target = target.reshape(1)
     if target.dtype != _pt.int64:
         target = target.to(_pt.int64)
@@ -362,24 +365,27 @@ def _nll_nd(input, target, weight, enum, ignore_index):
             if builtins.bool(bad.any()):
                 first = builtins.int(target[bad].reshape(-1)[0].item())
                 raise IndexError(f"Target {first} is out of bounds.")
-    picked = input.gather(1, target.unsqueeze(1)).squeeze(1)
     if weight is None:
-        if ignored is None:
-            loss = -picked
-            if enum == 1:
-                out = loss.mean() if loss.numel() > 0 else loss.sum() / 0.0
-                return out
-            total = None
-        else:
-            w = (~ignored).to(input.dtype)
-            loss = -(picked * w)
-            total = w
+        w = None if ignored is None else (~ignored).to(input.dtype)
     else:
         w = _pt.take(weight, target)
         if ignored is not None:
             w = w.masked_fill(ignored, 0)
+    return one_d, target, ignored, w
+
+
+def _nll_nd(input, enum, prep):
+    """``nll_loss`` of ``input`` given ``_nll_prepare``'s pieces."""
+    one_d, target, ignored, w = prep
+    if one_d:
+        input = input.unsqueeze(0)
+    picked = input.gather(1, target.unsqueeze(1)).squeeze(1)
+    if w is None:
+        loss = -picked
+        if enum == 1:
+            return loss.mean() if loss.numel() > 0 else loss.sum() / 0.0
+    else:
         loss = -(picked * w)
-        total = w
     if ignored is not None:
         # ignored targets give +0 and an exactly-zero gradient (as PyTorch's
         # kernel), even when every target is ignored and the 'mean' denominator is 0
@@ -388,7 +394,24 @@ def _nll_nd(input, target, weight, enum, ignore_index):
         return loss.reshape(()) if one_d else loss
     if enum == 2:
         return loss.sum()
-    return loss.sum() / total.sum()
+    return loss.sum() / w.sum()
+
+
+def _nll_grad(g, x, enum, prep):
+    """torch's ``nll_loss_backward``: ``-g * w`` (``/ total weight`` for
+    'mean') at each entry's target class, zero elsewhere and where ignored."""
+    one_d, target, ignored, w = prep
+    x2 = x.unsqueeze(0) if one_d else x
+    coef = -(g.reshape(target.shape) if enum == 0 else g)
+    if w is not None:
+        coef = coef * w
+    if enum == 1:
+        coef = coef / (w.sum() if w is not None else target.numel())
+    coef = coef.expand(target.shape).to(x.dtype)
+    if ignored is not None:
+        coef = coef.masked_fill(ignored, 0.0)
+    gx = _pt.zeros_like(x2).scatter(1, target.unsqueeze(1), coef.unsqueeze(1))
+    return gx.squeeze(0) if one_d else gx
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -423,7 +446,9 @@ def _nll_recorded(input, target, weight, enum, ignore_index):
     (N, C, h, w); other shapes go through (N, C, 1, -1) views as torch's
     (``print(loss)`` shows the same ``grad_fn``)."""
     def node(name, x, t):
-        return _torch_node(name, lambda x: _nll_nd(x, t, weight, enum, ignore_index), x)
+        prep = _nll_prepare(x, t, weight, ignore_index)
+        return _torch_node(name, lambda x: _nll_nd(x, enum, prep), x,
+                           grad=lambda g, need, x: (_nll_grad(g, x, enum, prep),))
     d = input.dim()
     if d <= 2:
         return node("NllLossBackward0", input, target)
