@@ -1108,6 +1108,9 @@ def _norm_bw(x, y, g, p, dims, keepdim):
         mask = (x.abs() == y).to(g.dtype)
         return g * x.sgn() * mask / mask.sum(dims, keepdim=True)
     a = x.abs()
+    if p < 1:
+        # torch: sgn(x) |x|^(p-1) with the zeros of x masked to 0, times g ||x||^(1-p)
+        return g * x.sgn() * P.where(x == 0, 0, a ** (p - 1)) * y ** (1 - p)
     r = g * x.sgn() * a ** (p - 1) / y ** (p - 1)
     return P.where(y == 0, 0, r)
 
@@ -1487,7 +1490,12 @@ def _slogdet(out, a, **k):
             g = -gi if g is None else g - gi
         if g is None:
             return (None,)
-        return (g.unsqueeze(-1).unsqueeze(-1) * _H(P.linalg.inv(A)),)
+        # A^-H through the LU as torch (lu_solve, adjoint): a singular A gives infs/nans,
+        # not an error
+        LU, piv = P.linalg.lu_factor_ex(A)[:2]
+        n = A.shape[-1]
+        eye = P.eye(n, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], n, n)
+        return (g.unsqueeze(-1).unsqueeze(-1) * P.linalg.lu_solve(LU, piv, eye, adjoint=True),)
     attach("LinalgSlogdetBackward0", [sign, logabs], (a,), bw, multi=True, accepts_none=True)
 
 
@@ -1542,10 +1550,20 @@ def _eigh(out, a, UPLO="L", **k):
         w, V = sw.unpack(), sV.unpack()
         r = None
         if gV is not None:
+            # torch: the skew-Hermitian part of V^H gV over the eigenvalue gaps (the
+            # diagonal's gap taken as 1): a repeated eigenvalue gives nan/inf, as torch
             E = w.unsqueeze(-2) - w.unsqueeze(-1)
-            E = P.where(E == 0, math.inf, E)
-            inner = (_H(V) @ gV) / E
-            r = inner
+            n = E.shape[-1]
+            E = P.where(P.eye(n, dtype=P.bool, device=E.device), 1, E)
+            VhgV = _H(V) @ gV
+            if VhgV.dtype.is_complex:
+                im = VhgV.diagonal(0, -2, -1).imag
+                if not P.allclose(im, P.zeros_like(im), rtol=1e-2, atol=1e-2):
+                    raise RuntimeError(
+                        "linalg_eigh_backward: The eigenvectors in the complex case are "
+                        "specified up to multiplication by e^{i phi}. The specified loss "
+                        "function depends on this quantity, so it is ill-defined.")
+            r = 0.5 * (VhgV - _H(VhgV)) / E.to(VhgV.dtype)
         if gw is not None:
             d = gw.to(V.dtype).diag_embed()
             r = d if r is None else r + d
@@ -2215,7 +2233,16 @@ def _linalg_qr(out, A, mode="reduced", **k):
     Q, R = out[0], out[1]
     m, n = A.shape[-2], A.shape[-1]
     if mode == "r" or (mode == "complete" and m > n):
-        return _not_impl_attach(Q, "linalg_qr (mode=%s, %dx%d)" % (mode, m, n), (A,))
+        # torch's RuntimeErrors, raised when the backward reaches the node
+        msg = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+               "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+               "through linalg.qr." if mode == "r" else
+               "The QR decomposition is not differentiable when mode='complete' and "
+               "nrows > ncols.")
+
+        def bw_err(gQ, gR):
+            raise RuntimeError(msg)
+        return attach("LinalgQrBackward0", [Q, R], (A,), bw_err, multi=True, accepts_none=True)
     sQ, sR = save_out(Q, 0), save_out(R, 1)
 
     def bw(gQ, gR):

@@ -494,6 +494,9 @@ def geqrf(input, *, out=None):
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _lapack_dtype(input.dtype, "geqrf_cpu")
+    if input.dtype.is_complex and input.requires_grad and ptcore.is_grad_enabled():
+        raise RuntimeError("geqrf does not support automatic differentiation for outputs "
+                           "with complex dtype.")      # (torch: at the call)
     a, tau = FUNCTIONS["geqrf"].apply(input)
     return _out(GeqrfResult(a, tau), out, "geqrf")
 

@@ -321,3 +321,68 @@ def test_lstsq_vector_rhs_only_where_B_has_A_shape_without_its_last_dim(sa, sb):
     _close(rp.solution, rt.solution, rtol=1e-8, atol=1e-10)
     _close(rp.rank, rt.rank)
     _close(rp.singular_values, rt.singular_values, rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# gradients at special points
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("p", [0.5, 0.2, -0.5, -1.0])
+@pytest.mark.parametrize("vals", [[0.0, 1.0, -2.0], [0.0, 0.0, 0.0]])
+def test_vector_norm_below_one_gradient_at_zero_entries(p, vals):
+    x = torch.tensor(vals, dtype=torch.float64)
+    for f in (lambda m, a: m.linalg.vector_norm(a, p), lambda m, a: m.norm(a, p)):
+        a = x.clone().requires_grad_()
+        f(torch, a).backward()
+        b = _p(x).requires_grad_()
+        f(ptcore, b).backward()
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-10, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128])
+def test_eigh_eigenvector_gradient_with_repeated_eigenvalues_is_nonfinite_as_torch(dtype):
+    A = torch.diag(torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64)).to(dtype)
+    W = _rand(3, 3, dtype=torch.float64, seed=50)
+    a = A.clone().requires_grad_()
+    (torch.linalg.eigh(a).eigenvectors.abs() * W).sum().backward()
+    b = _p(A).requires_grad_()
+    (ptcore.linalg.eigh(b).eigenvectors.abs() * _p(W)).sum().backward()
+    np.testing.assert_array_equal(np.isfinite(b.grad.numpy()), np.isfinite(a.grad.numpy()))
+    assert not np.isfinite(b.grad.numpy()).all()
+    # distinct eigenvalues: finite and equal
+    A = torch.diag(torch.tensor([1.0, 1.5, 2.0], dtype=torch.float64)).to(dtype) + 0.1
+    a = A.clone().requires_grad_()
+    (torch.linalg.eigh(a).eigenvectors.abs() ** 2 * W).sum().backward()
+    b = _p(A).requires_grad_()
+    (ptcore.linalg.eigh(b).eigenvectors.abs() ** 2 * _p(W)).sum().backward()
+    _close(b.grad, a.grad, rtol=1e-8, atol=1e-10)
+
+
+def test_eigh_complex_gradient_of_a_phase_dependent_loss_raises():
+    A = _rand(3, 3, dtype=torch.complex128, seed=53)
+    A = A + A.mH
+    W = _rand(3, 3, dtype=torch.complex128, seed=54)
+    a = A.clone().requires_grad_()
+    b = _p(A).requires_grad_()
+    _exc(lambda: (torch.linalg.eigh(a).eigenvectors * W).real.sum().backward(),
+         lambda: (ptcore.linalg.eigh(b).eigenvectors * _p(W)).real.sum().backward())
+
+
+def test_slogdet_gradient_of_a_singular_matrix_does_not_raise():
+    b = ptcore.ones(3, 3, dtype=ptcore.float64, requires_grad=True)
+    ptcore.linalg.slogdet(b).logabsdet.backward()
+    assert not np.isfinite(b.grad.numpy()).all()      # torch: infs/nans too
+
+
+@pytest.mark.parametrize("mode,shape", [("r", (4, 3)), ("complete", (4, 3))])
+def test_qr_not_differentiable_modes_raise_runtime_error(mode, shape):
+    for i in (0, 1):
+        a = _rand(*shape, seed=51).requires_grad_()
+        b = _p(a.detach()).requires_grad_()
+        _exc(lambda: torch.linalg.qr(a, mode)[i].sum().backward(),
+             lambda: ptcore.linalg.qr(b, mode)[i].sum().backward())
+
+
+def test_geqrf_of_a_complex_tensor_that_requires_grad_raises():
+    a = _rand(3, 3, dtype=torch.complex128, seed=52).requires_grad_()
+    b = _p(a.detach()).requires_grad_()
+    _exc(lambda: torch.geqrf(a), lambda: ptcore.geqrf(b))
