@@ -58,7 +58,10 @@ def _standard_gamma_sample(concentration, generator=None):
     """Gamma(concentration, 1) draws, same shape/dtype as ``concentration`` (no graph)."""
     alpha = concentration.detach().to(ptcore.float64).numpy().reshape(-1)
     x = _marsaglia_tsang(alpha, generator)
-    return ptcore.from_numpy(x.reshape(tuple(concentration.shape))).to(concentration.dtype)
+    # as torch's _standard_gamma: at least the smallest normal number of the dtype (a draw
+    # that underflows there would make Chi2 / StudentT / FisherSnedecor draws 0 or inf)
+    out = ptcore.from_numpy(x.reshape(tuple(concentration.shape))).to(concentration.dtype)
+    return out.clamp_(min=ptcore.finfo(out.dtype).tiny)
 
 
 def _standard_gamma_grad(concentration, x):
@@ -100,10 +103,15 @@ def _standard_gamma(concentration, generator=None):
 
 def _dirichlet_sample(concentration, generator=None):
     """Dirichlet draws (no graph) as normalized standard-gamma draws along the last dim."""
-    gammas = _standard_gamma_sample(concentration, generator)
-    tiny = ptcore.finfo(gammas.dtype).tiny
-    gammas = gammas.clamp(min=tiny)
-    return gammas / gammas.sum(-1, keepdim=True)
+    # as torch's _sample_dirichlet: gamma draws and their normalization in double (no
+    # underflow of small concentrations), then cast into [tiny, 1) of the dtype, so a
+    # draw is never exactly 0 or 1 (Beta's log_prob of it stays finite)
+    alpha = concentration.detach().to(ptcore.float64).numpy()
+    g = np.maximum(_marsaglia_tsang(alpha.reshape(-1), generator).reshape(alpha.shape),
+                   np.finfo(np.float64).tiny)
+    x = ptcore.from_numpy(g / g.sum(-1, keepdims=True)).to(concentration.dtype)
+    fi = ptcore.finfo(x.dtype)
+    return x.clamp_(min=fi.tiny, max=1.0 - fi.eps / 2)
 
 
 def _dirichlet_grad(x, concentration):

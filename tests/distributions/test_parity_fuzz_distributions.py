@@ -120,3 +120,27 @@ def test_public_namespace_as_torch():
     from ptcore.distributions.relaxed_categorical import ExpRelaxedCategorical
     assert LogitRelaxedBernoulli.__name__ == "LogitRelaxedBernoulli"
     assert ExpRelaxedCategorical.__name__ == "ExpRelaxedCategorical"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_concentration_draws_stay_finite_and_inside_as_torch(dtype):
+    # torch clamps standard-gamma draws at the dtype's tiny and Dirichlet/Beta draws into
+    # [tiny, 1): ptcore's underflowed to 0 (StudentT / FisherSnedecor draws inf, Beta 0 or 1)
+    n = 20000
+    for lib in (ptcore, torch):
+        dt = getattr(lib, dtype)
+        lib.manual_seed(0)
+        fi = lib.finfo(dt)
+        chi2 = lib.distributions.Chi2(lib.full((n,), 1e-3, dtype=dt)).rsample()
+        assert bool((chi2 > 0).all())
+        t = lib.distributions.StudentT(lib.full((n,), 1e-2, dtype=dt)).rsample()
+        assert bool(lib.isfinite(t).all())
+        beta = lib.distributions.Beta(lib.full((n,), 1e-3, dtype=dt), lib.full((n,), 1e-3, dtype=dt))
+        b = beta.rsample()
+        assert b.min().item() >= fi.tiny and b.max().item() <= 1 - fi.eps / 2
+        assert bool(lib.isfinite(beta.log_prob(b)).all())
+        d = lib.distributions.Dirichlet(lib.full((n, 3), 1e-3, dtype=dt)).sample()
+        assert d.min().item() >= fi.tiny and d.max().item() <= 1 - fi.eps / 2
+        g = lib.distributions.Gamma(lib.full((n,), 1e-3, dtype=dt), lib.full((n,), 1.0, dtype=dt)).sample()
+        assert g.min().item() >= fi.tiny
+
