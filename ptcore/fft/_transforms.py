@@ -287,7 +287,11 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Inverse of :func:`hfft`: the one-sided inverse FFT of a real signal
     (``torch.fft.ihfft``)."""
     _check_input(input, "ihfft")
-    return _finish("ihfft", _fft_r2c("ihfft", input, n, dim, norm, False, True), out, True)
+    r = _fft_r2c("ihfft", input, n, dim, norm, False, True)
+    if isinstance(out, _TensorBase) and out.is_complex() and out.dtype is not r.dtype:
+        # torch's ihfft (not ihfft2/ihfftn) wants exactly the result's complex dtype
+        raise RuntimeError(f"Found dtype {out.dtype._legacy} but expected {r.dtype._legacy}")
+    return _finish("ihfft", r, out, True)
 
 
 def _fftn_c2c(fname, input, s, dim, norm, forward, out):

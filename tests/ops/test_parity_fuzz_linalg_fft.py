@@ -386,3 +386,23 @@ def test_geqrf_of_a_complex_tensor_that_requires_grad_raises():
     a = _rand(3, 3, dtype=torch.complex128, seed=52).requires_grad_()
     b = _p(a.detach()).requires_grad_()
     _exc(lambda: torch.geqrf(a), lambda: ptcore.geqrf(b))
+
+
+# ---------------------------------------------------------------------------
+# fft
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("idt,odt", [(torch.float64, torch.complex64), (torch.float32, torch.complex128),
+                                     (torch.float64, torch.complex128)])
+@pytest.mark.parametrize("fn", ["ihfft", "ihfft2", "rfft"])
+def test_fft_out_dtypes_as_torch(fn, idt, odt):
+    x = _rand(4, 6, dtype=idt, seed=60)
+    o_t = torch.empty(0, dtype=odt)
+    o_p = ptcore.empty(0, dtype=getattr(ptcore, str(odt).split(".")[1]))
+    try:
+        getattr(torch.fft, fn)(x, out=o_t)
+    except RuntimeError:
+        _exc(lambda: getattr(torch.fft, fn)(x, out=torch.empty(0, dtype=odt)),
+             lambda: getattr(ptcore.fft, fn)(_p(x), out=o_p))
+        return
+    assert getattr(ptcore.fft, fn)(_p(x), out=o_p) is o_p
+    _close(o_p, o_t, rtol=1e-5, atol=1e-6)
