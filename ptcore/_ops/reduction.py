@@ -1151,12 +1151,77 @@ def cummin(input, dim, *, out=None):
     return _cum_ext("cummin", input, dim, out)
 
 
+def _complex_logcumsumexp(x, d):
+    """Complex ``logcumsumexp`` on torch's branch of the logarithm.  torch
+    scans ``c_i = log1p(exp(min - max)) + max`` (``max``: the one of ``x_i``,
+    ``c_{i-1}`` with the larger real part; ``c_{-1} = -inf``), so each
+    imaginary part stays within pi of the imaginary part of ``x_i`` where
+    ``x_i`` is the max, else of ``c_{i-1}``: the principal values of the
+    plain computation, unwrapped that way (a segmented cumulative sum)."""
+    from ptcore._ops import pointwise as E
+    from ptcore._ops.shape import cat as _cat
+    from ptcore._ops.creation import arange as _arange
+    if x.numel() == 0:
+        return x.clone()
+    if x.ndim == 0:
+        return _complex_logcumsumexp(x.reshape(1), 0).reshape(())
+    xw = x._to_dtype(_C.complex128)                   # torch's accumulation type
+    n = x.shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    pos = _arange(n, dtype=_C.int64, device=x.device).reshape(shape).expand(x.shape)
+    # from a NaN on, the results are NaN; from a +inf (real part) on, that
+    # element itself (exp(x - inf) = 0): both are taken out of the sums
+    nan_at = E.logical_or(E.isnan(E.real(xw)), E.isnan(E.imag(xw)))
+    inf_at = E.eq(E.real(xw), _math.inf)
+    xw = E.where(E.logical_or(nan_at, inf_at), complex(-_math.inf, 0.0), xw)
+    v = _complex_lse(xw, (d,), True, cumulative=True)
+    vr, vi = E.real(v), E.imag(v)
+    xr, xi = E.real(xw), E.imag(xw)
+    # c_0 is x_0 exactly (-inf + 0j where real(x_0) is -inf): ties of the real
+    # parts decide the branch, so no rounding of the plain computation there
+    x0r, x0i = xr.narrow(d, 0, 1), xi.narrow(d, 0, 1)
+    low = E.eq(x0r, -_math.inf)
+    if n > 1:
+        vr = _cat([x0r, vr.narrow(d, 1, n - 1)], d)
+        vi = _cat([E.where(low, 0.0, x0i), vi.narrow(d, 1, n - 1)], d)
+    else:
+        vr, vi = x0r, E.where(low, 0.0, x0i)
+    pad_shape = list(x.shape)
+    pad_shape[d] = 1
+
+    def shifted(t, first):            # t one step later along d, ``first`` in front
+        head = _C.full(pad_shape, first, dtype=t.dtype, device=t.device)
+        return _cat([head, t.narrow(d, 0, n - 1)], d)
+
+    two_pi = 2 * _math.pi
+
+    def wrap(t):                      # into (-pi, pi]
+        return E.rsub(E.remainder(E.rsub(t, _math.pi), two_pi), _math.pi)
+
+    prev_r = shifted(vr, -_math.inf)
+    x_is_max = E.logical_not(E.lt(xr, prev_r))
+    both_minus_inf = E.logical_and(E.eq(xr, -_math.inf), E.eq(prev_r, -_math.inf))
+    reset = E.logical_and(x_is_max, E.logical_not(both_minus_inf))
+    step = E.where(reset, 0.0, wrap(E.sub(vi, shifted(vi, 0.0))))
+    run = cumsum(step, d)
+    base = E.sub(E.add(xi, wrap(E.sub(vi, xi))), run)   # at resets: T_j - run_j
+    last = cummax(E.where(reset, pos, -1), d).values
+    start = E.where(E.ge(last, 0), base.gather(d, last.clamp(min=0)), 0.0)
+    r = E.complex(vr, E.add(start, run))
+    last_inf = cummax(E.where(inf_at, pos, -1), d).values
+    r = E.where(E.ge(last_inf, 0), x._to_dtype(_C.complex128).gather(d, last_inf.clamp(min=0)), r)
+    bad = E.gt(cumsum(nan_at, d), 0)
+    r = E.where(bad, complex(_math.nan, _math.nan), r)    # torch: NaN in both parts
+    return r._to_dtype(x.dtype)
+
+
 def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably."""
     x = _tensor_arg(input, "logcumsumexp")
     d = _one_dim(dim, x.ndim, "logcumsumexp")
     if x.dtype.is_complex:
-        r = _complex_lse(x, (d,), True, cumulative=True)
+        r = _complex_logcumsumexp(x, d)
         if out is not None:
             _check_out_dtype(out, x.dtype, "logcumsumexp")
             return _write_out(out, r, "logcumsumexp")

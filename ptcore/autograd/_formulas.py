@@ -1206,11 +1206,14 @@ def _logcumsumexp(out, x, dim, **k):
 
 def _lcse_bw(x, y, g, d):
     # grad_i = sum_{j >= i} g_j exp(x_i - y_j), computed stably per column
+    # (complex: the conjugate weights, as torch's conj(exp(... log(conj g))))
     n = x.shape[d]
     xs, ys, gs = x.movedim(d, -1), y.movedim(d, -1), g.movedim(d, -1)
     w = (xs.unsqueeze(-1) - ys.unsqueeze(-2))          # [..., i, j]
     tri = P.ones(n, n, dtype=P.bool, device=x.device).triu()
     w = P.where(tri, w, -math.inf).exp()
+    if w.is_complex():
+        w = w.conj()
     r = (w * gs.unsqueeze(-2)).sum(-1)
     return r.movedim(-1, d)
 

@@ -220,3 +220,41 @@ def test_var_mean_and_std_mean_have_no_out():
     for name in ("var_mean", "std_mean"):
         _raises_same(lambda: getattr(torch, name)(torch.ones(3), 0, out=(torch.zeros(0), torch.zeros(0))),
                      lambda: getattr(ptcore, name)(ptcore.ones(3), 0, out=(ptcore.zeros(0), ptcore.zeros(0))))
+
+
+_LCSE_CASES = [
+    ([1 + 4j], 0), ([-1 + 4j, 2 - 3j, 0.5 + 3.9j], 0),
+    ([[-1 - 4j, 2.9880543 + 0.01j], [-1 + 2j, -1.2 + 2.35j], [4 + 2j, 3.99 + 2.01j]], -1),
+    ([[0 - 2j, -1 - 4j, 0j], [4 + 0j, -2 + 1j, 1 - 3j], [1 + 3j, 2 - 4j, -3 + 3.5j]], 0),
+    ([-0.5 - 0.5j, -0.5 + 3.5j, -0.5 - 3j], 0),                        # a tie of real parts
+    ([2 + 2j, complex(float("inf"), 3), 1 - 1j], 0),                   # from a +inf on: it
+    ([12 + 21j, -15 - 18j, 0j, complex(float("nan"), 5), 1j], 0),      # NaN only from there on
+    ([complex(-float("inf"), 3), 1 + 5j, complex(-float("inf"), -2)], 0),
+]
+
+
+@pytest.mark.parametrize("data,dim", _LCSE_CASES)
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_logcumsumexp_on_torchs_branch(data, dim, dt):
+    t = torch.tensor(data, dtype=getattr(torch, dt))
+    p = ptcore.tensor(data, dtype=getattr(ptcore, dt))
+    if dt == "complex128":
+        p = ptcore.from_numpy(t.numpy().copy())
+    tr, pr = torch.logcumsumexp(t, dim), ptcore.logcumsumexp(p, dim)
+    assert tr.dtype == torch.complex64 or dt == "complex128"
+    np.testing.assert_allclose(pr.numpy(), tr.numpy(), rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_complex_logcumsumexp_random_and_its_gradient():
+    rng = np.random.default_rng(0)
+    a = (rng.integers(-6, 7, (4, 7)) + 1j * rng.integers(-8, 9, (4, 7))) * 0.75
+    for dim in (0, 1):
+        t = torch.from_numpy(a.copy()).requires_grad_(True)
+        p = ptcore.from_numpy(a.copy()).requires_grad_(True)
+        tr, pr = torch.logcumsumexp(t, dim), ptcore.logcumsumexp(p, dim)
+        np.testing.assert_allclose(pr.detach().numpy(), tr.detach().numpy(), rtol=1e-9, atol=1e-9)
+        g = rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)
+        tr.backward(torch.from_numpy(g))
+        pr.backward(ptcore.from_numpy(g.copy()))
+        np.testing.assert_allclose(p.grad.resolve_conj().numpy(), t.grad.resolve_conj().numpy(),
+                                   rtol=1e-9, atol=1e-9)
