@@ -1636,6 +1636,13 @@ def inverse(input, *, out=None):
 def cholesky(input, upper=False, *, out=None):
     """Cholesky factor (``torch.cholesky``, deprecated form)."""
     from ptcore import linalg
+    from ptcore._warn import warn_once
+    warn_once("torch.cholesky",
+              "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed "
+              "in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+              "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+              "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
+              "equivalent results for all valid (symmetric positive definite) inputs.")
     if isinstance(input, _TensorBase) and not (input.dtype.is_floating_point
                                                or input.dtype.is_complex):
         raise _not_impl("cholesky_cpu", input.dtype)    # torch's kernel dispatch, first
@@ -1652,6 +1659,11 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 def qr(input, some=True, *, out=None):
     """``(Q, R)`` (``torch.qr``; ``some=False`` gives the complete Q)."""
     from ptcore import linalg
+    from ptcore._warn import warn_once
+    warn_once("torch.qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
+              "in a future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
+              "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+              "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
     return linalg._torch_qr(input, some, out)
 
 

@@ -406,3 +406,19 @@ def test_fft_out_dtypes_as_torch(fn, idt, odt):
         return
     assert getattr(ptcore.fft, fn)(_p(x), out=o_p) is o_p
     _close(o_p, o_t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["cholesky", "qr"])
+def test_deprecated_cholesky_and_qr_warn_once_as_torch(name):
+    from ptcore import _warn
+    _warn._WARNED_ONCE.discard("torch." + name)
+    A = _rand(3, 3, seed=70)
+    H = A @ A.mT + 3 * torch.eye(3, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        getattr(ptcore, name)(_p(H))
+        getattr(ptcore, name)(_p(H))
+    msgs = [str(x.message) for x in w if issubclass(x.category, UserWarning)]
+    assert len(msgs) == 1 and msgs[0].startswith(f"torch.{name} is deprecated in favor of "
+                                                  f"torch.linalg.{name}")
+    assert w[0].filename == __file__        # attributed to the caller
