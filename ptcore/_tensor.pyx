@@ -2549,7 +2549,15 @@ cdef class _TensorBase:
         if nd == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         cdef int d = _wrap_dim(_operator.index(dim), nd)
-        return tuple(self._select(d, i, VK_UNBIND) for i in range(self._shape[d]))
+        cdef Py_ssize_t n = self._shape[d]
+        # recording: one node for all the slices (PyTorch's UnbindBackward0, whose
+        # backward stacks the slices' gradients) where autograd takes it, as split's
+        cdef bint grouped = _split_hook is not None and self._requires_grad and n > 1
+        out = tuple(self._select(d, i, -VK_UNBIND if grouped else VK_UNBIND) for i in range(n))
+        if grouped and not _split_hook(self, out, d, VK_UNBIND):
+            for v in out:
+                _view_hook(self, v, VK_UNBIND)
+        return out
 
     def split(self, split_size=None, dim=0, *, split_size_or_sections=None):
         """Split into chunks of ``split_size`` (int) or of the listed sizes (``ptcore.split``'s

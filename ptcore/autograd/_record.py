@@ -798,11 +798,12 @@ _MULTI_VIEW_MSG = ("Output {} of {} is a view and is being modified inplace. Thi
 
 def _on_split(src, outs, dim, kind):
     """Core hook: ``outs`` are the pieces of ``src`` (which requires grad)
-    along ``dim`` from split/chunk (``kind``: VK_SPLIT or VK_SPLIT_SIZES).
-    Records them as the outputs of one node, as PyTorch's SplitBackward0,
-    whose backward concatenates the pieces' gradients (zeros for a piece
-    without one): one pass instead of a zero-filled copy of ``src`` per piece
-    and the sum of those.  Returns False to leave the pieces to
+    along ``dim`` from split/chunk (``kind``: VK_SPLIT or VK_SPLIT_SIZES) or
+    its slices from unbind (VK_UNBIND).  Records them as the outputs of one
+    node, as PyTorch's SplitBackward0/UnbindBackward0, whose backward
+    concatenates (stacks) the pieces' gradients (zeros for a piece without
+    one): one pass instead of a zero-filled copy of ``src`` per piece and the
+    sum of those.  Returns False to leave the pieces to
     :func:`_on_view` (one view node each)."""
     if not _state.enabled:
         for o in outs:
@@ -813,7 +814,8 @@ def _on_split(src, outs, dim, kind):
     shape = tuple(src.shape)
     if _overlaps(shape, tuple(src.stride())):
         return False
-    sizes = [o.shape[dim] for o in outs]
+    unbind = kind == _VIEW_NAMES.index("UnbindBackward0")
+    sizes = [1 if unbind else o.shape[dim] for o in outs]
     dtype, device = src.dtype, src.device
 
     def bw(*grads):
@@ -822,10 +824,13 @@ def _on_split(src, outs, dim, kind):
         for g, n in zip(grads, sizes):
             if g is None:
                 sh = list(shape)
-                sh[dim] = n
+                if unbind:
+                    del sh[dim]
+                else:
+                    sh[dim] = n
                 g = _C.zeros(sh, dtype=dtype, device=device)
             parts.append(g)
-        return (ptcore.cat(parts, dim),)
+        return (ptcore.stack(parts, dim) if unbind else ptcore.cat(parts, dim),)
 
     node = attach(_VIEW_NAMES[kind], list(outs), (src,), bw, multi=True, accepts_none=True)
     if node is not None:
