@@ -276,6 +276,9 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
             raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor "
                                "and weight tensor should have the same dtype")
     if n == 0:                             # points in no dimensions: torch's 0-d empty count
+        if not isinstance(bins, builtins.int) and len(bins) != 0:
+            raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                               "dimension of the input.")
         return _histogramdd_t(_C.zeros((), dtype=input.dtype, device=input.device), ())
     x = input.detach().reshape(-1, n)
     edges = _histogramdd_edges(x, bins, range, n)

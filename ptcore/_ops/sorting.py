@@ -752,6 +752,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
                 f"the input tensor excluding its innermost dimension, but got input with shape "
                 f"{list(x.shape) + [1]} and weight with shape {list(weight.shape)}")
     if isinstance(bins, _TensorBase):
+        if range is not None:                 # torch's histogram.bin_ct takes range, .bins_tensor not
+            raise TypeError("histogram() received an invalid combination of arguments - got "
+                            "(Tensor, Tensor, range=tuple), but range goes with an int bins")
         if bins.dim() != 1:
             raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, but "
                                f"got {bins.dim()} dimensions in the bins tensor for dimension 0")

@@ -258,3 +258,10 @@ def test_complex_logcumsumexp_random_and_its_gradient():
         pr.backward(ptcore.from_numpy(g.copy()))
         np.testing.assert_allclose(p.grad.resolve_conj().numpy(), t.grad.resolve_conj().numpy(),
                                    rtol=1e-9, atol=1e-9)
+
+
+def test_histogramdd_of_no_dimensions_checks_bins_and_histogram_edges_take_no_range():
+    _raises_same(lambda: torch.histogramdd(torch.ones(1, 0), [2]),
+                 lambda: ptcore.histogramdd(ptcore.ones(1, 0), [2]))
+    _raises_same(lambda: torch.histogram(torch.ones(3), torch.tensor([0., 1]), range=(0., 1.)),
+                 lambda: ptcore.histogram(ptcore.ones(3), ptcore.tensor([0., 1]), range=(0., 1.)))
