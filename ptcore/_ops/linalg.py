@@ -1089,8 +1089,8 @@ def _einsum_parse_sublist(args):
             else:
                 x = _b.int(x)
                 if not 0 <= x < 52:
-                    raise RuntimeError(f"einsum(): subscript in subscript list is not within the "
-                                       f"valid range [0, 52)")
+                    raise ValueError(f"einsum(): subscript in subscript list is not within the "
+                                     f"valid range [0, 52)")       # (torch: ValueError)
                 s += chr(ord("A") + x) if x < 26 else chr(ord("a") + x - 26)
         return s
     eq = ",".join(conv(s) for s in subs)
@@ -1141,9 +1141,9 @@ def einsum(*args):
     operand (diagonals) and the sublist form ``einsum(a, [0, 1], b, [1, 2])``.
     Contractions run left to right as batched matrix products.
     """
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, "
-                        "or at least one operand and its subscripts list")
+    if len(args) < 2:       # (torch's Python wrapper: ValueError)
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if isinstance(args[0], str):
         eq = args[0]
         ops = list(args[1:])

@@ -422,3 +422,11 @@ def test_deprecated_cholesky_and_qr_warn_once_as_torch(name):
     assert len(msgs) == 1 and msgs[0].startswith(f"torch.{name} is deprecated in favor of "
                                                   f"torch.linalg.{name}")
     assert w[0].filename == __file__        # attributed to the caller
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: (), lambda m: ("ij->i",), lambda m: (m.ones(2),),
+    lambda m: (m.ones(2, 3), [0, 60], m.ones(3, 4), [60, 2]),
+    lambda m: (m.ones(2, 3), [0, 52]), lambda m: ("i,i", m.ones(2))])
+def test_einsum_argument_errors_have_torch_types(make):
+    _exc(lambda: torch.einsum(*make(torch)), lambda: ptcore.einsum(*make(ptcore)))
