@@ -139,7 +139,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         xv = _x_viewed(x, y, dim, "cumulative_trapezoid")
         k = builtins.max(xv.shape[dim] - 1, 0)
         d = xv.narrow(dim, 1 if xv.shape[dim] else 0, k) - xv.narrow(dim, 0, k)
-        return (d / 2. * pair).cumsum(dim)
+        return ((d * pair) / 2.).cumsum(dim)          # (torch's order: the dtype of d * pair)
     if x is not None:
         dx = x
     if y.dtype is _C.bool_:

@@ -265,3 +265,13 @@ def test_histogramdd_of_no_dimensions_checks_bins_and_histogram_edges_take_no_ra
                  lambda: ptcore.histogramdd(ptcore.ones(1, 0), [2]))
     _raises_same(lambda: torch.histogram(torch.ones(3), torch.tensor([0., 1]), range=(0., 1.)),
                  lambda: ptcore.histogram(ptcore.ones(3), ptcore.tensor([0., 1]), range=(0., 1.)))
+
+
+@pytest.mark.parametrize("ydt,xdt", [("float16", "int64"), ("bfloat16", "int32"), ("int64", "int64"),
+                                     ("float32", "float64")])
+def test_cumulative_trapezoid_with_sample_points_keeps_torchs_dtype(ydt, xdt):
+    t = torch.cumulative_trapezoid(torch.tensor([1., 2, 4]).to(getattr(torch, ydt)),
+                                   torch.tensor([0, 1, 3]).to(getattr(torch, xdt)))
+    p = ptcore.cumulative_trapezoid(ptcore.tensor([1., 2, 4]).to(getattr(ptcore, ydt)),
+                                    ptcore.tensor([0, 1, 3]).to(getattr(ptcore, xdt)))
+    _same(t, p)
