@@ -430,3 +430,11 @@ def test_deprecated_cholesky_and_qr_warn_once_as_torch(name):
     lambda m: (m.ones(2, 3), [0, 52]), lambda m: ("i,i", m.ones(2))])
 def test_einsum_argument_errors_have_torch_types(make):
     _exc(lambda: torch.einsum(*make(torch)), lambda: ptcore.einsum(*make(ptcore)))
+
+
+@pytest.mark.parametrize("dts", [(torch.int64, torch.int64), (torch.int64, torch.float64),
+                                 (torch.bool, torch.bool), (torch.float64, torch.float32)])
+def test_vecdot_of_non_float_or_mixed_dtypes_raises(dts):
+    a, b = torch.ones(3, dtype=dts[0]), torch.ones(3, dtype=dts[1])
+    _exc(lambda: torch.linalg.vecdot(a, b),
+         lambda: ptcore.linalg.vecdot(_p(a), _p(b)))
