@@ -272,9 +272,14 @@ cdef inline int _threads(Py_ssize_t work) noexcept nogil:
     return nt
 
 
-def gelu_backward(_TensorBase g, _TensorBase x):
-    """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
-    (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
+ctypedef void (*_bwd_f32_t)(float*, const float*, const float*, Py_ssize_t) noexcept nogil
+ctypedef double (*_bwd_f64_t)(double, double) noexcept nogil
+
+
+cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _bwd_f64_t f64):
+    """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout: float32 by
+    the vectorised row function ``f32`` on chunks, float64 element by
+    element (``f64(g, x)``); None where the kernel does not apply."""
     if not _same(g, x):
         return None
     cdef int num = x._dtype.num
@@ -295,20 +300,50 @@ def gelu_backward(_TensorBase g, _TensorBase x):
         gf = <const float*>g._ptr()
         with nogil:
             if nt == 1:
-                ptc_gelu_bwdv_f32(of, xf, gf, n)
+                f32(of, xf, gf, n)
             else:
                 for c in prange(nchunks, num_threads=nt, schedule="static"):
                     lo = c * CHUNK
                     m = CHUNK if lo + CHUNK <= n else n - lo
-                    ptc_gelu_bwdv_f32(of + lo, xf + lo, gf + lo, m)
+                    f32(of + lo, xf + lo, gf + lo, m)
     else:
         od = <double*>out._ptr()
         xd = <const double*>x._ptr()
         gd = <const double*>g._ptr()
         with nogil:
             for i in prange(n, num_threads=nt, schedule="static"):
-                od[i] = ptc_gelu_bwd_f64(gd[i], xd[i])
+                od[i] = f64(gd[i], xd[i])
     return out
+
+
+def gelu_backward(_TensorBase g, _TensorBase x):
+    """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
+    (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
+    return _pointwise_backward(g, x, ptc_gelu_bwdv_f32, ptc_gelu_bwd_f64)
+
+
+cdef void _silu_bwd_f32(float* o, const float* x, const float* g, Py_ssize_t n) noexcept nogil:
+    """o = g * s * (1 + x * (1 - s)), s = sigmoid(x): exp(-x) by the vector exp
+    (ptc_math.h), then one vectorisable pass."""
+    cdef Py_ssize_t i
+    cdef float s
+    for i in range(n):
+        o[i] = -x[i]
+    ptc_exp_f32(o, o, n)
+    for i in range(n):
+        s = 1.0 / (1.0 + o[i])
+        o[i] = g[i] * s * (1.0 + x[i] * (1.0 - s))
+
+
+cdef double _silu_bwd_f64(double g, double x) noexcept nogil:
+    cdef double s = 1.0 / (1.0 + exp(-x))
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+def silu_backward(_TensorBase g, _TensorBase x):
+    """``g * silu'(x)`` (ATen's silu_backward: ``g * s * (1 + x * (1 - s))``
+    with ``s = sigmoid(x)``) in one pass; None where the kernel does not apply."""
+    return _pointwise_backward(g, x, _silu_bwd_f32, _silu_bwd_f64)
 
 
 ctypedef fused real:

@@ -2516,6 +2516,10 @@ def _gelu_grad(g, x, y, approximate):
 
 
 def _silu_grad(g, x, y):
+    if not _recorded(g, x):
+        r = _NNK.silu_backward(g, x)          # one vectorised pass, as ATen's kernel
+        if r is not None:
+            return r
     s = P.sigmoid(x)
     return g * s * (1.0 + x * (1.0 - s))
 
