@@ -432,9 +432,8 @@ def test_einsum_argument_errors_have_torch_types(make):
     _exc(lambda: torch.einsum(*make(torch)), lambda: ptcore.einsum(*make(ptcore)))
 
 
-@pytest.mark.parametrize("dts", [(torch.int64, torch.int64), (torch.int64, torch.float64),
-                                 (torch.bool, torch.bool), (torch.float64, torch.float32)])
-def test_vecdot_of_non_float_or_mixed_dtypes_raises(dts):
+@pytest.mark.parametrize("dts", [(torch.float64, torch.float32), (torch.float32, torch.float64)])
+def test_vecdot_of_mixed_dtypes_raises(dts):
     a, b = torch.ones(3, dtype=dts[0]), torch.ones(3, dtype=dts[1])
     _exc(lambda: torch.linalg.vecdot(a, b),
          lambda: ptcore.linalg.vecdot(_p(a), _p(b)))
