@@ -115,12 +115,20 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the specified dimension. "
             f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
-    if self.dtype is _C.bool_ or self.dtype.is_complex:
+    odd = self.dtype is _C.bool_ or self.dtype.is_complex
+    if odd and (self.dim() <= 1 or not include_self):
+        # torch's one-dimensional kernel (and the exclude-self init) has no bool/complex loop;
+        # more dims go through its composite: elementwise ops that have, or lack, them
         kname = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f'"{kname}" not implemented for \'{self.dtype._legacy}\'')
+    if self.dtype.is_complex and reduce in ("amax", "amin"):
+        kname = "maximum_cpu" if reduce == "amax" else "minimum_cpu"
         raise NotImplementedError(f'"{kname}" not implemented for \'{self.dtype._legacy}\'')
     idx = index.reshape(-1).to(_C.int64)
     if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= sshape[d]):
         raise IndexError("index out of range in self")
+    if self.dtype is _C.bool_ and reduce == "mean":
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     target = self.reshape(sshape) if self.dim() == 0 else self
     src = source.reshape(oshape)
     view = [1] * nd

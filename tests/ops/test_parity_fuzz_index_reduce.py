@@ -275,3 +275,23 @@ def test_cumulative_trapezoid_with_sample_points_keeps_torchs_dtype(ydt, xdt):
     p = ptcore.cumulative_trapezoid(ptcore.tensor([1., 2, 4]).to(getattr(ptcore, ydt)),
                                     ptcore.tensor([0, 1, 3]).to(getattr(ptcore, xdt)))
     _same(t, p)
+
+
+@pytest.mark.parametrize("dt", ["bool", "complex64"])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("idx", [[0, 1], [1, 1], [0, 5]])
+def test_index_reduce_bool_and_complex_with_several_dims(dt, reduce, idx):
+    # torch's composite for 2+ dims takes bool/complex where its elementwise ops do
+    def call(mk):
+        x = mk.tensor([[1, 0, 1], [0, 1, 1]]).to(getattr(mk, dt))
+        s = mk.tensor([[1, 1], [0, 1]]).to(getattr(mk, dt))
+        return x.index_reduce(1, mk.tensor(idx), s, reduce)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            t = call(torch)
+        except Exception:
+            _raises_same(lambda: call(torch), lambda: call(ptcore))
+            return
+        p = call(ptcore)
+    np.testing.assert_array_equal(p.numpy(), t.numpy())
