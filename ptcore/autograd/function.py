@@ -7,7 +7,7 @@ import weakref
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import grad_mode as _gm
-from ptcore.autograd.graph import Node, gradient_edge, node_class
+from ptcore.autograd.graph import Node, SavedOutput, SavedTensor, gradient_edge, node_class
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch import batching as _batching
 from ptcore.autograd import _record as R
@@ -325,7 +325,6 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     # recognised and saved without a reference cycle)
     out_ids = {id(o): k for k, o in enumerate(outs) if isinstance(o, _TensorBase)}
     saved = []
-    from ptcore.autograd.graph import SavedTensor, SavedOutput
     for t in ctx.to_save:
         if t is None:
             saved.append(None)
