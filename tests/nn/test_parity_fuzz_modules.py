@@ -1,6 +1,8 @@
 """Differences between ptcore's nn.Module layer and torch's, found by a
 differential fuzz of the module classes, containers and nn.utils against torch
 (the oracle), each pinned here against torch itself."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,8 @@ def test_ctc_loss_is_a_loss():
     m = ptcore.nn.CTCLoss(blank=1, reduction="sum", zero_infinity=True)
     assert isinstance(m, ptcore.nn.modules.loss._Loss)
     assert (m.blank, m.reduction, m.zero_infinity) == (1, "sum", True)
-    assert ptcore.nn.modules.ctc.CTCLoss is ptcore.nn.CTCLoss is ptcore.nn.modules.loss.CTCLoss
+    ctc = importlib.import_module("ptcore.nn.modules.ctc")      # the old path still imports
+    assert ctc.CTCLoss is ptcore.nn.CTCLoss is ptcore.nn.modules.loss.CTCLoss
     # torch's constructor has no legacy size_average/reduce
     with pytest.raises(TypeError):
         torch.nn.CTCLoss(size_average=True)
@@ -117,3 +120,17 @@ def test_load_state_dict_swap_mode_keeps_the_objects(assign):
     assert got == _load_in_swap_mode(torch, assign)
     assert got[:2] == (True, True)
     assert got[4] == ("float64" if assign else "float32")
+
+
+def test_star_export_lists_as_torch():
+    # ``from torch.nn.modules import *`` / ``from torch.nn.utils import *`` bind
+    # torch's __all__ (ptcore had none, so a star import took every helper module)
+    assert ptcore.nn.modules.__all__ == torch.nn.modules.__all__
+    assert ptcore.nn.utils.__all__ == torch.nn.utils.__all__
+    ns = {}
+    exec("from ptcore.nn.modules import *", ns)
+    assert "conv" not in ns and "Conv2d" in ns and "LinearCrossEntropyOptions" in ns
+    # ptcore.nn keeps torch.nn's namespace (attention and utils are the packages)
+    assert ptcore.nn.utils is importlib.import_module("ptcore.nn.utils")
+    assert ptcore.nn.attention is importlib.import_module("ptcore.nn.attention")
+    assert not hasattr(ptcore.nn, "conv") and not hasattr(torch.nn, "conv")

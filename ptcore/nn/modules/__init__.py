@@ -40,13 +40,12 @@ from ptcore.nn.modules.rnn import (  # noqa: F401
     RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
 )
 from ptcore.nn.modules.sparse_bag import EmbeddingBag  # noqa: F401
-from ptcore.nn.modules.ctc import CTCLoss  # noqa: F401
 from ptcore.nn.modules.distance import PairwiseDistance, CosineSimilarity  # noqa: F401
 from ptcore.nn.modules.loss import (  # noqa: F401
     L1Loss, NLLLoss, NLLLoss2d, PoissonNLLLoss, GaussianNLLLoss, KLDivLoss, MSELoss, BCELoss,
     BCEWithLogitsLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, SmoothL1Loss, HuberLoss,
     SoftMarginLoss, CrossEntropyLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
-    MarginRankingLoss, MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+    MarginRankingLoss, MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss,
 )
 from ptcore.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 from ptcore.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
@@ -73,3 +72,8 @@ from ptcore.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from ptcore.nn.modules.normalization import CrossMapLRN2d  # noqa: F401
 from ptcore.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401,E402
 from ptcore.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401,E402
+
+# torch's star-export: the layer classes (and the options of LinearCrossEntropyLoss)
+__all__ = sorted([_n for _n, _v in list(globals().items())
+                  if isinstance(_v, type) and issubclass(_v, Module) and not _n.startswith("_")]
+                 + ["LinearCrossEntropyOptions"])
