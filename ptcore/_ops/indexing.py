@@ -136,7 +136,7 @@ def _items_of(idx):
 
 
 def _is_bool_scalar(o):
-    return type(o) is bool or isinstance(o, _np.bool_)
+    return type(o) is bool      # (a NumPy bool scalar is no index for torch: IndexError)
 
 
 def _is_mask(t):
@@ -178,6 +178,10 @@ def _apply_slicing(self, items):
     dim = 0
     real_dim = 0
     for o in items:
+        if isinstance(o, _np.ndarray) and o.ndim == 0:
+            o = _tensor_from_sequence(o)          # a 0-d array indexes as a 0-d tensor
+            if o.device != self.device:
+                o = o.to(self.device)
         if isinstance(o, _TensorBase):
             if o.dim() == 0 and not o.is_floating_point() and not o.is_complex():
                 if not _is_mask(o):

@@ -295,3 +295,18 @@ def test_index_reduce_bool_and_complex_with_several_dims(dt, reduce, idx):
             return
         p = call(ptcore)
     np.testing.assert_array_equal(p.numpy(), t.numpy())
+
+
+def test_numpy_bool_scalar_is_no_index_but_0d_arrays_are():
+    x, y = torch.zeros(2, 3), ptcore.zeros(2, 3)
+    for idx in (np.bool_(True), (0, np.bool_(False))):
+        _raises_same(lambda: x[idx], lambda: y[idx])
+        _raises_same(lambda: x.__setitem__(idx, 1.), lambda: y.__setitem__(idx, 1.))
+    for idx in (np.array(1), np.array(True), np.array(False), (0, np.array(1)), (np.array(1), [0, 1]),
+                [np.bool_(True), np.bool_(False)]):
+        _same(x[idx], y[idx])
+    x[np.array(True)] = 2
+    y[np.array(True)] = 2
+    x[np.array(0), np.array(1)] = 5
+    y[np.array(0), np.array(1)] = 5
+    _same(x, y)
