@@ -20,6 +20,17 @@ import ptcore
 __all__ = []
 
 
+def _host64(t):
+    """``t`` as a float64 numpy array on the host (a CUDA tensor is copied over)."""
+    return t.detach().to(device="cpu", dtype=ptcore.float64).numpy()
+
+
+def _like(arr, t):
+    """The numpy array ``arr`` as a tensor with ``t``'s dtype on ``t``'s device."""
+    # (np.array, not np.ascontiguousarray, which makes a 0-d array 1-d)
+    return ptcore.from_numpy(np.array(arr, order="C")).to(device=t.device, dtype=t.dtype)
+
+
 def _draw(kind, n, generator):
     if kind == "normal":
         t = ptcore.randn(n, dtype=ptcore.float64, generator=generator)
@@ -56,19 +67,17 @@ def _marsaglia_tsang(alpha, generator):
 
 def _standard_gamma_sample(concentration, generator=None):
     """Gamma(concentration, 1) draws, same shape/dtype as ``concentration`` (no graph)."""
-    alpha = concentration.detach().to(ptcore.float64).numpy().reshape(-1)
+    alpha = _host64(concentration).reshape(-1)
     x = _marsaglia_tsang(alpha, generator)
     # as torch's _standard_gamma: at least the smallest normal number of the dtype (a draw
     # that underflows there would make Chi2 / StudentT / FisherSnedecor draws 0 or inf)
-    out = ptcore.from_numpy(x.reshape(tuple(concentration.shape))).to(concentration.dtype)
+    out = _like(x.reshape(tuple(concentration.shape)), concentration)
     return out.clamp_(min=ptcore.finfo(out.dtype).tiny)
 
 
 def _standard_gamma_grad(concentration, x):
     """dx/dalpha of a standard-gamma draw ``x`` holding its CDF fixed."""
-    a = concentration.detach().to(ptcore.float64).numpy()
-    xv = x.detach().to(ptcore.float64).numpy()
-    a, xv = np.broadcast_arrays(a, xv)
+    a, xv = np.broadcast_arrays(_host64(concentration), _host64(x))
     h = 1e-5 * np.maximum(a, 1e-3)
     with np.errstate(all="ignore"):
         lower = _sp.gammainc(a, xv) < 0.5
@@ -78,7 +87,7 @@ def _standard_gamma_grad(concentration, x):
         log_pdf = (a - 1) * np.log(xv) - xv - _sp.gammaln(a)
         grad = -dp * np.exp(-log_pdf)
     grad = np.where(np.isfinite(grad), grad, 0.0)
-    return ptcore.from_numpy(np.ascontiguousarray(grad)).to(x.dtype)
+    return _like(grad, x)
 
 
 class _StandardGamma(ptcore.autograd.Function):
@@ -106,10 +115,10 @@ def _dirichlet_sample(concentration, generator=None):
     # as torch's _sample_dirichlet: gamma draws and their normalization in double (no
     # underflow of small concentrations), then cast into [tiny, 1) of the dtype, so a
     # draw is never exactly 0 or 1 (Beta's log_prob of it stays finite)
-    alpha = concentration.detach().to(ptcore.float64).numpy()
+    alpha = _host64(concentration)
     g = np.maximum(_marsaglia_tsang(alpha.reshape(-1), generator).reshape(alpha.shape),
                    np.finfo(np.float64).tiny)
-    x = ptcore.from_numpy(g / g.sum(-1, keepdims=True)).to(concentration.dtype)
+    x = _like(g / g.sum(-1, keepdims=True), concentration)
     fi = ptcore.finfo(x.dtype)
     return x.clamp_(min=fi.tiny, max=1.0 - fi.eps / 2)
 
@@ -117,9 +126,7 @@ def _dirichlet_sample(concentration, generator=None):
 def _dirichlet_grad(x, concentration):
     """torch's ``_dirichlet_grad``: dx_i/dalpha_i / (1 - x_i) of each coordinate's
     Beta(alpha_i, total - alpha_i) marginal, holding its CDF fixed."""
-    a = concentration.detach().to(ptcore.float64).numpy()
-    xv = x.detach().to(ptcore.float64).numpy()
-    a, xv = np.broadcast_arrays(a, xv)
+    a, xv = np.broadcast_arrays(_host64(concentration), _host64(x))
     total = a.sum(-1, keepdims=True)
     b = total - a
     h = 1e-5 * np.maximum(a, 1e-3)
@@ -134,7 +141,7 @@ def _dirichlet_grad(x, concentration):
         log_pdf = (a - 1) * np.log(xv) + b * np.log1p(-xv) - _sp.betaln(a, b)
         grad = -dp * np.exp(-log_pdf)
     grad = np.where(np.isfinite(grad), grad, 0.0)
-    return ptcore.from_numpy(np.ascontiguousarray(grad)).to(x.dtype)
+    return _like(grad, x)
 
 
 class _Dirichlet(ptcore.autograd.Function):

@@ -5,6 +5,7 @@ import numpy as np
 
 import ptcore
 from ptcore.distributions import constraints
+from ptcore.distributions._gamma_sampler import _host64, _like
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import broadcast_all, lazy_property
 
@@ -82,7 +83,7 @@ class VonMises(Distribution):
 
     @lazy_property
     def _proposal_r(self):
-        kappa = self.concentration.detach().to(ptcore.float64).numpy()
+        kappa = _host64(self.concentration)
         with np.errstate(divide="ignore", invalid="ignore"):
             tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
             rho = (tau - np.sqrt(2 * tau)) / (2 * kappa)
@@ -93,12 +94,12 @@ class VonMises(Distribution):
     def sample(self, sample_shape=ptcore.Size()):
         """Draws in [-pi, pi); the sampler works in double precision."""
         shape = self._extended_shape(sample_shape)
-        loc = np.broadcast_to(self.loc.detach().to(ptcore.float64).numpy(), shape)
-        kappa = np.broadcast_to(self.concentration.detach().to(ptcore.float64).numpy(), shape)
+        loc = np.broadcast_to(_host64(self.loc), shape)
+        kappa = np.broadcast_to(_host64(self.concentration), shape)
         r = np.broadcast_to(self._proposal_r, shape)
         x = _von_mises_sample(loc, np.ascontiguousarray(kappa), np.ascontiguousarray(r))
         # (np.ascontiguousarray makes a 0-d array 1-d: the sample keeps the batch shape)
-        return ptcore.from_numpy(np.ascontiguousarray(x).reshape(shape)).to(self.loc.dtype)
+        return _like(np.ascontiguousarray(x).reshape(shape), self.loc)
 
     def expand(self, batch_shape, _instance=None):
         try:

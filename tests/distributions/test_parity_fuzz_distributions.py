@@ -144,3 +144,49 @@ def test_small_concentration_draws_stay_finite_and_inside_as_torch(dtype):
         g = lib.distributions.Gamma(lib.full((n,), 1e-3, dtype=dt), lib.full((n,), 1.0, dtype=dt)).sample()
         assert g.min().item() >= fi.tiny
 
+
+
+@pytest.fixture
+def emulated_cuda():
+    # as tests/cuda/emulated/conftest.py: the emulated device for this test only
+    import gc
+    import os
+    from ptcore.cuda import _runtime
+    old = os.environ.get("PTCORE_CUDA_EMULATE")
+
+    def switch(value):
+        gc.collect()
+        _runtime.reset()
+        if value is None:
+            os.environ.pop("PTCORE_CUDA_EMULATE", None)
+        else:
+            os.environ["PTCORE_CUDA_EMULATE"] = value
+
+    switch("1")
+    assert ptcore.cuda.is_available()
+    try:
+        yield
+    finally:
+        switch(old)
+
+
+def test_gamma_family_and_von_mises_sample_on_cuda(emulated_cuda):
+    # the numpy-based samplers read CUDA parameters with .numpy() (TypeError); torch
+    # samples them on the device
+    def t(x):
+        return ptcore.tensor(x, device="cuda")
+    dists = [D.Gamma(t([0.5, 2.0]), t([1.0, 2.0])), D.Beta(t([0.5, 2.0]), t([1.0, 2.0])),
+             D.Dirichlet(t([0.5, 2.0])), D.Chi2(t([0.5, 2.0])), D.StudentT(t([3.0, 5.0])),
+             D.FisherSnedecor(t([3.0, 5.0]), t([3.0, 5.0])), D.InverseGamma(t([3.0, 5.0]), t([3.0, 5.0])),
+             D.NegativeBinomial(t([3.0, 5.0]), t([0.3, 0.5])), D.LKJCholesky(3, t(1.0)),
+             D.Wishart(t(4.0), t([[2.0, 0.5], [0.5, 1.0]])), D.VonMises(t([0.0, 1.0]), t([1.0, 2.0]))]
+    for d in dists:
+        s = d.sample((3,))
+        assert s.device.type == "cuda" and s.dtype == ptcore.float32
+        assert tuple(s.shape) == (3,) + tuple(d.batch_shape) + tuple(d.event_shape)
+        assert bool(d.support.check(s).all())
+        assert d.log_prob(s).device.type == "cuda"
+    for make in (lambda c: D.Gamma(c, t([1.0, 1.0])), D.Dirichlet, lambda c: D.Beta(c, c), D.StudentT):
+        c = t([0.5, 2.0]).requires_grad_()
+        make(c).rsample((4,)).sum().backward()
+        assert c.grad.device.type == "cuda" and bool(ptcore.isfinite(c.grad).all())
