@@ -134,3 +134,15 @@ def test_star_export_lists_as_torch():
     assert ptcore.nn.utils is importlib.import_module("ptcore.nn.utils")
     assert ptcore.nn.attention is importlib.import_module("ptcore.nn.attention")
     assert not hasattr(ptcore.nn, "conv") and not hasattr(torch.nn, "conv")
+
+
+@pytest.mark.parametrize("name", ["activation", "sparse", "loss", "linear_cross_entropy"])
+def test_module_file_star_exports_as_torch(name):
+    # torch exports MultiheadAttention from activation, EmbeddingBag from sparse and
+    # LinearCrossEntropyLoss from loss (ptcore defines them in other files)
+    want = importlib.import_module("torch.nn.modules." + name).__all__
+    mod = importlib.import_module("ptcore.nn.modules." + name)
+    assert sorted(mod.__all__) == sorted(want)
+    ns = {}
+    exec(f"from ptcore.nn.modules.{name} import *", ns)
+    assert all(ns[n] is getattr(ptcore.nn, n) for n in want)

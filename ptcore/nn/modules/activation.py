@@ -13,7 +13,7 @@ __all__ = [
     "Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU",
     "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU",
     "LogSigmoid", "Softplus", "Softshrink", "PReLU", "Softsign", "Tanhshrink", "Softmin",
-    "Softmax", "Softmax2d", "LogSoftmax",
+    "Softmax", "Softmax2d", "LogSoftmax", "MultiheadAttention",
 ]
 
 

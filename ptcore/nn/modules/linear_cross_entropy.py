@@ -9,7 +9,7 @@ from ptcore.nn import functional as F
 from ptcore.nn.modules.linear import Linear
 from ptcore.nn.modules.loss import _WeightedLoss
 
-__all__ = ["LinearCrossEntropyLoss"]
+__all__ = []    # as torch's: the class is exported by nn.modules.loss
 
 
 class LinearCrossEntropyLoss(_WeightedLoss):

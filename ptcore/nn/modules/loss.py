@@ -8,7 +8,8 @@ __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss"
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
            "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
            "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
+           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+           "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):

@@ -5,7 +5,7 @@ from ptcore.nn import init
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
