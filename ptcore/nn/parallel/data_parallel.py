@@ -4,9 +4,11 @@ Without an accelerator (CPU) ``DataParallel`` wraps the module as PyTorch's
 does -- ``.module`` is the wrapped module, ``device_ids`` is empty, forward
 calls the module, the state dict's keys gain the prefix ``module.`` -- and
 ``data_parallel`` raises PyTorch's "device type could not be determined".
-With one CUDA device the module is moved there and called directly.
-Replication over several devices needs ptcore's CUDA backend and raises
-``NotImplementedError`` until it exists.
+With CUDA devices the module lives on ``device_ids[0]``; forward scatters
+the inputs along ``dim`` (:mod:`.scatter_gather`), calls the module directly
+with one device, else calls a replica per device (:mod:`.replicate`,
+:mod:`.parallel_apply`) and gathers the outputs on ``output_device``; the
+gradients of every replica add up in the module's own parameters.
 """
 import builtins
 from itertools import chain
@@ -14,10 +16,6 @@ from itertools import chain
 from ptcore.nn.modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
-
-_MULTI = ("over several CUDA devices needs ptcore's CUDA backend (replicate / scatter / "
-          "gather), which this build does not have")
-
 
 def _device_type():
     """'cuda' when a CUDA device is usable, else None (torch's _get_available_device_type)."""
@@ -90,9 +88,32 @@ class DataParallel(Module):
         if not self.device_ids:
             return self.module(*inputs, **kwargs)
         _check_on(self.module, self.src_device_obj)
-        if len(self.device_ids) > 1:
-            raise NotImplementedError("DataParallel " + _MULTI)
-        return self.module(*inputs, **kwargs)
+        inputs, module_kwargs = self.scatter(inputs, kwargs, self.device_ids)
+        # a forward without inputs runs on device_ids[0]
+        if not inputs and not module_kwargs:
+            inputs, module_kwargs = ((),), ({},)
+        if len(self.device_ids) == 1:
+            return self.module(*inputs[0], **module_kwargs[0])
+        replicas = self.replicate(self.module, self.device_ids[:len(inputs)])
+        outputs = self.parallel_apply(replicas, inputs, module_kwargs)
+        return self.gather(outputs, self.output_device)
+
+    def replicate(self, module, device_ids):
+        from ptcore.nn.parallel.replicate import replicate
+        import ptcore
+        return replicate(module, device_ids, not ptcore.is_grad_enabled())
+
+    def scatter(self, inputs, kwargs, device_ids):
+        from ptcore.nn.parallel.scatter_gather import scatter_kwargs
+        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
+
+    def parallel_apply(self, replicas, inputs, kwargs):
+        from ptcore.nn.parallel.parallel_apply import parallel_apply
+        return parallel_apply(replicas, inputs, kwargs, self.device_ids[:len(replicas)])
+
+    def gather(self, outputs, output_device):
+        from ptcore.nn.parallel.scatter_gather import gather
+        return gather(outputs, output_device, dim=self.dim)
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
@@ -105,8 +126,16 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
     device_type = _device_type()
     if device_type is None:
         raise RuntimeError("device type could not be determined")
-    ids, _ = _resolve(device_ids, output_device)
+    from ptcore.nn.parallel.parallel_apply import parallel_apply
+    from ptcore.nn.parallel.replicate import replicate
+    from ptcore.nn.parallel.scatter_gather import gather, scatter_kwargs
+    ids, out = _resolve(device_ids, output_device)
     _check_on(module, ptcore.device(device_type, ids[0]))
-    if len(ids) > 1:
-        raise NotImplementedError("data_parallel " + _MULTI)
-    return module(*inputs, **(module_kwargs or {}))
+    inputs, module_kwargs = scatter_kwargs(inputs, module_kwargs or {}, ids, dim)
+    if not inputs and not module_kwargs:
+        inputs, module_kwargs = ((),), ({},)
+    if len(ids) == 1:
+        return module(*inputs[0], **module_kwargs[0])
+    used = ids[:len(inputs)]
+    replicas = replicate(module, used)
+    return gather(parallel_apply(replicas, inputs, module_kwargs, used), out, dim)
