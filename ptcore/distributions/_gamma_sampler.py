@@ -67,6 +67,8 @@ def _marsaglia_tsang(alpha, generator):
 
 def _standard_gamma_sample(concentration, generator=None):
     """Gamma(concentration, 1) draws, same shape/dtype as ``concentration`` (no graph)."""
+    if concentration.device.type == "meta":     # shape and dtype only, as torch's meta kernel
+        return ptcore.empty_like(concentration)
     alpha = _host64(concentration).reshape(-1)
     x = _marsaglia_tsang(alpha, generator)
     # as torch's _standard_gamma: at least the smallest normal number of the dtype (a draw

@@ -190,3 +190,11 @@ def test_gamma_family_and_von_mises_sample_on_cuda(emulated_cuda):
         c = t([0.5, 2.0]).requires_grad_()
         make(c).rsample((4,)).sum().backward()
         assert c.grad.device.type == "cuda" and bool(ptcore.isfinite(c.grad).all())
+
+
+def test_gamma_sample_on_meta_device():
+    for lib in (ptcore, torch):
+        d = lib.distributions.Gamma(lib.ones(3, device="meta"), lib.ones(3, device="meta"), validate_args=False)
+        for s in (d.sample((2,)), d.rsample((2,)),
+                  lib.distributions.Chi2(lib.ones(3, device="meta"), validate_args=False).sample((2,))):
+            assert s.device.type == "meta" and tuple(s.shape) == (2, 3) and s.dtype == lib.float32
