@@ -31,15 +31,18 @@ def _like(arr, t):
     return ptcore.from_numpy(np.array(arr, order="C")).to(device=t.device, dtype=t.dtype)
 
 
-def _draw(kind, n, generator):
-    if kind == "normal":
-        t = ptcore.randn(n, dtype=ptcore.float64, generator=generator)
-    else:
-        t = ptcore.rand(n, dtype=ptcore.float64, generator=generator)
-    return t.numpy()
+def _draw(kind, n, generator, device=None):
+    """n float64 normal/uniform draws as numpy: from ``generator``, else from the default
+    generator of ``device`` (a CUDA parameter's draws follow ptcore.cuda.manual_seed as torch's)."""
+    if generator is not None:
+        device = generator.device
+    if device is not None and device.type == "cpu":
+        device = None
+    fn = ptcore.randn if kind == "normal" else ptcore.rand
+    return fn(n, dtype=ptcore.float64, generator=generator, device=device).cpu().numpy()
 
 
-def _marsaglia_tsang(alpha, generator):
+def _marsaglia_tsang(alpha, generator, device=None):
     """Gamma(alpha, 1) draws for a flat float64 array ``alpha`` (all > 0)."""
     out = np.empty_like(alpha)
     boost = alpha < 1.0
@@ -49,8 +52,8 @@ def _marsaglia_tsang(alpha, generator):
     todo = np.flatnonzero(np.isfinite(alpha) & (alpha > 0))
     out[:] = np.nan
     while todo.size:
-        z = _draw("normal", todo.size, generator)
-        u = _draw("uniform", todo.size, generator)
+        z = _draw("normal", todo.size, generator, device)
+        u = _draw("uniform", todo.size, generator, device)
         v = (1.0 + c[todo] * z) ** 3
         with np.errstate(invalid="ignore", divide="ignore"):
             ok = (v > 0) & ((u < 1.0 - 0.0331 * z ** 4)
@@ -59,7 +62,7 @@ def _marsaglia_tsang(alpha, generator):
         todo = todo[~ok]
     idx = np.flatnonzero(boost)
     if idx.size:
-        u = _draw("uniform", idx.size, generator)
+        u = _draw("uniform", idx.size, generator, device)
         with np.errstate(divide="ignore"):
             out[idx] = np.exp(np.log(out[idx]) + np.log(u) / alpha[idx])
     return out
@@ -70,7 +73,7 @@ def _standard_gamma_sample(concentration, generator=None):
     if concentration.device.type == "meta":     # shape and dtype only, as torch's meta kernel
         return ptcore.empty_like(concentration)
     alpha = _host64(concentration).reshape(-1)
-    x = _marsaglia_tsang(alpha, generator)
+    x = _marsaglia_tsang(alpha, generator, concentration.device)
     # as torch's _standard_gamma: at least the smallest normal number of the dtype (a draw
     # that underflows there would make Chi2 / StudentT / FisherSnedecor draws 0 or inf)
     out = _like(x.reshape(tuple(concentration.shape)), concentration)
@@ -118,7 +121,7 @@ def _dirichlet_sample(concentration, generator=None):
     # underflow of small concentrations), then cast into [tiny, 1) of the dtype, so a
     # draw is never exactly 0 or 1 (Beta's log_prob of it stays finite)
     alpha = _host64(concentration)
-    g = np.maximum(_marsaglia_tsang(alpha.reshape(-1), generator).reshape(alpha.shape),
+    g = np.maximum(_marsaglia_tsang(alpha.reshape(-1), generator, concentration.device).reshape(alpha.shape),
                    np.finfo(np.float64).tiny)
     x = _like(g / g.sum(-1, keepdims=True), concentration)
     fi = ptcore.finfo(x.dtype)

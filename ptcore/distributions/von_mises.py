@@ -5,7 +5,7 @@ import numpy as np
 
 import ptcore
 from ptcore.distributions import constraints
-from ptcore.distributions._gamma_sampler import _host64, _like
+from ptcore.distributions._gamma_sampler import _draw, _host64, _like
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import broadcast_all, lazy_property
 
@@ -43,14 +43,14 @@ def _log_modified_bessel_fn(x, order=0):
     return ptcore.where(x < 3.75, small, large)
 
 
-def _von_mises_sample(loc, concentration, proposal_r, generator=None):
+def _von_mises_sample(loc, concentration, proposal_r, generator=None, device=None):
     """Best & Fisher (1979) rejection sampler, on float64 numpy over ptcore's uniform draws."""
     k = concentration.reshape(-1)
     r = proposal_r.reshape(-1)
     out = np.empty_like(k)
     todo = np.arange(k.size)
     while todo.size:
-        u = ptcore.rand((3, todo.size), dtype=ptcore.float64, generator=generator).numpy()
+        u = _draw("uniform", 3 * todo.size, generator, device).reshape(3, todo.size)
         z = np.cos(math.pi * u[0])
         f = (1 + r[todo] * z) / (r[todo] + z)
         c = k[todo] * (r[todo] - f)
@@ -97,7 +97,7 @@ class VonMises(Distribution):
         loc = np.broadcast_to(_host64(self.loc), shape)
         kappa = np.broadcast_to(_host64(self.concentration), shape)
         r = np.broadcast_to(self._proposal_r, shape)
-        x = _von_mises_sample(loc, np.ascontiguousarray(kappa), np.ascontiguousarray(r))
+        x = _von_mises_sample(loc, np.ascontiguousarray(kappa), np.ascontiguousarray(r), device=self.loc.device)
         # (np.ascontiguousarray makes a 0-d array 1-d: the sample keeps the batch shape)
         return _like(np.ascontiguousarray(x).reshape(shape), self.loc)
 

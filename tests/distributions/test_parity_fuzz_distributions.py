@@ -198,3 +198,19 @@ def test_gamma_sample_on_meta_device():
         for s in (d.sample((2,)), d.rsample((2,)),
                   lib.distributions.Chi2(lib.ones(3, device="meta"), validate_args=False).sample((2,))):
             assert s.device.type == "meta" and tuple(s.shape) == (2, 3) and s.dtype == lib.float32
+
+
+def test_cuda_gamma_draws_follow_the_cuda_seed(emulated_cuda):
+    # as torch: a CUDA parameter's draws come from the CUDA generator, so
+    # cuda.manual_seed alone repeats them whatever the CPU generator's state
+    def t(x):
+        return ptcore.tensor(x, device="cuda")
+    for make in (lambda: D.Gamma(t([0.5, 2.0]), t([1.0, 1.0])), lambda: D.Dirichlet(t([0.5, 2.0])),
+                 lambda: D.VonMises(t([0.0, 1.0]), t([1.0, 2.0]))):
+        ptcore.manual_seed(1)
+        ptcore.cuda.manual_seed(3)
+        a = make().sample((4,))
+        ptcore.manual_seed(2)
+        ptcore.cuda.manual_seed(3)
+        b = make().sample((4,))
+        assert a.device.type == "cuda" and bool((a == b).all())
