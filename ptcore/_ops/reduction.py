@@ -766,7 +766,12 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
             raise RuntimeError(f"result type {_lg(rdt)} can't be cast to the desired output type "
                                f"{_lg(odt)}")
         if odt.is_complex and not dt.is_complex:
-            raise NotImplementedError(f'"std_cpu" not implemented for \'{_lg(odt)}\'')
+            if sorted(dims) != list(range(x.ndim)):
+                raise NotImplementedError(f'"std_cpu" not implemented for \'{_lg(odt)}\'')
+            # over all elements torch's std_var_all computes in the input's type and
+            # converts into out=
+            return _write_out(out, _var_impl(fname, x, dim, None, keepdim, corr, None, take_sqrt,
+                                             False), fname)
         if odt.is_floating_point:
             rdt = odt                    # PyTorch computes in the out= dtype
         else:
@@ -962,7 +967,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     rdt = _C.get_default_dtype() if _is_int_like(dt) else dt
     acc = _C.float64 if rdt is _C.float64 else _C.float32
     odt = out.dtype if isinstance(out, _TensorBase) else rdt
-    if out is not None and not odt.is_floating_point:
+    if out is not None and not (odt.is_floating_point or odt.is_complex):
         raise RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: "
                            f"{_lg(odt)}")
     if rdt in (_C.float16, _C.bfloat16) or odt is not rdt:

@@ -310,3 +310,29 @@ def test_numpy_bool_scalar_is_no_index_but_0d_arrays_are():
     x[np.array(0), np.array(1)] = 5
     y[np.array(0), np.array(1)] = 5
     _same(x, y)
+
+
+@pytest.mark.parametrize("in_dt", ["float32", "int64", "float16", "float64"])
+@pytest.mark.parametrize("out_dt", ["complex64", "complex128"])
+def test_logsumexp_of_real_input_into_complex_out(in_dt, out_dt):
+    t = _out_call(torch, "logsumexp", _x(torch, in_dt), out_dt, dim=1)
+    p = _out_call(ptcore, "logsumexp", _x(ptcore, in_dt), out_dt, dim=1)
+    np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=2e-3 if in_dt == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda m, x, o: m.var(x, out=o), lambda m, x, o: m.std(x, out=o),
+                                  lambda m, x, o: m.var(x, [1, 0], keepdim=True, out=o),
+                                  lambda m, x, o: m.std(x, 1, out=o)])
+def test_var_std_of_real_input_into_complex_out(call):
+    def go(m):
+        o = m.zeros(0, dtype=m.complex128)
+        r = call(m, m.tensor([[1., 2, 4], [3, 3, 0]]), o)
+        assert r is o
+        return o
+    try:
+        t = go(torch)
+    except NotImplementedError:                 # torch: only over all elements
+        with pytest.raises(NotImplementedError):
+            go(ptcore)
+        return
+    np.testing.assert_allclose(go(ptcore).numpy(), t.numpy(), rtol=1e-6)
