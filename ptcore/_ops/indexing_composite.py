@@ -141,6 +141,9 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """Out-of-place :func:`index_reduce_` (``torch.index_reduce``)."""
     _check_tensor(input, "index_reduce", "input", 1)
+    if out is not None and isinstance(out, _TensorBase) and out.dtype is not input.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {input.dtype._legacy}, but got "
+                           f"{out.dtype._legacy} instead")
     r = index_reduce_(input.clone(), dim, index, source, reduce, include_self=include_self)
     if out is None:
         return r

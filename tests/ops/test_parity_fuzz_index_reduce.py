@@ -336,3 +336,13 @@ def test_var_std_of_real_input_into_complex_out(call):
             go(ptcore)
         return
     np.testing.assert_allclose(go(ptcore).numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_index_reduce_out_must_have_the_input_dtype():
+    def call(mk, dt):
+        return mk.index_reduce(mk.ones(3), 0, mk.tensor([0]), mk.ones(1) * 2, "prod",
+                               out=mk.zeros(0, dtype=getattr(mk, dt)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _raises_same(lambda: call(torch, "float64"), lambda: call(ptcore, "float64"))
+        _same(call(torch, "float32"), call(ptcore, "float32"))
