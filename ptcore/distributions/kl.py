@@ -457,8 +457,9 @@ def _kl_uniform_gumbel(p, q):
 # ---- pairs whose KL is infinite (p's support not inside q's) ---------------------------
 
 def _kl_infinite_batch(p, q):
-    dtype = p.mean.dtype
-    return ptcore.full(ptcore.broadcast_shapes(p.batch_shape, q.batch_shape), math.inf, dtype=dtype)
+    mean = p.mean      # (its dtype and device: a CUDA pair's KL is on the device as torch's)
+    return ptcore.full(ptcore.broadcast_shapes(p.batch_shape, q.batch_shape), math.inf,
+                       dtype=mean.dtype, device=mean.device)
 
 
 for _tp, _tq in [(Normal, Beta), (Normal, Exponential), (Normal, Gamma), (Normal, Uniform),

@@ -214,3 +214,17 @@ def test_cuda_gamma_draws_follow_the_cuda_seed(emulated_cuda):
         ptcore.cuda.manual_seed(3)
         b = make().sample((4,))
         assert a.device.type == "cuda" and bool((a == b).all())
+
+
+def test_infinite_kl_pairs_on_cuda(emulated_cuda):
+    # the pairs whose KL is infinite built their result on the CPU
+    def t(x):
+        return ptcore.tensor(x, device="cuda")
+    pairs = [(D.Normal(t([0.0, 1.0]), t([1.0, 1.0])), D.Uniform(t([0.0, 0.0]), t([1.0, 1.0]))),
+             (D.Exponential(t([1.0, 2.0])), D.Beta(t([1.0, 2.0]), t([1.0, 2.0]))),
+             (D.Gamma(t([1.0, 2.0]), t([1.0, 2.0])), D.Pareto(t([1.0, 2.0]), t([1.0, 2.0]))),
+             (D.Laplace(t([0.0, 1.0]), t([1.0, 1.0])), D.ContinuousBernoulli(t([0.3, 0.6])))]
+    for p, q in pairs:
+        k = D.kl_divergence(p, q)
+        assert k.device.type == "cuda" and k.dtype == ptcore.float32
+        assert k.cpu().tolist() == [float("inf")] * 2
