@@ -304,6 +304,9 @@ class Tensor(_TensorBase):
     def data(self, other):
         if not isinstance(other, _TensorBase):
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        if self._requires_grad and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         _C._set_data(self, other)
 
     # -- conversions ----------------------------------------------------------

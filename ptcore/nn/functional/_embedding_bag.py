@@ -182,12 +182,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         ptcore.zeros(0, dtype=ptcore.int64, device=dev)
 
     if mode in ("sum", "mean"):
-        if sparse:
+        if sparse or (scale_grad_by_freq and weight.requires_grad and ptcore.is_grad_enabled()):
             # the lookup's gradient is a COO tensor of the looked-up rows (torch's
-            # _embedding_bag_sparse_backward through embedding_sparse_backward)
+            # _embedding_bag_sparse_backward through embedding_sparse_backward),
+            # or dense, each row's gradient divided by its index's frequency
             from ptcore.nn.functional._sparse import _Embedding
             rows = _Embedding.apply(weight, kept_idx, (kept_idx.shape[0], dim), -1,
-                                    scale_grad_by_freq, True)
+                                    scale_grad_by_freq, sparse)
         else:
             rows = weight.index_select(0, kept_idx)
         if per_sample_weights is not None:
