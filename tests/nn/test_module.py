@@ -579,9 +579,9 @@ def test_buffer_and_uninitialized():
 @needs_torch
 def test_module_class_surface_matches_torch():
     """Every public and private name of torch.nn.Module is on ptcore's Module
-    (apart from torch's annotations and its DataParallel replication hook)."""
+    (apart from torch's annotations)."""
     missing = set(dir(torch.nn.Module)) - set(dir(nn.Module))
-    assert missing <= {"__annotations__", "_replicate_for_data_parallel"}, sorted(missing)
+    assert missing <= {"__annotations__"}, sorted(missing)
     assert nn.Module.T_destination.__bound__ == torch.nn.Module.T_destination.__bound__
 
 

@@ -411,6 +411,18 @@ class Module:
 
     # -- conversions ---------------------------------------------------------------
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for ``nn.parallel.replicate`` (torch's hook): its own,
+        empty parameter dict (a replica's parameters are plain attributes)
+        and copies of the buffer and submodule dicts."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica.__dict__["_parameters"] = {}
+        replica.__dict__["_buffers"] = dict(self._buffers)
+        replica.__dict__["_modules"] = dict(self._modules)
+        replica.__dict__["_is_replica"] = True
+        return replica
+
     def _apply(self, fn, recurse=True):
         if recurse:
             for module in self.children():

@@ -12,19 +12,6 @@ from ptcore.nn.modules.module import Module
 __all__ = ["replicate"]
 
 
-def _replica_of(module):
-    """torch's ``Module._replicate_for_data_parallel``: a shallow copy with its
-    own (empty) parameter dict and copies of the buffer and module dicts."""
-    replica = module.__new__(type(module))
-    replica.__dict__ = module.__dict__.copy()
-    replica.__dict__["_parameters"] = {}
-    replica.__dict__["_buffers"] = dict(module._buffers)
-    replica.__dict__["_modules"] = dict(module._modules)
-    replica.__dict__["_is_replica"] = True
-    replica.__dict__["_former_parameters"] = {}
-    return replica
-
-
 def replicate(network, devices, detach=False):
     """``len(devices)`` replicas of ``network``, the ``j``-th on ``devices[j]``
     (``devices[0]``: the network's own device)."""
@@ -34,11 +21,12 @@ def replicate(network, devices, detach=False):
         raise TypeError(f"replicate expects an nn.Module, got {type(network).__name__}")
     devices = [_device(d) for d in devices]
     modules = list(network.modules())
-    copies = [[_replica_of(m) for m in modules] for _ in devices]
+    copies = [[m._replicate_for_data_parallel() for m in modules] for _ in devices]
     index = {id(m): i for i, m in enumerate(modules)}
     for i, m in enumerate(modules):
         for j, dev in enumerate(devices):
             r = copies[j][i]
+            r.__dict__["_former_parameters"] = {}
             for key, child in m._modules.items():
                 r._modules[key] = None if child is None else copies[j][index[id(child)]]
             for key, p in m._parameters.items():
