@@ -417,6 +417,10 @@ def norm_except_dim(v, pow=2, dim=0):
     _check_tensor(v, "norm_except_dim", "v", 1)
     if dim == -1:
         return ptcore.linalg.vector_norm(v, pow)
+    if v.dim() == 0:                       # torch asks for v.size(0)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = dim + v.dim() if dim < 0 else dim
     others = [d for d in builtins.range(v.dim()) if d != dim]
+    if not others:                         # a 1-D v: the norm of each element (torch's view(n, -1))
+        return ptcore.linalg.vector_norm(v.unsqueeze(-1), pow, dim=-1)
     return ptcore.linalg.vector_norm(v, pow, dim=others, keepdim=True)

@@ -346,3 +346,15 @@ def test_index_reduce_out_must_have_the_input_dtype():
         warnings.simplefilter("ignore")
         _raises_same(lambda: call(torch, "float64"), lambda: call(ptcore, "float64"))
         _same(call(torch, "float32"), call(ptcore, "float32"))
+
+
+@pytest.mark.parametrize("pw", [1, 2, 3])
+def test_norm_except_dim_of_1d_and_0d_inputs(pw):
+    t = torch.tensor([3., -4., 1.5], dtype=torch.float64)
+    _same(torch.norm_except_dim(t, pw, 0), ptcore.norm_except_dim(_p(t), pw, 0))
+    _same(torch.norm_except_dim(t, pw, -1), ptcore.norm_except_dim(_p(t), pw, -1))
+    _raises_same(lambda: torch.norm_except_dim(torch.tensor(2.), pw, 0),
+                 lambda: ptcore.norm_except_dim(ptcore.tensor(2.), pw, 0))
+    m = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+    for d in (0, 1):
+        _same(torch.norm_except_dim(m, pw, d), ptcore.norm_except_dim(_p(m), pw, d))
