@@ -1432,6 +1432,13 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     its last occurrence along ``dim`` for rows of at most 16 elements."""
     x = _tensor_arg(input, "mode")
     _check_out_pair(out, "mode")
+    if out is not None:                  # (torch checks out= first)
+        if out[0].dtype is not x.dtype:
+            raise RuntimeError(f"expected scalar type '{_lg(x.dtype)}' but got "
+                               f"'{_lg(out[0].dtype)}' for values output")
+        if out[1].dtype is not _C.int64:
+            raise RuntimeError(f"expected scalar type 'Long' but got '{_lg(out[1].dtype)}' for "
+                               f"indices output")
     d = _one_dim(dim, x.ndim, "mode")
     if x.ndim and x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")

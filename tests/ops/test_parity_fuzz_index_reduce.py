@@ -358,3 +358,12 @@ def test_norm_except_dim_of_1d_and_0d_inputs(pw):
     m = torch.arange(6, dtype=torch.float64).reshape(2, 3)
     for d in (0, 1):
         _same(torch.norm_except_dim(m, pw, d), ptcore.norm_except_dim(_p(m), pw, d))
+
+
+def test_mode_checks_out_dtypes_before_the_empty_dim():
+    for x in (lambda m: m.zeros(0, 2, 0), lambda m: m.zeros(2, 3)):
+        for dts in (("int32", "int64"), ("float32", "int32")):
+            def call(m):
+                return m.mode(x(m), -1, out=(m.zeros(0, dtype=getattr(m, dts[0])),
+                                             m.zeros(0, dtype=getattr(m, dts[1]))))
+            _raises_same(lambda: call(torch), lambda: call(ptcore))
