@@ -215,6 +215,17 @@ def _finish(result, out, fn="matmul"):
     return copy_out(out, result)
 
 
+def _refuse_grad_out(out, fname, *ts):
+    """torch's error for an ``out=`` call of a differentiable op on inputs that require
+    grad (the composites here run their parts without ``out``, so check it up front)."""
+    if out is None:
+        return
+    from ptcore.autograd.grad_mode import is_grad_enabled
+    if is_grad_enabled() and any(isinstance(t, _TensorBase) and t.requires_grad for t in ts):
+        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+
+
 def _finish_castable(result, out, fn):
     """:func:`_finish` for ops torch writes into ``out`` through a copy (composites:
     outer, kron, pinv ...): ``out`` may have any dtype ``result`` safely casts to."""
@@ -1497,6 +1508,7 @@ def multi_dot(tensors, *, out=None):
     for i, t in enumerate(tensors):
         _check_tensor(t, "tensors", 1, "multi_dot")
     _check_dev("multi_dot", *tensors)
+    _refuse_grad_out(out, "mm", *tensors)
     first, last = tensors[0], tensors[-1]
     if first.dim() not in (1, 2):
         raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
@@ -1553,6 +1565,7 @@ def chain_matmul(*matrices, out=None):
         _check_tensor(t, "matrices", 1, "chain_matmul")
         if t.dim() != 2:
             raise RuntimeError(f"Tensor dimension is {t.dim()}, expected 2 instead.")
+    _refuse_grad_out(out, "mm", *matrices)
     if len(matrices) == 1:
         return _finish(matrices[0].clone(), out, "chain_matmul")
     return multi_dot(matrices, out=out)
@@ -1562,6 +1575,7 @@ def matrix_power(input, n, *, out=None):
     """``input`` raised to the integer power ``n`` (``torch.linalg.matrix_power``);
     ``n < 0`` inverts first, ``n == 0`` gives identities."""
     _check_tensor(input, "input", 1, "matrix_power")
+    _refuse_grad_out(out, "matmul", input)
     A = input
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "

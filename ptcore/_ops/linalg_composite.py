@@ -10,7 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
-from ptcore._ops.linalg import _finish, _finish_castable
+from ptcore._ops.linalg import _finish, _finish_castable, _refuse_grad_out
 
 __all__ = [
     "cross", "matrix_exp", "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve",
@@ -26,6 +26,7 @@ def cross(input, other, dim=None, *, out=None):
     """
     _check_tensor(input, "cross", "input", 1)
     _check_tensor(other, "cross", "other", 2)
+    _refuse_grad_out(out, "linalg_cross", input, other)
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
                       "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
@@ -126,6 +127,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions "
                            "instead")
     _check_linear_solve(B, L, "cholesky_solve")
+    _refuse_grad_out(out, "cholesky_solve", B, L)
     if _is_int_dtype(B.dtype):
         raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_tname(B.dtype)}'")
     B, L = _broadcast_mats(B, L)
@@ -155,6 +157,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     """Inverse of ``A`` from its Cholesky factor (``torch.cholesky_inverse``)."""
     _check_tensor(L, "cholesky_inverse", "input", 1)
     _square_check(L, "cholesky_inverse")
+    _refuse_grad_out(out, "cholesky_inverse", L)
     if L.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         raise NotImplementedError(
             f"\"cholesky_inverse_out_cpu\" not implemented for '{_tname(L.dtype)}'")
@@ -277,6 +280,7 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
         raise RuntimeError(f"linalg.lu_solve: Expected B to have at least 2 dimensions, but it "
                            f"has {b.dim()} dimensions instead")
     _square_check(LU_data, "linalg.lu_solve")
+    _refuse_grad_out(out, "linalg_lu_solve", b, LU_data)
     if b.shape[-2] != LU_data.shape[-1]:
         raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
                            f"AX = B ({LU_data.shape[-2]}x{LU_data.shape[-1]} and "

@@ -404,7 +404,11 @@ def _matrix_norm_ad(raw):
         if not (R._state.enabled and isinstance(A, _TensorBase) and A._requires_grad):
             return raw(A, ord, dim, keepdim, dtype=dtype, out=out)
         if out is not None:
-            raise RuntimeError(R._OUT_MSG.format("linalg_matrix_norm"))
+            # torch's matrix_norm (a composite) takes an out with an input that requires
+            # grad: the result is copied into it (CopyBackwards)
+            from ptcore._ops.linalg import _finish
+            return _finish(matrix_norm(A, ord, dim, keepdim, dtype=dtype), out,
+                           "linalg_matrix_norm")
         with grad_mode.no_grad():
             ref = raw(A, ord, dim, keepdim, dtype=dtype)      # validates the arguments
         src = A.to(dtype) if dtype is not None else A

@@ -56,6 +56,8 @@ def vecdot(x, y, *, dim=-1, out=None):
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
                            f"x of type {x.dtype._legacy} and y of type {y.dtype._legacy} instead")
+    from ptcore._ops.linalg import _refuse_grad_out
+    _refuse_grad_out(out, "sum", x, y)
     r = ptcore.sum(x.conj() * y, dim)
     if out is not None and out.dtype is not r.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected out of dtype{r.dtype._legacy} but found "

@@ -117,6 +117,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
                            f"{B.shape[-2]}x{B.shape[-1]})")
     dt = ptcore.promote_types(A.dtype, B.dtype)
     _lapack_dtype(dt, "triangular_solve_cpu")
+    from ptcore._ops.linalg import _refuse_grad_out
+    _refuse_grad_out(out, "linalg_solve_triangular", A, B)
     _broadcast_batch(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
     if A.dtype is not dt:
         A = A.to(dt)
@@ -403,6 +405,8 @@ def householder_product(A, tau, *, out=None):
         raise RuntimeError(f"{fn}: tau dtype {tau.dtype._legacy} does not match input dtype "
                            f"{A.dtype._legacy}")
     _lapack_dtype(A.dtype, "orgqr_cpu")
+    from ptcore._ops.linalg import _refuse_grad_out
+    _refuse_grad_out(out, "linalg_householder_product", A, tau)
     return _out(_loop_unless_recording("orgqr", _orgqr, A, tau)(A, tau), out,
                 "linalg_householder_product", castable=True)
 

@@ -183,18 +183,20 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {A.dim()}D.")
     if isinstance(ord, str):
-        return matrix_norm(A, ord, tuple(dl) if dl is not None else (-2, -1), keepdim,
-                           dtype=dtype, out=out)
+        return _out(matrix_norm(A, ord, tuple(dl) if dl is not None else (-2, -1), keepdim,
+                                dtype=dtype), out, "linalg_norm")
     if dl is None:
         if ord is None:
-            return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+            return _out(vector_norm(A, 2, None, keepdim, dtype=dtype), out, "linalg_norm")
         if A.dim() == 2:
-            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
-        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
+            return _out(matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype), out, "linalg_norm")
+        return _out(vector_norm(A, ord, None, keepdim, dtype=dtype), out, "linalg_norm")
     if len(dl) == 2:
-        return matrix_norm(A, "fro" if ord is None else ord, tuple(dl), keepdim, dtype=dtype,
-                           out=out)
-    return vector_norm(A, 2 if ord is None else ord, dl, keepdim, dtype=dtype, out=out)
+        return _out(matrix_norm(A, "fro" if ord is None else ord, tuple(dl), keepdim,
+                                dtype=dtype), out, "linalg_norm")
+    # (out= written here: torch's linalg.norm takes an out with inputs that require grad)
+    return _out(vector_norm(A, 2 if ord is None else ord, dl, keepdim, dtype=dtype), out,
+                "linalg_norm")
 
 
 def cross(input, other, *, dim=-1, out=None):

@@ -437,3 +437,48 @@ def test_vecdot_of_mixed_dtypes_raises(dts):
     a, b = torch.ones(3, dtype=dts[0]), torch.ones(3, dtype=dts[1])
     _exc(lambda: torch.linalg.vecdot(a, b),
          lambda: ptcore.linalg.vecdot(_p(a), _p(b)))
+
+
+# ---------------------------------------------------------------------------
+# out= with inputs that require grad: refused where torch refuses, written (and
+# differentiable through the copy) where torch's composite takes it
+# ---------------------------------------------------------------------------
+_OUT_GRAD_CASES = {
+    "linalg.norm": lambda m, A, o: m.linalg.norm(A, out=o),
+    "linalg.norm_2": lambda m, A, o: m.linalg.norm(A, 2, out=o),
+    "linalg.norm_dim": lambda m, A, o: m.linalg.norm(A, dim=1, out=o),
+    "linalg.matrix_norm": lambda m, A, o: m.linalg.matrix_norm(A, out=o),
+    "linalg.matrix_norm_nuc": lambda m, A, o: m.linalg.matrix_norm(A, "nuc", out=o),
+    "cross": lambda m, A, o: m.cross(A, A, dim=1, out=o),
+    "cholesky_inverse": lambda m, A, o: m.cholesky_inverse(A, out=o),
+    "cholesky_solve": lambda m, A, o: m.cholesky_solve(A, A, out=o),
+    "lu_solve": lambda m, A, o: m.lu_solve(A, *m.linalg.lu_factor(A.detach()), out=o),
+    "chain_matmul": lambda m, A, o: m.chain_matmul(A, A, out=o),
+    "linalg.multi_dot": lambda m, A, o: m.linalg.multi_dot([A, A], out=o),
+    "linalg.matrix_power": lambda m, A, o: m.linalg.matrix_power(A, 2, out=o),
+    "linalg.solve_triangular": lambda m, A, o: m.linalg.solve_triangular(A, A, upper=True,
+                                                                          out=o),
+    "linalg.householder_product": lambda m, A, o: m.linalg.householder_product(A, A[0], out=o),
+    "linalg.vecdot": lambda m, A, o: m.linalg.vecdot(A, A, out=o),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OUT_GRAD_CASES))
+def test_out_with_inputs_requiring_grad_as_torch(name):
+    f = _OUT_GRAD_CASES[name]
+    A = _rand(3, 3, seed=80) + 3 * torch.eye(3, dtype=torch.float64)
+    a = A.clone().requires_grad_()
+    b = _p(A).requires_grad_()
+    o_t, o_p = torch.empty(0, dtype=torch.float64), ptcore.empty(0, dtype=ptcore.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            f(torch, a, o_t)
+        except RuntimeError:
+            _exc(lambda: f(torch, a, torch.empty(0, dtype=torch.float64)), lambda: f(ptcore, b, o_p))
+            return
+        assert f(ptcore, b, o_p) is o_p
+    _close(o_p.detach(), o_t.detach())
+    (o_t * 3).sum().backward()
+    (o_p * 3).sum().backward()
+    _close(b.grad, a.grad, rtol=1e-8, atol=1e-10)
