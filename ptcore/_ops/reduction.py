@@ -1000,8 +1000,10 @@ def _all_any(name, input, dim, keepdim, out):
         if out.dtype is not _C.bool_ and out.dtype is not _C.uint8:
             raise RuntimeError(f"{name} only supports bool tensor for result, got: {_lg(out.dtype)}")
         rdt = out.dtype                  # torch: either of the two for any input
-        if rdt is _C.uint8:
-            x = x._to_dtype(_C.uint8)    # (torch converts the input to the uint8 result first)
+        if rdt is _C.uint8 and x.numel() != 1:
+            # torch's loop reads the input as the uint8 result (0.5 -> 0); one element is
+            # converted to bool instead
+            x = x._to_dtype(_C.uint8)
     r, _ = _reduce(name, x, dims, keepdim, _C.bool_, rdt)
     return r if out is None else _write_out(out, r, name)
 

@@ -367,3 +367,11 @@ def test_mode_checks_out_dtypes_before_the_empty_dim():
                 return m.mode(x(m), -1, out=(m.zeros(0, dtype=getattr(m, dts[0])),
                                              m.zeros(0, dtype=getattr(m, dts[1]))))
             _raises_same(lambda: call(torch), lambda: call(ptcore))
+
+
+@pytest.mark.parametrize("v", [0.5, -0.5, 256.0, 1.0, 0.0])
+def test_all_any_into_uint8_out_read_the_input_as_uint8_but_one_element_as_bool(v):
+    for op, data, dim in (("all", [[v]], 0), ("any", [[v, 0.]], 1), ("all", [[v, 1.]], 1)):
+        t = _out_call(torch, op, torch.tensor(data), "uint8", dim=dim)
+        p = _out_call(ptcore, op, ptcore.tensor(data), "uint8", dim=dim)
+        _same(t, p)
