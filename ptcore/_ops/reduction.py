@@ -959,6 +959,21 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     dims = _dims(dim, x.ndim, "logsumexp")
     dt = x.dtype
     if dt.is_complex:
+        odt = out.dtype if isinstance(out, _TensorBase) else dt
+        if odt is not dt and (odt.is_floating_point or odt.is_complex) and x.numel():
+            # torch's composition: the sum goes straight into out's dtype (a real out=
+            # takes the real parts of the exponentials)
+            from ptcore._ops import pointwise as E
+            m = amax(E.real(x), dims, True)
+            m = E.where(E.isinf(m), _C.zeros([], dtype=m.dtype, device=m.device), m)
+            e = E.exp(E.sub(x, m))
+            if not odt.is_complex:
+                import warnings
+                warnings.warn("Casting complex values to real discards the imaginary part",
+                              UserWarning, stacklevel=2)
+                e = E.real(e)
+            r = E.add(E.log(sum(e, dims, keepdim, dtype=odt)), m if keepdim else m.squeeze(dims))
+            return _write_out(out, r, "logsumexp")
         r = _complex_lse(x, dims, keepdim, cumulative=False)
         if out is not None:
             _check_out_dtype(out, dt, "logsumexp")

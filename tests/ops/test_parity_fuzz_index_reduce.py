@@ -375,3 +375,16 @@ def test_all_any_into_uint8_out_read_the_input_as_uint8_but_one_element_as_bool(
         t = _out_call(torch, op, torch.tensor(data), "uint8", dim=dim)
         p = _out_call(ptcore, op, ptcore.tensor(data), "uint8", dim=dim)
         _same(t, p)
+
+
+@pytest.mark.parametrize("in_dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("out_dt", ["float32", "float64", "float16", "complex64", "complex128"])
+def test_logsumexp_of_complex_input_into_another_out_dtype(in_dt, out_dt):
+    data = [[1 + 2j, 3 + 1j], [0.5 - 1j, -2 + 0.5j]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kw in ({"dim": 1}, {"dim": [0, 1], "keepdim": True}):
+            t = _out_call(torch, "logsumexp", torch.tensor(data).to(getattr(torch, in_dt)), out_dt, **kw)
+            p = _out_call(ptcore, "logsumexp", ptcore.tensor(data).to(getattr(ptcore, in_dt)), out_dt,
+                          **kw)
+            np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=2e-3 if out_dt == "float16" else 1e-5)
