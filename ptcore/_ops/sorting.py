@@ -853,7 +853,8 @@ def _histogram_cpu(x, edges_t, weight, density):
         counts = np.bincount(pos, weights=w, minlength=nbins)
     if density:
         total = counts.sum()
-        counts = counts / total / np.diff(e64)
+        with np.errstate(invalid="ignore", divide="ignore"):    # 0/0 is torch's silent NaN
+            counts = counts / total / np.diff(e64)
     return _C.from_numpy(np.ascontiguousarray(counts)).to(x.dtype)
 
 

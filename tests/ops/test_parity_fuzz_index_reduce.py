@@ -388,3 +388,10 @@ def test_logsumexp_of_complex_input_into_another_out_dtype(in_dt, out_dt):
             p = _out_call(ptcore, "logsumexp", ptcore.tensor(data).to(getattr(ptcore, in_dt)), out_dt,
                           **kw)
             np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=2e-3 if out_dt == "float16" else 1e-5)
+
+
+def test_histogram_density_of_nothing_in_range_is_nan_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = ptcore.histogram(ptcore.tensor([5.]), 2, range=(0., 1.), density=True).hist
+    _same(torch.histogram(torch.tensor([5.]), 2, range=(0., 1.), density=True).hist, p)
