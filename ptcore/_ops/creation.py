@@ -362,6 +362,13 @@ def _data_to_numpy(data, dtype=None):
     path is used whenever it gives the same result as the per-element rules.
     """
     if isinstance(data, np.ndarray):
+        if any(st < 0 for st in data.strides):
+            # torch reads the array's memory as is (tensor_from_numpy) and refuses
+            # negative strides rather than copying
+            raise ValueError(
+                "At least one stride in the given numpy array is negative, and tensors with "
+                "negative strides are not currently supported. (You can probably work around "
+                "this by making a copy of your array  with array.copy().) ")
         dt = _C._dtype_from_numpy(data.dtype)
         return data, (dt if dtype is None else _C._as_dtype(dtype))
     if isinstance(data, np.generic):

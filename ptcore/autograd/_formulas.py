@@ -635,12 +635,14 @@ def _clamp_record(out, x, min, max, node):
         if hi is not None:
             m2 = x <= hi
             mask = m2 if mask is None else mask & m2
-        gx = g * mask if mask is not None else g
+        # torch's where(mask, grad, 0): an inf/NaN incoming gradient where the
+        # bound holds gives 0, not NaN (g * mask would)
+        gx = g.masked_fill(~mask, 0) if mask is not None else g
         glo = ghi = None
         if _T(lo) and lo._requires_grad:
-            glo = g * (x < lo) if hi is None else g * ((x < lo) & (lo <= hi))
+            glo = g.masked_fill(~((x < lo) if hi is None else (x < lo) & (lo <= hi)), 0)
         if _T(hi) and hi._requires_grad:
-            ghi = g * (x > hi)
+            ghi = g.masked_fill(~(x > hi), 0)
         return gx, glo, ghi
     attach(node, out, (x, min, max), bw)
 

@@ -1,0 +1,41 @@
+"""Differences the parity fuzz helpers found outside their own files, against
+torch: clamp's gradient where the incoming gradient is inf/NaN outside the
+band (it was NaN: g * mask; torch's where(mask, g, 0) gives 0); tensor() of
+a NumPy array with a negative stride raises torch's ValueError (it copied)."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def test_clamp_gradient_is_zero_outside_the_band_even_for_inf_gradients():
+    for L in (torch, ptcore):
+        x = L.tensor([0.5, 2.0, float("nan")], requires_grad=True)
+        (1 / (x.clamp(min=1) - 1)).sum().backward()
+        assert x.grad.tolist() == [0.0, -1.0, 0.0]
+        x = L.tensor([[0.5, 2.0]], requires_grad=True)
+        (1 / (x.clamp(max=1.0) - 1)).sum().backward()
+        assert x.grad.tolist() == [[-4.0, 0.0]]
+
+
+def test_clamp_tensor_bounds_gradients():
+    res = []
+    for L in (torch, ptcore):
+        x = L.tensor([0.5, 2.0, 3.0], requires_grad=True)
+        lo = L.tensor([1.0, 1.0, 1.0], requires_grad=True)
+        hi = L.tensor([2.5], requires_grad=True)
+        (L.clamp(x, lo, hi) * L.tensor([1.0, 2.0, 3.0])).sum().backward()
+        res.append((x.grad.tolist(), lo.grad.tolist(), hi.grad.tolist()))
+    assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("make", [lambda: np.arange(3)[::-1], lambda: np.arange(6.0).reshape(2, 3)[:, ::-1]])
+def test_tensor_of_negatively_strided_numpy_raises(make):
+    for L in (torch, ptcore):
+        with pytest.raises(ValueError, match="negative"):
+            L.tensor(make())
+    # a list holding such an array, and positive steps, are copied as torch's
+    assert ptcore.tensor([np.arange(3)[::-1]]).tolist() == [[2, 1, 0]]
+    assert ptcore.tensor(np.arange(5)[::2]).tolist() == [0, 2, 4]
