@@ -9,6 +9,7 @@ PyTorch's flat per-plane int64 indices; its backward scatters by index.
 import builtins
 import math
 import operator
+import functools
 import os
 
 import ptcore
@@ -585,16 +586,22 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 # ---------------------------------------------------------------------------
 # adaptive pooling
 # ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _host_memory():
+    """The host's physical memory in bytes (read once: sysconf costs ~10 us)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):     # pragma: no cover - non-POSIX
+        return 1 << 48
+
+
 def _check_output_fits(input, osz, nd, fname):
     """Fail fast (before building per-window tables) when the output of size
     ``osz`` could never be allocated: more bytes than the host's memory."""
     n = input.element_size()
     for v in tuple(input.shape[:input.dim() - nd]) + tuple(osz):
         n *= v
-    try:
-        limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):     # pragma: no cover - non-POSIX
-        limit = 1 << 48
+    limit = _host_memory()
     if n > limit:
         raise RuntimeError(f"{fname}: DefaultCPUAllocator: can't allocate memory: you tried to "
                            f"allocate {n} bytes for an output of size "
