@@ -2826,6 +2826,8 @@ cdef class _TensorBase:
         cdef tuple items = idx if type(idx) is tuple else (idx,)
         if not isinstance(value, _SETITEM_VALUE_TYPES):
             _refuse_setitem_value(self, value)
+        if idx is False:
+            return          # torch: selects nothing, whatever the value's shape
         if type(idx) is tuple and _count_ellipses(items) > 1:
             idx = items = _drop_extra_ellipses(items, self._ndim)
         for it in items:

@@ -39,3 +39,26 @@ def test_tensor_of_negatively_strided_numpy_raises(make):
     # a list holding such an array, and positive steps, are copied as torch's
     assert ptcore.tensor([np.arange(3)[::-1]]).tolist() == [[2, 1, 0]]
     assert ptcore.tensor(np.arange(5)[::2]).tolist() == [0, 2, 4]
+
+
+def test_setitem_false_selects_nothing_whatever_the_value():
+    for L in (torch, ptcore):
+        x = L.zeros(4)
+        x[False] = L.ones(2)
+        x[False] = 5.0
+        assert x.tolist() == [0.0] * 4
+        with pytest.raises(RuntimeError):
+            x[None, False] = L.ones(3)          # with other indices the shape is checked
+
+
+def test_gradient_through_views_of_empty_leaves_with_zero_strides():
+    import numpy as np
+    for L in (torch, ptcore):
+        x = L.from_numpy(np.zeros((0, 2))).requires_grad_()      # NumPy's strides (0, 0)
+        assert tuple(L.autograd.grad(x[:, 1:].sum(), [x])[0].shape) == (0, 2)
+        x = L.from_numpy(np.zeros((3, 0, 2))).requires_grad_()
+        (g,) = L.autograd.grad(x.transpose(0, 2)[1:].sum() + x.sum(), [x])
+        assert tuple(g.shape) == (3, 0, 2)
+        x = L.from_numpy(np.zeros((2, 3))).requires_grad_()
+        (g,) = L.autograd.grad(x[:, 1:1].sum() + x[0].sum(), [x])
+        assert g.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]

@@ -549,6 +549,10 @@ def _geometry(v, base):
 
 def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
     """Gradient of ``base`` from the gradient ``g`` of its view."""
+    if 0 in vshape or 0 in base_shape:
+        # an empty view (or base): nothing to place; the zero-sized dims may have
+        # any stride (NumPy gives 0), which the placement below would misread
+        return _C.zeros(base_shape, dtype=g.dtype, device=g.device)
     # expanded (stride-0) dims: sum them first
     red = [d for d in range(len(vshape)) if vstride[d] == 0 and vshape[d] != 1]
     if red:
