@@ -62,3 +62,27 @@ def test_gradient_through_views_of_empty_leaves_with_zero_strides():
         x = L.from_numpy(np.zeros((2, 3))).requires_grad_()
         (g,) = L.autograd.grad(x[:, 1:1].sum() + x[0].sum(), [x])
         assert g.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.zeros(3).index_add(0, L.tensor([-1]), L.ones(1)),
+    lambda L: L.zeros(3).index_add(0, L.tensor([5]), L.ones(1)),
+    lambda L: L.zeros(1, 0).index_add(1, L.tensor([0, 0, 0]), L.ones(1, 3)),
+    lambda L: L.zeros(3, 1, 3).index_copy(1, L.tensor(0), L.ones(3, 3, 3)),
+    lambda L: L.zeros(3, 1, 3).index_copy(1, L.tensor(0), L.ones(3, 1, 3)),
+    lambda L: L.zeros(4).put_(L.tensor([0, 1]), L.ones(3)),
+    lambda L: L.frexp(L.ones(2), out=L.zeros(0)),
+])
+def test_index_write_errors_as_torch(case):
+    """index_add out of range is IndexError (was RuntimeError) and checks no index when
+    self is empty; index_copy with a 0-d index and a source of another size is
+    IndexError (was a reshape error); put_ with mismatched counts is IndexError;
+    frexp(out=<one tensor>) is TypeError."""
+    out = []
+    for L in (torch, ptcore):
+        try:
+            r = case(L)
+            out.append(("ok", tuple(r.shape)))
+        except Exception as e:      # noqa: BLE001 - the exception type is the point
+            out.append((type(e).__name__,))
+    assert out[0] == out[1]

@@ -173,6 +173,9 @@ def _pow2(e, dt):
 def frexp(input, *, out=None):
     """Decompose into mantissa in [0.5, 1) and int32 exponent (``torch.frexp``)."""
     _check_tensor(input, "frexp", "input", 1)
+    if out is not None and not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"frexp(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     x = input

@@ -768,9 +768,14 @@ def index_add_(self, dim, index, source, *, alpha=1):
     idx = _int64(_plain(index)).reshape(-1)
     target = _nonempty(_plain(self))
     size = target.shape[dim]
-    _check_bounds(idx, size, False, lambda v: RuntimeError(
-        f"index {v} is out of bounds for dimension {dim} with size {size}"))
-    if idx.numel() == 0 or target.numel() == 0:
+    if target.numel() == 0:
+        return self         # torch checks no index when nothing is written
+    # torch: a 1-D self goes through its index_select-like path (IndexError),
+    # others through the strided kernel (RuntimeError naming the index)
+    _check_bounds(idx, size, False, lambda v: IndexError("index out of range in self")
+                  if target.dim() <= 1 else RuntimeError(
+                      f"index {v} is out of bounds for dimension {dim} with size {size}"))
+    if idx.numel() == 0:
         return self
     if self.dtype is _C.complex32:
         # no ComplexHalf accumulation kernel: accumulate in complex64, round once
@@ -842,7 +847,7 @@ def index_copy_(self, dim, index, source):
             "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
             f"slice shape: {_cpp_sizes(a)} at dimension {dim} and source slice shape: "
             f"{_cpp_sizes(b)} at dimension 0.")
-    if index.dim() != 0 and source.dim() and n != source.shape[dim]:
+    if source.dim() and n != source.shape[dim]:
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
                          f"source.size(dim) ({source.shape[dim]})")
     _check_same_device("index_copy_", self, index, source)
@@ -2104,7 +2109,7 @@ def _m_put_(self, index, source, accumulate=False):
                            f"self.dtype = {_scalar_name(self.dtype)} and source.dtype = "
                            f"{_scalar_name(source.dtype)}")
     if index.numel() != source.numel():
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, index.numel() = "
                            f"{index.numel()}")
     n = self.numel()
