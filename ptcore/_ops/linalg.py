@@ -218,12 +218,9 @@ def _finish(result, out, fn="matmul"):
 def _refuse_grad_out(out, fname, *ts):
     """torch's error for an ``out=`` call of a differentiable op on inputs that require
     grad (the composites here run their parts without ``out``, so check it up front)."""
-    if out is None:
-        return
-    from ptcore.autograd.grad_mode import is_grad_enabled
-    if is_grad_enabled() and any(isinstance(t, _TensorBase) and t.requires_grad for t in ts):
-        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad.")
+    if out is not None:
+        from ptcore._ops.linalg_composite import _grad_out_check
+        _grad_out_check(fname, *ts)
 
 
 def _finish_castable(result, out, fn):
