@@ -86,3 +86,33 @@ def test_index_write_errors_as_torch(case):
         except Exception as e:      # noqa: BLE001 - the exception type is the point
             out.append((type(e).__name__,))
     assert out[0] == out[1]
+
+
+def test_cdist_empty_coordinates_and_half_as_torch():
+    """cdist of rows with no coordinates is all zeros for every p (the inf norm
+    raised); float16/bfloat16 on the CPU raise torch's NotImplementedError."""
+    for L in (torch, ptcore):
+        for p in (0.0, 0.5, 1.0, 2.0, float("inf")):
+            r = L.cdist(L.ones(3, 0), L.ones(5, 0), p=p)
+            assert tuple(r.shape) == (3, 5) and float(r.abs().sum()) == 0.0
+        for dt in (L.float16, L.bfloat16):
+            with pytest.raises(NotImplementedError, match="cdist"):
+                L.cdist(L.ones(3, 2, dtype=dt), L.ones(5, 2, dtype=dt))
+
+
+def test_norm_dtype_must_not_narrow():
+    for L in (torch, ptcore):
+        for kw in ({}, {"p": 1}, {"p": "nuc"}):
+            x = L.ones(3, 3, dtype=L.float64)
+            with pytest.raises(RuntimeError, match="without narrowing"):
+                L.norm(x, dtype=L.float32, **kw)
+        assert L.norm(L.ones(3), dtype=L.float64).dtype == L.float64
+
+
+def test_linalg_vecdot_refuses_integers_array_api_takes_them():
+    for L in (torch, ptcore):
+        with pytest.raises(RuntimeError, match="floating point or complex"):
+            L.linalg.vecdot(L.ones(3, dtype=L.int64), L.ones(3, dtype=L.int64))
+    import ptcore.array_api as xp
+    r = xp.vecdot(xp.asarray([1, 2, 3]), xp.asarray([4, 5, 6]))
+    assert int(r) == 32 and r.dtype == xp.int64

@@ -918,6 +918,15 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     ``ptcore.linalg.matrix_norm``."""
     x = _tensor_arg(input, "norm")
     _dim = [dim] if isinstance(dim, _numbers.Integral) else dim
+    if dtype is not None and (x.dtype.is_floating_point or x.dtype.is_complex):
+        # torch.norm runs linalg.vector_norm/matrix_norm, whose dtype= may widen only
+        from ptcore._dtype_utils import promote_types
+        d = _C._as_dtype(dtype)
+        if (d.is_floating_point or d.is_complex) and d.is_complex == x.dtype.is_complex \
+                and promote_types(x.dtype, d) is not d:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_lg(x.dtype)}) should "
+                               f"be convertible without narrowing to the specified dtype "
+                               f"({_lg(d)})")
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, _numbers.Integral) or len(dim) <= 2):
             return _vector_norm(x, 2, _dim, keepdim, dtype=dtype, out=out)

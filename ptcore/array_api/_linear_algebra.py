@@ -37,5 +37,7 @@ def vecdot(x1, x2, /, *, axis=-1):
         raise ValueError(f"vecdot: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} must have the same size "
                          f"along axis {axis} (it is not broadcast)")
     x1, x2 = _pt.broadcast_tensors(x1, x2)
-    out = _pt.linalg.vecdot(x1, x2, dim=axis)
+    # computed here, not by linalg.vecdot: that refuses integer arrays (as torch's),
+    # which the standard's vecdot takes
+    out = ((x1.conj() if x1.dtype.is_complex else x1) * x2).sum(axis)
     return out if out.dtype == x1.dtype else out.to(x1.dtype)  # torch sums small integers in int64

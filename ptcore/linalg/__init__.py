@@ -52,7 +52,10 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 def vecdot(x, y, *, dim=-1, out=None):
     """``sum(x.conj() * y, dim)`` (``torch.linalg.vecdot``)."""
     import ptcore
-    # (torch raises for integer/bool x; ptcore.array_api's vecdot relies on integers working)
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        # (ptcore.array_api's vecdot, which takes integers, computes its own product)
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. "
+                           f"Got {x.dtype._legacy}")
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
                            f"x of type {x.dtype._legacy} and y of type {y.dtype._legacy} instead")

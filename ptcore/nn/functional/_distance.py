@@ -123,6 +123,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"expected scalar type {_tname(x1.dtype)} but found {_tname(x2.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype in (_pt.float16, _pt.bfloat16) and x1.device.type == "cpu":
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_tname(x1.dtype)}'")
     b1, b2 = list(x1.shape[:-2]), list(x2.shape[:-2])
     nb = builtins.max(len(b1), len(b2))
     b1, b2 = [1] * (nb - len(b1)) + b1, [1] * (nb - len(b2)) + b2
@@ -140,6 +142,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         use_mm = P > 25 or R > 25
     if p == 2 and use_mm and P > 0 and R > 0 and M > 0:
         return _EuclideanDist.apply(a, b)
+    if M == 0:
+        # no coordinates: every distance is 0 (any p; the inf norm of nothing included)
+        return _pt.zeros(tuple(batch) + (P, R), dtype=x1.dtype, device=x1.device) \
+            + (a.sum() + b.sum()) * 0
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     if _pt.is_grad_enabled() and diff.requires_grad and (0 < p < 1 or p == float("inf")):
         out = _cdist_torch_grad(diff, p)
