@@ -127,7 +127,9 @@ def set_rng_state(new_state, device="cuda"):
     from ptcore._tensor import _TensorBase
     if not isinstance(new_state, _TensorBase):
         raise TypeError(f"set_rng_state expects a tensor, got {type(new_state).__name__}")
-    _queue(("set_rng_state", str(device)), new_state.clone())
+    # (an index stays an int: _index reads "cuda:1" or 1, not "1")
+    key = device if isinstance(device, builtins.int) else str(device)
+    _queue(("set_rng_state", key), new_state.clone())
     if _generators and _index(device) in _generators:
         _generators[_index(device)].set_state(new_state)
 

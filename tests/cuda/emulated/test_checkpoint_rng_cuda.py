@@ -31,3 +31,17 @@ def test_initialized_attribute():
     ptcore.ones(1, device="cuda")
     assert ptcore.cuda._initialized is True
     assert ptcore.cuda._initialized == ptcore.cuda.is_initialized()
+
+
+def test_set_rng_state_with_an_index_then_a_new_device_generator():
+    # set_rng_state(state, 0) (what checkpointing calls) queued the device as the
+    # string "0", which the next device generator created could not read
+    st = ptcore.cuda.get_rng_state(0)
+    ptcore.cuda.set_rng_state(st, 0)
+    from ptcore.cuda import _random
+    _random._reset_generators()
+    a = ptcore.rand(3, device="cuda:0")
+    ptcore.cuda.set_rng_state(st, 0)
+    assert ptcore.equal(ptcore.rand(3, device="cuda:0"), a)
+    if ptcore.cuda.device_count() > 1:
+        ptcore.rand(2, device="cuda:1")

@@ -1,0 +1,90 @@
+"""Forward + backward of everyday small-batch calls (losses, activations,
+normalisations, indexing, views): ptcore vs PyTorch per call, sorted by
+ratio so the worst come first.
+
+    python benchmarks/grad_calls.py
+
+1 thread; a (32, 64) float32 batch that requires grad, where the autograd
+recording and the backward's per-node cost show.  Each call builds its
+graph and runs ``backward()`` on a scalar.  Paired medians (ptcore and torch
+alternate), thread CPU time.
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import paired_median_times, print_cpu, try_import_torch  # noqa: E402
+
+import ptcore  # noqa: E402
+
+
+def cases(L):
+    F = L.nn.functional
+    g = L.Generator().manual_seed(0)
+    x = L.randn(32, 64, generator=g).requires_grad_()
+    t = L.randn(32, 64, generator=g)
+    tb = (t > 0).to(x.dtype)
+    lab = L.randint(0, 64, (32,), generator=g)
+    w = L.randn(64, 64, generator=g).requires_grad_()
+    b = L.randn(64, generator=g).requires_grad_()
+    ln_w, ln_b = L.ones(64).requires_grad_(), L.zeros(64).requires_grad_()
+    emb = L.randn(100, 32, generator=g).requires_grad_()
+    ids = L.randint(0, 100, (8, 12), generator=g)
+    idx = L.randint(0, 32, (16,), generator=g)
+    return {
+        "mse_loss": lambda: F.mse_loss(x, t),
+        "smooth_l1_loss": lambda: F.smooth_l1_loss(x, t),
+        "huber_loss": lambda: F.huber_loss(x, t),
+        "l1_loss": lambda: F.l1_loss(x, t),
+        "bce_with_logits": lambda: F.binary_cross_entropy_with_logits(x, tb),
+        "binary_cross_entropy": lambda: F.binary_cross_entropy(x.sigmoid(), tb),
+        "cross_entropy": lambda: F.cross_entropy(x, lab),
+        "log_softmax + nll_loss": lambda: F.nll_loss(F.log_softmax(x, 1), lab),
+        "kl_div": lambda: F.kl_div(F.log_softmax(x, 1), F.softmax(t, 1), reduction="batchmean"),
+        "relu": lambda: F.relu(x).sum(),
+        "gelu": lambda: F.gelu(x).sum(),
+        "silu": lambda: F.silu(x).sum(),
+        "softmax": lambda: F.softmax(x, 1).pow(2).sum(),
+        "layer_norm": lambda: F.layer_norm(x, (64,), ln_w, ln_b).pow(2).sum(),
+        "linear": lambda: F.linear(x, w, b).sum(),
+        "embedding": lambda: F.embedding(ids, emb).sum(),
+        "x[idx]": lambda: x[idx].sum(),
+        "gather": lambda: x.gather(1, lab.view(32, 1)).sum(),
+        "max(dim)": lambda: x.max(1)[0].sum(),
+        "unbind + stack": lambda: L.stack(x.unbind(0)).sum(),
+        "chunk": lambda: sum(c.sum() for c in x.chunk(4, 1)),
+        "normalize": lambda: F.normalize(x).sum(),
+    }
+
+
+def main():
+    torch = try_import_torch()
+    if torch is None:
+        print("needs torch for the comparison")
+        return 1
+    print_cpu()
+    ptcore.set_num_threads(1)
+    torch.set_num_threads(1)
+    pc, tc = cases(ptcore), cases(torch)
+    n = 100
+    rows = []
+    for k, f in pc.items():
+        g = tc[k]
+
+        def rep(fn):
+            def run():
+                for _ in range(n):
+                    fn().backward()
+            return run
+        p, t = paired_median_times([rep(f), rep(g)], repeat=7, min_time=0.02,
+                                   clock=time.thread_time)
+        rows.append((p / t, k, p / n * 1e6, t / n * 1e6))
+    print("| forward + backward | ptcore us | torch us | ptcore/torch |\n|---|---:|---:|---:|")
+    for r, k, p, t in sorted(rows, reverse=True):
+        print(f"| {k} | {p:.2f} | {t:.2f} | {r:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
