@@ -149,3 +149,24 @@ def print_cpu():
             have = val.split()
             flags = " ".join(f for f in wanted if f in have)
     print(f"CPU: {model}; vector flags: {flags or '-'}")
+
+
+def compare_calls(pc, tc, title):
+    """Paired per-call times of ``pc[k]`` (ptcore) and ``tc[k]`` (torch), each
+    a ``(fn, n)`` pair whose ``fn`` is timed ``n`` times per sample (1 thread,
+    thread CPU time), printed as a table sorted by ratio (worst first)."""
+    rows = []
+    for k, (f, n) in pc.items():
+        g = tc[k][0]
+
+        def rep(fn, n=n):
+            def run():
+                for _ in range(n):
+                    fn()
+            return run
+        p, t = paired_median_times([rep(f), rep(g)], repeat=7, min_time=0.02,
+                                   clock=time.thread_time)
+        rows.append((p / t, k, p / n * 1e6, t / n * 1e6))
+    print(f"| {title} | ptcore us | torch us | ptcore/torch |\n|---|---:|---:|---:|")
+    for r, k, p, t in sorted(rows, reverse=True):
+        print(f"| {k} | {p:.2f} | {t:.2f} | {r:.2f} |")

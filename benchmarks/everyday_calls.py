@@ -9,12 +9,11 @@ conversions), sorted by ratio so the worst come first.
 """
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import paired_median_times, print_cpu, try_import_torch  # noqa: E402
+from _harness import compare_calls, print_cpu, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -81,22 +80,7 @@ def main():
     print_cpu()
     ptcore.set_num_threads(1)
     torch.set_num_threads(1)
-    pc, tc = cases(ptcore), cases(torch)
-    rows = []
-    for k, (f, n) in pc.items():
-        g = tc[k][0]
-
-        def rep(fn, n=n):
-            def run():
-                for _ in range(n):
-                    fn()
-            return run
-        p, t = paired_median_times([rep(f), rep(g)], repeat=7, min_time=0.02,
-                                   clock=time.thread_time)
-        rows.append((p / t, k, p / n * 1e6, t / n * 1e6))
-    print("| call | ptcore us | torch us | ptcore/torch |\n|---|---:|---:|---:|")
-    for r, k, p, t in sorted(rows, reverse=True):
-        print(f"| {k} | {p:.2f} | {t:.2f} | {r:.2f} |")
+    compare_calls(cases(ptcore), cases(torch), "call")
     return 0
 
 

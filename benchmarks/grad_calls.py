@@ -11,10 +11,9 @@ alternate), thread CPU time.
 """
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import paired_median_times, print_cpu, try_import_torch  # noqa: E402
+from _harness import compare_calls, print_cpu, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -66,23 +65,12 @@ def main():
     print_cpu()
     ptcore.set_num_threads(1)
     torch.set_num_threads(1)
-    pc, tc = cases(ptcore), cases(torch)
-    n = 100
-    rows = []
-    for k, f in pc.items():
-        g = tc[k]
 
-        def rep(fn):
-            def run():
-                for _ in range(n):
-                    fn().backward()
-            return run
-        p, t = paired_median_times([rep(f), rep(g)], repeat=7, min_time=0.02,
-                                   clock=time.thread_time)
-        rows.append((p / t, k, p / n * 1e6, t / n * 1e6))
-    print("| forward + backward | ptcore us | torch us | ptcore/torch |\n|---|---:|---:|---:|")
-    for r, k, p, t in sorted(rows, reverse=True):
-        print(f"| {k} | {p:.2f} | {t:.2f} | {r:.2f} |")
+    def fwd_bwd(fn):
+        return lambda: fn().backward()
+    pc = {k: (fwd_bwd(f), 100) for k, f in cases(ptcore).items()}
+    tc = {k: (fwd_bwd(f), 100) for k, f in cases(torch).items()}
+    compare_calls(pc, tc, "forward + backward")
     return 0
 
 
