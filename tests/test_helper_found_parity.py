@@ -116,3 +116,22 @@ def test_linalg_vecdot_refuses_integers_array_api_takes_them():
     import ptcore.array_api as xp
     r = xp.vecdot(xp.asarray([1, 2, 3]), xp.asarray([4, 5, 6]))
     assert int(r) == 32 and r.dtype == xp.int64
+
+
+@pytest.mark.parametrize("A,info", [([[float("inf"), -float("inf")], [-float("inf"), 1.0]], 2),
+                                    ([[1.0, 0.0], [float("inf"), 1.0]], 2),
+                                    ([[float("nan"), 0.0], [0.0, 1.0]], 1),
+                                    ([[4.0, 2.0], [2.0, float("inf")]], 0)])
+def test_cholesky_of_non_finite_input_as_reference_lapack(A, info):
+    """An inf entry made the optimised potrf finish with info 0 and a finite-looking
+    factor; torch's (reference LAPACK's) unblocked factorization gives NaN below an
+    inf pivot and fails at the next pivot (LinAlgError from linalg.cholesky)."""
+    import numpy as np
+    for dt in ("float64", "float32"):
+        ref = torch.linalg.cholesky_ex(torch.tensor(A, dtype=getattr(torch, dt)))
+        got = ptcore.linalg.cholesky_ex(ptcore.tensor(A, dtype=getattr(ptcore, dt)))
+        assert int(got.info) == int(ref.info) == info
+        np.testing.assert_array_equal(got.L.numpy(), ref.L.numpy())
+    if info:
+        with pytest.raises(ptcore.linalg.LinAlgError):
+            ptcore.linalg.cholesky(ptcore.tensor(A, dtype=ptcore.float64))

@@ -1,3 +1,4 @@
+from libc.math cimport sqrt
 # LAPACK drivers on batches of matrices (included by _blas.pyx).
 #
 # Every routine takes 3-D tensors (batch, rows, cols) with any strides,
@@ -336,17 +337,66 @@ def solve_into(_TensorBase A, _TensorBase B, _TensorBase X, _TensorBase info):
 
 # -- Cholesky ----------------------------------------------------------------------
 
+cdef inline double _sq_abs(blas_t v) noexcept nogil:
+    if blas_t is cfloat or blas_t is cdouble:
+        return <double>v.real * v.real + <double>v.imag * v.imag
+    return <double>v * v
+
+
+cdef inline bint _finite_entry(blas_t v) noexcept nogil:
+    if blas_t is cfloat or blas_t is cdouble:
+        return v.real - v.real == 0 and v.imag - v.imag == 0
+    return v - v == 0
+
+
+cdef blas_int _chol_reference(blas_t* a, Py_ssize_t n, Py_ssize_t ld) noexcept nogil:
+    """Reference LAPACK's unblocked potf2 (lower) in place: the factor and info
+    torch reports for a matrix with inf/NaN entries, where an optimised potrf
+    may finish with info 0 (an inf pivot scales its column by 1/inf = 0, so
+    -inf * 0 = NaN below it, and the next pivot is NaN)."""
+    cdef Py_ssize_t i, j, k
+    cdef double ajj
+    cdef blas_t s, r
+    for j in range(n):
+        if blas_t is cfloat or blas_t is cdouble:
+            ajj = a[j + j * ld].real
+        else:
+            ajj = a[j + j * ld]
+        for k in range(j):
+            ajj -= _sq_abs(a[j + k * ld])
+        if not ajj > 0:                 # <= 0 or NaN
+            a[j + j * ld] = <blas_t>ajj
+            return <blas_int>(j + 1)
+        ajj = sqrt(ajj)
+        a[j + j * ld] = <blas_t>ajj
+        r = <blas_t>(1.0 / ajj)
+        for i in range(j + 1, n):
+            s = a[i + j * ld]
+            for k in range(j):
+                s = s - a[i + k * ld] * _conj(a[j + k * ld])
+            a[i + j * ld] = s * r
+    return 0
+
+
 cdef int _chol_k(blas_t* tag, _M3* A, _M3* L, bint upper, int32_t* info) noexcept nogil:
     cdef Py_ssize_t n = A.r, bi, i, j
     cdef blas_int inf = 0, ld = <blas_int>_mx(n, 1)
     cdef blas_t* buf = <blas_t*>_alloc(n * n, sizeof(blas_t))
     cdef blas_t* dst
+    cdef bint finite
     if buf == NULL:
         return -1
     for bi in range(A.nb):
         _load(buf, ld, A, bi)
         inf = 0
-        if n > 0:
+        finite = True
+        for j in range(n):
+            for i in range(j, n):
+                if not _finite_entry(buf[i + j * ld]):
+                    finite = False
+        if not finite:
+            inf = _chol_reference(buf, n, ld)
+        elif n > 0:
             _potrf(CH_L, <blas_int>n, buf, ld, &inf)
         if inf == 0:
             # reference LAPACK (torch's) stops at a NaN pivot too (an optimised
