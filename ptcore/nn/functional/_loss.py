@@ -354,6 +354,12 @@ def _nll_prepare(input, target, weight, ignore_index):
     if target.dtype != _pt.int64:
         target = target.to(_pt.int64)
     ignored = None
+    if target.numel() > 0 and ignore_index < 0 and target.device.type == "cpu":
+        # the usual case (ignore_index -100, every target a class): one bounds pass
+        # in C tells it (a negative ignore_index is then out of range too)
+        from ptcore._ops.indexing import _index_bounds_cpu
+        if _index_bounds_cpu(target, C, False) is None:
+            return one_d, target, None, None if weight is None else _pt.take(weight, target)
     if target.numel() > 0:
         lo, hi = _pt.aminmax(target)
         tmin, tmax = builtins.int(lo.item()), builtins.int(hi.item())
