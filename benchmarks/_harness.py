@@ -170,3 +170,22 @@ def compare_calls(pc, tc, title):
     print(f"| {title} | ptcore us | torch us | ptcore/torch |\n|---|---:|---:|---:|")
     for r, k, p, t in sorted(rows, reverse=True):
         print(f"| {k} | {p:.2f} | {t:.2f} | {r:.2f} |")
+
+
+def compare_main(cases, title, wrap=None):
+    """The ``main`` of a per-call comparison script: 1 thread in both
+    libraries, ``cases(lib)`` -> ``{name: (fn, n)}`` (``wrap`` applied to each
+    fn), the table of :func:`compare_calls`; 1 without torch."""
+    import ptcore
+    torch = try_import_torch()
+    if torch is None:
+        print("needs torch for the comparison")
+        return 1
+    print_cpu()
+    ptcore.set_num_threads(1)
+    torch.set_num_threads(1)
+
+    def built(lib):
+        return {k: ((wrap(f) if wrap else f), n) for k, (f, n) in cases(lib).items()}
+    compare_calls(built(ptcore), built(torch), title)
+    return 0

@@ -13,9 +13,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import compare_calls, print_cpu, try_import_torch  # noqa: E402
+from _harness import compare_main  # noqa: E402
 
-import ptcore  # noqa: E402
 
 
 def cases(L):
@@ -73,15 +72,7 @@ def cases(L):
         "no_grad ctx": (lambda: L.no_grad().__enter__(), 20000),
     }
 def main():
-    torch = try_import_torch()
-    if torch is None:
-        print("needs torch for the comparison")
-        return 1
-    print_cpu()
-    ptcore.set_num_threads(1)
-    torch.set_num_threads(1)
-    compare_calls(cases(ptcore), cases(torch), "call")
-    return 0
+    return compare_main(cases, "call")
 
 
 if __name__ == "__main__":

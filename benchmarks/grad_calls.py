@@ -13,9 +13,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import compare_calls, print_cpu, try_import_torch  # noqa: E402
+from _harness import compare_main  # noqa: E402
 
-import ptcore  # noqa: E402
 
 
 def cases(L):
@@ -58,20 +57,8 @@ def cases(L):
 
 
 def main():
-    torch = try_import_torch()
-    if torch is None:
-        print("needs torch for the comparison")
-        return 1
-    print_cpu()
-    ptcore.set_num_threads(1)
-    torch.set_num_threads(1)
-
-    def fwd_bwd(fn):
-        return lambda: fn().backward()
-    pc = {k: (fwd_bwd(f), 100) for k, f in cases(ptcore).items()}
-    tc = {k: (fwd_bwd(f), 100) for k, f in cases(torch).items()}
-    compare_calls(pc, tc, "forward + backward")
-    return 0
+    return compare_main(lambda L: {k: (f, 100) for k, f in cases(L).items()}, "forward + backward",
+                        wrap=lambda fn: (lambda: fn().backward()))
 
 
 if __name__ == "__main__":
