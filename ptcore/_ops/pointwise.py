@@ -291,11 +291,8 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
     code = _U[op]
     fast = _REAL_FLOAT if allow_float else ()
 
-    def fn(input, *, out=None):
-        if out is None and isinstance(input, _TensorBase) and input.is_cpu:
-            dt = input.dtype
-            if dt in fast:
-                return _run_unary(code, input, dt, name)
+    def check(input, out):
+        """The dtype checks of ``name(input, out=out)`` (torch's order); input's dtype."""
         _check_tensor(input, name)
         dt = input.dtype
         if dt.is_complex and op in _REFUSE_COMPLEX_FIRST:
@@ -310,6 +307,14 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         if (dt is _C.bool_ and not allow_bool) or (dt.is_complex and not allow_complex) or \
                 (dt.is_floating_point and not allow_float):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
+        return dt
+
+    def fn(input, *, out=None):
+        if out is None and isinstance(input, _TensorBase) and input.is_cpu:
+            dt = input.dtype
+            if dt in fast:
+                return _run_unary(code, input, dt, name)
+        dt = check(input, out)
         res = dt
         if bool_result is not None and dt is _C.bool_:
             res = bool_result
@@ -322,7 +327,7 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         dt = self.dtype
         if op == "abs" and dt.is_complex:
             raise RuntimeError("In-place abs is not supported for complex tensors.")
-        fn(self)  # validation only for dtype support
+        check(self, None)
         return _unary(op, self, self, dt, dt, name + "_", True)
 
     public = fn
