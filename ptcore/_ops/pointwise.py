@@ -411,6 +411,13 @@ _export(square)
 _TENSOR_METHODS["square_"] = square_
 
 
+def _ten_pow(decimals):
+    """``10 ** |decimals|`` as torch's round kernel takes it: inf past the
+    double range (so every element rounds to nan, as torch), not an error."""
+    d = builtins.abs(decimals)
+    return 10.0 ** d if d <= 308 else math.inf
+
+
 def round(input, *, decimals=0, out=None):
     """Round half to even, optionally to ``decimals`` digits."""
     _check_tensor(input, "round")
@@ -423,7 +430,7 @@ def round(input, *, decimals=0, out=None):
         if decimals != 0:
             raise NotImplementedError("round_cpu not implemented for integer types with decimals != 0")
         return _unary("round", input, out, dt, dt, "round")
-    return _unary("round_dec", input, out, dt, dt, "round", d0=10.0 ** builtins.abs(decimals),
+    return _unary("round_dec", input, out, dt, dt, "round", d0=_ten_pow(decimals),
                   i0=1 if decimals > 0 else -1)
 
 
@@ -433,7 +440,7 @@ def round_(self, *, decimals=0):
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
     if decimals == 0 or dt._category < _FLOAT_CAT:
         return _unary("round", self, self, dt, dt, "round_", True)
-    return _unary("round_dec", self, self, dt, dt, "round_", True, d0=10.0 ** builtins.abs(decimals),
+    return _unary("round_dec", self, self, dt, dt, "round_", True, d0=_ten_pow(decimals),
                   i0=1 if decimals > 0 else -1)
 
 
@@ -1001,6 +1008,14 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
 
     def fn(input, other, *, out=None):
         input, other = _operands(name, input, other, scalars)
+        if isinstance(out, _TensorBase):
+            # torch checks the out's dtype against the common dtype before
+            # the kernel's dtype support (bitwise_and of floats into an int out
+            # is the cast error, not "not implemented")
+            cdt = _result_type(input, other)
+            if not _can_cast_py(cdt, out.dtype):
+                raise RuntimeError(f"result type {_name(cdt)} can't be cast to the desired "
+                                   f"output type {_name(out.dtype)}")
         dt = dtypes(input, other)
         if lowp is not None and (dt is _C.float16 or dt is _C.bfloat16):
             return lowp(input, other, out, dt, name, False)
@@ -1084,7 +1099,9 @@ def nextafter(input, other, *, out=None):
     dt = _result_type(input, other)
     if dt is _C.float16 or dt is _C.bfloat16:
         r = _nextafter16(input, other, dt)
-        return r if out is None else out.copy_(r)
+        if out is not None and not _can_cast_py(dt, out.dtype):
+            raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type {_name(out.dtype)}")
+        return r if out is None else _copy_out(out, r)
     return _nextafter_kernel(input, other, out=out)
 
 
@@ -1272,6 +1289,10 @@ def float_power(input, exponent, *, out=None):
         (isinstance(exponent, _TensorBase) and exponent.dtype.is_complex) or \
         isinstance(input, builtins.complex) or isinstance(exponent, builtins.complex)
     dt = _C.complex128 if cplx else _C.float64
+    if isinstance(out, _TensorBase) and out.dtype is not dt:
+        # torch: the out= of float_power must be exactly its double result type
+        raise RuntimeError(f"the output given to float_power has dtype {_name(out.dtype)} but the "
+                           f"operation's result requires dtype {_name(dt)}")
     if _is_number(exponent) and _real_exponent(exponent) is not None:
         # a scalar exponent takes pow's special cases (0 -> ones, also for 0 ** 0 of complex)
         r = _pow_scalar_special(input, _real_exponent(exponent), out, dt, "float_power", False)

@@ -22,17 +22,28 @@ __all__ = [
 ]
 
 
-def _float_binary_check(a, b, fn, kernel):
+def _check_out_cast(out, dt):
+    """torch's TensorIterator check of an ``out=`` against the result type
+    ``dt`` (made before the kernel's dtype support is checked): the result
+    must cast to ``out``'s dtype without a change of kind (float into an
+    integer ``out``, anything but bool into a bool one, are refused)."""
+    if isinstance(out, _TensorBase) and not ptcore.can_cast(dt, out.dtype):
+        raise RuntimeError(f"result type {_tname(dt)} can't be cast to the desired output type "
+                           f"{_tname(out.dtype)}")
+
+
+def _float_binary_check(a, b, fn, kernel, out=None):
     _check_tensor(a, fn, "input", 1)
     _check_tensor(b, fn, "other", 2)
     dt = ptcore.result_type(a, b)
+    _check_out_cast(out, dt)
     if _is_int_dtype(dt):
         _refuse_dtype(a, b, NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(dt)}'"))
     return dt
 
 
 def _logaddexp_impl(input, other, out, fname, exp_fn, scale):
-    dt = _float_binary_check(input, other, fname, fname + "_cpu")
+    dt = _float_binary_check(input, other, fname, fname + "_cpu", out)
     if isinstance(input, ptcore.Tensor) and input.dtype != dt:
         input = input.to(dt)
     if isinstance(other, ptcore.Tensor) and other.dtype != dt:
@@ -92,12 +103,13 @@ def heaviside(input, values, *, out=None):
     return _write_out(r, out)
 
 
-def _int_binary(a, b, fn):
+def _int_binary(a, b, fn, out=None):
     _check_tensor(a, fn, "input", 1)
     if not isinstance(b, _TensorBase):
         raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(b).__name__}")
     dt = ptcore.result_type(a, b)
+    _check_out_cast(out, dt)
     if not _is_int_dtype(dt) or dt is _C.bool_:
         _refuse_dtype(a, b, NotImplementedError(f"\"{fn}_cpu\" not implemented for '{_tname(dt)}'"))
     return dt
@@ -117,13 +129,13 @@ def _gcd_raw(a, b, dt):
 
 def gcd(input, other, *, out=None):
     """Elementwise greatest common divisor of integer tensors (``torch.gcd``)."""
-    dt = _int_binary(input, other, "gcd")
+    dt = _int_binary(input, other, "gcd", out)
     return _write_out(_gcd_raw(input, other, dt), out)
 
 
 def lcm(input, other, *, out=None):
     """Elementwise least common multiple of integer tensors (``torch.lcm``)."""
-    dt = _int_binary(input, other, "lcm")
+    dt = _int_binary(input, other, "lcm", out)
     g = _gcd_raw(input, other, dt)
     a, b = ptcore.broadcast_tensors(input.to(dt), other.to(dt))
     gz = g == 0
@@ -148,6 +160,7 @@ def sinc(input, *, out=None):
     x = input
     if _is_int_dtype(x.dtype):
         x = x.to(_C.get_default_dtype())
+    _check_out_cast(out, x.dtype)
     low = x.dtype if x.dtype in (_C.float16, _C.bfloat16) else None
     if low is not None:
         x = x.to(_C.float32)          # PyTorch: the float32 formula, rounded once
@@ -207,13 +220,16 @@ def ldexp(input, other, *, out=None):
     _check_tensor(input, "ldexp", "input", 1)
     _check_tensor(other, "ldexp", "other", 2)
     if other.is_floating_point() or other.is_complex():
-        return _write_out(ptcore.mul(input, ptcore.pow(2.0, other)), out)
+        r = ptcore.mul(input, ptcore.pow(2.0, other))
+        _check_out_cast(out, r.dtype)
+        return _write_out(r, out)
     # integral exponents: exact scaling in the result's floating dtype, as PyTorch
     dt = ptcore.result_type(input, other)
     if not (dt.is_floating_point or dt.is_complex):
         dt = ptcore.get_default_dtype()
     elif other.dtype == ptcore.bool and dt.is_floating_point:
         raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    _check_out_cast(out, dt)
     r = ptcore.mul(input.to(dt), ptcore.pow(2.0, other.to(dt)))
     return _write_out(r, out)
 
@@ -304,6 +320,7 @@ def polygamma(n, input, *, out=None):
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if input.is_complex():
         raise NotImplementedError(f"\"polygamma\" not implemented for '{_tname(input.dtype)}'")
+    _check_out_cast(out, _float_dtype(input))
     if n == 0:
         x = input if input.dtype.is_floating_point else input.to(_C.get_default_dtype())
         return _write_out(ptcore.digamma(x), out)
@@ -318,9 +335,12 @@ def mvlgamma(input, p, *, out=None):
     """Multivariate log-gamma of dimension ``p`` (``torch.mvlgamma``)."""
     _check_tensor(input, "mvlgamma", "input", 1)
     p = operator.index(p)
+    if input.dtype is _C.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     dt = _float_dtype(input)
+    _check_out_cast(out, dt)
     args = ptcore.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=dt, device=input.device)
     x = input if input.dtype is dt else input.to(dt)
     args = args + x.unsqueeze(-1)

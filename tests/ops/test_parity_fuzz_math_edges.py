@@ -1,0 +1,118 @@
+"""Pointwise math at edge values, dtype rules and out= checks against torch
+(found by differential fuzzing of ptcore against torch 2.13 on the CPU)."""
+import math
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _pt(t):
+    if t.dtype == torch.bfloat16:
+        return ptcore.from_numpy(t.view(torch.int16).numpy().copy()).view(ptcore.bfloat16)
+    return ptcore.from_numpy(t.numpy().copy())
+
+
+def _np(t):
+    if str(t.dtype).endswith("bfloat16"):
+        t = t.float()
+    return np.asarray(t.numpy())
+
+
+def _dt(torch_dtype):
+    return getattr(ptcore, str(torch_dtype).split(".")[1])
+
+
+def _same(tr, pr, rtol=1e-12):
+    assert str(pr.dtype).split(".")[1] == str(tr.dtype).split(".")[1]
+    assert tuple(pr.shape) == tuple(tr.shape)
+    np.testing.assert_allclose(_np(pr), _np(tr), rtol=rtol, atol=0, equal_nan=True)
+
+
+def _raises_same(tf, pf):
+    with pytest.raises(Exception) as te:
+        tf()
+    with pytest.raises(type(te.value)):
+        pf()
+
+
+# ---------------------------------------------------------------------------
+# round(decimals): past the double range 10**decimals is inf, every element
+# rounds to nan (ptcore raised Python's OverflowError)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("decimals", [39, 300, 308, 309, 400, -39, -308, -309, -400])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+def test_round_decimals_beyond_range(decimals, dtype):
+    t = torch.tensor([0.5, 1.5, 12345.678, -0.0, 1e300, math.inf, math.nan, 1e-300],
+                     dtype=torch.float64).to(dtype)
+    _same(torch.round(t, decimals=decimals), ptcore.round(_pt(t), decimals=decimals))
+    _same(t.clone().round_(decimals=decimals), _pt(t).round_(decimals=decimals))
+
+
+# ---------------------------------------------------------------------------
+# out= dtype checks of the composite pointwise ops (ptcore wrote a float
+# result into an integer or bool out, truncating it; or raised the kernel's
+# NotImplementedError where torch first refuses the out's dtype)
+# ---------------------------------------------------------------------------
+
+_OUT_CASES = {
+    "sinc": (lambda m, x, o: m.sinc(x, out=o)),
+    "special.sinc": (lambda m, x, o: m.special.sinc(x, out=o)),
+    "polygamma1": (lambda m, x, o: m.polygamma(1, x, out=o)),
+    "polygamma0": (lambda m, x, o: m.polygamma(0, x, out=o)),
+    "mvlgamma": (lambda m, x, o: m.mvlgamma(x, 2, out=o)),
+    "ldexp": (lambda m, x, o: m.ldexp(x, x, out=o)),
+    "ldexp_float_exp": (lambda m, x, o: m.ldexp(x, x.float(), out=o)),
+    "logaddexp": (lambda m, x, o: m.logaddexp(x, x, out=o)),
+    "logaddexp2": (lambda m, x, o: m.logaddexp2(x, x, out=o)),
+    "gcd": (lambda m, x, o: m.gcd(x, x, out=o)),
+    "lcm": (lambda m, x, o: m.lcm(x, x, out=o)),
+    "bitwise_and": (lambda m, x, o: m.bitwise_and(x, x, out=o)),
+    "bitwise_xor": (lambda m, x, o: m.bitwise_xor(x, 3, out=o)),
+    "bitwise_left_shift": (lambda m, x, o: m.bitwise_left_shift(x, x, out=o)),
+    "hypot": (lambda m, x, o: m.hypot(x, x, out=o)),
+    "nextafter": (lambda m, x, o: m.nextafter(x, x + 1, out=o)),
+    "float_power": (lambda m, x, o: m.float_power(x, 2, out=o)),
+    "float_power_t": (lambda m, x, o: m.float_power(x, x, out=o)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OUT_CASES))
+@pytest.mark.parametrize("in_dtype", [torch.int64, torch.uint8, torch.float32, torch.float16,
+                                      torch.float64, torch.bool])
+@pytest.mark.parametrize("out_dtype", [torch.int64, torch.bool, torch.float32, torch.float16,
+                                       torch.float64])
+def test_out_dtype_checks(case, in_dtype, out_dtype):
+    f = _OUT_CASES[case]
+    t = torch.tensor([3, 4, 5]).to(in_dtype)
+    p = _pt(t)
+    to = torch.empty(0, dtype=out_dtype)
+    po = ptcore.empty(0, dtype=_dt(out_dtype))
+    try:
+        tr = f(torch, t, to)
+    except Exception as e:  # noqa: BLE001 -- the type is what is compared
+        with pytest.raises(type(e)):
+            f(ptcore, p, po)
+        return
+    pr = f(ptcore, p, po)
+    assert pr is po
+    _same(tr, pr, rtol=1e-3 if out_dtype == torch.float16 else 1e-6)
+
+
+def test_mvlgamma_bool_refused():
+    _raises_same(lambda: torch.mvlgamma(torch.tensor([True]), 1),
+                 lambda: ptcore.mvlgamma(ptcore.tensor([True]), 1))
+
+
+def test_nextafter_half_out_resized():
+    a = torch.tensor([1.0, 2.0, 0.0], dtype=torch.float16)
+    b = torch.tensor([2.0, 1.0, -1.0], dtype=torch.float16)
+    for od in (torch.float16, torch.float32, torch.float64):
+        to, po = torch.empty(0, dtype=od), ptcore.empty(0, dtype=_dt(od))
+        torch.nextafter(a, b, out=to)
+        assert ptcore.nextafter(_pt(a), _pt(b), out=po) is po
+        _same(to, po)
