@@ -112,9 +112,11 @@ def _combine(higher, lower):
         return higher
     if higher.is_complex:
         return higher
+    if lower.is_complex:
+        # a lower-priority complex keeps a floating higher's precision; over an
+        # integral or bool higher it is taken as it is (so uint16 + 1j works)
+        return higher.to_complex() if higher.is_floating_point else lower
     if higher.is_floating_point:
-        if lower.is_complex:
-            return higher.to_complex()
         return higher
     if higher._category == 0 or lower.is_floating_point or lower.is_complex:
         return _promote(higher, lower)

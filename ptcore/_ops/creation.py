@@ -577,14 +577,71 @@ def _finish(values, dt, device, requires_grad, out, fname):
     return t
 
 
+# the largest integer up to which every integer is exact in a floating dtype
+_EXACT_INT = {"float64": 2.0 ** 53, "float32": 2.0 ** 24, "float16": 2.0 ** 11,
+              "bfloat16": 2.0 ** 8}
+
+
+def _round_to(values, dt):
+    """float64 ``values`` rounded to floating dtype ``dt`` and widened back to float64."""
+    if dt is _C.float64:
+        return values
+    if dt is _C.bfloat16:
+        return _C.from_numpy(np.ascontiguousarray(values)).to(dtype=dt).to(
+            dtype=_C.float64).numpy()
+    return values.astype(dt._np).astype(np.float64)
+
+
+def _arange_values(start, step, n, dt):
+    """The values of torch's CPU arange kernel for a floating ``dt``, bit for bit.
+
+    Each thread's chunk (``parallel_for`` with a grain of 32768) runs the vectorised loop
+    over whole pairs of 32-byte vectors and the scalar loop over the rest. The scalar
+    element ``i`` is ``start + step * i`` in the accumulate type (double; float for
+    float16/bfloat16), one fused multiply-add; a vector starts at such a value rounded to
+    ``dt`` and its lane ``j`` is ``base + j * step``, fused again. So arange(-1, 1, 0.2)[5]
+    is 5.55e-17 as in torch, not 0.
+    """
+    if n == 0:
+        return np.zeros(0)
+    idx = np.arange(n, dtype=np.int64)
+    exact = _EXACT_INT.get(dt._name, 0)
+    if start.is_integer() and step.is_integer() and \
+            builtins.max(abs(start), abs(start + step * (n - 1))) <= exact:
+        return start + idx * step           # every value is exact in dt: nothing to round
+    acc = _C.float32 if dt in (_C.float16, _C.bfloat16) else _C.float64
+    if acc is _C.float32:
+        start, step = float(np.float32(start)), float(np.float32(step))
+    width = 32 // dt.itemsize
+    chunk = n
+    if n > 32768:
+        from ptcore._ops import _parallel
+        tasks = min(_parallel._get_num_threads(), -(-n // 32768))
+        chunk = -(-n // max(tasks, 1))
+    offset = idx % chunk
+    chunk_len = np.minimum(chunk, n - (idx - offset))
+    vectorised = offset < chunk_len // (2 * width) * (2 * width)
+    lane = np.where(vectorised, offset % width, 0)
+    head = idx - lane
+    with np.errstate(over="ignore", invalid="ignore"):
+        scalar = _round_to(_fma_int(step, idx, start), acc)
+        if not vectorised.any():
+            return scalar
+        base = _round_to(scalar[head], dt)
+        # (a float16 base past 65504 is inf, which the fused sum would make NaN)
+        lanes = np.where(np.isfinite(base), _fma_int(step, lane, base), base)
+        return np.where(vectorised, _round_to(lanes, acc), scalar)
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
         _refuse_limited("arange_cpu", _C._as_dtype(dtype))
-        if _C._as_dtype(dtype) is _C.bool_:
-            raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+        if _C._as_dtype(dtype) is _C.bool_ or _C._as_dtype(dtype).is_complex:
+            raise NotImplementedError(f"\"arange_cpu\" not implemented for "
+                                      f"'{_C._as_dtype(dtype)._legacy}'")
     if end is None:
         start, end = 0, start
     start, end, step = _num(start, "start"), _num(end, "end"), _num(step, "step")
@@ -618,8 +675,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         n = math.ceil((float(end) - float(start)) / float(step))
     n = max(int(n), 0)
     if not integral:
-        idx = np.arange(n, dtype=np.float64)
-        values = float(start) + idx * float(step)
+        values = _arange_values(float(start), float(step), n, dt)
     else:
         values = np.arange(n, dtype=np.int64) * xstep + xstart
     return _finish(values, dt, device, requires_grad, out, "arange")

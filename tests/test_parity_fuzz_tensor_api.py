@@ -1,0 +1,64 @@
+"""Differential tests of the Tensor object's everyday surface (printing,
+creation, dtype promotion, conversions) against torch."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _pt(mod, name):
+    return getattr(mod, name)
+
+
+@pytest.mark.parametrize("udt", ["uint16", "uint32", "uint64", "bool"])
+@pytest.mark.parametrize("other", ["1j", "0d_complex64", "0d_complex128"])
+def test_limited_unsigned_with_lower_priority_complex(udt, other):
+    # torch's combine_categories: an integral (or bool) higher-priority dtype
+    # takes a lower-priority complex as it is; no promote_types(uint16, complex)
+    def run(mod):
+        x = mod.tensor([1, 0, 2]).to(_pt(mod, udt))
+        if other == "1j":
+            y = 1j
+        else:
+            y = mod.tensor(2j, dtype=_pt(mod, other[3:]))
+        r = x * y
+        return str(r.dtype).split(".")[1], r.tolist(), str(mod.result_type(x, y)).split(".")[1]
+    assert run(ptcore) == run(torch)
+
+
+def test_limited_unsigned_complex_promote_types_still_raises():
+    with pytest.raises(RuntimeError):
+        torch.promote_types(torch.uint16, torch.complex64)
+    with pytest.raises(RuntimeError):
+        ptcore.promote_types(ptcore.uint16, ptcore.complex64)
+
+
+_ARANGE_CASES = [(-1, 1, 0.2), (0, 1, 0.1), (0.3, 7.9, 0.37), (-5.1, 3.3, 0.7), (1, 100, 0.13),
+                 (0, 1, 1 / 3), (0.1, 1e3, 0.7), (-3, 3, 0.001), (10, -3, -0.37),
+                 (2.5, 1e4, 1.1), (-7, 3e5, 3.3), (0, 7e4, 1.0001), (0, 40, 1), (0.5, 1e5, 1)]
+
+
+@pytest.mark.parametrize("dt", ["float64", "float32", "float16", "bfloat16"])
+def test_arange_float_values_bitwise(dt):
+    # torch's kernel: fused multiply-adds, vector lanes from a base rounded to dt,
+    # a scalar tail per thread chunk (arange(-1, 1, 0.2)[5] is 5.55e-17, not 0)
+    for s, e, st in _ARANGE_CASES:
+        a = torch.arange(s, e, st, dtype=_pt(torch, dt)).double().numpy()
+        b = ptcore.arange(s, e, st, dtype=_pt(ptcore, dt)).double().numpy()
+        assert a.shape == b.shape, (s, e, st)
+        np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64), err_msg=str((s, e, st)))
+
+
+def test_arange_repr_matches():
+    for args in [(-1, 1, 0.2), (0, 1, 0.1), (1, 2.5, 0.5)]:
+        assert repr(ptcore.arange(*args)).replace("ptcore", "torch") == repr(torch.arange(*args))
+
+
+def test_arange_complex_dtype_not_implemented():
+    for dt in ("complex64", "complex128"):
+        with pytest.raises(NotImplementedError):
+            torch.arange(5, dtype=_pt(torch, dt))
+        with pytest.raises(NotImplementedError):
+            ptcore.arange(5, dtype=_pt(ptcore, dt))
