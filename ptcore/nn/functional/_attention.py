@@ -87,6 +87,22 @@ def _check_backends(q, dropout_p):
         raise RuntimeError("No available kernel.  Aborting execution.")
 
 
+def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
+    """PyTorch's CPU flash kernel (not its math kernel) runs this call: 4-D
+    operands with one embedding size and contiguous last dims, equal batch
+    sizes and head counts (or a grouped-query multiple), no dropout, and a
+    mask that does not require grad."""
+    if (q.device.type != "cpu" or not _cuda_backend.flash_sdp_enabled()
+            or not (q.dim() == k.dim() == v.dim() == 4) or dropout_p > 0.0
+            or not (q.size(-1) == k.size(-1) == v.size(-1))
+            or not (q.stride(-1) == k.stride(-1) == v.stride(-1) == 1)
+            or not (q.size(0) == k.size(0) == v.size(0)) or k.size(1) != v.size(1)
+            or (isinstance(mask, ptcore.Tensor) and mask.requires_grad)):
+        return False
+    hq, hk = q.size(1), k.size(1)
+    return hq == hk or builtins.bool(enable_gqa and hq % hk == 0)
+
+
 def _flash_out(q, v, dropout_p):
     """Where PyTorch's CPU flash-attention kernel would run (4-D operands, no
     dropout, value's embedding size equal to the query's, a query whose
@@ -224,7 +240,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         from ptcore.nn.attention.bias import CausalBias    # (on use: not a tensor mask)
         if isinstance(attn_mask, CausalBias):
             attn_mask, is_causal = attn_mask._sdpa_args(query.device, is_causal)
-    # (torch 2.13's CPU kernel takes attn_mask with is_causal: both masks apply)
+    # torch 2.13's CPU flash kernel takes attn_mask with is_causal (both masks
+    # apply); its math kernel, which runs every other call, refuses the pair
+    if (attn_mask is not None and is_causal
+            and not _flash_takes(query, key, value, attn_mask, dropout_p, enable_gqa)):
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
     _check_backends(query, dropout_p)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
