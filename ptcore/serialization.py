@@ -266,6 +266,17 @@ def _make_restore(map_location):
     return lambda storage, location: _restore_location(storage, target)
 
 
+class _EmptyCheckpoint(RuntimeError, EOFError):
+    """An empty file given to load: torch.load raises EOFError there (an
+    interrupted save leaves one), so ``except EOFError`` catches it as it
+    catches torch's."""
+
+
+class _NotACheckpoint(RuntimeError, pickle.UnpicklingError):
+    """A file that is no zip archive given to load: torch.load unpickles it
+    as its legacy format and raises an UnpicklingError."""
+
+
 class _BadTensor(RuntimeError):
     """A tensor record in a file does not fit its storage (corrupt file)."""
 
@@ -442,14 +453,14 @@ def _open_zip(fh, name, mm):
     if not isinstance(magic, bytes):
         raise TypeError(f"ptcore.load: {name}: the file object must be opened in binary mode")
     if len(magic) == 0:
-        raise RuntimeError(f"ptcore.load: {name} is empty (0 bytes): not a checkpoint")
+        raise _EmptyCheckpoint(f"ptcore.load: {name} is empty (0 bytes): not a checkpoint")
     if magic[:1] == b"\x80":
         raise RuntimeError(
             f"ptcore.load: {name} was written by torch.save in PyTorch's legacy (pre-1.6, "
             "non-zip) format, which ptcore.load does not read. Re-save it with a recent PyTorch: "
             "torch.save(torch.load(old_file), new_file).")
     if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
-        raise RuntimeError(f"ptcore.load: {name} is not a ptcore or PyTorch checkpoint (it does "
+        raise _NotACheckpoint(f"ptcore.load: {name} is not a ptcore or PyTorch checkpoint (it does "
                            f"not start with a zip header; first bytes {magic!r})")
     try:
         zf = zipfile.ZipFile(fh, "r")

@@ -1255,3 +1255,18 @@ def test_sdpa_mask_with_is_causal_raises_where_torch_does(case):
     assert got[0] == want[0]
     if want[1] is not None:
         np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("data, exc", [(b"", EOFError), (b"garbage bytes", __import__("pickle").UnpicklingError)])
+def test_load_of_an_empty_or_foreign_file_raises_torchs_error_class(tmp_path, data, exc):
+    # a resume loop's ``except EOFError`` (a save interrupted at 0 bytes) or
+    # ``except pickle.UnpicklingError`` catches ptcore's error as torch's
+    path = tmp_path / "ckpt.pt"
+    path.write_bytes(data)
+    for L in (torch, ptcore):
+        with pytest.raises(exc):
+            L.load(path, weights_only=False)
+        with pytest.raises(exc):
+            L.load(io.BytesIO(data))
+    with pytest.raises(RuntimeError):
+        ptcore.load(path)
