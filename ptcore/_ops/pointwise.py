@@ -1516,6 +1516,9 @@ def _clamp_impl(x, lo, hi, out, inplace):
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     scalar_bounds = not (lo_t or hi_t)
+    if lo_t and hi_t and dt is _C.bool_:
+        # torch's clamp.Tensor kernel has no bool (clamp_min/clamp_max do)
+        raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
     if scalar_bounds and dt._category < _FLOAT_CAT:
         if dt is _C.bool_:
             kname = "clamp_scalar_cpu" if lo is not None and hi is not None else \

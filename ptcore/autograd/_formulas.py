@@ -111,7 +111,10 @@ unary("sinh", lambda g, x, y: g * _c(x.cosh()))
 unary("cosh", lambda g, x, y: g * _c(x.sinh()))
 unary("tanh", lambda g, x, y: g * (1 - _c(y) * _c(y)), ("y",))
 unary("asinh", lambda g, x, y: g * _c((x * x + 1).rsqrt()))
-unary("acosh", lambda g, x, y: g * _c(((x - 1).sqrt() * (x + 1).sqrt()).reciprocal()))
+# torch: rsqrt(x * x - 1) for real x (finite below -1, inf at -1, where the
+# product of the two square roots is nan), the product for complex x
+unary("acosh", lambda g, x, y: g * (_c((x + 1).rsqrt() * (x - 1).rsqrt()) if x.is_complex()
+                                    else (x * x - 1).rsqrt()))
 unary("atanh", lambda g, x, y: g / _c(1 - x * x))
 unary("sigmoid", lambda g, x, y: g * _c(y * (1 - y)), ("y",))
 unary("erf", lambda g, x, y: g * _2_SQRTPI * (-(x * x)).exp())
@@ -143,7 +146,13 @@ unary("conj_physical", lambda g, x, y: g.conj(), ())
 unary("resolve_conj", lambda g, x, y: g, ())
 unary("resolve_neg", lambda g, x, y: g, ())
 unary("nan_to_num", lambda g, x, y: g * x.isfinite())
-unary("sinc", lambda g, x, y: g * P.where(x == 0, 0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) / (math.pi * x * x)))
+def _sinc_grad(g, x):
+    # torch's sinc_backward: 0 where pi x**2 is 0 (also where it underflows)
+    xp, x2p = x * math.pi, x * x * math.pi
+    return P.where(x2p == 0, 0, g * (xp * xp.cos() - xp.sin()) / _c(x2p))
+
+
+unary("sinc", lambda g, x, y: _sinc_grad(g, x))
 unary("i0", lambda g, x, y: g * _i1(x))
 unary("digamma", lambda g, x, y: g * _trigamma(x))
 
@@ -407,7 +416,7 @@ def _div(out, a, b, *, rounding_mode=None, **k):
         ga = g / _c(b)
         gb = None
         if sa is not None:
-            gb = -g * _c(sa.unpack()) / _c(b * b)
+            gb = -g * _c((sa.unpack() / b) / b)   # torch's order: finite for a tiny b
         return ga, gb
     node = attach(_DivB, out, (a, b), bw)
     if node is not None:
@@ -419,6 +428,14 @@ def _floordiv(out, a, b, **k):
     # as PyTorch: the result joins the graph, backward raises
     if _is_diff(out):
         _not_impl_attach(out, "floor_divide", (a, b))
+
+
+def _log_number(a):
+    """log of a number base, as C's: nan for a negative real."""
+    if isinstance(a, complex):
+        import cmath
+        return cmath.log(a)
+    return math.log(a) if a > 0 else math.nan
 
 
 @formula("pow")
@@ -445,7 +462,11 @@ def _pow(out, a, b, **k):
                 gb = g * _c(y * a.log())
                 gb = P.where((a == 0) & (b.real >= 0 if b.dtype.is_complex else b >= 0), 0, gb)
             else:
-                gb = g * _c(y * math.log(a)) if a != 0 else P.zeros_like(y) * g
+                if a != 0:
+                    gb = g * _c(y * _log_number(complex(a) if b.dtype.is_complex else a))
+                else:       # torch: 0 for 0 ** (b >= 0), y * log(0) (-inf) below
+                    ok = (b.real >= 0) & (b.imag == 0) if b.dtype.is_complex else b >= 0
+                    gb = P.where(ok, 0, g * _c(y * -math.inf))
         return ga, gb
     # torch's overloads: Tensor_Scalar, Tensor_Tensor, Scalar (a number base)
     if _T(a) and _T(b):
@@ -541,7 +562,8 @@ def _remainder(out, a, b, **k):
 
     def bw(g):
         a, b = sa.unpack(), sb.unpack()
-        gb = -g * (a / b).floor() if _T(b) and b._requires_grad else None
+        # torch: the forward's floor division (0.5 // -inf is -1, floor(0.5 / -inf) -0)
+        gb = -g * P.div(a, b, rounding_mode="floor") if _T(b) and b._requires_grad else None
         return g, gb
     attach("RemainderBackward0", out, (a, b), bw)
 
@@ -639,10 +661,12 @@ def _clamp_record(out, x, min, max, node):
         # bound holds gives 0, not NaN (g * mask would)
         gx = g.masked_fill(~mask, 0) if mask is not None else g
         glo = ghi = None
+        # torch's clamp_backward_min_max: with both bounds, min gets no
+        # gradient unless min < max, max gets it wherever max < min
         if _T(lo) and lo._requires_grad:
-            glo = g.masked_fill(~((x < lo) if hi is None else (x < lo) & (lo <= hi)), 0)
+            glo = g.masked_fill(~((x < lo) if hi is None else (x < lo) & (lo < hi)), 0)
         if _T(hi) and hi._requires_grad:
-            ghi = g.masked_fill(~(x > hi), 0)
+            ghi = g.masked_fill(~((x > hi) if lo is None else (x > hi) | (hi < lo)), 0)
         return gx, glo, ghi
     attach(node, out, (x, min, max), bw)
 

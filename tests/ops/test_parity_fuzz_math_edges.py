@@ -116,3 +116,71 @@ def test_nextafter_half_out_resized():
         torch.nextafter(a, b, out=to)
         assert ptcore.nextafter(_pt(a), _pt(b), out=po) is po
         _same(to, po)
+
+
+def test_clamp_bool_tensor_bounds_refused():
+    a, lo, hi = torch.tensor([True, False]), torch.tensor([False, False]), torch.tensor([True, True])
+    _raises_same(lambda: torch.clamp(a, lo, hi), lambda: ptcore.clamp(_pt(a), _pt(lo), _pt(hi)))
+    _raises_same(lambda: a.clone().clamp_(lo, hi), lambda: _pt(a).clamp_(_pt(lo), _pt(hi)))
+    _same(torch.clamp(a, None, lo), ptcore.clamp(_pt(a), None, _pt(lo)))
+
+
+# ---------------------------------------------------------------------------
+# gradients at edge values (float64), torch's formulas
+# ---------------------------------------------------------------------------
+
+_EDGE = [0.0, -0.0, 1e-300, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 3.0, 1e300, math.inf, -math.inf,
+         math.nan]
+_PAIRS_X = [a for a in _EDGE for _ in _EDGE]
+_PAIRS_Y = [b for _ in _EDGE for b in _EDGE]
+
+
+def _grads(f, mod, *vals):
+    xs = [mod.tensor(v, dtype=mod.float64, requires_grad=True) for v in vals]
+    return mod.autograd.grad(f(mod, *xs).sum(), xs)
+
+
+def _same_grads(f, *vals):
+    for tg, pg in zip(_grads(f, torch, *vals), _grads(f, ptcore, *vals)):
+        np.testing.assert_allclose(pg.detach().numpy(), tg.numpy(), rtol=1e-12, atol=1e-290,
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("name", [
+    "acosh",            # rsqrt(x*x - 1) for real x: finite below -1 (was nan)
+    "sinc",             # 0 where pi x**2 underflows (was -inf at 1e-300)
+    "asinh", "atanh", "asin", "acos", "sqrt", "rsqrt", "abs", "log", "reciprocal", "sign",
+    "erfinv", "lgamma", "trunc", "frac", "expm1", "log1p", "nan_to_num",
+])
+def test_unary_grad_edges(name):
+    _same_grads(lambda m, x: getattr(m, name)(x), _EDGE)
+
+
+@pytest.mark.parametrize("name", [
+    "div",              # -g * ((a / b) / b): a tiny b gave nan/-inf (a / (b * b))
+    "remainder",        # -g * floor-div(a, b): 0.5 rem -inf gave 0 (torch 1)
+    "fmod", "pow", "atan2", "hypot", "maximum", "minimum", "fmax", "fmin", "xlogy",
+    "copysign", "mul",
+])
+def test_binary_grad_edges(name):
+    _same_grads(lambda m, a, b: getattr(m, name)(a, b), _PAIRS_X, _PAIRS_Y)
+
+
+@pytest.mark.parametrize("base", [0, 0.0, 2, 0.5, -1, -2.5])
+def test_pow_number_base_grad(base):
+    # 0 ** x for x < 0: torch's y * log(0) = -inf (was 0); a negative base:
+    # nan (ptcore raised math's ValueError)
+    _same_grads(lambda m, x: base ** x, _EDGE)
+    _same_grads(lambda m, x: m.pow(base, x), _EDGE)
+
+
+@pytest.mark.parametrize("lo,hi", [(1.0, 1.0), (2.0, 1.0), (0.0, 1.0), (-1.0, 1.0)])
+def test_clamp_tensor_bounds_grad(lo, hi):
+    # torch: min gets no gradient unless min < max; max gets it wherever max < min
+    n = len(_EDGE)
+    _same_grads(lambda m, x, a, b: m.clamp(x, a, b), _EDGE, [lo] * n, [hi] * n)
+
+
+def test_clamp_one_tensor_bound_grad():
+    _same_grads(lambda m, x, a: m.clamp(x, a), _PAIRS_X, _PAIRS_Y)
+    _same_grads(lambda m, x, b: m.clamp(x, None, b), _PAIRS_X, _PAIRS_Y)
