@@ -16,7 +16,7 @@ from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import (attach, attach2, attach3, save, save_out, _is_diff, _Plain,
-                                    zero_link)
+                                    zero_link, mask_link)
 from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
@@ -57,7 +57,7 @@ def _relu_grad(g, y):
     if (_state.enabled and (g.requires_grad or y.requires_grad)) or _fw_levels() \
             or _vmap_frames():
         # (the kernel carries no tangents, and reads a batched tensor's memory)
-        return zero_link(P.where(y > 0, g, 0), "ThresholdBackwardBackward0", y)
+        return mask_link(g, lambda h: P.where(y <= 0, 0, h), "ThresholdBackwardBackward0", y)
     return _threshold_backward(g, y, 0)
 
 
@@ -2587,7 +2587,7 @@ def _leaky_relu_grad(g, x, y, slope):
         from ptcore._ops import _activation as _act_kernels
         return _act_kernels.leaky_relu_backward(g.contiguous(), x.contiguous(),
                                              P.empty(tuple(x.shape), dtype=x.dtype), slope)
-    return zero_link(P.where(x > 0, g, g * slope), "LeakyReluBackwardBackward0", x)
+    return mask_link(g, lambda h: P.where(x > 0, h, h * slope), "LeakyReluBackwardBackward0", x)
 
 
 activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)
@@ -2595,26 +2595,29 @@ activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)
 activation("leaky_relu_", "LeakyReluBackward1",
            lambda g, x, y, slope: _leaky_relu_grad(g, y, None, slope), ("y",))
 activation("rrelu_eval", "RreluWithNoiseBackward0",
-           lambda g, x, y, slope: zero_link(P.where(x > 0, g, g * slope),
+           lambda g, x, y, slope: mask_link(g, lambda h: P.where(x > 0, h, h * slope),
                                             "RreluWithNoiseBackwardBackward0", x))
 activation("hardsigmoid", "HardsigmoidBackward0",
            lambda g, x, y: P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0))
 activation("hardswish", "HardswishBackward0", _hardswish_grad)
 activation("hardtanh", "HardtanhBackward0",
-           lambda g, x, y, lo, hi: zero_link(P.where((x <= lo) | (x >= hi), g * 0.0, g),
-                                             "HardtanhBackwardBackward0", x))
+           lambda g, x, y, lo, hi: mask_link(
+               g, lambda h: P.where((x <= lo) | (x >= hi), 0.0, h),
+               "HardtanhBackwardBackward0", x))
 activation("logsigmoid", "LogSigmoidBackward0", lambda g, x, y: g * P.sigmoid(-x))
 # torch's threshold_backward / hardshrink_backward / softshrink_backward: 0 inside the band (a NaN
 # input passes the gradient), recorded with a zero derivative in x under create_graph
 activation("threshold", "ThresholdBackward0",
-           lambda g, x, y, thr, value: zero_link(P.where(x <= thr, g * 0.0, g),
+           lambda g, x, y, thr, value: mask_link(g, lambda h: P.where(x <= thr, 0.0, h),
                                                  "ThresholdBackwardBackward0", x))
 activation("hardshrink", "HardshrinkBackward0",
-           lambda g, x, y, lambd: zero_link(P.where((x >= -lambd) & (x <= lambd), g * 0.0, g),
-                                            "HardshrinkBackwardBackward0", x))
+           lambda g, x, y, lambd: mask_link(
+               g, lambda h: P.where((x >= -lambd) & (x <= lambd), 0.0, h),
+               "HardshrinkBackwardBackward0", x))
 activation("softshrink", "SoftshrinkBackward0",
-           lambda g, x, y, lambd: zero_link(P.where((x >= -lambd) & (x <= lambd), g * 0.0, g),
-                                            "SoftshrinkBackwardBackward0", x))
+           lambda g, x, y, lambd: mask_link(
+               g, lambda h: P.where((x >= -lambd) & (x <= lambd), 0.0, h),
+               "SoftshrinkBackwardBackward0", x))
 
 
 # ---------------------------------------------------------------------------

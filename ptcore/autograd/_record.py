@@ -129,6 +129,23 @@ def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     return node
 
 
+def _link(r, src, d_src, name, inputs):
+    """``r`` recorded as node ``name`` over ``src`` (derivative ``d_src``)
+    and the forward ``inputs`` (derivative zero); ``r`` itself when grad
+    mode is off, under vmap, or when no input needs grad."""
+    if not _state.enabled or _vmap_frames():
+        return r
+    ins = tuple(t for t in inputs if isinstance(t, _TensorBase) and t._requires_grad)
+    if not ins or not _is_diff(r):
+        return r
+    out = _fwl_detach(r)           # (keeping its tangents: forward-over-reverse)
+
+    def bw(g):
+        return (d_src(g),) + tuple(t.new_zeros(t.shape) for t in ins)
+    attach(name, out, (src,) + ins, bw)
+    return out
+
+
 def zero_link(grad, name, *inputs):
     """``grad`` (a gradient computed inside a backward) recorded as depending
     on the forward ``inputs`` with a zero derivative, as torch's backward
@@ -138,17 +155,16 @@ def zero_link(grad, name, *inputs):
     Returns ``grad`` itself when grad mode is off or no input needs grad, and
     under vmap (a batched ``grad``'s graph is its physical tensor's: detaching
     the wrapper would cut it; the transforms give zeros for unused inputs)."""
-    if not _state.enabled or _vmap_frames():
-        return grad
-    ins = tuple(t for t in inputs if isinstance(t, _TensorBase) and t._requires_grad)
-    if not ins or not _is_diff(grad):
-        return grad
-    out = _fwl_detach(grad)        # (keeping its tangents: forward-over-reverse)
+    return _link(grad, grad, lambda g: g, name, inputs)
 
-    def bw(g):
-        return (g,) + tuple(t.new_zeros(t.shape) for t in ins)
-    attach(name, out, (grad,) + ins, bw)
-    return out
+
+def mask_link(g, again, name, *inputs):
+    """``again(g)``, a backward kernel linear in the gradient ``g`` (a mask
+    or scale read from the forward ``inputs``, as ``threshold_backward(g,
+    self, 0)``), recorded as torch records such kernels: its derivative in
+    ``g`` is ``again`` once more (recorded the same way, so a gradient of any
+    order still depends on ``inputs``), in ``inputs`` zero."""
+    return _link(again(g), g, lambda gg: mask_link(gg, again, name, *inputs), name, inputs)
 
 
 _UNREAD = object()     # attach2's marker: the operand records are not read yet

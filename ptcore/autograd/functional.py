@@ -63,14 +63,17 @@ def _single_output(out, fn_name):
     return out
 
 
-def _check_outputs_require_grad(outs, strict):
+_NO_GRAD_OUTPUT = ("Output {} of the user-provided function does not require gradients. The "
+                   "outputs must be computed in a differentiable manner from the input when "
+                   "running in strict mode.")
+
+
+def _check_outputs_require_grad(outs, strict, message=_NO_GRAD_OUTPUT):
     """strict mode: every output must depend differentiably on the inputs."""
     if strict:
         for i, o in enumerate(outs):
             if not o.requires_grad:
-                raise RuntimeError(f"Output {i} of the user-provided function does not require "
-                                   "gradients. The outputs must be computed in a differentiable "
-                                   "manner from the input when running in strict mode.")
+                raise RuntimeError(message.format(i))
 
 
 def _grad(outs, ins, gos, create_graph, retain_graph=None, independent=None):
@@ -94,6 +97,16 @@ def _grad(outs, ins, gos, create_graph, retain_graph=None, independent=None):
             if g is None:
                 raise RuntimeError(independent.format(i))
     return tuple(ptcore.zeros_like(x) if g is None else g for g, x in zip(gs, ins))
+
+
+def _check_kept_graph(gs, strict, create_graph, what="jacobian"):
+    """strict with create_graph: each result must depend on the inputs."""
+    if strict and create_graph:
+        for i, g in enumerate(gs):
+            if not g.requires_grad:
+                raise RuntimeError(f"The {what} of the user-provided function is independent of "
+                                   f"input {i}. This is not allowed in strict mode when "
+                                   "create_graph=True.")
 
 
 def _fin(t, create_graph):
@@ -120,6 +133,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         gs = _grad(outs, ins, vs, create_graph, independent=(
             "The output of the user-provided function is independent of input {}. This is not "
             "allowed in strict mode.") if strict else None)
+        _check_kept_graph(gs, strict, create_graph)
     outs = tuple(_fin(o, create_graph) for o in outs)
     gs = tuple(_fin(g, create_graph) for g in gs)
     return (outs if out_t else outs[0]), (gs if is_t else gs[0])
@@ -196,9 +210,20 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         ins = _prep(inputs, create_graph)
         out = func(*ins)
         outs, out_t = _tuple(out)
+        _check_outputs_are_tensors(outs, "jvp")
+        _check_outputs_require_grad(outs, strict)
         us = tuple(ptcore.zeros_like(o).requires_grad_(True) for o in outs)
-        gs = _grad(outs, ins, us, create_graph=True)
-        jv = _grad(gs, us, vs, create_graph=create_graph)
+        gs = _grad(outs, ins, us, create_graph=True, independent=(
+            "The output of the user-provided function is independent of input {}. This is not "
+            "allowed in strict mode.") if strict else None)
+        _check_outputs_require_grad(gs, strict, (
+            "The gradient with respect to input {} is independent of the inputs of the "
+            "user-provided function. This is not allowed in strict mode."))
+        jv = _grad(gs, us, vs, create_graph=create_graph, independent=(
+            "The gradient with respect to the input is independent of entry {} in the "
+            "grad_outputs when using the double backward trick to compute forward mode "
+            "gradients. This is not allowed in strict mode.") if strict else None)
+        _check_kept_graph(jv, strict, create_graph)
     outs = tuple(_fin(o, create_graph) for o in outs)
     jv = tuple(_fin(g, create_graph) for g in jv)
     return (outs if out_t else outs[0]), (jv if out_t else jv[0])
@@ -385,6 +410,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False, _name="vhp"):
         h = _grad(gs, ins, vs, create_graph, independent=(
             "The hessian of the user-provided function is independent of entry {} in the "
             "grad_jacobian. This is not allowed in strict mode.") if strict else None)
+        _check_kept_graph(h, strict, create_graph, "hessian")
     o = _fin(out, create_graph)
     h = tuple(_fin(x, create_graph) for x in h)
     return o, (h if is_t else h[0])

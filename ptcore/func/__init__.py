@@ -51,6 +51,18 @@ def _flatten(tree):
     return [tree], ("leaf",)
 
 
+def _spec_str(spec):
+    """A pytree structure as torch's treespec_pprint writes it (``*`` a leaf)."""
+    kind = spec[0]
+    if kind == "leaf":
+        return "*"
+    if kind == "seq":
+        items = ", ".join(_spec_str(sp) for _, sp in spec[2])
+        return f"({items},)" if spec[1] is not builtins.list and builtins.len(spec[2]) == 1 \
+            else (f"[{items}]" if spec[1] is builtins.list else f"({items})")
+    return "{" + ", ".join(f"{k!r}: {_spec_str(sp)}" for k, (_, sp) in zip(spec[2], spec[3])) + "}"
+
+
 def _unflatten(leaves, spec):
     leaves = builtins.list(leaves)
     return _unflat(iter(leaves), spec)
@@ -232,7 +244,7 @@ def _select_and_prepare(args, argnums, fname):
     return new_args, prepped, spec, create_graph
 
 
-def _grads(outs, ins, gos, create_graph, frames=None):
+def _grads(outs, ins, gos, create_graph, frames=None, retain_graph=True):
     pt = _pt()
     from ptcore.autograd import grad as _agrad
     if frames is None:
@@ -252,13 +264,14 @@ def _grads(outs, ins, gos, create_graph, frames=None):
         outs = [to_physical(o, frames) for o in outs]
         p_ins = [to_physical(x, frames) for x in ins]
         gos = [to_physical(g, frames) for g in gos]
-        gs = _grads(outs, p_ins, gos, create_graph, frames=[])
+        gs = _grads(outs, p_ins, gos, create_graph, frames=[], retain_graph=retain_graph)
         return [from_physical(g, frames) for g in gs]
     pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
     if not pairs:
         return [pt.zeros_like(x) for x in ins]
-    gs = _agrad([o for o, _ in pairs], ins, [g for _, g in pairs], retain_graph=True,
-                create_graph=create_graph, allow_unused=True)
+    gs = _agrad([o for o, _ in pairs], ins, [g for _, g in pairs],
+                retain_graph=retain_graph or create_graph, create_graph=create_graph,
+                allow_unused=True)
     return [pt.zeros_like(x) if g is None else g for g, x in zip(gs, ins)]
 
 
@@ -337,22 +350,24 @@ def vjp(func, *primals, has_aux=False):
             raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
                                f"non-empty output, with only Tensors, got {type(o)}")
 
-    def vjp_fn(*cotangents):
-        ct = cotangents[0] if builtins.len(cotangents) == 1 else cotangents
-        ct_leaves, _ = _flatten(ct)
-        if builtins.len(ct_leaves) != builtins.len(out_leaves):
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        ct_leaves, ct_spec = _flatten(cotangents)
+        if ct_spec != out_spec:
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
                                f"pytree structure of outputs to the function: got "
-                               f"{builtins.len(ct_leaves)} cotangents for "
-                               f"{builtins.len(out_leaves)} outputs")
+                               f"{_spec_str(ct_spec)} for outputs {_spec_str(out_spec)}")
         for c, o in zip(ct_leaves, out_leaves):
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: cotangent has shape {list(c.shape)} "
                                    f"and output has shape {list(o.shape)}")
+        # a graph for the outer level's tracking, unless create_graph (by default
+        # grad mode at this call) says not
+        keep = (cg or _outer_tracking(ct_leaves)) and (
+            pt.is_grad_enabled() if create_graph is None else builtins.bool(create_graph))
         with pt.enable_grad():
-            gs = _grads(out_leaves, ins, ct_leaves, cg or _outer_tracking(ct_leaves),
-                        frames=frames0)
-        res = _unflatten([_fin(g, cg) for g in gs], spec)
+            gs = _grads(out_leaves, ins, ct_leaves, keep, frames=frames0,
+                        retain_graph=retain_graph)
+        res = _unflatten([_fin(g, keep) for g in gs], spec)
         return tuple(res)
 
     result = (_fin(out, cg), vjp_fn)

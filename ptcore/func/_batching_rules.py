@@ -278,10 +278,12 @@ def _random_unbatched(layer, frame, entry, opdef, args, kwargs, nxt):
     # 'different': one draw per sample
     _loc.raw_random += 1
     try:
-        outs = [layer.handle(entry, opdef, args, kwargs, nxt) for _ in range(frame.size)]
+        # (no samples: one draw gives the sample's shape, none is kept)
+        outs = [layer.handle(entry, opdef, args, kwargs, nxt)
+                for _ in range(builtins.max(frame.size, 1))]
     finally:
         _loc.raw_random -= 1
-    return c.wrap(_stack_results(outs, opdef.name))
+    return c.wrap(_first(_stack_results(outs, opdef.name), frame.size))
 
 
 # ---------------------------------------------------------------------------
@@ -299,6 +301,8 @@ def _warn_fallback(name):
 def _slice_arg(c, a, i):
     p = c.phys(a)
     if p is not None:
+        if not c.size:          # no samples: a zero sample stands in for the shapes
+            return p.new_zeros(tuple(p.shape[1:]))
         return p.select(0, i)
     t = type(a)
     if t is list or t is tuple:
@@ -331,6 +335,13 @@ def _stack_results(outs, name):
                        f"depends on the data; vmap cannot batch data-dependent Python values")
 
 
+def _first(r, n):
+    """The stacked result ``r`` cut to its first ``n`` samples (``n`` is 0
+    when a vmap over no samples ran the op once on a stand-in sample)."""
+    return _map_stacked(r, lambda x: x.narrow(0, 0, n)
+                        if isinstance(x, _TensorBase) and x.shape[0] != n else x)
+
+
 class _Plain:
     __slots__ = ("v",)
 
@@ -338,22 +349,25 @@ class _Plain:
         self.v = v
 
 
-def _wrap_stacked(c, r):
-    if isinstance(r, _Plain):
-        return r.v
-    if isinstance(r, _TensorBase):
-        return wrap(r, c.level)
+def _map_stacked(r, f):
+    """``r`` (a stacked result: lists and tuples of tensors and _Plain) with
+    ``f`` applied to each leaf."""
     if isinstance(r, list):
-        return [_wrap_stacked(c, x) for x in r]
+        return [_map_stacked(x, f) for x in r]
     if isinstance(r, tuple):
-        items = [_wrap_stacked(c, x) for x in r]
+        items = [_map_stacked(x, f) for x in r]
         if type(r) is tuple:
             return tuple(items)
         try:
             return type(r)(items)
         except TypeError:
             return type(r)(*items)
-    return r
+    return f(r)
+
+
+def _wrap_stacked(c, r):
+    return _map_stacked(r, lambda x: x.v if isinstance(x, _Plain)
+                        else wrap(x, c.level) if isinstance(x, _TensorBase) else x)
 
 
 def _fallback(c, same_random=False):
@@ -371,7 +385,7 @@ def _fallback(c, same_random=False):
     outs = []
     _loc.raw_random += 1
     try:
-        for i in range(c.size):
+        for i in range(builtins.max(c.size, 1)):      # (no samples: one stand-in)
             if same_random:
                 gen.set_state(start)
             a = tuple(_slice_arg(c, x, i) for x in c.args)
@@ -381,7 +395,7 @@ def _fallback(c, same_random=False):
         _loc.raw_random -= 1
     if inplace:
         return c.args[0]
-    return _wrap_stacked(c, _stack_results(outs, name))
+    return _wrap_stacked(c, _first(_stack_results(outs, name), c.size))
 
 
 def _inplace_error(name):
@@ -548,7 +562,7 @@ def _dim_op(c):
         if name not in _FULL_REDUCE:
             return _fallback(c)
         # over all dims: flatten the sample
-        p = p.reshape(c.size, -1)
+        p = p.flatten(1)
         a[dkey] = 1
         if "keepdim" in a:
             a["keepdim"] = False

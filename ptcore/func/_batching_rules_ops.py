@@ -150,7 +150,7 @@ def _flatten(c):
     nd = x.dim()
     p = c.phys(x)
     if nd == 0:
-        return c.wrap(p.reshape(c.size, 1))
+        return c.wrap(p.unsqueeze(1))
     s = _wd(_arg(c, 1, "start_dim", 0), nd)
     e = _wd(_arg(c, 2, "end_dim", -1), nd)
     return c.wrap(p.flatten(s, e))
@@ -158,7 +158,8 @@ def _flatten(c):
 
 @rule("ravel")
 def _ravel(c):
-    return c.wrap(c.phys(c.args[0]).reshape(c.size, -1))
+    p = c.phys(c.args[0])
+    return c.wrap(p.flatten(1) if p.dim() > 1 else p.unsqueeze(1))
 
 
 @rule("unflatten")

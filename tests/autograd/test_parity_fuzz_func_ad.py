@@ -1,0 +1,206 @@
+"""Differential checks of torch.func, forward AD, autograd.Function and the
+autograd.functional API against torch (the oracle): the differences found by
+fuzzing, each pinned here."""
+import math
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+LIBS = (torch, ptcore)
+
+
+def _t(lib, a, rg=False):
+    return lib.tensor(a, dtype=lib.float64, requires_grad=rg)
+
+
+def _np(x):
+    if isinstance(x, (tuple, list)):
+        return [_np(y) for y in x]
+    return np.asarray(x.detach().tolist(), dtype=float)
+
+
+def _same(a, b):
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+        return
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def _both(f):
+    """f(lib) for torch and ptcore: the same values, or the same exception type."""
+    res = []
+    for lib in LIBS:
+        try:
+            res.append(("ok", f(lib)))
+        except Exception as e:      # noqa: BLE001 - the type is what is compared
+            res.append(("err", type(e)))
+    (kt, vt), (kp, vp) = res
+    assert kt == kp, res
+    if kt == "err":
+        assert vt is vp, res
+        return None
+    return vt, vp
+
+
+# ---- autograd.functional.jvp: strict mode checks as torch's
+
+_X = [1.0, -2.0, 3.0]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("case", [
+    lambda L: (lambda x, y: x * 2, (_t(L, _X), _t(L, [[1.0, 2.0, 3.0]]))),   # independent of y
+    lambda L: (lambda x: _t(L, _X), _t(L, _X)),                               # constant output
+    lambda L: (lambda x: x * 2, _t(L, _X)),                                   # linear
+    lambda L: (lambda x: (x * 2, x.exp()), _t(L, _X)),
+    lambda L: (lambda x: x.exp(), _t(L, _X)),
+    lambda L: (lambda x: x.relu(), _t(L, _X)),
+])
+def test_functional_jvp_strict_raises_as_torch(case, create_graph):
+    def f(L):
+        fn, ins = case(L)
+        v = tuple(ptcore.ones_like(i) if L is ptcore else torch.ones_like(i) for i in ins) \
+            if isinstance(ins, tuple) else L.ones_like(ins)
+        return L.autograd.functional.jvp(fn, ins, v, create_graph=create_graph, strict=True)
+    r = _both(f)
+    if r is not None:
+        _same(_np(r[0][1]), _np(r[1][1]))
+
+
+@pytest.mark.parametrize("name", ["vjp", "vhp", "hvp"])
+def test_functional_strict_create_graph_needs_a_graph_in_the_inputs(name):
+    fn = {"vjp": lambda L, x: x * 2, "vhp": lambda L, x: (x * x).sum(),
+          "hvp": lambda L, x: (x * x).sum()}[name]
+    _both(lambda L: getattr(L.autograd.functional, name)(
+        lambda x: fn(L, x), _t(L, _X), _t(L, _X), create_graph=True, strict=True))
+
+
+# ---- threshold-like backwards: torch's kernels under create_graph
+
+_ACTS = {
+    "relu": lambda L, x: x.relu(),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+    "hardtanh": lambda L, x: L.nn.functional.hardtanh(x),
+    "relu6": lambda L, x: L.nn.functional.relu6(x),
+    "threshold": lambda L, x: L.nn.functional.threshold(x, 0.1, 2.0),
+    "hardshrink": lambda L, x: L.nn.functional.hardshrink(x, 0.25),
+    "softshrink": lambda L, x: L.nn.functional.softshrink(x, 0.25),
+    "rrelu_eval": lambda L, x: L.nn.functional.rrelu(x, training=False),
+}
+
+
+@pytest.mark.parametrize("act", sorted(_ACTS))
+def test_threshold_backward_derivative_in_the_gradient_stays_in_the_graph(act):
+    # torch: d(threshold_backward(g, x))/dg is threshold_backward again, recorded
+    # against x, so a third-order gradient still requires grad (zeros in x)
+    out = []
+    for L in LIBS:
+        x = _t(L, [1.0, -2.0, 3.0, 0.2, -0.3], True)
+        u = L.zeros(5, dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(_ACTS[act](L, x), x, u, create_graph=True)
+        j, = L.autograd.grad(g, u, _t(L, [2.0, -4.0, 6.0, 0.4, -0.6]), create_graph=True)
+        k, = L.autograd.grad(j.sum(), x, allow_unused=True)
+        out.append((g.requires_grad, j.requires_grad, j.grad_fn.name(), _np(j), _np(k)))
+    assert out[0][:3] == out[1][:3]
+    _same(out[0][3:], out[1][3:])
+    # the masked entries are +0, as torch's kernels write them
+    assert (np.signbit(out[1][3]) == np.signbit(out[0][3])).all()
+
+
+@pytest.mark.parametrize("act", sorted(_ACTS))
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_threshold_backward_of_inf_and_nan_gradients(act, create_graph):
+    a = [1.0, -2.0, 3.0, 0.2, -0.3, math.nan]
+    g = [math.inf, -math.inf, math.nan, math.inf, -math.inf, math.inf]
+    r = [_np(L.autograd.grad(_ACTS[act](L, x), x, _t(L, g), create_graph=create_graph)[0])
+         for L in LIBS for x in [_t(L, a, True)]]
+    _same(r[0], r[1])
+
+
+def test_functional_jvp_strict_create_graph_through_relu_runs():
+    r = _both(lambda L: L.autograd.functional.jvp(lambda x: x.relu(), _t(L, _X), _t(L, _X),
+                                                  create_graph=True, strict=True))
+    _same(_np(r[0][1]), _np(r[1][1]))
+
+
+# ---- vmap over no samples
+
+def _leaves(x):
+    if isinstance(x, (tuple, list)):
+        return [y for e in x for y in _leaves(e)]
+    return [x]
+
+
+@pytest.mark.parametrize("case", [
+    lambda L, Z: L.func.vmap(lambda a: a.sum())(Z(0, 3)),
+    lambda L, Z: L.func.vmap(lambda a: (a.max(), a.argmax(), a.max(0), a.median()))(Z(0, 3)),
+    lambda L, Z: L.func.vmap(lambda a: (a.mean(), a.std(), a.norm(), a.logsumexp(1)))(Z(0, 3, 2)),
+    lambda L, Z: L.func.vmap(lambda a: (a.flatten(), a.sum().flatten()))(Z(0, 3, 2)),
+    lambda L, Z: L.func.vmap(lambda a: a.kthvalue(1))(Z(0, 3)),
+    lambda L, Z: L.func.vmap(lambda a, b: a @ b, in_dims=(0, None))(Z(0, 3), Z(3, 2)),
+    lambda L, Z: L.func.vmap(L.func.vmap(lambda a: a.sum()))(Z(0, 2, 3)),
+    lambda L, Z: L.func.vmap(L.func.vmap(lambda a: a.sum()))(Z(2, 0, 3)),
+    lambda L, Z: L.func.vmap(L.func.grad(lambda a: (a ** 2).sum()))(Z(0, 3)),
+    lambda L, Z: L.func.vmap(lambda a: a + L.rand(3, dtype=L.float64),
+                             randomness="different")(Z(0, 3)),
+    lambda L, Z: L.func.vmap(lambda a: L.nn.functional.dropout(a),
+                             randomness="different")(Z(0, 3)),
+])
+def test_vmap_over_an_empty_batch(case):
+    r = _both(lambda L: case(L, lambda *s: L.zeros(*s, dtype=L.float64)))
+    assert r is not None
+    t, p = (_leaves(x) for x in r)
+    assert [tuple(x.shape) for x in t] == [tuple(x.shape) for x in p]
+    assert [str(x.dtype).split(".")[1] for x in t] == [str(x.dtype).split(".")[1] for x in p]
+
+
+# ---- torch.func.vjp's vjp_fn(cotangents, retain_graph=True, create_graph=None)
+
+_A = np.arange(6.0).reshape(2, 3) / 7
+
+
+@pytest.mark.parametrize("case", [
+    (lambda a: a.sum(0), lambda L: (L.ones(3, dtype=L.float64),)),           # tuple for a tensor
+    (lambda a: (a.sum(0), a), lambda L: [L.ones(3, dtype=L.float64),
+                                         L.ones(2, 3, dtype=L.float64)]),   # list for a tuple
+    (lambda a: {"x": a.sum(0), "y": a}, lambda L: {"z": L.ones(3, dtype=L.float64),
+                                                   "y": L.ones(2, 3, dtype=L.float64)}),
+])
+def test_vjp_fn_checks_the_structure_of_the_cotangents(case):
+    fn, ct = case
+    _both(lambda L: L.func.vjp(fn, _t(L, _A))[1](ct(L)))
+
+
+def test_vjp_fn_takes_one_cotangent_argument():
+    _both(lambda L: L.func.vjp(lambda a: (a.sum(0), a), _t(L, _A))[1](
+        L.ones(3, dtype=L.float64), L.ones(2, 3, dtype=L.float64)))
+
+
+def test_vjp_fn_retain_graph_false_frees_the_graph():
+    for L in LIBS:
+        _, f = L.func.vjp(lambda a: a.exp() * a, _t(L, _A))
+        f(L.ones(2, 3, dtype=L.float64), retain_graph=False)
+        with pytest.raises(RuntimeError):
+            f(L.ones(2, 3, dtype=L.float64))
+
+
+def test_vjp_fn_create_graph_follows_grad_mode_at_the_call():
+    out = []
+    for L in LIBS:
+        x = _t(L, _A, True)
+        o, f = L.func.vjp(lambda a: a.exp() * a, x)
+        with L.no_grad():
+            r1 = f(L.ones(2, 3, dtype=L.float64))
+        r2 = f(L.ones(2, 3, dtype=L.float64), create_graph=False)
+        r3 = f(L.ones(2, 3, dtype=L.float64))
+        out.append((r1[0].requires_grad, r2[0].requires_grad, r3[0].requires_grad,
+                    o.requires_grad))
+        g, = L.autograd.grad(r3[0].sum(), x)
+        out.append(_np(g).round(10).tolist())
+    assert out[0] == out[2] and out[1] == out[3]
