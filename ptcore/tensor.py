@@ -102,10 +102,30 @@ def _sequence_data(a):
     raise TypeError(f"new(): data must be a sequence (got {name})")
 
 
+def _storage_view(storage, dtype):
+    """A 1-D ``dtype`` tensor over all of ``storage`` (``Tensor(storage)``,
+    ``t.new(storage)``): an untyped storage of any kind, a typed one of ``dtype`` only."""
+    if not isinstance(storage, _C.Storage):
+        sdt = storage.dtype
+        if sdt is not dtype:
+            raise RuntimeError(f"Expected a Storage of type {dtype._legacy} or an UntypedStorage, "
+                               f"but got type {sdt._legacy} for argument 1 'storage'")
+        storage = storage.untyped()
+    return _C.empty(0, dtype=dtype, device=storage.device).set_(storage)
+
+
+def _is_storage(a):
+    from ptcore.storage import TypedStorage
+    return isinstance(a, (_C.Storage, TypedStorage))
+
+
 def _legacy_new(args, device):
-    """A new default-dtype tensor from ``Tensor(*args)``'s arguments (none, sizes or data)."""
+    """A new default-dtype tensor from ``Tensor(*args)``'s arguments (none, sizes, data
+    or a storage, which it views)."""
     if not args:
         return _C.empty(0, device=device)
+    if len(args) == 1 and _is_storage(args[0]):
+        return _storage_view(args[0], _C.get_default_dtype())
     if all(isinstance(a, _numbers.Integral) and not isinstance(a, bool) for a in args) or \
             (len(args) == 1 and isinstance(args[0], _C.Size)):
         return _C.empty(*args, device=device)

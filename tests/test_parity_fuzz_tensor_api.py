@@ -62,3 +62,34 @@ def test_arange_complex_dtype_not_implemented():
             torch.arange(5, dtype=_pt(torch, dt))
         with pytest.raises(NotImplementedError):
             ptcore.arange(5, dtype=_pt(ptcore, dt))
+
+
+def _storage_cases(mod):
+    s = mod.arange(4.).untyped_storage()
+    return [
+        lambda: mod.Tensor(s),
+        lambda: mod.Tensor(mod.arange(4.).storage()),
+        lambda: mod.Tensor(mod.arange(4).storage()),
+        lambda: mod.zeros(2, dtype=mod.int64).new(mod.arange(4).untyped_storage()),
+        lambda: mod.zeros(2).new(mod.arange(4).storage()),
+        lambda: mod.zeros(2, dtype=mod.int16).new(s),
+        lambda: mod.zeros(2).new(mod.arange(3.)[1:].storage()),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_legacy_constructor_and_new_from_storage_view_it():
+    def run(mod):
+        out = []
+        for f in _storage_cases(mod):
+            try:
+                r = f()
+                out.append((str(r.dtype).split(".")[1], r.tolist()))
+            except RuntimeError:
+                out.append("RuntimeError")
+        return out
+    assert run(ptcore) == run(torch)
+    s = ptcore.arange(4.).untyped_storage()
+    t = ptcore.Tensor(s)
+    t[0] = 7
+    assert t.data_ptr() == s.data_ptr() and ptcore.Tensor(s)[0].item() == 7

@@ -12,6 +12,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _is_int_dtype, _check_tensor, _write_out
+from ptcore.tensor import _is_storage, _storage_view
 
 __all__ = [
     "block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "range",
@@ -232,6 +233,8 @@ def new(self, *args, device=None, **kwargs):
         return o.detach()
     if len(args) == 1 and isinstance(args[0], _C.Size):
         return ptcore.empty(tuple(args[0]), dtype=dt, device=dev)
+    if len(args) == 1 and _is_storage(args[0]):
+        return _storage_view(args[0], dt)
     if builtins.all(isinstance(a, numbers.Integral) and not isinstance(a, builtins.bool)
                     for a in args):
         return ptcore.empty(*args, dtype=dt, device=dev)
