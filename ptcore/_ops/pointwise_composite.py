@@ -12,6 +12,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
+from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
 from ptcore._ops.pointwise import _refuse_dtype
 
@@ -144,14 +145,25 @@ def lcm(input, other, *, out=None):
     return _write_out(ptcore.where(gz, ptcore.zeros_like(r), r), out)
 
 
+def _inplace_binary(self, fn, other):
+    """``self.fn_(other)`` with torch's order of checks: the shapes, then the
+    promoted type's cast to ``self``'s dtype, then the kernel's dtype support."""
+    if not isinstance(other, _TensorBase):
+        raise TypeError(f"{fn.__name__}_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    check_inplace_shape(self, (other,))
+    _check_out_cast(self, ptcore.result_type(self, other))
+    return _inplace(self, fn, other)
+
+
 def gcd_(input, other):
     """In-place :func:`gcd`."""
-    return _inplace(input, gcd, other)
+    return _inplace_binary(input, gcd, other)
 
 
 def lcm_(input, other):
     """In-place :func:`lcm`."""
-    return _inplace(input, lcm, other)
+    return _inplace_binary(input, lcm, other)
 
 
 def sinc(input, *, out=None):
@@ -514,9 +526,9 @@ _TENSOR_METHODS = {
     "mvlgamma": mvlgamma,
     "mvlgamma_": lambda self, p: _inplace(self, mvlgamma, p),
     "igamma": igamma,
-    "igamma_": lambda self, other: _inplace(self, igamma, other),
+    "igamma_": lambda self, other: _inplace_binary(self, igamma, other),
     "igammac": igammac,
-    "igammac_": lambda self, other: _inplace(self, igammac, other),
+    "igammac_": lambda self, other: _inplace_binary(self, igammac, other),
     "absolute_": lambda self: self.abs_(),
     "arctan2_": lambda self, other: self.atan2_(other),
     "sgn_": _sgn_,

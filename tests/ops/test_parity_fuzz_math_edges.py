@@ -184,3 +184,21 @@ def test_clamp_tensor_bounds_grad(lo, hi):
 def test_clamp_one_tensor_bound_grad():
     _same_grads(lambda m, x, a: m.clamp(x, a), _PAIRS_X, _PAIRS_Y)
     _same_grads(lambda m, x, b: m.clamp(x, None, b), _PAIRS_X, _PAIRS_Y)
+
+
+@pytest.mark.parametrize("name", ["gcd_", "lcm_", "igamma_", "igammac_"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8, torch.bool, torch.float32])
+@pytest.mark.parametrize("other", [torch.tensor([2.0, 3.0], dtype=torch.float64),
+                                   torch.tensor([2, 3]), 2, 2.5])
+def test_inplace_int_binary_checks(name, dtype, other):
+    # torch: a number other is a TypeError; then the promoted type's cast to
+    # self's dtype (RuntimeError) before the kernel's dtype support
+    t = torch.tensor([4, 6]).to(dtype)
+    o = _pt(other) if isinstance(other, torch.Tensor) else other
+    try:
+        tr = getattr(t.clone(), name)(other)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            getattr(_pt(t), name)(o)
+        return
+    _same(tr, getattr(_pt(t), name)(o), rtol=1e-6)
