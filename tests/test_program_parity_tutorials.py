@@ -26,6 +26,7 @@ their order-independent summaries are compared.
 import collections
 import contextlib
 import importlib
+import inspect
 import io
 import math
 import numbers
@@ -34,6 +35,7 @@ import random
 import re
 import tempfile
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -1173,6 +1175,342 @@ def ddp_single(torch, init):
         dist.destroy_process_group()
 
 
+def custom_subclasses(torch, init, steps=6):
+    nn = torch.nn; F = torch.nn.functional
+    Optimizer = torch.optim.Optimizer
+    class SignSGD(Optimizer):
+        def __init__(self, params, lr=1e-2, momentum=0.9, weight_decay=0.0):
+            if lr < 0.0:
+                raise ValueError(f"Invalid learning rate: {lr}")
+            defaults = dict(lr=lr, momentum=momentum, weight_decay=weight_decay)
+            super().__init__(params, defaults)
+        def __setstate__(self, state):
+            super().__setstate__(state)
+            for group in self.param_groups:
+                group.setdefault("nesterov", False)
+        @torch.no_grad()
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with torch.enable_grad():
+                    loss = closure()
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    d_p = p.grad
+                    if group["weight_decay"] != 0:
+                        d_p = d_p.add(p, alpha=group["weight_decay"])
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["momentum_buffer"] = torch.clone(d_p).detach()
+                    else:
+                        state["momentum_buffer"].mul_(group["momentum"]).add_(d_p, alpha=1 - group["momentum"])
+                    state["step"] += 1
+                    p.add_(torch.sign(state["momentum_buffer"]), alpha=-group["lr"])
+            return loss
+    class WarmupCosine(torch.optim.lr_scheduler.LRScheduler):
+        def __init__(self, optimizer, warmup, total, last_epoch=-1):
+            self.warmup, self.total = warmup, total
+            super().__init__(optimizer, last_epoch)
+        def get_lr(self):
+            e = self.last_epoch
+            if e < self.warmup:
+                return [b * (e + 1) / self.warmup for b in self.base_lrs]
+            prog = (e - self.warmup) / max(1, self.total - self.warmup)
+            return [b * 0.5 * (1 + math.cos(math.pi * prog)) for b in self.base_lrs]
+    class EveryOther(torch.utils.data.Sampler):
+        def __init__(self, n):
+            self.n = n
+        def __iter__(self):
+            return iter(list(range(0, self.n, 2)) + list(range(1, self.n, 2)))
+        def __len__(self):
+            return self.n
+    class Batched(torch.utils.data.Dataset):
+        def __init__(self, X, y):
+            self.X, self.y = X, y
+        def __len__(self):
+            return len(self.X)
+        def __getitem__(self, i):
+            return self.X[i], self.y[i]
+        def __getitems__(self, idx):
+            return [(self.X[i], self.y[i]) for i in idx]
+    class Scale(nn.Module):
+        def forward(self, X):
+            return X * 2
+        def right_inverse(self, A):
+            return A / 2
+    rng = np.random.RandomState(20)
+    X = torch.from_numpy(rng.randn(12, 4).astype(np.float32)); y = torch.from_numpy(rng.randint(0, 3, 12))
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    init(model)
+    torch.nn.utils.parametrize.register_parametrization(model[2], "weight", Scale())
+    opt = SignSGD(model.parameters(), lr=0.01, weight_decay=1e-3)
+    hooks = []
+    opt.register_step_pre_hook(lambda o, a, k: hooks.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: hooks.append("post"))
+    sched = WarmupCosine(opt, warmup=2, total=steps)
+    dl = torch.utils.data.DataLoader(Batched(X, y), batch_size=4, sampler=EveryOther(12))
+    out = [list(model.state_dict()), str(model).replace("ptcore", "torch")]
+    for epoch in range(steps // 3):
+        for xb, yb in dl:
+            def closure():
+                opt.zero_grad()
+                loss = F.cross_entropy(model(xb), yb)
+                loss.backward()
+                return loss
+            loss = opt.step(closure)
+            sched.step()
+            out.append([loss.item(), sched.get_last_lr(), xb[:, 0]])
+    sd = opt.state_dict()
+    out.append([sorted(sd), sd["param_groups"], sorted(sd["state"][0])])
+    opt2 = SignSGD(model.parameters())
+    opt2.load_state_dict(sd)
+    out.append([opt2.param_groups[0]["lr"], opt2.state[model[0].weight]["step"]])
+    out.append(hooks[:4])
+    out.append(sched.state_dict())
+    with torch.no_grad():
+        out.append(model[2].weight)
+        out.append(model[2].parametrizations.weight.original)
+    return out
+
+
+def checkpoint_autocast(torch, init):
+    nn = torch.nn; F = torch.nn.functional
+    cp = torch.utils.checkpoint
+    rng = np.random.RandomState(21)
+    X = torch.from_numpy(rng.randn(6, 8).astype(np.float32))
+    blocks = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.LayerNorm(8)) for _ in range(4)])
+    init(blocks)
+    opt = torch.optim.SGD(blocks.parameters(), lr=0.1)
+    out = []
+    for step in range(2):
+        h = cp.checkpoint_sequential(blocks, 2, X, use_reentrant=False)
+        h2 = cp.checkpoint(lambda a: blocks[0](a).tanh(), X, use_reentrant=True) if False else cp.checkpoint(blocks[0], X, use_reentrant=False)
+        loss = h.pow(2).mean() + h2.mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), blocks[0][0].weight.grad.norm().item()])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = blocks(X)
+        z = F.softmax(y, -1)
+        out.append([y.dtype, z.dtype, (X @ X.T).dtype])
+    out.append(y.float())
+    return out
+
+
+def nanogpt(torch, init, iters=4):
+    nn = torch.nn; F = torch.nn.functional
+    @dataclass
+    class GPTConfig:
+        block_size: int = 16
+        vocab_size: int = 23
+        n_layer: int = 2
+        n_head: int = 2
+        n_embd: int = 16
+        dropout: float = 0.0
+        bias: bool = True
+    class LayerNorm(nn.Module):
+        def __init__(self, ndim, bias):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(ndim))
+            self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+        def forward(self, input):
+            return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+            self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+            self.attn_dropout = nn.Dropout(config.dropout)
+            self.resid_dropout = nn.Dropout(config.dropout)
+            self.n_head = config.n_head
+            self.n_embd = config.n_embd
+            self.dropout = config.dropout
+            self.flash = hasattr(torch.nn.functional, 'scaled_dot_product_attention')
+            self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
+                                 .view(1, 1, config.block_size, config.block_size))
+        def forward(self, x, flash=True):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            if flash:
+                y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=self.dropout if self.training else 0, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
+                att = F.softmax(att, dim=-1)
+                att = self.attn_dropout(att)
+                y = att @ v
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
+            return self.resid_dropout(self.c_proj(y))
+    class MLP(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+            self.gelu = nn.GELU()
+            self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+            self.dropout = nn.Dropout(config.dropout)
+        def forward(self, x):
+            return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+    class Block(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)
+            self.attn = CausalSelfAttention(config)
+            self.ln_2 = LayerNorm(config.n_embd, bias=config.bias)
+            self.mlp = MLP(config)
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+    class GPT(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.transformer = nn.ModuleDict(dict(
+                wte=nn.Embedding(config.vocab_size, config.n_embd),
+                wpe=nn.Embedding(config.block_size, config.n_embd),
+                drop=nn.Dropout(config.dropout),
+                h=nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
+                ln_f=LayerNorm(config.n_embd, bias=config.bias)))
+            self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+            self.transformer.wte.weight = self.lm_head.weight
+            self.apply(self._init_weights)
+            for pn, p in self.named_parameters():
+                if pn.endswith('c_proj.weight'):
+                    torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+        def get_num_params(self, non_embedding=True):
+            n_params = sum(p.numel() for p in self.parameters())
+            if non_embedding:
+                n_params -= self.transformer.wpe.weight.numel()
+            return n_params
+        def _init_weights(self, module):
+            if isinstance(module, nn.Linear):
+                torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+                if module.bias is not None:
+                    torch.nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.Embedding):
+                torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        def forward(self, idx, targets=None):
+            b, t = idx.size()
+            assert t <= self.config.block_size, f"Cannot forward sequence of length {t}"
+            pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+            x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+            for block in self.transformer.h:
+                x = block(x)
+            x = self.transformer.ln_f(x)
+            if targets is not None:
+                logits = self.lm_head(x)
+                loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+            else:
+                logits = self.lm_head(x[:, [-1], :])
+                loss = None
+            return logits, loss
+        def crop_block_size(self, block_size):
+            self.config.block_size = block_size
+            self.transformer.wpe.weight = nn.Parameter(self.transformer.wpe.weight[:block_size])
+            for block in self.transformer.h:
+                if hasattr(block.attn, 'bias'):
+                    block.attn.bias = block.attn.bias[:, :, :block_size, :block_size]
+        def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
+            param_dict = {pn: p for pn, p in self.named_parameters()}
+            param_dict = {pn: p for pn, p in param_dict.items() if p.requires_grad}
+            decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
+            nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
+            optim_groups = [{'params': decay_params, 'weight_decay': weight_decay},
+                            {'params': nodecay_params, 'weight_decay': 0.0}]
+            num_decay_params = sum(p.numel() for p in decay_params)
+            num_nodecay_params = sum(p.numel() for p in nodecay_params)
+            fused_available = 'fused' in inspect.signature(torch.optim.AdamW).parameters
+            use_fused = fused_available and device_type == 'cuda'
+            extra_args = dict(fused=True) if use_fused else dict()
+            optimizer = torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas, **extra_args)
+            return optimizer, (len(decay_params), num_decay_params, len(nodecay_params), num_nodecay_params, use_fused)
+        @torch.no_grad()
+        def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
+            for _ in range(max_new_tokens):
+                idx_cond = idx if idx.size(1) <= self.config.block_size else idx[:, -self.config.block_size:]
+                logits, _ = self(idx_cond)
+                logits = logits[:, -1, :] / temperature
+                if top_k is not None:
+                    v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+                    logits[logits < v[:, [-1]]] = -float('Inf')
+                probs = F.softmax(logits, dim=-1)
+                idx_next = torch.argmax(probs, dim=-1, keepdim=True)
+                idx = torch.cat((idx, idx_next), dim=1)
+            return idx
+    config = GPTConfig()
+    model = GPT(config)
+    init(model)
+    out = [model.get_num_params(), list(model.state_dict().keys())[:5], len(model.state_dict()),
+           model.transformer.wte.weight is model.lm_head.weight]
+    rng = np.random.RandomState(22)
+    data = rng.randint(0, 23, 500).astype(np.uint16)
+    def get_batch(step):
+        ix = np.random.RandomState(step).randint(0, len(data) - 16, 4)
+        x = torch.stack([torch.from_numpy((data[i:i + 16]).astype(np.int64)) for i in ix])
+        y = torch.stack([torch.from_numpy((data[i + 1:i + 1 + 16]).astype(np.int64)) for i in ix])
+        return x.pin_memory().to("cpu", non_blocking=True) if False else x, y
+    optimizer, info = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95), "cpu")
+    out.append(info)
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    ctx = contextlib.nullcontext()
+    def get_lr(it, warmup_iters=2, lr_decay_iters=6, learning_rate=6e-4, min_lr=6e-5):
+        if it < warmup_iters:
+            return learning_rate * (it + 1) / (warmup_iters + 1)
+        if it > lr_decay_iters:
+            return min_lr
+        decay_ratio = (it - warmup_iters) / (lr_decay_iters - warmup_iters)
+        coeff = 0.5 * (1.0 + math.cos(math.pi * decay_ratio))
+        return min_lr + coeff * (learning_rate - min_lr)
+    for it in range(iters):
+        lr = get_lr(it)
+        for param_group in optimizer.param_groups:
+            param_group['lr'] = lr
+        for micro_step in range(2):
+            X, Y = get_batch(it * 2 + micro_step)
+            with ctx:
+                logits, loss = model(X, Y)
+                loss = loss / 2
+            scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        out.append(f"iter {it}: loss {loss.item() * 2:.4f}, lr {lr:.3e}, gn {gn.item():.4f}")
+    model.eval()
+    X, Y = get_batch(99)
+    with torch.no_grad():
+        a = model.transformer.h[0].attn
+        h = model.transformer.ln_f(model.transformer.wte(X))
+        out.append([a(h, flash=True), (a(h, flash=True) - a(h, flash=False)).abs().max().item() < 1e-5])
+    out.append(model.generate(X[:2, :4], 5, temperature=0.8, top_k=5))
+    checkpoint = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(),
+                  'model_args': dict(n_layer=2, n_head=2), 'iter_num': iters, 'best_val_loss': 1e9,
+                  'config': {"lr": 6e-4}}
+    buf = io.BytesIO()
+    torch.save(checkpoint, buf)
+    buf.seek(0)
+    ck = torch.load(buf, map_location="cpu")
+    state_dict = ck['model']
+    unwanted_prefix = '_orig_mod.'
+    sd = {unwanted_prefix + k: v for k, v in state_dict.items()}
+    for k, v in list(sd.items()):
+        if k.startswith(unwanted_prefix):
+            sd[k[len(unwanted_prefix):]] = sd.pop(k)
+    model2 = GPT(GPTConfig())
+    r = model2.load_state_dict(sd)
+    out.append(str(r))
+    model2.crop_block_size(8)
+    out.append([model2.transformer.wpe.weight.shape, model2.transformer.h[0].attn.bias.shape])
+    logits, loss = model2(X[:, :8].contiguous(), Y[:, :8].contiguous())
+    out.append([logits.shape, loss.item()])
+    return out
+
+
 CASES = {
     "name_classifier_packed_gru": (name_classifier, {}),
     "seq2seq_attention_teacher_forcing": (seq2seq_attention, {}),
@@ -1201,6 +1539,9 @@ CASES = {
     "dcgan": (dcgan, {}),
     "hogwild_shared_memory": (hogwild_share, {}),
     "ddp_single_process": (ddp_single, {}),
+    "custom_optimizer_scheduler_sampler_parametrization": (custom_subclasses, {}),
+    "activation_checkpoint_and_cpu_autocast": (checkpoint_autocast, {}),
+    "nanogpt": (nanogpt, {}),
 }
 
 
