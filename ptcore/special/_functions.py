@@ -99,10 +99,32 @@ def _d_zeta(g, r, x, q):
 # kernels
 # ---------------------------------------------------------------------------
 
+def _airy_ai_far_left(x):
+    """Ai(x) for x << 0 by its asymptotic expansion to the 1/zeta**4 term
+    (relative error below 1e-16 for x < -1e3), in the operations' order of
+    PyTorch's (Cephes') kernel, whose phase ``zeta + pi/4`` it rounds alike."""
+    u1, u2, u3, u4 = 5 / 72, 385 / 10368, 85085 / 2239488, 37182145 / 644972544
+    with _np.errstate(all="ignore"):
+        t = _np.sqrt(-x)
+        zeta = -2.0 * x * t / 3.0
+        z = 1.0 / zeta
+        zz = z * z
+        theta = zeta + 0.25 * _math.pi
+        uf = 1 - u2 * zz + u4 * zz * zz
+        ug = z * (u1 - u3 * zz)
+        return 5.64189583547756286948e-01 / _np.sqrt(t) * (_np.sin(theta) * uf - _np.cos(theta) * ug)
+
+
 def _airy_ai(x):
     a = _s().airy(x)[0]
-    # SciPy's Ai overflows to nan far right, where Ai underflows to 0
-    return _inf_to_nan(_np.where(_np.isnan(a) & (x > 0), 0, a), x)
+    # SciPy's Ai overflows to nan far right, where Ai underflows to 0; far
+    # left (below about -1.3e6) its AMOS routine gives nan where PyTorch's
+    # asymptotic form is finite (above, SciPy's is the more accurate value)
+    a = _np.where(_np.isnan(a) & (x > 0), 0, a)
+    far = _np.isnan(a) & _np.isfinite(x) & (x < -1e3)
+    if far.any():
+        a = _np.where(far, _airy_ai_far_left(_np.where(far, x, -1e3)), a)
+    return _inf_to_nan(a, x)
 
 
 def _spherical_j0(x):

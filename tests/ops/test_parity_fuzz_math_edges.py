@@ -202,3 +202,14 @@ def test_inplace_int_binary_checks(name, dtype, other):
             getattr(_pt(t), name)(o)
         return
     _same(tr, getattr(_pt(t), name)(o), rtol=1e-6)
+
+
+def test_airy_ai_far_left():
+    # SciPy's AMOS gave nan below about -1.3e6 where torch's asymptotic form
+    # is finite
+    x = torch.tensor([-2e6, -2e7, -1e10, -1e20, -1e200, -1e300, -math.inf,
+                      -2.0, 0.0, 50.0, math.inf, math.nan], dtype=torch.float64)
+    tr, pr = torch.special.airy_ai(x), ptcore.special.airy_ai(_pt(x))
+    amp = np.abs(x.numpy()) ** -0.25
+    np.testing.assert_allclose(pr.numpy() / amp, tr.numpy() / amp, rtol=0, atol=1e-12,
+                               equal_nan=True)
