@@ -255,6 +255,10 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     # views become plain aliases: the core's view tracking links views to
     # their root base, which would bypass this node for views of outputs
     dirty = {id(t) for t in ctx._dirty}
+    if any(not any(d is o for o in outs) for d in ctx._dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                           "returned as output. The inputs that are modified inplace must all "
+                           "be outputs of the Function.")
     if any(not any(d is a for a in tensor_args) for d in ctx._dirty):
         warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
                       "Tensors that have been mutated should be passed to ctx.mark_dirty().",

@@ -131,10 +131,30 @@ def _vmap_frames():
 # autograd transforms
 # ---------------------------------------------------------------------------
 
-def _outer_tracking(leaves):
+def _outer_tracking(leaves, outer=None):
+    """Whether the level outside the transform tracks ``leaves``: grad mode
+    there (``outer``, by default now) is on and one of them requires grad."""
     pt = _pt()
-    return pt.is_grad_enabled() and builtins.any(_is_tensor(x) and x.requires_grad
-                                                  for x in leaves)
+    if outer is None:
+        outer = pt.is_grad_enabled()
+    return outer and builtins.any(_is_tensor(x) and x.requires_grad for x in leaves)
+
+
+class _tracking:
+    """The reverse-mode transforms' own level: grad mode on, inference mode
+    off (torch's transforms differentiate under ``inference_mode`` too)."""
+
+    def __enter__(self):
+        pt = _pt()
+        self._modes = (pt.enable_grad(), pt.inference_mode(False))
+        for m in self._modes:
+            m.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        for m in reversed(self._modes):
+            m.__exit__(*exc)
+        return False
 
 
 def _reaches_other_leaves(outs, ins, frames):
@@ -187,6 +207,8 @@ def _unbatched_with_batched_tangent(x):
 def _prep(x, create_graph):
     if not _is_tensor(x):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if x.is_inference():
+        x = x.clone()           # (made under inference mode: a normal copy can take a graph)
     frames = _vmap_frames()
     if frames and _unbatched_with_batched_tangent(x):
         # jacfwd(jacrev(f)): an input the same in every sample whose tangent (a unit
@@ -199,6 +221,8 @@ def _prep(x, create_graph):
         # batched computation gives per-sample gradients
         from ptcore.func._batched import to_physical, from_physical
         p = to_physical(x, frames)
+        if p.is_inference():
+            p = p.clone()
         p = p.view_as(p) if create_graph and p.requires_grad else p.detach().requires_grad_(True)
         r = from_physical(p, frames)
         inner = r
@@ -230,12 +254,13 @@ def _argnums(argnums, nargs, fname):
     return norm
 
 
-def _select_and_prepare(args, argnums, fname):
-    """Returns (new_args, diff_leaves, diff_spec, create_graph)."""
+def _select_and_prepare(args, argnums, fname, outer):
+    """Returns (new_args, diff_leaves, diff_spec, create_graph); ``outer``:
+    grad mode outside the transform."""
     idx = _argnums(argnums, builtins.len(args), fname)
     chosen = [args[i] for i in idx]
     leaves, spec = _flatten(chosen)
-    create_graph = _outer_tracking(leaves)
+    create_graph = _outer_tracking(leaves, outer)
     prepped = [_prep(x, create_graph) for x in leaves]
     new_chosen = _unflatten(prepped, spec)
     new_args = builtins.list(args)
@@ -297,8 +322,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         pt = _pt()
         outer = pt.is_grad_enabled()
-        with pt.enable_grad():
-            new_args, ins, spec, cg = _select_and_prepare(args, argnums, "grad_and_value")
+        with _tracking():
+            new_args, ins, spec, cg = _select_and_prepare(args, argnums, "grad_and_value",
+                                                          outer)
             out = func(*new_args, **kwargs)
             out, aux = _split_aux(out, has_aux, "grad_and_value")
             cg = cg or (outer and _reaches_other_leaves([out], ins, _vmap_frames()))
@@ -332,13 +358,20 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+def _check_float_outputs(outs):
+    for o in outs:
+        if not (o.dtype.is_floating_point or o.dtype.is_complex):
+            raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or "
+                               f"complex Tensors, got Tensor with dtype {o.dtype}")
+
+
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` returns one gradient per primal."""
     pt = _pt()
     outer = pt.is_grad_enabled()
-    with pt.enable_grad():
+    with _tracking():
         leaves, spec = _flatten(builtins.list(primals))
-        cg = _outer_tracking(leaves)
+        cg = _outer_tracking(leaves, outer)
         frames0 = _vmap_frames()        # the vmaps the graph is batched over
         ins = [_prep(x, cg) for x in leaves]
         out = func(*_unflatten(ins, spec))
@@ -349,6 +382,7 @@ def vjp(func, *primals, has_aux=False):
         if not _is_tensor(o):
             raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
                                f"non-empty output, with only Tensors, got {type(o)}")
+    _check_float_outputs(out_leaves)
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         ct_leaves, ct_spec = _flatten(cotangents)
@@ -364,7 +398,7 @@ def vjp(func, *primals, has_aux=False):
         # grad mode at this call) says not
         keep = (cg or _outer_tracking(ct_leaves)) and (
             pt.is_grad_enabled() if create_graph is None else builtins.bool(create_graph))
-        with pt.enable_grad():
+        with _tracking():
             gs = _grads(out_leaves, ins, ct_leaves, keep, frames=frames0,
                         retain_graph=retain_graph)
         res = _unflatten([_fin(g, keep) for g in gs], spec)
@@ -389,17 +423,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     def wrapper(*args, **kwargs):
         pt = _pt()
         outer = pt.is_grad_enabled()
-        with pt.enable_grad():
-            new_args, ins, spec, cg = _select_and_prepare(args, argnums, "jacrev")
+        with _tracking():
+            new_args, ins, spec, cg = _select_and_prepare(args, argnums, "jacrev", outer)
             out = func(*new_args, **kwargs)
             out, aux = _split_aux(out, has_aux, "jacrev")
             out_leaves, out_spec = _flatten(out)
             cg = cg or (outer and _reaches_other_leaves(out_leaves, ins, _vmap_frames()))
-            blocks = []
             for o in out_leaves:
                 if not _is_tensor(o):
                     raise RuntimeError(f"jacrev(f, ...): Expected f to return Tensors, got "
                                        f"{type(o)}")
+            _check_float_outputs(out_leaves)
+            blocks = []
+            for o in out_leaves:
                 if not _vmap_frames() and o.numel() > 0 and not _fwl.levels():
                     # (under forward AD the per-row loop keeps the tangents)
                     # torch's way: vmap the vjp over the rows of the identity

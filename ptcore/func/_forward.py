@@ -48,15 +48,25 @@ def _same_spec(a, b):
 
 
 class _level:
-    """A dual level of a transform (nests, unlike forward_ad.dual_level)."""
+    """A dual level of a transform (nests, unlike forward_ad.dual_level),
+    with inference mode off (torch's transforms carry tangents under
+    ``inference_mode`` too)."""
 
     def __enter__(self):
         _fwad()
+        pt = _func()._pt()
+        self.modes = ()
+        if pt.is_inference_mode_enabled():     # (grad mode kept as it is)
+            self.modes = (pt.inference_mode(False), pt.set_grad_enabled(pt.is_grad_enabled()))
+        for m in self.modes:
+            m.__enter__()
         self.lv = _L.push_level()
         return self.lv.idx
 
     def __exit__(self, *exc):
         _L.pop_level(self.lv.idx)
+        for m in reversed(self.modes):
+            m.__exit__(*exc)
         return False
 
 

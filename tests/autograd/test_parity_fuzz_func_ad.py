@@ -204,3 +204,72 @@ def test_vjp_fn_create_graph_follows_grad_mode_at_the_call():
         g, = L.autograd.grad(r3[0].sum(), x)
         out.append(_np(g).round(10).tolist())
     assert out[0] == out[2] and out[1] == out[3]
+
+
+# ---- autograd.Function: ctx.mark_dirty of a tensor the forward does not return
+
+@pytest.mark.parametrize("returned_input", [False, True])
+def test_mark_dirty_of_a_tensor_not_returned_raises(returned_input):
+    def f(L):
+        class F(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                x.mul_(2)
+                y.mul_(2)
+                ctx.mark_dirty(x, y)
+                return x if returned_input else x.view(-1)
+            @staticmethod
+            def backward(ctx, g):
+                return g, g
+        return F.apply(_t(L, [1.0, 2.0], True).clone(), _t(L, [1.0, 2.0]))
+    assert _both(f) is None
+
+
+# ---- the transforms under no_grad / inference_mode, and their output dtypes
+
+_TRANSFORMS = {
+    "grad": lambda L, f: L.func.grad(lambda x: f(x).sum()),
+    "vjp": lambda L, f: lambda x: (lambda o, fn: (o, fn(L.ones_like(o))))(*L.func.vjp(f, x)),
+    "jacrev": lambda L, f: L.func.jacrev(f),
+    "jacfwd": lambda L, f: L.func.jacfwd(f),
+    "hessian": lambda L, f: L.func.hessian(lambda x: f(x).sum()),
+    "jvp": lambda L, f: lambda x: L.func.jvp(f, (x,), (L.ones_like(x),)),
+    "vmap_grad": lambda L, f: L.func.vmap(L.func.grad(lambda x: f(x).sum())),
+}
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference", "inference_input", "rg_no_grad"])
+@pytest.mark.parametrize("name", sorted(_TRANSFORMS))
+def test_transforms_under_no_grad_and_inference_mode(name, mode):
+    a = np.arange(6.0).reshape(2, 3) / 5 + 0.1
+    out = []
+    for L in LIBS:
+        tf = _TRANSFORMS[name](L, lambda x: x ** 3)
+        if mode == "no_grad":
+            with L.no_grad():
+                r = tf(_t(L, a))
+        elif mode == "inference":
+            with L.inference_mode():
+                r = tf(_t(L, a))
+        elif mode == "inference_input":
+            with L.inference_mode():
+                x = _t(L, a)
+            r = tf(x)
+        else:
+            x = _t(L, a, True)
+            with L.no_grad():
+                r = tf(x)
+        leaves = _leaves(r)
+        out.append(([t.requires_grad for t in leaves], [_np(t) for t in leaves]))
+    assert out[0][0] == out[1][0]
+    _same(out[0][1], out[1][1])
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.func.vjp(lambda x: x.int(), L.ones(2)),
+    lambda L: L.func.vjp(lambda x: (x * 2, x.bool()), L.ones(2)),
+    lambda L: L.func.jacrev(lambda x: x.int())(L.ones(2)),
+    lambda L: L.func.jacrev(lambda x: (x * 2, x.long()))(L.ones(2)),
+])
+def test_reverse_transforms_reject_integer_outputs(case):
+    assert _both(case) is None
