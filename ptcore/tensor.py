@@ -6,6 +6,7 @@ this class adds the autograd-facing attributes, conversions (``to``, ``type``,
 """
 import sys
 import numbers as _numbers
+import operator as _operator
 
 import numpy as _np
 
@@ -70,7 +71,29 @@ def _size_kw(sizes, kw, fname):
         raise TypeError(f"{fname}() got an unexpected keyword argument '{bad}'")
     if sizes:
         raise TypeError(f"{fname}() got its sizes both positionally and as size=")
+    _check_size_seq(kw["size"], fname, "")
     return (kw["size"],)
+
+
+def _check_size_seq(size, fname, position=" (position 1)"):
+    """torch's check of a ``size`` argument that must be a sequence (``size=2`` is refused)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'size'{position} must be tuple of ints, not "
+                        f"{type(size).__name__}")
+
+
+def _int_sizes(sizes, fname):
+    """The ints of ``resize_``'s sizes: varargs or one sequence, each an int or an
+    integral 0-d tensor (torch refuses floats, bools, strings: TypeError)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    out = []
+    for s in sizes:
+        if isinstance(s, bool) or not hasattr(type(s), "__index__"):
+            raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, "
+                            f"not {type(s).__name__}")
+        out.append(_operator.index(s))
+    return out
 
 
 def _legacy_type_name(t):
@@ -486,6 +509,7 @@ class Tensor(_TensorBase):
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
                  layout=None, pin_memory=False):
+        _check_size_seq(size, "new_full")
         return _C.full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
                        device=self.device if device is None else device, requires_grad=requires_grad)
 
@@ -497,8 +521,7 @@ class Tensor(_TensorBase):
 
     def resize_(self, *sizes, memory_format=None, **kw):
         """Resize in place (contiguous); grows the storage when needed."""
-        sizes = _size_kw(sizes, kw, "resize_")
-        shape = [int(s) for s in (sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)]
+        shape = _int_sizes(_size_kw(sizes, kw, "resize_"), "resize_")
         for s in shape:
             if s < 0:
                 raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {shape}")

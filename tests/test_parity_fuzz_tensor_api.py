@@ -93,3 +93,24 @@ def test_legacy_constructor_and_new_from_storage_view_it():
     t = ptcore.Tensor(s)
     t[0] = 7
     assert t.data_ptr() == s.data_ptr() and ptcore.Tensor(s)[0].item() == 7
+
+
+
+@pytest.mark.parametrize("call", [
+    "t.resize_(2.0)", "t.resize_(True)", "t.resize_('2')", "t.resize_(mod.tensor([2, 3]))",
+    "t.resize_(size=2)", "t.new_zeros(size=2)", "t.new_ones(size=2)", "t.new_empty(size=2)",
+    "t.new_full(2, 1)",
+    # accepted forms
+    "t.resize_(mod.tensor(3))", "t.resize_(mod.Size([2, 2]))", "t.resize_([1, 2])",
+    "t.resize_(4)", "t.resize_(())", "t.resize_(np.int64(2), 3)", "t.new_full(mod.Size([2]), 1)",
+    "t.new_full([2], 1)", "t.new_zeros(size=(2,))", "t.resize_(size=[3])",
+])
+def test_size_arguments_are_checked_as_torch(call):
+    def run(mod):
+        t = mod.zeros(1)
+        try:
+            r = eval(call, {"t": t, "mod": mod, "np": np})
+        except TypeError:
+            return "TypeError"
+        return tuple(r.shape)
+    assert run(ptcore) == run(torch)
