@@ -550,8 +550,17 @@ def _take_along_dim(c):
 @rule("masked_fill", "masked_fill_", "where", "clamp", "clamp_", "clip", "clip_", "lerp",
       "lerp_", "normal", "binomial")
 def _pointwise_named(c):
-    if c.opdef.name in ("normal",) and not any(c.is_b(a) for a in c.args[:2]):
+    name = c.opdef.name
+    if name in ("normal",) and not any(c.is_b(a) for a in c.args[:2]):
         return _fallback(c)
+    if name in ("masked_fill", "masked_fill_"):
+        b = c.bind()
+        a = None if b is None else (b.arguments if hasattr(b, "arguments") else b)
+        if a is not None and c.is_b(a.get("value")):
+            # a value tensor that differs per sample (0-dim in each): a where()
+            x = a["self"] if "self" in a else a["input"]
+            r = ptcore.where(a["mask"], a["value"].to(x.dtype), x)
+            return x.copy_(r) if name == "masked_fill_" else r
     return _pointwise(c)
 
 

@@ -273,3 +273,27 @@ def test_transforms_under_no_grad_and_inference_mode(name, mode):
 ])
 def test_reverse_transforms_reject_integer_outputs(case):
     assert _both(case) is None
+
+
+# ---- vmap: masked_fill with a value tensor that differs per sample
+
+_MX = np.random.default_rng(5).standard_normal((4, 3, 5))
+_MV = np.array([0.5, -1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.func.vmap(lambda x, v: x.masked_fill(x > 0, v))(_t(L, _MX), _t(L, _MV)),
+    lambda L: L.func.vmap(lambda x, v: x.masked_fill(x > 0, v), in_dims=(None, 0))(
+        _t(L, _MX[0]), _t(L, _MV)),
+    lambda L: L.func.vmap(lambda x, v: x.clone().masked_fill_(x > 0, v))(_t(L, _MX), _t(L, _MV)),
+    lambda L: L.func.vmap(lambda x, v: L.masked_fill(x, mask=x > 0, value=v))(
+        _t(L, _MX), _t(L, _MV)),
+    lambda L: L.func.vmap(lambda x, v: x.float().masked_fill(x > 0, v))(_t(L, _MX), _t(L, _MV)),
+    lambda L: L.func.vmap(lambda x, v: x.masked_fill(x > 0, v))(_t(L, _MX), L.tensor([1, 2, 3, 4])),
+    lambda L: L.func.vmap(L.func.grad(lambda v, x: (x.masked_fill(x > 0, v) ** 2).sum()))(
+        _t(L, _MV), _t(L, _MX)),
+])
+def test_vmap_masked_fill_with_a_batched_value(case):
+    t, p = _both(case)
+    assert str(t.dtype).split(".")[1] == str(p.dtype).split(".")[1]
+    _same(_np(t), _np(p))
