@@ -35,6 +35,7 @@ import random
 import re
 import tempfile
 import warnings
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,7 @@ torch = pytest.importorskip("torch")
 from program_pairs import assert_close, one_thread, run_pair  # noqa: E402
 
 Pair = collections.namedtuple("Pair", ["x", "y"])
+Transition = collections.namedtuple('Transition', ('state', 'action', 'next_state', 'reward'))
 
 
 @pytest.fixture(autouse=True)
@@ -1511,6 +1513,352 @@ def nanogpt(torch, init, iters=4):
     return out
 
 
+def d2l_scratch(torch, init, epochs=3):
+    F = torch.nn.functional
+    rng = np.random.RandomState(30)
+    vocab = 12
+    corpus = torch.from_numpy(rng.randint(0, vocab, 200))
+    num_hiddens = 16
+    def normal(shape):
+        return torch.from_numpy(rng.randn(*shape).astype(np.float32)) * 0.01
+    W_xh, W_hh, b_h = normal((vocab, num_hiddens)), normal((num_hiddens, num_hiddens)), torch.zeros(num_hiddens)
+    W_hq, b_q = normal((num_hiddens, vocab)), torch.zeros(vocab)
+    params = [W_xh, W_hh, b_h, W_hq, b_q]
+    for param in params:
+        param.requires_grad_(True)
+    def rnn(inputs, state, params):
+        W_xh, W_hh, b_h, W_hq, b_q = params
+        H, = state
+        outputs = []
+        for X in inputs:
+            H = torch.tanh(torch.mm(X, W_xh) + torch.mm(H, W_hh) + b_h)
+            Y = torch.mm(H, W_hq) + b_q
+            outputs.append(Y)
+        return torch.cat(outputs, dim=0), (H,)
+    def grad_clipping(params, theta):
+        norm = torch.sqrt(sum(torch.sum((p.grad ** 2)) for p in params))
+        if norm > theta:
+            for param in params:
+                param.grad[:] *= theta / norm
+        return norm
+    def sgd(params, lr, batch_size):
+        with torch.no_grad():
+            for param in params:
+                param -= lr * param.grad / batch_size
+                param.grad.zero_()
+    out = []
+    state = None
+    for epoch in range(epochs):
+        for i in range(0, 150, 30):
+            X = corpus[i:i + 30].reshape(3, 10)
+            Y = corpus[i + 1:i + 31].reshape(3, 10)
+            if state is None:
+                state = (torch.zeros((3, num_hiddens)),)
+            else:
+                for s in state:
+                    s.detach_()
+            y = Y.T.reshape(-1)
+            X_oh = F.one_hot(X.T, vocab).type(torch.float32)
+            y_hat, state = rnn(X_oh, state, params)
+            l = torch.nn.CrossEntropyLoss()(y_hat, y.long()).mean()
+            l.backward()
+            n = grad_clipping(params, 1)
+            sgd(params, 1.0, 1)
+            out.append([l.item(), float(n), math.exp(l.item())])
+    # batch norm from scratch
+    def batch_norm(X, gamma, beta, moving_mean, moving_var, eps, momentum):
+        if not torch.is_grad_enabled():
+            X_hat = (X - moving_mean) / torch.sqrt(moving_var + eps)
+        else:
+            assert len(X.shape) in (2, 4)
+            if len(X.shape) == 2:
+                mean = X.mean(dim=0)
+                var = ((X - mean) ** 2).mean(dim=0)
+            else:
+                mean = X.mean(dim=(0, 2, 3), keepdim=True)
+                var = ((X - mean) ** 2).mean(dim=(0, 2, 3), keepdim=True)
+            X_hat = (X - mean) / torch.sqrt(var + eps)
+            moving_mean = (1.0 - momentum) * moving_mean + momentum * mean
+            moving_var = (1.0 - momentum) * moving_var + momentum * var
+        Y = gamma * X_hat + beta
+        return Y, moving_mean.data, moving_var.data
+    Xb = torch.from_numpy(rng.randn(4, 3, 5, 5).astype(np.float32))
+    gamma = torch.ones((1, 3, 1, 1), requires_grad=True); beta = torch.zeros((1, 3, 1, 1), requires_grad=True)
+    mm, mv = torch.zeros((1, 3, 1, 1)), torch.ones((1, 3, 1, 1))
+    Yb, mm, mv = batch_norm(Xb, gamma, beta, mm, mv, 1e-5, 0.1)
+    Yb.sum().backward()
+    bn = torch.nn.BatchNorm2d(3)
+    Yt = bn(Xb)
+    out += [(Yb - Yt).abs().max().item() < 1e-5, mm.flatten(), mv.flatten(), bn.running_var, gamma.grad.flatten()]
+    with torch.no_grad():
+        Ye, _, _ = batch_norm(Xb, gamma, beta, mm, mv, 1e-5, 0.1)
+    out.append(Ye[0, 0, 0])
+    # softmax regression from scratch + accuracy
+    Xs = torch.from_numpy(rng.randn(20, 6).astype(np.float32)); ys = torch.from_numpy(rng.randint(0, 3, 20))
+    W = torch.from_numpy(rng.randn(6, 3).astype(np.float32) * 0.01).requires_grad_(); b = torch.zeros(3, requires_grad=True)
+    def softmax(X):
+        X_exp = torch.exp(X)
+        return X_exp / X_exp.sum(1, keepdim=True)
+    def cross_entropy(y_hat, y):
+        return -torch.log(y_hat[range(len(y_hat)), y])
+    def accuracy(y_hat, y):
+        if len(y_hat.shape) > 1 and y_hat.shape[1] > 1:
+            y_hat = y_hat.argmax(axis=1)
+        cmp = y_hat.type(y.dtype) == y
+        return float(cmp.type(y.dtype).sum())
+    for ep in range(5):
+        y_hat = softmax(torch.matmul(Xs.reshape((-1, W.shape[0])), W) + b)
+        l = cross_entropy(y_hat, ys)
+        l.sum().backward()
+        sgd([W, b], 0.5, 20)
+        out.append([l.mean().item(), accuracy(y_hat, ys) / len(ys)])
+    # linear regression with TensorDataset(*arrays) and nn.init on net[0]
+    true_w = torch.tensor([2, -3.4]); true_b = 4.2
+    Xl = torch.from_numpy(rng.randn(40, 2).astype(np.float32))
+    yl = torch.matmul(Xl, true_w) + true_b
+    yl = yl.reshape((-1, 1))
+    data_iter = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*(Xl, yl)), 10, shuffle=False)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 1))
+    net[0].weight.data.normal_(0, 0.01)
+    net[0].bias.data.fill_(0)
+    init(net)
+    loss = torch.nn.MSELoss()
+    trainer = torch.optim.SGD(net.parameters(), lr=0.03)
+    for epoch in range(3):
+        for X, y in data_iter:
+            l = loss(net(X), y)
+            trainer.zero_grad()
+            l.backward()
+            trainer.step()
+        l = loss(net(Xl), yl)
+        out.append(f'epoch {epoch + 1}, loss {l:f}')
+    w = net[0].weight.data
+    out.append(['error in estimating w:', true_w - w.reshape(true_w.shape)])
+    return out
+
+
+def dqn(torch, init, steps=12):
+    nn = torch.nn; F = torch.nn.functional
+    class ReplayMemory(object):
+        def __init__(self, capacity):
+            self.memory = deque([], maxlen=capacity)
+        def push(self, *args):
+            self.memory.append(Transition(*args))
+        def sample(self, batch_size, rng):
+            idx = rng.choice(len(self.memory), batch_size, replace=False)
+            return [self.memory[i] for i in idx]
+        def __len__(self):
+            return len(self.memory)
+    class DQN(nn.Module):
+        def __init__(self, n_observations, n_actions):
+            super(DQN, self).__init__()
+            self.layer1 = nn.Linear(n_observations, 32)
+            self.layer2 = nn.Linear(32, 32)
+            self.layer3 = nn.Linear(32, n_actions)
+        def forward(self, x):
+            x = F.relu(self.layer1(x))
+            x = F.relu(self.layer2(x))
+            return self.layer3(x)
+    BATCH_SIZE, GAMMA, TAU, LR = 8, 0.99, 0.005, 1e-3
+    policy_net = DQN(4, 2)
+    target_net = DQN(4, 2)
+    init(policy_net)
+    target_net.load_state_dict(policy_net.state_dict())
+    optimizer = torch.optim.AdamW(policy_net.parameters(), lr=LR, amsgrad=True)
+    memory = ReplayMemory(100)
+    rng = np.random.RandomState(50)
+    out = []
+    state = torch.tensor(rng.randn(4), dtype=torch.float32).unsqueeze(0)
+    for t in range(steps + BATCH_SIZE):
+        with torch.no_grad():
+            action = policy_net(state).max(1).indices.view(1, 1)
+        if rng.rand() < 0.3:
+            action = torch.tensor([[int(rng.randint(2))]], dtype=torch.long)
+        observation = rng.randn(4)
+        reward = torch.tensor([float(rng.rand())])
+        terminated = rng.rand() < 0.2
+        next_state = None if terminated else torch.tensor(observation, dtype=torch.float32).unsqueeze(0)
+        memory.push(state, action, next_state, reward)
+        state = next_state if next_state is not None else torch.tensor(rng.randn(4), dtype=torch.float32).unsqueeze(0)
+        if len(memory) < BATCH_SIZE:
+            continue
+        transitions = memory.sample(BATCH_SIZE, rng)
+        batch = Transition(*zip(*transitions))
+        non_final_mask = torch.tensor(tuple(map(lambda s: s is not None, batch.next_state)), device="cpu", dtype=torch.bool)
+        non_final_next_states = torch.cat([s for s in batch.next_state if s is not None])
+        state_batch = torch.cat(batch.state)
+        action_batch = torch.cat(batch.action)
+        reward_batch = torch.cat(batch.reward)
+        state_action_values = policy_net(state_batch).gather(1, action_batch)
+        next_state_values = torch.zeros(BATCH_SIZE)
+        with torch.no_grad():
+            next_state_values[non_final_mask] = target_net(non_final_next_states).max(1).values
+        expected_state_action_values = (next_state_values * GAMMA) + reward_batch
+        criterion = nn.SmoothL1Loss()
+        loss = criterion(state_action_values, expected_state_action_values.unsqueeze(1))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+        optimizer.step()
+        target_net_state_dict = target_net.state_dict()
+        policy_net_state_dict = policy_net.state_dict()
+        for key in policy_net_state_dict:
+            target_net_state_dict[key] = policy_net_state_dict[key] * TAU + target_net_state_dict[key] * (1 - TAU)
+        target_net.load_state_dict(target_net_state_dict)
+        out.append([loss.item(), int(non_final_mask.sum())])
+    out.append(target_net.layer3.bias)
+    return out
+
+
+def fgsm_style(torch, init):
+    nn = torch.nn; F = torch.nn.functional
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.fc1 = nn.Linear(4 * 3 * 3, 10)
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = self.dropout1(x)
+            x = torch.flatten(x, 1)
+            return F.log_softmax(self.fc1(x), dim=1)
+    model = Net()
+    init(model)
+    model.eval()
+    rng = np.random.RandomState(51)
+    data_all = torch.from_numpy(rng.rand(6, 1, 8, 8).astype(np.float32))
+    targets = torch.from_numpy(rng.randint(0, 10, 6))
+    def denorm(batch, mean=[0.1307], std=[0.3081]):
+        if isinstance(mean, list):
+            mean = torch.tensor(mean).to("cpu")
+        if isinstance(std, list):
+            std = torch.tensor(std).to("cpu")
+        return batch * std.view(1, -1, 1, 1) + mean.view(1, -1, 1, 1)
+    def fgsm_attack(image, epsilon, data_grad):
+        sign_data_grad = data_grad.sign()
+        perturbed_image = image + epsilon * sign_data_grad
+        return torch.clamp(perturbed_image, 0, 1)
+    out = []
+    for epsilon in [0, 0.05, 0.3]:
+        correct = 0
+        adv_examples = []
+        for i in range(6):
+            data, target = data_all[i:i + 1].clone(), targets[i:i + 1]
+            data.requires_grad = True
+            output = model(data)
+            init_pred = output.max(1, keepdim=True)[1]
+            loss = F.nll_loss(output, target)
+            model.zero_grad()
+            loss.backward()
+            data_grad = data.grad.data
+            data_denorm = denorm(data)
+            perturbed_data = fgsm_attack(data_denorm, epsilon, data_grad)
+            perturbed_data_normalized = (perturbed_data - 0.1307) / 0.3081
+            output = model(perturbed_data_normalized)
+            final_pred = output.max(1, keepdim=True)[1]
+            if final_pred.item() == target.item():
+                correct += 1
+            adv_ex = perturbed_data.squeeze().detach().cpu().numpy()
+            adv_examples.append((init_pred.item(), final_pred.item(), adv_ex[0, :3]))
+        final_acc = correct / float(6)
+        out.append(f"Epsilon: {epsilon}\tTest Accuracy = {correct} / {6} = {final_acc}")
+        out.append(adv_examples)
+    # neural style transfer over a small conv stack
+    def gram_matrix(input):
+        a, b, c, d = input.size()
+        features = input.view(a * b, c * d)
+        G = torch.mm(features, features.t())
+        return G.div(a * b * c * d)
+    class ContentLoss(nn.Module):
+        def __init__(self, target):
+            super(ContentLoss, self).__init__()
+            self.target = target.detach()
+        def forward(self, input):
+            self.loss = F.mse_loss(input, self.target)
+            return input
+    class StyleLoss(nn.Module):
+        def __init__(self, target_feature):
+            super(StyleLoss, self).__init__()
+            self.target = gram_matrix(target_feature).detach()
+        def forward(self, input):
+            G = gram_matrix(input)
+            self.loss = F.mse_loss(G, self.target)
+            return input
+    class Normalization(nn.Module):
+        def __init__(self, mean, std):
+            super(Normalization, self).__init__()
+            self.mean = torch.tensor(mean).view(-1, 1, 1)
+            self.std = torch.tensor(std).view(-1, 1, 1)
+        def forward(self, img):
+            return (img - self.mean) / self.std
+    cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(inplace=True),
+                        nn.MaxPool2d(2), nn.Conv2d(4, 6, 3, padding=1), nn.ReLU(inplace=True)).eval()
+    init(cnn)
+    style_img = torch.from_numpy(rng.rand(1, 3, 8, 8).astype(np.float32))
+    content_img = torch.from_numpy(rng.rand(1, 3, 8, 8).astype(np.float32))
+    normalization = Normalization([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+    content_losses, style_losses = [], []
+    model = nn.Sequential(normalization)
+    i = 0
+    for layer in cnn.children():
+        if isinstance(layer, nn.Conv2d):
+            i += 1
+            name = 'conv_{}'.format(i)
+        elif isinstance(layer, nn.ReLU):
+            name = 'relu_{}'.format(i)
+            layer = nn.ReLU(inplace=False)
+        elif isinstance(layer, nn.MaxPool2d):
+            name = 'pool_{}'.format(i)
+        model.add_module(name, layer)
+        if name == 'conv_2':
+            target = model(content_img).detach()
+            content_loss = ContentLoss(target)
+            model.add_module("content_loss_{}".format(i), content_loss)
+            content_losses.append(content_loss)
+        if name in ['conv_1', 'conv_2', 'conv_3']:
+            target_feature = model(style_img).detach()
+            style_loss = StyleLoss(target_feature)
+            model.add_module("style_loss_{}".format(i), style_loss)
+            style_losses.append(style_loss)
+    for i in range(len(model) - 1, -1, -1):
+        if isinstance(model[i], ContentLoss) or isinstance(model[i], StyleLoss):
+            break
+    model = model[:(i + 1)]
+    out.append(str(model).replace("ptcore", "torch"))
+    input_img = content_img.clone()
+    input_img.requires_grad_(True)
+    model.eval()
+    model.requires_grad_(False)
+    optimizer = torch.optim.LBFGS([input_img])
+    run = [0]
+    while run[0] <= 6:
+        def closure():
+            with torch.no_grad():
+                input_img.clamp_(0, 1)
+            optimizer.zero_grad()
+            model(input_img)
+            style_score = 0
+            content_score = 0
+            for sl in style_losses:
+                style_score += sl.loss
+            for cl in content_losses:
+                content_score += cl.loss
+            style_score *= 1000000
+            content_score *= 1
+            loss = style_score + content_score
+            loss.backward()
+            run[0] += 1
+            if run[0] % 3 == 0:
+                out.append('run {}: Style Loss : {:4f} Content Loss: {:4f}'.format(run, style_score.item(), content_score.item()))
+            return style_score + content_score
+        optimizer.step(closure)
+    with torch.no_grad():
+        input_img.clamp_(0, 1)
+    out.append(input_img[0, 0])
+    return out
+
+
 CASES = {
     "name_classifier_packed_gru": (name_classifier, {}),
     "seq2seq_attention_teacher_forcing": (seq2seq_attention, {}),
@@ -1542,6 +1890,9 @@ CASES = {
     "custom_optimizer_scheduler_sampler_parametrization": (custom_subclasses, {}),
     "activation_checkpoint_and_cpu_autocast": (checkpoint_autocast, {}),
     "nanogpt": (nanogpt, {}),
+    "d2l_from_scratch": (d2l_scratch, {}),
+    "dqn_replay_soft_update": (dqn, {}),
+    "fgsm_and_style_transfer_lbfgs": (fgsm_style, {}),
 }
 
 
