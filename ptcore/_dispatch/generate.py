@@ -122,7 +122,7 @@ def bind_operators(tensor_cls):
 
 # operator methods that compute another op for tensors and numbers, and so take
 # its device fast path (OpDef.device_fast; ``a == b`` is ``a.eq(b)`` then)
-SAME_FAST_PATH = {"__eq__": "eq", "__pow__": "pow"}
+SAME_FAST_PATH = {"__eq__": "eq", "__pow__": "pow", "__floordiv__": "floor_divide"}
 
 
 # names of the tensor-core methods (Cython ``_TensorBase`` and ``tensor.py``:

@@ -33,7 +33,9 @@ _FAST = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply"
          "div": "div", "divide": "div", "true_divide": "div"}
 # binary ops that take the device fast path only (``x ** 2.0`` on CUDA: the
 # CPU's own front-end keeps its checks, integers to negative powers ...)
-_FAST_DEVICE = dict(_FAST, pow="pow")
+_FAST_DEVICE = dict(_FAST, pow="pow", maximum="maximum", minimum="minimum", fmax="fmax", fmin="fmin",
+                    atan2="atan2", arctan2="atan2", hypot="hypot", copysign="copysign",
+                    remainder="remainder", fmod="fmod", floor_divide="div_floor", xlogy="xlogy")
 
 
 def _wrap_fn(name, fn):
@@ -54,7 +56,11 @@ _FAST_INPLACE = {"add_": "add", "sub_": "sub", "subtract_": "sub", "mul_": "mul"
 
 # unary ops whose device runtimes may have a dense fast path (ptcore.cuda:
 # ptcore.cuda._dense_fast.UNARY_OPS; a device declines the ones it lacks)
-_FAST_UNARY = frozenset(("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"))
+_FAST_UNARY = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
+                         "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+                         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
+                         "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0", "frac", "floor",
+                         "ceil", "trunc", "relu"))
 
 
 # comparisons (a bool result, never recorded) and their torch aliases
@@ -251,6 +257,56 @@ def install():
     T.index_put = idx_put
     T.index_put_ = R.inplace("index_put_", _indexing.index_put_, idx_put)
     ptcore.index_put_ = T.index_put_
+
+
+def device_fast_inplace_unary(fn):
+    """An in-place unary op's ``device_fast`` (``x.relu_()``) for a device
+    runtime: ``fn(x)`` (the device's C dense path: x, or None to decline)
+    when nothing records and ``x`` may be written (the checks of
+    ``_record.device_fast_inplace``), else None: the in-place wrapper's
+    checks, recording and errors."""
+    st = R._state
+    gm_ever = R._gm._ever
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 1:
+            return None
+        x = args[0]
+        if not isinstance(x, _TensorBase) or gm_ever[0] and not st.inference and x.is_inference():
+            return None
+        if st.enabled and (x._requires_grad or R._nograd_views[0] and R._is_nograd_view(x)):
+            return None
+        return fn(x)
+    return device_fast
+
+
+def device_fast_clamp(fn, formula):
+    """``clamp``/``clip``'s ``device_fast``: ``fn(x, min, max)`` for the
+    calls ``(x[, min[, max]])`` with ``min``/``max`` also by keyword (the
+    device's path: the result, or None to take the layers), recorded with
+    ``formula`` when x requires grad."""
+    st = R._state
+
+    def device_fast(args, kwargs):
+        n = len(args)
+        if n < 1 or n > 3:
+            return None
+        x = args[0]
+        lo = args[1] if n > 1 else None
+        hi = args[2] if n > 2 else None
+        if kwargs:
+            for k in kwargs:
+                if k == "min" and n < 2:
+                    lo = kwargs[k]
+                elif k == "max" and n < 3:
+                    hi = kwargs[k]
+                else:
+                    return None
+        out = fn(x, lo, hi)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x, lo, hi)
+        return out
+    return device_fast
 
 
 def _call_outplace(base, *args, **kwargs):

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The dense fast paths of CUDA's elementwise add/sub/mul/div, in C.
+"""The dense fast paths of CUDA's elementwise add/sub/mul/div (and the other binary
+ops of ``TENSOR_ONLY_BINARY``, the unary ops of ``UNARY_OPS``), in C.
 
 ``a + b``, ``ptcore.mul(a, 2.0)``, ``p.add_(g, alpha=-lr)`` ... on dense
 floating CUDA tensors of one dtype, shape and device (or a tensor and a
@@ -27,7 +28,8 @@ from ptcore._ops import _ew as _ew_mod
 from ptcore._ops import _ewdrv
 from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
 
-__all__ = ["install", "uninstall", "UNARY_OPS", "reduce_all", "reduce"]
+__all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
+           "reduce_all", "reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -35,13 +37,24 @@ cdef unsigned _BLOCK = _launch._BLOCK
 # ewdrv binary op index -> the op's kernel name (add, sub, mul, div and the
 # comparisons, whose result is bool; None for the others)
 _CMP = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
-cdef list _OPS = [n if n in ("add", "sub", "mul", "div", "pow") or n in _CMP else None
-                  for n in _ew_mod.BINARY_OPS]
+# the other binary ops whose front-end, on two floating tensors of one dtype
+# and shape, is their plain ``binary`` kernel (no scalar kernel: a number
+# operand takes the general path)
+TENSOR_ONLY_BINARY = frozenset(("maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
+                                "remainder", "fmod", "div_floor", "xlogy"))
+cdef list _OPS = [n if n in ("add", "sub", "mul", "div", "pow") or n in _CMP
+                  or n in TENSOR_ONLY_BINARY else None for n in _ew_mod.BINARY_OPS]
 cdef dtype _BOOL = _C.bool_
 cdef Py_ssize_t _NOPS = len(_OPS)
-# ewdrv unary op index -> the op's kernel name, for the unary ops whose CUDA
-# kernel is the plain ``unary`` one (their dense path: _launch.unary)
-UNARY_OPS = frozenset(("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"))
+# ewdrv unary op index -> the op's kernel name, for the unary ops whose
+# front-end, on a real floating tensor and no out=, is the plain ``unary``
+# kernel with no parameters and the input's dtype (_make_float_unary,
+# _same_unary, neg, square in ptcore._ops.pointwise)
+UNARY_OPS = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
+                       "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+                       "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
+                       "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0", "frac", "floor",
+                       "ceil", "trunc", "relu"))
 cdef list _UOPS = [n if n in UNARY_OPS else None for n in _ew_mod.UNARY_OPS]
 cdef Py_ssize_t _NUOPS = len(_UOPS)
 cdef dict _handles = {}                 # (family, op, dtype, device) -> (driver, function, grid cap)
@@ -94,6 +107,19 @@ cdef int _run(tuple e, Py_ssize_t idx, Py_ssize_t n, void** params, bint rows=Fa
     if rc:
         drv.launch_failed(rc, e[1])
     return 0
+
+
+cdef int _run_unary(tuple e, Py_ssize_t idx, long long n, void* out_p, void* x_p,
+                    ptc_params* p) except -1:
+    """Launch the unary-family handle ``e`` over ``n`` elements: ``out =
+    op(x)`` with parameters ``p`` (the same pointer twice: in place)."""
+    cdef unsigned long long o = <uintptr_t>out_p, i = <uintptr_t>x_p
+    cdef void* kp[4]
+    kp[0] = &n
+    kp[1] = &o
+    kp[2] = &i
+    kp[3] = p
+    return _run(e, idx, n, kp)
 
 
 cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
@@ -166,7 +192,8 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
             return None
         family = _FAM_BINARY
     elif _number(b, &d0):
-        if not _dense_float_cuda(a) or (not any_grad and a._requires_grad):
+        if not _dense_float_cuda(a) or (not any_grad and a._requires_grad) \
+                or name in TENSOR_ONLY_BINARY:
             return None
         family = _FAM_SCALAR
     else:
@@ -204,7 +231,7 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     if op < 0 or op >= _NOPS:
         return None
     name = _OPS[op]
-    if name is None or name in _CMP or not _dense_float_cuda(a):
+    if name is None or name in _CMP or name in TENSOR_ONLY_BINARY or not _dense_float_cuda(a):
         return None
     cdef _TensorBase tb = None
     cdef ptc_params p
@@ -272,21 +299,74 @@ cdef object cuda_unary(int op, _TensorBase x):
     if e is None:
         return None
     cdef ptc_params p
-    cdef long long n64
-    cdef unsigned long long out_p, x_p
-    cdef void* kp[4]
-    cdef Py_ssize_t idx = x._storage.device._idx
     cdef _TensorBase res = _dense_like(x)
-    n64 = res._numel
-    if n64:
+    if res._numel:
         memset(&p, 0, sizeof(p))
-        out_p = <uintptr_t>res._ptr()
-        x_p = <uintptr_t>x._ptr()
-        kp[0] = &n64
-        kp[1] = &out_p
-        kp[2] = &x_p
-        kp[3] = &p
-        _run(e, idx, res._numel, kp)
+        _run_unary(e, x._storage.device._idx, res._numel, res._ptr(), x._ptr(), &p)
+    return res
+
+
+def unary_inplace(str name, x):
+    """``x.<name>_()`` for a dense floating CUDA ``x`` and one of
+    ``UNARY_OPS`` (the kernel reads and writes x; its version bumped):
+    x, else None.  Autograd's checks are the caller's
+    (``ptcore.autograd._install.device_fast_inplace_unary``)."""
+    if not isinstance(x, _TensorBase) or name not in UNARY_OPS:
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t):
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, name, t)
+    if e is None:
+        return None
+    cdef ptc_params p
+    cdef Py_ssize_t idx = t._storage.device._idx
+    if t._numel:
+        e[0].set_current(idx)
+        memset(&p, 0, sizeof(p))
+        _run_unary(e, idx, t._numel, t._ptr(), t._ptr(), &p)
+    ptc_bump_version(t)
+    return t
+
+
+cdef double _FLT_MAX = 3.4028234663852886e38
+cdef double _INF = float("inf")
+
+
+cdef bint _bound(object v, dtype dt, double* out, double dflt):
+    """``out[0]`` = clamp bound ``v`` (None: ``dflt``) when it is a Python
+    float or int that ``dt`` holds without PyTorch's overflow error."""
+    if v is None:
+        out[0] = dflt
+        return True
+    if not _number(v, out):
+        return False
+    return dt.num == PT_FLOAT64 or out[0] != out[0] or out[0] == _INF or out[0] == -_INF \
+        or -_FLT_MAX <= out[0] <= _FLT_MAX
+
+
+def clamp(x, lo, hi):
+    """``x.clamp(lo, hi)`` for a dense float32/float64 CUDA ``x`` and number
+    bounds (one may be None) with ``lo <= hi``: the hardtanh kernel, the
+    bounds as its parameters (the general path's clamp kernel reads them
+    from two filled 0-d tensors; the values are the same); else None (NaN
+    bounds, ``lo > hi``, and the errors take the general path)."""
+    if not isinstance(x, _TensorBase) or (lo is None and hi is None):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t) or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
+        return None
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if not _bound(lo, t._dtype, &p.d0, -_INF) or not _bound(hi, t._dtype, &p.d1, _INF) \
+            or not p.d0 <= p.d1:
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, "hardtanh", t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like(t)
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
     return res
 
 
@@ -475,9 +555,23 @@ def install():
     _ewdrv.set_device_fast_paths(1, PyCapsule_New(<void*>cuda_binary, NULL, NULL),
                                  PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
                                  PyCapsule_New(<void*>cuda_unary, NULL, NULL))
+    from functools import partial
     from ptcore._dispatch.table import lookup
     from ptcore.autograd import _record
     from ptcore.autograd._formulas import FORMULAS
+    from ptcore.autograd._install import device_fast_clamp, device_fast_inplace_unary
+    for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
+        fast = device_fast_inplace_unary(partial(unary_inplace, op))
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op + "_", ns)
+            if d is not None:
+                d.device_fast = fast
+    fast = device_fast_clamp(clamp, FORMULAS["clamp"])
+    for op in ("clamp", "clip"):
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = fast
     for op in _REDUCE_OPS:
         fast = _record.device_fast_reduce(lambda x, dim, keepdim, _op=op: reduce(_op, x, dim, keepdim),
                                           FORMULAS[op])
@@ -490,6 +584,11 @@ def install():
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
     from ptcore._dispatch.table import lookup
+    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip"]:
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = None
     for op in _REDUCE_OPS:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)

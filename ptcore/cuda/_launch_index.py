@@ -76,7 +76,18 @@ def _bshape(tensors, fname):
     return shape
 
 
+_NUMBER = (float, int)
+_CLAMP_BY_PARAMS = (_C.float32, _C.float64)
+
+
 def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0, d2=0.0, i0=0):
+    if op == "clamp" and family == "ternary" and compute in _CLAMP_BY_PARAMS and \
+            type(inputs[1]) in _NUMBER and type(inputs[2]) in _NUMBER and inputs[1] <= inputs[2]:
+        # number bounds (lo <= hi, neither NaN) of a float32/float64 clamp: the
+        # hardtanh kernel takes them as parameters, where the clamp kernel
+        # reads two filled 0-d tensors (three launches for one)
+        return _ew("unary", "hardtanh", inputs[:1], out, compute, result, fname, inplace,
+                   float(inputs[1]), float(inputs[2]))
     dev = L._device_of(*(list(inputs) + ([out] if out is not None else [])))
     tag = L._tag(compute, fname)
     if compute.is_complex and K.kernel_name(family, op, tag, "c") not in K.all_kernels():
@@ -91,6 +102,11 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
     loop_out = _C.bool_ if (family, op) in _BOOL_OUT else compute
     if compute.is_complex and op in _REAL_OUT:
         loop_out = compute.to_real()
+    if out is not None and _direct_out(out, shape, loop_out, result, dev, ops):
+        # in place (x.abs_()) or into a fitting out=: the kernel writes out itself
+        L._elementwise(family, (op, (tag,)), out, ops, L._params(d0=d0, d1=d1, d2=d2, i0=i0))
+        out._bump_version()
+        return out
     res = L._empty(shape, loop_out, dev)
     L._elementwise(family, (op, (tag,)), res, ops, L._params(d0=d0, d1=d1, d2=d2, i0=i0))
     if out is None:
@@ -107,6 +123,43 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
                            f"{out.dtype._legacy}")
     _C._TensorBase.copy_(out, res)
     return out
+
+
+def _span(t):
+    """The bytes ``[lo, hi)`` tensor ``t`` can reach."""
+    lo = hi = t.data_ptr()
+    for n, st in zip(t.shape, t.stride()):
+        if n > 1:
+            if st < 0:
+                lo += (n - 1) * st * t.element_size()
+            else:
+                hi += (n - 1) * st * t.element_size()
+    return lo, hi + t.element_size()
+
+
+def _direct_out(out, shape, loop_out, result, dev, ops):
+    """Whether the elementwise kernel may write ``out`` directly: a
+    contiguous tensor of the loop's dtype and the broadcast shape on
+    ``dev`` (so no cast or resize), where every operand is ``out`` itself
+    (the same elements, read before written at each index) or lies apart
+    from it.  Anything else goes through a fresh result and a copy."""
+    if not isinstance(out, _C._TensorBase) or out.dtype is not loop_out or \
+            (result is not None and result is not loop_out) or out.device != dev or \
+            not out.is_contiguous() or list(out.shape) != shape or out.numel() == 0:
+        return False
+    lo = hi = None
+    for x in ops:
+        if x is out or x.numel() == 0:
+            continue
+        if lo is None:
+            lo, hi = _span(out)
+        if x.data_ptr() == out.data_ptr() and x.dtype is out.dtype and \
+                list(x.shape) == shape and x.stride() == out.stride():
+            continue
+        xlo, xhi = _span(x)
+        if xlo < hi and lo < xhi:
+            return False
+    return True
 
 
 def _can_cast(frm, to):

@@ -41,14 +41,79 @@ def test_binary_values_without_the_layer(counted, name, op, dtype):
     assert counted == []
 
 
-@pytest.mark.parametrize("name", ["neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu"])
-def test_unary_values_without_the_layer(counted, name):
-    a, b, da, db = _pair()
-    x, dx = (b, db) if name in ("log", "sqrt") else (a, da)
-    _close(getattr(ptcore, name)(dx), getattr(ptcore, name)(x))
-    _close(getattr(dx, name)(), getattr(x, name)())
+_OPEN_UNIT = ("asin", "acos", "atanh", "erfinv")
+_POSITIVE = ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "lgamma", "digamma", "reciprocal")
+
+
+def _unary_input(name, dtype):
+    """Values in ``name``'s domain (CPU and CUDA copies)."""
+    a, b, _, _ = _pair(dtype=ptcore.float64)
+    if name in _OPEN_UNIT:
+        x = a.tanh() * 0.9
+    elif name == "acosh":
+        x = a.abs() + 1.1
+    elif name in _POSITIVE:
+        x = a.abs() + 0.2
+    else:
+        x = a * 2
+    x = x.to(dtype)
+    return x, x.cuda()
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("name", sorted(_dense_fast.UNARY_OPS))
+def test_unary_values_without_the_layer(counted, name, dtype):
+    x, dx = _unary_input(name, dtype)
+    _close(getattr(ptcore, name)(dx), getattr(ptcore, name)(x), dtype)
+    _close(getattr(dx, name)(), getattr(x, name)(), dtype)
     assert counted == []
-    assert _ewdrv.device_fast_unary(_ewdrv.UNARY["sin"], dx) is None    # not one of the fast ops
+    assert _ewdrv.device_fast_unary(_ewdrv.UNARY["logit"], dx) is None    # not one of the fast ops
+
+
+@pytest.mark.parametrize("name", sorted(_dense_fast.UNARY_OPS))
+def test_unary_gradients_through_the_fast_path(name):
+    x, dx = _unary_input(name, ptcore.float64)
+    x.requires_grad_()
+    dx.requires_grad_()
+    y, dy = getattr(ptcore, name)(x), getattr(ptcore, name)(dx)
+    assert dy.grad_fn.name() == y.grad_fn.name()
+    g = ptcore.linspace(-1, 1, x.numel(), dtype=ptcore.float64).reshape(x.shape)
+    y.backward(g)
+    dy.backward(g.cuda())
+    _close(dx.grad, x.grad, ptcore.float64)
+
+
+@pytest.mark.parametrize("name", ["abs_", "acos_", "floor_", "sigmoid_"])
+def test_inplace_unary_writes_its_tensor_with_one_kernel(launches, name):
+    x, dx = _unary_input(name[:-1], ptcore.float32)
+    ptr, v = dx.data_ptr(), dx._version
+    del launches[:]
+    r = getattr(dx, name)()
+    assert r is dx and dx.data_ptr() == ptr and dx._version == v + 1
+    assert len(launches) == 1 and f"_unary_{name[:-1]}_" in launches[0]
+    _close(dx, getattr(x, name)())
+
+
+def test_unary_out_writes_a_fitting_out_directly(launches):
+    x, dx = _unary_input("acos", ptcore.float32)
+    out = ptcore.empty(x.shape, device="cuda")
+    del launches[:]
+    assert ptcore.acos(dx, out=out) is out
+    assert len(launches) == 1
+    _close(out, ptcore.acos(x))
+    # a view of another layout, another dtype or a partial overlap: result and copy, same values
+    wide = ptcore.zeros(x.shape[0], x.shape[1] * 2, device="cuda")
+    ptcore.acos(dx, out=wide[:, ::2])
+    _close(wide[:, ::2], ptcore.acos(x))
+    assert float(wide[:, 1::2].abs().sum()) == 0
+    o64 = ptcore.empty(x.shape, dtype=ptcore.float64, device="cuda")
+    assert ptcore.acos(dx, out=o64) is o64            # float32 result cast into it, as torch
+    _close(o64, ptcore.acos(x).double(), ptcore.float64)
+    with pytest.raises(RuntimeError):
+        ptcore.acos(dx, out=ptcore.empty(x.shape, dtype=ptcore.int64, device="cuda"))
+    y = ptcore.arange(8.0, device="cuda") / 10
+    ptcore.acos(y[1:], out=y[:-1])              # overlapping: reads all before writing
+    np.testing.assert_allclose(y[:-1].cpu().numpy(), np.arccos(np.arange(1.0, 8.0) / 10), rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_"])
@@ -394,3 +459,149 @@ def test_pow_without_the_layer(counted, dtype):
     if dtype in (ptcore.float32, ptcore.float64):
         assert (da ** 1j).dtype.is_complex
         assert counted.count("__pow__") == 2
+
+
+_TENSOR_ONLY = [("maximum", ptcore.maximum), ("minimum", ptcore.minimum), ("fmax", ptcore.fmax),
+                ("fmin", ptcore.fmin), ("atan2", ptcore.atan2), ("arctan2", ptcore.arctan2),
+                ("hypot", ptcore.hypot), ("copysign", ptcore.copysign), ("remainder", ptcore.remainder),
+                ("fmod", ptcore.fmod), ("floor_divide", ptcore.floor_divide), ("xlogy", ptcore.xlogy),
+                ("__mod__", lambda x, y: x % y), ("__floordiv__", lambda x, y: x // y)]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("name,fn", _TENSOR_ONLY)
+def test_tensor_only_binary_without_the_layer(counted, name, fn, dtype):
+    a, b, da, db = _pair(dtype=dtype)
+    if name == "xlogy":
+        b, db = b.abs(), db.abs()
+    a[0, 0] = b[0, 0] = float("nan")            # NaN propagation (maximum) or not (fmax)
+    da[0, 0] = db[0, 0] = float("nan")
+    a[1, 1], da[1, 1] = -0.0, -0.0              # copysign, fmod, atan2 of a signed zero
+    del counted[:]
+    _close(fn(da, db), fn(a, b), dtype)
+    assert counted == []
+    # a number operand, a broadcast or another dtype: the general path, the same values
+    _close(fn(da, db[:1]), fn(a, b[:1]), dtype)
+    if name not in ("maximum", "minimum", "fmax", "fmin", "hypot", "atan2", "arctan2"):   # tensor-only
+        _close(fn(da, 1.5), fn(a, 1.5), dtype)
+    assert counted
+
+
+@pytest.mark.parametrize("name,fn", _TENSOR_ONLY)
+def test_tensor_only_binary_gradients(name, fn):
+    a, b, _, _ = _pair(dtype=ptcore.float64)
+    if name == "xlogy":
+        b = b.abs()
+    got, want = [], []
+    for dev, res in (("cpu", want), ("cuda", got)):
+        x = a.clone().to(dev).requires_grad_()
+        y = b.clone().to(dev).requires_grad_()
+        z = fn(x, y)
+        if name in ("floor_divide", "__floordiv__"):        # recorded, no derivative (as torch)
+            with pytest.raises(RuntimeError, match="floor_divide"):
+                z.backward(ptcore.ones_like(z))
+            res += [z.grad_fn.name(), None, None]
+            continue
+        z.backward(ptcore.ones_like(z))
+        res += [z.grad_fn.name(), x.grad, y.grad]
+    assert got[0] == want[0]
+    for g, w in zip(got[1:], want[1:]):
+        if w is None:
+            assert g is None
+        else:
+            _close(g, w, ptcore.float64)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16])
+@pytest.mark.parametrize("lo,hi", [(0, 1), (-0.5, None), (None, 0.25), (0.3, 0.3), (1.0, -1.0),
+                                   (float("nan"), 1.0), (-float("inf"), float("inf")), (2, 3)])
+def test_clamp_with_number_bounds(launches, dtype, lo, hi):
+    """clamp/clamp_ with number bounds: float32/float64 take one kernel (the
+    bounds as parameters) where the bounds are ordered; every case equals
+    the CPU's (NaN input, lo > hi: hi wins, a NaN bound propagates)."""
+    a, _, da, _ = _pair((4, 6), dtype=dtype)
+    a[0, 0], da[0, 0] = float("nan"), float("nan")
+    del launches[:]
+    got = da.clamp(lo, hi)
+    ordered = lo is None or hi is None or lo <= hi
+    if dtype in (ptcore.float32, ptcore.float64) and ordered:
+        assert len(launches) == 1 and "_unary_hardtanh_" in launches[0]
+    want = a.clamp(lo, hi)
+    np.testing.assert_array_equal(got.cpu().double().numpy(), want.double().numpy())
+    db = da.clone()
+    assert db.clamp_(lo, hi) is db
+    np.testing.assert_array_equal(db.cpu().double().numpy(), want.double().numpy())
+    x = da.clone().requires_grad_()
+    xc = a.clone().requires_grad_()
+    x.clamp(lo, hi).sum().backward()
+    xc.clamp(lo, hi).sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().double().numpy(), xc.grad.double().numpy())
+
+
+@pytest.mark.parametrize("name", sorted(_dense_fast.UNARY_OPS))
+def test_inplace_unary_without_the_layer(counted, name):
+    x, dx = _unary_input(name, ptcore.float32)
+    fn = getattr(ptcore.Tensor, name + "_", None)
+    if fn is None:
+        pytest.skip(f"no Tensor.{name}_")
+    ptr, v = dx.data_ptr(), dx._version
+    assert fn(dx) is dx
+    assert dx.data_ptr() == ptr and dx._version == v + 1
+    assert counted == []
+    _close(dx, fn(x.clone()))
+
+
+def test_inplace_unary_leaves_autograd_cases_to_the_general_path(counted):
+    x, dx = _unary_input("exp", ptcore.float64)
+    leaf = dx.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.exp_()
+    # a non-leaf that requires grad: recorded (ExpBackward0), gradients as the CPU's
+    got = []
+    for t in (x, dx):
+        a = t.clone().requires_grad_()
+        b = a * 1.5
+        b.exp_()
+        assert b.grad_fn.name() == "ExpBackward0"
+        b.sum().backward()
+        got.append(a.grad)
+    _close(got[1], got[0], ptcore.float64)
+    del counted[:]
+    with ptcore.no_grad():                       # nothing records: the fast path, even on a leaf
+        leaf.exp_()
+    assert counted == []
+    m = ptcore.nn.ReLU(inplace=True)
+    y = dx - 0.5
+    assert m(y) is y and float(y.min()) >= 0
+
+
+@pytest.mark.parametrize("call", [lambda t: t.clamp(-0.5, 0.5), lambda t: t.clamp(min=0),
+                                  lambda t: ptcore.clamp(t, max=0.25), lambda t: ptcore.clip(t, -1, 2),
+                                  lambda t: t.clip(0, max=1), lambda t: t.clamp(0.3, 0.3)])
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
+def test_clamp_without_the_layer(counted, call, dtype):
+    a, _, da, _ = _pair((5, 7), dtype=dtype)
+    a[0, 0], da[0, 0] = float("nan"), float("nan")
+    del counted[:]
+    got, want = call(da), call(a)
+    assert counted == []
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    x, xc = da.clone().requires_grad_(), a.clone().requires_grad_()
+    y, yc = call(x), call(xc)
+    assert y.grad_fn.name() == yc.grad_fn.name()
+    y.sum().backward()
+    yc.sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), xc.grad.numpy())
+
+
+def test_clamp_declines_to_the_general_path(counted):
+    a, _, da, _ = _pair((3, 4))
+    with pytest.raises(RuntimeError):
+        da.clamp(0, 1e39)                        # out of float32's range: PyTorch's overflow error
+    assert counted
+    for lo, hi in ((1.0, -1.0), (float("nan"), 1.0), (True, 2)):
+        del counted[:]
+        np.testing.assert_array_equal(da.clamp(lo, hi).cpu().numpy(), a.clamp(lo, hi).numpy())
+        assert counted                           # lo > hi, a NaN bound, a bool: the general path
+    with pytest.raises(RuntimeError, match="min.*max|At least one"):
+        da.clamp()
