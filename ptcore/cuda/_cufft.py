@@ -18,8 +18,10 @@ Signatures are those of ``cufft.h`` (CUDA 13, cuFFT 12)::
     cufftResult cufftGetVersion(int *version);
 
 ``inembed``/``onembed`` NULL selects the basic layout (batches back to back,
-``idist``/``odist`` ignored).  A plan belongs to the device that was current
-when it was made; plans are cached per (device, kind, shape, batch) up to
+``idist``/``odist`` ignored); a ``stride`` above 1 selects the interleaved
+advanced layout (``inembed = onembed = n``, ``istride = ostride = stride``,
+``idist = odist = 1``: element ``j`` of signal ``b`` at ``b + j * stride``).  A plan belongs to the device that was current
+when it was made; plans are cached per (device, kind, shape, batch, stride) up to
 :data:`PLAN_CACHE_SIZE` (least recently used go first), and a plan is used
 under a lock (``cufftSetStream`` + ``cufftExec*``), since a plan is not
 safe to share between threads.
@@ -102,15 +104,15 @@ class Cufft:
         self.check("cufftGetVersion", self.get_version(ctypes.byref(v)))
         return v.value
 
-    def _plan(self, device, kind, shape, batch):
+    def _plan(self, device, kind, shape, batch, stride=1):
         """A cached plan; the caller holds ``self._lock`` and has made
         ``device`` current."""
-        key = (device, kind, shape, batch)
+        key = (device, kind, shape, batch, stride)
         h = self._plans.get(key)
         if h is not None:
             self._plans.move_to_end(key)
             return h
-        total = batch
+        total = max(batch, stride)
         for n in shape:
             total *= n
         if total > _INT_MAX:
@@ -118,9 +120,13 @@ class Cufft:
                              "interface; split the batch")
         plan = ctypes.c_int(-1)
         n = (ctypes.c_int * len(shape))(*shape)
-        self.check(f"cufftPlanMany({kind}, n={list(shape)}, batch={batch})",
-                   self.plan_many(ctypes.byref(plan), len(shape), n, None, 1, 0, None, 1, 0,
-                                  TYPES[kind], batch))
+        if stride == 1:
+            r = self.plan_many(ctypes.byref(plan), len(shape), n, None, 1, 0, None, 1, 0,
+                               TYPES[kind], batch)
+        else:                       # interleaved: inembed = onembed = n
+            r = self.plan_many(ctypes.byref(plan), len(shape), n, n, stride, 1, n, stride, 1,
+                               TYPES[kind], batch)
+        self.check(f"cufftPlanMany({kind}, n={list(shape)}, batch={batch}, stride={stride})", r)
         self._plans[key] = plan.value
         while len(self._plans) > PLAN_CACHE_SIZE:
             _, old = self._plans.popitem(last=False)
@@ -128,13 +134,13 @@ class Cufft:
             self.destroy(old)
         return plan.value
 
-    def execute(self, device, stream, kind, shape, batch, idata, odata, direction):
+    def execute(self, device, stream, kind, shape, batch, idata, odata, direction, stride=1):
         """Plan (cached) and queue one transform on ``stream`` (0: legacy
         default stream).  The caller has made ``device`` current.  A plan
         keeps the stream it was last given, so it is set only when it
         changes (the plans are this cache's own)."""
         with self._lock:
-            h = self._plan(device, kind, shape, batch)
+            h = self._plan(device, kind, shape, batch, stride)
             if self._streams.get(h, -1) != stream:
                 self.check("cufftSetStream", self.set_stream(h, stream or None))
                 self._streams[h] = stream

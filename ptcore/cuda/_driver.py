@@ -214,9 +214,14 @@ class Driver:
         raise NotImplementedError
 
     # --- cuFFT -------------------------------------------------------------
-    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1, stride=1):
         """Queue one batched FFT on ``stream``: ``cufftPlanMany`` with the
-        basic (contiguous) layout, then ``cufftExec<kind>``.
+        basic (contiguous) layout, then ``cufftExec<kind>``.  ``stride > 1``
+        (C2C/Z2Z only) selects the interleaved advanced layout instead:
+        element ``j`` (row-major over ``shape``) of signal ``b`` lies at
+        ``b + j * stride`` in input and output, ``batch <= stride`` -- the
+        transform of a contiguous array over dims followed by ``stride``
+        elements of other dims, without moving them.
 
         ``kind`` is ``"C2C"``, ``"R2C"``, ``"C2R"`` (float32) or ``"Z2Z"``,
         ``"D2Z"``, ``"Z2D"`` (float64); ``shape`` the 1 to 3 logical sizes

@@ -449,21 +449,23 @@ class EmulatedDriver(Driver):
             transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
             compute_type, batch, stride_a, stride_b, stride_c))
 
-    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1, stride=1):
         self._check_device(device)
         from ptcore.cuda import _host_fft
-        shape = _host_fft.check(kind, shape, batch, direction)
+        shape = _host_fft.check(kind, shape, batch, direction, stride)
         nin, nout = _host_fft.sizes(kind, shape)
         tin, tout = _host_fft.KINDS[kind]
-        ibytes = nin * int(batch) * _np_itemsize(tin)
-        obytes = nout * int(batch) * _np_itemsize(tout)
+        span = int(batch) if stride == 1 else int(stride)       # (interleaved: n * stride elements)
+        ibytes = nin * span * _np_itemsize(tin)
+        obytes = nout * span * _np_itemsize(tout)
         self._find(idata, ibytes, f"cufftExec{kind}")
         self._find(odata, obytes, f"cufftExec{kind}")
         if idata != odata and kind not in ("C2C", "Z2Z") and not (
                 idata + ibytes <= odata or odata + obytes <= idata):
             raise CudaError(f"cufftExec{kind}", "CUFFT_INVALID_VALUE",
                             f"cufftExec{kind}: overlapping input and output")
-        self._enqueue(stream, lambda: _host_fft.execute(kind, shape, batch, idata, odata, direction))
+        self._enqueue(stream, lambda: _host_fft.execute(kind, shape, batch, idata, odata, direction,
+                                                        stride))
 
     def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
         self._check_device(device)

@@ -1,7 +1,10 @@
 """cuFFT for the emulated device, on the host (``scipy.fft``, pocketfft).
 
 :func:`execute` has the semantics of ``cufftPlanMany`` with the basic
-(contiguous) data layout followed by one ``cufftExec*`` call:
+(contiguous) data layout -- or, given a ``stride`` above 1 (C2C/Z2Z), the
+interleaved advanced layout (``inembed = onembed = n``, ``istride =
+ostride = stride``, ``idist = odist = 1``) -- followed by one
+``cufftExec*`` call:
 
 * ``kind`` is one of ``C2C``, ``R2C``, ``C2R`` (single precision) and
   ``Z2Z``, ``D2Z``, ``Z2D`` (double precision);
@@ -32,8 +35,10 @@ KINDS = {
 }
 
 
-def check(kind, shape, batch, direction):
-    """Raise ValueError for arguments cuFFT would refuse; returns the shape tuple."""
+def check(kind, shape, batch, direction, stride=1):
+    """Raise ValueError for arguments cuFFT would refuse (or ptcore does not
+    use: an interleaved layout other than C2C/Z2Z's, or with more signals
+    than its stride); returns the shape tuple."""
     if kind not in KINDS:
         raise ValueError(f"cuFFT: unknown transform kind {kind!r} (one of {', '.join(KINDS)})")
     shape = tuple(int(n) for n in shape)
@@ -45,6 +50,9 @@ def check(kind, shape, batch, direction):
         raise ValueError(f"cuFFT: batch must be positive, got {batch}")
     if kind in ("C2C", "Z2Z") and direction not in (-1, 1):
         raise ValueError(f"cuFFT: direction must be -1 (forward) or 1 (inverse), got {direction!r}")
+    if stride != 1 and (kind not in ("C2C", "Z2Z") or not 1 <= int(batch) <= int(stride)):
+        raise ValueError(f"cuFFT: an interleaved layout (stride {stride}) takes C2C/Z2Z and at most "
+                         f"{stride} signals, got {kind} with batch {batch}")
     return shape
 
 
@@ -66,11 +74,20 @@ def _array(ptr, dtype, count):
     return np.frombuffer(buf, dtype=dtype, count=count)
 
 
-def execute(kind, shape, batch, idata, odata, direction=-1):
+def execute(kind, shape, batch, idata, odata, direction=-1, stride=1):
     """Run the transform on host memory at ``idata`` / ``odata`` (see the
     module docstring); in-place (``idata == odata``) works for C2C/Z2Z."""
     import scipy.fft as sf
-    shape = check(kind, shape, batch, direction)
+    shape = check(kind, shape, batch, direction, stride)
+    if stride != 1:
+        # interleaved: the signals are the last axis of a (*shape, stride) array
+        count = math.prod(shape) * stride
+        tin = KINDS[kind][0]
+        x = _array(idata, tin, count).reshape(shape + (stride,))[..., :batch]
+        fn = sf.fftn if direction == -1 else sf.ifftn
+        r = fn(x, axes=tuple(range(len(shape))), norm="backward" if direction == -1 else "forward")
+        _array(odata, tin, count).reshape(shape + (stride,))[..., :batch] = r
+        return
     tin, tout = KINDS[kind]
     nin, nout = sizes(kind, shape)
     half = shape[:-1] + (shape[-1] // 2 + 1,)

@@ -9,8 +9,10 @@ kernel and puts this module into
 :data:`ptcore.fft._primitives.DEVICE_IMPLS`, so the primitives' forwards
 run here and their backward formulas (written with the primitives) too.
 
-Each transform moves the transformed dims last (one contiguous copy),
-runs batched cuFFT plans of at most 3 dims on the current stream
+Each transform moves the transformed dims last (one contiguous copy; a
+C2C over adjacent dims of a contiguous tensor that end before its last
+runs in place in the layout, through cuFFT's interleaved layout), runs
+batched cuFFT plans of at most 3 dims on the current stream
 (C2C/R2C/C2R in single, Z2Z/D2Z/Z2D in double precision; more than 3 dims
 are done in groups; C2R only one-dimensional, after an inverse C2C of the
 leading dims), scales by ``1/n`` or ``1/sqrt(n)`` for the norm
@@ -110,16 +112,61 @@ def _scale(y, norm, n):
 
 def _c2c_dims(x, dims, forward, prec):
     """Unscaled C2C of complex ``x`` over ``dims``, in groups of at most 3
-    dims (each group moved last in a contiguous copy)."""
+    dims: a group of adjacent dims of a contiguous ``x`` in place in the
+    layout (:func:`_c2c_interleaved`), any other moved last in a
+    contiguous copy."""
     kind = _KIND[(prec, "c2c")]
+    direction = -1 if forward else 1
     dims = list(dims)
     for i in range(0, len(dims), _MAX_RANK):
         group = dims[i:i + _MAX_RANK]
-        y, perm = _to_last(x, group, copy=False)
-        out = _empty(y.shape, y.dtype, y.device)
-        _exec(kind, y, out, len(group), -1 if forward else 1)
-        x = _from_last(out, perm)
+        out = _c2c_interleaved(kind, x, group, direction)
+        if out is None:
+            y, perm = _to_last(x, group, copy=False)
+            out = _empty(y.shape, y.dtype, y.device)
+            _exec(kind, y, out, len(group), direction)
+            out = _from_last(out, perm)
+        x = out
     return x
+
+
+#: an interleaved C2C is one cuFFT call per block of the dims before the
+#: group; with more blocks than this the group is moved last instead
+_MAX_OUTER_CALLS = 8
+
+
+def _c2c_interleaved(kind, x, group, direction):
+    """The C2C over ``group`` -- adjacent dims of contiguous ``x``, followed
+    by ``inner`` elements of later dims -- as cuFFT's interleaved layout
+    (signal element ``j`` at ``j * inner``, the ``inner`` signals one
+    element apart), one call per block of the earlier dims, into a new
+    contiguous tensor of x's shape: no transposing copies.  None when the
+    layout does not fit (the group ends last: the basic layout needs no
+    copy either)."""
+    lo, hi = min(group), max(group)
+    nd = x.dim()
+    if hi == nd - 1 or sorted(group) != list(range(lo, hi + 1)) or not x.is_contiguous():
+        return None
+    shape = list(x.shape)
+    outer = math.prod(shape[:lo])
+    inner = math.prod(shape[hi + 1:])
+    if outer > _MAX_OUTER_CALLS or inner <= 1:
+        return None
+    out = _empty(shape, x.dtype, x.device)
+    if x.numel() == 0:
+        return out
+    idx = x.device.index
+    drv = _runtime._state["driver"]
+    if drv is None:
+        drv = _runtime.lazy_init(f"cuFFT {kind}")
+    drv.set_current(idx)
+    stream = _runtime.current_stream_handle(idx)
+    n = tuple(shape[lo:hi + 1])
+    block = math.prod(shape[lo:]) * x.element_size()
+    xp, op = x.data_ptr(), out.data_ptr()
+    for o in range(outer):
+        drv.fft(idx, stream, kind, n, inner, xp + o * block, op + o * block, direction, inner)
+    return out
 
 
 def c2c(x, dims, norm, forward):
@@ -171,9 +218,11 @@ def c2r(x, dims, norm, last_dim_size):
         k = min(have, want)
         z.narrow(-1, 0, k).copy_(y.narrow(-1, 0, k))
         y = z
-    if nd > 1:      # the leading transformed dims: inverse C2C, unscaled
+    if nd > 1:      # the leading transformed dims: inverse C2C, unscaled (into a new tensor)
         lead = list(range(y.dim() - nd, y.dim() - 1))
-        y, _ = _to_last(_c2c_dims(y, lead, False, prec), [])
+        y = _c2c_dims(y, lead, False, prec)
+        if not y.is_contiguous():
+            y = y.contiguous()
     shape = list(y.shape)
     shape[-1] = last_dim_size
     out = _empty(shape, rdt, y.device)

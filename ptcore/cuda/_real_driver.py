@@ -614,13 +614,13 @@ class RealDriver(Driver):
             int(batch), int(compute_type), _GEMM_DEFAULT))
 
     # --- cuFFT ---------------------------------------------------------------
-    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1):
+    def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1, stride=1):
         self._check_device(device)
         checked = self._fft_checked
-        key = (kind, shape, batch, direction) if type(shape) is tuple else None
+        key = (kind, shape, batch, direction, stride) if type(shape) is tuple else None
         if key is None or key not in checked:
             from ptcore.cuda import _host_fft
-            shape = _host_fft.check(kind, shape, batch, direction)
+            shape = _host_fft.check(kind, shape, batch, direction, stride)
             if key is not None and len(checked) < 4096:
                 checked.add(key)            # (arguments cuFFT accepts: checked once)
         if self._cufft is None:
@@ -629,7 +629,8 @@ class RealDriver(Driver):
                     from ptcore.cuda._cufft import Cufft
                     self._cufft = Cufft()
         self._make_current(device)
-        self._cufft.execute(device, stream, kind, shape, int(batch), idata, odata, int(direction))
+        self._cufft.execute(device, stream, kind, shape, int(batch), idata, odata, int(direction),
+                            int(stride))
 
     # --- cuSOLVER (and cuBLAS trsm) ------------------------------------------
     def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):

@@ -532,7 +532,7 @@ def test_cufft_symbols_plan_cache_and_errors():
 
 
 def test_cufft_plan_cache_and_call_order(monkeypatch):
-    """Cufft over a fake library: plans cached per (device, kind, shape, batch),
+    """Cufft over a fake library: plans cached per (device, kind, shape, batch, stride),
     the least recently used destroyed past the limit, cufftSetStream before
     every exec, C2C/Z2Z with the direction."""
     from ptcore.cuda import _cufft
@@ -568,9 +568,22 @@ def test_cufft_plan_cache_and_call_order(monkeypatch):
     assert log[-1] == ("execZ2Z", 101, 0x30, 0x30, 1)
     c.execute(1, 7, "C2C", (8,), 1, 0x30, 0x30, -1)            # another device: its own plan
     assert ("destroy", 100) in log                              # LRU beyond 2 plans
-    assert list(c._plans) == [(0, "Z2Z", (8,), 1), (1, "C2C", (8,), 1)]
+    assert list(c._plans) == [(0, "Z2Z", (8,), 1, 1), (1, "C2C", (8,), 1, 1)]
     c.clear_plans()
     assert ("destroy", 101) in log and ("destroy", 102) in log and not c._plans
+    # the interleaved layout: inembed = onembed = n, stride and distance 1, its own plan
+    seen = []
+
+    def plan_strided(plan_p, rank, n, inembed, istride, idist, onembed, ostride, odist, typ, batch):
+        plan_p._obj.value = 200
+        seen.append(([n[i] for i in range(rank)], [inembed[i] for i in range(rank)], istride, idist,
+                     [onembed[i] for i in range(rank)], ostride, odist, typ, batch))
+        return 0
+    lib.cufftPlanMany = plan_strided
+    c = _cufft.Cufft(lib=lib)
+    c.execute(0, 7, "C2C", (16, 4), 5, 0x40, 0x80, 1, 5)
+    assert seen == [([16, 4], [16, 4], 5, 1, [16, 4], 5, 1, 0x29, 5)]
+    assert list(c._plans) == [(0, "C2C", (16, 4), 5, 5)] and log[-1] == ("execC2C", 200, 0x40, 0x80, 1)
 
 
 _GEMM_ARGTYPES = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,

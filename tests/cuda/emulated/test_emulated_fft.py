@@ -19,14 +19,15 @@ def _close(got, want, tol):
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Records every driver.fft call (kind, shape, batch)."""
+    """Records every driver.fft call (kind, shape, batch, and the stride
+    of an interleaved layout when not 1)."""
     drv = _runtime.lazy_init("test")
     seen = []
     orig = drv.fft
 
-    def spy(device, stream, kind, shape, batch, idata, odata, direction=-1):
-        seen.append((kind, tuple(shape), batch))
-        return orig(device, stream, kind, shape, batch, idata, odata, direction)
+    def spy(device, stream, kind, shape, batch, idata, odata, direction=-1, stride=1):
+        seen.append((kind, tuple(shape), batch) + ((stride,) if stride != 1 else ()))
+        return orig(device, stream, kind, shape, batch, idata, odata, direction, stride)
     monkeypatch.setattr(drv, "fft", spy)
     return seen
 
@@ -74,7 +75,7 @@ def test_transform_matches_cpu(fname, kind, shape, kw, dtype, calls):
     _close(fn(x.cuda(), **kw), fn(x, **kw), TOL[dtype])
     assert calls, "the transform did not go through the driver's FFT"
     single = dtype == np.float32
-    assert all((k in ("C2C", "R2C", "C2R")) == single for k, _, _ in calls)
+    assert all((c[0] in ("C2C", "R2C", "C2R")) == single for c in calls)
 
 
 def test_non_contiguous_and_offset_input():
@@ -174,8 +175,11 @@ def test_dense_input_is_read_in_place_and_left_intact(calls, monkeypatch):
     assert seen_in[-1] == z.data_ptr()              # C2C read in place
     _close(F.rfft(r), F.rfft(r.cpu()), 1e-4)
     assert seen_in[-1] == r.data_ptr()              # R2C read in place
+    n_exec = len(seen_in)
     _close(F.fft(z, dim=0), F.fft(z.cpu(), dim=0), 1e-4)
-    assert seen_in[-1] != z.data_ptr()              # dim 0 moved last: a copy
+    assert len(seen_in) == n_exec and calls[-1] == ("C2C", (3,), 16, 16)  # interleaved, in place
+    _close(F.fft(z.t(), dim=1), F.fft(z.cpu().t(), dim=1), 1e-4)
+    assert seen_in[-1] != z.data_ptr()              # a transposed input: moved last in a copy
     rr = _real((3 * 16 + 1,)).cuda()[1:].view(3, 16)   # one float off the complex alignment
     _close(F.rfft(rr), F.rfft(rr.cpu()), 1e-4)
     assert seen_in[-1] != rr.data_ptr()             # R2C of a misaligned real input: a copy
@@ -201,5 +205,52 @@ def test_inverse_real_of_a_non_hermitian_spectrum_is_numpys(fname, shape, kw, ca
     axes = kw.get("dim")
     want = getattr(np.fft, fname)(x.numpy(), s=kw.get("s"), **({"axes": axes} if axes else {}))
     np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-11, atol=1e-11)
-    c2r = [shape for kind, shape, _ in calls if kind == "Z2D"]
+    c2r = [c[1] for c in calls if c[0] == "Z2D"]
     assert c2r and all(len(s) == 1 for s in c2r), calls
+
+
+@pytest.mark.parametrize("fname,shape,kw,strided", [
+    ("fft", (6, 5), {"dim": 0}, [((6,), 5, 5)]),
+    ("ifft", (2, 7, 3), {"dim": 1}, [((7,), 3, 3)] * 2),
+    ("fft2", (4, 6, 3), {"dim": (0, 1)}, [((4, 6), 3, 3)]),
+    ("fftn", (3, 4, 5, 2), {"dim": (2, 1)}, [((4, 5), 2, 2)] * 3),
+    ("ifftn", (2, 3, 4, 5), {"dim": (0, 1, 2)}, [((2, 3, 4), 5, 5)]),
+    ("fft", (9, 4, 3), {"dim": 1}, []),             # 9 outer blocks: moved last instead
+    ("irfft2", (16, 9), {}, [((16,), 9, 9)]),
+    ("irfftn", (2, 4, 6, 5), {}, [((2, 4, 6), 5, 5)]),
+    ("rfftn", (3, 4, 5, 6), {}, [((3,), 80, 80)]),     # R2C of the last 3 dims, then dim 0
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_interleaved_c2c_needs_no_copies(fname, shape, kw, strided, dtype, calls, launches):
+    """A C2C over adjacent dims of a contiguous tensor that end before its
+    last runs through cuFFT's interleaved layout (stride = the later dims'
+    size), one call per block of the earlier dims: no transposing copies
+    before or after, the result contiguous in the caller's dim order."""
+    x = (_real(shape, dtype) if fname.startswith("rfft") else _cplx(shape, dtype)).cuda()
+    del launches[:]
+    got = getattr(F, fname)(x, **kw)
+    dim = kw.get("dim")
+    npkw = {} if dim is None else {"axis": dim} if isinstance(dim, int) else {"axes": dim}
+    want = getattr(np.fft, fname)(x.cpu().numpy(), **npkw)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-4 if dtype == np.float32 else 1e-11,
+                               atol=1e-4 if dtype == np.float32 else 1e-11)
+    inter = [c[1:] for c in calls if len(c) == 4]
+    assert inter == [(n, b, st) for n, b, st in strided]
+    if strided:
+        assert [k for k in launches if "cast" in k] == []     # no copies at all
+        assert got.is_contiguous()
+
+
+def test_interleaved_layout_of_the_host_fft():
+    """_host_fft.execute with a stride: the signals interleaved one element
+    apart (the emulated device's cuFFT), against NumPy; and its checks."""
+    a = (np.random.default_rng(1).standard_normal((4, 6, 7))
+         + 1j * np.random.default_rng(2).standard_normal((4, 6, 7))).astype(np.complex128)
+    out = np.zeros_like(a)
+    _host_fft.execute("Z2Z", (4, 6), 5, a.ctypes.data, out.ctypes.data, -1, 7)
+    np.testing.assert_allclose(out[..., :5], np.fft.fftn(a[..., :5], axes=(0, 1)), rtol=1e-12, atol=1e-12)
+    assert not out[..., 5:].any()                   # signals past the batch untouched
+    with pytest.raises(ValueError, match="interleaved"):
+        _host_fft.check("R2C", (4,), 2, -1, 3)
+    with pytest.raises(ValueError, match="interleaved"):
+        _host_fft.check("C2C", (4,), 4, -1, 3)
