@@ -394,7 +394,9 @@ def _igamma(input, other, upper, out):
     name = "igammac" if upper else "igamma"
     _check_tensor(input, name, "input", 1)
     _check_tensor(other, name, "other", 2)
+    ptcore.broadcast_shapes(input.shape, other.shape)     # torch: the shapes before the dtype
     dt = ptcore.result_type(input, other)
+    _check_out_cast(out, dt)
     if not dt.is_floating_point:
         dev = input.device if input.device.type != "cpu" else other.device
         raise NotImplementedError(f"\"{name}_{dev.type}\" not implemented for '{_tname(dt)}'")

@@ -102,7 +102,10 @@ def round(input, *, decimals=0, out=None):
     dt = getattr(input, "dtype", None)
     if dt is not None and not (dt.is_floating_point or dt.is_complex):
         # torch.special.round always takes the ``decimals`` overload, which has
-        # no integer kernel (unlike torch.round)
+        # no integer kernel (unlike torch.round); an out= of another dtype is
+        # refused first
+        if isinstance(out, _pt.Tensor) and out.dtype is not dt:
+            raise RuntimeError(f"Found dtype {out.dtype._legacy} but expected {dt._legacy}")
         raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{dt._legacy}\'')
     return _pt.round(input, decimals=decimals, out=out)
 

@@ -33,8 +33,25 @@ def _tensor_type_error(fname, arg, pos, v):
                      f"not {type(v).__name__}")
 
 
-def _compute_dtype(fname, dt, half_ok, device="cpu"):
-    """(the dtype of the result, the dtype the kernel runs in)."""
+def _out_castable(res, out):
+    """torch's check of an ``out=`` tensor against the result dtype (integral
+    or bool outs refuse a float result, real outs a complex one)."""
+    if out.dtype.is_complex:
+        return True
+    if res.is_complex:
+        return False
+    return out.dtype.is_floating_point or not res.is_floating_point
+
+
+def _compute_dtype(fname, dt, half_ok, device="cpu", out=None):
+    """(the dtype of the result, the dtype the kernel runs in); an ``out=``
+    is checked against the result dtype first, as torch's TensorIterator
+    does before the kernel's dtype support."""
+    if isinstance(out, _TensorBase):
+        res = dt if dt.is_floating_point or dt.is_complex else _C.get_default_dtype()
+        if not _out_castable(res, out):
+            raise RuntimeError(f"result type {res._legacy} can't be cast to the desired output "
+                               f"type {out.dtype._legacy}")
     if dt.is_complex:
         raise NotImplementedError(f'"{fname}_{device}" not implemented for \'{dt._legacy}\'')
     if not dt.is_floating_point:
@@ -83,7 +100,7 @@ def _finish(fname, r, out):
     if r.requires_grad and _gm._state.enabled:
         raise RuntimeError(f"special_{fname}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
-    if not out.dtype.is_floating_point and r.dtype.is_floating_point:
+    if not _out_castable(r.dtype, out):
         raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output "
                            f"type {out.dtype._legacy}")
     from ptcore._ops._out import resize_out as _resize_out
@@ -233,7 +250,7 @@ def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None, ew_inf_
         if not isinstance(input, _TensorBase):
             raise _tensor_type_error(fname, "input", 1, input)
         dev = input.device
-        dt, cdt = _compute_dtype(fname, input.dtype, half_ok, dev.type)
+        dt, cdt = _compute_dtype(fname, input.dtype, half_ok, dev.type, out)
         r = _loop(fname, dev, cpu_loop)(input.detach(), cdt)
         if r.dtype is not dt:
             r = r.to(dt)
@@ -282,7 +299,7 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
         # the device of the tensor operands (a 0-d CPU tensor may join a device one)
         devs = [v.device for v in (input, other) if isinstance(v, _TensorBase)]
         dev = next((d for d in devs if d.type != "cpu"), devs[0])
-        dt, cdt = _compute_dtype(fname, dt0, half_ok, dev.type)
+        dt, cdt = _compute_dtype(fname, dt0, half_ok, dev.type, out)
         xs = [v if isinstance(v, _TensorBase) and v.dtype is dt else
               (v.to(dt) if isinstance(v, _TensorBase) else ptcore.tensor(v, dtype=dt, device=dev))
               for v in (input, other)]
