@@ -114,3 +114,19 @@ def test_size_arguments_are_checked_as_torch(call):
             return "TypeError"
         return tuple(r.shape)
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("call", [
+    "mod.linspace(mod.tensor([0.]), 1, 3)", "mod.logspace(mod.tensor(0.), mod.tensor([1.]), 3)",
+    "mod.linspace(mod.tensor([[0.]]), mod.tensor([1.]), 3)", "mod.linspace(0, 1, mod.tensor([3]))",
+    "mod.arange(mod.tensor([1]), 4)", "mod.arange(1, 4, mod.tensor([1]))",
+    "mod.arange(mod.tensor(1), 4)", "mod.linspace(mod.tensor(0.), mod.tensor(2.), 3)",
+    "mod.linspace(0, 1, mod.tensor(3))",
+])
+def test_range_factories_take_0d_tensor_arguments_only(call):
+    def run(mod):
+        try:
+            return eval(call, {"mod": mod}).tolist()
+        except (TypeError, RuntimeError) as e:
+            return type(e).__name__
+    assert run(ptcore) == run(torch)

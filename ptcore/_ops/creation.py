@@ -644,6 +644,11 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
                                       f"'{_C._as_dtype(dtype)._legacy}'")
     if end is None:
         start, end = 0, start
+    for v in (start, end, step):
+        if isinstance(v, _TensorBase) and v.dim() != 0:
+            # torch's Number parameters take a 0-d tensor only
+            raise TypeError(f"arange(): a Number argument must be a number or a 0-d tensor, "
+                            f"got a tensor of {v.dim()} dimension(s)")
     start, end, step = _num(start, "start"), _num(end, "end"), _num(step, "step")
     for v in (start, end, step):
         if isinstance(v, complex):
@@ -775,13 +780,28 @@ def _linspace_values(start, end, steps, dt):
     return _lin_fused((e - s) / ctype(steps - 1), s, e, steps, ctype)
 
 
+def _check_0d_ends(start, end, fname):
+    """torch's tensor overloads of linspace/logspace take 0-d start and end only."""
+    sd = start.dim() if isinstance(start, _TensorBase) else 0
+    ed = end.dim() if isinstance(end, _TensorBase) else 0
+    if sd or ed:
+        got = f"start with {sd} dimension(s)" if sd else \
+            f"start with {sd} dimension(s) and end with {ed} dimension(s)"
+        raise RuntimeError(f"{fname} only supports 0-dimensional start and end tensors, "
+                           f"but got {got}.")
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
+    _check_0d_ends(start, end, "linspace")
     start, end = _num(start, "start"), _num(end, "end")
+    if isinstance(steps, _TensorBase) and steps.dim() != 0:
+        raise TypeError(f"linspace(): argument 'steps' must be int, not a tensor of {steps.dim()} "
+                        "dimension(s)")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
@@ -797,7 +817,11 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
+    _check_0d_ends(start, end, "logspace")
     start, end = _num(start, "start"), _num(end, "end")
+    if isinstance(steps, _TensorBase) and steps.dim() != 0:
+        raise TypeError(f"logspace(): argument 'steps' must be int, not a tensor of {steps.dim()} "
+                        "dimension(s)")
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
