@@ -643,7 +643,9 @@ class Tensor(_TensorBase):
         return _str(self, tensor_contents=tensor_contents)
 
     def __format__(self, format_spec):
-        if self.dim() == 0 and not self.is_meta:
+        # as torch: only a plain Tensor formats its 0-d value; a subclass (Parameter
+        # included) is formatted as its str, and refuses a format spec
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 

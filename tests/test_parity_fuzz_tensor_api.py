@@ -130,3 +130,21 @@ def test_range_factories_take_0d_tensor_arguments_only(call):
         except (TypeError, RuntimeError) as e:
             return type(e).__name__
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("spec", ["", ".2f", ">20"])
+@pytest.mark.parametrize("make", ["plain", "subclass", "parameter", "meta", "vector"])
+def test_format_of_tensors_and_subclasses(spec, make):
+    def run(mod):
+        class Sub(mod.Tensor):
+            pass
+        t = {"plain": lambda: mod.tensor(1.25),
+             "subclass": lambda: mod.tensor(1.25).as_subclass(Sub),
+             "parameter": lambda: mod.nn.Parameter(mod.tensor(1.25)),
+             "meta": lambda: mod.tensor(1.25, device="meta"),
+             "vector": lambda: mod.tensor([1.25, 2.0])}[make]()
+        try:
+            return format(t, spec).replace("ptcore", "torch")
+        except TypeError:
+            return "TypeError"
+    assert run(ptcore) == run(torch)
