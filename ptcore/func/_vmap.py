@@ -132,8 +132,6 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): at least one "
                          f"input must be mapped over (got in_dims={in_dims} for "
                          f"{builtins.len(args)} inputs)")
-    if size == 0:
-        raise ValueError("vmap: the mapped dimension has size 0; vmap needs at least one sample")
     phys = [leaf if d is None else leaf.movedim(d, 0) for leaf, d in zip(leaves, norm)]
     if chunk_size is None or chunk_size >= size:
         return _run(func, phys, norm, spec, size, randomness, out_dims, kwargs)
