@@ -251,6 +251,8 @@ def _argnums(argnums, nargs, fname):
         if not -nargs <= a < nargs:
             raise RuntimeError(f"Got argnums={a}, but only {nargs} positional inputs")
         norm.append(a % nargs)
+    if builtins.len(set(norm)) != builtins.len(norm):
+        raise RuntimeError(f"argnums elements must be unique, got {tuple(norm)}")
     return norm
 
 
@@ -313,6 +315,9 @@ def _split_aux(out, has_aux, fname):
     if not (isinstance(out, tuple) and builtins.len(out) == 2):
         raise RuntimeError(f"{fname}(f, ...)(*args): output of function f should be a tuple: "
                            f"(output, aux) if has_aux is True")
+    for a in _flatten(out[1])[0]:
+        if not _is_tensor(a):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
     return out[0], out[1]
 
 
@@ -547,6 +552,10 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                 saved.append((name, store, leaf, store[leaf]))
                 store[leaf] = value
             else:
+                cur = getattr(owner, leaf, _MISSING)
+                if cur is not _MISSING and cur is not None and not _is_tensor(cur):
+                    raise TypeError(f"attribute `{leaf}`: {cur} is not an instance of "
+                                    f"ptcore.Tensor")
                 saved.append((name, owner.__dict__, leaf, owner.__dict__.get(leaf, _MISSING)))
                 object.__setattr__(owner, leaf, value)
         if args is None:

@@ -40,6 +40,13 @@ class BatchedTensor(Tensor):
         raise RuntimeError("vmap: setting requires_grad on a tensor inside vmap is not "
                            "supported; use ptcore.func.grad / vjp inside vmap instead")
 
+    def requires_grad_(self, requires_grad=True):
+        raise RuntimeError("You are attempting to call Tensor.requires_grad_() (or perhaps using "
+                           "ptcore.autograd.functional.* APIs) inside of a function being "
+                           "transformed by vmap. This is unsupported, please attempt to use the "
+                           "ptcore.func transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or "
+                           "call requires_grad_() outside of a function being transformed instead.")
+
     @property
     def grad_fn(self):
         return None
@@ -60,6 +67,13 @@ class BatchedTensor(Tensor):
     @property
     def mH(self):
         return self.transpose(-2, -1).conj()
+
+    def __format__(self, spec):
+        # torch's batched tensors are plain Tensors: a 0-d one formats as its
+        # item(), which vmap refuses
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __repr__(self):
         return f"BatchedTensor(lvl={self._bt_level}, bdim=0, value=\n{self._bt_phys!r})"

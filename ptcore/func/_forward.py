@@ -145,8 +145,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     tangents : tuple
         One tangent per primal, of the same structure and shapes.
     strict : bool
-        Accepted for torch's signature (torch raises NotImplementedError for
-        True).
+        Accepted for torch's signature, and ignored (as torch.func.jvp does).
     has_aux : bool
         ``func`` returns ``(output, aux)``; ``aux`` is returned as a third element.
 
@@ -161,9 +160,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     >>> jvp(ptcore.sin, (ptcore.tensor([0.0, 1.0]),), (ptcore.ones(2),))[1]
     tensor([1.0000, 0.5403])
     """
-    if strict:
-        raise NotImplementedError("jvp(f, primals, tangents): strict=True is not supported "
-                                  "(as in torch.func)")
     return _jvp_impl(func, primals, tangents, has_aux)
 
 

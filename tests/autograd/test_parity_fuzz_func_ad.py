@@ -297,3 +297,45 @@ def test_vmap_masked_fill_with_a_batched_value(case):
     t, p = _both(case)
     assert str(t.dtype).split(".")[1] == str(p.dtype).split(".")[1]
     _same(_np(t), _np(p))
+
+
+# ---- torch.func argument checks
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.func.grad(lambda x, y: (x * y).sum(), argnums=(0, 0))(_t(L, _X), _t(L, _X)),
+    lambda L: L.func.grad(lambda x, y: (x * y).sum(), argnums=(1, -1))(_t(L, _X), _t(L, _X)),
+    lambda L: L.func.jacrev(lambda x: x, argnums=(0, 0))(_t(L, _X)),
+    lambda L: L.func.jacfwd(lambda x: x, argnums=(0, -1))(_t(L, _X)),
+    lambda L: L.func.grad(lambda x: (x.sum(), "a"), has_aux=True)(_t(L, _X)),
+    lambda L: L.func.grad(lambda x: (x.sum(), None), has_aux=True)(_t(L, _X)),
+    lambda L: L.func.grad_and_value(lambda x: (x.sum(), 3.0), has_aux=True)(_t(L, _X)),
+    lambda L: L.func.vjp(lambda x: (x.sum(), [x, 1]), _t(L, _X), has_aux=True),
+    lambda L: L.func.jacrev(lambda x: (x, {"a": "b"}), has_aux=True)(_t(L, _X)),
+    lambda L: L.func.vmap(lambda x: x.requires_grad_())(_t(L, [_X, _X])),
+    lambda L: L.func.vmap(lambda x: f"{x.sum()}")(_t(L, [_X, _X])),
+])
+def test_func_argument_errors_as_torch(case):
+    assert _both(case) is None
+
+
+def test_func_aux_of_tensors_passes():
+    r = _both(lambda L: L.func.grad(lambda x: (x.sum(), {"a": x, "b": (x * 2,)}),
+                                    has_aux=True)(_t(L, _X)))
+    _same([_np(r[0][0]), _np(r[0][1]["b"][0])], [_np(r[1][0]), _np(r[1][1]["b"][0])])
+
+
+def test_func_jvp_accepts_strict_as_torch():
+    r = _both(lambda L: L.func.jvp(lambda x: x.sin(), (_t(L, _X),), (_t(L, _X),), strict=True))
+    _same(_np(r[0]), _np(r[1]))
+
+
+# ---- functional_call: a key that names a non-tensor attribute (a submodule)
+
+def test_functional_call_key_of_a_submodule_raises_type_error():
+    for L in LIBS:
+        m = L.nn.Sequential(L.nn.Linear(3, 3), L.nn.Linear(3, 1)).double()
+        with pytest.raises(TypeError):
+            L.func.functional_call(m, {"1.weight": L.ones(1, 3, dtype=L.float64),
+                                       "0": L.ones(3, 3, dtype=L.float64)},
+                                   (L.ones(3, dtype=L.float64),))
+        assert isinstance(m[0], L.nn.Linear) and isinstance(m[1].weight, L.nn.Parameter)
