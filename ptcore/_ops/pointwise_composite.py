@@ -242,12 +242,36 @@ def ldexp(input, other, *, out=None):
     elif other.dtype == ptcore.bool and dt.is_floating_point:
         raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
     _check_out_cast(out, dt)
-    r = ptcore.mul(input.to(dt), ptcore.pow(2.0, other.to(dt)))
+    if dt.is_complex:
+        r = ptcore.mul(input.to(dt), ptcore.pow(2.0, other.to(dt)))
+    else:
+        r = _ldexp_exact(input.to(dt), other)
     return _write_out(r, out)
+
+
+def _ldexp_exact(x, e):
+    """``x * 2**e`` for floating ``x`` and an integral ``e``, rounded once as
+    C's ldexp (torch): ``2**e`` itself may overflow or underflow where the
+    product does not (ldexp(0.5, 16) in float16; ldexp(0, 1000) is 0, not
+    0 * inf).  ``x = m * 2**k`` (frexp), then ``m * 2**(k + e)``, the power
+    split in two when positive so that neither factor overflows early; the
+    exponent is read as a C int, as torch (wrapping int64 values)."""
+    dt = x.dtype
+    special = (x == 0) | ~ptcore.isfinite(x)
+    m, k = frexp(x)
+    with ptcore.no_grad():
+        p = (k.to(_C.int64) + e.to(_C.int32).to(_C.int64)).clamp(-2300, 2300)
+        h = ptcore.where(p > 0, ptcore.div(p, 2, rounding_mode="floor"), ptcore.zeros_like(p))
+        s1, s2 = _pow2(p - h, dt), _pow2(h, dt)
+    return ptcore.where(special, x, (m * s1) * s2)
 
 
 def ldexp_(input, other):
     """In-place :func:`ldexp`."""
+    if isinstance(other, _TensorBase) and input.dtype.is_floating_point \
+            and not (other.is_floating_point() or other.is_complex()) and other.dtype is not _C.bool_:
+        check_inplace_shape(input, (other,))
+        return input.copy_(_ldexp_exact(input, other).expand(input.shape))
     return input.mul_(ptcore.pow(2.0, other))
 
 

@@ -253,3 +253,23 @@ def test_special_out_dtype_checks(case, in_dtype, out_dtype):
 def test_igamma_shape_error_before_dtype():
     a, b = torch.tensor([1, 2, 3, 4]), torch.tensor([1, 2, 3])
     _raises_same(lambda: torch.igamma(a, b), lambda: ptcore.igamma(_pt(a), _pt(b)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_ldexp_rounds_once(dtype):
+    # torch's ldexp is C's: 2**e may overflow/underflow where x * 2**e does
+    # not (ldexp(0.5, 16) in float16 is 32768, was inf; ldexp(0, 1000) is 0,
+    # was nan; ldexp(inf, -1000) inf, was nan); the exponent is a C int
+    info = torch.finfo(dtype)
+    x = torch.tensor([0.5, 0.75, 1.5, -3.0, 0.0, -0.0, math.inf, -math.inf, math.nan,
+                      info.max, info.tiny, info.tiny * info.eps, info.tiny * 3 * info.eps],
+                     dtype=torch.float64).to(dtype)
+    m, e = torch.frexp(x)
+    _same(torch.ldexp(m, e), ptcore.ldexp(_pt(m), _pt(e)), rtol=0)
+    for ex in [16, 17, -25, 127, 128, 1000, -1000, 1023, 1024, -1074, -1075, 2 ** 40, -2 ** 33]:
+        for edt in (torch.int64, torch.int32):
+            if edt == torch.int32 and abs(ex) >= 2 ** 31:
+                continue
+            et = torch.tensor([ex], dtype=edt)
+            _same(torch.ldexp(x, et), ptcore.ldexp(_pt(x), _pt(et)), rtol=0)
+            _same(x.clone().ldexp_(et), _pt(x).ldexp_(_pt(et)), rtol=0)
