@@ -1701,6 +1701,7 @@ def _addc_args(op, x, t1, t2, inplace):
 
 
 def _addc(op, x, t1, t2, value, out, dt, inplace):
+    _big_int_check(value)       # torch's argument parser, before the tensors' checks
     _addc_args(op + ("_" if inplace else ""), x, t1, t2, inplace)
     if dt is _C.bool_:
         raise NotImplementedError(f"\"{op}_cpu_out\" not implemented for 'Bool'")

@@ -273,3 +273,16 @@ def test_ldexp_rounds_once(dtype):
             et = torch.tensor([ex], dtype=edt)
             _same(torch.ldexp(x, et), ptcore.ldexp(_pt(x), _pt(et)), rtol=0)
             _same(x.clone().ldexp_(et), _pt(x).ldexp_(_pt(et)), rtol=0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, t: m.addcmul(t, t, t, value=2 ** 70),
+    lambda m, t: m.addcdiv(t, t, t, value=-2 ** 70),
+    lambda m, t: t.addcmul_(t, t, value=2 ** 64),
+    lambda m, t: t.addcdiv_(t, t, value=2 ** 65),
+])
+def test_addc_value_out_of_int64_range(call):
+    # torch's argument parser refuses a Python int beyond (u)int64 (ptcore
+    # used it as a float)
+    _raises_same(lambda: call(torch, torch.tensor([1.0, 2.0])),
+                 lambda: call(ptcore, ptcore.tensor([1.0, 2.0])))
