@@ -1859,6 +1859,67 @@ def fgsm_style(torch, init):
     return out
 
 
+def custom_attention_layers(torch, init, steps=2):
+    nn = torch.nn; F = torch.nn.functional
+    from importlib import import_module
+    Fm = import_module(torch.__name__ + ".nn.functional")
+    _in_projection_packed, _canonical_mask, _none_or_dtype, _mha_shape_check = (
+        Fm._in_projection_packed, Fm._canonical_mask, Fm._none_or_dtype, Fm._mha_shape_check)
+    class ToMeAttention(nn.MultiheadAttention):
+        def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None):
+            is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, self.num_heads)
+            key_padding_mask = _canonical_mask(mask=key_padding_mask, mask_name="key_padding_mask",
+                                               other_type=_none_or_dtype(attn_mask), other_name="attn_mask",
+                                               target_type=query.dtype)
+            tgt_len, bsz, embed_dim = query.shape
+            q, k, v = _in_projection_packed(query, key, value, self.in_proj_weight, self.in_proj_bias)
+            head_dim = embed_dim // self.num_heads
+            q = q.view(tgt_len, bsz * self.num_heads, head_dim).transpose(0, 1)
+            k = k.view(k.shape[0], bsz * self.num_heads, head_dim).transpose(0, 1)
+            v = v.view(v.shape[0], bsz * self.num_heads, head_dim).transpose(0, 1)
+            attn = torch.bmm(q / math.sqrt(head_dim), k.transpose(1, 2))
+            if key_padding_mask is not None:
+                attn = attn.view(bsz, self.num_heads, tgt_len, -1) + key_padding_mask.view(bsz, 1, 1, -1)
+                attn = attn.view(bsz * self.num_heads, tgt_len, -1)
+            attn = attn.softmax(-1)
+            out = torch.bmm(attn, v).transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
+            out = F.linear(out, self.out_proj.weight, self.out_proj.bias).view(tgt_len, bsz, embed_dim)
+            return out, attn.view(bsz, self.num_heads, tgt_len, -1).mean(1) if need_weights else None
+    class MyEncoderLayer(nn.TransformerEncoderLayer):
+        def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+            src_key_padding_mask = F._canonical_mask(mask=src_key_padding_mask, mask_name="src_key_padding_mask",
+                                                     other_type=F._none_or_dtype(src_mask), other_name="src_mask",
+                                                     target_type=src.dtype)
+            src_mask = F._canonical_mask(mask=src_mask, mask_name="src_mask", other_type=None, other_name="",
+                                         target_type=src.dtype, check_other=False)
+            x = src
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal=is_causal))
+            x = self.norm2(x + self._ff_block(x))
+            return x
+    rng = np.random.RandomState(60)
+    S, B, E = 5, 3, 8
+    src = torch.from_numpy(rng.randn(S, B, E).astype(np.float32))
+    tgt = torch.from_numpy(rng.randn(S, B, E).astype(np.float32))
+    kpm = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+    mha = ToMeAttention(E, 2)
+    ref = nn.MultiheadAttention(E, 2)
+    layer = MyEncoderLayer(E, 2, 16, dropout=0.0)
+    init(mha, layer)
+    ref.load_state_dict(mha.state_dict())
+    opt = torch.optim.Adam(list(mha.parameters()) + list(layer.parameters()), lr=1e-2)
+    out = []
+    for s in range(steps):
+        a, w = mha(src, src, src, key_padding_mask=kpm)
+        r, rw = ref(src, src, src, key_padding_mask=kpm)
+        y = layer(a, src_mask=nn.Transformer.generate_square_subsequent_mask(S), src_key_padding_mask=kpm)
+        loss = (y * tgt).mean() + a.pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), (a - r).abs().max().item() < 1e-5, (w - rw).abs().max().item() < 1e-5, w])
+    out.append([F._pair(3), F._single((2,)), F._triple(1), F._Reduction.get_enum("sum"),
+                F._verify_batch_size([2, 3]), F._unpool_output_size(torch.ones(1, 1, 2, 2), [2, 2], [2, 2], [0, 0], None)])
+    return out
+
+
 CASES = {
     "name_classifier_packed_gru": (name_classifier, {}),
     "seq2seq_attention_teacher_forcing": (seq2seq_attention, {}),
@@ -1893,6 +1954,7 @@ CASES = {
     "d2l_from_scratch": (d2l_scratch, {}),
     "dqn_replay_soft_update": (dqn, {}),
     "fgsm_and_style_transfer_lbfgs": (fgsm_style, {}),
+    "custom_attention_from_functional_helpers": (custom_attention_layers, {}),
 }
 
 
@@ -1962,3 +2024,35 @@ def test_load_of_an_empty_or_foreign_file_raises_torchs_error_class(tmp_path, da
             L.load(io.BytesIO(data))
     with pytest.raises(RuntimeError):
         ptcore.load(path)
+
+
+_F_PRIVATE = ["_Reduction", "_canonical_mask", "_none_or_dtype", "_in_projection", "_in_projection_packed",
+              "_mha_shape_check", "_verify_batch_size", "_verify_spatial_size", "_pair", "_single",
+              "_triple", "_list_with_default", "_unpool_output_size", "_get_softmax_dim"]
+
+
+@pytest.mark.parametrize("name", _F_PRIVATE)
+def test_functional_private_helpers_research_code_imports_exist(name):
+    # custom MultiheadAttention / TransformerEncoderLayer copies import these from
+    # torch.nn.functional; ptcore.nn.functional had none of them
+    assert hasattr(torch.nn.functional, name)
+    assert hasattr(ptcore.nn.functional, name)
+
+
+@pytest.mark.parametrize("same", ["qkv", "kv", "none"])
+def test_in_projection_packed_returns_viewable_projections_as_torch(same):
+    rng = np.random.RandomState(0)
+    arrays = [rng.randn(5, 3, 8).astype(np.float32) for _ in range(3)] + \
+        [rng.randn(24, 8).astype(np.float32), rng.randn(24).astype(np.float32)]
+    res = []
+    for L in (torch, ptcore):
+        q, k, v, w, b = [L.from_numpy(a) for a in arrays]
+        if same == "qkv":
+            k = v = q
+        elif same == "kv":
+            v = k
+        outs = L.nn.functional._in_projection_packed(q, k, v, w, b)
+        # the caller views the projections into heads, as torch's own forward does
+        res.append([o.view(o.shape[0], 3 * 2, 4).numpy() for o in outs])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -61,3 +61,14 @@ del _relu_device_fast
 # torch.nn.functional re-exports torch.overrides' helpers for functions that implement __torch_function__
 from ptcore._dispatch.torch_function import (  # noqa: F401,E402
     handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic)
+# private helpers of torch.nn.functional that research code imports from it (custom
+# MultiheadAttention / TransformerEncoderLayer copies: F._canonical_mask,
+# F._in_projection_packed ...; custom norms: F._verify_batch_size)
+from ptcore.nn import _reduction as _Reduction  # noqa: F401,E402
+from ptcore.nn.modules.utils import (  # noqa: F401,E402
+    _list_with_default, _pair, _single, _triple)
+from ptcore.nn.functional._attention import (  # noqa: F401,E402
+    _canonical_mask, _in_projection, _in_projection_packed, _mha_shape_check, _none_or_dtype)
+from ptcore.nn.functional._norm import _verify_batch_size, _verify_spatial_size  # noqa: F401,E402
+from ptcore.nn.functional._pool import _unpool_output_size  # noqa: F401,E402
+from ptcore._ops.reduction import _get_softmax_dim  # noqa: F401,E402

@@ -390,7 +390,8 @@ def _in_projection_packed(q, k, v, w, b=None):
     if k is v:
         if q is k:
             proj = _linear(q, w, b)
-            proj = proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            # contiguous as torch's: callers view the projections (q.view(L, N * H, d))
+            proj = proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
             return proj[0], proj[1], proj[2]
         w_q, w_kv = w.split([E, E * 2])
         if b is None:
@@ -399,7 +400,7 @@ def _in_projection_packed(q, k, v, w, b=None):
             b_q, b_kv = b.split([E, E * 2])
         q_proj = _linear(q, w_q, b_q)
         kv_proj = _linear(k, w_kv, b_kv)
-        kv_proj = kv_proj.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+        kv_proj = kv_proj.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
         return q_proj, kv_proj[0], kv_proj[1]
     w_q, w_k, w_v = w.chunk(3)
     if b is None:
