@@ -1010,8 +1010,38 @@ def drive_function(cls, args, kwargs, level):
             tg = cls.jvp(ctx, *tins)
         finally:
             ctx._saved, ctx.to_save = saved
+        _check_function_jvp(out, tg, args, tins, ctx)
         _attach(out, tg, level, args, kwargs)
     return out
+
+
+def _check_function_jvp(out, tg, args, tins, ctx):
+    """torch's checks of a custom Function's jvp results against its outputs."""
+    outs = out if isinstance(out, tuple) else (out,)
+    tgs = tg if isinstance(tg, (tuple, list)) else (tg,)
+    if len(tgs) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(tgs)})")
+    dirty = getattr(ctx, "_dirty", ())
+    for o, t in zip(outs, tgs):
+        if not (_T(o) and _T(t)):
+            continue
+        if tuple(t.shape) != tuple(o.shape):
+            raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                               f"that of the original Tensor, this is not supported. Tensor is of "
+                               f"size {list(o.shape)} while the given forward gradient is of size "
+                               f"{list(t.shape)}.")
+        k = next((i for i, a in enumerate(args) if a is o), None)
+        if k is not None and any(d is o for d in dirty):
+            if t is not tins[k]:
+                raise RuntimeError("An inplace custom Function is not modifying the forward mode "
+                                   "gradients inplace. If the forward is modifying an input "
+                                   "inplace, then the jvp function must modify the corresponding "
+                                   "gradient inplace.")
+        elif t._base is None and (k is not None or o._base is not None and any(
+                _T(a) and a.untyped_storage() is o.untyped_storage() for a in args)):
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
 
 
 # ---------------------------------------------------------------------------

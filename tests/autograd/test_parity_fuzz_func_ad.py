@@ -339,3 +339,53 @@ def test_functional_call_key_of_a_submodule_raises_type_error():
                                        "0": L.ones(3, 3, dtype=L.float64)},
                                    (L.ones(3, dtype=L.float64),))
         assert isinstance(m[0], L.nn.Linear) and isinstance(m[1].weight, L.nn.Parameter)
+
+
+# ---- custom Function jvp: torch's checks of what jvp returns
+
+_JA = np.arange(1.0, 7.0).reshape(2, 3) / 7
+
+
+def _function_jvp(L, forward, jvp, dirty=False, rg=False):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            if dirty:
+                ctx.mark_dirty(x)
+            return forward(x)
+
+        @staticmethod
+        def backward(ctx, *g):
+            return g[0]
+
+        @staticmethod
+        def jvp(ctx, t):
+            return jvp(t)
+    fa = L.autograd.forward_ad
+    with fa.dual_level():
+        x = _t(L, _JA, rg)
+        d = fa.make_dual(x.clone() if rg else x, _t(L, np.ones_like(_JA)))
+        o = F.apply(d)
+        os = o if isinstance(o, tuple) else (o,)
+        return [fa.unpack_dual(v).tangent for v in os]
+
+
+@pytest.mark.parametrize("rg", [False, True])
+@pytest.mark.parametrize("case", [
+    (lambda x: x.mul_(2), lambda t: t.mul_(2), True),          # in place: fine
+    (lambda x: x.mul_(2), lambda t: t * 2, True),              # not in place: error
+    (lambda x: (x * 2, x * 3), lambda t: t * 2, False),        # one tangent for two outputs
+    (lambda x: x * 2, lambda t: t[0], False),                  # wrong size
+    (lambda x: x, lambda t: t, False),                         # input as-is, jvp not a view
+    (lambda x: x, lambda t: t.view_as(t), False),
+    (lambda x: x.view(-1), lambda t: t.view(-1), False),
+    (lambda x: x.view(-1), lambda t: t.reshape(-1).clone(), False),
+    (lambda x: x.T, lambda t: t.T, False),
+    (lambda x: x.detach(), lambda t: t.detach(), False),
+    (lambda x: x.clone(), lambda t: t, False),
+])
+def test_function_jvp_results_are_checked_as_torch(case, rg):
+    fw, jv, dirty = case
+    r = _both(lambda L: _function_jvp(L, fw, jv, dirty, rg))
+    if r is not None:
+        _same(_np(r[0]), _np(r[1]))
