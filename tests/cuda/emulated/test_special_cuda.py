@@ -513,6 +513,11 @@ def test_cephes_float32_matches_cpu(name):
     assert r.dtype is ptcore.float32
     a, c = r.cpu().numpy(), fn(x).numpy()
     keep = ~(np.isnan(c) & np.isfinite(x.numpy()))       # (SciPy's airy gives up far left: nan)
+    if name == "airy_ai":
+        # far left Ai's phase 2/3 |x|^1.5 exceeds float32's integers: the CPU follows
+        # torch's float32 evaluation there (Ai(-1e7) 0.00327), the device kernel
+        # computes in double (0.00542, the value)
+        keep &= ~(x.numpy() < -1e6)
     _assert_close(a[keep], c[keep], 1e-6, 1e-37 + _jy_atol(name, x.numpy())[keep])
     assert np.array_equal(np.isnan(a[keep]), np.isnan(c[keep]))
 
