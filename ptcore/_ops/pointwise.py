@@ -13,6 +13,7 @@ point's device layer.
 import builtins
 import math
 import numbers
+import operator
 import warnings
 
 import numpy as _np
@@ -411,6 +412,15 @@ _export(square)
 _TENSOR_METHODS["square_"] = square_
 
 
+def _decimals_arg(decimals):
+    """torch's int64 ``decimals``: a bool or a float is a TypeError."""
+    if isinstance(decimals, builtins.bool) or not hasattr(decimals, "__index__"):
+        raise TypeError(f"round() received an invalid combination of arguments - got (Tensor, "
+                        f"decimals={type(decimals).__name__}), but expected one of: (Tensor input) "
+                        f"or (Tensor input, *, int decimals)")
+    return operator.index(decimals)
+
+
 def _ten_pow(decimals):
     """``10 ** |decimals|`` as torch's round kernel takes it: inf past the
     double range (so every element rounds to nan, as torch), not an error."""
@@ -425,7 +435,7 @@ def round(input, *, decimals=0, out=None):
     _check_out_same_dtype(out, dt)
     if dt.is_complex or dt is _C.bool_:
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")
-    decimals = int(decimals)
+    decimals = _decimals_arg(decimals)
     if decimals == 0 or dt._category < _FLOAT_CAT:
         if decimals != 0:
             raise NotImplementedError("round_cpu not implemented for integer types with decimals != 0")
@@ -435,6 +445,7 @@ def round(input, *, decimals=0, out=None):
 
 
 def round_(self, *, decimals=0):
+    decimals = _decimals_arg(decimals)
     dt = self.dtype
     if dt.is_complex or dt is _C.bool_ or (decimals != 0 and dt._category < _FLOAT_CAT):
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{_name(dt)}'")

@@ -351,6 +351,8 @@ POLYGAMMA_FUNCTION = [None]
 def polygamma(n, input, *, out=None):
     """``n``-th derivative of the digamma function (``torch.polygamma``)."""
     _check_tensor(input, "polygamma", "input", 2)
+    if isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
     n = operator.index(n)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")

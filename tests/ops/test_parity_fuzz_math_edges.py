@@ -286,3 +286,24 @@ def test_addc_value_out_of_int64_range(call):
     # used it as a float)
     _raises_same(lambda: call(torch, torch.tensor([1.0, 2.0])),
                  lambda: call(ptcore, ptcore.tensor([1.0, 2.0])))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.polygamma(True, x),
+    lambda m, x: m.polygamma(1.0, x),
+    lambda m, x: m.round(x, decimals=1.5),
+    lambda m, x: m.round(x, decimals=True),
+    lambda m, x: x.clone().round_(decimals=2.0),
+    lambda m, x: m.special.round(x, decimals=False),
+])
+def test_int_argument_types(call):
+    # torch's parser: polygamma's n and round's decimals are ints (a bool or
+    # a float is a TypeError; ptcore took them as ints)
+    _raises_same(lambda: call(torch, torch.tensor([1.25, 2.5])),
+                 lambda: call(ptcore, ptcore.tensor([1.25, 2.5])))
+
+
+def test_round_decimals_index_types():
+    t = torch.tensor([1.2345, -2.5])
+    _same(torch.round(t, decimals=np.int64(2)), ptcore.round(_pt(t), decimals=np.int64(2)))
+    _same(torch.round(t, decimals=torch.tensor(1)), ptcore.round(_pt(t), decimals=ptcore.tensor(1)))
