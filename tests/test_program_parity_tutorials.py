@@ -2056,3 +2056,35 @@ def test_in_projection_packed_returns_viewable_projections_as_torch(same):
         res.append([o.view(o.shape[0], 3 * 2, 4).numpy() for o in outs])
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("module, name", [
+    ("nn.modules.normalization", "_shape_t"),
+    ("nn.modules.activation", "_check_arg_device"),
+    ("nn.modules.activation", "_arg_requires_grad"),
+    ("nn.modules.activation", "_is_make_fx_tracing"),
+    ("nn.utils.rnn", "_packed_sequence_init"),
+    ("nn.utils.rnn", "_packed_sequence_init_args"),
+])
+def test_module_private_names_research_code_imports_exist(module, name):
+    # `from torch.nn.modules.normalization import _shape_t` (custom norm layers),
+    # copies of MultiheadAttention.forward, code building PackedSequences
+    for L in (torch, ptcore):
+        assert hasattr(importlib.import_module(f"{L.__name__}.{module}"), name)
+
+
+def test_private_helpers_behave_as_torchs():
+    got, want = [], []
+    for L, out in ((ptcore, got), (torch, want)):
+        act = importlib.import_module(f"{L.__name__}.nn.modules.activation")
+        rnn = L.nn.utils.rnn
+        x = L.ones(2, requires_grad=True)
+        out.append([act._check_arg_device(x), act._check_arg_device(None),
+                    act._arg_requires_grad(x), act._arg_requires_grad(None),
+                    act._arg_requires_grad(L.ones(1)), act._is_make_fx_tracing()])
+        p = rnn.pack_sequence([L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0, 5.0])], enforce_sorted=False)
+        q = rnn._packed_sequence_init(p.data, p.batch_sizes, p.sorted_indices)
+        out.append([type(q).__name__, q.data, q.batch_sizes, q.sorted_indices, q.unsorted_indices,
+                    rnn.pad_packed_sequence(q, batch_first=True)[0]])
+        out.append(list(rnn._packed_sequence_init_args((p.data, p.batch_sizes), sorted_indices=p.sorted_indices)))
+    assert_close(_comparable(got), _comparable(want))

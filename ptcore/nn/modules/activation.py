@@ -17,6 +17,22 @@ __all__ = [
 ]
 
 
+# MultiheadAttention's fast-path checks, which copies of its forward import from here
+def _check_arg_device(x):
+    """True when ``x`` is None or on a device the fused attention path runs on."""
+    return x is None or x.device.type in ("cpu", "cuda")
+
+
+def _arg_requires_grad(x):
+    """True when ``x`` is a tensor that requires grad."""
+    return x is not None and x.requires_grad
+
+
+def _is_make_fx_tracing():
+    """ptcore has no make_fx proxy-tensor tracer: never tracing."""
+    return False
+
+
 def _inplace_only(self):
     return "inplace=True" if self.inplace else ""
 

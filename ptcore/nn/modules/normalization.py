@@ -1,5 +1,6 @@
 """Layer, group, RMS and local response normalization modules of ``ptcore.nn``."""
 import numbers
+import typing
 
 import ptcore
 from ptcore.nn import functional as F
@@ -7,6 +8,10 @@ from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
 
 __all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"]
+
+# the normalized_shape type (torch.nn.modules.normalization._shape_t, which code
+# annotating its own norm layers imports)
+_shape_t = typing.Union[int, typing.List[int], ptcore.Size]
 
 
 def _ones_(t):

@@ -115,6 +115,19 @@ class PackedSequence(_PackedSequenceBase):
         return self.data.is_pinned()
 
 
+def _packed_sequence_init_args(data, batch_sizes=None, sorted_indices=None,
+                               unsorted_indices=None):
+    """``(data, batch_sizes, sorted_indices, unsorted_indices)`` as a PackedSequence
+    would hold them (torch's helper, which code building packed sequences imports)."""
+    p = PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
+    return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices
+
+
+def _packed_sequence_init(data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+    """A PackedSequence of these fields (torch's helper)."""
+    return PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
+
+
 def invert_permutation(permutation):
     """The inverse of a 1-D permutation tensor (None gives None)."""
     if permutation is None:
