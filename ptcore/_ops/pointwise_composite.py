@@ -326,6 +326,8 @@ def _polygamma_cpu(n, x):
         xa = _to_np(x32)
     else:
         import scipy.special as sp
+        if x.dtype is _C.bfloat16:
+            x = x.to(_C.float32)        # (NumPy has no bfloat16; exact)
         xa = _to_np(x, "ptcore.polygamma").astype(np.float64)
         with np.errstate(all="ignore"):
             r = sp.polygamma(n, xa)
@@ -375,6 +377,9 @@ def mvlgamma(input, p, *, out=None):
     p = operator.index(p)
     if input.dtype is _C.bool_:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if input.dtype.is_complex:
+        # (torch fails building its arange of the complex dtype)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_tname(input.dtype)}'")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     dt = _float_dtype(input)

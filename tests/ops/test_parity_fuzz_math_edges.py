@@ -307,3 +307,17 @@ def test_round_decimals_index_types():
     t = torch.tensor([1.2345, -2.5])
     _same(torch.round(t, decimals=np.int64(2)), ptcore.round(_pt(t), decimals=np.int64(2)))
     _same(torch.round(t, decimals=torch.tensor(1)), ptcore.round(_pt(t), decimals=ptcore.tensor(1)))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_polygamma_bfloat16(n):
+    # n >= 2 on bfloat16 raised TypeError (NumPy has no bfloat16)
+    t = torch.tensor([0.5, 1.5, 3.0, -2.5, 10.0], dtype=torch.bfloat16)
+    np.testing.assert_allclose(_np(ptcore.polygamma(n, _pt(t))), _np(torch.polygamma(n, t)),
+                               rtol=1e-2)
+    assert ptcore.polygamma(n, _pt(t)).dtype is ptcore.bfloat16
+
+
+def test_mvlgamma_complex_refused():
+    t = torch.tensor([2.0, 3.0], dtype=torch.complex64)
+    _raises_same(lambda: torch.mvlgamma(t, 2), lambda: ptcore.mvlgamma(_pt(t), 2))
