@@ -89,14 +89,18 @@ clear message.
 import base64
 import builtins
 import collections
+import contextlib
+import enum
 import io
 import json
 import math
 import mmap as _mmap_mod
 import os
 import pickle
+import shutil
 import struct
 import sys
+import tempfile
 import threading
 import warnings
 import zipfile
@@ -112,7 +116,10 @@ from ptcore._pickle_checkpoint import (  # noqa: F401
 )
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "get_unsafe_globals_in_checkpoint", "safe_globals", "skip_data"]
+           "get_unsafe_globals_in_checkpoint", "safe_globals", "skip_data",
+           "default_restore_location", "location_tag", "normalize_storage_type", "register_package",
+           "SourceChangeWarning", "mkdtemp", "LoadEndianness", "get_default_load_endianness",
+           "set_default_load_endianness"]
 
 FORMAT_VERSION = 1
 _ALIGN = 64
@@ -242,9 +249,88 @@ def _restore_location(storage, location):
                        f"{location!r}: ptcore can map storages to 'cpu' and 'cuda' only")
 
 
+# -- torch.serialization's public helpers (fairseq-style loaders call
+# default_restore_location in their map_location; device extensions register packages)
+
+_packages = []   # (priority, tagger, deserializer), sorted by priority
+
+
+def register_package(priority, tagger, deserializer):
+    """Register a device's ``tagger(storage) -> str | None`` (its location tag)
+    and ``deserializer(storage, location) -> storage | None`` (the storage on
+    that location), tried in increasing ``priority`` before ptcore's own."""
+    _packages.append((priority, tagger, deserializer))
+    _packages.sort(key=lambda t: t[0])
+
+
+def location_tag(storage):
+    """The location a storage is saved with: ``"cpu"``, ``"cuda:0"`` ..."""
+    for _, tagger, _ in _packages:
+        tag = tagger(storage)
+        if tag:
+            return tag
+    dev = storage.device
+    if dev.type == "cpu":
+        return "cpu"
+    return f"{dev.type}:{0 if dev.index is None else dev.index}"
+
+
+def default_restore_location(storage, location):
+    """``storage`` on the device ``location`` names (``"cpu"``, ``"cuda:1"``): what
+    ``load`` does without a ``map_location``; RuntimeError for an unknown location."""
+    for _, _, deserializer in _packages:
+        result = deserializer(storage, location)
+        if result is not None:
+            return result
+    return _restore_location(storage, location)
+
+
+def normalize_storage_type(storage_type):
+    """The ptcore class of the storage type named as ``storage_type``."""
+    return getattr(ptcore, storage_type.__name__)
+
+
+class SourceChangeWarning(Warning):
+    """torch's warning for a pickled module whose source changed (ptcore
+    checkpoints hold no code: it is never raised, only caught)."""
+
+
+@contextlib.contextmanager
+def mkdtemp():
+    """A temporary directory, removed on exit."""
+    path = tempfile.mkdtemp()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+class LoadEndianness(enum.Enum):
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+_load_endianness = [None]
+
+
+def get_default_load_endianness():
+    """The byte order assumed for a checkpoint that does not record one (None: native)."""
+    return _load_endianness[0]
+
+
+def set_default_load_endianness(endianness):
+    """Set the byte order assumed for a checkpoint that does not record one.
+    Every checkpoint ptcore reads records it (little endian), so this only
+    keeps the setting that ``get_default_load_endianness`` returns."""
+    if endianness is not None and not isinstance(endianness, LoadEndianness):
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _load_endianness[0] = endianness
+
+
 def _make_restore(map_location):
     if map_location is None:
-        return _restore_location
+        return default_restore_location if _packages else _restore_location
     if isinstance(map_location, dict):
         table = {_as_location(k) if not isinstance(k, str) else k: _as_location(v)
                  for k, v in map_location.items()}

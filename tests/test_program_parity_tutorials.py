@@ -2088,3 +2088,46 @@ def test_private_helpers_behave_as_torchs():
                     rnn.pad_packed_sequence(q, batch_first=True)[0]])
         out.append(list(rnn._packed_sequence_init_args((p.data, p.batch_sizes), sorted_indices=p.sorted_indices)))
     assert_close(_comparable(got), _comparable(want))
+
+
+def test_serialization_helpers_a_loader_calls_as_torch(tmp_path):
+    # fairseq-style: torch.load(f, map_location=lambda s, l: default_restore_location(s, "cpu"))
+    got, want = [], []
+    for L, out in ((ptcore, got), (torch, want)):
+        S = L.serialization
+        path = tmp_path / f"{L.__name__}.pt"
+        L.save({"w": L.arange(3.0), "step": 2}, path)
+        out.append(L.load(path, map_location=lambda s, loc: S.default_restore_location(s, "cpu")))
+        out.append(S.location_tag(L.ones(1).untyped_storage()))
+        with pytest.raises(RuntimeError):
+            S.default_restore_location(L.ones(1).untyped_storage(), "nowhere")
+        before = S.get_default_load_endianness()
+        S.set_default_load_endianness(S.LoadEndianness.LITTLE)
+        out.append([before, S.get_default_load_endianness().name])
+        S.set_default_load_endianness(None)
+        with S.mkdtemp() as d:
+            out.append(os.path.isdir(d))
+        out.append(os.path.isdir(d))
+        out.append(issubclass(S.SourceChangeWarning, Warning))
+    assert_close(_comparable(got), _comparable(want))
+
+
+def test_register_package_deserializer_is_consulted_by_load(tmp_path):
+    seen = []
+
+    def tagger(storage):
+        return None
+
+    def deserializer(storage, location):
+        seen.append(location)
+        return storage
+
+    n = len(ptcore.serialization._packages)
+    ptcore.serialization.register_package(5, tagger, deserializer)
+    try:
+        path = tmp_path / "c.pt"
+        ptcore.save({"w": ptcore.ones(2)}, path)
+        assert ptcore.load(path)["w"].tolist() == [1.0, 1.0]
+        assert seen == ["cpu"]
+    finally:
+        del ptcore.serialization._packages[n:]
