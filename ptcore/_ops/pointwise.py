@@ -1268,10 +1268,11 @@ def _pow_impl(a, e, out, inplace):
         # torch converts the exponent to the tensor's type with an overflow
         # check (int8 ** 255, float16 ** 1e10 raise); float32 and wider take
         # it as a double
-        if isinstance(e, numbers.Integral):
+        if isinstance(e, numbers.Integral) and not (dt is _C.float16 or dt is _C.bfloat16):
             if not (dt._category < _FLOAT_CAT and e < 0):   # that one raises below
                 _scalar_fits(e, dt)
-        elif dt is _C.float16 or dt is _C.bfloat16:
+        elif dt is _C.float16 or dt is _C.bfloat16:         # (float16 ** 65520 too)
+            _big_int_check(e)
             _C._checked_scalar(float(e), dt)
     if _is_number(e) and _real_exponent(e) is not None and dt._category >= _FLOAT_CAT:
         r = _pow_scalar_special(a, _real_exponent(e), out, dt, "pow_" if inplace else "pow", inplace)
@@ -1654,9 +1655,21 @@ def _lerp_dtype(input, end, weight):
     return _lerp_check(input, end, weight)
 
 
+def _lerp_weight_check(weight, dt):
+    """torch's conversion of a number weight: an int past (u)int64 is an
+    OverflowError, a float past float32's range a RuntimeError for the
+    float32/float16/bfloat16 kernels (their opmath type is float)."""
+    if isinstance(weight, builtins.int):
+        _big_int_check(weight)
+    if isinstance(weight, (builtins.int, builtins.float)) and not -3.4e38 <= weight <= 3.4e38 \
+            and (dt is _C.float32 or dt is _C.float16 or dt is _C.bfloat16):
+        _C._checked_scalar(float(weight), _C.float32)
+
+
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
     dt = _lerp_dtype(input, end, weight)
+    _lerp_weight_check(weight, dt)
     return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
 
 
@@ -1664,6 +1677,7 @@ def lerp_(self, end, weight):
     if isinstance(self, _TensorBase):
         _check_inplace_result(self, self.dtype, end, weight)
     dt = _lerp_dtype(self, end, weight)
+    _lerp_weight_check(weight, dt)
     return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
 
 

@@ -321,3 +321,35 @@ def test_polygamma_bfloat16(n):
 def test_mvlgamma_complex_refused():
     t = torch.tensor([2.0, 3.0], dtype=torch.complex64)
     _raises_same(lambda: torch.mvlgamma(t, 2), lambda: ptcore.mvlgamma(_pt(t), 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("weight", [1e39, -1e300, 70000.0, math.inf, 2 ** 70])
+def test_lerp_number_weight_range(dtype, weight):
+    # torch converts the weight to float for the float32/half kernels:
+    # beyond float32's range a RuntimeError (ptcore computed with it)
+    a, b = torch.tensor([1.0, 2.0], dtype=dtype), torch.tensor([3.0, 4.0], dtype=dtype)
+    for call in (lambda m, x, y: m.lerp(x, y, weight), lambda m, x, y: x.lerp_(y, weight)):
+        try:
+            tr = call(torch, a.clone(), b)
+        except Exception as e:  # noqa: BLE001
+            with pytest.raises(type(e)):
+                call(ptcore, _pt(a), _pt(b))
+            continue
+        _same(tr, call(ptcore, _pt(a), _pt(b)), rtol=1e-2)
+
+
+@pytest.mark.parametrize("exponent", [65504, 65520, 100000, -100000, 2 ** 64 - 1, 2 ** 70])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_pow_half_int_exponent_range(exponent, dtype):
+    # torch converts an int exponent to the half type with its overflow check
+    # (float16 ** 65520 raises; ptcore computed it)
+    a = torch.tensor([1.0, 2.0, 0.5], dtype=dtype)
+    for call in (lambda m, x: m.pow(x, exponent), lambda m, x: x.pow_(exponent)):
+        try:
+            tr = call(torch, a.clone())
+        except Exception as e:  # noqa: BLE001
+            with pytest.raises(type(e)):
+                call(ptcore, _pt(a))
+            continue
+        _same(tr, call(ptcore, _pt(a)), rtol=1e-2)
