@@ -2131,3 +2131,17 @@ def test_register_package_deserializer_is_consulted_by_load(tmp_path):
         assert seen == ["cpu"]
     finally:
         del ptcore.serialization._packages[n:]
+
+
+def test_checkpoint_private_helpers_as_torch():
+    # copies of torch.utils.checkpoint (Megatron/DeepSpeed-style recompute) call these
+    got, want = [], []
+    for L, out in ((ptcore, got), (torch, want)):
+        c = L.utils.checkpoint
+        out.append([c._get_autocast_kwargs(), c._get_autocast_kwargs("cpu")])
+        with L.autocast("cpu", dtype=L.bfloat16):
+            out.append(c._get_autocast_kwargs("cpu"))
+        out.append([c._get_device_module("cpu").__name__.split(".")[-1], str(c._get_device_module("meta"))])
+        with pytest.raises(AttributeError):
+            c._get_device_module("nodevice")
+    assert_close(_comparable(got), _comparable(want))

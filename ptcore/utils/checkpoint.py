@@ -163,6 +163,24 @@ def _device_module(device_type):
     return getattr(ptcore, device_type, None)
 
 
+def _get_device_module(device="cuda"):
+    """``ptcore.<device>`` (torch's helper, which copied checkpoint code calls)."""
+    if device == "meta":
+        return ptcore.device("meta")
+    return getattr(ptcore, device)
+
+
+def _get_autocast_kwargs(device_type="cuda"):
+    """``(device_kwargs, cpu_kwargs)``: the autocast state to re-enter when
+    recomputing (torch's helper; device_kwargs is None where the device has no
+    autocast)."""
+    def state(dt):
+        return {"enabled": ptcore.is_autocast_enabled(dt), "dtype": ptcore.get_autocast_dtype(dt),
+                "cache_enabled": ptcore.is_autocast_cache_enabled()}
+    device_kwargs = state(device_type) if ptcore.amp.is_autocast_available(device_type) else None
+    return device_kwargs, state("cpu")
+
+
 def _device_rng_ready(device_type):
     """True when ``device_type`` has an initialised RNG whose state can be
     saved (ptcore's device modules may not have per-device generators)."""
