@@ -1127,11 +1127,18 @@ def nextafter_(self, other):
 _export(nextafter)
 __all__.remove("nextafter")
 _TENSOR_METHODS["nextafter_"] = nextafter_
+def _scalar_value(v):
+    return float(v) if isinstance(v, builtins.int) and not -2 ** 63 <= v < 2 ** 63 else v
+
+
 def _xlogy_lowp(a, b, out, dt, fname, inplace):
     # PyTorch's Half/BFloat16 xlogy: log(y) rounded to the dtype, then x * it;
     # NaN where y is NaN, else 0 where x == 0
-    a = a if isinstance(a, _TensorBase) else _C.full((), a, dtype=dt)
-    b = b if isinstance(b, _TensorBase) else _C.full((), b, dtype=dt)
+    _big_int_check(a, b)
+    # (a number operand as a double first: an int past int64, which torch
+    # takes as a uint64 scalar, does not fit C's long long)
+    a = a if isinstance(a, _TensorBase) else _C.full((), _scalar_value(a), dtype=dt)
+    b = b if isinstance(b, _TensorBase) else _C.full((), _scalar_value(b), dtype=dt)
     prod = _binary("mul", a, _unary("log", b, None, dt, dt, fname), None, dt, dt, fname)
     r = where(b != b, _C.full((), float("nan"), dtype=dt),  # noqa: F821
               where(a == 0, _C.zeros((), dtype=dt), prod))  # noqa: F821

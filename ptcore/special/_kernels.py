@@ -272,6 +272,8 @@ def _as_tensor_pair(fname, a, b, allow_scalar_first):
             raise _tensor_type_error(fname, "input", 1, a)
     if not tb and not isinstance(b, _numbers.Number):
         raise _tensor_type_error(fname, "other", 2, b)
+    from ptcore._ops.pointwise import _big_int_check
+    _big_int_check(a, b)        # torch's parser: an int past (u)int64 is an OverflowError
     dt = ptcore.result_type(a, b)
     return dt
 

@@ -353,3 +353,23 @@ def test_pow_half_int_exponent_range(exponent, dtype):
                 call(ptcore, _pt(a))
             continue
         _same(tr, call(ptcore, _pt(a)), rtol=1e-2)
+
+
+@pytest.mark.parametrize("number", [2 ** 63, 2 ** 64 - 1, 2 ** 70, -2 ** 64])
+@pytest.mark.parametrize("call", [
+    lambda m, t, s: m.special.xlogy(t, s), lambda m, t, s: m.special.xlogy(s, t),
+    lambda m, t, s: m.xlogy(s, t), lambda m, t, s: m.special.xlog1py(t, s),
+    lambda m, t, s: m.special.zeta(s, t), lambda m, t, s: m.special.hermite_polynomial_h(t, s),
+])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_special_binary_big_int_number(number, call, dtype):
+    # an int past int64 is torch's uint64 scalar (float16 xlogy raised
+    # ValueError), past uint64 an OverflowError (ptcore computed)
+    t = torch.tensor([0.5, 2.0], dtype=dtype)
+    try:
+        tr = call(torch, t, number)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            call(ptcore, _pt(t), number)
+        return
+    _same(tr, call(ptcore, _pt(t), number), rtol=1e-3)
