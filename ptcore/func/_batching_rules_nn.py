@@ -64,8 +64,10 @@ _FOLD_N = {"max_pool1d": 1, "max_pool2d": 2, "max_pool3d": 3, "avg_pool1d": 1, "
            "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 3,
            "adaptive_max_pool1d_with_indices": 1, "adaptive_max_pool2d_with_indices": 2,
            "adaptive_max_pool3d_with_indices": 3, "lp_pool1d": 1, "lp_pool2d": 2, "lp_pool3d": 3,
-           "pixel_shuffle": 2, "pixel_unshuffle": 2, "dropout1d": 1, "dropout2d": 2,
-           "dropout3d": 3, "feature_dropout": None, "channel_shuffle": None,
+           "pixel_shuffle": 2, "pixel_unshuffle": 2, "dropout1d": 1,
+           # (dropout2d takes a 3-d input as (N, C, L), as torch: never batch-as-N)
+           "dropout2d": None, "dropout3d": 3, "feature_dropout": None,
+           "feature_alpha_dropout": None, "channel_shuffle": None,
            "native_channel_shuffle": None, "interpolate": None, "upsample": None,
            "upsample_nearest": None, "upsample_bilinear": None, "group_norm": None,
            "local_response_norm": None, "fold": None}

@@ -72,7 +72,7 @@ def _physical_others(c):
       "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink", "softsign",
       "softplus", "logsigmoid", "sigmoid", "tanh", "threshold", "relu_", "elu_", "selu_",
       "celu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu", "rrelu_", "dropout",
-      "alpha_dropout", "feature_alpha_dropout", "dropout_", "alpha_dropout_", "tril", "triu",
+      "alpha_dropout", "dropout_", "alpha_dropout_", "tril", "triu",
       "tril_", "triu_", "layer_norm", "rms_norm", "view_as_real", "view_as_complex", "real",
       "imag", "nan_to_num", "nan_to_num_", "fill_", "zero_", "new_empty_like")
 def _unary(c):

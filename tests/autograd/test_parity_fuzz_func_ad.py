@@ -389,3 +389,30 @@ def test_function_jvp_results_are_checked_as_torch(case, rg):
     r = _both(lambda L: _function_jvp(L, fw, jv, dirty, rg))
     if r is not None:
         _same(_np(r[0]), _np(r[1]))
+
+
+# ---- vmap over channel dropouts: which dims share one mask entry
+
+def _mask_pattern(r):
+    """For each dim after the batch: whether the result is constant along it."""
+    return [bool((r == r.narrow(d, 0, 1)).all()) for d in range(1, r.dim())]
+
+
+@pytest.mark.parametrize("shape", [(40, 2, 3, 4), (40, 2, 3, 4, 5), (40, 3, 4), (40, 2, 3)])
+@pytest.mark.parametrize("name", ["feature_alpha_dropout", "dropout2d", "dropout1d", "dropout3d",
+                                  "alpha_dropout", "dropout"])
+def test_vmap_channel_dropout_masks_as_torch(name, shape):
+    if name == "dropout1d" and len(shape) == 5:
+        return
+    out = []
+    for L in LIBS:
+        L.manual_seed(0)
+        r = L.func.vmap(lambda v: getattr(L.nn.functional, name)(v, 0.5, True),
+                        randomness="different")(L.ones(*shape, dtype=L.float64))
+        out.append(_mask_pattern(r))
+    assert out[0] == out[1]
+
+
+def test_vmap_feature_alpha_dropout_of_a_1d_sample_raises():
+    assert _both(lambda L: L.func.vmap(lambda v: L.nn.functional.feature_alpha_dropout(
+        v, 0.5, True), randomness="different")(L.ones(3, 4, dtype=L.float64))) is None
