@@ -399,20 +399,23 @@ class Tensor(_TensorBase):
         """The number of sparse dimensions: 0 for a strided tensor."""
         return 0
 
-    def type(self, dtype=None, non_blocking=False, **kwargs):
+    def type(self, dtype=None, non_blocking=False, *, memory_format=None):
         """The legacy type name (``'ptcore.FloatTensor'``), or a converted tensor."""
         if dtype is None:
             return _legacy_type_name(self)
         if isinstance(dtype, str):
             name = dtype
             cuda = False
-            for prefix in ("ptcore.cuda.", "torch.cuda."):
+            for prefix in ("ptcore.cuda.", "torch.cuda.", "ptcore.", "torch."):
                 if name.startswith(prefix):
-                    cuda, name = True, name[len(prefix):]
-            for prefix in ("ptcore.", "torch."):
-                if name.startswith(prefix):
-                    name = name[len(prefix):]
-            match = [d for d in _C._all_dtypes() if d._legacy + "Tensor" == name]
+                    cuda, name = ".cuda." in prefix, name[len(prefix):]
+                    break
+            else:
+                raise ValueError(f"invalid type: '{dtype}'")      # (torch's full names only)
+            if name == "Tensor":                    # the default tensor type
+                match = [_C.get_default_dtype()]
+            else:
+                match = [d for d in _C._all_dtypes() if d._legacy + "Tensor" == name]
             if not match:
                 raise ValueError(f"invalid type: '{dtype}'")
             return self.to(device="cuda" if cuda else self.device, dtype=match[0],
@@ -421,9 +424,17 @@ class Tensor(_TensorBase):
             return self.to(dtype=dtype.dtype, non_blocking=non_blocking)  # ptcore.LongTensor ...
         if isinstance(dtype, type) and issubclass(dtype, _TensorBase):
             return self
-        return self.to(dtype=_C._as_dtype(dtype), non_blocking=non_blocking)
+        if not isinstance(dtype, _C.dtype):
+            # torch takes a dtype, a tensor type or its name; not int, float, np.float64
+            t = dtype if isinstance(dtype, type) else type(dtype)
+            name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+            raise ValueError(f"invalid type: '{name}'")
+        return self.to(dtype=dtype, non_blocking=non_blocking)
 
     def type_as(self, other):
+        if not isinstance(other, _TensorBase):
+            raise TypeError("type_as(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
         return self.to(dtype=other.dtype, device=other.device)
 
     def double(self, memory_format=None):

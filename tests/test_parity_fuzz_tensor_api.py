@@ -148,3 +148,27 @@ def test_format_of_tensors_and_subclasses(spec, make):
         except TypeError:
             return "TypeError"
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("arg", [
+    "mod.float64", "'torch.DoubleTensor'", "mod.DoubleTensor", "'torch.IntTensor'", "'torch.Tensor'",
+    "mod.Tensor", "'DoubleTensor'", "int", "float", "np.float64", "'torch.float64'",
+    "mod.int8, True", "dtype=mod.int8, non_blocking=True", "mod.int8, memory_format=mod.preserve_format",
+    "mod.int8, async_=True", "mod.int8, True, True",
+])
+def test_type_conversion_arguments(arg):
+    def run(mod):
+        t = mod.tensor([1.5, 2.0])
+        try:
+            r = eval(f"t.type({arg})", {"t": t, "mod": mod, "np": np})
+        except (TypeError, ValueError) as e:
+            return type(e).__name__
+        return str(r.dtype).split(".")[1], r is t
+    assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("other", ["mod.int8", "1", "[1]"])
+def test_type_as_needs_a_tensor(other):
+    for mod in (torch, ptcore):
+        with pytest.raises(TypeError):
+            mod.zeros(2).type_as(eval(other, {"mod": mod}))
