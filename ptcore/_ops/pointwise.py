@@ -874,10 +874,12 @@ def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
         if not _is_number(alpha):
             raise TypeError(f"{fname}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
     if negate:
+        _big_int_check(alpha)   # (torch's parser, before the bool check)
         _sub_check(a, b)
     if type(alpha) is not int:  # a plain int alpha passes every check
         _alpha_check(dt, alpha)
     if dt is _C.bool_:
+        _big_int_check(alpha)
         if not alpha:
             # a + False * b == a (broadcast against b)
             b = _binary("mul", b, False, None, dt, dt, "mul") if isinstance(b, _TensorBase) else False

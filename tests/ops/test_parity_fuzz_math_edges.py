@@ -373,3 +373,12 @@ def test_special_binary_big_int_number(number, call, dtype):
             call(ptcore, _pt(t), number)
         return
     _same(tr, call(ptcore, _pt(t), number), rtol=1e-3)
+
+
+@pytest.mark.parametrize("fname", ["add", "sub"])
+def test_bool_add_alpha_past_int64(fname):
+    # torch's parser raises OverflowError for the int before the bool rules
+    # (ptcore added, or raised the bool subtraction error)
+    t = torch.tensor([True, False])
+    _raises_same(lambda: getattr(torch, fname)(t, t, alpha=2 ** 70),
+                 lambda: getattr(ptcore, fname)(_pt(t), _pt(t), alpha=2 ** 70))
