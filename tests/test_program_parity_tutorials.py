@@ -2145,3 +2145,43 @@ def test_checkpoint_private_helpers_as_torch():
         with pytest.raises(AttributeError):
             c._get_device_module("nodevice")
     assert_close(_comparable(got), _comparable(want))
+
+
+def _reparametrized_run(L):
+    st = importlib.import_module(f"{L.__name__}.nn.utils.stateless")
+    m = L.nn.Sequential(L.nn.Linear(2, 2), L.nn.BatchNorm1d(2))
+    with L.no_grad():
+        m[0].weight.copy_(L.tensor([[1.0, -1.0], [0.5, 2.0]]))
+        m[0].bias.zero_()
+    w = L.tensor([[2.0, 0.0], [0.0, 3.0]], requires_grad=True)
+    given = {"0.weight": w, "1.running_mean": L.zeros(2)}
+    x = L.tensor([[1.0, 2.0], [3.0, -1.0], [0.0, 1.0]])
+    with st._reparametrize_module(m, given):
+        inside = [m[0].weight is w, type(m[0].weight).__name__]
+        y = m(x)
+    y.pow(2).sum().backward()
+    out = [inside, y, w.grad, given["1.running_mean"], m[1].running_mean,
+           type(m[0].weight).__name__, m[0].weight]
+    with pytest.raises(RuntimeError):
+        with st._reparametrize_module(m, {"nope": w}, strict=True):
+            pass
+    tied = L.nn.Linear(2, 2)
+    pair = L.nn.Sequential(tied, tied)
+    with st._reparametrize_module(pair, {"0.weight": w}, tie_weights=True):
+        out.append(pair[1].weight is w)
+    out.append(pair[1].weight is tied.weight)
+    return out
+
+
+def test_reparametrize_module_as_torch():
+    # torch.nn.utils.stateless._reparametrize_module: imported by meta-learning and
+    # functional-training code; ptcore had only functional_call
+    assert_close(_comparable(_reparametrized_run(ptcore)), _comparable(_reparametrized_run(torch)))
+
+
+def test_share_dist_seed_draws_from_the_generator():
+    for L in (torch, ptcore):
+        dl = importlib.import_module(f"{L.__name__}.utils.data.dataloader")
+        a = dl._share_dist_seed(L.Generator().manual_seed(1), None)
+        b = dl._share_dist_seed(L.Generator().manual_seed(1), None)
+        assert type(a) is int and a == b and a >= 0

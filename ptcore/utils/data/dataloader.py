@@ -41,6 +41,17 @@ def _get_distributed_settings():
     return 1, 0
 
 
+def _share_dist_seed(generator, pg):
+    """A seed drawn from ``generator``, broadcast from rank 0 over the process
+    group ``pg`` so every rank gets the same (torch's helper, which custom
+    DataLoaders import)."""
+    seed = ptcore.tensor(_random_int64(generator))
+    import ptcore.distributed as dist
+    if dist.is_available() and isinstance(pg, dist.ProcessGroup):
+        dist.broadcast(seed, src=0, group=pg)
+    return seed.item()
+
+
 def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
     if worker_init_fn is not None:
         worker_init_fn(worker_id)
