@@ -1920,6 +1920,82 @@ def custom_attention_layers(torch, init, steps=2):
     return out
 
 
+def fno(torch, init, steps=3, opt_name="Adam"):
+    nn = torch.nn; F = torch.nn.functional
+    class SpectralConv1d(nn.Module):
+        def __init__(self, in_channels, out_channels, modes1):
+            super().__init__()
+            self.in_channels, self.out_channels, self.modes1 = in_channels, out_channels, modes1
+            self.scale = (1 / (in_channels * out_channels))
+            self.weights1 = nn.Parameter(self.scale * torch.rand(in_channels, out_channels, self.modes1, dtype=torch.cfloat))
+        def compl_mul1d(self, input, weights):
+            return torch.einsum("bix,iox->box", input, weights)
+        def forward(self, x):
+            batchsize = x.shape[0]
+            x_ft = torch.fft.rfft(x)
+            out_ft = torch.zeros(batchsize, self.out_channels, x.size(-1) // 2 + 1, device=x.device, dtype=torch.cfloat)
+            out_ft[:, :, :self.modes1] = self.compl_mul1d(x_ft[:, :, :self.modes1], self.weights1)
+            return torch.fft.irfft(out_ft, n=x.size(-1))
+    class FNO1d(nn.Module):
+        def __init__(self, modes, width):
+            super().__init__()
+            self.fc0 = nn.Linear(2, width)
+            self.conv0 = SpectralConv1d(width, width, modes)
+            self.w0 = nn.Conv1d(width, width, 1)
+            self.conv1 = SpectralConv1d(width, width, modes)
+            self.w1 = nn.Conv1d(width, width, 1)
+            self.fc1 = nn.Linear(width, 16)
+            self.fc2 = nn.Linear(16, 1)
+        def forward(self, x):
+            grid = torch.linspace(0, 1, x.shape[1]).reshape(1, -1, 1).repeat(x.shape[0], 1, 1)
+            x = torch.cat((x, grid), dim=-1)
+            x = self.fc0(x).permute(0, 2, 1)
+            x = F.gelu(self.conv0(x) + self.w0(x))
+            x = self.conv1(x) + self.w1(x)
+            x = x.permute(0, 2, 1)
+            return self.fc2(F.gelu(self.fc1(x)))
+    model = FNO1d(modes=4, width=8)
+    init(model)
+    rng = np.random.RandomState(70)
+    x = torch.from_numpy(rng.randn(4, 16, 1).astype(np.float32))
+    y = torch.from_numpy(rng.randn(4, 16, 1).astype(np.float32))
+    if opt_name == "Adam":
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    elif opt_name == "AdamW_amsgrad":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, amsgrad=True)
+    elif opt_name == "SGD":
+        opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9, nesterov=True, weight_decay=1e-3)
+    elif opt_name == "RMSprop":
+        opt = torch.optim.RMSprop(model.parameters(), lr=1e-3, centered=True, momentum=0.5)
+    elif opt_name == "Adagrad":
+        opt = torch.optim.Adagrad(model.parameters(), lr=1e-2)
+    elif opt_name == "NAdam":
+        opt = torch.optim.NAdam(model.parameters(), lr=1e-2)
+    elif opt_name == "RAdam":
+        opt = torch.optim.RAdam(model.parameters(), lr=1e-2)
+    elif opt_name == "Adamax":
+        opt = torch.optim.Adamax(model.parameters(), lr=1e-2)
+    elif opt_name == "Adadelta":
+        opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    elif opt_name == "ASGD":
+        opt = torch.optim.ASGD(model.parameters(), lr=1e-2)
+    elif opt_name == "Rprop":
+        opt = torch.optim.Rprop(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    out = []
+    for s in range(steps):
+        opt.zero_grad()
+        l2 = F.mse_loss(model(x).view(4, -1), y.view(4, -1), reduction="mean")
+        l2.backward()
+        gn = nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+        opt.step(); sched.step()
+        out.append([l2.item(), gn.item()])
+    out.append(model.conv0.weights1[0, 0])
+    st = opt.state_dict()["state"]
+    out.append({k: (v.dtype if hasattr(v, "dtype") else v) for k, v in st[1].items()})
+    return out
+
+
 CASES = {
     "name_classifier_packed_gru": (name_classifier, {}),
     "seq2seq_attention_teacher_forcing": (seq2seq_attention, {}),
@@ -1955,6 +2031,9 @@ CASES = {
     "dqn_replay_soft_update": (dqn, {}),
     "fgsm_and_style_transfer_lbfgs": (fgsm_style, {}),
     "custom_attention_from_functional_helpers": (custom_attention_layers, {}),
+    "fourier_neural_operator_complex_adam": (fno, dict(opt_name="Adam")),
+    "fourier_neural_operator_complex_rmsprop": (fno, dict(opt_name="RMSprop")),
+    "fourier_neural_operator_complex_asgd": (fno, dict(opt_name="ASGD")),
 }
 
 
