@@ -172,3 +172,20 @@ def test_type_as_needs_a_tensor(other):
     for mod in (torch, ptcore):
         with pytest.raises(TypeError):
             mod.zeros(2).type_as(eval(other, {"mod": mod}))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn", ["hann_window", "hamming_window", "blackman_window",
+                                "bartlett_window", "kaiser_window"])
+@pytest.mark.parametrize("dt", ["complex64", "complex128", "int32"])
+def test_window_functions_with_complex_or_integer_dtype(fn, dt):
+    def run(mod):
+        out = []
+        for n in (0, 1, 5):
+            try:
+                r = getattr(mod, fn)(n, dtype=_pt(mod, dt))
+                out.append((str(r.dtype).split(".")[1], r.tolist()))
+            except (RuntimeError, NotImplementedError) as e:
+                out.append(type(e).__name__)
+        return out
+    assert run(ptcore) == run(torch)

@@ -146,7 +146,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
 
 def _window(name, N, periodic, dtype, device, requires_grad, make):
     dt = _C.get_default_dtype() if dtype is None else dtype
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
     N = operator.index(N)
     if N < 0:
@@ -155,6 +155,9 @@ def _window(name, N, periodic, dtype, device, requires_grad, make):
         w = ptcore.empty(0, dtype=dt, device=device)
     elif N == 1:
         w = ptcore.ones(1, dtype=dt, device=device)
+    elif dt.is_complex:
+        # torch's check lets complex through, to its arange (which has no complex kernel)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dt._legacy}'")
     else:
         L = N + 1 if periodic else N
         w = make(ptcore.arange(L, dtype=dt, device=device), L)
