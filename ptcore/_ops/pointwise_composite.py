@@ -203,6 +203,15 @@ def frexp(input, *, out=None):
                         f"{type(out).__name__}")
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    if out is not None:
+        # torch: the outs' dtypes exactly, not cast to (a float64 mantissa
+        # of a float32 input, an int64 exponent are refused)
+        if isinstance(out[0], _TensorBase) and out[0].dtype is not input.dtype:
+            raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {input.dtype._legacy.lower()} "
+                               f"but got {out[0].dtype._legacy.lower()}")
+        if isinstance(out[1], _TensorBase) and out[1].dtype is not _C.int32:
+            raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                               f"{out[1].dtype._legacy.lower()}")
     x = input
     wdt = _C.float64 if x.dtype is _C.float64 else _C.float32
     with ptcore.no_grad():

@@ -382,3 +382,22 @@ def test_bool_add_alpha_past_int64(fname):
     t = torch.tensor([True, False])
     _raises_same(lambda: getattr(torch, fname)(t, t, alpha=2 ** 70),
                  lambda: getattr(ptcore, fname)(_pt(t), _pt(t), alpha=2 ** 70))
+
+
+@pytest.mark.parametrize("mant", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("expo", [torch.int32, torch.int64, torch.float32])
+def test_frexp_out_dtypes(mant, expo):
+    # torch: the mantissa out must have the input's dtype and the exponent
+    # out int32 (ptcore cast into any)
+    def call(m, x, a, b):
+        return m.frexp(x, out=(m.empty(0, dtype=a), m.empty(0, dtype=b)))
+    t = torch.tensor([1.5, -0.25, 0.0])
+    try:
+        tr = call(torch, t, mant, expo)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            call(ptcore, _pt(t), _dt(mant), _dt(expo))
+        return
+    pr = call(ptcore, _pt(t), _dt(mant), _dt(expo))
+    _same(tr.mantissa, pr.mantissa)
+    _same(tr.exponent, pr.exponent)
