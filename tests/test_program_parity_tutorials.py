@@ -2144,6 +2144,8 @@ def test_in_projection_packed_returns_viewable_projections_as_torch(same):
     ("nn.modules.activation", "_is_make_fx_tracing"),
     ("nn.utils.rnn", "_packed_sequence_init"),
     ("nn.utils.rnn", "_packed_sequence_init_args"),
+    ("utils.data.dataloader", "_collate_fn_t"),
+    ("utils.data.dataloader", "_worker_init_fn_t"),
 ])
 def test_module_private_names_research_code_imports_exist(module, name):
     # `from torch.nn.modules.normalization import _shape_t` (custom norm layers),

@@ -11,7 +11,7 @@ import os
 import queue
 import signal
 import warnings
-from typing import Generic
+from typing import Any, Callable, Generic, List, TypeVar
 
 import ptcore
 import ptcore.multiprocessing as multiprocessing
@@ -24,6 +24,11 @@ from ptcore.utils.data.sampler import (
 )
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
+
+# the type aliases custom loaders annotate with (torch.utils.data.dataloader's)
+_T = TypeVar("_T")
+_worker_init_fn_t = Callable[[int], None]
+_collate_fn_t = Callable[[List[_T]], Any]
 
 default_collate = _utils.collate.default_collate
 default_convert = _utils.collate.default_convert
