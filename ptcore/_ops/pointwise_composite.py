@@ -258,6 +258,10 @@ def ldexp(input, other, *, out=None):
     return _write_out(r, out)
 
 
+_NORMAL_EXP = {_C.float16: (-14, 15), _C.bfloat16: (-126, 127), _C.float32: (-126, 127),
+               _C.float64: (-1022, 1023)}
+
+
 def _ldexp_exact(x, e):
     """``x * 2**e`` for floating ``x`` and an integral ``e``, rounded once as
     C's ldexp (torch): ``2**e`` itself may overflow or underflow where the
@@ -272,7 +276,11 @@ def _ldexp_exact(x, e):
         p = (k.to(_C.int64) + e.to(_C.int32).to(_C.int64)).clamp(-2300, 2300)
         h = ptcore.where(p > 0, ptcore.div(p, 2, rounding_mode="floor"), ptcore.zeros_like(p))
         s1, s2 = _pow2(p - h, dt), _pow2(h, dt)
-    return ptcore.where(special, x, (m * s1) * s2)
+        # 0, inf, nan keep their value times 2**e with e clamped to the
+        # dtype's normal range (finite, nonzero: their derivative 2**e as torch's)
+        lo, hi = _NORMAL_EXP[dt]
+        s0 = _pow2(e.to(_C.int32).to(_C.int64).clamp(lo, hi), dt)
+    return ptcore.where(special, x * s0, (m * s1) * s2)
 
 
 def ldexp_(input, other):

@@ -401,3 +401,10 @@ def test_frexp_out_dtypes(mant, expo):
     pr = call(ptcore, _pt(t), _dt(mant), _dt(expo))
     _same(tr.mantissa, pr.mantissa)
     _same(tr.exponent, pr.exponent)
+
+
+def test_ldexp_grad():
+    # d ldexp(x, e) / dx = 2**e, also at x = 0 and nan (e >= 0: torch's
+    # integer 2**e is exact there)
+    e = [3, 2, 5, 10, 1, 0, 3]
+    _same_grads(lambda m, x: m.ldexp(x, m.tensor(e)), [1.0, 3.0, 0.0, -0.0, math.nan, 2.5, 1e-310])
