@@ -189,3 +189,22 @@ def test_window_functions_with_complex_or_integer_dtype(fn, dt):
                 out.append(type(e).__name__)
         return out
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("value,dt", [
+    ("np.int64(2**40)", "int32"), ("np.int64(300)", "uint8"), ("np.int64(-1)", "uint8"),
+    ("np.float64(1e10)", "int32"), ("np.float64(np.nan)", "int32"), ("np.int32(70000)", "int16"),
+    ("np.uint8(255)", "int8"), ("np.float64(1e40)", "float32"), ("np.float64(2.5)", "int64"),
+    ("np.float16(2.5)", "bfloat16"), ("np.bool_(True)", "float32"),
+])
+@pytest.mark.parametrize("fn", ["tensor", "as_tensor", "asarray"])
+def test_numpy_scalar_to_another_dtype_is_a_checked_scalar_conversion(value, dt, fn):
+    # a NumPy scalar is not an array to torch.tensor/as_tensor: out-of-range values raise
+    # (asarray reads it as an array and wraps)
+    def run(mod):
+        try:
+            r = getattr(mod, fn)(eval(value), dtype=_pt(mod, dt))
+        except RuntimeError:
+            return "RuntimeError"
+        return str(r.dtype).split(".")[1], tuple(r.shape), r.tolist()
+    assert run(ptcore) == run(torch)

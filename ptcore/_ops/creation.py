@@ -374,7 +374,12 @@ def _data_to_numpy(data, dtype=None):
     if isinstance(data, np.generic):
         arr = np.asarray(data)
         dt = _C._dtype_from_numpy(arr.dtype)
-        return arr, (dt if dtype is None else _C._as_dtype(dtype))
+        if dtype is None or _C._as_dtype(dtype) is dt:
+            return arr, dt
+        # a NumPy scalar is not an array to torch: converted to another dtype with the
+        # checked per-element rules (tensor(np.int64(300), dtype=uint8) is an overflow error)
+        arr, dt = _data_to_numpy([data], dtype)
+        return arr.reshape(()), dt
     code = _PY_SCALAR.get(type(data))
     if code is not None:                        # a Python number: checked conversion
         dt = _scalar_default(code) if dtype is None else _C._as_dtype(dtype)
