@@ -270,6 +270,11 @@ def _ldexp_exact(x, e):
     split in two when positive so that neither factor overflows early; the
     exponent is read as a C int, as torch (wrapping int64 values)."""
     dt = x.dtype
+    lo, hi = _NORMAL_EXP[dt]
+    if e.numel() == 0 or (lo <= builtins.int(e.min()) and builtins.int(e.max()) <= hi):
+        # the usual case: every 2**e a normal number of the dtype, exact, and
+        # x * 2**e rounds once
+        return x * _pow2(e, dt)
     special = (x == 0) | ~ptcore.isfinite(x)
     m, k = frexp(x)
     with ptcore.no_grad():
@@ -278,7 +283,6 @@ def _ldexp_exact(x, e):
         s1, s2 = _pow2(p - h, dt), _pow2(h, dt)
         # 0, inf, nan keep their value times 2**e with e clamped to the
         # dtype's normal range (finite, nonzero: their derivative 2**e as torch's)
-        lo, hi = _NORMAL_EXP[dt]
         s0 = _pow2(e.to(_C.int32).to(_C.int64).clamp(lo, hi), dt)
     return ptcore.where(special, x * s0, (m * s1) * s2)
 
