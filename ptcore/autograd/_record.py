@@ -23,6 +23,8 @@ from ptcore._tensor import Size as _Size
 from ptcore._dispatch import python_dispatch as _pd
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.forward_ad import detach as _fwl_detach
+from ptcore._dispatch import forward_ad as _fwl
+from ptcore._dispatch.batching import is_batched as _vmap_is_batched
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import _node_classes
 from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, forward_stack, gradient_edge,
@@ -664,10 +666,38 @@ def _t_backward(g):
     return (g.t(),)
 
 
+_FW_LAYER = _fwl.layer()
+_NO_CEILING = _fwl.ceiling()        # (the ceiling when no level is hidden)
+
+
+def _hidden_view_tangents(src, v):
+    """A view of a dual tensor made while its level is hidden (inside an op
+    that forward AD drives by its own rule, as ``linear``'s ``weight.t()``)
+    takes the view of its tangent all the same: the backward graph recorded
+    in there saves the view, and differentiating that graph under the level
+    (forward-over-reverse) needs its tangent.  The ops run in the hidden
+    computation do not see it (the level stays hidden from them)."""
+    ceil = _fwl.ceiling()
+    for lv in _fwl.levels():
+        k = lv.idx
+        if k < ceil or _fwl.has_own_tangent(v, k):
+            continue
+        tg = _fwl.get_tangent(src, k)
+        if tg is None or tuple(tg.shape) != tuple(src.shape) or \
+                tuple(tg.stride()) != tuple(src.stride()) or \
+                _vmap_is_batched(tg) or _vmap_is_batched(src):
+            continue
+        _fwl.set_tangent(v, k, tg.as_strided(
+            tuple(v.shape), tuple(v.stride()),
+            tg.storage_offset() + v.storage_offset() - src.storage_offset()))
+
+
 def _on_view(src, v, kind=0, name=None):
     """Core hook: ``v`` is a new view of ``src`` (which requires grad) made
     by the view op ``kind`` (a code of ``_VIEW_NAMES``; 0: name it from the
     geometry), or named ``name``."""
+    if _FW_LAYER.enabled and _fwl.ceiling() < _NO_CEILING:
+        _hidden_view_tangents(src, v)
     if not _state.enabled:
         _mark_nograd_view(v)
         return

@@ -416,3 +416,30 @@ def test_vmap_channel_dropout_masks_as_torch(name, shape):
 def test_vmap_feature_alpha_dropout_of_a_1d_sample_raises():
     assert _both(lambda L: L.func.vmap(lambda v: L.nn.functional.feature_alpha_dropout(
         v, 0.5, True), randomness="different")(L.ones(3, 4, dtype=L.float64))) is None
+
+
+# ---- forward-over-reverse through linear with a dual weight (its weight.t()
+# is made inside the op that forward AD drives by its own rule)
+
+_LX = np.random.default_rng(1).standard_normal((4, 5))
+_LW = np.random.default_rng(2).standard_normal((3, 5))
+_LT = np.random.default_rng(3).standard_normal((3, 5))
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("wrt", ["x", "w"])
+@pytest.mark.parametrize("same", [False, True])
+def test_forward_over_reverse_through_linear_with_a_dual_weight(bias, wrt, same):
+    out = []
+    for L in LIBS:
+        fa = L.autograd.forward_ad
+        with fa.dual_level():
+            x = _t(L, _LX[:, :5] if not same else _LW, True)
+            w0 = _t(L, _LW, True)
+            w = fa.make_dual(w0, _t(L, _LT))
+            b = _t(L, [0.1, -0.2, 0.3]) if bias else None
+            o = L.nn.functional.linear(w if same else x, w, b)
+            g, = L.autograd.grad((o.tanh() ** 2).sum(), x if wrt == "x" and not same else w0,
+                                 create_graph=True)
+            out.append(_np(fa.unpack_dual(g).tangent))
+    _same(out[0], out[1])
