@@ -800,7 +800,8 @@ def _prod(out, x, dim=None, keepdim=False, **k):
             _prod_dims(P.where(z, 1, x), dims)
         r = P.where(z, P.where(nz == 1, pnz, 0), y / P.where(z, 1, x))
         return (g * _c(r),)
-    attach("ProdBackward0", out, (x,), bw)
+    # (torch's overloads: prod(dim) is ProdBackward1)
+    attach("ProdBackward0" if dim is None else "ProdBackward1", out, (x,), bw)
 
 
 def _keep_shape(x, dims):
@@ -1609,7 +1610,7 @@ def _eigvalsh(out, a, UPLO="L", **k):
         w, V = P.linalg.eigh(sa.unpack(), UPLO=UPLO)
         gA = V @ g.to(V.dtype).diag_embed() @ _H(V)
         return (gA,)
-    attach("LinalgEigvalshBackward0", out, (a,), bw)
+    attach("LinalgEighBackward0", out, (a,), bw)          # (torch's: eigvalsh is eigh)
 
 
 def _eig_backward(gL, gV, L, V, real_input):
@@ -1838,10 +1839,11 @@ def _triu(out, x, diagonal=0, **k):
 @formula("diag")
 def _diag(out, x, diagonal=0, **k):
     shape = tuple(x.shape)
+    # (torch's nodes: diag is diag_embed of a vector, diagonal_copy of a matrix)
     if len(shape) == 1:
-        attach("DiagBackward0", out, (x,), lambda g: (g.diagonal(diagonal),))
+        attach("DiagEmbedBackward0", out, (x,), lambda g: (g.diagonal(diagonal),))
     else:
-        attach("DiagBackward0", out, (x,), lambda g: (
+        attach("DiagonalBackward0_copy", out, (x,), lambda g: (
             P.diagonal_scatter(P.zeros(shape, dtype=g.dtype, device=g.device), g, diagonal),))
 
 
@@ -2006,7 +2008,9 @@ def _masked_fill(out, x, mask, value, **k):
         m = sm.unpack()
         gv = P.where(m, g, 0).sum() if _T(value) else None
         return g.masked_fill(m, 0), None, gv
-    attach("MaskedFillBackward0", out, (x, mask, value), bw)
+    # (torch's overloads: a tensor value is MaskedFillBackward1)
+    attach("MaskedFillBackward1" if _T(value) else "MaskedFillBackward0", out, (x, mask, value),
+           bw)
 
 
 @formula("masked_select")

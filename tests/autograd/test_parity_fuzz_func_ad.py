@@ -443,3 +443,22 @@ def test_forward_over_reverse_through_linear_with_a_dual_weight(bias, wrt, same)
                                  create_graph=True)
             out.append(_np(fa.unpack_dual(g).tangent))
     _same(out[0], out[1])
+
+
+# ---- grad_fn names of torch's overloads
+
+@pytest.mark.parametrize("case", [
+    lambda L, x: x.prod(1, keepdim=True),
+    lambda L, x: x.prod(dim=0),
+    lambda L, x: x.prod(),
+    lambda L, x: x.masked_fill(x > 0, 1.0),
+    lambda L, x: x.masked_fill(x > 0, L.tensor(1.0, dtype=L.float64)),
+    lambda L, x: x.clone().masked_fill_(x > 0, L.tensor(1.0, dtype=L.float64)),
+    lambda L, x: L.diag(x, 1),
+    lambda L, x: x[0].diag(),
+    lambda L, x: L.linalg.eigvalsh(x[:, :3] @ x[:, :3].T),
+])
+def test_grad_fn_names_of_overloads(case):
+    names = [case(L, L.ones(3, 5, dtype=L.float64, requires_grad=True)).grad_fn.name()
+             for L in LIBS]
+    assert names[0] == names[1]
