@@ -31,6 +31,7 @@ import io
 import math
 import numbers
 import os
+import pickle
 import random
 import re
 import tempfile
@@ -2266,3 +2267,61 @@ def test_share_dist_seed_draws_from_the_generator():
         a = dl._share_dist_seed(L.Generator().manual_seed(1), None)
         b = dl._share_dist_seed(L.Generator().manual_seed(1), None)
         assert type(a) is int and a == b and a >= 0
+
+
+def _flat_weight_patterns(L):
+    nn = L.nn
+
+    class RecurrentDropLSTM(nn.LSTM):
+        # swaps dropped hidden-to-hidden weights into _flat_weights around forward
+        def forward(self, input, hx=None):
+            saved = self._flat_weights
+            self._flat_weights = [w * 0.5 if n.startswith("weight_hh_") else w
+                                  for w, n in zip(saved, self._flat_weights_names)]
+            try:
+                return super().forward(input, hx)
+            finally:
+                self._flat_weights = saved
+
+    class WeightDrop(nn.Module):
+        # AWD-LSTM: the raw weight is a parameter of the wrapper, the RNN holds a tensor
+        def __init__(self, module, names):
+            super().__init__()
+            self.module, self.names = module, names
+            for n in names:
+                w = getattr(module, n)
+                del module._parameters[n]
+                self.register_parameter(n + "_raw", nn.Parameter(w.data))
+                setattr(module, n, w.data.clone())
+
+        def forward(self, *args):
+            for n in self.names:
+                setattr(self.module, n, getattr(self, n + "_raw") * 0.8)
+            return self.module(*args)
+
+    def seeded(m):
+        with L.no_grad():
+            for i, p in enumerate(m.parameters()):
+                p.copy_(L.from_numpy(np.random.RandomState(i).randn(*p.shape).astype(np.float32) * 0.3))
+        return m
+
+    x = L.from_numpy(np.random.RandomState(5).randn(5, 2, 3).astype(np.float32))
+    lstm = seeded(RecurrentDropLSTM(3, 4))
+    out = [lstm(x)[0], [type(w).__name__ for w in lstm._flat_weights]]
+    wd = WeightDrop(seeded(nn.GRU(3, 4)), ["weight_hh_l0"])
+    y = wd(x)[0]
+    y.sum().backward()
+    out += [y, wd.weight_hh_l0_raw.grad, sorted(wd.state_dict())]
+    plain = seeded(nn.LSTM(3, 4))
+    plain.double()
+    out.append([w.dtype for w in plain._flat_weights])
+    plain.weight_ih_l0 = nn.Parameter(L.zeros(16, 3, dtype=L.float64))
+    out.append([plain._flat_weights[0] is plain.weight_ih_l0, plain._weights_have_changed()])
+    out.append(pickle.loads(pickle.dumps(plain))(x.double())[0])
+    return out
+
+
+def test_rnn_flat_weights_list_is_torchs():
+    # _flat_weights was a read-only property: recurrent-dropout subclasses that
+    # assign it raised AttributeError; _update_flat_weights and friends were missing
+    assert_close(_comparable(_flat_weight_patterns(ptcore)), _comparable(_flat_weight_patterns(torch)))

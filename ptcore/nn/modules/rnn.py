@@ -3,6 +3,7 @@ import builtins
 import math
 import numbers
 import warnings
+import weakref
 
 import ptcore
 from ptcore.nn import init
@@ -137,11 +138,55 @@ class RNNBase(Module):
                     setattr(self, name, param)
                 self._flat_weights_names.extend(param_names)
                 self._all_weights.append(param_names)
+        self._init_flat_weights()
         self.reset_parameters()
 
-    @property
-    def _flat_weights(self):
-        return [getattr(self, name, None) for name in self._flat_weights_names]
+    # torch's flat weight list, kept as it keeps it: an instance attribute that
+    # __setattr__ updates, re-read from the attributes when one was replaced
+    # (a weight-drop wrapper's setattr, a parametrization); subclasses read it,
+    # assign it (recurrent dropout swaps in dropped weights around forward) and
+    # call _update_flat_weights as torch's forward does
+    def __setattr__(self, attr, value):
+        names = self.__dict__.get("_flat_weights_names")
+        if names is not None and attr in names and "_flat_weights" in self.__dict__:
+            self._flat_weights[names.index(attr)] = value
+        super().__setattr__(attr, value)
+
+    def _init_flat_weights(self):
+        self._flat_weights = [getattr(self, wn) if hasattr(self, wn) else None
+                              for wn in self._flat_weights_names]
+        self._flat_weight_refs = [weakref.ref(w) if w is not None else None
+                                  for w in self._flat_weights]
+        self.flatten_parameters()
+
+    def _weights_have_changed(self):
+        for ref, name in zip(self._flat_weight_refs, self._flat_weights_names):
+            weight = getattr(self, name) if hasattr(self, name) else None
+            if weight is not None and ref is not None and ref() is not weight:
+                return True
+        return False
+
+    def _update_flat_weights(self):
+        if self._weights_have_changed():
+            self._init_flat_weights()
+
+    def _apply(self, fn, recurse=True):
+        self._flat_weight_refs = []
+        ret = super()._apply(fn, recurse)
+        self._init_flat_weights()
+        return ret
+
+    def __getstate__(self):
+        self._update_flat_weights()
+        state = super().__getstate__()
+        state.pop("_flat_weight_refs", None)   # weak references do not pickle
+        return state
+
+    def __setstate__(self, d):
+        super().__setstate__(d)
+        if "proj_size" not in d:
+            self.proj_size = 0
+        self._init_flat_weights()
 
     def flatten_parameters(self):
         """No-op (there is no cuDNN weight buffer to compact)."""
@@ -312,6 +357,7 @@ class RNNBase(Module):
                 unsorted_indices)
 
     def _run(self, input, hx):
+        self._update_flat_weights()
         is_lstm = self.mode == "LSTM"
         (data, batch_sizes, hx, packed, is_batched, batch_dim, sorted_indices,
          unsorted_indices) = self._prepare(input, hx, is_lstm)
