@@ -93,10 +93,24 @@ def _refuse_limited(kname, *tensors):
             raise NotImplementedError(f"\"{kname}\" not implemented for '{dt._legacy}'")
 
 
+_PY_DTYPE_TYPES = (bool, int, float, complex)
+
+
+def _dtype_param(v, fname, name, pos):
+    """A ``torch.dtype`` parameter as torch's parser reads it: a dtype or one of the
+    Python types bool/int/float/complex; a string, None or a tensor is a TypeError."""
+    if isinstance(v, _C.dtype):
+        return v
+    if v in _PY_DTYPE_TYPES:
+        return _C._as_dtype(v)
+    raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be torch.dtype, "
+                    f"not {type(v).__name__}")
+
+
 def promote_types(type1, type2):
     """The smallest dtype both ``type1`` and ``type2`` can be safely cast to."""
-    a = _C._as_dtype(type1)
-    b = _C._as_dtype(type2)
+    a = _dtype_param(type1, "promote_types", "type1", 1)
+    b = _dtype_param(type2, "promote_types", "type2", 2)
     return _promote(a, b)
 
 
@@ -171,15 +185,19 @@ def _result_type(*args):
     return r
 
 
-def result_type(tensor1, tensor2):
+def result_type(tensor, other):
     """dtype of an arithmetic op on the two operands (tensors or numbers)."""
-    return _result_type(tensor1, tensor2)
+    for v in (tensor, other):
+        if not isinstance(v, (_C._TensorBase, bool, int, float, complex, _np.generic)):
+            raise TypeError(f"result_type(): arguments must be tensors or numbers, got "
+                            f"{type(v).__name__}")
+    return _result_type(tensor, other)
 
 
 def can_cast(from_, to):
     """Whether PyTorch's casting rules allow ``from_`` -> ``to`` for in-place/out ops."""
-    a = _C._as_dtype(from_)
-    b = _C._as_dtype(to)
+    a = _dtype_param(from_, "can_cast", "from_", 1)
+    b = _dtype_param(to, "can_cast", "to", 2)
     if a.is_complex and not b.is_complex:
         return False
     if a.is_floating_point and b._category < 2:

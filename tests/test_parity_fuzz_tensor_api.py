@@ -208,3 +208,22 @@ def test_numpy_scalar_to_another_dtype_is_a_checked_scalar_conversion(value, dt,
             return "RuntimeError"
         return str(r.dtype).split(".")[1], tuple(r.shape), r.tolist()
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("call", [
+    "mod.promote_types(mod.int8, 'float32')", "mod.promote_types(mod.int8, None)",
+    "mod.promote_types(mod.int8, mod.tensor(1))", "mod.promote_types(mod.int8, float)",
+    "mod.promote_types(mod.int8, bool)", "mod.promote_types(complex, mod.float32)",
+    "mod.can_cast(mod.int8, 'float32')", "mod.can_cast(mod.tensor(1), mod.int8)",
+    "mod.can_cast(int, mod.float64)", "mod.can_cast(complex, mod.float64)",
+    "mod.result_type(mod.tensor(1), None)", "mod.result_type(mod.tensor(1), other=1.5)",
+    "mod.result_type(tensor=mod.tensor([1], dtype=mod.int8), other=mod.tensor(2.5))",
+    "mod.result_type('a', 1)", "mod.result_type(mod.tensor([1]), [1])",
+])
+def test_dtype_utility_argument_types(call):
+    def run(mod):
+        try:
+            return str(eval(call, {"mod": mod})).replace("ptcore", "torch")
+        except TypeError:
+            return "TypeError"
+    assert run(ptcore) == run(torch)
