@@ -25,6 +25,7 @@ their order-independent summaries are compared.
 """
 import collections
 import contextlib
+import copy
 import importlib
 import inspect
 import io
@@ -1997,6 +1998,114 @@ def fno(torch, init, steps=3, opt_name="Adam"):
     return out
 
 
+def wgan_gp(torch, init, iters=3):
+    nn = torch.nn
+    autograd = torch.autograd
+    G = nn.Sequential(nn.Linear(4, 16), nn.ReLU(True), nn.Linear(16, 6))
+    D = nn.Sequential(nn.Linear(6, 16), nn.LeakyReLU(0.2, inplace=True), nn.Linear(16, 1))
+    Dclip = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 1))
+    init(G, D, Dclip)
+    rng = np.random.RandomState(80)
+    optG = torch.optim.Adam(G.parameters(), lr=1e-3, betas=(0.0, 0.9))
+    optD = torch.optim.Adam(D.parameters(), lr=1e-3, betas=(0.0, 0.9))
+    optC = torch.optim.RMSprop(Dclip.parameters(), lr=5e-3)
+    def compute_gradient_penalty(D, real_samples, fake_samples, alpha):
+        interpolates = (alpha * real_samples + ((1 - alpha) * fake_samples)).requires_grad_(True)
+        d_interpolates = D(interpolates)
+        fake = torch.ones(real_samples.shape[0], 1, requires_grad=False)
+        gradients = autograd.grad(outputs=d_interpolates, inputs=interpolates, grad_outputs=fake,
+                                  create_graph=True, retain_graph=True, only_inputs=True)[0]
+        gradients = gradients.view(gradients.size(0), -1)
+        return ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+    out = []
+    for i in range(iters):
+        real = torch.from_numpy(rng.randn(8, 6).astype(np.float32))
+        for _ in range(2):
+            z = torch.from_numpy(rng.randn(8, 4).astype(np.float32))
+            alpha = torch.from_numpy(rng.rand(8, 1).astype(np.float32))
+            optD.zero_grad()
+            fake = G(z)
+            gp = compute_gradient_penalty(D, real.data, fake.data, alpha)
+            d_loss = -torch.mean(D(real)) + torch.mean(D(fake.detach())) + 10 * gp
+            d_loss.backward()
+            optD.step()
+            optC.zero_grad()
+            c_loss = -torch.mean(Dclip(real)) + torch.mean(Dclip(fake.detach()))
+            c_loss.backward()
+            optC.step()
+            for p in Dclip.parameters():
+                p.data.clamp_(-0.05, 0.05)
+        optG.zero_grad()
+        g_loss = -torch.mean(D(G(z)))
+        g_loss.backward()
+        optG.step()
+        out.append("[Iter %d] [D loss: %f] [GP: %f] [C loss: %f] [G loss: %f]" % (i, d_loss.item(), gp.item(), c_loss.item(), g_loss.item()))
+    out.append(Dclip[0].weight)
+    return out
+
+
+def tabular_early_stopping(torch, init, epochs=6):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(81)
+    n = 64
+    cats = torch.from_numpy(np.stack([rng.randint(0, 5, n), rng.randint(0, 3, n)], 1))
+    nums = torch.from_numpy(rng.randn(n, 3).astype(np.float32))
+    y = torch.from_numpy((rng.rand(n) < 0.3).astype(np.float32))
+    class TabNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embs = nn.ModuleList([nn.Embedding(5, 3), nn.Embedding(3, 2)])
+            self.bn = nn.BatchNorm1d(3)
+            self.mlp = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.0), nn.Linear(16, 1))
+            self.log_vars = nn.Parameter(torch.zeros(2))
+        def forward(self, c, x):
+            e = torch.cat([emb(c[:, i]) for i, emb in enumerate(self.embs)], 1)
+            return self.mlp(torch.cat([e, self.bn(x)], 1)).squeeze(1)
+    model = TabNet()
+    init(model)
+    tr = torch.utils.data.TensorDataset(cats[:48], nums[:48], y[:48])
+    loader = torch.utils.data.DataLoader(tr, batch_size=16, shuffle=False)
+    pos_weight = (y[:48] == 0).sum() / (y[:48] == 1).sum().clamp(min=1)
+    crit = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-2, weight_decay=1e-2)
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="min", factor=0.5, patience=1)
+    best, best_state, bad, out = float("inf"), None, 0, []
+    for epoch in range(epochs):
+        model.train()
+        for c, x, t in loader:
+            logits = model(c, x)
+            l1 = crit(logits, t)
+            l2 = F.mse_loss(torch.sigmoid(logits), t)
+            loss = torch.exp(-model.log_vars[0]) * l1 + model.log_vars[0] + torch.exp(-model.log_vars[1]) * l2 + model.log_vars[1]
+            opt.zero_grad(); loss.backward()
+            nn.utils.clip_grad_value_(model.parameters(), 1.0)
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            vl = model(cats[48:], nums[48:])
+            val = crit(vl, y[48:]).item()
+            probs = torch.sigmoid(vl)
+            order = torch.argsort(probs, descending=True)
+            yt = y[48:][order]
+            tpr = torch.cumsum(yt, 0) / yt.sum().clamp(min=1)
+            fpr = torch.cumsum(1 - yt, 0) / (1 - yt).sum().clamp(min=1)
+            auc = torch.trapz(tpr, fpr).item()
+        sched.step(val)
+        out.append([round(val, 5), round(auc, 5), opt.param_groups[0]["lr"]])
+        if val < best - 1e-4:
+            best, best_state, bad = val, copy.deepcopy(model.state_dict()), 0
+        else:
+            bad += 1
+            if bad >= 3:
+                out.append(f"early stop at {epoch}")
+                break
+    model.load_state_dict(best_state)
+    out.append([best, model.log_vars, model.bn.running_mean, sorted(best_state)[:4]])
+    sampler = torch.utils.data.WeightedRandomSampler(torch.where(y[:48] == 1, 3.0, 1.0).double(), num_samples=48, replacement=True)
+    out.append(len(list(torch.utils.data.DataLoader(tr, batch_size=16, sampler=sampler))))
+    return out
+
+
 CASES = {
     "name_classifier_packed_gru": (name_classifier, {}),
     "seq2seq_attention_teacher_forcing": (seq2seq_attention, {}),
@@ -2035,6 +2144,8 @@ CASES = {
     "fourier_neural_operator_complex_adam": (fno, dict(opt_name="Adam")),
     "fourier_neural_operator_complex_rmsprop": (fno, dict(opt_name="RMSprop")),
     "fourier_neural_operator_complex_asgd": (fno, dict(opt_name="ASGD")),
+    "wgan_gradient_penalty_and_weight_clipping": (wgan_gp, {}),
+    "tabular_embeddings_uncertainty_weighting_early_stopping": (tabular_early_stopping, {}),
 }
 
 
