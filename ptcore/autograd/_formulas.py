@@ -607,7 +607,8 @@ def _lerp(out, start, end, weight, **k):
         s, e, w = ss.unpack(), se.unpack(), sw.unpack()
         gw = g * _c(e - s) if _T(w) else None
         return g * _c(1 - w), g * _c(w), gw
-    attach("LerpBackward0", out, (start, end, weight), bw)
+    # (torch's overloads: a tensor weight is LerpBackward1)
+    attach("LerpBackward1" if _T(weight) else "LerpBackward0", out, (start, end, weight), bw)
 
 
 @formula("addcmul")

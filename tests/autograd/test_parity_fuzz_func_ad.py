@@ -457,6 +457,9 @@ def test_forward_over_reverse_through_linear_with_a_dual_weight(bias, wrt, same)
     lambda L, x: L.diag(x, 1),
     lambda L, x: x[0].diag(),
     lambda L, x: L.linalg.eigvalsh(x[:, :3] @ x[:, :3].T),
+    lambda L, x: L.lerp(x, x * 2, x),
+    lambda L, x: L.lerp(x, x * 2, 0.3),
+    lambda L, x: x.clone().lerp_(x * 2, x),
 ])
 def test_grad_fn_names_of_overloads(case):
     names = [case(L, L.ones(3, 5, dtype=L.float64, requires_grad=True)).grad_fn.name()
