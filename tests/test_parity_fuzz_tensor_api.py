@@ -227,3 +227,17 @@ def test_dtype_utility_argument_types(call):
         except TypeError:
             return "TypeError"
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+def test_deprecated_range_low_precision_size_and_values(dt):
+    # torch.range takes float16/bfloat16 sizes and values in float32 arithmetic:
+    # range(-1, 1, 0.2, dtype=float16) has 11 elements, as torch's
+    cases = [(-1, 1, 0.2), (0, 1, 0.1), (-5.1, 3.3, 0.7), (0.1, 1e3, 0.7), (-3, 3, 0.001),
+             (83.19889607137694, -821.9515854276283, -0.7565170939599948), (0, 5, 1), (2, 2, 1)]
+    for s, e, st in cases:
+        a = torch.range(s, e, st, dtype=_pt(torch, dt)).double().numpy()
+        b = ptcore.range(s, e, st, dtype=_pt(ptcore, dt)).double().numpy()
+        assert a.shape == b.shape, (s, e, st)
+        np.testing.assert_array_equal(a, b, err_msg=str((s, e, st)))

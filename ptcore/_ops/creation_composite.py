@@ -8,6 +8,8 @@ import numbers
 import operator
 import warnings
 
+import numpy as np
+
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -132,12 +134,22 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    size = builtins.int(math.floor((end - start) / step)) + 1
     dt = _C.get_default_dtype() if dtype is None else dtype
-    if _is_int_dtype(dt) and dt is not _C.bool_ and not (builtins.float(step).is_integer()):
-        raise RuntimeError("step must be an integer for integral dtypes in torch.range")
-    r = ptcore.arange(size, dtype=_C.float64) * step + start
-    r = r.to(dt)
+    if dt in (_C.float16, _C.bfloat16):
+        # torch's accumulate type for these is float: the size ((end - start) / step + 1,
+        # truncated) and every value start + i * step are float32 arithmetic, each
+        # operation rounded (no fused multiply-add here)
+        f32 = np.float32
+        xs, xe, xst = f32(start), f32(end), f32(step)
+        size = builtins.int(f32(f32(xe - xs) / xst) + f32(1))
+        r = ptcore.from_numpy(np.arange(size, dtype=f32) * xst + xs).to(dt)
+    else:
+        size = builtins.int(math.floor((end - start) / step)) + 1
+        if _is_int_dtype(dt) and dt is not _C.bool_ and \
+                not (builtins.float(step).is_integer()):
+            raise RuntimeError("step must be an integer for integral dtypes in torch.range")
+        r = ptcore.arange(size, dtype=_C.float64) * step + start
+        r = r.to(dt)
     if requires_grad:
         from ptcore._ops.creation import _require_grad
         _require_grad(r)
