@@ -280,6 +280,54 @@ def device_fast_inplace_unary(fn):
     return device_fast
 
 
+def device_fast_reflected(fn, formula):
+    """The ``device_fast`` of a reflected op with a number (``other - x``,
+    ``rsub(x, other)``): ``fn(x, other)`` (the device's path: the result,
+    or None to take the layers), recorded with ``formula`` when x requires
+    grad."""
+    st = R._state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        x = args[0]
+        out = fn(x, args[1])
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x, args[1])
+        return out
+    return device_fast
+
+
+def device_fast_rtruediv():
+    """``Tensor.__rtruediv__``'s ``device_fast`` (``number / x``): torch's
+    ``x.reciprocal() * number`` by the device's dense paths of the two ops,
+    each recorded with its formula when x requires grad; None to take the
+    layers."""
+    from ptcore._ops import _ewdrv
+    st = R._state
+    recip, mul = FORMULAS["reciprocal"], FORMULAS["mul"]
+    ui, mi = _ewdrv.UNARY["reciprocal"], ptcore._ops.pointwise._B["mul"]
+    unary, binary = _ewdrv.device_fast_unary, _ewdrv.fast_binary
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        x, other = args
+        if type(other) is not float and type(other) is not int:
+            return None
+        r = unary(ui, x)
+        if r is None:
+            return None
+        out = binary(mi, r, other, True)
+        if out is None:
+            return None
+        if st.enabled and x._requires_grad:
+            recip(r, x)
+            mul(out, r, other)
+        return out
+    return device_fast
+
+
 def device_fast_clamp(fn, formula):
     """``clamp``/``clip``'s ``device_fast``: ``fn(x, min, max)`` for the
     calls ``(x[, min[, max]])`` with ``min``/``max`` also by keyword (the

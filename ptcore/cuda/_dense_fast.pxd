@@ -17,6 +17,7 @@ cdef enum:
     _FAM_COPY = 6                       # ptc_cast_<dt>_<dt>_c (n, out, x, params)
     _FAM_COPY_STRIDED = 7               # ptc_cast_<dt>_<dt>_s (n, out, x, params, ptc_strided<2>)
     _FAM_NAMED = 8                      # any kernel, ``name`` its full name
+    _FAM_BINARY_S = 9                   # ptc_binary_<op>_<dt>_s (n, out, a, b, params, ptc_strided<3>)
 
 # the handle of ``name``'s kernel of ``family`` for a's dtype and device
 # (None when the driver launches without a C launcher), and its launch

@@ -20,16 +20,18 @@ from libc.string cimport memset
 
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
-from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as
+from ptcore._ops._types cimport PT_MAX_DIMS
+from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as, _dense_shaped
 from ptcore.cuda._fast_launch cimport KernelLauncher
 
 from ptcore import _tensor as _C
 from ptcore._ops import _ew as _ew_mod
 from ptcore._ops import _ewdrv
 from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
+from ptcore.cuda._strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "reduce_all", "reduce"]
+           "rsub_number", "reduce_all", "reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -71,6 +73,8 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
         name = _launch._dense_name("binary", op, dt)
     elif family == _FAM_ALPHA:
         name = _launch._dense_name("binary", "add_alpha", dt)
+    elif family == _FAM_BINARY_S:
+        name = _kernels.kernel_name("binary", op, (_launch._tag(dt, op),), "s")
     elif family == _FAM_UNARY:
         name = _launch._dense_name("unary", op, dt)
     elif family == _FAM_REDUCE or family == _FAM_COLUMN:
@@ -168,6 +172,102 @@ cdef bint _number(object v, double* out):
     return True
 
 
+cdef bint _float_operands(_TensorBase a, _TensorBase b) noexcept:
+    """``a`` and ``b`` floating tensors of one dtype on one cuda device (any
+    shapes and strides)."""
+    return a._dtype is b._dtype and a._dtype._category == 2 and a._storage.device._type_code == 1 \
+        and b._storage.device._type_code == 1 and a._storage.device._idx == b._storage.device._idx
+
+
+cdef int _broadcast(_TensorBase a, _TensorBase b, Py_ssize_t* shape) noexcept:
+    """``a`` and ``b``'s broadcast shape into ``shape``: its dims, or -1
+    when they do not broadcast (the general path raises the error)."""
+    cdef int nd = a._ndim if a._ndim > b._ndim else b._ndim
+    cdef int i, ia, ib
+    cdef Py_ssize_t x, y
+    for i in range(nd):
+        ia = i - (nd - a._ndim)
+        ib = i - (nd - b._ndim)
+        x = a._shape[ia] if ia >= 0 else 1
+        y = b._shape[ib] if ib >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            return -1
+        shape[i] = y if x == 1 else x
+    return nd
+
+
+cdef bint _broadcasts_to(_TensorBase b, _TensorBase a) noexcept:
+    """``b`` broadcasts to ``a``'s shape (not beyond it)."""
+    cdef int i, ib
+    if b._ndim > a._ndim:
+        return False
+    for i in range(b._ndim):
+        ib = a._ndim - b._ndim + i
+        if b._shape[i] != 1 and b._shape[i] != a._shape[ib]:
+            return False
+    return True
+
+
+cdef bint _overlaps(_TensorBase b, _TensorBase a) noexcept:
+    """Whether the bytes ``b`` can reach meet contiguous ``a``'s."""
+    cdef unsigned long long lo = <uintptr_t>b._ptr(), hi, alo = <uintptr_t>a._ptr()
+    cdef unsigned long long ahi = alo + <unsigned long long>(a._numel * a._dtype.itemsize)
+    cdef long long ext = 0
+    cdef int i
+    if b._numel == 0 or a._numel == 0:
+        return False
+    for i in range(b._ndim):
+        if b._shape[i] > 1:
+            if b._strides[i] < 0:
+                return True             # (not made by ptcore's views; the general path)
+            ext += (b._shape[i] - 1) * b._strides[i]
+    hi = lo + <unsigned long long>((ext + 1) * b._dtype.itemsize)
+    return lo < ahi and alo < hi
+
+
+cdef int _launch_strided(tuple e, tuple ec, Py_ssize_t idx, _TensorBase out, _TensorBase a,
+                         _TensorBase b, ptc_params* p) except -1:
+    """``out = op(a, b)`` over out's shape, a and b broadcast to it: the
+    contiguous kernel ``ec`` when every operand walks it densely, else the
+    strided one ``e`` with its ``ptc_strided<3>`` argument."""
+    cdef long long n64 = out._numel
+    cdef unsigned long long out_p = <uintptr_t>out._ptr(), a_p = <uintptr_t>a._ptr(), \
+        b_p = <uintptr_t>b._ptr()
+    cdef void* kp[6]
+    if n64 == 0:
+        return 0
+    st = strided_arg(out, (a, b))
+    kp[0] = &n64
+    kp[1] = &out_p
+    kp[2] = &a_p
+    kp[3] = &b_p
+    kp[4] = p
+    if st is None:
+        return _run(ec, idx, n64, kp)
+    cdef bytes sb = <bytes>st
+    kp[5] = <void*><char*>sb
+    return _run(e, idx, n64, kp)
+
+
+cdef object _broadcast_binary(str name, _TensorBase a, _TensorBase b):
+    """``op(a, b)`` of two floating tensors of one dtype and device, of
+    other shapes or layouts (``x + bias``, ``x * mask[:, None]``): the
+    binary kernel's strided variant, or None (the general path)."""
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef int nd = _broadcast(a, b, shape)
+    if nd < 0 or nd > 8:
+        return None
+    cdef tuple e = _kernel(_FAM_BINARY_S, name, a)
+    if e is None:
+        return None
+    cdef tuple ec = _kernel(_FAM_BINARY, name, a)
+    cdef _TensorBase res = _dense_shaped(a, _BOOL if name in _CMP else a._dtype, nd, shape)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    _launch_strided(e, ec, a._storage.device._idx, res, a, b, &p)
+    return res
+
+
 cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
     """``op(a, b)`` for two dense tensors of one floating dtype, shape and
     device, or a dense floating tensor and a Python int/float; else None.
@@ -186,9 +286,11 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
     cdef double d0 = 0.0
     if isinstance(b, _TensorBase):
         tb = <_TensorBase>b
-        if not _pair(a, tb):
-            return None
         if not any_grad and (a._requires_grad or tb._requires_grad):
+            return None
+        if not _pair(a, tb):
+            if _float_operands(a, tb):
+                return _broadcast_binary(name, a, tb)
             return None
         family = _FAM_BINARY
     elif _number(b, &d0):
@@ -246,10 +348,15 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
             return None
         if type(alpha) is int and <object>alpha == 1:
             alpha = None
+    cdef bint bcast = False
     if isinstance(b, _TensorBase):
         tb = <_TensorBase>b
         if not _pair(a, tb):
-            return None
+            # another shape or layout (``x.mul_(mask[:, None])``, ``p.add_(row)``): one that
+            # broadcasts to a's shape and lies apart from a takes the strided kernel
+            if not _float_operands(a, tb) or not _broadcasts_to(tb, a) or _overlaps(tb, a):
+                return None
+            bcast = True
         b_p = <uintptr_t>tb._ptr()
         span = n64 * a._dtype.itemsize
         if b_p != a_p and (b_p - a_p < <unsigned long long>span or a_p - b_p < <unsigned long long>span):
@@ -270,6 +377,14 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     if e is None:
         return None
     cdef Py_ssize_t idx = a._storage.device._idx
+    if bcast:
+        memset(&p, 0, sizeof(p))
+        p.d0 = d0
+        e[0].set_current(idx)
+        _launch_strided(_kernel(_FAM_BINARY_S, "add_alpha" if family == _FAM_ALPHA else name, a), e,
+                        idx, a, a, tb, &p)
+        ptc_bump_version(a)
+        return a
     if n64:
         e[0].set_current(idx)
         memset(&p, 0, sizeof(p))
@@ -327,6 +442,29 @@ def unary_inplace(str name, x):
         _run_unary(e, idx, t._numel, t._ptr(), t._ptr(), &p)
     ptc_bump_version(t)
     return t
+
+
+def rsub_number(x, other):
+    """``other - x`` (``rsub(x, other)``, ``other - x`` for a number) for a
+    dense floating CUDA ``x`` and a Python int/float ``other``: the scalar
+    ``rsub`` kernel (the number rounded to x's dtype, as the general path's
+    filled 0-d tensor); else None."""
+    cdef double d0
+    if not isinstance(x, _TensorBase) or not _number(other, &d0):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t):
+        return None
+    cdef tuple e = _kernel(_FAM_SCALAR, "rsub", t)
+    if e is None:
+        return None
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    p.d0 = d0
+    cdef _TensorBase res = _dense_like(t)
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
 
 
 cdef double _FLT_MAX = 3.4028234663852886e38
@@ -559,13 +697,22 @@ def install():
     from ptcore._dispatch.table import lookup
     from ptcore.autograd import _record
     from ptcore.autograd._formulas import FORMULAS
-    from ptcore.autograd._install import device_fast_clamp, device_fast_inplace_unary
+    from ptcore.autograd._install import (device_fast_clamp, device_fast_inplace_unary,
+                                          device_fast_reflected, device_fast_rtruediv)
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         fast = device_fast_inplace_unary(partial(unary_inplace, op))
         for ns in ("ptcore", "Tensor"):
             d = lookup(op + "_", ns)
             if d is not None:
                 d.device_fast = fast
+    d = lookup("__rtruediv__", "Tensor")
+    if d is not None:
+        d.device_fast = device_fast_rtruediv()
+    fast = device_fast_reflected(rsub_number, FORMULAS["rsub"])
+    for op, ns in (("__rsub__", "Tensor"), ("rsub", "Tensor"), ("rsub", "ptcore")):
+        d = lookup(op, ns)
+        if d is not None:
+            d.device_fast = fast
     fast = device_fast_clamp(clamp, FORMULAS["clamp"])
     for op in ("clamp", "clip"):
         for ns in ("ptcore", "Tensor"):
@@ -584,7 +731,7 @@ def install():
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
     from ptcore._dispatch.table import lookup
-    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip"]:
+    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__"]:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:

@@ -189,6 +189,24 @@ cdef _TensorBase _dense_matrix(_TensorBase like, dtype dt, Py_ssize_t m, Py_ssiz
     return _make_tensor(storage, dt, 2, sh, st, 0)
 
 
+cdef _TensorBase _dense_shaped(_TensorBase like, dtype dt, int nd, Py_ssize_t* shape):
+    """A new contiguous tensor of ``shape`` (``nd`` dims) and ``dt`` on
+    ``like``'s cuda device; RuntimeError when its size overflows."""
+    cdef Py_ssize_t st[PT_MAX_DIMS]
+    cdef Py_ssize_t acc = 1, n = 1
+    cdef int i
+    for i in range(nd - 1, -1, -1):
+        st[i] = acc
+        if shape[i] < 0 or (shape[i] and n > (PY_SSIZE_T_MAX // dt.itemsize) // shape[i]):
+            raise RuntimeError(f"a tensor of shape {[shape[k] for k in range(nd)]} and {dt} does not "
+                               "fit in memory sizes")
+        n *= shape[i]
+        if shape[i] > 1:
+            acc *= shape[i]
+    cdef Storage storage = new_storage(index_of(like._storage.device), n * dt.itemsize)
+    return _make_tensor(storage, dt, nd, shape, st, 0)
+
+
 def dense_result(a):
     """The uninitialised result of an elementwise op of ``a`` (and a Python
     number) when ``a`` is a contiguous floating tensor on a cuda device (the

@@ -894,6 +894,14 @@ def _scalar_like(self, other):
     return ptcore.full_like(self, other, dtype=ptcore.result_type(self, other))
 
 
+def _rsub(self, other):
+    """``other - self``: the CPU front-end's bool refusal, then ``sub``."""
+    if type(other) is bool or self.dtype is _C.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return _op("sub")(_scalar_like(self, other), self)
+
+
 def _frontend(name):
     """The CPU front-end of op ``name`` (it runs its loops on the tensors' device)."""
     from ptcore._dispatch.table import lookup
@@ -908,8 +916,9 @@ def _op(name):
 _OPERATORS = {
     "__pow__": lambda self, other: _op("pow")(self, other),
     "__rpow__": lambda self, other: _op("pow")(_scalar_like(self, other), self),
-    "__rsub__": lambda self, other: _op("sub")(_scalar_like(self, other), self),
-    "__rtruediv__": lambda self, other: _op("div")(_scalar_like(self, other), self),
+    "__rsub__": lambda self, other: _rsub(self, other),
+    # torch's number / tensor is ``self.reciprocal() * other`` (two roundings)
+    "__rtruediv__": lambda self, other: _op("mul")(_op("reciprocal")(self), other),
     "__neg__": lambda self: _op("neg")(self),
     "__abs__": lambda self: _op("abs")(self),
 }

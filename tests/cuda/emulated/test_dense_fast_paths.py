@@ -180,8 +180,6 @@ def test_parameter_with_tensor_gives_a_tensor():
 def test_declined_cases_take_the_general_path(counted):
     a, b, da, db = _pair((4, 6))
     cases = [
-        (lambda: da + db[0], lambda: a + b[0], "add"),                    # broadcasting
-        (lambda: da.t() * db.t(), lambda: a.t() * b.t(), "mul"),          # not contiguous
         (lambda: da - db.double(), lambda: a - b.double(), "sub"),        # two dtypes
         (lambda: ptcore.add(da, db, alpha=2), lambda: ptcore.add(a, b, alpha=2), "add"),
         (lambda: da / True, lambda: a / True, "div"),                     # a bool is not a number here
@@ -480,10 +478,13 @@ def test_tensor_only_binary_without_the_layer(counted, name, fn, dtype):
     del counted[:]
     _close(fn(da, db), fn(a, b), dtype)
     assert counted == []
-    # a number operand, a broadcast or another dtype: the general path, the same values
-    _close(fn(da, db[:1]), fn(a, b[:1]), dtype)
+    _close(fn(da, db[:1]), fn(a, b[:1]), dtype)             # broadcast: the strided kernel
+    assert counted == []
+    # a number operand or another dtype: the general path, the same values
     if name not in ("maximum", "minimum", "fmax", "fmin", "hypot", "atan2", "arctan2"):   # tensor-only
         _close(fn(da, 1.5), fn(a, 1.5), dtype)
+    other = ptcore.float32 if dtype is ptcore.float64 else ptcore.float64
+    _close(fn(da, db.to(other)), fn(a, b.to(other)), dtype)
     assert counted
 
 
@@ -605,3 +606,108 @@ def test_clamp_declines_to_the_general_path(counted):
         assert counted                           # lo > hi, a NaN bound, a bool: the general path
     with pytest.raises(RuntimeError, match="min.*max|At least one"):
         da.clamp()
+
+
+_BCAST_SHAPES = [((3, 5), (5,)), ((3, 1), (1, 5)), ((2, 3, 4), (3, 1)), ((4,), (2, 3, 4)), ((1,), (3, 2)),
+                 ((0, 3), (3,)), ((), (2, 2))]
+_BCAST_OPS = [("add", lambda x, y: x + y), ("sub", lambda x, y: x - y), ("mul", lambda x, y: x * y),
+              ("div", lambda x, y: x / y), ("pow", lambda x, y: x.abs() ** y), ("lt", lambda x, y: x < y),
+              ("maximum", ptcore.maximum), ("remainder", ptcore.remainder), ("atan2", ptcore.atan2)]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16])
+@pytest.mark.parametrize("sa,sb", _BCAST_SHAPES)
+@pytest.mark.parametrize("name,fn", _BCAST_OPS)
+def test_broadcast_binary_without_the_layer(counted, name, fn, sa, sb, dtype):
+    rng = np.random.default_rng(3)
+    a = ptcore.from_numpy(rng.standard_normal(sa)).to(dtype)
+    b = ptcore.from_numpy(rng.standard_normal(sb) + 3).to(dtype)
+    da, db = a.cuda(), b.cuda()
+    del counted[:]
+    got = fn(da, db)
+    assert counted == [] or name == "pow"        # (pow: abs() first, a fast op too)
+    want = fn(a, b)
+    assert got.shape == want.shape and got.dtype == want.dtype and got.is_contiguous()
+    np.testing.assert_allclose(got.cpu().double().numpy(), want.double().numpy(),
+                               rtol=2e-3 if dtype == ptcore.float16 else 1e-6, atol=1e-6)
+
+
+def test_broadcast_binary_layouts_errors_and_gradients(counted):
+    a, b, da, db = _pair((4, 6), dtype=ptcore.float64)
+    _close(da.t() + db.t(), a.t() + b.t(), ptcore.float64)          # two transposed operands
+    _close(da[:, ::2] * db[0, :3], a[:, ::2] * b[0, :3], ptcore.float64)
+    assert counted == []
+    with pytest.raises(RuntimeError, match="size of tensor"):
+        da + db[:, :4]                           # not broadcastable: the general path's error
+    del counted[:]
+    r = da + db.float()                          # another dtype: the general path (promotes)
+    assert counted and r.dtype is ptcore.float64
+    x = a.clone().requires_grad_()
+    w = b[0].clone().requires_grad_()
+    dx, dw = x.detach().cuda().requires_grad_(), w.detach().cuda().requires_grad_()
+    for u, v in ((x, w), (dx, dw)):
+        ((u * v - v / (u.abs() + 1)) ** 2).sum().backward()
+    _close(dx.grad, x.grad, ptcore.float64)
+    _close(dw.grad, w.grad, ptcore.float64)
+    assert dw.grad.shape == (6,)
+
+
+@pytest.mark.parametrize("name,call", [("add_", lambda x, y: x.add_(y)), ("mul_", lambda x, y: x.mul_(y)),
+                                       ("sub_ alpha", lambda x, y: x.sub_(y, alpha=0.5)),
+                                       ("add_ alpha", lambda x, y: x.add_(y, alpha=2.0)),
+                                       ("div_", lambda x, y: x.div_(y))])
+@pytest.mark.parametrize("sb", [(6,), (4, 1), (1, 1, 6)[1:], ()])
+def test_broadcast_inplace_without_the_layer(counted, name, call, sb):
+    a, _, da, _ = _pair((4, 6))
+    b = ptcore.from_numpy(np.asarray(np.random.default_rng(4).standard_normal(sb) + 3)).float()
+    db = b.cuda()
+    ptr, v = da.data_ptr(), da._version
+    del counted[:]
+    assert call(da, db) is da
+    assert counted == [] and da.data_ptr() == ptr and da._version == v + 1
+    _close(da, call(a.clone(), b))
+
+
+def test_broadcast_inplace_declines_overlap_and_growth(counted):
+    a, _, da, _ = _pair((4, 6))
+    with pytest.raises(RuntimeError, match="single memory location"):
+        da.mul_(da[:, :1])                       # a view of da itself: the general path's error
+    assert counted
+    del counted[:]
+    with pytest.raises(RuntimeError):
+        da[:1].add_(da)                          # would grow the written tensor
+    assert counted
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("name,fn", [("__rsub__", lambda t: 1 - t), ("__rsub__", lambda t: 0.3 - t),
+                                     ("rsub", lambda t: ptcore.rsub(t, 2.5)), ("rsub", lambda t: t.rsub(-1)),
+                                     ("__rtruediv__", lambda t: 2 / t), ("__rtruediv__", lambda t: 0.7 / t)])
+def test_reflected_number_ops_without_the_layer(counted, name, fn, dtype):
+    a, b, _, _ = _pair((3, 5), dtype=ptcore.float64)
+    x = (a + 3).to(dtype)
+    del counted[:]
+    got = fn(x.cuda())
+    assert counted == []
+    want = fn(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.cpu().double().numpy(), want.double().numpy())   # bitwise
+    xc = x.double().clone().requires_grad_()
+    xd = x.double().cuda().requires_grad_()
+    yc, yd = fn(xc), fn(xd)
+    assert yd.grad_fn.name() == yc.grad_fn.name()
+    yc.backward(ptcore.ones_like(yc))
+    yd.backward(ptcore.ones_like(yd))
+    _close(xd.grad, xc.grad, ptcore.float64)
+
+
+def test_reflected_number_ops_decline(counted):
+    a, _, da, _ = _pair((2, 3))
+    for fn in (lambda t: (1 + 2j) - t, lambda t: 2 / t.int(), lambda t: ptcore.rsub(t, 2, alpha=3),
+               lambda t: 2 / t.t()):
+        del counted[:]
+        got, want = fn(da), fn(a)
+        assert counted
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="bool"):
+        True - da                                # torch's error (a bool number), from the general path

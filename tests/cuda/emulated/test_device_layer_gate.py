@@ -30,17 +30,17 @@ def test_device_arguments_reach_the_layer(counted):
     # (OpDef.device_fast) takes the call before the layer
     assert ptcore.add(y, y).cpu().tolist() == [2.0] * 3
     assert counted == []
-    # broadcasting: the fast path declines, the layer runs the kernel
-    assert ptcore.add(y, y[:1]).cpu().tolist() == [2.0] * 3
+    # two dtypes: the fast path declines, the layer runs the kernel
+    assert ptcore.add(y, y.double()).cpu().tolist() == [2.0] * 3
     assert "add" in counted
     counted.clear()
     # inside a list, as a keyword argument, and through an operator method
     with pytest.raises(RuntimeError, match="same device"):
         ptcore.cat([a, y])
     assert counted == ["cat"]
-    # an operator method (``y < t`` is ``Tensor.lt``; a broadcast operand
-    # declines the comparison's fast path)
-    assert (y < ptcore.full((1,), 2.0).cuda()).cpu().tolist() == [True] * 3
+    # an operator method (``y < t`` is ``Tensor.lt``; an operand of another
+    # dtype declines the comparison's fast path)
+    assert (y < ptcore.full((1,), 2, dtype=ptcore.int64).cuda()).cpu().tolist() == [True] * 3
     assert counted[-1] == "lt"
     with pytest.raises(RuntimeError, match="same device"):
         ptcore.add(a, a, out=y)
