@@ -259,24 +259,26 @@ def install():
     ptcore.index_put_ = T.index_put_
 
 
+def _writable_unrecorded(x):
+    """Whether an in-place op may write ``x`` on a device's fast path:
+    nothing would record it and none of the in-place wrapper's checks
+    (inference tensors, leaves and views that require grad) applies --
+    those of ``_record.device_fast_inplace``."""
+    st = R._state
+    if not isinstance(x, _TensorBase) or R._gm._ever[0] and not st.inference and x.is_inference():
+        return False
+    return not (st.enabled and (x._requires_grad or R._nograd_views[0] and R._is_nograd_view(x)))
+
+
 def device_fast_inplace_unary(fn):
     """An in-place unary op's ``device_fast`` (``x.relu_()``) for a device
     runtime: ``fn(x)`` (the device's C dense path: x, or None to decline)
-    when nothing records and ``x`` may be written (the checks of
-    ``_record.device_fast_inplace``), else None: the in-place wrapper's
+    when :func:`_writable_unrecorded`, else None: the in-place wrapper's
     checks, recording and errors."""
-    st = R._state
-    gm_ever = R._gm._ever
-
     def device_fast(args, kwargs):
-        if kwargs or len(args) != 1:
+        if kwargs or len(args) != 1 or not _writable_unrecorded(args[0]):
             return None
-        x = args[0]
-        if not isinstance(x, _TensorBase) or gm_ever[0] and not st.inference and x.is_inference():
-            return None
-        if st.enabled and (x._requires_grad or R._nograd_views[0] and R._is_nograd_view(x)):
-            return None
-        return fn(x)
+        return fn(args[0])
     return device_fast
 
 
@@ -324,6 +326,43 @@ def device_fast_rtruediv():
         if st.enabled and x._requires_grad:
             recip(r, x)
             mul(out, r, other)
+        return out
+    return device_fast
+
+
+def device_fast_masked_fill(fn, formula, inplace):
+    """``masked_fill``/``masked_fill_``'s ``device_fast``: ``fn(x, mask,
+    value)`` for positional calls (the device's path: the result, or None
+    to take the layers); out of place recorded with ``formula`` when x
+    requires grad, in place only when :func:`_writable_unrecorded`."""
+    st = R._state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 3:
+            return None
+        x = args[0]
+        if inplace:
+            return fn(*args) if _writable_unrecorded(x) else None
+        out = fn(*args)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, *args)
+        return out
+    return device_fast
+
+
+def device_fast_where(fn, formula, method):
+    """``where(cond, x, y)``'s ``device_fast`` (``x.where(cond, y)`` when
+    ``method``): ``fn(cond, x, y)`` (the device's path: the result, or None
+    to take the layers), recorded with ``formula`` when x or y requires grad."""
+    st = R._state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 3:
+            return None
+        cond, x, y = (args[1], args[0], args[2]) if method else args
+        out = fn(cond, x, y)
+        if out is not None and st.enabled and (x._requires_grad or y._requires_grad):
+            formula(out, cond, x, y)
         return out
     return device_fast
 

@@ -31,7 +31,7 @@ from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
 from ptcore.cuda._strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "reduce_all", "reduce"]
+           "rsub_number", "masked_fill_number", "where_tensors", "reduce_all", "reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -75,6 +75,9 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
         name = _launch._dense_name("binary", "add_alpha", dt)
     elif family == _FAM_BINARY_S:
         name = _kernels.kernel_name("binary", op, (_launch._tag(dt, op),), "s")
+    elif family == _FAM_TERNARY or family == _FAM_TERNARY_S:
+        name = _kernels.kernel_name("ternary", op, (_launch._tag(dt, op),),
+                                    "c" if family == _FAM_TERNARY else "s")
     elif family == _FAM_UNARY:
         name = _launch._dense_name("unary", op, dt)
     elif family == _FAM_REDUCE or family == _FAM_COLUMN:
@@ -181,19 +184,9 @@ cdef bint _float_operands(_TensorBase a, _TensorBase b) noexcept:
 
 cdef int _broadcast(_TensorBase a, _TensorBase b, Py_ssize_t* shape) noexcept:
     """``a`` and ``b``'s broadcast shape into ``shape``: its dims, or -1
-    when they do not broadcast (the general path raises the error)."""
-    cdef int nd = a._ndim if a._ndim > b._ndim else b._ndim
-    cdef int i, ia, ib
-    cdef Py_ssize_t x, y
-    for i in range(nd):
-        ia = i - (nd - a._ndim)
-        ib = i - (nd - b._ndim)
-        x = a._shape[ia] if ia >= 0 else 1
-        y = b._shape[ib] if ib >= 0 else 1
-        if x != y and x != 1 and y != 1:
-            return -1
-        shape[i] = y if x == 1 else x
-    return nd
+    when they do not broadcast (the general path raises the error) or
+    exceed 8 dims."""
+    return _broadcast_shapes(a._ndim, a._shape, b._ndim, b._shape, shape)
 
 
 cdef bint _broadcasts_to(_TensorBase b, _TensorBase a) noexcept:
@@ -230,23 +223,118 @@ cdef int _launch_strided(tuple e, tuple ec, Py_ssize_t idx, _TensorBase out, _Te
     """``out = op(a, b)`` over out's shape, a and b broadcast to it: the
     contiguous kernel ``ec`` when every operand walks it densely, else the
     strided one ``e`` with its ``ptc_strided<3>`` argument."""
+    return _launch_strided_n(e, ec, idx, out, (a, b), p)
+
+
+cdef int _launch_strided_n(tuple e, tuple ec, Py_ssize_t idx, _TensorBase out, tuple ins,
+                           ptc_params* p) except -1:
+    """``out = op(*ins)`` (one to three tensors broadcast to out's shape),
+    as :func:`_launch_strided`."""
     cdef long long n64 = out._numel
-    cdef unsigned long long out_p = <uintptr_t>out._ptr(), a_p = <uintptr_t>a._ptr(), \
-        b_p = <uintptr_t>b._ptr()
-    cdef void* kp[6]
+    cdef unsigned long long ptrs[4]
+    cdef void* kp[7]
+    cdef Py_ssize_t k, nin = len(ins)
     if n64 == 0:
         return 0
-    st = strided_arg(out, (a, b))
+    if nin < 1 or nin > 3:
+        raise ValueError("one to three inputs")
+    st = strided_arg(out, ins)
+    ptrs[0] = <uintptr_t>out._ptr()
+    for k in range(nin):
+        ptrs[k + 1] = <uintptr_t>(<_TensorBase>ins[k])._ptr()
     kp[0] = &n64
-    kp[1] = &out_p
-    kp[2] = &a_p
-    kp[3] = &b_p
-    kp[4] = p
+    for k in range(nin + 1):
+        kp[k + 1] = &ptrs[k]
+    kp[nin + 2] = p
     if st is None:
         return _run(ec, idx, n64, kp)
     cdef bytes sb = <bytes>st
-    kp[5] = <void*><char*>sb
+    kp[nin + 3] = <void*><char*>sb
     return _run(e, idx, n64, kp)
+
+
+cdef int _broadcast_shapes(int na, Py_ssize_t* sa, int nb, Py_ssize_t* sb, Py_ssize_t* out) noexcept:
+    """The broadcast of shapes ``sa`` and ``sb`` into ``out`` (which may be
+    ``sa``): its dims, or -1 when they do not broadcast or exceed 8 dims."""
+    cdef int nd = na if na > nb else nb
+    cdef int i, ia, ib
+    cdef Py_ssize_t x, y
+    cdef Py_ssize_t tmp[PT_MAX_DIMS]
+    if nd > 8:
+        return -1
+    for i in range(nd):
+        ia = i - (nd - na)
+        ib = i - (nd - nb)
+        x = sa[ia] if ia >= 0 else 1
+        y = sb[ib] if ib >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            return -1
+        tmp[i] = y if x == 1 else x
+    for i in range(nd):
+        out[i] = tmp[i]
+    return nd
+
+
+cdef bint _on_device_of(_TensorBase t, _TensorBase like) noexcept:
+    return t._storage.device._type_code == 1 and t._storage.device._idx == like._storage.device._idx
+
+
+def masked_fill_number(x, mask, value, bint inplace):
+    """``x.masked_fill(mask, value)`` (``masked_fill_`` when ``inplace``)
+    for a dense floating CUDA ``x``, a bool ``mask`` on its device that
+    broadcasts to x's shape (and lies apart from x), and a Python int/float
+    ``value`` x's dtype holds: the masked_fill kernel (strided when the mask
+    broadcasts) into a new tensor or x; else None."""
+    if not isinstance(x, _TensorBase) or not isinstance(mask, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, m = <_TensorBase>mask
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if not _dense_float_cuda(t) or m._dtype is not _BOOL or not _on_device_of(m, t) \
+            or not _broadcasts_to(m, t) or not _bound(value, t._dtype, &p.d0, 0.0):
+        return None
+    if inplace and _overlaps(m, t):
+        return None
+    cdef tuple e = _kernel(_FAM_BINARY_S, "masked_fill", t)
+    if e is None:
+        return None
+    cdef tuple ec = _kernel(_FAM_BINARY, "masked_fill", t)
+    cdef _TensorBase res = t if inplace else _dense_like(t)
+    cdef Py_ssize_t idx = t._storage.device._idx
+    e[0].set_current(idx)
+    _launch_strided_n(e, ec, idx, res, (t, m), &p)
+    if inplace:
+        ptc_bump_version(t)
+    return res
+
+
+def where_tensors(cond, x, y):
+    """``ptcore.where(cond, x, y)`` for floating CUDA tensors ``x``, ``y``
+    of one dtype and a bool ``cond``, all on one device, in any shapes that
+    broadcast (up to 8 dims) and layouts: the where kernel into a new
+    contiguous tensor; else None."""
+    if not isinstance(cond, _TensorBase) or not isinstance(x, _TensorBase) \
+            or not isinstance(y, _TensorBase):
+        return None
+    cdef _TensorBase c = <_TensorBase>cond, a = <_TensorBase>x, b = <_TensorBase>y
+    if not _float_operands(a, b) or c._dtype is not _BOOL or not _on_device_of(c, a):
+        return None
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef int nd = _broadcast_shapes(a._ndim, a._shape, b._ndim, b._shape, shape)
+    if nd < 0:
+        return None
+    nd = _broadcast_shapes(nd, shape, c._ndim, c._shape, shape)
+    if nd < 0:
+        return None
+    cdef tuple e = _kernel(_FAM_TERNARY_S, "where", a)
+    if e is None:
+        return None
+    cdef tuple ec = _kernel(_FAM_TERNARY, "where", a)
+    cdef _TensorBase res = _dense_shaped(a, a._dtype, nd, shape)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    _launch_strided_n(e, ec, a._storage.device._idx, res, (c, a, b), &p)
+    return res
 
 
 cdef object _broadcast_binary(str name, _TensorBase a, _TensorBase b):
@@ -255,7 +343,7 @@ cdef object _broadcast_binary(str name, _TensorBase a, _TensorBase b):
     binary kernel's strided variant, or None (the general path)."""
     cdef Py_ssize_t shape[PT_MAX_DIMS]
     cdef int nd = _broadcast(a, b, shape)
-    if nd < 0 or nd > 8:
+    if nd < 0:
         return None
     cdef tuple e = _kernel(_FAM_BINARY_S, name, a)
     if e is None:
@@ -698,13 +786,24 @@ def install():
     from ptcore.autograd import _record
     from ptcore.autograd._formulas import FORMULAS
     from ptcore.autograd._install import (device_fast_clamp, device_fast_inplace_unary,
-                                          device_fast_reflected, device_fast_rtruediv)
+                                          device_fast_masked_fill, device_fast_reflected,
+                                          device_fast_rtruediv, device_fast_where)
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         fast = device_fast_inplace_unary(partial(unary_inplace, op))
         for ns in ("ptcore", "Tensor"):
             d = lookup(op + "_", ns)
             if d is not None:
                 d.device_fast = fast
+    for op, ns, inplace in (("masked_fill", "Tensor", False), ("masked_fill", "ptcore", False),
+                            ("masked_fill_", "Tensor", True)):
+        d = lookup(op, ns)
+        if d is not None:
+            d.device_fast = device_fast_masked_fill(partial(masked_fill_number, inplace=inplace),
+                                                    FORMULAS["masked_fill"], inplace)
+    for ns in ("ptcore", "Tensor"):
+        d = lookup("where", ns)
+        if d is not None:
+            d.device_fast = device_fast_where(where_tensors, FORMULAS["where"], ns == "Tensor")
     d = lookup("__rtruediv__", "Tensor")
     if d is not None:
         d.device_fast = device_fast_rtruediv()
@@ -731,7 +830,8 @@ def install():
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
     from ptcore._dispatch.table import lookup
-    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__"]:
+    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
+                                              "masked_fill", "masked_fill_", "where"]:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:

@@ -711,3 +711,90 @@ def test_reflected_number_ops_decline(counted):
         np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="bool"):
         True - da                                # torch's error (a bool number), from the general path
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16, ptcore.float64])
+@pytest.mark.parametrize("ms", [(2, 3, 4), (3, 1), (4,), (1, 1, 1), ()])
+@pytest.mark.parametrize("value", [0.0, -float("inf"), float("nan"), -7, 1e4])
+def test_masked_fill_without_the_layer(counted, dtype, ms, value):
+    rng = np.random.default_rng(5)
+    x = ptcore.from_numpy(rng.standard_normal((2, 3, 4))).to(dtype)
+    m = ptcore.from_numpy(np.asarray(rng.standard_normal(ms) > 0))
+    dx, dm = x.cuda(), m.cuda()
+    del counted[:]
+    got = dx.masked_fill(dm, value)
+    got2 = ptcore.masked_fill(dx, dm, value)
+    y = dx.clone()
+    assert y.masked_fill_(dm, value) is y
+    assert counted == []
+    want = x.masked_fill(m, value)
+    for g in (got, got2, y):
+        np.testing.assert_array_equal(g.cpu().double().numpy(), want.double().numpy())
+
+
+def test_masked_fill_gradients_and_declined_cases(counted):
+    x, _, dx, _ = _pair((3, 4), dtype=ptcore.float64)
+    m = x > 0
+    xc, xd = x.clone().requires_grad_(), dx.clone().requires_grad_()
+    for t, mm in ((xc, m), (xd, m.cuda())):
+        (t.masked_fill(mm[0], 2.0) * t).sum().backward()
+    _close(xd.grad, xc.grad, ptcore.float64)
+    with pytest.raises(RuntimeError, match="leaf"):
+        xd.masked_fill_(m.cuda(), 0.0)
+    dm = m.cuda()
+    for call in (lambda t, mm: t.masked_fill(mm, ptcore.tensor(3.0)),          # a tensor value
+                 lambda t, mm: t.masked_fill(mm.unsqueeze(0).expand(2, 3, 4), 1.0),  # grows x
+                 lambda t, mm: t.float().masked_fill(mm, 1e39)):               # overflows float32
+        del counted[:]
+        try:
+            want = call(x, m)
+        except RuntimeError as e:
+            with pytest.raises(type(e)):
+                call(dx, dm)
+        else:
+            np.testing.assert_array_equal(call(dx, dm).cpu().numpy(), want.numpy())
+        assert counted
+    with pytest.raises(RuntimeError, match="boolean"):
+        dx.masked_fill(dm.int(), 0.0)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.bfloat16])
+@pytest.mark.parametrize("cs,xs,ys", [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((4,), (3, 4), ()),
+                                      ((2, 1, 4), (3, 1), (1, 3, 4))])
+def test_where_without_the_layer(counted, dtype, cs, xs, ys):
+    rng = np.random.default_rng(6)
+    c = ptcore.from_numpy(np.asarray(rng.standard_normal(cs) > 0))
+    x = ptcore.from_numpy(np.asarray(rng.standard_normal(xs))).to(dtype)
+    y = ptcore.from_numpy(np.asarray(rng.standard_normal(ys))).to(dtype)
+    dc, dx, dy = c.cuda(), x.cuda(), y.cuda()
+    del counted[:]
+    got, got2 = ptcore.where(dc, dx, dy), dx.where(dc, dy)
+    assert counted == []
+    want = ptcore.where(c, x, y)
+    for g in (got, got2):
+        assert g.shape == want.shape and g.dtype == want.dtype
+        np.testing.assert_array_equal(g.cpu().double().numpy(), want.double().numpy())
+
+
+def test_where_gradients_and_declined_cases(counted):
+    a, b, _, _ = _pair((3, 4), dtype=ptcore.float64)
+    c = a > b
+    grads = []
+    for dev in ("cpu", "cuda"):
+        x = a.clone().to(dev).requires_grad_()
+        y = b[0].clone().to(dev).requires_grad_()
+        z = ptcore.where(c.to(dev), x, y)
+        assert z.grad_fn.name() == "WhereBackward0"
+        (z * z).sum().backward()
+        grads.append((x.grad, y.grad))
+    _close(grads[1][0], grads[0][0], ptcore.float64)
+    _close(grads[1][1], grads[0][1], ptcore.float64)
+    da, db, dc = a.cuda(), b.cuda(), c.cuda()
+    for call in (lambda: ptcore.where(dc, da, 0.0), lambda: ptcore.where(dc, da, db.float()),
+                 lambda: ptcore.where(dc)):
+        del counted[:]
+        call()
+        assert "where" in counted                # a number, two dtypes, one argument: the layer
+    ci = dc.int()
+    with pytest.raises(RuntimeError, match="bool"):
+        ptcore.where(ci, da, db)
