@@ -181,23 +181,36 @@ def _window(name, N, periodic, dtype, device, requires_grad, make):
     return w
 
 
+def _s(v, n):
+    """The number ``v`` as torch's C++ window code passes it to an op on ``n``: a scalar
+    of ``n``'s dtype, so float16/bfloat16 windows round each constant to that dtype."""
+    if n.dtype in (_C.float16, _C.bfloat16):
+        return ptcore.full((), v, dtype=n.dtype, device=n.device)
+    return v
+
+
+def _hamming(n, L, alpha, beta):
+    return ptcore.cos(n * _s(math.pi * 2. / (L - 1), n)) * _s(-beta, n) + _s(alpha, n)
+
+
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     """Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` (``torch.hamming_window``)."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, L: ptcore.cos(n * (math.pi * 2. / (L - 1))) * (-beta) + alpha)
+                   lambda n, L: _hamming(n, L, alpha, beta))
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
     """Hann window (``torch.hann_window``)."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, L: ptcore.cos(n * (math.pi * 2. / (L - 1))) * (-0.5) + 0.5)
+                   lambda n, L: _hamming(n, L, 0.5, 0.5))
 
 
 def _blackman(n, L):
-    w = n * (math.pi / (L - 1))
-    return ptcore.cos(w * 4) * 0.08 - ptcore.cos(w * 2) * 0.5 + 0.42
+    w = n * _s(math.pi / (L - 1), n)
+    return (ptcore.cos(w * _s(4, n)) * _s(0.08, n) - ptcore.cos(w * _s(2, n)) * _s(0.5, n)
+            + _s(0.42, n))
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -208,9 +221,9 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
 
 
 def _bartlett(n, L):
-    w = n * (2. / (L - 1))
+    w = n * _s(2. / (L - 1), n)
     h = ((L - 1) >> 1) + 1
-    return ptcore.cat([w.narrow(0, 0, h), w.narrow(0, h, L - h) * -1 + 2])
+    return ptcore.cat([w.narrow(0, 0, h), w.narrow(0, h, L - h) * _s(-1, n) + _s(2, n)])
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -224,11 +237,13 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                   device=None, pin_memory=False, requires_grad=False):
     """Kaiser window with shape parameter ``beta`` (``torch.kaiser_window``)."""
     def make(n, L):
-        nd = n.to(_C.float64) if n.dtype is _C.float64 else n
+        # torch's kernel computes each element in the op-math type (float for
+        # float16/bfloat16) and rounds once to the window's dtype
+        nd = n.to(_C.float32) if n.dtype in (_C.float16, _C.bfloat16) else n
         alpha = (L - 1) / 2.0
         t = ptcore.abs(1 - ((nd - alpha) / alpha) ** 2)
         b = ptcore.full((), beta, dtype=nd.dtype)
-        return ptcore.i0(ptcore.sqrt(t) * beta) / ptcore.i0(b)
+        return (ptcore.i0(ptcore.sqrt(t) * beta) / ptcore.i0(b)).to(n.dtype)
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, make)
 
 
