@@ -257,3 +257,16 @@ def test_low_precision_window_functions_bitwise(fn, dt):
     a = torch.hamming_window(9, True, 0.3, 0.7, dtype=_pt(torch, dt)).double().numpy()
     b = ptcore.hamming_window(9, True, 0.3, 0.7, dtype=_pt(ptcore, dt)).double().numpy()
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16", "float32", "float64"])
+def test_logspace_low_precision_bitwise(dt):
+    # torch rounds the endpoints and their difference to bfloat16 (ptcore did not:
+    # values off by up to 3 bfloat16 ulps)
+    for s, e, n, base in [(-2.6203537290810863, 0.44229225295951835, 100, 10.0),
+                          (4.15944811730981, -0.2594646345287345, 3, 2.0),
+                          (1.3906814054416194, -3.493835759764761, 5, 2.5),
+                          (0.40973885629038803, 0.4963116702700553, 1000, 10.0)]:
+        a = torch.logspace(s, e, n, base=base, dtype=_pt(torch, dt)).double().numpy()
+        b = ptcore.logspace(s, e, n, base=base, dtype=_pt(ptcore, dt)).double().numpy()
+        np.testing.assert_array_equal(a, b, err_msg=str((s, e, n, base)))

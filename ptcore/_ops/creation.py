@@ -852,7 +852,13 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     else:
         halfway = steps // 2
         idx = np.arange(steps, dtype=np.float64)
-        step = float(e - s) / (steps - 1)       # the difference is taken in the output dtype
+        if dt is _C.bfloat16:
+            # (NumPy has no bfloat16: the endpoints and their difference rounded here)
+            s, e = (_round_to(np.array([float(v)]), dt)[0] for v in (s, e))
+            diff = _round_to(np.array([float(np.float32(e) - np.float32(s))]), dt)[0]
+        else:
+            diff = float(e - s)
+        step = float(diff) / (steps - 1)       # the difference is taken in the output dtype
         expo = np.where(idx < halfway, float(s) + step * idx, float(e) - step * (steps - 1 - idx))
         if dt is _C.float64:
             # libm's pow per element as torch's kernel (NumPy's vectorised
@@ -861,6 +867,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
             values = _pow(base, _C.from_numpy(expo)).numpy()
         else:
             values = np.power(base, expo)
+        if dt in (_C.float16, _C.bfloat16):
+            values = values.astype(np.float32)     # torch stores double -> float -> dt
     return _finish(values, dt, device, requires_grad, out, "logspace")
 
 
