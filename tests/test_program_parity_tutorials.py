@@ -2436,3 +2436,42 @@ def test_rnn_flat_weights_list_is_torchs():
     # _flat_weights was a read-only property: recurrent-dropout subclasses that
     # assign it raised AttributeError; _update_flat_weights and friends were missing
     assert_close(_comparable(_flat_weight_patterns(ptcore)), _comparable(_flat_weight_patterns(torch)))
+
+
+def _ddp_private_setup(L):
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    L.distributed.init_process_group("gloo", rank=0, world_size=1)
+    try:
+        m = L.nn.Sequential(L.nn.Linear(2, 3), L.nn.BatchNorm1d(3), L.nn.Linear(3, 1))
+        with L.no_grad():
+            for i, p in enumerate(m.parameters()):
+                p.copy_(L.from_numpy(np.random.RandomState(i).randn(*p.shape).astype(np.float32)))
+        D = L.nn.parallel.DistributedDataParallel
+        D._set_params_and_buffers_to_ignore_for_model(m, ["0.bias", "1.running_mean"])
+        out = [m._ddp_params_and_buffers_to_ignore, m[0].bias._ddp_ignored,
+               hasattr(m[0].weight, "_ddp_ignored")]
+        d = D(m)
+        out.append(sorted(d.parameters_to_ignore))
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            d._set_static_graph()
+            d._set_static_graph()      # the second call only warns
+        out += [d.static_graph, [str(w.message)[:40] for w in ws]]
+        x = L.from_numpy(np.random.RandomState(9).randn(4, 2).astype(np.float32))
+        d(x).sum().backward()
+        out.append([p.grad for p in m.parameters()])
+        return out
+    finally:
+        L.distributed.destroy_process_group()
+
+
+def test_ddp_static_graph_and_ignored_parameters_as_torch():
+    # model._set_static_graph() (checkpointing under DDP) and
+    # DDP._set_params_and_buffers_to_ignore_for_model raised AttributeError
+    assert_close(_comparable(_ddp_private_setup(ptcore)), _comparable(_ddp_private_setup(torch)))

@@ -15,6 +15,7 @@ every rank takes the parameters of a rank that joined last.
 """
 import contextlib
 import itertools
+import warnings
 
 import ptcore
 from ptcore.autograd.grad_mode import no_grad
@@ -125,12 +126,18 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
         self._world = dist.get_world_size(pg)
-        params = [p for p in module.parameters() if p.requires_grad]
+        # names set by _set_params_and_buffers_to_ignore_for_model: neither
+        # broadcast nor reduced
+        self.parameters_to_ignore = set(getattr(module, "_ddp_params_and_buffers_to_ignore", ()))
+        params = [p for n, p in module.named_parameters()
+                  if p.requires_grad and n not in self.parameters_to_ignore]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have "
                                "any parameter that requires a gradient.")
         if init_sync:
-            _coalesced_broadcast(list(module.parameters()) + list(module.buffers()), pg)
+            _coalesced_broadcast([t for n, t in list(module.named_parameters())
+                                  + list(module.named_buffers())
+                                  if n not in self.parameters_to_ignore], pg)
         self._buckets = self._make_buckets(params)
         self._where = {}
         for b in self._buckets:
@@ -147,6 +154,30 @@ class DistributedDataParallel(Module):
         from ptcore.distributed.algorithms.join import Joinable, _JoinConfig
         Joinable.register(DistributedDataParallel)
         self._join_config = _JoinConfig.construct_disabled_join_config()
+
+    def _set_static_graph(self):
+        """Declare the graph static (as ``static_graph=True`` in the constructor)."""
+        if self.static_graph:
+            warnings.warn("You've set static_graph to be True, no need to set it again.",
+                          stacklevel=2)
+            return
+        self.static_graph = True
+        if self.find_unused_parameters:
+            warnings.warn(
+                "You passed find_unused_parameters=true to DistributedDataParallel, "
+                "`_set_static_graph` will detect unused parameters automatically, so you do not "
+                "need to set find_unused_parameters=true, just be sure these unused parameters "
+                "will not change during training loop while calling `_set_static_graph`.",
+                stacklevel=2)
+
+    @staticmethod
+    def _set_params_and_buffers_to_ignore_for_model(module, params_and_buffers_to_ignore):
+        """Before wrapping ``module``: the parameters and buffers (by qualified
+        name) that DistributedDataParallel neither broadcasts nor reduces."""
+        module._ddp_params_and_buffers_to_ignore = params_and_buffers_to_ignore
+        for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+            if name in params_and_buffers_to_ignore:
+                t._ddp_ignored = True
 
     # ------------------------------------------------------------------ buckets
     def _make_buckets(self, params):
