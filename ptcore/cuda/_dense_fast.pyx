@@ -31,7 +31,8 @@ from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
 from ptcore.cuda._strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "masked_fill_number", "where_tensors", "reduce_all", "reduce"]
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "reduce_all",
+           "reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -555,6 +556,41 @@ def rsub_number(x, other):
     return res
 
 
+cdef dict _CAST_NAMES = {}              # (src dtype, dst dtype) -> the contiguous cast kernel
+
+
+def convert_dense(x, dtype dt):
+    """``x.to(dt)`` for a contiguous CUDA ``x`` of another real or bool
+    dtype: the cast kernel into a new contiguous tensor (launched from C);
+    else None (``_tensors.convert``'s general path)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if t._storage.device._type_code != 1 or not t._is_contig() or t._dtype is dt:
+        return None
+    key = (t._dtype, dt)
+    name = _CAST_NAMES.get(key)
+    if name is None:
+        if t._dtype.is_complex or dt.is_complex:
+            return None
+        try:
+            name = f"ptc_cast_{_launch._tag(t._dtype, 'to')}_{_launch._tag(dt, 'to')}_c"
+        except NotImplementedError:
+            return None
+        if name not in _kernels.all_kernels():
+            return None
+        _CAST_NAMES[key] = name
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like_as(t, dt)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
+
+
 cdef double _FLT_MAX = 3.4028234663852886e38
 cdef double _INF = float("inf")
 
@@ -783,6 +819,7 @@ def install():
                                  PyCapsule_New(<void*>cuda_unary, NULL, NULL))
     from functools import partial
     from ptcore._dispatch.table import lookup
+    _tensors._convert_fast[0] = convert_dense
     from ptcore.autograd import _record
     from ptcore.autograd._formulas import FORMULAS
     from ptcore.autograd._install import (device_fast_clamp, device_fast_inplace_unary,
@@ -829,6 +866,7 @@ def install():
 
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
+    _tensors._convert_fast[0] = None
     from ptcore._dispatch.table import lookup
     for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
                                               "masked_fill", "masked_fill_", "where"]:

@@ -347,8 +347,18 @@ def _grad_clone(src, out):
     return _record._on_grad_wrap(src, out, "clone")
 
 
+#: the C path of a contiguous tensor's conversion (``_dense_fast.convert_dense``,
+#: installed with the dense fast paths): the result, or None
+_convert_fast = [None]
+
+
 def convert(t, dt):
     """A copy of CUDA tensor ``t`` as dtype ``dt`` (dense layout kept)."""
+    fast = _convert_fast[0]
+    if fast is not None:
+        out = fast(t, dt)
+        if out is not None:
+            return out
     out = empty_strided(list(t.shape), _dense_strides(t), dt, t.device)
     copy_(out, t.detach() if t.requires_grad else t)
     return out

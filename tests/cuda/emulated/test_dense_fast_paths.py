@@ -798,3 +798,57 @@ def test_where_gradients_and_declined_cases(counted):
     ci = dc.int()
     with pytest.raises(RuntimeError, match="bool"):
         ptcore.where(ci, da, db)
+
+
+_CAST_DTYPES = [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16, ptcore.int64, ptcore.int32,
+                ptcore.int8, ptcore.uint8, ptcore.bool]
+
+
+def test_dtype_conversions_take_the_cast_kernel_from_c():
+    """x.to(dtype)/.float()/.half() of a contiguous CUDA tensor: one cast
+    kernel launched from C, bitwise the general path's result (the same
+    kernel) for every pair of real dtypes, NaN/inf/negative values
+    included; strided and complex conversions keep the general path."""
+    ptcore.ones(1, device="cuda")                    # (the runtime installs its paths on first use)
+    fast = _dense_fast._tensors._convert_fast
+    vals = ptcore.tensor([-3.7, -1.0, -0.5, 0.0, 0.25, 1.5, 2.9, 100.0, 300.0, float("nan"),
+                          float("inf"), -float("inf")], dtype=ptcore.float64)
+    calls = []
+    orig = _dense_fast.convert_dense
+
+    def spy(t, dt):
+        r = orig(t, dt)
+        calls.append(r is not None)
+        return r
+    fast[0] = spy
+    try:
+        _check_conversions(vals, calls, fast, spy)
+    finally:
+        fast[0] = orig
+
+
+def _check_conversions(vals, calls, fast, spy):
+    for src in _CAST_DTYPES:
+        x = vals.to(src).cuda() if src.is_floating_point else vals[:9].to(src).cuda()
+        for dst in _CAST_DTYPES:
+            if dst is src:
+                continue
+            del calls[:]
+            got = x.to(dst)
+            assert calls == [True], (src, dst)
+            fast[0] = None
+            want = x.to(dst)                     # the general path: cast_copy of the same kernel
+            fast[0] = spy
+            assert got.dtype is dst and got.is_contiguous()
+            assert ptcore.equal(got, want) or (dst.is_floating_point and np.array_equal(
+                got.cpu().double().numpy(), want.cpu().double().numpy(), equal_nan=True)), (src, dst)
+    x = vals.float().cuda()
+    del calls[:]
+    assert x.reshape(3, 4).t().half().dtype is ptcore.float16 and x[::2].double().shape == (6,)
+    assert x.to(ptcore.complex64).dtype is ptcore.complex64
+    assert True not in calls                     # strided, complex: declined
+    y = x[:4].clone().requires_grad_()
+    z = y.half()
+    assert z.grad_fn.name() == "ToCopyBackward0"
+    z.float().sum().backward()
+    assert y.grad.cpu().tolist() == [1.0] * 4
