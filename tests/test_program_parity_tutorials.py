@@ -2258,6 +2258,9 @@ def test_in_projection_packed_returns_viewable_projections_as_torch(same):
     ("nn.utils.rnn", "_packed_sequence_init_args"),
     ("utils.data.dataloader", "_collate_fn_t"),
     ("utils.data.dataloader", "_worker_init_fn_t"),
+    ("nn.init", "_NonlinearityType"),
+    ("nn.init", "_FanMode"),
+    ("optim.swa_utils", "PARAM_LIST"),
 ])
 def test_module_private_names_research_code_imports_exist(module, name):
     # `from torch.nn.modules.normalization import _shape_t` (custom norm layers),
@@ -2475,3 +2478,9 @@ def test_ddp_static_graph_and_ignored_parameters_as_torch():
     # model._set_static_graph() (checkpointing under DDP) and
     # DDP._set_params_and_buffers_to_ignore_for_model raised AttributeError
     assert_close(_comparable(_ddp_private_setup(ptcore)), _comparable(_ddp_private_setup(torch)))
+
+
+def test_init_literal_types_list_torchs_values():
+    for name in ("_NonlinearityType", "_FanMode"):
+        want = getattr(torch.nn.init, name).__args__
+        assert getattr(ptcore.nn.init, name).__args__ == want

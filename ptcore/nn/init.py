@@ -4,6 +4,7 @@ All fill a tensor in place under ``no_grad`` and return it.  Distributions and
 formulas are PyTorch's (the random streams differ from torch's).
 """
 import math
+import typing
 import warnings
 
 import ptcore
@@ -14,6 +15,13 @@ __all__ = [
     "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform",
     "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse",
 ]
+
+# the literal types of calculate_gain's nonlinearity and the kaiming mode
+# (torch.nn.init's, which code annotating its own initialisers imports)
+_NonlinearityType = typing.Literal[
+    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"]
+_FanMode = typing.Literal["fan_in", "fan_out"]
 
 
 def _no_grad_uniform_(tensor, a, b, generator=None):

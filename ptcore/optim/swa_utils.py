@@ -6,11 +6,15 @@ and :class:`SWALR` anneals each group's learning rate to a constant SWA rate.
 """
 import itertools
 import math
+import typing
 import warnings
 from copy import deepcopy
 
 import ptcore
 from ptcore.tensor import Tensor
+
+# the parameter-list type of the averaging functions (torch's alias)
+PARAM_LIST = typing.Union[typing.Tuple[Tensor, ...], typing.List[Tensor]]
 from ptcore.nn.modules.module import Module
 from ptcore.nn.modules.batchnorm import _BatchNorm
 from ptcore.optim.lr_scheduler import LRScheduler, _format_param
