@@ -135,3 +135,14 @@ def test_cholesky_of_non_finite_input_as_reference_lapack(A, info):
     if info:
         with pytest.raises(ptcore.linalg.LinAlgError):
             ptcore.linalg.cholesky(ptcore.tensor(A, dtype=ptcore.float64))
+
+
+def test_digamma_of_large_negative_arguments():
+    """The reflection's tangent took pi * x, which loses x's fraction for large
+    |x| (digamma(-1e15 - 0.5) was 35.54 where torch and mpmath give 34.54); it
+    takes the fractional part, as torch's calc_digamma."""
+    xs = [-1e15 - 0.5, -88048835816434.97, -1e10 - 0.5, -123456.25, -2.5, -0.3]
+    want = torch.digamma(torch.tensor(xs, dtype=torch.float64)).numpy()
+    got = ptcore.digamma(ptcore.tensor(xs, dtype=ptcore.float64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert np.isnan(ptcore.digamma(ptcore.tensor([-1e15], dtype=ptcore.float64)).item())

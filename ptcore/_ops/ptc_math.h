@@ -94,9 +94,10 @@ static inline double ptc_digamma(double x)
     if (isnan(x)) return NAN;
     if (x < 0.0) {
         if (x == floor(x)) return NAN;
-        /* psi(1 - x) - pi / tan(pi x) */
+        /* psi(1 - x) - pi / tan(pi x), the tangent of x's fractional part (as
+         * torch's calc_digamma: pi * x loses the fraction for large |x|) */
         double r = ptc_digamma(1.0 - x);
-        return r - 3.14159265358979323846 / tan(3.14159265358979323846 * x);
+        return r - 3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x)));
     }
     double result = 0.0;
     while (x < 6.0) { result -= 1.0 / x; x += 1.0; }

@@ -232,7 +232,7 @@ __device__ double ptc_digamma(double x) {
     bool neg = x < 0.0;
     if (neg) {
         if (x == floor(x)) return __longlong_as_double(0x7ff8000000000000LL);
-        refl = 3.14159265358979323846 / tan(3.14159265358979323846 * x);
+        refl = 3.14159265358979323846 / tan(3.14159265358979323846 * (x - trunc(x)));
         x = 1.0 - x;
     }
     double result = 0.0;

@@ -696,3 +696,12 @@ def test_polygamma_double_backward_inplace_and_out():
     out = ptcore.empty(3, dtype=ptcore.float64, device="cuda")
     assert ptcore.special.polygamma(3, xc.detach(), out=out) is out
     np.testing.assert_allclose(out.cpu().numpy(), torch.polygamma(3, tx.detach()).numpy(), rtol=1e-12)
+
+
+def test_digamma_reflection_of_large_negative_arguments():
+    """The device's reflection takes tan of x's fractional part, as the CPU's
+    and torch's (tan(pi * x) lost the fraction: 35.54 for -1e15 - 0.5, not 34.54)."""
+    x = ptcore.tensor([-1e15 - 0.5, -88048835816434.97, -1e10 - 0.5, -2.5, -0.3], dtype=ptcore.float64)
+    got = ptcore.digamma(x.cuda()).cpu().numpy()
+    np.testing.assert_allclose(got, ptcore.digamma(x).numpy(), rtol=1e-13)
+    assert abs(got[0] - 34.538776394910684) < 1e-9
