@@ -675,7 +675,12 @@ class AccumulateGrad(Node):
         accumulate_grad(var, g, steal)
         if var._post_acc_hooks:
             for h in list(var._post_acc_hooks.values()):
-                h(var)
+                r = h(var)
+                if r is not None:       # (torch's checks of the hook's result)
+                    if not isinstance(r, _TensorBase):
+                        raise TypeError(f"expected Variable, but hook returned "
+                                        f"'{type(r).__name__}'")
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 

@@ -465,3 +465,17 @@ def test_grad_fn_names_of_overloads(case):
     names = [case(L, L.ones(3, 5, dtype=L.float64, requires_grad=True)).grad_fn.name()
              for L in LIBS]
     assert names[0] == names[1]
+
+
+# ---- post-accumulate-grad hooks must return None
+
+@pytest.mark.parametrize("ret", [lambda p: p.grad.mul_(2), lambda p: 5, lambda p: None])
+def test_post_accumulate_grad_hook_result_is_checked(ret):
+    def f(L):
+        x = _t(L, [0.5, 1.0, 2.0], True)
+        x.register_post_accumulate_grad_hook(ret)
+        (x * 3).sum().backward()
+        return x.grad
+    r = _both(f)
+    if r is not None:
+        _same(_np(r[0]), _np(r[1]))
