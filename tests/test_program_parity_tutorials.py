@@ -2484,3 +2484,31 @@ def test_init_literal_types_list_torchs_values():
     for name in ("_NonlinearityType", "_FanMode"):
         want = getattr(torch.nn.init, name).__args__
         assert getattr(ptcore.nn.init, name).__args__ == want
+
+
+def _custom_transposed_conv(L):
+    conv = importlib.import_module(f"{L.__name__}.nn.modules.conv")
+
+    class UpConv(conv._ConvTransposeNd):
+        # torch's base signature: sizes as tuples, transposed and output_padding positional
+        def __init__(self):
+            super().__init__(2, 3, (2, 2), (2, 2), (0, 0), (1, 1), True, (0, 0), 1, True, "zeros")
+
+        def forward(self, x):
+            return L.nn.functional.conv_transpose2d(x, self.weight * 0.5, self.bias, self.stride)
+
+    m = UpConv()
+    with L.no_grad():
+        m.weight.copy_(L.arange(24.0).view(2, 3, 2, 2) / 10)
+        m.bias.fill_(0.25)
+    out = [str(m), m.weight.shape, m(L.arange(18.0).view(1, 2, 3, 3))]
+    with pytest.raises(ValueError):
+        UpConv.__bases__[0](2, 3, (2, 2), (1, 1), (0, 0), (1, 1), True, (0, 0), 1, True, "reflect")
+    out.append(str(L.nn.ConvTranspose2d(2, 3, 3, 2, 1, 1, dilation=2)))
+    return out
+
+
+def test_conv_transpose_base_takes_torchs_signature():
+    # _ConvTransposeNd.__init__ took ConvTranspose2d's public signature: a custom
+    # transposed convolution passing torch's positional arguments was misbuilt
+    assert_close(_comparable(_custom_transposed_conv(ptcore)), _comparable(_custom_transposed_conv(torch)))

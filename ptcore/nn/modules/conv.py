@@ -199,20 +199,29 @@ class Conv3d(_ConvBase):
     _fn = staticmethod(F.conv3d)
 
 
+def _conv_transpose_init(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                         output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                         device=None, dtype=None):
+    """ConvTranspose{1,2,3}d's constructor: the sizes as n-tuples, then the base's."""
+    n = self._nd
+    _ConvTransposeNd.__init__(self, in_channels, out_channels, _ntuple(kernel_size, n),
+                              _ntuple(stride, n), _ntuple(padding, n), _ntuple(dilation, n), True,
+                              _ntuple(output_padding, n), groups, bias, padding_mode, device, dtype)
+
+
 class _ConvTransposeNd(_ConvNd):
     _nd = 2
     _fn = None
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
-                 device=None, dtype=None):
+    # torch's base signature (a custom transposed convolution calls it with the
+    # sizes already as tuples); the public classes take theirs (_conv_transpose_init)
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 transposed, output_padding, groups, bias, padding_mode, device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for '
                              f'{self.__class__.__name__}')
-        n = self._nd
-        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n), _ntuple(stride, n),
-                         _ntuple(padding, n), _ntuple(dilation, n), True,
-                         _ntuple(output_padding, n), groups, bias, padding_mode, device, dtype)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         transposed, output_padding, groups, bias, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims,
                         dilation=None):
@@ -265,6 +274,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     """
     _nd = 1
     _fn = staticmethod(F.conv_transpose1d)
+    __init__ = _conv_transpose_init
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -282,6 +292,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
     _nd = 2
     _fn = staticmethod(F.conv_transpose2d)
+    __init__ = _conv_transpose_init
 
 
 class ConvTranspose3d(_ConvTransposeNd):
@@ -299,6 +310,7 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
     _nd = 3
     _fn = staticmethod(F.conv_transpose3d)
+    __init__ = _conv_transpose_init
 
 
 # --- lazy convolutions: in_channels inferred from the first input ---
