@@ -19,6 +19,7 @@ from ptcore._settings import grad_state as _grad_state
 
 def _parse_to(args, kwargs):
     """Parse ``to(...)``'s overloads -> (device, dtype, non_blocking, copy, memory_format)."""
+    given = {k for k in ("device", "dtype") if k in kwargs}
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
@@ -27,11 +28,18 @@ def _parse_to(args, kwargs):
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     args = list(args)
+    positional_device = args and (args[0] is None or isinstance(args[0], (str, _C.device)) or
+                                  (isinstance(args[0], int) and not isinstance(args[0], bool)))
+    if args and (isinstance(args[0], (_TensorBase, _C.dtype)) and given
+                 or positional_device and "device" in given):
+        # torch's to(dtype, ...) and to(other, ...) overloads take no device=/dtype=,
+        # and to(device, ...) no second device=
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"({type(args[0]).__name__}, {', '.join(sorted(given))}=...)")
     if args and isinstance(args[0], _TensorBase):
         other = args.pop(0)
         device, dtype = other.device, other.dtype
-    elif args and (args[0] is None or isinstance(args[0], (str, _C.device)) or
-                   (isinstance(args[0], int) and not isinstance(args[0], bool))):
+    elif positional_device:
         # to(device, dtype=None, non_blocking=False, copy=False): None is no device
         # (``x.to(device)`` with ``device=None`` changes nothing, as torch)
         device = args.pop(0)
@@ -40,6 +48,8 @@ def _parse_to(args, kwargs):
                 raise TypeError(f"to() received an invalid combination of arguments: the "
                                 f"argument after the device must be a dtype, got "
                                 f"{type(args[0]).__name__}")
+            if "dtype" in given:
+                raise TypeError("to() got multiple values for argument 'dtype'")
             dtype = args.pop(0)
     elif args and isinstance(args[0], _C.dtype):
         dtype = args.pop(0)

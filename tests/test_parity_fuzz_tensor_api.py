@@ -270,3 +270,25 @@ def test_logspace_low_precision_bitwise(dt):
         a = torch.logspace(s, e, n, base=base, dtype=_pt(torch, dt)).double().numpy()
         b = ptcore.logspace(s, e, n, base=base, dtype=_pt(ptcore, dt)).double().numpy()
         np.testing.assert_array_equal(a, b, err_msg=str((s, e, n, base)))
+
+
+@pytest.mark.parametrize("call", [
+    "t.to(mod.int8, device='cpu')", "t.to(mod.int8, dtype=mod.int8)",
+    "t.to(mod.zeros(1), dtype=mod.int8)", "t.to(mod.zeros(1), device='cpu')",
+    "t.to('cpu', device='cpu')", "t.to(mod.int8, device=None)", "t.to(mod.int8, dtype=None)",
+    "t.to(mod.device('cpu'), mod.int8, dtype=mod.int8)",
+    # accepted forms
+    "t.to('cpu', dtype=mod.int8)", "t.to(mod.int8, non_blocking=True, copy=True)",
+    "t.to(mod.zeros(1, dtype=mod.int8), non_blocking=True)", "t.to(dtype=mod.int8, device='cpu')",
+    "t.to(None, dtype=mod.int8)", "t.to(None)", "t.to(mod.int8, memory_format=mod.contiguous_format)",
+    "t.to('cpu', mod.float64, True, True)", "t.to(mod.float16, False, True)",
+])
+def test_to_overloads_as_torch(call):
+    def run(mod):
+        t = mod.zeros(2)
+        try:
+            r = eval(call, {"t": t, "mod": mod})
+        except TypeError:
+            return "TypeError"
+        return str(r.dtype).split(".")[1], r is t
+    assert run(ptcore) == run(torch)
