@@ -2106,6 +2106,131 @@ def tabular_early_stopping(torch, init, epochs=6):
     return out
 
 
+def annotated_transformer(torch, init, steps=3):
+    nn = torch.nn; F = torch.nn.functional
+    def clones(module, N):
+        return nn.ModuleList([copy.deepcopy(module) for _ in range(N)])
+    def subsequent_mask(size):
+        attn_shape = (1, size, size)
+        m = torch.triu(torch.ones(attn_shape), diagonal=1).type(torch.uint8)
+        return m == 0
+    def attention(query, key, value, mask=None, dropout=None):
+        d_k = query.size(-1)
+        scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, -1e9)
+        p_attn = scores.softmax(dim=-1)
+        if dropout is not None:
+            p_attn = dropout(p_attn)
+        return torch.matmul(p_attn, value), p_attn
+    class MultiHeadedAttention(nn.Module):
+        def __init__(self, h, d_model, dropout=0.0):
+            super().__init__()
+            self.d_k = d_model // h
+            self.h = h
+            self.linears = clones(nn.Linear(d_model, d_model), 4)
+            self.attn = None
+            self.dropout = nn.Dropout(p=dropout)
+        def forward(self, query, key, value, mask=None):
+            if mask is not None:
+                mask = mask.unsqueeze(1)
+            nbatches = query.size(0)
+            query, key, value = [lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+                                 for lin, x in zip(self.linears, (query, key, value))]
+            x, self.attn = attention(query, key, value, mask=mask, dropout=self.dropout)
+            x = x.transpose(1, 2).contiguous().view(nbatches, -1, self.h * self.d_k)
+            del query, key, value
+            return self.linears[-1](x)
+    class LayerNorm(nn.Module):
+        def __init__(self, features, eps=1e-6):
+            super().__init__()
+            self.a_2 = nn.Parameter(torch.ones(features))
+            self.b_2 = nn.Parameter(torch.zeros(features))
+            self.eps = eps
+        def forward(self, x):
+            mean = x.mean(-1, keepdim=True)
+            std = x.std(-1, keepdim=True)
+            return self.a_2 * (x - mean) / (std + self.eps) + self.b_2
+    class Layer(nn.Module):
+        def __init__(self, size, self_attn, src_attn, ff):
+            super().__init__()
+            self.self_attn, self.src_attn, self.ff = self_attn, src_attn, ff
+            self.norms = clones(LayerNorm(size), 3)
+        def forward(self, x, memory, src_mask, tgt_mask):
+            x = x + self.self_attn(*[self.norms[0](x)] * 3, tgt_mask)
+            x = x + self.src_attn(self.norms[1](x), memory, memory, src_mask)
+            return x + self.ff(self.norms[2](x))
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=50):
+            super().__init__()
+            pe = torch.zeros(max_len, d_model)
+            position = torch.arange(0, max_len).unsqueeze(1)
+            div_term = torch.exp(torch.arange(0, d_model, 2) * -(math.log(10000.0) / d_model))
+            pe[:, 0::2] = torch.sin(position * div_term)
+            pe[:, 1::2] = torch.cos(position * div_term)
+            self.register_buffer("pe", pe.unsqueeze(0))
+        def forward(self, x):
+            return x + self.pe[:, : x.size(1)].requires_grad_(False)
+    class LabelSmoothing(nn.Module):
+        def __init__(self, size, padding_idx, smoothing=0.0):
+            super().__init__()
+            self.criterion = nn.KLDivLoss(reduction="sum")
+            self.padding_idx, self.confidence, self.smoothing, self.size = padding_idx, 1.0 - smoothing, smoothing, size
+            self.true_dist = None
+        def forward(self, x, target):
+            true_dist = x.data.clone()
+            true_dist.fill_(self.smoothing / (self.size - 2))
+            true_dist.scatter_(1, target.data.unsqueeze(1), self.confidence)
+            true_dist[:, self.padding_idx] = 0
+            mask = torch.nonzero(target.data == self.padding_idx)
+            if mask.dim() > 0:
+                true_dist.index_fill_(0, mask.squeeze(), 0.0)
+            self.true_dist = true_dist
+            return self.criterion(x, true_dist.clone().detach())
+    def rate(step, model_size, factor, warmup):
+        if step == 0:
+            step = 1
+        return factor * (model_size ** (-0.5) * min(step ** (-0.5), step * warmup ** (-1.5)))
+    V, d = 11, 16
+    emb = nn.Sequential(nn.Embedding(V, d), PositionalEncoding(d))
+    ff = nn.Sequential(nn.Linear(d, 32), nn.ReLU(), nn.Linear(32, d))
+    layer = Layer(d, MultiHeadedAttention(2, d), MultiHeadedAttention(2, d), ff)
+    layers = clones(layer, 2)
+    gen = nn.Linear(d, V)
+    model = nn.ModuleDict({"emb": emb, "layers": layers, "gen": gen})
+    for p in model.parameters():
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p)
+    init(model)
+    crit = LabelSmoothing(V, padding_idx=0, smoothing=0.1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.5, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda=lambda step: rate(step, d, factor=1.0, warmup=400))
+    rng = np.random.RandomState(90)
+    src = torch.from_numpy(rng.randint(1, V, (4, 7)))
+    src[:, 0] = 1
+    memory = model["emb"](src)
+    tgt = src.clone()
+    tgt[1, 5:] = 0
+    out = []
+    for s in range(steps):
+        memory = model["emb"](src)
+        x = model["emb"](tgt[:, :-1])
+        tgt_mask = (tgt[:, :-1] != 0).unsqueeze(-2) & subsequent_mask(tgt.size(-1) - 1).type_as(tgt.data)
+        src_mask = (src != 0).unsqueeze(-2)
+        for lyr in model["layers"]:
+            x = lyr(x, memory, src_mask, tgt_mask)
+        logp = model["gen"](x).log_softmax(dim=-1)
+        y = tgt[:, 1:]
+        ntokens = (y != 0).data.sum()
+        loss = crit(logp.contiguous().view(-1, V), y.contiguous().view(-1)) / ntokens
+        loss.backward()
+        opt.step(); opt.zero_grad(set_to_none=True); sched.step()
+        out.append(f"Epoch Step: {s:6d} | Loss: {loss.item():6.2f} | Tokens: {int(ntokens)} | Learning Rate: {opt.param_groups[0]['lr']:6.1e}")
+    out.append(crit.true_dist[:3])
+    out.append(model["layers"][0].self_attn.attn[0, 0])
+    return out
+
+
 CASES = {
     "name_classifier_packed_gru": (name_classifier, {}),
     "seq2seq_attention_teacher_forcing": (seq2seq_attention, {}),
@@ -2146,6 +2271,7 @@ CASES = {
     "fourier_neural_operator_complex_asgd": (fno, dict(opt_name="ASGD")),
     "wgan_gradient_penalty_and_weight_clipping": (wgan_gp, {}),
     "tabular_embeddings_uncertainty_weighting_early_stopping": (tabular_early_stopping, {}),
+    "annotated_transformer_label_smoothing_noam": (annotated_transformer, {}),
 }
 
 
