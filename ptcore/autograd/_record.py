@@ -15,6 +15,7 @@ formula of its own.  In-place ops on tensors in the graph are rewritten as
 the new history.
 """
 import re as _re
+from builtins import sum as builtins_sum
 import inspect
 
 from ptcore import _tensor as _C
@@ -587,11 +588,29 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
         # g already has the view's layout (e.g. a weight gradient computed in
         # the transposed weight's strides): reinterpret it, no copy
         return g.as_strided(base_shape, base_stride, g.storage_offset() - voff)
-    gb = _C.empty_strided(base_shape, base_stride, dtype=g.dtype, device=g.device)
-    if not full:
-        gb.zero_()
+    if base_stride == _contiguous_strides(base_shape):
+        gb = _C.empty_strided(base_shape, base_stride, dtype=g.dtype, device=g.device)
+        if not full:
+            gb.zero_()
+    else:
+        # a base laid out with gaps (a slice taken as a base): a view of one
+        # contiguous buffer, not a root with gaps, so that forward AD can
+        # give the views written below tangents batched per sample (jacfwd
+        # over jacrev: the Hessian through a slice of a slice)
+        span = 1 + builtins_sum((n - 1) * st for n, st in zip(base_shape, base_stride))
+        buf = (_C.empty if full else _C.zeros)((span,), dtype=g.dtype, device=g.device)
+        buf.as_strided(base_shape, base_stride, 0).as_strided(vshape, vstride, voff).copy_(g)
+        return buf.as_strided(base_shape, base_stride, 0)      # (the written buffer's view)
     gb.as_strided(vshape, vstride, voff).copy_(g)
     return gb
+
+
+def _contiguous_strides(shape):
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(st))
 
 
 _OVERLAPS = {}

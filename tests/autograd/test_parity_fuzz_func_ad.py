@@ -479,3 +479,32 @@ def test_post_accumulate_grad_hook_result_is_checked(ret):
     r = _both(f)
     if r is not None:
         _same(_np(r[0]), _np(r[1]))
+
+
+# ---- Hessians through slices of slices (jacfwd over jacrev: a gradient
+# scattered into a base laid out with gaps, under batched tangents)
+
+_HX = np.random.default_rng(0).standard_normal((3, 5))
+
+
+@pytest.mark.parametrize("f", [
+    lambda L, a: (a.T[:2] ** 3).sum(),
+    lambda L, a: (a[:, :4][:, :2] ** 3).sum(),
+    lambda L, a: L.nn.functional.glu(a[:, :4]).sum(),
+    lambda L, a: (a[:, :4].chunk(2, 1)[0] ** 3).sum(),
+    lambda L, a: (a[:, ::2][1:] ** 3).sum(),
+    lambda L, a: (a[:, 1:4].diagonal() ** 3).sum(),
+])
+@pytest.mark.parametrize("transform", ["hessian", "jacfwd_jacrev", "grad_create_graph"])
+def test_second_derivatives_through_slices_of_slices(f, transform):
+    def run(L):
+        x = _t(L, _HX)
+        if transform == "hessian":
+            return L.func.hessian(lambda a: f(L, a))(x)
+        if transform == "jacfwd_jacrev":
+            return L.func.jacfwd(L.func.jacrev(lambda a: f(L, a)))(x)
+        x.requires_grad_()
+        g, = L.autograd.grad(f(L, x), x, create_graph=True)
+        assert g.requires_grad
+        return L.autograd.grad((g ** 2).sum(), x)[0]
+    _same(_np(run(torch)), _np(run(ptcore)))
