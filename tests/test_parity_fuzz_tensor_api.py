@@ -292,3 +292,29 @@ def test_to_overloads_as_torch(call):
             return "TypeError"
         return str(r.dtype).split(".")[1], r is t
     assert run(ptcore) == run(torch)
+
+
+@pytest.mark.parametrize("call", [
+    "mod.arange(0, 1, 0.3, out=o('int64'))", "mod.arange(0, 1, 0.3, out=o('float64'))",
+    "mod.arange(-1, 1, 0.2, out=o('float64'))", "mod.arange(5, out=o('float16'))",
+    "mod.arange(5, dtype=mod.int32, out=o('float32'))",
+    "mod.arange(0, 1, 0.3, out=o('int64'), dtype=mod.float32)",
+    "mod.arange(3, out=o('float32'), requires_grad=True)",
+    "mod.linspace(0, 1, 3, out=o('float32'), requires_grad=True)",
+    "mod.logspace(0, 1, 3, out=o('float64'), requires_grad=True)",
+    "mod.eye(2, out=o('float32'), requires_grad=True)",
+    "mod.linspace(0, 0.3, 3, out=o('float64'))", "mod.logspace(0, 1, 3, out=o('int64'))",
+    "mod.linspace(0, 1, 3, dtype=mod.float32, out=o('float64'))",
+    "mod.logspace(0, 1, 3, dtype=mod.float32, out=o('float64'))",
+    "mod.linspace(0, 1j, 3, out=o('complex128'))",
+])
+def test_range_factories_with_out(call):
+    def run(mod):
+        def o(dt):
+            return mod.empty(0, dtype=_pt(mod, dt))
+        try:
+            r = eval(call, {"mod": mod, "o": o})
+        except (RuntimeError, ValueError) as e:
+            return type(e).__name__
+        return str(r.dtype).split(".")[1], r.tolist(), r.requires_grad
+    assert run(ptcore) == run(torch)

@@ -576,7 +576,7 @@ def _finish(values, dt, device, requires_grad, out, fname):
         if tuple(out.shape) != tuple(t.shape):
             out.resize_(t.shape)
         out.copy_(t)
-        return out
+        t = out                     # (requires_grad=True marks out, as torch)
     if requires_grad:
         _require_grad(t)
     return t
@@ -638,9 +638,23 @@ def _arange_values(start, step, n, dt):
         return np.where(vectorised, _round_to(lanes, acc), scalar)
 
 
+def _out_dtype(out, dtype):
+    """The dtype a range factory computes in: with ``out=`` torch takes out's dtype,
+    which an explicit ``dtype`` must equal."""
+    if not isinstance(out, _TensorBase):
+        return dtype
+    if dtype is None:
+        return out.dtype
+    if _C._as_dtype(dtype) is not out.dtype:
+        raise RuntimeError(f"dtype {_C._as_dtype(dtype)._legacy} does not match dtype of "
+                           f"out parameter ({out.dtype._legacy})")
+    return dtype
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
+    dtype = _out_dtype(out, dtype)
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
         _refuse_limited("arange_cpu", _C._as_dtype(dtype))
@@ -799,6 +813,7 @@ def _check_0d_ends(start, end, fname):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    dtype = _out_dtype(out, dtype)
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
@@ -819,6 +834,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
+    dtype = _out_dtype(out, dtype)
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
@@ -898,7 +914,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     if out is not None:
         if tuple(out.shape) != (n, m):
             out.resize_((n, m))
-        return out.copy_(t)
+        t = out.copy_(t)
     if requires_grad:
         _require_grad(t)
     return t
