@@ -6,6 +6,7 @@ this class adds the autograd-facing attributes, conversions (``to``, ``type``,
 """
 import sys
 import numbers as _numbers
+import sys as _sys
 import operator as _operator
 
 import numpy as _np
@@ -148,8 +149,11 @@ def _storage_view(storage, dtype):
 
 
 def _is_storage(a):
-    from ptcore.storage import TypedStorage
-    return isinstance(a, (_C.Storage, TypedStorage))
+    if isinstance(a, _C.Storage):
+        return True
+    # a TypedStorage (library layer) exists only once its module is loaded: no import up
+    st = _sys.modules.get("ptcore.storage")
+    return st is not None and isinstance(a, st.TypedStorage)
 
 
 def _legacy_new(args, device):
