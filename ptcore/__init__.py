@@ -129,6 +129,7 @@ from ptcore import _settings
 from ptcore import _nn_functions as _functional_aliases
 from ptcore._ops import random_samplers as _random_extra
 from ptcore._nn_functions import *  # noqa: F401,F403
+from ptcore._checks import *  # noqa: F401,F403
 from ptcore._settings import *  # noqa: F401,F403
 from ptcore._ops.random_samplers import *  # noqa: F401,F403
 for _mod in (_functional_aliases, _random_extra):

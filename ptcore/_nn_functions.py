@@ -25,6 +25,8 @@ __all__ = [
     "native_layer_norm", "native_batch_norm", "native_group_norm",
     # embedding
     "embedding", "embedding_renorm_",
+    # weight normalization (torch._weight_norm: v * g / norm_except_dim(v, 2, dim))
+    "_weight_norm",
     # pooling
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
     "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -595,3 +597,9 @@ _m_hardshrink.__doc__ = "See :func:`ptcore.hardshrink`."
 
 _TENSOR_METHODS = {"prelu": _m_prelu, "hardshrink": _m_hardshrink}
 
+
+
+def _weight_norm(v, g, dim=0):
+    """``v * (g / norm_except_dim(v, 2, dim))`` (``torch._weight_norm``)."""
+    from ptcore.nn.utils.weight_norm import _weight_norm as wn
+    return wn(v, g, dim)
