@@ -13,8 +13,8 @@ Usage (a machine with a GPU)::
 device with kernel launches, cuBLAS, cuFFT and device copies stubbed out
 (no torch rows), so a change to the Python between an op call and the
 driver can be measured without a GPU -- small ops, the matrix products and
-reductions of a Linear layer, and ``cuda_check.py``'s MLP and LeNet train
-steps.
+reductions of a Linear layer, ``cuda_check.py``'s MLP and LeNet train
+steps, and a small GPT's train step.
 """
 import argparse
 import cProfile
@@ -103,9 +103,69 @@ def emulated(args):
             opt.step()
         step()
         print(f"| {label} | {per_call(step, max(1, reps // 20)):.1f} |")
+    print(f"| GPT step (2 blocks, d 64, batch 8 x 32 tokens, AdamW, clipping) | "
+          f"{per_call(_gpt_step(ptcore), max(1, reps // 100)):.1f} |")
     sys.stdout.flush()
     profile("ptcore.add(1 element), emulated", lambda: ptcore.add(x, x), reps, args.top)
     return 0
+
+
+def _gpt_step(ptcore):
+    """A small GPT's training step on the emulated device with launches
+    stubbed: masked_fill'd causal attention, LayerNorm, GELU, dropout,
+    cross-entropy, clipping, AdamW (a transformer's mix of host paths).
+    Kernels do not run, so the device reads that check indices see no
+    kernel's answer: the index checks are skipped and reads give zeros."""
+    import ctypes
+    import math
+    from ptcore.cuda import _launch_index, _runtime
+    nn, F = ptcore.nn, ptcore.nn.functional
+    drv = _runtime.lazy_init("cuda_overhead --emulated")
+    drv.memcpy_dtoh = lambda dst, src, nbytes, stream: ctypes.memset(dst, 0, nbytes)
+    _launch_index._index_bounds = lambda *a, **k: None
+
+    class Block(nn.Module):
+        def __init__(self, d, h):
+            super().__init__()
+            self.h, self.ln1, self.ln2 = h, nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc1, self.fc2, self.drop = nn.Linear(d, 4 * d), nn.Linear(4 * d, d), nn.Dropout(0.1)
+
+        def forward(self, x, mask):
+            B, T, C = x.shape
+            q, k, v = (t.view(B, T, self.h, C // self.h).transpose(1, 2)
+                       for t in self.qkv(self.ln1(x)).split(C, dim=2))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = self.drop(F.softmax(att.masked_fill(mask[:, :, :T, :T] == 0, float("-inf")), dim=-1))
+            x = x + self.drop(self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C)))
+            return x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))
+
+    class GPT(nn.Module):
+        def __init__(self, V=256, d=64, h=4, L=2, T=32):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(V, d), nn.Parameter(ptcore.zeros(1, T, d))
+            self.blocks = nn.ModuleList([Block(d, h) for _ in range(L)])
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, V, bias=False)
+            self.register_buffer("mask", ptcore.tril(ptcore.ones(T, T)).view(1, 1, T, T))
+
+        def forward(self, idx, tgt):
+            x = self.tok(idx) + self.pos[:, :idx.size(1)]
+            for b in self.blocks:
+                x = b(x, self.mask)
+            logits = self.head(self.ln(x))
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), tgt.view(-1))
+
+    m = GPT().to("cuda")
+    opt = ptcore.optim.AdamW(m.parameters(), lr=1e-3)
+    idx = ptcore.zeros(8, 32, dtype=ptcore.int64, device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        m(idx, idx).backward()
+        nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+    step()
+    return step
 
 
 def main(argv=None):

@@ -136,7 +136,8 @@ def test_overhead_script_emulated_mode(tmp_path):
     assert labels == ["add 1 element", "mul_ 1 element", "sum 1 element", "empty(1)", "fft 4096 c64",
                       "mm 256x1024 @ 1024x784", "F.linear 256x784 -> 1024, parameters",
                       "sum(dim=0) 256x1024", "x ** 2, 256x1024", "MLP step 784-1024-1024-10 b256",
-                      "LeNet step b256"], rows
+                      "LeNet step b256",
+                      "GPT step (2 blocks, d 64, batch 8 x 32 tokens, AdamW, clipping)"], rows
     assert all(float(r.split("|")[2]) > 0 for r in rows)
     assert "cProfile: ptcore.add" in proc.stdout
     # without --emulated and without a GPU it declines cleanly
