@@ -194,16 +194,24 @@ def is_storage(obj):
     return isinstance(obj, (Storage, TypedStorage))
 
 
+def _tensor_arg(input, fname):
+    """torch's TypeError for a non-tensor first argument (PyTorch's argument parser)."""
+    if not isinstance(input, _C._TensorBase):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input
+
+
 def is_floating_point(input):
-    return input.is_floating_point()
+    return _tensor_arg(input, "is_floating_point").is_floating_point()
 
 
 def is_complex(input):
-    return input.is_complex()
+    return _tensor_arg(input, "is_complex").is_complex()
 
 
 def numel(input):
-    return input.numel()
+    return _tensor_arg(input, "numel").numel()
 
 
 def set_num_threads(n):

@@ -146,3 +146,39 @@ def test_digamma_of_large_negative_arguments():
     got = ptcore.digamma(ptcore.tensor(xs, dtype=ptcore.float64)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert np.isnan(ptcore.digamma(ptcore.tensor([-1e15], dtype=ptcore.float64)).item())
+
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:      # noqa: BLE001 -- the type is compared
+        return type(e)
+    return None
+
+
+def test_non_tensor_arguments_and_size_types_raise_as_torch():
+    """is_floating_point(1.5) raised AttributeError, is_conj(1.5) returned False,
+    rand(2.0)/rand(True)/rand('2')/rand((2.0,)) made tensors; torch raises TypeError."""
+    import numpy as np
+    for name in ("is_floating_point", "is_complex", "is_conj", "numel"):
+        for v in (1.5, 1j, [1.0]):
+            assert _raised(lambda: getattr(ptcore, name)(v)) is TypeError
+            assert _raised(lambda: getattr(torch, name)(v)) is TypeError
+    for args in ((2.0,), (True,), ("2",), ((2.0,),), (2, 3.0), ((True, 2),)):
+        assert _raised(lambda: torch.rand(*args)) is TypeError
+        assert _raised(lambda: ptcore.rand(*args)) is TypeError
+        assert _raised(lambda: ptcore.randn(*args)) is TypeError
+    for args in ((2, 3), ((2, 3),), (np.int64(3),), (ptcore.Size([2, 3]),), ((2, True),)):
+        assert ptcore.rand(*args).shape == torch.rand(*args).shape
+    assert ptcore.rand(ptcore.tensor(3)).shape == (3,)
+
+
+@pytest.mark.parametrize("shape,kw", [((3, 8), {"size": (4,)}), ((3, 8), {"size": 4}),
+                                      ((1, 3, 8), {"size": 4, "mode": "bogus"}),
+                                      ((3, 8), {"size": 4, "antialias": True, "mode": "bilinear"}),
+                                      ((3, 8), {"scale_factor": (2.0, 2.0)}), ((1, 3, 8), {})])
+def test_interpolate_checks_in_torchs_order(shape, kw):
+    """interpolate(ones(3, 8), size=(4,)): torch's size check (ValueError) comes
+    before the input-rank NotImplementedError (ptcore raised that first)."""
+    assert _raised(lambda: ptcore.nn.functional.interpolate(ptcore.ones(*shape), **kw)) is \
+        _raised(lambda: torch.nn.functional.interpolate(torch.ones(*shape), **kw))

@@ -634,6 +634,9 @@ def resolve_neg(input):
 
 
 def is_conj(input):
+    if not isinstance(input, _TensorBase):
+        raise TypeError(f"is_conj(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     return False
 
 

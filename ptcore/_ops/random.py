@@ -2,6 +2,7 @@
 a seed gives the same stream on every device), the global default generator
 and the sampling functions (``rand``, ``randn``, ``randint``, ``randperm``,
 ``normal``, ``bernoulli``, ``multinomial``) and in-place fills."""
+import operator as _operator
 import os
 import math as _math
 import numbers
@@ -192,8 +193,8 @@ def _check_float(dt, name):
         raise NotImplementedError(f"\"{name}\" not implemented for '{dt._legacy}'")
 
 
-def _new(size, dtype, device, default=None):
-    shape = _size_arg(size)
+def _new(size, dtype, device, default=None, fname="rand"):
+    shape = _size_arg(size, fname)
     dt = (default or _C.get_default_dtype()) if dtype is None else _C._as_dtype(dtype)
     dev = _C._to_device(device)
     if dev.type != "cpu":
@@ -211,10 +212,26 @@ def _size_kw(args, size, fname):
     return (size,)
 
 
-def _size_arg(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size_arg(size, fname="rand"):
+    """The shape from ``rand(2, 3)``/``rand((2, 3))``: ints (or objects with
+    ``__index__``; a bool not first), as torch's argument parser takes them."""
+    packed = len(size) == 1 and isinstance(size[0], (tuple, list, _C.Size))
+    if packed:
         size = tuple(size[0])
-    return [int(s) for s in size]
+    shape = []
+    for i, v in enumerate(size):
+        if i or not isinstance(v, bool):     # (torch's parser refuses a bool first element only)
+            try:
+                shape.append(_operator.index(v))
+                continue
+            except TypeError:
+                pass
+        if packed or len(size) > 1:
+            raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, but "
+                            f"found element of type {type(v).__name__} at pos {i}")
+        raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(v).__name__}")
+    return shape
 
 
 #: the autograd layer's recorder of a sampling op's node (set by
@@ -259,7 +276,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples (shape positionally or as ``size=``)."""
-    t = _new(_size_kw(args, size, "randn"), dtype, device)
+    t = _new(_size_kw(args, size, "randn"), dtype, device, fname="randn")
     _check_float(t.dtype, "normal_kernel_cpu")
     _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
     return _finish(t, out, requires_grad)

@@ -326,11 +326,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     elif align_corners is None:
         align_corners = False
     dim = input.dim() - 2
-    if dim < 1 or dim > 3 or mode not in _MODES:
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
-            f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
-            f"nearest-exact (got {mode})")
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None and recompute_scale_factor:
@@ -366,6 +361,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
                          "and requires a 4-D tensor as input")
+    if dim < 1 or dim > 3 or mode not in _MODES:
+        # (after the size/scale_factor checks, as torch's: a (3, 8) input with size=(4,)
+        # is their ValueError)
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
     need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode in need and need[mode] != dim:
         raise NotImplementedError(
