@@ -13,6 +13,9 @@ import ptcore
 from ptcore._dispatch import profiling as _profiling
 from ptcore._dispatch.device import has_loop
 from ptcore.tensor import Tensor
+from ptcore.utils._foreach_utils import (  # (torch's home of these)
+    _PRIVATEUSE1, _get_foreach_kernels_supported_devices, _get_fused_kernels_supported_devices,
+    _group_tensors_by_device_and_dtype)
 
 __all__ = [
     "Optimizer",
@@ -147,17 +150,6 @@ _differentiable_doc = ("differentiable (bool, optional): whether autograd should
 _maximize_doc = ("maximize (bool, optional): maximize the objective with respect to the\n"
                  "            params, instead of minimizing (default: False)")
 
-_PRIVATEUSE1 = "privateuseone"
-
-
-def _get_foreach_kernels_supported_devices():
-    """The device types with multi-tensor kernels (torch's list)."""
-    return ["cuda", "xpu", "mtia", _PRIVATEUSE1]
-
-
-def _get_fused_kernels_supported_devices():
-    """The device types with fused optimizer kernels (torch's list)."""
-    return ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", _PRIVATEUSE1]
 
 
 def _get_capturable_supported_devices(supports_xla=True):
@@ -261,29 +253,6 @@ def _disable_dynamo_if_unsupported(single_tensor_fn=None):
     def wrapper(func):
         return func
     return wrapper
-
-
-def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
-    """Split parallel tensor lists by the device and dtype of the first list's
-    tensors: ``{(device, dtype): (lists, indices)}``, indices filled only with
-    ``with_indices`` (torch.utils._foreach_utils's grouping)."""
-    first = tensorlistlist[0]
-    if len(first) == 0:
-        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.")
-    groups = {}
-    for i, t in enumerate(first):
-        if t is None:
-            raise RuntimeError("Tensors of the first list of nested Tensor lists are supposed "
-                               f"to be defined but the {i}-th Tensor is not.")
-        key = (t.device, t.dtype)
-        if key not in groups:
-            groups[key] = ([[] for _ in tensorlistlist], [])
-        lists, indices = groups[key]
-        for out, tl in zip(lists, tensorlistlist):
-            out.append(tl[i])
-        if with_indices:
-            indices.append(i)
-    return groups
 
 
 def _scalar_state(p, on_device, value=0.0, is_fused=None):
