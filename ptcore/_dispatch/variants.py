@@ -95,7 +95,7 @@ _DECLARED = {
     ('nn.functional', 'function out'): """
         normalize""",
     ('ptcore', 'function'): """
-        adaptive_avg_pool1d adaptive_max_pool1d as_tensor asarray atleast_1d atleast_2d atleast_3d
+        _weight_norm adaptive_avg_pool1d adaptive_max_pool1d as_tensor asarray atleast_1d atleast_2d atleast_3d
         avg_pool1d bartlett_window batch_norm bilinear binary_cross_entropy_with_logits binomial
         blackman_window block_diag broadcast_shapes broadcast_tensors cartesian_prod cdist
         channel_shuffle combinations constant_pad_nd conv1d conv2d conv3d conv_transpose1d
