@@ -43,12 +43,22 @@ _ARANGE_CASES = [(-1, 1, 0.2), (0, 1, 0.1), (0.3, 7.9, 0.37), (-5.1, 3.3, 0.7), 
 @pytest.mark.parametrize("dt", ["float64", "float32", "float16", "bfloat16"])
 def test_arange_float_values_bitwise(dt):
     # torch's kernel: fused multiply-adds, vector lanes from a base rounded to dt,
-    # a scalar tail per thread chunk (arange(-1, 1, 0.2)[5] is 5.55e-17, not 0)
-    for s, e, st in _ARANGE_CASES:
-        a = torch.arange(s, e, st, dtype=_pt(torch, dt)).double().numpy()
-        b = ptcore.arange(s, e, st, dtype=_pt(ptcore, dt)).double().numpy()
-        assert a.shape == b.shape, (s, e, st)
-        np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64), err_msg=str((s, e, st)))
+    # a scalar tail per thread chunk (arange(-1, 1, 0.2)[5] is 5.55e-17, not 0);
+    # the chunks follow the thread count, so both libraries get the same one
+    old = torch.get_num_threads(), ptcore.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            ptcore.set_num_threads(threads)
+            for s, e, st in _ARANGE_CASES:
+                a = torch.arange(s, e, st, dtype=_pt(torch, dt)).double().numpy()
+                b = ptcore.arange(s, e, st, dtype=_pt(ptcore, dt)).double().numpy()
+                assert a.shape == b.shape, (s, e, st)
+                np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64),
+                                              err_msg=str((s, e, st, threads)))
+    finally:
+        torch.set_num_threads(old[0])
+        ptcore.set_num_threads(old[1])
 
 
 def test_arange_repr_matches():

@@ -59,6 +59,22 @@ def _one_thread():
         yield
 
 
+@pytest.fixture(autouse=True)
+def _global_settings_restored():
+    """The programs set process-wide switches as real scripts do
+    (set_float32_matmul_precision('high'), cudnn.deterministic/benchmark,
+    the default dtype): each test gives them back, so later test files see
+    the defaults."""
+    saved = [(L, L.get_float32_matmul_precision(), L.backends.cudnn.deterministic,
+              L.backends.cudnn.benchmark, L.get_default_dtype()) for L in (torch, ptcore)]
+    yield
+    for L, prec, det, bench, dt in saved:
+        L.set_float32_matmul_precision(prec)
+        L.backends.cudnn.deterministic = det
+        L.backends.cudnn.benchmark = bench
+        L.set_default_dtype(dt)
+
+
 def _comparable(o):
     """Nested results with the library's name, object addresses and types made text."""
     if isinstance(o, dict):
