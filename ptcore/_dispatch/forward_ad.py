@@ -85,6 +85,16 @@ def push_level():
         return lv
 
 
+def enable_layer():
+    """Switch the forward-AD layer on for the levels now open (a public
+    ``dual_level`` does at entry: a method bound before the level's first
+    ``make_dual`` -- ``x.index_put_(i, make_dual(a, t))``, one expression --
+    must dispatch too); ``pop_level`` of the last level switches it off."""
+    with _lock:
+        if _LEVELS and not _LAYER.enabled:
+            _LAYER.set_enabled(True)
+
+
 def pop_level(idx):
     """Exit level ``idx`` (must be the innermost): its tangents vanish."""
     with _lock:

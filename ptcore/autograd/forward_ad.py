@@ -42,6 +42,9 @@ def enter_dual_level():
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     lv = _L.push_level()
     _public.append(lv.idx)
+    # the layer is on for the whole level: Python binds ``x.index_put_`` before it
+    # evaluates the ``make_dual`` among its arguments, which would switch it on too late
+    _L.enable_layer()
     return lv.idx
 
 

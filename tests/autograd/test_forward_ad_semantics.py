@@ -358,14 +358,31 @@ def test_custom_function_jvp_against_torch(requires_grad):
     _assert_same(*both(run))
 
 
-def test_layer_off_without_duals():
+def test_layer_on_inside_a_public_level_only():
     assert not _layer.layer().enabled
     with fwAD.dual_level():
-        # a level without any dual tensor keeps the layer off
-        assert not _layer.layer().enabled
+        # on for the whole level (a method bound before the level's first
+        # make_dual must dispatch too), off again after it
+        assert _layer.layer().enabled
         x = ptcore.ones(2) * 2
         assert fwAD.unpack_dual(x).tangent is None
+    assert not _layer.layer().enabled
     assert not _D.on[0]
+
+
+def test_method_bound_before_the_first_dual_keeps_the_tangent():
+    """``x.index_put_((i,), make_dual(a, t))``: Python binds the method before
+    make_dual runs; the in-place write lost its tangent while the layer was
+    switched on only by the first dual (the funcad helper's report)."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ptcore):
+        F = lib.autograd.forward_ad
+        with F.dual_level():
+            x = lib.zeros(4, dtype=lib.float64)
+            y = x.index_put_((lib.tensor([1, 3]),), F.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64),
+                                                              lib.tensor([5.0, 7.0], dtype=lib.float64)))
+            t = F.unpack_dual(y).tangent
+            assert t is not None and t.tolist() == [0.0, 5.0, 0.0, 7.0], lib.__name__
 
 
 def test_exception_inside_level_leaves_no_tangent_behind():
