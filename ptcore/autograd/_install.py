@@ -375,20 +375,10 @@ def device_fast_clamp(fn, formula):
     st = R._state
 
     def device_fast(args, kwargs):
-        n = len(args)
-        if n < 1 or n > 3:
+        call = R.optional_args(args, kwargs, ("min", "max"), (None, None))
+        if call is None:
             return None
-        x = args[0]
-        lo = args[1] if n > 1 else None
-        hi = args[2] if n > 2 else None
-        if kwargs:
-            for k in kwargs:
-                if k == "min" and n < 2:
-                    lo = kwargs[k]
-                elif k == "max" and n < 3:
-                    hi = kwargs[k]
-                else:
-                    return None
+        x, lo, hi = call
         out = fn(x, lo, hi)
         if out is not None and st.enabled and x._requires_grad:
             formula(out, x, lo, hi)

@@ -386,6 +386,25 @@ def device_fast_of(fn, formula):
     return device_fast
 
 
+def optional_args(args, kwargs, names, defaults):
+    """``(x, a, b)`` from a call ``op(x[, a[, b]])`` whose two optional
+    parameters ``names`` may also come by keyword (``defaults`` when left
+    out), or None for any other call (the layers then take it)."""
+    n = len(args)
+    if n < 1 or n > 3:
+        return None
+    a = args[1] if n > 1 else defaults[0]
+    b = args[2] if n > 2 else defaults[1]
+    for k in kwargs:
+        if k == names[0] and n < 2:
+            a = kwargs[k]
+        elif k == names[1] and n < 3:
+            b = kwargs[k]
+        else:
+            return None
+    return args[0], a, b
+
+
 def device_fast_reduce(fn, formula):
     """An OpDef's ``device_fast`` for a reduction ``op(x, dim=None,
     keepdim=False)`` (no ``dtype``/``out``): ``fn(x, dim, keepdim)`` (the
@@ -394,22 +413,12 @@ def device_fast_reduce(fn, formula):
     st = _state
 
     def device_fast(args, kwargs):
-        n = len(args)
-        if n < 1 or n > 3:
+        call = optional_args(args, kwargs, ("dim", "keepdim"), (None, False))
+        if call is None:
             return None
-        dim = args[1] if n > 1 else None
-        keepdim = args[2] if n > 2 else False
-        if kwargs:
-            for k in kwargs:
-                if k == "dim" and n < 2:
-                    dim = kwargs[k]
-                elif k == "keepdim" and n < 3:
-                    keepdim = kwargs[k]
-                else:
-                    return None
+        x, dim, keepdim = call
         if keepdim is not True and keepdim is not False:
             return None
-        x = args[0]
         out = fn(x, dim, keepdim)
         if out is not None and st.enabled and x._requires_grad:
             formula(out, x, dim=dim, keepdim=keepdim)
