@@ -472,6 +472,268 @@ def numpy_roundtrip(torch, init):
     return out
 
 
+def spatial_transformer(torch, init, steps=3):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(6)
+    class STN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.localization = nn.Sequential(nn.Conv2d(1, 4, kernel_size=5), nn.MaxPool2d(2, stride=2),
+                                              nn.ReLU(True), nn.Conv2d(4, 6, kernel_size=3), nn.AdaptiveMaxPool2d((2, 2)),
+                                              nn.Hardswish())
+            self.fc_loc = nn.Sequential(nn.Linear(6 * 2 * 2, 16), nn.CELU(0.5), nn.Linear(16, 3 * 2))
+            self.fc_loc[2].weight.data.zero_()
+            self.fc_loc[2].bias.data.copy_(torch.tensor([1, 0, 0, 0, 1, 0], dtype=torch.float))
+            self.conv = nn.Conv2d(1, 6, 3)
+            self.lrn = nn.LocalResponseNorm(3, alpha=1e-3, beta=0.75, k=2.0)
+            self.lp = nn.LPPool2d(2, 2)
+            self.head = nn.Sequential(nn.Flatten(), nn.LazyLinear(10), nn.GLU(dim=1), nn.Softmin(dim=1))
+        def stn(self, x):
+            xs = self.localization(x)
+            theta = self.fc_loc(xs.view(-1, 6 * 2 * 2)).view(-1, 2, 3)
+            theta = theta + 0.1 * torch.tensor([[[0.0, 1.0, 0.2], [-1.0, 0.0, -0.1]]])
+            grid = F.affine_grid(theta, x.size(), align_corners=False)
+            return F.grid_sample(x, grid, align_corners=False), F.grid_sample(x, grid, mode='nearest', padding_mode='border', align_corners=True), \
+                F.grid_sample(x, grid, mode='bicubic', padding_mode='reflection', align_corners=False)
+        def forward(self, x):
+            x, xn, xb = self.stn(x)
+            h = self.lp(self.lrn(F.relu(self.conv(x))))
+            return self.head(h), xn, xb
+    model = STN()
+    x = torch.from_numpy(rng.rand(3, 1, 14, 14).astype(np.float32))
+    with torch.no_grad():
+        model(x)
+    init(model)
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.8)
+    y = torch.from_numpy(rng.rand(3, 5).astype(np.float32))
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        p, xn, xb = model(x)
+        loss = F.kl_div(p.log(), F.softmax(y, 1), reduction='batchmean') + F.smooth_l1_loss(xb, x, beta=0.5)
+        loss.backward(); opt.step()
+        out.append([loss.item(), xn.sum().item(), xb.sum().item(), p])
+    out.append(str(model.head))
+    return out
+
+
+def ctc_speech(torch, init, steps=3):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(7)
+    n_mels, n_class, T = 8, 6, 20
+    class SpeechModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cnn = nn.Conv1d(n_mels, 12, kernel_size=3, stride=2, padding=1)
+            self.ln = nn.LayerNorm(12)
+            self.rnn = nn.GRU(12, 10, num_layers=1, batch_first=True, bidirectional=True)
+            self.fc = nn.Sequential(nn.Linear(20, 16), nn.Mish(), nn.Dropout(0.0), nn.Linear(16, n_class))
+        def forward(self, x, lengths):
+            x = self.cnn(x).transpose(1, 2)
+            x = F.gelu(self.ln(x))
+            lengths = (lengths + 2 * 1 - 3) // 2 + 1
+            packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+            o, _ = self.rnn(packed)
+            o, _ = nn.utils.rnn.pad_packed_sequence(o, batch_first=True, total_length=x.size(1))
+            return self.fc(o).log_softmax(2), lengths
+    model = SpeechModel()
+    init(model)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=steps, anneal_strategy='linear')
+    crit = nn.CTCLoss(blank=0, zero_infinity=True)
+    spec = torch.from_numpy(rng.randn(3, n_mels, T).astype(np.float32))
+    in_lens = torch.tensor([20, 17, 13])
+    tgt_lens = torch.tensor([4, 3, 2])
+    targets = torch.from_numpy(rng.randint(1, n_class, int(tgt_lens.sum())))
+    padded_targets = nn.utils.rnn.pad_sequence(list(torch.split(targets, tgt_lens.tolist())), batch_first=True)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        lp, out_lens = model(spec, in_lens)
+        loss = crit(lp.transpose(0, 1), targets, out_lens, tgt_lens)
+        loss2 = F.ctc_loss(lp.transpose(0, 1), padded_targets, out_lens, tgt_lens, reduction='none')
+        loss.backward()
+        opt.step(); sched.step()
+        out.append([loss.item(), loss2, sched.get_last_lr()[0]])
+    def greedy(lp, lens):
+        res = []
+        for seq, n in zip(lp.argmax(-1), lens):
+            seq = torch.unique_consecutive(seq[:n])
+            res.append(seq[seq != 0].tolist())
+        return res
+    with torch.no_grad():
+        lp, out_lens = model(spec, in_lens)
+    out.append(greedy(lp, out_lens))
+    u, inv, c = torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True, return_counts=True)
+    out.append([u, inv, c])
+    lp64 = lp.double().detach().requires_grad_()
+    l64 = F.ctc_loss(lp64.transpose(0, 1), padded_targets, out_lens, tgt_lens, reduction='sum')
+    g, = torch.autograd.grad(l64, lp64)
+    out += [l64, g]
+    return out
+
+
+def wavenet(torch, init, steps=3):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(8)
+    Q = 16
+    class CausalConv1d(nn.Conv1d):
+        def __init__(self, cin, cout, k, dilation=1, **kw):
+            self.__padding = (k - 1) * dilation
+            super().__init__(cin, cout, k, padding=self.__padding, dilation=dilation, **kw)
+        def forward(self, x):
+            r = super().forward(x)
+            return r[:, :, :-self.__padding] if self.__padding else r
+    class ResBlock(nn.Module):
+        def __init__(self, ch, dil):
+            super().__init__()
+            self.filt = CausalConv1d(ch, ch, 2, dilation=dil)
+            self.gate = CausalConv1d(ch, ch, 2, dilation=dil)
+            self.res = nn.Conv1d(ch, ch, 1)
+            self.skip = nn.Conv1d(ch, ch, 1)
+        def forward(self, x):
+            z = torch.tanh(self.filt(x)) * torch.sigmoid(self.gate(x))
+            return x + self.res(z), self.skip(z)
+    class WaveNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(Q, 8)
+            self.blocks = nn.ModuleList([ResBlock(8, 2 ** i) for i in range(4)])
+            self.post = nn.Sequential(nn.ReLU(), nn.Conv1d(8, 8, 1), nn.RReLU(0.1, 0.3), nn.Conv1d(8, Q, 1))
+            self.up = nn.ConvTranspose1d(8, 8, kernel_size=4, stride=2, padding=1, groups=2, dilation=1)
+            self.depth = nn.Conv1d(8, 8, 3, padding=2, groups=8, dilation=2, padding_mode='circular')
+        def forward(self, x, cond):
+            h = self.embed(x).transpose(1, 2) + self.depth(self.up(cond))[:, :, :x.size(1)]
+            skips = 0
+            for b in self.blocks:
+                h, s = b(h)
+                skips = skips + s
+            return self.post(skips)
+    def mu_law_encode(x, mu=Q - 1):
+        mag = torch.log1p(mu * torch.abs(x)) / math.log1p(mu)
+        sig = torch.sign(x) * mag
+        return ((sig + 1) / 2 * mu + 0.5).to(torch.int64)
+    def mu_law_decode(q, mu=Q - 1):
+        s = 2 * (q.float() / mu) - 1
+        return torch.sign(s) * (torch.exp(torch.abs(s) * math.log1p(mu)) - 1) / mu
+    model = WaveNet()
+    init(model)
+    model.eval()  # RReLU deterministic
+    opt = torch.optim.NAdam(model.parameters(), lr=2e-3, decoupled_weight_decay=True, weight_decay=0.01)
+    audio = torch.from_numpy(np.sin(np.linspace(0, 12, 33)).astype(np.float32) * 0.8).repeat(2, 1)
+    q = mu_law_encode(audio)
+    cond = torch.from_numpy(rng.randn(2, 8, 16).astype(np.float32))
+    out = [q, mu_law_decode(q)]
+    for _ in range(steps):
+        opt.zero_grad()
+        logits = model(q[:, :-1], cond)
+        loss = F.cross_entropy(logits, q[:, 1:])
+        loss.backward(); opt.step()
+        out.append(loss.item())
+    with torch.no_grad():
+        seq = q[:, :8]
+        for _ in range(3):
+            lg = model(seq, cond[:, :, : (seq.size(1) + 1) // 2])
+            seq = torch.cat([seq, lg[:, :, -1:].argmax(1)], 1)
+    out.append(seq)
+    return out
+
+
+def flows(torch, init, steps=4):
+    nn = torch.nn; F = torch.nn.functional
+    D = torch.distributions
+    rng = np.random.RandomState(9)
+    class MaskedLinear(nn.Linear):
+        def __init__(self, cin, cout, bias=True):
+            super().__init__(cin, cout, bias)
+            self.register_buffer('mask', torch.ones(cout, cin))
+        def set_mask(self, mask):
+            self.mask.data.copy_(torch.from_numpy(mask.astype(np.uint8).T))
+        def forward(self, input):
+            return F.linear(input, self.mask * self.weight, self.bias)
+    class MADE(nn.Module):
+        def __init__(self, nin, hidden, nout):
+            super().__init__()
+            self.net = nn.Sequential(MaskedLinear(nin, hidden), nn.ReLU(), MaskedLinear(hidden, nout))
+            m_in = np.arange(nin)
+            m_h = np.random.RandomState(0).randint(m_in.min(), nin - 1, size=hidden)
+            masks = [m_in[:, None] <= m_h[None, :], m_h[:, None] < np.tile(m_in, nout // nin)[None, :]]
+            for l, m in zip([l for l in self.net if isinstance(l, MaskedLinear)], masks):
+                l.set_mask(m)
+        def forward(self, x):
+            return self.net(x)
+    class Coupling(nn.Module):
+        def __init__(self, d, mask):
+            super().__init__()
+            self.register_buffer('mask', mask)
+            self.s = nn.Sequential(nn.Linear(d, 16), nn.Tanh(), nn.Linear(16, d))
+            self.t = nn.Sequential(nn.Linear(d, 16), nn.ReLU(), nn.Linear(16, d))
+        def forward(self, x):
+            xm = x * self.mask
+            s = self.s(xm) * (1 - self.mask)
+            t = self.t(xm) * (1 - self.mask)
+            y = xm + (1 - self.mask) * (x * torch.exp(s) + t)
+            return y, s.sum(dim=1)
+        def inverse(self, y):
+            ym = y * self.mask
+            s = self.s(ym) * (1 - self.mask); t = self.t(ym) * (1 - self.mask)
+            return ym + (1 - self.mask) * (y - t) * torch.exp(-s)
+    d = 4
+    masks = [torch.tensor([1., 1., 0., 0.]), torch.tensor([0., 0., 1., 1.]), torch.tensor([1., 0., 1., 0.])]
+    flow = nn.ModuleList([Coupling(d, m) for m in masks])
+    made = MADE(d, 12, 2 * d)
+    init(flow, made)
+    prior = D.Independent(D.Normal(torch.zeros(d), torch.ones(d)), 1)
+    prior2 = D.MultivariateNormal(torch.zeros(d), torch.eye(d))
+    opt = torch.optim.Adam(list(flow.parameters()) + list(made.parameters()), lr=1e-2)
+    x = torch.from_numpy(rng.randn(16, d).astype(np.float32) * np.array([1, 2, 0.5, 1], np.float32) + 1)
+    out = []
+    for _ in range(steps):
+        z, logdet = x, torch.zeros(x.size(0))
+        for c in flow:
+            z, ld = c(z); logdet = logdet + ld
+        nll = -(prior.log_prob(z) + logdet).mean()
+        mu, alpha = made(x).chunk(2, dim=1)
+        u = (x - mu) * torch.exp(-alpha)
+        nll2 = -(prior2.log_prob(u) - alpha.sum(1)).mean()
+        opt.zero_grad(); (nll + nll2).backward(); opt.step()
+        out.append([nll.item(), nll2.item()])
+    with torch.no_grad():
+        z = torch.from_numpy(rng.randn(3, d).astype(np.float32))
+        xr = z
+        for c in reversed(flow):
+            xr = c.inverse(xr)
+        zz = xr
+        for c in flow:
+            zz, _ = c(zz)
+    out += [xr, zz, prior.entropy(), prior.event_shape, prior.batch_shape, prior2.entropy()]
+    # SAC-style squashed Gaussian policy and mixtures
+    base = D.Normal(torch.tensor([0.1, -0.3]), torch.tensor([0.5, 1.2]))
+    sq = D.TransformedDistribution(base, [D.transforms.TanhTransform(cache_size=1), D.transforms.AffineTransform(0.5, 2.0)])
+    a = torch.tensor([0.2, 1.3])
+    out.append(sq.log_prob(a))
+    mix = D.MixtureSameFamily(D.Categorical(logits=torch.tensor([0.2, -0.1, 0.5])),
+                              D.Normal(torch.tensor([-1.0, 0.0, 2.0]), torch.tensor([0.5, 1.0, 0.3])))
+    pts = torch.linspace(-2, 3, 6)
+    out += [mix.log_prob(pts), mix.mean, mix.variance, mix.cdf(pts)]
+    mix2 = D.MixtureSameFamily(D.Categorical(probs=torch.ones(2, 3) / 3),
+                               D.Independent(D.Normal(torch.zeros(2, 3, 2), torch.ones(2, 3, 2) * torch.tensor([1.0, 2.0])), 1))
+    out += [mix2.log_prob(torch.ones(4, 2, 2)), mix2.batch_shape, mix2.event_shape]
+    p = D.Normal(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0])); q = D.Normal(torch.tensor([0.5, 0.5]), torch.tensor([1.5, 0.5]))
+    out.append(D.kl_divergence(p, q))
+    out.append(D.kl_divergence(D.Independent(p, 1), D.Independent(q, 1)))
+    out.append(D.kl_divergence(prior2, D.MultivariateNormal(torch.ones(d), covariance_matrix=2 * torch.eye(d))))
+    out.append(D.kl_divergence(D.Categorical(logits=torch.tensor([0.1, 0.2, 0.3])), D.Categorical(probs=torch.tensor([0.2, 0.3, 0.5]))))
+    out.append(D.kl_divergence(D.Bernoulli(logits=torch.tensor(0.3)), D.Bernoulli(probs=torch.tensor(0.6))))
+    out.append(D.kl_divergence(D.Beta(torch.tensor(2.0), torch.tensor(3.0)), D.Beta(torch.tensor(1.5), torch.tensor(1.0))))
+    out.append(D.kl_divergence(D.Dirichlet(torch.tensor([1.0, 2.0, 3.0])), D.Dirichlet(torch.tensor([2.0, 2.0, 2.0]))))
+    out.append(D.kl_divergence(D.Gamma(torch.tensor(2.0), torch.tensor(3.0)), D.Gamma(torch.tensor(1.0), torch.tensor(1.0))))
+    out.append(D.kl_divergence(D.Laplace(0.0, 1.0), D.Laplace(1.0, 2.0)))
+    lr = D.LowRankMultivariateNormal(torch.zeros(3), torch.tensor([[1.0], [0.5], [0.2]]), torch.ones(3))
+    out += [lr.log_prob(torch.tensor([0.3, -0.2, 1.0])), lr.entropy(), lr.covariance_matrix]
+    return out
+
+
 CASES = {
     "unet_unpool_transpose_pad": (unet, {}),
     "gaussian_process_cholesky": (gp_regression, {}),
@@ -480,6 +742,10 @@ CASES = {
     "graph_attention_scatter_reduce_sparse": (graph_message_passing, {}),
     "llama_rotary_gqa_moe": (llama_block, {}),
     "numpy_roundtrip_shares_memory": (numpy_roundtrip, {}),
+    "spatial_transformer_grid_sample": (spatial_transformer, {}),
+    "ctc_speech_greedy_decoding": (ctc_speech, {}),
+    "wavenet_causal_dilated": (wavenet, {}),
+    "flows_made_mixtures_kl": (flows, {}),
 }
 
 
