@@ -969,6 +969,27 @@ def cross_entropy_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, in
     return out, lse, count
 
 
+cdef bint _row_scales(_TensorBase g, Py_ssize_t N, int reduction, Py_ssize_t count,
+                      const double** scale, double* scale0) except -1:
+    """The per-row gradient scales of a class-index loss's backward from its
+    output gradient ``g``: for reduction 0 (``g`` contiguous float64 (N) on the
+    CPU) ``*scale`` points at g's values; for 1 and 2 (``g`` one element)
+    ``*scale0`` is g, divided by ``count`` for 1 (NaN when 0).  False when g
+    has another layout."""
+    if reduction == 0:
+        if g._ndim != 1 or g._shape[0] != N or g._dtype.num != PT_FLOAT64 or not g._is_contig() \
+                or g._storage.device._type_code != 0:
+            return False
+        scale[0] = <const double*>g._ptr()
+        return True
+    if g._numel != 1:
+        return False
+    scale0[0] = float(g.item())
+    if reduction == 1:
+        scale0[0] = scale0[0] / count if count else float("nan")
+    return True
+
+
 def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorBase lse,
                            int64_t ignore_index, int reduction, Py_ssize_t count):
     """The gradient of :func:`cross_entropy_forward` for x, from the output
@@ -982,21 +1003,12 @@ def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorB
     cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r
     cdef int num = x._dtype.num
     cdef double scale0 = 0
-    cdef double* scale = NULL
+    cdef const double* scale = NULL
     cdef const int64_t* pt = <const int64_t*>t._ptr()
     if _ce_bad_target(pt, N, C, ignore_index) >= 0:
         return None
-    if reduction == 0:
-        if g._ndim != 1 or g._shape[0] != N or g._dtype.num != PT_FLOAT64 or not g._is_contig() \
-                or g._storage.device._type_code != 0:
-            return None
-        scale = <double*>g._ptr()
-    else:
-        if g._numel != 1:
-            return None
-        scale0 = float(g.item())
-        if reduction == 1:
-            scale0 = scale0 / count if count else float("nan")
+    if not _row_scales(g, N, reduction, count, &scale, &scale0):
+        return None
     cdef _TensorBase gx = _empty_contig(x._dtype, 2, x._shape, x._storage.device, False)
     cdef char* px = x._ptr()
     cdef char* pl = lse._ptr()
@@ -1011,4 +1023,90 @@ def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorB
         else:
             _ce_bwd(<const double*>px, pt, <const double*>pl, scale, scale0, <double*>po, N, C,
                     ignore_index, nt)
+    return gx
+
+
+# ---------------------------------------------------------------------------
+# nll_loss of (N, C) log-probabilities with class-index targets, no class weights
+
+def nll_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, int reduction):
+    """``nll_loss`` of contiguous float (N, C) ``x`` and contiguous int64 (N)
+    targets ``t`` without class weights: ``(out, count)`` with ``out`` the
+    per-row losses ``-x[r, t[r]]`` (``reduction`` 0, ignored rows 0), their
+    sum (2) or their mean over the ``count`` rows not ignored (1, NaN when
+    none is), summed in double.  None when it does not apply or a target is
+    out of range (the caller's composite raises torch's error)."""
+    if not _ce_operands(x, t):
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r, count = 0, zero = 0
+    if N == 0 or C == 0 or reduction < 0 or reduction > 2:
+        return None
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    if _ce_bad_target(pt, N, C, ignore_index) >= 0:
+        return None
+    cdef int num = x._dtype.num
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef double total = 0, v
+    cdef int64_t c
+    cdef _TensorBase out
+    cdef float* of
+    cdef double* od
+    if reduction == 0:
+        out = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
+        of = <float*>out._ptr()
+        od = <double*>out._ptr()
+        for r in range(N):
+            c = pt[r]
+            if num == PT_FLOAT32:
+                of[r] = 0 if c == ignore_index else -xf[r * C + c]
+            else:
+                od[r] = 0 if c == ignore_index else -xd[r * C + c]
+        return out, N
+    for r in range(N):
+        c = pt[r]
+        if c == ignore_index:
+            continue
+        count += 1
+        v = xf[r * C + c] if num == PT_FLOAT32 else xd[r * C + c]
+        total -= v
+    if reduction == 1:
+        total = total / count if count else float("nan")
+    out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+    _store(out, &total, 1)
+    return out, count
+
+
+def nll_backward(_TensorBase g, _TensorBase x, _TensorBase t, int64_t ignore_index,
+                 int reduction, Py_ssize_t count):
+    """The gradient of :func:`nll_forward` for ``x`` (whose shape and dtype it
+    takes; its values are not read): zero except ``-s_r`` at ``[r, t[r]]``
+    for rows not ignored, ``s_r`` the output gradient ``g`` (0-d for
+    reductions 1 and 2, divided by ``count`` for 1; for 0 a contiguous float64
+    (N)).  None when it does not apply."""
+    if not _ce_operands(x, t) or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    if _ce_bad_target(pt, N, C, ignore_index) >= 0:
+        return None
+    cdef double scale0 = 0
+    cdef const double* scale = NULL
+    if not _row_scales(g, N, reduction, count, &scale, &scale0):
+        return None
+    cdef _TensorBase gx = _empty_contig(x._dtype, 2, x._shape, x._storage.device, True)
+    cdef float* of = <float*>gx._ptr()
+    cdef double* od = <double*>gx._ptr()
+    cdef int num = x._dtype.num
+    cdef int64_t c
+    cdef double s
+    for r in range(N):
+        c = pt[r]
+        if c == ignore_index:
+            continue
+        s = -(scale[r] if scale != NULL else scale0)
+        if num == PT_FLOAT32:
+            of[r * C + c] = <float>s
+        else:
+            od[r * C + c] = s
     return gx

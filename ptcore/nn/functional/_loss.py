@@ -451,6 +451,11 @@ def _nll_recorded(input, target, weight, enum, ignore_index):
     ``NllLossBackward0`` for (C) and (N, C), ``NllLoss2DBackward0`` for
     (N, C, h, w); other shapes go through (N, C, 1, -1) views as torch's
     (``print(loss)`` shows the same ``grad_fn``)."""
+    if _row_kernel_applies("nll_kernels", input, target, weight):
+        out = _nll_kernel(input, target, enum, builtins.int(ignore_index))
+        if out is not None:
+            return out
+
     def node(name, x, t):
         prep = _nll_prepare(x, t, weight, ignore_index)
         return _torch_node(name, lambda x: _nll_nd(x, enum, prep), x,
@@ -562,13 +567,52 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         return _ce_label_smoothing(input, target, weight, enum, ignore_index, label_smoothing,
                                    class_dim)
-    if weight is None and input.dim() == 2 and target.dim() == 1 \
-            and target.dtype is _pt.int64 and input.shape[0] == target.shape[0] \
-            and _has_loop("cross_entropy_kernels", input.device.type) and not _fw_levels():
+    if _row_kernel_applies("cross_entropy_kernels", input, target, weight):
         out = _cross_entropy_kernel(input, target, enum, builtins.int(ignore_index))
         if out is not None:
             return out
     return _nll_recorded(_pt.log_softmax(input, class_dim), target, weight, enum, ignore_index)
+
+
+def _row_kernel_applies(loop, input, target, weight):
+    """Whether the one-pass class-index loss kernels of ``loop`` may take
+    ``input`` and ``target``: (N, C) input, int64 (N) targets, no class
+    weights, a loop on the device, no forward-AD level (the kernels still
+    return None for layouts or targets they do not take)."""
+    return (weight is None and input.dim() == 2 and target.dim() == 1
+            and target.dtype is _pt.int64 and input.shape[0] == target.shape[0]
+            and _has_loop(loop, input.device.type) and not _fw_levels())
+
+
+def _nll_kernel(x, target, enum, ignore_index):
+    """``nll_loss`` of (N, C) log-probabilities and int64 class indices
+    without class weights by the loop ``nll_kernels`` (one pass over the
+    targets), recorded as one ``NllLossBackward0`` node whose backward writes
+    ``-g`` (scaled) at each target in one pass.  A recorded backward
+    (create_graph) uses the differentiable composite.  None when the kernel
+    does not apply (a target out of range included: the composite raises
+    torch's error)."""
+    kernels = _loop("nll_kernels", x.device, _cpu_ce_kernels)()
+    r = kernels.nll_forward(x, target, ignore_index, enum)
+    if r is None:
+        return None
+    out, count = r
+    if not (_R._state.enabled and x._requires_grad):
+        return out
+    saved = [_R.save(t) for t in (x, target)]
+
+    def bw(g):
+        x_, t_ = [sv.unpack() for sv in saved]
+        if not _recorded(g):
+            g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
+            gx = kernels.nll_backward(g_, x_, t_, ignore_index, enum, count)
+            if gx is not None:
+                return (gx,)
+        prep = _nll_prepare(x_, t_, None, ignore_index)
+        return (_nll_grad(g, x_, enum, prep),)
+
+    _R.attach("NllLossBackward0", out, (x,), bw)
+    return out
 
 
 def _cpu_ce_kernels():
