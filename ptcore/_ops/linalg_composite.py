@@ -65,10 +65,11 @@ def _square_check(A, fn):
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
 
 
-def matrix_exp(A):
+def matrix_exp(input):
     """Matrix exponential of (batches of) square matrices (``torch.matrix_exp``):
     scaling and squaring with the degree-13 Pade approximant (Higham 2005),
     computed in double precision."""
+    A = input
     _check_tensor(A, "matrix_exp", "input", 1)
     _square_check(A, "linalg.matrix_exp")
     if not (A.dtype.is_floating_point or A.is_complex()):
@@ -124,8 +125,9 @@ def _check_linear_solve(b, A, name):
                            f"by {b.shape[-1]}")
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
+def cholesky_solve(input, input2, upper=False, *, out=None):
     """Solve ``A X = B`` given the Cholesky factor of ``A`` (``torch.cholesky_solve``)."""
+    B, L = input, input2
     _check_tensor(B, "cholesky_solve", "input", 1)
     _check_tensor(L, "cholesky_solve", "input2", 2)
     if B.dim() < 2:
@@ -161,8 +163,9 @@ def _factor_triangle(L, upper):
     return L + (tri - L).detach() if L.requires_grad else tri
 
 
-def cholesky_inverse(L, upper=False, *, out=None):
+def cholesky_inverse(input, upper=False, *, out=None):
     """Inverse of ``A`` from its Cholesky factor (``torch.cholesky_inverse``)."""
+    L = input
     _check_tensor(L, "cholesky_inverse", "input", 1)
     _square_check(L, "cholesky_inverse")
     _refuse_grad_out(out, "cholesky_inverse", L)
@@ -277,8 +280,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return LUUnpackResult(P, L, U)
 
 
-def lu_solve(b, LU_data, LU_pivots, *, out=None):
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
     """Solve ``A x = b`` from ``A``'s LU factorisation (``torch.lu_solve``)."""
+    b = input
     _check_tensor(b, "lu_solve", "input", 1)
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
                   "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
@@ -332,9 +336,10 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 TriangularSolveResult = _named("triangular_solve", ["solution", "cloned_coefficient"])
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """Solve a triangular system, legacy API (``torch.triangular_solve``):
     returns ``(solution, cloned_coefficient)``."""
+    b = input
     warnings.warn("torch.triangular_solve is deprecated in favor of "
                   "torch.linalg.solve_triangularand will be removed in a future PyTorch "
                   "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "

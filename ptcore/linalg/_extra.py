@@ -78,7 +78,7 @@ def _substitute(T, B, upper):
     return ptcore.stack(rows, -2)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``
     (``torch.linalg.solve_triangular``).
 
@@ -100,6 +100,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     Tensor
         The solution ``X``.
     """
+    A = input
     fn = "linalg.solve_triangular"
     _tensor_arg(A, "linalg_solve_triangular", "input")
     _tensor_arg(B, "linalg_solve_triangular", "B")
@@ -280,7 +281,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 # ---------------------------------------------------------------------------
 # condition number
 # ---------------------------------------------------------------------------
-def cond(A, p=None, *, out=None):
+def cond(input, p=None, *, out=None):
     """Condition number of matrices in the norm ``p`` (``torch.linalg.cond``).
 
     ``p`` in (None, 2, -2) uses the singular values (any shape); 'nuc' is
@@ -290,6 +291,7 @@ def cond(A, p=None, *, out=None):
     (whose backward fails on an in-place update), the latter norms are
     differentiable.
     """
+    A = input
     _tensor_arg(A, "linalg_cond", "input")
     is_str = isinstance(p, str)
     valid = (p is None or (is_str and p in ("fro", "nuc")) or (
@@ -367,7 +369,7 @@ def _apply_right(C, v, t, i):
     return ptcore.cat([C[..., :, :i], Ci], -1) if i else Ci
 
 
-def householder_product(A, tau, *, out=None):
+def householder_product(input, tau, *, out=None):
     """The first ``n`` columns of the product of the Householder reflectors
     ``H_i = I - tau_i v_i v_i^H`` (``torch.linalg.householder_product``;
     LAPACK's ``orgqr``), ``v_i`` stored below the diagonal of column ``i`` of
@@ -380,6 +382,7 @@ def householder_product(A, tau, *, out=None):
     tau : Tensor
         ``(*, k)`` with ``k <= n``, the same batch shape and dtype as ``A``.
     """
+    A = input
     fn = "torch.linalg.householder_product"
     _tensor_arg(A, "linalg_householder_product", "input")
     _tensor_arg(tau, "linalg_householder_product", "tau")
@@ -438,9 +441,9 @@ def _orgqr(A, tau):
     return Q
 
 
-def orgqr(input, tau, *, out=None):
+def orgqr(input, input2, *, out=None):
     """Alias of :func:`ptcore.linalg.householder_product` (``torch.orgqr``)."""
-    return householder_product(input, tau, out=out)
+    return householder_product(input, input2, out=out)
 
 
 def _geqrf_impl(A):
@@ -505,11 +508,12 @@ def geqrf(input, *, out=None):
     return _out(GeqrfResult(a, tau), out, "geqrf")
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
-    """Multiply ``other`` by ``Q`` (or ``Q^H`` with ``transpose``) from the
-    left (or the right with ``left=False``), ``Q`` given by the Householder
-    reflectors in ``(input, tau)`` as :func:`geqrf` returns them
-    (``torch.ormqr``)."""
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """Multiply ``other`` (``input3``) by ``Q`` (or ``Q^H`` with ``transpose``)
+    from the left (or the right with ``left=False``), ``Q`` given by the
+    Householder reflectors in ``(input, tau)`` (``tau`` is ``input2``) as
+    :func:`geqrf` returns them (``torch.ormqr``)."""
+    tau, other = input2, input3
     fn = "torch.ormqr"
     _tensor_arg(input, "ormqr", "input")
     _tensor_arg(tau, "ormqr", "input2")
@@ -574,11 +578,12 @@ def _ormqr(input, tau, other, left, transpose):
 # ---------------------------------------------------------------------------
 # tensor inverse / solve, Vandermonde
 # ---------------------------------------------------------------------------
-def tensorinv(A, ind=2, *, out=None):
+def tensorinv(input, ind=2, *, out=None):
     """Inverse of ``A`` seen as a linear map from the tensors of shape
     ``A.shape[ind:]`` to those of shape ``A.shape[:ind]``
     (``torch.linalg.tensorinv``); the result has shape
     ``A.shape[ind:] + A.shape[:ind]``."""
+    A = input
     _tensor_arg(A, "linalg_tensorinv", "input")
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -591,10 +596,11 @@ def tensorinv(A, ind=2, *, out=None):
     return _out(r, out, "linalg_tensorinv", castable=True)
 
 
-def tensorsolve(A, B, dims=None, *, out=None):
+def tensorsolve(input, other, dims=None, *, out=None):
     """Solve ``tensordot(A, X, X.ndim) = B`` for ``X`` of shape
     ``A.shape[B.ndim:]`` (``torch.linalg.tensorsolve``); ``dims`` are moved
     to the end of ``A`` first."""
+    A, B = input, other
     _tensor_arg(A, "linalg_tensorsolve", "input")
     _tensor_arg(B, "linalg_tensorsolve", "other")
     if dims is not None:
@@ -816,13 +822,14 @@ def _ldl_factor_forward(A, hermitian):
         batch + (n,))), ptcore.from_numpy(info.reshape(batch)))
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     """Bunch-Kaufman factorisation ``A = P L D L^T P^T`` (``L^H`` with
     ``hermitian``) of symmetric/Hermitian matrices, LAPACK's compact form
     (``torch.linalg.ldl_factor_ex``): ``LD`` holds ``L`` (unit diagonal
     implied) and the 1x1/2x2 blocks of ``D``; ``pivots`` as ``?sytrf``;
     ``info`` > 0 where ``D`` is exactly singular.  Only the lower triangle
     is read.  Not differentiable (as PyTorch)."""
+    A = input
     fn = "torch.linalg.ldl_factor_ex"
     _tensor_arg(A, "linalg_ldl_factor_ex", "self")
     _square_checks(A, fn)
@@ -842,9 +849,10 @@ def _ldl_check(info, fn):
         raise RuntimeError(f"{fn}: Unknown error code: {nz[0]}.")
 
 
-def ldl_factor(A, *, hermitian=False, out=None):
+def ldl_factor(input, *, hermitian=False, out=None):
     """``(LD, pivots)`` of :func:`ldl_factor_ex`; raises when ``D`` is
     singular (``torch.linalg.ldl_factor``)."""
+    A = input
     LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
     _ldl_check(info, "torch.linalg.ldl_factor")
     return _out(LDLFactorResult(LD, piv), out, "linalg_ldl_factor")

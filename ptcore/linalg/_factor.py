@@ -388,8 +388,9 @@ def _chol_msg(code):
             f"positive-definite (the leading minor of order {code} is not positive-definite).")
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """Cholesky factor and LAPACK's info (``torch.linalg.cholesky_ex``)."""
+    A = input
     _check_A(A, "linalg.cholesky")
     A3, batch = _flat(A)
     n = A.shape[-1]
@@ -403,10 +404,11 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return _out(CholeskyExResult(L, info.reshape(batch)), out, "cholesky_ex")
 
 
-def cholesky(A, *, upper=False, out=None):
+def cholesky(input, *, upper=False, out=None):
     """Cholesky factor ``L`` with ``A = L L^H`` (``U^H U`` with ``upper=True``)
     of Hermitian positive-definite matrices; only the lower triangle of ``A``
     is read (``torch.linalg.cholesky``)."""
+    A = input
     L, info = cholesky_ex(A, upper=upper)
     _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
     return _out(L, out, "cholesky")
@@ -559,16 +561,18 @@ def _eigh_impl(A, UPLO, want_v, fn):
     return W, V
 
 
-def eigh(A, UPLO="L", *, out=None):
+def eigh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors (columns)
     of Hermitian matrices (``torch.linalg.eigh``); only the ``UPLO``
     triangle is read."""
+    A = input
     W, V = _eigh_impl(A, UPLO, True, "linalg.eigh")
     return _out(EighResult(W, V), out, "eigh")
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of Hermitian matrices (``torch.linalg.eigvalsh``)."""
+    A = input
     return _out(_eigh_impl(A, UPLO, False, "linalg.eigvalsh")[0], out, "eigvalsh")
 
 
@@ -594,15 +598,17 @@ def _eig_impl(A, want_v, fn):
     return W, V
 
 
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """Eigenvalues and right eigenvectors (unit 2-norm columns) of general
     square matrices, always complex (``torch.linalg.eig``)."""
+    A = input
     W, V = _eig_impl(A, True, "linalg.eig")
     return _out(EigResult(W, V), out, "eig")
 
 
-def eigvals(A, *, out=None):
+def eigvals(input, *, out=None):
     """Eigenvalues of general square matrices, complex (``torch.linalg.eigvals``)."""
+    A = input
     return _out(_eig_impl(A, False, "linalg.eigvals")[0], out, "eigvals")
 
 
@@ -612,7 +618,7 @@ def eigvals(A, *, out=None):
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-def lstsq(A, B, rcond=None, *, driver=None, out=None):
+def lstsq(input, b, rcond=None, *, driver=None, out=None):
     """Least-squares solution of ``A X = B`` (``torch.linalg.lstsq``).
 
     Returns a named tuple ``(solution, residuals, rank, singular_values)``.
@@ -622,6 +628,7 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     m > n, every matrix has full rank and the driver is not 'gelsy'; ``rank``
     for every driver but 'gels'; ``singular_values`` for 'gelsd'/'gelss'.
     """
+    A, B = input, b
     fn = "torch.linalg.lstsq"
     for x, name in ((A, "input"), (B, "other")):
         if not isinstance(x, _TensorBase):
@@ -739,10 +746,12 @@ def _smax(s, reduce_max):
     return s.amax(-1) if reduce_max else s.select(-1, 0)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """Moore-Penrose pseudo-inverse via the SVD (or ``eigh`` when
     ``hermitian``); singular values below ``max(atol, rtol * s_max)`` are
-    treated as zero (``torch.linalg.pinv``)."""
+    treated as zero (``torch.linalg.pinv``; ``rcond`` is ``rtol``, as
+    torch's positional overload ``pinv(A, rcond, hermitian)``)."""
+    A = input
     if rcond is not None:
         rtol = rcond
     if isinstance(A, _TensorBase) and A.dtype not in _FLOATS:     # (before hermitian's eigh)
@@ -764,9 +773,12 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     return _out(r, out, "pinv", castable=True)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """Numerical rank: the number of singular values (``|eigenvalues|`` when
-    ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.matrix_rank``)."""
+    ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.matrix_rank``;
+    ``tol`` is ``atol`` with ``rtol=0``, as torch's positional overload
+    ``matrix_rank(A, tol, hermitian)``)."""
+    A = input
     if tol is not None:
         if rtol is not None:
             raise TypeError("linalg_matrix_rank() received an invalid combination of arguments "

@@ -77,11 +77,12 @@ def _check_narrowing(dt, dtype, fn):
                            f"without narrowing to the specified dtype ({dtype._legacy})")
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector norm over ``dim`` (all dims when None or empty) (``torch.linalg.vector_norm``):
     ``ord`` inf/-inf (max/min ``|x|``), 0 (count of non-zeros), else
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
     reduction kernels of ``ptcore._ops.reduction``."""
+    x = input
     from ptcore._ops import reduction as _reductions
     if dtype is not None and isinstance(x, _TensorBase) and (x.dtype.is_floating_point
                                                              or x.dtype.is_complex):
@@ -94,10 +95,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 _MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _math.inf, -_math.inf)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim`` (``torch.linalg.matrix_norm``):
     'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min
     column sum of ``|A|``), inf/-inf (max/min row sum)."""
+    A = input
     fn = "linalg.matrix_norm"
     ord = number_arg(ord)
     if not isinstance(A, _TensorBase):
@@ -164,10 +166,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return _out(r, out, "matrix_norm")
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm (``torch.linalg.norm``): with ``dim`` an int (or
     ``dim=None``, ``ord=None``) a vector norm, with a 2-tuple (or a 2-D input
     and a given ``ord``) a matrix norm."""
+    A = input
     if not isinstance(A, _TensorBase):
         raise TypeError(f"linalg_norm(): argument 'input' must be Tensor, not "
                         f"{type(A).__name__}")

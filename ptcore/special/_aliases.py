@@ -120,7 +120,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     return _pt.logsumexp(input, dim, keepdim, out=out)
 
 
-def softmax(input, dim, *, dtype=None):
+def softmax(input, dim, dtype=None):
     """Softmax over ``dim`` (``torch.special.softmax``)."""
     return _pt.softmax(input, dim, dtype=dtype)
 

@@ -218,9 +218,14 @@ def _poly(name, kernel, title):
             ok = _np.isfinite(n) & (_np.abs(n) < 2.0 ** 63)
             ni = _np.where(ok, n, -1).astype(_np.int64)
         return kernel(_np.array(x, order="C"), ni)     # (ascontiguousarray makes 0-d 1-d)
-    return binary(name, k, NO_GRAD,
-                  doc=f"{title} of degree ``n`` (truncated to an integer) at ``input`` "
-                      f"(``torch.special.{name}``); not differentiable, as PyTorch.")
+    f = binary(name, k, NO_GRAD)
+
+    def poly(x, n, *, out=None):        # (torch's keywords are x and n)
+        return f(x, n, out=out)
+    poly.__name__ = poly.__qualname__ = name
+    poly.__doc__ = (f"{title} of degree ``n`` (truncated to an integer) at ``x`` "
+                    f"(``torch.special.{name}``); not differentiable, as PyTorch.")
+    return poly
 
 
 chebyshev_polynomial_t = _poly("chebyshev_polynomial_t", _P.chebyshev_t,
