@@ -1206,28 +1206,32 @@ _PLAIN = None
 def _plain(v, depth=0):
     """``v`` holds no tensor: plain numbers and strings, dtypes, devices,
     tuples/lists (Sizes) of these, or a function whose closure and defaults
-    are plain (a derivative picked per dtype, say)."""
+    are plain (a derivative picked per dtype, say).  (Elements of a plain
+    type are tested inline: this runs for every node of every backward.)"""
     global _PLAIN
-    if _PLAIN is None:
-        _PLAIN = _plain_types()
+    P = _PLAIN
+    if P is None:
+        P = _PLAIN = _plain_types()
     t = type(v)
-    if t in _PLAIN:
+    if t in P:
         return True
     if depth > 4:
         return False
-    if isinstance(v, (tuple, list)):
+    if t is tuple or t is list or isinstance(v, (tuple, list)):
         for e in v:
-            if not _plain(e, depth + 1):
+            if type(e) not in P and not _plain(e, depth + 1):
                 return False
         return True
     if t is types.FunctionType:
-        if v.__defaults__ is not None and not _plain(v.__defaults__, depth + 1):
+        d = v.__defaults__
+        if d is not None and not _plain(d, depth + 1):
             return False
         for c in v.__closure__ or ():
             try:
-                if not _plain(c.cell_contents, depth + 1):
-                    return False
+                e = c.cell_contents
             except ValueError:
+                return False
+            if type(e) not in P and not _plain(e, depth + 1):
                 return False
         return True
     return False
