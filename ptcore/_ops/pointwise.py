@@ -1226,10 +1226,19 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, _TensorBase):
         if _is_number(input) and isinstance(exponent, _TensorBase):
             dt = _result_type(input, exponent)
+            if not isinstance(input, (builtins.bool, _np.bool_)) and input == 1:
+                # torch fills ones before looking for a kernel (uint16 too) and
+                # before checking that the result type casts to out's
+                if out is None:
+                    return _C.ones(exponent.shape, dtype=dt)
+                return _resize_out(out, exponent.shape).fill_(1)
             if dt is _C.bool_:
                 raise NotImplementedError("\"pow\" not implemented for 'Bool'")
             _chalf_check(dt, input, exponent, "pow")
-            return _binary("pow", input, exponent, out, dt, dt, "pow")
+            r = _binary("pow", input, exponent, out, dt, dt, "pow")
+            # torch allocates this overload's result contiguous, whatever the
+            # exponent's layout (2 ** x.t() is row-major)
+            return r if out is not None else r.contiguous()
         raise TypeError(f"pow(): argument 'input' must be Tensor, not {type(input).__name__}")
     return _pow_impl(input, exponent, out, False)
 
@@ -1281,7 +1290,7 @@ def _pow_impl(a, e, out, inplace):
         # check (int8 ** 255, float16 ** 1e10 raise); float32 and wider take
         # it as a double
         if isinstance(e, numbers.Integral) and not (dt is _C.float16 or dt is _C.bfloat16):
-            if not (dt._category < _FLOAT_CAT and e < 0):   # that one raises below
+            if not (dt._category < _FLOAT_CAT and e < 0) and dt not in _LIMITED_UINTS:
                 _scalar_fits(e, dt)
         elif dt is _C.float16 or dt is _C.bfloat16:         # (float16 ** 65520 too)
             _big_int_check(e)
@@ -1292,6 +1301,12 @@ def _pow_impl(a, e, out, inplace):
             return r
     if inplace:
         _check_inplace_result(a, dt, e)
+    elif out is not None and not _can_cast_py(dt, out.dtype):
+        # checked before the kernel lookup, as torch (uint16 ** 2 into a bool out)
+        raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type "
+                           f"{_name(out.dtype)}")
+    if dt in _LIMITED_UINTS and isinstance(e, numbers.Integral) and e in (0, 1):
+        return _pow_uint_fill_or_copy(a, e, out, dt)
     _chalf_check(dt, a, e, "pow")
     if dt._category < _FLOAT_CAT and _is_number(e) and not isinstance(e, builtins.bool) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -1301,6 +1316,19 @@ def _pow_impl(a, e, out, inplace):
             _refuse_dtype(a, e, NotImplementedError("\"pow\" not implemented for 'Bool'"))
         return _binary("pow", a, e, out, _C.uint8, _C.bool_, "pow_" if inplace else "pow", inplace)
     return _binary("pow", a, e, out, dt, dt, "pow_" if inplace else "pow", inplace)
+
+
+_LIMITED_UINTS = (_C.uint16, _C.uint32, _C.uint64)
+
+
+def _pow_uint_fill_or_copy(a, e, out, dt):
+    """uint16/32/64 ``** 0`` and ``** 1`` (or False/True): torch's pow fills
+    ones or copies the base before looking for a kernel, which these dtypes
+    lack, so those two exponents work on them."""
+    r = _C.ones(a.shape, dtype=dt) if e == 0 else a._to_dtype(dt, True)
+    if out is None:
+        return r
+    return out if (out is a and e == 1) else _copy_out(out, r)
 
 
 def pow_(self, exponent):
@@ -1893,9 +1921,7 @@ def _rsub(self, other):
 def _rpow(self, other):
     if not _is_number(other):
         return NotImplemented
-    dt = _result_type(self, other)
-    _chalf_check(dt, self, other, "pow")
-    return _binary("pow", other, self, None, dt, dt, "pow")
+    return pow(other, self)
 
 
 def _rmod(self, other):

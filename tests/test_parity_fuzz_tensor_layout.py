@@ -1,0 +1,69 @@
+"""Differential tests of tensor-level semantics against torch: result
+layouts (strides), type promotion at the edges of the dtype table, and
+scalar conversions."""
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _dt(mod, name):
+    return getattr(mod, name)
+
+
+def _outcome(fn, mod):
+    try:
+        r = fn(mod)
+    except Exception as e:          # noqa: BLE001 - the exception type is compared
+        return ("raises", type(e).__name__)
+    if isinstance(r, (torch.Tensor, ptcore.Tensor)):
+        return (str(r.dtype).split(".")[1], tuple(r.shape), tuple(r.stride()), r.tolist())
+    return r
+
+
+def _same(fn):
+    assert _outcome(fn, ptcore) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("dt", ["uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("e", [0, 1, False, True, 2, 2 ** 40])
+@pytest.mark.parametrize("form", ["op", "inplace", "out", "out_float", "out_bool"])
+def test_limited_unsigned_pow_by_zero_or_one(dt, e, form):
+    # torch's pow fills ones (exponent 0/False) or copies the base (1/True)
+    # before it looks for a kernel, which uint16/32/64 lack
+    def run(mod):
+        x = mod.tensor([1, 0, 2]).to(_dt(mod, dt))
+        if form == "op":
+            return x ** e
+        if form == "inplace":
+            return x.pow_(e)
+        odt = {"out": dt, "out_float": "float32", "out_bool": "bool"}[form]
+        return mod.pow(x, e, out=mod.empty(0, dtype=_dt(mod, odt)))
+    _same(run)
+
+
+@pytest.mark.parametrize("dt", ["uint16", "uint64", "int8", "bool", "float16", "float32"])
+@pytest.mark.parametrize("base", [1, True, 1.0, 1 + 0j, 2, 0, 2.5])
+@pytest.mark.parametrize("form", ["rpow", "pow", "out"])
+def test_scalar_base_pow(dt, base, form):
+    # torch.pow(Scalar, Tensor): a base equal to 1 fills ones (uint16 too, and
+    # into any out dtype); the result is allocated contiguous even for a
+    # transposed exponent
+    def run(mod):
+        x = mod.tensor([[1, 0, 2], [3, 1, 0]]).to(_dt(mod, dt)).t()
+        if form == "rpow":
+            return base ** x
+        if form == "pow":
+            return mod.pow(base, x)
+        return mod.pow(base, x, out=mod.empty(0, dtype=mod.float64))
+    _same(run)
+
+
+def test_scalar_base_pow_of_one_keeps_autograd():
+    for mod in (torch, ptcore):
+        x = mod.tensor([1.0, 2.0], requires_grad=True)
+        y = 1 ** x
+        assert y.requires_grad
+        y.sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0]
