@@ -734,6 +734,254 @@ def flows(torch, init, steps=4):
     return out
 
 
+def _txt(s):
+    return s.replace("ptcore", "torch")
+
+
+def mnist_log(torch, init, epochs=2):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(10)
+    class Net(nn.Module):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, 1)
+            self.conv2 = nn.Conv2d(4, 8, 3, 1)
+            self.dropout1 = nn.Dropout(0.0)
+            self.fc1 = nn.Linear(8 * 3 * 3, 16)
+            self.fc2 = nn.Linear(16, 10)
+        def forward(self, x):
+            x = F.relu(self.conv2(F.relu(self.conv1(x))))
+            x = self.dropout1(F.max_pool2d(x, 2))
+            x = F.relu(self.fc1(torch.flatten(x, 1)))
+            return F.log_softmax(self.fc2(x), dim=1)
+    class Synthetic(torch.utils.data.Dataset):
+        def __init__(self, n, seed):
+            r = np.random.RandomState(seed)
+            self.x = r.rand(n, 1, 10, 10).astype(np.float32)
+            self.y = r.randint(0, 10, n)
+        def __len__(self):
+            return len(self.y)
+        def __getitem__(self, i):
+            return (torch.from_numpy(self.x[i]) - 0.1307) / 0.3081, int(self.y[i])
+    device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+    train_loader = torch.utils.data.DataLoader(Synthetic(48, 0), batch_size=16)
+    test_loader = torch.utils.data.DataLoader(Synthetic(30, 1), batch_size=32)
+    model = Net().to(device)
+    init(model)
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    log = [str(device), _txt(str(model)), _txt(str(optimizer))]
+    for epoch in range(1, epochs + 1):
+        model.train()
+        for batch_idx, (data, target) in enumerate(train_loader):
+            data, target = data.to(device), target.to(device)
+            optimizer.zero_grad()
+            output = model(data)
+            loss = F.nll_loss(output, target)
+            loss.backward()
+            optimizer.step()
+            log.append('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
+                epoch, batch_idx * len(data), len(train_loader.dataset),
+                100. * batch_idx / len(train_loader), loss.item()))
+            log.append(f"{loss:.4f} {loss.item():.3e} {type(loss.grad_fn).__name__}")
+        model.eval()
+        test_loss, correct = 0, 0
+        with torch.no_grad():
+            for data, target in test_loader:
+                output = model(data)
+                test_loss += F.nll_loss(output, target, reduction='sum').item()
+                pred = output.argmax(dim=1, keepdim=True)
+                correct += pred.eq(target.view_as(pred)).sum().item()
+        test_loss /= len(test_loader.dataset)
+        log.append('Test set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)'.format(
+            test_loss, correct, len(test_loader.dataset), 100. * correct / len(test_loader.dataset)))
+        scheduler.step()
+        log.append(str(scheduler.get_last_lr()))
+    log.append(_txt(str(model.fc2.bias)))
+    log.append(_txt(str(model.fc2.weight[:2, :3] * 1000)))
+    log.append(_txt(str(torch.tensor([[1e-5, 123.456, 3.0]]))))
+    log.append(_txt(repr(torch.arange(6).view(2, 3).double() / 7)))
+    log.append(_txt(str(torch.tensor([True, False]))) + _txt(str(torch.tensor(2.5, dtype=torch.float16))))
+    log.append("{:>10.2f}|{}".format(torch.tensor(2.5), torch.tensor([1, 2]).tolist()))
+    return log
+
+
+def mass_spring(torch, init, epochs=6):
+    nn = torch.nn
+    class MassSpringSystem(nn.Module):
+        def __init__(self, n, springs, mass=1.0, dt=0.01, gravity=9.81):
+            super().__init__()
+            self.mass, self.springs, self.dt, self.gravity = mass, springs, dt, gravity
+            self.p0 = torch.tensor([0.0, 0.0])
+            self.rest = nn.Parameter(torch.linspace(0.3, 1.1, (n - 1) * 2).view(n - 1, 2))
+            self.velocities = torch.zeros(n, 2)
+        def forward(self, steps):
+            positions = torch.cat([self.p0.unsqueeze(0), self.rest], dim=0)
+            velocities = self.velocities
+            for _ in range(steps):
+                forces = torch.zeros_like(positions)
+                for (i, j, rest_length, k) in self.springs:
+                    d = positions[j] - positions[i]
+                    dist = d.norm()
+                    f = k * (dist - rest_length) * d / (dist + 1e-6)
+                    forces[i] += f
+                    forces[j] -= f
+                forces[:, 1] -= self.gravity * self.mass
+                velocities = velocities + forces / self.mass * self.dt
+                positions = positions + velocities * self.dt
+                positions[0] = self.p0
+                velocities[0] = torch.tensor([0.0, 0.0], device=positions.device)
+            return positions
+    system = MassSpringSystem(3, [(0, 1, 1.0, 10.0), (1, 2, 0.5, 5.0)])
+    opt = torch.optim.Adam(system.parameters(), lr=0.01)
+    target = torch.tensor([[0.0, 0.0], [1.0, 0.0], [1.5, 0.0]])
+    out = []
+    for epoch in range(epochs):
+        opt.zero_grad()
+        final = system(10)
+        loss = (final - target).pow(2).mean()
+        loss.backward()
+        opt.step()
+        out.append(f"Epoch {epoch + 1}, Loss: {loss.item():.6f}")
+    out += [final.detach().cpu().numpy(), system.rest.grad]
+    return out
+
+
+def cora_gat(torch, init, epochs=4):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(11)
+    V = 12
+    content = rng.randint(0, 2, (V, 7)).astype(np.int32)
+    content[3] = 0
+    edges = rng.randint(0, V, (20, 2)).astype(np.int32)
+    class GraphAttentionLayer(nn.Module):
+        def __init__(self, fin, fout, n_heads, concat=False, dropout=0.0, slope=0.2):
+            super().__init__()
+            self.n_heads, self.concat, self.dropout = n_heads, concat, dropout
+            self.n_hidden = fout // n_heads if concat else fout
+            self.out_features = fout
+            self.W = nn.Parameter(torch.empty(size=(fin, self.n_hidden * n_heads)))
+            self.a = nn.Parameter(torch.empty(size=(n_heads, 2 * self.n_hidden, 1)))
+            self.leakyrelu = nn.LeakyReLU(slope)
+            nn.init.xavier_normal_(self.W); nn.init.xavier_normal_(self.a)
+        def forward(self, h, adj):
+            n = h.shape[0]
+            ht = F.dropout(torch.mm(h, self.W), self.dropout, training=self.training)
+            ht = ht.view(n, self.n_heads, self.n_hidden).permute(1, 0, 2)
+            e = self.leakyrelu(torch.matmul(ht, self.a[:, :self.n_hidden, :]) + torch.matmul(ht, self.a[:, self.n_hidden:, :]).mT)
+            e = torch.where(adj > 0, e, -9e16 * torch.ones_like(e))
+            att = F.dropout(F.softmax(e, dim=-1), self.dropout, training=self.training)
+            hp = torch.matmul(att, ht)
+            return hp.permute(1, 0, 2).contiguous().view(n, self.out_features) if self.concat else hp.mean(dim=0)
+    class GAT(nn.Module):
+        def __init__(self, fin, hidden, heads, classes, concat):
+            super().__init__()
+            self.gat1 = GraphAttentionLayer(fin, hidden, heads, concat)
+            self.gat2 = GraphAttentionLayer(hidden, classes, 1)
+        def forward(self, x, adj):
+            return F.log_softmax(self.gat2(F.elu(self.gat1(x, adj)), adj), dim=1)
+    features = torch.FloatTensor(content)
+    scale = 1 / torch.sum(features, dim=1)
+    scale[scale == float('inf')] = 0
+    features = torch.diag(scale).to_sparse() @ features
+    labels = torch.LongTensor(rng.randint(0, 3, V))
+    adj = torch.sparse_coo_tensor(edges.T, torch.ones(len(edges)), (V, V), dtype=torch.int64)
+    adj = torch.eye(V) + adj
+    out = [features, adj]
+    for concat in (False, True):
+        model = GAT(7, 8, 2, 3, concat)
+        init(model)
+        opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+        crit = nn.NLLLoss()
+        idx_train, idx_val = torch.arange(8), torch.arange(8, V)
+        for epoch in range(epochs):
+            model.train(); opt.zero_grad()
+            loss = crit(model(features, adj)[idx_train], labels[idx_train])
+            loss.backward(); opt.step()
+            model.eval()
+            with torch.no_grad():
+                o = model(features, adj)[idx_val]
+                acc = (o.argmax(dim=1) == labels[idx_val]).float().sum() / len(idx_val)
+            out.append(f"Epoch: {epoch + 1:04d} loss_train: {loss:.4f} acc_val: {acc.item():.4f}")
+    return out
+
+
+def center_loss_cbow(torch, init, steps=4):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(12)
+    class CenterLoss(nn.Module):
+        def __init__(self, num_classes, feat_dim):
+            super().__init__()
+            self.centers = nn.Parameter(torch.randn(num_classes, feat_dim))
+        def forward(self, x, labels):
+            batch_size = x.size(0)
+            distmat = torch.pow(x, 2).sum(dim=1, keepdim=True).expand(batch_size, self.centers.size(0)) + \
+                torch.pow(self.centers, 2).sum(dim=1, keepdim=True).expand(self.centers.size(0), batch_size).t()
+            distmat.addmm_(x, self.centers.t(), beta=1, alpha=-2)
+            classes = torch.arange(self.centers.size(0)).long()
+            mask = labels.unsqueeze(1).expand(batch_size, self.centers.size(0)).eq(classes.expand(batch_size, self.centers.size(0)))
+            dist = distmat * mask.float()
+            return dist.clamp(min=1e-12, max=1e+12).sum() / batch_size, (x - self.centers.index_select(0, labels)).pow(2).sum() / 2 / batch_size
+    class FaceModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.feat = nn.Sequential(nn.Linear(6, 8), nn.PReLU(), nn.Linear(8, 2))
+            self.cls = nn.Linear(2, 4)
+        def forward(self, x):
+            f = self.feat(x)
+            return f, self.cls(f)
+    model, closs = FaceModel(), CenterLoss(4, 2)
+    init(model, closs)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    opt_c = torch.optim.SGD(closs.parameters(), lr=0.5)
+    x = torch.from_numpy(rng.randn(10, 6).astype(np.float32)); y = torch.from_numpy(rng.randint(0, 4, 10))
+    out = []
+    for _ in range(steps):
+        f, logits = model(x)
+        lc, lc2 = closs(f, y)
+        loss = F.cross_entropy(logits, y) + 0.1 * lc
+        opt.zero_grad(); opt_c.zero_grad()
+        loss.backward()
+        for p in closs.parameters():
+            p.grad.data *= (1. / 0.1)
+        opt.step(); opt_c.step()
+        out.append([loss.item(), lc.item(), lc2.item()])
+    # CBOW word embeddings
+    raw = "we are about to study the idea of a computational process computational processes are abstract beings".split()
+    vocab = sorted(set(raw))
+    w2i = {w: i for i, w in enumerate(vocab)}
+    data = [([raw[i - 2], raw[i - 1], raw[i + 1], raw[i + 2]], raw[i]) for i in range(2, len(raw) - 2)]
+    class CBOW(nn.Module):
+        def __init__(self, V, D):
+            super().__init__()
+            self.embeddings = nn.Embedding(V, D)
+            self.linear1 = nn.Linear(D, 16)
+            self.linear2 = nn.Linear(16, V)
+        def forward(self, inputs):
+            embeds = sum(self.embeddings(inputs)).view(1, -1)
+            return F.log_softmax(self.linear2(F.relu(self.linear1(embeds))), dim=-1)
+    cbow = CBOW(len(vocab), 5)
+    init(cbow)
+    loss_function = nn.NLLLoss()
+    optimizer = torch.optim.SGD(cbow.parameters(), lr=0.05)
+    losses = []
+    for epoch in range(2):
+        total_loss = 0
+        for context, target in data:
+            ctx = torch.tensor([w2i[w] for w in context], dtype=torch.long)
+            cbow.zero_grad()
+            loss = loss_function(cbow(ctx), torch.tensor([w2i[target]], dtype=torch.long))
+            loss.backward(); optimizer.step()
+            total_loss += loss.item()
+        losses.append(total_loss)
+    out.append(losses)
+    with torch.no_grad():
+        e = cbow.embeddings.weight
+        sim = F.cosine_similarity(e[w2i['computational']].unsqueeze(0), e, dim=1)
+        out.append([vocab[i] for i in sim.topk(3).indices.tolist()])
+    return out
+
+
 CASES = {
     "unet_unpool_transpose_pad": (unet, {}),
     "gaussian_process_cholesky": (gp_regression, {}),
@@ -746,6 +994,10 @@ CASES = {
     "ctc_speech_greedy_decoding": (ctc_speech, {}),
     "wavenet_causal_dilated": (wavenet, {}),
     "flows_made_mixtures_kl": (flows, {}),
+    "mnist_printed_log": (mnist_log, {}),
+    "mass_spring_inplace_physics": (mass_spring, {}),
+    "cora_dense_gat_sparse_features": (cora_gat, {}),
+    "center_loss_and_cbow": (center_loss_cbow, {}),
 }
 
 
