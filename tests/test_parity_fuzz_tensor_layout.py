@@ -67,3 +67,30 @@ def test_scalar_base_pow_of_one_keeps_autograd():
         assert y.requires_grad
         y.sum().backward()
         assert x.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("data", [[], [[]], [[], []], [1, 2], [[1], [2]], ()])
+@pytest.mark.parametrize("fn", ["tensor", "as_tensor", "asarray"])
+def test_tensor_from_a_list_is_row_major(data, fn):
+    # torch.tensor([]) has stride (1,); NumPy's np.array([]) has stride 0
+    _same(lambda mod: getattr(mod, fn)(data))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("item", [1j, 1 + 0j, 2.5])
+@pytest.mark.parametrize("nest", ["alone", "with_int", "with_float"])
+def test_one_element_complex_tensors_in_a_list(dt, item, nest):
+    # torch reads them with __float__ for a floating dtype: the real part, or
+    # a RuntimeError when the imaginary part is not zero
+    def run(mod):
+        t = mod.tensor(item, dtype=mod.complex64)
+        data = {"alone": [t], "with_int": [[1, t]], "with_float": [[1.5, t]]}[nest]
+        return mod.tensor(data, dtype=_dt(mod, dt))
+    _same(run)
+
+
+@pytest.mark.parametrize("npdt", ["object", "U1", "S1", "datetime64[s]", "longdouble"])
+def test_unsupported_numpy_dtype_is_refused_before_its_negative_strides(npdt):
+    import numpy as np
+    arr = np.zeros(3, dtype=npdt)[::-1]
+    _same(lambda mod: mod.tensor(arr))

@@ -16,16 +16,30 @@ from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 
 
-def _flatten_tensor_items(data):
-    """Replace tensors nested in lists by Python numbers (one-element only)."""
+def _flatten_tensor_items(data, dt):
+    """Replace tensors nested in lists by Python numbers (one-element only),
+    read as torch reads them for ``dt`` (see :func:`_tensor_item`)."""
     if isinstance(data, _TensorBase):
         if data.numel() != 1 or data.dim() != 0:
             if data.dim() == 0 or data.numel() != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
-        return data.item()
+        return _tensor_item(data, dt)
     if isinstance(data, (list, tuple)) or (not isinstance(data, np.ndarray) and _is_sequence(data)):
-        return [_flatten_tensor_items(x) for x in data]     # (a deque of tensors too)
+        return [_flatten_tensor_items(x, dt) for x in data]     # (a deque of tensors too)
     return data
+
+
+def _tensor_item(t, dt):
+    """A one-element tensor of a nested list as a Python number: torch reads
+    it with ``__float__`` for a floating dtype, so a complex tensor gives its
+    real part, or the checked conversion's error when its imaginary part is
+    not zero (``tensor([tensor(1j)], dtype=float32)``)."""
+    v = t.item()
+    if isinstance(v, complex) and dt.is_floating_point:
+        if v.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return v.real
+    return v
 
 
 def _check_tensor_items(data, dt):
@@ -215,7 +229,7 @@ def _store_scalar(obj, dt):
     if isinstance(obj, _TensorBase):
         if obj.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        obj = obj.item()
+        obj = _tensor_item(obj, dt)
     name = dt._name
     if name in _INT_LIMITS:
         lo, hi = _INT_LIMITS[name]
@@ -287,7 +301,7 @@ _INTISH_KINDS = "iub"
 def _fast_values(data, sizes, dt, leaves):
     """NumPy array of ``data`` when a vectorised conversion gives PyTorch's result, else None."""
     if _TensorBase in leaves:
-        data = _flatten_tensor_items(data)      # one-element tensors -> Python numbers
+        data = _flatten_tensor_items(data, dt)  # one-element tensors -> Python numbers
     try:
         arr = np.array(data)
     except (ValueError, TypeError, OverflowError):
@@ -362,6 +376,7 @@ def _data_to_numpy(data, dtype=None):
     path is used whenever it gives the same result as the per-element rules.
     """
     if isinstance(data, np.ndarray):
+        dt = _C._dtype_from_numpy(data.dtype)   # an unsupported dtype is refused first
         if any(st < 0 for st in data.strides):
             # torch reads the array's memory as is (tensor_from_numpy) and refuses
             # negative strides rather than copying
@@ -369,7 +384,6 @@ def _data_to_numpy(data, dtype=None):
                 "At least one stride in the given numpy array is negative, and tensors with "
                 "negative strides are not currently supported. (You can probably work around "
                 "this by making a copy of your array  with array.copy().) ")
-        dt = _C._dtype_from_numpy(data.dtype)
         return data, (dt if dtype is None else _C._as_dtype(dtype))
     if isinstance(data, np.generic):
         arr = np.asarray(data)
@@ -432,15 +446,18 @@ def _require_grad(t):
     t.requires_grad_(True)
 
 
-def _from_numpy_copy(arr, dt, device, requires_grad):
+def _from_numpy_copy(arr, dt, device, requires_grad, row_major=False):
     """A new tensor of ``dt`` holding ``arr``'s values, laid out as torch's
     preserve_format copy of the array (a transposed array gives transposed
-    strides); a copy, so a read-only array does not warn."""
+    strides), or row-major when ``row_major`` (data that was no array: NumPy
+    gives ``np.array([])`` stride 0, torch.tensor([]) has stride 1); a copy,
+    so a read-only array does not warn."""
     try:
         src = _C._numpy_view(arr, False)
     except ValueError:                           # negative strides, foreign byte order
         src = _C._numpy_view(np.asarray(order="C", a=arr), False)
-    out = _C.empty_strided(src.shape, _C._preserve_format_strides(src), dtype=dt)
+    out = (_C.empty(src.shape, dtype=dt) if row_major else
+           _C.empty_strided(src.shape, _C._preserve_format_strides(src), dtype=dt))
     _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed
     out._new_version_counter()                  # a new tensor is at version 0, as torch's
     if device is not None and _C._to_device(device).type != "cpu":
@@ -475,7 +492,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     arr, dt = _data_to_numpy(data, dtype)
-    return _from_numpy_copy(arr, dt, device, requires_grad)
+    return _from_numpy_copy(arr, dt, device, requires_grad, not isinstance(data, np.ndarray))
 
 
 def _C_from_dlpack(obj):
