@@ -16,6 +16,8 @@ nn.functional's kernels), outside the ``ptcore.nn`` package only so that
 """
 import builtins
 
+from ptcore._ops._out import copy_out, copy_out_same_dtype
+
 __all__ = [
     # dropout
     "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
@@ -491,9 +493,16 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return _rrelu(input, lower, upper, training, generator, True, "rrelu_")
 
 
-def threshold(input, threshold, value):
+def threshold(input, threshold, value, *, out=None):
     """``torch.threshold``: ``value`` where ``input <= threshold``, else ``input``."""
-    return _F().threshold(input, threshold, value)
+    r = _F().threshold(input, threshold, value)
+    if out is None:
+        return r
+    from ptcore._dtype_utils import can_cast
+    if not can_cast(r.dtype, out.dtype):
+        raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output "
+                           f"type {out.dtype._legacy}")
+    return copy_out(out, r)
 
 
 def threshold_(input, threshold, value):
@@ -506,9 +515,10 @@ def relu_(input):
     return _F().relu(input, True)
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5, *, out=None):
     """``torch.hardshrink``: ``x`` where ``|x| > lambd``, else 0."""
-    return _F().hardshrink(input, lambd)
+    r = _F().hardshrink(input, lambd)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
 def bilinear(input1, input2, weight, bias=None):

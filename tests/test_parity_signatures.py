@@ -114,11 +114,95 @@ SPECIAL = {
 }
 
 
-@pytest.mark.parametrize("src", list(LINALG.values()), ids=list(LINALG))
-def test_linalg_keywords(src):
+OUT = {
+    # out= where torch's binding has it: the result written into out and returned
+    "argsort": ("x = L.tensor([3., 1., 2.])\no = L.empty(0, dtype=L.int64)\n"
+                "r = L.argsort(x, stable=True, descending=True, out=o)\nreturn r, o, r is o"),
+    "argsort_out_dtype": ("return L.argsort(L.tensor([3., 1.]), stable=True, "
+                          "out=L.empty(2, dtype=L.int32))"),
+    "softmax": ("x = L.tensor([[2., -1.], [1., 3.]])\no = L.empty(0)\n"
+                "r = L.softmax(x, 1, out=o)\nreturn r, o, r is o"),
+    "softmax_dtype": ("x = L.tensor([[2., -1.]])\n"
+                      "return L.softmax(x, 1, L.float64, out=L.empty(0, dtype=L.float64))"),
+    "softmax_out_dtype": "return L.softmax(L.tensor([[2., -1.]]), 1, out=L.empty(0, dtype=L.float64))",
+    "log_softmax": ("x = L.tensor([[2., -1.], [1., 3.]])\no = L.empty(0)\n"
+                    "r = L.log_softmax(x, dim=0, out=o)\nreturn r, o, r is o"),
+    "hardshrink": ("x = L.tensor([[2., -0.2], [1., -3.]])\no = L.empty(0)\n"
+                   "r = L.hardshrink(x, 1.5, out=o)\nreturn r, o, r is o"),
+    "hardshrink_out_dtype": "return L.hardshrink(L.tensor([2.]), out=L.empty(1, dtype=L.float64))",
+    "threshold_cast": ("x = L.tensor([[2., -0.2], [1., -3.]])\no = L.empty(0, dtype=L.float64)\n"
+                       "r = L.threshold(x, 1.0, 7.0, out=o)\nreturn r, o, r is o"),
+    "threshold_no_cast": ("return L.threshold(L.tensor([2.]), 1.0, 0.0, "
+                          "out=L.empty(1, dtype=L.int64))"),
+    "renorm": ("x = L.tensor([[2., -0.2], [1., -3.]])\no = L.empty(0)\n"
+               "r = L.renorm(x, 2, 0, 1.0, out=o)\nreturn r, o, r is o"),
+    "slice_scatter": ("x = L.zeros(3, 2)\no = L.empty(0)\n"
+                      "r = L.slice_scatter(x, L.ones(1, 2), 0, 1, 2, out=o)\nreturn r, o, r is o"),
+    "nonzero_static": ("x = L.tensor([[2., 0.], [1., 3.]])\no = L.empty(0, dtype=L.int64)\n"
+                       "r = L.nonzero_static(x, size=5, fill_value=-2, out=o)\nreturn r, o, r is o"),
+    "nonzero_static_out_dtype": ("return L.nonzero_static(L.ones(2), size=1, "
+                                 "out=L.empty(0, dtype=L.int32))"),
+}
+
+KEYWORDS = {
+    # creation functions take pin_memory= (False: an ordinary tensor)
+    "empty_like_pin": "return L.empty_like(L.ones(2, 3), pin_memory=False).shape",
+    "zeros_like_pin": "return L.zeros_like(L.ones(2, 3), dtype=L.float64, pin_memory=False)",
+    "ones_like_pin": "return L.ones_like(L.ones(2, 3), pin_memory=False)",
+    "full_like_pin": "return L.full_like(L.ones(2, 3), 2.5, pin_memory=False)",
+    "rand_like_pin": "return L.rand_like(L.ones(2, 3), pin_memory=False).shape",
+    "randn_like_pin": "return L.randn_like(L.ones(2, 3), pin_memory=False).shape",
+    "randint_like_pin": "return L.randint_like(L.ones(2, 3), 3, pin_memory=False).shape",
+    "eye_pin": "return L.eye(2, 3, pin_memory=False)",
+    "linspace_pin": "return L.linspace(0, 1, 3, pin_memory=False)",
+    "logspace_pin": "return L.logspace(0, 1, 3, pin_memory=False)",
+    "tril_indices_pin": "return L.tril_indices(3, 3, pin_memory=False)",
+    "triu_indices_pin": "return L.triu_indices(3, 3, 1, pin_memory=False)",
+    "range_no_pin": "return L.range(0, 1, 0.5, pin_memory=False)",
+    # concatenate(tensors, dim) and its axis= spelling
+    "concatenate_dim": "a = L.ones(2, 2)\nreturn L.concatenate([a, 2 * a], dim=1)",
+    "concatenate_axis": "a = L.ones(2, 2)\nreturn L.concatenate(tensors=[a, 2 * a], axis=1)",
+    "concatenate_positional": "a = L.ones(2, 2)\nreturn L.concatenate([a, 2 * a], 1)",
+    # hsplit/vsplit/dsplit's overloads (input, sections) and (input, indices)
+    "hsplit_sections": "return L.hsplit(L.arange(16.).view(4, 4), sections=2)",
+    "vsplit_indices": "return L.vsplit(L.arange(16.).view(4, 4), indices=[1, 3])",
+    "dsplit_sections": "return L.dsplit(L.arange(8.).view(2, 2, 2), sections=2)",
+    "hsplit_method": "return L.arange(16.).view(4, 4).hsplit(indices=[1])",
+    "vsplit_positional": "return L.arange(16.).view(4, 4).vsplit(2)",
+    # histogramdd's range, weight and density are positional too
+    "histogramdd_positional": ("x = L.tensor([[0.2, 0.3], [0.6, 0.1], [0.7, 0.9]])\n"
+                               "return L.histogramdd(x, [2, 2], [0., 1., 0., 1.], "
+                               "L.tensor([1., 2., 3.]), True)"),
+    # isin's Scalar overloads name the number element / test_element
+    "isin_element": "return L.isin(element=3, test_elements=L.tensor([1, 3]))",
+    "isin_test_element": "return L.isin(elements=L.tensor([1, 3]), test_element=3, invert=True)",
+    "isin_positional_number": "return L.isin(L.tensor([1, 3]), 3)",
+    # Tensor.norm(p, dim, keepdim, dtype): no out before dtype
+    "tensor_norm_positional_dtype": "return L.tensor([[2., 1.], [1., 3.]]).norm(2, 1, True, L.float64)",
+    "torch_norm_keywords": ("return L.norm(L.tensor([[2., 1.], [1., 3.]]), p=1, dim=0, keepdim=True, "
+                            "dtype=L.float64)"),
+    # Tensor.map_(other, callable)
+    "map_other": "a = L.ones(2, 3)\nreturn a.map_(other=2 * a, callable=lambda x, y: x + y)",
+    # nn.functional.rrelu_'s generator (eval mode: deterministic)
+    "rrelu_generator": ("x = L.tensor([-1., 2.])\n"
+                        "return L.nn.functional.rrelu_(x, 0.1, 0.3, False, generator=None)"),
+}
+
+
+CASES = {f"{group}-{name}": src
+         for group, table in (("linalg", LINALG), ("special", SPECIAL), ("out", OUT),
+                              ("keywords", KEYWORDS))
+         for name, src in table.items()}
+
+
+@pytest.mark.parametrize("src", list(CASES.values()), ids=list(CASES))
+def test_keyword_call_matches_torch(src):
     _check(src)
 
 
-@pytest.mark.parametrize("src", list(SPECIAL.values()), ids=list(SPECIAL))
-def test_special_keywords(src):
-    _check(src)
+def test_rrelu_inplace_generator_drives_the_slopes():
+    x = ptcore.full((64,), -1.0)
+    a = ptcore.nn.functional.rrelu_(x.clone(), 0.1, 0.3, True, ptcore.Generator().manual_seed(3))
+    b = ptcore.nn.functional.rrelu_(x.clone(), 0.1, 0.3, True, ptcore.Generator().manual_seed(3))
+    assert ptcore.equal(a, b)
+    assert ((-a >= 0.1) & (-a <= 0.3)).all()

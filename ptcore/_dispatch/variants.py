@@ -111,22 +111,21 @@ _DECLARED = {
         triplet_margin_loss triu_indices unravel_index vander view_as_complex view_as_real
         zeros_like""",
     ('ptcore', 'function inplace'): """
-        alpha_dropout celu dropout feature_alpha_dropout feature_dropout fill rrelu selu threshold""",
+        alpha_dropout celu dropout feature_alpha_dropout feature_dropout fill rrelu selu""",
     ('ptcore', 'function inplace out'): """
-        normal""",
+        normal threshold""",
     ('ptcore', 'function method'): """
-        adjoint allclose argsort argwhere as_strided_scatter bincount broadcast_to chunk clone conj
-        corrcoef count_nonzero cov det diag_embed diagflat diagonal diagonal_scatter dist dsplit
-        equal flatten flip fliplr flipud hardshrink hsplit is_complex is_conj is_floating_point
-        is_inference is_neg is_nonzero is_same_size is_signed isclose isfinite isinf isnan isreal
-        istft log_softmax logdet matrix_exp moveaxis movedim narrow nonzero_static numel permute
-        pinverse prelu ravel repeat_interleave reshape resolve_conj resolve_neg roll rot90 rsub
-        select select_scatter slice_scatter softmax split split_with_sizes stft tensor_split
-        tile trace unbind unflatten unique unique_consecutive unsafe_chunk unsafe_split
-        unsafe_split_with_sizes vsplit""",
+        adjoint allclose argwhere as_strided_scatter bincount broadcast_to chunk clone conj corrcoef
+        count_nonzero cov det diag_embed diagflat diagonal diagonal_scatter dist dsplit equal
+        flatten flip fliplr flipud hsplit is_complex is_conj is_floating_point is_inference is_neg
+        is_nonzero is_same_size is_signed isclose isfinite isinf isnan isreal istft logdet
+        matrix_exp moveaxis movedim narrow numel permute pinverse prelu ravel repeat_interleave
+        reshape resolve_conj resolve_neg roll rot90 rsub select select_scatter split
+        split_with_sizes stft tensor_split tile trace unbind unflatten unique unique_consecutive
+        unsafe_chunk unsafe_split unsafe_split_with_sizes vsplit""",
     ('ptcore', 'function method inplace'): """
         as_strided clamp_max clamp_min detach index_fill index_put masked_fill masked_scatter put
-        relu renorm squeeze swapaxes swapdims t transpose unsqueeze""",
+        relu squeeze swapaxes swapdims t transpose unsqueeze""",
     ('ptcore', 'function method inplace out'): """
         absolute acos acosh addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin arcsinh
         arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli ceil clamp clip
@@ -135,7 +134,7 @@ _DECLARED = {
         hypot i0 igamma igammac index_add index_copy index_reduce lcm ldexp lerp less less_equal
         lgamma log log10 log1p log2 logical_and logical_not logical_or logical_xor logit maximum
         minimum multiply mvlgamma nan_to_num negative nextafter not_equal polygamma rad2deg
-        reciprocal round rsqrt scatter scatter_add scatter_reduce sgn sigmoid sign sin sinc
+        reciprocal renorm round rsqrt scatter scatter_add scatter_reduce sgn sigmoid sign sin sinc
         sinh sqrt square subtract tan tanh tril triu true_divide trunc xlogy""",
     ('ptcore', 'function method inplace out operator'): """
         abs add bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
@@ -143,12 +142,13 @@ _DECLARED = {
     ('ptcore', 'function method operator'): """
         positive""",
     ('ptcore', 'function method out'): """
-        all amax amin aminmax angle any argmax argmin bmm cholesky cholesky_inverse cholesky_solve
-        cross cummax cummin diag diff dot frexp gather geqrf ger histc histogram index_select inner
-        inverse isneginf isposinf kron kthvalue logaddexp logaddexp2 logcumsumexp logsumexp lu
-        lu_solve masked_select matrix_power max mean median min mm mode msort multinomial mv nanmean
-        nanmedian nanquantile nansum narrow_copy nonzero norm orgqr ormqr outer prod qr quantile
-        signbit slogdet sort std sum svd take take_along_dim topk triangular_solve var vdot where""",
+        all amax amin aminmax angle any argmax argmin argsort bmm cholesky cholesky_inverse
+        cholesky_solve cross cummax cummin diag diff dot frexp gather geqrf ger hardshrink histc
+        histogram index_select inner inverse isneginf isposinf kron kthvalue log_softmax logaddexp
+        logaddexp2 logcumsumexp logsumexp lu lu_solve masked_select matrix_power max mean median min
+        mm mode msort multinomial mv nanmean nanmedian nanquantile nansum narrow_copy nonzero
+        nonzero_static norm orgqr ormqr outer prod qr quantile signbit slice_scatter slogdet softmax
+        sort std sum svd take take_along_dim topk triangular_solve var vdot where""",
     ('ptcore', 'function method out operator'): """
         matmul""",
     ('ptcore', 'function out'): """

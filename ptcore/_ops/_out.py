@@ -5,8 +5,8 @@ so every op words them the same way."""
 from ptcore._tensor import _TensorBase
 from ptcore._warn import warn_at_caller
 
-__all__ = ["resize_out", "copy_out", "check_same_dtype", "broadcast_shapes",
-           "check_inplace_shape"]
+__all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "check_same_dtype",
+           "broadcast_shapes", "check_inplace_shape"]
 
 
 def resize_out(out, shape):
@@ -31,6 +31,13 @@ def copy_out(out, result):
     resize_out(out, result.shape)
     out.copy_(result)
     return out
+
+
+def copy_out_same_dtype(out, result):
+    """``result`` written into ``out`` (:func:`copy_out`), which must have
+    exactly ``result``'s dtype (the ``out=`` of torch's ops that do not cast)."""
+    check_same_dtype(out, result.dtype)
+    return copy_out(out, result)
 
 
 def check_same_dtype(out, dtype):

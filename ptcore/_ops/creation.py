@@ -582,6 +582,14 @@ def _num(x, name):
     raise TypeError(f"{name} must be a number, got {type(x).__name__}")
 
 
+def _pinned(t, pin_memory):
+    """``t`` in page-locked host memory when ``pin_memory`` (the factories'
+    ``pin_memory=``), keeping its ``requires_grad``."""
+    if not pin_memory:
+        return t
+    return t.detach().pin_memory().requires_grad_(t.requires_grad)
+
+
 def _finish(values, dt, device, requires_grad, out, fname):
     """Copy NumPy ``values`` into a new tensor (or ``out``)."""
     t = _C.from_numpy(np.asarray(order="C", a=values)).to(dtype=dt, copy=True)
@@ -828,7 +836,7 @@ def _check_0d_ends(start, end, fname):
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dtype = _out_dtype(out, dtype)
     if dtype is not None:
@@ -845,11 +853,12 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dt = _range_dtype(start, end, dtype, "linspace")
-    return _finish(_linspace_values(start, end, steps, dt), dt, device, requires_grad, out, "linspace")
+    t = _finish(_linspace_values(start, end, steps, dt), dt, device, requires_grad, out, "linspace")
+    return _pinned(t, pin_memory)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     """``base ** linspace(start, end, steps)``."""
     dtype = _out_dtype(out, dtype)
     if dtype is not None:
@@ -868,7 +877,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     dt = _range_dtype(start, end, dtype, "logspace")
     base = float(_num(base, "base"))
     if steps == 0:
-        return _finish(np.zeros(0), dt, device, requires_grad, out, "logspace")
+        return _pinned(_finish(np.zeros(0), dt, device, requires_grad, out, "logspace"), pin_memory)
     s, e = _endpoint(start, dt), _endpoint(end, dt)
     if dt.is_complex:
         s, e = complex(s), complex(e)
@@ -879,7 +888,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
             step = (e - s) / (steps - 1)
             expo = np.where(idx < steps // 2, s + step * idx, e - step * (steps - 1 - idx))
             values = np.power(complex(base), expo)
-        return _finish(values, dt, device, requires_grad, out, "logspace")
+        return _pinned(_finish(values, dt, device, requires_grad, out, "logspace"), pin_memory)
     if steps == 1:
         values = np.array([base ** float(s)])
     else:
@@ -902,7 +911,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
             values = np.power(base, expo)
         if dt in (_C.float16, _C.bfloat16):
             values = values.astype(np.float32)     # torch stores double -> float -> dt
-    return _finish(values, dt, device, requires_grad, out, "logspace")
+    return _pinned(_finish(values, dt, device, requires_grad, out, "logspace"), pin_memory)
 
 
 def _int_arg(v, fname, name, pos):
@@ -913,7 +922,8 @@ def _int_arg(v, fname, name, pos):
     return x
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
     """2-D tensor with ones on the diagonal."""
     if dtype is not None:
         _refuse_complex32("eye", _C._as_dtype(dtype))
@@ -934,28 +944,32 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
         t = out.copy_(t)
     if requires_grad:
         _require_grad(t)
-    return t
+    return _pinned(t, pin_memory)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+               pin_memory=False, memory_format=None):
     """Uninitialised tensor shaped like ``input`` (same dtype/device by default)."""
-    return _C._like(input, dtype, device, requires_grad, 0, None, memory_format)
+    t = _C._like(input, dtype, device, requires_grad, 0, None, memory_format)
+    return _pinned(t, pin_memory)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+               pin_memory=False, memory_format=None):
     """Zeros shaped like ``input``."""
-    return _C._like(input, dtype, device, requires_grad, 1, None, memory_format)
+    t = _C._like(input, dtype, device, requires_grad, 1, None, memory_format)
+    return _pinned(t, pin_memory)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              pin_memory=False, memory_format=None):
     """Ones shaped like ``input``."""
-    return _C._like(input, dtype, device, requires_grad, 2, 1, memory_format)
+    t = _C._like(input, dtype, device, requires_grad, 2, 1, memory_format)
+    return _pinned(t, pin_memory)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              pin_memory=False, memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``."""
-    return _C._like(input, dtype, device, requires_grad, 2, fill_value, memory_format)
+    t = _C._like(input, dtype, device, requires_grad, 2, fill_value, memory_format)
+    return _pinned(t, pin_memory)

@@ -10,6 +10,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim
+from ptcore._ops._out import copy_out
 
 __all__ = [
     "nonzero_static", "as_strided_scatter",
@@ -150,17 +151,22 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     return out.resize_(r.shape).copy_(r)
 
 
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
     """The indices of the nonzero elements as ``nonzero`` gives them, as exactly ``size``
     rows: extra rows are dropped, missing rows are filled with ``fill_value``."""
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size!r}")
+    if out is not None and out.dtype is not _C.int64:
+        raise RuntimeError(f"nonzero_static: Expected out tensor to have scalar type Long but got "
+                           f"scalar type{out.dtype._legacy}")
     idx = ptcore.nonzero(input)
     n, nd = idx.shape[0], idx.shape[1]
     if n >= size:
-        return idx[:size].contiguous()
-    pad = ptcore.full((size - n, nd), fill_value, dtype=idx.dtype, device=idx.device)
-    return ptcore.cat((idx, pad), dim=0)
+        r = idx[:size].contiguous()
+    else:
+        pad = ptcore.full((size - n, nd), fill_value, dtype=idx.dtype, device=idx.device)
+        r = ptcore.cat((idx, pad), dim=0)
+    return r if out is None else copy_out(out, r)
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):

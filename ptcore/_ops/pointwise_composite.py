@@ -518,8 +518,8 @@ def _apply_(self, callable):
     return self
 
 
-def _map_(self, tensor, callable):
-    o = tensor.expand_as(self)
+def _map_(self, other, callable):
+    o = other.expand_as(self)
     vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o.reshape(-1).tolist())]
     self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))
     return self

@@ -14,6 +14,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import number_arg
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
+from ptcore._ops.creation import _pinned
 
 _DEFAULT_SEED = 67280421310721
 _MASK64 = (1 << 64) - 1
@@ -544,7 +545,7 @@ def _zero_probability_order(res, p, rows):
 
 def _like_fn(name):
     def f(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
-          memory_format=None):
+          pin_memory=False, memory_format=None):
         t = _C._like(input, dtype, device, False, 0, None, memory_format)
         if name == "rand":
             _check_float(t.dtype, "check_uniform_bounds")
@@ -555,7 +556,7 @@ def _like_fn(name):
         if requires_grad:
             from ptcore._ops.creation import _require_grad
             _require_grad(t)
-        return t
+        return _pinned(t, pin_memory)
     f.__name__ = name + "_like"
     f.__doc__ = f"Like ``{name}`` with the shape (and dtype/device) of ``input``."
     return f
@@ -566,13 +567,13 @@ randn_like = _like_fn("randn")
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
-                 requires_grad=False, memory_format=None):
+                 requires_grad=False, pin_memory=False, memory_format=None):
     """Like ``randint`` with the shape of ``input``."""
     if high is None:
         low, high = 0, low
     t = _C._like(input, dtype, device, False, 0, None, memory_format)
     _random_(t, int(low), int(high), generator)
-    return t
+    return _pinned(t, pin_memory)
 
 
 # ---------------------------------------------------------------------------

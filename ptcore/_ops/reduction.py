@@ -31,7 +31,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
 from ptcore._ops import _sort as _S
-from ptcore._ops._out import resize_out
+from ptcore._ops._out import resize_out, copy_out_same_dtype
 
 __all__ = []
 _TENSOR_METHODS = {}
@@ -940,7 +940,14 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _vector_norm(x, _p, _dim, keepdim, dtype=dtype, out=out)
 
 
-_export(norm)
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+_norm_method.__name__ = "norm"     # Tensor.norm has no out (its 4th parameter is dtype)
+
+_export(norm, method=False)
+_TENSOR_METHODS["norm"] = _norm_method
 
 
 def _complex_lse(x, dims, keepdim, cumulative):
@@ -1304,7 +1311,7 @@ def _softmax_impl(name, input, dim, dtype):
     return r
 
 
-def softmax(input, dim, dtype=None):
+def softmax(input, dim, dtype=None, *, out=None):
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (float16/bfloat16
     computed in float32); ``dtype`` casts the input first.
 
@@ -1314,12 +1321,14 @@ def softmax(input, dim, dtype=None):
     >>> [round(v, 4) for v in ptcore.tensor([1., 2., 3.]).softmax(0).tolist()]
     [0.09, 0.2447, 0.6652]
     """
-    return _softmax_impl("softmax", input, dim, dtype)
+    r = _softmax_impl("softmax", input, dim, dtype)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim, dtype=None, *, out=None):
     """``(x - max) - log(sum(exp(x - max)))`` along ``dim``."""
-    return _softmax_impl("log_softmax", input, dim, dtype)
+    r = _softmax_impl("log_softmax", input, dim, dtype)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
 def _get_softmax_dim(name, ndim, stacklevel=3):

@@ -11,6 +11,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._ops import creation as _creation
 from ptcore._ops import sorting as _sorting
 from ptcore._return_types import named as _named
+from ptcore._ops._out import copy_out_same_dtype
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _wrap_dim, _inplace
 
 __all__ = [
@@ -107,7 +108,7 @@ def dist(input, other, p=2):
     return ptcore.linalg.vector_norm(d, p)
 
 
-def renorm(input, p, dim, maxnorm):
+def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``
     (``Tensor.renorm``)."""
     if builtins.float(p) <= 0:
@@ -128,7 +129,8 @@ def renorm(input, p, dim, maxnorm):
     factor = ptcore.where(norm > maxnorm, maxnorm / (norm + 1e-7), ptcore.ones_like(norm))
     rdt = _C.float64 if input.dtype is _C.complex128 else (
         _C.float32 if input.dtype is _C.complex64 else input.dtype)
-    return input * factor.to(rdt)
+    r = input * factor.to(rdt)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
 def renorm_(self, p, dim, maxnorm):
@@ -237,7 +239,7 @@ def _histogramdd_edges(x, bins, range, n):
     return edges
 
 
-def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogramdd(input, bins, range=None, weight=None, density=False, *, out=None):
     """Multi-dimensional histogram of the points in the rows of ``input`` (``torch.histogramdd``).
 
     Parameters

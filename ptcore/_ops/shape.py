@@ -21,7 +21,8 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
-from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out
+from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype
+from ptcore._ops.creation import _pinned
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, _index_bounds_cpu,
@@ -1176,9 +1177,9 @@ def concat(tensors, dim=0, *, out=None):
     return cat(tensors, dim, out=out)
 
 
-def concatenate(tensors, axis=0, out=None):
-    """Alias of :func:`cat` (NumPy's ``axis`` name)."""
-    return cat(tensors, axis, out=out)
+def concatenate(tensors, dim=0, *, out=None):
+    """Alias of :func:`cat` (also taking NumPy's ``axis`` name for ``dim``, as torch)."""
+    return cat(tensors, dim, out=out)
 
 
 def stack(tensors, dim=0, *, out=None):
@@ -1597,15 +1598,15 @@ def _tri_indices(row, col, offset, dtype, device, upper, fname):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 requires_grad=False):
+                 requires_grad=False, pin_memory=False):
     """The (2, N) coordinates of the lower triangle of a row x col matrix."""
-    return _tri_indices(row, col, offset, dtype, device, False, "tril_indices")
+    return _pinned(_tri_indices(row, col, offset, dtype, device, False, "tril_indices"), pin_memory)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 requires_grad=False):
+                 requires_grad=False, pin_memory=False):
     """The (2, N) coordinates of the upper triangle of a row x col matrix."""
-    return _tri_indices(row, col, offset, dtype, device, True, "triu_indices")
+    return _pinned(_tri_indices(row, col, offset, dtype, device, True, "triu_indices"), pin_memory)
 
 
 def diag(input, diagonal=0, *, out=None):
@@ -1680,7 +1681,7 @@ def select_scatter(input, src, dim, index):
     return result
 
 
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
     """A copy of ``input`` with ``src`` written on ``input[..., start:end:step, ...]``
     (the slice taken along ``dim``)."""
     _check_tensor(input, "slice_scatter", "input", 1)
@@ -1692,7 +1693,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{_fmt(src.shape)}, slice size = {_fmt(view.shape)}")
     view.copy_(_plain(src))
-    return result
+    return result if out is None else copy_out_same_dtype(out, result)
 
 
 def trace(input):

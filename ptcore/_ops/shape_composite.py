@@ -33,20 +33,33 @@ def _dir_split(input, ios, name, min_dim, dim):
     return input.tensor_split(ios, dim)
 
 
-def hsplit(input, indices_or_sections):
+def _sections_or_indices(name, indices_or_sections, sections, indices):
+    """The one split argument of torch's two overloads ``(input, int sections)``
+    and ``(input, tuple indices)``, given by position or by either keyword."""
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{name}() takes one of 'sections' (int) or 'indices' (tuple of ints), "
+                        f"got {len(given)}")
+    return given[0]
+
+
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """Split along dim 1 (dim 0 for 1-D tensors) (``torch.hsplit``)."""
+    ios = _sections_or_indices("hsplit", indices_or_sections, sections, indices)
     d = 0 if isinstance(input, _TensorBase) and input.dim() == 1 else 1
-    return _dir_split(input, indices_or_sections, "hsplit", 1, d)
+    return _dir_split(input, ios, "hsplit", 1, d)
 
 
-def vsplit(input, indices_or_sections):
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """Split along dim 0 of a tensor with at least 2 dims (``torch.vsplit``)."""
-    return _dir_split(input, indices_or_sections, "vsplit", 2, 0)
+    ios = _sections_or_indices("vsplit", indices_or_sections, sections, indices)
+    return _dir_split(input, ios, "vsplit", 2, 0)
 
 
-def dsplit(input, indices_or_sections):
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """Split along dim 2 of a tensor with at least 3 dims (``torch.dsplit``)."""
-    return _dir_split(input, indices_or_sections, "dsplit", 3, 2)
+    ios = _sections_or_indices("dsplit", indices_or_sections, sections, indices)
+    return _dir_split(input, ios, "dsplit", 3, 2)
 
 
 def _conj_of_0d(self, what):

@@ -305,7 +305,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     return _sort_t(values, indices)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False, *, out=None):
     """Indices (int64) that sort ``input`` along ``dim`` (NaN largest; ties as ``sort``).
 
     Examples
@@ -315,7 +315,10 @@ def argsort(input, dim=-1, descending=False, stable=False):
     tensor([0, 2, 1, 3])
     """
     x = _tensor_arg(input, "argsort")
-    return _sort_common(x, dim, descending, stable, "argsort", False)[1]
+    indices = _sort_common(x, dim, descending, stable, "argsort", False)[1]
+    if out is not None:
+        indices = _write_out(out, indices, "argsort")
+    return indices
 
 
 def msort(input, *, out=None):
@@ -924,7 +927,8 @@ def _isin_dtype(v):
     return v.dtype if isinstance(v, _TensorBase) else _scalar_tensor(v, "cpu").dtype
 
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
+def isin(elements=None, test_elements=None, *, assume_unique=False, invert=False, out=None,
+         element=None, test_element=None):
     """Whether every element of ``elements`` is in ``test_elements``
     (bool, ``elements``' shape).  Either argument may be a Python number.
 
@@ -937,7 +941,19 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
     >>> ptcore.isin(ptcore.tensor([[1, 2], [3, 4]]), ptcore.tensor([2, 3]))
     tensor([[False,  True],
             [ True, False]])
+
+    ``element=`` (a number) and ``test_element=`` name the number argument as
+    torch's Scalar overloads do.
     """
+    if element is not None or test_element is not None:
+        if (element is not None and elements is not None) or (
+                test_element is not None and test_elements is not None):
+            raise TypeError("isin() got two values for one of its arguments")
+        elements = elements if element is None else element
+        test_elements = test_elements if test_element is None else test_element
+    if elements is None or test_elements is None:
+        raise TypeError('isin() missing 1 required positional arguments: "elements" or '
+                        '"test_elements"')
     e_t = isinstance(elements, _TensorBase)
     t_t = isinstance(test_elements, _TensorBase)
     if not e_t and not t_t:

@@ -292,21 +292,25 @@ def prelu(input, weight):
     return _name_grad_fn(ptcore.where(input > 0, input, input * w), "PreluKernelBackward0", input)
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Randomized leaky ReLU: slope ~ U(lower, upper) in training, (lower+upper)/2 otherwise."""
+def _rrelu(input, lower, upper, training, inplace, generator):
     _check(input, "rrelu")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace, _formula="rrelu_eval")
     with ptcore.no_grad():
-        slope = ptcore.empty_like(input).uniform_(lower, upper)
+        slope = ptcore.empty_like(input).uniform_(lower, upper, generator=generator)
     if inplace:
         return _inplace(input, lambda x: ptcore.where(x >= 0, x, x * slope))
     return ptcore.where(input >= 0, input, input * slope)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """In-place :func:`rrelu`."""
-    return rrelu(input, lower, upper, training, True)
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: slope ~ U(lower, upper) in training, (lower+upper)/2 otherwise."""
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """In-place :func:`rrelu` (``generator`` drives the slopes, as ``torch.rrelu_``)."""
+    return _rrelu(input, lower, upper, training, True, generator)
 
 
 def glu(input, dim=-1):
