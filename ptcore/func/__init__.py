@@ -14,7 +14,8 @@ import functools
 from ptcore._dispatch import forward_ad as _fwl
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call", "stack_module_state", "linearize", "replace_all_batch_norm_modules_"]
+           "functional_call", "stack_module_state", "linearize", "replace_all_batch_norm_modules_",
+           "functionalize"]
 
 
 def _pt():
@@ -656,3 +657,31 @@ def replace_all_batch_norm_modules_(root):
             m.track_running_stats = False
     return root
 
+
+
+def functionalize(func, *, remove="mutations"):
+    """``torch.func.functionalize``: ``func`` with its mutations kept off its inputs'
+    storage.  ptcore runs eagerly, so the function runs on copies of its tensor
+    inputs; an input whose copy was mutated gets the new values copied back (as
+    torch propagates input mutations), and the outputs never alias the inputs."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n"
+            "     remove='mutations': all inplace and out= operators will be removed from the"
+            " program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing"
+            " operators {view} will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        leaves, spec = _flatten((args, kwargs))
+        copies = [x.clone() if _is_tensor(x) else x for x in leaves]
+        versions = [c._version if _is_tensor(c) else None for c in copies]
+        fargs, fkwargs = _unflatten(copies, spec)
+        out = func(*fargs, **fkwargs)
+        for x, c, v in zip(leaves, copies, versions):
+            if v is not None and c._version != v:
+                x.copy_(c)
+        return out
+    return wrapped
