@@ -1042,3 +1042,14 @@ def test_func_functionalize_rejects_an_unknown_remove_as_torch():
     for L in (torch, ptcore):
         with pytest.raises(RuntimeError, match="remove"):
             L.func.functionalize(lambda x: x, remove="views")
+
+
+def test_utils_set_module_as_torch():
+    # torch.utils.set_module was missing (AttributeError)
+    for L in (torch, ptcore):
+        class A:
+            pass
+        L.utils.set_module(A, "pkg.mod")
+        assert A.__module__ == "pkg.mod"
+        with pytest.raises(TypeError):
+            L.utils.set_module(A, 1)

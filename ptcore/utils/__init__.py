@@ -1,6 +1,14 @@
 """ptcore.utils: data loading and file-format helpers."""
 
 
+def set_module(obj, mod):
+    """Set ``obj.__module__`` to ``mod`` (a string), for nicer printing
+    (``torch.utils.set_module``)."""
+    if not isinstance(mod, str):
+        raise TypeError("The mod argument should be a string")
+    obj.__module__ = mod
+
+
 def __getattr__(name):
     import importlib
     if name in ("data", "safetensors", "hooks", "checkpoint", "dlpack", "benchmark", "tensorboard",
