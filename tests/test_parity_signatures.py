@@ -142,6 +142,17 @@ OUT = {
                        "r = L.nonzero_static(x, size=5, fill_value=-2, out=o)\nreturn r, o, r is o"),
     "nonzero_static_out_dtype": ("return L.nonzero_static(L.ones(2), size=1, "
                                  "out=L.empty(0, dtype=L.int32))"),
+    # the copy forms of unbind/split take a list of outs and return None
+    "unbind_copy": ("x = L.arange(12.).view(3, 4)\no = [L.empty(0) for _ in range(4)]\n"
+                    "return L.unbind_copy(x, dim=1, out=o), o"),
+    "split_copy": ("x = L.arange(12.).view(3, 4)\no = [L.empty(3, 2), L.empty(3, 2)]\n"
+                   "return L.split_copy(x, 2, dim=1, out=o), o"),
+    "split_copy_not_resized": ("x = L.arange(12.).view(3, 4)\n"
+                               "return L.split_copy(x, 2, dim=1, out=[L.empty(0), L.empty(0)])"),
+    "split_with_sizes_copy": ("x = L.arange(12.).view(3, 4)\no = [L.empty(0), L.empty(0)]\n"
+                              "return L.split_with_sizes_copy(x, [1, 3], dim=1, out=o), o"),
+    "narrow_copy_out_dtype": ("return L.narrow_copy(L.ones(3, 4), 1, 0, 2, "
+                              "out=L.empty(0, dtype=L.float64))"),
 }
 
 KEYWORDS = {
@@ -206,3 +217,28 @@ def test_rrelu_inplace_generator_drives_the_slopes():
     b = ptcore.nn.functional.rrelu_(x.clone(), 0.1, 0.3, True, ptcore.Generator().manual_seed(3))
     assert ptcore.equal(a, b)
     assert ((-a >= 0.1) & (-a <= 0.3)).all()
+
+
+RESIZED = {
+    # an out of the wrong shape with elements: resized, with torch's deprecation
+    # warning for most ops; narrow_copy's out= resizes silently
+    "softmax": "L.softmax(L.ones(3, 4), 1, out=OUT)",
+    "argsort": "L.argsort(L.ones(3, 4), stable=True, out=OUT.long())",
+    "hardshrink": "L.hardshrink(L.ones(3, 4), out=OUT)",
+    "renorm": "L.renorm(L.ones(3, 4), 2, 0, 1.0, out=OUT)",
+    "slice_scatter": "L.slice_scatter(L.ones(3, 4), L.zeros(1, 4), 0, 1, 2, out=OUT)",
+    "narrow_copy": "L.narrow_copy(L.ones(3, 4), 1, 0, 2, out=OUT)",
+}
+
+
+@pytest.mark.parametrize("src", list(RESIZED.values()), ids=list(RESIZED))
+def test_out_resize_warning_as_torch(src):
+    import warnings
+    seen = []
+    for L in (torch, ptcore):
+        out = L.empty(7)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = eval(src, {"L": L, "OUT": out})
+        seen.append((sum("resized" in str(x.message) for x in w), tuple(r.shape)))
+    assert seen[0] == seen[1], seen

@@ -1843,7 +1843,13 @@ def narrow_copy(input, dim, start, length, *, out=None):
     """A contiguous copy of ``input.narrow(dim, start, length)``."""
     _check_tensor(input, "narrow_copy", "input", 1)
     result = _plain(input).narrow(dim, start, length).clone(memory_format=_C.contiguous_format)
-    return _write_out(result, out)
+    if out is None:
+        return result
+    if out.dtype is not result.dtype:
+        raise RuntimeError("narrow_copy: expected out to have the input's dtype "
+                           f"{result.dtype._legacy}, got {out.dtype._legacy}")
+    out.resize_(result.shape)        # (torch's narrow_copy_out resizes without a warning)
+    return out.copy_(result)
 
 
 def ravel(input):

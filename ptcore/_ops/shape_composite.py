@@ -148,10 +148,26 @@ def as_strided_(self, size, stride, storage_offset=None):
     return _rebind(self, "as_strided", size, stride, storage_offset)
 
 
+def _write_outs(name, pieces, out):
+    """The pieces of ``unbind_copy``/``split_copy``/``split_with_sizes_copy``
+    written into the list ``out`` (torch returns None); ``split_copy``'s outs
+    must have the pieces' shapes already, the others' are resized."""
+    if not isinstance(out, (tuple, list)) or len(out) != len(pieces):
+        raise RuntimeError(f"{name}(): expected out to be a list of {len(pieces)} tensors")
+    for o, r in zip(out, pieces):
+        if name == "split_copy":
+            o.copy_(r)
+        else:
+            _write_out(r, o)
+
+
 def _copy_op(name, method):
     def fn(input, *args, out=None, **kwargs):
         r = input if method == "view_as_self" else getattr(input, method)(*args, **kwargs)
-        r = tuple(_fresh(v) for v in r) if isinstance(r, (tuple, list)) else _fresh(r)
+        if isinstance(r, (tuple, list)):
+            r = tuple(_fresh(v) for v in r)
+            return r if out is None else _write_outs(name, r, out)
+        r = _fresh(r)
         return r if out is None else _write_out(r, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"A contiguous copy of ``input.{method}(...)`` (``torch.{name}``)."
