@@ -1355,8 +1355,14 @@ def float_power(input, exponent, *, out=None):
 
 def float_power_(self, exponent):
     dt = self.dtype
-    if dt is not _C.float64 and dt is not _C.complex128:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_name(dt)} but the operation's result requires dtype Double")
+    # the result type is complex128 when either operand is complex (a float64
+    # base with a complex exponent is refused, not truncated), else float64
+    cplx = dt.is_complex or isinstance(exponent, builtins.complex) or (
+        isinstance(exponent, _TensorBase) and exponent.dtype.is_complex)
+    want = _C.complex128 if cplx else _C.float64
+    if dt is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_name(dt)} but the "
+                           f"operation's result requires dtype {_name(want)}")
     return _binary("pow", self, exponent, self, dt, dt, "float_power_", True)
 
 

@@ -240,22 +240,35 @@ def ldexp(input, other, *, out=None):
     """``input * 2**other`` (``torch.ldexp``)."""
     _check_tensor(input, "ldexp", "input", 1)
     _check_tensor(other, "ldexp", "other", 2)
-    if other.is_floating_point() or other.is_complex():
-        r = ptcore.mul(input, ptcore.pow(2.0, other))
+    if other.is_floating_point() or other.is_complex() or input.is_complex():
+        r = ptcore.mul(input, _two_to(input, other))
         _check_out_cast(out, r.dtype)
         return _write_out(r, out)
-    # integral exponents: exact scaling in the result's floating dtype, as PyTorch
-    dt = ptcore.result_type(input, other)
-    if not (dt.is_floating_point or dt.is_complex):
-        dt = ptcore.get_default_dtype()
-    elif other.dtype == ptcore.bool and dt.is_floating_point:
-        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    # integral exponents: exact scaling in the input's floating dtype (the
+    # default one for an integral input, whatever the exponent's integer
+    # type: int8 with uint16 is float32), as PyTorch
+    dt = input.dtype if input.is_floating_point() else ptcore.get_default_dtype()
+    if input.is_floating_point():
+        _ldexp_exp_check(other)
     _check_out_cast(out, dt)
-    if dt.is_complex:
-        r = ptcore.mul(input.to(dt), ptcore.pow(2.0, other.to(dt)))
-    else:
-        r = _ldexp_exact(input.to(dt), other)
-    return _write_out(r, out)
+    return _write_out(_ldexp_exact(input.to(dt), other), out)
+
+
+def _ldexp_exp_check(other):
+    """torch's kernel for a floating input and an integral exponent has none
+    for a bool, uint16, uint32 or uint64 exponent."""
+    if other.dtype in (_C.bool_, _C.uint16, _C.uint32, _C.uint64):
+        raise NotImplementedError(f"\"ldexp_cpu_exp\" not implemented for '{_tname(other.dtype)}'")
+
+
+def _two_to(input, other):
+    """``2 ** other`` as torch's ldexp takes it where it is no exact scaling: a
+    complex input's base is a 0-d tensor of its dtype (so complex64 with a
+    float16 exponent is complex32, and with a 0-d uint16 one a promotion
+    error), any other's the number 2.0."""
+    if input.is_complex():
+        return ptcore.pow(ptcore.full((), 2.0, dtype=input.dtype, device=input.device), other)
+    return ptcore.pow(2.0, other)
 
 
 _NORMAL_EXP = {_C.float16: (-14, 15), _C.bfloat16: (-126, 127), _C.float32: (-126, 127),
@@ -271,6 +284,8 @@ def _ldexp_exact(x, e):
     exponent is read as a C int, as torch (wrapping int64 values)."""
     dt = x.dtype
     lo, hi = _NORMAL_EXP[dt]
+    if e.dtype in (_C.uint16, _C.uint32, _C.uint64):
+        e = e.to(_C.int64)          # (no min/max for these; read as a C int below anyway)
     if e.numel() == 0 or (lo <= builtins.int(e.min()) and builtins.int(e.max()) <= hi):
         # the usual case: every 2**e a normal number of the dtype, exact, and
         # x * 2**e rounds once
@@ -290,10 +305,12 @@ def _ldexp_exact(x, e):
 def ldexp_(input, other):
     """In-place :func:`ldexp`."""
     if isinstance(other, _TensorBase) and input.dtype.is_floating_point \
-            and not (other.is_floating_point() or other.is_complex()) and other.dtype is not _C.bool_:
+            and not (other.is_floating_point() or other.is_complex()):
         check_inplace_shape(input, (other,))
+        _ldexp_exp_check(other)
         return input.copy_(_ldexp_exact(input, other).expand(input.shape))
-    return input.mul_(ptcore.pow(2.0, other))
+    return input.mul_(_two_to(input, other) if isinstance(other, _TensorBase)
+                      else ptcore.pow(2.0, other))
 
 
 def positive(input):
