@@ -131,3 +131,29 @@ def test_float_power_inplace_refuses_a_complex_exponent_on_a_real_base(dt, e):
               "float_nd": lambda: mod.tensor([2.0, 0.5])}.get(e, lambda: e)()
         return x.float_power_(ee)
     _same(run)
+
+
+_VALUES = {"0d": lambda mod: mod.tensor(2), "1el": lambda mod: mod.tensor([2]),
+           "nd": lambda mod: mod.tensor([2, 3]), "ndarray": lambda mod: __import__("numpy").array(2),
+           "str": lambda mod: "a", "none": lambda mod: None, "float": lambda mod: 2.5,
+           "big": lambda mod: 2 ** 64}
+
+
+@pytest.mark.parametrize("value", list(_VALUES))
+@pytest.mark.parametrize("dt", ["float32", "int64"])
+def test_addcmul_addcdiv_value_is_a_number(value, dt):
+    # a Number parameter: a 0-d tensor gives its value; a one-element or
+    # longer tensor, an array, a string, None are TypeErrors, checked before
+    # the in-place result type
+    def run(mod):
+        d = _dt(mod, dt)
+        v = _VALUES[value](mod)
+        if form == "addcmul":
+            return mod.addcmul(mod.ones(2, dtype=d), mod.ones(2, dtype=d), mod.ones(2, dtype=d), value=v)
+        if form == "addcmul_":
+            return mod.ones(2, dtype=d).addcmul_(mod.ones(2, dtype=d), mod.ones(2, dtype=d), value=v)
+        if form == "addcdiv":
+            return mod.addcdiv(mod.ones(2, dtype=d), mod.ones(2), mod.ones(2), value=v)
+        return mod.ones(2, dtype=d).addcdiv_(mod.ones(2), mod.ones(2), value=v)
+    for form in ("addcmul", "addcmul_", "addcdiv", "addcdiv_"):
+        _same(run)

@@ -1761,6 +1761,20 @@ def addcdiv(input, tensor1, tensor2, *deprecated, value=1, out=None):
     return _addc("addcdiv", input, tensor1, tensor2, value, out, dt, False)
 
 
+def _number_param(v, fname, name):
+    """``v`` read for a ``Number`` parameter as torch's argument parser reads
+    it: a 0-d tensor (no grad) gives its value; any other tensor, a NumPy
+    array, a string ... is a TypeError."""
+    v = number_arg(v)
+    if not _is_number(v):
+        tname = "Tensor" if isinstance(v, _TensorBase) else (
+            type(v).__name__ if type(v).__module__ == "builtins" else
+            f"{type(v).__module__.split('.')[0]}.{type(v).__name__}")
+        raise TypeError(f"{fname}(): argument '{name}' must be Number, not {tname}")
+    _big_int_check(v)
+    return v
+
+
 def _addc_args(op, x, t1, t2, inplace):
     # PyTorch takes only tensors here (a number is a TypeError, not a scalar operand)
     names = (("tensor1", t1, 1), ("tensor2", t2, 2)) if inplace else \
@@ -1772,7 +1786,8 @@ def _addc_args(op, x, t1, t2, inplace):
 
 
 def _addc(op, x, t1, t2, value, out, dt, inplace):
-    _big_int_check(value)       # torch's argument parser, before the tensors' checks
+    # torch's argument parser, before the tensors' checks
+    value = _number_param(value, op + ("_" if inplace else ""), "value")
     _addc_args(op + ("_" if inplace else ""), x, t1, t2, inplace)
     if dt is _C.bool_:
         raise NotImplementedError(f"\"{op}_cpu_out\" not implemented for 'Bool'")
@@ -1797,6 +1812,7 @@ def addcmul_(self, tensor1, tensor2, *deprecated, value=1):
     if deprecated:
         (tensor1, tensor2), value = _scalar_first("addcmul_", tensor1, (tensor2,) + deprecated,
                                                   ("tensor1", "tensor2"), "value", value)
+    value = _number_param(value, "addcmul_", "value")    # (parsed before the tensors' checks)
     dt = _result_type(self, tensor1, tensor2)
     _check_inplace_result(self, dt, tensor1, tensor2)
     return _addc("addcmul", self, tensor1, tensor2, value, self, dt, True)
@@ -1806,6 +1822,7 @@ def addcdiv_(self, tensor1, tensor2, *deprecated, value=1):
     if deprecated:
         (tensor1, tensor2), value = _scalar_first("addcdiv_", tensor1, (tensor2,) + deprecated,
                                                   ("tensor1", "tensor2"), "value", value)
+    value = _number_param(value, "addcdiv_", "value")    # (parsed before the tensors' checks)
     dt = _result_type(self, tensor1, tensor2)
     _check_inplace_result(self, dt, tensor1, tensor2)
     _check_addcdiv_operands(tensor1, tensor2)
