@@ -982,6 +982,133 @@ def center_loss_cbow(torch, init, steps=4):
     return out
 
 
+def beta_vae_cgan(torch, init, steps=3):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(13)
+    class BetaVAE(nn.Module):
+        def __init__(self, z=3):
+            super().__init__()
+            self.enc = nn.Sequential(nn.Conv2d(1, 4, 4, 2, 1), nn.ReLU(True), nn.Conv2d(4, 8, 4, 2, 1), nn.ReLU(True), nn.Flatten(), nn.Linear(8 * 2 * 2, 2 * z))
+            self.dec = nn.Sequential(nn.Linear(z, 8 * 2 * 2), nn.Unflatten(1, (8, 2, 2)), nn.ConvTranspose2d(8, 4, 4, 2, 1), nn.ReLU(True), nn.ConvTranspose2d(4, 1, 4, 2, 1))
+            self.z = z
+        def forward(self, x, eps):
+            d = self.enc(x)
+            mu, logvar = d[:, :self.z], d[:, self.z:]
+            z = mu + eps * torch.exp(0.5 * logvar)
+            return self.dec(z), mu, logvar
+    vae = BetaVAE()
+    class G(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.label_emb = nn.Embedding(3, 3)
+            self.model = nn.Sequential(nn.Linear(5 + 3, 16), nn.BatchNorm1d(16, 0.8), nn.LeakyReLU(0.2, inplace=True), nn.Linear(16, 12), nn.Tanh())
+        def forward(self, noise, labels):
+            return self.model(torch.cat((self.label_emb(labels), noise), -1)).view(-1, 1, 3, 4)
+    class Dsc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.label_embedding = nn.Embedding(3, 3)
+            self.model = nn.Sequential(nn.Linear(12 + 3, 16), nn.LeakyReLU(0.2, inplace=True), nn.Dropout(0.0), nn.Linear(16, 1), nn.Sigmoid())
+        def forward(self, img, labels):
+            return self.model(torch.cat((img.view(img.size(0), -1), self.label_embedding(labels)), -1))
+    gen, dsc = G(), Dsc()
+    init(vae, gen, dsc)
+    opt_v = torch.optim.Adam(vae.parameters(), lr=1e-3, betas=(0.9, 0.999))
+    opt_g = torch.optim.Adam(gen.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(dsc.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    x = torch.from_numpy((rng.rand(4, 1, 8, 8) > 0.5).astype(np.float32))
+    imgs = torch.from_numpy(rng.rand(4, 1, 3, 4).astype(np.float32) * 2 - 1)
+    labels = torch.from_numpy(rng.randint(0, 3, 4))
+    adversarial_loss = nn.BCELoss()
+    out = []
+    C_max, gamma = torch.tensor([5.0]), 10.0
+    for it in range(steps):
+        eps = torch.from_numpy(rng.randn(4, 3).astype(np.float32))
+        recon, mu, logvar = vae(x, eps)
+        recon_loss = F.binary_cross_entropy_with_logits(recon, x, reduction='sum').div(4)
+        kld = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp())).sum(1).mean(0, True)
+        C = torch.clamp(C_max / 10 * it, 0, C_max.item())
+        loss = recon_loss + gamma * (kld - C).abs()
+        opt_v.zero_grad(); loss.backward(); opt_v.step()
+        valid = torch.ones(4, 1, requires_grad=False); fake = torch.zeros(4, 1)
+        z = torch.from_numpy(rng.randn(4, 5).astype(np.float32))
+        gen_labels = torch.from_numpy(rng.randint(0, 3, 4))
+        opt_g.zero_grad()
+        gen_imgs = gen(z, gen_labels)
+        g_loss = adversarial_loss(dsc(gen_imgs, gen_labels), valid)
+        g_loss.backward(); opt_g.step()
+        opt_d.zero_grad()
+        d_loss = (adversarial_loss(dsc(imgs, labels), valid) + adversarial_loss(dsc(gen_imgs.detach(), gen_labels), fake)) / 2
+        d_loss.backward(); opt_d.step()
+        out.append([loss.item(), kld.item(), C, g_loss.item(), d_loss.item()])
+    out.append(sorted(gen.state_dict().keys()))
+    out.append(gen.model[1].running_var)
+    return out
+
+
+def transformer_forecast(torch, init, epochs=5):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(14)
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=64):
+            super().__init__()
+            position = torch.arange(max_len).unsqueeze(1)
+            div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+            pe = torch.zeros(max_len, 1, d_model)
+            pe[:, 0, 0::2] = torch.sin(position * div_term)
+            pe[:, 0, 1::2] = torch.cos(position * div_term)
+            self.register_buffer('pe', pe)
+        def forward(self, x):
+            return x + self.pe[:x.size(0)]
+    class Forecaster(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.inp = nn.Linear(1, d)
+            self.pos = PositionalEncoding(d)
+            self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 2, 16, dropout=0.0), 2)
+            self.out = nn.Linear(d, 1)
+        def forward(self, src, pad=None):
+            h = self.pos(self.inp(src))
+            mask = nn.Transformer.generate_square_subsequent_mask(src.size(0))
+            return self.out(self.enc(h, mask=mask, src_key_padding_mask=pad))
+    t = np.linspace(0, 8 * np.pi, 40)
+    series = (np.sin(t) + 0.1 * rng.randn(40)).astype(np.float32)
+    windows = np.stack([series[i:i + 11] for i in range(0, 28, 3)])
+    src = torch.from_numpy(windows[:, :-1].T.copy()).unsqueeze(-1)
+    tgt = torch.from_numpy(windows[:, 1:].T.copy()).unsqueeze(-1)
+    model = Forecaster()
+    init(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-3)
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, 'min', factor=0.5, patience=0)
+    best, best_state, out = float('inf'), None, []
+    pad = torch.zeros(src.size(1), src.size(0), dtype=torch.bool)
+    pad[0, -2:] = True
+    for epoch in range(epochs):
+        model.train()
+        pred = model(src)
+        loss = F.mse_loss(pred, tgt)
+        opt.zero_grad(); loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            val = F.mse_loss(model(src, pad)[:-2], tgt[:-2]).item()
+        sched.step(val)
+        if val < best:
+            best = val
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        out.append([loss.item(), val, opt.param_groups[0]['lr']])
+    model.load_state_dict(best_state)
+    model.eval()
+    with torch.no_grad():
+        hist = src[:, :1]
+        for _ in range(4):
+            nxt = model(hist)[-1:]
+            hist = torch.cat([hist, nxt], 0)
+    out.append(hist.squeeze())
+    return out
+
+
 CASES = {
     "unet_unpool_transpose_pad": (unet, {}),
     "gaussian_process_cholesky": (gp_regression, {}),
@@ -998,6 +1125,8 @@ CASES = {
     "mass_spring_inplace_physics": (mass_spring, {}),
     "cora_dense_gat_sparse_features": (cora_gat, {}),
     "center_loss_and_cbow": (center_loss_cbow, {}),
+    "beta_vae_capacity_and_conditional_gan": (beta_vae_cgan, {}),
+    "transformer_forecast_plateau_best_state": (transformer_forecast, {}),
 }
 
 
