@@ -16,7 +16,7 @@ nn.functional's kernels), outside the ``ptcore.nn`` package only so that
 """
 import builtins
 
-from ptcore._ops._out import copy_out, copy_out_same_dtype
+from ptcore._ops._out import check_out_grad, copy_out
 
 __all__ = [
     # dropout
@@ -495,6 +495,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
 def threshold(input, threshold, value, *, out=None):
     """``torch.threshold``: ``value`` where ``input <= threshold``, else ``input``."""
+    check_out_grad("threshold", out, input)
     r = _F().threshold(input, threshold, value)
     if out is None:
         return r
@@ -517,8 +518,7 @@ def relu_(input):
 
 def hardshrink(input, lambd=0.5, *, out=None):
     """``torch.hardshrink``: ``x`` where ``|x| > lambd``, else 0."""
-    r = _F().hardshrink(input, lambd)
-    return r if out is None else copy_out_same_dtype(out, r)
+    return _F().hardshrink(input, lambd, out=out)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -140,6 +140,20 @@ OUT = {
                       "r = L.slice_scatter(x, L.ones(1, 2), 0, 1, 2, out=o)\nreturn r, o, r is o"),
     "nonzero_static": ("x = L.tensor([[2., 0.], [1., 3.]])\no = L.empty(0, dtype=L.int64)\n"
                        "r = L.nonzero_static(x, size=5, fill_value=-2, out=o)\nreturn r, o, r is o"),
+    "clamp_min": ("x = L.tensor([[2., -0.2], [1., -3.]])\no = L.empty(0)\n"
+                  "r = L.clamp_min(x, 0.5, out=o)\nreturn r, o, r is o"),
+    "clamp_max_tensor": ("x = L.tensor([[2., -0.2], [1., -3.]])\no = L.empty(0)\n"
+                         "r = L.clamp_max(x, L.tensor(0.5), out=o)\nreturn r, o, r is o"),
+    "clamp_min_out_dtype": ("return L.clamp_min(L.tensor([2.]), 1.0, "
+                            "out=L.empty(1, dtype=L.float64))"),
+    "F_hardshrink": ("x = L.tensor([[2., -0.2], [1., -3.]])\no = L.empty(0)\n"
+                     "r = L.nn.functional.hardshrink(x, 1.5, out=o)\nreturn r, o, r is o"),
+    # out= with an input that requires grad is refused (grad mode on), allowed under no_grad
+    "hardshrink_grad": "return L.hardshrink(L.ones(2, requires_grad=True), out=L.empty(0))",
+    "threshold_grad": "return L.threshold(L.ones(2, requires_grad=True), 0.5, 0., out=L.empty(0))",
+    "renorm_grad": "return L.renorm(L.ones(2, 2, requires_grad=True), 2, 0, 1., out=L.empty(0))",
+    "renorm_no_grad": ("x = L.ones(2, 2, requires_grad=True)\nwith L.no_grad():\n"
+                       "    return L.renorm(x, 2, 0, 1., out=L.empty(0))"),
     "nonzero_static_out_dtype": ("return L.nonzero_static(L.ones(2), size=1, "
                                  "out=L.empty(0, dtype=L.int32))"),
     # the copy forms of unbind/split take a list of outs and return None
@@ -192,6 +206,9 @@ KEYWORDS = {
     "tensor_norm_positional_dtype": "return L.tensor([[2., 1.], [1., 3.]]).norm(2, 1, True, L.float64)",
     "torch_norm_keywords": ("return L.norm(L.tensor([[2., 1.], [1., 3.]]), p=1, dim=0, keepdim=True, "
                             "dtype=L.float64)"),
+    # Tensor.where(condition, other)
+    "tensor_where_other": "x = L.tensor([1., -2.])\nreturn x.where(x > 0, other=L.tensor(5.))",
+    "tensor_where_y_rejected": "x = L.tensor([1., -2.])\nreturn x.where(x > 0, y=5.)",
     # Tensor.map_(other, callable)
     "map_other": "a = L.ones(2, 3)\nreturn a.map_(other=2 * a, callable=lambda x, y: x + y)",
     # nn.functional.rrelu_'s generator (eval mode: deterministic)

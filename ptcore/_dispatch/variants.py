@@ -72,18 +72,17 @@ _DECLARED = {
         adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d
         adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
         adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
-        assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear
-        binary_cross_entropy binary_cross_entropy_with_logits channel_shuffle conv1d conv2d conv3d
-        conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
-        cosine_similarity cross_entropy ctc_loss dropout dropout1d dropout2d dropout3d embedding
-        embedding_bag feature_alpha_dropout fold fractional_max_pool2d
-        fractional_max_pool2d_with_indices fractional_max_pool3d
-        fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm
-        grouped_mm gumbel_softmax hardshrink hardsigmoid hardswish hinge_embedding_loss huber_loss
-        instance_norm interpolate kl_div l1_loss layer_norm linear linear_cross_entropy
-        local_response_norm log_softmax logsigmoid lp_pool1d lp_pool2d lp_pool3d
-        margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool2d_with_indices
-        max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
+        assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear binary_cross_entropy
+        binary_cross_entropy_with_logits channel_shuffle conv1d conv2d conv3d conv_tbc
+        conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss cosine_similarity
+        cross_entropy ctc_loss dropout dropout1d dropout2d dropout3d embedding embedding_bag
+        feature_alpha_dropout fold fractional_max_pool2d fractional_max_pool2d_with_indices
+        fractional_max_pool3d fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu
+        grid_sample group_norm grouped_mm gumbel_softmax hardsigmoid hardswish hinge_embedding_loss
+        huber_loss instance_norm interpolate kl_div l1_loss layer_norm linear linear_cross_entropy
+        local_response_norm log_softmax logsigmoid lp_pool1d lp_pool2d lp_pool3d margin_ranking_loss
+        max_pool1d max_pool1d_with_indices max_pool2d max_pool2d_with_indices max_pool3d
+        max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
         multi_head_attention_forward multi_margin_loss multilabel_margin_loss
         multilabel_soft_margin_loss native_channel_shuffle nll_loss one_hot pad pairwise_distance
         pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 rms_norm
@@ -93,7 +92,7 @@ _DECLARED = {
     ('nn.functional', 'function inplace'): """
         celu elu hardtanh leaky_relu relu rrelu selu threshold""",
     ('nn.functional', 'function out'): """
-        normalize""",
+        hardshrink normalize""",
     ('ptcore', 'function'): """
         _weight_norm adaptive_avg_pool1d adaptive_max_pool1d as_tensor asarray atleast_1d atleast_2d atleast_3d
         avg_pool1d bartlett_window batch_norm bilinear binary_cross_entropy_with_logits binomial
@@ -124,18 +123,19 @@ _DECLARED = {
         split_with_sizes stft tensor_split tile trace unbind unflatten unique unique_consecutive
         unsafe_chunk unsafe_split unsafe_split_with_sizes vsplit""",
     ('ptcore', 'function method inplace'): """
-        as_strided clamp_max clamp_min detach index_fill index_put masked_fill masked_scatter put
-        relu squeeze swapaxes swapdims t transpose unsqueeze""",
+        as_strided detach index_fill index_put masked_fill masked_scatter put relu squeeze swapaxes
+        swapdims t transpose unsqueeze""",
     ('ptcore', 'function method inplace out'): """
         absolute acos acosh addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin arcsinh
-        arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli ceil clamp clip
-        conj_physical copysign cos cosh cumprod cumsum deg2rad digamma divide erf erfc erfinv exp
-        exp2 expm1 fix float_power floor fmax fmin fmod frac gcd greater greater_equal heaviside
-        hypot i0 igamma igammac index_add index_copy index_reduce lcm ldexp lerp less less_equal
-        lgamma log log10 log1p log2 logical_and logical_not logical_or logical_xor logit maximum
-        minimum multiply mvlgamma nan_to_num negative nextafter not_equal polygamma rad2deg
-        reciprocal renorm round rsqrt scatter scatter_add scatter_reduce sgn sigmoid sign sin sinc
-        sinh sqrt square subtract tan tanh tril triu true_divide trunc xlogy""",
+        arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli ceil clamp clamp_max
+        clamp_min clip conj_physical copysign cos cosh cumprod cumsum deg2rad digamma divide erf
+        erfc erfinv exp exp2 expm1 fix float_power floor fmax fmin fmod frac gcd greater
+        greater_equal heaviside hypot i0 igamma igammac index_add index_copy index_reduce lcm ldexp
+        lerp less less_equal lgamma log log10 log1p log2 logical_and logical_not logical_or
+        logical_xor logit maximum minimum multiply mvlgamma nan_to_num negative nextafter not_equal
+        polygamma rad2deg reciprocal renorm round rsqrt scatter scatter_add scatter_reduce sgn
+        sigmoid sign sin sinc sinh sqrt square subtract tan tanh tril triu true_divide trunc
+        xlogy""",
     ('ptcore', 'function method inplace out operator'): """
         abs add bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
         bitwise_xor div eq floor_divide ge gt le lt mul ne neg pow remainder sub""",

@@ -3,9 +3,10 @@ an out of the wrong shape is resized, with a deprecation warning unless it
 was empty) and their dtype rules, and the shape rule of in-place ops, shared
 so every op words them the same way."""
 from ptcore._tensor import _TensorBase
+from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 
-__all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "check_same_dtype",
+__all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "check_out_grad", "check_same_dtype",
            "broadcast_shapes", "check_inplace_shape"]
 
 
@@ -31,6 +32,16 @@ def copy_out(out, result):
     resize_out(out, result.shape)
     out.copy_(result)
     return out
+
+
+def check_out_grad(fname, out, *inputs):
+    """torch's refusal of ``out=`` when grad mode is on and a tensor input
+    requires grad (the ops computed as compositions check it themselves; an
+    op with an autograd formula has the recording layer check it)."""
+    if out is not None and grad_state.enabled and any(
+            isinstance(t, _TensorBase) and t.requires_grad for t in inputs):
+        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
 
 
 def copy_out_same_dtype(out, result):

@@ -1491,8 +1491,8 @@ def where(condition, input=None, other=None, *, out=None):
     return _ternary("where", input, other, condition, out, dt, dt, "where")
 
 
-def _where_method(self, condition, y):
-    return where(condition, self, y)
+def _where_method(self, condition, other):
+    return where(condition, self, other)
 
 
 _where_method.__name__ = "where"       # the name __torch_function__ sees, as torch's
@@ -1647,12 +1647,12 @@ def clamp_(self, min=None, max=None):
     return _clamp_impl(self, min, max, self, True)
 
 
-def clamp_min(input, min):
-    return clamp(input, min=min)
+def clamp_min(input, min, *, out=None):
+    return clamp(input, min=min, out=out)
 
 
-def clamp_max(input, max):
-    return clamp(input, max=max)
+def clamp_max(input, max, *, out=None):
+    return clamp(input, max=max, out=out)
 
 
 clip = clamp

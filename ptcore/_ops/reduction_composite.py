@@ -11,7 +11,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._ops import creation as _creation
 from ptcore._ops import sorting as _sorting
 from ptcore._return_types import named as _named
-from ptcore._ops._out import copy_out_same_dtype
+from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _wrap_dim, _inplace
 
 __all__ = [
@@ -111,6 +111,7 @@ def dist(input, other, p=2):
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``
     (``Tensor.renorm``)."""
+    check_out_grad("renorm", out, input)
     if builtins.float(p) <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if builtins.float(maxnorm) < 0:

@@ -8,6 +8,7 @@ recorded, and otherwise a composition of ordinary differentiable ptcore ops
 import ptcore
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
+from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import number_arg
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
@@ -359,14 +360,16 @@ def logsigmoid(input):
     return _fused("logsigmoid", input, forward)
 
 
-def hardshrink(input, lambd=0.5):
-    """``x if |x| > lambd else 0``."""
+def hardshrink(input, lambd=0.5, *, out=None):
+    """``x if |x| > lambd else 0`` (``out=`` as ``torch.hardshrink``, which it is)."""
     _check(input, "hardshrink")
     _float_only(input, "hardshrink_cpu")
+    check_out_grad("hardshrink", out, input)
     # as PyTorch: (x >= -lambd and x <= lambd) ? 0 : x, so NaN stays NaN
-    return _fused("hardshrink", input,
-                  lambda: ptcore.where((input >= -lambd) & (input <= lambd),
-                                       ptcore.zeros_like(input), input), lambd)
+    r = _fused("hardshrink", input,
+               lambda: ptcore.where((input >= -lambd) & (input <= lambd),
+                                    ptcore.zeros_like(input), input), lambd)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
 def softshrink(input, lambd=0.5):
