@@ -157,3 +157,19 @@ def test_addcmul_addcdiv_value_is_a_number(value, dt):
         return mod.ones(2, dtype=d).addcdiv_(mod.ones(2), mod.ones(2), value=v)
     for form in ("addcmul", "addcmul_", "addcdiv", "addcdiv_"):
         _same(run)
+
+
+@pytest.mark.parametrize("kw", ["nan", "posinf", "neginf"])
+@pytest.mark.parametrize("value", [None, 2, 1.5, True, 1j, "a", "0d", "0d_complex", "1el"])
+@pytest.mark.parametrize("dt", ["float32", "int64", "complex64"])
+def test_nan_to_num_float_parameters(kw, value, dt):
+    # float? parameters: None is the default (nan=None is 0); a Python
+    # complex, a string, a one-element tensor are TypeErrors; a 0-d complex
+    # tensor with an imaginary part a RuntimeError
+    def run(mod):
+        v = {"0d": lambda: mod.tensor(2.0), "0d_complex": lambda: mod.tensor(1j),
+             "1el": lambda: mod.tensor([2.0])}.get(value, lambda: value)()
+        x = mod.tensor([float("nan"), float("inf"), -float("inf"), 1.0]).to(_dt(mod, dt))
+        return x.nan_to_num_(**{kw: v}) if inplace else x.nan_to_num(**{kw: v})
+    for inplace in (False, True):
+        _same(run)

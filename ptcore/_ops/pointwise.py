@@ -511,6 +511,10 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replace NaN/+inf/-inf by finite numbers (the dtype's extremes by default)."""
     _refuse_complex32("nan_to_num", input)
     _check_tensor(input, "nan_to_num")
+    # float? parameters, read as torch's parser reads them (None: the default)
+    nan, posinf, neginf = (_float_param(v, "nan_to_num", k) for k, v in
+                           (("nan", nan), ("posinf", posinf), ("neginf", neginf)))
+    nan = 0.0 if nan is None else nan
     dt = input.dtype
     _check_out_same_dtype(out, dt)
     if dt._category < _FLOAT_CAT:
@@ -523,6 +527,26 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     return _unary("nan_to_num", input, out, dt, dt, "nan_to_num", d0=float(nan),
                   d1=fi.max if posinf is None else float(posinf),
                   d2=fi.min if neginf is None else float(neginf))
+
+
+def _float_param(v, fname, name):
+    """``v`` for an optional ``float`` parameter as torch's parser reads it: None,
+    a real number or a 0-d tensor's value; anything else (a complex, a string,
+    a longer tensor) is a TypeError."""
+    if v is None:
+        return v
+    t = v
+    v = number_arg(v)
+    if isinstance(t, _TensorBase) and isinstance(v, builtins.complex):
+        if v.imag != 0:         # a 0-d complex tensor is read with a checked conversion
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return v.real
+    if not _is_number(v) or isinstance(v, builtins.complex):
+        tname = "Tensor" if isinstance(v, _TensorBase) else type(v).__name__
+        raise TypeError(f"{fname}(): argument '{name}' must be float, not {tname}")
+    if isinstance(v, _np.complexfloating):
+        return float(v.real)    # (torch's parser takes NumPy's complex64 scalar as its real part)
+    return v
 
 
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
