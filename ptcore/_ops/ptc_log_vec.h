@@ -1,0 +1,331 @@
+/* float32 log, log2, log10 and log1p of contiguous arrays, vectorised.
+ *
+ * glibc's scalar logf/log1pf cost 2-7 ns an element (log1pf is the slow
+ * one); torch's vectorised loops ~0.3-0.7 ns.  Here each float is widened to
+ * double and its log computed in double precision, as musl's logf: x =
+ * 2^k z with z in [0.699, 1.398), z in one of 16 subintervals of centre c
+ * (c = 1 for the one holding 1, so log(1) = 0 exactly), and
+ *     log x = k ln2 + log c + log1p(r),  r = z / c - 1,  |r| < 0.03,
+ * log1p(r) by its Taylor polynomial to r^7 (truncation < 1e-13 relative).
+ * The double result is rounded once to float, so the float32 value is the
+ * correctly rounded log except within ~1e-12 of a rounding midpoint.
+ * log1p: x + ... by its Taylor polynomial for |x| < 1/128, else log(1 + x)
+ * of the exact double 1 + x.
+ *
+ * The AVX-512 and AVX2 copies (chosen at run time by ptc_vec_level) and the
+ * scalar function (the generic CPU, the strided loops) do the same double
+ * operations in the same order, no fused multiply-add, and the vector tails
+ * run through one padded vector, so the bits do not depend on the CPU.
+ * Special values as C99: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf,
+ * NaN stays NaN; log1p(-1) = -inf, log1p(x < -1) = NaN, log1p(-0) = -0. */
+#ifndef PTC_LOG_VEC_H
+#define PTC_LOG_VEC_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "ptc_math.h"          /* PTC_X86_DISPATCH, ptc_vec_level */
+
+#define PTC_LOG_OFF 0x3fe6600000000000ULL     /* 0.69921875 */
+static const double ptc_log_invc[16] = {
+    0x1.661ec6a5122f9p+0, 0x1.571ed3c506b3ap+0, 0x1.49539e3b2d067p+0, 0x1.3c995a47babe7p+0,
+    0x1.30d190130d190p+0, 0x1.25e22708092f1p+0, 0x1.1bb4a4046ed29p+0, 0x1.12358e75d3033p+0,
+    0x1.0953f39010954p+0, 0x1.0000000000000p+0, 0x1.e573ac901e574p-1, 0x1.ca4b3055ee191p-1,
+    0x1.b2036406c80d9p-1, 0x1.9c2d14ee4a102p-1, 0x1.886e5f0abb04ap-1, 0x1.767dce434a9b1p-1};
+/* -log(invc), correctly rounded */
+static const double ptc_log_logc[16] = {
+    -0x1.57bf753c8d1fbp-2, -0x1.2bef07cdc9355p-2, -0x1.01eae5626c691p-2, -0x1.b31d8575bce3bp-3,
+    -0x1.6574ebe8c1339p-3, -0x1.1aa2b7e23f729p-3, -0x1.a4e7640b1bc38p-4, -0x1.1973bd1465561p-4,
+    -0x1.252f32f8d1840p-5, 0x0.0p+0, 0x1.b42dd711971b9p-5, 0x1.c5e548f5bc743p-4,
+    0x1.526e5e3a1b438p-3, 0x1.bc286742d8cd4p-3, 0x1.1058bf9ae4ad4p-2, 0x1.404308686a7e4p-2};
+#define PTC_LN2 0x1.62e42fefa39efp-1
+#define PTC_INV_LN2 0x1.71547652b82fep+0
+#define PTC_INV_LN10 0x1.bcb7b1526e50ep-2
+#define PTC_L1P_SMALL 0.0078125
+/* log1p(t) = t (1 + t (C2 + t (C3 + ... + t C7))) */
+#define PTC_LC2 (-0.5)
+#define PTC_LC3 0x1.5555555555555p-2
+#define PTC_LC4 (-0.25)
+#define PTC_LC5 0x1.999999999999ap-3
+#define PTC_LC6 (-0x1.5555555555555p-3)
+#define PTC_LC7 0x1.2492492492492p-3
+
+/* log of a positive, normal, finite double */
+static inline double ptc_logd_core(double v)
+{
+    uint64_t b, tmp, kb, izb;
+    double z, kd, r, p, y;
+    int i;
+    memcpy(&b, &v, 8);
+    tmp = b - PTC_LOG_OFF;
+    i = (int)((tmp >> 48) & 15);
+    kb = tmp >> 52;
+    kd = (double)kb;
+    if (kd >= 2048.0) kd = kd - 4096.0;
+    izb = b - (tmp & 0xfff0000000000000ULL);
+    memcpy(&z, &izb, 8);
+    r = z * ptc_log_invc[i];
+    r = r - 1.0;
+    p = r * PTC_LC7;
+    p = p + PTC_LC6; p = p * r;
+    p = p + PTC_LC5; p = p * r;
+    p = p + PTC_LC4; p = p * r;
+    p = p + PTC_LC3; p = p * r;
+    p = p + PTC_LC2; p = p * r;
+    p = p + 1.0; p = p * r;
+    y = kd * PTC_LN2;
+    y = y + ptc_log_logc[i];
+    return y + p;
+}
+
+static inline double ptc_log1p_small(double t)
+{
+    double p = t * PTC_LC7;
+    p = p + PTC_LC6; p = p * t;
+    p = p + PTC_LC5; p = p * t;
+    p = p + PTC_LC4; p = p * t;
+    p = p + PTC_LC3; p = p * t;
+    p = p + PTC_LC2; p = p * t;
+    p = p + 1.0;
+    return p * t;
+}
+
+/* the scalar functions (kind 0 log, 1 log2, 2 log10, 3 log1p) */
+static inline float ptc_logk_s(float x, int kind)
+{
+    double v, y;
+    if (kind == 3) {
+        if (!(x >= -1.0f)) return x != x ? x : NAN;
+        if (x == -1.0f) return -INFINITY;
+        if (x == INFINITY) return x;
+        v = (double)x;
+        if (fabs(v) < PTC_L1P_SMALL) return (float)ptc_log1p_small(v);
+        return (float)ptc_logd_core(1.0 + v);
+    }
+    if (!(x > 0.0f)) return x != x ? x : (x == 0.0f ? -INFINITY : NAN);
+    if (x == INFINITY) return x;
+    y = ptc_logd_core((double)x);
+    if (kind == 1) y = y * PTC_INV_LN2;
+    else if (kind == 2) y = y * PTC_INV_LN10;
+    return (float)y;
+}
+static inline float ptc_logf_d(float x) { return ptc_logk_s(x, 0); }
+static inline float ptc_log2f_d(float x) { return ptc_logk_s(x, 1); }
+static inline float ptc_log10f_d(float x) { return ptc_logk_s(x, 2); }
+static inline float ptc_log1pf_d(float x) { return ptc_logk_s(x, 3); }
+
+#if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
+#include <immintrin.h>
+
+/* p = r (1 + r (C2 + ... + r C7)) in the vector operations MUL, ADD, SET (one
+ * copy of the Horner steps for both vector widths; the scalar functions
+ * above do the same operations in the same order) */
+#define PTC_LOG_HORNER(p, r, MUL, ADD, SET)                                      \
+    p = MUL(r, SET(PTC_LC7));                                                    \
+    p = MUL(ADD(p, SET(PTC_LC6)), r);                                            \
+    p = MUL(ADD(p, SET(PTC_LC5)), r);                                            \
+    p = MUL(ADD(p, SET(PTC_LC4)), r);                                            \
+    p = MUL(ADD(p, SET(PTC_LC3)), r);                                            \
+    p = MUL(ADD(p, SET(PTC_LC2)), r);                                            \
+    p = MUL(ADD(p, SET(1.0)), r);
+
+/* ---- AVX-512: 8 doubles a vector, 16 floats an iteration ---- */
+#define PTC_T_LOG512 __attribute__((target("avx512f"), optimize("fp-contract=off")))
+PTC_T_LOG512 static inline __m512d ptc_logd8(__m512d v)
+{
+    const __m512i b = _mm512_castpd_si512(v);
+    const __m512i tmp = _mm512_sub_epi64(b, _mm512_set1_epi64((long long)PTC_LOG_OFF));
+    const __m512i idx = _mm512_and_si512(_mm512_srli_epi64(tmp, 48), _mm512_set1_epi64(15));
+    const __m512i kb = _mm512_srli_epi64(tmp, 52);
+    __m512d kd = _mm512_sub_pd(
+        _mm512_castsi512_pd(_mm512_or_si512(kb, _mm512_set1_epi64(0x4330000000000000LL))),
+        _mm512_set1_pd(4503599627370496.0));
+    const __mmask8 hi = _mm512_cmp_pd_mask(kd, _mm512_set1_pd(2048.0), _CMP_GE_OQ);
+    kd = _mm512_mask_sub_pd(kd, hi, kd, _mm512_set1_pd(4096.0));
+    const __m512i izb = _mm512_sub_epi64(
+        b, _mm512_and_si512(tmp, _mm512_set1_epi64((long long)0xfff0000000000000ULL)));
+    const __m512d z = _mm512_castsi512_pd(izb);
+    const __m512d invc = _mm512_permutex2var_pd(_mm512_loadu_pd(ptc_log_invc), idx,
+                                                _mm512_loadu_pd(ptc_log_invc + 8));
+    const __m512d logc = _mm512_permutex2var_pd(_mm512_loadu_pd(ptc_log_logc), idx,
+                                                _mm512_loadu_pd(ptc_log_logc + 8));
+    __m512d r = _mm512_sub_pd(_mm512_mul_pd(z, invc), _mm512_set1_pd(1.0));
+    __m512d p;
+    PTC_LOG_HORNER(p, r, _mm512_mul_pd, _mm512_add_pd, _mm512_set1_pd)
+    __m512d y = _mm512_add_pd(_mm512_mul_pd(kd, _mm512_set1_pd(PTC_LN2)), logc);
+    return _mm512_add_pd(y, p);
+}
+PTC_T_LOG512 static inline __m512d ptc_log1p_small8(__m512d t)
+{
+    __m512d p;
+    PTC_LOG_HORNER(p, t, _mm512_mul_pd, _mm512_add_pd, _mm512_set1_pd)
+    return p;
+}
+/* 8 floats (widened) of kind 0-3, special lanes not yet fixed */
+PTC_T_LOG512 static inline __m256 ptc_logk8_512(__m256 x, int kind)
+{
+    __m512d v = _mm512_cvtps_pd(x), y;
+    if (kind == 3) {
+        const __m512d av = _mm512_castsi512_pd(_mm512_and_si512(
+            _mm512_castpd_si512(v), _mm512_set1_epi64(0x7fffffffffffffffLL)));
+        const __mmask8 small = _mm512_cmp_pd_mask(av, _mm512_set1_pd(PTC_L1P_SMALL), _CMP_LT_OQ);
+        const __mmask8 ok = _mm512_cmp_pd_mask(v, _mm512_set1_pd(-1.0), _CMP_GT_OQ);
+        __m512d u = _mm512_add_pd(_mm512_set1_pd(1.0), v);
+        u = _mm512_mask_blend_pd(ok, _mm512_set1_pd(1.0), u);
+        /* (each lane's value is one branch's: only the branches some lane takes run) */
+        if (small == 0) y = ptc_logd8(u);
+        else if (small == 0xff) y = ptc_log1p_small8(v);
+        else y = _mm512_mask_blend_pd(small, ptc_logd8(u), ptc_log1p_small8(v));
+    } else {
+        const __mmask8 ok = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ);
+        y = ptc_logd8(_mm512_mask_blend_pd(ok, _mm512_set1_pd(1.0), v));
+        if (kind == 1) y = _mm512_mul_pd(y, _mm512_set1_pd(PTC_INV_LN2));
+        else if (kind == 2) y = _mm512_mul_pd(y, _mm512_set1_pd(PTC_INV_LN10));
+    }
+    return _mm512_cvtpd_ps(y);
+}
+/* the special lanes of 16 floats x in the result y */
+PTC_T_LOG512 static inline __m512 ptc_logk_fix16(__m512 x, __m512 y, int kind)
+{
+    const __m512 lo = _mm512_set1_ps(kind == 3 ? -1.0f : 0.0f);
+    const __mmask16 below = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+    const __mmask16 at = _mm512_cmp_ps_mask(x, lo, _CMP_EQ_OQ);
+    const __mmask16 inf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    y = _mm512_mask_mov_ps(y, below, _mm512_set1_ps(NAN));
+    y = _mm512_mask_mov_ps(y, at, _mm512_set1_ps(-INFINITY));
+    return _mm512_mask_mov_ps(y, inf | nan, x);
+}
+PTC_T_LOG512 static void ptc_logk_f32_avx512(float* o, const float* a, Py_ssize_t n, int kind)
+{
+    Py_ssize_t i = 0;
+    float buf[16];
+    for (;; i += 16) {
+        __m512 x;
+        const Py_ssize_t m = n - i;
+        if (m <= 0) break;
+        if (m >= 16) x = _mm512_loadu_ps(a + i);
+        else {
+            for (int j = 0; j < 16; j++) buf[j] = j < m ? a[i + j] : 1.0f;
+            x = _mm512_loadu_ps(buf);
+        }
+        const __m256 l = ptc_logk8_512(_mm512_castps512_ps256(x), kind);
+        const __m256 h = ptc_logk8_512(
+            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)), kind);
+        __m512 y = _mm512_castpd_ps(_mm512_insertf64x4(
+            _mm512_castps_pd(_mm512_castps256_ps512(l)), _mm256_castps_pd(h), 1));
+        y = ptc_logk_fix16(x, y, kind);
+        if (m >= 16) _mm512_storeu_ps(o + i, y);
+        else {
+            _mm512_storeu_ps(buf, y);
+            for (Py_ssize_t j = 0; j < m; j++) o[i + j] = buf[j];
+            break;
+        }
+    }
+}
+
+/* ---- AVX2: 4 doubles a vector, 8 floats an iteration ---- */
+#define PTC_T_LOG256 __attribute__((target("avx2"), optimize("fp-contract=off")))
+PTC_T_LOG256 static inline __m256d ptc_logd4(__m256d v)
+{
+    const __m256i b = _mm256_castpd_si256(v);
+    const __m256i tmp = _mm256_sub_epi64(b, _mm256_set1_epi64x((long long)PTC_LOG_OFF));
+    const __m256i idx = _mm256_and_si256(_mm256_srli_epi64(tmp, 48), _mm256_set1_epi64x(15));
+    const __m256i kb = _mm256_srli_epi64(tmp, 52);
+    __m256d kd = _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(kb, _mm256_set1_epi64x(0x4330000000000000LL))),
+        _mm256_set1_pd(4503599627370496.0));
+    const __m256d hi = _mm256_cmp_pd(kd, _mm256_set1_pd(2048.0), _CMP_GE_OQ);
+    kd = _mm256_sub_pd(kd, _mm256_and_pd(hi, _mm256_set1_pd(4096.0)));
+    const __m256i izb = _mm256_sub_epi64(
+        b, _mm256_and_si256(tmp, _mm256_set1_epi64x((long long)0xfff0000000000000ULL)));
+    const __m256d z = _mm256_castsi256_pd(izb);
+    const __m256d invc = _mm256_i64gather_pd(ptc_log_invc, idx, 8);
+    const __m256d logc = _mm256_i64gather_pd(ptc_log_logc, idx, 8);
+    __m256d r = _mm256_sub_pd(_mm256_mul_pd(z, invc), _mm256_set1_pd(1.0));
+    __m256d p;
+    PTC_LOG_HORNER(p, r, _mm256_mul_pd, _mm256_add_pd, _mm256_set1_pd)
+    __m256d y = _mm256_add_pd(_mm256_mul_pd(kd, _mm256_set1_pd(PTC_LN2)), logc);
+    return _mm256_add_pd(y, p);
+}
+PTC_T_LOG256 static inline __m256d ptc_log1p_small4(__m256d t)
+{
+    __m256d p;
+    PTC_LOG_HORNER(p, t, _mm256_mul_pd, _mm256_add_pd, _mm256_set1_pd)
+    return p;
+}
+PTC_T_LOG256 static inline __m128 ptc_logk4_256(__m128 x, int kind)
+{
+    __m256d v = _mm256_cvtps_pd(x), y;
+    if (kind == 3) {
+        const __m256d av = _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+        const __m256d small = _mm256_cmp_pd(av, _mm256_set1_pd(PTC_L1P_SMALL), _CMP_LT_OQ);
+        const __m256d ok = _mm256_cmp_pd(v, _mm256_set1_pd(-1.0), _CMP_GT_OQ);
+        __m256d u = _mm256_add_pd(_mm256_set1_pd(1.0), v);
+        u = _mm256_blendv_pd(_mm256_set1_pd(1.0), u, ok);
+        const int sm = _mm256_movemask_pd(small);
+        if (sm == 0) y = ptc_logd4(u);
+        else if (sm == 15) y = ptc_log1p_small4(v);
+        else y = _mm256_blendv_pd(ptc_logd4(u), ptc_log1p_small4(v), small);
+    } else {
+        const __m256d ok = _mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_GT_OQ);
+        y = ptc_logd4(_mm256_blendv_pd(_mm256_set1_pd(1.0), v, ok));
+        if (kind == 1) y = _mm256_mul_pd(y, _mm256_set1_pd(PTC_INV_LN2));
+        else if (kind == 2) y = _mm256_mul_pd(y, _mm256_set1_pd(PTC_INV_LN10));
+    }
+    return _mm256_cvtpd_ps(y);
+}
+PTC_T_LOG256 static inline __m256 ptc_logk_fix8(__m256 x, __m256 y, int kind)
+{
+    const __m256 lo = _mm256_set1_ps(kind == 3 ? -1.0f : 0.0f);
+    const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    const __m256 at = _mm256_cmp_ps(x, lo, _CMP_EQ_OQ);
+    const __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ),
+                                     _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(NAN), below);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY), at);
+    return _mm256_blendv_ps(y, x, keep);
+}
+PTC_T_LOG256 static void ptc_logk_f32_avx2(float* o, const float* a, Py_ssize_t n, int kind)
+{
+    Py_ssize_t i = 0;
+    float buf[8];
+    for (;; i += 8) {
+        __m256 x;
+        const Py_ssize_t m = n - i;
+        if (m <= 0) break;
+        if (m >= 8) x = _mm256_loadu_ps(a + i);
+        else {
+            for (int j = 0; j < 8; j++) buf[j] = j < m ? a[i + j] : 1.0f;
+            x = _mm256_loadu_ps(buf);
+        }
+        const __m128 l = ptc_logk4_256(_mm256_castps256_ps128(x), kind);
+        const __m128 h = ptc_logk4_256(_mm256_extractf128_ps(x, 1), kind);
+        __m256 y = _mm256_insertf128_ps(_mm256_castps128_ps256(l), h, 1);
+        y = ptc_logk_fix8(x, y, kind);
+        if (m >= 8) _mm256_storeu_ps(o + i, y);
+        else {
+            _mm256_storeu_ps(buf, y);
+            for (Py_ssize_t j = 0; j < m; j++) o[i + j] = buf[j];
+            break;
+        }
+    }
+}
+#define PTC_LOGK_DISPATCH(o, a, n, kind)                                         \
+    do { int l_ = ptc_vec_level();                                               \
+         if (l_ == 2) { ptc_logk_f32_avx512(o, a, n, kind); return; }            \
+         if (l_ == 1) { ptc_logk_f32_avx2(o, a, n, kind); return; } } while (0)
+#else
+#define PTC_LOGK_DISPATCH(o, a, n, kind) do { } while (0)
+#endif
+
+#define PTC_LOGK_ENTRY(NAME, KIND)                                               \
+static void NAME(float* o, const float* a, Py_ssize_t n)                         \
+{                                                                                \
+    PTC_LOGK_DISPATCH(o, a, n, KIND);                                            \
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_logk_s(a[i], KIND);            \
+}
+PTC_LOGK_ENTRY(ptc_log_v_f32, 0)
+PTC_LOGK_ENTRY(ptc_log2_v_f32, 1)
+PTC_LOGK_ENTRY(ptc_log10_v_f32, 2)
+PTC_LOGK_ENTRY(ptc_log1p_v_f32, 3)
+#endif
