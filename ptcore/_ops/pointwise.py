@@ -1254,7 +1254,7 @@ def pow(input, exponent, *, out=None):
                 # torch fills ones before looking for a kernel (uint16 too) and
                 # before checking that the result type casts to out's
                 if out is None:
-                    return _C.ones(exponent.shape, dtype=dt)
+                    return _C.ones(exponent.shape, dtype=dt, device=exponent.device)
                 return _resize_out(out, exponent.shape).fill_(1)
             if dt is _C.bool_:
                 raise NotImplementedError("\"pow\" not implemented for 'Bool'")
@@ -1349,7 +1349,7 @@ def _pow_uint_fill_or_copy(a, e, out, dt):
     """uint16/32/64 ``** 0`` and ``** 1`` (or False/True): torch's pow fills
     ones or copies the base before looking for a kernel, which these dtypes
     lack, so those two exponents work on them."""
-    r = _C.ones(a.shape, dtype=dt) if e == 0 else a._to_dtype(dt, True)
+    r = _C.ones(a.shape, dtype=dt, device=a.device) if e == 0 else a._to_dtype(dt, True)
     if out is None:
         return r
     return out if (out is a and e == 1) else _copy_out(out, r)
