@@ -173,3 +173,32 @@ def test_nan_to_num_float_parameters(kw, value, dt):
         return x.nan_to_num_(**{kw: v}) if inplace else x.nan_to_num(**{kw: v})
     for inplace in (False, True):
         _same(run)
+
+
+@pytest.mark.parametrize("fn", ["isclose", "allclose"])
+@pytest.mark.parametrize("kw,value", [("rtol", "0d"), ("rtol", "1el"), ("atol", "1el"), ("rtol", None),
+                                      ("atol", 2 ** 70), ("rtol", "a"), ("equal_nan", 1),
+                                      ("equal_nan", None), ("equal_nan", "0d_bool"),
+                                      ("equal_nan", True)])
+def test_closeness_parameter_types(fn, kw, value):
+    # rtol/atol are floats (a 0-d tensor's value, an int beyond int64 too),
+    # equal_nan a Python bool: anything else is a TypeError
+    def run(mod):
+        v = {"0d": lambda: mod.tensor(0.1), "1el": lambda: mod.tensor([0.1]),
+             "0d_bool": lambda: mod.tensor(True)}.get(value, lambda: value)() \
+            if isinstance(value, str) or value is None else value
+        return getattr(mod, fn)(mod.tensor([1.0, 1.05, float("nan")]),
+                                mod.tensor([1.0, 1.0, float("nan")]), **{kw: v})
+    _same(run)
+
+
+@pytest.mark.parametrize("mode", [1, "0d", b"floor", "x", None])
+def test_div_rounding_mode_types(mode):
+    # a str or None (bytes pass torch's parser as a str); another type is a
+    # TypeError, an unknown string a RuntimeError
+    def run(mod):
+        m = mod.tensor(1) if mode == "0d" else mode
+        return mod.tensor([5.0, -5.0]).div(2, rounding_mode=m) if not inplace else \
+            mod.tensor([5.0, -5.0]).div_(2, rounding_mode=m)
+    for inplace in (False, True):
+        _same(run)

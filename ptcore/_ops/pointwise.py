@@ -1197,6 +1197,12 @@ def _div_impl(a, b, rounding_mode, out, inplace):
             _check_inplace_result(a, dt, b)
         _chalf_check(dt, a, b, "div_cpu")
         return _binary("div", a, b, out, dt, dt, fname, inplace)
+    if isinstance(rounding_mode, (bytes, bytearray)):
+        rounding_mode = rounding_mode.decode()      # (torch's parser takes bytes as a str)
+    if not isinstance(rounding_mode, str):
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                        f"rounding_mode={type(rounding_mode).__name__}: rounding_mode must be "
+                        f"str or None")
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
@@ -1862,8 +1868,28 @@ _TENSOR_METHODS.update(lerp_=lerp_, addcmul_=addcmul_, addcdiv_=addcdiv_)
 # closeness and equality
 # ---------------------------------------------------------------------------
 
+def _closeness_params(fname, rtol, atol, equal_nan):
+    """isclose/allclose's ``float`` tolerances and ``bool`` equal_nan, read as
+    torch's parser reads them (an int beyond int64 is a float, a 0-d tensor
+    its value; None, a longer tensor, an int equal_nan are TypeErrors)."""
+    tols = []
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        v = _float_param(v, fname, name) if v is not None else v
+        if v is None:
+            raise TypeError(f"{fname}(): argument '{name}' must be float, not NoneType")
+        tols.append(float(v) if isinstance(v, builtins.int) and not -2 ** 63 <= v < 2 ** 63 else v)
+    if not isinstance(equal_nan, builtins.bool):
+        tname = "Tensor" if isinstance(equal_nan, _TensorBase) else type(equal_nan).__name__
+        raise TypeError(f"{fname}(): argument 'equal_nan' must be bool, not {tname}")
+    return tols[0], tols[1], builtins.bool(equal_nan)
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise (bool)."""
+    return _isclose(input, other, *_closeness_params("isclose", rtol, atol, equal_nan))
+
+
+def _isclose(input, other, rtol, atol, equal_nan):
     _check_tensor(input, "isclose")
     _check_tensor(other, "isclose", "other")
     if input.dtype is not other.dtype:
@@ -1888,7 +1914,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if ``isclose`` holds everywhere."""
-    c = isclose(input, other, rtol, atol, equal_nan)
+    c = _isclose(input, other, *_closeness_params("allclose", rtol, atol, equal_nan))
     return builtins.bool(_all_true(c))
 
 
