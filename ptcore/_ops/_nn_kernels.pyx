@@ -11,8 +11,8 @@ autograd formulas use them only when the backward is not itself recorded
 composites.
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, expf, log, sqrt
-from libc.stdlib cimport calloc, free
+from libc.math cimport exp, expf, fabs, fabsf, log, log1p, sqrt
+from libc.stdlib cimport calloc, free, malloc
 
 from libc.stdint cimport int64_t
 
@@ -20,8 +20,12 @@ from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport _TensorBase, _empty_contig
 
+cdef extern from "ptc_log_vec.h" nogil:
+    void ptc_log1p_v_f32(float* o, const float* a, Py_ssize_t n)
+
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
     double ptc_gelu_bwd_f64(double dy, double x)
 
@@ -1109,4 +1113,123 @@ def nll_backward(_TensorBase g, _TensorBase x, _TensorBase t, int64_t ignore_ind
             of[r * C + c] = <float>s
         else:
             od[r * C + c] = s
+    return gx
+
+
+# ---------------------------------------------------------------------------
+# binary_cross_entropy_with_logits without weights, one pass each way
+
+cdef bint _bce_operands(_TensorBase x, _TensorBase t) noexcept:
+    """x and t contiguous float32/float64 CPU tensors of one dtype and shape."""
+    cdef int num = x._dtype.num, d
+    if not (num == PT_FLOAT32 or num == PT_FLOAT64) or t._dtype is not x._dtype \
+            or x._ndim != t._ndim or not x._is_contig() or not t._is_contig() \
+            or x._storage.device._type_code != 0 or t._storage.device._type_code != 0:
+        return False
+    for d in range(x._ndim):
+        if x._shape[d] != t._shape[d]:
+            return False
+    return True
+
+
+def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
+    """``binary_cross_entropy_with_logits(x, t)`` without weights:
+    ``(1 - t) x - logsigmoid(x)`` with ``logsigmoid(x) = min(x, 0) -
+    log1p(exp(-|x|))``, each element's operations those of the composite
+    (the same vector exp and log1p), per element (``reduction`` 0) or summed
+    in double (2) / averaged (1).  None when the operands do not fit."""
+    if not _bce_operands(x, t) or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t n = x._numel, i, zero = 0
+    if n == 0:
+        return None
+    cdef int num = x._dtype.num
+    cdef _TensorBase out
+    cdef float* buf = NULL
+    cdef float* po
+    cdef double* pd
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const float* tf = <const float*>t._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef const double* td = <const double*>t._ptr()
+    cdef double total = 0, v, ls
+    cdef float fv, fls
+    if reduction == 0:
+        out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    if num == PT_FLOAT32:
+        if reduction == 0:
+            po = <float*>out._ptr()
+        else:
+            buf = <float*>malloc(n * sizeof(float))
+            if buf == NULL:
+                raise MemoryError("binary_cross_entropy_with_logits: no memory")
+            po = buf
+        with nogil:
+            for i in range(n):
+                po[i] = -fabsf(xf[i])
+            ptc_exp_f32(po, po, n)
+            ptc_log1p_v_f32(po, po, n)
+            for i in range(n):
+                fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
+                fv = (<float>1 - tf[i]) * xf[i] - fls
+                po[i] = fv
+                total += fv
+        free(buf)
+    else:
+        if reduction == 0:
+            pd = <double*>out._ptr()
+        with nogil:
+            for i in range(n):
+                ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - log1p(exp(-fabs(xd[i])))
+                v = (1.0 - td[i]) * xd[i] - ls
+                if reduction == 0:
+                    pd[i] = v
+                total += v
+    if reduction == 0:
+        return out
+    if reduction == 1:
+        total = total / n
+    out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+    _store(out, &total, 1)
+    return out
+
+
+def bce_logits_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reduction):
+    """The input's gradient of :func:`bce_logits_forward`: ``(sigmoid(x) -
+    t) * s`` with ``s`` the output gradient (``g / numel`` for 'mean', in
+    x's dtype; for reduction 0 ``g`` contiguous of x's dtype and shape).
+    None when the operands do not fit."""
+    if not _bce_operands(x, t) or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t n = x._numel, i
+    if reduction == 0:
+        if not _bce_operands(x, g):
+            return None
+    elif g._numel != 1:
+        return None
+    cdef int num = x._dtype.num
+    cdef double s0 = 0
+    if reduction != 0:
+        s0 = float(g.item())
+    cdef float sf = <float>s0
+    if reduction == 1:
+        sf = sf / <float>n
+        s0 = s0 / n
+    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef float* of = <float*>gx._ptr()
+    cdef double* od = <double*>gx._ptr()
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const float* tf = <const float*>t._ptr()
+    cdef const float* gf = <const float*>g._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef const double* td = <const double*>t._ptr()
+    cdef const double* gd = <const double*>g._ptr()
+    with nogil:
+        if num == PT_FLOAT32:
+            ptc_sigmoid_f32(of, xf, n)
+            for i in range(n):
+                of[i] = (of[i] - tf[i]) * (gf[i] if reduction == 0 else sf)
+        else:
+            for i in range(n):
+                od[i] = (1.0 / (1.0 + exp(-xd[i])) - td[i]) * (gd[i] if reduction == 0 else s0)
     return gx

@@ -603,7 +603,7 @@ def _nll_kernel(x, target, enum, ignore_index):
 
     def bw(g):
         x_, t_ = [sv.unpack() for sv in saved]
-        if not _recorded(g):
+        if not _recorded(g, x_):
             g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
             gx = kernels.nll_backward(g_, x_, t_, ignore_index, enum, count)
             if gx is not None:
@@ -777,6 +777,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise RuntimeError(f"result type {_tname(rt)} can't be cast to the desired output type "
                            f"{_tname(dt)}")
 
+    if weight is None and pos_weight is None and input.dtype is target.dtype \
+            and _has_loop("bce_logits_kernels", input.device.type) and not _fw_levels() \
+            and not target.requires_grad:
+        out = _bce_logits_kernel(input, target, enum)
+        if out is not None:
+            return out
+
     # torch's node has edges to input and target; weights that require grad get theirs too
     wp = (weight, pos_weight)
     grad_w = [i for i, v in enumerate(wp) if v is not None and v.requires_grad]
@@ -811,6 +818,35 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         return gx, gt
     return _torch_node("BinaryCrossEntropyWithLogitsBackward0", compute, input, target,
                        *(wp[i] for i in grad_w), grad=None if grad_w else grad)
+
+
+def _bce_logits_kernel(x, t, enum):
+    """``binary_cross_entropy_with_logits`` of same-dtype float ``x`` and
+    ``t`` (no weights, ``t`` without grad) by the loop ``bce_logits_kernels``,
+    recorded as one node whose backward is ``(sigmoid(x) - t) * g`` in one
+    pass; a recorded backward (create_graph) uses the differentiable
+    composite.  None when the kernel does not apply (layouts)."""
+    kernels = _loop("bce_logits_kernels", x.device, _cpu_ce_kernels)()
+    out = kernels.bce_logits_forward(x, t, enum)
+    if out is None:
+        return None
+    if not (_R._state.enabled and x._requires_grad):
+        return out
+    saved = [_R.save(v) for v in (x, t)]
+
+    def bw(g):
+        x_, t_ = [sv.unpack() for sv in saved]
+        if not _recorded(g, x_):
+            g_ = g.to(x_.dtype).contiguous() if enum == 0 else g
+            gx = kernels.bce_logits_backward(g_, x_, t_, enum)
+            if gx is not None:
+                return gx, None
+        s = _reduced_grad(g, enum, x_.numel())
+        return ((x_.sigmoid() - t_) * s).to(x_.dtype), None
+
+    # (an edge to the target too, as torch's node: None, the target needs no grad)
+    _R.attach("BinaryCrossEntropyWithLogitsBackward0", out, (x, t), bw)
+    return out
 
 
 # --------------------------------------------------------------------------
