@@ -202,3 +202,13 @@ def test_div_rounding_mode_types(mode):
             mod.tensor([5.0, -5.0]).div_(2, rounding_mode=m)
     for inplace in (False, True):
         _same(run)
+
+
+@pytest.mark.parametrize("op", ["lt_", "eq_", "logical_and_"])
+@pytest.mark.parametrize("other", ["complex64", "uint16", "float32"])
+def test_inplace_comparison_checks_the_shape_before_the_dtype(op, other):
+    # a 0-d self with a longer operand: torch's "output with shape [] doesn't
+    # match the broadcast shape" RuntimeError comes before its dtype support
+    def run(mod):
+        return getattr(mod.tensor(True), op)(mod.ones(3, dtype=_dt(mod, other)))
+    _same(run)

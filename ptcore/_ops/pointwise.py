@@ -1413,6 +1413,7 @@ def _compare(name, op=None):
         return _binary(op, input, other, out, dt, _C.bool_ if out is None else out.dtype, name)
 
     def fn_(self, other):
+        _check_inplace_shape(self, (other,))    # before the dtype support, as torch
         dt = _result_type(self, other)
         return _binary(op, self, other, self, dt, self.dtype, name + "_", True)
 
@@ -1443,6 +1444,7 @@ def _logical(name):
 
     def fn_(self, other):
         _other_tensor(name + "_", other)
+        _check_inplace_shape(self, (other,))    # before the dtype support, as torch
         dt = _result_type(self, other)
         return _binary(name, self, other, self, dt, self.dtype, name + "_", True)
 
