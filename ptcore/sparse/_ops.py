@@ -663,8 +663,8 @@ def narrow_copy(input, dim, start, length):
     size = input._shape[d]
     start = start + size if start < 0 else start
     if not 0 <= start <= size or length < 0 or start + length > size:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size "
-                         f"({size}).")
+        raise RuntimeError(f"Invalid range to narrow. range(start, start+length) must be a "
+                           f"subset of range(0, {size}).")
     shape = input._shape[:d] + (length,) + input._shape[d + 1:]
     idx, vals = input._parts
     if d >= input.sparse_dim():

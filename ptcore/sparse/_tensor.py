@@ -370,6 +370,17 @@ class SparseTensor:
             raise TypeError("len() of a 0-d tensor")
         return self._shape[0]
 
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                        "first.")
+
+    def __array__(self, dtype=None, copy=None):
+        # np.asarray(s) raises as torch's (it built a 0-d object array)
+        self.numpy()
+
+    def __dlpack__(self, *args, **kwargs):
+        raise BufferError("Can't export tensors with layout other than torch.strided")
+
     def __getattr__(self, name):
         # a Tensor method the sparse layouts have no kernel for raises when
         # called, as torch's (the attribute exists)
