@@ -248,6 +248,14 @@ _C._set_host_cache_limit(_config.CPU_ALLOCATOR_CACHE_MB << 20)
 
 # Function forms of the view and copy methods: ptcore.transpose(x, 0, 1) ...
 def _method_as_function(name):
+    if name == "split":
+        # torch.split(tensor, split_size_or_sections, dim=0): its first parameter's name
+        def fn(tensor, *args, **kwargs):
+            return tensor.split(*args, **kwargs)
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = "``ptcore.split(tensor, ...)`` is ``tensor.split(...)``."
+        return fn
+
     def fn(input, *args, **kwargs):
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = name

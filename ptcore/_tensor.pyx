@@ -2253,7 +2253,10 @@ cdef class _TensorBase:
             st[a], st[b] = st[b], st[a]
         return self._view(nd, sh, st, self._offset, kind)
 
-    swapaxes = transpose
+    def swapaxes(self, axis0, axis1):
+        """:meth:`transpose` under NumPy's name (and argument names)."""
+        return self.transpose(axis0, axis1)
+
     swapdims = transpose
 
     def t(self):
@@ -2439,8 +2442,9 @@ cdef class _TensorBase:
         shape = [self._shape[i] for i in range(d)] + sizes + [self._shape[i] for i in range(d + 1, nd)]
         return self.view(shape)
 
-    def expand(self, *sizes, size=None):
-        """Broadcast size-1 dimensions to ``sizes`` without copying (-1 keeps a size)."""
+    def expand(self, *sizes, size=None, implicit=False):
+        """Broadcast size-1 dimensions to ``sizes`` without copying (-1 keeps a size).
+        (``implicit``, torch's internal marker of an expand it inserted, changes nothing.)"""
         cdef list target = _parse_shape_args(_kw_shape(sizes, size, "expand"), "expand")
         cdef int nd = self._ndim
         cdef int n = len(target)
@@ -2625,8 +2629,31 @@ cdef class _TensorBase:
             return tuple(self.narrow(d, 0, 0) for _ in range(chunks))
         return self.split(step, d)
 
-    def tensor_split(self, indices_or_sections, dim=0):
-        """NumPy's array_split: ``n`` nearly equal sections, or split before the given indices."""
+    def tensor_split(self, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                     tensor_indices_or_sections=None):
+        """NumPy's array_split: ``n`` nearly equal sections, or split before the given indices.
+        torch's keyword forms: ``sections=`` (an int), ``indices=`` (a sequence) or
+        ``tensor_indices_or_sections=`` (an int64 tensor), one of them."""
+        cdef int given = ((indices_or_sections is not None) + (sections is not None)
+                          + (indices is not None) + (tensor_indices_or_sections is not None))
+        if given != 1:
+            raise TypeError("tensor_split() takes one of indices_or_sections, sections, indices "
+                            f"and tensor_indices_or_sections (got {given})")
+        if sections is not None:
+            if isinstance(sections, (_TensorBase, list, tuple)) or isinstance(sections, bool):
+                raise TypeError(f"tensor_split(): argument 'sections' must be int, not "
+                                f"{_typename(sections)}")
+            indices_or_sections = _operator.index(sections)
+        elif indices is not None:
+            if isinstance(indices, _TensorBase) or not hasattr(indices, "__len__"):
+                raise TypeError(f"tensor_split(): argument 'indices' must be tuple of ints, not "
+                                f"{_typename(indices)}")
+            indices_or_sections = list(indices)
+        elif tensor_indices_or_sections is not None:
+            if not isinstance(tensor_indices_or_sections, _TensorBase):
+                raise TypeError("tensor_split(): argument 'tensor_indices_or_sections' must be "
+                                f"Tensor, not {_typename(tensor_indices_or_sections)}")
+            indices_or_sections = tensor_indices_or_sections
         cdef int nd = self._ndim
         if nd == 0:
             raise RuntimeError(

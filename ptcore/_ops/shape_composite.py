@@ -141,6 +141,11 @@ def transpose_(self, dim0, dim1):
     return _rebind(self, "transpose", dim0, dim1)
 
 
+def swapaxes_(self, axis0, axis1):
+    """In-place :meth:`swapaxes` (:meth:`transpose_` under NumPy's argument names)."""
+    return _rebind(self, "transpose", axis0, axis1)
+
+
 def as_strided_(self, size, stride, storage_offset=None):
     """In-place :meth:`as_strided`."""
     if storage_offset is None:
@@ -254,7 +259,7 @@ _TENSOR_METHODS = {
     "unsqueeze_": unsqueeze_,
     "t_": t_,
     "transpose_": transpose_,
-    "swapaxes_": transpose_,
+    "swapaxes_": swapaxes_,
     "swapdims_": transpose_,
     "as_strided_": as_strided_,
     "unsafe_split": unsafe_split,

@@ -533,19 +533,19 @@ def _matrix_norm_ad(raw):
     from ptcore.autograd import grad_mode
 
     @functools.wraps(raw)
-    def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-        if not (R._state.enabled and isinstance(A, _TensorBase) and A._requires_grad):
-            return raw(A, ord, dim, keepdim, dtype=dtype, out=out)
+    def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+        if not (R._state.enabled and isinstance(input, _TensorBase) and input._requires_grad):
+            return raw(input, ord, dim, keepdim, dtype=dtype, out=out)
         if out is not None:
             # torch's matrix_norm (a composite) takes an out with an input that requires
             # grad: the result is copied into it (CopyBackwards)
             from ptcore._ops.linalg import _finish
-            return _finish(matrix_norm(A, ord, dim, keepdim, dtype=dtype), out,
+            return _finish(matrix_norm(input, ord, dim, keepdim, dtype=dtype), out,
                            "linalg_matrix_norm")
         with grad_mode.no_grad():
-            ref = raw(A, ord, dim, keepdim, dtype=dtype)      # validates the arguments
-        src = A.to(dtype) if dtype is not None else A
-        d0, d1 = (d % A.dim() for d in dim)
+            ref = raw(input, ord, dim, keepdim, dtype=dtype)      # validates the arguments
+        src = input.to(dtype) if dtype is not None else input
+        d0, d1 = (d % input.dim() for d in dim)
         if ord == "fro":
             return ptcore.linalg.vector_norm(src, 2, (d0, d1), keepdim)
         if ord == "nuc" or float(ord) in (2.0, -2.0):

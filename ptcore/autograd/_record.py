@@ -1133,7 +1133,12 @@ def rebase(self, r):
 def inplace(name, raw_inplace, outplace, needs_old_self=True):
     """Wrap an in-place op ``x.op_(...)``: when recording, compute
     ``outplace(x, ...)`` with autograd, copy it into ``x`` and rebase."""
-    def op(self, *args, **kwargs):
+    def op(self=None, *args, **kwargs):
+        if self is None:
+            # the function form's keyword: ptcore.cos_(input=x)
+            if "input" not in kwargs:
+                raise TypeError(f"{name}() missing 1 required positional argument: 'input'")
+            self = kwargs.pop("input")
         if isinstance(self, _TensorBase):
             _check_inference_write(self)
         if _state.enabled and (self._requires_grad or _needs_grad(args, kwargs)
