@@ -3615,7 +3615,10 @@ cdef object _finish_out(_TensorBase t, object out, str fname):
         return t
     if not isinstance(out, _TensorBase):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_typename(out)}")
-    _resize_out(<_TensorBase>out, t.shape)
+    # the factories (empty, zeros, ones, full) resize their out without torch's
+    # deprecation warning of the resize (their kernels call resize_ directly)
+    if tuple(out.shape) != tuple(t.shape):
+        out.resize_(t.shape)
     out.copy_(t)
     return out
 

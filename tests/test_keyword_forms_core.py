@@ -62,3 +62,15 @@ def test_matrix_norm_input_keyword_has_grad():
     ptcore.linalg.matrix_norm(input=x).backward()
     np.testing.assert_allclose(x.grad.numpy(), (x / ptcore.linalg.matrix_norm(x)).detach().numpy(),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "full"])
+def test_factories_resize_out_silently(name):
+    import warnings
+    for M in (torch, ptcore):
+        out = M.empty(5)
+        args = ((3,), 2.0) if name == "full" else (3,)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            r = getattr(M, name)(*args, out=out)
+        assert r is out and tuple(out.shape) == (3,)
