@@ -3623,19 +3623,6 @@ cdef object _finish_out(_TensorBase t, object out, str fname):
     return out
 
 
-cdef int _resize_out(_TensorBase out, object shape) except -1:
-    if tuple(out.shape) != tuple(shape):
-        if out._numel != 0:
-            _warnings.warn(
-                f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
-                f"which does not match the required output shape {list(shape)}. This behavior is "
-                "deprecated, and in a future PyTorch release outputs will not be resized unless they "
-                "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
-                "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
-        out.resize_(shape)
-    return 0
-
-
 cdef tuple _size_args(tuple args, object size, str fname):
     """Shape arguments given positionally or as the ``size=`` keyword (as PyTorch)."""
     if size is None:
