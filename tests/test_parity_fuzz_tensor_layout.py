@@ -212,3 +212,16 @@ def test_inplace_comparison_checks_the_shape_before_the_dtype(op, other):
     def run(mod):
         return getattr(mod.tensor(True), op)(mod.ones(3, dtype=_dt(mod, other)))
     _same(run)
+
+
+@pytest.mark.parametrize("alpha", ["0d", "1el", "nd", "str", 2, 2.5])
+@pytest.mark.parametrize("op", ["add_", "sub_", "add", "sub"])
+def test_alpha_is_a_number(alpha, op):
+    # add_/sub_ compared a tensor alpha with 1 first ("Boolean value of Tensor
+    # ... ambiguous"); torch: a TypeError for anything but a number or 0-d tensor
+    def run(mod):
+        a = {"0d": lambda: mod.tensor(2), "1el": lambda: mod.tensor([2]),
+             "nd": lambda: mod.tensor([2, 3]), "str": lambda: "a"}.get(alpha, lambda: alpha)() \
+            if isinstance(alpha, str) else alpha
+        return getattr(mod.ones(2), op)(mod.ones(2), alpha=a)
+    _same(run)

@@ -974,7 +974,7 @@ def rsub(input, other, *, alpha=1):
 def add_(self, other, *deprecated, alpha=1):
     if deprecated:
         (other,), alpha = _scalar_first("add_", other, deprecated, ("other",), "alpha", alpha)
-    if alpha == 1 and type(alpha) is int:
+    if type(alpha) is int and alpha == 1:
         r = _fast_inplace(_B_ADD, self, other)
         if r is not None:
             return r
@@ -986,7 +986,7 @@ def add_(self, other, *deprecated, alpha=1):
 def sub_(self, other, *deprecated, alpha=1):
     if deprecated:
         (other,), alpha = _scalar_first("sub_", other, deprecated, ("other",), "alpha", alpha)
-    if alpha == 1 and type(alpha) is int:
+    if type(alpha) is int and alpha == 1:
         r = _fast_inplace(_B_SUB, self, other)
         if r is not None:
             return r
