@@ -210,7 +210,10 @@ def from_capsule(capsule):
         t = _tensor_from_dl(&ml.dl_tensor, <void*>ml, False)
         PyCapsule_SetName(capsule, "used_dltensor")
         return t
-    raise ValueError("from_dlpack: expected an unconsumed 'dltensor' or 'dltensor_versioned' capsule")
+    # torch's type (a consumed capsule, or another object's capsule, is a RuntimeError)
+    raise RuntimeError("from_dlpack received an invalid capsule: expected an unconsumed "
+                       "'dltensor' or 'dltensor_versioned' capsule (a DLPack capsule can be "
+                       "consumed only once)")
 
 
 def from_dlpack(ext_tensor):

@@ -41,3 +41,28 @@ def test_sparse_narrow_copy_in_range_still_works():
     want = t.to_sparse().narrow_copy(1, 1, 2).to_dense()
     got = ptcore.tensor(t.tolist()).to_sparse().narrow_copy(1, 1, 2).to_dense()
     assert got.tolist() == want.tolist()
+
+
+CAPSULE_MISUSE = {
+    "consumed_twice": lambda L: [L.from_dlpack(c) for c in [L.arange(4.).__dlpack__()] * 2],
+    "utils_consumed_twice": lambda L: [L.utils.dlpack.from_dlpack(c)
+                                       for c in [L.utils.dlpack.to_dlpack(L.arange(4.))] * 2],
+    "producer_returns_non_capsule": lambda L: L.from_dlpack(_BadProducer()),
+}
+
+
+class _BadProducer:
+    def __dlpack__(self, **kwargs):
+        return 5
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+@pytest.mark.parametrize("name", sorted(CAPSULE_MISUSE))
+def test_invalid_dlpack_capsule_error_matches_torch(name):
+    fn = CAPSULE_MISUSE[name]
+    expected = _error_type(fn, torch)
+    assert expected is RuntimeError
+    got = _error_type(fn, ptcore)
+    assert got is not None and issubclass(got, expected), (got, expected)
