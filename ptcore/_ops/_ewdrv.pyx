@@ -314,12 +314,13 @@ cdef int _encode(object v, dtype dt, char* out) except -1:
         else:
             # PyTorch reads a Python int beyond int64 as an unsigned 64-bit Scalar (its
             # argument parser's OverflowErrors outside that); floating and complex operands
-            # take its value, a uint64 one exactly, the other integer types none
+            # take its value, a uint64 one exactly, the other integer types its C cast
+            # (wrapped: int8 + 2**63 adds 0, uint8 < 2**64 - 1 compares with 255); bool none
             if v < 0:
                 raise OverflowError("can't convert negative int to unsigned")
             if v > 18446744073709551615:
                 raise OverflowError("int too big to convert")
-            if not (dt.num == PT_UINT64 or dt.is_floating_point or dt.is_complex):
+            if dt.num == PT_BOOL:
                 raise _C._overflow_exception(dt)
             uv = v
             memcpy(buf, &uv, 8)
@@ -884,8 +885,27 @@ def run_unary(int op, x, out, dtype compute not None, dtype result, str opname, 
 def run_binary(int op, a, b, out, dtype compute not None, dtype result, str opname, bint inplace=False,
                double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
     cdef ew_extra ex
+    if type(a) is int or type(b) is int:
+        _refuse_unsigned_with_bool(a, b, compute)
     _fill_extra(&ex, d0, d1, d2, i0, 0)
     return _run(2, op, [a, b], out, compute, result, &ex, opname, inplace)
+
+
+cdef int _refuse_unsigned_with_bool(a, b, dtype compute) except -1:
+    """torch's OverflowError for a Python int outside [-2**63, 2**64), and its
+    RuntimeError for one beyond int64 with a bool tensor:
+    the number sets the result type (int64) and must fit it (with a tensor of
+    an integer type it is wrapped to that type instead, see _encode)."""
+    cdef object n = a if type(a) is int else b
+    cdef object t = b if type(a) is int else a
+    if -9223372036854775808 <= n <= 9223372036854775807:
+        return 0
+    if not (0 <= n <= 18446744073709551615):
+        # (torch's argument parser, before any kernel or dtype check)
+        raise OverflowError("Overflow when unpacking long")
+    if isinstance(t, _TensorBase) and (<_TensorBase>t)._dtype.num == PT_BOOL:
+        raise _C._overflow_exception(compute)
+    return 0
 
 
 def run_ternary(int op, a, b, c, out, dtype compute not None, dtype result, str opname, bint inplace=False,
