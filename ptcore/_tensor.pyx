@@ -3658,9 +3658,12 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
           pin_memory=False, memory_format=None):
     """Uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=...)``)."""
     size = _size_args(args, size, "empty")
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve (empty() has no input whose "
+                           "layout it could preserve)")
     cdef _TensorBase t = _det_filled(
         _factory(size, dtype, device, requires_grad, _default_dtype, 0, None, "empty"))
-    if memory_format is not None and memory_format is not contiguous_format and memory_format is not preserve_format:
+    if memory_format is not None and memory_format is not contiguous_format:
         t = _to_memory_format(t, memory_format)
         t._requires_grad = requires_grad
     if pin_memory:

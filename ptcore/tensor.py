@@ -641,6 +641,8 @@ class Tensor(_TensorBase):
         ``stream`` first waits for the work queued on the current stream."""
         if self.is_cuda:
             _device_runtime("dlpack_stream_sync")(self, stream)
+        elif stream is not None and self.is_cpu:
+            raise AssertionError("stream should be None on cpu.")      # (torch's assert)
         return _TensorBase.__dlpack__(self, stream=stream, max_version=max_version,
                                       dl_device=dl_device, copy=copy)
 

@@ -676,6 +676,14 @@ def _out_dtype(out, dtype):
     return dtype
 
 
+def _check_storage_size(n, dt):
+    """torch's RuntimeError for a 1-d result of ``n`` elements of ``dt`` whose
+    byte size overflows int64 (before anything is computed: NumPy would
+    raise its own ValueError, or a MemoryError)."""
+    if n * dt.itemsize > 9223372036854775807:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{n}]")
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
@@ -723,6 +731,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     else:
         n = math.ceil((float(end) - float(start)) / float(step))
     n = max(int(n), 0)
+    _check_storage_size(n, dt)
     if not integral:
         values = _arange_values(float(start), float(step), n, dt)
     else:
@@ -853,6 +862,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dt = _range_dtype(start, end, dtype, "linspace")
+    _check_storage_size(steps, dt)
     t = _finish(_linspace_values(start, end, steps, dt), dt, device, requires_grad, out, "linspace")
     return _pinned(t, pin_memory)
 
@@ -875,6 +885,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     if steps < 0:
         raise RuntimeError("logspace(): number of steps must be non-negative")
     dt = _range_dtype(start, end, dtype, "logspace")
+    _check_storage_size(steps, dt)
     base = float(_num(base, "base"))
     if steps == 0:
         return _pinned(_finish(np.zeros(0), dt, device, requires_grad, out, "logspace"), pin_memory)
