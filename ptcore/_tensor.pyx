@@ -2683,6 +2683,10 @@ cdef class _TensorBase:
         n = _operator.index(indices_or_sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        if n > (1 << 60):
+            # torch's std::vector of n tensors (ptcore would build the list for ages)
+            raise RuntimeError(f"tensor_split: cannot make {n} sections "
+                               "(cannot create std::vector larger than max_size())")
         q, r = divmod(size, n)
         out = []
         start = 0
@@ -2991,7 +2995,9 @@ cdef class _TensorBase:
             raise ValueError("only one element tensors can be converted to Python scalars")
         v = self.item()
         if isinstance(v, complex):
-            if v.imag != 0:
+            # torch's checked conversion to int64 (a real part of NaN, inf or beyond
+            # int64 does not fit either)
+            if v.imag != 0 or not (-9.2233720368547758e18 <= v.real < 9.2233720368547758e18):
                 raise RuntimeError("value cannot be converted to type int64_t without overflow")
             v = v.real
         return int(v)

@@ -37,3 +37,21 @@ def test_cpu_dlpack_stream():
         with pytest.raises(AssertionError):
             M.ones(3).__dlpack__(stream=5)
         assert type(M.ones(3).__dlpack__(stream=None)).__name__ == "PyCapsule"
+
+
+def test_tensor_split_with_more_sections_than_a_vector_holds():
+    for M in (torch, ptcore):
+        with pytest.raises(RuntimeError):
+            M.zeros(5).tensor_split(2 ** 62)
+    assert len(ptcore.zeros(5).tensor_split(7)) == 7
+
+
+@pytest.mark.parametrize("v", [complex(float("nan"), 0), complex(float("inf"), 0), 1e20 + 0j,
+                               -1e19 + 0j, 3.7 + 2j, 3.7 + 0j, -2.5 + 0j, 9.2e18 + 0j])
+def test_int_of_a_complex_tensor(v):
+    def outcome(M):
+        try:
+            return int(M.tensor(v))
+        except RuntimeError:
+            return "RuntimeError"
+    assert outcome(ptcore) == outcome(torch)
