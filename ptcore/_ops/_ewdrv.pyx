@@ -886,12 +886,12 @@ def run_binary(int op, a, b, out, dtype compute not None, dtype result, str opna
                double d0=0.0, double d1=0.0, double d2=0.0, int64_t i0=0):
     cdef ew_extra ex
     if type(a) is int or type(b) is int:
-        _refuse_unsigned_with_bool(a, b, compute)
+        _check_big_int_operand(a, b, compute)
     _fill_extra(&ex, d0, d1, d2, i0, 0)
     return _run(2, op, [a, b], out, compute, result, &ex, opname, inplace)
 
 
-cdef int _refuse_unsigned_with_bool(a, b, dtype compute) except -1:
+cdef int _check_big_int_operand(a, b, dtype compute) except -1:
     """torch's OverflowError for a Python int outside [-2**63, 2**64), and its
     RuntimeError for one beyond int64 with a bool tensor:
     the number sets the result type (int64) and must fit it (with a tensor of

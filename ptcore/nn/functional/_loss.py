@@ -597,21 +597,38 @@ def _nll_kernel(x, target, enum, ignore_index):
     if r is None:
         return None
     out, count = r
+
+    def kernel_grad(g, x_, t_):
+        g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
+        return kernels.nll_backward(g_, x_, t_, ignore_index, enum, count)
+
+    def composite_grad(g, x_, t_):
+        return _nll_grad(g, x_, enum, _nll_prepare(x_, t_, None, ignore_index))
+
+    return _record_loss_kernel("NllLossBackward0", out, x, (target,), kernel_grad,
+                               composite_grad, (x,))
+
+
+def _record_loss_kernel(name, out, x, extra, kernel_grad, composite_grad, edges):
+    """``out``, a one-pass loss kernel's result over input ``x``, recorded as
+    one node ``name`` with edges to ``edges`` (``x`` first; the others get no
+    gradient).  Its backward passes the output gradient, ``x`` and the saved
+    ``extra`` tensors to ``kernel_grad`` (None: the kernel does not apply);
+    a recorded backward (create_graph, forward AD) or a kernel that stands
+    aside uses the differentiable ``composite_grad``."""
     if not (_R._state.enabled and x._requires_grad):
         return out
-    saved = [_R.save(t) for t in (x, target)]
+    saved = [_R.save(v) for v in (x,) + tuple(extra)]
+    rest_edges = (None,) * (len(edges) - 1)
 
     def bw(g):
-        x_, t_ = [sv.unpack() for sv in saved]
-        if not _recorded(g, x_):
-            g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
-            gx = kernels.nll_backward(g_, x_, t_, ignore_index, enum, count)
-            if gx is not None:
-                return (gx,)
-        prep = _nll_prepare(x_, t_, None, ignore_index)
-        return (_nll_grad(g, x_, enum, prep),)
+        x_, *more = [sv.unpack() for sv in saved]
+        gx = None if _recorded(g, x_) else kernel_grad(g, x_, *more)
+        if gx is None:
+            gx = composite_grad(g, x_, *more)
+        return (gx,) + rest_edges
 
-    _R.attach("NllLossBackward0", out, (x,), bw)
+    _R.attach(name, out, edges, bw)
     return out
 
 
@@ -634,18 +651,13 @@ def _cross_entropy_kernel(x, target, enum, ignore_index):
     if r is None:
         return None
     out, lse, count = r
-    if not (_R._state.enabled and x._requires_grad):
-        return out
-    saved = [_R.save(t) for t in (x, target, lse)]
 
-    def bw(g):
-        x_, t_, lse_ = [sv.unpack() for sv in saved]
-        if not _recorded(g, x_):
-            g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
-            gx = kernels.cross_entropy_backward(g_, x_, t_, lse_, ignore_index, enum, count)
-            if gx is not None:
-                return (gx,)
-        # differentiable composite (double backward)
+    def kernel_grad(g, x_, t_, lse_):
+        g_ = g.to(_pt.float64).contiguous() if enum == 0 else g
+        return kernels.cross_entropy_backward(g_, x_, t_, lse_, ignore_index, enum, count)
+
+    def composite_grad(g, x_, t_, lse_):
+        # differentiable (double backward)
         kept = t_ != ignore_index
         onehot = _pt.zeros_like(x_).scatter_(1, _pt.where(kept, t_, 0).unsqueeze(1), 1.0)
         if enum == 0:
@@ -655,10 +667,10 @@ def _cross_entropy_kernel(x, target, enum, ignore_index):
         else:
             s = (g / count).expand(t_.shape)
         s = _pt.where(kept, s, _pt.zeros_like(s)).unsqueeze(1)
-        return ((_pt.softmax(x_, 1) - onehot) * s,)
+        return (_pt.softmax(x_, 1) - onehot) * s
 
-    _R.attach("NllLossBackward0", out, (x,), bw)
-    return out
+    return _record_loss_kernel("NllLossBackward0", out, x, (target, lse), kernel_grad,
+                               composite_grad, (x,))
 
 
 # --------------------------------------------------------------------------
@@ -830,23 +842,17 @@ def _bce_logits_kernel(x, t, enum):
     out = kernels.bce_logits_forward(x, t, enum)
     if out is None:
         return None
-    if not (_R._state.enabled and x._requires_grad):
-        return out
-    saved = [_R.save(v) for v in (x, t)]
 
-    def bw(g):
-        x_, t_ = [sv.unpack() for sv in saved]
-        if not _recorded(g, x_):
-            g_ = g.to(x_.dtype).contiguous() if enum == 0 else g
-            gx = kernels.bce_logits_backward(g_, x_, t_, enum)
-            if gx is not None:
-                return gx, None
-        s = _reduced_grad(g, enum, x_.numel())
-        return ((x_.sigmoid() - t_) * s).to(x_.dtype), None
+    def kernel_grad(g, x_, t_):
+        g_ = g.to(x_.dtype).contiguous() if enum == 0 else g
+        return kernels.bce_logits_backward(g_, x_, t_, enum)
+
+    def composite_grad(g, x_, t_):
+        return ((x_.sigmoid() - t_) * _reduced_grad(g, enum, x_.numel())).to(x_.dtype)
 
     # (an edge to the target too, as torch's node: None, the target needs no grad)
-    _R.attach("BinaryCrossEntropyWithLogitsBackward0", out, (x, t), bw)
-    return out
+    return _record_loss_kernel("BinaryCrossEntropyWithLogitsBackward0", out, x, (t,),
+                               kernel_grad, composite_grad, (x, t))
 
 
 # --------------------------------------------------------------------------
