@@ -2503,6 +2503,10 @@ cdef class _TensorBase:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         cdef int d = _wrap_dim(_operator.index(dim), nd)
         if isinstance(start, _TensorBase):
+            # torch's narrow.Tensor overload: only a 0-d integral (non-bool) tensor
+            if (<_TensorBase>start)._ndim != 0 or start.dtype.is_floating_point \
+                    or start.dtype.is_complex or start.dtype is bool_:
+                raise RuntimeError("start must be an 0-dim integral Tensor.")
             start = start.item()
         cdef Py_ssize_t s = _operator.index(start)
         cdef Py_ssize_t n = _operator.index(length)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_param as _number_param
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
@@ -982,5 +983,6 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               pin_memory=False, memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``."""
+    fill_value = _number_param(fill_value, "full_like", "fill_value", 2)
     t = _C._like(input, dtype, device, requires_grad, 2, fill_value, memory_format)
     return _pinned(t, pin_memory)

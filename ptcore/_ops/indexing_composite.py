@@ -9,6 +9,7 @@ import warnings
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim
 from ptcore._ops._out import copy_out
 
@@ -51,6 +52,7 @@ def unravel_index(indices, shape):
 def fill_diagonal_(self, fill_value, wrap=False):
     """Fill the main diagonal in place; ``wrap`` restarts it below for tall
     matrices (``Tensor.fill_diagonal_``)."""
+    fill_value = _number_param(fill_value, "fill_diagonal_", "fill_value", 1)
     nd = self.dim()
     if nd < 2:
         raise RuntimeError("dimensions must larger than 1")

@@ -17,7 +17,7 @@ import numbers as _numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
-from ptcore._scalar_args import int_arg
+from ptcore._scalar_args import int_arg, number_param as _number_param
 from ptcore._ops._out import copy_out
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
@@ -644,6 +644,12 @@ def inner(input, other, *, out=None):
 # ---------------------------------------------------------------------------
 # add* forms
 # ---------------------------------------------------------------------------
+def _beta_alpha(beta, alpha, fn):
+    """beta= and alpha= read as torch reads Number parameters (a 0-d tensor's value;
+    any other tensor a TypeError)."""
+    return _number_param(beta, fn, "beta"), _number_param(alpha, fn, "alpha")
+
+
 def _expand_input(inp, shape):
     return inp.expand(*shape)
 
@@ -711,6 +717,7 @@ def _addmm_rows(inp, m1, m2, shape, beta, alpha):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``).  With
     ``beta == 0`` the values of ``input`` (NaN included) are ignored."""
+    beta, alpha = _beta_alpha(beta, alpha, "addmm")
     if out is None and type(beta) is _b.int and beta == 1 and type(alpha) is _b.int and alpha == 1:
         r = _fast("addmm_fast")(input, mat1, mat2)     # a Linear's float32 forward
         if r is not None:
@@ -729,6 +736,7 @@ def _inplace_shape_check(self, shape):
 
 def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     """In-place :func:`addmm`."""
+    beta, alpha = _beta_alpha(beta, alpha, "addmm_")
     _check_tensor(mat1, "mat1", 1, "addmm_")
     _check_tensor(mat2, "mat2", 2, "addmm_")
     _addmm_dtype_check(self, mat1, mat2)
@@ -740,6 +748,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
+    beta, alpha = _beta_alpha(beta, alpha, "addmv")
     for x, n, p in ((input, "input", 1), (mat, "mat", 2), (vec, "vec", 3)):
         _check_tensor(x, n, p, "addmv")
     _check_dev("addmv", input, mat, vec)
@@ -758,6 +767,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 def addmv_(self, mat, vec, *, beta=1, alpha=1):
     """In-place :func:`addmv`."""
+    beta, alpha = _beta_alpha(beta, alpha, "addmv_")
     _mv_check(mat, vec, self.shape, self.dtype)
     _inplace_shape_check(self, (mat.shape[0],))
     if mat.dtype is _C.bool_:
@@ -832,6 +842,7 @@ def _addr_check(input, vec1, vec2, beta, alpha):
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``; dtypes promote)."""
+    beta, alpha = _beta_alpha(beta, alpha, "addr")
     dt = _addr_check(input, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
     if input.device.type == "cpu" and not dt.is_complex:
@@ -851,6 +862,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
     """In-place :func:`addr`."""
+    beta, alpha = _beta_alpha(beta, alpha, "addr_")
     dt = _addr_check(self, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
     if self.device.type == "cpu" and not dt.is_complex and self.dtype is dt:
@@ -977,6 +989,7 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
+    beta, alpha = _beta_alpha(beta, alpha, "baddbmm")
     for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
         _check_tensor(x, n, p, "baddbmm")
     _check_dev("baddbmm", input, batch1, batch2)
@@ -999,6 +1012,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In-place :func:`baddbmm`."""
+    beta, alpha = _beta_alpha(beta, alpha, "baddbmm_")
     _bmm_check(batch1, batch2)
     if self.dtype is not batch1.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(self.dtype)}, "
@@ -1013,6 +1027,7 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` (``torch.addbmm``),
     computed as one (M, B*K) @ (B*K, N) product."""
+    beta, alpha = _beta_alpha(beta, alpha, "addbmm")
     for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
         _check_tensor(x, n, p, "addbmm")
     _check_dev("addbmm", input, batch1, batch2)
@@ -1045,6 +1060,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In-place :func:`addbmm`."""
+    beta, alpha = _beta_alpha(beta, alpha, "addbmm_")
     r = addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
     _inplace_shape_check(self, r.shape)
     self.copy_(r)

@@ -10,6 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
+from ptcore._scalar_args import int_param
 from ptcore._ops.linalg import _finish, _finish_castable, _refuse_grad_out
 
 __all__ = [
@@ -26,6 +27,7 @@ def cross(input, other, dim=None, *, out=None):
     """
     _check_tensor(input, "cross", "input", 1)
     _check_tensor(other, "cross", "other", 2)
+    dim = int_param(dim, "cross", "dim")
     _refuse_grad_out(out, "linalg_cross", input, other)
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"

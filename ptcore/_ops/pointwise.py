@@ -23,7 +23,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import device_str as _dev_str, no_kernel_error as _no_kernel_error
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
-from ptcore._scalar_args import number_arg
+from ptcore._scalar_args import number_arg, number_param
 from ptcore._warn import warn_once
 from ptcore._ops import _ewdrv as _D
 from ptcore._ops import lowp_axpy as _lowp_axpy
@@ -565,6 +565,7 @@ _TENSOR_METHODS["nan_to_num_"] = nan_to_num_
 def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when eps is given."""
     _check_tensor(input, "logit")
+    eps = number_param(eps, "logit", "eps")
     res = _to_float_dtype(input.dtype)
     if res is _C.float16 or res is _C.bfloat16:
         if eps is not None:

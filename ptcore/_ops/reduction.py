@@ -26,7 +26,7 @@ import operator as _operator
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED, can_cast as _can_cast
-from ptcore._scalar_args import number_arg
+from ptcore._scalar_args import int_param, number_arg, symint_param
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
@@ -165,8 +165,13 @@ def _tensor_arg(x, fname):
     return x
 
 
-def _int_arg(d, fname, argname="dim"):
-    if isinstance(d, _b.bool) or isinstance(d, _TensorBase) and d.dim() != 0:
+def _int_arg(d, fname, argname="dim", *, list_item=False):
+    """An ``int`` dim (a 0-d integral tensor is read as torch's parser does); an
+    item of an ``int[]`` dim list with ``list_item`` (any one-element integral
+    tensor, bool included)."""
+    if isinstance(d, _TensorBase):
+        return (symint_param if list_item else int_param)(d, fname, argname)
+    if isinstance(d, _b.bool):
         raise TypeError(f"{fname}(): argument '{argname}' must be int, not {type(d).__name__}")
     try:
         return _operator.index(d)
@@ -186,9 +191,11 @@ def _wrap(d, ndim):
 _ALL_DIMS = [tuple(range(n)) for n in range(65)]
 
 
-def _dims(dim, ndim, fname, *, empty_is_all=True):
+def _dims(dim, ndim, fname, *, empty_is_all=True, int_dim=False):
     """``dim`` (None, int, or a sequence) -> sorted tuple of distinct wrapped
-    dims (all dims for None and, by default, for an empty sequence)."""
+    dims (all dims for None and, by default, for an empty sequence).  A single
+    tensor is read as torch reads an ``int[1]`` dim (any one-element integral
+    tensor) or, with ``int_dim`` (prod, all, any), an ``int`` dim (0-d only)."""
     if dim is None:
         return _ALL_DIMS[ndim]
     if type(dim) is int:
@@ -200,12 +207,12 @@ def _dims(dim, ndim, fname, *, empty_is_all=True):
             return tuple(range(ndim)) if empty_is_all else ()
         seen = []
         for d in dim:
-            w = _wrap(_int_arg(d, fname), ndim)
+            w = _wrap(_int_arg(d, fname, list_item=True), ndim)
             if w in seen:
                 raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
             seen.append(w)
         return tuple(sorted(seen)) if ndim else ()
-    w = _wrap(_int_arg(dim, fname), ndim)
+    w = _wrap(_int_arg(dim, fname, list_item=not int_dim), ndim)
     return (w,) if ndim else ()
 
 
@@ -525,7 +532,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     x = _tensor_arg(input, "prod")
     if isinstance(dim, (tuple, list)):
         raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
-    dims = _dims(dim, x.ndim, "prod")
+    dims = _dims(dim, x.ndim, "prod", int_dim=True)
     rdt = _sum_like_dtype(x, dtype, out)
     x = _cast_to_result(_cast_for_bool(x, rdt), rdt)
     r, _ = _reduce("prod", x, dims, keepdim, _acc_of(rdt), rdt)
@@ -1025,7 +1032,7 @@ _export(_np_aliases(logsumexp), name="logsumexp")
 # --------------------------------------------------------------------------
 def _all_any(name, input, dim, keepdim, out):
     x = _tensor_arg(input, name)
-    dims = _dims(dim, x.ndim, name, empty_is_all=False)   # all/any: dim=() reduces nothing
+    dims = _dims(dim, x.ndim, name, empty_is_all=False, int_dim=True)   # all/any: dim=() reduces nothing
     rdt = _C.uint8 if x.dtype is _C.uint8 else _C.bool_
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not rdt:
         if out.dtype is not _C.bool_ and out.dtype is not _C.uint8:

@@ -8,6 +8,7 @@ import operator
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops import creation as _creation
 from ptcore._ops import sorting as _sorting
 from ptcore._return_types import named as _named
@@ -112,6 +113,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``
     (``Tensor.renorm``)."""
     check_out_grad("renorm", out, input)
+    p, maxnorm = _number_param(p, "renorm", "p", 1), _number_param(maxnorm, "renorm", "maxnorm", 3)
     if builtins.float(p) <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if builtins.float(maxnorm) < 0:

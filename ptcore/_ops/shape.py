@@ -20,6 +20,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops import _index as _K
 from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype
 from ptcore._ops.creation import _pinned
@@ -764,6 +765,7 @@ def _vector_index_checks(self, dim, index, source, fname):
 def index_add_(self, dim, index, source, *, alpha=1):
     """In place: ``self.select(dim, index[i]) += alpha * source.select(dim, i)``,
     duplicates accumulated."""
+    alpha = _number_param(alpha, "index_add_", "alpha")
     _check_tensor(source, "index_add_", "source", 3)
     dim = _vector_index_checks(self, dim, index, source, "index_add_")
     idx = _int64(_plain(index)).reshape(-1)
@@ -807,6 +809,7 @@ def _index_dim_shape(target, dim, n):
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """Out-of-place :func:`index_add_`."""
+    alpha = _number_param(alpha, "index_add", "alpha")
     result = _plain(input).clone()
     index_add_(result, dim, index, source, alpha=alpha)
     return _write_out(result, out)

@@ -22,6 +22,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
@@ -369,7 +370,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         if r is not None:
             return tuple.__new__(_topk_t, r)
     x = _tensor_arg(input, "topk")
-    k = _int_arg(k, "topk", "k", 2)
+    k = _int_arg(symint_param(k, "topk", "k", 2), "topk", "k", 2)
     dim = _int_arg(dim, "topk", "dim", 3)
     for flag, name in ((largest, "largest"), (sorted, "sorted")):
         # torch's flags take a Python bool only (not 0/1, numpy.bool, a 0-d tensor); the
@@ -424,7 +425,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     indices=tensor(2))
     """
     x = _tensor_arg(input, "kthvalue")
-    k = _int_arg(k, "kthvalue", "k", 2)
+    k = _int_arg(symint_param(k, "kthvalue", "k", 2), "kthvalue", "k", 2)
     dim = _int_arg(dim, "kthvalue", "dim", 3)
     d = _wrap_dim(dim, x.dim())
     # (a 0-d input runs no kernel in PyTorch: any dtype is accepted)
@@ -892,7 +893,8 @@ def bincount(input, weights=None, minlength=0):
     tensor([1, 0, 2])
     """
     x = _tensor_arg(input, "bincount")
-    minlength = _int_arg(minlength, "bincount", "minlength")
+    minlength = _int_arg(symint_param(minlength, "bincount", "minlength"), "bincount",
+                         "minlength")
     if weights is not None:
         weights = _tensor_arg(weights, "bincount", "weights", 2)
     _check_same_device("bincount", x, weights)
