@@ -48,7 +48,8 @@ LAYERS = [
                  "ptcore._streams", "ptcore._absent_device", "ptcore.mps", "ptcore.xpu",
                  "ptcore.mtia", "ptcore.futures", "ptcore.types", "ptcore.torch_version",
                  "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",
-                 "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.nested", "ptcore.masked",
+                 "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.export",
+                 "ptcore.nested", "ptcore.masked",
                  "ptcore._checks"]),
 ]
 
