@@ -94,8 +94,9 @@ class BasePruningMethod(ABC):
         if hasattr(module, self._tensor_name):
             delattr(module, self._tensor_name)
         orig = module._parameters[self._tensor_name + "_orig"]
-        with ptcore.no_grad():
-            orig.copy_(weight.detach())
+        # torch rebinds the data: tensors that shared ``*_orig``'s storage (a state
+        # dict taken before) keep the unpruned values
+        orig.data = weight.data
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
