@@ -1,4 +1,4 @@
-/* float32 log, log2, log10 and log1p of contiguous arrays, vectorised.
+/* float32 log, log2, log10, log1p and atanh of contiguous arrays, vectorised.
  *
  * glibc's scalar logf/log1pf cost 2-7 ns an element (log1pf is the slow
  * one); torch's vectorised loops ~0.3-0.7 ns.  Here each float is widened to
@@ -89,10 +89,37 @@ static inline double ptc_log1p_small(double t)
     return p * t;
 }
 
-/* the scalar functions (kind 0 log, 1 log2, 2 log10, 3 log1p) */
+/* atanh t = t + t^3/3 + ... + t^9/9 for |t| < 1/32 (truncation < 1e-16
+ * relative) */
+#define PTC_ATANH_SMALL 0.03125
+#define PTC_AC3 0x1.5555555555555p-2
+#define PTC_AC5 0x1.999999999999ap-3
+#define PTC_AC7 0x1.2492492492492p-3
+#define PTC_AC9 0x1.c71c71c71c71cp-4
+static inline double ptc_atanh_small(double t)
+{
+    const double t2 = t * t;
+    double p = t2 * PTC_AC9;
+    p = p + PTC_AC7; p = p * t2;
+    p = p + PTC_AC5; p = p * t2;
+    p = p + PTC_AC3; p = p * t2;
+    p = p * t;
+    return p + t;
+}
+
+/* the scalar functions (kind 0 log, 1 log2, 2 log10, 3 log1p, 4 atanh) */
 static inline float ptc_logk_s(float x, int kind)
 {
     double v, y;
+    if (kind == 4) {
+        /* atanh x = log((1 + x) / (1 - x)) / 2: 1 +- x exact, the quotient
+         * within 1.2e-16, its log > 0.06 in size here */
+        if (!(fabsf(x) <= 1.0f)) return x != x ? x : NAN;
+        if (fabsf(x) == 1.0f) return x * INFINITY;
+        v = (double)x;
+        if (fabs(v) < PTC_ATANH_SMALL) return (float)ptc_atanh_small(v);
+        return (float)(ptc_logd_core((1.0 + v) / (1.0 - v)) * 0.5);
+    }
     if (kind == 3) {
         if (!(x >= -1.0f)) return x != x ? x : NAN;
         if (x == -1.0f) return -INFINITY;
@@ -112,6 +139,7 @@ static inline float ptc_logf_d(float x) { return ptc_logk_s(x, 0); }
 static inline float ptc_log2f_d(float x) { return ptc_logk_s(x, 1); }
 static inline float ptc_log10f_d(float x) { return ptc_logk_s(x, 2); }
 static inline float ptc_log1pf_d(float x) { return ptc_logk_s(x, 3); }
+static inline float ptc_atanhf_d(float x) { return ptc_logk_s(x, 4); }
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 #include <immintrin.h>
@@ -160,11 +188,34 @@ PTC_T_LOG512 static inline __m512d ptc_log1p_small8(__m512d t)
     PTC_LOG_HORNER(p, t, _mm512_mul_pd, _mm512_add_pd, _mm512_set1_pd)
     return p;
 }
-/* 8 floats (widened) of kind 0-3, special lanes not yet fixed */
+/* ptc_atanh_small's operations */
+#define PTC_ATANH_HORNER(p, t, MUL, ADD, SET)                                    \
+    { const __typeof__(t) t2_ = MUL(t, t);                                       \
+      p = MUL(t2_, SET(PTC_AC9));                                                \
+      p = MUL(ADD(p, SET(PTC_AC7)), t2_);                                        \
+      p = MUL(ADD(p, SET(PTC_AC5)), t2_);                                        \
+      p = MUL(ADD(p, SET(PTC_AC3)), t2_);                                        \
+      p = ADD(MUL(p, t), t); }
+/* 8 floats (widened) of kind 0-4, special lanes not yet fixed */
 PTC_T_LOG512 static inline __m256 ptc_logk8_512(__m256 x, int kind)
 {
     __m512d v = _mm512_cvtps_pd(x), y;
-    if (kind == 3) {
+    if (kind == 4) {
+        const __m512d av = _mm512_castsi512_pd(_mm512_and_si512(
+            _mm512_castpd_si512(v), _mm512_set1_epi64(0x7fffffffffffffffLL)));
+        const __mmask8 small = _mm512_cmp_pd_mask(av, _mm512_set1_pd(PTC_ATANH_SMALL), _CMP_LT_OQ);
+        const __mmask8 ok = _mm512_cmp_pd_mask(av, _mm512_set1_pd(1.0), _CMP_LT_OQ);
+        __m512d u = _mm512_div_pd(_mm512_add_pd(_mm512_set1_pd(1.0), v),
+                                  _mm512_sub_pd(_mm512_set1_pd(1.0), v));
+        u = _mm512_mask_blend_pd(ok, _mm512_set1_pd(1.0), u);
+        __m512d p;
+        if (small == 0) y = _mm512_mul_pd(ptc_logd8(u), _mm512_set1_pd(0.5));
+        else {
+            PTC_ATANH_HORNER(p, v, _mm512_mul_pd, _mm512_add_pd, _mm512_set1_pd)
+            y = small == 0xff ? p : _mm512_mask_blend_pd(
+                small, _mm512_mul_pd(ptc_logd8(u), _mm512_set1_pd(0.5)), p);
+        }
+    } else if (kind == 3) {
         const __m512d av = _mm512_castsi512_pd(_mm512_and_si512(
             _mm512_castpd_si512(v), _mm512_set1_epi64(0x7fffffffffffffffLL)));
         const __mmask8 small = _mm512_cmp_pd_mask(av, _mm512_set1_pd(PTC_L1P_SMALL), _CMP_LT_OQ);
@@ -186,6 +237,16 @@ PTC_T_LOG512 static inline __m256 ptc_logk8_512(__m256 x, int kind)
 /* the special lanes of 16 floats x in the result y */
 PTC_T_LOG512 static inline __m512 ptc_logk_fix16(__m512 x, __m512 y, int kind)
 {
+    if (kind == 4) {
+        const __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(
+            _mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+        const __mmask16 out = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(1.0f), _CMP_GT_OQ);
+        const __mmask16 one = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(1.0f), _CMP_EQ_OQ);
+        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        y = _mm512_mask_mov_ps(y, out, _mm512_set1_ps(NAN));
+        y = _mm512_mask_mul_ps(y, one, x, _mm512_set1_ps(INFINITY));
+        return _mm512_mask_mov_ps(y, nan, x);
+    }
     const __m512 lo = _mm512_set1_ps(kind == 3 ? -1.0f : 0.0f);
     const __mmask16 below = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
     const __mmask16 at = _mm512_cmp_ps_mask(x, lo, _CMP_EQ_OQ);
@@ -256,7 +317,22 @@ PTC_T_LOG256 static inline __m256d ptc_log1p_small4(__m256d t)
 PTC_T_LOG256 static inline __m128 ptc_logk4_256(__m128 x, int kind)
 {
     __m256d v = _mm256_cvtps_pd(x), y;
-    if (kind == 3) {
+    if (kind == 4) {
+        const __m256d av = _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+        const __m256d small = _mm256_cmp_pd(av, _mm256_set1_pd(PTC_ATANH_SMALL), _CMP_LT_OQ);
+        const __m256d ok = _mm256_cmp_pd(av, _mm256_set1_pd(1.0), _CMP_LT_OQ);
+        __m256d u = _mm256_div_pd(_mm256_add_pd(_mm256_set1_pd(1.0), v),
+                                  _mm256_sub_pd(_mm256_set1_pd(1.0), v));
+        u = _mm256_blendv_pd(_mm256_set1_pd(1.0), u, ok);
+        const int sm = _mm256_movemask_pd(small);
+        __m256d p;
+        if (sm == 0) y = _mm256_mul_pd(ptc_logd4(u), _mm256_set1_pd(0.5));
+        else {
+            PTC_ATANH_HORNER(p, v, _mm256_mul_pd, _mm256_add_pd, _mm256_set1_pd)
+            y = sm == 15 ? p : _mm256_blendv_pd(
+                _mm256_mul_pd(ptc_logd4(u), _mm256_set1_pd(0.5)), p, small);
+        }
+    } else if (kind == 3) {
         const __m256d av = _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
         const __m256d small = _mm256_cmp_pd(av, _mm256_set1_pd(PTC_L1P_SMALL), _CMP_LT_OQ);
         const __m256d ok = _mm256_cmp_pd(v, _mm256_set1_pd(-1.0), _CMP_GT_OQ);
@@ -276,6 +352,14 @@ PTC_T_LOG256 static inline __m128 ptc_logk4_256(__m128 x, int kind)
 }
 PTC_T_LOG256 static inline __m256 ptc_logk_fix8(__m256 x, __m256 y, int kind)
 {
+    if (kind == 4) {
+        const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+        const __m256 out = _mm256_cmp_ps(ax, _mm256_set1_ps(1.0f), _CMP_GT_OQ);
+        const __m256 one = _mm256_cmp_ps(ax, _mm256_set1_ps(1.0f), _CMP_EQ_OQ);
+        y = _mm256_blendv_ps(y, _mm256_set1_ps(NAN), out);
+        y = _mm256_blendv_ps(y, _mm256_mul_ps(x, _mm256_set1_ps(INFINITY)), one);
+        return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    }
     const __m256 lo = _mm256_set1_ps(kind == 3 ? -1.0f : 0.0f);
     const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
     const __m256 at = _mm256_cmp_ps(x, lo, _CMP_EQ_OQ);
@@ -328,4 +412,5 @@ PTC_LOGK_ENTRY(ptc_log_v_f32, 0)
 PTC_LOGK_ENTRY(ptc_log2_v_f32, 1)
 PTC_LOGK_ENTRY(ptc_log10_v_f32, 2)
 PTC_LOGK_ENTRY(ptc_log1p_v_f32, 3)
+PTC_LOGK_ENTRY(ptc_atanh_v_f32, 4)
 #endif

@@ -579,6 +579,12 @@ PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_e
             1.0f / (1.0f + ptc_expf(-x)))
 PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf16(-x)),
             x / (1.0f + ptc_expf(-x)))
+/* the one-instruction maps (the baseline build's loops are SSE2) */
+PTC_MAP_F32(ptc_neg_f32, -x, -x, -x)
+PTC_MAP_F32(ptc_abs_f32, (ptc_v8sf)((ptc_v8si)x & 0x7fffffff), (ptc_v16sf)((ptc_v16si)x & 0x7fffffff),
+            fabsf(x))
+PTC_MAP_F32(ptc_reciprocal_f32, 1.0f / x, 1.0f / x, 1.0f / x)
+PTC_MAP_F32(ptc_square_f32, x * x, x * x, x * x)
 /* relu keeps NaN (x < 0 is false for NaN), as torch: clear the lanes where x < 0 */
 PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)),
             (ptc_v16sf)((ptc_v16si)x & ~(ptc_v16si)(x < 0.0f)), (x < 0.0f ? 0.0f : x))
@@ -587,6 +593,14 @@ PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)),
 #define PTC_HAVE_VEC_F32 0
 static void ptc_exp_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_expf(a[i]); }
+static void ptc_neg_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = -a[i]; }
+static void ptc_abs_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = fabsf(a[i]); }
+static void ptc_reciprocal_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / a[i]; }
+static void ptc_square_f32(float *o, const float *a, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = a[i] * a[i]; }
 static void ptc_tanh_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_tanhf(a[i]); }
 static void ptc_geluv_f32(float *o, const float *a, Py_ssize_t n)

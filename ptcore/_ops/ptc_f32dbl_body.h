@@ -1,0 +1,220 @@
+/* Body of ptc_f32dbl_math.h: float32 functions computed in double, on
+ * vectors of double lanes holding float values.  Included once per width
+ * with
+ *   DF_SFX          the suffix of the function names (_d8, _d4, _d1)
+ *   DF_VD, DF_VL    the vector of doubles and of int64 of that width
+ *   DF_ATTR         the functions' attributes (static inline, target)
+ *   DF_LUT16(t, i)  the doubles t[i] for lanes i in [0, 16)
+ *   DF_SQRT(x)      the lanes' correctly rounded square roots
+ *   DF_ANY(m)       whether any lane of the mask m is set
+ * No include guard: meant to be included several times; it undefines its
+ * parameters at the end.
+ *
+ * Every width does the same double operations in the same order (the module
+ * is compiled in ISO C mode: no multiply-add contraction), so the rounded
+ * float is the same on every CPU and for the scalar (width 1) copy that the
+ * strided loops and the tails use.  The double results are within ~1e-15
+ * relative of the true value, so the float is the correctly rounded one
+ * except within ~1e-8 ulp of a rounding midpoint. */
+
+#define DF_CAT2(a, b) a##b
+#define DF_CAT(a, b) DF_CAT2(a, b)
+#define DF_N(name) DF_CAT(name, DF_SFX)
+#define DF_SPLAT(c) ((DF_VD){0} + (c))
+
+DF_ATTR DF_VD DF_N(ptc_df_sel)(DF_VL m, DF_VD a, DF_VD b)
+{
+    return (DF_VD)(((DF_VL)a & m) | ((DF_VL)b & ~m));
+}
+DF_ATTR DF_VD DF_N(ptc_df_abs)(DF_VD x)
+{
+    return (DF_VD)((DF_VL)x & PTC_DF_ABS_MASK);
+}
+/* x with the sign bit of s or-ed in (x >= +0) */
+DF_ATTR DF_VD DF_N(ptc_df_signed)(DF_VD x, DF_VD s)
+{
+    return (DF_VD)((DF_VL)x | ((DF_VL)s & ~PTC_DF_ABS_MASK));
+}
+/* x clamped to [-m, m] (NaN stays NaN) */
+DF_ATTR DF_VD DF_N(ptc_df_clamp)(DF_VD x, double m)
+{
+    x = DF_N(ptc_df_sel)(x > m, DF_SPLAT(m), x);
+    return DF_N(ptc_df_sel)(x < -m, DF_SPLAT(-m), x);
+}
+
+/* 2^(k/16) e^r, k the integer in the low bits of kb = k + PTC_DF_SHIFT,
+ * |r| <= ln2/32, |k| < 2^13: e^r by its Taylor polynomial to r^6
+ * (truncation < 5e-16), 2^(k mod 16 / 16) from the table, 2^(k div 16) built
+ * in the exponent bits ((k + 16368) div 16 = k div 16 + 1023, no signed
+ * shift needed) */
+DF_ATTR DF_VD DF_N(ptc_df_exp_tail)(DF_VD kb, DF_VD r)
+{
+    const DF_VL ki = (DF_VL)kb;
+    DF_VD p = r * PTC_DF_F6 + PTC_DF_F5;
+    p = p * r + PTC_DF_F4;
+    p = p * r + PTC_DF_F3;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    const DF_VD t = DF_LUT16(ptc_df_exp2_16, ki & 15);
+    const DF_VD sc = (DF_VD)(((ki + 16368) & ~(int64_t)15) << 48);
+    return (p * t) * sc;
+}
+/* e^x for |x| <= 104 */
+DF_ATTR DF_VD DF_N(ptc_df_exp)(DF_VD x)
+{
+    const DF_VD kb = x * PTC_DF_16_LN2 + PTC_DF_SHIFT;
+    const DF_VD k = kb - PTC_DF_SHIFT;
+    DF_VD r = x - k * PTC_DF_LN2_16_HI;
+    r = r - k * PTC_DF_LN2_16_LO;
+    return DF_N(ptc_df_exp_tail)(kb, r);
+}
+
+/* ---- float functions of the widened float values v ---- */
+DF_ATTR DF_VD DF_N(ptc_df_exp2f)(DF_VD v)
+{
+    const DF_VD t = DF_N(ptc_df_clamp)(v, 200.0);
+    const DF_VD kb = t * 16.0 + PTC_DF_SHIFT;          /* t * 16 exact */
+    const DF_VD k = kb - PTC_DF_SHIFT;
+    const DF_VD r = (t - k * 0.0625) * PTC_DF_LN2;     /* t - k/16 exact */
+    return DF_N(ptc_df_exp_tail)(kb, r);
+}
+DF_ATTR DF_VD DF_N(ptc_df_expm1f)(DF_VD v)
+{
+    /* |v| < 1/32: the Taylor polynomial to v^7 (truncation < 1e-15
+     * relative), computed only where some lane needs it; else e^v - 1
+     * (relative error < 2e-14 there) */
+    DF_VD y = DF_N(ptc_df_exp)(DF_N(ptc_df_clamp)(v, 104.0)) - 1.0;
+    const DF_VL small = (DF_VL)(DF_N(ptc_df_abs)(v) < 0.03125);
+    if (DF_ANY(small)) {
+        DF_VD p = v * PTC_DF_F7 + PTC_DF_F6;
+        p = p * v + PTC_DF_F5;
+        p = p * v + PTC_DF_F4;
+        p = p * v + PTC_DF_F3;
+        p = p * v + 0.5;
+        p = (p * v) * v + v;
+        y = DF_N(ptc_df_sel)(small, DF_N(ptc_df_sel)(v == 0.0, v, p), y);  /* expm1(-0) = -0 */
+    }
+    return y;
+}
+DF_ATTR DF_VD DF_N(ptc_df_sinhf)(DF_VD v)
+{
+    const DF_VD a = DF_N(ptc_df_abs)(v);
+    const DF_VD e = DF_N(ptc_df_exp)(DF_N(ptc_df_clamp)(a, 104.0));
+    DF_VD y = (e - 1.0 / e) * 0.5;
+    const DF_VL small = (DF_VL)(a < 0.03125);
+    if (DF_ANY(small)) {
+        const DF_VD a2 = a * a;
+        DF_VD p = a2 * PTC_DF_F7 + PTC_DF_F5;
+        p = p * a2 + PTC_DF_F3;
+        p = (p * a2) * a + a;
+        y = DF_N(ptc_df_sel)(small, p, y);
+    }
+    return DF_N(ptc_df_signed)(y, v);
+}
+DF_ATTR DF_VD DF_N(ptc_df_coshf)(DF_VD v)
+{
+    const DF_VD e = DF_N(ptc_df_exp)(DF_N(ptc_df_clamp)(DF_N(ptc_df_abs)(v), 104.0));
+    return (e + 1.0 / e) * 0.5;
+}
+
+/* sin (which 0), cos (1) or tan (2) of |v| <= 2^16: v = k pi/2 + r with pi/2
+ * in three parts (k v's nearest integer of v 2/pi, |k| < 2^16, so k C1 and
+ * k C2 are exact and r is within 2e-16 of its value relative to itself),
+ * |r| <= pi/4, sin r and cos r by their Taylor polynomials (to r^13 and
+ * r^14: truncation < 4e-14 and 2e-15).  Larger |v|, inf and NaN: the lanes
+ * are recomputed by libm's double functions. */
+DF_ATTR DF_VD DF_N(ptc_df_trigf)(DF_VD v, int which)
+{
+    const DF_VD kb = v * PTC_DF_2_PI + PTC_DF_SHIFT;
+    const DF_VD k = kb - PTC_DF_SHIFT;
+    DF_VD r = v - k * PTC_DF_PIO2_1;
+    r = r - k * PTC_DF_PIO2_2;
+    r = r - k * PTC_DF_PIO2_3;
+    const DF_VL q = (DF_VL)kb;
+    const DF_VD r2 = r * r;
+    DF_VD ps = r2 * PTC_DF_F13 - PTC_DF_F11;
+    ps = ps * r2 + PTC_DF_F9;
+    ps = ps * r2 - PTC_DF_F7;
+    ps = ps * r2 + PTC_DF_F5;
+    ps = ps * r2 - PTC_DF_F3;
+    const DF_VD s = r + (r * r2) * ps;
+    DF_VD pc = r2 * -PTC_DF_F14 + PTC_DF_F12;
+    pc = pc * r2 - PTC_DF_F10;
+    pc = pc * r2 + PTC_DF_F8;
+    pc = pc * r2 - PTC_DF_F6;
+    pc = pc * r2 + PTC_DF_F4;
+    const DF_VD c = (1.0 - r2 * 0.5) + (r2 * r2) * pc;
+    const DF_VL odd = (DF_VL){0} - (q & 1);
+    DF_VD y;
+    if (which == 0)
+        y = (DF_VD)((DF_VL)DF_N(ptc_df_sel)(odd, c, s) ^ ((q & 2) << 62));
+    else if (which == 1)
+        y = (DF_VD)((DF_VL)DF_N(ptc_df_sel)(odd, s, c) ^ (((q + 1) & 2) << 62));
+    else
+        y = (DF_VD)((DF_VL)(DF_N(ptc_df_sel)(odd, c, s) / DF_N(ptc_df_sel)(odd, s, c))
+                    ^ ((q & 1) << 63));
+    if (which != 1) y = DF_N(ptc_df_sel)(v == 0.0, v, y);   /* sin(-0) = tan(-0) = -0 */
+    const DF_VL big = ~(DF_VL)(DF_N(ptc_df_abs)(v) <= 65536.0);
+    if (DF_ANY(big)) {
+        for (int j = 0; j < (int)(sizeof(DF_VD) / sizeof(double)); j++)
+            if (big[j]) y[j] = which == 0 ? sin(v[j]) : which == 1 ? cos(v[j]) : tan(v[j]);
+    }
+    return y;
+}
+
+/* atan of doubles (any, inf included): fdlibm's s_atan.c reduction and
+ * polynomial (|t| <= 7/16 after atan x = atan c + atan((x - c)/(1 + x c)),
+ * c in {0, 1/2, 1, 3/2, inf}); error < 1 ulp of double */
+DF_ATTR DF_VD DF_N(ptc_df_atan)(DF_VD v)
+{
+    const DF_VD a = DF_N(ptc_df_abs)(v);
+    const DF_VL m1 = (DF_VL)(a >= 0.4375), m2 = (DF_VL)(a >= 0.6875);
+    const DF_VL m3 = (DF_VL)(a >= 1.1875), m4 = (DF_VL)(a >= 2.4375);
+    const DF_VD zero = DF_SPLAT(0.0);
+    DF_VD c = DF_N(ptc_df_sel)(m1, DF_SPLAT(0.5), zero);
+    c = DF_N(ptc_df_sel)(m2, DF_SPLAT(1.0), c);
+    c = DF_N(ptc_df_sel)(m3, DF_SPLAT(1.5), c);
+    DF_VD base = DF_N(ptc_df_sel)(m1, DF_SPLAT(PTC_DF_ATAN_HALF), zero);
+    base = DF_N(ptc_df_sel)(m2, DF_SPLAT(PTC_DF_PIO4), base);
+    base = DF_N(ptc_df_sel)(m3, DF_SPLAT(PTC_DF_ATAN_3HALF), base);
+    base = DF_N(ptc_df_sel)(m4, DF_SPLAT(PTC_DF_PIO2), base);
+    const DF_VD num = DF_N(ptc_df_sel)(m4, DF_SPLAT(-1.0), a - c);
+    const DF_VD den = DF_N(ptc_df_sel)(m4, a, a * c + 1.0);
+    const DF_VD t = num / den;
+    const DF_VD z = t * t, w = z * z;
+    DF_VD s1 = w * PTC_DF_AT10 + PTC_DF_AT8;
+    s1 = s1 * w + PTC_DF_AT6;
+    s1 = s1 * w + PTC_DF_AT4;
+    s1 = s1 * w + PTC_DF_AT2;
+    s1 = (s1 * w + PTC_DF_AT0) * z;
+    DF_VD s2 = w * PTC_DF_AT9 + PTC_DF_AT7;
+    s2 = s2 * w + PTC_DF_AT5;
+    s2 = s2 * w + PTC_DF_AT3;
+    s2 = (s2 * w + PTC_DF_AT1) * w;
+    const DF_VD y = base + (t - t * (s1 + s2));
+    return DF_N(ptc_df_signed)(y, v);
+}
+DF_ATTR DF_VD DF_N(ptc_df_atanf)(DF_VD v) { return DF_N(ptc_df_atan)(v); }
+/* asin v = atan(v / sqrt((1 - v)(1 + v))) (v = +-1: atan(+-inf); |v| > 1: NaN) */
+DF_ATTR DF_VD DF_N(ptc_df_asinf)(DF_VD v)
+{
+    return DF_N(ptc_df_atan)(v / DF_SQRT((1.0 - v) * (1.0 + v)));
+}
+/* acos v = 2 atan(sqrt((1 - v) / (1 + v))) (v = -1: 2 atan(inf) = pi) */
+DF_ATTR DF_VD DF_N(ptc_df_acosf)(DF_VD v)
+{
+    return DF_N(ptc_df_atan)(DF_SQRT((1.0 - v) / (1.0 + v))) * 2.0;
+}
+
+#undef DF_N
+#undef DF_SPLAT
+#undef DF_CAT
+#undef DF_CAT2
+#undef DF_SFX
+#undef DF_VD
+#undef DF_VL
+#undef DF_ATTR
+#undef DF_LUT16
+#undef DF_SQRT
+#undef DF_ANY

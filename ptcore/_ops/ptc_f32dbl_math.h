@@ -1,0 +1,190 @@
+/* float32 exp2, expm1, sinh, cosh, sin, cos, tan, asin, acos and atan of
+ * contiguous arrays, computed in double precision and rounded once.
+ *
+ * glibc's scalar float functions cost 3-17 ns an element here (atanhf,
+ * exp2f's wrapper, sinhf/coshf, tanf); torch's vectorised loops 0.2-2 ns.
+ * Widening each float to double makes short, branch-free algorithms exact
+ * enough for a float result: e^x = 2^(k/16) e^r with a 16-entry table and a
+ * degree-6 polynomial, sin/cos/tan after a three-part pi/2 reduction with
+ * Taylor polynomials, atan by fdlibm's reduction and polynomial (asin and
+ * acos through atan).  The body (ptc_f32dbl_body.h) is compiled for 8 double
+ * lanes (AVX-512), 4 (AVX2) and 1 (the scalar copy the strided loops, the
+ * tails and other CPUs use); the same operations in the same order, so the
+ * bits do not depend on the CPU.
+ *
+ * fdlibm's atan constants: Copyright (C) 1993 by Sun Microsystems, Inc. All
+ * rights reserved.  Developed at SunPro, a Sun Microsystems, Inc. business.
+ * Permission to use, copy, modify, and distribute this software is freely
+ * granted, provided that this notice is preserved. */
+#ifndef PTC_F32DBL_MATH_H
+#define PTC_F32DBL_MATH_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "ptc_math.h"          /* PTC_X86_DISPATCH, ptc_vec_level */
+
+#define PTC_DF_ABS_MASK ((int64_t)0x7fffffffffffffffLL)
+#define PTC_DF_SHIFT 0x1.8p52                  /* x + SHIFT rounds x to an integer */
+#define PTC_DF_16_LN2 0x1.71547652b82fep+4
+#define PTC_DF_LN2_16_HI 0x1.62e42fefa2000p-5  /* 40 bits: k HI exact for |k| < 2^13 */
+#define PTC_DF_LN2_16_LO 0x1.9ef35793c7673p-45
+#define PTC_DF_LN2 0x1.62e42fefa39efp-1
+#define PTC_DF_2_PI 0x1.45f306dc9c883p-1
+#define PTC_DF_PIO2_1 0x1.921fb54440000p+0     /* 36 bits: k PIO2_1 exact for |k| < 2^17 */
+#define PTC_DF_PIO2_2 0x1.68c234c4c0000p-39    /* the next 36 bits */
+#define PTC_DF_PIO2_3 0x1.98a2e03707345p-77
+#define PTC_DF_PIO2 0x1.921fb54442d18p+0
+#define PTC_DF_PIO4 0x1.921fb54442d18p-1
+#define PTC_DF_ATAN_HALF 4.63647609000806093515e-01
+#define PTC_DF_ATAN_3HALF 9.82793723247329054082e-01
+/* 1/n! */
+#define PTC_DF_F3 0x1.5555555555555p-3
+#define PTC_DF_F4 0x1.5555555555555p-5
+#define PTC_DF_F5 0x1.1111111111111p-7
+#define PTC_DF_F6 0x1.6c16c16c16c17p-10
+#define PTC_DF_F7 0x1.a01a01a01a01ap-13
+#define PTC_DF_F8 0x1.a01a01a01a01ap-16
+#define PTC_DF_F9 0x1.71de3a556c734p-19
+#define PTC_DF_F10 0x1.27e4fb7789f5cp-22
+#define PTC_DF_F11 0x1.ae64567f544e4p-26
+#define PTC_DF_F12 0x1.1eed8eff8d898p-29
+#define PTC_DF_F13 0x1.6124613a86d09p-33
+#define PTC_DF_F14 0x1.93974a8c07c9dp-37
+/* fdlibm s_atan.c aT[] */
+#define PTC_DF_AT0 3.33333333333329318027e-01
+#define PTC_DF_AT1 (-1.99999999998764832476e-01)
+#define PTC_DF_AT2 1.42857142725034663711e-01
+#define PTC_DF_AT3 (-1.11111104054623557880e-01)
+#define PTC_DF_AT4 9.09088713343650656196e-02
+#define PTC_DF_AT5 (-7.69187620504482999495e-02)
+#define PTC_DF_AT6 6.66107313738753120669e-02
+#define PTC_DF_AT7 (-5.83357013379057348645e-02)
+#define PTC_DF_AT8 4.97687799461593236017e-02
+#define PTC_DF_AT9 (-3.65315727442169155270e-02)
+#define PTC_DF_AT10 1.62858201153657823623e-02
+
+/* 2^(j/16), correctly rounded */
+static const double ptc_df_exp2_16[16] = {
+    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
+    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
+
+/* ---- width 1: the scalar copy ---- */
+typedef double ptc_v1df __attribute__((vector_size(8)));
+typedef int64_t ptc_v1di __attribute__((vector_size(8)));
+#define DF_SFX _d1
+#define DF_VD ptc_v1df
+#define DF_VL ptc_v1di
+#define DF_ATTR static inline __attribute__((always_inline))
+#define DF_LUT16(t, i) ((ptc_v1df){(t)[(i)[0]]})
+#define DF_SQRT(x) ((ptc_v1df){sqrt((x)[0])})
+#define DF_ANY(m) ((m)[0] != 0)
+#include "ptc_f32dbl_body.h"
+
+/* the scalar functions: float -> float */
+#define PTC_DF_SCALAR(fn, expr)                                                  \
+static inline float ptc_##fn##f_d(float x)                                       \
+{                                                                                \
+    const ptc_v1df v = {(double)x};                                              \
+    return (float)(expr)[0];                                                     \
+}
+PTC_DF_SCALAR(exp2, ptc_df_exp2f_d1(v))
+PTC_DF_SCALAR(expm1, ptc_df_expm1f_d1(v))
+PTC_DF_SCALAR(sinh, ptc_df_sinhf_d1(v))
+PTC_DF_SCALAR(cosh, ptc_df_coshf_d1(v))
+PTC_DF_SCALAR(sin, ptc_df_trigf_d1(v, 0))
+PTC_DF_SCALAR(cos, ptc_df_trigf_d1(v, 1))
+PTC_DF_SCALAR(tan, ptc_df_trigf_d1(v, 2))
+PTC_DF_SCALAR(asin, ptc_df_asinf_d1(v))
+PTC_DF_SCALAR(acos, ptc_df_acosf_d1(v))
+PTC_DF_SCALAR(atan, ptc_df_atanf_d1(v))
+
+#if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
+#include <immintrin.h>
+/* ---- width 8: AVX-512 ---- */
+typedef double ptc_v8df __attribute__((vector_size(64)));
+typedef int64_t ptc_v8di __attribute__((vector_size(64)));
+#define PTC_DF_T512 __attribute__((target("avx512f")))
+#define DF_SFX _d8
+#define DF_VD ptc_v8df
+#define DF_VL ptc_v8di
+#define DF_ATTR static inline __attribute__((always_inline, target("avx512f")))
+#define DF_LUT16(t, i) ((ptc_v8df)_mm512_permutex2var_pd(_mm512_loadu_pd(t), (__m512i)(i), \
+                                                         _mm512_loadu_pd((t) + 8)))
+#define DF_SQRT(x) ((ptc_v8df)_mm512_sqrt_pd((__m512d)(x)))
+#define DF_ANY(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
+#include "ptc_f32dbl_body.h"
+
+/* ---- width 4: AVX2 ---- */
+typedef double ptc_v4df __attribute__((vector_size(32)));
+typedef int64_t ptc_v4di __attribute__((vector_size(32)));
+typedef float ptc_v4sf __attribute__((vector_size(16)));
+#define PTC_DF_T256 __attribute__((target("avx2")))
+#define DF_SFX _d4
+#define DF_VD ptc_v4df
+#define DF_VL ptc_v4di
+#define DF_ATTR static inline __attribute__((always_inline, target("avx2")))
+#define DF_LUT16(t, i) ((ptc_v4df)_mm256_i64gather_pd((t), (__m256i)(i), 8))
+#define DF_SQRT(x) ((ptc_v4df)_mm256_sqrt_pd((__m256d)(x)))
+#define DF_ANY(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
+#include "ptc_f32dbl_body.h"
+
+/* the contiguous loops: 2 HW floats an iteration as two HW-double vectors VD
+ * (HW 8: AVX-512, 4: AVX2), the rest by the scalar copy */
+#define PTC_DF_LOOP(fn, EXPR, TGT, ISA, HW, VH, VD, S)                           \
+TGT static void ptc_##fn##_v_f32_##ISA(float* o, const float* a, Py_ssize_t n)   \
+{                                                                                \
+    Py_ssize_t i = 0;                                                            \
+    for (; i + 2 * (HW) <= n; i += 2 * (HW)) {                                   \
+        VH h0, h1;                                                               \
+        memcpy(&h0, a + i, sizeof h0);                                           \
+        memcpy(&h1, a + i + (HW), sizeof h1);                                    \
+        VD v = __builtin_convertvector(h0, VD);                                  \
+        h0 = __builtin_convertvector(EXPR(S), VH);                               \
+        v = __builtin_convertvector(h1, VD);                                     \
+        h1 = __builtin_convertvector(EXPR(S), VH);                               \
+        memcpy(o + i, &h0, sizeof h0);                                           \
+        memcpy(o + i + (HW), &h1, sizeof h1);                                    \
+    }                                                                            \
+    for (; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);                               \
+}
+#define PTC_DF_LOOPS(fn, EXPR)                                                   \
+PTC_DF_LOOP(fn, EXPR, PTC_DF_T512, avx512, 8, ptc_v8sf, ptc_v8df, _d8)           \
+PTC_DF_LOOP(fn, EXPR, PTC_DF_T256, avx2, 4, ptc_v4sf, ptc_v4df, _d4)             \
+static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            \
+{                                                                                \
+    const int l_ = ptc_vec_level();                                              \
+    if (l_ == 2) ptc_##fn##_v_f32_avx512(o, a, n);                               \
+    else if (l_ == 1) ptc_##fn##_v_f32_avx2(o, a, n);                            \
+    else for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);          \
+}
+#else
+#define PTC_DF_LOOPS(fn, EXPR)                                                   \
+static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            \
+{                                                                                \
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);               \
+}
+#endif
+
+#define PTC_DF_EXP2(S) ptc_df_exp2f##S(v)
+#define PTC_DF_EXPM1(S) ptc_df_expm1f##S(v)
+#define PTC_DF_SINH(S) ptc_df_sinhf##S(v)
+#define PTC_DF_COSH(S) ptc_df_coshf##S(v)
+#define PTC_DF_SIN(S) ptc_df_trigf##S(v, 0)
+#define PTC_DF_COS(S) ptc_df_trigf##S(v, 1)
+#define PTC_DF_TAN(S) ptc_df_trigf##S(v, 2)
+#define PTC_DF_ASIN(S) ptc_df_asinf##S(v)
+#define PTC_DF_ACOS(S) ptc_df_acosf##S(v)
+#define PTC_DF_ATAN(S) ptc_df_atanf##S(v)
+PTC_DF_LOOPS(exp2, PTC_DF_EXP2)
+PTC_DF_LOOPS(expm1, PTC_DF_EXPM1)
+PTC_DF_LOOPS(sinh, PTC_DF_SINH)
+PTC_DF_LOOPS(cosh, PTC_DF_COSH)
+PTC_DF_LOOPS(sin, PTC_DF_SIN)
+PTC_DF_LOOPS(cos, PTC_DF_COS)
+PTC_DF_LOOPS(tan, PTC_DF_TAN)
+PTC_DF_LOOPS(asin, PTC_DF_ASIN)
+PTC_DF_LOOPS(acos, PTC_DF_ACOS)
+PTC_DF_LOOPS(atan, PTC_DF_ATAN)
+#endif
