@@ -2,6 +2,8 @@
 models with the same weights give the same values; graph signatures, state,
 input guards, dynamic sizes, errors, and save/load (which must never run
 code from the file)."""
+import doctest
+import importlib
 import io
 import json
 import os
@@ -515,3 +517,28 @@ def test_buffer_mutation_leaves_module_and_runs_like_torch():
     for _ in range(2):
         assert pg(ptcore.zeros(2)).tolist() == tg(torch.zeros(2)).tolist()
     assert pg.count.tolist() == tg.count.tolist() == [2.0]
+
+
+@pytest.mark.parametrize("modname", ["ptcore.export", "ptcore.export.dynamic_shapes",
+                                     "ptcore.export.graph_signature"])
+def test_docstring_examples(modname):
+    mod = importlib.import_module(modname)
+    tests = [t for t in doctest.DocTestFinder(exclude_empty=True).find(
+        mod, globs={"ptcore": ptcore}) if t.examples and t.name.startswith(modname)]
+    assert tests
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in tests:
+        runner.run(t)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+def test_train_mode_batch_norm_and_dropout_record_aten_ops():
+    m = ptcore.nn.Sequential(ptcore.nn.Linear(4, 4), ptcore.nn.BatchNorm1d(4),
+                             ptcore.nn.Dropout(0.5))
+    ep = pe.export(m, (ptcore.randn(3, 4),))
+    assert _targets(ep) == ["aten.linear.default", "aten.add_.Tensor", "aten.batch_norm.default",
+                            "aten.dropout.default"]
+    assert m[1].num_batches_tracked.item() == 0         # (the export changed nothing)
+    g = ep.module()
+    g(ptcore.randn(3, 4))
+    assert g.get_submodule("1").num_batches_tracked.item() == 1

@@ -186,15 +186,15 @@ def _aten_call(opdef, func, args, kwargs):
 
 
 def _without_defaults(opdef, args):
-    """``args`` without its trailing arguments that have their default value
-    (``dropout(x, 0.1, False, False)``), or None when there are none."""
+    """``args`` without 1, 2 ... of its trailing arguments that have their
+    default value (``dropout(x, 0.1, True, False)``), longest first."""
     params = _params(opdef)
     if not params:
-        return None
+        return
     k = len(args)
     while k > 0 and k <= len(params) and _is_default(params[k - 1], args[k - 1]):
         k -= 1
-    return args[:k] if k < len(args) else None
+        yield args[:k]
 
 
 def _batch_norm(b):
@@ -284,9 +284,10 @@ class _ExportTracer:
         sa, sk = _stand_in(args, stand), _stand_in(kwargs, stand)
         call = self._choose(opdef, sa, sk)
         if call is None:
-            trimmed = _without_defaults(opdef, sa)
-            if trimmed is not None:
+            for trimmed in _without_defaults(opdef, sa):
                 call = self._choose(opdef, trimmed, sk)
+                if call is not None:
+                    break
         if call is None:
             func, a, k = PtcoreOp(opdef.namespace, opdef.name), args, kwargs
             name = opdef.name
