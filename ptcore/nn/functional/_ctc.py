@@ -78,7 +78,7 @@ def _checked_targets(targets, tgt_lens, N, unbatched):
     tg = targets.detach()
     if tg.dtype != ptcore.int64:
         tg = tg.to(ptcore.int64)
-    if tg.dim() == 1 and not unbatched:
+    if tg.dim() == 1:
         total = builtins.sum(tgt_lens)
         if tg.shape[0] != total:
             raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
@@ -183,12 +183,19 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not isinstance(log_probs, ptcore.Tensor) or not isinstance(targets, ptcore.Tensor):
         raise TypeError("ctc_loss(): log_probs and targets must be Tensors")
+    if isinstance(input_lengths, ptcore.Tensor) != isinstance(target_lengths, ptcore.Tensor):
+        # torch's two overloads: both lengths tensors, or both sequences of ints
+        raise TypeError(
+            f"ctc_loss(): input_lengths and target_lengths must both be Tensors or both be "
+            f"tuples of ints, got {type(input_lengths).__name__} and "
+            f"{type(target_lengths).__name__}")
     if not log_probs.is_floating_point():
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for {log_probs.dtype}')
     unbatched = log_probs.dim() == 2
     if unbatched:
+        # (targets stay as given: torch reads a 1-D one as the concatenated form,
+        # exactly target_length long, and a (1, S) one as padded)
         log_probs = log_probs.unsqueeze(1)
-        targets = targets.unsqueeze(0)
         if isinstance(input_lengths, ptcore.Tensor):
             input_lengths = input_lengths.reshape(1)
         if isinstance(target_lengths, ptcore.Tensor):

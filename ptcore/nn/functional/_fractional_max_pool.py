@@ -74,7 +74,8 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_s
         if pool[d] <= 0 or out[d] <= 0:
             raise RuntimeError(f"{name}(): kernel_size and output_size must be positive, got "
                                f"{pool} and {out}")
-        if out[d] + pool[d] - 1 > spatial[d]:
+        # torch's 3-d check is one stricter than its 2-d one (out + pool - 1 < in)
+        if out[d] + pool[d] - 1 > spatial[d] - (nd == 3):
             raise RuntimeError(f"{name}(): pool {dims[d]} {pool[d]} too large relative to "
                                f"input {dims[d]} {spatial[d]}")
     fdt = ptcore.float64 if input.dtype == ptcore.float64 else ptcore.float32

@@ -497,6 +497,10 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         if div == 0:
             raise RuntimeError("divisor must be not zero")
     sp = tuple(input.shape[input.dim() - nd:])
+    if nd == 3 and builtins.any(n < kk for n, kk in zip(sp, k)):
+        # torch's avg_pool3d (only the 3-d one) wants the unpadded input to hold a window
+        raise RuntimeError(f"input image (T: {sp[0]} H: {sp[1]} W: {sp[2]}) smaller than kernel "
+                           f"size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     osz = tuple(_out_size(n, kk, pp, ss, 1, ceil_mode) for n, kk, pp, ss in zip(sp, k, p, s))
     if builtins.any(o < 1 for o in osz):
         C = input.shape[input.dim() - nd - 1]

@@ -478,9 +478,19 @@ def pixel_shuffle(input, upscale_factor):
     x = input.reshape(lead + (oc, r, r, h, w))
     perm = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
     y = x.permute(perm).reshape(lead + (oc, h * r, w * r))
-    # torch's kernel writes in the input's suggested memory format
-    return _name_grad_fn(_in_memory_format(y, _output_memory_format(input)),
-                         "PixelShuffleBackward0", input)
+    return _name_grad_fn(_shuffle_result(y, input), "PixelShuffleBackward0", input)
+
+
+def _shuffle_result(y, input):
+    """``y`` as torch's pixel (un)shuffle kernel writes it: a new tensor (never
+    a view of ``input``, as the reshapes give when r == 1 or sizes are 1),
+    dense in the input's suggested memory format."""
+    fmt = _output_memory_format(input)
+    y = _in_memory_format(y, fmt)
+    if not y.is_contiguous(memory_format=fmt) or (
+            y.untyped_storage().data_ptr() == input.untyped_storage().data_ptr()):
+        y = _in_memory_format(y.clone(memory_format=fmt), fmt)
+    return y
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -514,8 +524,7 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
     y = x.permute(perm).reshape(lead + (c * r * r, h // r, w // r))
-    return _name_grad_fn(_in_memory_format(y, _output_memory_format(input)),
-                         "PixelUnshuffleBackward0", input)
+    return _name_grad_fn(_shuffle_result(y, input), "PixelUnshuffleBackward0", input)
 
 
 def channel_shuffle(input, groups):
