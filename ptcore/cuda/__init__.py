@@ -15,7 +15,8 @@ from ptcore.cuda._allocator import (  # noqa: F401
     max_memory_allocated, max_memory_reserved,
     memory_allocated, memory_reserved, memory_snapshot, memory_stats,
     memory_stats_as_nested_dict, memory_summary, reset_accumulated_memory_stats,
-    reset_peak_memory_stats,
+    reset_peak_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
+    memory_cached, max_memory_cached,
 )
 
 from ptcore.cuda._random import (  # noqa: F401
@@ -78,6 +79,34 @@ def is_bf16_supported(including_emulation=True):
     if not is_available():
         return False
     return get_device_capability()[0] >= 8 or bool(including_emulation)
+
+
+def is_tf32_supported():
+    """Whether the current CUDA device computes TensorFloat-32 natively
+    (compute capability 8.0 or newer; False without a device)."""
+    return is_bf16_supported(including_emulation=False)
+
+
+def can_device_access_peer(device, peer_device):
+    """Whether ``device`` can access ``peer_device``'s memory directly
+    (AssertionError for an invalid index, as torch)."""
+    _runtime.lazy_init("can_device_access_peer()")
+    d = current_device() if device is None else _runtime.device_index(device, "can_device_access_peer()")
+    p = _runtime.device_index(peer_device, "can_device_access_peer()")
+    n = device_count()
+    if d is None or d < 0 or d >= n:
+        raise AssertionError("Invalid device id")
+    if p is None or p < 0 or p >= n:
+        raise AssertionError("Invalid peer device id")
+    return _runtime.lazy_init().can_access_peer(d, p)
+
+
+def ipc_collect():
+    """Release CUDA IPC memory whose consumers are gone.  ptcore shares CUDA
+    tensors between processes only through ``ptcore.multiprocessing``'s
+    reference-counted handles, which free on their own, so there is nothing
+    left to collect."""
+    _runtime.lazy_init("ipc_collect()")
 
 
 def current_device():

@@ -50,6 +50,7 @@ Examples
 True
 """
 import threading
+import warnings
 
 from ptcore.cuda._caching_allocator import (  # noqa: F401
     BackendOutOfMemory, Block, CachingAllocator, OutOfMemoryError, get_allocation_size,
@@ -356,6 +357,34 @@ def reset_accumulated_memory_stats(device=None):
     a = _get_allocator(device)
     if a is not None:
         a.reset_accumulated_memory_stats()
+
+
+def reset_max_memory_allocated(device=None):
+    """Deprecated: resets every peak statistic (:func:`reset_peak_memory_stats`)."""
+    warnings.warn("ptcore.cuda.reset_max_memory_allocated now calls ptcore.cuda.reset_peak_memory_stats, "
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    """Deprecated: resets every peak statistic (:func:`reset_peak_memory_stats`)."""
+    warnings.warn("ptcore.cuda.reset_max_memory_cached now calls ptcore.cuda.reset_peak_memory_stats, "
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device)
+
+
+def memory_cached(device=None):
+    """Deprecated name of :func:`memory_reserved`."""
+    warnings.warn("`ptcore.cuda.memory_cached` has been renamed to `ptcore.cuda.memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated name of :func:`max_memory_reserved`."""
+    warnings.warn("`ptcore.cuda.max_memory_cached` has been renamed to `ptcore.cuda.max_memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
 
 
 def empty_cache():

@@ -89,6 +89,11 @@ class Driver:
         (int)."""
         raise NotImplementedError
 
+    def can_access_peer(self, device, peer):
+        """Whether ``device`` can map ``peer``'s memory (False for itself, as
+        cuDeviceCanAccessPeer)."""
+        raise NotImplementedError
+
     def set_current(self, device):
         """Make ``device``'s primary context current on this thread."""
         raise NotImplementedError

@@ -176,6 +176,12 @@ class EmulatedDriver(Driver):
     def device_count(self):
         return self._n
 
+    def can_access_peer(self, device, peer):
+        # every emulated device's memory is host memory, reachable from the others
+        self._check_device(device)
+        self._check_device(peer)
+        return device != peer
+
     def device_properties(self, device):
         self._check_device(device)
         return {

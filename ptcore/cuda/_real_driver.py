@@ -279,6 +279,16 @@ class RealDriver(Driver):
     def device_count(self):
         return self._n
 
+    def can_access_peer(self, device, peer):
+        self._check_device(device)
+        self._check_device(peer)
+        if device == peer:
+            return False
+        self._context(device)          # fills self._devices (no context switch)
+        self._context(peer)
+        return bool(_check("cuDeviceCanAccessPeer", self._d.cuDeviceCanAccessPeer(
+            self._devices[device], self._devices[peer])))
+
     def device_properties(self, device):
         self._check_device(device)
         p = self._props[device]

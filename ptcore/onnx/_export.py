@@ -404,7 +404,13 @@ def export(model, args=(), f=None, export_params=True, verbose=False, training=N
     positional input) names dynamic axes as ``dynamic_axes`` does; inputs are
     named after the model's parameters unless ``input_names`` says otherwise."""
     from ptcore import jit
+    from ptcore.export import ExportedProgram
     from ptcore.onnx._program import ONNXProgram
+    if isinstance(model, ExportedProgram):
+        # torch exports the program's module, on its example inputs unless given others
+        if not args and kwargs is None and model.example_inputs is not None:
+            args, kwargs = model.example_inputs
+        model = model.module()
     opset = 17 if opset_version is None else int(opset_version)
     if opset < _opsets.MIN_OPSET or opset > 21:
         raise OnnxExporterError(f"ptcore.onnx exports opset versions {_opsets.MIN_OPSET}-21, "

@@ -111,3 +111,19 @@ def test_export_training_argument_and_export_type():
                  operator_export_type=ponnx.OperatorExportTypes.ONNX_ATEN_FALLBACK)
     with pytest.raises(ponnx.OnnxExporterError, match="ONNX_ATEN"):
         ponnx.export(m, (x,), io.BytesIO(), operator_export_type=ponnx.OperatorExportTypes.ONNX_ATEN)
+
+
+def test_export_accepts_an_exported_program():
+    """torch.onnx.export takes an ExportedProgram (its module, on its example
+    inputs unless given others)."""
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+    m = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    x = ptcore.randn(2, 4)
+    ep = ptcore.export.export(m, (x,))
+    for call_args in ((x,), ()):
+        buf = io.BytesIO()
+        ponnx.export(ep, call_args, buf)
+        sess = ort.InferenceSession(buf.getvalue())
+        got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+        np.testing.assert_allclose(got, m(x).detach().numpy(), rtol=1e-5, atol=1e-6)

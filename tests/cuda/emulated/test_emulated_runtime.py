@@ -217,3 +217,25 @@ def test_synchronize():
     cuda.synchronize(0)
     cuda.synchronize("cuda:0")
     assert x.cpu().tolist() == [1.0] * 10
+
+
+def test_deprecated_memory_aliases_and_peer_queries():
+    x = ptcore.empty(1000, device="cuda")
+    with pytest.warns(FutureWarning, match="memory_reserved"):
+        assert cuda.memory_cached() == cuda.memory_reserved()
+    with pytest.warns(FutureWarning, match="max_memory_reserved"):
+        assert cuda.max_memory_cached() == cuda.max_memory_reserved()
+    del x
+    peak = cuda.max_memory_allocated()
+    with pytest.warns(FutureWarning, match="reset_peak_memory_stats"):
+        cuda.reset_max_memory_allocated()
+    assert cuda.max_memory_allocated() == cuda.memory_allocated() <= peak
+    with pytest.warns(FutureWarning, match="reset_peak_memory_stats"):
+        cuda.reset_max_memory_cached()
+    assert cuda.can_device_access_peer(0, 0) is False       # as cuDeviceCanAccessPeer
+    with pytest.raises(AssertionError, match="peer"):
+        cuda.can_device_access_peer(0, cuda.device_count())
+    with pytest.raises(AssertionError, match="device id"):
+        cuda.can_device_access_peer(-1, 0)
+    assert cuda.is_tf32_supported() == (cuda.get_device_capability()[0] >= 8)
+    cuda.ipc_collect()
