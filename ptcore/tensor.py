@@ -173,6 +173,46 @@ def _legacy_new(args, device):
     raise TypeError(f"Tensor(): invalid arguments {args!r}")
 
 
+
+def _physical_order(shape, strides, contiguous, channels_last):
+    """torch's logical-to-physical dim permutation of one tensor (its
+    compute_elementwise_output_logical_to_physical_perm: an insertion sort by
+    stride that leaves ambiguous pairs in place) and whether it is ambiguous."""
+    ndim = len(shape)
+    if ndim <= 1:
+        return list(range(ndim)), False
+    if contiguous and not channels_last:
+        return list(range(ndim)), False
+    if channels_last and not contiguous:
+        return [0, *range(2, ndim), 1], False
+
+    def ge(a, b):
+        return b == 0 or (a != 0 and (a >= b or a % b == 0))
+
+    def should_swap(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if ge(shape[b], shape[a]) else 1
+        if ge(sb, sa):
+            return -1
+        return 1 if ge(sa, sb) else 0
+
+    perm = list(reversed(range(ndim)))
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    ambiguous = any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(ndim - 1))
+    return list(reversed(perm)), ambiguous
+
+
 class Tensor(_TensorBase):
     """A multi-dimensional array with a dtype and a device (``torch.Tensor``).
 
@@ -581,7 +621,8 @@ class Tensor(_TensorBase):
         _C._set_storage_impl(self, self.untyped_storage(), self.storage_offset(), tuple(self.shape),
                              tuple(strides))
 
-    def resize_as_(self, other, memory_format=None):
+    def resize_as_(self, the_template, memory_format=None):
+        other = the_template                          # (torch's parameter name)
         self.resize_(other.shape)
         if memory_format is not None:
             if memory_format is _C.preserve_format:   # other's suggested memory format
@@ -661,9 +702,36 @@ class Tensor(_TensorBase):
         _share_storage(self.untyped_storage())
         return self
 
-    def dim_order(self):
-        strides = self.stride()
-        return tuple(sorted(range(self.dim()), key=lambda i: (-strides[i], i)))
+    def dim_order(self, *, ambiguity_check=False):
+        """The dims from outermost to innermost in memory (``Tensor.dim_order``).
+
+        ``ambiguity_check=True`` raises RuntimeError when the order is not unique (a
+        size-1 dim, or two neighbouring dims with equal strides); a list of memory
+        formats raises unless the tensor is contiguous in exactly one of them, when
+        the order is not unique.
+        """
+        from ptcore import memory_format
+        bad = TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                        "formats.")
+        if not isinstance(ambiguity_check, bool):
+            if not isinstance(ambiguity_check, list):
+                raise bad
+            if not all(isinstance(f, memory_format) for f in ambiguity_check):
+                raise bad
+        strides, shape = self.stride(), self.shape
+        if ambiguity_check is not False:
+            formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+            multiple = (any(a == b for a, b in zip(strides, strides[1:]))
+                        or any(s == 1 for s in shape))
+            if multiple and sum(1 for f in formats if self.is_contiguous(memory_format=f)) != 1:
+                raise RuntimeError("The tensor does not have unique dim order, or cannot map "
+                                   "to exact one of the given memory formats.")
+        perm, ambiguous = _physical_order(shape, strides, self.is_contiguous(),
+                                          self.dim() == 4 and self.is_contiguous(
+                                              memory_format=_C.channels_last))
+        if ambiguous and ambiguity_check:
+            raise RuntimeError("The tensor does not have unique dim order.")
+        return tuple(perm)
 
     def __repr__(self, *, tensor_contents=None):
         from ptcore._tensor_str import _str

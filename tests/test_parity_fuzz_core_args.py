@@ -83,3 +83,53 @@ _CALLS = {
 @pytest.mark.parametrize("call", sorted(_CALLS))
 def test_tensor_as_scalar_parameter(call, arg):
     _same_outcome(lambda lib: _CALLS[call](lib, _ARGS[arg](lib)))
+
+
+# -- isin with the limited unsigned types and a number --------------------------------
+@pytest.mark.parametrize("dt", ["uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("test", [2, 2.5, -1, 65535, 0])
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_limited_unsigned_number(dt, test, invert):
+    def f(lib):
+        a = lib.tensor([0, 1, 2, 3, 65535], dtype=getattr(lib, dt))
+        return lib.isin(a, test, invert=invert)
+    _same_outcome(f)
+
+
+@pytest.mark.parametrize("dt", ["uint16", "uint64"])
+def test_isin_limited_unsigned_tensor_still_not_implemented(dt):
+    _same_outcome(lambda lib: lib.isin(lib.tensor([1, 2], dtype=getattr(lib, dt)),
+                                       lib.tensor([2], dtype=getattr(lib, dt))))
+
+
+# -- keyword names ---------------------------------------------------------------------
+def test_resize_as_keyword_is_the_template():
+    _same_outcome(lambda lib: tuple(lib.ones(2).resize_as_(the_template=lib.zeros(3)).shape))
+    _same_outcome(lambda lib: tuple(lib.ones(2).resize_as_(other=lib.zeros(3)).shape))
+
+
+def _dim_order_cases():
+    rng = np.random.default_rng(0)
+    cases = [((2, 3), None, False), ((2, 1, 5, 7), (0, 2, 1, 3), False),
+             ((2, 1, 5, 7), (0, 2, 3, 1), False), ((1, 2, 3, 4), (0, 2, 3, 1), "cl"),
+             ((1, 2, 3, 4), None, "cl"), ((2, 1, 5, 7), None, "c"), ((2, 3), None, "bad"),
+             ((2, 3), None, "badlist"), ((2, 1, 5, 7), None, [])]
+    for _ in range(60):
+        nd = int(rng.integers(0, 5))
+        shape = tuple(int(s) for s in rng.choice([1, 1, 2, 3], nd))
+        cases.append((shape, tuple(int(p) for p in rng.permutation(nd)) or None,
+                      bool(rng.integers(0, 2))))
+    return cases
+
+
+@pytest.mark.parametrize("shape,perm,check", _dim_order_cases())
+def test_dim_order_and_ambiguity_check(shape, perm, check):
+    def f(lib):
+        t = lib.empty(shape)
+        if perm is not None:
+            t = t.permute(*perm)
+        ac = {"cl": [lib.contiguous_format, lib.channels_last], "c": [lib.contiguous_format],
+              "bad": "x", "badlist": [1]}.get(check, check) if not isinstance(check, list) \
+            else check
+        return t.dim_order(ambiguity_check=ac)
+    _same_outcome(f)

@@ -973,6 +973,12 @@ def isin(elements=None, test_elements=None, *, assume_unique=False, invert=False
         dt = _isin_dtype(v)
         if dt is _C.bool_ or dt.is_complex:
             raise RuntimeError(f"Unsupported input type encountered for isin(): {_sname(dt)}")
+    if e_t and not t_t and elements.dtype in _LIMITED:
+        # torch's isin.Tensor_Scalar is elements == test_element (or !=), which the limited
+        # unsigned types have (its isin kernel does not)
+        from ptcore._ops import pointwise as _pw
+        result = (_pw.ne if invert else _pw.eq)(elements.detach(), test_elements)
+        return result if out is None else _write_out(out, result, "isin")
     common = _result_type(elements, test_elements)
 
     def as_tensor(v):
