@@ -133,3 +133,20 @@ def test_ctc_loss_unbatched_targets_forms(targets, tl, reduction):
         PF.ctc_loss(pl, _pt(tg), ptcore.tensor(4), ptcore.tensor(tl),
                     reduction=reduction).sum().backward()
         np.testing.assert_allclose(pl.grad.numpy(), lp.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape,pad", [((2, 1, 5), (-2, 1, -2, 1)), ((2, 3), (-2, 1)),
+                                       ((1, 2, 4), (-1, 2)), ((1, 1, 3), (-1, 3))])
+def test_circular_pad_negative_and_empty_like_torch(shape, pad):
+    n = int(np.prod(shape))
+    t = torch.arange(float(n)).reshape(shape)
+    p = ptcore.arange(float(n)).reshape(shape)
+    try:
+        want = torch.nn.functional.pad(t, pad, mode="circular")
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            ptcore.nn.functional.pad(p, pad, mode="circular")
+        return
+    got = ptcore.nn.functional.pad(p, pad, mode="circular")
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -1951,7 +1951,7 @@ def _pad_circular(x, pad):
         if size + lo + hi < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
         core = size + min(lo, 0) + min(hi, 0)
-        if lo > core or hi > core:
+        if size + lo + hi > 0 and (lo > core or hi > core):
             # PyTorch reads uninitialised memory here; refuse instead
             raise RuntimeError("Padding value causes wrapping around more than once.")
         shape[d] = size + lo + hi
