@@ -74,6 +74,7 @@ MODULES = [
     ("ptcore.hub", "ptcore.hub"),
     ("ptcore.signal.windows", "ptcore.signal.windows"),
     ("ptcore.fx", "ptcore.fx: symbolic tracing and graph transformation"),
+    ("ptcore.export", "ptcore.export: whole-graph capture of a module (torch.export)"),
     ("ptcore.__future__", "ptcore.__future__: module-conversion switches"),
     ("ptcore.nested", "ptcore.nested: nested (ragged) tensors"),
     ("ptcore.masked", "ptcore.masked: masked reductions and MaskedTensor"),
