@@ -710,13 +710,14 @@ class Tensor(_TensorBase):
         formats raises unless the tensor is contiguous in exactly one of them, when
         the order is not unique.
         """
-        from ptcore import memory_format
+        formats_all = (_C.contiguous_format, _C.channels_last, _C.channels_last_3d,
+                       _C.preserve_format)
         bad = TypeError("The ambiguity_check argument must be a bool or a list of memory "
                         "formats.")
         if not isinstance(ambiguity_check, bool):
             if not isinstance(ambiguity_check, list):
                 raise bad
-            if not all(isinstance(f, memory_format) for f in ambiguity_check):
+            if not all(any(f is m for m in formats_all) for f in ambiguity_check):
                 raise bad
         strides, shape = self.stride(), self.shape
         if ambiguity_check is not False:

@@ -255,13 +255,13 @@ PTC_FMOD_FAMILY(ptc_floordiv_f32_avx2, V8, 8, PTC_T256, PTC_FLOORDIV_TAIL, ptc_f
 /* o[i] = x[i * xs] OP y[i * ys] for the one-instruction float32 ops (the
  * baseline build's loops are SSE2: division and maximum ran ~1.7x torch's) */
 #define PTC_DIVV(P, a, b) P##_DIV(a, b)
-/* torch's maximum: a unless b is greater or NaN (so maximum(0., -0.) = 0.,
- * maximum(-0., 0.) = -0.); minimum alike */
-#define PTC_MAXV(P, a, b) P##_SEL(P##_MOR(P##_GT(b, a), P##_NE(b, b)), b, a)
-#define PTC_MINV(P, a, b) P##_SEL(P##_MOR(P##_LT(b, a), P##_NE(b, b)), b, a)
+/* maximum: a if a > b or a is NaN, else b (so b for equal zeros of either
+ * sign, as torch's vectorised loops; its scalar tails return a there) */
+#define PTC_MAXV(P, a, b) P##_SEL(P##_MOR(P##_GT(a, b), P##_NE(a, a)), a, b)
+#define PTC_MINV(P, a, b) P##_SEL(P##_MOR(P##_LT(a, b), P##_NE(a, a)), a, b)
 #define PTC_DIVS(a, b) ((a) / (b))
-#define PTC_MAXS(a, b) (((b) > (a)) | ((b) != (b)) ? (b) : (a))
-#define PTC_MINS(a, b) (((b) < (a)) | ((b) != (b)) ? (b) : (a))
+#define PTC_MAXS(a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
+#define PTC_MINS(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
 #define PTC_SIMPLE2(NAME, P, W, TGT, VOP, SOP)                                  \
 TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  \
                      Py_ssize_t n)                                              \

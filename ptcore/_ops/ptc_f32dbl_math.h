@@ -82,12 +82,18 @@ typedef int64_t ptc_v1di __attribute__((vector_size(8)));
 #define DF_ANY(m) ((m)[0] != 0)
 #include "ptc_f32dbl_body.h"
 
-/* the scalar functions: float -> float */
+/* the scalar functions: float -> float, and their loop (kept out of line and
+ * compiled for the baseline CPU, so the vector loops' tails call it after a
+ * vzeroupper instead of inlining AVX-512 code that dirties the upper state) */
 #define PTC_DF_SCALAR(fn, expr)                                                  \
 static inline float ptc_##fn##f_d(float x)                                       \
 {                                                                                \
     const ptc_v1df v = {(double)x};                                              \
     return (float)(expr)[0];                                                     \
+}                                                                                \
+static __attribute__((noinline)) void ptc_##fn##_s_loop(float* o, const float* a, Py_ssize_t n) \
+{                                                                                \
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);               \
 }
 PTC_DF_SCALAR(exp2, ptc_df_exp2f_d1(v))
 PTC_DF_SCALAR(expm1, ptc_df_expm1f_d1(v))
@@ -147,7 +153,7 @@ TGT static void ptc_##fn##_v_f32_##ISA(float* o, const float* a, Py_ssize_t n)  
         memcpy(o + i, &h0, sizeof h0);                                           \
         memcpy(o + i + (HW), &h1, sizeof h1);                                    \
     }                                                                            \
-    for (; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);                               \
+    if (i < n) ptc_##fn##_s_loop(o + i, a + i, n - i);                           \
 }
 #define PTC_DF_LOOPS(fn, EXPR)                                                   \
 PTC_DF_LOOP(fn, EXPR, PTC_DF_T512, avx512, 8, ptc_v8sf, ptc_v8df, _d8)           \
@@ -157,13 +163,13 @@ static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            
     const int l_ = ptc_vec_level();                                              \
     if (l_ == 2) ptc_##fn##_v_f32_avx512(o, a, n);                               \
     else if (l_ == 1) ptc_##fn##_v_f32_avx2(o, a, n);                            \
-    else for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);          \
+    else ptc_##fn##_s_loop(o, a, n);                                              \
 }
 #else
 #define PTC_DF_LOOPS(fn, EXPR)                                                   \
 static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            \
 {                                                                                \
-    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);               \
+    ptc_##fn##_s_loop(o, a, n);                                                  \
 }
 #endif
 

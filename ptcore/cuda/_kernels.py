@@ -313,9 +313,8 @@ BINARY = [
     ("hypot", "f", "same", {"*": "FN(hypot)(x, y)"}),
     ("copysign", "f", "same", {"*": "FN(copysign)(x, y)"}),
     ("nextafter", "f", "same", {"*": "FN(nextafter)(x, y)"}, ("float16", "bfloat16")),
-    # torch's rule: x unless y is beyond it or NaN (maximum(0., -0.) = 0., maximum(-0., 0.) = -0.)
-    ("maximum", "buif", "same", {"b": "(x || y)", "f": "((y > x || ptc_isnan(y)) ? y : x)", "*": "(x > y ? x : y)"}),
-    ("minimum", "buif", "same", {"b": "(x && y)", "f": "((y < x || ptc_isnan(y)) ? y : x)", "*": "(x < y ? x : y)"}),
+    ("maximum", "buif", "same", {"b": "(x || y)", "f": "((x > y || ptc_isnan(x)) ? x : y)", "*": "(x > y ? x : y)"}),
+    ("minimum", "buif", "same", {"b": "(x && y)", "f": "((x < y || ptc_isnan(x)) ? x : y)", "*": "(x < y ? x : y)"}),
     ("fmax", "buif", "same", {"b": "(x || y)", "f": "(ptc_isnan(x) ? y : (ptc_isnan(y) ? x : (y > x ? y : x)))",
                               "*": "(x > y ? x : y)"}),
     ("fmin", "buif", "same", {"b": "(x && y)", "f": "(ptc_isnan(x) ? y : (ptc_isnan(y) ? x : (y < x ? y : x)))",

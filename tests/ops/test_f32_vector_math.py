@@ -132,4 +132,10 @@ def test_binary_vector_loops(op, form):
     torch = pytest.importorskip("torch")
     tx = torch.from_numpy(np.array(want_x, np.float32).copy())
     ty = torch.from_numpy(np.array(want_y, np.float32).copy())
-    assert _same_bits(got, getattr(torch, op)(tx, ty).numpy().reshape(got.shape)).all()
+    ref = getattr(torch, op)(tx, ty).numpy().reshape(got.shape)
+    # equal zeros of opposite sign: torch returns the second operand in its
+    # vector loops, the first in their scalar tails; ptcore always the second
+    tie = (np.broadcast_to(want_x, got.shape) == 0) & (np.broadcast_to(want_y, got.shape) == 0)
+    assert _same_bits(got[~tie], ref[~tie]).all()
+    if op != "div":
+        assert _same_bits(got[tie], np.broadcast_to(want_y, got.shape)[tie].astype(np.float32)).all()
