@@ -1,0 +1,74 @@
+"""float32 unary math functions: ptcore vs PyTorch and NumPy on the same data,
+timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
+
+Each function on 65536 contiguous float32 values in its usual range (and a
+strided view for a few), one thread.  ptcore's exp2/expm1/sinh/cosh/
+trigonometric/atanh/log loops compute in double and round once (correctly
+rounded results); torch's are float polynomials within 1 ulp.
+
+Usage: python benchmarks/unary_math.py [--threads N] [--quick] [--only SUBSTRING]
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import parse_bench_args  # noqa: E402
+
+ARGS = parse_bench_args(__doc__)
+
+import numpy as np  # noqa: E402
+
+from _harness import paired_median_times, print_cpu, print_table, try_import_torch  # noqa: E402
+
+import ptcore  # noqa: E402
+
+# name -> (numpy function, low, high) of the inputs
+FUNCS = {
+    "exp": (np.exp, -5, 5), "exp2": (np.exp2, -10, 10), "expm1": (np.expm1, -2, 2),
+    "log": (np.log, 0.01, 100), "log1p": (np.log1p, -0.5, 10), "log2": (np.log2, 0.01, 100),
+    "log10": (np.log10, 0.01, 100), "sqrt": (np.sqrt, 0, 100),
+    "sin": (np.sin, -10, 10), "cos": (np.cos, -10, 10), "tan": (np.tan, -1.5, 1.5),
+    "asin": (np.arcsin, -1, 1), "acos": (np.arccos, -1, 1), "atan": (np.arctan, -10, 10),
+    "sinh": (np.sinh, -5, 5), "cosh": (np.cosh, -5, 5), "tanh": (np.tanh, -5, 5),
+    "atanh": (np.arctanh, -0.99, 0.99), "asinh": (np.arcsinh, -10, 10),
+    "acosh": (np.arccosh, 1, 10), "sigmoid": (None, -5, 5), "erf": (None, -3, 3),
+    "reciprocal": (np.reciprocal, 0.5, 2), "neg": (np.negative, -1, 1),
+    "abs": (np.abs, -1, 1), "floor": (np.floor, -10, 10), "round": (np.round, -10, 10),
+}
+STRIDED = ["sin", "atanh", "log"]
+
+
+def main():
+    torch = try_import_torch()
+    if torch is not None:
+        torch.set_num_threads(ARGS.threads)
+    ptcore.set_num_threads(ARGS.threads)
+    print_cpu()
+    n = 4096 if ARGS.quick else 65536
+    rng = np.random.default_rng(0)
+    rows = []
+    cases = [(f, False) for f in FUNCS] + [(f, True) for f in STRIDED]
+    for name, strided in cases:
+        case = f"{name}{' (strided)' if strided else ''}"
+        if ARGS.only and ARGS.only not in case:
+            continue
+        npf, lo, hi = FUNCS[name]
+        x = (rng.random(2 * n if strided else n) * (hi - lo) + lo).astype(np.float32)
+        xn = x[::2] if strided else x
+        xp = ptcore.from_numpy(x)[::2] if strided else ptcore.from_numpy(x)
+        fp = getattr(ptcore, name)
+        fns = [lambda: fp(xp)]
+        if torch is not None:
+            xt = torch.from_numpy(x)[::2] if strided else torch.from_numpy(x)
+            ft = getattr(torch, name)
+            fns.append(lambda: ft(xt))
+        else:
+            fns.append(None)
+        fns.append((lambda: npf(xn)) if npf is not None else None)
+        p, t, m = paired_median_times(fns)
+        rows.append((case, p, t, m))
+    print_table(f"float32 unary math, {n} elements, {ARGS.threads} thread(s)", rows)
+
+
+if __name__ == "__main__":
+    main()
