@@ -361,8 +361,9 @@ def globals_in_pickle(data):
     return found
 
 
-_ALWAYS_SAFE = {("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"),
-                ("builtins", "bytearray"), ("builtins", "slice"), ("collections", "OrderedDict")}
+# torch.load(weights_only=True) refuses frozenset and slice unless allowlisted
+_ALWAYS_SAFE = {("builtins", "set"), ("builtins", "complex"), ("builtins", "bytearray"),
+                ("collections", "OrderedDict")}
 
 
 def get_unsafe_globals_in_checkpoint(f):

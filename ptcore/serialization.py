@@ -46,7 +46,8 @@ and lists (Python ``list``), or objects tagged by the key ``"$"``:
 ``float``       ``v``: ``"nan"``, ``"inf"`` or ``"-inf"``
 ``complex``     ``re``, ``im``: floats as above
 ``tuple``       ``items``: list of values
-``set``         ``items`` (also ``frozenset``)
+``set``         ``items`` (``frozenset`` in files of older versions;
+                now pickled, as ``weights_only`` refuses it)
 ``dict``        ``items``: list of ``[key, value]`` pairs, in order; keys
                 are any of these values that are hashable (str, int, float,
                 bool, None, tuple ...)
@@ -65,8 +66,9 @@ and lists (Python ``list``), or objects tagged by the key ``"$"``:
 ==============  ======================================================
 
 Anything else (arbitrary class instances, functions, NumPy arrays) is
-refused by ``save`` with a ``TypeError`` naming its type: the format is
-data only.  Every number read from the JSON (dtypes, shapes, strides,
+pickled as ``torch.save`` does, and ``load`` reads it back only with
+``weights_only=False`` or allowlisted globals: the format itself is data
+only.  Every number read from the JSON (dtypes, shapes, strides,
 offsets, byte counts) is checked against the storages before a tensor is
 built, so a corrupt or malicious file raises ``RuntimeError`` and never
 reads out of bounds.
@@ -78,8 +80,9 @@ PyTorch's zip layout is ``<archive>/data.pkl`` (a pickle),
 ``<archive>/data/<key>`` per storage.  The pickle is run by a restricted
 unpickler: globals are resolved from an explicit allowlist (tensor and
 parameter rebuild functions, typed storage classes, dtypes, ``torch.Size``,
-``torch.device``, ``collections.OrderedDict``, ``set``, ``frozenset``,
-``complex``, ``bytearray``, ``slice`` and ``_codecs.encode`` for bytes),
+``torch.device``, ``collections.OrderedDict``, ``set``, ``complex``,
+``bytearray`` and ``_codecs.encode`` for bytes; ``frozenset`` and ``slice``
+only when allowlisted with :func:`add_safe_globals`, as in torch),
 each mapped to a ptcore implementation; calls, object creation and
 ``BUILD`` are allowed only on those; anything else raises
 ``pickle.UnpicklingError`` naming ``module.name``.  PyTorch's legacy
@@ -618,7 +621,8 @@ class _MMapReader(io.RawIOBase):
 # save
 # ---------------------------------------------------------------------------
 
-_PLAIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, collections.OrderedDict})
+# (a frozenset is pickled: torch.load(weights_only=True) refuses it unless allowlisted)
+_PLAIN_CONTAINERS = frozenset({list, tuple, dict, set, collections.OrderedDict})
 
 
 class _Encoder:
@@ -1281,10 +1285,8 @@ def _torch_globals():
         ("torch", "Size"): _make_size,
         ("torch", "device"): _make_device,
         ("builtins", "set"): set,
-        ("builtins", "frozenset"): frozenset,
         ("builtins", "complex"): builtins.complex,
         ("builtins", "bytearray"): _make_bytearray,
-        ("builtins", "slice"): slice,
         ("_codecs", "encode"): _codecs_encode,
     }
     for cls, dt in _TORCH_STORAGE_DTYPES.items():
