@@ -13,7 +13,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 
 __all__ = ["number_arg", "int_arg", "is_number_tensor", "number_param", "int_param",
-           "symint_param"]
+           "symint_param", "strict_int_param", "strict_symint_param"]
 
 
 def is_number_tensor(v):
@@ -76,3 +76,44 @@ def symint_param(v, fname, argname, pos=None):
             return int(v.item())
         _refuse(v, fname, argname, "int", pos)
     return v
+
+
+def _pyname(v):
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
+def strict_int_param(v, fname, argname, pos=None):
+    """``v`` for an ``int`` parameter, as torch's parser checks it: a Python int
+    (not bool), a NumPy integer scalar, or a 0-d integral (non-bool) tensor that
+    does not require grad gives an int; anything else (a bool, a float, a
+    NumPy array, another tensor) raises torch's TypeError."""
+    if type(v) is int:
+        return v
+    if isinstance(v, _TensorBase):
+        return int_param(v, fname, argname, pos)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return int(v)
+    if type(v).__module__ == "numpy" and hasattr(v, "dtype") and v.dtype.kind in "iu" \
+            and getattr(v, "ndim", 0) == 0 and type(v).__name__ != "ndarray":
+        return int(v)
+    where = f" (position {pos})" if pos is not None else ""
+    prefix = f"{fname}(): " if fname else ""
+    raise TypeError(f"{prefix}argument '{argname}'{where} must be int, not {_pyname(v)}")
+
+
+def strict_symint_param(v, fname, argname, pos=None):
+    """``v`` for a ``SymInt`` parameter (a size, ``randperm``'s ``n``): an int,
+    anything with ``__index__`` but a bool, or a one-element integral tensor
+    gives an int; a bool, a float or a NumPy bool raises torch's TypeError."""
+    if type(v) is int:
+        return v
+    if isinstance(v, _TensorBase):
+        return symint_param(v, fname, argname, pos)
+    if not (isinstance(v, bool) or type(v).__name__ in ("bool", "bool_")) \
+            and hasattr(type(v), "__index__"):
+        import operator
+        return operator.index(v)
+    where = f" (position {pos})" if pos is not None else ""
+    prefix = f"{fname}(): " if fname else ""
+    raise TypeError(f"{prefix}argument '{argname}'{where} must be int, not {_pyname(v)}")

@@ -8,6 +8,7 @@ import operator
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._ops._composite_common import _check_tensor, _tname, _wrap_dim, _write_out
 
 __all__ = [
@@ -20,7 +21,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     _check_tensor(input, "diff", "input", 1)
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
-    n = operator.index(n)
+    n = _strict_int(n, "diff", "n", 2)
+    dim = _strict_int(dim, "diff", "dim", 3)
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     if n == 0 and prepend is None and append is None:

@@ -13,6 +13,7 @@ import numpy as np
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._ops._composite_common import _is_int_dtype, _check_tensor, _write_out
 from ptcore.tensor import _is_storage, _storage_view
 
@@ -92,7 +93,7 @@ def vander(x, N=None, increasing=False):
     _check_tensor(x, "vander", "x", 1)
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else operator.index(N)
+    n = x.shape[0] if N is None else _strict_int(N, "vander", "N")
     if n < 0:
         raise RuntimeError("N must be non-negative.")
     dt = ptcore.promote_types(x.dtype, _C.int64)

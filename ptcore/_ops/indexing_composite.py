@@ -147,7 +147,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not input.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {input.dtype._legacy}, but got "
                            f"{out.dtype._legacy} instead")
-    r = index_reduce_(input.clone(), dim, index, source, reduce, include_self=include_self)
+    r = index_reduce_(input.clone(memory_format=_C.contiguous_format), dim, index, source,
+                      reduce, include_self=include_self)
     if out is None:
         return r
     return out.resize_(r.shape).copy_(r)
@@ -178,7 +179,9 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     if tuple(src.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {list(size)}")
-    out = input.clone()
+    # torch's clone_preserve_strides: storage_offset addresses input's own storage layout
+    from ptcore._ops.shape import _clone_preserve_strides
+    out = _clone_preserve_strides(input)
     window = out.as_strided(size, stride, storage_offset)
     window.copy_(src)
     return out

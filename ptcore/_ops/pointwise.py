@@ -414,7 +414,9 @@ _TENSOR_METHODS["square_"] = square_
 
 def _decimals_arg(decimals):
     """torch's int64 ``decimals``: a bool or a float is a TypeError."""
-    if isinstance(decimals, builtins.bool) or not hasattr(decimals, "__index__"):
+    if isinstance(decimals, builtins.bool) or not hasattr(decimals, "__index__") or \
+            isinstance(decimals, _np.ndarray) or (isinstance(decimals, _TensorBase) and (
+                decimals.dim() != 0 or decimals.dtype is _C.bool_)):
         raise TypeError(f"round() received an invalid combination of arguments - got (Tensor, "
                         f"decimals={type(decimals).__name__}), but expected one of: (Tensor input) "
                         f"or (Tensor input, *, int decimals)")
@@ -626,7 +628,9 @@ def angle(input, *, out=None):
     _check_tensor(input, "angle")
     dt = input.dtype
     if dt.is_complex:
-        return _unary("angle", input, out, dt, dt.to_real(), "angle")
+        r = _unary("angle", input, out, dt, dt.to_real(), "angle")
+        # torch computes a complex angle into a resized empty out: C-contiguous
+        return r if out is not None or r.is_contiguous() else r.contiguous()
     res = _to_float_dtype(dt)
     return _unary("angle", input, out, res, res, "angle")
 
@@ -715,6 +719,29 @@ def imag(input):
     return view_as_real(input).select(-1, 1)
 
 
+def _iter_strides(shape, tensors):
+    """The strides of a new result of an elementwise op over ``tensors``
+    (TensorIterator's rule): all inputs contiguous (or channels_last) of the
+    result's shape give that format, else the dims are ordered by the inputs'
+    strides, the first input that tells two dims apart deciding."""
+    shape = tuple(shape)
+    nd = len(shape)
+    same = [t for t in tensors if tuple(t.shape) == shape]
+    if len(same) == len(tensors):
+        for fmt in (_C.contiguous_format, _C.channels_last, _C.channels_last_3d):
+            if (fmt is _C.contiguous_format or nd == (4 if fmt is _C.channels_last else 5)) \
+                    and all(t.is_contiguous(memory_format=fmt) for t in tensors):
+                return _C.empty(shape).contiguous(memory_format=fmt).stride() \
+                    if fmt is not _C.contiguous_format else None
+    perm = _lowp_axpy._order(shape, [_lowp_axpy._bcast_strides(t, shape) for t in tensors])
+    strides = [0] * nd
+    acc = 1
+    for d in perm:          # dense in the iteration order (innermost first)
+        strides[d] = acc
+        acc *= shape[d]
+    return tuple(strides)
+
+
 def complex(real, imag, *, out=None):
     """A complex tensor from real and imaginary parts."""
     if real.dtype is not imag.dtype:
@@ -729,7 +756,11 @@ def complex(real, imag, *, out=None):
             raise RuntimeError(f"Expected object of scalar type {_name(cdt)} but got scalar type "
                                f"{_name(out.dtype)} for argument 'out'")
         _resize_out(out, shape)
-    res = _C.empty(shape, dtype=cdt) if out is None else out
+    if out is None:
+        st = _iter_strides(shape, (real, imag))
+        res = _C.empty(shape, dtype=cdt) if st is None else _C.empty_strided(shape, st, dtype=cdt)
+    else:
+        res = out
     v = view_as_real(res)
     v.select(-1, 0).copy_(real)
     v.select(-1, 1).copy_(imag)

@@ -11,6 +11,7 @@ import operator
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
 from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
@@ -391,9 +392,7 @@ POLYGAMMA_FUNCTION = [None]
 def polygamma(n, input, *, out=None):
     """``n``-th derivative of the digamma function (``torch.polygamma``)."""
     _check_tensor(input, "polygamma", "input", 2)
-    if isinstance(n, bool):
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
-    n = operator.index(n)
+    n = _strict_int(n, "polygamma", "n", 1)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if input.is_complex():
@@ -412,7 +411,7 @@ def polygamma(n, input, *, out=None):
 def mvlgamma(input, p, *, out=None):
     """Multivariate log-gamma of dimension ``p`` (``torch.mvlgamma``)."""
     _check_tensor(input, "mvlgamma", "input", 1)
-    p = operator.index(p)
+    p = _strict_int(p, "mvlgamma", "p", 2)
     if input.dtype is _C.bool_:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if input.dtype.is_complex:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import number_arg
+from ptcore._scalar_args import number_arg, strict_symint_param as _strict_symint
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
 from ptcore._ops.creation import _pinned
@@ -332,7 +332,7 @@ def _check_int_range(dt, lo, hi):
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """A random permutation of ``0``, ..., ``n - 1``."""
-    n = int(n)
+    n = _strict_symint(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
@@ -472,7 +472,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype._legacy}")
-    num_samples = int(num_samples)
+    num_samples = _strict_symint(num_samples, "multinomial", "num_samples", 2)
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     cats = input.shape[-1]

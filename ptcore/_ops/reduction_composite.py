@@ -8,6 +8,7 @@ import operator
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops import creation as _creation
 from ptcore._ops import sorting as _sorting
@@ -113,6 +114,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``
     (``Tensor.renorm``)."""
     check_out_grad("renorm", out, input)
+    dim = _strict_int(dim, "renorm", "dim", 2)
     p, maxnorm = _number_param(p, "renorm", "p", 1), _number_param(maxnorm, "renorm", "maxnorm", 3)
     if builtins.float(p) <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")

@@ -20,7 +20,8 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import number_param as _number_param
+from ptcore._scalar_args import (number_param as _number_param, strict_int_param as _strict_int,
+                                 strict_symint_param as _strict_symint)
 from ptcore._ops import _index as _K
 from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype
 from ptcore._ops.creation import _pinned
@@ -51,8 +52,11 @@ _MODE_GATHER, _MODE_SCATTER, _MODE_REDUCE = 0, 1, 2
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-def _wrap(dim, ndim):
-    return _C._wrap_dim_py(operator.index(dim), ndim)
+def _wrap(dim, ndim, fname="", argname="dim"):
+    # an int parameter of torch's: no bool, float, NumPy array or one-element tensor
+    if type(dim) is not int:
+        dim = _strict_int(dim, fname, argname)
+    return _C._wrap_dim_py(dim, ndim)
 
 
 def _typename(o):
@@ -636,7 +640,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     _refuse_complex32("scatter_gather_tensor_cpu", input)
     src, value = _split_src_value(src, value, "scatter")
     _check_scatter_reduce(src, reduce)
-    result = _plain(input).clone()
+    result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     _scatter_impl(result, dim, index, src, value, reduce, "scatter")
     return _write_out(result, out)
 
@@ -650,7 +654,7 @@ def scatter_add_(self, dim, index, src):
 def scatter_add(input, dim, index, src, *, out=None):
     """Out-of-place :func:`scatter_add_`."""
     _check_tensor(src, "scatter_add", "src", 4)
-    result = _plain(input).clone()
+    result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     _scatter_impl(result, dim, index, src, None, "add", "scatter_add")
     return _write_out(result, out)
 
@@ -721,7 +725,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Out-of-place :func:`scatter_reduce_`."""
-    result = _plain(input).clone()
+    result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     scatter_reduce_(result, dim, index, src, reduce, include_self=include_self)
     return _write_out(result, out)
 
@@ -810,7 +814,7 @@ def _index_dim_shape(target, dim, n):
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """Out-of-place :func:`index_add_`."""
     alpha = _number_param(alpha, "index_add", "alpha")
-    result = _plain(input).clone()
+    result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     index_add_(result, dim, index, source, alpha=alpha)
     return _write_out(result, out)
 
@@ -874,7 +878,7 @@ def index_copy_(self, dim, index, source):
 
 def index_copy(input, dim, index, source, *, out=None):
     """Out-of-place :func:`index_copy_`."""
-    result = _plain(input).clone()
+    result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     index_copy_(result, dim, index, source)
     return _write_out(result, out)
 
@@ -945,9 +949,9 @@ def masked_fill(input, mask, value):
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_cpp_name(mask.dtype)}")
     shape = _broadcast_shape_tensors([mask.shape, input.shape])
-    result = _plain(input).expand(shape).contiguous()
-    if result.data_ptr() == input.data_ptr() and result.numel():
-        result = result.clone()
+    # torch: clone(memory_format=contiguous_format), fresh C-order strides even for a
+    # tensor whose size-1 dims have other strides
+    result = _plain(input).expand(shape).clone(memory_format=_C.contiguous_format)
     return masked_fill_(result, mask, value)
 
 
@@ -1106,6 +1110,8 @@ def cat(tensors, dim=0, *, out=None):
     tensor([[1.0000, 2.0000],
             [3.5000, 4.0000]])
     """
+    if type(dim) is not int:
+        dim = _strict_int(dim, "cat", "dim", 2)
     if out is None and (type(tensors) is list or type(tensors) is tuple):
         r = _K.cat_fast(tensors, dim, False)    # CPU tensors of one dtype, shapes matching
         if r is not None:
@@ -1195,6 +1201,8 @@ def stack(tensors, dim=0, *, out=None):
     tensor([[1, 3],
             [2, 4]])
     """
+    if type(dim) is not int:
+        dim = _strict_int(dim, "stack", "dim", 2)
     if out is None and (type(tensors) is list or type(tensors) is tuple):
         r = _K.cat_fast(tensors, dim, True)     # CPU tensors of one dtype and shape
         if r is not None:
@@ -1320,24 +1328,27 @@ def flipud(input):
     return flip(input, [0])
 
 
-def _as_list(v):
+def _int_item(x, fname="roll", argname="shifts"):
+    # an int[] item: a bool is refused (torch: "must be tuple of ints, not bool")
+    if isinstance(x, bool):
+        raise TypeError(f"{fname}(): argument '{argname}' must be tuple of ints, not bool")
+    return operator.index(x)
+
+
+def _as_list(v, fname="roll", argname="shifts"):
     if isinstance(v, (list, tuple, _C.Size)):
-        return [operator.index(x) for x in v]
-    return [operator.index(v)]
+        return [_int_item(x, fname, argname) for x in v]
+    return [_int_item(v, fname, argname)]
 
 
 def _roll_one(x, shift, d):
     n = x.shape[d]
-    out = _C.empty(x.shape, dtype=x.dtype, device=x.device)
-    if out.numel() == 0:
-        return out
-    s = shift % n
-    if s == 0:
-        out.copy_(x)
-        return out
-    out.narrow(d, s, n - s).copy_(x.narrow(d, 0, n - s))
-    out.narrow(d, 0, s).copy_(x.narrow(d, n - s, s))
-    return out
+    if x.numel() == 0:
+        return _C.empty(x.shape, dtype=x.dtype, device=x.device)
+    # torch's roll: the cat of two narrows (so the result has cat's memory format:
+    # channels_last for a channels_last input)
+    start = (n - shift) % n
+    return cat([x.narrow(d, start, n - start), x.narrow(d, 0, start)], d)
 
 
 def roll(input, shifts, dims=None):
@@ -1351,7 +1362,7 @@ def roll(input, shifts, dims=None):
     """
     _check_tensor(input, "roll", "input", 1)
     shifts = _as_list(shifts)
-    dims = [] if dims is None else _as_list(dims)
+    dims = [] if dims is None else _as_list(dims, "roll", "dims")
     if not shifts:
         raise RuntimeError("`shifts` required")
     x = _plain(input)
@@ -1380,7 +1391,7 @@ def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the
     first towards the second)."""
     _check_tensor(input, "rot90", "input", 1)
-    dims = _as_list(dims)
+    dims = _as_list(dims, "rot90", "dims")
     nd = input.dim()
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -1390,7 +1401,7 @@ def rot90(input, k=1, dims=(0, 1)):
     if dims[0] == dims[1] or abs(dims[0] - dims[1]) == nd:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
                            f"and dim1 = {dims[1]}")
-    k = operator.index(k) % 4
+    k = _strict_int(k, "rot90", "k", 2) % 4
     x = _plain(input)
     if k == 1:
         return flip(x, [d1]).transpose(d0, d1)
@@ -1540,18 +1551,20 @@ def _tri_check(input, fname):
 
 def tril_(self, diagonal=0):
     """In place: zero the elements above the ``diagonal``-th diagonal."""
+    diagonal = _strict_symint(diagonal, "tril_", "diagonal", 2)
     _tri_check(self, "tril")
     if self.numel():
-        _cpu_kernel("tri_", self.device, _tri_cpu)(_plain(self), operator.index(diagonal), False)
+        _cpu_kernel("tri_", self.device, _tri_cpu)(_plain(self), diagonal, False)
         self._bump_version()
     return self
 
 
 def triu_(self, diagonal=0):
     """In place: zero the elements below the ``diagonal``-th diagonal."""
+    diagonal = _strict_symint(diagonal, "triu_", "diagonal", 2)
     _tri_check(self, "triu")
     if self.numel():
-        _cpu_kernel("tri_", self.device, _tri_cpu)(_plain(self), operator.index(diagonal), True)
+        _cpu_kernel("tri_", self.device, _tri_cpu)(_plain(self), diagonal, True)
         self._bump_version()
     return self
 
@@ -1568,6 +1581,7 @@ def tril(input, diagonal=0, *, out=None):
             [1, 1, 0]])
     """
     _check_tensor(input, "tril", "input", 1)
+    diagonal = _strict_symint(diagonal, "tril", "diagonal", 2)
     _tri_check(input, "tril")
     result = _plain(input).clone(memory_format=_C.contiguous_format)
     return _write_out(tril_(result, diagonal), out)
@@ -1576,13 +1590,15 @@ def tril(input, diagonal=0, *, out=None):
 def triu(input, diagonal=0, *, out=None):
     """Upper triangle (elements with ``j - i >= diagonal``) of the last two dims."""
     _check_tensor(input, "triu", "input", 1)
+    diagonal = _strict_symint(diagonal, "triu", "diagonal", 2)
     _tri_check(input, "triu")
     result = _plain(input).clone(memory_format=_C.contiguous_format)
     return _write_out(triu_(result, diagonal), out)
 
 
 def _tri_indices(row, col, offset, dtype, device, upper, fname):
-    row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
+    row, col, offset = (_strict_int(v, fname, a, i + 1) for i, (v, a) in
+                        enumerate(((row, "row"), (col, "col"), (offset, "offset"))))
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -1658,11 +1674,22 @@ def diagflat(input, offset=0):
     return diag(_plain(input).reshape(-1), offset)
 
 
+def _clone_preserve_strides(x):
+    """torch's ``clone_preserve_strides``: a copy of ``x``'s whole storage viewed with
+    ``x``'s sizes, strides and storage offset (a plain clone when some dim of more
+    than one element has stride 0)."""
+    if any(st == 0 and n > 1 for n, st in zip(x.shape, x.stride())):
+        return x.clone()
+    n = x.untyped_storage().nbytes() // x.element_size()
+    full = x.as_strided((n,), (1,), 0).clone()
+    return full.as_strided(x.shape, x.stride(), x.storage_offset())
+
+
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of ``input`` with ``src`` written on ``input.diagonal(offset, dim1, dim2)``."""
     _check_tensor(input, "diagonal_scatter", "input", 1)
     _check_tensor(src, "diagonal_scatter", "src", 2)
-    result = _plain(input).clone()
+    result = _clone_preserve_strides(_plain(input))
     view = result.diagonal(offset, dim1, dim2)
     if tuple(view.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
@@ -1675,7 +1702,7 @@ def select_scatter(input, src, dim, index):
     """A copy of ``input`` with ``src`` written on ``input.select(dim, index)``."""
     _check_tensor(input, "select_scatter", "input", 1)
     _check_tensor(src, "select_scatter", "src", 2)
-    result = _plain(input).clone()
+    result = _clone_preserve_strides(_plain(input))
     view = result.select(dim, index)
     if tuple(view.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
@@ -1689,7 +1716,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
     (the slice taken along ``dim``)."""
     _check_tensor(input, "slice_scatter", "input", 1)
     _check_tensor(src, "slice_scatter", "src", 2)
-    result = _plain(input).clone()
+    result = _clone_preserve_strides(_plain(input))
     d = _wrap(dim, result.dim())
     view = result[(slice(None),) * d + (slice(start, end, step),)]
     if tuple(view.shape) != tuple(src.shape):

@@ -22,7 +22,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import symint_param
+from ptcore._scalar_args import strict_symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
@@ -257,8 +257,12 @@ def _sort_common(x, dim, descending, stable, fname, want_values):
     d = _wrap_dim(_int_arg(dim, fname, "dim"), x.dim())
     if x.dtype.is_complex:
         raise RuntimeError("Sort does not support complex dtypes on CPU")
-    values = _empty(x.shape, x.dtype, x.device) if want_values else None
-    indices = _empty(x.shape, _C.int64, x.device)
+    # torch's sort meta: both outputs take the input's strides when it is dense and
+    # non-overlapping, else dense strides in its dimension order
+    st = _C._preserve_format_strides(x)
+    values = _C.empty_strided(x.shape, st, dtype=x.dtype, device=x.device) \
+        if want_values else None
+    indices = _C.empty_strided(x.shape, st, dtype=_C.int64, device=x.device)
     if x.dim() == 0:
         if want_values:
             values.copy_(x)
@@ -370,7 +374,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         if r is not None:
             return tuple.__new__(_topk_t, r)
     x = _tensor_arg(input, "topk")
-    k = _int_arg(symint_param(k, "topk", "k", 2), "topk", "k", 2)
+    k = strict_symint_param(k, "topk", "k", 2)
     dim = _int_arg(dim, "topk", "dim", 3)
     for flag, name in ((largest, "largest"), (sorted, "sorted")):
         # torch's flags take a Python bool only (not 0/1, numpy.bool, a 0-d tensor); the
@@ -425,17 +429,17 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     indices=tensor(2))
     """
     x = _tensor_arg(input, "kthvalue")
-    k = _int_arg(symint_param(k, "kthvalue", "k", 2), "kthvalue", "k", 2)
+    k = strict_symint_param(k, "kthvalue", "k", 2)
     dim = _int_arg(dim, "kthvalue", "dim", 3)
     d = _wrap_dim(dim, x.dim())
-    # (a 0-d input runs no kernel in PyTorch: any dtype is accepted)
-    if (x.dtype is _C.bool_ or x.dtype.is_complex) and x.dim() > 0 and x.shape[d] > 0:
-        raise _not_impl("kthvalue_cpu", x.dtype)
     size = x.shape[d] if x.dim() > 0 else 1
     if size == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    # (checked after k, as PyTorch; a 0-d input runs no kernel: any dtype is accepted)
+    if (x.dtype is _C.bool_ or x.dtype.is_complex) and x.dim() > 0:
+        raise _not_impl("kthvalue_cpu", x.dtype)
     if x.dim() == 0:
         values = _empty((), x.dtype, x.device)
         values.copy_(x)
@@ -893,8 +897,7 @@ def bincount(input, weights=None, minlength=0):
     tensor([1, 0, 2])
     """
     x = _tensor_arg(input, "bincount")
-    minlength = _int_arg(symint_param(minlength, "bincount", "minlength"), "bincount",
-                         "minlength")
+    minlength = strict_symint_param(minlength, "bincount", "minlength")
     if weights is not None:
         weights = _tensor_arg(weights, "bincount", "weights", 2)
     _check_same_device("bincount", x, weights)
