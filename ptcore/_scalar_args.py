@@ -13,7 +13,8 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 
 __all__ = ["number_arg", "int_arg", "is_number_tensor", "number_param", "int_param",
-           "symint_param", "strict_int_param", "strict_symint_param"]
+           "symint_param", "strict_int_param", "strict_symint_param",
+           "float_param"]
 
 
 def is_number_tensor(v):
@@ -117,3 +118,20 @@ def strict_symint_param(v, fname, argname, pos=None):
     where = f" (position {pos})" if pos is not None else ""
     prefix = f"{fname}(): " if fname else ""
     raise TypeError(f"{prefix}argument '{argname}'{where} must be int, not {_pyname(v)}")
+
+
+def float_param(v, fname, argname, pos=None):
+    """``v`` for a ``float`` parameter (``uniform_``'s bounds, ``exponential_``'s
+    ``lambd``): a Python or NumPy number (bool included) or a 0-d tensor that
+    does not require grad gives a float; a one-element tensor of more dims, a
+    NumPy array, None or a string raises torch's TypeError."""
+    if type(v) is float:
+        return v
+    if isinstance(v, _TensorBase):
+        return float(number_param(v, fname, argname, pos))
+    import numbers
+    if isinstance(v, numbers.Real) or (type(v).__module__ == "numpy" and
+                                        type(v).__name__ in ("bool", "bool_")):
+        return float(v)
+    where = f" (position {pos})" if pos is not None else ""
+    raise TypeError(f"{fname}(): argument '{argname}'{where} must be float, not {_pyname(v)}")

@@ -217,3 +217,27 @@ def test_int_parameters_take_what_torch_takes(call, value):
 def test_complex_angle_is_c_contiguous_real_angle_keeps_the_layout(layout):
     _same(lambda L: L.complex(_layouts(L)[layout], _layouts(L)[layout]).angle(), strides=True)
     _same(lambda L: _layouts(L)[layout].angle(), strides=True)
+
+
+_RANDOM_CALLS = {
+    "uniform_from": lambda L, v: L.empty(2).uniform_(v, 2).shape,
+    "uniform_to": lambda L, v: L.empty(2).uniform_(-1, v).shape,
+    "normal_mean": lambda L, v: L.empty(2).normal_(v).shape,
+    "normal_std": lambda L, v: L.empty(2).normal_(0.0, v).shape,
+    "exponential_lambd": lambda L, v: L.empty(2).exponential_(v).shape,
+    "cauchy_median": lambda L, v: L.empty(2).cauchy_(v).shape,
+    "log_normal_mean": lambda L, v: L.empty(2).log_normal_(v).shape,
+    "geometric_p": lambda L, v: L.empty(2).geometric_(0.5 if isinstance(v, int) else v).shape,
+    "random_from": lambda L, v: L.empty(2).random_(v, 5).shape,
+    "random_to": lambda L, v: L.empty(2).random_(v).shape,
+    "bernoulli_p": lambda L, v: L.bernoulli(L.ones(2), v).shape,
+}
+
+
+@pytest.mark.parametrize("value", [v for v in _VALUES if v != "0d_int_tensor"] + ["none"])
+@pytest.mark.parametrize("call", list(_RANDOM_CALLS))
+def test_random_fill_number_parameters_take_what_torch_takes(call, value):
+    if value == "none" and call == "bernoulli_p":
+        pytest.skip("ptcore's p=None is its no-p form")
+    mk = _VALUES.get(value, lambda L: None)
+    _same(lambda L: _RANDOM_CALLS[call](L, mk(L)))

@@ -11,7 +11,8 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import number_arg, strict_symint_param as _strict_symint
+from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symint,
+                                 float_param as _float_param, strict_int_param as _strict_int)
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
 from ptcore._ops.creation import _pinned
@@ -429,6 +430,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples with probabilities ``input`` (or the scalar ``p``)."""
     if not isinstance(input, _TensorBase):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if p is not None:
+        p = _float_param(p, "bernoulli", "p", 2)
     t = _C.empty(input.shape, dtype=input.dtype, device=input.device)
     if p is None:
         if not (input.dtype.is_floating_point or input.dtype.is_complex):
@@ -581,8 +584,9 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
 # ---------------------------------------------------------------------------
 
 def _uniform_(t, low, high, generator):
+    low = _float_param(low, "uniform_", "from", 1)
+    high = _float_param(high, "uniform_", "to", 2)
     _check_float(t.dtype, "check_uniform_bounds")
-    low, high = float(low), float(high)
     if not low <= high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
     _fill_contig(t, _K.fill_uniform_addr, generator, low, high)
@@ -591,6 +595,8 @@ def _uniform_(t, low, high, generator):
 
 
 def _normal_(t, mean, std, generator):
+    mean = _float_param(mean, "normal_", "mean", 1)
+    std = _float_param(std, "normal_", "std", 2)
     _check_float(t.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
@@ -600,6 +606,9 @@ def _normal_(t, mean, std, generator):
 
 
 def _random_(t, low, high, generator):
+    low = _strict_int(low, "random_", "from", 1)     # (None is no int either)
+    if high is not None:
+        high = _strict_int(high, "random_", "to", 2)
     dt = t.dtype
     if dt.is_complex:
         if high is None and (low == 0 or low is None):
@@ -655,6 +664,7 @@ def _bernoulli_scalar_cpu(t, p, generator):
 
 
 def _exponential_(t, lambd, generator):
+    lambd = _float_param(lambd, "exponential_", "lambd", 1)
     if not t.dtype.is_floating_point:
         raise NotImplementedError(f"exponential_ not implemented for '{t.dtype._legacy}'")
     if not lambd > 0:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ptcore._dispatch.device import cpu_kernel as _loop
+from ptcore._scalar_args import float_param as _float_param
 
 __all__ = ["poisson", "binomial"]
 
@@ -165,6 +166,8 @@ def _float_fill_check(t, kname):
 
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples of ``exp(N(mean, std**2))``."""
+    mean = _float_param(mean, "log_normal_", "mean", 1)
+    std = _float_param(std, "log_normal_", "std", 2)
     _float_fill_check(self, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
@@ -178,6 +181,8 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples of Cauchy(``median``, ``sigma``): ``median + sigma * tan(pi * (u - 1/2))``."""
+    median = _float_param(median, "cauchy_", "median", 1)
+    sigma = _float_param(sigma, "cauchy_", "sigma", 2)
     if not self.dtype.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
                            f"must be a floating point but you specified {_cname(self.dtype)}")
@@ -194,6 +199,7 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 
 def _geometric_(self, p, *, generator=None):
     """Fill with samples of Geometric(``p``) on {1, 2, ...}: ``ceil(log(u) / log(1 - p))``."""
+    p = _float_param(p, "geometric_", "p", 1)
     pt = _pt()
     if self.dtype is pt.bool or self.dtype.is_complex:
         raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{self.dtype._legacy}'")
