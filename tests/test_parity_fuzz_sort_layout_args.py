@@ -241,3 +241,19 @@ def test_random_fill_number_parameters_take_what_torch_takes(call, value):
         pytest.skip("ptcore's p=None is its no-p form")
     mk = _VALUES.get(value, lambda L: None)
     _same(lambda L: _RANDOM_CALLS[call](L, mk(L)))
+
+
+@pytest.mark.parametrize("fn, other", [("pow", "exponent"), ("float_power", "exponent"),
+                                       ("xlogy", "other"), ("remainder", "other"),
+                                       ("bitwise_and", "other"), ("bitwise_left_shift", "other")])
+@pytest.mark.parametrize("form", ["self_number", "input_number", "self_tensor", "input_tensor",
+                                  "positional_number"])
+def test_scalar_self_keyword_forms(fn, other, form):
+    def call(L):
+        t = L.tensor([1, 2, 3]) if fn.startswith("bitwise") else L.tensor([1., 2., 3.])
+        first = {"self_number": 2, "input_number": 2, "positional_number": 2}.get(form, t)
+        if form == "positional_number":
+            return getattr(L, fn)(first, **{other: t})
+        key = "self" if form.startswith("self") else "input"
+        return getattr(L, fn)(**{key: first, other: t})
+    _same(call)

@@ -2120,3 +2120,35 @@ _TENSOR_METHODS.update(
     real=property(real), imag=property(imag, lambda self, v: imag(self).copy_(v)),
 )
 _TENSOR_METHODS["real"] = property(real, lambda self, v: real(self).copy_(v))
+
+
+def _scalar_self_form(fn, other_name):
+    """``ptcore.X`` taking torch's ``X.Scalar`` overload, whose first parameter is
+    named ``self``: ``pow(self=2, exponent=t)``; a number passed as ``input=`` is
+    refused (that overload's first parameter is a tensor)."""
+    def f(*args, **kw):
+        if "self" in kw:
+            first = kw.pop("self")
+            if args or "input" in kw or not _is_number(first) or \
+                    not isinstance(kw.get(other_name), _TensorBase):
+                raise TypeError(f"{fn.__name__}() received an invalid combination of arguments: "
+                                f"self= takes a Number with a Tensor {other_name}")
+            return fn(first, **kw)
+        if "input" in kw and not isinstance(kw["input"], _TensorBase):
+            raise TypeError(f"{fn.__name__}() received an invalid combination of arguments: "
+                            f"argument 'input' must be Tensor, not {type(kw['input']).__name__} "
+                            f"(a Number goes as self=)")
+        return fn(*args, **kw)
+    f.__name__ = f.__qualname__ = fn.__name__
+    f.__doc__ = fn.__doc__
+    f.__wrapped__ = fn
+    return f
+
+
+# the namespace functions (the methods keep their bound self)
+for _n, _o in (("pow", "exponent"), ("float_power", "exponent"), ("xlogy", "other"),
+               ("remainder", "other"), ("bitwise_and", "other"), ("bitwise_or", "other"),
+               ("bitwise_xor", "other"), ("bitwise_left_shift", "other"),
+               ("bitwise_right_shift", "other")):
+    globals()[_n] = _scalar_self_form(globals()[_n], _o)
+del _n, _o
