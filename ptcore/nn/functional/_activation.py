@@ -295,6 +295,8 @@ def prelu(input, weight):
 
 def _rrelu(input, lower, upper, training, inplace, generator):
     _check(input, "rrelu")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace, _formula="rrelu_eval")
     with ptcore.no_grad():

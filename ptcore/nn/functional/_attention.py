@@ -89,18 +89,34 @@ def _check_backends(q, dropout_p):
 
 def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
     """PyTorch's CPU flash kernel (not its math kernel) runs this call: 4-D
-    operands with one embedding size and contiguous last dims, equal batch
-    sizes and head counts (or a grouped-query multiple), no dropout, and a
-    mask that does not require grad."""
+    operands with equal batch sizes and head counts (or a grouped-query
+    multiple), a mask of 2 or 4 dims broadcastable to (B, H, L, S) that does
+    not require grad, one embedding size, nonempty sequences, contiguous last
+    dims and no dropout.  The checks run in torch's order: its mask check reads
+    the mask's last two sizes, so a mask of fewer dims raises IndexError there."""
     if (q.device.type != "cpu" or not _cuda_backend.flash_sdp_enabled()
-            or not (q.dim() == k.dim() == v.dim() == 4) or dropout_p > 0.0
-            or not (q.size(-1) == k.size(-1) == v.size(-1))
-            or not (q.stride(-1) == k.stride(-1) == v.stride(-1) == 1)
-            or not (q.size(0) == k.size(0) == v.size(0)) or k.size(1) != v.size(1)
-            or (isinstance(mask, ptcore.Tensor) and mask.requires_grad)):
+            or dropout_p > 0.0 or not (q.dim() == k.dim() == v.dim() == 4)
+            or not (q.size(0) == k.size(0) == v.size(0))):
         return False
-    hq, hk = q.size(1), k.size(1)
-    return hq == hk or builtins.bool(enable_gqa and hq % hk == 0)
+    hq, hk, hv = q.size(1), k.size(1), v.size(1)
+    if not (hk == hv and (hq == hk or builtins.bool(enable_gqa and hq % hk == 0))):
+        return False
+    if isinstance(mask, ptcore.Tensor):
+        if mask.requires_grad:
+            return False
+        if mask.dim() < 2:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-builtins.max(mask.dim(), 1)}, {builtins.max(mask.dim(), 1) - 1}]"
+                             f", but got -2): attn_mask of shape {list(mask.shape)}")
+        if mask.size(-2) not in (1, q.size(2)) or mask.size(-1) not in (1, k.size(2)):
+            return False
+        if mask.dim() == 4:
+            if mask.size(0) not in (1, q.size(0)) or mask.size(1) not in (1, hq):
+                return False
+        elif mask.dim() != 2:
+            return False
+    return ((q.size(-1) == k.size(-1) == v.size(-1)) and q.size(2) != 0 and k.size(2) != 0
+            and q.stride(-1) == k.stride(-1) == v.stride(-1) == 1)
 
 
 def _flash_out(q, v, dropout_p):
@@ -228,29 +244,35 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not query.is_floating_point():
         raise RuntimeError(f"scaled_dot_product_attention(): expected a floating point dtype, "
                            f"got {query.dtype}")
-    if query.size(-1) != key.size(-1):
-        raise RuntimeError(
-            f"scaled_dot_product_attention(): query's embedding size {query.size(-1)} does not "
-            f"match key's {key.size(-1)} (query {tuple(query.shape)}, key {tuple(key.shape)})")
-    if key.size(-2) != value.size(-2):
-        raise RuntimeError(
-            f"scaled_dot_product_attention(): key and value sequence lengths differ "
-            f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
     if attn_mask is not None and not isinstance(attn_mask, ptcore.Tensor):
         from ptcore.nn.attention.bias import CausalBias    # (on use: not a tensor mask)
         if isinstance(attn_mask, CausalBias):
             attn_mask, is_causal = attn_mask._sdpa_args(query.device, is_causal)
+    if attn_mask is not None:
+        if not isinstance(attn_mask, ptcore.Tensor):
+            raise TypeError(f"scaled_dot_product_attention(): attn_mask must be a Tensor, "
+                            f"got {type(attn_mask).__name__}")
+        if attn_mask.dtype not in (ptcore.bool, ptcore.float32, query.dtype):
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                               f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and "
+                               f"query.dtype: {query.dtype} instead.")
+    flash = _flash_takes(query, key, value, attn_mask, dropout_p, enable_gqa)
     # torch 2.13's CPU flash kernel takes attn_mask with is_causal (both masks
     # apply); its math kernel, which runs every other call, refuses the pair
-    if (attn_mask is not None and is_causal
-            and not _flash_takes(query, key, value, attn_mask, dropout_p, enable_gqa)):
+    if attn_mask is not None and is_causal and not flash:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
     _check_backends(query, dropout_p)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
 
-    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
+    if enable_gqa:
+        if builtins.min(query.dim(), key.dim(), value.dim()) < 3:
+            # torch's math kernel reads the head counts at dim -3
+            raise IndexError(f"Dimension out of range (expected to be in range of [-2, 1], but "
+                             f"got -3): enable_gqa=True needs query, key and value of at least "
+                             f"3 dims, got {tuple(query.shape)}, {tuple(key.shape)}, "
+                             f"{tuple(value.shape)}")
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
         if hq % hk != 0 or hq % hv != 0:
             raise RuntimeError(
@@ -261,6 +283,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hv != hq:
             value = value.repeat_interleave(hq // hv, -3)
 
+    # (after the mask and grouped-query checks, as torch's math kernel's products)
+    if query.size(-1) != key.size(-1):
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): query's embedding size {query.size(-1)} does not "
+            f"match key's {key.size(-1)} (query {tuple(query.shape)}, key {tuple(key.shape)})")
+    if key.size(-2) != value.size(-2):
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): key and value sequence lengths differ "
+            f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
     if attn_mask is None and dropout_p == 0.0 and _fast_ok(query, key, value):
         return _Attention.apply(query, key, value, scale_factor, builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
@@ -296,9 +327,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _check_mask_shape(mask, scores):
     """The mask must broadcast to the scores' ``(..., L, S)`` without growing them, as
     torch's in-place add (a mask of a wrong shape would change the output's shape)."""
-    if mask.dim() < 2:
-        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
-                         f"-2): attn_mask of shape {list(mask.shape)} must have at least 2 dims")
     try:
         full = ptcore.broadcast_shapes(tuple(mask.shape), tuple(scores.shape))
     except RuntimeError:

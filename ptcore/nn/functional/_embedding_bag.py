@@ -91,9 +91,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
-        offs = ptcore.arange(0, input.numel(), builtins.max(input.size(1), 1), dtype=ptcore.int64,
+        if input.size(1) == 0:
+            # torch builds the offsets as arange(0, numel, step=size(1)), which fails
+            raise RuntimeError("embedding_bag: a 2-D input needs at least one index per bag "
+                               "(step must be nonzero)")
+        offs = ptcore.arange(0, input.numel(), input.size(1), dtype=ptcore.int64,
                              device=input.device)
-        offs = offs[:input.size(0)]
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:

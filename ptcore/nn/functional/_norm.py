@@ -279,6 +279,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if _check_param_dtype(input, weight, bias, running_mean, running_var):
         return _stats_in_f32(batch_norm, input, running_mean, running_var, _f32(weight),
                              _f32(bias), training, momentum, eps)
+    if nd < 2 and (training or (running_mean is not None and running_var is not None)):
+        # torch counts 0 channels for such an input, then fails indexing dim 1
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-builtins.max(nd, 1)}, {builtins.max(nd, 1) - 1}], but got 1)")
     shape = [1, C] + [1] * (nd - 2)
     if training:
         def update(mean, var):
