@@ -257,3 +257,11 @@ def test_scalar_self_keyword_forms(fn, other, form):
         key = "self" if form.startswith("self") else "input"
         return getattr(L, fn)(**{key: first, other: t})
     _same(call)
+
+
+@pytest.mark.parametrize("dt", ["uint8", "int8", "int32", "int64", "float32"])
+@pytest.mark.parametrize("shape", [(0,), (7,), ()])
+@pytest.mark.parametrize("bins, lo, hi", [(0, 0, 0), (0, 1, 3), (3, -2, -1), (3, 0, 300),
+                                          (3, 0, 0), (2, 1, 3)])
+def test_histc_checks_bins_and_range_before_refusing_integer_inputs(dt, shape, bins, lo, hi):
+    _same(lambda L: L.histc(L.ones(shape, dtype=getattr(L, dt)), bins, lo, hi))

@@ -711,6 +711,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
                 f"input {_cpp_name(x.dtype)} and hist {_cpp_name(out.dtype)}")
     if x.dtype is _C.bool_:
         raise _not_impl("linspace_cpu", x.dtype)
+    if bins <= 0:        # (before an integer input is refused, as torch)
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if lo == hi and x.numel() > 0:
         if not x.dtype.is_floating_point:
             raise _not_impl("aminmax_cpu" if x.dtype.is_complex else "histogram_cpu", x.dtype)
@@ -718,8 +720,13 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     if lo == hi:
         lo -= 1
         hi += 1
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        import numpy as np
+        info = np.iinfo(x.dtype._np)         # torch reads min/max as the input's dtype
+        for v in (lo, hi):
+            if not info.min <= v <= info.max:
+                raise RuntimeError(f"value cannot be converted to type {_cpp_name(x.dtype)} "
+                                   "without overflow")
     if not all(v == v and abs(v) != float("inf") for v in (lo, hi)):
         raise RuntimeError(f"torch.histc: range of [{_fmt(lo)}, {_fmt(hi)}] is not finite")
     if not lo < hi:
