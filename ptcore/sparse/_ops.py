@@ -154,7 +154,11 @@ def mm(mat1, mat2):
     dense ``mat1`` and a sparse ``mat2`` (``torch.sparse.mm``); dense result,
     differentiable in the dense operand and in the sparse values."""
     if isinstance(mat1, SparseTensor) and isinstance(mat2, SparseTensor):
-        return mm(mat1, mat2.to_dense()).to_sparse()
+        r = mm(mat1, mat2.to_dense()).to_sparse()
+        # in mat2's layout, as torch's (CSR @ CSR is CSR, CSC @ CSC is CSC)
+        if mat2.layout is sparse_csr:
+            return r.to_sparse_csr()
+        return r.to_sparse_csc() if mat2.layout is sparse_csc else r
     if isinstance(mat2, SparseTensor):
         if not isinstance(mat1, _TensorBase) or mat1.dim() not in (1, 2):
             raise RuntimeError("mm: the dense operand must be 1-D or 2-D")
@@ -311,7 +315,11 @@ def add(input, other, *, alpha=1):
                 else r.coalesce().to_sparse_csc()
         return r
     if isinstance(input, SparseTensor):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        if input.layout is sparse_coo:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                               "instead.")
+        # a compressed (CSR/CSC) matrix plus a dense one is dense, as torch's
+        return input.to_dense() + (other if alpha == 1 else other * alpha)
     o = other.to_dense()
     return input + (o if alpha == 1 else o * alpha)
 
@@ -759,6 +767,36 @@ SparseTensor.index_select, SparseTensor.unsqueeze = index_select, unsqueeze
 SparseTensor.bmm, SparseTensor.narrow_copy = bmm, narrow_copy
 
 
+def div(input, other, *, rounding_mode=None):
+    """``input / other`` of a sparse tensor and a scalar or 0-d dense tensor
+    (``Tensor.div``); with a ``rounding_mode`` the entries are coalesced first,
+    as torch's (rounding does not distribute over duplicate entries)."""
+    if isinstance(other, SparseTensor) or (isinstance(other, _TensorBase) and other.dim() > 0):
+        raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor "
+                           f"(got shape {list(other.shape)} for divisor)")
+    S = input.coalesce() if rounding_mode is not None and input.layout is sparse_coo else input
+    return S._with_values(S._parts[-1].div(other, rounding_mode=rounding_mode))
+
+
+def div_(input, other, *, rounding_mode=None):
+    """``Tensor.div_`` of a sparse tensor by a scalar or 0-d dense tensor."""
+    r = div(input, other, rounding_mode=rounding_mode)
+    if r.dtype is not input.dtype:
+        raise RuntimeError(f"result type {r.dtype} can't be cast to the desired output type "
+                           f"{input.dtype}")
+    input._parts, input._coalesced = r._parts, r._coalesced
+    return input
+
+
+# Tensor methods of the sparse layouts that are the functions above (torch's
+# A.mul(2.), A.div(deg), A.sub(B), A.mv(x) of graph and sparse-solver code)
+SparseTensor.mul = mul
+SparseTensor.div = SparseTensor.true_divide = div
+SparseTensor.div_ = div_
+SparseTensor.sub = lambda self, other, *, alpha=1: add(self, other, alpha=-alpha)
+SparseTensor.mv = mm
+
+
 _HANDLERS = {
     "add_": lambda a, b, alpha=1: dense_add_(a, b, alpha)
     if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha),
@@ -768,6 +806,7 @@ _HANDLERS = {
     "__add__": lambda a, b: add(a, b), "__radd__": lambda a, b: add(b, a),
     "sub": lambda a, b, alpha=1: add(a, b, alpha=-alpha), "__sub__": lambda a, b: add(a, b, alpha=-1),
     "mul": lambda a, b: mul(a, b), "__mul__": lambda a, b: mul(a, b),
+    "div": div, "true_divide": div, "divide": div, "div_": div_,
     "__rmul__": lambda a, b: mul(a, b),
     "sum": lambda a, dim=None, keepdim=False, dtype=None: sum(a, dim, dtype),
     "softmax": lambda a, dim, dtype=None: softmax(a, dim, dtype),
