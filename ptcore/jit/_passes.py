@@ -240,7 +240,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """``torch.jit.freeze``: a copy of traced module ``mod`` (in eval mode)
     whose parameters and buffers are inlined into its graphs as constants,
     then folded and simplified."""
-    from ptcore.jit._script_module import ScriptModule
+    from ptcore.jit._script_module import ScriptModule, RecursiveScriptModule
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
@@ -268,7 +268,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
         if optimize_numerics:
             fold_batch_norm(g)
         graphs[method] = g
-    frozen = ScriptModule()
+    frozen = RecursiveScriptModule()
     object.__setattr__(frozen, "_original_name", mod._original_name)
     object.__setattr__(frozen, "_graphs", graphs)
     for name in keep:
@@ -279,12 +279,12 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
 
 
 def _set_path(root, dotted, t):
-    from ptcore.jit._script_module import ScriptModule
+    from ptcore.jit._script_module import RecursiveScriptModule
     parts = dotted.split(".")
     m = root
     for p in parts[:-1]:
         if p not in m._modules:
-            m._modules[p] = ScriptModule()
+            m._modules[p] = RecursiveScriptModule()
         m = m._modules[p]
     if isinstance(t, ptcore.nn.Parameter):
         m._parameters[parts[-1]] = t

@@ -1581,13 +1581,14 @@ def compile_module(obj, methods=None):
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Compile ``obj`` (a function or an ``nn.Module``) with its control flow
     into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.script``)."""
-    from ptcore.jit._script_module import ScriptFunction, ScriptModule, _bind_python_calls
+    from ptcore.jit._script_module import (ScriptFunction, ScriptModule, RecursiveScriptModule,
+                                           _bind_python_calls)
     from ptcore.nn import Module
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
         graphs = compile_module(obj)
-        sm = ScriptModule._from_module(obj, graphs, attributes=True)
+        sm = RecursiveScriptModule._from_module(obj, graphs, attributes=True)
         _bind_python_calls(graphs, sm)
         sm._attach_source(obj, {"epoch": 0})
         sm._script_cache[(0,) + sm._mode_key()] = sm._graphs

@@ -10,7 +10,7 @@ from ptcore.nn import Module
 from ptcore.jit._ir import decode, JitError, Node
 from ptcore.jit import _executor
 
-__all__ = ["ScriptFunction", "ScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
+__all__ = ["ScriptFunction", "ScriptModule", "RecursiveScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
            "python_calls"]
 
 
@@ -412,8 +412,8 @@ class ScriptModule(Module):
         src = d.get("_script_src")
         modes = d.get("_script_modes")
         if src is None and not modes:
-            if not d["_graphs"] and type(self) not in (ScriptModule, ScriptContainer, TracedModule,
-                                                      TopLevelTracedModule):
+            if not d["_graphs"] and type(self) not in (ScriptModule, RecursiveScriptModule, ScriptContainer,
+                                                      TracedModule, TopLevelTracedModule):
                 # a subclass with ``@script_method`` s (torch's legacy API):
                 # compiled on first need (it runs its Python methods itself)
                 from ptcore.jit._script import compile_module
@@ -644,7 +644,16 @@ def _final_names(mod):
 _CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
 
 
-class ScriptContainer(ScriptModule):
+class RecursiveScriptModule(ScriptModule):
+    """What :func:`ptcore.jit.script` and :func:`ptcore.jit.load` return for a
+    module (and its submodules), as torch's ``torch.jit.RecursiveScriptModule``
+    (printed under that name, with ``original_name=``)."""
+
+    def _get_name(self):
+        return "RecursiveScriptModule"
+
+
+class ScriptContainer(RecursiveScriptModule):
     """A scripted ``Sequential``/``ModuleList``/``ModuleDict``: indexed,
     iterated, sized and searched as the original (torch's
     RecursiveScriptModule forwards these to the container)."""
@@ -688,14 +697,16 @@ class TopLevelTracedModule(TracedModule):
 
 def script_module_named(name):
     """An empty ScriptModule for a module named ``name`` (read from a file)."""
-    sm = ScriptContainer() if name in _CONTAINERS else ScriptModule()
+    sm = ScriptContainer() if name in _CONTAINERS else RecursiveScriptModule()
     object.__setattr__(sm, "_original_name", name)
     return sm
 
 
 ScriptModule.__module__ = "ptcore.jit"
+RecursiveScriptModule.__module__ = "ptcore.jit"
 ScriptContainer.__module__ = "ptcore.jit"
+# a scripted container is a RecursiveScriptModule to the user, as in torch
+ScriptContainer.__name__ = ScriptContainer.__qualname__ = "RecursiveScriptModule"
 ScriptFunction.__module__ = "ptcore.jit"
 TracedModule.__module__ = "ptcore.jit"
 TopLevelTracedModule.__module__ = "ptcore.jit"
-RecursiveScriptModule = ScriptModule

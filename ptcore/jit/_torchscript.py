@@ -600,14 +600,14 @@ def code_namespace():
 # --------------------------------------------------------------------- modules
 
 def _build_module(obj, code, path, made):
-    from ptcore.jit._script_module import ScriptModule
+    from ptcore.jit._script_module import RecursiveScriptModule
     from ptcore.nn import Parameter
     if id(obj) in made:
         return made[id(obj)]
     cdef = code.lookup(obj.cls.qualname)
     if not isinstance(cdef, _TSClassDef):
         raise JitError(f"{obj.cls.qualname} is not a class")
-    sm = ScriptModule()
+    sm = RecursiveScriptModule()
     made[id(obj)] = sm
     object.__setattr__(sm, "_original_name", obj.cls.qualname.rsplit(".", 1)[-1])
     object.__setattr__(sm, "_ts_methods", cdef.methods)
