@@ -59,5 +59,49 @@ def get_all_sharing_strategies():
     return set(_shared_memory.STRATEGIES)
 
 
+_PR_SET_NAME, _PR_GET_NAME = 15, 16  # prctl(2) options (Linux)
+
+
+def _prctl():
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _set_thread_name(name):
+    """Name the calling OS thread (what ``ps -L``, ``top -H`` and
+    ``/proc/<pid>/task/<tid>/comm`` show; the main thread's name is the
+    process's). Linux keeps the first 15 bytes; a no-op elsewhere.
+
+    Parameters
+    ----------
+    name : str
+    """
+    import ctypes
+    import sys
+    if not isinstance(name, str):
+        raise TypeError(f"_set_thread_name(): name must be a str, not {type(name).__name__}")
+    prctl = _prctl()
+    if prctl is not None and sys.platform.startswith("linux"):
+        prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+def _get_thread_name():
+    """The name of the calling OS thread ("" where it cannot be read)."""
+    import ctypes
+    import sys
+    prctl = _prctl()
+    if prctl is None or not sys.platform.startswith("linux"):
+        return ""
+    buf = ctypes.create_string_buffer(16)
+    if prctl(_PR_GET_NAME, buf, 0, 0, 0) != 0:
+        return ""
+    return buf.value.decode(errors="replace")
+
+
 _reductions.init_reductions()
 del sys

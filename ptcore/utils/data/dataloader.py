@@ -8,6 +8,7 @@ process boundary.
 import itertools
 import multiprocessing as python_multiprocessing
 import os
+import pickle
 import queue
 import signal
 import warnings
@@ -301,12 +302,16 @@ class _BaseDataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
         self._world_size, self._rank = _get_distributed_settings()
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn(
+                "pin_memory_device is deprecated, the current accelerator will be used as the "
+                f"device, ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
         self._pin_memory = loader.pin_memory and _accelerator_available()
         if loader.pin_memory and not self._pin_memory:
             warnings.warn(
                 "'pin_memory' argument is set as true but no accelerator is found, "
                 "then device pinned memory won't be used.", stacklevel=3)
-        self._pin_memory_device = loader.pin_memory_device or None
+        self._pin_memory_device = None  # the current accelerator, as torch
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -363,8 +368,10 @@ def _accelerator_available():
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
-        assert self._timeout == 0
-        assert self._num_workers == 0
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        if self._num_workers != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires num_workers == 0")
         self._dataset_fetcher = _DatasetKind.create_fetcher(
             self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
             self._drop_last)
@@ -402,8 +409,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
-        assert self._num_workers > 0
-        assert self._prefetch_factor > 0
+        if self._num_workers <= 0:
+            raise AssertionError("num_workers must be greater than 0 for MultiProcessingDataLoaderIter")
+        if self._prefetch_factor <= 0:
+            raise AssertionError(
+                "prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter")
 
         if loader.multiprocessing_context is None:
             multiprocessing_context = multiprocessing
@@ -429,7 +439,16 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                       self._base_seed, self._worker_init_fn, i, self._num_workers,
                       self._persistent_workers, self._shared_seed))
             w.daemon = True
-            w.start()
+            try:
+                w.start()
+            except (TypeError, AttributeError, pickle.PicklingError):
+                warnings.warn(
+                    "Got pickle error when attempting to start a worker Process. This might be "
+                    "because the worker Process arguments are not picklable: the 'spawn' and "
+                    "'forkserver' start methods pickle the dataset, collate_fn and "
+                    "worker_init_fn. You can also try multiprocessing.set_start_method('fork').",
+                    stacklevel=3)
+                raise
             self._index_queues.append(index_queue)
             self._workers.append(w)
 
@@ -444,6 +463,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._task_info = {}
         self._tasks_outstanding = 0
         self._workers_status = [True for _ in range(self._num_workers)]
+        # tasks handed to each worker and not yet returned to the caller
+        self._workers_num_tasks = [0 for _ in range(self._num_workers)]
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:
             for idx in range(self._num_workers):
@@ -526,9 +547,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 raise StopIteration
 
             if len(self._task_info[self._rcvd_idx]) == 2:
-                data = self._task_info.pop(self._rcvd_idx)[1]
+                worker_id, data = self._task_info.pop(self._rcvd_idx)
                 self._rcvd_idx += 1
-                return self._process_data(data)
+                return self._process_data(data, worker_id)
 
             assert not self._shutdown and self._tasks_outstanding > 0
             idx, data = self._get_data()
@@ -544,13 +565,12 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
             if idx != self._rcvd_idx:
                 if not self._in_order:
-                    del self._task_info[idx]
-                    return self._process_data(data, idx=idx)
+                    return self._process_data(data, self._task_info.pop(idx)[0])
                 self._task_info[idx] += (data,)
             else:
-                del self._task_info[idx]
+                worker_id = self._task_info.pop(idx)[0]
                 self._rcvd_idx += 1
-                return self._process_data(data)
+                return self._process_data(data, worker_id)
 
     def _try_put_index(self):
         max_tasks = self._prefetch_factor * self._num_workers
@@ -562,15 +582,21 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for _ in range(self._num_workers):
             worker_queue_idx = next(self._worker_queue_idx_cycle)
             if self._workers_status[worker_queue_idx]:
-                break
+                # in order: round robin; out of order: the next worker with
+                # room, so a slow worker does not hold up the others
+                if self._in_order or self._workers_num_tasks[worker_queue_idx] < \
+                        max_tasks // sum(self._workers_status):
+                    break
         else:
             return
         self._index_queues[worker_queue_idx].put((self._send_idx, index))
         self._task_info[self._send_idx] = (worker_queue_idx,)
+        self._workers_num_tasks[worker_queue_idx] += 1
         self._tasks_outstanding += 1
         self._send_idx += 1
 
-    def _process_data(self, data, idx=None):
+    def _process_data(self, data, worker_id):
+        self._workers_num_tasks[worker_id] -= 1
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()

@@ -28,29 +28,33 @@ class ManagerWatchdog:
 _worker_info = None
 
 
+@dataclass(frozen=True, slots=True)
 class WorkerInfo:
-    """What a worker knows about itself: ``id``, ``num_workers``, ``seed``, ``dataset``."""
+    """What a worker knows about itself (``torch.utils.data.WorkerInfo``, a frozen dataclass).
+
+    Attributes
+    ----------
+    id : int
+        This worker's id, 0 .. ``num_workers - 1``.
+    num_workers : int
+        The number of workers.
+    seed : int
+        The seed this worker's ``random``, ``ptcore`` (and NumPy) generators
+        were seeded with.
+    dataset : Dataset
+        This worker's copy of the dataset.
+    rng : object or None
+        Per-worker generator state of thread workers; None in a worker process.
+    worker_method : str
+        ``"multiprocessing"``.
+    """
 
     id: int
     num_workers: int
     seed: int
     dataset: object
-    __initialized = False
-
-    def __init__(self, **kwargs):
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs.keys())
-        self.__initialized = True
-
-    def __setattr__(self, key, val):
-        if self.__initialized:
-            raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-        return super().__setattr__(key, val)
-
-    def __repr__(self):
-        items = [f"{k}={getattr(self, k)}" for k in self.__keys]
-        return f"{self.__class__.__name__}({', '.join(items)})"
+    rng: object = None
+    worker_method: str = "multiprocessing"
 
 
 def get_worker_info():
@@ -170,6 +174,9 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event,
     # resource_sharer thread: let it take the GIL promptly while the main
     # thread computes (the default 5 ms switch interval stalls every fetch).
     sys.setswitchinterval(1e-4)
+    # named as torch's workers (what ps and top show)
+    import ptcore.multiprocessing
+    ptcore.multiprocessing._set_thread_name("pt_data_worker")
     # one kernel thread per worker, as torch: the workers run side by side
     ptcore.set_num_threads(1)
     seed = base_seed + worker_id
