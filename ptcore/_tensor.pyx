@@ -908,6 +908,35 @@ def _wrap_dim_py(d, int ndim):
     return _wrap_dim(_operator.index(d), ndim)
 
 
+cdef Py_ssize_t _dim_arg(object v) except? -1:
+    """An ``int64`` argument (a dim, a count) as torch's argument parser reads it:
+    a Python or NumPy integer, or a 0-d integer tensor; bools, one-element
+    tensors of more dims, bool tensors and NumPy arrays are a TypeError."""
+    if type(v) is int:
+        return v
+    if isinstance(v, bool) or isinstance(v, _np.ndarray) or (
+            isinstance(v, _TensorBase) and ((<_TensorBase>v)._ndim != 0
+                                            or (<_TensorBase>v)._dtype.num == PT_BOOL
+                                            or (<_TensorBase>v)._dtype._category > 1)):
+        raise TypeError(f"expected an int, got {_typename(v)}"
+                        + (f" of {(<_TensorBase>v)._ndim} dims and dtype {(<_TensorBase>v)._dtype}"
+                           if isinstance(v, _TensorBase) else ""))
+    return _operator.index(v)
+
+
+cdef Py_ssize_t _symint_arg(object v) except? -1:
+    """A ``SymInt`` argument (an index, a start, a length) as torch reads it: like
+    ``operator.index`` (one-element tensors and NumPy arrays included), but a bool
+    is a TypeError and a bool tensor a RuntimeError."""
+    if type(v) is int:
+        return v
+    if isinstance(v, bool):
+        raise TypeError(f"expected an int, got bool")
+    if isinstance(v, _TensorBase) and (<_TensorBase>v)._dtype.num == PT_BOOL:
+        raise RuntimeError("a bool tensor cannot be used as an integer argument")
+    return _operator.index(v)
+
+
 _DTYPE_TYPE = dtype      # (for ``view``, whose ``dtype=`` keyword hides the class)
 
 
@@ -940,6 +969,9 @@ cdef list _parse_shape_args(tuple args, str fname):
     for a in args:
         if isinstance(a, bool) or not (isinstance(a, int) or hasattr(a, "__index__")):
             raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, but found element of type {_typename(a)} at pos {len(out)}")
+        if isinstance(a, _TensorBase) and (<_TensorBase>a)._dtype.num == PT_BOOL \
+                and fname != "permute":     # (torch's permute reads a bool tensor as 0/1)
+            raise RuntimeError(f"{fname}(): a bool tensor cannot be used as a size")
         out.append(_operator.index(a))
     return out
 
@@ -1944,7 +1976,7 @@ cdef class _TensorBase:
             return _make_size(self._ndim, self._shape)
         if self._ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        return self._shape[_wrap_dim(_operator.index(dim), self._ndim)]
+        return self._shape[_wrap_dim(_dim_arg(dim), self._ndim)]
 
     def stride(self, dim=None):
         """Strides in elements (a tuple), or the stride of one dimension."""
@@ -1952,7 +1984,7 @@ cdef class _TensorBase:
             return _make_tuple(self._ndim, self._strides)
         if self._ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        return self._strides[_wrap_dim(_operator.index(dim), self._ndim)]
+        return self._strides[_wrap_dim(_dim_arg(dim), self._ndim)]
 
     def dim(self):
         return self._ndim
@@ -2220,7 +2252,7 @@ cdef class _TensorBase:
         """A view with explicit sizes, strides (elements) and storage offset."""
         cdef list sh = [_operator.index(s) for s in size]
         cdef list st = [_operator.index(s) for s in stride]
-        cdef Py_ssize_t off = self._offset if storage_offset is None else _operator.index(storage_offset)
+        cdef Py_ssize_t off = self._offset if storage_offset is None else _symint_arg(storage_offset)
         if len(sh) != len(st):
             raise RuntimeError(
                 f"mismatch in length of strides and shape: {len(st)} strides for {len(sh)} dims")
@@ -2241,8 +2273,8 @@ cdef class _TensorBase:
         return self._transpose(dim0, dim1, VK_TRANSPOSE)
 
     cdef _TensorBase _transpose(self, dim0, dim1, int kind):
-        cdef int a = _wrap_dim(_operator.index(dim0), self._ndim)
-        cdef int b = _wrap_dim(_operator.index(dim1), self._ndim)
+        cdef int a = _wrap_dim(_dim_arg(dim0), self._ndim)
+        cdef int b = _wrap_dim(_dim_arg(dim1), self._ndim)
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         cdef Py_ssize_t st[PT_MAX_DIMS]
         cdef int nd = self._ndim
@@ -2269,6 +2301,8 @@ cdef class _TensorBase:
 
     def permute(self, *args, dims=None):
         """Reorder dimensions (a view)."""
+        if not args and dims is None:
+            raise TypeError("permute() missing 1 required positional argument: 'dims'")
         cdef list d = _parse_shape_args(_kw_shape(args, dims, "permute"), "permute")
         cdef int nd = self._ndim
         cdef Py_ssize_t sh[PT_MAX_DIMS]
@@ -2326,8 +2360,8 @@ cdef class _TensorBase:
             raise RuntimeError(
                 f"movedim: Invalid source or destination dims: source ({_fmt_list(src)} dims) should "
                 f"contain the same number of dims as destination ({_fmt_list(dst)} dims)")
-        src = [_wrap_dim(_operator.index(s), nd) for s in src]
-        dst = [_wrap_dim(_operator.index(s), nd) for s in dst]
+        src = [_wrap_dim(_dim_arg(s), nd) for s in src]
+        dst = [_wrap_dim(_dim_arg(s), nd) for s in dst]
         if len(set(src)) != len(src):
             raise RuntimeError(f"movedim: repeated dim in `source` ({_fmt_list(src)})")
         if len(set(dst)) != len(dst):
@@ -2360,7 +2394,8 @@ cdef class _TensorBase:
             for i in range(nd):
                 drop[i] = self._shape[i] == 1
         elif kind == VK_SQUEEZE1:
-            i = _wrap_dim(_operator.index(dim), nd)
+            # (torch's squeeze takes a one-element tensor or array as a dim list; not a bool)
+            i = _wrap_dim(_dim_arg(dim) if isinstance(dim, bool) else _operator.index(dim), nd)
             if nd and self._shape[i] == 1:
                 drop[i] = True
         else:
@@ -2382,7 +2417,7 @@ cdef class _TensorBase:
     def unsqueeze(self, dim):
         """Insert a size-1 dimension at ``dim`` (a view)."""
         cdef int nd = self._ndim
-        cdef Py_ssize_t d = _operator.index(dim)
+        cdef Py_ssize_t d = _dim_arg(dim)
         if d < -nd - 1 or d > nd:
             raise IndexError(
                 f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {d})")
@@ -2406,8 +2441,8 @@ cdef class _TensorBase:
     def flatten(self, start_dim=0, end_dim=-1):
         """Merge dimensions ``start_dim..end_dim`` (a view when possible)."""
         cdef int nd = self._ndim
-        cdef int s = _wrap_dim(_operator.index(start_dim), nd)    # a 0-d tensor: [-1, 0]
-        cdef int e = _wrap_dim(_operator.index(end_dim), nd)
+        cdef int s = _wrap_dim(_dim_arg(start_dim), nd)    # a 0-d tensor: [-1, 0]
+        cdef int e = _wrap_dim(_dim_arg(end_dim), nd)
         if nd == 0:
             return self.reshape(1)
         if s > e:
@@ -2425,7 +2460,7 @@ cdef class _TensorBase:
     def unflatten(self, dim, sizes):
         """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
         cdef int nd = self._ndim
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
         if nd == 0:
             raise RuntimeError("unflatten got an unexpected error:\nDimension specified as "
                                f"{d} but tensor has no dimensions")
@@ -2501,15 +2536,15 @@ cdef class _TensorBase:
         cdef int nd = self._ndim
         if nd == 0:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
         if isinstance(start, _TensorBase):
             # torch's narrow.Tensor overload: only a 0-d integral (non-bool) tensor
             if (<_TensorBase>start)._ndim != 0 or start.dtype.is_floating_point \
                     or start.dtype.is_complex or start.dtype is bool_:
                 raise RuntimeError("start must be an 0-dim integral Tensor.")
             start = start.item()
-        cdef Py_ssize_t s = _operator.index(start)
-        cdef Py_ssize_t n = _operator.index(length)
+        cdef Py_ssize_t s = _symint_arg(start)
+        cdef Py_ssize_t n = _symint_arg(length)
         cdef Py_ssize_t size = self._shape[d]
         if n < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
@@ -2530,8 +2565,8 @@ cdef class _TensorBase:
         cdef int nd = self._ndim
         if nd == 0:
             raise IndexError("select() cannot be applied to a 0-dim tensor.")
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
-        return self._select(d, _operator.index(index))
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
+        return self._select(d, _symint_arg(index))
 
     cdef _TensorBase _select(self, int d, Py_ssize_t i, int kind=VK_SELECT):
         cdef int nd = self._ndim
@@ -2556,7 +2591,7 @@ cdef class _TensorBase:
         cdef int nd = self._ndim
         if nd == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
         cdef Py_ssize_t n = self._shape[d]
         # recording: one node for all the slices (PyTorch's UnbindBackward0, whose
         # backward stacks the slices' gradients) where autograd takes it, as split's
@@ -2579,7 +2614,7 @@ cdef class _TensorBase:
         cdef int nd = self._ndim
         if nd == 0:
             raise RuntimeError("split expects at least a 1-dimensional tensor")
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
         cdef Py_ssize_t size = self._shape[d]
         cdef int kind = VK_SPLIT
         if isinstance(split_size, (list, tuple)):
@@ -2590,6 +2625,9 @@ cdef class _TensorBase:
                     f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
                     f"size at dimension {d}), but got split_sizes={_fmt_list(sizes)}")
         else:
+            if isinstance(split_size, (bool, _np.ndarray, _np.generic)):
+                raise TypeError(f"split(): split_size must be an int or a list of ints, got "
+                                f"{_typename(split_size)}")
             step = _operator.index(split_size)
             if step < 0:
                 raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -2623,10 +2661,10 @@ cdef class _TensorBase:
         cdef int nd = self._ndim
         if nd == 0:
             raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-        chunks = _operator.index(chunks)
+        chunks = _dim_arg(chunks)
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
         size = self._shape[d]
         step = (size + chunks - 1) // chunks
         if step == 0:
@@ -2662,7 +2700,7 @@ cdef class _TensorBase:
         if nd == 0:
             raise RuntimeError(
                 "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
-        cdef int d = _wrap_dim(_operator.index(dim), nd)
+        cdef int d = _wrap_dim(_dim_arg(dim), nd)
         size = self._shape[d]
         cdef _TensorBase t
         if isinstance(indices_or_sections, _TensorBase):
@@ -2703,13 +2741,13 @@ cdef class _TensorBase:
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """The diagonal of the (dim1, dim2) planes as a view, appended as the last dimension."""
         cdef int nd = self._ndim
-        cdef int a = _wrap_dim(_operator.index(dim1), nd if nd else 1)
-        cdef int b = _wrap_dim(_operator.index(dim2), nd if nd else 1)
+        cdef int a = _wrap_dim(_dim_arg(dim1), nd if nd else 1)
+        cdef int b = _wrap_dim(_dim_arg(dim2), nd if nd else 1)
         if nd < 2:
             raise RuntimeError(f"diagonal dimensions requested: tensor has {nd} dims, need at least 2")
         if a == b:
             raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-        cdef Py_ssize_t off = _operator.index(offset)
+        cdef Py_ssize_t off = _dim_arg(offset)
         cdef Py_ssize_t n, start = self._offset
         if off >= 0:
             n = max(min(self._shape[a], self._shape[b] - off), 0)
@@ -2734,9 +2772,9 @@ cdef class _TensorBase:
     def unfold(self, dimension, size, step):
         """Sliding windows of ``size`` with ``step`` along ``dimension``, as a new last dim."""
         cdef int nd = self._ndim
-        cdef int d = _wrap_dim(_operator.index(dimension), nd)     # a 0-d tensor: [-1, 0]
-        cdef Py_ssize_t w = _operator.index(size)
-        cdef Py_ssize_t s = _operator.index(step)
+        cdef int d = _wrap_dim(_dim_arg(dimension), nd)     # a 0-d tensor: [-1, 0]
+        cdef Py_ssize_t w = _dim_arg(size)
+        cdef Py_ssize_t s = _dim_arg(step)
         cdef Py_ssize_t dimsize = self._shape[d] if nd else 1
         cdef Py_ssize_t dimstride = self._strides[d] if nd else 1
         if w > dimsize:
@@ -2880,8 +2918,10 @@ cdef class _TensorBase:
 
     # -- copying --------------------------------------------------------------
 
-    def copy_(self, src, non_blocking=False):
-        """Copy ``src`` (broadcast, converted) into this tensor in place."""
+    def copy_(self, other, non_blocking=False):
+        """Copy ``other`` (broadcast, converted) into this tensor in place (torch 2.13 names
+        the argument ``other``)."""
+        src = other
         src = _number_as_tensor(src)
         if not isinstance(src, _TensorBase):
             raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {_typename(src)}")

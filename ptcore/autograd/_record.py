@@ -1205,7 +1205,8 @@ def _copy_outplace(self, src, non_blocking=False, node="CopyBackwards"):
     return r
 
 
-def _copy_inplace(self, src, non_blocking=False, node="CopyBackwards"):
+def _copy_inplace(self, other, non_blocking=False, node="CopyBackwards"):
+    src = other                     # (torch 2.13 names copy_'s source ``other``)
     _check_inference_write(self)
     if _state.enabled and _nograd_views[0] and _is_nograd_view(self):
         check_inplace(self)
