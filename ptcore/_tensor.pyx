@@ -2301,8 +2301,6 @@ cdef class _TensorBase:
 
     def permute(self, *args, dims=None):
         """Reorder dimensions (a view)."""
-        if not args and dims is None:
-            raise TypeError("permute() missing 1 required positional argument: 'dims'")
         cdef list d = _parse_shape_args(_kw_shape(args, dims, "permute"), "permute")
         cdef int nd = self._ndim
         cdef Py_ssize_t sh[PT_MAX_DIMS]

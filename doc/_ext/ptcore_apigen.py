@@ -67,6 +67,8 @@ MODULES = [
     ("ptcore.utils.benchmark", "ptcore.utils.benchmark"),
     ("ptcore.utils.flop_counter", "ptcore.utils.flop_counter"),
     ("ptcore.utils.module_tracker", "ptcore.utils.module_tracker"),
+    ("ptcore.utils.weak", "ptcore.utils.weak: identity-keyed weak references"),
+    ("ptcore.utils.collect_env", "ptcore.utils.collect_env: environment report"),
     ("ptcore.overrides", "ptcore.overrides"),
     ("ptcore.accelerator", "ptcore.accelerator"),
     ("ptcore.cpu", "ptcore.cpu"),
