@@ -14,7 +14,7 @@ from ptcore._tensor import _TensorBase
 
 __all__ = ["number_arg", "int_arg", "is_number_tensor", "number_param", "int_param",
            "symint_param", "strict_int_param", "strict_symint_param",
-           "float_param"]
+           "float_param", "bool_param", "dtype_param", "int_list_item"]
 
 
 def is_number_tensor(v):
@@ -110,6 +110,10 @@ def strict_symint_param(v, fname, argname, pos=None):
     if type(v) is int:
         return v
     if isinstance(v, _TensorBase):
+        if v.dtype is _C.bool_ and v.numel() == 1:
+            # torch's SymInt reads a bool tensor's value as a non-integral scalar
+            raise RuntimeError(f"{fname}(): argument '{argname}' must be an integer, not a bool "
+                               f"tensor")
         return symint_param(v, fname, argname, pos)
     if not (isinstance(v, bool) or type(v).__name__ in ("bool", "bool_")) \
             and hasattr(type(v), "__index__"):
@@ -135,3 +139,51 @@ def float_param(v, fname, argname, pos=None):
         return float(v)
     where = f" (position {pos})" if pos is not None else ""
     raise TypeError(f"{fname}(): argument '{argname}'{where} must be float, not {_pyname(v)}")
+
+
+def bool_param(v, fname, argname, pos=None):
+    """``v`` for a ``bool`` parameter, as torch's parser checks it: only a Python
+    bool (not 0/1, a NumPy bool, a tensor or None) passes; anything else raises
+    torch's TypeError."""
+    if v is True or v is False:
+        return v
+    where = f" (position {pos})" if pos is not None else ""
+    prefix = f"{fname}(): " if fname else ""
+    tname = "Tensor" if isinstance(v, _TensorBase) else _pyname(v)
+    raise TypeError(f"{prefix}argument '{argname}'{where} must be bool, not {tname}")
+
+
+def dtype_param(v, fname, argname="dtype", pos=None):
+    """``v`` for a ``ScalarType?`` parameter: None or a dtype passes (a NumPy dtype
+    or Python type is read as ptcore's own conversion does); a number, a tensor,
+    a string or a list raises torch's TypeError."""
+    if v is None or isinstance(v, (_C.dtype, type)):
+        return v
+    import numpy
+    if isinstance(v, numpy.dtype):
+        return v
+    where = f" (position {pos})" if pos is not None else ""
+    prefix = f"{fname}(): " if fname else ""
+    tname = "Tensor" if isinstance(v, _TensorBase) else _pyname(v)
+    raise TypeError(f"{prefix}argument '{argname}'{where} must be torch.dtype, not {tname}")
+
+
+def int_list_item(a, fname, argname, i, sym=True):
+    """Item ``i`` of an ``int[]`` (``sym``: ``SymInt[]``, a size) parameter, as torch's
+    parser reads it: an int, a NumPy integer or any one-element integral tensor gives
+    an int; a bool, a float or another object raises torch's TypeError, and a bool
+    tensor where a size is expected torch's RuntimeError."""
+    if type(a) is int:
+        return a
+    if isinstance(a, _TensorBase):
+        if sym and a.dtype is _C.bool_:
+            raise RuntimeError(f"{fname}(): a bool tensor cannot be used as a size")
+        if a.numel() == 1 and _integral(a):
+            return int(a.item())
+    elif not (isinstance(a, bool) or type(a).__name__ in ("bool", "bool_")) \
+            and hasattr(type(a), "__index__"):
+        import operator
+        return operator.index(a)
+    tname = "Tensor" if isinstance(a, _TensorBase) else _pyname(a)
+    raise TypeError(f"{fname}(): argument '{argname}' must be tuple of ints, but found element "
+                    f"of type {tname} at pos {i}")

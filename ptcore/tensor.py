@@ -98,13 +98,8 @@ def _int_sizes(sizes, fname):
     integral 0-d tensor (torch refuses floats, bools, strings: TypeError)."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
-    out = []
-    for s in sizes:
-        if isinstance(s, bool) or not hasattr(type(s), "__index__"):
-            raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, "
-                            f"not {type(s).__name__}")
-        out.append(_operator.index(s))
-    return out
+    from ptcore._scalar_args import int_list_item
+    return [int_list_item(s, fname, "size", i) for i, s in enumerate(sizes)]
 
 
 def _legacy_type_name(t):
@@ -313,6 +308,9 @@ class Tensor(_TensorBase):
 
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records operations on this (leaf) tensor."""
+        if requires_grad is not True and requires_grad is not False:
+            from ptcore._scalar_args import bool_param
+            bool_param(requires_grad, "requires_grad_", "requires_grad")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             # torch's message of the method (the setter and the constructors name complex)
             raise RuntimeError("only Tensors of floating point dtype can require gradients")

@@ -13,7 +13,8 @@ import numpy as np
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import strict_int_param as _strict_int
+from ptcore._scalar_args import (strict_int_param as _strict_int, bool_param as _bool_param,
+                                 dtype_param as _dtype_param, float_param as _float_param)
 from ptcore._ops._composite_common import _is_int_dtype, _check_tensor, _write_out
 from ptcore.tensor import _is_storage, _storage_view
 
@@ -157,11 +158,47 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     return _write_out(r, out)
 
 
+_UNSET = object()
+
+
+def _window_args(name, N, positional, dtype, layout, pin_memory, requires_grad):
+    """Check a window function's arguments as torch's parser does (its overloads take
+    ``window_length``, then optionally ``periodic``, then the shape parameters, each
+    only after the one before): returns ``(N, [values of positional])`` with the
+    defaults of those not given.  ``positional`` lists ``(name, value, default)``."""
+    N = _strict_int(N, name, "window_length", 1)
+    values, missing = [], None
+    for i, (arg, v, default) in enumerate(positional):
+        if v is _UNSET:
+            missing = missing or arg
+            values.append(default)
+            continue
+        if missing is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments: '{arg}' "
+                            f"needs '{missing}' (torch's overloads take them in order)")
+        if i == 0:
+            values.append(v if v is True or v is False else _bool_param(v, name, arg, 2))
+        else:
+            values.append(_float_param(v, name, arg, i + 2))
+    _dtype_param(dtype, name)
+    if requires_grad is not None and requires_grad is not True and requires_grad is not False:
+        _bool_param(requires_grad, name, "requires_grad")
+    if pin_memory is not None and pin_memory is not True and pin_memory is not False:
+        _bool_param(pin_memory, name, "pin_memory")
+    if layout is not None:
+        if type(layout).__name__ not in ("_Enumish", "_Layout") or layout in (
+                _C.contiguous_format, _C.preserve_format, _C.channels_last, _C.channels_last_3d):
+            raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not "
+                            f"{type(layout).__name__}")
+        if layout is not _C.strided:
+            raise RuntimeError(f"{name} is not implemented for sparse types, got: {layout}")
+    return N, values
+
+
 def _window(name, N, periodic, dtype, device, requires_grad, make):
-    dt = _C.get_default_dtype() if dtype is None else dtype
+    dt = _C.get_default_dtype() if dtype is None else _C._as_dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
-    N = operator.index(N)
     if N < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={N}")
     if N == 0:
@@ -194,16 +231,24 @@ def _hamming(n, L, alpha, beta):
     return ptcore.cos(n * _s(math.pi * 2. / (L - 1), n)) * _s(-beta, n) + _s(alpha, n)
 
 
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+def hamming_window(window_length, periodic=_UNSET, alpha=_UNSET, beta=_UNSET, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
-    """Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` (``torch.hamming_window``)."""
+    """Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` (``torch.hamming_window``;
+    ``periodic`` defaults to True, ``alpha`` to 0.54, ``beta`` to 0.46)."""
+    window_length, (periodic, alpha, beta) = _window_args(
+        "hamming_window", window_length,
+        (("periodic", periodic, True), ("alpha", alpha, 0.54), ("beta", beta, 0.46)),
+        dtype, layout, pin_memory, requires_grad)
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, L: _hamming(n, L, alpha, beta))
 
 
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+def hann_window(window_length, periodic=_UNSET, *, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
     """Hann window (``torch.hann_window``)."""
+    window_length, (periodic,) = _window_args("hann_window", window_length,
+                                              (("periodic", periodic, True),),
+                                              dtype, layout, pin_memory, requires_grad)
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, L: _hamming(n, L, 0.5, 0.5))
 
@@ -214,9 +259,12 @@ def _blackman(n, L):
             + _s(0.42, n))
 
 
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+def blackman_window(window_length, periodic=_UNSET, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """Blackman window (``torch.blackman_window``)."""
+    window_length, (periodic,) = _window_args("blackman_window", window_length,
+                                              (("periodic", periodic, True),),
+                                              dtype, layout, pin_memory, requires_grad)
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
                    _blackman)
 
@@ -227,16 +275,23 @@ def _bartlett(n, L):
     return ptcore.cat([w.narrow(0, 0, h), w.narrow(0, h, L - h) * _s(-1, n) + _s(2, n)])
 
 
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+def bartlett_window(window_length, periodic=_UNSET, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """Bartlett (triangular) window (``torch.bartlett_window``)."""
+    window_length, (periodic,) = _window_args("bartlett_window", window_length,
+                                              (("periodic", periodic, True),),
+                                              dtype, layout, pin_memory, requires_grad)
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
                    _bartlett)
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+def kaiser_window(window_length, periodic=_UNSET, beta=_UNSET, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
-    """Kaiser window with shape parameter ``beta`` (``torch.kaiser_window``)."""
+    """Kaiser window with shape parameter ``beta`` (``torch.kaiser_window``; ``periodic``
+    defaults to True and ``beta`` to 12.0, which torch takes only after ``periodic``)."""
+    window_length, (periodic, beta) = _window_args(
+        "kaiser_window", window_length, (("periodic", periodic, True), ("beta", beta, 12.0)),
+        dtype, layout, pin_memory, requires_grad)
     def make(n, L):
         # torch's kernel computes each element in the op-math type (float for
         # float16/bfloat16) and rounds once to the window's dtype

@@ -26,7 +26,7 @@ import operator as _operator
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED, can_cast as _can_cast
-from ptcore._scalar_args import int_param, number_arg, symint_param
+from ptcore._scalar_args import bool_param, int_param, number_arg, symint_param
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
@@ -171,7 +171,8 @@ def _int_arg(d, fname, argname="dim", *, list_item=False):
     tensor, bool included)."""
     if isinstance(d, _TensorBase):
         return (symint_param if list_item else int_param)(d, fname, argname)
-    if isinstance(d, _b.bool):
+    if isinstance(d, _b.bool) or (not list_item and type(d).__name__ == "ndarray"):
+        # torch's int parameter takes a NumPy integer scalar, not a 0-d array
         raise TypeError(f"{fname}(): argument '{argname}' must be int, not {type(d).__name__}")
     try:
         return _operator.index(d)
@@ -411,6 +412,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> x.sum(dim=1).tolist()
     [3, 12]
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "sum", "keepdim")
     if dtype is None and out is None:
         r = _reduce_fast(input, dim, keepdim, _SUM, _FAST_SUM)
         if r is not None:
@@ -426,6 +429,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @_np_aliases
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "nansum", "keepdim")
     x = _tensor_arg(input, "nansum")
     dims = _dims(dim, x.ndim, "nansum")
     if x.dtype.is_complex:
@@ -481,6 +486,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
     [2.0, 3.5]
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "mean", "keepdim")
     if dtype is None and out is None:
         r = _reduce_fast(input, dim, keepdim, _MEAN, _FAST_MEAN)
         if r is not None:
@@ -503,6 +510,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @_np_aliases
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of the non-NaN elements (NaN where all are NaN)."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "nanmean", "keepdim")
     x = _tensor_arg(input, "nanmean")
     if dtype is None and isinstance(out, _TensorBase) and x.dtype.is_floating_point and not (
             out.dtype.is_floating_point or out.dtype.is_complex) and x.numel():
@@ -529,6 +538,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @_np_aliases
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of the elements (of all, or along the int ``dim``)."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "prod", "keepdim")
     x = _tensor_arg(input, "prod")
     if isinstance(dim, (tuple, list)):
         raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
@@ -612,6 +623,8 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
     >>> v.tolist(), i.tolist()
     ([5.0, 7.0], [1, 0])
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "max", "keepdim")
     if dim is None and other is None and out is None:
         r = _reduce_fast(input, None, False, _MAX, _FAST_EXT)
         if r is not None:
@@ -622,6 +635,8 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
 @_np_aliases
 def min(input, dim=None, keepdim=False, *, out=None, other=None):
     """The minimum; see :func:`max`."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "min", "keepdim")
     if dim is None and other is None and out is None:
         r = _reduce_fast(input, None, False, _MIN, _FAST_EXT)
         if r is not None:
@@ -650,17 +665,23 @@ def _amax_amin(name, input, dim, keepdim, out):
 @_np_aliases
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum over ``dim`` (all dims when empty); NaN propagates."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "amax", "keepdim")
     return _amax_amin("amax", input, dim, keepdim, out)
 
 
 @_np_aliases
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum over ``dim`` (all dims when empty); NaN propagates."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "amin", "keepdim")
     return _amax_amin("amin", input, dim, keepdim, out)
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` over ``dim`` (all elements when None) in one pass."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "aminmax", "keepdim")
     x = _tensor_arg(input, "aminmax")
     _check_out_pair(out, "aminmax")
     if dim is None:
@@ -719,12 +740,16 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
     >>> ptcore.tensor([[1., 9.], [9., 2.]]).argmax().item()
     1
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "argmax", "keepdim")
     return _argext("argmax", input, dim, keepdim, out)
 
 
 @_np_aliases
 def argmin(input, dim=None, keepdim=False, *, out=None):
     """Index of the first minimum; see :func:`argmax`."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "argmin", "keepdim")
     return _argext("argmin", input, dim, keepdim, out)
 
 
@@ -740,6 +765,8 @@ def _var_args(fname, dim, unbiased, correction):
         if unbiased is not None:
             raise TypeError(f"{fname}() received an invalid combination of arguments")
         unbiased, dim = dim, None
+    if unbiased is not None and unbiased is not True and unbiased is not False:
+        bool_param(unbiased, fname, "unbiased")
     if unbiased is not None and correction is not None:
         raise TypeError(f"{fname}() received an invalid combination of arguments: both "
                         f"'unbiased' and 'correction' given")
@@ -815,18 +842,24 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     >>> ptcore.tensor([1., 2., 3., 4.]).var().item()
     1.6666666269302368
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "var", "keepdim")
     return _var_impl("var", input, dim, unbiased, keepdim, correction, out, False, False)
 
 
 @_np_aliases
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation (square root of :func:`var`)."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "std", "keepdim")
     return _var_impl("std", input, dim, unbiased, keepdim, correction, out, True, False)
 
 
 @_np_aliases
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """``(var, mean)`` over ``dim`` in one call."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "var_mean", "keepdim")
     if out is not None:                  # (torch's var_mean has no out= variant)
         raise TypeError("var_mean() received an invalid combination of arguments - got an "
                         "unexpected keyword argument 'out'")
@@ -836,6 +869,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
 @_np_aliases
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """``(std, mean)`` over ``dim`` in one call."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "std_mean", "keepdim")
     if out is not None:                  # (torch's std_mean has no out= variant)
         raise TypeError("std_mean() received an invalid combination of arguments - got an "
                         "unexpected keyword argument 'out'")
@@ -870,6 +905,8 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.vector_norm(ptcore.tensor([3., 4.])).item()
     5.0
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "linalg_vector_norm", "keepdim")
     fn = "linalg.vector_norm"
     if not isinstance(x, _TensorBase):
         raise TypeError(f"linalg_vector_norm(): argument 'input' (position 1) must be Tensor, not "
@@ -923,6 +960,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The legacy ``torch.norm``: 'fro' (or a number) gives a vector norm over
     ``dim`` (all dims when None); other strings ('nuc') a matrix norm through
     ``ptcore.linalg.matrix_norm``."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "norm", "keepdim")
     x = _tensor_arg(input, "norm")
     _dim = [dim] if isinstance(dim, _numbers.Integral) else dim
     if dtype is not None and (x.dtype.is_floating_point or x.dtype.is_complex):
@@ -948,6 +987,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "norm", "keepdim")
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
@@ -978,6 +1019,8 @@ def _complex_lse(x, dims, keepdim, cumulative):
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input)))`` over ``dim``, computed stably (max shifted
     out); integer inputs give the default float dtype."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "logsumexp", "keepdim")
     x = _tensor_arg(input, "logsumexp")
     dims = _dims(dim, x.ndim, "logsumexp")
     dt = x.dtype
@@ -1049,12 +1092,16 @@ def _all_any(name, input, dim, keepdim, out):
 @_np_aliases
 def all(input, dim=None, keepdim=False, *, out=None):
     """True where every element over ``dim`` is non-zero (uint8 in, uint8 out)."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "all", "keepdim")
     return _all_any("all", input, dim, keepdim, out)
 
 
 @_np_aliases
 def any(input, dim=None, keepdim=False, *, out=None):
     """True where some element over ``dim`` is non-zero (uint8 in, uint8 out)."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "any", "keepdim")
     return _all_any("any", input, dim, keepdim, out)
 
 
@@ -1459,11 +1506,15 @@ def median(input, dim=None, keepdim=False, *, out=None):
     >>> ptcore.tensor([3., 1., 4., 2.]).median().item()
     2.0
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "median", "keepdim")
     return _median_impl("median", input, dim, keepdim, out)
 
 
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """The lower median of the non-NaN elements."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "nanmedian", "keepdim")
     return _median_impl("nanmedian", input, dim, keepdim, out)
 
 
@@ -1472,6 +1523,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     smallest among ties) and the index torch's CPU kernel returns for it: the
     last of its occurrences in the order of torch's (unstable) sort, which is
     its last occurrence along ``dim`` for rows of at most 16 elements."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "mode", "keepdim")
     x = _tensor_arg(input, "mode")
     _check_out_pair(out, "mode")
     if out is not None:                  # (torch checks out= first)
@@ -1566,11 +1619,15 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     >>> ptcore.tensor([1., 2., 3., 4.]).quantile(0.5).item()
     2.5
     """
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "quantile", "keepdim")
     return _quantile_impl("quantile", input, q, dim, keepdim, interpolation, out, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """:func:`quantile` ignoring NaNs (NaN where a row is all NaN)."""
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "nanquantile", "keepdim")
     return _quantile_impl("nanquantile", input, q, dim, keepdim, interpolation, out, True)
 
 

@@ -21,7 +21,8 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import (number_param as _number_param, strict_int_param as _strict_int,
-                                 strict_symint_param as _strict_symint)
+                                 strict_symint_param as _strict_symint,
+                                 bool_param, int_list_item)
 from ptcore._ops import _index as _K
 from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype
 from ptcore._ops.creation import _pinned
@@ -135,11 +136,11 @@ def _assert_no_internal_overlap(t):
                 "operation.")
 
 
-def _int_list(v, fname, argname):
+def _int_list(v, fname, argname, sym=False):
     if isinstance(v, _TensorBase) or not isinstance(v, (list, tuple, _C.Size)):
         raise TypeError(f"{fname}(): argument '{argname}' must be tuple of ints, not "
                         f"{_typename(v)}")
-    return [operator.index(x) for x in v]
+    return [int_list_item(x, fname, argname, i, sym) for i, x in enumerate(v)]
 
 
 def _broadcast_shape_tensors(shapes):
@@ -1034,6 +1035,8 @@ def nonzero(input, *, out=None, as_tuple=False):
     (tensor([1, 2]),)
     """
     _check_tensor(input, "nonzero", "input", 1)
+    if as_tuple is not False and as_tuple is not True:
+        bool_param(as_tuple, "nonzero", "as_tuple")
     if out is not None and out.dtype is not _C.int64:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
                            f"type{_scalar_name(out.dtype)}")
@@ -1418,7 +1421,7 @@ def rot90(input, k=1, dims=(0, 1)):
 def _size_args(sizes, fname):
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple, _C.Size)):
         sizes = sizes[0]
-    return [operator.index(s) for s in sizes]
+    return [int_list_item(s, fname, "repeats", i) for i, s in enumerate(sizes)]
 
 
 def repeat(input, *sizes, repeats=None):
@@ -1471,7 +1474,7 @@ def repeat(input, *sizes, repeats=None):
 def tile(input, dims):
     """:func:`repeat` with ``dims`` padded with leading 1s to input's rank."""
     _check_tensor(input, "tile", "input", 1)
-    reps = _int_list(dims, "tile", "dims")
+    reps = _int_list(dims, "tile", "dims", sym=True)
     if len(reps) < input.dim():
         reps = [1] * (input.dim() - len(reps)) + reps
     return repeat(input, reps)

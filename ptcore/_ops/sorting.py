@@ -22,7 +22,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import strict_symint_param
+from ptcore._scalar_args import bool_param, strict_symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
@@ -253,6 +253,38 @@ def _isin_cpu(elements1, test1, out1, invert):
 # --------------------------------------------------------------------------
 # sort, argsort, msort
 # --------------------------------------------------------------------------
+_UNSET = object()
+
+
+def _sort_args(fname, args, dim, descending, stable):
+    """``(dim, descending, stable)`` of a sort/argsort call, read as torch's two
+    overloads: ``(dim=-1, descending=False)`` positional or keyword, or, with
+    ``stable`` (keyword only; ``None`` allowed by sort), all three keyword only."""
+    if args:
+        if stable is not _UNSET or len(args) > 2:
+            got = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                            f"(Tensor, {got}{', stable=...' if stable is not _UNSET else ''}): "
+                            f"with 'stable', 'dim' and 'descending' are keyword-only")
+        for name, given, v in zip(("dim", "descending"), (dim, descending), args):
+            if given is not _UNSET:
+                raise TypeError(f"{fname}() got multiple values for argument '{name}'")
+        dim = args[0]
+        if len(args) == 2:
+            descending = args[1]
+    if dim is _UNSET:
+        dim = -1
+    if descending is _UNSET:
+        descending = False
+    elif descending is not True and descending is not False:
+        bool_param(descending, fname, "descending")
+    if stable is _UNSET or (stable is None and fname == "sort"):
+        stable = False
+    elif stable is not True and stable is not False:
+        bool_param(stable, fname, "stable")
+    return dim, descending, stable
+
+
 def _sort_common(x, dim, descending, stable, fname, want_values):
     d = _wrap_dim(_int_arg(dim, fname, "dim"), x.dim())
     if x.dtype.is_complex:
@@ -273,7 +305,7 @@ def _sort_common(x, dim, descending, stable, fname, want_values):
     return values, indices
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def sort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
     """Sort ``input`` along ``dim``; returns ``(values, indices)``.
 
     With ``stable=True`` equal elements keep their order; otherwise they come
@@ -304,13 +336,14 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     tensor([2, 0, 1])
     """
     x = _tensor_arg(input, "sort")
+    dim, descending, stable = _sort_args("sort", args, dim, descending, stable)
     values, indices = _sort_common(x, dim, descending, stable, "sort", True)
     if out is not None:
         return _write_outs(_sort_t, out, (values, indices), "sort")
     return _sort_t(values, indices)
 
 
-def argsort(input, dim=-1, descending=False, stable=False, *, out=None):
+def argsort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
     """Indices (int64) that sort ``input`` along ``dim`` (NaN largest; ties as ``sort``).
 
     Examples
@@ -320,6 +353,7 @@ def argsort(input, dim=-1, descending=False, stable=False, *, out=None):
     tensor([0, 2, 1, 3])
     """
     x = _tensor_arg(input, "argsort")
+    dim, descending, stable = _sort_args("argsort", args, dim, descending, stable)
     indices = _sort_common(x, dim, descending, stable, "argsort", False)[1]
     if out is not None:
         indices = _write_out(out, indices, "argsort")
@@ -429,6 +463,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     indices=tensor(2))
     """
     x = _tensor_arg(input, "kthvalue")
+    if keepdim is not False and keepdim is not True:
+        bool_param(keepdim, "kthvalue", "keepdim")
     k = strict_symint_param(k, "kthvalue", "k", 2)
     dim = _int_arg(dim, "kthvalue", "dim", 3)
     d = _wrap_dim(dim, x.dim())
@@ -475,6 +511,9 @@ def _unique_result(vals, inv, cnt, return_inverse, return_counts):
 
 def _unique_impl(input, consecutive, return_inverse, return_counts, dim, fname):
     x = _tensor_arg(input, fname)
+    for flag, name in ((return_inverse, "return_inverse"), (return_counts, "return_counts")):
+        if flag is not False and flag is not True:
+            bool_param(flag, fname if consecutive else "_unique2", name)
     if dim is None:
         if x.dtype.is_complex:
             raise _not_impl("unique", x.dtype)
@@ -533,6 +572,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> ptcore.unique(ptcore.tensor([3, 1, 3, 2]), return_counts=True)
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
+    if sorted is not True and sorted is not False:
+        bool_param(sorted, "_unique2", "sorted")
     return _unique_impl(input, False, return_inverse, return_counts, dim, "unique")
 
 
@@ -648,7 +689,14 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     tensor([1, 3])
     """
     bd = _tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
+    _search_flags("searchsorted", out_int32, right)
     return _search_impl(bd, input, out_int32, right, side, out, sorter, "searchsorted")
+
+
+def _search_flags(fname, out_int32, right):
+    for flag, name in ((out_int32, "out_int32"), (right, "right")):
+        if flag is not False and flag is not True:
+            bool_param(flag, fname, name)
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
@@ -662,6 +710,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     tensor([1, 2, 3])
     """
     bd = _tensor_arg(boundaries, "bucketize", "boundaries", 2)
+    _search_flags("bucketize", out_int32, right)
     if bd.dim() != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({bd.dim()})")
     return _search_impl(bd, input, out_int32, right, None, out, None, "bucketize")
@@ -1019,12 +1068,12 @@ _unique, _unique_consecutive, _bincount, _histc, _histogram = (
     unique, unique_consecutive, bincount, histc, histogram)
 
 
-def _m_sort(self, dim=-1, descending=False, stable=False):
-    return _sort(self, dim, descending, stable)
+def _m_sort(self, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET):
+    return _sort(self, *args, stable=stable, dim=dim, descending=descending)
 
 
-def _m_argsort(self, dim=-1, descending=False, stable=False):
-    return _argsort(self, dim, descending, stable)
+def _m_argsort(self, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET):
+    return _argsort(self, *args, stable=stable, dim=dim, descending=descending)
 
 
 def _m_msort(self):
