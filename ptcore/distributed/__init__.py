@@ -1,12 +1,18 @@
-"""``ptcore.distributed``: process groups, collectives and point-to-point messages on MPI
-(``torch.distributed``'s API).
+"""``ptcore.distributed``: process groups, collectives and point-to-point messages
+(``torch.distributed``'s API), on MPI or over TCP sockets.
 
 Start the processes with an MPI launcher (``mpirun -n N python train.py``, ``srun``) or with
 ``python -m ptcore.distributed.run --nproc-per-node N train.py``, then call
-``init_process_group()``.  mpi4py is imported by ``init_process_group``, not by importing
-this package.
+``init_process_group()``; or start them any other way (``ptcore.multiprocessing.spawn``,
+torchrun-style ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``) and they meet through
+a store and connect over TCP ("gloo").  mpi4py is imported by ``init_process_group`` when
+MPI serves the group, never by importing this package.
 """
 from ptcore.distributed.reduce_op import ReduceOp
+from ptcore.distributed.store import (
+    DistError, DistNetworkError, DistStoreError, FileStore, HashStore, PrefixStore, Store,
+    TCPStore,
+)
 from ptcore.distributed.work import DistBackendError, Work
 from ptcore.distributed.grad_bucket import GradBucket
 from ptcore.distributed.process_group import (
@@ -31,7 +37,8 @@ from ptcore.distributed import device_mesh  # noqa: E402
 from ptcore.distributed.device_mesh import DeviceMesh, init_device_mesh  # noqa: E402
 
 __all__ = [
-    "Backend", "DistBackendError", "GradBucket", "GroupMember", "P2POp", "ProcessGroup",
+    "Backend", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
+    "FileStore", "HashStore", "PrefixStore", "Store", "TCPStore", "GradBucket", "GroupMember", "P2POp", "ProcessGroup",
     "ReduceOp", "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",

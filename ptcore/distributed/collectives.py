@@ -11,11 +11,10 @@ import numpy as np
 import ptcore
 from ptcore import _config
 from ptcore.autograd.grad_mode import no_grad
-from ptcore.distributed import _mpi
 from ptcore.distributed._buffers import Buffer, check_tensor, dtype_code, flat_numpy
 from ptcore.distributed.process_group import _resolve, _warn_not_member
 from ptcore.distributed.reduce_op import ReduceOp, _mpi_op
-from ptcore.distributed.work import Work
+from ptcore.distributed.work import DistBackendError, Work
 
 _MAX_DIMS = 8
 _OPS = {}
@@ -55,7 +54,7 @@ _FIELDS = ["operation", "dtype", "number of dimensions", "number of elements"] +
 def _meta_check(pg, name, local, t):
     k = len(local) // 2
     out = np.empty_like(local)
-    req = pg._meta.Iallreduce(local, out, op=_mpi.mpi().MAX)
+    req = pg._meta.Iallreduce(local, out, op=pg._MPI.MAX)
 
     def verify():
         # the MAX of (sig, -sig) equals this rank's (sig, -sig) exactly when every rank
@@ -80,13 +79,15 @@ def _run(pg, name, start, finish=None, sig_tensor=None, extra=0, async_op=False,
     chk = None
     if check and _config.DISTRIBUTED_CHECKS:
         chk = _meta_check(pg, name, _signature(name, sig_tensor, extra), sig_tensor)
-    MPI = _mpi.mpi()
+    MPI = pg._MPI
     try:
         reqs = start()
     except MPI.Exception as e:
-        from ptcore.distributed.work import DistBackendError
         pg._mark_broken(str(e))
         raise DistBackendError(f"{name}: MPI error: {e.Get_error_string()}") from None
+    except DistBackendError as e:        # the socket backend: a peer's connection is lost
+        pg._mark_broken(str(e))
+        raise
     w = Work(pg, name, reqs, finish, chk, result)
     w._keep = keep
     w._outputs = [sig_tensor] if sig_tensor is not None else []   # get_future()'s value
@@ -133,10 +134,10 @@ def _avg(buf, n):
             t.copy_(ptcore.div(t, n, rounding_mode="trunc"))
 
 
-def _reduce_op(op, t, name):
+def _reduce_op(pg, op, t, name):
     if op == ReduceOp.AVG and t.dtype == ptcore.bool:
         raise TypeError(f"{name}: ReduceOp.AVG is not supported for bool tensors")
-    return _mpi_op(_mpi.mpi(), op, t.dtype == ptcore.bool)
+    return _mpi_op(pg._MPI, op, t.dtype == ptcore.bool)
 
 
 def _same(name, ref, others, what):
@@ -162,9 +163,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _group(group, "all_reduce")
     if pg is None:
         return None
-    mop = _reduce_op(op, tensor, "all_reduce")
+    mop = _reduce_op(pg, op, tensor, "all_reduce")
     buf = Buffer(tensor, reduce=True)
-    MPI = _mpi.mpi()
+    MPI = pg._MPI
 
     def finish():
         if op == ReduceOp.AVG:
@@ -193,9 +194,9 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     if pg is None:
         return None
     root = _group_rank(pg, dst, group_dst, "dst", "reduce")
-    mop = _reduce_op(op, tensor, "reduce")
+    mop = _reduce_op(pg, op, tensor, "reduce")
     buf = Buffer(tensor, reduce=True)
-    MPI = _mpi.mpi()
+    MPI = pg._MPI
     me = pg.rank()
 
     def start():
@@ -343,7 +344,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 
 def _reduce_scatter(pg, name, output, send, op, async_op):
-    mop = _reduce_op(op, output, name)
+    mop = _reduce_op(pg, op, output, name)
     out = Buffer(output, reduce=True)
 
     def finish():
@@ -454,7 +455,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     pg = _group(group, "irecv")
     if pg is None:
         return None
-    MPI = _mpi.mpi()
+    MPI = pg._MPI
     peer = (MPI.ANY_SOURCE if src is None and group_src is None
             else _group_rank(pg, src, group_src, "src", "irecv"))
     buf = Buffer(tensor)

@@ -17,8 +17,10 @@ __all__ = ["all_gather_single", "get_default_backend_for_device", "get_node_loca
 
 
 def is_backend_available(backend):
-    """True for a backend ptcore can run: ``"mpi"`` when mpi4py is importable."""
-    return Backend(backend) == Backend.MPI and is_mpi_available()
+    """True for a backend ptcore can run: ``"gloo"`` (the socket backend) always, ``"mpi"``
+    when mpi4py is importable."""
+    b = Backend(backend)
+    return b == Backend.GLOO or (b == Backend.MPI and is_mpi_available())
 
 
 def get_default_backend_for_device(device):

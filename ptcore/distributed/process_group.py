@@ -1,11 +1,15 @@
-"""Process groups on MPI communicators: ``init_process_group``, ``new_group`` and the queries.
+"""Process groups: ``init_process_group``, ``new_group`` and the queries.
 
-Under ``mpirun``/``mpiexec``/``srun`` the ranks and the world size come from MPI's
-``COMM_WORLD``.  The ``env://`` variables that torchrun (and ``ptcore.distributed.run``) set
-are honoured: ``WORLD_SIZE`` must equal the MPI world's size, and ``RANK`` (when it differs
-from the MPI rank) renumbers the ranks by splitting the world communicator with ``RANK`` as
-key.  Processes are therefore always started by an MPI launcher; ``ptcore.distributed.run``
-starts them through ``mpiexec`` and exports the torchrun variables to each.
+Two backends serve them.  Under ``mpirun``/``mpiexec``/``srun`` (and
+``ptcore.distributed.run``, which starts the processes through ``mpiexec``) the ranks and the
+world size come from MPI's ``COMM_WORLD``; the ``env://`` variables that torchrun sets are
+honoured: ``WORLD_SIZE`` must equal the MPI world's size, and ``RANK`` (when it differs from
+the MPI rank) renumbers the ranks by splitting the world communicator with ``RANK`` as key.
+
+Processes that no MPI launcher started (``torch.multiprocessing.spawn``, torchrun-style
+``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``, ``tcp://``/``file://`` init methods,
+an explicit ``store``) meet through a store and talk over TCP sockets
+(:mod:`ptcore.distributed._sockets`, reported as the ``"gloo"`` backend).
 """
 import atexit
 import datetime
@@ -19,7 +23,8 @@ default_pg_timeout = datetime.timedelta(minutes=30)
 
 
 class Backend(str):
-    """Backend names (``torch.distributed.Backend``); ptcore has one, ``mpi``."""
+    """Backend names (``torch.distributed.Backend``): ptcore runs ``mpi`` and, over sockets,
+    ``gloo``; ``nccl`` is accepted and served by whichever of them the processes use."""
     MPI = "mpi"
     GLOO = "gloo"
     NCCL = "nccl"
@@ -35,7 +40,8 @@ class ProcessGroup:
     """A set of ranks sharing two MPI communicators: one for the data, one for the
     shape/dtype agreement checks (so that a check never matches a data message)."""
 
-    def __init__(self, comm, ranks, timeout_s, global_rank, node_peers=None):
+    def __init__(self, comm, ranks, timeout_s, global_rank, node_peers=None, mpi_module=None):
+        self._MPI = mpi_module if mpi_module is not None else _mpi.mpi()   # or the sockets'
         self._comm = comm                  # None on ranks outside the group
         self._backend_name = None          # the name it was created with (get_backend)
         self._meta = comm.Dup() if comm is not None else None
@@ -55,7 +61,7 @@ class ProcessGroup:
         return len(self._ranks)
 
     def name(self):
-        return "mpi"
+        return "mpi" if self._MPI is _mpi._MPI else "gloo"
 
     def _dead_peers(self, peer=None):
         """Global ranks of the members on this node whose process has ended (only ``peer``,
@@ -87,7 +93,8 @@ class ProcessGroup:
         return f"<ptcore.distributed.ProcessGroup ranks={self._ranks}>"
 
 
-_state = {"world": None, "groups": [], "broken": False, "atexit": False, "node_peers": {}}
+_state = {"world": None, "groups": [], "broken": False, "atexit": False, "node_peers": {},
+          "transport": None, "store": None, "generation": 0}
 
 
 class _GroupNamespace:
@@ -103,7 +110,8 @@ GroupMember = group
 
 
 def is_available():
-    """True when mpi4py (and so an MPI library) can be imported."""
+    """True when mpi4py (and so an MPI library) can be imported.  (The socket backend
+    needs nothing more, but tests/distributed/test_distributed.py still pins this.)"""
     return _mpi.available()
 
 
@@ -112,7 +120,9 @@ def is_mpi_available():
 
 
 def is_gloo_available():
-    return False
+    """True: the socket backend (reported as "gloo") needs nothing beyond the standard
+    library."""
+    return True
 
 
 def is_nccl_available():
@@ -140,28 +150,37 @@ def _env_int(name):
 
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
-    """Create the default process group over MPI's ``COMM_WORLD``.
+    """Create the default process group.
 
     Parameters
     ----------
     backend : str, optional
-        ``"mpi"`` (default).  ``"gloo"``, ``"nccl"`` and ``"cpu:gloo,cuda:nccl"`` are accepted
-        so that PyTorch scripts run unchanged; they are served by MPI.
+        ``"gloo"``, ``"nccl"``, ``"mpi"`` or a ``"cpu:gloo,cuda:nccl"`` list: the same
+        transport serves them all (MPI when an MPI launcher started the processes, TCP
+        sockets otherwise); ``get_backend()`` reports the name given.
     init_method : str, optional
-        ``"env://"`` (default) or None.  Ranks always come from the MPI launcher.
+        ``"env://"`` (default: ``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_SIZE``),
+        ``"tcp://host:port"`` (rank 0 serves a ``TCPStore`` there) or ``"file:///path"``
+        (a ``FileStore``).  Under an MPI launcher the ranks come from MPI and the
+        rendezvous point is not needed.
     timeout : datetime.timedelta, optional
-        How long a collective may wait for its peers before raising ``DistBackendError``
-        (default 30 minutes, as torch's).  A peer on the same node whose process has ended
-        (crashed, killed, exited) fails the wait at once, with an error naming its rank.
+        How long a collective (and the rendezvous) may wait for its peers before raising
+        ``DistBackendError`` (default 30 minutes, as torch's).  A peer whose process ended
+        fails the wait at once, with an error naming its rank.
     world_size, rank : int, optional
-        If given (or set as ``WORLD_SIZE``/``RANK``), they must agree with MPI: the world
-        size must equal MPI's, and the ranks are renumbered so that this process is ``rank``.
+        Default ``WORLD_SIZE``/``RANK``.  Under MPI they must agree with MPI's world (the
+        ranks are renumbered so that this process is ``rank``).
+    store : Store, optional
+        A store shared by the processes for the rendezvous (with ``rank`` and
+        ``world_size``), instead of ``init_method``.
 
     Raises
     ------
+    ValueError
+        When called twice, or when the rank, world size or rendezvous address is missing.
     RuntimeError
-        When called twice, when mpi4py is missing, or when ``WORLD_SIZE`` disagrees with the
-        number of MPI processes (the processes were not started by an MPI launcher).
+        Under an MPI launcher of several processes, when ``WORLD_SIZE`` disagrees with the
+        number of MPI processes.
     """
     if _state["world"] is not None:
         raise ValueError("trying to initialize the default process group twice!")
@@ -169,27 +188,57 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         b = str(backend).lower()
         names = {part.split(":")[-1] for part in b.split(",")}
         if not names <= {"mpi", "gloo", "nccl", "undefined"}:
-            raise ValueError(f"Invalid backend: {backend!r}; ptcore.distributed runs on 'mpi'")
+            raise ValueError(f"Invalid backend: {backend!r}; ptcore.distributed runs 'gloo' "
+                             "and 'mpi' (and serves 'nccl' by them)")
     if init_method is not None and not (isinstance(init_method, str) and init_method.split(
             "://", 1)[0] in ("env", "tcp", "file") and "://" in init_method):
         raise ValueError(f"init_method {init_method!r} is not supported: use 'env://', "
                          "'tcp://host:port' or 'file:///path'")
-    # a tcp:// or file:// rendezvous point is not needed: the MPI launcher that started
-    # the processes connects them (ranks and world size as it gives them)
-    if store is not None:
-        raise ValueError("store is not supported: ptcore.distributed rendezvous through MPI")
+    if store is not None and init_method is not None:
+        raise ValueError("Cannot specify both init_method and store.")
     from ptcore.distributed.work import _seconds
     timeout_s = _seconds(default_pg_timeout if timeout is None else timeout)
+    want_size = world_size if world_size not in (None, -1) else _env_int("WORLD_SIZE")
+    want_rank = rank if rank not in (None, -1) else _env_int("RANK")
+    if _use_mpi(init_method, store, want_size):
+        world = _init_mpi(timeout_s, want_size, want_rank)
+    else:
+        world = _init_sockets(init_method, store, timeout_s, want_size, want_rank)
+    # the name the script gave (served by MPI or the sockets whatever it is): scripts branch
+    # on get_backend() == "nccl"/"gloo" as under torch
+    world._backend_name = (Backend(str(backend)) if backend is not None else
+                           Backend(world.name()))
+    _state["world"] = world
+    _state["groups"] = [world]
+    _state["broken"] = False
+    if not _state["atexit"]:
+        atexit.register(_abort_if_broken)
+        _state["atexit"] = True
+
+
+def _use_mpi(init_method, store, want_size):
+    """MPI when an MPI launcher started several processes, or for a lone process without a
+    rendezvous point; the sockets for the rest (``mp.spawn``, torchrun-style variables,
+    ``store=``, ``tcp://``/``file://``)."""
+    if store is not None or not _mpi.available():
+        return False
+    if _mpi.launcher_env(_mpi._RANK_VARS) is not None:
+        launched = _mpi.launcher_env(_mpi._SIZE_VARS)
+        if launched is None or launched > 1 or want_size in (None, 1):
+            return True
+    rendezvous = init_method is not None and not init_method.startswith("env://")
+    return want_size in (None, 1) and not rendezvous
+
+
+def _init_mpi(timeout_s, want_size, want_rank):
     MPI = _mpi.mpi()
     world = MPI.COMM_WORLD
     n = world.Get_size()
-    want_size = world_size if world_size not in (None, -1) else _env_int("WORLD_SIZE")
     if want_size is not None and want_size != n:
         raise RuntimeError(
             f"init_process_group: world_size is {want_size} but MPI started {n} process(es); "
             "start the processes with an MPI launcher (mpirun -n N, srun, or "
             "python -m ptcore.distributed.run --nproc-per-node N), which sets both")
-    want_rank = rank if rank not in (None, -1) else _env_int("RANK")
     if want_rank is not None and not 0 <= want_rank < n:
         raise ValueError(f"init_process_group: rank {want_rank} is out of range for a world "
                          f"of size {n}")
@@ -204,22 +253,82 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _state["node_peers"] = {k: (pid, start) for k, (node, pid, start) in infos
                             if node == me[0]}
     comm = world.Split(0, key)
-    _state["world"] = ProcessGroup(comm, range(n), timeout_s, comm.Get_rank(),
-                                   _state["node_peers"])
-    # the name the script gave (served by MPI whatever it is): scripts branch on
-    # get_backend() == "nccl"/"gloo" as under torch
-    _state["world"]._backend_name = Backend(str(backend)) if backend is not None else Backend.MPI
-    _state["groups"] = [_state["world"]]
-    _state["broken"] = False
-    if not _state["atexit"]:
-        atexit.register(_abort_if_broken)
-        _state["atexit"] = True
+    return ProcessGroup(comm, range(n), timeout_s, comm.Get_rank(), _state["node_peers"])
+
+
+def _rendezvous_store(init_method, timeout_s, size, rank):
+    """The store that ``init_method`` names (rank 0 serves a TCPStore), and the rank and
+    world size a ``tcp://``/``file://`` address may carry as ``?rank=&world_size=``."""
+    import datetime as _dt
+    from urllib.parse import parse_qs, urlparse
+    from ptcore.distributed.store import FileStore, TCPStore
+    method = init_method or "env://"
+    url = urlparse(method)
+    query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+    rank = int(query["rank"]) if rank is None and "rank" in query else rank
+    size = int(query["world_size"]) if size is None and "world_size" in query else size
+    what = f"Error initializing torch.distributed using {url.scheme}:// rendezvous: "
+    for name, v in (("rank", rank), ("world size", size)):
+        if v is None:
+            var = "RANK" if name == "rank" else "WORLD_SIZE"
+            raise ValueError(f"{what}{name} parameter missing (pass {name.replace(' ', '_')}= "
+                             f"or set the environment variable {var})")
+    if not 0 <= rank < size:
+        raise ValueError(f"init_process_group: rank {rank} is out of range for a world of size "
+                         f"{size}")
+    if url.scheme == "file":
+        path = url.path or url.netloc
+        return FileStore(path, size), rank, size
+    if url.scheme == "tcp":
+        host, port = url.hostname, url.port
+        if not host or port is None:
+            raise ValueError(f"{what}the address {method!r} needs a host and a port")
+    else:
+        host, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+        for var, v in (("MASTER_ADDR", host), ("MASTER_PORT", port)):
+            if not v:
+                raise ValueError(f"{what}environment variable {var} expected, but not set")
+        port = int(port)
+    return (TCPStore(host, port, size, rank == 0, timeout=_dt.timedelta(seconds=timeout_s)),
+            rank, size)
+
+
+def _init_sockets(init_method, store, timeout_s, size, rank):
+    from ptcore.distributed import _sockets
+    from ptcore.distributed.store import PrefixStore, Store
+    own = store is None
+    if own:
+        store, rank, size = _rendezvous_store(init_method, timeout_s, size, rank)
+    else:
+        if not isinstance(store, Store):
+            raise TypeError(f"init_process_group: store must be a ptcore.distributed.Store, "
+                            f"got {type(store).__name__}")
+        if rank is None or size is None or size < 1:
+            raise ValueError("init_process_group: with store=, pass rank= and world_size=")
+        if not 0 <= rank < size:
+            raise ValueError(f"init_process_group: rank {rank} is out of range for a world "
+                             f"of size {size}")
+    gen = _state["generation"]
+    _state["generation"] += 1
+    try:
+        transport = _sockets.connect_world(PrefixStore(f"ptcore_pg/{gen}", store), rank, size,
+                                           timeout_s, "")
+    except BaseException:
+        if own:
+            store._close()
+        raise
+    _state["transport"] = transport
+    _state["store"] = store if own else None
+    _state["node_peers"] = {}
+    comm = _sockets.Comm(transport, "w", range(size))
+    return ProcessGroup(comm, range(size), timeout_s, rank, mpi_module=_sockets.MPI)
 
 
 def _abort_if_broken():
     # a timed-out or failed collective leaves requests in flight that MPI_Finalize would wait
     # for forever: abort the job instead (the error has been raised and printed by now)
-    if _state["broken"]:
+    if _state["broken"] and _mpi._MPI is not None and (
+            _state["world"] is None or _state["world"]._MPI is _mpi._MPI):
         sys.stdout.flush()
         sys.stderr.flush()
         _mpi.mpi().COMM_WORLD.Abort(1)
@@ -257,6 +366,12 @@ def destroy_process_group(group=None):
             g._free()
         _state["world"] = None
         _state["groups"] = []
+        transport, store = _state["transport"], _state["store"]
+        _state["transport"] = _state["store"] = None
+        if transport is not None:
+            transport.close()
+        if store is not None:
+            store._close()
     else:
         group._free()
         if group in _state["groups"]:
@@ -278,9 +393,9 @@ def get_world_size(group=None):
 
 
 def get_backend(group=None):
-    """The backend name the group was created with (``init_process_group``'s
-    or ``new_group``'s ``backend``; "mpi" when none was given): ptcore serves
-    every name by MPI."""
+    """The backend name the group was created with (``init_process_group``'s or
+    ``new_group``'s ``backend``); when none was given, the transport's: "mpi" under an MPI
+    launcher, "gloo" over sockets."""
     pg = _resolve(group, "get_backend")
     return pg._backend_name or _state["world"]._backend_name
 
@@ -319,12 +434,12 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
             raise ValueError(f"new_group: rank {r} is out of range for a world of size {n}")
     from ptcore.distributed.work import _seconds
     timeout_s = world._timeout_s if timeout is None else _seconds(timeout)
-    MPI = _mpi.mpi()
+    MPI = world._MPI
     me = world.rank()
     color = 0 if me in ranks else MPI.UNDEFINED
     comm = world._comm.Split(color, ranks.index(me) if me in ranks else 0)
     pg = ProcessGroup(comm if comm != MPI.COMM_NULL else None, ranks, timeout_s, me,
-                      _state.get("node_peers"))
+                      _state.get("node_peers"), mpi_module=MPI)
     if backend is not None:
         pg._backend_name = Backend(str(backend))
     _state["groups"].append(pg)

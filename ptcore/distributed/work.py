@@ -8,17 +8,18 @@ hanging forever.
 import os
 import time
 
-from ptcore.distributed._mpi import mpi
+from ptcore.distributed.store import DistError
 
 
-class DistBackendError(RuntimeError):
-    """An MPI operation failed or timed out (``torch.distributed.DistBackendError``)."""
+class DistBackendError(DistError):
+    """A collective or point-to-point operation failed or timed out
+    (``torch.distributed.DistBackendError``)."""
 
 
 # MPI moves the data of a non-blocking operation only while some call polls it (no progress
 # thread), so ``wait`` polls without pause, as MPI's own blocking calls spin, but yields the
-# CPU between polls so that an oversubscribed node still runs its other processes.
-_MPI = None
+# CPU between polls so that an oversubscribed node still runs its other processes.  The
+# socket backend's requests progress in threads of their own: ``wait`` sleeps on them.
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 # while waiting, check this often whether the peers on this node are still running
 _LIVENESS_SECONDS = 0.5
@@ -32,9 +33,7 @@ class Work:
     """
 
     def __init__(self, group, name, requests, finish=None, check=None, result=None):
-        global _MPI
-        if _MPI is None:
-            _MPI = mpi()
+        self._MPI = group._MPI
         self._group = group
         self._peer = None              # global rank of a point-to-point operation's peer
         self._name = name
@@ -58,13 +57,13 @@ class Work:
                 fn()                           # raises when the ranks disagree
             reqs = self._requests
             if reqs and not (reqs[0].Test() if len(reqs) == 1 and self._statuses is None
-                             else _MPI.Request.Testall(reqs, self._statuses)):
+                             else self._MPI.Request.Testall(reqs, self._statuses)):
                 return False
             self._done = True
             self._keep = None
             if self._finish is not None:
                 self._finish()
-        except _MPI.Exception as e:
+        except self._MPI.Exception as e:
             self._fail(DistBackendError(f"{self._name}: MPI error: {e.Get_error_string()}"))
         except BaseException as e:
             self._fail(e)
@@ -110,10 +109,27 @@ class Work:
             if now - self._start > limit:
                 self._fail(DistBackendError(
                     f"{self._name} timed out after {limit:g} s on rank {self._group._global_rank} "
-                    f"of a group of {self._group.size()}: a peer rank died, hangs, or did not "
-                    "call the same collective; the process group can no longer be used"))
-            _yield()
+                    f"of a group of {self._group.size()}{self._waiting_for()}: a peer rank "
+                    "died, hangs, or did not call the same collective; the process group can "
+                    "no longer be used"))
+            self._pause()
         return True
+
+    def _waiting_for(self):
+        """Which rank the operation still waits for, when the backend knows (sockets)."""
+        reqs = ([self._check[0]] if self._check is not None else []) + self._requests
+        peers = sorted({r._waiting for r in reqs if getattr(r, "_waiting", None) is not None})
+        return f" (waiting for rank {', '.join(map(str, peers))})" if peers else ""
+
+    def _pause(self):
+        """Between two polls: sleep on a pending socket request, or yield the CPU (MPI)."""
+        reqs = ([self._check[0]] if self._check is not None else []) + self._requests
+        events = (getattr(r, "_event", None) for r in reqs)     # socket requests have one
+        event = next((e for e in events if e is not None and not e.is_set()), None)
+        if event is None:
+            _yield()
+        else:
+            event.wait(0.05)
 
     def result(self):
         self.wait()
