@@ -184,3 +184,15 @@ def test_window_function_arguments(call):
         assert r.requires_grad == bool(k.get("requires_grad"))
         return r
     _check(case, "int")
+
+
+@pytest.mark.parametrize("value", ["int", "bool", "float", "np_int", "t0", "tbool", "str", "list"])
+@pytest.mark.parametrize("fn", ["sum", "mean", "nansum", "cumsum", "cumprod", "softmax",
+                                "log_softmax"])
+def test_dtype_parameters_refuse_non_dtypes(fn, value):
+    def case(L, v):
+        x = L.ones(2, 3, dtype=L.float64)
+        if fn in ("cumsum", "cumprod", "softmax", "log_softmax"):
+            return getattr(x, fn)(0, dtype=v)
+        return getattr(x, fn)(dtype=v)
+    _check(case, value)

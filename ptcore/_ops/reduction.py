@@ -26,7 +26,7 @@ import operator as _operator
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED, can_cast as _can_cast
-from ptcore._scalar_args import bool_param, int_param, number_arg, symint_param
+from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, symint_param
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
@@ -378,7 +378,7 @@ def _cast_to_result(x, rdt):
 
 def _sum_like_dtype(x, dtype, out):
     if dtype is not None:
-        dt = _C._as_dtype(dtype)
+        dt = _C._as_dtype(dtype_param(dtype, "sum"))
         _check_out_dtype(out, dt, "sum")
         return dt
     if out is not None and isinstance(out, _TensorBase):
@@ -453,7 +453,7 @@ def _mean_dtype(x, dtype, out, fname):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_lg(x.dtype)}")
     if dtype is not None:
-        dt = _C._as_dtype(dtype)
+        dt = _C._as_dtype(dtype_param(dtype, fname))
         if not (dt.is_floating_point or dt.is_complex):
             raise RuntimeError(f"{fname}(): could not infer output dtype. Optional dtype must be "
                                f"either a floating point or complex dtype. Got: {_lg(dt)}")
@@ -922,7 +922,7 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {_lg(dt)}")
     cdt = dt
     if dtype is not None:
-        cdt = _C._as_dtype(dtype)
+        cdt = _C._as_dtype(dtype_param(dtype, fn))
         if not (cdt.is_floating_point or cdt.is_complex):
             raise RuntimeError(f"{fn}: dtype should be floating point or complex, but got {_lg(cdt)}")
         if cdt.is_complex != dt.is_complex:
@@ -1153,7 +1153,7 @@ def _cum_sumprod(name, input, dim, dtype, out):
     x = _tensor_arg(input, name)
     d = _one_dim(dim, x.ndim, name)
     if dtype is not None:
-        rdt = _C._as_dtype(dtype)
+        rdt = _C._as_dtype(dtype_param(dtype, name))
     elif out is not None and isinstance(out, _TensorBase):
         rdt = out.dtype
     else:
@@ -1348,7 +1348,7 @@ def _softmax_impl(name, input, dim, dtype):
         raise TypeError(f"{name}() missing required argument 'dim'")
     d = _one_dim(dim, x.ndim, name)
     if dtype is not None:
-        dt = _C._as_dtype(dtype)
+        dt = _C._as_dtype(dtype_param(dtype, name))
         if dt is not x.dtype:
             x = x._to_dtype(dt)
     dt = x.dtype
