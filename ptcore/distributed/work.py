@@ -8,6 +8,7 @@ hanging forever.
 import os
 import time
 
+from ptcore.distributed import _mpi
 from ptcore.distributed.store import DistError
 
 
@@ -34,6 +35,7 @@ class Work:
 
     def __init__(self, group, name, requests, finish=None, check=None, result=None):
         self._MPI = group._MPI
+        self._threaded = group._MPI is not _mpi._MPI    # the socket backend's requests
         self._group = group
         self._peer = None              # global rank of a point-to-point operation's peer
         self._name = name
@@ -118,14 +120,16 @@ class Work:
     def _waiting_for(self):
         """Which rank the operation still waits for, when the backend knows (sockets)."""
         reqs = ([self._check[0]] if self._check is not None else []) + self._requests
-        peers = sorted({r._waiting for r in reqs if getattr(r, "_waiting", None) is not None})
+        peers = sorted({r._waiting for r in reqs if self._threaded and r._waiting is not None})
         return f" (waiting for rank {', '.join(map(str, peers))})" if peers else ""
 
     def _pause(self):
         """Between two polls: sleep on a pending socket request, or yield the CPU (MPI)."""
+        if not self._threaded:
+            _yield()
+            return
         reqs = ([self._check[0]] if self._check is not None else []) + self._requests
-        events = (getattr(r, "_event", None) for r in reqs)     # socket requests have one
-        event = next((e for e in events if e is not None and not e.is_set()), None)
+        event = next((r._event for r in reqs if not r._event.is_set()), None)
         if event is None:
             _yield()
         else:
