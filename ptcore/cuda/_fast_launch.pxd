@@ -10,6 +10,7 @@ cdef class KernelLauncher:
     cdef readonly object owner
     cdef readonly bint checked
     cdef dict _sizes
+    cdef public unsigned long long launches     # kernels launched through it (diagnostics)
 
     cdef int launch_c(self, uintptr_t function, unsigned grid, unsigned block, uintptr_t stream,
                       void** params) noexcept

@@ -45,7 +45,9 @@ cdef class KernelLauncher:
     :meth:`register` ed with their parameter sizes -- the driver reads one
     argument per parameter and that many bytes from it, so a launch with too
     few arguments, or a struct or value shorter than its parameter, is
-    refused before the driver reads past it."""
+    refused before the driver reads past it.  ``launches`` counts the launches
+    made through it (a diagnostic: ``benchmarks/cuda_check.py`` notes the
+    kernels each op launches)."""
     def __cinit__(self, uintptr_t address, owner=None, bint checked=True):
         if address == 0:
             raise ValueError("KernelLauncher needs the address of a cuLaunchKernel, not NULL")
@@ -65,6 +67,7 @@ cdef class KernelLauncher:
         :mod:`ptcore.cuda._dense_fast`): ``params`` holds one address per
         kernel parameter, the caller's (its kernels' signatures are fixed),
         so the registered-size check is not made; returns the CUresult."""
+        self.launches += 1
         return self.fn(<void*>function, grid, 1, 1, block, 1, 1, 0, <void*>stream, params, NULL)
 
     def launch(self, uintptr_t function, grid, block, uintptr_t stream, args,
@@ -120,6 +123,7 @@ cdef class KernelLauncher:
                 if have < need:
                     raise ValueError(f"kernel argument {i}: {have} bytes for a {need}-byte "
                                      "parameter")
+            self.launches += 1
             rc = self.fn(<void*>function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem,
                          <void*>stream, kp, NULL)
         finally:

@@ -105,7 +105,10 @@ Families (``T`` = storage type of the kernel's dtype, ``B`` = unsigned char):
   dim set to 0), scatter_add multiplies by alpha (``p.d0`` floats, ``p.i0``
   integers; bool ORs).  ``index_select`` / ``index_add`` / ``index_copy`` are
   these kernels with the index operand's strides 0 except along the dim.  An
-  index outside ``[0, dim_size)`` skips the element and sets ``*err = 1``.
+  index in ``[-dim_size, 0)`` counts from the end (the front-ends check the
+  range first, refusing negative values where torch does); one outside
+  ``[-dim_size, dim_size)`` skips the element and sets ``*err = 1`` (``err``
+  may be NULL).
 * **fill** ``ptc_fill_<tag>_<c|s>``: ``(n, T* out, ptc_params p[, ptc_strided<1> ix])``,
   value ``p.d0`` (floats) or ``p.i0`` (integers, bool).
   ``ptc_arange_<tag>_c``: ``(n, T* out, ptc_params p)``: ``start + i*step``
@@ -292,6 +295,9 @@ UNARY = [
     ("hardswish", "f", "same", {"*": "(x <= (T)-3 ? (T)0 : (x >= (T)3 ? x : x * (x + (T)3) / (T)6))"}),
     # hardtanh: p.d0 min, p.d1 max
     ("hardtanh", "uif", "same", {"*": "(x < (T)p.d0 ? (T)p.d0 : (x > (T)p.d1 ? (T)p.d1 : x))"}),
+    # torch's sinc: 1 at 0, else sin(pi x) / (pi x) (the half types in float)
+    ("sinc", "f", "same", {"*": "(x == (T)0 ? (T)1 : FN(sin)((T)3.14159265358979323846 * x) / "
+                                "((T)3.14159265358979323846 * x))"}),
     ("deg2rad", "f", "same", {"*": "x * (T)0.017453292519943295"}),
     ("rad2deg", "f", "same", {"*": "x * (T)57.29577951308232"}),
     ("angle", "f", "same", {"*": "(ptc_isnan(x) ? x : (x < (T)0 ? (T)3.14159265358979323846 : (T)0))"}),
@@ -322,6 +328,8 @@ BINARY = [
     ("bitwise_and", "bui", "same", {"b": "(x && y)", "*": "(T)(x & y)"}),
     ("bitwise_or", "bui", "same", {"b": "(x || y)", "*": "(T)(x | y)"}),
     ("bitwise_xor", "bui", "same", {"b": "(x != y)", "*": "(T)(x ^ y)"}),
+    ("gcd", "ui", "same", {"*": "ptc_igcd<T>(x, y)"}),
+    ("lcm", "ui", "same", {"*": "ptc_ilcm<T>(x, y)"}),
     ("left_shift", "ui", "same", {"*": "ptc_lshift<T>(x, y)"}),
     ("right_shift", "ui", "same", {"*": "ptc_rshift<T>(x, y)"}),
     ("logical_and", "buif", "bool", {"*": "((x != (T)0) && (y != (T)0))"}),
@@ -1014,8 +1022,9 @@ def _index_kernel(name, op, dt):
             f"    typedef {_compute(dt)} T;\n"
             f"    PTC_FOR(i, n) {{\n"
             f"        long long o[3];\n        ptc_offsets<3>(ix, i, o);\n"
-            f"        const long long idx = index[o[2]];\n"
-            f"        if (idx < 0 || idx >= dim_size) {{ atomicExch(err, 1); continue; }}\n")
+            f"        long long idx = index[o[2]];\n"
+            f"        if (idx < 0) idx += dim_size;\n"
+            f"        if (idx < 0 || idx >= dim_size) {{ if (err) atomicExch(err, 1); continue; }}\n")
     if op == "gather":
         body = "        out[o[0]] = src[o[1] + idx * dim_stride];\n"
     elif op == "scatter":

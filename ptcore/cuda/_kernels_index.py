@@ -145,8 +145,9 @@ def _scatter_rmw_kernel(op, dt):
         f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
         f"    PTC_FOR(i, n) {{\n"
         f"        long long o[3];\n        ptc_offsets<3>(ix, i, o);\n"
-        f"        const long long idx = index[o[2]];\n"
-        f"        if (idx < 0 || idx >= dim_size) {{ atomicExch(err, 1); continue; }}\n"
+        f"        long long idx = index[o[2]];\n"
+        f"        if (idx < 0) idx += dim_size;\n"
+        f"        if (idx < 0 || idx >= dim_size) {{ if (err) atomicExch(err, 1); continue; }}\n"
         f"        const {T} v = src[o[1]];\n"
         f"        {B}* a = ({B}*)(out + o[0] + idx * dim_stride);\n"
         f"        {B} old = *a, assumed;\n"

@@ -957,6 +957,7 @@ def register():
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
     from ptcore.cuda import _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
     from ptcore.cuda import _launch_extra; _launch_extra.register()  # noqa: E702 (matmul family, search, histograms)
+    from ptcore.cuda import _launch_pointwise; _launch_pointwise.register()  # noqa: E702 (gcd, lcm, sinc)
     from ptcore.cuda import _linalg_loops; _linalg_loops.register()  # noqa: E702 (linalg on cuSOLVER)
     # last: wraps the real-only kernels registered above so complex arguments reach their front-ends
     from ptcore.cuda import _launch_complex; _launch_complex.register()  # noqa: E702 (complex64/complex128)

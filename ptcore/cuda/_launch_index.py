@@ -207,15 +207,15 @@ def _index_launch(op, dt, shape, out, out_strides, src, src_strides, index, inde
     tag = L._tag(dt, op)
     sizes, st = K.collapse_dims(list(shape) or [1], [list(out_strides), list(src_strides), list(index_strides)]
                                 if shape else [[0], [0], [0]])
-    err = L._empty([1], _C.int32, out.device)
-    L.fill(err, 0)
+    # no error flag (NULL): the front-ends checked the range, and the kernel
+    # counts negative values from the end as take/put/scatter allow them
     if dt.is_floating_point:
         p = L._params(d0=float(alpha))
     else:
         p = L._params(i0=int(alpha))
     L._launch(out.device.index, f"ptc_index_{op}_{tag}_s", n,
               [L._ll(n), L._ptr(out), L._ptr(src), L._ptr(index), L._ll(dim_size), L._ll(dim_stride),
-               L._ptr(err), p, L._struct(K.pack_strided(sizes, st))])
+               0, p, L._struct(K.pack_strided(sizes, st))])
 
 
 def _long_index(index):
@@ -236,15 +236,8 @@ def _index_select(out, input, dim, index):
                   _dim_vector_strides(index, out.dim(), dim), input.shape[dim], input.stride(dim))
 
 
-def _wrap_negative(index, size):
-    """Index values below 0 counted from the end (take/put pass them; the
-    front-ends checked the range)."""
-    import ptcore
-    return ptcore.where(ptcore.lt(index, 0), ptcore.add(index, size), index)
-
-
 def _gather(out, input, dim, index):
-    index = _wrap_negative(_long_index(index), input.shape[dim])
+    index = _long_index(index)
     src_st = list(input.stride())
     src_st[dim] = 0
     _index_launch("gather", out.dtype, list(index.shape), out, out.stride(), input, src_st, index,
@@ -271,7 +264,7 @@ def _scatter_op(reduce, fname, dt=None):
 
 
 def _scatter(self, dim, index, src, reduce):
-    index = _wrap_negative(_long_index(index), self.shape[dim])
+    index = _long_index(index)
     src = L._as_operand(src, self.dtype, self.device)
     sstr = [0] * index.dim() if src.dim() == 0 else list(src.stride())
     out_st = list(self.stride())
@@ -452,35 +445,41 @@ def _nonzero(input):
 # advanced indexing: linear offsets of the index tensors, then gather/scatter
 
 def _offsets(indices, bshape, shape, positions, adjacent, src):
-    """Flat element offsets (int64, contiguous, ``shape``) of the indexed dims."""
+    """The index operand of the gather/scatter kernel for advanced indexing:
+    ``(data strides, index, dim_size, dim_stride)``.  One index tensor is
+    the operand itself (a view over ``shape``; the kernel counts its
+    negative values from the end of its dim); several are summed into flat
+    element offsets (int64, contiguous) first."""
     from ptcore._ops.indexing import _plan
     import ptcore
     indices = [None if t is None else _long_index(t) for t in indices]
     data_strides, idx, idx_strides, sizes, muls = _plan(src, indices, bshape, shape, positions, adjacent)
+    views = [t.as_strided(list(shape), st, t.storage_offset()) for t, st in zip(idx, idx_strides)]
+    if len(views) == 1:
+        return data_strides, views[0], sizes[0], muls[0]
     off = None
-    for t, st, size, mul in zip(idx, idx_strides, sizes, muls):
-        v = t.as_strided(list(shape), st, t.storage_offset())
+    for v, size, mul in zip(views, sizes, muls):
         w = ptcore.where(ptcore.lt(v, 0), ptcore.add(v, size), v)
         term = ptcore.mul(w, mul)
         off = term if off is None else ptcore.add(off, term)
-    return data_strides, _dense(off)
+    return data_strides, _dense(off), _BIG, 1
 
 
 def _index(out, src, indices, bshape, positions, adjacent):
     shape = list(out.shape)
-    data_strides, off = _offsets(indices, bshape, shape, positions, adjacent, src)
+    data_strides, off, size, stride = _offsets(indices, bshape, shape, positions, adjacent, src)
     _index_launch("gather", out.dtype, shape, out, out.stride(), src, data_strides, off, off.stride(),
-                  _BIG, 1)
+                  size, stride)
 
 
 def _index_put(self, indices, values, accumulate, bshape, shape, positions, adjacent):
     from ptcore._ops.indexing import _broadcast_strides
     shape = list(shape)
-    data_strides, off = _offsets(indices, bshape, shape, positions, adjacent, self)
+    data_strides, off, size, stride = _offsets(indices, bshape, shape, positions, adjacent, self)
     values = L._as_operand(values, self.dtype, self.device)
     vstr = _broadcast_strides(values, shape)
     _index_launch("scatter_add" if accumulate else "scatter", self.dtype, shape, self, data_strides, values,
-                  vstr, off, off.stride(), _BIG, 1)
+                  vstr, off, off.stride(), size, stride)
 
 
 # ---------------------------------------------------------------------------

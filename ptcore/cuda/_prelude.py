@@ -139,6 +139,19 @@ template <class T> __device__ __forceinline__ T ptc_iremainder(T x, T y) {
     if (ptc_signed<T>() && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y);
     return r;
 }
+template <class T> __device__ __forceinline__ T ptc_igcd(T a, T b) {
+    /* c10's calc_gcd: Euclid's algorithm on the absolute values */
+    if (ptc_signed<T>()) { a = (T)(a < (T)0 ? -a : a); b = (T)(b < (T)0 ? -b : b); }
+    while (a != (T)0) { const T c = a; a = (T)(b %% a); b = c; }
+    return b;
+}
+template <class T> __device__ __forceinline__ T ptc_ilcm(T a, T b) {
+    /* torch's lcm: |a / gcd * b|, 0 when the gcd is */
+    const T g = ptc_igcd<T>(a, b);
+    if (g == (T)0) return (T)0;
+    const T r = (T)((T)(a / g) * b);
+    return (T)(ptc_signed<T>() && r < (T)0 ? -r : r);
+}
 template <class T> __device__ __forceinline__ T ptc_ifmod(T x, T y) {
     if (y == 0) return (T)0;
     if (ptc_signed<T>() && y == (T)-1) return (T)0;

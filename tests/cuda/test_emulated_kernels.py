@@ -757,15 +757,16 @@ def test_index(dev, dt):
     # an index out of range skips its element and raises the error flag
     bad = index.clone()
     bad[2, 3] = C
-    bad[4, 0] = -1
+    bad[4, 0] = -C - 1
+    bad[1, 1] = -1                  # counts from the end
     pbad, po = dev.put(bad), dev.empty(R * Ci, TD[dt], fill=0)
     sz, st = K.collapse_dims([R, Ci], [[Ci, 1], [C, 0], [Ci, 1]])
     dev.launch(ks[f"ptc_index_gather_{tg}_s"], CONFIGS[1],
                [ll(R * Ci), ptr(po), ptr(ps), ptr(pbad), ll(C), ll(1), ptr(perr), params(), strided(sz, st)])
     assert int(dev.get(perr, (1,), torch.int32)[0]) == 1
     got = dev.get(po, (R, Ci), TD[dt])
-    ok = (bad >= 0) & (bad < C)
-    ref = torch.gather(src, 1, bad.clamp(0, C - 1))
+    ok = (bad >= -C) & (bad < C)
+    ref = torch.gather(src, 1, torch.where(bad < 0, bad + C, bad).clamp(0, C - 1))
     assert torch.equal(got[ok], ref[ok]) and not bool(got[~ok].to(torch.float64).abs().sum())
 
 

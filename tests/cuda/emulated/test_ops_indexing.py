@@ -190,8 +190,8 @@ def test_sort_argsort_topk_kthvalue(dtype):
     xc = x.cuda()
     for dim in (0, 1, -1):
         for desc in (False, True):
-            v, i = ptcore.sort(xc, dim, desc, stable=True)
-            v0, i0 = ptcore.sort(x, dim, desc, stable=True)
+            v, i = ptcore.sort(xc, dim=dim, descending=desc, stable=True)
+            v0, i0 = ptcore.sort(x, dim=dim, descending=desc, stable=True)
             _same(v, v0)
             _same(i, i0)
     _same(xc.t().argsort(), x.t().argsort(stable=True))

@@ -1,0 +1,91 @@
+"""CUDA kernels of pointwise ops whose CPU front-ends are composites of
+other ops (:mod:`ptcore._ops.pointwise_composite`).
+
+On the device a composite costs a launch per constituent op, and ``gcd``'s
+Euclid loop a launch and a host synchronization per step (88 launches and
+13 synchronizations for 2^21 int32 pairs).  Here each op is one elementwise
+kernel of :mod:`ptcore.cuda._kernels` (``gcd``, ``lcm``, ``sinc``), run by the
+``ew_*`` loops of :mod:`ptcore.cuda._launch_index`; the front-ends' argument
+checks and dtype rules are reused, so errors are the CPU's.  ``sinc`` of a
+tensor that records autograd takes the front-end's composite (its ops
+record the graph; the op itself has no autograd body to wrap a kernel in).
+"""
+from ptcore import _tensor as _C
+from ptcore.cuda import _launch_index as LI
+
+__all__ = ["register"]
+
+
+def _checks():
+    from ptcore._ops import pointwise_composite as PC
+    return PC
+
+
+def _int_pair(op):
+    def kernel(input, other, *, out=None):
+        dt = _checks()._int_binary(input, other, op, out)
+        return LI._ew_binary(op, input, other, out, dt, dt, op)
+    kernel.__name__ = op
+    return kernel
+
+
+def _int_pair_(op):
+    def kernel(self, other):
+        PC = _checks()
+        if not isinstance(other, _C._TensorBase):
+            raise TypeError(f"{op}_(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
+        from ptcore._ops._out import check_inplace_shape
+        check_inplace_shape(self, (other,))
+        dt = PC._int_binary(self, other, op, self)
+        return LI._ew_binary(op, self, other, self, dt, dt, op + "_", inplace=True)
+    kernel.__name__ = op + "_"
+    return kernel
+
+
+def _front_end(name, ns="ptcore"):
+    """The op's own front-end (its module attribute is the dispatching entry)."""
+    from ptcore._dispatch.table import lookup
+    return lookup(name, ns).raw
+
+
+def _sinc_dtype(input):
+    PC = _checks()
+    PC._check_tensor(input, "sinc", "input", 1)
+    dt = input.dtype
+    if PC._is_int_dtype(dt):
+        dt = _C.get_default_dtype()
+    return dt
+
+
+def _sinc(input, *, out=None):
+    dt = _sinc_dtype(input)
+    if dt.is_complex or _checks()._recording(input):
+        # the composite: its complex formula, and autograd through its ops
+        return _front_end("sinc")(input, out=out)
+    _checks()._check_out_cast(out, dt)
+    return LI._ew_unary("sinc", input, out, dt, dt, "sinc")
+
+
+def _sinc_(self):
+    PC = _checks()
+    dt = _sinc_dtype(self)
+    if dt.is_complex or PC._recording(self):
+        return _front_end("sinc_", "Tensor")(self)
+    PC._check_out_cast(self, dt)
+    return LI._ew_unary("sinc", self, self, dt, dt, "sinc_", inplace=True)
+
+
+_registered = [False]
+
+
+def register():
+    if _registered[0]:
+        return
+    from ptcore._dispatch.device import register_kernel
+    for op in ("gcd", "lcm"):
+        register_kernel(op, "cuda", _int_pair(op))
+        register_kernel(op + "_", "cuda", _int_pair_(op), namespaces=("ptcore", "Tensor"), optional=True)
+    register_kernel("sinc", "cuda", _sinc, namespaces=("ptcore", "Tensor", "special"), optional=True)
+    register_kernel("sinc_", "cuda", _sinc_, namespaces=("ptcore", "Tensor"), optional=True)
+    _registered[0] = True
