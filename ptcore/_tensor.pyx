@@ -539,10 +539,12 @@ cdef class Storage:
                 raise RuntimeError(f"Storage.resize_: size must be non-negative, got {nbytes}")
             self._nbytes = nbytes           # no memory: only the byte count changes
             return 0
-        if self.device._type_code != 0:
-            raise RuntimeError(f"resizing a storage on {self.device} is not supported")
         if nbytes < 0:
             raise RuntimeError(f"Storage.resize_: size must be non-negative, got {nbytes}")
+        if self._kind == STORAGE_DEVICE:
+            return _realloc_device(self, nbytes)
+        if self.device._type_code != 0:
+            raise RuntimeError(f"resizing a storage on {self.device} is not supported")
         cdef void* p = NULL
         if nbytes > 0:
             with nogil:
@@ -677,6 +679,28 @@ cdef class _RetiredBlock:
         self._data = NULL
 
 
+cdef int _realloc_device(Storage self, Py_ssize_t nbytes) except -1:
+    """Device memory: the device runtime's hook (``DEVICE_REALLOC``) makes
+    a new storage of ``nbytes`` on the device holding the common prefix
+    (copied on the device, stream-ordered); this storage takes over its
+    block, and the old block goes back to its allocator (or, after a
+    DLPack export, stays alive with this storage)."""
+    hook = DEVICE_REALLOC.get(self.device._type_code)
+    if hook is None:
+        raise RuntimeError(f"resizing a storage on {self.device} is not supported")
+    cdef Storage other = <Storage?>hook(self, nbytes)
+    if other.device != self.device or other._kind != STORAGE_DEVICE or other._nbytes != nbytes:
+        raise RuntimeError("DEVICE_REALLOC hook returned an unfit storage")
+    self._release_block()
+    self._data = other._data
+    self._owner = other._owner
+    self._nbytes = nbytes
+    other._data = NULL
+    other._owner = None
+    other._nbytes = 0
+    return 0
+
+
 cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:
     cdef void* p = NULL
     if nbytes > 0:
@@ -752,6 +776,11 @@ def _meta_storage(Py_ssize_t nbytes, dev):
     st.device = d
     return st
 
+
+# device type code -> hook(storage, nbytes): a new resizable storage of
+# nbytes on the storage's device holding the common prefix (Storage._realloc
+# of device memory; the CUDA runtime registers its own)
+DEVICE_REALLOC = {}
 
 cdef Storage _EMPTY_STORAGE = _new_host_storage(0, False)
 
@@ -3957,9 +3986,8 @@ def _resize_impl(_TensorBase self not None, list shape):
         raise RuntimeError(
             f"Storage size calculation overflowed with sizes={_fmt_list(shape)} and storage offset {self._offset}")
     if need > self._storage._nbytes:
-        if self._storage.device._type_code != 0 and self._storage._kind != STORAGE_META:
-            raise RuntimeError("resize_ of device tensors to a larger size is not supported")
-        # PyTorch grows the storage in place: every tensor sharing it sees the new memory
+        # PyTorch grows the storage in place: every tensor sharing it sees the
+        # new memory (device storages through their runtime's DEVICE_REALLOC)
         self._storage._realloc(need)
     self._alloc_dims(nd)
     cdef Py_ssize_t n = 1

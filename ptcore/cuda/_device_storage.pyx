@@ -17,7 +17,7 @@ from ptcore import _tensor as _C
 from ptcore.cuda import _runtime
 from ptcore.cuda._allocator import _allocators
 
-__all__ = ["DeviceMemory", "cuda_device", "index_of", "new_storage", "empty"]
+__all__ = ["DeviceMemory", "cuda_device", "index_of", "new_storage", "realloc", "empty"]
 
 cdef extern from *:
     """
@@ -101,7 +101,24 @@ cpdef Storage new_storage(Py_ssize_t idx, Py_ssize_t nbytes):
     cdef DeviceMemory owner = DeviceMemory.__new__(DeviceMemory)
     owner.alloc = alloc
     owner.block = block
-    return <Storage?>_storage_from_pointer(<uintptr_t>block.ptr, nbytes, owner, cuda_device(idx))
+    cdef Storage st = <Storage?>_storage_from_pointer(<uintptr_t>block.ptr, nbytes, owner, cuda_device(idx))
+    st._resizable = True        # an allocator block: resize_ may move it (realloc below)
+    return st
+
+
+def realloc(Storage st not None, Py_ssize_t nbytes):
+    """The core's ``DEVICE_REALLOC`` hook for cuda storages (``resize_`` of a
+    device tensor or storage): a new storage of ``nbytes`` on ``st``'s device
+    holding ``st``'s first ``min(nbytes, st.nbytes())`` bytes, copied on the
+    current stream (the old block is freed on its own stream after that
+    copy, as torch's ``resize_`` does)."""
+    cdef Py_ssize_t idx = index_of(st.device)
+    cdef Storage new = new_storage(idx, nbytes)
+    cdef Py_ssize_t keep = nbytes if nbytes < st.nbytes() else st.nbytes()
+    if keep > 0:
+        _runtime_state["driver"].memcpy_dtod(new.data_ptr(), st.data_ptr(), keep,
+                                             _runtime.current_stream_handle(idx))
+    return new
 
 
 cdef str _shape_str(shape):

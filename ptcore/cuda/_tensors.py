@@ -386,6 +386,8 @@ DEVICE_OPS = _DeviceOps()
 
 def install():
     _C._set_device_ops(DEVICE_OPS)
+    from ptcore.cuda import _device_storage
+    _C.DEVICE_REALLOC[1] = _device_storage.realloc       # resize_ of cuda storages (type code 1)
     from ptcore.cuda import _launch
     _launch.register()
     from ptcore.cuda import _dense_fast, _matmul_fast

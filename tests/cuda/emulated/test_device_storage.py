@@ -4,6 +4,7 @@ import gc
 import sys
 import weakref
 
+import numpy as np
 import pytest
 
 import ptcore
@@ -169,3 +170,32 @@ def test_cuda_legacy_constructors_make_device_tensors():
     assert e.shape == (2, 3) and e.dtype is ptcore.int64 and e.is_cuda
     with pytest.raises(RuntimeError, match="expects device type cuda"):
         ptcore.cuda.FloatTensor(2, device="cpu")
+
+
+def test_resize_grows_device_tensors_and_storages():
+    """resize_ to a larger size on CUDA (torch: a new block holding the old
+    bytes; every tensor on the storage sees it), out= tensors of the wrong
+    size, and UntypedStorage.resize_."""
+    x = ptcore.arange(6.0).cuda()
+    alias = x.view(2, 3)
+    assert x.resize_(4, 5) is x and x.shape == (4, 5) and x.device.type == "cuda"
+    np.testing.assert_array_equal(x.cpu().reshape(-1)[:6].numpy(), np.arange(6.0))
+    assert alias.untyped_storage().nbytes() == 4 * 5 * 4
+    np.testing.assert_array_equal(alias.cpu().numpy(), np.arange(6.0).reshape(2, 3))
+    x[3, 4] = 7.0
+    assert float(x[3, 4].cpu()) == 7.0
+    # shrinking keeps the storage
+    p = x.data_ptr()
+    x.resize_(2)
+    assert x.data_ptr() == p and x.tolist() == [0.0, 1.0]
+    # out= of another size is resized, as on the CPU
+    a = ptcore.arange(12.0).reshape(3, 4)
+    out = ptcore.empty(0).cuda()
+    assert ptcore.add(a.cuda(), 1, out=out) is out and out.shape == (3, 4)
+    np.testing.assert_array_equal(out.cpu().numpy(), (a + 1).numpy())
+    out2 = ptcore.empty(2, dtype=ptcore.int64).cuda()
+    ptcore.cat([ptcore.tensor([1, 2]).cuda(), ptcore.tensor([3]).cuda()], out=out2)
+    assert out2.tolist() == [1, 2, 3]
+    s = ptcore.tensor([1, 2], dtype=ptcore.int16).cuda().untyped_storage()
+    s.resize_(10)
+    assert s.nbytes() == 10 and s.device.type == "cuda"
