@@ -153,39 +153,10 @@ def _sinc_grad(g, x):
 
 
 unary("sinc", lambda g, x, y: _sinc_grad(g, x))
-unary("i0", lambda g, x, y: g * _i1(x))
-unary("digamma", lambda g, x, y: g * _trigamma(x))
-
-
-def _trigamma(x):
-    """polygamma(1, x) from ptcore ops (differentiable): recurrence up to
-    x >= 10, then the asymptotic series; reflection for x < 0.5."""
-    neg = x < 0.5
-    z = P.where(neg, 1 - x, x)
-    acc = P.zeros_like(z)
-    for _ in range(10):
-        acc = acc + 1 / (z * z)
-        z = z + 1
-    iz = 1 / z
-    iz2 = iz * iz
-    ser = iz + iz2 / 2 + iz * iz2 * (1 / 6 + iz2 * (-1 / 30 + iz2 * (1 / 42 + iz2 * (-1 / 30 + iz2 * 5 / 66))))
-    r = acc + ser
-    s = (math.pi * x).sin()
-    return P.where(neg, math.pi ** 2 / (s * s) - r, r)
-
-
-def _i1(x):
-    """The modified Bessel function I1 (d i0 / dx) by its power series
-    (all terms positive: accurate to double precision for |x| < ~100)."""
-    # odd in x term by term (no abs/sign, so its own derivative at 0 is 1/2)
-    h = x / 2
-    h2 = h * h
-    term = h
-    acc = h
-    for k in range(1, 120):
-        term = term * h2 / (k * (k + 1))
-        acc = acc + term
-    return acc
+# torch's: i0' = i1 (special_i1, nan at +-inf as torch's), digamma' = polygamma(1, .)
+# (inf at the poles; both differentiable again)
+unary("i0", lambda g, x, y: g * P.special.i1(x))
+unary("digamma", lambda g, x, y: g * P.polygamma(1, x))
 for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
     unary(_n, lambda g, x, y: P.zeros_like(g), ())
 
@@ -267,16 +238,22 @@ def _vac(out, x, **k):
     attach("ViewAsComplexBackward0", out, (x,), lambda g: (P.view_as_real(g),))
 
 
+node_class("PolarBackward0", saved=("result",))
+
+
 @formula("polar")
 def _polar(out, ab, an, **k):
-    sa, sn = save(ab), save(an)
+    # torch's polar_backward, from the result: abs gets re(conj(g) sgn(result))
+    # (0 where abs is 0, -sign for a negative abs), angle re(conj(g) i result)
+    so = save_out(out)
 
     def bw(g):
-        a, n = sa.unpack(), sn.unpack()
-        c, s = n.cos(), n.sin()
-        gr, gi = g.real, g.imag
-        return gr * c + gi * s, a * (gi * c - gr * s)
-    attach("PolarBackward0", out, (ab, an), bw)
+        y = so.unpack()
+        gc = g.conj()
+        return (gc * y.sgn()).real, (gc * (y * 1j)).real
+    node = attach("PolarBackward0", out, (ab, an), bw)
+    if node is not None:
+        node._sv = (so,)
 
 
 # ---------------------------------------------------------------------------
@@ -549,9 +526,11 @@ def _fmod(out, a, b, **k):
 
     def bw(g):
         a, b = sa.unpack(), sb.unpack()
-        gb = -g * (a / b).trunc() if _T(b) and b._requires_grad else None
+        # torch: div(rounding_mode="trunc"), whose own derivative is zero (no 0/0)
+        gb = -g * P.div(a, b, rounding_mode="trunc") if _T(b) and b._requires_grad else None
         return g, gb
-    attach("FmodBackward0", out, (a, b), bw)
+    # (torch's overloads: a Tensor other is FmodBackward1)
+    attach("FmodBackward1" if _T(b) else "FmodBackward0", out, (a, b), bw)
 
 
 @formula("remainder")
@@ -565,7 +544,7 @@ def _remainder(out, a, b, **k):
         # torch: the forward's floor division (0.5 // -inf is -1, floor(0.5 / -inf) -0)
         gb = -g * P.div(a, b, rounding_mode="floor") if _T(b) and b._requires_grad else None
         return g, gb
-    attach("RemainderBackward0", out, (a, b), bw)
+    attach("RemainderBackward1" if _T(b) else "RemainderBackward0", out, (a, b), bw)
 
 
 @formula("copysign")
@@ -788,41 +767,55 @@ def _prod(out, x, dim=None, keepdim=False, **k):
     dims = _dims(x, dim) if dim is not None else list(range(x.dim()))
 
     def bw(g):
+        # torch's prod_backward: result / input while the input has no zero,
+        # else the products of the elements before and after each one (cumprods:
+        # right where one or more are zero, differentiable again)
         x, y = sx.unpack(), so.unpack()
         if x.dim() == 0:
             return (g,)
-        kd = keepdim if dim is not None else False
-        g = _unsqueeze_to(g, x, dims, kd)
-        y = _unsqueeze_to(y, x, dims, kd)
-        z = x == 0
-        nz = z.sum(dims, keepdim=True)
-        pnz = P.where(z, 1, x).prod(dims[0], keepdim=True) if len(dims) == 1 else \
-            P.where(z, 1, x).reshape(*_keep_shape(x, dims), -1).prod(-1) if False else \
-            _prod_dims(P.where(z, 1, x), dims)
-        r = P.where(z, P.where(nz == 1, pnz, 0), y / P.where(z, 1, x))
-        return (g * _c(r),)
+        if dim is None or len(dims) != 1:
+            batched = _vmap_frames()
+            nz = 1 if batched else int((x == 0).sum())
+            if nz == 0:
+                return (g * _c(y / x),)
+            if nz > 1 and not _recorded(g, x):
+                return (P.zeros_like(x),)
+            return (_prod_safe_zeros(g, x.reshape(-1), 0).reshape(x.shape),)
+        d = dims[0]
+        g = _unsqueeze_to(g, x, dims, keepdim)
+        if not _vmap_frames() and not bool((x == 0).any()):
+            return (g * _c(_unsqueeze_to(y, x, dims, keepdim) / x),)
+        return (_prod_safe_zeros(g, x, d),)
     # (torch's overloads: prod(dim) is ProdBackward1)
     attach("ProdBackward0" if dim is None else "ProdBackward1", out, (x,), bw)
+
+
+def _prod_safe_zeros(g, x, d):
+    """torch's prod_safe_zeros_backward along dim ``d``."""
+    n = x.shape[d]
+    if x.numel() == 0 or n == 1:        # (nothing else in the slice: torch's g * 1)
+        return g.expand_as(x)
+    ones = P.ones(_keep_shape(x, [d]), dtype=g.dtype, device=g.device)
+    before = P.cat([ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = P.cat([ones, x.narrow(d, 1, n - 1).flip(d)], d).cumprod(d).flip(d)
+    return g * _c(before * after)
 
 
 def _keep_shape(x, dims):
     return [1 if d in dims else n for d, n in enumerate(x.shape)]
 
 
-def _prod_dims(x, dims):
-    for d in dims:
-        x = x.prod(d, keepdim=True)
-    return x
-
-
-def _select_ties(out, x, dims, keepdim, name):
+def _select_ties(out, x, dims, keepdim, name, nan=True):
+    """The gradient shared evenly by the elements equal to the result; with
+    ``nan`` a NaN result selects the NaNs (torch's evenly_distribute_backward
+    of max()/min()/median()), without it (amax/amin) nothing: NaN throughout."""
     sx, so = save(x), save_out(out)
 
     def bw(g):
         x, y = sx.unpack(), so.unpack()
         y = _unsqueeze_to(y, x, dims, keepdim)
         g = _unsqueeze_to(g, x, dims, keepdim)
-        mask = (x == y) | (x.isnan() & y.isnan())
+        mask = ((x == y) | (x.isnan() & y.isnan())) if nan else (x == y)
         mask = mask.to(g.dtype)
         cnt = mask.sum(dims, keepdim=True)
         return (g * mask / cnt,)
@@ -888,9 +881,14 @@ def _fix_minmax_names():
 _fix_minmax_names()
 
 
-@formula("amax", "amin")
+@formula("amax")
 def _amax(out, x, dim=(), keepdim=False, **k):
-    _select_ties(out, x, _dims(x, dim), keepdim, "AmaxBackward0")
+    _select_ties(out, x, _dims(x, dim), keepdim, "AmaxBackward0", nan=False)
+
+
+@formula("amin")
+def _amin(out, x, dim=(), keepdim=False, **k):
+    _select_ties(out, x, _dims(x, dim), keepdim, "AminBackward0", nan=False)
 
 
 @formula("aminmax")
@@ -913,13 +911,18 @@ def _aminmax(out, x, *, dim=None, keepdim=False, **k):
     n = attach("AminmaxBackward0", [mn, mx], (x,), bw, multi=True, accepts_none=True)
 
 
-@formula("median", "nanmedian")
-def _median(out, x, dim=None, keepdim=False, **k):
+@formula("median")
+def _median(out, x, dim=None, keepdim=False, *, _name="Median", **k):
     if dim is None:
         if _is_diff(out):
-            _select_ties(out, x, list(range(x.dim())), False, "MedianBackward0")
+            _select_ties(out, x, list(range(x.dim())), False, _name + "Backward0")
         return
-    _value_index(out, x, dim, keepdim, "MedianBackward1")
+    _value_index(out, x, dim, keepdim, _name + "Backward1")
+
+
+@formula("nanmedian")
+def _nanmedian(out, x, dim=None, keepdim=False, **k):
+    _median(out, x, dim, keepdim, _name="Nanmedian")
 
 
 @formula("mode")
@@ -977,7 +980,9 @@ def _logsumexp(out, x, dim, keepdim=False, **k):
 
     def bw(g):
         x, y = sx.unpack(), so.unpack()
-        return (_unsqueeze_to(g, x, dims, keepdim) * (x - _unsqueeze_to(y, x, dims, keepdim)).exp(),)
+        # (complex: conjugate, as torch's logsumexp_backward)
+        return (_unsqueeze_to(g, x, dims, keepdim)
+                * _c((x - _unsqueeze_to(y, x, dims, keepdim)).exp()),)
     attach("LogsumexpBackward0", out, (x,), bw)
 
 
@@ -1047,18 +1052,28 @@ def _var_args(x, dim, unbiased, correction):
     n = 1
     for d in dims:
         n *= x.shape[d]
-    return dims, c, n
+    return dims, c, n, dim is None or x.dim() == 0
+
+
+def _var_grad(g, xc, n, c, full):
+    """torch's var_backward from ``xc = x - mean``: ``2 / (n - correction)``
+    as it is (negative, or inf, past the sample size), except that a reduction
+    over everything with ``n <= correction`` gives inf (NaN where x is its mean)."""
+    dof = n - c
+    if full and dof <= 0:
+        return g * P.full_like(xc, math.inf).masked_fill(xc == 0, math.nan)
+    return g * xc * (2.0 / dof if dof else math.inf)
 
 
 @formula("var")
 def _var(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
-    dims, c, n = _var_args(x, dim, unbiased, correction)
+    dims, c, n, full = _var_args(x, dim, unbiased, correction)
     sx = save(x)
 
     def bw(g):
         x = sx.unpack()
         m = x.mean(dims, keepdim=True)
-        return (2 * _unsqueeze_to(g, x, dims, keepdim) * (x - m) / builtins_max(n - c, 0),)
+        return (_var_grad(_unsqueeze_to(g, x, dims, keepdim), x - m, n, c, full),)
     attach("VarBackward0", out, (x,), bw)
 
 
@@ -1068,28 +1083,28 @@ def builtins_max(a, b):
 
 @formula("std")
 def _std(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
-    dims, c, n = _var_args(x, dim, unbiased, correction)
+    dims, c, n, full = _var_args(x, dim, unbiased, correction)
     sx, so = save(x), save_out(out)
 
     def bw(g):
         x, y = sx.unpack(), so.unpack()
         m = x.mean(dims, keepdim=True)
         y = _unsqueeze_to(y, x, dims, keepdim)
-        return (_std_grad(_unsqueeze_to(g, x, dims, keepdim), x - m, y, n - c),)
+        return (_std_grad(_unsqueeze_to(g, x, dims, keepdim), x - m, y, n, c, full),)
     attach("StdBackward0", out, (x,), bw)
 
 
-def _std_grad(g, xc, y, dof):
-    """``g * xc / (y * dof)``, zero where the std ``y`` is zero (torch's
-    masked_fill); the division by a safe ``y`` keeps the double backward
-    finite there (0 * inf made it NaN)."""
+def _std_grad(g, xc, y, n, c, full):
+    """torch's std_backward: var's of ``g / (2 y)``, zero where the std ``y``
+    is zero (torch's masked_fill); the division by a safe ``y`` keeps the
+    double backward finite there (0 * inf made it NaN)."""
     zero = y == 0
-    return P.where(zero, 0, g * xc / (P.where(zero, 1, y) * builtins_max(dof, 0)))
+    return P.where(zero, 0, _var_grad(g / (2 * P.where(zero, 1, y)), xc, n, c, full))
 
 
 @formula("var_mean", "std_mean")
 def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
-    dims, c, n = _var_args(x, dim, unbiased, correction)
+    dims, c, n, full = _var_args(x, dim, unbiased, correction)
     v, m = out[0], out[1]
     is_std = False
     sx, sv = save(x), save_out(v, 0)
@@ -1102,9 +1117,9 @@ def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None
             vv = _unsqueeze_to(sv.unpack(), x, dims, keepdim)
             gvv = _unsqueeze_to(gv, x, dims, keepdim)
             if bw.std:
-                r = _std_grad(gvv, x - mm, vv, n - c)
+                r = _std_grad(gvv, x - mm, vv, n, c, full)
             else:
-                r = 2 * gvv * (x - mm) / builtins_max(n - c, 0)
+                r = _var_grad(gvv, x - mm, n, c, full)
         if gm is not None:
             t = _unsqueeze_to(gm, x, dims, keepdim).expand(x.shape) / n
             r = t if r is None else r + t
@@ -1198,7 +1213,7 @@ def _cumprod(out, x, dim, **k):
 
     def bw(g):
         x, y = sx.unpack(), so.unpack()
-        if x.dim() == 0:
+        if x.numel() <= 1 or x.shape[d] == 1:      # torch: the gradient itself
             return (g,)
         if not bool((x == 0).any()):
             return (_rev_cumsum(g * _c(y), d) / _c(x),)
@@ -1225,7 +1240,7 @@ def _logcumsumexp(out, x, dim, **k):
 
     def bw(g):
         x, y = sx.unpack(), so.unpack()
-        if x.dim() == 0:
+        if x.dim() == 0 or x.numel() == 0:      # torch: the gradient itself
             return (g,)
         return ((x.unsqueeze(d + 1) - y.unsqueeze(d)).exp().mul(g.unsqueeze(d))
                 .tril(0) if False else _lcse_bw(x, y, g, d),)
@@ -2561,8 +2576,11 @@ def _mish_grad(g, x, y):
 
 
 def _softplus_grad(g, x, y, beta, threshold):
-    z = P.exp(x * beta)
-    return P.where(x * beta > threshold, g, g * z / (z + 1.0))
+    # torch: g * sigmoid(beta x) up to the threshold (inclusive), g above it; the
+    # double backward (softplus_double_backward) is zero where beta x >= threshold
+    xb = x * beta
+    xs = P.where(xb >= threshold, x.detach(), x)
+    return P.where(xb > threshold, g, g * P.sigmoid(xs * beta))
 
 
 def _elu_grad(g, x, y, negcoef, input_scale, poscoef):
@@ -2660,8 +2678,12 @@ def _torch_qr_formula(out, A, some=True, **k):
 
 @formula("nextafter")
 def _nextafter(out, a, b, **k):
-    # torch: the gradient passes to ``input`` unchanged, ``other`` gets zeros
-    ins = (a, b) if _T(b) else (a,)
-    attach("NextafterBackward0", out, ins,
-           lambda g: (g, P.zeros_like(b)) if _T(b) else (g,))
+    # torch: the gradient passes to ``input`` except where input == other (the
+    # result is ``other`` there: zero), ``other`` gets zeros
+    if not _T(b):
+        attach("NextafterBackward0", out, (a,), lambda g: (g,))
+        return
+    eq = (a == b).detach()
+    attach("NextafterBackward0", out, (a, b),
+           lambda g: (P.where(eq, 0, g), P.zeros_like(b)))
 

@@ -24,7 +24,7 @@ from ptcore._tensor import Size as _Size
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch import batching as _batching
 from ptcore.autograd import grad_mode as _gm
-from ptcore.autograd._formulas import FORMULAS, _dims, _unsqueeze_to, _var_args
+from ptcore.autograd._formulas import FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad
 
 __all__ = ["JVP", "F_JVP", "jvp_rule", "drive", "drive_function"]
 
@@ -480,10 +480,12 @@ def _var_rule(tan, out, x, dim=None, unbiased=None, keepdim=False, *, correction
     t = tan(x)
     if t is None:
         return None
-    dims, c, n = _var_args(x, dim, unbiased, correction)
+    dims, c, n, full = _var_args(x, dim, unbiased, correction)
     xc = x - x.mean(dims, keepdim=True)
-    return 2 * (xc.conj() * t).real.sum(dims, keepdim=keepdim) / max(n - c, 0) \
-        if x.dtype.is_complex else 2 * (xc * t).sum(dims, keepdim=keepdim) / max(n - c, 0)
+    # torch: var_backward of the tangent, summed (its dof rules past the sample size)
+    if x.dtype.is_complex:
+        return _var_grad(t.conj(), xc, n, c, full).real.sum(dims, keepdim=keepdim)
+    return _var_grad(t, xc, n, c, full).sum(dims, keepdim=keepdim)
 
 
 @jvp_rule("std")
