@@ -212,6 +212,7 @@ UNARY_REF = {
     "hardsigmoid": (F.hardsigmoid, {"lo": -4, "hi": 4}), "hardswish": (F.hardswish, {"lo": -4, "hi": 4}),
     "hardtanh": (lambda x: F.hardtanh(x, -1.0, 2.0), {}, {"d0": -1.0, "d1": 2.0}),
     "deg2rad": (torch.deg2rad, {}), "rad2deg": (torch.rad2deg, {}), "angle": (torch.angle, {}),
+    "sinc": (torch.sinc, {}),
 }
 UNARY_SAMPLE = {"float32": None, "int32": None,
                 "float64": {"exp", "log", "sin", "erfinv", "lgamma", "digamma", "round", "isnan", "gelu", "i0",
@@ -394,6 +395,7 @@ BINARY_REF = {
     "remainder": (torch.remainder, {"ynz": True}), "fmod": (torch.fmod, {"ynz": True}),
     "pow": (torch.pow, {"ypos": True}), "atan2": (torch.atan2, {}), "hypot": (torch.hypot, {}),
     "copysign": (torch.copysign, {}), "nextafter": (torch.nextafter, {}),
+    "gcd": (torch.gcd, {}), "lcm": (torch.lcm, {}),
     "maximum": (torch.maximum, {}), "minimum": (torch.minimum, {}), "fmax": (torch.fmax, {}),
     "fmin": (torch.fmin, {}), "bitwise_and": (torch.bitwise_and, {}), "bitwise_or": (torch.bitwise_or, {}),
     "bitwise_xor": (torch.bitwise_xor, {}), "left_shift": (torch.bitwise_left_shift, {"shift": True}),
@@ -414,9 +416,9 @@ BINARY_SAMPLE = {"float32": None, "int32": None,
                  "float16": {"add", "mul", "div", "maximum", "eq", "pow", "masked_fill"},
                  "bfloat16": {"sub", "div", "minimum", "ge", "copysign", "hypot"},
                  "bool": {"add", "mul", "maximum", "bitwise_xor", "logical_or", "eq", "masked_fill"},
-                 "uint8": {"add", "sub", "mul", "div_floor", "remainder", "right_shift", "lt"},
+                 "uint8": {"add", "sub", "mul", "div_floor", "remainder", "right_shift", "lt", "gcd"},
                  "int8": {"add", "div_floor", "div_trunc", "remainder", "fmod", "pow", "left_shift"},
-                 "int16": {"mul", "bitwise_and", "maximum", "ne"},
+                 "int16": {"mul", "bitwise_and", "maximum", "ne", "gcd", "lcm"},
                  "int64": {"add", "add_alpha", "div_floor", "remainder", "pow", "left_shift", "right_shift",
                            "masked_fill", "le"}}
 
