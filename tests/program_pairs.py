@@ -85,3 +85,10 @@ def one_thread(torch):
     finally:
         torch.set_num_threads(old[0])
         ptcore.set_num_threads(old[1])
+
+
+def norm_repr(o):
+    """Reprs say ``ptcore.`` where torch's say ``torch.`` (accepted); None as text."""
+    if isinstance(o, (list, tuple)):
+        return type(o)(map(norm_repr, o))
+    return o.replace("ptcore", "torch") if isinstance(o, str) else "None" if o is None else o

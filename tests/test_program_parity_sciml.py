@@ -17,16 +17,9 @@ import numpy as np
 import pytest
 
 import ptcore
-from program_pairs import assert_close, one_thread, run_pair
+from program_pairs import assert_close, norm_repr as _norm, one_thread, run_pair
 
 torch = pytest.importorskip("torch")
-
-
-def _norm(o):
-    """Reprs say ``ptcore.`` where torch's say ``torch.`` (accepted); None as text."""
-    if isinstance(o, (list, tuple)):
-        return type(o)(map(_norm, o))
-    return o.replace("ptcore", "torch") if isinstance(o, str) else "None" if o is None else o
 
 
 def pinn(torch, init):

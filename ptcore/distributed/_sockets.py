@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ptcore.distributed.store import close_sockets, connect, recv_exact
+from ptcore.distributed.store import close_sockets, connect, recv_exact, recv_into_exact
 from ptcore.distributed.work import DistBackendError
 
 _HELLO = struct.Struct("!8s16sq")
@@ -198,13 +198,7 @@ class Transport:
             while True:
                 clen, kind, tag, n = _HEADER.unpack(recv_exact(sock, _HEADER.size))
                 ctx = recv_exact(sock, clen).decode()
-                payload = bytearray(n)
-                view = memoryview(payload)
-                while view:
-                    got = sock.recv_into(view)
-                    if not got:
-                        raise ConnectionError("connection closed")
-                    view = view[got:]
+                payload = recv_into_exact(sock, bytearray(n))
                 self._deliver((ctx, peer, kind, tag), payload)
         except (OSError, ConnectionError, struct.error, UnicodeDecodeError) as e:
             why = ("the process group was destroyed" if self.closed else

@@ -378,15 +378,19 @@ def send_fields(sock, fields):
     sock.sendall(b"".join(parts))
 
 
-def recv_exact(sock, n):
-    buf = bytearray(n)
+def recv_into_exact(sock, buf):
+    """Fill the writable buffer ``buf`` from ``sock`` (ConnectionError when the peer closes first)."""
     view = memoryview(buf)
     while view:
         got = sock.recv_into(view)
         if not got:
             raise ConnectionError("connection closed by the peer")
         view = view[got:]
-    return bytes(buf)
+    return buf
+
+
+def recv_exact(sock, n):
+    return bytes(recv_into_exact(sock, bytearray(n)))
 
 
 def recv_fields(sock, max_fields=1 << 20):
