@@ -799,7 +799,17 @@ def _reduce_out(dt, rule):
 
 
 def _reduce_kernel(name, op, in_dt, out_dt, acc, variant):
-    params = ["long long M", "long long L", f"{_storage(out_dt)}* out", f"const {_storage(in_dt)}* in",
+    """One block per output (grid-stride over the M outputs) reduces the L
+    elements ``in[ibase + j * step]``.  Each thread keeps four independent
+    partials.  When the row is contiguous (step 1) and its start is aligned
+    to four elements, the threads read ``ptc_vec4`` groups, two per trip
+    (one 16-byte load per float32 group, 32 bytes in flight per thread
+    before any combine), the partial ``e`` taking element ``e`` of each
+    group; the elements past the last whole group, and every unaligned or
+    strided row, go through the scalar loop.  The order of the combines is
+    fixed by L and the alignment alone, so the result is deterministic."""
+    st = _storage(in_dt)
+    params = ["long long M", "long long L", f"{_storage(out_dt)}* out", f"const {st}* in",
               "ptc_params p"]
     if variant == "s":
         params += ["ptc_strided<2> ix", "long long in_red_stride"]
@@ -807,30 +817,50 @@ def _reduce_kernel(name, op, in_dt, out_dt, acc, variant):
                 "        const long long obase = o[0], ibase = o[1], step = in_red_stride;\n")
     else:
         base = "        const long long obase = r, ibase = r * L, step = 1;\n"
-    x = f"(A){_load(in_dt, 'in[ibase + j * step]')}"
+    x = f"(A){_load(in_dt, 'raw')}"
     if op == "normp":
         x = f"(A)pow(fabs({x}), (A)p.d0)"
+
+    def group(b):
+        return "".join(f"                s{u} = Op::combine(s{u}, Op::map(cv(g{b}.v[{u}]), 4 * (v{b}) + {u}));\n"
+                       for u in range(4))
     return (f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
             f"    typedef {acc} A;\n"
             f"    typedef ptc_r_{op}<A> Op;\n"
             f"    typedef Op::S S;\n"
             f"    __shared__ S sm[32];\n"
+            f"    auto cv = [&](const {st} raw) -> A {{ return {x}; }};\n"
             f"    for (long long r = blockIdx.x; r < M; r += gridDim.x) {{\n{base}"
-            f"        auto ld = [&](const long long j) -> A {{ return {x}; }};\n"
-            f"        S s = Op::init(), s1 = Op::init(), s2 = Op::init(), s3 = Op::init();\n"
+            f"        auto ld = [&](const long long j) -> A {{ return cv(in[ibase + j * step]); }};\n"
+            f"        S s0 = Op::init(), s1 = Op::init(), s2 = Op::init(), s3 = Op::init();\n"
             f"        const long long bd = blockDim.x;\n"
             f"        long long j = threadIdx.x;\n"
+            f"        if (step == 1 && PTC_ALIGNED4(in + ibase)) {{\n"
+            f"            const ptc_vec4<{st}>* vin = (const ptc_vec4<{st}>*)(in + ibase);\n"
+            f"            const long long nv = L / 4;\n"
+            f"            long long v = threadIdx.x;\n"
+            f"            for (; v + bd < nv; v += 2 * bd) {{\n"
+            f"                const ptc_vec4<{st}> g0 = vin[v], g1 = vin[v + bd];\n"
+            f"{group(0).replace('(v0)', '(v)')}{group(1).replace('(v1)', '(v + bd)')}"
+            f"            }}\n"
+            f"            for (; v < nv; v += bd) {{\n"
+            f"                const ptc_vec4<{st}> g0 = vin[v];\n"
+            f"{group(0).replace('(v0)', '(v)')}"
+            f"            }}\n"
+            f"            j = nv * 4 + threadIdx.x;\n"
+            f"        }} else {{\n"
             # four independent partials per thread: four loads in flight (every
             # combine is commutative, argmax/argmin break ties by index)
-            f"        for (; j + 3 * bd < L; j += 4 * bd) {{\n"
-            f"            const A x0 = ld(j), x1 = ld(j + bd), x2 = ld(j + 2 * bd), x3 = ld(j + 3 * bd);\n"
-            f"            s = Op::combine(s, Op::map(x0, j));\n"
-            f"            s1 = Op::combine(s1, Op::map(x1, j + bd));\n"
-            f"            s2 = Op::combine(s2, Op::map(x2, j + 2 * bd));\n"
-            f"            s3 = Op::combine(s3, Op::map(x3, j + 3 * bd));\n"
+            f"            for (; j + 3 * bd < L; j += 4 * bd) {{\n"
+            f"                const A x0 = ld(j), x1 = ld(j + bd), x2 = ld(j + 2 * bd), x3 = ld(j + 3 * bd);\n"
+            f"                s0 = Op::combine(s0, Op::map(x0, j));\n"
+            f"                s1 = Op::combine(s1, Op::map(x1, j + bd));\n"
+            f"                s2 = Op::combine(s2, Op::map(x2, j + 2 * bd));\n"
+            f"                s3 = Op::combine(s3, Op::map(x3, j + 3 * bd));\n"
+            f"            }}\n"
             f"        }}\n"
-            f"        for (; j < L; j += bd) s = Op::combine(s, Op::map(ld(j), j));\n"
-            f"        s = Op::combine(Op::combine(s, s1), Op::combine(s2, s3));\n"
+            f"        for (; j < L; j += bd) s0 = Op::combine(s0, Op::map(ld(j), j));\n"
+            f"        S s = Op::combine(Op::combine(s0, s1), Op::combine(s2, s3));\n"
             f"        s = ptc_block_reduce<Op>(s, sm);\n"
             f"        if (threadIdx.x == 0) out[obase] = {_store(out_dt, 'Op::finish(s, L, p)')};\n"
             f"    }}\n}}\n")

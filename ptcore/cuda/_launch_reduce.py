@@ -239,7 +239,9 @@ _CHUNK_MIN = 4096               # the smallest pass-1 chunk
 # torch): 128-thread blocks 0.82x (2026-11-26, first run), 256-thread blocks
 # 0.76x (a later run: the add bandwidth of both runs 0.93x/0.94x), so 128;
 # on the H100 128 gave 0.90x.  A different block size sums in another
-# (fixed) order.
+# (fixed) order.  Those runs read one element per load; pass 1 now reads
+# aligned rows in 16-byte groups (_kernels._reduce_kernel), not yet timed on
+# a GPU.
 _SPLIT_BLOCK = 128
 
 

@@ -270,3 +270,40 @@ def test_column_sums_with_few_blocks_split_their_rows(shape, dims, dtype, launch
         _close(got, getattr(x, op)(dims), tol)
     assert R.column_chunks(1, 2048, 1024) == 256 and R.column_chunks(1, 2048, 1024 * 300) == 0
     assert R.column_chunks(3, 1001, 32) == 0 or 1001 % (1001 // R.column_chunks(3, 1001, 32)) == 0
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.int32, ptcore.uint8])
+@pytest.mark.parametrize("shape", [(3, 70_000), (5, 1_000)])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_aligned_rows_read_in_vector_groups(dtype, shape, offset, launches):
+    """Contiguous rows whose start is aligned to four elements are read in
+    ptc_vec4 groups (the split pass-1 ``s`` kernel of long rows, the ``c``
+    kernel of short ones), the rest element by element: same values, and
+    ties (inside one group, across groups and threads) and NaN resolved as
+    on the CPU, whatever the row's alignment (offset views)."""
+    n = shape[1] + offset
+    x = _rand((shape[0], n), ptcore.float32, seed=11)
+    if not dtype.is_floating_point:
+        x = (x * 40).abs()
+    x = x.to(dtype)
+    hi = 100 if dtype is not ptcore.float16 else 60
+    for p in (n // 2 + 1, n // 2 + 2, n // 2 + 7, n - 1):     # ties in a group, across groups, at the tail
+        x[0, p] = hi
+        x[1, p] = -hi if dtype.is_floating_point and dtype.is_signed else 0
+    if dtype.is_floating_point:
+        x[2, n // 3] = float("nan")
+    x = x[:, offset:]
+    cases = [lambda t: t.sum(1), lambda t: t.amax(1), lambda t: t.amin(1), lambda t: t.argmax(1),
+             lambda t: t.argmin(1), lambda t: t.argmax(), lambda t: (t != 0).sum(1),
+             lambda t: ptcore.count_nonzero(t, 1)]
+    if dtype.is_floating_point:
+        cases += [lambda t: t.mean(1), lambda t: t.sum(), lambda t: ptcore.linalg.vector_norm(t, dim=1),
+                  lambda t: ptcore.linalg.vector_norm(t, 3.0, dim=1), lambda t: t.var(1),
+                  lambda t: ptcore.logsumexp(t, 1), lambda t: t.norm(1)]
+    xc = x.cuda()
+    del launches[:]
+    for fn in cases:
+        want = fn(x)
+        tol = {ptcore.float64: 1e-12, ptcore.float32: 2e-5, ptcore.float16: 2e-3}.get(want.dtype)
+        _close(fn(xc), want, tol)
+    assert any(k.startswith("ptc_reduce_") for k in launches), launches
