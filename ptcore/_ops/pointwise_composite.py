@@ -196,8 +196,8 @@ def _pow2(e, dt):
     return ptcore.pow(2.0, e.to(dt))
 
 
-def frexp(input, *, out=None):
-    """Decompose into mantissa in [0.5, 1) and int32 exponent (``torch.frexp``)."""
+def _frexp_checks(input, out):
+    """frexp's argument checks (shared with the device kernels)."""
     _check_tensor(input, "frexp", "input", 1)
     if out is not None and not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise TypeError(f"frexp(): argument 'out' must be tuple of Tensors, not "
@@ -213,6 +213,11 @@ def frexp(input, *, out=None):
         if isinstance(out[1], _TensorBase) and out[1].dtype is not _C.int32:
             raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
                                f"{out[1].dtype._legacy.lower()}")
+
+
+def frexp(input, *, out=None):
+    """Decompose into mantissa in [0.5, 1) and int32 exponent (``torch.frexp``)."""
+    _frexp_checks(input, out)
     x = input
     wdt = _C.float64 if x.dtype is _C.float64 else _C.float32
     with ptcore.no_grad():

@@ -298,6 +298,11 @@ UNARY = [
     # torch's sinc: 1 at 0, else sin(pi x) / (pi x) (the half types in float)
     ("sinc", "f", "same", {"*": "(x == (T)0 ? (T)1 : FN(sin)((T)3.14159265358979323846 * x) / "
                                 "((T)3.14159265358979323846 * x))"}),
+    # frexp's two results, one kernel each (x itself and exponent 0 for zeros, inf and NaN)
+    ("frexp_mantissa", "f", "same", {"*": "((x == (T)0 || !isfinite(x)) ? x : "
+                                          "[&]() { int e = 0; return FN(frexp)(x, &e); }())"}),
+    ("frexp_exponent", "f", "int32", {"*": "((x == (T)0 || !isfinite(x)) ? 0 : "
+                                           "[&]() { int e = 0; FN(frexp)(x, &e); return e; }())"}),
     ("deg2rad", "f", "same", {"*": "x * (T)0.017453292519943295"}),
     ("rad2deg", "f", "same", {"*": "x * (T)57.29577951308232"}),
     ("angle", "f", "same", {"*": "(ptc_isnan(x) ? x : (x < (T)0 ? (T)3.14159265358979323846 : (T)0))"}),
@@ -328,6 +333,12 @@ BINARY = [
     ("bitwise_and", "bui", "same", {"b": "(x && y)", "*": "(T)(x & y)"}),
     ("bitwise_or", "bui", "same", {"b": "(x || y)", "*": "(T)(x | y)"}),
     ("bitwise_xor", "bui", "same", {"b": "(x != y)", "*": "(T)(x ^ y)"}),
+    # as torch: both infinite and equal gives that infinity (no inf - inf)
+    ("logaddexp", "f", "same", {"*": "((x == y && FN(fabs)(x) == ptc_lim<T>::highest()) ? x : "
+                                     "(x > y ? x : y) + FN(log1p)(FN(exp)(-FN(fabs)(x - y))))"}),
+    ("logaddexp2", "f", "same", {"*": "((x == y && FN(fabs)(x) == ptc_lim<T>::highest()) ? x : "
+                                      "(x > y ? x : y) + FN(log1p)(FN(exp2)(-FN(fabs)(x - y))) "
+                                      "* (T)1.4426950408889634)"}),
     ("gcd", "ui", "same", {"*": "ptc_igcd<T>(x, y)"}),
     ("lcm", "ui", "same", {"*": "ptc_ilcm<T>(x, y)"}),
     ("left_shift", "ui", "same", {"*": "ptc_lshift<T>(x, y)"}),
@@ -459,7 +470,7 @@ def _gen_unary():
             if not _kinds_ok(kinds, dt):
                 continue
             e = _expr(spec, dt)
-            out_dt = "bool" if out == "bool" else dt
+            out_dt = dt if out == "same" else out
             for v in ("c", "s"):
                 kn = kernel_name("unary", name, TAGS[dt], v)
                 yield kn, "unary", _ew_kernel(kn, out_dt, [dt], ["x"], dt, e, v)
@@ -493,7 +504,7 @@ def _gen_binary():
             if not _kinds_ok(kinds, dt, exclude):
                 continue
             e = _expr(spec, dt)
-            out_dt = "bool" if out == "bool" else dt
+            out_dt = dt if out == "same" else out
             ins = [dt, ytype or dt]
             for v in ("c", "s"):
                 kn = kernel_name("binary", name, TAGS[dt], v)

@@ -49,13 +49,15 @@ def _dense(x, dt=None):
 # ---------------------------------------------------------------------------
 # pointwise: the ew_unary / ew_binary / ew_ternary loops of _ops.pointwise
 
-def _bool_out_ops():
-    ops = {("unary", r[0]) for r in K.UNARY if r[2] == "bool"}
-    ops |= {("binary", r[0]) for r in K.BINARY if r[2] == "bool"}
-    return ops
+def _fixed_out_ops():
+    """(family, op) -> the result dtype of the kernels whose result is not
+    the compute dtype (the comparisons' bool, frexp's int32 exponent)."""
+    ops = {("unary", r[0]): r[2] for r in K.UNARY if r[2] != "same"}
+    ops.update({("binary", r[0]): r[2] for r in K.BINARY if r[2] != "same"})
+    return {k: _C.bool_ if v == "bool" else getattr(_C, v) for k, v in ops.items()}
 
 
-_BOOL_OUT = _bool_out_ops()
+_FIXED_OUT = _fixed_out_ops()
 _REAL_OUT = frozenset({"abs", "angle"})        # complex in, real out
 
 
@@ -99,7 +101,7 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
     else:
         ops = [L._as_operand(x, compute, dev) for x in inputs]
     shape = _bshape(ops, fname)
-    loop_out = _C.bool_ if (family, op) in _BOOL_OUT else compute
+    loop_out = _FIXED_OUT.get((family, op), compute)
     if compute.is_complex and op in _REAL_OUT:
         loop_out = compute.to_real()
     if out is not None and _direct_out(out, shape, loop_out, result, dev, ops):

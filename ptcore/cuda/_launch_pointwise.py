@@ -6,9 +6,12 @@ Euclid loop a launch and a host synchronization per step (88 launches and
 13 synchronizations for 2^21 int32 pairs).  Here each op is one elementwise
 kernel of :mod:`ptcore.cuda._kernels` (``gcd``, ``lcm``, ``sinc``), run by the
 ``ew_*`` loops of :mod:`ptcore.cuda._launch_index`; the front-ends' argument
-checks and dtype rules are reused, so errors are the CPU's.  ``sinc`` of a
-tensor that records autograd takes the front-end's composite (its ops
-record the graph; the op itself has no autograd body to wrap a kernel in).
+checks and dtype rules are reused, so errors are the CPU's.  ``logaddexp``/
+``logaddexp2`` are one kernel each (their composite: 7-15 launches), and
+``frexp`` two (mantissa and int32 exponent; the composite: 50).  A call
+that records autograd (or a complex one) takes the front-end's composite:
+its ops record the graph, the op itself has no autograd body to wrap a
+kernel in.
 """
 from ptcore import _tensor as _C
 from ptcore.cuda import _launch_index as LI
@@ -76,6 +79,33 @@ def _sinc_(self):
     return LI._ew_unary("sinc", self, self, dt, dt, "sinc_", inplace=True)
 
 
+def _logaddexp(op):
+    def kernel(input, other, *, out=None):
+        PC = _checks()
+        dt = PC._float_binary_check(input, other, op, op + "_cpu", out)
+        if dt.is_complex or PC._recording(input, other):
+            # the composite: complex operands, and autograd through its ops
+            return _front_end(op)(input, other, out=out)
+        return LI._ew_binary(op, input, other, out, dt, dt, op)
+    kernel.__name__ = op
+    return kernel
+
+
+def _frexp(input, *, out=None):
+    PC = _checks()
+    PC._frexp_checks(input, out)
+    if PC._recording(input):
+        return _front_end("frexp")(input, out=out)
+    dt = input.dtype
+    m_out, e_out = (None, None) if out is None else out
+    m = LI._ew_unary("frexp_mantissa", input, m_out, dt, dt, "frexp")
+    e = LI._ew_unary("frexp_exponent", input, e_out, dt, _C.int32, "frexp")
+    if out is None:
+        return PC.FrexpResult(m, e)
+    from ptcore._return_types import as_out
+    return as_out(PC.FrexpResult(m, e))
+
+
 _registered = [False]
 
 
@@ -88,4 +118,7 @@ def register():
         register_kernel(op + "_", "cuda", _int_pair_(op), namespaces=("ptcore", "Tensor"), optional=True)
     register_kernel("sinc", "cuda", _sinc, namespaces=("ptcore", "Tensor", "special"), optional=True)
     register_kernel("sinc_", "cuda", _sinc_, namespaces=("ptcore", "Tensor"), optional=True)
+    for op in ("logaddexp", "logaddexp2"):
+        register_kernel(op, "cuda", _logaddexp(op), namespaces=("ptcore", "Tensor"), optional=True)
+    register_kernel("frexp", "cuda", _frexp, namespaces=("ptcore", "Tensor"), optional=True)
     _registered[0] = True

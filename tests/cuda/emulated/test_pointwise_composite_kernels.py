@@ -1,6 +1,7 @@
-"""gcd, lcm and sinc on CUDA run one elementwise kernel each (their CPU
-front-ends are composites: Euclid's loop with a synchronization per step,
-six kernels for sinc) with the CPU's values, dtypes, errors and gradients."""
+"""gcd, lcm, sinc, logaddexp and logaddexp2 on CUDA run one elementwise
+kernel each, frexp two (their CPU front-ends are composites: Euclid's loop
+with a synchronization per step, six kernels for sinc, 7-15 for logaddexp,
+50 for frexp) with the CPU's values, dtypes, errors and gradients."""
 import numpy as np
 import pytest
 
@@ -91,3 +92,98 @@ def test_sinc_int_and_out():
         ptcore.sinc(x.cuda(), out=ptcore.empty(4, dtype=ptcore.int64).cuda())
     with pytest.raises(RuntimeError):
         x.cuda().sinc_()
+
+
+_TOLS = {ptcore.float32: dict(rtol=2e-6, atol=1e-6), ptcore.float64: dict(rtol=1e-13, atol=1e-13),
+         ptcore.float16: dict(rtol=2e-3, atol=1e-3), ptcore.bfloat16: dict(rtol=1e-2, atol=1e-2)}
+
+
+def _special_pairs(dtype):
+    inf, nan = float("inf"), float("nan")
+    a = ptcore.tensor([[inf, -inf, inf, nan, 0.0, -0.0, 3.0, -50.0, 1e-30, 80.0, -inf],
+                       [1.5, -2.5, 0.25, 7.0, -7.0, 30.0, -30.0, 1e4, -1e4, 0.0, 2.0]], dtype=ptcore.float64)
+    b = ptcore.tensor([inf, -inf, -inf, 1.0, -0.0, 0.0, 3.0, 49.0, -1e-30, -80.0, 5.0], dtype=ptcore.float64)
+    return a.to(dtype), b.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("op", ["logaddexp", "logaddexp2"])
+def test_logaddexp_one_kernel(op, dtype, launches):
+    a, b = _special_pairs(dtype)
+    want = getattr(ptcore, op)(a, b)
+    launches.clear()
+    got = getattr(ptcore, op)(a.cuda(), b.cuda())
+    assert len(launches) == 1 and launches[0].startswith(f"ptc_binary_{op}_"), launches
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(_cpu(got).double().numpy(), want.double().numpy(), equal_nan=True,
+                               **_TOLS[dtype])
+    # broadcast non-contiguous operands, out= and the method form
+    got = getattr(a.cuda().t(), op)(b.cuda()[:, None])
+    np.testing.assert_allclose(_cpu(got).double().numpy(),
+                               getattr(ptcore, op)(a.t(), b[:, None]).double().numpy(), equal_nan=True,
+                               **_TOLS[dtype])
+    out = ptcore.empty(2, 11, dtype=dtype).cuda()
+    assert getattr(ptcore, op)(a.cuda(), b.cuda(), out=out) is out
+    np.testing.assert_allclose(_cpu(out).double().numpy(), want.double().numpy(), equal_nan=True,
+                               **_TOLS[dtype])
+
+
+def test_logaddexp_grads_errors_complex():
+    a = ptcore.tensor([0.3, -1.2, 2.5, 4.0], dtype=ptcore.float64)
+    b = ptcore.tensor([1.3, -1.2, -2.0, 4.0], dtype=ptcore.float64)
+    for op in ("logaddexp", "logaddexp2"):
+        ac, bc = a.cuda().requires_grad_(), b.cuda().requires_grad_()
+        av, bv = a.clone().requires_grad_(), b.clone().requires_grad_()
+        getattr(ptcore, op)(ac, bc).sum().backward()
+        getattr(ptcore, op)(av, bv).sum().backward()
+        np.testing.assert_allclose(_cpu(ac.grad).numpy(), av.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(_cpu(bc.grad).numpy(), bv.grad.numpy(), rtol=1e-12)
+        i = ptcore.tensor([1, 2])
+        with pytest.raises(NotImplementedError):
+            getattr(ptcore, op)(i.cuda(), i.cuda())
+        with pytest.raises(TypeError):
+            getattr(ptcore, op)(a.cuda(), 2.0)
+        with pytest.raises(RuntimeError):
+            getattr(ptcore, op)(a.cuda(), b.cuda(), out=ptcore.empty(4, dtype=ptcore.int64).cuda())
+    z = ptcore.tensor([1 + 2j, -3 + 0.5j], dtype=ptcore.complex128)
+    w = ptcore.tensor([0.5 - 1j, 2 + 2j], dtype=ptcore.complex128)
+    np.testing.assert_allclose(_cpu(ptcore.logaddexp(z.cuda(), w.cuda())).numpy(),
+                               ptcore.logaddexp(z, w).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_frexp_two_kernels(dtype, launches):
+    a, _ = _special_pairs(dtype)
+    x = ptcore.cat([a.reshape(-1), ptcore.tensor([5e-324, 2.0 ** -1022, 0.75, -1.0, 1024.0,
+                                                  6e-8, 1e-40, 2.0 ** -126, 3.4e38],
+                                                 dtype=ptcore.float64).to(dtype)])
+    wm, we = ptcore.frexp(x)
+    launches.clear()
+    m, e = ptcore.frexp(x.cuda())
+    assert sorted(launches) == [f"ptc_unary_frexp_exponent_{launches[0].split('_')[-2]}_c",
+                                f"ptc_unary_frexp_mantissa_{launches[0].split('_')[-2]}_c"], launches
+    assert m.dtype == dtype and e.dtype == ptcore.int32
+    np.testing.assert_array_equal(_cpu(m).double().numpy(), wm.double().numpy())
+    np.testing.assert_array_equal(_cpu(e).numpy(), we.numpy())
+    # a strided view, out= and the method
+    xs = x.cuda()[::2]
+    ms, es = xs.frexp()
+    np.testing.assert_array_equal(_cpu(ms).double().numpy(), wm[::2].double().numpy())
+    np.testing.assert_array_equal(_cpu(es).numpy(), we[::2].numpy())
+    mo, eo = ptcore.empty(x.shape, dtype=dtype).cuda(), ptcore.empty(x.shape, dtype=ptcore.int32).cuda()
+    r = ptcore.frexp(x.cuda(), out=(mo, eo))
+    assert r.mantissa is mo and r.exponent is eo and ptcore.equal(_cpu(eo), we)
+
+
+def test_frexp_grad_and_errors():
+    x = ptcore.tensor([0.3, -12.0, 2.5, 1e-3], dtype=ptcore.float64)
+    xc, xv = x.cuda().requires_grad_(), x.clone().requires_grad_()
+    ptcore.frexp(xc).mantissa.sum().backward()
+    ptcore.frexp(xv).mantissa.sum().backward()
+    np.testing.assert_allclose(_cpu(xc.grad).numpy(), xv.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError):
+        ptcore.frexp(ptcore.tensor([1, 2]).cuda())
+    with pytest.raises(RuntimeError):
+        ptcore.frexp(x.cuda(), out=(ptcore.empty(4).cuda(), ptcore.empty(4, dtype=ptcore.int32).cuda()))
+    with pytest.raises(RuntimeError):
+        ptcore.frexp(x.cuda(), out=(ptcore.empty(4, dtype=ptcore.float64).cuda(), ptcore.empty(4).cuda()))
