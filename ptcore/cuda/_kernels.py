@@ -217,8 +217,8 @@ def _kinds_ok(kinds, dt, exclude=()):
 
 
 def _expr(spec, dt):
-    k = _kind(dt)
-    e = spec.get(k, spec.get("*"))
+    """The spec's expression for ``dt``: its own (a dtype name key), else its kind's, else ``*``."""
+    e = spec.get(dt, spec.get(_kind(dt), spec.get("*")))
     return None if e is None else _fn(e, dt)
 
 
@@ -323,7 +323,9 @@ BINARY = [
     ("atan2", "f", "same", {"*": "FN(atan2)(x, y)"}),
     ("hypot", "f", "same", {"*": "FN(hypot)(x, y)"}),
     ("copysign", "f", "same", {"*": "FN(copysign)(x, y)"}),
-    ("nextafter", "f", "same", {"*": "FN(nextafter)(x, y)"}, ("float16", "bfloat16")),
+    # the half types step their own bit patterns (x and y hold half values as float)
+    ("nextafter", "f", "same", {"float16": "ptc_nextafter16(x, y, false)",
+                                "bfloat16": "ptc_nextafter16(x, y, true)", "*": "FN(nextafter)(x, y)"}),
     ("maximum", "buif", "same", {"b": "(x || y)", "f": "((x > y || ptc_isnan(x)) ? x : y)", "*": "(x > y ? x : y)"}),
     ("minimum", "buif", "same", {"b": "(x && y)", "f": "((x < y || ptc_isnan(x)) ? x : y)", "*": "(x < y ? x : y)"}),
     ("fmax", "buif", "same", {"b": "(x || y)", "f": "(ptc_isnan(x) ? y : (ptc_isnan(y) ? x : (y > x ? y : x)))",

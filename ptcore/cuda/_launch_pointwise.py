@@ -8,7 +8,8 @@ kernel of :mod:`ptcore.cuda._kernels` (``gcd``, ``lcm``, ``sinc``), run by the
 ``ew_*`` loops of :mod:`ptcore.cuda._launch_index`; the front-ends' argument
 checks and dtype rules are reused, so errors are the CPU's.  ``logaddexp``/
 ``logaddexp2`` are one kernel each (their composite: 7-15 launches), and
-``frexp`` two (mantissa and int32 exponent; the composite: 50).  A call
+``frexp`` two (mantissa and int32 exponent; the composite: 50), and
+float16/bfloat16 ``nextafter`` one (the composite: 25).  A call
 that records autograd (or a complex one) takes the front-end's composite:
 its ops record the graph, the op itself has no autograd body to wrap a
 kernel in.
@@ -106,6 +107,33 @@ def _frexp(input, *, out=None):
     return as_out(PC.FrexpResult(m, e))
 
 
+def _half_dtype(dt):
+    return dt is _C.float16 or dt is _C.bfloat16
+
+
+def _nextafter(input, other, *, out=None):
+    from ptcore._ops import pointwise as PW
+    input, other = PW._operands("nextafter", input, other, PW._SCALARS_NONE)
+    dt = PW._result_type(input, other)
+    if not _half_dtype(dt) or _checks()._recording(input, other):
+        return _front_end("nextafter")(input, other, out=out)
+    if out is not None and not PW._can_cast_py(dt, out.dtype):
+        raise RuntimeError(f"result type {dt._legacy} can't be cast to the desired output type "
+                           f"{out.dtype._legacy}")
+    return LI._ew_binary("nextafter", input, other, out, dt, dt, "nextafter")
+
+
+def _nextafter_(self, other):
+    from ptcore._ops import pointwise as PW
+    PW._other_tensor("nextafter_", other)
+    dt = PW._result_type(self, other)
+    if not (_half_dtype(dt) and self.dtype is dt) or _checks()._recording(self, other):
+        return _front_end("nextafter_", "Tensor")(self, other)
+    from ptcore._ops._out import check_inplace_shape
+    check_inplace_shape(self, (other,))
+    return LI._ew_binary("nextafter", self, other, self, dt, dt, "nextafter_", inplace=True)
+
+
 _registered = [False]
 
 
@@ -121,4 +149,6 @@ def register():
     for op in ("logaddexp", "logaddexp2"):
         register_kernel(op, "cuda", _logaddexp(op), namespaces=("ptcore", "Tensor"), optional=True)
     register_kernel("frexp", "cuda", _frexp, namespaces=("ptcore", "Tensor"), optional=True)
+    register_kernel("nextafter", "cuda", _nextafter, namespaces=("ptcore", "Tensor"), optional=True)
+    register_kernel("nextafter_", "cuda", _nextafter_, namespaces=("ptcore", "Tensor"), optional=True)
     _registered[0] = True

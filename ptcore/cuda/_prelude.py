@@ -117,6 +117,17 @@ template <> struct ptc_lim<double> { __device__ static double lowest() { return 
 __device__ __forceinline__ bool ptc_isnan(float x) { return x != x; }
 __device__ __forceinline__ bool ptc_isnan(double x) { return x != x; }
 template <class T> __device__ __forceinline__ bool ptc_isnan(T) { return false; }
+/* nextafter of two float16 (bf = false) / bfloat16 (bf = true) values held as
+   float: a step of the half type's sign-magnitude bit pattern */
+__device__ __forceinline__ float ptc_nextafter16(float x, float y, bool bf) {
+    if (ptc_isnan(x) || ptc_isnan(y)) return x + y;
+    if (x == y) return y;
+    const unsigned short u = bf ? ptc_f2bf(x).bits : ptc_f2h(x).bits;
+    const unsigned short b = x == 0.0f ? (unsigned short)(signbit(y) ? 0x8001 : 0x0001)
+                                       : (unsigned short)((y > x) == (x > 0.0f) ? u + 1 : u - 1);
+    if (bf) { ptc_bfloat16 h; h.bits = b; return ptc_bf2f(h); }
+    ptc_half h; h.bits = b; return ptc_h2f(h);
+}
 
 /* ---- integer division / shifts with PyTorch's rules (never UB) ---- */
 template <class T> __device__ __forceinline__ bool ptc_signed() { return (T)-1 < (T)0; }

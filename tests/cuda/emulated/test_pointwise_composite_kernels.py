@@ -1,7 +1,7 @@
 """gcd, lcm, sinc, logaddexp and logaddexp2 on CUDA run one elementwise
 kernel each, frexp two (their CPU front-ends are composites: Euclid's loop
 with a synchronization per step, six kernels for sinc, 7-15 for logaddexp,
-50 for frexp) with the CPU's values, dtypes, errors and gradients."""
+50 for frexp, 25 for float16/bfloat16 nextafter) with the CPU's values, dtypes, errors and gradients."""
 import numpy as np
 import pytest
 
@@ -187,3 +187,39 @@ def test_frexp_grad_and_errors():
         ptcore.frexp(x.cuda(), out=(ptcore.empty(4).cuda(), ptcore.empty(4, dtype=ptcore.int32).cuda()))
     with pytest.raises(RuntimeError):
         ptcore.frexp(x.cuda(), out=(ptcore.empty(4, dtype=ptcore.float64).cuda(), ptcore.empty(4).cuda()))
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float16, ptcore.bfloat16])
+def test_nextafter_half_one_kernel(dtype, launches):
+    info = ptcore.finfo(dtype)
+    inf, nan = float("inf"), float("nan")
+    xs = [0.0, -0.0, 0.0, 1.0, 1.0, -1.0, -1.0, info.max, -info.max, inf, -inf, inf, nan, 2.0, info.tiny,
+          info.smallest_normal / 4, -info.smallest_normal / 4, 3.0, 0.5]
+    ys = [1.0, -1.0, -0.0, 2.0, 0.0, -2.0, 5.0, inf, -inf, 0.0, 0.0, inf, 1.0, nan, 0.0, 0.0, 0.0, 3.0, -0.5]
+    x, y = ptcore.tensor(xs, dtype=dtype), ptcore.tensor(ys, dtype=dtype)
+    want = ptcore.nextafter(x, y)
+    launches.clear()
+    got = ptcore.nextafter(x.cuda(), y.cuda())
+    assert len(launches) == 1 and launches[0].startswith("ptc_binary_nextafter_"), launches
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(_cpu(got).float().numpy(), want.float().numpy())
+    # broadcasting a strided view, out=, in place
+    m = x.reshape(1, -1).expand(3, -1)
+    w = ptcore.stack([y, -y, y.flip(0)])
+    want2 = ptcore.nextafter(m, w)
+    np.testing.assert_array_equal(_cpu(ptcore.nextafter(m.cuda(), w.cuda())).float().numpy(),
+                                  want2.float().numpy())
+    out = ptcore.empty(len(xs), dtype=ptcore.float32).cuda()
+    assert ptcore.nextafter(x.cuda(), y.cuda(), out=out) is out
+    np.testing.assert_array_equal(_cpu(out).numpy(), want.float().numpy())
+    z = x.cuda().clone()
+    assert z.nextafter_(y.cuda()) is z
+    np.testing.assert_array_equal(_cpu(z).float().numpy(), want.float().numpy())
+    with pytest.raises(RuntimeError):
+        ptcore.nextafter(x.cuda(), y.cuda(), out=ptcore.empty(len(xs), dtype=ptcore.int16).cuda())
+    with pytest.raises(TypeError):
+        ptcore.nextafter(x.cuda(), 1.0)
+    # a float32 other promotes: the float32 kernel
+    launches.clear()
+    r = ptcore.nextafter(x.cuda(), y.float().cuda())
+    assert r.dtype == ptcore.float32 and not any("nextafter_f16" in n or "nextafter_bf16" in n for n in launches)
