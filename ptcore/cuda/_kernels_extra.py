@@ -24,8 +24,16 @@ NaN first (``descending != 0``); equal keys keep their input order (stable):
   ``bd + (i / m) * bstride`` of ``L`` boundaries (``bstride`` 0: one row for
   all), by PyTorch's binary search (``!(b >= v)`` or, with ``right``,
   ``!(b > v)`` moves right).
+* ``ptc_sortx_histc_<tag>_c(n, nb, unsigned long long* counts, const S* in, double lo,
+  double hi)`` (floating tags): ``counts[b] += 1`` (atomically) for every
+  ``in[i]`` in [lo, hi], ``b = (in[i] - lo) * nb / (hi - lo)`` truncated and
+  clamped to [0, nb), each step rounded to the tag's type as PyTorch (a
+  float16 input's bins are computed in float16).
+* ``ptc_sortx_histcfin_<tag>_c(nb, S* hist, const unsigned long long* counts,
+  long long cap)``: ``hist[b] = min(counts[b], cap)`` (the count where +1
+  stops changing a bin of that type).
 """
-from ptcore.cuda._kernels import DTYPES, TAGS, kernel_name, _storage, _compute, _load
+from ptcore.cuda._kernels import DTYPES, TAGS, kernel_name, _storage, _compute, _load, _store
 
 __all__ = ["generate", "BITONIC_MAX"]
 
@@ -150,9 +158,51 @@ def _search_kernel(dt):
         f"    }}\n}}\n")
 
 
+def _histc_kernel(dt):
+    name = kernel_name("sortx", "histc", TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+
+    def r(e):          # one arithmetic step rounded to the tag's type
+        return _load(dt, _store(dt, e))
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, long long nb, unsigned long long* counts, '
+        f"const {S}* in, double lo, double hi) {{\n"
+        f"    const {T} lo_t = {r(f'({T})lo')}, hi_t = {r(f'({T})hi')};\n"
+        f"    const {T} nb_t = {r(f'({T})nb')}, w = {r('hi_t - lo_t')};\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        const {T} x = {_load(dt, 'in[i]')};\n"
+        f"        if (x >= lo_t && x <= hi_t) {{\n"
+        f"            const {T} d = {r('x - lo_t')};\n"
+        f"            const {T} m = {r('d * nb_t')};\n"
+        f"            long long b = (long long)({r('m / w')});\n"
+        f"            b = b < 0 ? 0 : (b >= nb ? nb - 1 : b);\n"
+        f"            atomicAdd(counts + b, 1ULL);\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def _histc_finish_kernel(dt):
+    name = kernel_name("sortx", "histcfin", TAGS[dt], "c")
+    S = _storage(dt)
+    return name, (
+        f'extern "C" __global__ void {name}(long long nb, {S}* hist, const unsigned long long* counts, '
+        f"long long cap) {{\n"
+        f"    PTC_FOR(b, nb) {{\n"
+        f"        const unsigned long long c = counts[b];\n"
+        f"        hist[b] = {_store(dt, '(c < (unsigned long long)cap ? c : (unsigned long long)cap)')};\n"
+        f"    }}\n}}\n")
+
+
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
 def generate():
     """``(name, family, source)`` of every kernel of this module."""
     for dt in _ALL:
         for fn in (_bitonic_kernel, _merge_kernel, _search_kernel):
+            name, src = fn(dt)
+            yield name, "sortx", src
+    for dt in _FLOATS:
+        for fn in (_histc_kernel, _histc_finish_kernel):
             name, src = fn(dt)
             yield name, "sortx", src

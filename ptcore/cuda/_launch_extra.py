@@ -86,8 +86,8 @@ def _dot(a, b, conj):
 def _minmax(x1):
     """(min, max) of a 1-D tensor as Python numbers (NaN propagates)."""
     import ptcore
-    lo, hi = ptcore.aminmax(x1)
-    return lo.item(), hi.item()
+    lo, hi = ptcore.stack(ptcore.aminmax(x1)).tolist()      # one synchronization
+    return lo, hi
 
 
 def _searchsorted(bd, values, out, right, sorter):
@@ -121,26 +121,30 @@ def _searchsorted(bd, values, out, right, sorter):
         L.cast_copy(out, res)
 
 
+# the count where +1 stops changing a bin of that dtype (PyTorch accumulates in it)
+_HISTC_CAP = {"float16": 2048, "bfloat16": 256, "float32": 2 ** 24, "float64": 2 ** 62}
+
+
 def _histc(x1, hist, lo, hi):
     """Equal-width bins over [lo, hi] computed in the input's dtype as
     PyTorch (``(x - lo) * bins / (hi - lo)`` rounded per step), counted
-    exactly and stored capped where +1 stops changing a bin of that dtype."""
+    exactly (atomics on 64-bit counters) and stored capped where +1 stops
+    changing a bin of that dtype: a fill, the count and the store kernel."""
     import ptcore
     dt, dev = x1.dtype, x1.device
     nb = hist.numel()
-    lo_t = ptcore.full((), lo, dtype=dt, device=dev)
-    hi_t = ptcore.full((), hi, dtype=dt, device=dev)
-    inside = ptcore.logical_and(ptcore.ge(x1, lo_t), ptcore.le(x1, hi_t))
-    pos = ptcore.div(ptcore.mul(ptcore.sub(x1, lo_t), ptcore.full((), nb, dtype=dt, device=dev)),
-                     ptcore.sub(hi_t, lo_t))
-    pos = ptcore.where(inside, pos, ptcore.zeros((), dtype=dt, device=dev))
-    idx = ptcore.clamp(pos.to(ptcore.int64), 0, nb - 1)
+    tag = L._tag(dt, "histc")
     counts = ptcore.zeros(nb, dtype=ptcore.int64, device=dev)
-    counts.scatter_add_(0, idx, inside.to(ptcore.int64))
-    cap = {"float16": 2048, "bfloat16": 256, "float32": 2 ** 24}.get(L._name(dt))
-    if cap is not None:
-        counts = ptcore.clamp(counts, max=cap)
-    L.cast_copy(hist, counts)
+    x = L._contig(x1)
+    n = x.numel()
+    if n:
+        L._launch(dev.index, f"ptc_sortx_histc_{tag}_c", n,
+                  [L._ll(n), L._ll(nb), L._ptr(counts), L._ptr(x), ctypes.c_double(lo), ctypes.c_double(hi)])
+    res = hist if hist.is_contiguous() else L._empty([nb], dt, dev)
+    L._launch(dev.index, f"ptc_sortx_histcfin_{tag}_c", nb,
+              [L._ll(nb), L._ptr(res), L._ptr(counts), L._ll(_HISTC_CAP[L._name(dt)])])
+    if res is not hist:
+        L.cast_copy(hist, res)
 
 
 def _histogram(x, edges, weight, density):

@@ -189,6 +189,40 @@ def test_histc(dtype):
     check(ptcore.histc, edge, bins=2, min=0, max=2)
 
 
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_histc_kernel_counts_and_caps(dtype, launches):
+    """histc is one counting kernel (64-bit atomic counters) and one store
+    after a memset (no composite of ~25 launches): bins computed in the input's dtype step
+    by step as the CPU, the count capped where +1 stops changing a bin of
+    that dtype (3000 equal float16 values count 2048, bfloat16 256), and the
+    data's range read with one synchronization."""
+    g = ptcore.Generator().manual_seed(3)
+    x = (ptcore.rand(3001, generator=g) * 7 - 2).to(dtype)
+    x[:3000:2] = 1.25                                  # 1500 equal values
+    x[7] = float("nan")
+    x[8] = float("inf")
+    finite = ptcore.nan_to_num(x, 0.0, 0.0, 0.0)
+    for t, kw in ((x, {"bins": 13, "min": -1.5, "max": 4.0}), (x, {"bins": 3000, "min": -2, "max": 5}),
+                  (finite, {"bins": 6})):
+        launches.clear()
+        got = ptcore.histc(t.cuda(), **kw)
+        if "min" in kw:
+            assert len(launches) == 2 and all("histc" in n for n in launches), launches
+        want = ptcore.histc(t, **kw)
+        assert got.dtype == want.dtype and ptcore.equal(got.cpu(), want), (kw, got.cpu(), want)
+    y = ptcore.full((3000,), 0.5, dtype=dtype)
+    got = ptcore.histc(y.cuda(), bins=4, min=0, max=1)
+    assert ptcore.equal(got.cpu(), ptcore.histc(y, bins=4, min=0, max=1))
+    cap = {ptcore.float16: 2048, ptcore.bfloat16: 256}.get(dtype, 3000)
+    assert got.cpu().tolist() == [0, 0, cap, 0]
+    # a strided input, out= and the data's range of a constant input (widened by 1)
+    xs = x.cuda()[1::3]
+    assert ptcore.equal(ptcore.histc(xs, bins=5, min=0, max=3).cpu(), ptcore.histc(x[1::3], bins=5, min=0, max=3))
+    out = ptcore.empty(4, dtype=dtype).cuda()
+    assert ptcore.histc(y.cuda(), bins=4, out=out) is out
+    assert ptcore.equal(out.cpu(), ptcore.histc(y, bins=4))
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_histogram(dtype):
     x = _rand(40, seed=5, dtype=dtype)
