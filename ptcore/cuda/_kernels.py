@@ -918,7 +918,68 @@ def _column_kernel(name, op, in_dt, out_dt, acc):
             f"    }}\n}}\n")
 
 
+def _welford_chunks_kernel(name, in_dt, acc):
+    """Pass 1 of var/std over long rows: ``mean[b]``, ``m2[b]`` (Welford)
+    of chunk ``b = r * k + j`` = elements ``[j*c, min((j+1)*c, n))`` of row
+    ``r`` of the contiguous (M, n) input (the tail chunk included), read in
+    the input's own type (a half input is not copied to float32 first)."""
+    st = _storage(in_dt)
+    return (f'extern "C" __global__ void {name}(long long M, long long n, long long c, long long k, '
+            f"{acc}* mean_out, {acc}* m2_out, const {st}* in) {{\n"
+            f"    typedef {acc} A;\n"
+            f"    typedef ptc_r_var<A> Op;\n"
+            f"    typedef Op::S S;\n"
+            f"    __shared__ S sm[32];\n"
+            f"    for (long long b = blockIdx.x; b < M * k; b += gridDim.x) {{\n"
+            f"        const long long r = b / k, j0 = (b % k) * c;\n"
+            f"        const long long len = (n - j0) < c ? (n - j0) : c;\n"
+            f"        const {st}* x = in + r * n + j0;\n"
+            f"        S s0 = Op::init(), s1 = Op::init();\n"
+            f"        const long long bd = blockDim.x;\n"
+            f"        long long j = threadIdx.x;\n"
+            f"        for (; j + bd < len; j += 2 * bd) {{\n"
+            f"            const A x0 = (A){_load(in_dt, 'x[j]')}, x1 = (A){_load(in_dt, 'x[j + bd]')};\n"
+            f"            s0 = Op::combine(s0, Op::map(x0, j));\n"
+            f"            s1 = Op::combine(s1, Op::map(x1, j + bd));\n"
+            f"        }}\n"
+            f"        for (; j < len; j += bd) s0 = Op::combine(s0, Op::map((A){_load(in_dt, 'x[j]')}, j));\n"
+            f"        S s = ptc_block_reduce<Op>(Op::combine(s0, s1), sm);\n"
+            f"        if (threadIdx.x == 0) {{ mean_out[b] = s.mean; m2_out[b] = s.m2; }}\n"
+            f"    }}\n}}\n")
+
+
+def _welford_finish_kernel(name, out_dt, acc):
+    """Pass 2: ``out[r]`` = var (std when ``take_sqrt``) of row ``r`` from its
+    ``k`` chunks' (count, mean, m2), Chan's combination, one block a row;
+    the correction in ``p.d0``."""
+    return (f'extern "C" __global__ void {name}(long long M, long long n, long long c, long long k, '
+            f"{_storage(out_dt)}* out, const {acc}* mean, const {acc}* m2, ptc_params p, int take_sqrt) {{\n"
+            f"    typedef {acc} A;\n"
+            f"    typedef ptc_r_var<A> Op;\n"
+            f"    typedef Op::S S;\n"
+            f"    __shared__ S sm[32];\n"
+            f"    for (long long r = blockIdx.x; r < M; r += gridDim.x) {{\n"
+            f"        S s = Op::init();\n"
+            f"        for (long long j = threadIdx.x; j < k; j += blockDim.x) {{\n"
+            f"            S t; t.n = (n - j * c) < c ? (n - j * c) : c;\n"
+            f"            t.mean = mean[r * k + j]; t.m2 = m2[r * k + j];\n"
+            f"            s = Op::combine(s, t);\n"
+            f"        }}\n"
+            f"        s = ptc_block_reduce<Op>(s, sm);\n"
+            f"        if (threadIdx.x == 0) {{\n"
+            f"            const A v = Op::finish(s, n, p);\n"
+            f"            out[r] = {_store(out_dt, 'take_sqrt ? sqrt(v) : v')};\n"
+            f"        }}\n"
+            f"    }}\n}}\n")
+
+
 def _gen_reduce():
+    for dt in FLOATS:
+        acc = _acc_type(dt, "sum")
+        kn = kernel_name("reduce", "welford", TAGS[dt], "s")
+        yield kn, "reduce", _welford_chunks_kernel(kn, dt, acc)
+        kn = kernel_name("reduce", "welfordfin", TAGS[dt], "c")
+        yield kn, "reduce", _welford_finish_kernel(kn, dt, acc)
     for op, dts, out_rule, acc_rule in REDUCE:
         for dt in dts:
             out_dt = _reduce_out(dt, out_rule)

@@ -7,8 +7,8 @@ front-ends look up; the front-ends themselves then run on CUDA tensors.
 Rows: the reduced (or scanned) dims are moved last and copied contiguous
 on the device, so every kernel sees an (M, L) matrix (one block per row).
 """
+import ctypes
 import math
-import struct
 
 from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
@@ -302,28 +302,25 @@ def _split_rows(op, rows, res, M, n, params=None):
 
 
 def _split_var(op, rows, res, M, n, params):
-    """var/std of long rows: each chunk's (correction-free) variance and sum,
-    combined by Chan's formula ``M2 = sum(n_i var_i) + sum(n_i (mean_i -
-    mean)^2)``; the correction (``params``' d0) applied at the end.  (Kernel
-    calls on the small (M, chunks) partials, not ops: host time.)"""
-    correction = struct.unpack_from("<d", params)[0]      # ptc_params.d0 (K.pack_params)
-    var0, c, g, tail = _chunk_partials("var", rows, M, n, L._params(d0=0.0))
-    sums, _, _, _ = _chunk_partials("sum", rows, M, n)
-    k = var0.shape[1]
-    dev, dt = rows.device, var0.dtype
-    counts = L._empty([k], dt, dev)
-    L.fill(counts, float(c))
-    if tail:
-        L.fill(counts[g:], float(tail))
-    total = L._empty([M, 1], dt, dev)
-    _row_launch("sum", sums, total, M, k, L._params())
-    mean = L.binary("div", total, float(n))
-    dev2 = L.binary("sub", L.binary("div", sums, counts), mean)
-    terms = L.binary("mul", L.binary("add", var0, L.binary("mul", dev2, dev2)), counts)
-    m2 = L._empty([M], dt, dev)
-    _row_launch("sum", terms, m2, M, k, L._params())
-    v = L.binary("div", m2, max(float(n) - correction, 0.0))
-    L.cast_copy(res, L.unary("sqrt", v) if op == "std" else v)
+    """var/std of long rows in two kernels: each chunk's Welford mean and
+    M2 (read in the input's own type), then per row Chan's combination of
+    its chunks, the correction (``params``' d0) and, for std, the root."""
+    dev = rows.device
+    rows = rows.reshape(M, n)
+    c = _chunk(n)
+    k = -(-n // c)
+    tag = L._tag(rows.dtype, op)
+    acc = _C.float64 if rows.dtype is _C.float64 else _C.float32
+    mean, m2 = L._empty([M, k], acc, dev), L._empty([M, k], acc, dev)
+    L._launch(dev.index, f"ptc_reduce_welford_{tag}_s", M * k,
+              [L._ll(M), L._ll(n), L._ll(c), L._ll(k), L._ptr(mean), L._ptr(m2), L._ptr(rows)],
+              rows=True, block=_SPLIT_BLOCK)
+    out = res if res.dtype is rows.dtype else L._empty([M], rows.dtype, dev)
+    L._launch(dev.index, f"ptc_reduce_welfordfin_{tag}_c", M,
+              [L._ll(M), L._ll(n), L._ll(c), L._ll(k), L._ptr(out), L._ptr(mean), L._ptr(m2), params,
+               ctypes.c_int(op == "std")], rows=True)
+    if out is not res:
+        L.cast_copy(res, out)
 
 
 def _split_arg(op, rows, res, M, n, params):

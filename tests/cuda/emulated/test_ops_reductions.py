@@ -307,3 +307,19 @@ def test_aligned_rows_read_in_vector_groups(dtype, shape, offset, launches):
         tol = {ptcore.float64: 1e-12, ptcore.float32: 2e-5, ptcore.float16: 2e-3}.get(want.dtype)
         _close(fn(xc), want, tol)
     assert any(k.startswith("ptc_reduce_") for k in launches), launches
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16])
+def test_long_row_var_is_two_kernels(dtype, launches):
+    """var/std of few long rows: one kernel for the chunks' Welford (mean,
+    M2) read in the input's own type, one combining them per row (the tail
+    chunk shorter), the correction and the root (it took ~15 launches)."""
+    x = _rand((2, 70_003), dtype, seed=5) * 3 + 11
+    for fn in (lambda t: t.var(1), lambda t: t.std(1, correction=3), lambda t: t.std(correction=0)):
+        del launches[:]
+        got = fn(x.cuda())
+        # (a float32 input is read as float64, the front-end's accumulation type, as on the CPU)
+        assert sorted(n.split("_")[2] for n in launches if not n.startswith("ptc_cast")) == \
+            ["welford", "welfordfin"], launches
+        want = fn(x.double()).to(dtype)
+        _close(got, want, {ptcore.float32: 1e-6, ptcore.float16: 1e-3}[dtype])
