@@ -1154,8 +1154,10 @@ def _norm_bw(x, y, g, p, dims, keepdim):
     if p < 1:
         # torch: sgn(x) |x|^(p-1) with the zeros of x masked to 0, times g ||x||^(1-p)
         return g * x.sgn() * P.where(x == 0, 0, a ** (p - 1)) * y ** (1 - p)
-    r = g * x.sgn() * a ** (p - 1) / y ** (p - 1)
-    return P.where(y == 0, 0, r)
+    # torch: the scale g / ||x||^(p-1) masked to 0 where the norm is 0 (so that a
+    # second derivative there is 0 too, not 0 * inf)
+    scaled = x.sgn() * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+    return scaled * P.where(y == 0, 0, g / y ** (p - 1))
 
 
 @formula("vector_norm", "_vector_norm")
@@ -1498,11 +1500,42 @@ def _det(out, a, **k):
         a, d = sa.unpack(), so.unpack()
         # torch: conj(det) * grad * A^-H, which is 0 for a singular matrix
         # (det == 0; its inverse does not exist, so no error either)
+        if P.is_grad_enabled() and not _vmap_frames() and a.numel():
+            # a recorded backward (create_graph): torch's formula for higher
+            # derivatives, whose first derivative at |det| < 100 eps is the
+            # cofactor matrix (through the SVD), not 0
+            mask = d.abs() < 100 * P.finfo(a.dtype).eps
+            if bool(mask.any()):
+                return (_det_grad_recorded(a, g, d, mask),)
         dg = (g * _c(d)).unsqueeze(-1).unsqueeze(-1)
         inv = P.linalg.inv_ex(a).inverse
         singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
         return (P.where(singular, P.zeros_like(inv), dg * _H(inv)),)
     attach("LinalgDetBackward0", out, (a,), bw)
+
+
+def _det_grad_recorded(a, g, d, mask):
+    """torch's linalg_det_backward with grad mode on: conj(det) g A^-H where
+    |det| >= 100 eps, and U diag(conj(det U det Vh) g prod_{j != i} s_j) Vh
+    (A = U diag(s) Vh) for the (near-)singular matrices of ``mask``."""
+    n = a.shape[-1]
+    shape = a.shape
+    a, g, d, mask = a.reshape(-1, n, n), g.reshape(-1), d.reshape(-1), mask.reshape(-1)
+    res = P.zeros_like(a)
+    keep = ~mask
+    if bool(keep.any()):
+        ak = a[keep]
+        eye = P.eye(n, dtype=a.dtype, device=a.device)
+        rk = P.linalg.solve(_H(ak), (g[keep] * _c(d[keep])).unsqueeze(-1).unsqueeze(-1) * eye)
+        res = res.index_put((keep,), rk)
+    U, S, Vh = P.linalg.svd(a[mask])
+    alpha = _c(P.linalg.det(U) * P.linalg.det(Vh))
+    ones = P.ones_like(S[..., :1])
+    before = P.cat((ones, S[..., :-1]), -1).cumprod(-1)
+    after = P.cat((ones, S[..., 1:].flip(-1)), -1).cumprod(-1).flip(-1)
+    D = (g[mask] * alpha).unsqueeze(-1) * _c(before * after)
+    res = res.index_put((mask,), (U * D.unsqueeze(-2)) @ Vh)
+    return res.reshape(shape)
 
 
 @formula("logdet")
@@ -2011,7 +2044,8 @@ def _index_fill(out, x, dim, index, value, **k):
 
     def bw(g):
         i = si.unpack()
-        gv = g.index_select(dim, i).sum() if _T(value) else None
+        # each filled slice counts once however often the index repeats it
+        gv = g.index_select(dim, i.unique()).sum() if _T(value) else None
         return g.index_fill(dim, i, 0), gv
     attach("IndexFillBackward0", out, (x, value), bw)
 

@@ -275,9 +275,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         enum = _Reduction.get_enum(reduction)
 
         def grad(g, need, x, t):
-            # torch's huber_loss_backward: d inside the delta band, delta sign(d) outside
+            # torch's huber_loss_backward: d inside the delta band, delta sign(d) from its
+            # edge on (the same value there, but a second derivative of 0 as torch)
             d = _sub_promoted(x, t)
-            slope = _pt.where(d.abs() <= delta, d, delta * d.sign())
+            slope = _pt.where(d.abs() < delta, d, delta * d.sign())
             return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
         return _torch_node("HuberLossBackward0",
                            lambda x, t: _apply_reduction(elementwise(x, t), enum), input, target,
