@@ -456,10 +456,16 @@ def _kl_uniform_gumbel(p, q):
 
 # ---- pairs whose KL is infinite (p's support not inside q's) ---------------------------
 
+# torch's infinite KL is full_like one of p's parameters: p's batch shape (not broadcast
+# with q's), dtype and device
+_INFINITE_LIKE = {Beta: "concentration1", ContinuousBernoulli: "probs", Exponential: "rate",
+                  Gamma: "concentration", Gumbel: "loc", Laplace: "loc", Normal: "loc",
+                  Pareto: "scale", Poisson: "rate"}
+
+
 def _kl_infinite_batch(p, q):
-    mean = p.mean      # (its dtype and device: a CUDA pair's KL is on the device as torch's)
-    return ptcore.full(ptcore.broadcast_shapes(p.batch_shape, q.batch_shape), math.inf,
-                       dtype=mean.dtype, device=mean.device)
+    name = next(_INFINITE_LIKE[c] for c in type(p).__mro__ if c in _INFINITE_LIKE)
+    return _infinite_like(getattr(p, name))
 
 
 for _tp, _tq in [(Normal, Beta), (Normal, Exponential), (Normal, Gamma), (Normal, Uniform),
@@ -472,7 +478,7 @@ for _tp, _tq in [(Normal, Beta), (Normal, Exponential), (Normal, Gamma), (Normal
 @register_kl(Poisson, Bernoulli)
 @register_kl(Poisson, Binomial)
 def _kl_poisson_infinity(p, q):
-    return ptcore.full_like(p.rate, math.inf)
+    return _infinite_like(p.rate)
 
 
 # ---- Pareto ------------------------------------------------------------------------------

@@ -55,9 +55,12 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_me
     import ptcore
     n = _operator.index(n)
     dt = _freq_dtype("rfftfreq", out.dtype if out is not None and dtype is None else dtype)
-    if n < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    r = ptcore.arange(n // 2 + 1, dtype=dt, device=device)
+    # torch sizes the result n / 2 + 1 with C++'s truncating division: n = -1 gives one
+    # frequency (-0.), n = -2, -3 none, and n <= -4 a negative size
+    m = int(n / 2) + 1
+    if m < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {m}: [{m}]")
+    r = ptcore.arange(m, dtype=dt, device=device)
     r = r.mul_(_scale(n, d))
     return _finish(r, out, requires_grad)
 

@@ -325,12 +325,13 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def _rfftn(fname, input, s, dim, norm, out):
     _check_input(input, fname)
-    if input.is_complex():
-        raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
-                           f"{_scalar_name(input.dtype)}")
+    # torch checks the dims (IndexError) and the axis count before the input's dtype
     shape, dims = _shape_and_dims(input, s, dim)
     if not shape:
         raise RuntimeError(f"{fname} must transform at least one axis")
+    if input.is_complex():
+        raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
+                           f"{_scalar_name(input.dtype)}")
     x = _resize(_promote(input), dims, shape)
     return _finish(fname, r2c(x, dims, _norm(norm, True), True), out, True)
 
@@ -387,12 +388,13 @@ def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def _ihfftn(fname, input, s, dim, norm, out):
     _check_input(input, fname)
-    if input.is_complex():
-        raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
-                           f"{_scalar_name(input.dtype)}")
+    # torch checks the dims (IndexError) and the axis count before the input's dtype
     shape, dims = _shape_and_dims(input, s, dim)
     if not shape:
         raise RuntimeError(f"{fname} must transform at least one axis")
+    if input.is_complex():
+        raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
+                           f"{_scalar_name(input.dtype)}")
     x = _resize(_promote(input), dims, shape)
     nm = _norm(norm, False)
     r = _conj(r2c(x, dims[-1:], nm, True))

@@ -392,7 +392,9 @@ def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """Cholesky factor and LAPACK's info (``torch.linalg.cholesky_ex``)."""
     A = input
     _check_A(A, "linalg.cholesky")
-    A3, batch = _flat(A)
+    # torch reads the lower triangle of A, and with upper=True the upper one: the
+    # lower triangle of A^H (the kernel reads the lower triangle and writes L^H)
+    A3, batch = _flat(A.mH if upper else A)
     n = A.shape[-1]
     # the result is allocated in its final shape (the kernel writes a 3-d view
     # of it), so the tensor returned is not a view: autograd treats it as a base
@@ -407,7 +409,7 @@ def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
 def cholesky(input, *, upper=False, out=None):
     """Cholesky factor ``L`` with ``A = L L^H`` (``U^H U`` with ``upper=True``)
     of Hermitian positive-definite matrices; only the lower triangle of ``A``
-    is read (``torch.linalg.cholesky``)."""
+    is read (the upper one with ``upper=True``) (``torch.linalg.cholesky``)."""
     A = input
     L, info = cholesky_ex(A, upper=upper)
     _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
