@@ -49,12 +49,16 @@ def _refuse(v, fname, argname, kind, pos):
 
 def number_param(v, fname, argname, pos=None):
     """``v`` for a Number parameter: a 0-d tensor that does not require grad
-    gives its Python value; any other tensor raises torch's TypeError; other
-    values pass unchanged."""
+    gives its Python value; any other tensor or a NumPy array raises torch's
+    TypeError; other values pass unchanged."""
     if isinstance(v, _TensorBase):
         if is_number_tensor(v):
             return v.item()
         _refuse(v, fname, argname, "Number", pos)
+    if type(v).__name__ == "ndarray" and type(v).__module__ == "numpy":
+        # torch's parser takes no NumPy array (not even a 0-d one) as a Number
+        where = f" (position {pos})" if pos is not None else ""
+        raise TypeError(f"{fname}(): argument '{argname}'{where} must be Number, not numpy.ndarray")
     return v
 
 
@@ -116,7 +120,8 @@ def strict_symint_param(v, fname, argname, pos=None):
                                f"tensor")
         return symint_param(v, fname, argname, pos)
     if not (isinstance(v, bool) or type(v).__name__ in ("bool", "bool_")) \
-            and hasattr(type(v), "__index__"):
+            and hasattr(type(v), "__index__") \
+            and getattr(getattr(v, "dtype", None), "kind", "") != "b":    # (a NumPy bool array)
         import operator
         return operator.index(v)
     where = f" (position {pos})" if pos is not None else ""

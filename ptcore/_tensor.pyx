@@ -1626,6 +1626,11 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
                 f"fill_ only supports 0-dimension value tensor but got tensor with {(<_TensorBase>value)._ndim} dimensions.")
         value = (<_TensorBase>value).item()
         checked = False
+    elif not (isinstance(value, (int, float, complex)) or isinstance(value, (_np.number, _np.bool_))):
+        # torch's Scalar: a Python or NumPy number or a 0-d tensor; not a NumPy
+        # array (0-d included) nor another object with __index__/__float__
+        raise TypeError(f"expected a Number (bool, int, float or complex), a NumPy number or a "
+                        f"0-d tensor, got {_typename(value)}")
     if isinstance(value, bool):
         bv = 1 if value else 0
         memcpy(buf, &bv, 1)
@@ -1921,6 +1926,19 @@ cdef class _VersionCounter:
 
 
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
+class _NotGiven:
+    """Default of an argument whose torch overloads tell "not given" from None:
+    ``contiguous()``'s memory_format (torch.contiguous_format) and ``squeeze()``'s
+    dim (every size-1 dim); None is a TypeError for both."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<not given>"
+
+
+_CONTIGUOUS_DEFAULT = _NotGiven()
+
+
 cdef class _TensorBase:
     """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
 
@@ -2406,8 +2424,12 @@ cdef class _TensorBase:
 
     moveaxis = movedim
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim=_CONTIGUOUS_DEFAULT):
         """Remove size-1 dimensions (all, one, or a tuple of them)."""
+        if dim is None:                     # (torch: squeeze() or squeeze(dim), no dim=None)
+            raise TypeError("squeeze(): argument 'dim' must be int or tuple of ints, not NoneType")
+        if dim is _CONTIGUOUS_DEFAULT:
+            dim = None
         cdef int nd = self._ndim
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         cdef Py_ssize_t st[PT_MAX_DIMS]
@@ -2979,8 +3001,13 @@ cdef class _TensorBase:
         """Fill with zeros in place."""
         return self.fill_(0)
 
-    def contiguous(self, memory_format=None):
+    def contiguous(self, memory_format=_CONTIGUOUS_DEFAULT):
         """Self if already contiguous, else a contiguous copy."""
+        if memory_format is None:           # (torch's memory_format here is not optional)
+            raise TypeError("contiguous(): argument 'memory_format' must be torch.memory_format, "
+                            "not NoneType")
+        if memory_format is _CONTIGUOUS_DEFAULT:
+            memory_format = contiguous_format
         if memory_format is not None and memory_format is not contiguous_format \
                 and memory_format is not preserve_format:
             if _is_contig_format(self, memory_format):     # torch: self when already so
@@ -3381,7 +3408,7 @@ cdef tuple _memory_format_perm(_TensorBase t, object fmt):
         if t._ndim != 5:
             raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
         return (0, 2, 3, 4, 1)
-    raise ValueError(f"unknown memory format {fmt!r}")
+    raise TypeError(f"argument 'memory_format' must be torch.memory_format, not {_typename(fmt)}")
 
 
 cdef bint _is_contig_format(_TensorBase t, object fmt) except -1:
@@ -3687,6 +3714,30 @@ cdef _TensorBase _factory(tuple size, object dtype_, object device_, bint rg, dt
     return t
 
 
+cdef int _check_factory_opts(str fname, object dtype_, object layout, object rg, object pin,
+                             object out) except -1:
+    """torch's parser checks of a factory's keywords: ``requires_grad`` and
+    ``pin_memory`` are bools (or None), ``layout`` a layout, and an explicit
+    ``dtype`` must be ``out``'s."""
+    if rg is not None and rg is not True and rg is not False:
+        raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {_typename(rg)}")
+    if pin is not None and pin is not True and pin is not False:
+        raise TypeError(f"{fname}(): argument 'pin_memory' must be bool, not {_typename(pin)}")
+    if layout is not None and layout is not strided and type(layout).__name__ != "_Layout":
+        raise TypeError(f"{fname}(): argument 'layout' must be torch.layout, not {_typename(layout)}")
+    if dtype_ is not None and isinstance(out, _TensorBase) \
+            and _dtype_arg(dtype_) is not (<_TensorBase>out)._dtype:
+        raise RuntimeError(f"dtype {_dtype_arg(dtype_)._legacy} does not match dtype of out "
+                           f"parameter ({(<_TensorBase>out)._dtype._legacy})")
+    return 0
+
+
+def _check_factory_kwargs(fname, dtype=None, layout=None, requires_grad=False, pin_memory=False,
+                          out=None):
+    """Python entry of the factories' keyword checks (for factories written in Python)."""
+    _check_factory_opts(fname, dtype, layout, requires_grad, pin_memory, out)
+
+
 cdef object _finish_out(_TensorBase t, object out, str fname):
     if out is None:
         return t
@@ -3735,6 +3786,7 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
           pin_memory=False, memory_format=None):
     """Uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=...)``)."""
     size = _size_args(args, size, "empty")
+    _check_factory_opts("empty", dtype, layout, requires_grad, pin_memory, out)
     if memory_format is preserve_format:
         raise RuntimeError("unsupported memory format Preserve (empty() has no input whose "
                            "layout it could preserve)")
@@ -3752,6 +3804,7 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
           pin_memory=False):
     """Tensor of zeros (large ones are zero-filled lazily by the OS)."""
     size = _size_args(args, size, "zeros")
+    _check_factory_opts("zeros", dtype, layout, requires_grad, pin_memory, out)
     t = _factory(size, dtype, device, requires_grad, _default_dtype, 1, None, "zeros")
     return _finish_out(_pin(t) if pin_memory else t, out, "zeros")
 
@@ -3760,6 +3813,7 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requi
          pin_memory=False):
     """Tensor of ones."""
     size = _size_args(args, size, "ones")
+    _check_factory_opts("ones", dtype, layout, requires_grad, pin_memory, out)
     t = _factory(size, dtype, device, requires_grad, _default_dtype, 2, 1, "ones")
     return _finish_out(_pin(t) if pin_memory else t, out, "ones")
 
@@ -3789,6 +3843,7 @@ cdef dtype _scalar_dtype(object v):
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Tensor filled with ``fill_value`` (dtype inferred from the value, as PyTorch)."""
+    _check_factory_opts("full", dtype, layout, requires_grad, pin_memory, out)
     t = _factory((size,), dtype, device, requires_grad, _scalar_dtype(fill_value), 2, fill_value, "full")
     return _finish_out(_pin(t) if pin_memory else t, out, "full")
 

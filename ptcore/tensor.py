@@ -18,6 +18,11 @@ from ptcore._warn import warn_once as _warn_once
 from ptcore._settings import grad_state as _grad_state
 
 
+def _is_dtype_arg(a):
+    """A ScalarType for torch's parser: a dtype or the Python type bool, int, float or complex."""
+    return isinstance(a, _C.dtype) or a is float or a is int or a is bool or a is complex
+
+
 def _parse_to(args, kwargs):
     """Parse ``to(...)``'s overloads -> (device, dtype, non_blocking, copy, memory_format)."""
     given = {k for k in ("device", "dtype") if k in kwargs}
@@ -31,7 +36,7 @@ def _parse_to(args, kwargs):
     args = list(args)
     positional_device = args and (args[0] is None or isinstance(args[0], (str, _C.device)) or
                                   (isinstance(args[0], int) and not isinstance(args[0], bool)))
-    if args and (isinstance(args[0], (_TensorBase, _C.dtype)) and given
+    if args and ((isinstance(args[0], _TensorBase) or _is_dtype_arg(args[0])) and given
                  or positional_device and "device" in given):
         # torch's to(dtype, ...) and to(other, ...) overloads take no device=/dtype=,
         # and to(device, ...) no second device=
@@ -45,14 +50,14 @@ def _parse_to(args, kwargs):
         # (``x.to(device)`` with ``device=None`` changes nothing, as torch)
         device = args.pop(0)
         if args:
-            if not (isinstance(args[0], _C.dtype) or args[0] is None):
+            if not (_is_dtype_arg(args[0]) or args[0] is None):
                 raise TypeError(f"to() received an invalid combination of arguments: the "
                                 f"argument after the device must be a dtype, got "
                                 f"{type(args[0]).__name__}")
             if "dtype" in given:
                 raise TypeError("to() got multiple values for argument 'dtype'")
             dtype = args.pop(0)
-    elif args and isinstance(args[0], _C.dtype):
+    elif args and _is_dtype_arg(args[0]):
         dtype = args.pop(0)
     if args and isinstance(args[0], bool):
         non_blocking = args.pop(0)
@@ -477,8 +482,12 @@ class Tensor(_TensorBase):
         if isinstance(dtype, type) and issubclass(dtype, _TensorBase):
             return self
         if not isinstance(dtype, _C.dtype):
-            # torch takes a dtype, a tensor type or its name; not int, float, np.float64
-            t = dtype if isinstance(dtype, type) else type(dtype)
+            # torch takes a dtype, a tensor type or its name; a type that is none of
+            # them (int, float, np.float64) is a ValueError, any other object a TypeError
+            if not isinstance(dtype, type):
+                raise TypeError(f"type(): dtype must be a type, str, or dtype object, not "
+                                f"{type(dtype).__name__}")
+            t = dtype
             name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
             raise ValueError(f"invalid type: '{name}'")
         return self.to(dtype=dtype, non_blocking=non_blocking)

@@ -934,9 +934,15 @@ def _int_arg(v, fname, name, pos):
     return x
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+_NO_M = type("_NoM", (), {"__repr__": lambda self: "<n>", "__slots__": ()})()
+
+
+def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False):
-    """2-D tensor with ones on the diagonal."""
+    """2-D tensor with ones on the diagonal (``m`` columns; ``n`` when not given)."""
+    if m is None:                        # (torch's eye(n, m) takes no None for m)
+        raise TypeError("eye(): argument 'm' (position 2) must be int, not NoneType")
+    m = None if m is _NO_M else m
     if dtype is not None:
         _refuse_complex32("eye", _C._as_dtype(dtype))
         _refuse_limited("eye", _C._as_dtype(dtype))

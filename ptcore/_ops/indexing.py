@@ -567,6 +567,9 @@ def _check_index_list(indices, fname):
 def index_put_(input, indices, values, accumulate=False):
     """``input[indices] = values`` in place (``accumulate`` adds, summing
     duplicates); ``values`` must have input's dtype."""
+    if accumulate is not True and accumulate is not False:
+        raise TypeError(f"index_put_(): argument 'accumulate' must be bool, not "
+                        f"{'Tensor' if isinstance(accumulate, _TensorBase) else type(accumulate).__name__}")
     _check_index_list(indices, "index_put_")
     if not isinstance(values, _TensorBase):
         raise TypeError(f"index_put_(): argument 'values' must be Tensor, not "
@@ -585,7 +588,7 @@ def index_put_(input, indices, values, accumulate=False):
     if dim > input.dim():
         raise IndexError(f"too many indices for tensor of dimension {input.dim()} "
                          f"(got {dim})")
-    _index_put_impl(target, recorded, values, bool(accumulate))
+    _index_put_impl(target, recorded, values, accumulate)
     input._bump_version()
     return input
 

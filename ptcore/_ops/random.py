@@ -307,7 +307,9 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
         low = 0
     if high is None or size is None:
         raise TypeError("randint() missing required arguments 'high' and/or 'size'")
-    low, high = int(low), int(high)
+    # (torch's SymInt low/high: ints or anything with __index__; not a bool or a float)
+    low = _strict_symint(low, "randint", "low", 1)
+    high = _strict_symint(high, "randint", "high", 2)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     t = _new((tuple(size),), dtype, device, default=_C.int64)
@@ -574,8 +576,10 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """Like ``randint`` with the shape of ``input``."""
     if high is None:
         low, high = 0, low
+    low = _strict_symint(low, "randint_like", "low", 2)
+    high = _strict_symint(high, "randint_like", "high", 3)
     t = _C._like(input, dtype, device, False, 0, None, memory_format)
-    _random_(t, int(low), int(high), generator)
+    _random_(t, low, high, generator)
     return _pinned(t, pin_memory)
 
 

@@ -192,6 +192,41 @@ def _wrap(d, ndim):
 _ALL_DIMS = [tuple(range(n)) for n in range(65)]
 
 
+class _Unset:
+    """Default of a reduction's ``dim``/``keepdim`` where torch's overloads tell
+    "not given" from None: ``prod``/``max``/``min``/``median``/``nanmedian``
+    reduce everything only without ``dim`` (``dim=None`` and a ``keepdim``
+    without ``dim`` are TypeErrors there).  Falsy, as the False it stands for."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"<no {self.name}>"
+
+
+_NODIM = _Unset("dim")
+_NOKEEP = _Unset("keepdim")
+
+
+def _all_or_dim(dim, keepdim, fname):
+    """(dim, keepdim) of a reduction whose all-elements overload takes neither:
+    None for "reduce everything", a TypeError for an explicit ``dim=None`` or a
+    ``keepdim`` given without ``dim`` (as torch's parser)."""
+    if dim is _NODIM:
+        if keepdim is not _NOKEEP:
+            raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                            f"keepdim without dim: the reduction of all elements takes no keepdim")
+        return None, False
+    if dim is None:
+        raise TypeError(f"{fname}(): argument 'dim' must be int, not NoneType")
+    return dim, False if keepdim is _NOKEEP else keepdim
+
+
 def _dims(dim, ndim, fname, *, empty_is_all=True, int_dim=False):
     """``dim`` (None, int, or a sequence) -> sorted tuple of distinct wrapped
     dims (all dims for None and, by default, for an empty sequence).  A single
@@ -536,8 +571,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @_np_aliases
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
     """Product of the elements (of all, or along the int ``dim``)."""
+    dim, keepdim = _all_or_dim(dim, keepdim, "prod")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "prod", "keepdim")
     x = _tensor_arg(input, "prod")
@@ -611,7 +647,7 @@ def _max_min(name, input, dim, keepdim, out, other_kw):
 
 
 @_np_aliases
-def max(input, dim=None, keepdim=False, *, out=None, other=None):
+def max(input, dim=_NODIM, keepdim=_NOKEEP, *, out=None, other=None):
     """The maximum: of all elements (``max(x)``), ``(values, indices)`` along
     ``dim`` (first index of the maximum; NaN propagates), or the elementwise
     ``maximum(input, other)`` when the second argument is a tensor.
@@ -623,6 +659,10 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
     >>> v.tolist(), i.tolist()
     ([5.0, 7.0], [1, 0])
     """
+    if not isinstance(dim, _TensorBase) and other is None:
+        dim, keepdim = _all_or_dim(dim, keepdim, "max")
+    elif keepdim is _NOKEEP or dim is _NODIM:
+        dim, keepdim = None if dim is _NODIM else dim, False
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "max", "keepdim")
     if dim is None and other is None and out is None:
@@ -633,8 +673,12 @@ def max(input, dim=None, keepdim=False, *, out=None, other=None):
 
 
 @_np_aliases
-def min(input, dim=None, keepdim=False, *, out=None, other=None):
+def min(input, dim=_NODIM, keepdim=_NOKEEP, *, out=None, other=None):
     """The minimum; see :func:`max`."""
+    if not isinstance(dim, _TensorBase) and other is None:
+        dim, keepdim = _all_or_dim(dim, keepdim, "min")
+    elif keepdim is _NOKEEP or dim is _NODIM:
+        dim, keepdim = None if dim is _NODIM else dim, False
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "min", "keepdim")
     if dim is None and other is None and out is None:
@@ -1022,6 +1066,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "logsumexp", "keepdim")
     x = _tensor_arg(input, "logsumexp")
+    if dim is None:                      # (torch's dim is an int[1] without a default)
+        raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not "
+                        "NoneType")
     dims = _dims(dim, x.ndim, "logsumexp")
     dt = x.dtype
     if dt.is_complex:
@@ -1496,7 +1543,7 @@ def _median_impl(name, input, dim, keepdim, out):
     return cls(v, i)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=_NODIM, keepdim=_NOKEEP, *, out=None):
     """The lower median (of all elements, or ``(values, indices)`` along
     ``dim``); NaN when the row holds a NaN.
 
@@ -1506,13 +1553,15 @@ def median(input, dim=None, keepdim=False, *, out=None):
     >>> ptcore.tensor([3., 1., 4., 2.]).median().item()
     2.0
     """
+    dim, keepdim = _all_or_dim(dim, keepdim, "median")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "median", "keepdim")
     return _median_impl("median", input, dim, keepdim, out)
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
+def nanmedian(input, dim=_NODIM, keepdim=_NOKEEP, *, out=None):
     """The lower median of the non-NaN elements."""
+    dim, keepdim = _all_or_dim(dim, keepdim, "nanmedian")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "nanmedian", "keepdim")
     return _median_impl("nanmedian", input, dim, keepdim, out)

@@ -24,6 +24,7 @@ __all__ = [
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the rows (variables) of ``input`` (``torch.cov``)."""
     _check_tensor(input, "cov", "input", 1)
+    correction = _strict_int(correction, "cov", "correction")     # (an int: not a float or bool)
     if input.dim() > 2:
         raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.dim()} dimensions")

@@ -1509,6 +1509,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                     f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {x.shape[d]}")
             idx = _repeat_index(repeats, output_size)
             return index_select(x, d, idx)
+    if isinstance(repeats, bool) or type(repeats).__name__ in ("bool", "bool_"):
+        raise TypeError("repeat_interleave(): argument 'repeats' must be Tensor or int, not bool")
     r = operator.index(repeats)
     if r < 0:
         raise RuntimeError("Repeats must be non-negative")
