@@ -1103,7 +1103,8 @@ def _std_grad(g, xc, y, n, c, full):
 
 
 @formula("var_mean", "std_mean")
-def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
+def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None,
+              _node="VarMeanBackward0", **k):
     dims, c, n, full = _var_args(x, dim, unbiased, correction)
     v, m = out[0], out[1]
     is_std = False
@@ -1125,11 +1126,12 @@ def _var_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None
             r = t if r is None else r + t
         return (r,)
     bw.std = is_std
-    return attach("VarMeanBackward0", [v, m], (x,), bw, multi=True, accepts_none=True), bw
+    return attach(_node, [v, m], (x,), bw, multi=True, accepts_none=True), bw
 
 
 def _std_mean(out, x, dim=None, unbiased=None, keepdim=False, *, correction=None, **k):
-    r = _var_mean(out, x, dim, unbiased, keepdim, correction=correction)
+    r = _var_mean(out, x, dim, unbiased, keepdim, correction=correction,
+                  _node="StdMeanBackward0")
     if r is not None and r[1] is not None:
         r[1].std = True
 

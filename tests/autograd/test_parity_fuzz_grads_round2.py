@@ -4,6 +4,8 @@ fuzzing."""
 import numpy as np
 import pytest
 
+import ptcore
+
 torch = pytest.importorskip("torch")
 
 from test_parity_fuzz_grads import _same  # noqa: E402  (round 1's comparison)
@@ -43,3 +45,13 @@ def test_huber_second_derivative_is_zero_on_the_delta_edge(reduction, delta):
     t = np.array([1., 0, 3, 0., 0., 0])
     _same(lambda M, a, b: M.nn.functional.huber_loss(a, b, reduction=reduction, delta=delta),
           x, t, double=True)
+
+
+def test_std_mean_node_is_named_std_mean_backward():
+    for M in (torch, ptcore):
+        x = M.ones(3, 4, dtype=M.float64, requires_grad=True)
+        for y in M.std_mean(x, 1):
+            assert y.grad_fn.name() == "StdMeanBackward0"
+            assert type(y.grad_fn).__name__ == "StdMeanBackward0"
+        assert M.var_mean(x)[0].grad_fn.name() == "VarMeanBackward0"
+    _same(lambda M, a: sum(M.std_mean(a, 1)), np.arange(12.).reshape(3, 4), double=True)
