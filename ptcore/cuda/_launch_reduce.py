@@ -19,6 +19,8 @@ from ptcore.cuda import _launch_index as LI
 __all__ = ["register", "FRONTEND_OPS"]
 
 _OUT_RULE = {row[0]: row[2] for row in K.REDUCE}
+_HALVES = ("float16", "bfloat16")
+_FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
 
 
 def _rows(x, dims):
@@ -167,11 +169,13 @@ def _run(op, x, dims, out, params):
         if res is not out:
             L.cast_copy(out, res.reshape(list(out.shape)))
         return
-    if op in K.REDUCE_COLUMNS and x.is_contiguous() and x.dtype in (_C.float32, _C.float64):
-        # (the partial result keeps x's dtype: float32/float64 only, where
-        # that is the accumulation type)
+    if op in K.REDUCE_COLUMNS and x.is_contiguous() and L._name(x.dtype) in _FLOAT_NAMES:
+        # (the partial result keeps x's dtype, the accumulation type:
+        # float32 for a half input, read as float32 first)
         part = _trailing_first(tuple(x.shape), dims)
         if part is not None:
+            if L._name(x.dtype) in _HALVES:
+                x = LI._contig_copy(x, _C.float32)
             # a conv bias gradient's (0, 2, 3): the trailing run as rows,
             # then the rest of the dims as columns of that partial result
             # (for mean, the mean of equal-sized groups' means)
@@ -298,7 +302,13 @@ def _split_rows(op, rows, res, M, n, params=None):
         _row_launch(second, parts, total, M, k, L._params())
         L.cast_copy(res, L.binary("div", total, float(n)))
     else:
-        _row_launch(second, parts, res, M, k, params if second == "normp" else L._params())
+        p2 = params if second == "normp" else L._params()
+        if parts.dtype is res.dtype:
+            _row_launch(second, parts, res, M, k, p2)
+        else:                   # float32 partials of a half input: the result in float32, rounded once
+            tmp = L._empty([M], parts.dtype, rows.device)
+            _row_launch(second, parts, tmp, M, k, p2)
+            L.cast_copy(res, tmp)
 
 
 def _split_var(op, rows, res, M, n, params):
@@ -341,15 +351,28 @@ def _split_arg(op, rows, res, M, n, params):
 _SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
 
 
-def _acc(x, acc):
+# loops whose result is one of the input's elements (or an index, a count):
+# no accumulation type needed
+_EXACT_LOOPS = frozenset({"amax", "amin", "max.dim", "min.dim", "aminmax", "all", "any", "count_nonzero"})
+
+
+def _acc(op, x, acc, out0, out1):
+    """``x`` as the loop reads it: converted to the accumulation type
+    ``acc`` (a full copy), except a float16/bfloat16 ``x`` whose results
+    are of its own type (or exact), which the kernels read directly: they
+    accumulate a half input in float32 and round the result once, as the
+    conversion did (torch's CUDA reductions read halves the same way)."""
     if acc is None or acc.is_complex or x.dtype is acc:
+        return x
+    if L._name(x.dtype) in _HALVES and op != "nanmean" and (
+            op in _EXACT_LOOPS or all(o is None or o.dtype is x.dtype for o in (out0, out1))):
         return x
     return LI._contig_copy(x, acc)
 
 
 def _reduce_kernel(op):
     def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
-        x = _acc(x, acc)
+        x = _acc(op, x, acc, out0, out1)
         if op in ("max.dim", "min.dim"):
             if out0 is not None:
                 _run("amax" if op == "max.dim" else "amin", x, dims, out0, L._params())
