@@ -18,6 +18,7 @@ import threading
 import warnings
 
 import ptcore
+from ptcore._ops.reduction import _Unset
 from ptcore._dispatch import batching as _B
 from ptcore._dtype_utils import _result_type
 from ptcore._tensor import _TensorBase
@@ -528,6 +529,9 @@ def _dim_op(c):
     b.apply_defaults()
     a = b.arguments
     names = list(a)
+    for k in ("dim", "keepdim"):
+        if isinstance(a.get(k), _Unset):         # "not given" (prod/max/min/median/nanmedian)
+            a[k] = None if k == "dim" else False
     x = a[names[0]]
     if not c.is_b(x):
         return _fallback(c)
