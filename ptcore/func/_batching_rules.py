@@ -532,6 +532,13 @@ def _dim_op(c):
     for k in ("dim", "keepdim"):
         if isinstance(a.get(k), _Unset):         # "not given" (prod/max/min/median/nanmedian)
             a[k] = None if k == "dim" else False
+    if name in ("sort", "argsort") and "args" in a:
+        # torch's two overloads ((dim, descending) positional, or all keyword with stable)
+        # read into keywords
+        from ptcore._ops.sorting import _sort_args
+        a["dim"], a["descending"], a["stable"] = _sort_args(name, a["args"], a["dim"], a["descending"],
+                                                            a["stable"])
+        a["args"] = ()
     x = a[names[0]]
     if not c.is_b(x):
         return _fallback(c)
