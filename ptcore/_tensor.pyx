@@ -1925,7 +1925,6 @@ cdef class _VersionCounter:
     pass
 
 
-@cython.binding(False)   # method descriptors: an unbound call type-checks self
 class _NotGiven:
     """Default of an argument whose torch overloads tell "not given" from None:
     ``contiguous()``'s memory_format (torch.contiguous_format) and ``squeeze()``'s
@@ -1939,6 +1938,7 @@ class _NotGiven:
 _CONTIGUOUS_DEFAULT = _NotGiven()
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _TensorBase:
     """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
 

@@ -61,7 +61,12 @@ def test_backend_names_as_torch():
     assert _exc(lambda: dist.Backend(1)) == _exc(lambda: tdist.Backend(1)) == "EXC:ValueError"
     for attr in ("UNDEFINED", "GLOO", "NCCL", "XCCL", "UCC", "MPI", "FAKE", "backend_list",
                  "default_device_backend_map", "backend_capability"):
-        assert getattr(dist.Backend, attr) == getattr(tdist.Backend, attr), attr
+        want = getattr(tdist.Backend, attr)
+        if attr == "default_device_backend_map":
+            # torch's map gains {'hpu': 'fake'} once anything in the process imports its fake
+            # process group (other tests may have): the built-in entries are compared
+            want = {k: v for k, v in want.items() if v != "fake"}
+        assert getattr(dist.Backend, attr) == want, attr
 
 
 def test_register_backend_records_the_name_and_init_refuses_it():
