@@ -53,6 +53,8 @@ MODULES = [
     ("ptcore.distributed.algorithms.join", "ptcore.distributed.algorithms.join: uneven inputs"),
     ("ptcore.distributed.checkpoint", "ptcore.distributed.checkpoint: distributed checkpoints"),
     ("ptcore.distributed.checkpoint.state_dict", "ptcore.distributed.checkpoint.state_dict"),
+    ("ptcore.distributed.elastic.multiprocessing.errors",
+     "ptcore.distributed.elastic.multiprocessing.errors: @record"),
     ("ptcore.profiler", "ptcore.profiler"),
     ("ptcore.serialization", "ptcore.serialization: save and load"),
     ("ptcore.array_api", "ptcore.array_api"),

@@ -260,7 +260,7 @@ def _expect_sizes(name, big, small, n, direction):
         raise TypeError(f"{name}: output and input dtypes differ: {big.dtype} and {small.dtype}")
     if big.numel() != n * small.numel():
         what = "output" if direction == 1 else "input"
-        raise ValueError(f"{name}: the {what} tensor of shape {tuple(big.shape)} must have "
+        raise RuntimeError(f"{name}: the {what} tensor of shape {tuple(big.shape)} must have "
                          f"world_size ({n}) times the elements of the other tensor, of shape "
                          f"{tuple(small.shape)}")
 

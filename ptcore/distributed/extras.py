@@ -3,15 +3,18 @@
 subgroups (``new_subgroups``, ``new_subgroups_by_enumeration``), ``all_gather_single`` and
 the point-to-point object messages (``send_object_list``, ``recv_object_list``)."""
 import os
+import warnings
 
 import numpy as np
 
-from ptcore.distributed.collectives import all_gather_into_tensor, recv, send
+from ptcore.distributed.collectives import (_group, all_gather_into_tensor, all_reduce, recv,
+                                            send)
+from ptcore.distributed.reduce_op import ReduceOp
 from ptcore.distributed.object_collectives import _dumps, _loads
 from ptcore.distributed.process_group import (Backend, get_rank, get_world_size,
                                               is_mpi_available, new_group)
 
-__all__ = ["all_gather_single", "get_default_backend_for_device", "get_node_local_rank",
+__all__ = ["all_gather_coalesced", "all_reduce_coalesced", "breakpoint", "all_gather_single", "get_default_backend_for_device", "get_node_local_rank",
            "is_backend_available", "new_subgroups", "new_subgroups_by_enumeration",
            "recv_object_list", "send_object_list"]
 
@@ -131,3 +134,135 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
         object_list[i] = _loads(buf[off:off + s])
         off += s
     return sender
+
+
+def _coalesce(tensors, name):
+    """The tensors flattened into one buffer (complex ones as real pairs), after torch's
+    checks: a list of tensors of one dtype."""
+    import ptcore
+    if isinstance(tensors, ptcore.Tensor):
+        tensors = [tensors]
+    if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, ptcore.Tensor)
+                                                         for t in tensors):
+        raise TypeError(f"Invalid function argument. {name} must be a list of tensors")
+    if len({t.dtype for t in tensors}) > 1:
+        raise ValueError("Invalid usage of tensors with different dtypes. Found "
+                         f"{sorted({str(t.dtype) for t in tensors})}")
+    real = [ptcore.view_as_real(t) if t.is_complex() else t for t in tensors]
+    flat = (ptcore.cat([t.reshape(-1) for t in real]) if real else ptcore.empty(0))
+    return list(tensors), real, flat
+
+
+def _split_into(flat, outs):
+    off = 0
+    for t in outs:
+        n = t.numel()
+        t.copy_(flat[off:off + n].reshape(tuple(t.shape)))
+        off += n
+
+
+def _then(work, step, async_op):
+    """Run ``step`` when ``work`` completes; torch's coalesced collectives hand back the
+    work's future when ``async_op``."""
+    prev = work._finish
+
+    def finish():
+        if prev is not None:
+            prev()
+        step()
+    work._finish = finish
+    if async_op:
+        return work.get_future()
+    work.wait()
+    return None
+
+
+def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
+    """All-reduce each tensor of ``tensors`` (one dtype) in place, in one collective
+    (deprecated in torch, as here).  With ``async_op`` a future, as torch's."""
+    warnings.warn("`torch.distributed.all_reduce_coalesced` will be deprecated. If you must "
+                  "use it, please revisit our documentation later at "
+                  "https://pytorch.org/docs/main/distributed.html#collective-functions",
+                  FutureWarning, stacklevel=2)
+    from ptcore.distributed.process_group import supports_complex
+    tensors, real, flat = _coalesce(tensors, "tensor")
+    if _group(group, "all_reduce_coalesced") is None:
+        return None
+    if any(t.is_complex() for t in tensors) and not supports_complex(op):
+        raise ValueError(f"all_reduce does not support {op} on complex tensors")
+    work = all_reduce(flat, op, group, async_op=True)
+    work._outputs = tensors                    # the future's value: the reduced tensors
+    return _then(work, lambda: _split_into(flat, real), async_op)
+
+
+def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
+    """``output_tensor_lists[i][j]`` receives rank ``i``'s ``input_tensor_list[j]``, in one
+    collective (deprecated in torch, as here)."""
+    warnings.warn("`torch.distributed.all_gather_coalesced` will be deprecated. If you must "
+                  "use it, please revisit our documentation later at "
+                  "https://pytorch.org/docs/main/distributed.html#collective-functions",
+                  FutureWarning, stacklevel=2)
+    import ptcore
+    inputs, real, flat = _coalesce(input_tensor_list, "input_tensor_list")
+    if not isinstance(output_tensor_lists, (list, tuple)) or not all(
+            isinstance(o, (list, tuple)) for o in output_tensor_lists):
+        raise TypeError("Invalid function argument: output_tensor_lists should be a list")
+    pg = _group(group, "all_gather_coalesced")
+    if pg is None:
+        return None
+    if len(output_tensor_lists) != pg.size():
+        raise ValueError(f"all_gather_coalesced: output_tensor_lists must hold {pg.size()} "
+                         f"lists (one per rank), got {len(output_tensor_lists)}")
+    outs = [[ptcore.view_as_real(t) if t.is_complex() else t for t in lst]
+            for lst in output_tensor_lists]
+    for lst in outs:
+        if [tuple(t.shape) for t in lst] != [tuple(t.shape) for t in real]:
+            raise ValueError("all_gather_coalesced: each output list must match the shapes "
+                             "of input_tensor_list")
+    gathered = ptcore.empty(pg.size() * flat.numel(), dtype=flat.dtype)
+    work = all_gather_into_tensor(gathered, flat, group, async_op=True)
+
+    def step():
+        n = flat.numel()
+        for i, lst in enumerate(outs):
+            _split_into(gathered[i * n:(i + 1) * n], lst)
+    return _then(work, step, async_op)
+
+
+_breakpoint_cache = {}
+
+
+def breakpoint(rank=0, skip=0, timeout_s=3600):
+    """Stop in ``pdb`` on rank ``rank`` only; the other ranks wait in a barrier until it goes
+    on.  ``skip`` passes over the first ``skip`` calls from the same place.  ``timeout_s``
+    (torch lengthens its groups' timeouts) is accepted; the barrier waits as the group's
+    timeout allows."""
+    import pdb
+    import sys
+    import traceback
+    from ptcore.distributed.process_group import barrier
+    if skip > 0:
+        key = hash(str(traceback.format_exc()))
+        counter = _breakpoint_cache.get(key, 0) + 1
+        _breakpoint_cache[key] = counter
+        if counter <= skip:
+            return
+    if get_rank() == rank:
+        class _DistributedPdb(pdb.Pdb):
+            # the terminal's stdin while it talks, as torch's: a spawned child's stdin is not
+            def interaction(self, *args, **kwargs):
+                saved = sys.stdin
+                try:
+                    sys.stdin = open("/dev/stdin")
+                except OSError:
+                    return pdb.Pdb.interaction(self, *args, **kwargs)
+                try:
+                    return pdb.Pdb.interaction(self, *args, **kwargs)
+                finally:
+                    sys.stdin.close()
+                    sys.stdin = saved
+        debugger = _DistributedPdb()
+        debugger.message("\n!!! ATTENTION !!!\n\nType 'up' to get to the frame that called "
+                         f"dist.breakpoint(rank={rank})\n")
+        debugger.set_trace(sys._getframe())
+    barrier()

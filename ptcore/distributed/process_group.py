@@ -13,27 +13,100 @@ an explicit ``store``) meet through a store and talk over TCP sockets
 """
 import atexit
 import datetime
+import enum
 import os
 import sys
 import warnings
 
 from ptcore.distributed import _mpi
+from ptcore.distributed.reduce_op import _TorchEnum
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
 
 class Backend(str):
     """Backend names (``torch.distributed.Backend``): ptcore runs ``mpi`` and, over sockets,
-    ``gloo``; ``nccl`` is accepted and served by whichever of them the processes use."""
-    MPI = "mpi"
+    ``gloo``; ``nccl`` is accepted and served by whichever of them the processes use.
+
+    As torch's, ``Backend(name)`` returns the lower-case name as a plain ``str``."""
+    UNDEFINED = "undefined"
     GLOO = "gloo"
     NCCL = "nccl"
-    UNDEFINED = "undefined"
+    XCCL = "xccl"
+    UCC = "ucc"
+    MPI = "mpi"
+    FAKE = "fake"
+
+    backend_list = [UNDEFINED, GLOO, NCCL, XCCL, UCC, MPI, FAKE]
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL, "mps": GLOO}
+    backend_capability = {GLOO: ["cpu", "cuda"], NCCL: ["cuda"], XCCL: ["xpu"],
+                          UCC: ["cpu", "cuda"], MPI: ["cpu", "cuda"],
+                          FAKE: ["cpu", "cuda", "hpu", "xpu"]}
 
     def __new__(cls, name):
         if not isinstance(name, str):
-            raise ValueError(f"Backend name must be a string, but got: {name!r}")
-        return str.__new__(cls, name.lower())
+            raise ValueError(f"Backend constructor parameter must be string-ish, got {name!r}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        if value == Backend.UNDEFINED or not isinstance(value, str):
+            value = name.lower()
+        return value
+
+    @classmethod
+    def register_backend(cls, name, func, extended_api=False, devices=None):
+        """Record a third-party backend's name (``Backend.NAME``, ``backend_list``,
+        ``backend_capability``) as torch does.  ptcore's process groups run on its own
+        transports only: ``init_process_group`` refuses a registered backend's name with
+        ``NotImplementedError``."""
+        if hasattr(Backend, name.upper()):
+            raise ValueError(f"{name.upper()} c10d backend already exist")
+        if name.upper() in Backend._plugins:
+            raise ValueError(f"{name.upper()} c10d backend creator function already exist")
+        setattr(Backend, name.upper(), name.lower())
+        Backend.backend_list.append(name.lower())
+        if devices is not None:
+            for device in ([devices] if isinstance(devices, str) else devices):
+                if device not in ("cpu", "cuda"):
+                    Backend.default_device_backend_map[device] = name.lower()
+            Backend.backend_capability[name.lower()] = (
+                [devices] if isinstance(devices, str) else list(devices))
+        else:
+            Backend.backend_capability[name.lower()] = ["cpu", "cuda"]
+        Backend._plugins[name.upper()] = (func, extended_api)
+
+
+Backend._plugins = {}
+
+
+class DebugLevel(_TorchEnum, enum.IntEnum):
+    """``torch.distributed.DebugLevel``: how much ``TORCH_DISTRIBUTED_DEBUG`` asks the
+    package to check and log (ptcore records the level; its checks do not depend on it)."""
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+
+_debug = {"level": None}           # read from TORCH_DISTRIBUTED_DEBUG on first use
+
+
+def get_debug_level():
+    if _debug["level"] is None:
+        set_debug_level_from_env()
+    return _debug["level"]
+
+
+def set_debug_level(level):
+    if not isinstance(level, DebugLevel):
+        raise TypeError(f"set_debug_level: expected a DebugLevel, got {type(level).__name__}")
+    _debug["level"] = level
+
+
+def set_debug_level_from_env():
+    """Set the debug level from ``TORCH_DISTRIBUTED_DEBUG`` (``OFF``, ``INFO`` or ``DETAIL``;
+    unset is ``OFF``)."""
+    value = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper()
+    if value not in DebugLevel.__members__:
+        raise ValueError("The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL.")
+    _debug["level"] = DebugLevel[value]
 
 
 class ProcessGroup:
@@ -44,6 +117,9 @@ class ProcessGroup:
         self._MPI = mpi_module if mpi_module is not None else _mpi.mpi()   # or the sockets'
         self._comm = comm                  # None on ranks outside the group
         self._backend_name = None          # the name it was created with (get_backend)
+        self._backend_config = None        # get_backend_config
+        self._group_name = ""              # torch's names: "0" for the default group, ...
+        self._group_desc = "undefined"
         self._meta = comm.Dup() if comm is not None else None
         self._ranks = list(ranks)          # global ranks, in group-rank order
         self._timeout_s = timeout_s
@@ -62,6 +138,22 @@ class ProcessGroup:
 
     def name(self):
         return "mpi" if self._MPI is _mpi._MPI else "gloo"
+
+    @property
+    def group_name(self):
+        """The group's name as torch numbers them: "0" for the default group, then "1",
+        "2"... in the order ``new_group`` created them."""
+        return self._group_name
+
+    @property
+    def group_desc(self):
+        """``"default_pg"`` for the default group, else ``new_group``'s ``group_desc``."""
+        return self._group_desc
+
+    @property
+    def bound_device_id(self):
+        """``init_process_group``'s ``device_id`` (None: not bound to a device)."""
+        return getattr(self, "_device_id", None)
 
     def _dead_peers(self, peer=None):
         """Global ranks of the members on this node whose process has ended (only ``peer``,
@@ -98,7 +190,10 @@ _state = {"world": None, "groups": [], "broken": False, "atexit": False, "node_p
 
 
 class _GroupNamespace:
-    """``ptcore.distributed.group.WORLD`` as torch's ``group.WORLD``."""
+    """``ptcore.distributed.group.WORLD`` as torch's ``group.WORLD``;
+    ``NON_GROUP_MEMBER`` is torch's marker value (-100) for a rank outside a group."""
+
+    NON_GROUP_MEMBER = -100
 
     @property
     def WORLD(self):
@@ -126,6 +221,14 @@ def is_gloo_available():
 
 
 def is_nccl_available():
+    return False
+
+
+def is_ucc_available():
+    return False
+
+
+def is_xccl_available():
     return False
 
 
@@ -187,6 +290,11 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if backend is not None:
         b = str(backend).lower()
         names = {part.split(":")[-1] for part in b.split(",")}
+        plugins = names & {n.lower() for n in Backend._plugins}
+        if plugins:
+            raise NotImplementedError(f"init_process_group: {sorted(plugins)[0]!r} is a "
+                                      "registered third-party backend; ptcore.distributed runs "
+                                      "its own 'gloo' (sockets) and 'mpi' transports only")
         if not names <= {"mpi", "gloo", "nccl", "undefined"}:
             raise ValueError(f"Invalid backend: {backend!r}; ptcore.distributed runs 'gloo' "
                              "and 'mpi' (and serves 'nccl' by them)")
@@ -208,12 +316,32 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     # on get_backend() == "nccl"/"gloo" as under torch
     world._backend_name = (Backend(str(backend)) if backend is not None else
                            Backend(world.name()))
+    world._backend_config = _backend_config(backend, world.name())
+    world._group_name, world._group_desc = "0", "default_pg"
+    if device_id is not None:
+        from ptcore._tensor import device as _device
+        world._device_id = _device(device_id) if isinstance(device_id, str) else device_id
     _state["world"] = world
     _state["groups"] = [world]
+    _state["pg_count"] = 1
     _state["broken"] = False
     if not _state["atexit"]:
         atexit.register(_abort_if_broken)
         _state["atexit"] = True
+
+
+def _backend_config(backend, transport):
+    """``get_backend_config``'s string, as torch builds it: ``"device:backend,..."``."""
+    if backend is None:
+        from ptcore import cuda
+        return f"cpu:{transport}" + (",cuda:nccl" if cuda.is_available() else "")
+    b = str(backend).lower()
+    if ":" in b:
+        return ",".join(p.strip() for p in b.split(","))
+    if b == Backend.UNDEFINED:
+        return ",".join(f"{d}:{n}" for d, n in Backend.default_device_backend_map.items()
+                        if d in ("cpu", "cuda"))
+    return ",".join(f"{d}:{b}" for d in Backend.backend_capability.get(b, ["cpu", "cuda"]))
 
 
 def _use_mpi(init_method, store, want_size):
@@ -346,6 +474,13 @@ def _resolve(group, opname):
     pg = _world(opname)
     if group is None:
         return pg
+    if group is GroupMember.NON_GROUP_MEMBER or (
+            type(group) is int and group == GroupMember.NON_GROUP_MEMBER):
+        # what new_group gave a rank outside the group: it is a member of nothing
+        if _state.get("non_member") is None:
+            _state["non_member"] = ProcessGroup(None, [], pg._timeout_s, pg._global_rank,
+                                                mpi_module=pg._MPI)
+        return _state["non_member"]
     if not isinstance(group, ProcessGroup):
         raise TypeError(f"{opname}: group must be a ProcessGroup or None, got "
                         f"{type(group).__name__}")
@@ -366,12 +501,16 @@ def destroy_process_group(group=None):
             g._free()
         _state["world"] = None
         _state["groups"] = []
+        _state["pg_count"] = 0
+        _state["non_member"] = None
         transport, store = _state["transport"], _state["store"]
         _state["transport"] = _state["store"] = None
         if transport is not None:
             transport.close()
         if store is not None:
             store._close()
+    elif type(group) is int and group == GroupMember.NON_GROUP_MEMBER:
+        return                          # a rank outside the group holds nothing to free
     else:
         group._free()
         if group in _state["groups"]:
@@ -400,6 +539,27 @@ def get_backend(group=None):
     return pg._backend_name or _state["world"]._backend_name
 
 
+def get_backend_config(group=None):
+    """The group's backend configuration as torch writes it, e.g. ``"cpu:gloo,cuda:gloo"``."""
+    pg = _resolve(group, "get_backend_config")
+    if pg._comm is None:
+        raise ValueError("Invalid process group specified")
+    return pg._backend_config
+
+
+def get_pg_count():
+    """The number of process groups created since ``init_process_group`` (the default group
+    included)."""
+    return _state.get("pg_count", 0) if _state["world"] is not None else 0
+
+
+def supports_complex(reduceOp):
+    """False for the reductions that have no meaning on complex numbers."""
+    from ptcore.distributed.reduce_op import ReduceOp
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND,
+                            ReduceOp.BOR, ReduceOp.BXOR)
+
+
 def get_global_rank(group, group_rank):
     pg = _resolve(group, "get_global_rank")
     if not 0 <= group_rank < len(pg._ranks):
@@ -422,8 +582,9 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
               group_desc=None, device_id=None):
     """A group of the global ``ranks`` (default: all); every rank of the world must call it.
 
-    Group ranks follow the order of the sorted global ranks, as in torch.  On ranks outside
-    the group the returned group has no communicator (collectives on it raise)."""
+    Group ranks follow the order of the sorted global ranks, as in torch.  Ranks outside the
+    group get ``GroupMember.NON_GROUP_MEMBER`` (as torch's): passed as a group, it gives
+    rank and size -1 and collectives on it warn and do nothing."""
     world = _world("new_group")
     n = world.size()
     ranks = list(range(n)) if ranks is None else sorted(int(r) for r in ranks)
@@ -442,8 +603,15 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
                       _state.get("node_peers"), mpi_module=MPI)
     if backend is not None:
         pg._backend_name = Backend(str(backend))
+    pg._backend_config = (_backend_config(backend, world.name()) if backend is not None
+                          else world._backend_config)
     _state["groups"].append(pg)
-    return pg
+    pg._group_name = str(_state.get("pg_count", 0))
+    pg._group_desc = "undefined" if group_desc is None else str(group_desc)
+    _state["pg_count"] = _state.get("pg_count", 0) + 1
+    # as torch's: a rank outside ``ranks`` gets GroupMember.NON_GROUP_MEMBER, which every
+    # function taking a group accepts (get_rank/get_world_size give -1, collectives do nothing)
+    return pg if pg._comm is not None else GroupMember.NON_GROUP_MEMBER
 
 
 def barrier(group=None, async_op=False, device_ids=None):

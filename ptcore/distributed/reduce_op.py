@@ -2,7 +2,24 @@
 import enum
 
 
-class ReduceOp(enum.IntEnum):
+class _TorchEnum:
+    """``repr``/``str`` of an ``IntEnum`` as torch's (pybind11) enums print:
+    ``<Name.MEMBER: value>`` and ``Name.MEMBER``, also inside f-strings."""
+
+    def __repr__(self):
+        return f"<{self._torch_name()}.{self.name}: {self.value}>"
+
+    def __str__(self):
+        return f"{self._torch_name()}.{self.name}"
+
+    __format__ = object.__format__
+
+    @classmethod
+    def _torch_name(cls):
+        return cls.__name__
+
+
+class ReduceOp(_TorchEnum, enum.IntEnum):
     """Element-wise reduction applied by ``all_reduce``, ``reduce`` and ``reduce_scatter``.
 
     ``AVG`` sums and divides by the group size (floating tensors; integer tensors
@@ -22,13 +39,9 @@ class ReduceOp(enum.IntEnum):
     BXOR = 7
     PREMUL_SUM = 8
 
-    def __repr__(self):
-        return f"<RedOpType.{self.name}: {self.value}>"
-
-    def __str__(self):
-        return f"RedOpType.{self.name}"
-
-    __format__ = object.__format__
+    @classmethod
+    def _torch_name(cls):
+        return "RedOpType"
 
 
 ReduceOp.RedOpType = ReduceOp

@@ -16,8 +16,8 @@ import struct
 import threading
 import time
 
-__all__ = ["DistError", "DistStoreError", "DistNetworkError", "Store", "HashStore",
-           "FileStore", "TCPStore", "PrefixStore"]
+__all__ = ["DistError", "DistStoreError", "DistNetworkError", "QueueEmptyError", "Store",
+           "HashStore", "FileStore", "TCPStore", "PrefixStore"]
 
 
 class DistError(RuntimeError):
@@ -31,6 +31,10 @@ class DistStoreError(DistError):
 class DistNetworkError(DistError):
     """A network failure, e.g. a store that cannot be reached
     (``torch.distributed.DistNetworkError``)."""
+
+
+class QueueEmptyError(DistStoreError):
+    """A non-blocking ``queue_pop`` found the queue empty (``torch.distributed.QueueEmptyError``)."""
 
 
 _DEFAULT_TIMEOUT = datetime.timedelta(seconds=300)
@@ -69,6 +73,7 @@ class _KV:
 
     def __init__(self):
         self.data = {}
+        self.queues = {}                   # queue_push/queue_pop: a namespace of their own
         self.cond = threading.Condition()
 
     def set(self, key, value):
@@ -96,8 +101,8 @@ class _KV:
             try:
                 new = int(old) + int(amount)
             except ValueError:
-                raise DistStoreError(f"add: the value of key {key!r} is not an integer: "
-                                     f"{old!r}") from None
+                raise ValueError(f"add: the value of key {key!r} is not an integer: "
+                                 f"{old!r}") from None
             self.data[key] = str(new).encode()
             self.cond.notify_all()
             return new
@@ -139,6 +144,35 @@ class _KV:
             self.data.update(zip(keys, values))
             self.cond.notify_all()
 
+    def list_keys(self):
+        with self.cond:
+            return list(self.data)
+
+    def queue_push(self, key, value):
+        with self.cond:
+            self.queues.setdefault(key, []).append(value)
+            self.cond.notify_all()
+
+    def queue_pop(self, key, block, seconds):
+        deadline = time.monotonic() + seconds
+        with self.cond:
+            while not self.queues.get(key):
+                left = deadline - time.monotonic()
+                if not block:
+                    raise QueueEmptyError("queue is empty")
+                if left <= 0:
+                    raise _timeout_error([key], seconds)
+                self.cond.wait(min(left, 1.0))
+            q = self.queues[key]
+            value = q.pop(0)
+            if not q:
+                del self.queues[key]
+            return value
+
+    def queue_len(self, key):
+        with self.cond:
+            return len(self.queues.get(key, ()))
+
 
 class Store:
     """Base class of the stores (``torch.distributed.Store``)."""
@@ -166,10 +200,10 @@ class Store:
 
     def get(self, key):
         """The value of ``key`` (bytes), waiting for it up to the store's timeout."""
-        return self._op("get", [_key(key)], _seconds(self._timeout))[0]
+        return self._op("get", [_key(key)], _seconds(self.timeout))[0]
 
     def multi_get(self, keys):
-        return self._op("get", [_key(k) for k in keys], _seconds(self._timeout))
+        return self._op("get", [_key(k) for k in keys], _seconds(self.timeout))
 
     def multi_set(self, keys, values):
         keys, values = [_key(k) for k in keys], [_value(v) for v in values]
@@ -195,7 +229,7 @@ class Store:
         """Block until every key of ``keys`` exists (``DistStoreError`` after ``timeout``,
         default the store's)."""
         self._op("wait", [_key(k) for k in keys],
-                 _seconds(self._timeout if timeout is None else timeout))
+                 _seconds(self.timeout if timeout is None else timeout))
 
     def check(self, keys):
         """True when every key of ``keys`` exists (does not wait)."""
@@ -207,6 +241,37 @@ class Store:
 
     def num_keys(self):
         return self._op("num_keys")
+
+    def list_keys(self):
+        """The keys the store holds (the queues of ``queue_push`` are not keys)."""
+        return self._op("list_keys")
+
+    def queue_push(self, key, value):
+        """Append ``value`` to the queue ``key`` (queues are apart from the keys of
+        ``set``/``get``)."""
+        self._op("queue_push", _key(key), _value(value))
+
+    def queue_pop(self, key, block=True):
+        """Remove and return the first value of the queue ``key``; with ``block`` wait for one
+        up to the store's timeout (then ``DistStoreError``), else raise ``QueueEmptyError``
+        when the queue is empty."""
+        return self._op("queue_pop", _key(key), bool(block), _seconds(self.timeout))
+
+    def queue_len(self, key):
+        """The number of values in the queue ``key`` (0 when there is none)."""
+        return self._op("queue_len", _key(key))
+
+    def barrier(self, key, world_size, timeout=None):
+        """Block until ``world_size`` callers have entered the barrier named ``key``
+        (``DistStoreError`` after ``timeout``, default the store's)."""
+        world_size = int(world_size)
+        if self.add(f"{key}/num_members", 1) == world_size:
+            self.set(f"{key}/last_member", "1")
+        self.wait([f"{key}/last_member"], timeout)
+
+    def clone(self):
+        """Another handle on the same store (for use from another thread)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement clone")
 
     def has_extended_api(self):
         return True
@@ -224,6 +289,12 @@ class HashStore(Store):
 
     def _op(self, name, *args):
         return getattr(self._kv, name)(*args)
+
+    def clone(self):
+        c = HashStore()
+        c._kv = self._kv
+        c._timeout = self._timeout
+        return c
 
 
 class PrefixStore(Store):
@@ -247,10 +318,15 @@ class PrefixStore(Store):
     def set_timeout(self, timeout):
         self._store.set_timeout(timeout)
 
+    def clone(self):
+        return PrefixStore(self._prefix, self._store.clone())
+
     def _op(self, name, *args):
         p = self._prefix + "/"
         if name == "num_keys":
             return self._store._op(name)
+        if name == "list_keys":
+            return [k[len(p):] for k in self._store._op(name) if k.startswith(p)]
         if args and isinstance(args[0], list):
             args = ([p + k for k in args[0]],) + args[1:]
         elif args:
@@ -325,9 +401,18 @@ class FileStore(Store):
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
+    def clone(self):
+        c = FileStore(self.path, self._world_size)
+        c._timeout = self._timeout
+        return c
+
     def _op(self, name, *args):
         if self._closed:
             raise DistStoreError(f"FileStore {self.path} is closed")
+        if name.startswith("queue_"):
+            raise NotImplementedError("queue support is not implemented.")   # as torch's
+        if name == "list_keys":
+            return [k for k in self._locked(lambda d: (list(d), False)) if k != self._REFS]
         if name in ("get", "wait"):
             keys, seconds = args
             deadline = time.monotonic() + seconds
@@ -438,10 +523,14 @@ class _Server:
                     return
                 try:
                     reply = [b"ok"] + self.handle(fields[0].decode(), fields[1:])
+                except QueueEmptyError as e:
+                    reply = [b"error", str(e).encode(), b"queue_empty"]
                 except DistStoreError as e:
                     reply = [b"error", str(e).encode()]
-                except (ValueError, UnicodeDecodeError, IndexError) as e:
+                except (UnicodeDecodeError, IndexError) as e:
                     reply = [b"error", f"malformed store request: {e}".encode()]
+                except ValueError as e:
+                    reply = [b"error", str(e).encode(), b"value"]
                 send_fields(conn, reply)
         except (OSError, ConnectionError, struct.error):
             pass
@@ -478,6 +567,15 @@ class _Server:
             half = len(f) // 2
             kv.multi_set([k.decode() for k in f[:half]], f[half:])
             return []
+        if cmd == "list_keys":
+            return [k.encode() for k in kv.list_keys() if k != TCPStore._INIT_KEY]
+        if cmd == "queue_push":
+            kv.queue_push(f[0].decode(), f[1])
+            return []
+        if cmd == "queue_pop":
+            return [kv.queue_pop(f[0].decode(), f[1] == b"1", float(f[2]))]
+        if cmd == "queue_len":
+            return [str(kv.queue_len(f[0].decode())).encode()]
         raise ValueError(f"unknown command {cmd!r}")
 
     def close(self):
@@ -538,7 +636,7 @@ class TCPStore(Store):
         self._server = None
         self._sock = None
         self._lock = threading.Lock()
-        self.libuvBackend = bool(use_libuv)
+        self._use_libuv = bool(use_libuv)
         seconds = _seconds(timeout)
         port = int(port)
         if is_master:
@@ -572,13 +670,25 @@ class TCPStore(Store):
         return self._host
 
     @property
+    def libuvBackend(self):
+        """Whether ``use_libuv`` was asked for (torch's server flavour; ptcore's server is a
+        thread per client either way)."""
+        return self._use_libuv
+
+    @property
     def port(self):
         return self._port
+
+    def clone(self):
+        """A new client connection to the same server (``torch.distributed.TCPStore.clone``)."""
+        return TCPStore(self._host, self._port, None, False, self._timeout)
 
     def _op(self, name, *args):
         if self._server is not None:
             if self._server.closed:
                 raise DistStoreError("TCPStore: the store has been closed")
+            if name == "list_keys":
+                return [k for k in self._server.kv.list_keys() if k != self._INIT_KEY]
             return getattr(self._server.kv, name)(*args)
         if self._sock is None:
             raise DistStoreError("TCPStore: the store has been closed")
@@ -595,8 +705,14 @@ class TCPStore(Store):
             fields = [k.encode() for k in args[0]]
         elif name == "delete":
             fields = [args[0].encode()]
-        elif name == "num_keys":
+        elif name in ("num_keys", "list_keys"):
             fields = []
+        elif name == "queue_push":
+            fields = [args[0].encode(), args[1]]
+        elif name == "queue_pop":
+            fields = [args[0].encode(), b"1" if args[1] else b"0", str(args[2]).encode()]
+        elif name == "queue_len":
+            fields = [args[0].encode()]
         elif name == "multi_set":
             fields = [k.encode() for k in args[0]] + list(args[1])
         else:
@@ -609,10 +725,16 @@ class TCPStore(Store):
                 raise DistStoreError(f"TCPStore: lost the connection to the server at "
                                      f"{self._host}:{self._port}: {e}") from None
         if reply[0] == b"error":
-            raise DistStoreError(reply[1].decode())
+            kind = reply[2] if len(reply) > 2 else b""
+            cls = {b"queue_empty": QueueEmptyError, b"value": ValueError}.get(kind, DistStoreError)
+            raise cls(reply[1].decode())
         out = reply[1:]
-        if name == "add":
+        if name in ("add", "queue_len"):
             return int(out[0])
+        if name == "list_keys":
+            return [k.decode() for k in out]
+        if name == "queue_pop":
+            return out[0]
         if name == "compare_set":
             return out[0]
         if name in ("check", "delete"):
