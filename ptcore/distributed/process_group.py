@@ -536,6 +536,9 @@ def get_backend(group=None):
     ``new_group``'s ``backend``); when none was given, the transport's: "mpi" under an MPI
     launcher, "gloo" over sockets."""
     pg = _resolve(group, "get_backend")
+    if pg is _state.get("non_member"):
+        # as torch: this rank is outside the group new_group was asked for
+        raise ValueError("Invalid process group specified")
     return pg._backend_name or _state["world"]._backend_name
 
 

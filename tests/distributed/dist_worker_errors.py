@@ -133,6 +133,13 @@ elif case == "crash":
     dist.barrier()
     time.sleep(600)
     print("STILL ALIVE", flush=True)
+elif case == "raise":
+    # rank 1 leaves with an uncaught exception while the others wait in a collective: the
+    # launcher's bootstrap aborts the job (its MPI_Finalize would wait on them forever)
+    if rank == 1:
+        raise RuntimeError("rank 1 fails")
+    dist.barrier()
+    print("STILL ALIVE", flush=True)
 sys.stdout.flush()
 if case in ("shape", "dtype", "recv_size"):
     # both ranks have printed before either aborts the (broken) job at exit

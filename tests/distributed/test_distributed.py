@@ -58,6 +58,14 @@ def test_launcher_reports_failure():
     assert "STILL ALIVE" not in p.stdout
 
 
+def test_launcher_ends_job_on_uncaught_exception():
+    # 3 ranks: rank 1 raises, ranks 0 and 2 wait in a barrier that can never complete
+    p = run_launcher("dist_worker_errors.py", 3, "raise", timeout=120)
+    assert p.returncode != 0, p.stdout
+    assert "RuntimeError: rank 1 fails" in p.stdout
+    assert "STILL ALIVE" not in p.stdout
+
+
 def _caught(out):
     return re.findall(r"CAUGHT rank=(\S+) (\w+): (.*)", out)
 
