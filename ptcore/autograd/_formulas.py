@@ -147,9 +147,10 @@ unary("resolve_conj", lambda g, x, y: g, ())
 unary("resolve_neg", lambda g, x, y: g, ())
 unary("nan_to_num", lambda g, x, y: g * x.isfinite())
 def _sinc_grad(g, x):
-    # torch's sinc_backward: 0 where pi x**2 is 0 (also where it underflows)
+    # torch's sinc_backward: 0 where pi x**2 is 0 (also where it underflows);
+    # the conjugate of the whole derivative for complex x
     xp, x2p = x * math.pi, x * x * math.pi
-    return P.where(x2p == 0, 0, g * (xp * xp.cos() - xp.sin()) / _c(x2p))
+    return P.where(x2p == 0, 0, g * _c((xp * xp.cos() - xp.sin()) / x2p))
 
 
 unary("sinc", lambda g, x, y: _sinc_grad(g, x))
@@ -481,6 +482,31 @@ def _atan2(out, a, b, **k):
         recip = P.where(d == 0, P.zeros_like(d), d.reciprocal())
         return g * b * recip, -g * a * recip
     attach("Atan2Backward0", out, (a, b), bw)
+
+
+def _logaddexp_formula(name, exp_fn):
+    """torch's derivatives.yaml: ``grad / (1 + exp(other - self))`` for self,
+    ``grad / (1 + exp(self - other))`` for other (``exp2`` for logaddexp2);
+    the conjugate for complex operands."""
+    bn = _bname(name)
+    node_class(bn, saved=("self", "other"))
+
+    @formula(name)
+    def f(out, a, b, **k):
+        if not _is_diff(out):
+            return
+        sa, sb = save(a), save(b)
+
+        def bw(g):
+            a, b = sa.unpack(), sb.unpack()
+            return g / _c(1 + exp_fn(b - a)), g / _c(1 + exp_fn(a - b))
+        node = attach(bn, out, (a, b), bw)
+        if node is not None:
+            node._sv = (sa, sb)
+
+
+_logaddexp_formula("logaddexp", lambda t: t.exp())
+_logaddexp_formula("logaddexp2", lambda t: t.exp2())
 
 
 @formula("hypot")

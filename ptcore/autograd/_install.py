@@ -174,6 +174,15 @@ def install():
             setattr(ptcore.Tensor, name, entry(name, fn, None, "method", fam)
                     if name in _COMPOSITE else wrap(name, fn, "method", fam))
     _install_operators(wrap)
+    # composites recorded as one node with torch's formula (their forward
+    # stays the composite's, or a device's kernel): grad_fn SincBackward0 ...
+    from ptcore._ops import pointwise_composite as _pc
+    for name in ("sinc", "logaddexp", "logaddexp2", "sinc_"):
+        fn = getattr(_pc, name)
+        w = wrap(name, fn, "function", "pointwise")
+        setattr(ptcore, name, w)
+        setattr(_pc, name, w)
+        setattr(ptcore.Tensor, name, wrap(name, _pc._TENSOR_METHODS[name], "method", "pointwise"))
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on
     from ptcore._ops import linalg as _linalg_ops

@@ -24,7 +24,8 @@ from ptcore._tensor import Size as _Size
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch import batching as _batching
 from ptcore.autograd import grad_mode as _gm
-from ptcore.autograd._formulas import FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad
+from ptcore.autograd._formulas import (FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad,
+                                       _sinc_grad)
 
 __all__ = ["JVP", "F_JVP", "jvp_rule", "drive", "drive_function"]
 
@@ -107,6 +108,18 @@ _LINEAR = ("flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "tril"
            "cpu", "cuda", "take_along_dim", "repeat_interleave")
 for _n in _VIEWS + _LINEAR:
     JVP[_n] = _same_op(_n)
+
+
+@jvp_rule("sinc")
+def _sinc_rule(tan, out, x, *args, **kwargs):
+    # torch's auto_element_wise: sinc_backward applied to the tangent (0 where
+    # pi x**2 is 0; the double-vjp trick would give 0 * nan there)
+    t = tan(x)
+    if t is None:
+        return None
+    if x.is_complex():
+        return _sinc_grad(t.conj(), x).conj()
+    return _sinc_grad(t, x)
 
 
 @jvp_rule("as_strided")

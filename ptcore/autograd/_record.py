@@ -581,6 +581,13 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
         # an empty view (or base): nothing to place; the zero-sized dims may have
         # any stride (NumPy gives 0), which the placement below would misread
         return _C.zeros(base_shape, dtype=g.dtype, device=g.device)
+    if voff < 0 or voff + _extent(vshape, vstride) > _extent(base_shape, base_stride):
+        # an as_strided view reaching outside its input's elements (its
+        # storage offset below the input's, as ``x[2:].as_strided((3,), (1,),
+        # 0)``): torch's as_strided_backward scatters g into a buffer over
+        # both extents and reads the input's geometry back, so elements of
+        # the storage outside the input get no gradient
+        return _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff)
     # expanded (stride-0) dims: sum them first
     red = [d for d in range(len(vshape)) if vstride[d] == 0 and vshape[d] != 1]
     if red:
@@ -606,7 +613,7 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
         # contiguous buffer, not a root with gaps, so that forward AD can
         # give the views written below tangents batched per sample (jacfwd
         # over jacrev: the Hessian through a slice of a slice)
-        span = 1 + builtins_sum((n - 1) * st for n, st in zip(base_shape, base_stride))
+        span = _extent(base_shape, base_stride)
         buf = (_C.empty if full else _C.zeros)((span,), dtype=g.dtype, device=g.device)
         buf.as_strided(base_shape, base_stride, 0).as_strided(vshape, vstride, voff).copy_(g)
         return buf.as_strided(base_shape, base_stride, 0)      # (the written buffer's view)
@@ -649,17 +656,22 @@ def _overlaps_of(shape, stride):
     return False
 
 
+def _extent(shape, stride):
+    """One past the last storage position (relative to the offset) that a
+    non-empty (shape, stride) geometry with non-negative strides reaches."""
+    return 1 + builtins_sum((k - 1) * s for s, k in zip(stride, shape))
+
+
 def _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff):
+    """The base's gradient by index_add over a flat buffer spanning both the
+    base's and the view's storage (the view may reach outside the base)."""
     import ptcore
-    n = 1
-    span = 1
-    for s, k in zip(base_stride, base_shape):
-        span += (k - 1) * s
-        n *= k
-    idx = ptcore.arange(span, device=g.device).as_strided(vshape, vstride, voff).reshape(-1)
+    lo = min(0, voff)
+    span = max(_extent(base_shape, base_stride), voff + _extent(vshape, vstride)) - lo
+    idx = ptcore.arange(span, device=g.device).as_strided(vshape, vstride, voff - lo).reshape(-1)
     flat = _C.zeros(span, dtype=g.dtype, device=g.device)
     flat = flat.index_add(0, idx, g.reshape(-1))
-    return flat.as_strided(base_shape, base_stride, 0)
+    return flat.as_strided(base_shape, base_stride, -lo)
 
 
 def _match_dims(bshape, bstride, vshape, vstride):

@@ -1,0 +1,91 @@
+"""Gradients (first and second order), grad_fn names and errors of ops
+against torch (the oracle), round 3: differences found by differential
+fuzzing."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+from test_parity_fuzz_grads import _same  # noqa: E402  (round 1's comparison)
+
+_NAN, _INF = float("nan"), float("inf")
+
+
+# --- as_strided reaching outside its input's elements -----------------------
+
+@pytest.mark.parametrize("f", [
+    lambda M, a: a.clone()[2:].as_strided((3,), (1,), 0),
+    lambda M, a: a[2:].as_strided((2, 2), (1, 2), 1),
+    lambda M, a: a.exp()[2:].as_strided((3, 2), (1, 1), 0),        # overlapping
+    lambda M, a: a.clone()[1:].view(5)[1:].as_strided((3,), (2,), 0),
+    lambda M, a: a.clone()[2:].as_strided((3,), (1,), 0).as_strided((2,), (1,), 4),
+    lambda M, a: M.as_strided(a.clone()[4:], (4,), (1,), 1),
+    lambda M, a: a.clone().view(2, 3).t()[1:].as_strided((2, 2), (1, 3), 0),
+])
+def test_as_strided_below_the_inputs_offset_drops_the_storage_outside_it(f):
+    # torch's as_strided_backward: g scattered over both extents, the input's
+    # geometry read back (storage outside the input gets no gradient)
+    _same(f, np.arange(6.) + 0.5, double=True)
+    x = ptcore.arange(6., requires_grad=True)
+    assert type(f(ptcore, x).grad_fn).__name__ == "AsStridedBackward0"
+
+
+# --- sinc / logaddexp / logaddexp2: one node with torch's formula -----------
+
+_X = [0., -0., 1e-310, 1e-160, 0.5, 1.5, -2., 3., _INF, -_INF, 1e308]
+_Y = [0., 1., 0., 2e-160, 0.5, -1.5, -2., 1e-3, _INF, -_INF, -1e308]
+
+
+def test_sinc_is_one_node_with_torchs_derivative_at_zero_and_underflow():
+    _same(lambda M, x: M.sinc(x), _X, double=True)
+    _same(lambda M, x: (x * 1).sinc_(), _X, double=True)
+    for M in (torch, ptcore):
+        x = M.tensor([0., 1.], requires_grad=True)
+        assert type(M.sinc(x).grad_fn).__name__ == "SincBackward0"
+        assert type(x.sinc().grad_fn).__name__ == "SincBackward0"
+        assert type((x * 1).sinc_().grad_fn).__name__ == "SincBackward0"
+        assert type(M.special.sinc(x).grad_fn).__name__ == "SincBackward0"
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+def test_logaddexp_is_one_node_with_torchs_derivative(name):
+    _same(lambda M, a, b: getattr(M, name)(a, b), _X, _Y, double=True)
+    _same(lambda M, a, b: getattr(a, name)(b), np.arange(6.).reshape(2, 3) - 2,
+          [[1.], [-1.]], double=True)
+    for M in (torch, ptcore):
+        a = M.tensor([0., 1.], requires_grad=True)
+        y = getattr(M, name)(a, M.tensor([1., 1.]))
+        assert type(y.grad_fn).__name__ == name.title() + "Backward0"
+        assert y.grad_fn._saved_other.tolist() == [1., 1.]
+
+
+def test_complex_sinc_and_logaddexp_gradients_conjugate_the_derivative():
+    x = np.array([0.3 + 0.2j, 1 + 1j, 0j])
+    y = np.array([0.1 - 0.5j, -1 + 2j, 2j])
+    g = np.array([1 + 2j, 0.5 - 1j, 1j])
+    res = []
+    for M in (torch, ptcore):
+        a = M.tensor(x, requires_grad=True)
+        b = M.tensor(y, requires_grad=True)
+        res.append([t.detach().numpy() for t in
+                    M.autograd.grad(M.sinc(a), a, M.tensor(g)) +
+                    M.autograd.grad(M.logaddexp(a, b), (a, b), M.tensor(g))])
+    for p, t in zip(res[1], res[0]):
+        np.testing.assert_allclose(p, t, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["sinc", "logaddexp", "logaddexp2"])
+def test_forward_ad_of_sinc_and_logaddexp(name):
+    x = np.array([0.3, -1.2, 0., 2.5, 1e-170])
+    t = np.array([1., 2., 3., -1., 1.])
+    res = []
+    for M in (torch, ptcore):
+        f = getattr(M, name)
+        fn = f if name == "sinc" else (lambda a, _f=f: _f(a, a.flip(0) * 0.5))
+        X, T = M.tensor(x), M.tensor(t)
+        res.append([M.func.jvp(fn, (X,), (T,))[1].numpy(),
+                    M.func.jacfwd(fn)(X).numpy(), M.func.hessian(lambda a: fn(a).sum())(X).numpy()])
+    for p, t_ in zip(res[1], res[0]):
+        np.testing.assert_allclose(p, t_, rtol=1e-10, atol=1e-12, equal_nan=True)
