@@ -364,6 +364,11 @@ def _acc(op, x, acc, out0, out1):
     conversion did (torch's CUDA reductions read halves the same way)."""
     if acc is None or acc.is_complex or x.dtype is acc:
         return x
+    if op == "var" and x.dtype is _C.float32 and all(
+            o is None or o.dtype is x.dtype for o in (out0, out1)):
+        # float32 var/std: Welford in float32, as torch's CUDA kernels (acc_type<float> is
+        # float on the device); the front-end's float64 accumulation is the CPU's
+        return x
     if L._name(x.dtype) in _HALVES and op != "nanmean" and (
             op in _EXACT_LOOPS or all(o is None or o.dtype is x.dtype for o in (out0, out1))):
         return x
