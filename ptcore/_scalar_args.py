@@ -14,7 +14,7 @@ from ptcore._tensor import _TensorBase
 
 __all__ = ["number_arg", "int_arg", "is_number_tensor", "number_param", "int_param",
            "symint_param", "strict_int_param", "strict_symint_param",
-           "float_param", "bool_param", "dtype_param", "int_list_item"]
+           "float_param", "bool_param", "dtype_param", "int_list_item", "plain_number"]
 
 
 def is_number_tensor(v):
@@ -59,6 +59,22 @@ def number_param(v, fname, argname, pos=None):
         # torch's parser takes no NumPy array (not even a 0-d one) as a Number
         where = f" (position {pos})" if pos is not None else ""
         raise TypeError(f"{fname}(): argument '{argname}'{where} must be Number, not numpy.ndarray")
+    return v
+
+
+def plain_number(v, fname, argname, pos=None, kind="Number"):
+    """``v`` for a Number (or ``kind``) parameter of a Python-level function that
+    also takes a tensor there: a NumPy scalar gives its Python value (as torch's
+    parser reads it, a NumPy bool included), a NumPy array raises torch's
+    TypeError (not even a 0-d one is a number there); anything else passes."""
+    t = type(v)
+    if t.__module__ == "numpy":
+        if t.__name__ == "ndarray":
+            where = f" (position {pos})" if pos is not None else ""
+            raise TypeError(f"{fname}(): argument '{argname}'{where} must be {kind}, not "
+                            f"numpy.ndarray")
+        if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
+            return v.item()
     return v
 
 

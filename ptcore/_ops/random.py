@@ -206,6 +206,9 @@ def _new(size, dtype, device, default=None, fname="rand"):
 
 def _size_kw(args, size, fname):
     if size is None:
+        if not args:
+            # (torch: the shape is required; ``rand(())`` or ``rand(size=())`` is a 0-d sample)
+            raise TypeError(f"{fname}() missing 1 required positional argument: 'size'")
         return args
     if args:
         raise TypeError(f"{fname}() got multiple values for argument 'size'")

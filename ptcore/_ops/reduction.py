@@ -26,7 +26,8 @@ import operator as _operator
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED, can_cast as _can_cast
-from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, symint_param
+from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, symint_param, \
+    plain_number
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._ops import _reduce as _K
@@ -227,6 +228,20 @@ def _all_or_dim(dim, keepdim, fname):
     return dim, False if keepdim is _NOKEEP else keepdim
 
 
+def _dim_optional(dim, keepdim, out, fname):
+    """(dim, keepdim) of ``sum``/``mean``, whose all-elements overload takes no
+    ``keepdim`` (nor, for sum, an ``out=``) but whose ``dim`` overload takes an
+    explicit None: ``sum(x, keepdim=True)`` is torch's TypeError,
+    ``sum(x, None, True)`` the (1, 1, ...) sum of everything."""
+    if dim is _NODIM:
+        if keepdim is not _NOKEEP or out is not None:
+            given = "keepdim" if keepdim is not _NOKEEP else "out"
+            raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                            f"{given} without dim: give dim (None for all dims) with {given}")
+        return None, False
+    return dim, False if keepdim is _NOKEEP else keepdim
+
+
 def _dims(dim, ndim, fname, *, empty_is_all=True, int_dim=False):
     """``dim`` (None, int, or a sequence) -> sorted tuple of distinct wrapped
     dims (all dims for None and, by default, for an empty sequence).  A single
@@ -422,7 +437,7 @@ def _sum_like_dtype(x, dtype, out):
 
 
 @_np_aliases
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
     """Sum of the elements over ``dim`` (all dims when None).
 
     Parameters
@@ -447,6 +462,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> x.sum(dim=1).tolist()
     [3, 12]
     """
+    dim, keepdim = _dim_optional(dim, keepdim, out, "sum")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "sum", "keepdim")
     if dtype is None and out is None:
@@ -512,7 +528,7 @@ def _mean_dtype(x, dtype, out, fname):
 
 
 @_np_aliases
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
     """Arithmetic mean over ``dim``; floating point and complex inputs only.
 
     Examples
@@ -521,6 +537,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
     [2.0, 3.5]
     """
+    dim, keepdim = _dim_optional(dim, keepdim, None, "mean")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "mean", "keepdim")
     if dtype is None and out is None:
@@ -955,7 +972,7 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if not isinstance(x, _TensorBase):
         raise TypeError(f"linalg_vector_norm(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
-    ord = number_arg(ord)
+    ord = plain_number(number_arg(ord), "linalg_vector_norm", "ord", 2)
     if isinstance(ord, complex):
         raise RuntimeError(f"{fn}: Expected a non-complex scalar as the order of norm.")
     if isinstance(ord, str) or not isinstance(ord, _numbers.Real):

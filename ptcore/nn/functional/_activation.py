@@ -10,7 +10,7 @@ from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import number_arg
+from ptcore._scalar_args import number_arg, plain_number, strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
@@ -120,6 +120,8 @@ def _inplace_node(input, name, *params):
 def threshold(input, threshold, value, inplace=False):
     """``y = x if x > threshold else value``."""
     _check(input, "threshold")
+    threshold = plain_number(threshold, "threshold", "threshold", 2)
+    value = plain_number(value, "threshold", "value", 3)
     if inplace:
         return _inplace(input, lambda x: globals()["threshold"](x, threshold, value))
     if isinstance(value, _TensorBase) or isinstance(threshold, _TensorBase):
@@ -157,12 +159,13 @@ def relu_(input):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamp to ``[min_val, max_val]``."""
     _check(input, "hardtanh")
-    min_val, max_val = number_arg(min_val), number_arg(max_val)
+    if min_val > max_val:           # (torch's Python check, before its parser's)
+        raise ValueError("min_val cannot be greater than max_val")
+    min_val = number_arg(plain_number(min_val, "hardtanh", "min_val", 2))
+    max_val = number_arg(plain_number(max_val, "hardtanh", "max_val", 3))
     for pos, (name, v) in enumerate((("min_val", min_val), ("max_val", max_val)), 2):
         if isinstance(v, _TensorBase):
             raise TypeError(f"hardtanh(): argument '{name}' (position {pos}) must be Number, not Tensor")
-    if min_val > max_val:
-        raise ValueError("min_val cannot be greater than max_val")
     if input.dtype is ptcore.bool:
         raise RuntimeError("\"hardtanh\" not implemented for 'Bool'")
     if input.dtype is ptcore.uint8 and (min_val < 0 or max_val < 0):
@@ -199,7 +202,7 @@ def _elu_impl(input, negcoef, input_scale, poscoef, name, inplace):
 
 def elu(input, alpha=1.0, inplace=False):
     """``x if x > 0 else alpha * (exp(x) - 1)``."""
-    return _elu_impl(input, float(alpha), 1.0, 1.0, "elu", inplace)
+    return _elu_impl(input, float(plain_number(alpha, "elu", "alpha", 2)), 1.0, 1.0, "elu", inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -219,7 +222,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    alpha = float(alpha)
+    alpha = float(plain_number(alpha, "celu", "alpha", 2))
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return _elu_impl(input, alpha, 1.0 / alpha, 1.0, "celu", inplace)
@@ -234,7 +237,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     """``x if x > 0 else negative_slope * x``."""
     _check(input, "leaky_relu")
     _float_only(input, "leaky_relu")
-    slope = float(negative_slope)
+    slope = float(plain_number(negative_slope, "leaky_relu", "negative_slope", 2))
     if inplace and slope >= 0 and _formula == "leaky_relu" and _inplace_direct(input):
         # written in place by the kernel (no clone, no copy back)
         _check_inference_write(input)
@@ -295,6 +298,8 @@ def prelu(input, weight):
 
 def _rrelu(input, lower, upper, training, inplace, generator):
     _check(input, "rrelu")
+    lower = plain_number(lower, "rrelu", "lower", 2)
+    upper = plain_number(upper, "rrelu", "upper", 3)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
@@ -319,6 +324,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 def glu(input, dim=-1):
     """Gated linear unit: ``a * sigmoid(b)`` with ``a, b`` the halves of ``input`` along ``dim``."""
     _check(input, "glu")
+    dim = strict_int_param(dim, "glu", "dim", 2)
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = dim + input.dim() if dim < 0 else dim
@@ -335,6 +341,9 @@ def glu(input, dim=-1):
 def gelu(input, approximate="none"):
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
     _check(input, "gelu")
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                        f"{type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
@@ -346,7 +355,8 @@ def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     _check(input, "softplus")
     _float_only(input, "softplus")
-    beta, threshold = float(beta), float(threshold)
+    beta = float(plain_number(beta, "softplus", "beta"))
+    threshold = float(plain_number(threshold, "softplus", "threshold"))
     return _fused("softplus", input, lambda: _ew._softplus(input, beta, threshold), beta, threshold)
 
 
@@ -367,6 +377,7 @@ def hardshrink(input, lambd=0.5, *, out=None):
     _check(input, "hardshrink")
     _float_only(input, "hardshrink_cpu")
     check_out_grad("hardshrink", out, input)
+    lambd = plain_number(lambd, "hardshrink", "lambd", 2)
     # as PyTorch: (x >= -lambd and x <= lambd) ? 0 : x, so NaN stays NaN
     r = _fused("hardshrink", input,
                lambda: ptcore.where((input >= -lambd) & (input <= lambd),
@@ -378,12 +389,15 @@ def softshrink(input, lambd=0.5):
     """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
     _check(input, "softshrink")
     _float_only(input, "softshrink_check")
+    lambd = plain_number(lambd, "softshrink", "lambd", 2)
+    if lambd is True or lambd is False:
+        lambd = int(lambd)          # (a bool Scalar is its 0/1 value, as torch's kernel reads it)
     if lambd < 0:
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    # as PyTorch: NaN stays NaN, the middle branch is +0
+    # as PyTorch: the middle branch is x * 0 (NaN stays NaN, a negative x gives -0)
     def forward():
-        mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
+        mid = input * 0
         return ptcore.where(input > lambd, input - lambd,
                             ptcore.where(input < -lambd, input + lambd, mid))
     return _fused("softshrink", input, forward, lambd)

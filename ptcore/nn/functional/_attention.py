@@ -14,6 +14,7 @@ from ptcore._ops.linalg import _product
 from ptcore.backends import cuda as _cuda_backend
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
+from ptcore._scalar_args import bool_param, float_param
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -230,6 +231,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Tensor
         ``(N, ..., Hq, L, Ev)``.  Rows whose every position is masked give 0.
     """
+    # (torch's parser: dropout_p/scale floats, the flags bools; no NumPy array)
+    dropout_p = float_param(dropout_p, "scaled_dot_product_attention", "dropout_p")
+    bool_param(is_causal, "scaled_dot_product_attention", "is_causal")
+    if scale is not None:
+        scale = float_param(scale, "scaled_dot_product_attention", "scale")
+    bool_param(enable_gqa, "scaled_dot_product_attention", "enable_gqa")
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, ptcore.Tensor):
             raise TypeError(f"scaled_dot_product_attention(): {name} must be a Tensor, "

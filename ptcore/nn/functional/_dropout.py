@@ -4,6 +4,7 @@ import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import bool_param, float_param
 
 __all__ = ["dropout", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
            "feature_alpha_dropout"]
@@ -11,9 +12,15 @@ __all__ = ["dropout", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
 _ALPHA = 1.7580993408473766
 
 
-def _check_p(p):
-    if p < 0.0 or p > 1.0:
+def _check_p(p, training, fname):
+    """``p`` and ``training`` read as torch's kernels take them: ``p`` a float (a
+    NumPy scalar or 0-d tensor passes, a NumPy array is a TypeError), ``training``
+    a Python bool."""
+    if p < 0.0 or p > 1.0:          # (torch's Python check, before its parser's)
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    p = float_param(p, fname, "p", 2)
+    bool_param(training, fname, "train", 3)
+    return p
 
 
 def _dropout_impl(input, p, train, inplace, feature, alpha):
@@ -56,25 +63,25 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only)."""
-    _check_p(p)
+    p = _check_p(p, training, "dropout")
     return _dropout_impl(input, p, training, inplace, False, False)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout (keeps SELU's self-normalising mean and variance)."""
-    _check_p(p)
+    p = _check_p(p, training, "alpha_dropout")
     return _dropout_impl(input, p, training, inplace, False, True)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of whole channels."""
-    _check_p(p)
+    p = _check_p(p, training, "feature_alpha_dropout")
     return _dropout_impl(input, p, training, inplace, True, True)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of ``(N, C, L)`` or ``(C, L)`` inputs."""
-    _check_p(p)
+    p = _check_p(p, training, "feature_dropout")
     inp_dim = input.dim()
     if inp_dim not in (2, 3):
         raise RuntimeError(
@@ -93,7 +100,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of ``(N, C, H, W)`` or ``(C, H, W)`` inputs (3-D is read as (N, C, L))."""
-    _check_p(p)
+    p = _check_p(p, training, "feature_dropout")
     inp_dim = input.dim()
     if inp_dim not in (3, 4):
         warnings.warn(
@@ -116,7 +123,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
-    _check_p(p)
+    p = _check_p(p, training, "feature_dropout")
     inp_dim = input.dim()
     if inp_dim not in (4, 5):
         warnings.warn(

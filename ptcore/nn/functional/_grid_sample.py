@@ -13,6 +13,7 @@ import warnings
 
 import ptcore
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore._scalar_args import bool_param
 from ptcore.nn.functional import _resample
 
 __all__ = ["affine_grid", "grid_sample", "GRID_SAMPLE_INTERPOLATION_MODES",
@@ -83,6 +84,7 @@ def affine_grid(theta, size, align_corners=None):
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
+    bool_param(align_corners, "affine_grid_generator", "align_corners", 3)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     given = size                            # messages show the size as passed, as torch
@@ -376,6 +378,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
+    bool_param(align_corners, "grid_sampler", "align_corners", 5)
     return _grid_sample(input, grid, mode, padding_mode, bool(align_corners))
 
 

@@ -8,6 +8,12 @@ __all__ = ["linear", "bilinear"]
 from ptcore._dtype_utils import _cpp_name as _cname  # noqa: E402
 
 
+def _check_bias(bias, fname, pos):
+    if bias is not None and not isinstance(bias, _TensorBase):
+        raise TypeError(f"{fname}(): argument 'bias' (position {pos}) must be Tensor, not "
+                        f"{type(bias).__name__}")
+
+
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``.
 
@@ -24,6 +30,7 @@ def linear(input, weight, bias=None):
         raise TypeError(f"linear(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not isinstance(weight, _TensorBase):
         raise TypeError(f"linear(): argument 'weight' must be Tensor, not {type(weight).__name__}")
+    _check_bias(bias, "linear", 3)
     wdt = weight.dtype
     if isinstance(bias, _TensorBase) and bias.dtype is wdt and input.dtype is wdt \
             and weight.dim() == 2 and input.dim() == 2 and bias.dim() <= 1:
@@ -84,6 +91,7 @@ def bilinear(input1, input2, weight, bias=None):
     for name, t in (("input1", input1), ("input2", input2), ("weight", weight)):
         if not isinstance(t, _TensorBase):
             raise TypeError(f"bilinear(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    _check_bias(bias, "bilinear", 4)
     if input1.dim() != input2.dim():
         raise RuntimeError(
             f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")

@@ -20,6 +20,7 @@ from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
+from ptcore._scalar_args import bool_param, float_param, plain_number, strict_int_param
 from ptcore.tensor import _in_memory_format, _output_memory_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
@@ -263,6 +264,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     momentum : float
     eps : float
     """
+    bool_param(training, "batch_norm", "training", 6)
+    momentum = float_param(momentum, "batch_norm", "momentum", 7)
+    eps = float_param(eps, "batch_norm", "eps", 8)
     _floating_only(input, "batch_norm")
     if training:
         _verify_batch_size(input.size())
@@ -321,6 +325,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     ``use_input_stats``, are updated with the batch average of the instance
     statistics; with ``use_input_stats=False`` they normalise the input.
     """
+    bool_param(use_input_stats, "instance_norm", "use_input_stats", 6)
+    momentum = float_param(momentum, "instance_norm", "momentum", 7)
+    eps = float_param(eps, "instance_norm", "eps", 8)
     _floating_only(input, "batch_norm")        # torch's instance norm is its batch norm
     if use_input_stats:
         _verify_spatial_size(input.size())
@@ -395,6 +402,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     eps : float
     """
     ns = _normalized_shape(normalized_shape, "layer_norm")
+    eps = float_param(eps, "layer_norm", "eps", 5)
     _check_normalized(input, ns, weight, bias, ", ")
     if not input.is_floating_point():
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
@@ -472,6 +480,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ``eps=None`` uses ``finfo(input.dtype).eps``.
     """
     ns = _normalized_shape(normalized_shape, "rms_norm")
+    if eps is not None:
+        eps = float_param(eps, "rms_norm", "eps", 4)
     _check_normalized(input, ns, weight, None, "")
     _floating_only(input, "rms_norm", complex_ok=True)
     # as ATen's composite: half / bfloat16 computed in float32 (whose eps is the
@@ -489,6 +499,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization: channels split into ``num_groups`` groups, each
     normalised over its channels and the spatial dims; per-channel affine."""
+    num_groups = strict_int_param(num_groups, "group_norm", "num_groups", 2)
+    eps = float_param(eps, "group_norm", "eps", 5)
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
@@ -518,6 +530,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
+    eps = plain_number(eps, "clamp_min", "min", 1)
     denom = _pt.linalg.vector_norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
@@ -530,6 +543,16 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     ``input / (k + alpha / size * sum of squares over size neighbouring
     channels) ** beta``.
     """
+    # (torch's composite: the size is used as an int, 0-d integral arrays included; the
+    # constants meet tensors in its arithmetic, which takes no NumPy array)
+    if not isinstance(size, int):
+        if not hasattr(type(size), "__index__"):
+            raise TypeError(f"local_response_norm(): argument 'size' must be int, not "
+                            f"{type(size).__name__}")
+        size = size.__index__()
+    alpha = plain_number(alpha, "mul", "other", 1)
+    beta = plain_number(beta, "pow", "exponent", 1)
+    k = plain_number(k, "add", "other", 1)
     dim = input.dim()
     if dim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality                          input "

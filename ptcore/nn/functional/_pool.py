@@ -14,6 +14,7 @@ import os
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import bool_param, strict_int_param
 from ptcore.autograd._record import zero_link
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
@@ -234,6 +235,7 @@ _AMAX_NAMES = {1: "SqueezeBackward1", 2: "AdaptiveMaxPool2DBackward0",
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd,
               fname):
+    bool_param(ceil_mode, fname, "ceil_mode", 6)
     _check_input(input, nd, fname, "max1d" if nd == 1 else "max")
     k = _pool_tuple(kernel_size, nd, fname, "kernel_size")
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -468,6 +470,10 @@ class _AvgPoolBwd(_Function):
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, nd, fname):
+    bool_param(ceil_mode, fname, "ceil_mode")
+    bool_param(count_include_pad, fname, "count_include_pad")
+    if divisor_override is not None:
+        divisor_override = strict_int_param(divisor_override, fname, "divisor_override")
     if nd == 1 and isinstance(input, _TensorBase) and input.dim() not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
                            f"tensor for argument #1 'self' (while checking arguments for "

@@ -1,6 +1,7 @@
 """``embedding`` of ``ptcore.nn.functional``."""
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import bool_param, float_param, strict_symint_param
 
 __all__ = ["embedding"]
 
@@ -115,8 +116,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     Tensor
         ``(*input.shape, embedding_dim)``.
     """
+    # (torch's parser: padding_idx an int, the flags bools, the renorm's numbers floats)
+    if padding_idx is not None:
+        padding_idx = strict_symint_param(padding_idx, "embedding", "padding_idx", 3)
+    bool_param(scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4)
+    bool_param(sparse, "embedding", "sparse", 5)
     padding_idx = _check_embedding_args(input, weight, padding_idx)
     if max_norm is not None:
+        max_norm = float_param(max_norm, "embedding_renorm_", "max_norm", 3)
+        norm_type = float_param(norm_type, "embedding_renorm_", "norm_type", 4)
         input = input.contiguous()
         _embedding_renorm_(weight, input, max_norm, norm_type)
     flat = input.reshape(-1)

@@ -19,6 +19,7 @@ import numpy as np
 import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
+from ptcore._scalar_args import bool_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
 from ptcore.tensor import _in_memory_format, _output_memory_format
@@ -149,6 +150,15 @@ def pad(input, pad, mode="constant", value=None):
     if not isinstance(input, _TensorBase):
         raise TypeError(f"pad(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not "
+                        f"{type(pad).__name__}")
+    if not isinstance(mode, str):
+        raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not {type(mode).__name__}")
+    if value is not None:
+        value = plain_number(value, "pad", "value", 4, kind="float")
+        if isinstance(value, complex):
+            raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     pad = tuple(operator.index(p) for p in pad)
     return _pad_function(mode, len(pad) // 2).apply(input, pad, mode, value)
 
@@ -325,6 +335,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    else:
+        bool_param(align_corners, "interpolate", "align_corners")
     dim = input.dim() - 2
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -350,9 +362,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                     f"but got input with spatial dimensions of {list(input.shape[2:])} and "
                     f"scale_factor of shape {list(scale_factor)}. Please provide input tensor in "
                     f"(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            scales = [float(s) for s in scale_factor]
+            scales = [float(plain_number(s, "interpolate", "scale_factor", kind="float"))
+                      for s in scale_factor]
         else:
-            scales = [float(scale_factor)] * dim
+            scales = [float(plain_number(scale_factor, "interpolate", "scale_factor",
+                                         kind="float"))] * dim
         out_size = [int(math.floor(float(input.shape[i + 2]) * scales[i])) for i in range(dim)]
         if recompute_scale_factor:
             scales = [None] * dim
@@ -461,7 +475,7 @@ def pixel_shuffle(input, upscale_factor):
     -------
     Tensor
     """
-    r = operator.index(upscale_factor)
+    r = strict_int_param(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
                            f"input with {input.dim()} dimension(s)")
@@ -506,7 +520,7 @@ def pixel_unshuffle(input, downscale_factor):
     -------
     Tensor
     """
-    r = operator.index(downscale_factor)
+    r = strict_int_param(downscale_factor, "pixel_unshuffle", "downscale_factor", 2)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
                            f"got input with {input.dim()} dimension(s)")

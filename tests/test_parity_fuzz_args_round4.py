@@ -1,0 +1,204 @@
+"""Argument handling parity with torch, round 4: keepdim without dim, factories
+without a size, NumPy scalars and arrays given to nn.functional's number
+parameters, bool/int flags, and the Tensor-method forms found by a fresh
+differential fuzz.  Every case runs on torch and on ptcore and compares the
+outcome: the exception type, or the result's shape, dtype and values."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(lib, fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn(lib)
+        except Exception as e:      # noqa: BLE001 - the exception type is the outcome
+            return ("raises", type(e).__name__)
+    if isinstance(r, (tuple, list)) and r and all(hasattr(v, "shape") for v in r):
+        return ("tuple", [_outcome(lib, lambda _l, v=v: v) for v in r])
+    if hasattr(r, "shape") and hasattr(r, "dtype"):
+        a = np.asarray(r.detach().cpu().numpy() if r.dtype.is_floating_point or r.dtype.is_complex
+                       else r.numpy())
+        return ("tensor", tuple(r.shape), str(r.dtype).split(".")[-1], a)
+    return ("value", r)
+
+
+def _same(a, b):
+    if a[0] != b[0]:
+        return False
+    if a[0] == "tensor":
+        return a[1:3] == b[1:3] and np.allclose(a[3], b[3], rtol=1e-5, atol=1e-6, equal_nan=True) \
+            and np.array_equal(np.signbit(a[3]), np.signbit(b[3]))
+    if a[0] == "tuple":
+        return len(a[1]) == len(b[1]) and all(_same(x, y) for x, y in zip(a[1], b[1]))
+    return a == b
+
+
+def check(fn):
+    t, p = _outcome(torch, fn), _outcome(ptcore, fn)
+    assert _same(t, p), f"torch: {t!r}\nptcore: {p!r}"
+
+
+def X(lib, *shape):
+    return lib.from_numpy(np.random.RandomState(0).rand(*shape).astype(np.float32) - 0.5)
+
+
+# -- sum/mean: keepdim (and sum's out=) only with a dim ---------------------------------
+REDUCE = {
+    "sum_keepdim": lambda L: L.sum(X(L, 2, 3), keepdim=True),
+    "sum_keepdim_false": lambda L: L.sum(X(L, 2, 3), keepdim=False),
+    "mean_keepdim": lambda L: L.mean(X(L, 2, 3), keepdim=True),
+    "method_sum_keepdim": lambda L: X(L, 2, 3).sum(keepdim=True),
+    "method_mean_keepdim": lambda L: X(L, 2, 3).mean(keepdim=False),
+    "sum_dtype_keepdim": lambda L: L.sum(X(L, 2, 3), keepdim=True, dtype=L.float64),
+    "sum_out_no_dim": lambda L: L.sum(X(L, 2, 3), out=L.empty(())),
+    "mean_out_no_dim": lambda L: L.mean(X(L, 2, 3), out=L.empty(())),
+    "sum_none_keepdim": lambda L: L.sum(X(L, 2, 3), None, True),
+    "sum_dim_none_kw": lambda L: L.sum(X(L, 2, 3), dim=None, keepdim=True),
+    "mean_none_keepdim": lambda L: X(L, 2, 3).mean(None, True),
+    "sum_empty_dims_keepdim": lambda L: L.sum(X(L, 2, 3), dim=(), keepdim=True),
+    "sum_axis_keepdims": lambda L: L.sum(X(L, 2, 3), axis=0, keepdims=True),
+    "sum_plain": lambda L: X(L, 2, 3).sum(),
+    "sum_dtype": lambda L: L.sum(X(L, 2, 3), dtype=L.float64),
+    "nansum_keepdim": lambda L: L.nansum(X(L, 2, 3), keepdim=True),
+    "nanmean_keepdim": lambda L: L.nanmean(X(L, 2, 3), keepdim=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCE))
+def test_reduce_keepdim_without_dim(name):
+    check(REDUCE[name])
+
+
+# -- factories: the size is required ---------------------------------------------------
+FACTORIES = {
+    "rand": lambda L: L.rand(),
+    "randn": lambda L: L.randn(),
+    "rand_dtype": lambda L: L.rand(dtype=L.float64),
+    "randn_empty_tuple": lambda L: L.randn(()).shape,
+    "rand_size_kw": lambda L: L.rand(size=()).shape,
+    "rand_empty_list": lambda L: L.rand([]).shape,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_factory_without_size(name):
+    check(FACTORIES[name])
+
+
+# -- nn.functional number / flag parameters -------------------------------------------
+FUNCTIONAL = {
+    "dropout_np_f64": lambda F, L, x: F.dropout(x, p=np.float64(0.0)),
+    "dropout_arr0d": lambda F, L, x: F.dropout(x, np.array(0.5), training=False),
+    "dropout_arr_out_of_range": lambda F, L, x: F.dropout(x, np.array(2.0)),
+    "dropout_tensor_p": lambda F, L, x: F.dropout(x, L.tensor(0.0)),
+    "dropout_training_int": lambda F, L, x: F.dropout(x, 0.5, training=1),
+    "alpha_dropout_arr": lambda F, L, x: F.alpha_dropout(x, np.array(0.2), True),
+    "feature_alpha_dropout_arr": lambda F, L, x: F.feature_alpha_dropout(x, np.array(0.2)),
+    "dropout1d_arr": lambda F, L, x: F.dropout1d(x, np.array(0.2)),
+    "dropout2d_np_bool_train": lambda F, L, x: F.dropout2d(x[None], 0.2, np.bool_(True)),
+    "leaky_relu_np_f32": lambda F, L, x: F.leaky_relu(x, np.float32(0.1)),
+    "leaky_relu_np_bool": lambda F, L, x: F.leaky_relu(x, negative_slope=np.bool_(True)),
+    "leaky_relu_arr": lambda F, L, x: F.leaky_relu(x, np.array(0.1)),
+    "elu_arr": lambda F, L, x: F.elu(x, np.array(1.0)),
+    "celu_arr": lambda F, L, x: F.celu(x, np.array(1.0)),
+    "celu_np": lambda F, L, x: F.celu(x, np.float64(0.5)),
+    "softplus_np": lambda F, L, x: F.softplus(x, np.float32(2), np.int64(1)),
+    "softplus_arr": lambda F, L, x: F.softplus(x, beta=np.array(2.0)),
+    "threshold_arr": lambda F, L, x: F.threshold(x, np.array(0.1), 0.0),
+    "threshold_value_arr": lambda F, L, x: F.threshold(x, 0.1, np.array(0.0)),
+    "hardtanh_arr": lambda F, L, x: F.hardtanh(x, np.array(-0.2), 0.2),
+    "hardtanh_arr_order": lambda F, L, x: F.hardtanh(x, np.array(2), 1.0),
+    "hardshrink_np_bool": lambda F, L, x: F.hardshrink(x * 4, np.bool_(True)),
+    "softshrink_np_bool": lambda F, L, x: F.softshrink(x * 4, np.bool_(True)),
+    "softshrink_signed_zero": lambda F, L, x: F.softshrink(L.tensor([-0.0, -0.2, 0.3, 2.0])),
+    "rrelu_arr": lambda F, L, x: F.rrelu(x, np.array(0.1), 0.3),
+    "rrelu_np": lambda F, L, x: F.rrelu(x, np.float64(0.1), np.float64(0.3)),
+    "gelu_approx_none": lambda F, L, x: F.gelu(x, approximate=None),
+    "gelu_approx_int": lambda F, L, x: F.gelu(x, approximate=1),
+    "glu_np_int": lambda F, L, x: F.glu(x, np.int64(1)),
+    "glu_arr": lambda F, L, x: F.glu(x, np.array(1)),
+    "normalize_np_int_p": lambda F, L, x: F.normalize(x, p=np.int64(2)),
+    "normalize_np_bool_p": lambda F, L, x: F.normalize(x, p=np.bool_(True)),
+    "normalize_eps_arr": lambda F, L, x: F.normalize(x, eps=np.array(1e-3)),
+    "pdist_np_bool": lambda F, L, x: F.pdist(x, np.bool_(True)),
+    "pad_value_np": lambda F, L, x: F.pad(x, (1, 1), value=np.float32(2)),
+    "pad_value_arr": lambda F, L, x: F.pad(x, (1, 1), value=np.array(1.0)),
+    "pad_value_complex": lambda F, L, x: F.pad(x, (1, 1), value=1 + 2j),
+    "pad_pad_arr": lambda F, L, x: F.pad(x, np.array([1, 1])),
+    "pad_pad_tensor": lambda F, L, x: F.pad(x, L.tensor([1, 1])),
+    "pad_mode_int": lambda F, L, x: F.pad(x, (1, 1), mode=1),
+    "interp_scale_np": lambda F, L, x: F.interpolate(x[None], scale_factor=np.float64(2)),
+    "interp_scale_arr": lambda F, L, x: F.interpolate(x[None], scale_factor=np.array(2.0)),
+    "interp_scale_arr_list": lambda F, L, x: F.interpolate(x[None], scale_factor=[np.array(2.)]),
+    "interp_align_int": lambda F, L, x: F.interpolate(x[None], scale_factor=2, mode="linear",
+                                                      align_corners=1),
+    "layer_norm_eps_arr": lambda F, L, x: F.layer_norm(x, (4,), eps=np.array(1e-5)),
+    "layer_norm_eps_np": lambda F, L, x: F.layer_norm(x, (4,), eps=np.float32(1e-3)),
+    "batch_norm_training_int": lambda F, L, x: F.batch_norm(x, None, None, training=1),
+    "batch_norm_momentum_none": lambda F, L, x: F.batch_norm(x, None, None, training=True,
+                                                             momentum=None),
+    "batch_norm_momentum_arr": lambda F, L, x: F.batch_norm(x, None, None, training=True,
+                                                            momentum=np.array(0.1)),
+    "batch_norm_eps_np": lambda F, L, x: F.batch_norm(x, None, None, training=True,
+                                                      eps=np.float64(1e-3)),
+    "group_norm_float_groups": lambda F, L, x: F.group_norm(x[None], 1.0),
+    "group_norm_bool_groups": lambda F, L, x: F.group_norm(x[None], True),
+    "group_norm_np_groups": lambda F, L, x: F.group_norm(x[None], np.int64(1)),
+    "group_norm_eps_arr": lambda F, L, x: F.group_norm(x[None], 1, eps=np.array(0.1)),
+    "instance_norm_flag_int": lambda F, L, x: F.instance_norm(x[None], use_input_stats=1),
+    "instance_norm_eps_arr": lambda F, L, x: F.instance_norm(x[None], eps=np.array(0.1)),
+    "rms_norm_eps_arr": lambda F, L, x: F.rms_norm(x, (4,), eps=np.array(1e-3)),
+    "lrn_size_arr": lambda F, L, x: F.local_response_norm(x[None], np.array(2)),
+    "lrn_size_float": lambda F, L, x: F.local_response_norm(x[None], 2.0),
+    "lrn_alpha_arr": lambda F, L, x: F.local_response_norm(x[None], 2, alpha=np.array(1e-4)),
+    "sdpa_scale_arr": lambda F, L, x: F.scaled_dot_product_attention(x[None], x[None], x[None],
+                                                                     scale=np.array(1.0)),
+    "sdpa_scale_np": lambda F, L, x: F.scaled_dot_product_attention(x[None], x[None], x[None],
+                                                                    scale=np.float32(0.5)),
+    "sdpa_dropout_arr": lambda F, L, x: F.scaled_dot_product_attention(
+        x[None], x[None], x[None], dropout_p=np.array(0.0)),
+    "sdpa_causal_int": lambda F, L, x: F.scaled_dot_product_attention(x[None], x[None], x[None],
+                                                                      is_causal=1),
+    "sdpa_gqa_int": lambda F, L, x: F.scaled_dot_product_attention(x[None], x[None], x[None],
+                                                                   enable_gqa=1),
+    "embedding_padding_float": lambda F, L, x: F.embedding(L.tensor([0, 1]), x, padding_idx=1.0),
+    "embedding_padding_np_int": lambda F, L, x: F.embedding(L.tensor([0, 1]), x,
+                                                            padding_idx=np.int64(1)),
+    "embedding_padding_arr0d_int": lambda F, L, x: F.embedding(L.tensor([0, 1]), x,
+                                                               padding_idx=np.array(1)),
+    "embedding_sparse_int": lambda F, L, x: F.embedding(L.tensor([0, 1]), x, sparse=1),
+    "embedding_freq_int": lambda F, L, x: F.embedding(L.tensor([0, 1]), x, scale_grad_by_freq=1),
+    "embedding_max_norm_arr": lambda F, L, x: F.embedding(L.tensor([0, 1]), x.clone(),
+                                                          max_norm=np.array(1.0)),
+    "affine_grid_align_int": lambda F, L, x: F.affine_grid(L.ones(1, 2, 3), [1, 1, 2, 2],
+                                                           align_corners=1),
+    "grid_sample_align_np": lambda F, L, x: F.grid_sample(x[None, None], L.zeros(1, 2, 2, 2),
+                                                          align_corners=np.bool_(True)),
+    "pixel_shuffle_arr": lambda F, L, x: F.pixel_shuffle(x[None, None].expand(1, 4, 3, 4),
+                                                         np.array(2)),
+    "pixel_shuffle_bool": lambda F, L, x: F.pixel_shuffle(x[None, None], True),
+    "pixel_unshuffle_arr": lambda F, L, x: F.pixel_unshuffle(x[None, None], np.array(1)),
+    "avg_pool_divisor_arr": lambda F, L, x: F.avg_pool2d(x[None, None], 2,
+                                                         divisor_override=np.array(2)),
+    "avg_pool_divisor_float": lambda F, L, x: F.avg_pool2d(x[None, None], 2,
+                                                           divisor_override=2.0),
+    "avg_pool_ceil_int": lambda F, L, x: F.avg_pool1d(x[None], 2, ceil_mode=1),
+    "avg_pool_count_pad_int": lambda F, L, x: F.avg_pool1d(x[None], 2, count_include_pad=1),
+    "max_pool_ceil_int": lambda F, L, x: F.max_pool2d(x[None, None], 2, ceil_mode=1),
+    "max_pool_ceil_np_bool": lambda F, L, x: F.max_pool1d(x[None], 2, ceil_mode=np.bool_(True)),
+    "lp_pool_ceil_int": lambda F, L, x: F.lp_pool1d(x[None], 2, 2, ceil_mode=1),
+    "linear_bias_float": lambda F, L, x: F.linear(x, L.ones(2, 4), 1.0),
+    "bilinear_bias_float": lambda F, L, x: F.bilinear(x, x, L.ones(2, 4, 4), 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL))
+def test_functional_number_params(name):
+    check(lambda L: FUNCTIONAL[name](L.nn.functional, L, X(L, 3, 4)))
