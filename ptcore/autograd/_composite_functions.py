@@ -12,13 +12,14 @@ from ptcore.autograd import _record as R
 from ptcore.linalg import _extra as _linalg_extra
 from ptcore.autograd.function import Function
 
-__all__ = ["PolygammaBackward", "IgammaBackward", "LU", "Geqrf", "LDLFactor", "LDLSolve",
+__all__ = ["PolygammaBackward", "IgammaBackward", "IgammacBackward", "LU", "Geqrf", "LDLFactor", "LDLSolve",
            "install"]
 
 
 class PolygammaBackward(Function):
     """``polygamma(n, x)`` for n >= 1 (SciPy computes it): d/dx is
     ``polygamma(n + 1, x)``."""
+    _backward_name = "PolygammaBackward0"
 
     @staticmethod
     def forward(ctx, x, n):
@@ -35,6 +36,7 @@ class PolygammaBackward(Function):
 class IgammaBackward(Function):
     """``igamma(a, x)`` / ``igammac(a, x)``: differentiable in ``x`` only
     (as torch: the derivative for ``a`` is not implemented)."""
+    _backward_name = "IgammaBackward0"
 
     @staticmethod
     def forward(ctx, a, x, upper):
@@ -60,8 +62,22 @@ class IgammaBackward(Function):
         return None, dx, None
 
 
+class IgammacBackward(IgammaBackward):
+    """``igammac(a, x)``: torch's node IgammacBackward0."""
+    _backward_name = "IgammacBackward0"
+
+
+class _IgammaFunctions:
+    """``apply(a, x, upper)`` by igamma's or igammac's Function."""
+
+    @staticmethod
+    def apply(a, x, upper):
+        return (IgammacBackward if upper else IgammaBackward).apply(a, x, upper)
+
+
 class LU(Function):
     """``linalg.lu``: ``(P, L, U)``, P not differentiable; torch's backward."""
+    _backward_name = "LinalgLuBackward0"
 
     @staticmethod
     def forward(ctx, A):
@@ -82,6 +98,7 @@ class LU(Function):
 
 class Geqrf(Function):
     """``geqrf``: not differentiable (as torch: backward raises)."""
+    _backward_name = "GeqrfBackward0"
 
     @staticmethod
     def forward(ctx, A):
@@ -93,7 +110,9 @@ class Geqrf(Function):
 
 
 class LDLFactor(Function):
-    """``linalg.ldl_factor_ex``: not differentiable (as torch)."""
+    """``linalg.ldl_factor_ex``: not differentiable (as torch: its autograd
+    fallback's NotImplemented node)."""
+    _backward_name = "NotImplemented"
 
     @staticmethod
     def forward(ctx, A, hermitian):
@@ -105,7 +124,9 @@ class LDLFactor(Function):
 
 
 class LDLSolve(Function):
-    """``linalg.ldl_solve``: not differentiable (as torch)."""
+    """``linalg.ldl_solve``: not differentiable (as torch: its autograd
+    fallback's NotImplemented node)."""
+    _backward_name = "NotImplemented"
 
     @staticmethod
     def forward(ctx, LD, pivots, B, hermitian):
@@ -139,6 +160,8 @@ def install():
     from ptcore._ops import random as _random
     _random.SAMPLE_NODE[0] = _sample_node
     pointwise_composite.POLYGAMMA_FUNCTION[0] = PolygammaBackward
-    pointwise_composite.IGAMMA_FUNCTION[0] = IgammaBackward
+    pointwise_composite.IGAMMA_FUNCTION[0] = _IgammaFunctions
+    for cls in (LDLFactor, LDLSolve):
+        cls._backward_cls.name = lambda self: "torch::autograd::NotImplemented"
     _composite_common.NOT_IMPLEMENTED_GRAD[0] = _not_implemented_grad
     _linalg_extra.FUNCTIONS.update(lu=LU, geqrf=Geqrf, ldl_factor_ex=LDLFactor, ldl_solve=LDLSolve)

@@ -16,7 +16,7 @@ from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import (attach, attach2, attach3, save, save_out, _is_diff, _Plain,
-                                    zero_link, mask_link)
+                                    zero_link, mask_link, backward_name, not_implemented)
 from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
@@ -36,9 +36,7 @@ def formula(*names):
     return deco
 
 
-def _bname(name):
-    # torchgen's str.title(): a letter after a digit is upper case (Log1PBackward0)
-    return "".join(p.title() for p in name.strip("_").split("_")) + "Backward0"
+_bname = backward_name
 
 
 def _c(t):
@@ -401,11 +399,15 @@ def _div(out, a, b, *, rounding_mode=None, **k):
         node._sv = (sa, sb)
 
 
+_FLOOR_DIVIDE_NOT_IMPLEMENTED = not_implemented("floor_divide")
+
+
 @formula("floor_divide", "remainder_int")
 def _floordiv(out, a, b, **k):
-    # as PyTorch: the result joins the graph, backward raises
+    # as PyTorch: the result joins the graph (its autograd fallback's
+    # NotImplemented node), backward raises
     if _is_diff(out):
-        _not_impl_attach(out, "floor_divide", (a, b))
+        _FLOOR_DIVIDE_NOT_IMPLEMENTED(out, a, b)
 
 
 def _log_number(a):
@@ -961,7 +963,7 @@ def _kthvalue(out, x, k_, dim=-1, keepdim=False, **k):
     _value_index(out, x, dim, keepdim, "KthvalueBackward0")
 
 
-@formula("cummax", "cummin")
+@formula("cummax")
 def _cummax(out, x, dim, **k):
     vals, idx = out[0], out[1]
     shape = tuple(x.shape)
@@ -973,7 +975,13 @@ def _cummax(out, x, dim, **k):
         if not shape:
             return (gv,)
         return (P.zeros(shape, dtype=gv.dtype, device=gv.device).scatter_add(d, i, gv),)
-    attach("CummaxBackward0", [vals, idx], (x,), bw, multi=True)
+    attach("CumminBackward0" if k.get("_cummin") else "CummaxBackward0", [vals, idx], (x,), bw,
+           multi=True)
+
+
+@formula("cummin")
+def _cummin(out, x, dim, **k):
+    _cummax(out, x, dim, _cummin=True)
 
 
 @formula("sort")

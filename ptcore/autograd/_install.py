@@ -15,7 +15,7 @@ _NONDIFF = {
     "isposinf", "isreal", "signbit", "is_conj", "logical_and", "logical_or", "logical_xor",
     "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "bitwise_left_shift", "bitwise_right_shift", "argmax", "argmin", "argsort", "all", "any",
-    "count_nonzero", "nonzero", "argwhere", "searchsorted", "bucketize", "histc", "histogram",
+    "count_nonzero", "nonzero", "argwhere", "searchsorted", "bucketize", "histc",
     "bincount", "isin", "tril_indices", "triu_indices", "broadcast_shapes",
     # composites whose parts are differentiable (no formula of their own)
     "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",

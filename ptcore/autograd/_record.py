@@ -548,6 +548,28 @@ def device_fast_inplace(fast_op):
     return device_fast
 
 
+def backward_name(name):
+    """torchgen's node name of op ``name``: ``log1p`` -> ``Log1PBackward0``
+    (str.title(): a letter after a digit is upper case)."""
+    return "".join(p.title() for p in name.strip("_").split("_")) + "Backward0"
+
+
+# ops that torch has no derivative formula for at all: its autograd fallback
+# records a node named NotImplemented whose backward raises RuntimeError
+# ("derivative for aten::heaviside is not implemented"); the others are
+# derivatives.yaml's not_implemented(): a node named after the op, raising
+# NotImplementedError
+_FALLBACK = frozenset(("floor_divide", "heaviside", "histogram", "binomial", "detach_copy"))
+_FALLBACK_NODE = node_class("NotImplemented")
+_FALLBACK_NODE.name = lambda self: "torch::autograd::NotImplemented"
+
+
+def _unique_aten(args, kwargs):
+    """torch.unique's ATen op: unique_dim with a dim, else _unique2."""
+    dim = kwargs.get("dim", args[4] if len(args) > 4 else None)
+    return "_unique2" if dim is None else "unique_dim"
+
+
 def not_implemented(name):
     """Formula for ops whose derivative is not implemented: the outputs
     join the graph, and backward through them raises (as PyTorch)."""
@@ -558,11 +580,20 @@ def not_implemented(name):
             if isinstance(a, (list, tuple)) and not isinstance(a, _Size):
                 ins.extend(b for b in a if isinstance(b, _TensorBase))
         ins.extend(v for v in kwargs.values() if isinstance(v, _TensorBase))
+        if name in _FALLBACK:
+            node = "NotImplemented"
 
-        def bw(*grads):
-            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+            def bw(*grads):
+                raise RuntimeError(f"the derivative for '{name}' is not implemented "
+                                   f"(aten::{name} has no derivative formula)")
+        else:
+            aten = _unique_aten(args, kwargs) if name == "unique" else name
+            node = backward_name(aten)
+
+            def bw(*grads):
+                raise NotImplementedError(f"the derivative for '{aten}' is not implemented.")
         if any(_is_diff(o) for o in outs):
-            attach(name.capitalize() + "Backward0", list(outs) if isinstance(out, (tuple, list)) else out,
+            attach(node, list(outs) if isinstance(out, (tuple, list)) else out,
                    ins, bw, multi=isinstance(out, (tuple, list)))
     return formula
 

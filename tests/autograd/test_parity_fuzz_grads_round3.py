@@ -89,3 +89,46 @@ def test_forward_ad_of_sinc_and_logaddexp(name):
                     M.func.jacfwd(fn)(X).numpy(), M.func.hessian(lambda a: fn(a).sum())(X).numpy()])
     for p, t_ in zip(res[1], res[0]):
         np.testing.assert_allclose(p, t_, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+# --- node names and not-implemented derivatives ------------------------------
+
+def _node_and_error(M, f):
+    a = M.tensor([[1.5, 0.7, 2.], [0.6, 1.2, 0.9], [1.1, 0.8, 1.3]], dtype=M.float64,
+                 requires_grad=True)
+    y = f(M, a)
+    y = y[0] if isinstance(y, tuple) else y
+    try:
+        y.sum().backward()
+        err = None
+    except Exception as e:     # the type only: torch's and ptcore's wording differ
+        err = type(e)
+    return type(y.grad_fn).__name__, y.grad_fn.name(), err
+
+
+@pytest.mark.parametrize("f", [
+    lambda M, a: M.cummin(a, 1),
+    lambda M, a: a.cummin(0),
+    lambda M, a: M.igamma(a, a),
+    lambda M, a: M.igammac(a, a),
+    lambda M, a: M.special.gammaincc(a, a),
+    lambda M, a: M.polygamma(1, a),
+    lambda M, a: M.geqrf(a),
+    lambda M, a: M.linalg.lu(a)[1],
+    lambda M, a: M.linalg.ldl_factor(a @ a.mT),
+    lambda M, a: M.unique(a),
+    lambda M, a: M.unique(a, dim=0),
+    lambda M, a: a.unique(sorted=False, return_counts=True),
+    lambda M, a: M.unique_consecutive(a),
+    lambda M, a: a.unique_consecutive(dim=1),
+    lambda M, a: M.heaviside(a, a),
+    lambda M, a: M.floor_divide(a, a),
+    lambda M, a: a // 2,
+    lambda M, a: M.histogram(a, bins=3),
+    lambda M, a: a.histogram(M.tensor([0., 1., 2.], dtype=M.float64))[1],
+])
+def test_node_names_and_not_implemented_errors_as_torchs(f):
+    # ops torch has no derivative for get its autograd fallback's node
+    # (NotImplemented, RuntimeError at backward); derivatives.yaml's
+    # not_implemented() names the node after the ATen op (NotImplementedError)
+    assert _node_and_error(ptcore, f) == _node_and_error(torch, f)
