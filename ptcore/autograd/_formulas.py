@@ -2154,6 +2154,52 @@ def _index_put(out, x, indices, values, accumulate=False, **k):
     attach("IndexPutBackward0", out, (x, values), bw)
 
 
+node_class("PdistBackward0", saved=("self", "p", "result"), scalars=("p",))
+_PDIST_BACKWARD_NOT_IMPLEMENTED = not_implemented("_pdist_backward")
+
+
+def _pdist_grad(g, x, r, p, i, j):
+    """torch's _pdist_backward kernel: the gradient of the rows ``x`` from
+    that of their distances ``r`` (pairs ``i[k] < j[k]``).  For p = inf each
+    coordinate where |diff| reaches the distance takes the whole gradient."""
+    diff = x[i] - x[j]
+    d = r.unsqueeze(1)
+    gk = g.unsqueeze(1)
+    if p == 0:
+        gd = P.zeros_like(diff)
+    elif p == 1:
+        gd = diff.sign() * gk
+    elif p == math.inf:
+        gd = diff.sign() * (diff.abs() == d) * gk
+    elif p == 2:
+        gd = P.where(d == 0, 0., gk * diff / d)
+    elif p < 2:
+        zero = (d == 0) | (diff == 0) if p < 1 else (d == 0).expand_as(diff)
+        gd = P.where(zero, 0., diff.sign() * diff.abs() ** (p - 1) * gk / d ** (p - 1))
+    else:
+        gd = P.where(d == 0, 0., diff * diff.abs() ** (p - 2) * gk / d ** (p - 1))
+    return P.zeros_like(x).index_add(0, i, gd).index_add(0, j, -gd)
+
+
+def pdist_node(out, x, p, i, j):
+    """Record ``out = pdist(x, p)`` (the pairs ``i``, ``j``) as torch's
+    PdistBackward0, whose gradient is not differentiable again (torch:
+    "the derivative for '_pdist_backward' is not implemented")."""
+    sx, so = save(x), save_out(out)
+
+    def bw(g):
+        x_, r = sx.unpack(), so.unpack()
+        with P.no_grad():
+            gx = _pdist_grad(g, x_, r, p, i, j)
+        if P.is_grad_enabled():
+            _PDIST_BACKWARD_NOT_IMPLEMENTED(gx, g, x_, r)
+        return (gx,)
+    node = attach("PdistBackward0", out, (x,), bw)
+    if node is not None:
+        node._sv = (sx, _Plain(float(p)), so)
+    return out
+
+
 def _not_impl_attach(out, name, ins):
     def bw(*g):
         raise NotImplementedError(f"the derivative for '{name}' is not implemented.")

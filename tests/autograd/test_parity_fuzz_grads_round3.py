@@ -132,3 +132,29 @@ def test_node_names_and_not_implemented_errors_as_torchs(f):
     # (NotImplemented, RuntimeError at backward); derivatives.yaml's
     # not_implemented() names the node after the ATen op (NotImplementedError)
     assert _node_and_error(ptcore, f) == _node_and_error(torch, f)
+
+
+# --- pdist: torch's backward kernel -------------------------------------------
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, _INF])
+def test_pdist_gradient_is_torchs_kernel_ties_and_zero_distances(p):
+    # rows 2 and 3 coincide (distance 0); p = inf: several coordinates tie for
+    # the largest |diff| and each takes the whole gradient
+    x = [[0., 1., 2.], [1., 2., 3.], [1., 0., 2.], [1., 0., 2.]]
+    _same(lambda M, a: M.pdist(a, p), x)
+    _same(lambda M, a: M.nn.functional.pdist(a[:, :2] * 2, p), x)
+    for M in (torch, ptcore):
+        a = M.tensor(x, dtype=M.float64, requires_grad=True)
+        y = M.pdist(a, p)
+        assert type(y.grad_fn).__name__ == "PdistBackward0" and y.grad_fn._saved_p == p
+        g, = M.autograd.grad(y.sum(), a, create_graph=True)
+        assert type(g.grad_fn).__name__ == "PdistBackwardBackward0"
+        with pytest.raises(NotImplementedError, match="_pdist_backward"):
+            g.sum().backward()
+
+
+def test_pdist_of_one_row_is_empty_with_a_zero_gradient():
+    _same(lambda M, a: M.pdist(a), [[1., 2.]])
+    _same(lambda M, a: M.pdist(a, _INF), [[1., 2., 3.]])
+    # (no zero-row input: torch's backward of pdist of a (0, 3) NumPy array,
+    # strides (0, 0), crashes)

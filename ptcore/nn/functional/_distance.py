@@ -5,6 +5,7 @@ import builtins
 import ptcore as _pt
 from ptcore.autograd import Function
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd._formulas import pdist_node as _pdist_node
 
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -86,12 +87,15 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    if n <= 1:
-        # an empty result that stays in the graph (torch's PdistBackward0 gives a zero gradient)
-        return input.reshape(-1)[:0] * 0
-    idx = _pt.triu_indices(n, n, 1, device=input.device)
-    diff = input[idx[0]] - input[idx[1]]
-    return _name_grad_fn(_pt.linalg.vector_norm(diff, p, dim=1), "PdistBackward0", input)
+    i, j = _pt.triu_indices(n, n, 1, device=input.device)
+    with _pt.no_grad():
+        # (forward AD still sees the ops: no_grad leaves tangents alone)
+        r = _pt.linalg.vector_norm(input[i] - input[j], p, dim=1)
+    if _pt.is_grad_enabled() and input.requires_grad:
+        # torch's own backward kernel (p = inf: every tied coordinate gets
+        # the whole gradient; vector_norm's splits it)
+        _pdist_node(r, input, p, i, j)
+    return r
 
 
 _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
