@@ -1,4 +1,5 @@
-from libc.math cimport sqrt
+from libc.math cimport sqrt, fma, fmaf
+from libc.float cimport FLT_MIN, DBL_MIN
 # LAPACK drivers on batches of matrices (included by _blas.pyx).
 #
 # Every routine takes 3-D tensors (batch, rows, cols) with any strides,
@@ -92,40 +93,108 @@ cdef inline int _num(_TensorBase t) except -1:
 
 # -- typed LAPACK calls -------------------------------------------------------
 
+ctypedef fused _real_t:
+    float
+    double
+
+
+# Below this order (both dims) real LU runs _getrf_small: MKL's getrf — what
+# torch's CPU build calls — factors such matrices with this arithmetic bit for
+# bit (checked against torch 2.13 on random real matrices up to 16 x 16).  The
+# OpenBLAS getrf from scipy rounds differently (it gave exact zero pivots where
+# torch has e.g. 2.2e-16, so det/slogdet/inv disagreed on near-singular
+# matrices) and mishandled subnormal pivots.  Larger matrices keep getrf.
+cdef enum:
+    _LU_SMALL = 16
+
+
+cdef blas_int _getrf_small(blas_int m, blas_int n, _real_t* a, blas_int lda,
+                           blas_int* ipiv) noexcept nogil:
+    """Right-looking unblocked LU with partial pivoting, column-major ``a``:
+    reference idamax pivot (first largest |a|; a NaN wins only in first place),
+    rows below the pivot scaled by its reciprocal (divided when the reciprocal
+    would overflow, and — as MKL's small square kernels do — in the
+    second-to-last column of a square matrix of order <= 4), trailing update
+    by fused multiply-add in column order, never skipping zero multipliers
+    (0 * inf is NaN, as in torch).  Returns LAPACK's info."""
+    cdef Py_ssize_t k, i, j, p, kmax = _mn(m, n)
+    cdef blas_int info = 0
+    cdef _real_t amax, v, piv, r, t
+    cdef _real_t sfmin
+    cdef bint divide
+    if _real_t is float:
+        sfmin = FLT_MIN
+    else:
+        sfmin = DBL_MIN
+    for k in range(kmax):
+        p = k
+        amax = a[k + k * lda]
+        if amax < 0:
+            amax = -amax
+        for i in range(k + 1, m):
+            v = a[i + k * lda]
+            if v < 0:
+                v = -v
+            if v > amax:
+                amax = v
+                p = i
+        ipiv[k] = <blas_int>(p + 1)
+        piv = a[p + k * lda]
+        if piv != 0:
+            if p != k:
+                for j in range(n):
+                    t = a[k + j * lda]
+                    a[k + j * lda] = a[p + j * lda]
+                    a[p + j * lda] = t
+            divide = (m == n and n <= 4 and k == n - 2) or not (amax >= sfmin)
+            if divide:
+                for i in range(k + 1, m):
+                    a[i + k * lda] = a[i + k * lda] / piv
+            else:
+                r = (<_real_t>1) / piv
+                for i in range(k + 1, m):
+                    a[i + k * lda] = a[i + k * lda] * r
+        elif info == 0:
+            info = <blas_int>(k + 1)
+        for j in range(k + 1, n):
+            t = a[k + j * lda]
+            for i in range(k + 1, m):
+                if _real_t is float:
+                    a[i + j * lda] = fmaf(-a[i + k * lda], t, a[i + j * lda])
+                else:
+                    a[i + j * lda] = fma(-a[i + k * lda], t, a[i + j * lda])
+    return info
+
+
 cdef inline void _getrf(blas_int m, blas_int n, blas_t* a, blas_int lda, blas_int* ipiv,
                         blas_int* info) noexcept nogil:
     if blas_t is float:
-        lp.sgetrf(&m, &n, a, &lda, ipiv, info)
+        if m <= _LU_SMALL and n <= _LU_SMALL:
+            info[0] = _getrf_small(m, n, a, lda, ipiv)
+        else:
+            lp.sgetrf(&m, &n, a, &lda, ipiv, info)
     elif blas_t is double:
-        lp.dgetrf(&m, &n, a, &lda, ipiv, info)
+        if m <= _LU_SMALL and n <= _LU_SMALL:
+            info[0] = _getrf_small(m, n, a, lda, ipiv)
+        else:
+            lp.dgetrf(&m, &n, a, &lda, ipiv, info)
     elif blas_t is cfloat:
         lp.cgetrf(&m, &n, a, &lda, ipiv, info)
     else:
         lp.zgetrf(&m, &n, a, &lda, ipiv, info)
 
 
-cdef inline void _getri(blas_int n, blas_t* a, blas_int lda, blas_int* ipiv, blas_t* work,
-                        blas_int lwork, blas_int* info) noexcept nogil:
+cdef inline void _getrs(blas_int n, blas_int nrhs, blas_t* a, blas_int lda, blas_int* ipiv,
+                        blas_t* b, blas_int ldb, blas_int* info) noexcept nogil:
+    cdef char trans = CH_N
     if blas_t is float:
-        lp.sgetri(&n, a, &lda, ipiv, work, &lwork, info)
+        lp.sgetrs(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info)
     elif blas_t is double:
-        lp.dgetri(&n, a, &lda, ipiv, work, &lwork, info)
+        lp.dgetrs(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info)
     elif blas_t is cfloat:
-        lp.cgetri(&n, a, &lda, ipiv, work, &lwork, info)
+        lp.cgetrs(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info)
     else:
-        lp.zgetri(&n, a, &lda, ipiv, work, &lwork, info)
-
-
-cdef inline void _gesv(blas_int n, blas_int nrhs, blas_t* a, blas_int lda, blas_int* ipiv,
-                       blas_t* b, blas_int ldb, blas_int* info) noexcept nogil:
-    if blas_t is float:
-        lp.sgesv(&n, &nrhs, a, &lda, ipiv, b, &ldb, info)
-    elif blas_t is double:
-        lp.dgesv(&n, &nrhs, a, &lda, ipiv, b, &ldb, info)
-    elif blas_t is cfloat:
-        lp.cgesv(&n, &nrhs, a, &lda, ipiv, b, &ldb, info)
-    else:
-        lp.zgesv(&n, &nrhs, a, &lda, ipiv, b, &ldb, info)
+        lp.zgetrs(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info)
 
 
 cdef inline void _potrf(char uplo, blas_int n, blas_t* a, blas_int lda,
@@ -245,34 +314,33 @@ def lu_into(_TensorBase A, _TensorBase LU, _TensorBase piv, _TensorBase info):
 # -- inverse --------------------------------------------------------------------
 
 cdef int _inv_k(blas_t* tag, _M3* A, _M3* out, int32_t* info) noexcept nogil:
-    cdef Py_ssize_t n = A.r, bi
-    cdef blas_int inf = 0, lwork = -1, ld = <blas_int>_mx(n, 1)
-    cdef blas_t wq = 0
+    # torch's inv_ex is solve_ex(A, I): getrf, then getrs even on a singular
+    # factor (the inverse is then inf/NaN), info from getrf
+    cdef Py_ssize_t n = A.r, bi, i
+    cdef blas_int inf = 0, inf2 = 0, ld = <blas_int>_mx(n, 1)
     cdef blas_t* buf = <blas_t*>_alloc(n * n, sizeof(blas_t))
+    cdef blas_t* w = <blas_t*>_alloc(n * n, sizeof(blas_t))
     cdef blas_int* ipiv = <blas_int*>_alloc(n, sizeof(blas_int))
-    cdef blas_t* work = NULL
-    if buf == NULL or ipiv == NULL:
-        free(buf); free(ipiv)
-        return -1
-    _getri(<blas_int>n, buf, ld, ipiv, &wq, lwork, &inf)
-    lwork = <blas_int>_mx(_wsize(&wq), n)
-    work = <blas_t*>_alloc(lwork, sizeof(blas_t))
-    if work == NULL:
-        free(buf); free(ipiv)
+    if buf == NULL or w == NULL or ipiv == NULL:
+        free(buf); free(w); free(ipiv)
         return -1
     for bi in range(A.nb):
         _load(buf, ld, A, bi)
         _getrf(<blas_int>n, <blas_int>n, buf, ld, ipiv, &inf)
-        if inf == 0 and n > 0:
-            _getri(<blas_int>n, buf, ld, ipiv, work, lwork, &inf)
-        _store(out, bi, buf, ld, n, n)
+        memset(w, 0, n * n * sizeof(blas_t))
+        for i in range(n):
+            w[i + i * n] = 1
+        if n > 0:
+            _getrs(<blas_int>n, <blas_int>n, buf, ld, ipiv, w, ld, &inf2)
+        _store(out, bi, w, ld, n, n)
         info[bi] = inf
-    free(buf); free(ipiv); free(work)
+    free(buf); free(w); free(ipiv)
     return 0
 
 
 def inv_into(_TensorBase A, _TensorBase out, _TensorBase info):
-    """Inverse of each square matrix of ``A`` (``getrf`` + ``getri``)."""
+    """Inverse of each square matrix of ``A`` (``getrf`` + ``getrs`` on the
+    identity, as torch's ``solve_ex(A, I)``)."""
     cdef _M3 a, o
     _m3(A, &a); _m3(out, &o); _check_dims(&a)
     cdef int num = _num(A)
@@ -295,7 +363,7 @@ def inv_into(_TensorBase A, _TensorBase out, _TensorBase info):
 
 cdef int _solve_k(blas_t* tag, _M3* A, _M3* B, _M3* X, int32_t* info) noexcept nogil:
     cdef Py_ssize_t n = A.r, k = B.c, bi
-    cdef blas_int inf = 0, ld = <blas_int>_mx(n, 1)
+    cdef blas_int inf = 0, inf2 = 0, ld = <blas_int>_mx(n, 1)
     cdef blas_t* a = <blas_t*>_alloc(n * n, sizeof(blas_t))
     cdef blas_t* b = <blas_t*>_alloc(n * k, sizeof(blas_t))
     cdef blas_int* ipiv = <blas_int*>_alloc(n, sizeof(blas_int))
@@ -307,7 +375,11 @@ cdef int _solve_k(blas_t* tag, _M3* A, _M3* B, _M3* X, int32_t* info) noexcept n
         _load(b, ld, B, bi)
         inf = 0
         if n > 0:
-            _gesv(<blas_int>n, <blas_int>k, a, ld, ipiv, b, ld, &inf)
+            # getrf + getrs as torch's solve_ex (which solves even with a
+            # singular factor); info from getrf
+            _getrf(<blas_int>n, <blas_int>n, a, ld, ipiv, &inf)
+            if k > 0:
+                _getrs(<blas_int>n, <blas_int>k, a, ld, ipiv, b, ld, &inf2)
         _store(X, bi, b, ld, n, k)
         info[bi] = inf
     free(a); free(b); free(ipiv)
@@ -315,7 +387,7 @@ cdef int _solve_k(blas_t* tag, _M3* A, _M3* B, _M3* X, int32_t* info) noexcept n
 
 
 def solve_into(_TensorBase A, _TensorBase B, _TensorBase X, _TensorBase info):
-    """``X = A^-1 B`` for each batch element (``gesv``); ``A`` (b, n, n),
+    """``X = A^-1 B`` for each batch element (``getrf`` + ``getrs``); ``A`` (b, n, n),
     ``B`` and ``X`` (b, n, k)."""
     cdef _M3 a, bb, x
     _m3(A, &a); _m3(B, &bb); _m3(X, &x); _check_dims(&a); _check_dims(&bb)

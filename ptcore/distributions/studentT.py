@@ -3,6 +3,7 @@ import math
 
 import ptcore
 from ptcore.distributions import constraints
+from ptcore.distributions.chi2 import Chi2
 from ptcore.distributions._gamma_sampler import _standard_gamma
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import _standard_normal, broadcast_all
@@ -36,6 +37,9 @@ class StudentT(Distribution):
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        # as torch: the Chi2 is built with the default validation, so df <= 0 or
+        # NaN raises its ValueError even with validate_args=False
+        self._chi2 = Chi2(self.df)
         batch_shape = self.df.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
@@ -45,6 +49,7 @@ class StudentT(Distribution):
         new.df = self.df.expand(batch_shape)
         new.loc = self.loc.expand(batch_shape)
         new.scale = self.scale.expand(batch_shape)
+        new._chi2 = self._chi2.expand(batch_shape)
         super(StudentT, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

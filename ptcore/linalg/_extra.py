@@ -84,7 +84,8 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
 
     Only the ``upper`` (or lower) triangle of ``A`` is read; with
     ``unitriangular`` its diagonal is taken to be ones.  Batch dimensions
-    broadcast and the dtypes of ``A`` and ``B`` are promoted.
+    broadcast; the result has ``A``'s dtype (``B`` is cast to it, as torch),
+    unless ``B`` is complex and ``A`` real (then promoted).
 
     Parameters
     ----------
@@ -116,8 +117,12 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    dt = ptcore.promote_types(A.dtype, B.dtype)
-    _lapack_dtype(dt, "triangular_solve_cpu")
+    # as torch: the solve runs in A's dtype (B is cast to it: an int/half A is
+    # refused whatever B; float32 A with float64 B gives float32); only a complex
+    # B with a real A promotes (torch would drop B's imaginary part)
+    dt = ptcore.promote_types(A.dtype, B.dtype) if B.dtype.is_complex and not A.dtype.is_complex \
+        else A.dtype
+    _lapack_dtype(A.dtype, "triangular_solve_cpu")
     from ptcore._ops.linalg import _refuse_grad_out
     _refuse_grad_out(out, "linalg_solve_triangular", A, B)
     _broadcast_batch(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
@@ -209,8 +214,12 @@ def lu(A, *, pivot=True, out=None):
         raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
                            f"{_shape_str(A.shape)} instead")
     if not pivot:
-        # the same dtype checks as lu_factor first, then its pivot error
+        # the same dtype checks as lu_factor first, then its pivot error (none
+        # for no elements, where torch's P is an empty 1-d tensor)
         ptcore.linalg.lu_factor_ex(A.detach(), pivot=False)
+        _, L, U = FUNCTIONS["lu"].apply(A)
+        return _out(LUResult(ptcore.empty(0, dtype=A.dtype, device=A.device), L, U), out,
+                    "linalg_lu")
     return _out(LUResult(*FUNCTIONS["lu"].apply(A)), out, "linalg_lu")
 
 
@@ -340,6 +349,8 @@ def cond(input, p=None, *, out=None):
     bad = info > 0
     if bool(bad.any()):
         r = ptcore.where(bad, ptcore.full((), _math.inf, dtype=rdt), r)
+    # as torch (for NumPy): a NaN product (0 * inf, a NaN input) is inf
+    r = r.nan_to_num(_math.inf, _math.inf, -_math.inf)
     return _out(r, out, "linalg_cond", castable=True)
 
 

@@ -304,7 +304,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """LU factorisation with partial pivoting (``torch.linalg.lu_factor_ex``):
     ``LU`` packs L (unit diagonal) and U; ``pivots`` are 1-based (LAPACK)."""
     _check_A(A, "linalg.lu_factor", square=False)
-    if not pivot:
+    if not pivot and A.numel() != 0:    # (torch returns before its kernel for no elements)
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info, batch = _lu(A, "linalg.lu_factor")
     m, n = A.shape[-2:]
@@ -335,7 +335,9 @@ def _det_parts(A, fn):
     (a negated entry where ``pivots[i] != i + 1``), batch): its product is
     the determinant."""
     _check_A(A, fn)
-    LU, piv, info, batch = _lu(A, fn)
+    # as torch: a contiguous real A is factored as A^T (its memory is then
+    # already column-major; det(A^T) = det(A)), so the rounding is torch's
+    LU, piv, info, batch = _lu(A.mT if A.is_contiguous() and not A.dtype.is_complex else A, fn)
     n = A.shape[-1]
     d = LU.diagonal(0, -2, -1)
     rows = _C.from_numpy(_np.arange(1, n + 1, dtype=_np.int32)).to(piv.device)
@@ -759,6 +761,11 @@ def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     if isinstance(A, _TensorBase) and A.dtype not in _FLOATS:     # (before hermitian's eigh)
         raise RuntimeError(f"linalg.pinv({A.dtype._legacy}{_list(A.shape)}): expected a tensor "
                            f"with 2 or more dimensions of float, double, cfloat or cdouble types")
+    if isinstance(A, _TensorBase) and A.dim() >= 2 and A.numel() == 0:
+        # as torch: no elements, an empty (*, n, m) result, before hermitian's
+        # square check and whatever the tolerances
+        return _out(_empty((*A.shape[:-2], A.shape[-1], A.shape[-2]), A.dtype, A.device), out,
+                    "pinv", castable=True)
     if hermitian:
         _check_A(A, "linalg.eigh")
         W, V = eigh(A)
@@ -791,6 +798,11 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=N
                         f"{type(A).__name__}")
     if A.dtype not in _FLOATS:
         raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.dim() >= 2 and A.numel() == 0:
+        # as torch: rank 0 for matrices without elements, before hermitian's
+        # square check and whatever the tolerances
+        return _out(_C.zeros(tuple(A.shape[:-2]), dtype=_C.int64, device=A.device), out,
+                    "matrix_rank", castable=True)
     if hermitian:
         _check_A(A, "linalg.eigh")
         s = eigvalsh(A).abs()
