@@ -158,3 +158,57 @@ def test_pdist_of_one_row_is_empty_with_a_zero_gradient():
     _same(lambda M, a: M.pdist(a, _INF), [[1., 2., 3.]])
     # (no zero-row input: torch's backward of pdist of a (0, 3) NumPy array,
     # strides (0, 0), crashes)
+
+
+# --- loss weights that require grad -------------------------------------------
+
+def _loss_cases(M):
+    F = M.nn.functional
+    rs = np.random.RandomState(0)
+    X, P01 = rs.randn(4, 3), rs.rand(4, 3) * 0.8 + 0.1
+    t = M.tensor([0, 2, 1, 2])
+    w3, w43 = M.tensor(rs.rand(3) + 0.5), M.tensor(rs.rand(4, 3) + 0.5)
+    x, p = M.tensor(X), M.tensor(P01)
+    y = (x > 0).to(x.dtype)
+    return [
+        lambda x, w: F.nll_loss(x.log_softmax(1), t, weight=w * w3),
+        lambda x, w: F.nll_loss(x.log_softmax(1), t, weight=w * w3, reduction="none"),
+        lambda x, w: F.nll_loss(x.reshape(1, 3, 2, 2).log_softmax(1), t.reshape(1, 2, 2),
+                                weight=w * w3),
+        lambda x, w: F.nll_loss(x.reshape(2, 3, 2).log_softmax(1), t.reshape(2, 2),
+                                weight=w * w3),
+        lambda x, w: F.cross_entropy(x, t, weight=w * w3),
+        lambda x, w: F.cross_entropy(x, t, weight=w * w3, label_smoothing=0.1),
+        lambda x, w: F.cross_entropy(x, t, weight=(w * w3)[:2]),     # (before the size check)
+        lambda x, w: M.nn.CrossEntropyLoss(weight=w * w3)(x, t),
+        lambda x, w: F.multi_margin_loss(x, t, weight=w * w3),
+        lambda x, w: F.binary_cross_entropy(x.sigmoid(), p, weight=w * w43),
+        lambda x, w: F.binary_cross_entropy(x.sigmoid(), p * 3, weight=w * w43),  # (before range)
+        lambda x, w: F.binary_cross_entropy_with_logits(x, y, weight=w * w43),
+        lambda x, w: F.binary_cross_entropy_with_logits(x, y, pos_weight=w * w3),
+        # soft-target cross entropy and multilabel_soft_margin_loss are composites:
+        # their weight is differentiable
+        lambda x, w: F.cross_entropy(x, p.softmax(1), weight=w * w3),
+        lambda x, w: F.multilabel_soft_margin_loss(x, y, weight=w * w3),
+    ], x
+
+
+@pytest.mark.parametrize("k", range(15))
+def test_loss_weight_that_requires_grad_is_refused_at_forward_as_torch(k):
+    res = []
+    for M in (torch, ptcore):
+        fs, x = _loss_cases(M)
+        for grad_mode, xr in ((True, True), (True, False), (False, True)):
+            w = M.tensor(1.5, dtype=x.dtype, requires_grad=True)
+            a = x.clone().requires_grad_(xr)
+            try:
+                with M.set_grad_enabled(grad_mode):
+                    out = fs[k](a, w)
+                    g = M.autograd.grad(out.sum(), (w,))[0].item() if out.requires_grad else None
+                res.append(("ok", g))
+            except RuntimeError as e:
+                res.append((type(e), "not differentiable with respect to argument" in str(e)))
+    n = len(res) // 2
+    for p_, t_ in zip(res[n:], res[:n]):
+        assert p_[0] == t_[0] and (p_[1] == t_[1] if p_[0] != "ok" or t_[1] is None
+                                   else np.isclose(p_[1], t_[1])), (res[n:], res[:n])

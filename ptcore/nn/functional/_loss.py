@@ -301,6 +301,15 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 # NLL / cross entropy
 # --------------------------------------------------------------------------
 
+def _no_weight_grad(weight, fname, argname="weight"):
+    """torch's autograd kernels of the class/element-weighted losses refuse a
+    weight that requires grad while grad mode is on, before the loss's own
+    checks (its derivatives.yaml has no formula for it)."""
+    if weight is not None and weight.requires_grad and _R._state.enabled:
+        raise RuntimeError(f"The function '{fname}' is not differentiable with respect to "
+                           f"argument '{argname}'. This input cannot have requires_grad True.")
+
+
 def _nll_checks(input, target, weight):
     nd = input.dim()
     if nd < 1:
@@ -310,6 +319,7 @@ def _nll_checks(input, target, weight):
         if input.shape[0] != tb:
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                              f"batch_size ({tb}).")
+    _no_weight_grad(weight, "nll_loss_forward" if nd <= 2 else "nll_loss2d_forward")
     C = input.shape[1] if nd > 1 else input.shape[0]
     if nd <= 2:
         if target.dim() > 1:
@@ -730,6 +740,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if weight is not None:
         new_size = _pt.broadcast_shapes(tuple(target.shape), tuple(weight.shape))
         weight = weight.expand(new_size)
+        _no_weight_grad(weight, "binary_cross_entropy")
         _check_loss_weight(weight, input.shape)
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected {_tname(input.dtype)}")
@@ -742,13 +753,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             if not builtins.bool(((target >= 0) & (target <= 1)).all()):
                 raise RuntimeError("all elements of target should be between 0 and 1")
 
-    # torch's node has edges to input and target; a weight that requires grad gets one too
-    w_edge = weight is not None and weight.requires_grad
-
-    def compute(x, t, *w):
+    # torch's node has edges to input and target (the weight: refused above
+    # when it requires grad)
+    def compute(x, t):
         loss = _BinaryCrossEntropy.apply(x, t)
-        w = w[0] if w else weight
-        return _apply_reduction(loss if w is None else loss * w, enum)
+        return _apply_reduction(loss if weight is None else loss * weight, enum)
 
     def grad(g, need, x, t):
         # torch's binary_cross_entropy_backward (the weight a constant)
@@ -758,8 +767,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         gi = s * (x - t) / _pt.clamp_min((1 - x) * x, _BCE_EPS) if need[0] else None
         gt = s * (_pt.log1p(-x) - _pt.log(x)) if need[1] else None
         return gi, gt
-    return _torch_node("BinaryCrossEntropyBackward0", compute, input, target,
-                       *((weight,) if w_edge else ()), grad=None if w_edge else grad)
+    return _torch_node("BinaryCrossEntropyBackward0", compute, input, target, grad=grad)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -780,6 +788,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
+    _no_weight_grad(weight, "binary_cross_entropy_with_logits")
+    _no_weight_grad(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
 
     # torch computes (1 - target).mul_(input).sub_(logsigmoid(input)): the loss
     # has (1 - target)'s dtype, target's (a float16 target gives a float16
@@ -797,14 +807,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if out is not None:
             return out
 
-    # torch's node has edges to input and target; weights that require grad get theirs too
+    # torch's node has edges to input and target (weights that require grad:
+    # refused above)
     wp = (weight, pos_weight)
-    grad_w = [i for i, v in enumerate(wp) if v is not None and v.requires_grad]
 
-    def compute(x, t, *ws):
+    def compute(x, t):
         w, pw = wp
-        for i, v in zip(grad_w, ws):
-            w, pw = (v, pw) if i == 0 else (w, v)
         ls = _logsigmoid(x)
         if pw is not None:
             ls = (ls * ((pw - 1) * t + 1)).to(ls.dtype)      # (in place in torch)
@@ -830,7 +838,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             gt = (gt * s).to(t.dtype)
         return gx, gt
     return _torch_node("BinaryCrossEntropyWithLogitsBackward0", compute, input, target,
-                       *(wp[i] for i in grad_w), grad=None if grad_w else grad)
+                       grad=grad)
 
 
 def _bce_logits_kernel(x, t, enum):
@@ -1107,6 +1115,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    _no_weight_grad(weight, "multi_margin_loss")
     nframe, dim = _margin_input_check(input)
     if not (target.dim() <= 1 and target.numel() == nframe):
         raise RuntimeError(
