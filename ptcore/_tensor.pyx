@@ -2952,9 +2952,15 @@ cdef class _TensorBase:
             return          # torch: selects nothing, whatever the value's shape
         if type(idx) is tuple and _count_ellipses(items) > 1:
             idx = items = _drop_extra_ellipses(items, self._ndim)
+        cdef int nbool = 0
         for it in items:
-            if not _is_basic_index(it):
-                if isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) or not hasattr(it, "__index__"):
+            if type(it) is bool:
+                nbool += 1
+            if not _is_basic_index(it) or nbool > 1:
+                # (one Python bool is a new dim of size 1 or 0, as a view; several are
+                # advanced indices broadcast together, as torch: x[False, 1, True] = v)
+                if nbool > 1 or isinstance(it, (_TensorBase, list, _np.ndarray, _np.bool_)) \
+                        or not hasattr(it, "__index__"):
                     if _advanced_setitem is None:
                         raise IndexError(f"unsupported index type {_typename(it)}")
                     _advanced_setitem(self, idx, value)

@@ -1317,6 +1317,9 @@ def _pow_scalar_special(a, e, out, dt, fname, inplace):
         return None
     if e == 0 or e == 1:
         if out is not None:
+            if e == 0 and dt.is_complex and out.dtype is dt:
+                # the complex kernel's 0 ** 0 is nan; torch fills ones (pow_(0) too)
+                return _resize_out(out, a.shape).fill_(1)
             return None              # the kernel gives the same values
         return _C.ones(a.shape, dtype=dt) if e == 0 else a._to_dtype(dt, True)
     if dt not in _POW_SPECIAL_DTYPES:
