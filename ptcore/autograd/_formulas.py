@@ -1528,6 +1528,58 @@ def _inverse(out, a, **k):
     attach("LinalgInvExBackward0", out, (a,), bw)
 
 
+@formula("cholesky_solve")
+def _cholesky_solve(out, b, L, upper=False, **k):
+    # torch's cholesky_solve_backward: the whole of input2 gets a gradient
+    # (not only the triangle the solve reads)
+    node_class("CholeskySolveBackward0", saved=("input2", "self", "result"), scalars=("upper",))
+    sL, sb, so = save(L), save(b), save_out(out)
+
+    def bw(g):
+        L, x = sL.unpack(), so.unpack()
+        gb = P.cholesky_solve(g, L, upper)
+        common = P.matmul(gb, _H(x))
+        common = common + _H(common)
+        gL = -P.matmul(L, common) if upper else -P.matmul(common, L)
+        return gb, gL
+    node = attach("CholeskySolveBackward0", out, (b, L), bw)
+    if node is not None:
+        node._sv = (sL, sb, so, _Plain(upper))
+
+
+@formula("cholesky_inverse")
+def _cholesky_inverse(out, L, upper=False, **k):
+    # torch's cholesky_inverse_backward (the whole input gets a gradient)
+    node_class("CholeskyInverseBackward0", saved=("self", "upper", "result"), scalars=("upper",))
+    sL, so = save(L), save_out(out)
+
+    def bw(g):
+        L, inv = sL.unpack(), so.unpack()
+        common = P.matmul(inv, P.matmul(g + _H(g), inv))
+        return (-P.matmul(L, common) if upper else -P.matmul(common, L),)
+    node = attach("CholeskyInverseBackward0", out, (L,), bw)
+    if node is not None:
+        node._sv = (sL, _Plain(upper), so)
+
+
+@formula("matrix_exp")
+def _matrix_exp(out, a, **k):
+    # torch's linalg_matrix_exp_differential(A, grad, adjoint): the top right
+    # block of exp([[A^H, G], [0, A^H]])
+    node_class("LinalgMatrixExpBackward0", saved=("self",))
+    sa = save(a)
+
+    def bw(g):
+        a = sa.unpack()
+        n = a.shape[-1]
+        ah = _H(a)
+        m = P.cat([P.cat([ah, g], -1), P.cat([P.zeros_like(ah), ah], -1)], -2)
+        return (P.matrix_exp(m)[..., :n, n:],)
+    node = attach("LinalgMatrixExpBackward0", out, (a,), bw)
+    if node is not None:
+        node._sv = (sa,)
+
+
 @formula("det", "linalg_det")
 def _det(out, a, **k):
     sa, so = save(a), save_out(out)

@@ -176,13 +176,15 @@ def install():
     _install_operators(wrap)
     # composites recorded as one node with torch's formula (their forward
     # stays the composite's, or a device's kernel): grad_fn SincBackward0 ...
-    from ptcore._ops import pointwise_composite as _pc
-    for name in ("sinc", "logaddexp", "logaddexp2", "sinc_"):
-        fn = getattr(_pc, name)
-        w = wrap(name, fn, "function", "pointwise")
-        setattr(ptcore, name, w)
-        setattr(_pc, name, w)
-        setattr(ptcore.Tensor, name, wrap(name, _pc._TENSOR_METHODS[name], "method", "pointwise"))
+    from ptcore._ops import pointwise_composite as _pc, linalg_composite as _lc
+    for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_")),
+                            (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp"))):
+        for name in names:
+            fn = getattr(mod, name)
+            w = wrap(name, fn, "function", fam)
+            setattr(ptcore, name, w)
+            setattr(mod, name, w)
+            setattr(ptcore.Tensor, name, wrap(name, mod._TENSOR_METHODS[name], "method", fam))
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on
     from ptcore._ops import linalg as _linalg_ops
@@ -200,6 +202,7 @@ def install():
                                 factory=lambda k, _f=formula, _n=fname: R.differentiable(_n, k, _f),
                                 public_name=name, namespace="linalg"))
     for name, fname in (("inv", "linalg_inv"), ("det", "linalg_det"), ("slogdet", "linalg_slogdet"),
+                        ("matrix_exp", "matrix_exp"),
                         ("solve", "linalg_solve"), ("cholesky", "linalg_cholesky"),
                         ("eigh", "linalg_eigh"), ("eigvalsh", "linalg_eigvalsh"),
                         ("vector_norm", "vector_norm"), ("svd", "linalg_svd"),

@@ -212,3 +212,29 @@ def test_loss_weight_that_requires_grad_is_refused_at_forward_as_torch(k):
     for p_, t_ in zip(res[n:], res[:n]):
         assert p_[0] == t_[0] and (p_[1] == t_[1] if p_[0] != "ok" or t_[1] is None
                                    else np.isclose(p_[1], t_[1])), (res[n:], res[:n])
+
+
+# --- cholesky_solve / cholesky_inverse / matrix_exp: torch's formulas ---------
+
+_RS = np.random.RandomState(5)
+_L = np.tril(_RS.rand(3, 3) + 1)
+_A = _RS.randn(3, 3)
+
+
+@pytest.mark.parametrize("f, arrays", [
+    (lambda M, b, l: M.cholesky_solve(b, l), (_RS.randn(3, 2), _L)),
+    (lambda M, b, l: M.cholesky_solve(b, l.mT, upper=True), (_RS.randn(3, 2), _L)),
+    (lambda M, b, l: b.cholesky_solve(l), (_RS.randn(2, 3, 2), _A + 3 * np.eye(3))),
+    (lambda M, l: M.cholesky_inverse(l), (_L,)),
+    (lambda M, l: M.cholesky_inverse(l, upper=True), (_A + 3 * np.eye(3),)),
+    (lambda M, l: l.cholesky_inverse(), (np.stack([_L, 2 * _L.T]),)),
+    (lambda M, a: M.matrix_exp(a), (_A,)),
+    (lambda M, a: M.linalg.matrix_exp(a), (_RS.randn(2, 3, 3),)),
+])
+def test_cholesky_solve_inverse_and_matrix_exp_nodes_as_torchs(f, arrays):
+    # the whole factor (not only the triangle the LAPACK call reads) gets
+    # torch's gradient; one node each
+    _same(f, *arrays, double=True)
+    names = [type(f(M, *[M.tensor(a, requires_grad=True) for a in arrays]).grad_fn).__name__
+             for M in (torch, ptcore)]
+    assert names[0] == names[1]
